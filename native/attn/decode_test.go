@@ -1,0 +1,159 @@
+package attn
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// plain is an exact float32 store implementing Keys, Values and Rows, so the combine logic is
+// tested independently of any codec.
+type plain struct {
+	data []float32
+	d    int
+}
+
+func (p plain) Len() int                           { return len(p.data) / p.d }
+func (p plain) QueryLen() int                      { return p.d }
+func (p plain) AccLen() int                        { return p.d }
+func (p plain) Prepare(dst, q []float32) []float32 { copy(dst, q); return dst[:p.d] }
+func (p plain) Row(dst []float32, i int)           { copy(dst, p.data[i*p.d:(i+1)*p.d]) }
+func (p plain) Finish(dst, acc []float32)          { copy(dst, acc) }
+func (p plain) Scores(q []float32, lo int, out []float32) {
+	for j := range out {
+		var s float32
+		for i, x := range q {
+			s += x * p.data[(lo+j)*p.d+i]
+		}
+		out[j] = s
+	}
+}
+func (p plain) Accumulate(acc []float32, w []float32, lo int) {
+	for j, wj := range w {
+		for i := range acc {
+			acc[i] += wj * p.data[(lo+j)*p.d+i]
+		}
+	}
+}
+
+func randStore(r *rand.Rand, n, d int, scale float64) plain {
+	p := plain{data: make([]float32, n*d), d: d}
+	for i := range p.data {
+		p.data[i] = float32(scale * r.NormFloat64())
+	}
+	return p
+}
+
+func relRMS(a, b []float32) float64 {
+	var num, den float64
+	for i := range a {
+		e := float64(a[i] - b[i])
+		num += e * e
+		den += float64(b[i]) * float64(b[i])
+	}
+	return math.Sqrt(num / den)
+}
+
+func TestDecodeMatchesReference(t *testing.T) {
+	for _, tc := range []struct {
+		name                  string
+		heads, kv, dk, dv, n  int
+		lo, hi, chunk, thread int
+	}{
+		{"mha one chunk", 4, 4, 8, 8, 100, 0, 100, 0, 1},
+		{"gqa many chunks", 8, 2, 16, 16, 1000, 0, 1000, 64, 1},
+		{"gqa threads", 8, 2, 64, 64, 3000, 0, 3000, 256, 4},
+		{"window range", 4, 1, 32, 32, 500, 200, 450, 37, 3},
+		{"k and v dims differ", 4, 2, 24, 40, 300, 0, 300, 50, 2},
+		{"single cell", 2, 1, 8, 8, 1, 0, 1, 0, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(1, 2))
+			var ks, vs []plain
+			for g := 0; g < tc.kv; g++ {
+				ks = append(ks, randStore(r, tc.n, tc.dk, 1))
+				vs = append(vs, randStore(r, tc.n, tc.dv, 1))
+			}
+			q := randStore(r, tc.heads, tc.dk, 1).data
+			s := Shape{Heads: tc.heads, KVHeads: tc.kv, HeadDimK: tc.dk, HeadDimV: tc.dv,
+				Scale: float32(1 / math.Sqrt(float64(tc.dk))), ChunkSize: tc.chunk, Threads: tc.thread}
+			ref := make([]float32, tc.heads*tc.dv)
+			fast := make([]float32, tc.heads*tc.dv)
+			var kr, vr []Rows
+			var kk []Keys
+			var vv []Values
+			for g := range ks {
+				kr, vr, kk, vv = append(kr, ks[g]), append(vr, vs[g]), append(kk, ks[g]), append(vv, vs[g])
+			}
+			if err := DecodeReference(ref, q, s, kr, vr, tc.lo, tc.hi); err != nil {
+				t.Fatal(err)
+			}
+			if err := Decode(fast, q, s, kk, vv, tc.lo, tc.hi); err != nil {
+				t.Fatal(err)
+			}
+			if e := relRMS(fast, ref); e > 1e-5 {
+				t.Errorf("fast path differs from the reference by %.2e (bound 1e-5)", e)
+			}
+		})
+	}
+}
+
+func TestDecodeGroupsQueryHeads(t *testing.T) {
+	// Two KV heads whose values are constant 1 and 2: every query head in group g must read
+	// exactly g+1, whatever the scores.
+	r := rand.New(rand.NewPCG(3, 4))
+	d, n := 8, 50
+	ks := []Keys{randStore(r, n, d, 1), randStore(r, n, d, 1)}
+	v0, v1 := plain{make([]float32, n*d), d}, plain{make([]float32, n*d), d}
+	for i := range v0.data {
+		v0.data[i], v1.data[i] = 1, 2
+	}
+	q := randStore(r, 4, d, 1).data
+	out := make([]float32, 4*d)
+	s := Shape{Heads: 4, KVHeads: 2, HeadDimK: d, HeadDimV: d, Scale: 1}
+	if err := Decode(out, q, s, ks, []Values{v0, v1}, 0, n); err != nil {
+		t.Fatal(err)
+	}
+	for h := 0; h < 4; h++ {
+		want := float32(h/2 + 1)
+		for _, x := range out[h*d : (h+1)*d] {
+			if math.Abs(float64(x-want)) > 1e-6 {
+				t.Fatalf("head %d read %g, want %g", h, x, want)
+			}
+		}
+	}
+}
+
+func TestDecodeRejectsBadShapes(t *testing.T) {
+	k := plain{make([]float32, 8), 8}
+	for _, tc := range []struct {
+		name string
+		s    Shape
+		q    int
+		out  int
+	}{
+		{"heads not a multiple", Shape{Heads: 3, KVHeads: 2, HeadDimK: 8, HeadDimV: 8}, 24, 24},
+		{"query length", Shape{Heads: 1, KVHeads: 1, HeadDimK: 8, HeadDimV: 8}, 7, 8},
+		{"output length", Shape{Heads: 1, KVHeads: 1, HeadDimK: 8, HeadDimV: 8}, 8, 9},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Decode(make([]float32, tc.out), make([]float32, tc.q), tc.s, []Keys{k}, []Values{k}, 0, 1)
+			if err == nil {
+				t.Error("accepted")
+			}
+		})
+	}
+}
+
+func TestDecodeEmptyRange(t *testing.T) {
+	k := plain{make([]float32, 8), 8}
+	out := []float32{1, 1, 1, 1, 1, 1, 1, 1}
+	if err := Decode(out, make([]float32, 8), Shape{Heads: 1, KVHeads: 1, HeadDimK: 8, HeadDimV: 8, Scale: 1}, []Keys{k}, []Values{k}, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range out {
+		if x != 0 {
+			t.Fatal("empty range must give zeros")
+		}
+	}
+}
