@@ -157,3 +157,36 @@ func TestDecodeEmptyRange(t *testing.T) {
 		}
 	}
 }
+
+func TestPrefillIsCausal(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	heads, kv, d, n := 4, 2, 16, 40
+	var kk []Keys
+	var vv []Values
+	var kr, vr []Rows
+	for g := 0; g < kv; g++ {
+		k, v := randStore(r, n, d, 1), randStore(r, n, d, 1)
+		kk, vv, kr, vr = append(kk, k), append(vv, v), append(kr, k), append(vr, v)
+	}
+	q := randStore(r, n, heads*d, 1).data
+	s := Shape{Heads: heads, KVHeads: kv, HeadDimK: d, HeadDimV: d, Scale: 0.25, Threads: 3}
+	for _, window := range []int{0, 7} {
+		out := make([]float32, n*heads*d)
+		if err := Prefill(out, q, n, 0, window, s, kk, vv); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < n; i++ {
+			lo := 0
+			if window > 0 {
+				lo = max(0, i+1-window)
+			}
+			ref := make([]float32, heads*d)
+			if err := DecodeReference(ref, q[i*heads*d:(i+1)*heads*d], s, kr, vr, lo, i+1); err != nil {
+				t.Fatal(err)
+			}
+			if e := relRMS(out[i*heads*d:(i+1)*heads*d], ref); e > 1e-5 {
+				t.Fatalf("window %d position %d: differs from the reference by %.2e", window, i, e)
+			}
+		}
+	}
+}
