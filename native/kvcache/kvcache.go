@@ -1,0 +1,288 @@
+// Package kvcache stores a model's keys and values per layer and KV head in any kvq format
+// pair, quantized once on write, with the FP16 window + attention-sinks overlay of seed 003.
+//
+// Cells are written layer by layer: during one forward pass every layer writes the same n new
+// cells (Write), attention reads them back (Keys, Values), and Commit then advances the
+// committed length. Storage is reserved for MaxCells cells up front, so Bytes is the exact
+// memory the cache holds and a context past MaxCells fails with ErrKVFull instead of growing.
+package kvcache
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/kvlab/kvlab/native/attn"
+	"github.com/kvlab/kvlab/native/kvq"
+)
+
+// ErrKVFull is returned when a write would go past the cache's capacity.
+var ErrKVFull = errors.New("kvcache: KV cache is full")
+
+// Config describes a cache.
+type Config struct {
+	Layers   int
+	KVHeads  int
+	HeadDimK int
+	HeadDimV int
+	Pair     kvq.Pair
+	MaxCells int
+	// Window and Sinks size the FP16 overlay: the most recent Window cells and the first Sinks
+	// cells are also kept as exact f16 copies and read from there at decode. Zero disables it.
+	Window, Sinks int
+	// KGain is q2k's K reconstruction gain B (stored scale = B × the rule's scale); 0 means 1.
+	KGain float32
+	// Seed picks tq4's rotations (deterministic per seed, layer and head).
+	Seed uint64
+}
+
+// Cache is the KV cache of one sequence. It is not safe for concurrent writes; reads of a
+// layer (attention over Keys and Values) may run concurrently once its Write returned.
+type Cache struct {
+	cfg    Config
+	layers []*layer
+	n      int // committed cells
+}
+
+type layer struct {
+	k, v    []store
+	written int
+	ov      *overlay // nil without a window or sinks
+}
+
+// store is one KV head's K or V: the attention readers plus writing.
+type store interface {
+	attn.Keys
+	attn.Values
+	attn.Rows
+	// write stores rows (n × dim values) at cells pos … pos+n−1.
+	write(pos int, rows []float32, n int)
+	// truncate forgets cells ≥ n.
+	truncate(n int) error
+	// setLen makes cells [0, n) readable.
+	setLen(n int)
+	// bytes is the exact storage held.
+	bytes() int64
+}
+
+// New reserves a cache.
+func New(cfg Config) (*Cache, error) {
+	switch {
+	case cfg.Layers <= 0 || cfg.KVHeads <= 0:
+		return nil, fmt.Errorf("kvcache: %d layers × %d KV heads: both must be positive", cfg.Layers, cfg.KVHeads)
+	case cfg.HeadDimK < kvq.MinDim || cfg.HeadDimV < kvq.MinDim:
+		return nil, fmt.Errorf("kvcache: head dims K %d, V %d: both must be at least %d", cfg.HeadDimK, cfg.HeadDimV, kvq.MinDim)
+	case cfg.MaxCells <= 0:
+		return nil, fmt.Errorf("kvcache: capacity %d cells must be positive", cfg.MaxCells)
+	case !cfg.Pair.Valid():
+		return nil, fmt.Errorf("kvcache: %w: pair %s", kvq.ErrUnsupported, cfg.Pair)
+	case cfg.Window < 0 || cfg.Sinks < 0:
+		return nil, fmt.Errorf("kvcache: window %d and sinks %d must not be negative", cfg.Window, cfg.Sinks)
+	}
+	if cfg.KGain == 0 {
+		cfg.KGain = 1
+	}
+	if cfg.KGain < 0 {
+		return nil, fmt.Errorf("kvcache: K gain %g must be positive", cfg.KGain)
+	}
+	c := &Cache{cfg: cfg}
+	for l := 0; l < cfg.Layers; l++ {
+		ly := &layer{}
+		for h := 0; h < cfg.KVHeads; h++ {
+			ks, err := newStore(cfg.Pair.K, cfg.HeadDimK, cfg, l, h, true)
+			if err != nil {
+				return nil, fmt.Errorf("kvcache: K: %w", err)
+			}
+			vs, err := newStore(cfg.Pair.V, cfg.HeadDimV, cfg, l, h, false)
+			if err != nil {
+				return nil, fmt.Errorf("kvcache: V: %w", err)
+			}
+			ly.k, ly.v = append(ly.k, ks), append(ly.v, vs)
+		}
+		if cfg.Window > 0 || cfg.Sinks > 0 {
+			ly.ov = newOverlay(cfg)
+		}
+		c.layers = append(c.layers, ly)
+	}
+	return c, nil
+}
+
+func newStore(f kvq.Format, d int, cfg Config, l, h int, isK bool) (store, error) {
+	if f.Grouped() {
+		if !isK {
+			return nil, fmt.Errorf("%w: %s stores K only", kvq.ErrUnsupported, f)
+		}
+		return newGroupStore(f, d, cfg)
+	}
+	c, err := kvq.NewCodec(f, d, kvq.CodecOptions{Seed: cfg.Seed, Layer: l, Head: h})
+	if err != nil {
+		return nil, err
+	}
+	return &rowStore{RowStore: attn.NewRowStore(c, make([]byte, cfg.MaxCells*c.RowBytes()), 0)}, nil
+}
+
+// Config returns the configuration the cache was built with (KGain defaulted to 1).
+func (c *Cache) Config() Config { return c.cfg }
+
+// Pair is the cache's format pair.
+func (c *Cache) Pair() kvq.Pair { return c.cfg.Pair }
+
+// Len is the number of committed cells.
+func (c *Cache) Len() int { return c.n }
+
+// Cap is the capacity in cells.
+func (c *Cache) Cap() int { return c.cfg.MaxCells }
+
+// Write stores n new cells of one layer at positions Len() … Len()+n−1. k holds n cells of
+// KVHeads×HeadDimK values (cell-major, then head, then dimension) and v the same with
+// HeadDimV. A layer may be written again before Commit only by first truncating.
+func (c *Cache) Write(layer int, k, v []float32, n int) error {
+	if layer < 0 || layer >= len(c.layers) {
+		return fmt.Errorf("kvcache: layer %d out of range [0, %d)", layer, len(c.layers))
+	}
+	cfg := c.cfg
+	if len(k) != n*cfg.KVHeads*cfg.HeadDimK || len(v) != n*cfg.KVHeads*cfg.HeadDimV {
+		return fmt.Errorf("kvcache: %d cells need %d K and %d V values, have %d and %d",
+			n, n*cfg.KVHeads*cfg.HeadDimK, n*cfg.KVHeads*cfg.HeadDimV, len(k), len(v))
+	}
+	ly := c.layers[layer]
+	pos := ly.written
+	if pos+n > cfg.MaxCells {
+		return fmt.Errorf("%w: %d cells + %d new > capacity %d", ErrKVFull, pos, n, cfg.MaxCells)
+	}
+	dk, dv, hn := cfg.HeadDimK, cfg.HeadDimV, cfg.KVHeads
+	rowsK := make([]float32, n*dk)
+	rowsV := make([]float32, n*dv)
+	for h := 0; h < hn; h++ {
+		for i := 0; i < n; i++ {
+			copy(rowsK[i*dk:(i+1)*dk], k[(i*hn+h)*dk:(i*hn+h+1)*dk])
+			copy(rowsV[i*dv:(i+1)*dv], v[(i*hn+h)*dv:(i*hn+h+1)*dv])
+		}
+		ly.k[h].write(pos, rowsK, n)
+		ly.v[h].write(pos, rowsV, n)
+	}
+	if ly.ov != nil {
+		ly.ov.write(pos, k, v, n)
+	}
+	ly.written = pos + n
+	for h := 0; h < hn; h++ {
+		ly.k[h].setLen(ly.written)
+		ly.v[h].setLen(ly.written)
+	}
+	return nil
+}
+
+// Commit advances the committed length by n cells; every layer must have written them.
+func (c *Cache) Commit(n int) error {
+	for l, ly := range c.layers {
+		if ly.written != c.n+n {
+			return fmt.Errorf("kvcache: commit of %d cells: layer %d holds %d, want %d", n, l, ly.written, c.n+n)
+		}
+	}
+	c.n += n
+	return nil
+}
+
+// Keys returns one reader per KV head over every cell written to the layer. With decode set
+// and an overlay configured, the sink and window cells read their exact f16 copies; without
+// it every cell reads the quantized store (prefill, as seed 003's engine does).
+func (c *Cache) Keys(layer int, decode bool) []attn.Keys {
+	ly := c.layers[layer]
+	out := make([]attn.Keys, len(ly.k))
+	for h, s := range ly.k {
+		if decode && ly.ov != nil {
+			out[h] = &overlayKeys{base: s, ov: ly.ov, head: h, n: ly.written}
+		} else {
+			out[h] = s
+		}
+	}
+	return out
+}
+
+// Values is Keys for V.
+func (c *Cache) Values(layer int, decode bool) []attn.Values {
+	ly := c.layers[layer]
+	out := make([]attn.Values, len(ly.v))
+	for h, s := range ly.v {
+		if decode && ly.ov != nil {
+			out[h] = &overlayValues{base: s, ov: ly.ov, head: h, n: ly.written}
+		} else {
+			out[h] = s
+		}
+	}
+	return out
+}
+
+// Rows returns the reference readers (one per KV head) for K and V of a layer: every cell
+// reconstructed in the value domain, overlay cells exact when decode is set.
+func (c *Cache) Rows(layer int, decode bool) (k, v []attn.Rows) {
+	ly := c.layers[layer]
+	for h := range ly.k {
+		var kr, vr attn.Rows = ly.k[h], ly.v[h]
+		if decode && ly.ov != nil {
+			kr = overlayRows{base: kr, ov: ly.ov, head: h, n: ly.written, isK: true}
+			vr = overlayRows{base: vr, ov: ly.ov, head: h, n: ly.written}
+		}
+		k, v = append(k, kr), append(v, vr)
+	}
+	return k, v
+}
+
+// Truncate forgets every cell at position ≥ n (committed or not), for reusing a prefix. The
+// quantized cells below n are untouched. Overlay copies of cells below n that a forgotten cell
+// had overwritten in the window ring are lost: those cells read the quantized store until the
+// window moves past them (the sinks are never overwritten).
+func (c *Cache) Truncate(n int) error {
+	if n < 0 || n > c.cfg.MaxCells {
+		return fmt.Errorf("kvcache: truncate to %d cells: out of range [0, %d]", n, c.cfg.MaxCells)
+	}
+	for _, ly := range c.layers {
+		if n >= ly.written {
+			continue
+		}
+		for h := range ly.k {
+			if err := ly.k[h].truncate(n); err != nil {
+				return err
+			}
+			if err := ly.v[h].truncate(n); err != nil {
+				return err
+			}
+		}
+		if ly.ov != nil {
+			ly.ov.truncate(n)
+		}
+		ly.written = n
+	}
+	c.n = min(c.n, n)
+	return nil
+}
+
+// Reset empties the cache, keeping its storage.
+func (c *Cache) Reset() { _ = c.Truncate(0) }
+
+// Bytes is the exact memory the cache holds for K, V, the overlay and any staging buffers.
+func (c *Cache) Bytes() int64 {
+	var b int64
+	for _, ly := range c.layers {
+		for h := range ly.k {
+			b += ly.k[h].bytes() + ly.v[h].bytes()
+		}
+		if ly.ov != nil {
+			b += ly.ov.bytes()
+		}
+	}
+	return b
+}
+
+// rowStore is a row format's store: cell i at Data[i·RowBytes:].
+type rowStore struct{ *attn.RowStore }
+
+func (s *rowStore) write(pos int, rows []float32, n int) {
+	rb, d := s.Codec.RowBytes(), s.Codec.Dim()
+	for i := 0; i < n; i++ {
+		s.Codec.Encode(s.Data[(pos+i)*rb:(pos+i+1)*rb], rows[i*d:(i+1)*d])
+	}
+}
+
+func (s *rowStore) setLen(n int)         { s.N = n }
+func (s *rowStore) truncate(n int) error { s.N = min(s.N, n); return nil }
+func (s *rowStore) bytes() int64         { return int64(len(s.Data)) }

@@ -1,0 +1,249 @@
+package kvcache
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kvlab/kvlab/native/attn"
+	"github.com/kvlab/kvlab/native/kvq"
+)
+
+func randVec(r *rand.Rand, n int) []float32 {
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = float32(r.NormFloat64())
+	}
+	return out
+}
+
+func relRMS(a, b []float32) float64 {
+	var num, den float64
+	for i := range a {
+		e := float64(a[i] - b[i])
+		num += e * e
+		den += float64(b[i]) * float64(b[i])
+	}
+	return math.Sqrt(num / den)
+}
+
+func mustPair(t *testing.T, s string) kvq.Pair {
+	t.Helper()
+	p, err := kvq.ParsePair(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// fill writes n cells to every layer in chunks and commits them, returning the raw K and V.
+func fill(t *testing.T, c *Cache, r *rand.Rand, n, chunk int) (k, v []float32) {
+	t.Helper()
+	cfg := c.Config()
+	for done := 0; done < n; done += chunk {
+		m := min(chunk, n-done)
+		kk := randVec(r, m*cfg.KVHeads*cfg.HeadDimK)
+		vv := randVec(r, m*cfg.KVHeads*cfg.HeadDimV)
+		for l := 0; l < cfg.Layers; l++ {
+			if err := c.Write(l, kk, vv, m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := c.Commit(m); err != nil {
+			t.Fatal(err)
+		}
+		k, v = append(k, kk...), append(v, vv...)
+	}
+	return k, v
+}
+
+func TestWriteCommitFull(t *testing.T) {
+	c, err := New(Config{Layers: 2, KVHeads: 2, HeadDimK: 8, HeadDimV: 8, Pair: mustPair(t, "q8_0"), MaxCells: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 1))
+	fill(t, c, r, 8, 3)
+	if c.Len() != 8 {
+		t.Fatalf("Len = %d, want 8", c.Len())
+	}
+	err = c.Write(0, randVec(r, 3*16), randVec(r, 3*16), 3)
+	if !errors.Is(err, ErrKVFull) {
+		t.Fatalf("writing past capacity: %v, want ErrKVFull", err)
+	}
+	if err := c.Commit(1); err == nil {
+		t.Fatal("commit of unwritten cells succeeded")
+	}
+}
+
+func TestBytesExact(t *testing.T) {
+	for _, tc := range []struct {
+		pair          string
+		window, sinks int
+	}{{"f16", 0, 0}, {"q8_0/q4_0", 0, 0}, {"q4_0", 16, 4}, {"tq4", 0, 0}} {
+		t.Run(tc.pair, func(t *testing.T) {
+			p := mustPair(t, tc.pair)
+			c, err := New(Config{Layers: 3, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, Pair: p, MaxCells: 100, Window: tc.window, Sinks: tc.sinks})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := 3*p.Bytes(100, 64, 64, 2) + 3*kvq.OverlayBytes(int64(tc.window+tc.sinks), 64, 64, 2)
+			if got := c.Bytes(); got != want {
+				t.Fatalf("Bytes = %d, want %d", got, want)
+			}
+		})
+	}
+}
+
+// TestAttentionMatchesReference checks the fast readers against the reference readers of the
+// same cache, with and without the overlay, for several formats and head dims.
+func TestAttentionMatchesReference(t *testing.T) {
+	for _, tc := range []struct {
+		pair          string
+		d             int
+		window, sinks int
+	}{
+		{"f32", 8, 0, 0}, {"f16", 16, 0, 0}, {"q8_0", 64, 0, 0}, {"q8_0/q4_0", 8, 0, 0},
+		{"q4_0", 64, 32, 4}, {"tq4", 64, 16, 2}, {"fp8", 16, 8, 0}, {"q5_1/q4_0", 40, 0, 3},
+	} {
+		t.Run(tc.pair, func(t *testing.T) {
+			cfg := Config{Layers: 1, KVHeads: 2, HeadDimK: tc.d, HeadDimV: tc.d, Pair: mustPair(t, tc.pair),
+				MaxCells: 300, Window: tc.window, Sinks: tc.sinks, Seed: 7}
+			c, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := rand.New(rand.NewPCG(2, uint64(tc.d)))
+			fill(t, c, r, 250, 7)
+			s := attn.Shape{Heads: 4, KVHeads: 2, HeadDimK: tc.d, HeadDimV: tc.d, Scale: float32(1 / math.Sqrt(float64(tc.d))), ChunkSize: 64, Threads: 2}
+			q := randVec(r, 4*tc.d)
+			for _, decode := range []bool{false, true} {
+				kr, vr := c.Rows(0, decode)
+				ref := make([]float32, 4*tc.d)
+				fast := make([]float32, 4*tc.d)
+				if err := attn.DecodeReference(ref, q, s, kr, vr, 0, c.Len()); err != nil {
+					t.Fatal(err)
+				}
+				if err := attn.Decode(fast, q, s, c.Keys(0, decode), c.Values(0, decode), 0, c.Len()); err != nil {
+					t.Fatal(err)
+				}
+				if e := relRMS(fast, ref); e > 1e-4 {
+					t.Errorf("decode=%v: fast differs from reference by %.2e", decode, e)
+				}
+			}
+		})
+	}
+}
+
+func TestOverlayReadsExactCells(t *testing.T) {
+	const d, window, sinks, n = 32, 8, 3, 40
+	c, err := New(Config{Layers: 1, KVHeads: 1, HeadDimK: d, HeadDimV: d, Pair: mustPair(t, "q4_0"), MaxCells: 64, Window: window, Sinks: sinks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(3, 3))
+	k, _ := fill(t, c, r, n, 5)
+	dec, _ := c.Rows(0, true)
+	pre, _ := c.Rows(0, false)
+	row := make([]float32, d)
+	for cell := 0; cell < n; cell++ {
+		want := cell < sinks || cell >= n-window
+		dec[0].Row(row, cell)
+		exact := true
+		for i, x := range row {
+			if x != kvq.F16ToF32(kvq.F32ToF16(k[cell*d+i])) {
+				exact = false
+			}
+		}
+		if exact != want {
+			t.Errorf("cell %d: reads exact f16 = %v, want %v", cell, exact, want)
+		}
+		pre[0].Row(row, cell)
+		if e := relRMS(row, k[cell*d:(cell+1)*d]); e == 0 {
+			t.Errorf("cell %d: prefill read is exact; it must read the quantized store", cell)
+		}
+	}
+}
+
+func TestTruncateThenRewriteMatchesFresh(t *testing.T) {
+	// Without an overlay a truncated cache reads exactly like one written fresh.
+	cfg := Config{Layers: 1, KVHeads: 1, HeadDimK: 16, HeadDimV: 16, Pair: mustPair(t, "q8_0/q4_0"), MaxCells: 64}
+	a, _ := New(cfg)
+	b, _ := New(cfg)
+	r := rand.New(rand.NewPCG(4, 4))
+	k, v := fill(t, a, r, 30, 30)
+	if err := a.Truncate(20); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Write(0, k[:20*16], v[:20*16], 20); err != nil {
+		t.Fatal(err)
+	}
+	b.Commit(20)
+	ka, va := a.Rows(0, true)
+	kb, vb := b.Rows(0, true)
+	ra, rb := make([]float32, 16), make([]float32, 16)
+	for cell := 0; cell < 20; cell++ {
+		for i, pair := range [][2]attn.Rows{{ka[0], kb[0]}, {va[0], vb[0]}} {
+			pair[0].Row(ra, cell)
+			pair[1].Row(rb, cell)
+			for j := range ra {
+				if ra[j] != rb[j] {
+					t.Fatalf("cell %d (%s) differs after truncate", cell, [2]string{"K", "V"}[i])
+				}
+			}
+		}
+	}
+}
+
+func TestTruncateDropsOverwrittenOverlayCopies(t *testing.T) {
+	// A ring slot that a later (now truncated) cell overwrote no longer holds its cell: that
+	// cell reads the quantized store until the window moves past it.
+	const d = 16
+	cfg := Config{Layers: 1, KVHeads: 1, HeadDimK: d, HeadDimV: d, Pair: mustPair(t, "q4_0"), MaxCells: 64, Window: 4, Sinks: 1}
+	c, _ := New(cfg)
+	r := rand.New(rand.NewPCG(5, 5))
+	k, _ := fill(t, c, r, 30, 30)
+	if err := c.Truncate(20); err != nil {
+		t.Fatal(err)
+	}
+	dec, _ := c.Rows(0, true)
+	pre, _ := c.Rows(0, false)
+	a, b := make([]float32, d), make([]float32, d)
+	for cell := 16; cell < 20; cell++ {
+		dec[0].Row(a, cell)
+		pre[0].Row(b, cell)
+		if relRMS(a, b) != 0 {
+			t.Errorf("cell %d: overwritten copy still read as exact", cell)
+		}
+	}
+	dec[0].Row(a, 0)
+	for i := range a {
+		if a[i] != kvq.F16ToF32(kvq.F32ToF16(k[i])) {
+			t.Fatal("the sink lost its exact copy")
+		}
+	}
+}
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	good := Config{Layers: 1, KVHeads: 1, HeadDimK: 8, HeadDimV: 8, Pair: kvq.Pair{K: kvq.F16, V: kvq.F16}, MaxCells: 4}
+	for _, tc := range []struct {
+		name string
+		mod  func(*Config)
+	}{
+		{"no layers", func(c *Config) { c.Layers = 0 }},
+		{"head dim 4", func(c *Config) { c.HeadDimK = 4 }},
+		{"zero capacity", func(c *Config) { c.MaxCells = 0 }},
+		{"q2k as V", func(c *Config) { c.Pair.V = kvq.Q2K }},
+		{"negative window", func(c *Config) { c.Window = -1 }},
+		{"negative gain", func(c *Config) { c.KGain = -1 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := good
+			tc.mod(&cfg)
+			if _, err := New(cfg); err == nil {
+				t.Error("accepted")
+			}
+		})
+	}
+}
