@@ -235,6 +235,16 @@ func (c *Cache) Truncate(n int) error {
 	if n < 0 || n > c.cfg.MaxCells {
 		return fmt.Errorf("kvcache: truncate to %d cells: out of range [0, %d]", n, c.cfg.MaxCells)
 	}
+	if c.cfg.Pair.K.Grouped() {
+		// A group pool can only drop cells of its last group (the only one whose raw values it
+		// keeps): check every layer before changing any.
+		for _, ly := range c.layers {
+			if n < ly.written && ly.written > 0 && n < (ly.written-1)/kvq.GroupCells*kvq.GroupCells {
+				return fmt.Errorf("kvcache: %w: %s can truncate %d cells back to %d at the earliest, not %d",
+					kvq.ErrUnsupported, c.cfg.Pair.K, ly.written, (ly.written-1)/kvq.GroupCells*kvq.GroupCells, n)
+			}
+		}
+	}
 	for _, ly := range c.layers {
 		if n >= ly.written {
 			continue

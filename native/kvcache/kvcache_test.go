@@ -247,3 +247,42 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		})
 	}
 }
+
+func TestQ2KCache(t *testing.T) {
+	const d = 16
+	cfg := Config{Layers: 2, KVHeads: 2, HeadDimK: d, HeadDimV: d, Pair: mustPair(t, "q2k"), MaxCells: 100, KGain: 1.1, Window: 8, Sinks: 2}
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 2*2*(kvq.Q2K.Bytes(100, d, 1)+kvq.Q2KStagingBytes(d)) + 2*kvq.Q4_0.Bytes(100, d, 2) + 2*kvq.OverlayBytes(10, d, d, 2)
+	if got := c.Bytes(); got != want {
+		t.Errorf("Bytes = %d, want %d", got, want)
+	}
+	r := rand.New(rand.NewPCG(6, 6))
+	fill(t, c, r, 70, 3)
+	s := attn.Shape{Heads: 4, KVHeads: 2, HeadDimK: d, HeadDimV: d, Scale: 0.25, ChunkSize: 16, Threads: 2}
+	q := randVec(r, 4*d)
+	for _, decode := range []bool{false, true} {
+		kr, vr := c.Rows(1, decode)
+		ref, fast := make([]float32, 4*d), make([]float32, 4*d)
+		if err := attn.DecodeReference(ref, q, s, kr, vr, 0, c.Len()); err != nil {
+			t.Fatal(err)
+		}
+		if err := attn.Decode(fast, q, s, c.Keys(1, decode), c.Values(1, decode), 0, c.Len()); err != nil {
+			t.Fatal(err)
+		}
+		if e := relRMS(fast, ref); e > 1e-4 {
+			t.Errorf("decode=%v: fast differs from reference by %.2e", decode, e)
+		}
+	}
+	if err := c.Truncate(40); !errors.Is(err, kvq.ErrUnsupported) {
+		t.Errorf("truncating into a completed q2k group: %v, want ErrUnsupported", err)
+	}
+	if c.Len() != 70 {
+		t.Fatalf("a refused truncate changed the cache: Len %d", c.Len())
+	}
+	if err := c.Truncate(65); err != nil {
+		t.Errorf("truncating inside the last group: %v", err)
+	}
+}

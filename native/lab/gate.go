@@ -240,7 +240,7 @@ func GatePairs() []kvq.Pair {
 	}
 	out = append(out, kvq.UsefulPairs...)
 	out = append(out,
-		kvq.Pair{K: kvq.Q4_0, V: kvq.F16}, // vs f16/q4_0: the same bytes, the other side quantized
+		kvq.Pair{K: kvq.Q4_0, V: kvq.F16},  // vs f16/q4_0: the same bytes, the other side quantized
 		kvq.Pair{K: kvq.Q4_0, V: kvq.Q8_0}, // vs q8_0/q4_0
 	)
 	return out
