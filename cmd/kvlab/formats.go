@@ -14,6 +14,10 @@ type formatRow struct {
 	V            string  `json:"v"`
 	Description  string  `json:"description"`
 	BitsPerValue float64 `json:"bits_per_value"`
+	KBlockBytes  int     `json:"k_bytes_per_32_values"`
+	VBlockBytes  int     `json:"v_bytes_per_32_values"`
+	KRowBytes    float64 `json:"k_bytes_per_head"`
+	VRowBytes    float64 `json:"v_bytes_per_head"`
 	KBytes       float64 `json:"k_bytes_per_cell"`
 	VBytes       float64 `json:"v_bytes_per_cell"`
 	BytesPerCell float64 `json:"bytes_per_cell"`
@@ -92,7 +96,9 @@ func formatRows(headDim, kvHeads int) []formatRow {
 		rows = append(rows, formatRow{
 			Format: p.String(), K: p.K.String(), V: p.V.String(), Description: desc,
 			BitsPerValue: 8 * (k + v) / float64(2*headDim*kvHeads),
-			KBytes:       k, VBytes: v, BytesPerCell: k + v, VsF16: (k + v) / f16,
+			KBlockBytes:  p.K.RowBytes(kvq.BlockSize), VBlockBytes: p.V.RowBytes(kvq.BlockSize),
+			KRowBytes: p.K.BytesPerToken(headDim, 1), VRowBytes: p.V.BytesPerToken(headDim, 1),
+			KBytes: k, VBytes: v, BytesPerCell: k + v, VsF16: (k + v) / f16,
 		})
 	}
 	return rows

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -59,22 +60,35 @@ the stated bound.`,
 				}
 				data = append(data, dd)
 			}
-			var results []lab.GateResult
-			bad := 0
-			prog := newProgress(cmd.ErrOrStderr(), len(pairs)*len(headDims)*len(data), "gate")
+			type job struct {
+				p  kvq.Pair
+				d  int
+				dd lab.GateData
+			}
+			var jobs []job
 			for _, p := range pairs {
 				for _, d := range headDims {
 					for _, dd := range data {
-						r, err := lab.RunGate(p, lab.GateCase{Data: dd, HeadDim: d, Cells: cells, Queries: queries, Seed: 2026})
-						if err != nil {
-							return err
-						}
-						if !r.FastOK {
-							bad++
-						}
-						results = append(results, r)
-						prog.Add(1)
+						jobs = append(jobs, job{p, d, dd})
 					}
+				}
+			}
+			results := make([]lab.GateResult, len(jobs))
+			prog := newProgress(cmd.ErrOrStderr(), len(jobs), "gate")
+			err = parallel(len(jobs), runtime.GOMAXPROCS(0), func(i int) error {
+				j := jobs[i]
+				r, err := lab.RunGate(j.p, lab.GateCase{Data: j.dd, HeadDim: j.d, Cells: cells, Queries: queries, Seed: 2026})
+				results[i] = r
+				prog.Add(1)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			bad := 0
+			for _, r := range results {
+				if !r.FastOK {
+					bad++
 				}
 			}
 			prog.Finish()
