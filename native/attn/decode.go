@@ -109,6 +109,8 @@ func Decode(out, q []float32, s Shape, keys []Keys, vals []Values, lo, hi int) e
 	group := s.Heads / s.KVHeads
 	parts := make([]part, s.Heads*nChunks)
 	items := s.Heads * nChunks
+	accLen := vals[0].AccLen()
+	accs := make([]float32, items*accLen)
 	run := func(item int, sc *scratch) {
 		h, c := item/nChunks, item%nChunks
 		g := h / group
@@ -117,17 +119,35 @@ func Decode(out, q []float32, s Shape, keys []Keys, vals []Values, lo, hi int) e
 		sco := sc.scores(b - a)
 		keys[g].Scores(pq, a, sco)
 		m := float32(math.Inf(-1))
-		for i := range sco {
-			sco[i] *= s.Scale
-			m = max(m, sco[i])
+		scale := s.Scale
+		for i, x := range sco {
+			x *= scale
+			sco[i] = x
+			if x > m {
+				m = x
+			}
 		}
 		var sum float32
 		for i, x := range sco {
-			e := float32(math.Exp(float64(x - m)))
+			// e^(x−m), x−m ≤ 0: 2^y = 2^n·2^f, n = ⌈y−½⌉, f ∈ [−½, ½], degree-6 polynomial.
+			y := (x - m) * 1.4426950408889634
+			var e float32
+			if y > -126 {
+				n := int32(y - 0.5)
+				f := y - float32(n)
+				p := float32(1.5403530393381606e-4)
+				p = p*f + 1.3333558146428443e-3
+				p = p*f + 9.6181291076284772e-3
+				p = p*f + 5.5504108664821580e-2
+				p = p*f + 2.4022650695910071e-1
+				p = p*f + 6.9314718055994531e-1
+				p = p*f + 1
+				e = p * math.Float32frombits(uint32(n+127)<<23)
+			}
 			sco[i] = e
 			sum += e
 		}
-		acc := make([]float32, vals[g].AccLen())
+		acc := accs[item*accLen : (item+1)*accLen]
 		vals[g].Accumulate(acc, sco, a)
 		parts[item] = part{max: m, sum: sum, acc: acc}
 	}

@@ -167,10 +167,19 @@ func (c *blockCodec) AccumulateScaled(acc []float32, w float32, row []byte) {
 	}
 }
 
+// tailScratch returns the buffer the short-block helpers decode into, or nil when rows have no
+// short block. The decoders are function values, so the buffer escapes: callers take one per
+// batched call, not one per row.
+func (c *blockCodec) tailScratch() []float32 {
+	if c.tail == 0 {
+		return nil
+	}
+	return make([]float32, BlockSize)
+}
+
 // tailDot is the fast paths' inner product over the short block blk of c.tail values: the
-// decoded values times q, summed in float32.
-func (c *blockCodec) tailDot(q []float32, blk []byte) float32 {
-	var x [BlockSize]float32
+// decoded values (in x, a tailScratch buffer) times q, summed in float32.
+func (c *blockCodec) tailDot(q []float32, blk []byte, x []float32) float32 {
 	n := c.tail
 	c.k.decode(x[:n], blk)
 	var s0, s1 float32
@@ -185,9 +194,9 @@ func (c *blockCodec) tailDot(q []float32, blk []byte) float32 {
 	return s0 + s1
 }
 
-// tailAccumulate is the fast paths' acc[i] += w·x[i] over the short block blk of c.tail values.
-func (c *blockCodec) tailAccumulate(acc []float32, w float32, blk []byte) {
-	var x [BlockSize]float32
+// tailAccumulate is the fast paths' acc[i] += w·x[i] over the short block blk of c.tail values,
+// decoded into x, a tailScratch buffer.
+func (c *blockCodec) tailAccumulate(acc []float32, w float32, blk []byte, x []float32) {
 	n := c.tail
 	c.k.decode(x[:n], blk)
 	acc = acc[:n]
@@ -217,6 +226,7 @@ func (c *blockCodec) dotMany(q []float32, rows []byte, out []float32, kern block
 	for b := 0; b < full; b++ {
 		qsums = append(qsums, qBlockSum((*[BlockSize]float32)(q[b*BlockSize:])))
 	}
+	x := c.tailScratch()
 	for j := range out {
 		row := rows[j*rb : (j+1)*rb]
 		var s float32
@@ -224,7 +234,7 @@ func (c *blockCodec) dotMany(q []float32, rows []byte, out []float32, kern block
 			s += kern((*[BlockSize]float32)(q[b*BlockSize:]), qs, row[b*fb:(b+1)*fb])
 		}
 		if c.tail > 0 {
-			s += c.tailDot(q[full*BlockSize:], row[full*fb:])
+			s += c.tailDot(q[full*BlockSize:], row[full*fb:], x)
 		}
 		out[j] = s
 	}
@@ -235,13 +245,14 @@ func (c *blockCodec) accumulateMany(acc []float32, w []float32, rows []byte, ker
 	d, rb, fb, full := c.d, c.rb, c.fullBytes, c.full
 	acc = acc[:d]
 	rows = rows[:len(w)*rb]
+	x := c.tailScratch()
 	for j, wj := range w {
 		row := rows[j*rb : (j+1)*rb]
 		for b := 0; b < full; b++ {
 			kern((*[BlockSize]float32)(acc[b*BlockSize:]), wj, row[b*fb:(b+1)*fb])
 		}
 		if c.tail > 0 {
-			c.tailAccumulate(acc[full*BlockSize:], wj, row[full*fb:])
+			c.tailAccumulate(acc[full*BlockSize:], wj, row[full*fb:], x)
 		}
 	}
 }

@@ -275,6 +275,7 @@ func (c *blockCodec) q5DotMany(q []float32, rows []byte, out []float32, hdr int,
 	for b := 0; b < full; b++ {
 		qsums = append(qsums, qBlockSum((*[BlockSize]float32)(q[b*BlockSize:])))
 	}
+	x := c.tailScratch()
 	for j := range out {
 		row := rows[j*rb : (j+1)*rb]
 		var s float32
@@ -292,7 +293,7 @@ func (c *blockCodec) q5DotMany(q []float32, rows []byte, out []float32, hdr int,
 			s += v
 		}
 		if c.tail > 0 {
-			s += c.tailDot(q[full*BlockSize:], row[full*fb:])
+			s += c.tailDot(q[full*BlockSize:], row[full*fb:], x)
 		}
 		out[j] = s
 	}

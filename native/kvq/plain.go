@@ -244,6 +244,14 @@ func f16DotRow(q []float32, row []byte) float32 {
 		}
 		s += (s0 + s1) + (s2 + s3)
 	}
+	for ; i+8 <= n; i += 8 {
+		qq := (*[8]float32)(q[i:])
+		r := (*[16]byte)(row[2*i:])
+		s += ((qq[0]*t[binary.LittleEndian.Uint16(r[0:])] + qq[1]*t[binary.LittleEndian.Uint16(r[2:])]) +
+			(qq[2]*t[binary.LittleEndian.Uint16(r[4:])] + qq[3]*t[binary.LittleEndian.Uint16(r[6:])])) +
+			((qq[4]*t[binary.LittleEndian.Uint16(r[8:])] + qq[5]*t[binary.LittleEndian.Uint16(r[10:])]) +
+				(qq[6]*t[binary.LittleEndian.Uint16(r[12:])] + qq[7]*t[binary.LittleEndian.Uint16(r[14:])]))
+	}
 	for ; i < n; i++ {
 		s += q[i] * f16At(row, i)
 	}
@@ -256,19 +264,26 @@ func (c *f16Codec) AccumulateMany(acc []float32, w []float32, rows []byte) {
 	acc = acc[:d]
 	rows = rows[:len(w)*rb]
 	t := f16Table
-	for j, wj := range w {
-		row := rows[j*rb : (j+1)*rb]
-		i := 0
-		for ; i+4 <= d; i += 4 {
-			a := (*[4]float32)(acc[i:])
-			r := (*[8]byte)(row[2*i:])
-			a[0] += float32(wj * t[binary.LittleEndian.Uint16(r[0:])])
-			a[1] += float32(wj * t[binary.LittleEndian.Uint16(r[2:])])
-			a[2] += float32(wj * t[binary.LittleEndian.Uint16(r[4:])])
-			a[3] += float32(wj * t[binary.LittleEndian.Uint16(r[6:])])
+	i := 0
+	for ; i+8 <= d; i += 8 {
+		a := (*[8]float32)(acc[i:])
+		a0, a1, a2, a3, a4, a5, a6, a7 := a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]
+		for j, wj := range w {
+			r := (*[16]byte)(rows[j*rb+2*i:])
+			a0 += float32(wj * t[binary.LittleEndian.Uint16(r[0:])])
+			a1 += float32(wj * t[binary.LittleEndian.Uint16(r[2:])])
+			a2 += float32(wj * t[binary.LittleEndian.Uint16(r[4:])])
+			a3 += float32(wj * t[binary.LittleEndian.Uint16(r[6:])])
+			a4 += float32(wj * t[binary.LittleEndian.Uint16(r[8:])])
+			a5 += float32(wj * t[binary.LittleEndian.Uint16(r[10:])])
+			a6 += float32(wj * t[binary.LittleEndian.Uint16(r[12:])])
+			a7 += float32(wj * t[binary.LittleEndian.Uint16(r[14:])])
 		}
-		for ; i < d; i++ {
-			acc[i] += float32(wj * f16At(row, i))
+		a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7] = a0, a1, a2, a3, a4, a5, a6, a7
+	}
+	for ; i < d; i++ {
+		for j, wj := range w {
+			acc[i] += float32(wj * f16At(rows[j*rb:], i))
 		}
 	}
 }
