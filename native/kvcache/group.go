@@ -49,6 +49,8 @@ func (s *groupStore) setLen(int) {}
 
 func (s *groupStore) truncate(n int) error { return s.h.Truncate(n) }
 
+func (s *groupStore) reset() { s.h.Reset() }
+
 // bytes is the reserved groups for the capacity plus the staging state that keeps appends exact.
 func (s *groupStore) bytes() int64 {
 	return kvq.Q2K.Bytes(int64(s.max), s.h.Dim(), 1) + s.h.StagingBytes()

@@ -41,12 +41,19 @@ type Cache struct {
 	cfg    Config
 	layers []*layer
 	n      int // committed cells
+
+	rowsK, rowsV []float32 // Write's per-head staging, reused
 }
 
 type layer struct {
 	k, v    []store
 	written int
 	ov      *overlay // nil without a window or sinks
+
+	// The readers Keys and Values hand out, built once: the stores themselves for prefill and
+	// overlay wrappers (which read written live) for decode.
+	keysPre, keysDec []attn.Keys
+	valsPre, valsDec []attn.Values
 }
 
 // store is one KV head's K or V: the attention readers plus writing.
@@ -58,6 +65,8 @@ type store interface {
 	write(pos int, rows []float32, n int)
 	// truncate forgets cells ≥ n.
 	truncate(n int) error
+	// reset forgets every cell.
+	reset()
 	// setLen makes cells [0, n) readable.
 	setLen(n int)
 	// bytes is the exact storage held.
@@ -100,6 +109,16 @@ func New(cfg Config) (*Cache, error) {
 		}
 		if cfg.Window > 0 || cfg.Sinks > 0 {
 			ly.ov = newOverlay(cfg)
+		}
+		for h := range ly.k {
+			ly.keysPre, ly.valsPre = append(ly.keysPre, ly.k[h]), append(ly.valsPre, ly.v[h])
+			if ly.ov != nil {
+				ly.keysDec = append(ly.keysDec, &overlayKeys{base: ly.k[h], ov: ly.ov, head: h, ly: ly})
+				ly.valsDec = append(ly.valsDec, &overlayValues{base: ly.v[h], ov: ly.ov, head: h, ly: ly})
+			}
+		}
+		if ly.ov == nil {
+			ly.keysDec, ly.valsDec = ly.keysPre, ly.valsPre
 		}
 		c.layers = append(c.layers, ly)
 	}
@@ -150,8 +169,10 @@ func (c *Cache) Write(layer int, k, v []float32, n int) error {
 		return fmt.Errorf("%w: %d cells + %d new > capacity %d", ErrKVFull, pos, n, cfg.MaxCells)
 	}
 	dk, dv, hn := cfg.HeadDimK, cfg.HeadDimV, cfg.KVHeads
-	rowsK := make([]float32, n*dk)
-	rowsV := make([]float32, n*dv)
+	if cap(c.rowsK) < n*dk || cap(c.rowsV) < n*dv {
+		c.rowsK, c.rowsV = make([]float32, n*dk), make([]float32, n*dv)
+	}
+	rowsK, rowsV := c.rowsK[:n*dk], c.rowsV[:n*dv]
 	for h := 0; h < hn; h++ {
 		for i := 0; i < n; i++ {
 			copy(rowsK[i*dk:(i+1)*dk], k[(i*hn+h)*dk:(i*hn+h+1)*dk])
@@ -184,32 +205,22 @@ func (c *Cache) Commit(n int) error {
 
 // Keys returns one reader per KV head over every cell written to the layer. With decode set
 // and an overlay configured, the sink and window cells read their exact f16 copies; without
-// it every cell reads the quantized store (prefill, as seed 003's engine does).
+// it every cell reads the quantized store (prefill, as seed 003's engine does). The readers
+// are owned by the cache: valid until the next Write, Truncate or Reset, and not to be
+// modified.
 func (c *Cache) Keys(layer int, decode bool) []attn.Keys {
-	ly := c.layers[layer]
-	out := make([]attn.Keys, len(ly.k))
-	for h, s := range ly.k {
-		if decode && ly.ov != nil {
-			out[h] = &overlayKeys{base: s, ov: ly.ov, head: h, n: ly.written}
-		} else {
-			out[h] = s
-		}
+	if decode {
+		return c.layers[layer].keysDec
 	}
-	return out
+	return c.layers[layer].keysPre
 }
 
 // Values is Keys for V.
 func (c *Cache) Values(layer int, decode bool) []attn.Values {
-	ly := c.layers[layer]
-	out := make([]attn.Values, len(ly.v))
-	for h, s := range ly.v {
-		if decode && ly.ov != nil {
-			out[h] = &overlayValues{base: s, ov: ly.ov, head: h, n: ly.written}
-		} else {
-			out[h] = s
-		}
+	if decode {
+		return c.layers[layer].valsDec
 	}
-	return out
+	return c.layers[layer].valsPre
 }
 
 // Rows returns the reference readers (one per KV head) for K and V of a layer: every cell
@@ -219,8 +230,8 @@ func (c *Cache) Rows(layer int, decode bool) (k, v []attn.Rows) {
 	for h := range ly.k {
 		var kr, vr attn.Rows = ly.k[h], ly.v[h]
 		if decode && ly.ov != nil {
-			kr = overlayRows{base: kr, ov: ly.ov, head: h, n: ly.written, isK: true}
-			vr = overlayRows{base: vr, ov: ly.ov, head: h, n: ly.written}
+			kr = overlayRows{base: kr, ov: ly.ov, head: h, ly: ly, isK: true}
+			vr = overlayRows{base: vr, ov: ly.ov, head: h, ly: ly}
 		}
 		k, v = append(k, kr), append(v, vr)
 	}
@@ -266,8 +277,21 @@ func (c *Cache) Truncate(n int) error {
 	return nil
 }
 
-// Reset empties the cache, keeping its storage.
-func (c *Cache) Reset() { _ = c.Truncate(0) }
+// Reset empties the cache, keeping its storage. Unlike Truncate(0) it works for every format,
+// group formats included.
+func (c *Cache) Reset() {
+	for _, ly := range c.layers {
+		for h := range ly.k {
+			ly.k[h].reset()
+			ly.v[h].reset()
+		}
+		if ly.ov != nil {
+			ly.ov.truncate(0)
+		}
+		ly.written = 0
+	}
+	c.n = 0
+}
 
 // Bytes is the exact memory the cache holds for K, V, the overlay and any staging buffers.
 func (c *Cache) Bytes() int64 {
@@ -295,4 +319,5 @@ func (s *rowStore) write(pos int, rows []float32, n int) {
 
 func (s *rowStore) setLen(n int)         { s.N = n }
 func (s *rowStore) truncate(n int) error { s.N = min(s.N, n); return nil }
+func (s *rowStore) reset()               { s.N = 0 }
 func (s *rowStore) bytes() int64         { return int64(len(s.Data)) }

@@ -102,10 +102,10 @@ type overlayKeys struct {
 	base store
 	ov   *overlay
 	head int
-	n    int
+	ly   *layer
 }
 
-func (k *overlayKeys) Len() int      { return k.n }
+func (k *overlayKeys) Len() int      { return k.ly.written }
 func (k *overlayKeys) QueryLen() int { return k.base.QueryLen() + k.ov.dk }
 
 func (k *overlayKeys) Prepare(dst, q []float32) []float32 {
@@ -119,7 +119,7 @@ func (k *overlayKeys) Scores(pq []float32, lo int, out []float32) {
 	ql := k.base.QueryLen()
 	k.base.Scores(pq[:ql], lo, out)
 	q := pq[ql:]
-	k.ov.each(lo, lo+len(out), k.n, func(cell, s int) {
+	k.ov.each(lo, lo+len(out), k.ly.written, func(cell, s int) {
 		var dot float32
 		for i, h := range k.ov.rowK(s, k.head) {
 			dot += q[i] * kvq.F16ToF32(h)
@@ -134,10 +134,10 @@ type overlayValues struct {
 	base store
 	ov   *overlay
 	head int
-	n    int
+	ly   *layer
 }
 
-func (v *overlayValues) Len() int    { return v.n }
+func (v *overlayValues) Len() int    { return v.ly.written }
 func (v *overlayValues) AccLen() int { return v.base.AccLen() + v.ov.dv }
 
 func (v *overlayValues) Accumulate(acc []float32, w []float32, lo int) {
@@ -149,7 +149,7 @@ func (v *overlayValues) Accumulate(acc []float32, w []float32, lo int) {
 		i int
 		w float32
 	}
-	v.ov.each(lo, lo+len(w), v.n, func(cell, s int) {
+	v.ov.each(lo, lo+len(w), v.ly.written, func(cell, s int) {
 		wi := w[cell-lo]
 		for i, h := range v.ov.rowV(s, v.head) {
 			exact[i] += wi * kvq.F16ToF32(h)
@@ -179,14 +179,14 @@ type overlayRows struct {
 	base attn.Rows
 	ov   *overlay
 	head int
-	n    int
+	ly   *layer
 	isK  bool
 }
 
-func (r overlayRows) Len() int { return r.n }
+func (r overlayRows) Len() int { return r.ly.written }
 
 func (r overlayRows) Row(dst []float32, i int) {
-	s, ok := r.ov.exact(i, r.n)
+	s, ok := r.ov.exact(i, r.ly.written)
 	if !ok {
 		r.base.Row(dst, i)
 		return
