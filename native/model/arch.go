@@ -1,0 +1,213 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/kvlab/kvlab/native/gguf"
+)
+
+// ErrUnsupportedArch is returned by Load for a model whose general.architecture is not one of
+// the llama-family architectures this package runs.
+var ErrUnsupportedArch = errors.New("architecture is not supported")
+
+// RopeStyle is how rotary position embedding pairs the dimensions of a head.
+type RopeStyle int
+
+const (
+	// RopeNorm rotates adjacent pairs (x[2i], x[2i+1]): llama.cpp's LLAMA_ROPE_TYPE_NORM, used
+	// by llama GGUF files (the converters permute Q and K rows into this layout).
+	RopeNorm RopeStyle = iota
+	// RopeNeox rotates the pairs (x[i], x[i+n/2]) of the two halves of the rotated dimensions:
+	// llama.cpp's LLAMA_ROPE_TYPE_NEOX, the Hugging Face "rotate half" layout (qwen2).
+	RopeNeox
+)
+
+// String returns "norm" or "neox".
+func (s RopeStyle) String() string {
+	if s == RopeNeox {
+		return "neox"
+	}
+	return "norm"
+}
+
+// Arch is one llama-family architecture: the GGUF name of its metadata prefix and the variant
+// of the shared decoder block it runs. Each architecture registers itself from its own file.
+type Arch struct {
+	// Name is general.architecture and the prefix of the hyperparameter keys ("llama").
+	Name string
+	// Rope is the RoPE pairing.
+	Rope RopeStyle
+	// QKVBias makes the attn_q/k/v biases required (they are optional otherwise).
+	QKVBias bool
+}
+
+var archs = map[string]Arch{}
+
+func register(a Arch) { archs[a.Name] = a }
+
+// Archs returns the names of the supported architectures, sorted.
+func Archs() []string {
+	var out []string
+	for n := range archs {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// UnsupportedArchError names an architecture Load does not run; it matches ErrUnsupportedArch
+// with errors.Is.
+type UnsupportedArchError struct{ Name string }
+
+// Error says which architecture is not supported and lists the supported ones.
+func (e *UnsupportedArchError) Error() string {
+	return fmt.Sprintf("model: architecture %q is not supported (supported: %s)", e.Name, strings.Join(Archs(), ", "))
+}
+
+// Unwrap returns ErrUnsupportedArch.
+func (e *UnsupportedArchError) Unwrap() error { return ErrUnsupportedArch }
+
+func lookupArch(name string) (Arch, error) {
+	a, ok := archs[name]
+	if !ok {
+		return Arch{}, &UnsupportedArchError{Name: name}
+	}
+	return a, nil
+}
+
+// Hparams are a model's hyperparameters, read from "{arch}.*" metadata keys.
+type Hparams struct {
+	Arch     string
+	Embd     int // embedding_length: the residual stream width
+	Layers   int // block_count
+	FFN      int // feed_forward_length
+	Heads    int // attention.head_count
+	KVHeads  int // attention.head_count_kv (default Heads)
+	HeadDimK int // attention.key_length (default Embd/Heads)
+	HeadDimV int // attention.value_length (default Embd/Heads)
+	Vocab    int // rows of token_embd
+	Context  int // context_length: the trained context in tokens (0 when absent)
+	RMSEps   float32
+	RopeBase float32 // rope.freq_base (default 10000)
+	RopeDims int     // rope.dimension_count (default HeadDimK): the leading dims of a head rotated
+	// RopeScale divides positions before rotation: rope.scaling.factor when rope.scaling.type is
+	// "linear" (1 otherwise).
+	RopeScale float32
+}
+
+// readHparams reads the hyperparameters of architecture a from f.
+func readHparams(f *gguf.File, a Arch) (Hparams, error) {
+	h := Hparams{Arch: a.Name}
+	key := func(k string) string { return a.Name + "." + k }
+	var missing []string
+	req := func(k string) int {
+		v, ok := f.Uint(key(k))
+		if !ok || v == 0 || v > math.MaxInt32 {
+			missing = append(missing, key(k))
+			return 0
+		}
+		return int(v)
+	}
+	opt := func(k string, def int) int {
+		if v, ok := f.Uint(key(k)); ok && v > 0 && v <= math.MaxInt32 {
+			return int(v)
+		}
+		return def
+	}
+	h.Embd = req("embedding_length")
+	h.Layers = req("block_count")
+	h.FFN = req("feed_forward_length")
+	h.Heads = req("attention.head_count")
+	if len(missing) > 0 {
+		return h, fmt.Errorf("model: %s: missing or invalid hyperparameters: %s", a.Name, strings.Join(missing, ", "))
+	}
+	h.KVHeads = opt("attention.head_count_kv", h.Heads)
+	h.HeadDimK = opt("attention.key_length", h.Embd/h.Heads)
+	h.HeadDimV = opt("attention.value_length", h.Embd/h.Heads)
+	h.Context = opt("context_length", 0)
+	h.RopeDims = opt("rope.dimension_count", h.HeadDimK)
+	h.RMSEps = 1e-5
+	if v, ok := f.Float(key("attention.layer_norm_rms_epsilon")); ok && v > 0 {
+		h.RMSEps = float32(v)
+	}
+	h.RopeBase = 10000
+	if v, ok := f.Float(key("rope.freq_base")); ok && v > 0 {
+		h.RopeBase = float32(v)
+	}
+	h.RopeScale = 1
+	if t, _ := f.String(key("rope.scaling.type")); t == "linear" {
+		if v, ok := f.Float(key("rope.scaling.factor")); ok && v > 0 {
+			h.RopeScale = float32(v)
+		}
+	}
+	switch {
+	case h.Heads%h.KVHeads != 0:
+		return h, fmt.Errorf("model: %d attention heads do not group onto %d KV heads", h.Heads, h.KVHeads)
+	case h.HeadDimK < 2 || h.HeadDimV < 1:
+		return h, fmt.Errorf("model: head dimensions K %d, V %d are too small", h.HeadDimK, h.HeadDimV)
+	case h.RopeDims%2 != 0 || h.RopeDims > h.HeadDimK:
+		return h, fmt.Errorf("model: rope.dimension_count %d must be even and at most the head dimension %d", h.RopeDims, h.HeadDimK)
+	}
+	return h, nil
+}
+
+// binder fills weight structs from a GGUF file by their field tags: `gguf:"name"` binds the
+// tensor of that name (prefixed with "blk.N." inside a block); the option after a comma is
+// "optional" (absent is allowed) or "qkvbias" (required when the architecture has QKV bias,
+// optional otherwise). A *Matrix field binds a 2-D tensor in place; a []float32 field binds a
+// 1-D tensor converted to float32.
+type binder struct {
+	f    *gguf.File
+	arch Arch
+}
+
+// bind fills the tagged fields of the struct that dst points to.
+func (b binder) bind(dst any, prefix string) error {
+	v := reflect.ValueOf(dst).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		tag, ok := v.Type().Field(i).Tag.Lookup("gguf")
+		if !ok {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		name = prefix + name
+		optional := opts == "optional" || (opts == "qkvbias" && !b.arch.QKVBias)
+		info, ok := b.f.Tensor(name)
+		if !ok {
+			if optional {
+				continue
+			}
+			return fmt.Errorf("model: %s: tensor %q is missing", b.arch.Name, name)
+		}
+		data, err := b.f.TensorData(name)
+		if err != nil {
+			return fmt.Errorf("model: %w", err)
+		}
+		switch fv := v.Field(i); fv.Interface().(type) {
+		case *Matrix:
+			if len(info.Dims) != 2 {
+				return fmt.Errorf("model: tensor %q has %d dims, want 2", name, len(info.Dims))
+			}
+			m, err := NewMatrix(name, info.Type, int(info.Dims[1]), int(info.Dims[0]), data)
+			if err != nil {
+				return err
+			}
+			fv.Set(reflect.ValueOf(m))
+		case []float32:
+			if len(info.Dims) != 1 {
+				return fmt.Errorf("model: tensor %q has %d dims, want 1", name, len(info.Dims))
+			}
+			vec := make([]float32, info.Dims[0])
+			if err := gguf.DequantizeRow(info.Type, data, vec); err != nil {
+				return fmt.Errorf("model: tensor %q: %w", name, err)
+			}
+			fv.Set(reflect.ValueOf(vec))
+		}
+	}
+	return nil
+}

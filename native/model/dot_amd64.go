@@ -1,0 +1,74 @@
+//go:build amd64 && !purego
+
+package model
+
+import "golang.org/x/sys/cpu"
+
+// hasAVX2FMA selects the assembly float32 dot products on CPUs with AVX2 and FMA, and hasF16C
+// the f16-weight dot product on those that also convert halves (F16C).
+var (
+	hasAVX2FMA = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	hasF16C    = hasAVX2FMA && cpu.X86.HasF16C
+)
+
+// dotF16AVX2 returns Σ x_i·w_i for len(x) values, w_i the little-endian f16 at w[2i:]; len(x)
+// must be a multiple of 8. Implemented in dot_amd64.s.
+//
+//go:noescape
+func dotF16AVX2(x []float32, w []byte) float32
+
+// dotF16 returns Σ x_i·w_i over len(x) values of an f16 row (w: 2·len(x) bytes).
+func dotF16(row []byte, x []float32) float32 {
+	n := len(x)
+	row = row[:2*n]
+	if hasF16C && n >= 8 {
+		n8 := n &^ 7
+		s := dotF16AVX2(x[:n8], row)
+		for i := n8; i < n; i++ {
+			s += half(row[2*i:]) * x[i]
+		}
+		return s
+	}
+	return dotF16Go(row, x)
+}
+
+// dotAVX2 returns Σ a_i·b_i over len(a) values (len(b) ≥ len(a)) with 8-wide fused
+// multiply-adds in four partial sums. Implemented in dot_amd64.s.
+//
+//go:noescape
+func dotAVX2(a, b []float32) float32
+
+// dotF32 returns Σ a_i·b_i over len(a) values; b must hold at least len(a). The sum is taken in
+// several partial sums (and with fused multiply-adds on AVX2 hardware), so it differs from a
+// sequential float32 loop by rounding only.
+func dotF32(a, b []float32) float32 {
+	b = b[:len(a)]
+	if hasAVX2FMA && len(a) >= 16 {
+		return dotAVX2(a, b)
+	}
+	return dotF32Go(a, b)
+}
+
+// dot4AVX2 writes out[k] = Σ_{i<len(a)} a_i·b[k·stride+i] for k < 4; len(a) must be a multiple
+// of 8 and b must hold 3·stride+len(a) values. Implemented in dot_amd64.s.
+//
+//go:noescape
+func dot4AVX2(a, b []float32, stride int, out *[4]float32)
+
+// dot4 writes out[k] = Σ_i a_i·b[k·stride+i] over len(a) values for k < 4: one vector against
+// four (four weight rows for one token, or four tokens for one weight row), each load of a
+// shared by the four sums.
+func dot4(a, b []float32, stride int, out *[4]float32) {
+	n := len(a)
+	if hasAVX2FMA && n >= 16 {
+		n8 := n &^ 7
+		dot4AVX2(a[:n8], b, stride, out)
+		for i := n8; i < n; i++ {
+			for k := range out {
+				out[k] += a[i] * b[k*stride+i]
+			}
+		}
+		return
+	}
+	dot4Go(a, b, stride, out)
+}

@@ -1,0 +1,171 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func dotAVX2(a, b []float32) float32
+TEXT ·dotAVX2(SB), NOSPLIT, $0-52
+	MOVQ a_base+0(FP), SI
+	MOVQ a_len+8(FP), CX
+	MOVQ b_base+24(FP), DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+loop32:
+	CMPQ CX, $32
+	JL   loop8
+	VMOVUPS (SI), Y4
+	VMOVUPS 32(SI), Y5
+	VMOVUPS 64(SI), Y6
+	VMOVUPS 96(SI), Y7
+	VFMADD231PS (DI), Y4, Y0
+	VFMADD231PS 32(DI), Y5, Y1
+	VFMADD231PS 64(DI), Y6, Y2
+	VFMADD231PS 96(DI), Y7, Y3
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP  loop32
+
+loop8:
+	CMPQ CX, $8
+	JL   reduce
+	VMOVUPS (SI), Y4
+	VFMADD231PS (DI), Y4, Y0
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  loop8
+
+reduce:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+
+tail:
+	TESTQ CX, CX
+	JE    done
+	VMOVSS (SI), X1
+	VFMADD231SS (DI), X1, X0
+	ADDQ $4, SI
+	ADDQ $4, DI
+	DECQ CX
+	JMP  tail
+
+done:
+	VZEROUPPER
+	MOVSS X0, ret+48(FP)
+	RET
+
+// func dot4AVX2(a, b []float32, stride int, out *[4]float32)
+// out[k] = Σ_{i<len(a)} a[i]·b[k·stride+i] for k < 4; len(a) is a multiple of 8.
+TEXT ·dot4AVX2(SB), NOSPLIT, $0-64
+	MOVQ a_base+0(FP), SI
+	MOVQ a_len+8(FP), CX
+	MOVQ b_base+24(FP), DI
+	MOVQ stride+48(FP), DX
+	SHLQ $2, DX
+	LEAQ (DI)(DX*1), R8
+	LEAQ (R8)(DX*1), R9
+	LEAQ (R9)(DX*1), R10
+	MOVQ out+56(FP), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+loop16:
+	CMPQ CX, $16
+	JL   loop8
+	VMOVUPS (SI), Y8
+	VMOVUPS 32(SI), Y9
+	VFMADD231PS (DI), Y8, Y0
+	VFMADD231PS (R8), Y8, Y1
+	VFMADD231PS (R9), Y8, Y2
+	VFMADD231PS (R10), Y8, Y3
+	VFMADD231PS 32(DI), Y9, Y4
+	VFMADD231PS 32(R8), Y9, Y5
+	VFMADD231PS 32(R9), Y9, Y6
+	VFMADD231PS 32(R10), Y9, Y7
+	ADDQ $64, SI
+	ADDQ $64, DI
+	ADDQ $64, R8
+	ADDQ $64, R9
+	ADDQ $64, R10
+	SUBQ $16, CX
+	JMP  loop16
+
+loop8:
+	CMPQ CX, $8
+	JL   reduce
+	VMOVUPS (SI), Y8
+	VFMADD231PS (DI), Y8, Y0
+	VFMADD231PS (R8), Y8, Y1
+	VFMADD231PS (R9), Y8, Y2
+	VFMADD231PS (R10), Y8, Y3 // len(a) is a multiple of 8: at most one pass here
+
+reduce:
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
+	VEXTRACTF128 $1, Y0, X8
+	VADDPS X8, X0, X0
+	VEXTRACTF128 $1, Y1, X8
+	VADDPS X8, X1, X1
+	VEXTRACTF128 $1, Y2, X8
+	VADDPS X8, X2, X2
+	VEXTRACTF128 $1, Y3, X8
+	VADDPS X8, X3, X3
+	VHADDPS X1, X0, X0
+	VHADDPS X3, X2, X2
+	VHADDPS X2, X0, X0
+	VMOVUPS X0, (R11)
+	VZEROUPPER
+	RET
+
+// func dotF16AVX2(x []float32, w []byte) float32
+// Σ_i x[i]·f16(w[2i:2i+2]) for i < len(x); len(x) is a multiple of 8.
+TEXT ·dotF16AVX2(SB), NOSPLIT, $0-52
+	MOVQ x_base+0(FP), DI
+	MOVQ x_len+8(FP), CX
+	MOVQ w_base+24(FP), SI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+f16loop16:
+	CMPQ CX, $16
+	JL   f16loop8
+	VCVTPH2PS (SI), Y4
+	VCVTPH2PS 16(SI), Y5
+	VFMADD231PS (DI), Y4, Y0
+	VFMADD231PS 32(DI), Y5, Y1
+	ADDQ $32, SI
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JMP  f16loop16
+
+f16loop8:
+	CMPQ CX, $8
+	JL   f16reduce
+	VCVTPH2PS (SI), Y4
+	VFMADD231PS (DI), Y4, Y0
+
+f16reduce:
+	VADDPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VZEROUPPER
+	MOVSS X0, ret+48(FP)
+	RET

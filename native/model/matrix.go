@@ -1,0 +1,166 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/kvlab/kvlab/native/gguf"
+)
+
+// Matrix is a weight matrix W of Rows×Cols values stored row-major in a GGUF type: row r holds
+// Cols values in Data[r·RowBytes : (r+1)·RowBytes]. A GGUF tensor of dims [ne0, ne1] is a
+// Matrix of Rows = ne1 and Cols = ne0, so y = W·x maps an ne0-vector to an ne1-vector.
+//
+// The products read rows in place (the mapping of the file): MatVec dots every row with x
+// block by block without dequantizing it; MatMul dequantizes a few rows at a time into
+// scratch and reuses them for every token of the batch. Both split rows across a Pool.
+type Matrix struct {
+	Name       string
+	Type       gguf.Type
+	Rows, Cols int
+	RowBytes   int
+	Data       []byte
+	k          kernel
+}
+
+// NewMatrix wraps data as a rows×cols matrix of type t. It fails when the type has no kernel,
+// when cols is not a whole number of the type's blocks, or when data is not rows rows long.
+func NewMatrix(name string, t gguf.Type, rows, cols int, data []byte) (*Matrix, error) {
+	k, ok := kernels[t]
+	if !ok {
+		return nil, fmt.Errorf("model: tensor %q: weight type %s is not supported (supported: %s)", name, t, supportedTypes())
+	}
+	rb := int(t.RowBytes(uint64(cols)))
+	switch {
+	case rows <= 0 || cols <= 0:
+		return nil, fmt.Errorf("model: tensor %q: empty shape %d×%d", name, rows, cols)
+	case rb == 0:
+		return nil, fmt.Errorf("model: tensor %q: row of %d values is not a whole number of %s blocks of %d", name, cols, t, t.BlockSize())
+	case len(data) != rows*rb:
+		return nil, fmt.Errorf("model: tensor %q: %d bytes of data, want %d rows × %d", name, len(data), rows, rb)
+	}
+	return &Matrix{Name: name, Type: t, Rows: rows, Cols: cols, RowBytes: rb, Data: data, k: k}, nil
+}
+
+func supportedTypes() string {
+	return "f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_K, q5_K, q6_K"
+}
+
+// Row returns row r's stored bytes.
+func (m *Matrix) Row(r int) []byte { return m.Data[r*m.RowBytes : (r+1)*m.RowBytes] }
+
+// DequantRow writes row r as float32 into y (Cols values).
+func (m *Matrix) DequantRow(y []float32, r int) { m.k.dequant(m.Row(r), y[:m.Cols]) }
+
+// workGrain is the number of multiply-adds below which a product is not split further: about
+// the work that costs as much as handing a chunk to another goroutine.
+const workGrain = 1 << 16
+
+// MatVec computes y = W·x: y has Rows values and x Cols values. Rows are split across the
+// pool when the matrix is large enough to pay for it.
+func (m *Matrix) MatVec(y, x []float32, p *Pool) {
+	y, x = y[:m.Rows], x[:m.Cols]
+	if p.Threads() == 1 || m.Rows*m.Cols <= workGrain {
+		m.matVec(y, x, 0, m.Rows)
+		return
+	}
+	p.For(m.Rows, max(1, workGrain/m.Cols), func(lo, hi int) { m.matVec(y, x, lo, hi) })
+}
+
+func (m *Matrix) matVec(y, x []float32, lo, hi int) {
+	dot, rb := m.k.dot, m.RowBytes
+	if m.Type == gguf.F32 {
+		if w := f32s(m.Data); w != nil {
+			c := m.Cols
+			r := lo
+			var out [4]float32
+			for ; r+4 <= hi; r += 4 {
+				dot4(x, w[r*c:(r+4)*c], c, &out)
+				y[r], y[r+1], y[r+2], y[r+3] = out[0], out[1], out[2], out[3]
+			}
+			for ; r < hi; r++ {
+				y[r] = dotF32(x, w[r*c:(r+1)*c])
+			}
+			return
+		}
+	}
+	for r := lo; r < hi; r++ {
+		y[r] = dot(m.Data[r*rb:(r+1)*rb], x)
+	}
+}
+
+// MatMul computes Y = X·Wᵀ for a batch of n tokens: X is n×Cols (token-major) and Y n×Rows,
+// Y[t][r] = W_r·X[t]. Each worker takes a range of rows, converts a tile of them to float32
+// once and dots every token against the tile, so each weight row is read once per batch.
+func (m *Matrix) MatMul(y, x []float32, n int, p *Pool) {
+	y, x = y[:n*m.Rows], x[:n*m.Cols]
+	if n == 1 {
+		m.MatVec(y, x, p)
+		return
+	}
+	if p.Threads() == 1 || n*m.Rows*m.Cols <= workGrain {
+		m.matMul(y, x, n, 0, m.Rows)
+		return
+	}
+	p.For(m.Rows, max(1, workGrain/(n*m.Cols)), func(lo, hi int) { m.matMul(y, x, n, lo, hi) })
+}
+
+// tileBytes is the size of the float32 row tile MatMul keeps hot while it sweeps the tokens.
+const tileBytes = 32 << 10
+
+func (m *Matrix) matMul(y, x []float32, n, lo, hi int) {
+	c, rows := m.Cols, m.Rows
+	tile := max(1, tileBytes/(4*c))
+	var w []float32
+	if m.Type == gguf.F32 {
+		w = f32s(m.Data)
+	}
+	var buf []float32
+	if w == nil {
+		buf = make([]float32, min(tile, hi-lo)*c)
+	}
+	for r0 := lo; r0 < hi; r0 += tile {
+		r1 := min(r0+tile, hi)
+		var ws []float32
+		if w != nil {
+			ws = w[r0*c : r1*c]
+		} else {
+			ws = buf[:(r1-r0)*c]
+			for r := r0; r < r1; r++ {
+				m.k.dequant(m.Row(r), ws[(r-r0)*c:(r-r0+1)*c])
+			}
+		}
+		t := 0
+		var out [4]float32
+		for ; t+4 <= n; t += 4 {
+			xt := x[t*c : (t+4)*c]
+			for r := r0; r < r1; r++ {
+				dot4(ws[(r-r0)*c:(r-r0+1)*c], xt, c, &out)
+				y[t*rows+r], y[(t+1)*rows+r], y[(t+2)*rows+r], y[(t+3)*rows+r] = out[0], out[1], out[2], out[3]
+			}
+		}
+		for ; t < n; t++ {
+			xt := x[t*c : (t+1)*c]
+			yt := y[t*rows : (t+1)*rows]
+			for r := r0; r < r1; r++ {
+				yt[r] = dotF32(xt, ws[(r-r0)*c:(r-r0+1)*c])
+			}
+		}
+	}
+}
+
+// MatVecReference computes y = W·x the plain way, the oracle for MatVec and MatMul: every row
+// converted by gguf.DequantizeRow, then a sequential float32 dot product.
+func (m *Matrix) MatVecReference(y, x []float32) error {
+	row := make([]float32, m.Cols)
+	for r := 0; r < m.Rows; r++ {
+		if err := gguf.DequantizeRow(m.Type, m.Row(r), row); err != nil {
+			return fmt.Errorf("model: tensor %q row %d: %w", m.Name, r, err)
+		}
+		var s float32
+		for i, w := range row {
+			s += w * x[i]
+		}
+		y[r] = s
+	}
+	return nil
+}

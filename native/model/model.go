@@ -1,0 +1,252 @@
+// Package model runs the llama-family decoder (llama, qwen2) on the CPU: weights bound by name
+// from a GGUF file and read in place in their stored type, a forward pass that prefills a batch
+// of tokens at once or decodes one, and a KV cache in any kvq format pair (native/kvcache).
+//
+// One block, for the residual stream x (Embd values per token):
+//
+//	h = RMSNorm(x)·attn_norm
+//	q, k, v = Wq·h (+bq), Wk·h (+bk), Wv·h (+bv)     Heads×HeadDimK, KVHeads×HeadDimK, KVHeads×HeadDimV
+//	q, k = RoPE(q, pos), RoPE(k, pos)                norm or neox pairing per architecture
+//	cache ← k, v;  a = attention(q, cache)           causal, grouped-query, scale 1/√HeadDimK
+//	x = x + Wo·a (+bo)
+//	h = RMSNorm(x)·ffn_norm
+//	x = x + Wdown·(SiLU(Wgate·h) ⊙ Wup·h)
+//
+// then logits = Woutput·(RMSNorm(x)·output_norm), with Woutput = token_embd when the file has
+// no output tensor (tied embeddings).
+package model
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/kvlab/kvlab/native/gguf"
+	"github.com/kvlab/kvlab/native/kvcache"
+	"github.com/kvlab/kvlab/native/kvq"
+)
+
+// Options configure Load.
+type Options struct {
+	// Threads is the number of goroutines the matrix products and attention use; 0 means
+	// runtime.NumCPU().
+	Threads int
+	// Batch is the most tokens one prefill pass processes at once; longer inputs run in passes
+	// of Batch tokens. 0 means 512.
+	Batch int
+	// Progress, when set, is called as the weights are bound with the bytes done so far and the
+	// total. Load then reads every page of the weights (so the call tracks the disk read of a
+	// memory-mapped file instead of leaving it to the first tokens).
+	Progress func(done, total int64)
+}
+
+// Model is a loaded model. Its methods are safe for concurrent use, each Forward call on its
+// own cache.
+type Model struct {
+	Hparams Hparams
+	Arch    Arch
+
+	file   *gguf.File
+	embd   *Matrix // token_embd: Vocab × Embd
+	output *Matrix // output (or token_embd when tied): Vocab × Embd
+	norm   []float32
+	blocks []block
+	rope   rope
+	pool   *Pool
+	batch  int
+	states sync.Pool // *state
+}
+
+// block is one decoder layer's weights, bound from "blk.N." + the tag's name.
+type block struct {
+	AttnNorm []float32 `gguf:"attn_norm.weight"`
+	Wq       *Matrix   `gguf:"attn_q.weight"`
+	Bq       []float32 `gguf:"attn_q.bias,qkvbias"`
+	Wk       *Matrix   `gguf:"attn_k.weight"`
+	Bk       []float32 `gguf:"attn_k.bias,qkvbias"`
+	Wv       *Matrix   `gguf:"attn_v.weight"`
+	Bv       []float32 `gguf:"attn_v.bias,qkvbias"`
+	Wo       *Matrix   `gguf:"attn_output.weight"`
+	Bo       []float32 `gguf:"attn_output.bias,optional"`
+	FFNNorm  []float32 `gguf:"ffn_norm.weight"`
+	Gate     *Matrix   `gguf:"ffn_gate.weight"`
+	Up       *Matrix   `gguf:"ffn_up.weight"`
+	Down     *Matrix   `gguf:"ffn_down.weight"`
+}
+
+// globals are the weights outside the blocks.
+type globals struct {
+	Embd     *Matrix   `gguf:"token_embd.weight"`
+	Norm     []float32 `gguf:"output_norm.weight"`
+	Output   *Matrix   `gguf:"output.weight,optional"`
+	RopeFreq []float32 `gguf:"rope_freqs.weight,optional"`
+}
+
+// Load opens the GGUF file at path and binds a model to it. The file stays open (its tensor
+// data mapped) until Close. An architecture other than the registered ones fails with
+// ErrUnsupportedArch naming it; a missing tensor or one of the wrong shape or type fails naming
+// the tensor.
+func Load(path string, opts Options) (*Model, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := New(f, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// New binds a model to an open GGUF file; Close closes the file.
+func New(f *gguf.File, opts Options) (*Model, error) {
+	a, err := lookupArch(f.Architecture())
+	if err != nil {
+		return nil, err
+	}
+	hp, err := readHparams(f, a)
+	if err != nil {
+		return nil, err
+	}
+	b := binder{f: f, arch: a}
+	var g globals
+	if err := b.bind(&g, ""); err != nil {
+		return nil, err
+	}
+	hp.Vocab = g.Embd.Rows
+	m := &Model{Hparams: hp, Arch: a, file: f, embd: g.Embd, output: g.Output, norm: g.Norm}
+	if m.output == nil {
+		m.output = g.Embd
+	}
+	m.blocks = make([]block, hp.Layers)
+	for l := range m.blocks {
+		if err := b.bind(&m.blocks[l], fmt.Sprintf("blk.%d.", l)); err != nil {
+			return nil, err
+		}
+	}
+	if err := m.checkShapes(g.RopeFreq); err != nil {
+		return nil, err
+	}
+	m.rope = newRope(hp, a.Rope, g.RopeFreq)
+	if opts.Progress != nil {
+		m.prefault(opts.Progress)
+	}
+	threads := opts.Threads
+	if threads <= 0 {
+		threads = runtime.NumCPU()
+	}
+	m.pool = NewPool(threads)
+	m.batch = opts.Batch
+	if m.batch <= 0 {
+		m.batch = 512
+	}
+	return m, nil
+}
+
+func (m *Model) checkShapes(ropeFreq []float32) error {
+	hp := m.Hparams
+	nq, nk, nv := hp.Heads*hp.HeadDimK, hp.KVHeads*hp.HeadDimK, hp.KVHeads*hp.HeadDimV
+	type want struct {
+		m          *Matrix
+		rows, cols int
+	}
+	mats := []want{{m.embd, hp.Vocab, hp.Embd}, {m.output, hp.Vocab, hp.Embd}}
+	vecs := map[string][2]int{"output_norm.weight": {len(m.norm), hp.Embd}}
+	if ropeFreq != nil {
+		vecs["rope_freqs.weight"] = [2]int{len(ropeFreq), hp.RopeDims / 2}
+	}
+	for l, b := range m.blocks {
+		mats = append(mats, want{b.Wq, nq, hp.Embd}, want{b.Wk, nk, hp.Embd}, want{b.Wv, nv, hp.Embd},
+			want{b.Wo, hp.Embd, hp.Heads * hp.HeadDimV}, want{b.Gate, hp.FFN, hp.Embd},
+			want{b.Up, hp.FFN, hp.Embd}, want{b.Down, hp.Embd, hp.FFN})
+		p := fmt.Sprintf("blk.%d.", l)
+		vecs[p+"attn_norm.weight"] = [2]int{len(b.AttnNorm), hp.Embd}
+		vecs[p+"ffn_norm.weight"] = [2]int{len(b.FFNNorm), hp.Embd}
+		for _, bias := range []struct {
+			name string
+			v    []float32
+			n    int
+		}{{"attn_q.bias", b.Bq, nq}, {"attn_k.bias", b.Bk, nk}, {"attn_v.bias", b.Bv, nv}, {"attn_output.bias", b.Bo, hp.Embd}} {
+			if bias.v != nil {
+				vecs[p+bias.name] = [2]int{len(bias.v), bias.n}
+			}
+		}
+	}
+	for _, w := range mats {
+		if w.m.Rows != w.rows || w.m.Cols != w.cols {
+			return fmt.Errorf("model: tensor %q is %d×%d (ne0 %d, ne1 %d), want ne0 %d, ne1 %d",
+				w.m.Name, w.m.Rows, w.m.Cols, w.m.Cols, w.m.Rows, w.cols, w.rows)
+		}
+	}
+	for name, v := range vecs {
+		if v[0] != v[1] {
+			return fmt.Errorf("model: tensor %q has %d values, want %d", name, v[0], v[1])
+		}
+	}
+	return nil
+}
+
+// prefault reads one byte of every page of every weight matrix, reporting progress.
+func (m *Model) prefault(progress func(done, total int64)) {
+	var mats []*Matrix
+	mats = append(mats, m.embd)
+	if m.output != m.embd {
+		mats = append(mats, m.output)
+	}
+	for _, b := range m.blocks {
+		mats = append(mats, b.Wq, b.Wk, b.Wv, b.Wo, b.Gate, b.Up, b.Down)
+	}
+	var total, done int64
+	for _, w := range mats {
+		total += int64(len(w.Data))
+	}
+	progress(0, total)
+	var sink byte
+	for _, w := range mats {
+		for i := 0; i < len(w.Data); i += 4096 {
+			sink ^= w.Data[i]
+		}
+		done += int64(len(w.Data))
+		progress(done, total)
+	}
+	runtime.KeepAlive(sink)
+}
+
+// Close stops the worker goroutines and closes the file; the model must not be used after.
+func (m *Model) Close() error {
+	m.pool.Close()
+	return m.file.Close()
+}
+
+// File is the GGUF file the model reads (for its tokenizer and metadata). It is closed by Close.
+func (m *Model) File() *gguf.File { return m.file }
+
+// Threads is the number of goroutines the model computes on.
+func (m *Model) Threads() int { return m.pool.Threads() }
+
+// WeightBytes is the size of the weight matrices as stored (the memory a forward pass streams).
+func (m *Model) WeightBytes() int64 {
+	n := int64(len(m.embd.Data))
+	if m.output != m.embd {
+		n += int64(len(m.output.Data))
+	}
+	for _, b := range m.blocks {
+		for _, w := range []*Matrix{b.Wq, b.Wk, b.Wv, b.Wo, b.Gate, b.Up, b.Down} {
+			n += int64(len(w.Data))
+		}
+	}
+	return n
+}
+
+// WeightType is the type of the first block's attention Q weights, the model's usual label
+// ("q4_K", "f16").
+func (m *Model) WeightType() gguf.Type { return m.blocks[0].Wq.Type }
+
+// CacheConfig returns a kvcache configuration of this model's geometry (layers, KV heads, head
+// dimensions) for pair and maxCells cells; the caller sets the overlay, gain and seed.
+func (m *Model) CacheConfig(pair kvq.Pair, maxCells int) kvcache.Config {
+	hp := m.Hparams
+	return kvcache.Config{Layers: hp.Layers, KVHeads: hp.KVHeads, HeadDimK: hp.HeadDimK,
+		HeadDimV: hp.HeadDimV, Pair: pair, MaxCells: maxCells}
+}

@@ -1,0 +1,385 @@
+package model
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kvlab/kvlab/native/gguf"
+	"github.com/kvlab/kvlab/native/kvcache"
+	"github.com/kvlab/kvlab/native/kvq"
+)
+
+// synth describes a small random model written to a GGUF file for tests.
+type synth struct {
+	arch                          string
+	typ                           gguf.Type // type of every weight matrix
+	embd, ffn, heads, kvHeads, hd int
+	layers, vocab                 int
+	bias, tied                    bool
+	drop                          string // a tensor to leave out
+	metaHD                        int    // key_length/value_length written instead of hd, when set
+	ropeBase                      float32
+}
+
+// write builds the model's GGUF file in dir and returns its path and the metadata/tensors.
+func (s synth) write(t *testing.T, seed uint64) string {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, 99))
+	w := &gguf.Writer{}
+	a := s.arch
+	w.AddKV("general.architecture", a)
+	w.AddKV(a+".embedding_length", uint32(s.embd))
+	w.AddKV(a+".block_count", uint32(s.layers))
+	w.AddKV(a+".feed_forward_length", uint32(s.ffn))
+	w.AddKV(a+".attention.head_count", uint32(s.heads))
+	w.AddKV(a+".attention.head_count_kv", uint32(s.kvHeads))
+	mhd := s.hd
+	if s.metaHD != 0 {
+		mhd = s.metaHD
+	}
+	w.AddKV(a+".attention.key_length", uint32(mhd))
+	w.AddKV(a+".attention.value_length", uint32(mhd))
+	w.AddKV(a+".attention.layer_norm_rms_epsilon", float32(1e-5))
+	w.AddKV(a+".rope.freq_base", s.ropeBase)
+	w.AddKV(a+".rope.dimension_count", uint32(mhd))
+	w.AddKV(a+".context_length", uint32(128))
+	mat := func(name string, rows, cols int, scale float64) {
+		if name == s.drop {
+			return
+		}
+		data := randomWeights(r, s.typ, rows, cols)
+		if s.typ == gguf.F32 || s.typ == gguf.F16 {
+			// Scale plain weights like a trained model's (1/√cols) so activations stay sane.
+			for i := 0; i < rows*cols; i++ {
+				v := float32(r.NormFloat64() * scale / math.Sqrt(float64(cols)))
+				if s.typ == gguf.F32 {
+					binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(v))
+				} else {
+					binary.LittleEndian.PutUint16(data[2*i:], kvq.F32ToF16(v))
+				}
+			}
+		}
+		w.AddTensor(name, s.typ, []uint64{uint64(cols), uint64(rows)}, data)
+	}
+	vec := func(name string, n int, mean, sd float64) {
+		if name == s.drop {
+			return
+		}
+		b := make([]byte, 4*n)
+		for i := 0; i < n; i++ {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(mean+sd*r.NormFloat64())))
+		}
+		w.AddTensor(name, gguf.F32, []uint64{uint64(n)}, b)
+	}
+	nq, nk := s.heads*s.hd, s.kvHeads*s.hd
+	mat("token_embd.weight", s.vocab, s.embd, 1)
+	vec("output_norm.weight", s.embd, 1, 0.1)
+	if !s.tied {
+		mat("output.weight", s.vocab, s.embd, 1)
+	}
+	for l := 0; l < s.layers; l++ {
+		p := fmt.Sprintf("blk.%d.", l)
+		vec(p+"attn_norm.weight", s.embd, 1, 0.1)
+		mat(p+"attn_q.weight", nq, s.embd, 1)
+		mat(p+"attn_k.weight", nk, s.embd, 1)
+		mat(p+"attn_v.weight", nk, s.embd, 1)
+		if s.bias {
+			vec(p+"attn_q.bias", nq, 0, 0.1)
+			vec(p+"attn_k.bias", nk, 0, 0.1)
+			vec(p+"attn_v.bias", nk, 0, 0.1)
+		}
+		mat(p+"attn_output.weight", s.embd, nq, 0.5)
+		vec(p+"ffn_norm.weight", s.embd, 1, 0.1)
+		mat(p+"ffn_gate.weight", s.ffn, s.embd, 1)
+		mat(p+"ffn_up.weight", s.ffn, s.embd, 1)
+		mat(p+"ffn_down.weight", s.embd, s.ffn, 0.5)
+	}
+	var buf bytes.Buffer
+	if _, err := w.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "synth.gguf")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// refForward is the plain float64 forward pass of the package doc comment, written
+// independently of the package's code: weights dequantized with gguf.DequantizeRow, exact
+// causal softmax attention over every position, RoPE from its definition. It returns every
+// position's logits.
+func refForward(t *testing.T, path string, arch Arch, tokens []int32) [][]float64 {
+	t.Helper()
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	a := arch.Name
+	u := func(k string) int { v, _ := f.Uint(a + "." + k); return int(v) }
+	embd, layers, heads, kvh, hd := u("embedding_length"), u("block_count"), u("attention.head_count"), u("attention.head_count_kv"), u("attention.key_length")
+	base, _ := f.Float(a + ".rope.freq_base")
+	tensor := func(name string) ([]float64, []uint64) {
+		info, ok := f.Tensor(name)
+		if !ok {
+			return nil, nil
+		}
+		data, err := f.TensorData(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := make([]float32, info.Elements())
+		if err := gguf.DequantizeRow(info.Type, data, v); err != nil {
+			t.Fatal(err)
+		}
+		out := make([]float64, len(v))
+		for i, x := range v {
+			out[i] = float64(x)
+		}
+		return out, info.Dims
+	}
+	matvec := func(w []float64, dims []uint64, x []float64) []float64 {
+		cols, rows := int(dims[0]), int(dims[1])
+		y := make([]float64, rows)
+		for r := 0; r < rows; r++ {
+			for c := 0; c < cols; c++ {
+				y[r] += w[r*cols+c] * x[c]
+			}
+		}
+		return y
+	}
+	norm := func(x, w []float64) []float64 {
+		var ss float64
+		for _, v := range x {
+			ss += v * v
+		}
+		s := 1 / math.Sqrt(ss/float64(len(x))+1e-5)
+		y := make([]float64, len(x))
+		for i := range x {
+			y[i] = w[i] * x[i] * s
+		}
+		return y
+	}
+	rot := func(v []float64, pos int) {
+		for j := 0; j < hd/2; j++ {
+			theta := float64(pos) * math.Pow(base, -2*float64(j)/float64(hd))
+			c, s := math.Cos(theta), math.Sin(theta)
+			i0, i1 := 2*j, 2*j+1
+			if arch.Rope == RopeNeox {
+				i0, i1 = j, j+hd/2
+			}
+			v[i0], v[i1] = v[i0]*c-v[i1]*s, v[i0]*s+v[i1]*c
+		}
+	}
+	emb, edims := tensor("token_embd.weight")
+	out, odims := tensor("output.weight")
+	if out == nil {
+		out, odims = emb, edims
+	}
+	onorm, _ := tensor("output_norm.weight")
+	n := len(tokens)
+	x := make([][]float64, n)
+	for i, tok := range tokens {
+		x[i] = append([]float64(nil), emb[int(tok)*embd:(int(tok)+1)*embd]...)
+	}
+	for l := 0; l < layers; l++ {
+		p := fmt.Sprintf("blk.%d.", l)
+		w := func(name string) ([]float64, []uint64) { return tensor(p + name) }
+		an, _ := w("attn_norm.weight")
+		wq, dq := w("attn_q.weight")
+		wk, dk := w("attn_k.weight")
+		wv, dv := w("attn_v.weight")
+		bq, _ := w("attn_q.bias")
+		bk, _ := w("attn_k.bias")
+		bv, _ := w("attn_v.bias")
+		wo, do := w("attn_output.weight")
+		fn, _ := w("ffn_norm.weight")
+		wg, dg := w("ffn_gate.weight")
+		wu, du := w("ffn_up.weight")
+		wd, dd := w("ffn_down.weight")
+		q, k, v := make([][]float64, n), make([][]float64, n), make([][]float64, n)
+		for i := 0; i < n; i++ {
+			h := norm(x[i], an)
+			q[i], k[i], v[i] = matvec(wq, dq, h), matvec(wk, dk, h), matvec(wv, dv, h)
+			for j := range bq {
+				q[i][j] += bq[j]
+			}
+			for j := range bk {
+				k[i][j] += bk[j]
+				v[i][j] += bv[j]
+			}
+			for hh := 0; hh < heads; hh++ {
+				rot(q[i][hh*hd:(hh+1)*hd], i)
+			}
+			for hh := 0; hh < kvh; hh++ {
+				rot(k[i][hh*hd:(hh+1)*hd], i)
+			}
+		}
+		for i := 0; i < n; i++ {
+			att := make([]float64, heads*hd)
+			for hh := 0; hh < heads; hh++ {
+				g := hh / (heads / kvh)
+				sc := make([]float64, i+1)
+				m := math.Inf(-1)
+				for j := 0; j <= i; j++ {
+					for d := 0; d < hd; d++ {
+						sc[j] += q[i][hh*hd+d] * k[j][g*hd+d]
+					}
+					sc[j] /= math.Sqrt(float64(hd))
+					m = math.Max(m, sc[j])
+				}
+				var sum float64
+				for j := range sc {
+					sc[j] = math.Exp(sc[j] - m)
+					sum += sc[j]
+				}
+				for j := range sc {
+					for d := 0; d < hd; d++ {
+						att[hh*hd+d] += sc[j] / sum * v[j][g*hd+d]
+					}
+				}
+			}
+			o := matvec(wo, do, att)
+			for j := range o {
+				x[i][j] += o[j]
+			}
+			h := norm(x[i], fn)
+			gt, up := matvec(wg, dg, h), matvec(wu, du, h)
+			for j := range gt {
+				gt[j] = gt[j] / (1 + math.Exp(-gt[j])) * up[j]
+			}
+			dn := matvec(wd, dd, gt)
+			for j := range dn {
+				x[i][j] += dn[j]
+			}
+		}
+	}
+	logits := make([][]float64, n)
+	for i := range x {
+		logits[i] = matvec(out, odims, norm(x[i], onorm))
+	}
+	return logits
+}
+
+// TestForwardMatchesReference runs small random llama and qwen2 models, with weights of
+// several types, through Forward (a batched prefill, then single-token decodes) and compares
+// every position's logits with refForward. The bound is 2e-3 of the logits' RMS: float32
+// arithmetic and f32 KV against float64.
+func TestForwardMatchesReference(t *testing.T) {
+	for _, s := range []synth{
+		{arch: "llama", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 2, vocab: 40, tied: true, ropeBase: 10000},
+		{arch: "qwen2", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 1, hd: 16, layers: 2, vocab: 40, bias: true, ropeBase: 1e6},
+		{arch: "llama", typ: gguf.F16, embd: 64, ffn: 96, heads: 2, kvHeads: 2, hd: 32, layers: 2, vocab: 40, ropeBase: 10000},
+		{arch: "qwen2", typ: gguf.Q8_0, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 2, vocab: 40, bias: true, ropeBase: 1e6},
+		{arch: "llama", typ: gguf.Q4_K, embd: 256, ffn: 256, heads: 4, kvHeads: 2, hd: 64, layers: 1, vocab: 16, ropeBase: 10000},
+		{arch: "qwen2", typ: gguf.Q6_K, embd: 256, ffn: 512, heads: 4, kvHeads: 4, hd: 64, layers: 1, vocab: 16, bias: true, tied: true, ropeBase: 1e6},
+	} {
+		t.Run(fmt.Sprintf("%s/%s", s.arch, s.typ), func(t *testing.T) {
+			path := s.write(t, uint64(s.embd*31+int(s.typ)))
+			m, err := Load(path, Options{Threads: 2, Batch: 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			tokens := []int32{1, 7, 3, 3, 9, 0, 12, 5, 2, 11}
+			ref := refForward(t, path, m.Arch, tokens)
+			c, err := kvcache.New(m.CacheConfig(kvq.Pair{K: kvq.F32, V: kvq.F32}, 32))
+			if err != nil {
+				t.Fatal(err)
+			}
+			vocab := m.Hparams.Vocab
+			pre := 7 // prefill in passes of Batch = 5 tokens, then decode
+			got := make([]float32, pre*vocab)
+			if err := m.Forward(tokens[:pre], c, got); err != nil {
+				t.Fatal(err)
+			}
+			one := make([]float32, vocab)
+			for _, tok := range tokens[pre:] {
+				if err := m.Forward([]int32{tok}, c, one); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, one...)
+			}
+			var rms float64
+			for _, row := range ref {
+				for _, v := range row {
+					rms += v * v
+				}
+			}
+			rms = math.Sqrt(rms / float64(len(ref)*vocab))
+			for i, row := range ref {
+				for j, want := range row {
+					if d := math.Abs(float64(got[i*vocab+j]) - want); d > 2e-3*rms {
+						t.Fatalf("position %d logit %d: %g, reference %g (|Δ| %g > %g)", i, j, got[i*vocab+j], want, d, 2e-3*rms)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	base := synth{arch: "llama", typ: gguf.F32, embd: 32, ffn: 48, heads: 2, kvHeads: 1, hd: 16, layers: 1, vocab: 8, ropeBase: 10000}
+	for _, tc := range []struct {
+		name string
+		s    func(s synth) synth
+		want string
+	}{
+		{"unsupported architecture", func(s synth) synth { s.arch = "mamba"; return s },
+			`model: architecture "mamba" is not supported (supported: llama, qwen2)`},
+		{"missing tensor", func(s synth) synth { s.drop = "blk.0.ffn_up.weight"; return s }, `tensor "blk.0.ffn_up.weight" is missing`},
+		{"missing qwen2 bias", func(s synth) synth { s.arch = "qwen2"; return s }, `tensor "blk.0.attn_q.bias" is missing`},
+		{"missing output norm", func(s synth) synth { s.drop = "output_norm.weight"; return s }, `"output_norm.weight" is missing`},
+		{"heads do not group", func(s synth) synth { s.heads, s.kvHeads = 3, 2; return s }, "do not group"},
+		{"wrong shape", func(s synth) synth { s.metaHD = 8; return s }, `tensor "blk.0.attn_q.weight" is 32×32 (ne0 32, ne1 32), want ne0 32, ne1 16`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := tc.s(base).write(t, 1)
+			m, err := Load(path, Options{Threads: 1})
+			if err == nil {
+				m.Close()
+				t.Fatalf("no error, want one containing %q", tc.want)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %q, want it to contain %q", err, tc.want)
+			}
+			if tc.name == "unsupported architecture" && !errors.Is(err, ErrUnsupportedArch) {
+				t.Fatalf("error %v does not wrap ErrUnsupportedArch", err)
+			}
+		})
+	}
+}
+
+// TestLoadProgress checks that Options.Progress reports monotonically up to the weight bytes.
+func TestLoadProgress(t *testing.T) {
+	s := synth{arch: "llama", typ: gguf.Q8_0, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 2, vocab: 8, ropeBase: 10000}
+	var calls [][2]int64
+	m, err := Load(s.write(t, 3), Options{Threads: 1, Progress: func(done, total int64) {
+		calls = append(calls, [2]int64{done, total})
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if len(calls) < 2 {
+		t.Fatalf("%d progress calls", len(calls))
+	}
+	last := calls[len(calls)-1]
+	if last[0] != last[1] || last[1] != m.WeightBytes() {
+		t.Fatalf("last call %v, want done = total = %d", last, m.WeightBytes())
+	}
+	for i := 1; i < len(calls); i++ {
+		if calls[i][0] < calls[i-1][0] {
+			t.Fatalf("progress went back: %v", calls)
+		}
+	}
+}
