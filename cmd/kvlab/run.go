@@ -1,0 +1,255 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/kvlab/kvlab/native/kvcache"
+	"github.com/kvlab/kvlab/native/kvq"
+	"github.com/kvlab/kvlab/native/model"
+	"github.com/kvlab/kvlab/native/sample"
+	"github.com/kvlab/kvlab/native/tokenizer"
+	"github.com/spf13/cobra"
+)
+
+// progressMin is the model file size from which `kvlab run` shows a load progress bar.
+const progressMin = 64 << 20
+
+// runOptions are the flags of `kvlab run`.
+type runOptions struct {
+	model   string
+	prompt  string
+	n       int
+	kv      string
+	window  int
+	sinks   int
+	kGain   float32
+	sampler sample.Config
+	seed    int64
+	threads int
+	ctx     int
+	asJSON  bool
+}
+
+// runResult is what `kvlab run --json` prints.
+type runResult struct {
+	Text         string  `json:"text"`
+	Tokens       int     `json:"tokens"`
+	PromptTokens int     `json:"prompt_tokens"`
+	PromptTPS    float64 `json:"prompt_tps"`
+	DecodeTPS    float64 `json:"decode_tps"`
+	KVBytes      int64   `json:"kv_bytes"`
+	KVFormat     string  `json:"kv_format"`
+	Context      int     `json:"ctx"`
+	Stop         string  `json:"stop"` // "eos", "length" or "context"
+	Seed         uint64  `json:"seed,omitempty"`
+	Threads      int     `json:"threads"`
+}
+
+func newRunCmd() *cobra.Command {
+	var o runOptions
+	cmd := &cobra.Command{
+		Use:   "run --model FILE.gguf [--prompt TEXT]",
+		Short: "Generate text from a GGUF model with the KV cache in a chosen format",
+		Long: `Load a llama-family GGUF model (llama, qwen2), prefill the prompt, and generate up to --n
+tokens with the KV cache stored in --kv (any format or K/V pair of 'kvlab formats'). The
+generated text streams to stdout as it comes (the prompt is not echoed); at the end the prompt
+and decode speed, the KV cache's bytes and its format go to stderr. With --json nothing streams
+and one JSON document is printed instead.
+
+The prompt is tokenized with BOS prepended (and the SentencePiece dummy-prefix space), as
+llama.cpp does. --temp 0 is greedy decoding; otherwise top-k, top-p and min-p filter the
+distribution before a draw seeded by --seed. Generation stops at an end-of-generation token,
+after --n tokens, or when the context (--ctx cells, default prompt + n) is full.`,
+		Example: `  kvlab run --model stories260K.gguf --temp 0 --n 200
+  kvlab run --model model.gguf --prompt "Once upon a time" --kv q8_0/q4_0 --n 64
+  kvlab run --model model.gguf --kv q2k --kv-window 128 --kv-sink 4 --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.model == "" {
+				return errors.New("--model is required")
+			}
+			o.sampler.Seed = uint64(o.seed)
+			if o.seed < 0 {
+				o.sampler.Seed = uint64(time.Now().UnixNano())
+			}
+			var onLoad func(done, total int64)
+			if st, err := os.Stat(o.model); err == nil && st.Size() >= progressMin {
+				var bar *progress
+				last := int64(0)
+				onLoad = func(done, total int64) {
+					if bar == nil {
+						bar = newProgress(cmd.ErrOrStderr(), int(total>>20), "loading weights (MiB)")
+					}
+					bar.Add(int(done>>20 - last))
+					last = done >> 20
+					if done == total {
+						bar.Finish()
+					}
+				}
+			}
+			out := cmd.OutOrStdout()
+			if o.asJSON {
+				out = io.Discard
+			}
+			res, err := runModel(cmd.Context(), o, out, cmd.ErrOrStderr(), onLoad)
+			if err != nil {
+				return err
+			}
+			if o.asJSON {
+				return writeJSON(cmd.OutOrStdout(), res)
+			}
+			if !strings.HasSuffix(res.Text, "\n") {
+				fmt.Fprintln(out)
+			}
+			w := cmd.ErrOrStderr()
+			fmt.Fprintf(w, "\nprompt: %d tokens, %.1f tokens/s\n", res.PromptTokens, res.PromptTPS)
+			fmt.Fprintf(w, "decode: %d tokens, %.1f tokens/s (%d threads, stop: %s)\n", res.Tokens, res.DecodeTPS, res.Threads, res.Stop)
+			fmt.Fprintf(w, "KV cache: %s, %d bytes for %d cells\n", res.KVFormat, res.KVBytes, res.Context)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.model, "model", "", "GGUF model file (llama or qwen2 architecture)")
+	f.StringVar(&o.prompt, "prompt", "", "text to continue (BOS is prepended)")
+	f.IntVarP(&o.n, "n", "n", 128, "tokens to generate at most")
+	f.StringVar(&o.kv, "kv", "f16", "KV format, or K/V pair (see 'kvlab formats')")
+	f.IntVar(&o.window, "kv-window", 0, "most recent cells kept exact in f16 (seed 003 overlay)")
+	f.IntVar(&o.sinks, "kv-sink", 0, "first cells kept exact in f16 (attention sinks)")
+	f.Float32Var(&o.kGain, "k-gain", 1, "q2k K reconstruction gain B")
+	f.Float32Var(&o.sampler.Temp, "temp", 0.8, "temperature; 0 is greedy")
+	f.IntVar(&o.sampler.TopK, "top-k", 40, "keep the K most likely tokens; 0 keeps all")
+	f.Float32Var(&o.sampler.TopP, "top-p", 0.95, "keep the most likely tokens up to this probability mass; 1 keeps all")
+	f.Float32Var(&o.sampler.MinP, "min-p", 0.05, "drop tokens below this fraction of the top probability; 0 keeps all")
+	f.Int64Var(&o.seed, "seed", -1, "sampling seed; -1 picks one from the clock")
+	f.IntVar(&o.threads, "threads", 0, "threads for the forward pass; 0 uses every CPU")
+	f.IntVar(&o.ctx, "ctx", 0, "KV cache capacity in cells; 0 means prompt tokens + n")
+	f.BoolVar(&o.asJSON, "json", false, "print one JSON document instead of streaming text")
+	return cmd
+}
+
+// runModel loads the model, prefills the prompt and generates, streaming text to out. progress,
+// when set, receives the load progress.
+func runModel(ctx context.Context, o runOptions, out, errw io.Writer, progress func(done, total int64)) (runResult, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if o.n < 1 {
+		return runResult{}, fmt.Errorf("--n %d: must be at least 1", o.n)
+	}
+	if o.ctx < 0 || o.threads < 0 || o.window < 0 || o.sinks < 0 {
+		return runResult{}, fmt.Errorf("--ctx, --threads, --kv-window and --kv-sink must not be negative")
+	}
+	if !(o.kGain > 0) {
+		return runResult{}, fmt.Errorf("--k-gain %g: must be positive", o.kGain)
+	}
+	pair, err := kvq.ParsePair(o.kv)
+	if err != nil {
+		return runResult{}, fmt.Errorf("--kv: %w", err)
+	}
+	smp, err := sample.New(o.sampler)
+	if err != nil {
+		return runResult{}, err
+	}
+	m, err := model.Load(o.model, model.Options{Threads: o.threads, Progress: progress})
+	if err != nil {
+		return runResult{}, err
+	}
+	defer m.Close()
+	tok, err := tokenizer.FromGGUF(m.File())
+	if err != nil {
+		return runResult{}, err
+	}
+	prompt := tok.Encode(o.prompt, true, false)
+	if len(prompt) == 0 || prompt[0] != tok.BOS() {
+		if tok.BOS() < 0 {
+			if len(prompt) == 0 {
+				return runResult{}, errors.New("the prompt is empty and the vocabulary has no BOS token to start from")
+			}
+		} else {
+			prompt = append([]int32{tok.BOS()}, prompt...)
+		}
+	}
+	cells := o.ctx
+	if cells == 0 {
+		cells = len(prompt) + o.n
+	}
+	if len(prompt) > cells {
+		return runResult{}, fmt.Errorf("the prompt is %d tokens, longer than the context of %d cells (--ctx)", len(prompt), cells)
+	}
+	cfg := m.CacheConfig(pair, cells)
+	cfg.Window, cfg.Sinks, cfg.KGain = o.window, o.sinks, o.kGain
+	cache, err := kvcache.New(cfg)
+	if err != nil {
+		return runResult{}, err
+	}
+	res := runResult{PromptTokens: len(prompt), KVFormat: pair.String(), Context: cells, Threads: m.Threads(), Stop: "length"}
+	if !o.sampler.Greedy() {
+		res.Seed = o.sampler.Seed
+	}
+	logits := make([]float32, m.Hparams.Vocab)
+	start := time.Now()
+	if err := m.Forward(prompt, cache, logits); err != nil {
+		return res, err
+	}
+	res.PromptTPS = float64(len(prompt)) / time.Since(start).Seconds()
+
+	var text strings.Builder
+	stream := tok.NewStream(false)
+	// With no prompt text the first piece's dummy-prefix space is dropped, as llama2.c prints
+	// the first piece after BOS and llama.cpp's detokenizer does.
+	strip := o.prompt == "" && tok.Kind() == tokenizer.SPM
+	emit := func(s string) error {
+		if strip && s != "" {
+			s, strip = strings.TrimPrefix(s, " "), false
+		}
+		text.WriteString(s)
+		_, err := io.WriteString(out, s)
+		return err
+	}
+	var decodeTime time.Duration
+	decoded := 0
+	for {
+		next := smp.Sample(logits)
+		if tok.IsEOG(next) {
+			res.Stop = "eos"
+			break
+		}
+		res.Tokens++
+		if err := emit(stream.Add(next)); err != nil {
+			return res, err
+		}
+		if res.Tokens == o.n {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		t0 := time.Now()
+		err := m.Forward([]int32{next}, cache, logits)
+		decodeTime += time.Since(t0)
+		if errors.Is(err, kvcache.ErrKVFull) {
+			res.Stop = "context"
+			fmt.Fprintf(errw, "\nkvlab: the context of %d cells is full (--ctx); stopping\n", cells)
+			break
+		}
+		if err != nil {
+			return res, err
+		}
+		decoded++
+	}
+	if err := emit(stream.Flush()); err != nil {
+		return res, err
+	}
+	if decoded > 0 {
+		res.DecodeTPS = float64(decoded) / decodeTime.Seconds()
+	}
+	res.Text = text.String()
+	res.KVBytes = cache.Bytes()
+	return res, nil
+}
