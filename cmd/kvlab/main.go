@@ -34,6 +34,9 @@ Every command that prints a table also takes --json.`,
 		newFormatsCmd(),
 		newGateCmd(),
 		newPlanCmd(),
+		newServeCmd(),
+		newRunCmd(),
+		newTokenizeCmd(),
 	)
 	return root
 }

@@ -1,0 +1,104 @@
+// Package web holds kvlab's page components, written in templ. The generated *_templ.go files
+// are committed; `go generate ./web` (go tool templ generate) rebuilds them.
+package web
+
+//go:generate go tool templ generate
+
+import (
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/kvlab/kvlab/native/kvq"
+	"github.com/kvlab/kvlab/wasm/calc"
+	"github.com/kvlab/kvlab/wasm/planview"
+)
+
+// PlanData is what the /plan page shows on first load, before the calculator takes over.
+type PlanData struct {
+	// Values are the form fields of the request (its query string).
+	Values url.Values
+	// Results is the server-rendered results fragment (planview.Render or RenderError).
+	Results string
+	// Calibration is the rendered seed 000 §3a calibration example.
+	Calibration string
+	// WasmURL is where the page loads calc.wasm from; WasmBytes its size.
+	WasmURL   string
+	WasmBytes int64
+	// AssetBase is the URL prefix of the static files ("/assets/").
+	AssetBase string
+}
+
+// Get returns the form value of a field.
+func (d PlanData) Get(field string) string { return d.Values.Get(field) }
+
+// Preset is the selected model preset key.
+func (d PlanData) Preset() string {
+	if p := d.Get(planview.FieldPreset); p != "" {
+		return p
+	}
+	return planview.DefaultPreset
+}
+
+// GPU is the selected GPU preset key.
+func (d PlanData) GPU() string {
+	if g := d.Get(planview.FieldGPU); g != "" {
+		return g
+	}
+	return planview.DefaultGPU
+}
+
+// Presets are the model presets.
+func (d PlanData) Presets() []calc.ModelPreset { return calc.Presets() }
+
+// GPUs are the hardware presets.
+func (d PlanData) GPUs() []calc.Hardware { return calc.HardwarePresets() }
+
+// Quants are the weight quantizations.
+func (d PlanData) Quants() []calc.WeightQuant { return calc.WeightQuants() }
+
+// FormatChoices are the pairs the page offers: the ladder's defaults, the other symmetric
+// formats, and kvq's useful asymmetric pairs, each once.
+func (d PlanData) FormatChoices() []string {
+	var out []string
+	add := func(p kvq.Pair) {
+		if s := p.String(); p.Valid() && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	for _, p := range calc.DefaultPairs() {
+		add(p)
+	}
+	for _, f := range kvq.Formats() {
+		if f != kvq.F32 && !f.KOnly() {
+			add(kvq.Pair{K: f, V: f})
+		}
+	}
+	for _, p := range kvq.UsefulPairs {
+		add(p)
+	}
+	return out
+}
+
+// FormatChecked reports whether a pair is in the ladder: the request's formats, or the
+// defaults when it names none.
+func (d PlanData) FormatChecked(name string) bool {
+	list := strings.Join(d.Values[planview.FieldFormats], ",")
+	if strings.Trim(list, ", ") == "" {
+		for _, p := range calc.DefaultPairs() {
+			if p.String() == name {
+				return true
+			}
+		}
+		return false
+	}
+	want, err := kvq.ParsePair(name)
+	if err != nil {
+		return false
+	}
+	pairs, err := kvq.ParsePairs(list)
+	return err == nil && slices.Contains(pairs, want)
+}
+
+// WasmKiB is the calculator's size in KiB, for the status line.
+func (d PlanData) WasmKiB() string { return calc.FormatFixed(float64(d.WasmBytes)/1024, 0) }
