@@ -211,3 +211,20 @@ func (b binder) bind(dst any, prefix string) error {
 	}
 	return nil
 }
+
+// ReadHparams reads the hyperparameters of a file's architecture from its header alone (no
+// tensor data), failing with ErrUnsupportedArch for an architecture the engine does not run.
+func ReadHparams(f *gguf.File) (Hparams, error) {
+	a, err := lookupArch(f.Architecture())
+	if err != nil {
+		return Hparams{}, err
+	}
+	hp, err := readHparams(f, a)
+	if err != nil {
+		return hp, err
+	}
+	if t, ok := f.Tensor("token_embd.weight"); ok && len(t.Dims) == 2 {
+		hp.Vocab = int(t.Dims[1])
+	}
+	return hp, nil
+}
