@@ -48,6 +48,19 @@ func (k LayerKind) String() string {
 	return kindNames[k]
 }
 
+// MarshalText writes the kind's name, so JSON documents read "full", not a number.
+func (k LayerKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText parses a kind's name.
+func (k *LayerKind) UnmarshalText(b []byte) error {
+	v, err := ParseLayerKind(string(b))
+	if err != nil {
+		return err
+	}
+	*k = v
+	return nil
+}
+
 // ParseLayerKind returns the kind with the given name.
 func ParseLayerKind(s string) (LayerKind, error) {
 	for k, n := range kindNames {
