@@ -37,6 +37,8 @@ Every command that prints a table also takes --json.`,
 		newServeCmd(),
 		newRunCmd(),
 		newTokenizeCmd(),
+		newInspectCmd(),
+		newPplCmd(),
 	)
 	return root
 }

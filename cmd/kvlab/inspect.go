@@ -1,0 +1,259 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/kvlab/kvlab/native/gguf"
+	"github.com/kvlab/kvlab/native/model"
+	"github.com/kvlab/kvlab/native/tokenizer"
+	"github.com/kvlab/kvlab/wasm/calc"
+	"github.com/kvlab/kvlab/wasm/ggufshape"
+	"github.com/spf13/cobra"
+)
+
+// inspectReport is what `kvlab inspect --json` prints.
+type inspectReport struct {
+	File         string          `json:"file"`
+	SizeBytes    int64           `json:"size_bytes"`
+	GGUFVersion  uint32          `json:"gguf_version"`
+	Architecture string          `json:"architecture"`
+	Name         string          `json:"name,omitempty"`
+	Supported    bool            `json:"supported"`
+	Unsupported  string          `json:"unsupported_reason,omitempty"`
+	Tensors      int             `json:"tensors"`
+	WeightTypes  map[string]int  `json:"weight_types"`
+	WeightBytes  int64           `json:"weight_bytes"`
+	Shape        *calc.Shape     `json:"shape,omitempty"`
+	Class        string          `json:"class,omitempty"`
+	ShapeError   string          `json:"shape_error,omitempty"`
+	Tokenizer    *inspectTok     `json:"tokenizer,omitempty"`
+	TokError     string          `json:"tokenizer_error,omitempty"`
+	KV           []inspectKVRow  `json:"kv_per_token,omitempty"`
+	Metadata     map[string]any  `json:"metadata,omitempty"`
+	Hparams      *model.Hparams  `json:"hparams,omitempty"`
+	TensorList   []inspectTensor `json:"tensor_list,omitempty"`
+	extraNotes   []string
+}
+
+type inspectTok struct {
+	Model     string `json:"model"`
+	Pre       string `json:"pre,omitempty"`
+	VocabSize int    `json:"vocab_size"`
+	BOS       int32  `json:"bos"`
+	EOS       int32  `json:"eos"`
+}
+
+type inspectKVRow struct {
+	Format       string  `json:"format"`
+	KiBPerTok    float64 `json:"kib_per_token"`
+	BytesAtTrain int64   `json:"bytes_at_native_context,omitempty"`
+}
+
+type inspectTensor struct {
+	Name string   `json:"name"`
+	Type string   `json:"type"`
+	Dims []uint64 `json:"dims"`
+}
+
+func newInspectCmd() *cobra.Command {
+	var asJSON, tensors, metadata bool
+	cmd := &cobra.Command{
+		Use:   "inspect FILE.gguf",
+		Short: "Show a GGUF model's architecture, shapes, weight types, tokenizer and KV size per format",
+		Long: `Read a GGUF file's header and print what kvlab knows about the model: its architecture and
+whether the engine runs it, layer shapes, weight types, the tokenizer, and the KV-cache size per
+token for each format pair (computed by the same planner code as 'kvlab plan').
+
+Only the header is parsed; tensor data is not read.`,
+		Example: "  kvlab inspect ../shared/models/stories260K.gguf\n  kvlab inspect model.gguf --json --tensors",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rep, err := inspect(args[0], tensors, metadata)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), rep)
+			}
+			return writeInspect(cmd.OutOrStdout(), rep)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	cmd.Flags().BoolVar(&tensors, "tensors", false, "list every tensor")
+	cmd.Flags().BoolVar(&metadata, "metadata", false, "list every metadata key (long arrays abbreviated)")
+	return cmd
+}
+
+func inspect(path string, withTensors, withMetadata bool) (*inspectReport, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	f, err := gguf.Read(fh, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	rep := &inspectReport{File: path, SizeBytes: st.Size(), GGUFVersion: f.Version, Architecture: f.Architecture(),
+		WeightTypes: map[string]int{}}
+	rep.Name, _ = f.String("general.name")
+	for _, t := range f.Tensors() {
+		rep.Tensors++
+		rep.WeightTypes[t.Type.String()]++
+		rep.WeightBytes += int64(t.Bytes())
+		if withTensors {
+			rep.TensorList = append(rep.TensorList, inspectTensor{Name: t.Name, Type: t.Type.String(), Dims: t.Dims})
+		}
+	}
+	if hp, err := model.ReadHparams(f); err == nil {
+		rep.Supported, rep.Hparams = true, &hp
+	} else {
+		rep.Unsupported = err.Error()
+	}
+	if rep.Tensors > 0 {
+		if shape, err := ggufshape.FromFile(f); err == nil {
+			rep.Shape, rep.Class = &shape, shape.Class().String()
+			for _, p := range calc.DefaultPairs() {
+				row := inspectKVRow{Format: p.String(), KiBPerTok: shape.BytesPerToken(p, 1) / 1024}
+				if shape.NativeContext > 0 {
+					row.BytesAtTrain = shape.KVBytes(p, shape.NativeContext, 1)
+				}
+				rep.KV = append(rep.KV, row)
+			}
+		} else {
+			rep.ShapeError = err.Error()
+		}
+	}
+	if tok, err := tokenizer.FromGGUF(f); err == nil {
+		rep.Tokenizer = &inspectTok{Model: tok.Kind().String(), Pre: tok.Pre(), VocabSize: tok.VocabSize(), BOS: tok.BOS(), EOS: tok.EOS()}
+	} else if !errors.Is(err, tokenizer.ErrNoTokenizer) {
+		rep.TokError = err.Error()
+	}
+	if withMetadata {
+		rep.Metadata = map[string]any{}
+		for _, k := range f.Keys() {
+			v, _ := f.Value(k)
+			rep.Metadata[k] = abbreviate(v)
+		}
+	}
+	return rep, nil
+}
+
+// abbreviate shortens long arrays (token lists) to their length and first few items.
+func abbreviate(v any) any {
+	switch a := v.(type) {
+	case []string:
+		if len(a) > 8 {
+			return fmt.Sprintf("[%d strings: %q …]", len(a), a[:4])
+		}
+	case []float32:
+		if len(a) > 8 {
+			return fmt.Sprintf("[%d floats: %v …]", len(a), a[:4])
+		}
+	case []int32:
+		if len(a) > 8 {
+			return fmt.Sprintf("[%d ints: %v …]", len(a), a[:4])
+		}
+	}
+	return v
+}
+
+func writeInspect(w io.Writer, r *inspectReport) error {
+	fmt.Fprintf(w, "%s (%s, GGUF v%d)\n", r.File, humanBytes(r.SizeBytes), r.GGUFVersion)
+	name := r.Architecture
+	if r.Name != "" && r.Name != r.Architecture {
+		name = fmt.Sprintf("%s (%s)", r.Name, r.Architecture)
+	}
+	fmt.Fprintf(w, "model:      %s\n", name)
+	if r.Supported {
+		hp := r.Hparams
+		fmt.Fprintf(w, "engine:     runs it (kvlab run)\n")
+		fmt.Fprintf(w, "shape:      %d layers, embd %d, ffn %d, %d heads / %d KV heads, head dim K %d V %d, vocab %d\n",
+			hp.Layers, hp.Embd, hp.FFN, hp.Heads, hp.KVHeads, hp.HeadDimK, hp.HeadDimV, hp.Vocab)
+		fmt.Fprintf(w, "rope:       base %g, %d dims, scale %g; rms eps %g; trained context %d\n",
+			hp.RopeBase, hp.RopeDims, hp.RopeScale, hp.RMSEps, hp.Context)
+	} else if r.Architecture != "" || r.Tensors > 0 {
+		fmt.Fprintf(w, "engine:     does not run it: %s\n", r.Unsupported)
+	}
+	if r.Tensors > 0 {
+		var types []string
+		for t, n := range r.WeightTypes {
+			types = append(types, fmt.Sprintf("%s×%d", t, n))
+		}
+		sort.Strings(types)
+		fmt.Fprintf(w, "weights:    %d tensors, %s (%s)\n", r.Tensors, humanBytes(r.WeightBytes), strings.Join(types, ", "))
+	} else {
+		fmt.Fprintf(w, "weights:    none (vocabulary-only file)\n")
+	}
+	if r.Tokenizer != nil {
+		pre := ""
+		if r.Tokenizer.Pre != "" {
+			pre = ", pre-tokenizer " + r.Tokenizer.Pre
+		}
+		fmt.Fprintf(w, "tokenizer:  %s, %d tokens%s, BOS %d, EOS %d\n", r.Tokenizer.Model, r.Tokenizer.VocabSize, pre, r.Tokenizer.BOS, r.Tokenizer.EOS)
+	} else if r.TokError != "" {
+		fmt.Fprintf(w, "tokenizer:  unusable: %s\n", r.TokError)
+	}
+	if r.ShapeError != "" {
+		fmt.Fprintf(w, "kv:         cannot size: %s\n", r.ShapeError)
+	}
+	if len(r.KV) > 0 {
+		fmt.Fprintf(w, "\nKV cache per token (%s):\n", r.Class)
+		t := &table{header: []string{"format", "KiB/token"}}
+		if r.Shape.NativeContext > 0 {
+			t.header = append(t.header, fmt.Sprintf("KV at %d tokens", r.Shape.NativeContext))
+		}
+		for _, k := range r.KV {
+			row := []string{k.Format, fmt.Sprintf("%.3f", k.KiBPerTok)}
+			if r.Shape.NativeContext > 0 {
+				row = append(row, humanBytes(k.BytesAtTrain))
+			}
+			t.add(row...)
+		}
+		if err := t.write(w); err != nil {
+			return err
+		}
+	}
+	if len(r.TensorList) > 0 {
+		fmt.Fprintln(w)
+		t := &table{header: []string{"tensor", "type", "dims"}, left: map[int]bool{1: true, 2: true}}
+		for _, x := range r.TensorList {
+			t.add(x.Name, x.Type, fmt.Sprint(x.Dims))
+		}
+		t.write(w)
+	}
+	if len(r.Metadata) > 0 {
+		fmt.Fprintln(w)
+		keys := make([]string, 0, len(r.Metadata))
+		for k := range r.Metadata {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(w, "%s = %v\n", k, r.Metadata[k])
+		}
+	}
+	return nil
+}
+
+// humanBytes formats a byte count with binary units.
+func humanBytes(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.2f MiB", float64(b)/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", b)
+}
