@@ -19,6 +19,7 @@ func newGateCmd() *cobra.Command {
 		cells    int
 		queries  int
 		datasets string
+		device   string
 	)
 	cmd := &cobra.Command{
 		Use:   "gate",
@@ -34,11 +35,24 @@ plus plain Gaussian data. Queries are scaled so the softmax is moderately sharp.
 Every pair is computed three ways: the reference (decode every row, float64), the codecs'
 single-row Dot/AccumulateScaled, and the fast path (batched packed reads, chunked online
 softmax). The command exits non-zero if a fast path disagrees with its reference by more than
-the stated bound.`,
-		Example: "  kvlab gate\n  kvlab gate --formats q8_0,q4_0,q8_0/q4_0 --head-dims 128 --json",
+the stated bound.
+
+With --device cuda it checks the GPU kernels against the CPU instead, one row per format pair
+(default: the pairs the GPU stores: f16, q8_0, q4_0, q8_0/q4_0, q5_1/q4_0, fp8, q2k, tq4): the
+bytes the device's quantize-on-write kernels store against native/kvq's encoders (bit-exact),
+and one decode step, with and without the FP16 window + sinks overlay, and a 64-position
+prefill, against native/attn's reference over the CPU cache holding the same bytes (relative
+error at most 1e-4). It exits non-zero on any failure.`,
+		Example: "  kvlab gate\n  kvlab gate --formats q8_0,q4_0,q8_0/q4_0 --head-dims 128 --json\n  kvlab gate --device cuda",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if device != "cpu" && device != "cuda" {
+				return fmt.Errorf("--device %q: want cpu or cuda", device)
+			}
 			pairs := lab.GatePairs()
+			if device == "cuda" {
+				pairs = cudaGatePairs()
+			}
 			if formats != "" {
 				var err error
 				if pairs, err = kvq.ParsePairs(formats); err != nil {
@@ -59,6 +73,9 @@ the stated bound.`,
 					return fmt.Errorf("--data %q: unknown dataset (valid: gaussian, outlier5x, outlier75x)", s)
 				}
 				data = append(data, dd)
+			}
+			if device == "cuda" {
+				return runGateCUDA(cmd, pairs, headDims, data, cells, queries, asJSON)
 			}
 			type job struct {
 				p  kvq.Pair
@@ -114,6 +131,7 @@ the stated bound.`,
 	cmd.Flags().IntVar(&cells, "cells", 4096, "cells (tokens) in the cache")
 	cmd.Flags().IntVar(&queries, "queries", 8, "query heads attending to the one KV head")
 	cmd.Flags().StringVar(&datasets, "data", "gaussian,outlier5x,outlier75x", "K/V distributions")
+	cmd.Flags().StringVar(&device, "device", "cpu", "cpu (the CPU fast paths) or cuda (the GPU kernels against the CPU)")
 	return cmd
 }
 

@@ -1,0 +1,338 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/kvlab/kvlab/native/attn"
+	"github.com/kvlab/kvlab/native/cuda/engine"
+	"github.com/kvlab/kvlab/native/kvcache"
+	"github.com/kvlab/kvlab/native/kvq"
+	"github.com/spf13/cobra"
+)
+
+func newBenchCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Microbenchmarks of the engine (decode attention over a synthetic cache)",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(newBenchAttnCmd())
+	return cmd
+}
+
+// benchAttnOptions are the flags of `kvlab bench attn`.
+type benchAttnOptions struct {
+	ctx      []int
+	pairs    []kvq.Pair
+	heads    int
+	kvHeads  int
+	headDim  int
+	threads  int
+	device   string
+	iters    int
+	memBytes int64
+}
+
+// benchRow is one measurement: one format pair at one context length.
+type benchRow struct {
+	Ctx          int     `json:"ctx"`
+	KV           string  `json:"kv"`
+	BytesPerCell float64 `json:"bytes_per_cell"` // K+V bytes of one cell of one layer, all KV heads
+	KVBytes      int64   `json:"kv_bytes"`       // bytes one decode step reads
+	Seconds      float64 `json:"seconds_per_token"`
+	GBps         float64 `json:"gbps"`         // KVBytes / Seconds, in 10⁹ bytes per second
+	RatioF16     float64 `json:"ratio_to_f16"` // Seconds / f16's Seconds at the same ctx; 0 without f16
+	BWFraction   float64 `json:"bw_fraction"`  // GBps / the machine's measured bandwidth
+}
+
+// benchReport is the whole command's output.
+type benchReport struct {
+	Device        string     `json:"device"`
+	DeviceName    string     `json:"device_name"`
+	Threads       int        `json:"threads,omitempty"`
+	Heads         int        `json:"heads"`
+	KVHeads       int        `json:"kv_heads"`
+	HeadDim       int        `json:"head_dim"`
+	BandwidthGBps float64    `json:"mem_bandwidth_gbps"`
+	Method        string     `json:"bandwidth_method"`
+	ReadGBps      float64    `json:"read_bandwidth_gbps,omitempty"` // CUDA: a streaming-read kernel, for context
+	Results       []benchRow `json:"results"`
+}
+
+func newBenchAttnCmd() *cobra.Command {
+	var (
+		o        benchAttnOptions
+		ctxList  string
+		kvList   string
+		asJSON   bool
+		memMiB   int
+		deviceFl string
+	)
+	cmd := &cobra.Command{
+		Use:   "attn",
+		Short: "Decode attention alone over a synthetic KV cache: time per token, GB/s, share of memory bandwidth",
+		Long: `Times one decode step of attention (one query position, one layer) over a synthetic cache of
+each context length and KV format pair, and prints per row: the time per token, the KV bytes read
+per second, the ratio to f16's time at the same context, and the fraction of the machine's memory
+bandwidth measured in the same command.
+
+Quantized decode should be bandwidth-bound, not kernel-bound (seed 000): its time should scale
+with the bytes it reads, so q4_0 should take about 54/192 of f16's time at long context.
+
+  --device cpu    native/attn.Decode over native/kvcache on --threads goroutines; the bandwidth
+                  yardstick is a large-buffer read loop on as many threads.
+  --device cuda   the GPU engine's decode (native/cuda/engine) with its split plan and combine;
+                  the yardstick is the card's device-to-device copy rate (bytes read + written
+                  per second), measured here.`,
+		Example: "  kvlab bench attn --ctx 4096,32768 --kv f16,q8_0,q4_0,q8_0/q4_0\n" +
+			"  kvlab bench attn --device cuda --ctx 65536,131072 --kv f16,q8_0,q4_0,q8_0/q4_0 --heads 40 --kv-heads 8 --head-dim 128 --json",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var err error
+			if o.ctx, err = parseInts(ctxList, "--ctx", 1); err != nil {
+				return err
+			}
+			if o.pairs, err = kvq.ParsePairs(kvList); err != nil {
+				return err
+			}
+			if o.kvHeads < 1 || o.heads < 1 || o.heads%o.kvHeads != 0 {
+				return fmt.Errorf("--heads %d must be a positive multiple of --kv-heads %d", o.heads, o.kvHeads)
+			}
+			if o.headDim < kvq.MinDim {
+				return fmt.Errorf("--head-dim %d is below the minimum %d", o.headDim, kvq.MinDim)
+			}
+			if o.iters < 1 {
+				return fmt.Errorf("--iters %d must be positive", o.iters)
+			}
+			if o.threads < 1 {
+				o.threads = runtime.GOMAXPROCS(0)
+			}
+			o.memBytes = int64(memMiB) << 20
+			o.device = deviceFl
+			var rep benchReport
+			switch deviceFl {
+			case "cpu":
+				rep, err = benchAttnCPU(o, cmd.ErrOrStderr())
+			case "cuda":
+				rep, err = benchAttnCUDA(o, cmd.ErrOrStderr())
+			default:
+				return fmt.Errorf("--device %q: want cpu or cuda", deviceFl)
+			}
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), rep)
+			}
+			return writeBenchTable(cmd.OutOrStdout(), rep)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&ctxList, "ctx", "4096,32768,131072", "comma-separated context lengths (cells)")
+	f.StringVar(&kvList, "kv", "f16,q8_0,q4_0,q8_0/q4_0,tq4", "comma-separated KV format pairs")
+	f.IntVar(&o.heads, "heads", 32, "query heads")
+	f.IntVar(&o.kvHeads, "kv-heads", 8, "KV heads")
+	f.IntVar(&o.headDim, "head-dim", 128, "head dimension")
+	f.IntVar(&o.threads, "threads", 0, "CPU threads (default: GOMAXPROCS)")
+	f.IntVar(&o.iters, "iters", 20, "timed decode steps per row (at least; the CPU path runs 0.3 s at least)")
+	f.IntVar(&memMiB, "mem-mib", 1024, "size of the buffer that measures memory bandwidth, MiB")
+	f.StringVar(&deviceFl, "device", "cpu", "cpu or cuda")
+	f.BoolVar(&asJSON, "json", false, "print one JSON document")
+	return cmd
+}
+
+// fillRatios sets each row's ratio to f16 at the same context and its bandwidth fraction.
+func fillRatios(rep *benchReport) {
+	f16 := map[int]float64{}
+	for _, r := range rep.Results {
+		if r.KV == "f16" {
+			f16[r.Ctx] = r.Seconds
+		}
+	}
+	for i := range rep.Results {
+		r := &rep.Results[i]
+		if t, ok := f16[r.Ctx]; ok && t > 0 {
+			r.RatioF16 = r.Seconds / t
+		}
+		if rep.BandwidthGBps > 0 {
+			r.BWFraction = r.GBps / rep.BandwidthGBps
+		}
+	}
+}
+
+func writeBenchTable(w io.Writer, rep benchReport) error {
+	if rep.Device == "cpu" {
+		fmt.Fprintf(w, "decode attention on the CPU (%d threads), %d heads / %d KV heads × %d; memory read bandwidth %.1f GB/s (%s)\n\n",
+			rep.Threads, rep.Heads, rep.KVHeads, rep.HeadDim, rep.BandwidthGBps, rep.Method)
+	} else {
+		fmt.Fprintf(w, "decode attention on %s, %d heads / %d KV heads × %d; copy bandwidth %.0f GB/s (%s), streaming read %.0f GB/s\n\n",
+			rep.DeviceName, rep.Heads, rep.KVHeads, rep.HeadDim, rep.BandwidthGBps, rep.Method, rep.ReadGBps)
+	}
+	t := &table{header: []string{"ctx", "kv", "B/cell", "KV MiB", "µs/token", "GB/s", "× f16", "of bandwidth"}, left: map[int]bool{1: true}}
+	for _, r := range rep.Results {
+		ratio := "-"
+		if r.RatioF16 > 0 {
+			ratio = fmt.Sprintf("%.2f", r.RatioF16)
+		}
+		t.add(strconv.Itoa(r.Ctx), r.KV, strconv.FormatFloat(r.BytesPerCell, 'g', 6, 64),
+			fmt.Sprintf("%.1f", float64(r.KVBytes)/(1<<20)), fmt.Sprintf("%.1f", r.Seconds*1e6),
+			fmt.Sprintf("%.1f", r.GBps), ratio, fmt.Sprintf("%.0f%%", 100*r.BWFraction))
+	}
+	return t.write(w)
+}
+
+// ---- CPU
+
+// cpuReadBandwidth reads a buffer of bytes bytes on threads goroutines (8 interleaved sums of
+// 64-bit words each) and returns the best of three passes in bytes per second.
+func cpuReadBandwidth(bytes int64, threads int) float64 {
+	buf := make([]uint64, max(bytes/8, 1<<16))
+	for i := range buf {
+		buf[i] = uint64(i)
+	}
+	best := 0.0
+	sink := make([]uint64, threads)
+	for pass := 0; pass < 3; pass++ {
+		start := time.Now()
+		var wg sync.WaitGroup
+		per := (len(buf) + threads - 1) / threads
+		for t := 0; t < threads; t++ {
+			wg.Go(func() {
+				part := buf[min(t*per, len(buf)):min((t+1)*per, len(buf))]
+				var s0, s1, s2, s3, s4, s5, s6, s7 uint64
+				for len(part) >= 8 {
+					v := (*[8]uint64)(part)
+					s0 += v[0]
+					s1 += v[1]
+					s2 += v[2]
+					s3 += v[3]
+					s4 += v[4]
+					s5 += v[5]
+					s6 += v[6]
+					s7 += v[7]
+					part = part[8:]
+				}
+				sink[t] = s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7
+			})
+		}
+		wg.Wait()
+		if bw := float64(len(buf)*8) / time.Since(start).Seconds(); bw > best {
+			best = bw
+		}
+	}
+	runtime.KeepAlive(sink)
+	return best
+}
+
+func benchAttnCPU(o benchAttnOptions, errw io.Writer) (benchReport, error) {
+	rep := benchReport{Device: "cpu", DeviceName: runtime.GOARCH, Threads: o.threads, Heads: o.heads, KVHeads: o.kvHeads,
+		HeadDim: o.headDim, Method: "large-buffer read loop"}
+	rep.BandwidthGBps = cpuReadBandwidth(o.memBytes, o.threads) / 1e9
+	prog := newProgress(errw, len(o.ctx)*len(o.pairs), "bench attn")
+	defer prog.Finish()
+	d, hn := o.headDim, o.kvHeads
+	r := rand.New(rand.NewPCG(1, 2))
+	q := make([]float32, o.heads*d)
+	for i := range q {
+		q[i] = float32(r.NormFloat64())
+	}
+	out := make([]float32, o.heads*d)
+	shape := attn.Shape{Heads: o.heads, KVHeads: hn, HeadDimK: d, HeadDimV: d, Scale: float32(1 / math.Sqrt(float64(d))), Threads: o.threads}
+	for _, n := range o.ctx {
+		for _, p := range o.pairs {
+			c, err := kvcache.New(kvcache.Config{Layers: 1, KVHeads: hn, HeadDimK: d, HeadDimV: d, Pair: p, MaxCells: n, Seed: 1})
+			if err != nil {
+				return rep, err
+			}
+			if err := fillCache(c, n, hn*d, r); err != nil {
+				return rep, err
+			}
+			keys, vals := c.Keys(0, true), c.Values(0, true)
+			run := func() error { return attn.Decode(out, q, shape, keys, vals, 0, n) }
+			if err := run(); err != nil {
+				return rep, err
+			}
+			var iters int
+			start := time.Now()
+			for iters < o.iters || time.Since(start) < 300*time.Millisecond {
+				if err := run(); err != nil {
+					return rep, err
+				}
+				iters++
+			}
+			sec := time.Since(start).Seconds() / float64(iters)
+			bytes := p.Bytes(int64(n), d, d, hn)
+			rep.Results = append(rep.Results, benchRow{Ctx: n, KV: p.String(), BytesPerCell: p.BytesPerToken(d, d, hn),
+				KVBytes: bytes, Seconds: sec, GBps: float64(bytes) / sec / 1e9})
+			prog.Add(1)
+		}
+	}
+	fillRatios(&rep)
+	return rep, nil
+}
+
+// fillCache writes n cells of synthetic Gaussian K and V (row values per cell) in chunks.
+func fillCache(c *kvcache.Cache, n, row int, r *rand.Rand) error {
+	const chunk = 2048
+	k := make([]float32, chunk*row)
+	v := make([]float32, chunk*row)
+	for pos := 0; pos < n; pos += chunk {
+		m := min(chunk, n-pos)
+		for i := range k[:m*row] {
+			k[i], v[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+		}
+		if err := c.Write(0, k[:m*row], v[:m*row], m); err != nil {
+			return err
+		}
+		if err := c.Commit(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ---- CUDA
+
+func benchAttnCUDA(o benchAttnOptions, errw io.Writer) (benchReport, error) {
+	e, err := engine.Open(0)
+	if err != nil {
+		return benchReport{}, err
+	}
+	defer e.Close()
+	info := e.Info()
+	rep := benchReport{Device: "cuda", DeviceName: info.Name, Heads: o.heads, KVHeads: o.kvHeads, HeadDim: o.headDim,
+		Method: "device-to-device copy, bytes read + written per second"}
+	cp, err := e.CopyBandwidth(o.memBytes, 20)
+	if err != nil {
+		return rep, fmt.Errorf("copy bandwidth: %w", err)
+	}
+	rep.BandwidthGBps = cp / 1e9
+	if rd, err := e.ReadBandwidth(o.memBytes, 20); err == nil {
+		rep.ReadGBps = rd / 1e9
+	} else {
+		return rep, fmt.Errorf("read bandwidth: %w", err)
+	}
+	prog := newProgress(errw, len(o.ctx)*len(o.pairs), "bench attn (cuda)")
+	defer prog.Finish()
+	for _, n := range o.ctx {
+		for _, p := range o.pairs {
+			b, err := e.BenchDecode(kvcache.Config{KVHeads: o.kvHeads, HeadDimK: o.headDim, HeadDimV: o.headDim, Pair: p, Seed: 1}, n, o.heads, o.iters)
+			if err != nil {
+				return rep, err
+			}
+			sec := b.Time.Seconds()
+			rep.Results = append(rep.Results, benchRow{Ctx: n, KV: p.String(), BytesPerCell: p.BytesPerToken(o.headDim, o.headDim, o.kvHeads),
+				KVBytes: b.KVBytes, Seconds: sec, GBps: float64(b.KVBytes) / sec / 1e9})
+			prog.Add(1)
+		}
+	}
+	fillRatios(&rep)
+	return rep, nil
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kvlab/kvlab/native/cuda"
+	"github.com/kvlab/kvlab/native/cuda/engine"
+)
+
+func TestBenchAttnCPUJSON(t *testing.T) {
+	out, err := run(t, "bench", "attn", "--ctx", "512", "--kv", "f16,q4_0,q8_0/q4_0", "--heads", "4", "--kv-heads", "2",
+		"--head-dim", "64", "--iters", "1", "--mem-mib", "8", "--threads", "1", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep benchReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Device != "cpu" || len(rep.Results) != 3 || rep.BandwidthGBps <= 0 {
+		t.Fatalf("%+v", rep)
+	}
+	for _, r := range rep.Results {
+		if r.Seconds <= 0 || r.GBps <= 0 || r.RatioF16 <= 0 || r.BWFraction <= 0 {
+			t.Errorf("row %+v", r)
+		}
+		if r.KV == "f16" && r.RatioF16 != 1 {
+			t.Errorf("f16 ratio %g", r.RatioF16)
+		}
+	}
+	// The bytes read are kvq's: q4_0 at head_dim 64 is 2 heads × (36 + 36) bytes per cell.
+	if r := rep.Results[1]; r.KV != "q4_0" || r.BytesPerCell != 144 || r.KVBytes != 512*144 {
+		t.Errorf("q4_0 row %+v", r)
+	}
+}
+
+func TestBenchAttnRejects(t *testing.T) {
+	for _, args := range [][]string{
+		{"--device", "tpu"}, {"--heads", "5", "--kv-heads", "2"}, {"--ctx", "0"}, {"--kv", "q9_9"}, {"--iters", "0"},
+	} {
+		if _, err := run(t, append([]string{"bench", "attn", "--ctx", "64", "--mem-mib", "1"}, args...)...); err == nil {
+			t.Errorf("%v: accepted", args)
+		}
+	}
+}
+
+// TestCUDACommandsWithoutDriver: with no driver, the GPU paths fail in one line naming it.
+func TestCUDACommandsWithoutDriver(t *testing.T) {
+	t.Setenv("KVLAB_CUDA_DRIVER", filepath.Join(t.TempDir(), "libcuda.so.1"))
+	if _, err := engine.Open(0); err == nil {
+		t.Skip("a CUDA driver was loaded earlier in this process")
+	}
+	for _, args := range [][]string{
+		{"bench", "attn", "--device", "cuda", "--ctx", "64"},
+		{"gate", "--device", "cuda"},
+	} {
+		_, err := run(t, args...)
+		if !errors.Is(err, cuda.ErrNoCUDA) || !strings.HasPrefix(err.Error(), "no CUDA driver found: ") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
+	if _, err := run(t, "gate", "--device", "cuda", "--head-dims", "96"); !errors.Is(err, engine.ErrUnsupported) {
+		t.Errorf("gate --device cuda --head-dims 96: %v", err)
+	}
+}
