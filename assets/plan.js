@@ -30,7 +30,25 @@
     results.dataset.seq = String(Number(results.dataset.seq || 0) + 1);
     const qs = new URLSearchParams(e).toString();
     history.replaceState(null, "", qs ? "?" + qs : location.pathname);
+    updateLabLink();
   }
+
+  // updateLabLink points "measure in the lab" at the current choice: the policy's pick first,
+  // then the other checked formats, as the lab's arm set.
+  function updateLabLink() {
+    const link = document.getElementById("to-lab");
+    if (!link) return;
+    const arms = [];
+    const pick = document.getElementById("policy-choice");
+    if (pick && pick.textContent.trim()) arms.push(pick.textContent.trim());
+    for (const cb of form.querySelectorAll("input[name=formats]:checked")) {
+      if (!arms.some((a) => same(a, cb.value))) arms.push(cb.value);
+    }
+    link.href = "/lab?" + new URLSearchParams({ arms: arms.slice(0, 8).join(",") }).toString();
+  }
+  // same compares two pairs, "q8_0" and "q8_0/q8_0" being one.
+  const same = (a, b) => norm(a) === norm(b);
+  const norm = (p) => (p.includes("/") ? p : p + "/" + p);
 
   form.addEventListener("input", recompute);
   form.addEventListener("change", recompute);

@@ -32,7 +32,7 @@ func body(t *testing.T, r *http.Response) string {
 }
 
 func TestRoutes(t *testing.T) {
-	h := New(Config{}).Handler()
+	h := mustNew(t, Config{}).Handler()
 	for _, tc := range []struct {
 		name, target string
 		status       int
@@ -82,7 +82,8 @@ func TestServeShutsDown(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- New(Config{}).ServeListener(ctx, ln) }()
+	srv := mustNew(t, Config{})
+	go func() { done <- srv.ServeListener(ctx, ln) }()
 	resp, err := http.Get("http://" + ln.Addr().String() + "/healthz")
 	if err != nil {
 		t.Fatal(err)

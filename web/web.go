@@ -102,3 +102,23 @@ func (d PlanData) FormatChecked(name string) bool {
 
 // WasmKiB is the calculator's size in KiB, for the status line.
 func (d PlanData) WasmKiB() string { return calc.FormatFixed(float64(d.WasmBytes)/1024, 0) }
+
+// LabURL is the link that sends the planner's formats to the lab as an A/B arm set: the checked
+// formats (the policy's pick is moved first by plan.js once the page computes it).
+func (d PlanData) LabURL() string {
+	var arms []string
+	for _, f := range d.FormatChoices() {
+		if d.FormatChecked(f) {
+			arms = append(arms, f)
+		}
+	}
+	return LabLink(arms)
+}
+
+// LabLink is the /lab URL preset with an arm set.
+func LabLink(arms []string) string {
+	if len(arms) == 0 {
+		return "/lab"
+	}
+	return "/lab?" + url.Values{"arms": {strings.Join(arms, ",")}}.Encode()
+}

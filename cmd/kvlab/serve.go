@@ -2,50 +2,188 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
+	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
+	"github.com/kvlab/kvlab/internal/discover"
+	"github.com/kvlab/kvlab/internal/history"
 	"github.com/kvlab/kvlab/server"
+	"github.com/kvlab/kvlab/web"
 	"github.com/spf13/cobra"
 )
 
+// serveOptions are the flags of `kvlab serve`.
+type serveOptions struct {
+	addr          string
+	models        []string
+	kv            string
+	ctx           int
+	apiKey        string
+	dataDir       string
+	maxConcurrent int
+	maxQueue      int
+	threads       int
+	noDiscover    bool
+	verbose       bool
+}
+
 func newServeCmd() *cobra.Command {
-	var addr string
-	var verbose bool
+	var o serveOptions
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the kvlab pages: the planner at /plan",
-		Long: `Serve kvlab over HTTP. This version serves the planner at /plan: the size ladder, the spill
-cliff and the auto KV-tier pick, computed in your browser by the planner compiled to
-WebAssembly (embedded in this binary). Once the page has loaded it keeps working with the server
-stopped. Dropping a GGUF file on the page reads only its header, in the browser.
+		Short: "Serve the dashboard (plan, chat, lab, runs, system), the OpenAI-compatible API and metrics",
+		Long: `Serve kvlab over HTTP:
 
-The server listens on 127.0.0.1:8080 by default (loopback only); --addr changes it. /healthz
-answers {"status":"ok"}. Stop it with Ctrl-C.`,
-		Example: "  kvlab serve\n  kvlab serve --addr :9000",
-		Args:    cobra.NoArgs,
+  /plan     the size ladder, spill cliff and auto KV-tier pick, computed in the browser
+  /chat     chat with a model, streamed over a websocket, with a Stop that stops the server
+  /lab      live A/B of KV formats: each arm's text side by side, running KL and top-1
+  /runs     the run history; /system the machine, memory, models and KV in use
+  /v1/...   OpenAI-compatible chat/completions, completions (streaming or not) and models
+  /api/...  kvlab's JSON API (plan, runs, A/B, models, system); /metrics for Prometheus
+
+Models are the --model files, or, without --model, the GGUF files found in the usual places:
+~/.cache/kvlab/models, the Hugging Face cache, Ollama's model store and LM Studio's folder.
+A --model file is loaded at start; a found one on first use.
+
+--kv auto (the default) runs the auto KV-tier policy when a model loads: the least compressed
+of f16, q8_0, q8_0/q4_0, q5_1/q4_0 whose caches (one per concurrent generation, at the full
+--ctx) fit the free memory less the weights and a 1.5 GiB reserve. The choice and its reason
+are logged; --kv FORMAT overrides it.
+
+The server listens on 127.0.0.1:8080 (loopback only). Any other address needs --api-key (or
+KVLAB_API_KEY): clients send it as Authorization: Bearer KEY; the pages ask for it once.
+At most --max-concurrent generations run at once and --max-queue wait; past that requests get
+503 {"error":{"code":"busy"}}. Ctrl-C finishes in-flight work (up to 10 s), then stops.`,
+		Example: `  kvlab serve
+  kvlab serve --model stories260K.gguf --kv q8_0/q4_0
+  kvlab serve --addr 0.0.0.0:8080 --api-key "$(openssl rand -hex 16)"`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			level := slog.LevelInfo
-			if verbose {
-				level = slog.LevelDebug
-			}
-			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
-			srv := server.New(server.Config{Addr: addr, Logger: log})
-			ln, err := net.Listen("tcp", srv.Addr())
-			if err != nil {
-				return fmt.Errorf("serve: %w", err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "kvlab: serving http://%s/plan (Ctrl-C to stop)\n", displayAddr(ln.Addr()))
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
-			return srv.ServeListener(ctx, ln)
+			return runServe(cmd, o)
 		},
 	}
-	cmd.Flags().StringVar(&addr, "addr", server.DefaultAddr, "TCP address to listen on (host:port)")
-	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "log every request")
+	f := cmd.Flags()
+	f.StringVar(&o.addr, "addr", server.DefaultAddr, "TCP address to listen on (host:port); not loopback needs --api-key")
+	f.StringArrayVar(&o.models, "model", nil, "GGUF model file to serve (repeatable); without it, models are discovered")
+	f.StringVar(&o.kv, "kv", "auto", "KV format or K/V pair of every cache, or auto for the KV-tier policy")
+	f.IntVar(&o.ctx, "ctx", 0, "context per sequence in tokens; 0 is the model's trained context, at most 4096")
+	f.StringVar(&o.apiKey, "api-key", os.Getenv("KVLAB_API_KEY"), "API key required on every route but /healthz (default $KVLAB_API_KEY)")
+	f.StringVar(&o.dataDir, "data", "", "directory of the run history runs.db (default: the database `kvlab runs` reads)")
+	f.IntVar(&o.maxConcurrent, "max-concurrent", server.DefaultMaxConcurrent, "generations running at once")
+	f.IntVar(&o.maxQueue, "max-queue", server.DefaultMaxQueue, "generations waiting for a slot before requests are refused as busy (0: none)")
+	f.IntVar(&o.threads, "threads", 0, "threads per forward pass; 0 uses every CPU")
+	f.BoolVar(&o.noDiscover, "no-discover", false, "do not search the usual places for models")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "log every request")
 	return cmd
+}
+
+// runServe starts the server and serves until SIGINT or SIGTERM.
+func runServe(cmd *cobra.Command, o serveOptions) error {
+	level := slog.LevelInfo
+	if o.verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+	if o.maxConcurrent < 1 {
+		return fmt.Errorf("--max-concurrent %d: must be at least 1", o.maxConcurrent)
+	}
+	if o.maxQueue < 0 {
+		return fmt.Errorf("--max-queue %d: must not be negative", o.maxQueue)
+	}
+	models, places, err := serveModels(o)
+	if err != nil {
+		return err
+	}
+	historyPath, err := historyPath(o.dataDir)
+	if err != nil {
+		return err
+	}
+	queue := o.maxQueue
+	if queue == 0 {
+		queue = -1
+	}
+	server.Version = version
+	srv, err := server.New(server.Config{
+		Addr: o.addr, Logger: log, APIKey: o.apiKey, Models: models, Places: places.Describe(), KV: o.kv, Ctx: o.ctx,
+		Threads: o.threads, MaxConcurrent: o.maxConcurrent, MaxQueue: queue, HistoryPath: historyPath,
+	})
+	if err != nil {
+		return err
+	}
+	if len(o.models) > 0 {
+		if err := srv.Preload(); err != nil {
+			srv.Close()
+			return err
+		}
+	}
+	ln, err := net.Listen("tcp", srv.Addr())
+	if err != nil {
+		srv.Close()
+		return fmt.Errorf("serve: %w", err)
+	}
+	printBanner(cmd.OutOrStdout(), displayAddr(ln.Addr()), models, places)
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return srv.ServeListener(ctx, ln)
+}
+
+// serveModels resolves the --model files, or discovers models when there are none.
+func serveModels(o serveOptions) ([]discover.Model, discover.Places, error) {
+	home, _ := os.UserHomeDir()
+	places := discover.DefaultPlaces(home)
+	if len(o.models) == 0 {
+		if o.noDiscover || home == "" {
+			return nil, places, nil
+		}
+		return discover.Find(places), places, nil
+	}
+	var out []discover.Model
+	names := map[string]int{}
+	for _, path := range o.models {
+		m, err := discover.Inspect(path)
+		if err != nil {
+			return nil, places, fmt.Errorf("--model %s: %w", path, err)
+		}
+		names[m.Name]++
+		if n := names[m.Name]; n > 1 {
+			m.Name = fmt.Sprintf("%s#%d", m.Name, n)
+		}
+		out = append(out, m)
+	}
+	return out, places, nil
+}
+
+// historyPath is the run history database: runs.db in --data DIR, else the one `kvlab runs`
+// reads by default ($KVLAB_DB, or runs.db in kvlab's configuration directory).
+func historyPath(dataDir string) (string, error) {
+	if dataDir != "" {
+		return filepath.Join(dataDir, "runs.db"), nil
+	}
+	p, err := history.DefaultPath()
+	if err != nil {
+		return "", fmt.Errorf("the run history: %w (set --data DIR)", err)
+	}
+	return p, nil
+}
+
+// printBanner says where the server is and what it serves.
+func printBanner(w io.Writer, addr string, models []discover.Model, places discover.Places) {
+	fmt.Fprintf(w, "kvlab: serving http://%s/ (Ctrl-C to stop)\n", addr)
+	if len(models) == 0 {
+		fmt.Fprintln(w, "kvlab: no models: the planner works; for chat and the lab, restart with --model FILE.gguf or put a .gguf file in:")
+		for _, p := range places.Describe() {
+			fmt.Fprintln(w, "  "+p)
+		}
+		return
+	}
+	for _, m := range models {
+		fmt.Fprintf(w, "kvlab: model %s (%s, %s, %s)\n", m.Name, m.Arch, web.Bytes(m.Size), m.Source)
+	}
 }
 
 // displayAddr is a listen address as a browser can open it: an unspecified host becomes

@@ -71,7 +71,11 @@ func startServer(t *testing.T) (base string, stop func()) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- server.New(server.Config{Addr: ln.Addr().String()}).ServeListener(ctx, ln) }()
+	srv, err := server.New(server.Config{Addr: ln.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- srv.ServeListener(ctx, ln) }()
 	stopped := false
 	stop = func() {
 		if !stopped {

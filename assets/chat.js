@@ -1,0 +1,207 @@
+// chat.js runs /chat: a conversation streamed over /ws/chat. Tokens are buffered and drawn once
+// per animation frame (not one DOM update per token); the conversation is kept in localStorage
+// so that it survives a reload, and the server keeps it for a while under the same session id.
+"use strict";
+(() => {
+  const root = document.getElementById("chat");
+  const form = document.getElementById("composer");
+  if (!root || !form) return; // no models: the page shows how to add one
+  const ui = globalThis.kvlabUI;
+  const $ = (id) => document.getElementById(id);
+  const messagesEl = $("messages"), prompt = $("prompt"), sendBtn = $("send"), stopBtn = $("stop");
+  const model = $("model"), state = $("gen-state"), connState = $("conn-state");
+  const prefill = $("prefill"), prefillText = $("prefill-text"), ntok = $("ntok"), tps = $("tps");
+  const ctxMeter = $("ctx-meter"), ctxText = $("ctx-text"), kvFormat = $("kv-format"), kvBytes = $("kv-bytes");
+
+  const SESSION_KEY = "kvlab.chat.session";
+  let session = ui.store.get(SESSION_KEY, null);
+  if (!session) { session = ui.randomID(); ui.store.set(SESSION_KEY, session); }
+  const convKey = () => "kvlab.chat." + session;
+  let conv = ui.store.get(convKey(), { model: "", messages: [] });
+  if (conv.model && Array.from(model.options).some((o) => o.value === conv.model)) model.value = conv.model;
+
+  // The reply being generated: its element, the text drawn so far and the text waiting.
+  let live = null;
+  let generating = false;
+
+  const setState = (s, text) => { state.dataset.state = s; state.textContent = text || s; };
+
+  function bubble(role, text) {
+    const div = ui.el("div", "msg " + role);
+    div.dataset.role = role;
+    div.appendChild(ui.el("div", "who", role === "user" ? "you" : role));
+    div.appendChild(ui.el("div", "text", text));
+    messagesEl.appendChild(div);
+    return div;
+  }
+  function renderAll() {
+    messagesEl.textContent = "";
+    for (const m of conv.messages) {
+      const b = bubble(m.role, m.content);
+      if (m.note) b.appendChild(ui.el("div", "note", m.note));
+    }
+    messagesEl.scrollTop = messagesEl.scrollHeight;
+  }
+  const save = () => { conv.model = model.value; ui.store.set(convKey(), conv); };
+  let saveTimer = 0;
+  const saveSoon = () => { if (!saveTimer) saveTimer = setTimeout(() => { saveTimer = 0; save(); }, 400); };
+
+  // Drawing: tokens append to live.pending; one animation frame moves it into the DOM.
+  let frame = 0;
+  const stats = {};
+  function draw() {
+    frame = 0;
+    if (live && live.pending) {
+      live.text += live.pending;
+      live.pending = "";
+      live.textEl.textContent = live.text;
+      live.msg.content = live.text;
+      const nearBottom = messagesEl.scrollHeight - messagesEl.scrollTop - messagesEl.clientHeight < 80;
+      if (nearBottom) messagesEl.scrollTop = messagesEl.scrollHeight;
+      saveSoon();
+    }
+    if (stats.n !== undefined) ntok.textContent = String(stats.n);
+    if (stats.tps) tps.textContent = stats.tps.toFixed(1);
+    if (stats.ctx) {
+      ctxMeter.max = stats.ctx; ctxMeter.value = stats.used || 0;
+      ctxText.textContent = (stats.used || 0) + " / " + stats.ctx;
+      if (stats.bpc) kvBytes.textContent = ui.bytes((stats.used || 0) * stats.bpc) + " used of " + ui.bytes(stats.kv);
+    }
+  }
+  const schedule = () => { if (!frame) frame = requestAnimationFrame(draw); };
+
+  function finish(note, stateName) {
+    generating = false;
+    sendBtn.disabled = false;
+    stopBtn.disabled = true;
+    if (live) {
+      draw();
+      if (note) { live.msg.note = note; live.el.appendChild(ui.el("div", "note", note)); }
+      live.el.classList.remove("streaming");
+      if (!live.text && stateName === "error") conv.messages.pop();
+      live = null;
+    }
+    save();
+    setState(stateName, stateName === "done" ? "done" : undefined);
+    prompt.focus();
+  }
+
+  function onMessage(m) {
+    switch (m.type) {
+      case "queued":
+        setState("queued", "queued: waiting for a free slot");
+        break;
+      case "start":
+        setState("prefill", "processing the prompt");
+        kvFormat.textContent = m.kv_format;
+        Object.assign(stats, { ctx: m.ctx, used: 0, bpc: m.bytes_per_cell, kv: m.kv_bytes, n: 0, tps: 0 });
+        prefill.max = 1; prefill.value = 0; prefillText.textContent = m.prompt_tokens + " tokens";
+        tps.textContent = "–";
+        schedule();
+        break;
+      case "prefill":
+        prefill.max = m.total; prefill.value = m.done;
+        prefillText.textContent = m.done + " / " + m.total + " tokens";
+        stats.used = m.ctx_used;
+        schedule();
+        break;
+      case "token":
+        if (state.dataset.state !== "generating") setState("generating");
+        if (live) live.pending += m.text || "";
+        stats.n = m.n; stats.used = m.ctx_used;
+        if (m.tps) stats.tps = m.tps;
+        schedule();
+        break;
+      case "done": {
+        const r = m.result || {};
+        if (r.ctx) { stats.ctx = r.ctx; stats.used = r.ctx_used; }
+        if (r.decode_tps) stats.tps = r.decode_tps;
+        if (r.tokens !== undefined) stats.n = r.tokens;
+        if (r.prompt_tokens !== undefined) {
+          prefill.max = 1; prefill.value = 1;
+          prefillText.textContent = r.prompt_tokens + " tokens (" + (r.cached_tokens || 0) + " cached)";
+        }
+        const stopped = r.stop === "cancelled";
+        const note = stopped ? "stopped after " + (r.tokens || 0) + " tokens" :
+          (r.tokens || 0) + " tokens · " + (r.decode_tps ? r.decode_tps.toFixed(1) + " tok/s · " : "") + "stop: " + r.stop;
+        finish(note, stopped ? "stopped" : "done");
+        break;
+      }
+      case "error":
+        if (generating) {
+          finish("error: " + m.error, "error");
+        }
+        setState("error", "error: " + m.error);
+        break;
+    }
+  }
+
+  const sock = ui.socket("/ws/chat", onMessage, (s, code) => {
+    connState.textContent = s === "open" ? "connected" : "disconnected (" + s + "), reconnecting…";
+    connState.dataset.state = s === "open" ? "open" : "closed";
+    if (s !== "open" && generating) finish("connection lost", "error");
+  });
+
+  function send() {
+    const text = prompt.value.trim();
+    if (!text || generating) return;
+    if (!sock.ready()) { setState("error", "not connected to the server"); return; }
+    conv.messages.push({ role: "user", content: text });
+    bubble("user", text);
+    const msg = { role: "assistant", content: "" };
+    const payload = {
+      type: "chat", session, model: model.value,
+      messages: conv.messages.map(({ role, content }) => ({ role, content })),
+      max_tokens: Number($("max-tokens").value) || undefined,
+      temperature: Number($("temperature").value),
+      top_p: Number($("top-p").value),
+    };
+    conv.messages.push(msg);
+    const el = bubble("assistant", "");
+    el.classList.add("streaming");
+    live = { el, textEl: el.querySelector(".text"), text: "", pending: "", msg };
+    prompt.value = "";
+    messagesEl.scrollTop = messagesEl.scrollHeight;
+    generating = true;
+    sendBtn.disabled = true;
+    stopBtn.disabled = false;
+    setState("waiting", "sent");
+    save();
+    sock.send(payload);
+  }
+
+  function stop() {
+    if (generating) { sock.send({ type: "stop" }); setState("stopping", "stopping…"); }
+  }
+
+  form.addEventListener("submit", (ev) => { ev.preventDefault(); send(); });
+  stopBtn.addEventListener("click", stop);
+  prompt.addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) { ev.preventDefault(); send(); }
+  });
+  document.addEventListener("keydown", (ev) => { if (ev.key === "Escape") stop(); });
+  model.addEventListener("change", save);
+  $("new-chat").addEventListener("click", () => {
+    if (generating) stop();
+    ui.store.del(convKey());
+    fetch("/api/sessions/" + session, { method: "DELETE" }).catch(() => {});
+    session = ui.randomID();
+    ui.store.set(SESSION_KEY, session);
+    conv = { model: model.value, messages: [] };
+    renderAll();
+    setState("idle");
+    prompt.focus();
+  });
+
+  // A conversation the browser lost (another browser profile, cleared storage) but the server
+  // still keeps is fetched back.
+  if (conv.messages.length === 0) {
+    fetch("/api/sessions/" + session).then((r) => r.ok ? r.json() : null).then((s) => {
+      if (s && s.messages && conv.messages.length === 0) { conv.messages = s.messages; renderAll(); }
+    }).catch(() => {});
+  }
+  // A reply cut short by a reload is kept as it was, marked.
+  const last = conv.messages[conv.messages.length - 1];
+  if (last && last.role === "assistant" && !last.note) last.note = "interrupted";
+  renderAll();
+})();

@@ -1,0 +1,204 @@
+// Package chattemplate turns a conversation into the prompt text a model was trained on. It does
+// not run the Jinja template a GGUF file stores in tokenizer.chat_template; it recognises which
+// of the common formats that template writes (Llama 2, ChatML, Llama 3, Gemma) from marker
+// strings in its text and renders that format in Go, as llama.cpp's built-in templates do. A
+// model without a recognised template gets a plain transcript.
+package chattemplate
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Message is one turn of a conversation.
+type Message struct {
+	Role    string `json:"role"` // "system", "user" or "assistant"
+	Content string `json:"content"`
+}
+
+// Roles a message may have.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// Kind is a chat format.
+type Kind string
+
+// Formats Detect recognises.
+const (
+	Plain  Kind = "plain"
+	Llama2 Kind = "llama2"
+	ChatML Kind = "chatml"
+	Llama3 Kind = "llama3"
+	Gemma  Kind = "gemma"
+)
+
+// Detect returns the format a Jinja chat template writes, by the markers in its text: Llama 3's
+// <|start_header_id|>, ChatML's <|im_start|>, Gemma's <start_of_turn>, Llama 2's [INST]. An
+// empty or unrecognised template is Plain.
+func Detect(tmpl string) Kind {
+	switch {
+	case strings.Contains(tmpl, "<|start_header_id|>"):
+		return Llama3
+	case strings.Contains(tmpl, "<|im_start|>"):
+		return ChatML
+	case strings.Contains(tmpl, "<start_of_turn>"):
+		return Gemma
+	case strings.Contains(tmpl, "[INST]"):
+		return Llama2
+	}
+	return Plain
+}
+
+// Validate checks a conversation: at least one message, known roles, and a system message
+// only first.
+func Validate(msgs []Message) error {
+	if len(msgs) == 0 {
+		return fmt.Errorf("chattemplate: the conversation has no messages")
+	}
+	for i, m := range msgs {
+		switch m.Role {
+		case RoleUser, RoleAssistant:
+		case RoleSystem:
+			if i != 0 {
+				return fmt.Errorf("chattemplate: message %d: a system message must come first", i)
+			}
+		default:
+			return fmt.Errorf("chattemplate: message %d: unknown role %q (want system, user or assistant)", i, m.Role)
+		}
+	}
+	return nil
+}
+
+// Render writes msgs in format k, ending with the opening of the assistant's turn (so the model
+// writes the reply) unless the last message is the assistant's, which is then continued. It
+// writes no BOS: the tokenizer adds it. Special tokens appear as text, to be parsed by the
+// tokenizer.
+func Render(k Kind, msgs []Message) (string, error) {
+	if err := Validate(msgs); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	last := msgs[len(msgs)-1]
+	cont := last.Role == RoleAssistant
+	switch k {
+	case ChatML:
+		for i, m := range msgs {
+			b.WriteString("<|im_start|>" + m.Role + "\n" + m.Content)
+			if !(cont && i == len(msgs)-1) {
+				b.WriteString("<|im_end|>\n")
+			}
+		}
+		if !cont {
+			b.WriteString("<|im_start|>assistant\n")
+		}
+	case Llama3:
+		for i, m := range msgs {
+			b.WriteString("<|start_header_id|>" + m.Role + "<|end_header_id|>\n\n" + strings.TrimSpace(m.Content))
+			if !(cont && i == len(msgs)-1) {
+				b.WriteString("<|eot_id|>")
+			}
+		}
+		if !cont {
+			b.WriteString("<|start_header_id|>assistant<|end_header_id|>\n\n")
+		}
+	case Gemma:
+		system := ""
+		for i, m := range msgs {
+			if m.Role == RoleSystem {
+				system = m.Content + "\n\n"
+				continue
+			}
+			role := "user"
+			if m.Role == RoleAssistant {
+				role = "model"
+			}
+			b.WriteString("<start_of_turn>" + role + "\n")
+			if role == "user" {
+				b.WriteString(system)
+				system = ""
+			}
+			b.WriteString(strings.TrimSpace(m.Content))
+			if !(cont && i == len(msgs)-1) {
+				b.WriteString("<end_of_turn>\n")
+			}
+		}
+		if !cont {
+			b.WriteString("<start_of_turn>model\n")
+		}
+	case Llama2:
+		// [INST] <<SYS>>\nsystem\n<</SYS>>\n\nuser [/INST] assistant </s><s>[INST] user [/INST]
+		system := ""
+		first := true
+		for i, m := range msgs {
+			switch m.Role {
+			case RoleSystem:
+				system = "<<SYS>>\n" + m.Content + "\n<</SYS>>\n\n"
+			case RoleUser:
+				if !first {
+					b.WriteString("<s>")
+				}
+				b.WriteString("[INST] " + system + strings.TrimSpace(m.Content) + " [/INST]")
+				system, first = "", false
+			case RoleAssistant:
+				b.WriteString(" " + strings.TrimSpace(m.Content))
+				if !(cont && i == len(msgs)-1) {
+					b.WriteString(" </s>")
+				}
+				first = false
+			}
+		}
+	default:
+		renderPlain(&b, msgs, cont)
+	}
+	return b.String(), nil
+}
+
+// renderPlain writes the fallback for models without a chat template, often base models: a
+// lone user message (after an optional system message) is the prompt as it is, so a base model
+// continues it; a longer conversation is a "User:" / "Assistant:" transcript.
+func renderPlain(b *strings.Builder, msgs []Message, cont bool) {
+	body := msgs
+	if body[0].Role == RoleSystem {
+		b.WriteString(body[0].Content)
+		body = body[1:]
+		if len(body) > 0 {
+			b.WriteString("\n\n")
+		}
+	}
+	if len(body) == 1 && body[0].Role == RoleUser {
+		b.WriteString(body[0].Content)
+		return
+	}
+	for i, m := range body {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		if m.Role == RoleUser {
+			b.WriteString("User: " + m.Content)
+		} else {
+			b.WriteString("Assistant: " + m.Content)
+		}
+	}
+	if !cont {
+		b.WriteString("\nAssistant:")
+	}
+}
+
+// Stops are the strings that end the assistant's turn in format k when the tokenizer does not
+// already mark them as end-of-generation tokens.
+func Stops(k Kind) []string {
+	switch k {
+	case ChatML:
+		return []string{"<|im_end|>", "<|im_start|>"}
+	case Llama3:
+		return []string{"<|eot_id|>", "<|start_header_id|>"}
+	case Gemma:
+		return []string{"<end_of_turn>", "<start_of_turn>"}
+	case Llama2:
+		return []string{"</s>", "[INST]"}
+	}
+	return []string{"\nUser:"}
+}
