@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 )
 
 // Shape is the attention geometry of one layer.
@@ -18,7 +19,7 @@ type Shape struct {
 }
 
 // DefaultChunk is the number of cells one work item of the fast path covers.
-const DefaultChunk = 1024
+const DefaultChunk = 4096
 
 func (s Shape) check(q, out []float32, nk, nv int) error {
 	switch {
@@ -89,10 +90,13 @@ type part struct {
 }
 
 // Decode computes the same attention as DecodeReference with the fast path: packed reads
-// through Keys.Scores and Values.Accumulate, the context split into chunks that run on up to
-// s.Threads goroutines, and the chunks merged with the exact online-softmax combine
-// (m = max m_i, sum = Σ sum_i·e^(m_i−m), acc = Σ acc_i·e^(m_i−m)). It agrees with the
-// reference within float32 rounding of the sums involved.
+// through Keys.Scores and Values.Accumulate (or, where the stores offer them, MultiKeys and
+// MultiValues, which read each cell once for all the query heads of its KV head), the context
+// split into chunks that run on up to s.Threads goroutines, and the chunks merged with the
+// exact online-softmax combine (m = max m_i, sum = Σ sum_i·e^(m_i−m), acc = Σ acc_i·e^(m_i−m)).
+// It agrees with the reference within float32 rounding of the sums involved. The result does
+// not depend on s.Threads: the chunks are fixed by s.ChunkSize (or the default) and merged in
+// order.
 func Decode(out, q []float32, s Shape, keys []Keys, vals []Values, lo, hi int) error {
 	if err := s.check(q, out, len(keys), len(vals)); err != nil {
 		return err
@@ -107,69 +111,49 @@ func Decode(out, q []float32, s Shape, keys []Keys, vals []Values, lo, hi int) e
 	}
 	nChunks := (hi - lo + chunk - 1) / chunk
 	group := s.Heads / s.KVHeads
-	parts := make([]part, s.Heads*nChunks)
-	items := s.Heads * nChunks
+	items := s.KVHeads * nChunks
 	accLen := vals[0].AccLen()
-	accs := make([]float32, items*accLen)
+	buf := getDecodeBuf(s.Heads*nChunks, s.Heads*nChunks*accLen)
+	defer decodeBufs.Put(buf)
+	parts, accs := buf.parts, buf.accs
+	clear(accs)
 	run := func(item int, sc *scratch) {
-		h, c := item/nChunks, item%nChunks
-		g := h / group
+		g, c := item/nChunks, item%nChunks
 		a, b := lo+c*chunk, min(lo+(c+1)*chunk, hi)
-		pq := keys[g].Prepare(sc.query(keys[g].QueryLen()), q[h*s.HeadDimK:(h+1)*s.HeadDimK])
-		sco := sc.scores(b - a)
-		keys[g].Scores(pq, a, sco)
-		m := float32(math.Inf(-1))
-		scale := s.Scale
-		for i, x := range sco {
-			x *= scale
-			sco[i] = x
-			if x > m {
-				m = x
-			}
+		m := b - a
+		ql := keys[g].QueryLen()
+		pq := sc.query(group * ql)
+		for i := 0; i < group; i++ {
+			h := g*group + i
+			keys[g].Prepare(pq[i*ql:(i+1)*ql], q[h*s.HeadDimK:(h+1)*s.HeadDimK])
 		}
-		var sum float32
-		for i, x := range sco {
-			// e^(x−m), x−m ≤ 0: 2^y = 2^n·2^f, n = ⌈y−½⌉, f ∈ [−½, ½], degree-6 polynomial.
-			y := (x - m) * 1.4426950408889634
-			var e float32
-			if y > -126 {
-				n := int32(y - 0.5)
-				f := y - float32(n)
-				p := float32(1.5403530393381606e-4)
-				p = p*f + 1.3333558146428443e-3
-				p = p*f + 9.6181291076284772e-3
-				p = p*f + 5.5504108664821580e-2
-				p = p*f + 2.4022650695910071e-1
-				p = p*f + 6.9314718055994531e-1
-				p = p*f + 1
-				e = p * math.Float32frombits(uint32(n+127)<<23)
-			}
-			sco[i] = e
-			sum += e
+		sco := sc.scores(group * m)
+		scoresMulti(keys[g], pq, group, ql, a, sco, sc)
+		mx, sums := sc.heads(group)
+		softmaxRows(sco, group, s.Scale, mx, sums)
+		acc := accs[item*group*accLen : (item+1)*group*accLen]
+		accumulateMulti(vals[g], acc, group, accLen, sco, a, sc)
+		for i := 0; i < group; i++ {
+			parts[(g*group+i)*nChunks+c] = part{max: mx[i], sum: sums[i], acc: acc[i*accLen : (i+1)*accLen]}
 		}
-		acc := accs[item*accLen : (item+1)*accLen]
-		vals[g].Accumulate(acc, sco, a)
-		parts[item] = part{max: m, sum: sum, acc: acc}
 	}
 	threads := min(max(s.Threads, 1), items)
 	if threads == 1 {
-		var sc scratch
+		sc := getScratch()
 		for it := 0; it < items; it++ {
-			run(it, &sc)
+			run(it, sc)
 		}
+		scratches.Put(sc)
 	} else {
 		var wg sync.WaitGroup
-		var next = make(chan int, items)
-		for it := 0; it < items; it++ {
-			next <- it
-		}
-		close(next)
+		var next atomic.Int64
 		for t := 0; t < threads; t++ {
 			wg.Go(func() {
-				var sc scratch
-				for it := range next {
-					run(it, &sc)
+				sc := getScratch()
+				for it := int(next.Add(1) - 1); it < items; it = int(next.Add(1) - 1) {
+					run(it, sc)
 				}
+				scratches.Put(sc)
 			})
 		}
 		wg.Wait()
@@ -206,8 +190,139 @@ func Decode(out, q []float32, s Shape, keys []Keys, vals []Values, lo, hi int) e
 	return nil
 }
 
+// softmaxRows scales the n interleaved score columns of sco (sco[j·n+i] is cell j's score for
+// query i) by scale, and replaces each by e^(x − mx[i]), mx[i] the column's maximum, with
+// sums[i] the column's sum of those terms. On CPUs with AVX-512 and n dividing 16 the whole
+// 16-value vectors go through softmaxVec (the same exponential, the sums taken in 16 lanes);
+// otherwise everything runs here, the sums added in cell order.
+func softmaxRows(sco []float32, n int, scale float32, mx, sums []float32) {
+	if done, ok := softmaxVec(sco, n, scale, mx, sums); ok {
+		for j := done; j < len(sco); j++ {
+			e := expNeg(sco[j] - mx[j%n])
+			sco[j] = e
+			sums[j%n] += e
+		}
+		return
+	}
+	for i := range mx {
+		mx[i] = float32(math.Inf(-1))
+		sums[i] = 0
+	}
+	for j := 0; j+n <= len(sco); j += n {
+		row := sco[j : j+n]
+		for i, x := range row {
+			x *= scale
+			row[i] = x
+			if x > mx[i] {
+				mx[i] = x
+			}
+		}
+	}
+	for j := 0; j+n <= len(sco); j += n {
+		row := sco[j : j+n]
+		for i, x := range row {
+			e := expNeg(x - mx[i])
+			row[i] = e
+			sums[i] += e
+		}
+	}
+}
+
+// expNeg is e^x for x ≤ 0 (0 below −87.3): 2^y = 2^n·2^f, y = x·log₂e, n = ⌈y−½⌉,
+// f ∈ [−½, ½], with a degree-6 polynomial for 2^f (relative error below 2⁻²²).
+func expNeg(x float32) float32 {
+	y := x * 1.4426950408889634
+	if !(y > -126) {
+		return 0
+	}
+	n := int32(y - 0.5)
+	f := y - float32(n)
+	p := float32(1.5403530393381606e-4)
+	p = p*f + 1.3333558146428443e-3
+	p = p*f + 9.6181291076284772e-3
+	p = p*f + 5.5504108664821580e-2
+	p = p*f + 2.4022650695910071e-1
+	p = p*f + 6.9314718055994531e-1
+	p = p*f + 1
+	return p * math.Float32frombits(uint32(n+127)<<23)
+}
+
+// scoresMulti writes out[j·n+i] = pq_i·k_{lo+j} for the n prepared queries in pq (ql values
+// each): through MultiKeys when k offers it, else query by query.
+func scoresMulti(k Keys, pq []float32, n, ql, lo int, out []float32, sc *scratch) {
+	if mk, ok := k.(MultiKeys); ok {
+		mk.ScoresMulti(pq, n, lo, out)
+		return
+	}
+	m := len(out) / n
+	if n == 1 {
+		k.Scores(pq[:ql], lo, out)
+		return
+	}
+	t := sc.tmp(m)
+	for i := 0; i < n; i++ {
+		k.Scores(pq[i*ql:(i+1)*ql], lo, t)
+		for j, x := range t {
+			out[j*n+i] = x
+		}
+	}
+}
+
+// accumulateMulti adds Σ_j w[j·n+i]·v_{lo+j} to acc[i·al:(i+1)·al] for i < n: through
+// MultiValues when v offers it, else accumulator by accumulator.
+func accumulateMulti(v Values, acc []float32, n, al int, w []float32, lo int, sc *scratch) {
+	if mv, ok := v.(MultiValues); ok {
+		mv.AccumulateMulti(acc, n, w, lo)
+		return
+	}
+	if n == 1 {
+		v.Accumulate(acc[:al], w, lo)
+		return
+	}
+	m := len(w) / n
+	t := sc.tmp(m)
+	for i := 0; i < n; i++ {
+		for j := range t {
+			t[j] = w[j*n+i]
+		}
+		v.Accumulate(acc[i*al:(i+1)*al], t, lo)
+	}
+}
+
+// decodeBuf is one Decode call's parts and accumulators, pooled across calls.
+type decodeBuf struct {
+	parts []part
+	accs  []float32
+}
+
+var decodeBufs sync.Pool // *decodeBuf
+
+func getDecodeBuf(nParts, nAcc int) *decodeBuf {
+	b, _ := decodeBufs.Get().(*decodeBuf)
+	if b == nil {
+		b = &decodeBuf{}
+	}
+	if cap(b.parts) < nParts {
+		b.parts = make([]part, nParts)
+	}
+	if cap(b.accs) < nAcc {
+		b.accs = make([]float32, nAcc)
+	}
+	b.parts, b.accs = b.parts[:nParts], b.accs[:nAcc]
+	return b
+}
+
+var scratches sync.Pool // *scratch
+
+func getScratch() *scratch {
+	if sc, ok := scratches.Get().(*scratch); ok {
+		return sc
+	}
+	return &scratch{}
+}
+
 // scratch holds one goroutine's reusable buffers.
-type scratch struct{ q, s []float32 }
+type scratch struct{ q, s, t, mx, sums []float32 }
 
 func (sc *scratch) query(n int) []float32 {
 	if cap(sc.q) < n {
@@ -221,4 +336,19 @@ func (sc *scratch) scores(n int) []float32 {
 		sc.s = make([]float32, n)
 	}
 	return sc.s[:n]
+}
+
+func (sc *scratch) tmp(n int) []float32 {
+	if cap(sc.t) < n {
+		sc.t = make([]float32, n)
+	}
+	return sc.t[:n]
+}
+
+// heads returns the per-query maxima and sums of one work item.
+func (sc *scratch) heads(n int) (mx, sums []float32) {
+	if cap(sc.mx) < n {
+		sc.mx, sc.sums = make([]float32, n), make([]float32, n)
+	}
+	return sc.mx[:n], sc.sums[:n]
 }

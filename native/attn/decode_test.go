@@ -1,9 +1,12 @@
 package attn
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/kvlab/kvlab/native/kvq"
 )
 
 // plain is an exact float32 store implementing Keys, Values and Rows, so the combine logic is
@@ -186,6 +189,67 @@ func TestPrefillIsCausal(t *testing.T) {
 			}
 			if e := relRMS(out[i*heads*d:(i+1)*heads*d], ref); e > 1e-5 {
 				t.Fatalf("window %d position %d: differs from the reference by %.2e", window, i, e)
+			}
+		}
+	}
+}
+
+// TestDecodeMultiQueryMatchesReference runs Decode over codec-backed stores, which take the
+// codecs' MultiQuery kernels, against DecodeReference over the same stored rows, for several
+// query groupings and head dimensions: within 1e-5 (float32 rounding). Through attn.Reference,
+// which never takes the kernels, too.
+func TestDecodeMultiQueryMatchesReference(t *testing.T) {
+	for _, f := range []kvq.Format{kvq.F16, kvq.Q8_0, kvq.Q4_0, kvq.Q4_1} {
+		for _, d := range []int{40, 64, 128, 256} {
+			for _, group := range []int{1, 3, 4, 8} {
+				t.Run(fmt.Sprintf("%s/d%d/group%d", f, d, group), func(t *testing.T) {
+					r := rand.New(rand.NewPCG(uint64(d), uint64(group)))
+					const kv, n = 2, 300
+					var kr, vr []Rows
+					var kk, kref []Keys
+					var vv, vref []Values
+					for g := 0; g < kv; g++ {
+						for side := 0; side < 2; side++ {
+							c, err := kvq.NewCodec(f, d, kvq.CodecOptions{})
+							if err != nil {
+								t.Fatal(err)
+							}
+							src := randStore(r, n, d, 1)
+							buf := make([]byte, n*c.RowBytes())
+							for j := 0; j < n; j++ {
+								c.Encode(buf[j*c.RowBytes():(j+1)*c.RowBytes()], src.data[j*d:(j+1)*d])
+							}
+							s := NewRowStore(c, buf, n)
+							if side == 0 {
+								kr, kk, kref = append(kr, s), append(kk, s), append(kref, Reference{s})
+							} else {
+								vr, vv, vref = append(vr, s), append(vv, s), append(vref, Reference{s})
+							}
+						}
+					}
+					heads := kv * group
+					q := randStore(r, heads, d, 1).data
+					s := Shape{Heads: heads, KVHeads: kv, HeadDimK: d, HeadDimV: d,
+						Scale: float32(1 / math.Sqrt(float64(d))), ChunkSize: 128, Threads: 2}
+					ref := make([]float32, heads*d)
+					if err := DecodeReference(ref, q, s, kr, vr, 0, n); err != nil {
+						t.Fatal(err)
+					}
+					const bound = 1e-5
+					fast := make([]float32, heads*d)
+					if err := Decode(fast, q, s, kk, vv, 0, n); err != nil {
+						t.Fatal(err)
+					}
+					if e := relRMS(fast, ref); e > bound {
+						t.Errorf("fast path differs from the reference by %.2e (bound %g)", e, bound)
+					}
+					if err := Decode(fast, q, s, kref, vref, 0, n); err != nil {
+						t.Fatal(err)
+					}
+					if e := relRMS(fast, ref); e > 1e-5 {
+						t.Errorf("single-row path differs from the reference by %.2e (bound 1e-5)", e)
+					}
+				})
 			}
 		}
 	}

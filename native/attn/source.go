@@ -38,6 +38,25 @@ type Values interface {
 	Finish(dst, acc []float32)
 }
 
+// MultiKeys is an optional fast path of Keys for grouped-query attention: the n query heads that
+// share this KV head scored in one pass, so each stored key is read once for all of them. It
+// must agree with n calls of Scores within the bound the store's codec states.
+type MultiKeys interface {
+	Keys
+	// ScoresMulti writes out[j·n+h] = pq_h·k_{lo+j} (unscaled) for h < n and j < len(out)/n,
+	// where pq holds n prepared queries of QueryLen values each, query h at pq[h·QueryLen:].
+	ScoresMulti(pq []float32, n, lo int, out []float32)
+}
+
+// MultiValues is the optional fast path of Values that goes with MultiKeys: n weighted sums
+// over the same cells in one pass.
+type MultiValues interface {
+	Values
+	// AccumulateMulti adds Σ_j w[j·n+h]·v_{lo+j} to acc[h·AccLen:(h+1)·AccLen] for h < n, over
+	// the len(w)/n cells from lo.
+	AccumulateMulti(acc []float32, n int, w []float32, lo int)
+}
+
 // Rows is the reference reader: it reconstructs single cells in the value domain.
 type Rows interface {
 	Len() int
@@ -79,6 +98,53 @@ func (s *RowStore) Accumulate(acc []float32, w []float32, lo int) {
 
 func (s *RowStore) Finish(dst, acc []float32) { s.Codec.FinishAccumulate(dst, acc) }
 
+// ScoresMulti is MultiKeys: the codec's kvq.MultiQuery kernels when it has them, else DotMany
+// per query.
+func (s *RowStore) ScoresMulti(pq []float32, n, lo int, out []float32) {
+	rb, d := s.Codec.RowBytes(), s.Codec.Dim()
+	m := len(out) / n
+	rows := s.Data[lo*rb : (lo+m)*rb]
+	if mq, ok := s.Codec.(kvq.MultiQuery); ok {
+		mq.DotManyMulti(pq[:n*d], n, rows, out[:m*n])
+		return
+	}
+	var buf [stageRows]float32
+	for j0 := 0; j0 < m; j0 += stageRows {
+		t := buf[:min(stageRows, m-j0)]
+		for h := 0; h < n; h++ {
+			s.Codec.DotMany(pq[h*d:(h+1)*d], rows[j0*rb:(j0+len(t))*rb], t)
+			for j, x := range t {
+				out[(j0+j)*n+h] = x
+			}
+		}
+	}
+}
+
+// AccumulateMulti is MultiValues: the codec's kvq.MultiQuery kernels when it has them, else
+// AccumulateMany per accumulator.
+func (s *RowStore) AccumulateMulti(acc []float32, n int, w []float32, lo int) {
+	rb, d := s.Codec.RowBytes(), s.Codec.Dim()
+	m := len(w) / n
+	rows := s.Data[lo*rb : (lo+m)*rb]
+	if mq, ok := s.Codec.(kvq.MultiQuery); ok {
+		mq.AccumulateManyMulti(acc[:n*d], n, w[:m*n], rows)
+		return
+	}
+	var buf [stageRows]float32
+	for j0 := 0; j0 < m; j0 += stageRows {
+		t := buf[:min(stageRows, m-j0)]
+		for h := 0; h < n; h++ {
+			for j := range t {
+				t[j] = w[(j0+j)*n+h]
+			}
+			s.Codec.AccumulateMany(acc[h*d:(h+1)*d], t, rows[j0*rb:(j0+len(t))*rb])
+		}
+	}
+}
+
+// stageRows is how many cells the per-query fallbacks stage at a time, on the stack.
+const stageRows = 256
+
 func (s *RowStore) Row(dst []float32, i int) {
 	rb := s.Codec.RowBytes()
 	s.Codec.Decode(dst, s.Data[i*rb:(i+1)*rb])
@@ -92,6 +158,31 @@ func (s Reference) Scores(pq []float32, lo int, out []float32) {
 	rb := s.Codec.RowBytes()
 	for j := range out {
 		out[j] = s.Codec.Dot(pq, s.Data[(lo+j)*rb:(lo+j+1)*rb])
+	}
+}
+
+// ScoresMulti calls Scores per query, so the reference never takes the codecs' multi-query
+// kernels.
+func (s Reference) ScoresMulti(pq []float32, n, lo int, out []float32) {
+	d, m := s.Codec.Dim(), len(out)/n
+	t := make([]float32, m)
+	for h := 0; h < n; h++ {
+		s.Scores(pq[h*d:(h+1)*d], lo, t)
+		for j, x := range t {
+			out[j*n+h] = x
+		}
+	}
+}
+
+// AccumulateMulti calls Accumulate per accumulator.
+func (s Reference) AccumulateMulti(acc []float32, n int, w []float32, lo int) {
+	d, m := s.Codec.Dim(), len(w)/n
+	t := make([]float32, m)
+	for h := 0; h < n; h++ {
+		for j := range t {
+			t[j] = w[j*n+h]
+		}
+		s.Accumulate(acc[h*d:(h+1)*d], t, lo)
 	}
 }
 

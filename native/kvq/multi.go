@@ -1,0 +1,332 @@
+package kvq
+
+// MultiQuery is an optional fast path of a Codec for grouped-query attention: n prepared
+// queries scored against, or n weight vectors accumulated over, the same rows in one pass, so
+// each stored row is read once for every query head that shares its KV head. Callers check for
+// it with a type assertion and fall back to DotMany and AccumulateMany per query.
+//
+// Layouts (Dim = the codec's Dim, m = the number of rows):
+//
+//	q    n × Dim     query h at q[h·Dim:(h+1)·Dim]
+//	out  m × n       out[j·n+h] = the score of row j for query h
+//	acc  n × Dim     accumulator h at acc[h·Dim:(h+1)·Dim]
+//	w    m × n       w[j·n+h] = the weight of row j for accumulator h
+//
+// Reference semantics and bounds: DotManyMulti(q, n, rows, out)[j·n+h] agrees with
+// Dot(q_h, row j) within the codec's DotMany bound (1e-5·Σ|q[i]|·(|x[i]| + o_b) for the block
+// formats, tq4 included with x its rotated values), and AccumulateManyMulti with a loop of
+// AccumulateScaled within the block formats' AccumulateMany bound (block_fast.go), for f16
+// too, which is not bit-identical here. The SIMD kernels (f16, q8_0 and q4_0 with AVX-512 or
+// AVX2 + FMA + F16C; tq4 with AVX-512) apply the block or row scale to the codes first (exact
+// for f16 scales times 4- and 8-bit codes; one rounding for tq4's f32 scale), fuse each
+// multiply with its add, and sum a row's products in 16 (AVX2: 8) lanes reduced pairwise:
+// |DotManyMulti − Dot| ≤ (d/8 + 6)·2⁻²⁴·Σ|q[i]·x[i]|, inside the DotMany bounds for rows of up
+// to 1024 values. Without kernels (another architecture, the purego tag, an older CPU) both
+// are exactly DotMany and AccumulateMany per query. A query's results never depend on n or on
+// its place among the queries, so runs are deterministic whatever the grouping.
+type MultiQuery interface {
+	DotManyMulti(q []float32, n int, rows []byte, out []float32)
+	AccumulateManyMulti(acc []float32, n int, w []float32, rows []byte)
+}
+
+// multiKernels are one format's SIMD kernels over four queries at once. They read the first nv
+// values of each row (nv a positive multiple of 32: the whole 32-value blocks of a block
+// format, or of a plain or tq4 row) and leave the rest of the row to the caller.
+//
+//	scores(q, d, nv, rows, rb, m, out, ostride): for the four queries q[h·d:], h < 4, and the m
+//	  rows rows[j·rb:], writes out[j·ostride/4 + h] = Σ_{i<nv} q_h[i]·x_j[i] (ostride in bytes).
+//	acc(acc, d, nv, rows, rb, m, w, wstride): for the four accumulators acc[h·d:], adds
+//	  Σ_j w[j·wstride/4 + h]·x_j[i] to acc_h[i] for i < nv (wstride in bytes).
+type multiKernels struct {
+	scores func(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+	acc    func(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+}
+
+// multiBatch is the number of rows the generic paths stage at a time on the stack.
+const multiBatch = 64
+
+// multiScratchDim is the largest Dim whose padded accumulators are staged on the stack.
+const multiScratchDim = 256
+
+// multiDot is DotManyMulti for codec c: the kernels over groups of four queries (the last
+// group padded with zero queries), then tail(q_h, row) added for the values past nv. Without
+// kernels (k nil or nv 0) it is DotMany per query.
+func multiDot(c Codec, k *multiKernels, nv int, tail func(q []float32, row []byte) float32,
+	q []float32, n int, rows []byte, out []float32) {
+	d, rb := c.Dim(), c.RowBytes()
+	if n <= 0 {
+		return
+	}
+	m := len(out) / n
+	q, rows, out = q[:n*d], rows[:m*rb], out[:m*n]
+	if m == 0 {
+		return
+	}
+	if k == nil || nv == 0 {
+		dotManyPerQuery(c, q, n, rows, out)
+		return
+	}
+	h := 0
+	for ; h+4 <= n; h += 4 {
+		k.scores(&q[h*d], d, nv, &rows[0], rb, m, &out[h], 4*n)
+	}
+	if r := n - h; r > 0 {
+		qp := padQueries(q[h*d:n*d], d)
+		var tmp [multiBatch * 4]float32
+		for j0 := 0; j0 < m; j0 += multiBatch {
+			mb := min(multiBatch, m-j0)
+			k.scores(&qp[0], d, nv, &rows[j0*rb], rb, mb, &tmp[0], 16)
+			for j := 0; j < mb; j++ {
+				copy(out[(j0+j)*n+h:(j0+j)*n+n], tmp[4*j:4*j+r])
+			}
+		}
+	}
+	if nv < d {
+		for j := 0; j < m; j++ {
+			row := rows[j*rb : (j+1)*rb]
+			for h := 0; h < n; h++ {
+				out[j*n+h] += tail(q[h*d:(h+1)*d], row)
+			}
+		}
+	}
+}
+
+// multiAcc is AccumulateManyMulti for codec c: the kernels over groups of four accumulators
+// (the last group padded with zero weights), then tail(acc_h, w, row) for the values past nv.
+// Without kernels it is AccumulateMany per accumulator.
+func multiAcc(c Codec, k *multiKernels, nv int, tail func(acc []float32, w float32, row []byte),
+	acc []float32, n int, w []float32, rows []byte) {
+	d, rb := c.Dim(), c.RowBytes()
+	if n <= 0 {
+		return
+	}
+	m := len(w) / n
+	acc, w, rows = acc[:n*d], w[:m*n], rows[:m*rb]
+	if m == 0 {
+		return
+	}
+	if k == nil || nv == 0 {
+		accumulateManyPerQuery(c, acc, n, w, rows)
+		return
+	}
+	h := 0
+	for ; h+4 <= n; h += 4 {
+		k.acc(&acc[h*d], d, nv, &rows[0], rb, m, &w[h], 4*n)
+	}
+	if r := n - h; r > 0 {
+		var stack [4 * multiScratchDim]float32
+		ap := stack[:]
+		if d > multiScratchDim {
+			ap = make([]float32, 4*d)
+		}
+		ap = ap[:4*d]
+		copy(ap, acc[h*d:n*d])
+		var wt [multiBatch * 4]float32
+		for j0 := 0; j0 < m; j0 += multiBatch {
+			mb := min(multiBatch, m-j0)
+			for j := 0; j < mb; j++ {
+				copy(wt[4*j:4*j+r], w[(j0+j)*n+h:(j0+j)*n+n])
+			}
+			k.acc(&ap[0], d, nv, &rows[j0*rb], rb, mb, &wt[0], 16)
+		}
+		for i := 0; i < r; i++ {
+			copy(acc[(h+i)*d:(h+i)*d+nv], ap[i*d:i*d+nv])
+		}
+	}
+	if nv < d {
+		for j := 0; j < m; j++ {
+			row := rows[j*rb : (j+1)*rb]
+			for h := 0; h < n; h++ {
+				tail(acc[h*d:(h+1)*d], w[j*n+h], row)
+			}
+		}
+	}
+}
+
+// padQueries copies r < 4 queries of d values into four, the rest zero.
+func padQueries(q []float32, d int) []float32 {
+	var stack [4 * multiScratchDim]float32
+	qp := stack[:]
+	if d > multiScratchDim {
+		qp = make([]float32, 4*d)
+	}
+	qp = qp[:4*d]
+	copy(qp, q)
+	return qp
+}
+
+// dotManyPerQuery is DotManyMulti as DotMany per query, staged through a stack buffer.
+func dotManyPerQuery(c Codec, q []float32, n int, rows []byte, out []float32) {
+	d, rb := c.Dim(), c.RowBytes()
+	m := len(out) / n
+	var tmp [multiBatch]float32
+	for j0 := 0; j0 < m; j0 += multiBatch {
+		mb := min(multiBatch, m-j0)
+		for h := 0; h < n; h++ {
+			c.DotMany(q[h*d:(h+1)*d], rows[j0*rb:(j0+mb)*rb], tmp[:mb])
+			for j := 0; j < mb; j++ {
+				out[(j0+j)*n+h] = tmp[j]
+			}
+		}
+	}
+}
+
+// accumulateManyPerQuery is AccumulateManyMulti as AccumulateMany per accumulator.
+func accumulateManyPerQuery(c Codec, acc []float32, n int, w []float32, rows []byte) {
+	d, rb := c.Dim(), c.RowBytes()
+	m := len(w) / n
+	var tmp [multiBatch]float32
+	for j0 := 0; j0 < m; j0 += multiBatch {
+		mb := min(multiBatch, m-j0)
+		for h := 0; h < n; h++ {
+			for j := 0; j < mb; j++ {
+				tmp[j] = w[(j0+j)*n+h]
+			}
+			c.AccumulateMany(acc[h*d:(h+1)*d], tmp[:mb], rows[j0*rb:(j0+mb)*rb])
+		}
+	}
+}
+
+// f16Tail is Σ q[i]·x[i] over the values of an f16 row past its last whole 32 values.
+func f16Tail(q []float32, row []byte) float32 {
+	var s float32
+	for i := len(q) &^ 31; i < len(q); i++ {
+		s += q[i] * f16At(row, i)
+	}
+	return s
+}
+
+// f16TailAcc adds w·x[i] to acc[i] over the values of an f16 row past its last whole 32.
+func f16TailAcc(acc []float32, w float32, row []byte) {
+	for i := len(acc) &^ 31; i < len(acc); i++ {
+		acc[i] += float32(w * f16At(row, i))
+	}
+}
+
+// DotManyMulti scores n queries against every row within the MultiQuery bounds.
+func (c *f16Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
+	multiDot(c, multiF16, c.d&^31, f16Tail, q, n, rows, out)
+}
+
+// AccumulateManyMulti adds n weighted sums of the rows within the MultiQuery bounds.
+func (c *f16Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows []byte) {
+	multiAcc(c, multiF16, c.d&^31, f16TailAcc, acc, n, w, rows)
+}
+
+// tails returns the tail functions of a block codec: its short block, read after the full
+// blocks, decoded into one scratch buffer per call (nil functions when rows have none).
+func (c *blockCodec) tails() (func(q []float32, row []byte) float32, func(acc []float32, w float32, row []byte)) {
+	if c.tail == 0 {
+		return nil, nil
+	}
+	off, nv := c.full*c.fullBytes, c.full*BlockSize
+	x := c.tailScratch()
+	return func(q []float32, row []byte) float32 { return c.tailDot(q[nv:], row[off:], x) },
+		func(acc []float32, w float32, row []byte) { c.tailAccumulate(acc[nv:], w, row[off:], x) }
+}
+
+// DotManyMulti scores n queries against every row within the MultiQuery bounds.
+func (c *q8_0Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
+	td, _ := c.tails()
+	multiDot(c, multiQ8_0, c.full*BlockSize, td, q, n, rows, out)
+}
+
+// AccumulateManyMulti adds n weighted sums of the rows within the MultiQuery bounds.
+func (c *q8_0Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows []byte) {
+	_, ta := c.tails()
+	multiAcc(c, multiQ8_0, c.full*BlockSize, ta, acc, n, w, rows)
+}
+
+// DotManyMulti scores n queries against every row within the MultiQuery bounds.
+func (c *q4_0Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
+	td, _ := c.tails()
+	multiDot(c, multiQ4_0, c.full*BlockSize, td, q, n, rows, out)
+}
+
+// AccumulateManyMulti adds n weighted sums of the rows within the MultiQuery bounds.
+func (c *q4_0Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows []byte) {
+	_, ta := c.tails()
+	multiAcc(c, multiQ4_0, c.full*BlockSize, ta, acc, n, w, rows)
+}
+
+// q4Levels are the q4_0 codes as values, c − 8, indexed by the nibble c: the assembly kernels'
+// lookup table.
+var q4Levels = [16]float32{-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7}
+
+// tq4 rows keep each pair of values in one byte (low nibble even, high nibble odd), so the
+// tq4 kernels read a 32-value group as its 16 even values, then its 16 odd ones: the queries
+// and accumulators they take are reordered that way (tq4Permute) within every whole group.
+
+// tq4Permute writes src (n vectors of d values) to dst with every whole 32-value group of each
+// vector reordered to its even values, then its odd ones; the values past the last whole group
+// keep their places.
+func tq4Permute(dst, src []float32, n, d int) {
+	for h := 0; h < n; h++ {
+		s, t := src[h*d:(h+1)*d], dst[h*d:(h+1)*d]
+		g := 0
+		for ; g+32 <= d; g += 32 {
+			for i := 0; i < 16; i++ {
+				t[g+i], t[g+16+i] = s[g+2*i], s[g+2*i+1]
+			}
+		}
+		copy(t[g:], s[g:])
+	}
+}
+
+// tq4Unpermute undoes tq4Permute.
+func tq4Unpermute(dst, src []float32, n, d int) {
+	for h := 0; h < n; h++ {
+		s, t := src[h*d:(h+1)*d], dst[h*d:(h+1)*d]
+		g := 0
+		for ; g+32 <= d; g += 32 {
+			for i := 0; i < 16; i++ {
+				t[g+2*i], t[g+2*i+1] = s[g+i], s[g+16+i]
+			}
+		}
+		copy(t[g:], s[g:])
+	}
+}
+
+// tq4Scratch returns n·d floats, on the stack of the caller's frame when small.
+func tq4Scratch(stack *[4 * multiScratchDim]float32, n, d int) []float32 {
+	if n*d <= len(stack) {
+		return stack[:n*d]
+	}
+	return make([]float32, n*d)
+}
+
+// DotManyMulti scores n prepared queries against every row within the MultiQuery bounds.
+func (c *tq4Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
+	nv := c.d &^ 31
+	if multiTQ4 == nil || nv == 0 || n <= 0 {
+		multiDot(c, nil, 0, nil, q, n, rows, out)
+		return
+	}
+	var stack [4 * multiScratchDim]float32
+	qp := tq4Scratch(&stack, n, c.d)
+	tq4Permute(qp, q[:n*c.d], n, c.d)
+	nb := (c.d + 1) / 2
+	tail := func(q []float32, row []byte) float32 {
+		return tq4Dot(q[nv:], row[nv/2:nb]) * c.scale(row)
+	}
+	multiDot(c, multiTQ4, nv, tail, qp, n, rows, out)
+}
+
+// AccumulateManyMulti adds n weighted sums of the rows (rotated domain) within the MultiQuery
+// bounds.
+func (c *tq4Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows []byte) {
+	nv := c.d &^ 31
+	if multiTQ4 == nil || nv == 0 || n <= 0 {
+		multiAcc(c, nil, 0, nil, acc, n, w, rows)
+		return
+	}
+	var stack [4 * multiScratchDim]float32
+	ap := tq4Scratch(&stack, n, c.d)
+	tq4Permute(ap, acc[:n*c.d], n, c.d)
+	nb := (c.d + 1) / 2
+	tail := func(acc []float32, w float32, row []byte) {
+		tq4Axpy(acc[nv:], w*c.scale(row), row[nv/2:nb])
+	}
+	multiAcc(c, multiTQ4, nv, tail, ap, n, w, rows)
+	tq4Unpermute(acc[:n*c.d], ap, n, c.d)
+}

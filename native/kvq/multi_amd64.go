@@ -1,0 +1,93 @@
+//go:build amd64 && !purego
+
+package kvq
+
+import "golang.org/x/sys/cpu"
+
+// The AVX-512 kernels (multi_amd64.s) serve CPUs with AVX-512 F, the AVX2 kernels
+// (multi_avx2_amd64.s) those with AVX2, FMA and F16C; x/sys/cpu checks that the operating
+// system saves the registers. Other CPUs run DotMany and AccumulateMany per query.
+var (
+	hasAVX512 = cpu.X86.HasAVX512F
+	hasAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
+)
+
+var (
+	avx512Kernels = [3]*multiKernels{
+		{multiScoresF16AVX512, multiAccF16AVX512},
+		{multiScoresQ80AVX512, multiAccQ80AVX512},
+		{multiScoresQ40AVX512, multiAccQ40AVX512},
+	}
+	avx2Kernels = [3]*multiKernels{
+		{multiScoresF16AVX2, multiAccF16AVX2},
+		{multiScoresQ80AVX2, multiAccQ80AVX2},
+		{multiScoresQ40AVX2, multiAccQ40AVX2},
+	}
+)
+
+// multiTQ4 is tq4's kernels: AVX-512 only.
+var multiTQ4 = func() *multiKernels {
+	if hasAVX512 {
+		return &multiKernels{multiScoresTQ4AVX512, multiAccTQ4AVX512}
+	}
+	return nil
+}()
+
+// multiF16, multiQ8_0 and multiQ4_0 are the kernels this CPU runs, nil for none.
+var multiF16, multiQ8_0, multiQ4_0 = func() (*multiKernels, *multiKernels, *multiKernels) {
+	switch {
+	case hasAVX512:
+		return avx512Kernels[0], avx512Kernels[1], avx512Kernels[2]
+	case hasAVX2:
+		return avx2Kernels[0], avx2Kernels[1], avx2Kernels[2]
+	}
+	return nil, nil, nil
+}()
+
+// The kernels' contracts are multiKernels'. Implemented in multi_amd64.s.
+
+//go:noescape
+func multiScoresF16AVX512(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+
+//go:noescape
+func multiAccF16AVX512(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiScoresQ80AVX512(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+
+//go:noescape
+func multiAccQ80AVX512(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiScoresTQ4AVX512(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+
+//go:noescape
+func multiAccTQ4AVX512(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiScoresF16AVX2(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+
+//go:noescape
+func multiAccF16AVX2(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiScoresQ80AVX2(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+
+//go:noescape
+func multiAccQ80AVX2(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiScoresQ40AVX2(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+
+//go:noescape
+func multiAccQ40AVX2(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiScoresQ40AVX512(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+
+//go:noescape
+func multiAccQ40AVX512(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+// reduceOrder is the lane order that gathers the scores kernels' eight sums, [a0 b0 a0 b0]
+// per 128-bit lane h, into [a0 a1 a2 a3 b0 b1 b2 b3].
+var reduceOrder = [16]int32{0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15}

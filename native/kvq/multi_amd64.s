@@ -1,0 +1,884 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// AVX-512 kernels of the MultiQuery fast path (multi.go): four queries per pass over the rows.
+// The contracts are multiKernels'. Every kernel reads whole groups of 32 values: a block of a
+// block format (scale, payload) or 64 bytes of an f16 row.
+//
+// A decoder turns the 32 values at p into two vectors of 16 floats, lo (values 0..15) and hi
+// (values 16..31), the block scale applied. Block scales are widened by a lookup in f16Table
+// (its address in R14) rather than with VCVTPH2PS, which keeps them off the vector ports;
+// t is a scratch vector and AX a scratch register. q4_0 scales its level table (·q4Levels,
+// Z31) by the block scale and looks the nibbles up with VPERMPS, which reads only an index's
+// low four bits: no masking. The products d·c are exact in float32 for every format here.
+
+#define DEC_F16(p, lo, hi, t) \
+	VCVTPH2PS (p), lo; \
+	VCVTPH2PS 32(p), hi
+
+#define DEC_Q80(p, lo, hi, t) \
+	MOVWLZX (p), AX; \
+	VBROADCASTSS (R14)(AX*4), t; \
+	VPMOVSXBD 2(p), lo; \
+	VPMOVSXBD 18(p), hi; \
+	VCVTDQ2PS lo, lo; \
+	VCVTDQ2PS hi, hi; \
+	VMULPS t, lo, lo; \
+	VMULPS t, hi, hi
+
+#define DEC_Q40(p, lo, hi, t) \
+	MOVWLZX (p), AX; \
+	VBROADCASTSS (R14)(AX*4), t; \
+	VMULPS Z31, t, t; \
+	VPMOVZXBD 2(p), lo; \
+	VPSRLD $4, lo, hi; \
+	VPERMPS t, lo, lo; \
+	VPERMPS t, hi, hi
+
+// PFDIST is how far ahead of a row the scores kernels prefetch, in bytes: far enough to cover
+// the memory latency, and across the 4 KiB page boundaries where hardware prefetchers stop.
+#define PFDIST 2048
+
+// CONSTS loads the f16 table's address, the q4_0 levels and the reduction's lane order.
+#define CONSTS \
+	MOVQ ·f16Table(SB), R14; \
+	VMOVUPS ·q4Levels(SB), Z31; \
+	VMOVUPS ·reduceOrder(SB), Z29
+
+// func multiScoresF16AVX512(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+// Rows go in pairs, a and b (b = a on an odd last row), each query's partial sums in one
+// vector per row: Z0..Z3 for a, Z16..Z19 for b. The eight sums are then reduced together.
+TEXT ·multiScoresF16AVX512(SB), NOSPLIT, $0-64
+	MOVQ q+0(FP), SI
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX                // bytes between queries
+	LEAQ (DX)(DX*2), R13       // 3 queries
+	MOVQ nv+16(FP), R11
+	SHRQ $5, R11               // 32-value groups per row
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	MOVQ m+40(FP), R10
+	MOVQ out+48(FP), R9
+	CONSTS
+	TESTQ R10, R10
+	JZ   multiScoresF16AVX512_done
+	TESTQ R11, R11
+	JZ   multiScoresF16AVX512_done
+
+multiScoresF16AVX512_pair:
+	CMPQ R10, $1
+	JNE  multiScoresF16AVX512_two
+	XORQ R8, R8                // odd last row: b reads a again
+multiScoresF16AVX512_two:
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z16, Z16, Z16
+	VXORPS Z17, Z17, Z17
+	VXORPS Z18, Z18, Z18
+	VXORPS Z19, Z19, Z19
+	MOVQ DI, BX
+	LEAQ (DI)(R8*1), R15
+	MOVQ SI, CX
+	MOVQ R11, R12
+
+multiScoresF16AVX512_blk:
+	PREFETCHT0 PFDIST(BX)
+	PREFETCHT0 PFDIST(R15)
+	DEC_F16(BX, Z4, Z5, Z6)
+	DEC_F16(R15, Z7, Z8, Z9)
+	VFMADD231PS (CX), Z4, Z0
+	VFMADD231PS 64(CX), Z5, Z0
+	VFMADD231PS (CX), Z7, Z16
+	VFMADD231PS 64(CX), Z8, Z16
+	VFMADD231PS (CX)(DX*1), Z4, Z1
+	VFMADD231PS 64(CX)(DX*1), Z5, Z1
+	VFMADD231PS (CX)(DX*1), Z7, Z17
+	VFMADD231PS 64(CX)(DX*1), Z8, Z17
+	VFMADD231PS (CX)(DX*2), Z4, Z2
+	VFMADD231PS 64(CX)(DX*2), Z5, Z2
+	VFMADD231PS (CX)(DX*2), Z7, Z18
+	VFMADD231PS 64(CX)(DX*2), Z8, Z18
+	VFMADD231PS (CX)(R13*1), Z4, Z3
+	VFMADD231PS 64(CX)(R13*1), Z5, Z3
+	VFMADD231PS (CX)(R13*1), Z7, Z19
+	VFMADD231PS 64(CX)(R13*1), Z8, Z19
+	ADDQ $64, BX
+	ADDQ $64, R15
+	ADDQ $128, CX
+	DECQ R12
+	JNZ  multiScoresF16AVX512_blk
+
+	// Sum each vector's 16 lanes: 128-bit lanes first, pairing queries, then within lanes.
+	VSHUFF32X4 $0x44, Z1, Z0, Z4
+	VSHUFF32X4 $0xEE, Z1, Z0, Z5
+	VADDPS Z5, Z4, Z4          // [a0 ×8 | a1 ×8]
+	VSHUFF32X4 $0x44, Z3, Z2, Z5
+	VSHUFF32X4 $0xEE, Z3, Z2, Z6
+	VADDPS Z6, Z5, Z5          // [a2 ×8 | a3 ×8]
+	VSHUFF32X4 $0x44, Z17, Z16, Z7
+	VSHUFF32X4 $0xEE, Z17, Z16, Z8
+	VADDPS Z8, Z7, Z7          // [b0 ×8 | b1 ×8]
+	VSHUFF32X4 $0x44, Z19, Z18, Z8
+	VSHUFF32X4 $0xEE, Z19, Z18, Z9
+	VADDPS Z9, Z8, Z8          // [b2 ×8 | b3 ×8]
+	VSHUFF32X4 $0x88, Z5, Z4, Z6
+	VSHUFF32X4 $0xDD, Z5, Z4, Z9
+	VADDPS Z9, Z6, Z6          // 128-bit lane h: four partial sums of a_h
+	VSHUFF32X4 $0x88, Z8, Z7, Z9
+	VSHUFF32X4 $0xDD, Z8, Z7, Z10
+	VADDPS Z10, Z9, Z9         // the same for b_h
+	VSHUFPS $0x88, Z9, Z6, Z10
+	VSHUFPS $0xDD, Z9, Z6, Z11
+	VADDPS Z11, Z10, Z10
+	VSHUFPS $0x88, Z10, Z10, Z11
+	VSHUFPS $0xDD, Z10, Z10, Z12
+	VADDPS Z12, Z11, Z11       // lane h: [a_h, b_h, a_h, b_h]
+	VPERMPS Z11, Z29, Z11      // [a0 a1 a2 a3 b0 b1 b2 b3 …]
+	VMOVUPS X11, (R9)
+	CMPQ R10, $1
+	JEQ  multiScoresF16AVX512_done
+	VEXTRACTF32X4 $1, Z11, X12
+	MOVQ ostride+56(FP), AX
+	VMOVUPS X12, (R9)(AX*1)
+
+	LEAQ (DI)(R8*2), DI
+	LEAQ (R9)(AX*2), R9
+	SUBQ $2, R10
+	JNZ  multiScoresF16AVX512_pair
+
+multiScoresF16AVX512_done:
+	VZEROUPPER
+	RET
+
+// func multiAccF16AVX512(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+// Rows go in tiles of 64 so a tile stays in L1 while its 32-value groups are read one by one,
+// each group's four pairs of accumulator vectors held in registers across the tile.
+TEXT ·multiAccF16AVX512(SB), NOSPLIT, $16-64
+	MOVQ acc+0(FP), SI
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX                // bytes between accumulators
+	LEAQ (DX)(DX*2), R13
+	MOVQ rows+24(FP), DI
+	MOVQ m+40(FP), R10
+	MOVQ w+48(FP), R9
+	CONSTS
+	TESTQ R10, R10
+	JZ   multiAccF16AVX512_done
+	MOVQ nv+16(FP), AX
+	SHRQ $5, AX
+	TESTQ AX, AX
+	JZ   multiAccF16AVX512_done
+
+multiAccF16AVX512_tile:
+	MOVQ R10, AX               // rows in this tile
+	CMPQ AX, $64
+	JLE  multiAccF16AVX512_tn
+	MOVQ $64, AX
+multiAccF16AVX512_tn:
+	MOVQ AX, tn-8(SP)
+	MOVQ rb+32(FP), R12
+	SHLQ $6, R12
+	MOVQ R12, pf-16(SP)        // bytes to the next tile, which the row loop prefetches
+	MOVQ nv+16(FP), R11
+	SHRQ $5, R11
+	XORQ BX, BX                // byte offset of the group in a row
+	MOVQ SI, CX                // accumulators of the group
+
+multiAccF16AVX512_grp:
+	VMOVUPS (CX), Z0
+	VMOVUPS 64(CX), Z1
+	VMOVUPS (CX)(DX*1), Z2
+	VMOVUPS 64(CX)(DX*1), Z3
+	VMOVUPS (CX)(DX*2), Z4
+	VMOVUPS 64(CX)(DX*2), Z5
+	VMOVUPS (CX)(R13*1), Z6
+	VMOVUPS 64(CX)(R13*1), Z7
+	LEAQ (DI)(BX*1), R12
+	MOVQ R9, R8
+	MOVQ tn-8(SP), R15
+
+multiAccF16AVX512_row:
+	MOVQ pf-16(SP), AX
+	PREFETCHT0 (R12)(AX*1)
+	DEC_F16(R12, Z8, Z9, Z10)
+	VBROADCASTSS (R8), Z11
+	VFMADD231PS Z11, Z8, Z0
+	VFMADD231PS Z11, Z9, Z1
+	VBROADCASTSS 4(R8), Z12
+	VFMADD231PS Z12, Z8, Z2
+	VFMADD231PS Z12, Z9, Z3
+	VBROADCASTSS 8(R8), Z13
+	VFMADD231PS Z13, Z8, Z4
+	VFMADD231PS Z13, Z9, Z5
+	VBROADCASTSS 12(R8), Z14
+	VFMADD231PS Z14, Z8, Z6
+	VFMADD231PS Z14, Z9, Z7
+	ADDQ rb+32(FP), R12
+	ADDQ wstride+56(FP), R8
+	DECQ R15
+	JNZ  multiAccF16AVX512_row
+
+	VMOVUPS Z0, (CX)
+	VMOVUPS Z1, 64(CX)
+	VMOVUPS Z2, (CX)(DX*1)
+	VMOVUPS Z3, 64(CX)(DX*1)
+	VMOVUPS Z4, (CX)(DX*2)
+	VMOVUPS Z5, 64(CX)(DX*2)
+	VMOVUPS Z6, (CX)(R13*1)
+	VMOVUPS Z7, 64(CX)(R13*1)
+	ADDQ $64, BX
+	ADDQ $128, CX
+	DECQ R11
+	JNZ  multiAccF16AVX512_grp
+
+	MOVQ tn-8(SP), AX
+	MOVQ AX, R12
+	IMULQ rb+32(FP), R12
+	ADDQ R12, DI
+	MOVQ AX, R12
+	IMULQ wstride+56(FP), R12
+	ADDQ R12, R9
+	SUBQ AX, R10
+	JNZ  multiAccF16AVX512_tile
+
+multiAccF16AVX512_done:
+	VZEROUPPER
+	RET
+
+// func multiScoresQ80AVX512(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+// Rows go in pairs, a and b (b = a on an odd last row), each query's partial sums in one
+// vector per row: Z0..Z3 for a, Z16..Z19 for b. The eight sums are then reduced together.
+TEXT ·multiScoresQ80AVX512(SB), NOSPLIT, $0-64
+	MOVQ q+0(FP), SI
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX                // bytes between queries
+	LEAQ (DX)(DX*2), R13       // 3 queries
+	MOVQ nv+16(FP), R11
+	SHRQ $5, R11               // 32-value groups per row
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	MOVQ m+40(FP), R10
+	MOVQ out+48(FP), R9
+	CONSTS
+	TESTQ R10, R10
+	JZ   multiScoresQ80AVX512_done
+	TESTQ R11, R11
+	JZ   multiScoresQ80AVX512_done
+
+multiScoresQ80AVX512_pair:
+	CMPQ R10, $1
+	JNE  multiScoresQ80AVX512_two
+	XORQ R8, R8                // odd last row: b reads a again
+multiScoresQ80AVX512_two:
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z16, Z16, Z16
+	VXORPS Z17, Z17, Z17
+	VXORPS Z18, Z18, Z18
+	VXORPS Z19, Z19, Z19
+	MOVQ DI, BX
+	LEAQ (DI)(R8*1), R15
+	MOVQ SI, CX
+	MOVQ R11, R12
+
+multiScoresQ80AVX512_blk:
+	PREFETCHT0 PFDIST(BX)
+	PREFETCHT0 PFDIST(R15)
+	DEC_Q80(BX, Z4, Z5, Z6)
+	DEC_Q80(R15, Z7, Z8, Z9)
+	VFMADD231PS (CX), Z4, Z0
+	VFMADD231PS 64(CX), Z5, Z0
+	VFMADD231PS (CX), Z7, Z16
+	VFMADD231PS 64(CX), Z8, Z16
+	VFMADD231PS (CX)(DX*1), Z4, Z1
+	VFMADD231PS 64(CX)(DX*1), Z5, Z1
+	VFMADD231PS (CX)(DX*1), Z7, Z17
+	VFMADD231PS 64(CX)(DX*1), Z8, Z17
+	VFMADD231PS (CX)(DX*2), Z4, Z2
+	VFMADD231PS 64(CX)(DX*2), Z5, Z2
+	VFMADD231PS (CX)(DX*2), Z7, Z18
+	VFMADD231PS 64(CX)(DX*2), Z8, Z18
+	VFMADD231PS (CX)(R13*1), Z4, Z3
+	VFMADD231PS 64(CX)(R13*1), Z5, Z3
+	VFMADD231PS (CX)(R13*1), Z7, Z19
+	VFMADD231PS 64(CX)(R13*1), Z8, Z19
+	ADDQ $34, BX
+	ADDQ $34, R15
+	ADDQ $128, CX
+	DECQ R12
+	JNZ  multiScoresQ80AVX512_blk
+
+	// Sum each vector's 16 lanes: 128-bit lanes first, pairing queries, then within lanes.
+	VSHUFF32X4 $0x44, Z1, Z0, Z4
+	VSHUFF32X4 $0xEE, Z1, Z0, Z5
+	VADDPS Z5, Z4, Z4          // [a0 ×8 | a1 ×8]
+	VSHUFF32X4 $0x44, Z3, Z2, Z5
+	VSHUFF32X4 $0xEE, Z3, Z2, Z6
+	VADDPS Z6, Z5, Z5          // [a2 ×8 | a3 ×8]
+	VSHUFF32X4 $0x44, Z17, Z16, Z7
+	VSHUFF32X4 $0xEE, Z17, Z16, Z8
+	VADDPS Z8, Z7, Z7          // [b0 ×8 | b1 ×8]
+	VSHUFF32X4 $0x44, Z19, Z18, Z8
+	VSHUFF32X4 $0xEE, Z19, Z18, Z9
+	VADDPS Z9, Z8, Z8          // [b2 ×8 | b3 ×8]
+	VSHUFF32X4 $0x88, Z5, Z4, Z6
+	VSHUFF32X4 $0xDD, Z5, Z4, Z9
+	VADDPS Z9, Z6, Z6          // 128-bit lane h: four partial sums of a_h
+	VSHUFF32X4 $0x88, Z8, Z7, Z9
+	VSHUFF32X4 $0xDD, Z8, Z7, Z10
+	VADDPS Z10, Z9, Z9         // the same for b_h
+	VSHUFPS $0x88, Z9, Z6, Z10
+	VSHUFPS $0xDD, Z9, Z6, Z11
+	VADDPS Z11, Z10, Z10
+	VSHUFPS $0x88, Z10, Z10, Z11
+	VSHUFPS $0xDD, Z10, Z10, Z12
+	VADDPS Z12, Z11, Z11       // lane h: [a_h, b_h, a_h, b_h]
+	VPERMPS Z11, Z29, Z11      // [a0 a1 a2 a3 b0 b1 b2 b3 …]
+	VMOVUPS X11, (R9)
+	CMPQ R10, $1
+	JEQ  multiScoresQ80AVX512_done
+	VEXTRACTF32X4 $1, Z11, X12
+	MOVQ ostride+56(FP), AX
+	VMOVUPS X12, (R9)(AX*1)
+
+	LEAQ (DI)(R8*2), DI
+	LEAQ (R9)(AX*2), R9
+	SUBQ $2, R10
+	JNZ  multiScoresQ80AVX512_pair
+
+multiScoresQ80AVX512_done:
+	VZEROUPPER
+	RET
+
+// func multiAccQ80AVX512(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+// Rows go in tiles of 64 so a tile stays in L1 while its 32-value groups are read one by one,
+// each group's four pairs of accumulator vectors held in registers across the tile.
+TEXT ·multiAccQ80AVX512(SB), NOSPLIT, $16-64
+	MOVQ acc+0(FP), SI
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX                // bytes between accumulators
+	LEAQ (DX)(DX*2), R13
+	MOVQ rows+24(FP), DI
+	MOVQ m+40(FP), R10
+	MOVQ w+48(FP), R9
+	CONSTS
+	TESTQ R10, R10
+	JZ   multiAccQ80AVX512_done
+	MOVQ nv+16(FP), AX
+	SHRQ $5, AX
+	TESTQ AX, AX
+	JZ   multiAccQ80AVX512_done
+
+multiAccQ80AVX512_tile:
+	MOVQ R10, AX               // rows in this tile
+	CMPQ AX, $64
+	JLE  multiAccQ80AVX512_tn
+	MOVQ $64, AX
+multiAccQ80AVX512_tn:
+	MOVQ AX, tn-8(SP)
+	MOVQ rb+32(FP), R12
+	SHLQ $6, R12
+	MOVQ R12, pf-16(SP)        // bytes to the next tile, which the row loop prefetches
+	MOVQ nv+16(FP), R11
+	SHRQ $5, R11
+	XORQ BX, BX                // byte offset of the group in a row
+	MOVQ SI, CX                // accumulators of the group
+
+multiAccQ80AVX512_grp:
+	VMOVUPS (CX), Z0
+	VMOVUPS 64(CX), Z1
+	VMOVUPS (CX)(DX*1), Z2
+	VMOVUPS 64(CX)(DX*1), Z3
+	VMOVUPS (CX)(DX*2), Z4
+	VMOVUPS 64(CX)(DX*2), Z5
+	VMOVUPS (CX)(R13*1), Z6
+	VMOVUPS 64(CX)(R13*1), Z7
+	LEAQ (DI)(BX*1), R12
+	MOVQ R9, R8
+	MOVQ tn-8(SP), R15
+
+multiAccQ80AVX512_row:
+	MOVQ pf-16(SP), AX
+	PREFETCHT0 (R12)(AX*1)
+	DEC_Q80(R12, Z8, Z9, Z10)
+	VBROADCASTSS (R8), Z11
+	VFMADD231PS Z11, Z8, Z0
+	VFMADD231PS Z11, Z9, Z1
+	VBROADCASTSS 4(R8), Z12
+	VFMADD231PS Z12, Z8, Z2
+	VFMADD231PS Z12, Z9, Z3
+	VBROADCASTSS 8(R8), Z13
+	VFMADD231PS Z13, Z8, Z4
+	VFMADD231PS Z13, Z9, Z5
+	VBROADCASTSS 12(R8), Z14
+	VFMADD231PS Z14, Z8, Z6
+	VFMADD231PS Z14, Z9, Z7
+	ADDQ rb+32(FP), R12
+	ADDQ wstride+56(FP), R8
+	DECQ R15
+	JNZ  multiAccQ80AVX512_row
+
+	VMOVUPS Z0, (CX)
+	VMOVUPS Z1, 64(CX)
+	VMOVUPS Z2, (CX)(DX*1)
+	VMOVUPS Z3, 64(CX)(DX*1)
+	VMOVUPS Z4, (CX)(DX*2)
+	VMOVUPS Z5, 64(CX)(DX*2)
+	VMOVUPS Z6, (CX)(R13*1)
+	VMOVUPS Z7, 64(CX)(R13*1)
+	ADDQ $34, BX
+	ADDQ $128, CX
+	DECQ R11
+	JNZ  multiAccQ80AVX512_grp
+
+	MOVQ tn-8(SP), AX
+	MOVQ AX, R12
+	IMULQ rb+32(FP), R12
+	ADDQ R12, DI
+	MOVQ AX, R12
+	IMULQ wstride+56(FP), R12
+	ADDQ R12, R9
+	SUBQ AX, R10
+	JNZ  multiAccQ80AVX512_tile
+
+multiAccQ80AVX512_done:
+	VZEROUPPER
+	RET
+
+// func multiScoresQ40AVX512(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+// Rows go in pairs, a and b (b = a on an odd last row), each query's partial sums in one
+// vector per row: Z0..Z3 for a, Z16..Z19 for b. The eight sums are then reduced together.
+TEXT ·multiScoresQ40AVX512(SB), NOSPLIT, $0-64
+	MOVQ q+0(FP), SI
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX                // bytes between queries
+	LEAQ (DX)(DX*2), R13       // 3 queries
+	MOVQ nv+16(FP), R11
+	SHRQ $5, R11               // 32-value groups per row
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	MOVQ m+40(FP), R10
+	MOVQ out+48(FP), R9
+	CONSTS
+	TESTQ R10, R10
+	JZ   multiScoresQ40AVX512_done
+	TESTQ R11, R11
+	JZ   multiScoresQ40AVX512_done
+
+multiScoresQ40AVX512_pair:
+	CMPQ R10, $1
+	JNE  multiScoresQ40AVX512_two
+	XORQ R8, R8                // odd last row: b reads a again
+multiScoresQ40AVX512_two:
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z16, Z16, Z16
+	VXORPS Z17, Z17, Z17
+	VXORPS Z18, Z18, Z18
+	VXORPS Z19, Z19, Z19
+	MOVQ DI, BX
+	LEAQ (DI)(R8*1), R15
+	MOVQ SI, CX
+	MOVQ R11, R12
+
+multiScoresQ40AVX512_blk:
+	PREFETCHT0 PFDIST(BX)
+	PREFETCHT0 PFDIST(R15)
+	DEC_Q40(BX, Z4, Z5, Z6)
+	DEC_Q40(R15, Z7, Z8, Z9)
+	VFMADD231PS (CX), Z4, Z0
+	VFMADD231PS 64(CX), Z5, Z0
+	VFMADD231PS (CX), Z7, Z16
+	VFMADD231PS 64(CX), Z8, Z16
+	VFMADD231PS (CX)(DX*1), Z4, Z1
+	VFMADD231PS 64(CX)(DX*1), Z5, Z1
+	VFMADD231PS (CX)(DX*1), Z7, Z17
+	VFMADD231PS 64(CX)(DX*1), Z8, Z17
+	VFMADD231PS (CX)(DX*2), Z4, Z2
+	VFMADD231PS 64(CX)(DX*2), Z5, Z2
+	VFMADD231PS (CX)(DX*2), Z7, Z18
+	VFMADD231PS 64(CX)(DX*2), Z8, Z18
+	VFMADD231PS (CX)(R13*1), Z4, Z3
+	VFMADD231PS 64(CX)(R13*1), Z5, Z3
+	VFMADD231PS (CX)(R13*1), Z7, Z19
+	VFMADD231PS 64(CX)(R13*1), Z8, Z19
+	ADDQ $18, BX
+	ADDQ $18, R15
+	ADDQ $128, CX
+	DECQ R12
+	JNZ  multiScoresQ40AVX512_blk
+
+	// Sum each vector's 16 lanes: 128-bit lanes first, pairing queries, then within lanes.
+	VSHUFF32X4 $0x44, Z1, Z0, Z4
+	VSHUFF32X4 $0xEE, Z1, Z0, Z5
+	VADDPS Z5, Z4, Z4          // [a0 ×8 | a1 ×8]
+	VSHUFF32X4 $0x44, Z3, Z2, Z5
+	VSHUFF32X4 $0xEE, Z3, Z2, Z6
+	VADDPS Z6, Z5, Z5          // [a2 ×8 | a3 ×8]
+	VSHUFF32X4 $0x44, Z17, Z16, Z7
+	VSHUFF32X4 $0xEE, Z17, Z16, Z8
+	VADDPS Z8, Z7, Z7          // [b0 ×8 | b1 ×8]
+	VSHUFF32X4 $0x44, Z19, Z18, Z8
+	VSHUFF32X4 $0xEE, Z19, Z18, Z9
+	VADDPS Z9, Z8, Z8          // [b2 ×8 | b3 ×8]
+	VSHUFF32X4 $0x88, Z5, Z4, Z6
+	VSHUFF32X4 $0xDD, Z5, Z4, Z9
+	VADDPS Z9, Z6, Z6          // 128-bit lane h: four partial sums of a_h
+	VSHUFF32X4 $0x88, Z8, Z7, Z9
+	VSHUFF32X4 $0xDD, Z8, Z7, Z10
+	VADDPS Z10, Z9, Z9         // the same for b_h
+	VSHUFPS $0x88, Z9, Z6, Z10
+	VSHUFPS $0xDD, Z9, Z6, Z11
+	VADDPS Z11, Z10, Z10
+	VSHUFPS $0x88, Z10, Z10, Z11
+	VSHUFPS $0xDD, Z10, Z10, Z12
+	VADDPS Z12, Z11, Z11       // lane h: [a_h, b_h, a_h, b_h]
+	VPERMPS Z11, Z29, Z11      // [a0 a1 a2 a3 b0 b1 b2 b3 …]
+	VMOVUPS X11, (R9)
+	CMPQ R10, $1
+	JEQ  multiScoresQ40AVX512_done
+	VEXTRACTF32X4 $1, Z11, X12
+	MOVQ ostride+56(FP), AX
+	VMOVUPS X12, (R9)(AX*1)
+
+	LEAQ (DI)(R8*2), DI
+	LEAQ (R9)(AX*2), R9
+	SUBQ $2, R10
+	JNZ  multiScoresQ40AVX512_pair
+
+multiScoresQ40AVX512_done:
+	VZEROUPPER
+	RET
+
+// func multiAccQ40AVX512(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+// Rows go in tiles of 64 so a tile stays in L1 while its 32-value groups are read one by one,
+// each group's four pairs of accumulator vectors held in registers across the tile.
+TEXT ·multiAccQ40AVX512(SB), NOSPLIT, $16-64
+	MOVQ acc+0(FP), SI
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX                // bytes between accumulators
+	LEAQ (DX)(DX*2), R13
+	MOVQ rows+24(FP), DI
+	MOVQ m+40(FP), R10
+	MOVQ w+48(FP), R9
+	CONSTS
+	TESTQ R10, R10
+	JZ   multiAccQ40AVX512_done
+	MOVQ nv+16(FP), AX
+	SHRQ $5, AX
+	TESTQ AX, AX
+	JZ   multiAccQ40AVX512_done
+
+multiAccQ40AVX512_tile:
+	MOVQ R10, AX               // rows in this tile
+	CMPQ AX, $64
+	JLE  multiAccQ40AVX512_tn
+	MOVQ $64, AX
+multiAccQ40AVX512_tn:
+	MOVQ AX, tn-8(SP)
+	MOVQ rb+32(FP), R12
+	SHLQ $6, R12
+	MOVQ R12, pf-16(SP)        // bytes to the next tile, which the row loop prefetches
+	MOVQ nv+16(FP), R11
+	SHRQ $5, R11
+	XORQ BX, BX                // byte offset of the group in a row
+	MOVQ SI, CX                // accumulators of the group
+
+multiAccQ40AVX512_grp:
+	VMOVUPS (CX), Z0
+	VMOVUPS 64(CX), Z1
+	VMOVUPS (CX)(DX*1), Z2
+	VMOVUPS 64(CX)(DX*1), Z3
+	VMOVUPS (CX)(DX*2), Z4
+	VMOVUPS 64(CX)(DX*2), Z5
+	VMOVUPS (CX)(R13*1), Z6
+	VMOVUPS 64(CX)(R13*1), Z7
+	LEAQ (DI)(BX*1), R12
+	MOVQ R9, R8
+	MOVQ tn-8(SP), R15
+
+multiAccQ40AVX512_row:
+	MOVQ pf-16(SP), AX
+	PREFETCHT0 (R12)(AX*1)
+	DEC_Q40(R12, Z8, Z9, Z10)
+	VBROADCASTSS (R8), Z11
+	VFMADD231PS Z11, Z8, Z0
+	VFMADD231PS Z11, Z9, Z1
+	VBROADCASTSS 4(R8), Z12
+	VFMADD231PS Z12, Z8, Z2
+	VFMADD231PS Z12, Z9, Z3
+	VBROADCASTSS 8(R8), Z13
+	VFMADD231PS Z13, Z8, Z4
+	VFMADD231PS Z13, Z9, Z5
+	VBROADCASTSS 12(R8), Z14
+	VFMADD231PS Z14, Z8, Z6
+	VFMADD231PS Z14, Z9, Z7
+	ADDQ rb+32(FP), R12
+	ADDQ wstride+56(FP), R8
+	DECQ R15
+	JNZ  multiAccQ40AVX512_row
+
+	VMOVUPS Z0, (CX)
+	VMOVUPS Z1, 64(CX)
+	VMOVUPS Z2, (CX)(DX*1)
+	VMOVUPS Z3, 64(CX)(DX*1)
+	VMOVUPS Z4, (CX)(DX*2)
+	VMOVUPS Z5, 64(CX)(DX*2)
+	VMOVUPS Z6, (CX)(R13*1)
+	VMOVUPS Z7, 64(CX)(R13*1)
+	ADDQ $18, BX
+	ADDQ $128, CX
+	DECQ R11
+	JNZ  multiAccQ40AVX512_grp
+
+	MOVQ tn-8(SP), AX
+	MOVQ AX, R12
+	IMULQ rb+32(FP), R12
+	ADDQ R12, DI
+	MOVQ AX, R12
+	IMULQ wstride+56(FP), R12
+	ADDQ R12, R9
+	SUBQ AX, R10
+	JNZ  multiAccQ40AVX512_tile
+
+multiAccQ40AVX512_done:
+	VZEROUPPER
+	RET
+
+// DEC_TQ4 looks up the 16 code bytes at p in t, the row's scaled tq4Levels: lo gets the low
+// nibbles (the group's even values), hi the high nibbles (its odd values).
+#define DEC_TQ4(p, lo, hi, t) \
+	VPMOVZXBD (p), lo; \
+	VPSRLD $4, lo, hi; \
+	VPERMPS t, lo, lo; \
+	VPERMPS t, hi, hi
+
+// TQ4CONSTS loads tq4's levels and the reduction's lane order.
+#define TQ4CONSTS \
+	VMOVUPS ·tq4Levels(SB), Z31; \
+	VMOVUPS ·reduceOrder(SB), Z29
+// func multiScoresTQ4AVX512(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+// tq4: each 32-value group is 16 code bytes (low nibble: even values, high: odd), the row's
+// scale after its ⌈d/2⌉ code bytes; the queries come with each group's even values first, then
+// its odd ones (tq4Permute). Otherwise as the other scores kernels.
+// Rows go in pairs, a and b (b = a on an odd last row), each query's partial sums in one
+// vector per row: Z0..Z3 for a, Z16..Z19 for b. The eight sums are then reduced together.
+TEXT ·multiScoresTQ4AVX512(SB), NOSPLIT, $0-64
+	MOVQ q+0(FP), SI
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX                // bytes between queries
+	LEAQ (DX)(DX*2), R13       // 3 queries
+	MOVQ nv+16(FP), R11
+	SHRQ $5, R11               // 32-value groups per row
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	MOVQ m+40(FP), R10
+	MOVQ out+48(FP), R9
+	TQ4CONSTS
+	MOVQ d+8(FP), R14
+	INCQ R14
+	SHRQ $1, R14               // byte offset of a row's scale
+	TESTQ R10, R10
+	JZ   multiScoresTQ4AVX512_done
+	TESTQ R11, R11
+	JZ   multiScoresTQ4AVX512_done
+
+multiScoresTQ4AVX512_pair:
+	CMPQ R10, $1
+	JNE  multiScoresTQ4AVX512_two
+	XORQ R8, R8                // odd last row: b reads a again
+multiScoresTQ4AVX512_two:
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z16, Z16, Z16
+	VXORPS Z17, Z17, Z17
+	VXORPS Z18, Z18, Z18
+	VXORPS Z19, Z19, Z19
+	MOVQ DI, BX
+	LEAQ (DI)(R8*1), R15
+	VBROADCASTSS (DI)(R14*1), Z6
+	VMULPS Z31, Z6, Z6         // row a's levels, scaled
+	VBROADCASTSS (R15)(R14*1), Z9
+	VMULPS Z31, Z9, Z9         // row b's
+	MOVQ SI, CX
+	MOVQ R11, R12
+
+multiScoresTQ4AVX512_blk:
+	PREFETCHT0 PFDIST(BX)
+	PREFETCHT0 PFDIST(R15)
+	DEC_TQ4(BX, Z4, Z5, Z6)
+	DEC_TQ4(R15, Z7, Z8, Z9)
+	VFMADD231PS (CX), Z4, Z0
+	VFMADD231PS 64(CX), Z5, Z0
+	VFMADD231PS (CX), Z7, Z16
+	VFMADD231PS 64(CX), Z8, Z16
+	VFMADD231PS (CX)(DX*1), Z4, Z1
+	VFMADD231PS 64(CX)(DX*1), Z5, Z1
+	VFMADD231PS (CX)(DX*1), Z7, Z17
+	VFMADD231PS 64(CX)(DX*1), Z8, Z17
+	VFMADD231PS (CX)(DX*2), Z4, Z2
+	VFMADD231PS 64(CX)(DX*2), Z5, Z2
+	VFMADD231PS (CX)(DX*2), Z7, Z18
+	VFMADD231PS 64(CX)(DX*2), Z8, Z18
+	VFMADD231PS (CX)(R13*1), Z4, Z3
+	VFMADD231PS 64(CX)(R13*1), Z5, Z3
+	VFMADD231PS (CX)(R13*1), Z7, Z19
+	VFMADD231PS 64(CX)(R13*1), Z8, Z19
+	ADDQ $16, BX
+	ADDQ $16, R15
+	ADDQ $128, CX
+	DECQ R12
+	JNZ  multiScoresTQ4AVX512_blk
+
+	// Sum each vector's 16 lanes: 128-bit lanes first, pairing queries, then within lanes.
+	VSHUFF32X4 $0x44, Z1, Z0, Z4
+	VSHUFF32X4 $0xEE, Z1, Z0, Z5
+	VADDPS Z5, Z4, Z4          // [a0 ×8 | a1 ×8]
+	VSHUFF32X4 $0x44, Z3, Z2, Z5
+	VSHUFF32X4 $0xEE, Z3, Z2, Z6
+	VADDPS Z6, Z5, Z5          // [a2 ×8 | a3 ×8]
+	VSHUFF32X4 $0x44, Z17, Z16, Z7
+	VSHUFF32X4 $0xEE, Z17, Z16, Z8
+	VADDPS Z8, Z7, Z7          // [b0 ×8 | b1 ×8]
+	VSHUFF32X4 $0x44, Z19, Z18, Z8
+	VSHUFF32X4 $0xEE, Z19, Z18, Z9
+	VADDPS Z9, Z8, Z8          // [b2 ×8 | b3 ×8]
+	VSHUFF32X4 $0x88, Z5, Z4, Z6
+	VSHUFF32X4 $0xDD, Z5, Z4, Z9
+	VADDPS Z9, Z6, Z6          // 128-bit lane h: four partial sums of a_h
+	VSHUFF32X4 $0x88, Z8, Z7, Z9
+	VSHUFF32X4 $0xDD, Z8, Z7, Z10
+	VADDPS Z10, Z9, Z9         // the same for b_h
+	VSHUFPS $0x88, Z9, Z6, Z10
+	VSHUFPS $0xDD, Z9, Z6, Z11
+	VADDPS Z11, Z10, Z10
+	VSHUFPS $0x88, Z10, Z10, Z11
+	VSHUFPS $0xDD, Z10, Z10, Z12
+	VADDPS Z12, Z11, Z11       // lane h: [a_h, b_h, a_h, b_h]
+	VPERMPS Z11, Z29, Z11      // [a0 a1 a2 a3 b0 b1 b2 b3 …]
+	VMOVUPS X11, (R9)
+	CMPQ R10, $1
+	JEQ  multiScoresTQ4AVX512_done
+	VEXTRACTF32X4 $1, Z11, X12
+	MOVQ ostride+56(FP), AX
+	VMOVUPS X12, (R9)(AX*1)
+
+	LEAQ (DI)(R8*2), DI
+	LEAQ (R9)(AX*2), R9
+	SUBQ $2, R10
+	JNZ  multiScoresTQ4AVX512_pair
+
+multiScoresTQ4AVX512_done:
+	VZEROUPPER
+	RET
+// func multiAccTQ4AVX512(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+// tq4, as multiScoresTQ4AVX512 reads it; the accumulators hold each group's even values first,
+// then its odd ones.
+// Rows go in tiles of 64 so a tile stays in L1 while its 32-value groups are read one by one,
+// each group's four pairs of accumulator vectors held in registers across the tile.
+TEXT ·multiAccTQ4AVX512(SB), NOSPLIT, $16-64
+	MOVQ acc+0(FP), SI
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX                // bytes between accumulators
+	LEAQ (DX)(DX*2), R13
+	MOVQ rows+24(FP), DI
+	MOVQ m+40(FP), R10
+	MOVQ w+48(FP), R9
+	TQ4CONSTS
+	TESTQ R10, R10
+	JZ   multiAccTQ4AVX512_done
+	MOVQ nv+16(FP), AX
+	SHRQ $5, AX
+	TESTQ AX, AX
+	JZ   multiAccTQ4AVX512_done
+
+multiAccTQ4AVX512_tile:
+	MOVQ R10, AX               // rows in this tile
+	CMPQ AX, $64
+	JLE  multiAccTQ4AVX512_tn
+	MOVQ $64, AX
+multiAccTQ4AVX512_tn:
+	MOVQ AX, tn-8(SP)
+	MOVQ rb+32(FP), R12
+	SHLQ $6, R12
+	MOVQ R12, pf-16(SP)        // bytes to the next tile, which the row loop prefetches
+	MOVQ nv+16(FP), R11
+	SHRQ $5, R11
+	XORQ BX, BX                // byte offset of the group in a row
+	MOVQ SI, CX                // accumulators of the group
+
+multiAccTQ4AVX512_grp:
+	MOVQ d+8(FP), R14
+	INCQ R14
+	SHRQ $1, R14
+	SUBQ BX, R14               // from the group to the row's scale
+	VMOVUPS (CX), Z0
+	VMOVUPS 64(CX), Z1
+	VMOVUPS (CX)(DX*1), Z2
+	VMOVUPS 64(CX)(DX*1), Z3
+	VMOVUPS (CX)(DX*2), Z4
+	VMOVUPS 64(CX)(DX*2), Z5
+	VMOVUPS (CX)(R13*1), Z6
+	VMOVUPS 64(CX)(R13*1), Z7
+	LEAQ (DI)(BX*1), R12
+	MOVQ R9, R8
+	MOVQ tn-8(SP), R15
+
+multiAccTQ4AVX512_row:
+	MOVQ pf-16(SP), AX
+	PREFETCHT0 (R12)(AX*1)
+	VBROADCASTSS (R12)(R14*1), Z10
+	VMULPS Z31, Z10, Z10
+	DEC_TQ4(R12, Z8, Z9, Z10)
+	VBROADCASTSS (R8), Z11
+	VFMADD231PS Z11, Z8, Z0
+	VFMADD231PS Z11, Z9, Z1
+	VBROADCASTSS 4(R8), Z12
+	VFMADD231PS Z12, Z8, Z2
+	VFMADD231PS Z12, Z9, Z3
+	VBROADCASTSS 8(R8), Z13
+	VFMADD231PS Z13, Z8, Z4
+	VFMADD231PS Z13, Z9, Z5
+	VBROADCASTSS 12(R8), Z14
+	VFMADD231PS Z14, Z8, Z6
+	VFMADD231PS Z14, Z9, Z7
+	ADDQ rb+32(FP), R12
+	ADDQ wstride+56(FP), R8
+	DECQ R15
+	JNZ  multiAccTQ4AVX512_row
+
+	VMOVUPS Z0, (CX)
+	VMOVUPS Z1, 64(CX)
+	VMOVUPS Z2, (CX)(DX*1)
+	VMOVUPS Z3, 64(CX)(DX*1)
+	VMOVUPS Z4, (CX)(DX*2)
+	VMOVUPS Z5, 64(CX)(DX*2)
+	VMOVUPS Z6, (CX)(R13*1)
+	VMOVUPS Z7, 64(CX)(R13*1)
+	ADDQ $16, BX
+	ADDQ $128, CX
+	DECQ R11
+	JNZ  multiAccTQ4AVX512_grp
+
+	MOVQ tn-8(SP), AX
+	MOVQ AX, R12
+	IMULQ rb+32(FP), R12
+	ADDQ R12, DI
+	MOVQ AX, R12
+	IMULQ wstride+56(FP), R12
+	ADDQ R12, R9
+	SUBQ AX, R10
+	JNZ  multiAccTQ4AVX512_tile
+
+multiAccTQ4AVX512_done:
+	VZEROUPPER
+	RET

@@ -1,0 +1,6 @@
+//go:build !amd64 || purego
+
+package kvq
+
+// Without the assembly kernels every MultiQuery call runs DotMany and AccumulateMany per query.
+var multiF16, multiQ8_0, multiQ4_0, multiTQ4 *multiKernels

@@ -1,0 +1,225 @@
+package kvq
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// multiFormats are the formats whose codecs implement MultiQuery.
+var multiFormats = []Format{F16, Q8_0, Q4_0, TQ4}
+
+// TestMultiQueryMatchesReference checks DotManyMulti against Dot and AccumulateManyMulti
+// against a loop of AccumulateScaled, query by query, within the bounds multi.go states: the
+// codec's DotMany bound (1e-5·Σ|q[i]|·(|x[i]| + o_b)) and the block formats' AccumulateMany
+// bound ((2n + 8)·2⁻²⁴·(|acc₀[i]| + Σ_j |w_j|·|x_j[i]|)). Query counts that are not a multiple
+// of four exercise the padded group; row counts past 64 cross the kernels' row tiles.
+func TestMultiQueryMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, f := range multiFormats {
+		for _, d := range []int{8, 40, 64, 75, 128, 200, 1024} {
+			for _, n := range []int{1, 2, 3, 4, 5, 8} {
+				for _, rows := range []int{1, 7, 130} {
+					t.Run(fmt.Sprintf("%s/d%d/n%d/rows%d", f, d, n, rows), func(t *testing.T) {
+						checkMulti(t, rng, f, d, n, rows)
+					})
+				}
+			}
+		}
+	}
+}
+
+func checkMulti(t *testing.T, rng *rand.Rand, f Format, d, n, rows int) {
+	c := mustCodec(t, f, d)
+	mq, ok := c.(MultiQuery)
+	if !ok {
+		t.Fatalf("%s does not implement MultiQuery", f)
+	}
+	rb := c.RowBytes()
+	src := outlierRows(rng, rows, d)
+	enc := make([]byte, rows*rb)
+	for r := 0; r < rows; r++ {
+		c.Encode(enc[r*rb:(r+1)*rb], src[r*d:(r+1)*d])
+	}
+	q := gaussianRows(rng, n, d, 1)
+	out := make([]float32, rows*n)
+	for i := range out {
+		out[i] = float32(math.NaN()) // every score must be written
+	}
+	mq.DotManyMulti(q, n, enc, out)
+	x := make([]float32, d)
+	domain := c.Decode // the codec domain's values: rotated for tq4
+	if tc, ok := c.(*tq4Codec); ok {
+		domain = tc.rotatedDecode
+	}
+	for j := 0; j < rows; j++ {
+		row := enc[j*rb : (j+1)*rb]
+		domain(x, row)
+		for h := 0; h < n; h++ {
+			qh := q[h*d : (h+1)*d]
+			var scale float64
+			for i := range x {
+				scale += math.Abs(float64(qh[i])) * math.Abs(float64(x[i]))
+			}
+			bound := 1e-5 * scale
+			ref := c.Dot(qh, row)
+			if e := math.Abs(float64(out[j*n+h]) - float64(ref)); !(e <= bound) {
+				t.Fatalf("row %d query %d: DotManyMulti = %g, Dot = %g: error %g > %g", j, h, out[j*n+h], ref, e, bound)
+			}
+		}
+	}
+
+	w := make([]float32, rows*n)
+	for i := range w {
+		w[i] = float32(rng.Float64())
+		if i%5 == 0 {
+			w[i] = -w[i]
+		}
+	}
+	acc0 := gaussianRows(rng, n, d, 1)
+	fast := append([]float32(nil), acc0...)
+	mq.AccumulateManyMulti(fast, n, w, enc)
+	tol := float64(2*rows+8) * math.Ldexp(1, -24)
+	for h := 0; h < n; h++ {
+		ref := append([]float32(nil), acc0[h*d:(h+1)*d]...)
+		scale := make([]float64, d)
+		for i := range scale {
+			scale[i] = math.Abs(float64(ref[i]))
+		}
+		for j := 0; j < rows; j++ {
+			row := enc[j*rb : (j+1)*rb]
+			wj := w[j*n+h]
+			c.AccumulateScaled(ref, wj, row)
+			domain(x, row)
+			for i := range scale {
+				scale[i] += math.Abs(float64(wj)) * math.Abs(float64(x[i]))
+			}
+		}
+		for i := range ref {
+			got := fast[h*d+i]
+			if e := math.Abs(float64(got) - float64(ref[i])); !(e <= tol*scale[i]) {
+				t.Fatalf("acc %d [%d]: AccumulateManyMulti = %g, loop = %g: error %g > %g", h, i, got, ref[i], e, tol*scale[i])
+			}
+		}
+	}
+}
+
+// TestMultiQueryIndependentOfGrouping checks that a query's scores and sums do not depend on
+// how many queries share the call or where it sits among them: runs stay deterministic
+// whatever the model's grouping.
+func TestMultiQueryIndependentOfGrouping(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	const d, rows = 96, 70
+	for _, f := range multiFormats {
+		t.Run(f.String(), func(t *testing.T) {
+			c := mustCodec(t, f, d)
+			mq := c.(MultiQuery)
+			rb := c.RowBytes()
+			src := gaussianRows(rng, rows, d, 1)
+			enc := make([]byte, rows*rb)
+			for r := 0; r < rows; r++ {
+				c.Encode(enc[r*rb:(r+1)*rb], src[r*d:(r+1)*d])
+			}
+			q := gaussianRows(rng, 6, d, 1)
+			all := make([]float32, rows*6)
+			mq.DotManyMulti(q, 6, enc, all)
+			w := gaussianRows(rng, rows, 6, 1)
+			accAll := make([]float32, 6*d)
+			mq.AccumulateManyMulti(accAll, 6, w, enc)
+			for h := 0; h < 6; h++ {
+				one := make([]float32, rows)
+				mq.DotManyMulti(q[h*d:(h+1)*d], 1, enc, one)
+				wh := make([]float32, rows)
+				for j := range wh {
+					wh[j] = w[j*6+h]
+				}
+				accOne := make([]float32, d)
+				mq.AccumulateManyMulti(accOne, 1, wh, enc)
+				for j := 0; j < rows; j++ {
+					if one[j] != all[j*6+h] {
+						t.Fatalf("query %d row %d: alone %g, among six %g", h, j, one[j], all[j*6+h])
+					}
+				}
+				for i := 0; i < d; i++ {
+					if accOne[i] != accAll[h*d+i] {
+						t.Fatalf("accumulator %d [%d]: alone %g, among six %g", h, i, accOne[i], accAll[h*d+i])
+					}
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkMultiQuery scores four queries against, and accumulates four weight vectors over,
+// 4096 rows of 128 values: one KV head's work for a group of four query heads.
+func BenchmarkMultiQuery(b *testing.B) {
+	for _, f := range multiFormats {
+		c := mustCodec(b, f, benchDim)
+		mq := c.(MultiQuery)
+		enc, _ := benchRowsOf(c)
+		q := gaussianRows(rand.New(rand.NewPCG(11, 12)), 4, benchDim, 1)
+		b.Run("dot/"+f.String(), func(b *testing.B) {
+			out := make([]float32, 4*benchRows)
+			b.SetBytes(int64(len(enc)))
+			for b.Loop() {
+				mq.DotManyMulti(q, 4, enc, out)
+			}
+			reportPerValue(b)
+		})
+		b.Run("acc/"+f.String(), func(b *testing.B) {
+			w := make([]float32, 4*benchRows)
+			for i := range w {
+				w[i] = 1.0 / benchRows
+			}
+			acc := make([]float32, 4*benchDim)
+			b.SetBytes(int64(len(enc)))
+			for b.Loop() {
+				mq.AccumulateManyMulti(acc, 4, w, enc)
+			}
+			reportPerValue(b)
+		})
+	}
+}
+
+// TestMultiQuerySpeed prints the best thread-CPU time of each kernel over many repetitions
+// (KVLAB_SPEED_REPORT set), next to the single-query DotMany and AccumulateMany: a steadier
+// signal than wall-clock benchmarks on a shared machine.
+func TestMultiQuerySpeed(t *testing.T) {
+	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
+		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	best := func(f func()) time.Duration {
+		b := time.Hour
+		for r := 0; r < 200; r++ {
+			t0 := threadCPU()
+			f()
+			b = min(b, threadCPU()-t0)
+		}
+		return b
+	}
+	for _, f := range multiFormats {
+		c := mustCodec(t, f, benchDim)
+		mq := c.(MultiQuery)
+		enc, _ := benchRowsOf(c)
+		q := gaussianRows(rand.New(rand.NewPCG(11, 12)), 4, benchDim, 1)
+		out := make([]float32, 4*benchRows)
+		w := make([]float32, 4*benchRows)
+		for i := range w {
+			w[i] = 1.0 / benchRows
+		}
+		acc := make([]float32, 4*benchDim)
+		perRow := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / benchRows }
+		dot := best(func() { mq.DotManyMulti(q, 4, enc, out) })
+		accT := best(func() { mq.AccumulateManyMulti(acc, 4, w, enc) })
+		dot1 := best(func() { c.DotMany(q[:benchDim], enc, out[:benchRows]) })
+		acc1 := best(func() { c.AccumulateMany(acc[:benchDim], w[:benchRows], enc) })
+		t.Logf("%-5s per row of %d values: 4 queries dot %.1f ns, acc %.1f ns; one query dot %.1f ns, acc %.1f ns",
+			f, benchDim, perRow(dot), perRow(accT), perRow(dot1), perRow(acc1))
+	}
+}
