@@ -1,5 +1,7 @@
-// Package lab measures what KV formats cost: the attention-output gate of seed 003 on
-// synthetic or real K/V, and (later) teacher-forced KL, top-1 agreement, needles and speed.
+// Package lab measures what KV formats cost, the ways seed 003 does: the attention-output gate
+// on synthetic K/V (RunGate) and, on a real model (RunAB), teacher-forced decode KL and top-1
+// agreement against an f16 cache, prompt KL, perplexity, the attention gate on the model's own
+// K/V, buried-fact retrieval, and prefill and decode speed.
 package lab
 
 import (

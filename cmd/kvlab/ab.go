@@ -1,0 +1,321 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kvlab/kvlab/internal/history"
+	"github.com/kvlab/kvlab/native/lab"
+	"github.com/kvlab/kvlab/native/model"
+	"github.com/kvlab/kvlab/native/tokenizer"
+	"github.com/spf13/cobra"
+)
+
+// abOptions are the flags of `kvlab ab`; they are stored with the run as its configuration.
+type abOptions struct {
+	Model        string  `json:"model"`
+	Arms         string  `json:"arms"`
+	TextFile     string  `json:"text_file,omitempty"`
+	Prompt       string  `json:"prompt,omitempty"`
+	Ctx          int     `json:"ctx"`
+	N            int     `json:"n"`
+	Window       int     `json:"kv_window,omitempty"`
+	Sinks        int     `json:"kv_sink,omitempty"`
+	KGain        float32 `json:"k_gain,omitempty"`
+	Threads      int     `json:"threads"`
+	NeedleTrials int     `json:"needle_trials,omitempty"`
+	NoNeedle     bool    `json:"no_needle,omitempty"`
+	Seed         uint64  `json:"seed"`
+	asJSON       bool
+	csvPath      string
+	dbPath       string
+	noSave       bool
+}
+
+// abOutput is what `kvlab ab --json` prints and `kvlab runs show --json` prints again.
+type abOutput struct {
+	ID       int64           `json:"id,omitempty"`
+	DB       string          `json:"db,omitempty"`
+	File     string          `json:"file"`
+	SHA256   string          `json:"sha256"`
+	Status   history.Status  `json:"status,omitempty"`
+	Started  time.Time       `json:"started,omitzero"`
+	Machine  history.Machine `json:"machine"`
+	Settings json.RawMessage `json:"flags,omitempty"`
+	*lab.ABReport
+}
+
+func newAbCmd() *cobra.Command {
+	var o abOptions
+	cmd := &cobra.Command{
+		Use:   "ab --model FILE.gguf [--arms f16,q8_0,q4_0,…]",
+		Short: "What each KV format costs a model: KL, top-1, attention error, needles, speed vs f16",
+		Long: `Measure every arm (a KV format or K/V pair, optionally with seed 003's FP16 window + sinks
+overlay and q2k K gain) against an f16 cache on the same tokens, the four ways seed 003 does:
+
+  decode KL   teacher-forced decode: each arm is fed the f16 run's continuation one token at
+              a time (--n positions); per position KL(f16 ‖ arm) and top-1 agreement: the mean
+              and 99th-percentile KL in nats and the top-1 %. The overlay acts here.
+  prompt KL   the same over the prompt's logits (prefill; the overlay does not act there).
+  PPL         the text's perplexity with the arm's cache, by llama.cpp's convention (chunks of
+              --ctx tokens, second halves scored): the f16 arm's equals 'kvlab ppl'.
+  attn err    per layer, the relative RMS error of softmax(q·Kᵀ/√d)·V over the arm's cache
+              against the f16 cache, both holding the f16 run's own K/V (the mean is shown).
+  needle      four-digit facts buried at 10/50/90 % depth of a story, asked for at the end in
+              the fixtures' retrieval format, answered greedily, scored exact.
+  speed       prefill and decode tokens/s, KV bytes per token over all layers.
+
+A second f16 run must reproduce the first bit for bit (KL exactly 0); the command checks it
+and fails when it does not. The text is --text FILE, --prompt TEXT, or a built-in
+TinyStories-style story. Arms are comma-separated; an arm may carry its own overlay and gain
+as +wN (window), +sN (sinks), +gB (K gain), e.g. q2k+w64+s8+g1.1; --kv-window, --kv-sink and
+--k-gain set them for arms that don't. Every run is stored in the run history (see 'kvlab
+runs'); --db or $KVLAB_DB pick the database.`,
+		Example: `  kvlab ab --model ../shared/models/kvlab-tiny-64.gguf
+  kvlab ab --model model.gguf --arms f16,q8_0,q4_0 --text doc.txt --ctx 1024 --n 128 --json
+  kvlab ab --model model.gguf --arms q4_0,q2k,q2k+g1.1 --kv-window 64 --kv-sink 8 --csv ab.csv`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runAB(cmd, &o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Model, "model", "", "GGUF model file (llama or qwen2 architecture)")
+	f.StringVar(&o.Arms, "arms", lab.DefaultArms, "arms: KV formats or K/V pairs, each optionally +wN+sN+gB")
+	f.StringVar(&o.TextFile, "text", "", "text file to measure on (default: a built-in story)")
+	f.StringVar(&o.Prompt, "prompt", "", "text to measure on, given inline")
+	f.IntVar(&o.Ctx, "ctx", 0, "cells per run and perplexity chunk length; 0: the trained context, at most 512")
+	f.IntVarP(&o.N, "n", "n", 0, "teacher-forced decode positions; 0 means 64")
+	f.IntVar(&o.Window, "kv-window", 0, "most recent cells kept exact in f16, for arms without +w")
+	f.IntVar(&o.Sinks, "kv-sink", 0, "first cells kept exact in f16, for arms without +s")
+	f.Float32Var(&o.KGain, "k-gain", 1, "q2k K reconstruction gain B, for arms without +g")
+	f.IntVar(&o.Threads, "threads", 0, "threads for the forward pass; 0 uses every CPU")
+	f.IntVar(&o.NeedleTrials, "needle-trials", 3, "needle prompts per depth")
+	f.BoolVar(&o.NoNeedle, "no-needle", false, "skip the needle probe")
+	f.Uint64Var(&o.Seed, "seed", 1, "seed of tq4's rotations and the needles' numbers")
+	f.BoolVar(&o.asJSON, "json", false, "print one JSON document")
+	f.StringVar(&o.csvPath, "csv", "", "also write one CSV row per arm to this file")
+	f.StringVar(&o.dbPath, "db", "", "run history database (default $KVLAB_DB, else runs.db in the user config dir)")
+	f.BoolVar(&o.noSave, "no-save", false, "do not store the run in the history")
+	return cmd
+}
+
+func runAB(cmd *cobra.Command, o *abOptions) error {
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if o.Model == "" {
+		return errors.New("--model is required")
+	}
+	if o.TextFile != "" && o.Prompt != "" {
+		return errors.New("--text and --prompt: give one")
+	}
+	if o.Ctx < 0 || o.N < 0 || o.Threads < 0 || o.Window < 0 || o.Sinks < 0 || o.NeedleTrials < 0 {
+		return errors.New("--ctx, --n, --threads, --kv-window, --kv-sink and --needle-trials must not be negative")
+	}
+	if !(o.KGain > 0) {
+		return fmt.Errorf("--k-gain %g: must be positive", o.KGain)
+	}
+	arms, err := lab.ParseArms(o.Arms, lab.ArmDefaults{Window: o.Window, Sinks: o.Sinks, KGain: o.KGain})
+	if err != nil {
+		return fmt.Errorf("--arms: %w", err)
+	}
+	text := o.Prompt
+	if o.TextFile != "" {
+		b, err := os.ReadFile(o.TextFile)
+		if err != nil {
+			return err
+		}
+		text = string(b)
+	}
+	if text == "" && (o.TextFile != "" || cmd.Flags().Changed("prompt")) {
+		return errors.New("the text is empty")
+	}
+	sum, size, err := history.HashFile(ctx, o.Model)
+	if err != nil {
+		return err
+	}
+	m, err := model.Load(o.Model, model.Options{Threads: o.Threads})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	tok, err := tokenizer.FromGGUF(m.File())
+	if err != nil {
+		return err
+	}
+	machine := history.ThisMachine(version)
+	abs, _ := filepath.Abs(o.Model)
+	flags, _ := json.Marshal(o)
+
+	var db *history.DB
+	var id int64
+	if !o.noSave {
+		path := o.dbPath
+		if path == "" {
+			if path, err = history.DefaultPath(); err != nil {
+				return err
+			}
+		}
+		if db, err = history.Open(ctx, path); err != nil {
+			return err
+		}
+		defer db.Close()
+		id, err = db.Begin(ctx, &history.Run{Kind: "ab", Machine: machine, Config: flags,
+			Model: history.ModelRef{Path: abs, Name: filepath.Base(o.Model), SHA256: sum, Bytes: size}})
+		if err != nil {
+			return err
+		}
+	}
+
+	var bar *progress
+	last := 0
+	cfg := lab.ABConfig{Arms: arms, Text: text, Ctx: o.Ctx, N: o.N, Seed: o.Seed,
+		Needle: lab.NeedleConfig{Skip: o.NoNeedle, Trials: o.NeedleTrials},
+		Progress: func(done, total int, stage string) {
+			if bar == nil {
+				bar = newProgress(cmd.ErrOrStderr(), total, "ab")
+			}
+			if bar.bar != nil {
+				bar.bar.Describe("ab: " + stage)
+			}
+			bar.Add(done - last)
+			last = done
+		}}
+	rep, err := lab.RunAB(ctx, m, tok, cfg)
+	if bar != nil {
+		bar.Finish()
+	}
+	if err != nil {
+		if db != nil {
+			// Record the failure with a context that outlives a cancelled run.
+			_ = db.Fail(context.WithoutCancel(ctx), id, err)
+		}
+		return err
+	}
+	if db != nil {
+		if err := db.Finish(ctx, id, rep); err != nil {
+			return err
+		}
+	}
+	out := abOutput{File: abs, SHA256: sum, Machine: machine, Settings: flags, ABReport: rep, ID: id}
+	if db != nil {
+		out.DB = db.Path()
+	}
+	if o.csvPath != "" {
+		if err := writeABCSV(o.csvPath, rep); err != nil {
+			return err
+		}
+	}
+	w := cmd.OutOrStdout()
+	if o.asJSON {
+		if err := writeJSON(w, out); err != nil {
+			return err
+		}
+	} else if err := printAB(w, &out); err != nil {
+		return err
+	}
+	if !rep.Determ.Identical {
+		return fmt.Errorf("determinism: a second f16 run differs from the first (max KL %g over %d rows)", rep.Determ.MaxKL, rep.Determ.Rows)
+	}
+	return nil
+}
+
+// printAB writes the A/B table and its notes.
+func printAB(w io.Writer, o *abOutput) error {
+	rep := o.ABReport
+	mi := rep.Model
+	fmt.Fprintf(w, "%s: %s, %d layers, %d/%d heads, head_dim %d, vocab %d, %s weights, %d threads\n",
+		filepath.Base(o.File), mi.Arch, mi.Layers, mi.Heads, mi.KVHeads, mi.HeadDimK, mi.Vocab, mi.WeightType, mi.Threads)
+	s := rep.Settings
+	fmt.Fprintf(w, "ctx %d: prompt %d tokens + %d teacher-forced decode positions; text %d tokens\n\n",
+		s.Ctx, s.PromptTokens, s.N, s.TextTokens)
+	t := table{header: []string{"arm", "B/token", "decode KL", "p99", "top-1", "prompt KL", "top-1", "PPL",
+		"attn err", "needle", "prefill t/s", "decode t/s"}}
+	for _, a := range rep.Arms {
+		ppl := "-"
+		if a.PPL > 0 {
+			ppl = fmt.Sprintf("%.3f", a.PPL)
+		}
+		needle := "-"
+		if a.Needle.Total > 0 {
+			needle = a.Needle.String()
+		}
+		t.add(a.Arm, fmt.Sprintf("%.0f", a.BytesPerToken), fmt.Sprintf("%.5f", a.Decode.KLMean),
+			fmt.Sprintf("%.4f", a.Decode.KLP99), pct(a.Decode.Top1), fmt.Sprintf("%.5f", a.Prompt.KLMean),
+			pct(a.Prompt.Top1), ppl, pct(a.AttnErrMean), needle, fmt.Sprintf("%.0f", a.PrefillTPS),
+			fmt.Sprintf("%.0f", a.DecodeTPS))
+	}
+	if err := t.write(w); err != nil {
+		return err
+	}
+	ref := rep.Ref
+	fmt.Fprintln(w)
+	refPPL := "- (text shorter than one chunk)"
+	if ref.PPL > 0 {
+		refPPL = fmt.Sprintf("%.4f over %d chunks of %d", ref.PPL, s.PPLChunks, s.Ctx)
+	}
+	fmt.Fprintf(w, "f16 reference: PPL %s; decode-path PPL %.4f; needle %s; %.0f prefill / %.0f decode tokens/s\n",
+		refPPL, ref.DecodePPL, ref.Needle.String(), ref.PrefillTPS, ref.DecodeTPS)
+	d := rep.Determ
+	if d.Identical {
+		fmt.Fprintf(w, "determinism: a second f16 run is bit-identical to the first (%d rows): KL exactly 0\n", d.Rows)
+	} else {
+		fmt.Fprintf(w, "determinism: FAILED: a second f16 run differs from the first (max KL %g over %d rows)\n", d.MaxKL, d.Rows)
+	}
+	q := "the f16 run's own queries"
+	if rep.QuerySource != "model" {
+		q = "key proxy (the model does not report its queries): continuation keys scaled to a score std of 2.5, over the prompt cells"
+	}
+	fmt.Fprintf(w, "attn err: mean over layers; queries: %s\n", q)
+	fmt.Fprintln(w, "KL in nats per position; B/token: K+V bytes of one cell over all layers (overlay excluded)")
+	if o.ID > 0 {
+		fmt.Fprintf(w, "stored as run %d in %s\n", o.ID, o.DB)
+	}
+	return nil
+}
+
+func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
+
+// abCSVHeader names the CSV columns of one arm.
+var abCSVHeader = []string{"arm", "pair", "window", "sinks", "k_gain", "bytes_per_token", "kv_bytes",
+	"decode_kl_mean", "decode_kl_p99", "decode_kl_max", "decode_top1", "prompt_kl_mean", "prompt_kl_p99",
+	"prompt_top1", "ppl", "decode_ppl", "attn_err_mean", "attn_err_layers", "needle_ok", "needle_total",
+	"prefill_tps", "decode_tps"}
+
+func writeABCSV(path string, rep *lab.ABReport) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	w.Write(abCSVHeader)
+	g := func(x float64) string { return strconv.FormatFloat(x, 'g', 8, 64) }
+	for _, a := range rep.Arms {
+		var layers []string
+		for _, e := range a.AttnErr {
+			layers = append(layers, g(e))
+		}
+		w.Write([]string{a.Arm, a.Pair, strconv.Itoa(a.Window), strconv.Itoa(a.Sinks), g(float64(a.KGain)),
+			g(a.BytesPerToken), strconv.FormatInt(a.KVBytes, 10), g(a.Decode.KLMean), g(a.Decode.KLP99),
+			g(a.Decode.KLMax), g(a.Decode.Top1), g(a.Prompt.KLMean), g(a.Prompt.KLP99), g(a.Prompt.Top1),
+			g(a.PPL), g(a.DecodePPL), g(a.AttnErrMean), strings.Join(layers, ";"), strconv.Itoa(a.Needle.OK),
+			strconv.Itoa(a.Needle.Total), g(a.PrefillTPS), g(a.DecodeTPS)})
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,535 @@
+package lab
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/kvlab/kvlab/native/kvcache"
+	"github.com/kvlab/kvlab/native/kvq"
+	"github.com/kvlab/kvlab/native/model"
+	"github.com/kvlab/kvlab/native/tokenizer"
+)
+
+// DefaultText is a TinyStories-style text (written for kvlab) that `kvlab ab` reads when it is
+// given none: about 1,400 tokens of the fixtures' vocabulary.
+//
+//go:embed stories.txt
+var DefaultText string
+
+// Defaults of ABConfig's zero fields.
+const (
+	// DefaultN is the number of teacher-forced decode positions.
+	DefaultN = 64
+	// DefaultCtx caps the context of a run when the model's trained context is longer.
+	DefaultCtx = 512
+)
+
+// ABConfig configures an A/B run: every arm against an f16 reference on the same tokens.
+type ABConfig struct {
+	// Arms are measured in order.
+	Arms []Arm
+	// Text is the document the decode KL, prompt KL and perplexity read (BOS is prepended).
+	Text string
+	// Ctx is the context of a run in cells: the prompt and the teacher-forced continuation fit
+	// in it, and perplexity is computed over chunks of Ctx tokens. 0 picks the model's trained
+	// context capped at DefaultCtx.
+	Ctx int
+	// N is the number of teacher-forced decode positions; 0 picks DefaultN, fewer when the
+	// text is short.
+	N int
+	// Needle configures the buried-fact probe.
+	Needle NeedleConfig
+	// Seed picks tq4's rotations and the needles' numbers.
+	Seed uint64
+	// Tap, when set, supplies the attention gate's queries instead of the model (see
+	// QueryTapper); by default the model's own, when it reports them.
+	Tap QueryTapper
+	// Progress, when set, is called as work completes with the work units done and the total,
+	// and what is running.
+	Progress func(done, total int, stage string)
+}
+
+// ABReport is the result of an A/B run.
+type ABReport struct {
+	Model    ModelInfo   `json:"model"`
+	Settings ABSettings  `json:"settings"`
+	Ref      RefResult   `json:"reference"`
+	Determ   Determinism `json:"determinism"`
+	// QuerySource says where the attention gate's queries come from: "model" (the reference
+	// run's own queries, when the model reports them) or "key-proxy" (see AttentionGate).
+	QuerySource string      `json:"query_source"`
+	Arms        []ArmResult `json:"arms"`
+	// Elapsed is the wall time of the whole run in seconds.
+	Elapsed float64 `json:"elapsed_s"`
+}
+
+// ModelInfo is the geometry of the measured model.
+type ModelInfo struct {
+	Arch       string `json:"arch"`
+	Layers     int    `json:"layers"`
+	Heads      int    `json:"heads"`
+	KVHeads    int    `json:"kv_heads"`
+	HeadDimK   int    `json:"head_dim_k"`
+	HeadDimV   int    `json:"head_dim_v"`
+	Embd       int    `json:"embd"`
+	Vocab      int    `json:"vocab"`
+	Context    int    `json:"context"`
+	WeightType string `json:"weight_type"`
+	Threads    int    `json:"threads"`
+}
+
+// ABSettings are the run's resolved settings.
+type ABSettings struct {
+	Arms         []string  `json:"arms"`
+	Ctx          int       `json:"ctx"`
+	N            int       `json:"n"`
+	PromptTokens int       `json:"prompt_tokens"`
+	TextTokens   int       `json:"text_tokens"`
+	PPLChunks    int       `json:"ppl_chunks"`
+	NeedleDepths []float64 `json:"needle_depths,omitempty"`
+	NeedleTrials int       `json:"needle_trials,omitempty"`
+	NeedleTokens int       `json:"needle_tokens,omitempty"`
+	Seed         uint64    `json:"seed"`
+}
+
+// RefResult is the f16 reference's own measurements.
+type RefResult struct {
+	// PPL is the perplexity of the text by llama.cpp's convention (model.Perplexity) at Ctx,
+	// the number `kvlab ppl --kv f16 --ctx Ctx` prints for the same text; 0 when the text is
+	// shorter than one chunk.
+	PPL float64 `json:"ppl"`
+	// DecodePPL is exp(mean −log p) of the continuation's tokens along the decode path.
+	DecodePPL  float64      `json:"decode_ppl"`
+	Needle     NeedleResult `json:"needle"`
+	PrefillTPS float64      `json:"prefill_tps"`
+	DecodeTPS  float64      `json:"decode_tps"`
+}
+
+// Determinism is the check seed 003 insists on: a second f16 run scores KL exactly 0.
+type Determinism struct {
+	// Identical reports every prompt and decode logit of the second run bit-identical to the
+	// first; MaxKL is the largest KL between them (0 when identical).
+	Identical bool    `json:"identical"`
+	MaxKL     float64 `json:"max_kl"`
+	Rows      int     `json:"rows"`
+}
+
+// ArmResult is one arm's measurements against the reference.
+type ArmResult struct {
+	Arm    string  `json:"arm"`
+	Pair   string  `json:"pair"`
+	Window int     `json:"window,omitempty"`
+	Sinks  int     `json:"sinks,omitempty"`
+	KGain  float32 `json:"k_gain,omitempty"`
+	// Decode compares the teacher-forced decode rows: the arm fed the reference continuation
+	// one token at a time, reading its cache through the decode readers (the overlay acts).
+	Decode Series `json:"decode"`
+	// Prompt compares the prompt's logits (prefill; the overlay does not act there).
+	Prompt Series `json:"prompt"`
+	// PPL is the text's perplexity with this cache (llama.cpp's convention, prefill only);
+	// DecodePPL the continuation's along the decode path.
+	PPL       float64 `json:"ppl"`
+	DecodePPL float64 `json:"decode_ppl"`
+	// AttnErr is, per layer, the relative RMS error of softmax(q·Kᵀ/√d)·V over this arm's
+	// cache against the f16 cache, both holding the reference run's own K/V; AttnErrMean is
+	// their mean.
+	AttnErr     []float64    `json:"attn_err"`
+	AttnErrMean float64      `json:"attn_err_mean"`
+	Needle      NeedleResult `json:"needle"`
+	// PrefillTPS and DecodeTPS are tokens per second of the teacher-forced prefill and decode.
+	PrefillTPS float64 `json:"prefill_tps"`
+	DecodeTPS  float64 `json:"decode_tps"`
+	// KVBytes is the cache's exact memory at Ctx cells (overlay included); BytesPerToken the
+	// K+V bytes one cell takes over all layers (kvq's exact arithmetic, overlay excluded).
+	KVBytes       int64   `json:"kv_bytes"`
+	BytesPerToken float64 `json:"bytes_per_token"`
+}
+
+// abRunner holds one run's resolved inputs and the reference's results.
+type abRunner struct {
+	ctx     context.Context
+	m       *model.Model
+	tok     *tokenizer.Tokenizer
+	cfg     ABConfig
+	base    kvcache.Config
+	vocab   int
+	tokens  []int32 // the text, BOS first
+	prompt  []int32 // tokens[:P]
+	cont    []int32 // tokens[P : P+N+1]: N fed, N targets
+	cells   int     // P + N
+	pplToks []int32
+	bos     int32
+	needles []needlePrompt
+	cmp     *rowCompare
+
+	ref  *forced
+	gate *gateData
+
+	done, total int
+}
+
+// RunAB measures every arm of cfg against an f16 reference on model m (see ABConfig and
+// ArmResult for what is measured). It checks determinism with a second f16 run: the plain
+// f16 arm when cfg has one, else an extra run. ctx cancels between forward passes.
+func RunAB(ctx context.Context, m *model.Model, tok *tokenizer.Tokenizer, cfg ABConfig) (*ABReport, error) {
+	start := time.Now()
+	r, err := newABRunner(ctx, m, tok, cfg)
+	if err != nil {
+		return nil, err
+	}
+	rep := &ABReport{Model: modelInfo(m), Settings: r.settings()}
+	refArm := Arm{Pair: kvq.Pair{K: kvq.F16, V: kvq.F16}}
+	r.progress("f16 reference")
+	if r.ref, err = r.forcedRun(refArm, true); err != nil {
+		return nil, fmt.Errorf("lab: f16 reference: %w", err)
+	}
+	rep.QuerySource = "key-proxy"
+	if r.ref.queries != nil {
+		rep.QuerySource = "model"
+	}
+	if rep.Ref.PPL, err = r.perplexity(refArm); err != nil {
+		return nil, fmt.Errorf("lab: f16 reference: %w", err)
+	}
+	if rep.Ref.Needle, err = r.needle(refArm); err != nil {
+		return nil, fmt.Errorf("lab: f16 reference: %w", err)
+	}
+	rep.Ref.DecodePPL = r.ref.decodePPL
+	rep.Ref.PrefillTPS, rep.Ref.DecodeTPS = r.ref.prefillTPS(), r.ref.decodeTPS()
+	r.gate = r.prepareGate()
+
+	checked := false
+	for _, a := range cfg.Arms {
+		r.progress(a.String())
+		res, run, err := r.measure(a)
+		if err != nil {
+			return nil, fmt.Errorf("lab: arm %s: %w", a, err)
+		}
+		if !checked && a.Pair == refArm.Pair && a.plain() {
+			rep.Determ = r.determinism(run)
+			checked = true
+		}
+		rep.Arms = append(rep.Arms, res)
+	}
+	if !checked {
+		r.progress("f16 determinism")
+		run, err := r.forcedRun(refArm, false)
+		if err != nil {
+			return nil, fmt.Errorf("lab: f16 determinism run: %w", err)
+		}
+		rep.Determ = r.determinism(run)
+	}
+	rep.Elapsed = time.Since(start).Seconds()
+	return rep, nil
+}
+
+func newABRunner(ctx context.Context, m *model.Model, tok *tokenizer.Tokenizer, cfg ABConfig) (*abRunner, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if len(cfg.Arms) == 0 {
+		return nil, errors.New("lab: no arms to measure")
+	}
+	hp := m.Hparams
+	if cfg.Ctx < 0 || cfg.N < 0 {
+		return nil, fmt.Errorf("lab: context %d and n %d must not be negative", cfg.Ctx, cfg.N)
+	}
+	if cfg.Ctx == 0 {
+		cfg.Ctx = DefaultCtx
+		if hp.Context > 0 {
+			cfg.Ctx = min(cfg.Ctx, hp.Context)
+		}
+	}
+	if cfg.Text == "" {
+		cfg.Text = DefaultText
+	}
+	r := &abRunner{ctx: ctx, m: m, tok: tok, cfg: cfg, vocab: hp.Vocab,
+		base: m.CacheConfig(kvq.Pair{K: kvq.F16, V: kvq.F16}, cfg.Ctx), bos: -1}
+	if tok.AddBOS() {
+		r.bos = tok.BOS()
+	}
+	r.tokens = encodeWithBOS(tok, cfg.Text)
+	n := cfg.N
+	if n == 0 {
+		n = min(DefaultN, cfg.Ctx/2, len(r.tokens)/2-1)
+	}
+	if n < 1 || cfg.Ctx < n+2 {
+		return nil, fmt.Errorf("lab: a context of %d cells with %d decode positions leaves no prompt", cfg.Ctx, n)
+	}
+	p := min(cfg.Ctx-n, len(r.tokens)-n-1)
+	if p < 1 {
+		return nil, fmt.Errorf("lab: the text is %d tokens; %d decode positions need at least %d", len(r.tokens), n, n+2)
+	}
+	r.cfg.N = n
+	r.prompt, r.cont, r.cells = r.tokens[:p], r.tokens[p:p+n+1], p+n
+	if len(r.tokens) >= cfg.Ctx && cfg.Ctx >= 4 {
+		r.pplToks = r.tokens
+	}
+	for _, a := range cfg.Arms {
+		if _, err := kvcache.New(a.cacheConfig(r.base, 1, cfg.Seed)); err != nil {
+			return nil, fmt.Errorf("lab: arm %s: %w", a, err)
+		}
+	}
+	var err error
+	if r.needles, err = buildNeedles(tok, cfg.Needle, r.limit(), cfg.Seed); err != nil {
+		return nil, err
+	}
+	r.cmp = newRowCompare(r.vocab)
+	runs := 1 + len(cfg.Arms)
+	if !hasPlainF16(cfg.Arms) {
+		runs++
+	}
+	per := n + 1 + r.pplChunks() + len(r.needles)
+	r.total = runs*per + len(cfg.Arms) // + one gate unit per arm
+	return r, nil
+}
+
+func hasPlainF16(arms []Arm) bool {
+	for _, a := range arms {
+		if a.Pair.K == kvq.F16 && a.Pair.V == kvq.F16 && a.plain() {
+			return true
+		}
+	}
+	return false
+}
+
+// limit is the longest prompt a needle may use: the run's context within the model's.
+func (r *abRunner) limit() int {
+	l := r.cfg.Ctx
+	if c := r.m.Hparams.Context; c > 0 {
+		l = min(l, c)
+	}
+	return l
+}
+
+func (r *abRunner) pplChunks() int {
+	if r.pplToks == nil {
+		return 0
+	}
+	return len(r.pplToks) / r.cfg.Ctx
+}
+
+func (r *abRunner) settings() ABSettings {
+	s := ABSettings{Ctx: r.cfg.Ctx, N: r.cfg.N, PromptTokens: len(r.prompt), TextTokens: len(r.tokens),
+		PPLChunks: r.pplChunks(), Seed: r.cfg.Seed}
+	for _, a := range r.cfg.Arms {
+		s.Arms = append(s.Arms, a.String())
+	}
+	if len(r.needles) > 0 {
+		nc := r.cfg.Needle.withDefaults(r.limit())
+		s.NeedleDepths, s.NeedleTrials, s.NeedleTokens = nc.Depths, nc.Trials, nc.Tokens
+	}
+	return s
+}
+
+func (r *abRunner) progress(stage string) {
+	if r.cfg.Progress != nil {
+		r.cfg.Progress(r.done, r.total, stage)
+	}
+}
+
+func (r *abRunner) step(stage string, n int) {
+	r.done += n
+	r.progress(stage)
+}
+
+func modelInfo(m *model.Model) ModelInfo {
+	hp := m.Hparams
+	return ModelInfo{Arch: hp.Arch, Layers: hp.Layers, Heads: hp.Heads, KVHeads: hp.KVHeads,
+		HeadDimK: hp.HeadDimK, HeadDimV: hp.HeadDimV, Embd: hp.Embd, Vocab: hp.Vocab, Context: hp.Context,
+		WeightType: m.WeightType().String(), Threads: m.Threads()}
+}
+
+// encodeWithBOS tokenizes text with BOS first, as `kvlab run` does.
+func encodeWithBOS(tok *tokenizer.Tokenizer, text string) []int32 {
+	t := tok.Encode(text, true, false)
+	if tok.BOS() >= 0 && (len(t) == 0 || t[0] != tok.BOS()) {
+		t = append([]int32{tok.BOS()}, t...)
+	}
+	return t
+}
+
+// forced is one teacher-forced run: the prompt's logits, the decode rows, their timings and
+// the cache they left.
+type forced struct {
+	prompt, decode    []float32 // P × vocab, N × vocab
+	prefill, decoding time.Duration
+	cache             *kvcache.Cache
+	decodePPL         float64
+	// queries, with a model that reports them (reference run only), are the decode steps'
+	// queries per layer: queries[l] holds len(qPos) rows of Heads × HeadDimK values.
+	queries          [][]float32
+	qPos             []int
+	nPrompt, nDecode int
+}
+
+func (f *forced) prefillTPS() float64 {
+	return float64(f.nPrompt) / max(f.prefill.Seconds(), 1e-9)
+}
+
+func (f *forced) decodeTPS() float64 {
+	if f.nDecode == 0 {
+		return 0
+	}
+	return float64(f.nDecode) / max(f.decoding.Seconds(), 1e-9)
+}
+
+// QueryTapper is a forward pass that reports the attention queries: Forward's contract, and tap
+// is called for every layer with the post-RoPE queries of positions pos0 … pos0+n−1 (n ×
+// Heads × HeadDimK values, valid during the call). *model.Model does not implement it yet;
+// when it does, the attention gate uses the real queries instead of the key proxy.
+type QueryTapper interface {
+	ForwardTap(tokens []int32, cache *kvcache.Cache, logits []float32, tap func(layer, pos0, n int, q []float32)) error
+}
+
+// maxTapped is the number of decode steps whose queries the reference run keeps.
+const maxTapped = 16
+
+// forcedRun prefills the prompt with every position's logits and then feeds the continuation
+// one token at a time, through arm's cache. tap asks for the queries (reference run).
+func (r *abRunner) forcedRun(a Arm, tap bool) (*forced, error) {
+	cache, err := kvcache.New(a.cacheConfig(r.base, r.cfg.Ctx, r.cfg.Seed))
+	if err != nil {
+		return nil, err
+	}
+	v, n := r.vocab, r.cfg.N
+	f := &forced{prompt: make([]float32, len(r.prompt)*v), decode: make([]float32, n*v), cache: cache,
+		nPrompt: len(r.prompt), nDecode: n}
+	if len(r.prompt) == 1 {
+		f.prompt = f.prompt[:v]
+	}
+	t0 := time.Now()
+	if err := r.m.Forward(r.prompt, cache, f.prompt); err != nil {
+		return nil, err
+	}
+	f.prefill = time.Since(t0)
+	r.step("prefill", 1)
+	tapper := r.cfg.Tap
+	if tapper == nil {
+		tapper, _ = any(r.m).(QueryTapper)
+	}
+	if !tap {
+		tapper = nil
+	}
+	hp := r.m.Hparams
+	every := (n + maxTapped - 1) / maxTapped // tap every so many steps, the last one included
+	if tapper != nil {
+		f.queries = make([][]float32, hp.Layers)
+	}
+	var nll float64
+	lp := make([]float64, v)
+	for t := 0; t < n; t++ {
+		if err := r.ctx.Err(); err != nil {
+			return nil, err
+		}
+		row := f.decode[t*v : (t+1)*v]
+		t0 := time.Now()
+		if keep := tapper != nil && (n-1-t)%every == 0 && len(f.qPos) < maxTapped; keep {
+			pos := cache.Len()
+			err = tapper.ForwardTap(r.cont[t:t+1], cache, row, func(layer, pos0, cnt int, q []float32) {
+				f.queries[layer] = append(f.queries[layer], q[:hp.Heads*hp.HeadDimK]...)
+			})
+			f.qPos = append(f.qPos, pos)
+		} else {
+			err = r.m.Forward(r.cont[t:t+1], cache, row)
+		}
+		f.decoding += time.Since(t0)
+		if err != nil {
+			return nil, err
+		}
+		logSoftmax(lp, row)
+		nll -= lp[r.cont[t+1]]
+		r.step("decode", 1)
+	}
+	f.decodePPL = math.Exp(nll / float64(n))
+	return f, nil
+}
+
+// measure runs every measurement of one arm.
+func (r *abRunner) measure(a Arm) (ArmResult, *forced, error) {
+	res := ArmResult{Arm: a.String(), Pair: a.Pair.String(), Window: a.Window, Sinks: a.Sinks, KGain: a.KGain}
+	if res.KGain == 1 {
+		res.KGain = 0
+	}
+	run, err := r.forcedRun(a, false)
+	if err != nil {
+		return res, nil, err
+	}
+	res.Decode, res.Prompt = r.compare(run)
+	res.DecodePPL = run.decodePPL
+	res.PrefillTPS, res.DecodeTPS = run.prefillTPS(), run.decodeTPS()
+	res.KVBytes = run.cache.Bytes()
+	hp := r.m.Hparams
+	res.BytesPerToken = a.Pair.BytesPerToken(hp.HeadDimK, hp.HeadDimV, hp.KVHeads) * float64(hp.Layers)
+	if res.PPL, err = r.perplexity(a); err != nil {
+		return res, nil, err
+	}
+	if res.Needle, err = r.needle(a); err != nil {
+		return res, nil, err
+	}
+	if res.AttnErr, err = r.attentionErrors(a); err != nil {
+		return res, nil, err
+	}
+	for _, e := range res.AttnErr {
+		res.AttnErrMean += e / float64(len(res.AttnErr))
+	}
+	r.step("attention", 1)
+	return res, run, nil
+}
+
+// compare scores a run's decode and prompt rows against the reference's.
+func (r *abRunner) compare(run *forced) (decode, prompt Series) {
+	v := r.vocab
+	rows := func(ref, arm []float32) Series {
+		n := len(ref) / v
+		kl, agree := make([]float64, n), make([]bool, n)
+		for i := 0; i < n; i++ {
+			kl[i], agree[i], _ = r.cmp.compare(ref[i*v:(i+1)*v], arm[i*v:(i+1)*v], -1)
+		}
+		return summarize(kl, agree)
+	}
+	return rows(r.ref.decode, run.decode), rows(r.ref.prompt, run.prompt)
+}
+
+// determinism compares a second plain f16 run with the reference, bit for bit.
+func (r *abRunner) determinism(run *forced) Determinism {
+	d := Determinism{Identical: true}
+	v := r.vocab
+	for _, pair := range [][2][]float32{{r.ref.prompt, run.prompt}, {r.ref.decode, run.decode}} {
+		ref, got := pair[0], pair[1]
+		for i := 0; i+v <= len(ref); i += v {
+			d.Rows++
+			for j := i; j < i+v; j++ {
+				if math.Float32bits(ref[j]) != math.Float32bits(got[j]) {
+					d.Identical = false
+					break
+				}
+			}
+			kl, _, _ := r.cmp.compare(ref[i:i+v], got[i:i+v], -1)
+			d.MaxKL = max(d.MaxKL, kl)
+		}
+	}
+	return d
+}
+
+// perplexity is model.Perplexity of the text through arm's cache at Ctx, 0 when the text is
+// shorter than one chunk.
+func (r *abRunner) perplexity(a Arm) (float64, error) {
+	if r.pplToks == nil {
+		return 0, nil
+	}
+	cache, err := kvcache.New(a.cacheConfig(r.base, r.cfg.Ctx, r.cfg.Seed))
+	if err != nil {
+		return 0, err
+	}
+	p, err := r.m.Perplexity(r.pplToks, r.cfg.Ctx, r.bos, cache, func(done, total int, ppl float64) {
+		r.step("perplexity", 1)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return p.PPL, r.ctx.Err()
+}

@@ -1,0 +1,114 @@
+package lab
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/kvlab/kvlab/native/kvcache"
+	"github.com/kvlab/kvlab/native/kvq"
+)
+
+// Arm is one KV-cache configuration an A/B run measures against the f16 reference: a format
+// pair and seed 003's FP16 window + sinks overlay and q2k K gain.
+type Arm struct {
+	Pair   kvq.Pair `json:"-"`
+	Window int      `json:"window,omitempty"`
+	Sinks  int      `json:"sinks,omitempty"`
+	// KGain is q2k's K reconstruction gain B; 0 and 1 both mean none.
+	KGain float32 `json:"k_gain,omitempty"`
+}
+
+// ArmDefaults are the overlay and gain an arm gets when its spec does not name them.
+type ArmDefaults struct {
+	Window, Sinks int
+	KGain         float32
+}
+
+// String is the arm's spec, which ParseArm reads back: the pair, then "+w" window, "+s" sinks
+// and "+g" gain when set ("q2k+w64+s8+g1.1").
+func (a Arm) String() string {
+	s := a.Pair.String()
+	if a.Window > 0 {
+		s += "+w" + strconv.Itoa(a.Window)
+	}
+	if a.Sinks > 0 {
+		s += "+s" + strconv.Itoa(a.Sinks)
+	}
+	if a.KGain != 0 && a.KGain != 1 {
+		s += "+g" + strconv.FormatFloat(float64(a.KGain), 'g', -1, 32)
+	}
+	return s
+}
+
+// plain reports whether the arm has no overlay and no gain.
+func (a Arm) plain() bool { return a.Window == 0 && a.Sinks == 0 && (a.KGain == 0 || a.KGain == 1) }
+
+// cacheConfig applies the arm to a cache configuration of the model's geometry.
+func (a Arm) cacheConfig(base kvcache.Config, cells int, seed uint64) kvcache.Config {
+	cfg := base
+	cfg.Pair, cfg.MaxCells = a.Pair, cells
+	cfg.Window, cfg.Sinks, cfg.KGain, cfg.Seed = a.Window, a.Sinks, a.KGain, seed
+	return cfg
+}
+
+// ParseArm reads one arm spec: a pair ("q8_0", "q8_0/q4_0", "q2k") optionally followed by
+// "+wN" (window cells), "+sN" (sink cells) and "+gB" (K gain); options left out take def.
+func ParseArm(spec string, def ArmDefaults) (Arm, error) {
+	parts := strings.Split(strings.TrimSpace(spec), "+")
+	p, err := kvq.ParsePair(parts[0])
+	if err != nil {
+		return Arm{}, fmt.Errorf("arm %q: %w", spec, err)
+	}
+	a := Arm{Pair: p, Window: def.Window, Sinks: def.Sinks, KGain: def.KGain}
+	for _, opt := range parts[1:] {
+		if len(opt) < 2 {
+			return Arm{}, fmt.Errorf("arm %q: option %q: want +wN, +sN or +gB", spec, opt)
+		}
+		v := opt[1:]
+		switch opt[0] {
+		case 'w':
+			a.Window, err = strconv.Atoi(v)
+		case 's':
+			a.Sinks, err = strconv.Atoi(v)
+		case 'g':
+			var g float64
+			g, err = strconv.ParseFloat(v, 32)
+			a.KGain = float32(g)
+		default:
+			err = fmt.Errorf("unknown option (want +wN, +sN or +gB)")
+		}
+		if err != nil {
+			return Arm{}, fmt.Errorf("arm %q: option %q: %w", spec, opt, err)
+		}
+	}
+	switch {
+	case a.Window < 0 || a.Sinks < 0:
+		return Arm{}, fmt.Errorf("arm %q: window and sinks must not be negative", spec)
+	case a.KGain < 0:
+		return Arm{}, fmt.Errorf("arm %q: K gain %g must be positive", spec, a.KGain)
+	}
+	return a, nil
+}
+
+// ParseArms reads a comma-separated list of arm specs.
+func ParseArms(list string, def ArmDefaults) ([]Arm, error) {
+	var out []Arm
+	for _, s := range strings.Split(list, ",") {
+		if strings.TrimSpace(s) == "" {
+			continue
+		}
+		a, err := ParseArm(s, def)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no arms in %q", list)
+	}
+	return out, nil
+}
+
+// DefaultArms is the arm list `kvlab ab` measures when none is given.
+const DefaultArms = "f16,q8_0,q8_0/q4_0,q4_0,q2k,tq4"
