@@ -1,5 +1,7 @@
 package kvq
 
+import "sync"
+
 // MultiQuery is an optional fast path of a Codec for grouped-query attention: n prepared
 // queries scored against, or n weight vectors accumulated over, the same rows in one pass, so
 // each stored row is read once for every query head that shares its KV head. Callers check for
@@ -155,36 +157,58 @@ func padQueries(q []float32, d int) []float32 {
 	return qp
 }
 
-// dotManyPerQuery is DotManyMulti as DotMany per query, staged through a stack buffer.
+// dotManyPerQuery is DotManyMulti as DotMany per query: one call per query over all the rows,
+// into a pooled buffer (a stack buffer would escape through the interface call).
 func dotManyPerQuery(c Codec, q []float32, n int, rows []byte, out []float32) {
-	d, rb := c.Dim(), c.RowBytes()
+	d := c.Dim()
 	m := len(out) / n
-	var tmp [multiBatch]float32
-	for j0 := 0; j0 < m; j0 += multiBatch {
-		mb := min(multiBatch, m-j0)
-		for h := 0; h < n; h++ {
-			c.DotMany(q[h*d:(h+1)*d], rows[j0*rb:(j0+mb)*rb], tmp[:mb])
-			for j := 0; j < mb; j++ {
-				out[(j0+j)*n+h] = tmp[j]
-			}
+	if n == 1 {
+		c.DotMany(q[:d], rows, out[:m])
+		return
+	}
+	bp := getPerQuery(m)
+	tmp := (*bp)[:m]
+	for h := 0; h < n; h++ {
+		c.DotMany(q[h*d:(h+1)*d], rows, tmp)
+		for j, x := range tmp {
+			out[j*n+h] = x
 		}
 	}
+	perQueryBufs.Put(bp)
 }
 
-// accumulateManyPerQuery is AccumulateManyMulti as AccumulateMany per accumulator.
+// accumulateManyPerQuery is AccumulateManyMulti as AccumulateMany per accumulator, one call
+// per accumulator over all the rows.
 func accumulateManyPerQuery(c Codec, acc []float32, n int, w []float32, rows []byte) {
-	d, rb := c.Dim(), c.RowBytes()
+	d := c.Dim()
 	m := len(w) / n
-	var tmp [multiBatch]float32
-	for j0 := 0; j0 < m; j0 += multiBatch {
-		mb := min(multiBatch, m-j0)
-		for h := 0; h < n; h++ {
-			for j := 0; j < mb; j++ {
-				tmp[j] = w[(j0+j)*n+h]
-			}
-			c.AccumulateMany(acc[h*d:(h+1)*d], tmp[:mb], rows[j0*rb:(j0+mb)*rb])
-		}
+	if n == 1 {
+		c.AccumulateMany(acc[:d], w[:m], rows)
+		return
 	}
+	bp := getPerQuery(m)
+	tmp := (*bp)[:m]
+	for h := 0; h < n; h++ {
+		for j := range tmp {
+			tmp[j] = w[j*n+h]
+		}
+		c.AccumulateMany(acc[h*d:(h+1)*d], tmp, rows)
+	}
+	perQueryBufs.Put(bp)
+}
+
+var perQueryBufs sync.Pool // *[]float32
+
+// getPerQuery returns a pooled buffer of at least m floats.
+func getPerQuery(m int) *[]float32 {
+	bp, _ := perQueryBufs.Get().(*[]float32)
+	if bp == nil {
+		bp = new([]float32)
+	}
+	if cap(*bp) < m {
+		*bp = make([]float32, m)
+	}
+	return bp
 }
 
 // f16Tail is Σ q[i]·x[i] over the values of an f16 row past its last whole 32 values.
@@ -203,13 +227,41 @@ func f16TailAcc(acc []float32, w float32, row []byte) {
 	}
 }
 
+// short reports whether c's rows go to the short-row f16 kernels: d a multiple of 8 below 32,
+// on a CPU that has them (multi_short_amd64.go states their bounds, inside MultiQuery's).
+func (c *f16Codec) short() bool { return f16Short && c.d < 32 && c.d%8 == 0 }
+
 // DotManyMulti scores n queries against every row within the MultiQuery bounds.
 func (c *f16Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
+	if c.short() && n > 0 {
+		d, rb := c.d, c.rb
+		m := len(out) / n
+		if m == 0 {
+			return
+		}
+		q, rows, out = q[:n*d], rows[:m*rb], out[:m*n]
+		for h := 0; h < n; h++ {
+			f16ScoresShort(&q[h*d], d, &rows[0], rb, m, &out[h], 4*n)
+		}
+		return
+	}
 	multiDot(c, multiF16, c.d&^31, f16Tail, q, n, rows, out)
 }
 
 // AccumulateManyMulti adds n weighted sums of the rows within the MultiQuery bounds.
 func (c *f16Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows []byte) {
+	if c.short() && n > 0 {
+		d, rb := c.d, c.rb
+		m := len(w) / n
+		if m == 0 {
+			return
+		}
+		acc, w, rows = acc[:n*d], w[:m*n], rows[:m*rb]
+		for h := 0; h < n; h++ {
+			f16AccShort(&acc[h*d], d, &rows[0], rb, m, &w[h], 4*n)
+		}
+		return
+	}
 	multiAcc(c, multiF16, c.d&^31, f16TailAcc, acc, n, w, rows)
 }
 
@@ -225,26 +277,109 @@ func (c *blockCodec) tails() (func(q []float32, row []byte) float32, func(acc []
 		func(acc []float32, w float32, row []byte) { c.tailAccumulate(acc[nv:], w, row[off:], x) }
 }
 
+// shortDecode writes the c.tail values of the short block blk into x, for q8_0 and q4_0 only:
+// the decoders are called directly, so x can live on the caller's stack.
+func (c *blockCodec) shortDecode(x *[BlockSize]float32, blk []byte) {
+	switch c.k {
+	case q8_0Kind:
+		q8_0Decode(x[:c.tail], blk)
+	case q4_0Kind:
+		q4_0Decode(x[:c.tail], blk)
+	default:
+		panic("kvq: shortDecode: " + c.k.f.String())
+	}
+}
+
+// shortDotMulti is DotManyMulti for q8_0 or q4_0 rows of one short block (d < 32): each row
+// decoded once for all n queries, each score summed as tailDot sums it, so bit-identical to
+// DotMany per query, without allocating.
+func (c *blockCodec) shortDotMulti(q []float32, n int, rows []byte, out []float32) {
+	d, rb := c.d, c.rb
+	if n <= 0 {
+		return
+	}
+	m := len(out) / n
+	q, rows, out = q[:n*d], rows[:m*rb], out[:m*n]
+	var x [BlockSize]float32
+	xs := x[:d]
+	for j := 0; j < m; j++ {
+		c.shortDecode(&x, rows[j*rb:(j+1)*rb])
+		o := out[j*n : (j+1)*n]
+		for h := range o {
+			qh := q[h*d : (h+1)*d]
+			var s0, s1 float32
+			i := 0
+			for ; i+2 <= d; i += 2 {
+				s0 += qh[i] * xs[i]
+				s1 += qh[i+1] * xs[i+1]
+			}
+			if i < d {
+				s0 += qh[i] * xs[i]
+			}
+			o[h] = s0 + s1
+		}
+	}
+}
+
+// shortAccMulti is AccumulateManyMulti for q8_0 or q4_0 rows of one short block (d < 32):
+// each row decoded once for all n accumulators, acc_h[i] += w·x[i] in row order as
+// tailAccumulate adds, so bit-identical to AccumulateMany per accumulator, without allocating.
+func (c *blockCodec) shortAccMulti(acc []float32, n int, w []float32, rows []byte) {
+	d, rb := c.d, c.rb
+	if n <= 0 {
+		return
+	}
+	m := len(w) / n
+	acc, w, rows = acc[:n*d], w[:m*n], rows[:m*rb]
+	var x [BlockSize]float32
+	xs := x[:d]
+	for j := 0; j < m; j++ {
+		c.shortDecode(&x, rows[j*rb:(j+1)*rb])
+		for h, wh := range w[j*n : (j+1)*n] {
+			a := acc[h*d : (h+1)*d]
+			for i, v := range xs {
+				a[i] += float32(wh * v)
+			}
+		}
+	}
+}
+
 // DotManyMulti scores n queries against every row within the MultiQuery bounds.
 func (c *q8_0Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
+	if c.full == 0 {
+		c.shortDotMulti(q, n, rows, out)
+		return
+	}
 	td, _ := c.tails()
 	multiDot(c, multiQ8_0, c.full*BlockSize, td, q, n, rows, out)
 }
 
 // AccumulateManyMulti adds n weighted sums of the rows within the MultiQuery bounds.
 func (c *q8_0Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows []byte) {
+	if c.full == 0 {
+		c.shortAccMulti(acc, n, w, rows)
+		return
+	}
 	_, ta := c.tails()
 	multiAcc(c, multiQ8_0, c.full*BlockSize, ta, acc, n, w, rows)
 }
 
 // DotManyMulti scores n queries against every row within the MultiQuery bounds.
 func (c *q4_0Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
+	if c.full == 0 {
+		c.shortDotMulti(q, n, rows, out)
+		return
+	}
 	td, _ := c.tails()
 	multiDot(c, multiQ4_0, c.full*BlockSize, td, q, n, rows, out)
 }
 
 // AccumulateManyMulti adds n weighted sums of the rows within the MultiQuery bounds.
 func (c *q4_0Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows []byte) {
+	if c.full == 0 {
+		c.shortAccMulti(acc, n, w, rows)
+		return
+	}
 	_, ta := c.tails()
 	multiAcc(c, multiQ4_0, c.full*BlockSize, ta, acc, n, w, rows)
 }

@@ -223,3 +223,39 @@ func TestMultiQuerySpeed(t *testing.T) {
 			f, benchDim, perRow(dot), perRow(accT), perRow(dot1), perRow(acc1))
 	}
 }
+
+// TestMultiQueryShortF16 checks the short-row f16 paths (d a multiple of 8 below 32: the
+// short-row kernels where the CPU has them) against the references within the MultiQuery
+// bounds, across row counts around the kernels' 8-row and 4-row tiles, and that a row's score
+// does not depend on how many rows the call covers.
+func TestMultiQueryShortF16(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, d := range []int{8, 16, 24} {
+		for _, n := range []int{1, 2, 3, 4, 8} {
+			for _, rows := range []int{1, 3, 4, 7, 8, 9, 17, 256} {
+				t.Run(fmt.Sprintf("d%d/n%d/rows%d", d, n, rows), func(t *testing.T) {
+					checkMulti(t, rng, F16, d, n, rows)
+				})
+			}
+		}
+		c := mustCodec(t, F16, d).(*f16Codec)
+		rb, n, rows := c.RowBytes(), 2, 19
+		enc := make([]byte, rows*rb)
+		src := outlierRows(rng, rows, d)
+		for r := 0; r < rows; r++ {
+			c.Encode(enc[r*rb:(r+1)*rb], src[r*d:(r+1)*d])
+		}
+		q := gaussianRows(rng, n, d, 1)
+		all := make([]float32, rows*n)
+		c.DotManyMulti(q, n, enc, all)
+		for j := 0; j < rows; j++ {
+			one := make([]float32, n)
+			c.DotManyMulti(q, n, enc[j*rb:(j+1)*rb], one)
+			for h := range one {
+				if math.Float32bits(one[h]) != math.Float32bits(all[j*n+h]) {
+					t.Fatalf("d%d row %d query %d: %g alone, %g among %d rows", d, j, h, one[h], all[j*n+h], rows)
+				}
+			}
+		}
+	}
+}
