@@ -55,7 +55,8 @@ func TestKernelsAreUniqueAndParse(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"kv_write_f16", "kv_write_q8_0", "kv_write_q4_0", "kv_write_q5_1", "kv_write_fp8",
-		"kv_write_tq4", "kv_write_q2k", "kv_combine", "tq4_rotate", "rmsnorm", "rope", "swiglu", "add", "mem_read"} {
+		"kv_write_tq4", "kv_write_q2k", "kv_combine", "tq4_rotate", "rmsnorm", "rope", "swiglu", "add", "mem_read",
+		"matvec_f32_t1", "matvec_f16_t8", "matvec_q8_0_t1", "matvec_q4_0_t8", "embed_q8_0", "embed_q4_0"} {
 		if _, ok := seen[want]; !ok {
 			t.Errorf("no kernel %s", want)
 		}

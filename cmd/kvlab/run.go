@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/kvlab/kvlab/native/cuda/engine"
+	"github.com/kvlab/kvlab/native/gguf"
 	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/kvq"
 	"github.com/kvlab/kvlab/native/model"
@@ -33,6 +36,7 @@ type runOptions struct {
 	seed    int64
 	threads int
 	ctx     int
+	device  string
 	asJSON  bool
 }
 
@@ -49,6 +53,7 @@ type runResult struct {
 	Stop         string  `json:"stop"` // "eos", "length" or "context"
 	Seed         uint64  `json:"seed,omitempty"`
 	Threads      int     `json:"threads"`
+	Device       string  `json:"device"` // "cpu", or "cuda: " and the GPU's name
 }
 
 func newRunCmd() *cobra.Command {
@@ -65,14 +70,23 @@ and one JSON document is printed instead.
 The prompt is tokenized with BOS prepended (and the SentencePiece dummy-prefix space), as
 llama.cpp does. --temp 0 is greedy decoding; otherwise top-k, top-p and min-p filter the
 distribution before a draw seeded by --seed. Generation stops at an end-of-generation token,
-after --n tokens, or when the context (--ctx cells, default prompt + n) is full.`,
+after --n tokens, or when the context (--ctx cells, default prompt + n) is full.
+
+--device cuda runs the whole forward pass on the GPU (native/cuda/engine): the weights are
+uploaded once (f32, f16, q8_0 and q4_0 as stored; other types dequantized to f16), the KV cache
+lives on the card in --kv, and only the logits come back for sampling. It needs a model whose
+head dimension the attention kernels take (64, 128 or 256), and says so otherwise.`,
 		Example: `  kvlab run --model stories260K.gguf --temp 0 --n 200
   kvlab run --model model.gguf --prompt "Once upon a time" --kv q8_0/q4_0 --n 64
-  kvlab run --model model.gguf --kv q2k --kv-window 128 --kv-sink 4 --json`,
+  kvlab run --model model.gguf --kv q2k --kv-window 128 --kv-sink 4 --json
+  kvlab run --model model.gguf --device cuda --kv q8_0/q4_0 --temp 0 --n 64`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.model == "" {
 				return errors.New("--model is required")
+			}
+			if o.device != "cpu" && o.device != "cuda" {
+				return fmt.Errorf("--device %q: want cpu or cuda", o.device)
 			}
 			o.sampler.Seed = uint64(o.seed)
 			if o.seed < 0 {
@@ -109,7 +123,11 @@ after --n tokens, or when the context (--ctx cells, default prompt + n) is full.
 			}
 			w := cmd.ErrOrStderr()
 			fmt.Fprintf(w, "\nprompt: %d tokens, %.1f tokens/s\n", res.PromptTokens, res.PromptTPS)
-			fmt.Fprintf(w, "decode: %d tokens, %.1f tokens/s (%d threads, stop: %s)\n", res.Tokens, res.DecodeTPS, res.Threads, res.Stop)
+			where := fmt.Sprintf("%d threads", res.Threads)
+			if o.device == "cuda" {
+				where = res.Device
+			}
+			fmt.Fprintf(w, "decode: %d tokens, %.1f tokens/s (%s, stop: %s)\n", res.Tokens, res.DecodeTPS, where, res.Stop)
 			fmt.Fprintf(w, "KV cache: %s, %d bytes for %d cells\n", res.KVFormat, res.KVBytes, res.Context)
 			return nil
 		},
@@ -129,6 +147,7 @@ after --n tokens, or when the context (--ctx cells, default prompt + n) is full.
 	f.Int64Var(&o.seed, "seed", -1, "sampling seed; -1 picks one from the clock")
 	f.IntVar(&o.threads, "threads", 0, "threads for the forward pass; 0 uses every CPU")
 	f.IntVar(&o.ctx, "ctx", 0, "KV cache capacity in cells; 0 means prompt tokens + n")
+	f.StringVar(&o.device, "device", "cpu", "where the forward pass runs: cpu or cuda")
 	f.BoolVar(&o.asJSON, "json", false, "print one JSON document instead of streaming text")
 	return cmd
 }
@@ -155,6 +174,18 @@ func runModel(ctx context.Context, o runOptions, out, errw io.Writer, progress f
 	smp, err := sample.New(o.sampler)
 	if err != nil {
 		return runResult{}, err
+	}
+	var eng *engine.Engine
+	if o.device == "cuda" {
+		// The model's shape first (from its header): an unsupported one is refused before the
+		// driver is loaded or the weights are read.
+		if err := checkCUDAModel(o.model); err != nil {
+			return runResult{}, err
+		}
+		if eng, err = engine.Open(0); err != nil {
+			return runResult{}, err
+		}
+		defer eng.Close()
 	}
 	m, err := model.Load(o.model, model.Options{Threads: o.threads, Progress: progress})
 	if err != nil {
@@ -184,17 +215,46 @@ func runModel(ctx context.Context, o runOptions, out, errw io.Writer, progress f
 	}
 	cfg := m.CacheConfig(pair, cells)
 	cfg.Window, cfg.Sinks, cfg.KGain = o.window, o.sinks, o.kGain
-	cache, err := kvcache.New(cfg)
-	if err != nil {
-		return runResult{}, err
+	res := runResult{PromptTokens: len(prompt), KVFormat: pair.String(), Context: cells, Threads: m.Threads(), Stop: "length", Device: "cpu"}
+	var (
+		forward func(tokens []int32, logits []float32) error
+		kvBytes func() int64
+	)
+	if eng == nil {
+		cache, err := kvcache.New(cfg)
+		if err != nil {
+			return runResult{}, err
+		}
+		forward = func(tokens []int32, logits []float32) error { return m.Forward(tokens, cache, logits) }
+		kvBytes = cache.Bytes
+	} else {
+		var upload func(done, total int64)
+		if progress != nil && !o.asJSON {
+			upload = mibBar(errw, "uploading weights (MiB)")
+		}
+		dm, err := eng.LoadModel(m, engine.ModelOptions{Progress: upload})
+		if err != nil {
+			return runResult{}, fmt.Errorf("--device cuda: %w", err)
+		}
+		defer dm.Close()
+		cache, err := eng.NewCache(cfg)
+		if err != nil {
+			return runResult{}, fmt.Errorf("--device cuda: %w", err)
+		}
+		defer cache.Free()
+		forward = func(tokens []int32, logits []float32) error { return dm.Forward(tokens, cache, logits) }
+		kvBytes = cache.Bytes
+		res.Device, res.Threads = "cuda: "+eng.Info().Name, 0
+		if !o.asJSON {
+			fmt.Fprintf(errw, "cuda: %s: weights %s\n", eng.Info().Name, dm.Upload())
+		}
 	}
-	res := runResult{PromptTokens: len(prompt), KVFormat: pair.String(), Context: cells, Threads: m.Threads(), Stop: "length"}
 	if !o.sampler.Greedy() {
 		res.Seed = o.sampler.Seed
 	}
 	logits := make([]float32, m.Hparams.Vocab)
 	start := time.Now()
-	if err := m.Forward(prompt, cache, logits); err != nil {
+	if err := forward(prompt, logits); err != nil {
 		return res, err
 	}
 	res.PromptTPS = float64(len(prompt)) / time.Since(start).Seconds()
@@ -231,7 +291,7 @@ func runModel(ctx context.Context, o runOptions, out, errw io.Writer, progress f
 			return res, err
 		}
 		t0 := time.Now()
-		err := m.Forward([]int32{next}, cache, logits)
+		err := forward([]int32{next}, logits)
 		decodeTime += time.Since(t0)
 		if errors.Is(err, kvcache.ErrKVFull) {
 			res.Stop = "context"
@@ -250,6 +310,40 @@ func runModel(ctx context.Context, o runOptions, out, errw io.Writer, progress f
 		res.DecodeTPS = float64(decoded) / decodeTime.Seconds()
 	}
 	res.Text = text.String()
-	res.KVBytes = cache.Bytes()
+	res.KVBytes = kvBytes()
 	return res, nil
+}
+
+// mibBar returns a progress callback that draws a bar in MiB on w, created at the first call.
+func mibBar(w io.Writer, label string) func(done, total int64) {
+	var bar *progress
+	last := int64(0)
+	return func(done, total int64) {
+		if bar == nil {
+			bar = newProgress(w, int(total>>20), label)
+		}
+		bar.Add(int(done>>20 - last))
+		last = done >> 20
+		if done == total {
+			bar.Finish()
+		}
+	}
+}
+
+// checkCUDAModel reads the model's hyperparameters from its header and reports, in one
+// line, a shape the GPU forward pass does not cover (engine.CheckModel).
+func checkCUDAModel(path string) error {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return err
+	}
+	hp, err := model.ReadHparams(f)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	if err := engine.CheckModel(hp); err != nil {
+		return fmt.Errorf("--device cuda: %s: %w; run it with --device cpu", filepath.Base(path), err)
+	}
+	return nil
 }

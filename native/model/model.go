@@ -50,15 +50,16 @@ type Model struct {
 	embd   *Matrix // token_embd: Vocab × Embd
 	output *Matrix // output (or token_embd when tied): Vocab × Embd
 	norm   []float32
-	blocks []block
+	blocks []Block
 	rope   rope
 	pool   *Pool
 	batch  int
 	states sync.Pool // *state
 }
 
-// block is one decoder layer's weights, bound from "blk.N." + the tag's name.
-type block struct {
+// Block is one decoder layer's weights, bound from "blk.N." + the tag's name. The biases are
+// nil when the file has none; every vector has the length its matrix implies.
+type Block struct {
 	AttnNorm []float32 `gguf:"attn_norm.weight"`
 	Wq       *Matrix   `gguf:"attn_q.weight"`
 	Bq       []float32 `gguf:"attn_q.bias,qkvbias"`
@@ -119,7 +120,7 @@ func New(f *gguf.File, opts Options) (*Model, error) {
 	if m.output == nil {
 		m.output = g.Embd
 	}
-	m.blocks = make([]block, hp.Layers)
+	m.blocks = make([]Block, hp.Layers)
 	for l := range m.blocks {
 		if err := b.bind(&m.blocks[l], fmt.Sprintf("blk.%d.", l)); err != nil {
 			return nil, err
@@ -237,6 +238,26 @@ func (m *Model) WeightBytes() int64 {
 		}
 	}
 	return n
+}
+
+// Weights are a model's bound weights, for a backend that runs the forward pass itself
+// (native/cuda/engine). The matrices and vectors are the model's own, shared and read in place:
+// callers must not modify them, and they are valid until Close.
+type Weights struct {
+	Embd   *Matrix   // token_embd: Vocab × Embd
+	Output *Matrix   // output: Vocab × Embd; Embd itself when the embeddings are tied
+	Norm   []float32 // output_norm: Embd values
+	Blocks []Block   // one per layer
+	// RopeFreq are the RopeDims/2 inverse frequencies of RoPE: pair j turns by the angle
+	// (pos / Hparams.RopeScale)·RopeFreq[j], RopeFreq[j] = RopeBase^(−2j/RopeDims) divided by
+	// the rope_freqs factor j when the file has one. Arch.Rope says how the pairs are formed.
+	RopeFreq []float32
+}
+
+// Weights returns the model's bound weights (see Weights).
+func (m *Model) Weights() Weights {
+	return Weights{Embd: m.embd, Output: m.output, Norm: m.norm, Blocks: append([]Block(nil), m.blocks...),
+		RopeFreq: append([]float32(nil), m.rope.freq...)}
 }
 
 // WeightType is the type of the first block's attention Q weights, the model's usual label

@@ -2,11 +2,16 @@
 // native/cuda: a device KV cache in any supported kvq format pair with quantize-on-write
 // (bit-exact with native/kvq), decode attention that reads the packed cache in registers
 // (flash-decoding splits, grouped query heads, the FP16 window + sinks overlay, an exact
-// combine), prefill attention, and the row-wise layers of a forward pass (Ops).
+// combine), prefill attention, the row-wise layers of a forward pass (Ops), and a whole
+// llama-family forward pass (Model: weights uploaded once in their GGUF layout, matrix–vector
+// kernels that read them in place, logits copied back for host sampling).
 //
 // Every kernel launch is checked against the kernel's C signature, parsed from its source,
 // before it reaches the driver, so a Go/C argument mismatch is an error, not a corrupted
-// launch. An Engine is safe for concurrent use; a Cache is not (as kvcache.Cache).
+// launch. An Engine's kernel loading is safe for concurrent use, but the work of its caches
+// and models (Cache.Write, Decode and Prefill, Model.Forward) shares the engine's scratch
+// buffers and the default stream: run it from one goroutine at a time. A Cache is not safe
+// for concurrent use (as kvcache.Cache).
 package engine
 
 import (

@@ -44,6 +44,9 @@ func launchedNames() []string {
 	for _, f := range Formats() {
 		names = append(names, WriteKernel(f))
 	}
+	for _, t := range WeightTypes {
+		names = append(names, EmbedKernel(t), MatVecKernel(t, 1), MatVecKernel(t, prefillTokens))
+	}
 	for _, k := range Formats() {
 		for _, v := range Formats() {
 			if v == kvq.Q2K {

@@ -4,10 +4,10 @@ import (
 	"github.com/kvlab/kvlab/native/cuda"
 )
 
-// Ops are the row-wise layers of a llama-family forward pass on the device, the start of a
-// model backend (kvlab run --device cuda): each matches native/model's CPU operation
-// (double-precision sums and transcendentals where the CPU uses float64). Matrix products
-// are not here yet. All buffers hold float32; every method runs on the default stream.
+// Ops are the row-wise layers of a llama-family forward pass on the device (Model uses them
+// for kvlab run --device cuda): each matches native/model's CPU operation (double-precision
+// sums and transcendentals where the CPU uses float64). The matrix products are Model's
+// (kernels/mm.cu). All buffers hold float32; every method runs on the default stream.
 type Ops struct{ e *Engine }
 
 // Ops returns the engine's layer operations.
