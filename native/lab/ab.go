@@ -379,8 +379,8 @@ func (f *forced) decodeTPS() float64 {
 
 // QueryTapper is a forward pass that reports the attention queries: Forward's contract, and tap
 // is called for every layer with the post-RoPE queries of positions pos0 … pos0+n−1 (n ×
-// Heads × HeadDimK values, valid during the call). *model.Model does not implement it yet;
-// when it does, the attention gate uses the real queries instead of the key proxy.
+// Heads × HeadDimK values, valid during the call). *model.Model implements it, so the
+// attention gate uses the model's real queries; other forward passes fall back to the key proxy.
 type QueryTapper interface {
 	ForwardTap(tokens []int32, cache *kvcache.Cache, logits []float32, tap func(layer, pos0, n int, q []float32)) error
 }

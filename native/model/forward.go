@@ -52,6 +52,14 @@ func (m *Model) getState(n int) *state {
 // computes nothing and returns an error wrapping kvcache.ErrKVFull; on any error the cache is
 // left as it was (uncommitted cells are dropped).
 func (m *Model) Forward(tokens []int32, cache *kvcache.Cache, logits []float32) error {
+	return m.ForwardTap(tokens, cache, logits, nil)
+}
+
+// ForwardTap is Forward that also reports the attention queries: when tap is not nil it is
+// called for every layer of every pass with the post-RoPE queries of positions pos0 … pos0+n−1
+// (n × Heads × HeadDimK values, position-major; valid only during the call). The lab uses it
+// to measure attention-output error with the model's own queries.
+func (m *Model) ForwardTap(tokens []int32, cache *kvcache.Cache, logits []float32, tap func(layer, pos0, n int, q []float32)) error {
 	hp := m.Hparams
 	n := len(tokens)
 	if n == 0 {
@@ -86,7 +94,7 @@ func (m *Model) Forward(tokens []int32, cache *kvcache.Cache, logits []float32) 
 		case len(logits) > 0 && hi == n:
 			out = logits
 		}
-		if err := m.pass(st, tokens[lo:hi], cache, out, all); err != nil {
+		if err := m.pass(st, tokens[lo:hi], cache, out, all, tap); err != nil {
 			if terr := cache.Truncate(cache.Len()); terr != nil {
 				return fmt.Errorf("%w (and dropping the uncommitted cells failed: %v)", err, terr)
 			}
@@ -98,7 +106,7 @@ func (m *Model) Forward(tokens []int32, cache *kvcache.Cache, logits []float32) 
 
 // pass runs one batch of n ≤ st.n tokens; out receives the last position's logits (all=false)
 // or every position's (all=true), or nothing when empty.
-func (m *Model) pass(st *state, tokens []int32, cache *kvcache.Cache, out []float32, all bool) error {
+func (m *Model) pass(st *state, tokens []int32, cache *kvcache.Cache, out []float32, all bool, tap func(layer, pos0, n int, q []float32)) error {
 	hp := m.Hparams
 	n, p0 := len(tokens), cache.Len()
 	e, nq, nk, nv, na := hp.Embd, hp.Heads*hp.HeadDimK, hp.KVHeads*hp.HeadDimK, hp.KVHeads*hp.HeadDimV, hp.Heads*hp.HeadDimV
@@ -132,6 +140,9 @@ func (m *Model) pass(st *state, tokens []int32, cache *kvcache.Cache, out []floa
 			cos, sin := st.cos[t*half:(t+1)*half], st.sin[t*half:(t+1)*half]
 			m.rope.apply(q[t*nq:(t+1)*nq], hp.Heads, hp.HeadDimK, cos, sin)
 			m.rope.apply(k[t*nk:(t+1)*nk], hp.KVHeads, hp.HeadDimK, cos, sin)
+		}
+		if tap != nil {
+			tap(l, p0, n, q)
 		}
 		if err := cache.Write(l, k, v, n); err != nil {
 			return fmt.Errorf("model: layer %d: %w", l, err)
