@@ -190,44 +190,27 @@ func writeBenchTable(w io.Writer, rep benchReport) error {
 
 // ---- CPU
 
-// cpuReadBandwidth reads a buffer of bytes bytes on threads goroutines (8 interleaved sums of
-// 64-bit words each) and returns the best of three passes in bytes per second.
+// cpuReadBandwidth reads a buffer of bytes bytes split over threads goroutines, each with
+// attn.ReadBandwidth's vector read loop (the yardstick the attention kernels are held to), and
+// returns the best of three passes in bytes per second.
 func cpuReadBandwidth(bytes int64, threads int) float64 {
-	buf := make([]uint64, max(bytes/8, 1<<16))
-	for i := range buf {
-		buf[i] = uint64(i)
+	buf := make([]byte, max(bytes, 1<<20))
+	for i := 0; i < len(buf); i += 4096 {
+		buf[i] = byte(i >> 12) // touch every page before timing
 	}
 	best := 0.0
-	sink := make([]uint64, threads)
+	per := (len(buf) + threads - 1) / threads
 	for pass := 0; pass < 3; pass++ {
 		start := time.Now()
 		var wg sync.WaitGroup
-		per := (len(buf) + threads - 1) / threads
 		for t := 0; t < threads; t++ {
-			wg.Go(func() {
-				part := buf[min(t*per, len(buf)):min((t+1)*per, len(buf))]
-				var s0, s1, s2, s3, s4, s5, s6, s7 uint64
-				for len(part) >= 8 {
-					v := (*[8]uint64)(part)
-					s0 += v[0]
-					s1 += v[1]
-					s2 += v[2]
-					s3 += v[3]
-					s4 += v[4]
-					s5 += v[5]
-					s6 += v[6]
-					s7 += v[7]
-					part = part[8:]
-				}
-				sink[t] = s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7
-			})
+			wg.Go(func() { attn.ReadBandwidth(buf[min(t*per, len(buf)):min((t+1)*per, len(buf))]) })
 		}
 		wg.Wait()
-		if bw := float64(len(buf)*8) / time.Since(start).Seconds(); bw > best {
+		if bw := float64(len(buf)) / time.Since(start).Seconds(); bw > best {
 			best = bw
 		}
 	}
-	runtime.KeepAlive(sink)
 	return best
 }
 
