@@ -123,7 +123,7 @@
         }
         const stopped = r.stop === "cancelled";
         const note = stopped ? "stopped after " + (r.tokens || 0) + " tokens" :
-          (r.tokens || 0) + " tokens · " + (r.decode_tps ? r.decode_tps.toFixed(1) + " tok/s · " : "") + "stop: " + r.stop;
+          (r.tokens || 0) + " tokens · " + (r.decode_tps ? r.decode_tps.toFixed(1) + " tok/s · " : "") + (r.device ? r.device + " · " : "") + "stop: " + r.stop;
         finish(note, stopped ? "stopped" : "done");
         break;
       }

@@ -165,6 +165,7 @@ type serverMessage struct {
 
 	Model        string  `json:"model,omitempty"`
 	KVFormat     string  `json:"kv_format,omitempty"`
+	Device       string  `json:"device,omitempty"`
 	KVBytes      int64   `json:"kv_bytes,omitempty"`
 	BytesPerCell float64 `json:"bytes_per_cell,omitempty"`
 	Ctx          int     `json:"ctx,omitempty"`
@@ -388,7 +389,7 @@ func (s *Server) chatTurn(ctx context.Context, ws wsConn, req chatRequest, finis
 		return
 	}
 	defer release()
-	if err := ws.send(serverMessage{Type: "start", Model: eng.Info.Name, KVFormat: eng.Decision.Format, Ctx: eng.Ctx,
+	if err := ws.send(serverMessage{Type: "start", Model: eng.Info.Name, KVFormat: eng.Decision.Format, Device: eng.Device, Ctx: eng.Ctx,
 		PromptTokens: len(prompt), BytesPerCell: eng.BytesPerCell(), KVBytes: eng.pool.per, Template: string(eng.Template)}); err != nil {
 		return
 	}

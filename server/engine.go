@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/kvlab/kvlab/internal/discover"
+	"github.com/kvlab/kvlab/native/cuda/engine"
 	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/kvq"
 	"github.com/kvlab/kvlab/native/model"
@@ -63,11 +64,17 @@ type Engine struct {
 	Ctx      int
 	LoadedAt time.Time
 	LoadTime time.Duration
+	// Device is where the forward pass runs: "cpu", or "cuda: " and the GPU's name.
+	Device string
 
 	forward ForwardFunc
-	pool    *cachePool
-	metrics *metrics
-	running atomic.Int64
+	// dev and devModel are the CUDA engine and the model's weights on it (--device cuda);
+	// nil on the CPU.
+	dev      *device
+	devModel *engine.Model
+	pool     *cachePool
+	metrics  *metrics
+	running  atomic.Int64
 }
 
 // loadEngine loads a model and runs the KV policy for it: kv is "auto" or a pair, sessions the
@@ -78,10 +85,21 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", info.Name, err)
 	}
-	e := &Engine{Info: info, Model: mdl, forward: mdl.Forward, metrics: m, LoadedAt: time.Now()}
+	e := &Engine{Info: info, Model: mdl, forward: mdl.Forward, metrics: m, LoadedAt: time.Now(), Device: DeviceCPU, dev: cfg.dev}
 	fail := func(err error) (*Engine, error) {
+		if e.devModel != nil {
+			e.dev.closeModel(e.devModel)
+		}
 		mdl.Close()
 		return nil, fmt.Errorf("model %s: %w", info.Name, err)
+	}
+	if e.dev != nil {
+		// A shape the GPU forward pass does not cover is refused (the model reports the
+		// error on /system and its requests fail); there is no silent CPU fallback.
+		if err := engine.CheckModel(mdl.Hparams); err != nil {
+			return fail(fmt.Errorf("--device cuda: %w; serve it with --device cpu", err))
+		}
+		e.Device = e.dev.name()
 	}
 	if e.Tok, err = tokenizer.FromGGUF(mdl.File()); err != nil {
 		return fail(err)
@@ -114,14 +132,29 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 		e.forward = cfg.ForwardHook(e.forward)
 	}
 	ccfg := mdl.CacheConfig(e.Pair, e.Ctx)
-	probe, err := kvcache.New(ccfg) // fail at load, not at the first request
+	newSlot := func() (forwarder, error) {
+		c, err := kvcache.New(ccfg)
+		if err != nil {
+			return nil, err
+		}
+		return &cpuSlot{forward: e.forward, cache: c}, nil
+	}
+	if e.dev != nil {
+		// One device model shared by every slot, one device cache per slot. ForwardHook
+		// wraps the CPU pass only.
+		if e.devModel, err = e.dev.loadModel(mdl); err != nil {
+			return fail(fmt.Errorf("--device cuda: %w", err))
+		}
+		newSlot = func() (forwarder, error) { return e.dev.newSlot(e.devModel, ccfg) }
+	}
+	probe, err := newSlot() // fail at load, not at the first request
 	if err != nil {
 		return fail(err)
 	}
-	e.pool = &cachePool{cfg: ccfg, keep: sessions, per: probe.Bytes()}
+	e.pool = &cachePool{newSlot: newSlot, keep: sessions, per: probe.Bytes()}
 	e.pool.idle = []*cacheSlot{{cache: probe, used: time.Now()}}
 	e.LoadTime = time.Since(start)
-	attrs := []any{"model", info.Name, "arch", mdl.Hparams.Arch, "ctx", e.Ctx, "kv", calc.PairName(e.Pair),
+	attrs := []any{"model", info.Name, "arch", mdl.Hparams.Arch, "device", e.Device, "ctx", e.Ctx, "kv", calc.PairName(e.Pair),
 		"reason", e.Decision.Reason, "template", string(e.Template), "load", e.LoadTime.Round(time.Millisecond)}
 	switch {
 	case e.Decision.UserChosen:
@@ -168,6 +201,9 @@ func choosePair(user kvq.Pair, shape calc.Shape, ctx, sessions int, weights int6
 // Close releases the model. No generation may run.
 func (e *Engine) Close() error {
 	e.pool.close()
+	if e.devModel != nil {
+		e.dev.closeModel(e.devModel)
+	}
 	return e.Model.Close()
 }
 
@@ -258,6 +294,7 @@ type GenResult struct {
 	TTFTMs       float64       `json:"ttft_ms"`
 	KVFormat     string        `json:"kv_format"`
 	KVBytes      int64         `json:"kv_bytes"`
+	Device       string        `json:"device,omitempty"`
 	CtxUsed      int           `json:"ctx_used"`
 	Ctx          int           `json:"ctx"`
 }
@@ -268,7 +305,7 @@ type GenResult struct {
 // so a cancelled generation stops within one token; it then returns the partial result with
 // Stop = StopCancelled and ctx's error. An error from emit (a client gone) stops it the same way.
 func (e *Engine) Generate(ctx context.Context, p GenParams, emit func(Event) error) (GenResult, error) {
-	res := GenResult{PromptTokens: len(p.Prompt), KVFormat: calc.PairName(e.Pair), Ctx: e.Ctx, Stop: StopLength}
+	res := GenResult{PromptTokens: len(p.Prompt), KVFormat: calc.PairName(e.Pair), Ctx: e.Ctx, Stop: StopLength, Device: e.Device}
 	if len(p.Prompt) == 0 {
 		return res, ErrEmptyPrompt
 	}
@@ -316,7 +353,7 @@ func (e *Engine) Generate(ctx context.Context, p GenParams, emit func(Event) err
 		if done+n == total {
 			out = logits
 		}
-		if err := e.forward(rest[done:done+n], cache, out); err != nil {
+		if err := cache.Forward(rest[done:done+n], out); err != nil {
 			return res, err
 		}
 		slot.tokens = append(slot.tokens, rest[done:done+n]...)
@@ -372,7 +409,7 @@ func (e *Engine) Generate(ctx context.Context, p GenParams, emit func(Event) err
 			return cancelled(err)
 		}
 		t0 := time.Now()
-		err := e.forward([]int32{next}, cache, logits)
+		err := cache.Forward([]int32{next}, logits)
 		decodeTime += time.Since(t0)
 		if errors.Is(err, kvcache.ErrKVFull) {
 			break
@@ -404,7 +441,7 @@ func (e *Engine) Generate(ctx context.Context, p GenParams, emit func(Event) err
 }
 
 // finish fills the totals of a result.
-func (e *Engine) finish(res *GenResult, text *strings.Builder, decoded int, decodeTime time.Duration, cache *kvcache.Cache) {
+func (e *Engine) finish(res *GenResult, text *strings.Builder, decoded int, decodeTime time.Duration, cache forwarder) {
 	res.Text = text.String()
 	if decoded > 0 && decodeTime > 0 {
 		res.DecodeTPS = float64(decoded) / decodeTime.Seconds()
@@ -470,7 +507,7 @@ func (s *stopper) flush() string {
 
 // cacheSlot is a cache and the tokens it holds (its committed cells, in order).
 type cacheSlot struct {
-	cache  *kvcache.Cache
+	cache  forwarder
 	tokens []int32
 	used   time.Time
 }
@@ -479,8 +516,9 @@ type cacheSlot struct {
 // generation whose prompt starts like an earlier one (the next turn of a chat) reuses the
 // cached prefix instead of prefilling it again.
 type cachePool struct {
-	cfg  kvcache.Config
-	keep int
+	// newSlot makes an empty cache (on the CPU or the device).
+	newSlot func() (forwarder, error)
+	keep    int
 	// per is the memory of one cache.
 	per int64
 
@@ -509,20 +547,28 @@ func (p *cachePool) get(prompt []int32) (*cacheSlot, error) {
 	}
 	p.inUse++
 	p.mu.Unlock()
+	release := func(err error) (*cacheSlot, error) {
+		p.mu.Lock()
+		p.inUse--
+		p.mu.Unlock()
+		return nil, err
+	}
 	if s == nil {
-		c, err := kvcache.New(p.cfg)
+		c, err := p.newSlot()
 		if err != nil {
-			p.mu.Lock()
-			p.inUse--
-			p.mu.Unlock()
-			return nil, err
+			return release(err)
 		}
 		return &cacheSlot{cache: c}, nil
 	}
 	keep := min(bestLen, len(prompt)-1)
 	if keep < s.cache.Len() {
+		// A cache that cannot truncate (the device cache, for now) is reset and the prompt
+		// prefilled again.
 		if keep == 0 || s.cache.Truncate(keep) != nil {
-			s.cache.Reset()
+			if err := s.cache.Reset(); err != nil {
+				s.cache.Free()
+				return release(err)
+			}
 			keep = 0
 		}
 	}
@@ -537,6 +583,7 @@ func (p *cachePool) put(s *cacheSlot) {
 	defer p.mu.Unlock()
 	p.inUse--
 	if p.closed || s.cache.Len() != len(s.tokens) {
+		s.cache.Free()
 		return
 	}
 	p.idle = append(p.idle, s)
@@ -547,6 +594,7 @@ func (p *cachePool) put(s *cacheSlot) {
 				oldest = i
 			}
 		}
+		p.idle[oldest].cache.Free()
 		p.idle = append(p.idle[:oldest], p.idle[oldest+1:]...)
 	}
 }
@@ -562,6 +610,9 @@ func (p *cachePool) bytes() int64 {
 func (p *cachePool) close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	for _, s := range p.idle {
+		s.cache.Free()
+	}
 	p.closed, p.idle = true, nil
 }
 

@@ -77,6 +77,7 @@ type usage struct {
 type kvlabStats struct {
 	KVFormat     string  `json:"kv_format"`
 	KVBytes      int64   `json:"kv_bytes"`
+	Device       string  `json:"device,omitempty"`
 	Ctx          int     `json:"ctx"`
 	CtxUsed      int     `json:"ctx_used"`
 	CachedTokens int     `json:"cached_tokens"`
@@ -342,6 +343,6 @@ func usageOf(r GenResult) *usage {
 }
 
 func statsOf(r GenResult) *kvlabStats {
-	return &kvlabStats{KVFormat: r.KVFormat, KVBytes: r.KVBytes, Ctx: r.Ctx, CtxUsed: r.CtxUsed, CachedTokens: r.CachedTokens,
+	return &kvlabStats{KVFormat: r.KVFormat, KVBytes: r.KVBytes, Device: r.Device, Ctx: r.Ctx, CtxUsed: r.CtxUsed, CachedTokens: r.CachedTokens,
 		PromptTPS: r.PromptTPS, DecodeTPS: r.DecodeTPS, TTFTMs: r.TTFTMs}
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/kvlab/kvlab/assets"
 	"github.com/kvlab/kvlab/internal/discover"
+	"github.com/kvlab/kvlab/native/cuda/engine"
 	"github.com/kvlab/kvlab/native/kvq"
 	"github.com/kvlab/kvlab/wasm/planview"
 	"github.com/kvlab/kvlab/web"
@@ -68,6 +69,11 @@ type Config struct {
 	Ctx int
 	// Threads is the forward pass's goroutines per model; 0 uses every CPU.
 	Threads int
+	// Device is where the forward pass runs: "cpu" (or empty) or "cuda". With cuda, New opens
+	// the GPU (device 0) once, failing without a driver (an error matching cuda.ErrNoCUDA);
+	// every model is uploaded to it at load, each generation slot gets a KV cache on it, and
+	// the auto KV-tier policy budgets against its free memory (unless Memory is set).
+	Device string
 	// MaxConcurrent is the most generations (chat replies, completions, A/B runs) running at
 	// once; MaxQueue the most waiting for a slot (0 means DefaultMaxQueue, negative none), each
 	// for at most QueueWait.
@@ -97,6 +103,7 @@ type Config struct {
 	ForwardHook func(ForwardFunc) ForwardFunc
 
 	userPair kvq.Pair
+	dev      *device
 }
 
 // Server serves kvlab's pages and APIs.
@@ -196,15 +203,33 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ShutdownGrace <= 0 {
 		cfg.ShutdownGrace = DefaultShutdownGrace
 	}
-	if cfg.Memory == nil {
-		cfg.Memory = DefaultMemory
-	}
 	seen := map[string]bool{}
 	for _, m := range cfg.Models {
 		if seen[m.Name] {
 			return nil, fmt.Errorf("server: two models are named %q", m.Name)
 		}
 		seen[m.Name] = true
+	}
+	switch cfg.Device {
+	case "", DeviceCPU:
+		cfg.Device = DeviceCPU
+	case DeviceCUDA:
+	default:
+		return nil, fmt.Errorf("server: --device %q: want cpu or cuda", cfg.Device)
+	}
+	if cfg.Device == DeviceCUDA {
+		// Without a driver this is the one-line "no CUDA driver found: …", as is.
+		eng, err := engine.Open(0)
+		if err != nil {
+			return nil, err
+		}
+		cfg.dev = &device{eng: eng}
+		if cfg.Memory == nil {
+			cfg.Memory = cfg.dev.memory
+		}
+	}
+	if cfg.Memory == nil {
+		cfg.Memory = DefaultMemory
 	}
 
 	e := echo.New()
@@ -217,6 +242,9 @@ func New(cfg Config) (*Server, error) {
 	s.sessions = newSessionStore(cfg.SessionTTL, cfg.MaxSessions)
 	h, err := openHistory(cfg.HistoryPath)
 	if err != nil {
+		if cfg.dev != nil {
+			cfg.dev.close()
+		}
 		return nil, fmt.Errorf("server: run history: %w", err)
 	}
 	s.history = h
@@ -439,6 +467,11 @@ func (s *Server) Close() error {
 		s.work.Wait()
 		s.models.close()
 		s.closeErr = s.history.close()
+		if s.cfg.dev != nil {
+			if err := s.cfg.dev.close(); err != nil && s.closeErr == nil {
+				s.closeErr = err
+			}
+		}
 	})
 	return s.closeErr
 }

@@ -13,8 +13,8 @@ import (
 
 // DefaultMemory is the memory the KV policy budgets against by default: the host's available
 // memory, because the engine's forward pass runs on the CPU and its KV caches live in host
-// memory. (A GPU engine would budget against gpuinfo's free memory of its device instead; the
-// GPUs are listed on /system.)
+// memory. (With Config.Device "cuda" the policy budgets against the device's free memory,
+// cuMemGetInfo, instead; the GPUs are listed on /system.)
 func DefaultMemory() (MemInfo, error) { return HostMemory() }
 
 // modelStatus describes every model.
@@ -47,6 +47,9 @@ func (s *Server) system() api.SystemInfo {
 		Device: "CPU (pure Go engine)", Models: s.modelStatus(), Running: s.gate.running(), Queued: int(s.gate.queued.Load()),
 		MaxConcurrent: s.cfg.MaxConcurrent, MaxQueue: s.cfg.MaxQueue, Sessions: s.sessions.len(), History: s.history.describe(),
 		Auth: s.cfg.APIKey != "", UptimeSeconds: time.Since(s.started).Seconds()}
+	if s.cfg.dev != nil {
+		si.Device = "GPU, " + s.cfg.dev.name() + " (native/cuda engine)"
+	}
 	if gpus, err := gpuinfo.Devices(); err != nil {
 		si.GPUError = err.Error()
 	} else {

@@ -43,3 +43,23 @@ func TestRunCUDARejects(t *testing.T) {
 		t.Errorf("--device tpu: %v", err)
 	}
 }
+
+// TestServeCUDAWithoutDriver: without a driver, `kvlab serve --device cuda` refuses to start in
+// one line naming it, before it listens; --device takes cpu or cuda only.
+func TestServeCUDAWithoutDriver(t *testing.T) {
+	t.Setenv("KVLAB_CUDA_DRIVER", filepath.Join(t.TempDir(), "libcuda.so.1"))
+	if e, err := engine.Open(0); err == nil {
+		e.Close()
+		t.Skip("a CUDA driver was loaded earlier in this process")
+	}
+	out, _, err := execute(t, "serve", "--addr", "127.0.0.1:0", "--no-discover", "--data", t.TempDir(), "--device", "cuda")
+	if !errors.Is(err, cuda.ErrNoCUDA) || !strings.HasPrefix(err.Error(), "no CUDA driver found: ") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("error %v, want one line starting %q", err, "no CUDA driver found: ")
+	}
+	if strings.Contains(out, "serving") {
+		t.Errorf("the server started: %s", out)
+	}
+	if _, _, err := execute(t, "serve", "--addr", "127.0.0.1:0", "--no-discover", "--device", "tpu"); err == nil || !strings.Contains(err.Error(), "want cpu or cuda") {
+		t.Errorf("--device tpu: %v", err)
+	}
+}

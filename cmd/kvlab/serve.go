@@ -28,6 +28,7 @@ type serveOptions struct {
 	maxConcurrent int
 	maxQueue      int
 	threads       int
+	device        string
 	noDiscover    bool
 	verbose       bool
 }
@@ -55,12 +56,22 @@ of f16, q8_0, q8_0/q4_0, q5_1/q4_0 whose caches (one per concurrent generation, 
 --ctx) fit the free memory less the weights and a 1.5 GiB reserve. The choice and its reason
 are logged; --kv FORMAT overrides it.
 
+--device cuda runs every model on the GPU (device 0, native/cuda/engine, as 'kvlab run
+--device cuda' does): the driver is opened once at start (without one the server refuses to
+start, in one line), each model's weights are uploaded once when it loads, every generation
+slot gets a KV cache on the card, and --kv auto budgets against the GPU's free memory. A model
+whose head dimension the kernels do not take (64, 128 or 256) is refused with an error naming
+it; serve it with --device cpu. The GPU's KV cache cannot truncate yet, so a prompt reuses a
+cached prefix only when it extends the cache's whole contents (the next turn of a chat);
+otherwise the cache is reset and the prompt prefilled again.
+
 The server listens on 127.0.0.1:8080 (loopback only). Any other address needs --api-key (or
 KVLAB_API_KEY): clients send it as Authorization: Bearer KEY; the pages ask for it once.
 At most --max-concurrent generations run at once and --max-queue wait; past that requests get
 503 {"error":{"code":"busy"}}. Ctrl-C finishes in-flight work (up to 10 s), then stops.`,
 		Example: `  kvlab serve
   kvlab serve --model stories260K.gguf --kv q8_0/q4_0
+  kvlab serve --model model.gguf --device cuda
   kvlab serve --addr 0.0.0.0:8080 --api-key "$(openssl rand -hex 16)"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -77,6 +88,7 @@ At most --max-concurrent generations run at once and --max-queue wait; past that
 	f.IntVar(&o.maxConcurrent, "max-concurrent", server.DefaultMaxConcurrent, "generations running at once")
 	f.IntVar(&o.maxQueue, "max-queue", server.DefaultMaxQueue, "generations waiting for a slot before requests are refused as busy (0: none)")
 	f.IntVar(&o.threads, "threads", 0, "threads per forward pass; 0 uses every CPU")
+	f.StringVar(&o.device, "device", "cpu", "where the forward pass runs: cpu or cuda")
 	f.BoolVar(&o.noDiscover, "no-discover", false, "do not search the usual places for models")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log every request")
 	return cmd
@@ -95,6 +107,9 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	if o.maxQueue < 0 {
 		return fmt.Errorf("--max-queue %d: must not be negative", o.maxQueue)
 	}
+	if o.device != "cpu" && o.device != "cuda" {
+		return fmt.Errorf("--device %q: want cpu or cuda", o.device)
+	}
 	models, places, err := serveModels(o)
 	if err != nil {
 		return err
@@ -110,7 +125,7 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	server.Version = version
 	srv, err := server.New(server.Config{
 		Addr: o.addr, Logger: log, APIKey: o.apiKey, Models: models, Places: places.Describe(), KV: o.kv, Ctx: o.ctx,
-		Threads: o.threads, MaxConcurrent: o.maxConcurrent, MaxQueue: queue, HistoryPath: historyPath,
+		Threads: o.threads, Device: o.device, MaxConcurrent: o.maxConcurrent, MaxQueue: queue, HistoryPath: historyPath,
 	})
 	if err != nil {
 		return err
