@@ -2,6 +2,7 @@ package attn
 
 import (
 	"fmt"
+	"github.com/kvlab/kvlab/internal/cputime"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -191,15 +192,15 @@ func TestDecodeSpeedReport(t *testing.T) {
 				if a.old && r >= 2 {
 					continue // slow: two rounds are enough
 				}
-				t0 := threadCPU()
+				t0 := cputime.Thread()
 				if err := Decode(out, q, s, a.ks, a.vs, 0, cells); err != nil {
 					t.Fatal(err)
 				}
-				a.best = min(a.best, threadCPU()-t0)
+				a.best = min(a.best, cputime.Thread()-t0)
 			}
-			t0 := threadCPU()
+			t0 := cputime.Thread()
 			readSum(bw)
-			bestBW = max(bestBW, float64(len(bw))/(threadCPU()-t0).Seconds())
+			bestBW = max(bestBW, float64(len(bw))/(cputime.Thread()-t0).Seconds())
 		}
 		runtime.UnlockOSThread()
 		t.Logf("cells %d, one thread, %d heads / %d KV heads / d%d; read bandwidth %.1f GB/s (best of %d)",

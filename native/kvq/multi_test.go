@@ -2,6 +2,7 @@ package kvq
 
 import (
 	"fmt"
+	"github.com/kvlab/kvlab/internal/cputime"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -197,9 +198,9 @@ func TestMultiQuerySpeed(t *testing.T) {
 	best := func(f func()) time.Duration {
 		b := time.Hour
 		for r := 0; r < 200; r++ {
-			t0 := threadCPU()
+			t0 := cputime.Thread()
 			f()
-			b = min(b, threadCPU()-t0)
+			b = min(b, cputime.Thread()-t0)
 		}
 		return b
 	}

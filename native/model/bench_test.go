@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"github.com/kvlab/kvlab/internal/cputime"
 	"strings"
 	"testing"
 )
@@ -43,7 +44,7 @@ func BenchmarkDecode(b *testing.B) {
 						next := []int32{5}
 						b.ReportAllocs()
 						b.ResetTimer()
-						cpu0 := cpuTime()
+						cpu0 := cputime.Process()
 						for b.Loop() {
 							if err := m.Forward(next, c, logits); err != nil {
 								b.Fatal(err)
@@ -53,7 +54,7 @@ func BenchmarkDecode(b *testing.B) {
 							}
 						}
 						b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
-						b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/tok")
+						b.ReportMetric(float64((cputime.Process()-cpu0).Microseconds())/float64(b.N), "cpu-µs/tok")
 					})
 				}
 			}
@@ -74,7 +75,7 @@ func BenchmarkPrefill(b *testing.B) {
 					logits := make([]float32, m.Hparams.Vocab)
 					b.ReportAllocs()
 					b.ResetTimer()
-					cpu0 := cpuTime()
+					cpu0 := cputime.Process()
 					for b.Loop() {
 						if c.Truncate(0) != nil || c.Len() != 0 {
 							c = newCache(b, m, kv, benchContext) // q2k cannot drop a finished group
@@ -84,7 +85,7 @@ func BenchmarkPrefill(b *testing.B) {
 						}
 					}
 					b.ReportMetric(float64(b.N*benchContext)/b.Elapsed().Seconds(), "tok/s")
-					b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N*benchContext), "cpu-µs/tok")
+					b.ReportMetric(float64((cputime.Process()-cpu0).Microseconds())/float64(b.N*benchContext), "cpu-µs/tok")
 				})
 			}
 		}
