@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/kvlab/kvlab/native/kvcache"
@@ -49,8 +50,53 @@ type ABConfig struct {
 	// QueryTapper); by default the model's own, when it reports them.
 	Tap QueryTapper
 	// Progress, when set, is called as work completes with the work units done and the total,
-	// and what is running.
+	// and what is running ("prefill" after each cache's prefill, "decode" after each position).
 	Progress func(done, total int, stage string)
+
+	// Tokens, when set, is the document instead of Text, already tokenized (BOS included
+	// when wanted): the last N+1 tokens within Ctx are the continuation, the ones before the
+	// prompt.
+	Tokens []int32
+	// Greedy feeds the reference's own top-1 at each position instead of the document's next
+	// token: the document (Text or Tokens) is the prompt and its last token, and the decode ends
+	// early after an end-of-generation token.
+	Greedy bool
+	// Forward, when set, replaces the model's forward pass for the prefill and decode of the
+	// compared runs (the reference's tapped steps, the perplexity, needles and gate excepted).
+	Forward func(tokens []int32, cache *kvcache.Cache, logits []float32) error
+	// SkipPPL leaves out the perplexity (PPL 0) and SkipGate the attention errors (AttnErr
+	// nil); Needle.Skip leaves out the needles.
+	SkipPPL, SkipGate bool
+	// OnStart, when set, is called once every cache exists, before the first forward pass,
+	// with the resolved settings and each arm's cache bytes (KVBytes).
+	OnStart func(s ABSettings, kvBytes []int64)
+	// OnStep, when set, is called as each decode position completes: every arm and the
+	// reference have read it (they decode in lockstep). ev and its Arms are valid during the
+	// call only.
+	OnStep func(ev StepEvent)
+}
+
+// StepEvent is one compared decode position.
+type StepEvent struct {
+	// Pos is the position's index among the N compared (0-based). Token is the token scored
+	// there and fed next (the document's, or with Greedy the reference's pick); RefTop1 the
+	// reference's most likely token.
+	Pos     int
+	Token   int32
+	RefTop1 int32
+	// Arms are cfg.Arms at this position, in order.
+	Arms []ArmStep
+}
+
+// ArmStep is one arm at one decode position.
+type ArmStep struct {
+	// Top1 is the arm's most likely token; Agree reports it is the reference's.
+	Top1  int32
+	Agree bool
+	// KL is KL(f16 ‖ arm) here in nats; MeanKL and Top1Rate run over the positions so far.
+	KL, MeanKL, Top1Rate float64
+	// DecodeTPS is the arm's decode speed so far, tokens per second.
+	DecodeTPS float64
 }
 
 // ABReport is the result of an A/B run.
@@ -174,7 +220,11 @@ type abRunner struct {
 
 // RunAB measures every arm of cfg against an f16 reference on model m (see ABConfig and
 // ArmResult for what is measured). It checks determinism with a second f16 run: the plain
-// f16 arm when cfg has one, else an extra run. ctx cancels between forward passes.
+// f16 arm when cfg has one, else an extra run. The reference, every arm and that run decode
+// in lockstep, position by position (cfg.OnStep sees each position as it completes); the
+// perplexity, needle and attention measurements follow, arm by arm. ctx is checked before
+// every forward pass: when it ends after the decode has started, RunAB returns the report of
+// what was measured (the decode series over the positions compared) with ctx's error.
 func RunAB(ctx context.Context, m *model.Model, tok *tokenizer.Tokenizer, cfg ABConfig) (*ABReport, error) {
 	start := time.Now()
 	r, err := newABRunner(ctx, m, tok, cfg)
@@ -184,46 +234,60 @@ func RunAB(ctx context.Context, m *model.Model, tok *tokenizer.Tokenizer, cfg AB
 	rep := &ABReport{Model: modelInfo(m), Settings: r.settings()}
 	refArm := Arm{Pair: kvq.Pair{K: kvq.F16, V: kvq.F16}}
 	r.progress("f16 reference")
-	if r.ref, err = r.forcedRun(refArm, true); err != nil {
-		return nil, fmt.Errorf("lab: f16 reference: %w", err)
+	det := -1 // the arm whose run is the determinism check, or len(arms) for an extra run
+	for i, a := range cfg.Arms {
+		if a.Pair == refArm.Pair && a.plain() {
+			det = i
+			break
+		}
 	}
+	extra := det < 0
+	if extra {
+		det = len(cfg.Arms)
+	}
+	runs, err := r.decodeAll(det, extra)
+	if runs == nil {
+		return nil, fmt.Errorf("lab: %w", err)
+	}
+	rep.Settings = r.settings()
 	rep.QuerySource = "key-proxy"
 	if r.ref.queries != nil {
 		rep.QuerySource = "model"
 	}
-	if rep.Ref.PPL, err = r.perplexity(refArm); err != nil {
-		return nil, fmt.Errorf("lab: f16 reference: %w", err)
-	}
-	if rep.Ref.Needle, err = r.needle(refArm); err != nil {
-		return nil, fmt.Errorf("lab: f16 reference: %w", err)
-	}
 	rep.Ref.DecodePPL = r.ref.decodePPL
 	rep.Ref.PrefillTPS, rep.Ref.DecodeTPS = r.ref.prefillTPS(), r.ref.decodeTPS()
-	r.gate = r.prepareGate()
-
-	checked := false
-	for _, a := range cfg.Arms {
+	for i, a := range cfg.Arms {
+		rep.Arms = append(rep.Arms, r.decodeResult(a, runs[1+i]))
+	}
+	if err == nil && r.cfg.N > 0 {
+		rep.Determ = r.determinism(runs[1+det])
+	}
+	partial := func(err error) (*ABReport, error) {
+		rep.Elapsed = time.Since(start).Seconds()
+		return rep, err
+	}
+	if err != nil {
+		return partial(err)
+	}
+	for _, f := range runs[2:] {
+		f.prompt, f.decode = nil, nil // only the reference's rows are read from here on
+	}
+	if rep.Ref.PPL, err = r.perplexity(refArm); err != nil {
+		return partial(fmt.Errorf("lab: f16 reference: %w", err))
+	}
+	if rep.Ref.Needle, err = r.needle(refArm); err != nil {
+		return partial(fmt.Errorf("lab: f16 reference: %w", err))
+	}
+	if !cfg.SkipGate {
+		r.gate = r.prepareGate()
+	}
+	for i, a := range cfg.Arms {
 		r.progress(a.String())
-		res, run, err := r.measure(a)
-		if err != nil {
-			return nil, fmt.Errorf("lab: arm %s: %w", a, err)
+		if err := r.measure(a, &rep.Arms[i]); err != nil {
+			return partial(fmt.Errorf("lab: arm %s: %w", a, err))
 		}
-		if !checked && a.Pair == refArm.Pair && a.plain() {
-			rep.Determ = r.determinism(run)
-			checked = true
-		}
-		rep.Arms = append(rep.Arms, res)
 	}
-	if !checked {
-		r.progress("f16 determinism")
-		run, err := r.forcedRun(refArm, false)
-		if err != nil {
-			return nil, fmt.Errorf("lab: f16 determinism run: %w", err)
-		}
-		rep.Determ = r.determinism(run)
-	}
-	rep.Elapsed = time.Since(start).Seconds()
-	return rep, nil
+	return partial(nil)
 }
 
 func newABRunner(ctx context.Context, m *model.Model, tok *tokenizer.Tokenizer, cfg ABConfig) (*abRunner, error) {
@@ -251,22 +315,40 @@ func newABRunner(ctx context.Context, m *model.Model, tok *tokenizer.Tokenizer, 
 	if tok.AddBOS() {
 		r.bos = tok.BOS()
 	}
-	r.tokens = encodeWithBOS(tok, cfg.Text)
+	if cfg.Tokens != nil {
+		r.tokens = slices.Clone(cfg.Tokens)
+	} else {
+		r.tokens = encodeWithBOS(tok, cfg.Text)
+	}
 	n := cfg.N
-	if n == 0 {
-		n = min(DefaultN, cfg.Ctx/2, len(r.tokens)/2-1)
-	}
-	if n < 1 || cfg.Ctx < n+2 {
-		return nil, fmt.Errorf("lab: a context of %d cells with %d decode positions leaves no prompt", cfg.Ctx, n)
-	}
-	p := min(cfg.Ctx-n, len(r.tokens)-n-1)
-	if p < 1 {
-		return nil, fmt.Errorf("lab: the text is %d tokens; %d decode positions need at least %d", len(r.tokens), n, n+2)
-	}
-	r.cfg.N = n
-	r.prompt, r.cont, r.cells = r.tokens[:p], r.tokens[p:p+n+1], p+n
-	if len(r.tokens) >= cfg.Ctx && cfg.Ctx >= 4 {
-		r.pplToks = r.tokens
+	if cfg.Greedy {
+		// The document is the prompt; the reference writes the continuation as it decodes.
+		if len(r.tokens) == 0 {
+			return nil, errors.New("lab: greedy decoding needs at least one token to start from")
+		}
+		if n == 0 {
+			n = min(DefaultN, cfg.Ctx/2)
+		}
+		if n < 1 || len(r.tokens)+n-1 > cfg.Ctx {
+			return nil, fmt.Errorf("lab: %d prompt tokens and %d decode positions need %d cells, more than the context of %d", len(r.tokens), n, len(r.tokens)+n-1, cfg.Ctx)
+		}
+		r.tokens = append(r.tokens, make([]int32, n)...)
+		p := len(r.tokens) - n - 1
+		r.cfg.N = n
+		r.prompt, r.cont, r.cells = r.tokens[:p], r.tokens[p:p+n+1], p+n
+	} else {
+		if n == 0 {
+			n = min(DefaultN, cfg.Ctx/2, len(r.tokens)/2-1)
+		}
+		if n < 1 || cfg.Ctx < n+2 {
+			return nil, fmt.Errorf("lab: a context of %d cells with %d decode positions leaves no prompt", cfg.Ctx, n)
+		}
+		p := min(cfg.Ctx-n, len(r.tokens)-n-1)
+		if p < 1 {
+			return nil, fmt.Errorf("lab: the text is %d tokens; %d decode positions need at least %d", len(r.tokens), n, n+2)
+		}
+		r.cfg.N = n
+		r.prompt, r.cont, r.cells = r.tokens[:p], r.tokens[p:p+n+1], p+n
 	}
 	for _, a := range cfg.Arms {
 		if _, err := kvcache.New(a.cacheConfig(r.base, 1, cfg.Seed)); err != nil {
@@ -278,6 +360,7 @@ func newABRunner(ctx context.Context, m *model.Model, tok *tokenizer.Tokenizer, 
 		return nil, err
 	}
 	r.cmp = newRowCompare(r.vocab)
+	r.setPPL()
 	runs := 1 + len(cfg.Arms)
 	if !hasPlainF16(cfg.Arms) {
 		runs++
@@ -285,6 +368,16 @@ func newABRunner(ctx context.Context, m *model.Model, tok *tokenizer.Tokenizer, 
 	per := n + 1 + r.pplChunks() + len(r.needles)
 	r.total = runs*per + len(cfg.Arms) // + one gate unit per arm
 	return r, nil
+}
+
+// setPPL picks the perplexity's tokens: the document, when it fills a chunk of Ctx. With
+// Greedy the document ends with the reference's continuation, so it is set again once that is
+// written.
+func (r *abRunner) setPPL() {
+	r.pplToks = nil
+	if !r.cfg.SkipPPL && len(r.tokens) >= r.cfg.Ctx && r.cfg.Ctx >= 4 {
+		r.pplToks = r.tokens
+	}
 }
 
 func hasPlainF16(arms []Arm) bool {
@@ -364,6 +457,16 @@ type forced struct {
 	queries          [][]float32
 	qPos             []int
 	nPrompt, nDecode int
+
+	// row is the decode scratch row when the rows are not kept; last the latest decode row.
+	row, last []float32
+	nll       float64 // Σ −log p of the continuation's tokens so far
+	// kl and agree are the decode positions' scores against the reference so far.
+	kl                         []float64
+	agree                      []bool
+	hits                       int
+	klSum                      float64
+	decodeSeries, promptSeries Series
 }
 
 func (f *forced) prefillTPS() float64 {
@@ -388,110 +491,214 @@ type QueryTapper interface {
 // maxTapped is the number of decode steps whose queries the reference run keeps.
 const maxTapped = 16
 
-// forcedRun prefills the prompt with every position's logits and then feeds the continuation
-// one token at a time, through arm's cache. tap asks for the queries (reference run).
-func (r *abRunner) forcedRun(a Arm, tap bool) (*forced, error) {
-	cache, err := kvcache.New(a.cacheConfig(r.base, r.cfg.Ctx, r.cfg.Seed))
-	if err != nil {
-		return nil, err
+// forward is the run's forward pass: cfg.Forward, else the model's.
+func (r *abRunner) forward(tokens []int32, cache *kvcache.Cache, logits []float32) error {
+	if r.cfg.Forward != nil {
+		return r.cfg.Forward(tokens, cache, logits)
 	}
-	v, n := r.vocab, r.cfg.N
-	f := &forced{prompt: make([]float32, len(r.prompt)*v), decode: make([]float32, n*v), cache: cache,
-		nPrompt: len(r.prompt), nDecode: n}
-	if len(r.prompt) == 1 {
-		f.prompt = f.prompt[:v]
+	return r.m.Forward(tokens, cache, logits)
+}
+
+// decodeAll runs the teacher-forced comparison in lockstep: the f16 reference (r.ref, runs[0],
+// whose queries it taps), every arm (runs[1:1+len(arms)]) and, when extra, a second f16 run
+// for the determinism check, each prefill the prompt with every position's logits and are then
+// fed the continuation one token at a time; at each position every arm's row is compared with
+// the reference's and cfg.OnStep is told. The reference's rows are kept, and those of run
+// 1+det (the determinism check); every arm's decode and prompt series are in its forced.
+// With cfg.Greedy the continuation is the reference's own top-1 at each position, and the
+// decode ends early after an end-of-generation token. On an error after the caches exist it
+// returns the runs with the positions completed (r.cfg.N and r.cells shrink to them).
+func (r *abRunner) decodeAll(det int, extra bool) ([]*forced, error) {
+	arms := r.cfg.Arms
+	all := append([]Arm{{Pair: kvq.Pair{K: kvq.F16, V: kvq.F16}}}, arms...)
+	if extra {
+		all = append(all, all[0])
 	}
-	t0 := time.Now()
-	if err := r.m.Forward(r.prompt, cache, f.prompt); err != nil {
-		return nil, err
+	v, n, p := r.vocab, r.cfg.N, len(r.prompt)
+	runs := make([]*forced, len(all))
+	kvBytes := make([]int64, len(arms))
+	for i, a := range all {
+		cache, err := kvcache.New(a.cacheConfig(r.base, r.cfg.Ctx, r.cfg.Seed))
+		if err != nil {
+			if i == 0 {
+				return nil, fmt.Errorf("f16 reference: %w", err)
+			}
+			return nil, fmt.Errorf("arm %s: %w", a, err)
+		}
+		keep := i == 0 || i == 1+det
+		f := &forced{cache: cache, nPrompt: p, row: make([]float32, v)}
+		if keep {
+			f.decode = make([]float32, n*v)
+		}
+		if p > 0 {
+			f.prompt = make([]float32, p*v)
+		}
+		runs[i] = f
+		if i >= 1 && i <= len(arms) {
+			kvBytes[i-1] = cache.Bytes()
+		}
 	}
-	f.prefill = time.Since(t0)
-	r.step("prefill", 1)
+	r.ref = runs[0]
+	if r.cfg.OnStart != nil {
+		r.cfg.OnStart(r.settings(), kvBytes)
+	}
+	// cut ends the decode after done positions (an error or an early end).
+	cut := func(done int, err error) ([]*forced, error) {
+		r.cfg.N, r.cells = done, p+done
+		r.cont = r.cont[:done+1]
+		if r.cfg.Greedy {
+			r.tokens = r.tokens[:p+done+1]
+			r.setPPL()
+		}
+		for i, f := range runs {
+			f.nDecode = done
+			if f.decode != nil {
+				f.decode = f.decode[:done*v]
+			}
+			if done > 0 {
+				f.decodePPL = math.Exp(f.nll / float64(done))
+			}
+			if i >= 1 {
+				f.decodeSeries = summarize(f.kl, f.agree)
+			}
+		}
+		return runs, err
+	}
+	for i, f := range runs {
+		if err := r.ctx.Err(); err != nil {
+			return cut(0, err)
+		}
+		if p > 0 {
+			t0 := time.Now()
+			if err := r.forward(r.prompt, f.cache, f.prompt); err != nil {
+				return cut(0, err)
+			}
+			f.prefill = time.Since(t0)
+		}
+		r.step("prefill", 1)
+		if i >= 1 {
+			f.promptSeries = r.compareRows(r.ref.prompt, f.prompt)
+			if i != 1+det {
+				f.prompt = nil
+			}
+		}
+	}
 	tapper := r.cfg.Tap
 	if tapper == nil {
 		tapper, _ = any(r.m).(QueryTapper)
 	}
-	if !tap {
-		tapper = nil
-	}
 	hp := r.m.Hparams
 	every := (n + maxTapped - 1) / maxTapped // tap every so many steps, the last one included
 	if tapper != nil {
-		f.queries = make([][]float32, hp.Layers)
+		r.ref.queries = make([][]float32, hp.Layers)
 	}
-	var nll float64
 	lp := make([]float64, v)
-	for t := 0; t < n; t++ {
-		if err := r.ctx.Err(); err != nil {
-			return nil, err
-		}
-		row := f.decode[t*v : (t+1)*v]
-		t0 := time.Now()
-		if keep := tapper != nil && (n-1-t)%every == 0 && len(f.qPos) < maxTapped; keep {
-			pos := cache.Len()
-			err = tapper.ForwardTap(r.cont[t:t+1], cache, row, func(layer, pos0, cnt int, q []float32) {
-				f.queries[layer] = append(f.queries[layer], q[:hp.Heads*hp.HeadDimK]...)
-			})
-			f.qPos = append(f.qPos, pos)
-		} else {
-			err = r.m.Forward(r.cont[t:t+1], cache, row)
-		}
-		f.decoding += time.Since(t0)
-		if err != nil {
-			return nil, err
-		}
-		logSoftmax(lp, row)
-		nll -= lp[r.cont[t+1]]
-		r.step("decode", 1)
+	var ev StepEvent
+	if r.cfg.OnStep != nil {
+		ev.Arms = make([]ArmStep, len(arms))
 	}
-	f.decodePPL = math.Exp(nll / float64(n))
-	return f, nil
+	for t := 0; t < n; t++ {
+		for i, f := range runs {
+			if err := r.ctx.Err(); err != nil {
+				return cut(t, err)
+			}
+			row := f.row
+			if f.decode != nil {
+				row = f.decode[t*v : (t+1)*v]
+			}
+			t0 := time.Now()
+			var err error
+			if keep := i == 0 && tapper != nil && (n-1-t)%every == 0 && len(f.qPos) < maxTapped; keep {
+				pos := f.cache.Len()
+				err = tapper.ForwardTap(r.cont[t:t+1], f.cache, row, func(layer, pos0, cnt int, q []float32) {
+					f.queries[layer] = append(f.queries[layer], q[:hp.Heads*hp.HeadDimK]...)
+				})
+				f.qPos = append(f.qPos, pos)
+			} else {
+				err = r.forward(r.cont[t:t+1], f.cache, row)
+			}
+			f.decoding += time.Since(t0)
+			if err != nil {
+				return cut(t, err)
+			}
+			f.last = row
+			if i == 0 && r.cfg.Greedy {
+				r.cont[t+1] = int32(argmax(row))
+			}
+			logSoftmax(lp, row)
+			f.nll -= lp[r.cont[t+1]]
+		}
+		r.step("decode", len(runs))
+		for i, f := range runs[1:] {
+			kl, agree, _ := r.cmp.compare(r.ref.last, f.last, -1)
+			f.kl, f.agree = append(f.kl, kl), append(f.agree, agree)
+			if agree {
+				f.hits++
+			}
+			f.klSum += kl
+			if ev.Arms != nil && i < len(arms) {
+				ev.Arms[i] = ArmStep{Top1: int32(argmax(f.last)), Agree: agree, KL: kl,
+					MeanKL: f.klSum / float64(t+1), Top1Rate: float64(f.hits) / float64(t+1),
+					DecodeTPS: float64(t+1) / max(f.decoding.Seconds(), 1e-9)}
+			}
+		}
+		if ev.Arms != nil {
+			ev.Pos, ev.Token, ev.RefTop1 = t, r.cont[t+1], int32(argmax(r.ref.last))
+			r.cfg.OnStep(ev)
+		}
+		if r.cfg.Greedy && t < n-1 && r.tok.IsEOG(r.cont[t+1]) {
+			r.step("decode", (n-1-t)*len(runs)) // the positions left out
+			return cut(t+1, nil)
+		}
+	}
+	return cut(n, nil)
 }
 
-// measure runs every measurement of one arm.
-func (r *abRunner) measure(a Arm) (ArmResult, *forced, error) {
+// decodeResult is an arm's result from its decode run alone.
+func (r *abRunner) decodeResult(a Arm, run *forced) ArmResult {
 	res := ArmResult{Arm: a.String(), Pair: a.Pair.String(), Window: a.Window, Sinks: a.Sinks, KGain: a.KGain}
 	if res.KGain == 1 {
 		res.KGain = 0
 	}
-	run, err := r.forcedRun(a, false)
-	if err != nil {
-		return res, nil, err
-	}
-	res.Decode, res.Prompt = r.compare(run)
+	res.Decode, res.Prompt = run.decodeSeries, run.promptSeries
 	res.DecodePPL = run.decodePPL
 	res.PrefillTPS, res.DecodeTPS = run.prefillTPS(), run.decodeTPS()
 	res.KVBytes = run.cache.Bytes()
 	hp := r.m.Hparams
 	res.BytesPerToken = a.Pair.BytesPerToken(hp.HeadDimK, hp.HeadDimV, hp.KVHeads) * float64(hp.Layers)
-	if res.PPL, err = r.perplexity(a); err != nil {
-		return res, nil, err
-	}
-	if res.Needle, err = r.needle(a); err != nil {
-		return res, nil, err
-	}
-	if res.AttnErr, err = r.attentionErrors(a); err != nil {
-		return res, nil, err
-	}
-	for _, e := range res.AttnErr {
-		res.AttnErrMean += e / float64(len(res.AttnErr))
-	}
-	r.step("attention", 1)
-	return res, run, nil
+	return res
 }
 
-// compare scores a run's decode and prompt rows against the reference's.
-func (r *abRunner) compare(run *forced) (decode, prompt Series) {
-	v := r.vocab
-	rows := func(ref, arm []float32) Series {
-		n := len(ref) / v
-		kl, agree := make([]float64, n), make([]bool, n)
-		for i := 0; i < n; i++ {
-			kl[i], agree[i], _ = r.cmp.compare(ref[i*v:(i+1)*v], arm[i*v:(i+1)*v], -1)
-		}
-		return summarize(kl, agree)
+// measure adds an arm's perplexity, needles and attention errors to res.
+func (r *abRunner) measure(a Arm, res *ArmResult) error {
+	var err error
+	if res.PPL, err = r.perplexity(a); err != nil {
+		return err
 	}
-	return rows(r.ref.decode, run.decode), rows(r.ref.prompt, run.prompt)
+	if res.Needle, err = r.needle(a); err != nil {
+		return err
+	}
+	if r.gate != nil {
+		if res.AttnErr, err = r.attentionErrors(a); err != nil {
+			return err
+		}
+		for _, e := range res.AttnErr {
+			res.AttnErrMean += e / float64(len(res.AttnErr))
+		}
+	}
+	r.step("attention", 1)
+	return nil
+}
+
+// compareRows scores an arm's rows against the reference's, row by row.
+func (r *abRunner) compareRows(ref, arm []float32) Series {
+	v := r.vocab
+	n := len(ref) / v
+	kl, agree := make([]float64, n), make([]bool, n)
+	for i := 0; i < n; i++ {
+		kl[i], agree[i], _ = r.cmp.compare(ref[i*v:(i+1)*v], arm[i*v:(i+1)*v], -1)
+	}
+	return summarize(kl, agree)
 }
 
 // determinism compares a second plain f16 run with the reference, bit for bit.

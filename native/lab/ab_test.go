@@ -334,3 +334,42 @@ func TestRunABWithTappedQueries(t *testing.T) {
 		t.Errorf("attention errors %v: want f16 0 < q8_0 < q4_0, and the window lowering q4_0's", e)
 	}
 }
+
+// TestRunABOnStep: OnStep streams every position with every arm, its running values agree with
+// the report's series, and cancelling inside OnStep stops the run within one position with a
+// partial report.
+func TestRunABOnStep(t *testing.T) {
+	m, tok := loadModel(t, "stories260K.gguf")
+	arms, _ := ParseArms("f16,q4_0", ArmDefaults{})
+	var evs []StepEvent
+	cfg := ABConfig{Arms: arms, N: 8, Ctx: 64, Needle: NeedleConfig{Skip: true}, OnStep: func(ev StepEvent) {
+		ev.Arms = append([]ArmStep(nil), ev.Arms...)
+		evs = append(evs, ev)
+	}}
+	rep, err := RunAB(context.Background(), m, tok, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 8 || len(evs[7].Arms) != 2 {
+		t.Fatalf("%d events", len(evs))
+	}
+	for i, ev := range evs {
+		q := ev.Arms[1]
+		if ev.Pos != i || q.KL != rep.Arms[1].Decode.KL[i] || q.Agree != rep.Arms[1].Decode.Agree[i] || ev.Arms[0].KL != 0 {
+			t.Errorf("event %d %+v", i, ev)
+		}
+	}
+	if last := evs[7].Arms[1]; math.Abs(last.MeanKL-rep.Arms[1].Decode.KLMean) > 1e-12 || last.Top1Rate != rep.Arms[1].Decode.Top1 {
+		t.Errorf("running %+v, report %+v", last, rep.Arms[1].Decode)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg.OnStep = func(ev StepEvent) {
+		if ev.Pos == 2 {
+			cancel()
+		}
+	}
+	rep, err = RunAB(ctx, m, tok, cfg)
+	if !errors.Is(err, context.Canceled) || rep == nil || rep.Arms[1].Decode.Positions != 3 || rep.Settings.N != 3 {
+		t.Fatalf("cancelled: %v %+v", err, rep)
+	}
+}

@@ -186,8 +186,9 @@ type RunArm struct {
 	BytesPerToken float64 `json:"bytes_per_token"`
 	// Text is the arm's own top-1 tokens, teacher-forced.
 	Text string `json:"text,omitempty"`
-	// Measured only by `kvlab ab` (zero for live runs): the prompt's mean KL, the text's
-	// perplexity, the mean attention-output error and the needles found.
+	// The prompt's mean KL, the text's perplexity and the mean attention-output error (live runs
+	// measure them too, over their one prompt + continuation chunk), and the needles found
+	// (measured only by `kvlab ab`; live runs skip them).
 	PromptKL    float64 `json:"prompt_kl,omitempty"`
 	PPL         float64 `json:"ppl,omitempty"`
 	AttnErrMean float64 `json:"attn_err_mean,omitempty"`
