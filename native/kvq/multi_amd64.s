@@ -8,7 +8,8 @@
 //
 // A decoder turns the 32 values at p into two vectors of 16 floats, lo (values 0..15) and hi
 // (values 16..31), the block scale applied. Block scales are widened by a lookup in f16Table
-// (its address in R14) rather than with VCVTPH2PS, which keeps them off the vector ports;
+// (its address in R14) rather than with VCVTPH2PS, which keeps them off the vector ports
+// (q4_0 reads it as the embedded broadcast of the multiply that scales its level table);
 // t is a scratch vector and AX a scratch register. q4_0 scales its level table (·q4Levels,
 // Z31) by the block scale and looks the nibbles up with VPERMPS, which reads only an index's
 // low four bits: no masking. The products d·c are exact in float32 for every format here.
@@ -29,8 +30,7 @@
 
 #define DEC_Q40(p, lo, hi, t) \
 	MOVWLZX (p), AX; \
-	VBROADCASTSS (R14)(AX*4), t; \
-	VMULPS Z31, t, t; \
+	VMULPS.BCST (R14)(AX*4), Z31, t; \
 	VPMOVZXBD 2(p), lo; \
 	VPSRLD $4, lo, hi; \
 	VPERMPS t, lo, lo; \
@@ -251,6 +251,8 @@ multiAccF16AVX512_done:
 // func multiScoresQ80AVX512(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
 // Rows go in pairs, a and b (b = a on an odd last row), each query's partial sums in one
 // vector per row: Z0..Z3 for a, Z16..Z19 for b. The eight sums are then reduced together.
+// The group's eight query vectors are loaded once into Z10..Z15, Z20, Z21 and serve both
+// rows: half the loads of memory-operand FMAs, and no indexed FMA operands to unlaminate.
 TEXT ·multiScoresQ80AVX512(SB), NOSPLIT, $0-64
 	MOVQ q+0(FP), SI
 	MOVQ d+8(FP), DX
@@ -291,22 +293,30 @@ multiScoresQ80AVX512_blk:
 	PREFETCHT0 PFDIST(R15)
 	DEC_Q80(BX, Z4, Z5, Z6)
 	DEC_Q80(R15, Z7, Z8, Z9)
-	VFMADD231PS (CX), Z4, Z0
-	VFMADD231PS 64(CX), Z5, Z0
-	VFMADD231PS (CX), Z7, Z16
-	VFMADD231PS 64(CX), Z8, Z16
-	VFMADD231PS (CX)(DX*1), Z4, Z1
-	VFMADD231PS 64(CX)(DX*1), Z5, Z1
-	VFMADD231PS (CX)(DX*1), Z7, Z17
-	VFMADD231PS 64(CX)(DX*1), Z8, Z17
-	VFMADD231PS (CX)(DX*2), Z4, Z2
-	VFMADD231PS 64(CX)(DX*2), Z5, Z2
-	VFMADD231PS (CX)(DX*2), Z7, Z18
-	VFMADD231PS 64(CX)(DX*2), Z8, Z18
-	VFMADD231PS (CX)(R13*1), Z4, Z3
-	VFMADD231PS 64(CX)(R13*1), Z5, Z3
-	VFMADD231PS (CX)(R13*1), Z7, Z19
-	VFMADD231PS 64(CX)(R13*1), Z8, Z19
+	VMOVUPS (CX), Z10
+	VMOVUPS 64(CX), Z11
+	VMOVUPS (CX)(DX*1), Z12
+	VMOVUPS 64(CX)(DX*1), Z13
+	VMOVUPS (CX)(DX*2), Z14
+	VMOVUPS 64(CX)(DX*2), Z15
+	VMOVUPS (CX)(R13*1), Z20
+	VMOVUPS 64(CX)(R13*1), Z21
+	VFMADD231PS Z10, Z4, Z0
+	VFMADD231PS Z11, Z5, Z0
+	VFMADD231PS Z10, Z7, Z16
+	VFMADD231PS Z11, Z8, Z16
+	VFMADD231PS Z12, Z4, Z1
+	VFMADD231PS Z13, Z5, Z1
+	VFMADD231PS Z12, Z7, Z17
+	VFMADD231PS Z13, Z8, Z17
+	VFMADD231PS Z14, Z4, Z2
+	VFMADD231PS Z15, Z5, Z2
+	VFMADD231PS Z14, Z7, Z18
+	VFMADD231PS Z15, Z8, Z18
+	VFMADD231PS Z20, Z4, Z3
+	VFMADD231PS Z21, Z5, Z3
+	VFMADD231PS Z20, Z7, Z19
+	VFMADD231PS Z21, Z8, Z19
 	ADDQ $34, BX
 	ADDQ $34, R15
 	ADDQ $128, CX
@@ -453,6 +463,8 @@ multiAccQ80AVX512_done:
 // func multiScoresQ40AVX512(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
 // Rows go in pairs, a and b (b = a on an odd last row), each query's partial sums in one
 // vector per row: Z0..Z3 for a, Z16..Z19 for b. The eight sums are then reduced together.
+// The group's eight query vectors are loaded once into Z10..Z15, Z20, Z21 and serve both
+// rows: half the loads of memory-operand FMAs, and no indexed FMA operands to unlaminate.
 TEXT ·multiScoresQ40AVX512(SB), NOSPLIT, $0-64
 	MOVQ q+0(FP), SI
 	MOVQ d+8(FP), DX
@@ -493,22 +505,30 @@ multiScoresQ40AVX512_blk:
 	PREFETCHT0 PFDIST(R15)
 	DEC_Q40(BX, Z4, Z5, Z6)
 	DEC_Q40(R15, Z7, Z8, Z9)
-	VFMADD231PS (CX), Z4, Z0
-	VFMADD231PS 64(CX), Z5, Z0
-	VFMADD231PS (CX), Z7, Z16
-	VFMADD231PS 64(CX), Z8, Z16
-	VFMADD231PS (CX)(DX*1), Z4, Z1
-	VFMADD231PS 64(CX)(DX*1), Z5, Z1
-	VFMADD231PS (CX)(DX*1), Z7, Z17
-	VFMADD231PS 64(CX)(DX*1), Z8, Z17
-	VFMADD231PS (CX)(DX*2), Z4, Z2
-	VFMADD231PS 64(CX)(DX*2), Z5, Z2
-	VFMADD231PS (CX)(DX*2), Z7, Z18
-	VFMADD231PS 64(CX)(DX*2), Z8, Z18
-	VFMADD231PS (CX)(R13*1), Z4, Z3
-	VFMADD231PS 64(CX)(R13*1), Z5, Z3
-	VFMADD231PS (CX)(R13*1), Z7, Z19
-	VFMADD231PS 64(CX)(R13*1), Z8, Z19
+	VMOVUPS (CX), Z10
+	VMOVUPS 64(CX), Z11
+	VMOVUPS (CX)(DX*1), Z12
+	VMOVUPS 64(CX)(DX*1), Z13
+	VMOVUPS (CX)(DX*2), Z14
+	VMOVUPS 64(CX)(DX*2), Z15
+	VMOVUPS (CX)(R13*1), Z20
+	VMOVUPS 64(CX)(R13*1), Z21
+	VFMADD231PS Z10, Z4, Z0
+	VFMADD231PS Z11, Z5, Z0
+	VFMADD231PS Z10, Z7, Z16
+	VFMADD231PS Z11, Z8, Z16
+	VFMADD231PS Z12, Z4, Z1
+	VFMADD231PS Z13, Z5, Z1
+	VFMADD231PS Z12, Z7, Z17
+	VFMADD231PS Z13, Z8, Z17
+	VFMADD231PS Z14, Z4, Z2
+	VFMADD231PS Z15, Z5, Z2
+	VFMADD231PS Z14, Z7, Z18
+	VFMADD231PS Z15, Z8, Z18
+	VFMADD231PS Z20, Z4, Z3
+	VFMADD231PS Z21, Z5, Z3
+	VFMADD231PS Z20, Z7, Z19
+	VFMADD231PS Z21, Z8, Z19
 	ADDQ $18, BX
 	ADDQ $18, R15
 	ADDQ $128, CX
@@ -670,6 +690,8 @@ multiAccQ40AVX512_done:
 // its odd ones (tq4Permute). Otherwise as the other scores kernels.
 // Rows go in pairs, a and b (b = a on an odd last row), each query's partial sums in one
 // vector per row: Z0..Z3 for a, Z16..Z19 for b. The eight sums are then reduced together.
+// The group's eight query vectors are loaded once into Z10..Z15, Z20, Z21 and serve both
+// rows: half the loads of memory-operand FMAs, and no indexed FMA operands to unlaminate.
 TEXT ·multiScoresTQ4AVX512(SB), NOSPLIT, $0-64
 	MOVQ q+0(FP), SI
 	MOVQ d+8(FP), DX
@@ -717,22 +739,30 @@ multiScoresTQ4AVX512_blk:
 	PREFETCHT0 PFDIST(R15)
 	DEC_TQ4(BX, Z4, Z5, Z6)
 	DEC_TQ4(R15, Z7, Z8, Z9)
-	VFMADD231PS (CX), Z4, Z0
-	VFMADD231PS 64(CX), Z5, Z0
-	VFMADD231PS (CX), Z7, Z16
-	VFMADD231PS 64(CX), Z8, Z16
-	VFMADD231PS (CX)(DX*1), Z4, Z1
-	VFMADD231PS 64(CX)(DX*1), Z5, Z1
-	VFMADD231PS (CX)(DX*1), Z7, Z17
-	VFMADD231PS 64(CX)(DX*1), Z8, Z17
-	VFMADD231PS (CX)(DX*2), Z4, Z2
-	VFMADD231PS 64(CX)(DX*2), Z5, Z2
-	VFMADD231PS (CX)(DX*2), Z7, Z18
-	VFMADD231PS 64(CX)(DX*2), Z8, Z18
-	VFMADD231PS (CX)(R13*1), Z4, Z3
-	VFMADD231PS 64(CX)(R13*1), Z5, Z3
-	VFMADD231PS (CX)(R13*1), Z7, Z19
-	VFMADD231PS 64(CX)(R13*1), Z8, Z19
+	VMOVUPS (CX), Z10
+	VMOVUPS 64(CX), Z11
+	VMOVUPS (CX)(DX*1), Z12
+	VMOVUPS 64(CX)(DX*1), Z13
+	VMOVUPS (CX)(DX*2), Z14
+	VMOVUPS 64(CX)(DX*2), Z15
+	VMOVUPS (CX)(R13*1), Z20
+	VMOVUPS 64(CX)(R13*1), Z21
+	VFMADD231PS Z10, Z4, Z0
+	VFMADD231PS Z11, Z5, Z0
+	VFMADD231PS Z10, Z7, Z16
+	VFMADD231PS Z11, Z8, Z16
+	VFMADD231PS Z12, Z4, Z1
+	VFMADD231PS Z13, Z5, Z1
+	VFMADD231PS Z12, Z7, Z17
+	VFMADD231PS Z13, Z8, Z17
+	VFMADD231PS Z14, Z4, Z2
+	VFMADD231PS Z15, Z5, Z2
+	VFMADD231PS Z14, Z7, Z18
+	VFMADD231PS Z15, Z8, Z18
+	VFMADD231PS Z20, Z4, Z3
+	VFMADD231PS Z21, Z5, Z3
+	VFMADD231PS Z20, Z7, Z19
+	VFMADD231PS Z21, Z8, Z19
 	ADDQ $16, BX
 	ADDQ $16, R15
 	ADDQ $128, CX
