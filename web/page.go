@@ -22,17 +22,7 @@ type Page struct {
 func statusText(status int) string { return fmt.Sprintf("%d %s", status, http.StatusText(status)) }
 
 // Bytes writes a byte count in binary units: "512 B", "3.0 KiB", "1.25 GiB".
-func Bytes(b int64) string {
-	switch {
-	case b >= calc.GiB:
-		return calc.FormatFixed(calc.ToGiB(b), 2) + " GiB"
-	case b >= calc.MiB:
-		return calc.FormatFixed(calc.ToMiB(b), 1) + " MiB"
-	case b >= calc.KiB:
-		return calc.FormatFixed(float64(b)/float64(calc.KiB), 1) + " KiB"
-	}
-	return fmt.Sprintf("%d B", b)
-}
+func Bytes(b int64) string { return calc.FormatBytes(b) }
 
 // Fixed writes x with the given decimals.
 func Fixed(x float64, decimals int) string { return calc.FormatFixed(x, decimals) }

@@ -168,7 +168,7 @@ func abbreviate(v any) any {
 }
 
 func writeInspect(w io.Writer, r *inspectReport) error {
-	fmt.Fprintf(w, "%s (%s, GGUF v%d)\n", r.File, humanBytes(r.SizeBytes), r.GGUFVersion)
+	fmt.Fprintf(w, "%s (%s, GGUF v%d)\n", r.File, calc.FormatBytes(r.SizeBytes), r.GGUFVersion)
 	name := r.Architecture
 	if r.Name != "" && r.Name != r.Architecture {
 		name = fmt.Sprintf("%s (%s)", r.Name, r.Architecture)
@@ -190,7 +190,7 @@ func writeInspect(w io.Writer, r *inspectReport) error {
 			types = append(types, fmt.Sprintf("%s×%d", t, n))
 		}
 		sort.Strings(types)
-		fmt.Fprintf(w, "weights:    %d tensors, %s (%s)\n", r.Tensors, humanBytes(r.WeightBytes), strings.Join(types, ", "))
+		fmt.Fprintf(w, "weights:    %d tensors, %s (%s)\n", r.Tensors, calc.FormatBytes(r.WeightBytes), strings.Join(types, ", "))
 	} else {
 		fmt.Fprintf(w, "weights:    none (vocabulary-only file)\n")
 	}
@@ -215,7 +215,7 @@ func writeInspect(w io.Writer, r *inspectReport) error {
 		for _, k := range r.KV {
 			row := []string{k.Format, fmt.Sprintf("%.3f", k.KiBPerTok)}
 			if r.Shape.NativeContext > 0 {
-				row = append(row, humanBytes(k.BytesAtTrain))
+				row = append(row, calc.FormatBytes(k.BytesAtTrain))
 			}
 			t.add(row...)
 		}
@@ -243,17 +243,4 @@ func writeInspect(w io.Writer, r *inspectReport) error {
 		}
 	}
 	return nil
-}
-
-// humanBytes formats a byte count with binary units.
-func humanBytes(b int64) string {
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.2f MiB", float64(b)/(1<<20))
-	case b >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", b)
 }

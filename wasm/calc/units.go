@@ -51,6 +51,19 @@ func MiBBytes(mib float64) int64 { return int64(math.Round(mib * float64(MiB))) 
 // ceilDiv is ⌈a/b⌉ for a ≥ 0 and b > 0.
 func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 
+// FormatBytes writes a byte count in binary units: "512 B", "3.0 KiB", "1.2 MiB", "1.25 GiB".
+func FormatBytes(b int64) string {
+	switch {
+	case b >= GiB:
+		return FormatFixed(ToGiB(b), 2) + " GiB"
+	case b >= MiB:
+		return FormatFixed(ToMiB(b), 1) + " MiB"
+	case b >= KiB:
+		return FormatFixed(float64(b)/float64(KiB), 1) + " KiB"
+	}
+	return FormatFixed(float64(b), 0) + " B"
+}
+
 // ShortCount writes a token count with three significant digits and a k (10³) or M (10⁶)
 // suffix: 43690 → "43.7k", 1553445 → "1.55M", 512 → "512". Unbounded is written "∞".
 func ShortCount(n int64) string {
