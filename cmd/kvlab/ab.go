@@ -16,7 +16,6 @@ import (
 	"github.com/kvlab/kvlab/internal/history"
 	"github.com/kvlab/kvlab/native/lab"
 	"github.com/kvlab/kvlab/native/model"
-	"github.com/kvlab/kvlab/native/tokenizer"
 	"github.com/spf13/cobra"
 )
 
@@ -145,15 +144,11 @@ func runAB(cmd *cobra.Command, o *abOptions) error {
 	if err != nil {
 		return err
 	}
-	m, err := model.Load(o.Model, model.Options{Threads: o.Threads})
+	m, tok, err := loadModel(o.Model, model.Options{Threads: o.Threads})
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	tok, err := tokenizer.FromGGUF(m.File())
-	if err != nil {
-		return err
-	}
 	machine := history.ThisMachine(version)
 	abs, _ := filepath.Abs(o.Model)
 	flags, _ := json.Marshal(o)

@@ -9,7 +9,6 @@ import (
 	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/kvq"
 	"github.com/kvlab/kvlab/native/model"
-	"github.com/kvlab/kvlab/native/tokenizer"
 	"github.com/spf13/cobra"
 )
 
@@ -52,15 +51,11 @@ is scored. It prints the running perplexity after each chunk and the final estim
 			if err != nil {
 				return err
 			}
-			m, err := model.Load(modelPath, model.Options{Threads: threads})
+			m, tok, err := loadModel(modelPath, model.Options{Threads: threads})
 			if err != nil {
 				return err
 			}
 			defer m.Close()
-			tok, err := tokenizer.FromGGUF(m.File())
-			if err != nil {
-				return err
-			}
 			if ctx <= 0 {
 				ctx = 512
 				if c := m.Hparams.Context; c > 0 && c < ctx {

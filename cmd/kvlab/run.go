@@ -187,15 +187,11 @@ func runModel(ctx context.Context, o runOptions, out, errw io.Writer, progress f
 		}
 		defer eng.Close()
 	}
-	m, err := model.Load(o.model, model.Options{Threads: o.threads, Progress: progress})
+	m, tok, err := loadModel(o.model, model.Options{Threads: o.threads, Progress: progress})
 	if err != nil {
 		return runResult{}, err
 	}
 	defer m.Close()
-	tok, err := tokenizer.FromGGUF(m.File())
-	if err != nil {
-		return runResult{}, err
-	}
 	prompt := tok.Encode(o.prompt, true, false)
 	if len(prompt) == 0 || prompt[0] != tok.BOS() {
 		if tok.BOS() < 0 {
