@@ -181,7 +181,8 @@ multiAccF16AVX512_tn:
 	MOVQ AX, tn-8(SP)
 	MOVQ rb+32(FP), R12
 	SHLQ $6, R12
-	MOVQ R12, pf-16(SP)        // bytes to the next tile, which the row loop prefetches
+	LEAQ (DI)(R12*1), R15      // the next tile, prefetched 64 bytes a row step: the passes
+	                           // over this tile cover it evenly
 	MOVQ nv+16(FP), R11
 	SHRQ $5, R11
 	XORQ BX, BX                // byte offset of the group in a row
@@ -198,11 +199,14 @@ multiAccF16AVX512_grp:
 	VMOVUPS 64(CX)(R13*1), Z7
 	LEAQ (DI)(BX*1), R12
 	MOVQ R9, R8
-	MOVQ tn-8(SP), R15
+	MOVQ tn-8(SP), AX
+	IMULQ rb+32(FP), AX
+	ADDQ R12, AX
+	MOVQ AX, end-16(SP)        // past this pass's last row
 
 multiAccF16AVX512_row:
-	MOVQ pf-16(SP), AX
-	PREFETCHT0 (R12)(AX*1)
+	PREFETCHT0 (R15)
+	ADDQ $64, R15
 	DEC_F16(R12, Z8, Z9, Z10)
 	VBROADCASTSS (R8), Z11
 	VFMADD231PS Z11, Z8, Z0
@@ -218,8 +222,8 @@ multiAccF16AVX512_row:
 	VFMADD231PS Z14, Z9, Z7
 	ADDQ rb+32(FP), R12
 	ADDQ wstride+56(FP), R8
-	DECQ R15
-	JNZ  multiAccF16AVX512_row
+	CMPQ R12, end-16(SP)
+	JNE  multiAccF16AVX512_row
 
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, 64(CX)
@@ -393,7 +397,8 @@ multiAccQ80AVX512_tn:
 	MOVQ AX, tn-8(SP)
 	MOVQ rb+32(FP), R12
 	SHLQ $6, R12
-	MOVQ R12, pf-16(SP)        // bytes to the next tile, which the row loop prefetches
+	LEAQ (DI)(R12*1), R15      // the next tile, prefetched 34 bytes a row step: the passes
+	                           // over this tile cover it evenly
 	MOVQ nv+16(FP), R11
 	SHRQ $5, R11
 	XORQ BX, BX                // byte offset of the group in a row
@@ -410,11 +415,14 @@ multiAccQ80AVX512_grp:
 	VMOVUPS 64(CX)(R13*1), Z7
 	LEAQ (DI)(BX*1), R12
 	MOVQ R9, R8
-	MOVQ tn-8(SP), R15
+	MOVQ tn-8(SP), AX
+	IMULQ rb+32(FP), AX
+	ADDQ R12, AX
+	MOVQ AX, end-16(SP)        // past this pass's last row
 
 multiAccQ80AVX512_row:
-	MOVQ pf-16(SP), AX
-	PREFETCHT0 (R12)(AX*1)
+	PREFETCHT0 (R15)
+	ADDQ $34, R15
 	DEC_Q80(R12, Z8, Z9, Z10)
 	VBROADCASTSS (R8), Z11
 	VFMADD231PS Z11, Z8, Z0
@@ -430,8 +438,8 @@ multiAccQ80AVX512_row:
 	VFMADD231PS Z14, Z9, Z7
 	ADDQ rb+32(FP), R12
 	ADDQ wstride+56(FP), R8
-	DECQ R15
-	JNZ  multiAccQ80AVX512_row
+	CMPQ R12, end-16(SP)
+	JNE  multiAccQ80AVX512_row
 
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, 64(CX)
@@ -605,7 +613,8 @@ multiAccQ40AVX512_tn:
 	MOVQ AX, tn-8(SP)
 	MOVQ rb+32(FP), R12
 	SHLQ $6, R12
-	MOVQ R12, pf-16(SP)        // bytes to the next tile, which the row loop prefetches
+	LEAQ (DI)(R12*1), R15      // the next tile, prefetched 18 bytes a row step: the four
+	                           // passes over this tile cover it evenly
 	MOVQ nv+16(FP), R11
 	SHRQ $5, R11
 	XORQ BX, BX                // byte offset of the group in a row
@@ -622,11 +631,14 @@ multiAccQ40AVX512_grp:
 	VMOVUPS 64(CX)(R13*1), Z7
 	LEAQ (DI)(BX*1), R12
 	MOVQ R9, R8
-	MOVQ tn-8(SP), R15
+	MOVQ tn-8(SP), AX
+	IMULQ rb+32(FP), AX
+	ADDQ R12, AX
+	MOVQ AX, end-16(SP)        // past this pass's last row
 
 multiAccQ40AVX512_row:
-	MOVQ pf-16(SP), AX
-	PREFETCHT0 (R12)(AX*1)
+	PREFETCHT0 (R15)
+	ADDQ $18, R15
 	DEC_Q40(R12, Z8, Z9, Z10)
 	VBROADCASTSS (R8), Z11
 	VFMADD231PS Z11, Z8, Z0
@@ -642,8 +654,8 @@ multiAccQ40AVX512_row:
 	VFMADD231PS Z14, Z9, Z7
 	ADDQ rb+32(FP), R12
 	ADDQ wstride+56(FP), R8
-	DECQ R15
-	JNZ  multiAccQ40AVX512_row
+	CMPQ R12, end-16(SP)
+	JNE  multiAccQ40AVX512_row
 
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, 64(CX)
