@@ -14,9 +14,9 @@ func TestMultiQueryAVX2Kernels(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("no AVX2, FMA and F16C")
 	}
-	f16, q8, q4 := multiF16, multiQ8_0, multiQ4_0
-	multiF16, multiQ8_0, multiQ4_0 = avx2Kernels[0], avx2Kernels[1], avx2Kernels[2]
-	defer func() { multiF16, multiQ8_0, multiQ4_0 = f16, q8, q4 }()
+	f16, q8, q4, vnni := multiF16, multiQ8_0, multiQ4_0, hasVNNI
+	multiF16, multiQ8_0, multiQ4_0, hasVNNI = avx2Kernels[0], avx2Kernels[1], avx2Kernels[2], false
+	defer func() { multiF16, multiQ8_0, multiQ4_0, hasVNNI = f16, q8, q4, vnni }()
 	rng := rand.New(rand.NewPCG(17, 18))
 	for _, f := range multiFormats {
 		for _, d := range []int{40, 64, 128, 200} {
@@ -36,8 +36,8 @@ func TestMultiQuerySpeedAVX2(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("no AVX2, FMA and F16C")
 	}
-	f16, q8, q4 := multiF16, multiQ8_0, multiQ4_0
-	multiF16, multiQ8_0, multiQ4_0 = avx2Kernels[0], avx2Kernels[1], avx2Kernels[2]
-	defer func() { multiF16, multiQ8_0, multiQ4_0 = f16, q8, q4 }()
+	f16, q8, q4, vnni := multiF16, multiQ8_0, multiQ4_0, hasVNNI
+	multiF16, multiQ8_0, multiQ4_0, hasVNNI = avx2Kernels[0], avx2Kernels[1], avx2Kernels[2], false
+	defer func() { multiF16, multiQ8_0, multiQ4_0, hasVNNI = f16, q8, q4, vnni }()
 	TestMultiQuerySpeed(t)
 }

@@ -1,0 +1,244 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// The q4_0 scores kernel for CPUs with AVX-512 VNNI (multi_vnni_amd64.go states its contract
+// and bound). Sixteen rows go at a time, one row per 32-bit lane, so a score needs no
+// horizontal sum: lane 4m+g of every vector holds row 4g+m of the sixteen.
+//
+// Per 32-value block, the rows' sixteen payloads are loaded four to a vector and transposed so
+// vector k holds payload dword k of every row; its low nibbles are the codes of values 4k..4k+3
+// and its high nibbles those of values 16+4k..16+4k+3 (C0..C7 below, as unsigned bytes).
+// VPDPBUSD multiplies four codes by four query digits and adds the products to a lane: three
+// chains per query (digit weights 2¹⁴, 2⁷, 1), the third started at −8·ΣQ so the sum is
+// Σ Q·(c − 8) exactly in int32. The block's exact integer dot, converted to float32, is
+// multiplied by the query's block scale and the row's block scale and added to the score.
+
+// PFGROUPS is how many groups of sixteen rows ahead the kernel prefetches.
+#define PFGROUPS 8
+
+// CHAIN adds code vector c times the four digit bytes at offset off of each of the twelve
+// digit rows (query h, digit t at (h·3 + t)·32) into accumulators Z12..Z23.
+#define CHAIN(c, off) \
+	VPDPBUSD.BCST off(SI), c, Z12; \
+	VPDPBUSD.BCST off+32(SI), c, Z13; \
+	VPDPBUSD.BCST off+64(SI), c, Z14; \
+	VPDPBUSD.BCST off+96(SI), c, Z15; \
+	VPDPBUSD.BCST off+128(SI), c, Z16; \
+	VPDPBUSD.BCST off+160(SI), c, Z17; \
+	VPDPBUSD.BCST off+192(SI), c, Z18; \
+	VPDPBUSD.BCST off+224(SI), c, Z19; \
+	VPDPBUSD.BCST off+256(SI), c, Z20; \
+	VPDPBUSD.BCST off+288(SI), c, Z21; \
+	VPDPBUSD.BCST off+320(SI), c, Z22; \
+	VPDPBUSD.BCST off+352(SI), c, Z23
+
+// FINISH folds query h's three chains (a, b, c) into one exact int32 dot, converts it and
+// adds it, times the query's block scale (4h(DX)) and the rows' block scales (Z24), to acc.
+#define FINISH(a, b, c, h, acc) \
+	VPSLLD $7, a, a; \
+	VPADDD b, a, a; \
+	VPSLLD $7, a, a; \
+	VPADDD c, a, a; \
+	VCVTDQ2PS a, a; \
+	VMULPS.BCST (4*h)(DX), Z24, b; \
+	VFMADD231PS b, a, acc
+
+// STAGE copies the f16 block scales of the four rows at p, p+rb, p+2rb, p+3rb (R8 = rb,
+// R12 = 3rb) to lanes g, 4+g, 8+g, 12+g of the sixteen halves at SI (lane offsets in bytes
+// 2g, 8+2g, 16+2g, 24+2g).
+#define STAGE(p, g) \
+	MOVWLZX (p), AX; \
+	MOVW AX, (2*g)(SI); \
+	MOVWLZX (p)(R8*1), AX; \
+	MOVW AX, (8+2*g)(SI); \
+	MOVWLZX (p)(R8*2), AX; \
+	MOVW AX, (16+2*g)(SI); \
+	MOVWLZX (p)(R12*1), AX; \
+	MOVW AX, (24+2*g)(SI)
+
+// LOAD4 loads the 16-byte payloads of rows p, p+rb, p+2rb, p+3rb into the four 128-bit lanes
+// of z.
+#define LOAD4(p, z, x) \
+	VMOVDQU32 (p), x; \
+	VINSERTI32X4 $1, (p)(R8*1), z, z; \
+	VINSERTI32X4 $2, (p)(R8*2), z, z; \
+	VINSERTI32X4 $3, (p)(R12*1), z, z
+
+// func multiScoresQ40VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int)
+TEXT ·multiScoresQ40VNNI(SB), NOSPLIT, $0-72
+	MOVQ rows+32(FP), DI
+	MOVQ rb+40(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+56(FP), R9
+	MOVQ m+48(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   vnniQ40_done
+	MOVL $0x0F0F0F0F, AX
+	VPBROADCASTD AX, Z31
+
+vnniQ40_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	// Stage every block's sixteen scales (32 bytes per block) before the arithmetic needs them.
+	MOVQ stage+16(FP), SI
+	MOVQ nb+24(FP), R11
+vnniQ40_stage:
+	STAGE(CX, 0)
+	STAGE(BX, 1)
+	STAGE(R14, 2)
+	STAGE(R15, 3)
+	ADDQ $18, CX
+	ADDQ $18, BX
+	ADDQ $18, R14
+	ADDQ $18, R15
+	ADDQ $32, SI
+	DECQ R11
+	JNZ  vnniQ40_stage
+
+	LEAQ 2(DI), CX             // payloads of block 0
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ stage+16(FP), R13
+	MOVQ nb+24(FP), R11
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
+	SHLQ $4, AX                // per block (a group is 16·18 = 288 bytes per block)
+	IMULQ $PFGROUPS, AX
+	ADDQ DI, AX
+
+vnniQ40_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	ADDQ $320, AX
+	LOAD4(CX, Z24, X24)
+	LOAD4(BX, Z25, X25)
+	LOAD4(R14, Z26, X26)
+	LOAD4(R15, Z27, X27)
+	// Transpose the dwords within each 128-bit lane: Vk lane (m, g) = dword k of row 4g+m.
+	VPUNPCKLDQ Z25, Z24, Z28
+	VPUNPCKHDQ Z25, Z24, Z29
+	VPUNPCKLDQ Z27, Z26, Z30
+	VPUNPCKHDQ Z27, Z26, Z24
+	VPUNPCKLQDQ Z30, Z28, Z25  // V0
+	VPUNPCKHQDQ Z30, Z28, Z26  // V1
+	VPUNPCKLQDQ Z24, Z29, Z27  // V2
+	VPUNPCKHQDQ Z24, Z29, Z28  // V3
+	VPANDD Z31, Z25, Z0
+	VPSRLD $4, Z25, Z4
+	VPANDD Z31, Z4, Z4
+	VPANDD Z31, Z26, Z1
+	VPSRLD $4, Z26, Z5
+	VPANDD Z31, Z5, Z5
+	VPANDD Z31, Z27, Z2
+	VPSRLD $4, Z27, Z6
+	VPANDD Z31, Z6, Z6
+	VPANDD Z31, Z28, Z3
+	VPSRLD $4, Z28, Z7
+	VPANDD Z31, Z7, Z7
+
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPBROADCASTD 16(DX), Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPBROADCASTD 20(DX), Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPBROADCASTD 24(DX), Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPBROADCASTD 28(DX), Z23
+	CHAIN(Z0, 0)
+	CHAIN(Z1, 4)
+	CHAIN(Z2, 8)
+	CHAIN(Z3, 12)
+	CHAIN(Z4, 16)
+	CHAIN(Z5, 20)
+	CHAIN(Z6, 24)
+	CHAIN(Z7, 28)
+
+	VCVTPH2PS (R13), Z24       // the rows' block scales
+	FINISH(Z12, Z13, Z14, 0, Z8)
+	FINISH(Z15, Z16, Z17, 1, Z9)
+	FINISH(Z18, Z19, Z20, 2, Z10)
+	FINISH(Z21, Z22, Z23, 3, Z11)
+
+	ADDQ $18, CX
+	ADDQ $18, BX
+	ADDQ $18, R14
+	ADDQ $18, R15
+	ADDQ $384, SI
+	ADDQ $32, DX
+	ADDQ $32, R13
+	DECQ R11
+	JNZ  vnniQ40_blk
+
+	// Transpose the four score vectors within 128-bit lanes: Wg lane m = the four scores of
+	// row 4g+m.
+	VUNPCKLPS Z9, Z8, Z0
+	VUNPCKHPS Z9, Z8, Z1
+	VUNPCKLPS Z11, Z10, Z2
+	VUNPCKHPS Z11, Z10, Z3
+	VUNPCKLPD Z2, Z0, Z4       // W0
+	VUNPCKHPD Z2, Z0, Z5       // W1
+	VUNPCKLPD Z3, Z1, Z6       // W2
+	VUNPCKHPD Z3, Z1, Z7       // W3
+	MOVQ ostride+64(FP), AX
+	CMPQ AX, $16
+	JNE  vnniQ40_strided
+	VMOVUPS Z4, (R9)
+	VMOVUPS Z5, 64(R9)
+	VMOVUPS Z6, 128(R9)
+	VMOVUPS Z7, 192(R9)
+	JMP  vnniQ40_next
+
+vnniQ40_strided:
+	LEAQ (AX)(AX*2), R11       // 3 rows of out
+	MOVQ R9, BX
+	VMOVUPS X4, (BX)
+	VEXTRACTF32X4 $1, Z4, (BX)(AX*1)
+	VEXTRACTF32X4 $2, Z4, (BX)(AX*2)
+	VEXTRACTF32X4 $3, Z4, (BX)(R11*1)
+	LEAQ (BX)(AX*4), BX
+	VMOVUPS X5, (BX)
+	VEXTRACTF32X4 $1, Z5, (BX)(AX*1)
+	VEXTRACTF32X4 $2, Z5, (BX)(AX*2)
+	VEXTRACTF32X4 $3, Z5, (BX)(R11*1)
+	LEAQ (BX)(AX*4), BX
+	VMOVUPS X6, (BX)
+	VEXTRACTF32X4 $1, Z6, (BX)(AX*1)
+	VEXTRACTF32X4 $2, Z6, (BX)(AX*2)
+	VEXTRACTF32X4 $3, Z6, (BX)(R11*1)
+	LEAQ (BX)(AX*4), BX
+	VMOVUPS X7, (BX)
+	VEXTRACTF32X4 $1, Z7, (BX)(AX*1)
+	VEXTRACTF32X4 $2, Z7, (BX)(AX*2)
+	VEXTRACTF32X4 $3, Z7, (BX)(R11*1)
+
+vnniQ40_next:
+	MOVQ ostride+64(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  vnniQ40_group
+
+vnniQ40_done:
+	VZEROUPPER
+	RET

@@ -1,0 +1,137 @@
+//go:build amd64 && !purego
+
+package kvq
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// withoutVNNI runs f with the VNNI q4_0 scores kernel switched off, so the float kernels it
+// replaces stay tested on CPUs that have it.
+func withoutVNNI(f func()) {
+	v := hasVNNI
+	hasVNNI = false
+	defer func() { hasVNNI = v }()
+	f()
+}
+
+// TestMultiQueryAVX512FloatQ4 runs the q4_0 reference checks through the AVX-512 float
+// scores kernel, which the VNNI kernel replaces where the CPU has both.
+func TestMultiQueryAVX512FloatQ4(t *testing.T) {
+	if !hasAVX512 {
+		t.Skip("no AVX-512")
+	}
+	rng := rand.New(rand.NewPCG(31, 32))
+	withoutVNNI(func() {
+		for _, d := range []int{40, 128, 200} {
+			for _, n := range []int{1, 4, 5} {
+				for _, rows := range []int{1, 7, 130} {
+					t.Run(fmt.Sprintf("d%d/n%d/rows%d", d, n, rows), func(t *testing.T) {
+						checkMulti(t, rng, Q4_0, d, n, rows)
+					})
+				}
+			}
+		}
+	})
+}
+
+// TestVNNIQ4Bound checks the VNNI kernel's stated bound (multi_vnni_amd64.go) on the queries
+// that stress it: one large value per block against a zero code (x = 0), the rest tiny, so the
+// quantization term, not the float rounding, carries the error. It also checks the kernel is
+// the one under test, that a row's score does not depend on the rows around it (groups of 16,
+// a zero-padded last group), and that zero and non-finite queries give 0 and NaN.
+func TestVNNIQ4Bound(t *testing.T) {
+	if !hasVNNI {
+		t.Skip("no AVX-512 VNNI")
+	}
+	rng := rand.New(rand.NewPCG(33, 34))
+	for _, d := range []int{32, 128, 200, 1024} {
+		c := mustCodec(t, Q4_0, d).(*q4_0Codec)
+		rb, rows := c.RowBytes(), 37
+		src := outlierRows(rng, rows, d)
+		for r := 0; r < rows; r++ { // zero one value per block: the code 8 the queries aim at
+			for b := 0; b*32 < d; b++ {
+				src[r*d+b*32+5] = 0
+			}
+		}
+		enc := make([]byte, rows*rb)
+		for r := 0; r < rows; r++ {
+			c.Encode(enc[r*rb:(r+1)*rb], src[r*d:(r+1)*d])
+		}
+		// Each block of each query: a spike m at the zeroed value, the rest just short of
+		// halfway between two steps of the kernel's grid (s = m/vnniQMax), signed as row 0's
+		// values, so the quantization errors add up on row 0 to about half the bound.
+		const n = 4
+		x := make([]float32, d)
+		c.Decode(x, enc[:rb])
+		q := make([]float32, n*d)
+		for h := 0; h < n; h++ {
+			for b := 0; b*32 < d; b++ {
+				m := float32(math.Ldexp(1+rng.Float64(), 3*h))
+				s := m / vnniQMax
+				for i := b * 32; i < min(b*32+32, d); i++ {
+					v := (float32(rng.IntN(vnniQMax/64)) + 0.49) * s
+					if x[i] < 0 {
+						v = -v
+					}
+					q[h*d+i] = v
+				}
+				q[h*d+b*32+5] = m
+			}
+		}
+		out := make([]float32, rows*n)
+		c.DotManyMulti(q, n, enc, out)
+		worst := 0.0
+		for j := 0; j < rows; j++ {
+			c.Decode(x, enc[j*rb:(j+1)*rb])
+			for h := 0; h < n; h++ {
+				qh := q[h*d : (h+1)*d]
+				var quant, float float64
+				for b := 0; b < c.full; b++ {
+					var m, sx float64
+					for i := 32 * b; i < 32*b+32; i++ {
+						m = math.Max(m, math.Abs(float64(qh[i])))
+						sx += math.Abs(float64(x[i]))
+					}
+					quant += m * sx
+				}
+				for i := range x {
+					float += math.Abs(float64(qh[i]) * float64(x[i]))
+				}
+				bound := math.Ldexp(quant, -21) + 1e-5*float
+				ref := c.Dot(qh, enc[j*rb:(j+1)*rb])
+				e := math.Abs(float64(out[j*n+h]) - float64(ref))
+				if !(e <= bound) {
+					t.Fatalf("d%d row %d query %d: %g, Dot %g: error %g > %g", d, j, h, out[j*n+h], ref, e, bound)
+				}
+				worst = max(worst, e/bound)
+			}
+		}
+		if worst < 0.1 {
+			t.Errorf("d%d: the worst error is %.3g of the bound: the test does not reach it", d, worst)
+		}
+		// A row's score is the same alone, in a whole group of 16 and in a padded group.
+		for j := 0; j < rows; j++ {
+			one := make([]float32, n)
+			c.DotManyMulti(q, n, enc[j*rb:(j+1)*rb], one)
+			for h := range one {
+				if math.Float32bits(one[h]) != math.Float32bits(out[j*n+h]) {
+					t.Fatalf("d%d row %d query %d: %g alone, %g among %d rows", d, j, h, one[h], out[j*n+h], rows)
+				}
+			}
+		}
+		// Zero queries score 0; a NaN or infinite value makes its query's scores NaN.
+		z := make([]float32, n*d)
+		z[d+3] = float32(math.NaN())
+		z[2*d+7] = float32(math.Inf(-1))
+		c.DotManyMulti(z, n, enc, out)
+		for j := 0; j < rows; j++ {
+			if out[j*n] != 0 || out[j*n+3] != 0 || !math.IsNaN(float64(out[j*n+1])) || !math.IsNaN(float64(out[j*n+2])) {
+				t.Fatalf("d%d row %d: zero/NaN/Inf/zero queries scored %v", d, j, out[j*n:j*n+n])
+			}
+		}
+	}
+}

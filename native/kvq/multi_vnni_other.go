@@ -1,0 +1,10 @@
+//go:build !amd64 || purego
+
+package kvq
+
+// hasVNNI is false: the VNNI kernel is amd64 assembly.
+const hasVNNI = false
+
+func (c *q4_0Codec) q4ScoresVNNI(q []float32, n int, rows []byte, out []float32) {
+	panic("kvq: no VNNI kernel on this platform")
+}
