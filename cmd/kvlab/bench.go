@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -44,12 +45,15 @@ type benchAttnOptions struct {
 type benchRow struct {
 	Ctx          int     `json:"ctx"`
 	KV           string  `json:"kv"`
-	BytesPerCell float64 `json:"bytes_per_cell"` // K+V bytes of one cell of one layer, all KV heads
-	KVBytes      int64   `json:"kv_bytes"`       // bytes one decode step reads
-	Seconds      float64 `json:"seconds_per_token"`
-	GBps         float64 `json:"gbps"`         // KVBytes / Seconds, in 10⁹ bytes per second
-	RatioF16     float64 `json:"ratio_to_f16"` // Seconds / f16's Seconds at the same ctx; 0 without f16
-	BWFraction   float64 `json:"bw_fraction"`  // GBps / the machine's measured bandwidth
+	BytesPerCell float64 `json:"bytes_per_cell"`    // K+V bytes of one cell of one layer, all KV heads
+	KVBytes      int64   `json:"kv_bytes"`          // bytes one decode step reads
+	Seconds      float64 `json:"seconds_per_token"` // the best round (CPU) or the mean (CUDA)
+	// MedianSeconds and Rounds: the CPU path's median round and how many rounds it timed.
+	MedianSeconds float64 `json:"median_seconds_per_token,omitempty"`
+	Rounds        int     `json:"rounds,omitempty"`
+	GBps          float64 `json:"gbps"`         // KVBytes / Seconds, in 10⁹ bytes per second
+	RatioF16      float64 `json:"ratio_to_f16"` // Seconds / f16's Seconds at the same ctx; 0 without f16
+	BWFraction    float64 `json:"bw_fraction"`  // GBps / the machine's measured bandwidth
 }
 
 // benchReport is the whole command's output.
@@ -87,7 +91,9 @@ Quantized decode should be bandwidth-bound, not kernel-bound (seed 000): its tim
 with the bytes it reads, so q4_0 should take about 54/192 of f16's time at long context.
 
   --device cpu    native/attn.Decode over native/kvcache on --threads goroutines; the bandwidth
-                  yardstick is a large-buffer read loop on as many threads.
+                  yardstick is a large-buffer read loop on as many threads. The pairs of one
+                  context are timed in interleaved rounds and each keeps its best round (the
+                  JSON has the median too), so a busy machine slows every pair alike.
   --device cuda   the GPU engine's decode (native/cuda/engine) with its split plan and combine;
                   the yardstick is the card's device-to-device copy rate (bytes read + written
                   per second), measured here.`,
@@ -141,7 +147,7 @@ with the bytes it reads, so q4_0 should take about 54/192 of f16's time at long 
 	f.IntVar(&o.kvHeads, "kv-heads", 8, "KV heads")
 	f.IntVar(&o.headDim, "head-dim", 128, "head dimension")
 	f.IntVar(&o.threads, "threads", 0, "CPU threads (default: GOMAXPROCS)")
-	f.IntVar(&o.iters, "iters", 20, "timed decode steps per row (at least; the CPU path runs 0.3 s at least)")
+	f.IntVar(&o.iters, "iters", 20, "timed decode steps per row (at least; the CPU path times the pairs in interleaved rounds, 0.3 s per pair at least, and keeps each pair's best round)")
 	f.IntVar(&memMiB, "mem-mib", 1024, "size of the buffer that measures memory bandwidth, MiB")
 	f.StringVar(&deviceFl, "device", "cpu", "cpu or cuda")
 	f.BoolVar(&asJSON, "json", false, "print one JSON document")
@@ -229,7 +235,12 @@ func benchAttnCPU(o benchAttnOptions, errw io.Writer) (benchReport, error) {
 	out := make([]float32, o.heads*d)
 	shape := attn.Shape{Heads: o.heads, KVHeads: hn, HeadDimK: d, HeadDimV: d, Scale: float32(1 / math.Sqrt(float64(d))), Threads: o.threads}
 	for _, n := range o.ctx {
-		for _, p := range o.pairs {
+		// Every pair's cache of this context is built first, then the pairs are timed in
+		// rounds, one decode step each per round, so a noisy neighbour slows all of them
+		// alike; each pair's time is its best round (noise only ever adds time), the median
+		// is kept beside it.
+		runs := make([]func() error, len(o.pairs))
+		for k, p := range o.pairs {
 			c, err := kvcache.New(kvcache.Config{Layers: 1, KVHeads: hn, HeadDimK: d, HeadDimV: d, Pair: p, MaxCells: n, Seed: 1})
 			if err != nil {
 				return rep, err
@@ -238,23 +249,30 @@ func benchAttnCPU(o benchAttnOptions, errw io.Writer) (benchReport, error) {
 				return rep, err
 			}
 			keys, vals := c.Keys(0, true), c.Values(0, true)
-			run := func() error { return attn.Decode(out, q, shape, keys, vals, 0, n) }
-			if err := run(); err != nil {
+			runs[k] = func() error { return attn.Decode(out, q, shape, keys, vals, 0, n) }
+			if err := runs[k](); err != nil { // warm up: page in the cache, size the pools
 				return rep, err
 			}
-			var iters int
-			start := time.Now()
-			for iters < o.iters || time.Since(start) < 300*time.Millisecond {
-				if err := run(); err != nil {
+			prog.Add(1)
+		}
+		times := make([][]float64, len(o.pairs))
+		start := time.Now()
+		for round := 0; round < o.iters || time.Since(start) < time.Duration(len(o.pairs))*300*time.Millisecond; round++ {
+			for k := range runs {
+				t0 := time.Now()
+				if err := runs[k](); err != nil {
 					return rep, err
 				}
-				iters++
+				times[k] = append(times[k], time.Since(t0).Seconds())
 			}
-			sec := time.Since(start).Seconds() / float64(iters)
+		}
+		for k, p := range o.pairs {
+			ts := times[k]
+			slices.Sort(ts)
+			sec := ts[0]
 			bytes := p.Bytes(int64(n), d, d, hn)
 			rep.Results = append(rep.Results, benchRow{Ctx: n, KV: p.String(), BytesPerCell: p.BytesPerToken(d, d, hn),
-				KVBytes: bytes, Seconds: sec, GBps: float64(bytes) / sec / 1e9})
-			prog.Add(1)
+				KVBytes: bytes, Seconds: sec, MedianSeconds: ts[len(ts)/2], Rounds: len(ts), GBps: float64(bytes) / sec / 1e9})
 		}
 	}
 	fillRatios(&rep)
