@@ -35,6 +35,9 @@ const vnniBlockBytes = 4 * 3 * 32
 const vnniMaxBlocks = 8
 
 //go:noescape
+func vnniDigitsAVX512(dig *byte, aux *uint32, q *float32, d, nb int) bool
+
+//go:noescape
 func multiScoresQ40VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int)
 
 // vnniDigits prepares four queries of d values (q[h·d:]) for the kernel over nb whole blocks:
@@ -69,7 +72,7 @@ func vnniDigits(dig []byte, aux []uint32, q []float32, d, nb int) {
 				inv := vnniQMax / m
 				for i, x := range qb {
 					v := x * inv
-					Q := int32(v + math.Float32frombits(math.Float32bits(v)&(1<<31)|0x3f000000)) // v ± ½, truncated
+					Q := int32(math.RoundToEven(float64(v)))
 					Q = min(max(Q, -vnniQMax), vnniQMax)
 					sum += Q
 					lo := (Q+64)&127 - 64
@@ -109,7 +112,9 @@ func (c *q4_0Codec) q4ScoresVNNI(q []float32, n int, rows []byte, out []float32)
 		if r < 4 {
 			qh = padQueries(qh, d)
 		}
-		vnniDigits(dig, aux, qh, d, nb)
+		if !vnniDigitsAVX512(&dig[0], &aux[0], &qh[0], d, nb) {
+			vnniDigits(dig, aux, qh, d, nb) // a non-finite value: the reference says what to do
+		}
 		if whole > 0 {
 			if r == 4 {
 				multiScoresQ40VNNI(&dig[0], &aux[0], &stage[0], nb, &rows[0], rb, whole, &out[h], 4*n)

@@ -242,3 +242,119 @@ vnniQ40_next:
 vnniQ40_done:
 	VZEROUPPER
 	RET
+
+// DIGITS writes the three digit rows of sixteen integers z (Q) at off(DI): lo = ((Q+64)&127)−64,
+// r = (Q−lo)>>7, mid = ((r+64)&127)−64, hi = (r−mid)>>7, each packed to bytes (Z20 = 64,
+// Z21 = 127). Clobbers Z16..Z19.
+#define DIGITS(z, off) \
+	VPADDD Z20, z, Z16; \
+	VPANDD Z21, Z16, Z16; \
+	VPSUBD Z20, Z16, Z16; \
+	VPSUBD Z16, z, Z17; \
+	VPSRAD $7, Z17, Z17; \
+	VPADDD Z20, Z17, Z18; \
+	VPANDD Z21, Z18, Z18; \
+	VPSUBD Z20, Z18, Z18; \
+	VPSUBD Z18, Z17, Z19; \
+	VPSRAD $7, Z19, Z19; \
+	VPMOVDB Z19, off(DI); \
+	VPMOVDB Z18, off+32(DI); \
+	VPMOVDB Z16, off+64(DI)
+
+// func vnniDigitsAVX512(dig *byte, aux *uint32, q *float32, d, nb int) bool
+// vnniDigits (multi_vnni_amd64.go) for finite queries, bit for bit; false, with nothing
+// defined written, when a block holds a NaN or an infinity.
+TEXT ·vnniDigitsAVX512(SB), NOSPLIT, $0-41
+	MOVQ dig+0(FP), DI
+	MOVQ aux+8(FP), DX
+	MOVQ q+16(FP), SI
+	MOVQ d+24(FP), R8
+	SHLQ $2, R8                // bytes between queries
+	MOVQ nb+32(FP), R9
+	MOVL $0x7FFFFFFF, AX
+	VPBROADCASTD AX, Z22       // |x|
+	MOVL $64, AX
+	VPBROADCASTD AX, Z20
+	MOVL $127, AX
+	VPBROADCASTD AX, Z21
+	MOVL $2088895, AX          // vnniQMax
+	VPBROADCASTD AX, Z23
+	VPXORD Z24, Z24, Z24
+	VPSUBD Z23, Z24, Z24       // −vnniQMax
+	VCVTDQ2PS Z23, Z25         // vnniQMax as float32 (exact)
+digits_blk:
+	XORQ R10, R10              // query
+	MOVQ SI, BX
+digits_q:
+	VMOVUPS (BX), Z0
+	VMOVUPS 64(BX), Z1
+	VFPCLASSPSZ $0x99, Z0, K1   // QNaN, SNaN, ±Inf
+	VFPCLASSPSZ $0x99, Z1, K2
+	KORW K1, K2, K1
+	KORTESTW K1, K1
+	JNZ  digits_nonfinite
+	VPANDD Z22, Z0, Z2
+	VPANDD Z22, Z1, Z3
+	VMAXPS Z3, Z2, Z2
+	VEXTRACTF32X8 $1, Z2, Y3
+	VMAXPS Y3, Y2, Y2
+	VEXTRACTF128 $1, Y2, X3
+	VMAXPS X3, X2, X2
+	VPERMILPS $0x4E, X2, X3
+	VMAXPS X3, X2, X2
+	VPERMILPS $0xB1, X2, X3
+	VMAXPS X3, X2, X2          // m in every lane
+	VDIVSS X25, X2, X4         // s = m / vnniQMax
+	VXORPS X5, X5, X5
+	VUCOMISS X5, X4
+	JA   digits_scaled         // s > 0
+	// s is 0 (or m is tiny): no digits, no offset.
+	VPXORD Z6, Z6, Z6
+	VMOVDQU32 Z6, (DI)
+	VMOVDQU32 Y6, 64(DI)
+	MOVL $0, (DX)(R10*4)
+	MOVL $0, 16(DX)(R10*4)
+	JMP  digits_next
+digits_scaled:
+	VMOVSS X4, (DX)(R10*4)
+	VDIVSS X2, X25, X5         // inv = vnniQMax / m
+	VBROADCASTSS X5, Z5
+	VMULPS Z5, Z0, Z0
+	VMULPS Z5, Z1, Z1
+	VCVTPS2DQ Z0, Z0           // round to nearest even
+	VCVTPS2DQ Z1, Z1
+	VPMINSD Z23, Z0, Z0
+	VPMINSD Z23, Z1, Z1
+	VPMAXSD Z24, Z0, Z0
+	VPMAXSD Z24, Z1, Z1
+	VPADDD Z1, Z0, Z6          // ΣQ
+	VEXTRACTI32X8 $1, Z6, Y7
+	VPADDD Y7, Y6, Y6
+	VEXTRACTI128 $1, Y6, X7
+	VPADDD X7, X6, X6
+	VPSHUFD $0x4E, X6, X7
+	VPADDD X7, X6, X6
+	VPSHUFD $0xB1, X6, X7
+	VPADDD X7, X6, X6
+	VMOVD X6, AX
+	IMULL $-8, AX
+	MOVL AX, 16(DX)(R10*4)
+	DIGITS(Z0, 0)
+	DIGITS(Z1, 16)
+digits_next:
+	ADDQ $96, DI
+	ADDQ R8, BX
+	INCQ R10
+	CMPQ R10, $4
+	JLT  digits_q
+	ADDQ $128, SI              // next block of every query
+	ADDQ $32, DX
+	DECQ R9
+	JNZ  digits_blk
+	MOVB $1, ret+40(FP)
+	VZEROUPPER
+	RET
+digits_nonfinite:
+	MOVB $0, ret+40(FP)
+	VZEROUPPER
+	RET

@@ -135,3 +135,63 @@ func TestVNNIQ4Bound(t *testing.T) {
 		}
 	}
 }
+
+// TestVNNIDigitsAVX512 checks the vector digit preparation against vnniDigits byte for byte:
+// Gaussian queries, blocks of zeros, tiny (subnormal) and huge values, exact halfway points of
+// the grid, and that a NaN or an infinity is refused (the caller then uses vnniDigits).
+func TestVNNIDigitsAVX512(t *testing.T) {
+	if !hasAVX512 {
+		t.Skip("no AVX-512")
+	}
+	rng := rand.New(rand.NewPCG(35, 36))
+	for trial := 0; trial < 200; trial++ {
+		d := 32 * (1 + rng.IntN(8))
+		if trial%3 == 0 {
+			d += 8 // a short block the digits leave alone
+		}
+		nb := d / 32
+		q := make([]float32, 4*d)
+		for i := range q {
+			q[i] = float32(rng.NormFloat64() * math.Exp(rng.NormFloat64()*3))
+		}
+		switch trial % 5 {
+		case 1: // a zero block and a subnormal block
+			clear(q[d : d+32])
+			for i := 2 * d; i < 2*d+32; i++ {
+				q[i] = math.Float32frombits(uint32(rng.IntN(1 << 20)))
+			}
+		case 2: // values exactly halfway between two steps of the grid
+			for h := 0; h < 4; h++ {
+				m := float32(3)
+				q[h*d] = m
+				for i := 1; i < 32; i++ {
+					q[h*d+i] = (float32(rng.IntN(1000)) + 0.5) * (m / vnniQMax)
+				}
+			}
+		case 3: // huge values
+			for i := range q {
+				q[i] *= 1e30
+			}
+		}
+		want, wantAux := make([]byte, nb*vnniBlockBytes), make([]uint32, nb*8)
+		got, gotAux := make([]byte, nb*vnniBlockBytes), make([]uint32, nb*8)
+		vnniDigits(want, wantAux, q, d, nb)
+		if !vnniDigitsAVX512(&got[0], &gotAux[0], &q[0], d, nb) {
+			t.Fatalf("trial %d: finite queries refused", trial)
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("trial %d (d%d): digit byte %d = %d, want %d", trial, d, i, int8(got[i]), int8(want[i]))
+			}
+		}
+		for i := range wantAux {
+			if gotAux[i] != wantAux[i] {
+				t.Fatalf("trial %d (d%d): aux %d = %#x, want %#x", trial, d, i, gotAux[i], wantAux[i])
+			}
+		}
+		q[rng.IntN(4)*d+rng.IntN(nb*32)] = float32([]float64{math.NaN(), math.Inf(1), math.Inf(-1)}[trial%3])
+		if vnniDigitsAVX512(&got[0], &gotAux[0], &q[0], d, nb) {
+			t.Fatalf("trial %d: a non-finite query accepted", trial)
+		}
+	}
+}
