@@ -8,14 +8,16 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// hasVNNI reports the AVX-512 VNNI q4_0 scores kernel (multi_vnni_amd64.s).
+// hasVNNI reports the AVX-512 VNNI q4_0 and q8_0 scores kernels (multi_vnni_amd64.s).
 var hasVNNI = hasAVX512 && cpu.X86.HasAVX512VNNI
 
-// q4_0 scores through VNNI. Each query's block of 32 values is quantized to integers
+// q4_0 and q8_0 scores through VNNI. Each query's block of 32 values is quantized to integers
 // Q = round(q/s), s = max|q over the block| / vnniQMax, written as three signed 7-bit digits
-// (Q = hi·2¹⁴ + mid·2⁷ + lo); the kernel forms Σ Q·(c − 8) exactly in int32 from the 4-bit
-// codes c and adds s·d·Σ to the score (d the row's block scale), so the only departure from
-// the float kernels is the query's quantization, |q − s·Q| ≤ s/2:
+// (Q = hi·2¹⁴ + mid·2⁷ + lo); the kernels form the digits' dots with the codes exactly in int32
+// (VPDPBUSD, one row per lane), combine them into Σ Q·x/d (in int32 for q4_0's 4-bit codes, in
+// float32 for q8_0's 8-bit ones, whose sum needs 34 bits) and add s·d·Σ to the score (d the
+// row's block scale). The only departure from the float kernels is the query's quantization,
+// |q − s·Q| ≤ s/2:
 //
 //	|DotManyMulti − Dot| ≤ 2⁻²¹·Σ_b max_{i∈b}|q[i]|·Σ_{i∈b}|x[i]| + 1e-5·Σ_i |q[i]·x[i]|,
 //
@@ -25,11 +27,18 @@ var hasVNNI = hasAVX512 && cpu.X86.HasAVX512VNNI
 // at a time, one per lane, and a short last group is padded with zero rows.
 
 // vnniQMax is the largest |Q|: 127·2¹⁴ + 63·2⁷ + 63, so every digit fits a signed byte and
-// Σ over a block of Q·c (c ≤ 15) stays below 2³¹.
+// Σ over a block of Q·c (c ≤ 15, q4_0) stays below 2³¹.
 const vnniQMax = 127<<14 + 63<<7 + 63
 
-// vnniBlockBytes is one block's digits: four queries × three digits × 32 bytes.
-const vnniBlockBytes = 4 * 3 * 32
+// vnniBlockBytes is one block's digits: four queries × three digits × 32 bytes;
+// vnniAuxWords its scales and offsets (vnniDigits).
+const (
+	vnniBlockBytes = 4 * 3 * 32
+	vnniAuxWords   = 20
+)
+
+// vnniTwo7 and vnniTwo14 are the q8_0 kernel's digit weights.
+var vnniTwo7, vnniTwo14 float32 = 1 << 7, 1 << 14
 
 // vnniMaxBlocks is the largest row (in 32-value blocks) whose buffers live on the stack.
 const vnniMaxBlocks = 8
@@ -40,9 +49,13 @@ func vnniDigitsAVX512(dig *byte, aux *uint32, q *float32, d, nb int) bool
 //go:noescape
 func multiScoresQ40VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int)
 
-// vnniDigits prepares four queries of d values (q[h·d:]) for the kernel over nb whole blocks:
-// dig[b·384 + (h·3+t)·32 + i] is digit t (hi, mid, lo) of value 32b+i of query h;
-// aux[b·8 + h] the bits of s, aux[b·8 + 4 + h] the int32 −8·ΣQ.
+//go:noescape
+func multiScoresQ80VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int)
+
+// vnniDigits prepares four queries of d values (q[h·d:]) for the kernels over nb whole blocks:
+// dig[b·384 + (h·3+t)·32 + i] is digit t (hi, mid, lo) of value 32b+i of query h; aux holds
+// vnniAuxWords words a block: [h] the bits of s, [4+h] the int32 −8·ΣQ (q4_0's offset), and
+// [8+3h+t] −128·Σ of digit t (where q8_0's chains start).
 func vnniDigits(dig []byte, aux []uint32, q []float32, d, nb int) {
 	for b := 0; b < nb; b++ {
 		for h := 0; h < 4; h++ {
@@ -81,29 +94,43 @@ func vnniDigits(dig []byte, aux []uint32, q []float32, d, nb int) {
 					dd[i], dd[32+i], dd[64+i] = byte(int8((r-mid)>>7)), byte(int8(mid)), byte(int8(lo))
 				}
 			}
-			aux[b*8+h] = math.Float32bits(s)
-			aux[b*8+4+h] = uint32(-8 * sum)
+			a := aux[b*vnniAuxWords : (b+1)*vnniAuxWords]
+			a[h] = math.Float32bits(s)
+			a[4+h] = uint32(-8 * sum)
+			for t := 0; t < 3; t++ {
+				var ds int32
+				for _, v := range dd[32*t : 32*t+32] {
+					ds += int32(int8(v))
+				}
+				a[8+3*h+t] = uint32(-128 * ds)
+			}
 		}
 	}
 }
 
-// q4ScoresVNNI is DotManyMulti for q4_0 rows through the VNNI kernel over the c.full whole
-// blocks of each row, then the short block's tail.
-func (c *q4_0Codec) q4ScoresVNNI(q []float32, n int, rows []byte, out []float32) {
-	d, rb, nb := c.d, c.rb, c.full
+// vnniScores is DotManyMulti through a VNNI kernel (q80 picks q8_0's, else q4_0's) over the nb
+// whole blocks of each row, then tail (nil for none) for the values past them.
+func vnniScores(q80 bool, d, rb, nb int, tail func(q []float32, row []byte) float32, q []float32, n int, rows []byte, out []float32) {
 	m := len(out) / n
 	q, rows, out = q[:n*d], rows[:m*rb], out[:m*n]
 	if m == 0 {
 		return
 	}
 	var digStack [vnniMaxBlocks * vnniBlockBytes]byte
-	var auxStack [vnniMaxBlocks * 8]uint32
+	var auxStack [vnniMaxBlocks * vnniAuxWords]uint32
 	var stageStack [vnniMaxBlocks * 16]uint16
 	dig, aux, stage := digStack[:], auxStack[:], stageStack[:]
 	if nb > vnniMaxBlocks {
-		dig, aux, stage = make([]byte, nb*vnniBlockBytes), make([]uint32, nb*8), make([]uint16, nb*16)
+		dig, aux, stage = make([]byte, nb*vnniBlockBytes), make([]uint32, nb*vnniAuxWords), make([]uint16, nb*16)
 	}
-	var padStack [16 * vnniMaxBlocks * 18]byte
+	kernel := func(rows *byte, m int, out *float32, ostride int) {
+		if q80 {
+			multiScoresQ80VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride)
+		} else {
+			multiScoresQ40VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride)
+		}
+	}
+	var padStack [16 * vnniMaxBlocks * 34]byte
 	var tmp [16 * 4]float32
 	whole := m &^ 15
 	for h := 0; h < n; h += 4 {
@@ -117,10 +144,10 @@ func (c *q4_0Codec) q4ScoresVNNI(q []float32, n int, rows []byte, out []float32)
 		}
 		if whole > 0 {
 			if r == 4 {
-				multiScoresQ40VNNI(&dig[0], &aux[0], &stage[0], nb, &rows[0], rb, whole, &out[h], 4*n)
+				kernel(&rows[0], whole, &out[h], 4*n)
 			} else {
 				for j0 := 0; j0 < whole; j0 += 16 {
-					multiScoresQ40VNNI(&dig[0], &aux[0], &stage[0], nb, &rows[j0*rb], rb, 16, &tmp[0], 16)
+					kernel(&rows[j0*rb], 16, &tmp[0], 16)
 					for j := 0; j < 16; j++ {
 						copy(out[(j0+j)*n+h:(j0+j)*n+h+r], tmp[4*j:4*j+r])
 					}
@@ -134,18 +161,30 @@ func (c *q4_0Codec) q4ScoresVNNI(q []float32, n int, rows []byte, out []float32)
 			}
 			pad = pad[:16*rb]
 			clear(pad[copy(pad, rows[whole*rb:]):])
-			multiScoresQ40VNNI(&dig[0], &aux[0], &stage[0], nb, &pad[0], rb, 16, &tmp[0], 16)
+			kernel(&pad[0], 16, &tmp[0], 16)
 			for j := 0; j < rest; j++ {
 				copy(out[(whole+j)*n+h:(whole+j)*n+h+r], tmp[4*j:4*j+r])
 			}
 		}
 	}
-	if td, _ := c.tails(); td != nil {
+	if tail != nil {
 		for j := 0; j < m; j++ {
 			row := rows[j*rb : (j+1)*rb]
 			for h := 0; h < n; h++ {
-				out[j*n+h] += td(q[h*d:(h+1)*d], row)
+				out[j*n+h] += tail(q[h*d:(h+1)*d], row)
 			}
 		}
 	}
+}
+
+// q4ScoresVNNI is DotManyMulti for q4_0 rows through the VNNI kernel.
+func (c *q4_0Codec) q4ScoresVNNI(q []float32, n int, rows []byte, out []float32) {
+	td, _ := c.tails()
+	vnniScores(false, c.d, c.rb, c.full, td, q, n, rows, out)
+}
+
+// q8ScoresVNNI is DotManyMulti for q8_0 rows through the VNNI kernel.
+func (c *q8_0Codec) q8ScoresVNNI(q []float32, n int, rows []byte, out []float32) {
+	td, _ := c.tails()
+	vnniScores(true, c.d, c.rb, c.full, td, q, n, rows, out)
 }

@@ -65,6 +65,37 @@
 	VINSERTI32X4 $2, (p)(R8*2), z, z; \
 	VINSERTI32X4 $3, (p)(R12*1), z, z
 
+// LOAD4O is LOAD4 at byte offset off of each row.
+#define LOAD4O(off, p, z, x) \
+	VMOVDQU32 off(p), x; \
+	VINSERTI32X4 $1, off(p)(R8*1), z, z; \
+	VINSERTI32X4 $2, off(p)(R8*2), z, z; \
+	VINSERTI32X4 $3, off(p)(R12*1), z, z
+
+// TRANSPOSE4 transposes the dwords of Z24..Z27 within 128-bit lanes: V0..V3 (Z25..Z28) lane
+// (m, g) = dword k of row 4g+m. Clobbers Z24, Z29, Z30.
+#define TRANSPOSE4 \
+	VPUNPCKLDQ Z25, Z24, Z28; \
+	VPUNPCKHDQ Z25, Z24, Z29; \
+	VPUNPCKLDQ Z27, Z26, Z30; \
+	VPUNPCKHDQ Z27, Z26, Z24; \
+	VPUNPCKLQDQ Z30, Z28, Z25; \
+	VPUNPCKHQDQ Z30, Z28, Z26; \
+	VPUNPCKLQDQ Z24, Z29, Z27; \
+	VPUNPCKHQDQ Z24, Z29, Z28
+
+// FINISH80 combines query h's chains (a, b, c: the int32 digit dots of codes c) in float32,
+// c + 2⁷·b + 2¹⁴·a, and adds it times the query's block scale (4h(DX)) and the rows' block
+// scales (Z24) to acc.
+#define FINISH80(a, b, c, h, acc) \
+	VCVTDQ2PS a, a; \
+	VCVTDQ2PS b, b; \
+	VCVTDQ2PS c, c; \
+	VFMADD231PS.BCST ·vnniTwo7(SB), b, c; \
+	VFMADD231PS.BCST ·vnniTwo14(SB), a, c; \
+	VMULPS.BCST (4*h)(DX), Z24, b; \
+	VFMADD231PS b, c, acc
+
 // func multiScoresQ40VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int)
 TEXT ·multiScoresQ40VNNI(SB), NOSPLIT, $0-72
 	MOVQ rows+32(FP), DI
@@ -182,7 +213,7 @@ vnniQ40_blk:
 	ADDQ $18, R14
 	ADDQ $18, R15
 	ADDQ $384, SI
-	ADDQ $32, DX
+	ADDQ $80, DX
 	ADDQ $32, R13
 	DECQ R11
 	JNZ  vnniQ40_blk
@@ -243,9 +274,191 @@ vnniQ40_done:
 	VZEROUPPER
 	RET
 
+// func multiScoresQ80VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int)
+// The q8_0 scores kernel: multiScoresQ40VNNI's method for 8-bit codes. A block's 32 codes are
+// eight payload dwords, transposed in two halves; VPDPBUSD takes them as unsigned bytes c + 128,
+// so each chain starts at −128·Σ(its digits) (aux). The three chains hold the exact integer
+// dots of the digits, but Σ Q·c needs up to 34 bits, so they are combined in float32:
+// (hi·2⁷ + mid)·2⁷ + lo with two fused multiply-adds (2⁻²⁴ relative each), then scaled as in
+// the q4_0 kernel.
+TEXT ·multiScoresQ80VNNI(SB), NOSPLIT, $0-72
+	MOVQ rows+32(FP), DI
+	MOVQ rb+40(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+56(FP), R9
+	MOVQ m+48(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   vnniQ80_done
+	MOVL $0x80808080, AX
+	VPBROADCASTD AX, Z31
+
+vnniQ80_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	// Stage every block's sixteen scales (32 bytes per block) before the arithmetic needs them.
+	MOVQ stage+16(FP), SI
+	MOVQ nb+24(FP), R11
+vnniQ80_stage:
+	STAGE(CX, 0)
+	STAGE(BX, 1)
+	STAGE(R14, 2)
+	STAGE(R15, 3)
+	ADDQ $34, CX
+	ADDQ $34, BX
+	ADDQ $34, R14
+	ADDQ $34, R15
+	ADDQ $32, SI
+	DECQ R11
+	JNZ  vnniQ80_stage
+
+	LEAQ 2(DI), CX             // codes of block 0
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ stage+16(FP), R13
+	MOVQ nb+24(FP), R11
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 576 bytes
+	SHLQ $4, AX                // per block (a group is 16·34 = 544 bytes per block)
+	IMULQ $PFGROUPS, AX
+	ADDQ DI, AX
+
+vnniQ80_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	PREFETCHT0 320(AX)
+	PREFETCHT0 384(AX)
+	PREFETCHT0 448(AX)
+	PREFETCHT0 512(AX)
+	ADDQ $576, AX
+	LOAD4(CX, Z24, X24)
+	LOAD4(BX, Z25, X25)
+	LOAD4(R14, Z26, X26)
+	LOAD4(R15, Z27, X27)
+	TRANSPOSE4
+	VPXORD Z31, Z25, Z0        // codes + 128: unsigned bytes
+	VPXORD Z31, Z26, Z1
+	VPXORD Z31, Z27, Z2
+	VPXORD Z31, Z28, Z3
+	LOAD4O(16, CX, Z24, X24)
+	LOAD4O(16, BX, Z25, X25)
+	LOAD4O(16, R14, Z26, X26)
+	LOAD4O(16, R15, Z27, X27)
+	TRANSPOSE4
+	VPXORD Z31, Z25, Z4
+	VPXORD Z31, Z26, Z5
+	VPXORD Z31, Z27, Z6
+	VPXORD Z31, Z28, Z7
+
+	VPBROADCASTD 32(DX), Z12
+	VPBROADCASTD 36(DX), Z13
+	VPBROADCASTD 40(DX), Z14
+	VPBROADCASTD 44(DX), Z15
+	VPBROADCASTD 48(DX), Z16
+	VPBROADCASTD 52(DX), Z17
+	VPBROADCASTD 56(DX), Z18
+	VPBROADCASTD 60(DX), Z19
+	VPBROADCASTD 64(DX), Z20
+	VPBROADCASTD 68(DX), Z21
+	VPBROADCASTD 72(DX), Z22
+	VPBROADCASTD 76(DX), Z23
+	CHAIN(Z0, 0)
+	CHAIN(Z1, 4)
+	CHAIN(Z2, 8)
+	CHAIN(Z3, 12)
+	CHAIN(Z4, 16)
+	CHAIN(Z5, 20)
+	CHAIN(Z6, 24)
+	CHAIN(Z7, 28)
+
+	VCVTPH2PS (R13), Z24       // the rows' block scales
+	FINISH80(Z12, Z13, Z14, 0, Z8)
+	FINISH80(Z15, Z16, Z17, 1, Z9)
+	FINISH80(Z18, Z19, Z20, 2, Z10)
+	FINISH80(Z21, Z22, Z23, 3, Z11)
+
+	ADDQ $34, CX
+	ADDQ $34, BX
+	ADDQ $34, R14
+	ADDQ $34, R15
+	ADDQ $384, SI
+	ADDQ $80, DX
+	ADDQ $32, R13
+	DECQ R11
+	JNZ  vnniQ80_blk
+
+	// Transpose the four score vectors within 128-bit lanes: Wg lane m = the four scores of
+	// row 4g+m.
+	VUNPCKLPS Z9, Z8, Z0
+	VUNPCKHPS Z9, Z8, Z1
+	VUNPCKLPS Z11, Z10, Z2
+	VUNPCKHPS Z11, Z10, Z3
+	VUNPCKLPD Z2, Z0, Z4       // W0
+	VUNPCKHPD Z2, Z0, Z5       // W1
+	VUNPCKLPD Z3, Z1, Z6       // W2
+	VUNPCKHPD Z3, Z1, Z7       // W3
+	MOVQ ostride+64(FP), AX
+	CMPQ AX, $16
+	JNE  vnniQ80_strided
+	VMOVUPS Z4, (R9)
+	VMOVUPS Z5, 64(R9)
+	VMOVUPS Z6, 128(R9)
+	VMOVUPS Z7, 192(R9)
+	JMP  vnniQ80_next
+
+vnniQ80_strided:
+	LEAQ (AX)(AX*2), R11       // 3 rows of out
+	MOVQ R9, BX
+	VMOVUPS X4, (BX)
+	VEXTRACTF32X4 $1, Z4, (BX)(AX*1)
+	VEXTRACTF32X4 $2, Z4, (BX)(AX*2)
+	VEXTRACTF32X4 $3, Z4, (BX)(R11*1)
+	LEAQ (BX)(AX*4), BX
+	VMOVUPS X5, (BX)
+	VEXTRACTF32X4 $1, Z5, (BX)(AX*1)
+	VEXTRACTF32X4 $2, Z5, (BX)(AX*2)
+	VEXTRACTF32X4 $3, Z5, (BX)(R11*1)
+	LEAQ (BX)(AX*4), BX
+	VMOVUPS X6, (BX)
+	VEXTRACTF32X4 $1, Z6, (BX)(AX*1)
+	VEXTRACTF32X4 $2, Z6, (BX)(AX*2)
+	VEXTRACTF32X4 $3, Z6, (BX)(R11*1)
+	LEAQ (BX)(AX*4), BX
+	VMOVUPS X7, (BX)
+	VEXTRACTF32X4 $1, Z7, (BX)(AX*1)
+	VEXTRACTF32X4 $2, Z7, (BX)(AX*2)
+	VEXTRACTF32X4 $3, Z7, (BX)(R11*1)
+
+vnniQ80_next:
+	MOVQ ostride+64(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  vnniQ80_group
+
+vnniQ80_done:
+	VZEROUPPER
+	RET
+
+
 // DIGITS writes the three digit rows of sixteen integers z (Q) at off(DI): lo = ((Q+64)&127)−64,
 // r = (Q−lo)>>7, mid = ((r+64)&127)−64, hi = (r−mid)>>7, each packed to bytes (Z20 = 64,
-// Z21 = 127). Clobbers Z16..Z19.
+// Z21 = 127), and adds the digits to Z26 (hi), Z27 (mid), Z28 (lo). Clobbers Z16..Z19.
 #define DIGITS(z, off) \
 	VPADDD Z20, z, Z16; \
 	VPANDD Z21, Z16, Z16; \
@@ -259,7 +472,24 @@ vnniQ40_done:
 	VPSRAD $7, Z19, Z19; \
 	VPMOVDB Z19, off(DI); \
 	VPMOVDB Z18, off+32(DI); \
-	VPMOVDB Z16, off+64(DI)
+	VPMOVDB Z16, off+64(DI); \
+	VPADDD Z19, Z26, Z26; \
+	VPADDD Z18, Z27, Z27; \
+	VPADDD Z16, Z28, Z28
+
+// SUMD stores −128 times the sum of z's sixteen dwords (y: z's low half) at off(DX)(R10*12) (clobbers Z29, Z30).
+#define SUMD(z, y, off) \
+	VEXTRACTI32X8 $1, z, Y29; \
+	VPADDD Y29, y, Y29; \
+	VEXTRACTI32X4 $1, Y29, X30; \
+	VPADDD X30, X29, X29; \
+	VPSHUFD $0x4E, X29, X30; \
+	VPADDD X30, X29, X29; \
+	VPSHUFD $0xB1, X29, X30; \
+	VPADDD X30, X29, X29; \
+	VMOVD X29, AX; \
+	IMULL $-128, AX; \
+	MOVL AX, off(DX)(R11*4)
 
 // func vnniDigitsAVX512(dig *byte, aux *uint32, q *float32, d, nb int) bool
 // vnniDigits (multi_vnni_amd64.go) for finite queries, bit for bit; false, with nothing
@@ -314,6 +544,10 @@ digits_q:
 	VMOVDQU32 Y6, 64(DI)
 	MOVL $0, (DX)(R10*4)
 	MOVL $0, 16(DX)(R10*4)
+	LEAQ (R10)(R10*2), R11     // 3h: the query's three chain offsets
+	MOVL $0, 32(DX)(R11*4)
+	MOVL $0, 36(DX)(R11*4)
+	MOVL $0, 40(DX)(R11*4)
 	JMP  digits_next
 digits_scaled:
 	VMOVSS X4, (DX)(R10*4)
@@ -339,8 +573,15 @@ digits_scaled:
 	VMOVD X6, AX
 	IMULL $-8, AX
 	MOVL AX, 16(DX)(R10*4)
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
 	DIGITS(Z0, 0)
 	DIGITS(Z1, 16)
+	LEAQ (R10)(R10*2), R11     // 3h
+	SUMD(Z26, Y26, 32)
+	SUMD(Z27, Y27, 36)
+	SUMD(Z28, Y28, 40)
 digits_next:
 	ADDQ $96, DI
 	ADDQ R8, BX
@@ -348,7 +589,7 @@ digits_next:
 	CMPQ R10, $4
 	JLT  digits_q
 	ADDQ $128, SI              // next block of every query
-	ADDQ $32, DX
+	ADDQ $80, DX
 	DECQ R9
 	JNZ  digits_blk
 	MOVB $1, ret+40(FP)

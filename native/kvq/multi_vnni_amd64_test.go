@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// withoutVNNI runs f with the VNNI q4_0 scores kernel switched off, so the float kernels it
+// withoutVNNI runs f with the VNNI scores kernels switched off, so the float kernels it
 // replaces stay tested on CPUs that have it.
 func withoutVNNI(f func()) {
 	v := hasVNNI
@@ -38,18 +38,28 @@ func TestMultiQueryAVX512FloatQ4(t *testing.T) {
 	})
 }
 
-// TestVNNIQ4Bound checks the VNNI kernel's stated bound (multi_vnni_amd64.go) on the queries
+// TestVNNIBound checks the VNNI kernels' stated bound (multi_vnni_amd64.go) on the queries
 // that stress it: one large value per block against a zero code (x = 0), the rest tiny, so the
 // quantization term, not the float rounding, carries the error. It also checks the kernel is
 // the one under test, that a row's score does not depend on the rows around it (groups of 16,
 // a zero-padded last group), and that zero and non-finite queries give 0 and NaN.
-func TestVNNIQ4Bound(t *testing.T) {
+func TestVNNIBound(t *testing.T) {
 	if !hasVNNI {
 		t.Skip("no AVX-512 VNNI")
 	}
 	rng := rand.New(rand.NewPCG(33, 34))
-	for _, d := range []int{32, 128, 200, 1024} {
-		c := mustCodec(t, Q4_0, d).(*q4_0Codec)
+	for _, f := range []Format{Q4_0, Q8_0} {
+		for _, d := range []int{32, 128, 200, 1024} {
+			checkVNNIBound(t, rng, f, d)
+		}
+	}
+}
+
+func checkVNNIBound(t *testing.T, rng *rand.Rand, f Format, d int) {
+	{
+		c := mustCodec(t, f, d)
+		mq := c.(MultiQuery)
+		full := d / BlockSize
 		rb, rows := c.RowBytes(), 37
 		src := outlierRows(rng, rows, d)
 		for r := 0; r < rows; r++ { // zero one value per block: the code 8 the queries aim at
@@ -83,14 +93,14 @@ func TestVNNIQ4Bound(t *testing.T) {
 			}
 		}
 		out := make([]float32, rows*n)
-		c.DotManyMulti(q, n, enc, out)
+		mq.DotManyMulti(q, n, enc, out)
 		worst := 0.0
 		for j := 0; j < rows; j++ {
 			c.Decode(x, enc[j*rb:(j+1)*rb])
 			for h := 0; h < n; h++ {
 				qh := q[h*d : (h+1)*d]
 				var quant, float float64
-				for b := 0; b < c.full; b++ {
+				for b := 0; b < full; b++ {
 					var m, sx float64
 					for i := 32 * b; i < 32*b+32; i++ {
 						m = math.Max(m, math.Abs(float64(qh[i])))
@@ -105,21 +115,21 @@ func TestVNNIQ4Bound(t *testing.T) {
 				ref := c.Dot(qh, enc[j*rb:(j+1)*rb])
 				e := math.Abs(float64(out[j*n+h]) - float64(ref))
 				if !(e <= bound) {
-					t.Fatalf("d%d row %d query %d: %g, Dot %g: error %g > %g", d, j, h, out[j*n+h], ref, e, bound)
+					t.Fatalf("%s d%d row %d query %d: %g, Dot %g: error %g > %g", f, d, j, h, out[j*n+h], ref, e, bound)
 				}
 				worst = max(worst, e/bound)
 			}
 		}
 		if worst < 0.1 {
-			t.Errorf("d%d: the worst error is %.3g of the bound: the test does not reach it", d, worst)
+			t.Errorf("%s d%d: the worst error is %.3g of the bound: the test does not reach it", f, d, worst)
 		}
 		// A row's score is the same alone, in a whole group of 16 and in a padded group.
 		for j := 0; j < rows; j++ {
 			one := make([]float32, n)
-			c.DotManyMulti(q, n, enc[j*rb:(j+1)*rb], one)
+			mq.DotManyMulti(q, n, enc[j*rb:(j+1)*rb], one)
 			for h := range one {
 				if math.Float32bits(one[h]) != math.Float32bits(out[j*n+h]) {
-					t.Fatalf("d%d row %d query %d: %g alone, %g among %d rows", d, j, h, one[h], out[j*n+h], rows)
+					t.Fatalf("%s d%d row %d query %d: %g alone, %g among %d rows", f, d, j, h, one[h], out[j*n+h], rows)
 				}
 			}
 		}
@@ -127,10 +137,10 @@ func TestVNNIQ4Bound(t *testing.T) {
 		z := make([]float32, n*d)
 		z[d+3] = float32(math.NaN())
 		z[2*d+7] = float32(math.Inf(-1))
-		c.DotManyMulti(z, n, enc, out)
+		mq.DotManyMulti(z, n, enc, out)
 		for j := 0; j < rows; j++ {
 			if out[j*n] != 0 || out[j*n+3] != 0 || !math.IsNaN(float64(out[j*n+1])) || !math.IsNaN(float64(out[j*n+2])) {
-				t.Fatalf("d%d row %d: zero/NaN/Inf/zero queries scored %v", d, j, out[j*n:j*n+n])
+				t.Fatalf("%s d%d row %d: zero/NaN/Inf/zero queries scored %v", f, d, j, out[j*n:j*n+n])
 			}
 		}
 	}
@@ -173,8 +183,8 @@ func TestVNNIDigitsAVX512(t *testing.T) {
 				q[i] *= 1e30
 			}
 		}
-		want, wantAux := make([]byte, nb*vnniBlockBytes), make([]uint32, nb*8)
-		got, gotAux := make([]byte, nb*vnniBlockBytes), make([]uint32, nb*8)
+		want, wantAux := make([]byte, nb*vnniBlockBytes), make([]uint32, nb*vnniAuxWords)
+		got, gotAux := make([]byte, nb*vnniBlockBytes), make([]uint32, nb*vnniAuxWords)
 		vnniDigits(want, wantAux, q, d, nb)
 		if !vnniDigitsAVX512(&got[0], &gotAux[0], &q[0], d, nb) {
 			t.Fatalf("trial %d: finite queries refused", trial)

@@ -8,3 +8,7 @@ const hasVNNI = false
 func (c *q4_0Codec) q4ScoresVNNI(q []float32, n int, rows []byte, out []float32) {
 	panic("kvq: no VNNI kernel on this platform")
 }
+
+func (c *q8_0Codec) q8ScoresVNNI(q []float32, n int, rows []byte, out []float32) {
+	panic("kvq: no VNNI kernel on this platform")
+}
