@@ -114,34 +114,19 @@ func Decode(out, q []float32, s Shape, keys []Keys, vals []Values, lo, hi int) e
 	items := s.KVHeads * nChunks
 	accLen := vals[0].AccLen()
 	buf := getDecodeBuf(s.Heads*nChunks, s.Heads*nChunks*accLen)
-	defer decodeBufs.Put(buf)
+	defer putDecodeBuf(buf)
 	parts, accs := buf.parts, buf.accs
 	clear(accs)
-	run := func(item int, sc *scratch) {
-		g, c := item/nChunks, item%nChunks
-		a, b := lo+c*chunk, min(lo+(c+1)*chunk, hi)
-		m := b - a
-		ql := keys[g].QueryLen()
-		pq := sc.query(group * ql)
-		for i := 0; i < group; i++ {
-			h := g*group + i
-			keys[g].Prepare(pq[i*ql:(i+1)*ql], q[h*s.HeadDimK:(h+1)*s.HeadDimK])
-		}
-		sco := sc.scores(group * m)
-		scoresMulti(keys[g], pq, group, ql, a, sco, sc)
-		mx, sums := sc.heads(group)
-		softmaxRows(sco, group, s.Scale, mx, sums)
-		acc := accs[item*group*accLen : (item+1)*group*accLen]
-		accumulateMulti(vals[g], acc, group, accLen, sco, a, sc)
-		for i := 0; i < group; i++ {
-			parts[(g*group+i)*nChunks+c] = part{max: mx[i], sum: sums[i], acc: acc[i*accLen : (i+1)*accLen]}
-		}
-	}
+	// The work item's state lives in the pooled buffer, so the one-thread path allocates
+	// nothing (a closure over it would escape through the goroutines of the other path).
+	buf.job = decodeJob{q: q, s: s, keys: keys, vals: vals, lo: lo, hi: hi, chunk: chunk,
+		nChunks: nChunks, group: group, accLen: accLen, parts: parts, accs: accs}
+	job := &buf.job
 	threads := min(max(s.Threads, 1), items)
 	if threads == 1 {
 		sc := getScratch()
 		for it := 0; it < items; it++ {
-			run(it, sc)
+			job.run(it, sc)
 		}
 		scratches.Put(sc)
 	} else {
@@ -151,7 +136,7 @@ func Decode(out, q []float32, s Shape, keys []Keys, vals []Values, lo, hi int) e
 			wg.Go(func() {
 				sc := getScratch()
 				for it := int(next.Add(1) - 1); it < items; it = int(next.Add(1) - 1) {
-					run(it, sc)
+					job.run(it, sc)
 				}
 				scratches.Put(sc)
 			})
@@ -289,10 +274,53 @@ func accumulateMulti(v Values, acc []float32, n, al int, w []float32, lo int, sc
 	}
 }
 
-// decodeBuf is one Decode call's parts and accumulators, pooled across calls.
+// decodeBuf is one Decode call's parts, accumulators and work-item state, pooled across calls.
 type decodeBuf struct {
 	parts []part
 	accs  []float32
+	job   decodeJob
+}
+
+// decodeJob is what a Decode work item needs: the call's arguments and its chunking.
+type decodeJob struct {
+	q                                     []float32
+	s                                     Shape
+	keys                                  []Keys
+	vals                                  []Values
+	lo, hi, chunk, nChunks, group, accLen int
+	parts                                 []part
+	accs                                  []float32
+}
+
+// run computes work item item (KV head item/nChunks, chunk item%nChunks): its queries'
+// scores over the chunk, their softmax, and the weighted sum of the chunk's values, left as
+// one part per query head.
+func (j *decodeJob) run(item int, sc *scratch) {
+	s, group, accLen := j.s, j.group, j.accLen
+	g, c := item/j.nChunks, item%j.nChunks
+	a, b := j.lo+c*j.chunk, min(j.lo+(c+1)*j.chunk, j.hi)
+	m := b - a
+	ql := j.keys[g].QueryLen()
+	pq := sc.query(group * ql)
+	for i := 0; i < group; i++ {
+		h := g*group + i
+		j.keys[g].Prepare(pq[i*ql:(i+1)*ql], j.q[h*s.HeadDimK:(h+1)*s.HeadDimK])
+	}
+	sco := sc.scores(group * m)
+	scoresMulti(j.keys[g], pq, group, ql, a, sco, sc)
+	mx, sums := sc.heads(group)
+	softmaxRows(sco, group, s.Scale, mx, sums)
+	acc := j.accs[item*group*accLen : (item+1)*group*accLen]
+	accumulateMulti(j.vals[g], acc, group, accLen, sco, a, sc)
+	for i := 0; i < group; i++ {
+		j.parts[(g*group+i)*j.nChunks+c] = part{max: mx[i], sum: sums[i], acc: acc[i*accLen : (i+1)*accLen]}
+	}
+}
+
+// putDecodeBuf returns b to the pool without the references its job holds.
+func putDecodeBuf(b *decodeBuf) {
+	b.job = decodeJob{}
+	decodeBufs.Put(b)
 }
 
 var decodeBufs sync.Pool // *decodeBuf
