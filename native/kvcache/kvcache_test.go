@@ -286,3 +286,60 @@ func TestQ2KCache(t *testing.T) {
 		t.Errorf("truncating inside the last group: %v", err)
 	}
 }
+
+// TestOverlayMultiQuery checks the overlay readers' multi-query paths against their
+// single-query paths and the reference, including a cache truncated so that window slots hold
+// cells that no longer read exact, and that a decode step through them allocates nothing.
+func TestOverlayMultiQuery(t *testing.T) {
+	for _, pair := range []string{"q4_0", "q8_0/q4_0", "q2k"} {
+		t.Run(pair, func(t *testing.T) {
+			const d, window, sinks = 64, 16, 4
+			cfg := Config{Layers: 1, KVHeads: 2, HeadDimK: d, HeadDimV: d, Pair: mustPair(t, pair),
+				MaxCells: 400, Window: window, Sinks: sinks, Seed: 3}
+			c, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := rand.New(rand.NewPCG(4, 5))
+			fill(t, c, r, 300, 7)
+			if err := c.Truncate(290); err != nil { // slots of cells 290..299 now hold nothing exact
+				t.Fatal(err)
+			}
+			fill(t, c, r, 5, 5)
+			if _, ok := c.Keys(0, true)[0].(attn.MultiKeys); !ok {
+				t.Fatal("overlay keys do not offer the multi-query path")
+			}
+			s := attn.Shape{Heads: 8, KVHeads: 2, HeadDimK: d, HeadDimV: d, Scale: 0.125, ChunkSize: 32, Threads: 1}
+			q := randVec(r, 8*d)
+			kr, vr := c.Rows(0, true)
+			ref := make([]float32, 8*d)
+			if err := attn.DecodeReference(ref, q, s, kr, vr, 0, c.Len()); err != nil {
+				t.Fatal(err)
+			}
+			fast := make([]float32, 8*d)
+			keys, vals := c.Keys(0, true), c.Values(0, true)
+			if err := attn.Decode(fast, q, s, keys, vals, 0, c.Len()); err != nil {
+				t.Fatal(err)
+			}
+			if e := relRMS(fast, ref); e > 1e-4 {
+				t.Errorf("multi-query decode differs from the reference by %.2e", e)
+			}
+			// The single-query readers (the multi-query interfaces hidden) agree too.
+			var sk []attn.Keys
+			var sv []attn.Values
+			for g := range keys {
+				sk, sv = append(sk, struct{ attn.Keys }{keys[g]}), append(sv, struct{ attn.Values }{vals[g]})
+			}
+			single := make([]float32, 8*d)
+			if err := attn.Decode(single, q, s, sk, sv, 0, c.Len()); err != nil {
+				t.Fatal(err)
+			}
+			if e := relRMS(single, ref); e > 1e-4 {
+				t.Errorf("single-query decode differs from the reference by %.2e", e)
+			}
+			if a := testing.AllocsPerRun(20, func() { _ = attn.Decode(fast, q, s, keys, vals, 0, c.Len()) }); a > 0 && !raceEnabled {
+				t.Errorf("a decode step allocates %.1f times", a)
+			}
+		})
+	}
+}

@@ -1,6 +1,8 @@
 package kvcache
 
 import (
+	"sync"
+
 	"github.com/kvlab/kvlab/native/attn"
 	"github.com/kvlab/kvlab/native/kvq"
 )
@@ -82,18 +84,37 @@ func (o *overlay) bytes() int64 {
 func (o *overlay) rowK(s, h int) []uint16 { return o.k[(s*o.hn+h)*o.dk : (s*o.hn+h+1)*o.dk] }
 func (o *overlay) rowV(s, h int) []uint16 { return o.v[(s*o.hn+h)*o.dv : (s*o.hn+h+1)*o.dv] }
 
-// each calls fn for every overlay cell in [lo, hi) that reads exact, with its slot.
-func (o *overlay) each(lo, hi, n int, fn func(cell, slot int)) {
-	visit := func(a, b int) {
-		for c := max(a, lo); c < min(b, hi); c++ {
-			if s, ok := o.exact(c, n); ok {
-				fn(c, s)
-			}
+// runs splits [lo, hi) into maximal runs of cells that read exact (exact true) and cells that
+// read the quantized store, in order, when n cells are written. Only the sink and window ranges
+// are checked cell by cell; the cells between them are one run.
+func (o *overlay) runs(lo, hi, n int, fn func(a, b int, exact bool)) {
+	w0 := max(o.sinks, n-o.window) // [0, sinks) and [w0, n) may read exact
+	start, cur := lo, false
+	flush := func(end int) {
+		if end > start {
+			fn(start, end, cur)
 		}
+		start = end
 	}
-	w0 := max(o.sinks, n-o.window)
-	visit(0, min(o.sinks, n))
-	visit(w0, n)
+	for c := lo; c < hi; {
+		if c >= min(o.sinks, n) && c < w0 {
+			// The middle: every cell reads the store.
+			end := min(hi, w0)
+			if cur {
+				flush(c)
+				cur = false
+			}
+			c = end
+			continue
+		}
+		_, ok := o.exact(c, n)
+		if ok != cur {
+			flush(c)
+			cur = ok
+		}
+		c++
+	}
+	flush(hi)
 }
 
 // overlayKeys reads K with the overlay. Its prepared query is the base store's prepared query
@@ -115,17 +136,90 @@ func (k *overlayKeys) Prepare(dst, q []float32) []float32 {
 	return dst[:ql+k.ov.dk]
 }
 
+// exactDot is q·(the exact K row of slot s).
+func (k *overlayKeys) exactDot(q []float32, s int) float32 {
+	var dot float32
+	for i, h := range k.ov.rowK(s, k.head) {
+		dot += q[i] * kvq.F16ToF32(h)
+	}
+	return dot
+}
+
 func (k *overlayKeys) Scores(pq []float32, lo int, out []float32) {
 	ql := k.base.QueryLen()
-	k.base.Scores(pq[:ql], lo, out)
 	q := pq[ql:]
-	k.ov.each(lo, lo+len(out), k.ly.written, func(cell, s int) {
-		var dot float32
-		for i, h := range k.ov.rowK(s, k.head) {
-			dot += q[i] * kvq.F16ToF32(h)
+	k.ov.runs(lo, lo+len(out), k.ly.written, func(a, b int, exact bool) {
+		if !exact {
+			k.base.Scores(pq[:ql], a, out[a-lo:b-lo])
+			return
 		}
-		out[cell-lo] = dot
+		for c := a; c < b; c++ {
+			s, _ := k.ov.exact(c, k.ly.written)
+			out[c-lo] = k.exactDot(q, s)
+		}
 	})
+}
+
+// ScoresMulti is attn.MultiKeys: the base store's multi-query path over the cells that read
+// it (its n prepared queries gathered contiguous), exact dots for the overlay cells.
+func (k *overlayKeys) ScoresMulti(pq []float32, n, lo int, out []float32) {
+	bql, ql := k.base.QueryLen(), k.QueryLen()
+	bp := getGather(n * bql)
+	defer gathers.Put(bp)
+	bq := *bp
+	for h := 0; h < n; h++ {
+		copy(bq[h*bql:(h+1)*bql], pq[h*ql:h*ql+bql])
+	}
+	m := len(out) / n
+	k.ov.runs(lo, lo+m, k.ly.written, func(a, b int, exact bool) {
+		if !exact {
+			scoresBase(k.base, bq, n, bql, a, out[(a-lo)*n:(b-lo)*n])
+			return
+		}
+		for c := a; c < b; c++ {
+			s, _ := k.ov.exact(c, k.ly.written)
+			for h := 0; h < n; h++ {
+				out[(c-lo)*n+h] = k.exactDot(pq[h*ql+bql:(h+1)*ql], s)
+			}
+		}
+	})
+}
+
+// gathers pools the buffers the multi-query paths gather the base store's queries and
+// accumulators into (a stack buffer would escape through the interface calls).
+var gathers sync.Pool // *[]float32
+
+func getGather(n int) *[]float32 {
+	bp, _ := gathers.Get().(*[]float32)
+	if bp == nil {
+		bp = new([]float32)
+	}
+	if cap(*bp) < n {
+		*bp = make([]float32, n)
+	}
+	*bp = (*bp)[:n]
+	return bp
+}
+
+// scoresBase is ScoresMulti on the base store: its own multi-query path when it has one.
+func scoresBase(base store, pq []float32, n, ql, lo int, out []float32) {
+	if mk, ok := base.(attn.MultiKeys); ok {
+		mk.ScoresMulti(pq, n, lo, out)
+		return
+	}
+	m := len(out) / n
+	bp := getGather(min(m, 256))
+	defer gathers.Put(bp)
+	stack := *bp
+	for j0 := 0; j0 < m; j0 += len(stack) {
+		t := stack[:min(len(stack), m-j0)]
+		for h := 0; h < n; h++ {
+			base.Scores(pq[h*ql:(h+1)*ql], lo+j0, t)
+			for j, x := range t {
+				out[(j0+j)*n+h] = x
+			}
+		}
+	}
 }
 
 // overlayValues reads V with the overlay. Its accumulator is the base store's followed by an
@@ -140,29 +234,75 @@ type overlayValues struct {
 func (v *overlayValues) Len() int    { return v.ly.written }
 func (v *overlayValues) AccLen() int { return v.base.AccLen() + v.ov.dv }
 
+// exactAdd adds w·(the exact V row of slot s) to acc.
+func (v *overlayValues) exactAdd(acc []float32, w float32, s int) {
+	for i, h := range v.ov.rowV(s, v.head) {
+		acc[i] += w * kvq.F16ToF32(h)
+	}
+}
+
 func (v *overlayValues) Accumulate(acc []float32, w []float32, lo int) {
 	al := v.base.AccLen()
-	exact := acc[al:]
-	// The overlay cells' weights go to the exact accumulator; the bulk sees zero for them.
-	// Saved weights are restored so w is unchanged on return.
-	var saved []struct {
-		i int
-		w float32
-	}
-	v.ov.each(lo, lo+len(w), v.ly.written, func(cell, s int) {
-		wi := w[cell-lo]
-		for i, h := range v.ov.rowV(s, v.head) {
-			exact[i] += wi * kvq.F16ToF32(h)
+	v.ov.runs(lo, lo+len(w), v.ly.written, func(a, b int, exact bool) {
+		if !exact {
+			v.base.Accumulate(acc[:al], w[a-lo:b-lo], a)
+			return
 		}
-		saved = append(saved, struct {
-			i int
-			w float32
-		}{cell - lo, wi})
-		w[cell-lo] = 0
+		for c := a; c < b; c++ {
+			s, _ := v.ov.exact(c, v.ly.written)
+			v.exactAdd(acc[al:], w[c-lo], s)
+		}
 	})
-	v.base.Accumulate(acc[:al], w, lo)
-	for _, sv := range saved {
-		w[sv.i] = sv.w
+}
+
+// AccumulateMulti is attn.MultiValues: the base store's multi-query path over the cells that
+// read it (its n accumulators gathered contiguous, then put back), exact rows for the overlay
+// cells into each accumulator's exact part.
+func (v *overlayValues) AccumulateMulti(acc []float32, n int, w []float32, lo int) {
+	bal, al := v.base.AccLen(), v.AccLen()
+	bp := getGather(n * bal)
+	defer gathers.Put(bp)
+	ba := *bp
+	for h := 0; h < n; h++ {
+		copy(ba[h*bal:(h+1)*bal], acc[h*al:h*al+bal])
+	}
+	m := len(w) / n
+	v.ov.runs(lo, lo+m, v.ly.written, func(a, b int, exact bool) {
+		if !exact {
+			accumulateBase(v.base, ba, n, bal, w[(a-lo)*n:(b-lo)*n], a)
+			return
+		}
+		for c := a; c < b; c++ {
+			s, _ := v.ov.exact(c, v.ly.written)
+			for h := 0; h < n; h++ {
+				v.exactAdd(acc[h*al+bal:(h+1)*al], w[(c-lo)*n+h], s)
+			}
+		}
+	})
+	for h := 0; h < n; h++ {
+		copy(acc[h*al:h*al+bal], ba[h*bal:(h+1)*bal])
+	}
+}
+
+// accumulateBase is AccumulateMulti on the base store: its own multi-query path when it has
+// one.
+func accumulateBase(base store, acc []float32, n, al int, w []float32, lo int) {
+	if mv, ok := base.(attn.MultiValues); ok {
+		mv.AccumulateMulti(acc, n, w, lo)
+		return
+	}
+	m := len(w) / n
+	bp := getGather(min(m, 256))
+	defer gathers.Put(bp)
+	stack := *bp
+	for j0 := 0; j0 < m; j0 += len(stack) {
+		t := stack[:min(len(stack), m-j0)]
+		for h := 0; h < n; h++ {
+			for j := range t {
+				t[j] = w[(j0+j)*n+h]
+			}
+			base.Accumulate(acc[h*al:(h+1)*al], t, lo+j0)
+		}
 	}
 }
 
