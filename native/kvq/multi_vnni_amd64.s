@@ -96,6 +96,44 @@
 	VMULPS.BCST (4*h)(DX), Z24, b; \
 	VFMADD231PS b, c, acc
 
+// SCORES_T transposes the four score vectors Z8..Z11 (query h, one row per lane) within
+// 128-bit lanes: Wg (Z4+g) lane m holds the four scores of row 4g+m.
+#define SCORES_T \
+	VUNPCKLPS Z9, Z8, Z0; \
+	VUNPCKHPS Z9, Z8, Z1; \
+	VUNPCKLPS Z11, Z10, Z2; \
+	VUNPCKHPS Z11, Z10, Z3; \
+	VUNPCKLPD Z2, Z0, Z4; \
+	VUNPCKHPD Z2, Z0, Z5; \
+	VUNPCKLPD Z3, Z1, Z6; \
+	VUNPCKHPD Z3, Z1, Z7
+
+// SCORES_CONTIG stores W0..W3 as sixteen rows of four scores at R9 (out stride 16 bytes).
+#define SCORES_CONTIG \
+	VMOVUPS Z4, (R9); \
+	VMOVUPS Z5, 64(R9); \
+	VMOVUPS Z6, 128(R9); \
+	VMOVUPS Z7, 192(R9)
+
+// SCORES_ROW4 stores the four 128-bit lanes of z at BX, BX+AX, BX+2AX, BX+3AX (R11 = 3AX).
+#define SCORES_ROW4(z, x) \
+	VMOVUPS x, (BX); \
+	VEXTRACTF32X4 $1, z, (BX)(AX*1); \
+	VEXTRACTF32X4 $2, z, (BX)(AX*2); \
+	VEXTRACTF32X4 $3, z, (BX)(R11*1)
+
+// SCORES_STRIDED stores W0..W3 at R9 with AX bytes between rows (clobbers R11 and BX).
+#define SCORES_STRIDED \
+	LEAQ (AX)(AX*2), R11; \
+	MOVQ R9, BX; \
+	SCORES_ROW4(Z4, X4); \
+	LEAQ (BX)(AX*4), BX; \
+	SCORES_ROW4(Z5, X5); \
+	LEAQ (BX)(AX*4), BX; \
+	SCORES_ROW4(Z6, X6); \
+	LEAQ (BX)(AX*4), BX; \
+	SCORES_ROW4(Z7, X7)
+
 // func multiScoresQ40VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int)
 TEXT ·multiScoresQ40VNNI(SB), NOSPLIT, $0-72
 	MOVQ rows+32(FP), DI
@@ -159,15 +197,7 @@ vnniQ40_blk:
 	LOAD4(BX, Z25, X25)
 	LOAD4(R14, Z26, X26)
 	LOAD4(R15, Z27, X27)
-	// Transpose the dwords within each 128-bit lane: Vk lane (m, g) = dword k of row 4g+m.
-	VPUNPCKLDQ Z25, Z24, Z28
-	VPUNPCKHDQ Z25, Z24, Z29
-	VPUNPCKLDQ Z27, Z26, Z30
-	VPUNPCKHDQ Z27, Z26, Z24
-	VPUNPCKLQDQ Z30, Z28, Z25  // V0
-	VPUNPCKHQDQ Z30, Z28, Z26  // V1
-	VPUNPCKLQDQ Z24, Z29, Z27  // V2
-	VPUNPCKHQDQ Z24, Z29, Z28  // V3
+	TRANSPOSE4
 	VPANDD Z31, Z25, Z0
 	VPSRLD $4, Z25, Z4
 	VPANDD Z31, Z4, Z4
@@ -218,47 +248,15 @@ vnniQ40_blk:
 	DECQ R11
 	JNZ  vnniQ40_blk
 
-	// Transpose the four score vectors within 128-bit lanes: Wg lane m = the four scores of
-	// row 4g+m.
-	VUNPCKLPS Z9, Z8, Z0
-	VUNPCKHPS Z9, Z8, Z1
-	VUNPCKLPS Z11, Z10, Z2
-	VUNPCKHPS Z11, Z10, Z3
-	VUNPCKLPD Z2, Z0, Z4       // W0
-	VUNPCKHPD Z2, Z0, Z5       // W1
-	VUNPCKLPD Z3, Z1, Z6       // W2
-	VUNPCKHPD Z3, Z1, Z7       // W3
+	SCORES_T
 	MOVQ ostride+64(FP), AX
 	CMPQ AX, $16
 	JNE  vnniQ40_strided
-	VMOVUPS Z4, (R9)
-	VMOVUPS Z5, 64(R9)
-	VMOVUPS Z6, 128(R9)
-	VMOVUPS Z7, 192(R9)
+	SCORES_CONTIG
 	JMP  vnniQ40_next
 
 vnniQ40_strided:
-	LEAQ (AX)(AX*2), R11       // 3 rows of out
-	MOVQ R9, BX
-	VMOVUPS X4, (BX)
-	VEXTRACTF32X4 $1, Z4, (BX)(AX*1)
-	VEXTRACTF32X4 $2, Z4, (BX)(AX*2)
-	VEXTRACTF32X4 $3, Z4, (BX)(R11*1)
-	LEAQ (BX)(AX*4), BX
-	VMOVUPS X5, (BX)
-	VEXTRACTF32X4 $1, Z5, (BX)(AX*1)
-	VEXTRACTF32X4 $2, Z5, (BX)(AX*2)
-	VEXTRACTF32X4 $3, Z5, (BX)(R11*1)
-	LEAQ (BX)(AX*4), BX
-	VMOVUPS X6, (BX)
-	VEXTRACTF32X4 $1, Z6, (BX)(AX*1)
-	VEXTRACTF32X4 $2, Z6, (BX)(AX*2)
-	VEXTRACTF32X4 $3, Z6, (BX)(R11*1)
-	LEAQ (BX)(AX*4), BX
-	VMOVUPS X7, (BX)
-	VEXTRACTF32X4 $1, Z7, (BX)(AX*1)
-	VEXTRACTF32X4 $2, Z7, (BX)(AX*2)
-	VEXTRACTF32X4 $3, Z7, (BX)(R11*1)
+	SCORES_STRIDED
 
 vnniQ40_next:
 	MOVQ ostride+64(FP), AX
@@ -399,47 +397,15 @@ vnniQ80_blk:
 	DECQ R11
 	JNZ  vnniQ80_blk
 
-	// Transpose the four score vectors within 128-bit lanes: Wg lane m = the four scores of
-	// row 4g+m.
-	VUNPCKLPS Z9, Z8, Z0
-	VUNPCKHPS Z9, Z8, Z1
-	VUNPCKLPS Z11, Z10, Z2
-	VUNPCKHPS Z11, Z10, Z3
-	VUNPCKLPD Z2, Z0, Z4       // W0
-	VUNPCKHPD Z2, Z0, Z5       // W1
-	VUNPCKLPD Z3, Z1, Z6       // W2
-	VUNPCKHPD Z3, Z1, Z7       // W3
+	SCORES_T
 	MOVQ ostride+64(FP), AX
 	CMPQ AX, $16
 	JNE  vnniQ80_strided
-	VMOVUPS Z4, (R9)
-	VMOVUPS Z5, 64(R9)
-	VMOVUPS Z6, 128(R9)
-	VMOVUPS Z7, 192(R9)
+	SCORES_CONTIG
 	JMP  vnniQ80_next
 
 vnniQ80_strided:
-	LEAQ (AX)(AX*2), R11       // 3 rows of out
-	MOVQ R9, BX
-	VMOVUPS X4, (BX)
-	VEXTRACTF32X4 $1, Z4, (BX)(AX*1)
-	VEXTRACTF32X4 $2, Z4, (BX)(AX*2)
-	VEXTRACTF32X4 $3, Z4, (BX)(R11*1)
-	LEAQ (BX)(AX*4), BX
-	VMOVUPS X5, (BX)
-	VEXTRACTF32X4 $1, Z5, (BX)(AX*1)
-	VEXTRACTF32X4 $2, Z5, (BX)(AX*2)
-	VEXTRACTF32X4 $3, Z5, (BX)(R11*1)
-	LEAQ (BX)(AX*4), BX
-	VMOVUPS X6, (BX)
-	VEXTRACTF32X4 $1, Z6, (BX)(AX*1)
-	VEXTRACTF32X4 $2, Z6, (BX)(AX*2)
-	VEXTRACTF32X4 $3, Z6, (BX)(R11*1)
-	LEAQ (BX)(AX*4), BX
-	VMOVUPS X7, (BX)
-	VEXTRACTF32X4 $1, Z7, (BX)(AX*1)
-	VEXTRACTF32X4 $2, Z7, (BX)(AX*2)
-	VEXTRACTF32X4 $3, Z7, (BX)(R11*1)
+	SCORES_STRIDED
 
 vnniQ80_next:
 	MOVQ ostride+64(FP), AX
