@@ -432,12 +432,13 @@ func tq4Unpermute(dst, src []float32, n, d int) {
 	}
 }
 
-// tq4Scratch returns n·d floats, on the stack of the caller's frame when small.
-func tq4Scratch(stack *[4 * multiScratchDim]float32, n, d int) []float32 {
-	if n*d <= len(stack) {
-		return stack[:n*d]
-	}
-	return make([]float32, n*d)
+// tq4Scratch returns a pooled buffer of n·d floats for the permuted queries or accumulators
+// (a stack buffer would escape through multiDot's interface calls); put it back with
+// perQueryBufs.Put.
+func tq4Scratch(n, d int) *[]float32 {
+	bp := getPerQuery(n * d)
+	*bp = (*bp)[:n*d]
+	return bp
 }
 
 // DotManyMulti scores n prepared queries against every row within the MultiQuery bounds.
@@ -447,8 +448,9 @@ func (c *tq4Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32) 
 		multiDot(c, nil, 0, nil, q, n, rows, out)
 		return
 	}
-	var stack [4 * multiScratchDim]float32
-	qp := tq4Scratch(&stack, n, c.d)
+	bp := tq4Scratch(n, c.d)
+	defer perQueryBufs.Put(bp)
+	qp := *bp
 	tq4Permute(qp, q[:n*c.d], n, c.d)
 	nb := (c.d + 1) / 2
 	tail := func(q []float32, row []byte) float32 {
@@ -465,8 +467,9 @@ func (c *tq4Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows [
 		multiAcc(c, nil, 0, nil, acc, n, w, rows)
 		return
 	}
-	var stack [4 * multiScratchDim]float32
-	ap := tq4Scratch(&stack, n, c.d)
+	bp := tq4Scratch(n, c.d)
+	defer perQueryBufs.Put(bp)
+	ap := *bp
 	tq4Permute(ap, acc[:n*c.d], n, c.d)
 	nb := (c.d + 1) / 2
 	tail := func(acc []float32, w float32, row []byte) {
