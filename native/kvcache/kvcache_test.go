@@ -291,7 +291,7 @@ func TestQ2KCache(t *testing.T) {
 // single-query paths and the reference, including a cache truncated so that window slots hold
 // cells that no longer read exact, and that a decode step through them allocates nothing.
 func TestOverlayMultiQuery(t *testing.T) {
-	for _, pair := range []string{"q4_0", "q8_0/q4_0", "q2k"} {
+	for _, pair := range []string{"q4_0", "q8_0/q4_0", "q2k", "tq4", "f16"} {
 		t.Run(pair, func(t *testing.T) {
 			const d, window, sinks = 64, 16, 4
 			cfg := Config{Layers: 1, KVHeads: 2, HeadDimK: d, HeadDimV: d, Pair: mustPair(t, pair),
