@@ -213,11 +213,19 @@ func softmaxRows(sco []float32, n int, scale float32, mx, sums []float32) {
 	}
 }
 
-// expNeg is e^x for x ≤ 0 (0 below −87.3): 2^y = 2^n·2^f, y = x·log₂e, n = ⌈y−½⌉,
-// f ∈ [−½, ½], with a degree-6 polynomial for 2^f (relative error below 2⁻²²).
+// expFloor is the base-2 exponent at or below which a softmax weight is 0. The largest weight
+// is 1, so with up to 2²⁰ cells the weights dropped add at most 2⁻⁴⁴ of the output, far below
+// float32's resolution; kept, they reach the subnormal range, where every multiply-add that
+// touches them takes a microcode assist (~100× slower: a decode over a sharp softmax ran 5–9×
+// slower than over a flat one).
+const expFloor = -64
+
+// expNeg is e^x for x ≤ 0 (0 at or below 2^expFloor, and for NaN): 2^y = 2^n·2^f,
+// y = x·log₂e, n = ⌈y−½⌉, f ∈ [−½, ½], with a degree-6 polynomial for 2^f (relative error
+// below 2⁻²²).
 func expNeg(x float32) float32 {
 	y := x * 1.4426950408889634
-	if !(y > -126) {
+	if !(y > expFloor) {
 		return 0
 	}
 	n := int32(y - 0.5)

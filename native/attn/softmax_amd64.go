@@ -48,7 +48,8 @@ func softmaxVec(sco []float32, n int, scale float32, mx, sums []float32) (done i
 	return nv, true
 }
 
-// expConst holds log₂e and expNeg's polynomial coefficients, highest degree first, for
-// expSumAVX512.
-var expConst = [8]float32{1.4426950408889634, 1.5403530393381606e-4, 1.3333558146428443e-3,
-	9.6181291076284772e-3, 5.5504108664821580e-2, 2.4022650695910071e-1, 6.9314718055994531e-1, 1}
+// expConst holds log₂e, expNeg's polynomial coefficients, highest degree first, and
+// expFloor, for expSumAVX512.
+var expConst = [9]float32{1.4426950408889634, 1.5403530393381606e-4, 1.3333558146428443e-3,
+	9.6181291076284772e-3, 5.5504108664821580e-2, 2.4022650695910071e-1, 6.9314718055994531e-1, 1,
+	expFloor}

@@ -44,8 +44,8 @@ sm_done:
 // func expSumAVX512(x *float32, n int, m *[16]float32, sum *[16]float32)
 // x[i] = e^(x[i] − m[i mod 16]) for i < n (n a multiple of 16, every x[i] ≤ its m), and
 // sum[l] = the sum of the new x[i] with i ≡ l mod 16. e^t = 2^y, y = t·log₂e, is p(y − r)·2^r,
-// r = y rounded to nearest, p the degree-6 polynomial of expNeg, scaled by VSCALEFPS (which
-// goes to 0 below 2⁻¹⁴⁹).
+// r = y rounded to nearest, p the degree-6 polynomial of expNeg, scaled by VSCALEFPS; 0 where
+// y ≤ expFloor (or is NaN), as expNeg.
 TEXT ·expSumAVX512(SB), NOSPLIT, $0-32
 	MOVQ x+0(FP), SI
 	MOVQ n+8(FP), CX
@@ -60,6 +60,7 @@ TEXT ·expSumAVX512(SB), NOSPLIT, $0-32
 	VBROADCASTSS ·expConst+20(SB), Z26  // c2
 	VBROADCASTSS ·expConst+24(SB), Z27  // c1
 	VBROADCASTSS ·expConst+28(SB), Z28  // c0 = 1
+	VBROADCASTSS ·expConst+32(SB), Z29  // expFloor
 	VXORPS Z0, Z0, Z0
 	SHRQ $4, CX
 	TESTQ CX, CX
@@ -68,6 +69,7 @@ TEXT ·expSumAVX512(SB), NOSPLIT, $0-32
 es_loop:
 	VMOVUPS (SI), Z1
 	VFMSUB213PS Z21, Z20, Z1      // y = x·log₂e − m·log₂e
+	VCMPPS $0x1E, Z29, Z1, K1     // y > expFloor
 	VRNDSCALEPS $0, Z1, Z2        // r = round(y)
 	VSUBPS Z2, Z1, Z1             // f = y − r
 	VMOVAPS Z22, Z3
@@ -77,7 +79,7 @@ es_loop:
 	VFMADD213PS Z26, Z1, Z3
 	VFMADD213PS Z27, Z1, Z3
 	VFMADD213PS Z28, Z1, Z3
-	VSCALEFPS Z2, Z3, Z3          // p·2^r
+	VSCALEFPS.Z Z2, Z3, K1, Z3    // p·2^r, 0 at or below the floor
 	VMOVUPS Z3, (SI)
 	VADDPS Z3, Z0, Z0
 	ADDQ $64, SI
