@@ -240,6 +240,23 @@ func expNeg(x float32) float32 {
 	return p * math.Float32frombits(uint32(n+127)<<23)
 }
 
+// MultiScores writes out[j·n+i] = pq_i·k_{lo+j} for the n prepared queries in pq
+// (k.QueryLen() values each): k's MultiKeys path when it has one, else Scores query by query.
+// Stores that wrap others (kvcache's FP16 overlay) use it for the cells they pass through.
+func MultiScores(k Keys, pq []float32, n, lo int, out []float32) {
+	sc := getScratch()
+	scoresMulti(k, pq, n, k.QueryLen(), lo, out, sc)
+	scratches.Put(sc)
+}
+
+// MultiAccumulate adds Σ_j w[j·n+i]·v_{lo+j} to acc[i·v.AccLen():] for i < n: v's MultiValues
+// path when it has one, else Accumulate weight column by weight column.
+func MultiAccumulate(v Values, acc []float32, n int, w []float32, lo int) {
+	sc := getScratch()
+	accumulateMulti(v, acc, n, v.AccLen(), w, lo, sc)
+	scratches.Put(sc)
+}
+
 // scoresMulti writes out[j·n+i] = pq_i·k_{lo+j} for the n prepared queries in pq (ql values
 // each): through MultiKeys when k offers it, else query by query.
 func scoresMulti(k Keys, pq []float32, n, ql, lo int, out []float32, sc *scratch) {

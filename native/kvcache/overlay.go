@@ -173,7 +173,7 @@ func (k *overlayKeys) ScoresMulti(pq []float32, n, lo int, out []float32) {
 	m := len(out) / n
 	k.ov.runs(lo, lo+m, k.ly.written, func(a, b int, exact bool) {
 		if !exact {
-			scoresBase(k.base, bq, n, bql, a, out[(a-lo)*n:(b-lo)*n])
+			attn.MultiScores(k.base, bq, n, a, out[(a-lo)*n:(b-lo)*n])
 			return
 		}
 		for c := a; c < b; c++ {
@@ -199,27 +199,6 @@ func getGather(n int) *[]float32 {
 	}
 	*bp = (*bp)[:n]
 	return bp
-}
-
-// scoresBase is ScoresMulti on the base store: its own multi-query path when it has one.
-func scoresBase(base store, pq []float32, n, ql, lo int, out []float32) {
-	if mk, ok := base.(attn.MultiKeys); ok {
-		mk.ScoresMulti(pq, n, lo, out)
-		return
-	}
-	m := len(out) / n
-	bp := getGather(min(m, 256))
-	defer gathers.Put(bp)
-	stack := *bp
-	for j0 := 0; j0 < m; j0 += len(stack) {
-		t := stack[:min(len(stack), m-j0)]
-		for h := 0; h < n; h++ {
-			base.Scores(pq[h*ql:(h+1)*ql], lo+j0, t)
-			for j, x := range t {
-				out[(j0+j)*n+h] = x
-			}
-		}
-	}
 }
 
 // overlayValues reads V with the overlay. Its accumulator is the base store's followed by an
@@ -269,7 +248,7 @@ func (v *overlayValues) AccumulateMulti(acc []float32, n int, w []float32, lo in
 	m := len(w) / n
 	v.ov.runs(lo, lo+m, v.ly.written, func(a, b int, exact bool) {
 		if !exact {
-			accumulateBase(v.base, ba, n, bal, w[(a-lo)*n:(b-lo)*n], a)
+			attn.MultiAccumulate(v.base, ba, n, w[(a-lo)*n:(b-lo)*n], a)
 			return
 		}
 		for c := a; c < b; c++ {
@@ -281,28 +260,6 @@ func (v *overlayValues) AccumulateMulti(acc []float32, n int, w []float32, lo in
 	})
 	for h := 0; h < n; h++ {
 		copy(acc[h*al:h*al+bal], ba[h*bal:(h+1)*bal])
-	}
-}
-
-// accumulateBase is AccumulateMulti on the base store: its own multi-query path when it has
-// one.
-func accumulateBase(base store, acc []float32, n, al int, w []float32, lo int) {
-	if mv, ok := base.(attn.MultiValues); ok {
-		mv.AccumulateMulti(acc, n, w, lo)
-		return
-	}
-	m := len(w) / n
-	bp := getGather(min(m, 256))
-	defer gathers.Put(bp)
-	stack := *bp
-	for j0 := 0; j0 < m; j0 += len(stack) {
-		t := stack[:min(len(stack), m-j0)]
-		for h := 0; h < n; h++ {
-			for j := range t {
-				t[j] = w[(j0+j)*n+h]
-			}
-			base.Accumulate(acc[h*al:(h+1)*al], t, lo+j0)
-		}
 	}
 }
 
