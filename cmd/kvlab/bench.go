@@ -93,7 +93,9 @@ with the bytes it reads, so q4_0 should take about 54/192 of f16's time at long 
   --device cpu    native/attn.Decode over native/kvcache on --threads goroutines; the bandwidth
                   yardstick is a large-buffer read loop on as many threads. The pairs of one
                   context are timed in interleaved rounds and each keeps its best round (the
-                  JSON has the median too), so a busy machine slows every pair alike.
+                  JSON has the median too), so a busy machine slows every pair alike; all the
+                  pairs' caches of one context are in memory at once (f16 at 131072 cells,
+                  8 KV heads × 128: 512 MiB).
   --device cuda   the GPU engine's decode (native/cuda/engine) with its split plan and combine;
                   the yardstick is the card's device-to-device copy rate (bytes read + written
                   per second), measured here.`,
