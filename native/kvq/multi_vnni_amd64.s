@@ -2,9 +2,11 @@
 
 #include "textflag.h"
 
-// The q4_0 scores kernel for CPUs with AVX-512 VNNI (multi_vnni_amd64.go states its contract
-// and bound). Sixteen rows go at a time, one row per 32-bit lane, so a score needs no
-// horizontal sum: lane 4m+g of every vector holds row 4g+m of the sixteen.
+// The q4_0 and q8_0 scores kernels for CPUs with AVX-512 VNNI, and the query digits they take
+// (multi_vnni_amd64.go states the contract and bound). Sixteen rows go at a time, one row per
+// 32-bit lane, so a score needs no horizontal sum: lane 4m+g of every vector holds row 4g+m of
+// the sixteen. The q4_0 kernel is described here; multiScoresQ80VNNI's comment says how the
+// q8_0 one differs.
 //
 // Per 32-value block, the rows' sixteen payloads are loaded four to a vector and transposed so
 // vector k holds payload dword k of every row; its low nibbles are the codes of values 4k..4k+3
