@@ -382,8 +382,11 @@ func q8_0Round(v float32) int32 {
 func q8_0Decode(dst []float32, blk []byte) {
 	d := blockF16(blk, 0)
 	qs := blk[2 : 2+len(dst)]
+	// float32(int8(b)) by lookup: the conversion instruction's false dependency on its
+	// destination register chained the iterations.
+	t := q8Tab
 	for i, b := range qs {
-		dst[i] = float32(int8(b)) * d
+		dst[i] = t[b] * d
 	}
 }
 

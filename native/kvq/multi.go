@@ -279,22 +279,46 @@ func (c *blockCodec) tails() (func(q []float32, row []byte) float32, func(acc []
 		func(acc []float32, w float32, row []byte) { c.tailAccumulate(acc[nv:], w, row[off:], x) }
 }
 
-// shortDecode writes the c.tail values of the short block blk into x, for q8_0 and q4_0 only:
-// the decoders are called directly, so x can live on the caller's stack.
-func (c *blockCodec) shortDecode(x *[BlockSize]float32, blk []byte) {
-	switch c.k {
-	case q8_0Kind:
-		q8_0Decode(x[:c.tail], blk)
-	case q4_0Kind:
-		q4_0Decode(x[:c.tail], blk)
+// shortBatch decodes rows j0 … j0+mb−1 of rows (each one short block of c.tail values, q8_0
+// or q4_0) into x, row j at x[(j−j0)·c.tail:], exactly as q8_0Decode and q4_0Decode do (the
+// same products of the same float32 codes and scale).
+func (c *blockCodec) shortBatch(x *[multiBatch * BlockSize]float32, rows []byte, j0, mb int) {
+	d, rb := c.tail, c.rb
+	switch {
+	case c.k == q8_0Kind && d == 8:
+		// Unrolled: the loop and the calls cost more than the arithmetic at eight values.
+		for j := 0; j < mb; j++ {
+			blk := (*[10]byte)(rows[(j0+j)*rb:])
+			s, xj := f16Table[uint16(blk[0])|uint16(blk[1])<<8], (*[8]float32)(x[8*j:])
+			xj[0], xj[1], xj[2], xj[3] = q8Tab[blk[2]]*s, q8Tab[blk[3]]*s, q8Tab[blk[4]]*s, q8Tab[blk[5]]*s
+			xj[4], xj[5], xj[6], xj[7] = q8Tab[blk[6]]*s, q8Tab[blk[7]]*s, q8Tab[blk[8]]*s, q8Tab[blk[9]]*s
+		}
+	case c.k == q4_0Kind && d == 8:
+		// Values 0..3 are the low nibbles of payload bytes 0..3, values 4..7 their high ones.
+		for j := 0; j < mb; j++ {
+			blk := (*[6]byte)(rows[(j0+j)*rb:])
+			s, xj := f16Table[uint16(blk[0])|uint16(blk[1])<<8], (*[8]float32)(x[8*j:])
+			for i := 0; i < 4; i++ {
+				v := q4SignedTab[blk[2+i]]
+				xj[i], xj[4+i] = v[0]*s, v[1]*s
+			}
+		}
+	case c.k == q8_0Kind:
+		for j := 0; j < mb; j++ {
+			q8_0Decode(x[j*d:(j+1)*d], rows[(j0+j)*rb:(j0+j+1)*rb])
+		}
+	case c.k == q4_0Kind:
+		for j := 0; j < mb; j++ {
+			q4_0Decode(x[j*d:(j+1)*d], rows[(j0+j)*rb:(j0+j+1)*rb])
+		}
 	default:
-		panic("kvq: shortDecode: " + c.k.f.String())
+		panic("kvq: shortBatch: " + c.k.f.String())
 	}
 }
 
-// shortDotMulti is DotManyMulti for q8_0 or q4_0 rows of one short block (d < 32): each row
-// decoded once for all n queries, each score summed as tailDot sums it, so bit-identical to
-// DotMany per query, without allocating.
+// shortDotMulti is DotManyMulti for q8_0 or q4_0 rows of one short block (d < 32): the rows
+// decoded a batch at a time, each score summed as tailDot sums it, so bit-identical to DotMany
+// per query, without allocating.
 func (c *blockCodec) shortDotMulti(q []float32, n int, rows []byte, out []float32) {
 	d, rb := c.d, c.rb
 	if n <= 0 {
@@ -302,30 +326,60 @@ func (c *blockCodec) shortDotMulti(q []float32, n int, rows []byte, out []float3
 	}
 	m := len(out) / n
 	q, rows, out = q[:n*d], rows[:m*rb], out[:m*n]
-	var x [BlockSize]float32
-	xs := x[:d]
-	for j := 0; j < m; j++ {
-		c.shortDecode(&x, rows[j*rb:(j+1)*rb])
-		o := out[j*n : (j+1)*n]
-		for h := range o {
-			qh := q[h*d : (h+1)*d]
-			var s0, s1 float32
-			i := 0
-			for ; i+2 <= d; i += 2 {
-				s0 += qh[i] * xs[i]
-				s1 += qh[i+1] * xs[i+1]
+	var x [multiBatch * BlockSize]float32
+	for j0 := 0; j0 < m; j0 += multiBatch {
+		mb := min(multiBatch, m-j0)
+		c.shortBatch(&x, rows, j0, mb)
+		if d == 8 {
+			dot8Rows(q, n, x[:mb*8], out[j0*n:(j0+mb)*n])
+			continue
+		}
+		for j := 0; j < mb; j++ {
+			xs := x[j*d : (j+1)*d]
+			o := out[(j0+j)*n : (j0+j+1)*n]
+			for h := range o {
+				qh := q[h*d : (h+1)*d]
+				qh = qh[:len(xs)]
+				var s0, s1 float32
+				i := 0
+				for ; i+2 <= len(xs); i += 2 {
+					s0 += qh[i] * xs[i]
+					s1 += qh[i+1] * xs[i+1]
+				}
+				if i < len(xs) {
+					s0 += qh[i] * xs[i]
+				}
+				o[h] = s0 + s1
 			}
-			if i < d {
-				s0 += qh[i] * xs[i]
-			}
-			o[h] = s0 + s1
 		}
 	}
 }
 
-// shortAccMulti is AccumulateManyMulti for q8_0 or q4_0 rows of one short block (d < 32):
-// each row decoded once for all n accumulators, acc_h[i] += w·x[i] in row order as
-// tailAccumulate adds, so bit-identical to AccumulateMany per accumulator, without allocating.
+// dot8Rows is shortDotMulti's inner loops for d = 8, unrolled: out[j·n+h] = the score of row j
+// (x[8j:8j+8]) for query h, summed in the same order as there.
+func dot8Rows(q []float32, n int, x, out []float32) {
+	for j := 0; j < len(x)/8; j++ {
+		xj := (*[8]float32)(x[8*j:])
+		for h := 0; h < n; h++ {
+			qh := (*[8]float32)(q[8*h:])
+			var s0, s1 float32
+			s0 += qh[0] * xj[0]
+			s1 += qh[1] * xj[1]
+			s0 += qh[2] * xj[2]
+			s1 += qh[3] * xj[3]
+			s0 += qh[4] * xj[4]
+			s1 += qh[5] * xj[5]
+			s0 += qh[6] * xj[6]
+			s1 += qh[7] * xj[7]
+			out[j*n+h] = s0 + s1
+		}
+	}
+}
+
+// shortAccMulti is AccumulateManyMulti for q8_0 or q4_0 rows of one short block (d < 32): the
+// rows decoded a batch at a time, then per accumulator eight values at a time held in
+// registers across the batch, acc_h[i] += w·x[i] in row order as tailAccumulate adds, so
+// bit-identical to AccumulateMany per accumulator, without allocating.
 func (c *blockCodec) shortAccMulti(acc []float32, n int, w []float32, rows []byte) {
 	d, rb := c.d, c.rb
 	if n <= 0 {
@@ -333,17 +387,45 @@ func (c *blockCodec) shortAccMulti(acc []float32, n int, w []float32, rows []byt
 	}
 	m := len(w) / n
 	acc, w, rows = acc[:n*d], w[:m*n], rows[:m*rb]
-	var x [BlockSize]float32
-	xs := x[:d]
-	for j := 0; j < m; j++ {
-		c.shortDecode(&x, rows[j*rb:(j+1)*rb])
-		for h, wh := range w[j*n : (j+1)*n] {
-			a := acc[h*d : (h+1)*d]
-			for i, v := range xs {
-				a[i] += float32(wh * v)
+	var x [multiBatch * BlockSize]float32
+	for j0 := 0; j0 < m; j0 += multiBatch {
+		mb := min(multiBatch, m-j0)
+		c.shortBatch(&x, rows, j0, mb)
+		xb := x[:mb*d]
+		for h := 0; h < n; h++ {
+			a, wh := acc[h*d:(h+1)*d], w[j0*n+h:]
+			i := 0
+			for ; i+8 <= d; i += 8 {
+				accumulate8((*[8]float32)(a[i:]), xb[i:], d, wh, n, mb)
+			}
+			for ; i < d; i++ {
+				s := a[i]
+				for j := 0; j < mb; j++ {
+					s += float32(wh[j*n] * xb[j*d+i])
+				}
+				a[i] = s
 			}
 		}
 	}
+}
+
+// accumulate8 adds w[j·n]·x[j·d+k] to a[k] for k < 8 over the rows j < m, in row order, the
+// eight sums in registers.
+func accumulate8(a *[8]float32, x []float32, d int, w []float32, n, m int) {
+	a0, a1, a2, a3, a4, a5, a6, a7 := a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]
+	for j := 0; j < m; j++ {
+		wj := w[j*n]
+		xj := (*[8]float32)(x[j*d:])
+		a0 += float32(wj * xj[0])
+		a1 += float32(wj * xj[1])
+		a2 += float32(wj * xj[2])
+		a3 += float32(wj * xj[3])
+		a4 += float32(wj * xj[4])
+		a5 += float32(wj * xj[5])
+		a6 += float32(wj * xj[6])
+		a7 += float32(wj * xj[7])
+	}
+	a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7] = a0, a1, a2, a3, a4, a5, a6, a7
 }
 
 // DotManyMulti scores n queries against every row within the MultiQuery bounds.

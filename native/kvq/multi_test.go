@@ -260,3 +260,49 @@ func TestMultiQueryShortF16(t *testing.T) {
 		}
 	}
 }
+
+// TestMultiQueryShortBlocks checks that q8_0 and q4_0 rows of one short block (d < 32) score
+// and accumulate bit for bit as DotMany and AccumulateMany do query by query, as multi.go
+// says, for the unrolled d = 8 paths and the general ones, across the 64-row batches.
+func TestMultiQueryShortBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	for _, f := range []Format{Q8_0, Q4_0} {
+		for _, d := range []int{8, 13, 16, 24, 31} {
+			c := mustCodec(t, f, d)
+			mq := c.(MultiQuery)
+			rb, n, rows := c.RowBytes(), 3, 150
+			src := outlierRows(rng, rows, d)
+			enc := make([]byte, rows*rb)
+			for r := 0; r < rows; r++ {
+				c.Encode(enc[r*rb:(r+1)*rb], src[r*d:(r+1)*d])
+			}
+			q := gaussianRows(rng, n, d, 1)
+			all := make([]float32, rows*n)
+			mq.DotManyMulti(q, n, enc, all)
+			w := gaussianRows(rng, rows, n, 1)
+			acc := gaussianRows(rng, n, d, 1)
+			accAll := append([]float32(nil), acc...)
+			mq.AccumulateManyMulti(accAll, n, w, enc)
+			for h := 0; h < n; h++ {
+				one := make([]float32, rows)
+				c.DotMany(q[h*d:(h+1)*d], enc, one)
+				wh := make([]float32, rows)
+				for j := range wh {
+					wh[j] = w[j*n+h]
+				}
+				accOne := append([]float32(nil), acc[h*d:(h+1)*d]...)
+				c.AccumulateMany(accOne, wh, enc)
+				for j := range one {
+					if math.Float32bits(one[j]) != math.Float32bits(all[j*n+h]) {
+						t.Fatalf("%s d%d query %d row %d: DotMany %g, DotManyMulti %g", f, d, h, j, one[j], all[j*n+h])
+					}
+				}
+				for i := range accOne {
+					if math.Float32bits(accOne[i]) != math.Float32bits(accAll[h*d+i]) {
+						t.Fatalf("%s d%d accumulator %d [%d]: AccumulateMany %g, AccumulateManyMulti %g", f, d, h, i, accOne[i], accAll[h*d+i])
+					}
+				}
+			}
+		}
+	}
+}
