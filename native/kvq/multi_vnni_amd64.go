@@ -8,8 +8,9 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// hasVNNI reports the AVX-512 VNNI q4_0 and q8_0 scores kernels (multi_vnni_amd64.s).
-var hasVNNI = hasAVX512 && cpu.X86.HasAVX512VNNI
+// hasVNNI reports the AVX-512 VNNI q4_0 and q8_0 scores kernels (multi_vnni_amd64.s), which
+// also use AVX-512 DQ (every CPU with VNNI so far has it; checked all the same).
+var hasVNNI = hasAVX512 && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512DQ
 
 // q4_0 and q8_0 scores through VNNI. Each query's block of 32 values is quantized to integers
 // Q = round(q/s), s = max|q over the block| / vnniQMax, written as three signed 7-bit digits
