@@ -25,8 +25,9 @@ import "sync"
 // |DotManyMulti − Dot| ≤ (d/8 + 6)·2⁻²⁴·Σ|q[i]·x[i]|, inside the DotMany bounds for rows of up
 // to 1024 values. On CPUs with AVX-512 VNNI, q4_0 and q8_0 scores go through integer kernels
 // instead (multi_vnni_amd64.go): the query is rounded to 21-bit integers per 32-value block,
-// adding at most 2⁻²¹·Σ_b max_{i∈b}|q[i]|·Σ_{i∈b}|x[i]| to that bound. Without kernels (another architecture, the purego tag, an older CPU) both
-// are exactly DotMany and AccumulateMany per query. A query's results never depend on n or on
+// adding at most 2⁻²¹·Σ_b max_{i∈b}|q[i]|·Σ_{i∈b}|x[i]| to that bound. Without kernels
+// (another architecture, the purego tag, an older CPU) both are exactly DotMany and
+// AccumulateMany per query. A query's results never depend on n or on
 // its place among the queries, so runs are deterministic whatever the grouping.
 type MultiQuery interface {
 	DotManyMulti(q []float32, n int, rows []byte, out []float32)

@@ -14,21 +14,29 @@ func TestMultiQueryAVX2Kernels(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("no AVX2, FMA and F16C")
 	}
-	f16, q8, q4, vnni := multiF16, multiQ8_0, multiQ4_0, hasVNNI
-	multiF16, multiQ8_0, multiQ4_0, hasVNNI = avx2Kernels[0], avx2Kernels[1], avx2Kernels[2], false
-	defer func() { multiF16, multiQ8_0, multiQ4_0, hasVNNI = f16, q8, q4, vnni }()
-	rng := rand.New(rand.NewPCG(17, 18))
-	for _, f := range multiFormats {
-		for _, d := range []int{40, 64, 128, 200} {
-			for _, n := range []int{1, 3, 4, 8} {
-				for _, rows := range []int{1, 7, 130} {
-					t.Run(fmt.Sprintf("%s/d%d/n%d/rows%d", f, d, n, rows), func(t *testing.T) {
-						checkMulti(t, rng, f, d, n, rows)
-					})
+	withAVX2Kernels(func() {
+		rng := rand.New(rand.NewPCG(17, 18))
+		for _, f := range multiFormats {
+			for _, d := range []int{40, 64, 128, 200} {
+				for _, n := range []int{1, 3, 4, 8} {
+					for _, rows := range []int{1, 7, 130} {
+						t.Run(fmt.Sprintf("%s/d%d/n%d/rows%d", f, d, n, rows), func(t *testing.T) {
+							checkMulti(t, rng, f, d, n, rows)
+						})
+					}
 				}
 			}
 		}
-	}
+	})
+}
+
+// withAVX2Kernels runs f with the AVX2 kernels selected (and the VNNI ones off), whatever the
+// CPU prefers.
+func withAVX2Kernels(f func()) {
+	f16, q8, q4 := multiF16, multiQ8_0, multiQ4_0
+	multiF16, multiQ8_0, multiQ4_0 = avx2Kernels[0], avx2Kernels[1], avx2Kernels[2]
+	defer func() { multiF16, multiQ8_0, multiQ4_0 = f16, q8, q4 }()
+	withoutVNNI(f)
 }
 
 // TestMultiQuerySpeedAVX2 is TestMultiQuerySpeed with the AVX2 kernels selected.
@@ -36,8 +44,5 @@ func TestMultiQuerySpeedAVX2(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("no AVX2, FMA and F16C")
 	}
-	f16, q8, q4, vnni := multiF16, multiQ8_0, multiQ4_0, hasVNNI
-	multiF16, multiQ8_0, multiQ4_0, hasVNNI = avx2Kernels[0], avx2Kernels[1], avx2Kernels[2], false
-	defer func() { multiF16, multiQ8_0, multiQ4_0, hasVNNI = f16, q8, q4, vnni }()
-	TestMultiQuerySpeed(t)
+	withAVX2Kernels(func() { TestMultiQuerySpeed(t) })
 }
