@@ -1,8 +1,9 @@
 // Package gpuinfo discovers NVIDIA GPUs: name, memory (total and free) and utilization, for
 // the planner's auto policy and the server's /system page.
 //
-// It asks NVML first: through go-nvml in cgo builds on Linux, through NVML loaded with purego
-// (libnvidia-ml.so.1) in CGO_ENABLED=0 builds. Where NVML is missing it falls back to the
+// It asks NVML first: through NVML loaded with purego (libnvidia-ml.so.1) by default, or
+// through go-nvml when built with `-tags nvml` and cgo on Linux (opt-in: go-nvml's C
+// prolog needs a C toolchain and prints deprecation warnings). Where NVML is missing it falls back to the
 // CUDA driver API (native/cuda), which knows names and memory but not utilization. With
 // neither, Devices returns an error matching ErrNoGPU, whose message says "no NVIDIA GPU
 // found" and why.
