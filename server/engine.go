@@ -20,8 +20,8 @@ import (
 	"github.com/kvlab/kvlab/native/sample"
 	"github.com/kvlab/kvlab/native/tokenizer"
 	"github.com/kvlab/kvlab/server/chattemplate"
-	"github.com/kvlab/kvlab/wasm/calc"
-	"github.com/kvlab/kvlab/wasm/ggufshape"
+	"github.com/kvlab/kvlab/plan/calc"
+	"github.com/kvlab/kvlab/plan/ggufshape"
 )
 
 // ForwardFunc is the engine's forward pass (model.Model.Forward's signature): tests wrap it to

@@ -4,7 +4,7 @@
 // registered in routes.
 //
 // Generations run on the native engine (native/model) with the KV cache in the format the auto
-// KV-tier policy (wasm/calc) picks at load, or the one the user set. At most MaxConcurrent run
+// KV-tier policy (plan/calc) picks at load, or the one the user set. At most MaxConcurrent run
 // at once; up to MaxQueue more wait, and past that a request gets a 503 "busy" JSON error.
 package server
 
@@ -24,7 +24,7 @@ import (
 	"github.com/kvlab/kvlab/internal/discover"
 	"github.com/kvlab/kvlab/native/cuda/engine"
 	"github.com/kvlab/kvlab/native/kvq"
-	"github.com/kvlab/kvlab/wasm/planview"
+	"github.com/kvlab/kvlab/plan/planview"
 	"github.com/kvlab/kvlab/web"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"

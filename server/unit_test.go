@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/kvlab/kvlab/native/kvq"
-	"github.com/kvlab/kvlab/wasm/calc"
+	"github.com/kvlab/kvlab/plan/calc"
 )
 
 func TestStopper(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/kvlab/kvlab/native/kvq"
 	"github.com/kvlab/kvlab/server/api"
-	"github.com/kvlab/kvlab/wasm/calc"
+	"github.com/kvlab/kvlab/plan/calc"
 )
 
 // LabData is the /lab page.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/kvlab/kvlab/wasm/calc"
+	"github.com/kvlab/kvlab/plan/calc"
 )
 
 // Page is what every page's frame needs.

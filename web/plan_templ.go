@@ -9,7 +9,7 @@ package web
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
-import "github.com/kvlab/kvlab/wasm/planview"
+import "github.com/kvlab/kvlab/plan/planview"
 
 // number is a numeric input row.
 func number(label, name, value, placeholder, step string) templ.Component {

@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/kvlab/kvlab/native/kvq"
-	"github.com/kvlab/kvlab/wasm/calc"
-	"github.com/kvlab/kvlab/wasm/planview"
+	"github.com/kvlab/kvlab/plan/calc"
+	"github.com/kvlab/kvlab/plan/planview"
 )
 
 // PlanData is what the /plan page shows on first load, before the calculator takes over.

@@ -11,8 +11,8 @@ import (
 	"github.com/kvlab/kvlab/native/gguf"
 	"github.com/kvlab/kvlab/native/model"
 	"github.com/kvlab/kvlab/native/tokenizer"
-	"github.com/kvlab/kvlab/wasm/calc"
-	"github.com/kvlab/kvlab/wasm/ggufshape"
+	"github.com/kvlab/kvlab/plan/calc"
+	"github.com/kvlab/kvlab/plan/ggufshape"
 	"github.com/spf13/cobra"
 )
 

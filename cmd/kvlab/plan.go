@@ -8,9 +8,9 @@ import (
 	"strconv"
 
 	"github.com/kvlab/kvlab/native/kvq"
-	"github.com/kvlab/kvlab/wasm/calc"
-	"github.com/kvlab/kvlab/wasm/ggufshape"
-	"github.com/kvlab/kvlab/wasm/planview"
+	"github.com/kvlab/kvlab/plan/calc"
+	"github.com/kvlab/kvlab/plan/ggufshape"
+	"github.com/kvlab/kvlab/plan/planview"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/kvlab/kvlab/native/gguf"
-	"github.com/kvlab/kvlab/wasm/calc"
+	"github.com/kvlab/kvlab/plan/calc"
 )
 
 // ErrUnsupported reports a GGUF file whose architecture the planner cannot size.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/kvlab/kvlab/native/gguf"
 	"github.com/kvlab/kvlab/native/kvq"
-	"github.com/kvlab/kvlab/wasm/calc"
+	"github.com/kvlab/kvlab/plan/calc"
 )
 
 // fixture writes a GGUF file with the given metadata (general.architecture first) and tensors.

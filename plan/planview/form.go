@@ -3,7 +3,7 @@
 // HTML fragment with SVG charts drawn in Go. The server renders the first view with it; the
 // WebAssembly calculator renders every later one with the same code, so both agree.
 //
-// It imports only the standard library, native/kvq and wasm/calc, and avoids html/template and
+// It imports only the standard library, native/kvq and plan/calc, and avoids html/template and
 // reflection-heavy packages to keep calc.wasm small; every string from outside (a GGUF file's
 // model name, a form value) is escaped by esc.
 package planview
@@ -15,7 +15,7 @@ import (
 	"strings"
 
 	"github.com/kvlab/kvlab/native/kvq"
-	"github.com/kvlab/kvlab/wasm/calc"
+	"github.com/kvlab/kvlab/plan/calc"
 )
 
 // The form's field names. Empty values take the defaults of `kvlab plan`.

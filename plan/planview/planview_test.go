@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvlab/kvlab/wasm/calc"
+	"github.com/kvlab/kvlab/plan/calc"
 )
 
 // wellFormed reports whether the fragment parses as XML: every element closed, every attribute

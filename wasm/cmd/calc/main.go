@@ -22,9 +22,9 @@ import (
 	"sync"
 	"syscall/js"
 
-	"github.com/kvlab/kvlab/wasm/calc"
-	"github.com/kvlab/kvlab/wasm/ggufshape"
-	"github.com/kvlab/kvlab/wasm/planview"
+	"github.com/kvlab/kvlab/plan/calc"
+	"github.com/kvlab/kvlab/plan/ggufshape"
+	"github.com/kvlab/kvlab/plan/planview"
 )
 
 // files holds the shapes of dropped GGUF files by their preset key.
