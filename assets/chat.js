@@ -184,7 +184,7 @@
   $("new-chat").addEventListener("click", () => {
     if (generating) stop();
     ui.store.del(convKey());
-    fetch("/api/sessions/" + session, { method: "DELETE" }).catch(() => {});
+    fetch("/api/sessions/" + session, { method: "DELETE", headers: ui.csrfHeaders() }).catch(() => {});
     session = ui.randomID();
     ui.store.set(SESSION_KEY, session);
     conv = { model: model.value, messages: [] };

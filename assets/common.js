@@ -51,5 +51,13 @@ globalThis.kvlabUI = (() => {
       close() { stopped = true; if (ws) ws.close(); },
     };
   }
-  return { bytes, wsURL, el, randomID, store, socket };
+  // csrfHeaders are the headers a state-changing fetch sends: the login cookie's CSRF token
+  // (servers with an API key require it) and a JSON content type.
+  const csrfHeaders = () => {
+    const m = document.cookie.match(/(?:^|;\s*)kvlab_csrf=([0-9a-f]+)/);
+    const h = { "Content-Type": "application/json" };
+    if (m) h["X-CSRF-Token"] = m[1];
+    return h;
+  };
+  return { bytes, wsURL, el, randomID, store, socket, csrfHeaders };
 })();

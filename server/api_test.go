@@ -154,7 +154,7 @@ func TestAuth(t *testing.T) {
 			t.Errorf("%s is loopback", addr)
 		}
 	}
-	s := mustNew(t, Config{Addr: "0.0.0.0:0", APIKey: "sekrit"})
+	s := mustNew(t, Config{Addr: "0.0.0.0:0", APIKey: "sekrit-sekrit-sekrit"})
 	h := s.Handler()
 	for _, tc := range []struct {
 		name, method, path string
@@ -166,11 +166,11 @@ func TestAuth(t *testing.T) {
 		{"login is public", "GET", "/login", nil, 200},
 		{"no key", "GET", "/v1/models", nil, 401},
 		{"wrong key", "GET", "/v1/models", []string{"Authorization", "Bearer nope"}, 401},
-		{"right key", "GET", "/v1/models", []string{"Authorization", "Bearer sekrit"}, 200},
+		{"right key", "GET", "/v1/models", []string{"Authorization", "Bearer sekrit-sekrit-sekrit"}, 200},
 		{"metrics need the key", "GET", "/metrics", nil, 401},
 		{"websocket needs the key", "GET", "/ws/chat", nil, 401},
 		{"page redirects to login", "GET", "/chat", nil, 302},
-		{"cookie works", "GET", "/system", []string{"Cookie", authCookie + "=" + cookieValue("sekrit")}, 200},
+		{"cookie works", "GET", "/system", []string{"Cookie", authCookie + "=" + cookieValue("sekrit-sekrit-sekrit")}, 200},
 		{"wrong cookie", "GET", "/api/system", []string{"Cookie", authCookie + "=" + cookieValue("other")}, 401},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -192,7 +192,7 @@ func TestAuth(t *testing.T) {
 	if r.StatusCode != http.StatusUnauthorized {
 		t.Errorf("empty login: %d", r.StatusCode)
 	}
-	req := "key=sekrit&next=%2Fsystem"
+	req := "key=sekrit-sekrit-sekrit&next=%2Fsystem"
 	r = doForm(t, h, "/login", req)
 	if r.StatusCode != http.StatusSeeOther || r.Header.Get("Location") != "/system" {
 		t.Fatalf("login: %d to %q", r.StatusCode, r.Header.Get("Location"))
@@ -206,10 +206,10 @@ func TestAuth(t *testing.T) {
 			}
 		}
 	}
-	if cookie != cookieValue("sekrit") || strings.Contains(cookie, "sekrit") {
+	if cookie != cookieValue("sekrit-sekrit-sekrit") || strings.Contains(cookie, "sekrit-sekrit-sekrit") {
 		t.Errorf("cookie %q", cookie)
 	}
-	if r := doForm(t, h, "/login", "key=sekrit&next=https%3A%2F%2Fevil.example"); r.Header.Get("Location") != "/" {
+	if r := doForm(t, h, "/login", "key=sekrit-sekrit-sekrit&next=https%3A%2F%2Fevil.example"); r.Header.Get("Location") != "/" {
 		t.Errorf("login redirects off-site to %q", r.Header.Get("Location"))
 	}
 }

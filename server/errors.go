@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 
@@ -84,6 +85,19 @@ func asAPIError(err error) *apiError {
 	return &apiError{Status: http.StatusInternalServerError, Message: err.Error(), Type: typeServer}
 }
 
+// maxErrorBytes bounds an error message: a cause may quote a file's or a client's bytes.
+const maxErrorBytes = 1024
+
+// boundedError is ae with its message at most maxErrorBytes.
+func boundedError(ae *apiError) *apiError {
+	if len(ae.Message) <= maxErrorBytes {
+		return ae
+	}
+	out := *ae
+	out.Message = clip(ae.Message, maxErrorBytes)
+	return &out
+}
+
 // isAPIPath reports whether a path answers JSON (APIs, websockets, metrics) rather than pages.
 func isAPIPath(p string) bool {
 	for _, pre := range []string{"/v1/", "/api/", "/ws/", "/metrics", "/healthz"} {
@@ -99,7 +113,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
-	ae := asAPIError(err)
+	ae := boundedError(asAPIError(err))
 	if ae.Status >= 500 && ae.Type == typeServer {
 		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
 	}
@@ -123,23 +137,28 @@ func (s *Server) decodeJSON(c echo.Context, v any) error {
 	r := c.Request()
 	body := http.MaxBytesReader(c.Response(), r.Body, s.cfg.MaxBodyBytes)
 	dec := json.NewDecoder(body)
+	defer bodyRead(c)
 	if err := dec.Decode(v); err != nil {
 		var mbe *http.MaxBytesError
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
+		var ne net.Error
 		switch {
 		case errors.As(err, &mbe):
 			return asAPIError(err)
+		case errors.As(err, &ne) && ne.Timeout():
+			return &apiError{Status: http.StatusRequestTimeout, Type: typeInvalid, Code: "body_timeout",
+				Message: fmt.Sprintf("the request body did not arrive within %s", s.cfg.BodyTimeout)}
 		case errors.Is(err, io.EOF):
 			return badRequest("", "the request body is empty; send a JSON object")
 		case errors.As(err, &se):
 			return badRequest("", "the request body is not valid JSON: %v (at byte %d)", se, se.Offset)
 		case errors.As(err, &te):
-			return badRequest(te.Field, "field %q: %s is not a valid %s", te.Field, te.Value, te.Type)
+			return badRequest(te.Field, "field %q: %s is not a valid %s", clip(te.Field, 64), te.Value, te.Type)
 		case errors.Is(err, io.ErrUnexpectedEOF):
 			return badRequest("", "the request body is not valid JSON: it ends early")
 		}
-		return badRequest("", "the request body is not valid JSON: %v", err)
+		return badRequest("", "the request body is not valid JSON: %s", clip(err.Error(), 200))
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		var mbe *http.MaxBytesError

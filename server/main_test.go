@@ -118,10 +118,14 @@ func do(t *testing.T, h http.Handler, method, target, body string, header ...str
 		r = strings.NewReader(body)
 	}
 	req := httptest.NewRequest(method, target, r)
-	if body != "" {
+	req.Host = testHost
+	if body != "" || method == http.MethodPost {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	for i := 0; i+1 < len(header); i += 2 {
+		if header[i] == "Host" {
+			req.Host = header[i+1]
+		}
 		req.Header.Set(header[i], header[i+1])
 	}
 	rec := httptest.NewRecorder()
@@ -185,6 +189,10 @@ func wsRecv(t *testing.T, ctx context.Context, c *websocket.Conn) map[string]any
 	}
 	return m
 }
+
+// testHost is the Host header of the requests do and get send: one the allow-list takes
+// (httptest's default, example.com, is not).
+const testHost = "127.0.0.1:8080"
 
 // listen opens a loopback listener on a free port.
 func listen() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }

@@ -185,6 +185,7 @@ func TestSSEDisconnect(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL+"/v1/chat/completions",
 		strings.NewReader(`{"model":"stories260K","max_tokens":1000,"stream":true,"messages":[{"role":"user","content":"Once upon a time"}]}`))
+	req.Header.Set("Content-Type", "application/json")
 	r, err := ts.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -218,6 +219,7 @@ func TestBusy(t *testing.T) {
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL+"/v1/completions",
 		strings.NewReader(`{"model":"stories260K","max_tokens":500,"stream":true,"prompt":"Once"}`))
+	req.Header.Set("Content-Type", "application/json")
 	r, err := ts.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -95,8 +95,13 @@ type Config struct {
 	// Memory reports the free memory the KV policy budgets against (HostMemory when nil).
 	Memory func() (MemInfo, error)
 	// OriginPatterns are extra hosts (path.Match patterns, e.g. "example.com:*") whose pages may
-	// open the websockets; the server's own origin always may.
+	// open the websockets and send state-changing requests; the server's own origin always may.
 	OriginPatterns []string
+	// AllowHosts are host names (or path.Match patterns) the server answers to besides the
+	// bound address, localhost and loopback IPs (--allow-host); any other Host header is 421.
+	AllowHosts []string
+	// BodyTimeout bounds reading a request body (DefaultBodyTimeout when zero).
+	BodyTimeout time.Duration
 
 	// ForwardHook, when set, wraps every engine's forward pass: instrumentation, and tests that
 	// count the passes or slow them down to press Stop mid-reply.
@@ -110,6 +115,7 @@ type Config struct {
 type Server struct {
 	cfg      Config
 	log      *slog.Logger
+	hosts    *hostPolicy
 	echo     *echo.Echo
 	metrics  *metrics
 	models   *registry
@@ -164,6 +170,16 @@ func New(cfg Config) (*Server, error) {
 	}
 	if !IsLoopback(cfg.Addr) && cfg.APIKey == "" {
 		return nil, fmt.Errorf("server: %s is not a loopback address: set an API key (--api-key) to serve beyond this machine", cfg.Addr)
+	}
+	if err := checkAPIKey(cfg.APIKey, !IsLoopback(cfg.Addr)); err != nil {
+		return nil, err
+	}
+	hosts, err := newHostPolicy(cfg.Addr, cfg.AllowHosts)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = DefaultBodyTimeout
 	}
 	if kv := strings.TrimSpace(cfg.KV); kv != "" && kv != "auto" {
 		p, err := kvq.ParsePair(kv)
@@ -234,7 +250,7 @@ func New(cfg Config) (*Server, error) {
 
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	s := &Server{cfg: cfg, log: cfg.Logger, echo: e, metrics: newMetrics(), started: time.Now()}
+	s := &Server{cfg: cfg, log: cfg.Logger, hosts: hosts, echo: e, metrics: newMetrics(), started: time.Now()}
 	s.base, s.cancelBase = context.WithCancel(context.Background())
 	s.sockets, s.cancelSockets = context.WithCancel(context.Background())
 	s.models = newRegistry(&s.cfg, cfg.MaxConcurrent, s.metrics, s.log)
@@ -255,6 +271,7 @@ func New(cfg Config) (*Server, error) {
 	e.Use(middleware.Recover())
 	e.Use(s.observe)
 	e.Use(s.securityHeaders)
+	e.Use(s.guard)
 	e.Use(s.authenticate)
 	s.routes()
 	return s, nil
@@ -344,6 +361,8 @@ func (s *Server) securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "same-origin")
 		h.Set("X-Frame-Options", "DENY")
+		h.Set("Cross-Origin-Opener-Policy", "same-origin")
+		h.Set("Cross-Origin-Resource-Policy", "same-origin")
 		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'")
 		return next(c)
 	}

@@ -14,7 +14,11 @@ import (
 func get(t *testing.T, h http.Handler, target string, header ...string) *http.Response {
 	t.Helper()
 	req := httptest.NewRequest(http.MethodGet, target, nil)
+	req.Host = testHost
 	for i := 0; i+1 < len(header); i += 2 {
+		if header[i] == "Host" {
+			req.Host = header[i+1]
+		}
 		req.Header.Set(header[i], header[i+1])
 	}
 	rec := httptest.NewRecorder()

@@ -31,6 +31,7 @@ type serveOptions struct {
 	device        string
 	noDiscover    bool
 	verbose       bool
+	allowHosts    []string
 }
 
 func newServeCmd() *cobra.Command {
@@ -66,7 +67,11 @@ cached prefix only when it extends the cache's whole contents (the next turn of 
 otherwise the cache is reset and the prompt prefilled again.
 
 The server listens on 127.0.0.1:8080 (loopback only). Any other address needs --api-key (or
-KVLAB_API_KEY): clients send it as Authorization: Bearer KEY; the pages ask for it once.
+KVLAB_API_KEY) of at least 16 characters: clients send it as Authorization: Bearer KEY; the
+pages ask for it once. Requests naming another Host than the address, localhost or a loopback
+IP get 421 (DNS rebinding), unless --allow-host names it; state-changing requests and
+websockets from another origin get 403, and POST APIs take only application/json (415); see
+docs/security.md.
 At most --max-concurrent generations run at once and --max-queue wait; past that requests get
 503 {"error":{"code":"busy"}}. Ctrl-C finishes in-flight work (up to 10 s), then stops.`,
 		Example: `  kvlab serve
@@ -90,6 +95,7 @@ At most --max-concurrent generations run at once and --max-queue wait; past that
 	f.IntVar(&o.threads, "threads", 0, "threads per forward pass; 0 uses every CPU")
 	f.StringVar(&o.device, "device", "cpu", "where the forward pass runs: cpu or cuda")
 	f.BoolVar(&o.noDiscover, "no-discover", false, "do not search the usual places for models")
+	f.StringArrayVar(&o.allowHosts, "allow-host", nil, "host name (or pattern, *.lan) the server also answers to, besides its address and localhost (repeatable)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log every request")
 	return cmd
 }
@@ -126,6 +132,7 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	srv, err := server.New(server.Config{
 		Addr: o.addr, Logger: log, APIKey: o.apiKey, Models: models, Places: places.Describe(), KV: o.kv, Ctx: o.ctx,
 		Threads: o.threads, Device: o.device, MaxConcurrent: o.maxConcurrent, MaxQueue: queue, HistoryPath: historyPath,
+		AllowHosts: o.allowHosts,
 	})
 	if err != nil {
 		return err
