@@ -10,6 +10,7 @@ import (
 	"github.com/kvlab/kvlab/native/kvq"
 	"github.com/kvlab/kvlab/plan/calc"
 	"github.com/kvlab/kvlab/plan/ggufshape"
+	"github.com/kvlab/kvlab/plan/launch"
 	"github.com/kvlab/kvlab/plan/planview"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -37,6 +38,7 @@ type planFlags struct {
 	fitFile                    string
 	chartMax                   tokens
 	asJSON, listPresets, calib bool
+	emit                       string
 }
 
 // tokens is a token count flag that accepts k (×1024) and M (×1024²) suffixes: 32k = 32768.
@@ -83,6 +85,7 @@ Context counts accept k and M suffixes (32k = 32768, 1M = 1048576).`,
   kvlab plan --preset llama-3.1-70b --gpu h100 --gpus 2 --ctx 128k --sessions 4 --json
   kvlab plan --model ./Qwen3-4B-Q4_K_M.gguf --gpu rtx-4090 --ctx 64k --window 256 --sinks 8
   kvlab plan --layers 32 --kv-heads 8 --head-dim 128 --params-b 8 --vram-gib 24 --ctx 100000
+  kvlab plan --preset llama-3.1-8b --gpu rtx-4090 --ctx 131072 --emit vllm
   kvlab plan --calibrate`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -100,6 +103,9 @@ Context counts accept k and M suffixes (32k = 32768, 1M = 1048576).`,
 			rep, err := calc.Plan(req)
 			if err != nil {
 				return err
+			}
+			if f.emit != "" {
+				return f.writeLaunch(out, req, rep)
 			}
 			if f.asJSON {
 				return writeJSON(out, planJSON{Report: rep, Choice: rep.Policy.Format, Reason: rep.Policy.Reason})
@@ -140,6 +146,7 @@ Context counts accept k and M suffixes (32k = 32768, 1M = 1048576).`,
 	fl.Var(&f.chartMax, "chart-max", "spill table: right edge in tokens (default: 1.25 × the largest resident limit)")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON document")
 	fl.BoolVar(&f.listPresets, "list-presets", false, "list the model, GPU and weight presets and exit")
+	fl.StringVar(&f.emit, "emit", "", "print the plan as another engine's command line instead: `ENGINE` llama.cpp (llama-server) or vllm (vllm serve), with what it cannot express as # comments")
 	fl.BoolVar(&f.calib, "calibrate", false, "fit the spill model to seed 000 §3a's measurements and show how close it lands")
 	return cmd
 }
@@ -328,6 +335,34 @@ func (f *planFlags) hardware(fl *pflag.FlagSet) (calc.Hardware, error) {
 		}
 	}
 	return h, nil
+}
+
+// writeLaunch prints the plan as an engine's command line, followed by what the engine cannot
+// express as shell comments, so that the whole output can be pasted.
+func (f *planFlags) writeLaunch(w io.Writer, req calc.Request, rep calc.Report) error {
+	e, err := launch.ParseEngine(f.emit)
+	if err != nil {
+		return fmt.Errorf("--emit: %w", err)
+	}
+	m := launch.PresetModel(f.preset)
+	if f.preset == "" && f.model == "" && req.Model.Name == "Qwen2.5-14B-Instruct-1M" {
+		m = launch.PresetModel("qwen2.5-14b-1m")
+	}
+	if f.model != "" {
+		m = launch.Model{File: f.model}
+	}
+	c, err := launch.Emit(e, req, rep, m)
+	if err != nil {
+		return err
+	}
+	if f.asJSON {
+		return writeJSON(w, c)
+	}
+	fmt.Fprintln(w, c.Line)
+	for _, n := range c.Notes {
+		fmt.Fprintln(w, "# "+n)
+	}
+	return nil
 }
 
 // readMeasurements reads a file of measured decode speeds (see calc.ParseMeasurements).

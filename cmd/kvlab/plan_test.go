@@ -218,3 +218,45 @@ func TestPlanBadInputs(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanEmit checks that --emit prints one pasteable command line, then only # comments.
+func TestPlanEmit(t *testing.T) {
+	for _, tc := range []struct{ engine, prefix string }{
+		{"vllm", "vllm serve "},
+		{"llama.cpp", "llama-server -m "},
+	} {
+		out, err := runKvlab(t, "plan", "--preset", "llama-3.1-8b", "--gpu", "rtx-4090", "--ctx", "131072", "--emit", tc.engine)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", tc.engine, err, out)
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if !strings.HasPrefix(lines[0], tc.prefix) {
+			t.Errorf("%s: first line %q", tc.engine, lines[0])
+		}
+		for _, l := range lines[1:] {
+			if !strings.HasPrefix(l, "# ") {
+				t.Errorf("%s: line %q is neither the command nor a comment", tc.engine, l)
+			}
+		}
+		if tc.engine == "vllm" && !strings.Contains(lines[0], "--max-model-len 131072") {
+			t.Errorf("vllm line %q", lines[0])
+		}
+		if tc.engine == "llama.cpp" && !strings.Contains(lines[0], "-c 131072") {
+			t.Errorf("llama.cpp line %q", lines[0])
+		}
+	}
+	if _, err := runKvlab(t, "plan", "--emit", "tgi"); err == nil || !strings.Contains(err.Error(), "--emit") {
+		t.Errorf("--emit tgi: %v", err)
+	}
+	out, err := runKvlab(t, "plan", "--preset", "llama-3.1-8b", "--emit", "vllm", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Command string   `json:"command"`
+		Notes   []string `json:"notes"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || !strings.HasPrefix(doc.Command, "vllm serve") {
+		t.Errorf("--json: %v %q", err, out)
+	}
+}
