@@ -19,12 +19,34 @@
 
   const syncCustom = () => { custom.hidden = preset.value !== "custom"; };
 
+  // launchOpen keeps the launch commands shown across recomputes once the user opened them.
+  let launchOpen = false;
+  const syncLaunch = () => {
+    const box = document.getElementById("launch");
+    const btn = document.getElementById("launch-toggle");
+    if (!box || !btn) return;
+    box.hidden = !launchOpen;
+    btn.setAttribute("aria-expanded", String(launchOpen));
+  };
+  results.addEventListener("click", (ev) => {
+    const t = ev.target;
+    if (!(t instanceof Element)) return;
+    if (t.id === "launch-toggle") {
+      launchOpen = !launchOpen;
+      syncLaunch();
+    } else if (t.classList.contains("copy") && t.dataset.copy) {
+      const done = () => { t.textContent = "copied"; setTimeout(() => { t.textContent = "copy"; }, 1500); };
+      if (navigator.clipboard) navigator.clipboard.writeText(t.dataset.copy).then(done, () => { t.textContent = "select and copy"; });
+    }
+  });
+
   function recompute() {
     syncCustom();
     if (!ready) return;
     const e = entries();
     const r = globalThis.kvlab.plan(e);
     results.innerHTML = r.html || "";
+    syncLaunch();
     results.dataset.source = "wasm";
     results.dataset.state = r.error ? "error" : "ok";
     results.dataset.seq = String(Number(results.dataset.seq || 0) + 1);

@@ -75,6 +75,10 @@ func init() {
 type Result struct {
 	Report calc.Report
 	Fit    *calc.FitResult
+	// Request is what the report answers; Preset the preset key it was made for ("" for a
+	// custom shape or a dropped file).
+	Request calc.Request
+	Preset  string
 }
 
 // Values are form fields by name, as url.Values holds them (a url.Values converts without a
@@ -225,7 +229,14 @@ func Compute(v Values, files map[string]calc.Shape) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Report: rep, Fit: fit}, nil
+	preset := f.str(FieldPreset)
+	if preset == "" {
+		preset = DefaultPreset
+	}
+	if _, err := calc.LookupPreset(preset); err != nil {
+		preset = ""
+	}
+	return Result{Report: rep, Fit: fit, Request: r, Preset: preset}, nil
 }
 
 // model resolves the shape and weight quantization.

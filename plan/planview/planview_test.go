@@ -136,3 +136,18 @@ func TestCalibrationRenders(t *testing.T) {
 		t.Errorf("calibration: %s", html)
 	}
 }
+
+func TestRenderHasLaunchCommands(t *testing.T) {
+	res, err := Compute(url.Values{FieldPreset: {"llama-3.1-8b"}, FieldGPU: {"rtx-4090"}, FieldCtx: {"131072"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := Render(res)
+	wellFormed(t, html)
+	for _, want := range []string{`id="launch-toggle"`, `id="launch" hidden="hidden"`, "llama-server -m Llama-3.1-8B-Q4_K_M.gguf -c 131072",
+		"vllm serve ./Llama-3.1-8B-Q4_K_M.gguf --tokenizer meta-llama/Llama-3.1-8B-Instruct --max-model-len 131072"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("rendered plan lacks %q", want)
+		}
+	}
+}

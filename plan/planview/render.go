@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kvlab/kvlab/plan/calc"
+	"github.com/kvlab/kvlab/plan/launch"
 )
 
 var escaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;")
@@ -41,6 +42,8 @@ func Render(res Result) string {
 	w(`</span></p><p id="policy-reason">`)
 	w(esc(rep.Policy.Reason))
 	w(`</p><p class="note">Seed 000 P1: the least compression of f16 → q8_0 → q8_0/q4_0 → q5_1/q4_0 whose whole cache fits the budget; the floor spills the excess to host memory.</p></section>`)
+
+	w(Launch(res))
 
 	w(`<section class="summary" id="summary"><p><strong>`)
 	w(esc(rep.Model))
@@ -140,6 +143,39 @@ func Render(res Result) string {
 }
 
 func gib(b int64) string { return calc.FormatFixed(calc.ToGiB(b), 2) }
+
+// Launch writes the plan as llama-server and vllm serve command lines, behind a button that
+// shows them, each with a copy button and what that engine cannot express.
+func Launch(res Result) string {
+	if res.Request.GPU.VRAMBytes <= 0 || len(res.Request.Model.Groups) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	w := b.WriteString
+	w(`<section id="launch-section"><button type="button" id="launch-toggle" aria-expanded="false" aria-controls="launch">Launch this plan elsewhere: llama.cpp and vLLM commands</button>`)
+	w(`<div id="launch" hidden="hidden">`)
+	m := launch.PresetModel(res.Preset)
+	for _, e := range launch.Engines() {
+		c, err := launch.Emit(e, res.Request, res.Report, m)
+		id := "launch-" + strings.ReplaceAll(e.String(), ".", "")
+		w(`<div class="launch-cmd" id="` + id + `" data-engine="` + esc(e.String()) + `"><h3>` + esc(c.Program) + ` (` + esc(e.String()) + `)</h3>`)
+		if err != nil {
+			w(`<p class="error">` + esc(err.Error()) + `</p></div>`)
+			continue
+		}
+		w(`<pre><code>` + esc(c.Line) + `</code></pre><button type="button" class="copy" data-copy="` + esc(c.Line) + `">copy</button>`)
+		if len(c.Notes) > 0 {
+			w(`<ul class="launch-notes">`)
+			for _, n := range c.Notes {
+				w(`<li>` + esc(n) + `</li>`)
+			}
+			w(`</ul>`)
+		}
+		w(`</div>`)
+	}
+	w(`</div></section>`)
+	return b.String()
+}
 
 // FitTable writes a fit's points with predictions and its quality.
 func FitTable(res calc.FitResult) string {
