@@ -53,7 +53,9 @@ func (s *Server) system() api.SystemInfo {
 	if gpus, err := gpuinfo.Devices(); err != nil {
 		si.GPUError = err.Error()
 	} else {
-		si.GPUs = gpus
+		for _, g := range gpus {
+			si.GPUs = append(si.GPUs, api.GPU(g))
+		}
 	}
 	mem, err := s.cfg.Memory()
 	si.Memory = mem

@@ -18,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kvlab/kvlab/native/lab"
+	"github.com/kvlab/kvlab/report"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -58,8 +58,8 @@ type Run struct {
 	// Config is the run's settings as given (flags, text source), as JSON.
 	Config json.RawMessage `json:"config"`
 	// Report is the result, nil unless the run completed.
-	Report *lab.ABReport `json:"report,omitempty"`
-	Error  string        `json:"error,omitempty"`
+	Report *report.ABReport `json:"report,omitempty"`
+	Error  string           `json:"error,omitempty"`
 }
 
 // Summary is a run as List shows it.
@@ -221,7 +221,7 @@ func (d *DB) Begin(ctx context.Context, r *Run) (int64, error) {
 }
 
 // Finish stores the report of run id and marks it complete, in one transaction.
-func (d *DB) Finish(ctx context.Context, id int64, rep *lab.ABReport) error {
+func (d *DB) Finish(ctx context.Context, id int64, rep *report.ABReport) error {
 	tx, err := d.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("history: %w", err)
@@ -306,11 +306,11 @@ func insertRun(ctx context.Context, tx *sql.Tx, r *Run, st Status) (int64, error
 	return res.LastInsertId()
 }
 
-func finishRun(ctx context.Context, tx *sql.Tx, id int64, rep *lab.ABReport, fin time.Time) error {
+func finishRun(ctx context.Context, tx *sql.Tx, id int64, rep *report.ABReport, fin time.Time) error {
 	if rep == nil {
 		return errors.New("history: Finish without a report")
 	}
-	report, err := json.Marshal(rep)
+	repJSON, err := json.Marshal(rep)
 	if err != nil {
 		return fmt.Errorf("history: %w", err)
 	}
@@ -319,7 +319,7 @@ func finishRun(ctx context.Context, tx *sql.Tx, id int64, rep *lab.ABReport, fin
 		return fmt.Errorf("history: %w", err)
 	}
 	res, err := tx.ExecContext(ctx, `UPDATE runs SET status = 'complete', finished_at = ?, report = ?, arms = ?
-		WHERE id = ? AND status = 'running'`, fin.UTC().Format(timeFormat), string(report), string(arms), id)
+		WHERE id = ? AND status = 'running'`, fin.UTC().Format(timeFormat), string(repJSON), string(arms), id)
 	if err != nil {
 		return fmt.Errorf("history: %w", err)
 	}
@@ -388,11 +388,11 @@ func (d *DB) List(ctx context.Context, opt ListOptions) ([]Summary, error) {
 // error naming the run.
 func (d *DB) Get(ctx context.Context, id int64) (*Run, error) {
 	var r Run
-	var started, finished, machine, cfg, report, status string
+	var started, finished, machine, cfg, repJSON, status string
 	err := d.db.QueryRowContext(ctx, `SELECT id, kind, status, started_at, finished_at, model_path, model_name,
 		model_sha256, model_bytes, machine, config, report, error FROM runs WHERE id = ?`, id).Scan(
 		&r.ID, &r.Kind, &status, &started, &finished, &r.Model.Path, &r.Model.Name, &r.Model.SHA256,
-		&r.Model.Bytes, &machine, &cfg, &report, &r.Error)
+		&r.Model.Bytes, &machine, &cfg, &repJSON, &r.Error)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: %d", ErrNotFound, id)
 	}
@@ -406,9 +406,9 @@ func (d *DB) Get(ctx context.Context, id int64) (*Run, error) {
 	if err := json.Unmarshal([]byte(machine), &r.Machine); err != nil {
 		return nil, fmt.Errorf("history: run %d: machine: %w", id, err)
 	}
-	if report != "" {
-		r.Report = new(lab.ABReport)
-		if err := json.Unmarshal([]byte(report), r.Report); err != nil {
+	if repJSON != "" {
+		r.Report = new(report.ABReport)
+		if err := json.Unmarshal([]byte(repJSON), r.Report); err != nil {
 			return nil, fmt.Errorf("history: run %d: report: %w", id, err)
 		}
 	}

@@ -16,24 +16,24 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kvlab/kvlab/native/lab"
+	"github.com/kvlab/kvlab/report"
 )
 
-func testReport(arms ...string) *lab.ABReport {
-	rep := &lab.ABReport{
-		Model:       lab.ModelInfo{Arch: "llama", Layers: 4, Heads: 2, KVHeads: 1, HeadDimK: 64, HeadDimV: 64, Vocab: 512},
-		Settings:    lab.ABSettings{Arms: arms, Ctx: 256, N: 8, PromptTokens: 248},
-		Ref:         lab.RefResult{PPL: 8.74, DecodePPL: 4.2},
-		Determ:      lab.Determinism{Identical: true, Rows: 256},
+func testReport(arms ...string) *report.ABReport {
+	rep := &report.ABReport{
+		Model:       report.ModelInfo{Arch: "llama", Layers: 4, Heads: 2, KVHeads: 1, HeadDimK: 64, HeadDimV: 64, Vocab: 512},
+		Settings:    report.ABSettings{Arms: arms, Ctx: 256, N: 8, PromptTokens: 248},
+		Ref:         report.RefResult{PPL: 8.74, DecodePPL: 4.2},
+		Determ:      report.Determinism{Identical: true, Rows: 256},
 		QuerySource: "key-proxy",
 	}
 	for i, a := range arms {
-		rep.Arms = append(rep.Arms, lab.ArmResult{Arm: a, Pair: a,
-			Decode:  lab.Series{KLMean: 0.01 * float64(i), KLP99: 0.05, Top1: 0.9, Positions: 2, KL: []float64{0, 0.02 * float64(i)}, Agree: []bool{true, false}},
-			Prompt:  lab.Series{KLMean: 0.02, Top1: 0.95},
+		rep.Arms = append(rep.Arms, report.ArmResult{Arm: a, Pair: a,
+			Decode:  report.Series{KLMean: 0.01 * float64(i), KLP99: 0.05, Top1: 0.9, Positions: 2, KL: []float64{0, 0.02 * float64(i)}, Agree: []bool{true, false}},
+			Prompt:  report.Series{KLMean: 0.02, Top1: 0.95},
 			PPL:     8.7 + float64(i),
 			AttnErr: []float64{0.01, 0.02}, AttnErrMean: 0.015,
-			Needle:  lab.NeedleResult{OK: 3, Total: 3},
+			Needle:  report.NeedleResult{OK: 3, Total: 3},
 			KVBytes: 1 << 20, BytesPerToken: 288})
 	}
 	return rep

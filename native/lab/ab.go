@@ -13,6 +13,7 @@ import (
 	"github.com/kvlab/kvlab/native/kvq"
 	"github.com/kvlab/kvlab/native/model"
 	"github.com/kvlab/kvlab/native/tokenizer"
+	"github.com/kvlab/kvlab/report"
 )
 
 // DefaultText is a TinyStories-style text (written for kvlab) that `kvlab ab` reads when it is
@@ -97,102 +98,6 @@ type ArmStep struct {
 	KL, MeanKL, Top1Rate float64
 	// DecodeTPS is the arm's decode speed so far, tokens per second.
 	DecodeTPS float64
-}
-
-// ABReport is the result of an A/B run.
-type ABReport struct {
-	Model    ModelInfo   `json:"model"`
-	Settings ABSettings  `json:"settings"`
-	Ref      RefResult   `json:"reference"`
-	Determ   Determinism `json:"determinism"`
-	// QuerySource says where the attention gate's queries come from: "model" (the reference
-	// run's own queries, when the model reports them) or "key-proxy" (see AttentionGate).
-	QuerySource string      `json:"query_source"`
-	Arms        []ArmResult `json:"arms"`
-	// Elapsed is the wall time of the whole run in seconds.
-	Elapsed float64 `json:"elapsed_s"`
-}
-
-// ModelInfo is the geometry of the measured model.
-type ModelInfo struct {
-	Arch       string `json:"arch"`
-	Layers     int    `json:"layers"`
-	Heads      int    `json:"heads"`
-	KVHeads    int    `json:"kv_heads"`
-	HeadDimK   int    `json:"head_dim_k"`
-	HeadDimV   int    `json:"head_dim_v"`
-	Embd       int    `json:"embd"`
-	Vocab      int    `json:"vocab"`
-	Context    int    `json:"context"`
-	WeightType string `json:"weight_type"`
-	Threads    int    `json:"threads"`
-}
-
-// ABSettings are the run's resolved settings.
-type ABSettings struct {
-	Arms         []string  `json:"arms"`
-	Ctx          int       `json:"ctx"`
-	N            int       `json:"n"`
-	PromptTokens int       `json:"prompt_tokens"`
-	TextTokens   int       `json:"text_tokens"`
-	PPLChunks    int       `json:"ppl_chunks"`
-	NeedleDepths []float64 `json:"needle_depths,omitempty"`
-	NeedleTrials int       `json:"needle_trials,omitempty"`
-	NeedleTokens int       `json:"needle_tokens,omitempty"`
-	Seed         uint64    `json:"seed"`
-}
-
-// RefResult is the f16 reference's own measurements.
-type RefResult struct {
-	// PPL is the perplexity of the text by llama.cpp's convention (model.Perplexity) at Ctx,
-	// the number `kvlab ppl --kv f16 --ctx Ctx` prints for the same text; 0 when the text is
-	// shorter than one chunk.
-	PPL float64 `json:"ppl"`
-	// DecodePPL is exp(mean −log p) of the continuation's tokens along the decode path.
-	DecodePPL  float64      `json:"decode_ppl"`
-	Needle     NeedleResult `json:"needle"`
-	PrefillTPS float64      `json:"prefill_tps"`
-	DecodeTPS  float64      `json:"decode_tps"`
-}
-
-// Determinism is the check seed 003 insists on: a second f16 run scores KL exactly 0.
-type Determinism struct {
-	// Identical reports every prompt and decode logit of the second run bit-identical to the
-	// first; MaxKL is the largest KL between them (0 when identical).
-	Identical bool    `json:"identical"`
-	MaxKL     float64 `json:"max_kl"`
-	Rows      int     `json:"rows"`
-}
-
-// ArmResult is one arm's measurements against the reference.
-type ArmResult struct {
-	Arm    string  `json:"arm"`
-	Pair   string  `json:"pair"`
-	Window int     `json:"window,omitempty"`
-	Sinks  int     `json:"sinks,omitempty"`
-	KGain  float32 `json:"k_gain,omitempty"`
-	// Decode compares the teacher-forced decode rows: the arm fed the reference continuation
-	// one token at a time, reading its cache through the decode readers (the overlay acts).
-	Decode Series `json:"decode"`
-	// Prompt compares the prompt's logits (prefill; the overlay does not act there).
-	Prompt Series `json:"prompt"`
-	// PPL is the text's perplexity with this cache (llama.cpp's convention, prefill only);
-	// DecodePPL the continuation's along the decode path.
-	PPL       float64 `json:"ppl"`
-	DecodePPL float64 `json:"decode_ppl"`
-	// AttnErr is, per layer, the relative RMS error of softmax(q·Kᵀ/√d)·V over this arm's
-	// cache against the f16 cache, both holding the reference run's own K/V; AttnErrMean is
-	// their mean.
-	AttnErr     []float64    `json:"attn_err"`
-	AttnErrMean float64      `json:"attn_err_mean"`
-	Needle      NeedleResult `json:"needle"`
-	// PrefillTPS and DecodeTPS are tokens per second of the teacher-forced prefill and decode.
-	PrefillTPS float64 `json:"prefill_tps"`
-	DecodeTPS  float64 `json:"decode_tps"`
-	// KVBytes is the cache's exact memory at Ctx cells (overlay included); BytesPerToken the
-	// K+V bytes one cell takes over all layers (kvq's exact arithmetic, overlay excluded).
-	KVBytes       int64   `json:"kv_bytes"`
-	BytesPerToken float64 `json:"bytes_per_token"`
 }
 
 // abRunner holds one run's resolved inputs and the reference's results.
@@ -740,3 +645,17 @@ func (r *abRunner) perplexity(a Arm) (float64, error) {
 	}
 	return p.PPL, r.ctx.Err()
 }
+
+// The report's documents live in package report (which imports no engine code); these names
+// keep lab's API.
+type (
+	ABReport     = report.ABReport
+	ModelInfo    = report.ModelInfo
+	ABSettings   = report.ABSettings
+	RefResult    = report.RefResult
+	Determinism  = report.Determinism
+	ArmResult    = report.ArmResult
+	NeedleResult = report.NeedleResult
+	NeedleTrial  = report.NeedleTrial
+	Series       = report.Series
+)

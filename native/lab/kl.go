@@ -61,22 +61,6 @@ func argmax(x []float32) int {
 	return best
 }
 
-// Series summarizes per-position KL divergences and top-1 agreement.
-type Series struct {
-	// KLMean is the mean KL(f16 ‖ arm) in nats; KLP99 its 99th percentile (nearest rank) and
-	// KLMax its largest value.
-	KLMean float64 `json:"kl_mean"`
-	KLP99  float64 `json:"kl_p99"`
-	KLMax  float64 `json:"kl_max"`
-	// Top1 is the fraction of positions whose most likely token agrees with the reference's.
-	Top1 float64 `json:"top1"`
-	// Positions is the number of positions compared.
-	Positions int `json:"positions"`
-	// KL and Agree are the per-position values, in position order.
-	KL    []float64 `json:"kl,omitempty"`
-	Agree []bool    `json:"agree,omitempty"`
-}
-
 func summarize(kl []float64, agree []bool) Series {
 	s := Series{Positions: len(kl), KL: kl, Agree: agree}
 	if len(kl) == 0 {

@@ -32,27 +32,6 @@ type NeedleConfig struct {
 	Tokens int `json:"tokens,omitempty"`
 }
 
-// NeedleResult is an arm's score on the probe.
-type NeedleResult struct {
-	OK     int           `json:"ok"`
-	Total  int           `json:"total"`
-	Trials []NeedleTrial `json:"trials,omitempty"`
-}
-
-// NeedleTrial is one prompt of the probe.
-type NeedleTrial struct {
-	Depth float64 `json:"depth"`
-	// Pos is the token index where the fact starts; Tokens the prompt's length.
-	Pos    int    `json:"pos"`
-	Tokens int    `json:"tokens"`
-	Want   string `json:"want"`
-	Got    string `json:"got"`
-	OK     bool   `json:"ok"`
-}
-
-// String is "ok/total".
-func (n NeedleResult) String() string { return fmt.Sprintf("%d/%d", n.OK, n.Total) }
-
 const (
 	needleQuestion = "\nWhat is the secret number? The secret number is"
 	needleAnswer   = 6 // greedy tokens decoded: "▁", four digits, "."

@@ -1,11 +1,9 @@
 // Package api holds the documents of kvlab's JSON API (docs/api.md) that the server answers and
-// the page components render, so both read the same fields.
+// the page components render, so both read the same fields. It imports no engine code (the
+// server converts the engine's values at its edge), so the pages link none.
 package api
 
-import (
-	"github.com/kvlab/kvlab/native/gpuinfo"
-	"github.com/kvlab/kvlab/native/lab"
-)
+import "github.com/kvlab/kvlab/report"
 
 // MemInfo is the memory the KV policy budgets against: a GPU's when the engine runs on one, else
 // the host's.
@@ -27,8 +25,8 @@ type SystemInfo struct {
 	// Device is what the engine computes on.
 	Device string `json:"device"`
 	// GPUs are the NVIDIA GPUs gpuinfo sees; GPUError says why there are none.
-	GPUs     []gpuinfo.Device `json:"gpus"`
-	GPUError string           `json:"gpu_error,omitempty"`
+	GPUs     []GPU  `json:"gpus"`
+	GPUError string `json:"gpu_error,omitempty"`
 	// Memory is the memory the KV policy budgets against; MemoryError says why it is unknown.
 	Memory      MemInfo `json:"memory"`
 	MemoryError string  `json:"memory_error,omitempty"`
@@ -45,6 +43,23 @@ type SystemInfo struct {
 	History       string  `json:"run_history"`
 	Auth          bool    `json:"api_key_required"`
 	UptimeSeconds float64 `json:"uptime_seconds"`
+}
+
+// GPU is one NVIDIA GPU as the system page lists it (native/gpuinfo's Device, field for field).
+type GPU struct {
+	Index      int    `json:"index"`
+	Name       string `json:"name"`
+	UUID       string `json:"uuid,omitempty"`
+	TotalBytes uint64 `json:"total_bytes"`
+	FreeBytes  uint64 `json:"free_bytes"`
+	// UtilGPU and UtilMemory are the percent of time over the last sample period that a
+	// kernel ran and that memory was read or written; −1 when the source cannot tell.
+	UtilGPU    int    `json:"util_gpu"`
+	UtilMemory int    `json:"util_memory"`
+	Compute    string `json:"compute_capability,omitempty"` // "9.0"
+	Driver     string `json:"driver,omitempty"`             // driver version
+	// Source is what answered: "nvml" (go-nvml), "nvml-purego", or "cuda".
+	Source string `json:"source"`
 }
 
 // ModelStatus is one model as the server sees it.
@@ -170,7 +185,7 @@ type Run struct {
 	RefText string   `json:"ref_text,omitempty"`
 	Arms    []RunArm `json:"arms"`
 	// Report is the run as the run history stores it (the document `kvlab runs show` prints).
-	Report *lab.ABReport `json:"report,omitempty"`
+	Report *report.ABReport `json:"report,omitempty"`
 }
 
 // RunArm is one arm's summary in a run.
