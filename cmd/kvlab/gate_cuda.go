@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/kvlab/kvlab/native/cuda/engine"
+	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/kvq"
 	"github.com/kvlab/kvlab/native/lab"
 	"github.com/spf13/cobra"
@@ -28,7 +29,7 @@ type cudaGateRow struct {
 	OK         bool    `json:"ok"`
 }
 
-// runGateCUDA runs engine.RunGate for every pair × head dimension × dataset (with a prefill),
+// runGateCUDA runs lab.RunDeviceGate for every pair × head dimension × dataset (with a prefill),
 // plus one overlay case per pair and head dimension, and prints one row per pair.
 func runGateCUDA(cmd *cobra.Command, pairs []kvq.Pair, dims []int, data []lab.GateData, cells, queries int, asJSON bool) error {
 	for _, p := range pairs {
@@ -43,23 +44,23 @@ func runGateCUDA(cmd *cobra.Command, pairs []kvq.Pair, dims []int, data []lab.Ga
 		return err
 	}
 	defer e.Close()
-	var cases []engine.GateCase
+	var cases []lab.DeviceGateCase
 	for _, p := range pairs {
 		for _, d := range dims {
 			for _, dd := range data {
-				cases = append(cases, engine.GateCase{Pair: p, HeadDim: d, Cells: cells, Heads: queries, KVHeads: 1,
+				cases = append(cases, lab.DeviceGateCase{Pair: p, HeadDim: d, Cells: cells, Heads: queries, KVHeads: 1,
 					Prefill: min(64, cells), Data: dd, Seed: 2026})
 			}
-			cases = append(cases, engine.GateCase{Pair: p, HeadDim: d, Cells: cells, Heads: 2 * queries, KVHeads: 2,
+			cases = append(cases, lab.DeviceGateCase{Pair: p, HeadDim: d, Cells: cells, Heads: 2 * queries, KVHeads: 2,
 				Window: min(256, cells/2), Sinks: min(8, cells/4), Data: data[len(data)-1], Seed: 2027})
 		}
 	}
 	prog := newProgress(cmd.ErrOrStderr(), len(cases), "gate (cuda)")
 	rows := map[string]*cudaGateRow{}
 	var order []string
-	var results []engine.GateResult
+	var results []lab.DeviceGateResult
 	for _, gc := range cases {
-		r, err := engine.RunGate(e, gc)
+		r, err := lab.RunDeviceGate(cudaGate(e), gc)
 		if err != nil {
 			prog.Finish()
 			return fmt.Errorf("gate %s: %w", gc, err)
@@ -98,14 +99,14 @@ func runGateCUDA(cmd *cobra.Command, pairs []kvq.Pair, dims []int, data []lab.Ga
 	if asJSON {
 		if err := writeJSON(cmd.OutOrStdout(), map[string]any{
 			"device": info.Name, "arch": info.Arch(), "nvrtc": e.Compiler().Version(), "cells": cells, "queries": queries,
-			"attn_bound": engine.AttnBound, "pairs": out, "cases": results, "failures": bad,
+			"attn_bound": lab.DeviceAttnBound, "pairs": out, "cases": results, "failures": bad,
 		}); err != nil {
 			return err
 		}
 	} else {
 		w := cmd.OutOrStdout()
 		fmt.Fprintf(w, "GPU kernels against the CPU on %s (%s, NVRTC %s): codec bytes vs native/kvq, attention vs native/attn's reference (relative RMS, bound %g)\n\n",
-			info.Name, info.Arch(), e.Compiler().Version(), engine.AttnBound)
+			info.Name, info.Arch(), e.Compiler().Version(), lab.DeviceAttnBound)
 		t := &table{header: []string{"pair", "K codec", "V codec", "decode", "overlay decode", "prefill", "error vs f32", "status"}}
 		codec := func(n int) string {
 			if n == 0 {
@@ -135,4 +136,15 @@ func worst(a, b float64) float64 {
 		return math.NaN()
 	}
 	return max(a, b)
+}
+
+// cudaGate is the CUDA engine as the device gate's backend.
+func cudaGate(e *engine.Engine) lab.GateBackend {
+	return lab.GateBackendFunc(func(cfg kvcache.Config) (lab.GateCache, error) {
+		c, err := e.NewCache(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/kvlab/kvlab/kernels/emu"
 	"github.com/kvlab/kvlab/native/cuda"
 	"github.com/kvlab/kvlab/native/cuda/internal/cu"
+	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/kvq"
 	"github.com/kvlab/kvlab/native/lab"
 )
@@ -67,7 +68,7 @@ func TestEmuGate(t *testing.T) {
 	}
 	for _, name := range pairs {
 		p, _ := kvq.ParsePair(name)
-		for i, tc := range []GateCase{
+		for i, tc := range []lab.DeviceGateCase{
 			{Pair: p, HeadDim: 128, Cells: 700, Heads: 10, KVHeads: 2, Prefill: 40, Data: lab.Outlier5, Seed: 7},
 			{Pair: p, HeadDim: 64, Cells: 333, Heads: 8, KVHeads: 1, Window: 64, Sinks: 4, Data: lab.Gaussian, Seed: 9},
 			{Pair: p, HeadDim: 256, Cells: 1000, Heads: 3, KVHeads: 3, Window: 100, Sinks: 1, Prefill: 33, Data: lab.Outlier75, Seed: 11},
@@ -77,7 +78,7 @@ func TestEmuGate(t *testing.T) {
 				// Few blocks in the split plan: long splits, several tiles per warp, the
 				// cp.async pipeline in use.
 				e.splitBlocks = []int{0, 0, 4, 3}[i]
-				r, err := RunGate(e, tc)
+				r, err := lab.RunDeviceGate(gateBackend(e), tc)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -181,4 +182,15 @@ func TestEmuOps(t *testing.T) {
 			}
 		}
 	}
+}
+
+// gateBackend is the engine as lab's device gate drives it.
+func gateBackend(e *Engine) lab.GateBackend {
+	return lab.GateBackendFunc(func(cfg kvcache.Config) (lab.GateCache, error) {
+		c, err := e.NewCache(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	})
 }

@@ -1,4 +1,4 @@
-package engine
+package lab
 
 import (
 	"errors"
@@ -11,38 +11,66 @@ import (
 	"github.com/kvlab/kvlab/native/attn"
 	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/kvq"
-	"github.com/kvlab/kvlab/native/lab"
 )
 
-// AttnBound is the largest relative RMS difference between a GPU attention output and the
-// CPU reference over the same stored cache that the gate accepts. Both compute the same
+// DeviceAttnBound is the largest relative RMS difference between a backend's attention output
+// and the CPU reference over the same stored cache that the device gate accepts. Both compute the same
 // formula on the same stored values; they differ in float32 summation order and in the
 // GPU's exp2f (≤ 2 ulp), about 1e-6 relative.
-const AttnBound = 1e-4
+const DeviceAttnBound = 1e-4
 
-// GateCase is one cache the GPU gate checks: a format pair at one shape, with synthetic
-// K/V drawn from a distribution of lab's gate (lab.Gaussian, lab.Outlier5, lab.Outlier75).
-type GateCase struct {
+// GateBackend is a compute backend as the device gate drives it: it holds a cache of kvcache's
+// configuration in its own memory, and runs decode and prefill attention over it.
+type GateBackend interface {
+	NewGateCache(cfg kvcache.Config) (GateCache, error)
+}
+
+// GateCache is a backend's KV cache as the device gate drives it (native/cuda/engine's Cache
+// has these methods). DecodeHost and PrefillHost take host queries, heads × head dim per
+// position, and return the attention outputs in the same layout.
+type GateCache interface {
+	Write(layer int, k, v []float32, n int) error
+	Commit(n int) error
+	DecodeHost(layer int, q []float32, heads int, scale float32) ([]float32, error)
+	PrefillHost(layer int, q []float32, nq, p0, window, heads int, scale float32) ([]float32, error)
+	Free()
+}
+
+// StoredRows is implemented by a GateCache whose stored bytes the gate compares with
+// native/kvq's encoders: one head's rows of one layer, cell-major, as kvq encodes them.
+type StoredRows interface {
+	Rows(layer, head int, isK bool) ([]byte, error)
+}
+
+// GateBackendFunc adapts a constructor to GateBackend.
+type GateBackendFunc func(cfg kvcache.Config) (GateCache, error)
+
+// NewGateCache calls f.
+func (f GateBackendFunc) NewGateCache(cfg kvcache.Config) (GateCache, error) { return f(cfg) }
+
+// DeviceGateCase is one cache the device gate checks: a format pair at one shape, with
+// synthetic K/V drawn from a distribution of the gate (Gaussian, Outlier5, Outlier75).
+type DeviceGateCase struct {
 	Pair           kvq.Pair
 	HeadDim        int
 	Cells          int
 	Heads, KVHeads int
 	Window, Sinks  int // the FP16 overlay (0, 0: none)
 	Prefill        int // query positions of the prefill check (0: skip)
-	Data           lab.GateData
+	Data           GateData
 	Seed           uint64
 }
 
-// GateResult is the gate's verdict on one case.
-type GateResult struct {
-	Pair    string       `json:"pair"`
-	Data    lab.GateData `json:"data"`
-	HeadDim int          `json:"head_dim"`
-	Cells   int          `json:"cells"`
-	Window  int          `json:"window"`
-	Sinks   int          `json:"sinks"`
+// DeviceGateResult is the device gate's verdict on one case.
+type DeviceGateResult struct {
+	Pair    string   `json:"pair"`
+	Data    GateData `json:"data"`
+	HeadDim int      `json:"head_dim"`
+	Cells   int      `json:"cells"`
+	Window  int      `json:"window"`
+	Sinks   int      `json:"sinks"`
 	// KBytesDiff and VBytesDiff count the stored bytes that differ from native/kvq's
-	// encoders on the same input (0: bit-exact).
+	// encoders on the same input (0: bit-exact; 0 too when the cache is not StoredRows).
 	KBytesDiff int `json:"k_bytes_diff"`
 	VBytesDiff int `json:"v_bytes_diff"`
 	// Decode is ‖o_gpu − o_ref‖/‖o_ref‖ for one decode step, o_ref being attn.DecodeReference
@@ -56,17 +84,17 @@ type GateResult struct {
 	OK    bool    `json:"ok"`
 }
 
-// gateData draws cells × kvHeads rows of K and V with per-channel outliers as lab's gate does
+// deviceGateData draws cells × kvHeads rows of K and V with per-channel outliers as lab's gate does
 // (channel RMS around 1, a few channels up to the dataset's spread, K with a per-channel
 // bias), and queries scaled so the scaled scores have a standard deviation near 2.5.
-func gateData(gc GateCase, rows int) (k, v, q []float32) {
+func deviceGateData(gc DeviceGateCase, rows int) (k, v, q []float32) {
 	r := rand.New(rand.NewPCG(gc.Seed, uint64(gc.HeadDim)*31+uint64(gc.Cells)))
 	d, hn := gc.HeadDim, gc.KVHeads
 	ks, vs := 1.0, 1.0
 	switch gc.Data {
-	case lab.Outlier5:
+	case Outlier5:
 		ks, vs = 5, 8
-	case lab.Outlier75:
+	case Outlier75:
 		ks, vs = 75, 14
 	}
 	rms := func(spread float64) []float64 {
@@ -108,21 +136,22 @@ func gateData(gc GateCase, rows int) (k, v, q []float32) {
 	return k, v, q
 }
 
-// RunGate stores the case's cache on the device and in native/kvcache, compares the stored
-// bytes head by head, and compares one decode step (and a prefill) with the CPU reference.
-func RunGate(e *Engine, gc GateCase) (GateResult, error) {
-	res := GateResult{Pair: gc.Pair.String(), Data: gc.Data, HeadDim: gc.HeadDim, Cells: gc.Cells,
+// RunDeviceGate stores the case's cache in the backend and in native/kvcache, compares the
+// stored bytes head by head (when the backend's cache is StoredRows), and compares one decode
+// step (and a prefill) with the CPU reference.
+func RunDeviceGate(b GateBackend, gc DeviceGateCase) (DeviceGateResult, error) {
+	res := DeviceGateResult{Pair: gc.Pair.String(), Data: gc.Data, HeadDim: gc.HeadDim, Cells: gc.Cells,
 		Window: gc.Window, Sinks: gc.Sinks, Prefill: -1}
 	d, hn, heads := gc.HeadDim, gc.KVHeads, gc.Heads
 	cfg := kvcache.Config{Layers: 1, KVHeads: hn, HeadDimK: d, HeadDimV: d, Pair: gc.Pair, MaxCells: gc.Cells,
 		Window: gc.Window, Sinks: gc.Sinks, KGain: 1, Seed: gc.Seed}
-	k, v, q := gateData(gc, heads*(1+gc.Prefill))
+	k, v, q := deviceGateData(gc, heads*(1+gc.Prefill))
 	qd, qp := q[:heads*d], q[heads*d:]
 	cpu, err := kvcache.New(cfg)
 	if err != nil {
 		return res, err
 	}
-	gpu, err := e.NewCache(cfg)
+	gpu, err := b.NewGateCache(cfg)
 	if err != nil {
 		return res, err
 	}
@@ -146,7 +175,8 @@ func RunGate(e *Engine, gc GateCase) (GateResult, error) {
 		}
 		pos += n
 	}
-	for h := 0; h < hn; h++ {
+	stored, _ := gpu.(StoredRows)
+	for h := 0; h < hn && stored != nil; h++ {
 		for _, isK := range []bool{true, false} {
 			f := gc.Pair.V
 			if isK {
@@ -156,7 +186,7 @@ func RunGate(e *Engine, gc GateCase) (GateResult, error) {
 			if err != nil {
 				return res, err
 			}
-			got, err := gpu.Rows(0, h, isK)
+			got, err := stored.Rows(0, h, isK)
 			if err != nil {
 				return res, err
 			}
@@ -179,13 +209,13 @@ func RunGate(e *Engine, gc GateCase) (GateResult, error) {
 	if err != nil {
 		return res, err
 	}
-	res.Decode = lab.RelRMS(out, ref)
+	res.Decode = RelRMS(out, ref)
 	exact := make([]float32, heads*d)
 	fk, fv := f32Heads(k, hn, d), f32Heads(v, hn, d)
 	if err := attn.DecodeReference(exact, qd, shape, fk, fv, 0, gc.Cells); err != nil {
 		return res, err
 	}
-	res.VsF32 = lab.RelRMS(ref, exact)
+	res.VsF32 = RelRMS(ref, exact)
 	if gc.Prefill > 0 {
 		p0 := gc.Cells - gc.Prefill
 		pout, err := gpu.PrefillHost(0, qp, gc.Prefill, p0, 0, heads, scale)
@@ -212,9 +242,9 @@ func RunGate(e *Engine, gc GateCase) (GateResult, error) {
 		if err := errors.Join(errs...); err != nil {
 			return res, err
 		}
-		res.Prefill = lab.RelRMS(pout, pref)
+		res.Prefill = RelRMS(pout, pref)
 	}
-	res.OK = res.KBytesDiff == 0 && res.VBytesDiff == 0 && res.Decode <= AttnBound && res.Prefill <= AttnBound &&
+	res.OK = res.KBytesDiff == 0 && res.VBytesDiff == 0 && res.Decode <= DeviceAttnBound && res.Prefill <= DeviceAttnBound &&
 		!math.IsNaN(res.Decode) && !math.IsNaN(res.Prefill)
 	return res, nil
 }
@@ -281,6 +311,37 @@ func (r headRows) Row(dst []float32, i int) {
 }
 
 // String is one line describing the case, for errors and progress.
-func (gc GateCase) String() string {
+func (gc DeviceGateCase) String() string {
 	return fmt.Sprintf("%s d%d %s %d cells, %d/%d heads, window %d sinks %d", gc.Pair, gc.HeadDim, gc.Data, gc.Cells, gc.Heads, gc.KVHeads, gc.Window, gc.Sinks)
 }
+
+// CPUGate is the CPU backend for the device gate: native/kvcache's cache read through
+// native/attn's fast decode and prefill paths, against the reference over the same cache.
+var CPUGate GateBackend = GateBackendFunc(func(cfg kvcache.Config) (GateCache, error) {
+	c, err := kvcache.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return cpuGateCache{c}, nil
+})
+
+type cpuGateCache struct{ *kvcache.Cache }
+
+func (c cpuGateCache) shape(heads int, scale float32) attn.Shape {
+	cfg := c.Config()
+	return attn.Shape{Heads: heads, KVHeads: cfg.KVHeads, HeadDimK: cfg.HeadDimK, HeadDimV: cfg.HeadDimV, Scale: scale}
+}
+
+func (c cpuGateCache) DecodeHost(layer int, q []float32, heads int, scale float32) ([]float32, error) {
+	out := make([]float32, heads*c.Config().HeadDimV)
+	err := attn.Decode(out, q, c.shape(heads, scale), c.Keys(layer, true), c.Values(layer, true), 0, c.Len())
+	return out, err
+}
+
+func (c cpuGateCache) PrefillHost(layer int, q []float32, nq, p0, window, heads int, scale float32) ([]float32, error) {
+	out := make([]float32, nq*heads*c.Config().HeadDimV)
+	err := attn.Prefill(out, q, nq, p0, window, c.shape(heads, scale), c.Keys(layer, false), c.Values(layer, false))
+	return out, err
+}
+
+func (cpuGateCache) Free() {}
