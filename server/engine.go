@@ -19,9 +19,9 @@ import (
 	"github.com/kvlab/kvlab/native/model"
 	"github.com/kvlab/kvlab/native/sample"
 	"github.com/kvlab/kvlab/native/tokenizer"
-	"github.com/kvlab/kvlab/server/chattemplate"
 	"github.com/kvlab/kvlab/plan/calc"
 	"github.com/kvlab/kvlab/plan/ggufshape"
+	"github.com/kvlab/kvlab/server/chattemplate"
 )
 
 // ForwardFunc is the engine's forward pass (model.Model.Forward's signature): tests wrap it to
@@ -248,6 +248,13 @@ type GenParams struct {
 	Stops []string
 	// TrimLeading drops whitespace at the start of the reply (chat replies).
 	TrimLeading bool
+	// Constrain, when set, restricts the tokens sampled (JSON mode); the reply ends when it is
+	// done, and is completed by its Close text when it stops short.
+	Constrain Constraint
+	// Logprobs asks for each token's log probability in its Event, with TopLogprobs
+	// alternatives.
+	Logprobs    bool
+	TopLogprobs int
 }
 
 // EventKind is the kind of a generation event.
@@ -271,6 +278,8 @@ type Event struct {
 	Elapsed time.Duration
 	// CtxUsed is the number of cells of the cache in use.
 	CtxUsed int
+	// Logprob is the token's log probability when GenParams.Logprobs asked for it.
+	Logprob *TokenLogprob
 }
 
 // Stop reasons of GenResult.
@@ -384,18 +393,30 @@ func (e *Engine) Generate(ctx context.Context, p GenParams, emit func(Event) err
 		text.WriteString(s)
 		return s
 	}
+	var masked []float32
 	for {
-		next := smp.Sample(logits)
-		if e.Tok.IsEOG(next) {
+		if p.Constrain != nil && p.Constrain.Done() {
 			res.Stop = StopEOS
 			break
+		}
+		next, ok := sampleWithin(smp, logits, &masked, p.Constrain)
+		if !ok || e.Tok.IsEOG(next) {
+			res.Stop = StopEOS
+			break
+		}
+		var lp *TokenLogprob
+		if p.Logprobs {
+			lp = logprobOf(e.Tok, logits, next, p.TopLogprobs)
+		}
+		if p.Constrain != nil {
+			p.Constrain.Accept(next)
 		}
 		res.Tokens++
 		if res.Tokens == 1 {
 			res.TTFT = time.Since(start)
 		}
 		piece, hit := stop.add(stream.Add(next))
-		if err := emit(Event{Kind: EventToken, Token: next, Text: out(piece), N: res.Tokens, Elapsed: decodeTime, CtxUsed: cache.Len()}); err != nil {
+		if err := emit(Event{Kind: EventToken, Token: next, Text: out(piece), N: res.Tokens, Elapsed: decodeTime, CtxUsed: cache.Len(), Logprob: lp}); err != nil {
 			return cancelled(err)
 		}
 		if hit {
@@ -431,6 +452,13 @@ func (e *Engine) Generate(ctx context.Context, p GenParams, emit func(Event) err
 			tail += stop.flush()
 		}
 		if tail != "" {
+			if err := emit(Event{Kind: EventToken, Token: -1, Text: out(tail), N: res.Tokens, Elapsed: decodeTime, CtxUsed: cache.Len()}); err != nil {
+				return cancelled(err)
+			}
+		}
+	}
+	if p.Constrain != nil && !p.Constrain.Done() {
+		if tail := p.Constrain.Close(); tail != "" {
 			if err := emit(Event{Kind: EventToken, Token: -1, Text: out(tail), N: res.Tokens, Elapsed: decodeTime, CtxUsed: cache.Len()}); err != nil {
 				return cancelled(err)
 			}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kvlab/kvlab/server/chattemplate"
@@ -58,12 +59,171 @@ type commonRequest struct {
 
 type chatCompletionRequest struct {
 	commonRequest
-	Messages []chattemplate.Message `json:"messages"`
+	Messages []apiMessage `json:"messages"`
+	// Logprobs asks for each token's log probability, with TopLogprobs (0–20) alternatives.
+	Logprobs    *bool `json:"logprobs,omitempty"`
+	TopLogprobs *int  `json:"top_logprobs,omitempty"`
+	// ResponseFormat is {"type": "text"} or {"type": "json_object"}.
+	ResponseFormat *responseFormat `json:"response_format,omitempty"`
+	// Tools and the older Functions ask for tool calls, which no chat format kvlab renders has.
+	Tools        json.RawMessage `json:"tools,omitempty"`
+	ToolChoice   json.RawMessage `json:"tool_choice,omitempty"`
+	Functions    json.RawMessage `json:"functions,omitempty"`
+	FunctionCall json.RawMessage `json:"function_call,omitempty"`
 }
 
 type completionRequest struct {
 	commonRequest
 	Prompt *stringList `json:"prompt"`
+	// Logprobs (0–5) asks for each token's log probability and that many alternatives.
+	Logprobs *int `json:"logprobs,omitempty"`
+	Echo     bool `json:"echo,omitempty"`
+}
+
+// responseFormat is OpenAI's response_format.
+type responseFormat struct {
+	Type string `json:"type"`
+}
+
+// apiMessage is one message as OpenAI clients send it: the content a string, null, or an array
+// of parts ([{"type": "text", "text": "…"}], as the SDKs, LangChain and Open WebUI send).
+type apiMessage struct {
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	Name       string          `json:"name,omitempty"`
+	ToolCalls  json.RawMessage `json:"tool_calls,omitempty"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
+}
+
+// contentPart is one element of an array content.
+type contentPart struct {
+	Type string  `json:"type"`
+	Text *string `json:"text"`
+}
+
+// chatMessages converts the request's messages: text parts are joined with newlines; a part of
+// any other type, a tool call or a tool result is a 400 that says so.
+func chatMessages(in []apiMessage) ([]chattemplate.Message, error) {
+	out := make([]chattemplate.Message, len(in))
+	for i, m := range in {
+		param := fmt.Sprintf("messages[%d]", i)
+		if len(m.ToolCalls) > 0 && string(m.ToolCalls) != "null" || m.ToolCallID != "" || strings.EqualFold(m.Role, "tool") || strings.EqualFold(m.Role, "function") {
+			return nil, badRequest(param, "%s: tool calls and tool results are not supported: no chat format kvlab renders has a tool-call syntax", param)
+		}
+		out[i].Role = m.Role
+		raw := strings.TrimSpace(string(m.Content))
+		switch {
+		case raw == "" || raw == "null":
+		case raw[0] == '"':
+			if err := json.Unmarshal(m.Content, &out[i].Content); err != nil {
+				return nil, badRequest(param+".content", "%s.content: not a valid string", param)
+			}
+		case raw[0] == '[':
+			var parts []contentPart
+			if err := json.Unmarshal(m.Content, &parts); err != nil {
+				return nil, badRequest(param+".content", "%s.content: want a string or an array of {\"type\": \"text\", \"text\": …} parts", param)
+			}
+			texts := make([]string, 0, len(parts))
+			for j, p := range parts {
+				if p.Type != "text" {
+					return nil, badRequest(fmt.Sprintf("%s.content[%d]", param, j),
+						"%s.content[%d]: a %q part: this server reads text only; send text parts (type \"text\")", param, j, p.Type)
+				}
+				if p.Text == nil {
+					return nil, badRequest(fmt.Sprintf("%s.content[%d]", param, j), "%s.content[%d]: a text part without text", param, j)
+				}
+				texts = append(texts, *p.Text)
+			}
+			out[i].Content = strings.Join(texts, "\n")
+		default:
+			return nil, badRequest(param+".content", "%s.content: want a string or an array of text parts", param)
+		}
+	}
+	return out, nil
+}
+
+// checkExtras validates the chat fields beyond the shared ones: tools are refused, never
+// ignored; response_format is text or json_object; top_logprobs needs logprobs.
+func (r *chatCompletionRequest) checkExtras() error {
+	present := func(b json.RawMessage) bool {
+		v := strings.TrimSpace(string(b))
+		return v != "" && v != "null" && v != "[]"
+	}
+	if present(r.Tools) || present(r.Functions) {
+		return badRequest("tools", "tools: tool calling is not supported: the chat formats kvlab renders (Llama 2, Llama 3, ChatML, Gemma, plain) have no tool-call syntax here; send the request without tools")
+	}
+	if v := strings.TrimSpace(string(r.ToolChoice)); present(r.ToolChoice) && v != `"none"` && v != `"auto"` {
+		return badRequest("tool_choice", "tool_choice: no tools are supported, so no tool can be chosen")
+	}
+	if present(r.FunctionCall) && strings.TrimSpace(string(r.FunctionCall)) != `"none"` {
+		return badRequest("function_call", "function_call: no functions are supported")
+	}
+	if f := r.ResponseFormat; f != nil {
+		switch f.Type {
+		case "", "text", "json_object":
+		case "json_schema":
+			return badRequest("response_format", "response_format json_schema is not supported; use {\"type\": \"json_object\"}, which guarantees a JSON object")
+		default:
+			return badRequest("response_format", "response_format type %q: want \"text\" or \"json_object\"", f.Type)
+		}
+	}
+	if r.TopLogprobs != nil {
+		if *r.TopLogprobs < 0 || *r.TopLogprobs > 20 {
+			return badRequest("top_logprobs", "top_logprobs %d: must be between 0 and 20", *r.TopLogprobs)
+		}
+		if r.Logprobs == nil || !*r.Logprobs {
+			return badRequest("top_logprobs", "top_logprobs needs logprobs: true")
+		}
+	}
+	return nil
+}
+
+// The logprobs of a choice: OpenAI's chat shape (content) and the legacy completion shape.
+type logprobEntry struct {
+	Token       string         `json:"token"`
+	Logprob     float64        `json:"logprob"`
+	Bytes       []int          `json:"bytes"`
+	TopLogprobs []logprobEntry `json:"top_logprobs"`
+}
+
+type choiceLogprobs struct {
+	// Content is the chat shape.
+	Content []logprobEntry `json:"content,omitempty"`
+	// Tokens, TokenLogprobs, TopLogprobs and TextOffset are the completion shape.
+	Tokens        []string             `json:"tokens,omitempty"`
+	TokenLogprobs []float64            `json:"token_logprobs,omitempty"`
+	TopLogprobs   []map[string]float64 `json:"top_logprobs,omitempty"`
+	TextOffset    []int                `json:"text_offset,omitempty"`
+}
+
+func byteInts(s string) []int {
+	b := make([]int, len(s))
+	for i := 0; i < len(s); i++ {
+		b[i] = int(s[i])
+	}
+	return b
+}
+
+// add appends one token's log probability in the chat or completion shape.
+func (l *choiceLogprobs) add(lp *TokenLogprob, chat bool, offset int) {
+	if chat {
+		e := logprobEntry{Token: lp.Text, Logprob: lp.Logprob, Bytes: byteInts(lp.Text), TopLogprobs: []logprobEntry{}}
+		for _, t := range lp.Top {
+			e.TopLogprobs = append(e.TopLogprobs, logprobEntry{Token: t.Text, Logprob: t.Logprob, Bytes: byteInts(t.Text), TopLogprobs: nil})
+		}
+		l.Content = append(l.Content, e)
+		return
+	}
+	l.Tokens = append(l.Tokens, lp.Text)
+	l.TokenLogprobs = append(l.TokenLogprobs, lp.Logprob)
+	top := map[string]float64{}
+	for _, t := range lp.Top {
+		if _, ok := top[t.Text]; !ok {
+			top[t.Text] = t.Logprob
+		}
+	}
+	l.TopLogprobs = append(l.TopLogprobs, top)
+	l.TextOffset = append(l.TextOffset, offset)
 }
 
 // usage is OpenAI's token accounting.
@@ -92,11 +252,12 @@ type chatMessage struct {
 }
 
 type choice struct {
-	Index        int          `json:"index"`
-	Message      *chatMessage `json:"message,omitempty"`
-	Delta        *chatMessage `json:"delta,omitempty"`
-	Text         *string      `json:"text,omitempty"`
-	FinishReason *string      `json:"finish_reason"`
+	Index        int             `json:"index"`
+	Message      *chatMessage    `json:"message,omitempty"`
+	Delta        *chatMessage    `json:"delta,omitempty"`
+	Text         *string         `json:"text,omitempty"`
+	Logprobs     *choiceLogprobs `json:"logprobs"`
+	FinishReason *string         `json:"finish_reason"`
 }
 
 type completionResponse struct {
@@ -169,7 +330,14 @@ func (s *Server) chatCompletions(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := checkMessages(req.Messages); err != nil {
+	if err := req.checkExtras(); err != nil {
+		return err
+	}
+	msgs, err := chatMessages(req.Messages)
+	if err != nil {
+		return err
+	}
+	if err := checkMessages(msgs); err != nil {
 		return err
 	}
 	smp, err := req.sampler(1, uint64(time.Now().UnixNano()))
@@ -180,12 +348,21 @@ func (s *Server) chatCompletions(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	prompt, err := eng.RenderChat(req.Messages)
+	prompt, err := eng.RenderChat(msgs)
 	if err != nil {
 		return badRequest("messages", "%v", err)
 	}
 	p := GenParams{Prompt: prompt, MaxTokens: maxTokens, Sampler: smp, TrimLeading: true,
 		Stops: append(chattemplate.Stops(eng.Template), req.Stop...)}
+	if req.Logprobs != nil && *req.Logprobs {
+		p.Logprobs = true
+		if req.TopLogprobs != nil {
+			p.TopLogprobs = *req.TopLogprobs
+		}
+	}
+	if req.ResponseFormat != nil && req.ResponseFormat.Type == "json_object" {
+		p.Constrain = newJSONConstraint(eng.Tok)
+	}
 	return s.complete(c, eng, p, &req.commonRequest, true)
 }
 
@@ -208,6 +385,12 @@ func (s *Server) completions(c echo.Context) error {
 	if maxTokens == 0 {
 		maxTokens = 16 // OpenAI's default for this endpoint
 	}
+	if req.Echo {
+		return badRequest("echo", "echo is not supported: the reply holds only the continuation")
+	}
+	if req.Logprobs != nil && (*req.Logprobs < 0 || *req.Logprobs > 5) {
+		return badRequest("logprobs", "logprobs %d: must be between 0 and 5", *req.Logprobs)
+	}
 	smp, err := req.sampler(1, uint64(time.Now().UnixNano()))
 	if err != nil {
 		return err
@@ -220,7 +403,11 @@ func (s *Server) completions(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.complete(c, eng, GenParams{Prompt: prompt, MaxTokens: maxTokens, Sampler: smp, Stops: req.Stop}, &req.commonRequest, false)
+	p := GenParams{Prompt: prompt, MaxTokens: maxTokens, Sampler: smp, Stops: req.Stop}
+	if req.Logprobs != nil {
+		p.Logprobs, p.TopLogprobs = true, *req.Logprobs
+	}
+	return s.complete(c, eng, p, &req.commonRequest, false)
 }
 
 // complete runs a generation for either endpoint, streamed as server-sent events or answered
@@ -252,9 +439,18 @@ func (s *Server) complete(c echo.Context, eng *Engine, p GenParams, req *commonR
 		}
 	}
 	if !req.Stream {
+		var lps *choiceLogprobs
+		if p.Logprobs {
+			lps = &choiceLogprobs{}
+		}
+		offset := 0
 		res, err := eng.Generate(ctx, p, func(ev Event) error {
 			if ev.Kind == EventToken {
 				onFirst()
+				if lps != nil && ev.Logprob != nil {
+					lps.add(ev.Logprob, chat, offset)
+				}
+				offset += len(ev.Text)
 			}
 			return nil
 		})
@@ -262,7 +458,7 @@ func (s *Server) complete(c echo.Context, eng *Engine, p GenParams, req *commonR
 			return err
 		}
 		fr := finishReason(res.Stop)
-		ch := choice{FinishReason: &fr}
+		ch := choice{FinishReason: &fr, Logprobs: lps}
 		if chat {
 			ch.Message = &chatMessage{Role: chattemplate.RoleAssistant, Content: res.Text}
 		} else {
@@ -295,6 +491,9 @@ func (s *Server) complete(c echo.Context, eng *Engine, p GenParams, req *commonR
 	}
 	chunk := func(text string, role string, fr *string) completionResponse {
 		ch := choice{FinishReason: fr}
+		if p.Logprobs && fr == nil && role == "" {
+			ch.Logprobs = &choiceLogprobs{}
+		}
 		if chat {
 			ch.Delta = &chatMessage{Role: role, Content: text}
 		} else {
@@ -307,12 +506,18 @@ func (s *Server) complete(c echo.Context, eng *Engine, p GenParams, req *commonR
 			return nil
 		}
 	}
+	offset := 0
 	res, err := eng.Generate(ctx, p, func(ev Event) error {
-		if ev.Kind != EventToken || ev.Text == "" {
+		if ev.Kind != EventToken || ev.Text == "" && ev.Logprob == nil {
 			return nil
 		}
 		onFirst()
-		return send(chunk(ev.Text, "", nil))
+		ck := chunk(ev.Text, "", nil)
+		if l := ck.Choices[0].Logprobs; l != nil && ev.Logprob != nil {
+			l.add(ev.Logprob, chat, offset)
+		}
+		offset += len(ev.Text)
+		return send(ck)
 	})
 	if err != nil {
 		if res.Stop != StopCancelled {
