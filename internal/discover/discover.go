@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kvlab/kvlab/internal/limits"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -153,6 +154,9 @@ func uniqueNames(ms []Model) []Model {
 // Inspect reads the GGUF header of the file at path (only the header) and describes it; the
 // name is the file name without .gguf.
 func Inspect(path string) (Model, error) {
+	if err := limits.RegularFile(path); err != nil { // before opening: a FIFO would block
+		return Model{}, err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return Model{}, err

@@ -108,6 +108,12 @@ func (t TensorInfo) Bytes() uint64 {
 // read-only with mmap on linux and darwin, read into memory elsewhere. The caller must Close the
 // File to release the data.
 func Open(path string) (*File, error) {
+	// Stat before opening: opening a FIFO blocks until a writer comes.
+	if st, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("gguf: %w", err)
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("gguf: %s: not a regular file", path)
+	}
 	fd, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %w", err)

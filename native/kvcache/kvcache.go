@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kvlab/kvlab/internal/limits"
 	"github.com/kvlab/kvlab/native/attn"
 	"github.com/kvlab/kvlab/native/kvq"
 )
@@ -80,8 +81,8 @@ func New(cfg Config) (*Cache, error) {
 		return nil, fmt.Errorf("kvcache: %d layers × %d KV heads: both must be positive", cfg.Layers, cfg.KVHeads)
 	case cfg.HeadDimK < kvq.MinDim || cfg.HeadDimV < kvq.MinDim:
 		return nil, fmt.Errorf("kvcache: head dims K %d, V %d: both must be at least %d", cfg.HeadDimK, cfg.HeadDimV, kvq.MinDim)
-	case cfg.MaxCells <= 0:
-		return nil, fmt.Errorf("kvcache: capacity %d cells must be positive", cfg.MaxCells)
+	case cfg.MaxCells <= 0 || cfg.MaxCells > limits.MaxCtx:
+		return nil, fmt.Errorf("kvcache: capacity %d cells: want 1 to %d", cfg.MaxCells, limits.MaxCtx)
 	case !cfg.Pair.Valid():
 		return nil, fmt.Errorf("kvcache: %w: pair %s", kvq.ErrUnsupported, cfg.Pair)
 	case cfg.Window < 0 || cfg.Sinks < 0:
@@ -94,6 +95,9 @@ func New(cfg Config) (*Cache, error) {
 		return nil, fmt.Errorf("kvcache: K gain %g must be positive", cfg.KGain)
 	}
 	c := &Cache{cfg: cfg}
+	// No cell lies past MaxCells, so a longer window or more sinks would only hold memory.
+	ocfg := cfg
+	ocfg.Window, ocfg.Sinks = min(cfg.Window, cfg.MaxCells), min(cfg.Sinks, cfg.MaxCells)
 	for l := 0; l < cfg.Layers; l++ {
 		ly := &layer{}
 		for h := 0; h < cfg.KVHeads; h++ {
@@ -108,7 +112,7 @@ func New(cfg Config) (*Cache, error) {
 			ly.k, ly.v = append(ly.k, ks), append(ly.v, vs)
 		}
 		if cfg.Window > 0 || cfg.Sinks > 0 {
-			ly.ov = newOverlay(cfg)
+			ly.ov = newOverlay(ocfg)
 		}
 		for h := range ly.k {
 			ly.keysPre, ly.valsPre = append(ly.keysPre, ly.k[h]), append(ly.valsPre, ly.v[h])

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"fmt"
+	"github.com/kvlab/kvlab/internal/limits"
 	"strconv"
 	"strings"
 
@@ -58,12 +59,12 @@ func ParseArm(spec string, def ArmDefaults) (Arm, error) {
 	parts := strings.Split(strings.TrimSpace(spec), "+")
 	p, err := kvq.ParsePair(parts[0])
 	if err != nil {
-		return Arm{}, fmt.Errorf("arm %q: %w", spec, err)
+		return Arm{}, fmt.Errorf("arm %q: %w", limits.Clip(spec, 64), err)
 	}
 	a := Arm{Pair: p, Window: def.Window, Sinks: def.Sinks, KGain: def.KGain}
 	for _, opt := range parts[1:] {
 		if len(opt) < 2 {
-			return Arm{}, fmt.Errorf("arm %q: option %q: want +wN, +sN or +gB", spec, opt)
+			return Arm{}, fmt.Errorf("arm %q: option %q: want +wN, +sN or +gB", limits.Clip(spec, 64), limits.Clip(opt, 32))
 		}
 		v := opt[1:]
 		switch opt[0] {
@@ -79,14 +80,20 @@ func ParseArm(spec string, def ArmDefaults) (Arm, error) {
 			err = fmt.Errorf("unknown option (want +wN, +sN or +gB)")
 		}
 		if err != nil {
-			return Arm{}, fmt.Errorf("arm %q: option %q: %w", spec, opt, err)
+			return Arm{}, fmt.Errorf("arm %q: option %q: %w", limits.Clip(spec, 64), limits.Clip(opt, 32), err)
 		}
 	}
-	switch {
-	case a.Window < 0 || a.Sinks < 0:
-		return Arm{}, fmt.Errorf("arm %q: window and sinks must not be negative", spec)
-	case a.KGain < 0:
-		return Arm{}, fmt.Errorf("arm %q: K gain %g must be positive", spec, a.KGain)
+	// The context bounds window and sinks further (limits.Overlay, where it is known).
+	if err := limits.Int("window", int64(a.Window), 0, limits.MaxCtx, ""); err != nil {
+		return Arm{}, fmt.Errorf("arm %q: %w", limits.Clip(spec, 64), err)
+	}
+	if err := limits.Int("sinks", int64(a.Sinks), 0, limits.MaxCtx, ""); err != nil {
+		return Arm{}, fmt.Errorf("arm %q: %w", limits.Clip(spec, 64), err)
+	}
+	if a.KGain != 0 {
+		if err := limits.Float("K gain", float64(a.KGain), 1e-3, limits.MaxKGain, ""); err != nil {
+			return Arm{}, fmt.Errorf("arm %q: %w", limits.Clip(spec, 64), err)
+		}
 	}
 	return a, nil
 }

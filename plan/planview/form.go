@@ -11,6 +11,7 @@ package planview
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -184,7 +185,7 @@ func Compute(v Values, files map[string]calc.Shape) (Result, error) {
 		r.ReserveBytes = calc.GiBBytes(x)
 	}
 	if list := strings.Join(v[FieldFormats], ","); strings.Trim(list, ", ") != "" {
-		pairs, err := kvq.ParsePairs(list)
+		pairs, err := parseFormats(list)
 		if err != nil {
 			f.fail(FieldFormats, err)
 		}
@@ -339,4 +340,31 @@ func (f *form) hardware() calc.Hardware {
 		h.LinkGBps = x
 	}
 	return h
+}
+
+// MaxFormats is the most distinct formats a plan compares: every format and useful pair
+// `kvlab formats` lists. Each costs a row of the report, so the list is bounded by it rather
+// than by the body size.
+var MaxFormats = len(kvq.Formats()) + len(kvq.UsefulPairs)
+
+// parseFormats reads a comma-separated format list, dropping repeats, refusing more than
+// MaxFormats distinct formats (and a list far longer than that before parsing it).
+func parseFormats(list string) ([]kvq.Pair, error) {
+	if n := strings.Count(list, ","); n > 4*MaxFormats {
+		return nil, fmt.Errorf("%w: %d formats, at most %d", calc.ErrBadInput, n+1, MaxFormats)
+	}
+	pairs, err := kvq.ParsePairs(list)
+	if err != nil {
+		return nil, err
+	}
+	out := pairs[:0]
+	for _, p := range pairs {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	if len(out) > MaxFormats {
+		return nil, fmt.Errorf("%w: %d distinct formats, at most %d", calc.ErrBadInput, len(out), MaxFormats)
+	}
+	return out, nil
 }

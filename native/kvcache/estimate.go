@@ -1,0 +1,27 @@
+package kvcache
+
+import (
+	"math"
+
+	"github.com/kvlab/kvlab/native/kvq"
+)
+
+// EstimateBytes is the memory New(cfg) reserves (the stores and the FP16 overlay), computed
+// without allocating, so that callers can check it against the memory budget first. It
+// saturates at math.MaxInt64 instead of overflowing.
+func EstimateBytes(cfg Config) int64 {
+	if cfg.Layers <= 0 || cfg.KVHeads <= 0 || cfg.MaxCells <= 0 || !cfg.Pair.Valid() {
+		return 0
+	}
+	perLayer := float64(cfg.Pair.Bytes(int64(cfg.MaxCells), cfg.HeadDimK, cfg.HeadDimV, cfg.KVHeads))
+	if cfg.Pair.K == kvq.Q2K {
+		perLayer += float64(cfg.KVHeads) * float64(kvq.Q2KStagingBytes(cfg.HeadDimK))
+	}
+	slots := min(int64(max(cfg.Sinks, 0)), int64(cfg.MaxCells)) + min(int64(max(cfg.Window, 0)), int64(cfg.MaxCells))
+	perLayer += float64(kvq.OverlayBytes(1, cfg.HeadDimK, cfg.HeadDimV, cfg.KVHeads)) * float64(slots)
+	total := perLayer * float64(cfg.Layers)
+	if total >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(math.Ceil(total))
+}
