@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvlab/kvlab/internal/limits"
 	"github.com/kvlab/kvlab/native/lab"
 	"github.com/kvlab/kvlab/native/tokenizer"
 	"github.com/kvlab/kvlab/server/api"
@@ -37,8 +38,8 @@ func (s *Server) checkAB(req api.ABRequest) (abPlan, error) {
 	if req.Window < 0 || req.Sinks < 0 {
 		return p, badRequest("window", "window and sinks must not be negative")
 	}
-	if req.KGain < 0 || math.IsNaN(float64(req.KGain)) || math.IsInf(float64(req.KGain), 0) {
-		return p, badRequest("k_gain", "k_gain %g: must be positive", req.KGain)
+	if req.KGain < 0 || math.IsNaN(float64(req.KGain)) || math.IsInf(float64(req.KGain), 0) || req.KGain > limits.MaxKGain {
+		return p, badRequest("k_gain", "k_gain %g: must be positive, at most %g", req.KGain, limits.MaxKGain)
 	}
 	def := lab.ArmDefaults{Window: req.Window, Sinks: req.Sinks, KGain: req.KGain}
 	for _, spec := range req.Arms {
@@ -59,6 +60,9 @@ func (s *Server) checkAB(req api.ABRequest) (abPlan, error) {
 		return p, err
 	}
 	p.eng = eng
+	if err := checkArmBounds(p.arms, eng.Ctx); err != nil {
+		return p, err
+	}
 	text := req.Prompt
 	if req.Text != "" {
 		if req.Prompt != "" {
@@ -86,6 +90,9 @@ func (s *Server) checkAB(req api.ABRequest) (abPlan, error) {
 	if len(p.prompt)+p.req.N > eng.Ctx {
 		return p, &apiError{Status: 400, Type: typeInvalid, Code: "context_length_exceeded", Param: "n",
 			Message: fmt.Sprintf("the prompt (%d tokens) and n (%d) need %d cells, more than the context of %d", len(p.prompt), p.req.N, len(p.prompt)+p.req.N, eng.Ctx)}
+	}
+	if err := s.checkABMemory(p, len(p.prompt)+p.req.N); err != nil {
+		return p, err
 	}
 	return p, nil
 }

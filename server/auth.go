@@ -104,8 +104,12 @@ func (s *Server) loginPage(c echo.Context) error {
 // login checks the key from the form and sets the login cookie.
 func (s *Server) login(c echo.Context) error {
 	c.Request().Body = http.MaxBytesReader(c.Response(), c.Request().Body, 16<<10)
-	next := safeNext(c.FormValue("next"))
+	if err := c.Request().ParseForm(); err != nil {
+		bodyFailed(c)
+		return badRequest("", "the login form could not be read: %s", clip(err.Error(), 200))
+	}
 	bodyRead(c)
+	next := safeNext(c.FormValue("next"))
 	if s.cfg.APIKey == "" {
 		return c.Redirect(http.StatusSeeOther, next)
 	}

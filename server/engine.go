@@ -132,6 +132,9 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 		e.forward = cfg.ForwardHook(e.forward)
 	}
 	ccfg := mdl.CacheConfig(e.Pair, e.Ctx)
+	if err := checkCacheBudget(ccfg, sessions, mem, memErr); err != nil {
+		return fail(err)
+	}
 	newSlot := func() (forwarder, error) {
 		c, err := kvcache.New(ccfg)
 		if err != nil {

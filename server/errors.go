@@ -49,6 +49,9 @@ func asAPIError(err error) *apiError {
 	if errors.As(err, &ae) {
 		return ae
 	}
+	if le := limitsError(err); le != nil {
+		return le
+	}
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
 		msg := fmt.Sprint(he.Message)
@@ -137,8 +140,8 @@ func (s *Server) decodeJSON(c echo.Context, v any) error {
 	r := c.Request()
 	body := http.MaxBytesReader(c.Response(), r.Body, s.cfg.MaxBodyBytes)
 	dec := json.NewDecoder(body)
-	defer bodyRead(c)
 	if err := dec.Decode(v); err != nil {
+		bodyFailed(c)
 		var mbe *http.MaxBytesError
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
@@ -165,7 +168,9 @@ func (s *Server) decodeJSON(c echo.Context, v any) error {
 		if errors.As(err, &mbe) {
 			return asAPIError(err)
 		}
+		bodyFailed(c)
 		return badRequest("", "the request body has data after its JSON object")
 	}
+	bodyRead(c)
 	return nil
 }

@@ -256,6 +256,12 @@ func bodyRead(c echo.Context) {
 	_ = http.NewResponseController(c.Response().Writer).SetReadDeadline(time.Time{})
 }
 
+// bodyFailed closes the connection after the answer to a body that could not be read: the
+// rest of it is not waited for (net/http would otherwise drain it, at the client's pace).
+func bodyFailed(c echo.Context) {
+	c.Response().Header().Set("Connection", "close")
+}
+
 // clip bounds a string quoted in an error message.
 func clip(s string, n int) string {
 	if len(s) <= n {

@@ -28,6 +28,9 @@ type samplingFields struct {
 // sampler builds the sampler configuration, with the given defaults for unset fields.
 func (f samplingFields) sampler(defTemp float64, seed uint64) (sample.Config, error) {
 	cfg := sample.Config{Temp: float32(defTemp), TopP: 1, Seed: seed}
+	if err := checkSamplingBounds(f); err != nil {
+		return cfg, err
+	}
 	finite := func(name string, v *float64, lo, hi float64) (float32, error) {
 		if math.IsNaN(*v) || *v < lo || *v > hi {
 			return 0, badRequest(name, "%s %g: must be between %g and %g", name, *v, lo, hi)
@@ -72,6 +75,9 @@ func checkMaxTokens(name string, n *int) (int, error) {
 	}
 	if *n < 1 {
 		return 0, badRequest(name, "%s %d: must be at least 1", name, *n)
+	}
+	if err := checkMaxTokensBound(name, *n); err != nil {
+		return 0, err
 	}
 	return *n, nil
 }

@@ -191,6 +191,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Ctx < 0 || cfg.MaxConcurrent < 0 || cfg.Threads < 0 {
 		return nil, errors.New("server: ctx, threads and max concurrent must not be negative")
 	}
+	if err := checkConfigBounds(&cfg); err != nil {
+		return nil, err
+	}
 	def := func(v *int, d int) {
 		if *v == 0 {
 			*v = d

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kvlab/kvlab/internal/history"
+	"github.com/kvlab/kvlab/native/kvq"
 	"github.com/kvlab/kvlab/native/lab"
 	"github.com/kvlab/kvlab/native/model"
 	"github.com/spf13/cobra"
@@ -129,6 +130,9 @@ func runAB(cmd *cobra.Command, o *abOptions) error {
 	if err != nil {
 		return fmt.Errorf("--arms: %w", err)
 	}
+	if err := checkABFlags(o, arms); err != nil {
+		return err
+	}
 	text := o.Prompt
 	if o.TextFile != "" {
 		b, err := os.ReadFile(o.TextFile)
@@ -149,6 +153,16 @@ func runAB(cmd *cobra.Command, o *abOptions) error {
 		return err
 	}
 	defer m.Close()
+	abCtx := o.Ctx
+	if abCtx == 0 {
+		abCtx = lab.DefaultCtx
+		if tc := m.Hparams.Context; tc > 0 {
+			abCtx = min(abCtx, tc)
+		}
+	}
+	if err := checkABCache(m.CacheConfig(kvq.Pair{K: kvq.F16, V: kvq.F16}, abCtx), arms, abCtx); err != nil {
+		return err
+	}
 	machine := history.ThisMachine(version)
 	abs, _ := filepath.Abs(o.Model)
 	flags, _ := json.Marshal(o)

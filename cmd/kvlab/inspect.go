@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/kvlab/kvlab/internal/limits"
 	"io"
 	"os"
 	"sort"
@@ -90,6 +91,9 @@ Only the header is parsed; tensor data is not read.`,
 }
 
 func inspect(path string, withTensors, withMetadata bool) (*inspectReport, error) {
+	if err := limits.RegularFile(path); err != nil {
+		return nil, err
+	}
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err

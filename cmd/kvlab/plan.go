@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/kvlab/kvlab/internal/limits"
 	"io"
 	"os"
 	"strconv"
@@ -248,6 +249,9 @@ func (f *planFlags) shape(fl *pflag.FlagSet) (calc.Shape, string, error) {
 	var s calc.Shape
 	switch {
 	case f.model != "":
+		if err := limits.RegularFile(f.model); err != nil {
+			return s, "", fmt.Errorf("--model: %w", err)
+		}
 		fd, err := os.Open(f.model)
 		if err != nil {
 			return s, "", fmt.Errorf("--model: %w", err)

@@ -167,6 +167,9 @@ func runModel(ctx context.Context, o runOptions, out, errw io.Writer, progress f
 	if !(o.kGain > 0) {
 		return runResult{}, fmt.Errorf("--k-gain %g: must be positive", o.kGain)
 	}
+	if err := checkRunFlags(o); err != nil {
+		return runResult{}, err
+	}
 	pair, err := kvq.ParsePair(o.kv)
 	if err != nil {
 		return runResult{}, fmt.Errorf("--kv: %w", err)
@@ -211,6 +214,9 @@ func runModel(ctx context.Context, o runOptions, out, errw io.Writer, progress f
 	}
 	cfg := m.CacheConfig(pair, cells)
 	cfg.Window, cfg.Sinks, cfg.KGain = o.window, o.sinks, o.kGain
+	if err := checkRunCache(cfg, m.Hparams.Context); err != nil {
+		return runResult{}, err
+	}
 	res := runResult{PromptTokens: len(prompt), KVFormat: pair.String(), Context: cells, Threads: m.Threads(), Stop: "length", Device: "cpu"}
 	var (
 		forward func(tokens []int32, logits []float32) error
