@@ -4,8 +4,12 @@ package attn
 
 import "golang.org/x/sys/cpu"
 
-// hasAVX512 selects softmaxRows' vector kernels (softmax_amd64.s).
-var hasAVX512 = cpu.X86.HasAVX512F
+// hasAVX512 and hasFMA select softmaxRows' vector kernels (softmax_amd64.s): 16 lanes with
+// AVX-512, else 8 with AVX2 + FMA.
+var (
+	hasAVX512 = cpu.X86.HasAVX512F
+	hasFMA    = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+)
 
 //go:noescape
 func scaleMaxAVX512(x *float32, n int, scale float32, mx *[16]float32)
@@ -13,20 +17,38 @@ func scaleMaxAVX512(x *float32, n int, scale float32, mx *[16]float32)
 //go:noescape
 func expSumAVX512(x *float32, n int, m *[16]float32, sum *[16]float32)
 
-// softmaxVec is softmaxRows' vector path for n query columns with n dividing 16 (a lane of a
-// 16-float vector then always holds the same query), over the whole vectors of sco; it
-// reports false, touching nothing, when it does not apply. The caller finishes the entries
-// past the last whole vector.
+//go:noescape
+func scaleMaxAVX2(x *float32, n int, scale float32, mx *[16]float32)
+
+//go:noescape
+func expSumAVX2(x *float32, n int, m *[16]float32, sum *[16]float32)
+
+// softmaxVec is softmaxRows' vector path for n query columns with n dividing the vector's
+// lanes (16 with AVX-512, 8 with AVX2 + FMA: a lane then always holds the same query), over the
+// whole vectors of sco; it reports false, touching nothing, when it does not apply. The caller
+// finishes the entries past the last whole vector.
 func softmaxVec(sco []float32, n int, scale float32, mx, sums []float32) (done int, ok bool) {
-	if !hasAVX512 || 16%n != 0 || len(sco) < 16 {
+	lanes := 16
+	if !hasAVX512 {
+		lanes = 8
+		if !hasFMA {
+			return 0, false
+		}
+	}
+	if lanes%n != 0 || len(sco) < lanes {
 		return 0, false
 	}
-	nv := len(sco) &^ 15
+	nv := len(sco) &^ (lanes - 1)
 	var lane [16]float32
-	scaleMaxAVX512(&sco[0], nv, scale, &lane)
+	// Direct calls (not through function values), so lane and sum stay on the stack.
+	if lanes == 16 {
+		scaleMaxAVX512(&sco[0], nv, scale, &lane)
+	} else {
+		scaleMaxAVX2(&sco[0], nv, scale, &lane)
+	}
 	for i := range mx {
 		mx[i] = lane[i]
-		for l := i + n; l < 16; l += n {
+		for l := i + n; l < lanes; l += n {
 			mx[i] = max(mx[i], lane[l])
 		}
 	}
@@ -38,10 +60,14 @@ func softmaxVec(sco []float32, n int, scale float32, mx, sums []float32) (done i
 		lane[l] = mx[l%n]
 	}
 	var sum [16]float32
-	expSumAVX512(&sco[0], nv, &lane, &sum)
+	if lanes == 16 {
+		expSumAVX512(&sco[0], nv, &lane, &sum)
+	} else {
+		expSumAVX2(&sco[0], nv, &lane, &sum)
+	}
 	for i := range sums {
 		sums[i] = 0
-		for l := i; l < 16; l += n {
+		for l := i; l < lanes; l += n {
 			sums[i] += sum[l]
 		}
 	}

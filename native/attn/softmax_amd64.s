@@ -90,3 +90,100 @@ es_done:
 	VMOVUPS Z0, (DI)
 	VZEROUPPER
 	RET
+
+// func scaleMaxAVX2(x *float32, n int, scale float32, mx *[16]float32)
+// scaleMaxAVX512 eight lanes wide (AVX2): n a multiple of 8; mx[l] for l < 8 the largest x[i]
+// with i ≡ l mod 8.
+TEXT ·scaleMaxAVX2(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS scale+16(FP), Y1
+	MOVQ mx+24(FP), DI
+	MOVL $0xff800000, AX       // −Inf
+	MOVQ AX, X0
+	VPBROADCASTD X0, Y0
+	VMOVAPS Y0, Y2
+	SHRQ $3, CX
+	TESTQ CX, CX
+	JZ   sm2_done
+	TESTQ $1, CX
+	JZ   sm2_pairs
+	VMULPS (SI), Y1, Y3
+	VMOVUPS Y3, (SI)
+	VMAXPS Y3, Y0, Y0
+	ADDQ $32, SI
+	DECQ CX
+	JZ   sm2_done
+
+sm2_pairs:
+	VMULPS (SI), Y1, Y3
+	VMULPS 32(SI), Y1, Y4
+	VMOVUPS Y3, (SI)
+	VMOVUPS Y4, 32(SI)
+	VMAXPS Y3, Y0, Y0
+	VMAXPS Y4, Y2, Y2
+	ADDQ $64, SI
+	SUBQ $2, CX
+	JNZ  sm2_pairs
+
+sm2_done:
+	VMAXPS Y2, Y0, Y0
+	VMOVUPS Y0, (DI)
+	VZEROUPPER
+	RET
+
+// func expSumAVX2(x *float32, n int, m *[16]float32, sum *[16]float32)
+// expSumAVX512 eight lanes wide (AVX2 + FMA): n a multiple of 8, m and sum per lane l < 8. The
+// power 2^r is built from r's bits ((r + 127) << 23), exact for the r that pass the floor.
+TEXT ·expSumAVX2(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ m+16(FP), DX
+	MOVQ sum+24(FP), DI
+	VBROADCASTSS ·expConst+0(SB), Y8    // log₂e
+	VMULPS (DX), Y8, Y9                 // m·log₂e
+	VBROADCASTSS ·expConst+4(SB), Y10   // c6
+	VBROADCASTSS ·expConst+8(SB), Y11   // c5
+	VBROADCASTSS ·expConst+12(SB), Y12  // c4
+	VBROADCASTSS ·expConst+16(SB), Y13  // c3
+	VBROADCASTSS ·expConst+20(SB), Y14  // c2
+	VBROADCASTSS ·expConst+24(SB), Y15  // c1
+	VBROADCASTSS ·expConst+28(SB), Y6   // c0 = 1
+	VBROADCASTSS ·expConst+32(SB), Y7   // expFloor
+	MOVL $127, AX
+	MOVQ AX, X5
+	VPBROADCASTD X5, Y5
+	VXORPS Y0, Y0, Y0
+	SHRQ $3, CX
+	TESTQ CX, CX
+	JZ   es2_done
+
+es2_loop:
+	VMOVUPS (SI), Y1
+	VFMSUB213PS Y9, Y8, Y1        // y = x·log₂e − m·log₂e
+	VCMPPS $0x1E, Y7, Y1, Y4      // y > expFloor
+	VROUNDPS $0, Y1, Y2           // r = round(y)
+	VSUBPS Y2, Y1, Y1             // f = y − r
+	VMOVAPS Y10, Y3
+	VFMADD213PS Y11, Y1, Y3       // p = p·f + c
+	VFMADD213PS Y12, Y1, Y3
+	VFMADD213PS Y13, Y1, Y3
+	VFMADD213PS Y14, Y1, Y3
+	VFMADD213PS Y15, Y1, Y3
+	VFMADD213PS Y6, Y1, Y3
+	VANDPS Y4, Y2, Y2             // r = 0 where masked (keeps the bits below finite)
+	VCVTPS2DQ Y2, Y2
+	VPADDD Y5, Y2, Y2
+	VPSLLD $23, Y2, Y2            // 2^r
+	VMULPS Y2, Y3, Y3
+	VANDPS Y4, Y3, Y3             // 0 at or below the floor
+	VMOVUPS Y3, (SI)
+	VADDPS Y3, Y0, Y0
+	ADDQ $32, SI
+	DECQ CX
+	JNZ  es2_loop
+
+es2_done:
+	VMOVUPS Y0, (DI)
+	VZEROUPPER
+	RET
