@@ -19,7 +19,8 @@ import "sync"
 // formats, tq4 included with x its rotated values), and AccumulateManyMulti with a loop of
 // AccumulateScaled within the block formats' AccumulateMany bound (block_fast.go), for f16
 // too, which is not bit-identical here. The SIMD kernels (f16, q8_0 and q4_0 with AVX-512 or
-// AVX2 + FMA + F16C; tq4 with AVX-512) apply the block or row scale to the codes first (exact
+// AVX2 + FMA + F16C; tq4 with either; bf16, q4_1, q5_0, q5_1, iq4_nl and fp8 with AVX2, see
+// multi_more.go, whose offset terms o_b enter both bounds) apply the block or row scale to the codes first (exact
 // for f16 scales times 4- and 8-bit codes; one rounding for tq4's f32 scale), fuse each
 // multiply with its add, and sum a row's products in 16 (AVX2: 8) lanes reduced pairwise:
 // |DotManyMulti − Dot| ≤ (d/8 + 6)·2⁻²⁴·Σ|q[i]·x[i]|, inside the DotMany bounds for rows of up

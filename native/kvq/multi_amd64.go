@@ -25,10 +25,13 @@ var (
 	}
 )
 
-// multiTQ4 is tq4's kernels: AVX-512 only.
+// multiTQ4 is tq4's kernels: AVX-512, else AVX2 (multi_avx2x_amd64.go).
 var multiTQ4 = func() *multiKernels {
-	if hasAVX512 {
+	switch {
+	case hasAVX512:
 		return &multiKernels{multiScoresTQ4AVX512, multiAccTQ4AVX512}
+	case hasAVX2:
+		return tq4AVX2
 	}
 	return nil
 }()

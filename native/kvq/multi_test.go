@@ -12,7 +12,7 @@ import (
 )
 
 // multiFormats are the formats whose codecs implement MultiQuery.
-var multiFormats = []Format{F16, Q8_0, Q4_0, TQ4}
+var multiFormats = []Format{F16, Q8_0, Q4_0, TQ4, BF16, Q4_1, Q5_0, Q5_1, IQ4_NL, FP8}
 
 // TestMultiQueryMatchesReference checks DotManyMulti against Dot and AccumulateManyMulti
 // against a loop of AccumulateScaled, query by query, within the bounds multi.go states: the
@@ -64,7 +64,7 @@ func checkMulti(t *testing.T, rng *rand.Rand, f Format, d, n, rows int) {
 			qh := q[h*d : (h+1)*d]
 			var scale float64
 			for i := range x {
-				scale += math.Abs(float64(qh[i])) * math.Abs(float64(x[i]))
+				scale += math.Abs(float64(qh[i])) * (math.Abs(float64(x[i])) + blockOffset(c, row, i))
 			}
 			bound := 1e-5 * scale
 			ref := c.Dot(qh, row)
@@ -97,7 +97,7 @@ func checkMulti(t *testing.T, rng *rand.Rand, f Format, d, n, rows int) {
 			c.AccumulateScaled(ref, wj, row)
 			domain(x, row)
 			for i := range scale {
-				scale[i] += math.Abs(float64(wj)) * math.Abs(float64(x[i]))
+				scale[i] += math.Abs(float64(wj)) * (math.Abs(float64(x[i])) + blockOffset(c, row, i))
 			}
 		}
 		for i := range ref {
@@ -107,6 +107,25 @@ func checkMulti(t *testing.T, rng *rand.Rand, f Format, d, n, rows int) {
 			}
 		}
 	}
+}
+
+// blockOffset is the offset term o_b of value i's block in the block formats' bounds
+// (block_fast.go): |m̂| for q4_1 and q5_1, 16·|d̂| for q5_0, 0 otherwise.
+func blockOffset(c Codec, row []byte, i int) float64 {
+	var bc *blockCodec
+	switch c := c.(type) {
+	case *q4_1Codec:
+		bc = &c.blockCodec
+	case *q5_1Codec:
+		bc = &c.blockCodec
+	case *q5_0Codec:
+		blk := row[i/BlockSize*c.fullBytes:]
+		return 16 * math.Abs(float64(blockF16(blk, 0)))
+	default:
+		return 0
+	}
+	blk := row[i/BlockSize*bc.fullBytes:]
+	return math.Abs(float64(blockF16(blk, 2)))
 }
 
 // TestMultiQueryIndependentOfGrouping checks that a query's scores and sums do not depend on

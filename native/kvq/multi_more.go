@@ -1,0 +1,126 @@
+package kvq
+
+// MultiQuery for bf16, q4_1, q5_0, q5_1, iq4_nl and fp8: the AVX2 kernels where the CPU has
+// them (multi_avx2x_amd64.go) over the whole 32-value groups of a row, the values past them
+// (a block format's short block, the last d mod 32 values of a bf16 or fp8 row) added by the
+// scalar tails; without kernels, DotMany and AccumulateMany per query.
+//
+// The kernels apply the block scale (and min) to the codes first, as the f16, q8_0 and q4_0
+// kernels do (q4_1 and q5_1 as one fused c·d + m, q5_0 as c·d − 16·d), bf16 exactly, fp8 as the
+// e4m3 value / 256 (exact, through f16) with the row scale × 256 applied to each row's sums
+// (scores) or to the decoded values (accumulate), tq4's levels looked up exactly and its row
+// scale applied the same way. Their errors are inside MultiQuery's bounds with the codecs'
+// offset terms (|m̂| for q4_1 and q5_1, 16·|d̂| for q5_0).
+
+// bf16Tail is Σ q[i]·x[i] over the values of a bf16 row past its last whole 32 values.
+func bf16Tail(q []float32, row []byte) float32 {
+	var s float32
+	for i := len(q) &^ 31; i < len(q); i++ {
+		s += q[i] * bf16At(row, i)
+	}
+	return s
+}
+
+// bf16TailAcc adds w·x[i] to acc[i] over the values of a bf16 row past its last whole 32.
+func bf16TailAcc(acc []float32, w float32, row []byte) {
+	for i := len(acc) &^ 31; i < len(acc); i++ {
+		acc[i] += float32(w * bf16At(row, i))
+	}
+}
+
+// DotManyMulti scores n queries against every row within the MultiQuery bounds.
+func (c *bf16Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
+	multiDot(c, multiBF16, c.d&^31, bf16Tail, q, n, rows, out)
+}
+
+// AccumulateManyMulti adds n weighted sums of the rows within the MultiQuery bounds.
+func (c *bf16Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows []byte) {
+	multiAcc(c, multiBF16, c.d&^31, bf16TailAcc, acc, n, w, rows)
+}
+
+// fp8Tail is Σ q[i]·x[i] over the values of an fp8 row past its last whole 32 values.
+func (c fp8Codec) tail(q []float32, row []byte) float32 {
+	s := c.scale(row)
+	var sum float32
+	for i := len(q) &^ 31; i < len(q); i++ {
+		sum += q[i] * (fp8E4M3Table[row[i]] * s)
+	}
+	return sum
+}
+
+// tailAcc adds w·x[i] to acc[i] over the values of an fp8 row past its last whole 32.
+func (c fp8Codec) tailAcc(acc []float32, w float32, row []byte) {
+	s := c.scale(row)
+	for i := len(acc) &^ 31; i < len(acc); i++ {
+		acc[i] += float32(w * (fp8E4M3Table[row[i]] * s))
+	}
+}
+
+// DotManyMulti scores n queries against every row within the MultiQuery bounds.
+func (c fp8Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
+	multiDot(c, multiFP8, c.d&^31, c.tail, q, n, rows, out)
+}
+
+// AccumulateManyMulti adds n weighted sums of the rows within the MultiQuery bounds.
+func (c fp8Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows []byte) {
+	multiAcc(c, multiFP8, c.d&^31, c.tailAcc, acc, n, w, rows)
+}
+
+// blockDotMulti and blockAccMulti are MultiQuery for a block format without a short-row
+// kernel: k over the whole blocks, the short block through tails; rows of one short block
+// (d < 32) go per query.
+func (c *blockCodec) blockDotMulti(self Codec, k *multiKernels, q []float32, n int, rows []byte, out []float32) {
+	if c.full == 0 {
+		k = nil
+	}
+	td, _ := c.tails()
+	multiDot(self, k, c.full*BlockSize, td, q, n, rows, out)
+}
+
+func (c *blockCodec) blockAccMulti(self Codec, k *multiKernels, acc []float32, n int, w []float32, rows []byte) {
+	if c.full == 0 {
+		k = nil
+	}
+	_, ta := c.tails()
+	multiAcc(self, k, c.full*BlockSize, ta, acc, n, w, rows)
+}
+
+// DotManyMulti scores n queries against every row within the MultiQuery bounds.
+func (c *q4_1Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
+	c.blockDotMulti(c, multiQ4_1, q, n, rows, out)
+}
+
+// AccumulateManyMulti adds n weighted sums of the rows within the MultiQuery bounds.
+func (c *q4_1Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows []byte) {
+	c.blockAccMulti(c, multiQ4_1, acc, n, w, rows)
+}
+
+// DotManyMulti scores n queries against every row within the MultiQuery bounds.
+func (c *q5_0Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
+	c.blockDotMulti(c, multiQ5_0, q, n, rows, out)
+}
+
+// AccumulateManyMulti adds n weighted sums of the rows within the MultiQuery bounds.
+func (c *q5_0Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows []byte) {
+	c.blockAccMulti(c, multiQ5_0, acc, n, w, rows)
+}
+
+// DotManyMulti scores n queries against every row within the MultiQuery bounds.
+func (c *q5_1Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
+	c.blockDotMulti(c, multiQ5_1, q, n, rows, out)
+}
+
+// AccumulateManyMulti adds n weighted sums of the rows within the MultiQuery bounds.
+func (c *q5_1Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows []byte) {
+	c.blockAccMulti(c, multiQ5_1, acc, n, w, rows)
+}
+
+// DotManyMulti scores n queries against every row within the MultiQuery bounds.
+func (c *iq4nlCodec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
+	c.blockDotMulti(c, multiIQ4NL, q, n, rows, out)
+}
+
+// AccumulateManyMulti adds n weighted sums of the rows within the MultiQuery bounds.
+func (c *iq4nlCodec) AccumulateManyMulti(acc []float32, n int, w []float32, rows []byte) {
+	c.blockAccMulti(c, multiIQ4NL, acc, n, w, rows)
+}
