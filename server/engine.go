@@ -221,11 +221,7 @@ func (e *Engine) BytesPerCell() float64 { return e.Shape.BytesPerToken(e.Pair, 1
 
 // RenderChat renders a conversation with the model's chat format and tokenizes it.
 func (e *Engine) RenderChat(msgs []chattemplate.Message) ([]int32, error) {
-	text, err := chattemplate.Render(e.Template, msgs)
-	if err != nil {
-		return nil, err
-	}
-	return e.Encode(text, true)
+	return encodeChat(e.Tok, e.Template, msgs) // content never parsed for special tokens
 }
 
 // Encode tokenizes a prompt with BOS prepended when the vocabulary asks for it; special tokens

@@ -69,11 +69,15 @@ func (t *Tokenizer) partition(text string, parseSpecial bool) []fragment {
 // Encode never fails: bytes no token covers are dropped (BPE) or become UNK (SPM without byte
 // tokens), as in llama.cpp.
 func (t *Tokenizer) Encode(text string, addSpecial, parseSpecial bool) []int32 {
-	out := make([]int32, 0, len(text)/3+2)
+	return t.encodeFragments(t.partition(text, parseSpecial), len(text), addSpecial)
+}
+
+// encodeFragments tokenizes partitioned text (Encode's second half).
+func (t *Tokenizer) encodeFragments(frags []fragment, size int, addSpecial bool) []int32 {
+	out := make([]int32, 0, size/3+2)
 	if addSpecial && t.addBOS {
 		out = append(out, t.bos)
 	}
-	frags := t.partition(text, parseSpecial)
 	switch t.kind {
 	case SPM:
 		var sess spmSession

@@ -74,35 +74,76 @@ func Validate(msgs []Message) error {
 
 // Render writes msgs in format k, ending with the opening of the assistant's turn (so the model
 // writes the reply) unless the last message is the assistant's, which is then continued. It
-// writes no BOS: the tokenizer adds it. Special tokens appear as text, to be parsed by the
-// tokenizer.
+// writes no BOS: the tokenizer adds it. Special tokens appear as text; RenderSegments tells
+// the format's own markers from the messages' text, which must not be parsed as special.
 func Render(k Kind, msgs []Message) (string, error) {
-	if err := Validate(msgs); err != nil {
+	segs, err := RenderSegments(k, msgs)
+	if err != nil {
 		return "", err
 	}
 	var b strings.Builder
+	for _, s := range segs {
+		b.WriteString(s.Text)
+	}
+	return b.String(), nil
+}
+
+// Segment is a piece of a rendered conversation: the format's own text (Template: its markers,
+// role names and separators, whose special tokens are parsed) or a message's content (never
+// parsed for special tokens, so a message cannot forge a turn).
+type Segment struct {
+	Text     string
+	Template bool
+}
+
+// segments collects a rendering, merging neighbours of the same kind.
+type segments []Segment
+
+func (s *segments) add(text string, tmpl bool) {
+	if text == "" {
+		return
+	}
+	if n := len(*s); n > 0 && (*s)[n-1].Template == tmpl {
+		(*s)[n-1].Text += text
+		return
+	}
+	*s = append(*s, Segment{Text: text, Template: tmpl})
+}
+
+func (s *segments) tmpl(text string) { s.add(text, true) }
+func (s *segments) user(text string) { s.add(text, false) }
+
+// RenderSegments is Render as segments of template text and message content, in order; their
+// texts joined are Render's text.
+func RenderSegments(k Kind, msgs []Message) ([]Segment, error) {
+	if err := Validate(msgs); err != nil {
+		return nil, err
+	}
+	var b segments
 	last := msgs[len(msgs)-1]
 	cont := last.Role == RoleAssistant
 	switch k {
 	case ChatML:
 		for i, m := range msgs {
-			b.WriteString("<|im_start|>" + m.Role + "\n" + m.Content)
+			b.tmpl("<|im_start|>" + m.Role + "\n")
+			b.user(m.Content)
 			if !(cont && i == len(msgs)-1) {
-				b.WriteString("<|im_end|>\n")
+				b.tmpl("<|im_end|>\n")
 			}
 		}
 		if !cont {
-			b.WriteString("<|im_start|>assistant\n")
+			b.tmpl("<|im_start|>assistant\n")
 		}
 	case Llama3:
 		for i, m := range msgs {
-			b.WriteString("<|start_header_id|>" + m.Role + "<|end_header_id|>\n\n" + strings.TrimSpace(m.Content))
+			b.tmpl("<|start_header_id|>" + m.Role + "<|end_header_id|>\n\n")
+			b.user(strings.TrimSpace(m.Content))
 			if !(cont && i == len(msgs)-1) {
-				b.WriteString("<|eot_id|>")
+				b.tmpl("<|eot_id|>")
 			}
 		}
 		if !cont {
-			b.WriteString("<|start_header_id|>assistant<|end_header_id|>\n\n")
+			b.tmpl("<|start_header_id|>assistant<|end_header_id|>\n\n")
 		}
 	case Gemma:
 		system := ""
@@ -115,37 +156,45 @@ func Render(k Kind, msgs []Message) (string, error) {
 			if m.Role == RoleAssistant {
 				role = "model"
 			}
-			b.WriteString("<start_of_turn>" + role + "\n")
+			b.tmpl("<start_of_turn>" + role + "\n")
 			if role == "user" {
-				b.WriteString(system)
+				b.user(system)
 				system = ""
 			}
-			b.WriteString(strings.TrimSpace(m.Content))
+			b.user(strings.TrimSpace(m.Content))
 			if !(cont && i == len(msgs)-1) {
-				b.WriteString("<end_of_turn>\n")
+				b.tmpl("<end_of_turn>\n")
 			}
 		}
 		if !cont {
-			b.WriteString("<start_of_turn>model\n")
+			b.tmpl("<start_of_turn>model\n")
 		}
 	case Llama2:
 		// [INST] <<SYS>>\nsystem\n<</SYS>>\n\nuser [/INST] assistant </s><s>[INST] user [/INST]
-		system := ""
+		system, hasSystem := "", false
 		first := true
 		for i, m := range msgs {
 			switch m.Role {
 			case RoleSystem:
-				system = "<<SYS>>\n" + m.Content + "\n<</SYS>>\n\n"
+				system, hasSystem = m.Content, true
 			case RoleUser:
 				if !first {
-					b.WriteString("<s>")
+					b.tmpl("<s>")
 				}
-				b.WriteString("[INST] " + system + strings.TrimSpace(m.Content) + " [/INST]")
-				system, first = "", false
+				b.tmpl("[INST] ")
+				if hasSystem {
+					b.tmpl("<<SYS>>\n")
+					b.user(system)
+					b.tmpl("\n<</SYS>>\n\n")
+				}
+				b.user(strings.TrimSpace(m.Content))
+				b.tmpl(" [/INST]")
+				system, hasSystem, first = "", false, false
 			case RoleAssistant:
-				b.WriteString(" " + strings.TrimSpace(m.Content))
+				b.tmpl(" ")
+				b.user(strings.TrimSpace(m.Content))
 				if !(cont && i == len(msgs)-1) {
-					b.WriteString(" </s>")
+					b.tmpl(" </s>")
 				}
 				first = false
 			}
@@ -153,37 +202,38 @@ func Render(k Kind, msgs []Message) (string, error) {
 	default:
 		renderPlain(&b, msgs, cont)
 	}
-	return b.String(), nil
+	return b, nil
 }
 
 // renderPlain writes the fallback for models without a chat template, often base models: a
 // lone user message (after an optional system message) is the prompt as it is, so a base model
 // continues it; a longer conversation is a "User:" / "Assistant:" transcript.
-func renderPlain(b *strings.Builder, msgs []Message, cont bool) {
+func renderPlain(b *segments, msgs []Message, cont bool) {
 	body := msgs
 	if body[0].Role == RoleSystem {
-		b.WriteString(body[0].Content)
+		b.user(body[0].Content)
 		body = body[1:]
 		if len(body) > 0 {
-			b.WriteString("\n\n")
+			b.tmpl("\n\n")
 		}
 	}
 	if len(body) == 1 && body[0].Role == RoleUser {
-		b.WriteString(body[0].Content)
+		b.user(body[0].Content)
 		return
 	}
 	for i, m := range body {
 		if i > 0 {
-			b.WriteString("\n")
+			b.tmpl("\n")
 		}
 		if m.Role == RoleUser {
-			b.WriteString("User: " + m.Content)
+			b.tmpl("User: ")
 		} else {
-			b.WriteString("Assistant: " + m.Content)
+			b.tmpl("Assistant: ")
 		}
+		b.user(m.Content)
 	}
 	if !cont {
-		b.WriteString("\nAssistant:")
+		b.tmpl("\nAssistant:")
 	}
 }
 
