@@ -2,8 +2,10 @@ package model
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/kvlab/kvlab/native/gguf"
+	"github.com/kvlab/kvlab/native/wkern"
 )
 
 // Matrix is a weight matrix W of Rows×Cols values stored row-major in a GGUF type: row r holds
@@ -20,7 +22,14 @@ type Matrix struct {
 	RowBytes   int
 	Data       []byte
 	k          kernel
+	// wk is the integer kernel (activations quantized once per product) where the CPU has an
+	// assembly one for the type; intK says whether it is set.
+	wk   wkern.Kernel
+	intK bool
 }
+
+// acts recycles the quantized activations of the integer products.
+var acts = sync.Pool{New: func() any { return new(wkern.Act) }}
 
 // NewMatrix wraps data as a rows×cols matrix of type t. It fails when the type has no kernel,
 // when cols is not a whole number of the type's blocks, or when data is not rows rows long.
@@ -38,7 +47,11 @@ func NewMatrix(name string, t gguf.Type, rows, cols int, data []byte) (*Matrix, 
 	case len(data) != rows*rb:
 		return nil, fmt.Errorf("model: tensor %q: %d bytes of data, want %d rows × %d", name, len(data), rows, rb)
 	}
-	return &Matrix{Name: name, Type: t, Rows: rows, Cols: cols, RowBytes: rb, Data: data, k: k}, nil
+	m := &Matrix{Name: name, Type: t, Rows: rows, Cols: cols, RowBytes: rb, Data: data, k: k}
+	if wkern.Accelerated(t) {
+		m.wk, m.intK = wkern.KernelOf(t)
+	}
+	return m, nil
 }
 
 func supportedTypes() string {
@@ -59,6 +72,10 @@ const workGrain = 1 << 16
 // pool when the matrix is large enough to pay for it.
 func (m *Matrix) MatVec(y, x []float32, p *Pool) {
 	y, x = y[:m.Rows], x[:m.Cols]
+	if m.intK {
+		m.mulInt(y, x, 1, p)
+		return
+	}
 	if p.Threads() == 1 || m.Rows*m.Cols <= workGrain {
 		m.matVec(y, x, 0, m.Rows)
 		return
@@ -97,11 +114,30 @@ func (m *Matrix) MatMul(y, x []float32, n int, p *Pool) {
 		m.MatVec(y, x, p)
 		return
 	}
+	if m.intK {
+		m.mulInt(y, x, n, p)
+		return
+	}
 	if p.Threads() == 1 || n*m.Rows*m.Cols <= workGrain {
 		m.matMul(y, x, n, 0, m.Rows)
 		return
 	}
 	p.For(m.Rows, max(1, workGrain/(n*m.Cols)), func(lo, hi int) { m.matMul(y, x, n, lo, hi) })
+}
+
+// mulInt is MatMul with the integer kernel: the n activation rows are quantized once into the
+// kernel's format, then each worker multiplies a range of weight rows against all of them.
+func (m *Matrix) mulInt(y, x []float32, n int, p *Pool) {
+	a := acts.Get().(*wkern.Act)
+	defer acts.Put(a)
+	a.Quantize(m.wk.Format(), x, n, m.Cols)
+	if p.Threads() == 1 || n*m.Rows*m.Cols <= workGrain {
+		m.wk.MulRows(y, m.Rows, m.Data, m.RowBytes, a, 0, m.Rows)
+		return
+	}
+	p.For(m.Rows, max(1, workGrain/(n*m.Cols)), func(lo, hi int) {
+		m.wk.MulRows(y, m.Rows, m.Data, m.RowBytes, a, lo, hi)
+	})
 }
 
 // tileBytes is the size of the float32 row tile MatMul keeps hot while it sweeps the tokens.

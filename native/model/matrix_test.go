@@ -89,11 +89,32 @@ func TestMatrixProductsMatchReference(t *testing.T) {
 					}
 				}
 			}
+			// Integer kernels round the activations to 8 bits per block of bs values first:
+			// add Σ_i |w_i|·d_b/2 with d_b = max|x| over the block / 127.
+			act := make([]float64, n*rows)
+			if m.intK {
+				bs := m.wk.Format().BlockSize()
+				for tok := 0; tok < n; tok++ {
+					for j := 0; j < rows; j++ {
+						_ = gguf.DequantizeRow(typ, m.Row(j), row)
+						for b := 0; b < cols; b += bs {
+							var amax float64
+							for i := b; i < b+bs; i++ {
+								amax = max(amax, math.Abs(float64(x[tok*cols+i])))
+							}
+							for i := b; i < b+bs; i++ {
+								act[tok*rows+j] += math.Abs(float64(row[i])) * amax / 127 / 2
+							}
+						}
+					}
+				}
+			}
 			check := func(name string, got []float32) {
 				t.Helper()
 				for i := range got {
-					if d := math.Abs(float64(got[i] - ref[i])); d > 1e-5*mag[i]+1e-30 || math.IsNaN(float64(got[i])) {
-						t.Fatalf("%s: output %d = %g, reference %g (|Δ| %g > %g)", name, i, got[i], ref[i], d, 1e-5*mag[i])
+					lim := 1e-5*mag[i] + act[i]*(1+1e-5) + 1e-30
+					if d := math.Abs(float64(got[i] - ref[i])); d > lim || math.IsNaN(float64(got[i])) {
+						t.Fatalf("%s: output %d = %g, reference %g (|Δ| %g > %g)", name, i, got[i], ref[i], d, lim)
 					}
 				}
 			}
@@ -268,7 +289,21 @@ func TestKVQBlocksAsWeights(t *testing.T) {
 			}
 			m.MatVec(fast, x, nil)
 			for j := range ref {
-				if d := math.Abs(float64(fast[j] - ref[j])); d > 1e-4*(1+math.Abs(float64(ref[j]))) {
+				tol := 1e-4 * (1 + math.Abs(float64(ref[j])))
+				if m.intK { // 8-bit activations: Σ_i |w_i|·d_b/2, d_b = max|x| over the block / 127
+					bs := m.wk.Format().BlockSize()
+					m.DequantRow(got, j)
+					for b := 0; b < cols; b += bs {
+						var amax float64
+						for _, v := range x[b : b+bs] {
+							amax = max(amax, math.Abs(float64(v)))
+						}
+						for _, w := range got[b : b+bs] {
+							tol += math.Abs(float64(w)) * amax / 254
+						}
+					}
+				}
+				if d := math.Abs(float64(fast[j] - ref[j])); d > tol {
 					t.Fatalf("row %d: MatVec %g, reference %g", j, fast[j], ref[j])
 				}
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/kvlab/kvlab/native/gguf"
 	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/kvq"
+	"github.com/kvlab/kvlab/native/wkern"
 )
 
 // synth describes a small random model written to a GGUF file for tests.
@@ -56,6 +57,15 @@ func (s synth) write(t *testing.T, seed uint64) string {
 			return
 		}
 		data := randomWeights(r, s.typ, rows, cols)
+		if s.typ != gguf.F32 && s.typ != gguf.F16 && wkern.Quantizable(s.typ) {
+			// Quantize trained-like weights (1/√cols) with the reference quantizers, so the
+			// model's activations stay sane and the bound below means something.
+			v := make([]float32, rows*cols)
+			for i := range v {
+				v[i] = float32(r.NormFloat64() * scale / math.Sqrt(float64(cols)))
+			}
+			data = wkern.Quantize(nil, s.typ, v)
+		}
 		if s.typ == gguf.F32 || s.typ == gguf.F16 {
 			// Scale plain weights like a trained model's (1/√cols) so activations stay sane.
 			for i := 0; i < rows*cols; i++ {
@@ -316,12 +326,27 @@ func TestForwardMatchesReference(t *testing.T) {
 				}
 			}
 			rms = math.Sqrt(rms / float64(len(ref)*vocab))
+			worst, se := 0.0, 0.0
 			for i, row := range ref {
 				for j, want := range row {
-					if d := math.Abs(float64(got[i*vocab+j]) - want); d > 2e-3*rms {
-						t.Fatalf("position %d logit %d: %g, reference %g (|Δ| %g > %g)", i, j, got[i*vocab+j], want, d, 2e-3*rms)
-					}
+					d := float64(got[i*vocab+j]) - want
+					worst = max(worst, math.Abs(d)/rms)
+					se += d * d
 				}
+			}
+			t.Logf("worst |Δ|/rms %.2e, rms Δ/rms %.2e", worst, math.Sqrt(se/float64(len(ref)*vocab))/rms)
+			// Float weights: float32 arithmetic against float64, |Δ| ≤ 2e-3·RMS. Integer kernels
+			// also round every activation vector to 8 bits per block (|error| ≤ d/2, d =
+			// max|x|/127) before each product; that costs about 1% of a product's RMS per
+			// product, 2% over these models (measured: RMS 1.9e-2, worst 5.8e-2), so the bound
+			// is |Δ| ≤ 0.1·RMS and RMS(Δ) ≤ 3e-2·RMS.
+			lim, rmsLim := 2e-3, 2e-3
+			if m.blocks[0].Wq.intK {
+				lim, rmsLim = 0.1, 3e-2
+			}
+			if worst > lim || math.Sqrt(se/float64(len(ref)*vocab))/rms > rmsLim {
+				t.Fatalf("logits off the reference: worst |Δ| %.3g·RMS (bound %g), RMS(Δ) %.3g·RMS (bound %g)",
+					worst, lim, math.Sqrt(se/float64(len(ref)*vocab))/rms, rmsLim)
 			}
 		})
 	}

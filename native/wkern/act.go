@@ -1,0 +1,175 @@
+// Package wkern holds the weight kernels of the CPU forward pass: the integer dot products of
+// a quantized weight row with an activation vector quantized once per matrix product into the
+// weight type's partner format, as ggml does it:
+//
+//	weight type                          activation format
+//	Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL  Q8 blocks of 32: int8 codes, a float32 scale per block
+//	Q4_K, Q5_K, Q6_K                      Q8_K super-blocks of 256: int8 codes, a float32 scale,
+//	                                      and the sum of every 16 codes (int16)
+//
+// Activations round to the nearest of 255 levels per block (d = max|x|/127, q = round(x/d)),
+// so a row dot differs from the exact Σ w_i·x_i by at most Σ_i |w_i|·d_{b(i)}/2 plus float32
+// rounding of the block sums (see ErrorBound). On amd64 with AVX2 the dots run in assembly
+// (VPMADDUBSW/VPMADDWD); elsewhere in Go with the same integer arithmetic, so both give the
+// same block sums exactly and differ only in the float32 order of the final accumulation.
+//
+// The package is a leaf: it knows the GGUF block layouts and nothing of models.
+package wkern
+
+import (
+	"math"
+
+	"github.com/kvlab/kvlab/native/gguf"
+)
+
+// Format is an activation format.
+type Format uint8
+
+const (
+	// None: the weight type has no integer kernel here.
+	None Format = iota
+	// Q8: blocks of 32 int8 codes with a float32 scale and the scale times the code sum.
+	Q8
+	// Q8K: super-blocks of 256 int8 codes with a float32 scale and sums of every 16 codes.
+	Q8K
+)
+
+// FormatOf returns the activation format of weight type t, None when t has no integer kernel.
+func FormatOf(t gguf.Type) Format {
+	switch t {
+	case gguf.Q8_0, gguf.Q4_0, gguf.Q4_1, gguf.Q5_0, gguf.Q5_1, gguf.IQ4_NL:
+		return Q8
+	case gguf.Q4_K, gguf.Q5_K, gguf.Q6_K:
+		return Q8K
+	}
+	return None
+}
+
+// Supported reports whether weight type t has an integer kernel.
+func Supported(t gguf.Type) bool { return FormatOf(t) != None }
+
+// BlockSize is the number of values per scale of format f (0 for None).
+func (f Format) BlockSize() int {
+	switch f {
+	case Q8:
+		return 32
+	case Q8K:
+		return 256
+	}
+	return 0
+}
+
+// Act is a batch of N activation vectors of Cols values quantized in one format. Its slices
+// are reused by the next Quantize when large enough, so a matrix product that keeps its Act
+// allocates nothing in steady state.
+type Act struct {
+	Format  Format
+	N, Cols int
+	Q       []int8    // N × Cols codes
+	D       []float32 // N × Cols/BlockSize scales
+	S       []float32 // Q8: N × Cols/32 values d·Σq (for the types with a min)
+	BS      []int16   // Q8K: N × Cols/16 code sums
+}
+
+// Quantize fills a with the n vectors of cols values in x (token-major) in format f; cols
+// must be a multiple of f's block size.
+func (a *Act) Quantize(f Format, x []float32, n, cols int) {
+	bs := f.BlockSize()
+	if bs == 0 || cols%bs != 0 {
+		panic("wkern: Quantize: cols is not a whole number of blocks")
+	}
+	a.Format, a.N, a.Cols = f, n, cols
+	a.Q = grow(a.Q, n*cols)
+	a.D = grow(a.D, n*cols/bs)
+	switch f {
+	case Q8:
+		a.S = grow(a.S, n*cols/32)
+		quantQ8(a.Q, a.D, a.S, x[:n*cols])
+	case Q8K:
+		a.BS = grow(a.BS, n*cols/16)
+		quantQ8K(a.Q, a.D, a.BS, x[:n*cols])
+	}
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// quantBlock writes the codes of one block: d = max|x|/127, q_i = round(x_i/d) (ties away
+// from zero), all codes 0 when the block is 0. It returns d and Σq.
+func quantBlock(q []int8, x []float32) (float32, int) {
+	var amax float32
+	for _, v := range x {
+		amax = max(amax, abs32(v))
+	}
+	if amax == 0 || amax != amax {
+		for i := range q[:len(x)] {
+			q[i] = 0
+		}
+		return 0, 0
+	}
+	d := amax / 127
+	id := 127 / amax
+	sum := 0
+	q = q[:len(x)]
+	for i, v := range x {
+		c := int(v*id + copysign(0.5, v)) // round half away from zero
+		c = min(max(c, -127), 127)
+		q[i] = int8(c)
+		sum += c
+	}
+	return d, sum
+}
+
+func copysign(m, s float32) float32 {
+	return math.Float32frombits(math.Float32bits(m) | math.Float32bits(s)&(1<<31))
+}
+
+func abs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
+
+func quantQ8(q []int8, d, s []float32, x []float32) {
+	for b := range d {
+		db, sum := quantBlock(q[32*b:32*b+32], x[32*b:32*b+32])
+		d[b], s[b] = db, db*float32(sum)
+	}
+}
+
+func quantQ8K(q []int8, d []float32, bs []int16, x []float32) {
+	for b := range d {
+		db, _ := quantBlock(q[256*b:256*b+256], x[256*b:256*b+256])
+		d[b] = db
+		for g := 0; g < 16; g++ {
+			s := 0
+			for _, c := range q[256*b+16*g : 256*b+16*g+16] {
+				s += int(c)
+			}
+			bs[16*b+g] = int16(s)
+		}
+	}
+}
+
+// half converts an IEEE 754 binary16 value to float32 exactly.
+func half(h uint16) float32 {
+	sign := uint32(h>>15) << 31
+	exp := uint32(h>>10) & 0x1f
+	man := uint32(h) & 0x3ff
+	switch {
+	case exp == 0x1f:
+		return math.Float32frombits(sign | 0xff<<23 | man<<13)
+	case exp != 0:
+		return math.Float32frombits(sign | (exp+112)<<23 | man<<13)
+	case man == 0:
+		return math.Float32frombits(sign)
+	}
+	// Subnormal: man·2⁻²⁴.
+	v := float32(man) * (1.0 / (1 << 24))
+	if sign != 0 {
+		v = -v
+	}
+	return v
+}
+
+func f16(b []byte) float32 { return half(uint16(b[0]) | uint16(b[1])<<8) }

@@ -1,0 +1,73 @@
+package wkern
+
+import (
+	"maps"
+
+	"github.com/kvlab/kvlab/native/gguf"
+)
+
+// dots holds the kernel of every supported weight type: the portable one, replaced by the
+// assembly one where the CPU has it (dot_amd64.go's init).
+var dots = maps.Clone(goDots)
+
+// Kernel is one weight type's integer kernel.
+type Kernel struct {
+	typ    gguf.Type
+	format Format
+	dot    rowDot
+}
+
+// KernelOf returns weight type t's kernel; ok is false when t has none (the float types
+// among them: those multiply float32 activations directly).
+func KernelOf(t gguf.Type) (k Kernel, ok bool) {
+	d, ok := dots[t]
+	if !ok {
+		return Kernel{}, false
+	}
+	return Kernel{typ: t, format: FormatOf(t), dot: d}, true
+}
+
+// Type is the weight type.
+func (k Kernel) Type() gguf.Type { return k.typ }
+
+// Format is the activation format the kernel reads.
+func (k Kernel) Format() Format { return k.format }
+
+// Dot returns Σ_i w_i·x_i for one stored row of a.Cols values and token tok of a, which must
+// be in k.Format().
+func (k Kernel) Dot(row []byte, a *Act, tok int) float32 { return k.dot(row, a, tok) }
+
+// rowTile is the number of weight rows MulRows keeps hot while it sweeps the tokens: 16 rows
+// of 2048 q8_0 values are 34 KiB, the rows then stay in the L1/L2 cache while every token's
+// activation streams past them once.
+const rowTile = 16
+
+// MulRows writes y[t·ystride + r] = W_r·x_t for rows lo ≤ r < hi of the matrix whose row r is
+// w[r·rowBytes : (r+1)·rowBytes] and every token t < a.N: a blocked product, rows in tiles of
+// rowTile, each tile read from memory once for all tokens.
+func (k Kernel) MulRows(y []float32, ystride int, w []byte, rowBytes int, a *Act, lo, hi int) {
+	dot := k.dot
+	if a.N == 1 {
+		for r := lo; r < hi; r++ {
+			y[r] = dot(w[r*rowBytes:(r+1)*rowBytes], a, 0)
+		}
+		return
+	}
+	for r0 := lo; r0 < hi; r0 += rowTile {
+		r1 := min(r0+rowTile, hi)
+		for t := 0; t < a.N; t++ {
+			yt := y[t*ystride : t*ystride+hi]
+			for r := r0; r < r1; r++ {
+				yt[r] = dot(w[r*rowBytes:(r+1)*rowBytes], a, t)
+			}
+		}
+	}
+}
+
+// Accelerated reports whether weight type t has an assembly kernel on this CPU. The portable
+// kernels compute the same sums but are slower than a float32 dot in Go, so a caller with a
+// float path of its own should use this package only where Accelerated holds.
+func Accelerated(t gguf.Type) bool {
+	_, ok := asmDots[t]
+	return ok && hasAVX2
+}
