@@ -74,6 +74,12 @@ func (t *Tokenizer) Encode(text string, addSpecial, parseSpecial bool) []int32 {
 
 // encodeFragments tokenizes partitioned text (Encode's second half).
 func (t *Tokenizer) encodeFragments(frags []fragment, size int, addSpecial bool) []int32 {
+	return t.encodeFrom(frags, size, addSpecial, true)
+}
+
+// encodeFrom is encodeFragments for text at the start (atStart: SPM prefixes its dummy space)
+// or continuing text already tokenized (no space at its start).
+func (t *Tokenizer) encodeFrom(frags []fragment, size int, addSpecial, atStart bool) []int32 {
 	out := make([]int32, 0, size/3+2)
 	if addSpecial && t.addBOS {
 		out = append(out, t.bos)
@@ -81,7 +87,7 @@ func (t *Tokenizer) encodeFragments(frags []fragment, size int, addSpecial bool)
 	switch t.kind {
 	case SPM:
 		var sess spmSession
-		prevSpecial := true
+		prevSpecial := atStart
 		for _, f := range frags {
 			if f.tok != NoToken {
 				out = append(out, f.tok)

@@ -13,6 +13,19 @@ type Part struct {
 // joined before it is tokenized, so a prompt whose content holds no special-token text
 // tokenizes exactly as Encode(text, addSpecial, true) does.
 func (t *Tokenizer) EncodeParts(parts []Part, addSpecial bool) []int32 {
+	frags, size := t.partitionParts(parts)
+	return t.encodeFragments(frags, size, addSpecial)
+}
+
+// EncodePartsContinuation is EncodeParts for parts that continue a text already tokenized: no
+// BOS or EOS, and no SPM dummy-prefix space at their start (there still is one after each
+// special token). A conversation's next turn is encoded with it after the earlier turns' tokens.
+func (t *Tokenizer) EncodePartsContinuation(parts []Part) []int32 {
+	frags, size := t.partitionParts(parts)
+	return t.encodeFrom(frags, size, false, false)
+}
+
+func (t *Tokenizer) partitionParts(parts []Part) ([]fragment, int) {
 	var frags []fragment
 	size := 0
 	for _, p := range parts {
@@ -25,5 +38,5 @@ func (t *Tokenizer) EncodeParts(parts []Part, addSpecial bool) []int32 {
 			frags = append(frags, f)
 		}
 	}
-	return t.encodeFragments(frags, size, addSpecial)
+	return frags, size
 }
