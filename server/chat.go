@@ -339,7 +339,7 @@ func (s *Server) chatTurn(ctx context.Context, ws wsConn, req chatRequest, finis
 		fail(err)
 		return
 	}
-	prompt, err := eng.RenderChat(req.Messages)
+	prompt, cp, err := eng.RenderChatText(req.Messages)
 	if err != nil {
 		fail(badRequest("messages", "%v", err))
 		return
@@ -374,7 +374,7 @@ func (s *Server) chatTurn(ctx context.Context, ws wsConn, req chatRequest, finis
 	}
 	first := true
 	res, err := eng.Generate(ctx, GenParams{Prompt: prompt, MaxTokens: req.maxTokens, Sampler: smp,
-		Stops: chattemplate.Stops(eng.Template), TrimLeading: true}, func(ev Event) error {
+		Stops: chattemplate.Stops(eng.Template), TrimLeading: true, PromptText: cp.Text, PromptLayout: cp.Layout}, func(ev Event) error {
 		switch ev.Kind {
 		case EventPrefill:
 			return ws.send(serverMessage{Type: "prefill", Done: ev.Done, Total: ev.Total, CtxUsed: ev.CtxUsed})

@@ -79,6 +79,12 @@ func TestChatSocket(t *testing.T) {
 		t.Fatalf("second turn: %v", msgs[len(msgs)-1])
 	}
 	res = msgs[len(msgs)-1]["result"].(map[string]any)
+	// The whole first turn (its prompt and the 20 tokens of its reply, less the last, never fed)
+	// is cached: at least 90 % of it.
+	firstTurn := 20.0 + 5 // "Once upon a time" is BOS + 4 tokens
+	if cached := res["cached_tokens"].(float64); cached < 0.9*firstTurn {
+		t.Errorf("second turn reused %v tokens of the first turn's %v", cached, firstTurn)
+	}
 	conv = append(conv, map[string]string{"role": "assistant", "content": res["text"].(string)}, map[string]string{"role": "user", "content": "Why?"})
 	turn["messages"] = conv
 	wsSend(t, ctx, c, turn)

@@ -73,6 +73,7 @@ type Engine struct {
 	dev      *device
 	devModel *engine.Model
 	pool     *cachePool
+	turns    turnLog
 	metrics  *metrics
 	running  atomic.Int64
 }
@@ -221,7 +222,47 @@ func (e *Engine) BytesPerCell() float64 { return e.Shape.BytesPerToken(e.Pair, 1
 
 // RenderChat renders a conversation with the model's chat format and tokenizes it.
 func (e *Engine) RenderChat(msgs []chattemplate.Message) ([]int32, error) {
-	return encodeChat(e.Tok, e.Template, msgs) // content never parsed for special tokens
+	ids, _, err := e.RenderChatText(msgs)
+	return ids, err
+}
+
+// RenderChatText is RenderChat that also returns the prompt's text and layout. When
+// the conversation continues one this engine generated, the earlier turns keep their tokens and
+// only the new text is tokenized, so the cache holds the whole earlier conversation. Message
+// content is never parsed for special tokens (encodeChat).
+func (e *Engine) RenderChatText(msgs []chattemplate.Message) ([]int32, ChatPrompt, error) {
+	segs, err := chattemplate.RenderSegments(e.Template, msgs)
+	if err != nil {
+		return nil, ChatPrompt{}, err
+	}
+	var b strings.Builder
+	for _, sg := range segs {
+		b.WriteString(sg.Text)
+	}
+	text := b.String()
+	cp := ChatPrompt{Text: text, Layout: segmentLayout(segs, len(text))}
+	layout := func(n int) []int { return segmentLayout(segs, n) }
+	if prefix, at, ok := e.turns.match(text, layout); ok {
+		var parts []tokenizer.Part
+		for _, sg := range segs {
+			if at >= len(sg.Text) {
+				at -= len(sg.Text)
+				continue
+			}
+			parts = append(parts, tokenizer.Part{Text: sg.Text[at:], Special: sg.Template})
+			at = 0
+		}
+		return append(prefix, e.Tok.EncodePartsContinuation(parts)...), cp, nil
+	}
+	ids, err := encodeChat(e.Tok, e.Template, msgs)
+	return ids, cp, err
+}
+
+// ChatPrompt is a rendered conversation's text and where its template segments are
+// (GenParams.PromptText and PromptLayout).
+type ChatPrompt struct {
+	Text   string
+	Layout []int
 }
 
 // Encode tokenizes a prompt with BOS prepended when the vocabulary asks for it; special tokens
@@ -247,6 +288,11 @@ type GenParams struct {
 	Stops []string
 	// TrimLeading drops whitespace at the start of the reply (chat replies).
 	TrimLeading bool
+	// PromptText and PromptLayout are the chat prompt's text and template layout
+	// (RenderChatText): the finished generation is then remembered so that the conversation's
+	// next turn reuses its tokens.
+	PromptText   string
+	PromptLayout []int
 	// Constrain, when set, restricts the tokens sampled (JSON mode); the reply ends when it is
 	// done, and is completed by its Close text when it stops short.
 	Constrain Constraint
@@ -393,6 +439,7 @@ func (e *Engine) Generate(ctx context.Context, p GenParams, emit func(Event) err
 		return s
 	}
 	var masked []float32
+	var generated []int32
 	for {
 		if p.Constrain != nil && p.Constrain.Done() {
 			res.Stop = StopEOS
@@ -410,6 +457,7 @@ func (e *Engine) Generate(ctx context.Context, p GenParams, emit func(Event) err
 		if p.Constrain != nil {
 			p.Constrain.Accept(next)
 		}
+		generated = append(generated, next)
 		res.Tokens++
 		if res.Tokens == 1 {
 			res.TTFT = time.Since(start)
@@ -455,6 +503,9 @@ func (e *Engine) Generate(ctx context.Context, p GenParams, emit func(Event) err
 				return cancelled(err)
 			}
 		}
+	}
+	if p.PromptText != "" && (res.Stop == StopEOS || res.Stop == StopLength) && (p.Constrain == nil || p.Constrain.Done()) {
+		e.turns.add(turn{layout: p.PromptLayout, prompt: p.PromptText, promptTokens: p.Prompt, reply: text.String(), replyTokens: generated})
 	}
 	if p.Constrain != nil && !p.Constrain.Done() {
 		if tail := p.Constrain.Close(); tail != "" {

@@ -348,11 +348,11 @@ func (s *Server) chatCompletions(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	prompt, err := eng.RenderChat(msgs)
+	prompt, cp, err := eng.RenderChatText(msgs)
 	if err != nil {
 		return badRequest("messages", "%v", err)
 	}
-	p := GenParams{Prompt: prompt, MaxTokens: maxTokens, Sampler: smp, TrimLeading: true,
+	p := GenParams{Prompt: prompt, MaxTokens: maxTokens, Sampler: smp, TrimLeading: true, PromptText: cp.Text, PromptLayout: cp.Layout,
 		Stops: append(chattemplate.Stops(eng.Template), req.Stop...)}
 	if req.Logprobs != nil && *req.Logprobs {
 		p.Logprobs = true

@@ -204,3 +204,51 @@ func decodeAny(t *testing.T, r *http.Response, v any) {
 		t.Fatal(err)
 	}
 }
+
+// TestOpenAIMultiTurnCache: the second turn of a conversation over the API, with a system
+// prompt, reuses the cache of the whole first turn (its prompt and its reply): at least 90 % of
+// the first turn's tokens are cached, and only the new message is prefilled.
+func TestOpenAIMultiTurnCache(t *testing.T) {
+	s := mustNew(t, storiesConfig(t))
+	ts := testServer(t, s)
+	type result struct {
+		Choices []struct{ Message struct{ Content string } }
+		Usage   struct {
+			PromptTokens     int `json:"prompt_tokens"`
+			CompletionTokens int `json:"completion_tokens"`
+		}
+		KVLab struct {
+			CachedTokens int `json:"cached_tokens"`
+		}
+	}
+	ask := func(msgs []map[string]any, maxTokens int) result {
+		t.Helper()
+		b, _ := json.Marshal(map[string]any{"model": "stories260K", "messages": msgs, "max_tokens": maxTokens, "temperature": 0.8, "seed": 3})
+		var r result
+		decode(t, sdkPost(t, ts.URL+"/v1/chat/completions", string(b)), &r)
+		return r
+	}
+	for _, tc := range []struct {
+		name  string
+		first []map[string]any
+	}{
+		{"system prompt", []map[string]any{{"role": "system", "content": "Tell a story about a cat."}, {"role": "user", "content": "Once upon a time"}}},
+		{"content parts", []map[string]any{{"role": "user", "content": []map[string]any{{"type": "text", "text": "Lily had a red ball."}}}}},
+	} {
+		r1 := ask(tc.first, 40)
+		firstTurn := r1.Usage.PromptTokens + r1.Usage.CompletionTokens
+		msgs := append(tc.first, map[string]any{"role": "assistant", "content": r1.Choices[0].Message.Content},
+			map[string]any{"role": "user", "content": "Then the sun came out."})
+		r2 := ask(msgs, 10)
+		t.Logf("%s: first turn %d tokens; second turn %d cached of %d", tc.name, firstTurn, r2.KVLab.CachedTokens, r2.Usage.PromptTokens)
+		if float64(r2.KVLab.CachedTokens) < 0.9*float64(firstTurn) {
+			t.Errorf("%s: second turn cached %d of the first turn's %d tokens", tc.name, r2.KVLab.CachedTokens, firstTurn)
+		}
+		// A third turn reuses the second's.
+		msgs = append(msgs, map[string]any{"role": "assistant", "content": r2.Choices[0].Message.Content}, map[string]any{"role": "user", "content": "The end."})
+		r3 := ask(msgs, 5)
+		if second := r2.Usage.PromptTokens + r2.Usage.CompletionTokens; float64(r3.KVLab.CachedTokens) < 0.9*float64(second) {
+			t.Errorf("%s: third turn cached %d of the second turn's %d tokens", tc.name, r3.KVLab.CachedTokens, second)
+		}
+	}
+}

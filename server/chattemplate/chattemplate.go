@@ -8,6 +8,8 @@ package chattemplate
 import (
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Message is one turn of a conversation.
@@ -205,10 +207,13 @@ func RenderSegments(k Kind, msgs []Message) ([]Segment, error) {
 	return b, nil
 }
 
-// renderPlain writes the fallback for models without a chat template, often base models: a
-// lone user message (after an optional system message) is the prompt as it is, so a base model
-// continues it; a longer conversation is a "User:" / "Assistant:" transcript.
-func renderPlain(b *segments, msgs []Message, cont bool) {
+// renderPlain writes the fallback for models without a chat template, often base models: the
+// conversation is one continuing text. The first user message (after an optional system
+// message) is the prompt as it is, so a base model continues it; each reply follows the text
+// before it (after a space when it starts with a word and the text before ends without one),
+// and each later user message starts a new line. A conversation therefore starts with its
+// earlier turns' text, so the next turn reuses their cached tokens.
+func renderPlain(b *segments, msgs []Message, _ bool) {
 	body := msgs
 	if body[0].Role == RoleSystem {
 		b.user(body[0].Content)
@@ -217,25 +222,26 @@ func renderPlain(b *segments, msgs []Message, cont bool) {
 			b.tmpl("\n\n")
 		}
 	}
-	if len(body) == 1 && body[0].Role == RoleUser {
-		b.user(body[0].Content)
-		return
-	}
+	prev := ""
 	for i, m := range body {
-		if i > 0 {
+		switch {
+		case m.Role == RoleUser && i > 0:
 			b.tmpl("\n")
-		}
-		if m.Role == RoleUser {
-			b.tmpl("User: ")
-		} else {
-			b.tmpl("Assistant: ")
+		case m.Role == RoleAssistant && i > 0 && startsWithWord(m.Content) && !endsWithSpace(prev):
+			b.tmpl(" ")
 		}
 		b.user(m.Content)
-	}
-	if !cont {
-		b.tmpl("\nAssistant:")
+		prev = m.Content
 	}
 }
+
+// startsWithWord reports that s starts with a letter or digit.
+func startsWithWord(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return s != "" && (unicode.IsLetter(r) || unicode.IsDigit(r))
+}
+
+func endsWithSpace(s string) bool { return s != "" && strings.TrimRight(s[len(s)-1:], " \t\n") == "" }
 
 // Stops are the strings that end the assistant's turn in format k when the tokenizer does not
 // already mark them as end-of-generation tokens.
@@ -250,5 +256,6 @@ func Stops(k Kind) []string {
 	case Llama2:
 		return []string{"</s>", "[INST]"}
 	}
-	return []string{"\nUser:"}
+	// The plain format is one continuing text, with no turn markers to stop at.
+	return nil
 }

@@ -39,7 +39,8 @@ func TestRender(t *testing.T) {
 		{Llama3, conv, "<|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nHello.<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nWhy?<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"},
 		{Llama2, conv, "[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nHi [/INST] Hello. </s><s>[INST] Why? [/INST]"},
 		{Gemma, conv, "<start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\nHello.<end_of_turn>\n<start_of_turn>user\nWhy?<end_of_turn>\n<start_of_turn>model\n"},
-		{Plain, conv, "Be brief.\n\nUser: Hi\nAssistant: Hello.\nUser: Why?\nAssistant:"},
+		{Plain, conv, "Be brief.\n\nHi Hello.\nWhy?"},
+		{Plain, []Message{{Role: "user", Content: "Once upon a time"}, {Role: "assistant", Content: ", there was"}, {Role: "user", Content: "A dog."}}, "Once upon a time, there was\nA dog."},
 		{Plain, []Message{{Role: "user", Content: "Once upon a time"}}, "Once upon a time"},
 		{ChatML, []Message{{Role: "user", Content: "Hi"}, {Role: "assistant", Content: "Hel"}}, "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nHel"},
 	} {
