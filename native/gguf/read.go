@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/kvlab/kvlab/internal/limits"
 	"io"
 	"math"
 	"math/bits"
@@ -159,6 +160,8 @@ func (d *decoder) header() (*File, error) {
 	case v == 1:
 		return nil, fmt.Errorf("version 1 (the 2023 draft format with 32-bit counts) is not supported; convert the file with a current llama.cpp: %w",
 			ErrUnsupportedVersion)
+	case v == 0:
+		return nil, fmt.Errorf("version 0 is not a GGUF version (this reader supports 2 and 3): %w", ErrUnsupportedVersion)
 	case v&0xffff == 0 && bits.ReverseBytes32(v) <= 0xffff:
 		return nil, fmt.Errorf("version field %#08x reads as %d byte-swapped: the file is big-endian, and only little-endian GGUF is supported: %w",
 			v, bits.ReverseBytes32(v), ErrUnsupportedVersion)
@@ -206,7 +209,7 @@ func (d *decoder) metadata(f *File, n int) error {
 		if err != nil {
 			return err
 		}
-		what := fmt.Sprintf("metadata %d %q", i, key)
+		what := fmt.Sprintf("metadata %d %s", i, quote(key))
 		if _, dup := f.kv[key]; dup {
 			return fmt.Errorf("%s: duplicate key", what)
 		}
@@ -386,7 +389,7 @@ func (d *decoder) tensorInfos(f *File, n int) error {
 		if err != nil {
 			return err
 		}
-		what := fmt.Sprintf("tensor %q", name)
+		what := "tensor " + quote(name)
 		if _, dup := f.index[name]; dup {
 			return fmt.Errorf("%s: duplicate tensor name", what)
 		}
@@ -464,13 +467,13 @@ func checkTensorData(f *File) error {
 	}
 	for i, t := range f.tensors {
 		if t.Offset%uint64(f.Alignment) != 0 {
-			return fmt.Errorf("tensor %q: offset %d is not a multiple of the alignment %d", t.Name, t.Offset, f.Alignment)
+			return fmt.Errorf("tensor %s: offset %d is not a multiple of the alignment %d", quote(t.Name), t.Offset, f.Alignment)
 		}
 		n := t.Bytes() // fits an int64 (checkShape)
 		if t.Offset > room || n > room-t.Offset {
 			start := uint64(f.DataOffset) + t.Offset // both < 2^63: no overflow
-			return fmt.Errorf("tensor %q: data [%d, %d) extends past end of file (size %d): %w",
-				t.Name, start, satAdd(start, n), f.size, ErrTruncated)
+			return fmt.Errorf("tensor %s: data [%d, %d) extends past end of file (size %d): %w",
+				quote(t.Name), start, satAdd(start, n), f.size, ErrTruncated)
 		}
 		if n > 0 {
 			ext = append(ext, extent{t.Offset, t.Offset + n, i})
@@ -480,8 +483,8 @@ func checkTensorData(f *File) error {
 	for k := 1; k < len(ext); k++ {
 		p, q := ext[k-1], ext[k]
 		if q.start < p.end {
-			return fmt.Errorf("tensors %q (data [%d, %d)) and %q (data [%d, %d)) overlap",
-				f.tensors[p.i].Name, p.start, p.end, f.tensors[q.i].Name, q.start, q.end)
+			return fmt.Errorf("tensors %s (data [%d, %d)) and %s (data [%d, %d)) overlap",
+				quote(f.tensors[p.i].Name), p.start, p.end, quote(f.tensors[q.i].Name), q.start, q.end)
 		}
 	}
 	return nil
@@ -494,3 +497,7 @@ func satAdd(a, b uint64) uint64 {
 	}
 	return s
 }
+
+// quote quotes a name or key from the file for an error message, bounded in length: a file
+// may hold a megabyte-long key.
+func quote(s string) string { return fmt.Sprintf("%q", limits.Clip(s, 128)) }
