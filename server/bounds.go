@@ -9,6 +9,7 @@ import (
 	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/kvq"
 	"github.com/kvlab/kvlab/native/lab"
+	"github.com/kvlab/kvlab/native/model"
 )
 
 // The server's calls into the shared validation layer (internal/limits): every bound a request
@@ -104,4 +105,15 @@ func checkMaxTokensBound(name string, n int) error {
 		return limitsError(err)
 	}
 	return nil
+}
+
+// finiteForward reports non-finite logits (NaN weights) as an error of the forward pass, so a
+// reply fails instead of coming back empty.
+func finiteForward(f ForwardFunc) ForwardFunc {
+	return func(tokens []int32, cache *kvcache.Cache, logits []float32) error {
+		if err := f(tokens, cache, logits); err != nil {
+			return err
+		}
+		return model.CheckLogits(logits)
+	}
 }

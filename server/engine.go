@@ -86,7 +86,7 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", info.Name, err)
 	}
-	e := &Engine{Info: info, Model: mdl, forward: mdl.Forward, metrics: m, LoadedAt: time.Now(), Device: DeviceCPU, dev: cfg.dev}
+	e := &Engine{Info: info, Model: mdl, forward: finiteForward(mdl.Forward), metrics: m, LoadedAt: time.Now(), Device: DeviceCPU, dev: cfg.dev}
 	fail := func(err error) (*Engine, error) {
 		if e.devModel != nil {
 			e.dev.closeModel(e.devModel)

@@ -6,6 +6,7 @@ import (
 	"github.com/kvlab/kvlab/internal/limits"
 	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/lab"
+	"github.com/kvlab/kvlab/native/model"
 	"github.com/kvlab/kvlab/server"
 )
 
@@ -105,4 +106,22 @@ func checkABCache(geo kvcache.Config, arms []lab.Arm, ctx int) error {
 		need = limits.Add(need, kvcache.EstimateBytes(c))
 	}
 	return hostFits(fmt.Sprintf("the A/B's %d caches of %d cells", len(arms)+2, ctx), need)
+}
+
+// runnable reports whether run would run the model at path: the same load (header, metadata
+// checks, tensors, tokenizer), then closed.
+func runnable(path string) error {
+	m, _, err := loadModel(path, model.Options{Threads: 1})
+	if err != nil {
+		return err
+	}
+	return m.Close()
+}
+
+// finite turns non-finite logits after a successful forward pass into an error.
+func finite(err error, logits []float32) error {
+	if err != nil {
+		return err
+	}
+	return model.CheckLogits(logits)
 }

@@ -3,6 +3,10 @@
 package main
 
 import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -10,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kvlab/kvlab/internal/fixtures"
+	"github.com/kvlab/kvlab/native/gguf"
 )
 
 // TestHostileFlags: the review's crashing flags are one-line errors, at once, before any cache
@@ -56,5 +61,68 @@ func TestHostileFlags(t *testing.T) {
 				t.Errorf("took %v", d)
 			}
 		})
+	}
+}
+
+// rewriteModel copies a GGUF fixture, replacing metadata values and, with nanTensor, filling
+// that f32 tensor with NaN.
+func rewriteModel(t *testing.T, src string, set map[string]any, nanTensor string) string {
+	t.Helper()
+	f, err := gguf.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := &gguf.Writer{}
+	for _, k := range f.Keys() {
+		v, _ := f.Value(k)
+		if nv, ok := set[k]; ok {
+			v = nv
+		}
+		w.AddKV(k, v)
+	}
+	for _, ti := range f.Tensors() {
+		data, err := f.TensorData(ti.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ti.Name == nanTensor && ti.Type == gguf.F32 {
+			data = bytes.Clone(data)
+			for i := 0; i+4 <= len(data); i += 4 {
+				binary.LittleEndian.PutUint32(data[i:], math.Float32bits(float32(math.NaN())))
+			}
+		}
+		w.AddTensor(ti.Name, ti.Type, ti.Dims, data)
+	}
+	var buf bytes.Buffer
+	if _, err := w.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "m.gguf")
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestBadModels: NaN weights are an error, not an empty answer; inspect says the engine runs a
+// file only when run would.
+func TestBadModels(t *testing.T) {
+	src := fixtures.Path(t, "kvlab-tiny-64.gguf")
+	nan := rewriteModel(t, src, nil, "output_norm.weight")
+	if _, _, err := execute(t, "run", "--model", nan, "--n", "4", "--temp", "0"); err == nil || !strings.Contains(err.Error(), "non-finite") {
+		t.Errorf("NaN weights: %v", err)
+	}
+	bad := rewriteModel(t, src, map[string]any{"tokenizer.ggml.bos_token_id": uint32(1_000_000_000)}, "")
+	if _, _, err := execute(t, "run", "--model", bad, "--n", "4"); err == nil || !strings.Contains(err.Error(), "bos_token_id") {
+		t.Errorf("bos 1e9: run: %v", err)
+	}
+	out, _, err := execute(t, "inspect", bad)
+	if err != nil || strings.Contains(out, "runs it") || !strings.Contains(out, "bos_token_id") {
+		t.Errorf("bos 1e9: inspect says %q (%v)", out, err)
+	}
+	out, _, err = execute(t, "inspect", src)
+	if err != nil || !strings.Contains(out, "runs it") {
+		t.Errorf("the fixture: inspect says %q (%v)", out, err)
 	}
 }

@@ -119,7 +119,12 @@ func inspect(path string, withTensors, withMetadata bool) (*inspectReport, error
 		}
 	}
 	if hp, err := model.ReadHparams(f); err == nil {
-		rep.Supported, rep.Hparams = true, &hp
+		// "runs it" only when run would: the same load and checks.
+		if err := runnable(path); err != nil {
+			rep.Unsupported = err.Error()
+		} else {
+			rep.Supported, rep.Hparams = true, &hp
+		}
 	} else {
 		rep.Unsupported = err.Error()
 	}

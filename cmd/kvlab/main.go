@@ -5,6 +5,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/kvlab/kvlab/internal/limits"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -48,7 +49,7 @@ Every command that prints a table also takes --json.`,
 
 func main() {
 	if err := newRootCmd().Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "kvlab:", err)
+		fmt.Fprintln(os.Stderr, "kvlab:", limits.Clip(err.Error(), limits.MaxErrorBytes))
 		var ec exitCoder
 		if errors.As(err, &ec) {
 			os.Exit(ec.ExitCode())

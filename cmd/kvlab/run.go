@@ -227,7 +227,7 @@ func runModel(ctx context.Context, o runOptions, out, errw io.Writer, progress f
 		if err != nil {
 			return runResult{}, err
 		}
-		forward = func(tokens []int32, logits []float32) error { return m.Forward(tokens, cache, logits) }
+		forward = func(tokens []int32, logits []float32) error { return finite(m.Forward(tokens, cache, logits), logits) }
 		kvBytes = cache.Bytes
 	} else {
 		var upload func(done, total int64)
@@ -244,7 +244,7 @@ func runModel(ctx context.Context, o runOptions, out, errw io.Writer, progress f
 			return runResult{}, fmt.Errorf("--device cuda: %w", err)
 		}
 		defer cache.Free()
-		forward = func(tokens []int32, logits []float32) error { return dm.Forward(tokens, cache, logits) }
+		forward = func(tokens []int32, logits []float32) error { return finite(dm.Forward(tokens, cache, logits), logits) }
 		kvBytes = cache.Bytes
 		res.Device, res.Threads = "cuda: "+eng.Info().Name, 0
 		if !o.asJSON {

@@ -147,11 +147,15 @@ func readHparams(f *gguf.File, a Arch) (Hparams, error) {
 	}
 	switch {
 	case h.Heads%h.KVHeads != 0:
-		return h, fmt.Errorf("model: %d attention heads do not group onto %d KV heads", h.Heads, h.KVHeads)
+		return h, fmt.Errorf("model: %s %d attention heads do not group onto %s %d KV heads", key("attention.head_count"), h.Heads, key("attention.head_count_kv"), h.KVHeads)
 	case h.HeadDimK < 2 || h.HeadDimV < 1:
 		return h, fmt.Errorf("model: head dimensions K %d, V %d are too small", h.HeadDimK, h.HeadDimV)
 	case h.RopeDims%2 != 0 || h.RopeDims > h.HeadDimK:
-		return h, fmt.Errorf("model: rope.dimension_count %d must be even and at most the head dimension %d", h.RopeDims, h.HeadDimK)
+		if _, set := f.Value(key("rope.dimension_count")); !set {
+			return h, fmt.Errorf("model: the head dimension %d (%s, or %s / %s) is odd: RoPE needs an even one", h.HeadDimK,
+				key("attention.key_length"), key("embedding_length"), key("attention.head_count"))
+		}
+		return h, fmt.Errorf("model: %s %d must be even and at most the head dimension %d", key("rope.dimension_count"), h.RopeDims, h.HeadDimK)
 	}
 	return h, nil
 }

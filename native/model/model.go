@@ -110,6 +110,9 @@ func New(f *gguf.File, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckMetadata(f, hp); err != nil {
+		return nil, err
+	}
 	b := binder{f: f, arch: a}
 	var g globals
 	if err := b.bind(&g, ""); err != nil {
