@@ -33,6 +33,12 @@ func (s *groupStore) Scores(pq []float32, lo int, out []float32) {
 }
 func (s *groupStore) Row(dst []float32, i int) { s.h.Decode(dst, i) }
 
+// ScoresMulti is attn.MultiKeys: every cell read once for all n queries (kvq's q2k kernel
+// where it has one).
+func (s *groupStore) ScoresMulti(pq []float32, n, lo int, out []float32) {
+	s.h.ScoresRangeMulti(pq, n, lo, out)
+}
+
 // The value readers are never used: New rejects a group format for V.
 func (s *groupStore) AccLen() int                          { return s.h.Dim() }
 func (s *groupStore) Accumulate([]float32, []float32, int) { panic("kvcache: q2k stores K only") }

@@ -1,0 +1,69 @@
+package kvq
+
+// q2kMultiMaxDim is the largest head dimension ScoresRangeMulti's kernel stages on the stack.
+const q2kMultiMaxDim = 256
+
+// Q2KFastPath reports whether ScoresRangeMulti runs a SIMD kernel at head dimension d (on this
+// CPU and build): d a multiple of 32 up to 256, on amd64 with AVX2, FMA and F16C.
+func Q2KFastPath(d int) bool { return hasQ2KKernel && d%32 == 0 && d <= q2kMultiMaxDim }
+
+// ScoresRangeMulti writes out[j·n+h] = q_h·k̂_{first+j} for the n queries q[h·d:(h+1)·d] and the
+// cells [first, first+len(out)/n), which must lie within [0, Len()). Where Q2KFastPath(d) it
+// reads each cell once for four queries at a time: per group q_h[c]·scale_c is formed once
+// (one rounding), then per cell 8-lane fused multiply-adds over the levels in two partial sums
+// per query, reduced pairwise: within (d/16 + 9)·2⁻²⁴·Σ_c |q_c·k̂_c| of the exact score. Elsewhere
+// it is ScoresRange per query. A query's scores do not depend on n or its place among them.
+func (h *Q2KHead) ScoresRangeMulti(q []float32, n, first int, out []float32) {
+	if n <= 0 {
+		return
+	}
+	d := h.d
+	m := len(out) / n
+	q, out = q[:n*d], out[:m*n]
+	if m == 0 {
+		return
+	}
+	if !Q2KFastPath(d) {
+		bp := getPerQuery(m)
+		tmp := (*bp)[:m]
+		for i := 0; i < n; i++ {
+			h.ScoresRange(q[i*d:(i+1)*d], first, tmp)
+			for j, x := range tmp {
+				out[j*n+i] = x
+			}
+		}
+		perQueryBufs.Put(bp)
+		return
+	}
+	if first < 0 || first+m > h.n {
+		panic("kvq: q2k: scores of cells out of range")
+	}
+	gb := int(q2kGroupBytes(d))
+	var qs [4 * q2kMultiMaxDim]float32
+	var qp [4 * q2kMultiMaxDim]float32
+	var tmp [GroupCells * 4]float32
+	for i := 0; i < n; i += 4 {
+		r := min(4, n-i)
+		qq := q[i*d:]
+		if r < 4 {
+			clear(qp[:4*d])
+			copy(qp[:r*d], q[i*d:n*d])
+			qq = qp[:]
+		}
+		for cell := first; cell < first+m; {
+			g, j0 := cell/GroupCells, cell%GroupCells
+			k := min(GroupCells-j0, first+m-cell)
+			grp := h.data[g*gb : (g+1)*gb]
+			o := out[(cell-first)*n+i:]
+			if r == 4 {
+				q2kScoresAVX2(&qq[0], d, &grp[0], j0, k, &qs[0], &o[0], 4*n)
+			} else {
+				q2kScoresAVX2(&qq[0], d, &grp[0], j0, k, &qs[0], &tmp[0], 16)
+				for j := 0; j < k; j++ {
+					copy(o[j*n:j*n+r], tmp[4*j:4*j+r])
+				}
+			}
+			cell += k
+		}
+	}
+}
