@@ -56,8 +56,10 @@ type Engine struct {
 	Shape calc.Shape
 	// Pair is the KV format every cache of this engine uses; Decision is why (the auto
 	// KV-tier policy's choice, or the user's pair checked against the budget).
-	Pair     kvq.Pair
-	Decision calc.Decision
+	Pair kvq.Pair
+	// KVWarning is kvq.KernelWarning for Pair on the CPU engine ("" with fast kernels or CUDA).
+	KVWarning string
+	Decision  calc.Decision
 	// Memory is the free memory the policy was given.
 	Memory MemInfo
 	// Ctx is the capacity of each cache in cells: the longest prompt + reply.
@@ -150,6 +152,11 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 			return fail(fmt.Errorf("--device cuda: %w", err))
 		}
 		newSlot = func() (forwarder, error) { return e.dev.newSlot(e.devModel, ccfg) }
+	}
+	if e.dev == nil {
+		if e.KVWarning = kvq.KernelWarning(e.Pair, ccfg.HeadDimK, ccfg.HeadDimV); e.KVWarning != "" {
+			log.Warn(e.KVWarning, "model", info.Name)
+		}
 	}
 	probe, err := newSlot() // fail at load, not at the first request
 	if err != nil {

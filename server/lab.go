@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/kvlab/kvlab/native/kvq"
 	"github.com/kvlab/kvlab/server/api"
 	"github.com/kvlab/kvlab/web"
 	"github.com/labstack/echo/v4"
@@ -219,6 +220,9 @@ func (s *Server) labPage(c echo.Context) error {
 	q := c.QueryParams()
 	d := web.LabData{Page: s.pageData("lab"), Models: s.modelStatus(), Default: s.defaultModel(), Places: s.cfg.Places,
 		Prompt: q.Get("prompt"), N: api.DefaultN, Arms: web.ArmsFromQuery(q["arms"]), Formats: web.LabFormats()}
+	if s.cfg.dev == nil {
+		d.KernelNote = kvq.KernelSummary()
+	}
 	if m := q.Get("model"); m != "" {
 		d.Default = m
 	}

@@ -399,6 +399,9 @@ func (s *Server) plan(c echo.Context) error {
 		Values: values, Results: results, Calibration: planview.Calibration(),
 		WasmURL: assetPrefix + assets.WasmFile, WasmBytes: s.wasmBytes, AssetBase: assetPrefix,
 	}
+	if s.cfg.dev == nil {
+		d.KernelNote = kvq.KernelSummary()
+	}
 	return s.renderPage(c, status, web.PlanPage(d))
 }
 

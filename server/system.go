@@ -32,6 +32,7 @@ func (s *Server) modelStatus() []api.ModelStatus {
 		if e := loaded[m.Name]; e != nil {
 			st.Loaded = true
 			st.Ctx, st.KVFormat, st.KVReason, st.KVFits = e.Ctx, e.Decision.Format, e.Decision.Reason, e.Decision.Fits
+			st.KVWarning = e.KVWarning
 			st.KVBudget, st.BytesPerCell, st.KVBytes = e.Decision.BudgetBytes, e.BytesPerCell(), e.KVBytes()
 			st.WeightBytes, st.WeightType, st.Template = e.Model.WeightBytes(), e.Model.WeightType().String(), string(e.Template)
 			st.Running, st.LoadMs = e.Running(), float64(e.LoadTime.Microseconds())/1000

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/kvlab/kvlab/native/kvq"
-	"github.com/kvlab/kvlab/server/api"
 	"github.com/kvlab/kvlab/plan/calc"
+	"github.com/kvlab/kvlab/server/api"
 )
 
 // LabData is the /lab page.
@@ -23,6 +23,8 @@ type LabData struct {
 	Arms   []string
 	// Formats are the pairs the arm menus offer.
 	Formats []string
+	// KernelNote is kvq.KernelSummary: the formats without a fast CPU decode kernel here.
+	KernelNote string
 }
 
 // DefaultArms are the arms the lab starts with.

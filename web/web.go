@@ -27,6 +27,8 @@ type PlanData struct {
 	WasmBytes int64
 	// AssetBase is the URL prefix of the static files ("/assets/").
 	AssetBase string
+	// KernelNote is kvq.KernelSummary: the formats without a fast CPU decode kernel here.
+	KernelNote string
 }
 
 // Get returns the form value of a field.

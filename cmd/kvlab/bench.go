@@ -54,6 +54,8 @@ type benchRow struct {
 	GBps          float64 `json:"gbps"`         // KVBytes / Seconds, in 10⁹ bytes per second
 	RatioF16      float64 `json:"ratio_to_f16"` // Seconds / f16's Seconds at the same ctx; 0 without f16
 	BWFraction    float64 `json:"bw_fraction"`  // GBps / the machine's measured bandwidth
+	// SlowPath (CPU) is kvq.KernelWarning: the pair has no fast decode kernel here.
+	SlowPath string `json:"slow_path,omitempty"`
 }
 
 // benchReport is the whole command's output.
@@ -184,16 +186,32 @@ func writeBenchTable(w io.Writer, rep benchReport) error {
 			rep.DeviceName, rep.Heads, rep.KVHeads, rep.HeadDim, rep.BandwidthGBps, rep.Method, rep.ReadGBps)
 	}
 	t := &table{header: []string{"ctx", "kv", "B/cell", "KV MiB", "µs/token", "GB/s", "× f16", "of bandwidth"}, left: map[int]bool{1: true}}
+	var slow []string
 	for _, r := range rep.Results {
+		kv := r.KV
+		if r.SlowPath != "" {
+			kv += " *"
+			if !slices.Contains(slow, r.SlowPath) {
+				slow = append(slow, r.SlowPath)
+			}
+		}
 		ratio := "-"
 		if r.RatioF16 > 0 {
 			ratio = fmt.Sprintf("%.2f", r.RatioF16)
 		}
-		t.add(strconv.Itoa(r.Ctx), r.KV, strconv.FormatFloat(r.BytesPerCell, 'g', 6, 64),
+		t.add(strconv.Itoa(r.Ctx), kv, strconv.FormatFloat(r.BytesPerCell, 'g', 6, 64),
 			fmt.Sprintf("%.1f", float64(r.KVBytes)/(1<<20)), fmt.Sprintf("%.1f", r.Seconds*1e6),
 			fmt.Sprintf("%.1f", r.GBps), ratio, fmt.Sprintf("%.0f%%", 100*r.BWFraction))
 	}
-	return t.write(w)
+	if err := t.write(w); err != nil {
+		return err
+	}
+	for _, s := range slow {
+		if _, err := fmt.Fprintln(w, "* "+s); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ---- CPU
@@ -294,7 +312,8 @@ func benchAttnCPU(o benchAttnOptions, errw io.Writer) (benchReport, error) {
 			sec := ts[0]
 			bytes := p.Bytes(int64(n), d, d, hn)
 			rep.Results = append(rep.Results, benchRow{Ctx: n, KV: p.String(), BytesPerCell: p.BytesPerToken(d, d, hn),
-				KVBytes: bytes, Seconds: sec, MedianSeconds: ts[len(ts)/2], Rounds: len(ts), GBps: float64(bytes) / sec / 1e9})
+				KVBytes: bytes, Seconds: sec, MedianSeconds: ts[len(ts)/2], Rounds: len(ts), GBps: float64(bytes) / sec / 1e9,
+				SlowPath: kvq.KernelWarning(p, d, d)})
 		}
 	}
 	rep.BandwidthGBps = bw.best / 1e9

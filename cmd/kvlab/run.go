@@ -223,6 +223,9 @@ func runModel(ctx context.Context, o runOptions, out, errw io.Writer, progress f
 		kvBytes func() int64
 	)
 	if eng == nil {
+		if w := kvq.KernelWarning(pair, cfg.HeadDimK, cfg.HeadDimV); w != "" {
+			fmt.Fprintln(errw, "kvlab: warning:", w)
+		}
 		cache, err := kvcache.New(cfg)
 		if err != nil {
 			return runResult{}, err

@@ -76,9 +76,11 @@ type ModelStatus struct {
 	Error     string `json:"error,omitempty"`
 
 	// Set once loaded.
-	Ctx          int     `json:"ctx,omitempty"`
-	KVFormat     string  `json:"kv_format,omitempty"`
-	KVReason     string  `json:"kv_reason,omitempty"`
+	Ctx      int    `json:"ctx,omitempty"`
+	KVFormat string `json:"kv_format,omitempty"`
+	KVReason string `json:"kv_reason,omitempty"`
+	// KVWarning is one line when the KV pair has no fast CPU decode kernel here (kvq.KernelWarning).
+	KVWarning    string  `json:"kv_warning,omitempty"`
 	KVFits       bool    `json:"kv_fits,omitempty"`
 	KVBudget     int64   `json:"kv_budget_bytes,omitempty"`
 	BytesPerCell float64 `json:"kv_bytes_per_token,omitempty"`

@@ -1,0 +1,40 @@
+package kvq
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestKernelWarning checks that KernelWarning is empty exactly when both halves of a pair have
+// a fast path, names the half that lacks one in one line, and that FastDecode agrees with the
+// codecs: a format with a fast path at d implements MultiQuery (or is q2k).
+func TestKernelWarning(t *testing.T) {
+	for _, f := range Formats() {
+		for _, d := range []int{8, 16, 64, 128, 200} {
+			if !FastDecode(f, d) || f == Q2K {
+				continue
+			}
+			c, err := NewCodec(f, d, CodecOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := c.(MultiQuery); !ok {
+				t.Errorf("%s d%d: FastDecode says yes, the codec has no MultiQuery", f, d)
+			}
+		}
+	}
+	if w := KernelWarning(Pair{K: F32, V: F32}, 128, 128); !strings.Contains(w, "f32") || strings.Contains(w, "\n") {
+		t.Errorf("f32: %q", w)
+	}
+	for _, p := range []Pair{{K: F16, V: F16}, {K: Q8_0, V: Q4_0}, {K: Q5_1, V: IQ4_NL}, {K: Q2K, V: Q4_0}} {
+		w := KernelWarning(p, 128, 128)
+		if fast := FastDecode(p.K, 128) && FastDecode(p.V, 128); fast != (w == "") {
+			t.Errorf("%s: fast %v, warning %q", p, fast, w)
+		}
+	}
+	if FastDecode(F16, 128) {
+		if w := KernelWarning(Pair{K: F16, V: Q5_0}, 128, 16); !strings.Contains(w, "V (q5_0) has no fast decode kernel at head_dim 16") {
+			t.Errorf("q5_0 V at head_dim 16: %q", w)
+		}
+	}
+}
