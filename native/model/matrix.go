@@ -28,8 +28,21 @@ type Matrix struct {
 	intK bool
 }
 
-// acts recycles the quantized activations of the integer products.
-var acts = sync.Pool{New: func() any { return new(wkern.Act) }}
+// mulTasks recycles the state of the integer products: the quantized activations and the
+// loop body handed to the pool, so a product allocates nothing in steady state.
+var mulTasks = sync.Pool{New: func() any { return new(mulTask) }}
+
+// mulTask is one integer product: y = W·x for the tokens quantized in a.
+type mulTask struct {
+	m *Matrix
+	y []float32
+	a wkern.Act
+}
+
+func (t *mulTask) Range(lo, hi int) {
+	m := t.m
+	m.wk.MulRows(t.y, m.Rows, m.Data, m.RowBytes, &t.a, lo, hi)
+}
 
 // NewMatrix wraps data as a rows×cols matrix of type t. It fails when the type has no kernel,
 // when cols is not a whole number of the type's blocks, or when data is not rows rows long.
@@ -128,16 +141,16 @@ func (m *Matrix) MatMul(y, x []float32, n int, p *Pool) {
 // mulInt is MatMul with the integer kernel: the n activation rows are quantized once into the
 // kernel's format, then each worker multiplies a range of weight rows against all of them.
 func (m *Matrix) mulInt(y, x []float32, n int, p *Pool) {
-	a := acts.Get().(*wkern.Act)
-	defer acts.Put(a)
-	a.Quantize(m.wk.Format(), x, n, m.Cols)
+	t := mulTasks.Get().(*mulTask)
+	t.m, t.y = m, y
+	t.a.Quantize(m.wk.Format(), x, n, m.Cols)
 	if p.Threads() == 1 || n*m.Rows*m.Cols <= workGrain {
-		m.wk.MulRows(y, m.Rows, m.Data, m.RowBytes, a, 0, m.Rows)
-		return
+		t.Range(0, m.Rows)
+	} else {
+		p.ForRange(m.Rows, max(1, workGrain/(n*m.Cols)), t)
 	}
-	p.For(m.Rows, max(1, workGrain/(n*m.Cols)), func(lo, hi int) {
-		m.wk.MulRows(y, m.Rows, m.Data, m.RowBytes, a, lo, hi)
-	})
+	t.m, t.y = nil, nil
+	mulTasks.Put(t)
 }
 
 // tileBytes is the size of the float32 row tile MatMul keeps hot while it sweeps the tokens.
