@@ -25,6 +25,7 @@ func newBenchCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 	}
 	cmd.AddCommand(newBenchAttnCmd())
+	cmd.AddCommand(newBenchModelCmd())
 	return cmd
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kvlab/kvlab/native/cuda"
+	"github.com/kvlab/kvlab/native/gguf"
 	"github.com/kvlab/kvlab/native/cuda/engine"
 )
 
@@ -65,5 +66,40 @@ func TestCUDACommandsWithoutDriver(t *testing.T) {
 	}
 	if _, err := run(t, "gate", "--device", "cuda", "--head-dims", "96"); !errors.Is(err, engine.ErrUnsupported) {
 		t.Errorf("gate --device cuda --head-dims 96: %v", err)
+	}
+}
+
+// TestBenchModelSynthetic writes tiny synthetic models of every weight set and times them.
+func TestBenchModelSynthetic(t *testing.T) {
+	dir := t.TempDir()
+	out, err := run(t, "bench", "model", "--shape", "tiny", "--weights", strings.Join(benchWeightSets, ","), "--threads", "1,2",
+		"--prompt", "16", "--gen", "4", "--rounds", "1", "--dir", dir, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep benchModelReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 2*len(benchWeightSets) {
+		t.Fatalf("%d rows", len(rep.Results))
+	}
+	for _, r := range rep.Results {
+		if r.PrefillTPS <= 0 || r.DecodeTPS <= 0 || r.Rounds != 1 || r.WeightMiB <= 0 {
+			t.Errorf("row %+v", r)
+		}
+	}
+	// The q4_k_m mix: the output and the "more bits" layers' attn_v and ffn_down in q6_K.
+	if got := weightType("q4_k_m", "ffn_down", 0, 22, 5632); got != gguf.Q6_K {
+		t.Errorf("layer 0 ffn_down %s", got)
+	}
+	if got := weightType("q4_k_m", "ffn_down", 3, 22, 5632); got != gguf.Q4_K {
+		t.Errorf("layer 3 ffn_down %s", got)
+	}
+	if got := weightType("q4_k_m", "attn_q", 0, 24, 896); got != gguf.Q8_0 {
+		t.Errorf("896-column q4_K falls back to %s", got)
+	}
+	if _, err := run(t, "bench", "model", "--shape", "nope", "--dir", dir); err == nil || !strings.Contains(err.Error(), "tinyllama-1.1b") {
+		t.Errorf("unknown shape: %v", err)
 	}
 }
