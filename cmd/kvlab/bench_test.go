@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/kvlab/kvlab/native/cuda"
-	"github.com/kvlab/kvlab/native/gguf"
 	"github.com/kvlab/kvlab/native/cuda/engine"
+	"github.com/kvlab/kvlab/native/gguf"
 )
 
 func TestBenchAttnCPUJSON(t *testing.T) {
