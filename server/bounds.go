@@ -101,7 +101,7 @@ func checkSamplingBounds(f samplingFields) error {
 
 // checkMaxTokensBound bounds max_tokens from above (the context bounds it further, at run).
 func checkMaxTokensBound(name string, n int) error {
-	if err := limits.Int(name, int64(n), 0, limits.MaxCtx, ""); err != nil {
+	if err := limits.Int(name, int64(n), 1, limits.MaxCtx, ""); err != nil {
 		return limitsError(err)
 	}
 	return nil

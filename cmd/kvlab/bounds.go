@@ -7,6 +7,7 @@ import (
 	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/lab"
 	"github.com/kvlab/kvlab/native/model"
+	"github.com/kvlab/kvlab/plan/calc"
 	"github.com/kvlab/kvlab/server"
 )
 
@@ -30,7 +31,10 @@ func checkRunFlags(o runOptions) error {
 	if err := limits.Threads("--threads", o.threads); err != nil {
 		return err
 	}
-	if err := limits.Overlay("--kv-window", o.window, "--kv-sink", o.sinks, limits.MaxCtx); err != nil {
+	if err := limits.Int("--kv-window", int64(o.window), 0, limits.MaxCtx, ""); err != nil {
+		return err
+	}
+	if err := limits.Int("--kv-sink", int64(o.sinks), 0, limits.MaxCtx, ""); err != nil {
 		return err
 	}
 	if err := limits.Float("--k-gain", float64(o.kGain), 1e-3, limits.MaxKGain, ""); err != nil {
@@ -58,13 +62,15 @@ func checkRunCache(cfg kvcache.Config, trained int) error {
 	return hostFits(fmt.Sprintf("a KV cache of %d cells in %s", cfg.MaxCells, cfg.Pair), kvcache.EstimateBytes(cfg))
 }
 
-// hostFits checks need bytes against the host's available memory (when it can be read).
+// hostFits checks need bytes against the host's available memory (when it can be read), less
+// the compute reserve the serve policy keeps.
 func hostFits(what string, need int64) error {
 	mem, err := server.HostMemory()
 	if err != nil {
 		return nil
 	}
-	return limits.Memory(what, need, mem.FreeBytes, mem.Source)
+	avail := max(mem.FreeBytes-calc.DefaultReserveBytes, 1)
+	return limits.Memory(what, need, avail, mem.Source+" less a "+limits.Bytes(calc.DefaultReserveBytes)+" reserve")
 }
 
 // checkABFlags bounds ab's flags and arms that need no model.
