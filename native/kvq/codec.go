@@ -49,6 +49,9 @@ type CodecOptions struct {
 	// Seed, Layer and Head pick TQ4's random rotation: deterministic per (Seed, Layer, Head).
 	Seed        uint64
 	Layer, Head int
+	// Rotate stores a Rotatable format through the rotation of (Seed, Layer, Head) (rotate.go).
+	// It is ignored for every other format.
+	Rotate bool
 }
 
 // codecFactories builds codecs per format; each format's file fills its entry in init.
@@ -66,7 +69,11 @@ func NewCodec(f Format, d int, opt CodecOptions) (Codec, error) {
 	if mk == nil {
 		return nil, fmt.Errorf("%w: %s has no row codec", ErrUnsupported, f)
 	}
-	return mk(d, opt)
+	c, err := mk(d, opt)
+	if err != nil || !opt.Rotate || !f.Rotatable() {
+		return c, err
+	}
+	return newRotCodec(c, opt), nil
 }
 
 // DecodeRows decodes len(src)/RowBytes rows of untrusted bytes into dst, checking lengths first:

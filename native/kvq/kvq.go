@@ -45,6 +45,11 @@ const (
 	// channel per GroupCells-cell group. It is valid only as a K format; the name "q2k" alone
 	// means the pair q2k/q4_0.
 	Q2K
+	// Turbo2, Turbo3 and Turbo4 are the rotated Lloyd–Max tiers (turbo.go): b-bit codes of the
+	// rotated row and one f16 per-row scale with norm correction.
+	Turbo2
+	Turbo3
+	Turbo4
 	numFormats
 )
 
@@ -87,6 +92,9 @@ var infos = [numFormats]formatInfo{
 	FP8:    {"fp8", "fp8 e4m3, one f32 scale per row (amax/448, round to nearest even)", false},
 	TQ4:    {"tq4", "randomized Hadamard rotation + 16-level Lloyd-Max codebook, one f32 scale per row", false},
 	Q2K:    {"q2k", "K only: 2-bit 4-level Lloyd-Max codes, one fp16 scale per channel per 32 cells", true},
+	Turbo2: {"turbo2", "randomized Hadamard rotation + 4-level Lloyd-Max codes, one fp16 norm-corrected scale per row", false},
+	Turbo3: {"turbo3", "randomized Hadamard rotation + 8-level Lloyd-Max codes, one fp16 norm-corrected scale per row", false},
+	Turbo4: {"turbo4", "randomized Hadamard rotation + 16-level Lloyd-Max codes, one fp16 norm-corrected scale per row", false},
 }
 
 // Formats lists every format in a stable order.
@@ -185,6 +193,8 @@ func (f Format) RowBytes(d int) int {
 		return nib(d) + 4
 	case Q2K:
 		return int((q2kGroupBytes(d) + GroupCells - 1) / GroupCells)
+	case Turbo2, Turbo3, Turbo4:
+		return turboRowBytes(f.turboBits(), d)
 	}
 	return 0
 }
@@ -238,45 +248,54 @@ func (f Format) BitsPerValue(d int) float64 {
 // Pair is a K format and a V format: the unit the cache, the planner and the lab work in.
 type Pair struct {
 	K, V Format
+	// KRaw and VRaw mark a Rotatable half stored unrotated, the "-r" variant ("q4_0-r"). The
+	// zero value rotates every Rotatable half: the default (see rotate.go).
+	KRaw, VRaw bool
 }
 
 // String writes the pair as "K/V", or as one name when K and V are the same. The q2k scheme's
-// default pair (q2k/q4_0) is written "q2k".
+// default pair (q2k/q4_0) is written "q2k". Unrotated halves carry the "-r" suffix.
 func (p Pair) String() string {
-	if p.K == p.V || (p.K == Q2K && p.V == Q4_0) {
-		return p.K.String()
+	k, v := p.KName(), p.VName()
+	if k == v || (p.K == Q2K && v == "q4_0") {
+		return k
 	}
-	return p.K.String() + "/" + p.V.String()
+	return k + "/" + v
 }
 
-// Valid reports whether both halves are formats and V is not a K-only format.
-func (p Pair) Valid() bool { return p.K.Valid() && p.V.Valid() && !p.V.KOnly() }
+// Valid reports whether both halves are formats, V is not a K-only format, and only Rotatable
+// halves are marked raw.
+func (p Pair) Valid() bool {
+	return p.K.Valid() && p.V.Valid() && !p.V.KOnly() &&
+		(!p.KRaw || p.K.Rotatable()) && (!p.VRaw || p.V.Rotatable())
+}
 
-// ParsePair parses "K/V" or a single name meaning both ("q8_0"); "q2k" alone means q2k/q4_0.
+// ParsePair parses "K/V" or a single name meaning both ("q8_0"); "q2k" alone means q2k/q4_0. A
+// half written with the "-r" suffix ("q4_0-r", "q8_0-r/q4_0-r") is stored unrotated.
 func ParsePair(s string) (Pair, error) {
 	s = strings.TrimSpace(s)
 	if k, v, ok := strings.Cut(s, "/"); ok {
-		kf, err := Parse(k)
+		kf, kr, err := parseHalf(k)
 		if err != nil {
 			return Pair{}, err
 		}
-		vf, err := Parse(v)
+		vf, vr, err := parseHalf(v)
 		if err != nil {
 			return Pair{}, err
 		}
 		if vf.KOnly() {
 			return Pair{}, fmt.Errorf("%w: %s stores K only; it cannot hold V (try %s/q4_0)", ErrUnsupported, vf, vf)
 		}
-		return Pair{K: kf, V: vf}, nil
+		return Pair{K: kf, V: vf, KRaw: kr, VRaw: vr}, nil
 	}
-	f, err := Parse(s)
+	f, raw, err := parseHalf(s)
 	if err != nil {
 		return Pair{}, err
 	}
 	if f == Q2K {
 		return Pair{K: Q2K, V: Q4_0}, nil
 	}
-	return Pair{K: f, V: f}, nil
+	return Pair{K: f, V: f, KRaw: raw, VRaw: raw}, nil
 }
 
 // ParsePairs parses a comma-separated list of pairs ("f16,q8_0,q8_0/q4_0").
@@ -326,5 +345,7 @@ func OverlayBytes(cells int64, headDimK, headDimV, nKVHeads int) int64 {
 // UsefulPairs are the pairs `kvlab formats` lists after the symmetric ones: the asymmetric
 // recipes of the seeds (high-precision K, cheap V).
 var UsefulPairs = []Pair{
-	{F16, Q4_0}, {F16, Q8_0}, {Q8_0, Q4_0}, {Q8_0, Q5_0}, {Q5_1, Q4_0}, {Q8_0, IQ4_NL}, {FP8, Q4_0}, {Q2K, Q4_0},
+	{K: F16, V: Q4_0}, {K: F16, V: Q8_0}, {K: Q8_0, V: Q4_0}, {K: Q8_0, V: Q5_0}, {K: Q5_1, V: Q4_0},
+	{K: Q8_0, V: IQ4_NL}, {K: FP8, V: Q4_0}, {K: Q2K, V: Q4_0},
+	{K: Q8_0, V: Turbo4}, {K: Q8_0, V: Turbo3}, {K: Turbo4, V: Turbo3}, {K: Q5_0, V: Turbo3}, {K: Turbo4, V: Turbo2},
 }

@@ -84,12 +84,18 @@ func TestParsePair(t *testing.T) {
 		want Pair
 		str  string
 	}{
-		{"f16", Pair{F16, F16}, "f16"},
-		{"q8_0/q4_0", Pair{Q8_0, Q4_0}, "q8_0/q4_0"},
-		{" Q8_0 / q4_0 ", Pair{Q8_0, Q4_0}, "q8_0/q4_0"},
-		{"q2k", Pair{Q2K, Q4_0}, "q2k"},
-		{"q2k/q8_0", Pair{Q2K, Q8_0}, "q2k/q8_0"},
-		{"fp16", Pair{F16, F16}, "f16"},
+		{"f16", Pair{K: F16, V: F16}, "f16"},
+		{"q8_0/q4_0", Pair{K: Q8_0, V: Q4_0}, "q8_0/q4_0"},
+		{" Q8_0 / q4_0 ", Pair{K: Q8_0, V: Q4_0}, "q8_0/q4_0"},
+		{"q2k", Pair{K: Q2K, V: Q4_0}, "q2k"},
+		{"q2k/q8_0", Pair{K: Q2K, V: Q8_0}, "q2k/q8_0"},
+		{"fp16", Pair{K: F16, V: F16}, "f16"},
+		{"q4_0-r", Pair{K: Q4_0, V: Q4_0, KRaw: true, VRaw: true}, "q4_0-r"},
+		{"q8_0-r/q4_0-r", Pair{K: Q8_0, V: Q4_0, KRaw: true, VRaw: true}, "q8_0-r/q4_0-r"},
+		{"q8_0/Q4_0-R", Pair{K: Q8_0, V: Q4_0, VRaw: true}, "q8_0/q4_0-r"},
+		{"q2k/q4_0-r", Pair{K: Q2K, V: Q4_0, VRaw: true}, "q2k/q4_0-r"},
+		{"turbo4", Pair{K: Turbo4, V: Turbo4}, "turbo4"},
+		{"q8_0/turbo3", Pair{K: Q8_0, V: Turbo3}, "q8_0/turbo3"},
 	} {
 		got, err := ParsePair(tc.in)
 		if err != nil {
@@ -99,7 +105,7 @@ func TestParsePair(t *testing.T) {
 			t.Errorf("ParsePair(%q) = %v (%s), want %v (%s)", tc.in, got, got, tc.want, tc.str)
 		}
 	}
-	for _, bad := range []string{"q3_0", "", "f16/", "q4_0/q2k", "/q4_0"} {
+	for _, bad := range []string{"q3_0", "", "f16/", "q4_0/q2k", "/q4_0", "f16-r", "tq4-r", "turbo3-r", "q2k-r", "-r"} {
 		_, err := ParsePair(bad)
 		if err == nil {
 			t.Errorf("ParsePair(%q) succeeded", bad)

@@ -1,0 +1,539 @@
+package kvq
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Rotated formats. Every quantized row format (Rotatable) is stored by default through the
+// codec's randomized Hadamard rotation R (rotation, hadamard.go, drawn per (Seed, Layer, Head)):
+// a K or V row x is stored as the format's bytes of y = R·x, PrepareQuery maps a query to R·q so
+// that scores are unchanged in exact arithmetic ((R·q)·(R·x) = q·x, R orthogonal), V rows are
+// accumulated rotated and FinishAccumulate maps the sum back with Rᵀ once per query. The bytes
+// per row are those of the format: rotation costs no storage, only O(d·log d) additions per row
+// written and per query.
+//
+// Rotation spreads a channel outlier over its Hadamard block, so a block's scale no longer
+// follows one large value; it does not remove the outlier's energy. For K the rotated codec is
+// also calibrated once, from the cells of a cache's first write into an empty store (Calibrate:
+// a prompt's prefill), and then stores y = R·((x−μ)/λ):
+//
+//   - per-channel K scales λ_c ≥ 1, powers of two (exact): channels whose RMS over those cells
+//     is within kvChannelThreshold× the median keep λ_c = 1; above it λ_c is the power of two
+//     nearest RMS_c/median. The query is prepared as R·(λ⊙q), so q·k is unchanged.
+//   - per-channel K offsets μ_c: the channel's mean where it is stable over the calibration
+//     cells (ChannelMeans). Scores add q·μ once per query and call (exact bookkeeping, not an
+//     approximation: q·x̂ = (R·(λ⊙q))·ŷ + q·μ), Decode adds μ back, and the offset no longer
+//     takes up the codes' range.
+//
+// Both are state of the codec, not of the rows: 2·Dim floats per K head and layer, outside
+// RowBytes. A codec is calibrated only while its store holds no cells; uncalibrated it stores
+// R·x.
+//
+// The rotated q4_0 and q5_0 encoders also pick each block's scale by a small search minimising
+// the block's squared error (searchSymBlock) instead of ggml's max/−8 (max/−16): the layout is
+// ggml's, so every decoder and kernel reads the bytes unchanged, but the bytes are not what
+// ggml's quantizer writes. The unrotated variants ("q4_0-r", RawSuffix) are byte-identical to
+// ggml's reference quantizers, as before.
+
+// RawSuffix is the name suffix of a format's unrotated variant: "q4_0-r".
+const RawSuffix = "-r"
+
+// Rotatable reports whether the format is a quantized row format that is rotated by default and
+// has an unrotated "-r" variant. Plain formats (f32, f16, bf16) are never rotated; tq4 and the
+// turbo tiers are always rotated (the rotation is part of their format); q2k's groups are
+// per-channel and not rotated.
+func (f Format) Rotatable() bool {
+	switch f {
+	case Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, FP8:
+		return true
+	}
+	return false
+}
+
+// KRotated reports whether the pair's K rows are stored rotated.
+func (p Pair) KRotated() bool { return p.K.Rotatable() && !p.KRaw }
+
+// VRotated reports whether the pair's V rows are stored rotated.
+func (p Pair) VRotated() bool { return p.V.Rotatable() && !p.VRaw }
+
+// KName is the K half's name with the "-r" suffix when it is stored unrotated.
+func (p Pair) KName() string { return halfName(p.K, p.KRaw) }
+
+// VName is the V half's name with the "-r" suffix when it is stored unrotated.
+func (p Pair) VName() string { return halfName(p.V, p.VRaw) }
+
+func halfName(f Format, raw bool) string {
+	if raw && f.Rotatable() {
+		return f.String() + RawSuffix
+	}
+	return f.String()
+}
+
+// Unrotated returns p with every rotatable half marked raw ("q4_0" → "q4_0-r"), for backends
+// that store formats only unrotated.
+func (p Pair) Unrotated() Pair {
+	p.KRaw, p.VRaw = p.K.Rotatable(), p.V.Rotatable()
+	return p
+}
+
+// parseHalf reads one half of a pair: a format name, optionally with the "-r" suffix.
+func parseHalf(name string) (Format, bool, error) {
+	n := strings.TrimSpace(name)
+	raw := false
+	if len(n) > len(RawSuffix) && strings.EqualFold(n[len(n)-len(RawSuffix):], RawSuffix) {
+		n, raw = n[:len(n)-len(RawSuffix)], true
+	}
+	f, err := Parse(n)
+	if err != nil {
+		return Invalid, false, err
+	}
+	if raw && !f.Rotatable() {
+		how := "it is never rotated"
+		if f == TQ4 || f.turbo() {
+			how = "its rotation is part of the format"
+		} else if f == Q2K {
+			how = "its per-channel groups are not rotated"
+		}
+		return Invalid, false, fmt.Errorf("%w: %s has no unrotated %q variant: %s", ErrUnsupported, f, RawSuffix, how)
+	}
+	return f, raw, nil
+}
+
+// kvChannelThreshold is the channel RMS, relative to the median channel's, above which a K
+// channel gets its own power-of-two scale in the rotated codecs.
+const kvChannelThreshold = 2
+
+// Calibrator is implemented by codecs that fix per-channel scales from the first rows a cache
+// writes (the rotated codecs, for K). Calibrate replaces the scales from the n rows (n × Dim
+// values); rows encoded before are not re-encoded, so a store calls it only when it holds no
+// cells. It must not run concurrently with other calls on the codec.
+type Calibrator interface {
+	Calibrate(rows []float32, n int)
+}
+
+// ChannelScales returns the per-channel K scales λ for the n rows (n × d values): 1 for every
+// channel whose RMS is at most kvChannelThreshold × the median channel RMS, else the power of
+// two nearest RMS_c/median (on the log scale), capped at 2^20. It returns nil when every λ is 1.
+func ChannelScales(rows []float32, n, d int) []float32 {
+	if n <= 0 || d <= 0 {
+		return nil
+	}
+	rms := make([]float64, d)
+	for i := 0; i < n; i++ {
+		for c, v := range rows[i*d : (i+1)*d] {
+			if !math.IsInf(float64(v), 0) && !math.IsNaN(float64(v)) {
+				rms[c] += float64(v) * float64(v)
+			}
+		}
+	}
+	sorted := slices.Clone(rms)
+	slices.Sort(sorted)
+	med := sorted[d/2]
+	if !(med > 0) {
+		return nil
+	}
+	var out []float32
+	for c, ss := range rms {
+		r := math.Sqrt(ss / med) // RMS_c / median RMS (the n cancels)
+		if !(r > kvChannelThreshold) {
+			continue
+		}
+		if out == nil {
+			out = make([]float32, d)
+			for i := range out {
+				out[i] = 1
+			}
+		}
+		e := min(math.Round(math.Log2(r)), 20)
+		out[c] = float32(math.Ldexp(1, int(e)))
+	}
+	return out
+}
+
+// kvStableMean bounds how far a channel's mean over the first half of the calibration rows may
+// lie from its mean over the second half, relative to the whole mean, for ChannelMeans to keep it.
+const kvStableMean = 0.5
+
+// ChannelMeans returns the per-channel K offsets μ for the n rows (n × d values; non-finite
+// values count as 0): each channel's mean, or 0 where it is not stable across the rows. With at
+// least 8 rows a channel whose means over the first and the second half differ by more than
+// kvStableMean × its mean gets 0: after RoPE a pair's mean turns with the position, so an
+// unstable mean would not hold for the cells written later. It returns nil for no rows.
+func ChannelMeans(rows []float32, n, d int) []float32 {
+	if n <= 0 || d <= 0 {
+		return nil
+	}
+	sum := make([]float64, d)
+	for i := 0; i < n; i++ {
+		for c, v := range rows[i*d : (i+1)*d] {
+			if !math.IsInf(float64(v), 0) && !math.IsNaN(float64(v)) {
+				sum[c] += float64(v)
+			}
+		}
+	}
+	out := make([]float32, d)
+	for c, s := range sum {
+		out[c] = float32(s / float64(n))
+	}
+	if n >= 8 {
+		h := n / 2
+		for c := range out {
+			var a, b float64
+			for i := 0; i < h; i++ {
+				a += float64(rows[i*d+c])
+			}
+			for i := h; i < n; i++ {
+				b += float64(rows[i*d+c])
+			}
+			a /= float64(h)
+			b /= float64(n - h)
+			if math.Abs(a-b) > kvStableMean*math.Abs(float64(out[c])) {
+				out[c] = 0
+			}
+		}
+	}
+	return out
+}
+
+// rotCodec is a Rotatable format (or a turbo tier) stored through the rotation: see the rotated
+// formats above. inner is the format's own codec, which sees only rotated rows.
+type rotCodec struct {
+	inner Codec
+	rot   *rotation
+	d     int
+	// enc, when set, replaces inner.Encode on the rotated row (the scale-searched q4_0 and
+	// q5_0 encoders); it writes the same layout.
+	enc func(dst []byte, y []float32)
+	// The calibration (Calibrate; all nil when none): lam the per-channel scales λ, ilam their
+	// inverses (exact: powers of two), mu the per-channel offsets μ (value domain) and muR the
+	// offset as stored rows see it, R·(μ/λ).
+	lam, ilam, mu, muR []float32
+}
+
+// newRotCodec wraps the codec inner of a Rotatable format in the rotation of opt.
+func newRotCodec(inner Codec, opt CodecOptions) *rotCodec {
+	d := inner.Dim()
+	c := &rotCodec{inner: inner, rot: newRotation(d, opt.Seed, opt.Layer, opt.Head), d: d}
+	switch inner.Format() {
+	case Q4_0:
+		c.enc = func(dst []byte, y []float32) { searchedBlockRow(dst, y, 2, 8, 7, q4_0Pack) }
+	case Q5_0:
+		c.enc = func(dst []byte, y []float32) { searchedBlockRow(dst, y, 2, 16, 15, q5_0Pack) }
+	}
+	return c
+}
+
+// Unwrap returns the codec that reads c's stored bytes: the format's own codec under a rotated
+// one (whose kernels then see prepared queries and rotated rows), c itself otherwise.
+func Unwrap(c Codec) Codec {
+	if r, ok := c.(*rotCodec); ok {
+		return r.inner
+	}
+	return c
+}
+
+func (c *rotCodec) Format() Format { return c.inner.Format() }
+func (c *rotCodec) Dim() int       { return c.d }
+func (c *rotCodec) RowBytes() int  { return c.inner.RowBytes() }
+
+// Calibrate sets the per-channel scales (ChannelScales) and offsets (ChannelMeans) from n rows.
+func (c *rotCodec) Calibrate(rows []float32, n int) {
+	c.lam, c.ilam, c.mu, c.muR = nil, nil, nil, nil
+	if lam := ChannelScales(rows, n, c.d); lam != nil {
+		c.lam, c.ilam = lam, make([]float32, c.d)
+		for i, l := range lam {
+			c.ilam[i] = 1 / l
+		}
+	}
+	if mu := ChannelMeans(rows, n, c.d); mu != nil {
+		c.mu, c.muR = mu, make([]float32, c.d)
+		copy(c.muR, mu)
+		if c.ilam != nil {
+			for i, l := range c.ilam {
+				c.muR[i] *= l
+			}
+		}
+		c.rot.apply(c.muR, c.muR)
+	}
+}
+
+// ChannelScalesOf returns the codec's per-channel K scales (nil when none are set).
+func ChannelScalesOf(c Codec) []float32 {
+	if r, ok := c.(*rotCodec); ok {
+		return r.lam
+	}
+	return nil
+}
+
+// ChannelMeansOf returns the codec's per-channel K offsets (nil when none are set).
+func ChannelMeansOf(c Codec) []float32 {
+	if r, ok := c.(*rotCodec); ok {
+		return r.mu
+	}
+	return nil
+}
+
+// Encode stores inner's bytes of R·((x−μ)/λ).
+func (c *rotCodec) Encode(dst []byte, src []float32) {
+	var buf [tq4StackDim]float32
+	y := rotScratch(&buf, c.d)
+	copy(y, src[:c.d])
+	if c.mu != nil {
+		for i, m := range c.mu {
+			y[i] -= m
+		}
+	}
+	if c.ilam != nil {
+		for i, l := range c.ilam {
+			y[i] *= l
+		}
+	}
+	c.rot.apply(y, y)
+	if c.enc != nil {
+		c.enc(dst[:c.RowBytes()], y)
+		return
+	}
+	c.inner.Encode(dst, y)
+}
+
+func rotScratch(buf *[tq4StackDim]float32, d int) []float32 {
+	if d <= tq4StackDim {
+		return buf[:d]
+	}
+	return make([]float32, d)
+}
+
+// toValue maps a rotated-domain vector to the value domain in place: λ⊙Rᵀ·v.
+func (c *rotCodec) toValue(v []float32) {
+	c.rot.applyT(v, v)
+	if c.lam != nil {
+		for i, l := range c.lam {
+			v[i] *= l
+		}
+	}
+}
+
+// Decode writes λ⊙Rᵀ·ŷ + μ: the value domain.
+func (c *rotCodec) Decode(dst []float32, row []byte) {
+	c.inner.Decode(dst, row)
+	c.toValue(dst)
+	if c.mu != nil {
+		for i, m := range c.mu {
+			dst[i] += m
+		}
+	}
+}
+
+// PrepareQuery writes inner's prepared R·(λ⊙q) (dst may alias q).
+func (c *rotCodec) PrepareQuery(dst, q []float32) {
+	if c.lam != nil {
+		for i, l := range c.lam {
+			dst[i] = q[i] * l
+		}
+		q = dst
+	}
+	c.rot.apply(dst, q)
+	c.inner.PrepareQuery(dst, dst)
+}
+
+// FinishAccumulate writes λ⊙Rᵀ·acc (inner's finished accumulator) into dst.
+func (c *rotCodec) FinishAccumulate(dst, acc []float32) {
+	c.inner.FinishAccumulate(dst, acc)
+	c.toValue(dst)
+}
+
+// qmu is q'·R·(μ/λ) = q·μ for a prepared query q': the offset's part of every score.
+func (c *rotCodec) qmu(q []float32) float32 {
+	if c.muR == nil {
+		return 0
+	}
+	return lmDot(q[:c.d], c.muR)
+}
+
+func (c *rotCodec) Dot(q []float32, row []byte) float32 { return c.inner.Dot(q, row) + c.qmu(q) }
+
+func (c *rotCodec) DotMany(q []float32, rows []byte, out []float32) {
+	c.inner.DotMany(q, rows, out)
+	if m := c.qmu(q); m != 0 {
+		for j := range out {
+			out[j] += m
+		}
+	}
+}
+
+// AccumulateScaled adds w·(ŷ + R·(μ/λ)), so that FinishAccumulate returns Σ w·x̂ with the
+// offset included.
+func (c *rotCodec) AccumulateScaled(acc []float32, w float32, row []byte) {
+	c.inner.AccumulateScaled(acc, w, row)
+	c.accOffset(acc[:c.d], w)
+}
+
+func (c *rotCodec) accOffset(acc []float32, w float32) {
+	if c.muR != nil {
+		for i, m := range c.muR {
+			acc[i] += w * m
+		}
+	}
+}
+
+func (c *rotCodec) AccumulateMany(acc []float32, w []float32, rows []byte) {
+	c.inner.AccumulateMany(acc, w, rows)
+	if c.muR != nil {
+		var sw float32
+		for _, x := range w {
+			sw += x
+		}
+		c.accOffset(acc[:c.d], sw)
+	}
+}
+
+// DotManyMulti uses inner's multi-query kernels where it has them.
+func (c *rotCodec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
+	if mq, ok := c.inner.(MultiQuery); ok {
+		mq.DotManyMulti(q, n, rows, out)
+	} else {
+		dotManyPerQuery(c.inner, q, n, rows, out)
+	}
+	if c.muR == nil || n <= 0 {
+		return
+	}
+	d := c.d
+	for h := 0; h < n; h++ {
+		m := c.qmu(q[h*d : (h+1)*d])
+		for j := h; j < len(out); j += n {
+			out[j] += m
+		}
+	}
+}
+
+// AccumulateManyMulti uses inner's multi-query kernels where it has them.
+func (c *rotCodec) AccumulateManyMulti(acc []float32, n int, w []float32, rows []byte) {
+	if mq, ok := c.inner.(MultiQuery); ok {
+		mq.AccumulateManyMulti(acc, n, w, rows)
+	} else {
+		accumulateManyPerQuery(c.inner, acc, n, w, rows)
+	}
+	if c.muR == nil || n <= 0 {
+		return
+	}
+	d := c.d
+	for h := 0; h < n; h++ {
+		var sw float32
+		for j := h; j < len(w); j += n {
+			sw += w[j]
+		}
+		c.accOffset(acc[h*d:(h+1)*d], sw)
+	}
+}
+
+// ---- scale-searched symmetric block encoders (rotated q4_0, q5_0)
+
+// searchedBlockRow encodes a row of a symmetric block format (header hdr bytes: the f16 scale;
+// codes n + lo for n ∈ [−lo, hi]) block by block with searchSymBlock, packing each block's codes
+// with pack.
+func searchedBlockRow(dst []byte, y []float32, hdr int, lo, hi int32, pack func(dst []byte, codes []byte)) {
+	for off := 0; off < len(y); off += BlockSize {
+		n := min(BlockSize, len(y)-off)
+		var codes [BlockSize]byte
+		d := searchSymBlock(y[off:off+n], lo, hi, codes[:n])
+		binary.LittleEndian.PutUint16(dst, d)
+		pack(dst[hdr:], codes[:n])
+		dst = dst[hdr+(n+1)/2+packHigh(lo, n):]
+	}
+}
+
+// packHigh is the bytes of high bits a block of n values of the format with offset lo carries.
+func packHigh(lo int32, n int) int {
+	if lo == 16 {
+		return (n + 7) / 8
+	}
+	return 0
+}
+
+func q4_0Pack(dst []byte, codes []byte) { blockPackNibbles(dst, codes) }
+func q5_0Pack(dst []byte, codes []byte) {
+	nh := (len(codes) + 7) / 8
+	blockPackHigh(dst[:nh], dst[nh:], codes)
+}
+
+// searchSteps are the candidate divisors of the block's largest magnitude, in units of one
+// step, relative to the format's full range: the search tries max/(−lo·t) and max/(hi·t) for
+// each t.
+var searchSteps = []float32{0.75, 0.8, 0.85, 0.875, 0.9, 0.925, 0.95, 0.975, 1, 1.025, 1.05, 1.1}
+
+// searchSymBlock picks the f16 scale d̂ and codes c_i ∈ [0, lo+hi] (value (c_i − lo)·d̂) of one
+// block that minimise Σ (x_i − (c_i−lo)·d̂)² over a small candidate set: for each scale
+// max/(−lo·t) and max/(hi·t) (t in searchSteps; max the signed value of largest magnitude) the
+// nearest codes, then their least-squares scale rounded to f16 and the codes nearest it again.
+// ggml's max/−lo is the candidate t = 1, so the search never does worse than ggml's choice at
+// the same codes (up to the f16 rounding of the refit). An all-zero (or non-finite) block
+// stores d̂ = 0 and codes lo.
+func searchSymBlock(x []float32, lo, hi int32, codes []byte) uint16 {
+	mx, amax := blockSignedMax(x)
+	for i := range codes {
+		codes[i] = byte(lo)
+	}
+	if !(amax > 0) || math.IsInf(float64(amax), 0) {
+		return 0
+	}
+	var best [BlockSize]byte
+	bestErr := math.Inf(1)
+	var bestD uint16
+	var cand [BlockSize]byte
+	try := func(d float32) {
+		if d == 0 || math.IsInf(float64(d), 0) || math.IsNaN(float64(d)) {
+			return
+		}
+		id := 1 / d
+		var sxc, scc float64
+		for i, v := range x {
+			c := symCode(v*id, lo, hi)
+			cand[i] = c
+			q := float64(int32(c) - lo)
+			sxc += float64(v) * q
+			scc += q * q
+		}
+		if scc == 0 {
+			return
+		}
+		h := F32ToF16(float32(sxc / scc))
+		ds := F16ToF32(h)
+		if ds == 0 || math.IsInf(float64(ds), 0) {
+			return
+		}
+		// Codes nearest the rounded scale, and their error.
+		id = 1 / ds
+		var e float64
+		for i, v := range x {
+			c := symCode(v*id, lo, hi)
+			cand[i] = c
+			r := float64(v) - float64(int32(c)-lo)*float64(ds)
+			e += r * r
+		}
+		if e < bestErr {
+			bestErr, bestD, best = e, h, cand
+		}
+	}
+	for _, t := range searchSteps {
+		try(mx / (-float32(lo) * t))
+		try(mx / (float32(hi) * t))
+	}
+	copy(codes, best[:len(codes)])
+	return bestD
+}
+
+// symCode is the code of the integer nearest v (halfway up) clamped into [−lo, hi], offset by lo.
+func symCode(v float32, lo, hi int32) byte {
+	f := float64(v) + float64(lo) + 0.5
+	if !(f >= 0) {
+		return 0
+	}
+	if f >= float64(lo+hi) {
+		return byte(lo + hi)
+	}
+	return byte(int32(f))
+}

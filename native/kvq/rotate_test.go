@@ -1,0 +1,424 @@
+package kvq
+
+import (
+	"fmt"
+	"math"
+	"testing"
+)
+
+func newRotated(t testing.TB, f Format, d int, opt CodecOptions) Codec {
+	t.Helper()
+	opt.Rotate = true
+	c, err := NewCodec(f, d, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// rotatedFormats are the formats the rotation tests cover: every Rotatable one and the turbo
+// tiers (rotated by construction).
+var rotatedFormats = []Format{Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, FP8, Turbo2, Turbo3, Turbo4}
+
+func TestRotatableNames(t *testing.T) {
+	for _, f := range Formats() {
+		want := f == Q8_0 || f == Q4_0 || f == Q4_1 || f == Q5_0 || f == Q5_1 || f == IQ4_NL || f == FP8
+		if f.Rotatable() != want {
+			t.Errorf("%s.Rotatable() = %v, want %v", f, f.Rotatable(), want)
+		}
+		p := Pair{K: f, V: f}
+		if f.KOnly() {
+			continue
+		}
+		back, err := ParsePair(p.String())
+		if err != nil || back != p {
+			t.Errorf("%s: ParsePair(String) = %v, %v", p, back, err)
+		}
+		if f.Rotatable() {
+			raw := p.Unrotated()
+			if raw.String() != f.String()+"-r" || !raw.Valid() || raw.KRotated() || !p.KRotated() {
+				t.Errorf("%s unrotated: %s valid %v", p, raw, raw.Valid())
+			}
+			if back, err := ParsePair(raw.String()); err != nil || back != raw {
+				t.Errorf("%s: ParsePair(String) = %v, %v", raw, back, err)
+			}
+		} else if (Pair{K: f, V: f, KRaw: true}).Valid() {
+			t.Errorf("%s marked raw is valid", f)
+		}
+	}
+}
+
+// TestRotatedBytesUnchanged: rotation costs no storage.
+func TestRotatedBytesUnchanged(t *testing.T) {
+	for _, f := range []Format{Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, FP8} {
+		for _, d := range []int{8, 40, 64, 80, 128} {
+			c := newRotated(t, f, d, CodecOptions{Seed: 3})
+			if c.RowBytes() != f.RowBytes(d) || c.Format() != f || c.Dim() != d {
+				t.Errorf("%s d=%d: rotated codec %d bytes, format %s", f, d, c.RowBytes(), c.Format())
+			}
+		}
+	}
+}
+
+func TestTurboRowBytes(t *testing.T) {
+	for _, tc := range []struct {
+		f         Format
+		d, want   int
+		bitsPerV  float64
+		bitsPerV2 float64
+	}{
+		{Turbo2, 64, 18, 2.25, 0}, {Turbo3, 64, 26, 3.25, 0}, {Turbo4, 64, 34, 4.25, 0},
+		{Turbo3, 128, 50, 3.125, 0}, {Turbo4, 128, 66, 4.125, 0}, {Turbo3, 9, 6, 0, 0}, {Turbo2, 10, 5, 0, 0},
+	} {
+		if got := tc.f.RowBytes(tc.d); got != tc.want {
+			t.Errorf("%s.RowBytes(%d) = %d, want %d", tc.f, tc.d, got, tc.want)
+		}
+		c, err := NewCodec(tc.f, tc.d, CodecOptions{})
+		if err != nil || c.RowBytes() != tc.want {
+			t.Errorf("%s d=%d codec: %v", tc.f, tc.d, err)
+		}
+		if tc.bitsPerV != 0 && tc.f.BitsPerValue(tc.d) != tc.bitsPerV {
+			t.Errorf("%s d=%d: %g bits/value, want %g", tc.f, tc.d, tc.f.BitsPerValue(tc.d), tc.bitsPerV)
+		}
+	}
+}
+
+// TestRotatedCodecs checks every rotated codec against its own reference: Decode of the stored
+// row is close to the input (relative error within the format's Gaussian distortion), Dot and
+// DotMany on the prepared query equal q·Decode, and Σ w·x through AccumulateScaled,
+// AccumulateMany and FinishAccumulate equals Σ w·Decode, at several head dimensions, with and
+// without per-channel scales.
+func TestRotatedCodecs(t *testing.T) {
+	maxRel := map[Format]float64{Q8_0: 0.01, Q4_0: 0.11, Q4_1: 0.11, Q5_0: 0.055, Q5_1: 0.05, IQ4_NL: 0.11,
+		FP8: 0.05, Turbo2: 0.36, Turbo3: 0.2, Turbo4: 0.105}
+	for _, f := range rotatedFormats {
+		for _, d := range []int{8, 40, 64, 80, 128, 130} {
+			for _, scaled := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/d%d/scaled=%v", f, d, scaled), func(t *testing.T) {
+					c := newRotated(t, f, d, CodecOptions{Seed: 7, Layer: 1, Head: 2})
+					rows := gaussRows(uint64(d), 48, d)
+					if scaled {
+						for _, r := range rows {
+							r[1] *= 16
+							r[d-1] *= 40
+							r[2] += 3 // a stable per-channel offset
+						}
+						flat := make([]float32, 0, 48*d)
+						for _, r := range rows {
+							flat = append(flat, r...)
+						}
+						c.(Calibrator).Calibrate(flat, len(rows))
+						lam := ChannelScalesOf(c)
+						if lam == nil || lam[1] != 16 || lam[d-1] != 32 || lam[0] != 1 {
+							t.Fatalf("channel scales %v", lam)
+						}
+						if mu := ChannelMeansOf(c); mu == nil || math.Abs(float64(mu[2])-3) > 0.5 {
+							t.Fatalf("channel offsets %v", mu)
+						}
+					}
+					checkRowCodec(t, c, rows, maxRel[f])
+				})
+			}
+		}
+	}
+}
+
+// checkRowCodec encodes rows with c and checks Decode's error and that Dot, DotMany,
+// AccumulateScaled and AccumulateMany agree with the decoded rows.
+func checkRowCodec(t *testing.T, c Codec, rows [][]float32, maxRel float64) {
+	t.Helper()
+	d, rb := c.Dim(), c.RowBytes()
+	enc := make([]byte, len(rows)*rb)
+	dec := make([][]float32, len(rows))
+	var num, den float64
+	for i, r := range rows {
+		c.Encode(enc[i*rb:(i+1)*rb], r)
+		dec[i] = make([]float32, d)
+		c.Decode(dec[i], enc[i*rb:(i+1)*rb])
+		for j := range r {
+			e := float64(dec[i][j] - r[j])
+			num += e * e
+			den += float64(r[j]) * float64(r[j])
+		}
+	}
+	if rel := math.Sqrt(num / den); rel > maxRel {
+		t.Errorf("relative RMS error %.4f > %.4f", rel, maxRel)
+	}
+	q := gaussRows(99, 1, d)[0]
+	pq := make([]float32, d)
+	c.PrepareQuery(pq, q)
+	out := make([]float32, len(rows))
+	c.DotMany(pq, enc, out)
+	w := make([]float32, len(rows))
+	want := make([]float64, d)
+	for i := range rows {
+		ref := dot64(q, dec[i])
+		var mag float64
+		for j := range q {
+			mag += math.Abs(float64(q[j]) * float64(dec[i][j]))
+		}
+		tol := 1e-5*mag + 1e-6
+		if got := float64(c.Dot(pq, enc[i*rb:(i+1)*rb])); math.Abs(got-ref) > tol {
+			t.Fatalf("row %d: Dot %g, q·Decode %g", i, got, ref)
+		}
+		if math.Abs(float64(out[i])-ref) > tol {
+			t.Fatalf("row %d: DotMany %g, q·Decode %g", i, out[i], ref)
+		}
+		w[i] = float32(i%5) - 1.5
+		for j := range want {
+			want[j] += float64(w[i]) * float64(dec[i][j])
+		}
+	}
+	acc1, acc2 := make([]float32, d), make([]float32, d)
+	for i := range rows {
+		c.AccumulateScaled(acc1, w[i], enc[i*rb:(i+1)*rb])
+	}
+	c.AccumulateMany(acc2, w, enc)
+	c.FinishAccumulate(acc1, acc1)
+	c.FinishAccumulate(acc2, acc2)
+	var scale float64
+	for _, v := range want {
+		scale = math.Max(scale, math.Abs(v))
+	}
+	for j := range want {
+		if math.Abs(float64(acc1[j])-want[j]) > 1e-4*scale || math.Abs(float64(acc2[j])-want[j]) > 1e-4*scale {
+			t.Fatalf("accumulate[%d]: %g, %g, want %g", j, acc1[j], acc2[j], want[j])
+		}
+	}
+	if mq, ok := c.(MultiQuery); ok {
+		const n = 3
+		qs := make([]float32, 0, n*d)
+		for h := 0; h < n; h++ {
+			qs = append(qs, pq...)
+		}
+		mo := make([]float32, n*len(rows))
+		mq.DotManyMulti(qs, n, enc, mo)
+		for i := range rows {
+			for h := 0; h < n; h++ {
+				if math.Abs(float64(mo[i*n+h]-out[i])) > 1e-4*math.Abs(float64(out[i]))+1e-4 {
+					t.Fatalf("DotManyMulti row %d query %d: %g, DotMany %g", i, h, mo[i*n+h], out[i])
+				}
+			}
+		}
+	}
+}
+
+// TestScoresUnchangedByRotation: in exact arithmetic rotation leaves q·k alone, so a q8_0 row's
+// rotated score is within q8_0's error of the exact one, for unit rows.
+func TestRotationZeroAndSpecialRows(t *testing.T) {
+	for _, f := range rotatedFormats {
+		c := newRotated(t, f, 64, CodecOptions{Seed: 1})
+		row := make([]byte, c.RowBytes())
+		dst := make([]float32, 64)
+		c.Encode(row, make([]float32, 64))
+		c.Decode(dst, row)
+		for i, v := range dst {
+			if v != 0 {
+				t.Fatalf("%s: zero row decodes to %g at %d", f, v, i)
+			}
+		}
+		src := make([]float32, 64)
+		src[5] = float32(math.NaN())
+		src[6] = float32(math.Inf(1))
+		c.Encode(row, src) // must not panic
+		c.Decode(dst, row)
+	}
+}
+
+func TestChannelScales(t *testing.T) {
+	const d, n = 8, 4
+	rows := make([]float32, n*d)
+	for i := range rows {
+		rows[i] = float32(i%3) - 1 + 0.25
+	}
+	if lam := ChannelScales(rows, n, d); lam != nil {
+		t.Errorf("flat channels: %v, want nil", lam)
+	}
+	for i := 0; i < n; i++ {
+		rows[i*d+2] *= 64
+		rows[i*d+5] *= 3
+	}
+	lam := ChannelScales(rows, n, d)
+	if lam == nil || lam[2] < 32 || lam[5] != 4 && lam[5] != 2 {
+		t.Fatalf("scales %v", lam)
+	}
+	for i, l := range lam {
+		if l < 1 || math.Float32bits(l)&0x7fffff != 0 {
+			t.Errorf("λ[%d] = %g is not a power of two ≥ 1", i, l)
+		}
+	}
+	if ChannelScales(make([]float32, n*d), n, d) != nil || ChannelScales(nil, 0, d) != nil {
+		t.Error("zero rows get scales")
+	}
+}
+
+// TestSearchedScaleNoWorse: the scale-searched q4_0 and q5_0 encoders never have a larger block
+// error than ggml's choice on the same (rotated) block, and usually a smaller one.
+func TestSearchedScaleNoWorse(t *testing.T) {
+	for _, tc := range []struct {
+		f      Format
+		lo, hi int32
+		enc    func(dst []byte, src []float32)
+		dec    func(dst []float32, blk []byte)
+	}{
+		{Q4_0, 8, 7, q4_0Encode, q4_0Decode},
+		{Q5_0, 16, 15, q5_0Encode, q5_0Decode},
+	} {
+		var better, total int
+		var eg, es float64
+		for i, r := range gaussRows(5, 400, BlockSize) {
+			n := BlockSize - i%3*7 // full and short blocks
+			x := r[:n]
+			bg := make([]byte, tc.f.RowBytes(n))
+			bs := make([]byte, tc.f.RowBytes(n))
+			tc.enc(bg, x)
+			searchedBlockRow(bs, x, 2, tc.lo, tc.hi, map[Format]func([]byte, []byte){Q4_0: q4_0Pack, Q5_0: q5_0Pack}[tc.f])
+			xg, xs := make([]float32, n), make([]float32, n)
+			tc.dec(xg, bg)
+			tc.dec(xs, bs)
+			var e1, e2 float64
+			for j := range x {
+				e1 += sq(float64(xg[j] - x[j]))
+				e2 += sq(float64(xs[j] - x[j]))
+			}
+			if e2 > e1*(1+1e-3) {
+				t.Fatalf("%s block %d: searched error %g > ggml's %g", tc.f, i, e2, e1)
+			}
+			if e2 < e1 {
+				better++
+			}
+			total++
+			eg += e1
+			es += e2
+		}
+		t.Logf("%s: searched scale better on %d/%d blocks; MSE ratio %.3f", tc.f, better, total, es/eg)
+		if es > 0.95*eg {
+			t.Errorf("%s: the search gains too little: MSE ratio %.3f", tc.f, es/eg)
+		}
+	}
+}
+
+func sq(x float64) float64 { return x * x }
+
+// TestRotatedGolden pins the rotated encoders' bytes (rotation, per-channel scales, scale
+// search) at head dimensions 40 and 64 for rows like the other golden tests'.
+func TestRotatedGolden(t *testing.T) {
+	for _, f := range rotatedFormats {
+		for _, d := range []int{40, 64} {
+			name := fmt.Sprintf("rot_%s_d%d.hex", f, d)
+			t.Run(name, func(t *testing.T) {
+				c := newRotated(t, f, d, CodecOptions{Seed: 0x5eed, Layer: 2, Head: 3})
+				r := &seedRand{uint64(d) + 7}
+				rb := c.RowBytes()
+				const nrows = 4
+				src := make([]float32, nrows*d)
+				for row := 0; row < nrows; row++ {
+					for i := 0; i < d; i++ {
+						v := r.exactish()
+						if row == 1 && i%9 == 4 {
+							v *= 32
+						}
+						if i == 3 {
+							v *= 16 // a K outlier channel: λ = 16
+						}
+						if row == 2 {
+							v = 0
+						}
+						src[row*d+i] = v
+					}
+				}
+				src[3*d+d/2] = -1.5
+				c.(Calibrator).Calibrate(src[:2*d], 2)
+				enc := make([]byte, nrows*rb)
+				for row := 0; row < nrows; row++ {
+					c.Encode(enc[row*rb:(row+1)*rb], src[row*d:(row+1)*d])
+				}
+				checkGolden(t, name, enc)
+			})
+		}
+	}
+}
+
+// TestTurboCodebooks re-derives the 4- and 8-level Lloyd–Max codebooks.
+func TestTurboCodebooks(t *testing.T) {
+	for _, tc := range []struct {
+		levels []float32
+		mse    float64
+	}{{turboLevels2[:], 0.1174818}, {turboLevels3[:], 0.0345478}} {
+		levels, _, mse := lloydMaxGaussian(len(tc.levels))
+		for i, l := range levels {
+			if math.Abs(float64(tc.levels[i])-l) > 1e-6 {
+				t.Errorf("%d levels: [%d] = %.9g, Lloyd iteration gives %.9g", len(levels), i, tc.levels[i], l)
+			}
+		}
+		if math.Abs(mse-tc.mse) > 1e-6 {
+			t.Errorf("%d levels: MSE %.7f, documented %.7f", len(levels), mse, tc.mse)
+		}
+	}
+}
+
+// TestTurboNormCorrection: the stored scale is the least-squares fit, so a turbo row's
+// reconstruction is never farther from y than the plain norm-matched scale would put it.
+func TestTurboNormCorrection(t *testing.T) {
+	for _, f := range []Format{Turbo2, Turbo3, Turbo4} {
+		c := newLMCodec(f, 128)
+		var eLS, eNorm float64
+		for _, y := range gaussRows(11, 64, 128) {
+			row := make([]byte, c.RowBytes())
+			c.Encode(row, y)
+			x := make([]float32, 128)
+			c.Decode(x, row)
+			lv := make([]float32, 128)
+			c.levelsOf(lv, row[:c.nb])
+			var ss, ll float64
+			for i := range y {
+				ss += sq(float64(y[i]))
+				ll += sq(float64(lv[i]))
+			}
+			sn := math.Sqrt(ss / ll) // the scale that matches the norm
+			for i := range y {
+				eLS += sq(float64(x[i] - y[i]))
+				eNorm += sq(sn*float64(lv[i]) - float64(y[i]))
+			}
+		}
+		if eLS > eNorm {
+			t.Errorf("%s: least-squares scale error %g > norm-matched %g", f, eLS, eNorm)
+		}
+	}
+}
+
+func FuzzTurboDecodeRows(f *testing.F) {
+	f.Add(uint8(2), uint8(16), uint8(0), make([]byte, 6))
+	f.Add(uint8(3), uint8(9), uint8(3), []byte{0xff, 0x0f, 0xf0, 0x12, 0x34, 0xff, 0xff, 0x7f, 0xff})
+	f.Add(uint8(4), uint8(64), uint8(1), make([]byte, 68))
+	f.Add(uint8(3), uint8(64), uint8(1), []byte{0x7c, 0x00, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, bits, dim, head uint8, src []byte) {
+		fm := []Format{Turbo2, Turbo3, Turbo4}[int(bits)%3]
+		d := int(dim)
+		c, err := NewCodec(fm, d, CodecOptions{Seed: 1, Head: int(head)})
+		if err != nil {
+			if d >= MinDim {
+				t.Fatalf("%s d=%d: %v", fm, d, err)
+			}
+			return
+		}
+		fuzzRows(t, c, src)
+	})
+}
+
+func FuzzRotatedDecodeRows(f *testing.F) {
+	f.Add(uint8(1), uint8(40), make([]byte, 44))
+	f.Add(uint8(3), uint8(64), []byte{0x00, 0x7c, 0xff, 0xff, 0x12})
+	f.Fuzz(func(t *testing.T, which, dim uint8, src []byte) {
+		fm := []Format{Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, FP8}[int(which)%7]
+		d := int(dim)
+		c, err := NewCodec(fm, d, CodecOptions{Seed: 2, Rotate: true})
+		if err != nil {
+			if d >= MinDim {
+				t.Fatalf("%s d=%d: %v", fm, d, err)
+			}
+			return
+		}
+		fuzzRows(t, c, src)
+	})
+}
