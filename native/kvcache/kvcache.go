@@ -32,7 +32,8 @@ type Config struct {
 	Window, Sinks int
 	// KGain is q2k's K reconstruction gain B (stored scale = B × the rule's scale); 0 means 1.
 	KGain float32
-	// Seed picks tq4's rotations (deterministic per seed, layer and head).
+	// Seed picks the rotations of tq4, the turbo tiers and the rotated formats (deterministic per
+	// seed, layer and head).
 	Seed uint64
 }
 
@@ -136,11 +137,19 @@ func newStore(f kvq.Format, d int, cfg Config, l, h int, isK bool) (store, error
 		}
 		return newGroupStore(f, d, cfg)
 	}
-	c, err := kvq.NewCodec(f, d, kvq.CodecOptions{Seed: cfg.Seed, Layer: l, Head: h})
+	rot := cfg.Pair.VRotated()
+	if isK {
+		rot = cfg.Pair.KRotated()
+	}
+	c, err := kvq.NewCodec(f, d, kvq.CodecOptions{Seed: cfg.Seed, Layer: l, Head: h, Rotate: rot})
 	if err != nil {
 		return nil, err
 	}
-	return &rowStore{RowStore: attn.NewRowStore(c, make([]byte, cfg.MaxCells*c.RowBytes()), 0)}, nil
+	s := &rowStore{RowStore: attn.NewRowStore(c, make([]byte, cfg.MaxCells*c.RowBytes()), 0)}
+	if cal, ok := c.(kvq.Calibrator); ok && isK {
+		s.cal = cal
+	}
+	return s, nil
 }
 
 // Config returns the configuration the cache was built with (KGain defaulted to 1).
@@ -312,10 +321,18 @@ func (c *Cache) Bytes() int64 {
 }
 
 // rowStore is a row format's store: cell i at Data[i·RowBytes:].
-type rowStore struct{ *attn.RowStore }
+type rowStore struct {
+	*attn.RowStore
+	// cal, for K stores of rotated formats, fixes the per-channel K scales from the cells of
+	// the first write into an empty store.
+	cal kvq.Calibrator
+}
 
 func (s *rowStore) write(pos int, rows []float32, n int) {
 	rb, d := s.Codec.RowBytes(), s.Codec.Dim()
+	if s.cal != nil && pos == 0 && n > 0 {
+		s.cal.Calibrate(rows[:n*d], n)
+	}
 	for i := 0; i < n; i++ {
 		s.Codec.Encode(s.Data[(pos+i)*rb:(pos+i+1)*rb], rows[i*d:(i+1)*d])
 	}

@@ -167,8 +167,9 @@ func TestOverlayReadsExactCells(t *testing.T) {
 }
 
 func TestTruncateThenRewriteMatchesFresh(t *testing.T) {
-	// Without an overlay a truncated cache reads exactly like one written fresh.
-	cfg := Config{Layers: 1, KVHeads: 1, HeadDimK: 16, HeadDimV: 16, Pair: mustPair(t, "q8_0/q4_0"), MaxCells: 64}
+	// Without an overlay a truncated cache reads exactly like one written fresh. (Unrotated:
+	// a rotated K store is calibrated from its first write, which differs between the two.)
+	cfg := Config{Layers: 1, KVHeads: 1, HeadDimK: 16, HeadDimV: 16, Pair: mustPair(t, "q8_0-r/q4_0-r"), MaxCells: 64}
 	a, _ := New(cfg)
 	b, _ := New(cfg)
 	r := rand.New(rand.NewPCG(4, 4))
@@ -341,5 +342,48 @@ func TestOverlayMultiQuery(t *testing.T) {
 				t.Errorf("a decode step allocates %.1f times", a)
 			}
 		})
+	}
+}
+
+func TestRotatedKCalibratedOnFirstWrite(t *testing.T) {
+	// A rotated K store takes its per-channel scales and offsets from the first write into an
+	// empty store and keeps them for later writes; Reset calibrates again.
+	cfg := Config{Layers: 1, KVHeads: 1, HeadDimK: 16, HeadDimV: 16, Pair: mustPair(t, "q4_0"), MaxCells: 64}
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := make([]float32, 8*16)
+	for i := range k {
+		k[i] = float32(i%5) - 2
+		if i%16 == 3 {
+			k[i] = 40 + float32(i%7) // an outlier channel with an offset
+		}
+	}
+	v := make([]float32, len(k))
+	if err := c.Write(0, k, v, 8); err != nil {
+		t.Fatal(err)
+	}
+	codec := c.layers[0].k[0].(*rowStore).Codec
+	lam, mu := kvq.ChannelScalesOf(codec), kvq.ChannelMeansOf(codec)
+	if lam == nil || lam[3] < 8 || mu == nil || mu[3] < 40 {
+		t.Fatalf("K not calibrated: λ %v μ %v", lam, mu)
+	}
+	if kvq.ChannelScalesOf(c.layers[0].v[0].(*rowStore).Codec) != nil {
+		t.Error("V is calibrated")
+	}
+	c.Commit(8)
+	if err := c.Write(0, make([]float32, 16), make([]float32, 16), 1); err != nil {
+		t.Fatal(err)
+	}
+	if kvq.ChannelScalesOf(codec)[3] != lam[3] {
+		t.Error("a later write recalibrated K")
+	}
+	c.Reset()
+	if err := c.Write(0, make([]float32, 16), make([]float32, 16), 1); err != nil {
+		t.Fatal(err)
+	}
+	if kvq.ChannelScalesOf(codec) != nil {
+		t.Error("Reset kept the calibration")
 	}
 }
