@@ -33,8 +33,14 @@ func newFormatsCmd() *cobra.Command {
 		Long: `List every KV-cache format kvlab stores, and the useful K/V pairs, with the exact storage
 cost for one cell (one token) of one layer: K and V of --kv-heads heads of --head-dim values.
 
-Formats are named as llama.cpp's -ctk/-ctv names (f16, q8_0, q4_0, …) plus the seed formats
-fp8, q2k and tq4. A pair is written K/V (q8_0/q4_0); one name means both.`,
+Formats are named as llama.cpp's -ctk/-ctv names (f16, q8_0, q4_0, …) plus fp8, q2k, tq4 and
+the rotated Lloyd-Max tiers turbo2, turbo3 and turbo4. A pair is written K/V (q8_0/q4_0); one
+name means both.
+
+The quantized block formats and fp8 are stored through a randomized Hadamard rotation per head
+by default (K also with per-channel scales and offsets fixed from the first cells written);
+the bytes are the same. The suffix -r names the unrotated variant, byte-identical to
+llama.cpp's (q4_0-r, q8_0-r/q4_0-r).`,
 		Example: "  kvlab formats --head-dim 128 --kv-heads 8 --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -56,7 +62,8 @@ fp8, q2k and tq4. A pair is written K/V (q8_0/q4_0); one name means both.`,
 					fmt.Sprintf("%g", r.VBytes), fmt.Sprintf("%g", r.BytesPerCell),
 					fmt.Sprintf("%.1f%%", 100*r.VsF16), r.Description)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "one cell of one layer: %d KV heads × head_dim %d, K and V\n\n", kvHeads, headDim)
+			fmt.Fprintf(cmd.OutOrStdout(), "one cell of one layer: %d KV heads × head_dim %d, K and V\n", kvHeads, headDim)
+			fmt.Fprintf(cmd.OutOrStdout(), "quantized formats are stored rotated (same bytes); -r names the unrotated variant (q4_0-r)\n\n")
 			return t.write(cmd.OutOrStdout())
 		},
 	}
@@ -91,10 +98,10 @@ func formatRows(headDim, kvHeads int) []formatRow {
 		v := p.V.BytesPerToken(headDim, kvHeads)
 		desc := p.K.Description()
 		if p.K != p.V {
-			desc = "K " + p.K.String() + ", V " + p.V.String()
+			desc = "K " + p.KName() + ", V " + p.VName()
 		}
 		rows = append(rows, formatRow{
-			Format: p.String(), K: p.K.String(), V: p.V.String(), Description: desc,
+			Format: p.String(), K: p.KName(), V: p.VName(), Description: desc,
 			BitsPerValue: 8 * (k + v) / float64(2*headDim*kvHeads),
 			KBlockBytes:  p.K.RowBytes(kvq.BlockSize), VBlockBytes: p.V.RowBytes(kvq.BlockSize),
 			KRowBytes: p.K.BytesPerToken(headDim, 1), VRowBytes: p.V.BytesPerToken(headDim, 1),

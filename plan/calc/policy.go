@@ -7,8 +7,9 @@ import (
 	"github.com/kvlab/kvlab/native/kvq"
 )
 
-// PairName writes a pair as K/V always ("q8_0/q8_0"), the way the policy logs its choice.
-func PairName(p kvq.Pair) string { return p.K.String() + "/" + p.V.String() }
+// PairName writes a pair as K/V always ("q8_0/q8_0", "q8_0-r/q4_0-r" for unrotated halves), the
+// way the policy logs its choice.
+func PairName(p kvq.Pair) string { return p.KName() + "/" + p.VName() }
 
 // DefaultReserveBytes is the compute reserve the policy keeps free for activations and scratch
 // buffers: 1.5 GiB, as in seed 000 P1.
