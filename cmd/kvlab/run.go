@@ -189,6 +189,10 @@ func runModel(ctx context.Context, o runOptions, out, errw io.Writer, progress f
 			return runResult{}, err
 		}
 		defer eng.Close()
+		if raw := pair.Unrotated(); raw != pair {
+			fmt.Fprintf(errw, "cuda: the GPU stores KV unrotated: %s runs as %s\n", pair, raw)
+			pair = raw
+		}
 	}
 	m, tok, err := loadModel(o.model, model.Options{Threads: o.threads, Progress: progress})
 	if err != nil {

@@ -38,8 +38,10 @@ type layer struct {
 }
 
 // NewCache reserves a device cache. The pair must be one the GPU stores (CheckPair) with
-// HeadDimK = HeadDimV.
+// HeadDimK = HeadDimV. The device kernels store every format unrotated: a pair with rotated
+// halves (the CPU's default, kvq's rotate.go) is stored as its "-r" variant, Pair.Unrotated.
 func (e *Engine) NewCache(cfg kvcache.Config) (*Cache, error) {
+	cfg.Pair = cfg.Pair.Unrotated()
 	switch {
 	case cfg.Layers <= 0 || cfg.KVHeads <= 0 || cfg.MaxCells <= 0:
 		return nil, fmt.Errorf("engine: cache of %d layers × %d KV heads × %d cells: all must be positive", cfg.Layers, cfg.KVHeads, cfg.MaxCells)
