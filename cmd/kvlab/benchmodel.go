@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -279,6 +280,7 @@ func newBenchModelCmd() *cobra.Command {
 		prompt, gen, rounds             int
 		asJSON                          bool
 		seed                            uint64
+		cpuProfile                      string
 	)
 	cmd := &cobra.Command{
 		Use:   "model [FILE.gguf ...]",
@@ -334,6 +336,17 @@ attn_v and ffn_down in q6_K on llama.cpp's "more bits" layers and the output in 
 					files = append(files, file{p, w})
 				}
 			}
+			if cpuProfile != "" {
+				pf, err := os.Create(cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer pf.Close()
+				if err := pprof.StartCPUProfile(pf); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
+			}
 			rep := benchModelReport{Load: loadAvg()}
 			if len(args) == 0 {
 				rep.Shape = shape
@@ -384,6 +397,7 @@ attn_v and ffn_down in q6_K on llama.cpp's "more bits" layers and the output in 
 	f.IntVar(&gen, "gen", 64, "tokens of the decode test")
 	f.IntVar(&rounds, "rounds", 3, "interleaved rounds (each model and thread count once per round)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON document")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of the timed rounds to this file")
 	return cmd
 }
 

@@ -62,5 +62,51 @@ func init() {
 		for t, f := range asmDots {
 			dots[t] = f
 		}
+		for t, f := range asmDots4 {
+			dots4[t] = f
+		}
 	}
+}
+
+//go:noescape
+func dotQ8_0x4AVX2(w, q, d unsafe.Pointer, nb, qstride, dstride int, out *[4]float32)
+
+//go:noescape
+func dotQ4_0x4AVX2(w, q, d unsafe.Pointer, nb, qstride, dstride int, out *[4]float32)
+
+//go:noescape
+func dotQ4_Kx4AVX2(w, q, d, bs unsafe.Pointer, nb, qstride, dstride, bstride int, out *[4]float32)
+
+//go:noescape
+func dotQ6_Kx4AVX2(w, q, d, bs unsafe.Pointer, nb, qstride, dstride, bstride int, out *[4]float32)
+
+// dot4Q8 runs a legacy four-token kernel on tokens t..t+3 (a.N ≥ t+4).
+func dot4Q8(f func(w, q, d unsafe.Pointer, nb, qstride, dstride int, out *[4]float32), bsz int) rowDot4 {
+	return func(row []byte, a *Act, t int, out *[4]float32) {
+		nb := a.Cols / 32
+		_ = row[nb*bsz-1]
+		_ = a.Q[(t+4)*a.Cols-1]
+		_ = a.D[(t+4)*nb-1]
+		f(unsafe.Pointer(&row[0]), unsafe.Pointer(&a.Q[t*a.Cols]), unsafe.Pointer(&a.D[t*nb]), nb, a.Cols, 4*nb, out)
+	}
+}
+
+// dot4Q8K runs a K-quant four-token kernel on tokens t..t+3 (a.N ≥ t+4).
+func dot4Q8K(f func(w, q, d, bs unsafe.Pointer, nb, qstride, dstride, bstride int, out *[4]float32), bsz int) rowDot4 {
+	return func(row []byte, a *Act, t int, out *[4]float32) {
+		nb := a.Cols / 256
+		_ = row[nb*bsz-1]
+		_ = a.Q[(t+4)*a.Cols-1]
+		_ = a.D[(t+4)*nb-1]
+		_ = a.BS[(t+4)*a.Cols/16-1]
+		f(unsafe.Pointer(&row[0]), unsafe.Pointer(&a.Q[t*a.Cols]), unsafe.Pointer(&a.D[t*nb]), unsafe.Pointer(&a.BS[t*a.Cols/16]),
+			nb, a.Cols, 4*nb, a.Cols/16*2, out)
+	}
+}
+
+var asmDots4 = map[gguf.Type]rowDot4{
+	gguf.Q8_0: dot4Q8(dotQ8_0x4AVX2, q8_0Bytes),
+	gguf.Q4_0: dot4Q8(dotQ4_0x4AVX2, q4_0Bytes),
+	gguf.Q4_K: dot4Q8K(dotQ4_Kx4AVX2, q4_KBytes),
+	gguf.Q6_K: dot4Q8K(dotQ6_Kx4AVX2, q6_KBytes),
 }

@@ -6,4 +6,6 @@ import "github.com/kvlab/kvlab/native/gguf"
 
 var asmDots = map[gguf.Type]rowDot{}
 
+var asmDots4 = map[gguf.Type]rowDot4{}
+
 const hasAVX2 = false

@@ -10,11 +10,18 @@ import (
 // assembly one where the CPU has it (dot_amd64.go's init).
 var dots = maps.Clone(goDots)
 
+// rowDot4 is a four-token kernel: out[k] = the row's dot with token t+k of a, k < 4.
+type rowDot4 func(row []byte, a *Act, t int, out *[4]float32)
+
+// dots4 holds the four-token kernels where there are some (assembly only).
+var dots4 = map[gguf.Type]rowDot4{}
+
 // Kernel is one weight type's integer kernel.
 type Kernel struct {
 	typ    gguf.Type
 	format Format
 	dot    rowDot
+	dot4   rowDot4 // nil when there is none
 }
 
 // KernelOf returns weight type t's kernel; ok is false when t has none (the float types
@@ -24,7 +31,7 @@ func KernelOf(t gguf.Type) (k Kernel, ok bool) {
 	if !ok {
 		return Kernel{}, false
 	}
-	return Kernel{typ: t, format: FormatOf(t), dot: d}, true
+	return Kernel{typ: t, format: FormatOf(t), dot: d, dot4: dots4[t]}, true
 }
 
 // Type is the weight type.
@@ -53,9 +60,23 @@ func (k Kernel) MulRows(y []float32, ystride int, w []byte, rowBytes int, a *Act
 		}
 		return
 	}
+	dot4 := k.dot4
+	var out [4]float32
 	for r0 := lo; r0 < hi; r0 += rowTile {
 		r1 := min(r0+rowTile, hi)
-		for t := 0; t < a.N; t++ {
+		t := 0
+		if dot4 != nil {
+			for ; t+4 <= a.N; t += 4 {
+				for r := r0; r < r1; r++ {
+					dot4(w[r*rowBytes:(r+1)*rowBytes], a, t, &out)
+					y[t*ystride+r] = out[0]
+					y[(t+1)*ystride+r] = out[1]
+					y[(t+2)*ystride+r] = out[2]
+					y[(t+3)*ystride+r] = out[3]
+				}
+			}
+		}
+		for ; t < a.N; t++ {
 			yt := y[t*ystride : t*ystride+hi]
 			for r := r0; r < r1; r++ {
 				yt[r] = dot(w[r*rowBytes:(r+1)*rowBytes], a, t)
