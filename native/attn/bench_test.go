@@ -137,7 +137,8 @@ func (p perQuery) Len() int { return p.Keys.Len() }
 // and tq4, each the best thread-CPU time of KVLAB_SPEED_ROUNDS rounds (default 5) run in turn,
 // with the fast path and with the single-query kernels (perQuery), the ratios to f16 within
 // each, and the machine's read bandwidth measured the same way in the same rounds. It runs
-// only when KVLAB_SPEED_REPORT is set (KVLAB_BENCH_CELLS picks the contexts;
+// only when KVLAB_SPEED_REPORT is set (KVLAB_BENCH_CELLS picks the contexts,
+// KVLAB_SPEED_FORMATS the formats, comma-separated, first the f16 they are compared with;
 // KVLAB_SPEED_BEFORE=0 skips the single-query rows, which take seconds each at 128k).
 func TestDecodeSpeedReport(t *testing.T) {
 	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
@@ -149,6 +150,16 @@ func TestDecodeSpeedReport(t *testing.T) {
 	}
 	before := os.Getenv("KVLAB_SPEED_BEFORE") != "0"
 	formats := []kvq.Format{kvq.F16, kvq.Q8_0, kvq.Q4_0, kvq.TQ4}
+	if list := os.Getenv("KVLAB_SPEED_FORMATS"); list != "" {
+		formats = nil
+		for _, name := range strings.Split(list, ",") {
+			f, err := kvq.Parse(strings.TrimSpace(name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			formats = append(formats, f)
+		}
+	}
 	s := Shape{Heads: benchHeads, KVHeads: benchKVHeads, HeadDimK: benchDim, HeadDimV: benchDim,
 		Scale: float32(1 / math.Sqrt(benchDim)), Threads: 1}
 	rng := rand.New(rand.NewPCG(9, 10))
