@@ -315,6 +315,9 @@ func TestKVQBlocksAsWeights(t *testing.T) {
 // TestMatVecAllocs checks that an integer-kernel product split across the pool allocates
 // nothing once warm.
 func TestMatVecAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop items")
+	}
 	if !wkern.Accelerated(gguf.Q8_0) {
 		t.Skip("no integer kernel on this CPU")
 	}
