@@ -206,7 +206,9 @@ func (s *Server) checkSameOrigin(r *http.Request) error {
 	}
 	_, rp := splitHost(r.Host)
 	if rp == "" {
-		rp = defaultPort(map[bool]string{true: "https", false: "http"}[r.TLS != nil])
+		// No port: the default of the scheme the client used, which behind a TLS proxy is
+		// not the one this server sees.
+		rp = defaultPort(u.Scheme)
 	}
 	if (u.Scheme == "http" || u.Scheme == "https") && s.hosts.allowed(oh) && op == rp {
 		return nil

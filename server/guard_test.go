@@ -102,6 +102,8 @@ func TestBoundary(t *testing.T) {
 		{"json with charset", "POST", "/api/plan", `{"preset":"qwen2.5-14b-1m","ctx":"32k"}`, []string{"Content-Type", "application/json; charset=utf-8"}, 200},
 		{"cross-site GET page", "GET", "/plan", "", []string{"Sec-Fetch-Site", "cross-site"}, 200},
 		{"localhost host", "GET", "/healthz", "", []string{"Host", "localhost:8080"}, 200},
+		{"behind a TLS proxy", "DELETE", "/api/sessions/abc", "", []string{"Host", "localhost", "Origin", "https://localhost"}, 204},
+		{"proxy, other port", "DELETE", "/api/sessions/abc", "", []string{"Host", "localhost", "Origin", "https://localhost:8443"}, 403},
 		{"ipv6 loopback host", "GET", "/healthz", "", []string{"Host", "[::1]:8080"}, 200},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -19,7 +19,8 @@ import (
 
 // TestLoadBoundary is the bounded loopback load test of docs/security.md: 64 concurrent
 // clients, half streaming /v1/chat/completions and half chatting over /ws/chat, for two
-// minutes (KVLAB_LOAD_DURATION overrides) on stories260K with the default slots and queue.
+// minutes (KVLAB_LOAD_DURATION overrides) on stories260K with the default 4 slots and a queue
+// of 16, so that about a third of the requests find the server full.
 // The only errors allowed are clean 503 busy answers; afterwards no generation holds a slot and
 // no goroutine is left. It runs only with KVLAB_LOAD=1 (it takes minutes and every core).
 func TestLoadBoundary(t *testing.T) {
@@ -33,6 +34,7 @@ func TestLoadBoundary(t *testing.T) {
 	const clients, maxTokens = 64, 24
 	cfg := storiesConfig(t)
 	cfg.Threads = 0
+	cfg.MaxQueue = 16
 	s := mustNew(t, cfg)
 	ts := testServer(t, s)
 	goBefore := runtime.NumGoroutine()
