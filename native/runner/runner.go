@@ -1,0 +1,315 @@
+// Package runner owns generation for every caller (the server's chat and OpenAI API, `kvlab
+// run`): a Runner holds one loaded model on a backend, a pool of sequences — each a KV cache
+// and the tokens it holds, reused by prefix — and a Scheduler that decides which sequences run
+// in each forward pass. Generate is the sample / stop-string / streaming-detokenizer loop.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/kvlab/kvlab/native/backend"
+	"github.com/kvlab/kvlab/native/kvcache"
+	"github.com/kvlab/kvlab/native/sample"
+	"github.com/kvlab/kvlab/native/tokenizer"
+)
+
+// Sentinel errors of generation.
+var (
+	// ErrContextFull: the prompt does not fit in the context.
+	ErrContextFull = errors.New("the prompt does not fit in the context")
+	// ErrEmptyPrompt: the prompt has no tokens.
+	ErrEmptyPrompt = errors.New("the prompt is empty")
+)
+
+// Config configures a Runner.
+type Config struct {
+	// Cache is every sequence's cache configuration; its MaxCells is the context (the longest
+	// prompt + reply).
+	Cache kvcache.Config
+	// Vocab is the number of logits per position.
+	Vocab int
+	// Keep is the number of sequences the pool keeps (idle ones with their contents, for
+	// prefix reuse); at least 1.
+	Keep int
+	// Scheduler runs the forward passes; nil is Serial.
+	Scheduler Scheduler
+	// Device names the backend in results ("cpu", "cuda: …").
+	Device string
+	// OnPool, when set, is called after a sequence is taken from or returned to the pool.
+	OnPool func()
+}
+
+// Runner generates with one model on one backend. It is safe for concurrent use; each
+// generation takes a sequence of its own.
+type Runner struct {
+	model backend.Model
+	tok   *tokenizer.Tokenizer
+	cfg   Config
+	pool  *Pool
+	sched Scheduler
+}
+
+// New makes a runner for m and allocates one cache at once, so that a configuration the
+// backend cannot hold fails here and not at the first generation.
+func New(m backend.Model, tok *tokenizer.Tokenizer, cfg Config) (*Runner, error) {
+	if cfg.Vocab <= 0 || cfg.Cache.MaxCells <= 0 {
+		return nil, fmt.Errorf("runner: vocabulary %d and context %d must be positive", cfg.Vocab, cfg.Cache.MaxCells)
+	}
+	r := &Runner{model: m, tok: tok, cfg: cfg, sched: cfg.Scheduler}
+	if r.sched == nil {
+		r.sched = Serial{}
+	}
+	var err error
+	if r.pool, err = NewPool(func() (backend.Cache, error) { return m.NewCache(cfg.Cache) }, max(cfg.Keep, 1)); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Ctx is the capacity of each sequence in cells.
+func (r *Runner) Ctx() int { return r.cfg.Cache.MaxCells }
+
+// Pool is the runner's sequence pool.
+func (r *Runner) Pool() *Pool { return r.pool }
+
+// Close drops the pool's idle caches; no generation may run.
+func (r *Runner) Close() { r.pool.Close() }
+
+// Params is one generation request.
+type Params struct {
+	Prompt []int32
+	// MaxTokens caps the reply; 0 means until the context is full.
+	MaxTokens int
+	Sampler   sample.Config
+	// Stops end the reply when the text contains one (the stop string is not returned).
+	Stops []string
+	// TrimLeading drops whitespace at the start of the reply (chat replies).
+	TrimLeading bool
+	// DropPrefixSpace drops one leading space of the reply's first text, the SentencePiece
+	// dummy prefix (as llama2.c prints the first piece after BOS).
+	DropPrefixSpace bool
+	// PrefillChunk is how many prompt tokens one prefill pass takes (progress is reported and
+	// cancellation checked between passes); 0 prefills the prompt in one pass.
+	PrefillChunk int
+}
+
+// EventKind is the kind of a generation event.
+type EventKind int
+
+const (
+	// EventPrefill reports prompt processing: Done of Total prompt tokens.
+	EventPrefill EventKind = iota + 1
+	// EventToken reports one generated token and the text it completed (possibly "").
+	EventToken
+)
+
+// Event is a generation's progress, delivered in order on the generating goroutine.
+type Event struct {
+	Kind        EventKind
+	Done, Total int
+	Token       int32
+	Text        string
+	// N is the number of tokens generated so far; Elapsed the decode time so far.
+	N       int
+	Elapsed time.Duration
+	// CtxUsed is the number of cells of the cache in use.
+	CtxUsed int
+}
+
+// Stop reasons of Result.
+const (
+	StopEOS       = "eos"       // the model ended its turn
+	StopLength    = "length"    // MaxTokens reached
+	StopContext   = "context"   // the context is full
+	StopString    = "stop"      // a stop string appeared
+	StopCancelled = "cancelled" // the caller cancelled
+)
+
+// Result is a finished generation.
+type Result struct {
+	Text         string
+	PromptTokens int
+	// CachedTokens are the prompt tokens the sequence already held (prefix reuse);
+	// Prefilled the ones this generation ran (0 when it stopped before the prefill ended).
+	CachedTokens int
+	Prefilled    int
+	Tokens       int
+	Stop         string
+	PromptTPS    float64
+	DecodeTPS    float64
+	TTFT         time.Duration
+	KVBytes      int64
+	Device       string
+	CtxUsed      int
+	Ctx          int
+}
+
+// Generate runs one generation on a sequence from the pool: it prefills the prompt (reusing the
+// longest cached prefix of a previous generation), then samples and decodes token by token,
+// calling emit after each prefill pass and each token. It checks ctx before every forward pass,
+// so a cancelled generation stops within one token; it then returns the partial result with
+// Stop = StopCancelled and ctx's error. An error from emit (a client gone) stops it the same way.
+func (r *Runner) Generate(ctx context.Context, p Params, emit func(Event) error) (Result, error) {
+	cells := r.Ctx()
+	res := Result{PromptTokens: len(p.Prompt), Ctx: cells, Stop: StopLength, Device: r.cfg.Device}
+	if len(p.Prompt) == 0 {
+		return res, ErrEmptyPrompt
+	}
+	if len(p.Prompt) > cells {
+		return res, fmt.Errorf("%w: the prompt is %d tokens, the context %d", ErrContextFull, len(p.Prompt), cells)
+	}
+	smp, err := sample.New(p.Sampler)
+	if err != nil {
+		return res, err
+	}
+	seq, err := r.pool.Get(p.Prompt)
+	if err != nil {
+		return res, err
+	}
+	if r.cfg.OnPool != nil {
+		r.cfg.OnPool()
+	}
+	defer func() {
+		r.pool.Put(seq)
+		if r.cfg.OnPool != nil {
+			r.cfg.OnPool()
+		}
+	}()
+	var text strings.Builder
+	var decodeTime time.Duration
+	decoded := 0
+	finish := func() {
+		res.Text = text.String()
+		if decoded > 0 && decodeTime > 0 {
+			res.DecodeTPS = float64(decoded) / decodeTime.Seconds()
+		}
+		res.CtxUsed = seq.Len()
+		res.KVBytes = seq.cache.Bytes()
+	}
+	cancelled := func(err error) (Result, error) {
+		finish()
+		res.Stop = StopCancelled
+		return res, err
+	}
+	step := func(tokens []int32, logits []float32) error {
+		return r.sched.Forward(ctx, []Step{{Seq: seq, Tokens: tokens, Logits: logits}})
+	}
+
+	// Prefill what the cache does not hold yet.
+	start := time.Now()
+	res.CachedTokens = seq.Len()
+	logits := make([]float32, r.cfg.Vocab)
+	rest := p.Prompt[seq.Len():]
+	total := len(rest)
+	chunk := p.PrefillChunk
+	if chunk <= 0 {
+		chunk = total
+	}
+	for done := 0; done < total; {
+		if err := ctx.Err(); err != nil {
+			return cancelled(err)
+		}
+		n := min(chunk, total-done)
+		out := logits[:0]
+		if done+n == total {
+			out = logits
+		}
+		if err := step(rest[done:done+n], out); err != nil {
+			return res, err
+		}
+		done += n
+		if err := emit(Event{Kind: EventPrefill, Done: done, Total: total, CtxUsed: seq.Len()}); err != nil {
+			return cancelled(err)
+		}
+	}
+	res.Prefilled = total
+	if total > 0 {
+		res.PromptTPS = float64(total) / time.Since(start).Seconds()
+	}
+
+	// The reply fills the context at most: every token but the last is run.
+	maxTokens, room := p.MaxTokens, cells-len(p.Prompt)+1
+	full := maxTokens <= 0 || maxTokens > room
+	if full {
+		maxTokens = room
+	}
+	stream := r.tok.NewStream(false)
+	stop := newStopper(p.Stops)
+	trim, strip := p.TrimLeading, p.DropPrefixSpace
+	out := func(s string) string {
+		if strip && s != "" {
+			s, strip = strings.TrimPrefix(s, " "), false
+		}
+		if trim {
+			s = strings.TrimLeftFunc(s, unicode.IsSpace)
+			if s != "" {
+				trim = false
+			}
+		}
+		text.WriteString(s)
+		return s
+	}
+	for {
+		next := smp.Sample(logits)
+		if r.tok.IsEOG(next) {
+			res.Stop = StopEOS
+			break
+		}
+		res.Tokens++
+		if res.Tokens == 1 {
+			res.TTFT = time.Since(start)
+		}
+		piece, hit := stop.add(stream.Add(next))
+		if err := emit(Event{Kind: EventToken, Token: next, Text: out(piece), N: res.Tokens, Elapsed: decodeTime, CtxUsed: seq.Len()}); err != nil {
+			return cancelled(err)
+		}
+		if hit {
+			res.Stop = StopString
+			break
+		}
+		if res.Tokens >= maxTokens {
+			if full {
+				res.Stop = StopContext
+			}
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return cancelled(err)
+		}
+		t0 := time.Now()
+		err := step([]int32{next}, logits)
+		decodeTime += time.Since(t0)
+		if errors.Is(err, kvcache.ErrKVFull) {
+			res.Stop = StopContext
+			break
+		}
+		if err != nil {
+			return res, err
+		}
+		decoded++
+		// Let other goroutines run between tokens: with every core busy decoding, a request
+		// that just arrived otherwise waits for the scheduler's 10 ms time slices.
+		runtime.Gosched()
+	}
+	if res.Stop != StopString {
+		tail, hit := stop.add(stream.Flush())
+		if hit {
+			res.Stop = StopString
+		} else {
+			tail += stop.flush()
+		}
+		if tail != "" {
+			if err := emit(Event{Kind: EventToken, Token: -1, Text: out(tail), N: res.Tokens, Elapsed: decodeTime, CtxUsed: seq.Len()}); err != nil {
+				return cancelled(err)
+			}
+		}
+	}
+	finish()
+	return res, nil
+}
