@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kvlab/kvlab/native/backend"
 	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/kvq"
 	"github.com/kvlab/kvlab/native/model"
@@ -65,6 +66,11 @@ type ABConfig struct {
 	// Forward, when set, replaces the model's forward pass for the prefill and decode of the
 	// compared runs (the reference's tapped steps, the perplexity, needles and gate excepted).
 	Forward func(tokens []int32, cache *kvcache.Cache, logits []float32) error
+	// Backend, when set, is the device the compared runs (every arm's prefill and decode, the
+	// determinism run, and every perplexity) compute on, in caches of its own; the f16
+	// reference's decode, the needles and the attention gate stay on the CPU (they read its
+	// cache and queries).
+	Backend backend.Model
 	// SkipPPL leaves out the perplexity (PPL 0) and SkipGate the attention errors (AttnErr
 	// nil); Needle.Skip leaves out the needles.
 	SkipPPL, SkipGate bool
@@ -154,6 +160,11 @@ func RunAB(ctx context.Context, m *model.Model, tok *tokenizer.Tokenizer, cfg AB
 	if runs == nil {
 		return nil, fmt.Errorf("lab: %w", err)
 	}
+	defer func() {
+		for _, f := range runs {
+			f.run.Free()
+		}
+	}()
 	rep.Settings = r.settings()
 	rep.QuerySource = "key-proxy"
 	if r.ref.queries != nil {
@@ -355,8 +366,11 @@ func encodeWithBOS(tok *tokenizer.Tokenizer, text string) []int32 {
 type forced struct {
 	prompt, decode    []float32 // P × vocab, N × vocab
 	prefill, decoding time.Duration
-	cache             *kvcache.Cache
-	decodePPL         float64
+	// run is the cache the run computes in; cache is its native/kvcache cache when the run is
+	// on the CPU (the reference always is), nil on another backend.
+	run       backend.Cache
+	cache     *kvcache.Cache
+	decodePPL float64
 	// queries, with a model that reports them (reference run only), are the decode steps'
 	// queries per layer: queries[l] holds len(qPos) rows of Heads × HeadDimK values.
 	queries          [][]float32
@@ -396,6 +410,32 @@ type QueryTapper interface {
 // maxTapped is the number of decode steps whose queries the reference run keeps.
 const maxTapped = 16
 
+// newRun makes a run's cache: on cfg.Backend for a compared run when it is set, else a
+// native/kvcache cache read through the run's CPU forward pass.
+func (r *abRunner) newRun(compared bool, cfg kvcache.Config) (backend.Cache, *kvcache.Cache, error) {
+	if compared && r.cfg.Backend != nil {
+		c, err := r.cfg.Backend.NewCache(cfg)
+		return c, nil, err
+	}
+	kv, err := kvcache.New(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cpuRun{kv, r.forward}, kv, nil
+}
+
+// cpuRun is a native/kvcache cache with a CPU forward pass, as a backend.Cache.
+type cpuRun struct {
+	*kvcache.Cache
+	forward func(tokens []int32, cache *kvcache.Cache, logits []float32) error
+}
+
+func (c cpuRun) Forward(tokens []int32, logits []float32) error {
+	return c.forward(tokens, c.Cache, logits)
+}
+func (c cpuRun) Reset() error { c.Cache.Reset(); return nil }
+func (c cpuRun) Free()        {}
+
 // forward is the run's forward pass: cfg.Forward, else the model's.
 func (r *abRunner) forward(tokens []int32, cache *kvcache.Cache, logits []float32) error {
 	if r.cfg.Forward != nil {
@@ -423,15 +463,18 @@ func (r *abRunner) decodeAll(det int, extra bool) ([]*forced, error) {
 	runs := make([]*forced, len(all))
 	kvBytes := make([]int64, len(arms))
 	for i, a := range all {
-		cache, err := kvcache.New(a.cacheConfig(r.base, r.cfg.Ctx, r.cfg.Seed))
+		run, cache, err := r.newRun(i > 0, a.cacheConfig(r.base, r.cfg.Ctx, r.cfg.Seed))
 		if err != nil {
+			for _, f := range runs[:i] {
+				f.run.Free()
+			}
 			if i == 0 {
 				return nil, fmt.Errorf("f16 reference: %w", err)
 			}
 			return nil, fmt.Errorf("arm %s: %w", a, err)
 		}
 		keep := i == 0 || i == 1+det
-		f := &forced{cache: cache, nPrompt: p, row: make([]float32, v)}
+		f := &forced{run: run, cache: cache, nPrompt: p, row: make([]float32, v)}
 		if keep {
 			f.decode = make([]float32, n*v)
 		}
@@ -440,7 +483,7 @@ func (r *abRunner) decodeAll(det int, extra bool) ([]*forced, error) {
 		}
 		runs[i] = f
 		if i >= 1 && i <= len(arms) {
-			kvBytes[i-1] = cache.Bytes()
+			kvBytes[i-1] = run.Bytes()
 		}
 	}
 	r.ref = runs[0]
@@ -475,7 +518,7 @@ func (r *abRunner) decodeAll(det int, extra bool) ([]*forced, error) {
 		}
 		if p > 0 {
 			t0 := time.Now()
-			if err := r.forward(r.prompt, f.cache, f.prompt); err != nil {
+			if err := f.run.Forward(r.prompt, f.prompt); err != nil {
 				return cut(0, err)
 			}
 			f.prefill = time.Since(t0)
@@ -520,7 +563,7 @@ func (r *abRunner) decodeAll(det int, extra bool) ([]*forced, error) {
 				})
 				f.qPos = append(f.qPos, pos)
 			} else {
-				err = r.forward(r.cont[t:t+1], f.cache, row)
+				err = f.run.Forward(r.cont[t:t+1], row)
 			}
 			f.decoding += time.Since(t0)
 			if err != nil {
@@ -568,7 +611,7 @@ func (r *abRunner) decodeResult(a Arm, run *forced) ArmResult {
 	res.Decode, res.Prompt = run.decodeSeries, run.promptSeries
 	res.DecodePPL = run.decodePPL
 	res.PrefillTPS, res.DecodeTPS = run.prefillTPS(), run.decodeTPS()
-	res.KVBytes = run.cache.Bytes()
+	res.KVBytes = run.run.Bytes()
 	hp := r.m.Hparams
 	res.BytesPerToken = a.Pair.BytesPerToken(hp.HeadDimK, hp.HeadDimV, hp.KVHeads) * float64(hp.Layers)
 	return res
@@ -627,17 +670,29 @@ func (r *abRunner) determinism(run *forced) Determinism {
 	return d
 }
 
-// perplexity is model.Perplexity of the text through arm's cache at Ctx, 0 when the text is
-// shorter than one chunk.
+// perplexity is Perplexity of the text through arm's cache at Ctx, 0 when the text is shorter
+// than one chunk: on cfg.Backend when set, else the model's own forward pass on the CPU.
 func (r *abRunner) perplexity(a Arm) (float64, error) {
 	if r.pplToks == nil {
 		return 0, nil
 	}
-	cache, err := kvcache.New(a.cacheConfig(r.base, r.cfg.Ctx, r.cfg.Seed))
-	if err != nil {
-		return 0, err
+	cfg := a.cacheConfig(r.base, r.cfg.Ctx, r.cfg.Seed)
+	var cache backend.Cache
+	if r.cfg.Backend != nil {
+		c, err := r.cfg.Backend.NewCache(cfg)
+		if err != nil {
+			return 0, err
+		}
+		defer c.Free()
+		cache = c
+	} else {
+		kv, err := kvcache.New(cfg)
+		if err != nil {
+			return 0, err
+		}
+		cache = cpuRun{kv, r.m.Forward}
 	}
-	p, err := r.m.Perplexity(r.pplToks, r.cfg.Ctx, r.bos, cache, func(done, total int, ppl float64) {
+	p, err := Perplexity(cache, r.m.Hparams.Vocab, r.pplToks, r.cfg.Ctx, r.bos, func(done, total int, ppl float64) {
 		r.step("perplexity", 1)
 	})
 	if err != nil {

@@ -219,17 +219,17 @@ func TestRunABOnTinyModel(t *testing.T) {
 	if rep.Ref.Needle.Total != 1 || rep.Ref.Needle.OK != 1 {
 		t.Errorf("the f16 reference missed its needle: %+v", rep.Ref.Needle)
 	}
-	// Perplexity is model.Perplexity's, so `kvlab ppl` prints the same number.
+	// Perplexity is lab.Perplexity's, so `kvlab ppl` prints the same number.
 	cache, err := kvcache.New(m.CacheConfig(kvq.Pair{K: kvq.F16, V: kvq.F16}, 128))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := m.Perplexity(encodeWithBOS(tok, text), 128, tok.BOS(), cache, nil)
+	p, err := Perplexity(cpuRun{cache, m.Forward}, m.Hparams.Vocab, encodeWithBOS(tok, text), 128, tok.BOS(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep.Ref.PPL != p.PPL || f16.PPL != p.PPL {
-		t.Errorf("perplexity %g (reference) and %g (f16 arm), model.Perplexity %g", rep.Ref.PPL, f16.PPL, p.PPL)
+		t.Errorf("perplexity %g (reference) and %g (f16 arm), Perplexity %g", rep.Ref.PPL, f16.PPL, p.PPL)
 	}
 	if q4.PPL <= p.PPL*0.99 || q2.BytesPerToken >= q4.BytesPerToken || q4.BytesPerToken >= q8.BytesPerToken {
 		t.Errorf("q4_0 PPL %g vs f16 %g; bytes per token q2k %g, q4_0 %g, q8_0 %g", q4.PPL, p.PPL, q2.BytesPerToken, q4.BytesPerToken, q8.BytesPerToken)

@@ -1,14 +1,14 @@
-package model
+package lab
 
 import (
 	"fmt"
 	"math"
 
-	"github.com/kvlab/kvlab/native/kvcache"
+	"github.com/kvlab/kvlab/native/backend"
 )
 
-// Perplexity is the result of a perplexity run.
-type Perplexity struct {
+// PPLResult is the result of a perplexity run.
+type PPLResult struct {
 	// PPL is exp(NLL / Scored).
 	PPL float64 `json:"ppl"`
 	// NLL is the summed negative log-likelihood of the scored tokens, in nats.
@@ -25,32 +25,33 @@ type Perplexity struct {
 // bos ≥ 0), the chunk is evaluated from an empty cache, and only its second half is scored —
 // the logits at positions ctx/2 … ctx−2 predict tokens ctx/2+1 … ctx−1, so a chunk scores
 // ctx − ctx/2 − 1 tokens. Tokens past the last whole chunk are ignored. The cache must hold at
-// least ctx cells; it is reset before every chunk. progress, when not nil, is called after each
-// chunk.
-func (m *Model) Perplexity(tokens []int32, ctx int, bos int32, cache *kvcache.Cache, progress func(done, total int, ppl float64)) (Perplexity, error) {
+// least ctx cells; it is reset before every chunk, and its forward pass gives vocab logits per
+// position (any backend's). progress, when not nil, is called after each chunk.
+func Perplexity(cache backend.Cache, vocab int, tokens []int32, ctx int, bos int32, progress func(done, total int, ppl float64)) (PPLResult, error) {
 	if ctx < 4 {
-		return Perplexity{}, fmt.Errorf("model: perplexity context %d is too short (at least 4)", ctx)
+		return PPLResult{}, fmt.Errorf("lab: perplexity context %d is too short (at least 4)", ctx)
 	}
 	if cache.Cap() < ctx {
-		return Perplexity{}, fmt.Errorf("model: perplexity context %d exceeds the cache's %d cells", ctx, cache.Cap())
+		return PPLResult{}, fmt.Errorf("lab: perplexity context %d exceeds the cache's %d cells", ctx, cache.Cap())
 	}
 	chunks := len(tokens) / ctx
 	if chunks == 0 {
-		return Perplexity{}, fmt.Errorf("model: perplexity needs at least %d tokens (one chunk), the text has %d", ctx, len(tokens))
+		return PPLResult{}, fmt.Errorf("lab: perplexity needs at least %d tokens (one chunk), the text has %d", ctx, len(tokens))
 	}
-	vocab := m.Hparams.Vocab
 	logits := make([]float32, ctx*vocab)
 	chunk := make([]int32, ctx)
-	var res Perplexity
+	var res PPLResult
 	first := ctx / 2
 	for c := 0; c < chunks; c++ {
 		copy(chunk, tokens[c*ctx:(c+1)*ctx])
 		if bos >= 0 {
 			chunk[0] = bos
 		}
-		cache.Reset()
-		if err := m.Forward(chunk, cache, logits); err != nil {
-			return res, fmt.Errorf("model: perplexity chunk %d: %w", c, err)
+		if err := cache.Reset(); err != nil {
+			return res, err
+		}
+		if err := cache.Forward(chunk, logits); err != nil {
+			return res, fmt.Errorf("lab: perplexity chunk %d: %w", c, err)
 		}
 		for j := first; j < ctx-1; j++ {
 			res.NLL -= logSoftmaxAt(logits[j*vocab:(j+1)*vocab], chunk[j+1])

@@ -1,4 +1,4 @@
-package model
+package lab
 
 import (
 	"math"
@@ -11,8 +11,7 @@ import (
 // TestPerplexityConvention recomputes llama.cpp's convention independently: every chunk fed one
 // token at a time through the decode path, BOS first, log-likelihoods of the second half summed.
 func TestPerplexityConvention(t *testing.T) {
-	m, tok := load(t, "stories260K.gguf", 1)
-	defer m.Close()
+	m, tok := loadModel(t, "stories260K.gguf")
 	tokens := tok.Encode("Once upon a time, there was a little dog named Max. Max liked to run in the park with his friend Sue. "+
 		"One day, it was very hot and Max was thirsty. Sue gave him some water and they sat under a big tree.", true, false)
 	const ctx = 24
@@ -20,7 +19,7 @@ func TestPerplexityConvention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := m.Perplexity(tokens, ctx, tok.BOS(), cache, nil)
+	got, err := Perplexity(cpuRun{cache, m.Forward}, m.Hparams.Vocab, tokens, ctx, tok.BOS(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,13 +51,12 @@ func TestPerplexityConvention(t *testing.T) {
 }
 
 func TestPerplexityNeedsAChunk(t *testing.T) {
-	m, _ := load(t, "stories260K.gguf", 1)
-	defer m.Close()
+	m, _ := loadModel(t, "stories260K.gguf")
 	cache, _ := kvcache.New(m.CacheConfig(kvq.Pair{K: kvq.F16, V: kvq.F16}, 64))
-	if _, err := m.Perplexity([]int32{1, 2, 3}, 64, 1, cache, nil); err == nil {
+	if _, err := Perplexity(cpuRun{cache, m.Forward}, m.Hparams.Vocab, []int32{1, 2, 3}, 64, 1, nil); err == nil {
 		t.Error("3 tokens with a 64-token chunk: no error")
 	}
-	if _, err := m.Perplexity(make([]int32, 200), 128, 1, cache, nil); err == nil {
+	if _, err := Perplexity(cpuRun{cache, m.Forward}, m.Hparams.Vocab, make([]int32, 200), 128, 1, nil); err == nil {
 		t.Error("a chunk larger than the cache: no error")
 	}
 }
