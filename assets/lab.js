@@ -176,7 +176,7 @@
   const sock = ui.socket("/ws/lab", (m) => {
     switch (m.type) {
       case "queued": setState("queued", "queued: waiting for a free slot"); break;
-      case "ab_start": begin(m); setState("prefill", "prefilling " + m.prompt_tokens + " prompt tokens × " + (m.arms.length + 1) + " caches"); break;
+      case "ab_start": begin(m); setState("prefill", "prefilling " + m.prompt_tokens + " prompt tokens × " + (m.arms.length + 1) + " caches" + (m.device ? " on " + m.device : "")); break;
       case "prefill": prefill.max = m.total; prefill.value = m.done; break;
       case "ab_step": step(m.step); break;
       case "ab_done": {

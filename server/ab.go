@@ -130,7 +130,7 @@ func (s *Server) runAB(ctx context.Context, p abPlan, ev abEvents) (api.Run, err
 	}
 	run := api.Run{Kind: "ab", Source: "server", Created: start.UTC().Format(time.RFC3339Nano), Status: "complete", Model: eng.Info.Name, ModelPath: eng.Info.Path, Prompt: prompt, Mode: mode,
 		PromptTokens: len(p.prompt), N: p.req.N, Window: p.req.Window, Sinks: p.req.Sinks, KGain: p.req.KGain,
-		Machine: fmt.Sprintf("%s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), cpuName())}
+		Machine: fmt.Sprintf("%s/%s, %d CPUs, %s; on %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), cpuName(), eng.Device), Device: eng.Device}
 
 	info := make([]api.ABArmInfo, len(p.arms))
 	texts := make([]strings.Builder, len(p.arms))
@@ -144,7 +144,7 @@ func (s *Server) runAB(ctx context.Context, p abPlan, ev abEvents) (api.Run, err
 	var fedText, refText strings.Builder
 	tokens := slices.Concat(p.prompt, p.forced)
 	cfg := lab.ABConfig{Arms: p.arms, Tokens: tokens, Ctx: len(p.prompt) + p.req.N, N: p.req.N, Greedy: p.forced == nil,
-		Needle: lab.NeedleConfig{Skip: true}, Forward: eng.forward,
+		Needle: lab.NeedleConfig{Skip: true}, Forward: eng.cpuForward(), Backend: eng.abBackend(),
 		OnStart: func(_ lab.ABSettings, kvBytes []int64) {
 			for i, a := range p.arms {
 				info[i] = api.ABArmInfo{Name: a.String(), KVBytes: kvBytes[i], BytesPerToken: eng.Shape.BytesPerToken(a.Pair, 1)}

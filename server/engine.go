@@ -2,21 +2,17 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
-	"unicode"
 
 	"github.com/kvlab/kvlab/internal/discover"
-	"github.com/kvlab/kvlab/native/cuda/engine"
-	"github.com/kvlab/kvlab/native/kvcache"
+	"github.com/kvlab/kvlab/native/backend"
 	"github.com/kvlab/kvlab/native/kvq"
 	"github.com/kvlab/kvlab/native/model"
+	"github.com/kvlab/kvlab/native/runner"
 	"github.com/kvlab/kvlab/native/sample"
 	"github.com/kvlab/kvlab/native/tokenizer"
 	"github.com/kvlab/kvlab/plan/calc"
@@ -24,9 +20,15 @@ import (
 	"github.com/kvlab/kvlab/server/chattemplate"
 )
 
-// ForwardFunc is the engine's forward pass (model.Model.Forward's signature): tests wrap it to
+// ForwardFunc is the CPU forward pass (model.Model.Forward's signature): tests wrap it to
 // count or slow the calls.
-type ForwardFunc func(tokens []int32, cache *kvcache.Cache, logits []float32) error
+type ForwardFunc = backend.ForwardFunc
+
+// Devices of Config.Device.
+const (
+	DeviceCPU  = backend.CPU
+	DeviceCUDA = backend.CUDA
+)
 
 // DefaultCtx is the context, in cells per sequence, that a model gets when --ctx is not given:
 // its trained context, capped at this.
@@ -39,14 +41,14 @@ const prefillChunk = 128
 // Sentinel errors of generation, mapped to HTTP statuses by the handlers.
 var (
 	// ErrContextFull: the prompt does not fit in the model's context.
-	ErrContextFull = errors.New("the prompt does not fit in the context")
+	ErrContextFull = runner.ErrContextFull
 	// ErrEmptyPrompt: the prompt has no tokens and the vocabulary no BOS to start from.
-	ErrEmptyPrompt = errors.New("the prompt is empty")
+	ErrEmptyPrompt = runner.ErrEmptyPrompt
 )
 
 // Engine is one loaded model ready to generate: its weights, tokenizer, chat format, the KV
-// format chosen for it and a pool of caches. It is safe for concurrent use; each generation
-// takes a cache of its own.
+// format chosen for it, and the runner (native/runner) that owns its sequences. It is safe for
+// concurrent use; each generation takes a cache of its own.
 type Engine struct {
 	Info     discover.Model
 	Model    *model.Model
@@ -68,16 +70,19 @@ type Engine struct {
 	LoadTime time.Duration
 	// Device is where the forward pass runs: "cpu", or "cuda: " and the GPU's name.
 	Device string
+	// Backend is the device the server runs on; Weights the model's weights on it.
+	Backend backend.Backend
+	Weights backend.Model
+	// WeightBytes are the weights' bytes as the backend holds them (what the KV policy set
+	// aside).
+	WeightBytes int64
 
-	forward ForwardFunc
-	// dev and devModel are the CUDA engine and the model's weights on it (--device cuda);
-	// nil on the CPU.
-	dev      *device
-	devModel *engine.Model
-	pool     *cachePool
-	turns    turnLog
-	metrics  *metrics
-	running  atomic.Int64
+	// hook wraps the CPU forward pass (Config.ForwardHook).
+	hook    func(ForwardFunc) ForwardFunc
+	runner  *runner.Runner
+	turns   turnLog
+	metrics *metrics
+	running atomic.Int64
 }
 
 // loadEngine loads a model and runs the KV policy for it: kv is "auto" or a pair, sessions the
@@ -88,21 +93,27 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", info.Name, err)
 	}
-	e := &Engine{Info: info, Model: mdl, forward: finiteForward(mdl.Forward), metrics: m, LoadedAt: time.Now(), Device: DeviceCPU, dev: cfg.dev}
+	be := cfg.backend
+	// The CPU pass fails on non-finite logits; Config.ForwardHook wraps that.
+	hook := func(f ForwardFunc) ForwardFunc {
+		f = finiteForward(f)
+		if cfg.ForwardHook != nil {
+			f = cfg.ForwardHook(f)
+		}
+		return f
+	}
+	e := &Engine{Info: info, Model: mdl, metrics: m, LoadedAt: time.Now(), Device: be.Name(), Backend: be, hook: hook}
 	fail := func(err error) (*Engine, error) {
-		if e.devModel != nil {
-			e.dev.closeModel(e.devModel)
+		if e.Weights != nil {
+			e.Weights.Close()
 		}
 		mdl.Close()
 		return nil, fmt.Errorf("model %s: %w", info.Name, err)
 	}
-	if e.dev != nil {
-		// A shape the GPU forward pass does not cover is refused (the model reports the
-		// error on /system and its requests fail); there is no silent CPU fallback.
-		if err := engine.CheckModel(mdl.Hparams); err != nil {
-			return fail(fmt.Errorf("--device cuda: %w; serve it with --device cpu", err))
-		}
-		e.Device = e.dev.name()
+	// A shape the backend does not cover is refused (the model reports the error on /system
+	// and its requests fail); there is no silent CPU fallback.
+	if err := be.Check(mdl.Hparams); err != nil {
+		return fail(fmt.Errorf("--device %s: %w; serve it with --device cpu", cfg.Device, err))
 	}
 	if e.Tok, err = tokenizer.FromGGUF(mdl.File()); err != nil {
 		return fail(err)
@@ -125,45 +136,36 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 	if tc := mdl.Hparams.Context; tc > 0 && e.Ctx > tc {
 		log.Warn("the context is longer than the model was trained for", "model", info.Name, "ctx", e.Ctx, "trained", tc)
 	}
+	// The policy budgets with the backend's own view of the weights: the CUDA loader widens
+	// K-quants to f16, so the card holds more than the file's bytes.
 	mem, memErr := cfg.Memory()
 	e.Memory = mem
-	e.Pair, e.Decision, err = choosePair(cfg.userPair, e.Shape, e.Ctx, sessions, mdl.WeightBytes(), mem, memErr)
+	e.WeightBytes = be.WeightBytes(mdl)
+	e.Pair, e.Decision, err = choosePair(cfg.userPair, e.Shape, e.Ctx, sessions, e.WeightBytes, mem, memErr)
 	if err != nil {
 		return fail(err)
-	}
-	if cfg.ForwardHook != nil {
-		e.forward = cfg.ForwardHook(e.forward)
 	}
 	ccfg := mdl.CacheConfig(e.Pair, e.Ctx)
 	if err := checkCacheBudget(ccfg, sessions, mem, memErr); err != nil {
 		return fail(err)
 	}
-	newSlot := func() (forwarder, error) {
-		c, err := kvcache.New(ccfg)
-		if err != nil {
-			return nil, err
-		}
-		return &cpuSlot{forward: e.forward, cache: c}, nil
-	}
-	if e.dev != nil {
-		// One device model shared by every slot, one device cache per slot. ForwardHook
-		// wraps the CPU pass only.
-		if e.devModel, err = e.dev.loadModel(mdl); err != nil {
-			return fail(fmt.Errorf("--device cuda: %w", err))
-		}
-		newSlot = func() (forwarder, error) { return e.dev.newSlot(e.devModel, ccfg) }
-	}
-	if e.dev == nil {
+	if cfg.Device == DeviceCPU {
 		if e.KVWarning = kvq.KernelWarning(e.Pair, ccfg.HeadDimK, ccfg.HeadDimV); e.KVWarning != "" {
 			log.Warn(e.KVWarning, "model", info.Name)
 		}
 	}
-	probe, err := newSlot() // fail at load, not at the first request
-	if err != nil {
+	if e.Weights, err = be.Load(mdl, backend.LoadOptions{Hook: e.hook}); err != nil {
+		return fail(fmt.Errorf("--device %s: %w", cfg.Device, err))
+	}
+	var check func([]float32) error
+	if cfg.Device != DeviceCPU {
+		check = model.CheckLogits // the CPU pass checks its own (hook)
+	}
+	rcfg := runner.Config{Cache: ccfg, Vocab: mdl.Hparams.Vocab, Keep: sessions, Device: e.Device, CheckLogits: check,
+		OnPool: func() { m.kvBytes(e) }}
+	if e.runner, err = runner.New(e.Weights, e.Tok, rcfg); err != nil { // fail at load, not at the first request
 		return fail(err)
 	}
-	e.pool = &cachePool{newSlot: newSlot, keep: sessions, per: probe.Bytes()}
-	e.pool.idle = []*cacheSlot{{cache: probe, used: time.Now()}}
 	e.LoadTime = time.Since(start)
 	attrs := []any{"model", info.Name, "arch", mdl.Hparams.Arch, "device", e.Device, "ctx", e.Ctx, "kv", calc.PairName(e.Pair),
 		"reason", e.Decision.Reason, "template", string(e.Template), "load", e.LoadTime.Round(time.Millisecond)}
@@ -211,15 +213,13 @@ func choosePair(user kvq.Pair, shape calc.Shape, ctx, sessions int, weights int6
 
 // Close releases the model. No generation may run.
 func (e *Engine) Close() error {
-	e.pool.close()
-	if e.devModel != nil {
-		e.dev.closeModel(e.devModel)
-	}
+	e.runner.Close()
+	e.Weights.Close()
 	return e.Model.Close()
 }
 
 // KVBytes is the memory held by the engine's caches, in use and kept for reuse.
-func (e *Engine) KVBytes() int64 { return e.pool.bytes() }
+func (e *Engine) KVBytes() int64 { return e.runner.Pool().Bytes() }
 
 // Running is the number of generations running on the engine.
 func (e *Engine) Running() int64 { return e.running.Load() }
@@ -310,36 +310,29 @@ type GenParams struct {
 }
 
 // EventKind is the kind of a generation event.
-type EventKind int
+type EventKind = runner.EventKind
 
+// Generation events.
 const (
-	// EventPrefill reports prompt processing: Done of Total prompt tokens.
-	EventPrefill EventKind = iota + 1
-	// EventToken reports one generated token and the text it completed (possibly "").
-	EventToken
+	EventPrefill = runner.EventPrefill
+	EventToken   = runner.EventToken
 )
 
 // Event is a generation's progress, delivered in order on the generating goroutine.
-type Event struct {
-	Kind        EventKind
-	Done, Total int
-	Token       int32
-	Text        string
-	// N is the number of tokens generated so far; Elapsed the decode time so far.
-	N       int
-	Elapsed time.Duration
-	// CtxUsed is the number of cells of the cache in use.
-	CtxUsed int
-	// Logprob is the token's log probability when GenParams.Logprobs asked for it.
-	Logprob *TokenLogprob
-}
+type Event = runner.Event
+
+// Constraint restricts what a generation may sample (GenParams.Constrain).
+type Constraint = runner.Constraint
+
+// TokenLogprob is a generated token's log probability and its alternatives (Event.Logprob).
+type TokenLogprob = runner.TokenLogprob
 
 // Stop reasons of GenResult.
 const (
-	StopEOS       = "eos"       // the model ended its turn
-	StopLength    = "length"    // max tokens reached or the context is full
-	StopString    = "stop"      // a stop string appeared
-	StopCancelled = "cancelled" // the caller cancelled
+	StopEOS       = runner.StopEOS       // the model ended its turn
+	StopLength    = runner.StopLength    // max tokens reached or the context is full
+	StopString    = runner.StopString    // a stop string appeared
+	StopCancelled = runner.StopCancelled // the caller cancelled
 )
 
 // GenResult is a finished generation.
@@ -360,351 +353,45 @@ type GenResult struct {
 	Ctx          int           `json:"ctx"`
 }
 
-// Generate runs one generation on a cache from the pool: it prefills the prompt (reusing the
-// longest cached prefix of a previous generation), then samples and decodes token by token,
-// calling emit after each prefill pass and each token. It checks ctx before every forward pass,
-// so a cancelled generation stops within one token; it then returns the partial result with
-// Stop = StopCancelled and ctx's error. An error from emit (a client gone) stops it the same way.
+// Generate runs one generation through the engine's runner (runner.Runner.Generate): the
+// prompt is prefilled in passes of prefillChunk tokens, reusing the longest cached prefix of a
+// previous generation. A full context ends the reply with StopLength.
 func (e *Engine) Generate(ctx context.Context, p GenParams, emit func(Event) error) (GenResult, error) {
-	res := GenResult{PromptTokens: len(p.Prompt), KVFormat: calc.PairName(e.Pair), Ctx: e.Ctx, Stop: StopLength, Device: e.Device}
-	if len(p.Prompt) == 0 {
-		return res, ErrEmptyPrompt
-	}
-	if len(p.Prompt) > e.Ctx {
-		return res, fmt.Errorf("%w: the prompt is %d tokens, the context %d", ErrContextFull, len(p.Prompt), e.Ctx)
-	}
-	smp, err := sample.New(p.Sampler)
-	if err != nil {
-		return res, err
-	}
 	e.running.Add(1)
 	defer e.running.Add(-1)
-	slot, err := e.pool.get(p.Prompt)
-	if err != nil {
-		return res, err
+	r, err := e.runner.Generate(ctx, runner.Params{Prompt: p.Prompt, MaxTokens: p.MaxTokens, Sampler: p.Sampler, Stops: p.Stops,
+		TrimLeading: p.TrimLeading, Constrain: p.Constrain, Logprobs: p.Logprobs, TopLogprobs: p.TopLogprobs, PrefillChunk: prefillChunk}, emit)
+	res := GenResult{Text: r.Text, PromptTokens: r.PromptTokens, CachedTokens: r.CachedTokens, Tokens: r.Tokens, Stop: r.Stop,
+		PromptTPS: r.PromptTPS, DecodeTPS: r.DecodeTPS, TTFT: r.TTFT, TTFTMs: float64(r.TTFT.Microseconds()) / 1000,
+		KVFormat: calc.PairName(e.Pair), KVBytes: r.KVBytes, Device: r.Device, CtxUsed: r.CtxUsed, Ctx: r.Ctx}
+	if res.Stop == runner.StopContext {
+		res.Stop = StopLength
 	}
-	e.metrics.kvBytes(e)
-	defer func() {
-		e.pool.put(slot)
-		e.metrics.kvBytes(e)
-	}()
-	cache := slot.cache
-	res.KVBytes = cache.Bytes()
-	var text strings.Builder
-	var decodeTime time.Duration
-	decoded := 0
-	cancelled := func(err error) (GenResult, error) {
-		e.finish(&res, &text, decoded, decodeTime, cache)
-		res.Stop = StopCancelled
-		return res, err
+	if err == nil && p.PromptText != "" && (res.Stop == StopEOS || res.Stop == StopLength) && (p.Constrain == nil || p.Constrain.Done()) {
+		e.turns.add(turn{layout: p.PromptLayout, prompt: p.PromptText, promptTokens: p.Prompt, reply: r.Text, replyTokens: r.Generated})
 	}
-
-	// Prefill what the cache does not hold yet.
-	start := time.Now()
-	res.CachedTokens = cache.Len()
-	logits := make([]float32, e.Model.Hparams.Vocab)
-	rest := p.Prompt[cache.Len():]
-	total := len(rest)
-	for done := 0; done < total; {
-		if err := ctx.Err(); err != nil {
-			return cancelled(err)
-		}
-		n := min(prefillChunk, total-done)
-		out := logits[:0]
-		if done+n == total {
-			out = logits
-		}
-		if err := cache.Forward(rest[done:done+n], out); err != nil {
-			return res, err
-		}
-		slot.tokens = append(slot.tokens, rest[done:done+n]...)
-		done += n
-		if err := emit(Event{Kind: EventPrefill, Done: done, Total: total, CtxUsed: cache.Len()}); err != nil {
-			return cancelled(err)
-		}
+	if r.Prefilled > 0 {
+		e.metrics.promptTokens(e.Info.Name, r.Prefilled)
 	}
-	if total > 0 {
-		res.PromptTPS = float64(total) / time.Since(start).Seconds()
+	if err == nil || res.Stop == StopCancelled {
+		e.metrics.generated(e.Info.Name, res.Tokens, res.DecodeTPS)
 	}
-	e.metrics.promptTokens(e.Info.Name, total)
-
-	maxTokens := p.MaxTokens
-	if maxTokens <= 0 || maxTokens > e.Ctx-len(p.Prompt)+1 {
-		maxTokens = e.Ctx - len(p.Prompt) + 1
-	}
-	stream := e.Tok.NewStream(false)
-	stop := newStopper(p.Stops)
-	trim := p.TrimLeading
-	out := func(s string) string {
-		if trim {
-			s = strings.TrimLeftFunc(s, unicode.IsSpace)
-			if s != "" {
-				trim = false
-			}
-		}
-		text.WriteString(s)
-		return s
-	}
-	var masked []float32
-	var generated []int32
-	for {
-		if p.Constrain != nil && p.Constrain.Done() {
-			res.Stop = StopEOS
-			break
-		}
-		next, ok := sampleWithin(smp, logits, &masked, p.Constrain)
-		if !ok || e.Tok.IsEOG(next) {
-			res.Stop = StopEOS
-			break
-		}
-		var lp *TokenLogprob
-		if p.Logprobs {
-			lp = logprobOf(e.Tok, logits, next, p.TopLogprobs)
-		}
-		if p.Constrain != nil {
-			p.Constrain.Accept(next)
-		}
-		generated = append(generated, next)
-		res.Tokens++
-		if res.Tokens == 1 {
-			res.TTFT = time.Since(start)
-		}
-		piece, hit := stop.add(stream.Add(next))
-		if err := emit(Event{Kind: EventToken, Token: next, Text: out(piece), N: res.Tokens, Elapsed: decodeTime, CtxUsed: cache.Len(), Logprob: lp}); err != nil {
-			return cancelled(err)
-		}
-		if hit {
-			res.Stop = StopString
-			break
-		}
-		if res.Tokens >= maxTokens {
-			break
-		}
-		if err := ctx.Err(); err != nil {
-			return cancelled(err)
-		}
-		t0 := time.Now()
-		err := cache.Forward([]int32{next}, logits)
-		decodeTime += time.Since(t0)
-		if errors.Is(err, kvcache.ErrKVFull) {
-			break
-		}
-		if err != nil {
-			return res, err
-		}
-		slot.tokens = append(slot.tokens, next)
-		decoded++
-		// Let other goroutines run between tokens: with every core busy decoding, a request
-		// that just arrived otherwise waits for the scheduler's 10 ms time slices.
-		runtime.Gosched()
-	}
-	if res.Stop != StopString {
-		tail, hit := stop.add(stream.Flush())
-		if hit {
-			res.Stop = StopString
-		} else {
-			tail += stop.flush()
-		}
-		if tail != "" {
-			if err := emit(Event{Kind: EventToken, Token: -1, Text: out(tail), N: res.Tokens, Elapsed: decodeTime, CtxUsed: cache.Len()}); err != nil {
-				return cancelled(err)
-			}
-		}
-	}
-	if p.PromptText != "" && (res.Stop == StopEOS || res.Stop == StopLength) && (p.Constrain == nil || p.Constrain.Done()) {
-		e.turns.add(turn{layout: p.PromptLayout, prompt: p.PromptText, promptTokens: p.Prompt, reply: text.String(), replyTokens: generated})
-	}
-	if p.Constrain != nil && !p.Constrain.Done() {
-		if tail := p.Constrain.Close(); tail != "" {
-			if err := emit(Event{Kind: EventToken, Token: -1, Text: out(tail), N: res.Tokens, Elapsed: decodeTime, CtxUsed: cache.Len()}); err != nil {
-				return cancelled(err)
-			}
-		}
-	}
-	e.finish(&res, &text, decoded, decodeTime, cache)
-	return res, nil
+	return res, err
 }
 
-// finish fills the totals of a result.
-func (e *Engine) finish(res *GenResult, text *strings.Builder, decoded int, decodeTime time.Duration, cache forwarder) {
-	res.Text = text.String()
-	if decoded > 0 && decodeTime > 0 {
-		res.DecodeTPS = float64(decoded) / decodeTime.Seconds()
+// cpuForward is the CPU forward pass as the engine runs it (Config.ForwardHook applied).
+func (e *Engine) cpuForward() ForwardFunc {
+	if e.hook != nil {
+		return e.hook(e.Model.Forward)
 	}
-	res.TTFTMs = float64(res.TTFT.Microseconds()) / 1000
-	res.CtxUsed = cache.Len()
-	e.metrics.generated(e.Info.Name, res.Tokens, res.DecodeTPS)
+	return e.Model.Forward
 }
 
-// stopper finds stop strings in streamed text, holding back a tail that may be the start of
-// one so that no part of a stop string is ever emitted.
-type stopper struct {
-	stops   []string
-	pending string
-}
-
-func newStopper(stops []string) *stopper {
-	var s []string
-	for _, x := range stops {
-		if x != "" {
-			s = append(s, x)
-		}
+// abBackend is where a live A/B's compared runs compute: the server's device, nil on the CPU
+// (the lab then runs them through cpuForward).
+func (e *Engine) abBackend() backend.Model {
+	if e.Device == DeviceCPU {
+		return nil
 	}
-	return &stopper{stops: s}
-}
-
-// add appends text and returns what can be emitted; hit reports a stop string, after which the
-// returned text is everything before it.
-func (s *stopper) add(text string) (out string, hit bool) {
-	if len(s.stops) == 0 {
-		return text, false
-	}
-	s.pending += text
-	first := -1
-	for _, x := range s.stops {
-		if i := strings.Index(s.pending, x); i >= 0 && (first < 0 || i < first) {
-			first = i
-		}
-	}
-	if first >= 0 {
-		out, s.pending = s.pending[:first], ""
-		return out, true
-	}
-	hold := 0
-	for _, x := range s.stops {
-		for k := min(len(x)-1, len(s.pending)); k > hold; k-- {
-			if strings.HasSuffix(s.pending, x[:k]) {
-				hold = k
-				break
-			}
-		}
-	}
-	out, s.pending = s.pending[:len(s.pending)-hold], s.pending[len(s.pending)-hold:]
-	return out, false
-}
-
-// flush returns the held-back text at the end of a generation.
-func (s *stopper) flush() string {
-	out := s.pending
-	s.pending = ""
-	return out
-}
-
-// cacheSlot is a cache and the tokens it holds (its committed cells, in order).
-type cacheSlot struct {
-	cache  forwarder
-	tokens []int32
-	used   time.Time
-}
-
-// cachePool hands out caches, keeping up to keep idle ones with their contents so that a
-// generation whose prompt starts like an earlier one (the next turn of a chat) reuses the
-// cached prefix instead of prefilling it again.
-type cachePool struct {
-	// newSlot makes an empty cache (on the CPU or the device).
-	newSlot func() (forwarder, error)
-	keep    int
-	// per is the memory of one cache.
-	per int64
-
-	mu     sync.Mutex
-	idle   []*cacheSlot
-	inUse  int
-	closed bool
-}
-
-// get returns the idle cache sharing the longest prefix with prompt (the least recently used
-// on a tie), truncated to that prefix — at most len(prompt)−1 cells, so the last prompt token
-// is always run to produce logits — or a new cache.
-func (p *cachePool) get(prompt []int32) (*cacheSlot, error) {
-	p.mu.Lock()
-	best, bestLen := -1, -1
-	for i, s := range p.idle {
-		n := commonPrefix(s.tokens, prompt)
-		if n > bestLen || (n == bestLen && s.used.Before(p.idle[best].used)) {
-			best, bestLen = i, n
-		}
-	}
-	var s *cacheSlot
-	if best >= 0 && (bestLen > 0 || len(p.idle)+p.inUse >= p.keep) {
-		s = p.idle[best]
-		p.idle = append(p.idle[:best], p.idle[best+1:]...)
-	}
-	p.inUse++
-	p.mu.Unlock()
-	release := func(err error) (*cacheSlot, error) {
-		p.mu.Lock()
-		p.inUse--
-		p.mu.Unlock()
-		return nil, err
-	}
-	if s == nil {
-		c, err := p.newSlot()
-		if err != nil {
-			return release(err)
-		}
-		return &cacheSlot{cache: c}, nil
-	}
-	keep := min(bestLen, len(prompt)-1)
-	if keep < s.cache.Len() {
-		// A cache that cannot truncate (the device cache, for now) is reset and the prompt
-		// prefilled again.
-		if keep == 0 || s.cache.Truncate(keep) != nil {
-			if err := s.cache.Reset(); err != nil {
-				s.cache.Free()
-				return release(err)
-			}
-			keep = 0
-		}
-	}
-	s.tokens = s.tokens[:keep]
-	return s, nil
-}
-
-// put returns a cache to the pool, dropping the least recently used idle one past keep.
-func (p *cachePool) put(s *cacheSlot) {
-	s.used = time.Now()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.inUse--
-	if p.closed || s.cache.Len() != len(s.tokens) {
-		s.cache.Free()
-		return
-	}
-	p.idle = append(p.idle, s)
-	for len(p.idle) > 0 && len(p.idle)+p.inUse > p.keep {
-		oldest := 0
-		for i, x := range p.idle {
-			if x.used.Before(p.idle[oldest].used) {
-				oldest = i
-			}
-		}
-		p.idle[oldest].cache.Free()
-		p.idle = append(p.idle[:oldest], p.idle[oldest+1:]...)
-	}
-}
-
-// bytes is the memory of the caches in use and kept.
-func (p *cachePool) bytes() int64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.per * int64(len(p.idle)+p.inUse)
-}
-
-// close drops the idle caches and keeps no more.
-func (p *cachePool) close() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, s := range p.idle {
-		s.cache.Free()
-	}
-	p.closed, p.idle = true, nil
-}
-
-func commonPrefix(a, b []int32) int {
-	n := 0
-	for n < len(a) && n < len(b) && a[n] == b[n] {
-		n++
-	}
-	return n
+	return e.Weights
 }

@@ -30,10 +30,12 @@ type labServerMessage struct {
 	PromptTokens int             `json:"prompt_tokens,omitempty"`
 	Model        string          `json:"model,omitempty"`
 	N            int             `json:"n,omitempty"`
-	Done         int             `json:"done,omitempty"`
-	Total        int             `json:"total,omitempty"`
-	Step         *api.ABStep     `json:"step,omitempty"`
-	Run          *api.Run        `json:"run,omitempty"`
+	// Device is where the run computes ("cpu", "cuda: …"): the server's device.
+	Device string      `json:"device,omitempty"`
+	Done   int         `json:"done,omitempty"`
+	Total  int         `json:"total,omitempty"`
+	Step   *api.ABStep `json:"step,omitempty"`
+	Run    *api.Run    `json:"run,omitempty"`
 }
 
 // parseLabMessage decodes one message from the lab page.
@@ -112,7 +114,7 @@ func (s *Server) labRun(ctx context.Context, ws wsConn, req api.ABRequest, finis
 	defer release()
 	run, err := s.runAB(ctx, plan, abEvents{
 		start: func(arms []api.ABArmInfo, promptTokens int) error {
-			return ws.send(labServerMessage{Type: "ab_start", Arms: arms, PromptTokens: promptTokens, Model: plan.eng.Info.Name, N: plan.req.N})
+			return ws.send(labServerMessage{Type: "ab_start", Arms: arms, PromptTokens: promptTokens, Model: plan.eng.Info.Name, N: plan.req.N, Device: plan.eng.Device})
 		},
 		prefill: func(done, total int) error {
 			return ws.send(labServerMessage{Type: "prefill", Done: done, Total: total})
@@ -220,7 +222,7 @@ func (s *Server) labPage(c echo.Context) error {
 	q := c.QueryParams()
 	d := web.LabData{Page: s.pageData("lab"), Models: s.modelStatus(), Default: s.defaultModel(), Places: s.cfg.Places,
 		Prompt: q.Get("prompt"), N: api.DefaultN, Arms: web.ArmsFromQuery(q["arms"]), Formats: web.LabFormats()}
-	if s.cfg.dev == nil {
+	if s.cfg.Device == DeviceCPU {
 		d.KernelNote = kvq.KernelSummary()
 	}
 	if m := q.Get("model"); m != "" {

@@ -22,7 +22,8 @@ import (
 
 	"github.com/kvlab/kvlab/assets"
 	"github.com/kvlab/kvlab/internal/discover"
-	"github.com/kvlab/kvlab/native/cuda/engine"
+	"github.com/kvlab/kvlab/native/backend"
+	"github.com/kvlab/kvlab/native/backends"
 	"github.com/kvlab/kvlab/native/kvq"
 	"github.com/kvlab/kvlab/plan/planview"
 	"github.com/kvlab/kvlab/web"
@@ -108,7 +109,8 @@ type Config struct {
 	ForwardHook func(ForwardFunc) ForwardFunc
 
 	userPair kvq.Pair
-	dev      *device
+	// backend is the device opened for Device (native/backends).
+	backend backend.Backend
 }
 
 // Server serves kvlab's pages and APIs.
@@ -236,15 +238,18 @@ func New(cfg Config) (*Server, error) {
 	default:
 		return nil, fmt.Errorf("server: --device %q: want cpu or cuda", cfg.Device)
 	}
-	if cfg.Device == DeviceCUDA {
-		// Without a driver this is the one-line "no CUDA driver found: …", as is.
-		eng, err := engine.Open(0)
-		if err != nil {
-			return nil, err
-		}
-		cfg.dev = &device{eng: eng}
-		if cfg.Memory == nil {
-			cfg.Memory = cfg.dev.memory
+	// Without a driver "cuda" fails with the one-line "no CUDA driver found: …", as is.
+	be, err := backends.Open(cfg.Device)
+	if err != nil {
+		return nil, err
+	}
+	cfg.backend = be
+	if cfg.Memory == nil {
+		if _, err := be.Memory(); !errors.Is(err, backend.ErrNoMemoryReport) {
+			cfg.Memory = func() (MemInfo, error) {
+				m, err := be.Memory()
+				return MemInfo{TotalBytes: m.TotalBytes, FreeBytes: m.FreeBytes, Source: m.Source}, err
+			}
 		}
 	}
 	if cfg.Memory == nil {
@@ -261,9 +266,7 @@ func New(cfg Config) (*Server, error) {
 	s.sessions = newSessionStore(cfg.SessionTTL, cfg.MaxSessions)
 	h, err := openHistory(cfg.HistoryPath)
 	if err != nil {
-		if cfg.dev != nil {
-			cfg.dev.close()
-		}
+		cfg.backend.Close()
 		return nil, fmt.Errorf("server: run history: %w", err)
 	}
 	s.history = h
@@ -399,7 +402,7 @@ func (s *Server) plan(c echo.Context) error {
 		Values: values, Results: results, Calibration: planview.Calibration(),
 		WasmURL: assetPrefix + assets.WasmFile, WasmBytes: s.wasmBytes, AssetBase: assetPrefix,
 	}
-	if s.cfg.dev == nil {
+	if s.cfg.Device == DeviceCPU {
 		d.KernelNote = kvq.KernelSummary()
 	}
 	return s.renderPage(c, status, web.PlanPage(d))
@@ -492,10 +495,8 @@ func (s *Server) Close() error {
 		s.work.Wait()
 		s.models.close()
 		s.closeErr = s.history.close()
-		if s.cfg.dev != nil {
-			if err := s.cfg.dev.close(); err != nil && s.closeErr == nil {
-				s.closeErr = err
-			}
+		if err := s.cfg.backend.Close(); err != nil && s.closeErr == nil {
+			s.closeErr = err
 		}
 	})
 	return s.closeErr

@@ -34,7 +34,7 @@ func (s *Server) modelStatus() []api.ModelStatus {
 			st.Ctx, st.KVFormat, st.KVReason, st.KVFits = e.Ctx, e.Decision.Format, e.Decision.Reason, e.Decision.Fits
 			st.KVWarning = e.KVWarning
 			st.KVBudget, st.BytesPerCell, st.KVBytes = e.Decision.BudgetBytes, e.BytesPerCell(), e.KVBytes()
-			st.WeightBytes, st.WeightType, st.Template = e.Model.WeightBytes(), e.Model.WeightType().String(), string(e.Template)
+			st.WeightBytes, st.WeightType, st.Template = e.WeightBytes, e.Model.WeightType().String(), string(e.Template)
 			st.Running, st.LoadMs = e.Running(), float64(e.LoadTime.Microseconds())/1000
 		}
 		out = append(out, st)
@@ -48,8 +48,8 @@ func (s *Server) system() api.SystemInfo {
 		Device: "CPU (pure Go engine)", Models: s.modelStatus(), Running: s.gate.running(), Queued: int(s.gate.queued.Load()),
 		MaxConcurrent: s.cfg.MaxConcurrent, MaxQueue: s.cfg.MaxQueue, Sessions: s.sessions.len(), History: s.history.describe(),
 		Auth: s.cfg.APIKey != "", UptimeSeconds: time.Since(s.started).Seconds()}
-	if s.cfg.dev != nil {
-		si.Device = "GPU, " + s.cfg.dev.name() + " (native/cuda engine)"
+	if s.cfg.Device != DeviceCPU {
+		si.Device = "GPU, " + s.cfg.backend.Name() + " (native/cuda engine)"
 	}
 	if gpus, err := gpuinfo.Devices(); err != nil {
 		si.GPUError = err.Error()

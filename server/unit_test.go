@@ -9,42 +9,6 @@ import (
 	"github.com/kvlab/kvlab/plan/calc"
 )
 
-func TestStopper(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		stops  []string
-		pieces []string
-		want   string
-		hit    bool
-	}{
-		{"none", nil, []string{"a", "b"}, "ab", false},
-		{"whole piece", []string{"<|im_end|>"}, []string{"Hi", "<|im_end|>", "x"}, "Hi", true},
-		{"split across pieces", []string{"\nUser:"}, []string{"ok", "\nUs", "er:", " more"}, "ok", true},
-		{"false start released", []string{"\nUser:"}, []string{"ok", "\nUs", "ually"}, "ok\nUsually", false},
-		{"earliest of two", []string{"b", "a"}, []string{"xab"}, "x", true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s := newStopper(tc.stops)
-			var out strings.Builder
-			hit := false
-			for _, p := range tc.pieces {
-				o, h := s.add(p)
-				out.WriteString(o)
-				if h {
-					hit = true
-					break
-				}
-			}
-			if !hit {
-				out.WriteString(s.flush())
-			}
-			if out.String() != tc.want || hit != tc.hit {
-				t.Errorf("got %q hit %v, want %q %v", out.String(), hit, tc.want, tc.hit)
-			}
-		})
-	}
-}
-
 // TestPolicy checks the boot-time choice: the least compressing rung that fits the free memory
 // less the weights and the reserve, the user's pair when given, and f16 when memory is unknown.
 func TestPolicy(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kvlab/kvlab/internal/history"
+	"github.com/kvlab/kvlab/native/backend"
 	"github.com/kvlab/kvlab/native/kvq"
 	"github.com/kvlab/kvlab/native/lab"
 	"github.com/kvlab/kvlab/native/model"
@@ -35,6 +36,7 @@ type abOptions struct {
 	NeedleTrials int     `json:"needle_trials,omitempty"`
 	NoNeedle     bool    `json:"no_needle,omitempty"`
 	Seed         uint64  `json:"seed"`
+	Device       string  `json:"device,omitempty"`
 	asJSON       bool
 	csvPath      string
 	dbPath       string
@@ -103,6 +105,7 @@ runs'); --db or $KVLAB_DB pick the database.`,
 	f.BoolVar(&o.NoNeedle, "no-needle", false, "skip the needle probe")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of tq4's rotations and the needles' numbers")
 	f.BoolVar(&o.asJSON, "json", false, "print one JSON document")
+	f.StringVar(&o.Device, "device", "cpu", "where the compared runs compute: cpu or cuda (the f16 reference decodes on the CPU)")
 	f.StringVar(&o.csvPath, "csv", "", "also write one CSV row per arm to this file")
 	f.StringVar(&o.dbPath, "db", "", "run history database (default $KVLAB_DB, else runs.db in the user config dir)")
 	f.BoolVar(&o.noSave, "no-save", false, "do not store the run in the history")
@@ -148,6 +151,13 @@ func runAB(cmd *cobra.Command, o *abOptions) error {
 	if err != nil {
 		return err
 	}
+	be, err := openDevice(o.Device)
+	if err != nil {
+		return err
+	}
+	if be != nil {
+		defer be.Close()
+	}
 	m, tok, err := loadModel(o.Model, model.Options{Threads: o.Threads})
 	if err != nil {
 		return err
@@ -162,6 +172,13 @@ func runAB(cmd *cobra.Command, o *abOptions) error {
 	}
 	if err := checkABCache(m.CacheConfig(kvq.Pair{K: kvq.F16, V: kvq.F16}, abCtx), arms, abCtx); err != nil {
 		return err
+	}
+	var dm backend.Model
+	if be != nil {
+		if dm, err = placeModel(be, o.Device, o.Model, m, nil); err != nil {
+			return err
+		}
+		defer dm.Close()
 	}
 	machine := history.ThisMachine(version)
 	abs, _ := filepath.Abs(o.Model)
@@ -189,7 +206,7 @@ func runAB(cmd *cobra.Command, o *abOptions) error {
 
 	var bar *progress
 	last := 0
-	cfg := lab.ABConfig{Arms: arms, Text: text, Ctx: o.Ctx, N: o.N, Seed: o.Seed,
+	cfg := lab.ABConfig{Arms: arms, Text: text, Ctx: o.Ctx, N: o.N, Seed: o.Seed, Backend: dm,
 		Needle: lab.NeedleConfig{Skip: o.NoNeedle, Trials: o.NeedleTrials},
 		Progress: func(done, total int, stage string) {
 			if bar == nil {

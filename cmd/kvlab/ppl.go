@@ -6,8 +6,9 @@ import (
 	"os"
 	"strings"
 
-	"github.com/kvlab/kvlab/native/kvcache"
+	"github.com/kvlab/kvlab/native/backend/cpu"
 	"github.com/kvlab/kvlab/native/kvq"
+	"github.com/kvlab/kvlab/native/lab"
 	"github.com/kvlab/kvlab/native/model"
 	"github.com/spf13/cobra"
 )
@@ -19,7 +20,7 @@ type pplResult struct {
 	KVFormat string `json:"kv_format"`
 	Context  int    `json:"ctx"`
 	Tokens   int    `json:"tokens"`
-	model.Perplexity
+	lab.PPLResult
 }
 
 func newPplCmd() *cobra.Command {
@@ -29,6 +30,7 @@ func newPplCmd() *cobra.Command {
 		window, sinks       int
 		kGain               float32
 		asJSON              bool
+		device              string
 	)
 	cmd := &cobra.Command{
 		Use:   "ppl --model FILE.gguf --file TEXT",
@@ -51,11 +53,24 @@ is scored. It prints the running perplexity after each chunk and the final estim
 			if err != nil {
 				return err
 			}
+			be, err := openDevice(device)
+			if err != nil {
+				return err
+			}
+			if be == nil {
+				be = cpu.New()
+			}
+			defer be.Close()
 			m, tok, err := loadModel(modelPath, model.Options{Threads: threads})
 			if err != nil {
 				return err
 			}
 			defer m.Close()
+			dm, err := placeModel(be, device, modelPath, m, nil)
+			if err != nil {
+				return err
+			}
+			defer dm.Close()
 			if ctx <= 0 {
 				ctx = 512
 				if c := m.Hparams.Context; c > 0 && c < ctx {
@@ -64,10 +79,11 @@ is scored. It prints the running perplexity after each chunk and the final estim
 			}
 			cfg := m.CacheConfig(pair, ctx)
 			cfg.Window, cfg.Sinks, cfg.KGain = window, sinks, kGain
-			cache, err := kvcache.New(cfg)
+			cache, err := dm.NewCache(cfg)
 			if err != nil {
 				return err
 			}
+			defer cache.Free()
 			tokens := tok.Encode(string(text), true, false)
 			bos := int32(-1)
 			if tok.AddBOS() {
@@ -76,7 +92,7 @@ is scored. It prints the running perplexity after each chunk and the final estim
 			chunks := len(tokens) / ctx
 			prog := newProgress(cmd.ErrOrStderr(), max(chunks, 1), "ppl")
 			var line strings.Builder
-			res, err := m.Perplexity(tokens, ctx, bos, cache, func(done, total int, ppl float64) {
+			res, err := lab.Perplexity(cache, m.Hparams.Vocab, tokens, ctx, bos, func(done, total int, ppl float64) {
 				prog.Add(1)
 				fmt.Fprintf(&line, "[%d]%.4f,", done, ppl)
 			})
@@ -84,7 +100,7 @@ is scored. It prints the running perplexity after each chunk and the final estim
 			if err != nil {
 				return err
 			}
-			out := pplResult{Model: modelPath, File: file, KVFormat: pair.String(), Context: ctx, Tokens: len(tokens), Perplexity: res}
+			out := pplResult{Model: modelPath, File: file, KVFormat: pair.String(), Context: ctx, Tokens: len(tokens), PPLResult: res}
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), out)
 			}
@@ -105,5 +121,6 @@ is scored. It prints the running perplexity after each chunk and the final estim
 	f.Float32Var(&kGain, "k-gain", 1, "q2k K reconstruction gain")
 	f.IntVar(&threads, "threads", 0, "threads (default: all cores)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON document")
+	f.StringVar(&device, "device", "cpu", "where the forward pass runs: cpu or cuda")
 	return cmd
 }

@@ -10,11 +10,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvlab/kvlab/native/backend"
+	"github.com/kvlab/kvlab/native/backend/cpu"
+	"github.com/kvlab/kvlab/native/backends"
 	"github.com/kvlab/kvlab/native/cuda/engine"
 	"github.com/kvlab/kvlab/native/gguf"
-	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/kvq"
 	"github.com/kvlab/kvlab/native/model"
+	"github.com/kvlab/kvlab/native/runner"
 	"github.com/kvlab/kvlab/native/sample"
 	"github.com/kvlab/kvlab/native/tokenizer"
 	"github.com/spf13/cobra"
@@ -174,26 +177,25 @@ func runModel(ctx context.Context, o runOptions, out, errw io.Writer, progress f
 	if err != nil {
 		return runResult{}, fmt.Errorf("--kv: %w", err)
 	}
-	smp, err := sample.New(o.sampler)
-	if err != nil {
+	if _, err := sample.New(o.sampler); err != nil {
 		return runResult{}, err
 	}
-	var eng *engine.Engine
+	var be backend.Backend = cpu.New()
 	if o.device == "cuda" {
 		// The model's shape first (from its header): an unsupported one is refused before the
 		// driver is loaded or the weights are read.
 		if err := checkCUDAModel(o.model); err != nil {
 			return runResult{}, err
 		}
-		if eng, err = engine.Open(0); err != nil {
+		if be, err = backends.Open(o.device); err != nil {
 			return runResult{}, err
 		}
-		defer eng.Close()
 		if raw := pair.Unrotated(); raw != pair {
 			fmt.Fprintf(errw, "cuda: the GPU stores KV unrotated: %s runs as %s\n", pair, raw)
 			pair = raw
 		}
 	}
+	defer be.Close()
 	m, tok, err := loadModel(o.model, model.Options{Threads: o.threads, Progress: progress})
 	if err != nil {
 		return runResult{}, err
@@ -222,104 +224,52 @@ func runModel(ctx context.Context, o runOptions, out, errw io.Writer, progress f
 		return runResult{}, err
 	}
 	res := runResult{PromptTokens: len(prompt), KVFormat: pair.String(), Context: cells, Threads: m.Threads(), Stop: "length", Device: "cpu"}
-	var (
-		forward func(tokens []int32, logits []float32) error
-		kvBytes func() int64
-	)
-	if eng == nil {
+	if o.device == "cpu" {
 		if w := kvq.KernelWarning(pair, cfg.HeadDimK, cfg.HeadDimV); w != "" {
 			fmt.Fprintln(errw, "kvlab: warning:", w)
 		}
-		cache, err := kvcache.New(cfg)
-		if err != nil {
-			return runResult{}, err
-		}
-		forward = func(tokens []int32, logits []float32) error { return finite(m.Forward(tokens, cache, logits), logits) }
-		kvBytes = cache.Bytes
-	} else {
-		var upload func(done, total int64)
-		if progress != nil && !o.asJSON {
-			upload = mibBar(errw, "uploading weights (MiB)")
-		}
-		dm, err := eng.LoadModel(m, engine.ModelOptions{Progress: upload})
-		if err != nil {
-			return runResult{}, fmt.Errorf("--device cuda: %w", err)
-		}
-		defer dm.Close()
-		cache, err := eng.NewCache(cfg)
-		if err != nil {
-			return runResult{}, fmt.Errorf("--device cuda: %w", err)
-		}
-		defer cache.Free()
-		forward = func(tokens []int32, logits []float32) error { return finite(dm.Forward(tokens, cache, logits), logits) }
-		kvBytes = cache.Bytes
-		res.Device, res.Threads = "cuda: "+eng.Info().Name, 0
+	}
+	var upload func(done, total int64)
+	if o.device == "cuda" && progress != nil && !o.asJSON {
+		upload = mibBar(errw, "uploading weights (MiB)")
+	}
+	dm, err := be.Load(m, backend.LoadOptions{Progress: upload})
+	if err != nil {
+		return runResult{}, fmt.Errorf("--device %s: %w", o.device, err)
+	}
+	defer dm.Close()
+	r, err := runner.New(dm, tok, runner.Config{Cache: cfg, Vocab: m.Hparams.Vocab, Keep: 1, Device: be.Name(), CheckLogits: model.CheckLogits})
+	if err != nil {
+		return runResult{}, fmt.Errorf("--device %s: %w", o.device, err)
+	}
+	defer r.Close()
+	if o.device == "cuda" {
+		res.Device, res.Threads = be.Name(), 0
 		if !o.asJSON {
-			fmt.Fprintf(errw, "cuda: %s: weights %s\n", eng.Info().Name, dm.Upload())
+			fmt.Fprintf(errw, "%s: %s\n", be.Name(), dm.Describe())
 		}
 	}
 	if !o.sampler.Greedy() {
 		res.Seed = o.sampler.Seed
 	}
-	logits := make([]float32, m.Hparams.Vocab)
-	start := time.Now()
-	if err := forward(prompt, logits); err != nil {
-		return res, err
-	}
-	res.PromptTPS = float64(len(prompt)) / time.Since(start).Seconds()
-
-	var text strings.Builder
-	stream := tok.NewStream(false)
 	// With no prompt text the first piece's dummy-prefix space is dropped, as llama2.c prints
 	// the first piece after BOS and llama.cpp's detokenizer does.
-	strip := o.prompt == "" && tok.Kind() == tokenizer.SPM
-	emit := func(s string) error {
-		if strip && s != "" {
-			s, strip = strings.TrimPrefix(s, " "), false
+	p := runner.Params{Prompt: prompt, MaxTokens: o.n, Sampler: o.sampler, DropPrefixSpace: o.prompt == "" && tok.Kind() == tokenizer.SPM}
+	gen, err := r.Generate(ctx, p, func(ev runner.Event) error {
+		if ev.Kind != runner.EventToken {
+			return nil
 		}
-		text.WriteString(s)
-		_, err := io.WriteString(out, s)
+		_, err := io.WriteString(out, ev.Text)
 		return err
-	}
-	var decodeTime time.Duration
-	decoded := 0
-	for {
-		next := smp.Sample(logits)
-		if tok.IsEOG(next) {
-			res.Stop = "eos"
-			break
-		}
-		res.Tokens++
-		if err := emit(stream.Add(next)); err != nil {
-			return res, err
-		}
-		if res.Tokens == o.n {
-			break
-		}
-		if err := ctx.Err(); err != nil {
-			return res, err
-		}
-		t0 := time.Now()
-		err := forward([]int32{next}, logits)
-		decodeTime += time.Since(t0)
-		if errors.Is(err, kvcache.ErrKVFull) {
-			res.Stop = "context"
-			fmt.Fprintf(errw, "\nkvlab: the context of %d cells is full (--ctx); stopping\n", cells)
-			break
-		}
-		if err != nil {
-			return res, err
-		}
-		decoded++
-	}
-	if err := emit(stream.Flush()); err != nil {
+	})
+	res.Tokens, res.Text, res.PromptTPS, res.DecodeTPS, res.KVBytes = gen.Tokens, gen.Text, gen.PromptTPS, gen.DecodeTPS, gen.KVBytes
+	if err != nil {
 		return res, err
 	}
-	if decoded > 0 {
-		res.DecodeTPS = float64(decoded) / decodeTime.Seconds()
+	res.Stop = gen.Stop
+	if gen.Stop == runner.StopContext {
+		fmt.Fprintf(errw, "\nkvlab: the context of %d cells is full (--ctx); stopping\n", cells)
 	}
-	res.Text = text.String()
-	res.KVBytes = kvBytes()
 	return res, nil
 }
 

@@ -41,6 +41,9 @@ type Config struct {
 	Scheduler Scheduler
 	// Device names the backend in results ("cpu", "cuda: …").
 	Device string
+	// CheckLogits, when set, checks every forward pass's logits (non-finite values are an
+	// error: model.CheckLogits).
+	CheckLogits func(logits []float32) error
 	// OnPool, when set, is called after a sequence is taken from or returned to the pool.
 	OnPool func()
 }
@@ -94,6 +97,13 @@ type Params struct {
 	// DropPrefixSpace drops one leading space of the reply's first text, the SentencePiece
 	// dummy prefix (as llama2.c prints the first piece after BOS).
 	DropPrefixSpace bool
+	// Constrain, when set, restricts the tokens sampled (JSON mode); the reply ends when it is
+	// done, and is completed by its Close text when it stops short.
+	Constrain Constraint
+	// Logprobs asks for each token's log probability in its Event, with TopLogprobs
+	// alternatives.
+	Logprobs    bool
+	TopLogprobs int
 	// PrefillChunk is how many prompt tokens one prefill pass takes (progress is reported and
 	// cancellation checked between passes); 0 prefills the prompt in one pass.
 	PrefillChunk int
@@ -120,6 +130,8 @@ type Event struct {
 	Elapsed time.Duration
 	// CtxUsed is the number of cells of the cache in use.
 	CtxUsed int
+	// Logprob is the token's log probability when Params.Logprobs asked for it.
+	Logprob *TokenLogprob
 }
 
 // Stop reasons of Result.
@@ -140,14 +152,16 @@ type Result struct {
 	CachedTokens int
 	Prefilled    int
 	Tokens       int
-	Stop         string
-	PromptTPS    float64
-	DecodeTPS    float64
-	TTFT         time.Duration
-	KVBytes      int64
-	Device       string
-	CtxUsed      int
-	Ctx          int
+	// Generated are the tokens sampled, in order (an end-of-generation token excluded).
+	Generated []int32
+	Stop      string
+	PromptTPS float64
+	DecodeTPS float64
+	TTFT      time.Duration
+	KVBytes   int64
+	Device    string
+	CtxUsed   int
+	Ctx       int
 }
 
 // Generate runs one generation on a sequence from the pool: it prefills the prompt (reusing the
@@ -198,7 +212,13 @@ func (r *Runner) Generate(ctx context.Context, p Params, emit func(Event) error)
 		return res, err
 	}
 	step := func(tokens []int32, logits []float32) error {
-		return r.sched.Forward(ctx, []Step{{Seq: seq, Tokens: tokens, Logits: logits}})
+		if err := r.sched.Forward(ctx, []Step{{Seq: seq, Tokens: tokens, Logits: logits}}); err != nil {
+			return err
+		}
+		if r.cfg.CheckLogits != nil && len(logits) > 0 {
+			return r.cfg.CheckLogits(logits)
+		}
+		return nil
 	}
 
 	// Prefill what the cache does not hold yet.
@@ -255,18 +275,31 @@ func (r *Runner) Generate(ctx context.Context, p Params, emit func(Event) error)
 		text.WriteString(s)
 		return s
 	}
+	var masked []float32
 	for {
-		next := smp.Sample(logits)
-		if r.tok.IsEOG(next) {
+		if p.Constrain != nil && p.Constrain.Done() {
 			res.Stop = StopEOS
 			break
 		}
+		next, ok := sampleWithin(smp, logits, &masked, p.Constrain)
+		if !ok || r.tok.IsEOG(next) {
+			res.Stop = StopEOS
+			break
+		}
+		var lp *TokenLogprob
+		if p.Logprobs {
+			lp = logprobOf(r.tok, logits, next, p.TopLogprobs)
+		}
+		if p.Constrain != nil {
+			p.Constrain.Accept(next)
+		}
+		res.Generated = append(res.Generated, next)
 		res.Tokens++
 		if res.Tokens == 1 {
 			res.TTFT = time.Since(start)
 		}
 		piece, hit := stop.add(stream.Add(next))
-		if err := emit(Event{Kind: EventToken, Token: next, Text: out(piece), N: res.Tokens, Elapsed: decodeTime, CtxUsed: seq.Len()}); err != nil {
+		if err := emit(Event{Kind: EventToken, Token: next, Text: out(piece), N: res.Tokens, Elapsed: decodeTime, CtxUsed: seq.Len(), Logprob: lp}); err != nil {
 			return cancelled(err)
 		}
 		if hit {
@@ -305,6 +338,13 @@ func (r *Runner) Generate(ctx context.Context, p Params, emit func(Event) error)
 			tail += stop.flush()
 		}
 		if tail != "" {
+			if err := emit(Event{Kind: EventToken, Token: -1, Text: out(tail), N: res.Tokens, Elapsed: decodeTime, CtxUsed: seq.Len()}); err != nil {
+				return cancelled(err)
+			}
+		}
+	}
+	if p.Constrain != nil && !p.Constrain.Done() {
+		if tail := p.Constrain.Close(); tail != "" {
 			if err := emit(Event{Kind: EventToken, Token: -1, Text: out(tail), N: res.Tokens, Elapsed: decodeTime, CtxUsed: seq.Len()}); err != nil {
 				return cancelled(err)
 			}

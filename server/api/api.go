@@ -182,6 +182,8 @@ type Run struct {
 	Sinks        int     `json:"sinks,omitempty"`
 	KGain        float32 `json:"k_gain,omitempty"`
 	Machine      string  `json:"machine,omitempty"`
+	// Device is where the compared runs computed ("cpu", "cuda: " and the GPU's name).
+	Device string `json:"device,omitempty"`
 	// Text is what was fed after the prompt; RefText the reference's own top-1 tokens.
 	Text    string   `json:"text,omitempty"`
 	RefText string   `json:"ref_text,omitempty"`
