@@ -43,6 +43,7 @@ Every command that prints a table also takes --json.`,
 		newTokenizeCmd(),
 		newInspectCmd(),
 		newPplCmd(),
+		newFixtureCmd(),
 	)
 	return root
 }

@@ -47,7 +47,7 @@ func TestParseArm(t *testing.T) {
 		}
 	}
 	arms, err := ParseArms(DefaultArms, ArmDefaults{})
-	if err != nil || len(arms) != 6 {
+	if err != nil || len(arms) != 9 {
 		t.Fatalf("DefaultArms: %v, %v", arms, err)
 	}
 	if _, err := ParseArms(" , ", ArmDefaults{}); err == nil {

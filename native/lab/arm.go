@@ -118,4 +118,4 @@ func ParseArms(list string, def ArmDefaults) ([]Arm, error) {
 }
 
 // DefaultArms is the arm list `kvlab ab` measures when none is given.
-const DefaultArms = "f16,q8_0,q8_0/q4_0,q4_0,q2k,tq4"
+const DefaultArms = "f16,q8_0,q8_0/q4_0,q4_0,q4_0-r,q2k,tq4,turbo4,turbo3"
