@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/bits"
 	"sort"
+	"strings"
 )
 
 const (
@@ -126,6 +127,9 @@ func parse(r io.ReaderAt, size int64) (*File, error) {
 	d := &decoder{r: r, size: size}
 	f, err := d.header()
 	if err != nil {
+		if strings.HasPrefix(err.Error(), "gguf: ") {
+			return nil, err // it already says so: "gguf: not a GGUF file: …"
+		}
 		return nil, fmt.Errorf("gguf: %w", err)
 	}
 	return f, nil
@@ -138,7 +142,7 @@ func (d *decoder) header() (*File, error) {
 		if n > 0 && n == len(b) && magic[:n] == string(b) {
 			return nil, fmt.Errorf("file of %d bytes ends inside the magic: %w", d.size, ErrTruncated)
 		}
-		return nil, fmt.Errorf("file of %d bytes is too short for the magic: %w", d.size, ErrNotGGUF)
+		return nil, fmt.Errorf("%w: the file is %d bytes, too short for the magic", ErrNotGGUF, d.size)
 	}
 	m, err := d.next(4, "magic")
 	if err != nil {
@@ -146,10 +150,10 @@ func (d *decoder) header() (*File, error) {
 	}
 	if string(m) != magic {
 		if string(m) == "FUGG" {
-			return nil, fmt.Errorf("magic %q is GGUF byte-swapped (a big-endian file); only little-endian GGUF is supported: %w",
-				m, ErrNotGGUF)
+			return nil, fmt.Errorf("%w: magic %q is GGUF byte-swapped (a big-endian file); only little-endian GGUF is supported",
+				ErrNotGGUF, m)
 		}
-		return nil, fmt.Errorf("magic %q, want %q: %w", m, magic, ErrNotGGUF)
+		return nil, fmt.Errorf("%w: magic %q, want %q", ErrNotGGUF, m, magic)
 	}
 	f := &File{size: d.size, Alignment: DefaultAlignment}
 	if f.Version, err = d.u32("version"); err != nil {
