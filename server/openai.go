@@ -180,10 +180,17 @@ func (r *chatCompletionRequest) checkExtras() error {
 
 // The logprobs of a choice: OpenAI's chat shape (content) and the legacy completion shape.
 type logprobEntry struct {
-	Token       string         `json:"token"`
-	Logprob     float64        `json:"logprob"`
-	Bytes       []int          `json:"bytes"`
-	TopLogprobs []logprobEntry `json:"top_logprobs"`
+	Token       string       `json:"token"`
+	Logprob     float64      `json:"logprob"`
+	Bytes       []int        `json:"bytes"`
+	TopLogprobs []topLogprob `json:"top_logprobs"`
+}
+
+// topLogprob is one alternative of a logprobEntry.
+type topLogprob struct {
+	Token   string  `json:"token"`
+	Logprob float64 `json:"logprob"`
+	Bytes   []int   `json:"bytes"`
 }
 
 type choiceLogprobs struct {
@@ -207,9 +214,9 @@ func byteInts(s string) []int {
 // add appends one token's log probability in the chat or completion shape.
 func (l *choiceLogprobs) add(lp *TokenLogprob, chat bool, offset int) {
 	if chat {
-		e := logprobEntry{Token: lp.Text, Logprob: lp.Logprob, Bytes: byteInts(lp.Text), TopLogprobs: []logprobEntry{}}
+		e := logprobEntry{Token: lp.Text, Logprob: lp.Logprob, Bytes: byteInts(lp.Text), TopLogprobs: []topLogprob{}}
 		for _, t := range lp.Top {
-			e.TopLogprobs = append(e.TopLogprobs, logprobEntry{Token: t.Text, Logprob: t.Logprob, Bytes: byteInts(t.Text), TopLogprobs: nil})
+			e.TopLogprobs = append(e.TopLogprobs, topLogprob{Token: t.Text, Logprob: t.Logprob, Bytes: byteInts(t.Text)})
 		}
 		l.Content = append(l.Content, e)
 		return
