@@ -90,7 +90,7 @@ each context length and KV format pair, and prints per row: the time per token, 
 per second, the ratio to f16's time at the same context, and the fraction of the machine's memory
 bandwidth measured in the same command.
 
-Quantized decode should be bandwidth-bound, not kernel-bound (seed 000): its time should scale
+Quantized decode should be bandwidth-bound, not kernel-bound: its time should scale
 with the bytes it reads, so q4_0 should take about 54/192 of f16's time at long context.
 
   --device cpu    native/attn.Decode over native/kvcache on --threads goroutines; the bandwidth

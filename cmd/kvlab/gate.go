@@ -24,12 +24,12 @@ func newGateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "gate",
 		Short: "Attention-output error of every KV format pair against an f32 cache",
-		Long: `The attention-output gate of seed 003, on the CPU. For every format pair it stores a synthetic
+		Long: `The attention-output gate, on the CPU. For every format pair it stores a synthetic
 K/V cache in that pair, computes softmax(q·Kᵀ/√d)·V for a set of query heads, and reports the
 relative RMS error of the output against the same attention over the exact f32 cache.
 
 The caches have realistic structure: per-channel outliers whose RMS reaches 5× and 75× the
-median channel (the spread seed 003 measured on real layers, with V channels to 8× and 14×),
+median channel (the spread measured on real layers, with V channels to 8× and 14×),
 plus plain Gaussian data. Queries are scaled so the softmax is moderately sharp.
 
 Every pair is computed three ways: the reference (decode every row, float64), the codecs'

@@ -72,7 +72,7 @@ tensor parallelism) and a context length, print
   the spill table   predicted decode tokens/s against context: past the resident limit the KV
                     tail lives in host memory and streams over the host link every token
                     (seconds/token = device bytes / device GB/s + tail bytes / link GB/s + overhead);
-  the policy pick   seed 000's auto KV tier: the least compression of f16 → q8_0 → q8_0/q4_0 →
+  the policy pick   the auto KV tier: the least compression of f16 → q8_0 → q8_0/q4_0 →
                     q5_1/q4_0 whose whole cache fits, the floor if none does, a --kv choice kept.
 
 The model is a preset (--list-presets), a GGUF file (--model, only its header is read), or a
@@ -115,7 +115,7 @@ Context counts accept k and M suffixes (32k = 32768, 1M = 1048576).`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.preset, "preset", "", "model preset `NAME` (see --list-presets; default qwen2.5-14b-1m, seed 000's vehicle)")
+	fl.StringVar(&f.preset, "preset", "", "model preset `NAME` (see --list-presets; default qwen2.5-14b-1m)")
 	fl.StringVar(&f.model, "model", "", "plan for the model in this GGUF `FILE` (reads only its header)")
 	fl.IntVar(&f.layers, "layers", 0, "custom shape: number of layers")
 	fl.IntVar(&f.kvHeads, "kv-heads", 0, "custom shape: KV heads per layer")
@@ -135,12 +135,12 @@ Context counts accept k and M suffixes (32k = 32768, 1M = 1048576).`,
 	fl.Var(&f.ctx, "ctx", "context per session in tokens (32768, 32k, 1M)")
 	fl.IntVar(&f.sessions, "sessions", 1, "sessions resident at once, each at --ctx")
 	fl.Float64Var(&f.budgetGiB, "budget-gib", 0, "KV budget per GPU in GiB (default: derived from VRAM, weights and reserve)")
-	fl.Float64Var(&f.targetMiB, "vram-target-mib", 0, "cap on the memory used per GPU in MiB (seed 000's --vram-target)")
+	fl.Float64Var(&f.targetMiB, "vram-target-mib", 0, "cap on the memory used per GPU in MiB (a server's memory target)")
 	fl.Float64Var(&f.residentMiB, "resident-mib", -1, "memory per GPU already taken before the KV cache, in MiB (default: the weights)")
 	fl.Float64Var(&f.reserveGiB, "reserve-gib", calc.ToGiB(calc.DefaultReserveBytes), "compute reserve per GPU in GiB")
 	fl.StringVar(&f.formats, "formats", "", "comma-separated `LIST` of K/V pairs for the ladder (default f16,q8_0,q8_0/q4_0,q5_0,q5_1/q4_0,q4_0)")
 	fl.StringVar(&f.kv, "kv", "", "a `K/V` pair you chose: the policy keeps it and reports whether it fits")
-	fl.IntVar(&f.window, "window", 0, "FP16 overlay: most recent cells kept exact (seed 003 --kv-window)")
+	fl.IntVar(&f.window, "window", 0, "FP16 overlay: most recent cells kept exact (kvlab run --kv-window)")
 	fl.IntVar(&f.sinks, "sinks", 0, "FP16 overlay: first cells kept exact (attention sinks)")
 	fl.Float64Var(&f.overheadMs, "overhead-ms", 0, "spill model: fixed cost per decoded token in ms")
 	fl.StringVar(&f.fitFile, "fit", "", "fit the spill model to the measurements in this CSV `FILE` (format,ctx,resident_cells,tokens_per_s per line)")
@@ -148,7 +148,7 @@ Context counts accept k and M suffixes (32k = 32768, 1M = 1048576).`,
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON document")
 	fl.BoolVar(&f.listPresets, "list-presets", false, "list the model, GPU and weight presets and exit")
 	fl.StringVar(&f.emit, "emit", "", "print the plan as another engine's command line instead: `ENGINE` llama.cpp (llama-server) or vllm (vllm serve), with what it cannot express as # comments")
-	fl.BoolVar(&f.calib, "calibrate", false, "fit the spill model to seed 000 §3a's measurements and show how close it lands")
+	fl.BoolVar(&f.calib, "calibrate", false, "fit the spill model to a measured spill cliff (a 14B model on a 96 GB card limited to 24 GB) and show how close it lands")
 	return cmd
 }
 
@@ -438,7 +438,7 @@ func writePlan(w io.Writer, rep calc.Report) error {
 	if err := st.write(w); err != nil {
 		return err
 	}
-	p("\npolicy (seed 000 P1): %s\n  %s\n", rep.Policy.Format, rep.Policy.Reason)
+	p("\npolicy (auto KV tier): %s\n  %s\n", rep.Policy.Format, rep.Policy.Reason)
 	return nil
 }
 
@@ -480,7 +480,7 @@ func listPresets(w io.Writer, asJSON bool) error {
 	return q.write(w)
 }
 
-// printCalibration fits the spill model to seed 000 §3a and prints how close it lands.
+// printCalibration fits the spill model to the calibration measurements and prints how close it lands.
 func printCalibration(w io.Writer, asJSON bool) error {
 	cal := calc.Seed000Calibration()
 	res, err := calc.FitCalibration(cal)

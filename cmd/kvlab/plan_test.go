@@ -116,7 +116,7 @@ func TestPlanOutputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"sliding window (iSWA)", "FP16 overlay: window 256 + sinks 8", "spill model", "policy (seed 000 P1): f16/f16", "stays f16"} {
+	for _, want := range []string{"sliding window (iSWA)", "FP16 overlay: window 256 + sinks 8", "spill model", "policy (auto KV tier): f16/f16", "stays f16"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

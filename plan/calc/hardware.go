@@ -45,11 +45,11 @@ func HardwarePresets() []Hardware {
 	unified := func(ram int64) int64 { return int64(float64(ram) * UnifiedGPUShare) }
 	return []Hardware{
 		{Key: "rtx-3090", Name: "RTX 3090 24 GB", VRAMBytes: 24576 * MiB, MemGBps: 936, LinkGBps: LinkDesktopGBps,
-			Source: "nvidia-smi 24576 MiB; 936 GB/s GDDR6X; link 6.5 GB/s as measured in seed 000 (#584)"},
+			Source: "nvidia-smi 24576 MiB; 936 GB/s GDDR6X; link 6.5 GB/s measured (pinned host memory to the card)"},
 		{Key: "rtx-4090", Name: "RTX 4090 24 GB", VRAMBytes: 24564 * MiB, MemGBps: 1008, LinkGBps: 25,
 			Source: "nvidia-smi 24564 MiB; 1008 GB/s GDDR6X; link ~25 GB/s practical PCIe 4.0 ×16"},
 		{Key: "rtx-6000-blackwell", Name: "RTX PRO 6000 Blackwell 96 GB", VRAMBytes: 97887 * MiB, MemGBps: 1792, LinkGBps: LinkGen5GBps,
-			Source: "nvidia-smi 97887 MiB; 1792 GB/s GDDR7; link ~50 GB/s as measured in seed 000 (bs2)"},
+			Source: "nvidia-smi 97887 MiB; 1792 GB/s GDDR7; link ~50 GB/s measured (PCIe 5.0 host)"},
 		{Key: "h100", Name: "H100 SXM 80 GB", VRAMBytes: 81559 * MiB, MemGBps: 3350, LinkGBps: LinkGen5GBps,
 			Source: "nvidia-smi 81559 MiB; 3.35 TB/s HBM3; link ~50 GB/s PCIe 5.0"},
 		{Key: "h200", Name: "H200 141 GB", VRAMBytes: 143771 * MiB, MemGBps: 4800, LinkGBps: LinkGen5GBps,

@@ -109,7 +109,7 @@ func Presets() []ModelPreset {
 				Params: 14_770_000_000, NativeContext: 1_010_000,
 			},
 			Quant:  "q8_0",
-			Source: "seed 000 vehicle: 48 layers, 8 KV heads, head_dim 128; 14.8 B weights (model card)",
+			Source: "config.json: 48 layers, 8 KV heads, head_dim 128; 14.8 B weights (model card)",
 		},
 		{
 			Key: "gemma-4-26b-a4b",
@@ -124,7 +124,7 @@ func Presets() []ModelPreset {
 				Params: 25_200_000_000, ActiveParams: 3_800_000_000, NativeContext: 262_144,
 			},
 			Quant: "q4_k_m",
-			Source: "seed 000 §3c vehicle (5/30 global layers, ~20 KiB/token); model card: 30 layers, " +
+			Source: "5/30 global layers, ~20 KiB/token; model card: 30 layers, " +
 				"window 1024, 8 KV heads × 256 local, 2 × 512 global, 25.2 B total / 3.8 B active",
 		},
 		{
@@ -141,7 +141,7 @@ func Presets() []ModelPreset {
 				Params: 35_000_000_000, ActiveParams: 3_000_000_000, NativeContext: 262_144,
 			},
 			Quant: "q6_k",
-			Source: "seed 000 §3d vehicle (~20 KiB/token); Qwen3.5/3.6-35B-A3B config: 40 layers, " +
+			Source: "~20 KiB/token; Qwen3.5/3.6-35B-A3B config: 40 layers, " +
 				"full attention every 4th, 2 KV heads × 256, DeltaNet 16 K / 32 V heads × 128",
 		},
 		{

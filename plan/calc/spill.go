@@ -138,12 +138,12 @@ func Seed000Calibration() Calibration {
 	m := func(p kvq.Pair, ctx, resident int64, tps float64) Measurement {
 		return Measurement{Pair: p, Format: PairName(p), Ctx: ctx, ResidentCells: resident, TPS: tps}
 	}
-	kernelBound := "kernel-bound quant reader before #620 (seed 000 §3b)"
+	kernelBound := "an older quantized decode reader, limited by its kernel rather than by memory bandwidth"
 	q4a, q4b := m(q4, 65536, 0, 27.1), m(q4, 131072, 0, 16.2)
 	q4a.Excluded, q4b.Excluded = kernelBound, kernelBound
 	return Calibration{
-		Name:   "seed 000 §3a spill cliff",
-		Source: "HAL #582 §3a: Qwen2.5-14B-1M Q8_0, RTX 6000 Blackwell simulating a 24 GB card, 2026-07-01",
+		Name:   "Measured spill cliff",
+		Source: "Qwen2.5-14B-1M Q8_0 on an RTX PRO 6000 Blackwell with the KV budget cut to a 24 GB card's, 64-token greedy decode",
 		Model:  "qwen2.5-14b-1m", Quant: "q8_0", GPU: "rtx-6000-blackwell",
 		Points: []Measurement{
 			m(f16, 32768, 0, 67.3),
