@@ -274,7 +274,7 @@ func Plan(r Request) (Report, error) {
 func (r Request) warnings(rep Report) []string {
 	var w []string
 	if r.Model.NativeContext > 0 && r.Ctx > r.Model.NativeContext {
-		w = append(w, fmt.Sprintf("context %d tokens is past the model's native %d", r.Ctx, r.Model.NativeContext))
+		w = append(w, fmt.Sprintf("context %d tokens is past the %d the model was trained on: the plan sizes the memory, the model is not assured to work there", r.Ctx, r.Model.NativeContext))
 	}
 	if rep.Budget.KVBytes <= 0 {
 		if rep.Budget.Given {

@@ -56,7 +56,7 @@ func TestComputeMatchesPlanner(t *testing.T) {
 	}
 	html := Render(res)
 	wellFormed(t, html)
-	for _, want := range []string{`id="policy-reason">q8_0/q4_0: KV 2496 MiB fits budget 2728 MiB<`, `data-format="q8_0/q4_0" class="chosen"`,
+	for _, want := range []string{`id="policy-reason" class="note">q8_0/q4_0: KV 2496 MiB fits budget 2728 MiB<`, `id="answer-fits" data-value="true"`, `data-format="q8_0/q4_0" class="chosen"`,
 		`data-k="max_resident_ctx" data-value="35813"`, `id="kib-chart"`, `id="spill-chart"`, `<polyline`, `class="limit"`} {
 		if !strings.Contains(html, want) {
 			t.Errorf("render lacks %s", want)
@@ -132,7 +132,7 @@ func TestComputeErrors(t *testing.T) {
 func TestCalibrationRenders(t *testing.T) {
 	html := Calibration()
 	wellFormed(t, html)
-	if !strings.Contains(html, "RMS log error") || !strings.Contains(html, "not fitted: kernel-bound") {
+	if !strings.Contains(html, "RMS log error") || !strings.Contains(html, "not fitted: an older quantized decode reader") {
 		t.Errorf("calibration: %s", html)
 	}
 }
@@ -144,7 +144,7 @@ func TestRenderHasLaunchCommands(t *testing.T) {
 	}
 	html := Render(res)
 	wellFormed(t, html)
-	for _, want := range []string{`id="launch-toggle"`, `id="launch" hidden="hidden"`, "llama-server -m Llama-3.1-8B-Q4_K_M.gguf -c 131072",
+	for _, want := range []string{`class="mem-bar" data-format="f16"`, `id="memory-chart"`, `id="launch-toggle"`, `id="launch" hidden="hidden"`, "llama-server -m Llama-3.1-8B-Q4_K_M.gguf -c 131072",
 		"vllm serve ./Llama-3.1-8B-Q4_K_M.gguf --tokenizer meta-llama/Llama-3.1-8B-Instruct --max-model-len 131072"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("rendered plan lacks %q", want)

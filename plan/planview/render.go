@@ -37,12 +37,8 @@ func Render(res Result) string {
 	var b strings.Builder
 	w := b.WriteString
 
-	w(`<section class="pick" id="policy"><h2>Policy pick</h2><p class="choice"><span id="policy-choice">`)
-	w(esc(rep.Policy.Format))
-	w(`</span></p><p id="policy-reason">`)
-	w(esc(rep.Policy.Reason))
-	w(`</p><p class="note">Seed 000 P1: the least compression of f16 → q8_0 → q8_0/q4_0 → q5_1/q4_0 whose whole cache fits the budget; the floor spills the excess to host memory.</p></section>`)
-
+	w(Answer(rep))
+	w(MemoryBars(rep))
 	w(Launch(res))
 
 	w(`<section class="summary" id="summary"><p><strong>`)
@@ -81,7 +77,12 @@ func Render(res Result) string {
 	}
 	w(`</section>`)
 
-	w(`<section id="ladder-section"><h2>Size ladder</h2><table id="ladder"><thead><tr><th>format</th><th>KiB/token</th><th>vs f16</th><th>KV GiB @` + i64(rep.Ctx) + `</th><th>overlay MiB</th><th>max resident ctx</th><th>sessions</th><th>total GiB</th><th>fits</th><th>decode tok/s</th></tr></thead><tbody>`)
+	overlay := rep.Overlay.Enabled()
+	w(`<section id="ladder-section"><h2>Size ladder</h2><table id="ladder"><thead><tr><th>format</th><th>KiB/token</th><th>vs f16</th><th>KV GiB at ` + calc.ShortCount(rep.Ctx) + `</th>`)
+	if overlay {
+		w(`<th>overlay MiB</th>`)
+	}
+	w(`<th>max resident context</th><th>sessions at ` + calc.ShortCount(rep.Ctx) + `</th><th>total GiB</th><th>fits</th><th>decode tok/s</th></tr></thead><tbody>`)
 	for _, r := range rep.Rows {
 		t := r.Text()
 		cls := ""
@@ -90,22 +91,39 @@ func Render(res Result) string {
 		}
 		w(`<tr data-format="` + esc(r.Format) + `"` + cls + `>`)
 		w(`<th scope="row">` + esc(t.Format) + `</th>`)
-		cell := func(key, value, text string) {
-			w(`<td data-k="` + key + `" data-value="` + value + `">` + esc(text) + `</td>`)
+		cell := func(key, value, text, title string) {
+			if title != "" {
+				title = ` title="` + esc(title) + `"`
+			}
+			w(`<td data-k="` + key + `" data-value="` + value + `"` + title + `>` + esc(text) + `</td>`)
 		}
-		cell("kib_per_token", num(r.KiBPerToken), t.KiBPerToken)
-		cell("vs_f16", num(r.VsF16), t.VsF16)
-		cell("kv_gib", num(r.KVGiB), t.KVGiB)
-		cell("overlay_bytes", i64(r.OverlayBytes), t.OverlayMiB)
-		cell("max_resident_ctx", i64(r.MaxResidentCtx), t.MaxResident)
-		cell("sessions", i64(r.Sessions), t.Sessions)
-		cell("total_gib", num(r.TotalGiB), t.TotalGiB)
-		fits := "false"
+		cell("kib_per_token", num(r.KiBPerToken), t.KiBPerToken, "")
+		cell("vs_f16", num(r.VsF16), t.VsF16, "")
+		kv := t.KVGiB
+		if r.KVGiB > 0 && r.KVGiB < 0.01 {
+			kv = calc.FormatSig(r.KVGiB, 2)
+		}
+		cell("kv_gib", num(r.KVGiB), kv, "")
+		if overlay {
+			cell("overlay_bytes", i64(r.OverlayBytes), t.OverlayMiB, "")
+		}
+		maxCtx, title := t.MaxResidentCtx, t.MaxResidentExact
+		if title != "" {
+			title += " tokens"
+		}
+		if n := rep.NativeContext; n > 0 && (r.MaxResidentCtx == calc.Unbounded || r.MaxResidentCtx > n) {
+			maxCtx += " ⚠"
+			title += "; past the model's trained context of " + i64(n) + " tokens"
+		}
+		cell("max_resident_ctx", i64(r.MaxResidentCtx), maxCtx, strings.TrimPrefix(title, "; "))
+		cell("sessions", i64(r.Sessions), t.Sessions, "")
+		cell("total_gib", num(r.TotalGiB), t.TotalGiB, "")
+		fits, fitsText := "false", "no: "+gib(r.SpillBytes)+" GiB spills"
 		if r.Fits {
-			fits = "true"
+			fits, fitsText = "true", "yes"
 		}
-		cell("fits", fits, t.Fits)
-		cell("decode_tps", num(r.DecodeTPS), t.DecodeTPS)
+		cell("fits", fits, fitsText, "")
+		cell("decode_tps", num(r.DecodeTPS), t.DecodeTPS, "")
 		w(`</tr>`)
 	}
 	w(`</tbody></table></section>`)
@@ -144,6 +162,103 @@ func Render(res Result) string {
 
 func gib(b int64) string { return calc.FormatFixed(calc.ToGiB(b), 2) }
 
+// Answer writes the plan's answer first: the KV format to use, the context and sessions it
+// holds, whether it fits, and the auto KV tier's reason.
+func Answer(rep calc.Report) string {
+	var b strings.Builder
+	w := b.WriteString
+	d := rep.Policy
+	var row *calc.Row
+	for i := range rep.Rows {
+		if rep.Rows[i].Pair == d.Choice {
+			row = &rep.Rows[i]
+		}
+	}
+	w(`<section class="pick" id="policy"><h2>Answer</h2><p class="choice"><span id="policy-choice">` + esc(d.Format) + `</span></p>`)
+	w(`<p class="answer" id="answer">`)
+	w(`<strong id="answer-ctx" data-value="` + i64(rep.Ctx) + `">` + calc.ShortCount(rep.Ctx) + `</strong> tokens of context × <strong id="answer-sessions" data-value="` + strconv.Itoa(rep.Sessions) + `">` + strconv.Itoa(rep.Sessions) + `</strong> session(s) on ` + esc(rep.GPU))
+	if rep.GPUs > 1 {
+		w(` × ` + strconv.Itoa(rep.GPUs))
+	}
+	if d.Fits {
+		w(`: <strong class="fits" id="answer-fits" data-value="true">fits</strong>, KV ` + gib(d.KVBytes) + ` of the ` + gib(max(d.BudgetBytes, 0)) + ` GiB budget per GPU.`)
+	} else {
+		w(`: <strong class="spills" id="answer-fits" data-value="false">does not fit</strong>: ` + gib(d.SpillBytes) + ` GiB of KV spills to host memory per GPU.`)
+	}
+	if row != nil {
+		lim := "no limit"
+		if row.MaxResidentCtx != calc.Unbounded {
+			lim = calc.ShortCount(row.MaxResidentCtx) + " tokens"
+		}
+		w(` Longest resident context: ` + lim + `; sessions at this context: ` + i64(row.Sessions) + `; decode about ` + calc.FormatSig(row.DecodeTPS, 3) + ` tokens/s (spill model).`)
+	}
+	w(`</p>`)
+	if n := rep.NativeContext; n > 0 && rep.Ctx > n {
+		w(`<p class="warn" id="answer-trained">The model was trained on ` + i64(n) + ` tokens of context: memory holds ` + calc.ShortCount(rep.Ctx) + `, the model is not assured to work past ` + calc.ShortCount(n) + `.</p>`)
+	}
+	w(`<p id="policy-reason" class="note">` + esc(d.Reason) + `</p>`)
+	w(`<p class="note">Auto KV tier: the least compression of f16 → q8_0 → q8_0/q4_0 → q5_1/q4_0 whose whole cache fits the budget; the floor spills the excess to host memory.</p></section>`)
+	return b.String()
+}
+
+// MemoryBars draws each format's use of one GPU's memory as a stacked bar: weights, the KV of
+// the requested sessions, the compute reserve, and what is left free (or the KV that spills
+// past the memory, hatched).
+func MemoryBars(rep calc.Report) string {
+	const width, left, right, bar, gap, top = 720, 110, 150, 18, 8, 26
+	vram := rep.VRAMBytes
+	if rep.Budget.Given || vram <= 0 {
+		return ""
+	}
+	total := vram
+	for _, r := range rep.Rows {
+		total = max(total, r.TotalBytes)
+	}
+	n := len(rep.Rows)
+	height := top + n*(bar+gap) + 30
+	scale := float64(width-left-right) / float64(total)
+	f1 := func(x float64) string { return calc.FormatFixed(x, 1) }
+	var b strings.Builder
+	w := b.WriteString
+	w(`<figure id="memory-chart"><figcaption>Memory of one GPU (` + gib(vram) + ` GiB) per format: weights | KV of ` + strconv.Itoa(rep.Sessions) + ` session(s) at ` + calc.ShortCount(rep.Ctx) + ` | compute reserve | free</figcaption>`)
+	w(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ` + strconv.Itoa(width) + ` ` + strconv.Itoa(height) + `" role="img" aria-label="GPU memory per format: weights, KV, reserve, free" class="chart">`)
+	kinds := []struct{ name, fill string }{{"weights", "#7f7f7f"}, {"KV", "#0072B2"}, {"reserve", "#E69F00"}, {"free", "#e8e8e8"}, {"spill", "#D55E00"}}
+	lx := float64(left)
+	for _, k := range kinds {
+		w(`<rect x="` + f1(lx) + `" y="4" width="11" height="11" fill="` + k.fill + `"/><text x="` + f1(lx+15) + `" y="14" class="legend">` + k.name + `</text>`)
+		lx += 30 + 7*float64(len(k.name))
+	}
+	for i, r := range rep.Rows {
+		y := top + i*(bar+gap)
+		kv := r.TotalBytes - rep.WeightBytes - rep.Budget.ReserveBytes
+		parts := []int64{rep.WeightBytes, min(kv, max(vram-rep.WeightBytes-rep.Budget.ReserveBytes, 0)), rep.Budget.ReserveBytes}
+		over := max(r.TotalBytes-vram, 0)
+		free := max(vram-r.TotalBytes, 0)
+		parts = append(parts, free, over)
+		w(`<g class="mem-bar" data-format="` + esc(r.Format) + `" data-free="` + i64(free) + `" data-over="` + i64(over) + `">`)
+		w(`<text x="` + strconv.Itoa(left-8) + `" y="` + strconv.Itoa(y+bar-4) + `" text-anchor="end" class="label">` + esc(r.Format) + `</text>`)
+		x := float64(left)
+		for k, v := range parts {
+			if v <= 0 {
+				continue
+			}
+			wd := float64(v) * scale
+			w(`<rect x="` + f1(x) + `" y="` + strconv.Itoa(y) + `" width="` + f1(wd) + `" height="` + strconv.Itoa(bar) + `" fill="` + kinds[k].fill + `"><title>` + esc(r.Format) + ` ` + kinds[k].name + `: ` + gib(v) + ` GiB</title></rect>`)
+			x += wd
+		}
+		label := gib(free) + " GiB free"
+		if over > 0 {
+			label = gib(over) + " GiB over"
+		}
+		w(`<text x="` + f1(x+6) + `" y="` + strconv.Itoa(y+bar-4) + `" class="value">` + label + `</text></g>`)
+	}
+	vx := f1(float64(left) + float64(vram)*scale)
+	w(`<line x1="` + vx + `" x2="` + vx + `" y1="` + strconv.Itoa(top-4) + `" y2="` + strconv.Itoa(top+n*(bar+gap)) + `" stroke="#000" stroke-dasharray="3 3"/>`)
+	w(`<text x="` + vx + `" y="` + strconv.Itoa(top+n*(bar+gap)+14) + `" text-anchor="middle" class="tick">` + gib(vram) + ` GiB</text>`)
+	w(`</svg></figure>`)
+	return b.String()
+}
+
 // Launch writes the plan as llama-server and vllm serve command lines, behind a button that
 // shows them, each with a copy button and what that engine cannot express.
 func Launch(res Result) string {
@@ -158,7 +273,11 @@ func Launch(res Result) string {
 	for _, e := range launch.Engines() {
 		c, err := launch.Emit(e, res.Request, res.Report, m)
 		id := "launch-" + strings.ReplaceAll(e.String(), ".", "")
-		w(`<div class="launch-cmd" id="` + id + `" data-engine="` + esc(e.String()) + `"><h3>` + esc(c.Program) + ` (` + esc(e.String()) + `)</h3>`)
+		title := "llama-server (llama.cpp)"
+		if e == launch.VLLM {
+			title = "vllm serve (vLLM)"
+		}
+		w(`<div class="launch-cmd" id="` + id + `" data-engine="` + esc(e.String()) + `"><h3>` + title + `</h3>`)
 		if err != nil {
 			w(`<p class="error">` + esc(err.Error()) + `</p></div>`)
 			continue
@@ -202,7 +321,7 @@ func FitTable(res calc.FitResult) string {
 	return b.String()
 }
 
-// Calibration writes seed 000 §3a's calibration example: the measurements, the fitted model's
+// Calibration writes the calibration example: the measurements, the fitted model's
 // predictions and how close it lands.
 func Calibration() string {
 	cal := calc.Seed000Calibration()
