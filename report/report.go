@@ -120,7 +120,12 @@ type NeedleTrial struct {
 }
 
 // String is "ok/total".
-func (n NeedleResult) String() string { return fmt.Sprintf("%d/%d", n.OK, n.Total) }
+func (n NeedleResult) String() string {
+	if n.Total == 0 {
+		return "not run"
+	}
+	return fmt.Sprintf("%d/%d", n.OK, n.Total)
+}
 
 // Series summarizes per-position KL divergences and top-1 agreement.
 type Series struct {

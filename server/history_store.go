@@ -50,18 +50,39 @@ var Version = "dev"
 
 // liveConfig is the config JSON of a run the server recorded.
 type liveConfig struct {
-	Source   string   `json:"source"` // "server"
-	Mode     string   `json:"mode"`
-	Prompt   string   `json:"prompt"`
-	N        int      `json:"n"`
-	Arms     []string `json:"arms"`
-	Window   int      `json:"window,omitempty"`
-	Sinks    int      `json:"sinks,omitempty"`
-	KGain    float32  `json:"k_gain,omitempty"`
-	Stopped  bool     `json:"stopped,omitempty"`
-	Text     string   `json:"text,omitempty"`
-	RefText  string   `json:"ref_text,omitempty"`
-	ArmTexts []string `json:"arm_texts,omitempty"`
+	Source string `json:"source"` // "server"
+	Mode   string `json:"mode"`
+	Prompt string `json:"prompt"`
+	// PromptText is the prompt's text when "prompt" holds something else (`kvlab ab` stores
+	// its --prompt flag, the whole document, there).
+	PromptText string   `json:"prompt_text,omitempty"`
+	N          int      `json:"n"`
+	Arms       armNames `json:"arms"`
+	Window     int      `json:"window,omitempty"`
+	Sinks      int      `json:"sinks,omitempty"`
+	KGain      float32  `json:"k_gain,omitempty"`
+	Stopped    bool     `json:"stopped,omitempty"`
+	Text       string   `json:"text,omitempty"`
+	RefText    string   `json:"ref_text,omitempty"`
+	ArmTexts   []string `json:"arm_texts,omitempty"`
+}
+
+// armNames are a run's arms: an array, or one comma-separated string as `kvlab ab` stores its
+// --arms flag.
+type armNames []string
+
+func (a *armNames) UnmarshalJSON(b []byte) error {
+	var list []string
+	if err := json.Unmarshal(b, &list); err == nil {
+		*a = list
+		return nil
+	}
+	var one string
+	if err := json.Unmarshal(b, &one); err != nil {
+		return err
+	}
+	*a = strings.Split(one, ",")
+	return nil
 }
 
 // hash returns a model file's SHA-256, computed once per file.
@@ -155,11 +176,16 @@ func fromHistory(hr *history.Run) api.Run {
 		Status: string(hr.Status), Error: hr.Error, Source: "cli", Model: hr.Model.Name, ModelPath: hr.Model.Path,
 		Machine: fmt.Sprintf("%s/%s, %d CPUs, %s", hr.Machine.OS, hr.Machine.Arch, hr.Machine.CPUs, hr.Machine.CPU)}
 	if r.Model == "" {
-		r.Model = strings.TrimSuffix(filepath.Base(hr.Model.Path), ".gguf")
+		r.Model = filepath.Base(hr.Model.Path)
 	}
+	// One name form everywhere: the file's name without .gguf, as the server names models.
+	r.Model = strings.TrimSuffix(r.Model, ".gguf")
 	var cfg liveConfig
 	if json.Unmarshal(hr.Config, &cfg) == nil && cfg.Source != "" {
 		r.Source, r.Mode, r.Prompt, r.Stopped, r.Text, r.RefText = cfg.Source, cfg.Mode, cfg.Prompt, cfg.Stopped, cfg.Text, cfg.RefText
+		if cfg.PromptText != "" {
+			r.Prompt = cfg.PromptText
+		}
 		r.Window, r.Sinks, r.KGain = cfg.Window, cfg.Sinks, cfg.KGain
 	}
 	rep := hr.Report

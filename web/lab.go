@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/kvlab/kvlab/native/kvq"
@@ -110,11 +111,12 @@ func ArmNames(r api.Run) string {
 }
 
 // KLChart draws the running mean KL of each arm over the compared positions as an SVG line
-// chart (log scale when the values span more than two decades).
+// chart on a linear scale from 0, as the lab's live chart draws it, with 1–2–5 ticks and the
+// axes labelled (KL in nats).
 func KLChart(r api.Run) string {
-	const w, h, left, right, top, bottom = 720.0, 260.0, 64.0, 16.0, 14.0, 36.0
+	const w, h, left, right, top, bottom = 720.0, 270.0, 78.0, 16.0, 14.0, 44.0
 	n := 0
-	hi, lo := 0.0, math.Inf(1)
+	hi := 0.0
 	series := make([][]float64, len(r.Arms))
 	for i, a := range r.Arms {
 		run := make([]float64, len(a.KL))
@@ -123,27 +125,19 @@ func KLChart(r api.Run) string {
 			sum += k
 			run[j] = sum / float64(j+1)
 			hi = max(hi, run[j])
-			if run[j] > 0 {
-				lo = min(lo, run[j])
-			}
 		}
 		series[i] = run
 		n = max(n, len(run))
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="chart" id="kl-chart" viewBox="0 0 %g %g" role="img" aria-label="running mean KL by position">`, w, h)
+	fmt.Fprintf(&b, `<svg class="chart" id="kl-chart" viewBox="0 0 %g %g" role="img" aria-label="running mean KL in nats by position">`, w, h)
 	if n == 0 || hi == 0 {
 		b.WriteString(`<text x="20" y="40" class="axis">no KL to draw (every arm matched the reference exactly)</text></svg>`)
 		return b.String()
 	}
-	logScale := lo > 0 && hi/lo > 100
-	yOf := func(v float64) float64 {
-		if logScale {
-			v = math.Max(v, lo)
-			return top + (h-top-bottom)*(1-(math.Log10(v)-math.Log10(lo))/(math.Log10(hi)-math.Log10(lo)))
-		}
-		return top + (h-top-bottom)*(1-v/hi)
-	}
+	step := niceStep(hi, 4)
+	top1 := math.Ceil(hi/step-1e-9) * step
+	yOf := func(v float64) float64 { return top + (h-top-bottom)*(1-v/top1) }
 	xOf := func(i int) float64 {
 		if n == 1 {
 			return left
@@ -151,17 +145,20 @@ func KLChart(r api.Run) string {
 		return left + (w-left-right)*float64(i)/float64(n-1)
 	}
 	fmt.Fprintf(&b, `<rect class="frame" x="%g" y="%g" width="%g" height="%g"/>`, left, top, w-left-right, h-top-bottom)
-	for _, v := range []float64{0, 0.5, 1} {
-		val := v * hi
-		if logScale {
-			val = math.Pow(10, math.Log10(lo)+v*(math.Log10(hi)-math.Log10(lo)))
-		}
-		y := yOf(val)
+	decimals := max(0, int(-math.Floor(math.Log10(step)+1e-9)))
+	for k := 0; float64(k)*step <= top1+step/1e6; k++ {
+		v := float64(k) * step
+		y := yOf(v)
 		fmt.Fprintf(&b, `<line class="grid" x1="%g" x2="%g" y1="%.1f" y2="%.1f"/><text class="tick" x="%g" y="%.1f" text-anchor="end">%s</text>`,
-			left, w-right, y, y, left-6, y+4, KL(val))
+			left, w-right, y, y, left-6, y+4, strconv.FormatFloat(v, 'f', decimals, 64))
 	}
-	fmt.Fprintf(&b, `<text class="axis" x="%g" y="%g" text-anchor="middle">position (tokens after the prompt)</text>`, (left+w-right)/2, h-6)
-	fmt.Fprintf(&b, `<text class="tick" x="%g" y="%g">0</text><text class="tick" x="%g" y="%g" text-anchor="end">%d</text>`, left, h-bottom+14, w-right, h-bottom+14, n-1)
+	xs := niceStep(float64(max(n-1, 1)), 6)
+	for p := 0.0; p <= float64(n-1)+1e-9; p += xs {
+		x := xOf(int(p))
+		fmt.Fprintf(&b, `<text class="tick" x="%.1f" y="%g" text-anchor="middle">%d</text>`, x, h-bottom+14, int(p))
+	}
+	fmt.Fprintf(&b, `<text class="axis" x="%g" y="%g" text-anchor="middle">position (tokens after the prompt)</text>`, (left+w-right)/2, h-8)
+	fmt.Fprintf(&b, `<text class="axis" transform="translate(14 %g) rotate(-90)" text-anchor="middle">running mean KL (nats)</text>`, top+(h-top-bottom)/2)
 	for i, s := range series {
 		if len(s) == 0 {
 			continue
@@ -175,6 +172,29 @@ func KLChart(r api.Run) string {
 	}
 	b.WriteString(`</svg>`)
 	return b.String()
+}
+
+// niceStep is the 1–2–5 × 10ᵏ step nearest above span/ticks.
+func niceStep(span float64, ticks int) float64 {
+	raw := span / float64(ticks)
+	if raw <= 0 {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= raw {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+// Needle writes a needle score: "3/4", or "not run" when there were no trials.
+func Needle(ok, total int) string {
+	if total == 0 {
+		return "not run"
+	}
+	return strconv.Itoa(ok) + "/" + strconv.Itoa(total)
 }
 
 var escaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;")

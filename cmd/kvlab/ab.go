@@ -18,6 +18,7 @@ import (
 	"github.com/kvlab/kvlab/native/kvq"
 	"github.com/kvlab/kvlab/native/lab"
 	"github.com/kvlab/kvlab/native/model"
+	"github.com/kvlab/kvlab/native/tokenizer"
 	"github.com/spf13/cobra"
 )
 
@@ -61,8 +62,8 @@ func newAbCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ab --model FILE.gguf [--arms f16,q8_0,q4_0,…]",
 		Short: "What each KV format costs a model: KL, top-1, attention error, needles, speed vs f16",
-		Long: `Measure every arm (a KV format or K/V pair, optionally with seed 003's FP16 window + sinks
-overlay and q2k K gain) against an f16 cache on the same tokens, the four ways seed 003 does:
+		Long: `Measure every arm (a KV format or K/V pair, optionally with the FP16 window + sinks
+overlay and q2k K gain) against an f16 cache on the same tokens, four ways:
 
   decode KL   teacher-forced decode: each arm is fed the f16 run's continuation one token at
               a time (--n positions); per position KL(f16 ‖ arm) and top-1 agreement: the mean
@@ -206,7 +207,8 @@ func runAB(cmd *cobra.Command, o *abOptions) error {
 
 	var bar *progress
 	last := 0
-	cfg := lab.ABConfig{Arms: arms, Text: text, Ctx: o.Ctx, N: o.N, Seed: o.Seed, Backend: dm,
+	texts := newABTexts(tok, text, len(arms))
+	cfg := lab.ABConfig{Arms: arms, Text: text, Ctx: o.Ctx, N: o.N, Seed: o.Seed, Backend: dm, OnStart: texts.start, OnStep: texts.step,
 		Needle: lab.NeedleConfig{Skip: o.NoNeedle, Trials: o.NeedleTrials},
 		Progress: func(done, total int, stage string) {
 			if bar == nil {
@@ -233,6 +235,13 @@ func runAB(cmd *cobra.Command, o *abOptions) error {
 		if err := db.Finish(ctx, id, rep); err != nil {
 			return err
 		}
+		// The run's texts (the prompt, what was fed after it, each cache's own top-1) go with its
+		// flags, so that /runs/ID shows them.
+		if cj, err := json.Marshal(abStored{abOptions: *o, abTexts: texts.done()}); err == nil {
+			if err := db.SetConfig(ctx, id, cj); err != nil {
+				return err
+			}
+		}
 	}
 	out := abOutput{File: abs, SHA256: sum, Machine: machine, Settings: flags, ABReport: rep, ID: id}
 	if db != nil {
@@ -257,6 +266,92 @@ func runAB(cmd *cobra.Command, o *abOptions) error {
 	return nil
 }
 
+// abTexts are the texts of a run as the server's run page reads them from its configuration.
+type abTexts struct {
+	Source   string   `json:"source"` // "cli"
+	Mode     string   `json:"mode"`   // "text": the document's own tokens are fed
+	Prompt   string   `json:"prompt_text"`
+	Text     string   `json:"text"`
+	RefText  string   `json:"ref_text"`
+	ArmTexts []string `json:"arm_texts"`
+}
+
+// abStored is the configuration `kvlab ab` stores: its flags and the run's texts.
+type abStored struct {
+	abOptions
+	abTexts
+}
+
+// MarshalJSON writes the flags and the texts side by side, the prompt's text as "prompt_text"
+// (the flags' "prompt" is the whole document when --prompt gave one).
+func (s abStored) MarshalJSON() ([]byte, error) {
+	flags, err := json.Marshal(s.abOptions)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(flags, &m); err != nil {
+		return nil, err
+	}
+	m["source"], m["mode"], m["text"], m["ref_text"], m["arm_texts"] = s.Source, s.Mode, s.Text, s.RefText, s.ArmTexts
+	m["prompt_text"] = s.abTexts.Prompt
+	return json.Marshal(m)
+}
+
+// abTextBuilder collects a run's texts from lab.RunAB's events, as the server's lab does.
+type abTextBuilder struct {
+	tok      *tokenizer.Tokenizer
+	ids      []int32 // the document, BOS first when the vocabulary adds one
+	prompt   string
+	fed, ref *tokenizer.Stream
+	fedText  strings.Builder
+	refText  strings.Builder
+	arms     []strings.Builder
+}
+
+func newABTexts(tok *tokenizer.Tokenizer, text string, arms int) *abTextBuilder {
+	if text == "" {
+		text = lab.DefaultText
+	}
+	ids := tok.Encode(text, false, false)
+	if tok.BOS() != tokenizer.NoToken {
+		ids = append([]int32{tok.BOS()}, ids...)
+	}
+	return &abTextBuilder{tok: tok, ids: ids, fed: tok.NewStream(false), ref: tok.NewStream(false), arms: make([]strings.Builder, arms)}
+}
+
+func (b *abTextBuilder) start(s lab.ABSettings, _ []int64) {
+	if n := min(s.PromptTokens, len(b.ids)); n > 0 {
+		b.prompt = b.tok.Decode(b.ids[:n])
+	}
+}
+
+func (b *abTextBuilder) step(e lab.StepEvent) {
+	piece := b.fed.Add(e.Token)
+	b.fedText.WriteString(piece)
+	refPiece := b.ref.Add(e.RefTop1)
+	b.refText.WriteString(refPiece)
+	for j, a := range e.Arms {
+		t := refPiece
+		if !a.Agree {
+			t = b.tok.Piece(a.Top1, false)
+		}
+		if j < len(b.arms) {
+			b.arms[j].WriteString(t)
+		}
+	}
+}
+
+func (b *abTextBuilder) done() abTexts {
+	b.fedText.WriteString(b.fed.Flush())
+	b.refText.WriteString(b.ref.Flush())
+	t := abTexts{Source: "cli", Mode: "text", Prompt: b.prompt, Text: b.fedText.String(), RefText: b.refText.String()}
+	for i := range b.arms {
+		t.ArmTexts = append(t.ArmTexts, b.arms[i].String())
+	}
+	return t
+}
+
 // printAB writes the A/B table and its notes.
 func printAB(w io.Writer, o *abOutput) error {
 	rep := o.ABReport
@@ -266,17 +361,14 @@ func printAB(w io.Writer, o *abOutput) error {
 	s := rep.Settings
 	fmt.Fprintf(w, "ctx %d: prompt %d tokens + %d teacher-forced decode positions; text %d tokens\n\n",
 		s.Ctx, s.PromptTokens, s.N, s.TextTokens)
-	t := table{header: []string{"arm", "B/token", "decode KL", "p99", "top-1", "prompt KL", "top-1", "PPL",
+	t := table{header: []string{"arm", "B/token", "decode KL", "p99", "decode top-1", "prompt KL", "prompt top-1", "PPL",
 		"attn err", "needle", "prefill t/s", "decode t/s"}}
 	for _, a := range rep.Arms {
 		ppl := "-"
 		if a.PPL > 0 {
 			ppl = fmt.Sprintf("%.3f", a.PPL)
 		}
-		needle := "-"
-		if a.Needle.Total > 0 {
-			needle = a.Needle.String()
-		}
+		needle := a.Needle.String()
 		t.add(a.Arm, fmt.Sprintf("%.0f", a.BytesPerToken), fmt.Sprintf("%.5f", a.Decode.KLMean),
 			fmt.Sprintf("%.4f", a.Decode.KLP99), pct(a.Decode.Top1), fmt.Sprintf("%.5f", a.Prompt.KLMean),
 			pct(a.Prompt.Top1), ppl, pct(a.AttnErrMean), needle, fmt.Sprintf("%.0f", a.PrefillTPS),

@@ -236,6 +236,19 @@ func (d *DB) Finish(ctx context.Context, id int64, rep *report.ABReport) error {
 	return nil
 }
 
+// SetConfig replaces the configuration stored with run id (a run's texts are known only once
+// it has run).
+func (d *DB) SetConfig(ctx context.Context, id int64, cfg json.RawMessage) error {
+	res, err := d.db.ExecContext(ctx, "UPDATE runs SET config = ? WHERE id = ?", string(cfg), id)
+	if err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("%w: %d", ErrNotFound, id)
+	}
+	return nil
+}
+
 // Fail marks run id failed with the error's message.
 func (d *DB) Fail(ctx context.Context, id int64, cause error) error {
 	msg := "failed"
