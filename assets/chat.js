@@ -14,6 +14,9 @@
   const ctxMeter = $("ctx-meter"), ctxText = $("ctx-text"), kvFormat = $("kv-format"), kvBytes = $("kv-bytes");
 
   const SESSION_KEY = "kvlab.chat.session";
+  // SENT_KEY names the session that has sent a message, so that the server may keep it: only
+  // such a session is asked back from the server (a fresh one would be a 404).
+  const SENT_KEY = "kvlab.chat.session.sent";
   let session = ui.store.get(SESSION_KEY, null);
   if (!session) { session = ui.randomID(); ui.store.set(SESSION_KEY, session); }
   const convKey = () => "kvlab.chat." + session;
@@ -63,7 +66,10 @@
     if (stats.n !== undefined) ntok.textContent = String(stats.n);
     if (stats.tps) tps.textContent = stats.tps.toFixed(1);
     if (stats.ctx) {
-      ctxMeter.max = stats.ctx; ctxMeter.value = stats.used || 0;
+      // The meter reads a fraction of the context, so that its low/high marks (0.7, 0.9) are
+      // fractions too: green below 70 %, amber to 90 %, red past it.
+      ctxMeter.max = 1; ctxMeter.value = Math.min(1, (stats.used || 0) / stats.ctx);
+      ctxMeter.dataset.used = String(stats.used || 0);
       ctxText.textContent = (stats.used || 0) + " / " + stats.ctx;
       if (stats.bpc) kvBytes.textContent = ui.bytes((stats.used || 0) * stats.bpc) + " used of " + ui.bytes(stats.kv);
     }
@@ -167,6 +173,7 @@
     stopBtn.disabled = false;
     setState("waiting", "sent");
     save();
+    ui.store.set(SENT_KEY, session);
     sock.send(payload);
   }
 
@@ -195,7 +202,7 @@
 
   // A conversation the browser lost (another browser profile, cleared storage) but the server
   // still keeps is fetched back.
-  if (conv.messages.length === 0) {
+  if (conv.messages.length === 0 && ui.store.get(SENT_KEY, null) === session) {
     fetch("/api/sessions/" + session).then((r) => r.ok ? r.json() : null).then((s) => {
       if (s && s.messages && conv.messages.length === 0) { conv.messages = s.messages; renderAll(); }
     }).catch(() => {});

@@ -288,6 +288,7 @@ func (s *Server) routes() {
 	e := s.echo
 	e.GET("/", s.home)
 	e.GET("/healthz", s.healthz)
+	e.GET("/favicon.ico", favicon)
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})))
 
 	// Pages.
@@ -322,6 +323,16 @@ func (s *Server) routes() {
 
 	static := e.Group(assetPrefix, middleware.GzipWithConfig(middleware.GzipConfig{MinLength: 1024}))
 	static.GET("*", echo.WrapHandler(http.StripPrefix(assetPrefix, http.FileServer(http.FS(assets.FS)))))
+}
+
+// favicon is /favicon.ico, which browsers ask for on every page: the embedded SVG icon.
+func favicon(c echo.Context) error {
+	b, err := assets.FS.ReadFile("favicon.svg")
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "public, max-age=86400")
+	return c.Blob(http.StatusOK, "image/svg+xml", b)
 }
 
 // Handler returns the server's HTTP handler (for tests and embedding).
