@@ -63,18 +63,28 @@ type inspectTensor struct {
 
 func newInspectCmd() *cobra.Command {
 	var asJSON, tensors, metadata bool
+	var modelPath string
 	cmd := &cobra.Command{
-		Use:   "inspect FILE.gguf",
+		Use:   "inspect --model FILE.gguf",
 		Short: "Show a GGUF model's architecture, shapes, weight types, tokenizer and KV size per format",
 		Long: `Read a GGUF file's header and print what kvlab knows about the model: its architecture and
 whether the engine runs it, layer shapes, weight types, the tokenizer, and the KV-cache size per
 token for each format pair (computed by the same planner code as 'kvlab plan').
 
 Only the header is parsed; tensor data is not read.`,
-		Example: "  kvlab inspect ../shared/models/stories260K.gguf\n  kvlab inspect model.gguf --json --tensors",
-		Args:    cobra.ExactArgs(1),
+		Example: "  kvlab inspect --model ../shared/models/stories260K.gguf\n  kvlab inspect model.gguf --json --tensors",
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rep, err := inspect(args[0], tensors, metadata)
+			path := modelPath
+			switch {
+			case len(args) == 1 && path != "" && args[0] != path:
+				return fmt.Errorf("two files: --model %s and %s; give one", path, args[0])
+			case len(args) == 1:
+				path = args[0]
+			case path == "":
+				return errors.New("which file? kvlab inspect --model FILE.gguf")
+			}
+			rep, err := inspect(path, tensors, metadata)
 			if err != nil {
 				return err
 			}
@@ -84,6 +94,7 @@ Only the header is parsed; tensor data is not read.`,
 			return writeInspect(cmd.OutOrStdout(), rep)
 		},
 	}
+	cmd.Flags().StringVar(&modelPath, "model", "", "the GGUF `FILE` to read (a positional FILE works too)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
 	cmd.Flags().BoolVar(&tensors, "tensors", false, "list every tensor")
 	cmd.Flags().BoolVar(&metadata, "metadata", false, "list every metadata key (long arrays abbreviated)")

@@ -140,7 +140,7 @@ head dimension the attention kernels take (64, 128 or 256), and says so otherwis
 	f.StringVar(&o.prompt, "prompt", "", "text to continue (BOS is prepended)")
 	f.IntVarP(&o.n, "n", "n", 128, "tokens to generate at most")
 	f.StringVar(&o.kv, "kv", "f16", "KV format, or K/V pair (see 'kvlab formats')")
-	f.IntVar(&o.window, "kv-window", 0, "most recent cells kept exact in f16 (seed 003 overlay)")
+	f.IntVar(&o.window, "kv-window", 0, "most recent cells kept exact in f16 (the FP16 window overlay)")
 	f.IntVar(&o.sinks, "kv-sink", 0, "first cells kept exact in f16 (attention sinks)")
 	f.Float32Var(&o.kGain, "k-gain", 1, "q2k K reconstruction gain B")
 	f.Float32Var(&o.sampler.Temp, "temp", 0.8, "temperature; 0 is greedy")
@@ -222,6 +222,10 @@ func runModel(ctx context.Context, o runOptions, out, errw io.Writer, progress f
 	cfg.Window, cfg.Sinks, cfg.KGain = o.window, o.sinks, o.kGain
 	if err := checkRunCache(cfg, m.Hparams.Context); err != nil {
 		return runResult{}, err
+	}
+	if tc := m.Hparams.Context; tc > 0 && len(prompt)+o.n > tc {
+		fmt.Fprintf(errw, "warning: the prompt (%d tokens) and --n %d reach %d tokens, past the %d the model was trained on: what it writes past that is not assured\n",
+			len(prompt), o.n, len(prompt)+o.n, tc)
 	}
 	res := runResult{PromptTokens: len(prompt), KVFormat: pair.String(), Context: cells, Threads: m.Threads(), Stop: "length", Device: "cpu"}
 	if o.device == "cpu" {

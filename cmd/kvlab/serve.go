@@ -96,13 +96,14 @@ At most --max-concurrent generations run at once and --max-queue wait; past that
 	f.StringVar(&o.device, "device", "cpu", "where the forward pass runs: cpu or cuda")
 	f.BoolVar(&o.noDiscover, "no-discover", false, "do not search the usual places for models")
 	f.StringArrayVar(&o.allowHosts, "allow-host", nil, "host name (or pattern, *.lan) the server also answers to, besides its address and localhost (repeatable)")
-	f.BoolVarP(&o.verbose, "verbose", "v", false, "log every request")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "log the models loaded, the auto KV tier's choice and every request (by default serve prints only the URL it listens on, and errors)")
 	return cmd
 }
 
 // runServe starts the server and serves until SIGINT or SIGTERM.
 func runServe(cmd *cobra.Command, o serveOptions) error {
-	level := slog.LevelInfo
+	// On success serve prints one line, the URL; --verbose adds what it loads and each request.
+	level := slog.LevelWarn
 	if o.verbose {
 		level = slog.LevelDebug
 	}
@@ -148,7 +149,7 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 		srv.Close()
 		return fmt.Errorf("serve: %w", err)
 	}
-	printBanner(cmd.OutOrStdout(), displayAddr(ln.Addr()), models, places)
+	printBanner(cmd.OutOrStdout(), displayAddr(ln.Addr()), models, places, o.verbose)
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	return srv.ServeListener(ctx, ln)
@@ -193,9 +194,12 @@ func historyPath(dataDir string) (string, error) {
 	return p, nil
 }
 
-// printBanner says where the server is and what it serves.
-func printBanner(w io.Writer, addr string, models []discover.Model, places discover.Places) {
+// printBanner says where the server is: one line; with verbose, also what it serves.
+func printBanner(w io.Writer, addr string, models []discover.Model, places discover.Places, verbose bool) {
 	fmt.Fprintf(w, "kvlab: serving http://%s/ (Ctrl-C to stop)\n", addr)
+	if !verbose {
+		return
+	}
 	if len(models) == 0 {
 		fmt.Fprintln(w, "kvlab: no models: the planner works; for chat and the lab, restart with --model FILE.gguf or put a .gguf file in:")
 		for _, p := range places.Describe() {

@@ -54,13 +54,17 @@ func TestServeModel(t *testing.T) {
 	}()
 	sc := bufio.NewScanner(pr)
 	var base string
+	lines := 0
 	for sc.Scan() {
+		lines++
 		if u, ok := strings.CutPrefix(sc.Text(), "kvlab: serving "); ok {
 			base = strings.TrimSuffix(strings.Fields(u)[0], "/")
 			break
 		}
 	}
-	go io.Copy(io.Discard, pr)
+	var rest strings.Builder
+	copied := make(chan struct{})
+	go func() { io.Copy(&rest, pr); close(copied) }()
 	if base == "" {
 		cancel()
 		t.Fatalf("no banner; stderr: %s", errOut.String())
@@ -86,7 +90,12 @@ func TestServeModel(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("serve did not stop")
 	}
-	if !strings.Contains(errOut.String(), "KV auto-tier chose f16/f16") {
-		t.Errorf("the policy's choice is not logged: %s", errOut.String())
+	// On success serve prints one line, the URL, and nothing else (--verbose logs the rest).
+	<-copied
+	if lines != 1 || rest.Len() != 0 {
+		t.Errorf("serve printed %d lines before its URL and %q after it", lines-1, rest.String())
+	}
+	if errOut.Len() != 0 {
+		t.Errorf("serve wrote to stderr on success: %s", errOut.String())
 	}
 }
