@@ -418,7 +418,7 @@ func TestPlanReport(t *testing.T) {
 	r = NewRequest(mistral.Shape, mistral.Quant, gpu)
 	r.Ctx = 65536
 	rep, err = Plan(r)
-	if err != nil || len(rep.Warnings) == 0 || !strings.Contains(rep.Warnings[0], "native 32768") {
+	if err != nil || len(rep.Warnings) == 0 || !strings.Contains(rep.Warnings[0], "past the 32768 the model was trained on") {
 		t.Errorf("warnings %v, err %v", rep.Warnings, err)
 	}
 }
