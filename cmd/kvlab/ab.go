@@ -411,6 +411,24 @@ var abCSVHeader = []string{"arm", "pair", "window", "sinks", "k_gain", "bytes_pe
 	"prompt_top1", "ppl", "decode_ppl", "attn_err_mean", "attn_err_layers", "needle_ok", "needle_total",
 	"prefill_tps", "decode_tps"}
 
+// abCSVRows are a report's arms as CSV rows under abCSVHeader.
+func abCSVRows(rep *lab.ABReport) [][]string {
+	g := func(x float64) string { return strconv.FormatFloat(x, 'g', 8, 64) }
+	var rows [][]string
+	for _, a := range rep.Arms {
+		var layers []string
+		for _, e := range a.AttnErr {
+			layers = append(layers, g(e))
+		}
+		rows = append(rows, []string{a.Arm, a.Pair, strconv.Itoa(a.Window), strconv.Itoa(a.Sinks), g(float64(a.KGain)),
+			g(a.BytesPerToken), strconv.FormatInt(a.KVBytes, 10), g(a.Decode.KLMean), g(a.Decode.KLP99),
+			g(a.Decode.KLMax), g(a.Decode.Top1), g(a.Prompt.KLMean), g(a.Prompt.KLP99), g(a.Prompt.Top1),
+			g(a.PPL), g(a.DecodePPL), g(a.AttnErrMean), strings.Join(layers, ";"), strconv.Itoa(a.Needle.OK),
+			strconv.Itoa(a.Needle.Total), g(a.PrefillTPS), g(a.DecodeTPS)})
+	}
+	return rows
+}
+
 func writeABCSV(path string, rep *lab.ABReport) error {
 	f, err := os.Create(path)
 	if err != nil {
@@ -418,17 +436,8 @@ func writeABCSV(path string, rep *lab.ABReport) error {
 	}
 	w := csv.NewWriter(f)
 	w.Write(abCSVHeader)
-	g := func(x float64) string { return strconv.FormatFloat(x, 'g', 8, 64) }
-	for _, a := range rep.Arms {
-		var layers []string
-		for _, e := range a.AttnErr {
-			layers = append(layers, g(e))
-		}
-		w.Write([]string{a.Arm, a.Pair, strconv.Itoa(a.Window), strconv.Itoa(a.Sinks), g(float64(a.KGain)),
-			g(a.BytesPerToken), strconv.FormatInt(a.KVBytes, 10), g(a.Decode.KLMean), g(a.Decode.KLP99),
-			g(a.Decode.KLMax), g(a.Decode.Top1), g(a.Prompt.KLMean), g(a.Prompt.KLP99), g(a.Prompt.Top1),
-			g(a.PPL), g(a.DecodePPL), g(a.AttnErrMean), strings.Join(layers, ";"), strconv.Itoa(a.Needle.OK),
-			strconv.Itoa(a.Needle.Total), g(a.PrefillTPS), g(a.DecodeTPS)})
+	for _, row := range abCSVRows(rep) {
+		w.Write(row)
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -112,13 +114,83 @@ else $KVLAB_DB, else runs.db in kvlab's directory under the user configuration d
 			return printAB(w, &out)
 		},
 	}
-	for _, c := range []*cobra.Command{cmd, show} {
+	var asCSV bool
+	var ids []int64
+	export := &cobra.Command{
+		Use:   "export --csv|--json [--id N]…",
+		Short: "Write the stored runs' results as CSV (one row per run and arm) or one JSON document",
+		Long: `Export the run history for a spreadsheet or a notebook. --csv writes one row per run and
+arm: the run's id, start, status, model and its SHA-256, then the arm's measurements (decode and
+prompt KL and top-1, perplexity, attention error, needles, speeds, KV bytes). --json writes every
+run with its full report. --id picks runs (repeatable); by default every complete run is written.`,
+		Example: "  kvlab runs export --csv > runs.csv\n  kvlab runs export --json --id 3 --id 4",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if asCSV == asJSON {
+				return fmt.Errorf("choose one format: --csv or --json")
+			}
+			db, err := open(cmd)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			ctx := cmdContext(cmd)
+			if len(ids) == 0 {
+				list, err := db.List(ctx, history.ListOptions{})
+				if err != nil {
+					return err
+				}
+				for i := len(list) - 1; i >= 0; i-- { // oldest first
+					if list[i].Status == history.Complete {
+						ids = append(ids, list[i].ID)
+					}
+				}
+			}
+			var runs []*history.Run
+			for _, id := range ids {
+				r, err := db.Get(ctx, id)
+				if err != nil {
+					return fmt.Errorf("run %d: %w", id, err)
+				}
+				runs = append(runs, r)
+			}
+			w := cmd.OutOrStdout()
+			if asJSON {
+				if runs == nil {
+					runs = []*history.Run{}
+				}
+				return writeJSON(w, map[string]any{"db": db.Path(), "runs": runs})
+			}
+			return writeRunsCSV(w, runs)
+		},
+	}
+	export.Flags().BoolVar(&asCSV, "csv", false, "write CSV: one row per run and arm")
+	export.Flags().Int64SliceVar(&ids, "id", nil, "export this run (repeatable; default every complete run)")
+	cmd.AddCommand(export)
+	for _, c := range []*cobra.Command{cmd, show, export} {
 		c.Flags().StringVar(&dbPath, "db", "", "run history database (default $KVLAB_DB, else runs.db in the user config dir)")
 		c.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
 	}
 	cmd.Flags().IntVar(&limit, "limit", 0, "list at most this many runs (newest first); 0 lists all")
 	cmd.AddCommand(show)
 	return cmd
+}
+
+// writeRunsCSV writes one row per run and arm: the run's columns, then abCSVHeader's.
+func writeRunsCSV(out io.Writer, runs []*history.Run) error {
+	w := csv.NewWriter(out)
+	w.Write(append([]string{"run", "started", "status", "model", "sha256"}, abCSVHeader...))
+	for _, r := range runs {
+		if r.Report == nil {
+			continue
+		}
+		head := []string{strconv.FormatInt(r.ID, 10), r.Started.UTC().Format(time.RFC3339), string(r.Status), strings.TrimSuffix(r.Model.Name, ".gguf"), r.Model.SHA256}
+		for _, row := range abCSVRows(r.Report) {
+			w.Write(append(append([]string{}, head...), row...))
+		}
+	}
+	w.Flush()
+	return w.Error()
 }
 
 func cmdContext(cmd *cobra.Command) context.Context {
