@@ -375,8 +375,8 @@ func TestTypeTraits(t *testing.T) {
 			if got := tt.t.Valid(); got != (tt.bs != 0) {
 				t.Errorf("Valid = %v", got)
 			}
-			if got := tt.t.CanDequantize(); got != tt.dequant {
-				t.Errorf("CanDequantize = %v, want %v", got, tt.dequant)
+			if got := tt.t.CanConvert(); got != tt.dequant {
+				t.Errorf("CanConvert = %v, want %v", got, tt.dequant)
 			}
 			if tt.bs != 0 {
 				if p, ok := ParseType(tt.name); !ok || p != tt.t {

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+
+	"github.com/kvlab/kvlab/native/ggml"
 )
 
 // The ggml block formats: q8_0, q4_0, q4_1, q5_0, q5_1 (this file) and iq4_nl (iq4nl.go).
@@ -67,7 +69,10 @@ import (
 
 // blockKind describes one block format: its header, and the encoder and decoder of one block.
 type blockKind struct {
-	f   Format
+	f Format
+	// g is ggml's type of the same full block: its table (native/ggml) gives the block's bytes
+	// and the reference decoder the tests hold decode to.
+	g   ggml.Type
 	hdr int // header bytes: the f16 scale, the f16 min where the format has one
 	// encode quantizes src (1..32 values) into dst (f.RowBytes(len(src)) bytes).
 	encode func(dst []byte, src []float32)
@@ -96,7 +101,7 @@ func newBlockCodec(k *blockKind, d int) (blockCodec, error) {
 		rb:        k.f.RowBytes(d),
 		full:      d / BlockSize,
 		tail:      d % BlockSize,
-		fullBytes: k.f.RowBytes(BlockSize),
+		fullBytes: k.g.TypeSize(),
 	}, nil
 }
 
@@ -503,11 +508,11 @@ func q5_1Decode(dst []float32, blk []byte) {
 }
 
 var (
-	q8_0Kind = &blockKind{f: Q8_0, hdr: 2, encode: q8_0Encode, decode: q8_0Decode}
-	q4_0Kind = &blockKind{f: Q4_0, hdr: 2, encode: q4_0Encode, decode: q4_0Decode}
-	q4_1Kind = &blockKind{f: Q4_1, hdr: 4, encode: q4_1Encode, decode: q4_1Decode}
-	q5_0Kind = &blockKind{f: Q5_0, hdr: 2, encode: q5_0Encode, decode: q5_0Decode}
-	q5_1Kind = &blockKind{f: Q5_1, hdr: 4, encode: q5_1Encode, decode: q5_1Decode}
+	q8_0Kind = &blockKind{f: Q8_0, g: ggml.Q8_0, hdr: 2, encode: q8_0Encode, decode: q8_0Decode}
+	q4_0Kind = &blockKind{f: Q4_0, g: ggml.Q4_0, hdr: 2, encode: q4_0Encode, decode: q4_0Decode}
+	q4_1Kind = &blockKind{f: Q4_1, g: ggml.Q4_1, hdr: 4, encode: q4_1Encode, decode: q4_1Decode}
+	q5_0Kind = &blockKind{f: Q5_0, g: ggml.Q5_0, hdr: 2, encode: q5_0Encode, decode: q5_0Decode}
+	q5_1Kind = &blockKind{f: Q5_1, g: ggml.Q5_1, hdr: 4, encode: q5_1Encode, decode: q5_1Decode}
 )
 
 func init() {

@@ -3,6 +3,8 @@ package kvq
 import (
 	"encoding/binary"
 	"math"
+
+	"github.com/kvlab/kvlab/native/ggml"
 )
 
 // iq4nlValues is ggml's kvalues_iq4nl: the 16 levels of the iq4_nl codebook, in units of the
@@ -85,7 +87,7 @@ func iq4nlDecode(dst []float32, blk []byte) {
 	}
 }
 
-var iq4nlKind = &blockKind{f: IQ4_NL, hdr: 2, encode: iq4nlEncode, decode: iq4nlDecode}
+var iq4nlKind = &blockKind{f: IQ4_NL, g: ggml.IQ4_NL, hdr: 2, encode: iq4nlEncode, decode: iq4nlDecode}
 
 func init() {
 	codecFactories[IQ4_NL] = func(d int, _ CodecOptions) (Codec, error) {

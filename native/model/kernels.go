@@ -5,6 +5,7 @@ import (
 	"math"
 	"unsafe"
 
+	"github.com/kvlab/kvlab/native/ggml"
 	"github.com/kvlab/kvlab/native/gguf"
 	"github.com/kvlab/kvlab/native/kvq"
 )
@@ -324,14 +325,8 @@ func deqQ5_1(row []byte, y []float32) {
 	}
 }
 
-// scaleMinK4 unpacks the 6-bit scale and min of sub-block j (0..7) of a Q4_K or Q5_K block
-// from its 12 packed bytes, as ggml's get_scale_min_k4.
-func scaleMinK4(j int, s []byte) (sc, m byte) {
-	if j < 4 {
-		return s[j] & 63, s[j+4] & 63
-	}
-	return s[j+4]&0xf | (s[j-4]>>6)<<4, s[j+4]>>4 | (s[j]>>6)<<4
-}
+// scaleMinK4 is ggml.ScaleMinK4 (the one unpacking of Q4_K/Q5_K scales and mins).
+func scaleMinK4(j int, s []byte) (sc, m byte) { return ggml.ScaleMinK4(j, s) }
 
 // Q4_K: d, dmin (f16), 12 bytes of 6-bit scales and mins for 8 sub-blocks of 32, 128 bytes of
 // nibbles (64 values per 32 bytes: low nibbles then high nibbles); w = d·sc·q − dmin·m.

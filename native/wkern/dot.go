@@ -3,6 +3,7 @@ package wkern
 import (
 	"encoding/binary"
 
+	"github.com/kvlab/kvlab/native/ggml"
 	"github.com/kvlab/kvlab/native/gguf"
 )
 
@@ -147,13 +148,10 @@ func dotIQ4NLGo(row []byte, a *Act, t int) float32 {
 	return s
 }
 
-// scaleMinK4 unpacks the 6-bit scale and min of sub-block j (0..7) of a Q4_K or Q5_K block
-// from its 12 packed bytes (ggml's get_scale_min_k4).
+// scaleMinK4 is ggml.ScaleMinK4 (the one unpacking of Q4_K/Q5_K scales and mins), widened.
 func scaleMinK4(j int, s []byte) (sc, m int) {
-	if j < 4 {
-		return int(s[j] & 63), int(s[j+4] & 63)
-	}
-	return int(s[j+4]&0xf | (s[j-4]>>6)<<4), int(s[j+4]>>4 | (s[j]>>6)<<4)
+	a, b := ggml.ScaleMinK4(j, s)
+	return int(a), int(b)
 }
 
 // Q4_K: w = d·sc_j·q − dmin·m_j, so Σ w·x = d_a·(d·Σ_j sc_j·Σ q·c − dmin·Σ_j m_j·Σ c).
