@@ -146,6 +146,10 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 		return fail(err)
 	}
 	ccfg := mdl.CacheConfig(e.Pair, e.Ctx)
+	if cfg.KVWindow < 0 || cfg.KVSinks < 0 {
+		return fail(fmt.Errorf("--kv-window %d --kv-sink %d: must not be negative", cfg.KVWindow, cfg.KVSinks))
+	}
+	ccfg.Window, ccfg.Sinks = cfg.KVWindow, cfg.KVSinks
 	if err := checkCacheBudget(ccfg, sessions, mem, memErr); err != nil {
 		return fail(err)
 	}

@@ -68,6 +68,9 @@ type Config struct {
 	// Ctx is the context of each sequence in tokens (cells per cache); 0 means the model's
 	// trained context, at most DefaultCtx.
 	Ctx int
+	// KVWindow and KVSinks size the FP16 overlay of every cache: the most recent KVWindow cells
+	// and the first KVSinks cells are also kept exact, over the compressed cache (0: none).
+	KVWindow, KVSinks int
 	// Threads is the forward pass's goroutines per model; 0 uses every CPU.
 	Threads int
 	// Device is where the forward pass runs: "cpu" (or empty) or "cuda". With cuda, New opens

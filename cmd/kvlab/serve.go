@@ -31,6 +31,8 @@ type serveOptions struct {
 	device        string
 	noDiscover    bool
 	verbose       bool
+	kvWindow      int
+	kvSinks       int
 	allowHosts    []string
 }
 
@@ -88,6 +90,8 @@ At most --max-concurrent generations run at once and --max-queue wait; past that
 	f.StringArrayVar(&o.models, "model", nil, "GGUF model file to serve (repeatable); without it, models are discovered")
 	f.StringVar(&o.kv, "kv", "auto", "KV format or K/V pair of every cache, or auto for the KV-tier policy")
 	f.IntVar(&o.ctx, "ctx", 0, "context per sequence in tokens; 0 is the model's trained context, at most 4096")
+	f.IntVar(&o.kvWindow, "kv-window", 0, "FP16 overlay: the most recent `N` cells of every cache also kept exact, over the compressed cache")
+	f.IntVar(&o.kvSinks, "kv-sink", 0, "FP16 overlay: the first `N` cells of every cache (attention sinks) also kept exact")
 	f.StringVar(&o.apiKey, "api-key", os.Getenv("KVLAB_API_KEY"), "API key required on every route but /healthz (default $KVLAB_API_KEY)")
 	f.StringVar(&o.dataDir, "data", "", "directory of the run history runs.db (default: the database `kvlab runs` reads)")
 	f.IntVar(&o.maxConcurrent, "max-concurrent", server.DefaultMaxConcurrent, "generations running at once")
@@ -131,7 +135,7 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	}
 	server.Version = version
 	srv, err := server.New(server.Config{
-		Addr: o.addr, Logger: log, APIKey: o.apiKey, Models: models, Places: places.Describe(), KV: o.kv, Ctx: o.ctx,
+		Addr: o.addr, Logger: log, APIKey: o.apiKey, Models: models, Places: places.Describe(), KV: o.kv, Ctx: o.ctx, KVWindow: o.kvWindow, KVSinks: o.kvSinks,
 		Threads: o.threads, Device: o.device, MaxConcurrent: o.maxConcurrent, MaxQueue: queue, HistoryPath: historyPath,
 		AllowHosts: o.allowHosts,
 	})
