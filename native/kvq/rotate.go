@@ -462,8 +462,9 @@ func q5_0Pack(dst []byte, codes []byte) {
 
 // searchSteps are the candidate divisors of the block's largest magnitude, in units of one
 // step, relative to the format's full range: the search tries max/(−lo·t) and max/(hi·t) for
-// each t.
-var searchSteps = []float32{0.75, 0.8, 0.85, 0.875, 0.9, 0.925, 0.95, 0.975, 1, 1.025, 1.05, 1.1}
+// each t. On Gaussian blocks this set takes the MSE to 0.91× ggml's (q4_0; 0.89× for q5_0);
+// twelve steps from 0.75 to 1.1 reach 0.88× at six times the encode cost.
+var searchSteps = []float32{0.9, 1}
 
 // searchSymBlock picks the f16 scale d̂ and codes c_i ∈ [0, lo+hi] (value (c_i − lo)·d̂) of one
 // block that minimise Σ (x_i − (c_i−lo)·d̂)² over a small candidate set: for each scale

@@ -422,3 +422,54 @@ func FuzzRotatedDecodeRows(f *testing.F) {
 		fuzzRows(t, c, src)
 	})
 }
+
+// BenchmarkEncodeRotated measures the write cost of one 128-value row per format, unrotated
+// ("-r") against rotated (rotation, per-channel scales and offsets, and q4_0/q5_0's scale
+// search).
+func BenchmarkEncodeRotated(b *testing.B) {
+	rows := gaussRows(3, 64, 128)
+	flat := make([]float32, 0, 64*128)
+	for _, r := range rows {
+		flat = append(flat, r...)
+	}
+	for _, f := range []Format{Q8_0, Q4_0, Q5_0, IQ4_NL, TQ4, Turbo4, Turbo3} {
+		for _, rot := range []bool{false, true} {
+			if !f.Rotatable() && !rot {
+				continue
+			}
+			b.Run(halfName(f, !rot), func(b *testing.B) {
+				c, err := NewCodec(f, 128, CodecOptions{Seed: 1, Rotate: rot})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if cal, ok := c.(Calibrator); ok {
+					cal.Calibrate(flat, 64)
+				}
+				dst := make([]byte, c.RowBytes())
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					c.Encode(dst, rows[i%64])
+				}
+			})
+		}
+	}
+}
+
+func TestNearestMatchesCount(t *testing.T) {
+	for _, f := range []Format{Turbo2, Turbo3, Turbo4} {
+		c := newLMCodec(f, 8)
+		for i := -4000; i <= 4000; i++ {
+			v := float32(i) / 1000
+			var want uint8
+			for _, m := range c.mids {
+				want += b2u(v >= m)
+			}
+			if got := nearest(v, c.mids); got != want {
+				t.Fatalf("%s: nearest(%g) = %d, want %d", f, v, got, want)
+			}
+		}
+		if nearest(float32(math.NaN()), c.mids) != 0 {
+			t.Errorf("%s: NaN", f)
+		}
+	}
+}

@@ -106,12 +106,12 @@ func (c *lmCodec) Format() Format { return c.f }
 func (c *lmCodec) Dim() int       { return c.d }
 func (c *lmCodec) RowBytes() int  { return c.nb + 2 }
 
-// nearest is the index of the level nearest v/s given the scaled thresholds st (ascending): the
-// number of thresholds at or below v. NaN reaches none.
+// nearest is the index of the level nearest v/s given the 2^b − 1 scaled thresholds st
+// (ascending): the number of thresholds at or below v, found by binary search. NaN reaches none.
 func nearest(v float32, st []float32) uint8 {
 	var k uint8
-	for _, t := range st {
-		k += b2u(v >= t)
+	for step := uint8(len(st)+1) >> 1; step > 0; step >>= 1 {
+		k += step * b2u(v >= st[k+step-1])
 	}
 	return k
 }
