@@ -419,6 +419,7 @@ func (s *Server) plan(c echo.Context) error {
 	if s.cfg.Device == DeviceCPU {
 		d.KernelNote = kvq.KernelSummary()
 	}
+	d.Quality = s.quality()
 	return s.renderPage(c, status, web.PlanPage(d))
 }
 

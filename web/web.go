@@ -20,8 +20,10 @@ type PlanData struct {
 	Values url.Values
 	// Results is the server-rendered results fragment (planview.Render or RenderError).
 	Results string
-	// Calibration is the rendered seed 000 §3a calibration example.
+	// Calibration is the rendered calibration example of the spill model.
 	Calibration string
+	// Quality is what the user measured per KV format on their own models (the run history).
+	Quality Quality
 	// WasmURL is where the page loads calc.wasm from; WasmBytes its size.
 	WasmURL   string
 	WasmBytes int64
@@ -30,6 +32,30 @@ type PlanData struct {
 	// KernelNote is kvq.KernelSummary: the formats without a fast CPU decode kernel here.
 	KernelNote string
 }
+
+// Quality is the measured quality of KV formats on the user's models, from the run history:
+// the latest measurement of each format on each model.
+type Quality struct {
+	// Models are the models measured or offered, in order; Formats the formats shown.
+	Models  []string
+	Formats []string
+	// Cells holds the measurement of Formats[i] on Models[j] at Cells[i][j] (Run "" when none).
+	Cells [][]QualityCell
+}
+
+// QualityCell is one format measured on one model.
+type QualityCell struct {
+	Run          string
+	MeanKL, Top1 float64
+}
+
+// MeasureLink is the lab page set to measure format on model.
+func MeasureLink(model, format string) string {
+	return "/lab?" + url.Values{"model": {model}, "arms": {format}}.Encode()
+}
+
+// Measured reports whether the cell holds a measurement.
+func (c QualityCell) Measured() bool { return c.Run != "" }
 
 // Get returns the form value of a field.
 func (d PlanData) Get(field string) string { return d.Values.Get(field) }

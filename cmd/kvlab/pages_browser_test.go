@@ -109,6 +109,25 @@ func TestCLIRunPage(t *testing.T) {
 		seen[h] = true
 	}
 	noJargon(ctx, t, "/runs/1")
+
+	// /plan shows the quality measured next to the capacity: q8_0 and q4_0 from this run, the
+	// other formats not measured yet, each linked.
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/plan"), chromedp.WaitVisible(chromedp.CSS(`#quality-table`))); err != nil {
+		t.Fatal(err)
+	}
+	cell := func(format string) string {
+		return evalString(ctx, t, `(document.querySelector('#quality-table tr[data-format="`+format+`"] td') || {textContent: 'none'}).textContent`)
+	}
+	if got := cell("q8_0"); !strings.HasPrefix(got, "KL ") || !strings.Contains(got, "top-1 100.0 %") {
+		t.Errorf("q8_0's measured quality reads %q", got)
+	}
+	if got := evalString(ctx, t, `document.querySelector('#quality-table tr[data-format="q8_0"] td a').getAttribute('href')`); got != "/runs/1" {
+		t.Errorf("q8_0's measurement links to %q", got)
+	}
+	if got := cell("q5_1/q4_0"); got != "not measured yet — measure in the lab" {
+		t.Errorf("q5_1/q4_0 reads %q", got)
+	}
+	screenshot(ctx, t, "plan-quality")
 }
 
 // TestPlanPageLeadsWithTheAnswer: at 1280 px /plan shows every ladder column, leads with the
