@@ -333,3 +333,54 @@ func (c *lmCodec) AccumulateMany(acc []float32, w []float32, rows []byte) {
 		c.AccumulateScaled(acc, wj, rows[j*rb:(j+1)*rb])
 	}
 }
+
+// DotManyMulti is MultiQuery for the turbo tiers in Go: each row's levels are decoded once and
+// dotted with every query (lmDot's four partial sums), so it agrees with Dot within float32
+// summation-order rounding.
+func (c *lmCodec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
+	if n <= 0 {
+		return
+	}
+	d, rb := c.d, c.nb+2
+	m := len(out) / n
+	q, rows = q[:n*d], rows[:m*rb]
+	var buf [lmStackDim]float32
+	x := c.scratch(&buf)
+	for j := 0; j < m; j++ {
+		row := rows[j*rb : (j+1)*rb]
+		c.levelsOf(x, row[:c.nb])
+		s := c.scale(row)
+		o := out[j*n : (j+1)*n]
+		for h := range o {
+			o[h] = lmDot(q[h*d:(h+1)*d], x) * s
+		}
+	}
+}
+
+// AccumulateManyMulti is MultiQuery for the turbo tiers in Go: each row's levels are decoded
+// once and added to every accumulator with its weight times the row's scale.
+func (c *lmCodec) AccumulateManyMulti(acc []float32, n int, w []float32, rows []byte) {
+	if n <= 0 {
+		return
+	}
+	d, rb := c.d, c.nb+2
+	m := len(w) / n
+	acc, rows = acc[:n*d], rows[:m*rb]
+	var buf [lmStackDim]float32
+	x := c.scratch(&buf)
+	for j := 0; j < m; j++ {
+		row := rows[j*rb : (j+1)*rb]
+		c.levelsOf(x, row[:c.nb])
+		s := c.scale(row)
+		for h := 0; h < n; h++ {
+			ws := w[j*n+h] * s
+			if ws == 0 {
+				continue
+			}
+			a := acc[h*d : (h+1)*d]
+			for i, v := range x {
+				a[i] += ws * v
+			}
+		}
+	}
+}
