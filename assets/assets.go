@@ -11,7 +11,7 @@ import "embed"
 
 // FS holds the files, at the root.
 //
-//go:embed calc.wasm wasm_exec.js kvlab.css plan.js common.js chat.js lab.js favicon.svg
+//go:embed calc.wasm wasm_exec.js kvlab.css plan.js common.js chat.js lab.js favicon.svg vendor
 var FS embed.FS
 
 // WasmFile is the calculator module's name in FS.

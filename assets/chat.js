@@ -29,11 +29,39 @@
 
   const setState = (s, text) => { state.dataset.state = s; state.textContent = text || s; };
 
+  // markdown draws a reply's markdown (marked, vendored) as HTML sanitized by DOMPurify
+  // (vendored), so that model output cannot inject script or markup; without the libraries
+  // the text is shown as it is.
+  function markdown(el, text) {
+    el.dataset.raw = text;
+    if (globalThis.marked && globalThis.DOMPurify && text) {
+      // No images, forms or styles either: a reply cannot make the page fetch or ask anything.
+      el.innerHTML = globalThis.DOMPurify.sanitize(globalThis.marked.parse(text, { gfm: true, breaks: true }), {
+        FORBID_TAGS: ["img", "style", "form", "input", "button", "textarea", "select", "iframe", "svg", "math", "video", "audio"],
+        FORBID_ATTR: ["style"],
+      });
+      el.classList.add("md");
+    } else {
+      el.textContent = text;
+    }
+  }
+
   function bubble(role, text) {
     const div = ui.el("div", "msg " + role);
     div.dataset.role = role;
     div.appendChild(ui.el("div", "who", role === "user" ? "you" : role));
-    div.appendChild(ui.el("div", "text", text));
+    const t = ui.el("div", "text", role === "assistant" ? "" : text);
+    div.appendChild(t);
+    if (role === "assistant") {
+      markdown(t, text);
+      const copy = ui.el("button", "copy secondary", "copy");
+      copy.type = "button";
+      copy.addEventListener("click", () => {
+        const raw = t.dataset.raw || t.textContent;
+        if (navigator.clipboard) navigator.clipboard.writeText(raw).then(() => { copy.textContent = "copied"; setTimeout(() => { copy.textContent = "copy"; }, 1500); }, () => {});
+      });
+      div.appendChild(copy);
+    }
     messagesEl.appendChild(div);
     return div;
   }
@@ -82,6 +110,7 @@
     stopBtn.disabled = true;
     if (live) {
       draw();
+      markdown(live.textEl, live.text);
       if (note) { live.msg.note = note; live.el.appendChild(ui.el("div", "note", note)); }
       live.el.classList.remove("streaming");
       if (!live.text && stateName === "error") conv.messages.pop();
@@ -89,8 +118,30 @@
     }
     save();
     setState(stateName, stateName === "done" ? "done" : undefined);
+    syncRegenerate();
     prompt.focus();
   }
+
+  // Regenerate replaces the last reply with a new one to the same conversation.
+  const regenBtn = $("regenerate");
+  const syncRegenerate = () => {
+    const last = conv.messages[conv.messages.length - 1];
+    regenBtn.disabled = generating || !last || last.role !== "assistant";
+  };
+  regenBtn.addEventListener("click", () => {
+    if (generating) return;
+    const last = conv.messages[conv.messages.length - 1];
+    if (!last || last.role !== "assistant") return;
+    conv.messages.pop();
+    renderAll();
+    start();
+  });
+
+  // The system prompt is kept in this browser and sent before the conversation.
+  const systemEl = $("system-prompt");
+  const SYSTEM_KEY = "kvlab.chat.system";
+  systemEl.value = ui.store.get(SYSTEM_KEY, "");
+  systemEl.addEventListener("input", () => ui.store.set(SYSTEM_KEY, systemEl.value));
 
   function onMessage(m) {
     switch (m.type) {
@@ -154,10 +205,18 @@
     if (!sock.ready()) { setState("error", "not connected to the server"); return; }
     conv.messages.push({ role: "user", content: text });
     bubble("user", text);
+    start();
+  }
+
+  // start asks for a reply to the conversation as it stands.
+  function start() {
+    if (!sock.ready()) { setState("error", "not connected to the server"); return; }
     const msg = { role: "assistant", content: "" };
+    const sys = systemEl.value.trim();
+    const history = conv.messages.map(({ role, content }) => ({ role, content }));
     const payload = {
       type: "chat", session, model: model.value,
-      messages: conv.messages.map(({ role, content }) => ({ role, content })),
+      messages: sys ? [{ role: "system", content: sys }, ...history] : history,
       max_tokens: Number($("max-tokens").value) || undefined,
       temperature: Number($("temperature").value),
       top_p: Number($("top-p").value),
@@ -171,6 +230,7 @@
     generating = true;
     sendBtn.disabled = true;
     stopBtn.disabled = false;
+    regenBtn.disabled = true;
     setState("waiting", "sent");
     save();
     ui.store.set(SENT_KEY, session);
@@ -211,4 +271,5 @@
   const last = conv.messages[conv.messages.length - 1];
   if (last && last.role === "assistant" && !last.note) last.note = "interrupted";
   renderAll();
+  syncRegenerate();
 })();

@@ -249,3 +249,51 @@ func TestPagesBasics(t *testing.T) {
 	}
 	screenshot(ctx, t, "system")
 }
+
+// TestChatMarkdownRegenerateSystem: a reply's markdown is drawn through the vendored marked and
+// sanitized by DOMPurify (no script or event handler gets through); Regenerate replaces the
+// last reply; the system prompt goes before the conversation.
+func TestChatMarkdownRegenerateSystem(t *testing.T) {
+	ctx := browser(t)
+	base, _ := dashboard(t, 0)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(base+"/chat"),
+		chromedp.WaitVisible(chromedp.CSS(`#conn-state[data-state="open"]`))); err != nil {
+		t.Fatal(err)
+	}
+	// A stored conversation whose reply holds markdown and hostile HTML.
+	if err := chromedp.Do(ctx, eval(`(() => { const s = JSON.parse(localStorage.getItem('kvlab.chat.session'));
+	  localStorage.setItem('kvlab.chat.' + s, JSON.stringify({model: 'stories260K', messages: [
+	    {role: 'user', content: 'Once upon a time'},
+	    {role: 'assistant', content: 'A **bold** cat and \u0060code\u0060.\n\n<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>', note: 'x'}]}));
+	  return true; })()`), chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`#conn-state[data-state="open"]`))); err != nil {
+		t.Fatal(err)
+	}
+	reply := `document.querySelector('#messages .msg.assistant .text')`
+	if !evalBool(ctx, t, reply+`.querySelector('strong') !== null && `+reply+`.querySelector('code') !== null`) {
+		t.Errorf("the reply's markdown is not drawn: %s", evalString(ctx, t, reply+`.innerHTML`))
+	}
+	if evalBool(ctx, t, `!!window.pwned || document.querySelector('#messages script, #messages [onerror], #messages .text img') !== null`) {
+		t.Errorf("hostile HTML got through: %s", evalString(ctx, t, reply+`.innerHTML`))
+	}
+	screenshot(ctx, t, "chat-markdown")
+	// Regenerate: the reply is replaced by a new one, the conversation keeps two messages.
+	if err := chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.ID("system-prompt"), "Tell a story."),
+		chromedp.SetValue(chromedp.ID("max-tokens"), "12"),
+		chromedp.Click(chromedp.ID("regenerate")),
+	); err != nil {
+		t.Fatal(err)
+	}
+	poll(ctx, t, "the new reply", `document.getElementById('gen-state').dataset.state === 'done'`)
+	if n := evalInt(ctx, t, `document.querySelectorAll('#messages .msg').length`); n != 2 {
+		t.Errorf("%d messages after Regenerate, want 2", n)
+	}
+	if got := evalString(ctx, t, reply+`.dataset.raw`); strings.Contains(got, "bold") || got == "" {
+		t.Errorf("the regenerated reply %q", got)
+	}
+	// The server kept the conversation with the system prompt first.
+	got := evalString(ctx, t, `(() => { const x = new XMLHttpRequest(); x.open('GET', '/api/sessions/' + JSON.parse(localStorage.getItem('kvlab.chat.session')), false); x.send(); return x.responseText; })()`)
+	if !strings.Contains(got, `"role":"system","content":"Tell a story."`) {
+		t.Errorf("the session %s lacks the system prompt", got)
+	}
+}
