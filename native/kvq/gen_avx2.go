@@ -1,7 +1,7 @@
 //go:build ignore
 
 // gen_avx2 writes multi_avx2x_amd64.s: the AVX2 + FMA + F16C MultiQuery kernels of bf16, q4_1,
-// q5_0, q5_1, iq4_nl, fp8 and tq4, one scores and one accumulate kernel per format on the
+// q5_0, q5_1, iq4_nl, fp8, tq4 and turbo4, one scores and one accumulate kernel per format on the
 // skeleton of the f16, q8_0 and q4_0 kernels (multi_avx2_amd64.s), each format contributing its
 // decoder of 32 values (scores) or of 16 (accumulate). Run with `go generate ./native/kvq`.
 package main
@@ -28,6 +28,7 @@ type format struct {
 	setup string
 	// rowScale: the row's scores are multiplied by the float32 at (row + R14) times mul.
 	rowScale bool
+	half16   bool   // the row scale is an f16 (turbo4), not an f32
 	mul      string // a 16-byte constant multiplying the row scale, or ""
 	dec      string
 	half     [2]string
@@ -143,6 +144,21 @@ var formats = []format{
 			tq4Dec("(R12)", "VPSRLD $4", "Y8", "Y10", "Y11", "Y14", "Y15") +
 				tq4Dec("8(R12)", "VPSRLD $4", "Y9", "Y10", "Y11", "Y14", "Y15") + tq4RowScale},
 	},
+	{
+		name: "T4", doc: "turbo4: tq4's layout and levels with an f16 row scale after the ⌈d/2⌉ code bytes.", step: 16,
+		setup: `MOVQ d+8(FP), R14
+	INCQ R14
+	SHRQ $1, R14`, rowScale: true, half16: true,
+		dec: tq4Dec("(BX)", "VPAND ·avx2Mask15(SB)", "Y4", "Y8", "Y9", "Y14", "Y15") +
+			tq4Dec("8(BX)", "VPAND ·avx2Mask15(SB)", "Y5", "Y8", "Y9", "Y14", "Y15") +
+			tq4Dec("(BX)", "VPSRLD $4", "Y6", "Y8", "Y9", "Y14", "Y15") +
+			tq4Dec("8(BX)", "VPSRLD $4", "Y7", "Y8", "Y9", "Y14", "Y15"),
+		half: [2]string{
+			tq4Dec("(R12)", "VPAND ·avx2Mask15(SB)", "Y8", "Y10", "Y11", "Y14", "Y15") +
+				tq4Dec("8(R12)", "VPAND ·avx2Mask15(SB)", "Y9", "Y10", "Y11", "Y14", "Y15") + t4RowScale,
+			tq4Dec("(R12)", "VPSRLD $4", "Y8", "Y10", "Y11", "Y14", "Y15") +
+				tq4Dec("8(R12)", "VPSRLD $4", "Y9", "Y10", "Y11", "Y14", "Y15") + t4RowScale},
+	},
 }
 
 // tq4Dec decodes 8 codes: the bytes at src, their nibble chosen by sel, looked up in lo (levels
@@ -165,6 +181,16 @@ func tq4Dec(src, sel, out, t0, t1, lo, hi string) string {
 const tq4RowScale = `MOVQ R12, AX
 	SUBQ BX, AX
 	VBROADCASTSS (AX)(R14*1), Y13
+	VMULPS Y13, Y8, Y8
+	VMULPS Y13, Y9, Y9`
+
+// t4RowScale is tq4RowScale for an f16 scale, broadcast and converted with VCVTPH2PS (no
+// legacy-SSE MOVQ into an X register inside the loops: mixing it with dirty 256-bit state
+// stalls, ~15× here).
+const t4RowScale = `MOVQ R12, AX
+	SUBQ BX, AX
+	VPBROADCASTW (AX)(R14*1), X13
+	VCVTPH2PS X13, Y13
 	VMULPS Y13, Y8, Y8
 	VMULPS Y13, Y9, Y9`
 
@@ -561,12 +587,15 @@ func main() {
 	out.WriteString(header)
 	for _, f := range formats {
 		levels := ""
-		if f.name == "TQ4" {
+		if f.name == "TQ4" || f.name == "T4" {
 			levels = "VMOVUPS ·tq4Levels(SB), Y14\n\tVMOVUPS ·tq4Levels+32(SB), Y15"
 		}
 		rowScale := ""
 		if f.rowScale {
 			rowScale = "VBROADCASTSS (DI)(R14*1), X1\n\tVMULPS X1, X0, X0"
+			if f.half16 {
+				rowScale = "VPBROADCASTW (DI)(R14*1), X1\n\tVCVTPH2PS X1, X1\n\tVMULPS X1, X0, X0"
+			}
 			if f.mul != "" {
 				rowScale = "VBROADCASTSS (DI)(R14*1), X1\n\tVMULPS " + f.mul + "(SB), X1, X1\n\tVMULPS X1, X0, X0"
 			}

@@ -34,10 +34,12 @@ func FastDecode(f Format, d int) bool {
 		return multiFP8 != nil && d >= BlockSize
 	case TQ4:
 		return multiTQ4 != nil && d >= BlockSize
+	case Turbo4:
+		return multiTurbo4 != nil && d >= BlockSize
 	case Q2K:
 		return Q2KFastPath(d)
 	}
-	return false // f32: no kernels (it reads twice f16's bytes anyway)
+	return false // f32 (twice f16's bytes anyway), turbo2, turbo3: no kernels
 }
 
 // KernelWarning is one line saying which half of pair p has no fast decode path (FastDecode)
@@ -58,7 +60,7 @@ func KernelWarning(p Pair, dk, dv int) string {
 	default:
 		which = fmt.Sprintf("V (%s)", p.V)
 	}
-	return fmt.Sprintf("kv %s: %s has no fast decode kernel %s; decode runs per-query Go loops, several times f16's time per token",
+	return fmt.Sprintf("kv %s: %s has no fast decode kernel %s; decode runs in Go loops, several times f16's time per token",
 		p, which, slowReason(p, kOK, dk, dv))
 }
 
@@ -78,7 +80,10 @@ func slowReason(p Pair, kOK bool, dk, dv int) string {
 	case f == Q2K:
 		return fmt.Sprintf("at head_dim %d (q2k's kernel needs a multiple of 32 up to %d)", d, q2kMultiMaxDim)
 	}
-	return fmt.Sprintf("at head_dim %d (below one 32-value block)", d)
+	if d < BlockSize {
+		return fmt.Sprintf("at head_dim %d (below one 32-value block)", d)
+	}
+	return "(no SIMD kernel written for " + f.String() + " yet)"
 }
 
 // KernelSummary is one line saying which formats have no fast decode path (FastDecode) on this
@@ -96,8 +101,8 @@ func KernelSummary() string {
 	}
 	if len(big) == len(Formats()) {
 		return "No fast decode kernels for any KV format here " + slowReason(Pair{K: F16, V: F16}, false, 128, 128) +
-			": decode runs per-query Go loops, several times f16's time per token."
+			": decode runs in Go loops, several times f16's time per token."
 	}
-	return fmt.Sprintf("Decode kernels here (%s): no fast path for %s at head_dim ≥ 32, nor for %s below 32; those run per-query Go loops, several times f16's time per token.",
+	return fmt.Sprintf("Decode kernels here (%s): no fast path for %s at head_dim ≥ 32, nor for %s below 32; those run in Go loops, several times f16's time per token.",
 		runtime.GOARCH, strings.Join(big, ", "), strings.Join(small, ", "))
 }

@@ -19,6 +19,14 @@ var multiBF16, multiQ4_1, multiQ5_0, multiQ5_1, multiIQ4NL, multiFP8 = func() (a
 // tq4AVX2 is tq4's AVX2 kernels.
 var tq4AVX2 = &multiKernels{multiScoresTQ4AVX2, multiAccTQ4AVX2}
 
+// multiTurbo4 is turbo4's AVX2 kernels (tq4's with an f16 row scale), nil without AVX2.
+var multiTurbo4 = func() *multiKernels {
+	if !hasAVX2 {
+		return nil
+	}
+	return &multiKernels{multiScoresT4AVX2, multiAccT4AVX2}
+}()
+
 // The kernels' contracts are multiKernels'.
 
 //go:noescape
@@ -62,3 +70,9 @@ func multiScoresTQ4AVX2(q *float32, d, nv int, rows *byte, rb, m int, out *float
 
 //go:noescape
 func multiAccTQ4AVX2(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiScoresT4AVX2(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+
+//go:noescape
+func multiAccT4AVX2(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)

@@ -124,3 +124,41 @@ func (c *iq4nlCodec) DotManyMulti(q []float32, n int, rows []byte, out []float32
 func (c *iq4nlCodec) AccumulateManyMulti(acc []float32, n int, w []float32, rows []byte) {
 	c.blockAccMulti(c, multiIQ4NL, acc, n, w, rows)
 }
+
+// DotManyMulti scores n prepared queries against every row (rotated domain) within the
+// MultiQuery bounds: turbo4 through tq4's kernels with its f16 row scale (the codes and
+// levels are tq4's), the other tiers (and turbo4 without kernels) in Go, dotManyMultiGo.
+func (c *lmCodec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
+	nv := c.d &^ 31
+	if c.bits != 4 || multiTurbo4 == nil || nv == 0 || n <= 0 {
+		c.dotManyMultiGo(q, n, rows, out)
+		return
+	}
+	bp := tq4Scratch(n, c.d)
+	defer perQueryBufs.Put(bp)
+	qp := *bp
+	tq4Permute(qp, q[:n*c.d], n, c.d)
+	tail := func(q []float32, row []byte) float32 {
+		return tq4Dot(q[nv:], row[nv/2:c.nb]) * c.scale(row)
+	}
+	multiDot(c, multiTurbo4, nv, tail, qp, n, rows, out)
+}
+
+// AccumulateManyMulti adds n weighted sums of the rows (rotated domain) within the MultiQuery
+// bounds, as DotManyMulti.
+func (c *lmCodec) AccumulateManyMulti(acc []float32, n int, w []float32, rows []byte) {
+	nv := c.d &^ 31
+	if c.bits != 4 || multiTurbo4 == nil || nv == 0 || n <= 0 {
+		c.accumulateManyMultiGo(acc, n, w, rows)
+		return
+	}
+	bp := tq4Scratch(n, c.d)
+	defer perQueryBufs.Put(bp)
+	ap := *bp
+	tq4Permute(ap, acc[:n*c.d], n, c.d)
+	tail := func(acc []float32, w float32, row []byte) {
+		tq4Axpy(acc[nv:], w*c.scale(row), row[nv/2:c.nb])
+	}
+	multiAcc(c, multiTurbo4, nv, tail, ap, n, w, rows)
+	tq4Unpermute(acc[:n*c.d], ap, n, c.d)
+}

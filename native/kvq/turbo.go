@@ -334,10 +334,10 @@ func (c *lmCodec) AccumulateMany(acc []float32, w []float32, rows []byte) {
 	}
 }
 
-// DotManyMulti is MultiQuery for the turbo tiers in Go: each row's levels are decoded once and
+// dotManyMultiGo is MultiQuery for the turbo tiers in Go: each row's levels are decoded once and
 // dotted with every query (lmDot's four partial sums), so it agrees with Dot within float32
-// summation-order rounding.
-func (c *lmCodec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
+// summation-order rounding. DotManyMulti (multi_more.go) runs it where no kernel applies.
+func (c *lmCodec) dotManyMultiGo(q []float32, n int, rows []byte, out []float32) {
 	if n <= 0 {
 		return
 	}
@@ -357,9 +357,10 @@ func (c *lmCodec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
 	}
 }
 
-// AccumulateManyMulti is MultiQuery for the turbo tiers in Go: each row's levels are decoded
+// accumulateManyMultiGo is MultiQuery for the turbo tiers in Go: each row's levels are decoded
 // once and added to every accumulator with its weight times the row's scale.
-func (c *lmCodec) AccumulateManyMulti(acc []float32, n int, w []float32, rows []byte) {
+// AccumulateManyMulti (multi_more.go) runs it where no kernel applies.
+func (c *lmCodec) accumulateManyMultiGo(acc []float32, n int, w []float32, rows []byte) {
 	if n <= 0 {
 		return
 	}
