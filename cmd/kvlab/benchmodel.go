@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/kvlab/kvlab/internal/cputime"
 	"github.com/kvlab/kvlab/native/gguf"
 	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/kvq"
@@ -264,6 +265,10 @@ type benchModelRow struct {
 	Gen        int     `json:"gen"`
 	PrefillTPS float64 `json:"prefill_tok_per_s"` // best round
 	DecodeTPS  float64 `json:"decode_tok_per_s"`  // best round
+	// PrefillCPU and DecodeCPU are the process CPU seconds per token of the best round's phase
+	// (all threads): on a busy machine the steadier figure.
+	PrefillCPU float64 `json:"prefill_cpu_s_per_tok,omitempty"`
+	DecodeCPU  float64 `json:"decode_cpu_s_per_tok,omitempty"`
 	Rounds     int     `json:"rounds"`
 	WeightMiB  float64 `json:"weight_mib"`
 }
@@ -367,12 +372,16 @@ attn_v and ffn_down in q6_K on llama.cpp's "more bits" layers and the output in 
 			}
 			for r := 0; r < rounds; r++ {
 				for i, m := range models {
-					pp, tg, err := benchModelRound(m, prompt, gen)
+					pp, tg, ppCPU, tgCPU, err := benchModelRound(m, prompt, gen)
 					if err != nil {
 						return err
 					}
-					rows[i].PrefillTPS = max(rows[i].PrefillTPS, pp)
-					rows[i].DecodeTPS = max(rows[i].DecodeTPS, tg)
+					if pp > rows[i].PrefillTPS {
+						rows[i].PrefillTPS, rows[i].PrefillCPU = pp, ppCPU
+					}
+					if tg > rows[i].DecodeTPS {
+						rows[i].DecodeTPS, rows[i].DecodeCPU = tg, tgCPU
+					}
 					rows[i].Rounds++
 					if !asJSON {
 						fmt.Fprintf(cmd.ErrOrStderr(), "round %d %s t%d: pp%d %.2f tok/s, tg%d %.2f tok/s\n",
@@ -413,35 +422,37 @@ func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
 
 // benchModelRound times one prefill of prompt tokens (last position's logits) and one decode
 // of gen tokens from an empty cache (logits each step), and returns both rates in tokens/s.
-func benchModelRound(m *model.Model, prompt, gen int) (pp, tg float64, err error) {
+func benchModelRound(m *model.Model, prompt, gen int) (pp, tg, ppCPU, tgCPU float64, err error) {
 	vocab := m.Hparams.Vocab
 	c, err := kvcache.New(m.CacheConfig(kvq.Pair{K: kvq.F16, V: kvq.F16}, max(prompt, gen)+1))
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, 0, err
 	}
 	toks := make([]int32, prompt)
 	for i := range toks {
 		toks[i] = int32(3 + (i*131)%(vocab-3))
 	}
 	logits := make([]float32, vocab)
-	t0 := time.Now()
+	t0, c0 := time.Now(), cputime.Process()
 	if err := m.Forward(toks, c, logits); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, 0, err
 	}
 	pp = float64(prompt) / time.Since(t0).Seconds()
+	ppCPU = (cputime.Process() - c0).Seconds() / float64(prompt)
 	if err := c.Truncate(0); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, 0, err
 	}
 	next := []int32{1}
-	t0 = time.Now()
+	t0, c0 = time.Now(), cputime.Process()
 	for i := 0; i < gen; i++ {
 		if err := m.Forward(next, c, logits); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, 0, err
 		}
 		next[0] = int32(3 + (i*977)%(vocab-3))
 	}
 	tg = float64(gen) / time.Since(t0).Seconds()
-	return pp, tg, nil
+	tgCPU = (cputime.Process() - c0).Seconds() / float64(gen)
+	return pp, tg, ppCPU, tgCPU, nil
 }
 
 func writeBenchModelTable(w io.Writer, rep benchModelReport) error {
