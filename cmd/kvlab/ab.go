@@ -104,7 +104,7 @@ runs'); --db or $KVLAB_DB pick the database.`,
 	f.IntVar(&o.Threads, "threads", 0, "threads for the forward pass; 0 uses every CPU")
 	f.IntVar(&o.NeedleTrials, "needle-trials", 3, "needle prompts per depth")
 	f.BoolVar(&o.NoNeedle, "no-needle", false, "skip the needle probe")
-	f.Uint64Var(&o.Seed, "seed", 1, "seed of tq4's rotations and the needles' numbers")
+	f.Uint64Var(&o.Seed, "seed", 1, "seed of the KV rotations (rotated formats, tq4, turbo) and the needles' numbers")
 	f.BoolVar(&o.asJSON, "json", false, "print one JSON document")
 	f.StringVar(&o.Device, "device", "cpu", "where the compared runs compute: cpu or cuda (the f16 reference decodes on the CPU)")
 	f.StringVar(&o.csvPath, "csv", "", "also write one CSV row per arm to this file")

@@ -46,7 +46,8 @@ type ABConfig struct {
 	N int
 	// Needle configures the buried-fact probe.
 	Needle NeedleConfig
-	// Seed picks tq4's rotations and the needles' numbers.
+	// Seed picks the KV rotations (tq4, the turbo tiers, the rotated formats) and the needles'
+	// numbers.
 	Seed uint64
 	// Tap, when set, supplies the attention gate's queries instead of the model (see
 	// QueryTapper); by default the model's own, when it reports them.
