@@ -73,7 +73,45 @@
     }
     messagesEl.scrollTop = messagesEl.scrollHeight;
   }
-  const save = () => { conv.model = model.value; ui.store.set(convKey(), conv); };
+  const save = () => { conv.model = model.value; ui.store.set(convKey(), conv); listConversations(); };
+
+  // The conversation list: every conversation kept in this browser, newest session first by
+  // storage order, titled by its first message; a click switches to it.
+  const listEl = $("conv-list");
+  function listConversations() {
+    if (!listEl) return;
+    const skip = new Set(["session", "session.sent", "system"]);
+    const items = [];
+    try {
+      for (let i = 0; i < localStorage.length; i++) {
+        const k = localStorage.key(i);
+        if (!k || !k.startsWith("kvlab.chat.") || skip.has(k.slice(11))) continue;
+        const c = ui.store.get(k, null);
+        const first = c && c.messages && c.messages.find((m) => m.role === "user");
+        if (!first && k.slice(11) !== session) continue;
+        items.push({ id: k.slice(11), title: first ? first.content.slice(0, 48) : "(new)", n: c && c.messages ? c.messages.length : 0 });
+      }
+    } catch { /* storage disabled */ }
+    listEl.textContent = "";
+    for (const it of items) {
+      const li = ui.el("li", it.id === session ? "current" : "");
+      const a = ui.el("button", "conv secondary", it.title + (it.n ? " (" + it.n + ")" : ""));
+      a.type = "button";
+      a.dataset.session = it.id;
+      a.addEventListener("click", () => switchTo(it.id));
+      li.appendChild(a);
+      listEl.appendChild(li);
+    }
+  }
+  function switchTo(id) {
+    if (generating || id === session) return;
+    session = id;
+    ui.store.set(SESSION_KEY, session);
+    conv = ui.store.get(convKey(), { model: model.value, messages: [] });
+    renderAll();
+    syncRegenerate();
+    listConversations();
+  }
   let saveTimer = 0;
   const saveSoon = () => { if (!saveTimer) saveTimer = setTimeout(() => { saveTimer = 0; save(); }, 400); };
 
@@ -250,12 +288,13 @@
   model.addEventListener("change", save);
   $("new-chat").addEventListener("click", () => {
     if (generating) stop();
-    ui.store.del(convKey());
-    fetch("/api/sessions/" + session, { method: "DELETE", headers: ui.csrfHeaders() }).catch(() => {});
+    // The conversation left stays in the list; an empty one is dropped.
+    if (conv.messages.length === 0) ui.store.del(convKey());
     session = ui.randomID();
     ui.store.set(SESSION_KEY, session);
     conv = { model: model.value, messages: [] };
     renderAll();
+    listConversations();
     setState("idle");
     prompt.focus();
   });
@@ -272,4 +311,5 @@
   if (last && last.role === "assistant" && !last.note) last.note = "interrupted";
   renderAll();
   syncRegenerate();
+  listConversations();
 })();

@@ -172,7 +172,7 @@ func ChatPage(d ChatData) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "</label> <label class=\"system-prompt\">System prompt <textarea id=\"system-prompt\" rows=\"3\" placeholder=\"optional: sent before the conversation\"></textarea></label> <details><summary>Sampling</summary> <label>max tokens <input type=\"number\" id=\"max-tokens\" min=\"1\" value=\"256\"></label> <label>temperature <input type=\"number\" id=\"temperature\" min=\"0\" max=\"2\" step=\"0.1\" value=\"0.8\"></label> <label>top-p <input type=\"number\" id=\"top-p\" min=\"0\" max=\"1\" step=\"0.05\" value=\"0.95\"></label></details><dl class=\"stats\"><dt>state</dt><dd id=\"gen-state\" data-state=\"idle\">idle</dd><dt>prompt</dt><dd><progress id=\"prefill\" max=\"1\" value=\"0\"></progress> <span id=\"prefill-text\">–</span></dd><dt>tokens</dt><dd id=\"ntok\">0</dd><dt>tokens/s</dt><dd id=\"tps\">–</dd><dt>context</dt><dd><meter id=\"ctx-meter\" min=\"0\" max=\"1\" value=\"0\" low=\"0.7\" high=\"0.9\" optimum=\"0\"></meter> <span id=\"ctx-text\">–</span></dd><dt>KV format</dt><dd id=\"kv-format\">–</dd><dt>KV bytes</dt><dd id=\"kv-bytes\">–</dd></dl><p id=\"conn-state\" class=\"hint\">connecting…</p></aside>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "</label><section id=\"conversations\" aria-label=\"Conversations\"><h2>Conversations</h2><ul id=\"conv-list\"></ul></section><label class=\"system-prompt\">System prompt <textarea id=\"system-prompt\" rows=\"3\" placeholder=\"optional: sent before the conversation\"></textarea></label> <details><summary>Sampling</summary> <label>max tokens <input type=\"number\" id=\"max-tokens\" min=\"1\" value=\"256\"></label> <label>temperature <input type=\"number\" id=\"temperature\" min=\"0\" max=\"2\" step=\"0.1\" value=\"0.8\"></label> <label>top-p <input type=\"number\" id=\"top-p\" min=\"0\" max=\"1\" step=\"0.05\" value=\"0.95\"></label></details><dl class=\"stats\"><dt>state</dt><dd id=\"gen-state\" data-state=\"idle\">idle</dd><dt>prompt</dt><dd><progress id=\"prefill\" max=\"1\" value=\"0\"></progress> <span id=\"prefill-text\">–</span></dd><dt>tokens</dt><dd id=\"ntok\">0</dd><dt>tokens/s</dt><dd id=\"tps\">–</dd><dt>context</dt><dd><meter id=\"ctx-meter\" min=\"0\" max=\"1\" value=\"0\" low=\"0.7\" high=\"0.9\" optimum=\"0\"></meter> <span id=\"ctx-text\">–</span></dd><dt>KV format</dt><dd id=\"kv-format\">–</dd><dt>KV bytes</dt><dd id=\"kv-bytes\">–</dd></dl><p id=\"conn-state\" class=\"hint\">connecting…</p></aside>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -184,7 +184,7 @@ func ChatPage(d ChatData) templ.Component {
 			var templ_7745c5c3_Var7 string
 			templ_7745c5c3_Var7, templ_7745c5c3_Err = templruntime.NewAttributeExpression(d.AssetBase + "vendor/marked.umd.js").ResolveURL(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `chat.templ`, Line: 91, Col: 52}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `chat.templ`, Line: 95, Col: 52}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var7)
 			if templ_7745c5c3_Err != nil {
@@ -197,7 +197,7 @@ func ChatPage(d ChatData) templ.Component {
 			var templ_7745c5c3_Var8 string
 			templ_7745c5c3_Var8, templ_7745c5c3_Err = templruntime.NewAttributeExpression(d.AssetBase + "vendor/purify.min.js").ResolveURL(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `chat.templ`, Line: 92, Col: 52}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `chat.templ`, Line: 96, Col: 52}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var8)
 			if templ_7745c5c3_Err != nil {
@@ -210,7 +210,7 @@ func ChatPage(d ChatData) templ.Component {
 			var templ_7745c5c3_Var9 string
 			templ_7745c5c3_Var9, templ_7745c5c3_Err = templruntime.NewAttributeExpression(d.AssetBase + "common.js").ResolveURL(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `chat.templ`, Line: 93, Col: 41}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `chat.templ`, Line: 97, Col: 41}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var9)
 			if templ_7745c5c3_Err != nil {
@@ -223,7 +223,7 @@ func ChatPage(d ChatData) templ.Component {
 			var templ_7745c5c3_Var10 string
 			templ_7745c5c3_Var10, templ_7745c5c3_Err = templruntime.NewAttributeExpression(d.AssetBase + "chat.js").ResolveURL(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `chat.templ`, Line: 94, Col: 39}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `chat.templ`, Line: 98, Col: 39}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var10)
 			if templ_7745c5c3_Err != nil {

@@ -297,3 +297,35 @@ func TestChatMarkdownRegenerateSystem(t *testing.T) {
 		t.Errorf("the session %s lacks the system prompt", got)
 	}
 }
+
+// TestChatConversationList: New chat keeps the conversation left in the list, and a click on
+// it brings it back.
+func TestChatConversationList(t *testing.T) {
+	ctx := browser(t)
+	base, _ := dashboard(t, 0)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(base+"/chat"),
+		chromedp.WaitVisible(chromedp.CSS(`#conn-state[data-state="open"]`)),
+		chromedp.SetValue(chromedp.ID("max-tokens"), "8"),
+		chromedp.SendKeys(chromedp.ID("prompt"), "Once upon a time"),
+		chromedp.Click(chromedp.ID("send")),
+	); err != nil {
+		t.Fatal(err)
+	}
+	poll(ctx, t, "the reply", `document.getElementById('gen-state').dataset.state === 'done'`)
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("new-chat"))); err != nil {
+		t.Fatal(err)
+	}
+	if n := evalInt(ctx, t, `document.querySelectorAll('#messages .msg').length`); n != 0 {
+		t.Fatalf("a new chat shows %d messages", n)
+	}
+	old := `Array.from(document.querySelectorAll('#conv-list button.conv')).find(b => b.textContent.startsWith('Once upon a time'))`
+	if !evalBool(ctx, t, `!!`+old) {
+		t.Fatalf("the list %q lacks the first conversation", evalString(ctx, t, `document.getElementById('conv-list').textContent`))
+	}
+	if err := chromedp.Do(ctx, eval(old+`.click() || true`)); err != nil {
+		t.Fatal(err)
+	}
+	if n := evalInt(ctx, t, `document.querySelectorAll('#messages .msg').length`); n != 2 {
+		t.Errorf("back in the first conversation: %d messages, want 2", n)
+	}
+}
