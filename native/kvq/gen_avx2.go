@@ -1,7 +1,7 @@
 //go:build ignore
 
 // gen_avx2 writes multi_avx2x_amd64.s: the AVX2 + FMA + F16C MultiQuery kernels of bf16, q4_1,
-// q5_0, q5_1, iq4_nl, fp8, tq4 and turbo4, one scores and one accumulate kernel per format on the
+// q5_0, q5_1, iq4_nl, fp8, tq4, turbo4 and turbo3, one scores and one accumulate kernel per format on the
 // skeleton of the f16, q8_0 and q4_0 kernels (multi_avx2_amd64.s), each format contributing its
 // decoder of 32 values (scores) or of 16 (accumulate). Run with `go generate ./native/kvq`.
 package main
@@ -159,6 +159,20 @@ var formats = []format{
 			tq4Dec("(R12)", "VPSRLD $4", "Y8", "Y10", "Y11", "Y14", "Y15") +
 				tq4Dec("8(R12)", "VPSRLD $4", "Y9", "Y10", "Y11", "Y14", "Y15") + t4RowScale},
 	},
+	{
+		name: "T3", doc: "turbo3: 3-bit codes as a little-endian bit stream (8 codes in 3 bytes: one dword\n// broadcast, shifted per lane, the level looked up by VPERMPS), an f16 row scale after the\n// ⌈3d/8⌉ code bytes.", step: 12,
+		setup: `MOVQ d+8(FP), R14
+	LEAQ 7(R14)(R14*2), R14
+	SHRQ $3, R14`, rowScale: true, half16: true,
+		dec: t3Dec("(BX)", "Y4") + t3Dec("3(BX)", "Y5") + t3Dec("6(BX)", "Y6") + t3Dec("9(BX)", "Y7"),
+		half: [2]string{t3Dec("(R12)", "Y8") + t3Dec("3(R12)", "Y9") + t4RowScale,
+			t3Dec("6(R12)", "Y8") + t3Dec("9(R12)", "Y9") + t4RowScale},
+	},
+}
+
+// t3Dec decodes the 8 3-bit codes in the 3 bytes at src (reading 4), levels in Y14.
+func t3Dec(src, out string) string {
+	return fmt.Sprintf("VPBROADCASTD %s, %s\n\tVPSRLVD ·avx2Sh3(SB), %s, %s\n\tVPERMPS Y14, %s, %s\n\t", src, out, out, out, out, out)
 }
 
 // tq4Dec decodes 8 codes: the bytes at src, their nibble chosen by sel, looked up in lo (levels
@@ -336,6 +350,12 @@ DATA ·avx2Sh8+8(SB)/8, $0x0000000b0000000a
 DATA ·avx2Sh8+16(SB)/8, $0x0000000d0000000c
 DATA ·avx2Sh8+24(SB)/8, $0x0000000f0000000e
 GLOBL ·avx2Sh8(SB), RODATA|NOPTR, $32
+
+DATA ·avx2Sh3+0(SB)/8, $0x0000000300000000
+DATA ·avx2Sh3+8(SB)/8, $0x0000000900000006
+DATA ·avx2Sh3+16(SB)/8, $0x0000000f0000000c
+DATA ·avx2Sh3+24(SB)/8, $0x0000001500000012
+GLOBL ·avx2Sh3(SB), RODATA|NOPTR, $32
 
 // iq4_nl's kvalues as bytes: −127 −104 −83 −65 −49 −35 −22 −10 1 13 25 38 53 69 89 113.
 DATA ·avx2IQ4NL+0(SB)/8, $0xf6eaddcfbfad9881
@@ -589,6 +609,9 @@ func main() {
 		levels := ""
 		if f.name == "TQ4" || f.name == "T4" {
 			levels = "VMOVUPS ·tq4Levels(SB), Y14\n\tVMOVUPS ·tq4Levels+32(SB), Y15"
+		}
+		if f.name == "T3" {
+			levels = "VMOVUPS ·turboLevels3(SB), Y14"
 		}
 		rowScale := ""
 		if f.rowScale {

@@ -36,6 +36,8 @@ func FastDecode(f Format, d int) bool {
 		return multiTQ4 != nil && d >= BlockSize
 	case Turbo4:
 		return multiTurbo4 != nil && d >= BlockSize
+	case Turbo3:
+		return multiTurbo3 != nil && d >= BlockSize
 	case Q2K:
 		return Q2KFastPath(d)
 	}

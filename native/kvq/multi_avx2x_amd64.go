@@ -27,6 +27,20 @@ var multiTurbo4 = func() *multiKernels {
 	return &multiKernels{multiScoresT4AVX2, multiAccT4AVX2}
 }()
 
+// multiTurbo3 is turbo3's AVX2 kernels, nil without AVX2.
+var multiTurbo3 = func() *multiKernels {
+	if !hasAVX2 {
+		return nil
+	}
+	return &multiKernels{multiScoresT3AVX2, multiAccT3AVX2}
+}()
+
+//go:noescape
+func multiScoresT3AVX2(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+
+//go:noescape
+func multiAccT3AVX2(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
 // The kernels' contracts are multiKernels'.
 
 //go:noescape
