@@ -147,15 +147,20 @@ func RunDeviceGate(b GateBackend, gc DeviceGateCase) (DeviceGateResult, error) {
 		Window: gc.Window, Sinks: gc.Sinks, KGain: 1, Seed: gc.Seed}
 	k, v, q := deviceGateData(gc, heads*(1+gc.Prefill))
 	qd, qp := q[:heads*d], q[heads*d:]
-	cpu, err := kvcache.New(cfg)
-	if err != nil {
-		return res, err
-	}
 	gpu, err := b.NewGateCache(cfg)
 	if err != nil {
 		return res, err
 	}
 	defer gpu.Free()
+	// A backend may store another variant of the pair (the CUDA cache stores rotated halves
+	// unrotated): the CPU reference holds what the backend holds.
+	if c, ok := gpu.(interface{ Config() kvcache.Config }); ok {
+		cfg.Pair = c.Config().Pair
+	}
+	cpu, err := kvcache.New(cfg)
+	if err != nil {
+		return res, err
+	}
 	// Irregular chunks exercise partial q2k groups, tile boundaries and the overlay ring.
 	row := hn * d
 	for pos, step := 0, 1; pos < gc.Cells; step = step*3 + 1 {
@@ -178,9 +183,9 @@ func RunDeviceGate(b GateBackend, gc DeviceGateCase) (DeviceGateResult, error) {
 	stored, _ := gpu.(StoredRows)
 	for h := 0; h < hn && stored != nil; h++ {
 		for _, isK := range []bool{true, false} {
-			f := gc.Pair.V
+			f := cfg.Pair.V
 			if isK {
-				f = gc.Pair.K
+				f = cfg.Pair.K
 			}
 			want, err := kvqBytes(f, d, gc.Seed, h, cfg.KGain, k, v, isK, gc.Cells, hn)
 			if err != nil {
