@@ -17,6 +17,7 @@ import (
 	"github.com/kvlab/kvlab/native/kvq"
 	"github.com/kvlab/kvlab/native/sample"
 	"github.com/kvlab/kvlab/native/tokenizer"
+	"github.com/kvlab/kvlab/native/wkern"
 )
 
 // LogitsBound is the largest relative RMS difference between the device's logits and
@@ -33,6 +34,13 @@ const LogitsBound = 1e-3
 // of one value and stay within LogitsBound). The tests then also require the median step to
 // stay within LogitsBound and the greedy tokens to agree.
 const FlipBound = 1e-2
+
+// ActivationBound replaces both bounds where the CPU multiplies quantized weights through
+// wkern's integer kernels: those round each activation vector to 8-bit blocks (as ggml does)
+// while the device dots the f32 activations, which moves kvlab-tiny-64's logits by about 2e-2
+// relative RMS. The greedy tokens must still agree. With a quantized cache on top, every
+// stored row then differs (the K/V inputs differ), and the worst step may reach twice that.
+const ActivationBound = 5e-2
 
 // needlePrompt is kvlab-tiny-64's retrieval prompt (../shared/models/README.md); greedy
 // decoding answers " 4821.".
@@ -57,6 +65,8 @@ type parityCase struct {
 	steps         int  // greedy tokens after the prompt
 	all           bool // also compare every position's logits of the prompt
 	batch         int  // prefill pass length on both sides
+	// intAct: the CPU side runs wkern's integer kernels (8-bit activations); ActivationBound applies.
+	intAct bool
 }
 
 // runParity prefills the needle prompt on the CPU model and on the device model, then
@@ -84,7 +94,8 @@ func runParity(t *testing.T, e *Engine, pc parityCase) (errs []float64, cpuToks,
 		t.Fatal(err)
 	}
 	cells := len(prompt) + pc.steps + 1
-	cfg := m.CacheConfig(pair, cells)
+	// The device stores every pair unrotated; the CPU reference holds the same variant.
+	cfg := m.CacheConfig(pair.Unrotated(), cells)
 	cfg.Window, cfg.Sinks = pc.window, pc.sinks
 	cc, err := kvcache.New(cfg)
 	if err != nil {
@@ -201,13 +212,17 @@ func checkParity(t *testing.T, e *Engine, pc parityCase) {
 		"stored K/V rows differing from the CPU's: %d of %d; text %q",
 		pc.path[strings.LastIndex(pc.path, "/")+1:], pc.kv, pc.window, pc.sinks, len(errs), pc.steps, worst, median, diff, rows, text)
 	pair, _ := kvq.ParsePair(pc.kv)
+	logitsBound, flipBound := LogitsBound, FlipBound
+	if pc.intAct {
+		logitsBound, flipBound = ActivationBound, 2*ActivationBound
+	}
 	switch {
 	case diff == 0 || (pair.K == kvq.F16 && pair.V == kvq.F16):
-		if !(worst <= LogitsBound) {
-			t.Errorf("relative RMS %.3e exceeds %.0e", worst, LogitsBound)
+		if !(worst <= logitsBound) {
+			t.Errorf("relative RMS %.3e exceeds %.0e", worst, logitsBound)
 		}
-	case !(worst <= FlipBound) || !(median <= LogitsBound):
-		t.Errorf("with %d flipped rows: worst relative RMS %.3e (bound %.0e), median %.3e (bound %.0e)", diff, worst, FlipBound, median, LogitsBound)
+	case !(worst <= flipBound) || !(median <= logitsBound):
+		t.Errorf("with %d flipped rows: worst relative RMS %.3e (bound %.0e), median %.3e (bound %.0e)", diff, worst, flipBound, median, logitsBound)
 	}
 	for i := range ct {
 		if ct[i] != gt[i] {
@@ -252,11 +267,11 @@ func TestEmuModelWeightTypes(t *testing.T) {
 	fixture := fixtures.Path(t, "kvlab-tiny-64.gguf")
 	for _, typ := range []gguf.Type{gguf.F16, gguf.Q8_0, gguf.Q4_0, gguf.Q4_1} {
 		t.Run(typ.String(), func(t *testing.T) {
-			checkParity(t, e, parityCase{path: requantize(t, fixture, typ), kv: "f16", steps: emuSteps(32) / 4, batch: 64})
+			checkParity(t, e, parityCase{path: requantize(t, fixture, typ), kv: "f16", steps: emuSteps(32) / 4, batch: 64, intAct: wkern.Accelerated(typ)})
 		})
 	}
 	t.Run("qwen2 (neox RoPE, QKV biases) q8_0", func(t *testing.T) {
 		path := asQwen2(t, requantize(t, fixture, gguf.Q8_0))
-		checkParity(t, e, parityCase{path: path, kv: "q8_0/q4_0", steps: emuSteps(32) / 4, batch: 64})
+		checkParity(t, e, parityCase{path: path, kv: "q8_0/q4_0", steps: emuSteps(32) / 4, batch: 64, intAct: wkern.Accelerated(gguf.Q8_0)})
 	})
 }
