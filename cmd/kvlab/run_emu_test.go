@@ -13,6 +13,7 @@ import (
 	"github.com/kvlab/kvlab/kernels/emu"
 	"github.com/kvlab/kvlab/native/cuda"
 	"github.com/kvlab/kvlab/native/cuda/engine"
+	"github.com/kvlab/kvlab/native/kvq"
 )
 
 // TestRunCUDAEmu runs `kvlab run --device cuda` end to end on the CPU emulator of the driver
@@ -47,7 +48,13 @@ func TestRunCUDAEmu(t *testing.T) {
 	for _, kv := range []string{"f16", "q8_0/q4_0"} {
 		t.Run(strings.ReplaceAll(kv, "/", "-"), func(t *testing.T) {
 			args := []string{"run", "--model", path, "--temp", "0", "--n", "64", "--kv", kv}
-			cpuOut, _, err := execute(t, append(args, "--device", "cpu")...)
+			// The device stores every pair unrotated: the CPU runs that variant to compare.
+			pair, err := kvq.ParsePair(kv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cpuArgs := []string{"run", "--model", path, "--temp", "0", "--n", "64", "--kv", pair.Unrotated().String()}
+			cpuOut, _, err := execute(t, append(cpuArgs, "--device", "cpu")...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,7 +65,7 @@ func TestRunCUDAEmu(t *testing.T) {
 			if gpuOut != cpuOut {
 				t.Fatalf("--device cuda printed\n%q\nthe CPU\n%q", gpuOut, cpuOut)
 			}
-			for _, want := range []string{"cuda: kvlab CPU emulator", "weights 3.5 MiB: f32 ×30", "decode: 64 tokens", "KV cache: " + kv} {
+			for _, want := range []string{"cuda: kvlab CPU emulator", "weights 3.5 MiB: f32 ×30", "decode: 64 tokens", "KV cache: " + pair.Unrotated().String()} {
 				if !strings.Contains(gpuErr, want) {
 					t.Errorf("stderr lacks %q:\n%s", want, gpuErr)
 				}
