@@ -8,7 +8,6 @@ import (
 
 	"github.com/kvlab/kvlab/native/gguf"
 	"github.com/kvlab/kvlab/native/kvq"
-	"github.com/kvlab/kvlab/native/wkern"
 )
 
 // randomWeights returns rows×cols weights of type t with random codes and sane scales: every
@@ -309,29 +308,5 @@ func TestKVQBlocksAsWeights(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestMatVecAllocs checks that an integer-kernel product split across the pool allocates
-// nothing once warm.
-func TestMatVecAllocs(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector makes sync.Pool drop items")
-	}
-	if !wkern.Accelerated(gguf.Q8_0) {
-		t.Skip("no integer kernel on this CPU")
-	}
-	pool := NewPool(2)
-	defer pool.Close()
-	r := rand.New(rand.NewPCG(1, 1))
-	const rows, cols = 512, 512
-	m, err := NewMatrix("w", gguf.Q8_0, rows, cols, randomWeights(r, gguf.Q8_0, rows, cols))
-	if err != nil {
-		t.Fatal(err)
-	}
-	x, y := make([]float32, cols), make([]float32, rows)
-	m.MatVec(y, x, pool)
-	if n := testing.AllocsPerRun(50, func() { m.MatVec(y, x, pool) }); n > 0 {
-		t.Fatalf("MatVec allocates %.1f times per call", n)
 	}
 }
