@@ -47,25 +47,27 @@ func TestRunCUDAEmu(t *testing.T) {
 	e.Close()
 	for _, kv := range []string{"f16", "q8_0/q4_0"} {
 		t.Run(strings.ReplaceAll(kv, "/", "-"), func(t *testing.T) {
-			args := []string{"run", "--model", path, "--temp", "0", "--n", "64", "--kv", kv}
 			// The device stores every pair unrotated: the CPU runs that variant to compare.
 			pair, err := kvq.ParsePair(kv)
 			if err != nil {
 				t.Fatal(err)
 			}
-			cpuArgs := []string{"run", "--model", path, "--temp", "0", "--n", "64", "--kv", pair.Unrotated().String()}
-			cpuOut, _, err := execute(t, append(cpuArgs, "--device", "cpu")...)
+			stored := pair.Unrotated().String()
+			args := func(kv, device string) []string {
+				return []string{"run", "--model", path, "--temp", "0", "--n", "64", "--kv", kv, "--device", device}
+			}
+			cpuOut, _, err := execute(t, args(stored, "cpu")...)
 			if err != nil {
 				t.Fatal(err)
 			}
-			gpuOut, gpuErr, err := execute(t, append(args, "--device", "cuda")...)
+			gpuOut, gpuErr, err := execute(t, args(kv, "cuda")...)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if gpuOut != cpuOut {
 				t.Fatalf("--device cuda printed\n%q\nthe CPU\n%q", gpuOut, cpuOut)
 			}
-			for _, want := range []string{"cuda: kvlab CPU emulator", "weights 3.5 MiB: f32 ×30", "decode: 64 tokens", "KV cache: " + pair.Unrotated().String()} {
+			for _, want := range []string{"cuda: kvlab CPU emulator", "weights 3.5 MiB: f32 ×30", "decode: 64 tokens", "KV cache: " + stored} {
 				if !strings.Contains(gpuErr, want) {
 					t.Errorf("stderr lacks %q:\n%s", want, gpuErr)
 				}
