@@ -96,8 +96,21 @@ type Hparams struct {
 	RopeBase float32 // rope.freq_base (default 10000)
 	RopeDims int     // rope.dimension_count (default HeadDimK): the leading dims of a head rotated
 	// RopeScale divides positions before rotation: rope.scaling.factor when rope.scaling.type is
-	// "linear" (1 otherwise).
+	// "linear" or absent (1 otherwise).
 	RopeScale float32
+	// RopeScaling is rope.scaling.type: "none", "linear" or "yarn" ("" when the file has no
+	// scaling). llama-3 frequency scaling has no type: it is the rope_freqs tensor.
+	RopeScaling string
+	// RopeFactor is rope.scaling.factor (1 when absent): the context extension.
+	RopeFactor float32
+	// RopeOrigCtx is rope.scaling.original_context_length, the context the model was trained
+	// at before the extension (default Context).
+	RopeOrigCtx int
+	// RopeAttnFactor is rope.scaling.attn_factor (default 1), a magnitude on every rotation.
+	RopeAttnFactor float32
+	// YaRN: rope.scaling.yarn_ext_factor (default 1 for yarn, else 0), yarn_attn_factor
+	// (default 1), yarn_beta_fast (32), yarn_beta_slow (1), yarn_log_multiplier (0).
+	YarnExtFactor, YarnAttnFactor, YarnBetaFast, YarnBetaSlow, YarnLogMul float32
 }
 
 // readHparams reads the hyperparameters of architecture a from f.
@@ -139,11 +152,8 @@ func readHparams(f *gguf.File, a Arch) (Hparams, error) {
 	if v, ok := f.Float(key("rope.freq_base")); ok && v > 0 {
 		h.RopeBase = float32(v)
 	}
-	h.RopeScale = 1
-	if t, _ := f.String(key("rope.scaling.type")); t == "linear" {
-		if v, ok := f.Float(key("rope.scaling.factor")); ok && v > 0 {
-			h.RopeScale = float32(v)
-		}
+	if err := readRopeScaling(f, &h, key); err != nil {
+		return h, err
 	}
 	switch {
 	case h.Heads%h.KVHeads != 0:
@@ -158,6 +168,87 @@ func readHparams(f *gguf.File, a Arch) (Hparams, error) {
 		return h, fmt.Errorf("model: %s %d must be even and at most the head dimension %d", key("rope.dimension_count"), h.RopeDims, h.HeadDimK)
 	}
 	return h, nil
+}
+
+// readRopeScaling reads the rope.scaling.* keys as llama.cpp does: a factor without a type
+// is linear, "none" disables the factor, "yarn" blends interpolated and extrapolated angles.
+// Present values that are not finite and positive are errors naming their key.
+func readRopeScaling(f *gguf.File, h *Hparams, key func(string) string) error {
+	num := func(k string, def float32, positive bool) (float32, error) {
+		v, ok := f.Value(key(k))
+		if !ok {
+			return def, nil
+		}
+		x, isNum := f.Float(key(k))
+		if !isNum || math.IsNaN(x) || math.IsInf(x, 0) || x < 0 || (positive && x == 0) || x > math.MaxFloat32 {
+			return 0, fmt.Errorf("model: %s = %v: want a finite number >= 0", key(k), clipValue(v))
+		}
+		return float32(x), nil
+	}
+	var err error
+	h.RopeScale, h.RopeFactor = 1, 1
+	t, hasType := f.String(key("rope.scaling.type"))
+	if _, set := f.Value(key("rope.scaling.type")); set && !hasType {
+		return fmt.Errorf("model: %s is not a string", key("rope.scaling.type"))
+	}
+	factor, err := num("rope.scaling.factor", 0, false)
+	if err != nil {
+		return err
+	}
+	if factor == 0 { // llama.cpp: 0 means no scaling
+		factor = 1
+	}
+	switch {
+	case !hasType && factor == 1:
+	case !hasType || t == "linear":
+		h.RopeScaling, h.RopeScale, h.RopeFactor = "linear", factor, factor
+	case t == "none":
+		h.RopeScaling = "none"
+	case t == "yarn":
+		h.RopeScaling, h.RopeFactor = "yarn", factor
+	default:
+		return fmt.Errorf("model: %s = %q is not supported (supported: none, linear, yarn; llama-3 scaling is the rope_freqs tensor)",
+			key("rope.scaling.type"), clipValue(t))
+	}
+	h.RopeOrigCtx = h.Context
+	if v, ok := f.Uint(key("rope.scaling.original_context_length")); ok && v > 0 && v <= math.MaxInt32 {
+		h.RopeOrigCtx = int(v)
+	} else if _, set := f.Value(key("rope.scaling.original_context_length")); set {
+		return fmt.Errorf("model: %s: want a positive integer", key("rope.scaling.original_context_length"))
+	}
+	if h.RopeAttnFactor, err = num("rope.scaling.attn_factor", 1, true); err != nil {
+		return err
+	}
+	if h.YarnAttnFactor, err = num("rope.scaling.yarn_attn_factor", 1, true); err != nil {
+		return err
+	}
+	h.YarnExtFactor = 0
+	if h.RopeScaling == "yarn" {
+		h.YarnExtFactor = 1
+	}
+	if v, set := f.Value(key("rope.scaling.yarn_ext_factor")); set {
+		x, isNum := f.Float(key("rope.scaling.yarn_ext_factor"))
+		switch {
+		case !isNum || math.IsNaN(x) || x > 1:
+			return fmt.Errorf("model: %s = %v: want 0 to 1 (negative: the default)", key("rope.scaling.yarn_ext_factor"), clipValue(v))
+		case x >= 0: // negative is llama.cpp's "unset"
+			h.YarnExtFactor = float32(x)
+		}
+	}
+	if h.YarnBetaFast, err = num("rope.scaling.yarn_beta_fast", 32, true); err != nil {
+		return err
+	}
+	if h.YarnBetaSlow, err = num("rope.scaling.yarn_beta_slow", 1, true); err != nil {
+		return err
+	}
+	if h.YarnLogMul, err = num("rope.scaling.yarn_log_multiplier", 0, false); err != nil {
+		return err
+	}
+	if h.RopeScaling == "yarn" && h.RopeOrigCtx <= 0 {
+		return fmt.Errorf("model: %s is yarn, but neither %s nor %s is set", key("rope.scaling.type"),
+			key("rope.scaling.original_context_length"), key("context_length"))
+	}
+	return nil
 }
 
 // binder fills weight structs from a GGUF file by their field tags: `gguf:"name"` binds the

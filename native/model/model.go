@@ -253,14 +253,18 @@ type Weights struct {
 	Blocks []Block   // one per layer
 	// RopeFreq are the RopeDims/2 inverse frequencies of RoPE: pair j turns by the angle
 	// (pos / Hparams.RopeScale)·RopeFreq[j], RopeFreq[j] = RopeBase^(−2j/RopeDims) divided by
-	// the rope_freqs factor j when the file has one. Arch.Rope says how the pairs are formed.
+	// the rope_freqs factor j when the file has one, with YaRN's blend folded in
+	// (RopeFrequencies). Arch.Rope says how the pairs are formed.
 	RopeFreq []float32
+	// RopeMScale multiplies both values of every rotated pair (YaRN's attention factor; 1
+	// without YaRN).
+	RopeMScale float32
 }
 
 // Weights returns the model's bound weights (see Weights).
 func (m *Model) Weights() Weights {
 	return Weights{Embd: m.embd, Output: m.output, Norm: m.norm, Blocks: append([]Block(nil), m.blocks...),
-		RopeFreq: append([]float32(nil), m.rope.freq...)}
+		RopeFreq: append([]float32(nil), m.rope.freq...), RopeMScale: m.rope.mscale}
 }
 
 // WeightType is the type of the first block's attention Q weights, the model's usual label
