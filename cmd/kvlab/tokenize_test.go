@@ -102,7 +102,7 @@ func TestTokenizeCmdErrors(t *testing.T) {
 	noTok := writeGGUF(t, gguf.KV{Key: "general.architecture", Value: "llama"})
 	badPre := writeGGUF(t,
 		gguf.KV{Key: "tokenizer.ggml.model", Value: "gpt2"},
-		gguf.KV{Key: "tokenizer.ggml.pre", Value: "tekken"},
+		gguf.KV{Key: "tokenizer.ggml.pre", Value: "chameleon"},
 		gguf.KV{Key: "tokenizer.ggml.tokens", Value: []string{"a"}},
 		gguf.KV{Key: "tokenizer.ggml.merges", Value: []string{}},
 	)
@@ -114,7 +114,7 @@ func TestTokenizeCmdErrors(t *testing.T) {
 		{"no model flag", []string{"tokenize"}, "--model"},
 		{"missing file", []string{"tokenize", "--model", filepath.Join(t.TempDir(), "nope.gguf")}, "nope.gguf"},
 		{"no tokenizer", []string{"tokenize", "--model", noTok}, "has no tokenizer"},
-		{"unsupported pre-tokenizer", []string{"tokenize", "--model", badPre}, `"tekken"`},
+		{"unsupported pre-tokenizer", []string{"tokenize", "--model", badPre}, `"chameleon"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

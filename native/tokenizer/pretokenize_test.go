@@ -20,10 +20,18 @@ func pieces(p preTokenizer, text string) []string {
 }
 
 var preByName = map[string]preTokenizer{
-	"gpt2":    preGPT2,
-	"llama3":  preLlama3,
-	"qwen2":   preQwen2,
-	"default": preDefault,
+	"gpt2":           preGPT2,
+	"llama3":         preLlama3,
+	"qwen2":          preQwen2,
+	"default":        preDefault,
+	"falcon":         preFalcon,
+	"starcoder":      preStarCoder,
+	"deepseek-llm":   preDeepSeekLLM,
+	"deepseek-coder": preDeepSeekCoder,
+	"deepseek-v3":    preDeepSeekV3,
+	"bloom":          preBloom,
+	"viking":         preViking,
+	"tekken":         preTekken,
 }
 
 // TestPreTokenizers checks each pre-tokenizer on hand-picked inputs.
@@ -46,6 +54,16 @@ func TestPreTokenizers(t *testing.T) {
 		{"default punctuation runs", "default", "a+=b", []string{"a", "+=", "b"}},
 		{"default digit triples", "default", "12345", []string{"123", "45"}},
 		{"empty", "qwen2", "", nil},
+		{"falcon backtick is punctuation", "falcon", "a`b", []string{"a", "`", "b"}},
+		{"starcoder digits one by one", "starcoder", "x 42", []string{"x", " ", "4", "2"}},
+		{"deepseek-llm newline alone", "deepseek-llm", "a\n\nb", []string{"a", "\n", "\n", "b"}},
+		{"deepseek-llm trailing space", "deepseek-llm", "12  ", []string{"12", "  "}},
+		{"deepseek-coder CJK run", "deepseek-coder", "中文 x", []string{"中文", " x"}},
+		{"deepseek-v3 punctuation takes letters", "deepseek-v3", ".foo 1234", []string{".foo", " ", "123", "4"}},
+		{"bloom stops", "bloom", "hi, you.", []string{"hi", ",", " you", "."}},
+		{"viking digits", "viking", "ab12", []string{"ab", "1", "2"}},
+		{"tekken camel case", "tekken", "HelloWORLD fooBar", []string{"Hello", "WORLD", " foo", "Bar"}},
+		{"tekken slash", "tekken", "a//\nb", []string{"a", "//\n", "b"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -56,9 +74,27 @@ func TestPreTokenizers(t *testing.T) {
 	}
 }
 
+// TestDeepSeekRanges checks that the range tables are sorted, disjoint and hold no whitespace
+// (the patterns they come from never match whitespace, which std::wregex sees as \v).
+func TestDeepSeekRanges(t *testing.T) {
+	for name, rs := range map[string][][2]rune{"letters": deepSeekLetters, "punct": deepSeekPunct} {
+		for i, r := range rs {
+			if r[0] > r[1] || i > 0 && r[0] <= rs[i-1][1] {
+				t.Errorf("%s: range %d %X-%X is empty or out of order", name, i, r[0], r[1])
+			}
+			for c := r[0]; c <= r[1]; c++ {
+				if isSpace(c) {
+					t.Errorf("%s: range %X-%X holds whitespace %U", name, r[0], r[1], c)
+				}
+			}
+		}
+	}
+}
+
 // TestPreTokenizersMatchRegex checks the scanners against pieces computed by a backtracking
-// regex engine (testdata/gen_pretokenize.py, Python's regex module) for the patterns llama.cpp
-// uses, on random text mixing letters, numbers, marks, punctuation, symbols, controls and ASCII
+// regex engine (testdata/gen_pretokenize.py, Python's regex module, run over the text the way
+// llama.cpp hands it to std::regex) for the patterns llama.cpp uses, on random text mixing
+// letters of both cases, numbers, marks, punctuation, symbols, controls, CJK and kana, and ASCII
 // and non-ASCII whitespace.
 func TestPreTokenizersMatchRegex(t *testing.T) {
 	data, err := os.ReadFile("testdata/pretokenize.json")
@@ -66,8 +102,8 @@ func TestPreTokenizersMatchRegex(t *testing.T) {
 		t.Fatal(err)
 	}
 	var cases []struct {
-		Text   string              `json:"text"`
-		Pieces map[string][]string `json:"pieces"`
+		Text    string           `json:"text"`
+		Lengths map[string][]int `json:"lengths"`
 	}
 	if err := json.Unmarshal(data, &cases); err != nil {
 		t.Fatal(err)
@@ -76,14 +112,17 @@ func TestPreTokenizersMatchRegex(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			bad := 0
 			for _, c := range cases {
-				want := c.Pieces[name]
+				want, ok := c.Lengths[name]
+				if !ok {
+					t.Fatalf("%q: no pieces for %s", c.Text, name)
+				}
 				if len(want) == 0 {
 					want = nil
 				}
-				if got := pieces(p, c.Text); !slices.Equal(got, want) {
+				if got := p.split([]rune(c.Text)); !slices.Equal(got, want) {
 					bad++
 					if bad <= 10 {
-						t.Errorf("%q:\n got %q\nwant %q", c.Text, got, want)
+						t.Errorf("%q:\n got %q\nwant %q", c.Text, cut(c.Text, got), cut(c.Text, want))
 					}
 				}
 			}
@@ -92,6 +131,21 @@ func TestPreTokenizersMatchRegex(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cut returns the pieces of text whose lengths in code points are lengths.
+func cut(text string, lengths []int) []string {
+	cps := []rune(text)
+	var out []string
+	start := 0
+	for _, n := range lengths {
+		if start+n > len(cps) {
+			return append(out, "<past the end>")
+		}
+		out = append(out, string(cps[start:start+n]))
+		start += n
+	}
+	return out
 }
 
 // FuzzPreTokenize checks that every pre-tokenizer partitions arbitrary text into non-empty

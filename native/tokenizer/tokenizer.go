@@ -6,7 +6,8 @@
 //     fallback to <0xXX> tokens.
 //   - BPE (tokenizer.ggml.model = "gpt2"): byte-level BPE over the GPT-2 byte↔unicode map with
 //     merges ranked by tokenizer.ggml.merges, after a pre-tokenizer chosen by tokenizer.ggml.pre
-//     (the GPT-2, Llama 3 and Qwen2 patterns and llama.cpp's default chain).
+//     (GPT-2, Llama 3, Qwen2, Falcon, StarCoder, DeepSeek LLM/Coder/V3, Bloom, Viking, Tekken
+//     and llama.cpp's default chain; see preConfigs for the names).
 //
 // Special tokens (control, user-defined, unknown) are split out of the text before either
 // algorithm runs, as llama.cpp does; control and unknown tokens only when the caller asks to
@@ -198,8 +199,8 @@ type preConfig struct {
 	noBOS        bool // special_bos_id = LLAMA_TOKEN_NULL
 }
 
-// preConfigs maps the tokenizer.ggml.pre names whose pattern is one of gpt2, llama3, qwen2 or
-// default to llama.cpp's settings for them. "gpt2" is accepted as an alias of "gpt-2".
+// preConfigs maps the tokenizer.ggml.pre names this package builds to llama.cpp's settings
+// for them (the pattern chain and the flags the name sets). "gpt2" is accepted as an alias of "gpt-2".
 var preConfigs = func() map[string]preConfig {
 	m := map[string]preConfig{
 		"default":         {pretok: preDefault},
@@ -213,13 +214,28 @@ var preConfigs = func() map[string]preConfig {
 		"solar-open":      {pretok: preQwen2, noCleanup: true},
 		"trillion":        {pretok: preGPT2, noCleanup: true},
 		"granite-docling": {pretok: preGPT2, noCleanup: true},
+		"falcon":          {pretok: preFalcon},
+		"deepseek-llm":    {pretok: preDeepSeekLLM, noCleanup: true},
+		"deepseek-coder":  {pretok: preDeepSeekCoder, noCleanup: true},
+		"deepseek-v3":     {pretok: preDeepSeekV3, noCleanup: true},
+		"viking":          {pretok: preViking, noCleanup: true},
+		"poro-chat":       {pretok: preBloom, noCleanup: true},
+		"bloom":           {pretok: preBloom},
+		"gpt3-finnish":    {pretok: preBloom},
+		"tekken":          {pretok: preTekken, noCleanup: true, ignoreMerges: true, addBOS: true},
+	}
+	for _, n := range []string{"starcoder", "refact", "codeshell", "exaone", "minerva-7b"} {
+		m[n] = preConfig{pretok: preStarCoder}
+	}
+	for _, n := range []string{"command-r", "smollm"} {
+		m[n] = preConfig{pretok: preStarCoder, noCleanup: true}
 	}
 	for _, n := range []string{"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral",
 		"midm-2.0", "lfm2", "jina-v5-nano"} {
 		m[n] = preConfig{pretok: preLlama3, ignoreMerges: true, addBOS: true}
 	}
 	for _, n := range []string{"gpt2", "gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v2-es",
-		"jina-v2-de", "a.x-4.0", "mellum", "modern-bert", "exaone4", "mpt", "olmo", "jais"} {
+		"jina-v2-de", "jina-v1-en", "jina-v2-code", "roberta-bpe", "a.x-4.0", "mellum", "modern-bert", "exaone4", "mpt", "olmo", "jais"} {
 		m[n] = preConfig{pretok: preGPT2}
 	}
 	for _, n := range []string{"qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2"} {

@@ -187,7 +187,7 @@ func TestFromGGUFErrors(t *testing.T) {
 		{"no model", with(spm, tokenizer.KeyModel, nil), tokenizer.ErrNoTokenizer, "no tokenizer"},
 		{"model none", with(spm, tokenizer.KeyModel, "none"), tokenizer.ErrNoTokenizer, "no tokenizer"},
 		{"unknown model", with(spm, tokenizer.KeyModel, "t5"), tokenizer.ErrUnsupported, `"t5"`},
-		{"unknown pre", with(bpe, tokenizer.KeyPre, "tekken"), tokenizer.ErrUnsupported, `"tekken"`},
+		{"unknown pre", with(bpe, tokenizer.KeyPre, "chameleon"), tokenizer.ErrUnsupported, `"chameleon"`},
 		{"no tokens", with(spm, tokenizer.KeyTokens, nil), tokenizer.ErrBadVocab, tokenizer.KeyTokens},
 		{"empty tokens", with(spm, tokenizer.KeyTokens, []string{}), tokenizer.ErrBadVocab, "empty"},
 		{"short scores", with(spm, tokenizer.KeyScores, make([]float32, n-1)), tokenizer.ErrBadVocab,

@@ -2,6 +2,7 @@ package tokenizer_test
 
 import (
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,26 +34,36 @@ type vectorCase struct {
 	want []int32
 }
 
-// readVectors reads the .inp/.out pair of a vocab fixture: cases in .inp are each followed by
-// "\n__ggml_vocab_test__\n"; .out has the expected ids of each case, one line per case.
+// readVectors reads the .inp/.out pair of the vocab fixture gguf (a name under the models
+// directory).
 func readVectors(t *testing.T, gguf string) []vectorCase {
 	t.Helper()
-	inp, err := os.ReadFile(fixtures.Path(t, gguf+".inp"))
+	fixtures.Path(t, gguf+".inp")
+	fixtures.Path(t, gguf+".out")
+	return readVectorFiles(t, fixtures.Path(t, gguf))
+}
+
+// readVectorFiles reads path.inp and path.out: cases in .inp are each followed by
+// "\n__ggml_vocab_test__\n"; .out has the expected ids of each case, one line per case.
+func readVectorFiles(t *testing.T, path string) []vectorCase {
+	t.Helper()
+	name := filepath.Base(path)
+	inp, err := os.ReadFile(path + ".inp")
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := os.ReadFile(fixtures.Path(t, gguf+".out"))
+	out, err := os.ReadFile(path + ".out")
 	if err != nil {
 		t.Fatal(err)
 	}
 	texts := strings.Split(string(inp), "\n__ggml_vocab_test__\n")
 	if texts[len(texts)-1] != "" {
-		t.Fatalf("%s.inp: does not end with a separator", gguf)
+		t.Fatalf("%s.inp: does not end with a separator", name)
 	}
 	texts = texts[:len(texts)-1]
 	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
 	if len(lines) != len(texts) {
-		t.Fatalf("%s: %d inputs but %d outputs", gguf, len(texts), len(lines))
+		t.Fatalf("%s: %d inputs but %d outputs", name, len(texts), len(lines))
 	}
 	cases := make([]vectorCase, len(texts))
 	for i, text := range texts {
@@ -60,7 +71,7 @@ func readVectors(t *testing.T, gguf string) []vectorCase {
 		for _, f := range strings.Fields(lines[i]) {
 			v, err := strconv.ParseInt(f, 10, 32)
 			if err != nil {
-				t.Fatalf("%s.out line %d: %v", gguf, i+1, err)
+				t.Fatalf("%s.out line %d: %v", name, i+1, err)
 			}
 			ids = append(ids, int32(v))
 		}
