@@ -372,7 +372,8 @@ func (e *Engine) Generate(ctx context.Context, p GenParams, emit func(Event) err
 		res.Stop = StopLength
 	}
 	if err == nil && p.PromptText != "" && (res.Stop == StopEOS || res.Stop == StopLength) && (p.Constrain == nil || p.Constrain.Done()) {
-		e.turns.add(turn{layout: p.PromptLayout, prompt: p.PromptText, promptTokens: p.Prompt, reply: r.Text, replyTokens: r.Generated})
+		e.turns.add(turn{layout: p.PromptLayout, prompt: p.PromptText, promptTokens: p.Prompt, reply: r.Text,
+			replyTokens: withText(e.Tok, r.Generated)})
 	}
 	if r.Prefilled > 0 {
 		e.metrics.promptTokens(e.Info.Name, r.Prefilled)
@@ -381,6 +382,20 @@ func (e *Engine) Generate(ctx context.Context, p GenParams, emit func(Event) err
 		e.metrics.generated(e.Info.Name, res.Tokens, res.DecodeTPS)
 	}
 	return res, err
+}
+
+// withText returns the generated tokens that have text in a reply: a control token sampled
+// mid-turn (<|im_start|> with max_tokens 1) writes nothing, so the next turn's rendering of the
+// reply does not hold it, and keeping it would put a token there that the conversation's text
+// does not have.
+func withText(tok *tokenizer.Tokenizer, ids []int32) []int32 {
+	out := make([]int32, 0, len(ids))
+	for _, id := range ids {
+		if tok.Piece(id, false) != "" {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // cpuForward is the CPU forward pass as the engine runs it (Config.ForwardHook applied).

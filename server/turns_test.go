@@ -1,9 +1,15 @@
 package server
 
 import (
+	"context"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/kvlab/kvlab/internal/discover"
+	"github.com/kvlab/kvlab/native/kvcache"
+	"github.com/kvlab/kvlab/native/sample"
 	"github.com/kvlab/kvlab/server/chattemplate"
 )
 
@@ -40,5 +46,64 @@ func TestTurnLogMatchesOnlyTheSameMarkers(t *testing.T) {
 	}
 	if _, _, ok := l.match(ftext, func(n int) []int { return segmentLayout(fsegs, n) }); ok {
 		t.Error("a message spelling the markers took the earlier turn's tokens")
+	}
+}
+
+// TestTurnDropsEmptyTokens: a reply whose generated token has no text (here <|im_start|>, with
+// max_tokens 1) is remembered without it, so that the next turn, which renders that reply as
+// empty, tokenizes as a fresh rendering of the conversation does instead of carrying an extra
+// token.
+func TestTurnDropsEmptyTokens(t *testing.T) {
+	m, err := discover.Inspect(chatmlModel(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Name = "chatml-tiny"
+	var start atomic.Int32
+	force := func(f ForwardFunc) ForwardFunc {
+		return func(tokens []int32, c *kvcache.Cache, logits []float32) error {
+			if err := f(tokens, c, logits); err != nil {
+				return err
+			}
+			if len(logits) > 0 {
+				logits[start.Load()] = 1e4
+			}
+			return nil
+		}
+	}
+	s := mustNew(t, Config{Models: []discover.Model{m}, Memory: fakeMemory, Threads: 1, ForwardHook: force})
+	eng, err := s.models.get("chatml-tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, ok := eng.Tok.TokenID("<|im_start|>")
+	if !ok {
+		t.Fatal("no <|im_start|>")
+	}
+	start.Store(id)
+	first := []chattemplate.Message{{Role: "user", Content: "Hi"}}
+	ids, cp, err := eng.RenderChatText(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := eng.Generate(context.Background(), GenParams{Prompt: ids, MaxTokens: 1, Sampler: sample.Config{Temp: 0},
+		TrimLeading: true, PromptText: cp.Text, PromptLayout: cp.Layout}, func(Event) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "" || res.Tokens != 1 {
+		t.Fatalf("reply %q, %d tokens; want the one empty <|im_start|>", res.Text, res.Tokens)
+	}
+	next := append(first, chattemplate.Message{Role: "assistant", Content: res.Text}, chattemplate.Message{Role: "user", Content: "Again"})
+	got, _, err := eng.RenderChatText(next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := encodeChat(eng.Tok, eng.Template, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("next turn %v\nwant (fresh) %v", got, want)
 	}
 }
