@@ -13,13 +13,22 @@ func EstimateBytes(cfg Config) int64 {
 	if cfg.Layers <= 0 || cfg.KVHeads <= 0 || cfg.MaxCells <= 0 || !cfg.Pair.Valid() {
 		return 0
 	}
+	if cfg.Recent > 0 {
+		tail, ring, sinks := mixedGeometry(cfg)
+		perLayer := float64(cfg.Pair.Bytes(int64(tail), cfg.HeadDimK, cfg.HeadDimV, cfg.KVHeads)) +
+			float64(kvq.OverlayBytes(int64(ring+sinks), cfg.HeadDimK, cfg.HeadDimV, cfg.KVHeads))
+		return saturate(perLayer * float64(cfg.Layers))
+	}
 	perLayer := float64(cfg.Pair.Bytes(int64(cfg.MaxCells), cfg.HeadDimK, cfg.HeadDimV, cfg.KVHeads))
 	if cfg.Pair.K == kvq.Q2K {
 		perLayer += float64(cfg.KVHeads) * float64(kvq.Q2KStagingBytes(cfg.HeadDimK))
 	}
 	slots := min(int64(max(cfg.Sinks, 0)), int64(cfg.MaxCells)) + min(int64(max(cfg.Window, 0)), int64(cfg.MaxCells))
 	perLayer += float64(kvq.OverlayBytes(1, cfg.HeadDimK, cfg.HeadDimV, cfg.KVHeads)) * float64(slots)
-	total := perLayer * float64(cfg.Layers)
+	return saturate(perLayer * float64(cfg.Layers))
+}
+
+func saturate(total float64) int64 {
 	if total >= math.MaxInt64 {
 		return math.MaxInt64
 	}

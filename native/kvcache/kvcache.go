@@ -30,6 +30,11 @@ type Config struct {
 	// Window and Sinks size the FP16 overlay: the most recent Window cells and the first Sinks
 	// cells are also kept as exact f16 copies and read from there at decode. Zero disables it.
 	Window, Sinks int
+	// Recent, when positive, makes the cache position-axis mixed (mixed.go) instead: the most
+	// recent Recent cells and the first Sinks cells are held only in f16, and the rest, the
+	// tail, only in Pair, quantized once in batches as cells leave the window. It excludes
+	// Window.
+	Recent int
 	// KGain is q2k's K reconstruction gain B (stored scale = B × the rule's scale); 0 means 1.
 	KGain float32
 	// Seed picks the rotations of tq4, the turbo tiers and the rotated formats (deterministic per
@@ -51,6 +56,7 @@ type layer struct {
 	k, v    []store
 	written int
 	ov      *overlay // nil without a window or sinks
+	mx      *mixed   // nil unless Recent > 0 (then ov is nil)
 
 	// The readers Keys and Values hand out, built once: the stores themselves for prefill and
 	// overlay wrappers (which read written live) for decode.
@@ -89,6 +95,9 @@ func New(cfg Config) (*Cache, error) {
 	case cfg.Window < 0 || cfg.Sinks < 0:
 		return nil, fmt.Errorf("kvcache: window %d and sinks %d must not be negative", cfg.Window, cfg.Sinks)
 	}
+	if err := checkMixed(cfg); err != nil {
+		return nil, err
+	}
 	if cfg.KGain == 0 {
 		cfg.KGain = 1
 	}
@@ -99,24 +108,39 @@ func New(cfg Config) (*Cache, error) {
 	// No cell lies past MaxCells, so a longer window or more sinks would only hold memory.
 	ocfg := cfg
 	ocfg.Window, ocfg.Sinks = min(cfg.Window, cfg.MaxCells), min(cfg.Sinks, cfg.MaxCells)
+	cells := cfg.MaxCells
+	if cfg.Recent > 0 {
+		cells, _, _ = mixedGeometry(cfg)
+	}
 	for l := 0; l < cfg.Layers; l++ {
 		ly := &layer{}
 		for h := 0; h < cfg.KVHeads; h++ {
-			ks, err := newStore(cfg.Pair.K, cfg.HeadDimK, cfg, l, h, true)
+			ks, err := newStore(cfg.Pair.K, cfg.HeadDimK, cfg, cells, l, h, true)
 			if err != nil {
 				return nil, fmt.Errorf("kvcache: K: %w", err)
 			}
-			vs, err := newStore(cfg.Pair.V, cfg.HeadDimV, cfg, l, h, false)
+			vs, err := newStore(cfg.Pair.V, cfg.HeadDimV, cfg, cells, l, h, false)
 			if err != nil {
 				return nil, fmt.Errorf("kvcache: V: %w", err)
 			}
 			ly.k, ly.v = append(ly.k, ks), append(ly.v, vs)
 		}
-		if cfg.Window > 0 || cfg.Sinks > 0 {
+		switch {
+		case cfg.Recent > 0:
+			var err error
+			if ly.mx, err = newMixed(cfg); err != nil {
+				return nil, fmt.Errorf("kvcache: f16 window: %w", err)
+			}
+		case cfg.Window > 0 || cfg.Sinks > 0:
 			ly.ov = newOverlay(ocfg)
 		}
 		for h := range ly.k {
-			ly.keysPre, ly.valsPre = append(ly.keysPre, ly.k[h]), append(ly.valsPre, ly.v[h])
+			switch {
+			case ly.mx != nil:
+				ly.keysPre, ly.valsPre = append(ly.keysPre, &mixedKeys{ly: ly, head: h}), append(ly.valsPre, &mixedValues{ly: ly, head: h})
+			default:
+				ly.keysPre, ly.valsPre = append(ly.keysPre, ly.k[h]), append(ly.valsPre, ly.v[h])
+			}
 			if ly.ov != nil {
 				ly.keysDec = append(ly.keysDec, &overlayKeys{base: ly.k[h], ov: ly.ov, head: h, ly: ly})
 				ly.valsDec = append(ly.valsDec, &overlayValues{base: ly.v[h], ov: ly.ov, head: h, ly: ly})
@@ -130,7 +154,8 @@ func New(cfg Config) (*Cache, error) {
 	return c, nil
 }
 
-func newStore(f kvq.Format, d int, cfg Config, l, h int, isK bool) (store, error) {
+// newStore makes one head's K or V store of cells cells.
+func newStore(f kvq.Format, d int, cfg Config, cells, l, h int, isK bool) (store, error) {
 	if f.Grouped() {
 		if !isK {
 			return nil, fmt.Errorf("%w: %s stores K only", kvq.ErrUnsupported, f)
@@ -145,7 +170,7 @@ func newStore(f kvq.Format, d int, cfg Config, l, h int, isK bool) (store, error
 	if err != nil {
 		return nil, err
 	}
-	s := &rowStore{RowStore: attn.NewRowStore(c, make([]byte, cfg.MaxCells*c.RowBytes()), 0)}
+	s := &rowStore{RowStore: attn.NewRowStore(c, make([]byte, cells*c.RowBytes()), 0)}
 	if cal, ok := c.(kvq.Calibrator); ok && isK {
 		s.cal = cal
 	}
@@ -185,6 +210,11 @@ func (c *Cache) Write(layer int, k, v []float32, n int) error {
 	if cap(c.rowsK) < n*dk || cap(c.rowsV) < n*dv {
 		c.rowsK, c.rowsV = make([]float32, n*dk), make([]float32, n*dv)
 	}
+	if ly.mx != nil {
+		ly.mx.write(ly, pos, k, v, n)
+		ly.written = pos + n
+		return nil
+	}
 	rowsK, rowsV := c.rowsK[:n*dk], c.rowsV[:n*dv]
 	for h := 0; h < hn; h++ {
 		for i := 0; i < n; i++ {
@@ -218,7 +248,8 @@ func (c *Cache) Commit(n int) error {
 
 // Keys returns one reader per KV head over every cell written to the layer. With decode set
 // and an overlay configured, the sink and window cells read their exact f16 copies; without
-// it every cell reads the quantized store (prefill, as seed 003's engine does). The readers
+// it every cell reads the quantized store (prefill, as seed 003's engine does). A mixed cache
+// (Recent) reads its f16 cells in both cases: they are nowhere else. The readers
 // are owned by the cache: valid until the next Write, Truncate or Reset, and not to be
 // modified.
 func (c *Cache) Keys(layer int, decode bool) []attn.Keys {
@@ -242,6 +273,9 @@ func (c *Cache) Rows(layer int, decode bool) (k, v []attn.Rows) {
 	ly := c.layers[layer]
 	for h := range ly.k {
 		var kr, vr attn.Rows = ly.k[h], ly.v[h]
+		if ly.mx != nil {
+			kr, vr = mixedRows{ly: ly, head: h, isK: true}, mixedRows{ly: ly, head: h}
+		}
 		if decode && ly.ov != nil {
 			kr = overlayRows{base: kr, ov: ly.ov, head: h, ly: ly, isK: true}
 			vr = overlayRows{base: vr, ov: ly.ov, head: h, ly: ly}
@@ -273,6 +307,13 @@ func (c *Cache) Truncate(n int) error {
 		if n >= ly.written {
 			continue
 		}
+		if ly.mx != nil {
+			if err := ly.mx.truncate(ly, n); err != nil {
+				return err
+			}
+			ly.written = n
+			continue
+		}
 		for h := range ly.k {
 			if err := ly.k[h].truncate(n); err != nil {
 				return err
@@ -301,6 +342,9 @@ func (c *Cache) Reset() {
 		if ly.ov != nil {
 			ly.ov.truncate(0)
 		}
+		if ly.mx != nil {
+			ly.mx.reset()
+		}
 		ly.written = 0
 	}
 	c.n = 0
@@ -315,6 +359,9 @@ func (c *Cache) Bytes() int64 {
 		}
 		if ly.ov != nil {
 			b += ly.ov.bytes()
+		}
+		if ly.mx != nil {
+			b += ly.mx.bytes()
 		}
 	}
 	return b

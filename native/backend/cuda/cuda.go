@@ -13,6 +13,7 @@ import (
 	"github.com/kvlab/kvlab/native/cuda/engine"
 	"github.com/kvlab/kvlab/native/gguf"
 	"github.com/kvlab/kvlab/native/kvcache"
+	"github.com/kvlab/kvlab/native/kvq"
 	"github.com/kvlab/kvlab/native/model"
 )
 
@@ -102,6 +103,9 @@ type Model struct {
 
 // NewCache allocates a device cache.
 func (m *Model) NewCache(cfg kvcache.Config) (backend.Cache, error) {
+	if cfg.Recent > 0 {
+		return nil, fmt.Errorf("cuda: %w: the f16 recent window over a quantized tail runs on the CPU only", kvq.ErrUnsupported)
+	}
 	m.b.mu.Lock()
 	defer m.b.mu.Unlock()
 	c, err := m.b.eng.NewCache(cfg)

@@ -1,0 +1,342 @@
+package kvcache
+
+import (
+	"fmt"
+
+	"github.com/kvlab/kvlab/native/attn"
+	"github.com/kvlab/kvlab/native/kvq"
+)
+
+// Position-axis mixed KV (Config.Recent > 0): an f16 recent window ⊕ a quantized tail. Unlike
+// the overlay (Window), whose f16 copies sit on top of a store that holds every cell, here a
+// cell lives in exactly one place:
+//
+//	cells [0, Sinks)        f16 only (the attention sinks, never quantized)
+//	cells [Sinks, q)        the quantized tail: the layer's stores, cell c at row c − Sinks
+//	cells [q, written)      f16 only, in a ring of Recent + MixedBatch(Recent) slots
+//
+// A fresh cell is written in f16 and never encoded in the hot path. When the ring would overflow,
+// every cell but the most recent Recent leaves it in one batch: those cells are quantized once
+// (from their f16 values, or from the written values for cells of the same write that never
+// entered the ring) into the tail. So the most recent Recent cells always read exact f16 and at
+// most MixedBatch(Recent) more wait for their batch; both prefill and decode read the same
+// cells (there is no second copy to choose from).
+//
+// Truncating below q keeps the tail's quantized cells (their f16 values are gone): the window
+// refills from the next written cell.
+
+// MixedBatch is how many cells past the window the f16 ring holds before they are quantized
+// together: recent/8, at least 1 and at most 32. It is kept small so that the ring's slack
+// (MixedBatch f16 cells) costs less than the window's cells would in the quantized format, which
+// is what the overlay (Window) spends on top of its f16 copies.
+func MixedBatch(recent int) int {
+	if recent <= 0 {
+		return 0
+	}
+	return min(max(recent/8, 1), 32)
+}
+
+// mixedGeometry is the tail capacity, ring slots and sink cells of a mixed cache.
+func mixedGeometry(cfg Config) (tail, ring, sinks int) {
+	sinks = min(cfg.Sinks, cfg.MaxCells)
+	ring = min(cfg.Recent+MixedBatch(cfg.Recent), cfg.MaxCells-sinks)
+	tail = max(cfg.MaxCells-sinks-cfg.Recent, 0)
+	return tail, ring, sinks
+}
+
+// mixed is one layer's f16 parts and the tail's boundary.
+type mixed struct {
+	sinks, recent, ring int
+	sinkK, sinkV        []*attn.RowStore // per head, f16, cell c at row c
+	ringK, ringV        []*attn.RowStore // per head, f16, cell c at row c % ring
+	q                   int              // cells [sinks, q) are in the tail
+	stK, stV            []float32        // eviction staging, reused
+	dk, dv, hn          int
+}
+
+func newMixed(cfg Config) (*mixed, error) {
+	_, ring, sinks := mixedGeometry(cfg)
+	m := &mixed{sinks: sinks, recent: cfg.Recent, ring: ring, q: sinks, dk: cfg.HeadDimK, dv: cfg.HeadDimV, hn: cfg.KVHeads}
+	ck, err := kvq.NewCodec(kvq.F16, cfg.HeadDimK, kvq.CodecOptions{})
+	if err != nil {
+		return nil, err
+	}
+	cv, err := kvq.NewCodec(kvq.F16, cfg.HeadDimV, kvq.CodecOptions{})
+	if err != nil {
+		return nil, err
+	}
+	for h := 0; h < cfg.KVHeads; h++ {
+		m.sinkK = append(m.sinkK, attn.NewRowStore(ck, make([]byte, sinks*ck.RowBytes()), sinks))
+		m.sinkV = append(m.sinkV, attn.NewRowStore(cv, make([]byte, sinks*cv.RowBytes()), sinks))
+		m.ringK = append(m.ringK, attn.NewRowStore(ck, make([]byte, ring*ck.RowBytes()), ring))
+		m.ringV = append(m.ringV, attn.NewRowStore(cv, make([]byte, ring*cv.RowBytes()), ring))
+	}
+	return m, nil
+}
+
+func (m *mixed) bytes() int64 {
+	var b int64
+	for h := range m.sinkK {
+		b += int64(len(m.sinkK[h].Data) + len(m.sinkV[h].Data) + len(m.ringK[h].Data) + len(m.ringV[h].Data))
+	}
+	return b
+}
+
+// f16Row is cell c's f16 store and row (c must be a sink or in the ring).
+func (m *mixed) f16Row(c int, isK bool, h int) (*attn.RowStore, int) {
+	if c < m.sinks {
+		if isK {
+			return m.sinkK[h], c
+		}
+		return m.sinkV[h], c
+	}
+	if isK {
+		return m.ringK[h], c % m.ring
+	}
+	return m.ringV[h], c % m.ring
+}
+
+// write stores n cells at pos (k, v cell-major as Cache.Write takes them): sinks and ring
+// cells in f16, and the batch leaving the ring quantized into the layer's stores.
+func (m *mixed) write(ly *layer, pos int, k, v []float32, n int) {
+	end := pos + n
+	q := m.q
+	if end-q > m.ring {
+		q = end - m.recent // every cell but the most recent Recent leaves the ring
+	}
+	rk, rv := m.hn*m.dk, m.hn*m.dv
+	if q > m.q {
+		// The batch [m.q, q): from the ring where written before, else from this write.
+		cnt := q - m.q
+		if cap(m.stK) < cnt*m.dk || cap(m.stV) < cnt*m.dv {
+			m.stK, m.stV = make([]float32, cnt*m.dk), make([]float32, cnt*m.dv)
+		}
+		sk, sv := m.stK[:cnt*m.dk], m.stV[:cnt*m.dv]
+		for h := 0; h < m.hn; h++ {
+			for i := 0; i < cnt; i++ {
+				c := m.q + i
+				if c < pos {
+					s, r := m.f16Row(c, true, h)
+					s.Row(sk[i*m.dk:(i+1)*m.dk], r)
+					s, r = m.f16Row(c, false, h)
+					s.Row(sv[i*m.dv:(i+1)*m.dv], r)
+					continue
+				}
+				j := c - pos
+				copy(sk[i*m.dk:(i+1)*m.dk], k[j*rk+h*m.dk:j*rk+(h+1)*m.dk])
+				copy(sv[i*m.dv:(i+1)*m.dv], v[j*rv+h*m.dv:j*rv+(h+1)*m.dv])
+			}
+			ly.k[h].write(m.q-m.sinks, sk, cnt)
+			ly.v[h].write(m.q-m.sinks, sv, cnt)
+		}
+		m.q = q
+		for h := 0; h < m.hn; h++ {
+			ly.k[h].setLen(q - m.sinks)
+			ly.v[h].setLen(q - m.sinks)
+		}
+	}
+	for i := 0; i < n; i++ {
+		c := pos + i
+		if c >= m.sinks && c < m.q {
+			continue // went straight to the tail
+		}
+		for h := 0; h < m.hn; h++ {
+			s, r := m.f16Row(c, true, h)
+			encodeF16(s, r, k[i*rk+h*m.dk:i*rk+(h+1)*m.dk])
+			s, r = m.f16Row(c, false, h)
+			encodeF16(s, r, v[i*rv+h*m.dv:i*rv+(h+1)*m.dv])
+		}
+	}
+}
+
+func encodeF16(s *attn.RowStore, r int, x []float32) {
+	rb := s.Codec.RowBytes()
+	s.Codec.Encode(s.Data[r*rb:(r+1)*rb], x)
+}
+
+// truncate forgets cells ≥ n of the layer's tail and ring.
+func (m *mixed) truncate(ly *layer, n int) error {
+	if n >= m.q {
+		return nil
+	}
+	q := max(n, m.sinks)
+	for h := range ly.k {
+		if err := ly.k[h].truncate(q - m.sinks); err != nil {
+			return err
+		}
+		if err := ly.v[h].truncate(q - m.sinks); err != nil {
+			return err
+		}
+	}
+	m.q = q
+	return nil
+}
+
+func (m *mixed) reset() { m.q = m.sinks }
+
+// segments splits cells [lo, hi) into the runs each store reads, in order: fn gets the store
+// (nil for the tail), the row of cell a there, and the run [a, b).
+func (m *mixed) segments(lo, hi int, isK bool, h int, fn func(s *attn.RowStore, row, a, b int)) {
+	for c := lo; c < hi; {
+		switch {
+		case c < m.sinks:
+			b := min(hi, m.sinks)
+			s, r := m.f16Row(c, isK, h)
+			fn(s, r, c, b)
+			c = b
+		case c < m.q:
+			b := min(hi, m.q)
+			fn(nil, c-m.sinks, c, b)
+			c = b
+		default:
+			r := c % m.ring
+			b := min(hi, c+m.ring-r) // up to the ring's end
+			s, _ := m.f16Row(c, isK, h)
+			fn(s, r, c, b)
+			c = b
+		}
+	}
+}
+
+// mixedKeys reads one head's K of a mixed layer. Its prepared query is the tail store's
+// prepared query followed by the raw query, which the f16 rows dot against.
+type mixedKeys struct {
+	ly   *layer
+	head int
+}
+
+func (k *mixedKeys) base() store   { return k.ly.k[k.head] }
+func (k *mixedKeys) Len() int      { return k.ly.written }
+func (k *mixedKeys) QueryLen() int { return k.base().QueryLen() + k.ly.mx.dk }
+
+func (k *mixedKeys) Prepare(dst, q []float32) []float32 {
+	ql := k.base().QueryLen()
+	k.base().Prepare(dst[:ql], q)
+	copy(dst[ql:ql+k.ly.mx.dk], q)
+	return dst[:ql+k.ly.mx.dk]
+}
+
+func (k *mixedKeys) Scores(pq []float32, lo int, out []float32) {
+	ql := k.base().QueryLen()
+	k.ly.mx.segments(lo, lo+len(out), true, k.head, func(s *attn.RowStore, row, a, b int) {
+		if s == nil {
+			k.base().Scores(pq[:ql], row, out[a-lo:b-lo])
+			return
+		}
+		s.Scores(pq[ql:], row, out[a-lo:b-lo])
+	})
+}
+
+// ScoresMulti is attn.MultiKeys: each store's multi-query path over its cells, the n prepared
+// queries' two parts gathered contiguous.
+func (k *mixedKeys) ScoresMulti(pq []float32, n, lo int, out []float32) {
+	bql, dk := k.base().QueryLen(), k.ly.mx.dk
+	ql := bql + dk
+	bp := getGather(n * ql)
+	defer gathers.Put(bp)
+	bq, rq := (*bp)[:n*bql], (*bp)[n*bql:]
+	for h := 0; h < n; h++ {
+		copy(bq[h*bql:(h+1)*bql], pq[h*ql:h*ql+bql])
+		copy(rq[h*dk:(h+1)*dk], pq[h*ql+bql:(h+1)*ql])
+	}
+	m := len(out) / n
+	k.ly.mx.segments(lo, lo+m, true, k.head, func(s *attn.RowStore, row, a, b int) {
+		if s == nil {
+			attn.MultiScores(k.base(), bq, n, row, out[(a-lo)*n:(b-lo)*n])
+			return
+		}
+		s.ScoresMulti(rq, n, row, out[(a-lo)*n:(b-lo)*n])
+	})
+}
+
+// mixedValues reads one head's V of a mixed layer. Its accumulator is the tail store's followed
+// by a value-domain accumulator for the f16 rows.
+type mixedValues struct {
+	ly   *layer
+	head int
+}
+
+func (v *mixedValues) base() store { return v.ly.v[v.head] }
+func (v *mixedValues) Len() int    { return v.ly.written }
+func (v *mixedValues) AccLen() int { return v.base().AccLen() + v.ly.mx.dv }
+
+func (v *mixedValues) Accumulate(acc []float32, w []float32, lo int) {
+	al := v.base().AccLen()
+	v.ly.mx.segments(lo, lo+len(w), false, v.head, func(s *attn.RowStore, row, a, b int) {
+		if s == nil {
+			v.base().Accumulate(acc[:al], w[a-lo:b-lo], row)
+			return
+		}
+		s.Accumulate(acc[al:], w[a-lo:b-lo], row)
+	})
+}
+
+// AccumulateMulti is attn.MultiValues: each store's multi-query path, the n accumulators' two
+// parts gathered contiguous and put back.
+func (v *mixedValues) AccumulateMulti(acc []float32, n int, w []float32, lo int) {
+	bal, dv := v.base().AccLen(), v.ly.mx.dv
+	al := bal + dv
+	bp := getGather(n * al)
+	defer gathers.Put(bp)
+	ba, ra := (*bp)[:n*bal], (*bp)[n*bal:]
+	for h := 0; h < n; h++ {
+		copy(ba[h*bal:(h+1)*bal], acc[h*al:h*al+bal])
+		copy(ra[h*dv:(h+1)*dv], acc[h*al+bal:(h+1)*al])
+	}
+	m := len(w) / n
+	v.ly.mx.segments(lo, lo+m, false, v.head, func(s *attn.RowStore, row, a, b int) {
+		if s == nil {
+			attn.MultiAccumulate(v.base(), ba, n, w[(a-lo)*n:(b-lo)*n], row)
+			return
+		}
+		s.AccumulateMulti(ra, n, w[(a-lo)*n:(b-lo)*n], row)
+	})
+	for h := 0; h < n; h++ {
+		copy(acc[h*al:h*al+bal], ba[h*bal:(h+1)*bal])
+		copy(acc[h*al+bal:(h+1)*al], ra[h*dv:(h+1)*dv])
+	}
+}
+
+func (v *mixedValues) Finish(dst, acc []float32) {
+	al := v.base().AccLen()
+	v.base().Finish(dst, acc[:al])
+	for i, x := range acc[al:] {
+		dst[i] += x
+	}
+}
+
+// mixedRows is the reference reader of a mixed layer.
+type mixedRows struct {
+	ly   *layer
+	head int
+	isK  bool
+}
+
+func (r mixedRows) Len() int { return r.ly.written }
+
+func (r mixedRows) Row(dst []float32, i int) {
+	m := r.ly.mx
+	if i >= m.sinks && i < m.q {
+		if r.isK {
+			r.ly.k[r.head].Row(dst, i-m.sinks)
+		} else {
+			r.ly.v[r.head].Row(dst, i-m.sinks)
+		}
+		return
+	}
+	s, row := m.f16Row(i, r.isK, r.head)
+	s.Row(dst, row)
+}
+
+// checkMixed validates the mixed settings of cfg.
+func checkMixed(cfg Config) error {
+	switch {
+	case cfg.Recent < 0:
+		return fmt.Errorf("kvcache: recent window %d must not be negative", cfg.Recent)
+	case cfg.Recent > 0 && cfg.Window > 0:
+		return fmt.Errorf("kvcache: an f16 recent window (%d cells, quantized tail) and an f16 overlay window (%d cells) do not combine: pick one", cfg.Recent, cfg.Window)
+	case cfg.Recent > 0 && cfg.Pair.K.Grouped():
+		return fmt.Errorf("kvcache: %w: %s with an f16 recent window", kvq.ErrUnsupported, cfg.Pair.K)
+	}
+	return nil
+}
