@@ -72,9 +72,11 @@ type Determinism struct {
 
 // ArmResult is one arm's measurements against the reference.
 type ArmResult struct {
-	Arm    string  `json:"arm"`
-	Pair   string  `json:"pair"`
-	Window int     `json:"window,omitempty"`
+	Arm    string `json:"arm"`
+	Pair   string `json:"pair"`
+	Window int    `json:"window,omitempty"`
+	// Recent is the mixed cache's f16 recent window (the tail only quantized).
+	Recent int     `json:"recent,omitempty"`
 	Sinks  int     `json:"sinks,omitempty"`
 	KGain  float32 `json:"k_gain,omitempty"`
 	// Decode compares the teacher-forced decode rows: the arm fed the reference continuation

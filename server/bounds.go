@@ -54,6 +54,9 @@ func checkArmBounds(arms []lab.Arm, ctx int) error {
 		if err := limits.Overlay("window", a.Window, "sinks", a.Sinks, ctx); err != nil {
 			return badRequest("arms", "arms: %s: %v", a.String(), err)
 		}
+		if err := limits.Int("recent window", int64(a.Recent), 0, int64(ctx), "the context"); err != nil {
+			return badRequest("arms", "arms: %s: %v", a.String(), err)
+		}
 	}
 	return nil
 }
@@ -65,7 +68,7 @@ func (s *Server) checkABMemory(p abPlan, ctx int) error {
 	need := 2 * kvcache.EstimateBytes(geo)
 	for _, a := range p.arms {
 		c := geo
-		c.Pair, c.Window, c.Sinks = a.Pair, a.Window, a.Sinks
+		c.Pair, c.Window, c.Recent, c.Sinks = a.Pair, a.Window, a.Recent, a.Sinks
 		need = limits.Add(need, kvcache.EstimateBytes(c))
 	}
 	mem, err := s.cfg.Memory()

@@ -80,8 +80,9 @@ overlay and q2k K gain) against an f16 cache on the same tokens, four ways:
 A second f16 run must reproduce the first bit for bit (KL exactly 0); the command checks it
 and fails when it does not. The text is --text FILE, --prompt TEXT, or a built-in
 TinyStories-style story. Arms are comma-separated; an arm may carry its own overlay and gain
-as +wN (window), +sN (sinks), +gB (K gain), e.g. q2k+w64+s8+g1.1; --kv-window, --kv-sink and
---k-gain set them for arms that don't. Every run is stored in the run history (see 'kvlab
+as +wN (overlay window: f16 copies over the quantized cache), +pN (the most recent N cells
+only in f16 over a quantized tail), +sN (sinks), +gB (K gain), e.g. q2k+w64+s8+g1.1 or
+q4_0+p64+s8; --kv-window, --kv-sink and --k-gain set them for arms that don't. Every run is stored in the run history (see 'kvlab
 runs'); --db or $KVLAB_DB pick the database.`,
 		Example: `  kvlab ab --model ../shared/models/kvlab-tiny-64.gguf
   kvlab ab --model model.gguf --arms f16,q8_0,q4_0 --text doc.txt --ctx 1024 --n 128 --json
@@ -361,7 +362,7 @@ func printAB(w io.Writer, o *abOutput) error {
 	s := rep.Settings
 	fmt.Fprintf(w, "ctx %d: prompt %d tokens + %d teacher-forced decode positions; text %d tokens\n\n",
 		s.Ctx, s.PromptTokens, s.N, s.TextTokens)
-	t := table{header: []string{"arm", "B/token", "decode KL", "p99", "decode top-1", "prompt KL", "prompt top-1", "PPL",
+	t := table{header: []string{"arm", "B/token", "KV KiB", "decode KL", "p99", "decode top-1", "prompt KL", "prompt top-1", "PPL",
 		"attn err", "needle", "prefill t/s", "decode t/s"}}
 	for _, a := range rep.Arms {
 		ppl := "-"
@@ -369,7 +370,7 @@ func printAB(w io.Writer, o *abOutput) error {
 			ppl = fmt.Sprintf("%.3f", a.PPL)
 		}
 		needle := a.Needle.String()
-		t.add(a.Arm, fmt.Sprintf("%.0f", a.BytesPerToken), fmt.Sprintf("%.5f", a.Decode.KLMean),
+		t.add(a.Arm, fmt.Sprintf("%.0f", a.BytesPerToken), fmt.Sprintf("%.1f", float64(a.KVBytes)/1024), fmt.Sprintf("%.5f", a.Decode.KLMean),
 			fmt.Sprintf("%.4f", a.Decode.KLP99), pct(a.Decode.Top1), fmt.Sprintf("%.5f", a.Prompt.KLMean),
 			pct(a.Prompt.Top1), ppl, pct(a.AttnErrMean), needle, fmt.Sprintf("%.0f", a.PrefillTPS),
 			fmt.Sprintf("%.0f", a.DecodeTPS))
@@ -396,7 +397,8 @@ func printAB(w io.Writer, o *abOutput) error {
 		q = "key proxy (the model does not report its queries): continuation keys scaled to a score std of 2.5, over the prompt cells"
 	}
 	fmt.Fprintf(w, "attn err: mean over layers; queries: %s\n", q)
-	fmt.Fprintln(w, "KL in nats per position; B/token: K+V bytes of one cell over all layers (overlay excluded)")
+	fmt.Fprintln(w, "KL in nats per position; B/token: K+V bytes of one cell over all layers in the pair (f16 copies excluded);")
+	fmt.Fprintf(w, "KV KiB: the cache's exact memory at %d cells (+w: the pair for every cell and f16 copies; +p: f16 recent cells and sinks, the pair for the rest)\n", s.Ctx)
 	if o.ID > 0 {
 		fmt.Fprintf(w, "stored as run %d in %s\n", o.ID, o.DB)
 	}

@@ -605,7 +605,7 @@ func (r *abRunner) decodeAll(det int, extra bool) ([]*forced, error) {
 
 // decodeResult is an arm's result from its decode run alone.
 func (r *abRunner) decodeResult(a Arm, run *forced) ArmResult {
-	res := ArmResult{Arm: a.String(), Pair: a.Pair.String(), Window: a.Window, Sinks: a.Sinks, KGain: a.KGain}
+	res := ArmResult{Arm: a.String(), Pair: a.Pair.String(), Window: a.Window, Recent: a.Recent, Sinks: a.Sinks, KGain: a.KGain}
 	if res.KGain == 1 {
 		res.KGain = 0
 	}

@@ -26,6 +26,8 @@ func TestParseArm(t *testing.T) {
 		{"q2k+g1.1", Arm{Pair: kvq.Pair{K: kvq.Q2K, V: kvq.Q4_0}, Window: 64, Sinks: 8, KGain: 1.1}, "q2k+w64+s8+g1.1"},
 		{"q8_0/q4_0+w0+s0", Arm{Pair: kvq.Pair{K: kvq.Q8_0, V: kvq.Q4_0}, KGain: 1}, "q8_0/q4_0"},
 		{" f16 +w32", Arm{Pair: kvq.Pair{K: kvq.F16, V: kvq.F16}, Window: 32, Sinks: 8, KGain: 1}, "f16+w32+s8"},
+		{"q4_0+p256", Arm{Pair: kvq.Pair{K: kvq.Q4_0, V: kvq.Q4_0}, Recent: 256, Sinks: 8, KGain: 1}, "q4_0+p256+s8"},
+		{"q4_0+p64+s0", Arm{Pair: kvq.Pair{K: kvq.Q4_0, V: kvq.Q4_0}, Recent: 64, KGain: 1}, "q4_0+p64"},
 	} {
 		t.Run(tc.spec, func(t *testing.T) {
 			a, err := ParseArm(tc.spec, def)
@@ -41,7 +43,7 @@ func TestParseArm(t *testing.T) {
 			}
 		})
 	}
-	for _, bad := range []string{"q9_0", "q4_0+x3", "q4_0+w", "q4_0+w-1", "q4_0+gabc", "q4_0/q2k", "q4_0+g-1"} {
+	for _, bad := range []string{"q9_0", "q4_0+x3", "q4_0+w", "q4_0+w-1", "q4_0+w8+p8", "q4_0+p-3", "q4_0+p", "q4_0+gabc", "q4_0/q2k", "q4_0+g-1"} {
 		if _, err := ParseArm(bad, ArmDefaults{}); err == nil {
 			t.Errorf("ParseArm(%q) accepted", bad)
 		}

@@ -11,10 +11,13 @@ import (
 )
 
 // Arm is one KV-cache configuration an A/B run measures against the f16 reference: a format
-// pair and seed 003's FP16 window + sinks overlay and q2k K gain.
+// pair, and either the FP16 window + sinks overlay (Window: f16 copies over a cache that holds
+// every cell quantized) or the position-axis mixed cache (Recent: the most recent cells and the
+// sinks only in f16, the tail only in the pair), and q2k's K gain.
 type Arm struct {
 	Pair   kvq.Pair `json:"-"`
 	Window int      `json:"window,omitempty"`
+	Recent int      `json:"recent,omitempty"`
 	Sinks  int      `json:"sinks,omitempty"`
 	// KGain is q2k's K reconstruction gain B; 0 and 1 both mean none.
 	KGain float32 `json:"k_gain,omitempty"`
@@ -26,12 +29,15 @@ type ArmDefaults struct {
 	KGain         float32
 }
 
-// String is the arm's spec, which ParseArm reads back: the pair, then "+w" window, "+s" sinks
-// and "+g" gain when set ("q2k+w64+s8+g1.1").
+// String is the arm's spec, which ParseArm reads back: the pair, then "+w" window or "+p"
+// recent window, "+s" sinks and "+g" gain when set ("q2k+w64+s8+g1.1", "q4_0+p256+s8").
 func (a Arm) String() string {
 	s := a.Pair.String()
 	if a.Window > 0 {
 		s += "+w" + strconv.Itoa(a.Window)
+	}
+	if a.Recent > 0 {
+		s += "+p" + strconv.Itoa(a.Recent)
 	}
 	if a.Sinks > 0 {
 		s += "+s" + strconv.Itoa(a.Sinks)
@@ -43,18 +49,22 @@ func (a Arm) String() string {
 }
 
 // plain reports whether the arm has no overlay and no gain.
-func (a Arm) plain() bool { return a.Window == 0 && a.Sinks == 0 && (a.KGain == 0 || a.KGain == 1) }
+func (a Arm) plain() bool {
+	return a.Window == 0 && a.Recent == 0 && a.Sinks == 0 && (a.KGain == 0 || a.KGain == 1)
+}
 
 // cacheConfig applies the arm to a cache configuration of the model's geometry.
 func (a Arm) cacheConfig(base kvcache.Config, cells int, seed uint64) kvcache.Config {
 	cfg := base
 	cfg.Pair, cfg.MaxCells = a.Pair, cells
-	cfg.Window, cfg.Sinks, cfg.KGain, cfg.Seed = a.Window, a.Sinks, a.KGain, seed
+	cfg.Window, cfg.Recent, cfg.Sinks, cfg.KGain, cfg.Seed = a.Window, a.Recent, a.Sinks, a.KGain, seed
 	return cfg
 }
 
 // ParseArm reads one arm spec: a pair ("q8_0", "q8_0/q4_0", "q2k") optionally followed by
-// "+wN" (window cells), "+sN" (sink cells) and "+gB" (K gain); options left out take def.
+// "+wN" (overlay window cells) or "+pN" (recent f16 cells over a quantized tail), "+sN" (sink
+// cells) and "+gB" (K gain); options left out take def. A "+pN" arm drops the default overlay
+// window (the two do not combine).
 func ParseArm(spec string, def ArmDefaults) (Arm, error) {
 	parts := strings.Split(strings.TrimSpace(spec), "+")
 	p, err := kvq.ParsePair(parts[0])
@@ -62,14 +72,18 @@ func ParseArm(spec string, def ArmDefaults) (Arm, error) {
 		return Arm{}, fmt.Errorf("arm %q: %w", limits.Clip(spec, 64), err)
 	}
 	a := Arm{Pair: p, Window: def.Window, Sinks: def.Sinks, KGain: def.KGain}
+	window := false // the spec names +w
 	for _, opt := range parts[1:] {
 		if len(opt) < 2 {
-			return Arm{}, fmt.Errorf("arm %q: option %q: want +wN, +sN or +gB", limits.Clip(spec, 64), limits.Clip(opt, 32))
+			return Arm{}, fmt.Errorf("arm %q: option %q: want +wN, +pN, +sN or +gB", limits.Clip(spec, 64), limits.Clip(opt, 32))
 		}
 		v := opt[1:]
 		switch opt[0] {
 		case 'w':
 			a.Window, err = strconv.Atoi(v)
+			window = true
+		case 'p':
+			a.Recent, err = strconv.Atoi(v)
 		case 's':
 			a.Sinks, err = strconv.Atoi(v)
 		case 'g':
@@ -77,11 +91,20 @@ func ParseArm(spec string, def ArmDefaults) (Arm, error) {
 			g, err = strconv.ParseFloat(v, 32)
 			a.KGain = float32(g)
 		default:
-			err = fmt.Errorf("unknown option (want +wN, +sN or +gB)")
+			err = fmt.Errorf("unknown option (want +wN, +pN, +sN or +gB)")
 		}
 		if err != nil {
 			return Arm{}, fmt.Errorf("arm %q: option %q: %w", limits.Clip(spec, 64), limits.Clip(opt, 32), err)
 		}
+	}
+	if a.Recent > 0 && !window {
+		a.Window = 0
+	}
+	if a.Recent > 0 && a.Window > 0 {
+		return Arm{}, fmt.Errorf("arm %q: +w (f16 copies over the quantized cache) and +p (recent cells only in f16) do not combine", limits.Clip(spec, 64))
+	}
+	if err := limits.Int("recent window", int64(a.Recent), 0, limits.MaxCtx, ""); err != nil {
+		return Arm{}, fmt.Errorf("arm %q: %w", limits.Clip(spec, 64), err)
 	}
 	// The context bounds window and sinks further (limits.Overlay, where it is known).
 	if err := limits.Int("window", int64(a.Window), 0, limits.MaxCtx, ""); err != nil {
