@@ -174,6 +174,9 @@ func newStore(f kvq.Format, d int, cfg Config, cells, l, h int, isK bool) (store
 	if cal, ok := c.(kvq.Calibrator); ok && isK {
 		s.cal = cal
 	}
+	if ch, ok := c.(kvq.RotationChooser); ok && !isK {
+		s.choose = ch
+	}
 	return s, nil
 }
 
@@ -373,12 +376,18 @@ type rowStore struct {
 	// cal, for K stores of rotated formats, fixes the per-channel K scales from the cells of
 	// the first write into an empty store.
 	cal kvq.Calibrator
+	// choose, for V stores of rotated formats, keeps the rotation or the identity, whichever
+	// encodes the cells of the first write into an empty store with less error.
+	choose kvq.RotationChooser
 }
 
 func (s *rowStore) write(pos int, rows []float32, n int) {
 	rb, d := s.Codec.RowBytes(), s.Codec.Dim()
 	if s.cal != nil && pos == 0 && n > 0 {
 		s.cal.Calibrate(rows[:n*d], n)
+	}
+	if s.choose != nil && pos == 0 && n > 0 {
+		s.choose.ChooseRotation(rows[:n*d], n)
 	}
 	for i := 0; i < n; i++ {
 		s.Codec.Encode(s.Data[(pos+i)*rb:(pos+i+1)*rb], rows[i*d:(i+1)*d])

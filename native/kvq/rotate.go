@@ -212,12 +212,36 @@ type rotCodec struct {
 	// inverses (exact: powers of two), mu the per-channel offsets μ (value domain) and muR the
 	// offset as stored rows see it, R·(μ/λ).
 	lam, ilam, mu, muR []float32
+	// ident, set by ChooseRotation, stores the rows unrotated (R = I): the identity measured
+	// better than every rotation on the rows it chose from.
+	ident bool
+	// base is the rotation of (Seed, Layer, Head); ChooseRotation may replace rot by one of its
+	// alternates (altRotation), drawn from opt.
+	base *rotation
+	opt  CodecOptions
+}
+
+// fwd writes dst = R·src (src when the codec chose the identity; dst may alias src).
+func (c *rotCodec) fwd(dst, src []float32) {
+	if c.ident {
+		copy(dst[:c.d], src[:c.d])
+		return
+	}
+	c.rot.apply(dst, src)
+}
+
+// back maps v to Rᵀ·v in place.
+func (c *rotCodec) back(v []float32) {
+	if !c.ident {
+		c.rot.applyT(v, v)
+	}
 }
 
 // newRotCodec wraps the codec inner of a Rotatable format in the rotation of opt.
 func newRotCodec(inner Codec, opt CodecOptions) *rotCodec {
 	d := inner.Dim()
-	c := &rotCodec{inner: inner, rot: newRotation(d, opt.Seed, opt.Layer, opt.Head), d: d}
+	c := &rotCodec{inner: inner, rot: newRotation(d, opt.Seed, opt.Layer, opt.Head), d: d, opt: opt}
+	c.base = c.rot
 	switch inner.Format() {
 	case Q4_0:
 		c.enc = func(dst []byte, y []float32) { searchedBlockRow(dst, y, 2, 8, 7, q4_0Pack) }
@@ -250,15 +274,107 @@ func (c *rotCodec) Calibrate(rows []float32, n int) {
 		}
 	}
 	if mu := ChannelMeans(rows, n, c.d); mu != nil {
-		c.mu, c.muR = mu, make([]float32, c.d)
-		copy(c.muR, mu)
-		if c.ilam != nil {
-			for i, l := range c.ilam {
-				c.muR[i] *= l
+		c.mu = mu
+		c.setMuR()
+	}
+}
+
+// setMuR computes muR = R·(μ/λ) from mu.
+func (c *rotCodec) setMuR() {
+	if c.mu == nil {
+		c.muR = nil
+		return
+	}
+	c.muR = make([]float32, c.d)
+	copy(c.muR, c.mu)
+	if c.ilam != nil {
+		for i, l := range c.ilam {
+			c.muR[i] *= l
+		}
+	}
+	c.fwd(c.muR, c.muR)
+}
+
+// RotationChooser is implemented by the rotated codecs of the Rotatable formats, whose
+// rotation may be replaced for a store: ChooseRotation encodes the n rows (n × Dim values)
+// through each candidate and keeps the one with the smallest total squared error (the earlier
+// candidate on ties). The candidates are the rotation of (Seed, Layer, Head), then, when the
+// write has at most chooseAltRows rows, chooseAlts alternate sign draws (altRotation), and last
+// the identity. Like Calibrate, a store calls it only when it holds no cells, and it must not
+// run concurrently with other calls on the codec.
+//
+// A rotation spreads each row's energy evenly over its blocks, which on average lowers a
+// blockwise quantizer's error, but on a given row it may raise it: on kvlab-tiny-64, whose V
+// rows are already Gaussian-like, the rotated q4_0 error of the first cell's V (BOS) ranges over
+// 0.55–1.8× ggml's across sign draws. With one cell that row is the attention's whole output, and
+// the BOS cell keeps a large share of the attention afterwards. Chosen on the first write, the
+// default is never worse on those rows than the unrotated searched encoder, which is never worse
+// than ggml's on any block (searchSymBlock); the alternates matter only for short first writes
+// (a prompt of a few tokens), where one row's draw decides the error.
+type RotationChooser interface {
+	ChooseRotation(rows []float32, n int)
+}
+
+const (
+	// chooseRows bounds the rows ChooseRotation encodes per candidate (evenly spaced over a
+	// longer write).
+	chooseRows = 64
+	// chooseAlts alternate rotations are tried for first writes of at most chooseAltRows rows.
+	chooseAlts, chooseAltRows = 7, 8
+)
+
+// altRotation is the k-th alternate of the rotation of (seed, layer, head): the same blocks with
+// the signs drawn from seed ⊕ mix64(0x5eed + k).
+func altRotation(d int, opt CodecOptions, k int) *rotation {
+	return newRotation(d, opt.Seed^mix64(0x5eed+uint64(k)), opt.Layer, opt.Head)
+}
+
+// ChooseRotation implements RotationChooser. The turbo tiers keep their rotation (their
+// codebooks assume rotated rows).
+func (c *rotCodec) ChooseRotation(rows []float32, n int) {
+	c.ident, c.rot = false, c.base
+	if n <= 0 || !c.inner.Format().Rotatable() || len(rows) < n*c.d {
+		c.setMuR()
+		return
+	}
+	step := max(1, n/chooseRows)
+	buf := make([]byte, c.RowBytes())
+	dec := make([]float32, c.d)
+	sqErr := func() float64 {
+		var e float64
+		for i := 0; i < n; i += step {
+			x := rows[i*c.d : (i+1)*c.d]
+			c.Encode(buf, x)
+			c.Decode(dec, buf)
+			for j, v := range x {
+				r := float64(v) - float64(dec[j])
+				e += r * r
 			}
 		}
-		c.rot.apply(c.muR, c.muR)
+		return e
 	}
+	c.setMuR()
+	best, bestRot := sqErr(), c.rot
+	for k := 0; n <= chooseAltRows && k < chooseAlts; k++ {
+		c.rot = altRotation(c.d, c.opt, k)
+		c.setMuR()
+		if e := sqErr(); e < best {
+			best, bestRot = e, c.rot
+		}
+	}
+	c.rot, c.ident = bestRot, true
+	c.setMuR()
+	if id := sqErr(); !(id < best) {
+		c.ident = false
+		c.setMuR()
+	}
+}
+
+// IsIdentityRotation reports whether the codec c stores its rows unrotated: a codec without rotation,
+// or a rotated one whose ChooseRotation picked the identity.
+func IsIdentityRotation(c Codec) bool {
+	r, ok := c.(*rotCodec)
+	return !ok || r.ident
 }
 
 // ChannelScalesOf returns the codec's per-channel K scales (nil when none are set).
@@ -292,7 +408,7 @@ func (c *rotCodec) Encode(dst []byte, src []float32) {
 			y[i] *= l
 		}
 	}
-	c.rot.apply(y, y)
+	c.fwd(y, y)
 	if c.enc != nil {
 		c.enc(dst[:c.RowBytes()], y)
 		return
@@ -309,7 +425,7 @@ func rotScratch(buf *[tq4StackDim]float32, d int) []float32 {
 
 // toValue maps a rotated-domain vector to the value domain in place: λ⊙Rᵀ·v.
 func (c *rotCodec) toValue(v []float32) {
-	c.rot.applyT(v, v)
+	c.back(v)
 	if c.lam != nil {
 		for i, l := range c.lam {
 			v[i] *= l
@@ -336,7 +452,7 @@ func (c *rotCodec) PrepareQuery(dst, q []float32) {
 		}
 		q = dst
 	}
-	c.rot.apply(dst, q)
+	c.fwd(dst, q)
 	c.inner.PrepareQuery(dst, dst)
 }
 
@@ -471,8 +587,10 @@ var searchSteps = []float32{0.9, 1}
 // max/(−lo·t) and max/(hi·t) (t in searchSteps; max the signed value of largest magnitude) the
 // nearest codes, then their least-squares scale rounded to f16 and the codes nearest it again.
 // ggml's max/−lo is the candidate t = 1, so the search never does worse than ggml's choice at
-// the same codes (up to the f16 rounding of the refit). An all-zero (or non-finite) block
-// stores d̂ = 0 and codes lo.
+// the same codes (up to the f16 rounding of the refit), and ggml's own block (its codes at the
+// unrounded scale, then the scale rounded to f16) is the first candidate, kept on ties: the
+// block's squared error is never above ggml's. An all-zero (or non-finite) block stores d̂ = 0
+// and codes lo.
 func searchSymBlock(x []float32, lo, hi int32, codes []byte) uint16 {
 	mx, amax := blockSignedMax(x)
 	for i := range codes {
@@ -518,6 +636,21 @@ func searchSymBlock(x []float32, lo, hi int32, codes []byte) uint16 {
 		if e < bestErr {
 			bestErr, bestD, best = e, h, cand
 		}
+	}
+	// ggml's own block first (its scale max/−lo, its codes and rounding, no refit), so that the
+	// search keeps ggml's bytes unless a candidate is strictly better: the block's error is
+	// never above ggml's.
+	if d := mx / -float32(lo); d != 0 {
+		id := 1 / d
+		ds := F16ToF32(F32ToF16(d))
+		var e float64
+		for i, v := range x {
+			c := blockClamp(float32(v*id)+float32(lo)+0.5, lo+hi)
+			cand[i] = c
+			r := float64(v) - float64(int32(c)-lo)*float64(ds)
+			e += r * r
+		}
+		bestErr, bestD, best = e, F32ToF16(d), cand
 	}
 	for _, t := range searchSteps {
 		try(mx / (-float32(lo) * t))
