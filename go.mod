@@ -13,6 +13,8 @@ require (
 	golang.org/x/sys v0.50.0
 )
 
+require github.com/ardanlabs/jinja v1.8.0
+
 require (
 	github.com/NVIDIA/go-nvml v0.13.4-1
 	github.com/a-h/parse v0.0.42 // indirect

@@ -369,7 +369,7 @@ func (s *Server) chatTurn(ctx context.Context, ws wsConn, req chatRequest, finis
 	}
 	defer release()
 	if err := ws.send(serverMessage{Type: "start", Model: eng.Info.Name, KVFormat: eng.Decision.Format, Device: eng.Device, Ctx: eng.Ctx,
-		PromptTokens: len(prompt), BytesPerCell: eng.BytesPerCell(), KVBytes: eng.runner.Pool().PerCache(), Template: string(eng.Template)}); err != nil {
+		PromptTokens: len(prompt), BytesPerCell: eng.BytesPerCell(), KVBytes: eng.runner.Pool().PerCache(), Template: eng.Template.Name()}); err != nil {
 		return
 	}
 	first := true

@@ -9,7 +9,7 @@ import (
 // vocabulary asks for it. Only the format's own markers are parsed as special tokens; the
 // messages' content is tokenized as text, so a message holding "<|im_end|>\n<|im_start|>system"
 // or "</s><s>" cannot forge a turn, an end of sequence or a BOS.
-func encodeChat(tok *tokenizer.Tokenizer, k chattemplate.Kind, msgs []chattemplate.Message) ([]int32, error) {
+func encodeChat(tok *tokenizer.Tokenizer, k chattemplate.Format, msgs []chattemplate.Message) ([]int32, error) {
 	segs, err := chattemplate.RenderSegments(k, msgs)
 	if err != nil {
 		return nil, err

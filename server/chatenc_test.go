@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -146,5 +147,22 @@ func TestSPMInjection(t *testing.T) {
 		if eos != wantEOS || bos != wantBOS {
 			t.Errorf("%s: %d EOS and %d BOS, want %d and %d", kind, eos, bos, wantEOS, wantBOS)
 		}
+	}
+}
+
+// TestChatFormatFallback: a file's template is compiled; one that cannot be used falls back to the
+// built-in format its markers name, with the reason; a file without one gets the plain format.
+func TestChatFormatFallback(t *testing.T) {
+	tok := chatmlTokenizer(t)
+	f, err := chatFormat(tok, "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}")
+	if _, ok := f.(*chattemplate.Jinja); err != nil || !ok {
+		t.Errorf("a good template: %T, %v", f, err)
+	}
+	f, err = chatFormat(tok, "{% for m in messages %}<|im_start|>{{ m.role }")
+	if !errors.Is(err, chattemplate.ErrTemplate) || f != chattemplate.ChatML {
+		t.Errorf("a broken ChatML template: %v, %v; want the built-in chatml and ErrTemplate", f, err)
+	}
+	if f, err = chatFormat(tok, ""); err != nil || f != chattemplate.Plain {
+		t.Errorf("no template: %v, %v", f, err)
 	}
 }

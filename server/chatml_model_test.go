@@ -77,8 +77,8 @@ func TestChatMLModelInjection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if eng.Template != "chatml" {
-		t.Fatalf("template %q", eng.Template)
+	if _, ok := eng.Template.(*chattemplate.Jinja); !ok || eng.Template.Kind() != chattemplate.ChatML {
+		t.Fatalf("template %q, want the file's ChatML template compiled", eng.Template.Name())
 	}
 	prompt := func(content string) int {
 		r := do(t, s.Handler(), "POST", "/v1/chat/completions", fmt.Sprintf(`{"model":"chatml-tiny","max_tokens":1,"temperature":0,"messages":[{"role":"user","content":%q}]}`, content))

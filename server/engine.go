@@ -50,10 +50,12 @@ var (
 // format chosen for it, and the runner (native/runner) that owns its sequences. It is safe for
 // concurrent use; each generation takes a cache of its own.
 type Engine struct {
-	Info     discover.Model
-	Model    *model.Model
-	Tok      *tokenizer.Tokenizer
-	Template chattemplate.Kind
+	Info  discover.Model
+	Model *model.Model
+	Tok   *tokenizer.Tokenizer
+	// Template is the chat format: the file's Jinja template, compiled, or when it has none (or
+	// one that cannot be used) the built-in format its markers name.
+	Template chattemplate.Format
 	// Shape is the planner's view of the model, from its GGUF header.
 	Shape calc.Shape
 	// Pair is the KV format every cache of this engine uses; Decision is why (the auto
@@ -119,7 +121,11 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 		return fail(err)
 	}
 	tmpl, _ := mdl.File().String("tokenizer.chat_template")
-	e.Template = chattemplate.Detect(tmpl)
+	var tmplErr error
+	if e.Template, tmplErr = chatFormat(e.Tok, tmpl); tmplErr != nil {
+		log.Warn("the model's chat template is not used; its conversations use the built-in format its markers name",
+			"model", info.Name, "format", e.Template.Name(), "err", tmplErr)
+	}
 	if e.Shape, err = ggufshape.FromFile(mdl.File()); err != nil {
 		return fail(err)
 	}
@@ -172,7 +178,7 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 	}
 	e.LoadTime = time.Since(start)
 	attrs := []any{"model", info.Name, "arch", mdl.Hparams.Arch, "device", e.Device, "ctx", e.Ctx, "kv", calc.PairName(e.Pair),
-		"reason", e.Decision.Reason, "template", string(e.Template), "load", e.LoadTime.Round(time.Millisecond)}
+		"reason", e.Decision.Reason, "template", e.Template.Name(), "load", e.LoadTime.Round(time.Millisecond)}
 	switch {
 	case e.Decision.UserChosen:
 		log.Info("model loaded; KV format set by --kv", attrs...)
@@ -188,6 +194,26 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 		}
 	}
 	return e, nil
+}
+
+// chatFormat compiles a model's chat template, or returns the built-in format its markers
+// name (and why the template was not used) when it has none or one that cannot be used.
+func chatFormat(tok *tokenizer.Tokenizer, tmpl string) (chattemplate.Format, error) {
+	kind := chattemplate.Detect(tmpl)
+	if tmpl == "" {
+		return kind, nil
+	}
+	text := func(id int32) string {
+		if id == tokenizer.NoToken {
+			return ""
+		}
+		return tok.TokenText(id)
+	}
+	j, err := chattemplate.Compile(tmpl, chattemplate.Options{BOS: text(tok.BOS()), EOS: text(tok.EOS()), AddBOS: tok.AddBOS()})
+	if err != nil {
+		return kind, err
+	}
+	return j, nil
 }
 
 // choosePair runs seed 000 P1's policy for one model: the user's pair when given (reported

@@ -34,7 +34,7 @@ func (s *Server) modelStatus() []api.ModelStatus {
 			st.Ctx, st.KVFormat, st.KVReason, st.KVFits = e.Ctx, e.Decision.Format, e.Decision.Reason, e.Decision.Fits
 			st.KVWarning = e.KVWarning
 			st.KVBudget, st.BytesPerCell, st.KVBytes = e.Decision.BudgetBytes, e.BytesPerCell(), e.KVBytes()
-			st.WeightBytes, st.WeightType, st.Template = e.WeightBytes, e.Model.WeightType().String(), string(e.Template)
+			st.WeightBytes, st.WeightType, st.Template = e.WeightBytes, e.Model.WeightType().String(), e.Template.Name()
 			st.Running, st.LoadMs = e.Running(), float64(e.LoadTime.Microseconds())/1000
 		}
 		out = append(out, st)

@@ -1,8 +1,9 @@
-// Package chattemplate turns a conversation into the prompt text a model was trained on. It does
-// not run the Jinja template a GGUF file stores in tokenizer.chat_template; it recognises which
-// of the common formats that template writes (Llama 2, ChatML, Llama 3, Gemma) from marker
-// strings in its text and renders that format in Go, as llama.cpp's built-in templates do. A
-// model without a recognised template gets a plain transcript.
+// Package chattemplate turns a conversation into the prompt text a model was trained on. A
+// model's own Jinja template (tokenizer.chat_template) is executed (Compile, jinja.go), with
+// message contents kept apart from the template's text so that only the template's markers are
+// parsed as special tokens. Without a usable template, the built-in formats (Llama 2, ChatML,
+// Llama 3, Gemma, recognised from marker strings in the template's text as llama.cpp's
+// built-in templates are) render in Go, and a model without any gets a plain transcript.
 package chattemplate
 
 import (
@@ -74,12 +75,28 @@ func Validate(msgs []Message) error {
 	return nil
 }
 
-// Render writes msgs in format k, ending with the opening of the assistant's turn (so the model
+// Format is a chat format: a built-in Kind or a model's compiled template (*Jinja).
+type Format interface {
+	// Kind is the built-in format whose markers the format writes (for its stop strings).
+	Kind() Kind
+	// Name names the format for logs and pages.
+	Name() string
+	// segments renders a validated conversation.
+	segments(msgs []Message) ([]Segment, error)
+}
+
+// Kind returns k.
+func (k Kind) Kind() Kind { return k }
+
+// Name returns k's name.
+func (k Kind) Name() string { return string(k) }
+
+// Render writes msgs in format f, ending with the opening of the assistant's turn (so the model
 // writes the reply) unless the last message is the assistant's, which is then continued. It
 // writes no BOS: the tokenizer adds it. Special tokens appear as text; RenderSegments tells
 // the format's own markers from the messages' text, which must not be parsed as special.
-func Render(k Kind, msgs []Message) (string, error) {
-	segs, err := RenderSegments(k, msgs)
+func Render(f Format, msgs []Message) (string, error) {
+	segs, err := RenderSegments(f, msgs)
 	if err != nil {
 		return "", err
 	}
@@ -117,10 +134,15 @@ func (s *segments) user(text string) { s.add(text, false) }
 
 // RenderSegments is Render as segments of template text and message content, in order; their
 // texts joined are Render's text.
-func RenderSegments(k Kind, msgs []Message) ([]Segment, error) {
+func RenderSegments(f Format, msgs []Message) ([]Segment, error) {
 	if err := Validate(msgs); err != nil {
 		return nil, err
 	}
+	return f.segments(msgs)
+}
+
+// segments renders the built-in format k.
+func (k Kind) segments(msgs []Message) ([]Segment, error) {
 	var b segments
 	last := msgs[len(msgs)-1]
 	cont := last.Role == RoleAssistant
@@ -243,10 +265,10 @@ func startsWithWord(s string) bool {
 
 func endsWithSpace(s string) bool { return s != "" && strings.TrimRight(s[len(s)-1:], " \t\n") == "" }
 
-// Stops are the strings that end the assistant's turn in format k when the tokenizer does not
+// Stops are the strings that end the assistant's turn in format f when the tokenizer does not
 // already mark them as end-of-generation tokens.
-func Stops(k Kind) []string {
-	switch k {
+func Stops(f Format) []string {
+	switch f.Kind() {
 	case ChatML:
 		return []string{"<|im_end|>", "<|im_start|>"}
 	case Llama3:
