@@ -63,6 +63,7 @@ type File struct {
 	index   map[string]int
 
 	data    []byte       // file bytes [DataOffset, size), nil when not mapped
+	tdata   [][]byte     // per-tensor data of an assembled File (Assemble), nil otherwise
 	release func() error // unmaps or drops data; nil when nothing is held
 	closed  bool
 }
@@ -159,7 +160,7 @@ func (f *File) Close() error {
 		return nil
 	}
 	f.closed = true
-	f.data = nil
+	f.data, f.tdata = nil, nil
 	if f.release != nil {
 		rel := f.release
 		f.release = nil
@@ -383,6 +384,8 @@ func (f *File) TensorData(name string) ([]byte, error) {
 	switch {
 	case f.closed:
 		return nil, fmt.Errorf("gguf: tensor %q: file is closed", name)
+	case f.tdata != nil:
+		return f.tdata[i], nil
 	case f.data == nil:
 		return nil, fmt.Errorf("gguf: tensor %q: no tensor data (the File came from Read; use Open)", name)
 	}
