@@ -17,7 +17,7 @@ import (
 
 // checkRunFlags bounds run's flags that need no model.
 func checkRunFlags(o runOptions) error {
-	if err := limits.RegularFile(o.model); err != nil {
+	if err := limits.ModelPath(o.model); err != nil {
 		return fmt.Errorf("--model: %w", err)
 	}
 	if err := limits.Int("--n", int64(o.n), 1, limits.MaxCtx, ""); err != nil {
@@ -75,7 +75,7 @@ func hostFits(what string, need int64) error {
 
 // checkABFlags bounds ab's flags and arms that need no model.
 func checkABFlags(o *abOptions, arms []lab.Arm) error {
-	if err := limits.RegularFile(o.Model); err != nil {
+	if err := limits.ModelPath(o.Model); err != nil {
 		return fmt.Errorf("--model: %w", err)
 	}
 	if o.Ctx != 0 {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/kvlab/kvlab/native/gguf"
+	"github.com/kvlab/kvlab/native/hf"
 	"github.com/kvlab/kvlab/native/tokenizer"
 	"github.com/spf13/cobra"
 )
@@ -101,7 +101,7 @@ stands for; --ids prints only the ids, space-separated; --json prints one docume
 
 // loadTokenizer reads the tokenizer of the GGUF file at path.
 func loadTokenizer(path string) (*tokenizer.Tokenizer, error) {
-	f, err := gguf.Open(path)
+	f, err := hf.OpenModel(path)
 	if err != nil {
 		return nil, err
 	}

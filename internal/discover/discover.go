@@ -1,4 +1,4 @@
-// Package discover finds GGUF model files where people usually keep them: kvlab's own folder
+// Package discover finds GGUF model files (and Hugging Face safetensors folders) where people usually keep them: kvlab's own folder
 // (~/.cache/kvlab/models), the Hugging Face hub cache, Ollama's model store (whose blobs are GGUF
 // files named by its manifests) and LM Studio's models folder. It reads only each file's GGUF
 // header, never its tensors.
@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/kvlab/kvlab/native/gguf"
+	"github.com/kvlab/kvlab/native/hf"
 )
 
 // Source names where a model was found.
@@ -120,6 +121,9 @@ func Find(p Places) []Model {
 		for _, f := range walkGGUF(p.Kvlab) {
 			add(plainName(p.Kvlab, f), f, SourceKvlab)
 		}
+		for _, d := range hfFolders(p.Kvlab) {
+			add(plainName(p.Kvlab, d), d, SourceKvlab)
+		}
 	}
 	if p.HuggingFace != "" {
 		for _, m := range huggingFace(p.HuggingFace) {
@@ -153,7 +157,20 @@ func uniqueNames(ms []Model) []Model {
 
 // Inspect reads the GGUF header of the file at path (only the header) and describes it; the
 // name is the file name without .gguf.
+//
+// A Hugging Face model folder (config.json + *.safetensors, native/hf) is described from its
+// config and safetensors headers; its name is the folder's name and Size the weights' bytes.
 func Inspect(path string) (Model, error) {
+	if hf.IsFolder(path) {
+		f, err := hf.Open(path)
+		if err != nil {
+			return Model{}, err
+		}
+		defer f.Close()
+		title, _ := f.String("general.name")
+		return Model{Name: filepath.Base(filepath.Clean(path)), Path: path, Source: SourceFlag, Size: f.Size(),
+			Arch: f.Architecture(), Title: title}, nil
+	}
 	if err := limits.RegularFile(path); err != nil { // before opening: a FIFO would block
 		return Model{}, err
 	}
@@ -178,6 +195,37 @@ func Inspect(path string) (Model, error) {
 		Name: strings.TrimSuffix(filepath.Base(path), ".gguf"), Path: path, Source: SourceFlag,
 		Size: st.Size(), Arch: h.Architecture(), Title: title,
 	}, nil
+}
+
+// hasSafetensors reports whether dir is a Hugging Face model folder with safetensors weights.
+func hasSafetensors(dir string) bool {
+	if !hf.IsFolder(dir) {
+		return false
+	}
+	m, _ := filepath.Glob(filepath.Join(dir, "*.safetensors"))
+	return len(m) > 0
+}
+
+// hfFolders lists the Hugging Face model folders below dir (not inside one another), at most
+// maxDepth deep, sorted.
+func hfFolders(dir string) []string {
+	var out []string
+	root := filepath.Clean(dir)
+	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		if rel, _ := filepath.Rel(root, path); strings.Count(rel, string(filepath.Separator)) >= maxDepth {
+			return filepath.SkipDir
+		}
+		if path != root && hasSafetensors(path) {
+			out = append(out, path)
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	slices.Sort(out)
+	return out
 }
 
 // isModelFile reports whether a file name is a GGUF model (not a vision projector).
@@ -256,6 +304,9 @@ func huggingFace(hub string) []Model {
 			dir := filepath.Join(snaps, rev.Name())
 			for _, f := range walkGGUF(dir) {
 				out = append(out, Model{Name: repo + "/" + plainName(dir, f), Path: f})
+			}
+			if hasSafetensors(dir) {
+				out = append(out, Model{Name: repo, Path: dir})
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kvlab/kvlab/internal/fixtures"
 	"github.com/kvlab/kvlab/native/gguf"
 )
 
@@ -99,5 +100,35 @@ func writeFile(t *testing.T, path, s string) {
 	}
 	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFindHFFolders: Hugging Face safetensors folders in the hub cache and in kvlab's folder
+// are listed, named by repo (hub) or folder path.
+func TestFindHFFolders(t *testing.T) {
+	src := fixtures.Path(t, "TinyStories-656K")
+	home := t.TempDir()
+	p := DefaultPlaces(home)
+	p.HuggingFace = filepath.Join(home, "hub")
+	link := func(dir string) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"} {
+			if err := os.Symlink(filepath.Join(src, f), filepath.Join(dir, f)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	link(filepath.Join(p.HuggingFace, "models--org--tiny", "snapshots", "abc"))
+	link(filepath.Join(p.Kvlab, "stories", "tiny-hf"))
+	got := Find(p)
+	var names []string
+	for _, m := range got {
+		names = append(names, m.Name+" "+m.Arch+" "+string(m.Source))
+	}
+	want := []string{"stories/tiny-hf llama kvlab", "org/tiny llama huggingface"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("found %q, want %q", names, want)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"unicode/utf8"
 )
@@ -205,6 +206,18 @@ func RegularFile(path string) error {
 		return fmt.Errorf("%s is %s, not a model file", path, kind)
 	}
 	return nil
+}
+
+// ModelPath checks that path names a model kvlab reads: a regular file (RegularFile) or a
+// Hugging Face model folder (a directory holding a regular config.json; native/hf reads it).
+func ModelPath(path string) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		if cst, err := os.Stat(filepath.Join(path, "config.json")); err == nil && cst.Mode().IsRegular() {
+			return nil
+		}
+		return fmt.Errorf("%s is a directory without a config.json, not a model file or Hugging Face model folder", path)
+	}
+	return RegularFile(path)
 }
 
 // Clip bounds a string quoted in a message to n bytes (on a rune boundary), marking the cut,

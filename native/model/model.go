@@ -22,6 +22,7 @@ import (
 	"sync"
 
 	"github.com/kvlab/kvlab/native/gguf"
+	"github.com/kvlab/kvlab/native/hf"
 	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/kvq"
 )
@@ -83,12 +84,13 @@ type globals struct {
 	RopeFreq []float32 `gguf:"rope_freqs.weight,optional"`
 }
 
-// Load opens the GGUF file at path and binds a model to it. The file stays open (its tensor
+// Load opens the GGUF file (or Hugging Face model folder, native/hf) at path and binds a model
+// to it. The file stays open (its tensor
 // data mapped) until Close. An architecture other than the registered ones fails with
 // ErrUnsupportedArch naming it; a missing tensor or one of the wrong shape or type fails naming
 // the tensor.
 func Load(path string, opts Options) (*Model, error) {
-	f, err := gguf.Open(path)
+	f, err := hf.OpenModel(path)
 	if err != nil {
 		return nil, err
 	}
