@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 	"github.com/kvlab/kvlab/native/backend/cpu"
 	"github.com/kvlab/kvlab/native/backends"
 	"github.com/kvlab/kvlab/native/cuda/engine"
-	"github.com/kvlab/kvlab/native/gguf"
+	"github.com/kvlab/kvlab/native/hf"
 	"github.com/kvlab/kvlab/native/kvq"
 	"github.com/kvlab/kvlab/native/model"
 	"github.com/kvlab/kvlab/native/runner"
@@ -57,18 +58,24 @@ type runResult struct {
 	Seed         uint64  `json:"seed,omitempty"`
 	Threads      int     `json:"threads"`
 	Device       string  `json:"device"` // "cpu", or "cuda: " and the GPU's name
+	// PromptIDs are the prompt's token ids (BOS included) and IDs the generated ones (an
+	// end-of-generation token excluded), to compare with other engines token for token.
+	PromptIDs []int32 `json:"prompt_ids"`
+	IDs       []int32 `json:"ids"`
 }
 
 func newRunCmd() *cobra.Command {
 	var o runOptions
 	cmd := &cobra.Command{
-		Use:   "run --model FILE.gguf [--prompt TEXT]",
+		Use:   "run --model FILE.gguf|DIR [--prompt TEXT]",
 		Short: "Generate text from a GGUF model with the KV cache in a chosen format",
-		Long: `Load a llama-family GGUF model (llama, qwen2), prefill the prompt, and generate up to --n
+		Long: `Load a llama-family GGUF model (llama, qwen2) or Hugging Face model folder (config.json,
+*.safetensors, tokenizer.json), prefill the prompt, and generate up to --n
 tokens with the KV cache stored in --kv (any format or K/V pair of 'kvlab formats'). The
 generated text streams to stdout as it comes (the prompt is not echoed); at the end the prompt
 and decode speed, the KV cache's bytes and its format go to stderr. With --json nothing streams
-and one JSON document is printed instead.
+and one JSON document is printed instead, with the prompt's and the generated token ids
+(prompt_ids, ids).
 
 The prompt is tokenized with BOS prepended (and the SentencePiece dummy-prefix space), as
 llama.cpp does. --temp 0 is greedy decoding; otherwise top-k, top-p and min-p filter the
@@ -136,7 +143,7 @@ head dimension the attention kernels take (64, 128 or 256), and says so otherwis
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.model, "model", "", "GGUF model file (llama or qwen2 architecture)")
+	f.StringVar(&o.model, "model", "", "GGUF model file, or Hugging Face model folder (llama or qwen2 architecture)")
 	f.StringVar(&o.prompt, "prompt", "", "text to continue (BOS is prepended)")
 	f.IntVarP(&o.n, "n", "n", 128, "tokens to generate at most")
 	f.StringVar(&o.kv, "kv", "f16", "KV format, or K/V pair (see 'kvlab formats')")
@@ -267,6 +274,10 @@ func runModel(ctx context.Context, o runOptions, out, errw io.Writer, progress f
 		return err
 	})
 	res.Tokens, res.Text, res.PromptTPS, res.DecodeTPS, res.KVBytes = gen.Tokens, gen.Text, gen.PromptTPS, gen.DecodeTPS, gen.KVBytes
+	res.PromptIDs, res.IDs = slices.Clone(prompt), slices.Clone(gen.Generated)
+	if res.IDs == nil {
+		res.IDs = []int32{}
+	}
 	if err != nil {
 		return res, err
 	}
@@ -296,7 +307,7 @@ func mibBar(w io.Writer, label string) func(done, total int64) {
 // checkCUDAModel reads the model's hyperparameters from its header and reports, in one
 // line, a shape the GPU forward pass does not cover (engine.CheckModel).
 func checkCUDAModel(path string) error {
-	f, err := gguf.Open(path)
+	f, err := hf.OpenModel(path)
 	if err != nil {
 		return err
 	}
