@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kvlab/kvlab/native/gguf"
+	"github.com/kvlab/kvlab/native/hf"
 	"github.com/kvlab/kvlab/native/model"
 	"github.com/kvlab/kvlab/native/tokenizer"
 	"github.com/kvlab/kvlab/plan/calc"
@@ -22,10 +23,13 @@ type inspectReport struct {
 	File         string          `json:"file"`
 	SizeBytes    int64           `json:"size_bytes"`
 	GGUFVersion  uint32          `json:"gguf_version"`
+	Format       string          `json:"format,omitempty"`
 	Architecture string          `json:"architecture"`
 	Name         string          `json:"name,omitempty"`
 	Supported    bool            `json:"supported"`
 	Unsupported  string          `json:"unsupported_reason,omitempty"`
+	Engine       string          `json:"engine"`            // "runs", or "needs …"
+	Missing      string          `json:"missing,omitempty"` // what the engine lacks for this file
 	Tensors      int             `json:"tensors"`
 	WeightTypes  map[string]int  `json:"weight_types"`
 	WeightBytes  int64           `json:"weight_bytes"`
@@ -62,19 +66,24 @@ type inspectTensor struct {
 }
 
 func newInspectCmd() *cobra.Command {
-	var asJSON, tensors, metadata bool
+	var asJSON, tensors, metadata, listArchs bool
 	var modelPath string
 	cmd := &cobra.Command{
-		Use:   "inspect --model FILE.gguf",
+		Use:   "inspect --model FILE.gguf|DIR",
 		Short: "Show a GGUF model's architecture, shapes, weight types, tokenizer and KV size per format",
 		Long: `Read a GGUF file's header and print what kvlab knows about the model: its architecture and
 whether the engine runs it, layer shapes, weight types, the tokenizer, and the KV-cache size per
 token for each format pair (computed by the same planner code as 'kvlab plan').
 
-Only the header is parsed; tensor data is not read.`,
-		Example: "  kvlab inspect --model ../shared/models/stories260K.gguf\n  kvlab inspect model.gguf --json --tensors",
+Only the header is parsed; tensor data is not read. A Hugging Face model folder (config.json,
+*.safetensors, tokenizer.json) is read as the GGUF file a converter would make of it. --archs
+lists the architectures the engine runs and, for the others, what it needs.`,
+		Example: "  kvlab inspect --model ../shared/models/stories260K.gguf\n  kvlab inspect model.gguf --json --tensors\n  kvlab inspect --archs",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if listArchs {
+				return writeArchs(cmd.OutOrStdout(), asJSON)
+			}
 			path := modelPath
 			switch {
 			case len(args) == 1 && path != "" && args[0] != path:
@@ -98,28 +107,43 @@ Only the header is parsed; tensor data is not read.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
 	cmd.Flags().BoolVar(&tensors, "tensors", false, "list every tensor")
 	cmd.Flags().BoolVar(&metadata, "metadata", false, "list every metadata key (long arrays abbreviated)")
+	cmd.Flags().BoolVar(&listArchs, "archs", false, "list the architectures: the ones the engine runs, and what it needs for the others")
 	return cmd
 }
 
 func inspect(path string, withTensors, withMetadata bool) (*inspectReport, error) {
-	if err := limits.RegularFile(path); err != nil {
+	if err := limits.ModelPath(path); err != nil {
 		return nil, err
 	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
+	var f *gguf.File
+	var size int64
+	format := ""
+	if hf.IsFolder(path) {
+		// A Hugging Face folder: read as the GGUF file the converter would write (the
+		// safetensors files are mapped, not read).
+		var err error
+		if f, err = hf.Open(path); err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		size, format = f.Size(), "Hugging Face folder"
+	} else {
+		st, err := os.Stat(path)
+		if err != nil {
+			return nil, err
+		}
+		fh, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer fh.Close()
+		if f, err = gguf.Read(fh, st.Size()); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		size = st.Size()
 	}
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	f, err := gguf.Read(fh, st.Size())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	rep := &inspectReport{File: path, SizeBytes: st.Size(), GGUFVersion: f.Version, Architecture: f.Architecture(),
-		WeightTypes: map[string]int{}}
+	rep := &inspectReport{File: path, SizeBytes: size, GGUFVersion: f.Version, Architecture: f.Architecture(),
+		WeightTypes: map[string]int{}, Format: format}
 	rep.Name, _ = f.String("general.name")
 	for _, t := range f.Tensors() {
 		rep.Tensors++
@@ -129,15 +153,26 @@ func inspect(path string, withTensors, withMetadata bool) (*inspectReport, error
 			rep.TensorList = append(rep.TensorList, inspectTensor{Name: t.Name, Type: t.Type.String(), Dims: t.Dims})
 		}
 	}
-	if hp, err := model.ReadHparams(f); err == nil {
+	rep.Missing = model.FileNeeds(f)
+	if hp, err := model.ReadHparams(f); err == nil && rep.Missing == "" {
 		// "runs it" only when run would: the same load and checks.
 		if err := runnable(path); err != nil {
 			rep.Unsupported = err.Error()
 		} else {
 			rep.Supported, rep.Hparams = true, &hp
 		}
-	} else {
+	} else if err != nil {
 		rep.Unsupported = err.Error()
+	} else {
+		rep.Unsupported = fmt.Sprintf("the engine runs %s files, but this one needs %s", rep.Architecture, rep.Missing)
+	}
+	switch {
+	case rep.Supported:
+		rep.Engine = "runs"
+	case rep.Missing != "":
+		rep.Engine = "needs " + rep.Missing
+	default:
+		rep.Engine = "does not run"
 	}
 	if rep.Tensors > 0 {
 		if shape, err := ggufshape.FromFile(f); err == nil {
@@ -168,6 +203,32 @@ func inspect(path string, withTensors, withMetadata bool) (*inspectReport, error
 	return rep, nil
 }
 
+// archRow is one line of `kvlab inspect --archs`.
+type archRow struct {
+	Architecture string `json:"architecture"`
+	Engine       string `json:"engine"` // "runs" or "needs …"
+}
+
+// writeArchs lists every architecture kvlab knows: "runs", or what the engine needs for it.
+func writeArchs(w io.Writer, asJSON bool) error {
+	var rows []archRow
+	for _, a := range model.KnownArchs() {
+		e := "runs"
+		if n := model.ArchNeeds(a); n != "" {
+			e = "needs " + n
+		}
+		rows = append(rows, archRow{a, e})
+	}
+	if asJSON {
+		return writeJSON(w, rows)
+	}
+	t := &table{header: []string{"architecture", "engine"}, left: map[int]bool{0: true, 1: true}}
+	for _, r := range rows {
+		t.add(r.Architecture, r.Engine)
+	}
+	return t.write(w)
+}
+
 // abbreviate shortens long arrays (token lists) to their length and first few items.
 func abbreviate(v any) any {
 	switch a := v.(type) {
@@ -188,7 +249,11 @@ func abbreviate(v any) any {
 }
 
 func writeInspect(w io.Writer, r *inspectReport) error {
-	fmt.Fprintf(w, "%s (%s, GGUF v%d)\n", r.File, calc.FormatBytes(r.SizeBytes), r.GGUFVersion)
+	if r.Format != "" {
+		fmt.Fprintf(w, "%s (%s, %s)\n", r.File, calc.FormatBytes(r.SizeBytes), r.Format)
+	} else {
+		fmt.Fprintf(w, "%s (%s, GGUF v%d)\n", r.File, calc.FormatBytes(r.SizeBytes), r.GGUFVersion)
+	}
 	name := r.Architecture
 	if r.Name != "" && r.Name != r.Architecture {
 		name = fmt.Sprintf("%s (%s)", r.Name, r.Architecture)
@@ -201,6 +266,8 @@ func writeInspect(w io.Writer, r *inspectReport) error {
 			hp.Layers, hp.Embd, hp.FFN, hp.Heads, hp.KVHeads, hp.HeadDimK, hp.HeadDimV, hp.Vocab)
 		fmt.Fprintf(w, "rope:       base %g, %d dims, scale %g; rms eps %g; trained context %d\n",
 			hp.RopeBase, hp.RopeDims, hp.RopeScale, hp.RMSEps, hp.Context)
+	} else if r.Missing != "" {
+		fmt.Fprintf(w, "engine:     does not run it: %s is not supported; it needs %s\n", r.Architecture, r.Missing)
 	} else if r.Architecture != "" || r.Tensors > 0 {
 		fmt.Fprintf(w, "engine:     does not run it: %s\n", r.Unsupported)
 	}

@@ -66,7 +66,11 @@ type UnsupportedArchError struct{ Name string }
 
 // Error says which architecture is not supported and lists the supported ones.
 func (e *UnsupportedArchError) Error() string {
-	return fmt.Sprintf("model: architecture %q is not supported (supported: %s)", e.Name, strings.Join(Archs(), ", "))
+	msg := fmt.Sprintf("model: architecture %q is not supported (supported: %s)", e.Name, strings.Join(Archs(), ", "))
+	if n := ArchNeeds(e.Name); n != "" {
+		msg += "; it needs " + n
+	}
+	return msg
 }
 
 // Unwrap returns ErrUnsupportedArch.

@@ -360,7 +360,7 @@ func TestLoadErrors(t *testing.T) {
 		want string
 	}{
 		{"unsupported architecture", func(s synth) synth { s.arch = "mamba"; return s },
-			`model: architecture "mamba" is not supported (supported: llama, qwen2)`},
+			`model: architecture "mamba" is not supported (supported: llama, qwen2); it needs a recurrent state-space (Mamba) layer`},
 		{"missing tensor", func(s synth) synth { s.drop = "blk.0.ffn_up.weight"; return s }, `tensor "blk.0.ffn_up.weight" is missing`},
 		{"missing qwen2 bias", func(s synth) synth { s.arch = "qwen2"; return s }, `tensor "blk.0.attn_q.bias" is missing`},
 		{"missing output norm", func(s synth) synth { s.drop = "output_norm.weight"; return s }, `"output_norm.weight" is missing`},
