@@ -344,3 +344,18 @@ func TestHelperChildWriter(t *testing.T) {
 	time.Sleep(time.Minute)
 	t.Fatal("not killed")
 }
+
+// TestHashFolder: a model folder hashes its files by name and content.
+func TestHashFolder(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "config.json"), []byte("{}"), 0o600)
+	os.WriteFile(filepath.Join(dir, "model.safetensors"), []byte("abc"), 0o600)
+	a, n, err := HashFile(context.Background(), dir)
+	if err != nil || n != 5 {
+		t.Fatalf("hash %s, %d bytes, %v", a, n, err)
+	}
+	os.WriteFile(filepath.Join(dir, "model.safetensors"), []byte("abd"), 0o600)
+	if b, _, _ := HashFile(context.Background(), dir); b == a {
+		t.Error("changing a file kept the hash")
+	}
+}

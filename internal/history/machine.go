@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -73,29 +74,64 @@ func cpuModel() string {
 }
 
 // HashFile returns the SHA-256 (hex) and size of the file at path, reading it once; ctx
-// cancels between reads.
+// cancels between reads. For a model folder (a Hugging Face one) it hashes the folder's
+// regular files in name order, each as its name, a NUL and its bytes, and the size is their
+// total.
 func HashFile(ctx context.Context, path string) (string, int64, error) {
-	f, err := os.Open(path)
+	h := sha256.New()
+	st, err := os.Stat(path)
 	if err != nil {
 		return "", 0, err
 	}
+	if !st.IsDir() {
+		n, err := hashInto(ctx, h, path)
+		if err != nil {
+			return "", n, err
+		}
+		return hex.EncodeToString(h.Sum(nil)), n, nil
+	}
+	ents, err := os.ReadDir(path)
+	if err != nil {
+		return "", 0, err
+	}
+	var total int64
+	for _, e := range ents { // ReadDir sorts by name
+		p := filepath.Join(path, e.Name())
+		if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		h.Write([]byte(e.Name()))
+		h.Write([]byte{0})
+		n, err := hashInto(ctx, h, p)
+		total += n
+		if err != nil {
+			return "", total, err
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), total, nil
+}
+
+// hashInto writes the bytes of the file at path to h.
+func hashInto(ctx context.Context, h io.Writer, path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
 	defer f.Close()
-	h := sha256.New()
 	buf := make([]byte, 1<<20)
 	var n int64
 	for {
 		if err := ctx.Err(); err != nil {
-			return "", n, err
+			return n, err
 		}
 		k, err := f.Read(buf)
 		h.Write(buf[:k])
 		n += int64(k)
 		if err == io.EOF {
-			break
+			return n, nil
 		}
 		if err != nil {
-			return "", n, fmt.Errorf("history: hash %s: %w", path, err)
+			return n, fmt.Errorf("history: hash %s: %w", path, err)
 		}
 	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
 }
