@@ -114,14 +114,16 @@ func writeSafetensors(t *testing.T, path string, ts []hfTensor) {
 // same rounding, for the reference.
 func toHF(t *testing.T, f *gguf.File, dtype string) ([]hfTensor, []gguf.WriteTensor) {
 	t.Helper()
-	heads, _ := f.Uint("llama.attention.head_count")
-	kvHeads, _ := f.Uint("llama.attention.head_count_kv")
+	arch := f.Architecture()
+	heads, _ := f.Uint(arch + ".attention.head_count")
+	kvHeads, _ := f.Uint(arch + ".attention.head_count_kv")
 	names := map[string]string{"token_embd.weight": "model.embed_tokens.weight", "output_norm.weight": "model.norm.weight",
 		"output.weight": "lm_head.weight"}
 	per := map[string]string{"attn_norm.weight": "input_layernorm.weight", "attn_q.weight": "self_attn.q_proj.weight",
 		"attn_k.weight": "self_attn.k_proj.weight", "attn_v.weight": "self_attn.v_proj.weight",
 		"attn_output.weight": "self_attn.o_proj.weight", "ffn_norm.weight": "post_attention_layernorm.weight",
-		"ffn_gate.weight": "mlp.gate_proj.weight", "ffn_up.weight": "mlp.up_proj.weight", "ffn_down.weight": "mlp.down_proj.weight"}
+		"ffn_gate.weight": "mlp.gate_proj.weight", "ffn_up.weight": "mlp.up_proj.weight", "ffn_down.weight": "mlp.down_proj.weight",
+		"attn_q.bias": "self_attn.q_proj.bias", "attn_k.bias": "self_attn.k_proj.bias", "attn_v.bias": "self_attn.v_proj.bias"}
 	var hts []hfTensor
 	var gts []gguf.WriteTensor
 	for _, ti := range f.Tensors() {
@@ -152,8 +154,6 @@ func toHF(t *testing.T, f *gguf.File, dtype string) ([]hfTensor, []gguf.WriteTen
 				binary.LittleEndian.PutUint16(enc[2*i:], ggml.F32ToBF16(v))
 			}
 		}
-		if len(ti.Dims) == 1 { // norms stay f32 in GGUF files; keep them in dtype on both sides
-		}
 		gts = append(gts, gguf.WriteTensor{Name: ti.Name, Dims: ti.Dims, Type: typ, Data: enc})
 		name := names[ti.Name]
 		hfData := enc
@@ -169,6 +169,9 @@ func toHF(t *testing.T, f *gguf.File, dtype string) ([]hfTensor, []gguf.WriteTen
 				h = int(heads)
 			case "attn_k.weight":
 				h = int(kvHeads)
+			}
+			if arch != "llama" {
+				h = 0 // qwen2 keeps the rotate-half layout in GGUF too
 			}
 			if h > 0 { // GGUF interleaved → HF rotate-half: HF row h·d + s·d/2 + i = GGUF row h·d + 2i + s
 				rows := int(ti.Dims[1])
@@ -320,5 +323,92 @@ func TestOpenErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("config %s: error %v, want one naming %q", tc.config, err, tc.want)
 		}
+	}
+}
+
+// TestRoundTripQwen2 does the same for a random-weight qwen2 (Q/K/V biases, grouped KV heads,
+// neox RoPE: no permutation), F32 and BF16.
+func TestRoundTripQwen2(t *testing.T) {
+	const embd, heads, kvHeads, ffn, layers, vocab = 64, 4, 2, 96, 2, 100
+	hd := embd / heads
+	rnd := uint64(1)
+	next := func() float32 {
+		rnd = rnd*6364136223846793005 + 1442695040888963407
+		return float32(int32(rnd>>33)%2000) / 8000
+	}
+	f32 := func(n int, one bool) []byte {
+		b := make([]byte, 4*n)
+		for i := 0; i < n; i++ {
+			v := next()
+			if one {
+				v = 1 + v/4
+			}
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+		}
+		return b
+	}
+	var w gguf.Writer
+	for k, v := range map[string]any{"general.architecture": "qwen2", "qwen2.embedding_length": uint32(embd),
+		"qwen2.block_count": uint32(layers), "qwen2.feed_forward_length": uint32(ffn), "qwen2.attention.head_count": uint32(heads),
+		"qwen2.attention.head_count_kv": uint32(kvHeads), "qwen2.context_length": uint32(256),
+		"qwen2.attention.layer_norm_rms_epsilon": float32(1e-6), "qwen2.rope.freq_base": float32(1e6)} {
+		w.AddKV(k, v)
+	}
+	w.AddTensor("token_embd.weight", gguf.F32, []uint64{embd, vocab}, f32(embd*vocab, false))
+	w.AddTensor("output_norm.weight", gguf.F32, []uint64{embd}, f32(embd, true))
+	w.AddTensor("output.weight", gguf.F32, []uint64{embd, vocab}, f32(embd*vocab, false))
+	for l := 0; l < layers; l++ {
+		p := fmt.Sprintf("blk.%d.", l)
+		w.AddTensor(p+"attn_norm.weight", gguf.F32, []uint64{embd}, f32(embd, true))
+		w.AddTensor(p+"attn_q.weight", gguf.F32, []uint64{embd, embd}, f32(embd*embd, false))
+		w.AddTensor(p+"attn_q.bias", gguf.F32, []uint64{embd}, f32(embd, false))
+		w.AddTensor(p+"attn_k.weight", gguf.F32, []uint64{embd, uint64(kvHeads * hd)}, f32(embd*kvHeads*hd, false))
+		w.AddTensor(p+"attn_k.bias", gguf.F32, []uint64{uint64(kvHeads * hd)}, f32(kvHeads*hd, false))
+		w.AddTensor(p+"attn_v.weight", gguf.F32, []uint64{embd, uint64(kvHeads * hd)}, f32(embd*kvHeads*hd, false))
+		w.AddTensor(p+"attn_v.bias", gguf.F32, []uint64{uint64(kvHeads * hd)}, f32(kvHeads*hd, false))
+		w.AddTensor(p+"attn_output.weight", gguf.F32, []uint64{embd, embd}, f32(embd*embd, false))
+		w.AddTensor(p+"ffn_norm.weight", gguf.F32, []uint64{embd}, f32(embd, true))
+		w.AddTensor(p+"ffn_gate.weight", gguf.F32, []uint64{embd, ffn}, f32(embd*ffn, false))
+		w.AddTensor(p+"ffn_up.weight", gguf.F32, []uint64{embd, ffn}, f32(embd*ffn, false))
+		w.AddTensor(p+"ffn_down.weight", gguf.F32, []uint64{ffn, embd}, f32(embd*ffn, false))
+	}
+	var buf bytes.Buffer
+	if _, err := w.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	srcPath := filepath.Join(t.TempDir(), "qwen2.gguf")
+	os.WriteFile(srcPath, buf.Bytes(), 0o600)
+	src, err := gguf.Open(srcPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	cfg := map[string]any{"architectures": []string{"Qwen2ForCausalLM"}, "hidden_size": embd, "num_hidden_layers": layers,
+		"intermediate_size": ffn, "num_attention_heads": heads, "num_key_value_heads": kvHeads, "rms_norm_eps": 1e-6,
+		"rope_theta": 1e6, "max_position_embeddings": 256, "tie_word_embeddings": false, "hidden_act": "silu"}
+	prompt := []int32{3, 14, 15, 92, 65, 35}
+	for _, dtype := range []string{"F32", "BF16"} {
+		t.Run(dtype, func(t *testing.T) {
+			hts, gts := toHF(t, src, dtype)
+			dir := t.TempDir()
+			cb, _ := json.Marshal(cfg)
+			os.WriteFile(filepath.Join(dir, "config.json"), cb, 0o600)
+			writeSafetensors(t, filepath.Join(dir, "model.safetensors"), hts)
+			var rw gguf.Writer
+			for _, k := range src.Keys() {
+				v, _ := src.Value(k)
+				rw.AddKV(k, v)
+			}
+			rw.Tensors = gts
+			var rb bytes.Buffer
+			if _, err := rw.WriteTo(&rb); err != nil {
+				t.Fatal(err)
+			}
+			ref := filepath.Join(t.TempDir(), "ref.gguf")
+			os.WriteFile(ref, rb.Bytes(), 0o600)
+			if got, want := lastLogits(t, dir, prompt), lastLogits(t, ref, prompt); !slices.Equal(got, want) {
+				t.Fatalf("qwen2 %s: logits differ from the GGUF's", dtype)
+			}
+		})
 	}
 }
