@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -53,8 +52,8 @@ const (
 
 // Errors of Jinja templates, matched with errors.Is.
 var (
-	// ErrTemplate means the template cannot be used: it does not compile, is too large, calls
-	// its macros recursively, or fails on an ordinary conversation.
+	// ErrTemplate means the template cannot be used: it does not compile, is too large, or
+	// fails on an ordinary conversation.
 	ErrTemplate = errors.New("chattemplate: unusable chat template")
 	// ErrRender means a rendering failed: the template ran too long, wrote too much, or failed.
 	ErrRender = errors.New("chattemplate: the chat template failed")
@@ -116,12 +115,13 @@ func Compile(src string, opt Options) (*Jinja, error) {
 	if strings.TrimSpace(src) == "" {
 		return nil, fmt.Errorf("%w: it is empty", ErrTemplate)
 	}
-	if name, ok := recursiveMacro(src); ok {
-		return nil, fmt.Errorf("%w: macro %q calls itself", ErrTemplate, name)
+	guarded, err := prepare(src)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrTemplate, err)
 	}
 	var tmpl *jinja.Template
-	err := guard(func() (err error) {
-		tmpl, err = jinja.Compile(src)
+	err = guard(func() (err error) {
+		tmpl, err = jinja.Compile(guarded)
 		return err
 	})
 	if err != nil {
@@ -233,7 +233,10 @@ func (j *Jinja) exec(msgs []Message, addGenerationPrompt bool, limit int) (strin
 	for i, m := range msgs {
 		list[i] = map[string]any{"role": m.Role, "content": m.Content}
 	}
+	depth := jinja.NewDict()
+	depth.AsDict().Set("d", jinja.NewInt(0))
 	data := map[string]jinja.Value{
+		guardName:               depth,
 		"messages":              jinja.FromGoValue(list),
 		"add_generation_prompt": jinja.NewBool(addGenerationPrompt),
 		"bos_token":             jinja.NewString(j.opt.BOS),
@@ -407,54 +410,191 @@ func align(real string, tmpl []string, slots []int, msgs []Message, cont bool) [
 	return pick
 }
 
-// macroDef finds macro definitions and the text up to their end.
-var (
-	macroDef  = regexp.MustCompile(`\{%-?\s*macro\s+([A-Za-z_][A-Za-z0-9_]*)`)
-	macroEnd  = regexp.MustCompile(`\{%-?\s*endmacro`)
-	identCall = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*)\s*\(`)
-)
+// guardName is the namespace through which guardMacros counts macro calls; a template that
+// spells it is refused, so it cannot reset the count.
+const guardName = "kvlab_macro_depth_7c1e"
 
-// recursiveMacro reports a macro that calls itself, directly or through other macros: Go
-// cannot recover from the stack overflow a recursive template causes, so such templates are
-// refused. (Real chat templates do not recurse.)
-func recursiveMacro(src string) (string, bool) {
-	calls := map[string]map[string]bool{}
-	for _, loc := range macroDef.FindAllStringSubmatchIndex(src, -1) {
-		name := src[loc[2]:loc[3]]
-		body := src[loc[1]:]
-		if e := macroEnd.FindStringIndex(body); e != nil {
-			body = body[:e[0]]
-		}
-		if calls[name] == nil {
-			calls[name] = map[string]bool{}
-		}
-		for _, m := range identCall.FindAllStringSubmatch(body, -1) {
-			calls[name][m[1]] = true
+// maxMacroDepth is how deeply macro calls may nest.
+const maxMacroDepth = 64
+
+// prepare rewrites a template before it is compiled, keeping what jinja2 would render:
+//
+//   - every macro counts its nesting in the guardName namespace and raises past
+//     maxMacroDepth: Go cannot recover from the stack overflow that unbounded recursion causes,
+//     yet tool-use templates recurse (over JSON schemas) legitimately;
+//   - a "-" that strips whitespace before a tag is dropped where no whitespace precedes the tag
+//     (in jinja2 it does nothing there; ardanlabs/jinja v1.8.0 strips the text before the
+//     previous tag instead);
+//   - "{%+" and "+%}", which ardanlabs/jinja does not parse, become plain tags with the
+//     whitespace the "+" keeps written as an expression beside them (before "{%", an empty one
+//     after "%}"), which lstrip_blocks and trim_blocks leave alone.
+func prepare(src string) (string, error) {
+	if strings.Contains(src, guardName) {
+		return "", fmt.Errorf("it names %s", guardName)
+	}
+	const empty = "{{ '' }}"
+	var b strings.Builder
+	// open writes a tag's opening for the marker left, at a place where dropMinus says no
+	// whitespace precedes it.
+	open := func(delim, left string, dropMinus bool) {
+		switch {
+		case left == "-" && !dropMinus:
+			b.WriteString(delim + "-")
+		default:
+			b.WriteString(delim)
 		}
 	}
-	// Depth-first search for a cycle among the macros.
-	state := map[string]int{} // 1 on the path, 2 done
-	var visit func(n string) bool
-	visit = func(n string) bool {
-		switch state[n] {
-		case 1:
-			return true
-		case 2:
-			return false
+	closeTag := func(right string) {
+		switch right {
+		case "-":
+			b.WriteString("-%}")
+		case "+":
+			b.WriteString("%}" + empty)
+		default:
+			b.WriteString("%}")
 		}
-		state[n] = 1
-		for m := range calls[n] {
-			if _, isMacro := calls[m]; isMacro && visit(m) {
-				return true
+	}
+	for pos := 0; ; {
+		start := nextTag(src, pos)
+		if start < 0 {
+			b.WriteString(src[pos:])
+			return b.String(), nil
+		}
+		text := src[pos:start]
+		if strings.HasPrefix(src[start:], "{%+") {
+			// The spaces lstrip_blocks would remove go out as an expression, which it keeps.
+			ws := len(text) - len(strings.TrimRight(text, " \t"))
+			b.WriteString(text[:len(text)-ws])
+			if ws > 0 {
+				b.WriteString("{{ '" + text[len(text)-ws:] + "' }}")
 			}
+		} else {
+			b.WriteString(text)
 		}
-		state[n] = 2
-		return false
+		dropMinus := start == 0 || !isSpaceByte(src[start-1])
+		switch src[start+1] {
+		case '#':
+			end := strings.Index(src[start+2:], "#}")
+			if end < 0 {
+				return "", fmt.Errorf("a comment at byte %d is not closed", start)
+			}
+			pos = start + 2 + end + 2
+			b.WriteString(src[start:pos]) // comments never reach the output
+			continue
+		case '{':
+			end, err := quotedEnd(src, start+2, "}}")
+			if err != nil {
+				return "", err
+			}
+			body := src[start+2 : end-2]
+			left := ""
+			if body != "" && (body[0] == '-' || body[0] == '+') {
+				left, body = body[:1], body[1:]
+			}
+			open("{{", left, dropMinus)
+			b.WriteString(body + "}}")
+			pos = end
+			continue
+		}
+		end, left, right, word, err := blockTag(src, start)
+		if err != nil {
+			return "", err
+		}
+		inner := src[start+2+len(left) : end-2-len(right)]
+		switch word {
+		case "raw":
+			// Copy through the end of the raw block as it is.
+			k := strings.Index(src[end:], "endraw")
+			if k < 0 {
+				return "", fmt.Errorf("a raw block at byte %d is not closed", start)
+			}
+			stop := strings.Index(src[end+k:], "%}")
+			if stop < 0 {
+				return "", fmt.Errorf("a raw block at byte %d is not closed", start)
+			}
+			b.WriteString(src[start : end+k+stop+2])
+			pos = end + k + stop + 2
+			continue
+		case "macro":
+			open("{%", left, dropMinus)
+			b.WriteString(inner + "%}")
+			b.WriteString("{% set " + guardName + ".d = " + guardName + ".d + 1 %}{% if " + guardName + ".d > " +
+				strconv.Itoa(maxMacroDepth) + " %}{{ raise_exception('macro calls nest more than " +
+				strconv.Itoa(maxMacroDepth) + " deep') }}{% endif ")
+			closeTag(right)
+		case "endmacro":
+			open("{%", left, dropMinus)
+			b.WriteString(" set " + guardName + ".d = " + guardName + ".d - 1 %}{%" + inner)
+			closeTag(right)
+		default:
+			open("{%", left, dropMinus)
+			b.WriteString(inner)
+			closeTag(right)
+		}
+		pos = end
 	}
-	for n := range calls {
-		if visit(n) {
-			return n, true
+}
+
+// nextTag returns the index of the next "{{", "{%" or "{#" at or after pos, or -1.
+func nextTag(src string, pos int) int {
+	for {
+		k := strings.IndexByte(src[pos:], '{')
+		if k < 0 || pos+k+1 >= len(src) {
+			return -1
+		}
+		pos += k
+		if c := src[pos+1]; c == '{' || c == '%' || c == '#' {
+			return pos
+		}
+		pos++
+	}
+}
+
+func isSpaceByte(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
+
+// quotedEnd returns the index just past the first closing delimiter at or after i that is not
+// inside a quoted string.
+func quotedEnd(src string, i int, delim string) (int, error) {
+	start := i
+	var quote byte
+	for ; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case quote != 0:
+			if c == '\\' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case strings.HasPrefix(src[i:], delim):
+			return i + len(delim), nil
 		}
 	}
-	return "", false
+	return 0, fmt.Errorf("a tag at byte %d is not closed", start-2)
+}
+
+// blockTag reads the tag "{% … %}" at src[start:]: its end, its whitespace-control markers and
+// its first word. The end is the first "%}" outside a quoted string.
+func blockTag(src string, start int) (end int, left, right, word string, err error) {
+	i := start + 2
+	if i < len(src) && (src[i] == '-' || src[i] == '+') {
+		left = src[i : i+1]
+		i++
+	}
+	if end, err = quotedEnd(src, i, "%}"); err != nil {
+		return 0, "", "", "", err
+	}
+	if p := src[end-3]; end-3 >= i && (p == '-' || p == '+') {
+		right = string(p)
+	}
+	body := strings.TrimLeft(src[i:end-2-len(right)], " \t\r\n")
+	w := 0
+	for w < len(body) && (body[w] == '_' || body[w] >= 'a' && body[w] <= 'z' || body[w] >= 'A' && body[w] <= 'Z' || body[w] >= '0' && body[w] <= '9') {
+		w++
+	}
+	return end, left, right, body[:w], nil
 }

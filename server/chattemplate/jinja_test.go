@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ardanlabs/jinja"
 )
 
 // EnvTemplateDir names a directory of further chat templates (NAME.jinja with the
@@ -215,6 +217,8 @@ func TestJinjaRefusals(t *testing.T) {
 		"huge range":     "{% for i in range(1000000000) %}x{% endfor %}",
 		"huge output":    "{% for i in range(5000) %}{% for m in messages %}{{ m.content * 10 }}{% endfor %}{% endfor %}",
 		"runtime errors": "{{ messages[0].content.nosuchmethod() }}",
+		"names the guard": "{% set " + guardName + " = namespace(d=-1000000) %}{{ messages[0].content }}",
+		"unclosed tag":    "{{ messages[0].content ",
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := Compile(src, Options{}); !errors.Is(err, ErrTemplate) {
@@ -231,6 +235,25 @@ func TestJinjaRefusals(t *testing.T) {
 	var raise *RaiseError
 	if !errors.As(err, &raise) || !strings.Contains(err.Error(), "Only two messages, please") {
 		t.Errorf("err %v, want the template's refusal", err)
+	}
+}
+
+// TestJinjaMacroDepth: macros may recurse (tool-use templates walk JSON schemas), but their
+// calls nest at most maxMacroDepth deep; deeper is the template's refusal, not a crash.
+func TestJinjaMacroDepth(t *testing.T) {
+	const src = "{% macro down(n) %}{% if n > 0 %}.{{ down(n - 1) }}{% endif %}{% endmacro %}" +
+		"{{ down(messages|length * 20) }}{{ messages[-1].content }}"
+	j, err := Compile(src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Render(j, []Message{{Role: "user", Content: "x"}}); err != nil || got != strings.Repeat(".", 20)+"x" {
+		t.Errorf("20 deep: %q, %v", got, err)
+	}
+	four := []Message{{Role: "user", Content: "a"}, {Role: "assistant", Content: "b"}, {Role: "user", Content: "c"}, {Role: "assistant", Content: "d"}}
+	var raise *RaiseError
+	if _, err := Render(j, four); !errors.As(err, &raise) {
+		t.Errorf("80 deep: %v, want a refusal", err)
 	}
 }
 
@@ -255,6 +278,23 @@ func TestJinjaTimeout(t *testing.T) {
 	if !strings.Contains(j.Name(), "disabled") {
 		t.Errorf("Name = %q", j.Name())
 	}
+}
+
+// FuzzPrepare: rewriting and compiling any text fails cleanly or not at all.
+func FuzzPrepare(f *testing.F) {
+	for _, s := range []string{chatml, "{%+ macro a() +%} {%- endmacro -%}", "{{ '%}' }}{% raw %}{{{% endraw %}", "{#", "{% if '\\'' %}"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		out, err := prepare(src)
+		if err != nil {
+			return
+		}
+		_ = guard(func() error {
+			_, err := jinja.Compile(out)
+			return err
+		})
+	})
 }
 
 func FuzzJinjaSegments(f *testing.F) {
