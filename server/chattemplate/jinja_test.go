@@ -208,15 +208,15 @@ func TestJinjaBOS(t *testing.T) {
 // and a template's raise_exception is a RaiseError that names its message.
 func TestJinjaRefusals(t *testing.T) {
 	for name, src := range map[string]string{
-		"syntax":         "{% for m in messages %}",
-		"empty":          "  ",
-		"too large":      strings.Repeat("x", MaxTemplateBytes+1),
-		"recursive":      "{% macro f(n) %}{{ f(n) }}{% endmacro %}{{ f(1) }}",
-		"mutual":         "{% macro a() %}{{ b() }}{% endmacro %}{% macro b() %}{{ a() }}{% endmacro %}{{ a() }}",
-		"always raises":  "{{ raise_exception('no') }}",
-		"huge range":     "{% for i in range(1000000000) %}x{% endfor %}",
-		"huge output":    "{% for i in range(5000) %}{% for m in messages %}{{ m.content * 10 }}{% endfor %}{% endfor %}",
-		"runtime errors": "{{ messages[0].content.nosuchmethod() }}",
+		"syntax":          "{% for m in messages %}",
+		"empty":           "  ",
+		"too large":       strings.Repeat("x", MaxTemplateBytes+1),
+		"recursive":       "{% macro f(n) %}{{ f(n) }}{% endmacro %}{{ f(1) }}",
+		"mutual":          "{% macro a() %}{{ b() }}{% endmacro %}{% macro b() %}{{ a() }}{% endmacro %}{{ a() }}",
+		"always raises":   "{{ raise_exception('no') }}",
+		"huge range":      "{% for i in range(1000000000) %}x{% endfor %}",
+		"huge output":     "{% for i in range(5000) %}{% for m in messages %}{{ m.content * 10 }}{% endfor %}{% endfor %}",
+		"runtime errors":  "{{ messages[0].content.nosuchmethod() }}",
 		"names the guard": "{% set " + guardName + " = namespace(d=-1000000) %}{{ messages[0].content }}",
 		"unclosed tag":    "{{ messages[0].content ",
 	} {
