@@ -42,6 +42,7 @@ type inspectReport struct {
 	Metadata     map[string]any  `json:"metadata,omitempty"`
 	Hparams      *model.Hparams  `json:"hparams,omitempty"`
 	TensorList   []inspectTensor `json:"tensor_list,omitempty"`
+	RopeFreqs    bool            `json:"rope_freqs,omitempty"` // a rope_freqs tensor (llama-3 scaling)
 	extraNotes   []string
 }
 
@@ -154,6 +155,7 @@ func inspect(path string, withTensors, withMetadata bool) (*inspectReport, error
 		}
 	}
 	rep.Missing = model.FileNeeds(f)
+	_, rep.RopeFreqs = f.Tensor("rope_freqs.weight")
 	if hp, err := model.ReadHparams(f); err == nil && rep.Missing == "" {
 		// "runs it" only when run would: the same load and checks.
 		if err := runnable(path); err != nil {
@@ -264,8 +266,16 @@ func writeInspect(w io.Writer, r *inspectReport) error {
 		fmt.Fprintf(w, "engine:     runs it (kvlab run)\n")
 		fmt.Fprintf(w, "shape:      %d layers, embd %d, ffn %d, %d heads / %d KV heads, head dim K %d V %d, vocab %d\n",
 			hp.Layers, hp.Embd, hp.FFN, hp.Heads, hp.KVHeads, hp.HeadDimK, hp.HeadDimV, hp.Vocab)
-		fmt.Fprintf(w, "rope:       base %g, %d dims, scale %g; rms eps %g; trained context %d\n",
-			hp.RopeBase, hp.RopeDims, hp.RopeScale, hp.RMSEps, hp.Context)
+		scaling := fmt.Sprintf("scale %g", hp.RopeScale)
+		if hp.RopeScaling == "yarn" {
+			scaling = fmt.Sprintf("YaRN ×%g from %d (beta fast %g, slow %g, ext %g)", hp.RopeFactor, hp.RopeOrigCtx,
+				hp.YarnBetaFast, hp.YarnBetaSlow, hp.YarnExtFactor)
+		}
+		if r.RopeFreqs {
+			scaling += ", frequency factors (rope_freqs)"
+		}
+		fmt.Fprintf(w, "rope:       base %g, %d dims, %s; rms eps %g; trained context %d\n",
+			hp.RopeBase, hp.RopeDims, scaling, hp.RMSEps, hp.Context)
 	} else if r.Missing != "" {
 		fmt.Fprintf(w, "engine:     does not run it: %s is not supported; it needs %s\n", r.Architecture, r.Missing)
 	} else if r.Architecture != "" || r.Tensors > 0 {

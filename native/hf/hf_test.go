@@ -412,3 +412,48 @@ func TestRoundTripQwen2(t *testing.T) {
 		})
 	}
 }
+
+// TestTinyStoriesRopeScaling loads the folder with rope_scaling set to llama3 and to yarn:
+// the frequencies the engines get carry the scaling, and the model still generates.
+func TestTinyStoriesRopeScaling(t *testing.T) {
+	src := fixtures.Path(t, "TinyStories-656K")
+	cb, err := os.ReadFile(filepath.Join(src, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	json.Unmarshal(cb, &cfg)
+	for _, tc := range []struct {
+		scaling map[string]any
+		mscale  float32
+		check   func(freq []float32) bool
+	}{
+		// llama3, original context 64: pairs of wavelength > 64 slow down by up to the factor 4.
+		{map[string]any{"rope_type": "llama3", "factor": 4.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+			"original_max_position_embeddings": 64}, 1, func(f []float32) bool { return f[0] == 1 && math.Abs(float64(f[7])*4-math.Pow(1e4, -14.0/16)) < 1e-9 }},
+		{map[string]any{"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 128}, float32(1 + 0.1*math.Log(4)),
+			func(f []float32) bool { return f[0] == 1 && math.Abs(float64(f[7])*4-math.Pow(1e4, -14.0/16)) < 1e-9 }},
+	} {
+		dir := t.TempDir()
+		for _, name := range []string{"model.safetensors", "tokenizer.json", "tokenizer_config.json"} {
+			if err := os.Symlink(filepath.Join(src, name), filepath.Join(dir, name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cfg["rope_scaling"] = tc.scaling
+		b, _ := json.Marshal(cfg)
+		os.WriteFile(filepath.Join(dir, "config.json"), b, 0o600)
+		m, err := model.Load(dir, model.Options{Threads: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := m.Weights()
+		if math.Abs(float64(w.RopeMScale-tc.mscale)) > 1e-6 || !tc.check(w.RopeFreq) {
+			t.Errorf("%v: freq %v mscale %g", tc.scaling, w.RopeFreq, w.RopeMScale)
+		}
+		if ids := greedy(t, m, []int32{1}, 8); len(ids) != 8 {
+			t.Errorf("%v: generated %v", tc.scaling, ids)
+		}
+		m.Close()
+	}
+}
