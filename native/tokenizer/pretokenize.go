@@ -57,6 +57,10 @@ var (
 	preViking = preTokenizer{regexSplit(matchBloom), splitEachNumber}
 	// preTekken is Mistral's Tekken pattern (matchTekken).
 	preTekken = preTokenizer{regexSplit(matchTekken)}
+	// preGPT4o is the o200k pattern (matchGPT4o) of GPT-4o-style vocabularies and Llama 4.
+	preGPT4o = preTokenizer{regexSplit(matchGPT4o)}
+	// preSeedCoder is Seed-Coder's pattern (matchSeedCoder).
+	preSeedCoder = preTokenizer{regexSplit(matchSeedCoder)}
 )
 
 // scanner walks one piece [ini, end) of cps and records where tokens end.
@@ -724,8 +728,38 @@ func matchBloom(s *scanner, pos int) int {
 //	[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+|[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
 //
 // Over the collapsed text a non-ASCII letter is both "upper" (a letter, not a-z) and "lower" (a
-// letter, not A-Z), so only ASCII letters have a case.
+// letter, not A-Z), so only ASCII letters have a case (matchCasedWord).
 func matchTekken(s *scanner, pos int) int {
+	if end := matchCasedWord(s, pos); end >= 0 {
+		return end - pos
+	}
+	if isNumberC(s.cps[pos]) {
+		return 1
+	}
+	return matchTekkenTail(s, pos)
+}
+
+// matchContraction matches (?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD]) at pos.
+func matchContraction(s *scanner, pos int) int {
+	if s.cpt(pos) != '\'' {
+		return 0
+	}
+	next := asciiFold(s.cpt(pos + 1))
+	switch next {
+	case 's', 't', 'm', 'd':
+		return 2
+	}
+	nn := asciiFold(s.cpt(pos + 2))
+	if (next == 'r' && nn == 'e') || (next == 'v' && nn == 'e') || (next == 'l' && nn == 'l') {
+		return 3
+	}
+	return 0
+}
+
+// matchCasedWord matches Tekken's two letter branches at pos: an optional prefix that is not
+// a letter, number or newline, then upper* lower+ (or upper+ lower* when no lower follows),
+// where over the collapsed text only ASCII letters have a case. It returns the end, or -1.
+func matchCasedWord(s *scanner, pos int) int {
 	upper := func(c rune) bool { return isLetterC(c) && !(c >= 'a' && c <= 'z') }
 	lower := func(c rune) bool { return isLetterC(c) && !(c >= 'A' && c <= 'Z') }
 	c := s.cps[pos]
@@ -736,28 +770,69 @@ func matchTekken(s *scanner, pos int) int {
 	case !isNewline(c) && !isNumberC(c) && s.is(pos+1, isLetterC):
 		start = pos + 1 // the optional prefix; without it neither branch can match a non-letter
 	}
-	if start >= 0 {
-		// upper* lower+: the longest run of upper that a lower follows.
-		u := s.run(start, upper)
-		for k := u; k >= start; k-- {
-			if s.is(k, lower) {
-				return s.run(k, lower) - pos
-			}
+	if start < 0 {
+		return -1
+	}
+	u := s.run(start, upper)
+	for k := u; k >= start; k-- {
+		if s.is(k, lower) {
+			return s.run(k, lower)
 		}
-		// upper+ lower*: upper cannot be empty here, since a letter that is not upper is lower.
-		return s.run(u, lower) - pos
 	}
-	if isNumberC(c) {
-		return 1
+	return s.run(u, lower)
+}
+
+// matchGPT4o is the o200k pattern of GPT-4o and Llama 4, as llama.cpp rewrites it: Tekken's
+// cased words, each followed by an optional contraction, then \p{N}{1,3}, then Tekken's tail:
+//
+//	[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+(?:'[sS]|…|'[dD])?|[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*(?:'[sS]|…|'[dD])?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
+func matchGPT4o(s *scanner, pos int) int {
+	if end := matchCasedWord(s, pos); end >= 0 {
+		return end + matchContraction(s, end) - pos
 	}
-	// ' ?[^\s\p{L}\p{N}]+[\r\n/]*'
+	if isNumberC(s.cps[pos]) {
+		return min(s.run(pos, isNumberC), pos+3) - pos
+	}
+	return matchTekkenTail(s, pos)
+}
+
+// matchTekkenTail is ' ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+' at pos.
+func matchTekkenTail(s *scanner, pos int) int {
 	other := func(c rune) bool { return !isSpace(c) && !isLetterC(c) && !isNumberC(c) }
-	start = pos
-	if c == ' ' && s.is(pos+1, other) {
+	start := pos
+	if s.cps[pos] == ' ' && s.is(pos+1, other) {
 		start++
 	}
 	if end := s.run(start, other); end > start {
 		return s.run(end, func(c rune) bool { return isNewline(c) || c == '/' }) - pos
+	}
+	return matchSpaceTail(s, pos)
+}
+
+// matchSeedCoder is Seed-Coder's pattern, Qwen2's without the newlines after punctuation:
+//
+//	(?:'[sS]|…|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1}| ?[^\s\p{L}\p{N}\r\n]+|\s*[\r\n]+|\s+(?!\S)|\s+
+func matchSeedCoder(s *scanner, pos int) int {
+	if n := matchContraction(s, pos); n > 0 {
+		return n
+	}
+	c := s.cps[pos]
+	if isLetterC(c) {
+		return s.run(pos, isLetterC) - pos
+	}
+	if !isNewline(c) && !isNumberC(c) && s.is(pos+1, isLetterC) {
+		return s.run(pos+1, isLetterC) - pos
+	}
+	if isNumberC(c) {
+		return 1
+	}
+	other := func(c rune) bool { return !isSpace(c) && !isLetterC(c) && !isNumberC(c) }
+	start := pos
+	if c == ' ' && s.is(pos+1, other) {
+		start++
+	}
+	if end := s.run(start, other); end > start {
+		return end - pos
 	}
 	return matchSpaceTail(s, pos)
 }

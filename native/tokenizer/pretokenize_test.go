@@ -32,6 +32,9 @@ var preByName = map[string]preTokenizer{
 	"bloom":          preBloom,
 	"viking":         preViking,
 	"tekken":         preTekken,
+	"gpt-4o":         preGPT4o,
+	"seed-coder":     preSeedCoder,
+	"bailingmoe":     preQwen2, // its pattern differs from Qwen2's in spelling only
 }
 
 // TestPreTokenizers checks each pre-tokenizer on hand-picked inputs.
@@ -64,6 +67,8 @@ func TestPreTokenizers(t *testing.T) {
 		{"viking digits", "viking", "ab12", []string{"ab", "1", "2"}},
 		{"tekken camel case", "tekken", "HelloWORLD fooBar", []string{"Hello", "WORLD", " foo", "Bar"}},
 		{"tekken slash", "tekken", "a//\nb", []string{"a", "//\n", "b"}},
+		{"gpt-4o contraction joins the word", "gpt-4o", "HELLO'S don't 12345", []string{"HELLO'S", " don't", " ", "123", "45"}},
+		{"seed-coder punctuation leaves newlines", "seed-coder", "x!!\n\ny", []string{"x", "!!", "\n\n", "y"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,8 +6,8 @@
 //     fallback to <0xXX> tokens.
 //   - BPE (tokenizer.ggml.model = "gpt2"): byte-level BPE over the GPT-2 byte↔unicode map with
 //     merges ranked by tokenizer.ggml.merges, after a pre-tokenizer chosen by tokenizer.ggml.pre
-//     (GPT-2, Llama 3, Qwen2, Falcon, StarCoder, DeepSeek LLM/Coder/V3, Bloom, Viking, Tekken
-//     and llama.cpp's default chain; see preConfigs for the names).
+//     (GPT-2, Llama 3, Qwen2, Falcon, StarCoder, DeepSeek LLM/Coder/V3, Bloom, Viking, Tekken,
+//     GPT-4o, Seed-Coder and llama.cpp's default chain; see preConfigs for the names).
 //
 // Special tokens (control, user-defined, unknown) are split out of the text before either
 // algorithm runs, as llama.cpp does; control and unknown tokens only when the caller asks to
@@ -223,6 +223,13 @@ var preConfigs = func() map[string]preConfig {
 		"bloom":           {pretok: preBloom},
 		"gpt3-finnish":    {pretok: preBloom},
 		"tekken":          {pretok: preTekken, noCleanup: true, ignoreMerges: true, addBOS: true},
+		"seed-coder":      {pretok: preSeedCoder, noCleanup: true},
+	}
+	for _, n := range []string{"gpt-4o", "llama4"} {
+		m[n] = preConfig{pretok: preGPT4o, noCleanup: true}
+	}
+	for _, n := range []string{"bailingmoe", "bailingmoe2", "llada-moe"} {
+		m[n] = preConfig{pretok: preQwen2, noCleanup: true} // Qwen2's pattern, spelled differently
 	}
 	for _, n := range []string{"starcoder", "refact", "codeshell", "exaone", "minerva-7b"} {
 		m[n] = preConfig{pretok: preStarCoder}

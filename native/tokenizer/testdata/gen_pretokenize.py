@@ -60,6 +60,13 @@ CHAINS = {
     "tekken": [r"[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+|[^\r\n\p{L}\p{N}]?"
                r"((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*"
                r"|\s*[\r\n]+|\s+(?!\S)|\s+"],
+    "gpt-4o": [r"[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?"
+               r"|[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?"
+               r"|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"],
+    "seed-coder": [r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1}"
+                   r"| ?[^\s\p{L}\p{N}\r\n]+|\s*[\r\n]+|\s+(?!\S)|\s+"],
+    "bailingmoe": [r"'(?:[sSdDmMtT]|[lL][lL]|[vV][eE]|[rR][eE])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+                   r"|\s*[\r\n]|\s+(?!\S)|\s+"],
 }
 
 WHITESPACE = {0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x20, 0x85, 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F,
@@ -207,7 +214,7 @@ def main():
     rng = random.Random(4)
     texts = [
         "", " ", "  ", "\n", " \n ", "Hello world", "  Hello  ", "I've been 'told he's there",
-        "'RE you sure? 'M not", "3333333 1234567", "a\r\n\r\nb", "x  \t y", "end   ",
+        "'RE you sure? 'M not", "3333333 1234567", "HELLO'S world's DON'T", "I'LL x'd é's", "a\r\n\r\nb", "x  \t y", "end   ",
         "HelloWORLD fooBar ÉtéÉTÉ", "中文 テスト 한국어 ٣٤٥", "a/b//\n\nc", "。。，、 ！？", "x\u0301y \u0301z",
         "(a|b)...c,,d", "µÀ×ß Ωж", "  12 345   6789\t ", "a.b:c~d`e",
     ]
