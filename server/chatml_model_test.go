@@ -20,6 +20,12 @@ import (
 // <|im_start|> and <|im_end|> (control tokens) and a ChatML chat template.
 func chatmlModel(t *testing.T) string {
 	t.Helper()
+	return chatmlModelWith(t, "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}<|im_start|>assistant\n")
+}
+
+// chatmlModelWith is chatmlModel with the chat template tmpl.
+func chatmlModelWith(t *testing.T, tmpl string) string {
+	t.Helper()
 	f, err := gguf.Open(fixtures.Path(t, "kvlab-tiny-64.gguf"))
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +50,7 @@ func chatmlModel(t *testing.T) string {
 		}
 		w.AddKV(k, v)
 	}
-	w.AddKV("tokenizer.chat_template", "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}<|im_start|>assistant\n")
+	w.AddKV("tokenizer.chat_template", tmpl)
 	for _, ti := range f.Tensors() {
 		data, err := f.TensorData(ti.Name)
 		if err != nil {
@@ -119,4 +125,34 @@ func countID(ids []int32, id int32) int {
 		}
 	}
 	return n
+}
+
+// TestChatTemplateRefusal: a conversation the model's template refuses (raise_exception) is a
+// 400 that quotes the template; the conversation it accepts runs.
+func TestChatTemplateRefusal(t *testing.T) {
+	const tmpl = "{% if messages[0].role == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}" +
+		"{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content | trim }}<|im_end|>\n{% endfor %}" +
+		"{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+	m, err := discover.Inspect(chatmlModelWith(t, tmpl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Name = "refuser"
+	s := mustNew(t, Config{Models: []discover.Model{m}, Memory: fakeMemory, Threads: 1})
+	r := do(t, s.Handler(), "POST", "/v1/chat/completions",
+		`{"model":"refuser","max_tokens":1,"messages":[{"role":"system","content":"x"},{"role":"user","content":"hi"}]}`)
+	var res struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	decode(t, r, &res)
+	if r.StatusCode != 400 || !strings.Contains(res.Error.Message, "System role not supported") {
+		t.Errorf("status %d, error %q; want 400 quoting the template", r.StatusCode, res.Error.Message)
+	}
+	r = do(t, s.Handler(), "POST", "/v1/chat/completions", `{"model":"refuser","max_tokens":1,"messages":[{"role":"user","content":"  hi  "}]}`)
+	if r.StatusCode != 200 {
+		t.Errorf("a user message: status %d", r.StatusCode)
+	}
+	r.Body.Close()
 }
