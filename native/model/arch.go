@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kvlab/kvlab/native/gguf"
+	"github.com/kvlab/kvlab/native/ml"
 )
 
 // ErrUnsupportedArch is returned by Load for a model whose general.architecture is not one of
@@ -44,6 +45,14 @@ type Arch struct {
 	Rope RopeStyle
 	// QKVBias makes the attn_q/k/v biases required (they are optional otherwise).
 	QKVBias bool
+	// Forward is the architecture's forward pass over one batch, written once against
+	// native/ml for every backend (see llama.go).
+	Forward func(b ml.Backend, m *Model, bt *ml.Batch)
+	// Layer, when set, returns a pointer to a new per-layer struct of weights beyond Block,
+	// bound by its gguf tags with the "blk.N." prefix; Model.Layer(l) returns it.
+	Layer func() any
+	// Check, when set, checks the shapes of the Layer weights against the hyperparameters.
+	Check func(m *Model) error
 }
 
 var archs = map[string]Arch{}

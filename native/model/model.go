@@ -25,6 +25,7 @@ import (
 	"github.com/kvlab/kvlab/native/hf"
 	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/kvq"
+	"github.com/kvlab/kvlab/native/ml"
 )
 
 // Options configure Load.
@@ -52,10 +53,12 @@ type Model struct {
 	output *Matrix // output (or token_embd when tied): Vocab × Embd
 	norm   []float32
 	blocks []Block
+	layers []any // Arch.Layer's weights per layer; nil without
 	rope   rope
+	mlRope ml.Rope // rope, as the backends take it
 	pool   *Pool
 	batch  int
-	states sync.Pool // *state
+	states sync.Pool // *cpuBackend
 }
 
 // Block is one decoder layer's weights, bound from "blk.N." + the tag's name. The biases are
@@ -130,11 +133,24 @@ func New(f *gguf.File, opts Options) (*Model, error) {
 		if err := b.bind(&m.blocks[l], fmt.Sprintf("blk.%d.", l)); err != nil {
 			return nil, err
 		}
+		if a.Layer != nil {
+			ly := a.Layer()
+			if err := b.bind(ly, fmt.Sprintf("blk.%d.", l)); err != nil {
+				return nil, err
+			}
+			m.layers = append(m.layers, ly)
+		}
 	}
 	if err := m.checkShapes(g.RopeFreq); err != nil {
 		return nil, err
 	}
+	if a.Check != nil {
+		if err := a.Check(m); err != nil {
+			return nil, err
+		}
+	}
 	m.rope = newRope(hp, a.Rope, g.RopeFreq)
+	m.mlRope = ml.Rope{Style: ml.RopeStyle(a.Rope), Dims: m.rope.dims, Freq: m.rope.freq, Scale: m.rope.scale, MScale: m.rope.mscale}
 	if opts.Progress != nil {
 		m.prefault(opts.Progress)
 	}
@@ -262,6 +278,18 @@ type Weights struct {
 	// without YaRN).
 	RopeMScale float32
 }
+
+// Layer is layer l's weights beyond Block (Arch.Layer), nil when the architecture has none.
+func (m *Model) Layer(l int) any {
+	if m.layers == nil {
+		return nil
+	}
+	return m.layers[l]
+}
+
+// Rope is the model's rotary position embedding as the backends take it (its Freq are the
+// model's own: read only).
+func (m *Model) Rope() *ml.Rope { return &m.mlRope }
 
 // Weights returns the model's bound weights (see Weights).
 func (m *Model) Weights() Weights {

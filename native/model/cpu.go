@@ -1,0 +1,225 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/kvlab/kvlab/native/attn"
+	"github.com/kvlab/kvlab/native/kvcache"
+	"github.com/kvlab/kvlab/native/ml"
+)
+
+// Dims is the matrix's rows and columns (ml.Matrix).
+func (m *Matrix) Dims() (rows, cols int) { return m.Rows, m.Cols }
+
+// cpuTensor is an activation in host memory: a view of rows × cols float32 values.
+type cpuTensor struct {
+	d          []float32
+	rows, cols int
+}
+
+func (t *cpuTensor) Rows() int { return t.rows }
+func (t *cpuTensor) Cols() int { return t.cols }
+
+// cpuBackend is native/ml on the CPU: thin wrappers over the model's kernels (Matrix's
+// products on the model's Pool, ops.go, rope.go), attn and a kvcache.Cache, on tensors that
+// are views of scratch slices reused from pass to pass. One serves one Forward call at a time
+// (the model pools them).
+type cpuBackend struct {
+	m     *Model
+	bt    *ml.Batch
+	cache *kvcache.Cache
+	p0    int
+	// slots are the scratch values, the i-th New of a pass taking slots[i]; tensors are the
+	// tensor headers handed out this pass (reused from pass to pass).
+	slots   [][]float32
+	nslot   int
+	tensors []*cpuTensor
+	nt      int
+	// cos, sin hold the angles of the pass's positions for angled (RoPE computes them once a
+	// pass).
+	cos, sin []float32
+	angled   *ml.Rope
+	tap      func(layer, pos0, n int, q []float32)
+	err      error
+}
+
+// cpu returns a CPU backend from the model's pool (Put it back after the call).
+func (m *Model) cpu() *cpuBackend {
+	if b, ok := m.states.Get().(*cpuBackend); ok {
+		return b
+	}
+	return &cpuBackend{m: m}
+}
+
+func (c *cpuBackend) Begin(b *ml.Batch) error {
+	c.bt, c.nslot, c.nt, c.angled, c.err = b, 0, 0, nil, nil
+	if len(b.Caches) != 1 {
+		return fmt.Errorf("model: a pass over %d sequences (the CPU runs one at a time)", len(b.Caches))
+	}
+	kc, ok := b.Caches[0].(*kvcache.Cache)
+	if !ok {
+		return fmt.Errorf("model: the CPU backend runs over a kvcache.Cache, not %T", b.Caches[0])
+	}
+	c.cache, c.p0 = kc, kc.Len()
+	for i := range b.Tokens {
+		if b.Seq[i] != 0 || int(b.Pos[i]) != c.p0+i {
+			return fmt.Errorf("model: token %d of the pass is at sequence %d position %d: the CPU runs consecutive positions of one sequence from %d",
+				i, b.Seq[i], b.Pos[i], c.p0)
+		}
+	}
+	return nil
+}
+
+func (c *cpuBackend) Err() error { return c.err }
+
+func (c *cpuBackend) tensor(d []float32, rows, cols int) *cpuTensor {
+	if c.nt == len(c.tensors) {
+		c.tensors = append(c.tensors, new(cpuTensor))
+	}
+	t := c.tensors[c.nt]
+	c.nt++
+	t.d, t.rows, t.cols = d[:rows*cols], rows, cols
+	return t
+}
+
+func (c *cpuBackend) New(rows, cols int) ml.Tensor {
+	if c.nslot == len(c.slots) {
+		c.slots = append(c.slots, nil)
+	}
+	s := c.slots[c.nslot]
+	if cap(s) < rows*cols {
+		s = make([]float32, rows*cols)
+		c.slots[c.nslot] = s
+	}
+	c.nslot++
+	return c.tensor(s, rows, cols)
+}
+
+func (c *cpuBackend) View(x ml.Tensor, row0, rows int) ml.Tensor {
+	t := x.(*cpuTensor)
+	return c.tensor(t.d[row0*t.cols:], rows, t.cols)
+}
+
+func (c *cpuBackend) Reshape(x ml.Tensor, rows, cols int) ml.Tensor {
+	t := x.(*cpuTensor)
+	if rows*cols != len(t.d) {
+		c.fail(fmt.Errorf("model: reshape of %d×%d to %d×%d", t.rows, t.cols, rows, cols))
+		return t
+	}
+	return c.tensor(t.d, rows, cols)
+}
+
+func (c *cpuBackend) fail(err error) {
+	if c.err == nil {
+		c.err = err
+	}
+}
+
+func (c *cpuBackend) Embed(dst ml.Tensor, table ml.Matrix) {
+	if c.err != nil {
+		return
+	}
+	x, w := dst.(*cpuTensor), table.(*Matrix)
+	for t, tok := range c.bt.Tokens {
+		w.DequantRow(x.d[t*x.cols:(t+1)*x.cols], int(tok))
+	}
+}
+
+func (c *cpuBackend) MatMul(dst ml.Tensor, w ml.Matrix, x ml.Tensor, bias ml.Vector) {
+	if c.err != nil {
+		return
+	}
+	y, in := dst.(*cpuTensor), x.(*cpuTensor)
+	w.(*Matrix).MatMul(y.d, in.d, in.rows, c.m.pool)
+	addBias(y.d, bias, in.rows)
+}
+
+func (c *cpuBackend) RMSNorm(dst, x ml.Tensor, w ml.Vector, eps float32) {
+	if c.err != nil {
+		return
+	}
+	out, in := dst.(*cpuTensor), x.(*cpuTensor)
+	e := in.cols
+	for t := 0; t < in.rows; t++ {
+		rmsNorm(out.d[t*e:(t+1)*e], in.d[t*e:(t+1)*e], w, eps)
+	}
+}
+
+func (c *cpuBackend) RoPE(x ml.Tensor, heads int, r *ml.Rope) {
+	if c.err != nil {
+		return
+	}
+	rp := rope{style: RopeStyle(r.Style), dims: r.Dims, freq: r.Freq, scale: r.Scale, mscale: r.MScale}
+	half := r.Dims / 2
+	t := x.(*cpuTensor)
+	if c.angled != r {
+		n := t.rows * max(half, 1)
+		if cap(c.cos) < n {
+			c.cos, c.sin = make([]float32, n), make([]float32, n)
+		}
+		for i := 0; i < t.rows; i++ {
+			rp.angles(c.cos[i*half:(i+1)*half], c.sin[i*half:(i+1)*half], int(c.bt.Pos[i]))
+		}
+		c.angled = r
+	}
+	hd := t.cols / heads
+	for i := 0; i < t.rows; i++ {
+		rp.apply(t.d[i*t.cols:(i+1)*t.cols], heads, hd, c.cos[i*half:(i+1)*half], c.sin[i*half:(i+1)*half])
+	}
+}
+
+func (c *cpuBackend) SwiGLU(gate, up ml.Tensor) {
+	if c.err != nil {
+		return
+	}
+	swiGLU(gate.(*cpuTensor).d, up.(*cpuTensor).d)
+}
+
+func (c *cpuBackend) Add(x, y ml.Tensor) {
+	if c.err != nil {
+		return
+	}
+	add(x.(*cpuTensor).d, y.(*cpuTensor).d)
+}
+
+func (c *cpuBackend) Attention(out, q, k, v ml.Tensor, layer int, scale float32) {
+	if c.err != nil {
+		return
+	}
+	a, qt := out.(*cpuTensor), q.(*cpuTensor)
+	n, p0, cfg := qt.rows, c.p0, c.cache.Config()
+	if c.tap != nil {
+		c.tap(layer, p0, n, qt.d)
+	}
+	if err := c.cache.Write(layer, k.(*cpuTensor).d, v.(*cpuTensor).d, n); err != nil {
+		c.fail(fmt.Errorf("model: layer %d: %w", layer, err))
+		return
+	}
+	shape := attn.Shape{Heads: qt.cols / cfg.HeadDimK, KVHeads: cfg.KVHeads, HeadDimK: cfg.HeadDimK, HeadDimV: cfg.HeadDimV,
+		Scale: scale, Threads: 1}
+	// Attention work in multiply-adds: spread it over threads only when it pays.
+	if work := n * (p0 + n) * shape.Heads * (shape.HeadDimK + shape.HeadDimV); work >= 1<<17 {
+		shape.Threads = c.m.pool.Threads()
+	}
+	var err error
+	if n == 1 {
+		err = attn.Decode(a.d, qt.d, shape, c.cache.Keys(layer, true), c.cache.Values(layer, true), 0, p0+1)
+	} else {
+		err = attn.Prefill(a.d, qt.d, n, p0, 0, shape, c.cache.Keys(layer, false), c.cache.Values(layer, false))
+	}
+	if err != nil {
+		c.fail(fmt.Errorf("model: layer %d attention: %w", layer, err))
+	}
+}
+
+func (c *cpuBackend) Logits(x ml.Tensor, w ml.Matrix) {
+	if c.err != nil {
+		return
+	}
+	h, o := x.(*cpuTensor), w.(*Matrix)
+	if c.bt.All {
+		o.MatMul(c.bt.Out, h.d, h.rows, c.m.pool)
+		return
+	}
+	o.MatVec(c.bt.Out, h.d, c.m.pool)
+}
