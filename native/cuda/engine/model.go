@@ -156,34 +156,23 @@ type layerWeights struct {
 	bq, bk, bv, bo                 *cuda.Buffer
 }
 
-// activations are a forward pass's device buffers for up to n tokens (float32, token-major):
-// x, h n × Embd; q n × Heads·HeadDimK; k, v n × KVHeads·HeadDimK; a n × Heads·HeadDimV; gate,
-// up n × FFN; tokens n int32; logits rows × Vocab (rows 1, or n when every position's
-// logits are asked for).
-type activations struct {
-	n                                int
-	x, h, q, k, v, a, gate, up, toks *cuda.Buffer
-	logits                           *cuda.Buffer
-	logitRows                        int
-}
-
-// Model is a llama-family model (native/model: llama, qwen2) on the device: its weights
-// uploaded once by LoadModel, and a forward pass that runs as kernels on the legacy default
-// stream, with the KV cache in a device Cache. Forward's only transfers are the token ids
-// in and the logits out; nothing inside a layer waits for the host (except the overlay's
-// slot table when the cache has an FP16 window or sinks, which Cache.WriteDevice copies up).
+// Model is a native/model model's weights on the device, uploaded once by LoadModel, and the
+// model's architecture (its Arch.Forward, written once against native/ml) driven through
+// this package's ml.Backend: every operation a kernel on the legacy default stream, with the
+// KV cache in a device Cache. Forward's only transfers are the token ids in and the logits
+// out; nothing inside a layer waits for the host (except the overlay's slot table when the
+// cache has an FP16 window or sinks, which Cache.WriteDevice copies up).
 //
 // A Model is safe for concurrent use: Forward calls are serialized, since they share the
 // model's activations and the engine's scratch buffers. It must not be used concurrently
 // with other work on the same Engine (Cache.Decode and Prefill share those scratch buffers).
 type Model struct {
 	e      *Engine
+	host   *model.Model
 	hp     model.Hparams
-	neox   bool
 	embd   *weight
 	output *weight // embd when the embeddings are tied
 	norm   *cuda.Buffer
-	freq   *cuda.Buffer
 	layers []layerWeights
 	batch  int
 	info   UploadInfo
@@ -191,8 +180,13 @@ type Model struct {
 	// uploaded, when set, is told the file bytes of each matrix uploaded (LoadModel's progress).
 	uploaded func(n int64)
 
+	// mats and vecs are the device copies of the host's weights, by the host's handles (a
+	// vector by the address of its first value).
+	mats map[*model.Matrix]*weight
+	vecs map[*float32]*cuda.Buffer
+
 	mu     sync.Mutex
-	act    activations
+	ml     backend
 	closed bool
 }
 
@@ -211,8 +205,10 @@ func (e *Engine) LoadModel(m *model.Model, opts ModelOptions) (*Model, error) {
 	if opts.Batch < 0 {
 		return nil, fmt.Errorf("engine: batch %d must not be negative", opts.Batch)
 	}
-	dm := &Model{e: e, hp: hp, neox: m.Arch.Rope == model.RopeNeox, batch: opts.Batch,
-		info: UploadInfo{Types: map[string]int{}, Dequantized: map[string]int{}}}
+	dm := &Model{e: e, host: m, hp: hp, batch: opts.Batch,
+		info: UploadInfo{Types: map[string]int{}, Dequantized: map[string]int{}},
+		mats: map[*model.Matrix]*weight{}, vecs: map[*float32]*cuda.Buffer{}}
+	dm.ml.m = dm
 	if dm.batch == 0 {
 		dm.batch = DefaultBatch
 	}
@@ -246,7 +242,7 @@ func (m *Model) upload(w model.Weights) error {
 	if m.norm, err = m.vector(w.Norm); err != nil {
 		return err
 	}
-	if m.freq, err = m.vector(w.RopeFreq); err != nil {
+	if _, err = m.vector(m.host.Rope().Freq); err != nil {
 		return err
 	}
 	for l, b := range w.Blocks {
@@ -282,17 +278,34 @@ func (m *Model) alloc(bytes int64) (*cuda.Buffer, error) {
 	return b, nil
 }
 
-// vector uploads float32 values; nil stays nil (an absent bias).
+// vector uploads float32 values; nil stays nil (an absent bias). The copy is found again by
+// vectorOf.
 func (m *Model) vector(v []float32) (*cuda.Buffer, error) {
-	if v == nil {
+	if len(v) == 0 {
 		return nil, nil
+	}
+	if b := m.vecs[&v[0]]; b != nil && b.Size() >= int64(len(v))*4 {
+		return b, nil
 	}
 	b, err := m.alloc(int64(len(v)) * 4)
 	if err != nil {
 		return nil, err
 	}
 	m.info.Bytes += b.Size()
+	m.vecs[&v[0]] = b
 	return b, b.Write(cuda.Bytes(v))
+}
+
+// vectorOf is the device copy of a host vector, uploaded now when the architecture reads a
+// vector LoadModel did not upload (an Arch.Layer weight).
+func (m *Model) vectorOf(v []float32) (*cuda.Buffer, error) {
+	if len(v) == 0 {
+		return nil, nil
+	}
+	if b := m.vecs[&v[0]]; b != nil && b.Size() >= int64(len(v))*4 {
+		return b, nil
+	}
+	return m.vector(v)
 }
 
 // convertChunk is the most bytes of converted rows dequantized and uploaded at a time.
@@ -320,6 +333,7 @@ func (m *Model) matrix(src *model.Matrix) (*weight, error) {
 	}
 	m.info.Bytes += w.buf.Size()
 	m.info.Types[w.typ.String()]++
+	m.mats[src] = w
 	if m.uploaded != nil {
 		m.uploaded(int64(len(src.Data)))
 	}
@@ -442,43 +456,6 @@ func (m *Model) Close() error {
 	return first
 }
 
-// grow makes the activations hold n tokens and rows of logits.
-func (m *Model) grow(n, logitRows int) error {
-	hp := m.hp
-	a := &m.act
-	if a.n < n {
-		for _, b := range []*cuda.Buffer{a.x, a.h, a.q, a.k, a.v, a.a, a.gate, a.up, a.toks} {
-			m.free(b)
-		}
-		f := int64(n) * 4
-		for _, s := range []struct {
-			dst   **cuda.Buffer
-			bytes int64
-		}{
-			{&a.x, f * int64(hp.Embd)}, {&a.h, f * int64(hp.Embd)}, {&a.q, f * int64(hp.Heads*hp.HeadDimK)},
-			{&a.k, f * int64(hp.KVHeads*hp.HeadDimK)}, {&a.v, f * int64(hp.KVHeads*hp.HeadDimV)},
-			{&a.a, f * int64(hp.Heads*hp.HeadDimV)}, {&a.gate, f * int64(hp.FFN)}, {&a.up, f * int64(hp.FFN)}, {&a.toks, f},
-		} {
-			var err error
-			if *s.dst, err = m.alloc(s.bytes); err != nil {
-				a.n = 0
-				return fmt.Errorf("engine: activations for %d tokens: %w", n, err)
-			}
-		}
-		a.n = n
-	}
-	if a.logitRows < logitRows {
-		m.free(a.logits)
-		var err error
-		if a.logits, err = m.alloc(int64(logitRows) * int64(hp.Vocab) * 4); err != nil {
-			a.logitRows = 0
-			return fmt.Errorf("engine: logits for %d positions: %w", logitRows, err)
-		}
-		a.logitRows = logitRows
-	}
-	return nil
-}
-
 // free releases b and forgets it.
 func (m *Model) free(b *cuda.Buffer) {
 	if b == nil {
@@ -501,155 +478,33 @@ func (m *Model) free(b *cuda.Buffer) {
 //	len(logits) == Vocab              the last position's logits
 //	len(logits) == len(tokens)·Vocab  every position's logits, position-major
 //
-// One token decodes (Cache.Decode, the FP16 overlay included); several prefill in passes of
-// up to ModelOptions.Batch tokens (Cache.Prefill over the bulk pools). Every input is checked
-// before any device work: tokens outside the vocabulary, a cache of another geometry or
-// engine, and tokens past the cache's capacity (an error wrapping kvcache.ErrKVFull) leave the
-// cache as it was. A device failure midway leaves uncommitted cells in some layers; the next
-// Commit then fails, and the cache must be freed.
+// The pass is the host model's architecture (model.Model.Run) over this package's
+// ml.Backend. One token decodes (Cache.Decode, the FP16 overlay included); several prefill in
+// passes of up to ModelOptions.Batch tokens (Cache.Prefill over the bulk pools). Every input
+// is checked before any device work: tokens outside the vocabulary, a cache of another
+// geometry or engine, and tokens past the cache's capacity (an error wrapping
+// kvcache.ErrKVFull) leave the cache as it was. A device failure midway leaves uncommitted
+// cells in some layers; the next Commit then fails, and the cache must be freed.
 func (m *Model) Forward(tokens []int32, c *Cache, logits []float32) error {
-	hp := m.hp
-	n := len(tokens)
-	if n == 0 {
-		return fmt.Errorf("engine: forward of no tokens")
-	}
-	if l := len(logits); l != 0 && l != hp.Vocab && l != n*hp.Vocab {
-		return fmt.Errorf("engine: logits buffer of %d values: want 0, %d (last position) or %d (%d positions × %d)",
-			l, hp.Vocab, n*hp.Vocab, n, hp.Vocab)
-	}
 	if c == nil || c.e != m.e {
 		return fmt.Errorf("engine: the cache belongs to another engine")
-	}
-	cfg := c.Config()
-	if cfg.Layers != hp.Layers || cfg.KVHeads != hp.KVHeads || cfg.HeadDimK != hp.HeadDimK || cfg.HeadDimV != hp.HeadDimV {
-		return fmt.Errorf("engine: cache of %d layers × %d KV heads × %d/%d dims does not fit the model's %d × %d × %d/%d",
-			cfg.Layers, cfg.KVHeads, cfg.HeadDimK, cfg.HeadDimV, hp.Layers, hp.KVHeads, hp.HeadDimK, hp.HeadDimV)
-	}
-	if p0 := c.Len(); p0+n > c.Cap() {
-		return fmt.Errorf("engine: %d tokens at position %d: %w (capacity %d cells)", n, p0, kvcache.ErrKVFull, c.Cap())
-	}
-	for i, t := range tokens {
-		if t < 0 || int(t) >= hp.Vocab {
-			return fmt.Errorf("engine: token %d at index %d is outside the vocabulary [0, %d)", t, i, hp.Vocab)
-		}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
 		return cuda.ErrClosed
 	}
-	all := len(logits) == n*hp.Vocab && n > 1
-	rows := 1
-	if all {
-		rows = min(n, m.batch)
-	}
-	if err := m.grow(min(n, m.batch), rows); err != nil {
-		return err
-	}
-	for lo := 0; lo < n; lo += m.batch {
-		hi := min(lo+m.batch, n)
-		var out []float32
-		switch {
-		case all:
-			out = logits[lo*hp.Vocab : hi*hp.Vocab]
-		case len(logits) > 0 && hi == n:
-			out = logits
-		}
-		if err := m.pass(tokens[lo:hi], c, out, all); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// pass runs one batch of n ≤ batch tokens (see native/model's pass): out receives the last
-// position's logits (all false) or every position's (all true), or nothing when empty.
-func (m *Model) pass(tokens []int32, c *Cache, out []float32, all bool) error {
-	hp, a := m.hp, &m.act
-	n, p0 := len(tokens), c.Len()
-	e := hp.Embd
-	if err := a.toks.Write(cuda.Bytes(tokens)); err != nil {
-		return err
-	}
-	ek, err := m.e.kernel(EmbedKernel(m.embd.typ))
-	if err != nil {
-		return err
-	}
-	if err := ek.launch(cuda.D1(n), cuda.D1(256), 0, nil, cuda.Ptr(a.x), cuda.Ptr(m.embd.buf), cuda.Ptr(a.toks), cuda.Int(e)); err != nil {
-		return err
-	}
-	scale := float32(1 / math.Sqrt(float64(hp.HeadDimK)))
-	for l := range m.layers {
-		w := &m.layers[l]
-		steps := []func() error{
-			func() error { return m.rmsNorm(a.h, a.x, w.attnNorm, 0, n) },
-			func() error { return m.matVec(a.q, w.wq, a.h, w.bq, n, false) },
-			func() error { return m.matVec(a.k, w.wk, a.h, w.bk, n, false) },
-			func() error { return m.matVec(a.v, w.wv, a.h, w.bv, n, false) },
-			func() error { return m.rope(a.q, n, p0, hp.Heads) },
-			func() error { return m.rope(a.k, n, p0, hp.KVHeads) },
-			func() error { return c.WriteDevice(l, a.k, a.v, n) },
-			func() error {
-				if n == 1 {
-					return c.Decode(l, a.q, a.a, hp.Heads, scale)
-				}
-				return c.Prefill(l, a.q, a.a, n, p0, 0, hp.Heads, scale)
-			},
-			func() error { return m.matVec(a.x, w.wo, a.a, w.bo, n, true) },
-			func() error { return m.rmsNorm(a.h, a.x, w.ffnNorm, 0, n) },
-			func() error { return m.matVec(a.gate, w.gate, a.h, nil, n, false) },
-			func() error { return m.matVec(a.up, w.up, a.h, nil, n, false) },
-			func() error { return m.swiGLU(a.gate, a.up, n*hp.FFN) },
-			func() error { return m.matVec(a.x, w.down, a.gate, nil, n, true) },
-		}
-		for _, step := range steps {
-			if err := step(); err != nil {
-				return fmt.Errorf("engine: layer %d: %w", l, err)
-			}
-		}
-	}
-	if err := c.Commit(n); err != nil {
-		return err
-	}
-	switch {
-	case len(out) == 0:
-		return nil
-	case all:
-		if err := m.rmsNorm(a.h, a.x, m.norm, 0, n); err != nil {
-			return err
-		}
-		if err := m.matVec(a.logits, m.output, a.h, nil, n, false); err != nil {
-			return err
-		}
-	default:
-		if err := m.rmsNorm(a.h, a.x, m.norm, n-1, 1); err != nil {
-			return err
-		}
-		if err := m.matVec(a.logits, m.output, a.h, nil, 1, false); err != nil {
-			return err
-		}
-	}
-	return a.logits.Read(cuda.Bytes(out))
-}
-
-// rmsNorm normalizes rows [from, from+rows) of x (Embd values each) into rows [0, rows) of out.
-func (m *Model) rmsNorm(out, x, w *cuda.Buffer, from, rows int) error {
-	k, err := m.e.kernel("rmsnorm")
-	if err != nil {
-		return err
-	}
-	e := m.hp.Embd
-	return k.launch(cuda.D1(rows), cuda.D1(256), 0, nil, cuda.Ptr(out), cuda.PtrAt(x, int64(from)*int64(e)*4), cuda.Ptr(w),
-		cuda.Int(e), cuda.F32(m.hp.RMSEps))
-}
-
-func (m *Model) matVec(y *cuda.Buffer, w *weight, x, bias *cuda.Buffer, n int, accumulate bool) error {
-	return m.e.matVec(y, w, x, bias, n, accumulate)
+	return m.host.Run(&m.ml, c, tokens, logits, m.batch)
 }
 
 // matVec computes y[t] = W·x[t] (+ bias) for n tokens, added to y when accumulate is set
 // (mm.cu's matvec_body): grid (⌈rows/4⌉, ⌈n/NT⌉), block 128, NT = 1 for one token, else 8.
 func (e *Engine) matVec(y *cuda.Buffer, w *weight, x, bias *cuda.Buffer, n int, accumulate bool) error {
+	return e.matVecAt(cuda.Ptr(y), w, cuda.Ptr(x), bias, n, accumulate)
+}
+
+// matVecAt is matVec with y and x given as device addresses (views).
+func (e *Engine) matVecAt(y cuda.Arg, w *weight, x cuda.Arg, bias *cuda.Buffer, n int, accumulate bool) error {
 	nt := 1
 	if n > 1 {
 		nt = prefillTokens
@@ -663,12 +518,5 @@ func (e *Engine) matVec(y *cuda.Buffer, w *weight, x, bias *cuda.Buffer, n int, 
 		acc = 1
 	}
 	return k.launch(cuda.D2((w.rows+matvecWarps-1)/matvecWarps, (n+nt-1)/nt), cuda.D1(matvecThreads), 0, nil,
-		cuda.Ptr(y), cuda.Ptr(w.buf), cuda.Ptr(x), cuda.Ptr(bias), cuda.Int(w.rows), cuda.Int(w.cols), cuda.Int(n), cuda.Int(acc))
+		y, cuda.Ptr(w.buf), x, cuda.Ptr(bias), cuda.Int(w.rows), cuda.Int(w.cols), cuda.Int(n), cuda.Int(acc))
 }
-
-// rope rotates the heads of n tokens at positions p0… (x: n × heads × HeadDimK).
-func (m *Model) rope(x *cuda.Buffer, n, p0, heads int) error {
-	return m.e.Ops().RoPE(x, m.freq, n, p0, heads, m.hp.HeadDimK, m.hp.RopeDims, m.neox, m.hp.RopeScale)
-}
-
-func (m *Model) swiGLU(g, u *cuda.Buffer, n int) error { return m.e.Ops().SwiGLU(g, u, n) }
