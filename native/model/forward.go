@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/ml"
@@ -71,7 +72,15 @@ func (m *Model) Run(b ml.Backend, c ml.Cache, tokens []int32, logits []float32, 
 	if batch <= 0 {
 		batch = n
 	}
-	var bt ml.Batch
+	bt, _ := batches.Get().(*ml.Batch)
+	if bt == nil {
+		bt = new(ml.Batch)
+	}
+	defer func() {
+		clear(bt.Caches)
+		*bt = ml.Batch{Pos: bt.Pos[:0], Seq: bt.Seq[:0], Caches: bt.Caches[:0]}
+		batches.Put(bt)
+	}()
 	for lo := 0; lo < n; lo += batch {
 		hi := min(lo+batch, n)
 		bt.Single(tokens[lo:hi], c, c.Len())
@@ -84,7 +93,7 @@ func (m *Model) Run(b ml.Backend, c ml.Cache, tokens []int32, logits []float32, 
 		default:
 			bt.Out = nil
 		}
-		if err := m.pass(b, &bt); err != nil {
+		if err := m.pass(b, bt); err != nil {
 			if t, ok := c.(interface{ Truncate(int) error }); ok {
 				if terr := t.Truncate(c.Len()); terr != nil {
 					return fmt.Errorf("%w (and dropping the uncommitted cells failed: %v)", err, terr)
@@ -95,6 +104,9 @@ func (m *Model) Run(b ml.Backend, c ml.Cache, tokens []int32, logits []float32, 
 	}
 	return nil
 }
+
+// batches are reused ml.Batch values (Run allocates none once warm).
+var batches sync.Pool
 
 // pass runs one batch through the architecture and commits its cells.
 func (m *Model) pass(b ml.Backend, bt *ml.Batch) error {
