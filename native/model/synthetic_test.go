@@ -25,6 +25,7 @@ type synth struct {
 	embd, ffn, heads, kvHeads, hd int
 	layers, vocab                 int
 	bias, tied                    bool
+	qkNorm                        bool   // per-head Q and K norms (qwen3)
 	drop                          string // a tensor to leave out
 	metaHD                        int    // key_length/value_length written instead of hd, when set
 	ropeBase                      float32
@@ -105,6 +106,10 @@ func (s synth) write(t *testing.T, seed uint64) string {
 			vec(p+"attn_q.bias", nq, 0, 0.1)
 			vec(p+"attn_k.bias", nk, 0, 0.1)
 			vec(p+"attn_v.bias", nk, 0, 0.1)
+		}
+		if s.qkNorm {
+			vec(p+"attn_q_norm.weight", s.hd, 1, 0.2)
+			vec(p+"attn_k_norm.weight", s.hd, 1, 0.2)
 		}
 		mat(p+"attn_output.weight", s.embd, nq, 0.5)
 		vec(p+"ffn_norm.weight", s.embd, 1, 0.1)
@@ -211,6 +216,8 @@ func refForward(t *testing.T, path string, arch Arch, tokens []int32) [][]float6
 		bq, _ := w("attn_q.bias")
 		bk, _ := w("attn_k.bias")
 		bv, _ := w("attn_v.bias")
+		qn, _ := w("attn_q_norm.weight")
+		kn, _ := w("attn_k_norm.weight")
 		wo, do := w("attn_output.weight")
 		fn, _ := w("ffn_norm.weight")
 		wg, dg := w("ffn_gate.weight")
@@ -228,9 +235,15 @@ func refForward(t *testing.T, path string, arch Arch, tokens []int32) [][]float6
 				v[i][j] += bv[j]
 			}
 			for hh := 0; hh < heads; hh++ {
+				if qn != nil {
+					copy(q[i][hh*hd:], norm(q[i][hh*hd:(hh+1)*hd], qn))
+				}
 				rot(q[i][hh*hd:(hh+1)*hd], i)
 			}
 			for hh := 0; hh < kvh; hh++ {
+				if kn != nil {
+					copy(k[i][hh*hd:], norm(k[i][hh*hd:(hh+1)*hd], kn))
+				}
 				rot(k[i][hh*hd:(hh+1)*hd], i)
 			}
 		}
@@ -292,6 +305,8 @@ func TestForwardMatchesReference(t *testing.T) {
 		{arch: "qwen2", typ: gguf.Q8_0, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 2, vocab: 40, bias: true, ropeBase: 1e6},
 		{arch: "llama", typ: gguf.Q4_K, embd: 256, ffn: 256, heads: 4, kvHeads: 2, hd: 64, layers: 1, vocab: 16, ropeBase: 10000},
 		{arch: "qwen2", typ: gguf.Q6_K, embd: 256, ffn: 512, heads: 4, kvHeads: 4, hd: 64, layers: 1, vocab: 16, bias: true, tied: true, ropeBase: 1e6},
+		{arch: "qwen3", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 32, layers: 2, vocab: 40, qkNorm: true, tied: true, ropeBase: 1e6},
+		{arch: "qwen3", typ: gguf.Q8_0, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 2, vocab: 40, qkNorm: true, ropeBase: 1e6},
 	} {
 		t.Run(fmt.Sprintf("%s/%s", s.arch, s.typ), func(t *testing.T) {
 			path := s.write(t, uint64(s.embd*31+int(s.typ)))
@@ -360,7 +375,7 @@ func TestLoadErrors(t *testing.T) {
 		want string
 	}{
 		{"unsupported architecture", func(s synth) synth { s.arch = "mamba"; return s },
-			`model: architecture "mamba" is not supported (supported: llama, qwen2); it needs a recurrent state-space (Mamba) layer`},
+			`model: architecture "mamba" is not supported (supported: llama, qwen2, qwen3); it needs a recurrent state-space (Mamba) layer`},
 		{"missing tensor", func(s synth) synth { s.drop = "blk.0.ffn_up.weight"; return s }, `tensor "blk.0.ffn_up.weight" is missing`},
 		{"missing qwen2 bias", func(s synth) synth { s.arch = "qwen2"; return s }, `tensor "blk.0.attn_q.bias" is missing`},
 		{"missing output norm", func(s synth) synth { s.drop = "output_norm.weight"; return s }, `"output_norm.weight" is missing`},
