@@ -2,9 +2,10 @@
 // native/cuda: a device KV cache in any supported kvq format pair with quantize-on-write
 // (bit-exact with native/kvq), decode attention that reads the packed cache in registers
 // (flash-decoding splits, grouped query heads, the FP16 window + sinks overlay, an exact
-// combine), prefill attention, the row-wise layers of a forward pass (Ops), and a whole
-// llama-family forward pass (Model: weights uploaded once in their GGUF layout, matrix–vector
-// kernels that read them in place, logits copied back for host sampling).
+// combine), prefill attention, the row-wise layers of a forward pass (Ops), and native/ml's
+// operations as kernels (ml.go), which a native/model architecture drives (Model: weights
+// uploaded once in their GGUF layout, matrix–vector kernels that read them in place, logits
+// copied back for host sampling). The engine holds no transformer block of its own.
 //
 // Every kernel launch is checked against the kernel's C signature, parsed from its source,
 // before it reaches the driver, so a Go/C argument mismatch is an error, not a corrupted

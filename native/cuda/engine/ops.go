@@ -4,8 +4,9 @@ import (
 	"github.com/kvlab/kvlab/native/cuda"
 )
 
-// Ops are the row-wise layers of a llama-family forward pass on the device (Model uses them
-// for kvlab run --device cuda): each matches native/model's CPU operation (double-precision
+// Ops are the row-wise layers of a llama-family forward pass on the device, callable one by
+// one (the emulator tests check them; the forward pass launches the same kernels through
+// ml.go): each matches native/model's CPU operation (double-precision
 // sums and transcendentals where the CPU uses float64). The matrix products are Model's
 // (kernels/mm.cu). All buffers hold float32; every method runs on the default stream.
 type Ops struct{ e *Engine }
