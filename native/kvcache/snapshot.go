@@ -29,8 +29,8 @@ import (
 // and nothing after the last section. All integers are little-endian.
 //
 // Version 2 (SnapshotVersion) stores the cache as it is held: per KV head the K and V stores
-// (cells held u32, the K calibration: scales count u32 + f32s, offsets count u32 + f32s, then
-// the rows' bytes in the pair's format), then the f16 cells: for a mixed cache the tail's end
+// (cells held u32, the codec's state (kvq.CodecState): rotation i32, K scales count u32 + f32s,
+// K offsets count u32 + f32s, then the rows' bytes in the pair's format), then the f16 cells: for a mixed cache the tail's end
 // u32 and, per head, K then V rows of the sink cells and the window's cells (f16, cell order);
 // for an overlay the exact cells' count u32 and positions u32 and, per head, their K then V
 // rows (f16). Version 1 stores every cell in f32 in the value domain: per layer K (cells ×
@@ -294,7 +294,9 @@ func (c *Cache) layerPayload(b *bytes.Buffer, l int) {
 
 func putStore(b *bytes.Buffer, s *rowStore) {
 	putU32(b, uint32(s.N))
-	for _, v := range [][]float32{kvq.ChannelScalesOf(s.Codec), kvq.ChannelMeansOf(s.Codec)} {
+	st := kvq.StateOf(s.Codec)
+	putU32(b, uint32(int32(st.Rotation)))
+	for _, v := range [][]float32{st.Scales, st.Means} {
 		putU32(b, uint32(len(v)))
 		for _, x := range v {
 			putU32(b, math.Float32bits(x))
@@ -411,7 +413,25 @@ func describeSnap(hd *snapHeader) string {
 // snapFixedBody bounds the header body without its tokens.
 const snapFixedBody = 32 + 2 + maxSnapName + 4*4 + 1 + 255 + 8 + 4 + 4*4
 
-func (c *Cache) readHeader(r io.Reader) (*snapHeader, error) {
+// SnapshotCells reads the header of the snapshot at path and returns how many cells it holds
+// (to size a cache before loading it); the rest of the file is read by LoadSnapshot.
+func SnapshotCells(path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("kvcache: snapshot: %w", err)
+	}
+	defer f.Close()
+	hd, err := readHeader(bufio.NewReader(f), limits.MaxCtx)
+	if err != nil {
+		return 0, fmt.Errorf("kvcache: %w", err)
+	}
+	return hd.cells, nil
+}
+
+func (c *Cache) readHeader(r io.Reader) (*snapHeader, error) { return readHeader(r, c.cfg.MaxCells) }
+
+// readHeader reads and checks a header whose cells are at most maxCells.
+func readHeader(r io.Reader, maxCells int) (*snapHeader, error) {
 	var pre [16]byte
 	if err := readFull(r, pre[:]); err != nil {
 		return nil, err
@@ -424,10 +444,10 @@ func (c *Cache) readHeader(r io.Reader) (*snapHeader, error) {
 		return nil, fmt.Errorf("%w: version %d, this build reads 1 to %d", ErrSnapshotVersion, hd.version, SnapshotVersion)
 	}
 	n := binary.LittleEndian.Uint32(pre[12:])
-	if int64(n) > snapFixedBody+4*int64(c.cfg.MaxCells) {
+	if int64(n) > snapFixedBody+4*int64(maxCells) {
 		// Longer than any header whose cells fit the cache: a corrupt length or a snapshot
 		// too long for it; the checksum cannot be trusted to tell them apart, so say both.
-		return nil, fmt.Errorf("%w: a header of %d bytes (a corrupt length, or more cells than the cache's %d)", ErrSnapshotCorrupt, n, c.cfg.MaxCells)
+		return nil, fmt.Errorf("%w: a header of %d bytes (a corrupt length, or more cells than the cache's %d)", ErrSnapshotCorrupt, n, maxCells)
 	}
 	body := make([]byte, n+4)
 	if err := readFull(r, body); err != nil {
@@ -479,7 +499,7 @@ func (hd *snapHeader) maxPayload() int64 {
 	if hd.version == 1 {
 		return cells * hn * int64(hd.dk+hd.dv) * 4
 	}
-	stores := hn * (2*(4+4+4) + 4*8*int64(hd.dk) + int64(hd.pair.K.RowBytes(hd.dk))*cells + int64(hd.pair.V.RowBytes(hd.dv))*cells)
+	stores := hn * (2*(4+4+4+4) + 4*8*int64(hd.dk) + int64(hd.pair.K.RowBytes(hd.dk))*cells + int64(hd.pair.V.RowBytes(hd.dv))*cells)
 	f16 := 4 + cells*4 + hn*cells*int64(2*hd.dk+2*hd.dv)
 	return stores + f16
 }
@@ -587,9 +607,9 @@ func (d *decoder) f32s(n int) []float32 {
 
 // storeBlob is one store's part of a version-2 payload.
 type storeBlob struct {
-	n       int
-	lam, mu []float32
-	rows    []byte
+	n     int
+	state kvq.CodecState
+	rows  []byte
 }
 
 func (d *decoder) store(rowBytes, dim, maxRows int) storeBlob {
@@ -598,7 +618,8 @@ func (d *decoder) store(rowBytes, dim, maxRows int) storeBlob {
 	if d.err == nil && s.n > maxRows {
 		d.err = fmt.Errorf("a store of %d cells, at most %d", s.n, maxRows)
 	}
-	for _, dst := range []*[]float32{&s.lam, &s.mu} {
+	s.state.Rotation = int(int32(d.u32()))
+	for _, dst := range []*[]float32{&s.state.Scales, &s.state.Means} {
 		k := d.int()
 		if d.err == nil && k != 0 && k != dim {
 			d.err = fmt.Errorf("%d calibration values for %d channels", k, dim)
@@ -629,13 +650,11 @@ func (c *Cache) restoreLayer(l int, hd *snapHeader, payload []byte) error {
 			if ly.mx == nil && b.n != cells {
 				return fmt.Errorf("a store of %d cells, the snapshot holds %d", b.n, cells)
 			}
-			if st.cal == nil && (b.lam != nil || b.mu != nil) {
+			if st.cal == nil && (b.state.Scales != nil || b.state.Means != nil) {
 				return errors.New("a calibration for a store that keeps none")
 			}
-			if st.cal != nil {
-				if err := kvq.SetCalibration(st.Codec, b.lam, b.mu); err != nil {
-					return err
-				}
+			if err := kvq.SetState(st.Codec, b.state); err != nil {
+				return err
 			}
 			copy(st.Data, b.rows)
 			st.N = b.n
@@ -790,7 +809,7 @@ func decodeV2(l int, hd *snapHeader, payload []byte, k, v []float32) error {
 			if err != nil {
 				return err
 			}
-			if err := kvq.SetCalibration(codec, b.lam, b.mu); err != nil {
+			if err := kvq.SetState(codec, b.state); err != nil {
 				return err
 			}
 			if hd.rcnt == 0 && b.n != cells {

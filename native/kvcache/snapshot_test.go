@@ -67,6 +67,7 @@ func TestSnapshotRoundTripExact(t *testing.T) {
 		{"q4_0 overlay", "q4_0", func(c *Config) { c.Window, c.Sinks = 16, 4 }},
 		{"q4_0 mixed", "q4_0", func(c *Config) { c.Recent, c.Sinks = 24, 4 }},
 		{"q8_0 mixed no sinks", "q8_0", func(c *Config) { c.Recent = 8 }},
+		{"q8_0 head dim 8, one-cell prompt", "q8_0", func(c *Config) { c.HeadDimK, c.HeadDimV, c.KVHeads = 8, 8, 4 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := snapCfg(t, tc.pair, tc.mut)
@@ -75,7 +76,8 @@ func TestSnapshotRoundTripExact(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := rand.New(rand.NewPCG(1, 2))
-			fill(t, a, r, 90, 30)
+			fill(t, a, r, 1, 1) // a one-cell first write: the V rotation is chosen among the alternates
+			fill(t, a, r, 89, 30)
 			fill(t, a, r, 7, 1)
 			var buf bytes.Buffer
 			if err := WriteSnapshot(&buf, a, testID, tokensOf(a.Len())); err != nil {
@@ -252,8 +254,12 @@ func TestSnapshotErrors(t *testing.T) {
 			binary.LittleEndian.PutUint32(b[hdrLen+12:], 1000)
 			return b
 		})), cfg, ErrSnapshotCorrupt},
+		{"rotation, resealed", reseal(mutate(func(b []byte) []byte {
+			binary.LittleEndian.PutUint32(b[hdrLen+16:], 40)
+			return b
+		})), cfg, ErrSnapshotCorrupt},
 		{"calibration count, resealed", reseal(mutate(func(b []byte) []byte {
-			binary.LittleEndian.PutUint32(b[hdrLen+16:], 3)
+			binary.LittleEndian.PutUint32(b[hdrLen+20:], 3)
 			return b
 		})), cfg, ErrSnapshotCorrupt},
 	} {
