@@ -37,6 +37,9 @@ func checkRunFlags(o runOptions) error {
 	if err := limits.Int("--kv-sink", int64(o.sinks), 0, limits.MaxCtx, ""); err != nil {
 		return err
 	}
+	if err := limits.Int("--kv-recent", int64(o.recent), 0, limits.MaxCtx, ""); err != nil {
+		return err
+	}
 	if err := limits.Float("--k-gain", float64(o.kGain), 1e-3, limits.MaxKGain, ""); err != nil {
 		return err
 	}

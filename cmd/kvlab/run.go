@@ -16,6 +16,7 @@ import (
 	"github.com/kvlab/kvlab/native/backends"
 	"github.com/kvlab/kvlab/native/cuda/engine"
 	"github.com/kvlab/kvlab/native/hf"
+	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/kvq"
 	"github.com/kvlab/kvlab/native/model"
 	"github.com/kvlab/kvlab/native/runner"
@@ -34,7 +35,10 @@ type runOptions struct {
 	n       int
 	kv      string
 	window  int
+	recent  int
 	sinks   int
+	saveKV  string
+	loadKV  string
 	kGain   float32
 	sampler sample.Config
 	seed    int64
@@ -62,6 +66,8 @@ type runResult struct {
 	// end-of-generation token excluded), to compare with other engines token for token.
 	PromptIDs []int32 `json:"prompt_ids"`
 	IDs       []int32 `json:"ids"`
+	// LoadedCells are the cells a --load-kv snapshot gave (not computed again).
+	LoadedCells int `json:"loaded_cells,omitempty"`
 }
 
 func newRunCmd() *cobra.Command {
@@ -85,11 +91,23 @@ after --n tokens, or when the context (--ctx cells, default prompt + n) is full.
 --device cuda runs the whole forward pass on the GPU (native/cuda/engine): the weights are
 uploaded once (f32, f16, q8_0 and q4_0 as stored; other types dequantized to f16), the KV cache
 lives on the card in --kv, and only the logits come back for sampling. It needs a model whose
-head dimension the attention kernels take (64, 128 or 256), and says so otherwise.`,
+head dimension the attention kernels take (64, 128 or 256), and says so otherwise.
+
+--save-kv FILE writes the cache at the end (the prompt and the whole reply) to a versioned
+snapshot file, atomically; --load-kv FILE starts from one: its tokens are the prompt (followed
+by --prompt's text, without BOS, when given) and its cells are not computed again, so greedy
+decoding continues exactly where the saved run stopped. A snapshot of another KV format or an
+older version is re-encoded into --kv as it loads (the file is left as it is); one of another
+model or shape, or a truncated or corrupt file, is reported and the run starts clean.
+--kv-recent N keeps the most recent N cells only in f16 and quantizes each cell once as it
+leaves them (position-axis mixed KV; the sinks, --kv-sink, stay f16 too).`,
 		Example: `  kvlab run --model stories260K.gguf --temp 0 --n 200
   kvlab run --model model.gguf --prompt "Once upon a time" --kv q8_0/q4_0 --n 64
   kvlab run --model model.gguf --kv q2k --kv-window 128 --kv-sink 4 --json
-  kvlab run --model model.gguf --device cuda --kv q8_0/q4_0 --temp 0 --n 64`,
+  kvlab run --model model.gguf --device cuda --kv q8_0/q4_0 --temp 0 --n 64
+  kvlab run --model model.gguf --kv q4_0 --kv-recent 64 --kv-sink 4 --temp 0 --n 64
+  kvlab run --model model.gguf --temp 0 --n 64 --ctx 512 --save-kv story.kv
+  kvlab run --model model.gguf --temp 0 --n 64 --ctx 512 --load-kv story.kv`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.model == "" {
@@ -149,6 +167,9 @@ head dimension the attention kernels take (64, 128 or 256), and says so otherwis
 	f.StringVar(&o.kv, "kv", "f16", "KV format, or K/V pair (see 'kvlab formats')")
 	f.IntVar(&o.window, "kv-window", 0, "most recent cells kept exact in f16 (the FP16 window overlay)")
 	f.IntVar(&o.sinks, "kv-sink", 0, "first cells kept exact in f16 (attention sinks)")
+	f.IntVar(&o.recent, "kv-recent", 0, "most recent cells held only in f16, the rest quantized as they leave (position-axis mixed KV)")
+	f.StringVar(&o.saveKV, "save-kv", "", "write the KV cache and its tokens to this snapshot `file` at the end")
+	f.StringVar(&o.loadKV, "load-kv", "", "continue from this KV snapshot `file` (its tokens are the prompt)")
 	f.Float32Var(&o.kGain, "k-gain", 1, "q2k K reconstruction gain B")
 	f.Float32Var(&o.sampler.Temp, "temp", 0.8, "temperature; 0 is greedy")
 	f.IntVar(&o.sampler.TopK, "top-k", 40, "keep the K most likely tokens; 0 keeps all")
@@ -171,8 +192,11 @@ func runModel(ctx context.Context, o runOptions, out, errw io.Writer, progress f
 	if o.n < 1 {
 		return runResult{}, fmt.Errorf("--n %d: must be at least 1", o.n)
 	}
-	if o.ctx < 0 || o.threads < 0 || o.window < 0 || o.sinks < 0 {
-		return runResult{}, fmt.Errorf("--ctx, --threads, --kv-window and --kv-sink must not be negative")
+	if o.ctx < 0 || o.threads < 0 || o.window < 0 || o.sinks < 0 || o.recent < 0 {
+		return runResult{}, fmt.Errorf("--ctx, --threads, --kv-window, --kv-recent and --kv-sink must not be negative")
+	}
+	if (o.saveKV != "" || o.loadKV != "") && o.device != "cpu" {
+		return runResult{}, fmt.Errorf("--save-kv and --load-kv: %w: the %s KV cache is not in host memory", kvcache.ErrSnapshotUnsupported, o.device)
 	}
 	if !(o.kGain > 0) {
 		return runResult{}, fmt.Errorf("--k-gain %g: must be positive", o.kGain)
@@ -218,15 +242,27 @@ func runModel(ctx context.Context, o runOptions, out, errw io.Writer, progress f
 			prompt = append([]int32{tok.BOS()}, prompt...)
 		}
 	}
+	loaded := 0 // cells of the --load-kv snapshot, from its header (to size the cache)
+	if o.loadKV != "" {
+		n, err := kvcache.SnapshotCells(o.loadKV)
+		switch {
+		case err == nil:
+			loaded = n
+		case kvcache.IsSnapshotError(err):
+			fmt.Fprintf(errw, "kvlab: --load-kv %s: %v; starting clean\n", o.loadKV, err)
+		default:
+			return runResult{}, fmt.Errorf("--load-kv: %w", err)
+		}
+	}
 	cells := o.ctx
 	if cells == 0 {
-		cells = len(prompt) + o.n
+		cells = loaded + len(prompt) + o.n
 	}
 	if len(prompt) > cells {
 		return runResult{}, fmt.Errorf("the prompt is %d tokens, longer than the context of %d cells (--ctx)", len(prompt), cells)
 	}
 	cfg := m.CacheConfig(pair, cells)
-	cfg.Window, cfg.Sinks, cfg.KGain = o.window, o.sinks, o.kGain
+	cfg.Window, cfg.Recent, cfg.Sinks, cfg.KGain = o.window, o.recent, o.sinks, o.kGain
 	if err := checkRunCache(cfg, m.Hparams.Context); err != nil {
 		return runResult{}, err
 	}
@@ -263,9 +299,33 @@ func runModel(ctx context.Context, o runOptions, out, errw io.Writer, progress f
 	if !o.sampler.Greedy() {
 		res.Seed = o.sampler.Seed
 	}
+	id := runner.ModelIdentity(m, o.model)
+	drop := o.prompt == "" && tok.Kind() == tokenizer.SPM
+	if o.loadKV != "" && loaded > 0 {
+		toks, info, err := r.LoadSnapshot(o.loadKV, id)
+		switch {
+		case err == nil && len(toks)+len(prompt)-1 > cells:
+			return runResult{}, fmt.Errorf("the snapshot's %d cells and the prompt reach %d tokens, past the context of %d cells (--ctx)", len(toks), len(toks)+len(prompt)-1, cells)
+		case err == nil:
+			if info.Upgraded {
+				fmt.Fprintf(errw, "kvlab: --load-kv %s: %d cells re-encoded from %s into %s (the file is unchanged until saved again)\n",
+					o.loadKV, info.Cells, info.From, pair)
+			}
+			extra := []int32{}
+			if o.prompt != "" {
+				extra = tok.Encode(o.prompt, false, false)
+			}
+			prompt, drop, res.LoadedCells = append(toks, extra...), false, len(toks)
+			res.PromptTokens = len(prompt)
+		case kvcache.IsSnapshotError(err):
+			fmt.Fprintf(errw, "kvlab: --load-kv %s: %v; starting clean\n", o.loadKV, err)
+		default:
+			return runResult{}, fmt.Errorf("--load-kv: %w", err)
+		}
+	}
 	// With no prompt text the first piece's dummy-prefix space is dropped, as llama2.c prints
 	// the first piece after BOS and llama.cpp's detokenizer does.
-	p := runner.Params{Prompt: prompt, MaxTokens: o.n, Sampler: o.sampler, DropPrefixSpace: o.prompt == "" && tok.Kind() == tokenizer.SPM}
+	p := runner.Params{Prompt: prompt, MaxTokens: o.n, Sampler: o.sampler, DropPrefixSpace: drop, KeepLast: o.saveKV != ""}
 	gen, err := r.Generate(ctx, p, func(ev runner.Event) error {
 		if ev.Kind != runner.EventToken {
 			return nil
@@ -280,6 +340,15 @@ func runModel(ctx context.Context, o runOptions, out, errw io.Writer, progress f
 	}
 	if err != nil {
 		return res, err
+	}
+	if o.saveKV != "" {
+		all := append(slices.Clone(prompt), gen.Generated...)
+		if len(all) > cells {
+			all = all[:cells] // the context filled: the last token was not run
+		}
+		if err := r.SaveSnapshot(o.saveKV, id, all); err != nil {
+			return res, fmt.Errorf("--save-kv: %w", err)
+		}
 	}
 	res.Stop = gen.Stop
 	if gen.Stop == runner.StopContext {

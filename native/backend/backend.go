@@ -88,3 +88,9 @@ type Cache interface {
 	// Free releases the cache's memory; it is not used again.
 	Free()
 }
+
+// KVHolder is implemented by caches whose cells are a kvcache.Cache in host memory (the CPU
+// backend's): KV snapshots read and write it. A cache without it cannot be saved.
+type KVHolder interface {
+	KVCache() *kvcache.Cache
+}

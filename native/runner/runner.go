@@ -107,6 +107,10 @@ type Params struct {
 	// PrefillChunk is how many prompt tokens one prefill pass takes (progress is reported and
 	// cancellation checked between passes); 0 prefills the prompt in one pass.
 	PrefillChunk int
+	// KeepLast runs the reply's last token through the cache too (one more forward pass, when
+	// it fits), so that the sequence holds the prompt and the whole reply: a snapshot of it then
+	// continues exactly as the generation would have.
+	KeepLast bool
 }
 
 // EventKind is the kind of a generation event.
@@ -276,6 +280,13 @@ func (r *Runner) Generate(ctx context.Context, p Params, emit func(Event) error)
 		return s
 	}
 	var masked []float32
+	unfed := int32(-1) // a sampled token not yet run
+	defer func() {
+		if p.KeepLast && unfed >= 0 && seq.Len() < cells && ctx.Err() == nil {
+			step([]int32{unfed}, logits[:0]) // on failure the sequence holds the reply but its last token
+
+		}
+	}()
 	for {
 		if p.Constrain != nil && p.Constrain.Done() {
 			res.Stop = StopEOS
@@ -294,6 +305,7 @@ func (r *Runner) Generate(ctx context.Context, p Params, emit func(Event) error)
 			p.Constrain.Accept(next)
 		}
 		res.Generated = append(res.Generated, next)
+		unfed = next
 		res.Tokens++
 		if res.Tokens == 1 {
 			res.TTFT = time.Since(start)
@@ -325,6 +337,7 @@ func (r *Runner) Generate(ctx context.Context, p Params, emit func(Event) error)
 		if err != nil {
 			return res, err
 		}
+		unfed = -1
 		decoded++
 		// Let other goroutines run between tokens: with every core busy decoding, a request
 		// that just arrived otherwise waits for the scheduler's 10 ms time slices.

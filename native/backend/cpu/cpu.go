@@ -77,3 +77,6 @@ func (c *Cache) Truncate(n int) error { return c.KV.Truncate(n) }
 func (c *Cache) Reset() error         { c.KV.Reset(); return nil }
 func (c *Cache) Bytes() int64         { return c.KV.Bytes() }
 func (c *Cache) Free()                {}
+
+// KVCache is backend.KVHolder.
+func (c *Cache) KVCache() *kvcache.Cache { return c.KV }

@@ -1,0 +1,134 @@
+package runner
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"path/filepath"
+
+	"github.com/kvlab/kvlab/native/backend"
+	"github.com/kvlab/kvlab/native/kvcache"
+	"github.com/kvlab/kvlab/native/model"
+)
+
+// identitySample is how many leading bytes of each tensor ModelIdentity hashes.
+const identitySample = 4096
+
+// ModelIdentity is the identity KV snapshots of m carry: a SHA-256 of the architecture, the
+// hyperparameters and every tensor's name, type, shape and first 4 KiB, and the file's name
+// (base name of path) for messages. Two files with the same weights have the same identity
+// whatever their names; a fine-tune of the same shape has another.
+func ModelIdentity(m *model.Model, path string) kvcache.Identity {
+	h := sha256.New()
+	fmt.Fprintf(h, "%+v\n", m.Hparams)
+	if f := m.File(); f != nil {
+		for _, ti := range f.Tensors() {
+			fmt.Fprintf(h, "%s %v %d\n", ti.Name, ti.Dims, ti.Type)
+			if b, err := f.TensorData(ti.Name); err == nil {
+				h.Write(b[:min(len(b), identitySample)])
+			}
+		}
+	}
+	var id kvcache.Identity
+	copy(id.Hash[:], h.Sum(nil))
+	id.Name = filepath.Base(path)
+	return id
+}
+
+// SaveSnapshot writes the idle sequence that holds exactly tokens (a finished generation's
+// prompt and reply, run with Params.KeepLast) to path (kvcache.SaveSnapshot: atomic).
+func (r *Runner) SaveSnapshot(path string, id kvcache.Identity, tokens []int32) error {
+	s := r.pool.takeExact(tokens)
+	if s == nil {
+		return fmt.Errorf("runner: no sequence holds those %d tokens to save", len(tokens))
+	}
+	defer r.pool.Put(s)
+	kv, ok := s.cache.(backend.KVHolder)
+	if !ok {
+		return fmt.Errorf("runner: %w: the %s KV cache is not in host memory", kvcache.ErrSnapshotUnsupported, r.cfg.Device)
+	}
+	return kvcache.SaveSnapshot(path, kv.KVCache(), id, s.tokens)
+}
+
+// LoadSnapshot loads the snapshot at path into a sequence of the pool and keeps it idle, so
+// that the next generation whose prompt starts with its tokens continues from its cells. It
+// returns those tokens. On any error no sequence holds anything of the file (the session starts
+// clean); kvcache.IsSnapshotError tells a bad or foreign file from other failures.
+func (r *Runner) LoadSnapshot(path string, id kvcache.Identity) ([]int32, kvcache.SnapshotInfo, error) {
+	s, err := r.pool.getEmpty()
+	if err != nil {
+		return nil, kvcache.SnapshotInfo{}, err
+	}
+	defer r.pool.Put(s)
+	kv, ok := s.cache.(backend.KVHolder)
+	if !ok {
+		return nil, kvcache.SnapshotInfo{}, fmt.Errorf("runner: %w: the %s KV cache is not in host memory", kvcache.ErrSnapshotUnsupported, r.cfg.Device)
+	}
+	toks, info, err := kvcache.LoadSnapshot(path, kv.KVCache(), id)
+	if err == nil {
+		for i, t := range toks {
+			if t < 0 || int(t) >= r.cfg.Vocab {
+				kv.KVCache().Reset()
+				err = fmt.Errorf("runner: %w: token %d at cell %d is outside the vocabulary [0, %d)", kvcache.ErrSnapshotCorrupt, t, i, r.cfg.Vocab)
+				break
+			}
+		}
+	}
+	if err != nil {
+		s.tokens = s.tokens[:0]
+		return nil, kvcache.SnapshotInfo{}, err
+	}
+	s.tokens = append(s.tokens[:0], toks...)
+	return toks, info, nil
+}
+
+// takeExact takes the idle sequence holding exactly tokens, or nil.
+func (p *Pool) takeExact(tokens []int32) *Sequence {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, s := range p.idle {
+		if len(s.tokens) == len(tokens) && commonPrefix(s.tokens, tokens) == len(tokens) {
+			p.idle = append(p.idle[:i], p.idle[i+1:]...)
+			p.inUse++
+			return s
+		}
+	}
+	return nil
+}
+
+// getEmpty returns an empty sequence: the least recently used idle one, reset, when the pool
+// is full, else a new one.
+func (p *Pool) getEmpty() (*Sequence, error) {
+	p.mu.Lock()
+	var s *Sequence
+	if len(p.idle) > 0 && len(p.idle)+p.inUse >= p.keep {
+		oldest := 0
+		for i, x := range p.idle {
+			if x.used.Before(p.idle[oldest].used) {
+				oldest = i
+			}
+		}
+		s = p.idle[oldest]
+		p.idle = append(p.idle[:oldest], p.idle[oldest+1:]...)
+	}
+	p.inUse++
+	p.mu.Unlock()
+	if s == nil {
+		c, err := p.newCache()
+		if err != nil {
+			p.mu.Lock()
+			p.inUse--
+			p.mu.Unlock()
+			return nil, err
+		}
+		return &Sequence{cache: c}, nil
+	}
+	if err := s.cache.Reset(); err != nil {
+		s.cache.Free()
+		p.mu.Lock()
+		p.inUse--
+		p.mu.Unlock()
+		return nil, err
+	}
+	s.tokens = s.tokens[:0]
+	return s, nil
+}
