@@ -671,3 +671,44 @@ func symCode(v float32, lo, hi int32) byte {
 	}
 	return byte(int32(f))
 }
+
+// The format versions: what a stored pair name meant when it was measured. A run history keeps
+// the version of every run it records, so that a name measured before a change of meaning is
+// shown with the meaning it had.
+const (
+	// FormatsUnrotated: every name is the unrotated, ggml-identical format ("q4_0" is today's
+	// "q4_0-r"; no "-r" suffix and no turbo tiers existed).
+	FormatsUnrotated = 1
+	// FormatsRotated: the Rotatable formats are rotated by default, "-r" names the unrotated
+	// variant; K is calibrated from the first write.
+	FormatsRotated = 2
+	// FormatsChosenRotation: as FormatsRotated, and a V store chooses its rotation from its
+	// first write (RotationChooser); the searched q4_0/q5_0 scale never exceeds ggml's error.
+	FormatsChosenRotation = 3
+	// FormatVersion is the version this package's formats have.
+	FormatVersion = FormatsChosenRotation
+)
+
+// NameAtVersion returns the pair name (as ParsePair reads it) that a pair named name at
+// format version v is called today: at FormatsUnrotated every Rotatable half gains the "-r"
+// suffix ("q8_0/q4_0" → "q8_0-r/q4_0-r"); at later versions, or for a name that does not
+// parse, the name is returned unchanged.
+func NameAtVersion(name string, v int) string {
+	if v >= FormatsRotated {
+		return name
+	}
+	p, err := ParsePair(name)
+	if err != nil {
+		return name
+	}
+	return p.Unrotated().String()
+}
+
+// PairBitsPerValue is the pair's storage cost per value, K and V averaged over a cell's
+// headDimK + headDimV values.
+func (p Pair) PairBitsPerValue(headDimK, headDimV int) float64 {
+	if headDimK+headDimV <= 0 {
+		return 0
+	}
+	return 8 * p.BytesPerToken(headDimK, headDimV, 1) / float64(headDimK+headDimV)
+}

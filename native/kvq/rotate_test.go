@@ -537,3 +537,29 @@ func TestChooseRotation(t *testing.T) {
 		t.Error("turbo4 chose the identity")
 	}
 }
+
+func TestNameAtVersion(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		v    int
+		want string
+	}{
+		{"q4_0", FormatsUnrotated, "q4_0-r"},
+		{"q8_0/q4_0", FormatsUnrotated, "q8_0-r/q4_0-r"},
+		{"f16/q4_0", FormatsUnrotated, "f16/q4_0-r"},
+		{"q2k", FormatsUnrotated, "q2k/q4_0-r"},
+		{"tq4", FormatsUnrotated, "tq4"},
+		{"f16", FormatsUnrotated, "f16"},
+		{"bogus", FormatsUnrotated, "bogus"},
+		{"q4_0", FormatsRotated, "q4_0"},
+		{"q4_0", FormatVersion, "q4_0"},
+	} {
+		if got := NameAtVersion(tc.name, tc.v); got != tc.want {
+			t.Errorf("NameAtVersion(%q, %d) = %q, want %q", tc.name, tc.v, got, tc.want)
+		}
+	}
+	p, _ := ParsePair("q8_0/q4_0")
+	if b := p.PairBitsPerValue(128, 128); b != 6.5 {
+		t.Errorf("q8_0/q4_0: %g bits/value, want 6.5", b)
+	}
+}
