@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvlab/kvlab/native/kvq"
 	"github.com/kvlab/kvlab/report"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -60,6 +61,11 @@ type Run struct {
 	// Report is the result, nil unless the run completed.
 	Report *report.ABReport `json:"report,omitempty"`
 	Error  string           `json:"error,omitempty"`
+	// KVFormats is the format version (kvq.FormatVersion) the run's pair names had; 0 when
+	// recording means this kvlab's. Get and List return the names of older runs as they are
+	// called today (kvq.NameAtVersion: a q4_0 measured before rotation became the default
+	// reads "q4_0-r").
+	KVFormats int `json:"kv_formats"`
 }
 
 // Summary is a run as List shows it.
@@ -73,6 +79,8 @@ type Summary struct {
 	SHA256   string    `json:"sha256"`
 	Arms     []string  `json:"arms"`
 	Error    string    `json:"error,omitempty"`
+	// KVFormats is the run's format version (Run.KVFormats); Arms are named as today.
+	KVFormats int `json:"kv_formats"`
 }
 
 // DB is an open run history.
@@ -81,8 +89,9 @@ type DB struct {
 	path string
 }
 
-// schemaVersion is the schema this package writes, kept in PRAGMA user_version.
-const schemaVersion = 1
+// schemaVersion is the schema this package writes, kept in PRAGMA user_version. Version 2
+// added runs.kv_formats (migrate2).
+const schemaVersion = 2
 
 const schema = `
 CREATE TABLE runs (
@@ -99,7 +108,8 @@ CREATE TABLE runs (
 	config       TEXT NOT NULL,
 	arms         TEXT NOT NULL DEFAULT '[]',
 	report       TEXT NOT NULL DEFAULT '',
-	error        TEXT NOT NULL DEFAULT ''
+	error        TEXT NOT NULL DEFAULT '',
+	kv_formats   INTEGER NOT NULL DEFAULT 1
 );
 CREATE TABLE arm_results (
 	run_id          INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
@@ -177,6 +187,11 @@ func (d *DB) migrate(ctx context.Context) error {
 		return nil
 	case v > schemaVersion:
 		return fmt.Errorf("the database has schema version %d, newer than this kvlab's %d", v, schemaVersion)
+	case v == 1:
+		if err := migrate2(ctx, tx); err != nil {
+			return fmt.Errorf("migrating the run history to schema 2: %w", err)
+		}
+		return tx.Commit()
 	}
 	var tables int
 	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table'").Scan(&tables); err != nil {
@@ -192,6 +207,25 @@ func (d *DB) migrate(ctx context.Context) error {
 		return err
 	}
 	return tx.Commit()
+}
+
+// migrate2 adds runs.kv_formats to a schema-1 history. Its runs predate the column: those whose
+// arms or configuration name an "-r" variant or a turbo tier (names that exist only since
+// rotation became the default) get kvq.FormatsRotated, every other run kvq.FormatsUnrotated,
+// so that a q4_0 of those runs shows as the unrotated q4_0-r it was.
+func migrate2(ctx context.Context, tx *sql.Tx) error {
+	stmts := []string{
+		fmt.Sprintf("ALTER TABLE runs ADD COLUMN kv_formats INTEGER NOT NULL DEFAULT %d", kvq.FormatsUnrotated),
+		fmt.Sprintf(`UPDATE runs SET kv_formats = %d WHERE arms LIKE '%%-r%%' OR arms LIKE '%%turbo%%'
+			OR config LIKE '%%-r"%%' OR config LIKE '%%-r,%%' OR config LIKE '%%-r/%%' OR config LIKE '%%turbo%%'`, kvq.FormatsRotated),
+		"PRAGMA user_version = 2",
+	}
+	for _, q := range stmts {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Path is the database's file.
@@ -309,10 +343,13 @@ func insertRun(ctx context.Context, tx *sql.Tx, r *Run, st Status) (int64, error
 	if len(cfg) == 0 {
 		cfg = json.RawMessage("{}")
 	}
+	if r.KVFormats == 0 {
+		r.KVFormats = kvq.FormatVersion
+	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO runs (kind, status, started_at, model_path, model_name, model_sha256,
-		model_bytes, machine, config) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		model_bytes, machine, config, kv_formats) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.Kind, string(st), r.Started.UTC().Format(timeFormat), r.Model.Path, r.Model.Name, r.Model.SHA256,
-		r.Model.Bytes, string(machine), string(cfg))
+		r.Model.Bytes, string(machine), string(cfg), r.KVFormats)
 	if err != nil {
 		return 0, fmt.Errorf("history: %w", err)
 	}
@@ -361,7 +398,7 @@ type ListOptions struct {
 
 // List returns stored runs, newest first.
 func (d *DB) List(ctx context.Context, opt ListOptions) ([]Summary, error) {
-	q := `SELECT id, kind, status, started_at, finished_at, model_name, model_sha256, arms, config, error
+	q := `SELECT id, kind, status, started_at, finished_at, model_name, model_sha256, arms, config, error, kv_formats
 		FROM runs ORDER BY id DESC`
 	var args []any
 	if opt.Limit > 0 {
@@ -377,7 +414,7 @@ func (d *DB) List(ctx context.Context, opt ListOptions) ([]Summary, error) {
 	for rows.Next() {
 		var s Summary
 		var started, finished, arms, cfg, status string
-		if err := rows.Scan(&s.ID, &s.Kind, &status, &started, &finished, &s.Model, &s.SHA256, &arms, &cfg, &s.Error); err != nil {
+		if err := rows.Scan(&s.ID, &s.Kind, &status, &started, &finished, &s.Model, &s.SHA256, &arms, &cfg, &s.Error, &s.KVFormats); err != nil {
 			return nil, fmt.Errorf("history: %w", err)
 		}
 		s.Status = Status(status)
@@ -392,6 +429,9 @@ func (d *DB) List(ctx context.Context, opt ListOptions) ([]Summary, error) {
 				s.Arms = strings.Split(c.Arms, ",")
 			}
 		}
+		for i, a := range s.Arms {
+			s.Arms[i] = ArmAtVersion(a, s.KVFormats)
+		}
 		out = append(out, s)
 	}
 	return out, rows.Err()
@@ -403,9 +443,9 @@ func (d *DB) Get(ctx context.Context, id int64) (*Run, error) {
 	var r Run
 	var started, finished, machine, cfg, repJSON, status string
 	err := d.db.QueryRowContext(ctx, `SELECT id, kind, status, started_at, finished_at, model_path, model_name,
-		model_sha256, model_bytes, machine, config, report, error FROM runs WHERE id = ?`, id).Scan(
+		model_sha256, model_bytes, machine, config, report, error, kv_formats FROM runs WHERE id = ?`, id).Scan(
 		&r.ID, &r.Kind, &status, &started, &finished, &r.Model.Path, &r.Model.Name, &r.Model.SHA256,
-		&r.Model.Bytes, &machine, &cfg, &repJSON, &r.Error)
+		&r.Model.Bytes, &machine, &cfg, &repJSON, &r.Error, &r.KVFormats)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: %d", ErrNotFound, id)
 	}
@@ -424,6 +464,29 @@ func (d *DB) Get(ctx context.Context, id int64) (*Run, error) {
 		if err := json.Unmarshal([]byte(repJSON), r.Report); err != nil {
 			return nil, fmt.Errorf("history: run %d: report: %w", id, err)
 		}
+		if r.KVFormats < kvq.FormatsRotated {
+			for i, a := range r.Report.Settings.Arms {
+				r.Report.Settings.Arms[i] = ArmAtVersion(a, r.KVFormats)
+			}
+			for i := range r.Report.Arms {
+				a := &r.Report.Arms[i]
+				a.Arm, a.Pair = ArmAtVersion(a.Arm, r.KVFormats), ArmAtVersion(a.Pair, r.KVFormats)
+			}
+		}
 	}
 	return &r, nil
+}
+
+// ArmAtVersion names an arm ("q8_0/q4_0+w64": a pair, then its options) of a run at format
+// version v as it is called today: the pair through kvq.NameAtVersion, the options unchanged.
+func ArmAtVersion(arm string, v int) string {
+	pair, opts, _ := strings.Cut(arm, "+")
+	name := kvq.NameAtVersion(strings.TrimSpace(pair), v)
+	if name == strings.TrimSpace(pair) {
+		return arm
+	}
+	if opts != "" {
+		return name + "+" + opts
+	}
+	return name
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvlab/kvlab/native/kvq"
 	"github.com/kvlab/kvlab/report"
 )
 
@@ -357,5 +358,69 @@ func TestHashFolder(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "model.safetensors"), []byte("abd"), 0o600)
 	if b, _, _ := HashFile(context.Background(), dir); b == a {
 		t.Error("changing a file kept the hash")
+	}
+}
+
+// TestMigrateFormatVersion: a schema-1 history gains runs.kv_formats; its runs that name no
+// "-r" variant or turbo tier are marked unrotated and their q4_0 reads q4_0-r, the others keep
+// their names; new runs record this kvlab's version.
+func TestMigrateFormatVersion(t *testing.T) {
+	ctx := context.Background()
+	d, path := openTemp(t)
+	old := &Run{Machine: ThisMachine("test"), Config: json.RawMessage(`{"arms":"f16,q4_0"}`), Report: testReport("f16", "q4_0", "q8_0/q4_0+w64")}
+	oldID, err := d.Save(ctx, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rot := &Run{Machine: ThisMachine("test"), Config: json.RawMessage(`{"arms":"q4_0,q4_0-r"}`), Report: testReport("q4_0", "q4_0-r")}
+	rotID, err := d.Save(ctx, rot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"ALTER TABLE runs DROP COLUMN kv_formats", "PRAGMA user_version = 1"} {
+		if _, err := d.db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.Close()
+	d, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var v int
+	if err := d.db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != schemaVersion {
+		t.Fatalf("user_version %d (%v), want %d", v, err, schemaVersion)
+	}
+	g, err := d.Get(ctx, oldID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.KVFormats != kvq.FormatsUnrotated || g.Report.Arms[1].Arm != "q4_0-r" || g.Report.Arms[2].Arm != "q8_0-r/q4_0-r+w64" ||
+		g.Report.Arms[0].Arm != "f16" || g.Report.Settings.Arms[1] != "q4_0-r" {
+		t.Errorf("old run: version %d, arms %q / %q", g.KVFormats, g.Report.Settings.Arms, []string{g.Report.Arms[0].Arm, g.Report.Arms[1].Arm, g.Report.Arms[2].Arm})
+	}
+	g, err = d.Get(ctx, rotID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.KVFormats != kvq.FormatsRotated || g.Report.Arms[0].Arm != "q4_0" || g.Report.Arms[1].Arm != "q4_0-r" {
+		t.Errorf("rotated-era run: version %d, arms %q %q", g.KVFormats, g.Report.Arms[0].Arm, g.Report.Arms[1].Arm)
+	}
+	sums, err := d.List(ctx, ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sums {
+		if s.ID == oldID && (s.KVFormats != kvq.FormatsUnrotated || s.Arms[1] != "q4_0-r") {
+			t.Errorf("old run listed as version %d, arms %q", s.KVFormats, s.Arms)
+		}
+	}
+	newID, err := d.Save(ctx, &Run{Machine: ThisMachine("test"), Report: testReport("q4_0")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, err := d.Get(ctx, newID); err != nil || g.KVFormats != kvq.FormatVersion || g.Report.Arms[0].Arm != "q4_0" {
+		t.Errorf("new run: %v, version %d", err, g.KVFormats)
 	}
 }
