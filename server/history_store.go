@@ -173,7 +173,7 @@ func (s *sqlRuns) close() error { return s.db.Close() }
 // fromHistory turns a stored run (the server's or `kvlab ab`'s) into the API's shape.
 func fromHistory(hr *history.Run) api.Run {
 	r := api.Run{ID: strconv.FormatInt(hr.ID, 10), Created: hr.Started.UTC().Format(time.RFC3339), Kind: hr.Kind,
-		Status: string(hr.Status), Error: hr.Error, Source: "cli", Model: hr.Model.Name, ModelPath: hr.Model.Path,
+		Status: string(hr.Status), Error: hr.Error, Source: "cli", Model: hr.Model.Name, ModelPath: hr.Model.Path, KVFormats: hr.KVFormats,
 		Machine: fmt.Sprintf("%s/%s, %d CPUs, %s", hr.Machine.OS, hr.Machine.Arch, hr.Machine.CPUs, hr.Machine.CPU)}
 	if r.Model == "" {
 		r.Model = filepath.Base(hr.Model.Path)

@@ -83,6 +83,9 @@ func TestLabSocket(t *testing.T) {
 	if !strings.Contains(page, `data-run="`+run.ID+`"`) || !strings.Contains(page, `data-arm="q4_0"`) {
 		t.Errorf("/runs does not list the run")
 	}
+	if !strings.Contains(page, `id="pareto-chart"`) || !strings.Contains(page, `<circle`) || !strings.Contains(page, "bits per value") {
+		t.Errorf("/runs has no quality-against-size chart with the run's q4_0")
+	}
 	page = body(t, do(t, s.Handler(), http.MethodGet, "/runs/"+run.ID, ""))
 	if !strings.Contains(page, `id="kl-chart"`) || !strings.Contains(page, "<polyline") {
 		t.Errorf("/runs/%s has no chart", run.ID)

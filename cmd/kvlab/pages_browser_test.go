@@ -110,6 +110,14 @@ func TestCLIRunPage(t *testing.T) {
 	}
 	noJargon(ctx, t, "/runs/1")
 
+	// /runs draws the run's arms on the quality-against-size chart.
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/runs"), chromedp.WaitVisible(chromedp.CSS(`#pareto-chart`))); err != nil {
+		t.Fatal(err)
+	}
+	if n := evalInt(ctx, t, `document.querySelectorAll('#pareto-chart circle').length`); n != 2 {
+		t.Errorf("the chart on /runs has %d points, want q8_0's and q4_0's", n)
+	}
+
 	// /plan shows the quality measured next to the capacity: q8_0 and q4_0 from this run, the
 	// other formats not measured yet, each linked.
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/plan"), chromedp.WaitVisible(chromedp.CSS(`#quality-table`))); err != nil {

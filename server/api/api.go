@@ -188,6 +188,9 @@ type Run struct {
 	Text    string   `json:"text,omitempty"`
 	RefText string   `json:"ref_text,omitempty"`
 	Arms    []RunArm `json:"arms"`
+	// KVFormats is the KV format version the run's pair names had when it was measured
+	// (kvq.FormatVersion; 1: before rotation became the default). Names are given as today.
+	KVFormats int `json:"kv_formats,omitempty"`
 	// Report is the run as the run history stores it (the document `kvlab runs show` prints).
 	Report *report.ABReport `json:"report,omitempty"`
 }
