@@ -321,3 +321,27 @@ func FuzzJinjaSegments(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkJinjaRender times one conversation's rendering (both passes and the alignment) with
+// the Llama 3 style template, against the built-in format.
+func BenchmarkJinjaRender(b *testing.B) {
+	src, err := os.ReadFile("testdata/templates/llama3.jinja")
+	if err != nil {
+		b.Fatal(err)
+	}
+	j, err := Compile(string(src), Options{BOS: "<|begin_of_text|>"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	msgs := []Message{{Role: "system", Content: "Be brief."}, {Role: "user", Content: strings.Repeat("Tell me a story. ", 50)},
+		{Role: "assistant", Content: strings.Repeat("Once upon a time. ", 50)}, {Role: "user", Content: "Go on."}}
+	for _, f := range []Format{j, Llama3} {
+		b.Run(f.Name(), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := RenderSegments(f, msgs); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
