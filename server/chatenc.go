@@ -14,6 +14,11 @@ func encodeChat(tok *tokenizer.Tokenizer, k chattemplate.Format, msgs []chattemp
 	if err != nil {
 		return nil, err
 	}
+	return encodeSegments(tok, segs)
+}
+
+// encodeSegments is encodeChat's tokenization of a rendering.
+func encodeSegments(tok *tokenizer.Tokenizer, segs []chattemplate.Segment) ([]int32, error) {
 	parts := make([]tokenizer.Part, len(segs))
 	for i, s := range segs {
 		parts[i] = tokenizer.Part{Text: s.Text, Special: s.Template}

@@ -291,7 +291,7 @@ func (e *Engine) RenderChatText(msgs []chattemplate.Message) ([]int32, ChatPromp
 		}
 		return append(prefix, e.Tok.EncodePartsContinuation(parts)...), cp, nil
 	}
-	ids, err := encodeChat(e.Tok, e.Template, msgs)
+	ids, err := encodeSegments(e.Tok, segs)
 	return ids, cp, err
 }
 
