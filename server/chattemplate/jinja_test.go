@@ -114,7 +114,7 @@ func checkTemplates(t *testing.T, dir string) (files, pass, total int) {
 	return files, pass, total
 }
 
-// TestJinjaTemplates runs templates written in the styles of Qwen2.5 (ChatML), Llama 3, Gemma 2
+// TestJinjaTemplates runs templates written in the styles of Qwen2.5 (ChatML), Qwen3, Llama 3, Gemma 2
 // and 3, Phi-3, Mistral and DeepSeek R1 against Python jinja2's renderings of the same
 // conversations: system messages (kept, refused, moved into a user turn), whitespace that
 // templates trim, reasoning cut from replies, empty replies, broken alternation, and message
