@@ -224,8 +224,10 @@ var preConfigs = func() map[string]preConfig {
 		"gpt3-finnish":    {pretok: preBloom},
 		"tekken":          {pretok: preTekken, noCleanup: true, ignoreMerges: true, addBOS: true},
 		"seed-coder":      {pretok: preSeedCoder, noCleanup: true},
+		"hunyuan-dense":   {pretok: preDeepSeekV3, noCleanup: true},
+		"grok-2":          {pretok: preQwen2, noCleanup: true},
 	}
-	for _, n := range []string{"gpt-4o", "llama4"} {
+	for _, n := range []string{"gpt-4o", "llama4", "kanana2", "talkie", "minimax-m2"} {
 		m[n] = preConfig{pretok: preGPT4o, noCleanup: true}
 	}
 	for _, n := range []string{"bailingmoe", "bailingmoe2", "llada-moe"} {
