@@ -29,6 +29,8 @@ type session struct {
 type sessionStore struct {
 	ttl time.Duration
 	max int
+	// files, when set, keeps every session on disk too (Config.DataDir).
+	files *sessionFiles
 
 	mu sync.Mutex
 	m  map[string]*session
@@ -46,6 +48,9 @@ func (st *sessionStore) prune(now time.Time) {
 	for id, s := range st.m {
 		if now.Sub(s.Updated) > st.ttl {
 			delete(st.m, id)
+			if st.files != nil {
+				st.files.remove(id)
+			}
 		}
 	}
 	for len(st.m) > st.max {
@@ -56,6 +61,9 @@ func (st *sessionStore) prune(now time.Time) {
 			}
 		}
 		delete(st.m, oldest.ID)
+		if st.files != nil {
+			st.files.remove(oldest.ID)
+		}
 	}
 }
 
@@ -68,6 +76,9 @@ func (st *sessionStore) put(id, model string, msgs []chattemplate.Message) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.m[id] = &session{ID: id, Model: model, Messages: append([]chattemplate.Message(nil), msgs...), Updated: now}
+	if st.files != nil {
+		st.files.save(st.m[id])
+	}
 	st.prune(now)
 }
 
@@ -89,6 +100,9 @@ func (st *sessionStore) delete(id string) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	delete(st.m, id)
+	if st.files != nil {
+		st.files.remove(id)
+	}
 }
 
 func (st *sessionStore) len() int {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -83,6 +84,7 @@ type Engine struct {
 	hook    func(ForwardFunc) ForwardFunc
 	runner  *runner.Runner
 	turns   turnLog
+	kv      *kvPersist // nil without Config.DataDir or off the CPU
 	metrics *metrics
 	running atomic.Int64
 }
@@ -175,6 +177,14 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 		OnPool: func() { m.kvBytes(e) }}
 	if e.runner, err = runner.New(e.Weights, e.Tok, rcfg); err != nil { // fail at load, not at the first request
 		return fail(err)
+	}
+	if cfg.DataDir != "" && cfg.Device == DeviceCPU {
+		if e.kv, err = newKVPersist(cfg.DataDir, runner.ModelIdentity(mdl, info.Path), cfg.SessionBytes, log); err != nil {
+			log.Warn("chat turns will not persist", "model", info.Name, "err", err)
+			e.kv = nil
+		} else if t, k := e.kv.restore(e.runner, &e.turns, sessions); t > 0 {
+			log.Info("chat turns restored", "model", info.Name, "turns", t, "kv_snapshots", k)
+		}
 	}
 	e.LoadTime = time.Since(start)
 	attrs := []any{"model", info.Name, "arch", mdl.Hparams.Arch, "device", e.Device, "ctx", e.Ctx, "kv", calc.PairName(e.Pair),
@@ -390,7 +400,8 @@ func (e *Engine) Generate(ctx context.Context, p GenParams, emit func(Event) err
 	e.running.Add(1)
 	defer e.running.Add(-1)
 	r, err := e.runner.Generate(ctx, runner.Params{Prompt: p.Prompt, MaxTokens: p.MaxTokens, Sampler: p.Sampler, Stops: p.Stops,
-		TrimLeading: p.TrimLeading, Constrain: p.Constrain, Logprobs: p.Logprobs, TopLogprobs: p.TopLogprobs, PrefillChunk: prefillChunk}, emit)
+		TrimLeading: p.TrimLeading, Constrain: p.Constrain, Logprobs: p.Logprobs, TopLogprobs: p.TopLogprobs, PrefillChunk: prefillChunk,
+		KeepLast: e.kv != nil && p.PromptText != ""}, emit)
 	res := GenResult{Text: r.Text, PromptTokens: r.PromptTokens, CachedTokens: r.CachedTokens, Tokens: r.Tokens, Stop: r.Stop,
 		PromptTPS: r.PromptTPS, DecodeTPS: r.DecodeTPS, TTFT: r.TTFT, TTFTMs: float64(r.TTFT.Microseconds()) / 1000,
 		KVFormat: calc.PairName(e.Pair), KVBytes: r.KVBytes, Device: r.Device, CtxUsed: r.CtxUsed, Ctx: r.Ctx}
@@ -398,8 +409,12 @@ func (e *Engine) Generate(ctx context.Context, p GenParams, emit func(Event) err
 		res.Stop = StopLength
 	}
 	if err == nil && p.PromptText != "" && (res.Stop == StopEOS || res.Stop == StopLength) && (p.Constrain == nil || p.Constrain.Done()) {
-		e.turns.add(turn{layout: p.PromptLayout, prompt: p.PromptText, promptTokens: p.Prompt, reply: r.Text,
-			replyTokens: withText(e.Tok, r.Generated)})
+		t := turn{layout: p.PromptLayout, prompt: p.PromptText, promptTokens: p.Prompt, reply: r.Text,
+			replyTokens: withText(e.Tok, r.Generated)}
+		e.turns.add(t)
+		if e.kv != nil {
+			e.kv.save(e.runner, t, append(slices.Clone(p.Prompt), r.Generated...))
+		}
 	}
 	if r.Prefilled > 0 {
 		e.metrics.promptTokens(e.Info.Name, r.Prefilled)

@@ -93,6 +93,11 @@ type Config struct {
 	// HistoryPath is the run history database (the SQLite file `kvlab runs` reads); empty keeps
 	// the runs in memory.
 	HistoryPath string
+	// DataDir, when set, is where chat sessions and KV snapshots of their turns persist across
+	// restarts (persist.go); SessionBytes bounds the snapshots per model (DefaultSessionBytes
+	// when 0).
+	DataDir      string
+	SessionBytes int64
 	// ShutdownGrace is how long shutdown lets in-flight generations finish before cancelling
 	// them.
 	ShutdownGrace time.Duration
@@ -224,6 +229,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.SessionTTL <= 0 {
 		cfg.SessionTTL = DefaultSessionTTL
 	}
+	if cfg.SessionBytes <= 0 {
+		cfg.SessionBytes = DefaultSessionBytes
+	}
 	if cfg.ShutdownGrace <= 0 {
 		cfg.ShutdownGrace = DefaultShutdownGrace
 	}
@@ -267,6 +275,17 @@ func New(cfg Config) (*Server, error) {
 	s.models = newRegistry(&s.cfg, cfg.MaxConcurrent, s.metrics, s.log)
 	s.gate = newGate(cfg.MaxConcurrent, cfg.MaxQueue, cfg.QueueWait, s.metrics)
 	s.sessions = newSessionStore(cfg.SessionTTL, cfg.MaxSessions)
+	if cfg.DataDir != "" {
+		dir, err := persistDirs(cfg.DataDir)
+		if err != nil {
+			cfg.backend.Close()
+			return nil, err
+		}
+		s.sessions.files = &sessionFiles{dir: dir, log: cfg.Logger}
+		for _, sess := range s.sessions.files.load(cfg.SessionTTL, cfg.MaxSessions) {
+			s.sessions.m[sess.ID] = sess
+		}
+	}
 	h, err := openHistory(cfg.HistoryPath)
 	if err != nil {
 		cfg.backend.Close()

@@ -25,6 +25,8 @@ type serveOptions struct {
 	ctx           int
 	apiKey        string
 	dataDir       string
+	sessionBytes  int64
+	noPersist     bool
 	maxConcurrent int
 	maxQueue      int
 	threads       int
@@ -58,6 +60,11 @@ A --model file is loaded at start; a found one on first use.
 of f16, q8_0, q8_0/q4_0, q5_1/q4_0 whose caches (one per concurrent generation, at the full
 --ctx) fit the free memory less the weights and a 1.5 GiB reserve. The choice and its reason
 are logged; --kv FORMAT overrides it.
+
+Chat sessions persist in the data directory (--data, else beside the run history): the
+conversations, and for the CPU engine a KV snapshot of each recent turn (at most
+--session-bytes per model, the oldest dropped first), so a conversation continued after a
+restart reuses its cache. --no-persist keeps them in memory only.
 
 --device cuda runs every model on the GPU (device 0, native/cuda/engine, as 'kvlab run
 --device cuda' does): the driver is opened once at start (without one the server refuses to
@@ -94,6 +101,8 @@ At most --max-concurrent generations run at once and --max-queue wait; past that
 	f.IntVar(&o.kvSinks, "kv-sink", 0, "FP16 overlay: the first `N` cells of every cache (attention sinks) also kept exact")
 	f.StringVar(&o.apiKey, "api-key", os.Getenv("KVLAB_API_KEY"), "API key required on every route but /healthz (default $KVLAB_API_KEY)")
 	f.StringVar(&o.dataDir, "data", "", "directory of the run history runs.db (default: the database `kvlab runs` reads)")
+	f.Int64Var(&o.sessionBytes, "session-bytes", server.DefaultSessionBytes, "bytes of KV snapshots of chat turns kept on disk per model")
+	f.BoolVar(&o.noPersist, "no-persist", false, "keep chat sessions in memory only (lost on restart)")
 	f.IntVar(&o.maxConcurrent, "max-concurrent", server.DefaultMaxConcurrent, "generations running at once")
 	f.IntVar(&o.maxQueue, "max-queue", server.DefaultMaxQueue, "generations waiting for a slot before requests are refused as busy (0: none)")
 	f.IntVar(&o.threads, "threads", 0, "threads per forward pass; 0 uses every CPU")
@@ -136,6 +145,7 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	server.Version = version
 	srv, err := server.New(server.Config{
 		Addr: o.addr, Logger: log, APIKey: o.apiKey, Models: models, Places: places.Describe(), KV: o.kv, Ctx: o.ctx, KVWindow: o.kvWindow, KVSinks: o.kvSinks,
+		DataDir: persistDir(o, historyPath), SessionBytes: o.sessionBytes,
 		Threads: o.threads, Device: o.device, MaxConcurrent: o.maxConcurrent, MaxQueue: queue, HistoryPath: historyPath,
 		AllowHosts: o.allowHosts,
 	})
@@ -183,6 +193,20 @@ func serveModels(o serveOptions) ([]discover.Model, discover.Places, error) {
 		out = append(out, m)
 	}
 	return out, places, nil
+}
+
+// persistDir is where chat sessions persist: --data, else the run history's directory; "" with
+// --no-persist.
+func persistDir(o serveOptions, historyPath string) string {
+	switch {
+	case o.noPersist:
+		return ""
+	case o.dataDir != "":
+		return o.dataDir
+	case historyPath != "":
+		return filepath.Dir(historyPath)
+	}
+	return ""
 }
 
 // historyPath is the run history database: runs.db in --data DIR, else the one `kvlab runs`

@@ -34,10 +34,22 @@ func ModelIdentity(m *model.Model, path string) kvcache.Identity {
 	return id
 }
 
-// SaveSnapshot writes the idle sequence that holds exactly tokens (a finished generation's
-// prompt and reply, run with Params.KeepLast) to path (kvcache.SaveSnapshot: atomic).
+// TokensKey is a short hex name for a token sequence (a SHA-256 prefix), for file names.
+func TokensKey(tokens []int32) string {
+	h := sha256.New()
+	var b [4]byte
+	for _, t := range tokens {
+		b[0], b[1], b[2], b[3] = byte(t), byte(t>>8), byte(t>>16), byte(t>>24)
+		h.Write(b[:])
+	}
+	return fmt.Sprintf("%x", h.Sum(nil)[:16])
+}
+
+// SaveSnapshot writes to path (kvcache.SaveSnapshot: atomic) the idle sequence holding the
+// longest start of tokens and nothing past it: a finished generation's prompt and reply, run
+// with Params.KeepLast (or all but the last token when the context filled).
 func (r *Runner) SaveSnapshot(path string, id kvcache.Identity, tokens []int32) error {
-	s := r.pool.takeExact(tokens)
+	s := r.pool.takePrefix(tokens)
 	if s == nil {
 		return fmt.Errorf("runner: no sequence holds those %d tokens to save", len(tokens))
 	}
@@ -81,18 +93,24 @@ func (r *Runner) LoadSnapshot(path string, id kvcache.Identity) ([]int32, kvcach
 	return toks, info, nil
 }
 
-// takeExact takes the idle sequence holding exactly tokens, or nil.
-func (p *Pool) takeExact(tokens []int32) *Sequence {
+// takePrefix takes the idle sequence holding the longest start of tokens and nothing else, or
+// nil.
+func (p *Pool) takePrefix(tokens []int32) *Sequence {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	best := -1
 	for i, s := range p.idle {
-		if len(s.tokens) == len(tokens) && commonPrefix(s.tokens, tokens) == len(tokens) {
-			p.idle = append(p.idle[:i], p.idle[i+1:]...)
-			p.inUse++
-			return s
+		if n := len(s.tokens); n > 0 && commonPrefix(s.tokens, tokens) == n && (best < 0 || n > len(p.idle[best].tokens)) {
+			best = i
 		}
 	}
-	return nil
+	if best < 0 {
+		return nil
+	}
+	s := p.idle[best]
+	p.idle = append(p.idle[:best], p.idle[best+1:]...)
+	p.inUse++
+	return s
 }
 
 // getEmpty returns an empty sequence: the least recently used idle one, reset, when the pool
