@@ -24,6 +24,8 @@ import (
 // TestServeCUDAEmu runs `kvlab serve --device cuda` on the CPU emulator of the driver and NVRTC
 // (kernels/emu) with kvlab-tiny-64 and requires the CPU server's greedy /v1/completions text,
 // for two prompts in turn (the second resets the first's device cache, which cannot truncate).
+// Both use the unrotated pair: the device stores ggml's formats unrotated, and the CPU's
+// rotated V chooses its rotation per store, so only the unrotated pair holds the same bytes.
 // The driver is loaded once per process, so run it alone:
 //
 //	go test -tags cudaemu -run ServeCUDAEmu -v ./cmd/kvlab/
@@ -54,7 +56,7 @@ func TestServeCUDAEmu(t *testing.T) {
 	prompts := []string{"Once upon a time", "The little dog"}
 	texts := func(device string) ([]string, []string, string) {
 		base, stop := serveInProcess(t, "serve", "--addr", "127.0.0.1:0", "--model", path, "--data", t.TempDir(),
-			"--device", device, "--kv", "q8_0/q4_0", "--ctx", "256", "--max-concurrent", "1")
+			"--device", device, "--kv", "q8_0-r/q4_0-r", "--ctx", "256", "--max-concurrent", "1")
 		defer stop()
 		var out, devices []string
 		for _, p := range prompts {
