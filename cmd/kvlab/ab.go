@@ -15,9 +15,11 @@ import (
 
 	"github.com/kvlab/kvlab/internal/history"
 	"github.com/kvlab/kvlab/native/backend"
+	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/kvq"
 	"github.com/kvlab/kvlab/native/lab"
 	"github.com/kvlab/kvlab/native/model"
+	"github.com/kvlab/kvlab/native/runner"
 	"github.com/kvlab/kvlab/native/tokenizer"
 	"github.com/spf13/cobra"
 )
@@ -39,6 +41,7 @@ type abOptions struct {
 	Seed         uint64  `json:"seed"`
 	Device       string  `json:"device,omitempty"`
 	asJSON       bool
+	kvDump       string
 	csvPath      string
 	dbPath       string
 	noSave       bool
@@ -82,11 +85,19 @@ and fails when it does not. The text is --text FILE, --prompt TEXT, or a built-i
 TinyStories-style story. Arms are comma-separated; an arm may carry its own overlay and gain
 as +wN (overlay window: f16 copies over the quantized cache), +pN (the most recent N cells
 only in f16 over a quantized tail), +sN (sinks), +gB (K gain), e.g. q2k+w64+s8+g1.1 or
-q4_0+p64+s8; --kv-window, --kv-sink and --k-gain set them for arms that don't. Every run is stored in the run history (see 'kvlab
+q4_0+p64+s8; --kv-window, --kv-sink and --k-gain set them for arms that don't.
+
+--kv-dump FILE runs only the attention-output gate (as 'kvlab gate' does on synthetic K/V) on a
+real cache: a snapshot of this model written by 'kvlab run --save-kv' (best in f16), read back
+in f32. Each arm stores the dump's cells as a prefill would; the table gives, per layer, the
+relative error of decode attention over the arm's cache against the dump's own values, with
+proxy queries (keys of the last cells, scaled to a score std of 2.5). Every run is stored in the run history (see 'kvlab
 runs'); --db or $KVLAB_DB pick the database.`,
 		Example: `  kvlab ab --model ../shared/models/kvlab-tiny-64.gguf
   kvlab ab --model model.gguf --arms f16,q8_0,q4_0 --text doc.txt --ctx 1024 --n 128 --json
-  kvlab ab --model model.gguf --arms q4_0,q2k,q2k+g1.1 --kv-window 64 --kv-sink 8 --csv ab.csv`,
+  kvlab ab --model model.gguf --arms q4_0,q2k,q2k+g1.1 --kv-window 64 --kv-sink 8 --csv ab.csv
+  kvlab ab --model model.gguf --arms q4_0,q4_0+w64+s8,q4_0+p64+s8
+  kvlab ab --model model.gguf --kv-dump story.kv --arms q8_0,q4_0,q4_0+p64+s4,tq4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runAB(cmd, &o)
@@ -107,6 +118,7 @@ runs'); --db or $KVLAB_DB pick the database.`,
 	f.BoolVar(&o.NoNeedle, "no-needle", false, "skip the needle probe")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the KV rotations (rotated formats, tq4, turbo) and the needles' numbers")
 	f.BoolVar(&o.asJSON, "json", false, "print one JSON document")
+	f.StringVar(&o.kvDump, "kv-dump", "", "run only the attention-output gate, on the K/V of this snapshot `file` (kvlab run --save-kv) instead of a generation")
 	f.StringVar(&o.Device, "device", "cpu", "where the compared runs compute: cpu or cuda (the f16 reference decodes on the CPU)")
 	f.StringVar(&o.csvPath, "csv", "", "also write one CSV row per arm to this file")
 	f.StringVar(&o.dbPath, "db", "", "run history database (default $KVLAB_DB, else runs.db in the user config dir)")
@@ -165,6 +177,9 @@ func runAB(cmd *cobra.Command, o *abOptions) error {
 		return err
 	}
 	defer m.Close()
+	if o.kvDump != "" {
+		return runDumpGate(cmd, o, m, arms)
+	}
 	abCtx := o.Ctx
 	if abCtx == 0 {
 		abCtx = lab.DefaultCtx
@@ -447,4 +462,66 @@ func writeABCSV(path string, rep *lab.ABReport) error {
 		return err
 	}
 	return f.Close()
+}
+
+// dumpGateOutput is what `kvlab ab --kv-dump --json` prints.
+type dumpGateOutput struct {
+	Dump    string               `json:"dump"`
+	Cells   int                  `json:"cells"`
+	From    string               `json:"from"`
+	Queries string               `json:"queries"`
+	Arms    []lab.DumpGateResult `json:"arms"`
+}
+
+// runDumpGate is `kvlab ab --kv-dump`: the attention-output gate of every arm on the K/V of a
+// snapshot of this model, read back in f32.
+func runDumpGate(cmd *cobra.Command, o *abOptions, m *model.Model, arms []lab.Arm) error {
+	if o.Device != "" && o.Device != "cpu" {
+		return fmt.Errorf("--kv-dump runs on the CPU, not --device %s", o.Device)
+	}
+	cells, err := kvcache.SnapshotCells(o.kvDump)
+	if err != nil {
+		return fmt.Errorf("--kv-dump: %w", err)
+	}
+	if cells < 2 {
+		return fmt.Errorf("--kv-dump %s: %d cells; the gate needs at least 2", o.kvDump, cells)
+	}
+	cfg := m.CacheConfig(kvq.Pair{K: kvq.F32, V: kvq.F32}, cells)
+	if err := hostFits(fmt.Sprintf("the dump's %d cells in f32", cells), 2*kvcache.EstimateBytes(cfg)); err != nil {
+		return err
+	}
+	dump, err := kvcache.New(cfg)
+	if err != nil {
+		return err
+	}
+	_, info, err := kvcache.LoadSnapshot(o.kvDump, dump, runner.ModelIdentity(m, o.Model))
+	if err != nil {
+		return fmt.Errorf("--kv-dump: %w", err)
+	}
+	res, err := lab.RunDumpGate(dump, m.Hparams.Heads, arms, o.Seed)
+	if err != nil {
+		return err
+	}
+	out := dumpGateOutput{Dump: filepath.Base(o.kvDump), Cells: cells, From: info.Pair,
+		Queries: "key proxy: each query head takes a key of the last cells, scaled to a score std of 2.5", Arms: res}
+	w := cmd.OutOrStdout()
+	if o.asJSON {
+		return writeJSON(w, out)
+	}
+	fmt.Fprintf(w, "%s: %d cells stored in %s, read back in f32; %d layers, %d/%d heads\n\n", out.Dump, cells, info.Pair,
+		m.Hparams.Layers, m.Hparams.Heads, m.Hparams.KVHeads)
+	t := table{header: []string{"arm", "KV KiB", "attn err mean", "max layer", "per layer"}}
+	for _, a := range res {
+		var per []string
+		for _, e := range a.Layers {
+			per = append(per, pct(e))
+		}
+		t.add(a.Arm, fmt.Sprintf("%.1f", float64(a.KVBytes)/1024), pct(a.Mean), pct(a.Max), strings.Join(per, " "))
+	}
+	if err := t.write(w); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nattn err: ‖o_arm − o_dump‖/‖o_dump‖ of decode attention (window and sinks act); the reference is the dump's own values")
+	fmt.Fprintln(w, "queries:", out.Queries)
+	return nil
 }

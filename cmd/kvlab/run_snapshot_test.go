@@ -70,3 +70,28 @@ func TestRunSnapshotBadFiles(t *testing.T) {
 		t.Errorf("corrupt: loaded %d cells, %d tokens, stderr %q", res.LoadedCells, len(res.IDs), errOut)
 	}
 }
+
+// TestABKVDump: the gate runs on a dumped cache; f16 reproduces an f16 dump, q4_0 does not, and a
+// dump of another model is refused by name.
+func TestABKVDump(t *testing.T) {
+	tiny, stories := fixtures.Path(t, "kvlab-tiny-64.gguf"), fixtures.Path(t, "stories260K.gguf")
+	dump := filepath.Join(t.TempDir(), "dump.kv")
+	runIDs(t, "--model", tiny, "--prompt", "Once upon a time", "--n", "60", "--kv", "f16", "--save-kv", dump)
+	out, errOut, err := execute(t, "ab", "--model", tiny, "--kv-dump", dump, "--arms", "f16,q4_0,q4_0+p16+s2", "--json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	var res dumpGateOutput
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if res.Cells < 60 || len(res.Arms) != 3 || len(res.Arms[0].Layers) != 4 {
+		t.Fatalf("result %+v", res)
+	}
+	if f16, q4 := res.Arms[0].Mean, res.Arms[1].Mean; f16 > 1e-4 || q4 < 1e-3 || q4 > 0.5 {
+		t.Errorf("attention error f16 %g, q4_0 %g: want ~0 and a 4-bit error", f16, q4)
+	}
+	if _, _, err := execute(t, "ab", "--model", stories, "--kv-dump", dump); err == nil || !strings.Contains(err.Error(), "another model") {
+		t.Errorf("a dump of another model: %v", err)
+	}
+}
