@@ -381,7 +381,7 @@ DATA ·avx2W7C00+24(SB)/8, $0x7c007c007c007c00
 GLOBL ·avx2W7C00(SB), RODATA|NOPTR, $32
 
 // PFDISTX is how far ahead of a row the scores kernels prefetch, in bytes.
-#define PFDISTX 2048
+#define PFDISTX 6144
 `
 
 const scoresTmpl = `

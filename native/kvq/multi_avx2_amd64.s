@@ -60,7 +60,7 @@
 	VPBROADCASTD X15, Y15
 
 // PFDIST2 is how far ahead of a row the scores kernels prefetch, in bytes.
-#define PFDIST2 2048
+#define PFDIST2 6144
 
 // func multiScoresF16AVX2(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
 // One row at a time; query h's products go to two accumulators (Y0..Y3 for values 0..15 of a

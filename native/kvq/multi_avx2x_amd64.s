@@ -81,7 +81,7 @@ DATA ·avx2W7C00+24(SB)/8, $0x7c007c007c007c00
 GLOBL ·avx2W7C00(SB), RODATA|NOPTR, $32
 
 // PFDISTX is how far ahead of a row the scores kernels prefetch, in bytes.
-#define PFDISTX 2048
+#define PFDISTX 6144
 
 // func multiScoresBF16AVX2(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
 // bf16: 64 bytes per 32 values, each value its bits << 16.
