@@ -131,6 +131,10 @@ func (m *Matrix) MatMul(y, x []float32, n int, p *Pool) {
 		m.mulInt(y, x, n, p)
 		return
 	}
+	if n >= gemmMinTokens && wkern.GEMMAccelerated() && wkern.FloatGEMM(m.Type) {
+		m.mulFloat(y, x, n, p)
+		return
+	}
 	if p.Threads() == 1 || n*m.Rows*m.Cols <= workGrain {
 		m.matMul(y, x, n, 0, m.Rows)
 		return
@@ -151,6 +155,23 @@ func (m *Matrix) mulInt(y, x []float32, n int, p *Pool) {
 	}
 	t.m, t.y = nil, nil
 	mulTasks.Put(t)
+}
+
+// gemmMinTokens is the smallest batch the float types multiply with wkern's blocked GEMM.
+const gemmMinTokens = 4
+
+// mulFloat is MatMul with wkern's float GEMM: workers take ranges of 16-row slivers.
+func (m *Matrix) mulFloat(y, x []float32, n int, p *Pool) {
+	const mr = 16
+	slivers := (m.Rows + mr - 1) / mr
+	body := func(lo, hi int) {
+		wkern.MulFloat(y, m.Rows, m.Type, m.Data, m.RowBytes, x, n, m.Cols, lo*mr, min(hi*mr, m.Rows))
+	}
+	if p.Threads() == 1 || n*m.Rows*m.Cols <= workGrain {
+		body(0, slivers)
+		return
+	}
+	p.For(slivers, max(1, workGrain/(n*m.Cols*mr)), body)
 }
 
 // tileBytes is the size of the float32 row tile MatMul keeps hot while it sweeps the tokens.

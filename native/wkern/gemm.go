@@ -1,0 +1,166 @@
+package wkern
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/kvlab/kvlab/native/gguf"
+)
+
+// The float matrix product of a batch of tokens with a weight matrix whose rows are converted
+// to float32 as they are used (F32, F16, BF16 weights): a blocked GEMM. The weight rows are
+// taken in slivers of gemmMR rows and gemmKC columns, converted and transposed once into a
+// packed sliver (column k holds the gemmMR rows' values, contiguous), which stays in the L1
+// cache while every token streams past it: the micro-kernel multiplies the sliver by gemmNR
+// tokens at once, each token value broadcast against the rows, into gemmMR×gemmNR float32
+// accumulators, and adds them to the output. So each weight value is read from memory and
+// converted once per product, each token value once per sliver, and the inner loop does
+// two vector loads and six broadcasts per twelve fused multiply-adds.
+//
+// Every output value is Σ over column blocks of gemmKC (in order) of that block's sequential
+// sum of products: the same for any split of rows across threads.
+const (
+	gemmMR = 16  // weight rows per sliver (two 8-wide vectors)
+	gemmNR = 6   // tokens per micro-kernel call
+	gemmKC = 256 // columns per sliver: 16 KiB of packed float32, L1-resident
+)
+
+// gemmAsm selects the assembly micro-kernels and packers (a variable so tests can compare the
+// portable ones).
+var gemmAsm = hasAVX2
+
+// GEMMAccelerated reports whether MulFloat runs in assembly on this CPU (elsewhere it is
+// portable Go, no faster than a float32 dot loop).
+func GEMMAccelerated() bool { return gemmAsm }
+
+// FloatGEMM reports whether MulFloat handles weight type t.
+func FloatGEMM(t gguf.Type) bool {
+	switch t {
+	case gguf.F32, gguf.F16, gguf.BF16:
+		return true
+	}
+	return false
+}
+
+// MulFloat writes y[t·ystride + r] = Σ_k W_r[k]·x[t·cols + k] for rows lo ≤ r < hi and tokens
+// t < n, where W_r is the cols values of type typ (F32, F16 or BF16, FloatGEMM) stored
+// little-endian at w[r·rowBytes:]. y must hold (n−1)·ystride + hi values and x n·cols.
+func MulFloat(y []float32, ystride int, typ gguf.Type, w []byte, rowBytes int, x []float32, n, cols, lo, hi int) {
+	if !FloatGEMM(typ) {
+		panic("wkern: MulFloat of a type without a float packer")
+	}
+	if n <= 0 || lo >= hi {
+		return
+	}
+	_ = y[(n-1)*ystride+hi-1]
+	_ = x[n*cols-1]
+	_ = w[hi*rowBytes-1]
+	var ap [gemmKC * gemmMR]float32
+	var tmp [gemmNR * gemmMR]float32
+	for k0 := 0; k0 < cols; k0 += gemmKC {
+		kc := min(gemmKC, cols-k0)
+		first := k0 == 0
+		for r0 := lo; r0 < hi; r0 += gemmMR {
+			mr := min(gemmMR, hi-r0)
+			pack(ap[:kc*gemmMR], typ, w, rowBytes, r0, mr, k0, kc)
+			xs := x[k0:]
+			for t0 := 0; t0 < n; t0 += gemmNR {
+				nr := min(gemmNR, n-t0)
+				if mr == gemmMR {
+					micro(&ap, xs[t0*cols:], cols, kc, nr, y[t0*ystride+r0:], ystride, first)
+					continue
+				}
+				// A short sliver (the last rows): compute all 16 into tmp, keep mr.
+				micro(&ap, xs[t0*cols:], cols, kc, nr, tmp[:], gemmMR, true)
+				for t := 0; t < nr; t++ {
+					yt := y[(t0+t)*ystride+r0 : (t0+t)*ystride+r0+mr]
+					if first {
+						copy(yt, tmp[t*gemmMR:t*gemmMR+mr])
+					} else {
+						for i := range yt {
+							yt[i] += tmp[t*gemmMR+i]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// micro runs the micro-kernel on nr ≤ gemmNR tokens: y[t·ystride + i] (+)= Σ_{k<kc}
+// ap[k·gemmMR + i]·x[t·xstride + k] for i < gemmMR, t < nr (= when first, += otherwise).
+func micro(ap *[gemmKC * gemmMR]float32, x []float32, xstride, kc, nr int, y []float32, ystride int, first bool) {
+	if gemmAsm {
+		if nr == gemmNR {
+			gemmMicro6(ap, x, xstride, kc, y, ystride, first)
+			return
+		}
+		for t := 0; t < nr; t++ {
+			gemmMicro1(ap, x[t*xstride:], kc, y[t*ystride:], first)
+		}
+		return
+	}
+	microGo(ap, x, xstride, kc, nr, y, ystride, first)
+}
+
+// microGo is the portable micro-kernel.
+func microGo(ap *[gemmKC * gemmMR]float32, x []float32, xstride, kc, nr int, y []float32, ystride int, first bool) {
+	for t := 0; t < nr; t++ {
+		xt := x[t*xstride : t*xstride+kc]
+		var acc [gemmMR]float32
+		for k, v := range xt {
+			a := ap[k*gemmMR : k*gemmMR+gemmMR : k*gemmMR+gemmMR]
+			for i := range acc {
+				acc[i] += a[i] * v
+			}
+		}
+		yt := y[t*ystride : t*ystride+gemmMR]
+		for i := range yt {
+			if first {
+				yt[i] = acc[i]
+			} else {
+				yt[i] += acc[i]
+			}
+		}
+	}
+}
+
+// pack converts rows r0 … r0+mr−1, columns k0 … k0+kc−1 of W into ap: ap[k·gemmMR + i] =
+// W_{r0+i}[k0+k], rows past mr zero.
+func pack(ap []float32, typ gguf.Type, w []byte, rowBytes, r0, mr, k0, kc int) {
+	k8 := 0
+	if gemmAsm && mr == gemmMR {
+		k8 = kc &^ 7
+		if k8 > 0 {
+			packAsm(ap, typ, w[r0*rowBytes:], rowBytes, k0, k8)
+		}
+	}
+	es := 4
+	if typ != gguf.F32 {
+		es = 2
+	}
+	for i := 0; i < gemmMR; i++ {
+		if i >= mr {
+			for k := k8; k < kc; k++ {
+				ap[k*gemmMR+i] = 0
+			}
+			continue
+		}
+		row := w[(r0+i)*rowBytes+k0*es : (r0+i)*rowBytes+(k0+kc)*es]
+		for k := k8; k < kc; k++ {
+			ap[k*gemmMR+i] = floatAt(typ, row, k)
+		}
+	}
+}
+
+// floatAt returns value k of a little-endian F32, F16 or BF16 row.
+func floatAt(typ gguf.Type, row []byte, k int) float32 {
+	switch typ {
+	case gguf.F32:
+		return math.Float32frombits(binary.LittleEndian.Uint32(row[4*k:]))
+	case gguf.F16:
+		return half(binary.LittleEndian.Uint16(row[2*k:]))
+	default:
+		return math.Float32frombits(uint32(binary.LittleEndian.Uint16(row[2*k:])) << 16)
+	}
+}

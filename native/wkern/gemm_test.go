@@ -1,0 +1,108 @@
+package wkern
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kvlab/kvlab/native/gguf"
+)
+
+// randomFloatRows returns rows×cols random values of float type t (stride rowBytes ≥ the row).
+func randomFloatRows(r *rand.Rand, t gguf.Type, rows, cols, rowBytes int) []byte {
+	data := make([]byte, rows*rowBytes)
+	for i := 0; i < rows; i++ {
+		for k := 0; k < cols; k++ {
+			v := float32(r.NormFloat64())
+			b := data[i*rowBytes:]
+			switch t {
+			case gguf.F32:
+				binary.LittleEndian.PutUint32(b[4*k:], math.Float32bits(v))
+			case gguf.F16:
+				binary.LittleEndian.PutUint16(b[2*k:], toHalf(v))
+			case gguf.BF16:
+				binary.LittleEndian.PutUint16(b[2*k:], uint16(math.Float32bits(v)>>16))
+			}
+		}
+	}
+	return data
+}
+
+// TestMulFloat checks the float GEMM, assembly and portable, against float64 dot products of
+// the converted rows: |y − ref| ≤ 2·cols·ε·Σ|w·x| (float32 sums of at most cols terms).
+func TestMulFloat(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	shapes := []struct{ rows, cols, n, lo, hi int }{
+		{16, 8, 6, 0, 16}, {32, 256, 6, 0, 32}, {48, 2048, 13, 16, 48}, {21, 300, 7, 0, 21},
+		{40, 517, 1, 3, 37}, {16, 5, 3, 0, 16}, {64, 1000, 12, 0, 64},
+	}
+	for _, typ := range []gguf.Type{gguf.F32, gguf.F16, gguf.BF16} {
+		for _, asm := range []bool{false, true} {
+			if asm && !hasAVX2 {
+				continue
+			}
+			for _, s := range shapes {
+				name := fmt.Sprintf("%s/asm=%v/%dx%d/n=%d", typ, asm, s.rows, s.cols, s.n)
+				t.Run(name, func(t *testing.T) {
+					defer func(v bool) { gemmAsm = v }(gemmAsm)
+					gemmAsm = asm
+					es := 4
+					if typ != gguf.F32 {
+						es = 2
+					}
+					rb := s.cols*es + 2*es // padded rows: the stride is not the row length
+					w := randomFloatRows(r, typ, s.rows, s.cols, rb)
+					x := randomVec(r, s.n*s.cols)
+					ys := s.rows + 3
+					y := make([]float32, s.n*ys)
+					for i := range y {
+						y[i] = -7
+					}
+					MulFloat(y, ys, typ, w, rb, x, s.n, s.cols, s.lo, s.hi)
+					for tk := 0; tk < s.n; tk++ {
+						for i := 0; i < s.rows+3; i++ {
+							got := y[tk*ys+i]
+							if i < s.lo || i >= s.hi {
+								if got != -7 {
+									t.Fatalf("token %d row %d outside [%d,%d) written: %g", tk, i, s.lo, s.hi, got)
+								}
+								continue
+							}
+							var ref, mag float64
+							for k := 0; k < s.cols; k++ {
+								p := float64(floatAt(typ, w[i*rb:], k)) * float64(x[tk*s.cols+k])
+								ref += p
+								mag += math.Abs(p)
+							}
+							if d := math.Abs(float64(got) - ref); d > 2*float64(s.cols)*0x1p-24*mag+1e-30 {
+								t.Fatalf("token %d row %d: got %g, want %g (diff %g, bound %g)", tk, i, got, ref, d, 2*float64(s.cols)*0x1p-24*mag)
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestMulFloatSameAcrossSplits checks that a product split into row ranges gives the same bits
+// as one range (threads must not change results).
+func TestMulFloatSameAcrossSplits(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	const rows, cols, n = 80, 700, 9
+	w := randomFloatRows(r, gguf.F16, rows, cols, 2*cols)
+	x := randomVec(r, n*cols)
+	one := make([]float32, n*rows)
+	MulFloat(one, rows, gguf.F16, w, 2*cols, x, n, cols, 0, rows)
+	split := make([]float32, n*rows)
+	for lo := 0; lo < rows; lo += 16 {
+		MulFloat(split, rows, gguf.F16, w, 2*cols, x, n, cols, lo, min(lo+16, rows))
+	}
+	for i := range one {
+		if math.Float32bits(one[i]) != math.Float32bits(split[i]) {
+			t.Fatalf("value %d: %g in one range, %g split", i, one[i], split[i])
+		}
+	}
+}
