@@ -127,12 +127,12 @@ func (m *Matrix) MatMul(y, x []float32, n int, p *Pool) {
 		m.MatVec(y, x, p)
 		return
 	}
-	if m.intK {
-		m.mulInt(y, x, n, p)
-		return
-	}
 	if n >= gemmMinTokens && wkern.GEMMAccelerated() && wkern.FloatGEMM(m.Type) {
 		m.mulFloat(y, x, n, p)
+		return
+	}
+	if m.intK {
+		m.mulInt(y, x, n, p)
 		return
 	}
 	if p.Threads() == 1 || n*m.Rows*m.Cols <= workGrain {
@@ -157,7 +157,8 @@ func (m *Matrix) mulInt(y, x []float32, n int, p *Pool) {
 	mulTasks.Put(t)
 }
 
-// gemmMinTokens is the smallest batch the float types multiply with wkern's blocked GEMM.
+// gemmMinTokens is the smallest batch multiplied with wkern's blocked float GEMM (the float
+// types, Q8_0 and Q4_0); smaller ones, and decode, take the row dots.
 const gemmMinTokens = 4
 
 // mulFloat is MatMul with wkern's float GEMM: workers take ranges of 16-row slivers.

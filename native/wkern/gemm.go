@@ -33,18 +33,20 @@ var gemmAsm = hasAVX2
 // portable Go, no faster than a float32 dot loop).
 func GEMMAccelerated() bool { return gemmAsm }
 
-// FloatGEMM reports whether MulFloat handles weight type t.
+// FloatGEMM reports whether MulFloat handles weight type t: the float types, and Q8_0 and
+// Q4_0, whose blocks convert to float32 exactly (an f16 scale times a small integer) and then
+// multiply faster as floats in a blocked product than the integer kernels manage.
 func FloatGEMM(t gguf.Type) bool {
 	switch t {
-	case gguf.F32, gguf.F16, gguf.BF16:
+	case gguf.F32, gguf.F16, gguf.BF16, gguf.Q8_0, gguf.Q4_0:
 		return true
 	}
 	return false
 }
 
 // MulFloat writes y[t·ystride + r] = Σ_k W_r[k]·x[t·cols + k] for rows lo ≤ r < hi and tokens
-// t < n, where W_r is the cols values of type typ (F32, F16 or BF16, FloatGEMM) stored
-// little-endian at w[r·rowBytes:]. y must hold (n−1)·ystride + hi values and x n·cols.
+// t < n, where W_r is the cols values of type typ (FloatGEMM) stored at w[r·rowBytes:]. The
+// weights are converted exactly as gguf.DequantizeRow does; the activations stay float32. y must hold (n−1)·ystride + hi values and x n·cols.
 func MulFloat(y []float32, ystride int, typ gguf.Type, w []byte, rowBytes int, x []float32, n, cols, lo, hi int) {
 	if !FloatGEMM(typ) {
 		panic("wkern: MulFloat of a type without a float packer")
@@ -126,30 +128,60 @@ func microGo(ap *[gemmKC * gemmMR]float32, x []float32, xstride, kc, nr int, y [
 }
 
 // pack converts rows r0 … r0+mr−1, columns k0 … k0+kc−1 of W into ap: ap[k·gemmMR + i] =
-// W_{r0+i}[k0+k], rows past mr zero.
+// W_{r0+i}[k0+k], rows past mr zero. For the block types k0 and kc are whole blocks (gemmKC
+// is a multiple of 32 and the rows are whole blocks).
 func pack(ap []float32, typ gguf.Type, w []byte, rowBytes, r0, mr, k0, kc int) {
-	k8 := 0
+	bb, bs := typ.TypeSize(), typ.BlockSize()
+	done := 0 // columns packed by the assembly
 	if gemmAsm && mr == gemmMR {
-		k8 = kc &^ 7
-		if k8 > 0 {
-			packAsm(ap, typ, w[r0*rowBytes:], rowBytes, k0, k8)
+		if bs == 1 {
+			done = kc &^ 7
+		} else {
+			done = kc
+		}
+		if done > 0 {
+			packAsm(ap, typ, w[r0*rowBytes+k0/bs*bb:], rowBytes, done)
 		}
 	}
-	es := 4
-	if typ != gguf.F32 {
-		es = 2
+	if done == kc {
+		return
 	}
+	var blk [32]float32
 	for i := 0; i < gemmMR; i++ {
 		if i >= mr {
-			for k := k8; k < kc; k++ {
+			for k := done; k < kc; k++ {
 				ap[k*gemmMR+i] = 0
 			}
 			continue
 		}
-		row := w[(r0+i)*rowBytes+k0*es : (r0+i)*rowBytes+(k0+kc)*es]
-		for k := k8; k < kc; k++ {
-			ap[k*gemmMR+i] = floatAt(typ, row, k)
+		row := w[(r0+i)*rowBytes+k0/bs*bb : (r0+i)*rowBytes+(k0+kc)/bs*bb]
+		if bs == 1 {
+			for k := done; k < kc; k++ {
+				ap[k*gemmMR+i] = floatAt(typ, row, k)
+			}
+			continue
 		}
+		for b := done / 32; b < kc/32; b++ {
+			deqBlock32(typ, row[b*bb:(b+1)*bb], &blk)
+			for j, v := range blk {
+				ap[(32*b+j)*gemmMR+i] = v
+			}
+		}
+	}
+}
+
+// deqBlock32 converts one Q8_0 or Q4_0 block to its 32 values.
+func deqBlock32(typ gguf.Type, blk []byte, out *[32]float32) {
+	d := f16(blk)
+	if typ == gguf.Q8_0 {
+		for j, c := range blk[2:34] {
+			out[j] = d * float32(int8(c))
+		}
+		return
+	}
+	for j, c := range blk[2:18] {
+		out[j] = d * float32(int(c&0xf)-8)
+		out[j+16] = d * float32(int(c>>4)-8)
 	}
 }
 

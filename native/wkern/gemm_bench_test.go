@@ -11,14 +11,26 @@ import (
 // BenchmarkMulFloat times the float GEMM on a 512-token batch against one 2048² f16 matrix,
 // in multiply-adds per nanosecond of process CPU time.
 func BenchmarkMulFloat(b *testing.B) {
+	for _, typ := range []gguf.Type{gguf.F16, gguf.Q8_0, gguf.Q4_0} {
+		b.Run(typ.String(), func(b *testing.B) { benchMulFloat(b, typ) })
+	}
+}
+
+func benchMulFloat(b *testing.B, typ gguf.Type) {
 	r := rand.New(rand.NewPCG(11, 12))
 	const rows, cols, n = 2048, 2048, 512
-	w := randomFloatRows(r, gguf.F16, rows, cols, 2*cols)
+	rb := int(typ.RowBytes(cols))
+	var w []byte
+	if typ == gguf.F16 {
+		w = randomFloatRows(r, typ, rows, cols, rb)
+	} else {
+		w = randomRows(r, typ, rows, cols)
+	}
 	x := randomVec(r, n*cols)
 	y := make([]float32, n*rows)
 	c0 := cputime.Process()
 	for b.Loop() {
-		MulFloat(y, rows, gguf.F16, w, 2*cols, x, n, cols, 0, rows)
+		MulFloat(y, rows, typ, w, rb, x, n, cols, 0, rows)
 	}
 	b.ReportMetric(float64(rows*cols*n)*float64(b.N)/float64((cputime.Process()-c0).Nanoseconds()), "cpuGMAC/s")
 }

@@ -12,6 +12,6 @@ func gemmMicro1(ap *[gemmKC * gemmMR]float32, x []float32, kc int, y []float32, 
 	microGo(ap, x, 0, kc, 1, y, 0, first)
 }
 
-func packAsm(ap []float32, typ gguf.Type, w []byte, rowBytes, k0, k8 int) {
+func packAsm(ap []float32, typ gguf.Type, w []byte, rowBytes, kc int) {
 	panic("wkern: no assembly packer")
 }

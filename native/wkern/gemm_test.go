@@ -38,22 +38,28 @@ func TestMulFloat(t *testing.T) {
 		{16, 8, 6, 0, 16}, {32, 256, 6, 0, 32}, {48, 2048, 13, 16, 48}, {21, 300, 7, 0, 21},
 		{40, 517, 1, 3, 37}, {16, 5, 3, 0, 16}, {64, 1000, 12, 0, 64},
 	}
-	for _, typ := range []gguf.Type{gguf.F32, gguf.F16, gguf.BF16} {
+	for _, typ := range []gguf.Type{gguf.F32, gguf.F16, gguf.BF16, gguf.Q8_0, gguf.Q4_0} {
 		for _, asm := range []bool{false, true} {
 			if asm && !hasAVX2 {
 				continue
 			}
 			for _, s := range shapes {
+				if bs := typ.BlockSize(); s.cols%bs != 0 {
+					s.cols = (s.cols + bs - 1) / bs * bs
+				}
 				name := fmt.Sprintf("%s/asm=%v/%dx%d/n=%d", typ, asm, s.rows, s.cols, s.n)
 				t.Run(name, func(t *testing.T) {
 					defer func(v bool) { gemmAsm = v }(gemmAsm)
 					gemmAsm = asm
-					es := 4
-					if typ != gguf.F32 {
-						es = 2
+					var w []byte
+					rb := int(typ.RowBytes(uint64(s.cols)))
+					if typ.BlockSize() == 1 {
+						rb += 2 * typ.TypeSize() // padded rows: the stride is not the row length
+						w = randomFloatRows(r, typ, s.rows, s.cols, rb)
+					} else {
+						w = randomRows(r, typ, s.rows, s.cols)
 					}
-					rb := s.cols*es + 2*es // padded rows: the stride is not the row length
-					w := randomFloatRows(r, typ, s.rows, s.cols, rb)
+					row := make([]float32, s.cols)
 					x := randomVec(r, s.n*s.cols)
 					ys := s.rows + 3
 					y := make([]float32, s.n*ys)
@@ -70,9 +76,12 @@ func TestMulFloat(t *testing.T) {
 								}
 								continue
 							}
+							if err := gguf.DequantizeRow(typ, w[i*rb:i*rb+int(typ.RowBytes(uint64(s.cols)))], row); err != nil {
+								t.Fatal(err)
+							}
 							var ref, mag float64
 							for k := 0; k < s.cols; k++ {
-								p := float64(floatAt(typ, w[i*rb:], k)) * float64(x[tk*s.cols+k])
+								p := float64(row[k]) * float64(x[tk*s.cols+k])
 								ref += p
 								mag += math.Abs(p)
 							}
