@@ -207,3 +207,48 @@ func FuzzDot(f *testing.F) {
 		}
 	})
 }
+
+// TestMulRowsOneToken checks the one-token products (the four-row kernels where there are
+// some, and the row tail) against the reference, for row ranges not a multiple of four.
+func TestMulRowsOneToken(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, typ := range intTypes {
+		for _, cols := range []int{256, 2048} {
+			t.Run(fmt.Sprintf("%s/%d", typ, cols), func(t *testing.T) {
+				k, _ := KernelOf(typ)
+				const rows, lo, hi = 13, 1, 12
+				data := randomRows(r, typ, rows, cols)
+				rb := int(typ.RowBytes(uint64(cols)))
+				x := randomVec(r, cols)
+				var a Act
+				a.Quantize(k.Format(), x, 1, cols)
+				y := make([]float32, rows)
+				k.MulRows(y, rows, data, rb, &a, lo, hi)
+				w := make([]float32, cols)
+				for row := 0; row < rows; row++ {
+					if row < lo || row >= hi {
+						if y[row] != 0 {
+							t.Fatalf("row %d outside [%d,%d) written", row, lo, hi)
+						}
+						continue
+					}
+					if err := gguf.DequantizeRow(typ, data[row*rb:(row+1)*rb], w); err != nil {
+						t.Fatal(err)
+					}
+					var want float64
+					for i, wi := range w {
+						want += float64(wi) * float64(x[i])
+					}
+					b := bound(w, x, &a, 0)
+					if d := math.Abs(float64(y[row]) - want); d > b {
+						t.Fatalf("row %d: %g, reference %g (|Δ| %g > bound %g)", row, y[row], want, d, b)
+					}
+					g := goDots[typ](data[row*rb:(row+1)*rb], &a, 0)
+					if d := math.Abs(float64(g - y[row])); d > b/4+1e-6*math.Abs(want) {
+						t.Fatalf("row %d: Go kernel %g, MulRows %g", row, g, y[row])
+					}
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,109 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// shift4 holds the dword shifts that move a broadcast 16-byte nibble block's high nibbles into
+// the upper lane: 0 for the low 128 bits, 4 for the high.
+DATA shift4<>+0(SB)/8, $0
+DATA shift4<>+8(SB)/8, $0
+DATA shift4<>+16(SB)/8, $0x0000000400000004
+DATA shift4<>+24(SB)/8, $0x0000000400000004
+GLOBL shift4<>(SB), RODATA|NOPTR, $32
+
+// func dotQ4_0r4AVX2(w unsafe.Pointer, rowBytes int, q, d, s unsafe.Pointer, nb int, out *[4]float32)
+// out[j] = Σ_b d_w·(d_b·Σ nib·q − 8·s_b) over the nb blocks of row j at w + j·rowBytes, j < 4:
+// the Q4_0 dot of four rows with one Q8 token, the nibbles taken unsigned and their offset of
+// 8 applied through the token's block sums s_b = d_b·Σq.
+TEXT ·dotQ4_0r4AVX2(SB), NOSPLIT, $0-56
+	MOVQ w+0(FP), SI
+	MOVQ rowBytes+8(FP), BX
+	MOVQ q+16(FP), DI
+	MOVQ d+24(FP), R8
+	MOVQ s+32(FP), R9
+	MOVQ nb+40(FP), CX
+	LEAQ (SI)(BX*2), R10
+	ADDQ BX, R10
+	VPCMPEQW Y15, Y15, Y15
+	VPSRLW $15, Y15, Y15
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	VMOVDQU shift4<>(SB), Y13
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+loopq4r4:
+	VMOVDQU (DI), Y0
+	VBROADCASTSS (R8), Y1
+	VBROADCASTSS (R9), Y2
+	VBROADCASTI128 2(SI), Y3
+	VPSRLVD Y13, Y3, Y3
+	VPAND Y14, Y3, Y3
+	VPMADDUBSW Y0, Y3, Y3
+	VPMADDWD Y15, Y3, Y3
+	VCVTDQ2PS Y3, Y3
+	VFMSUB213PS Y2, Y1, Y3
+	VPBROADCASTW (SI), X4
+	VCVTPH2PS X4, Y4
+	VFMADD231PS Y4, Y3, Y8
+	VBROADCASTI128 2(SI)(BX*1), Y5
+	VPSRLVD Y13, Y5, Y5
+	VPAND Y14, Y5, Y5
+	VPMADDUBSW Y0, Y5, Y5
+	VPMADDWD Y15, Y5, Y5
+	VCVTDQ2PS Y5, Y5
+	VFMSUB213PS Y2, Y1, Y5
+	VPBROADCASTW (SI)(BX*1), X6
+	VCVTPH2PS X6, Y6
+	VFMADD231PS Y6, Y5, Y9
+	VBROADCASTI128 2(SI)(BX*2), Y3
+	VPSRLVD Y13, Y3, Y3
+	VPAND Y14, Y3, Y3
+	VPMADDUBSW Y0, Y3, Y3
+	VPMADDWD Y15, Y3, Y3
+	VCVTDQ2PS Y3, Y3
+	VFMSUB213PS Y2, Y1, Y3
+	VPBROADCASTW (SI)(BX*2), X4
+	VCVTPH2PS X4, Y4
+	VFMADD231PS Y4, Y3, Y10
+	VBROADCASTI128 2(R10), Y5
+	VPSRLVD Y13, Y5, Y5
+	VPAND Y14, Y5, Y5
+	VPMADDUBSW Y0, Y5, Y5
+	VPMADDWD Y15, Y5, Y5
+	VCVTDQ2PS Y5, Y5
+	VFMSUB213PS Y2, Y1, Y5
+	VPBROADCASTW (R10), X6
+	VCVTPH2PS X6, Y6
+	VFMADD231PS Y6, Y5, Y11
+	ADDQ $18, SI
+	ADDQ $18, R10
+	ADDQ $32, DI
+	ADDQ $4, R8
+	ADDQ $4, R9
+	DECQ CX
+	JNZ loopq4r4
+	MOVQ out+48(FP), DX
+	VEXTRACTF128 $1, Y8, X0
+	VADDPS X0, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VMOVSS X8, 0(DX)
+	VEXTRACTF128 $1, Y9, X0
+	VADDPS X0, X9, X9
+	VHADDPS X9, X9, X9
+	VHADDPS X9, X9, X9
+	VMOVSS X9, 4(DX)
+	VEXTRACTF128 $1, Y10, X0
+	VADDPS X0, X10, X10
+	VHADDPS X10, X10, X10
+	VHADDPS X10, X10, X10
+	VMOVSS X10, 8(DX)
+	VEXTRACTF128 $1, Y11, X0
+	VADDPS X0, X11, X11
+	VHADDPS X11, X11, X11
+	VHADDPS X11, X11, X11
+	VMOVSS X11, 12(DX)
+	VZEROUPPER
+	RET
