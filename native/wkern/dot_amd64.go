@@ -66,6 +66,7 @@ func init() {
 			dots4[t] = f
 		}
 		rows4[gguf.Q4_0] = dotQ4_0Rows4
+		rows4[gguf.Q8_0] = dotQ8_0Rows4
 	}
 }
 
@@ -122,4 +123,15 @@ func dotQ4_0Rows4(w []byte, rowBytes int, a *Act, out *[4]float32) {
 	_ = w[3*rowBytes+nb*q4_0Bytes-1]
 	_ = s[nb-1]
 	dotQ4_0r4AVX2(unsafe.Pointer(&w[0]), rowBytes, unsafe.Pointer(&q[0]), unsafe.Pointer(&d[0]), unsafe.Pointer(&s[0]), nb, out)
+}
+
+//go:noescape
+func dotQ8_0r4AVX2(w unsafe.Pointer, rowBytes int, q, d unsafe.Pointer, nb int, out *[4]float32)
+
+// dotQ8_0Rows4 is Q8_0's four-row kernel (rows_amd64.s).
+func dotQ8_0Rows4(w []byte, rowBytes int, a *Act, out *[4]float32) {
+	q, d, _ := a.q8(0)
+	nb := len(d)
+	_ = w[3*rowBytes+nb*q8_0Bytes-1]
+	dotQ8_0r4AVX2(unsafe.Pointer(&w[0]), rowBytes, unsafe.Pointer(&q[0]), unsafe.Pointer(&d[0]), nb, out)
 }
