@@ -11,6 +11,13 @@ import (
 // Dims is the matrix's rows and columns (ml.Matrix).
 func (m *Matrix) Dims() (rows, cols int) { return m.Rows, m.Cols }
 
+// cpuSeq is one sequence of a pass: rows [lo, hi) of the batch, at positions p0… of cache.
+type cpuSeq struct {
+	cache  *kvcache.Cache
+	lo, hi int
+	p0     int
+}
+
 // cpuTensor is an activation in host memory: a view of rows × cols float32 values.
 type cpuTensor struct {
 	d          []float32
@@ -25,10 +32,11 @@ func (t *cpuTensor) Cols() int { return t.cols }
 // are views of scratch slices reused from pass to pass. One serves one Forward call at a time
 // (the model pools them).
 type cpuBackend struct {
-	m     *Model
-	bt    *ml.Batch
-	cache *kvcache.Cache
-	p0    int
+	m  *Model
+	bt *ml.Batch
+	// seqs are the pass's sequences in the order of Batch.Caches: each one's contiguous rows
+	// of the batch and its cache (its first row at the cache's length).
+	seqs []cpuSeq
 	// slots are the scratch values, the i-th New of a pass taking slots[i]; tensors are the
 	// tensor headers handed out this pass (reused from pass to pass).
 	slots   [][]float32
@@ -41,6 +49,9 @@ type cpuBackend struct {
 	angled   *ml.Rope
 	tap      func(layer, pos0, n int, q []float32)
 	err      error
+	// multi and out are ForwardBatch's batch and logits, reused from pass to pass.
+	multi ml.Batch
+	out   []float32
 }
 
 // cpu returns a CPU backend from the model's pool (Put it back after the call).
@@ -53,18 +64,46 @@ func (m *Model) cpu() *cpuBackend {
 
 func (c *cpuBackend) Begin(b *ml.Batch) error {
 	c.bt, c.nslot, c.nt, c.angled, c.err = b, 0, 0, nil, nil
-	if len(b.Caches) != 1 {
-		return fmt.Errorf("model: a pass over %d sequences (the CPU runs one at a time)", len(b.Caches))
+	c.seqs = c.seqs[:0]
+	if len(b.Caches) == 0 || len(b.Pos) != len(b.Tokens) || len(b.Seq) != len(b.Tokens) {
+		return fmt.Errorf("model: a pass of %d tokens, %d positions, %d sequence indices over %d caches",
+			len(b.Tokens), len(b.Pos), len(b.Seq), len(b.Caches))
 	}
-	kc, ok := b.Caches[0].(*kvcache.Cache)
-	if !ok {
-		return fmt.Errorf("model: the CPU backend runs over a kvcache.Cache, not %T", b.Caches[0])
+	for i, cc := range b.Caches {
+		kc, ok := cc.(*kvcache.Cache)
+		if !ok {
+			return fmt.Errorf("model: the CPU backend runs over a kvcache.Cache, not %T", cc)
+		}
+		for _, s := range c.seqs {
+			if s.cache == kc {
+				return fmt.Errorf("model: sequence %d of the pass is another's cache", i)
+			}
+		}
+		c.seqs = append(c.seqs, cpuSeq{cache: kc, lo: -1, p0: kc.Len()})
 	}
-	c.cache, c.p0 = kc, kc.Len()
+	// Each sequence's tokens are one contiguous run of rows, at consecutive positions from its
+	// cache's length.
 	for i := range b.Tokens {
-		if b.Seq[i] != 0 || int(b.Pos[i]) != c.p0+i {
-			return fmt.Errorf("model: token %d of the pass is at sequence %d position %d: the CPU runs consecutive positions of one sequence from %d",
-				i, b.Seq[i], b.Pos[i], c.p0)
+		s := int(b.Seq[i])
+		if s < 0 || s >= len(c.seqs) {
+			return fmt.Errorf("model: token %d of the pass is of sequence %d, not one of the %d", i, s, len(c.seqs))
+		}
+		q := &c.seqs[s]
+		switch {
+		case q.lo < 0:
+			q.lo, q.hi = i, i
+		case q.hi != i:
+			return fmt.Errorf("model: the tokens of sequence %d are not contiguous in the pass (token %d)", s, i)
+		}
+		if int(b.Pos[i]) != q.p0+i-q.lo {
+			return fmt.Errorf("model: token %d of the pass is at sequence %d position %d: the CPU runs consecutive positions of a sequence from its cache's length %d",
+				i, s, b.Pos[i], q.p0)
+		}
+		q.hi = i + 1
+	}
+	for i, q := range c.seqs {
+		if q.lo < 0 {
+			return fmt.Errorf("model: sequence %d of the pass has no tokens", i)
 		}
 	}
 	return nil
@@ -186,29 +225,35 @@ func (c *cpuBackend) Attention(out, q, k, v ml.Tensor, layer int, scale float32)
 	if c.err != nil {
 		return
 	}
-	a, qt := out.(*cpuTensor), q.(*cpuTensor)
-	n, p0, cfg := qt.rows, c.p0, c.cache.Config()
-	if c.tap != nil {
-		c.tap(layer, p0, n, qt.d)
-	}
-	if err := c.cache.Write(layer, k.(*cpuTensor).d, v.(*cpuTensor).d, n); err != nil {
-		c.fail(fmt.Errorf("model: layer %d: %w", layer, err))
-		return
-	}
-	shape := attn.Shape{Heads: qt.cols / cfg.HeadDimK, KVHeads: cfg.KVHeads, HeadDimK: cfg.HeadDimK, HeadDimV: cfg.HeadDimV,
-		Scale: scale, Threads: 1}
-	// Attention work in multiply-adds: spread it over threads only when it pays.
-	if work := n * (p0 + n) * shape.Heads * (shape.HeadDimK + shape.HeadDimV); work >= 1<<17 {
-		shape.Threads = c.m.pool.Threads()
-	}
-	var err error
-	if n == 1 {
-		err = attn.Decode(a.d, qt.d, shape, c.cache.Keys(layer, true), c.cache.Values(layer, true), 0, p0+1)
-	} else {
-		err = attn.Prefill(a.d, qt.d, n, p0, 0, shape, c.cache.Keys(layer, false), c.cache.Values(layer, false))
-	}
-	if err != nil {
-		c.fail(fmt.Errorf("model: layer %d attention: %w", layer, err))
+	a, qt, kt, vt := out.(*cpuTensor), q.(*cpuTensor), k.(*cpuTensor), v.(*cpuTensor)
+	for i := range c.seqs {
+		s := &c.seqs[i]
+		n, p0, cfg := s.hi-s.lo, s.p0, s.cache.Config()
+		qd := qt.d[s.lo*qt.cols : s.hi*qt.cols]
+		if c.tap != nil {
+			c.tap(layer, p0, n, qd)
+		}
+		if err := s.cache.Write(layer, kt.d[s.lo*kt.cols:s.hi*kt.cols], vt.d[s.lo*vt.cols:s.hi*vt.cols], n); err != nil {
+			c.fail(fmt.Errorf("model: layer %d: %w", layer, err))
+			return
+		}
+		shape := attn.Shape{Heads: qt.cols / cfg.HeadDimK, KVHeads: cfg.KVHeads, HeadDimK: cfg.HeadDimK, HeadDimV: cfg.HeadDimV,
+			Scale: scale, Threads: 1}
+		// Attention work in multiply-adds: spread it over threads only when it pays.
+		if work := n * (p0 + n) * shape.Heads * (shape.HeadDimK + shape.HeadDimV); work >= 1<<17 {
+			shape.Threads = c.m.pool.Threads()
+		}
+		ad := a.d[s.lo*a.cols : s.hi*a.cols]
+		var err error
+		if n == 1 {
+			err = attn.Decode(ad, qd, shape, s.cache.Keys(layer, true), s.cache.Values(layer, true), 0, p0+1)
+		} else {
+			err = attn.Prefill(ad, qd, n, p0, 0, shape, s.cache.Keys(layer, false), s.cache.Values(layer, false))
+		}
+		if err != nil {
+			c.fail(fmt.Errorf("model: layer %d attention: %w", layer, err))
+			return
+		}
 	}
 }
 
@@ -217,7 +262,11 @@ func (c *cpuBackend) Logits(x ml.Tensor, w ml.Matrix) {
 		return
 	}
 	h, o := x.(*cpuTensor), w.(*Matrix)
-	if c.bt.All {
+	if h.rows*o.Rows != len(c.bt.Out) {
+		c.fail(fmt.Errorf("model: logits of %d rows into %d values", h.rows, len(c.bt.Out)))
+		return
+	}
+	if h.rows > 1 {
 		o.MatMul(c.bt.Out, h.d, h.rows, c.m.pool)
 		return
 	}

@@ -117,8 +117,20 @@ func (m *Model) pass(b ml.Backend, bt *ml.Batch) error {
 	if err := b.Err(); err != nil {
 		return err
 	}
-	for _, c := range bt.Caches {
-		if err := c.Commit(len(bt.Tokens)); err != nil {
+	if len(bt.Caches) == 1 {
+		if err := bt.Caches[0].Commit(len(bt.Tokens)); err != nil {
+			return fmt.Errorf("model: %w", err)
+		}
+		return nil
+	}
+	for i, c := range bt.Caches {
+		n := 0
+		for _, s := range bt.Seq {
+			if int(s) == i {
+				n++
+			}
+		}
+		if err := c.Commit(n); err != nil {
 			return fmt.Errorf("model: %w", err)
 		}
 	}
@@ -127,13 +139,30 @@ func (m *Model) pass(b ml.Backend, bt *ml.Batch) error {
 
 // logits writes the batch's logits from the residual stream x (a row per token) with h (x's
 // shape) as scratch: the final RMSNorm and the output matrix over every row (bt.All) or the
-// last row, nothing when bt.Out is empty. Every architecture ends with it.
+// last row of each sequence (in the order of bt.Caches), nothing when bt.Out is empty. Every
+// architecture ends with it.
 func (m *Model) logits(b ml.Backend, bt *ml.Batch, x, h ml.Tensor) {
 	switch n := x.Rows(); {
 	case len(bt.Out) == 0:
 	case bt.All:
 		b.RMSNorm(h, x, m.norm, m.Hparams.RMSEps)
 		b.Logits(h, m.output)
+	case len(bt.Caches) > 1:
+		// Row s of h is sequence s's last token, normalized (h has a row per token, at least
+		// one per sequence).
+		for s := range bt.Caches {
+			last := -1
+			for t, q := range bt.Seq {
+				if int(q) == s {
+					last = t
+				}
+			}
+			if last < 0 {
+				last = 0 // a sequence without tokens: the backend's Begin refused the pass
+			}
+			b.RMSNorm(b.View(h, s, 1), b.View(x, last, 1), m.norm, m.Hparams.RMSEps)
+		}
+		b.Logits(b.View(h, 0, len(bt.Caches)), m.output)
 	default:
 		last := b.View(h, 0, 1)
 		b.RMSNorm(last, b.View(x, n-1, 1), m.norm, m.Hparams.RMSEps)

@@ -1,0 +1,118 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/kvlab/kvlab/native/kvcache"
+)
+
+// SeqStep is one sequence's share of a batched forward pass (ForwardBatch): Tokens run at
+// positions Cache.Len()… and Logits receives Forward's rows (none, the last token's, or one per
+// token, by its length).
+type SeqStep struct {
+	Cache  *kvcache.Cache
+	Tokens []int32
+	Logits []float32
+}
+
+// ForwardBatch runs several sequences' tokens through the model in one pass: every matrix
+// product goes over the rows of all of them together (each weight read once for the batch),
+// RoPE at each token's own position, attention per sequence over its own cache (a sequence of
+// one token decodes through the cache's decode readers, longer ones prefill causally). Each
+// step has Forward's contract for its own cache and logits. The inputs are checked before any
+// work; on an error every cache is left as it was.
+//
+// A sequence's logits are the rows Forward computes alone up to rounding: a product over
+// several rows sums in another order than the one-row product (MatVec) does.
+func (m *Model) ForwardBatch(steps []SeqStep) error {
+	if len(steps) == 0 {
+		return errors.New("model: a batched pass of no sequences")
+	}
+	hp := m.Hparams
+	all := false
+	total := 0
+	for i, st := range steps {
+		n := len(st.Tokens)
+		if n == 0 {
+			return fmt.Errorf("model: sequence %d of the batch has no tokens", i)
+		}
+		if l := len(st.Logits); l != 0 && l != hp.Vocab && l != n*hp.Vocab {
+			return fmt.Errorf("model: sequence %d: logits buffer of %d values: want 0, %d (last position) or %d (%d positions × %d)",
+				i, l, hp.Vocab, n*hp.Vocab, n, hp.Vocab)
+		}
+		if len(st.Logits) == n*hp.Vocab && n > 1 {
+			all = true
+		}
+		if st.Cache == nil {
+			return fmt.Errorf("model: sequence %d of the batch has no cache", i)
+		}
+		cfg := st.Cache.Config()
+		if cfg.Layers != hp.Layers || cfg.KVHeads != hp.KVHeads || cfg.HeadDimK != hp.HeadDimK || cfg.HeadDimV != hp.HeadDimV {
+			return fmt.Errorf("model: sequence %d: cache of %d layers × %d KV heads × %d/%d dims does not fit the model's %d × %d × %d/%d",
+				i, cfg.Layers, cfg.KVHeads, cfg.HeadDimK, cfg.HeadDimV, hp.Layers, hp.KVHeads, hp.HeadDimK, hp.HeadDimV)
+		}
+		if p0 := st.Cache.Len(); p0+n > st.Cache.Cap() {
+			return fmt.Errorf("model: sequence %d: %d tokens at position %d: %w (capacity %d cells)", i, n, p0, kvcache.ErrKVFull, st.Cache.Cap())
+		}
+		for j, t := range st.Tokens {
+			if t < 0 || int(t) >= hp.Vocab {
+				return fmt.Errorf("model: sequence %d: token %d at index %d is outside the vocabulary [0, %d)", i, t, j, hp.Vocab)
+			}
+		}
+		for _, o := range steps[:i] {
+			if o.Cache == st.Cache {
+				return fmt.Errorf("model: sequence %d of the batch shares its cache with another", i)
+			}
+		}
+		total += n
+	}
+	if len(steps) == 1 {
+		return m.Forward(steps[0].Tokens, steps[0].Cache, steps[0].Logits)
+	}
+	b := m.cpu()
+	defer m.states.Put(b)
+	bt := &b.multi
+	bt.Tokens, bt.Pos, bt.Seq, bt.Caches = bt.Tokens[:0], bt.Pos[:0], bt.Seq[:0], bt.Caches[:0]
+	for i, st := range steps {
+		p0 := st.Cache.Len()
+		bt.Tokens = append(bt.Tokens, st.Tokens...)
+		for j := range st.Tokens {
+			bt.Pos = append(bt.Pos, int32(p0+j))
+			bt.Seq = append(bt.Seq, int32(i))
+		}
+		bt.Caches = append(bt.Caches, st.Cache)
+	}
+	// The pass's logits: a row per token when any step wants them all, else a row per
+	// sequence (its last token); copied out to each step.
+	rows := len(steps)
+	if all {
+		rows = total
+	}
+	if need := rows * hp.Vocab; cap(b.out) < need {
+		b.out = make([]float32, need)
+	}
+	bt.Out, bt.All = b.out[:rows*hp.Vocab], all
+	err := m.pass(b, bt)
+	clear(bt.Caches)
+	if err != nil {
+		for _, st := range steps {
+			st.Cache.Truncate(st.Cache.Len())
+		}
+		return err
+	}
+	row := 0
+	for i, st := range steps {
+		n := len(st.Tokens)
+		switch {
+		case all && len(st.Logits) == n*hp.Vocab:
+			copy(st.Logits, bt.Out[row*hp.Vocab:(row+n)*hp.Vocab])
+		case all && len(st.Logits) > 0:
+			copy(st.Logits, bt.Out[(row+n-1)*hp.Vocab:(row+n)*hp.Vocab])
+		case len(st.Logits) > 0:
+			copy(st.Logits, bt.Out[i*hp.Vocab:(i+1)*hp.Vocab])
+		}
+		row += n
+	}
+	return nil
+}

@@ -1,0 +1,178 @@
+package model
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/kvlab/kvlab/native/kvcache"
+	"github.com/kvlab/kvlab/native/sample"
+)
+
+// TestForwardBatchMatchesAlone: three sequences at different lengths, run in one pass (two
+// decoding a token each, one prefilling a chunk), give the logits each gets run alone, within
+// a bound: the batched products sum a row in another order than the one-row product (measured
+// worst differences are logged). Greedy continuations then agree token for token over 40
+// batched steps.
+func TestForwardBatchMatchesAlone(t *testing.T) {
+	for _, name := range []string{"stories260K.gguf", "kvlab-tiny-64.gguf"} {
+		t.Run(name, func(t *testing.T) {
+			for _, kv := range []string{"f32", "f16", "q8_0"} {
+				t.Run(kv, func(t *testing.T) { testForwardBatch(t, name, kv) })
+			}
+		})
+	}
+}
+
+func testForwardBatch(t *testing.T, name, kv string) {
+	m, tok := load(t, name, 2)
+	vocab := m.Hparams.Vocab
+	prompts := [][]int32{
+		tok.Encode("Once upon a time, there was a little dog.", true, false),
+		tok.Encode("Tom had a big red ball. He liked to play with it every day, and his friend Sam came.", true, false),
+		tok.Encode("The sun was warm and the birds sang in the trees.", true, false),
+	}
+	// Alone: prefill all but the last 1, 1 and 5 tokens, then run the rest: the reference
+	// logits of that rest.
+	rest := []int{1, 1, 5}
+	alone := make([][]float32, 3)
+	batched := make([]*kvcache.Cache, 3)
+	for i, p := range prompts {
+		c := newCache(t, m, kv, 128)
+		cut := len(p) - rest[i]
+		if err := m.Forward(p[:cut], c, nil); err != nil {
+			t.Fatal(err)
+		}
+		alone[i] = make([]float32, vocab)
+		if err := m.Forward(p[cut:], c, alone[i]); err != nil {
+			t.Fatal(err)
+		}
+		batched[i] = newCache(t, m, kv, 128)
+		if err := m.Forward(p[:cut], batched[i], nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steps := make([]SeqStep, 3)
+	for i, p := range prompts {
+		steps[i] = SeqStep{Cache: batched[i], Tokens: p[len(p)-rest[i]:], Logits: make([]float32, vocab)}
+	}
+	if err := m.ForwardBatch(steps); err != nil {
+		t.Fatal(err)
+	}
+	worst := 0.0
+	for i := range steps {
+		if batched[i].Len() != len(prompts[i]) {
+			t.Fatalf("sequence %d holds %d cells, want %d", i, batched[i].Len(), len(prompts[i]))
+		}
+		for j, v := range steps[i].Logits {
+			d := math.Abs(float64(v - alone[i][j]))
+			worst = max(worst, d)
+			if d > 1e-4 {
+				t.Fatalf("sequence %d logit %d: batched %g, alone %g", i, j, v, alone[i][j])
+			}
+		}
+	}
+	t.Logf("%s %s: worst |batched − alone| logit %.3g", name, kv, worst)
+
+	// Greedy from there, batched, against each alone.
+	const n = 40
+	want := make([][]int32, 3)
+	for i, p := range prompts {
+		// Alone, with the same two prefill passes (a quantized cache reads the first pass's
+		// cells back quantized, so chunking is part of the computation).
+		c := newCache(t, m, kv, 128)
+		cut := len(p) - rest[i]
+		if err := m.Forward(p[:cut], c, nil); err != nil {
+			t.Fatal(err)
+		}
+		want[i] = greedy(t, m, c, p[cut:], n, -1)
+	}
+	got := make([][]int32, 3)
+	for i := range steps {
+		got[i] = append(got[i], sample.Argmax(steps[i].Logits))
+	}
+	for k := 1; k < n; k++ {
+		for i := range steps {
+			steps[i].Tokens = got[i][len(got[i])-1:]
+		}
+		if err := m.ForwardBatch(steps); err != nil {
+			t.Fatal(err)
+		}
+		for i := range steps {
+			got[i] = append(got[i], sample.Argmax(steps[i].Logits))
+		}
+	}
+	for i := range got {
+		for k := range got[i] {
+			if got[i][k] != want[i][k] {
+				t.Fatalf("sequence %d token %d: batched %d, alone %d", i, k, got[i][k], want[i][k])
+			}
+		}
+	}
+}
+
+// TestForwardBatchAllLogits: a batch where one sequence asks for every row and another for
+// none or the last gets the rows Forward gives alone.
+func TestForwardBatchAllLogits(t *testing.T) {
+	m, tok := load(t, "stories260K.gguf", 1)
+	vocab := m.Hparams.Vocab
+	a, b := tok.Encode("Once upon a time", true, false), tok.Encode("Lily saw a cat", true, false)
+	ref := make([]float32, len(a)*vocab)
+	if err := m.Forward(a, newCache(t, m, "f32", 64), ref); err != nil {
+		t.Fatal(err)
+	}
+	refB := make([]float32, vocab)
+	if err := m.Forward(b, newCache(t, m, "f32", 64), refB); err != nil {
+		t.Fatal(err)
+	}
+	ca, cb, cc := newCache(t, m, "f32", 64), newCache(t, m, "f32", 64), newCache(t, m, "f32", 64)
+	steps := []SeqStep{{Cache: ca, Tokens: a, Logits: make([]float32, len(a)*vocab)}, {Cache: cb, Tokens: b, Logits: make([]float32, vocab)},
+		{Cache: cc, Tokens: b}}
+	if err := m.ForwardBatch(steps); err != nil {
+		t.Fatal(err)
+	}
+	for j := range ref {
+		if d := math.Abs(float64(ref[j] - steps[0].Logits[j])); d > 1e-4 {
+			t.Fatalf("all rows, value %d: %g, alone %g", j, steps[0].Logits[j], ref[j])
+		}
+	}
+	for j := range refB {
+		if d := math.Abs(float64(refB[j] - steps[1].Logits[j])); d > 1e-4 {
+			t.Fatalf("last row, value %d: %g, alone %g", j, steps[1].Logits[j], refB[j])
+		}
+	}
+	if cc.Len() != len(b) {
+		t.Fatalf("the step without logits holds %d cells, want %d", cc.Len(), len(b))
+	}
+}
+
+// TestForwardBatchErrors: bad inputs are refused before any work, every cache left as it was.
+func TestForwardBatchErrors(t *testing.T) {
+	m, _ := load(t, "stories260K.gguf", 1)
+	vocab := m.Hparams.Vocab
+	c1, c2 := newCache(t, m, "f32", 8), newCache(t, m, "f32", 8)
+	for _, tc := range []struct {
+		name  string
+		steps []SeqStep
+		full  bool
+	}{
+		{"none", nil, false},
+		{"empty tokens", []SeqStep{{Cache: c1, Tokens: []int32{1}}, {Cache: c2}}, false},
+		{"shared cache", []SeqStep{{Cache: c1, Tokens: []int32{1}}, {Cache: c1, Tokens: []int32{1}}}, false},
+		{"bad logits", []SeqStep{{Cache: c1, Tokens: []int32{1}}, {Cache: c2, Tokens: []int32{1}, Logits: make([]float32, 3)}}, false},
+		{"bad token", []SeqStep{{Cache: c1, Tokens: []int32{1}}, {Cache: c2, Tokens: []int32{int32(vocab)}}}, false},
+		{"no cache", []SeqStep{{Cache: c1, Tokens: []int32{1}}, {Tokens: []int32{1}}}, false},
+		{"full", []SeqStep{{Cache: c1, Tokens: []int32{1}}, {Cache: c2, Tokens: make([]int32, 9)}}, true},
+	} {
+		err := m.ForwardBatch(tc.steps)
+		if err == nil {
+			t.Fatalf("%s: no error", tc.name)
+		}
+		if tc.full != errors.Is(err, kvcache.ErrKVFull) {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if c1.Len() != 0 || c2.Len() != 0 {
+			t.Fatalf("%s: caches hold %d and %d cells after the error", tc.name, c1.Len(), c2.Len())
+		}
+	}
+}
