@@ -40,6 +40,26 @@ type LoadOptions struct {
 	// Hook, when set, wraps the CPU forward pass (instrumentation, tests that count or slow
 	// the passes); backends that do not run it ignore it.
 	Hook func(ForwardFunc) ForwardFunc
+	// BatchHook, when set, wraps the CPU batched pass (Batcher). With a Hook and no BatchHook
+	// the CPU model runs no batched pass (it is no Batcher), so the Hook sees every pass.
+	BatchHook func(BatchForwardFunc) BatchForwardFunc
+}
+
+// BatchForwardFunc is the CPU batched pass (model.Model.ForwardBatch's signature).
+type BatchForwardFunc func(steps []model.SeqStep) error
+
+// BatchStep is one sequence's share of a batched forward pass: Tokens run at its cache's next
+// positions, Logits as in Cache.Forward.
+type BatchStep struct {
+	Cache  Cache
+	Tokens []int32
+	Logits []float32
+}
+
+// Batcher is a Model that runs the steps of several of its caches (one step each) in one
+// forward pass, each weight read once for all of them; on an error no cache changes.
+type Batcher interface {
+	ForwardBatch(steps []BatchStep) error
 }
 
 // Backend is a device the forward pass runs on. Its methods are safe for concurrent use.

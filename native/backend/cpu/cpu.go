@@ -3,6 +3,9 @@
 package cpu
 
 import (
+	"fmt"
+	"sync"
+
 	"github.com/kvlab/kvlab/native/backend"
 	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/model"
@@ -26,13 +29,24 @@ func (Backend) WeightBytes(m *model.Model) int64 { return m.WeightBytes() }
 // Memory has no report of its own: the host's memory is the caller's to read.
 func (Backend) Memory() (backend.MemInfo, error) { return backend.MemInfo{}, backend.ErrNoMemoryReport }
 
-// Load binds m's forward pass (wrapped by opts.Hook when set).
+// Load binds m's forward pass (wrapped by opts.Hook when set) and its batched pass (wrapped by
+// opts.BatchHook; absent when only a Hook is set).
 func (Backend) Load(m *model.Model, opts backend.LoadOptions) (backend.Model, error) {
 	fwd := backend.ForwardFunc(m.Forward)
 	if opts.Hook != nil {
 		fwd = opts.Hook(fwd)
 	}
-	return &Model{m: m, forward: fwd}, nil
+	var batch backend.BatchForwardFunc
+	if opts.Hook == nil || opts.BatchHook != nil {
+		batch = m.ForwardBatch
+		if opts.BatchHook != nil {
+			batch = opts.BatchHook(batch)
+		}
+	}
+	if batch == nil {
+		return &Model{m: m, forward: fwd}, nil
+	}
+	return &BatchModel{Model{m: m, forward: fwd, batch: batch}}, nil
 }
 
 // Close does nothing.
@@ -42,6 +56,30 @@ func (Backend) Close() error { return nil }
 type Model struct {
 	m       *model.Model
 	forward backend.ForwardFunc
+	batch   backend.BatchForwardFunc
+	steps   sync.Pool // *[]model.SeqStep
+}
+
+// BatchModel is a CPU model that runs batched passes (backend.Batcher).
+type BatchModel struct{ Model }
+
+// ForwardBatch runs the steps, caches of this model, in one pass (model.Model.ForwardBatch).
+func (m *BatchModel) ForwardBatch(steps []backend.BatchStep) error {
+	sp, _ := m.steps.Get().(*[]model.SeqStep)
+	if sp == nil {
+		sp = new([]model.SeqStep)
+	}
+	defer func() { clear(*sp); m.steps.Put(sp) }()
+	ss := (*sp)[:0]
+	for i, st := range steps {
+		c, ok := st.Cache.(*Cache)
+		if !ok {
+			return fmt.Errorf("cpu: step %d of the batch is over a %T, not a CPU cache", i, st.Cache)
+		}
+		ss = append(ss, model.SeqStep{Cache: c.KV, Tokens: st.Tokens, Logits: st.Logits})
+	}
+	*sp = ss
+	return m.batch(ss)
 }
 
 // NewCache allocates a kvcache.Cache.
