@@ -37,8 +37,12 @@ type Config struct {
 	// Keep is the number of sequences the pool keeps (idle ones with their contents, for
 	// prefix reuse); at least 1.
 	Keep int
-	// Scheduler runs the forward passes; nil is Serial.
+	// Scheduler runs the forward passes; nil is Serial when Batch ≤ 1, else a Batching
+	// scheduler of Batch sequences per pass.
 	Scheduler Scheduler
+	// Batch is the most sequences one forward pass runs (continuous batching) when Scheduler
+	// is nil; 0 or 1 runs each generation's passes on its own.
+	Batch int
 	// Device names the backend in results ("cpu", "cuda: …").
 	Device string
 	// CheckLogits, when set, checks every forward pass's logits (non-finite values are an
@@ -67,6 +71,9 @@ func New(m backend.Model, tok *tokenizer.Tokenizer, cfg Config) (*Runner, error)
 	r := &Runner{model: m, tok: tok, cfg: cfg, sched: cfg.Scheduler}
 	if r.sched == nil {
 		r.sched = Serial{}
+		if cfg.Batch > 1 {
+			r.sched = NewBatching(m, cfg.Vocab, BatchConfig{MaxSeqs: cfg.Batch})
+		}
 	}
 	var err error
 	if r.pool, err = NewPool(func() (backend.Cache, error) { return m.NewCache(cfg.Cache) }, max(cfg.Keep, 1)); err != nil {
@@ -77,6 +84,9 @@ func New(m backend.Model, tok *tokenizer.Tokenizer, cfg Config) (*Runner, error)
 
 // Ctx is the capacity of each sequence in cells.
 func (r *Runner) Ctx() int { return r.cfg.Cache.MaxCells }
+
+// Scheduler is the runner's scheduler.
+func (r *Runner) Scheduler() Scheduler { return r.sched }
 
 // Pool is the runner's sequence pool.
 func (r *Runner) Pool() *Pool { return r.pool }
@@ -192,6 +202,9 @@ func (r *Runner) Generate(ctx context.Context, p Params, emit func(Event) error)
 	}
 	if r.cfg.OnPool != nil {
 		r.cfg.OnPool()
+	}
+	if l, ok := r.sched.(interface{ Leave(*Sequence) }); ok {
+		defer l.Leave(seq)
 	}
 	defer func() {
 		r.pool.Put(seq)

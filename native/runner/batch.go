@@ -1,0 +1,329 @@
+package runner
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/kvlab/kvlab/native/backend"
+)
+
+// BatchConfig configures a Batching scheduler.
+type BatchConfig struct {
+	// MaxSeqs is the most sequences one pass runs (default 16).
+	MaxSeqs int
+	// PrefillTokens is the most prompt tokens one pass runs, over all the sequences that
+	// prefill in it (default 128): a long prompt is run in chunks between the decode steps of
+	// the others, so it does not stall them.
+	PrefillTokens int
+	// Gather is how long a pass waits for the sequences of the previous one to come back with
+	// their next token before it runs without them (default 2 ms).
+	Gather time.Duration
+}
+
+// Defaults of BatchConfig.
+const (
+	DefaultBatchSeqs     = 16
+	DefaultPrefillTokens = 128
+)
+
+// BatchStats are a Batching scheduler's counters.
+type BatchStats struct {
+	// Batch is the number of sequences of the last pass; Queue the steps waiting for a pass
+	// now (those of the running pass not counted).
+	Batch, Queue int
+	// Max is the most sequences a pass has run.
+	Max int
+	// Passes and Tokens count the passes run and the tokens they ran.
+	Passes, Tokens int64
+}
+
+// Batching is continuous batching: the steps of every generation are queued, and one loop
+// runs them in shared forward passes — each pass the decode token of every waiting sequence
+// (up to MaxSeqs) plus a bounded chunk of pending prompt tokens. Generations join and leave
+// between passes; a cancelled one leaves at the next pass (its step is dropped, or its
+// prefill stops between chunks). The loop runs only while there are steps: no goroutine is
+// left when the scheduler is idle.
+//
+// On a backend.Batcher model a pass is one ForwardBatch; on another model each step of a pass
+// runs as its cache's own Forward.
+type Batching struct {
+	model backend.Batcher // nil: steps run one by one
+	cfg   BatchConfig
+	vocab int
+
+	mu      sync.Mutex
+	queue   []*request
+	running bool
+	// back are the sequences of the last pass not yet back with a step nor gone (Leave).
+	back  map[*Sequence]bool
+	kick  chan struct{}
+	stats BatchStats
+}
+
+type request struct {
+	ctx  context.Context
+	step Step
+	// done is the number of the step's tokens run; inPass is set while a pass runs it.
+	done     int
+	inPass   bool
+	err      error
+	finished chan struct{}
+}
+
+// NewBatching returns a batching scheduler over m's caches, of vocab logits per row.
+func NewBatching(m backend.Model, vocab int, cfg BatchConfig) *Batching {
+	if cfg.MaxSeqs <= 0 {
+		cfg.MaxSeqs = DefaultBatchSeqs
+	}
+	if cfg.PrefillTokens <= 0 {
+		cfg.PrefillTokens = DefaultPrefillTokens
+	}
+	if cfg.Gather <= 0 {
+		cfg.Gather = 2 * time.Millisecond
+	}
+	b := &Batching{cfg: cfg, vocab: vocab, back: map[*Sequence]bool{}, kick: make(chan struct{}, 1)}
+	b.model, _ = m.(backend.Batcher)
+	return b
+}
+
+// Stats returns the scheduler's counters.
+func (b *Batching) Stats() BatchStats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.stats
+	s.Queue = 0
+	for _, r := range b.queue {
+		if !r.inPass {
+			s.Queue++
+		}
+	}
+	return s
+}
+
+// Forward queues the steps and waits until they have run, failed, or ctx is done: a step no
+// pass has taken yet is then dropped at once; one a pass is running ends after that pass (its
+// remaining prompt chunks are not run) and Forward returns ctx's error.
+func (b *Batching) Forward(ctx context.Context, batch []Step) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	reqs := make([]*request, len(batch))
+	b.mu.Lock()
+	for i, st := range batch {
+		reqs[i] = &request{ctx: ctx, step: st, finished: make(chan struct{})}
+		b.queue = append(b.queue, reqs[i])
+		delete(b.back, st.Seq)
+	}
+	if !b.running {
+		b.running = true
+		go b.loop()
+	}
+	b.mu.Unlock()
+	b.poke()
+	var first error
+	for _, r := range reqs {
+		select {
+		case <-r.finished:
+		case <-ctx.Done():
+			b.mu.Lock()
+			if !r.inPass && r.err == nil && !closed(r.finished) {
+				b.remove(r)
+				b.finish(r, ctx.Err())
+			}
+			b.mu.Unlock()
+			<-r.finished
+		}
+		if r.err != nil && first == nil {
+			first = r.err
+		}
+	}
+	return first
+}
+
+// Leave tells the scheduler that seq sends no more steps (its generation ended), so the next
+// pass does not wait for it.
+func (b *Batching) Leave(seq *Sequence) {
+	b.mu.Lock()
+	delete(b.back, seq)
+	b.mu.Unlock()
+	b.poke()
+}
+
+func (b *Batching) poke() {
+	select {
+	case b.kick <- struct{}{}:
+	default:
+	}
+}
+
+func closed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// remove drops r from the queue (b.mu held).
+func (b *Batching) remove(r *request) {
+	for i, x := range b.queue {
+		if x == r {
+			b.queue = append(b.queue[:i], b.queue[i+1:]...)
+			return
+		}
+	}
+}
+
+// finish ends r with err (b.mu held).
+func (b *Batching) finish(r *request, err error) {
+	r.err = err
+	close(r.finished)
+}
+
+// chunk is one request's share of a pass.
+type chunk struct {
+	r      *request
+	tokens []int32
+	logits []float32
+}
+
+// loop runs passes until the queue is empty.
+func (b *Batching) loop() {
+	var chunks []chunk
+	var steps []backend.BatchStep
+	for {
+		b.gather()
+		b.mu.Lock()
+		// Cancelled steps leave before the pass.
+		for i := 0; i < len(b.queue); {
+			r := b.queue[i]
+			if err := r.ctx.Err(); err != nil {
+				b.queue = append(b.queue[:i], b.queue[i+1:]...)
+				b.finish(r, err)
+				continue
+			}
+			i++
+		}
+		if len(b.queue) == 0 {
+			b.running = false
+			clear(b.back)
+			b.mu.Unlock()
+			return
+		}
+		chunks = b.pick(chunks[:0])
+		b.mu.Unlock()
+
+		steps = steps[:0]
+		for _, c := range chunks {
+			steps = append(steps, backend.BatchStep{Cache: c.r.step.Seq.cache, Tokens: c.tokens, Logits: c.logits})
+		}
+		errs := b.run(steps)
+
+		b.mu.Lock()
+		b.stats.Batch = len(chunks)
+		b.stats.Max = max(b.stats.Max, len(chunks))
+		b.stats.Passes++
+		for i, c := range chunks {
+			r := c.r
+			r.inPass = false
+			if errs[i] == nil {
+				r.done += len(c.tokens)
+				r.step.Seq.tokens = append(r.step.Seq.tokens, c.tokens...)
+				b.stats.Tokens += int64(len(c.tokens))
+			}
+			switch {
+			case errs[i] != nil:
+				b.remove(r)
+				b.finish(r, errs[i])
+			case r.done == len(r.step.Tokens):
+				b.remove(r)
+				b.back[r.step.Seq] = true
+				b.finish(r, nil)
+			}
+		}
+		b.mu.Unlock()
+		clear(steps)
+		clear(chunks)
+	}
+}
+
+// gather waits, at most Gather, for the sequences of the last pass to come back with their
+// next step (or leave), so that a pass is not split in two by the order the generations wake.
+func (b *Batching) gather() {
+	var timer *time.Timer
+	for {
+		b.mu.Lock()
+		waiting := len(b.back) > 0 && len(b.queue) < b.cfg.MaxSeqs
+		b.mu.Unlock()
+		if !waiting {
+			break
+		}
+		if timer == nil {
+			timer = time.NewTimer(b.cfg.Gather)
+		}
+		select {
+		case <-b.kick:
+			continue
+		case <-timer.C:
+		}
+		break
+	}
+	if timer != nil {
+		timer.Stop()
+	}
+	b.mu.Lock()
+	clear(b.back)
+	b.mu.Unlock()
+}
+
+// pick chooses the next pass (b.mu held): the queued steps in order, up to MaxSeqs, each
+// decode step whole, prompt steps in chunks of what remains of the PrefillTokens budget (a
+// step that wants every row's logits runs whole).
+func (b *Batching) pick(out []chunk) []chunk {
+	budget := b.cfg.PrefillTokens
+	for _, r := range b.queue {
+		if len(out) == b.cfg.MaxSeqs {
+			break
+		}
+		rest := r.step.Tokens[r.done:]
+		n := len(rest)
+		switch {
+		case len(r.step.Tokens) == 1:
+		case len(r.step.Logits) > b.vocab: // every row's logits: run whole
+			if budget < n && len(out) > 0 {
+				continue
+			}
+			budget -= n
+		default:
+			if budget <= 0 {
+				continue
+			}
+			n = min(n, budget)
+			budget -= n
+		}
+		c := chunk{r: r, tokens: rest[:n]}
+		if r.done+n == len(r.step.Tokens) {
+			c.logits = r.step.Logits
+		}
+		r.inPass = true
+		out = append(out, c)
+	}
+	return out
+}
+
+// run runs one pass and returns each step's error: one ForwardBatch, and when it fails (a step
+// that does not fit, say) each step alone so that the error goes to its own generation.
+func (b *Batching) run(steps []backend.BatchStep) []error {
+	errs := make([]error, len(steps))
+	if b.model != nil && len(steps) > 1 {
+		if b.model.ForwardBatch(steps) == nil {
+			return errs
+		}
+	}
+	for i, st := range steps {
+		errs[i] = st.Cache.Forward(st.Tokens, st.Logits)
+	}
+	return errs
+}

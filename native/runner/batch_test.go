@@ -1,0 +1,184 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/kvlab/kvlab/internal/fixtures"
+	"github.com/kvlab/kvlab/native/backend"
+	"github.com/kvlab/kvlab/native/backend/cpu"
+	"github.com/kvlab/kvlab/native/kvq"
+	"github.com/kvlab/kvlab/native/model"
+	"github.com/kvlab/kvlab/native/tokenizer"
+)
+
+// fixtureRunner loads a fixture on the CPU backend and returns a runner of ctx cells with
+// sched (nil: Serial).
+func fixtureRunner(t *testing.T, name string, ctx int, mk func(m backend.Model, vocab int) Scheduler) (*Runner, *tokenizer.Tokenizer) {
+	t.Helper()
+	m, err := model.Load(fixtures.Path(t, name), model.Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	tok, err := tokenizer.FromGGUF(m.File())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dm, err := cpu.New().Load(m, backend.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Cache: m.CacheConfig(kvq.Pair{K: kvq.F16, V: kvq.F16}, ctx), Vocab: m.Hparams.Vocab, Keep: 16, Device: "cpu"}
+	if mk != nil {
+		cfg.Scheduler = mk(dm, m.Hparams.Vocab)
+	}
+	r, err := New(dm, tok, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	return r, tok
+}
+
+var batchPrompts = []string{
+	"Once upon a time",
+	"Tom had a big red ball. He liked to play with it every day. His friend Sam came over and they played in the park. They ran and ran until the sun went down, and then they went home.",
+	"Lily saw a cat",
+	"The sun was warm and the birds sang in the trees.",
+	"One day, a little boy named Tim went to the store with his mom. He wanted to buy a toy car.",
+	"Sue",
+	"There was a big dog. The dog was very happy. He liked to run and jump in the grass with his friends.",
+	"Ben and Mia",
+}
+
+// TestBatchingMatchesAlone: 8 concurrent greedy generations through a Batching scheduler (with
+// a small prefill budget, so the long prompts run in chunks between the others' decode steps)
+// each give the text of the same request run alone on a Serial runner, on both fixtures; the
+// passes held several sequences; no goroutine is left.
+func TestBatchingMatchesAlone(t *testing.T) {
+	for _, name := range []string{"stories260K.gguf", "kvlab-tiny-64.gguf"} {
+		t.Run(name, func(t *testing.T) {
+			alone, tok := fixtureRunner(t, name, 256, nil)
+			var bs *Batching
+			batched, _ := fixtureRunner(t, name, 256, func(m backend.Model, vocab int) Scheduler {
+				bs = NewBatching(m, vocab, BatchConfig{MaxSeqs: 8, PrefillTokens: 16})
+				return bs
+			})
+			defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+			want := make([]string, len(batchPrompts))
+			params := make([]Params, len(batchPrompts))
+			for i, p := range batchPrompts {
+				params[i] = Params{Prompt: tok.Encode(p, true, false), MaxTokens: 48}
+				res, err := alone.Generate(context.Background(), params[i], func(Event) error { return nil })
+				if err != nil {
+					t.Fatal(err)
+				}
+				want[i] = res.Text
+			}
+			got := make([]string, len(batchPrompts))
+			var wg sync.WaitGroup
+			errs := make([]error, len(batchPrompts))
+			for i := range params {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					res, err := batched.Generate(context.Background(), params[i], func(Event) error { return nil })
+					got[i], errs[i] = res.Text, err
+				}()
+			}
+			wg.Wait()
+			for i := range got {
+				if errs[i] != nil {
+					t.Fatalf("generation %d: %v", i, errs[i])
+				}
+				if got[i] != want[i] {
+					t.Errorf("generation %d: batched %q\nalone %q", i, got[i], want[i])
+				}
+			}
+			st := bs.Stats()
+			t.Logf("%d passes, %d tokens, largest pass %d sequences", st.Passes, st.Tokens, st.Max)
+			if st.Max < 2 {
+				t.Errorf("no pass held more than one sequence (largest %d)", st.Max)
+			}
+		})
+	}
+}
+
+// TestBatchingLeave: of four concurrent generations, one is cancelled by its context and one
+// by its client (emit fails) after a few tokens; both return at once with StopCancelled and
+// compute no more, the other two finish as alone, and no goroutine is left.
+func TestBatchingLeave(t *testing.T) {
+	alone, tok := fixtureRunner(t, "stories260K.gguf", 256, nil)
+	var bs *Batching
+	batched, _ := fixtureRunner(t, "stories260K.gguf", 256, func(m backend.Model, vocab int) Scheduler {
+		bs = NewBatching(m, vocab, BatchConfig{MaxSeqs: 4, PrefillTokens: 8})
+		return bs
+	})
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	params := make([]Params, 4)
+	want := make([]string, 4)
+	for i := range params {
+		params[i] = Params{Prompt: tok.Encode(batchPrompts[i], true, false), MaxTokens: 64}
+		res, err := alone.Generate(context.Background(), params[i], func(Event) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = res.Text
+	}
+	gone := errors.New("client gone")
+	results := make([]Result, 4)
+	errs := make([]error, 4)
+	var wg sync.WaitGroup
+	for i := range params {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			results[i], errs[i] = batched.Generate(ctx, params[i], func(e Event) error {
+				switch {
+				case i == 0 && e.Kind == EventToken && e.N == 5:
+					cancel()
+				case i == 1 && e.Kind == EventToken && e.N == 3:
+					return gone
+				}
+				return nil
+			})
+		}()
+	}
+	wg.Wait()
+	if !errors.Is(errs[0], context.Canceled) || results[0].Stop != StopCancelled || results[0].Tokens > 6 {
+		t.Errorf("cancelled generation: %v, stop %q, %d tokens", errs[0], results[0].Stop, results[0].Tokens)
+	}
+	if !errors.Is(errs[1], gone) || results[1].Stop != StopCancelled || results[1].Tokens != 3 {
+		t.Errorf("disconnected generation: %v, stop %q, %d tokens", errs[1], results[1].Stop, results[1].Tokens)
+	}
+	for i := 2; i < 4; i++ {
+		if errs[i] != nil || results[i].Text != want[i] {
+			t.Errorf("generation %d: %v, %q; alone %q", i, errs[i], results[i].Text, want[i])
+		}
+	}
+	if st := bs.Stats(); st.Queue != 0 {
+		t.Errorf("%d steps still queued", st.Queue)
+	}
+}
+
+// TestBatchingCancelWhileQueued: a step whose context ends while it waits for a pass is dropped
+// at once and changes nothing.
+func TestBatchingCancelWhileQueued(t *testing.T) {
+	r, tok := fixtureRunner(t, "stories260K.gguf", 256, func(m backend.Model, vocab int) Scheduler {
+		return NewBatching(m, vocab, BatchConfig{MaxSeqs: 2})
+	})
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := r.Generate(ctx, Params{Prompt: tok.Encode("Once", true, false)}, func(Event) error { return nil })
+	if !errors.Is(err, context.Canceled) || res.Stop != StopCancelled || res.Prefilled != 0 {
+		t.Fatalf("%v, stop %q, prefilled %d", err, res.Stop, res.Prefilled)
+	}
+}
