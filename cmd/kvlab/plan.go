@@ -36,6 +36,7 @@ type planFlags struct {
 	targetMiB, residentMiB     float64
 	formats, kv                string
 	window, sinks              int
+	recent, recentSinks        int
 	overheadMs                 float64
 	fitFile                    string
 	chartMax                   tokens
@@ -86,6 +87,7 @@ Context counts accept k and M suffixes (32k = 32768, 1M = 1048576).`,
   kvlab plan --preset qwen2.5-14b-1m --gpu rtx-6000-blackwell --ctx 32768 --vram-target-mib 19400 --resident-mib 15136
   kvlab plan --preset llama-3.1-70b --gpu h100 --gpus 2 --ctx 128k --sessions 4 --json
   kvlab plan --model ./Qwen3-4B-Q4_K_M.gguf --gpu rtx-4090 --ctx 64k --window 256 --sinks 8
+  kvlab plan --preset qwen2.5-14b-1m --gpu rtx-3090 --ctx 131072 --recent 256 --recent-sinks 8
   kvlab plan --layers 32 --kv-heads 8 --head-dim 128 --params-b 8 --vram-gib 24 --ctx 100000
   kvlab plan --preset llama-3.1-8b --gpu rtx-4090 --ctx 131072 --emit vllm
   kvlab plan --calibrate`,
@@ -143,6 +145,8 @@ Context counts accept k and M suffixes (32k = 32768, 1M = 1048576).`,
 	fl.StringVar(&f.kv, "kv", "", "a `K/V` pair you chose: the policy keeps it and reports whether it fits")
 	fl.IntVar(&f.window, "window", 0, "FP16 overlay: most recent cells kept exact (kvlab run --kv-window)")
 	fl.IntVar(&f.sinks, "sinks", 0, "FP16 overlay: first cells kept exact (attention sinks)")
+	fl.IntVar(&f.recent, "recent", 0, "also a mixed row per quantized pair: the most recent N cells only in f16, the rest in the pair (kvlab run --kv-recent)")
+	fl.IntVar(&f.recentSinks, "recent-sinks", 0, "the mixed rows' f16 sink cells")
 	fl.Float64Var(&f.overheadMs, "overhead-ms", 0, "spill model: fixed cost per decoded token in ms")
 	fl.StringVar(&f.fitFile, "fit", "", "fit the spill model to the measurements in this CSV `FILE` (format,ctx,resident_cells,tokens_per_s per line)")
 	fl.Var(&f.chartMax, "chart-max", "spill table: right edge in tokens (default: 1.25 × the largest resident limit)")
@@ -217,6 +221,10 @@ func (f *planFlags) request(fl *pflag.FlagSet) (calc.Request, error) {
 		return r, fmt.Errorf("--window %d --sinks %d: must not be negative", f.window, f.sinks)
 	}
 	r.Overlay = calc.Overlay{Window: f.window, Sinks: f.sinks}
+	if f.recent < 0 || f.recentSinks < 0 {
+		return r, fmt.Errorf("--recent %d --recent-sinks %d: must not be negative", f.recent, f.recentSinks)
+	}
+	r.Mixed = calc.Mixed{Window: f.recent, Sinks: f.recentSinks}
 	r.Spill.OverheadMs = f.overheadMs
 	r.ChartMaxCtx = int64(f.chartMax)
 	if f.fitFile != "" {
@@ -416,6 +424,10 @@ func writePlan(w io.Writer, rep calc.Report) error {
 	}
 	if rep.Overlay.Enabled() {
 		p("FP16 overlay: window %d + sinks %d + %d slack cells per layer\n", rep.Overlay.Window, rep.Overlay.Sinks, calc.OverlaySlackCells)
+	}
+	if rep.Mixed.Enabled() {
+		p("mixed rows (+p): the most recent %d cells + %d waiting to be quantized + %d sinks only in f16, the rest in the pair; KV GiB includes the f16 cells\n",
+			rep.Mixed.Window, calc.MixedBatch(rep.Mixed.Window), rep.Mixed.Sinks)
 	}
 	for _, warn := range rep.Warnings {
 		p("warning: %s\n", warn)

@@ -54,6 +54,8 @@ type Request struct {
 	Pairs []kvq.Pair
 	// Overlay is the FP16 window + sinks overlay.
 	Overlay Overlay
+	// Mixed, when enabled, adds a row of the position-axis mixed cache for every quantized pair.
+	Mixed Mixed
 	// User, when valid, is the pair the user chose for the policy to respect.
 	User kvq.Pair
 	// Spill are the spill model's parameters.
@@ -74,9 +76,13 @@ func NewRequest(model Shape, quant string, gpu Hardware) Request {
 
 // Row is one format pair of the size ladder. Bytes are per GPU.
 type Row struct {
-	// Pair is the format pair; Format writes it as kvq does ("q8_0", "q8_0/q4_0").
+	// Pair is the format pair; Format writes it as kvq does ("q8_0", "q8_0/q4_0"), followed for
+	// a mixed row by its window and sinks ("q4_0+p256+s8").
 	Pair   kvq.Pair `json:"-"`
 	Format string   `json:"format"`
+	// Kind is "mixed" for a row of the position-axis mixed cache (KVBytes then holds its f16
+	// cells too, and the overlay does not apply), "" for the pair's uniform cache.
+	Kind string `json:"kind,omitempty"`
 	// KiBPerToken is the cache growth per token of context of one session, in KiB.
 	KiBPerToken float64 `json:"kib_per_token"`
 	// VsF16 is KiBPerToken relative to f16/f16.
@@ -135,6 +141,7 @@ type Report struct {
 	ActiveWeightBytes int64       `json:"active_weight_bytes"`
 	Budget            Budget      `json:"budget"`
 	Overlay           Overlay     `json:"overlay"`
+	Mixed             Mixed       `json:"mixed"`
 	Rows              []Row       `json:"ladder"`
 	Spill             SpillParams `json:"spill_params"`
 	Curves            []Curve     `json:"spill_curves"`
@@ -172,6 +179,8 @@ func (r Request) Validate() error {
 		return fmt.Errorf("%w: resident memory %d bytes is negative", ErrBadInput, r.ResidentBytes)
 	case r.ReserveBytes < 0:
 		return fmt.Errorf("%w: compute reserve %d bytes is negative", ErrBadInput, r.ReserveBytes)
+	case r.Mixed.Window < 0 || r.Mixed.Sinks < 0 || int64(r.Mixed.Window) > MaxContext || int64(r.Mixed.Sinks) > MaxContext:
+		return fmt.Errorf("%w: mixed window %d / sinks %d: out of range", ErrBadInput, r.Mixed.Window, r.Mixed.Sinks)
 	case r.Overlay.Window < 0 || r.Overlay.Sinks < 0:
 		return fmt.Errorf("%w: overlay window %d / sinks %d: must not be negative", ErrBadInput, r.Overlay.Window, r.Overlay.Sinks)
 	case r.ChartMaxCtx < 0 || r.ChartMaxCtx > MaxContext:
@@ -206,7 +215,7 @@ func Plan(r Request) (Report, error) {
 		Model: r.Model.Name, Class: r.Model.Class().String(), Layers: r.Model.Layers(),
 		NativeContext: r.Model.NativeContext, GPU: r.GPU.Name, GPUs: tp, VRAMBytes: r.GPU.VRAMBytes,
 		Ctx: r.Ctx, Sessions: r.Sessions, Quant: q.Key, WeightBytes: weights, ActiveWeightBytes: active,
-		Overlay: r.Overlay, Spill: r.Spill,
+		Overlay: r.Overlay, Mixed: r.Mixed, Spill: r.Spill,
 	}
 	if r.BudgetBytes > 0 {
 		rep.Budget = GivenBudget(r.BudgetBytes)
@@ -249,6 +258,33 @@ func Plan(r Request) (Report, error) {
 		row.DecodeTPS = Spill(r.Model, p, r.Overlay, r.Ctx, row.MaxResidentCtx, active, tp, r.Spill).TPS
 		rep.Rows = append(rep.Rows, row)
 	}
+	for _, p := range r.Pairs {
+		if !r.Mixed.Enabled() || (exactFormat(p.K) && exactFormat(p.V)) {
+			continue
+		}
+		per := r.Model.MixedBytes(r.Mixed, p, r.Ctx, tp)
+		row := Row{
+			Pair: p, Format: p.String() + r.Mixed.Spec(), Kind: "mixed",
+			KiBPerToken:    ToKiB(r.Model.BytesPerToken(p, tp)),
+			KVBytes:        per,
+			KVGiB:          ToGiB(per),
+			MaxResidentCtx: r.Model.MaxResidentCtxMixed(r.Mixed, p, budget, r.Sessions, tp),
+			TotalBytes:     weights + n*per + r.ReserveBytes,
+			Fits:           n*per <= budget,
+		}
+		if f16 > 0 {
+			row.VsF16 = r.Model.BytesPerToken(p, tp) / f16
+		}
+		if budget > 0 && per > 0 {
+			row.Sessions = budget / per
+		}
+		if !row.Fits {
+			row.SpillBytes = n*per - max(budget, 0)
+		}
+		row.TotalGiB = ToGiB(row.TotalBytes)
+		row.DecodeTPS = r.spill(row, r.Ctx, active).TPS
+		rep.Rows = append(rep.Rows, row)
+	}
 	rep.ChartMaxCtx = r.chartMax(rep.Rows)
 	for _, row := range rep.Rows {
 		rep.Curves = append(rep.Curves, r.curve(row, rep.ChartMaxCtx, active))
@@ -256,7 +292,7 @@ func Plan(r Request) (Report, error) {
 	for _, x := range spillContexts(r.Ctx, rep.ChartMaxCtx) {
 		sr := SpillRow{Ctx: x}
 		for _, row := range rep.Rows {
-			sr.Points = append(sr.Points, Spill(r.Model, row.Pair, r.Overlay, x, row.MaxResidentCtx, active, tp, r.Spill))
+			sr.Points = append(sr.Points, r.spill(row, x, active))
 		}
 		rep.SpillRows = append(rep.SpillRows, sr)
 	}
@@ -362,10 +398,20 @@ func (r Request) curve(row Row, xmax, active int64) Curve {
 			continue
 		}
 		last = x
-		c.Points = append(c.Points, Spill(r.Model, row.Pair, r.Overlay, x, row.MaxResidentCtx, active, r.GPUs, r.Spill))
+		c.Points = append(c.Points, r.spill(row, x, active))
 	}
 	return c
 }
+
+// spill is the spill model of a row at ctx: Spill, or SpillMixed for a mixed row.
+func (r Request) spill(row Row, ctx, active int64) SpillPoint {
+	if row.Kind == "mixed" {
+		return SpillMixed(r.Model, r.Mixed, row.Pair, ctx, row.MaxResidentCtx, active, r.GPUs, r.Spill)
+	}
+	return Spill(r.Model, row.Pair, r.Overlay, ctx, row.MaxResidentCtx, active, r.GPUs, r.Spill)
+}
+
+func exactFormat(f kvq.Format) bool { return f == kvq.F16 || f == kvq.F32 }
 
 // FitCalibration fits the spill model to a calibration's measurements, sizing them with the
 // calibration's model and weight quantization presets and holding the device bandwidth at the

@@ -417,7 +417,12 @@ func (s Shape) MaxResidentCtx(p kvq.Pair, o Overlay, budget int64, sessions, tp 
 		sessions = 1
 	}
 	n := int64(sessions)
-	fits := func(ctx int64) bool { return n*s.SessionBytes(p, o, ctx, tp) <= budget }
+	return s.maxFitting(func(ctx int64) bool { return n*s.SessionBytes(p, o, ctx, tp) <= budget }, p, budget, n, tp)
+}
+
+// maxFitting is the longest context that fits (fits is monotone), for n sessions growing by at
+// least p's bytes per token, or Unbounded.
+func (s Shape) maxFitting(fits func(int64) bool, p kvq.Pair, budget, n int64, tp int) int64 {
 	if budget < 0 || !fits(0) {
 		return 0
 	}
