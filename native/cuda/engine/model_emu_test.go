@@ -258,7 +258,8 @@ func TestEmuModelParity(t *testing.T) {
 
 // TestEmuModelWeightTypes runs kvlab-tiny-64 re-encoded in each device weight type (and in
 // q4_1, which the device dequantizes to f16 at upload) against the CPU on the same file, and
-// a qwen2 rewrite of it (neox RoPE, QKV biases) in q8_0.
+// a qwen2 rewrite of it (neox RoPE, QKV biases) in q8_0, and a qwen3 rewrite (per-head Q and
+// K norms) in f32.
 //
 //	go test -tags cudaemu -run EmuModelWeightTypes -v ./native/cuda/engine/
 func TestEmuModelWeightTypes(t *testing.T) {
@@ -273,5 +274,8 @@ func TestEmuModelWeightTypes(t *testing.T) {
 	t.Run("qwen2 (neox RoPE, QKV biases) q8_0", func(t *testing.T) {
 		path := asQwen2(t, requantize(t, fixture, gguf.Q8_0))
 		checkParity(t, e, parityCase{path: path, kv: "q8_0/q4_0", steps: emuSteps(32) / 4, batch: 64, intAct: wkern.Accelerated(gguf.Q8_0)})
+	})
+	t.Run("qwen3 (per-head Q and K norms) f32", func(t *testing.T) {
+		checkParity(t, e, parityCase{path: asQwen3(t, fixture), kv: "f16", steps: emuSteps(32) / 4, batch: 64})
 	})
 }

@@ -80,7 +80,13 @@ func requantize(t testing.TB, src string, typ gguf.Type) string {
 // renamed, and small deterministic Q, K and V biases added to every block. The result is not
 // the trained model's function (qwen2 rotates neox pairs), but a valid qwen2 model that
 // exercises the neox RoPE and the biases on both sides of a parity test.
-func asQwen2(t testing.TB, src string) string {
+func asQwen2(t testing.TB, src string) string { return asArch(t, src, "qwen2") }
+
+// asQwen3 writes a qwen3 rewrite of the llama GGUF file src: no biases, neox RoPE, and per-head
+// Q and K norms of sine-patterned weights near 1.
+func asQwen3(t testing.TB, src string) string { return asArch(t, src, "qwen3") }
+
+func asArch(t testing.TB, src, arch string) string {
 	t.Helper()
 	f, err := gguf.Open(src)
 	if err != nil {
@@ -94,9 +100,9 @@ func asQwen2(t testing.TB, src string) string {
 		case k == "general.alignment":
 			continue
 		case k == "general.architecture":
-			v = "qwen2"
+			v = arch
 		case strings.HasPrefix(k, "llama."):
-			k = "qwen2." + strings.TrimPrefix(k, "llama.")
+			k = arch + "." + strings.TrimPrefix(k, "llama.")
 		}
 		w.AddKV(k, v)
 	}
@@ -106,6 +112,27 @@ func asQwen2(t testing.TB, src string) string {
 			t.Fatal(err)
 		}
 		w.AddTensor(ti.Name, ti.Type, ti.Dims, data)
+		if arch == "qwen3" {
+			for _, proj := range []string{"q", "k"} {
+				if strings.HasSuffix(ti.Name, ".attn_"+proj+".weight") {
+					hd, _ := f.Uint("llama.rope.dimension_count")
+					if v, ok := f.Uint("llama.attention.key_length"); ok {
+						hd = v
+					}
+					if hd == 0 {
+						e, _ := f.Uint("llama.embedding_length")
+						h, _ := f.Uint("llama.attention.head_count")
+						hd = e / h
+					}
+					b := make([]byte, 4*hd)
+					for i := 0; i < int(hd); i++ {
+						binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(1+0.2*float32(math.Sin(float64(5*i+len(ti.Name))))))
+					}
+					w.AddTensor(strings.TrimSuffix(ti.Name, ".weight")+"_norm.weight", gguf.F32, []uint64{hd}, b)
+				}
+			}
+			continue
+		}
 		for _, proj := range []string{"q", "k", "v"} {
 			if strings.HasSuffix(ti.Name, ".attn_"+proj+".weight") {
 				n := int(ti.Dims[1])
@@ -121,7 +148,7 @@ func asQwen2(t testing.TB, src string) string {
 	if _, err := w.WriteTo(&buf); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "tiny-qwen2.gguf")
+	path := filepath.Join(t.TempDir(), "tiny-"+arch+".gguf")
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -352,6 +379,43 @@ func TestModelQwen2OnFake(t *testing.T) {
 	}
 	if biased != 3*4 {
 		t.Errorf("%d products with a bias, want 12 (Q, K, V × 4 layers)", biased)
+	}
+}
+
+// TestModelQwen3OnFake: a qwen3 model normalizes every query and key head (two more rmsnorm
+// launches a layer, one row per head) through the same architecture file as the CPU.
+func TestModelQwen3OnFake(t *testing.T) {
+	e, f := fakeEngine(t)
+	m := loadCPU(t, asQwen3(t, fixtures.Path(t, "kvlab-tiny-64.gguf")), 0)
+	if m.Hparams.Arch != "qwen3" {
+		t.Fatalf("arch %q", m.Hparams.Arch)
+	}
+	dm, err := e.LoadModel(m, ModelOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dm.Close()
+	c, err := e.NewCache(dm.CacheConfig(kvq.Pair{K: kvq.F16, V: kvq.F16}, 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Free()
+	f.Launches = nil
+	if err := dm.Forward([]int32{1}, c, make([]float32, m.Hparams.Vocab)); err != nil {
+		t.Fatal(err)
+	}
+	hp := m.Hparams
+	norms := f.LaunchesOf("rmsnorm")
+	if len(norms) != 4*hp.Layers+1 {
+		t.Fatalf("%d rmsnorm launches, want %d", len(norms), 4*hp.Layers+1)
+	}
+	if g := norms[1].Grid; g != [3]uint32{uint32(hp.Heads), 1, 1} || norms[1].Args[3] != uint64(hp.HeadDimK) {
+		t.Errorf("q norm launch grid %v args %v, want a row per head of %d", g, norms[1].Args, hp.HeadDimK)
+	}
+	for _, l := range f.LaunchesOf(MatVecKernel(gguf.F32, 1)) {
+		if l.Args[3] != 0 {
+			t.Errorf("a product with a bias in qwen3")
+		}
 	}
 }
 
