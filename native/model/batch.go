@@ -23,8 +23,12 @@ type SeqStep struct {
 // step has Forward's contract for its own cache and logits. The inputs are checked before any
 // work; on an error every cache is left as it was.
 //
-// A sequence's logits are the rows Forward computes alone up to rounding: a product over
-// several rows sums in another order than the one-row product (MatVec) does.
+// The pass is batch-invariant for the weight types of wkern's blocked product (the float
+// types, Q8_0, Q4_0): every product takes it whatever its row count, each output a sum in a
+// fixed order, so a step's cells and logits are bit for bit those of the same step run alone
+// through ForwardBatch, whoever shares the pass. They differ from Forward's by rounding only
+// (Forward decodes with the row-dot kernels). Other types take Matrix.MatMul, whose integer
+// kernels are row-independent too but whose float path is not.
 func (m *Model) ForwardBatch(steps []SeqStep) error {
 	if len(steps) == 0 {
 		return errors.New("model: a batched pass of no sequences")
@@ -67,11 +71,9 @@ func (m *Model) ForwardBatch(steps []SeqStep) error {
 		}
 		total += n
 	}
-	if len(steps) == 1 {
-		return m.Forward(steps[0].Tokens, steps[0].Cache, steps[0].Logits)
-	}
 	b := m.cpu()
-	defer m.states.Put(b)
+	b.invariant = true
+	defer func() { b.invariant = false; m.states.Put(b) }()
 	bt := &b.multi
 	bt.Tokens, bt.Pos, bt.Seq, bt.Caches = bt.Tokens[:0], bt.Pos[:0], bt.Seq[:0], bt.Caches[:0]
 	for i, st := range steps {

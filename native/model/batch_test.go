@@ -10,10 +10,10 @@ import (
 )
 
 // TestForwardBatchMatchesAlone: three sequences at different lengths, run in one pass (two
-// decoding a token each, one prefilling a chunk), give the logits each gets run alone, within
-// a bound: the batched products sum a row in another order than the one-row product (measured
-// worst differences are logged). Greedy continuations then agree token for token over 40
-// batched steps.
+// decoding a token each, one prefilling a chunk), give bit for bit the logits each gets run
+// alone through ForwardBatch (the pass is batch-invariant), and Forward's within 1e-3 (another
+// summation order: the worst difference is logged). Greedy continuations then agree token for
+// token over 40 batched steps with each sequence run alone.
 func TestForwardBatchMatchesAlone(t *testing.T) {
 	for _, name := range []string{"stories260K.gguf", "kvlab-tiny-64.gguf"} {
 		t.Run(name, func(t *testing.T) {
@@ -32,60 +32,67 @@ func testForwardBatch(t *testing.T, name, kv string) {
 		tok.Encode("Tom had a big red ball. He liked to play with it every day, and his friend Sam came.", true, false),
 		tok.Encode("The sun was warm and the birds sang in the trees.", true, false),
 	}
-	// Alone: prefill all but the last 1, 1 and 5 tokens, then run the rest: the reference
-	// logits of that rest.
-	rest := []int{1, 1, 5}
-	alone := make([][]float32, 3)
-	batched := make([]*kvcache.Cache, 3)
-	for i, p := range prompts {
-		c := newCache(t, m, kv, 128)
-		cut := len(p) - rest[i]
-		if err := m.Forward(p[:cut], c, nil); err != nil {
-			t.Fatal(err)
-		}
-		alone[i] = make([]float32, vocab)
-		if err := m.Forward(p[cut:], c, alone[i]); err != nil {
-			t.Fatal(err)
-		}
-		batched[i] = newCache(t, m, kv, 128)
-		if err := m.Forward(p[:cut], batched[i], nil); err != nil {
+	one := func(c *kvcache.Cache, tokens []int32, logits []float32) {
+		t.Helper()
+		if err := m.ForwardBatch([]SeqStep{{Cache: c, Tokens: tokens, Logits: logits}}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	// Alone: prefill all but the last 1, 1 and 5 tokens, then run the rest: the reference
+	// logits of that rest (and Forward's, for the bound).
+	rest := []int{1, 1, 5}
+	alone, fwd := make([][]float32, 3), make([][]float32, 3)
+	caches, aloneCaches := make([]*kvcache.Cache, 3), make([]*kvcache.Cache, 3)
+	for i, p := range prompts {
+		cut := len(p) - rest[i]
+		c := newCache(t, m, kv, 128)
+		if err := m.Forward(p[:cut], c, nil); err != nil {
+			t.Fatal(err)
+		}
+		fwd[i] = make([]float32, vocab)
+		if err := m.Forward(p[cut:], c, fwd[i]); err != nil {
+			t.Fatal(err)
+		}
+		aloneCaches[i], caches[i] = newCache(t, m, kv, 128), newCache(t, m, kv, 128)
+		one(aloneCaches[i], p[:cut], nil)
+		one(caches[i], p[:cut], nil)
+		alone[i] = make([]float32, vocab)
+		one(aloneCaches[i], p[cut:], alone[i])
+	}
 	steps := make([]SeqStep, 3)
 	for i, p := range prompts {
-		steps[i] = SeqStep{Cache: batched[i], Tokens: p[len(p)-rest[i]:], Logits: make([]float32, vocab)}
+		steps[i] = SeqStep{Cache: caches[i], Tokens: p[len(p)-rest[i]:], Logits: make([]float32, vocab)}
 	}
 	if err := m.ForwardBatch(steps); err != nil {
 		t.Fatal(err)
 	}
 	worst := 0.0
 	for i := range steps {
-		if batched[i].Len() != len(prompts[i]) {
-			t.Fatalf("sequence %d holds %d cells, want %d", i, batched[i].Len(), len(prompts[i]))
+		if caches[i].Len() != len(prompts[i]) {
+			t.Fatalf("sequence %d holds %d cells, want %d", i, caches[i].Len(), len(prompts[i]))
 		}
 		for j, v := range steps[i].Logits {
-			d := math.Abs(float64(v - alone[i][j]))
-			worst = max(worst, d)
-			if d > 1e-4 {
+			if v != alone[i][j] {
 				t.Fatalf("sequence %d logit %d: batched %g, alone %g", i, j, v, alone[i][j])
+			}
+			d := math.Abs(float64(v - fwd[i][j]))
+			worst = max(worst, d)
+			if d > 1e-3 {
+				t.Fatalf("sequence %d logit %d: batched %g, Forward %g", i, j, v, fwd[i][j])
 			}
 		}
 	}
-	t.Logf("%s %s: worst |batched − alone| logit %.3g", name, kv, worst)
+	t.Logf("%s %s: worst |batched − Forward| logit %.3g (batched = alone bit for bit)", name, kv, worst)
 
 	// Greedy from there, batched, against each alone.
 	const n = 40
 	want := make([][]int32, 3)
-	for i, p := range prompts {
-		// Alone, with the same two prefill passes (a quantized cache reads the first pass's
-		// cells back quantized, so chunking is part of the computation).
-		c := newCache(t, m, kv, 128)
-		cut := len(p) - rest[i]
-		if err := m.Forward(p[:cut], c, nil); err != nil {
-			t.Fatal(err)
+	for i := range prompts {
+		want[i] = append(want[i], sample.Argmax(alone[i]))
+		for len(want[i]) < n {
+			one(aloneCaches[i], want[i][len(want[i])-1:], alone[i])
+			want[i] = append(want[i], sample.Argmax(alone[i]))
 		}
-		want[i] = greedy(t, m, c, p[cut:], n, -1)
 	}
 	got := make([][]int32, 3)
 	for i := range steps {

@@ -6,6 +6,7 @@ import (
 	"github.com/kvlab/kvlab/native/attn"
 	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/ml"
+	"github.com/kvlab/kvlab/native/wkern"
 )
 
 // Dims is the matrix's rows and columns (ml.Matrix).
@@ -49,6 +50,9 @@ type cpuBackend struct {
 	angled   *ml.Rope
 	tap      func(layer, pos0, n int, q []float32)
 	err      error
+	// invariant makes the pass batch-invariant (mul); padX, padY are its padded rows.
+	invariant  bool
+	padX, padY []float32
 	// multi and out are ForwardBatch's batch and logits, reused from pass to pass.
 	multi ml.Batch
 	out   []float32
@@ -169,7 +173,7 @@ func (c *cpuBackend) MatMul(dst ml.Tensor, w ml.Matrix, x ml.Tensor, bias ml.Vec
 		return
 	}
 	y, in := dst.(*cpuTensor), x.(*cpuTensor)
-	w.(*Matrix).MatMul(y.d, in.d, in.rows, c.m.pool)
+	c.mul(w.(*Matrix), y.d, in.d, in.rows)
 	addBias(y.d, bias, in.rows)
 }
 
@@ -266,9 +270,42 @@ func (c *cpuBackend) Logits(x ml.Tensor, w ml.Matrix) {
 		c.fail(fmt.Errorf("model: logits of %d rows into %d values", h.rows, len(c.bt.Out)))
 		return
 	}
-	if h.rows > 1 {
-		o.MatMul(c.bt.Out, h.d, h.rows, c.m.pool)
+	c.mul(o, c.bt.Out, h.d, h.rows)
+}
+
+// mul writes y = x·Wᵀ for n rows of x: Matrix.MatMul, or in an invariant pass (ForwardBatch)
+// wkern's blocked product for every row count where it takes the weights' type. Its every
+// output is a sequential sum in a fixed order (see wkern.MulFloat), so a row's result does not
+// depend on the other rows of the pass: a sequence's logits are the same whoever shares its
+// passes.
+func (c *cpuBackend) mul(w *Matrix, y, x []float32, n int) {
+	if !c.invariant || !wkern.FloatGEMM(w.Type) {
+		w.MatMul(y, x, n, c.m.pool)
 		return
 	}
-	o.MatVec(c.bt.Out, h.d, c.m.pool)
+	np := n
+	if wkern.GEMMAccelerated() {
+		// The assembly takes whole groups of invariantRows tokens through one micro-kernel and
+		// the rest through another that sums in another order: pad to whole groups.
+		np = (n + invariantRows - 1) / invariantRows * invariantRows
+	}
+	if np == n {
+		w.mulFloat(y, x, n, c.m.pool)
+		return
+	}
+	if need := np * w.Cols; cap(c.padX) < need {
+		c.padX = make([]float32, need)
+	}
+	if need := np * w.Rows; cap(c.padY) < need {
+		c.padY = make([]float32, need)
+	}
+	px, py := c.padX[:np*w.Cols], c.padY[:np*w.Rows]
+	copy(px, x[:n*w.Cols])
+	clear(px[n*w.Cols:])
+	w.mulFloat(py, px, np, c.m.pool)
+	copy(y[:n*w.Rows], py)
 }
+
+// invariantRows is the number of tokens of wkern's float GEMM micro-kernel (its gemmNR): an
+// invariant pass multiplies whole groups of them (TestForwardBatchMatchesAlone checks it).
+const invariantRows = 6
