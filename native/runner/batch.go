@@ -12,9 +12,12 @@ import (
 type BatchConfig struct {
 	// MaxSeqs is the most sequences one pass runs (default 16).
 	MaxSeqs int
-	// PrefillTokens is the most prompt tokens one pass runs, over all the sequences that
-	// prefill in it (default 128): a long prompt is run in chunks between the decode steps of
-	// the others, so it does not stall them.
+	// PrefillChunk is the prompt tokens of one sequence one pass runs (default 64): a long
+	// prompt runs in chunks between the decode steps of the others, so it does not stall them.
+	// The chunks of a step are cut at the same places whoever shares its passes.
+	PrefillChunk int
+	// PrefillTokens is the most prompt tokens one pass runs over all its prefilling sequences
+	// (default 128; a pass always takes at least one chunk).
 	PrefillTokens int
 	// Gather is how long a pass waits for the sequences of the previous one to come back with
 	// their next token before it runs without them (default 2 ms).
@@ -24,6 +27,7 @@ type BatchConfig struct {
 // Defaults of BatchConfig.
 const (
 	DefaultBatchSeqs     = 16
+	DefaultPrefillChunk  = 64
 	DefaultPrefillTokens = 128
 )
 
@@ -76,8 +80,11 @@ func NewBatching(m backend.Model, vocab int, cfg BatchConfig) *Batching {
 	if cfg.MaxSeqs <= 0 {
 		cfg.MaxSeqs = DefaultBatchSeqs
 	}
+	if cfg.PrefillChunk <= 0 {
+		cfg.PrefillChunk = DefaultPrefillChunk
+	}
 	if cfg.PrefillTokens <= 0 {
-		cfg.PrefillTokens = DefaultPrefillTokens
+		cfg.PrefillTokens = max(DefaultPrefillTokens, cfg.PrefillChunk)
 	}
 	if cfg.Gather <= 0 {
 		cfg.Gather = 2 * time.Millisecond
@@ -279,29 +286,26 @@ func (b *Batching) gather() {
 }
 
 // pick chooses the next pass (b.mu held): the queued steps in order, up to MaxSeqs, each
-// decode step whole, prompt steps in chunks of what remains of the PrefillTokens budget (a
-// step that wants every row's logits runs whole).
+// decode step whole, prompt steps by their next chunk of PrefillChunk tokens while the pass's
+// PrefillTokens last (the first chunk always fits; a step that wants every row's logits runs
+// whole).
 func (b *Batching) pick(out []chunk) []chunk {
-	budget := b.cfg.PrefillTokens
+	budget, prefills := b.cfg.PrefillTokens, 0
 	for _, r := range b.queue {
 		if len(out) == b.cfg.MaxSeqs {
 			break
 		}
 		rest := r.step.Tokens[r.done:]
 		n := len(rest)
-		switch {
-		case len(r.step.Tokens) == 1:
-		case len(r.step.Logits) > b.vocab: // every row's logits: run whole
-			if budget < n && len(out) > 0 {
+		if n > 1 {
+			if len(r.step.Logits) <= b.vocab {
+				n = min(n, b.cfg.PrefillChunk)
+			}
+			if prefills > 0 && n > budget {
 				continue
 			}
 			budget -= n
-		default:
-			if budget <= 0 {
-				continue
-			}
-			n = min(n, budget)
-			budget -= n
+			prefills++
 		}
 		c := chunk{r: r, tokens: rest[:n]}
 		if r.done+n == len(r.step.Tokens) {
@@ -313,14 +317,25 @@ func (b *Batching) pick(out []chunk) []chunk {
 	return out
 }
 
-// run runs one pass and returns each step's error: one ForwardBatch, and when it fails (a step
-// that does not fit, say) each step alone so that the error goes to its own generation.
+// run runs one pass and returns each step's error. On a Batcher the pass is one ForwardBatch,
+// and when it fails (a step that does not fit, say) each step runs alone, still through
+// ForwardBatch (the same arithmetic), so that the error goes to its own generation. Otherwise
+// each step is its cache's Forward.
 func (b *Batching) run(steps []backend.BatchStep) []error {
 	errs := make([]error, len(steps))
-	if b.model != nil && len(steps) > 1 {
-		if b.model.ForwardBatch(steps) == nil {
+	if b.model != nil {
+		err := b.model.ForwardBatch(steps)
+		if err == nil {
 			return errs
 		}
+		if len(steps) == 1 {
+			errs[0] = err
+			return errs
+		}
+		for i := range steps {
+			errs[i] = b.model.ForwardBatch(steps[i : i+1])
+		}
+		return errs
 	}
 	for i, st := range steps {
 		errs[i] = st.Cache.Forward(st.Tokens, st.Logits)

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -57,16 +58,19 @@ var batchPrompts = []string{
 }
 
 // TestBatchingMatchesAlone: 8 concurrent greedy generations through a Batching scheduler (with
-// a small prefill budget, so the long prompts run in chunks between the others' decode steps)
-// each give the text of the same request run alone on a Serial runner, on both fixtures; the
-// passes held several sequences; no goroutine is left.
+// small prefill chunks, so the long prompts run in chunks between the others' decode steps)
+// each give the text, token for token, of the same request run alone (one generation at a
+// time on a runner of the same scheduler: the CPU's batched pass is batch-invariant), on both
+// fixtures; the passes held several sequences; no goroutine is left.
 func TestBatchingMatchesAlone(t *testing.T) {
 	for _, name := range []string{"stories260K.gguf", "kvlab-tiny-64.gguf"} {
 		t.Run(name, func(t *testing.T) {
-			alone, tok := fixtureRunner(t, name, 256, nil)
+			alone, tok := fixtureRunner(t, name, 256, func(m backend.Model, vocab int) Scheduler {
+				return NewBatching(m, vocab, BatchConfig{MaxSeqs: 8, PrefillChunk: 8, PrefillTokens: 16})
+			})
 			var bs *Batching
 			batched, _ := fixtureRunner(t, name, 256, func(m backend.Model, vocab int) Scheduler {
-				bs = NewBatching(m, vocab, BatchConfig{MaxSeqs: 8, PrefillTokens: 16})
+				bs = NewBatching(m, vocab, BatchConfig{MaxSeqs: 8, PrefillChunk: 8, PrefillTokens: 16})
 				return bs
 			})
 			defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
@@ -78,7 +82,7 @@ func TestBatchingMatchesAlone(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				want[i] = res.Text
+				want[i] = fmt.Sprint(res.Text, res.Generated)
 			}
 			got := make([]string, len(batchPrompts))
 			var wg sync.WaitGroup
@@ -88,7 +92,7 @@ func TestBatchingMatchesAlone(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					res, err := batched.Generate(context.Background(), params[i], func(Event) error { return nil })
-					got[i], errs[i] = res.Text, err
+					got[i], errs[i] = fmt.Sprint(res.Text, res.Generated), err
 				}()
 			}
 			wg.Wait()
@@ -113,10 +117,12 @@ func TestBatchingMatchesAlone(t *testing.T) {
 // by its client (emit fails) after a few tokens; both return at once with StopCancelled and
 // compute no more, the other two finish as alone, and no goroutine is left.
 func TestBatchingLeave(t *testing.T) {
-	alone, tok := fixtureRunner(t, "stories260K.gguf", 256, nil)
+	alone, tok := fixtureRunner(t, "stories260K.gguf", 256, func(m backend.Model, vocab int) Scheduler {
+		return NewBatching(m, vocab, BatchConfig{MaxSeqs: 4, PrefillChunk: 8})
+	})
 	var bs *Batching
 	batched, _ := fixtureRunner(t, "stories260K.gguf", 256, func(m backend.Model, vocab int) Scheduler {
-		bs = NewBatching(m, vocab, BatchConfig{MaxSeqs: 4, PrefillTokens: 8})
+		bs = NewBatching(m, vocab, BatchConfig{MaxSeqs: 4, PrefillChunk: 8})
 		return bs
 	})
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
