@@ -584,7 +584,6 @@ func q5_0Pack(dst []byte, codes []byte) {
 // 0.0157); four steps {0.8, 0.9, 1, 1.05} reached 0.0073.
 var searchSteps = []float32{0.75, 0.8, 0.85, 0.9, 0.95, 1, 1.05, 1.1}
 
-
 // searchSymBlock picks the f16 scale d̂ and codes c_i ∈ [0, lo+hi] (value (c_i − lo)·d̂) of one
 // block that minimise Σ (x_i − (c_i−lo)·d̂)² over a small candidate set: for each scale
 // max/(−lo·t) and max/(hi·t) (t in searchSteps; max the signed value of largest magnitude) the
