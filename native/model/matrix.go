@@ -127,7 +127,7 @@ func (m *Matrix) MatMul(y, x []float32, n int, p *Pool) {
 		m.MatVec(y, x, p)
 		return
 	}
-	if n >= gemmMinTokens && wkern.GEMMAccelerated() && wkern.FloatGEMM(m.Type) {
+	if n >= gemmMinTokens && wkern.GEMMAccelerated() && wkern.FloatGEMM(m.Type) && !(m.intK && m.wk.Blocked()) {
 		m.mulFloat(y, x, n, p)
 		return
 	}
@@ -147,7 +147,12 @@ func (m *Matrix) MatMul(y, x []float32, n int, p *Pool) {
 func (m *Matrix) mulInt(y, x []float32, n int, p *Pool) {
 	t := mulTasks.Get().(*mulTask)
 	t.m, t.y = m, y
-	t.a.Quantize(m.wk.Format(), x, n, m.Cols)
+	t.a.Prepare(m.wk.Format(), n, m.Cols)
+	if n >= 2*p.Threads() && p.Threads() > 1 {
+		p.For(n, max(1, workGrain/(8*m.Cols)), func(lo, hi int) { t.a.QuantizeTokens(x, lo, hi) })
+	} else {
+		t.a.QuantizeTokens(x, 0, n)
+	}
 	if p.Threads() == 1 || n*m.Rows*m.Cols <= workGrain {
 		t.Range(0, m.Rows)
 	} else {

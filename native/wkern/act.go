@@ -74,6 +74,13 @@ type Act struct {
 // Quantize fills a with the n vectors of cols values in x (token-major) in format f; cols
 // must be a multiple of f's block size.
 func (a *Act) Quantize(f Format, x []float32, n, cols int) {
+	a.Prepare(f, n, cols)
+	a.QuantizeTokens(x, 0, n)
+}
+
+// Prepare sizes a for n vectors of cols values in format f (cols a multiple of f's block
+// size) without filling it: QuantizeTokens then fills ranges of tokens, possibly concurrently.
+func (a *Act) Prepare(f Format, n, cols int) {
 	bs := f.BlockSize()
 	if bs == 0 || cols%bs != 0 {
 		panic("wkern: Quantize: cols is not a whole number of blocks")
@@ -84,10 +91,22 @@ func (a *Act) Quantize(f Format, x []float32, n, cols int) {
 	switch f {
 	case Q8:
 		a.S = grow(a.S, n*cols/32)
-		quantQ8(a.Q, a.D, a.S, x[:n*cols])
 	case Q8K:
 		a.BS = grow(a.BS, n*cols/16)
-		quantQ8K(a.Q, a.D, a.BS, x[:n*cols])
+	}
+}
+
+// QuantizeTokens quantizes tokens lo ≤ t < hi of x (token-major, a.Cols values each) into a,
+// which Prepare sized. Disjoint ranges may be filled concurrently.
+func (a *Act) QuantizeTokens(x []float32, lo, hi int) {
+	c := a.Cols
+	bs := a.Format.BlockSize()
+	xs := x[lo*c : hi*c]
+	switch a.Format {
+	case Q8:
+		quantQ8(a.Q[lo*c:hi*c], a.D[lo*c/bs:hi*c/bs], a.S[lo*c/32:hi*c/32], xs)
+	case Q8K:
+		quantQ8K(a.Q[lo*c:hi*c], a.D[lo*c/bs:hi*c/bs], a.BS[lo*c/16:hi*c/16], xs)
 	}
 }
 

@@ -34,3 +34,20 @@ func benchMulFloat(b *testing.B, typ gguf.Type) {
 	}
 	b.ReportMetric(float64(rows*cols*n)*float64(b.N)/float64((cputime.Process()-c0).Nanoseconds()), "cpuGMAC/s")
 }
+
+// BenchmarkMulRowsQ4_0 times Q4_0's integer batch product on the shape of BenchmarkMulFloat.
+func BenchmarkMulRowsQ4_0(b *testing.B) {
+	r := rand.New(rand.NewPCG(11, 12))
+	const rows, cols, n = 2048, 2048, 512
+	typ := gguf.Q4_0
+	k, _ := KernelOf(typ)
+	w := randomRows(r, typ, rows, cols)
+	var a Act
+	a.Quantize(k.Format(), randomVec(r, n*cols), n, cols)
+	y := make([]float32, n*rows)
+	c0 := cputime.Process()
+	for b.Loop() {
+		k.MulRows(y, rows, w, int(typ.RowBytes(cols)), &a, 0, rows)
+	}
+	b.ReportMetric(float64(rows*cols*n)*float64(b.N)/float64((cputime.Process()-c0).Nanoseconds()), "cpuGMAC/s")
+}

@@ -30,7 +30,12 @@ type Kernel struct {
 	dot    rowDot
 	dot4   rowDot4  // nil when there is none
 	rows4  rowsDot4 // nil when there is none
+	// gemm is the blocked product of four or more tokens where there is one (assembly only).
+	gemm func(k Kernel, y []float32, ystride int, w []byte, rowBytes int, a *Act, lo, hi int)
 }
+
+// gemms holds the blocked products of four or more tokens where there are some.
+var gemms = map[gguf.Type]func(k Kernel, y []float32, ystride int, w []byte, rowBytes int, a *Act, lo, hi int){}
 
 // KernelOf returns weight type t's kernel; ok is false when t has none (the float types
 // among them: those multiply float32 activations directly).
@@ -39,7 +44,7 @@ func KernelOf(t gguf.Type) (k Kernel, ok bool) {
 	if !ok {
 		return Kernel{}, false
 	}
-	return Kernel{typ: t, format: FormatOf(t), dot: d, dot4: dots4[t], rows4: rows4[t]}, true
+	return Kernel{typ: t, format: FormatOf(t), dot: d, dot4: dots4[t], rows4: rows4[t], gemm: gemms[t]}, true
 }
 
 // Type is the weight type.
@@ -47,6 +52,10 @@ func (k Kernel) Type() gguf.Type { return k.typ }
 
 // Format is the activation format the kernel reads.
 func (k Kernel) Format() Format { return k.format }
+
+// Blocked reports whether the kernel multiplies batches of four or more tokens with a blocked
+// product of its own (faster than converting the weights to float32 for a float GEMM).
+func (k Kernel) Blocked() bool { return k.gemm != nil }
 
 // Dot returns Σ_i w_i·x_i for one stored row of a.Cols values and token tok of a, which must
 // be in k.Format().
@@ -74,6 +83,10 @@ func (k Kernel) MulRows(y []float32, ystride int, w []byte, rowBytes int, a *Act
 		for ; r < hi; r++ {
 			y[r] = dot(w[r*rowBytes:(r+1)*rowBytes], a, 0)
 		}
+		return
+	}
+	if k.gemm != nil && a.N >= 4 {
+		k.gemm(k, y, ystride, w, rowBytes, a, lo, hi)
 		return
 	}
 	dot4 := k.dot4

@@ -252,3 +252,47 @@ func TestMulRowsOneToken(t *testing.T) {
 		}
 	}
 }
+
+// TestMulRowsBatch checks the batch products (the blocked ones where there are some, and
+// their row and token tails) against the reference on a row range not a multiple of 8.
+func TestMulRowsBatch(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, typ := range intTypes {
+		for _, cols := range []int{256, 4352} {
+			t.Run(fmt.Sprintf("%s/%d", typ, cols), func(t *testing.T) {
+				k, _ := KernelOf(typ)
+				const rows, lo, hi, n = 21, 1, 20, 9
+				data := randomRows(r, typ, rows, cols)
+				rb := int(typ.RowBytes(uint64(cols)))
+				x := randomVec(r, n*cols)
+				var a Act
+				a.Quantize(k.Format(), x, n, cols)
+				y := make([]float32, n*rows)
+				k.MulRows(y, rows, data, rb, &a, lo, hi)
+				w := make([]float32, cols)
+				for row := 0; row < rows; row++ {
+					if err := gguf.DequantizeRow(typ, data[row*rb:(row+1)*rb], w); err != nil {
+						t.Fatal(err)
+					}
+					for tok := 0; tok < n; tok++ {
+						got := y[tok*rows+row]
+						if row < lo || row >= hi {
+							if got != 0 {
+								t.Fatalf("row %d outside [%d,%d) written", row, lo, hi)
+							}
+							continue
+						}
+						xt := x[tok*cols : (tok+1)*cols]
+						var want float64
+						for i, wi := range w {
+							want += float64(wi) * float64(xt[i])
+						}
+						if b := bound(w, xt, &a, tok); math.Abs(float64(got)-want) > b {
+							t.Fatalf("row %d token %d: %g, reference %g (bound %g)", row, tok, got, want, b)
+						}
+					}
+				}
+			})
+		}
+	}
+}
