@@ -33,9 +33,10 @@ func TestMultiQueryAVX2Kernels(t *testing.T) {
 // withAVX2Kernels runs f with the AVX2 kernels selected (and the VNNI ones off), whatever the
 // CPU prefers.
 func withAVX2Kernels(f func()) {
-	f16, q8, q4, tq := multiF16, multiQ8_0, multiQ4_0, multiTQ4
+	f16, q8, q4, tq, bf := multiF16, multiQ8_0, multiQ4_0, multiTQ4, multiBF16
 	multiF16, multiQ8_0, multiQ4_0, multiTQ4 = avx2Kernels[0], avx2Kernels[1], avx2Kernels[2], tq4AVX2
-	defer func() { multiF16, multiQ8_0, multiQ4_0, multiTQ4 = f16, q8, q4, tq }()
+	multiBF16 = &multiKernels{multiScoresBF16AVX2, multiAccBF16AVX2}
+	defer func() { multiF16, multiQ8_0, multiQ4_0, multiTQ4, multiBF16 = f16, q8, q4, tq, bf }()
 	withoutVNNI(f)
 }
 
