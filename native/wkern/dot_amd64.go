@@ -68,6 +68,7 @@ func init() {
 		rows4[gguf.Q4_0] = dotQ4_0Rows4
 		rows4[gguf.Q8_0] = dotQ8_0Rows4
 		gemms[gguf.Q4_0] = mulQ4_0GEMM
+		gemms[gguf.Q8_0] = mulQ8_0GEMM
 	}
 }
 

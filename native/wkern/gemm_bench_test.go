@@ -35,11 +35,16 @@ func benchMulFloat(b *testing.B, typ gguf.Type) {
 	b.ReportMetric(float64(rows*cols*n)*float64(b.N)/float64((cputime.Process()-c0).Nanoseconds()), "cpuGMAC/s")
 }
 
-// BenchmarkMulRowsQ4_0 times Q4_0's integer batch product on the shape of BenchmarkMulFloat.
-func BenchmarkMulRowsQ4_0(b *testing.B) {
+// BenchmarkMulRowsBlocked times the integer blocked batch products on the shape of BenchmarkMulFloat.
+func BenchmarkMulRowsBlocked(b *testing.B) {
+	for _, typ := range []gguf.Type{gguf.Q8_0, gguf.Q4_0} {
+		b.Run(typ.String(), func(b *testing.B) { benchMulRows(b, typ) })
+	}
+}
+
+func benchMulRows(b *testing.B, typ gguf.Type) {
 	r := rand.New(rand.NewPCG(11, 12))
 	const rows, cols, n = 2048, 2048, 512
-	typ := gguf.Q4_0
 	k, _ := KernelOf(typ)
 	w := randomRows(r, typ, rows, cols)
 	var a Act

@@ -8,6 +8,9 @@ import (
 )
 
 //go:noescape
+func q8gemm8x4AVX2(pk, sc, q unsafe.Pointer, qstride int, d unsafe.Pointer, dstride, nb int, y unsafe.Pointer, ystride int, first bool)
+
+//go:noescape
 func q4gemm8x4AVX2(pk, scm, q unsafe.Pointer, qstride int, d, s unsafe.Pointer, dstride, nb int, y unsafe.Pointer, ystride int, first bool)
 
 // q4KC is the number of columns of a packed Q4_0 sliver: 8 rows of 2048 values are 16 KiB of
@@ -94,6 +97,81 @@ func packQ4_0(pk []byte, scm []float32, w []byte, rowBytes, r0, mr, b0, nb int) 
 				u := binary.LittleEndian.Uint32(blk[2+4*g:])
 				binary.LittleEndian.PutUint32(p[32*g+4*i:], u&0x0f0f0f0f)
 				binary.LittleEndian.PutUint32(p[32*(g+4)+4*i:], u>>4&0x0f0f0f0f)
+			}
+		}
+	}
+}
+
+// mulQ8_0GEMM is MulRows for Q8_0 weights and at least four tokens: mulQ4_0GEMM's blocked
+// product with the codes signed (the sign moved onto the token's codes, VPSIGNB) and 32-bit
+// sums per group.
+func mulQ8_0GEMM(k Kernel, y []float32, ystride int, w []byte, rowBytes int, a *Act, lo, hi int) {
+	cols := a.Cols
+	nbt := cols / 32
+	n4 := a.N &^ 3
+	var pk [q4KC / 32 * 256]byte
+	var sc [q4KC / 32 * 8]float32
+	var tmp [4 * 8]float32
+	for k0 := 0; k0 < cols; k0 += q4KC {
+		kc := min(q4KC, cols-k0)
+		nb, b0 := kc/32, k0/32
+		first := k0 == 0
+		for r0 := lo; r0 < hi; r0 += 8 {
+			mr := min(8, hi-r0)
+			packQ8_0(pk[:nb*256], sc[:nb*8], w, rowBytes, r0, mr, b0, nb)
+			for t0 := 0; t0 < n4; t0 += 4 {
+				_ = a.Q[(t0+3)*cols+k0+kc-1]
+				_ = a.D[(t0+3)*nbt+b0+nb-1]
+				q := unsafe.Pointer(&a.Q[t0*cols+k0])
+				d := unsafe.Pointer(&a.D[t0*nbt+b0])
+				if mr == 8 {
+					_ = y[(t0+3)*ystride+r0+7]
+					q8gemm8x4AVX2(unsafe.Pointer(&pk[0]), unsafe.Pointer(&sc[0]), q, cols, d, 4*nbt, nb,
+						unsafe.Pointer(&y[t0*ystride+r0]), ystride, first)
+					continue
+				}
+				q8gemm8x4AVX2(unsafe.Pointer(&pk[0]), unsafe.Pointer(&sc[0]), q, cols, d, 4*nbt, nb,
+					unsafe.Pointer(&tmp[0]), 8, true)
+				for t := 0; t < 4; t++ {
+					yt := y[(t0+t)*ystride+r0 : (t0+t)*ystride+r0+mr]
+					for i := range yt {
+						if first {
+							yt[i] = tmp[8*t+i]
+						} else {
+							yt[i] += tmp[8*t+i]
+						}
+					}
+				}
+			}
+		}
+	}
+	for t := n4; t < a.N; t++ {
+		for r := lo; r < hi; r++ {
+			y[t*ystride+r] = k.dot(w[r*rowBytes:(r+1)*rowBytes], a, t)
+		}
+	}
+}
+
+// packQ8_0 repacks blocks b0 … b0+nb−1 of rows r0 … r0+mr−1 (rows past mr zero): pk[256b +
+// 32g + 4i + j] is code 4g+j of row i's block b and sc[8b + i] its scale.
+func packQ8_0(pk []byte, sc []float32, w []byte, rowBytes, r0, mr, b0, nb int) {
+	for i := 0; i < 8; i++ {
+		if i >= mr {
+			for b := 0; b < nb; b++ {
+				for g := 0; g < 8; g++ {
+					binary.LittleEndian.PutUint32(pk[256*b+32*g+4*i:], 0)
+				}
+				sc[8*b+i] = 0
+			}
+			continue
+		}
+		row := w[(r0+i)*rowBytes+b0*q8_0Bytes : (r0+i)*rowBytes+(b0+nb)*q8_0Bytes]
+		for b := 0; b < nb; b++ {
+			blk := row[b*q8_0Bytes : (b+1)*q8_0Bytes]
+			sc[8*b+i] = f16(blk)
+			p := pk[256*b : 256*b+256]
+			for g := 0; g < 8; g++ {
+				binary.LittleEndian.PutUint32(p[32*g+4*i:], binary.LittleEndian.Uint32(blk[2+4*g:]))
 			}
 		}
 	}
