@@ -23,8 +23,9 @@ extern "C" __global__ void rmsnorm(float* out, const float* x, const float* w, i
 
 // rope rotates the first dims values of every head of ntok tokens (x: ntok × heads × hd
 // floats, token t at position pos0 + t): pair j by the angle (pos/scale)·freq[j], pairs
-// (2j, 2j+1), or (j, j + dims/2) when neox is set. Launch: grid (ntok, heads), block 64.
-extern "C" __global__ void rope(float* x, const float* freq, int pos0, int heads, int hd, int dims, int neox, float scale) {
+// (2j, 2j+1), or (j, j + dims/2) when neox is set; cos and sin are multiplied by mscale (YaRN's
+// magnitude) unless it is 0 or 1. Launch: grid (ntok, heads), block 64.
+extern "C" __global__ void rope(float* x, const float* freq, int pos0, int heads, int hd, int dims, int neox, float scale, float mscale) {
   const int t = blockIdx.x, h = blockIdx.y, half = dims / 2;
   float* v = x + ((i64)t * heads + h) * hd;
   float p = (float)(pos0 + t);
@@ -32,7 +33,11 @@ extern "C" __global__ void rope(float* x, const float* freq, int pos0, int heads
   for (int j = threadIdx.x; j < half; j += blockDim.x) {
     double sd, cd;
     sincos((double)__fmul_rn(p, freq[j]), &sd, &cd);
-    const float s = (float)sd, c = (float)cd;
+    float s = (float)sd, c = (float)cd;
+    if (mscale != 1.f && mscale != 0.f) {
+      s = __fmul_rn(s, mscale);
+      c = __fmul_rn(c, mscale);
+    }
     const int a = neox ? j : 2 * j, b = neox ? j + half : 2 * j + 1;
     const float x0 = v[a], x1 = v[b];
     v[a] = __fsub_rn(__fmul_rn(x0, c), __fmul_rn(x1, s));

@@ -158,9 +158,13 @@ func TestEmuOps(t *testing.T) {
 	for j := range freq {
 		freq[j] = float32(1 / math.Pow(10000, float64(2*j)/hd))
 	}
-	for _, neox := range []bool{false, true} {
+	for _, tc := range []struct {
+		neox   bool
+		mscale float32
+	}{{false, 1}, {true, 1}, {true, 1.25}} {
+		neox, mscale := tc.neox, tc.mscale
 		vb, fb := up(v), up(freq)
-		if err := e.Ops().RoPE(vb, fb, ntok, 5, heads, hd, hd, neox, 1); err != nil {
+		if err := e.Ops().RoPE(vb, fb, ntok, 5, heads, hd, hd, neox, 1, mscale); err != nil {
 			t.Fatal(err)
 		}
 		got := down(vb, len(v))
@@ -173,8 +177,9 @@ func TestEmuOps(t *testing.T) {
 					if neox {
 						a, b = base+j, base+j+hd/2
 					}
-					w0 := v[a]*float32(c) - v[b]*float32(s)
-					w1 := v[a]*float32(s) + v[b]*float32(c)
+					cs, sn := float32(c)*mscale, float32(s)*mscale
+					w0 := v[a]*cs - v[b]*sn
+					w1 := v[a]*sn + v[b]*cs
 					if math.Abs(float64(got[a]-w0)) > 1e-5 || math.Abs(float64(got[b]-w1)) > 1e-5 {
 						t.Fatalf("rope neox=%v token %d head %d pair %d: (%g, %g), want (%g, %g)", neox, tk, h, j, got[a], got[b], w0, w1)
 					}

@@ -346,7 +346,7 @@ func TestLaunchGeometry(t *testing.T) {
 	}
 	x := mustAlloc(t, e, 40*128*4)
 	for _, err := range []error{
-		e.Ops().RMSNorm(x, x, x, 4, 128, 1e-5), e.Ops().Add(x, x, 100), e.Ops().RoPE(x, x, 2, 7, 20, 128, 128, true, 1),
+		e.Ops().RMSNorm(x, x, x, 4, 128, 1e-5), e.Ops().Add(x, x, 100), e.Ops().RoPE(x, x, 2, 7, 20, 128, 128, true, 1, 1),
 	} {
 		if err != nil {
 			t.Error(err)

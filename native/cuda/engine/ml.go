@@ -200,8 +200,8 @@ func (b *backend) RMSNorm(dst, x ml.Tensor, w ml.Vector, eps float32) {
 	b.launch("rmsnorm", cuda.D1(in.rows), cuda.D1(256), dst.(*tensor).ptr(), in.ptr(), cuda.Ptr(wb), cuda.Int(in.cols), cuda.F32(eps))
 }
 
-// RoPE is kernels' rope at the pass's first position (the positions are consecutive). The
-// kernel has no magnitude: MScale is not applied on the device.
+// RoPE is kernels' rope at the pass's first position (the positions are consecutive), with
+// the magnitude MScale.
 func (b *backend) RoPE(x ml.Tensor, heads int, r *ml.Rope) {
 	freq, t := b.vec(r.Freq), x.(*tensor)
 	if !b.ready() || len(b.bt.Pos) == 0 {
@@ -212,7 +212,7 @@ func (b *backend) RoPE(x ml.Tensor, heads int, r *ml.Rope) {
 		nx = 1
 	}
 	b.launch("rope", cuda.D2(t.rows, heads), cuda.D1(64), t.ptr(), cuda.Ptr(freq), cuda.Int(int(b.bt.Pos[0])), cuda.Int(heads),
-		cuda.Int(t.cols/heads), cuda.Int(r.Dims), cuda.Int(nx), cuda.F32(r.Scale))
+		cuda.Int(t.cols/heads), cuda.Int(r.Dims), cuda.Int(nx), cuda.F32(r.Scale), cuda.F32(r.MScale))
 }
 
 func (b *backend) SwiGLU(gate, up ml.Tensor) {

@@ -26,8 +26,9 @@ func (o Ops) RMSNorm(out, x, w *cuda.Buffer, rows, n int, eps float32) error {
 
 // RoPE rotates the first dims values of every head of ntok tokens (x: ntok × heads × hd)
 // at positions pos0…pos0+ntok−1 by freq (dims/2 inverse frequencies); neox selects pairs
-// (j, j+dims/2) over (2j, 2j+1); positions are divided by scale.
-func (o Ops) RoPE(x, freq *cuda.Buffer, ntok, pos0, heads, hd, dims int, neox bool, scale float32) error {
+// (j, j+dims/2) over (2j, 2j+1); positions are divided by scale; cos and sin are multiplied by
+// mscale (YaRN's magnitude; 0 or 1 for none), as native/model's rope does.
+func (o Ops) RoPE(x, freq *cuda.Buffer, ntok, pos0, heads, hd, dims int, neox bool, scale, mscale float32) error {
 	k, err := o.e.kernel("rope")
 	if err != nil {
 		return err
@@ -37,7 +38,7 @@ func (o Ops) RoPE(x, freq *cuda.Buffer, ntok, pos0, heads, hd, dims int, neox bo
 		nx = 1
 	}
 	return k.launch(cuda.D2(ntok, heads), cuda.D1(64), 0, nil, cuda.Ptr(x), cuda.Ptr(freq), cuda.Int(pos0), cuda.Int(heads),
-		cuda.Int(hd), cuda.Int(dims), cuda.Int(nx), cuda.F32(scale))
+		cuda.Int(hd), cuda.Int(dims), cuda.Int(nx), cuda.F32(scale), cuda.F32(mscale))
 }
 
 // SwiGLU writes g[i] = SiLU(g[i])·u[i] for n values.
