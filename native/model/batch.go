@@ -23,12 +23,12 @@ type SeqStep struct {
 // step has Forward's contract for its own cache and logits. The inputs are checked before any
 // work; on an error every cache is left as it was.
 //
-// The pass is batch-invariant for the weight types of wkern's blocked product (the float
-// types, Q8_0, Q4_0): every product takes it whatever its row count, each output a sum in a
-// fixed order, so a step's cells and logits are bit for bit those of the same step run alone
-// through ForwardBatch, whoever shares the pass. They differ from Forward's by rounding only
-// (Forward decodes with the row-dot kernels). Other types take Matrix.MatMul, whose integer
-// kernels are row-independent too but whose float path is not.
+// The pass is batch-invariant: every product runs each token through the one-row kernels
+// (MatVec's row dots, or the integer kernels), so a step's cells and logits are bit for bit
+// those of the same step run alone through ForwardBatch, whoever shares the pass; a decode step
+// gets Forward's own (where MatVec runs unsplit, as on the small models; split, its four-row
+// groups may shift). A prompt chunk differs from Forward's prefill by rounding only (Forward
+// prefills through the blocked GEMM).
 func (m *Model) ForwardBatch(steps []SeqStep) error {
 	if len(steps) == 0 {
 		return errors.New("model: a batched pass of no sequences")

@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/kvlab/kvlab/native/kvcache"
@@ -11,9 +12,10 @@ import (
 
 // TestForwardBatchMatchesAlone: three sequences at different lengths, run in one pass (two
 // decoding a token each, one prefilling a chunk), give bit for bit the logits each gets run
-// alone through ForwardBatch (the pass is batch-invariant), and Forward's within 1e-3 (another
-// summation order: the worst difference is logged). Greedy continuations then agree token for
-// token over 40 batched steps with each sequence run alone.
+// alone through ForwardBatch (the pass is batch-invariant), and Forward's within 1e-2 (its
+// prefill sums in another order, and an f16 cache rounds the difference: the worst is logged).
+// Greedy continuations then agree token for token over 40 batched steps with each sequence run
+// alone.
 func TestForwardBatchMatchesAlone(t *testing.T) {
 	for _, name := range []string{"stories260K.gguf", "kvlab-tiny-64.gguf"} {
 		t.Run(name, func(t *testing.T) {
@@ -77,7 +79,7 @@ func testForwardBatch(t *testing.T, name, kv string) {
 			}
 			d := math.Abs(float64(v - fwd[i][j]))
 			worst = max(worst, d)
-			if d > 1e-3 {
+			if d > 1e-2 {
 				t.Fatalf("sequence %d logit %d: batched %g, Forward %g", i, j, v, fwd[i][j])
 			}
 		}
@@ -180,6 +182,51 @@ func TestForwardBatchErrors(t *testing.T) {
 		}
 		if c1.Len() != 0 || c2.Len() != 0 {
 			t.Fatalf("%s: caches hold %d and %d cells after the error", tc.name, c1.Len(), c2.Len())
+		}
+	}
+}
+
+// TestMulRowwiseInvariant: for every weight type, a token's outputs of the invariant product
+// are the same bit for bit whatever the number of tokens multiplied with it (1 to 19) and the
+// threads, and equal MatVec's where MatVec runs unsplit.
+func TestMulRowwiseInvariant(t *testing.T) {
+	for _, threads := range []int{1, 3} {
+		pool := NewPool(threads)
+		defer pool.Close()
+		for _, typ := range weightTypes {
+			r := rand.New(rand.NewPCG(uint64(typ), 11))
+			rows, cols := 150, 512
+			m, err := NewMatrix("w", typ, rows, cols, randomWeights(r, typ, rows, cols))
+			if err != nil {
+				t.Fatal(err)
+			}
+			const maxN = 19
+			x := make([]float32, maxN*cols)
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+			one := make([]float32, maxN*rows)
+			for tok := 0; tok < maxN; tok++ {
+				m.mulRowwise(one[tok*rows:(tok+1)*rows], x[tok*cols:(tok+1)*cols], 1, pool)
+			}
+			for n := 2; n <= maxN; n++ {
+				y := make([]float32, n*rows)
+				m.mulRowwise(y, x, n, pool)
+				for i, v := range y {
+					if v != one[i] {
+						t.Fatalf("%s, %d threads: %d tokens: value %d is %g, alone %g", typ, threads, n, i, v, one[i])
+					}
+				}
+			}
+			if rows*cols <= workGrain || threads == 1 {
+				mv := make([]float32, rows)
+				m.MatVec(mv, x[:cols], pool)
+				for i, v := range mv {
+					if v != one[i] {
+						t.Fatalf("%s: MatVec value %d is %g, the invariant product %g", typ, i, v, one[i])
+					}
+				}
+			}
 		}
 	}
 }

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/kvlab/kvlab/native/attn"
 	"github.com/kvlab/kvlab/native/kvcache"
@@ -50,9 +51,8 @@ type cpuBackend struct {
 	angled   *ml.Rope
 	tap      func(layer, pos0, n int, q []float32)
 	err      error
-	// invariant makes the pass batch-invariant (mul); padX, padY are its padded rows.
-	invariant  bool
-	padX, padY []float32
+	// invariant makes the pass batch-invariant (mul).
+	invariant bool
 	// multi and out are ForwardBatch's batch and logits, reused from pass to pass.
 	multi ml.Batch
 	out   []float32
@@ -274,38 +274,67 @@ func (c *cpuBackend) Logits(x ml.Tensor, w ml.Matrix) {
 }
 
 // mul writes y = x·Wᵀ for n rows of x: Matrix.MatMul, or in an invariant pass (ForwardBatch)
-// wkern's blocked product for every row count where it takes the weights' type. Its every
-// output is a sequential sum in a fixed order (see wkern.MulFloat), so a row's result does not
-// depend on the other rows of the pass: a sequence's logits are the same whoever shares its
-// passes.
+// mulRowwise, whose every output is the row-dot kernel's of one weight row and one token, so a
+// row's result does not depend on the other rows of the pass: a sequence's logits are the same
+// whoever shares its passes.
 func (c *cpuBackend) mul(w *Matrix, y, x []float32, n int) {
-	if !c.invariant || !wkern.FloatGEMM(w.Type) {
+	if !c.invariant {
 		w.MatMul(y, x, n, c.m.pool)
 		return
 	}
-	np := n
-	if wkern.GEMMAccelerated() {
-		// The assembly takes whole groups of invariantRows tokens through one micro-kernel and
-		// the rest through another that sums in another order: pad to whole groups.
-		np = (n + invariantRows - 1) / invariantRows * invariantRows
-	}
-	if np == n {
-		w.mulFloat(y, x, n, c.m.pool)
-		return
-	}
-	if need := np * w.Cols; cap(c.padX) < need {
-		c.padX = make([]float32, need)
-	}
-	if need := np * w.Rows; cap(c.padY) < need {
-		c.padY = make([]float32, need)
-	}
-	px, py := c.padX[:np*w.Cols], c.padY[:np*w.Rows]
-	copy(px, x[:n*w.Cols])
-	clear(px[n*w.Cols:])
-	w.mulFloat(py, px, np, c.m.pool)
-	copy(y[:n*w.Rows], py)
+	w.mulRowwise(y, x, n, c.m.pool)
 }
 
-// invariantRows is the number of tokens of wkern's float GEMM micro-kernel (its gemmNR): an
-// invariant pass multiplies whole groups of them (TestForwardBatchMatchesAlone checks it).
-const invariantRows = 6
+// mulRowwise is MatVec for each of n tokens, blocked so that a block of weight rows stays in
+// the L1 cache while every token passes it (each weight read from memory once per product).
+// Blocks start at multiples of 4 rows, as MatVec's four-row dots do when it runs unsplit, so a
+// token's outputs are MatVec's own; with the integer kernels each token is quantized alone and
+// multiplied by the one-token kernel, as MatVec does.
+func (m *Matrix) mulRowwise(y, x []float32, n int, p *Pool) {
+	rows, cols := m.Rows, m.Cols
+	blk := max(4, (rowBlockBytes/(4*cols))&^3)
+	body := func(lo, hi int) {
+		for r0 := lo * blk; r0 < min(hi*blk, rows); r0 += blk {
+			r1 := min(r0+blk, rows)
+			for t := 0; t < n; t++ {
+				m.matVec(y[t*rows:(t+1)*rows], x[t*cols:(t+1)*cols], r0, r1)
+			}
+		}
+	}
+	if m.intK {
+		// Each token quantized on its own and multiplied as MatVec's one-token kernel does.
+		ap, _ := rowActs.Get().(*[]wkern.Act)
+		if ap == nil {
+			ap = new([]wkern.Act)
+		}
+		defer rowActs.Put(ap)
+		for len(*ap) < n {
+			*ap = append(*ap, wkern.Act{})
+		}
+		acts := *ap
+		for t := 0; t < n; t++ {
+			acts[t].Quantize(m.wk.Format(), x[t*cols:(t+1)*cols], 1, cols)
+		}
+		blk = max(4, (rowBlockBytes/m.RowBytes)&^3)
+		body = func(lo, hi int) {
+			for r0 := lo * blk; r0 < min(hi*blk, rows); r0 += blk {
+				r1 := min(r0+blk, rows)
+				for t := 0; t < n; t++ {
+					m.wk.MulRows(y[t*rows:(t+1)*rows], rows, m.Data, m.RowBytes, &acts[t], r0, r1)
+				}
+			}
+		}
+	}
+	blocks := (rows + blk - 1) / blk
+	if p.Threads() == 1 || n*rows*cols <= workGrain {
+		body(0, blocks)
+		return
+	}
+	p.For(blocks, max(1, workGrain/(n*cols*blk)), body)
+}
+
+// rowBlockBytes is the weight rows mulRowwise keeps hot while the tokens pass them.
+const rowBlockBytes = 16 << 10
+
+// rowActs recycles mulRowwise's per-token quantized activations.
+var rowActs sync.Pool
