@@ -42,12 +42,11 @@ type BatchStats struct {
 	Passes, Tokens int64
 }
 
-// Batching is continuous batching: the steps of every generation are queued, and one loop
-// runs them in shared forward passes — each pass the decode token of every waiting sequence
+// Batching is continuous batching: the steps of every generation are queued, and one caller
+// at a time runs them in shared forward passes — each pass the decode token of every waiting sequence
 // (up to MaxSeqs) plus a bounded chunk of pending prompt tokens. Generations join and leave
 // between passes; a cancelled one leaves at the next pass (its step is dropped, or its
-// prefill stops between chunks). The loop runs only while there are steps: no goroutine is
-// left when the scheduler is idle.
+// prefill stops between chunks). The scheduler starts no goroutine of its own.
 //
 // On a backend.Batcher model a pass is one ForwardBatch; on another model each step of a pass
 // runs as its cache's own Forward.
@@ -68,11 +67,12 @@ type Batching struct {
 type request struct {
 	ctx  context.Context
 	step Step
-	// done is the number of the step's tokens run; inPass is set while a pass runs it.
-	done     int
-	inPass   bool
-	err      error
-	finished chan struct{}
+	call *call
+	// done is the number of the step's tokens run; inPass is set while a pass runs it, ended
+	// once it has run or failed.
+	done          int
+	inPass, ended bool
+	err           error
 }
 
 // NewBatching returns a batching scheduler over m's caches, of vocab logits per row.
@@ -111,41 +111,73 @@ func (b *Batching) Stats() BatchStats {
 // Forward queues the steps and waits until they have run, failed, or ctx is done: a step no
 // pass has taken yet is then dropped at once; one a pass is running ends after that pass (its
 // remaining prompt chunks are not run) and Forward returns ctx's error.
+//
+// The passes run on the callers' goroutines: the caller that finds no pass running runs them
+// until its own steps are done, then hands the passes to the caller of the oldest queued step.
+// A generation alone so runs its passes itself, with no goroutine switch per token.
 func (b *Batching) Forward(ctx context.Context, batch []Step) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	reqs := make([]*request, len(batch))
+	if len(batch) == 0 {
+		return nil
+	}
+	c := &call{lead: make(chan struct{}, 1), done: make(chan struct{}), pending: len(batch)}
 	b.mu.Lock()
-	for i, st := range batch {
-		reqs[i] = &request{ctx: ctx, step: st, finished: make(chan struct{})}
-		b.queue = append(b.queue, reqs[i])
+	for _, st := range batch {
+		r := &request{ctx: ctx, step: st, call: c}
+		c.reqs = append(c.reqs, r)
+		b.queue = append(b.queue, r)
 		delete(b.back, st.Seq)
 	}
-	if !b.running {
-		b.running = true
-		go b.loop()
-	}
+	lead := !b.running
+	b.running = true
 	b.mu.Unlock()
 	b.poke()
-	var first error
-	for _, r := range reqs {
+	cancelled := ctx.Done()
+	for !lead {
 		select {
-		case <-r.finished:
-		case <-ctx.Done():
+		case <-c.done:
+			select {
+			case <-c.lead: // handed the passes before the end: run them on (drive hands them over)
+				lead = true
+			default:
+				return c.err()
+			}
+		case <-c.lead:
+			lead = true
+		case <-cancelled:
+			cancelled = nil
 			b.mu.Lock()
-			if !r.inPass && r.err == nil && !closed(r.finished) {
-				b.remove(r)
-				b.finish(r, ctx.Err())
+			for _, r := range c.reqs {
+				if !r.inPass && !r.ended {
+					b.remove(r)
+					b.finish(r, ctx.Err())
+				}
 			}
 			b.mu.Unlock()
-			<-r.finished
-		}
-		if r.err != nil && first == nil {
-			first = r.err
 		}
 	}
-	return first
+	b.drive(c)
+	return c.err()
+}
+
+// call is one Forward call: its requests, and the channel that hands it the passes.
+type call struct {
+	reqs    []*request
+	lead    chan struct{}
+	pending int
+	done    chan struct{}
+}
+
+// err is the first error of the call's steps.
+func (c *call) err() error {
+	for _, r := range c.reqs {
+		if r.err != nil {
+			return r.err
+		}
+	}
+	return nil
 }
 
 // Leave tells the scheduler that seq sends no more steps (its generation ended), so the next
@@ -164,15 +196,6 @@ func (b *Batching) poke() {
 	}
 }
 
-func closed(c chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
-}
-
 // remove drops r from the queue (b.mu held).
 func (b *Batching) remove(r *request) {
 	for i, x := range b.queue {
@@ -185,8 +208,23 @@ func (b *Batching) remove(r *request) {
 
 // finish ends r with err (b.mu held).
 func (b *Batching) finish(r *request, err error) {
-	r.err = err
-	close(r.finished)
+	r.err, r.ended = err, true
+	if r.call.pending--; r.call.pending == 0 {
+		close(r.call.done)
+	}
+}
+
+// handoff gives the passes to the caller of the oldest queued step, or ends them (b.mu held).
+func (b *Batching) handoff() {
+	if len(b.queue) == 0 {
+		b.running = false
+		clear(b.back)
+		return
+	}
+	select {
+	case b.queue[0].call.lead <- struct{}{}:
+	default: // it holds the passes already (unreachable: one caller runs them at a time)
+	}
 }
 
 // chunk is one request's share of a pass.
@@ -196,11 +234,18 @@ type chunk struct {
 	logits []float32
 }
 
-// loop runs passes until the queue is empty.
-func (b *Batching) loop() {
+// drive runs passes until c's steps are done, then hands them on.
+func (b *Batching) drive(c *call) {
 	var chunks []chunk
 	var steps []backend.BatchStep
 	for {
+		b.mu.Lock()
+		if c.pending == 0 {
+			b.handoff()
+			b.mu.Unlock()
+			return
+		}
+		b.mu.Unlock()
 		b.gather()
 		b.mu.Lock()
 		// Cancelled steps leave before the pass.
@@ -213,9 +258,8 @@ func (b *Batching) loop() {
 			}
 			i++
 		}
-		if len(b.queue) == 0 {
-			b.running = false
-			clear(b.back)
+		if c.pending == 0 {
+			b.handoff()
 			b.mu.Unlock()
 			return
 		}

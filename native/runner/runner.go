@@ -41,7 +41,8 @@ type Config struct {
 	// scheduler of Batch sequences per pass.
 	Scheduler Scheduler
 	// Batch is the most sequences one forward pass runs (continuous batching) when Scheduler
-	// is nil; 0 or 1 runs each generation's passes on its own.
+	// is nil and the model is a backend.Batcher; 0 or 1 runs each generation's passes on its
+	// own.
 	Batch int
 	// Device names the backend in results ("cpu", "cuda: …").
 	Device string
@@ -71,7 +72,7 @@ func New(m backend.Model, tok *tokenizer.Tokenizer, cfg Config) (*Runner, error)
 	r := &Runner{model: m, tok: tok, cfg: cfg, sched: cfg.Scheduler}
 	if r.sched == nil {
 		r.sched = Serial{}
-		if cfg.Batch > 1 {
+		if _, ok := m.(backend.Batcher); ok && cfg.Batch > 1 {
 			r.sched = NewBatching(m, cfg.Vocab, BatchConfig{MaxSeqs: cfg.Batch})
 		}
 	}
