@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/kvlab/kvlab/internal/limits"
+	"github.com/kvlab/kvlab/native/backend"
 	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/kvq"
 	"github.com/kvlab/kvlab/native/lab"
@@ -40,6 +41,9 @@ func checkConfigBounds(cfg *Config) error {
 		return fmt.Errorf("server: %w", err)
 	}
 	if err := limits.Int("--max-concurrent", int64(cfg.MaxConcurrent), 0, 1024, ""); err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	if err := limits.Int("--batch", int64(cfg.Batch), 0, 1024, ""); err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
 	if err := limits.Int("--max-queue", int64(cfg.MaxQueue), -1, 1<<16, ""); err != nil {
@@ -108,6 +112,21 @@ func checkMaxTokensBound(name string, n int) error {
 		return limitsError(err)
 	}
 	return nil
+}
+
+// finiteBatch is finiteForward for the batched pass: every step's logits.
+func finiteBatch(f backend.BatchForwardFunc) backend.BatchForwardFunc {
+	return func(steps []model.SeqStep) error {
+		if err := f(steps); err != nil {
+			return err
+		}
+		for _, st := range steps {
+			if err := model.CheckLogits(st.Logits); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 // finiteForward reports non-finite logits (NaN weights) as an error of the forward pass, so a

@@ -166,17 +166,26 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 			log.Warn(e.KVWarning, "model", info.Name)
 		}
 	}
-	if e.Weights, err = be.Load(mdl, backend.LoadOptions{Hook: e.hook}); err != nil {
+	opts := backend.LoadOptions{Hook: e.hook}
+	if cfg.ForwardHook == nil {
+		// The batched pass, checked as the single one (a ForwardHook sees every pass: the CPU
+		// then runs no batched pass).
+		opts.BatchHook = finiteBatch
+	}
+	if e.Weights, err = be.Load(mdl, opts); err != nil {
 		return fail(fmt.Errorf("--device %s: %w", cfg.Device, err))
 	}
 	var check func([]float32) error
 	if cfg.Device != DeviceCPU {
 		check = model.CheckLogits // the CPU pass checks its own (hook)
 	}
-	rcfg := runner.Config{Cache: ccfg, Vocab: mdl.Hparams.Vocab, Keep: sessions, Device: e.Device, CheckLogits: check,
+	rcfg := runner.Config{Cache: ccfg, Vocab: mdl.Hparams.Vocab, Keep: sessions, Device: e.Device, CheckLogits: check, Batch: cfg.Batch,
 		OnPool: func() { m.kvBytes(e) }}
 	if e.runner, err = runner.New(e.Weights, e.Tok, rcfg); err != nil { // fail at load, not at the first request
 		return fail(err)
+	}
+	if b, ok := e.runner.Scheduler().(*runner.Batching); ok {
+		m.batching(info.Name, b)
 	}
 	if cfg.DataDir != "" && cfg.Device == DeviceCPU {
 		if e.kv, err = newKVPersist(cfg.DataDir, runner.ModelIdentity(mdl, info.Path), cfg.SessionBytes, log); err != nil {
@@ -253,6 +262,7 @@ func choosePair(user kvq.Pair, shape calc.Shape, ctx, sessions int, weights int6
 
 // Close releases the model. No generation may run.
 func (e *Engine) Close() error {
+	e.metrics.batching(e.Info.Name, nil)
 	e.runner.Close()
 	e.Weights.Close()
 	return e.Model.Close()

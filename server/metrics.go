@@ -2,6 +2,9 @@ package server
 
 import (
 	"strconv"
+	"sync"
+
+	"github.com/kvlab/kvlab/native/runner"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -22,11 +25,65 @@ type metrics struct {
 	busy       prometheus.Counter
 	abTokens   prometheus.Counter
 	wsSessions *prometheus.GaugeVec
+	batch      *batchCollector
+}
+
+// batchCollector reports each model's continuous-batching scheduler: the sequences of its last
+// pass, the steps waiting for one, and the passes and tokens run.
+type batchCollector struct {
+	mu     sync.Mutex
+	scheds map[string]*runner.Batching
+
+	size, queue, passes, tokens *prometheus.Desc
+}
+
+func newBatchCollector() *batchCollector {
+	return &batchCollector{scheds: map[string]*runner.Batching{},
+		size: prometheus.NewDesc("kvlab_batch_size", "Sequences in the model's last forward pass (continuous batching).", []string{"model"}, nil),
+		queue: prometheus.NewDesc("kvlab_batch_queue", "Generation steps waiting for the model's next forward pass (decode tokens and prompt chunks).",
+			[]string{"model"}, nil),
+		passes: prometheus.NewDesc("kvlab_batch_passes_total", "Batched forward passes run.", []string{"model"}, nil),
+		tokens: prometheus.NewDesc("kvlab_batch_tokens_total", "Tokens run by batched forward passes.", []string{"model"}, nil),
+	}
+}
+
+func (c *batchCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.size
+	ch <- c.queue
+	ch <- c.passes
+	ch <- c.tokens
+}
+
+func (c *batchCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for name, b := range c.scheds {
+		st := b.Stats()
+		ch <- prometheus.MustNewConstMetric(c.size, prometheus.GaugeValue, float64(st.Batch), name)
+		ch <- prometheus.MustNewConstMetric(c.queue, prometheus.GaugeValue, float64(st.Queue), name)
+		ch <- prometheus.MustNewConstMetric(c.passes, prometheus.CounterValue, float64(st.Passes), name)
+		ch <- prometheus.MustNewConstMetric(c.tokens, prometheus.CounterValue, float64(st.Tokens), name)
+	}
+}
+
+// batching reports model's scheduler on /metrics (nil: no more).
+func (m *metrics) batching(model string, b *runner.Batching) {
+	if m == nil {
+		return
+	}
+	m.batch.mu.Lock()
+	defer m.batch.mu.Unlock()
+	if b == nil {
+		delete(m.batch.scheds, model)
+		return
+	}
+	m.batch.scheds[model] = b
 }
 
 func newMetrics() *metrics {
 	m := &metrics{
-		reg: prometheus.NewRegistry(),
+		reg:   prometheus.NewRegistry(),
+		batch: newBatchCollector(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kvlab_http_requests_total", Help: "HTTP requests by route and status code.",
 		}, []string{"route", "code"}),
@@ -63,7 +120,7 @@ func newMetrics() *metrics {
 			Name: "kvlab_websockets_open", Help: "Open websocket connections by endpoint.",
 		}, []string{"endpoint"}),
 	}
-	m.reg.MustRegister(m.requests, m.tokens, m.tps, m.tpsHist, m.ttft, m.kv, m.queue, m.active, m.busy, m.abTokens, m.wsSessions,
+	m.reg.MustRegister(m.requests, m.tokens, m.tps, m.tpsHist, m.ttft, m.kv, m.queue, m.active, m.busy, m.abTokens, m.wsSessions, m.batch,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -156,7 +156,8 @@ func TestOpenAI(t *testing.T) {
 	}
 	m := body(t, r)
 	for _, want := range []string{`kvlab_tokens_total{kind="generated",model="stories260K"}`, `kvlab_http_requests_total{code="200",route="/v1/chat/completions"}`,
-		`kvlab_decode_tokens_per_second{model="stories260K"}`, `kvlab_kv_bytes{format="f16/f16",model="stories260K"}`, `kvlab_time_to_first_token_seconds_count{model="stories260K"}`} {
+		`kvlab_decode_tokens_per_second{model="stories260K"}`, `kvlab_kv_bytes{format="f16/f16",model="stories260K"}`, `kvlab_time_to_first_token_seconds_count{model="stories260K"}`,
+		`kvlab_batch_size{model="stories260K"}`, `kvlab_batch_queue{model="stories260K"} 0`, `kvlab_batch_passes_total{model="stories260K"}`} {
 		if !strings.Contains(m, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}

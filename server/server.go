@@ -38,6 +38,7 @@ const DefaultAddr = "127.0.0.1:8080"
 // Defaults of Config's limits.
 const (
 	DefaultMaxConcurrent   = 4
+	DefaultBatch           = 16
 	DefaultMaxQueue        = 64
 	DefaultQueueWait       = 2 * time.Minute
 	DefaultMaxBodyBytes    = 2 << 20
@@ -84,6 +85,10 @@ type Config struct {
 	MaxConcurrent int
 	MaxQueue      int
 	QueueWait     time.Duration
+	// Batch is the most generations one CPU forward pass runs (continuous batching: the decode
+	// token of each running generation and a chunk of a waiting prompt share the pass, each
+	// weight read once); 0 means DefaultBatch, 1 runs each generation's passes on its own.
+	Batch int
 	// MaxBodyBytes limits a request body; MaxMessageBytes a websocket message.
 	MaxBodyBytes    int64
 	MaxMessageBytes int64
@@ -198,8 +203,8 @@ func New(cfg Config) (*Server, error) {
 		}
 		cfg.userPair = p
 	}
-	if cfg.Ctx < 0 || cfg.MaxConcurrent < 0 || cfg.Threads < 0 {
-		return nil, errors.New("server: ctx, threads and max concurrent must not be negative")
+	if cfg.Ctx < 0 || cfg.MaxConcurrent < 0 || cfg.Threads < 0 || cfg.Batch < 0 {
+		return nil, errors.New("server: ctx, threads, max concurrent and batch must not be negative")
 	}
 	if err := checkConfigBounds(&cfg); err != nil {
 		return nil, err
@@ -210,6 +215,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	def(&cfg.MaxConcurrent, DefaultMaxConcurrent)
+	def(&cfg.Batch, DefaultBatch)
 	def(&cfg.MaxSessions, DefaultMaxSessions)
 	switch {
 	case cfg.MaxQueue == 0:

@@ -28,6 +28,7 @@ type serveOptions struct {
 	sessionBytes  int64
 	noPersist     bool
 	maxConcurrent int
+	batch         int
 	maxQueue      int
 	threads       int
 	device        string
@@ -104,6 +105,7 @@ At most --max-concurrent generations run at once and --max-queue wait; past that
 	f.Int64Var(&o.sessionBytes, "session-bytes", server.DefaultSessionBytes, "bytes of KV snapshots of chat turns kept on disk per model")
 	f.BoolVar(&o.noPersist, "no-persist", false, "keep chat sessions in memory only (lost on restart)")
 	f.IntVar(&o.maxConcurrent, "max-concurrent", server.DefaultMaxConcurrent, "generations running at once")
+	f.IntVar(&o.batch, "batch", server.DefaultBatch, "most generations one CPU forward pass runs (continuous batching); 1 runs each on its own")
 	f.IntVar(&o.maxQueue, "max-queue", server.DefaultMaxQueue, "generations waiting for a slot before requests are refused as busy (0: none)")
 	f.IntVar(&o.threads, "threads", 0, "threads per forward pass; 0 uses every CPU")
 	f.StringVar(&o.device, "device", "cpu", "where the forward pass runs: cpu or cuda")
@@ -123,6 +125,9 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
 	if o.maxConcurrent < 1 {
 		return fmt.Errorf("--max-concurrent %d: must be at least 1", o.maxConcurrent)
+	}
+	if o.batch < 1 {
+		return fmt.Errorf("--batch %d: must be at least 1", o.batch)
 	}
 	if o.maxQueue < 0 {
 		return fmt.Errorf("--max-queue %d: must not be negative", o.maxQueue)
@@ -146,7 +151,7 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	srv, err := server.New(server.Config{
 		Addr: o.addr, Logger: log, APIKey: o.apiKey, Models: models, Places: places.Describe(), KV: o.kv, Ctx: o.ctx, KVWindow: o.kvWindow, KVSinks: o.kvSinks,
 		DataDir: persistDir(o, historyPath), SessionBytes: o.sessionBytes,
-		Threads: o.threads, Device: o.device, MaxConcurrent: o.maxConcurrent, MaxQueue: queue, HistoryPath: historyPath,
+		Threads: o.threads, Device: o.device, MaxConcurrent: o.maxConcurrent, Batch: o.batch, MaxQueue: queue, HistoryPath: historyPath,
 		AllowHosts: o.allowHosts,
 	})
 	if err != nil {
