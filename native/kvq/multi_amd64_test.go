@@ -33,10 +33,13 @@ func TestMultiQueryAVX2Kernels(t *testing.T) {
 // withAVX2Kernels runs f with the AVX2 kernels selected (and the VNNI ones off), whatever the
 // CPU prefers.
 func withAVX2Kernels(f func()) {
-	f16, q8, q4, tq, bf := multiF16, multiQ8_0, multiQ4_0, multiTQ4, multiBF16
+	f16, q8, q4, tq, bf, iq := multiF16, multiQ8_0, multiQ4_0, multiTQ4, multiBF16, multiIQ4NL
 	multiF16, multiQ8_0, multiQ4_0, multiTQ4 = avx2Kernels[0], avx2Kernels[1], avx2Kernels[2], tq4AVX2
 	multiBF16 = &multiKernels{multiScoresBF16AVX2, multiAccBF16AVX2}
-	defer func() { multiF16, multiQ8_0, multiQ4_0, multiTQ4, multiBF16 = f16, q8, q4, tq, bf }()
+	multiIQ4NL = &multiKernels{multiScoresIQ4NLAVX2, multiAccIQ4NLAVX2}
+	defer func() {
+		multiF16, multiQ8_0, multiQ4_0, multiTQ4, multiBF16, multiIQ4NL = f16, q8, q4, tq, bf, iq
+	}()
 	withoutVNNI(f)
 }
 

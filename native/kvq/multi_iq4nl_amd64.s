@@ -1,0 +1,240 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// iq4_nl's AVX-512 MultiQuery kernels: multi_amd64.s's q4_0 kernels (iq4_nl has q4_0's block
+// layout: an f16 scale and 16 bytes of nibbles, low nibbles values 0..15) with iq4_nl's
+// non-uniform levels (·iq4nlLevels, Z31) in the table the block scale multiplies and VPERMPS
+// reads.
+
+#define DEC_IQ4NL(p, lo, hi, t) \
+	MOVWLZX (p), AX; \
+	VMULPS.BCST (R14)(AX*4), Z31, t; \
+	VPMOVZXBD 2(p), lo; \
+	VPSRLD $4, lo, hi; \
+	VPERMPS t, lo, lo; \
+	VPERMPS t, hi, hi
+
+// PFDIST is multi_amd64.s's prefetch distance.
+#define PFDIST 6144
+
+#define CONSTS \
+	MOVQ ·f16Table(SB), R14; \
+	VMOVUPS ·iq4nlLevels(SB), Z31; \
+	VMOVUPS ·reduceOrder(SB), Z29
+
+// func multiScoresIQ4NLAVX512(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+// Rows go in pairs, a and b (b = a on an odd last row), each query's partial sums in one
+// vector per row: Z0..Z3 for a, Z16..Z19 for b. The eight sums are then reduced together.
+// The group's eight query vectors are loaded once into Z10..Z15, Z20, Z21 and serve both
+// rows: half the loads of memory-operand FMAs, and no indexed FMA operands to unlaminate.
+TEXT ·multiScoresIQ4NLAVX512(SB), NOSPLIT, $0-64
+	MOVQ q+0(FP), SI
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX                // bytes between queries
+	LEAQ (DX)(DX*2), R13       // 3 queries
+	MOVQ nv+16(FP), R11
+	SHRQ $5, R11               // 32-value groups per row
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	MOVQ m+40(FP), R10
+	MOVQ out+48(FP), R9
+	CONSTS
+	TESTQ R10, R10
+	JZ   multiScoresIQ4NLAVX512_done
+	TESTQ R11, R11
+	JZ   multiScoresIQ4NLAVX512_done
+
+multiScoresIQ4NLAVX512_pair:
+	CMPQ R10, $1
+	JNE  multiScoresIQ4NLAVX512_two
+	XORQ R8, R8                // odd last row: b reads a again
+multiScoresIQ4NLAVX512_two:
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z16, Z16, Z16
+	VXORPS Z17, Z17, Z17
+	VXORPS Z18, Z18, Z18
+	VXORPS Z19, Z19, Z19
+	MOVQ DI, BX
+	LEAQ (DI)(R8*1), R15
+	MOVQ SI, CX
+	MOVQ R11, R12
+
+multiScoresIQ4NLAVX512_blk:
+	PREFETCHT0 PFDIST(BX)
+	PREFETCHT0 PFDIST(R15)
+	DEC_IQ4NL(BX, Z4, Z5, Z6)
+	DEC_IQ4NL(R15, Z7, Z8, Z9)
+	VMOVUPS (CX), Z10
+	VMOVUPS 64(CX), Z11
+	VMOVUPS (CX)(DX*1), Z12
+	VMOVUPS 64(CX)(DX*1), Z13
+	VMOVUPS (CX)(DX*2), Z14
+	VMOVUPS 64(CX)(DX*2), Z15
+	VMOVUPS (CX)(R13*1), Z20
+	VMOVUPS 64(CX)(R13*1), Z21
+	VFMADD231PS Z10, Z4, Z0
+	VFMADD231PS Z11, Z5, Z0
+	VFMADD231PS Z10, Z7, Z16
+	VFMADD231PS Z11, Z8, Z16
+	VFMADD231PS Z12, Z4, Z1
+	VFMADD231PS Z13, Z5, Z1
+	VFMADD231PS Z12, Z7, Z17
+	VFMADD231PS Z13, Z8, Z17
+	VFMADD231PS Z14, Z4, Z2
+	VFMADD231PS Z15, Z5, Z2
+	VFMADD231PS Z14, Z7, Z18
+	VFMADD231PS Z15, Z8, Z18
+	VFMADD231PS Z20, Z4, Z3
+	VFMADD231PS Z21, Z5, Z3
+	VFMADD231PS Z20, Z7, Z19
+	VFMADD231PS Z21, Z8, Z19
+	ADDQ $18, BX
+	ADDQ $18, R15
+	ADDQ $128, CX
+	DECQ R12
+	JNZ  multiScoresIQ4NLAVX512_blk
+
+	// Sum each vector's 16 lanes: 128-bit lanes first, pairing queries, then within lanes.
+	VSHUFF32X4 $0x44, Z1, Z0, Z4
+	VSHUFF32X4 $0xEE, Z1, Z0, Z5
+	VADDPS Z5, Z4, Z4          // [a0 ×8 | a1 ×8]
+	VSHUFF32X4 $0x44, Z3, Z2, Z5
+	VSHUFF32X4 $0xEE, Z3, Z2, Z6
+	VADDPS Z6, Z5, Z5          // [a2 ×8 | a3 ×8]
+	VSHUFF32X4 $0x44, Z17, Z16, Z7
+	VSHUFF32X4 $0xEE, Z17, Z16, Z8
+	VADDPS Z8, Z7, Z7          // [b0 ×8 | b1 ×8]
+	VSHUFF32X4 $0x44, Z19, Z18, Z8
+	VSHUFF32X4 $0xEE, Z19, Z18, Z9
+	VADDPS Z9, Z8, Z8          // [b2 ×8 | b3 ×8]
+	VSHUFF32X4 $0x88, Z5, Z4, Z6
+	VSHUFF32X4 $0xDD, Z5, Z4, Z9
+	VADDPS Z9, Z6, Z6          // 128-bit lane h: four partial sums of a_h
+	VSHUFF32X4 $0x88, Z8, Z7, Z9
+	VSHUFF32X4 $0xDD, Z8, Z7, Z10
+	VADDPS Z10, Z9, Z9         // the same for b_h
+	VSHUFPS $0x88, Z9, Z6, Z10
+	VSHUFPS $0xDD, Z9, Z6, Z11
+	VADDPS Z11, Z10, Z10
+	VSHUFPS $0x88, Z10, Z10, Z11
+	VSHUFPS $0xDD, Z10, Z10, Z12
+	VADDPS Z12, Z11, Z11       // lane h: [a_h, b_h, a_h, b_h]
+	VPERMPS Z11, Z29, Z11      // [a0 a1 a2 a3 b0 b1 b2 b3 …]
+	VMOVUPS X11, (R9)
+	CMPQ R10, $1
+	JEQ  multiScoresIQ4NLAVX512_done
+	VEXTRACTF32X4 $1, Z11, X12
+	MOVQ ostride+56(FP), AX
+	VMOVUPS X12, (R9)(AX*1)
+
+	LEAQ (DI)(R8*2), DI
+	LEAQ (R9)(AX*2), R9
+	SUBQ $2, R10
+	JNZ  multiScoresIQ4NLAVX512_pair
+
+multiScoresIQ4NLAVX512_done:
+	VZEROUPPER
+	RET
+
+// func multiAccIQ4NLAVX512(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+// Rows go in tiles of 64 so a tile stays in L1 while its 32-value groups are read one by one,
+// each group's four pairs of accumulator vectors held in registers across the tile.
+TEXT ·multiAccIQ4NLAVX512(SB), NOSPLIT, $16-64
+	MOVQ acc+0(FP), SI
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX                // bytes between accumulators
+	LEAQ (DX)(DX*2), R13
+	MOVQ rows+24(FP), DI
+	MOVQ m+40(FP), R10
+	MOVQ w+48(FP), R9
+	CONSTS
+	TESTQ R10, R10
+	JZ   multiAccIQ4NLAVX512_done
+	MOVQ nv+16(FP), AX
+	SHRQ $5, AX
+	TESTQ AX, AX
+	JZ   multiAccIQ4NLAVX512_done
+
+multiAccIQ4NLAVX512_tile:
+	MOVQ R10, AX               // rows in this tile
+	CMPQ AX, $64
+	JLE  multiAccIQ4NLAVX512_tn
+	MOVQ $64, AX
+multiAccIQ4NLAVX512_tn:
+	MOVQ AX, tn-8(SP)
+	MOVQ rb+32(FP), R12
+	SHLQ $6, R12
+	LEAQ (DI)(R12*1), R15      // the next tile, prefetched 18 bytes a row step: the four
+	                           // passes over this tile cover it evenly
+	MOVQ nv+16(FP), R11
+	SHRQ $5, R11
+	XORQ BX, BX                // byte offset of the group in a row
+	MOVQ SI, CX                // accumulators of the group
+
+multiAccIQ4NLAVX512_grp:
+	VMOVUPS (CX), Z0
+	VMOVUPS 64(CX), Z1
+	VMOVUPS (CX)(DX*1), Z2
+	VMOVUPS 64(CX)(DX*1), Z3
+	VMOVUPS (CX)(DX*2), Z4
+	VMOVUPS 64(CX)(DX*2), Z5
+	VMOVUPS (CX)(R13*1), Z6
+	VMOVUPS 64(CX)(R13*1), Z7
+	LEAQ (DI)(BX*1), R12
+	MOVQ R9, R8
+	MOVQ tn-8(SP), AX
+	IMULQ rb+32(FP), AX
+	ADDQ R12, AX
+	MOVQ AX, end-16(SP)        // past this pass's last row
+
+multiAccIQ4NLAVX512_row:
+	PREFETCHT0 (R15)
+	ADDQ $18, R15
+	DEC_IQ4NL(R12, Z8, Z9, Z10)
+	VBROADCASTSS (R8), Z11
+	VFMADD231PS Z11, Z8, Z0
+	VFMADD231PS Z11, Z9, Z1
+	VBROADCASTSS 4(R8), Z12
+	VFMADD231PS Z12, Z8, Z2
+	VFMADD231PS Z12, Z9, Z3
+	VBROADCASTSS 8(R8), Z13
+	VFMADD231PS Z13, Z8, Z4
+	VFMADD231PS Z13, Z9, Z5
+	VBROADCASTSS 12(R8), Z14
+	VFMADD231PS Z14, Z8, Z6
+	VFMADD231PS Z14, Z9, Z7
+	ADDQ rb+32(FP), R12
+	ADDQ wstride+56(FP), R8
+	CMPQ R12, end-16(SP)
+	JNE  multiAccIQ4NLAVX512_row
+
+	VMOVUPS Z0, (CX)
+	VMOVUPS Z1, 64(CX)
+	VMOVUPS Z2, (CX)(DX*1)
+	VMOVUPS Z3, 64(CX)(DX*1)
+	VMOVUPS Z4, (CX)(DX*2)
+	VMOVUPS Z5, 64(CX)(DX*2)
+	VMOVUPS Z6, (CX)(R13*1)
+	VMOVUPS Z7, 64(CX)(R13*1)
+	ADDQ $18, BX
+	ADDQ $128, CX
+	DECQ R11
+	JNZ  multiAccIQ4NLAVX512_grp
+
+	MOVQ tn-8(SP), AX
+	MOVQ AX, R12
+	IMULQ rb+32(FP), R12
+	ADDQ R12, DI
+	MOVQ AX, R12
+	IMULQ wstride+56(FP), R12
+	ADDQ R12, R9
+	SUBQ AX, R10
+	JNZ  multiAccIQ4NLAVX512_tile
+
+multiAccIQ4NLAVX512_done:
+	VZEROUPPER
+	RET
