@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -118,6 +119,11 @@ func (b *Batching) Stats() BatchStats {
 func (b *Batching) Forward(ctx context.Context, batch []Step) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	for _, st := range batch {
+		if len(st.Tokens) == 0 {
+			return errors.New("runner: a step of no tokens")
+		}
 	}
 	if len(batch) == 0 {
 		return nil

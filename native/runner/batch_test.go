@@ -188,3 +188,14 @@ func TestBatchingCancelWhileQueued(t *testing.T) {
 		t.Fatalf("%v, stop %q, prefilled %d", err, res.Stop, res.Prefilled)
 	}
 }
+
+// TestBatchingEmptyStep: a step of no tokens is an error, not a pass.
+func TestBatchingEmptyStep(t *testing.T) {
+	b := NewBatching(nil, 8, BatchConfig{})
+	if err := b.Forward(context.Background(), []Step{{Seq: &Sequence{}}}); err == nil {
+		t.Fatal("no error")
+	}
+	if err := b.Forward(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+}
