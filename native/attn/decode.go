@@ -9,11 +9,14 @@ import (
 
 // Shape is the attention geometry of one layer.
 type Shape struct {
-	Heads     int // query heads
-	KVHeads   int // KV heads; Heads must be a multiple of it
-	HeadDimK  int // values per query and key row
-	HeadDimV  int // values per value row and per output head
-	Scale     float32
+	Heads    int // query heads
+	KVHeads  int // KV heads; Heads must be a multiple of it
+	HeadDimK int // values per query and key row
+	HeadDimV int // values per value row and per output head
+	Scale    float32
+	// SoftCap, when positive, caps every scaled score x as SoftCap·tanh(x/SoftCap) before the
+	// softmax (gemma2's attention logit soft-capping).
+	SoftCap   float32
 	ChunkSize int // cells per work item on the fast path; 0 picks a default
 	Threads   int // goroutines on the fast path; ≤ 1 runs on the caller's goroutine
 }
@@ -58,6 +61,9 @@ func DecodeReference(out, q []float32, s Shape, keys, vals []Rows, lo, hi int) e
 				d += float64(x) * float64(k[i])
 			}
 			scores[j-lo] = float64(s.Scale) * d
+			if c := float64(s.SoftCap); c > 0 {
+				scores[j-lo] = c * math.Tanh(scores[j-lo]/c)
+			}
 			m = math.Max(m, scores[j-lo])
 		}
 		var sum float64
@@ -335,11 +341,24 @@ func (j *decodeJob) run(item int, sc *scratch) {
 	sco := sc.scores(group * m)
 	scoresMulti(j.keys[g], pq, group, ql, a, sco, sc)
 	mx, sums := sc.heads(group)
-	softmaxRows(sco, group, s.Scale, mx, sums)
+	scale := s.Scale
+	if s.SoftCap > 0 {
+		softCap(sco, scale, s.SoftCap)
+		scale = 1
+	}
+	softmaxRows(sco, group, scale, mx, sums)
 	acc := j.accs[item*group*accLen : (item+1)*group*accLen]
 	accumulateMulti(j.vals[g], acc, group, accLen, sco, a, sc)
 	for i := 0; i < group; i++ {
 		j.parts[(g*group+i)*j.nChunks+c] = part{max: mx[i], sum: sums[i], acc: acc[i*accLen : (i+1)*accLen]}
+	}
+}
+
+// softCap writes x = c·tanh(scale·x/c) for every score.
+func softCap(sco []float32, scale, c float32) {
+	k := float64(scale / c)
+	for i, x := range sco {
+		sco[i] = c * float32(math.Tanh(float64(x)*k))
 	}
 }
 
