@@ -13,6 +13,9 @@ func EstimateBytes(cfg Config) int64 {
 	if cfg.Layers <= 0 || cfg.KVHeads <= 0 || cfg.MaxCells <= 0 || !cfg.Pair.Valid() {
 		return 0
 	}
+	if len(cfg.Windows) > 0 {
+		return estimateWindows(cfg)
+	}
 	if cfg.Recent > 0 {
 		tail, ring, sinks := mixedGeometry(cfg)
 		perLayer := float64(cfg.Pair.Bytes(int64(tail), cfg.HeadDimK, cfg.HeadDimV, cfg.KVHeads)) +
@@ -33,4 +36,25 @@ func saturate(total float64) int64 {
 		return math.MaxInt64
 	}
 	return int64(math.Ceil(total))
+}
+
+// estimateWindows is EstimateBytes of a cache with sliding-window layers: each layer as a cache
+// of its own.
+func estimateWindows(cfg Config) int64 {
+	var total float64
+	one := cfg
+	one.Layers, one.Windows = 1, nil
+	for l := 0; l < cfg.Layers; l++ {
+		w := cfg.layerWindow(l)
+		if w == 0 {
+			total += float64(EstimateBytes(one))
+			continue
+		}
+		k := cfg.Pair.K.Bytes(int64(w), cfg.HeadDimK, cfg.KVHeads)
+		if cfg.Pair.K.Grouped() {
+			k = cfg.Pair.K.Bytes(int64(cfg.MaxCells), cfg.HeadDimK, cfg.KVHeads) + int64(cfg.KVHeads)*int64(kvq.Q2KStagingBytes(cfg.HeadDimK))
+		}
+		total += float64(k) + float64(cfg.Pair.V.Bytes(int64(w), cfg.HeadDimV, cfg.KVHeads))
+	}
+	return saturate(total)
 }

@@ -40,6 +40,10 @@ type Config struct {
 	// Seed picks the rotations of tq4, the turbo tiers and the rotated formats (deterministic per
 	// seed, layer and head).
 	Seed uint64
+	// Windows, when set, has one entry per layer: a positive entry makes that layer a
+	// sliding-window layer that holds only its last Windows[l] cells, in a ring (ring.go); 0
+	// keeps the whole context. Window, Sinks and Recent apply to the other layers only.
+	Windows []int
 }
 
 // Cache is the KV cache of one sequence. It is not safe for concurrent writes; reads of a
@@ -98,6 +102,9 @@ func New(cfg Config) (*Cache, error) {
 	if err := checkMixed(cfg); err != nil {
 		return nil, err
 	}
+	if err := checkWindows(cfg); err != nil {
+		return nil, err
+	}
 	if cfg.KGain == 0 {
 		cfg.KGain = 1
 	}
@@ -114,18 +121,26 @@ func New(cfg Config) (*Cache, error) {
 	}
 	for l := 0; l < cfg.Layers; l++ {
 		ly := &layer{}
+		ring := cfg.layerWindow(l)
 		for h := 0; h < cfg.KVHeads; h++ {
-			ks, err := newStore(cfg.Pair.K, cfg.HeadDimK, cfg, cells, l, h, true)
-			if err != nil {
-				return nil, fmt.Errorf("kvcache: K: %w", err)
+			var ks, vs store
+			var err error
+			if ring > 0 {
+				ks, vs, err = newRingStores(cfg, ring, l, h)
+			} else {
+				ks, err = newStore(cfg.Pair.K, cfg.HeadDimK, cfg, cells, l, h, true)
+				if err != nil {
+					return nil, fmt.Errorf("kvcache: K: %w", err)
+				}
+				vs, err = newStore(cfg.Pair.V, cfg.HeadDimV, cfg, cells, l, h, false)
 			}
-			vs, err := newStore(cfg.Pair.V, cfg.HeadDimV, cfg, cells, l, h, false)
 			if err != nil {
 				return nil, fmt.Errorf("kvcache: V: %w", err)
 			}
 			ly.k, ly.v = append(ly.k, ks), append(ly.v, vs)
 		}
 		switch {
+		case ring > 0:
 		case cfg.Recent > 0:
 			var err error
 			if ly.mx, err = newMixed(cfg); err != nil {
@@ -303,6 +318,13 @@ func (c *Cache) Truncate(n int) error {
 			if n < ly.written && ly.written > 0 && n < (ly.written-1)/kvq.GroupCells*kvq.GroupCells {
 				return fmt.Errorf("kvcache: %w: %s can truncate %d cells back to %d at the earliest, not %d",
 					kvq.ErrUnsupported, c.cfg.Pair.K, ly.written, (ly.written-1)/kvq.GroupCells*kvq.GroupCells, n)
+			}
+		}
+	}
+	for l, ly := range c.layers {
+		if w := c.cfg.layerWindow(l); w > 0 {
+			if err := ringTruncatable(ly.written, n, w); err != nil {
+				return err
 			}
 		}
 	}

@@ -154,6 +154,11 @@ func (c *Cache) snapshottable(tokens []int32) error {
 	if c.cfg.Pair.K.Grouped() {
 		return fmt.Errorf("kvcache: %w: %s keeps per-group state a snapshot does not hold", ErrSnapshotUnsupported, c.cfg.Pair.K)
 	}
+	for l := range c.layers {
+		if c.cfg.layerWindow(l) > 0 {
+			return fmt.Errorf("kvcache: %w: layer %d is a sliding-window ring", ErrSnapshotUnsupported, l)
+		}
+	}
 	if len(tokens) != c.n {
 		return fmt.Errorf("kvcache: snapshot of %d cells with %d tokens: they must match", c.n, len(tokens))
 	}

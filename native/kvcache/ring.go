@@ -1,0 +1,144 @@
+package kvcache
+
+import (
+	"fmt"
+
+	"github.com/kvlab/kvlab/native/kvq"
+)
+
+// A sliding-window layer (Config.Windows) keeps only its last window cells: each KV head's
+// rows lie in a ring of min(window, MaxCells) cells, position p in slot p mod window, so the
+// layer's memory is the planner's sliding-window figure (plan/calc's Sliding kind) however long
+// the context. Readers take positions, as for any layer; a range of cells that wraps is read
+// as its two runs of slots. Attention over the layer must not reach further back than the
+// window (the model's sliding-window mask): older positions read newer cells. A ring layer
+// has no FP16 overlay or mixed f16 window (its cells are few and all recent); a group K format
+// (q2k), whose groups are quantized in place, keeps the full context on the layer.
+
+// ringStore is one KV head's K or V of a sliding-window layer in a row format.
+type ringStore struct {
+	*rowStore
+	w int // slots
+	n int // positions written
+}
+
+func newRingStore(s *rowStore, w int) *ringStore { return &ringStore{rowStore: s, w: w} }
+
+// Len is the number of positions written (the ring holds the last min(Len, w)).
+func (s *ringStore) Len() int { return s.n }
+
+// runs calls f for each run of consecutive slots of the m cells from position lo: the run's
+// first slot, its offset among the m cells and its length.
+func (s *ringStore) runs(lo, m int, f func(slot, off, n int)) {
+	for off := 0; off < m; {
+		slot := (lo + off) % s.w
+		n := min(m-off, s.w-slot)
+		f(slot, off, n)
+		off += n
+	}
+}
+
+func (s *ringStore) Scores(pq []float32, lo int, out []float32) {
+	s.runs(lo, len(out), func(slot, off, n int) { s.RowStore.Scores(pq, slot, out[off:off+n]) })
+}
+
+func (s *ringStore) ScoresMulti(pq []float32, n, lo int, out []float32) {
+	s.runs(lo, len(out)/n, func(slot, off, m int) { s.RowStore.ScoresMulti(pq, n, slot, out[off*n:(off+m)*n]) })
+}
+
+func (s *ringStore) Accumulate(acc []float32, w []float32, lo int) {
+	s.runs(lo, len(w), func(slot, off, n int) { s.RowStore.Accumulate(acc, w[off:off+n], slot) })
+}
+
+func (s *ringStore) AccumulateMulti(acc []float32, n int, w []float32, lo int) {
+	s.runs(lo, len(w)/n, func(slot, off, m int) { s.RowStore.AccumulateMulti(acc, n, w[off*n:(off+m)*n], slot) })
+}
+
+func (s *ringStore) Row(dst []float32, i int) { s.RowStore.Row(dst, i%s.w) }
+
+// write encodes the cells at positions pos … pos+n−1 into their slots (of a write longer than
+// the ring, only the last w cells stay). A first write into the empty ring calibrates the
+// rotated formats on all its cells, as a plain store does.
+func (s *ringStore) write(pos int, rows []float32, n int) {
+	rb, d := s.Codec.RowBytes(), s.Codec.Dim()
+	if pos == 0 && n > 0 {
+		if s.cal != nil {
+			s.cal.Calibrate(rows[:n*d], n)
+		}
+		if s.choose != nil {
+			s.choose.ChooseRotation(rows[:n*d], n)
+		}
+	}
+	for i := max(0, n-s.w); i < n; i++ {
+		slot := (pos + i) % s.w
+		s.Codec.Encode(s.Data[slot*rb:(slot+1)*rb], rows[i*d:(i+1)*d])
+	}
+}
+
+func (s *ringStore) setLen(n int) { s.n, s.N = n, min(n, s.w) }
+
+// truncate forgets the positions ≥ n. It fails when the ring has wrapped and cells would be
+// needed that the forgotten ones overwrote.
+func (s *ringStore) truncate(n int) error {
+	if n >= s.n {
+		return nil
+	}
+	if err := ringTruncatable(s.n, n, s.w); err != nil {
+		return err
+	}
+	s.setLen(n)
+	return nil
+}
+
+func (s *ringStore) reset() { s.setLen(0) }
+
+// ringTruncatable says whether a ring of w slots holding written positions can go back to n:
+// only when no position was overwritten yet (written ≤ w).
+func ringTruncatable(written, n, w int) error {
+	if n >= written || written <= w {
+		return nil
+	}
+	return fmt.Errorf("kvcache: %w: a sliding-window layer of %d cells holding %d positions cannot go back to %d (its ring overwrote the cells needed)",
+		kvq.ErrUnsupported, w, written, n)
+}
+
+// layerWindow is the ring of layer l's row stores: its window capped at MaxCells, 0 for a
+// layer that keeps the whole context.
+func (cfg Config) layerWindow(l int) int {
+	if l >= len(cfg.Windows) || cfg.Windows[l] <= 0 {
+		return 0
+	}
+	return min(cfg.Windows[l], cfg.MaxCells)
+}
+
+// checkWindows checks Config.Windows.
+func checkWindows(cfg Config) error {
+	if len(cfg.Windows) != 0 && len(cfg.Windows) != cfg.Layers {
+		return fmt.Errorf("kvcache: %d sliding windows for %d layers: give one per layer or none", len(cfg.Windows), cfg.Layers)
+	}
+	for l, w := range cfg.Windows {
+		if w < 0 {
+			return fmt.Errorf("kvcache: layer %d: sliding window %d must not be negative", l, w)
+		}
+	}
+	return nil
+}
+
+// newRingStores makes one head's K and V stores of a sliding-window layer of ring slots.
+func newRingStores(cfg Config, ring, l, h int) (k, v store, err error) {
+	if cfg.Pair.K.Grouped() {
+		k, err = newStore(cfg.Pair.K, cfg.HeadDimK, cfg, cfg.MaxCells, l, h, true)
+	} else {
+		k, err = newStore(cfg.Pair.K, cfg.HeadDimK, cfg, ring, l, h, true)
+		if err == nil {
+			k = newRingStore(k.(*rowStore), ring)
+		}
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("K: %w", err)
+	}
+	if v, err = newStore(cfg.Pair.V, cfg.HeadDimV, cfg, ring, l, h, false); err != nil {
+		return nil, nil, err
+	}
+	return k, newRingStore(v.(*rowStore), ring), nil
+}
