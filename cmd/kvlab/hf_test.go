@@ -51,7 +51,7 @@ func TestInspectHFFolderAndArchs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"llama         runs", "gemma2        needs logit soft-capping", "sliding-window attention"} {
+	for _, s := range []string{"llama         runs", "gemma2        runs", "gemma3        needs sliding-window attention"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("--archs lacks %q:\n%s", s, out)
 		}

@@ -147,3 +147,28 @@ func MatMulAdd(b Backend, dst Tensor, w Matrix, x Tensor, bias Vector, tmp Tenso
 	b.MatMul(tmp, w, x, bias)
 	b.Add(dst, tmp)
 }
+
+// AttnOptions extend Attention for the gemma architectures.
+type AttnOptions struct {
+	// Window, when positive, is a sliding window: a query at position p attends only the cells
+	// at positions p−Window+1 … p (llama.cpp's SWA mask, p − pos < Window).
+	Window int
+	// SoftCap, when positive, caps every scaled score x as SoftCap·tanh(x/SoftCap) before the
+	// softmax (attention logit soft-capping).
+	SoftCap float32
+}
+
+// Gemma is the operations the gemma architectures need beyond Backend; an architecture that
+// uses them names the backend's lack of them as its error (see native/model's Arch.Ops).
+type Gemma interface {
+	// AttentionOpts is Attention with a sliding window and soft-capping.
+	AttentionOpts(out, q, k, v Tensor, layer int, scale float32, o AttnOptions)
+	// GeGLU writes gate = GELU(gate) ⊙ up, GELU's tanh approximation
+	// ½z(1 + tanh(√(2/π)(z + 0.044715z³))).
+	GeGLU(gate, up Tensor)
+	// Scale writes x *= s.
+	Scale(x Tensor, s float32)
+	// SoftCapOut caps every value v of the batch's Out as c·tanh(v/c) (final logit
+	// soft-capping; after Logits).
+	SoftCapOut(c float32)
+}

@@ -51,9 +51,18 @@ type Arch struct {
 	// Layer, when set, returns a pointer to a new per-layer struct of weights beyond Block,
 	// bound by its gguf tags with the "blk.N." prefix; Model.Layer(l) returns it.
 	Layer func() any
-	// Check, when set, checks the shapes of the Layer weights against the hyperparameters.
+	// Check, when set, checks the shapes of the Layer weights against the hyperparameters (and
+	// may set the model's per-layer sliding windows and the architecture's own settings).
 	Check func(m *Model) error
+	// Ops names the operations beyond ml.Backend that Forward needs (a device backend without
+	// them names them in its error); Supports, when set, checks that a backend has them.
+	Ops      []string
+	Supports func(b ml.Backend) error
 }
+
+// ArchOps returns the operations beyond ml.Backend that architecture name needs (Arch.Ops),
+// nil for one that needs none or is not registered.
+func ArchOps(name string) []string { return archs[name].Ops }
 
 var archs = map[string]Arch{}
 

@@ -56,6 +56,9 @@ func (m *Model) ForwardBatch(steps []SeqStep) error {
 			return fmt.Errorf("model: sequence %d: cache of %d layers × %d KV heads × %d/%d dims does not fit the model's %d × %d × %d/%d",
 				i, cfg.Layers, cfg.KVHeads, cfg.HeadDimK, cfg.HeadDimV, hp.Layers, hp.KVHeads, hp.HeadDimK, hp.HeadDimV)
 		}
+		if err := m.checkWindows(cfg); err != nil {
+			return fmt.Errorf("model: sequence %d: %w", i, err)
+		}
 		if p0 := st.Cache.Len(); p0+n > st.Cache.Cap() {
 			return fmt.Errorf("model: sequence %d: %d tokens at position %d: %w (capacity %d cells)", i, n, p0, kvcache.ErrKVFull, st.Cache.Cap())
 		}

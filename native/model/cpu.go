@@ -226,6 +226,13 @@ func (c *cpuBackend) Add(x, y ml.Tensor) {
 }
 
 func (c *cpuBackend) Attention(out, q, k, v ml.Tensor, layer int, scale float32) {
+	c.AttentionOpts(out, q, k, v, layer, scale, ml.AttnOptions{})
+}
+
+// AttentionOpts is ml.Gemma's: Attention with a sliding window and soft-capping. On a layer
+// whose cache is a ring (kvcache.Config.Windows), the tokens of a pass that would overwrite
+// cells an earlier token of the same pass still reads are written and attended one at a time.
+func (c *cpuBackend) AttentionOpts(out, q, k, v ml.Tensor, layer int, scale float32, o ml.AttnOptions) {
 	if c.err != nil {
 		return
 	}
@@ -237,28 +244,87 @@ func (c *cpuBackend) Attention(out, q, k, v ml.Tensor, layer int, scale float32)
 		if c.tap != nil {
 			c.tap(layer, p0, n, qd)
 		}
-		if err := s.cache.Write(layer, kt.d[s.lo*kt.cols:s.hi*kt.cols], vt.d[s.lo*vt.cols:s.hi*vt.cols], n); err != nil {
-			c.fail(fmt.Errorf("model: layer %d: %w", layer, err))
-			return
+		ring := 0
+		if layer < len(cfg.Windows) && cfg.Windows[layer] > 0 {
+			ring = min(cfg.Windows[layer], cfg.MaxCells)
+			if o.Window <= 0 || o.Window > cfg.Windows[layer] {
+				c.fail(fmt.Errorf("model: layer %d: the cache keeps a sliding window of %d cells, the layer attends %d", layer, cfg.Windows[layer], o.Window))
+				return
+			}
 		}
 		shape := attn.Shape{Heads: qt.cols / cfg.HeadDimK, KVHeads: cfg.KVHeads, HeadDimK: cfg.HeadDimK, HeadDimV: cfg.HeadDimV,
-			Scale: scale, Threads: 1}
+			Scale: scale, SoftCap: o.SoftCap, Threads: 1}
 		// Attention work in multiply-adds: spread it over threads only when it pays.
-		if work := n * (p0 + n) * shape.Heads * (shape.HeadDimK + shape.HeadDimV); work >= 1<<17 {
+		span := p0 + n
+		if o.Window > 0 {
+			span = min(span, o.Window+n)
+		}
+		if work := n * span * shape.Heads * (shape.HeadDimK + shape.HeadDimV); work >= 1<<17 {
 			shape.Threads = c.m.pool.Threads()
 		}
-		ad := a.d[s.lo*a.cols : s.hi*a.cols]
-		var err error
-		if n == 1 {
-			err = attn.Decode(ad, qd, shape, s.cache.Keys(layer, true), s.cache.Values(layer, true), 0, p0+1)
-		} else {
-			err = attn.Prefill(ad, qd, n, p0, 0, shape, s.cache.Keys(layer, false), s.cache.Values(layer, false))
+		// whole tokens [0, whole) are written and attended together; with a ring, only those
+		// below its first wrap.
+		whole := n
+		if ring > 0 {
+			whole = min(n, max(ring-p0, 1))
 		}
-		if err != nil {
-			c.fail(fmt.Errorf("model: layer %d attention: %w", layer, err))
-			return
+		ko, vo, qo, ao := kt.cols, vt.cols, qt.cols, a.cols
+		for t0 := 0; t0 < n; {
+			m := 1
+			if t0 == 0 {
+				m = whole
+			}
+			r0 := s.lo + t0
+			if err := s.cache.Write(layer, kt.d[r0*ko:(r0+m)*ko], vt.d[r0*vo:(r0+m)*vo], m); err != nil {
+				c.fail(fmt.Errorf("model: layer %d: %w", layer, err))
+				return
+			}
+			ad, qm, p := a.d[r0*ao:(r0+m)*ao], qt.d[r0*qo:(r0+m)*qo], p0+t0
+			var err error
+			if m == 1 {
+				lo := 0
+				if o.Window > 0 {
+					lo = max(0, p+1-o.Window)
+				}
+				dec := n == 1
+				err = attn.Decode(ad, qm, shape, s.cache.Keys(layer, dec), s.cache.Values(layer, dec), lo, p+1)
+			} else {
+				err = attn.Prefill(ad, qm, m, p, o.Window, shape, s.cache.Keys(layer, false), s.cache.Values(layer, false))
+			}
+			if err != nil {
+				c.fail(fmt.Errorf("model: layer %d attention: %w", layer, err))
+				return
+			}
+			t0 += m
 		}
 	}
+}
+
+// GeGLU is ml.Gemma's.
+func (c *cpuBackend) GeGLU(gate, up ml.Tensor) {
+	if c.err != nil {
+		return
+	}
+	geGLU(gate.(*cpuTensor).d, up.(*cpuTensor).d)
+}
+
+// Scale is ml.Gemma's.
+func (c *cpuBackend) Scale(x ml.Tensor, s float32) {
+	if c.err != nil {
+		return
+	}
+	d := x.(*cpuTensor).d
+	for i := range d {
+		d[i] *= s
+	}
+}
+
+// SoftCapOut is ml.Gemma's.
+func (c *cpuBackend) SoftCapOut(cp float32) {
+	if c.err != nil {
+		return
+	}
+	softCapAll(c.bt.Out, cp)
 }
 
 func (c *cpuBackend) Logits(x ml.Tensor, w ml.Matrix) {

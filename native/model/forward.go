@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/kvlab/kvlab/native/kvcache"
@@ -61,6 +62,14 @@ func (m *Model) Run(b ml.Backend, c ml.Cache, tokens []int32, logits []float32, 
 		return fmt.Errorf("model: cache of %d layers × %d KV heads × %d/%d dims does not fit the model's %d × %d × %d/%d",
 			cfg.Layers, cfg.KVHeads, cfg.HeadDimK, cfg.HeadDimV, hp.Layers, hp.KVHeads, hp.HeadDimK, hp.HeadDimV)
 	}
+	if err := m.checkWindows(cfg); err != nil {
+		return err
+	}
+	if m.Arch.Supports != nil {
+		if err := m.Arch.Supports(b); err != nil {
+			return err
+		}
+	}
 	if p0 := c.Len(); p0+n > c.Cap() {
 		return fmt.Errorf("model: %d tokens at position %d: %w (capacity %d cells)", n, p0, kvcache.ErrKVFull, c.Cap())
 	}
@@ -103,6 +112,15 @@ func (m *Model) Run(b ml.Backend, c ml.Cache, tokens []int32, logits []float32, 
 		}
 	}
 	return nil
+}
+
+// checkWindows checks that a cache with sliding-window rings has the model's windows (a cache
+// without them holds every layer's whole context, which serves any model).
+func (m *Model) checkWindows(cfg kvcache.Config) error {
+	if len(cfg.Windows) == 0 || slices.Equal(cfg.Windows, m.windows) {
+		return nil
+	}
+	return fmt.Errorf("model: the cache's sliding windows %v are not the model's %v", cfg.Windows, m.windows)
 }
 
 // batches are reused ml.Batch values (Run allocates none once warm).

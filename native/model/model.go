@@ -54,11 +54,15 @@ type Model struct {
 	norm   []float32
 	blocks []Block
 	layers []any // Arch.Layer's weights per layer; nil without
-	rope   rope
-	mlRope ml.Rope // rope, as the backends take it
-	pool   *Pool
-	batch  int
-	states sync.Pool // *cpuBackend
+	// windows are the layers' sliding windows (0: the whole context), nil when none has one;
+	// state is the architecture's own settings (both set by Arch.Check).
+	windows []int
+	state   any
+	rope    rope
+	mlRope  ml.Rope // rope, as the backends take it
+	pool    *Pool
+	batch   int
+	states  sync.Pool // *cpuBackend
 }
 
 // Block is one decoder layer's weights, bound from "blk.N." + the tag's name. The biases are
@@ -306,5 +310,10 @@ func (m *Model) WeightType() gguf.Type { return m.blocks[0].Wq.Type }
 func (m *Model) CacheConfig(pair kvq.Pair, maxCells int) kvcache.Config {
 	hp := m.Hparams
 	return kvcache.Config{Layers: hp.Layers, KVHeads: hp.KVHeads, HeadDimK: hp.HeadDimK,
-		HeadDimV: hp.HeadDimV, Pair: pair, MaxCells: maxCells}
+		HeadDimV: hp.HeadDimV, Pair: pair, MaxCells: maxCells, Windows: m.Windows()}
 }
+
+// Windows returns each layer's sliding window (0 for a layer that attends the whole context),
+// nil for a model without sliding-window layers. A cache of CacheConfig holds only the last
+// window cells of those layers.
+func (m *Model) Windows() []int { return append([]int(nil), m.windows...) }

@@ -42,3 +42,21 @@ func addBias(x, b []float32, n int) {
 		add(x[t*len(b):(t+1)*len(b)], b)
 	}
 }
+
+// geGLU writes g_i = GELU(g_i) · u_i with GELU's tanh approximation (ggml's gelu formula,
+// evaluated in float64 here rather than through ggml's f16 table).
+func geGLU(g, u []float32) {
+	u = u[:len(g)]
+	const c = 0.7978845608028654 // √(2/π)
+	for i, z := range g {
+		x := float64(z)
+		g[i] = float32(0.5*x*(1+math.Tanh(c*x*(1+0.044715*x*x)))) * u[i]
+	}
+}
+
+// softCapAll writes x_i = c·tanh(x_i/c).
+func softCapAll(x []float32, c float32) {
+	for i, v := range x {
+		x[i] = c * float32(math.Tanh(float64(v/c)))
+	}
+}

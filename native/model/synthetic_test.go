@@ -29,6 +29,9 @@ type synth struct {
 	drop                          string // a tensor to leave out
 	metaHD                        int    // key_length/value_length written instead of hd, when set
 	ropeBase                      float32
+	window                        int     // gemma2: attention.sliding_window
+	attnCap, finalCap             float32 // gemma2 soft-capping (default 50, 30)
+	vocabMeta                     bool    // write a llama (SPM) tokenizer of vocab tokens, for llama.cpp
 }
 
 // write builds the model's GGUF file in dir and returns its path and the metadata/tensors.
@@ -53,6 +56,18 @@ func (s synth) write(t *testing.T, seed uint64) string {
 	w.AddKV(a+".rope.freq_base", s.ropeBase)
 	w.AddKV(a+".rope.dimension_count", uint32(mhd))
 	w.AddKV(a+".context_length", uint32(128))
+	if a == "gemma2" {
+		w.AddKV(a+".attention.sliding_window", uint32(s.window))
+		ac, fc := s.attnCap, s.finalCap
+		if ac == 0 {
+			ac, fc = 50, 30
+		}
+		w.AddKV(a+".attn_logit_softcapping", ac)
+		w.AddKV(a+".final_logit_softcapping", fc)
+	}
+	if s.vocabMeta {
+		addSPMVocab(w, s.vocab)
+	}
 	mat := func(name string, rows, cols int, scale float64) {
 		if name == s.drop {
 			return
@@ -116,6 +131,10 @@ func (s synth) write(t *testing.T, seed uint64) string {
 		mat(p+"ffn_gate.weight", s.ffn, s.embd, 1)
 		mat(p+"ffn_up.weight", s.ffn, s.embd, 1)
 		mat(p+"ffn_down.weight", s.embd, s.ffn, 0.5)
+		if a == "gemma2" {
+			vec(p+"post_attention_norm.weight", s.embd, 1, 0.1)
+			vec(p+"post_ffw_norm.weight", s.embd, 1, 0.1)
+		}
 	}
 	var buf bytes.Buffer
 	if _, err := w.WriteTo(&buf); err != nil {
@@ -126,6 +145,33 @@ func (s synth) write(t *testing.T, seed uint64) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// addSPMVocab writes a llama (SPM) tokenizer of n tokens (n ≥ 259): unk, bos, eos, the 256
+// byte tokens and plain words, as llama.cpp needs to load a file.
+func addSPMVocab(w *gguf.Writer, n int) {
+	toks, scores, types := make([]string, n), make([]float32, n), make([]int32, n)
+	for i := range toks {
+		switch {
+		case i == 0:
+			toks[i], types[i] = "<unk>", 2
+		case i == 1:
+			toks[i], types[i] = "<s>", 3
+		case i == 2:
+			toks[i], types[i] = "</s>", 3
+		case i < 3+256:
+			toks[i], types[i] = fmt.Sprintf("<0x%02X>", i-3), 6
+		default:
+			toks[i], types[i] = fmt.Sprintf("▁t%d", i), 1
+			scores[i] = -float32(i)
+		}
+	}
+	w.AddKV("tokenizer.ggml.model", "llama")
+	w.AddKV("tokenizer.ggml.tokens", toks)
+	w.AddKV("tokenizer.ggml.scores", scores)
+	w.AddKV("tokenizer.ggml.token_type", types)
+	w.AddKV("tokenizer.ggml.bos_token_id", uint32(1))
+	w.AddKV("tokenizer.ggml.eos_token_id", uint32(2))
 }
 
 // refForward is the plain float64 forward pass of the package doc comment, written
@@ -375,7 +421,7 @@ func TestLoadErrors(t *testing.T) {
 		want string
 	}{
 		{"unsupported architecture", func(s synth) synth { s.arch = "mamba"; return s },
-			`model: architecture "mamba" is not supported (supported: llama, qwen2, qwen3); it needs a recurrent state-space (Mamba) layer`},
+			`model: architecture "mamba" is not supported (supported: gemma2, llama, qwen2, qwen3); it needs a recurrent state-space (Mamba) layer`},
 		{"missing tensor", func(s synth) synth { s.drop = "blk.0.ffn_up.weight"; return s }, `tensor "blk.0.ffn_up.weight" is missing`},
 		{"missing qwen2 bias", func(s synth) synth { s.arch = "qwen2"; return s }, `tensor "blk.0.attn_q.bias" is missing`},
 		{"missing output norm", func(s synth) synth { s.drop = "output_norm.weight"; return s }, `"output_norm.weight" is missing`},

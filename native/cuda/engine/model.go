@@ -49,9 +49,13 @@ func MatVecKernel(t gguf.Type, nt int) string { return fmt.Sprintf("matvec_%s_t%
 func EmbedKernel(t gguf.Type) string { return "embed_" + t.String() }
 
 // CheckModel reports whether the device forward pass covers a model of these
-// hyperparameters: equal K and V head dimensions of 64, 128 or 256 (AttnDims) and at most
-// MaxGroup query heads per KV head. The error matches ErrUnsupported and names the limit.
+// hyperparameters: an architecture that needs no operation beyond ml.Backend (model.ArchOps:
+// gemma2's are not on the device yet), equal K and V head dimensions of 64, 128 or 256
+// (AttnDims) and at most MaxGroup query heads per KV head. The error matches ErrUnsupported and names the limit.
 func CheckModel(hp model.Hparams) error {
+	if ops := model.ArchOps(hp.Arch); len(ops) > 0 {
+		return fmt.Errorf("%w: %s needs operations the device backend does not have: %s", ErrUnsupported, hp.Arch, strings.Join(ops, ", "))
+	}
 	switch {
 	case hp.HeadDimK != hp.HeadDimV:
 		return fmt.Errorf("%w: K head dimension %d ≠ V head dimension %d", ErrUnsupported, hp.HeadDimK, hp.HeadDimV)

@@ -1,0 +1,313 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/kvlab/kvlab/native/gguf"
+	"github.com/kvlab/kvlab/native/kvcache"
+	"github.com/kvlab/kvlab/native/kvq"
+	"github.com/kvlab/kvlab/plan/ggufshape"
+)
+
+// refGemma2 is gemma2's forward pass (gemma2.go's comment) in float64, written independently
+// of the package's code: every position's logits.
+func refGemma2(t *testing.T, path string, tokens []int32) [][]float64 {
+	t.Helper()
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	u := func(k string) int { v, _ := f.Uint("gemma2." + k); return int(v) }
+	embd, layers, heads, kvh, hd := u("embedding_length"), u("block_count"), u("attention.head_count"), u("attention.head_count_kv"), u("attention.key_length")
+	window := u("attention.sliding_window")
+	base, _ := f.Float("gemma2.rope.freq_base")
+	acap, _ := f.Float("gemma2.attn_logit_softcapping")
+	fcap, _ := f.Float("gemma2.final_logit_softcapping")
+	tensor := func(name string) []float64 {
+		info, ok := f.Tensor(name)
+		if !ok {
+			t.Fatalf("no tensor %s", name)
+		}
+		data, err := f.TensorData(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := make([]float32, info.Elements())
+		if err := gguf.DequantizeRow(info.Type, data, v); err != nil {
+			t.Fatal(err)
+		}
+		out := make([]float64, len(v))
+		for i, x := range v {
+			out[i] = float64(x)
+		}
+		return out
+	}
+	matvec := func(w []float64, x []float64) []float64 {
+		cols := len(x)
+		y := make([]float64, len(w)/cols)
+		for r := range y {
+			for c := 0; c < cols; c++ {
+				y[r] += w[r*cols+c] * x[c]
+			}
+		}
+		return y
+	}
+	norm := func(x, w []float64) []float64 {
+		var ss float64
+		for _, v := range x {
+			ss += v * v
+		}
+		s := 1 / math.Sqrt(ss/float64(len(x))+1e-5)
+		y := make([]float64, len(x))
+		for i := range x {
+			y[i] = w[i] * x[i] * s
+		}
+		return y
+	}
+	rot := func(v []float64, pos int) { // neox: pairs (j, j+hd/2)
+		for j := 0; j < hd/2; j++ {
+			theta := float64(pos) * math.Pow(base, -2*float64(j)/float64(hd))
+			c, s := math.Cos(theta), math.Sin(theta)
+			v[j], v[j+hd/2] = v[j]*c-v[j+hd/2]*s, v[j]*s+v[j+hd/2]*c
+		}
+	}
+	emb := tensor("token_embd.weight")
+	n := len(tokens)
+	x := make([][]float64, n)
+	for i, tok := range tokens {
+		x[i] = make([]float64, embd)
+		for j := range x[i] {
+			x[i][j] = emb[int(tok)*embd+j] * math.Sqrt(float64(embd))
+		}
+	}
+	for l := 0; l < layers; l++ {
+		w := func(name string) []float64 { return tensor(fmt.Sprintf("blk.%d.%s", l, name)) }
+		an, wq, wk, wv, wo := w("attn_norm.weight"), w("attn_q.weight"), w("attn_k.weight"), w("attn_v.weight"), w("attn_output.weight")
+		pan, fn, pfn := w("post_attention_norm.weight"), w("ffn_norm.weight"), w("post_ffw_norm.weight")
+		wg, wu, wd := w("ffn_gate.weight"), w("ffn_up.weight"), w("ffn_down.weight")
+		q, k, v := make([][]float64, n), make([][]float64, n), make([][]float64, n)
+		for i := 0; i < n; i++ {
+			h := norm(x[i], an)
+			q[i], k[i], v[i] = matvec(wq, h), matvec(wk, h), matvec(wv, h)
+			for hh := 0; hh < heads; hh++ {
+				rot(q[i][hh*hd:(hh+1)*hd], i)
+			}
+			for hh := 0; hh < kvh; hh++ {
+				rot(k[i][hh*hd:(hh+1)*hd], i)
+			}
+		}
+		for i := 0; i < n; i++ {
+			lo := 0
+			if l%2 == 0 {
+				lo = max(0, i-window+1)
+			}
+			att := make([]float64, heads*hd)
+			for hh := 0; hh < heads; hh++ {
+				g := hh / (heads / kvh)
+				sc := make([]float64, i+1)
+				m := math.Inf(-1)
+				for j := lo; j <= i; j++ {
+					for d := 0; d < hd; d++ {
+						sc[j] += q[i][hh*hd+d] * k[j][g*hd+d]
+					}
+					sc[j] = acap * math.Tanh(sc[j]/math.Sqrt(float64(hd))/acap)
+					m = math.Max(m, sc[j])
+				}
+				var sum float64
+				for j := lo; j <= i; j++ {
+					sc[j] = math.Exp(sc[j] - m)
+					sum += sc[j]
+				}
+				for j := lo; j <= i; j++ {
+					for d := 0; d < hd; d++ {
+						att[hh*hd+d] += sc[j] / sum * v[j][g*hd+d]
+					}
+				}
+			}
+			o := norm(matvec(wo, att), pan)
+			for j := range o {
+				x[i][j] += o[j]
+			}
+			h := norm(x[i], fn)
+			gt, up := matvec(wg, h), matvec(wu, h)
+			for j, z := range gt {
+				gt[j] = 0.5 * z * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(z+0.044715*z*z*z))) * up[j]
+			}
+			dn := norm(matvec(wd, gt), pfn)
+			for j := range dn {
+				x[i][j] += dn[j]
+			}
+		}
+	}
+	onorm := tensor("output_norm.weight")
+	logits := make([][]float64, n)
+	for i := range x {
+		logits[i] = matvec(emb, norm(x[i], onorm))
+		for j, z := range logits[i] {
+			logits[i][j] = fcap * math.Tanh(z/fcap)
+		}
+	}
+	return logits
+}
+
+// relRMS is RMS(got − want)/RMS(want) over rows of vocab logits.
+func relRMS(got []float32, want [][]float64, vocab int) float64 {
+	var se, ss float64
+	for i, row := range want {
+		for j, w := range row {
+			d := float64(got[i*vocab+j]) - w
+			se += d * d
+			ss += w * w
+		}
+	}
+	return math.Sqrt(se / ss)
+}
+
+// TestGemma2MatchesReference runs small random gemma2 models, with a sliding window shorter
+// than the input, through Forward (a prefill in passes, then decodes) on a cache whose window
+// layers are rings, and compares every position's logits with refGemma2.
+func TestGemma2MatchesReference(t *testing.T) {
+	for _, s := range []synth{
+		{arch: "gemma2", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 4, vocab: 40, tied: true, ropeBase: 10000, window: 4},
+		{arch: "gemma2", typ: gguf.F16, embd: 64, ffn: 128, heads: 2, kvHeads: 1, hd: 32, layers: 3, vocab: 40, tied: true, ropeBase: 10000, window: 5, attnCap: 0.5, finalCap: 2},
+	} {
+		t.Run(fmt.Sprintf("%s/w%d", s.typ, s.window), func(t *testing.T) {
+			path := s.write(t, uint64(s.embd*17+s.window))
+			m, err := Load(path, Options{Threads: 2, Batch: 6})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			tokens := []int32{1, 7, 3, 3, 9, 0, 12, 5, 2, 11, 30, 4, 4, 8}
+			ref := refGemma2(t, path, tokens)
+			c, err := kvcache.New(m.CacheConfig(kvq.Pair{K: kvq.F32, V: kvq.F32}, 32))
+			if err != nil {
+				t.Fatal(err)
+			}
+			vocab := m.Hparams.Vocab
+			pre := 9
+			got := make([]float32, pre*vocab)
+			if err := m.Forward(tokens[:pre], c, got); err != nil {
+				t.Fatal(err)
+			}
+			one := make([]float32, vocab)
+			for _, tok := range tokens[pre:] {
+				if err := m.Forward([]int32{tok}, c, one); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, one...)
+			}
+			r := relRMS(got, ref, vocab)
+			t.Logf("relative RMS vs float64 %.2e", r)
+			if r > 2e-4 {
+				t.Fatalf("logits off the reference: relative RMS %.3g", r)
+			}
+		})
+	}
+}
+
+// TestGemma2WindowMemory checks that a gemma2 cache's window layers hold window cells, not the
+// context: the memory kvcache reserves (and EstimateBytes predicts) equals the planner's
+// sliding-window figure (plan/calc's Shape.KVBytes of the file's ggufshape) for every format.
+func TestGemma2WindowMemory(t *testing.T) {
+	s := synth{arch: "gemma2", typ: gguf.F32, embd: 64, ffn: 64, heads: 2, kvHeads: 1, hd: 32, layers: 4, vocab: 16, tied: true, ropeBase: 10000, window: 40}
+	path := s.write(t, 5)
+	m, err := Load(path, Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	shape, err := ggufshape.FromFile(m.File())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ctx := range []int{24, 40, 200} {
+		for _, kv := range []string{"f32", "f16", "q8_0", "q4_0", "tq4", "q8_0/q4_0", "fp8"} {
+			p, err := kvq.ParsePair(kv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := m.CacheConfig(p, ctx)
+			c, err := kvcache.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := shape.KVBytes(p, int64(ctx), 1)
+			if c.Bytes() != want || kvcache.EstimateBytes(cfg) != want {
+				t.Errorf("%s at %d cells: the cache holds %d bytes (estimate %d), the planner says %d", kv, ctx, c.Bytes(), kvcache.EstimateBytes(cfg), want)
+			}
+			full := cfg
+			full.Windows = nil
+			if ctx > s.window {
+				fc, _ := kvcache.New(full)
+				t.Logf("%-9s %3d cells: %6d bytes (a full cache: %6d)", kv, ctx, c.Bytes(), fc.Bytes())
+			}
+		}
+	}
+}
+
+// TestGemma2EveryKVFormat runs greedy generation past the window on every format pair: the
+// ring layers must read back what a full cache reads (the same formats without rings).
+func TestGemma2EveryKVFormat(t *testing.T) {
+	s := synth{arch: "gemma2", typ: gguf.F32, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 2, vocab: 40, tied: true, ropeBase: 10000, window: 6}
+	m, err := Load(s.write(t, 9), Options{Threads: 2, Batch: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	// A group format (q2k) requantizes its open group as cells arrive, so its readouts depend
+	// on how the cells were written: it is fed one token at a time in both runs.
+	run := func(cfg kvcache.Config) []float32 {
+		c, err := kvcache.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]float32, m.Hparams.Vocab)
+		var all []float32
+		prompt := []int32{1, 5, 9, 2, 7, 3, 3, 8, 1, 6}
+		step := len(prompt)
+		if cfg.Pair.K.Grouped() {
+			step = 1
+		}
+		for i := 0; i < len(prompt); i += step {
+			if err := m.Forward(prompt[i:i+step], c, out); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range 10 {
+			best := 0
+			for j, v := range out {
+				if v > out[best] {
+					best = j
+				}
+			}
+			if err := m.Forward([]int32{int32(best)}, c, out); err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, out...)
+		}
+		return all
+	}
+	for _, kv := range []string{"f32", "f16", "bf16", "q8_0", "q5_1", "q5_0", "q4_1", "q4_0", "iq4_nl", "q8_0/q4_0", "fp8", "tq4", "q2k", "q2k/q8_0", "turbo3"} {
+		p, err := kvq.ParsePair(kv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := m.CacheConfig(p, 64)
+		cfg.Seed = 3
+		ring := run(cfg)
+		full := cfg
+		full.Windows = nil
+		want := run(full)
+		var d float64
+		for i := range want {
+			d = max(d, math.Abs(float64(ring[i]-want[i])))
+		}
+		if d > 1e-4 {
+			t.Errorf("%s: the ring cache's logits differ from a full cache's by %.3g", kv, d)
+		}
+	}
+}
