@@ -93,9 +93,10 @@ func (s *ringStore) truncate(n int) error {
 func (s *ringStore) reset() { s.setLen(0) }
 
 // ringTruncatable says whether a ring of w slots holding written positions can go back to n:
-// only when no position was overwritten yet (written ≤ w).
+// the next query, at position n, reads positions n−w+1 … n−1, and the ring still holds those
+// at or after written − w.
 func ringTruncatable(written, n, w int) error {
-	if n >= written || written <= w {
+	if n >= written || n == 0 || max(0, n-w+1) >= written-w {
 		return nil
 	}
 	return fmt.Errorf("kvcache: %w: a sliding-window layer of %d cells holding %d positions cannot go back to %d (its ring overwrote the cells needed)",

@@ -72,6 +72,12 @@ func TestRingMatchesFull(t *testing.T) {
 		if err := ring.Truncate(20); !errors.Is(err, kvq.ErrUnsupported) || !strings.Contains(err.Error(), "sliding-window") {
 			t.Errorf("%s: truncating a wrapped ring: %v", kv, err)
 		}
+		if err := ring.Truncate(22); err != nil && !p.K.Grouped() {
+			t.Errorf("%s: dropping the last cell of a wrapped ring: %v", kv, err)
+		}
+		if err := ring.Truncate(0); err != nil {
+			t.Errorf("%s: truncating a wrapped ring to 0: %v", kv, err)
+		}
 	}
 	if _, err := New(Config{Layers: 2, KVHeads: 1, HeadDimK: 32, HeadDimV: 32, Pair: kvq.Pair{K: kvq.F16, V: kvq.F16}, MaxCells: 8, Windows: []int{4}}); err == nil {
 		t.Error("one window for two layers: no error")
