@@ -335,34 +335,58 @@ func (b *Batching) gather() {
 	b.mu.Unlock()
 }
 
-// pick chooses the next pass (b.mu held): the queued steps in order, up to MaxSeqs, each
-// decode step whole, prompt steps by their next chunk of PrefillChunk tokens while the pass's
-// PrefillTokens last (the first chunk always fits; a step that wants every row's logits runs
-// whole).
+// pick chooses the next pass (b.mu held): the queued decode steps (one token) in order, then
+// prompt steps by their next chunk of PrefillChunk tokens while the pass's PrefillTokens last
+// (the first chunk always fits; a step that wants every row's logits runs whole), MaxSeqs
+// steps in all, one of them kept for a waiting prompt so that decoding never starves it. The
+// decode steps come first, so their rows are contiguous: one product for all of them.
 func (b *Batching) pick(out []chunk) []chunk {
-	budget, prefills := b.cfg.PrefillTokens, 0
+	decoders, prompts := 0, 0
 	for _, r := range b.queue {
-		if len(out) == b.cfg.MaxSeqs {
-			break
+		if len(r.step.Tokens)-r.done == 1 {
+			decoders++
+		} else {
+			prompts++
 		}
-		rest := r.step.Tokens[r.done:]
-		n := len(rest)
-		if n > 1 {
-			if len(r.step.Logits) <= b.vocab {
-				n = min(n, b.cfg.PrefillChunk)
-			}
-			if prefills > 0 && n > budget {
-				continue
-			}
-			budget -= n
-			prefills++
-		}
-		c := chunk{r: r, tokens: rest[:n]}
+	}
+	maxDecode := b.cfg.MaxSeqs
+	if prompts > 0 {
+		maxDecode = max(b.cfg.MaxSeqs-1, 1)
+	}
+	take := func(r *request, n int) {
+		c := chunk{r: r, tokens: r.step.Tokens[r.done : r.done+n]}
 		if r.done+n == len(r.step.Tokens) {
 			c.logits = r.step.Logits
 		}
 		r.inPass = true
 		out = append(out, c)
+	}
+	for _, r := range b.queue {
+		if len(out) == maxDecode {
+			break
+		}
+		if len(r.step.Tokens)-r.done == 1 {
+			take(r, 1)
+		}
+	}
+	budget, taken := b.cfg.PrefillTokens, 0
+	for _, r := range b.queue {
+		if len(out) >= b.cfg.MaxSeqs {
+			break
+		}
+		n := len(r.step.Tokens) - r.done
+		if n == 1 {
+			continue
+		}
+		if len(r.step.Logits) <= b.vocab {
+			n = min(n, b.cfg.PrefillChunk)
+		}
+		if taken > 0 && n > budget {
+			continue
+		}
+		budget -= n
+		taken++
+		take(r, n)
 	}
 	return out
 }
