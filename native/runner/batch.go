@@ -220,11 +220,12 @@ func (b *Batching) finish(r *request, err error) {
 	}
 }
 
-// handoff gives the passes to the caller of the oldest queued step, or ends them (b.mu held).
+// handoff gives the passes to the caller of the oldest queued step, or ends them (b.mu held):
+// the sequences of the last pass stay expected, so the next caller, who runs the passes again,
+// gathers them into its first.
 func (b *Batching) handoff() {
 	if len(b.queue) == 0 {
 		b.running = false
-		clear(b.back)
 		return
 	}
 	select {
