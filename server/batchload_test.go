@@ -15,6 +15,7 @@ import (
 
 	"github.com/kvlab/kvlab/internal/discover"
 	"github.com/kvlab/kvlab/internal/fixtures"
+	"github.com/kvlab/kvlab/native/runner"
 )
 
 // TestBatchLoad measures continuous batching on the CPU: 16 concurrent streaming greedy chats
@@ -53,9 +54,20 @@ func TestBatchLoad(t *testing.T) {
 	}
 	info.Name = storiesName // chatStream's model name
 	servers := map[int]*httptest.Server{}
+	var batched *Server
 	for _, b := range []int{1, 16} {
 		s := mustNew(t, Config{Models: []discover.Model{info}, Memory: fakeMemory, MaxConcurrent: streams, Batch: b, KV: "f16"})
 		servers[b] = testServer(t, s)
+		if b > 1 {
+			batched = s
+		}
+	}
+	stats := func() runner.BatchStats {
+		e, err := batched.models.get(storiesName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.runner.Scheduler().(*runner.Batching).Stats()
 	}
 	prompts := []string{"Once upon a time", "The little dog", "Tom and Sue went to the park", "One day, a bird"}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
@@ -99,6 +111,10 @@ func TestBatchLoad(t *testing.T) {
 			}
 			f.aloneTPS, f.aloneTTFT = float64(r.tokens)/time.Since(start).Seconds(), r.ttft.Seconds()
 			// Sixteen at once.
+			var before runner.BatchStats
+			if b > 1 {
+				before = stats()
+			}
 			results := make([]struct {
 				ttft   time.Duration
 				tokens int
@@ -129,6 +145,10 @@ func TestBatchLoad(t *testing.T) {
 			f.aggTPS, f.p99 = float64(total)/wall.Seconds(), ttfts[min(len(ttfts)-1, int(0.99*float64(len(ttfts))))]
 			line := fmt.Sprintf("round %d --batch %2d: alone %.0f tokens/s, TTFT %.1f ms; %d streams %.0f tokens/s aggregate (%.2f×), TTFT p99 %.1f ms (%.2f×)",
 				round, b, f.aloneTPS, 1e3*f.aloneTTFT, streams, f.aggTPS, f.aggTPS/f.aloneTPS, 1e3*f.p99, f.p99/f.aloneTTFT)
+			if b > 1 {
+				after := stats()
+				line += fmt.Sprintf("; %.1f sequences per pass", float64(after.Tokens-before.Tokens)/float64(max(after.Passes-before.Passes, 1)))
+			}
 			t.Log(line)
 		}
 	}
