@@ -172,3 +172,12 @@ type Gemma interface {
 	// soft-capping; after Logits).
 	SoftCapOut(c float32)
 }
+
+// MoE is a backend with a mixture-of-experts FFN.
+type MoE interface {
+	// MoEFFN writes dst[t] = Σ_e w_te · down_e·(SiLU(gate_e·x[t]) ⊙ up_e·x[t]) over the used
+	// experts e of token t: the used highest of the router's softmax over router·x[t], their
+	// weights w renormalized to sum to 1 (mixtral, llama.cpp's norm_w). Only the experts some
+	// token of the pass uses are read.
+	MoEFFN(dst, x Tensor, router Matrix, gate, up, down []Matrix, used int)
+}

@@ -45,6 +45,9 @@ type Arch struct {
 	Rope RopeStyle
 	// QKVBias makes the attn_q/k/v biases required (they are optional otherwise).
 	QKVBias bool
+	// MoE: a file with expert_count runs a mixture-of-experts FFN (ml.MoE) in place of the
+	// dense one; without it, such a file is refused.
+	MoE bool
 	// Forward is the architecture's forward pass over one batch, written once against
 	// native/ml for every backend (see llama.go).
 	Forward func(b ml.Backend, m *Model, bt *ml.Batch)
@@ -57,8 +60,11 @@ type Arch struct {
 	// Ops names the operations beyond ml.Backend that Forward needs (a device backend without
 	// them names them in its error); Supports, when set, checks that a backend has them.
 	Ops      []string
-	Supports func(b ml.Backend) error
+	Supports func(m *Model, b ml.Backend) error
 }
+
+// maxExperts bounds expert_count before anything is sized by it.
+const maxExperts = 1024
 
 // ArchOps returns the operations beyond ml.Backend that architecture name needs (Arch.Ops),
 // nil for one that needs none or is not registered.
@@ -114,9 +120,12 @@ type Hparams struct {
 	HeadDimV int // attention.value_length (default Embd/Heads)
 	Vocab    int // rows of token_embd
 	Context  int // context_length: the trained context in tokens (0 when absent)
-	RMSEps   float32
-	RopeBase float32 // rope.freq_base (default 10000)
-	RopeDims int     // rope.dimension_count (default HeadDimK): the leading dims of a head rotated
+	// Experts and ExpertsUsed are expert_count and expert_used_count: a mixture-of-experts FFN
+	// of Experts expert FFNs of which a router picks ExpertsUsed per token (0: a dense FFN).
+	Experts, ExpertsUsed int
+	RMSEps               float32
+	RopeBase             float32 // rope.freq_base (default 10000)
+	RopeDims             int     // rope.dimension_count (default HeadDimK): the leading dims of a head rotated
 	// RopeScale divides positions before rotation: rope.scaling.factor when rope.scaling.type is
 	// "linear" or absent (1 otherwise).
 	RopeScale float32
@@ -165,6 +174,15 @@ func readHparams(f *gguf.File, a Arch) (Hparams, error) {
 	h.HeadDimK = opt("attention.key_length", h.Embd/h.Heads)
 	h.HeadDimV = opt("attention.value_length", h.Embd/h.Heads)
 	h.Context = opt("context_length", 0)
+	h.Experts = opt("expert_count", 0)
+	h.ExpertsUsed = opt("expert_used_count", 0)
+	if h.Experts > 0 && !a.MoE {
+		return h, fmt.Errorf("model: %s has %s %d: the engine runs %s with a dense FFN only", a.Name, key("expert_count"), h.Experts, a.Name)
+	}
+	if h.Experts > 0 && (h.ExpertsUsed < 1 || h.ExpertsUsed > h.Experts || h.Experts > maxExperts) {
+		return h, fmt.Errorf("model: %s %d and %s %d: want 1 to %d experts, 1 to all of them used per token",
+			key("expert_count"), h.Experts, key("expert_used_count"), h.ExpertsUsed, maxExperts)
+	}
 	h.RopeDims = opt("rope.dimension_count", h.HeadDimK)
 	h.RMSEps = 1e-5
 	if v, ok := f.Float(key("attention.layer_norm_rms_epsilon")); ok && v > 0 {
@@ -281,6 +299,8 @@ func readRopeScaling(f *gguf.File, h *Hparams, key func(string) string) error {
 type binder struct {
 	f    *gguf.File
 	arch Arch
+	// moe makes the "dense" tensors optional and the "experts" ones required.
+	moe bool
 }
 
 // bind fills the tagged fields of the struct that dst points to.
@@ -293,7 +313,7 @@ func (b binder) bind(dst any, prefix string) error {
 		}
 		name, opts, _ := strings.Cut(tag, ",")
 		name = prefix + name
-		optional := opts == "optional" || (opts == "qkvbias" && !b.arch.QKVBias)
+		optional := opts == "optional" || (opts == "qkvbias" && !b.arch.QKVBias) || (opts == "dense" && b.moe) || (opts == "experts" && !b.moe)
 		info, ok := b.f.Tensor(name)
 		if !ok {
 			if optional {
@@ -306,6 +326,25 @@ func (b binder) bind(dst any, prefix string) error {
 			return fmt.Errorf("model: %w", err)
 		}
 		switch fv := v.Field(i); fv.Interface().(type) {
+		case []*Matrix:
+			// A 3-D tensor of experts: ne2 matrices of ne1 rows × ne0 columns, one after another.
+			if len(info.Dims) != 3 || info.Dims[2] == 0 || info.Dims[2] > maxExperts {
+				return fmt.Errorf("model: tensor %q has dims %v, want 3 (columns, rows, 1 to %d experts)", name, info.Dims, maxExperts)
+			}
+			ne := int(info.Dims[2])
+			per := len(data) / ne
+			if per*ne != len(data) {
+				return fmt.Errorf("model: tensor %q: %d bytes do not split into %d experts", name, len(data), ne)
+			}
+			ms := make([]*Matrix, ne)
+			for e := range ms {
+				m, err := NewMatrix(fmt.Sprintf("%s[%d]", name, e), info.Type, int(info.Dims[1]), int(info.Dims[0]), data[e*per:(e+1)*per])
+				if err != nil {
+					return err
+				}
+				ms[e] = m
+			}
+			fv.Set(reflect.ValueOf(ms))
 		case *Matrix:
 			if len(info.Dims) != 2 {
 				return fmt.Errorf("model: tensor %q has %d dims, want 2", name, len(info.Dims))

@@ -76,8 +76,10 @@ func KnownArchs() []string {
 // tensors the engine has no kernel for (a llama file with experts, as mixtral is written).
 func FileNeeds(f *gguf.File) string {
 	a := f.Architecture()
-	if _, ok := archs[a]; !ok {
+	if ar, ok := archs[a]; !ok {
 		return ArchNeeds(a)
+	} else if ar.MoE {
+		return ""
 	}
 	var needs []string
 	for _, t := range f.Tensors() {

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/kvlab/kvlab/native/attn"
@@ -298,6 +299,92 @@ func (c *cpuBackend) AttentionOpts(out, q, k, v ml.Tensor, layer int, scale floa
 			t0 += m
 		}
 	}
+}
+
+// MoEFFN is ml.MoE's: the router over every row, then each used expert's FFN over the rows of
+// the tokens that picked it (gathered), added into their rows with the token's weight.
+func (c *cpuBackend) MoEFFN(dst, x ml.Tensor, router ml.Matrix, gate, up, down []ml.Matrix, used int) {
+	if c.err != nil {
+		return
+	}
+	out, in, r := dst.(*cpuTensor), x.(*cpuTensor), router.(*Matrix)
+	n, ne, embd := in.rows, r.Rows, in.cols
+	if used < 1 || used > ne || len(gate) != ne || len(up) != ne || len(down) != ne {
+		c.fail(fmt.Errorf("model: %d of %d experts used, %d/%d/%d expert matrices", used, ne, len(gate), len(up), len(down)))
+		return
+	}
+	logits := make([]float32, n*ne)
+	c.mul(r, logits, in.d, n)
+	// picks[t·used+i] is token t's i-th expert, weights its renormalized softmax weight.
+	picks, weights := make([]int, n*used), make([]float32, n*used)
+	p := make([]float64, ne)
+	for t := 0; t < n; t++ {
+		row := logits[t*ne : (t+1)*ne]
+		mx := row[0]
+		for _, v := range row {
+			mx = max(mx, v)
+		}
+		var sum float64
+		for e, v := range row {
+			p[e] = math.Exp(float64(v - mx))
+			sum += p[e]
+		}
+		var top float64
+		for i := 0; i < used; i++ {
+			best := -1
+			for e := range p {
+				if p[e] >= 0 && (best < 0 || p[e] > p[best]) {
+					best = e
+				}
+			}
+			picks[t*used+i], weights[t*used+i] = best, float32(p[best]/sum)
+			top += p[best] / sum
+			p[best] = -1
+		}
+		for i := 0; i < used; i++ {
+			weights[t*used+i] = float32(float64(weights[t*used+i]) / top)
+		}
+	}
+	clear(out.d[:n*embd])
+	var xs, g, u, y []float32
+	rows := make([]int, 0, n)
+	for e := 0; e < ne; e++ {
+		rows = rows[:0]
+		for i, pe := range picks {
+			if pe == e {
+				rows = append(rows, i)
+			}
+		}
+		if len(rows) == 0 {
+			continue // an expert no token picked is not read
+		}
+		ge, ue, de := gate[e].(*Matrix), up[e].(*Matrix), down[e].(*Matrix)
+		m, ff := len(rows), ge.Rows
+		xs, g, u, y = grow(xs, m*embd), grow(g, m*ff), grow(u, m*ff), grow(y, m*embd)
+		for j, i := range rows {
+			t := i / used
+			copy(xs[j*embd:(j+1)*embd], in.d[t*embd:(t+1)*embd])
+		}
+		c.mul(ge, g, xs, m)
+		c.mul(ue, u, xs, m)
+		swiGLU(g, u)
+		c.mul(de, y, g, m)
+		for j, i := range rows {
+			t, w := i/used, weights[i]
+			o := out.d[t*embd : (t+1)*embd]
+			for k, v := range y[j*embd : (j+1)*embd] {
+				o[k] += w * v
+			}
+		}
+	}
+}
+
+// grow returns s with length n, reallocated when short.
+func grow(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
 }
 
 // GeGLU is ml.Gemma's.

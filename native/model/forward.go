@@ -66,7 +66,7 @@ func (m *Model) Run(b ml.Backend, c ml.Cache, tokens []int32, logits []float32, 
 		return err
 	}
 	if m.Arch.Supports != nil {
-		if err := m.Arch.Supports(b); err != nil {
+		if err := m.Arch.Supports(m, b); err != nil {
 			return err
 		}
 	}

@@ -30,7 +30,7 @@ func init() {
 // gemmaOps names the operations beyond ml.Backend the gemma architectures need (ml.Gemma).
 var gemmaOps = []string{"sliding-window attention", "attention logit soft-capping", "GELU-tanh gated FFN", "scale", "final logit soft-capping"}
 
-func supportsGemma(b ml.Backend) error {
+func supportsGemma(_ *Model, b ml.Backend) error {
 	if _, ok := b.(ml.Gemma); !ok {
 		return fmt.Errorf("model: the %T backend lacks the operations gemma needs: %v", b, gemmaOps)
 	}

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/kvlab/kvlab/native/ml"
@@ -8,7 +9,29 @@ import (
 
 // llama: Llama 1/2/3, Mistral-style and TinyLlama models, and llama2.c exports. GGUF
 // converters permute the Q and K rows so that RoPE rotates adjacent pairs.
-func init() { register(Arch{Name: "llama", Rope: RopeNorm, Forward: llamaForward}) }
+// A llama file with expert_count (mixtral) has a mixture-of-experts FFN (ml.MoE).
+func init() {
+	register(Arch{Name: "llama", Rope: RopeNorm, MoE: true, Forward: llamaForward, Supports: supportsMoE})
+}
+
+// supportsMoE checks that b has the mixture-of-experts FFN when the model has experts.
+func supportsMoE(m *Model, b ml.Backend) error {
+	if _, ok := b.(ml.MoE); m.Hparams.Experts > 0 && !ok {
+		return fmt.Errorf("model: the %T backend has no mixture-of-experts FFN (%d experts)", b, m.Hparams.Experts)
+	}
+	return nil
+}
+
+// moeFFN runs block w's mixture-of-experts FFN of h into x (x += FFN(h)), out a scratch of x's
+// shape.
+func moeFFN(b ml.Backend, m *Model, w *Block, x, h, out ml.Tensor) {
+	gate, up, down := make([]ml.Matrix, len(w.GateExps)), make([]ml.Matrix, len(w.UpExps)), make([]ml.Matrix, len(w.DownExps))
+	for e := range gate {
+		gate[e], up[e], down[e] = w.GateExps[e], w.UpExps[e], w.DownExps[e]
+	}
+	b.(ml.MoE).MoEFFN(out, h, w.Router, gate, up, down, m.Hparams.ExpertsUsed)
+	b.Add(x, out)
+}
 
 // llamaForward is the llama decoder on any backend (see the package comment for the block's
 // math); the biases are nil when the file has none.
@@ -19,6 +42,10 @@ func llamaForward(b ml.Backend, m *Model, bt *ml.Batch) {
 	q, k, v := b.New(n, hp.Heads*hp.HeadDimK), b.New(n, hp.KVHeads*hp.HeadDimK), b.New(n, hp.KVHeads*hp.HeadDimV)
 	a := b.New(n, hp.Heads*hp.HeadDimV)
 	gate, up := b.New(n, hp.FFN), b.New(n, hp.FFN)
+	var a2 ml.Tensor
+	if hp.Experts > 0 {
+		a2 = b.New(n, hp.Embd)
+	}
 	scale := float32(1 / math.Sqrt(float64(hp.HeadDimK)))
 	rope := m.Rope()
 	b.Embed(x, m.embd)
@@ -33,6 +60,10 @@ func llamaForward(b ml.Backend, m *Model, bt *ml.Batch) {
 		b.Attention(a, q, k, v, l, scale)
 		ml.MatMulAdd(b, x, w.Wo, a, w.Bo, h)
 		b.RMSNorm(h, x, w.FFNNorm, hp.RMSEps)
+		if w.Router != nil {
+			moeFFN(b, m, w, x, h, a2)
+			continue
+		}
 		b.MatMul(gate, w.Gate, h, nil)
 		b.MatMul(up, w.Up, h, nil)
 		b.SwiGLU(gate, up)

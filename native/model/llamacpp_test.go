@@ -57,19 +57,32 @@ func llamaCpp(t *testing.T, tool, path string, n int, prompt []int32) ([]int32, 
 // llama.cpp rounds the activations of f16 products to f16 and of quantized ones to q8_0, which
 // kvlab's float prefill does not, so those differ by more than the 1e-3 bound here (f16 about
 // 1.1e-3, q8_0 about 4e-2 over 26 random layers). What remains with f32 (4e-4 to 9e-4) is
-// mostly llama.cpp's GELU, read from an f16 table. It runs only when
-// KVLAB_LLAMACPP_GREEDY names the tool (see llamaCppTool).
+// mostly llama.cpp's GELU, read from an f16 table. It runs only when KVLAB_LLAMACPP_GREEDY
+// names the tool (see llamaCppTool).
 func TestGemma2MatchesLlamaCpp(t *testing.T) {
+	compareLlamaCpp(t, []synth{
+		{arch: "gemma2", typ: gguf.F32, embd: 64, ffn: 128, heads: 4, kvHeads: 2, hd: 16, layers: 26, vocab: 320, tied: true, ropeBase: 10000, window: 8, vocabMeta: true},
+		{arch: "gemma2", typ: gguf.F32, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 26, vocab: 300, tied: true, ropeBase: 10000, window: 5, vocabMeta: true, attnCap: 1, finalCap: 3},
+	})
+}
+
+// TestMoEMatchesLlamaCpp is TestGemma2MatchesLlamaCpp for llama files with a mixtral-style
+// mixture-of-experts FFN.
+func TestMoEMatchesLlamaCpp(t *testing.T) {
+	compareLlamaCpp(t, []synth{
+		{arch: "llama", typ: gguf.F32, embd: 64, ffn: 48, heads: 4, kvHeads: 2, hd: 16, layers: 4, vocab: 300, ropeBase: 10000, experts: 8, used: 2, vocabMeta: true},
+		{arch: "llama", typ: gguf.F32, embd: 64, ffn: 32, heads: 4, kvHeads: 1, hd: 16, layers: 3, vocab: 300, tied: true, ropeBase: 10000, experts: 4, used: 3, vocabMeta: true},
+	})
+}
+
+func compareLlamaCpp(t *testing.T, models []synth) {
 	tool := os.Getenv(llamaCppTool)
 	if tool == "" {
 		t.Skipf("set %s to a llama.cpp greedy tool to compare with llama.cpp", llamaCppTool)
 	}
 	const gen = 32
-	for _, s := range []synth{
-		{arch: "gemma2", typ: gguf.F32, embd: 64, ffn: 128, heads: 4, kvHeads: 2, hd: 16, layers: 26, vocab: 320, tied: true, ropeBase: 10000, window: 8, vocabMeta: true},
-		{arch: "gemma2", typ: gguf.F32, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 26, vocab: 300, tied: true, ropeBase: 10000, window: 5, vocabMeta: true, attnCap: 1, finalCap: 3},
-	} {
-		path := s.write(t, uint64(s.window*7+s.ffn))
+	for _, s := range models {
+		path := s.write(t, uint64(s.window*7+s.ffn+s.experts))
 		m, err := Load(path, Options{Threads: 2, Batch: 7})
 		if err != nil {
 			t.Fatal(err)
@@ -79,7 +92,7 @@ func TestGemma2MatchesLlamaCpp(t *testing.T) {
 			{1, 5, 9, 200, 201, 202, 7, 3, 3, 8, 1, 6, 150, 151, 33, 34, 35, 270, 12, 13},
 			{1, 42},
 		} {
-			t.Run(fmt.Sprintf("%s-w%d-cap%g/prompt%d", s.typ, s.window, s.attnCap, pi), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s-%s-w%d-cap%g-e%d/prompt%d", s.arch, s.typ, s.window, s.attnCap, s.experts, pi), func(t *testing.T) {
 				wantIDs, wantLogits := llamaCpp(t, tool, path, gen, prompt)
 				c, err := kvcache.New(m.CacheConfig(kvq.Pair{K: kvq.F32, V: kvq.F32}, 128))
 				if err != nil {

@@ -78,9 +78,26 @@ type Block struct {
 	Wo       *Matrix   `gguf:"attn_output.weight"`
 	Bo       []float32 `gguf:"attn_output.bias,optional"`
 	FFNNorm  []float32 `gguf:"ffn_norm.weight"`
-	Gate     *Matrix   `gguf:"ffn_gate.weight"`
-	Up       *Matrix   `gguf:"ffn_up.weight"`
-	Down     *Matrix   `gguf:"ffn_down.weight"`
+	// Gate, Up and Down are the dense FFN, nil in a mixture-of-experts model, which has
+	// instead a router (Experts × Embd) and the experts' FFNs (Hparams.Experts each).
+	Gate     *Matrix   `gguf:"ffn_gate.weight,dense"`
+	Up       *Matrix   `gguf:"ffn_up.weight,dense"`
+	Down     *Matrix   `gguf:"ffn_down.weight,dense"`
+	Router   *Matrix   `gguf:"ffn_gate_inp.weight,experts"`
+	GateExps []*Matrix `gguf:"ffn_gate_exps.weight,experts"`
+	UpExps   []*Matrix `gguf:"ffn_up_exps.weight,experts"`
+	DownExps []*Matrix `gguf:"ffn_down_exps.weight,experts"`
+}
+
+// ffnMatrices are the block's FFN weights, dense or every expert's.
+func (b *Block) ffnMatrices() []*Matrix {
+	if b.Router == nil {
+		return []*Matrix{b.Gate, b.Up, b.Down}
+	}
+	out := []*Matrix{b.Router}
+	out = append(out, b.GateExps...)
+	out = append(out, b.UpExps...)
+	return append(out, b.DownExps...)
 }
 
 // globals are the weights outside the blocks.
@@ -122,7 +139,7 @@ func New(f *gguf.File, opts Options) (*Model, error) {
 	if err := CheckMetadata(f, hp); err != nil {
 		return nil, err
 	}
-	b := binder{f: f, arch: a}
+	b := binder{f: f, arch: a, moe: hp.Experts > 0}
 	var g globals
 	if err := b.bind(&g, ""); err != nil {
 		return nil, err
@@ -184,8 +201,20 @@ func (m *Model) checkShapes(ropeFreq []float32) error {
 	}
 	for l, b := range m.blocks {
 		mats = append(mats, want{b.Wq, nq, hp.Embd}, want{b.Wk, nk, hp.Embd}, want{b.Wv, nv, hp.Embd},
-			want{b.Wo, hp.Embd, hp.Heads * hp.HeadDimV}, want{b.Gate, hp.FFN, hp.Embd},
-			want{b.Up, hp.FFN, hp.Embd}, want{b.Down, hp.Embd, hp.FFN})
+			want{b.Wo, hp.Embd, hp.Heads * hp.HeadDimV})
+		if b.Router == nil {
+			mats = append(mats, want{b.Gate, hp.FFN, hp.Embd}, want{b.Up, hp.FFN, hp.Embd}, want{b.Down, hp.Embd, hp.FFN})
+		} else {
+			mats = append(mats, want{b.Router, hp.Experts, hp.Embd})
+			for _, e := range [][]*Matrix{b.GateExps, b.UpExps, b.DownExps} {
+				if len(e) != hp.Experts {
+					return fmt.Errorf("model: blk.%d: %d experts in %q, want expert_count %d", l, len(e), e[0].Name, hp.Experts)
+				}
+			}
+			for e := 0; e < hp.Experts; e++ {
+				mats = append(mats, want{b.GateExps[e], hp.FFN, hp.Embd}, want{b.UpExps[e], hp.FFN, hp.Embd}, want{b.DownExps[e], hp.Embd, hp.FFN})
+			}
+		}
 		p := fmt.Sprintf("blk.%d.", l)
 		vecs[p+"attn_norm.weight"] = [2]int{len(b.AttnNorm), hp.Embd}
 		vecs[p+"ffn_norm.weight"] = [2]int{len(b.FFNNorm), hp.Embd}
@@ -220,8 +249,10 @@ func (m *Model) prefault(progress func(done, total int64)) {
 	if m.output != m.embd {
 		mats = append(mats, m.output)
 	}
-	for _, b := range m.blocks {
-		mats = append(mats, b.Wq, b.Wk, b.Wv, b.Wo, b.Gate, b.Up, b.Down)
+	for i := range m.blocks {
+		b := &m.blocks[i]
+		mats = append(mats, b.Wq, b.Wk, b.Wv, b.Wo)
+		mats = append(mats, b.ffnMatrices()...)
 	}
 	var total, done int64
 	for _, w := range mats {
@@ -257,8 +288,9 @@ func (m *Model) WeightBytes() int64 {
 	if m.output != m.embd {
 		n += int64(len(m.output.Data))
 	}
-	for _, b := range m.blocks {
-		for _, w := range []*Matrix{b.Wq, b.Wk, b.Wv, b.Wo, b.Gate, b.Up, b.Down} {
+	for i := range m.blocks {
+		b := &m.blocks[i]
+		for _, w := range append([]*Matrix{b.Wq, b.Wk, b.Wv, b.Wo}, b.ffnMatrices()...) {
 			n += int64(len(w.Data))
 		}
 	}

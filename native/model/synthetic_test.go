@@ -30,6 +30,7 @@ type synth struct {
 	metaHD                        int    // key_length/value_length written instead of hd, when set
 	ropeBase                      float32
 	window                        int     // gemma2: attention.sliding_window
+	experts, used                 int     // a mixture-of-experts FFN (llama.expert_count, expert_used_count)
 	attnCap, finalCap             float32 // gemma2 soft-capping (default 50, 30)
 	vocabMeta                     bool    // write a llama (SPM) tokenizer of vocab tokens, for llama.cpp
 }
@@ -68,6 +69,10 @@ func (s synth) write(t *testing.T, seed uint64) string {
 	if s.vocabMeta {
 		addSPMVocab(w, s.vocab)
 	}
+	if s.experts > 0 {
+		w.AddKV(a+".expert_count", uint32(s.experts))
+		w.AddKV(a+".expert_used_count", uint32(s.used))
+	}
 	mat := func(name string, rows, cols int, scale float64) {
 		if name == s.drop {
 			return
@@ -94,6 +99,21 @@ func (s synth) write(t *testing.T, seed uint64) string {
 			}
 		}
 		w.AddTensor(name, s.typ, []uint64{uint64(cols), uint64(rows)}, data)
+	}
+	// exps writes s.experts matrices of rows × cols as one 3-D tensor (float types only).
+	exps := func(name string, rows, cols int, scale float64) {
+		var data []byte
+		for e := 0; e < s.experts; e++ {
+			for i := 0; i < rows*cols; i++ {
+				v := float32(r.NormFloat64() * scale / math.Sqrt(float64(cols)))
+				if s.typ == gguf.F16 {
+					data = binary.LittleEndian.AppendUint16(data, kvq.F32ToF16(v))
+				} else {
+					data = binary.LittleEndian.AppendUint32(data, math.Float32bits(v))
+				}
+			}
+		}
+		w.AddTensor(name, s.typ, []uint64{uint64(cols), uint64(rows), uint64(s.experts)}, data)
 	}
 	vec := func(name string, n int, mean, sd float64) {
 		if name == s.drop {
@@ -128,9 +148,16 @@ func (s synth) write(t *testing.T, seed uint64) string {
 		}
 		mat(p+"attn_output.weight", s.embd, nq, 0.5)
 		vec(p+"ffn_norm.weight", s.embd, 1, 0.1)
-		mat(p+"ffn_gate.weight", s.ffn, s.embd, 1)
-		mat(p+"ffn_up.weight", s.ffn, s.embd, 1)
-		mat(p+"ffn_down.weight", s.embd, s.ffn, 0.5)
+		if s.experts > 0 {
+			mat(p+"ffn_gate_inp.weight", s.experts, s.embd, 3)
+			exps(p+"ffn_gate_exps.weight", s.ffn, s.embd, 1)
+			exps(p+"ffn_up_exps.weight", s.ffn, s.embd, 1)
+			exps(p+"ffn_down_exps.weight", s.embd, s.ffn, 0.5)
+		} else {
+			mat(p+"ffn_gate.weight", s.ffn, s.embd, 1)
+			mat(p+"ffn_up.weight", s.ffn, s.embd, 1)
+			mat(p+"ffn_down.weight", s.embd, s.ffn, 0.5)
+		}
 		if a == "gemma2" {
 			vec(p+"post_attention_norm.weight", s.embd, 1, 0.1)
 			vec(p+"post_ffw_norm.weight", s.embd, 1, 0.1)
@@ -269,6 +296,11 @@ func refForward(t *testing.T, path string, arch Arch, tokens []int32) [][]float6
 		wg, dg := w("ffn_gate.weight")
 		wu, du := w("ffn_up.weight")
 		wd, dd := w("ffn_down.weight")
+		wr, dr := w("ffn_gate_inp.weight")
+		eg, deg := w("ffn_gate_exps.weight")
+		eu, _ := w("ffn_up_exps.weight")
+		ed, ded := w("ffn_down_exps.weight")
+		used, _ := f.Uint(a + ".expert_used_count")
 		q, k, v := make([][]float64, n), make([][]float64, n), make([][]float64, n)
 		for i := 0; i < n; i++ {
 			h := norm(x[i], an)
@@ -322,13 +354,59 @@ func refForward(t *testing.T, path string, arch Arch, tokens []int32) [][]float6
 				x[i][j] += o[j]
 			}
 			h := norm(x[i], fn)
-			gt, up := matvec(wg, dg, h), matvec(wu, du, h)
-			for j := range gt {
-				gt[j] = gt[j] / (1 + math.Exp(-gt[j])) * up[j]
+			ffn := func(wg []float64, dg []uint64, wu []float64, du []uint64, wd []float64, dd []uint64) []float64 {
+				gt, up := matvec(wg, dg, h), matvec(wu, du, h)
+				for j := range gt {
+					gt[j] = gt[j] / (1 + math.Exp(-gt[j])) * up[j]
+				}
+				return matvec(wd, dd, gt)
 			}
-			dn := matvec(wd, dd, gt)
-			for j := range dn {
-				x[i][j] += dn[j]
+			if wr == nil {
+				dn := ffn(wg, dg, wu, du, wd, dd)
+				for j := range dn {
+					x[i][j] += dn[j]
+				}
+				continue
+			}
+			// Mixture of experts: softmax over the router, the top `used`, renormalized.
+			rl := matvec(wr, dr, h)
+			mx := math.Inf(-1)
+			for _, v := range rl {
+				mx = math.Max(mx, v)
+			}
+			var sum float64
+			for e := range rl {
+				rl[e] = math.Exp(rl[e] - mx)
+				sum += rl[e]
+			}
+			type pick struct {
+				e int
+				p float64
+			}
+			var picks []pick
+			for range int(used) {
+				best := -1
+				for e := range rl {
+					if rl[e] >= 0 && (best < 0 || rl[e] > rl[best]) {
+						best = e
+					}
+				}
+				picks = append(picks, pick{best, rl[best] / sum})
+				rl[best] = -1
+			}
+			var top float64
+			for _, pk := range picks {
+				top += pk.p
+			}
+			ne, nf := int(deg[1]*deg[0]), int(ded[1]*ded[0])
+			for _, pk := range picks {
+				e := pk.e
+				d2 := []uint64{deg[0], deg[1]}
+				d3 := []uint64{ded[0], ded[1]}
+				dn := ffn(eg[e*ne:(e+1)*ne], d2, eu[e*ne:(e+1)*ne], d2, ed[e*nf:(e+1)*nf], d3)
+				for j := range dn {
+					x[i][j] += pk.p / top * dn[j]
+				}
 			}
 		}
 	}
@@ -353,8 +431,10 @@ func TestForwardMatchesReference(t *testing.T) {
 		{arch: "qwen2", typ: gguf.Q6_K, embd: 256, ffn: 512, heads: 4, kvHeads: 4, hd: 64, layers: 1, vocab: 16, bias: true, tied: true, ropeBase: 1e6},
 		{arch: "qwen3", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 32, layers: 2, vocab: 40, qkNorm: true, tied: true, ropeBase: 1e6},
 		{arch: "qwen3", typ: gguf.Q8_0, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 2, vocab: 40, qkNorm: true, ropeBase: 1e6},
+		{arch: "llama", typ: gguf.F32, embd: 64, ffn: 48, heads: 4, kvHeads: 2, hd: 16, layers: 2, vocab: 40, ropeBase: 10000, experts: 4, used: 2},
+		{arch: "llama", typ: gguf.F16, embd: 64, ffn: 32, heads: 4, kvHeads: 1, hd: 16, layers: 2, vocab: 40, tied: true, ropeBase: 10000, experts: 8, used: 3},
 	} {
-		t.Run(fmt.Sprintf("%s/%s", s.arch, s.typ), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/%s/experts%d", s.arch, s.typ, s.experts), func(t *testing.T) {
 			path := s.write(t, uint64(s.embd*31+int(s.typ)))
 			m, err := Load(path, Options{Threads: 2, Batch: 5})
 			if err != nil {

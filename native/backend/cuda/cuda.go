@@ -50,6 +50,9 @@ func (b *Backend) WeightBytes(m *model.Model) int64 { return HeldBytes(m.Weights
 // HeldBytes is WeightBytes of bound weights.
 func HeldBytes(w model.Weights) int64 {
 	mat := func(x *model.Matrix) int64 {
+		if x == nil { // a mixture-of-experts block's dense FFN: the device refuses such models
+			return 0
+		}
 		if slices.Contains(engine.WeightTypes, x.Type) {
 			return int64(len(x.Data))
 		}

@@ -57,6 +57,8 @@ func CheckModel(hp model.Hparams) error {
 		return fmt.Errorf("%w: %s needs operations the device backend does not have: %s", ErrUnsupported, hp.Arch, strings.Join(ops, ", "))
 	}
 	switch {
+	case hp.Experts > 0:
+		return fmt.Errorf("%w: a mixture-of-experts FFN (%d experts) is not on the device", ErrUnsupported, hp.Experts)
 	case hp.HeadDimK != hp.HeadDimV:
 		return fmt.Errorf("%w: K head dimension %d ≠ V head dimension %d", ErrUnsupported, hp.HeadDimK, hp.HeadDimV)
 	case !containsInt(AttnDims, hp.HeadDimK):
