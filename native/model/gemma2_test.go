@@ -311,3 +311,46 @@ func TestGemma2EveryKVFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestGemma2Overlays runs gemma2 past its window with the FP16 window + sinks overlay and with
+// a position-axis mixed cache: they apply to the full-attention layers (the ring layers hold
+// their few cells in the pair's format) and the logits stay near the plain cache's.
+func TestGemma2Overlays(t *testing.T) {
+	s := synth{arch: "gemma2", typ: gguf.F32, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 2, vocab: 40, tied: true, ropeBase: 10000, window: 6}
+	m, err := Load(s.write(t, 11), Options{Threads: 2, Batch: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	prompt := []int32{1, 5, 9, 2, 7, 3, 3, 8, 1, 6, 4, 4, 9, 12, 13, 2, 5}
+	run := func(mod func(*kvcache.Config)) []float32 {
+		cfg := m.CacheConfig(kvq.Pair{K: kvq.Q8_0, V: kvq.Q8_0}, 64)
+		mod(&cfg)
+		c, err := kvcache.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]float32, m.Hparams.Vocab)
+		for _, tok := range prompt {
+			if err := m.Forward([]int32{tok}, c, out); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return out
+	}
+	plain := run(func(*kvcache.Config) {})
+	for name, mod := range map[string]func(*kvcache.Config){
+		"overlay": func(c *kvcache.Config) { c.Window, c.Sinks = 4, 2 },
+		"mixed":   func(c *kvcache.Config) { c.Recent, c.Sinks = 8, 2 },
+	} {
+		got := run(mod)
+		var d float64
+		for i := range got {
+			d = max(d, math.Abs(float64(got[i]-plain[i])))
+		}
+		t.Logf("%s: max |Δ logit| vs the plain q8_0 cache %.3g", name, d)
+		if d > 0.5 {
+			t.Errorf("%s: logits %.3g off the plain cache's", name, d)
+		}
+	}
+}
