@@ -203,6 +203,24 @@ func FromFile(f *gguf.File) (calc.Shape, error) {
 		for il := range sliding {
 			sliding[il] = int64(il)%p < p-1
 		}
+	case arch == "phi3":
+		// llama.cpp masks every phi3 layer to its window, defaulting it for the Phi-3 files
+		// written without the key (model/phi3.go runs the same).
+		if !hasWindow {
+			ctx, _ := h.uint("context_length")
+			kvh, _ := h.uint("attention.head_count_kv")
+			switch {
+			case (n == 32 || n == 40) && ctx == 4096:
+				window, hasWindow = 2047, true
+			case n == 32 && kvh == 32 && ctx == 131072:
+				window, hasWindow = 262144, true
+			case n == 40 && ctx == 131072:
+				window, hasWindow = 131072, true
+			}
+		}
+		for il := range sliding {
+			sliding[il] = hasWindow && window > 0
+		}
 	case hasWindow:
 		s.Notes = append(s.Notes, fmt.Sprintf("%s = %d ignored: llama.cpp runs %s with full attention", h.key("attention.sliding_window"), window, arch))
 	}
