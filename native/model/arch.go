@@ -48,6 +48,10 @@ type Arch struct {
 	// MoE: a file with expert_count runs a mixture-of-experts FFN (ml.MoE) in place of the
 	// dense one; without it, such a file is refused.
 	MoE bool
+	// Fused: the architecture's files may hold Q, K and V as one attn_qkv tensor and the FFN's
+	// gate and up as one ffn_up of twice the rows; the separate tensors are then optional and
+	// Check fills them in from the fused ones (row ranges of the same data).
+	Fused bool
 	// Forward is the architecture's forward pass over one batch, written once against
 	// native/ml for every backend (see llama.go).
 	Forward func(b ml.Backend, m *Model, bt *ml.Batch)
@@ -55,7 +59,8 @@ type Arch struct {
 	// bound by its gguf tags with the "blk.N." prefix; Model.Layer(l) returns it.
 	Layer func() any
 	// Check, when set, checks the shapes of the Layer weights against the hyperparameters (and
-	// may set the model's per-layer sliding windows and the architecture's own settings).
+	// may set the model's per-layer sliding windows and the architecture's own settings, or
+	// fill Block's matrices from fused ones); it runs before the shape checks of Block.
 	Check func(m *Model) error
 	// Ops names the operations beyond ml.Backend that Forward needs (a device backend without
 	// them names them in its error); Supports, when set, checks that a backend has them.
@@ -313,7 +318,8 @@ func (b binder) bind(dst any, prefix string) error {
 		}
 		name, opts, _ := strings.Cut(tag, ",")
 		name = prefix + name
-		optional := opts == "optional" || (opts == "qkvbias" && !b.arch.QKVBias) || (opts == "dense" && b.moe) || (opts == "experts" && !b.moe)
+		optional := opts == "optional" || (opts == "qkvbias" && !b.arch.QKVBias) || (opts == "dense" && (b.moe || b.arch.Fused)) || (opts == "experts" && !b.moe) ||
+			(opts == "unfused" && b.arch.Fused)
 		info, ok := b.f.Tensor(name)
 		if !ok {
 			if optional {

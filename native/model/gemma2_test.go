@@ -209,11 +209,19 @@ func TestGemma2MatchesReference(t *testing.T) {
 	}
 }
 
-// TestGemma2WindowMemory checks that a gemma2 cache's window layers hold window cells, not the
-// context: the memory kvcache reserves (and EstimateBytes predicts) equals the planner's
+// TestWindowMemory checks that a gemma2 (or phi3) cache's window layers hold window cells, not
+// the context: the memory kvcache reserves (and EstimateBytes predicts) equals the planner's
 // sliding-window figure (plan/calc's Shape.KVBytes of the file's ggufshape) for every format.
-func TestGemma2WindowMemory(t *testing.T) {
-	s := synth{arch: "gemma2", typ: gguf.F32, embd: 64, ffn: 64, heads: 2, kvHeads: 1, hd: 32, layers: 4, vocab: 16, tied: true, ropeBase: 10000, window: 40}
+func TestWindowMemory(t *testing.T) {
+	for _, s := range []synth{
+		{arch: "gemma2", typ: gguf.F32, embd: 64, ffn: 64, heads: 2, kvHeads: 1, hd: 32, layers: 4, vocab: 16, tied: true, ropeBase: 10000, window: 40},
+		{arch: "phi3", typ: gguf.F32, embd: 64, ffn: 64, heads: 2, kvHeads: 1, hd: 32, layers: 3, vocab: 16, ropeBase: 10000, window: 40},
+	} {
+		t.Run(s.arch, func(t *testing.T) { windowMemory(t, s) })
+	}
+}
+
+func windowMemory(t *testing.T, s synth) {
 	path := s.write(t, 5)
 	m, err := Load(path, Options{Threads: 1})
 	if err != nil {

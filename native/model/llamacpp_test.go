@@ -75,6 +75,15 @@ func TestMoEMatchesLlamaCpp(t *testing.T) {
 	})
 }
 
+// TestPhi3MatchesLlamaCpp is TestGemma2MatchesLlamaCpp for phi3 files (fused QKV and
+// gate-up tensors; every layer on a sliding window shorter than the long prompt).
+func TestPhi3MatchesLlamaCpp(t *testing.T) {
+	compareLlamaCpp(t, []synth{
+		{arch: "phi3", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 4, vocab: 300, ropeBase: 10000, window: 7, vocabMeta: true},
+		{arch: "phi3", typ: gguf.F32, embd: 64, ffn: 64, heads: 2, kvHeads: 2, hd: 32, layers: 3, vocab: 300, ropeBase: 10000, window: 64, vocabMeta: true},
+	})
+}
+
 func compareLlamaCpp(t *testing.T, models []synth) {
 	tool := os.Getenv(llamaCppTool)
 	if tool == "" {

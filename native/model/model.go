@@ -69,11 +69,11 @@ type Model struct {
 // nil when the file has none; every vector has the length its matrix implies.
 type Block struct {
 	AttnNorm []float32 `gguf:"attn_norm.weight"`
-	Wq       *Matrix   `gguf:"attn_q.weight"`
+	Wq       *Matrix   `gguf:"attn_q.weight,unfused"`
 	Bq       []float32 `gguf:"attn_q.bias,qkvbias"`
-	Wk       *Matrix   `gguf:"attn_k.weight"`
+	Wk       *Matrix   `gguf:"attn_k.weight,unfused"`
 	Bk       []float32 `gguf:"attn_k.bias,qkvbias"`
-	Wv       *Matrix   `gguf:"attn_v.weight"`
+	Wv       *Matrix   `gguf:"attn_v.weight,unfused"`
 	Bv       []float32 `gguf:"attn_v.bias,qkvbias"`
 	Wo       *Matrix   `gguf:"attn_output.weight"`
 	Bo       []float32 `gguf:"attn_output.bias,optional"`
@@ -162,13 +162,13 @@ func New(f *gguf.File, opts Options) (*Model, error) {
 			m.layers = append(m.layers, ly)
 		}
 	}
-	if err := m.checkShapes(g.RopeFreq); err != nil {
-		return nil, err
-	}
 	if a.Check != nil {
 		if err := a.Check(m); err != nil {
 			return nil, err
 		}
+	}
+	if err := m.checkShapes(g.RopeFreq); err != nil {
+		return nil, err
 	}
 	m.rope = newRope(hp, a.Rope, g.RopeFreq)
 	m.mlRope = ml.Rope{Style: ml.RopeStyle(a.Rope), Dims: m.rope.dims, Freq: m.rope.freq, Scale: m.rope.scale, MScale: m.rope.mscale}

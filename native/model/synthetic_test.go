@@ -57,6 +57,9 @@ func (s synth) write(t *testing.T, seed uint64) string {
 	w.AddKV(a+".rope.freq_base", s.ropeBase)
 	w.AddKV(a+".rope.dimension_count", uint32(mhd))
 	w.AddKV(a+".context_length", uint32(128))
+	if a == "phi3" && s.window > 0 {
+		w.AddKV(a+".attention.sliding_window", uint32(s.window))
+	}
 	if a == "gemma2" {
 		w.AddKV(a+".attention.sliding_window", uint32(s.window))
 		ac, fc := s.attnCap, s.finalCap
@@ -134,9 +137,13 @@ func (s synth) write(t *testing.T, seed uint64) string {
 	for l := 0; l < s.layers; l++ {
 		p := fmt.Sprintf("blk.%d.", l)
 		vec(p+"attn_norm.weight", s.embd, 1, 0.1)
-		mat(p+"attn_q.weight", nq, s.embd, 1)
-		mat(p+"attn_k.weight", nk, s.embd, 1)
-		mat(p+"attn_v.weight", nk, s.embd, 1)
+		if a == "phi3" { // fused: Q, K, V in one tensor, gate and up in one
+			mat(p+"attn_qkv.weight", nq+2*nk, s.embd, 1)
+		} else {
+			mat(p+"attn_q.weight", nq, s.embd, 1)
+			mat(p+"attn_k.weight", nk, s.embd, 1)
+			mat(p+"attn_v.weight", nk, s.embd, 1)
+		}
 		if s.bias {
 			vec(p+"attn_q.bias", nq, 0, 0.1)
 			vec(p+"attn_k.bias", nk, 0, 0.1)
@@ -148,7 +155,10 @@ func (s synth) write(t *testing.T, seed uint64) string {
 		}
 		mat(p+"attn_output.weight", s.embd, nq, 0.5)
 		vec(p+"ffn_norm.weight", s.embd, 1, 0.1)
-		if s.experts > 0 {
+		if a == "phi3" {
+			mat(p+"ffn_up.weight", 2*s.ffn, s.embd, 1)
+			mat(p+"ffn_down.weight", s.embd, s.ffn, 0.5)
+		} else if s.experts > 0 {
 			mat(p+"ffn_gate_inp.weight", s.experts, s.embd, 3)
 			exps(p+"ffn_gate_exps.weight", s.ffn, s.embd, 1)
 			exps(p+"ffn_up_exps.weight", s.ffn, s.embd, 1)
@@ -286,6 +296,13 @@ func refForward(t *testing.T, path string, arch Arch, tokens []int32) [][]float6
 		wq, dq := w("attn_q.weight")
 		wk, dk := w("attn_k.weight")
 		wv, dv := w("attn_v.weight")
+		if qkv, dqkv := w("attn_qkv.weight"); qkv != nil { // phi3: rows Q, then K, then V
+			c := int(dqkv[0])
+			nq, nk := heads*hd, kvh*hd
+			wq, dq = qkv[:nq*c], []uint64{dqkv[0], uint64(nq)}
+			wk, dk = qkv[nq*c:(nq+nk)*c], []uint64{dqkv[0], uint64(nk)}
+			wv, dv = qkv[(nq+nk)*c:], []uint64{dqkv[0], uint64(nk)}
+		}
 		bq, _ := w("attn_q.bias")
 		bk, _ := w("attn_k.bias")
 		bv, _ := w("attn_v.bias")
@@ -296,6 +313,11 @@ func refForward(t *testing.T, path string, arch Arch, tokens []int32) [][]float6
 		wg, dg := w("ffn_gate.weight")
 		wu, du := w("ffn_up.weight")
 		wd, dd := w("ffn_down.weight")
+		if wg == nil && du != nil { // phi3: ffn_up is gate then up
+			c, ff := int(du[0]), int(du[1])/2
+			wg, dg = wu[:ff*c], []uint64{du[0], uint64(ff)}
+			wu, du = wu[ff*c:], []uint64{du[0], uint64(ff)}
+		}
 		wr, dr := w("ffn_gate_inp.weight")
 		eg, deg := w("ffn_gate_exps.weight")
 		eu, _ := w("ffn_up_exps.weight")
@@ -327,11 +349,15 @@ func refForward(t *testing.T, path string, arch Arch, tokens []int32) [][]float6
 		}
 		for i := 0; i < n; i++ {
 			att := make([]float64, heads*hd)
+			lo := 0
+			if win, ok := f.Uint(a + ".attention.sliding_window"); ok && a == "phi3" {
+				lo = max(0, i-int(win)+1)
+			}
 			for hh := 0; hh < heads; hh++ {
 				g := hh / (heads / kvh)
 				sc := make([]float64, i+1)
 				m := math.Inf(-1)
-				for j := 0; j <= i; j++ {
+				for j := lo; j <= i; j++ {
 					for d := 0; d < hd; d++ {
 						sc[j] += q[i][hh*hd+d] * k[j][g*hd+d]
 					}
@@ -339,11 +365,11 @@ func refForward(t *testing.T, path string, arch Arch, tokens []int32) [][]float6
 					m = math.Max(m, sc[j])
 				}
 				var sum float64
-				for j := range sc {
+				for j := lo; j <= i; j++ {
 					sc[j] = math.Exp(sc[j] - m)
 					sum += sc[j]
 				}
-				for j := range sc {
+				for j := lo; j <= i; j++ {
 					for d := 0; d < hd; d++ {
 						att[hh*hd+d] += sc[j] / sum * v[j][g*hd+d]
 					}
@@ -432,6 +458,8 @@ func TestForwardMatchesReference(t *testing.T) {
 		{arch: "qwen3", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 32, layers: 2, vocab: 40, qkNorm: true, tied: true, ropeBase: 1e6},
 		{arch: "qwen3", typ: gguf.Q8_0, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 2, vocab: 40, qkNorm: true, ropeBase: 1e6},
 		{arch: "llama", typ: gguf.F32, embd: 64, ffn: 48, heads: 4, kvHeads: 2, hd: 16, layers: 2, vocab: 40, ropeBase: 10000, experts: 4, used: 2},
+		{arch: "phi3", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 2, vocab: 40, ropeBase: 10000, window: 3},
+		{arch: "phi3", typ: gguf.Q8_0, embd: 64, ffn: 96, heads: 4, kvHeads: 4, hd: 16, layers: 2, vocab: 40, ropeBase: 10000},
 		{arch: "llama", typ: gguf.F16, embd: 64, ffn: 32, heads: 4, kvHeads: 1, hd: 16, layers: 2, vocab: 40, tied: true, ropeBase: 10000, experts: 8, used: 3},
 	} {
 		t.Run(fmt.Sprintf("%s/%s/experts%d", s.arch, s.typ, s.experts), func(t *testing.T) {
@@ -501,7 +529,7 @@ func TestLoadErrors(t *testing.T) {
 		want string
 	}{
 		{"unsupported architecture", func(s synth) synth { s.arch = "mamba"; return s },
-			`model: architecture "mamba" is not supported (supported: gemma2, llama, qwen2, qwen3); it needs a recurrent state-space (Mamba) layer`},
+			`model: architecture "mamba" is not supported (supported: gemma2, llama, phi3, qwen2, qwen3); it needs a recurrent state-space (Mamba) layer`},
 		{"missing tensor", func(s synth) synth { s.drop = "blk.0.ffn_up.weight"; return s }, `tensor "blk.0.ffn_up.weight" is missing`},
 		{"missing qwen2 bias", func(s synth) synth { s.arch = "qwen2"; return s }, `tensor "blk.0.attn_q.bias" is missing`},
 		{"missing output norm", func(s synth) synth { s.drop = "output_norm.weight"; return s }, `"output_norm.weight" is missing`},

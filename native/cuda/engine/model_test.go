@@ -178,6 +178,7 @@ func TestCheckModel(t *testing.T) {
 		"K ≠ V":                    {func(h *model.Hparams) { h.HeadDimV = 64 }, "K head dimension 128 ≠ V head dimension 64"},
 		"group 32":                 {func(h *model.Hparams) { h.KVHeads = 1 }, "32 query heads on 1 KV heads"},
 		"experts":                  {func(h *model.Hparams) { h.Experts, h.ExpertsUsed = 8, 2 }, "a mixture-of-experts FFN (8 experts) is not on the device"},
+		"phi3":                     {func(h *model.Hparams) { h.Arch = "phi3" }, "phi3 needs operations the device backend does not have: sliding-window attention"},
 		"gemma2":                   {func(h *model.Hparams) { h.Arch = "gemma2" }, "gemma2 needs operations the device backend does not have: sliding-window attention"},
 	} {
 		t.Run(name, func(t *testing.T) {
