@@ -208,7 +208,7 @@ func NoModels(places []string) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "<section class=\"notice\" id=\"no-models\"><h2>No model found</h2><p>kvlab serves llama-family GGUF models (llama, qwen2). Start the server with one:</p><pre><code>kvlab serve --model path/to/model.gguf</code></pre><p>or put a <code>.gguf</code> file in one of the places it searches at start, then restart it:</p><ul>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "<section class=\"notice\" id=\"no-models\"><h2>No model found</h2><p>kvlab serves GGUF files and Hugging Face model folders of the architectures <code>kvlab inspect --archs</code> lists as running. Start the server with one:</p><pre><code>kvlab serve --model path/to/model.gguf</code></pre><p>or put a <code>.gguf</code> file in one of the places it searches at start, then restart it:</p><ul>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

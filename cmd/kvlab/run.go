@@ -75,8 +75,8 @@ func newRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run --model FILE.gguf|DIR [--prompt TEXT]",
 		Short: "Generate text from a GGUF model with the KV cache in a chosen format",
-		Long: `Load a llama-family GGUF model (llama, qwen2, qwen3) or Hugging Face model folder (config.json,
-*.safetensors, tokenizer.json), prefill the prompt, and generate up to --n
+		Long: `Load a GGUF model (an architecture 'kvlab inspect --archs' lists as running) or a
+Hugging Face model folder (config.json, *.safetensors, tokenizer.json), prefill the prompt, and generate up to --n
 tokens with the KV cache stored in --kv (any format or K/V pair of 'kvlab formats'). The
 generated text streams to stdout as it comes (the prompt is not echoed); at the end the prompt
 and decode speed, the KV cache's bytes and its format go to stderr. With --json nothing streams
