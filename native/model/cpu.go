@@ -184,9 +184,11 @@ func (c *cpuBackend) RMSNorm(dst, x ml.Tensor, w ml.Vector, eps float32) {
 	}
 	out, in := dst.(*cpuTensor), x.(*cpuTensor)
 	e := in.cols
-	for t := 0; t < in.rows; t++ {
-		rmsNorm(out.d[t*e:(t+1)*e], in.d[t*e:(t+1)*e], w, eps)
-	}
+	c.forRows(in.rows, e, func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			rmsNorm(out.d[t*e:(t+1)*e], in.d[t*e:(t+1)*e], w, eps)
+		}
+	})
 }
 
 func (c *cpuBackend) RoPE(x ml.Tensor, heads int, r *ml.Rope) {
@@ -207,16 +209,37 @@ func (c *cpuBackend) RoPE(x ml.Tensor, heads int, r *ml.Rope) {
 		c.angled = r
 	}
 	hd := t.cols / heads
-	for i := 0; i < t.rows; i++ {
-		rp.apply(t.d[i*t.cols:(i+1)*t.cols], heads, hd, c.cos[i*half:(i+1)*half], c.sin[i*half:(i+1)*half])
-	}
+	c.forRows(t.rows, t.cols, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			rp.apply(t.d[i*t.cols:(i+1)*t.cols], heads, hd, c.cos[i*half:(i+1)*half], c.sin[i*half:(i+1)*half])
+		}
+	})
 }
 
 func (c *cpuBackend) SwiGLU(gate, up ml.Tensor) {
 	if c.err != nil {
 		return
 	}
-	swiGLU(gate.(*cpuTensor).d, up.(*cpuTensor).d)
+	g, u := gate.(*cpuTensor).d, up.(*cpuTensor).d
+	if len(g) < 2*elemGrain || c.m.pool.Threads() == 1 {
+		swiGLU(g, u)
+		return
+	}
+	c.m.pool.For(len(g), elemGrain, func(lo, hi int) { swiGLU(g[lo:hi], u[lo:hi]) })
+}
+
+// elemGrain is the number of values below which an elementwise pass (SwiGLU, RMSNorm, RoPE)
+// is not split across the pool: a prefill batch's passes are, a decode step's are not.
+const elemGrain = 1 << 14
+
+// forRows runs fn over the rows [0, rows) of a rows×cols pass: split across the pool when the
+// pass is large enough, else on the caller. Every row's result is the same either way.
+func (c *cpuBackend) forRows(rows, cols int, fn func(lo, hi int)) {
+	if rows < 2 || rows*cols < 2*elemGrain || c.m.pool.Threads() == 1 {
+		fn(0, rows)
+		return
+	}
+	c.m.pool.For(rows, max(1, elemGrain/cols), fn)
 }
 
 func (c *cpuBackend) Add(x, y ml.Tensor) {
