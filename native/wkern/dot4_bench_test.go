@@ -40,37 +40,3 @@ func BenchmarkDotRaw(b *testing.B) {
 		})
 	}
 }
-
-// BenchmarkDotRows compares the one-token row dots with the four-row kernels (where there are
-// some) on four cache-resident rows.
-func BenchmarkDotRows(b *testing.B) {
-	r := rand.New(rand.NewPCG(5, 6))
-	const cols = 2048
-	for _, typ := range intTypes {
-		k, _ := KernelOf(typ)
-		if k.rows4 == nil {
-			continue
-		}
-		rb := int(typ.RowBytes(cols))
-		w := randomRows(r, typ, 4, cols)
-		var a Act
-		a.Quantize(k.Format(), randomVec(r, cols), 1, cols)
-		var out [4]float32
-		b.Run(typ.String()+"/x1", func(b *testing.B) {
-			c0 := cputime.Process()
-			for b.Loop() {
-				for j := 0; j < 4; j++ {
-					out[j] = k.dot(w[j*rb:(j+1)*rb], &a, 0)
-				}
-			}
-			b.ReportMetric(float64(4*cols)*float64(b.N)/float64((cputime.Process()-c0).Nanoseconds()), "cpuGMAC/s")
-		})
-		b.Run(typ.String()+"/rows4", func(b *testing.B) {
-			c0 := cputime.Process()
-			for b.Loop() {
-				k.rows4(w, rb, &a, &out)
-			}
-			b.ReportMetric(float64(4*cols)*float64(b.N)/float64((cputime.Process()-c0).Nanoseconds()), "cpuGMAC/s")
-		})
-	}
-}

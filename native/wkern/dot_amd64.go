@@ -65,8 +65,6 @@ func init() {
 		for t, f := range asmDots4 {
 			dots4[t] = f
 		}
-		rows4[gguf.Q4_0] = dotQ4_0Rows4
-		rows4[gguf.Q8_0] = dotQ8_0Rows4
 		gemms[gguf.Q4_0] = mulQ4_0GEMM
 		gemms[gguf.Q8_0] = mulQ8_0GEMM
 	}
@@ -113,27 +111,4 @@ var asmDots4 = map[gguf.Type]rowDot4{
 	gguf.Q4_0: dot4Q8(dotQ4_0x4AVX2, q4_0Bytes),
 	gguf.Q4_K: dot4Q8K(dotQ4_Kx4AVX2, q4_KBytes),
 	gguf.Q6_K: dot4Q8K(dotQ6_Kx4AVX2, q6_KBytes),
-}
-
-//go:noescape
-func dotQ4_0r4AVX2(w unsafe.Pointer, rowBytes int, q, d, s unsafe.Pointer, nb int, out *[4]float32)
-
-// dotQ4_0Rows4 is Q4_0's four-row kernel (rows_amd64.s).
-func dotQ4_0Rows4(w []byte, rowBytes int, a *Act, out *[4]float32) {
-	q, d, s := a.q8(0)
-	nb := len(d)
-	_ = w[3*rowBytes+nb*q4_0Bytes-1]
-	_ = s[nb-1]
-	dotQ4_0r4AVX2(unsafe.Pointer(&w[0]), rowBytes, unsafe.Pointer(&q[0]), unsafe.Pointer(&d[0]), unsafe.Pointer(&s[0]), nb, out)
-}
-
-//go:noescape
-func dotQ8_0r4AVX2(w unsafe.Pointer, rowBytes int, q, d unsafe.Pointer, nb int, out *[4]float32)
-
-// dotQ8_0Rows4 is Q8_0's four-row kernel (rows_amd64.s).
-func dotQ8_0Rows4(w []byte, rowBytes int, a *Act, out *[4]float32) {
-	q, d, _ := a.q8(0)
-	nb := len(d)
-	_ = w[3*rowBytes+nb*q8_0Bytes-1]
-	dotQ8_0r4AVX2(unsafe.Pointer(&w[0]), rowBytes, unsafe.Pointer(&q[0]), unsafe.Pointer(&d[0]), nb, out)
 }

@@ -16,20 +16,12 @@ type rowDot4 func(row []byte, a *Act, t int, out *[4]float32)
 // dots4 holds the four-token kernels where there are some (assembly only).
 var dots4 = map[gguf.Type]rowDot4{}
 
-// rowsDot4 is a four-row kernel: out[j] = the dot of row j (at w[j·rowBytes:]) with token 0 of
-// a, j < 4.
-type rowsDot4 func(w []byte, rowBytes int, a *Act, out *[4]float32)
-
-// rows4 holds the four-row one-token kernels where there are some (assembly only).
-var rows4 = map[gguf.Type]rowsDot4{}
-
 // Kernel is one weight type's integer kernel.
 type Kernel struct {
 	typ    gguf.Type
 	format Format
 	dot    rowDot
-	dot4   rowDot4  // nil when there is none
-	rows4  rowsDot4 // nil when there is none
+	dot4   rowDot4 // nil when there is none
 	// gemm is the blocked product of four or more tokens where there is one (assembly only).
 	gemm func(k Kernel, y []float32, ystride int, w []byte, rowBytes int, a *Act, lo, hi int)
 }
@@ -44,7 +36,7 @@ func KernelOf(t gguf.Type) (k Kernel, ok bool) {
 	if !ok {
 		return Kernel{}, false
 	}
-	return Kernel{typ: t, format: FormatOf(t), dot: d, dot4: dots4[t], rows4: rows4[t], gemm: gemms[t]}, true
+	return Kernel{typ: t, format: FormatOf(t), dot: d, dot4: dots4[t], gemm: gemms[t]}, true
 }
 
 // Type is the weight type.
@@ -72,15 +64,7 @@ const rowTile = 16
 func (k Kernel) MulRows(y []float32, ystride int, w []byte, rowBytes int, a *Act, lo, hi int) {
 	dot := k.dot
 	if a.N == 1 {
-		r := lo
-		if k.rows4 != nil {
-			var out [4]float32
-			for ; r+4 <= hi; r += 4 {
-				k.rows4(w[r*rowBytes:(r+4)*rowBytes], rowBytes, a, &out)
-				y[r], y[r+1], y[r+2], y[r+3] = out[0], out[1], out[2], out[3]
-			}
-		}
-		for ; r < hi; r++ {
+		for r := lo; r < hi; r++ {
 			y[r] = dot(w[r*rowBytes:(r+1)*rowBytes], a, 0)
 		}
 		return
