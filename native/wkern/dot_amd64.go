@@ -32,10 +32,16 @@ func dotQ8_0Asm(row []byte, a *Act, t int) float32 {
 }
 
 func dotQ4_0Asm(row []byte, a *Act, t int) float32 {
-	q, d, _ := a.q8(t)
+	q, d, s := a.q8(t)
 	_ = row[len(d)*q4_0Bytes-1]
-	return dotQ4_0AVX2(unsafe.Pointer(&row[0]), unsafe.Pointer(&q[0]), unsafe.Pointer(&d[0]), len(d))
+	_ = s[len(d)-1]
+	return dotQ4_0uAVX2(unsafe.Pointer(&row[0]), unsafe.Pointer(&q[0]), unsafe.Pointer(&d[0]), unsafe.Pointer(&s[0]), len(d))
 }
+
+// dotQ4_0uAVX2 is the Q4_0 row dot with unsigned nibbles (q4u_amd64.s).
+//
+//go:noescape
+func dotQ4_0uAVX2(w, q, d, s unsafe.Pointer, nb int) float32
 
 func dotQ4_KAsm(row []byte, a *Act, t int) float32 {
 	q, d, bs := a.q8k(t)

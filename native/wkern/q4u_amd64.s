@@ -1,0 +1,87 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// shift4 holds the dword shifts that move a broadcast 16-byte nibble block's high nibbles into
+// the upper lane: 0 for the low 128 bits, 4 for the high.
+DATA shift4<>+0(SB)/8, $0
+DATA shift4<>+8(SB)/8, $0
+DATA shift4<>+16(SB)/8, $0x0000000400000004
+DATA shift4<>+24(SB)/8, $0x0000000400000004
+GLOBL shift4<>(SB), RODATA|NOPTR, $32
+
+// func dotQ4_0uAVX2(w, q, d, s unsafe.Pointer, nb int) float32
+// Σ_b d_w·(d_b·Σ nib·q − 8·s_b) over nb blocks: the Q4_0 dot with one Q8 token, nibbles taken
+// unsigned and their offset of 8 applied through the token's block sums s_b = d_b·Σq.
+TEXT ·dotQ4_0uAVX2(SB), NOSPLIT, $0-44
+	MOVQ w+0(FP), SI
+	MOVQ q+8(FP), DI
+	MOVQ d+16(FP), R8
+	MOVQ s+24(FP), R9
+	MOVQ nb+32(FP), CX
+	VPCMPEQW Y15, Y15, Y15
+	VPSRLW $15, Y15, Y15
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	VMOVDQU shift4<>(SB), Y13
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	CMPQ CX, $2
+	JB tailq4u
+loopq4u:
+	VBROADCASTI128 2(SI), Y0
+	VPSRLVD Y13, Y0, Y0
+	VPAND Y14, Y0, Y0
+	VPMADDUBSW 0(DI), Y0, Y0
+	VPMADDWD Y15, Y0, Y0
+	VCVTDQ2PS Y0, Y0
+	VBROADCASTSS 0(R8), Y3
+	VBROADCASTSS 0(R9), Y4
+	VFMSUB213PS Y4, Y3, Y0
+	VPBROADCASTW 0(SI), X1
+	VCVTPH2PS X1, Y1
+	VFMADD231PS Y1, Y0, Y8
+	VBROADCASTI128 20(SI), Y5
+	VPSRLVD Y13, Y5, Y5
+	VPAND Y14, Y5, Y5
+	VPMADDUBSW 32(DI), Y5, Y5
+	VPMADDWD Y15, Y5, Y5
+	VCVTDQ2PS Y5, Y5
+	VBROADCASTSS 4(R8), Y10
+	VBROADCASTSS 4(R9), Y11
+	VFMSUB213PS Y11, Y10, Y5
+	VPBROADCASTW 18(SI), X6
+	VCVTPH2PS X6, Y6
+	VFMADD231PS Y6, Y5, Y9
+	ADDQ $36, SI
+	ADDQ $64, DI
+	ADDQ $8, R8
+	ADDQ $8, R9
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JAE loopq4u
+tailq4u:
+	TESTQ CX, CX
+	JZ doneq4u
+	VBROADCASTI128 2(SI), Y0
+	VPSRLVD Y13, Y0, Y0
+	VPAND Y14, Y0, Y0
+	VPMADDUBSW 0(DI), Y0, Y0
+	VPMADDWD Y15, Y0, Y0
+	VCVTDQ2PS Y0, Y0
+	VBROADCASTSS 0(R8), Y3
+	VBROADCASTSS 0(R9), Y4
+	VFMSUB213PS Y4, Y3, Y0
+	VPBROADCASTW 0(SI), X1
+	VCVTPH2PS X1, Y1
+	VFMADD231PS Y1, Y0, Y8
+doneq4u:
+	VADDPS Y9, Y8, Y8
+	VEXTRACTF128 $1, Y8, X0
+	VADDPS X0, X8, X8
+	VHADDPS X8, X8, X8
+	VHADDPS X8, X8, X8
+	VZEROUPPER
+	MOVSS X8, ret+40(FP)
+	RET
