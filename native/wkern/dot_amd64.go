@@ -17,9 +17,6 @@ var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
 func dotQ8_0AVX2(w, q, d unsafe.Pointer, nb int) float32
 
 //go:noescape
-func dotQ4_0AVX2(w, q, d unsafe.Pointer, nb int) float32
-
-//go:noescape
 func dotQ4_KAVX2(w, q, d, bs unsafe.Pointer, nb int) float32
 
 //go:noescape
