@@ -184,11 +184,18 @@ func (c *cpuBackend) RMSNorm(dst, x ml.Tensor, w ml.Vector, eps float32) {
 	}
 	out, in := dst.(*cpuTensor), x.(*cpuTensor)
 	e := in.cols
-	c.forRows(in.rows, e, func(lo, hi int) {
-		for t := lo; t < hi; t++ {
-			rmsNorm(out.d[t*e:(t+1)*e], in.d[t*e:(t+1)*e], w, eps)
-		}
-	})
+	if !c.split(in.rows, e) {
+		rmsNormRows(out.d, in.d, w, eps, e, 0, in.rows)
+		return
+	}
+	c.m.pool.For(in.rows, max(1, elemGrain/e), func(lo, hi int) { rmsNormRows(out.d, in.d, w, eps, e, lo, hi) })
+}
+
+// rmsNormRows normalizes rows [lo, hi) of x (rows of e values) into out.
+func rmsNormRows(out, x, w []float32, eps float32, e, lo, hi int) {
+	for t := lo; t < hi; t++ {
+		rmsNorm(out[t*e:(t+1)*e], x[t*e:(t+1)*e], w, eps)
+	}
 }
 
 func (c *cpuBackend) RoPE(x ml.Tensor, heads int, r *ml.Rope) {
@@ -208,12 +215,20 @@ func (c *cpuBackend) RoPE(x ml.Tensor, heads int, r *ml.Rope) {
 		}
 		c.angled = r
 	}
-	hd := t.cols / heads
-	c.forRows(t.rows, t.cols, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			rp.apply(t.d[i*t.cols:(i+1)*t.cols], heads, hd, c.cos[i*half:(i+1)*half], c.sin[i*half:(i+1)*half])
-		}
-	})
+	if !c.split(t.rows, t.cols) {
+		ropeRows(&rp, t, heads, c.cos, c.sin, 0, t.rows)
+		return
+	}
+	split := rp // only the split pass's closure holds a copy: a decode step allocates nothing
+	c.m.pool.For(t.rows, max(1, elemGrain/t.cols), func(lo, hi int) { ropeRows(&split, t, heads, c.cos, c.sin, lo, hi) })
+}
+
+// ropeRows rotates the heads of rows [lo, hi) of t with the pass's angles.
+func ropeRows(rp *rope, t *cpuTensor, heads int, cos, sin []float32, lo, hi int) {
+	half, hd := rp.dims/2, t.cols/heads
+	for i := lo; i < hi; i++ {
+		rp.apply(t.d[i*t.cols:(i+1)*t.cols], heads, hd, cos[i*half:(i+1)*half], sin[i*half:(i+1)*half])
+	}
 }
 
 func (c *cpuBackend) SwiGLU(gate, up ml.Tensor) {
@@ -232,14 +247,10 @@ func (c *cpuBackend) SwiGLU(gate, up ml.Tensor) {
 // is not split across the pool: a prefill batch's passes are, a decode step's are not.
 const elemGrain = 1 << 14
 
-// forRows runs fn over the rows [0, rows) of a rows×cols pass: split across the pool when the
-// pass is large enough, else on the caller. Every row's result is the same either way.
-func (c *cpuBackend) forRows(rows, cols int, fn func(lo, hi int)) {
-	if rows < 2 || rows*cols < 2*elemGrain || c.m.pool.Threads() == 1 {
-		fn(0, rows)
-		return
-	}
-	c.m.pool.For(rows, max(1, elemGrain/cols), fn)
+// split reports whether a rows×cols elementwise pass is large enough to spread across the pool
+// (else it runs on the caller, with no closure made). Every row's result is the same either way.
+func (c *cpuBackend) split(rows, cols int) bool {
+	return rows >= 2 && rows*cols >= 2*elemGrain && c.m.pool.Threads() > 1
 }
 
 func (c *cpuBackend) Add(x, y ml.Tensor) {
