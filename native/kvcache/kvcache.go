@@ -403,14 +403,24 @@ type rowStore struct {
 	choose kvq.RotationChooser
 }
 
-func (s *rowStore) write(pos int, rows []float32, n int) {
-	rb, d := s.Codec.RowBytes(), s.Codec.Dim()
-	if s.cal != nil && pos == 0 && n > 0 {
+// firstWrite fixes the store's codec state (K calibration, V rotation) from the cells of the
+// first write into an empty store; later writes leave it as it is.
+func (s *rowStore) firstWrite(pos int, rows []float32, n int) {
+	if pos != 0 || n == 0 {
+		return
+	}
+	d := s.Codec.Dim()
+	if s.cal != nil {
 		s.cal.Calibrate(rows[:n*d], n)
 	}
-	if s.choose != nil && pos == 0 && n > 0 {
+	if s.choose != nil {
 		s.choose.ChooseRotation(rows[:n*d], n)
 	}
+}
+
+func (s *rowStore) write(pos int, rows []float32, n int) {
+	rb, d := s.Codec.RowBytes(), s.Codec.Dim()
+	s.firstWrite(pos, rows, n)
 	for i := 0; i < n; i++ {
 		s.Codec.Encode(s.Data[(pos+i)*rb:(pos+i+1)*rb], rows[i*d:(i+1)*d])
 	}

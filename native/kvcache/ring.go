@@ -61,14 +61,7 @@ func (s *ringStore) Row(dst []float32, i int) { s.RowStore.Row(dst, i%s.w) }
 // rotated formats on all its cells, as a plain store does.
 func (s *ringStore) write(pos int, rows []float32, n int) {
 	rb, d := s.Codec.RowBytes(), s.Codec.Dim()
-	if pos == 0 && n > 0 {
-		if s.cal != nil {
-			s.cal.Calibrate(rows[:n*d], n)
-		}
-		if s.choose != nil {
-			s.choose.ChooseRotation(rows[:n*d], n)
-		}
-	}
+	s.firstWrite(pos, rows, n)
 	for i := max(0, n-s.w); i < n; i++ {
 		slot := (pos + i) % s.w
 		s.Codec.Encode(s.Data[slot*rb:(slot+1)*rb], rows[i*d:(i+1)*d])

@@ -78,9 +78,9 @@ func RunDumpGate(dump *kvcache.Cache, heads int, arms []Arm, seed uint64) ([]Dum
 		data = append(data, ld)
 	}
 	var out []DumpGateResult
+	got := make([]float32, heads*dv)
 	for _, a := range arms {
 		cfg := a.cacheConfig(base, n, seed)
-		cfg.Seed = seed
 		c, err := kvcache.New(cfg)
 		if err != nil {
 			return nil, fmt.Errorf("gate: arm %s: %w", a, err)
@@ -95,7 +95,6 @@ func RunDumpGate(dump *kvcache.Cache, heads int, arms []Arm, seed uint64) ([]Dum
 			return nil, err
 		}
 		for l, ld := range data {
-			got := make([]float32, heads*dv)
 			if err := attn.Decode(got, ld.q, shape, c.Keys(l, true), c.Values(l, true), 0, n); err != nil {
 				return nil, fmt.Errorf("gate: arm %s layer %d: %w", a, l, err)
 			}
