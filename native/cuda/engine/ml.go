@@ -148,7 +148,7 @@ func (b *backend) vec(v ml.Vector) *cuda.Buffer {
 	if v == nil {
 		return nil
 	}
-	d, err := b.m.vectorOf(v)
+	d, err := b.m.vector(v)
 	if err != nil {
 		b.fail(err)
 	}

@@ -284,8 +284,9 @@ func (m *Model) alloc(bytes int64) (*cuda.Buffer, error) {
 	return b, nil
 }
 
-// vector uploads float32 values; nil stays nil (an absent bias). The copy is found again by
-// vectorOf.
+// vector is the device copy of float32 values, uploaded on first use (LoadModel's weights, and
+// an Arch.Layer weight the architecture reads later) and found again by the host slice; nil
+// stays nil (an absent bias).
 func (m *Model) vector(v []float32) (*cuda.Buffer, error) {
 	if len(v) == 0 {
 		return nil, nil
@@ -300,18 +301,6 @@ func (m *Model) vector(v []float32) (*cuda.Buffer, error) {
 	m.info.Bytes += b.Size()
 	m.vecs[&v[0]] = b
 	return b, b.Write(cuda.Bytes(v))
-}
-
-// vectorOf is the device copy of a host vector, uploaded now when the architecture reads a
-// vector LoadModel did not upload (an Arch.Layer weight).
-func (m *Model) vectorOf(v []float32) (*cuda.Buffer, error) {
-	if len(v) == 0 {
-		return nil, nil
-	}
-	if b := m.vecs[&v[0]]; b != nil && b.Size() >= int64(len(v))*4 {
-		return b, nil
-	}
-	return m.vector(v)
 }
 
 // convertChunk is the most bytes of converted rows dequantized and uploaded at a time.
