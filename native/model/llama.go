@@ -33,6 +33,17 @@ func moeFFN(b ml.Backend, m *Model, w *Block, x, h, out ml.Tensor) {
 	b.Add(x, out)
 }
 
+// attention is layer l's attention: over its sliding window when the model has one for the
+// layer (phi3; the architecture's Supports checked the backend runs windows), else causal over
+// every cell.
+func attention(b ml.Backend, m *Model, a, q, k, v ml.Tensor, l int, scale float32) {
+	if m.windows != nil && m.windows[l] > 0 {
+		b.(ml.Gemma).AttentionOpts(a, q, k, v, l, scale, ml.AttnOptions{Window: m.windows[l]})
+		return
+	}
+	b.Attention(a, q, k, v, l, scale)
+}
+
 // llamaForward is the llama decoder on any backend (see the package comment for the block's
 // math); the biases are nil when the file has none.
 func llamaForward(b ml.Backend, m *Model, bt *ml.Batch) {
@@ -57,7 +68,7 @@ func llamaForward(b ml.Backend, m *Model, bt *ml.Batch) {
 		b.MatMul(v, w.Wv, h, w.Bv)
 		b.RoPE(q, hp.Heads, rope)
 		b.RoPE(k, hp.KVHeads, rope)
-		b.Attention(a, q, k, v, l, scale)
+		attention(b, m, a, q, k, v, l, scale)
 		ml.MatMulAdd(b, x, w.Wo, a, w.Bo, h)
 		b.RMSNorm(h, x, w.FFNNorm, hp.RMSEps)
 		if w.Router != nil {

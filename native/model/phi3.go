@@ -3,8 +3,6 @@ package model
 import (
 	"fmt"
 	"math"
-
-	"github.com/kvlab/kvlab/native/ml"
 )
 
 // phi3: Phi-3 (and Phi-4) models, as llama.cpp runs them: the llama block with RoPE over the
@@ -14,7 +12,7 @@ import (
 // the key: 2047 for the 4k-context ones, none when the key is absent otherwise), its KV a ring
 // of that many cells. The 128k files' LongRoPE (rope_factors_long/short) is not run.
 func init() {
-	register(Arch{Name: "phi3", Rope: RopeNeox, Fused: true, Forward: phi3Forward,
+	register(Arch{Name: "phi3", Rope: RopeNeox, Fused: true, Forward: llamaForward,
 		Layer: func() any { return new(phi3Layer) }, Check: phi3Check, Ops: gemmaOps[:1], Supports: supportsGemma})
 }
 
@@ -95,38 +93,4 @@ func phi3Check(m *Model) error {
 		}
 	}
 	return nil
-}
-
-func phi3Forward(b ml.Backend, m *Model, bt *ml.Batch) {
-	g := b.(ml.Gemma) // Model.Run checked (supportsGemma)
-	hp := m.Hparams
-	n := len(bt.Tokens)
-	x, h := b.New(n, hp.Embd), b.New(n, hp.Embd)
-	q, k, v := b.New(n, hp.Heads*hp.HeadDimK), b.New(n, hp.KVHeads*hp.HeadDimK), b.New(n, hp.KVHeads*hp.HeadDimV)
-	a := b.New(n, hp.Heads*hp.HeadDimV)
-	gate, up := b.New(n, hp.FFN), b.New(n, hp.FFN)
-	scale := float32(1 / math.Sqrt(float64(hp.HeadDimK)))
-	rope := m.Rope()
-	b.Embed(x, m.embd)
-	for l := range m.blocks {
-		w := &m.blocks[l]
-		win := 0
-		if m.windows != nil {
-			win = m.windows[l]
-		}
-		b.RMSNorm(h, x, w.AttnNorm, hp.RMSEps)
-		b.MatMul(q, w.Wq, h, w.Bq)
-		b.MatMul(k, w.Wk, h, w.Bk)
-		b.MatMul(v, w.Wv, h, w.Bv)
-		b.RoPE(q, hp.Heads, rope)
-		b.RoPE(k, hp.KVHeads, rope)
-		g.AttentionOpts(a, q, k, v, l, scale, ml.AttnOptions{Window: win})
-		ml.MatMulAdd(b, x, w.Wo, a, w.Bo, h)
-		b.RMSNorm(h, x, w.FFNNorm, hp.RMSEps)
-		b.MatMul(gate, w.Gate, h, nil)
-		b.MatMul(up, w.Up, h, nil)
-		b.SwiGLU(gate, up)
-		ml.MatMulAdd(b, x, w.Down, gate, nil, h)
-	}
-	m.logits(b, bt, x, h)
 }
