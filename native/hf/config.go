@@ -3,7 +3,9 @@ package hf
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/kvlab/kvlab/native/gguf"
@@ -65,10 +67,8 @@ var archMap = map[string]archInfo{
 	"Qwen3ForCausalLM":   {"qwen3", false},
 }
 
-// SupportedArchitectures lists the config.json architectures Open converts.
-func SupportedArchitectures() []string {
-	return []string{"LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM"}
-}
+// SupportedArchitectures lists the config.json architectures Open converts, sorted.
+func SupportedArchitectures() []string { return slices.Sorted(maps.Keys(archMap)) }
 
 func parseConfig(b []byte) (*config, archInfo, error) {
 	var c config

@@ -18,6 +18,7 @@
 package hf
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -161,7 +162,7 @@ func Open(dir string) (*gguf.File, error) {
 	if factors != nil {
 		b := make([]byte, 4*len(factors))
 		for i, f := range factors {
-			putF32(b[4*i:], f)
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
 		}
 		tensors = append(tensors, gguf.Tensor{TensorInfo: gguf.TensorInfo{Name: "rope_freqs.weight", Dims: []uint64{uint64(len(factors))}, Type: gguf.F32}, Data: b})
 	}
@@ -412,10 +413,3 @@ func permuteRows(name string, data []byte, dims []uint64, heads int) ([]byte, er
 	}
 	return out, nil
 }
-
-func putF32(b []byte, f float32) {
-	u := math32bits(f)
-	b[0], b[1], b[2], b[3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
-}
-
-func math32bits(f float32) uint32 { return math.Float32bits(f) }
