@@ -48,9 +48,7 @@ func (st *sessionStore) prune(now time.Time) {
 	for id, s := range st.m {
 		if now.Sub(s.Updated) > st.ttl {
 			delete(st.m, id)
-			if st.files != nil {
-				st.files.remove(id)
-			}
+			st.files.remove(id)
 		}
 	}
 	for len(st.m) > st.max {
@@ -61,9 +59,7 @@ func (st *sessionStore) prune(now time.Time) {
 			}
 		}
 		delete(st.m, oldest.ID)
-		if st.files != nil {
-			st.files.remove(oldest.ID)
-		}
+		st.files.remove(oldest.ID)
 	}
 }
 
@@ -76,9 +72,7 @@ func (st *sessionStore) put(id, model string, msgs []chattemplate.Message) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.m[id] = &session{ID: id, Model: model, Messages: append([]chattemplate.Message(nil), msgs...), Updated: now}
-	if st.files != nil {
-		st.files.save(st.m[id])
-	}
+	st.files.save(st.m[id])
 	st.prune(now)
 }
 
@@ -100,9 +94,7 @@ func (st *sessionStore) delete(id string) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	delete(st.m, id)
-	if st.files != nil {
-		st.files.remove(id)
-	}
+	st.files.remove(id)
 }
 
 func (st *sessionStore) len() int {

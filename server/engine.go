@@ -222,13 +222,8 @@ func chatFormat(tok *tokenizer.Tokenizer, tmpl string) (chattemplate.Format, err
 	if tmpl == "" {
 		return kind, nil
 	}
-	text := func(id int32) string {
-		if id == tokenizer.NoToken {
-			return ""
-		}
-		return tok.TokenText(id)
-	}
-	j, err := chattemplate.Compile(tmpl, chattemplate.Options{BOS: text(tok.BOS()), EOS: text(tok.EOS()), AddBOS: tok.AddBOS()})
+	// TokenText is "" for an absent (NoToken) BOS or EOS.
+	j, err := chattemplate.Compile(tmpl, chattemplate.Options{BOS: tok.TokenText(tok.BOS()), EOS: tok.TokenText(tok.EOS()), AddBOS: tok.AddBOS()})
 	if err != nil {
 		return kind, err
 	}

@@ -72,7 +72,11 @@ type sessionFiles struct {
 
 func (f *sessionFiles) path(id string) string { return filepath.Join(f.dir, id+".json") }
 
+// save writes s's file; a nil store (no persistence) writes nothing.
 func (f *sessionFiles) save(s *session) {
+	if f == nil {
+		return
+	}
 	b, err := json.Marshal(s)
 	if err == nil {
 		err = writeFileAtomic(f.path(s.ID), b)
@@ -82,7 +86,12 @@ func (f *sessionFiles) save(s *session) {
 	}
 }
 
-func (f *sessionFiles) remove(id string) { os.Remove(f.path(id)) }
+// remove deletes id's file; a nil store has none.
+func (f *sessionFiles) remove(id string) {
+	if f != nil {
+		os.Remove(f.path(id))
+	}
+}
 
 // load reads the saved sessions updated within ttl, at most max (the most recent).
 func (f *sessionFiles) load(ttl time.Duration, max int) []*session {
