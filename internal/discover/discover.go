@@ -118,10 +118,11 @@ func Find(p Places) []Model {
 		out = append(out, m)
 	}
 	if p.Kvlab != "" {
-		for _, f := range walkGGUF(p.Kvlab) {
+		files, folders := walkModels(p.Kvlab, true)
+		for _, f := range files {
 			add(plainName(p.Kvlab, f), f, SourceKvlab)
 		}
-		for _, d := range hfFolders(p.Kvlab) {
+		for _, d := range folders {
 			add(plainName(p.Kvlab, d), d, SourceKvlab)
 		}
 	}
@@ -136,7 +137,8 @@ func Find(p Places) []Model {
 		}
 	}
 	for _, dir := range p.LMStudio {
-		for _, f := range walkGGUF(dir) {
+		files, _ := walkModels(dir, false)
+		for _, f := range files {
 			add(plainName(dir, f), f, SourceLMStudio)
 		}
 	}
@@ -206,39 +208,18 @@ func hasSafetensors(dir string) bool {
 	return len(m) > 0
 }
 
-// hfFolders lists the Hugging Face model folders below dir (not inside one another), at most
-// maxDepth deep, sorted.
-func hfFolders(dir string) []string {
-	var out []string
-	root := filepath.Clean(dir)
-	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
-			return nil
-		}
-		if rel, _ := filepath.Rel(root, path); strings.Count(rel, string(filepath.Separator)) >= maxDepth {
-			return filepath.SkipDir
-		}
-		if path != root && hasSafetensors(path) {
-			out = append(out, path)
-			return filepath.SkipDir
-		}
-		return nil
-	})
-	slices.Sort(out)
-	return out
-}
-
 // isModelFile reports whether a file name is a GGUF model (not a vision projector).
 func isModelFile(name string) bool {
 	lower := strings.ToLower(name)
 	return strings.HasSuffix(lower, ".gguf") && !strings.Contains(lower, "mmproj")
 }
 
-// walkGGUF lists the .gguf files below dir, following symlinked files but not folders, at most
-// maxDepth deep, sorted.
-func walkGGUF(dir string) []string {
-	var out []string
+// walkModels lists, in one walk of dir at most maxDepth deep, the .gguf files below it
+// (following symlinked files but not folders) and, when folders is set, the Hugging Face model
+// folders (not inside one another); both sorted.
+func walkModels(dir string, folders bool) (files, hfDirs []string) {
 	root := filepath.Clean(dir)
+	inside := "" // the Hugging Face folder the walk is in, if any
 	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if path == root {
@@ -246,19 +227,28 @@ func walkGGUF(dir string) []string {
 			}
 			return nil
 		}
-		if d.IsDir() {
-			if rel, _ := filepath.Rel(root, path); strings.Count(rel, string(filepath.Separator)) >= maxDepth {
-				return filepath.SkipDir
+		if !d.IsDir() {
+			if isModelFile(d.Name()) {
+				files = append(files, path)
 			}
 			return nil
 		}
-		if isModelFile(d.Name()) {
-			out = append(out, path)
+		if rel, _ := filepath.Rel(root, path); strings.Count(rel, string(filepath.Separator)) >= maxDepth {
+			return filepath.SkipDir
+		}
+		if inside != "" && strings.HasPrefix(path, inside+string(filepath.Separator)) {
+			return nil
+		}
+		inside = ""
+		if folders && path != root && hasSafetensors(path) {
+			hfDirs = append(hfDirs, path)
+			inside = path
 		}
 		return nil
 	})
-	slices.Sort(out)
-	return out
+	slices.Sort(files)
+	slices.Sort(hfDirs)
+	return files, hfDirs
 }
 
 // plainName names a file found under dir: its path below dir without .gguf, slash-separated.
@@ -302,7 +292,8 @@ func huggingFace(hub string) []Model {
 		})
 		for _, rev := range revs {
 			dir := filepath.Join(snaps, rev.Name())
-			for _, f := range walkGGUF(dir) {
+			files, _ := walkModels(dir, false)
+			for _, f := range files {
 				out = append(out, Model{Name: repo + "/" + plainName(dir, f), Path: f})
 			}
 			if hasSafetensors(dir) {
