@@ -3,13 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/kvlab/kvlab/internal/limits"
 	"io"
-	"os"
 	"sort"
 	"strings"
 
-	"github.com/kvlab/kvlab/native/gguf"
 	"github.com/kvlab/kvlab/native/hf"
 	"github.com/kvlab/kvlab/native/model"
 	"github.com/kvlab/kvlab/native/tokenizer"
@@ -113,35 +110,14 @@ lists the architectures the engine runs and, for the others, what it needs.`,
 }
 
 func inspect(path string, withTensors, withMetadata bool) (*inspectReport, error) {
-	if err := limits.ModelPath(path); err != nil {
+	f, err := hf.OpenHeader(path)
+	if err != nil {
 		return nil, err
 	}
-	var f *gguf.File
-	var size int64
-	format := ""
+	defer f.Close()
+	size, format := f.Size(), ""
 	if hf.IsFolder(path) {
-		// A Hugging Face folder: read as the GGUF file the converter would write (the
-		// safetensors files are mapped, not read).
-		var err error
-		if f, err = hf.Open(path); err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		size, format = f.Size(), "Hugging Face folder"
-	} else {
-		st, err := os.Stat(path)
-		if err != nil {
-			return nil, err
-		}
-		fh, err := os.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		defer fh.Close()
-		if f, err = gguf.Read(fh, st.Size()); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		size = st.Size()
+		format = "Hugging Face folder" // read as the GGUF file the converter would write
 	}
 	rep := &inspectReport{File: path, SizeBytes: size, GGUFVersion: f.Version, Architecture: f.Architecture(),
 		WeightTypes: map[string]int{}, Format: format}

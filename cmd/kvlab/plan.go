@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/kvlab/kvlab/internal/limits"
 	"io"
 	"os"
 	"strconv"
@@ -258,32 +257,14 @@ func (f *planFlags) shape(fl *pflag.FlagSet) (calc.Shape, string, error) {
 	var s calc.Shape
 	switch {
 	case f.model != "":
-		if err := limits.ModelPath(f.model); err != nil {
+		hff, err := hf.OpenHeader(f.model)
+		if err != nil {
 			return s, "", fmt.Errorf("--model: %w", err)
 		}
-		if hf.IsFolder(f.model) {
-			hff, err := hf.Open(f.model)
-			if err != nil {
-				return s, "", fmt.Errorf("--model: %w", err)
-			}
-			s, err = ggufshape.FromFile(hff)
-			hff.Close()
-			if err != nil {
-				return s, "", fmt.Errorf("--model %s: %w", f.model, err)
-			}
-		} else {
-			fd, err := os.Open(f.model)
-			if err != nil {
-				return s, "", fmt.Errorf("--model: %w", err)
-			}
-			defer fd.Close()
-			st, err := fd.Stat()
-			if err != nil {
-				return s, "", fmt.Errorf("--model: %w", err)
-			}
-			if s, err = ggufshape.Read(fd, st.Size()); err != nil {
-				return s, "", fmt.Errorf("--model %s: %w", f.model, err)
-			}
+		s, err = ggufshape.FromFile(hff)
+		hff.Close()
+		if err != nil {
+			return s, "", fmt.Errorf("--model %s: %w", f.model, err)
 		}
 		if quant == "" {
 			quant = "q8_0" // unused: the file's tensor sizes are exact

@@ -8,14 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/kvlab/kvlab/internal/limits"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/kvlab/kvlab/native/gguf"
 	"github.com/kvlab/kvlab/native/hf"
 )
 
@@ -163,40 +161,17 @@ func uniqueNames(ms []Model) []Model {
 // A Hugging Face model folder (config.json + *.safetensors, native/hf) is described from its
 // config and safetensors headers; its name is the folder's name and Size the weights' bytes.
 func Inspect(path string) (Model, error) {
-	if hf.IsFolder(path) {
-		f, err := hf.Open(path)
-		if err != nil {
-			return Model{}, err
-		}
-		defer f.Close()
-		title, _ := f.String("general.name")
-		return Model{Name: filepath.Base(filepath.Clean(path)), Path: path, Source: SourceFlag, Size: f.Size(),
-			Arch: f.Architecture(), Title: title}, nil
-	}
-	if err := limits.RegularFile(path); err != nil { // before opening: a FIFO would block
-		return Model{}, err
-	}
-	f, err := os.Open(path)
+	f, err := hf.OpenHeader(path)
 	if err != nil {
 		return Model{}, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return Model{}, err
+	title, _ := f.String("general.name")
+	name := strings.TrimSuffix(filepath.Base(path), ".gguf")
+	if hf.IsFolder(path) {
+		name = filepath.Base(filepath.Clean(path))
 	}
-	if !st.Mode().IsRegular() {
-		return Model{}, fmt.Errorf("%s: not a regular file", path)
-	}
-	h, err := gguf.Read(f, st.Size())
-	if err != nil {
-		return Model{}, fmt.Errorf("%s: %w", path, err)
-	}
-	title, _ := h.String("general.name")
-	return Model{
-		Name: strings.TrimSuffix(filepath.Base(path), ".gguf"), Path: path, Source: SourceFlag,
-		Size: st.Size(), Arch: h.Architecture(), Title: title,
-	}, nil
+	return Model{Name: name, Path: path, Source: SourceFlag, Size: f.Size(), Arch: f.Architecture(), Title: title}, nil
 }
 
 // hasSafetensors reports whether dir is a Hugging Face model folder with safetensors weights.

@@ -32,6 +32,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kvlab/kvlab/internal/limits"
 	"github.com/kvlab/kvlab/native/gguf"
 )
 
@@ -60,6 +61,36 @@ func OpenModel(path string) (*gguf.File, error) {
 		return Open(path)
 	}
 	return gguf.Open(path)
+}
+
+// OpenHeader reads the model at path for its description: a Hugging Face folder (Open, the
+// safetensors mapped, not read) or only the header of a GGUF file (gguf.Read: the File has no
+// tensor data). path must be a model path (limits.ModelPath): a FIFO or device is refused
+// before it is opened, so it cannot block. Close the File when done.
+func OpenHeader(path string) (*gguf.File, error) {
+	if err := limits.ModelPath(path); err != nil {
+		return nil, err
+	}
+	if IsFolder(path) {
+		return Open(path)
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() { // replaced since the check
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	f, err := gguf.Read(fh, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
 }
 
 // readJSON reads a small file of the folder, at most limit bytes; a missing file is (nil, nil)
