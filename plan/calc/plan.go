@@ -230,31 +230,10 @@ func Plan(r Request) (Report, error) {
 	rep.Warnings = r.warnings(rep)
 
 	f16 := r.Model.BytesPerToken(kvq.Pair{K: kvq.F16, V: kvq.F16}, tp)
-	n := int64(r.Sessions)
 	for _, p := range r.Pairs {
 		kv := r.Model.KVBytes(p, r.Ctx, tp)
-		ov := r.Model.OverlayBytes(r.Overlay, p, tp)
-		per := kv + ov
-		row := Row{
-			Pair: p, Format: p.String(),
-			KiBPerToken:    ToKiB(r.Model.BytesPerToken(p, tp)),
-			KVBytes:        kv,
-			KVGiB:          ToGiB(kv),
-			OverlayBytes:   ov,
-			MaxResidentCtx: r.Model.MaxResidentCtx(p, r.Overlay, budget, r.Sessions, tp),
-			TotalBytes:     weights + n*per + r.ReserveBytes,
-			Fits:           n*per <= budget,
-		}
-		if f16 > 0 {
-			row.VsF16 = r.Model.BytesPerToken(p, tp) / f16
-		}
-		if budget > 0 && per > 0 {
-			row.Sessions = budget / per
-		}
-		if !row.Fits {
-			row.SpillBytes = n*per - max(budget, 0)
-		}
-		row.TotalGiB = ToGiB(row.TotalBytes)
+		row := r.row(Row{Pair: p, Format: p.String(), KVBytes: kv, OverlayBytes: r.Model.OverlayBytes(r.Overlay, p, tp),
+			MaxResidentCtx: r.Model.MaxResidentCtx(p, r.Overlay, budget, r.Sessions, tp)}, f16, weights, budget, tp)
 		row.DecodeTPS = Spill(r.Model, p, r.Overlay, r.Ctx, row.MaxResidentCtx, active, tp, r.Spill).TPS
 		rep.Rows = append(rep.Rows, row)
 	}
@@ -262,26 +241,9 @@ func Plan(r Request) (Report, error) {
 		if !r.Mixed.Enabled() || (exactFormat(p.K) && exactFormat(p.V)) {
 			continue
 		}
-		per := r.Model.MixedBytes(r.Mixed, p, r.Ctx, tp)
-		row := Row{
-			Pair: p, Format: p.String() + r.Mixed.Spec(), Kind: "mixed",
-			KiBPerToken:    ToKiB(r.Model.BytesPerToken(p, tp)),
-			KVBytes:        per,
-			KVGiB:          ToGiB(per),
-			MaxResidentCtx: r.Model.MaxResidentCtxMixed(r.Mixed, p, budget, r.Sessions, tp),
-			TotalBytes:     weights + n*per + r.ReserveBytes,
-			Fits:           n*per <= budget,
-		}
-		if f16 > 0 {
-			row.VsF16 = r.Model.BytesPerToken(p, tp) / f16
-		}
-		if budget > 0 && per > 0 {
-			row.Sessions = budget / per
-		}
-		if !row.Fits {
-			row.SpillBytes = n*per - max(budget, 0)
-		}
-		row.TotalGiB = ToGiB(row.TotalBytes)
+		row := r.row(Row{Pair: p, Format: p.String() + r.Mixed.Spec(), Kind: "mixed",
+			KVBytes:        r.Model.MixedBytes(r.Mixed, p, r.Ctx, tp),
+			MaxResidentCtx: r.Model.MaxResidentCtxMixed(r.Mixed, p, budget, r.Sessions, tp)}, f16, weights, budget, tp)
 		row.DecodeTPS = r.spill(row, r.Ctx, active).TPS
 		rep.Rows = append(rep.Rows, row)
 	}
@@ -304,6 +266,30 @@ func Plan(r Request) (Report, error) {
 		return Report{}, err
 	}
 	return rep, nil
+}
+
+// row completes a ladder row from its pair, format, kind, KV and overlay bytes and resident
+// context: per-token size, totals, fit, sessions and spill for the request's sessions. f16 is
+// f16's bytes per token (the VsF16 base), weights the resident weights, budget the KV budget.
+func (r Request) row(row Row, f16 float64, weights, budget int64, tp int) Row {
+	per := row.KVBytes + row.OverlayBytes
+	n := int64(r.Sessions)
+	bpt := r.Model.BytesPerToken(row.Pair, tp)
+	row.KiBPerToken = ToKiB(bpt)
+	row.KVGiB = ToGiB(row.KVBytes)
+	row.TotalBytes = weights + n*per + r.ReserveBytes
+	row.TotalGiB = ToGiB(row.TotalBytes)
+	row.Fits = n*per <= budget
+	if f16 > 0 {
+		row.VsF16 = bpt / f16
+	}
+	if budget > 0 && per > 0 {
+		row.Sessions = budget / per
+	}
+	if !row.Fits {
+		row.SpillBytes = n*per - max(budget, 0)
+	}
+	return row
 }
 
 // warnings lists what the user should know about a valid request.
