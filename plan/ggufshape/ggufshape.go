@@ -188,7 +188,13 @@ func FromFile(f *gguf.File) (calc.Shape, error) {
 	if err != nil {
 		return fail("%v", err)
 	}
+	if arch == "gemma2" && !hasWindow {
+		window, hasWindow = 4096, true // llama.cpp's default for gemma2
+	}
 	switch {
+	case arch == "gemma3" && (!hasWindow || window == 0):
+		// llama.cpp runs a gemma3 file without a window with full attention on every layer
+		// (model/gemma3.go the same).
 	case hasPattern && isArray(f, h.key("attention.sliding_window_pattern")):
 		for il := range sliding {
 			sliding[il] = pattern[il] != 0

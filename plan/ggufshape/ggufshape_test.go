@@ -62,6 +62,14 @@ func TestShapes(t *testing.T) {
 			class: calc.ClassSliding, kibTok: 8,
 		},
 		{
+			name: "gemma3 without a window", arch: "gemma3",
+			kv: []gguf.KV{{Key: "gemma3.block_count", Value: uint32(12)}, {Key: "gemma3.attention.head_count", Value: uint32(8)},
+				{Key: "gemma3.attention.head_count_kv", Value: uint32(4)}, {Key: "gemma3.attention.key_length", Value: uint32(256)},
+				{Key: "gemma3.attention.value_length", Value: uint32(256)}},
+			groups: []calc.LayerGroup{{Count: 12, Kind: calc.Full, KVHeads: 4, HeadDimK: 256, HeadDimV: 256}},
+			class:  calc.ClassFull, kibTok: 48,
+		},
+		{
 			name: "gemma4 per-layer arrays", arch: "gemma4",
 			kv: []gguf.KV{{Key: "gemma4.block_count", Value: uint32(6)}, {Key: "gemma4.attention.head_count", Value: uint32(16)},
 				{Key: "gemma4.attention.head_count_kv", Value: []int32{8, 8, 8, 8, 8, 2}},
@@ -152,8 +160,8 @@ func TestBadFiles(t *testing.T) {
 			{Key: "llama.attention.head_count_kv", Value: []int32{1, 2, 3}}, {Key: "llama.attention.key_length", Value: uint32(64)}}, nil), ErrUnsupported, "3 values for 2 layers"},
 		{"no head dim", fixture(t, "llama", []gguf.KV{{Key: "llama.block_count", Value: uint32(2)},
 			{Key: "llama.attention.head_count_kv", Value: uint32(2)}}, nil), ErrUnsupported, "head dimension"},
-		{"sliding without window", fixture(t, "gemma3", []gguf.KV{{Key: "gemma3.block_count", Value: uint32(6)},
-			{Key: "gemma3.attention.head_count", Value: uint32(4)}, {Key: "gemma3.attention.key_length", Value: uint32(64)}}, nil), ErrUnsupported, "sliding_window"},
+		{"sliding without window", fixture(t, "cohere2", []gguf.KV{{Key: "cohere2.block_count", Value: uint32(6)},
+			{Key: "cohere2.attention.head_count", Value: uint32(4)}, {Key: "cohere2.attention.key_length", Value: uint32(64)}}, nil), ErrUnsupported, "sliding_window"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := read(t, tc.data)
