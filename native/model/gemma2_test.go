@@ -12,7 +12,9 @@ import (
 )
 
 // refGemma2 is gemma2's forward pass (gemma2.go's comment) in float64, written independently
-// of the package's code: every position's logits.
+// of the package's code: every position's logits. With gemma3 files it is gemma3's
+// (gemma3.go's comment): per-head Q/K norms, no attention capping, five local layers of six
+// (or sliding_window_pattern's period) rotating with rope.freq_base_swa (default 10000).
 func refGemma2(t *testing.T, path string, tokens []int32) [][]float64 {
 	t.Helper()
 	f, err := gguf.Open(path)
@@ -20,12 +22,26 @@ func refGemma2(t *testing.T, path string, tokens []int32) [][]float64 {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	u := func(k string) int { v, _ := f.Uint("gemma2." + k); return int(v) }
+	a := f.Architecture()
+	u := func(k string) int { v, _ := f.Uint(a + "." + k); return int(v) }
 	embd, layers, heads, kvh, hd := u("embedding_length"), u("block_count"), u("attention.head_count"), u("attention.head_count_kv"), u("attention.key_length")
 	window := u("attention.sliding_window")
-	base, _ := f.Float("gemma2.rope.freq_base")
-	acap, _ := f.Float("gemma2.attn_logit_softcapping")
-	fcap, _ := f.Float("gemma2.final_logit_softcapping")
+	base, _ := f.Float(a + ".rope.freq_base")
+	acap, _ := f.Float(a + ".attn_logit_softcapping")
+	fcap, _ := f.Float(a + ".final_logit_softcapping")
+	slides := func(l int) bool { return l%2 == 0 }
+	localBase := base
+	if a == "gemma3" {
+		period := 6
+		if _, ok := f.Value(a + ".attention.sliding_window_pattern"); ok {
+			period = u("attention.sliding_window_pattern")
+		}
+		slides = func(l int) bool { return window > 0 && l%period < period-1 }
+		localBase = 10000
+		if v, ok := f.Float(a + ".rope.freq_base_swa"); ok {
+			localBase = v
+		}
+	}
 	tensor := func(name string) []float64 {
 		info, ok := f.Tensor(name)
 		if !ok {
@@ -67,7 +83,7 @@ func refGemma2(t *testing.T, path string, tokens []int32) [][]float64 {
 		}
 		return y
 	}
-	rot := func(v []float64, pos int) { // neox: pairs (j, j+hd/2)
+	rot := func(v []float64, pos int, base float64) { // neox: pairs (j, j+hd/2)
 		for j := 0; j < hd/2; j++ {
 			theta := float64(pos) * math.Pow(base, -2*float64(j)/float64(hd))
 			c, s := math.Cos(theta), math.Sin(theta)
@@ -88,20 +104,34 @@ func refGemma2(t *testing.T, path string, tokens []int32) [][]float64 {
 		an, wq, wk, wv, wo := w("attn_norm.weight"), w("attn_q.weight"), w("attn_k.weight"), w("attn_v.weight"), w("attn_output.weight")
 		pan, fn, pfn := w("post_attention_norm.weight"), w("ffn_norm.weight"), w("post_ffw_norm.weight")
 		wg, wu, wd := w("ffn_gate.weight"), w("ffn_up.weight"), w("ffn_down.weight")
+		b := base
+		if slides(l) {
+			b = localBase
+		}
+		var qn, kn []float64
+		if a == "gemma3" {
+			qn, kn = w("attn_q_norm.weight"), w("attn_k_norm.weight")
+		}
 		q, k, v := make([][]float64, n), make([][]float64, n), make([][]float64, n)
 		for i := 0; i < n; i++ {
 			h := norm(x[i], an)
 			q[i], k[i], v[i] = matvec(wq, h), matvec(wk, h), matvec(wv, h)
 			for hh := 0; hh < heads; hh++ {
-				rot(q[i][hh*hd:(hh+1)*hd], i)
+				if qn != nil {
+					copy(q[i][hh*hd:], norm(q[i][hh*hd:(hh+1)*hd], qn))
+				}
+				rot(q[i][hh*hd:(hh+1)*hd], i, b)
 			}
 			for hh := 0; hh < kvh; hh++ {
-				rot(k[i][hh*hd:(hh+1)*hd], i)
+				if kn != nil {
+					copy(k[i][hh*hd:], norm(k[i][hh*hd:(hh+1)*hd], kn))
+				}
+				rot(k[i][hh*hd:(hh+1)*hd], i, b)
 			}
 		}
 		for i := 0; i < n; i++ {
 			lo := 0
-			if l%2 == 0 {
+			if slides(l) {
 				lo = max(0, i-window+1)
 			}
 			att := make([]float64, heads*hd)
@@ -113,7 +143,10 @@ func refGemma2(t *testing.T, path string, tokens []int32) [][]float64 {
 					for d := 0; d < hd; d++ {
 						sc[j] += q[i][hh*hd+d] * k[j][g*hd+d]
 					}
-					sc[j] = acap * math.Tanh(sc[j]/math.Sqrt(float64(hd))/acap)
+					sc[j] /= math.Sqrt(float64(hd))
+					if acap > 0 {
+						sc[j] = acap * math.Tanh(sc[j]/acap)
+					}
 					m = math.Max(m, sc[j])
 				}
 				var sum float64
@@ -147,7 +180,9 @@ func refGemma2(t *testing.T, path string, tokens []int32) [][]float64 {
 	for i := range x {
 		logits[i] = matvec(emb, norm(x[i], onorm))
 		for j, z := range logits[i] {
-			logits[i][j] = fcap * math.Tanh(z/fcap)
+			if fcap > 0 {
+				logits[i][j] = fcap * math.Tanh(z/fcap)
+			}
 		}
 	}
 	return logits
@@ -173,8 +208,14 @@ func TestGemma2MatchesReference(t *testing.T) {
 	for _, s := range []synth{
 		{arch: "gemma2", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 4, vocab: 40, tied: true, ropeBase: 10000, window: 4},
 		{arch: "gemma2", typ: gguf.F16, embd: 64, ffn: 128, heads: 2, kvHeads: 1, hd: 32, layers: 3, vocab: 40, tied: true, ropeBase: 10000, window: 5, attnCap: 0.5, finalCap: 2},
+		// gemma3: five local layers then a global one (7 layers: the 7th local again), the local
+		// base 10000 against a global 1e6; a period-3 pattern with its own local base and a cap;
+		// no window at all (every layer global).
+		{arch: "gemma3", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 7, vocab: 40, tied: true, ropeBase: 1e6, window: 4},
+		{arch: "gemma3", typ: gguf.F16, embd: 64, ffn: 128, heads: 2, kvHeads: 1, hd: 32, layers: 4, vocab: 40, tied: true, ropeBase: 1e6, window: 5, pattern: 3, ropeBaseSWA: 500, finalCap: 2},
+		{arch: "gemma3", typ: gguf.F32, embd: 32, ffn: 64, heads: 2, kvHeads: 2, hd: 16, layers: 2, vocab: 40, tied: true, ropeBase: 1e6},
 	} {
-		t.Run(fmt.Sprintf("%s/w%d", s.typ, s.window), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s-%s/w%d", s.arch, s.typ, s.window), func(t *testing.T) {
 			path := s.write(t, uint64(s.embd*17+s.window))
 			m, err := Load(path, Options{Threads: 2, Batch: 6})
 			if err != nil {
@@ -216,6 +257,7 @@ func TestWindowMemory(t *testing.T) {
 	for _, s := range []synth{
 		{arch: "gemma2", typ: gguf.F32, embd: 64, ffn: 64, heads: 2, kvHeads: 1, hd: 32, layers: 4, vocab: 16, tied: true, ropeBase: 10000, window: 40},
 		{arch: "phi3", typ: gguf.F32, embd: 64, ffn: 64, heads: 2, kvHeads: 1, hd: 32, layers: 3, vocab: 16, ropeBase: 10000, window: 40},
+		{arch: "gemma3", typ: gguf.F32, embd: 64, ffn: 64, heads: 2, kvHeads: 1, hd: 32, layers: 8, vocab: 16, tied: true, ropeBase: 1e6, window: 40},
 	} {
 		t.Run(s.arch, func(t *testing.T) { windowMemory(t, s) })
 	}
@@ -260,7 +302,16 @@ func windowMemory(t *testing.T, s synth) {
 // TestGemma2EveryKVFormat runs greedy generation past the window on every format pair: the
 // ring layers must read back what a full cache reads (the same formats without rings).
 func TestGemma2EveryKVFormat(t *testing.T) {
-	s := synth{arch: "gemma2", typ: gguf.F32, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 2, vocab: 40, tied: true, ropeBase: 10000, window: 6}
+	everyKVFormatRing(t, synth{arch: "gemma2", typ: gguf.F32, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 2, vocab: 40, tied: true, ropeBase: 10000, window: 6})
+}
+
+// TestGemma3EveryKVFormat is TestGemma2EveryKVFormat for gemma3 (a period-2 pattern: a ring
+// layer, then a full one).
+func TestGemma3EveryKVFormat(t *testing.T) {
+	everyKVFormatRing(t, synth{arch: "gemma3", typ: gguf.F32, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 2, vocab: 40, tied: true, ropeBase: 1e6, window: 6, pattern: 2})
+}
+
+func everyKVFormatRing(t *testing.T, s synth) {
 	m, err := Load(s.write(t, 9), Options{Threads: 2, Batch: 4})
 	if err != nil {
 		t.Fatal(err)

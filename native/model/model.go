@@ -1,4 +1,4 @@
-// Package model runs decoder architectures (llama with optional MoE, qwen2, qwen3, gemma2, phi3) on the CPU: weights bound by name
+// Package model runs decoder architectures (llama with optional MoE, qwen2, qwen3, gemma2, gemma3, phi3) on the CPU: weights bound by name
 // from a GGUF file and read in place in their stored type, a forward pass that prefills a batch
 // of tokens at once or decodes one, and a KV cache in any kvq format pair (native/kvcache).
 //

@@ -33,6 +33,8 @@ type synth struct {
 	experts, used                 int     // a mixture-of-experts FFN (llama.expert_count, expert_used_count)
 	attnCap, finalCap             float32 // gemma2 soft-capping (default 50, 30)
 	vocabMeta                     bool    // write a llama (SPM) tokenizer of vocab tokens, for llama.cpp
+	ropeBaseSWA                   float32 // gemma3: rope.freq_base_swa, when set
+	pattern                       int     // gemma3: attention.sliding_window_pattern, when set
 }
 
 // write builds the model's GGUF file in dir and returns its path and the metadata/tensors.
@@ -68,6 +70,20 @@ func (s synth) write(t *testing.T, seed uint64) string {
 		}
 		w.AddKV(a+".attn_logit_softcapping", ac)
 		w.AddKV(a+".final_logit_softcapping", fc)
+	}
+	if a == "gemma3" {
+		if s.window > 0 {
+			w.AddKV(a+".attention.sliding_window", uint32(s.window))
+		}
+		if s.finalCap > 0 {
+			w.AddKV(a+".final_logit_softcapping", s.finalCap)
+		}
+		if s.ropeBaseSWA > 0 {
+			w.AddKV(a+".rope.freq_base_swa", s.ropeBaseSWA)
+		}
+		if s.pattern > 0 {
+			w.AddKV(a+".attention.sliding_window_pattern", uint32(s.pattern))
+		}
 	}
 	if s.vocabMeta {
 		addSPMVocab(w, s.vocab)
@@ -149,7 +165,7 @@ func (s synth) write(t *testing.T, seed uint64) string {
 			vec(p+"attn_k.bias", nk, 0, 0.1)
 			vec(p+"attn_v.bias", nk, 0, 0.1)
 		}
-		if s.qkNorm {
+		if s.qkNorm || a == "gemma3" {
 			vec(p+"attn_q_norm.weight", s.hd, 1, 0.2)
 			vec(p+"attn_k_norm.weight", s.hd, 1, 0.2)
 		}
@@ -168,7 +184,7 @@ func (s synth) write(t *testing.T, seed uint64) string {
 			mat(p+"ffn_up.weight", s.ffn, s.embd, 1)
 			mat(p+"ffn_down.weight", s.embd, s.ffn, 0.5)
 		}
-		if a == "gemma2" {
+		if a == "gemma2" || a == "gemma3" {
 			vec(p+"post_attention_norm.weight", s.embd, 1, 0.1)
 			vec(p+"post_ffw_norm.weight", s.embd, 1, 0.1)
 		}
@@ -529,7 +545,7 @@ func TestLoadErrors(t *testing.T) {
 		want string
 	}{
 		{"unsupported architecture", func(s synth) synth { s.arch = "mamba"; return s },
-			`model: architecture "mamba" is not supported (supported: gemma2, llama, phi3, qwen2, qwen3); it needs a recurrent state-space (Mamba) layer`},
+			`model: architecture "mamba" is not supported (supported: gemma2, gemma3, llama, phi3, qwen2, qwen3); it needs a recurrent state-space (Mamba) layer`},
 		{"missing tensor", func(s synth) synth { s.drop = "blk.0.ffn_up.weight"; return s }, `tensor "blk.0.ffn_up.weight" is missing`},
 		{"missing qwen2 bias", func(s synth) synth { s.arch = "qwen2"; return s }, `tensor "blk.0.attn_q.bias" is missing`},
 		{"missing output norm", func(s synth) synth { s.drop = "output_norm.weight"; return s }, `"output_norm.weight" is missing`},
