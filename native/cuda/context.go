@@ -21,6 +21,7 @@ type Context struct {
 
 	mu      sync.Mutex
 	buffers map[*Buffer]struct{}
+	hosts   map[*HostBuffer]struct{}
 	modules map[*Module]struct{}
 	streams map[*Stream]struct{}
 	events  map[*Event]struct{}
@@ -73,7 +74,7 @@ func open(d *cu.Driver, ordinal int) (*Context, error) {
 		return nil, err
 	}
 	c := &Context{drv: d, x: x, dev: dev, info: info,
-		buffers: map[*Buffer]struct{}{}, modules: map[*Module]struct{}{},
+		buffers: map[*Buffer]struct{}{}, hosts: map[*HostBuffer]struct{}{}, modules: map[*Module]struct{}{},
 		streams: map[*Stream]struct{}{}, events: map[*Event]struct{}{}}
 	c.exec, err = newExecutor(func() error {
 		if err := x.check("cuDevicePrimaryCtxRetain", d.PrimaryRetain(&c.ctx, dev)); err != nil {
@@ -154,7 +155,7 @@ func (c *Context) untrack(del func()) {
 	c.mu.Unlock()
 }
 
-// Close frees every live Buffer, Event, Stream and Module made from the context, releases the
+// Close frees every live Buffer, HostBuffer, Event, Stream and Module made from the context, releases the
 // primary context and stops the executor. Later calls on the context or its objects return
 // ErrClosed. Close is idempotent; it returns the first error met while releasing.
 func (c *Context) Close() error {
@@ -164,8 +165,8 @@ func (c *Context) Close() error {
 		return nil
 	}
 	c.closed = true
-	bufs, mods, strs, evs := c.buffers, c.modules, c.streams, c.events
-	c.buffers, c.modules, c.streams, c.events = nil, nil, nil, nil
+	bufs, hosts, mods, strs, evs := c.buffers, c.hosts, c.modules, c.streams, c.events
+	c.buffers, c.hosts, c.modules, c.streams, c.events = nil, nil, nil, nil, nil
 	c.mu.Unlock()
 	return c.exec.close(func() error {
 		var first error
@@ -177,6 +178,10 @@ func (c *Context) Close() error {
 		for b := range bufs {
 			keep(c.x.check("cuMemFree_v2", c.drv.MemFree(b.ptr)))
 			b.markFreed()
+		}
+		for h := range hosts {
+			keep(c.x.check("cuMemFreeHost", c.drv.MemFreeHost(h.ptr)))
+			h.freed.Store(true)
 		}
 		for e := range evs {
 			keep(c.x.check("cuEventDestroy_v2", c.drv.EventDestroy(e.h)))

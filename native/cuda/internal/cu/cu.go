@@ -114,11 +114,16 @@ type Driver struct {
 	MemcpyDtoD       func(dst, src DevicePtr, n uint64) Result                // cuMemcpyDtoD_v2
 	MemcpyDtoDAsync  func(dst, src DevicePtr, n uint64, s Stream) Result      // cuMemcpyDtoDAsync_v2
 	MemsetD8         func(dst DevicePtr, v uint8, n uint64) Result            // cuMemsetD8_v2
-	ModuleLoadData   func(m *Module, image unsafe.Pointer) Result             // cuModuleLoadData
-	ModuleUnload     func(m Module) Result                                    // cuModuleUnload
-	ModuleGetFunc    func(f *Function, m Module, name *byte) Result           // cuModuleGetFunction
-	FuncGetAttr      func(v *int32, attr FuncAttr, f Function) Result         // cuFuncGetAttribute
-	FuncSetAttr      func(f Function, attr FuncAttr, v int32) Result          // cuFuncSetAttribute
+	// Page-locked host memory and asynchronous copies between it and the device.
+	MemAllocHost    func(p *unsafe.Pointer, bytes uint64) Result                       // cuMemAllocHost_v2
+	MemFreeHost     func(p unsafe.Pointer) Result                                      // cuMemFreeHost
+	MemcpyHtoDAsync func(dst DevicePtr, src unsafe.Pointer, n uint64, s Stream) Result // cuMemcpyHtoDAsync_v2
+	MemcpyDtoHAsync func(dst unsafe.Pointer, src DevicePtr, n uint64, s Stream) Result // cuMemcpyDtoHAsync_v2
+	ModuleLoadData  func(m *Module, image unsafe.Pointer) Result                       // cuModuleLoadData
+	ModuleUnload    func(m Module) Result                                              // cuModuleUnload
+	ModuleGetFunc   func(f *Function, m Module, name *byte) Result                     // cuModuleGetFunction
+	FuncGetAttr     func(v *int32, attr FuncAttr, f Function) Result                   // cuFuncGetAttribute
+	FuncSetAttr     func(f Function, attr FuncAttr, v int32) Result                    // cuFuncSetAttribute
 	// LaunchKernel is cuLaunchKernel: params points to an array of pointers, one per kernel
 	// parameter, each to that parameter's value; extra is nil.
 	LaunchKernel   func(f Function, gx, gy, gz, bx, by, bz, shared uint32, s Stream, params, extra unsafe.Pointer) Result
@@ -168,6 +173,10 @@ func (d *Driver) Symbols() []Symbol {
 		s(&d.MemcpyDtoD, "cuMemcpyDtoD_v2"),
 		s(&d.MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"),
 		s(&d.MemsetD8, "cuMemsetD8_v2"),
+		s(&d.MemAllocHost, "cuMemAllocHost_v2"),
+		s(&d.MemFreeHost, "cuMemFreeHost"),
+		s(&d.MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"),
+		s(&d.MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"),
 		s(&d.ModuleLoadData, "cuModuleLoadData"),
 		s(&d.ModuleUnload, "cuModuleUnload"),
 		s(&d.ModuleGetFunc, "cuModuleGetFunction"),

@@ -83,6 +83,7 @@ type Fake struct {
 	retained    map[cu.Device]int
 	current     map[int64]cu.Context
 	allocs      map[uint64]*alloc
+	hosts       map[unsafe.Pointer][]byte // page-locked host allocations
 	used        uint64
 	next        uint64
 	modules     map[cu.Module]*module
@@ -125,6 +126,7 @@ func New() *Fake {
 		retained:     map[cu.Device]int{},
 		current:      map[int64]cu.Context{},
 		allocs:       map[uint64]*alloc{},
+		hosts:        map[unsafe.Pointer][]byte{},
 		next:         0x7f0000000000,
 		modules:      map[cu.Module]*module{},
 		funcs:        map[cu.Function]*function{},
@@ -197,6 +199,13 @@ func (f *Fake) Mem(p uint64, n int) []byte {
 		return nil
 	}
 	return a.data[off : off+uint64(n)]
+}
+
+// LiveHostAllocs is the number of page-locked host allocations not yet freed.
+func (f *Fake) LiveHostAllocs() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.hosts)
 }
 
 // LiveAllocs is the number of allocations not yet freed.
@@ -400,6 +409,36 @@ func (f *Fake) Driver() *cu.Driver {
 	d.MemcpyDtoDAsync = func(dst, src cu.DevicePtr, n uint64, s cu.Stream) cu.Result {
 		r := d.MemcpyDtoD(dst, src, n)
 		return r
+	}
+	d.MemAllocHost = func(p *unsafe.Pointer, n uint64) cu.Result {
+		defer lock()()
+		f.needCtx("cuMemAllocHost_v2")
+		if r, bad := f.call("cuMemAllocHost_v2"); bad {
+			return r
+		}
+		if n == 0 {
+			return cu.ErrorInvalidValue
+		}
+		b := make([]byte, n)
+		*p = unsafe.Pointer(&b[0])
+		f.hosts[*p] = b
+		return cu.Success
+	}
+	d.MemFreeHost = func(p unsafe.Pointer) cu.Result {
+		defer lock()()
+		f.needCtx("cuMemFreeHost")
+		f.call("cuMemFreeHost")
+		if _, ok := f.hosts[p]; !ok {
+			return cu.ErrorInvalidValue
+		}
+		delete(f.hosts, p)
+		return cu.Success
+	}
+	d.MemcpyHtoDAsync = func(dst cu.DevicePtr, src unsafe.Pointer, n uint64, s cu.Stream) cu.Result {
+		return d.MemcpyHtoD(dst, src, n)
+	}
+	d.MemcpyDtoHAsync = func(dst unsafe.Pointer, src cu.DevicePtr, n uint64, s cu.Stream) cu.Result {
+		return d.MemcpyDtoH(dst, src, n)
 	}
 	d.MemsetD8 = func(dst cu.DevicePtr, v uint8, n uint64) cu.Result {
 		defer lock()()
