@@ -88,10 +88,19 @@ func QScale(scale float32) float32 { return float32(float64(scale) * math.Log2E)
 // out_h = softmax(scale · q_h·K_g)·V_g. Launches: tq4_rotate of q when K is tq4; the decode
 // kernel over the bulk (grid (splits, KV heads)); the f16 decode kernel over the overlay
 // slots; tq4_rotate of the bulk partials when V is tq4; kv_combine (grid heads).
+//
+// With a host-spill tail (NewSpillCache) the bulk launch covers the device pools and each
+// chunk of the tail adds its own launch of the same kernel — a host chunk after its copy
+// into the staging buffer — whose partials join the bulk's before kv_combine (spill.go).
 func (c *Cache) Decode(layer int, q, out *cuda.Buffer, heads int, scale float32) error {
 	if layer < 0 || layer >= len(c.layers) {
 		return fmt.Errorf("engine: layer %d out of range [0, %d)", layer, len(c.layers))
 	}
+	return c.decode(layer, q, out, heads, scale, c.layers[layer].written)
+}
+
+// decode is Decode over the first n written cells.
+func (c *Cache) decode(layer int, q, out *cuda.Buffer, heads int, scale float32, n int) error {
 	cfg, ly := c.cfg, c.layers[layer]
 	d, hn := cfg.HeadDimK, cfg.KVHeads
 	if heads <= 0 || heads%hn != 0 || heads/hn > MaxGroup {
@@ -102,7 +111,6 @@ func (c *Cache) Decode(layer int, q, out *cuda.Buffer, heads int, scale float32)
 	if q.Size() < vecBytes || out.Size() < vecBytes {
 		return fmt.Errorf("engine: decode of %d heads × %d needs %d-byte q and out, have %d and %d", heads, d, vecBytes, q.Size(), out.Size())
 	}
-	n := ly.written
 	if n == 0 {
 		return out.Memset(0)
 	}
@@ -130,13 +138,18 @@ func (c *Cache) Decode(layer int, q, out *cuda.Buffer, heads int, scale float32)
 	if c.e.splitBlocks > 0 {
 		blocks = c.e.splitBlocks
 	}
-	cps, nb := planSplits(n, hn, blocks)
+	nDev, nt, tcps := n, 0, 0
+	if c.sp != nil {
+		nDev = min(n, c.cap)
+		nt, tcps = c.sp.tailSplits(layer, n, hn, blocks)
+	}
+	cps, nb := planSplits(nDev, hn, blocks)
 	slots := len(ly.owner)
 	no := 0
 	if slots > 0 {
 		no = (slots + overlaySplitCells - 1) / overlaySplitCells
 	}
-	nsplit := nb + no
+	nsplit := nb + nt + no
 	po, err := c.e.buffer("decode.part_o", int64(heads)*int64(nsplit)*int64(d)*4)
 	if err != nil {
 		return err
@@ -152,15 +165,20 @@ func (c *Cache) Decode(layer int, q, out *cuda.Buffer, heads int, scale float32)
 	}
 	err = bulk.launch(cuda.D2(nb, hn), cuda.D1(attnThreads), shared, c.stream,
 		cuda.Ptr(q), cuda.Ptr(ly.k), cuda.Ptr(ly.v), cuda.Ptr(owner), cuda.Int(cfg.Sinks), cuda.Int(cfg.Window),
-		cuda.Ptr(po), cuda.Ptr(pml), cuda.Int(n), cuda.Int(n), cuda.Int(c.cap), cuda.Int(cps), cuda.Int(nsplit),
+		cuda.Ptr(po), cuda.Ptr(pml), cuda.Int(n), cuda.Int(nDev), cuda.Int(c.cap), cuda.Int(cps), cuda.Int(nsplit),
 		cuda.Int(0), cuda.Int(0), cuda.F32(qs))
 	if err != nil {
 		return err
 	}
+	if nt > 0 {
+		if err := c.decodeTail(layer, bulk, shared, q, po, pml, n, tcps, nb, nsplit, qs); err != nil {
+			return err
+		}
+	}
 	if cfg.Pair.V == kvq.TQ4 {
 		// The bulk accumulated rotated values; bring its partials back before the overlay's
 		// value-domain partials join them (Rᵀ is linear, so it commutes with the combine).
-		if err := c.rotate(po, po, ly.scV, nb, nsplit, heads, g, heads*nb, true); err != nil {
+		if err := c.rotate(po, po, ly.scV, nb+nt, nsplit, heads, g, heads*(nb+nt), true); err != nil {
 			return err
 		}
 	}
@@ -173,7 +191,7 @@ func (c *Cache) Decode(layer int, q, out *cuda.Buffer, heads int, scale float32)
 		err = ov.launch(cuda.D2(no, hn), cuda.D1(attnThreads), osh, c.stream,
 			cuda.Ptr(rawQ), cuda.Ptr(ly.ovK), cuda.Ptr(ly.ovV), cuda.Ptr(ly.ownerBuf), cuda.Int(cfg.Sinks), cuda.Int(cfg.Window),
 			cuda.Ptr(po), cuda.Ptr(pml), cuda.Int(n), cuda.Int(slots), cuda.Int(roundCap(slots)), cuda.Int(overlaySplitCells),
-			cuda.Int(nsplit), cuda.Int(nb), cuda.Int(1), cuda.F32(qs))
+			cuda.Int(nsplit), cuda.Int(nb+nt), cuda.Int(1), cuda.F32(qs))
 		if err != nil {
 			return err
 		}
@@ -222,6 +240,9 @@ func (c *Cache) Prefill(layer int, q, out *cuda.Buffer, nq, p0, window, heads in
 	bytes := int64(nq) * int64(heads) * int64(d) * 4
 	if q.Size() < bytes || out.Size() < bytes {
 		return fmt.Errorf("engine: prefill needs %d-byte q and out, have %d and %d", bytes, q.Size(), out.Size())
+	}
+	if c.sp != nil && p0+nq > c.cap {
+		return c.prefillSpill(layer, q, out, nq, p0, window, heads, scale)
 	}
 	if cfg.Pair.K == kvq.TQ4 {
 		qr, err := c.e.buffer("prefill.qrot", bytes)

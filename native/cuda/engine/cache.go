@@ -22,6 +22,7 @@ type Cache struct {
 	layers []*layer
 	n      int
 	stream *cuda.Stream
+	sp     *spill // the host-spill tail (spill.go), or nil
 }
 
 type layer struct {
@@ -40,7 +41,10 @@ type layer struct {
 // NewCache reserves a device cache. The pair must be one the GPU stores (CheckPair) with
 // HeadDimK = HeadDimV. The device kernels store every format unrotated: a pair with rotated
 // halves (the CPU's default, kvq's rotate.go) is stored as its "-r" variant, Pair.Unrotated.
-func (e *Engine) NewCache(cfg kvcache.Config) (*Cache, error) {
+func (e *Engine) NewCache(cfg kvcache.Config) (*Cache, error) { return e.newCache(cfg, nil) }
+
+// newCache is NewCache, with a host-spill tail when sp is not nil (NewSpillCache).
+func (e *Engine) newCache(cfg kvcache.Config, sp *SpillOptions) (*Cache, error) {
 	cfg.Pair = cfg.Pair.Unrotated()
 	switch {
 	case cfg.Layers <= 0 || cfg.KVHeads <= 0 || cfg.MaxCells <= 0:
@@ -62,6 +66,11 @@ func (e *Engine) NewCache(cfg kvcache.Config) (*Cache, error) {
 		return nil, fmt.Errorf("engine: K gain %g must be finite and positive", cfg.KGain)
 	}
 	c := &Cache{e: e, cfg: cfg, cap: roundCap(cfg.MaxCells)}
+	if sp != nil {
+		if err := c.planSpill(*sp); err != nil {
+			return nil, err
+		}
+	}
 	d, hn := cfg.HeadDimK, cfg.KVHeads
 	for l := 0; l < cfg.Layers; l++ {
 		ly := &layer{}
@@ -76,6 +85,12 @@ func (e *Engine) NewCache(cfg kvcache.Config) (*Cache, error) {
 			return nil, fmt.Errorf("engine: V pool of layer %d: %w", l, err)
 		}
 		if err := c.initLayer(l, ly); err != nil {
+			c.Free()
+			return nil, err
+		}
+	}
+	if c.sp != nil {
+		if err := c.allocSpill(); err != nil {
 			c.Free()
 			return nil, err
 		}
@@ -164,9 +179,10 @@ func (c *Cache) Cap() int { return c.cfg.MaxCells }
 // SetStream makes the cache's kernels run on s (nil: the default stream).
 func (c *Cache) SetStream(s *cuda.Stream) { c.stream = s }
 
-// Bytes is the device memory the cache holds: pools, overlay and staging.
+// Bytes is the device memory the cache holds: pools, overlay and staging (with a spill tail,
+// its device chunks too; HostBytes is the tail's host memory).
 func (c *Cache) Bytes() int64 {
-	var b int64
+	b := c.sp.deviceBytes()
 	for _, ly := range c.layers {
 		for _, x := range []*cuda.Buffer{ly.k, ly.v, ly.stage, ly.scales, ly.prev, ly.scK, ly.scV, ly.ovK, ly.ovV, ly.ownerBuf} {
 			if x != nil {
@@ -187,6 +203,7 @@ func (c *Cache) Free() {
 		}
 	}
 	c.layers = nil
+	c.sp.free()
 }
 
 // Write stores n new cells of one layer from host memory: k holds n cells of
@@ -234,11 +251,17 @@ func (c *Cache) WriteDevice(layer int, k, v *cuda.Buffer, n int) error {
 	if n == 0 {
 		return nil
 	}
-	if err := c.writePool(ly, cfg.Pair.K, ly.k, k, pos, n, true); err != nil {
-		return fmt.Errorf("engine: write K: %w", err)
-	}
-	if err := c.writePool(ly, cfg.Pair.V, ly.v, v, pos, n, false); err != nil {
-		return fmt.Errorf("engine: write V: %w", err)
+	if c.sp != nil {
+		if err := c.writeSpill(layer, k, v, pos, n); err != nil {
+			return err
+		}
+	} else {
+		if err := c.writePool(ly, cfg.Pair.K, cuda.Ptr(ly.k), c.cap, k, 0, pos, n, true); err != nil {
+			return fmt.Errorf("engine: write K: %w", err)
+		}
+		if err := c.writePool(ly, cfg.Pair.V, cuda.Ptr(ly.v), c.cap, v, 0, pos, n, false); err != nil {
+			return fmt.Errorf("engine: write V: %w", err)
+		}
 	}
 	if ly.owner != nil {
 		if err := c.writeOverlay(ly, k, v, pos, n); err != nil {
@@ -252,7 +275,9 @@ func (c *Cache) WriteDevice(layer int, k, v *cuda.Buffer, n int) error {
 // WriteKernel is the name of the quantize-on-write kernel of format f.
 func WriteKernel(f kvq.Format) string { return "kv_write_" + f.String() }
 
-func (c *Cache) writePool(ly *layer, f kvq.Format, pool, src *cuda.Buffer, pos, n int, isK bool) error {
+// writePool quantizes n cells from src (from cell from on) into the pool at pool, of
+// capacity capCells, at cells pos … pos+n−1.
+func (c *Cache) writePool(ly *layer, f kvq.Format, pool cuda.Arg, capCells int, src *cuda.Buffer, from, pos, n int, isK bool) error {
 	cfg := c.cfg
 	d, hn := cfg.HeadDimK, cfg.KVHeads
 	k, err := c.e.kernel(WriteKernel(f))
@@ -265,9 +290,9 @@ func (c *Cache) writePool(ly *layer, f kvq.Format, pool, src *cuda.Buffer, pos, 
 			p := pos + done
 			take := min(Tile-p%Tile, n-done)
 			err := k.launch(cuda.D1(hn), cuda.D1(256), 4*d, c.stream,
-				cuda.Ptr(pool), cuda.Ptr(ly.stage), cuda.Ptr(ly.scales), cuda.Ptr(ly.prev),
-				cuda.PtrAt(src, int64(done)*int64(hn)*int64(d)*4),
-				cuda.Int(p), cuda.Int(take), cuda.Int(hn), cuda.Int(d), cuda.Int(c.cap), cuda.F32(cfg.KGain))
+				pool, cuda.Ptr(ly.stage), cuda.Ptr(ly.scales), cuda.Ptr(ly.prev),
+				cuda.PtrAt(src, int64(from+done)*int64(hn)*int64(d)*4),
+				cuda.Int(p), cuda.Int(take), cuda.Int(hn), cuda.Int(d), cuda.Int(capCells), cuda.F32(cfg.KGain))
 			if err != nil {
 				return err
 			}
@@ -279,7 +304,7 @@ func (c *Cache) writePool(ly *layer, f kvq.Format, pool, src *cuda.Buffer, pos, 
 	if isK {
 		tiled = 1
 	}
-	args := []cuda.Arg{cuda.Ptr(pool), cuda.Ptr(src), cuda.Int(pos), cuda.Int(n), cuda.Int(hn), cuda.Int(d), cuda.Int(c.cap), cuda.Int(tiled)}
+	args := []cuda.Arg{pool, cuda.PtrAt(src, int64(from)*int64(hn)*int64(d)*4), cuda.Int(pos), cuda.Int(n), cuda.Int(hn), cuda.Int(d), cuda.Int(capCells), cuda.Int(tiled)}
 	if f == kvq.TQ4 {
 		sc := ly.scV
 		if isK {
@@ -356,6 +381,9 @@ func (c *Cache) Commit(n int) error {
 func (c *Cache) Rows(layer, head int, isK bool) ([]byte, error) {
 	if layer < 0 || layer >= len(c.layers) || head < 0 || head >= c.cfg.KVHeads {
 		return nil, fmt.Errorf("engine: layer %d head %d out of range", layer, head)
+	}
+	if c.sp != nil {
+		return c.spillRows(layer, head, isK)
 	}
 	ly := c.layers[layer]
 	f, pool := c.cfg.Pair.V, ly.v

@@ -162,6 +162,14 @@ func (f *Fake) call(sym string) (cu.Result, bool) {
 	return cu.Success, false
 }
 
+// asyncCall is call for a symbol whose work another symbol's func does.
+func (f *Fake) asyncCall(sym string) (cu.Result, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.needCtx(sym)
+	return f.call(sym)
+}
+
 // needCtx records a violation when the calling thread has no current context.
 func (f *Fake) needCtx(sym string) {
 	if f.CheckThread == nil {
@@ -434,10 +442,17 @@ func (f *Fake) Driver() *cu.Driver {
 		delete(f.hosts, p)
 		return cu.Success
 	}
+	// The asynchronous copies run at once and count under their own names.
 	d.MemcpyHtoDAsync = func(dst cu.DevicePtr, src unsafe.Pointer, n uint64, s cu.Stream) cu.Result {
+		if r, bad := f.asyncCall("cuMemcpyHtoDAsync_v2"); bad {
+			return r
+		}
 		return d.MemcpyHtoD(dst, src, n)
 	}
 	d.MemcpyDtoHAsync = func(dst unsafe.Pointer, src cu.DevicePtr, n uint64, s cu.Stream) cu.Result {
+		if r, bad := f.asyncCall("cuMemcpyDtoHAsync_v2"); bad {
+			return r
+		}
 		return d.MemcpyDtoH(dst, src, n)
 	}
 	d.MemsetD8 = func(dst cu.DevicePtr, v uint8, n uint64) cu.Result {
