@@ -835,3 +835,359 @@ DATA shufQ6x<>+8(SB)/8, $0x0100010001000100
 DATA shufQ6x<>+16(SB)/8, $0x0302030203020302
 DATA shufQ6x<>+24(SB)/8, $0x0302030203020302
 GLOBL shufQ6x<>(SB), RODATA|NOPTR, $32
+
+// One-token kernels of the batch-invariant products (inv.go): each is its four-token kernel
+// above with tokens 1–3 taken out, so a token's dot is computed by the same
+// operations in the same order whether it runs alone or with three others. They take the
+// four-token kernel's arguments (the strides unused) and write out[0]. Keep them in step with
+// them: TestMulInvariant fails when they differ.
+
+// func dotQ8_0x1AVX2(same arguments as dotQ8_0x4AVX2); out[0] = the dot of token 0
+TEXT ·dotQ8_0x1AVX2(SB), NOSPLIT, $0-56
+	MOVQ w+0(FP), SI
+	MOVQ q+8(FP), DI
+	MOVQ d+16(FP), R8
+	MOVQ nb+24(FP), CX
+	VPCMPEQW Y15, Y15, Y15
+	VPSRLW   $15, Y15, Y15
+	MOVL     $0x0f0f0f0f, AX
+	VMOVD    AX, X14
+	VPBROADCASTD X14, Y14
+	MOVL     $0x08080808, AX
+	VMOVD    AX, X13
+	VPBROADCASTD X13, Y13
+	VXORPS Y0, Y0, Y0
+
+Q8_0x1loop:
+	TESTQ CX, CX
+	JE    Q8_0x1done
+
+	VMOVDQU     2(SI), Y4
+	VPSIGNB     Y4, Y4, Y5
+	MOVWLZX     (SI), AX
+	VMOVD       AX, X6
+	VCVTPH2PS   X6, X6
+	VMOVDQU      (DI), Y7
+	VPSIGNB      Y4, Y7, Y7
+	VPMADDUBSW   Y7, Y5, Y7
+	VPMADDWD     Y15, Y7, Y7
+	VCVTDQ2PS    Y7, Y7
+	VMULSS       (R8), X6, X8
+	VBROADCASTSS X8, Y8
+	VFMADD231PS  Y8, Y7, Y0
+	ADDQ $34, SI
+	ADDQ $32, DI
+	ADDQ $4, R8
+	DECQ CX
+	JMP  Q8_0x1loop
+
+Q8_0x1done:
+	MOVQ out+48(FP), DX
+	VEXTRACTF128 $1, Y0, X8
+	VADDPS       X8, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       X0, 0(DX)
+	VZEROUPPER
+	RET
+
+// func dotQ4_0x1AVX2(same arguments as dotQ4_0x4AVX2); out[0] = the dot of token 0
+TEXT ·dotQ4_0x1AVX2(SB), NOSPLIT, $0-56
+	MOVQ w+0(FP), SI
+	MOVQ q+8(FP), DI
+	MOVQ d+16(FP), R8
+	MOVQ nb+24(FP), CX
+	VPCMPEQW Y15, Y15, Y15
+	VPSRLW   $15, Y15, Y15
+	MOVL     $0x0f0f0f0f, AX
+	VMOVD    AX, X14
+	VPBROADCASTD X14, Y14
+	MOVL     $0x08080808, AX
+	VMOVD    AX, X13
+	VPBROADCASTD X13, Y13
+	VXORPS Y0, Y0, Y0
+
+Q4_0x1loop:
+	TESTQ CX, CX
+	JE    Q4_0x1done
+
+	VMOVDQU     2(SI), X4
+	VPSRLW      $4, X4, X5
+	VINSERTI128 $1, X5, Y4, Y4
+	VPAND       Y14, Y4, Y4
+	VPSUBB      Y13, Y4, Y4
+	VPSIGNB     Y4, Y4, Y5
+	MOVWLZX     (SI), AX
+	VMOVD       AX, X6
+	VCVTPH2PS   X6, X6
+	VMOVDQU      (DI), Y7
+	VPSIGNB      Y4, Y7, Y7
+	VPMADDUBSW   Y7, Y5, Y7
+	VPMADDWD     Y15, Y7, Y7
+	VCVTDQ2PS    Y7, Y7
+	VMULSS       (R8), X6, X8
+	VBROADCASTSS X8, Y8
+	VFMADD231PS  Y8, Y7, Y0
+	ADDQ $18, SI
+	ADDQ $32, DI
+	ADDQ $4, R8
+	DECQ CX
+	JMP  Q4_0x1loop
+
+Q4_0x1done:
+	MOVQ out+48(FP), DX
+	VEXTRACTF128 $1, Y0, X8
+	VADDPS       X8, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       X0, 0(DX)
+	VZEROUPPER
+	RET
+
+// func dotQ4_Kx1AVX2(same arguments as dotQ4_Kx4AVX2); out[0] = the dot of token 0
+TEXT ·dotQ4_Kx1AVX2(SB), NOSPLIT, $0-72
+	MOVQ w+0(FP), SI
+	MOVQ q+8(FP), DI
+	MOVQ d+16(FP), R8
+	MOVQ bs+24(FP), R9
+	MOVQ nb+32(FP), CX
+	VXORPS Y0, Y0, Y0
+
+q4kx1block:
+	TESTQ CX, CX
+	JE    q4kx1done
+	// scales and mins: X7 = [8 scale bytes | 8 min bytes] from the 12 packed bytes.
+	VMOVDQU      4(SI), X7
+	VPAND        k4m1<>(SB), X7, X8
+	VPSRLD       $6, X7, X9
+	VPAND        k4m3<>(SB), X9, X9
+	VPSLLD       $4, X9, X9
+	VPSHUFD      $0xaa, X7, X10
+	VPSRLVD      k4sh<>(SB), X10, X10
+	VPAND        k4m2<>(SB), X10, X10
+	VPOR         X9, X10, X10
+	VPUNPCKLDQ   X10, X8, X7
+	VPMOVZXBW    X7, X8
+	VINSERTI128  $1, X8, Y8, Y4
+	VPSHUFB      k4dup<>(SB), X7, X9
+	VPMOVZXBW    X9, Y5
+	MOVL         (SI), AX
+	VMOVD        AX, X6
+	VCVTPH2PS    X6, X6
+
+	VMOVDQU    16(SI), Y8
+	VPAND      k4m0f<>(SB), Y8, Y8
+	VPSHUFB    shufK4x<>+0(SB), Y4, Y10
+	VPMADDUBSW 0(DI), Y8, Y9
+	VPMADDWD   Y10, Y9, Y12
+	VMOVDQU    16(SI), Y8
+	VPSRLW     $4, Y8, Y8
+	VPAND      k4m0f<>(SB), Y8, Y8
+	VPSHUFB    shufK4x<>+32(SB), Y4, Y10
+	VPMADDUBSW 32(DI), Y8, Y9
+	VPMADDWD   Y10, Y9, Y9
+	VPADDD     Y9, Y12, Y12
+	VMOVDQU    48(SI), Y8
+	VPAND      k4m0f<>(SB), Y8, Y8
+	VPSHUFB    shufK4x<>+64(SB), Y4, Y10
+	VPMADDUBSW 64(DI), Y8, Y9
+	VPMADDWD   Y10, Y9, Y9
+	VPADDD     Y9, Y12, Y12
+	VMOVDQU    48(SI), Y8
+	VPSRLW     $4, Y8, Y8
+	VPAND      k4m0f<>(SB), Y8, Y8
+	VPSHUFB    shufK4x<>+96(SB), Y4, Y10
+	VPMADDUBSW 96(DI), Y8, Y9
+	VPMADDWD   Y10, Y9, Y9
+	VPADDD     Y9, Y12, Y12
+	VMOVDQU    80(SI), Y8
+	VPAND      k4m0f<>(SB), Y8, Y8
+	VPSHUFB    shufK4x<>+128(SB), Y4, Y10
+	VPMADDUBSW 128(DI), Y8, Y9
+	VPMADDWD   Y10, Y9, Y9
+	VPADDD     Y9, Y12, Y12
+	VMOVDQU    80(SI), Y8
+	VPSRLW     $4, Y8, Y8
+	VPAND      k4m0f<>(SB), Y8, Y8
+	VPSHUFB    shufK4x<>+160(SB), Y4, Y10
+	VPMADDUBSW 160(DI), Y8, Y9
+	VPMADDWD   Y10, Y9, Y9
+	VPADDD     Y9, Y12, Y12
+	VMOVDQU    112(SI), Y8
+	VPAND      k4m0f<>(SB), Y8, Y8
+	VPSHUFB    shufK4x<>+192(SB), Y4, Y10
+	VPMADDUBSW 192(DI), Y8, Y9
+	VPMADDWD   Y10, Y9, Y9
+	VPADDD     Y9, Y12, Y12
+	VMOVDQU    112(SI), Y8
+	VPSRLW     $4, Y8, Y8
+	VPAND      k4m0f<>(SB), Y8, Y8
+	VPSHUFB    shufK4x<>+224(SB), Y4, Y10
+	VPMADDUBSW 224(DI), Y8, Y9
+	VPMADDWD   Y10, Y9, Y9
+	VPADDD     Y9, Y12, Y12
+	VBROADCASTSS X6, Y10
+	VMOVSHDUP    X6, X11
+	VBROADCASTSS X11, Y11
+	VCVTDQ2PS    Y12, Y12
+	VMULPS       Y10, Y12, Y12
+	VPMADDWD     (R9), Y5, Y7
+	VCVTDQ2PS    Y7, Y7
+	VFNMADD231PS Y11, Y7, Y12
+	VBROADCASTSS (R8), Y7
+	VFMADD231PS  Y7, Y12, Y0
+	ADDQ $144, SI
+	ADDQ $256, DI
+	ADDQ $4, R8
+	ADDQ $32, R9
+	DECQ CX
+	JMP  q4kx1block
+
+q4kx1done:
+	MOVQ out+64(FP), DX
+	VEXTRACTF128 $1, Y0, X8
+	VADDPS       X8, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       X0, 0(DX)
+	VZEROUPPER
+	RET
+
+// func dotQ6_Kx1AVX2(same arguments as dotQ6_Kx4AVX2); out[0] = the dot of token 0
+TEXT ·dotQ6_Kx1AVX2(SB), NOSPLIT, $0-72
+	MOVQ w+0(FP), SI
+	MOVQ q+8(FP), DI
+	MOVQ d+16(FP), R8
+	MOVQ bs+24(FP), R9
+	MOVQ nb+32(FP), CX
+	VXORPS Y0, Y0, Y0
+
+q6kx1block:
+	TESTQ CX, CX
+	JE    q6kx1done
+	VPMOVSXBW 192(SI), Y4
+	VPXOR     Y7, Y7, Y7
+	VPMADDWD  (R9), Y4, Y12
+	VPSLLD    $5, Y12, Y12
+	VPSUBD    Y12, Y7, Y12
+	VMOVDQU 0(SI), Y6
+	VPAND   k4m0f<>(SB), Y6, Y6
+	VMOVDQU 128(SI), Y7
+	VPSLLW  $4, Y7, Y7
+	VPAND   k6m30<>(SB), Y7, Y7
+	VPOR    Y7, Y6, Y6
+	VMOVDQU k6idx<>+0(SB), Y5
+	VPERMD  Y4, Y5, Y5
+	VPSHUFB shufQ6x<>(SB), Y5, Y5
+	VPMADDUBSW 0(DI), Y6, Y7
+	VPMADDWD   Y5, Y7, Y7
+	VPADDD     Y7, Y12, Y12
+	VMOVDQU 32(SI), Y6
+	VPAND   k4m0f<>(SB), Y6, Y6
+	VMOVDQU 128(SI), Y7
+	VPSLLW  $2, Y7, Y7
+	VPAND   k6m30<>(SB), Y7, Y7
+	VPOR    Y7, Y6, Y6
+	VMOVDQU k6idx<>+32(SB), Y5
+	VPERMD  Y4, Y5, Y5
+	VPSHUFB shufQ6x<>(SB), Y5, Y5
+	VPMADDUBSW 32(DI), Y6, Y7
+	VPMADDWD   Y5, Y7, Y7
+	VPADDD     Y7, Y12, Y12
+	VMOVDQU 0(SI), Y6
+	VPSRLW  $4, Y6, Y6
+	VPAND   k4m0f<>(SB), Y6, Y6
+	VMOVDQU 128(SI), Y7
+	VPAND   k6m30<>(SB), Y7, Y7
+	VPOR    Y7, Y6, Y6
+	VMOVDQU k6idx<>+64(SB), Y5
+	VPERMD  Y4, Y5, Y5
+	VPSHUFB shufQ6x<>(SB), Y5, Y5
+	VPMADDUBSW 64(DI), Y6, Y7
+	VPMADDWD   Y5, Y7, Y7
+	VPADDD     Y7, Y12, Y12
+	VMOVDQU 32(SI), Y6
+	VPSRLW  $4, Y6, Y6
+	VPAND   k4m0f<>(SB), Y6, Y6
+	VMOVDQU 128(SI), Y7
+	VPSRLW  $2, Y7, Y7
+	VPAND   k6m30<>(SB), Y7, Y7
+	VPOR    Y7, Y6, Y6
+	VMOVDQU k6idx<>+96(SB), Y5
+	VPERMD  Y4, Y5, Y5
+	VPSHUFB shufQ6x<>(SB), Y5, Y5
+	VPMADDUBSW 96(DI), Y6, Y7
+	VPMADDWD   Y5, Y7, Y7
+	VPADDD     Y7, Y12, Y12
+	VMOVDQU 64(SI), Y6
+	VPAND   k4m0f<>(SB), Y6, Y6
+	VMOVDQU 160(SI), Y7
+	VPSLLW  $4, Y7, Y7
+	VPAND   k6m30<>(SB), Y7, Y7
+	VPOR    Y7, Y6, Y6
+	VMOVDQU k6idx<>+128(SB), Y5
+	VPERMD  Y4, Y5, Y5
+	VPSHUFB shufQ6x<>(SB), Y5, Y5
+	VPMADDUBSW 128(DI), Y6, Y7
+	VPMADDWD   Y5, Y7, Y7
+	VPADDD     Y7, Y12, Y12
+	VMOVDQU 96(SI), Y6
+	VPAND   k4m0f<>(SB), Y6, Y6
+	VMOVDQU 160(SI), Y7
+	VPSLLW  $2, Y7, Y7
+	VPAND   k6m30<>(SB), Y7, Y7
+	VPOR    Y7, Y6, Y6
+	VMOVDQU k6idx<>+160(SB), Y5
+	VPERMD  Y4, Y5, Y5
+	VPSHUFB shufQ6x<>(SB), Y5, Y5
+	VPMADDUBSW 160(DI), Y6, Y7
+	VPMADDWD   Y5, Y7, Y7
+	VPADDD     Y7, Y12, Y12
+	VMOVDQU 64(SI), Y6
+	VPSRLW  $4, Y6, Y6
+	VPAND   k4m0f<>(SB), Y6, Y6
+	VMOVDQU 160(SI), Y7
+	VPAND   k6m30<>(SB), Y7, Y7
+	VPOR    Y7, Y6, Y6
+	VMOVDQU k6idx<>+192(SB), Y5
+	VPERMD  Y4, Y5, Y5
+	VPSHUFB shufQ6x<>(SB), Y5, Y5
+	VPMADDUBSW 192(DI), Y6, Y7
+	VPMADDWD   Y5, Y7, Y7
+	VPADDD     Y7, Y12, Y12
+	VMOVDQU 96(SI), Y6
+	VPSRLW  $4, Y6, Y6
+	VPAND   k4m0f<>(SB), Y6, Y6
+	VMOVDQU 160(SI), Y7
+	VPSRLW  $2, Y7, Y7
+	VPAND   k6m30<>(SB), Y7, Y7
+	VPOR    Y7, Y6, Y6
+	VMOVDQU k6idx<>+224(SB), Y5
+	VPERMD  Y4, Y5, Y5
+	VPSHUFB shufQ6x<>(SB), Y5, Y5
+	VPMADDUBSW 224(DI), Y6, Y7
+	VPMADDWD   Y5, Y7, Y7
+	VPADDD     Y7, Y12, Y12
+	MOVWLZX   208(SI), AX
+	VMOVD     AX, X8
+	VCVTPH2PS X8, X8
+	VMULSS       (R8), X8, X9
+	VBROADCASTSS X9, Y9
+	VCVTDQ2PS    Y12, Y12
+	VFMADD231PS  Y9, Y12, Y0
+	ADDQ $210, SI
+	ADDQ $256, DI
+	ADDQ $4, R8
+	ADDQ $32, R9
+	DECQ CX
+	JMP  q6kx1block
+
+q6kx1done:
+	MOVQ out+64(FP), DX
+	VEXTRACTF128 $1, Y0, X8
+	VADDPS       X8, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       X0, 0(DX)
+	VZEROUPPER
+	RET

@@ -68,6 +68,9 @@ func init() {
 		for t, f := range asmDots4 {
 			dots4[t] = f
 		}
+		for t, f := range asmInvDots {
+			invDots[t] = f
+		}
 		gemms[gguf.Q4_0] = mulQ4_0GEMM
 		gemms[gguf.Q8_0] = mulQ8_0GEMM
 	}

@@ -1,0 +1,160 @@
+package wkern
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kvlab/kvlab/native/gguf"
+)
+
+// invSplits are row ranges the invariance tests cut a product into (the last one is hi).
+var invSplits = [][]int{{0}, {0, 1}, {0, 5, 13}, {0, 3, 4, 21, 40}}
+
+// checkInvariant runs mul over 1–19 tokens and several splits of the rows and fails unless
+// every output equals, bit for bit, the one the token gets multiplied alone over all rows.
+func checkInvariant(t *testing.T, name string, rows, maxN int, mul func(y []float32, n, lo, hi int)) {
+	t.Helper()
+	one := make([]float32, maxN*rows)
+	for tok := 0; tok < maxN; tok++ {
+		y := make([]float32, rows)
+		mulTok := func(y []float32, lo, hi int) { mul(y, -(tok + 1), lo, hi) }
+		mulTok(y, 0, rows)
+		copy(one[tok*rows:], y)
+	}
+	for n := 1; n <= maxN; n++ {
+		for _, sp := range invSplits {
+			y := make([]float32, n*rows)
+			cuts := append(append([]int(nil), sp...), rows)
+			for i := 0; i+1 < len(cuts); i++ {
+				lo, hi := min(cuts[i], rows), min(cuts[i+1], rows)
+				mul(y, n, lo, hi)
+			}
+			for i, v := range y {
+				if math.Float32bits(v) != math.Float32bits(one[i]) {
+					t.Fatalf("%s: %d tokens, split %v: token %d row %d is %g, alone %g", name, n, sp, i/rows, i%rows, v, one[i])
+				}
+			}
+		}
+	}
+}
+
+// TestMulFloatInvariant: MulF32 and MulF16 give every output bit for bit the same whatever
+// the tokens multiplied together (1–19) and the split of the rows, on odd shapes (a column
+// tail, a short last row group), and each is within float32 rounding of the float64 sum.
+func TestMulFloatInvariant(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	for _, shape := range [][2]int{{37, 172}, {40, 64}, {9, 7}, {61, 520}} {
+		rows, cols := shape[0], shape[1]
+		const maxN = 19
+		w := make([]float32, rows*cols)
+		h := make([]byte, 2*rows*cols)
+		for i := range w {
+			w[i] = float32(r.NormFloat64())
+			binary.LittleEndian.PutUint16(h[2*i:], toHalf(w[i]))
+			w[i] = half(binary.LittleEndian.Uint16(h[2*i:])) // the f16 matrix's exact values
+		}
+		x := make([]float32, maxN*cols)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		// mul's n < 0 means token −n−1 alone.
+		xs := func(n int) ([]float32, int) {
+			if n < 0 {
+				return x[(-n-1)*cols : -n*cols], 1
+			}
+			return x, n
+		}
+		checkInvariant(t, "f32", rows, maxN, func(y []float32, n, lo, hi int) {
+			xx, nn := xs(n)
+			MulF32(y, rows, w, cols, xx, nn, lo, hi)
+		})
+		checkInvariant(t, "f16", rows, maxN, func(y []float32, n, lo, hi int) {
+			xx, nn := xs(n)
+			MulF16(y, rows, h, 2*cols, cols, xx, nn, lo, hi)
+		})
+		y32, y16 := make([]float32, maxN*rows), make([]float32, maxN*rows)
+		MulF32(y32, rows, w, cols, x, maxN, 0, rows)
+		MulF16(y16, rows, h, 2*cols, cols, x, maxN, 0, rows)
+		for tok := 0; tok < maxN; tok++ {
+			for row := 0; row < rows; row++ {
+				var s, mag float64
+				for i := 0; i < cols; i++ {
+					p := float64(w[row*cols+i]) * float64(x[tok*cols+i])
+					s += p
+					mag += math.Abs(p)
+				}
+				tol := 1e-6*mag + 1e-30
+				g := invDotF32Go(w[row*cols:(row+1)*cols], x[tok*cols:(tok+1)*cols])
+				for _, c := range []struct {
+					name string
+					v    float32
+				}{{"f32", y32[tok*rows+row]}, {"f16", y16[tok*rows+row]}, {"go", g}} {
+					if d := math.Abs(float64(c.v) - s); d > tol {
+						t.Fatalf("%d×%d %s token %d row %d: %g, float64 sum %g (|Σ|w·x|| %g)", rows, cols, c.name, tok, row, c.v, s, mag)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestMulInvariant: for every integer weight type, MulInvariant gives each output bit for bit
+// the same whatever the tokens multiplied together (1–19) and the split of the rows (odd row
+// counts, short tiles), and within the kernels' error bound of the float64 product of the
+// dequantized weights; the portable kernel agrees up to float32 order.
+func TestMulInvariant(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 9))
+	for _, typ := range intTypes {
+		k, _ := KernelOf(typ)
+		cols := 512
+		if k.Format() == Q8 {
+			cols = 544 // 17 blocks: an odd tail block
+		}
+		rows := 37
+		const maxN = 19
+		data := randomRows(r, typ, rows, cols)
+		rb := int(typ.RowBytes(uint64(cols)))
+		x := randomVec(r, maxN*cols)
+		var all Act
+		all.Quantize(k.Format(), x, maxN, cols)
+		acts := make([]Act, maxN)
+		for tok := range acts {
+			acts[tok].Quantize(k.Format(), x[tok*cols:(tok+1)*cols], 1, cols)
+		}
+		var a Act
+		checkInvariant(t, typ.String(), rows, maxN, func(y []float32, n, lo, hi int) {
+			if n < 0 {
+				k.MulInvariant(y, rows, data, rb, &acts[-n-1], lo, hi)
+				return
+			}
+			a.Quantize(k.Format(), x[:n*cols], n, cols)
+			k.MulInvariant(y, rows, data, rb, &a, lo, hi)
+		})
+		y := make([]float32, maxN*rows)
+		k.MulInvariant(y, rows, data, rb, &all, 0, rows)
+		w := make([]float32, cols)
+		for row := 0; row < rows; row++ {
+			if err := gguf.DequantizeRow(typ, data[row*rb:(row+1)*rb], w); err != nil {
+				t.Fatal(err)
+			}
+			for tok := 0; tok < maxN; tok++ {
+				xt := x[tok*cols : (tok+1)*cols]
+				var want float64
+				for i, wi := range w {
+					want += float64(wi) * float64(xt[i])
+				}
+				got := y[tok*rows+row]
+				b := bound(w, xt, &all, tok)
+				if d := math.Abs(float64(got) - want); d > b {
+					t.Fatalf("%s row %d token %d: %g, reference %g (|Δ| %g > bound %g)", typ, row, tok, got, want, d, b)
+				}
+				g := goDots[typ](data[row*rb:(row+1)*rb], &all, tok)
+				if d := math.Abs(float64(g - got)); d > b/4+1e-6*math.Abs(want) {
+					t.Fatalf("%s row %d token %d: Go kernel %g, invariant %g", typ, row, tok, g, got)
+				}
+			}
+		}
+	}
+}
