@@ -23,12 +23,12 @@ type SeqStep struct {
 // step has Forward's contract for its own cache and logits. The inputs are checked before any
 // work; on an error every cache is left as it was.
 //
-// The pass is batch-invariant: every product runs each token through the one-row kernels
-// (MatVec's row dots, or the integer kernels), so a step's cells and logits are bit for bit
-// those of the same step run alone through ForwardBatch, whoever shares the pass; a decode step
-// gets Forward's own (where MatVec runs unsplit, as on the small models; split, its four-row
-// groups may shift). A prompt chunk differs from Forward's prefill by rounding only (Forward
-// prefills through the blocked GEMM).
+// The pass is batch-invariant: every product runs through wkern's invariant kernels (each
+// output the same operations in the same order for any number of tokens and any split of the
+// rows: register blocks of rows × tokens sharing each weight load), so a step's cells and
+// logits are bit for bit those of the same step run alone through ForwardBatch, whoever shares
+// the pass. They differ from Forward's (MatVec's row dots, the blocked GEMM's prefill) by
+// float32 rounding only.
 func (m *Model) ForwardBatch(steps []SeqStep) error {
 	if len(steps) == 0 {
 		return errors.New("model: a batched pass of no sequences")

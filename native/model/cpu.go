@@ -3,9 +3,9 @@ package model
 import (
 	"fmt"
 	"math"
-	"sync"
 
 	"github.com/kvlab/kvlab/native/attn"
+	"github.com/kvlab/kvlab/native/gguf"
 	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/ml"
 	"github.com/kvlab/kvlab/native/wkern"
@@ -472,42 +472,43 @@ func (c *cpuBackend) mul(w *Matrix, y, x []float32, n int) {
 	w.mulRowwise(y, x, n, c.m.pool)
 }
 
-// mulRowwise is MatVec for each of n tokens, blocked so that a block of weight rows stays in
-// the L1 cache while every token passes it (each weight read from memory once per product).
-// Blocks start at multiples of 4 rows, as MatVec's four-row dots do when it runs unsplit, so a
-// token's outputs are MatVec's own; with the integer kernels each token is quantized alone and
-// multiplied by the one-token kernel, as MatVec does.
+// mulRowwise is the batch-invariant product: y = x·Wᵀ for n tokens where every output is
+// computed by the same operations in the same order whatever n and however the rows are split
+// across the pool (wkern's invariant kernels: register blocks of rows × tokens, each weight
+// block read once for the block's tokens, the one-token case the same operations). A token's
+// results so do not depend on the other tokens of the pass. The integer kernels quantize each
+// token on its own, as they always do. Types without an invariant kernel multiply every token
+// with MatVec's row dots over L1-resident row blocks (blocks at multiples of 4 rows, as MatVec
+// runs them unsplit).
 func (m *Matrix) mulRowwise(y, x []float32, n int, p *Pool) {
 	rows, cols := m.Rows, m.Cols
 	blk := max(4, (rowBlockBytes/(4*cols))&^3)
-	body := func(lo, hi int) {
-		for r0 := lo * blk; r0 < min(hi*blk, rows); r0 += blk {
-			r1 := min(r0+blk, rows)
-			for t := 0; t < n; t++ {
-				m.matVec(y[t*rows:(t+1)*rows], x[t*cols:(t+1)*cols], r0, r1)
-			}
-		}
-	}
-	if m.intK {
-		// Each token quantized on its own and multiplied as MatVec's one-token kernel does.
-		ap, _ := rowActs.Get().(*[]wkern.Act)
-		if ap == nil {
-			ap = new([]wkern.Act)
-		}
-		defer rowActs.Put(ap)
-		for len(*ap) < n {
-			*ap = append(*ap, wkern.Act{})
-		}
-		acts := *ap
-		for t := 0; t < n; t++ {
-			acts[t].Quantize(m.wk.Format(), x[t*cols:(t+1)*cols], 1, cols)
+	var body func(lo, hi int)
+	switch w := f32s(m.Data); {
+	case m.intK:
+		t := mulTasks.Get().(*mulTask)
+		defer mulTasks.Put(t)
+		t.a.Prepare(m.wk.Format(), n, cols)
+		if n >= 2*p.Threads() && p.Threads() > 1 {
+			p.For(n, max(1, workGrain/(8*cols)), func(lo, hi int) { t.a.QuantizeTokens(x, lo, hi) })
+		} else {
+			t.a.QuantizeTokens(x, 0, n)
 		}
 		blk = max(4, (rowBlockBytes/m.RowBytes)&^3)
+		body = func(lo, hi int) {
+			m.wk.MulInvariant(y, rows, m.Data, m.RowBytes, &t.a, lo*blk, min(hi*blk, rows))
+		}
+	case m.Type == gguf.F32 && w != nil:
+		body = func(lo, hi int) { wkern.MulF32(y, rows, w, cols, x, n, lo*blk, min(hi*blk, rows)) }
+	case m.Type == gguf.F16:
+		blk = max(4, (rowBlockBytes/(2*cols))&^3)
+		body = func(lo, hi int) { wkern.MulF16(y, rows, m.Data, m.RowBytes, cols, x, n, lo*blk, min(hi*blk, rows)) }
+	default:
 		body = func(lo, hi int) {
 			for r0 := lo * blk; r0 < min(hi*blk, rows); r0 += blk {
 				r1 := min(r0+blk, rows)
 				for t := 0; t < n; t++ {
-					m.wk.MulRows(y[t*rows:(t+1)*rows], rows, m.Data, m.RowBytes, &acts[t], r0, r1)
+					m.matVec(y[t*rows:(t+1)*rows], x[t*cols:(t+1)*cols], r0, r1)
 				}
 			}
 		}
@@ -522,6 +523,3 @@ func (m *Matrix) mulRowwise(y, x []float32, n int, p *Pool) {
 
 // rowBlockBytes is the weight rows mulRowwise keeps hot while the tokens pass them.
 const rowBlockBytes = 16 << 10
-
-// rowActs recycles mulRowwise's per-token quantized activations.
-var rowActs sync.Pool
