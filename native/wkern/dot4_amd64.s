@@ -837,7 +837,7 @@ DATA shufQ6x<>+24(SB)/8, $0x0302030203020302
 GLOBL shufQ6x<>(SB), RODATA|NOPTR, $32
 
 // One-token kernels of the batch-invariant products (inv.go): each is its four-token kernel
-// above with tokens 1–3 taken out, so a token's dot is computed by the same
+// above (Q8_0 and the K-quants) with tokens 1–3 taken out, so a token's dot is computed by the same
 // operations in the same order whether it runs alone or with three others. They take the
 // four-token kernel's arguments (the strides unused) and write out[0]. Keep them in step with
 // them: TestMulInvariant fails when they differ.
@@ -882,59 +882,6 @@ Q8_0x1loop:
 	JMP  Q8_0x1loop
 
 Q8_0x1done:
-	MOVQ out+48(FP), DX
-	VEXTRACTF128 $1, Y0, X8
-	VADDPS       X8, X0, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
-	VMOVSS       X0, 0(DX)
-	VZEROUPPER
-	RET
-
-// func dotQ4_0x1AVX2(same arguments as dotQ4_0x4AVX2); out[0] = the dot of token 0
-TEXT ·dotQ4_0x1AVX2(SB), NOSPLIT, $0-56
-	MOVQ w+0(FP), SI
-	MOVQ q+8(FP), DI
-	MOVQ d+16(FP), R8
-	MOVQ nb+24(FP), CX
-	VPCMPEQW Y15, Y15, Y15
-	VPSRLW   $15, Y15, Y15
-	MOVL     $0x0f0f0f0f, AX
-	VMOVD    AX, X14
-	VPBROADCASTD X14, Y14
-	MOVL     $0x08080808, AX
-	VMOVD    AX, X13
-	VPBROADCASTD X13, Y13
-	VXORPS Y0, Y0, Y0
-
-Q4_0x1loop:
-	TESTQ CX, CX
-	JE    Q4_0x1done
-
-	VMOVDQU     2(SI), X4
-	VPSRLW      $4, X4, X5
-	VINSERTI128 $1, X5, Y4, Y4
-	VPAND       Y14, Y4, Y4
-	VPSUBB      Y13, Y4, Y4
-	VPSIGNB     Y4, Y4, Y5
-	MOVWLZX     (SI), AX
-	VMOVD       AX, X6
-	VCVTPH2PS   X6, X6
-	VMOVDQU      (DI), Y7
-	VPSIGNB      Y4, Y7, Y7
-	VPMADDUBSW   Y7, Y5, Y7
-	VPMADDWD     Y15, Y7, Y7
-	VCVTDQ2PS    Y7, Y7
-	VMULSS       (R8), X6, X8
-	VBROADCASTSS X8, Y8
-	VFMADD231PS  Y8, Y7, Y0
-	ADDQ $18, SI
-	ADDQ $32, DI
-	ADDQ $4, R8
-	DECQ CX
-	JMP  Q4_0x1loop
-
-Q4_0x1done:
 	MOVQ out+48(FP), DX
 	VEXTRACTF128 $1, Y0, X8
 	VADDPS       X8, X0, X0

@@ -2,23 +2,26 @@ package wkern
 
 import "github.com/kvlab/kvlab/native/gguf"
 
-// invDots holds the one-token kernels that run the same operations per token as the type's
-// four-token kernel (dots4), so the pair gives a batch-invariant product (assembly only).
-var invDots = map[gguf.Type]rowDot4{}
+// invPair is a four-token kernel and a one-token kernel (out[0]) that run the same operations
+// per token, so together they give a batch-invariant product.
+type invPair struct{ x4, x1 rowDot4 }
+
+// invDots holds the invariant pairs where there are some (assembly only).
+var invDots = map[gguf.Type]invPair{}
 
 // Invariant reports whether MulInvariant multiplies several tokens at once (blocked): with
 // false it runs the one-token kernel for every token, still batch-invariant but without
 // sharing a weight block's unpacking between tokens.
-func (k Kernel) Invariant() bool { return k.inv1 != nil }
+func (k Kernel) Invariant() bool { return k.inv.x1 != nil }
 
 // MulInvariant is MulRows computed batch-invariantly: every output y[t·ystride + r] is the
 // same float32 value, bit for bit, whatever a.N, lo and hi, so a token's results do not
 // depend on the tokens multiplied with it (a batched forward pass stays the same as each
-// sequence run alone). Tokens go four at a time through the type's four-token kernel (each
+// sequence run alone). Tokens go four at a time through a four-token kernel (each
 // weight block unpacked once for the four) and the rest through a one-token kernel of the
 // same operations; rows in tiles of rowTile, each read from memory once for all tokens.
 func (k Kernel) MulInvariant(y []float32, ystride int, w []byte, rowBytes int, a *Act, lo, hi int) {
-	if k.inv1 == nil || k.dot4 == nil {
+	if k.inv.x1 == nil {
 		for t := 0; t < a.N; t++ {
 			for r := lo; r < hi; r++ {
 				y[t*ystride+r] = k.dot(w[r*rowBytes:(r+1)*rowBytes], a, t)
@@ -32,7 +35,7 @@ func (k Kernel) MulInvariant(y []float32, ystride int, w []byte, rowBytes int, a
 		t := 0
 		for ; t+4 <= a.N; t += 4 {
 			for r := r0; r < r1; r++ {
-				k.dot4(w[r*rowBytes:(r+1)*rowBytes], a, t, &out)
+				k.inv.x4(w[r*rowBytes:(r+1)*rowBytes], a, t, &out)
 				y[t*ystride+r] = out[0]
 				y[(t+1)*ystride+r] = out[1]
 				y[(t+2)*ystride+r] = out[2]
@@ -41,7 +44,7 @@ func (k Kernel) MulInvariant(y []float32, ystride int, w []byte, rowBytes int, a
 		}
 		for ; t < a.N; t++ {
 			for r := r0; r < r1; r++ {
-				k.inv1(w[r*rowBytes:(r+1)*rowBytes], a, t, &out)
+				k.inv.x1(w[r*rowBytes:(r+1)*rowBytes], a, t, &out)
 				y[t*ystride+r] = out[0]
 			}
 		}

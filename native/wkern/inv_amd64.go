@@ -12,7 +12,10 @@ import (
 func dotQ8_0x1AVX2(w, q, d unsafe.Pointer, nb, qstride, dstride int, out *[4]float32)
 
 //go:noescape
-func dotQ4_0x1AVX2(w, q, d unsafe.Pointer, nb, qstride, dstride int, out *[4]float32)
+func dotQ4_0ux4AVX2(w, q, d, s unsafe.Pointer, nb, qstride, dstride int, out *[4]float32)
+
+//go:noescape
+func dotQ4_0ux1AVX2(w, q, d, s unsafe.Pointer, nb, qstride, dstride int, out *[4]float32)
 
 //go:noescape
 func dotQ4_Kx1AVX2(w, q, d, bs unsafe.Pointer, nb, qstride, dstride, bstride int, out *[4]float32)
@@ -44,10 +47,25 @@ func dot1Q8K(f func(w, q, d, bs unsafe.Pointer, nb, qstride, dstride, bstride in
 	}
 }
 
-// asmInvDots are the one-token partners of asmDots4.
-var asmInvDots = map[gguf.Type]rowDot4{
-	gguf.Q8_0: dot1Q8(dotQ8_0x1AVX2, q8_0Bytes),
-	gguf.Q4_0: dot1Q8(dotQ4_0x1AVX2, q4_0Bytes),
-	gguf.Q4_K: dot1Q8K(dotQ4_Kx1AVX2, q4_KBytes),
-	gguf.Q6_K: dot1Q8K(dotQ6_Kx1AVX2, q6_KBytes),
+// dotQ4_0u runs an unsigned-nibble Q4_0 kernel (invq4_amd64.s) on tokens t… (four for the
+// four-token kernel, one for the other).
+func dotQ4_0u(f func(w, q, d, s unsafe.Pointer, nb, qstride, dstride int, out *[4]float32), tokens int) rowDot4 {
+	return func(row []byte, a *Act, t int, out *[4]float32) {
+		nb := a.Cols / 32
+		_ = row[nb*q4_0Bytes-1]
+		_ = a.Q[(t+tokens)*a.Cols-1]
+		_ = a.D[(t+tokens)*nb-1]
+		_ = a.S[(t+tokens)*nb-1]
+		f(unsafe.Pointer(&row[0]), unsafe.Pointer(&a.Q[t*a.Cols]), unsafe.Pointer(&a.D[t*nb]), unsafe.Pointer(&a.S[t*nb]),
+			nb, a.Cols, 4*nb, out)
+	}
+}
+
+// asmInvDots are the invariant pairs: the four-token kernels of dot4_amd64.s with their
+// one-token cuts, and Q4_0's unsigned-nibble pair.
+var asmInvDots = map[gguf.Type]invPair{
+	gguf.Q8_0: {asmDots4[gguf.Q8_0], dot1Q8(dotQ8_0x1AVX2, q8_0Bytes)},
+	gguf.Q4_0: {dotQ4_0u(dotQ4_0ux4AVX2, 4), dotQ4_0u(dotQ4_0ux1AVX2, 1)},
+	gguf.Q4_K: {asmDots4[gguf.Q4_K], dot1Q8K(dotQ4_Kx1AVX2, q4_KBytes)},
+	gguf.Q6_K: {asmDots4[gguf.Q6_K], dot1Q8K(dotQ6_Kx1AVX2, q6_KBytes)},
 }

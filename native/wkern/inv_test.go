@@ -108,6 +108,9 @@ func TestMulInvariant(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 9))
 	for _, typ := range intTypes {
 		k, _ := KernelOf(typ)
+		if _, asm := asmDots[typ]; asm && hasAVX2 && !k.Invariant() {
+			t.Fatalf("%s has an assembly kernel but no blocked invariant pair", typ)
+		}
 		cols := 512
 		if k.Format() == Q8 {
 			cols = 544 // 17 blocks: an odd tail block

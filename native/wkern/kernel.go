@@ -22,7 +22,7 @@ type Kernel struct {
 	format Format
 	dot    rowDot
 	dot4   rowDot4 // nil when there is none
-	inv1   rowDot4 // dot4's operations for one token (out[0]), nil when there is none
+	inv    invPair // the batch-invariant kernels, zero when there are none
 	// gemm is the blocked product of four or more tokens where there is one (assembly only).
 	gemm func(k Kernel, y []float32, ystride int, w []byte, rowBytes int, a *Act, lo, hi int)
 }
@@ -37,7 +37,7 @@ func KernelOf(t gguf.Type) (k Kernel, ok bool) {
 	if !ok {
 		return Kernel{}, false
 	}
-	return Kernel{typ: t, format: FormatOf(t), dot: d, dot4: dots4[t], inv1: invDots[t], gemm: gemms[t]}, true
+	return Kernel{typ: t, format: FormatOf(t), dot: d, dot4: dots4[t], inv: invDots[t], gemm: gemms[t]}, true
 }
 
 // Type is the weight type.
