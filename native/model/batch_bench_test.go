@@ -2,9 +2,11 @@ package model
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/kvlab/kvlab/internal/cputime"
+	"github.com/kvlab/kvlab/native/gguf"
 )
 
 // BenchmarkDecodeBatch measures one decode step of s sequences at 64 tokens of context: s = 1
@@ -55,6 +57,41 @@ func BenchmarkDecodeBatch(b *testing.B) {
 				b.ReportMetric(n/b.Elapsed().Seconds(), "tok/s")
 				b.ReportMetric(float64((cputime.Process()-cpu0).Microseconds())/n, "cpu-µs/tok")
 			})
+		}
+	}
+}
+
+// BenchmarkMulRowwise measures the invariant product alone: 16 tokens through a weight matrix
+// of each type at tiny-64's FFN shape and at a 1.1B-class FFN shape; ns/MAC is the time per
+// multiply-add.
+func BenchmarkMulRowwise(b *testing.B) {
+	for _, typ := range []gguf.Type{gguf.F32, gguf.Q4_0, gguf.Q6_K} {
+		for _, shape := range [][2]int{{384, 128}, {1024, 2048}} {
+			rows, cols := shape[0], shape[1]
+			if cols%typ.BlockSize() != 0 {
+				continue
+			}
+			for _, n := range []int{1, 16} {
+				b.Run(fmt.Sprintf("%s/%dx%d/n%d", typ, rows, cols, n), func(b *testing.B) {
+					r := rand.New(rand.NewPCG(1, 2))
+					m, err := NewMatrix("w", typ, rows, cols, randomWeights(r, typ, rows, cols))
+					if err != nil {
+						b.Fatal(err)
+					}
+					x := make([]float32, n*cols)
+					for i := range x {
+						x[i] = float32(r.NormFloat64())
+					}
+					y := make([]float32, n*rows)
+					pool := NewPool(1)
+					defer pool.Close()
+					cpu0 := cputime.Process()
+					for b.Loop() {
+						m.mulRowwise(y, x, n, pool)
+					}
+					b.ReportMetric(float64((cputime.Process()-cpu0).Nanoseconds())/float64(b.N*n*rows*cols), "cpu-ns/MAC")
+				})
+			}
 		}
 	}
 }
