@@ -1,7 +1,7 @@
 //go:build ignore
 
 // gen_avx2 writes multi_avx2x_amd64.s: the AVX2 + FMA + F16C MultiQuery kernels of bf16, q4_1,
-// q5_0, q5_1, iq4_nl, fp8, tq4, turbo4 and turbo3, one scores and one accumulate kernel per format on the
+// q5_0, q5_1, iq4_nl, fp8, tq4, turbo4, turbo3 and turbo2, one scores and one accumulate kernel per format on the
 // skeleton of the f16, q8_0 and q4_0 kernels (multi_avx2_amd64.s), each format contributing its
 // decoder of 32 values (scores) or of 16 (accumulate). Run with `go generate ./native/kvq`.
 package main
@@ -168,6 +168,20 @@ var formats = []format{
 		half: [2]string{t3Dec("(R12)", "Y8") + t3Dec("3(R12)", "Y9") + t4RowScale,
 			t3Dec("6(R12)", "Y8") + t3Dec("9(R12)", "Y9") + t4RowScale},
 	},
+	{
+		name: "T2", doc: "turbo2: 2-bit codes as a little-endian bit stream (16 codes in one dword: broadcast,\n// shifted per lane, the level looked up by VPERMPS in the 4 levels twice), an f16 row scale after\n// the ⌈d/4⌉ code bytes.", step: 8,
+		setup: `MOVQ d+8(FP), R14
+	ADDQ $3, R14
+	SHRQ $2, R14`, rowScale: true, half16: true,
+		dec: t2Dec("(BX)", "·avx2Sh2", "Y4") + t2Dec("(BX)", "·avx2Sh2+32", "Y5") + t2Dec("4(BX)", "·avx2Sh2", "Y6") + t2Dec("4(BX)", "·avx2Sh2+32", "Y7"),
+		half: [2]string{t2Dec("(R12)", "·avx2Sh2", "Y8") + t2Dec("(R12)", "·avx2Sh2+32", "Y9") + t4RowScale,
+			t2Dec("4(R12)", "·avx2Sh2", "Y8") + t2Dec("4(R12)", "·avx2Sh2+32", "Y9") + t4RowScale},
+	},
+}
+
+// t2Dec decodes 8 2-bit codes of the dword at src, shifted by the 8 counts at sh, levels in Y14.
+func t2Dec(src, sh, out string) string {
+	return fmt.Sprintf("VPBROADCASTD %s, %s\n\tVPSRLVD %s(SB), %s, %s\n\tVPERMPS Y14, %s, %s\n\t", src, out, sh, out, out, out, out)
 }
 
 // t3Dec decodes the 8 3-bit codes in the 3 bytes at src (reading 4), levels in Y14.
@@ -356,6 +370,16 @@ DATA ·avx2Sh3+8(SB)/8, $0x0000000900000006
 DATA ·avx2Sh3+16(SB)/8, $0x0000000f0000000c
 DATA ·avx2Sh3+24(SB)/8, $0x0000001500000012
 GLOBL ·avx2Sh3(SB), RODATA|NOPTR, $32
+
+DATA ·avx2Sh2+0(SB)/8, $0x0000000200000000
+DATA ·avx2Sh2+8(SB)/8, $0x0000000600000004
+DATA ·avx2Sh2+16(SB)/8, $0x0000000a00000008
+DATA ·avx2Sh2+24(SB)/8, $0x0000000e0000000c
+DATA ·avx2Sh2+32(SB)/8, $0x0000001200000010
+DATA ·avx2Sh2+40(SB)/8, $0x0000001600000014
+DATA ·avx2Sh2+48(SB)/8, $0x0000001a00000018
+DATA ·avx2Sh2+56(SB)/8, $0x0000001e0000001c
+GLOBL ·avx2Sh2(SB), RODATA|NOPTR, $64
 
 // iq4_nl's kvalues as bytes: −127 −104 −83 −65 −49 −35 −22 −10 1 13 25 38 53 69 89 113.
 DATA ·avx2IQ4NL+0(SB)/8, $0xf6eaddcfbfad9881
@@ -612,6 +636,9 @@ func main() {
 		}
 		if f.name == "T3" {
 			levels = "VMOVUPS ·turboLevels3(SB), Y14"
+		}
+		if f.name == "T2" {
+			levels = "VMOVUPS ·turboLevels2x2(SB), Y14"
 		}
 		rowScale := ""
 		if f.rowScale {

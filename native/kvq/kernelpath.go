@@ -38,10 +38,12 @@ func FastDecode(f Format, d int) bool {
 		return multiTurbo4 != nil && d >= BlockSize
 	case Turbo3:
 		return multiTurbo3 != nil && d >= BlockSize
+	case Turbo2:
+		return multiTurbo2 != nil && d >= BlockSize
 	case Q2K:
 		return Q2KFastPath(d)
 	}
-	return false // f32 (twice f16's bytes anyway), turbo2, turbo3: no kernels
+	return false // f32 (twice f16's bytes anyway): no kernels
 }
 
 // KernelWarning is one line saying which half of pair p has no fast decode path (FastDecode)

@@ -18,9 +18,10 @@ import "sync"
 // Dot(q_h, row j) within the codec's DotMany bound (1e-5·Σ|q[i]|·(|x[i]| + o_b) for the block
 // formats, tq4 included with x its rotated values), and AccumulateManyMulti with a loop of
 // AccumulateScaled within the block formats' AccumulateMany bound (block_fast.go), for f16
-// too, which is not bit-identical here. The SIMD kernels (f16, q8_0 and q4_0 with AVX-512 or
-// AVX2 + FMA + F16C; tq4 with either; bf16, q4_1, q5_0, q5_1, iq4_nl and fp8 with AVX2, see
-// multi_more.go, whose offset terms o_b enter both bounds) apply the block or row scale to the codes first (exact
+// too, which is not bit-identical here. The SIMD kernels (every format but f32 with AVX-512 or
+// AVX2 + FMA + F16C, fp8's AVX-512 one with AVX-512 BW too; see multi_more.go for the formats
+// beyond f16, q8_0, q4_0 and tq4, whose offset terms o_b enter both bounds) apply the block or
+// row scale to the codes first (exact
 // for f16 scales times 4- and 8-bit codes; one rounding for tq4's f32 scale), fuse each
 // multiply with its add, and sum a row's products in 16 (AVX2: 8) lanes reduced pairwise:
 // |DotManyMulti − Dot| ≤ (d/8 + 6)·2⁻²⁴·Σ|q[i]·x[i]|, inside the DotMany bounds for rows of up

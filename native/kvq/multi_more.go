@@ -127,12 +127,12 @@ func (c *iq4nlCodec) AccumulateManyMulti(acc []float32, n int, w []float32, rows
 
 // DotManyMulti scores n prepared queries against every row (rotated domain) within the
 // MultiQuery bounds: turbo4 through tq4's kernels with its f16 row scale (the codes and
-// levels are tq4's), turbo3 through its own (3-bit codes, one dword per 8), the other tiers
-// (and both without kernels) in Go, dotManyMultiGo.
+// levels are tq4's), turbo3 and turbo2 through their own (bit-stream codes shifted out of
+// dwords), without kernels in Go, dotManyMultiGo.
 func (c *lmCodec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
 	nv := c.d &^ 31
-	if c.bits == 3 && multiTurbo3 != nil && nv > 0 && n > 0 {
-		multiDot(c, multiTurbo3, nv, c.tail3, q, n, rows, out)
+	if k := c.streamKernels(); k != nil && nv > 0 && n > 0 {
+		multiDot(c, k, nv, c.tailStream, q, n, rows, out)
 		return
 	}
 	if c.bits != 4 || multiTurbo4 == nil || nv == 0 || n <= 0 {
@@ -153,8 +153,8 @@ func (c *lmCodec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
 // bounds, as DotManyMulti.
 func (c *lmCodec) AccumulateManyMulti(acc []float32, n int, w []float32, rows []byte) {
 	nv := c.d &^ 31
-	if c.bits == 3 && multiTurbo3 != nil && nv > 0 && n > 0 {
-		multiAcc(c, multiTurbo3, nv, c.tailAcc3, acc, n, w, rows)
+	if k := c.streamKernels(); k != nil && nv > 0 && n > 0 {
+		multiAcc(c, k, nv, c.tailAccStream, acc, n, w, rows)
 		return
 	}
 	if c.bits != 4 || multiTurbo4 == nil || nv == 0 || n <= 0 {
@@ -172,26 +172,38 @@ func (c *lmCodec) AccumulateManyMulti(acc []float32, n int, w []float32, rows []
 	tq4Unpermute(acc[:n*c.d], ap, n, c.d)
 }
 
-// code3 is code i of a turbo3 row (bits 3i … 3i+2 of the little-endian stream; the second byte
-// read may be the scale's, inside the row).
-func code3(row []byte, i int) int {
-	b := 3 * i
-	return int(uint16(row[b>>3])|uint16(row[b>>3+1])<<8) >> (b & 7) & 7
+// streamKernels is turbo3's or turbo2's kernels (bit-stream codes), nil for turbo4 or none.
+func (c *lmCodec) streamKernels() *multiKernels {
+	switch c.bits {
+	case 2:
+		return multiTurbo2
+	case 3:
+		return multiTurbo3
+	}
+	return nil
 }
 
-// tail3 is Σ q[i]·ŷ[i] over a turbo3 row's values past its last whole 32.
-func (c *lmCodec) tail3(q []float32, row []byte) float32 {
+// codeAt is code i of a turbo2 or turbo3 row (bits b·i … b·i+b−1 of the little-endian stream;
+// the second byte read may be the scale's, inside the row).
+func (c *lmCodec) codeAt(row []byte, i int) int {
+	b := c.bits * i
+	return int(uint16(row[b>>3])|uint16(row[b>>3+1])<<8) >> (b & 7) & (1<<c.bits - 1)
+}
+
+// tailStream is Σ q[i]·ŷ[i] over a turbo2 or turbo3 row's values past its last whole 32.
+func (c *lmCodec) tailStream(q []float32, row []byte) float32 {
 	var s float32
 	for i := c.d &^ 31; i < c.d; i++ {
-		s += q[i] * turboLevels3[code3(row, i)]
+		s += q[i] * c.levels[c.codeAt(row, i)]
 	}
 	return s * c.scale(row)
 }
 
-// tailAcc3 adds w·ŷ[i] to acc[i] over a turbo3 row's values past its last whole 32.
-func (c *lmCodec) tailAcc3(acc []float32, w float32, row []byte) {
+// tailAccStream adds w·ŷ[i] to acc[i] over a turbo2 or turbo3 row's values past its last
+// whole 32.
+func (c *lmCodec) tailAccStream(acc []float32, w float32, row []byte) {
 	ws := w * c.scale(row)
 	for i := c.d &^ 31; i < c.d; i++ {
-		acc[i] += ws * turboLevels3[code3(row, i)]
+		acc[i] += ws * c.levels[c.codeAt(row, i)]
 	}
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // multiFormats are the formats whose codecs implement MultiQuery.
-var multiFormats = []Format{F16, Q8_0, Q4_0, TQ4, BF16, Q4_1, Q5_0, Q5_1, IQ4_NL, FP8, Turbo4, Turbo3}
+var multiFormats = []Format{F16, Q8_0, Q4_0, TQ4, BF16, Q4_1, Q5_0, Q5_1, IQ4_NL, FP8, Turbo4, Turbo3, Turbo2}
 
 // TestMultiQueryMatchesReference checks DotManyMulti against Dot and AccumulateManyMulti
 // against a loop of AccumulateScaled, query by query, within the bounds multi.go states: the

@@ -385,3 +385,7 @@ func (c *lmCodec) accumulateManyMultiGo(acc []float32, n int, w []float32, rows 
 		}
 	}
 }
+
+// turboLevels2x2 is turboLevels2 twice: the AVX2 turbo2 kernels' VPERMPS table (an index's low
+// three bits: the code and one bit of the next).
+var turboLevels2x2 = [8]float32{-1.5104176, -0.45278004, 0.45278004, 1.5104176, -1.5104176, -0.45278004, 0.45278004, 1.5104176}

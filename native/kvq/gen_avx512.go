@@ -1,0 +1,502 @@
+//go:build ignore
+
+// gen_avx512 writes multi_avx512x_amd64.s: the AVX-512 MultiQuery kernels of q4_1, q5_0, q5_1,
+// fp8, turbo2, turbo3 and turbo4 on the skeleton of the tq4 and iq4_nl AVX-512 kernels
+// (multi_amd64.s, multi_iq4nl_amd64.s): the scores kernels take rows in pairs, each 32-value
+// group decoded into two vectors of 16 floats per row and multiplied into one partial sum per
+// query and row; the accumulate kernels go over tiles of 64 rows, per 32-value group one pass
+// that decodes the group's 32 values per row and holds four accumulators' two vectors in
+// Z0..Z7. Run with `go generate ./native/kvq`.
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+)
+
+// format is one format's pieces of assembly. A decoder dec(p, lo, hi, t, e) turns the group at p
+// into lo (its first 16 values in the order the queries are laid out) and hi (the next 16).
+// For the row-scale formats t holds the row's table (levels times the row scale, set by
+// rowTab); for the block formats t and e are scratch. Constant registers: Z28, Z30, Z31
+// (consts); scratch beyond t and e: AX and K1..K3 only where consts does not claim them.
+type format struct {
+	name   string
+	doc    string
+	step   int    // bytes per 32 values
+	consts string // constant registers, R14
+	// scaleOff sets R14 to the byte offset of the row scale (row-scale formats), else "".
+	scaleOff string
+	// rowTab(p, t, tmp) sets t to the row's table from the row scale at (p)(R14*1); "" for none.
+	rowTab func(p, t string) string
+	// sumScale scales the eight sums of a row pair in Y11 (lanes 0..3 row DI, 4..7 row DI+R8)
+	// when the table does not carry the row scale (fp8); "" for none.
+	sumScale string
+	// accScale multiplies the decoded Z8, Z9 of the row at R12 (scale at (R12)(R14*1)).
+	accScale string
+	dec      func(p, lo, hi, t, e string) string
+}
+
+func f32hex(v float32) string { return fmt.Sprintf("$0x%08x", math.Float32bits(v)) }
+
+// table writes a 64-byte constant of sixteen float32 values.
+func table(name string, v [16]float32) string {
+	var b strings.Builder
+	for i := 0; i < 16; i += 2 {
+		fmt.Fprintf(&b, "DATA ·%s+%d(SB)/8, $0x%08x%08x\n", name, 4*i, math.Float32bits(v[i+1]), math.Float32bits(v[i]))
+	}
+	fmt.Fprintf(&b, "GLOBL ·%s(SB), RODATA|NOPTR, $64\n\n", name)
+	return b.String()
+}
+
+// words writes a 64-byte constant of sixteen dwords.
+func dwords(name string, v [16]uint32) string {
+	var b strings.Builder
+	for i := 0; i < 16; i += 2 {
+		fmt.Fprintf(&b, "DATA ·%s+%d(SB)/8, $0x%08x%08x\n", name, 4*i, v[i+1], v[i])
+	}
+	fmt.Fprintf(&b, "GLOBL ·%s(SB), RODATA|NOPTR, $64\n\n", name)
+	return b.String()
+}
+
+const f16Tab = "MOVQ ·f16Table(SB), R14\n\t"
+
+// q41Dec: t = [0..15]·d + m, the nibbles looked up in it (VPERMPS reads an index's low 4 bits).
+func q41Dec(p, lo, hi, t, e string) string {
+	return fmt.Sprintf(`MOVWLZX (%[1]s), AX
+	VBROADCASTSS (R14)(AX*4), %[4]s
+	MOVWLZX 2(%[1]s), AX
+	VFMADD213PS.BCST (R14)(AX*4), Z31, %[4]s
+	VPMOVZXBD 4(%[1]s), %[2]s
+	VPSRLD $4, %[2]s, %[3]s
+	VPERMPS %[4]s, %[2]s, %[2]s
+	VPERMPS %[4]s, %[3]s, %[3]s
+	`, p, lo, hi, t)
+}
+
+// q5Dec: the 32-entry table (t: codes 0..15, e: 16..31) built from the block's d (and m), the
+// fifth bits of values 0..15 and 16..31 (qh's halves) in K1 and K2 OR 16 into the indices,
+// VPERMI2PS looks them up (it reads an index's low 5 bits).
+func q5Dec(withMin bool) func(p, lo, hi, t, e string) string {
+	return func(p, lo, hi, t, e string) string {
+		qh, qs := 2, 6
+		var tab string
+		if withMin {
+			qh, qs = 4, 8
+			tab = fmt.Sprintf(`MOVWLZX (%[1]s), AX
+	VBROADCASTSS (R14)(AX*4), %[2]s
+	VMOVAPS %[2]s, %[3]s
+	MOVWLZX 2(%[1]s), AX
+	VFMADD213PS.BCST (R14)(AX*4), Z31, %[2]s
+	VFMADD213PS.BCST (R14)(AX*4), Z30, %[3]s
+	`, p, t, e)
+		} else {
+			tab = fmt.Sprintf(`MOVWLZX (%[1]s), AX
+	VMULPS.BCST (R14)(AX*4), Z28, %[2]s
+	VMULPS.BCST (R14)(AX*4), Z31, %[3]s
+	`, p, t, e)
+		}
+		return tab + fmt.Sprintf(`MOVL %[5]d(%[1]s), AX
+	KMOVW AX, K1
+	SHRL $16, AX
+	KMOVW AX, K2
+	VPMOVZXBD %[6]d(%[1]s), %[2]s
+	VPSRLD $4, %[2]s, %[3]s
+	VPANDD.BCST ·avx512Mask15(SB), %[2]s, %[2]s
+	VPORD.BCST ·avx512C16(SB), %[2]s, K1, %[2]s
+	VPORD.BCST ·avx512C16(SB), %[3]s, K2, %[3]s
+	VPERMI2PS %[7]s, %[4]s, %[2]s
+	VPERMI2PS %[7]s, %[4]s, %[3]s
+	`, p, lo, hi, t, qh, qs, e)
+	}
+}
+
+// fp8Dec: a code b becomes the f16 bits (b & 0x7f) << 7 | (b & 0x80) << 8 (the e4m3 value /
+// 256), the NaN codes an f16 NaN, then VCVTPH2PS. e is scratch; Z30 holds 0x3f80 words.
+func fp8Dec(p, lo, hi, t, e string) string {
+	return fmt.Sprintf(`VPMOVZXBW (%[1]s), %[4]s
+	VPSLLW $7, %[4]s, %[4]s
+	VPANDD.BCST ·avx512W4000(SB), %[4]s, %[5]s
+	VPADDW %[5]s, %[4]s, %[4]s
+	VPANDD.BCST ·avx512W3F80(SB), %[4]s, %[5]s
+	VPCMPEQW Z30, %[5]s, K1
+	VMOVDQU16 Z28, K1, %[4]s
+	VCVTPH2PS %[6]s, %[2]s
+	VEXTRACTI64X4 $1, %[4]s, %[6]s
+	VCVTPH2PS %[6]s, %[3]s
+	`, p, lo, hi, t, e, "Y"+t[1:])
+}
+
+// tq4Dec: tq4's nibbles (low: the group's even values, high: its odd ones) looked up in t.
+func tq4Dec(p, lo, hi, t, e string) string {
+	return fmt.Sprintf(`VPMOVZXBD (%[1]s), %[2]s
+	VPSRLD $4, %[2]s, %[3]s
+	VPERMPS %[4]s, %[2]s, %[2]s
+	VPERMPS %[4]s, %[3]s, %[3]s
+	`, p, lo, hi, t)
+}
+
+// t3Dec: 16 3-bit codes from two dwords (bytes 0..3 into lanes 0..7, 3..6 into 8..15 under
+// K3), shifted per lane (Z30), looked up in t (the 8 levels twice: VPERMPS reads 4 bits).
+func t3Dec(p, lo, hi, t, e string) string {
+	return fmt.Sprintf(`VPBROADCASTD (%[1]s), %[2]s
+	VPBROADCASTD 3(%[1]s), K3, %[2]s
+	VPSRLVD Z30, %[2]s, %[2]s
+	VPERMPS %[4]s, %[2]s, %[2]s
+	VPBROADCASTD 6(%[1]s), %[3]s
+	VPBROADCASTD 9(%[1]s), K3, %[3]s
+	VPSRLVD Z30, %[3]s, %[3]s
+	VPERMPS %[4]s, %[3]s, %[3]s
+	`, p, lo, hi, t)
+}
+
+// t2Dec: 16 2-bit codes from one dword, shifted per lane (Z30), looked up in t (the 4 levels
+// four times).
+func t2Dec(p, lo, hi, t, e string) string {
+	return fmt.Sprintf(`VPBROADCASTD (%[1]s), %[2]s
+	VPSRLVD Z30, %[2]s, %[2]s
+	VPERMPS %[4]s, %[2]s, %[2]s
+	VPBROADCASTD 4(%[1]s), %[3]s
+	VPSRLVD Z30, %[3]s, %[3]s
+	VPERMPS %[4]s, %[3]s, %[3]s
+	`, p, lo, hi, t)
+}
+
+// halfTab: t = Z31 × the row's f16 scale at (p)(R14*1).
+func halfTab(p, t string) string {
+	y := "Y" + t[1:]
+	return fmt.Sprintf("VPBROADCASTW (%[1]s)(R14*1), %[3]s\n\tVCVTPH2PS %[3]s, %[2]s\n\tVMULPS Z31, %[2]s, %[2]s\n\t", p, t, y)
+}
+
+// scaleOff is the row-scale offset code for ⌈bits·d/8⌉.
+func scaleOff(bits int) string {
+	return fmt.Sprintf("MOVQ d+8(FP), R14\n\tIMULQ $%d, R14\n\tADDQ $7, R14\n\tSHRQ $3, R14", bits)
+}
+
+var formats = []format{
+	{name: "Q41", doc: "q4_1: d, m (f16), 16 nibble bytes; x = c·d + m.", step: 20,
+		consts: f16Tab + "VMOVUPS ·avx512Iota(SB), Z31", dec: q41Dec},
+	{name: "Q50", doc: "q5_0: d (f16), qh (32 fifth bits), 16 nibble bytes; x = (c − 16)·d.", step: 22,
+		consts: f16Tab + "VMOVUPS ·avx512Iota(SB), Z31\n\tVMOVUPS ·avx512Neg16(SB), Z28", dec: q5Dec(false)},
+	{name: "Q51", doc: "q5_1: d, m (f16), qh, 16 nibble bytes; x = c·d + m.", step: 24,
+		consts: f16Tab + "VMOVUPS ·avx512Iota(SB), Z31\n\tVMOVUPS ·avx512Iota16(SB), Z30", dec: q5Dec(true)},
+	{name: "FP8", doc: "fp8: one e4m3 byte per value, the row's f32 scale after them; the sums (scores) or the\n// decoded values (accumulate) are multiplied by the scale × 256.", step: 32,
+		consts:   "VPBROADCASTW ·avx512W3F80(SB), Z30\n\tVPBROADCASTW ·avx512W7E00(SB), Z28",
+		scaleOff: "MOVQ d+8(FP), R14",
+		sumScale: `VBROADCASTSS (DI)(R14*1), X12
+	LEAQ (DI)(R8*1), AX
+	VBROADCASTSS (AX)(R14*1), X13
+	VINSERTF128 $1, X13, Y12, Y12
+	VMULPS ·avx2F256(SB), Y12, Y12
+	VMULPS Y12, Y11, Y11`,
+		accScale: `VBROADCASTSS (R12)(R14*1), Z10
+	VMULPS.BCST ·avx512F256(SB), Z10, Z10
+	VMULPS Z10, Z8, Z8
+	VMULPS Z10, Z9, Z9`,
+		dec: fp8Dec},
+	{name: "T4", doc: "turbo4: tq4's layout and levels (low nibbles the group's even values, high the odd; the\n// queries and accumulators permuted to match, tq4Permute), an f16 row scale after ⌈d/2⌉ bytes.", step: 16,
+		consts: "VMOVUPS ·tq4Levels(SB), Z31", scaleOff: scaleOff(4), rowTab: halfTab, dec: tq4Dec},
+	{name: "T3", doc: "turbo3: 3-bit codes as a little-endian bit stream, an f16 row scale after ⌈3d/8⌉ bytes.", step: 12,
+		consts:   "VMOVUPS ·avx512T3Levels(SB), Z31\n\tVMOVUPS ·avx512Sh3(SB), Z30\n\tMOVL $0xff00, AX\n\tKMOVW AX, K3",
+		scaleOff: scaleOff(3), rowTab: halfTab, dec: t3Dec},
+	{name: "T2", doc: "turbo2: 2-bit codes as a little-endian bit stream, an f16 row scale after ⌈d/4⌉ bytes.", step: 8,
+		consts: "VMOVUPS ·avx512T2Levels(SB), Z31\n\tVMOVUPS ·avx512Sh2(SB), Z30", scaleOff: scaleOff(2), rowTab: halfTab, dec: t2Dec},
+}
+
+var turboLevels2 = [4]float32{-1.5104176, -0.45278004, 0.45278004, 1.5104176}
+var turboLevels3 = [8]float32{-2.1519457, -1.3439093, -0.75600528, -0.24509418, 0.24509418, 0.75600528, 1.3439093, 2.1519457}
+
+func header() string {
+	var b strings.Builder
+	b.WriteString(`// Code generated by gen_avx512.go; DO NOT EDIT.
+
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// AVX-512 MultiQuery kernels of q4_1, q5_0, q5_1, fp8 and the turbo tiers, on the skeleton of
+// the tq4 kernels of multi_amd64.s (the same contracts, multiKernels): the scores kernels take
+// rows in pairs and decode each 32-value group into two vectors of 16 floats per row; the
+// accumulate kernels go over tiles of 64 rows, one pass per 32-value group holding four
+// accumulators' two vectors in Z0..Z7. Block scales are widened through f16Table (R14); the
+// turbo tiers scale their level table by the row's f16 scale once per row (scores) or per row
+// and group (accumulate) and look the codes up with VPERMPS; q5_0 and q5_1 look their 5-bit
+// codes up in a 32-entry table with VPERMI2PS.
+
+`)
+	var iota, iota16, neg16, t3, t2 [16]float32
+	var sh3, sh2 [16]uint32
+	for i := range iota {
+		iota[i], iota16[i], neg16[i] = float32(i), float32(16+i), float32(i-16)
+		t3[i], t2[i] = turboLevels3[i%8], turboLevels2[i%4]
+		sh3[i], sh2[i] = uint32(3*(i%8)), uint32(2*i)
+	}
+	b.WriteString(table("avx512Iota", iota))
+	b.WriteString(table("avx512Iota16", iota16))
+	b.WriteString(table("avx512Neg16", neg16))
+	b.WriteString(table("avx512T3Levels", t3))
+	b.WriteString(table("avx512T2Levels", t2))
+	b.WriteString(dwords("avx512Sh3", sh3))
+	b.WriteString(dwords("avx512Sh2", sh2))
+	for _, c := range []struct {
+		name string
+		v    uint32
+	}{{"avx512Mask15", 15}, {"avx512C16", 16}, {"avx512W4000", 0x40004000}, {"avx512W3F80", 0x3f803f80},
+		{"avx512W7E00", 0x7e007e00}, {"avx512F256", math.Float32bits(256)}} {
+		fmt.Fprintf(&b, "DATA ·%s+0(SB)/4, $0x%08x\nGLOBL ·%s(SB), RODATA|NOPTR, $4\n\n", c.name, c.v, c.name)
+	}
+	b.WriteString("// PFDISTZ is how far ahead of a row the scores kernels prefetch, in bytes (multi_amd64.s's PFDIST).\n#define PFDISTZ 6144\n")
+	return b.String()
+}
+
+const scoresTmpl = `
+// func multiScores@AVX512(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+// %DOC%
+TEXT ·multiScores@AVX512(SB), NOSPLIT, $0-64
+	MOVQ q+0(FP), SI
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX                // bytes between queries
+	LEAQ (DX)(DX*2), R13       // 3 queries
+	MOVQ nv+16(FP), R11
+	SHRQ $5, R11               // 32-value groups per row
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	MOVQ m+40(FP), R10
+	MOVQ out+48(FP), R9
+	%CONSTS%
+	%SCALEOFF%
+	VMOVUPS ·reduceOrder(SB), Z29
+	TESTQ R10, R10
+	JZ   s@_done
+	TESTQ R11, R11
+	JZ   s@_done
+
+s@_pair:
+	CMPQ R10, $1
+	JNE  s@_two
+	XORQ R8, R8                // odd last row: b reads a again
+s@_two:
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z16, Z16, Z16
+	VXORPS Z17, Z17, Z17
+	VXORPS Z18, Z18, Z18
+	VXORPS Z19, Z19, Z19
+	MOVQ DI, BX
+	LEAQ (DI)(R8*1), R15
+	%ROWTAB%
+	MOVQ SI, CX
+	MOVQ R11, R12
+
+s@_blk:
+	PREFETCHT0 PFDISTZ(BX)
+	PREFETCHT0 PFDISTZ(R15)
+	%DECA%
+	%DECB%
+	VMOVUPS (CX), Z10
+	VMOVUPS 64(CX), Z11
+	VMOVUPS (CX)(DX*1), Z12
+	VMOVUPS 64(CX)(DX*1), Z13
+	VMOVUPS (CX)(DX*2), Z14
+	VMOVUPS 64(CX)(DX*2), Z15
+	VMOVUPS (CX)(R13*1), Z20
+	VMOVUPS 64(CX)(R13*1), Z21
+	VFMADD231PS Z10, Z4, Z0
+	VFMADD231PS Z11, Z5, Z0
+	VFMADD231PS Z10, Z7, Z16
+	VFMADD231PS Z11, Z8, Z16
+	VFMADD231PS Z12, Z4, Z1
+	VFMADD231PS Z13, Z5, Z1
+	VFMADD231PS Z12, Z7, Z17
+	VFMADD231PS Z13, Z8, Z17
+	VFMADD231PS Z14, Z4, Z2
+	VFMADD231PS Z15, Z5, Z2
+	VFMADD231PS Z14, Z7, Z18
+	VFMADD231PS Z15, Z8, Z18
+	VFMADD231PS Z20, Z4, Z3
+	VFMADD231PS Z21, Z5, Z3
+	VFMADD231PS Z20, Z7, Z19
+	VFMADD231PS Z21, Z8, Z19
+	ADDQ $%STEP%, BX
+	ADDQ $%STEP%, R15
+	ADDQ $128, CX
+	DECQ R12
+	JNZ  s@_blk
+
+	// Sum each vector's 16 lanes: 128-bit lanes first, pairing queries, then within lanes.
+	VSHUFF32X4 $0x44, Z1, Z0, Z4
+	VSHUFF32X4 $0xEE, Z1, Z0, Z5
+	VADDPS Z5, Z4, Z4
+	VSHUFF32X4 $0x44, Z3, Z2, Z5
+	VSHUFF32X4 $0xEE, Z3, Z2, Z6
+	VADDPS Z6, Z5, Z5
+	VSHUFF32X4 $0x44, Z17, Z16, Z7
+	VSHUFF32X4 $0xEE, Z17, Z16, Z8
+	VADDPS Z8, Z7, Z7
+	VSHUFF32X4 $0x44, Z19, Z18, Z8
+	VSHUFF32X4 $0xEE, Z19, Z18, Z9
+	VADDPS Z9, Z8, Z8
+	VSHUFF32X4 $0x88, Z5, Z4, Z6
+	VSHUFF32X4 $0xDD, Z5, Z4, Z9
+	VADDPS Z9, Z6, Z6
+	VSHUFF32X4 $0x88, Z8, Z7, Z9
+	VSHUFF32X4 $0xDD, Z8, Z7, Z10
+	VADDPS Z10, Z9, Z9
+	VSHUFPS $0x88, Z9, Z6, Z10
+	VSHUFPS $0xDD, Z9, Z6, Z11
+	VADDPS Z11, Z10, Z10
+	VSHUFPS $0x88, Z10, Z10, Z11
+	VSHUFPS $0xDD, Z10, Z10, Z12
+	VADDPS Z12, Z11, Z11
+	VPERMPS Z11, Z29, Z11      // [a0 a1 a2 a3 b0 b1 b2 b3 …]
+	%SUMSCALE%
+	VMOVUPS X11, (R9)
+	CMPQ R10, $1
+	JEQ  s@_done
+	VEXTRACTF32X4 $1, Z11, X12
+	MOVQ ostride+56(FP), AX
+	VMOVUPS X12, (R9)(AX*1)
+
+	LEAQ (DI)(R8*2), DI
+	LEAQ (R9)(AX*2), R9
+	SUBQ $2, R10
+	JNZ  s@_pair
+
+s@_done:
+	VZEROUPPER
+	RET
+`
+
+const accTmpl = `
+// func multiAcc@AVX512(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+// %DOC%
+TEXT ·multiAcc@AVX512(SB), NOSPLIT, $16-64
+	MOVQ acc+0(FP), SI
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX                // bytes between accumulators
+	LEAQ (DX)(DX*2), R13
+	MOVQ rows+24(FP), DI
+	MOVQ m+40(FP), R10
+	MOVQ w+48(FP), R9
+	%CONSTS%
+	TESTQ R10, R10
+	JZ   a@_done
+	MOVQ nv+16(FP), AX
+	SHRQ $5, AX
+	TESTQ AX, AX
+	JZ   a@_done
+
+a@_tile:
+	MOVQ R10, AX               // rows in this tile
+	CMPQ AX, $64
+	JLE  a@_tn
+	MOVQ $64, AX
+a@_tn:
+	MOVQ AX, tn-8(SP)
+	MOVQ rb+32(FP), R12
+	SHLQ $6, R12
+	MOVQ R12, pf-16(SP)        // bytes to the next tile, which the row loop prefetches
+	MOVQ nv+16(FP), R11
+	SHRQ $5, R11
+	XORQ BX, BX                // byte offset of the group in a row
+	MOVQ SI, CX                // accumulators of the group
+
+a@_grp:
+	%GRPOFF%
+	VMOVUPS (CX), Z0
+	VMOVUPS 64(CX), Z1
+	VMOVUPS (CX)(DX*1), Z2
+	VMOVUPS 64(CX)(DX*1), Z3
+	VMOVUPS (CX)(DX*2), Z4
+	VMOVUPS 64(CX)(DX*2), Z5
+	VMOVUPS (CX)(R13*1), Z6
+	VMOVUPS 64(CX)(R13*1), Z7
+	LEAQ (DI)(BX*1), R12
+	MOVQ R9, R8
+	MOVQ tn-8(SP), R15
+
+a@_row:
+	MOVQ pf-16(SP), AX
+	PREFETCHT0 (R12)(AX*1)
+	%ACCTAB%
+	%ACCDEC%
+	%ACCSCALE%
+	VBROADCASTSS (R8), Z11
+	VFMADD231PS Z11, Z8, Z0
+	VFMADD231PS Z11, Z9, Z1
+	VBROADCASTSS 4(R8), Z12
+	VFMADD231PS Z12, Z8, Z2
+	VFMADD231PS Z12, Z9, Z3
+	VBROADCASTSS 8(R8), Z13
+	VFMADD231PS Z13, Z8, Z4
+	VFMADD231PS Z13, Z9, Z5
+	VBROADCASTSS 12(R8), Z14
+	VFMADD231PS Z14, Z8, Z6
+	VFMADD231PS Z14, Z9, Z7
+	ADDQ rb+32(FP), R12
+	ADDQ wstride+56(FP), R8
+	DECQ R15
+	JNZ  a@_row
+
+	VMOVUPS Z0, (CX)
+	VMOVUPS Z1, 64(CX)
+	VMOVUPS Z2, (CX)(DX*1)
+	VMOVUPS Z3, 64(CX)(DX*1)
+	VMOVUPS Z4, (CX)(DX*2)
+	VMOVUPS Z5, 64(CX)(DX*2)
+	VMOVUPS Z6, (CX)(R13*1)
+	VMOVUPS Z7, 64(CX)(R13*1)
+	ADDQ $%STEP%, BX
+	ADDQ $128, CX
+	DECQ R11
+	JNZ  a@_grp
+
+	MOVQ tn-8(SP), AX
+	MOVQ AX, R12
+	IMULQ rb+32(FP), R12
+	ADDQ R12, DI
+	MOVQ AX, R12
+	IMULQ wstride+56(FP), R12
+	ADDQ R12, R9
+	SUBQ AX, R10
+	JNZ  a@_tile
+
+a@_done:
+	VZEROUPPER
+	RET
+`
+
+func main() {
+	var out bytes.Buffer
+	out.WriteString(header())
+	for _, f := range formats {
+		rowTab, accTab, grpOff := "", "", ""
+		if f.rowTab != nil {
+			rowTab = f.rowTab("DI", "Z6") + f.rowTab("R15", "Z9")
+			accTab = f.rowTab("R12", "Z10")
+		}
+		if f.scaleOff != "" {
+			grpOff = f.scaleOff + "\n\tSUBQ BX, R14              // from the group to the row's scale"
+		}
+		r := strings.NewReplacer("@", f.name, "%DOC%", f.doc, "%CONSTS%", f.consts, "%STEP%", fmt.Sprint(f.step),
+			"%SCALEOFF%", f.scaleOff, "%ROWTAB%", strings.TrimSpace(rowTab), "%SUMSCALE%", f.sumScale,
+			"%DECA%", strings.TrimSpace(f.dec("BX", "Z4", "Z5", "Z6", "Z22")),
+			"%DECB%", strings.TrimSpace(f.dec("R15", "Z7", "Z8", "Z9", "Z22")),
+			"%GRPOFF%", grpOff, "%ACCTAB%", strings.TrimSpace(accTab), "%ACCSCALE%", f.accScale,
+			"%ACCDEC%", strings.TrimSpace(f.dec("R12", "Z8", "Z9", "Z10", "Z15")))
+		out.WriteString(r.Replace(scoresTmpl))
+		out.WriteString(r.Replace(accTmpl))
+	}
+	s := out.String()
+	for strings.Contains(s, "\n\t\n") {
+		s = strings.ReplaceAll(s, "\n\t\n", "\n")
+	}
+	if err := os.WriteFile("multi_avx512x_amd64.s", []byte(s), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
