@@ -408,7 +408,7 @@ func writePlan(w io.Writer, rep calc.Report) error {
 	}
 	if rep.Mixed.Enabled() {
 		p("mixed rows (+p): the most recent %d cells + %d waiting to be quantized + %d sinks only in f16, the rest in the pair; KV GiB includes the f16 cells\n",
-			rep.Mixed.Window, calc.MixedBatch(rep.Mixed.Window), rep.Mixed.Sinks)
+			rep.Mixed.Window, kvq.MixedBatch(rep.Mixed.Window), rep.Mixed.Sinks)
 	}
 	for _, warn := range rep.Warnings {
 		p("warning: %s\n", warn)

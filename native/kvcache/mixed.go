@@ -13,33 +13,22 @@ import (
 //
 //	cells [0, Sinks)        f16 only (the attention sinks, never quantized)
 //	cells [Sinks, q)        the quantized tail: the layer's stores, cell c at row c − Sinks
-//	cells [q, written)      f16 only, in a ring of Recent + MixedBatch(Recent) slots
+//	cells [q, written)      f16 only, in a ring of Recent + kvq.MixedBatch(Recent) slots
 //
 // A fresh cell is written in f16 and never encoded in the hot path. When the ring would overflow,
 // every cell but the most recent Recent leaves it in one batch: those cells are quantized once
 // (from their f16 values, or from the written values for cells of the same write that never
 // entered the ring) into the tail. So the most recent Recent cells always read exact f16 and at
-// most MixedBatch(Recent) more wait for their batch; both prefill and decode read the same
+// most kvq.MixedBatch(Recent) more wait for their batch; both prefill and decode read the same
 // cells (there is no second copy to choose from).
 //
 // Truncating below q keeps the tail's quantized cells (their f16 values are gone): the window
 // refills from the next written cell.
 
-// MixedBatch is how many cells past the window the f16 ring holds before they are quantized
-// together: recent/8, at least 1 and at most 32. It is kept small so that the ring's slack
-// (MixedBatch f16 cells) costs less than the window's cells would in the quantized format, which
-// is what the overlay (Window) spends on top of its f16 copies.
-func MixedBatch(recent int) int {
-	if recent <= 0 {
-		return 0
-	}
-	return min(max(recent/8, 1), 32)
-}
-
 // mixedGeometry is the tail capacity, ring slots and sink cells of a mixed cache.
 func mixedGeometry(cfg Config) (tail, ring, sinks int) {
 	sinks = min(cfg.Sinks, cfg.MaxCells)
-	ring = min(cfg.Recent+MixedBatch(cfg.Recent), cfg.MaxCells-sinks)
+	ring = min(cfg.Recent+kvq.MixedBatch(cfg.Recent), cfg.MaxCells-sinks)
 	tail = max(cfg.MaxCells-sinks-cfg.Recent, 0)
 	return tail, ring, sinks
 }

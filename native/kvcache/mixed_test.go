@@ -31,8 +31,8 @@ func TestMixedCellsLiveOnce(t *testing.T) {
 			k, v = append(k, kk...), append(v, vv...)
 			mx := c.layers[1].mx
 			n := c.Len()
-			if ring := n - mx.q; n > sinks && (ring < min(recent, n-sinks) || ring > recent+MixedBatch(recent)) {
-				t.Fatalf("chunk %d, %d cells: %d cells in the f16 ring, want [%d, %d]", chunk, n, ring, min(recent, n-sinks), recent+MixedBatch(recent))
+			if ring := n - mx.q; n > sinks && (ring < min(recent, n-sinks) || ring > recent+kvq.MixedBatch(recent)) {
+				t.Fatalf("chunk %d, %d cells: %d cells in the f16 ring, want [%d, %d]", chunk, n, ring, min(recent, n-sinks), recent+kvq.MixedBatch(recent))
 			}
 		}
 		mx := c.layers[1].mx
@@ -70,7 +70,7 @@ func TestMixedBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := 3 * (p.Bytes(1000-64-8, 64, 64, 2) + kvq.OverlayBytes(int64(64+MixedBatch(64)+8), 64, 64, 2))
+	want := 3 * (p.Bytes(1000-64-8, 64, 64, 2) + kvq.OverlayBytes(int64(64+kvq.MixedBatch(64)+8), 64, 64, 2))
 	if c.Bytes() != want {
 		t.Errorf("Bytes %d, want %d", c.Bytes(), want)
 	}

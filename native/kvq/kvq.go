@@ -342,6 +342,19 @@ func OverlayBytes(cells int64, headDimK, headDimV, nKVHeads int) int64 {
 	return cells * int64(nKVHeads) * int64(2*headDimK+2*headDimV)
 }
 
+// MixedBatch is how many cells past the f16 window of a position-axis mixed cache (the most
+// recent cells only in f16, the tail only in the pair) wait in f16 to be quantized together:
+// window/8, at least 1 and at most 32. It is kept small so that the ring's slack (MixedBatch f16
+// cells) costs less than the window's cells would in the quantized format, which is what the
+// overlay spends on top of its f16 copies. The cache (native/kvcache) and the planner both size
+// the ring with it.
+func MixedBatch(window int) int {
+	if window <= 0 {
+		return 0
+	}
+	return min(max(window/8, 1), 32)
+}
+
 // UsefulPairs are the pairs `kvlab formats` lists after the symmetric ones: the asymmetric
 // recipes of the seeds (high-precision K, cheap V).
 var UsefulPairs = []Pair{

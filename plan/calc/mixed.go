@@ -27,19 +27,10 @@ func (m Mixed) Spec() string {
 	return s
 }
 
-// MixedBatch is how many cells past the window wait in f16 to be quantized together: window/8,
-// at least 1 and at most 32 (native/kvcache's MixedBatch; a test checks they agree).
-func MixedBatch(window int) int {
-	if window <= 0 {
-		return 0
-	}
-	return min(max(window/8, 1), 32)
-}
-
 // mixedCells splits a layer of n cells into its f16 cells and its tail.
 func (m Mixed) mixedCells(n int64) (f16, tail int64) {
 	s := min(int64(m.Sinks), n)
-	ring := min(int64(m.Window+MixedBatch(m.Window)), n-s)
+	ring := min(int64(m.Window+kvq.MixedBatch(m.Window)), n-s)
 	return s + ring, max(n-s-int64(m.Window), 0)
 }
 

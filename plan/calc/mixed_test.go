@@ -22,9 +22,6 @@ func TestMixedBytesMatchesTheCache(t *testing.T) {
 			}
 		}
 	}
-	if MixedBatch(256) != kvcache.MixedBatch(256) || MixedBatch(9) != kvcache.MixedBatch(9) {
-		t.Error("MixedBatch differs from native/kvcache's")
-	}
 	gpu, _ := LookupHardware("rtx-4090")
 	r := NewRequest(s, "q4_k_m", gpu)
 	r.Mixed = Mixed{Window: 256, Sinks: 8}
