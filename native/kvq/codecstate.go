@@ -25,17 +25,9 @@ func StateOf(c Codec) CodecState {
 	if !ok {
 		return CodecState{}
 	}
-	st := CodecState{Scales: r.lam, Means: r.mu}
-	switch {
-	case r.ident:
+	st := CodecState{Rotation: r.alt, Scales: r.lam, Means: r.mu}
+	if r.ident {
 		st.Rotation = -1
-	case r.rot != r.base:
-		for k := 0; k < chooseAlts; k++ {
-			if slices.Equal(r.rot.sc, altRotation(r.d, r.opt, k).sc) {
-				st.Rotation = k + 1
-				break
-			}
-		}
 	}
 	return st
 }
@@ -76,9 +68,9 @@ func SetState(c Codec, st CodecState) error {
 			}
 		}
 	}
-	r.rot, r.ident = r.base, st.Rotation == -1
+	r.rot, r.alt, r.ident = r.base, 0, st.Rotation == -1
 	if st.Rotation > 0 {
-		r.rot = altRotation(r.d, r.opt, st.Rotation-1)
+		r.rot, r.alt = altRotation(r.d, r.opt, st.Rotation-1), st.Rotation
 	}
 	r.lam, r.ilam, r.mu = nil, nil, nil
 	if lam != nil {

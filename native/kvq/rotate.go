@@ -216,8 +216,9 @@ type rotCodec struct {
 	// better than every rotation on the rows it chose from.
 	ident bool
 	// base is the rotation of (Seed, Layer, Head); ChooseRotation may replace rot by one of its
-	// alternates (altRotation), drawn from opt.
+	// alternates (altRotation), drawn from opt: alt is 0 for base, k+1 for the k-th alternate.
 	base *rotation
+	alt  int
 	opt  CodecOptions
 }
 
@@ -332,7 +333,7 @@ func altRotation(d int, opt CodecOptions, k int) *rotation {
 // ChooseRotation implements RotationChooser. The turbo tiers keep their rotation (their
 // codebooks assume rotated rows).
 func (c *rotCodec) ChooseRotation(rows []float32, n int) {
-	c.ident, c.rot = false, c.base
+	c.ident, c.rot, c.alt = false, c.base, 0
 	if n <= 0 || !c.inner.Format().Rotatable() || len(rows) < n*c.d {
 		c.setMuR()
 		return
@@ -354,15 +355,15 @@ func (c *rotCodec) ChooseRotation(rows []float32, n int) {
 		return e
 	}
 	c.setMuR()
-	best, bestRot := sqErr(), c.rot
+	best, bestRot, bestAlt := sqErr(), c.rot, 0
 	for k := 0; n <= chooseAltRows && k < chooseAlts; k++ {
 		c.rot = altRotation(c.d, c.opt, k)
 		c.setMuR()
 		if e := sqErr(); e < best {
-			best, bestRot = e, c.rot
+			best, bestRot, bestAlt = e, c.rot, k+1
 		}
 	}
-	c.rot, c.ident = bestRot, true
+	c.rot, c.alt, c.ident = bestRot, bestAlt, true
 	c.setMuR()
 	if id := sqErr(); !(id < best) {
 		c.ident = false
