@@ -13,6 +13,9 @@ func EstimateBytes(cfg Config) int64 {
 	if cfg.Layers <= 0 || cfg.KVHeads <= 0 || cfg.MaxCells <= 0 || !cfg.Pair.Valid() {
 		return 0
 	}
+	if cfg.layered() && len(cfg.LayerPairs) <= cfg.Layers && (len(cfg.Windows) == 0 || len(cfg.Windows) == cfg.Layers) {
+		return estimateLayers(cfg)
+	}
 	if len(cfg.Windows) > 0 {
 		return estimateWindows(cfg)
 	}
@@ -55,6 +58,22 @@ func estimateWindows(cfg Config) int64 {
 			k = cfg.Pair.K.Bytes(int64(cfg.MaxCells), cfg.HeadDimK, cfg.KVHeads) + int64(cfg.KVHeads)*int64(kvq.Q2KStagingBytes(cfg.HeadDimK))
 		}
 		total += float64(k) + float64(cfg.Pair.V.Bytes(int64(w), cfg.HeadDimV, cfg.KVHeads))
+	}
+	return saturate(total)
+}
+
+// estimateLayers is EstimateBytes of a cache whose layers store pairs of their own: each layer
+// as a one-layer cache of its pair (and its sliding window, if any).
+func estimateLayers(cfg Config) int64 {
+	var total float64
+	one := cfg
+	one.Layers, one.LayerPairs, one.Windows = 1, nil, nil
+	for l := 0; l < cfg.Layers; l++ {
+		one.Pair = cfg.LayerPair(l)
+		if len(cfg.Windows) > 0 {
+			one.Windows = cfg.Windows[l : l+1]
+		}
+		total += float64(EstimateBytes(one))
 	}
 	return saturate(total)
 }

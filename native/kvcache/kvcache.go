@@ -44,6 +44,62 @@ type Config struct {
 	// sliding-window layer that holds only its last Windows[l] cells, in a ring (ring.go); 0
 	// keeps the whole context. Window, Sinks and Recent apply to the other layers only.
 	Windows []int
+	// LayerPairs, when set, gives layers their own pair (per-layer bit allocation): a valid
+	// entry l replaces Pair for layer l, a zero entry keeps Pair. It has at most one entry per
+	// layer; neither Pair nor an entry may be a group format (q2k), and a cache with entries
+	// takes no snapshots (their header names one pair).
+	LayerPairs []kvq.Pair
+}
+
+// LayerPair is the pair layer l stores: its LayerPairs entry when it has one, else Pair.
+func (cfg Config) LayerPair(l int) kvq.Pair {
+	if l >= 0 && l < len(cfg.LayerPairs) && cfg.LayerPairs[l] != (kvq.Pair{}) {
+		return cfg.LayerPairs[l]
+	}
+	return cfg.Pair
+}
+
+// layered reports whether some layer stores a pair of its own.
+func (cfg Config) layered() bool {
+	for _, p := range cfg.LayerPairs {
+		if p != (kvq.Pair{}) && p != cfg.Pair {
+			return true
+		}
+	}
+	return false
+}
+
+// checkLayerPairs validates LayerPairs against the layer count and the pair.
+func checkLayerPairs(cfg Config) error {
+	if len(cfg.LayerPairs) > cfg.Layers {
+		last := len(cfg.LayerPairs) - 1
+		for last > 0 && cfg.LayerPairs[last] == (kvq.Pair{}) {
+			last--
+		}
+		if last >= cfg.Layers {
+			return fmt.Errorf("kvcache: a pair is given for layer %d of a %d-layer model (layers count from 0)", last, cfg.Layers)
+		}
+	}
+	for l, p := range cfg.LayerPairs {
+		switch {
+		case p == (kvq.Pair{}):
+		case !p.Valid():
+			return fmt.Errorf("kvcache: layer %d: %w: pair %s", l, kvq.ErrUnsupported, p)
+		case p.K.Grouped() || (cfg.Pair.K.Grouped() && p != cfg.Pair):
+			return fmt.Errorf("kvcache: layer %d: %w: %s keeps per-group state shared by the whole cache; it cannot be one layer's format", l, kvq.ErrUnsupported, kvq.Q2K)
+		}
+	}
+	return nil
+}
+
+// BytesPerToken is the exact average bytes of K and V of one cell over every layer, each
+// layer in its own pair (LayerPair).
+func (cfg Config) BytesPerToken() float64 {
+	var b float64
+	for l := 0; l < cfg.Layers; l++ {
+		b += cfg.LayerPair(l).BytesPerToken(cfg.HeadDimK, cfg.HeadDimV, cfg.KVHeads)
+	}
+	return b
 }
 
 // Cache is the KV cache of one sequence. It is not safe for concurrent writes; reads of a
@@ -105,6 +161,9 @@ func New(cfg Config) (*Cache, error) {
 	if err := checkWindows(cfg); err != nil {
 		return nil, err
 	}
+	if err := checkLayerPairs(cfg); err != nil {
+		return nil, err
+	}
 	if cfg.KGain == 0 {
 		cfg.KGain = 1
 	}
@@ -128,11 +187,12 @@ func New(cfg Config) (*Cache, error) {
 			if ring > 0 {
 				ks, vs, err = newRingStores(cfg, ring, l, h)
 			} else {
-				ks, err = newStore(cfg.Pair.K, cfg.HeadDimK, cfg, cells, l, h, true)
+				lp := cfg.LayerPair(l)
+				ks, err = newStore(lp.K, cfg.HeadDimK, cfg, cells, l, h, true)
 				if err != nil {
 					return nil, fmt.Errorf("kvcache: K: %w", err)
 				}
-				vs, err = newStore(cfg.Pair.V, cfg.HeadDimV, cfg, cells, l, h, false)
+				vs, err = newStore(lp.V, cfg.HeadDimV, cfg, cells, l, h, false)
 			}
 			if err != nil {
 				return nil, fmt.Errorf("kvcache: V: %w", err)
@@ -177,9 +237,9 @@ func newStore(f kvq.Format, d int, cfg Config, cells, l, h int, isK bool) (store
 		}
 		return newGroupStore(f, d, cfg)
 	}
-	rot := cfg.Pair.VRotated()
+	rot := cfg.LayerPair(l).VRotated()
 	if isK {
-		rot = cfg.Pair.KRotated()
+		rot = cfg.LayerPair(l).KRotated()
 	}
 	c, err := kvq.NewCodec(f, d, kvq.CodecOptions{Seed: cfg.Seed, Layer: l, Head: h, Rotate: rot})
 	if err != nil {

@@ -120,10 +120,11 @@ func checkWindows(cfg Config) error {
 
 // newRingStores makes one head's K and V stores of a sliding-window layer of ring slots.
 func newRingStores(cfg Config, ring, l, h int) (k, v store, err error) {
-	if cfg.Pair.K.Grouped() {
-		k, err = newStore(cfg.Pair.K, cfg.HeadDimK, cfg, cfg.MaxCells, l, h, true)
+	lp := cfg.LayerPair(l)
+	if lp.K.Grouped() {
+		k, err = newStore(lp.K, cfg.HeadDimK, cfg, cfg.MaxCells, l, h, true)
 	} else {
-		k, err = newStore(cfg.Pair.K, cfg.HeadDimK, cfg, ring, l, h, true)
+		k, err = newStore(lp.K, cfg.HeadDimK, cfg, ring, l, h, true)
 		if err == nil {
 			k = newRingStore(k.(*rowStore), ring)
 		}
@@ -131,7 +132,7 @@ func newRingStores(cfg Config, ring, l, h int) (k, v store, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("K: %w", err)
 	}
-	if v, err = newStore(cfg.Pair.V, cfg.HeadDimV, cfg, ring, l, h, false); err != nil {
+	if v, err = newStore(lp.V, cfg.HeadDimV, cfg, ring, l, h, false); err != nil {
 		return nil, nil, err
 	}
 	return k, newRingStore(v.(*rowStore), ring), nil

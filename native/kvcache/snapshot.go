@@ -151,6 +151,9 @@ func SaveSnapshot(path string, c *Cache, id Identity, tokens []int32) error {
 var snapshotSectionHook func(layer int)
 
 func (c *Cache) snapshottable(tokens []int32) error {
+	if c.cfg.layered() {
+		return fmt.Errorf("kvcache: %w: its layers store different pairs", ErrSnapshotUnsupported)
+	}
 	if c.cfg.Pair.K.Grouped() {
 		return fmt.Errorf("kvcache: %w: %s keeps per-group state a snapshot does not hold", ErrSnapshotUnsupported, c.cfg.Pair.K)
 	}
