@@ -72,7 +72,7 @@ func (s *Server) checkABMemory(p abPlan, ctx int) error {
 	need := 2 * kvcache.EstimateBytes(geo)
 	for _, a := range p.arms {
 		c := geo
-		c.Pair, c.Window, c.Recent, c.Sinks = a.Pair, a.Window, a.Recent, a.Sinks
+		c.Pair, c.Window, c.Recent, c.Sinks, c.LayerPairs = a.Pair, a.Window, a.Recent, a.Sinks, a.LayerPairs()
 		need = limits.Add(need, kvcache.EstimateBytes(c))
 	}
 	mem, err := s.cfg.Memory()

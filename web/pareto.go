@@ -27,6 +27,7 @@ type ParetoPoint struct {
 // mean decode KL when no run measured prompt KL (then metric says "decode"). An arm measured
 // by several runs keeps its newest run. Arms with an f16 window, recent cells or sinks are left
 // out (their bytes are not the pair's), as are arms with zero KL (f16 itself on a log axis).
+// Arms with per-layer pairs ("+l0=…") are placed at their exact bytes over every layer.
 func ParetoPoints(runs []api.Run) (pts []ParetoPoint, metric string) {
 	prompt := false
 	for _, r := range runs {
@@ -65,16 +66,24 @@ func ParetoPoints(runs []api.Run) (pts []ParetoPoint, metric string) {
 			if err != nil {
 				continue
 			}
-			key := [2]string{r.Model, p.String()}
+			arm, bits := p.String(), p.PairBitsPerValue(rep.Model.HeadDimK, rep.Model.HeadDimV)
+			if _, opts, _ := strings.Cut(a.Arm, "+"); strings.Contains("+"+opts, "+l") {
+				// Per-layer pairs ("+l0=…"): the arm at its exact bytes over every layer.
+				m := rep.Model
+				arm, bits = a.Arm, 0
+				if v := m.Layers * m.KVHeads * (m.HeadDimK + m.HeadDimV); v > 0 {
+					bits = 8 * a.BytesPerToken / float64(v)
+				}
+			}
+			key := [2]string{r.Model, arm}
 			if seen[key] {
 				continue
 			}
 			seen[key] = true
-			bits := p.PairBitsPerValue(rep.Model.HeadDimK, rep.Model.HeadDimV)
 			if !(bits > 0) {
 				continue
 			}
-			pts = append(pts, ParetoPoint{Model: r.Model, Arm: p.String(), RunID: r.ID, Bits: bits, KL: kl})
+			pts = append(pts, ParetoPoint{Model: r.Model, Arm: arm, RunID: r.ID, Bits: bits, KL: kl})
 		}
 	}
 	slices.SortStableFunc(pts, func(a, b ParetoPoint) int {

@@ -85,7 +85,10 @@ and fails when it does not. The text is --text FILE, --prompt TEXT, or a built-i
 TinyStories-style story. Arms are comma-separated; an arm may carry its own overlay and gain
 as +wN (overlay window: f16 copies over the quantized cache), +pN (the most recent N cells
 only in f16 over a quantized tail), +sN (sinks), +gB (K gain), e.g. q2k+w64+s8+g1.1 or
-q4_0+p64+s8; --kv-window, --kv-sink and --k-gain set them for arms that don't.
+q4_0+p64+s8; --kv-window, --kv-sink and --k-gain set them for arms that don't. +lA-B=PAIR
+(repeatable) gives layers A … B (from 0) their own pair, a per-layer bit allocation:
+turbo3+l0-1=turbo4/turbo3 stores the first two layers' K in turbo4; B/token counts every
+layer's bytes.
 
 --kv-dump FILE runs only the attention-output gate (as 'kvlab gate' does on synthetic K/V) on a
 real cache: a snapshot of this model written by 'kvlab run --save-kv' (best in f16), read back
@@ -97,6 +100,7 @@ runs'); --db or $KVLAB_DB pick the database.`,
   kvlab ab --model model.gguf --arms f16,q8_0,q4_0 --text doc.txt --ctx 1024 --n 128 --json
   kvlab ab --model model.gguf --arms q4_0,q2k,q2k+g1.1 --kv-window 64 --kv-sink 8 --csv ab.csv
   kvlab ab --model model.gguf --arms q4_0,q4_0+w64+s8,q4_0+p64+s8
+  kvlab ab --model model.gguf --arms turbo3,turbo3+l0-1=turbo4/turbo3
   kvlab ab --model model.gguf --kv-dump story.kv --arms q8_0,q4_0,q4_0+p64+s4,tq4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -111,7 +111,7 @@ func checkABCache(geo kvcache.Config, arms []lab.Arm, ctx int) error {
 			return fmt.Errorf("--arms: %s: %w", a, err)
 		}
 		c := geo
-		c.Pair, c.Window, c.Sinks = a.Pair, a.Window, a.Sinks
+		c.Pair, c.Window, c.Sinks, c.LayerPairs = a.Pair, a.Window, a.Sinks, a.LayerPairs()
 		need = limits.Add(need, kvcache.EstimateBytes(c))
 	}
 	return hostFits(fmt.Sprintf("the A/B's %d caches of %d cells", len(arms)+2, ctx), need)

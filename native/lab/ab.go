@@ -613,8 +613,7 @@ func (r *abRunner) decodeResult(a Arm, run *forced) ArmResult {
 	res.DecodePPL = run.decodePPL
 	res.PrefillTPS, res.DecodeTPS = run.prefillTPS(), run.decodeTPS()
 	res.KVBytes = run.run.Bytes()
-	hp := r.m.Hparams
-	res.BytesPerToken = a.Pair.BytesPerToken(hp.HeadDimK, hp.HeadDimV, hp.KVHeads) * float64(hp.Layers)
+	res.BytesPerToken = a.cacheConfig(r.base, 1, 0).BytesPerToken()
 	return res
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -28,13 +29,16 @@ func TestParseArm(t *testing.T) {
 		{" f16 +w32", Arm{Pair: kvq.Pair{K: kvq.F16, V: kvq.F16}, Window: 32, Sinks: 8, KGain: 1}, "f16+w32+s8"},
 		{"q4_0+p256", Arm{Pair: kvq.Pair{K: kvq.Q4_0, V: kvq.Q4_0}, Recent: 256, Sinks: 8, KGain: 1}, "q4_0+p256+s8"},
 		{"q4_0+p64+s0", Arm{Pair: kvq.Pair{K: kvq.Q4_0, V: kvq.Q4_0}, Recent: 64, KGain: 1}, "q4_0+p64"},
+		{"turbo3+w0+s0+l0-1=turbo4/turbo3+l3=q4_0", Arm{Pair: kvq.Pair{K: kvq.Turbo3, V: kvq.Turbo3}, KGain: 1, Layers: []LayerPair{
+			{From: 0, To: 1, Pair: kvq.Pair{K: kvq.Turbo4, V: kvq.Turbo3}}, {From: 3, To: 3, Pair: kvq.Pair{K: kvq.Q4_0, V: kvq.Q4_0}}}},
+			"turbo3+l0-1=turbo4/turbo3+l3=q4_0"},
 	} {
 		t.Run(tc.spec, func(t *testing.T) {
 			a, err := ParseArm(tc.spec, def)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if a != tc.want || a.String() != tc.str {
+			if !reflect.DeepEqual(a, tc.want) || a.String() != tc.str {
 				t.Errorf("ParseArm = %+v (%s), want %+v (%s)", a, a, tc.want, tc.str)
 			}
 			back, err := ParseArm(a.String(), ArmDefaults{})
@@ -43,7 +47,8 @@ func TestParseArm(t *testing.T) {
 			}
 		})
 	}
-	for _, bad := range []string{"q9_0", "q4_0+x3", "q4_0+w", "q4_0+w-1", "q4_0+w8+p8", "q4_0+p-3", "q4_0+p", "q4_0+gabc", "q4_0/q2k", "q4_0+g-1"} {
+	for _, bad := range []string{"q9_0", "q4_0+x3", "q4_0+w", "q4_0+w-1", "q4_0+w8+p8", "q4_0+p-3", "q4_0+p", "q4_0+gabc", "q4_0/q2k", "q4_0+g-1",
+		"q4_0+l", "q4_0+l0", "q4_0+l1-0=q8_0", "q4_0+l-1=q8_0", "q4_0+lx=q8_0", "q4_0+l0=q9_0", "q4_0+l0-=q8_0", "q4_0+l5000=q8_0"} {
 		if _, err := ParseArm(bad, ArmDefaults{}); err == nil {
 			t.Errorf("ParseArm(%q) accepted", bad)
 		}

@@ -21,6 +21,70 @@ type Arm struct {
 	Sinks  int      `json:"sinks,omitempty"`
 	// KGain is q2k's K reconstruction gain B; 0 and 1 both mean none.
 	KGain float32 `json:"k_gain,omitempty"`
+	// Layers are per-layer bit allocations ("+l0-1=turbo4/turbo3"): layers From … To store
+	// Pair instead of the arm's pair. Later entries win where ranges overlap.
+	Layers []LayerPair `json:"layers,omitempty"`
+}
+
+// LayerPair gives layers From … To (inclusive, counted from 0) their own pair.
+type LayerPair struct {
+	From, To int
+	Pair     kvq.Pair
+}
+
+// String writes the option's spec without its "+l": "0=q4_0/turbo3", "0-1=turbo4/turbo3".
+func (lp LayerPair) String() string {
+	s := strconv.Itoa(lp.From)
+	if lp.To != lp.From {
+		s += "-" + strconv.Itoa(lp.To)
+	}
+	return s + "=" + lp.Pair.String()
+}
+
+// parseLayerPair reads "A=PAIR" or "A-B=PAIR".
+func parseLayerPair(v string) (LayerPair, error) {
+	r, pair, ok := strings.Cut(v, "=")
+	if !ok {
+		return LayerPair{}, fmt.Errorf("want +lN=PAIR or +lA-B=PAIR")
+	}
+	a, b, isRange := strings.Cut(r, "-")
+	from, err := strconv.Atoi(a)
+	if err != nil {
+		return LayerPair{}, fmt.Errorf("layer %q: want a number", limits.Clip(a, 16))
+	}
+	to := from
+	if isRange {
+		if to, err = strconv.Atoi(b); err != nil {
+			return LayerPair{}, fmt.Errorf("layer %q: want a number", limits.Clip(b, 16))
+		}
+	}
+	if from < 0 || to < from || to >= maxArmLayer {
+		return LayerPair{}, fmt.Errorf("layers %d-%d: want 0 ≤ first ≤ last < %d", from, to, maxArmLayer)
+	}
+	p, err := kvq.ParsePair(pair)
+	if err != nil {
+		return LayerPair{}, err
+	}
+	return LayerPair{From: from, To: to, Pair: p}, nil
+}
+
+// LayerPairs is the per-layer pairs of the arm for a cache (kvcache.Config.LayerPairs), nil
+// when it has none.
+func (a Arm) LayerPairs() []kvq.Pair {
+	if len(a.Layers) == 0 {
+		return nil
+	}
+	n := 0
+	for _, lp := range a.Layers {
+		n = max(n, lp.To+1)
+	}
+	out := make([]kvq.Pair, n)
+	for _, lp := range a.Layers {
+		for l := lp.From; l <= lp.To; l++ {
+			out[l] = lp.Pair
+		}
+	}
+	return out
 }
 
 // ArmDefaults are the overlay and gain an arm gets when its spec does not name them.
@@ -45,12 +109,15 @@ func (a Arm) String() string {
 	if a.KGain != 0 && a.KGain != 1 {
 		s += "+g" + strconv.FormatFloat(float64(a.KGain), 'g', -1, 32)
 	}
+	for _, lp := range a.Layers {
+		s += "+l" + lp.String()
+	}
 	return s
 }
 
-// plain reports whether the arm has no overlay and no gain.
+// plain reports whether the arm has no overlay, no gain and no per-layer pairs.
 func (a Arm) plain() bool {
-	return a.Window == 0 && a.Recent == 0 && a.Sinks == 0 && (a.KGain == 0 || a.KGain == 1)
+	return a.Window == 0 && a.Recent == 0 && a.Sinks == 0 && (a.KGain == 0 || a.KGain == 1) && len(a.Layers) == 0
 }
 
 // cacheConfig applies the arm to a cache configuration of the model's geometry.
@@ -58,12 +125,14 @@ func (a Arm) cacheConfig(base kvcache.Config, cells int, seed uint64) kvcache.Co
 	cfg := base
 	cfg.Pair, cfg.MaxCells = a.Pair, cells
 	cfg.Window, cfg.Recent, cfg.Sinks, cfg.KGain, cfg.Seed = a.Window, a.Recent, a.Sinks, a.KGain, seed
+	cfg.LayerPairs = a.LayerPairs()
 	return cfg
 }
 
 // ParseArm reads one arm spec: a pair ("q8_0", "q8_0/q4_0", "q2k") optionally followed by
 // "+wN" (overlay window cells) or "+pN" (recent f16 cells over a quantized tail), "+sN" (sink
-// cells) and "+gB" (K gain); options left out take def. A "+pN" arm drops the default overlay
+// cells), "+gB" (K gain) and "+lA-B=PAIR" (layers A … B store PAIR: per-layer bit
+// allocation, repeatable); options left out take def. A "+pN" arm drops the default overlay
 // window (the two do not combine).
 func ParseArm(spec string, def ArmDefaults) (Arm, error) {
 	parts := strings.Split(strings.TrimSpace(spec), "+")
@@ -75,7 +144,7 @@ func ParseArm(spec string, def ArmDefaults) (Arm, error) {
 	window := false // the spec names +w
 	for _, opt := range parts[1:] {
 		if len(opt) < 2 {
-			return Arm{}, fmt.Errorf("arm %q: option %q: want +wN, +pN, +sN or +gB", limits.Clip(spec, 64), limits.Clip(opt, 32))
+			return Arm{}, fmt.Errorf("arm %q: option %q: want +wN, +pN, +sN, +gB or +lN=PAIR", limits.Clip(spec, 64), limits.Clip(opt, 32))
 		}
 		v := opt[1:]
 		switch opt[0] {
@@ -90,8 +159,16 @@ func ParseArm(spec string, def ArmDefaults) (Arm, error) {
 			var g float64
 			g, err = strconv.ParseFloat(v, 32)
 			a.KGain = float32(g)
+		case 'l':
+			var lp LayerPair
+			if lp, err = parseLayerPair(v); err == nil {
+				if len(a.Layers) >= maxLayerOptions {
+					err = fmt.Errorf("more than %d per-layer pairs", maxLayerOptions)
+				}
+				a.Layers = append(a.Layers, lp)
+			}
 		default:
-			err = fmt.Errorf("unknown option (want +wN, +pN, +sN or +gB)")
+			err = fmt.Errorf("unknown option (want +wN, +pN, +sN, +gB or +lN=PAIR)")
 		}
 		if err != nil {
 			return Arm{}, fmt.Errorf("arm %q: option %q: %w", limits.Clip(spec, 64), limits.Clip(opt, 32), err)
@@ -120,6 +197,9 @@ func ParseArm(spec string, def ArmDefaults) (Arm, error) {
 	}
 	return a, nil
 }
+
+// maxLayerOptions bounds the "+l" options of one arm, maxArmLayer the layers they name.
+const maxLayerOptions, maxArmLayer = 64, 1 << 12
 
 // ParseArms reads a comma-separated list of arm specs.
 func ParseArms(list string, def ArmDefaults) ([]Arm, error) {
