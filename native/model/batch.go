@@ -36,47 +36,30 @@ func (m *Model) ForwardBatch(steps []SeqStep) error {
 	hp := m.Hparams
 	all := false
 	total := 0
+	b := m.cpu()
+	defer func() { b.invariant = false; m.states.Put(b) }()
 	for i, st := range steps {
 		n := len(st.Tokens)
 		if n == 0 {
 			return fmt.Errorf("model: sequence %d of the batch has no tokens", i)
 		}
-		if l := len(st.Logits); l != 0 && l != hp.Vocab && l != n*hp.Vocab {
-			return fmt.Errorf("model: sequence %d: logits buffer of %d values: want 0, %d (last position) or %d (%d positions × %d)",
-				i, l, hp.Vocab, n*hp.Vocab, n, hp.Vocab)
-		}
-		if len(st.Logits) == n*hp.Vocab && n > 1 {
-			all = true
-		}
 		if st.Cache == nil {
 			return fmt.Errorf("model: sequence %d of the batch has no cache", i)
 		}
-		cfg := st.Cache.Config()
-		if cfg.Layers != hp.Layers || cfg.KVHeads != hp.KVHeads || cfg.HeadDimK != hp.HeadDimK || cfg.HeadDimV != hp.HeadDimV {
-			return fmt.Errorf("model: sequence %d: cache of %d layers × %d KV heads × %d/%d dims does not fit the model's %d × %d × %d/%d",
-				i, cfg.Layers, cfg.KVHeads, cfg.HeadDimK, cfg.HeadDimV, hp.Layers, hp.KVHeads, hp.HeadDimK, hp.HeadDimV)
-		}
-		if err := m.checkWindows(cfg); err != nil {
-			return fmt.Errorf("model: sequence %d: %w", i, err)
-		}
-		if p0 := st.Cache.Len(); p0+n > st.Cache.Cap() {
-			return fmt.Errorf("model: sequence %d: %d tokens at position %d: %w (capacity %d cells)", i, n, p0, kvcache.ErrKVFull, st.Cache.Cap())
-		}
-		for j, t := range st.Tokens {
-			if t < 0 || int(t) >= hp.Vocab {
-				return fmt.Errorf("model: sequence %d: token %d at index %d is outside the vocabulary [0, %d)", i, t, j, hp.Vocab)
-			}
+		if err := m.checkStep(b, st.Cache, st.Tokens, st.Logits); err != nil {
+			return fmt.Errorf("%w (sequence %d of the batch)", err, i)
 		}
 		for _, o := range steps[:i] {
 			if o.Cache == st.Cache {
 				return fmt.Errorf("model: sequence %d of the batch shares its cache with another", i)
 			}
 		}
+		if len(st.Logits) == n*hp.Vocab && n > 1 {
+			all = true
+		}
 		total += n
 	}
-	b := m.cpu()
 	b.invariant = true
-	defer func() { b.invariant = false; m.states.Put(b) }()
 	bt := &b.multi
 	bt.Tokens, bt.Pos, bt.Seq, bt.Caches = bt.Tokens[:0], bt.Pos[:0], bt.Seq[:0], bt.Caches[:0]
 	for i, st := range steps {

@@ -41,18 +41,13 @@ func (m *Model) ForwardTap(tokens []int32, cache *kvcache.Cache, logits []float3
 	return err
 }
 
-// Run runs tokens through the architecture's forward pass (Arch.Forward) on backend b over
-// its cache c, with Forward's contract, in passes of at most batch tokens. Every input is
-// checked before any work: an empty input, a logits buffer of another length, a cache of
-// another geometry, tokens outside the vocabulary, and tokens past the cache's capacity (an
-// error wrapping kvcache.ErrKVFull). On an error midway, a cache that can roll back
-// (Truncate) drops its uncommitted cells.
-func (m *Model) Run(b ml.Backend, c ml.Cache, tokens []int32, logits []float32, batch int) error {
+// checkStep checks one sequence's input to a pass (Run's and ForwardBatch's contract): the
+// logits buffer's length, the cache's geometry and windows, the architecture's needs of the
+// backend, the cache's room (an error wrapping kvcache.ErrKVFull) and the token ids. tokens is
+// not empty.
+func (m *Model) checkStep(b ml.Backend, c ml.Cache, tokens []int32, logits []float32) error {
 	hp := m.Hparams
 	n := len(tokens)
-	if n == 0 {
-		return fmt.Errorf("model: forward of no tokens")
-	}
 	if l := len(logits); l != 0 && l != hp.Vocab && l != n*hp.Vocab {
 		return fmt.Errorf("model: logits buffer of %d values: want 0, %d (last position) or %d (%d positions × %d)",
 			l, hp.Vocab, n*hp.Vocab, n, hp.Vocab)
@@ -77,6 +72,24 @@ func (m *Model) Run(b ml.Backend, c ml.Cache, tokens []int32, logits []float32, 
 		if t < 0 || int(t) >= hp.Vocab {
 			return fmt.Errorf("model: token %d at index %d is outside the vocabulary [0, %d)", t, i, hp.Vocab)
 		}
+	}
+	return nil
+}
+
+// Run runs tokens through the architecture's forward pass (Arch.Forward) on backend b over
+// its cache c, with Forward's contract, in passes of at most batch tokens. Every input is
+// checked before any work: an empty input, a logits buffer of another length, a cache of
+// another geometry, tokens outside the vocabulary, and tokens past the cache's capacity (an
+// error wrapping kvcache.ErrKVFull). On an error midway, a cache that can roll back
+// (Truncate) drops its uncommitted cells.
+func (m *Model) Run(b ml.Backend, c ml.Cache, tokens []int32, logits []float32, batch int) error {
+	hp := m.Hparams
+	n := len(tokens)
+	if n == 0 {
+		return fmt.Errorf("model: forward of no tokens")
+	}
+	if err := m.checkStep(b, c, tokens, logits); err != nil {
+		return err
 	}
 	if batch <= 0 {
 		batch = n
