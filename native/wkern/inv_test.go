@@ -2,6 +2,7 @@ package wkern
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -111,6 +112,26 @@ func TestMulInvariant(t *testing.T) {
 		if _, asm := asmDots[typ]; asm && hasAVX2 && !k.Invariant() {
 			t.Fatalf("%s has an assembly kernel but no blocked invariant pair", typ)
 		}
+		variants := []Kernel{k}
+		if typ == gguf.Q4_0 {
+			for i, p := range q4Pairs { // each Q4_0 pair this CPU runs (the first is k's)
+				if i > 0 {
+					v := k
+					v.inv = p
+					variants = append(variants, v)
+				}
+			}
+		}
+		for vi, k := range variants {
+			testMulInvariant(t, r, typ, vi, k)
+		}
+	}
+}
+
+func testMulInvariant(t *testing.T, r *rand.Rand, typ gguf.Type, variant int, k Kernel) {
+	t.Helper()
+	name := fmt.Sprintf("%s (variant %d)", typ, variant)
+	{
 		cols := 512
 		if k.Format() == Q8 {
 			cols = 544 // 17 blocks: an odd tail block
@@ -127,7 +148,7 @@ func TestMulInvariant(t *testing.T) {
 			acts[tok].Quantize(k.Format(), x[tok*cols:(tok+1)*cols], 1, cols)
 		}
 		var a Act
-		checkInvariant(t, typ.String(), rows, maxN, func(y []float32, n, lo, hi int) {
+		checkInvariant(t, name, rows, maxN, func(y []float32, n, lo, hi int) {
 			if n < 0 {
 				k.MulInvariant(y, rows, data, rb, &acts[-n-1], lo, hi)
 				return
@@ -151,11 +172,11 @@ func TestMulInvariant(t *testing.T) {
 				got := y[tok*rows+row]
 				b := bound(w, xt, &all, tok)
 				if d := math.Abs(float64(got) - want); d > b {
-					t.Fatalf("%s row %d token %d: %g, reference %g (|Δ| %g > bound %g)", typ, row, tok, got, want, d, b)
+					t.Fatalf("%s row %d token %d: %g, reference %g (|Δ| %g > bound %g)", name, row, tok, got, want, d, b)
 				}
 				g := goDots[typ](data[row*rb:(row+1)*rb], &all, tok)
 				if d := math.Abs(float64(g - got)); d > b/4+1e-6*math.Abs(want) {
-					t.Fatalf("%s row %d token %d: Go kernel %g, invariant %g", typ, row, tok, g, got)
+					t.Fatalf("%s row %d token %d: Go kernel %g, invariant %g", name, row, tok, g, got)
 				}
 			}
 		}
