@@ -25,7 +25,7 @@ import "sync"
 // for f16 scales times 4- and 8-bit codes; one rounding for tq4's f32 scale), fuse each
 // multiply with its add, and sum a row's products in 16 (AVX2: 8) lanes reduced pairwise:
 // |DotManyMulti − Dot| ≤ (d/8 + 6)·2⁻²⁴·Σ|q[i]·x[i]|, inside the DotMany bounds for rows of up
-// to 1024 values. On CPUs with AVX-512 VNNI, q4_0 and q8_0 scores go through integer kernels
+// to 1024 values. On CPUs with AVX-512 VNNI, q4_0, q8_0 and iq4_nl scores go through integer kernels
 // instead (multi_vnni_amd64.go): the query is rounded to 21-bit integers per 32-value block,
 // adding at most 2⁻²¹·Σ_b max_{i∈b}|q[i]|·Σ_{i∈b}|x[i]| to that bound. Without kernels
 // (another architecture, the purego tag, an older CPU) both are exactly DotMany and

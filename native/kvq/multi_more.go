@@ -117,6 +117,10 @@ func (c *q5_1Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows 
 
 // DotManyMulti scores n queries against every row within the MultiQuery bounds.
 func (c *iq4nlCodec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
+	if hasVNNIBW && c.full > 0 && n > 0 {
+		c.iq4ScoresVNNI(q, n, rows, out)
+		return
+	}
 	c.blockDotMulti(c, multiIQ4NL, q, n, rows, out)
 }
 

@@ -12,7 +12,11 @@ import (
 // also use AVX-512 DQ (every CPU with VNNI so far has it; checked all the same).
 var hasVNNI = hasAVX512 && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512DQ
 
-// q4_0 and q8_0 scores through VNNI. Each query's block of 32 values is quantized to integers
+// hasVNNIBW reports the iq4_nl VNNI kernel, which also looks its levels up with the AVX-512 BW
+// VPSHUFB.
+var hasVNNIBW = hasVNNI && cpu.X86.HasAVX512BW
+
+// q4_0, q8_0 and iq4_nl scores through VNNI. Each query's block of 32 values is quantized to integers
 // Q = round(q/s), s = max|q over the block| / vnniQMax, written as three signed 7-bit digits
 // (Q = hi·2¹⁴ + mid·2⁷ + lo); the kernels form the digits' dots with the codes exactly in int32
 // (VPDPBUSD, one row per lane), combine them into Σ Q·x/d (in int32 for q4_0's 4-bit codes, in
@@ -49,6 +53,9 @@ func vnniDigitsAVX512(dig *byte, aux *uint32, q *float32, d, nb int) bool
 
 //go:noescape
 func multiScoresQ40VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int)
+
+//go:noescape
+func multiScoresIQ4NLVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int)
 
 //go:noescape
 func multiScoresQ80VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int)
@@ -109,9 +116,16 @@ func vnniDigits(dig []byte, aux []uint32, q []float32, d, nb int) {
 	}
 }
 
-// vnniScores is DotManyMulti through a VNNI kernel (q80 picks q8_0's, else q4_0's) over the nb
-// whole blocks of each row, then tail (nil for none) for the values past them.
-func vnniScores(q80 bool, d, rb, nb int, tail func(q []float32, row []byte) float32, q []float32, n int, rows []byte, out []float32) {
+// The VNNI scores kernels vnniScores runs.
+const (
+	vnniQ4_0 = iota
+	vnniQ8_0
+	vnniIQ4NL
+)
+
+// vnniScores is DotManyMulti through the VNNI kernel of kind (vnniQ4_0, vnniQ8_0, vnniIQ4NL)
+// over the nb whole blocks of each row, then tail (nil for none) for the values past them.
+func vnniScores(kind int, d, rb, nb int, tail func(q []float32, row []byte) float32, q []float32, n int, rows []byte, out []float32) {
 	m := len(out) / n
 	q, rows, out = q[:n*d], rows[:m*rb], out[:m*n]
 	if m == 0 {
@@ -125,9 +139,12 @@ func vnniScores(q80 bool, d, rb, nb int, tail func(q []float32, row []byte) floa
 		dig, aux, stage = make([]byte, nb*vnniBlockBytes), make([]uint32, nb*vnniAuxWords), make([]uint16, nb*16)
 	}
 	kernel := func(rows *byte, m int, out *float32, ostride int) {
-		if q80 {
+		switch kind {
+		case vnniQ8_0:
 			multiScoresQ80VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride)
-		} else {
+		case vnniIQ4NL:
+			multiScoresIQ4NLVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride)
+		default:
 			multiScoresQ40VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride)
 		}
 	}
@@ -181,11 +198,17 @@ func vnniScores(q80 bool, d, rb, nb int, tail func(q []float32, row []byte) floa
 // q4ScoresVNNI is DotManyMulti for q4_0 rows through the VNNI kernel.
 func (c *q4_0Codec) q4ScoresVNNI(q []float32, n int, rows []byte, out []float32) {
 	td, _ := c.tails()
-	vnniScores(false, c.d, c.rb, c.full, td, q, n, rows, out)
+	vnniScores(vnniQ4_0, c.d, c.rb, c.full, td, q, n, rows, out)
 }
 
 // q8ScoresVNNI is DotManyMulti for q8_0 rows through the VNNI kernel.
 func (c *q8_0Codec) q8ScoresVNNI(q []float32, n int, rows []byte, out []float32) {
 	td, _ := c.tails()
-	vnniScores(true, c.d, c.rb, c.full, td, q, n, rows, out)
+	vnniScores(vnniQ8_0, c.d, c.rb, c.full, td, q, n, rows, out)
+}
+
+// iq4ScoresVNNI is DotManyMulti for iq4_nl rows through the VNNI kernel.
+func (c *iq4nlCodec) iq4ScoresVNNI(q []float32, n int, rows []byte, out []float32) {
+	td, _ := c.tails()
+	vnniScores(vnniIQ4NL, c.d, c.rb, c.full, td, q, n, rows, out)
 }

@@ -274,6 +274,162 @@ vnniQ40_done:
 	VZEROUPPER
 	RET
 
+// iq4_nl's levels + 128 as unsigned bytes: 1 24 45 63 79 93 106 118 129 141 153 166 181 197 217 241.
+DATA ·vnniIQ4NLU8+0(SB)/8, $0x766a5d4f3f2d1801
+DATA ·vnniIQ4NLU8+8(SB)/8, $0xf1d9c5b5a6998d81
+GLOBL ·vnniIQ4NLU8(SB), RODATA|NOPTR, $16
+
+// func multiScoresIQ4NLVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int)
+// The iq4_nl scores kernel: multiScoresQ40VNNI's loads and nibble split (iq4_nl has q4_0's
+// block layout), each nibble then looked up with VPSHUFB in iq4_nl's levels + 128 (unsigned
+// bytes 1..241, ·vnniIQ4NLU8), and multiScoresQ80VNNI's chains and float combine for them
+// (each chain starts at −128·Σ(its digits), so it holds Σ digit·level exactly).
+TEXT ·multiScoresIQ4NLVNNI(SB), NOSPLIT, $0-72
+	MOVQ rows+32(FP), DI
+	MOVQ rb+40(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+56(FP), R9
+	MOVQ m+48(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   vnniIQ4_done
+	MOVL $0x0F0F0F0F, AX
+	VPBROADCASTD AX, Z31
+
+vnniIQ4_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	// Stage every block's sixteen scales (32 bytes per block) before the arithmetic needs them.
+	MOVQ stage+16(FP), SI
+	MOVQ nb+24(FP), R11
+vnniIQ4_stage:
+	STAGE(CX, 0)
+	STAGE(BX, 1)
+	STAGE(R14, 2)
+	STAGE(R15, 3)
+	ADDQ $18, CX
+	ADDQ $18, BX
+	ADDQ $18, R14
+	ADDQ $18, R15
+	ADDQ $32, SI
+	DECQ R11
+	JNZ  vnniIQ4_stage
+
+	LEAQ 2(DI), CX             // payloads of block 0
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ stage+16(FP), R13
+	MOVQ nb+24(FP), R11
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
+	SHLQ $4, AX                // per block (a group is 16·18 = 288 bytes per block)
+	IMULQ $PFGROUPS, AX
+	ADDQ DI, AX
+
+vnniIQ4_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	ADDQ $320, AX
+	LOAD4(CX, Z24, X24)
+	LOAD4(BX, Z25, X25)
+	LOAD4(R14, Z26, X26)
+	LOAD4(R15, Z27, X27)
+	TRANSPOSE4
+	VPANDD Z31, Z25, Z0
+	VPSRLD $4, Z25, Z4
+	VPANDD Z31, Z4, Z4
+	VPANDD Z31, Z26, Z1
+	VPSRLD $4, Z26, Z5
+	VPANDD Z31, Z5, Z5
+	VPANDD Z31, Z27, Z2
+	VPSRLD $4, Z27, Z6
+	VPANDD Z31, Z6, Z6
+	VPANDD Z31, Z28, Z3
+	VPSRLD $4, Z28, Z7
+	VPANDD Z31, Z7, Z7
+	VBROADCASTI32X4 ·vnniIQ4NLU8(SB), Z30
+	VPSHUFB Z0, Z30, Z0
+	VPSHUFB Z1, Z30, Z1
+	VPSHUFB Z2, Z30, Z2
+	VPSHUFB Z3, Z30, Z3
+	VPSHUFB Z4, Z30, Z4
+	VPSHUFB Z5, Z30, Z5
+	VPSHUFB Z6, Z30, Z6
+	VPSHUFB Z7, Z30, Z7
+
+	VPBROADCASTD 32(DX), Z12
+	VPBROADCASTD 36(DX), Z13
+	VPBROADCASTD 40(DX), Z14
+	VPBROADCASTD 44(DX), Z15
+	VPBROADCASTD 48(DX), Z16
+	VPBROADCASTD 52(DX), Z17
+	VPBROADCASTD 56(DX), Z18
+	VPBROADCASTD 60(DX), Z19
+	VPBROADCASTD 64(DX), Z20
+	VPBROADCASTD 68(DX), Z21
+	VPBROADCASTD 72(DX), Z22
+	VPBROADCASTD 76(DX), Z23
+	CHAIN(Z0, 0)
+	CHAIN(Z1, 4)
+	CHAIN(Z2, 8)
+	CHAIN(Z3, 12)
+	CHAIN(Z4, 16)
+	CHAIN(Z5, 20)
+	CHAIN(Z6, 24)
+	CHAIN(Z7, 28)
+
+	VCVTPH2PS (R13), Z24       // the rows' block scales
+	FINISH80(Z12, Z13, Z14, 0, Z8)
+	FINISH80(Z15, Z16, Z17, 1, Z9)
+	FINISH80(Z18, Z19, Z20, 2, Z10)
+	FINISH80(Z21, Z22, Z23, 3, Z11)
+
+	ADDQ $18, CX
+	ADDQ $18, BX
+	ADDQ $18, R14
+	ADDQ $18, R15
+	ADDQ $384, SI
+	ADDQ $80, DX
+	ADDQ $32, R13
+	DECQ R11
+	JNZ  vnniIQ4_blk
+
+	SCORES_T
+	MOVQ ostride+64(FP), AX
+	CMPQ AX, $16
+	JNE  vnniIQ4_strided
+	SCORES_CONTIG
+	JMP  vnniIQ4_next
+
+vnniIQ4_strided:
+	SCORES_STRIDED
+
+vnniIQ4_next:
+	MOVQ ostride+64(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  vnniIQ4_group
+
+vnniIQ4_done:
+	VZEROUPPER
+	RET
+
 // func multiScoresQ80VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int)
 // The q8_0 scores kernel: multiScoresQ40VNNI's method for 8-bit codes. A block's 32 codes are
 // eight payload dwords, transposed in two halves; VPDPBUSD takes them as unsigned bytes c + 128,

@@ -12,26 +12,28 @@ import (
 // withoutVNNI runs f with the VNNI scores kernels switched off, so the float kernels it
 // replaces stay tested on CPUs that have it.
 func withoutVNNI(f func()) {
-	v := hasVNNI
-	hasVNNI = false
-	defer func() { hasVNNI = v }()
+	v, vb := hasVNNI, hasVNNIBW
+	hasVNNI, hasVNNIBW = false, false
+	defer func() { hasVNNI, hasVNNIBW = v, vb }()
 	f()
 }
 
-// TestMultiQueryAVX512FloatQ4 runs the q4_0 reference checks through the AVX-512 float
-// scores kernel, which the VNNI kernel replaces where the CPU has both.
+// TestMultiQueryAVX512FloatQ4 runs the q4_0 and iq4_nl reference checks through the AVX-512
+// float scores kernels, which the VNNI kernels replace where the CPU has both.
 func TestMultiQueryAVX512FloatQ4(t *testing.T) {
 	if !hasAVX512 {
 		t.Skip("no AVX-512")
 	}
 	rng := rand.New(rand.NewPCG(31, 32))
 	withoutVNNI(func() {
-		for _, d := range []int{40, 128, 200} {
-			for _, n := range []int{1, 4, 5} {
-				for _, rows := range []int{1, 7, 130} {
-					t.Run(fmt.Sprintf("d%d/n%d/rows%d", d, n, rows), func(t *testing.T) {
-						checkMulti(t, rng, Q4_0, d, n, rows)
-					})
+		for _, f := range []Format{Q4_0, IQ4_NL} {
+			for _, d := range []int{40, 128, 200} {
+				for _, n := range []int{1, 4, 5} {
+					for _, rows := range []int{1, 7, 130} {
+						t.Run(fmt.Sprintf("%s/d%d/n%d/rows%d", f, d, n, rows), func(t *testing.T) {
+							checkMulti(t, rng, f, d, n, rows)
+						})
+					}
 				}
 			}
 		}
@@ -48,7 +50,10 @@ func TestVNNIBound(t *testing.T) {
 		t.Skip("no AVX-512 VNNI")
 	}
 	rng := rand.New(rand.NewPCG(33, 34))
-	for _, f := range []Format{Q4_0, Q8_0} {
+	for _, f := range []Format{Q4_0, Q8_0, IQ4_NL} {
+		if f == IQ4_NL && !hasVNNIBW {
+			continue
+		}
 		for _, d := range []int{32, 128, 200, 1024} {
 			checkVNNIBound(t, rng, f, d)
 		}

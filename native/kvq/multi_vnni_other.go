@@ -3,12 +3,16 @@
 package kvq
 
 // hasVNNI is false: the VNNI kernel is amd64 assembly.
-const hasVNNI = false
+const hasVNNI, hasVNNIBW = false, false
 
 func (c *q4_0Codec) q4ScoresVNNI(q []float32, n int, rows []byte, out []float32) {
 	panic("kvq: no VNNI kernel on this platform")
 }
 
 func (c *q8_0Codec) q8ScoresVNNI(q []float32, n int, rows []byte, out []float32) {
+	panic("kvq: no VNNI kernel on this platform")
+}
+
+func (c *iq4nlCodec) iq4ScoresVNNI(q []float32, n int, rows []byte, out []float32) {
 	panic("kvq: no VNNI kernel on this platform")
 }
