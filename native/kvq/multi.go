@@ -52,8 +52,18 @@ type multiKernels struct {
 // multiBatch is the number of rows the generic paths stage at a time on the stack.
 const multiBatch = 64
 
-// multiScratchDim is the largest Dim whose padded accumulators are staged on the stack.
+// multiScratchDim is the largest Dim whose padded queries and accumulators are staged in a
+// multiScratch.
 const multiScratchDim = 256
+
+// multiScratch is the staging of a last group of fewer than four queries or accumulators,
+// pooled: an array on the stack escapes through the kernel calls (a heap allocation per call).
+type multiScratch struct {
+	pad [4 * multiScratchDim]float32
+	w   [multiBatch * 4]float32
+}
+
+var multiScratches = sync.Pool{New: func() any { return new(multiScratch) }}
 
 // multiDot is DotManyMulti for codec c: the kernels over groups of four queries (the last
 // group padded with zero queries), then tail(q_h, row) added for the values past nv. Without
@@ -78,8 +88,10 @@ func multiDot(c Codec, k *multiKernels, nv int, tail func(q []float32, row []byt
 		k.scores(&q[h*d], d, nv, &rows[0], rb, m, &out[h], 4*n)
 	}
 	if r := n - h; r > 0 {
-		qp := padQueries(q[h*d:n*d], d)
-		var tmp [multiBatch * 4]float32
+		sc := multiScratches.Get().(*multiScratch)
+		defer multiScratches.Put(sc)
+		qp := padQueries(sc.pad[:], q[h*d:n*d], d)
+		tmp := &sc.w
 		for j0 := 0; j0 < m; j0 += multiBatch {
 			mb := min(multiBatch, m-j0)
 			k.scores(&qp[0], d, nv, &rows[j0*rb], rb, mb, &tmp[0], 16)
@@ -121,14 +133,11 @@ func multiAcc(c Codec, k *multiKernels, nv int, tail func(acc []float32, w float
 		k.acc(&acc[h*d], d, nv, &rows[0], rb, m, &w[h], 4*n)
 	}
 	if r := n - h; r > 0 {
-		var stack [4 * multiScratchDim]float32
-		ap := stack[:]
-		if d > multiScratchDim {
-			ap = make([]float32, 4*d)
-		}
-		ap = ap[:4*d]
-		copy(ap, acc[h*d:n*d])
-		var wt [multiBatch * 4]float32
+		sc := multiScratches.Get().(*multiScratch)
+		defer multiScratches.Put(sc)
+		ap := padQueries(sc.pad[:], acc[h*d:n*d], d)
+		wt := &sc.w
+		clear(wt[:])
 		for j0 := 0; j0 < m; j0 += multiBatch {
 			mb := min(multiBatch, m-j0)
 			for j := 0; j < mb; j++ {
@@ -150,15 +159,15 @@ func multiAcc(c Codec, k *multiKernels, nv int, tail func(acc []float32, w float
 	}
 }
 
-// padQueries copies r < 4 queries of d values into four, the rest zero.
-func padQueries(q []float32, d int) []float32 {
-	var stack [4 * multiScratchDim]float32
-	qp := stack[:]
-	if d > multiScratchDim {
-		qp = make([]float32, 4*d)
+// padQueries copies r < 4 queries of d values into four, the rest zero: into buf when it
+// holds 4·d values, else into a new slice.
+func padQueries(buf, q []float32, d int) []float32 {
+	if len(buf) < 4*d {
+		buf = make([]float32, 4*d)
 	}
-	qp = qp[:4*d]
-	copy(qp, q)
+	qp := buf[:4*d]
+	n := copy(qp, q)
+	clear(qp[n:])
 	return qp
 }
 

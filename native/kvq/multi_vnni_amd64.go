@@ -155,7 +155,9 @@ func vnniScores(kind int, d, rb, nb int, tail func(q []float32, row []byte) floa
 		r := min(4, n-h)
 		qh := q[h*d : (h+r)*d]
 		if r < 4 {
-			qh = padQueries(qh, d)
+			sc := multiScratches.Get().(*multiScratch)
+			defer multiScratches.Put(sc)
+			qh = padQueries(sc.pad[:], qh, d)
 		}
 		if !vnniDigitsAVX512(&dig[0], &aux[0], &qh[0], d, nb) {
 			vnniDigits(dig, aux, qh, d, nb) // a non-finite value: the reference says what to do
