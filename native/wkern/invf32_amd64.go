@@ -20,20 +20,34 @@ func invF16x4x3(w *[4]unsafe.Pointer, x *[3]unsafe.Pointer, n int, out *[12]floa
 //go:noescape
 func invF16x8x1(w *[8]unsafe.Pointer, x unsafe.Pointer, n int, out *[8]float32)
 
-// invFloat is one float weight type's pair of kernels and its tail.
+// invFloat is one float weight type: f16 weights (else float32) and the bytes per weight.
 type invFloat struct {
-	x43  func(w *[4]unsafe.Pointer, x *[3]unsafe.Pointer, n int, out *[12]float32)
-	x81  func(w *[8]unsafe.Pointer, x unsafe.Pointer, n int, out *[8]float32)
-	tail func(s float32, w []byte, x []float32) float32
-	size int // bytes per weight
+	half bool
+	size int
 }
 
 var (
-	invF32 = invFloat{invF32x4x3, invF32x8x1, func(s float32, w []byte, x []float32) float32 {
-		return invTailF32(s, unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(w))), len(w)/4), x)
-	}, 4}
-	invF16 = invFloat{invF16x4x3, invF16x8x1, invTailF16, 2}
+	invF32 = invFloat{false, 4}
+	invF16 = invFloat{true, 2}
 )
+
+// x43 and x81 call the type's kernels (directly: through a func value their arguments would
+// escape to the heap).
+func (k invFloat) x43(w *[4]unsafe.Pointer, x *[3]unsafe.Pointer, n int, out *[12]float32) {
+	if k.half {
+		invF16x4x3(w, x, n, out)
+	} else {
+		invF32x4x3(w, x, n, out)
+	}
+}
+
+func (k invFloat) x81(w *[8]unsafe.Pointer, x unsafe.Pointer, n int, out *[8]float32) {
+	if k.half {
+		invF16x8x1(w, x, n, out)
+	} else {
+		invF32x8x1(w, x, n, out)
+	}
+}
 
 func mulF32Asm(y []float32, ystride int, w []float32, cols int, x []float32, n, lo, hi int) {
 	wb := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(w))), 4*len(w))
@@ -107,5 +121,9 @@ func (k invFloat) tailOf(s float32, w []byte, off int, x []float32, xo, c8, cols
 	if c8 == cols {
 		return s
 	}
-	return k.tail(s, w[off+k.size*c8:off+k.size*cols], x[xo+c8:xo+cols])
+	wt, xt := w[off+k.size*c8:off+k.size*cols], x[xo+c8:xo+cols]
+	if k.half {
+		return invTailF16(s, wt, xt)
+	}
+	return invTailF32(s, unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(wt))), len(wt)/4), xt)
 }
