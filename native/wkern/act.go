@@ -69,6 +69,10 @@ type Act struct {
 	D       []float32 // N × Cols/BlockSize scales
 	S       []float32 // Q8: N × Cols/32 values d·Σq (for the types with a min)
 	BS      []int16   // Q8K: N × Cols/16 code sums
+	// P, PD, PS are a one-token Q8 activation's codes, scales and d·Σq regrouped for the
+	// 16-block kernels (permuteQ8), filled only where such a kernel is used; nil otherwise.
+	P      []int8
+	PD, PS []float32
 }
 
 // Quantize fills a with the n vectors of cols values in x (token-major) in format f; cols
@@ -86,6 +90,7 @@ func (a *Act) Prepare(f Format, n, cols int) {
 		panic("wkern: Quantize: cols is not a whole number of blocks")
 	}
 	a.Format, a.N, a.Cols = f, n, cols
+	a.P, a.PD, a.PS = a.P[:0], a.PD[:0], a.PS[:0]
 	a.Q = grow(a.Q, n*cols)
 	a.D = grow(a.D, n*cols/bs)
 	switch f {
@@ -105,6 +110,9 @@ func (a *Act) QuantizeTokens(x []float32, lo, hi int) {
 	switch a.Format {
 	case Q8:
 		quantQ8(a.Q[lo*c:hi*c], a.D[lo*c/bs:hi*c/bs], a.S[lo*c/32:hi*c/32], xs)
+		if a.N == 1 && permQ8 {
+			a.permuteQ8()
+		}
 	case Q8K:
 		quantQ8K(a.Q[lo*c:hi*c], a.D[lo*c/bs:hi*c/bs], a.BS[lo*c/16:hi*c/16], xs)
 	}

@@ -1,0 +1,52 @@
+//go:build amd64 && !purego
+
+package wkern
+
+import (
+	"os"
+	"unsafe"
+
+	"github.com/kvlab/kvlab/native/gguf"
+	"golang.org/x/sys/cpu"
+)
+
+// hasVNNI selects the AVX-512 one-token kernels (vnni_amd64.s): VPDPBUSD on 64-byte vectors,
+// VPERMI2B/VPERMI2W (VBMI, BW) to gather 4 blocks' nibbles and 16 blocks' scales. On a core
+// that splits 512-bit operations in two (AMD Zen 4) they still issue about half the
+// operations per block of the AVX2 kernel (one multiply-accumulate instead of VPMADDUBSW +
+// VPMADDWD, the scales applied once per 16 blocks instead of per block).
+var hasVNNI = hasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL &&
+	cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512VBMI
+
+//go:noescape
+func dotQ4_0VNNI(w, q, d, s unsafe.Pointer, groups int) float32
+
+// dotQ4_0Asm512 is the Q4_0 row dot of a one-token activation through the 16-block VNNI
+// kernel, the tail of fewer than 16 blocks through the AVX2 one; other activations (several
+// tokens, no regrouped copy) go to the AVX2 kernel whole.
+func dotQ4_0Asm512(row []byte, a *Act, t int) float32 {
+	nb := a.Cols / 32
+	groups := nb / 16
+	if t != 0 || a.N != 1 || len(a.P) != 512*groups || groups == 0 {
+		return dotQ4_0Asm(row, a, t)
+	}
+	_ = row[nb*q4_0Bytes-1]
+	s := dotQ4_0VNNI(unsafe.Pointer(&row[0]), unsafe.Pointer(&a.P[0]), unsafe.Pointer(&a.PD[0]), unsafe.Pointer(&a.PS[0]), groups)
+	if rest := nb - 16*groups; rest > 0 {
+		q, d, ss := a.q8(0)
+		b := 16 * groups
+		s += dotQ4_0uAVX2(unsafe.Pointer(&row[b*q4_0Bytes]), unsafe.Pointer(&q[32*b]), unsafe.Pointer(&d[b]), unsafe.Pointer(&ss[b]), rest)
+	}
+	return s
+}
+
+func init() {
+	if hasVNNI && !noVNNI() {
+		permQ8 = true
+		dots[gguf.Q4_0] = dotQ4_0Asm512
+	}
+}
+
+// noVNNI reports whether KVLAB_NO_AVX512 asks for the AVX2 kernels on a CPU that has the
+// AVX-512 ones (to compare them on one machine).
+func noVNNI() bool { return os.Getenv("KVLAB_NO_AVX512") != "" }

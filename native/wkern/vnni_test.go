@@ -1,0 +1,97 @@
+//go:build amd64 && !purego
+
+package wkern
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kvlab/kvlab/internal/cputime"
+	"github.com/kvlab/kvlab/native/gguf"
+)
+
+// TestVNNIAgainstReference checks the AVX-512 one-token kernels against the float64 dot of the
+// dequantized row within the stated bound, and against the AVX2 and portable kernels (the same
+// integer block sums: equal up to float32 order), on shapes with and without a tail of fewer
+// than 16 blocks and with none whole.
+func TestVNNIAgainstReference(t *testing.T) {
+	if !hasVNNI {
+		t.Skip("no AVX-512 VNNI/VBMI on this CPU")
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, typ := range []gguf.Type{gguf.Q4_0} {
+		for _, cols := range []int{96, 512, 896, 2048, 2080, 5632} {
+			t.Run(fmt.Sprintf("%s/%d", typ, cols), func(t *testing.T) {
+				if !permQ8 {
+					t.Fatal("the regrouped activation is off")
+				}
+				rows := 5
+				data := randomRows(r, typ, rows, cols)
+				rb := int(typ.RowBytes(uint64(cols)))
+				x := randomVec(r, cols)
+				var a Act
+				a.Quantize(Q8, x, 1, cols)
+				if want := cols / 512 * 512; len(a.P) != want {
+					t.Fatalf("regrouped codes: %d, want %d", len(a.P), want)
+				}
+				w := make([]float32, cols)
+				for row := 0; row < rows; row++ {
+					rw := data[row*rb : (row+1)*rb]
+					if err := gguf.DequantizeRow(typ, rw, w); err != nil {
+						t.Fatal(err)
+					}
+					var want float64
+					for i, wi := range w {
+						want += float64(wi) * float64(x[i])
+					}
+					got := dots[typ](rw, &a, 0)
+					b := bound(w, x, &a, 0)
+					if d := math.Abs(float64(got) - want); d > b {
+						t.Fatalf("row %d: %g, reference %g (|Δ| %g > bound %g)", row, got, want, d, b)
+					}
+					for name, f := range map[string]rowDot{"AVX2": asmDots[typ], "Go": goDots[typ]} {
+						if g := f(rw, &a, 0); math.Abs(float64(g-got)) > b/4+1e-6*math.Abs(want) {
+							t.Fatalf("row %d: %s kernel %g, AVX-512 %g", row, name, g, got)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkVNNI compares the AVX-512 and AVX2 one-token kernels on one cache-resident row of
+// 2048 values and on a 5632×2048 matrix (the TinyLlama FFN's, larger than the L2 cache), in
+// multiply-adds per nanosecond of process CPU time.
+func BenchmarkVNNI(b *testing.B) {
+	if !hasVNNI {
+		b.Skip("no AVX-512 VNNI/VBMI on this CPU")
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, typ := range []gguf.Type{gguf.Q4_0} {
+		for _, rows := range []int{1, 5632} {
+			const cols = 2048
+			data := randomRows(r, typ, rows, cols)
+			rb := int(typ.RowBytes(cols))
+			var a Act
+			a.Quantize(Q8, randomVec(r, cols), 1, cols)
+			y := make([]float32, rows)
+			for _, k := range []struct {
+				name string
+				f    rowDot
+			}{{"avx512", dots[typ]}, {"avx2", asmDots[typ]}} {
+				b.Run(fmt.Sprintf("%s/rows%d/%s", typ, rows, k.name), func(b *testing.B) {
+					c0 := cputime.Process()
+					for b.Loop() {
+						for i := 0; i < rows; i++ {
+							y[i] = k.f(data[i*rb:(i+1)*rb], &a, 0)
+						}
+					}
+					b.ReportMetric(float64(rows*cols)*float64(b.N)/float64((cputime.Process()-c0).Nanoseconds()), "cpuGMAC/s")
+				})
+			}
+		}
+	}
+}
