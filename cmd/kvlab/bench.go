@@ -26,6 +26,7 @@ func newBenchCmd() *cobra.Command {
 	}
 	cmd.AddCommand(newBenchAttnCmd())
 	cmd.AddCommand(newBenchModelCmd())
+	cmd.AddCommand(newBenchSpillCmd())
 	return cmd
 }
 

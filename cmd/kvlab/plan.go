@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 
 	"github.com/kvlab/kvlab/native/hf"
@@ -38,6 +37,7 @@ type planFlags struct {
 	recent, recentSinks        int
 	overheadMs                 float64
 	fitFile                    string
+	fit                        *planFit // --fit's measurements and, after request, the fit
 	chartMax                   tokens
 	asJSON, listPresets, calib bool
 	emit                       string
@@ -111,9 +111,12 @@ Context counts accept k and M suffixes (32k = 32768, 1M = 1048576).`,
 				return f.writeLaunch(out, req, rep)
 			}
 			if f.asJSON {
-				return writeJSON(out, planJSON{Report: rep, Choice: rep.Policy.Format, Reason: rep.Policy.Reason})
+				return writeJSON(out, planJSON{Report: rep, Choice: rep.Policy.Format, Reason: rep.Policy.Reason, Fit: f.fit.summary()})
 			}
-			return writePlan(out, rep)
+			if err := writePlan(out, rep); err != nil {
+				return err
+			}
+			return f.fit.write(out)
 		},
 	}
 	fl := cmd.Flags()
@@ -147,7 +150,7 @@ Context counts accept k and M suffixes (32k = 32768, 1M = 1048576).`,
 	fl.IntVar(&f.recent, "recent", 0, "also a mixed row per quantized pair: the most recent N cells only in f16, the rest in the pair (kvlab run --kv-recent)")
 	fl.IntVar(&f.recentSinks, "recent-sinks", 0, "the mixed rows' f16 sink cells")
 	fl.Float64Var(&f.overheadMs, "overhead-ms", 0, "spill model: fixed cost per decoded token in ms")
-	fl.StringVar(&f.fitFile, "fit", "", "fit the spill model to the measurements in this CSV `FILE` (format,ctx,resident_cells,tokens_per_s per line)")
+	fl.StringVar(&f.fitFile, "fit", "", "fit the spill model to the measurements in `FILE`: the JSON of kvlab bench spill --json (its model is the plan's unless another is given), or CSV lines format,ctx,resident_cells,tokens_per_s")
 	fl.Var(&f.chartMax, "chart-max", "spill table: right edge in tokens (default: 1.25 × the largest resident limit)")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON document")
 	fl.BoolVar(&f.listPresets, "list-presets", false, "list the model, GPU and weight presets and exit")
@@ -161,10 +164,19 @@ type planJSON struct {
 	calc.Report
 	Choice string `json:"choice"`
 	Reason string `json:"reason"`
+	// Fit is --fit's calibration: the spill model before and after, point by point.
+	Fit *planFitJSON `json:"spill_fit,omitempty"`
 }
 
 // request builds the planner request from the flags, naming the flag at fault in errors.
 func (f *planFlags) request(fl *pflag.FlagSet) (calc.Request, error) {
+	if f.fitFile != "" {
+		fit, err := readFit(f.fitFile)
+		if err != nil {
+			return calc.Request{}, err
+		}
+		f.fit = fit
+	}
 	shape, quant, err := f.shape(fl)
 	if err != nil {
 		return calc.Request{}, err
@@ -226,16 +238,23 @@ func (f *planFlags) request(fl *pflag.FlagSet) (calc.Request, error) {
 	r.Mixed = calc.Mixed{Window: f.recent, Sinks: f.recentSinks}
 	r.Spill.OverheadMs = f.overheadMs
 	r.ChartMaxCtx = int64(f.chartMax)
-	if f.fitFile != "" {
-		pts, err := readMeasurements(f.fitFile)
-		if err != nil {
-			return r, err
-		}
+	if f.fit != nil {
 		q, _ := calc.LookupQuant(quant)
-		res, err := calc.Fit(shape, shape.ActiveWeightBytesAt(q), pts, calc.FitOptions{})
+		active := shape.ActiveWeightBytesAt(q)
+		if f.fit.doc != nil && f.fit.doc.WeightBytes > 0 {
+			active = f.fit.doc.WeightBytes // what the measured device held
+		}
+		// One context cannot tell device bandwidth from the fixed cost per token (both are
+		// the same at every point): hold the bandwidth at the GPU's figure then.
+		var opt calc.FitOptions
+		if f.fit.contexts() < 2 {
+			opt.DeviceGBps, f.fit.heldDevice = hw.MemGBps, true
+		}
+		res, err := calc.Fit(shape, active, f.fit.pts, opt)
 		if err != nil {
 			return r, fmt.Errorf("--fit %s: %w", f.fitFile, err)
 		}
+		f.fit.before, f.fit.res = r.Spill, &res
 		r.Spill = res.Params
 	}
 	return r, nil
@@ -255,6 +274,16 @@ func (f *planFlags) shape(fl *pflag.FlagSet) (calc.Shape, string, error) {
 	}
 	quant := f.quant
 	var s calc.Shape
+	if sources == 0 && f.fit != nil && f.fit.doc != nil {
+		if bs, ok := f.fit.benchShape(); ok {
+			s = bs
+			if quant == "" {
+				quant = "q8_0" // unused: the measured weight bytes are exact
+			}
+			return s, quant, nil
+		}
+		f.model = f.fit.doc.Model
+	}
 	switch {
 	case f.model != "":
 		hff, err := hf.OpenHeader(f.model)
@@ -369,19 +398,6 @@ func (f *planFlags) writeLaunch(w io.Writer, req calc.Request, rep calc.Report) 
 		fmt.Fprintln(w, "# "+n)
 	}
 	return nil
-}
-
-// readMeasurements reads a file of measured decode speeds (see calc.ParseMeasurements).
-func readMeasurements(path string) ([]calc.Measurement, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("--fit: %w", err)
-	}
-	pts, err := calc.ParseMeasurements(string(b))
-	if err != nil {
-		return nil, fmt.Errorf("--fit %s: %w", path, err)
-	}
-	return pts, nil
 }
 
 // writePlan prints the report as tables.
