@@ -51,7 +51,7 @@ func TestInspectHFFolderAndArchs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"llama         runs", "gemma2        runs", "gemma3        needs sliding-window attention"} {
+	for _, s := range []string{"llama         runs", "gemma2        runs", "gemma3        runs", "mamba         needs a recurrent state-space"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("--archs lacks %q:\n%s", s, out)
 		}
