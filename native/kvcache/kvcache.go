@@ -49,6 +49,10 @@ type Config struct {
 	// layer; neither Pair nor an entry may be a group format (q2k), and a cache with entries
 	// takes no snapshots (their header names one pair).
 	LayerPairs []kvq.Pair
+	// Pages, when set, makes the cache paged (paged.go): the rows of its full-context layers
+	// live in pages of this pool, taken as the cache grows, and the cache's other memory is
+	// charged to the pool's budget. The configuration must be the pool's (its Pages aside).
+	Pages *PagePool
 }
 
 // LayerPair is the pair layer l stores: its LayerPairs entry when it has one, else Pair.
@@ -107,7 +111,8 @@ func (cfg Config) BytesPerToken() float64 {
 type Cache struct {
 	cfg    Config
 	layers []*layer
-	n      int // committed cells
+	n      int        // committed cells
+	pt     *pageTable // nil unless paged
 
 	rowsK, rowsV []float32 // Write's per-head staging, reused
 }
@@ -171,6 +176,15 @@ func New(cfg Config) (*Cache, error) {
 		return nil, fmt.Errorf("kvcache: K gain %g must be positive", cfg.KGain)
 	}
 	c := &Cache{cfg: cfg}
+	if cfg.Pages != nil {
+		if err := cfg.Pages.compatible(cfg); err != nil {
+			return nil, err
+		}
+		var err error
+		if c.pt, err = newPageTable(cfg.Pages); err != nil {
+			return nil, err
+		}
+	}
 	// No cell lies past MaxCells, so a longer window or more sinks would only hold memory.
 	ocfg := cfg
 	ocfg.Window, ocfg.Sinks = min(cfg.Window, cfg.MaxCells), min(cfg.Sinks, cfg.MaxCells)
@@ -178,24 +192,37 @@ func New(cfg Config) (*Cache, error) {
 	if cfg.Recent > 0 {
 		cells, _, _ = mixedGeometry(cfg)
 	}
+	if err := c.build(ocfg, cells); err != nil {
+		c.Release()
+		return nil, err
+	}
+	return c, nil
+}
+
+// build makes the layers' stores: cells cells each (the tail's of a mixed cache), or pages.
+func (c *Cache) build(ocfg Config, cells int) error {
+	cfg := c.cfg
 	for l := 0; l < cfg.Layers; l++ {
 		ly := &layer{}
 		ring := cfg.layerWindow(l)
 		for h := 0; h < cfg.KVHeads; h++ {
 			var ks, vs store
 			var err error
-			if ring > 0 {
+			switch {
+			case ring > 0:
 				ks, vs, err = newRingStores(cfg, ring, l, h)
-			} else {
+			case c.pt != nil:
+				ks, vs, err = c.newPagedStores(l, h)
+			default:
 				lp := cfg.LayerPair(l)
 				ks, err = newStore(lp.K, cfg.HeadDimK, cfg, cells, l, h, true)
 				if err != nil {
-					return nil, fmt.Errorf("kvcache: K: %w", err)
+					return fmt.Errorf("kvcache: K: %w", err)
 				}
 				vs, err = newStore(lp.V, cfg.HeadDimV, cfg, cells, l, h, false)
 			}
 			if err != nil {
-				return nil, fmt.Errorf("kvcache: V: %w", err)
+				return fmt.Errorf("kvcache: V: %w", err)
 			}
 			ly.k, ly.v = append(ly.k, ks), append(ly.v, vs)
 		}
@@ -204,7 +231,7 @@ func New(cfg Config) (*Cache, error) {
 		case cfg.Recent > 0:
 			var err error
 			if ly.mx, err = newMixed(cfg); err != nil {
-				return nil, fmt.Errorf("kvcache: f16 window: %w", err)
+				return fmt.Errorf("kvcache: f16 window: %w", err)
 			}
 		case cfg.Window > 0 || cfg.Sinks > 0:
 			ly.ov = newOverlay(ocfg)
@@ -226,7 +253,29 @@ func New(cfg Config) (*Cache, error) {
 		}
 		c.layers = append(c.layers, ly)
 	}
-	return c, nil
+	return nil
+}
+
+// newPagedStores makes one head's K and V stores of a paged layer l: rows in the pool's pages
+// (a group K format keeps its own pool at the full context).
+func (c *Cache) newPagedStores(l, h int) (k, v store, err error) {
+	cfg, p, lp := c.cfg, c.pt.pool, c.cfg.LayerPair(l)
+	rbK, rbV := p.rbK[l], p.rbV[l]
+	lo := p.layerOff[l] + h*PageCells*(rbK+rbV)
+	if p.kPaged {
+		rs, err := newStore(lp.K, cfg.HeadDimK, cfg, 0, l, h, true)
+		if err != nil {
+			return nil, nil, fmt.Errorf("K: %w", err)
+		}
+		k = &pagedStore{rowStore: rs.(*rowStore), pt: c.pt, off: lo, span: PageCells * rbK}
+	} else if k, err = newStore(lp.K, cfg.HeadDimK, cfg, cfg.MaxCells, l, h, true); err != nil {
+		return nil, nil, fmt.Errorf("K: %w", err)
+	}
+	rs, err := newStore(lp.V, cfg.HeadDimV, cfg, 0, l, h, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	return k, &pagedStore{rowStore: rs.(*rowStore), pt: c.pt, off: lo + PageCells*rbK, span: PageCells * rbV}, nil
 }
 
 // newStore makes one head's K or V store of cells cells.
@@ -292,6 +341,11 @@ func (c *Cache) Write(layer int, k, v []float32, n int) error {
 		ly.mx.write(ly, pos, k, v, n)
 		ly.written = pos + n
 		return nil
+	}
+	if c.pt != nil {
+		if err := c.pt.ensure(pos, pos+n); err != nil {
+			return err
+		}
 	}
 	rowsK, rowsV := c.rowsK[:n*dk], c.rowsV[:n*dv]
 	for h := 0; h < hn; h++ {
@@ -413,6 +467,13 @@ func (c *Cache) Truncate(n int) error {
 		ly.written = n
 	}
 	c.n = min(c.n, n)
+	if c.pt != nil {
+		written := 0
+		for _, ly := range c.layers {
+			written = max(written, ly.written)
+		}
+		c.pt.truncate(written)
+	}
 	return nil
 }
 
@@ -433,6 +494,9 @@ func (c *Cache) Reset() {
 		ly.written = 0
 	}
 	c.n = 0
+	if c.pt != nil {
+		c.pt.truncate(0)
+	}
 }
 
 // Bytes is the exact memory the cache holds for K, V, the overlay and any staging buffers.

@@ -256,8 +256,8 @@ func wrapWrite(err error) error {
 func (c *Cache) layerPayload(b *bytes.Buffer, l int) {
 	ly := c.layers[l]
 	for h := range ly.k {
-		putStore(b, ly.k[h].(*rowStore))
-		putStore(b, ly.v[h].(*rowStore))
+		putStore(b, ly.k[h].(rowHolder))
+		putStore(b, ly.v[h].(rowHolder))
 	}
 	switch {
 	case ly.mx != nil:
@@ -300,7 +300,8 @@ func (c *Cache) layerPayload(b *bytes.Buffer, l int) {
 	}
 }
 
-func putStore(b *bytes.Buffer, s *rowStore) {
+func putStore(b *bytes.Buffer, r rowHolder) {
+	s := r.base()
 	putU32(b, uint32(s.N))
 	st := kvq.StateOf(s.Codec)
 	putU32(b, uint32(int32(st.Rotation)))
@@ -310,7 +311,13 @@ func putStore(b *bytes.Buffer, s *rowStore) {
 			putU32(b, math.Float32bits(x))
 		}
 	}
-	b.Write(s.Data[:s.N*s.Codec.RowBytes()])
+	if _, paged := r.(*pagedStore); !paged {
+		b.Write(s.Data[:s.N*s.Codec.RowBytes()])
+		return
+	}
+	for i := 0; i < s.N; i++ {
+		b.Write(r.rowData(i))
+	}
 }
 
 func putF16s(b *bytes.Buffer, v []uint16) {
@@ -649,9 +656,19 @@ func (c *Cache) restoreLayer(l int, hd *snapHeader, payload []byte) error {
 	if ly.mx != nil {
 		tailRows = max(cells-ly.mx.sinks, 0)
 	}
+	if c.pt != nil {
+		if err := c.pt.ensure(0, cells); err != nil {
+			return err
+		}
+	}
 	for h := range ly.k {
-		for _, st := range []*rowStore{ly.k[h].(*rowStore), ly.v[h].(*rowStore)} {
-			b := d.store(st.Codec.RowBytes(), st.Codec.Dim(), min(tailRows, len(st.Data)/st.Codec.RowBytes()))
+		for _, rh := range []rowHolder{ly.k[h].(rowHolder), ly.v[h].(rowHolder)} {
+			st := rh.base()
+			capRows := len(st.Data) / st.Codec.RowBytes()
+			if _, paged := rh.(*pagedStore); paged {
+				capRows = c.cfg.MaxCells
+			}
+			b := d.store(st.Codec.RowBytes(), st.Codec.Dim(), min(tailRows, capRows))
 			if d.err != nil {
 				return d.err
 			}
@@ -664,7 +681,14 @@ func (c *Cache) restoreLayer(l int, hd *snapHeader, payload []byte) error {
 			if err := kvq.SetState(st.Codec, b.state); err != nil {
 				return err
 			}
-			copy(st.Data, b.rows)
+			if _, paged := rh.(*pagedStore); paged {
+				rb := st.Codec.RowBytes()
+				for i := 0; i < b.n; i++ {
+					copy(rh.rowData(i), b.rows[i*rb:(i+1)*rb])
+				}
+			} else {
+				copy(st.Data, b.rows)
+			}
 			st.N = b.n
 		}
 	}

@@ -1,0 +1,564 @@
+package kvcache
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/kvlab/kvlab/native/attn"
+	"github.com/kvlab/kvlab/native/kvq"
+)
+
+// A paged cache (Config.Pages) holds the K and V rows of its full-context layers in pages of
+// PageCells cells taken from a PagePool shared by every cache of one model: a page holds one
+// run of PageCells positions for every paged layer and KV head, so a sequence takes a page per
+// PageCells cells as it grows and gives them back when truncated, reset or released. Caches
+// that start alike share their prefix pages (Cache.ShareFrom): a shared page is never written;
+// a write into one copies it first (copy on write), so only the last, partial, page of a shared
+// prefix is ever copied. The readers split a range of cells at page boundaries and run the
+// row kernels on each run, so attention reads a paged cache as it reads a contiguous one.
+//
+// What is not paged stays in the cache's own memory, reserved at creation and charged to the
+// pool's budget as the cache's fixed bytes: sliding-window rings, the FP16 overlay, a group K
+// format's (q2k) pool, the staging buffers. A mixed cache (Recent) pages nothing and has no
+// pool.
+
+// PageCells is the number of cells of one page.
+const PageCells = 64
+
+// ErrNoPages is returned when the pool's budget has no room left for a page or a cache (it
+// wraps ErrKVFull: the cache cannot grow).
+var ErrNoPages = fmt.Errorf("%w: no free KV pages in the budget", ErrKVFull)
+
+// PagesFor is the number of pages that hold cells cells.
+func PagesFor(cells int) int { return (max(cells, 0) + PageCells - 1) / PageCells }
+
+// PagePool is the page store of one model's caches: pages of PageCells cells of every paged
+// layer and KV head, handed out as caches grow, shared between caches by reference count, and
+// a memory budget that pages, reservations and the caches' fixed bytes are drawn from. It is
+// safe for concurrent use.
+type PagePool struct {
+	cfg       Config
+	paged     []bool // per layer
+	kPaged    bool   // K rows are paged (false for a group K format)
+	rbK, rbV  []int  // per layer: row bytes of K (0 when not paged) and V
+	layerOff  []int  // byte offset of each paged layer in a page
+	pageBytes int64
+	fixed     int64 // one cache's fixed bytes
+	budget    int64
+
+	mu        sync.Mutex
+	data      [][]byte // pages, allocated on first use and kept
+	ref       []int32
+	free      []int32 // allocated pages no cache holds
+	pagesUsed int
+	fixedUsed int64
+	reserved  int64
+	changed   chan struct{} // closed and replaced whenever bytes are given back
+}
+
+// PageStats is a pool's state.
+type PageStats struct {
+	// Total is the pages the budget holds; Used the pages caches hold (a shared page once);
+	// Free the pages not used, reserved or set aside for the caches' fixed bytes.
+	Total, Used, Free int
+	// ReservedBytes are promised to sequences and not taken yet; FixedBytes held by the live
+	// caches outside the pages.
+	ReservedBytes, FixedBytes int64
+	// PageBytes is one page's memory; BudgetBytes the whole budget.
+	PageBytes, BudgetBytes int64
+}
+
+// NewPagePool makes the pool of budget bytes for caches of cfg (whose Pages is ignored). It
+// fails when cfg has nothing to page (a mixed cache).
+func NewPagePool(cfg Config, budget int64) (*PagePool, error) {
+	cfg.Pages = nil
+	if cfg.Recent > 0 {
+		return nil, fmt.Errorf("kvcache: %w: a mixed cache (f16 window of %d cells) is not paged", kvq.ErrUnsupported, cfg.Recent)
+	}
+	if budget < 0 {
+		return nil, fmt.Errorf("kvcache: KV budget %d bytes must not be negative", budget)
+	}
+	probe, err := New(cfg) // checks cfg; its stores tell the row sizes and the fixed bytes
+	if err != nil {
+		return nil, err
+	}
+	p := &PagePool{cfg: probe.cfg, kPaged: !cfg.Pair.K.Grouped(), budget: budget, changed: make(chan struct{})}
+	var fixed int64
+	off := 0
+	for l, ly := range probe.layers {
+		paged := cfg.layerWindow(l) == 0
+		p.paged = append(p.paged, paged)
+		p.layerOff = append(p.layerOff, off)
+		rbK, rbV := 0, 0
+		for h := range ly.k {
+			kb, vb := ly.k[h].bytes(), ly.v[h].bytes()
+			if paged {
+				if p.kPaged {
+					rbK = ly.k[h].(*rowStore).Codec.RowBytes()
+					kb = 0
+				}
+				rbV = ly.v[h].(*rowStore).Codec.RowBytes()
+				vb = 0
+			}
+			fixed += kb + vb
+		}
+		p.rbK, p.rbV = append(p.rbK, rbK), append(p.rbV, rbV)
+		if ly.ov != nil {
+			fixed += ly.ov.bytes()
+		}
+		off += cfg.KVHeads * PageCells * (rbK + rbV)
+	}
+	if off == 0 {
+		return nil, fmt.Errorf("kvcache: %w: every layer is a sliding-window ring: nothing to page", kvq.ErrUnsupported)
+	}
+	p.pageBytes, p.fixed = int64(off), fixed
+	return p, nil
+}
+
+// PageBytes is the memory of one page.
+func (p *PagePool) PageBytes() int64 { return p.pageBytes }
+
+// FixedBytes is the memory one cache holds outside the pages.
+func (p *PagePool) FixedBytes() int64 { return p.fixed }
+
+// SessionBytes is what a sequence of cells cells draws from the budget: its pages and its
+// fixed bytes.
+func (p *PagePool) SessionBytes(cells int) int64 {
+	return int64(PagesFor(cells))*p.pageBytes + p.fixed
+}
+
+// Budget is the pool's budget in bytes.
+func (p *PagePool) Budget() int64 { return p.budget }
+
+// Config is the cache configuration the pool's caches have (Pages nil).
+func (p *PagePool) Config() Config { return p.cfg }
+
+// Stats is the pool's state now.
+func (p *PagePool) Stats() PageStats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := PageStats{Used: p.pagesUsed, ReservedBytes: p.reserved, FixedBytes: p.fixedUsed, PageBytes: p.pageBytes, BudgetBytes: p.budget}
+	st.Total = int(p.budget / p.pageBytes)
+	st.Free = int(max(p.availLocked(), 0) / p.pageBytes)
+	return st
+}
+
+// Changed is closed the next time the pool gets bytes back (a page freed, a reservation or a
+// cache released): a caller waiting for room waits on it, then tries again.
+func (p *PagePool) Changed() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.changed
+}
+
+// Fits reports whether b bytes are free now (not used, reserved or fixed).
+func (p *PagePool) Fits(b int64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.availLocked() >= b
+}
+
+func (p *PagePool) availLocked() int64 {
+	return p.budget - int64(p.pagesUsed)*p.pageBytes - p.fixedUsed - p.reserved
+}
+
+func (p *PagePool) notifyLocked() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// compatible checks that cfg's caches can hold this pool's pages.
+func (p *PagePool) compatible(cfg Config) error {
+	a, b := p.cfg, cfg
+	same := a.Layers == b.Layers && a.KVHeads == b.KVHeads && a.HeadDimK == b.HeadDimK && a.HeadDimV == b.HeadDimV &&
+		a.Pair == b.Pair && a.MaxCells == b.MaxCells && a.Recent == b.Recent && a.Window == b.Window && a.Sinks == b.Sinks &&
+		a.Seed == b.Seed && a.KGain == b.KGain && len(a.Windows) == len(b.Windows)
+	for l := 0; same && l < len(a.Windows); l++ {
+		same = a.Windows[l] == b.Windows[l]
+	}
+	for l := 0; same && l < a.Layers; l++ {
+		same = a.LayerPair(l) == b.LayerPair(l)
+	}
+	if !same {
+		return errors.New("kvcache: the cache's configuration is not its page pool's")
+	}
+	return nil
+}
+
+// pageTable is a paged cache's pages, in position order, and what it draws from the budget.
+type pageTable struct {
+	pool     *PagePool
+	ids      []int32
+	data     [][]byte // data[i] is page ids[i]
+	reserved int64    // bytes reserved for pages this cache will take
+	fixed    int64
+	released bool
+}
+
+// allocLocked takes a page for t: from its reservation, else from the free budget.
+func (t *pageTable) allocLocked() (int32, error) {
+	p := t.pool
+	switch {
+	case t.reserved >= p.pageBytes:
+		t.reserved -= p.pageBytes
+		p.reserved -= p.pageBytes
+	case p.availLocked() >= p.pageBytes:
+	default:
+		return 0, fmt.Errorf("%w (%d pages of %d KiB in use, budget %d KiB)", ErrNoPages, p.pagesUsed, p.pageBytes>>10, p.budget>>10)
+	}
+	var id int32
+	if n := len(p.free); n > 0 {
+		id, p.free = p.free[n-1], p.free[:n-1]
+	} else {
+		id = int32(len(p.data))
+		p.data = append(p.data, make([]byte, p.pageBytes))
+		p.ref = append(p.ref, 0)
+	}
+	p.ref[id] = 1
+	p.pagesUsed++
+	return id, nil
+}
+
+func (p *PagePool) decrefLocked(id int32) {
+	if p.ref[id]--; p.ref[id] == 0 {
+		p.free = append(p.free, id)
+		p.pagesUsed--
+	}
+}
+
+// ensure makes the pages holding cells [lo, hi) present and the cache's own (copying a shared
+// one), taking pages as needed.
+func (t *pageTable) ensure(lo, hi int) error {
+	if hi <= lo {
+		return nil
+	}
+	if t.released {
+		return errors.New("kvcache: the cache was released")
+	}
+	first, last := lo/PageCells, (hi-1)/PageCells
+	p := t.pool
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := first; i <= last; i++ {
+		if i < len(t.ids) {
+			old := t.ids[i]
+			if p.ref[old] == 1 {
+				continue
+			}
+			id, err := t.allocLocked()
+			if err != nil {
+				return err
+			}
+			copy(p.data[id], p.data[old])
+			p.decrefLocked(old)
+			t.ids[i], t.data[i] = id, p.data[id]
+			continue
+		}
+		id, err := t.allocLocked()
+		if err != nil {
+			return err
+		}
+		t.ids, t.data = append(t.ids, id), append(t.data, p.data[id])
+	}
+	return nil
+}
+
+// truncate gives back the pages past the first cells cells.
+func (t *pageTable) truncate(cells int) {
+	keep := PagesFor(cells)
+	if keep >= len(t.ids) {
+		return
+	}
+	p := t.pool
+	p.mu.Lock()
+	for _, id := range t.ids[keep:] {
+		p.decrefLocked(id)
+	}
+	p.notifyLocked()
+	p.mu.Unlock()
+	clear(t.data[keep:])
+	t.ids, t.data = t.ids[:keep], t.data[:keep]
+}
+
+// reserve makes the cache's reservation cover growing to cells cells.
+func (t *pageTable) reserve(cells, held int) error {
+	if t.released {
+		return errors.New("kvcache: the cache was released")
+	}
+	p := t.pool
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	need := PagesFor(cells) - len(t.ids)
+	// A shared last page is copied on the next write into it.
+	if i := held / PageCells; held%PageCells != 0 && i < len(t.ids) && p.ref[t.ids[i]] > 1 {
+		need++
+	}
+	want := int64(max(need, 0))*p.pageBytes - t.reserved
+	if want <= 0 {
+		return nil
+	}
+	if p.availLocked() < want {
+		return fmt.Errorf("%w: %d cells need %d KiB more, %d KiB free of %d KiB", ErrNoPages, cells, want>>10, max(p.availLocked(), 0)>>10, p.budget>>10)
+	}
+	t.reserved += want
+	p.reserved += want
+	return nil
+}
+
+// release gives back every page, the reservation and the fixed bytes.
+func (t *pageTable) release() {
+	if t.released {
+		return
+	}
+	p := t.pool
+	p.mu.Lock()
+	for _, id := range t.ids {
+		p.decrefLocked(id)
+	}
+	p.reserved -= t.reserved
+	p.fixedUsed -= t.fixed
+	p.notifyLocked()
+	p.mu.Unlock()
+	clear(t.data)
+	t.ids, t.data, t.reserved, t.fixed, t.released = nil, nil, 0, 0, true
+}
+
+// newPageTable charges a new cache's fixed bytes to the pool.
+func newPageTable(p *PagePool) (*pageTable, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.availLocked() < p.fixed {
+		return nil, fmt.Errorf("%w: a cache's %d KiB outside the pages do not fit (%d KiB free of %d KiB)", ErrNoPages, p.fixed>>10, max(p.availLocked(), 0)>>10, p.budget>>10)
+	}
+	p.fixedUsed += p.fixed
+	return &pageTable{pool: p, fixed: p.fixed}, nil
+}
+
+// pagedStore is one KV head's K or V rows of a paged layer: cell i is row i%PageCells of the
+// store's span in page i/PageCells. Its rowStore carries the codec and the length (no Data).
+type pagedStore struct {
+	*rowStore
+	pt   *pageTable
+	off  int // byte offset of the store's span in a page
+	span int // PageCells × row bytes
+}
+
+// page is a row store over page i's rows of this store.
+func (s *pagedStore) page(i int) attn.RowStore {
+	return attn.RowStore{Codec: s.Codec, Data: s.pt.data[i][s.off : s.off+s.span], N: PageCells}
+}
+
+// rowData is cell r's packed row.
+func (s *pagedStore) rowData(r int) []byte {
+	rb := s.Codec.RowBytes()
+	o := s.off + r%PageCells*rb
+	return s.pt.data[r/PageCells][o : o+rb]
+}
+
+func (s *pagedStore) Scores(pq []float32, lo int, out []float32) {
+	for j := 0; j < len(out); {
+		c := lo + j
+		o, m := c%PageCells, min(PageCells-c%PageCells, len(out)-j)
+		rs := s.page(c / PageCells)
+		rs.Scores(pq, o, out[j:j+m])
+		j += m
+	}
+}
+
+func (s *pagedStore) ScoresMulti(pq []float32, n, lo int, out []float32) {
+	cells := len(out) / n
+	for j := 0; j < cells; {
+		c := lo + j
+		o, m := c%PageCells, min(PageCells-c%PageCells, cells-j)
+		rs := s.page(c / PageCells)
+		rs.ScoresMulti(pq, n, o, out[j*n:(j+m)*n])
+		j += m
+	}
+}
+
+func (s *pagedStore) Accumulate(acc []float32, w []float32, lo int) {
+	for j := 0; j < len(w); {
+		c := lo + j
+		o, m := c%PageCells, min(PageCells-c%PageCells, len(w)-j)
+		rs := s.page(c / PageCells)
+		rs.Accumulate(acc, w[j:j+m], o)
+		j += m
+	}
+}
+
+func (s *pagedStore) AccumulateMulti(acc []float32, n int, w []float32, lo int) {
+	cells := len(w) / n
+	for j := 0; j < cells; {
+		c := lo + j
+		o, m := c%PageCells, min(PageCells-c%PageCells, cells-j)
+		rs := s.page(c / PageCells)
+		rs.AccumulateMulti(acc, n, w[j*n:(j+m)*n], o)
+		j += m
+	}
+}
+
+func (s *pagedStore) Row(dst []float32, i int) {
+	rs := s.page(i / PageCells)
+	rs.Row(dst, i%PageCells)
+}
+
+// write encodes rows into their pages, which Cache.Write made present and the cache's own.
+func (s *pagedStore) write(pos int, rows []float32, n int) {
+	d := s.Codec.Dim()
+	s.firstWrite(pos, rows, n)
+	for i := 0; i < n; i++ {
+		s.Codec.Encode(s.rowData(pos+i), rows[i*d:(i+1)*d])
+	}
+}
+
+// bytes is the store's share of the pages the cache holds.
+func (s *pagedStore) bytes() int64 { return int64(len(s.pt.ids) * s.span) }
+
+// rowHolder is a store of packed rows, plain or paged (snapshots read and write them).
+type rowHolder interface {
+	base() *rowStore
+	rowData(r int) []byte
+}
+
+func (s *rowStore) base() *rowStore { return s }
+
+func (s *rowStore) rowData(r int) []byte {
+	rb := s.Codec.RowBytes()
+	return s.Data[r*rb : (r+1)*rb]
+}
+
+// Paged reports whether the cache takes its pages from a pool.
+func (c *Cache) Paged() bool { return c.pt != nil }
+
+// Pool is the page pool of a paged cache, else nil.
+func (c *Cache) Pool() *PagePool {
+	if c.pt == nil {
+		return nil
+	}
+	return c.pt.pool
+}
+
+// PagesHeld is the number of pages a paged cache holds (its own and shared ones).
+func (c *Cache) PagesHeld() int {
+	if c.pt == nil {
+		return 0
+	}
+	return len(c.pt.ids)
+}
+
+// Reserve promises a paged cache the pages to grow to cells cells, so that its writes up to
+// there cannot fail for want of pages; ErrNoPages when the budget has not that much room now.
+// A contiguous cache holds its capacity already: Reserve only checks cells against it.
+func (c *Cache) Reserve(cells int) error {
+	if cells > c.cfg.MaxCells {
+		return fmt.Errorf("%w: %d cells > capacity %d", ErrKVFull, cells, c.cfg.MaxCells)
+	}
+	if c.pt == nil {
+		return nil
+	}
+	return c.pt.reserve(cells, c.n)
+}
+
+// Release gives a paged cache's pages, reservation and fixed bytes back to its pool; the cache
+// is not used again. It does nothing to a contiguous cache.
+func (c *Cache) Release() {
+	if c.pt != nil {
+		c.pt.release()
+	}
+}
+
+// ShareFrom makes the empty paged cache c hold the first n cells of src, a paged cache of the
+// same pool: their pages are shared (a write into a shared page copies it first), the
+// sliding-window rings and the overlay copied, and every store's codec state (rotation choice,
+// K calibration) taken from src, so c reads and continues those cells exactly as src would.
+// It fails, leaving c empty, for caches that cannot share (a group K format, a mixed cache)
+// or when a ring of src cannot go back to n.
+func (c *Cache) ShareFrom(src *Cache, n int) error {
+	switch {
+	case c.pt == nil || src.pt == nil || c.pt.pool != src.pt.pool:
+		return fmt.Errorf("kvcache: %w: sharing needs two paged caches of one pool", kvq.ErrUnsupported)
+	case c.cfg.Pair.K.Grouped():
+		return fmt.Errorf("kvcache: %w: %s K groups are not shared", kvq.ErrUnsupported, c.cfg.Pair.K)
+	case c.cfg.Recent > 0:
+		return fmt.Errorf("kvcache: %w: a mixed cache is not shared", kvq.ErrUnsupported)
+	case c.pt.released || src.pt.released:
+		return errors.New("kvcache: sharing a released cache")
+	case n < 0 || n > src.n:
+		return fmt.Errorf("kvcache: sharing %d cells of a cache holding %d", n, src.n)
+	}
+	for l, ly := range src.layers {
+		if ly.written != src.n {
+			return fmt.Errorf("kvcache: sharing a cache with uncommitted cells (layer %d holds %d, %d committed)", l, ly.written, src.n)
+		}
+		if w := c.cfg.layerWindow(l); w > 0 {
+			if err := ringTruncatable(ly.written, n, w); err != nil {
+				return err
+			}
+		}
+	}
+	c.Reset()
+	if n == 0 {
+		return nil
+	}
+	p := c.pt.pool
+	keep := PagesFor(n)
+	p.mu.Lock()
+	for _, id := range src.pt.ids[:keep] {
+		p.ref[id]++
+	}
+	p.mu.Unlock()
+	c.pt.ids = append(c.pt.ids[:0], src.pt.ids[:keep]...)
+	c.pt.data = append(c.pt.data[:0], src.pt.data[:keep]...)
+	for l, ly := range c.layers {
+		sl := src.layers[l]
+		for h := range ly.k {
+			for _, st := range [][2]store{{ly.k[h], sl.k[h]}, {ly.v[h], sl.v[h]}} {
+				if err := copyStore(st[0], st[1]); err != nil {
+					c.Reset()
+					return err
+				}
+			}
+		}
+		if ly.ov != nil {
+			ly.ov.copyFrom(sl.ov)
+		}
+		ly.written = sl.written
+		for h := range ly.k {
+			ly.k[h].setLen(ly.written)
+			ly.v[h].setLen(ly.written)
+		}
+	}
+	c.n = src.n
+	if err := c.Truncate(n); err != nil {
+		c.Reset()
+		return err
+	}
+	return nil
+}
+
+// copyStore gives dst src's codec state, and a ring's slots.
+func copyStore(dst, src store) error {
+	var d, s *rowStore
+	switch x := dst.(type) {
+	case *pagedStore:
+		d, s = x.rowStore, src.(*pagedStore).rowStore
+	case *ringStore:
+		y := src.(*ringStore)
+		d, s = x.rowStore, y.rowStore
+		copy(d.Data, s.Data)
+	case *rowStore:
+		d, s = x, src.(*rowStore)
+		copy(d.Data, s.Data)
+	default:
+		return fmt.Errorf("kvcache: %w: %T stores are not shared", kvq.ErrUnsupported, dst)
+	}
+	return kvq.SetState(d.Codec, kvq.StateOf(s.Codec))
+}
+
+// copyFrom makes o a copy of src (same geometry).
+func (o *overlay) copyFrom(src *overlay) {
+	copy(o.k, src.k)
+	copy(o.v, src.v)
+	copy(o.owner, src.owner)
+}

@@ -1,0 +1,344 @@
+package kvcache
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kvlab/kvlab/native/attn"
+	"github.com/kvlab/kvlab/native/kvq"
+)
+
+// pagedPairs is every format as K and V (a K-only format with q4_0 V), rotated and not, and
+// two mixed pairs.
+func pagedPairs(t *testing.T) []kvq.Pair {
+	var out []kvq.Pair
+	for _, f := range kvq.Formats() {
+		p := kvq.Pair{K: f, V: f}
+		if f.KOnly() {
+			p.V = kvq.Q4_0
+		}
+		if p.Valid() {
+			out = append(out, p)
+		}
+		if raw := (kvq.Pair{K: p.K, V: p.V, KRaw: true, VRaw: true}); raw.Valid() && p.K.Rotatable() {
+			out = append(out, raw)
+		}
+	}
+	return append(out, mustPair(t, "q8_0/q4_0"), mustPair(t, "q4_0/turbo4"))
+}
+
+// attendAll runs decode attention at the end of every layer and prefill attention over the
+// last m positions, returning all outputs.
+func attendAll(t *testing.T, c *Cache, r *rand.Rand, m int) []float32 {
+	t.Helper()
+	cfg := c.Config()
+	d := cfg.HeadDimK
+	var out []float32
+	for _, chunk := range []int{0, 64, 48} {
+		s := attn.Shape{Heads: 4, KVHeads: cfg.KVHeads, HeadDimK: d, HeadDimV: cfg.HeadDimV, Scale: float32(1 / math.Sqrt(float64(d))), ChunkSize: chunk, Threads: 2}
+		for l := 0; l < cfg.Layers; l++ {
+			window := 0
+			if l < len(cfg.Windows) {
+				window = cfg.Windows[l]
+			}
+			lo := 0
+			if window > 0 {
+				lo = max(0, c.Len()-window)
+			}
+			for _, decode := range []bool{false, true} {
+				q := randVec(r, 4*d)
+				o := make([]float32, 4*cfg.HeadDimV)
+				if err := attn.Decode(o, q, s, c.Keys(l, decode), c.Values(l, decode), lo, c.Len()); err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, o...)
+			}
+			q := randVec(r, m*4*d)
+			o := make([]float32, m*4*cfg.HeadDimV)
+			if err := attn.Prefill(o, q, m, c.Len()-m, window, s, c.Keys(l, false), c.Values(l, false)); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, o...)
+			kr, _ := c.Rows(l, true)
+			row := make([]float32, d)
+			for i := max(lo, 0); i < c.Len(); i += 13 {
+				kr[0].Row(row, i)
+				out = append(out, row...)
+			}
+		}
+	}
+	return out
+}
+
+func sameBits(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) && !(math.IsNaN(float64(a[i])) && math.IsNaN(float64(b[i]))) {
+			return false
+		}
+	}
+	return true
+}
+
+func newPaged(t *testing.T, cfg Config, budget int64) (*PagePool, *Cache) {
+	t.Helper()
+	pool, err := NewPagePool(cfg, budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Pages = pool
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pool, c
+}
+
+// TestPagedMatchesContiguous: a paged cache written like a contiguous one reads back the same
+// attention, bit for bit, for every format, with the overlay and with a sliding-window layer.
+func TestPagedMatchesContiguous(t *testing.T) {
+	for _, p := range pagedPairs(t) {
+		for _, variant := range []string{"plain", "overlay", "ring", "layered"} {
+			if variant == "layered" && p.K.Grouped() {
+				continue // a group K format is the whole cache's
+			}
+			t.Run(p.String()+"/"+variant, func(t *testing.T) {
+				cfg := Config{Layers: 2, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, Pair: p, MaxCells: 300, Seed: 3}
+				switch variant {
+				case "overlay":
+					cfg.Window, cfg.Sinks = 16, 4
+				case "ring":
+					cfg.Windows = []int{0, 40}
+				case "layered":
+					cfg.LayerPairs = []kvq.Pair{{}, {K: kvq.Q8_0, V: kvq.Q4_0}}
+				}
+				flat, err := New(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pool, paged := newPaged(t, cfg, 1<<30)
+				fill(t, flat, rand.New(rand.NewPCG(5, 5)), 203, 7)
+				fill(t, paged, rand.New(rand.NewPCG(5, 5)), 203, 7)
+				a := attendAll(t, flat, rand.New(rand.NewPCG(9, 9)), 9)
+				b := attendAll(t, paged, rand.New(rand.NewPCG(9, 9)), 9)
+				if !sameBits(a, b) {
+					t.Fatalf("paged attention differs from contiguous (rel %.2e)", relRMS(b, a))
+				}
+				if got, want := pool.Stats().Used, PagesFor(203); got != want {
+					t.Fatalf("%d pages used, want %d", got, want)
+				}
+				paged.Release()
+				if st := pool.Stats(); st.Used != 0 || st.FixedBytes != 0 || st.ReservedBytes != 0 {
+					t.Fatalf("after Release: %+v", st)
+				}
+			})
+		}
+	}
+}
+
+// TestPagedShareCopyOnWrite: a cache sharing another's prefix and continuing differently reads
+// what a contiguous cache of the same cells reads; the source is unchanged; only the partial
+// page was copied.
+func TestPagedShareCopyOnWrite(t *testing.T) {
+	for _, ps := range []string{"q8_0/q4_0", "turbo3", "f16"} {
+		t.Run(ps, func(t *testing.T) {
+			cfg := Config{Layers: 2, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, Pair: mustPair(t, ps), MaxCells: 300, Seed: 4, Window: 8, Sinks: 2}
+			pool, a := newPaged(t, cfg, 1<<30)
+			k, v := fill(t, a, rand.New(rand.NewPCG(1, 2)), 150, 50)
+			pc := cfg
+			pc.Pages = pool
+			b, err := New(pc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const shared = 100
+			if err := b.ShareFrom(a, shared); err != nil {
+				t.Fatal(err)
+			}
+			if got := pool.Stats().Used; got != 3 {
+				t.Fatalf("after sharing: %d pages used, want 3 (shared, not copied)", got)
+			}
+			if err := b.Reserve(160); err != nil {
+				t.Fatal(err)
+			}
+			kb, vb := fill(t, b, rand.New(rand.NewPCG(7, 7)), 60, 60)
+			// Cells 0–63 shared; the partial page 64–127 copied; 128–159 a new page.
+			if got := pool.Stats().Used; got != 5 {
+				t.Fatalf("after the divergent write: %d pages used, want 5", got)
+			}
+			want, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hk, hv := cfg.KVHeads*cfg.HeadDimK, cfg.KVHeads*cfg.HeadDimV
+			// The contiguous twin: the first write of a store fixes its codec state, so write the
+			// source's first chunk as the source did, then the rest.
+			write := func(c *Cache, k, v []float32, n int) {
+				for l := 0; l < cfg.Layers; l++ {
+					if err := c.Write(l, k, v, n); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := c.Commit(n); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write(want, k[:50*hk], v[:50*hv], 50)
+			write(want, k[50*hk:shared*hk], v[50*hv:shared*hv], shared-50)
+			write(want, kb, vb, 60)
+			if !sameBits(attendAll(t, want, rand.New(rand.NewPCG(3, 3)), 5), attendAll(t, b, rand.New(rand.NewPCG(3, 3)), 5)) {
+				t.Fatal("the sharing cache differs from a contiguous one of the same cells")
+			}
+			src, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			write(src, k[:50*hk], v[:50*hv], 50)
+			write(src, k[50*hk:100*hk], v[50*hv:100*hv], 50)
+			write(src, k[100*hk:], v[100*hv:], 50)
+			if !sameBits(attendAll(t, src, rand.New(rand.NewPCG(3, 3)), 5), attendAll(t, a, rand.New(rand.NewPCG(3, 3)), 5)) {
+				t.Fatal("the source changed when the sharer wrote")
+			}
+			a.Release()
+			if got := pool.Stats().Used; got != 3 {
+				t.Fatalf("after releasing the source: %d pages used, want 3 (the sharer's)", got)
+			}
+			b.Release()
+			if st := pool.Stats(); st.Used != 0 || st.FixedBytes != 0 || st.ReservedBytes != 0 {
+				t.Fatalf("after releasing both: %+v", st)
+			}
+		})
+	}
+}
+
+// TestPagePoolBudget: reservations and pages draw from one budget; a cache that cannot get a
+// page fails with ErrNoPages (an ErrKVFull), and truncating gives pages back.
+func TestPagePoolBudget(t *testing.T) {
+	cfg := Config{Layers: 2, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, Pair: mustPair(t, "q8_0/q4_0"), MaxCells: 256}
+	probe, err := NewPagePool(cfg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A page: 64 cells × 2 layers × 2 heads × (q8_0 68 + q4_0 36 bytes per row of 64).
+	if got, want := probe.PageBytes(), int64(64*2*2*(68+36)); got != want {
+		t.Fatalf("page bytes %d, want %d", got, want)
+	}
+	if got, want := probe.SessionBytes(256), 2*cfg.Pair.Bytes(256, 64, 64, 2); got != want {
+		t.Fatalf("a full session draws %d bytes, the cache of 256 cells is %d", got, want)
+	}
+	pool, err := NewPagePool(cfg, 2*probe.SessionBytes(256)+probe.PageBytes()-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Pages = pool
+	var caches []*Cache
+	for i := 0; i < 3; i++ {
+		c, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		caches = append(caches, c)
+	}
+	if err := caches[0].Reserve(256); err != nil {
+		t.Fatal(err)
+	}
+	if err := caches[1].Reserve(256); err != nil {
+		t.Fatal(err)
+	}
+	if err := caches[2].Reserve(1); !errors.Is(err, ErrNoPages) || !errors.Is(err, ErrKVFull) {
+		t.Fatalf("a third reservation: %v, want ErrNoPages", err)
+	}
+	r := rand.New(rand.NewPCG(1, 1))
+	fill(t, caches[0], r, 256, 64)
+	if err := caches[2].Write(0, randVec(r, 128), randVec(r, 128), 1); !errors.Is(err, ErrNoPages) {
+		t.Fatalf("a write with no page free: %v, want ErrNoPages", err)
+	}
+	if st := pool.Stats(); st.Used != 4 || st.Free != 0 || st.Total != 8 {
+		t.Fatalf("stats %+v, want 4 used, 0 free, 8 in all", st)
+	}
+	if err := caches[0].Truncate(64); err != nil {
+		t.Fatal(err)
+	}
+	if st := pool.Stats(); st.Used != 1 {
+		t.Fatalf("after truncating to one page: %d used", st.Used)
+	}
+	for _, c := range caches {
+		c.Release()
+	}
+	if st := pool.Stats(); st.Used != 0 || st.Free != st.Total || st.ReservedBytes != 0 || st.FixedBytes != 0 {
+		t.Fatalf("after releasing every cache: %+v", st)
+	}
+	if _, err := NewPagePool(Config{Layers: 1, KVHeads: 1, HeadDimK: 64, HeadDimV: 64, Pair: cfg.Pair, MaxCells: 64, Recent: 16}, 1<<20); err == nil {
+		t.Fatal("a mixed cache got a page pool")
+	}
+}
+
+// TestPagedSnapshotRoundTrip: a paged cache's snapshot is a contiguous cache's, both ways.
+func TestPagedSnapshotRoundTrip(t *testing.T) {
+	cfg := Config{Layers: 2, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, Pair: mustPair(t, "q4_0"), MaxCells: 300, Seed: 2}
+	flat, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, paged := newPaged(t, cfg, 1<<30)
+	fill(t, flat, rand.New(rand.NewPCG(8, 8)), 130, 40)
+	fill(t, paged, rand.New(rand.NewPCG(8, 8)), 130, 40)
+	tokens := make([]int32, 130)
+	var id Identity
+	var a, b bytes.Buffer
+	if err := WriteSnapshot(&a, flat, id, tokens); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteSnapshot(&b, paged, id, tokens); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatal("the paged cache's snapshot differs from the contiguous one's")
+	}
+	pc := cfg
+	pc.Pages = pool
+	loaded, err := New(pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ReadSnapshot(bytes.NewReader(a.Bytes()), loaded, id); err != nil {
+		t.Fatal(err)
+	}
+	if !sameBits(attendAll(t, flat, rand.New(rand.NewPCG(1, 3)), 4), attendAll(t, loaded, rand.New(rand.NewPCG(1, 3)), 4)) {
+		t.Fatal("a snapshot loaded into a paged cache reads differently")
+	}
+	if got := loaded.PagesHeld(); got != PagesFor(130) {
+		t.Fatalf("loaded cache holds %d pages, want %d", got, PagesFor(130))
+	}
+}
+
+// TestPagedDecodeAllocs: reading across pages allocates nothing more than a contiguous read
+// (four query heads per KV head: kvq's multi-query kernels allocate per call for other group
+// sizes, and a paged read makes a call per page).
+func TestPagedDecodeAllocs(t *testing.T) {
+	cfg := Config{Layers: 1, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, Pair: mustPair(t, "q8_0/q4_0"), MaxCells: 300}
+	flat, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, paged := newPaged(t, cfg, 1<<30)
+	fill(t, flat, rand.New(rand.NewPCG(1, 1)), 250, 50)
+	fill(t, paged, rand.New(rand.NewPCG(1, 1)), 250, 50)
+	s := attn.Shape{Heads: 8, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, Scale: 0.125, Threads: 1}
+	q, out := randVec(rand.New(rand.NewPCG(2, 2)), 512), make([]float32, 512)
+	allocs := func(c *Cache) float64 {
+		return testing.AllocsPerRun(20, func() {
+			if err := attn.Decode(out, q, s, c.Keys(0, true), c.Values(0, true), 0, c.Len()); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	if a, b := allocs(flat), allocs(paged); b > a {
+		t.Fatalf("a paged decode allocates %.0f objects, a contiguous one %.0f", b, a)
+	}
+}
