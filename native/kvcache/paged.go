@@ -562,3 +562,16 @@ func (o *overlay) copyFrom(src *overlay) {
 	copy(o.v, src.v)
 	copy(o.owner, src.owner)
 }
+
+// Unreserve gives back the reservation a paged cache has not used (its pages stay).
+func (c *Cache) Unreserve() {
+	if c.pt == nil || c.pt.reserved == 0 {
+		return
+	}
+	p := c.pt.pool
+	p.mu.Lock()
+	p.reserved -= c.pt.reserved
+	c.pt.reserved = 0
+	p.notifyLocked()
+	p.mu.Unlock()
+}

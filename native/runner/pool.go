@@ -2,11 +2,14 @@ package runner
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/kvlab/kvlab/native/backend"
+	"github.com/kvlab/kvlab/native/kvcache"
 )
 
 // Sequence is one generation's state: a KV cache and the tokens it holds (its committed
@@ -56,17 +59,27 @@ func (Serial) Forward(_ context.Context, batch []Step) error {
 // Pool hands out sequences, keeping up to keep idle ones with their contents so that a
 // generation whose prompt starts like an earlier one (the next turn of a chat) reuses the
 // cached prefix instead of prefilling it again.
+//
+// A paged pool (NewPagedPool) also admits sequences: Get reserves the pages a sequence may
+// grow to, evicting idle sequences (least recently used first) when the budget is short and
+// waiting for running ones to end when that is not enough; a new sequence shares the pages of
+// the idle one with the longest common prefix instead of taking it (kvcache.Cache.ShareFrom).
 type Pool struct {
 	newCache func() (backend.Cache, error)
 	keep     int
-	// per is the memory of one cache.
-	per int64
+	// per is the memory of one cache (a full-context sequence's draw on a paged pool).
+	per   int64
+	pages *kvcache.PagePool // nil: contiguous caches, one per sequence
 
-	mu     sync.Mutex
-	idle   []*Sequence
-	inUse  int
-	closed bool
+	mu      sync.Mutex
+	idle    []*Sequence
+	inUse   int
+	waiting int
+	closed  bool
 }
+
+// ErrKVBudget: a request needs more KV memory than the whole budget holds.
+var ErrKVBudget = errors.New("the request needs more KV memory than the KV budget holds")
 
 // NewPool makes a pool of caches from newCache, one of which it allocates at once (and keeps
 // idle) to learn a cache's memory.
@@ -78,46 +91,88 @@ func NewPool(newCache func() (backend.Cache, error), keep int) (*Pool, error) {
 	return &Pool{newCache: newCache, keep: keep, per: probe.Bytes(), idle: []*Sequence{{cache: probe, used: time.Now()}}}, nil
 }
 
-// Get returns the idle sequence sharing the longest prefix with prompt (the least recently
-// used on a tie), truncated to that prefix — at most len(prompt)−1 cells, so the last prompt
-// token is always run to produce logits — or a new sequence.
-func (p *Pool) Get(prompt []int32) (*Sequence, error) {
-	p.mu.Lock()
-	best, bestLen := -1, -1
-	for i, s := range p.idle {
-		n := commonPrefix(s.tokens, prompt)
-		if n > bestLen || (n == bestLen && s.used.Before(p.idle[best].used)) {
-			best, bestLen = i, n
+// NewPagedPool makes a pool of paged caches from newCache, whose caches must take their
+// pages from pages (the CPU backend's, made with kvcache.Config.Pages); ctx is a full
+// sequence's cells.
+func NewPagedPool(newCache func() (backend.Cache, error), keep int, pages *kvcache.PagePool, ctx int) (*Pool, error) {
+	probe, err := newCache()
+	if err != nil {
+		return nil, err
+	}
+	defer probe.Free()
+	if kv, ok := probe.(backend.KVHolder); !ok || kv.KVCache().Pool() != pages {
+		return nil, fmt.Errorf("runner: the backend's caches (%T) do not take pages from the pool", probe)
+	}
+	return &Pool{newCache: newCache, keep: keep, per: pages.SessionBytes(ctx), pages: pages}, nil
+}
+
+// Get returns a sequence for a generation of prompt that may grow to cells cells, holding the
+// longest prefix of prompt an idle sequence shares — at most len(prompt)−1 cells, so the last
+// prompt token is always run to produce logits — or nothing. A contiguous pool takes that idle
+// sequence (the least recently used on a tie), truncated; a paged one shares its pages, and
+// waits (until ctx is done) while the budget has no room for cells cells, failing at once
+// with ErrKVBudget when the whole budget has not.
+func (p *Pool) Get(ctx context.Context, prompt []int32, cells int) (*Sequence, error) {
+	if p.pages == nil {
+		return p.getContiguous(prompt)
+	}
+	if need, budget := p.pages.SessionBytes(cells), p.pages.Budget(); need > budget {
+		return nil, fmt.Errorf("%w: %d cells draw %d KiB (%d pages of %d KiB and %d KiB per sequence outside them), the budget is %d KiB",
+			ErrKVBudget, cells, need>>10, kvcache.PagesFor(cells), p.pages.PageBytes()>>10, p.pages.FixedBytes()>>10, budget>>10)
+	}
+	for waited := false; ; {
+		changed := p.pages.Changed()
+		s, err := p.tryPaged(prompt, cells)
+		if s != nil || err != nil {
+			if waited {
+				p.mu.Lock()
+				p.waiting--
+				p.mu.Unlock()
+			}
+			return s, err
+		}
+		if !waited {
+			waited = true
+			p.mu.Lock()
+			p.waiting++
+			p.mu.Unlock()
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			p.mu.Lock()
+			p.waiting--
+			p.mu.Unlock()
+			return nil, ctx.Err()
 		}
 	}
+}
+
+// getContiguous is Get for a contiguous pool.
+func (p *Pool) getContiguous(prompt []int32) (*Sequence, error) {
+	p.mu.Lock()
+	best, bestLen := p.longestPrefixLocked(prompt)
 	var s *Sequence
 	if best >= 0 && (bestLen > 0 || len(p.idle)+p.inUse >= p.keep) {
-		s = p.idle[best]
-		p.idle = append(p.idle[:best], p.idle[best+1:]...)
+		s = p.takeLocked(best)
 	}
 	p.inUse++
 	p.mu.Unlock()
-	release := func(err error) (*Sequence, error) {
-		p.mu.Lock()
-		p.inUse--
-		p.mu.Unlock()
-		return nil, err
-	}
 	if s == nil {
 		c, err := p.newCache()
 		if err != nil {
-			return release(err)
+			return p.release(err)
 		}
 		return &Sequence{cache: c}, nil
 	}
-	keep := min(bestLen, len(prompt)-1)
+	keep := max(min(bestLen, len(prompt)-1), 0)
 	if keep < s.cache.Len() {
 		// A cache that cannot truncate (the device cache, for now) is reset and the prompt
 		// prefilled again.
 		if keep == 0 || s.cache.Truncate(keep) != nil {
 			if err := s.cache.Reset(); err != nil {
 				s.cache.Free()
-				return release(err)
+				return p.release(err)
 			}
 			keep = 0
 		}
@@ -126,9 +181,109 @@ func (p *Pool) Get(prompt []int32) (*Sequence, error) {
 	return s, nil
 }
 
-// Put returns a sequence to the pool, dropping the least recently used idle one past keep.
+// tryPaged is one attempt of a paged Get: the sequence, or nil and no error when the budget
+// has no room now.
+func (p *Pool) tryPaged(prompt []int32, cells int) (*Sequence, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, errors.New("runner: the pool is closed")
+	}
+	best, n := p.longestPrefixLocked(prompt)
+	n = max(min(n, len(prompt)-1), 0)
+	var src *Sequence
+	if best >= 0 && n > 0 {
+		src = p.idle[best]
+	} else {
+		n = 0
+	}
+	pb := p.pages.PageBytes()
+	need := func() int64 { return p.pages.FixedBytes() + int64(kvcache.PagesFor(cells)-n/kvcache.PageCells)*pb }
+	for !p.pages.Fits(need()) {
+		if !p.dropOldestLocked(src) {
+			if src == nil {
+				return nil, nil
+			}
+			src, n = nil, 0 // the prefix's own pages are what the budget lacks
+		}
+	}
+	c, err := p.newCache()
+	if errors.Is(err, kvcache.ErrNoPages) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	kv := c.(backend.KVHolder).KVCache()
+	seq := &Sequence{cache: c}
+	if src != nil {
+		if err := kv.ShareFrom(src.cache.(backend.KVHolder).KVCache(), n); err != nil {
+			// A cache that cannot share (a q2k K pool, a ring past its window) prefills again.
+			n = 0
+		}
+		seq.tokens = append(seq.tokens, src.tokens[:n]...)
+	}
+	if err := kv.Reserve(cells); err != nil {
+		c.Free()
+		if errors.Is(err, kvcache.ErrNoPages) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	p.inUse++
+	return seq, nil
+}
+
+func (p *Pool) release(err error) (*Sequence, error) {
+	p.mu.Lock()
+	p.inUse--
+	p.mu.Unlock()
+	return nil, err
+}
+
+// longestPrefixLocked is the idle sequence sharing the longest prefix with prompt (the least
+// recently used on a tie) and that length; −1 when none is idle.
+func (p *Pool) longestPrefixLocked(prompt []int32) (best, bestLen int) {
+	best, bestLen = -1, -1
+	for i, s := range p.idle {
+		n := commonPrefix(s.tokens, prompt)
+		if n > bestLen || (n == bestLen && s.used.Before(p.idle[best].used)) {
+			best, bestLen = i, n
+		}
+	}
+	return best, bestLen
+}
+
+// takeLocked removes idle sequence i from the idle list.
+func (p *Pool) takeLocked(i int) *Sequence {
+	s := p.idle[i]
+	p.idle = append(p.idle[:i], p.idle[i+1:]...)
+	return s
+}
+
+// dropOldestLocked frees the least recently used idle sequence other than except; false when
+// there is none.
+func (p *Pool) dropOldestLocked(except *Sequence) bool {
+	oldest := -1
+	for i, x := range p.idle {
+		if x != except && (oldest < 0 || x.used.Before(p.idle[oldest].used)) {
+			oldest = i
+		}
+	}
+	if oldest < 0 {
+		return false
+	}
+	p.takeLocked(oldest).cache.Free()
+	return true
+}
+
+// Put returns a sequence to the pool, dropping the least recently used idle one past keep. A
+// paged sequence gives back the reservation it did not use.
 func (p *Pool) Put(s *Sequence) {
 	s.used = time.Now()
+	if kv, ok := s.cache.(backend.KVHolder); ok && p.pages != nil {
+		kv.KVCache().Unreserve()
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.inUse--
@@ -138,26 +293,34 @@ func (p *Pool) Put(s *Sequence) {
 	}
 	p.idle = append(p.idle, s)
 	for len(p.idle) > 0 && len(p.idle)+p.inUse > p.keep {
-		oldest := 0
-		for i, x := range p.idle {
-			if x.used.Before(p.idle[oldest].used) {
-				oldest = i
-			}
-		}
-		p.idle[oldest].cache.Free()
-		p.idle = append(p.idle[:oldest], p.idle[oldest+1:]...)
+		p.dropOldestLocked(nil)
 	}
 }
 
-// Bytes is the memory of the caches in use and kept.
+// Bytes is the memory of the caches in use and kept (a paged pool's: the budget drawn, pages
+// and the caches' fixed bytes).
 func (p *Pool) Bytes() int64 {
+	if p.pages != nil {
+		st := p.pages.Stats()
+		return int64(st.Used)*st.PageBytes + st.FixedBytes
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.per * int64(len(p.idle)+p.inUse)
 }
 
-// PerCache is the memory of one cache.
+// PerCache is the memory of one cache (a paged pool's: what a full-context sequence draws).
 func (p *Pool) PerCache() int64 { return p.per }
+
+// Pages is a paged pool's page pool, else nil.
+func (p *Pool) Pages() *kvcache.PagePool { return p.pages }
+
+// Stats is the number of sequences in use, idle and waiting for pages.
+func (p *Pool) Stats() (inUse, idle, waiting int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.inUse, len(p.idle), p.waiting
+}
 
 // Close drops the idle caches and keeps no more.
 func (p *Pool) Close() {

@@ -51,6 +51,11 @@ type Config struct {
 	CheckLogits func(logits []float32) error
 	// OnPool, when set, is called after a sequence is taken from or returned to the pool.
 	OnPool func()
+	// KVBudget, when positive, pages the caches (kvcache.PagePool): every sequence's cells
+	// come from one pool of this many bytes, and a generation waits for room in it (Pool.Get).
+	// The backend must page its caches (the CPU's does); 0 gives each sequence a contiguous
+	// cache of the whole context.
+	KVBudget int64
 }
 
 // Runner generates with one model on one backend. It is safe for concurrent use; each
@@ -77,6 +82,18 @@ func New(m backend.Model, tok *tokenizer.Tokenizer, cfg Config) (*Runner, error)
 		}
 	}
 	var err error
+	if cfg.KVBudget > 0 {
+		pages, err := kvcache.NewPagePool(cfg.Cache, cfg.KVBudget)
+		if err != nil {
+			return nil, fmt.Errorf("runner: KV budget: %w", err)
+		}
+		ccfg := cfg.Cache
+		ccfg.Pages = pages
+		if r.pool, err = NewPagedPool(func() (backend.Cache, error) { return m.NewCache(ccfg) }, max(cfg.Keep, 1), pages, ccfg.MaxCells); err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
 	if r.pool, err = NewPool(func() (backend.Cache, error) { return m.NewCache(cfg.Cache) }, max(cfg.Keep, 1)); err != nil {
 		return nil, err
 	}
@@ -91,6 +108,9 @@ func (r *Runner) Scheduler() Scheduler { return r.sched }
 
 // Pool is the runner's sequence pool.
 func (r *Runner) Pool() *Pool { return r.pool }
+
+// Pages is the runner's page pool when its caches are paged (Config.KVBudget), else nil.
+func (r *Runner) Pages() *kvcache.PagePool { return r.pool.Pages() }
 
 // Close drops the pool's idle caches; no generation may run.
 func (r *Runner) Close() { r.pool.Close() }
@@ -197,8 +217,17 @@ func (r *Runner) Generate(ctx context.Context, p Params, emit func(Event) error)
 	if err != nil {
 		return res, err
 	}
-	seq, err := r.pool.Get(p.Prompt)
+	// The cells the generation may fill: the prompt and every reply token but the last (the
+	// last too with KeepLast), within the context.
+	grow := cells
+	if p.MaxTokens > 0 {
+		grow = min(cells, len(p.Prompt)+p.MaxTokens)
+	}
+	seq, err := r.pool.Get(ctx, p.Prompt, grow)
 	if err != nil {
+		if ctx.Err() != nil {
+			res.Stop = StopCancelled
+		}
 		return res, err
 	}
 	if r.cfg.OnPool != nil {

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -69,7 +70,7 @@ func (s *rigidCache) Free()        { *s.frees++ }
 func TestPoolWithoutTruncate(t *testing.T) {
 	var resets, frees int
 	p := &Pool{keep: 1, per: 1, newCache: func() (backend.Cache, error) { return &rigidCache{resets: &resets, frees: &frees}, nil }}
-	s, err := p.Get([]int32{1, 2, 3})
+	s, err := p.Get(context.Background(), []int32{1, 2, 3}, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,13 +78,13 @@ func TestPoolWithoutTruncate(t *testing.T) {
 	s.tokens = []int32{1, 2, 3, 4}
 	p.Put(s)
 	// The next turn: the prompt extends the cache's contents.
-	s, _ = p.Get([]int32{1, 2, 3, 4, 5, 6})
+	s, _ = p.Get(context.Background(), []int32{1, 2, 3, 4, 5, 6}, 8)
 	if s.cache.Len() != 4 || len(s.tokens) != 4 || resets != 0 {
 		t.Fatalf("extending prompt: len %d, tokens %d, resets %d; want the whole cache reused", s.cache.Len(), len(s.tokens), resets)
 	}
 	p.Put(s)
 	// A prompt sharing only a prefix: the cache cannot drop the rest, so it is reset.
-	s, _ = p.Get([]int32{1, 2, 9})
+	s, _ = p.Get(context.Background(), []int32{1, 2, 9}, 8)
 	if s.cache.Len() != 0 || len(s.tokens) != 0 || resets != 1 {
 		t.Fatalf("diverging prompt: len %d, tokens %d, resets %d; want a reset cache", s.cache.Len(), len(s.tokens), resets)
 	}
@@ -92,7 +93,7 @@ func TestPoolWithoutTruncate(t *testing.T) {
 	if frees != 1 || len(p.idle) != 0 {
 		t.Fatalf("frees %d, idle %d; want the mismatched cache freed", frees, len(p.idle))
 	}
-	s, _ = p.Get([]int32{1})
+	s, _ = p.Get(context.Background(), []int32{1}, 8)
 	p.Put(s)
 	p.Close()
 	if frees != 2 {

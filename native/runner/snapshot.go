@@ -113,40 +113,16 @@ func (p *Pool) takePrefix(tokens []int32) *Sequence {
 	return s
 }
 
-// getEmpty returns an empty sequence: the least recently used idle one, reset, when the pool
-// is full, else a new one.
+// getEmpty returns an empty sequence: on a contiguous pool the least recently used idle one,
+// reset, when the pool is full, else a new one (Get of no prompt); on a paged pool a new one,
+// failing at once (kvcache.ErrNoPages) when the budget has no room for it.
 func (p *Pool) getEmpty() (*Sequence, error) {
-	p.mu.Lock()
-	var s *Sequence
-	if len(p.idle) > 0 && len(p.idle)+p.inUse >= p.keep {
-		oldest := 0
-		for i, x := range p.idle {
-			if x.used.Before(p.idle[oldest].used) {
-				oldest = i
-			}
-		}
-		s = p.idle[oldest]
-		p.idle = append(p.idle[:oldest], p.idle[oldest+1:]...)
+	if p.pages == nil {
+		return p.getContiguous(nil)
 	}
-	p.inUse++
-	p.mu.Unlock()
-	if s == nil {
-		c, err := p.newCache()
-		if err != nil {
-			p.mu.Lock()
-			p.inUse--
-			p.mu.Unlock()
-			return nil, err
-		}
-		return &Sequence{cache: c}, nil
+	s, err := p.tryPaged(nil, 0)
+	if s == nil && err == nil {
+		err = fmt.Errorf("runner: %w", kvcache.ErrNoPages)
 	}
-	if err := s.cache.Reset(); err != nil {
-		s.cache.Free()
-		p.mu.Lock()
-		p.inUse--
-		p.mu.Unlock()
-		return nil, err
-	}
-	s.tokens = s.tokens[:0]
-	return s, nil
+	return s, err
 }

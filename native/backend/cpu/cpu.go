@@ -114,7 +114,7 @@ func (c *Cache) Cap() int             { return c.KV.Cap() }
 func (c *Cache) Truncate(n int) error { return c.KV.Truncate(n) }
 func (c *Cache) Reset() error         { c.KV.Reset(); return nil }
 func (c *Cache) Bytes() int64         { return c.KV.Bytes() }
-func (c *Cache) Free()                {}
+func (c *Cache) Free()                { c.KV.Release() }
 
 // KVCache is backend.KVHolder.
 func (c *Cache) KVCache() *kvcache.Cache { return c.KV }
