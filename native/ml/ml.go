@@ -175,9 +175,24 @@ type Gemma interface {
 
 // MoE is a backend with a mixture-of-experts FFN.
 type MoE interface {
-	// MoEFFN writes dst[t] = Σ_e w_te · down_e·(SiLU(gate_e·x[t]) ⊙ up_e·x[t]) over the used
-	// experts e of token t: the used highest of the router's softmax over router·x[t], their
-	// weights w renormalized to sum to 1 (mixtral, llama.cpp's norm_w). Only the experts some
-	// token of the pass uses are read.
-	MoEFFN(dst, x Tensor, router Matrix, gate, up, down []Matrix, used int)
+	// MoEFFN writes dst[t] = Σ_e w_te · down_e·(SiLU(gate_e·x[t]) ⊙ up_e·x[t]) over the o.Used
+	// experts e of token t: the highest of the router's softmax over router·x[t], their weights
+	// w its values, renormalized to sum to 1 when o.NormTopK (mixtral, qwen3moe: llama.cpp's
+	// norm_w), plus, when o.Shared is set, σ(Shared.GateInp·x[t]) · Shared's SwiGLU FFN of x[t]
+	// (qwen2moe's shared expert). Only the experts some token of the pass uses are read.
+	MoEFFN(dst, x Tensor, router Matrix, gate, up, down []Matrix, o MoEOptions)
+}
+
+// MoEOptions are a mixture-of-experts FFN's routing settings (see MoE).
+type MoEOptions struct {
+	Used     int
+	NormTopK bool
+	Shared   *SharedExpert
+}
+
+// SharedExpert is a dense SwiGLU FFN every token runs beside its routed experts, scaled by the
+// sigmoid of a gate (GateInp: one weight per input value).
+type SharedExpert struct {
+	Gate, Up, Down Matrix
+	GateInp        Vector
 }

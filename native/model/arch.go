@@ -48,6 +48,13 @@ type Arch struct {
 	// MoE: a file with expert_count runs a mixture-of-experts FFN (ml.MoE) in place of the
 	// dense one; without it, such a file is refused.
 	MoE bool
+	// QwenMoE: the experts are expert_feed_forward_length wide (default feed_forward_length /
+	// expert_used_count, as llama.cpp's qwen2moe/qwen3moe; mixtral's are feed_forward_length)
+	// and NormTopK renormalizes the picked experts' weights (mixtral renormalizes always).
+	QwenMoE, NormTopK bool
+	// Shared: every MoE layer has a shared expert (Block.ShGate…, qwen2moe) of
+	// expert_shared_feed_forward_length (default feed_forward_length).
+	Shared bool
 	// Fused: the architecture's files may hold Q, K and V as one attn_qkv tensor and the FFN's
 	// gate and up as one ffn_up of twice the rows; the separate tensors are then optional and
 	// Check fills them in from the fused ones (row ranges of the same data).
@@ -128,6 +135,9 @@ type Hparams struct {
 	// Experts and ExpertsUsed are expert_count and expert_used_count: a mixture-of-experts FFN
 	// of Experts expert FFNs of which a router picks ExpertsUsed per token (0: a dense FFN).
 	Experts, ExpertsUsed int
+	// ExpertFFN is each expert's FFN width (see Arch.QwenMoE), SharedFFN the shared expert's
+	// (Arch.Shared); 0 without.
+	ExpertFFN, SharedFFN int
 	RMSEps               float32
 	RopeBase             float32 // rope.freq_base (default 10000)
 	RopeDims             int     // rope.dimension_count (default HeadDimK): the leading dims of a head rotated
@@ -187,6 +197,15 @@ func readHparams(f *gguf.File, a Arch) (Hparams, error) {
 	if h.Experts > 0 && (h.ExpertsUsed < 1 || h.ExpertsUsed > h.Experts || h.Experts > maxExperts) {
 		return h, fmt.Errorf("model: %s %d and %s %d: want 1 to %d experts, 1 to all of them used per token",
 			key("expert_count"), h.Experts, key("expert_used_count"), h.ExpertsUsed, maxExperts)
+	}
+	if h.Experts > 0 {
+		h.ExpertFFN = h.FFN
+		if a.QwenMoE {
+			h.ExpertFFN = opt("expert_feed_forward_length", max(1, h.FFN/h.ExpertsUsed))
+		}
+		if a.Shared {
+			h.SharedFFN = opt("expert_shared_feed_forward_length", h.FFN)
+		}
 	}
 	h.RopeDims = opt("rope.dimension_count", h.HeadDimK)
 	h.RMSEps = 1e-5
@@ -319,7 +338,7 @@ func (b binder) bind(dst any, prefix string) error {
 		name, opts, _ := strings.Cut(tag, ",")
 		name = prefix + name
 		optional := opts == "optional" || (opts == "qkvbias" && !b.arch.QKVBias) || (opts == "dense" && (b.moe || b.arch.Fused)) || (opts == "experts" && !b.moe) ||
-			(opts == "unfused" && b.arch.Fused)
+			(opts == "unfused" && b.arch.Fused) || (opts == "shared" && !(b.moe && b.arch.Shared))
 		info, ok := b.f.Tensor(name)
 		if !ok {
 			if optional {
@@ -361,7 +380,7 @@ func (b binder) bind(dst any, prefix string) error {
 			}
 			fv.Set(reflect.ValueOf(m))
 		case []float32:
-			if len(info.Dims) != 1 {
+			if len(info.Dims) != 1 && (len(info.Dims) != 2 || info.Dims[1] != 1) { // n × 1: a vector too
 				return fmt.Errorf("model: tensor %q has %d dims, want 1", name, len(info.Dims))
 			}
 			vec := make([]float32, info.Dims[0])

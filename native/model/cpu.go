@@ -57,6 +57,16 @@ type cpuBackend struct {
 	// multi and out are ForwardBatch's batch and logits, reused from pass to pass.
 	multi ml.Batch
 	out   []float32
+	// moe is MoEFFN's scratch, reused from layer to layer and pass to pass.
+	moe moeScratch
+}
+
+// moeScratch are the buffers of one MoEFFN call: the router's logits, each token's picks and
+// their weights, the softmax, the rows an expert serves and the gathered activations.
+type moeScratch struct {
+	logits, weights, xs, g, u, y []float32
+	p                            []float64
+	picks, rows                  []int
 }
 
 // cpu returns a CPU backend from the model's pool (Put it back after the call).
@@ -336,24 +346,30 @@ func (c *cpuBackend) AttentionOpts(out, q, k, v ml.Tensor, layer int, scale floa
 }
 
 // MoEFFN is ml.MoE's: the router over every row, then each used expert's FFN over the rows of
-// the tokens that picked it (gathered), added into their rows with the token's weight.
-func (c *cpuBackend) MoEFFN(dst, x ml.Tensor, router ml.Matrix, gate, up, down []ml.Matrix, used int) {
+// the tokens that picked it (gathered), added into their rows with the token's weight; then the
+// shared expert over every row, scaled by its gate. Its buffers are the backend's (c.moe).
+func (c *cpuBackend) MoEFFN(dst, x ml.Tensor, router ml.Matrix, gate, up, down []ml.Matrix, o ml.MoEOptions) {
 	if c.err != nil {
 		return
 	}
 	out, in, r := dst.(*cpuTensor), x.(*cpuTensor), router.(*Matrix)
-	n, ne, embd := in.rows, r.Rows, in.cols
+	n, ne, embd, used := in.rows, r.Rows, in.cols, o.Used
 	if used < 1 || used > ne || len(gate) != ne || len(up) != ne || len(down) != ne {
 		c.fail(fmt.Errorf("model: %d of %d experts used, %d/%d/%d expert matrices", used, ne, len(gate), len(up), len(down)))
 		return
 	}
-	logits := make([]float32, n*ne)
-	c.mul(r, logits, in.d, n)
-	// picks[t·used+i] is token t's i-th expert, weights its renormalized softmax weight.
-	picks, weights := make([]int, n*used), make([]float32, n*used)
-	p := make([]float64, ne)
+	s := &c.moe
+	s.logits = grow(s.logits, n*ne)
+	c.mul(r, s.logits, in.d, n)
+	// picks[t·used+i] is token t's i-th expert, weights its softmax weight (renormalized over
+	// the picks with NormTopK).
+	s.picks, s.weights = growInts(s.picks, n*used), grow(s.weights, n*used)
+	if cap(s.p) < ne {
+		s.p = make([]float64, ne)
+	}
+	p := s.p[:ne]
 	for t := 0; t < n; t++ {
-		row := logits[t*ne : (t+1)*ne]
+		row := s.logits[t*ne : (t+1)*ne]
 		mx := row[0]
 		for _, v := range row {
 			mx = max(mx, v)
@@ -371,46 +387,75 @@ func (c *cpuBackend) MoEFFN(dst, x ml.Tensor, router ml.Matrix, gate, up, down [
 					best = e
 				}
 			}
-			picks[t*used+i], weights[t*used+i] = best, float32(p[best]/sum)
+			s.picks[t*used+i], s.weights[t*used+i] = best, float32(p[best]/sum)
 			top += p[best] / sum
 			p[best] = -1
 		}
-		for i := 0; i < used; i++ {
-			weights[t*used+i] = float32(float64(weights[t*used+i]) / top)
+		if o.NormTopK {
+			for i := 0; i < used; i++ {
+				s.weights[t*used+i] = float32(float64(s.weights[t*used+i]) / top)
+			}
 		}
 	}
 	clear(out.d[:n*embd])
-	var xs, g, u, y []float32
-	rows := make([]int, 0, n)
 	for e := 0; e < ne; e++ {
-		rows = rows[:0]
-		for i, pe := range picks {
+		s.rows = s.rows[:0]
+		for i, pe := range s.picks {
 			if pe == e {
-				rows = append(rows, i)
+				s.rows = append(s.rows, i)
 			}
 		}
-		if len(rows) == 0 {
+		if len(s.rows) == 0 {
 			continue // an expert no token picked is not read
 		}
 		ge, ue, de := gate[e].(*Matrix), up[e].(*Matrix), down[e].(*Matrix)
-		m, ff := len(rows), ge.Rows
-		xs, g, u, y = grow(xs, m*embd), grow(g, m*ff), grow(u, m*ff), grow(y, m*embd)
-		for j, i := range rows {
+		m, ff := len(s.rows), ge.Rows
+		s.xs, s.g, s.u, s.y = grow(s.xs, m*embd), grow(s.g, m*ff), grow(s.u, m*ff), grow(s.y, m*embd)
+		for j, i := range s.rows {
 			t := i / used
-			copy(xs[j*embd:(j+1)*embd], in.d[t*embd:(t+1)*embd])
+			copy(s.xs[j*embd:(j+1)*embd], in.d[t*embd:(t+1)*embd])
 		}
-		c.mul(ge, g, xs, m)
-		c.mul(ue, u, xs, m)
-		swiGLU(g, u)
-		c.mul(de, y, g, m)
-		for j, i := range rows {
-			t, w := i/used, weights[i]
-			o := out.d[t*embd : (t+1)*embd]
-			for k, v := range y[j*embd : (j+1)*embd] {
-				o[k] += w * v
+		c.mul(ge, s.g, s.xs, m)
+		c.mul(ue, s.u, s.xs, m)
+		swiGLU(s.g, s.u)
+		c.mul(de, s.y, s.g, m)
+		for j, i := range s.rows {
+			t, w := i/used, s.weights[i]
+			dr := out.d[t*embd : (t+1)*embd]
+			for k, v := range s.y[j*embd : (j+1)*embd] {
+				dr[k] += w * v
 			}
 		}
 	}
+	if sh := o.Shared; sh != nil {
+		ge, ue, de := sh.Gate.(*Matrix), sh.Up.(*Matrix), sh.Down.(*Matrix)
+		ff := ge.Rows
+		s.g, s.u, s.y = grow(s.g, n*ff), grow(s.u, n*ff), grow(s.y, n*embd)
+		c.mul(ge, s.g, in.d, n)
+		c.mul(ue, s.u, in.d, n)
+		swiGLU(s.g, s.u)
+		c.mul(de, s.y, s.g, n)
+		for t := 0; t < n; t++ {
+			xt := in.d[t*embd : (t+1)*embd]
+			var z float64
+			for k, w := range sh.GateInp {
+				z += float64(w) * float64(xt[k])
+			}
+			w := float32(1 / (1 + math.Exp(-z)))
+			dr := out.d[t*embd : (t+1)*embd]
+			for k, v := range s.y[t*embd : (t+1)*embd] {
+				dr[k] += w * v
+			}
+		}
+	}
+}
+
+// growInts is grow for ints.
+func growInts(s []int, n int) []int {
+	if cap(s) < n {
+		return make([]int, n)
+	}
+	return s[:n]
 }
 
 // grow returns s with length n, reallocated when short.

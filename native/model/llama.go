@@ -11,7 +11,7 @@ import (
 // converters permute the Q and K rows so that RoPE rotates adjacent pairs.
 // A llama file with expert_count (mixtral) has a mixture-of-experts FFN (ml.MoE).
 func init() {
-	register(Arch{Name: "llama", Rope: RopeNorm, MoE: true, Forward: llamaForward, Supports: supportsMoE})
+	register(Arch{Name: "llama", Rope: RopeNorm, MoE: true, NormTopK: true, Forward: llamaForward, Supports: supportsMoE})
 }
 
 // supportsMoE checks that b has the mixture-of-experts FFN when the model has experts.
@@ -25,11 +25,8 @@ func supportsMoE(m *Model, b ml.Backend) error {
 // moeFFN runs block w's mixture-of-experts FFN of h into x (x += FFN(h)), out a scratch of x's
 // shape.
 func moeFFN(b ml.Backend, m *Model, w *Block, x, h, out ml.Tensor) {
-	gate, up, down := make([]ml.Matrix, len(w.GateExps)), make([]ml.Matrix, len(w.UpExps)), make([]ml.Matrix, len(w.DownExps))
-	for e := range gate {
-		gate[e], up[e], down[e] = w.GateExps[e], w.UpExps[e], w.DownExps[e]
-	}
-	b.(ml.MoE).MoEFFN(out, h, w.Router, gate, up, down, m.Hparams.ExpertsUsed)
+	b.(ml.MoE).MoEFFN(out, h, w.Router, w.gateE, w.upE, w.downE,
+		ml.MoEOptions{Used: m.Hparams.ExpertsUsed, NormTopK: m.Arch.NormTopK, Shared: w.shared})
 	b.Add(x, out)
 }
 

@@ -1,4 +1,4 @@
-// Package model runs decoder architectures (llama with optional MoE, qwen2, qwen3, gemma2, gemma3, phi3) on the CPU: weights bound by name
+// Package model runs decoder architectures (llama with optional MoE, qwen2, qwen2moe, qwen3, qwen3moe, gemma2, gemma3, phi3) on the CPU: weights bound by name
 // from a GGUF file and read in place in their stored type, a forward pass that prefills a batch
 // of tokens at once or decodes one, and a KV cache in any kvq format pair (native/kvcache).
 //
@@ -87,6 +87,17 @@ type Block struct {
 	GateExps []*Matrix `gguf:"ffn_gate_exps.weight,experts"`
 	UpExps   []*Matrix `gguf:"ffn_up_exps.weight,experts"`
 	DownExps []*Matrix `gguf:"ffn_down_exps.weight,experts"`
+	// ShGate, ShUp, ShDown and ShGateInp are a shared expert beside the routed ones (qwen2moe,
+	// Arch.Shared): a SwiGLU FFN every token runs, scaled by σ(ShGateInp·h); nil without.
+	ShGate    *Matrix   `gguf:"ffn_gate_shexp.weight,shared"`
+	ShUp      *Matrix   `gguf:"ffn_up_shexp.weight,shared"`
+	ShDown    *Matrix   `gguf:"ffn_down_shexp.weight,shared"`
+	ShGateInp []float32 `gguf:"ffn_gate_inp_shexp.weight,shared"`
+
+	// gateE, upE and downE are the experts as the backends take them, set once at load (a
+	// forward pass builds no slices); shared likewise.
+	gateE, upE, downE []ml.Matrix
+	shared            *ml.SharedExpert
 }
 
 // ffnMatrices are the block's FFN weights, dense or every expert's.
@@ -97,7 +108,25 @@ func (b *Block) ffnMatrices() []*Matrix {
 	out := []*Matrix{b.Router}
 	out = append(out, b.GateExps...)
 	out = append(out, b.UpExps...)
-	return append(out, b.DownExps...)
+	out = append(out, b.DownExps...)
+	if b.ShGate != nil {
+		out = append(out, b.ShGate, b.ShUp, b.ShDown)
+	}
+	return out
+}
+
+// bindExperts fills the backend views of the experts (gateE, upE, downE, shared).
+func (b *Block) bindExperts() {
+	if b.Router == nil {
+		return
+	}
+	b.gateE, b.upE, b.downE = make([]ml.Matrix, len(b.GateExps)), make([]ml.Matrix, len(b.UpExps)), make([]ml.Matrix, len(b.DownExps))
+	for e := range b.gateE {
+		b.gateE[e], b.upE[e], b.downE[e] = b.GateExps[e], b.UpExps[e], b.DownExps[e]
+	}
+	if b.ShGate != nil {
+		b.shared = &ml.SharedExpert{Gate: b.ShGate, Up: b.ShUp, Down: b.ShDown, GateInp: b.ShGateInp}
+	}
 }
 
 // globals are the weights outside the blocks.
@@ -170,6 +199,9 @@ func New(f *gguf.File, opts Options) (*Model, error) {
 	if err := m.checkShapes(g.RopeFreq); err != nil {
 		return nil, err
 	}
+	for l := range m.blocks {
+		m.blocks[l].bindExperts()
+	}
 	m.rope = newRope(hp, a.Rope, g.RopeFreq)
 	m.mlRope = ml.Rope{Style: ml.RopeStyle(a.Rope), Dims: m.rope.dims, Freq: m.rope.freq, Scale: m.rope.scale, MScale: m.rope.mscale}
 	if opts.Progress != nil {
@@ -212,7 +244,14 @@ func (m *Model) checkShapes(ropeFreq []float32) error {
 				}
 			}
 			for e := 0; e < hp.Experts; e++ {
-				mats = append(mats, want{b.GateExps[e], hp.FFN, hp.Embd}, want{b.UpExps[e], hp.FFN, hp.Embd}, want{b.DownExps[e], hp.Embd, hp.FFN})
+				mats = append(mats, want{b.GateExps[e], hp.ExpertFFN, hp.Embd}, want{b.UpExps[e], hp.ExpertFFN, hp.Embd}, want{b.DownExps[e], hp.Embd, hp.ExpertFFN})
+			}
+			if m.Arch.Shared {
+				if b.ShGate == nil || b.ShUp == nil || b.ShDown == nil || b.ShGateInp == nil {
+					return fmt.Errorf("model: blk.%d: the shared expert (ffn_gate_shexp, ffn_up_shexp, ffn_down_shexp, ffn_gate_inp_shexp) is incomplete", l)
+				}
+				mats = append(mats, want{b.ShGate, hp.SharedFFN, hp.Embd}, want{b.ShUp, hp.SharedFFN, hp.Embd}, want{b.ShDown, hp.Embd, hp.SharedFFN})
+				vecs[fmt.Sprintf("blk.%d.ffn_gate_inp_shexp.weight", l)] = [2]int{len(b.ShGateInp), hp.Embd}
 			}
 		}
 		p := fmt.Sprintf("blk.%d.", l)

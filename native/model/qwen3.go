@@ -9,10 +9,13 @@ import (
 
 // qwen3: Qwen3 dense models: the llama block without biases, RoPE over the two halves of each
 // head, and an RMSNorm over every query and key head (its own HeadDimK weights) before RoPE.
-// Checked against an independent float64 reference of that math, not yet against llama.cpp.
+// qwen3moe: the same attention with a mixture-of-experts FFN in every layer (router softmax,
+// top expert_used_count, their weights renormalized, experts expert_feed_forward_length wide).
 func init() {
 	register(Arch{Name: "qwen3", Rope: RopeNeox, Forward: qwen3Forward,
 		Layer: func() any { return new(qwen3Layer) }, Check: qwen3Check})
+	register(Arch{Name: "qwen3moe", Rope: RopeNeox, MoE: true, QwenMoE: true, NormTopK: true, Forward: qwen3Forward,
+		Layer: func() any { return new(qwen3Layer) }, Check: qwen3Check, Supports: supportsMoE})
 }
 
 // qwen3Layer are the per-head norms of one layer.
@@ -39,7 +42,12 @@ func qwen3Forward(b ml.Backend, m *Model, bt *ml.Batch) {
 	q, k, v := b.New(n, hp.Heads*hp.HeadDimK), b.New(n, hp.KVHeads*hp.HeadDimK), b.New(n, hp.KVHeads*hp.HeadDimV)
 	qh, kh := b.Reshape(q, n*hp.Heads, hp.HeadDimK), b.Reshape(k, n*hp.KVHeads, hp.HeadDimK) // a row per head
 	a := b.New(n, hp.Heads*hp.HeadDimV)
-	gate, up := b.New(n, hp.FFN), b.New(n, hp.FFN)
+	var gate, up, a2 ml.Tensor
+	if hp.Experts > 0 {
+		a2 = b.New(n, hp.Embd)
+	} else {
+		gate, up = b.New(n, hp.FFN), b.New(n, hp.FFN)
+	}
 	scale := float32(1 / math.Sqrt(float64(hp.HeadDimK)))
 	rope := m.Rope()
 	b.Embed(x, m.embd)
@@ -56,6 +64,10 @@ func qwen3Forward(b ml.Backend, m *Model, bt *ml.Batch) {
 		b.Attention(a, q, k, v, l, scale)
 		ml.MatMulAdd(b, x, w.Wo, a, w.Bo, h)
 		b.RMSNorm(h, x, w.FFNNorm, hp.RMSEps)
+		if w.Router != nil {
+			moeFFN(b, m, w, x, h, a2)
+			continue
+		}
 		b.MatMul(gate, w.Gate, h, nil)
 		b.MatMul(up, w.Up, h, nil)
 		b.SwiGLU(gate, up)

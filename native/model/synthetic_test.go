@@ -35,6 +35,7 @@ type synth struct {
 	vocabMeta                     bool    // write a llama (SPM) tokenizer of vocab tokens, for llama.cpp
 	ropeBaseSWA                   float32 // gemma3: rope.freq_base_swa, when set
 	pattern                       int     // gemma3: attention.sliding_window_pattern, when set
+	expFFN, shFFN                 int     // qwen2moe/qwen3moe: expert_feed_forward_length, expert_shared_feed_forward_length (a shared expert)
 }
 
 // write builds the model's GGUF file in dir and returns its path and the metadata/tensors.
@@ -91,6 +92,17 @@ func (s synth) write(t *testing.T, seed uint64) string {
 	if s.experts > 0 {
 		w.AddKV(a+".expert_count", uint32(s.experts))
 		w.AddKV(a+".expert_used_count", uint32(s.used))
+	}
+	ef := s.ffn // each expert's width
+	if (a == "qwen2moe" || a == "qwen3moe") && s.used > 0 {
+		ef = s.ffn / s.used // llama.cpp's default without the key
+	}
+	if s.expFFN > 0 {
+		ef = s.expFFN
+		w.AddKV(a+".expert_feed_forward_length", uint32(s.expFFN))
+	}
+	if s.shFFN > 0 {
+		w.AddKV(a+".expert_shared_feed_forward_length", uint32(s.shFFN))
 	}
 	mat := func(name string, rows, cols int, scale float64) {
 		if name == s.drop {
@@ -176,9 +188,15 @@ func (s synth) write(t *testing.T, seed uint64) string {
 			mat(p+"ffn_down.weight", s.embd, s.ffn, 0.5)
 		} else if s.experts > 0 {
 			mat(p+"ffn_gate_inp.weight", s.experts, s.embd, 3)
-			exps(p+"ffn_gate_exps.weight", s.ffn, s.embd, 1)
-			exps(p+"ffn_up_exps.weight", s.ffn, s.embd, 1)
-			exps(p+"ffn_down_exps.weight", s.embd, s.ffn, 0.5)
+			exps(p+"ffn_gate_exps.weight", ef, s.embd, 1)
+			exps(p+"ffn_up_exps.weight", ef, s.embd, 1)
+			exps(p+"ffn_down_exps.weight", s.embd, ef, 0.5)
+			if s.shFFN > 0 {
+				vec(p+"ffn_gate_inp_shexp.weight", s.embd, 0, 1)
+				mat(p+"ffn_gate_shexp.weight", s.shFFN, s.embd, 1)
+				mat(p+"ffn_up_shexp.weight", s.shFFN, s.embd, 1)
+				mat(p+"ffn_down_shexp.weight", s.embd, s.shFFN, 0.5)
+			}
 		} else {
 			mat(p+"ffn_gate.weight", s.ffn, s.embd, 1)
 			mat(p+"ffn_up.weight", s.ffn, s.embd, 1)
@@ -339,6 +357,10 @@ func refForward(t *testing.T, path string, arch Arch, tokens []int32) [][]float6
 		eu, _ := w("ffn_up_exps.weight")
 		ed, ded := w("ffn_down_exps.weight")
 		used, _ := f.Uint(a + ".expert_used_count")
+		sgi, _ := w("ffn_gate_inp_shexp.weight")
+		sg, dsg := w("ffn_gate_shexp.weight")
+		su, dsu := w("ffn_up_shexp.weight")
+		sd, dsd := w("ffn_down_shexp.weight")
 		q, k, v := make([][]float64, n), make([][]float64, n), make([][]float64, n)
 		for i := 0; i < n; i++ {
 			h := norm(x[i], an)
@@ -410,7 +432,18 @@ func refForward(t *testing.T, path string, arch Arch, tokens []int32) [][]float6
 				}
 				continue
 			}
-			// Mixture of experts: softmax over the router, the top `used`, renormalized.
+			// Mixture of experts: softmax over the router, the top `used`, renormalized (not in
+			// qwen2moe), plus qwen2moe's shared expert scaled by σ(gate·h).
+			if sgi != nil {
+				var z float64
+				for j := range sgi {
+					z += sgi[j] * h[j]
+				}
+				dn := ffn(sg, dsg, su, dsu, sd, dsd)
+				for j := range dn {
+					x[i][j] += dn[j] / (1 + math.Exp(-z))
+				}
+			}
 			rl := matvec(wr, dr, h)
 			mx := math.Inf(-1)
 			for _, v := range rl {
@@ -439,6 +472,9 @@ func refForward(t *testing.T, path string, arch Arch, tokens []int32) [][]float6
 			var top float64
 			for _, pk := range picks {
 				top += pk.p
+			}
+			if a == "qwen2moe" {
+				top = 1
 			}
 			ne, nf := int(deg[1]*deg[0]), int(ded[1]*ded[0])
 			for _, pk := range picks {
@@ -477,6 +513,10 @@ func TestForwardMatchesReference(t *testing.T) {
 		{arch: "phi3", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 2, vocab: 40, ropeBase: 10000, window: 3},
 		{arch: "phi3", typ: gguf.Q8_0, embd: 64, ffn: 96, heads: 4, kvHeads: 4, hd: 16, layers: 2, vocab: 40, ropeBase: 10000},
 		{arch: "llama", typ: gguf.F16, embd: 64, ffn: 32, heads: 4, kvHeads: 1, hd: 16, layers: 2, vocab: 40, tied: true, ropeBase: 10000, experts: 8, used: 3},
+		{arch: "qwen3moe", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 32, layers: 2, vocab: 40, qkNorm: true, ropeBase: 1e6, experts: 8, used: 3},
+		{arch: "qwen3moe", typ: gguf.F16, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 2, vocab: 40, qkNorm: true, tied: true, ropeBase: 1e6, experts: 6, used: 2, expFFN: 40},
+		{arch: "qwen2moe", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 2, vocab: 40, bias: true, ropeBase: 1e6, experts: 8, used: 2, expFFN: 24, shFFN: 80},
+		{arch: "qwen2moe", typ: gguf.F16, embd: 64, ffn: 64, heads: 4, kvHeads: 4, hd: 16, layers: 2, vocab: 40, tied: true, ropeBase: 1e6, experts: 4, used: 4, shFFN: 64},
 	} {
 		t.Run(fmt.Sprintf("%s/%s/experts%d", s.arch, s.typ, s.experts), func(t *testing.T) {
 			path := s.write(t, uint64(s.embd*31+int(s.typ)))
@@ -545,7 +585,7 @@ func TestLoadErrors(t *testing.T) {
 		want string
 	}{
 		{"unsupported architecture", func(s synth) synth { s.arch = "mamba"; return s },
-			`model: architecture "mamba" is not supported (supported: gemma2, gemma3, llama, phi3, qwen2, qwen3); it needs a recurrent state-space (Mamba) layer`},
+			`model: architecture "mamba" is not supported (supported: gemma2, gemma3, llama, phi3, qwen2, qwen2moe, qwen3, qwen3moe); it needs a recurrent state-space (Mamba) layer`},
 		{"missing tensor", func(s synth) synth { s.drop = "blk.0.ffn_up.weight"; return s }, `tensor "blk.0.ffn_up.weight" is missing`},
 		{"missing qwen2 bias", func(s synth) synth { s.arch = "qwen2"; return s }, `tensor "blk.0.attn_q.bias" is missing`},
 		{"missing output norm", func(s synth) synth { s.drop = "output_norm.weight"; return s }, `"output_norm.weight" is missing`},
