@@ -181,6 +181,12 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 	}
 	rcfg := runner.Config{Cache: ccfg, Vocab: mdl.Hparams.Vocab, Keep: sessions, Device: e.Device, CheckLogits: check, Batch: cfg.Batch,
 		OnPool: func() { m.kvBytes(e) }}
+	if cfg.KVBudget > 0 {
+		if cfg.Device != DeviceCPU {
+			return fail(fmt.Errorf("--kv-budget pages the CPU backend's caches; --device %s keeps its own", cfg.Device))
+		}
+		rcfg.KVBudget = cfg.KVBudget
+	}
 	if e.runner, err = runner.New(e.Weights, e.Tok, rcfg); err != nil { // fail at load, not at the first request
 		return fail(err)
 	}

@@ -89,6 +89,11 @@ type Config struct {
 	// token of each running generation and a chunk of a waiting prompt share the pass, each
 	// weight read once); 0 means DefaultBatch, 1 runs each generation's passes on its own.
 	Batch int
+	// KVBudget, when positive, pages the CPU caches of each model from one pool of that many
+	// bytes (pages of 64 cells): a generation is admitted when the pages it may fill are free
+	// and waits otherwise, and chats that start alike share their prefix pages. 0 gives every
+	// cache its whole context up front.
+	KVBudget int64
 	// MaxBodyBytes limits a request body; MaxMessageBytes a websocket message.
 	MaxBodyBytes    int64
 	MaxMessageBytes int64
@@ -203,8 +208,8 @@ func New(cfg Config) (*Server, error) {
 		}
 		cfg.userPair = p
 	}
-	if cfg.Ctx < 0 || cfg.MaxConcurrent < 0 || cfg.Threads < 0 || cfg.Batch < 0 {
-		return nil, errors.New("server: ctx, threads, max concurrent and batch must not be negative")
+	if cfg.Ctx < 0 || cfg.MaxConcurrent < 0 || cfg.Threads < 0 || cfg.Batch < 0 || cfg.KVBudget < 0 {
+		return nil, errors.New("server: ctx, threads, max concurrent, batch and KV budget must not be negative")
 	}
 	if err := checkConfigBounds(&cfg); err != nil {
 		return nil, err

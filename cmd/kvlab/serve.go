@@ -29,6 +29,7 @@ type serveOptions struct {
 	noPersist     bool
 	maxConcurrent int
 	batch         int
+	kvBudgetMiB   int64
 	maxQueue      int
 	threads       int
 	device        string
@@ -106,6 +107,7 @@ At most --max-concurrent generations run at once and --max-queue wait; past that
 	f.BoolVar(&o.noPersist, "no-persist", false, "keep chat sessions in memory only (lost on restart)")
 	f.IntVar(&o.maxConcurrent, "max-concurrent", server.DefaultMaxConcurrent, "generations running at once")
 	f.IntVar(&o.batch, "batch", server.DefaultBatch, "most generations one CPU forward pass runs (continuous batching); 1 runs each on its own")
+	f.Int64Var(&o.kvBudgetMiB, "kv-budget", 0, "paged KV: `MiB` of KV memory per model shared by every generation in pages of 64 cells; a generation waits until the pages it may fill are free, chats that start alike share prefix pages (0: each cache gets its whole context up front)")
 	f.IntVar(&o.maxQueue, "max-queue", server.DefaultMaxQueue, "generations waiting for a slot before requests are refused as busy (0: none)")
 	f.IntVar(&o.threads, "threads", 0, "threads per forward pass; 0 uses every CPU")
 	f.StringVar(&o.device, "device", "cpu", "where the forward pass runs: cpu or cuda")
@@ -125,6 +127,9 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
 	if o.maxConcurrent < 1 {
 		return fmt.Errorf("--max-concurrent %d: must be at least 1", o.maxConcurrent)
+	}
+	if o.kvBudgetMiB < 0 || o.kvBudgetMiB > 1<<30 {
+		return fmt.Errorf("--kv-budget %d: must be between 0 and %d MiB", o.kvBudgetMiB, 1<<30)
 	}
 	if o.batch < 1 {
 		return fmt.Errorf("--batch %d: must be at least 1", o.batch)
@@ -151,7 +156,7 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	srv, err := server.New(server.Config{
 		Addr: o.addr, Logger: log, APIKey: o.apiKey, Models: models, Places: places.Describe(), KV: o.kv, Ctx: o.ctx, KVWindow: o.kvWindow, KVSinks: o.kvSinks,
 		DataDir: persistDir(o, historyPath), SessionBytes: o.sessionBytes,
-		Threads: o.threads, Device: o.device, MaxConcurrent: o.maxConcurrent, Batch: o.batch, MaxQueue: queue, HistoryPath: historyPath,
+		Threads: o.threads, Device: o.device, MaxConcurrent: o.maxConcurrent, Batch: o.batch, KVBudget: o.kvBudgetMiB << 20, MaxQueue: queue, HistoryPath: historyPath,
 		AllowHosts: o.allowHosts,
 	})
 	if err != nil {

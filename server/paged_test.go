@@ -1,0 +1,73 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestLoadPaged runs 16 streaming chats through a KV budget that holds the pages of only a few
+// at once: the others wait for pages, every reply equals the same request alone, and when all
+// have finished no pages are promised to anyone and the pool holds no more than its budget.
+func TestLoadPaged(t *testing.T) {
+	const streams, tokens = 16, 120
+	cfg := storiesConfig(t)
+	cfg.MaxConcurrent = streams
+	cfg.KV = "f16"
+	cfg.KVBudget = 1 << 20
+	s := mustNew(t, cfg)
+	ts := testServer(t, s)
+	prompts := []string{"Once upon a time", "The little dog", "Tom and Sue went to the park", "One day, a bird"}
+	want := map[string]string{}
+	for _, p := range prompts {
+		r, err := ts.Client().Post(ts.URL+"/v1/chat/completions", "application/json", strings.NewReader(
+			fmt.Sprintf(`{"model":"stories260K","temperature":0,"max_tokens":%d,"messages":[{"role":"user","content":%q}]}`, tokens, p)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res struct {
+			Choices []struct{ Message struct{ Content string } }
+		}
+		decode(t, r, &res)
+		want[p] = res.Choices[0].Message.Content
+	}
+	e, err := s.models.get(storiesName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := e.runner.Pool().Pages()
+	if pages == nil {
+		t.Fatal("KVBudget set, but the runner's caches are not paged")
+	}
+	if per := pages.SessionBytes(tokens + 16); 4*per > pages.Budget() || 16*per <= pages.Budget() {
+		t.Fatalf("budget %d bytes for generations of %d bytes: the test wants a few at once, not all 16", pages.Budget(), per)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	errs := make([]error, streams)
+	var wg sync.WaitGroup
+	for i := range streams {
+		wg.Go(func() {
+			p := prompts[i%len(prompts)]
+			errs[i] = chatStream(ctx, ts.URL, p, tokens, want[p]).err
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("stream %d: %v", i, err)
+		}
+	}
+	st := pages.Stats()
+	t.Logf("after %d streams: %+v", streams, st)
+	if st.ReservedBytes != 0 {
+		t.Errorf("%d bytes still reserved after every generation ended", st.ReservedBytes)
+	}
+	if st.Used > st.Total || st.Free < 0 {
+		t.Errorf("pool past its budget: %+v", st)
+	}
+}
