@@ -4,16 +4,12 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/kvlab/kvlab/internal/fixtures"
-	"github.com/kvlab/kvlab/kernels/emu"
-	"github.com/kvlab/kvlab/native/cuda"
-	"github.com/kvlab/kvlab/native/cuda/engine"
 )
 
 // TestBenchSpillEmu runs `kvlab bench spill` on kvlab-tiny-64 on the CPU emulator (two
@@ -23,28 +19,7 @@ import (
 //	go test -tags cudaemu -run BenchSpillEmu -v ./cmd/kvlab/
 func TestBenchSpillEmu(t *testing.T) {
 	path := fixtures.Path(t, "kvlab-tiny-64.gguf")
-	dir := os.Getenv("KVLAB_EMU_DIR")
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "kvlab-emu-test")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	lib, err := emu.Build(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("KVLAB_CUDA_DRIVER", lib)
-	t.Setenv("KVLAB_NVRTC", lib)
-	t.Setenv(cuda.CacheEnv, filepath.Join(dir, "cache"))
-	e, err := engine.Open(0)
-	if errors.Is(err, cuda.ErrNoCUDA) {
-		t.Skipf("the driver was loaded (and failed) earlier in this process; run this test alone: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.Close()
+	useEmulator(t)
 	out, _, err := execute(t, "bench", "spill", "--model", path, "--ctx", "256,512", "--spill", "0,128", "--chunk", "64",
 		"--tokens", "2", "--rounds", "2", "--json", "--check")
 	if err != nil {

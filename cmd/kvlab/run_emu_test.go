@@ -3,16 +3,10 @@
 package main
 
 import (
-	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/kvlab/kvlab/internal/fixtures"
-	"github.com/kvlab/kvlab/kernels/emu"
-	"github.com/kvlab/kvlab/native/cuda"
-	"github.com/kvlab/kvlab/native/cuda/engine"
 	"github.com/kvlab/kvlab/native/kvq"
 )
 
@@ -23,28 +17,7 @@ import (
 //	go test -tags cudaemu -run RunCUDAEmu -v ./cmd/kvlab/
 func TestRunCUDAEmu(t *testing.T) {
 	path := fixtures.Path(t, "kvlab-tiny-64.gguf")
-	dir := os.Getenv("KVLAB_EMU_DIR")
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "kvlab-emu-test")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	lib, err := emu.Build(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("KVLAB_CUDA_DRIVER", lib)
-	t.Setenv("KVLAB_NVRTC", lib)
-	t.Setenv(cuda.CacheEnv, filepath.Join(dir, "cache"))
-	e, err := engine.Open(0)
-	if errors.Is(err, cuda.ErrNoCUDA) {
-		t.Skipf("the driver was loaded (and failed) earlier in this process; run this test alone: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.Close()
+	useEmulator(t)
 	for _, kv := range []string{"f16", "q8_0/q4_0"} {
 		t.Run(strings.ReplaceAll(kv, "/", "-"), func(t *testing.T) {
 			// The device stores every pair unrotated: the CPU runs that variant to compare.

@@ -6,19 +6,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kvlab/kvlab/internal/fixtures"
-	"github.com/kvlab/kvlab/kernels/emu"
-	"github.com/kvlab/kvlab/native/cuda"
-	"github.com/kvlab/kvlab/native/cuda/engine"
 )
 
 // TestServeCUDAEmu runs `kvlab serve --device cuda` on the CPU emulator of the driver and NVRTC
@@ -31,28 +25,7 @@ import (
 //	go test -tags cudaemu -run ServeCUDAEmu -v ./cmd/kvlab/
 func TestServeCUDAEmu(t *testing.T) {
 	path := fixtures.Path(t, "kvlab-tiny-64.gguf")
-	dir := os.Getenv("KVLAB_EMU_DIR")
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "kvlab-emu-test")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	lib, err := emu.Build(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("KVLAB_CUDA_DRIVER", lib)
-	t.Setenv("KVLAB_NVRTC", lib)
-	t.Setenv(cuda.CacheEnv, filepath.Join(dir, "cache"))
-	e, err := engine.Open(0)
-	if errors.Is(err, cuda.ErrNoCUDA) {
-		t.Skipf("the driver was loaded (and failed) earlier in this process; run this test alone: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.Close()
+	useEmulator(t)
 	prompts := []string{"Once upon a time", "The little dog"}
 	texts := func(device string) ([]string, []string, string) {
 		base, stop := serveInProcess(t, "serve", "--addr", "127.0.0.1:0", "--model", path, "--data", t.TempDir(),
