@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/kvlab/kvlab/native/runner"
 )
 
 // apiError is every JSON error the server answers, in the OpenAI shape so that its clients show
@@ -80,6 +82,8 @@ func asAPIError(err error) *apiError {
 		return &apiError{Status: http.StatusServiceUnavailable, Message: err.Error(), Type: typeBusy, Code: "shutting_down"}
 	case errors.Is(err, ErrContextFull):
 		return &apiError{Status: http.StatusBadRequest, Message: err.Error(), Type: typeInvalid, Code: "context_length_exceeded"}
+	case errors.Is(err, runner.ErrKVBudget):
+		return &apiError{Status: http.StatusBadRequest, Message: err.Error(), Type: typeInvalid, Code: "kv_budget_exceeded"}
 	case errors.Is(err, ErrEmptyPrompt):
 		return &apiError{Status: http.StatusBadRequest, Message: err.Error(), Type: typeInvalid, Param: "prompt"}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

@@ -71,3 +71,24 @@ func TestLoadPaged(t *testing.T) {
 		t.Errorf("pool past its budget: %+v", st)
 	}
 }
+
+// TestKVBudgetTooSmall: a request that needs more KV memory than the whole budget holds is the
+// client's error, named, not a server failure.
+func TestKVBudgetTooSmall(t *testing.T) {
+	cfg := storiesConfig(t)
+	cfg.KV = "f16"
+	cfg.KVBudget = 64 << 10 // one page and a half of stories260K's f16 cells
+	ts := testServer(t, mustNew(t, cfg))
+	r, err := ts.Client().Post(ts.URL+"/v1/chat/completions", "application/json", strings.NewReader(
+		`{"model":"stories260K","temperature":0,"max_tokens":400,"messages":[{"role":"user","content":"Once upon a time"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Error struct{ Code, Message string }
+	}
+	decode(t, r, &res)
+	if r.StatusCode != 400 || res.Error.Code != "kv_budget_exceeded" {
+		t.Fatalf("status %d, error %+v; want 400 kv_budget_exceeded", r.StatusCode, res.Error)
+	}
+}
