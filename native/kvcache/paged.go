@@ -356,46 +356,32 @@ func (s *pagedStore) rowData(r int) []byte {
 	return s.pt.data[r/PageCells][o : o+rb]
 }
 
-func (s *pagedStore) Scores(pq []float32, lo int, out []float32) {
-	for j := 0; j < len(out); {
-		c := lo + j
-		o, m := c%PageCells, min(PageCells-c%PageCells, len(out)-j)
-		rs := s.page(c / PageCells)
-		rs.Scores(pq, o, out[j:j+m])
-		j += m
+// runs splits m cells from lo at page boundaries: f gets each run's page, the run's first cell
+// in that page, its offset from lo and its length.
+func (s *pagedStore) runs(lo, m int, f func(rs attn.RowStore, o, off, n int)) {
+	for off := 0; off < m; {
+		c := lo + off
+		o := c % PageCells
+		n := min(PageCells-o, m-off)
+		f(s.page(c/PageCells), o, off, n)
+		off += n
 	}
+}
+
+func (s *pagedStore) Scores(pq []float32, lo int, out []float32) {
+	s.runs(lo, len(out), func(rs attn.RowStore, o, off, n int) { rs.Scores(pq, o, out[off:off+n]) })
 }
 
 func (s *pagedStore) ScoresMulti(pq []float32, n, lo int, out []float32) {
-	cells := len(out) / n
-	for j := 0; j < cells; {
-		c := lo + j
-		o, m := c%PageCells, min(PageCells-c%PageCells, cells-j)
-		rs := s.page(c / PageCells)
-		rs.ScoresMulti(pq, n, o, out[j*n:(j+m)*n])
-		j += m
-	}
+	s.runs(lo, len(out)/n, func(rs attn.RowStore, o, off, m int) { rs.ScoresMulti(pq, n, o, out[off*n:(off+m)*n]) })
 }
 
 func (s *pagedStore) Accumulate(acc []float32, w []float32, lo int) {
-	for j := 0; j < len(w); {
-		c := lo + j
-		o, m := c%PageCells, min(PageCells-c%PageCells, len(w)-j)
-		rs := s.page(c / PageCells)
-		rs.Accumulate(acc, w[j:j+m], o)
-		j += m
-	}
+	s.runs(lo, len(w), func(rs attn.RowStore, o, off, n int) { rs.Accumulate(acc, w[off:off+n], o) })
 }
 
 func (s *pagedStore) AccumulateMulti(acc []float32, n int, w []float32, lo int) {
-	cells := len(w) / n
-	for j := 0; j < cells; {
-		c := lo + j
-		o, m := c%PageCells, min(PageCells-c%PageCells, cells-j)
-		rs := s.page(c / PageCells)
-		rs.AccumulateMulti(acc, n, w[j*n:(j+m)*n], o)
-		j += m
-	}
+	s.runs(lo, len(w)/n, func(rs attn.RowStore, o, off, m int) { rs.AccumulateMulti(acc, n, w[off*n:(off+m)*n], o) })
 }
 
 func (s *pagedStore) Row(dst []float32, i int) {
