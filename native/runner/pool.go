@@ -120,15 +120,17 @@ func (p *Pool) Get(ctx context.Context, prompt []int32, cells int) (*Sequence, e
 		return nil, fmt.Errorf("%w: %d cells draw %d KiB (%d pages of %d KiB and %d KiB per sequence outside them), the budget is %d KiB",
 			ErrKVBudget, cells, need>>10, kvcache.PagesFor(cells), p.pages.PageBytes()>>10, p.pages.FixedBytes()>>10, budget>>10)
 	}
-	for waited := false; ; {
+	waited := false
+	defer func() {
+		if waited {
+			p.mu.Lock()
+			p.waiting--
+			p.mu.Unlock()
+		}
+	}()
+	for {
 		changed := p.pages.Changed()
-		s, err := p.tryPaged(prompt, cells)
-		if s != nil || err != nil {
-			if waited {
-				p.mu.Lock()
-				p.waiting--
-				p.mu.Unlock()
-			}
+		if s, err := p.tryPaged(prompt, cells); s != nil || err != nil {
 			return s, err
 		}
 		if !waited {
@@ -140,9 +142,6 @@ func (p *Pool) Get(ctx context.Context, prompt []int32, cells int) (*Sequence, e
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			p.mu.Lock()
-			p.waiting--
-			p.mu.Unlock()
 			return nil, ctx.Err()
 		}
 	}
