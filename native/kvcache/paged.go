@@ -194,6 +194,10 @@ type pageTable struct {
 	reserved int64    // bytes reserved for pages this cache will take
 	fixed    int64
 	released bool
+	// own is how many leading pages are known present and the cache's alone (ref 1): a write
+	// into them needs no look at the pool, so the L layers of a step lock it once, not L times.
+	// Sharing a page (ShareFrom) sets it to 0 on both sides.
+	own int
 }
 
 // allocLocked takes a page for t: from its reservation, else from the free budget.
@@ -237,6 +241,9 @@ func (t *pageTable) ensure(lo, hi int) error {
 		return errors.New("kvcache: the cache was released")
 	}
 	first, last := lo/PageCells, (hi-1)/PageCells
+	if last < t.own {
+		return nil
+	}
 	p := t.pool
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -261,6 +268,9 @@ func (t *pageTable) ensure(lo, hi int) error {
 		}
 		t.ids, t.data = append(t.ids, id), append(t.data, p.data[id])
 	}
+	if first <= t.own {
+		t.own = last + 1
+	}
 	return nil
 }
 
@@ -270,6 +280,7 @@ func (t *pageTable) truncate(cells int) {
 	if keep >= len(t.ids) {
 		return
 	}
+	t.own = min(t.own, keep)
 	p := t.pool
 	p.mu.Lock()
 	for _, id := range t.ids[keep:] {
@@ -321,7 +332,7 @@ func (t *pageTable) release() {
 	p.notifyLocked()
 	p.mu.Unlock()
 	clear(t.data)
-	t.ids, t.data, t.reserved, t.fixed, t.released = nil, nil, 0, 0, true
+	t.ids, t.data, t.reserved, t.fixed, t.released, t.own = nil, nil, 0, 0, true, 0
 }
 
 // newPageTable charges a new cache's fixed bytes to the pool.
@@ -494,6 +505,7 @@ func (c *Cache) ShareFrom(src *Cache, n int) error {
 		p.ref[id]++
 	}
 	p.mu.Unlock()
+	c.pt.own, src.pt.own = 0, 0
 	c.pt.ids = append(c.pt.ids[:0], src.pt.ids[:keep]...)
 	c.pt.data = append(c.pt.data[:0], src.pt.data[:keep]...)
 	for l, ly := range c.layers {
