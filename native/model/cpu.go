@@ -531,18 +531,8 @@ func (m *Matrix) mulRowwise(y, x []float32, n int, p *Pool) {
 	var body func(lo, hi int)
 	switch w := f32s(m.Data); {
 	case m.intK:
-		t := mulTasks.Get().(*mulTask)
-		defer mulTasks.Put(t)
-		t.a.Prepare(m.wk.Format(), n, cols)
-		if n >= 2*p.Threads() && p.Threads() > 1 {
-			p.For(n, max(1, workGrain/(8*cols)), func(lo, hi int) { t.a.QuantizeTokens(x, lo, hi) })
-		} else {
-			t.a.QuantizeTokens(x, 0, n)
-		}
-		blk = max(4, (rowBlockBytes/m.RowBytes)&^3)
-		body = func(lo, hi int) {
-			m.wk.MulInvariant(y, rows, m.Data, m.RowBytes, &t.a, lo*blk, min(hi*blk, rows))
-		}
+		m.mulInt(y, x, n, p, true) // the kernel's outputs do not depend on the row split
+		return
 	case m.Type == gguf.F32 && w != nil:
 		body = func(lo, hi int) { wkern.MulF32(y, rows, w, cols, x, n, lo*blk, min(hi*blk, rows)) }
 	case m.Type == gguf.F16:

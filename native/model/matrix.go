@@ -34,13 +34,18 @@ var mulTasks = sync.Pool{New: func() any { return new(mulTask) }}
 
 // mulTask is one integer product: y = W·x for the tokens quantized in a.
 type mulTask struct {
-	m *Matrix
-	y []float32
-	a wkern.Act
+	m   *Matrix
+	y   []float32
+	a   wkern.Act
+	inv bool // the batch-invariant kernel (mulRowwise)
 }
 
 func (t *mulTask) Range(lo, hi int) {
 	m := t.m
+	if t.inv {
+		m.wk.MulInvariant(t.y, m.Rows, m.Data, m.RowBytes, &t.a, lo, hi)
+		return
+	}
 	m.wk.MulRows(t.y, m.Rows, m.Data, m.RowBytes, &t.a, lo, hi)
 }
 
@@ -86,7 +91,7 @@ const workGrain = 1 << 16
 func (m *Matrix) MatVec(y, x []float32, p *Pool) {
 	y, x = y[:m.Rows], x[:m.Cols]
 	if m.intK {
-		m.mulInt(y, x, 1, p)
+		m.mulInt(y, x, 1, p, false)
 		return
 	}
 	if p.Threads() == 1 || m.Rows*m.Cols <= workGrain {
@@ -132,7 +137,7 @@ func (m *Matrix) MatMul(y, x []float32, n int, p *Pool) {
 		return
 	}
 	if m.intK {
-		m.mulInt(y, x, n, p)
+		m.mulInt(y, x, n, p, false)
 		return
 	}
 	if p.Threads() == 1 || n*m.Rows*m.Cols <= workGrain {
@@ -144,9 +149,10 @@ func (m *Matrix) MatMul(y, x []float32, n int, p *Pool) {
 
 // mulInt is MatMul with the integer kernel: the n activation rows are quantized once into the
 // kernel's format, then each worker multiplies a range of weight rows against all of them.
-func (m *Matrix) mulInt(y, x []float32, n int, p *Pool) {
+// inv picks the batch-invariant kernel (mulRowwise), whose outputs do not depend on the split.
+func (m *Matrix) mulInt(y, x []float32, n int, p *Pool, inv bool) {
 	t := mulTasks.Get().(*mulTask)
-	t.m, t.y = m, y
+	t.m, t.y, t.inv = m, y, inv
 	t.a.Prepare(m.wk.Format(), n, m.Cols)
 	if n >= 2*p.Threads() && p.Threads() > 1 {
 		p.For(n, max(1, workGrain/(8*m.Cols)), func(lo, hi int) { t.a.QuantizeTokens(x, lo, hi) })
