@@ -158,11 +158,7 @@ func gemma3Forward(b ml.Backend, m *Model, bt *ml.Batch) {
 		b.RMSNorm(kh, kh, ly.KNorm, hp.RMSEps)
 		b.RoPE(q, hp.Heads, rope)
 		b.RoPE(k, hp.KVHeads, rope)
-		if window > 0 {
-			g.AttentionOpts(a, q, k, v, l, st.qscale, ml.AttnOptions{Window: window})
-		} else {
-			b.Attention(a, q, k, v, l, st.qscale)
-		}
+		g.AttentionOpts(a, q, k, v, l, st.qscale, ml.AttnOptions{Window: window}) // 0: full attention
 		b.MatMul(h, w.Wo, a, nil)
 		b.RMSNorm(h, h, ly.PostAttn, hp.RMSEps)
 		b.Add(x, h)
