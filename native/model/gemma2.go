@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/kvlab/kvlab/native/gguf"
 	"github.com/kvlab/kvlab/native/ml"
 )
 
@@ -77,16 +78,9 @@ func gemma2Check(m *Model) error {
 		}
 		st.window = int(v)
 	}
-	st.qscale = float32(1 / math.Sqrt(float64(hp.HeadDimK)))
-	if hp.Layers == 46 {
-		st.qscale = float32(1 / math.Sqrt(float64(hp.Embd/hp.Heads)))
-	}
-	if _, set := f.Value("gemma2.attention.query_pre_attn_scalar"); set {
-		v, ok := f.Float("gemma2.attention.query_pre_attn_scalar")
-		if !ok || !(v > 0) || v > 1e30 {
-			return fmt.Errorf("model: gemma2.attention.query_pre_attn_scalar: want a positive number")
-		}
-		st.qscale = float32(1 / math.Sqrt(v))
+	var err error
+	if st.qscale, err = gemmaQueryScale(f, "gemma2", hp, 46); err != nil {
+		return err
 	}
 	m.state = st
 	m.windows = make([]int, hp.Layers)
@@ -131,4 +125,22 @@ func gemma2Forward(b ml.Backend, m *Model, bt *ml.Batch) {
 	if len(bt.Out) > 0 {
 		g.SoftCapOut(st.finalCap)
 	}
+}
+
+// gemmaQueryScale is a gemma file's attention query scale: 1/√query_pre_attn_scalar when the
+// file has it, else 1/√head_dim, or 1/√(embd/heads) for the model of bigLayers layers (the 27B
+// gemma2, 62-layer gemma3), as llama.cpp sets it.
+func gemmaQueryScale(f *gguf.File, arch string, hp Hparams, bigLayers int) (float32, error) {
+	key := arch + ".attention.query_pre_attn_scalar"
+	if _, set := f.Value(key); set {
+		v, ok := f.Float(key)
+		if !ok || !(v > 0) || v > 1e30 {
+			return 0, fmt.Errorf("model: %s: want a positive number", key)
+		}
+		return float32(1 / math.Sqrt(v)), nil
+	}
+	if hp.Layers == bigLayers {
+		return float32(1 / math.Sqrt(float64(hp.Embd/hp.Heads))), nil
+	}
+	return float32(1 / math.Sqrt(float64(hp.HeadDimK))), nil
 }

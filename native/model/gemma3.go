@@ -84,16 +84,9 @@ func gemma3Check(m *Model) error {
 		}
 		st.finalCap = float32(v)
 	}
-	st.qscale = float32(1 / math.Sqrt(float64(hp.HeadDimK)))
-	if hp.Layers == 62 {
-		st.qscale = float32(1 / math.Sqrt(float64(hp.Embd/hp.Heads)))
-	}
-	if _, set := f.Value("gemma3.attention.query_pre_attn_scalar"); set {
-		v, ok := f.Float("gemma3.attention.query_pre_attn_scalar")
-		if !ok || !(v > 0) || v > 1e30 {
-			return fmt.Errorf("model: gemma3.attention.query_pre_attn_scalar: want a positive number")
-		}
-		st.qscale = float32(1 / math.Sqrt(v))
+	var err error
+	if st.qscale, err = gemmaQueryScale(f, "gemma3", hp, 62); err != nil {
+		return err
 	}
 	localBase := float32(10000)
 	if _, set := f.Value("gemma3.rope.freq_base_swa"); set {
