@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/kvlab/kvlab/native/cuda/engine"
 	"github.com/kvlab/kvlab/native/kvq"
+	"github.com/kvlab/kvlab/native/lab"
 	"github.com/kvlab/kvlab/native/model"
 	"github.com/kvlab/kvlab/native/sample"
 	"github.com/kvlab/kvlab/plan/calc"
@@ -390,27 +390,13 @@ func benchSpill(o benchSpillOptions, errw io.Writer) (benchSpillReport, error) {
 			}
 			if p.HostCells > 0 {
 				a, b := pts[i], pts[j]
-				p.LogitsRelRMS = max(relRMSDiff(a.first, b.first), relRMSDiff(a.last, b.last))
+				p.LogitsRelRMS = max(lab.RelRMS(a.first, b.first), lab.RelRMS(a.last, b.last))
 				agree := sample.Argmax(a.first) == sample.Argmax(b.first) && sample.Argmax(a.last) == sample.Argmax(b.last)
 				p.ArgmaxAgrees = &agree
 			}
 		}
 	}
 	return rep, nil
-}
-
-// relRMSDiff is ‖a − b‖ / ‖b‖ (0 when both are zero).
-func relRMSDiff(a, b []float32) float64 {
-	var num, den float64
-	for i := range b {
-		d := float64(a[i]) - float64(b[i])
-		num += d * d
-		den += float64(b[i]) * float64(b[i])
-	}
-	if den == 0 {
-		return math.Sqrt(num)
-	}
-	return math.Sqrt(num / den)
 }
 
 // fillSynthetic writes n cells of random K/V into every layer of c and commits them, in
