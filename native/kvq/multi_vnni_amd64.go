@@ -150,14 +150,13 @@ func vnniScores(kind int, d, rb, nb int, tail func(q []float32, row []byte) floa
 	}
 	var padStack [16 * vnniMaxBlocks * 34]byte
 	var tmp [16 * 4]float32
+	var qpad [4 * multiScratchDim]float32 // a short last group of queries, padded to 4
 	whole := m &^ 15
 	for h := 0; h < n; h += 4 {
 		r := min(4, n-h)
 		qh := q[h*d : (h+r)*d]
 		if r < 4 {
-			sc := multiScratches.Get().(*multiScratch)
-			defer multiScratches.Put(sc)
-			qh = padQueries(sc.pad[:], qh, d)
+			qh = padQueries(qpad[:], qh, d)
 		}
 		if !vnniDigitsAVX512(&dig[0], &aux[0], &qh[0], d, nb) {
 			vnniDigits(dig, aux, qh, d, nb) // a non-finite value: the reference says what to do
