@@ -128,6 +128,34 @@ func (s benchShape) tensors(w string) []synthTensor {
 // quantized with wkern's reference quantizers, written in place (one tensor in memory per
 // thread). The file carries a llama-style tokenizer of placeholder tokens so other engines load
 // it too.
+// errUnknownShape names the shapes --shape takes.
+func errUnknownShape(shape string) error {
+	return fmt.Errorf("--shape %q: want one of %s", shape, strings.Join(slices.Sorted(mapKeys(benchShapes)), ", "))
+}
+
+// syntheticModel is the path of the synthetic model of shape, weights and seed in dir, written
+// (with a line on errw) when it is not there yet.
+func syntheticModel(dir, shape, weights string, seed uint64, errw io.Writer) (string, error) {
+	s, ok := benchShapes[shape]
+	if !ok {
+		return "", errUnknownShape(shape)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, fmt.Sprintf("%s-%s-seed%d.gguf", shape, weights, seed))
+	if _, err := os.Stat(p); err == nil {
+		return p, nil
+	}
+	fmt.Fprintf(errw, "writing %s ...\n", p)
+	t0 := time.Now()
+	if err := writeSynthetic(p, s, weights, seed, runtime.NumCPU()); err != nil {
+		return "", fmt.Errorf("writing %s: %w", p, err)
+	}
+	fmt.Fprintf(errw, "wrote %s in %.1fs\n", p, time.Since(t0).Seconds())
+	return p, nil
+}
+
 func writeSynthetic(path string, s benchShape, w string, seed uint64, threads int) error {
 	gw := &gguf.Writer{}
 	a := s.arch
@@ -316,27 +344,17 @@ attn_v and ffn_down in q6_K on llama.cpp's "more bits" layers and the output in 
 					files = append(files, file{a, ""})
 				}
 			} else {
-				s, ok := benchShapes[shape]
-				if !ok {
-					names := slices.Sorted(mapKeys(benchShapes))
-					return fmt.Errorf("--shape %q: want one of %s", shape, strings.Join(names, ", "))
-				}
-				if err := os.MkdirAll(dir, 0o755); err != nil {
-					return err
+				if _, ok := benchShapes[shape]; !ok {
+					return errUnknownShape(shape)
 				}
 				for _, w := range strings.Split(weights, ",") {
 					w = strings.ToLower(strings.TrimSpace(w))
 					if !slices.Contains(benchWeightSets, w) {
 						return fmt.Errorf("--weights %q: want some of %s", w, strings.Join(benchWeightSets, ", "))
 					}
-					p := filepath.Join(dir, fmt.Sprintf("%s-%s-seed%d.gguf", shape, w, seed))
-					if _, err := os.Stat(p); err != nil {
-						fmt.Fprintf(cmd.ErrOrStderr(), "writing %s ...\n", p)
-						t0 := time.Now()
-						if err := writeSynthetic(p, s, w, seed, runtime.NumCPU()); err != nil {
-							return fmt.Errorf("writing %s: %w", p, err)
-						}
-						fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s in %.1fs\n", p, time.Since(t0).Seconds())
+					p, err := syntheticModel(dir, shape, w, seed, cmd.ErrOrStderr())
+					if err != nil {
+						return err
 					}
 					files = append(files, file{p, w})
 				}

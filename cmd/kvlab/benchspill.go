@@ -266,22 +266,14 @@ func benchSpill(o benchSpillOptions, errw io.Writer) (benchSpillReport, error) {
 	rep.KV, rep.Contexts, rep.Load = pair.Unrotated().String(), ctxs, loadAvg()
 	path := o.model
 	if path == "" {
-		s, ok := benchShapes[o.shape]
-		if !ok {
-			return rep, fmt.Errorf("--shape %q: want one of %s", o.shape, strings.Join(slices.Sorted(mapKeys(benchShapes)), ", "))
+		if _, ok := benchShapes[o.shape]; !ok {
+			return rep, errUnknownShape(o.shape)
 		}
 		if !slices.Contains(benchWeightSets, o.weights) {
 			return rep, fmt.Errorf("--weights %q: want one of %s", o.weights, strings.Join(benchWeightSets, ", "))
 		}
-		if err := os.MkdirAll(o.dir, 0o755); err != nil {
+		if path, err = syntheticModel(o.dir, o.shape, o.weights, o.seed, errw); err != nil {
 			return rep, err
-		}
-		path = filepath.Join(o.dir, fmt.Sprintf("%s-%s-seed%d.gguf", o.shape, o.weights, o.seed))
-		if _, err := os.Stat(path); err != nil {
-			fmt.Fprintf(errw, "writing %s ...\n", path)
-			if err := writeSynthetic(path, s, o.weights, o.seed, runtime.NumCPU()); err != nil {
-				return rep, fmt.Errorf("writing %s: %w", path, err)
-			}
 		}
 	}
 	rep.Model = path
