@@ -141,7 +141,7 @@ func (c *Cache) decode(layer int, q, out *cuda.Buffer, heads int, scale float32,
 	nDev, nt, tcps := n, 0, 0
 	if c.sp != nil {
 		nDev = min(n, c.cap)
-		nt, tcps = c.sp.tailSplits(layer, n, hn, blocks)
+		nt, tcps = c.sp.tailSplits(n, hn, blocks)
 	}
 	cps, nb := planSplits(nDev, hn, blocks)
 	slots := len(ly.owner)

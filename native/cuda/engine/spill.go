@@ -253,7 +253,7 @@ func (c *Cache) flush(layer int) error {
 // tailSplits plans the tail's splits of a decode over the first n cells: it returns their
 // number and the cells per split (a whole number of tiles, the same for every chunk, so that
 // a full chunk has the same splits wherever it is).
-func (sp *spill) tailSplits(layer, n, kvHeads, blocks int) (splits, cps int) {
+func (sp *spill) tailSplits(n, kvHeads, blocks int) (splits, cps int) {
 	tail := n - sp.resident
 	if tail <= 0 {
 		return 0, 0

@@ -208,7 +208,7 @@ func TestEmuSpillMergeExact(t *testing.T) {
 	}
 	dev := min(n, sp.cap)
 	cps, nb := planSplits(dev, 1, e.splitBlocks)
-	nt, tcps := sp.sp.tailSplits(0, n, 1, e.splitBlocks)
+	nt, tcps := sp.sp.tailSplits(n, 1, e.splitBlocks)
 	nsplit := nb + nt
 	var ranges [][2]int
 	for s := 0; s < nb; s++ {
