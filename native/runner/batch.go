@@ -23,6 +23,10 @@ type BatchConfig struct {
 	// Gather is how long a pass waits for the sequences of the previous one to come back with
 	// their next token before it runs without them (default 2 ms).
 	Gather time.Duration
+	// OnPass, when set, is called after each pass with its decode tokens (one per step not
+	// marked Prefill) and its prompt tokens (the chunks of Prefill steps), on the goroutine that
+	// ran it.
+	OnPass func(decode, prefill int)
 }
 
 // Defaults of BatchConfig.
@@ -278,6 +282,17 @@ func (b *Batching) drive(c *call) {
 			steps = append(steps, backend.BatchStep{Cache: c.r.step.Seq.cache, Tokens: c.tokens, Logits: c.logits})
 		}
 		errs := b.run(steps)
+		if b.cfg.OnPass != nil {
+			decode, prefill := 0, 0
+			for _, c := range chunks {
+				if c.r.step.Prefill {
+					prefill += len(c.tokens)
+				} else {
+					decode += len(c.tokens)
+				}
+			}
+			b.cfg.OnPass(decode, prefill)
+		}
 
 		b.mu.Lock()
 		b.stats.Batch = len(chunks)

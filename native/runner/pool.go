@@ -33,6 +33,9 @@ type Step struct {
 	Seq    *Sequence
 	Tokens []int32
 	Logits []float32
+	// Prefill marks prompt tokens: BatchConfig.OnPass counts them as prefill whatever their
+	// number (after a reused prefix, a prompt's last token is a step of one).
+	Prefill bool
 }
 
 // Scheduler runs forward passes: it decides which of the steps it is given share one pass of

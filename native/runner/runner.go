@@ -51,6 +51,8 @@ type Config struct {
 	CheckLogits func(logits []float32) error
 	// OnPool, when set, is called after a sequence is taken from or returned to the pool.
 	OnPool func()
+	// OnPass, when set, is the Batching scheduler's BatchConfig.OnPass (Scheduler nil).
+	OnPass func(decode, prefill int)
 	// KVBudget, when positive, pages the caches (kvcache.PagePool): every sequence's cells
 	// come from one pool of this many bytes, and a generation waits for room in it (Pool.Get).
 	// The backend must page its caches (the CPU's does); 0 gives each sequence a contiguous
@@ -78,7 +80,7 @@ func New(m backend.Model, tok *tokenizer.Tokenizer, cfg Config) (*Runner, error)
 	if r.sched == nil {
 		r.sched = Serial{}
 		if _, ok := m.(backend.Batcher); ok && cfg.Batch > 1 {
-			r.sched = NewBatching(m, cfg.Vocab, BatchConfig{MaxSeqs: cfg.Batch})
+			r.sched = NewBatching(m, cfg.Vocab, BatchConfig{MaxSeqs: cfg.Batch, OnPass: cfg.OnPass})
 		}
 	}
 	var err error
@@ -258,8 +260,8 @@ func (r *Runner) Generate(ctx context.Context, p Params, emit func(Event) error)
 		res.Stop = StopCancelled
 		return res, err
 	}
-	step := func(tokens []int32, logits []float32) error {
-		if err := r.sched.Forward(ctx, []Step{{Seq: seq, Tokens: tokens, Logits: logits}}); err != nil {
+	step := func(tokens []int32, logits []float32, prefill bool) error {
+		if err := r.sched.Forward(ctx, []Step{{Seq: seq, Tokens: tokens, Logits: logits, Prefill: prefill}}); err != nil {
 			return err
 		}
 		if r.cfg.CheckLogits != nil && len(logits) > 0 {
@@ -287,7 +289,7 @@ func (r *Runner) Generate(ctx context.Context, p Params, emit func(Event) error)
 		if done+n == total {
 			out = logits
 		}
-		if err := step(rest[done:done+n], out); err != nil {
+		if err := step(rest[done:done+n], out, true); err != nil {
 			return res, err
 		}
 		done += n
@@ -326,7 +328,7 @@ func (r *Runner) Generate(ctx context.Context, p Params, emit func(Event) error)
 	unfed := int32(-1) // a sampled token not yet run
 	defer func() {
 		if p.KeepLast && unfed >= 0 && seq.Len() < cells && ctx.Err() == nil {
-			step([]int32{unfed}, logits[:0]) // on failure the sequence holds the reply but its last token
+			step([]int32{unfed}, logits[:0], false) // on failure the sequence holds the reply but its last token
 
 		}
 	}()
@@ -371,7 +373,7 @@ func (r *Runner) Generate(ctx context.Context, p Params, emit func(Event) error)
 			return cancelled(err)
 		}
 		t0 := time.Now()
-		err := step([]int32{next}, logits)
+		err := step([]int32{next}, logits, false)
 		decodeTime += time.Since(t0)
 		if errors.Is(err, kvcache.ErrKVFull) {
 			res.Stop = StopContext
