@@ -180,7 +180,7 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 		check = model.CheckLogits // the CPU pass checks its own (hook)
 	}
 	rcfg := runner.Config{Cache: ccfg, Vocab: mdl.Hparams.Vocab, Keep: sessions, Device: e.Device, CheckLogits: check, Batch: cfg.Batch,
-		OnPool: func() { m.kvBytes(e) }}
+		OnPool: func() { m.kvBytes(e) }, OnPass: func(decode, prefill int) { m.pass(info.Name, decode, prefill) }}
 	if cfg.KVBudget > 0 {
 		if cfg.Device != DeviceCPU {
 			return fail(fmt.Errorf("--kv-budget pages the CPU backend's caches; --device %s keeps its own", cfg.Device))
@@ -190,9 +190,7 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 	if e.runner, err = runner.New(e.Weights, e.Tok, rcfg); err != nil { // fail at load, not at the first request
 		return fail(err)
 	}
-	if b, ok := e.runner.Scheduler().(*runner.Batching); ok {
-		m.batching(info.Name, b)
-	}
+	m.watch(info.Name, e.runner)
 	if cfg.DataDir != "" && cfg.Device == DeviceCPU {
 		if e.kv, err = newKVPersist(cfg.DataDir, runner.ModelIdentity(mdl, info.Path), cfg.SessionBytes, log); err != nil {
 			log.Warn("chat turns will not persist", "model", info.Name, "err", err)
@@ -263,7 +261,7 @@ func choosePair(user kvq.Pair, shape calc.Shape, ctx, sessions int, weights int6
 
 // Close releases the model. No generation may run.
 func (e *Engine) Close() error {
-	e.metrics.batching(e.Info.Name, nil)
+	e.metrics.watch(e.Info.Name, nil)
 	e.runner.Close()
 	e.Weights.Close()
 	return e.Model.Close()

@@ -25,65 +25,100 @@ type metrics struct {
 	busy       prometheus.Counter
 	abTokens   prometheus.Counter
 	wsSessions *prometheus.GaugeVec
-	batch      *batchCollector
+	runners    *runnerCollector
+	// decodeRows and prefillRows are, per batched forward pass, its decode tokens (one per
+	// generation decoding) and its prompt tokens.
+	decodeRows, prefillRows *prometheus.HistogramVec
 }
 
-// batchCollector reports each model's continuous-batching scheduler: the sequences of its last
-// pass, the steps waiting for one, and the passes and tokens run.
-type batchCollector struct {
-	mu     sync.Mutex
-	scheds map[string]*runner.Batching
+// runnerCollector reports each model's runner: its continuous-batching scheduler (the sequences
+// of its last pass, the steps waiting for one, the passes and tokens run) and, when its caches
+// are paged, the pages in use and free and the generations waiting for pages.
+type runnerCollector struct {
+	mu      sync.Mutex
+	runners map[string]*runner.Runner
 
-	size, queue, passes, tokens *prometheus.Desc
+	size, queue, passes, tokens, pages, reserved, waiting *prometheus.Desc
 }
 
-func newBatchCollector() *batchCollector {
-	return &batchCollector{scheds: map[string]*runner.Batching{},
-		size: prometheus.NewDesc("kvlab_batch_size", "Sequences in the model's last forward pass (continuous batching).", []string{"model"}, nil),
+func newRunnerCollector() *runnerCollector {
+	model := []string{"model"}
+	return &runnerCollector{runners: map[string]*runner.Runner{},
+		size: prometheus.NewDesc("kvlab_batch_size", "Sequences in the model's last forward pass (continuous batching).", model, nil),
 		queue: prometheus.NewDesc("kvlab_batch_queue", "Generation steps waiting for the model's next forward pass (decode tokens and prompt chunks).",
-			[]string{"model"}, nil),
-		passes: prometheus.NewDesc("kvlab_batch_passes_total", "Batched forward passes run.", []string{"model"}, nil),
-		tokens: prometheus.NewDesc("kvlab_batch_tokens_total", "Tokens run by batched forward passes.", []string{"model"}, nil),
+			model, nil),
+		passes: prometheus.NewDesc("kvlab_batch_passes_total", "Batched forward passes run.", model, nil),
+		tokens: prometheus.NewDesc("kvlab_batch_tokens_total", "Tokens run by batched forward passes.", model, nil),
+		pages: prometheus.NewDesc("kvlab_kv_pages", "KV pages of the model's page pool (--kv-budget): used (held by sequences, a shared page once), "+
+			"free (neither used, reserved nor set aside for the caches' fixed bytes), total (the budget's).", []string{"model", "state"}, nil),
+		reserved: prometheus.NewDesc("kvlab_kv_reserved_bytes", "KV budget bytes promised to running generations and not yet taken as pages.", model, nil),
+		waiting:  prometheus.NewDesc("kvlab_kv_waiting", "Generations waiting for KV pages (admitted by the gate, not yet by the page budget).", model, nil),
 	}
 }
 
-func (c *batchCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- c.size
-	ch <- c.queue
-	ch <- c.passes
-	ch <- c.tokens
+func (c *runnerCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.size, c.queue, c.passes, c.tokens, c.pages, c.reserved, c.waiting} {
+		ch <- d
+	}
 }
 
-func (c *batchCollector) Collect(ch chan<- prometheus.Metric) {
+func (c *runnerCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for name, b := range c.scheds {
-		st := b.Stats()
-		ch <- prometheus.MustNewConstMetric(c.size, prometheus.GaugeValue, float64(st.Batch), name)
-		ch <- prometheus.MustNewConstMetric(c.queue, prometheus.GaugeValue, float64(st.Queue), name)
-		ch <- prometheus.MustNewConstMetric(c.passes, prometheus.CounterValue, float64(st.Passes), name)
-		ch <- prometheus.MustNewConstMetric(c.tokens, prometheus.CounterValue, float64(st.Tokens), name)
+	for name, r := range c.runners {
+		if b, ok := r.Scheduler().(*runner.Batching); ok {
+			st := b.Stats()
+			ch <- prometheus.MustNewConstMetric(c.size, prometheus.GaugeValue, float64(st.Batch), name)
+			ch <- prometheus.MustNewConstMetric(c.queue, prometheus.GaugeValue, float64(st.Queue), name)
+			ch <- prometheus.MustNewConstMetric(c.passes, prometheus.CounterValue, float64(st.Passes), name)
+			ch <- prometheus.MustNewConstMetric(c.tokens, prometheus.CounterValue, float64(st.Tokens), name)
+		}
+		if p := r.Pages(); p != nil {
+			st := p.Stats()
+			ch <- prometheus.MustNewConstMetric(c.pages, prometheus.GaugeValue, float64(st.Used), name, "used")
+			ch <- prometheus.MustNewConstMetric(c.pages, prometheus.GaugeValue, float64(st.Free), name, "free")
+			ch <- prometheus.MustNewConstMetric(c.pages, prometheus.GaugeValue, float64(st.Total), name, "total")
+			ch <- prometheus.MustNewConstMetric(c.reserved, prometheus.GaugeValue, float64(st.ReservedBytes), name)
+			_, _, waiting := r.Pool().Stats()
+			ch <- prometheus.MustNewConstMetric(c.waiting, prometheus.GaugeValue, float64(waiting), name)
+		}
 	}
 }
 
-// batching reports model's scheduler on /metrics (nil: no more).
-func (m *metrics) batching(model string, b *runner.Batching) {
+// watch reports model's runner on /metrics (nil: no more).
+func (m *metrics) watch(model string, r *runner.Runner) {
 	if m == nil {
 		return
 	}
-	m.batch.mu.Lock()
-	defer m.batch.mu.Unlock()
-	if b == nil {
-		delete(m.batch.scheds, model)
+	m.runners.mu.Lock()
+	defer m.runners.mu.Unlock()
+	if r == nil {
+		delete(m.runners.runners, model)
 		return
 	}
-	m.batch.scheds[model] = b
+	m.runners.runners[model] = r
+}
+
+// pass records one batched forward pass of model: its decode steps and prompt tokens.
+func (m *metrics) pass(model string, decode, prefill int) {
+	if m != nil {
+		m.decodeRows.WithLabelValues(model).Observe(float64(decode))
+		m.prefillRows.WithLabelValues(model).Observe(float64(prefill))
+	}
 }
 
 func newMetrics() *metrics {
 	m := &metrics{
-		reg:   prometheus.NewRegistry(),
-		batch: newBatchCollector(),
+		reg:     prometheus.NewRegistry(),
+		runners: newRunnerCollector(),
+		decodeRows: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "kvlab_batch_decode_tokens", Help: "Decode tokens per batched forward pass: the generations it advanced by one token.",
+			Buckets: []float64{0, 1, 2, 4, 8, 12, 16, 24, 32, 64},
+		}, []string{"model"}),
+		prefillRows: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "kvlab_batch_prefill_tokens", Help: "Prompt tokens per batched forward pass (chunked prefill).",
+			Buckets: []float64{0, 1, 8, 16, 32, 64, 128, 256, 512, 1024},
+		}, []string{"model"}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kvlab_http_requests_total", Help: "HTTP requests by route and status code.",
 		}, []string{"route", "code"}),
@@ -120,7 +155,7 @@ func newMetrics() *metrics {
 			Name: "kvlab_websockets_open", Help: "Open websocket connections by endpoint.",
 		}, []string{"endpoint"}),
 	}
-	m.reg.MustRegister(m.requests, m.tokens, m.tps, m.tpsHist, m.ttft, m.kv, m.queue, m.active, m.busy, m.abTokens, m.wsSessions, m.batch,
+	m.reg.MustRegister(m.requests, m.tokens, m.tps, m.tpsHist, m.ttft, m.kv, m.queue, m.active, m.busy, m.abTokens, m.wsSessions, m.runners, m.decodeRows, m.prefillRows,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
