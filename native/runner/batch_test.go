@@ -199,3 +199,39 @@ func TestBatchingEmptyStep(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// cancelInPass is a scheduler that, at its nth pass, cancels the generation while the pass runs
+// and returns the context's error, as Batching does for a step cancelled inside a pass.
+type cancelInPass struct {
+	n, calls int
+	cancel   context.CancelFunc
+}
+
+func (s *cancelInPass) Forward(ctx context.Context, batch []Step) error {
+	if s.calls++; s.calls == s.n {
+		s.cancel()
+		return ctx.Err()
+	}
+	return Serial{}.Forward(ctx, batch)
+}
+
+// TestCancelledInPass: a generation cancelled while its prefill or decode pass runs ends as
+// cancelled (StopCancelled and the context's error), not as a failed generation.
+func TestCancelledInPass(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		n    int
+	}{{"prefill", 1}, {"decode", 3}} {
+		t.Run(tc.name, func(t *testing.T) {
+			sched := &cancelInPass{n: tc.n}
+			r, tok := fixtureRunner(t, "stories260K.gguf", 128, func(backend.Model, int) Scheduler { return sched })
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			sched.cancel = cancel
+			res, err := r.Generate(ctx, Params{Prompt: tok.Encode("Once upon a time", true, false), MaxTokens: 20}, func(Event) error { return nil })
+			if !errors.Is(err, context.Canceled) || res.Stop != StopCancelled {
+				t.Fatalf("stop %q, err %v; want %q and context.Canceled", res.Stop, err, StopCancelled)
+			}
+		})
+	}
+}

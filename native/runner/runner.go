@@ -290,6 +290,9 @@ func (r *Runner) Generate(ctx context.Context, p Params, emit func(Event) error)
 			out = logits
 		}
 		if err := step(rest[done:done+n], out, true); err != nil {
+			if ctx.Err() != nil {
+				return cancelled(err) // cancelled during the pass
+			}
 			return res, err
 		}
 		done += n
@@ -378,6 +381,9 @@ func (r *Runner) Generate(ctx context.Context, p Params, emit func(Event) error)
 		if errors.Is(err, kvcache.ErrKVFull) {
 			res.Stop = StopContext
 			break
+		}
+		if err != nil && ctx.Err() != nil {
+			return cancelled(err) // cancelled during the pass
 		}
 		if err != nil {
 			return res, err
