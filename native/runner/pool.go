@@ -324,6 +324,17 @@ func (p *Pool) Stats() (inUse, idle, waiting int) {
 	return p.inUse, len(p.idle), p.waiting
 }
 
+// Trim frees the idle sequences (the caches, or a paged pool's pages, kept for prefix reuse);
+// the pool keeps idle ones again afterwards.
+func (p *Pool) Trim() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.idle {
+		s.cache.Free()
+	}
+	p.idle = nil
+}
+
 // Close drops the idle caches and keeps no more.
 func (p *Pool) Close() {
 	p.mu.Lock()
