@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -13,9 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/kvlab/kvlab/internal/discover"
 	"github.com/kvlab/kvlab/internal/fixtures"
 	"github.com/kvlab/kvlab/native/runner"
+	"go.uber.org/goleak"
 )
 
 // TestBatchLoad measures continuous batching on the CPU: 16 concurrent streaming greedy chats
@@ -150,6 +153,149 @@ func TestBatchLoad(t *testing.T) {
 				line += fmt.Sprintf("; %.1f sequences per pass", float64(after.Tokens-before.Tokens)/float64(max(after.Passes-before.Passes, 1)))
 			}
 			t.Log(line)
+		}
+	}
+}
+
+// TestBatchLoadLeaves runs 16 concurrent streaming chats through a batching server whose KV
+// budget holds only some of them at once, three times: every stream to its end (each text
+// equal to its prompt's reply alone), every stream stopped after a few tokens, and every
+// client gone after a few tokens. After each round no generation holds a sequence, waits for
+// pages or keeps a reservation, and no goroutine is left; at the end, with the idle sequences
+// kept for prefix reuse freed, the pool holds no page, as before the first request.
+func TestBatchLoadLeaves(t *testing.T) {
+	const streams, tokens, long = 16, 60, 400
+	cfg := storiesConfig(t)
+	cfg.MaxConcurrent = streams
+	cfg.KV = "f16"
+	cfg.KVBudget = 1 << 20
+	s := mustNew(t, cfg)
+	ts := testServer(t, s)
+	e, err := s.models.get(storiesName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, pages := e.runner.Pool(), e.runner.Pages()
+	start := pages.Stats()
+	if start.Used != 0 || start.ReservedBytes != 0 {
+		t.Fatalf("a pool no generation has used: %+v", start)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	prompts := []string{"Once upon a time", "The little dog", "Tom and Sue went to the park", "One day, a bird"}
+	want := map[string]string{}
+	for _, p := range prompts {
+		r := chatStream(ctx, ts.URL, p, tokens, "")
+		if r.err != nil && !strings.HasPrefix(r.err.Error(), "text ") {
+			t.Fatal(r.err)
+		}
+		want[p] = chatAlone(t, ts.URL, p, tokens)
+	}
+	if per := pages.SessionBytes(long); 2*per > pages.Budget() || 16*per <= pages.Budget() {
+		t.Fatalf("budget %d bytes for generations of %d: the test wants a few at once, not all 16", pages.Budget(), per)
+	}
+	leaks := goleak.IgnoreCurrent()
+
+	settled := func(round string) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			inUse, _, waiting := pool.Stats()
+			if inUse == 0 && waiting == 0 && e.Running() == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d sequences in use, %d generations waiting for pages, %d running", round, inUse, waiting, e.Running())
+			}
+		}
+		st := pages.Stats()
+		if st.ReservedBytes != 0 || st.Used > st.Total || st.Free < 0 {
+			t.Errorf("%s: %+v; want nothing reserved, within the budget", round, st)
+		}
+		if err := goleak.Find(leaks); err != nil {
+			t.Errorf("%s: %v", round, err)
+		}
+		t.Logf("%s: %+v", round, st)
+	}
+	run := func(round string, f func(i int, p string) error) {
+		t.Helper()
+		errs := make([]error, streams)
+		var wg sync.WaitGroup
+		for i := range streams {
+			wg.Go(func() { errs[i] = f(i, prompts[i%len(prompts)]) })
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("%s: stream %d: %v", round, i, err)
+			}
+		}
+		settled(round)
+	}
+
+	run("to the end", func(_ int, p string) error { return chatStream(ctx, ts.URL, p, tokens, want[p]).err })
+	run("stopped", func(i int, p string) error {
+		text, err := chatCut(ctx, ts.URL, p, long, 1+i%5, true)
+		if err == nil && !strings.HasPrefix(want[p], text) {
+			err = fmt.Errorf("stopped with %q, not the start of the reply alone %q", text, want[p])
+		}
+		return err
+	})
+	run("client gone", func(i int, p string) error {
+		_, err := chatCut(ctx, ts.URL, p, long, 1+i%5, false)
+		return err
+	})
+
+	pool.Trim()
+	if st := pages.Stats(); st.Used != start.Used || st.FixedBytes != start.FixedBytes || st.ReservedBytes != 0 {
+		t.Errorf("with the idle sequences freed the pool is %+v; before the first request %+v", st, start)
+	}
+}
+
+// chatCut streams a greedy chat reply of up to maxTokens to prompt over /ws/chat and, after
+// after tokens, sends stop (then reads to the turn's end: a "done" cancelled, or at length
+// when the reply ended first) or closes the connection. It returns the reply's text so far.
+func chatCut(ctx context.Context, base, prompt string, maxTokens, after int, stop bool) (string, error) {
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/ws/chat", nil)
+	if err != nil {
+		return "", err
+	}
+	defer c.CloseNow()
+	msg, _ := json.Marshal(map[string]any{"type": "chat", "model": storiesName, "temperature": 0, "max_tokens": maxTokens,
+		"messages": []map[string]string{{"role": "user", "content": prompt}}})
+	if err := c.Write(ctx, websocket.MessageText, msg); err != nil {
+		return "", err
+	}
+	var text strings.Builder
+	n := 0
+	for {
+		_, b, err := c.Read(ctx)
+		if err != nil {
+			return text.String(), err
+		}
+		var m serverMessage
+		if err := json.Unmarshal(b, &m); err != nil {
+			return text.String(), err
+		}
+		switch m.Type {
+		case "token":
+			if n++; n == after {
+				if !stop {
+					return text.String(), c.CloseNow()
+				}
+				if err := c.Write(ctx, websocket.MessageText, []byte(`{"type":"stop"}`)); err != nil {
+					return text.String(), err
+				}
+			}
+			if n <= after {
+				text.WriteString(m.Text)
+			}
+		case "done":
+			if m.Result.Stop != StopCancelled && m.Result.Stop != StopLength {
+				return text.String(), fmt.Errorf("after stop: done with %q", m.Result.Stop)
+			}
+			return text.String(), c.Close(websocket.StatusNormalClosure, "")
+		case "error":
+			return text.String(), fmt.Errorf("error: %s", m.Error)
 		}
 	}
 }
