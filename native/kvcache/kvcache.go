@@ -146,41 +146,49 @@ type store interface {
 	bytes() int64
 }
 
-// New reserves a cache.
-func New(cfg Config) (*Cache, error) {
+// checked is cfg checked, with its defaults filled in (KGain 1).
+func (cfg Config) checked() (Config, error) {
 	switch {
 	case cfg.Layers <= 0 || cfg.KVHeads <= 0:
-		return nil, fmt.Errorf("kvcache: %d layers × %d KV heads: both must be positive", cfg.Layers, cfg.KVHeads)
+		return cfg, fmt.Errorf("kvcache: %d layers × %d KV heads: both must be positive", cfg.Layers, cfg.KVHeads)
 	case cfg.HeadDimK < kvq.MinDim || cfg.HeadDimV < kvq.MinDim:
-		return nil, fmt.Errorf("kvcache: head dims K %d, V %d: both must be at least %d", cfg.HeadDimK, cfg.HeadDimV, kvq.MinDim)
+		return cfg, fmt.Errorf("kvcache: head dims K %d, V %d: both must be at least %d", cfg.HeadDimK, cfg.HeadDimV, kvq.MinDim)
 	case cfg.MaxCells <= 0 || cfg.MaxCells > limits.MaxCtx:
-		return nil, fmt.Errorf("kvcache: capacity %d cells: want 1 to %d", cfg.MaxCells, limits.MaxCtx)
+		return cfg, fmt.Errorf("kvcache: capacity %d cells: want 1 to %d", cfg.MaxCells, limits.MaxCtx)
 	case !cfg.Pair.Valid():
-		return nil, fmt.Errorf("kvcache: %w: pair %s", kvq.ErrUnsupported, cfg.Pair)
+		return cfg, fmt.Errorf("kvcache: %w: pair %s", kvq.ErrUnsupported, cfg.Pair)
 	case cfg.Window < 0 || cfg.Sinks < 0:
-		return nil, fmt.Errorf("kvcache: window %d and sinks %d must not be negative", cfg.Window, cfg.Sinks)
+		return cfg, fmt.Errorf("kvcache: window %d and sinks %d must not be negative", cfg.Window, cfg.Sinks)
 	}
 	if err := checkMixed(cfg); err != nil {
-		return nil, err
+		return cfg, err
 	}
 	if err := checkWindows(cfg); err != nil {
-		return nil, err
+		return cfg, err
 	}
 	if err := checkLayerPairs(cfg); err != nil {
-		return nil, err
+		return cfg, err
 	}
 	if cfg.KGain == 0 {
 		cfg.KGain = 1
 	}
 	if cfg.KGain < 0 {
-		return nil, fmt.Errorf("kvcache: K gain %g must be positive", cfg.KGain)
+		return cfg, fmt.Errorf("kvcache: K gain %g must be positive", cfg.KGain)
+	}
+	return cfg, nil
+}
+
+// New reserves a cache.
+func New(cfg Config) (*Cache, error) {
+	cfg, err := cfg.checked()
+	if err != nil {
+		return nil, err
 	}
 	c := &Cache{cfg: cfg}
 	if cfg.Pages != nil {
 		if err := cfg.Pages.compatible(cfg); err != nil {
 			return nil, err
 		}
-		var err error
 		if c.pt, err = newPageTable(cfg.Pages); err != nil {
 			return nil, err
 		}

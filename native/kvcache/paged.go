@@ -70,7 +70,8 @@ type PageStats struct {
 }
 
 // NewPagePool makes the pool of budget bytes for caches of cfg (whose Pages is ignored). It
-// fails when cfg has nothing to page (a mixed cache).
+// fails when cfg has nothing to page (a mixed cache). It allocates no cells: a page's layout and
+// a cache's fixed bytes follow from cfg's formats (the row sizes of their codecs).
 func NewPagePool(cfg Config, budget int64) (*PagePool, error) {
 	cfg.Pages = nil
 	if cfg.Recent > 0 {
@@ -79,34 +80,49 @@ func NewPagePool(cfg Config, budget int64) (*PagePool, error) {
 	if budget < 0 {
 		return nil, fmt.Errorf("kvcache: KV budget %d bytes must not be negative", budget)
 	}
-	probe, err := New(cfg) // checks cfg; its stores tell the row sizes and the fixed bytes
+	cfg, err := cfg.checked()
 	if err != nil {
 		return nil, err
 	}
-	p := &PagePool{cfg: probe.cfg, kPaged: !cfg.Pair.K.Grouped(), budget: budget, changed: make(chan struct{})}
+	p := &PagePool{cfg: cfg, kPaged: !cfg.Pair.K.Grouped(), budget: budget, changed: make(chan struct{})}
+	// What New would hold outside the pages, per layer and head: a sliding-window ring's rows,
+	// a group K format's pool at the full context, the FP16 overlay.
 	var fixed int64
 	off := 0
-	for l, ly := range probe.layers {
-		paged := cfg.layerWindow(l) == 0
+	for l := range cfg.Layers {
+		ring := cfg.layerWindow(l)
+		paged := ring == 0
+		lp := cfg.LayerPair(l)
+		if paged && p.kPaged && lp.K.Grouped() {
+			return nil, fmt.Errorf("kvcache: %w: layer %d's K format %s is a group format, the cache's %s is not", kvq.ErrUnsupported, l, lp.K, cfg.Pair.K)
+		}
+		kRow, err := codecRowBytes(lp.K, cfg.HeadDimK, cfg, l, true)
+		if err != nil {
+			return nil, fmt.Errorf("kvcache: K: %w", err)
+		}
+		vRow, err := codecRowBytes(lp.V, cfg.HeadDimV, cfg, l, false)
+		if err != nil {
+			return nil, fmt.Errorf("kvcache: V: %w", err)
+		}
+		kb, vb := int64(ring*kRow), int64(ring*vRow)
+		if lp.K.Grouped() {
+			kb = kvq.Q2K.Bytes(int64(cfg.MaxCells), cfg.HeadDimK, 1) + kvq.Q2KStagingBytes(cfg.HeadDimK)
+		}
+		rbK, rbV := 0, 0
+		if paged {
+			if p.kPaged {
+				rbK, kb = kRow, 0
+			}
+			rbV, vb = vRow, 0
+			if cfg.Window > 0 || cfg.Sinks > 0 {
+				slots := min(cfg.Window, cfg.MaxCells) + min(cfg.Sinks, cfg.MaxCells)
+				fixed += kvq.OverlayBytes(int64(slots), cfg.HeadDimK, cfg.HeadDimV, cfg.KVHeads)
+			}
+		}
+		fixed += int64(cfg.KVHeads) * (kb + vb)
 		p.paged = append(p.paged, paged)
 		p.layerOff = append(p.layerOff, off)
-		rbK, rbV := 0, 0
-		for h := range ly.k {
-			kb, vb := ly.k[h].bytes(), ly.v[h].bytes()
-			if paged {
-				if p.kPaged {
-					rbK = ly.k[h].(*rowStore).Codec.RowBytes()
-					kb = 0
-				}
-				rbV = ly.v[h].(*rowStore).Codec.RowBytes()
-				vb = 0
-			}
-			fixed += kb + vb
-		}
 		p.rbK, p.rbV = append(p.rbK, rbK), append(p.rbV, rbV)
-		if ly.ov != nil {
-			fixed += ly.ov.bytes()
-		}
 		off += cfg.KVHeads * PageCells * (rbK + rbV)
 	}
 	if off == 0 {
@@ -114,6 +130,23 @@ func NewPagePool(cfg Config, budget int64) (*PagePool, error) {
 	}
 	p.pageBytes, p.fixed = int64(off), fixed
 	return p, nil
+}
+
+// codecRowBytes is the bytes of one cell's row of one head of layer l in format f (0 for a group
+// format, which has no rows), from the codec newStore would make (of head 0: a format's rows are
+// the same size on every head).
+func codecRowBytes(f kvq.Format, d int, cfg Config, l int, isK bool) (int, error) {
+	if f.Grouped() {
+		if !isK {
+			return 0, fmt.Errorf("%w: %s stores K only", kvq.ErrUnsupported, f)
+		}
+		return 0, nil
+	}
+	s, err := newStore(f, d, cfg, 0, l, 0, isK)
+	if err != nil {
+		return 0, err
+	}
+	return s.(*rowStore).Codec.RowBytes(), nil
 }
 
 // PageBytes is the memory of one page.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/kvlab/kvlab/native/attn"
@@ -340,5 +341,76 @@ func TestPagedDecodeAllocs(t *testing.T) {
 	}
 	if a, b := allocs(flat), allocs(paged); b > a {
 		t.Fatalf("a paged decode allocates %.0f objects, a contiguous one %.0f", b, a)
+	}
+}
+
+// TestPagePoolGeometry: the pool's page size and fixed bytes, worked out from the formats
+// without allocating a cache, are what the caches hold — a contiguous cache of a whole number
+// of pages is the fixed bytes plus its pages, and an empty paged cache holds exactly the fixed
+// bytes — for every pair, with sliding-window layers, the FP16 overlay and per-layer pairs.
+func TestPagePoolGeometry(t *testing.T) {
+	type variant struct {
+		name string
+		edit func(*Config)
+	}
+	variants := []variant{
+		{"plain", func(*Config) {}},
+		{"sliding layer", func(c *Config) { c.Windows = []int{0, 100, 0} }},
+		{"overlay", func(c *Config) { c.Window, c.Sinks = 32, 4 }},
+		{"layer pair", func(c *Config) { c.LayerPairs = []kvq.Pair{{}, {K: kvq.F16, V: kvq.F16}} }},
+	}
+	for _, pair := range pagedPairs(t) {
+		for _, v := range variants {
+			t.Run(pair.String()+"/"+v.name, func(t *testing.T) {
+				cfg := Config{Layers: 3, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, Pair: pair, MaxCells: 4 * PageCells}
+				v.edit(&cfg)
+				if pair.K.Grouped() && len(cfg.LayerPairs) > 0 {
+					t.Skip("a group K format with another layer pair")
+				}
+				whole, err := New(cfg)
+				if err != nil {
+					t.Skip(err) // a combination New refuses
+				}
+				pool, err := NewPagePool(cfg, 1<<30)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, want := pool.FixedBytes()+4*pool.PageBytes(), whole.Bytes(); got != want {
+					t.Errorf("fixed %d + 4 pages of %d = %d bytes; a contiguous cache of 4 pages' cells holds %d",
+						pool.FixedBytes(), pool.PageBytes(), got, want)
+				}
+				cfg.Pages = pool
+				empty, err := New(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer empty.Release()
+				if got := empty.Bytes(); got != pool.FixedBytes() {
+					t.Errorf("an empty paged cache holds %d bytes, the pool's fixed bytes are %d", got, pool.FixedBytes())
+				}
+			})
+		}
+	}
+}
+
+// TestPagePoolAllocatesNoContext: making the pool of a long context allocates no cells (a
+// whole-context cache of this shape would be 4 GiB).
+func TestPagePoolAllocatesNoContext(t *testing.T) {
+	cfg := Config{Layers: 32, KVHeads: 8, HeadDimK: 128, HeadDimV: 128, Pair: kvq.Pair{K: kvq.F16, V: kvq.F16}, MaxCells: 32768}
+	// The least of three tries: another goroutine of the test binary may allocate meanwhile.
+	least := uint64(math.MaxUint64)
+	var pool *PagePool
+	for range 3 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		p, err := NewPagePool(cfg, 1<<30)
+		runtime.ReadMemStats(&after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pool, least = p, min(least, after.TotalAlloc-before.TotalAlloc)
+	}
+	if least > 1<<20 {
+		t.Errorf("NewPagePool allocated %d bytes for pages of %d bytes", least, pool.PageBytes())
 	}
 }
