@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/kvlab/kvlab/internal/discover"
+	"github.com/kvlab/kvlab/internal/limits"
 	"github.com/kvlab/kvlab/native/backend"
+	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/kvq"
 	"github.com/kvlab/kvlab/native/model"
 	"github.com/kvlab/kvlab/native/runner"
@@ -79,6 +81,9 @@ type Engine struct {
 	// WeightBytes are the weights' bytes as the backend holds them (what the KV policy set
 	// aside).
 	WeightBytes int64
+	// KVPageBudget is the bytes of the page pool the caches take their cells from (Config.KVBudget,
+	// or its default); 0 when each cache holds its whole context.
+	KVPageBudget int64
 
 	// hook wraps the CPU forward pass (Config.ForwardHook).
 	hook    func(ForwardFunc) ForwardFunc
@@ -181,12 +186,19 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 	}
 	rcfg := runner.Config{Cache: ccfg, Vocab: mdl.Hparams.Vocab, Keep: sessions, Device: e.Device, CheckLogits: check, Batch: cfg.Batch,
 		OnPool: func() { m.kvBytes(e) }, OnPass: func(decode, prefill int) { m.pass(info.Name, decode, prefill) }}
-	if cfg.KVBudget > 0 {
+	switch {
+	case cfg.KVBudget > 0:
 		if cfg.Device != DeviceCPU {
 			return fail(fmt.Errorf("--kv-budget pages the CPU backend's caches; --device %s keeps its own", cfg.Device))
 		}
 		rcfg.KVBudget = cfg.KVBudget
+	case cfg.KVBudget == 0 && cfg.Device == DeviceCPU:
+		var why error
+		if rcfg.KVBudget, why = defaultKVBudget(ccfg, sessions, e.Decision, memErr); why != nil {
+			log.Info("KV caches not paged: each generation gets its whole context up front", "model", info.Name, "reason", why)
+		}
 	}
+	e.KVPageBudget = rcfg.KVBudget
 	if e.runner, err = runner.New(e.Weights, e.Tok, rcfg); err != nil { // fail at load, not at the first request
 		return fail(err)
 	}
@@ -217,6 +229,25 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 		}
 	}
 	return e, nil
+}
+
+// defaultKVBudget is the page pool's budget when --kv-budget is not given: room for sessions
+// generations of the whole context (what contiguous caches would hold, so paging never admits
+// fewer), capped at the KV policy's budget (the free memory less the weights and the compute
+// reserve) when it is known, and never less than one whole context. It is 0, with the reason,
+// when the format pair or the cache layout cannot be paged (a mixed f16-window cache, every
+// layer a sliding window).
+func defaultKVBudget(ccfg kvcache.Config, sessions int, d calc.Decision, memErr error) (int64, error) {
+	probe, err := kvcache.NewPagePool(ccfg, 0) // allocates nothing
+	if err != nil {
+		return 0, err
+	}
+	per := probe.SessionBytes(ccfg.MaxCells)
+	b := limits.Mul(per, int64(max(sessions, 1)))
+	if memErr == nil && d.BudgetBytes > 0 {
+		b = min(b, d.BudgetBytes)
+	}
+	return max(b, per), nil
 }
 
 // chatFormat compiles a model's chat template, or returns the built-in format its markers

@@ -92,3 +92,48 @@ func TestKVBudgetTooSmall(t *testing.T) {
 		t.Fatalf("status %d, error %+v; want 400 kv_budget_exceeded", r.StatusCode, res.Error)
 	}
 }
+
+// TestDefaultPaging: without --kv-budget a CPU model's caches are paged, the pool holding
+// --max-concurrent generations of the whole context within the KV policy's budget; KVBudgetOff
+// gives each generation a contiguous cache.
+func TestDefaultPaging(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		budget int64
+		paged  bool
+	}{{"default", 0, true}, {"off", KVBudgetOff, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := storiesConfig(t)
+			cfg.KV = "f16"
+			cfg.KVBudget = tc.budget
+			s := mustNew(t, cfg)
+			ts := testServer(t, s)
+			if got := chatAlone(t, ts.URL, "Once upon a time", 8); got == "" {
+				t.Fatal("no reply")
+			}
+			e, err := s.models.get(storiesName)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pages := e.runner.Pages()
+			if (pages != nil) != tc.paged {
+				t.Fatalf("paged %v, want %v", pages != nil, tc.paged)
+			}
+			if !tc.paged {
+				if e.KVPageBudget != 0 {
+					t.Errorf("KVPageBudget %d without paging", e.KVPageBudget)
+				}
+				return
+			}
+			per := pages.SessionBytes(e.Ctx)
+			want := int64(DefaultMaxConcurrent) * per
+			if b := e.Decision.BudgetBytes; b > 0 {
+				want = max(min(want, b), per)
+			}
+			if pages.Budget() != want || e.KVPageBudget != want {
+				t.Errorf("pool of %d bytes (engine says %d); want %d: %d generations of %d bytes within the policy's %d",
+					pages.Budget(), e.KVPageBudget, want, DefaultMaxConcurrent, per, e.Decision.BudgetBytes)
+			}
+		})
+	}
+}

@@ -35,6 +35,9 @@ import (
 // DefaultAddr is where `kvlab serve` listens when not told otherwise: loopback only.
 const DefaultAddr = "127.0.0.1:8080"
 
+// KVBudgetOff is Config.KVBudget for contiguous caches (no paging).
+const KVBudgetOff = -1
+
 // Defaults of Config's limits.
 const (
 	DefaultMaxConcurrent   = 4
@@ -89,10 +92,12 @@ type Config struct {
 	// token of each running generation and a chunk of a waiting prompt share the pass, each
 	// weight read once); 0 means DefaultBatch, 1 runs each generation's passes on its own.
 	Batch int
-	// KVBudget, when positive, pages the CPU caches of each model from one pool of that many
-	// bytes (pages of 64 cells): a generation is admitted when the pages it may fill are free
-	// and waits otherwise, and chats that start alike share their prefix pages. 0 gives every
-	// cache its whole context up front.
+	// KVBudget is the memory of each model's KV page pool on the CPU (pages of 64 cells): a
+	// generation is admitted when the pages it may fill are free and waits otherwise, and chats
+	// that start alike share their prefix pages. 0 pages the caches whenever the format pair
+	// allows it, with room for MaxConcurrent generations of the whole context within the KV
+	// policy's share of free memory; KVBudgetOff (negative) gives every cache its whole context
+	// up front.
 	KVBudget int64
 	// MaxBodyBytes limits a request body; MaxMessageBytes a websocket message.
 	MaxBodyBytes    int64
@@ -208,8 +213,8 @@ func New(cfg Config) (*Server, error) {
 		}
 		cfg.userPair = p
 	}
-	if cfg.Ctx < 0 || cfg.MaxConcurrent < 0 || cfg.Threads < 0 || cfg.Batch < 0 || cfg.KVBudget < 0 {
-		return nil, errors.New("server: ctx, threads, max concurrent, batch and KV budget must not be negative")
+	if cfg.Ctx < 0 || cfg.MaxConcurrent < 0 || cfg.Threads < 0 || cfg.Batch < 0 {
+		return nil, errors.New("server: ctx, threads, max concurrent and batch must not be negative")
 	}
 	if err := checkConfigBounds(&cfg); err != nil {
 		return nil, err

@@ -107,7 +107,7 @@ At most --max-concurrent generations run at once and --max-queue wait; past that
 	f.BoolVar(&o.noPersist, "no-persist", false, "keep chat sessions in memory only (lost on restart)")
 	f.IntVar(&o.maxConcurrent, "max-concurrent", server.DefaultMaxConcurrent, "generations running at once")
 	f.IntVar(&o.batch, "batch", server.DefaultBatch, "most generations one CPU forward pass runs (continuous batching); 1 runs each on its own")
-	f.Int64Var(&o.kvBudgetMiB, "kv-budget", 0, "paged KV: `MiB` of KV memory per model shared by every generation in pages of 64 cells; a generation waits until the pages it may fill are free, chats that start alike share prefix pages (0: each cache gets its whole context up front)")
+	f.Int64Var(&o.kvBudgetMiB, "kv-budget", 0, "paged KV on the CPU: `MiB` of KV memory per model shared by every generation in pages of 64 cells; a generation waits until the pages it may fill are free, chats that start alike share prefix pages. 0 pages whenever the cache layout allows it (not when every layer is a sliding window), with room for --max-concurrent whole-context generations within the free memory left after the weights; -1 gives each generation its whole context up front")
 	f.IntVar(&o.maxQueue, "max-queue", server.DefaultMaxQueue, "generations waiting for a slot before requests are refused as busy (0: none)")
 	f.IntVar(&o.threads, "threads", 0, "threads per forward pass; 0 uses every CPU")
 	f.StringVar(&o.device, "device", "cpu", "where the forward pass runs: cpu or cuda")
@@ -128,8 +128,8 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	if o.maxConcurrent < 1 {
 		return fmt.Errorf("--max-concurrent %d: must be at least 1", o.maxConcurrent)
 	}
-	if o.kvBudgetMiB < 0 || o.kvBudgetMiB > 1<<30 {
-		return fmt.Errorf("--kv-budget %d: must be between 0 and %d MiB", o.kvBudgetMiB, 1<<30)
+	if o.kvBudgetMiB < -1 || o.kvBudgetMiB > 1<<30 {
+		return fmt.Errorf("--kv-budget %d: must be -1 (no paging), 0 (the default) or up to %d MiB", o.kvBudgetMiB, 1<<30)
 	}
 	if o.batch < 1 {
 		return fmt.Errorf("--batch %d: must be at least 1", o.batch)
@@ -156,7 +156,7 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	srv, err := server.New(server.Config{
 		Addr: o.addr, Logger: log, APIKey: o.apiKey, Models: models, Places: places.Describe(), KV: o.kv, Ctx: o.ctx, KVWindow: o.kvWindow, KVSinks: o.kvSinks,
 		DataDir: persistDir(o, historyPath), SessionBytes: o.sessionBytes,
-		Threads: o.threads, Device: o.device, MaxConcurrent: o.maxConcurrent, Batch: o.batch, KVBudget: o.kvBudgetMiB << 20, MaxQueue: queue, HistoryPath: historyPath,
+		Threads: o.threads, Device: o.device, MaxConcurrent: o.maxConcurrent, Batch: o.batch, KVBudget: kvBudget(o.kvBudgetMiB), MaxQueue: queue, HistoryPath: historyPath,
 		AllowHosts: o.allowHosts,
 	})
 	if err != nil {
@@ -261,4 +261,12 @@ func displayAddr(a net.Addr) string {
 		host = "localhost"
 	}
 	return net.JoinHostPort(host, port)
+}
+
+// kvBudget is --kv-budget's MiB as server.Config.KVBudget bytes (-1: server.KVBudgetOff).
+func kvBudget(mib int64) int64 {
+	if mib < 0 {
+		return server.KVBudgetOff
+	}
+	return mib << 20
 }
