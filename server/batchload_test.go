@@ -28,8 +28,9 @@ import (
 // first token of the 16 over the alone one's; every stream's text must equal its prompt's reply
 // alone. The model is KVLAB_LOAD_MODEL (a fixture name, default kvlab-tiny-64.gguf, or an
 // absolute path: a `kvlab bench model` synthetic file), the tokens per stream KVLAB_LOAD_TOKENS
-// (default 128), the rounds KVLAB_LOAD_ROUNDS (default 3). It runs only with KVLAB_LOAD=1 (it
-// takes every core).
+// (default 128), the rounds KVLAB_LOAD_ROUNDS (default 3), and KVLAB_LOAD_KV_BUDGET, when set,
+// the servers' --kv-budget in MiB (paged caches: chats that start alike share prefix pages). It
+// runs only with KVLAB_LOAD=1 (it takes every core).
 func TestBatchLoad(t *testing.T) {
 	if os.Getenv("KVLAB_LOAD") != "1" {
 		t.Skip("load test: set KVLAB_LOAD=1 to run it")
@@ -56,10 +57,14 @@ func TestBatchLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	info.Name = storiesName // chatStream's model name
+	var budget int64
+	if n, err := strconv.Atoi(os.Getenv("KVLAB_LOAD_KV_BUDGET")); err == nil && n > 0 {
+		budget = int64(n) << 20
+	}
 	servers := map[int]*httptest.Server{}
 	var batched *Server
 	for _, b := range []int{1, 16} {
-		s := mustNew(t, Config{Models: []discover.Model{info}, Memory: fakeMemory, MaxConcurrent: streams, Batch: b, KV: "f16"})
+		s := mustNew(t, Config{Models: []discover.Model{info}, Memory: fakeMemory, MaxConcurrent: streams, Batch: b, KV: "f16", KVBudget: budget})
 		servers[b] = testServer(t, s)
 		if b > 1 {
 			batched = s
@@ -101,7 +106,7 @@ func TestBatchLoad(t *testing.T) {
 		}
 	}
 
-	type figures struct{ aloneTPS, aloneTTFT, aggTPS, p99 float64 }
+	type figures struct{ aloneTPS, aloneTTFT, aggTPS, p50, p99 float64 }
 	for round := 1; round <= rounds; round++ {
 		for _, b := range []int{1, 16} {
 			ts := servers[b]
@@ -139,15 +144,22 @@ func TestBatchLoad(t *testing.T) {
 			total := 0
 			for i, r := range results {
 				if r.err != nil {
-					t.Fatalf("--batch %d stream %d: %v", b, i, r.err)
+					// A text that differs is an error, but the stream's figures still count.
+					t.Errorf("--batch %d stream %d: %v", b, i, r.err)
+					if r.tokens == 0 {
+						continue
+					}
 				}
 				ttfts = append(ttfts, r.ttft.Seconds())
 				total += r.tokens
 			}
+			if len(ttfts) == 0 {
+				t.Fatalf("--batch %d: no stream produced a token", b)
+			}
 			slices.Sort(ttfts)
-			f.aggTPS, f.p99 = float64(total)/wall.Seconds(), ttfts[min(len(ttfts)-1, int(0.99*float64(len(ttfts))))]
-			line := fmt.Sprintf("round %d --batch %2d: alone %.0f tokens/s, TTFT %.1f ms; %d streams %.0f tokens/s aggregate (%.2f×), TTFT p99 %.1f ms (%.2f×)",
-				round, b, f.aloneTPS, 1e3*f.aloneTTFT, streams, f.aggTPS, f.aggTPS/f.aloneTPS, 1e3*f.p99, f.p99/f.aloneTTFT)
+			f.aggTPS, f.p50, f.p99 = float64(total)/wall.Seconds(), ttfts[len(ttfts)/2], ttfts[min(len(ttfts)-1, int(0.99*float64(len(ttfts))))]
+			line := fmt.Sprintf("round %d --batch %2d: alone %.1f tokens/s, TTFT %.1f ms; %d streams %.1f tokens/s aggregate (%.2f×), TTFT p50 %.1f ms, p99 %.1f ms (%.2f×)",
+				round, b, f.aloneTPS, 1e3*f.aloneTTFT, streams, f.aggTPS, f.aggTPS/f.aloneTPS, 1e3*f.p50, 1e3*f.p99, f.p99/f.aloneTTFT)
 			if b > 1 {
 				after := stats()
 				line += fmt.Sprintf("; %.1f sequences per pass", float64(after.Tokens-before.Tokens)/float64(max(after.Passes-before.Passes, 1)))
