@@ -115,7 +115,10 @@ func TestBatchLoad(t *testing.T) {
 			start := time.Now()
 			r := chatStream(ctx, ts.URL, prompts[0], tokens, want[b][prompts[0]])
 			if r.err != nil {
-				t.Fatalf("--batch %d alone: %v", b, r.err)
+				t.Errorf("--batch %d alone: %v", b, r.err)
+				if r.tokens == 0 {
+					t.FailNow()
+				}
 			}
 			f.aloneTPS, f.aloneTTFT = float64(r.tokens)/time.Since(start).Seconds(), r.ttft.Seconds()
 			// Sixteen at once.
