@@ -161,6 +161,18 @@ func (p *PagePool) SessionBytes(cells int) int64 {
 	return int64(PagesFor(cells))*p.pageBytes + p.fixed
 }
 
+// DrawBytes is what a new cache draws from the budget to grow to cells cells when it starts by
+// sharing the first shared cells of another (Cache.ShareFrom): its fixed bytes and the pages it
+// will take — every page past the shared full ones (a shared partial page is copied on the
+// first write into it). It is SessionBytes(cells) when shared is 0.
+func (p *PagePool) DrawBytes(cells, shared int) int64 {
+	return p.fixed + int64(max(PagesFor(cells)-max(shared, 0)/PageCells, 0))*p.pageBytes
+}
+
+// Shares reports whether the pool's caches can share pages (Cache.ShareFrom): not with a group
+// K format, whose K pools are the caches' own.
+func (p *PagePool) Shares() bool { return p.kPaged }
+
 // Budget is the pool's budget in bytes.
 func (p *PagePool) Budget() int64 { return p.budget }
 

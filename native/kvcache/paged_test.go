@@ -414,3 +414,42 @@ func TestPagePoolAllocatesNoContext(t *testing.T) {
 		t.Errorf("NewPagePool allocated %d bytes for pages of %d bytes", least, pool.PageBytes())
 	}
 }
+
+// TestDrawBytes: a cache sharing a prefix draws the pages past its shared full pages (a shared
+// partial page is copied), which is what Reserve takes.
+func TestDrawBytes(t *testing.T) {
+	cfg := Config{Layers: 2, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, Pair: kvq.Pair{K: kvq.Q8_0, V: kvq.Q8_0}, MaxCells: 512}
+	pool, err := NewPagePool(cfg, 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Pages = pool
+	src, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Release()
+	fill(t, src, rand.New(rand.NewPCG(1, 2)), 200, 50)
+	for _, shared := range []int{0, 63, 64, 130, 200} {
+		c, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := pool.Stats()
+		if err := c.ShareFrom(src, shared); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Reserve(300); err != nil {
+			t.Fatal(err)
+		}
+		after := pool.Stats()
+		drawn := pool.FixedBytes() + after.ReservedBytes - before.ReservedBytes + int64(after.Used-before.Used)*pool.PageBytes()
+		if want := pool.DrawBytes(300, shared); drawn != want {
+			t.Errorf("sharing %d cells, growing to 300 drew %d bytes; DrawBytes says %d", shared, drawn, want)
+		}
+		c.Release()
+	}
+	if pool.DrawBytes(300, 0) != pool.SessionBytes(300) {
+		t.Error("DrawBytes with nothing shared is not SessionBytes")
+	}
+}
