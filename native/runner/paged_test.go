@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -279,5 +280,34 @@ func TestAdmissionMatchesPlan(t *testing.T) {
 				t.Fatalf("after every generation ended and Close: %+v", st)
 			}
 		})
+	}
+}
+
+// TestPagedUnsharableWaits: a generation whose prompt starts like an idle sequence's, on a pool
+// whose pages cannot be shared (q2k K groups) and whose budget would hold it only if the
+// prefix's pages were shared, evicts the idle sequence and runs; it does not spin on the prefix
+// it cannot use.
+func TestPagedUnsharableWaits(t *testing.T) {
+	const ctx = 256
+	pair := kvq.Pair{K: kvq.Q2K, V: kvq.Q4_0}
+	probe, tok, _ := pagedRunner(t, "stories260K.gguf", pair, ctx, 4, 1<<30)
+	pages := probe.Pages()
+	prompt := tok.Encode(strings.Repeat("Once upon a time there was a little girl named Lily. ", 12), true, false)
+	if len(prompt) < 2*kvcache.PageCells+1 || len(prompt) > ctx-8 {
+		t.Fatalf("a prompt of %d tokens: the test wants two full pages of prefix", len(prompt))
+	}
+	// The idle sequence holds a whole context; sharing two pages would leave room, not sharing does not.
+	budget := pages.SessionBytes(ctx) + pages.FixedBytes() + int64(kvcache.PagesFor(ctx)-1)*pages.PageBytes()
+	r, _, _ := pagedRunner(t, "stories260K.gguf", pair, ctx, 4, budget)
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := range 2 {
+		res, err := r.Generate(c, Params{Prompt: prompt, MaxTokens: ctx - len(prompt)}, func(Event) error { return nil })
+		if err != nil {
+			t.Fatalf("generation %d: %v (after %d tokens)", i, err, res.Tokens)
+		}
+		if res.CachedTokens != 0 {
+			t.Errorf("generation %d reused %d cells of a q2k cache", i, res.CachedTokens)
+		}
 	}
 }

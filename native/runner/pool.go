@@ -194,14 +194,13 @@ func (p *Pool) tryPaged(prompt []int32, cells int) (*Sequence, error) {
 	best, n := p.longestPrefixLocked(prompt)
 	n = max(min(n, len(prompt)-1), 0)
 	var src *Sequence
-	if best >= 0 && n > 0 {
+	if best >= 0 && n > 0 && p.pages.Shares() {
 		src = p.idle[best]
 	} else {
 		n = 0
 	}
-	pb := p.pages.PageBytes()
-	need := func() int64 { return p.pages.FixedBytes() + int64(kvcache.PagesFor(cells)-n/kvcache.PageCells)*pb }
-	for !p.pages.Fits(need()) {
+	// Checked before a cache is made: making one and freeing it wakes every waiting Get.
+	for !p.pages.Fits(p.pages.DrawBytes(cells, n)) {
 		if !p.dropOldestLocked(src) {
 			if src == nil {
 				return nil, nil
@@ -219,11 +218,15 @@ func (p *Pool) tryPaged(prompt []int32, cells int) (*Sequence, error) {
 	kv := c.(backend.KVHolder).KVCache()
 	seq := &Sequence{cache: c}
 	if src != nil {
-		if err := kv.ShareFrom(src.cache.(backend.KVHolder).KVCache(), n); err != nil {
-			// A cache that cannot share (a q2k K pool, a ring past its window) prefills again.
-			n = 0
+		if err := kv.ShareFrom(src.cache.(backend.KVHolder).KVCache(), n); err == nil {
+			seq.tokens = append(seq.tokens, src.tokens[:n]...)
+		} else {
+			// A ring past its window cannot share: the sequence prefills from scratch and needs
+			// every page, the idle prefix of no use; idle sequences make room (so that a next
+			// try, with them gone, waits rather than failing here again).
+			for !p.pages.Fits(p.pages.DrawBytes(cells, 0)-p.pages.FixedBytes()) && p.dropOldestLocked(nil) {
+			}
 		}
-		seq.tokens = append(seq.tokens, src.tokens[:n]...)
 	}
 	if err := kv.Reserve(cells); err != nil {
 		c.Free()
