@@ -34,10 +34,14 @@ type sessionStore struct {
 
 	mu sync.Mutex
 	m  map[string]*session
+	// writing holds, per session with a file being written, the lock of its file: taken with
+	// mu held (so one session's writes and removal happen in the order of their calls), held
+	// without mu while the file is written and synced (so other sessions do not wait for it).
+	writing map[string]*sync.Mutex
 }
 
 func newSessionStore(ttl time.Duration, max int) *sessionStore {
-	return &sessionStore{ttl: ttl, max: max, m: map[string]*session{}}
+	return &sessionStore{ttl: ttl, max: max, m: map[string]*session{}, writing: map[string]*sync.Mutex{}}
 }
 
 // sessionID is the shape of a session id: letters, digits, '-' and '_'.
@@ -47,8 +51,7 @@ var sessionID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 func (st *sessionStore) prune(now time.Time) {
 	for id, s := range st.m {
 		if now.Sub(s.Updated) > st.ttl {
-			delete(st.m, id)
-			st.files.remove(id)
+			st.dropLocked(id)
 		}
 	}
 	for len(st.m) > st.max {
@@ -58,9 +61,20 @@ func (st *sessionStore) prune(now time.Time) {
 				oldest = s
 			}
 		}
-		delete(st.m, oldest.ID)
-		st.files.remove(oldest.ID)
+		st.dropLocked(oldest.ID)
 	}
+}
+
+// dropLocked forgets session id and removes its file, after a write of it in progress. Call
+// with mu held.
+func (st *sessionStore) dropLocked(id string) {
+	delete(st.m, id)
+	if w := st.writing[id]; w != nil {
+		w.Lock() // the write in progress needs no mu: it ends
+		defer w.Unlock()
+		delete(st.writing, id)
+	}
+	st.files.remove(id)
 }
 
 // put stores a copy of a session's conversation.
@@ -69,11 +83,23 @@ func (st *sessionStore) put(id, model string, msgs []chattemplate.Message) {
 		return
 	}
 	now := time.Now()
+	s := &session{ID: id, Model: model, Messages: append([]chattemplate.Message(nil), msgs...), Updated: now}
 	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.m[id] = &session{ID: id, Model: model, Messages: append([]chattemplate.Message(nil), msgs...), Updated: now}
-	st.files.save(st.m[id])
+	st.m[id] = s
 	st.prune(now)
+	if st.files == nil || st.m[id] != s {
+		st.mu.Unlock()
+		return
+	}
+	w := st.writing[id]
+	if w == nil {
+		w = &sync.Mutex{}
+		st.writing[id] = w
+	}
+	w.Lock()
+	st.mu.Unlock()
+	defer w.Unlock()
+	st.files.save(s) // s is never changed: a later put stores a new session
 }
 
 // get returns a copy of a session.
@@ -93,8 +119,7 @@ func (st *sessionStore) get(id string) (session, bool) {
 func (st *sessionStore) delete(id string) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	delete(st.m, id)
-	st.files.remove(id)
+	st.dropLocked(id)
 }
 
 func (st *sessionStore) len() int {

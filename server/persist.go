@@ -68,6 +68,8 @@ func removeTemps(dir string) {
 type sessionFiles struct {
 	dir string
 	log *slog.Logger
+	// saving, when set, is called as a file starts being written (tests hold a write there).
+	saving func(id string)
 }
 
 func (f *sessionFiles) path(id string) string { return filepath.Join(f.dir, id+".json") }
@@ -76,6 +78,9 @@ func (f *sessionFiles) path(id string) string { return filepath.Join(f.dir, id+"
 func (f *sessionFiles) save(s *session) {
 	if f == nil {
 		return
+	}
+	if f.saving != nil {
+		f.saving(s.ID)
 	}
 	b, err := json.Marshal(s)
 	if err == nil {

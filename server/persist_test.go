@@ -92,3 +92,43 @@ func TestSessionsPersist(t *testing.T) {
 		t.Error("an expired session's file was kept")
 	}
 }
+
+// TestSessionWriteOutsideLock: while one session's file is being written, the store serves
+// other sessions (its lock is not held over the write); the session's removal waits for the
+// write, so no file outlives its session.
+func TestSessionWriteOutsideLock(t *testing.T) {
+	dir := t.TempDir()
+	hold, held := make(chan struct{}), make(chan struct{})
+	st := newSessionStore(time.Hour, 10)
+	st.files = &sessionFiles{dir: dir, log: quiet, saving: func(id string) {
+		if id == "slow" {
+			close(held)
+			<-hold
+		}
+	}}
+	msgs := []chattemplate.Message{{Role: "user", Content: "hi"}}
+	st.put("other", "m", msgs)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		st.put("slow", "m", msgs)
+	}()
+	<-held
+	if _, ok := st.get("other"); !ok || st.len() != 2 {
+		t.Fatal("the store lost a session during a write")
+	}
+	st.put("third", "m", msgs) // another session's write does not wait either
+	removed := make(chan struct{})
+	go func() {
+		defer close(removed)
+		st.delete("slow")
+	}()
+	close(hold)
+	<-done
+	<-removed
+	for id, want := range map[string]bool{"other": true, "third": true, "slow": false} {
+		if _, err := os.Stat(filepath.Join(dir, id+".json")); (err == nil) != want {
+			t.Errorf("%s.json exists %v, want %v", id, err == nil, want)
+		}
+	}
+}
