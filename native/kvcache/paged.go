@@ -460,10 +460,17 @@ func (s *pagedStore) bytes() int64 { return int64(len(s.pt.ids) * s.span) }
 // rowHolder is a store of packed rows, plain or paged (snapshots read and write them).
 type rowHolder interface {
 	base() *rowStore
+	// rowData is row r's bytes, to read or write in place.
 	rowData(r int) []byte
+	// capRows is the most rows the store can hold.
+	capRows() int
 }
 
 func (s *rowStore) base() *rowStore { return s }
+
+func (s *rowStore) capRows() int { return len(s.Data) / s.Codec.RowBytes() }
+
+func (s *pagedStore) capRows() int { return s.pt.pool.cfg.MaxCells }
 
 func (s *rowStore) rowData(r int) []byte {
 	rb := s.Codec.RowBytes()

@@ -311,10 +311,6 @@ func putStore(b *bytes.Buffer, r rowHolder) {
 			putU32(b, math.Float32bits(x))
 		}
 	}
-	if _, paged := r.(*pagedStore); !paged {
-		b.Write(s.Data[:s.N*s.Codec.RowBytes()])
-		return
-	}
 	for i := 0; i < s.N; i++ {
 		b.Write(r.rowData(i))
 	}
@@ -664,11 +660,7 @@ func (c *Cache) restoreLayer(l int, hd *snapHeader, payload []byte) error {
 	for h := range ly.k {
 		for _, rh := range []rowHolder{ly.k[h].(rowHolder), ly.v[h].(rowHolder)} {
 			st := rh.base()
-			capRows := len(st.Data) / st.Codec.RowBytes()
-			if _, paged := rh.(*pagedStore); paged {
-				capRows = c.cfg.MaxCells
-			}
-			b := d.store(st.Codec.RowBytes(), st.Codec.Dim(), min(tailRows, capRows))
+			b := d.store(st.Codec.RowBytes(), st.Codec.Dim(), min(tailRows, rh.capRows()))
 			if d.err != nil {
 				return d.err
 			}
@@ -681,13 +673,9 @@ func (c *Cache) restoreLayer(l int, hd *snapHeader, payload []byte) error {
 			if err := kvq.SetState(st.Codec, b.state); err != nil {
 				return err
 			}
-			if _, paged := rh.(*pagedStore); paged {
-				rb := st.Codec.RowBytes()
-				for i := 0; i < b.n; i++ {
-					copy(rh.rowData(i), b.rows[i*rb:(i+1)*rb])
-				}
-			} else {
-				copy(st.Data, b.rows)
+			rb := st.Codec.RowBytes()
+			for i := 0; i < b.n; i++ {
+				copy(rh.rowData(i), b.rows[i*rb:(i+1)*rb])
 			}
 			st.N = b.n
 		}
