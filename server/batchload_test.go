@@ -29,7 +29,7 @@ import (
 // alone. The model is KVLAB_LOAD_MODEL (a fixture name, default kvlab-tiny-64.gguf, or an
 // absolute path: a `kvlab bench model` synthetic file), the tokens per stream KVLAB_LOAD_TOKENS
 // (default 128), the rounds KVLAB_LOAD_ROUNDS (default 3), and KVLAB_LOAD_KV_BUDGET, when set,
-// the servers' --kv-budget in MiB (paged caches: chats that start alike share prefix pages). It
+// the servers' --kv-budget in MiB (-1: contiguous caches; unset: the default pool). It
 // runs only with KVLAB_LOAD=1 (it takes every core).
 func TestBatchLoad(t *testing.T) {
 	if os.Getenv("KVLAB_LOAD") != "1" {
@@ -60,6 +60,8 @@ func TestBatchLoad(t *testing.T) {
 	var budget int64
 	if n, err := strconv.Atoi(os.Getenv("KVLAB_LOAD_KV_BUDGET")); err == nil && n > 0 {
 		budget = int64(n) << 20
+	} else if err == nil && n < 0 {
+		budget = KVBudgetOff
 	}
 	servers := map[int]*httptest.Server{}
 	var batched *Server
