@@ -1,8 +1,10 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -67,6 +69,8 @@ type Batching struct {
 	back  map[*Sequence]bool
 	kick  chan struct{}
 	stats BatchStats
+	// prompts is pick's scratch: the queued prompt steps in the order they take chunks.
+	prompts []*request
 }
 
 type request struct {
@@ -356,6 +360,11 @@ func (b *Batching) gather() {
 // (the first chunk always fits; a step that wants every row's logits runs whole), MaxSeqs
 // steps in all, one of them kept for a waiting prompt so that decoding never starves it. The
 // decode steps come first, so their rows are contiguous: one product for all of them.
+//
+// The oldest prompt step takes the first chunk (every prompt is so served in turn), the others
+// follow by fewest tokens left: a short prompt that arrives behind long ones starts at the next
+// pass instead of waiting for their whole prompts. A step's chunks are cut at the same places
+// whatever the order.
 func (b *Batching) pick(out []chunk) []chunk {
 	decoders, prompts := 0, 0
 	for _, r := range b.queue {
@@ -385,15 +394,22 @@ func (b *Batching) pick(out []chunk) []chunk {
 			take(r, 1)
 		}
 	}
-	budget, taken := b.cfg.PrefillTokens, 0
+	b.prompts = b.prompts[:0]
 	for _, r := range b.queue {
+		if len(r.step.Tokens)-r.done > 1 {
+			b.prompts = append(b.prompts, r)
+		}
+	}
+	if len(b.prompts) > 2 {
+		left := func(r *request) int { return len(r.step.Tokens) - r.done }
+		slices.SortStableFunc(b.prompts[1:], func(x, y *request) int { return cmp.Compare(left(x), left(y)) })
+	}
+	budget, taken := b.cfg.PrefillTokens, 0
+	for _, r := range b.prompts {
 		if len(out) >= b.cfg.MaxSeqs {
 			break
 		}
 		n := len(r.step.Tokens) - r.done
-		if n == 1 {
-			continue
-		}
 		if len(r.step.Logits) <= b.vocab {
 			n = min(n, b.cfg.PrefillChunk)
 		}
@@ -404,6 +420,7 @@ func (b *Batching) pick(out []chunk) []chunk {
 		taken++
 		take(r, n)
 	}
+	clear(b.prompts)
 	return out
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/kvlab/kvlab/internal/fixtures"
 	"github.com/kvlab/kvlab/native/backend"
 	"github.com/kvlab/kvlab/native/backend/cpu"
+	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/kvq"
 	"github.com/kvlab/kvlab/native/model"
 	"github.com/kvlab/kvlab/native/tokenizer"
@@ -233,5 +235,78 @@ func TestCancelledInPass(t *testing.T) {
 				t.Fatalf("stop %q, err %v; want %q and context.Canceled", res.Stop, err, StopCancelled)
 			}
 		})
+	}
+}
+
+// passModel is a backend.Batcher whose passes the test runs one at a time: each pass is sent
+// on passes (the tokens of each step, by cache) and waits for release.
+type passModel struct {
+	passes  chan map[backend.Cache]int
+	release chan struct{}
+}
+
+func (m *passModel) NewCache(kvcache.Config) (backend.Cache, error) { return nil, errors.New("unused") }
+func (m *passModel) Describe() string                               { return "" }
+func (m *passModel) Close() error                                   { return nil }
+func (m *passModel) ForwardBatch(steps []backend.BatchStep) error {
+	p := map[backend.Cache]int{}
+	for _, st := range steps {
+		p[st.Cache] = len(st.Tokens)
+		st.Cache.Forward(st.Tokens, nil)
+	}
+	m.passes <- p
+	<-m.release
+	return nil
+}
+
+// TestBatchingShortPromptFirst: a short prompt queued behind two long ones starts at the next
+// pass (the oldest prompt's chunk, then the fewest tokens left), not after the long prompts.
+func TestBatchingShortPromptFirst(t *testing.T) {
+	m := &passModel{passes: make(chan map[backend.Cache]int), release: make(chan struct{})}
+	b := NewBatching(m, 10, BatchConfig{MaxSeqs: 8, PrefillChunk: 64, PrefillTokens: 128})
+	var resets, frees int
+	seq := func() *Sequence { return &Sequence{cache: &rigidCache{resets: &resets, frees: &frees}} }
+	long1, long2, short := seq(), seq(), seq()
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	forward := func(s *Sequence, n int) {
+		wg.Go(func() {
+			if err := b.Forward(ctx, []Step{{Seq: s, Tokens: make([]int32, n), Prefill: true}}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	queued := func(n int) {
+		for b.Stats().Queue != n {
+			runtime.Gosched()
+		}
+	}
+	forward(long1, 640)
+	first := <-m.passes // long1 alone, its first chunk
+	if first[long1.cache] != 64 {
+		t.Fatalf("first pass %v", first)
+	}
+	forward(long2, 640)
+	queued(1)
+	forward(short, 8)
+	queued(2)
+	m.release <- struct{}{}
+	next := <-m.passes
+	if next[long1.cache] != 64 || next[short.cache] != 8 || next[long2.cache] != 0 {
+		t.Errorf("the pass after the short prompt arrived ran %v chunks (long1, short, long2: %d %d %d); want 64, 8, 0",
+			next, next[long1.cache], next[short.cache], next[long2.cache])
+	}
+	go func() {
+		for range m.passes {
+			m.release <- struct{}{}
+		}
+	}()
+	m.release <- struct{}{}
+	wg.Wait()
+	close(m.passes)
+	for _, s := range []*Sequence{long1, long2, short} {
+		if len(s.tokens) != s.cache.Len() {
+			t.Errorf("a sequence holds %d tokens in %d cells", len(s.tokens), s.cache.Len())
+		}
 	}
 }
