@@ -157,23 +157,37 @@ func copysign(m, s float32) float32 {
 
 func abs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
 
+// quantSums quantizes one block of len(x) values (a multiple of 16) as quantBlock does, writes
+// the sum of every 16 codes into g (len(x)/16 values) and returns d: quantSumsGo, or the same
+// arithmetic in assembly where the CPU has it (actq_amd64.go).
+var quantSums = quantSumsGo
+
+func quantSumsGo(q []int8, x []float32, g []int32) float32 {
+	d, _ := quantBlock(q, x)
+	for i := range g[:len(x)/16] {
+		var s int32
+		for _, c := range q[16*i : 16*i+16] {
+			s += int32(c)
+		}
+		g[i] = s
+	}
+	return d
+}
+
 func quantQ8(q []int8, d, s []float32, x []float32) {
+	var g [2]int32
 	for b := range d {
-		db, sum := quantBlock(q[32*b:32*b+32], x[32*b:32*b+32])
-		d[b], s[b] = db, db*float32(sum)
+		db := quantSums(q[32*b:32*b+32], x[32*b:32*b+32], g[:])
+		d[b], s[b] = db, db*float32(g[0]+g[1])
 	}
 }
 
 func quantQ8K(q []int8, d []float32, bs []int16, x []float32) {
+	var g [16]int32
 	for b := range d {
-		db, _ := quantBlock(q[256*b:256*b+256], x[256*b:256*b+256])
-		d[b] = db
-		for g := 0; g < 16; g++ {
-			s := 0
-			for _, c := range q[256*b+16*g : 256*b+16*g+16] {
-				s += int(c)
-			}
-			bs[16*b+g] = int16(s)
+		d[b] = quantSums(q[256*b:256*b+256], x[256*b:256*b+256], g[:])
+		for i, v := range g {
+			bs[16*b+i] = int16(v)
 		}
 	}
 }
