@@ -16,12 +16,20 @@ type rowDot4 func(row []byte, a *Act, t int, out *[4]float32)
 // dots4 holds the four-token kernels where there are some (assembly only).
 var dots4 = map[gguf.Type]rowDot4{}
 
+// rowsDot is a one-token kernel over a range of rows: y[r] = W_r·(token 0 of a) for lo ≤ r < hi,
+// row r at w[r·rowBytes:]; the same sums as the type's rowDot, without a Go call per row.
+type rowsDot func(y []float32, w []byte, rowBytes int, a *Act, lo, hi int)
+
+// rowsDots holds the row loops where there are some (assembly only).
+var rowsDots = map[gguf.Type]rowsDot{}
+
 // Kernel is one weight type's integer kernel.
 type Kernel struct {
 	typ    gguf.Type
 	format Format
 	dot    rowDot
 	dot4   rowDot4 // nil when there is none
+	rows   rowsDot // nil when there is none
 	inv    invPair // the batch-invariant kernels, zero when there are none
 	// gemm is the blocked product of four or more tokens where there is one (assembly only).
 	gemm func(k Kernel, y []float32, ystride int, w []byte, rowBytes int, a *Act, lo, hi int)
@@ -37,7 +45,7 @@ func KernelOf(t gguf.Type) (k Kernel, ok bool) {
 	if !ok {
 		return Kernel{}, false
 	}
-	return Kernel{typ: t, format: FormatOf(t), dot: d, dot4: dots4[t], inv: invDots[t], gemm: gemms[t]}, true
+	return Kernel{typ: t, format: FormatOf(t), dot: d, dot4: dots4[t], rows: rowsDots[t], inv: invDots[t], gemm: gemms[t]}, true
 }
 
 // Type is the weight type.
@@ -65,6 +73,10 @@ const rowTile = 16
 func (k Kernel) MulRows(y []float32, ystride int, w []byte, rowBytes int, a *Act, lo, hi int) {
 	dot := k.dot
 	if a.N == 1 {
+		if k.rows != nil {
+			k.rows(y, w, rowBytes, a, lo, hi)
+			return
+		}
 		for r := lo; r < hi; r++ {
 			y[r] = dot(w[r*rowBytes:(r+1)*rowBytes], a, 0)
 		}
