@@ -2,7 +2,11 @@
 
 package model
 
-import "golang.org/x/sys/cpu"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 // hasAVX2FMA selects the assembly float32 dot products on CPUs with AVX2 and FMA, and hasF16C
 // the f16-weight dot product on those that also convert halves (F16C).
@@ -71,4 +75,24 @@ func dot4(a, b []float32, stride int, out *[4]float32) {
 		return
 	}
 	dot4Go(a, b, stride, out)
+}
+
+// rowsF16AVX2 writes y[r] = dotF16AVX2(x[:n], w + r·rowBytes) for r < rows; n must be a
+// multiple of 8. Implemented in dot_amd64.s.
+//
+//go:noescape
+func rowsF16AVX2(x *float32, n int, w unsafe.Pointer, rowBytes, rows int, y *float32)
+
+// matVecF16 writes y[r] = dotF16(row r, x) for lo ≤ r < hi of an f16 matrix whose rows are
+// rowBytes apart, from one assembly loop (no Go call per row), and reports whether it could
+// (the CPU has F16C and len(x) is a multiple of 8: then the sums are dotF16's exactly).
+func matVecF16(y, x []float32, data []byte, rowBytes, lo, hi int) bool {
+	n := len(x)
+	if !hasF16C || n < 8 || n%8 != 0 || hi <= lo {
+		return false
+	}
+	_ = data[(hi-1)*rowBytes+2*n-1]
+	_ = y[hi-1]
+	rowsF16AVX2(&x[0], n, unsafe.Pointer(&data[lo*rowBytes]), rowBytes, hi-lo, &y[lo])
+	return true
 }

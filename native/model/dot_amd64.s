@@ -169,3 +169,36 @@ f16reduce:
 	VZEROUPPER
 	MOVSS X0, ret+48(FP)
 	RET
+
+// func rowsF16AVX2(x *float32, n int, w unsafe.Pointer, rowBytes, rows int, y *float32)
+// y[r] = dotF16AVX2(x[:n], w + r·rowBytes) for r < rows (n a multiple of 8): the row loop in
+// assembly, its state in the argument slots (the kernel clobbers every register it uses).
+TEXT ·rowsF16AVX2(SB), NOSPLIT, $56-48
+rowsf16loop:
+	MOVQ  rows+32(FP), CX
+	TESTQ CX, CX
+	JE    rowsf16done
+	MOVQ  x+0(FP), AX
+	MOVQ  AX, 0(SP)
+	MOVQ  n+8(FP), AX
+	MOVQ  AX, 8(SP)
+	MOVQ  AX, 16(SP)
+	SHLQ  $1, AX
+	MOVQ  w+16(FP), BX
+	MOVQ  BX, 24(SP)
+	MOVQ  AX, 32(SP)
+	MOVQ  AX, 40(SP)
+	CALL  ·dotF16AVX2(SB)
+	MOVL  48(SP), AX
+	MOVQ  y+40(FP), BX
+	MOVL  AX, (BX)
+	ADDQ  $4, BX
+	MOVQ  BX, y+40(FP)
+	MOVQ  w+16(FP), AX
+	ADDQ  rowBytes+24(FP), AX
+	MOVQ  AX, w+16(FP)
+	DECQ  rows+32(FP)
+	JMP   rowsf16loop
+
+rowsf16done:
+	RET

@@ -11,3 +11,6 @@ func dot4(a, b []float32, stride int, out *[4]float32) { dot4Go(a, b, stride, ou
 
 // dotF16 returns Σ x_i·w_i over len(x) values of an f16 row (w: 2·len(x) bytes).
 func dotF16(row []byte, x []float32) float32 { return dotF16Go(row, x) }
+
+// matVecF16 reports false: there is no assembly row loop here.
+func matVecF16(y, x []float32, data []byte, rowBytes, lo, hi int) bool { return false }

@@ -103,6 +103,9 @@ func (m *Matrix) MatVec(y, x []float32, p *Pool) {
 
 func (m *Matrix) matVec(y, x []float32, lo, hi int) {
 	dot, rb := m.k.dot, m.RowBytes
+	if m.Type == gguf.F16 && matVecF16(y, x, m.Data, rb, lo, hi) {
+		return
+	}
 	if m.Type == gguf.F32 {
 		if w := f32s(m.Data); w != nil {
 			c := m.Cols
