@@ -175,19 +175,34 @@ func (m *Matrix) mulInt(y, x []float32, n int, p *Pool, inv bool) {
 // types, Q8_0 and Q4_0); smaller ones, and decode, take the row dots.
 const gemmMinTokens = 4
 
-// mulFloat is MatMul with wkern's float GEMM: workers take ranges of 16-row slivers.
+// mulFloat is MatMul with wkern's float GEMM: the tokens are packed once (wkern.PackTokens,
+// split across the pool by token groups), then workers take ranges of 16-row slivers.
 func (m *Matrix) mulFloat(y, x []float32, n int, p *Pool) {
 	const mr = 16
+	bp := packedTokens.Get().(*[]float32)
+	if need := wkern.PackedTokensLen(n, m.Cols); cap(*bp) < need {
+		*bp = make([]float32, need)
+	}
+	xp := (*bp)[:wkern.PackedTokensLen(n, m.Cols)]
 	slivers := (m.Rows + mr - 1) / mr
 	body := func(lo, hi int) {
-		wkern.MulFloat(y, m.Rows, m.Type, m.Data, m.RowBytes, x, n, m.Cols, lo*mr, min(hi*mr, m.Rows))
+		wkern.MulFloatPacked(y, m.Rows, m.Type, m.Data, m.RowBytes, xp, n, m.Cols, lo*mr, min(hi*mr, m.Rows))
+	}
+	if groups := wkern.TokenGroups(n); p.Threads() == 1 || groups < 2 {
+		wkern.PackTokens(xp, x, n, m.Cols, 0, groups)
+	} else {
+		p.For(groups, 1, func(lo, hi int) { wkern.PackTokens(xp, x, n, m.Cols, lo, hi) })
 	}
 	if p.Threads() == 1 || n*m.Rows*m.Cols <= workGrain {
 		body(0, slivers)
-		return
+	} else {
+		p.For(slivers, max(1, workGrain/(n*m.Cols*mr)), body)
 	}
-	p.For(slivers, max(1, workGrain/(n*m.Cols*mr)), body)
+	packedTokens.Put(bp)
 }
+
+// packedTokens recycles mulFloat's packed token buffers.
+var packedTokens = sync.Pool{New: func() any { return new([]float32) }}
 
 // tileBytes is the size of the float32 row tile MatMul keeps hot while it sweeps the tokens.
 const tileBytes = 32 << 10

@@ -11,18 +11,28 @@ import (
 // to float32 as they are used (F32, F16, BF16 weights): a blocked GEMM. The weight rows are
 // taken in slivers of gemmMR rows and gemmKC columns, converted and transposed once into a
 // packed sliver (column k holds the gemmMR rows' values, contiguous), which stays in the L1
-// cache while every token streams past it: the micro-kernel multiplies the sliver by gemmNR
-// tokens at once, each token value broadcast against the rows, into gemmMR×gemmNR float32
-// accumulators, and adds them to the output. So each weight value is read from memory and
-// converted once per product, each token value once per sliver, and the inner loop does
-// two vector loads and six broadcasts per twelve fused multiply-adds.
+// cache while every token streams past it. The tokens are packed once per product too, in
+// groups of nr (tokenTile) interleaved by column (PackTokens), so the micro-kernel reads one
+// contiguous stream of token values: read in place, nr tokens whose rows lie a multiple of
+// 4 KiB apart fall into one L1 cache set and evict each other. The micro-kernel multiplies the
+// sliver by the nr tokens of a group, each token value broadcast against the rows, into
+// gemmMR×nr float32 accumulators, and adds them to the output. So each weight value is read
+// from memory and converted once per product, each token value once per sliver.
+//
+// With AVX-512 the micro-kernel takes gemmNR512 tokens, each sliver column one 16-wide load
+// and the token values broadcast operands of the FMAs: a third of the AVX2 kernel's
+// instructions per multiply-add (on AMD Zen 4, which splits a 512-bit FMA in two, the FMA
+// throughput is the same as with 256-bit ones; the win is the instructions), twice the
+// multiply-adds per instruction where the core has full-width units (Intel).
 //
 // Every output value is Σ over column blocks of gemmKC (in order) of that block's sequential
-// sum of products: the same for any split of rows across threads.
+// fused sum of products, whichever kernel runs: the same for any split of rows across threads
+// and any batch size.
 const (
-	gemmMR = 16  // weight rows per sliver (two 8-wide vectors)
-	gemmNR = 6   // tokens per micro-kernel call
-	gemmKC = 256 // columns per sliver: 16 KiB of packed float32, L1-resident
+	gemmMR    = 16  // weight rows per sliver (two 8-wide vectors)
+	gemmNR    = 6   // tokens per AVX2 (and portable) micro-kernel call
+	gemmNR512 = 12  // tokens per AVX-512 micro-kernel call
+	gemmKC    = 256 // columns per sliver: 16 KiB of packed float32, L1-resident
 )
 
 // gemmAsm selects the assembly micro-kernels and packers (a variable so tests can compare the
@@ -44,37 +54,91 @@ func FloatGEMM(t gguf.Type) bool {
 	return false
 }
 
+// tokenTile is the tokens per micro-kernel call of a product of n tokens: gemmNR512 with the
+// AVX-512 kernel once n is large enough that the last group's padding costs little.
+func tokenTile(n int) int {
+	if gemmAsm && gemm512 && n >= 4*gemmNR512 {
+		return gemmNR512
+	}
+	return gemmNR
+}
+
+// TokenGroups is the number of token groups PackTokens packs for n tokens.
+func TokenGroups(n int) int { nr := tokenTile(n); return (n + nr - 1) / nr }
+
+// PackedTokensLen is the float32 values PackTokens writes for n tokens of cols values.
+func PackedTokensLen(n, cols int) int { return TokenGroups(n) * tokenTile(n) * cols }
+
+// PackTokens packs token groups lo ≤ g < hi (TokenGroups) of the n×cols token-major x into xp
+// (PackedTokensLen values) for MulFloatPacked: with nr = tokenTile(n), xp[g·nr·cols + k·nr + j]
+// = x[(g·nr + j)·cols + k], zero for tokens past n.
+func PackTokens(xp, x []float32, n, cols, lo, hi int) {
+	nr := tokenTile(n)
+	_ = xp[hi*nr*cols-1]
+	for g := lo; g < hi; g++ {
+		dst := xp[g*nr*cols : (g+1)*nr*cols]
+		for j := 0; j < nr; j++ {
+			t := g*nr + j
+			if t >= n {
+				for k := 0; k < cols; k++ {
+					dst[k*nr+j] = 0
+				}
+				continue
+			}
+			for k, v := range x[t*cols : (t+1)*cols] {
+				dst[k*nr+j] = v
+			}
+		}
+	}
+}
+
 // MulFloat writes y[t·ystride + r] = Σ_k W_r[k]·x[t·cols + k] for rows lo ≤ r < hi and tokens
 // t < n, where W_r is the cols values of type typ (FloatGEMM) stored at w[r·rowBytes:]. The
-// weights are converted exactly as gguf.DequantizeRow does; the activations stay float32. y must hold (n−1)·ystride + hi values and x n·cols.
+// weights are converted exactly as gguf.DequantizeRow does; the activations stay float32. y
+// must hold (n−1)·ystride + hi values and x n·cols. It packs the tokens itself; a caller that
+// splits one product across threads packs them once (PackTokens) and calls MulFloatPacked.
 func MulFloat(y []float32, ystride int, typ gguf.Type, w []byte, rowBytes int, x []float32, n, cols, lo, hi int) {
+	if n <= 0 || lo >= hi {
+		return
+	}
+	_ = x[n*cols-1]
+	xp := make([]float32, PackedTokensLen(n, cols))
+	PackTokens(xp, x, n, cols, 0, TokenGroups(n))
+	MulFloatPacked(y, ystride, typ, w, rowBytes, xp, n, cols, lo, hi)
+}
+
+// MulFloatPacked is MulFloat of the tokens packed by PackTokens into xp.
+func MulFloatPacked(y []float32, ystride int, typ gguf.Type, w []byte, rowBytes int, xp []float32, n, cols, lo, hi int) {
 	if !FloatGEMM(typ) {
 		panic("wkern: MulFloat of a type without a float packer")
 	}
 	if n <= 0 || lo >= hi {
 		return
 	}
+	nr, groups := tokenTile(n), TokenGroups(n)
 	_ = y[(n-1)*ystride+hi-1]
-	_ = x[n*cols-1]
+	_ = xp[groups*nr*cols-1]
 	_ = w[hi*rowBytes-1]
 	var ap [gemmKC * gemmMR]float32
-	var tmp [gemmNR * gemmMR]float32
+	var tmp [gemmNR512 * gemmMR]float32
 	for k0 := 0; k0 < cols; k0 += gemmKC {
 		kc := min(gemmKC, cols-k0)
 		first := k0 == 0
 		for r0 := lo; r0 < hi; r0 += gemmMR {
 			mr := min(gemmMR, hi-r0)
 			pack(ap[:kc*gemmMR], typ, w, rowBytes, r0, mr, k0, kc)
-			xs := x[k0:]
-			for t0 := 0; t0 < n; t0 += gemmNR {
-				nr := min(gemmNR, n-t0)
-				if mr == gemmMR {
-					micro(&ap, xs[t0*cols:], cols, kc, nr, y[t0*ystride+r0:], ystride, first)
+			for g := 0; g < groups; g++ {
+				t0 := g * nr
+				nt := min(nr, n-t0)
+				xs := xp[t0*cols+k0*nr : t0*cols+(k0+kc)*nr]
+				if mr == gemmMR && nt == nr {
+					micro(&ap, xs, kc, nr, y[t0*ystride+r0:], ystride, first)
 					continue
 				}
-				// A short sliver (the last rows): compute all 16 into tmp, keep mr.
-				micro(&ap, xs[t0*cols:], cols, kc, nr, tmp[:], gemmMR, true)
-				for t := 0; t < nr; t++ {
+				// A short sliver (the last rows) or group (the last tokens): compute all into
+				// tmp, keep mr rows of nt tokens.
+				micro(&ap, xs, kc, nr, tmp[:], gemmMR, true)
+				for t := 0; t < nt; t++ {
 					yt := y[(t0+t)*ystride+r0 : (t0+t)*ystride+r0+mr]
 					if first {
 						copy(yt, tmp[t*gemmMR:t*gemmMR+mr])
@@ -89,28 +153,28 @@ func MulFloat(y []float32, ystride int, typ gguf.Type, w []byte, rowBytes int, x
 	}
 }
 
-// micro runs the micro-kernel on nr ≤ gemmNR tokens: y[t·ystride + i] (+)= Σ_{k<kc}
-// ap[k·gemmMR + i]·x[t·xstride + k] for i < gemmMR, t < nr (= when first, += otherwise).
-func micro(ap *[gemmKC * gemmMR]float32, x []float32, xstride, kc, nr int, y []float32, ystride int, first bool) {
+// micro runs the micro-kernel on a group of nr (gemmNR or gemmNR512) packed tokens: y[t·ystride
+// + i] (+)= Σ_{k<kc} ap[k·gemmMR + i]·xp[k·nr + t] for i < gemmMR, t < nr (= when first, +=
+// otherwise).
+func micro(ap *[gemmKC * gemmMR]float32, xp []float32, kc, nr int, y []float32, ystride int, first bool) {
 	if gemmAsm {
-		if nr == gemmNR {
-			gemmMicro6(ap, x, xstride, kc, y, ystride, first)
-			return
-		}
-		for t := 0; t < nr; t++ {
-			gemmMicro1(ap, x[t*xstride:], kc, y[t*ystride:], first)
+		if nr == gemmNR512 {
+			gemmMicro12p(ap, xp, kc, y, ystride, first)
+		} else {
+			gemmMicro6p(ap, xp, kc, y, ystride, first)
 		}
 		return
 	}
-	microGo(ap, x, xstride, kc, nr, y, ystride, first)
+	microGo(ap, xp, kc, nr, y, ystride, first)
 }
 
 // microGo is the portable micro-kernel.
-func microGo(ap *[gemmKC * gemmMR]float32, x []float32, xstride, kc, nr int, y []float32, ystride int, first bool) {
+func microGo(ap *[gemmKC * gemmMR]float32, xp []float32, kc, nr int, y []float32, ystride int, first bool) {
+	_ = xp[kc*nr-1]
 	for t := 0; t < nr; t++ {
-		xt := x[t*xstride : t*xstride+kc]
 		var acc [gemmMR]float32
-		for k, v := range xt {
+		for k := 0; k < kc; k++ {
+			v := xp[k*nr+t]
 			a := ap[k*gemmMR : k*gemmMR+gemmMR : k*gemmMR+gemmMR]
 			for i := range acc {
 				acc[i] += a[i] * v

@@ -6,15 +6,23 @@ import (
 	"unsafe"
 
 	"github.com/kvlab/kvlab/native/gguf"
+	"golang.org/x/sys/cpu"
 )
 
 // The GEMM's assembly (gemm_amd64.s): AVX2 + FMA micro-kernels and F16C/AVX2 packers.
 
 //go:noescape
-func gemmMicro6AVX2(ap, x unsafe.Pointer, xstride, kc int, y unsafe.Pointer, ystride int, first bool)
+func gemmMicro6pAVX2(ap, xp unsafe.Pointer, kc int, y unsafe.Pointer, ystride int, first bool)
 
 //go:noescape
-func gemmMicro1AVX2(ap, x unsafe.Pointer, kc int, y unsafe.Pointer, first bool)
+func gemmMicro12pAVX512(ap, xp unsafe.Pointer, kc int, y unsafe.Pointer, ystride int, first bool)
+
+// hasAVX512F reports AVX-512F beside the AVX2 set.
+var hasAVX512F = hasAVX2 && cpu.X86.HasAVX512F
+
+// gemm512 selects the AVX-512 micro-kernel (gemmp_amd64.s) on CPUs with AVX-512F, Intel and
+// AMD alike (see gemm.go), unless KVLAB_NO_AVX512 asks for the AVX2 one.
+var gemm512 = hasAVX512F && !noVNNI()
 
 //go:noescape
 func packF16x8AVX2(dst, src unsafe.Pointer, rowBytes, k8 int)
@@ -31,18 +39,19 @@ func packQ8_0x8AVX2(dst, src unsafe.Pointer, rowBytes, nblk int)
 //go:noescape
 func packQ4_0x8AVX2(dst, src unsafe.Pointer, rowBytes, nblk int)
 
-// gemmMicro6 is the six-token micro-kernel; x must hold 5·xstride+kc values, y 5·ystride+16.
-func gemmMicro6(ap *[gemmKC * gemmMR]float32, x []float32, xstride, kc int, y []float32, ystride int, first bool) {
-	_ = x[5*xstride+kc-1]
+// gemmMicro6p is the six-token AVX2 micro-kernel; xp must hold 6·kc values, y 5·ystride+16.
+func gemmMicro6p(ap *[gemmKC * gemmMR]float32, xp []float32, kc int, y []float32, ystride int, first bool) {
+	_ = xp[6*kc-1]
 	_ = y[5*ystride+gemmMR-1]
-	gemmMicro6AVX2(unsafe.Pointer(ap), unsafe.Pointer(&x[0]), xstride, kc, unsafe.Pointer(&y[0]), ystride, first)
+	gemmMicro6pAVX2(unsafe.Pointer(ap), unsafe.Pointer(&xp[0]), kc, unsafe.Pointer(&y[0]), ystride, first)
 }
 
-// gemmMicro1 is the one-token micro-kernel; x must hold kc values, y 16.
-func gemmMicro1(ap *[gemmKC * gemmMR]float32, x []float32, kc int, y []float32, first bool) {
-	_ = x[kc-1]
-	_ = y[gemmMR-1]
-	gemmMicro1AVX2(unsafe.Pointer(ap), unsafe.Pointer(&x[0]), kc, unsafe.Pointer(&y[0]), first)
+// gemmMicro12p is the twelve-token AVX-512 micro-kernel; xp must hold 12·kc values, y
+// 11·ystride+16.
+func gemmMicro12p(ap *[gemmKC * gemmMR]float32, xp []float32, kc int, y []float32, ystride int, first bool) {
+	_ = xp[12*kc-1]
+	_ = y[11*ystride+gemmMR-1]
+	gemmMicro12pAVX512(unsafe.Pointer(ap), unsafe.Pointer(&xp[0]), kc, unsafe.Pointer(&y[0]), ystride, first)
 }
 
 // packAsm packs columns 0 … kc−1 of the 16 rows at w (row i at w[i·rowBytes:]): kc a positive

@@ -4,12 +4,15 @@ package wkern
 
 import "github.com/kvlab/kvlab/native/gguf"
 
-func gemmMicro6(ap *[gemmKC * gemmMR]float32, x []float32, xstride, kc int, y []float32, ystride int, first bool) {
-	microGo(ap, x, xstride, kc, gemmNR, y, ystride, first)
+// gemm512 and hasAVX512F are false: there is no AVX-512 micro-kernel.
+var gemm512, hasAVX512F = false, false
+
+func gemmMicro6p(ap *[gemmKC * gemmMR]float32, xp []float32, kc int, y []float32, ystride int, first bool) {
+	microGo(ap, xp, kc, gemmNR, y, ystride, first)
 }
 
-func gemmMicro1(ap *[gemmKC * gemmMR]float32, x []float32, kc int, y []float32, first bool) {
-	microGo(ap, x, 0, kc, 1, y, 0, first)
+func gemmMicro12p(ap *[gemmKC * gemmMR]float32, xp []float32, kc int, y []float32, ystride int, first bool) {
+	microGo(ap, xp, kc, gemmNR512, y, ystride, first)
 }
 
 func packAsm(ap []float32, typ gguf.Type, w []byte, rowBytes, kc int) {

@@ -37,20 +37,22 @@ func TestMulFloat(t *testing.T) {
 	shapes := []struct{ rows, cols, n, lo, hi int }{
 		{16, 8, 6, 0, 16}, {32, 256, 6, 0, 32}, {48, 2048, 13, 16, 48}, {21, 300, 7, 0, 21},
 		{40, 517, 1, 3, 37}, {16, 5, 3, 0, 16}, {64, 1000, 12, 0, 64},
+		{35, 264, 31, 0, 35}, {32, 512, 24, 16, 32}, {17, 24, 19, 1, 17}, {35, 264, 53, 0, 35}, {20, 512, 61, 3, 20}, {16, 40, 48, 0, 16},
 	}
 	for _, typ := range []gguf.Type{gguf.F32, gguf.F16, gguf.BF16, gguf.Q8_0, gguf.Q4_0} {
-		for _, asm := range []bool{false, true} {
-			if asm && !hasAVX2 {
+		for _, v := range []struct{ asm, avx512 bool }{{false, false}, {true, false}, {true, true}} {
+			asm := v.asm
+			if asm && !hasAVX2 || v.avx512 && !hasAVX512F {
 				continue
 			}
 			for _, s := range shapes {
 				if bs := typ.BlockSize(); s.cols%bs != 0 {
 					s.cols = (s.cols + bs - 1) / bs * bs
 				}
-				name := fmt.Sprintf("%s/asm=%v/%dx%d/n=%d", typ, asm, s.rows, s.cols, s.n)
+				name := fmt.Sprintf("%s/asm=%v/avx512=%v/%dx%d/n=%d", typ, asm, v.avx512, s.rows, s.cols, s.n)
 				t.Run(name, func(t *testing.T) {
-					defer func(v bool) { gemmAsm = v }(gemmAsm)
-					gemmAsm = asm
+					defer func(a, b bool) { gemmAsm, gemm512 = a, b }(gemmAsm, gemm512)
+					gemmAsm, gemm512 = asm, v.avx512
 					var w []byte
 					rb := int(typ.RowBytes(uint64(s.cols)))
 					if typ.BlockSize() == 1 {
