@@ -40,10 +40,21 @@ func dotQ4_0Asm512(row []byte, a *Act, t int) float32 {
 	return s
 }
 
+//go:noescape
+func dotQ6_KVNNI(w, q, d, bs unsafe.Pointer, nb int) float32
+
+// dotQ6_KAsmVNNI is the Q6_K row dot through the VPERMW/VPDPWSSD kernel (vnniq6_amd64.s).
+func dotQ6_KAsmVNNI(row []byte, a *Act, t int) float32 {
+	q, d, bs := a.q8k(t)
+	_ = row[len(d)*q6_KBytes-1]
+	return dotQ6_KVNNI(unsafe.Pointer(&row[0]), unsafe.Pointer(&q[0]), unsafe.Pointer(&d[0]), unsafe.Pointer(&bs[0]), len(d))
+}
+
 func init() {
 	if hasVNNI && !noVNNI() {
 		permQ8 = true
 		dots[gguf.Q4_0] = dotQ4_0Asm512
+		dots[gguf.Q6_K] = dotQ6_KAsmVNNI
 	}
 }
 

@@ -17,12 +17,15 @@ import (
 // integer block sums: equal up to float32 order), on shapes with and without a tail of fewer
 // than 16 blocks and with none whole.
 func TestVNNIAgainstReference(t *testing.T) {
-	if !hasVNNI {
-		t.Skip("no AVX-512 VNNI/VBMI on this CPU")
+	if !hasVNNI || noVNNI() {
+		t.Skip("no AVX-512 VNNI/VBMI on this CPU, or KVLAB_NO_AVX512 set")
 	}
 	r := rand.New(rand.NewPCG(7, 8))
-	for _, typ := range []gguf.Type{gguf.Q4_0} {
-		for _, cols := range []int{96, 512, 896, 2048, 2080, 5632} {
+	for _, typ := range []gguf.Type{gguf.Q4_0, gguf.Q6_K} {
+		for _, cols := range []int{96, 256, 512, 768, 896, 2048, 2080, 5632} {
+			if cols%FormatOf(typ).BlockSize() != 0 {
+				continue
+			}
 			t.Run(fmt.Sprintf("%s/%d", typ, cols), func(t *testing.T) {
 				if !permQ8 {
 					t.Fatal("the regrouped activation is off")
@@ -32,8 +35,8 @@ func TestVNNIAgainstReference(t *testing.T) {
 				rb := int(typ.RowBytes(uint64(cols)))
 				x := randomVec(r, cols)
 				var a Act
-				a.Quantize(Q8, x, 1, cols)
-				if want := cols / 512 * 512; len(a.P) != want {
+				a.Quantize(FormatOf(typ), x, 1, cols)
+				if want := cols / 512 * 512; FormatOf(typ) == Q8 && len(a.P) != want {
 					t.Fatalf("regrouped codes: %d, want %d", len(a.P), want)
 				}
 				w := make([]float32, cols)
@@ -70,13 +73,13 @@ func BenchmarkVNNI(b *testing.B) {
 		b.Skip("no AVX-512 VNNI/VBMI on this CPU")
 	}
 	r := rand.New(rand.NewPCG(5, 6))
-	for _, typ := range []gguf.Type{gguf.Q4_0} {
+	for _, typ := range []gguf.Type{gguf.Q4_0, gguf.Q6_K} {
 		for _, rows := range []int{1, 5632} {
 			const cols = 2048
 			data := randomRows(r, typ, rows, cols)
 			rb := int(typ.RowBytes(cols))
 			var a Act
-			a.Quantize(Q8, randomVec(r, cols), 1, cols)
+			a.Quantize(FormatOf(typ), randomVec(r, cols), 1, cols)
 			y := make([]float32, rows)
 			for _, k := range []struct {
 				name string
