@@ -76,11 +76,65 @@ func TestMoEMatchesLlamaCpp(t *testing.T) {
 }
 
 // TestPhi3MatchesLlamaCpp is TestGemma2MatchesLlamaCpp for phi3 files (fused QKV and
-// gate-up tensors; every layer on a sliding window shorter than the long prompt).
+// gate-up tensors). Its windows are not shorter than prompt and generation: llama.cpp (since
+// mid-2025) ignores a phi3 file's attention.sliding_window and attends over the whole
+// context, while kvlab slides as the key says (as the Phi-3 reference implementation does);
+// TestForwardMatchesReference checks kvlab's window on phi3 against the plain reference.
 func TestPhi3MatchesLlamaCpp(t *testing.T) {
 	compareLlamaCpp(t, []synth{
-		{arch: "phi3", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 4, vocab: 300, ropeBase: 10000, window: 7, vocabMeta: true},
+		{arch: "phi3", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 4, vocab: 300, ropeBase: 10000, vocabMeta: true},
 		{arch: "phi3", typ: gguf.F32, embd: 64, ffn: 64, heads: 2, kvHeads: 2, hd: 32, layers: 3, vocab: 300, ropeBase: 10000, window: 64, vocabMeta: true},
+	})
+}
+
+// TestLlamaMatchesLlamaCpp is TestGemma2MatchesLlamaCpp for dense llama files: grouped
+// queries (as Mistral-style files, which are llama files to both engines), untied and tied
+// embeddings, head counts that do not divide the width evenly into heads of it.
+func TestLlamaMatchesLlamaCpp(t *testing.T) {
+	compareLlamaCpp(t, []synth{
+		{arch: "llama", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 4, vocab: 300, ropeBase: 10000, vocabMeta: true},
+		{arch: "llama", typ: gguf.F32, embd: 64, ffn: 160, heads: 8, kvHeads: 1, hd: 8, layers: 3, vocab: 320, tied: true, ropeBase: 500000, vocabMeta: true},
+	})
+}
+
+// TestQwen2MatchesLlamaCpp is TestGemma2MatchesLlamaCpp for qwen2 files (Q/K/V biases, neox
+// RoPE).
+func TestQwen2MatchesLlamaCpp(t *testing.T) {
+	compareLlamaCpp(t, []synth{
+		{arch: "qwen2", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 4, vocab: 300, bias: true, ropeBase: 1e6, vocabMeta: true},
+		{arch: "qwen2", typ: gguf.F32, embd: 64, ffn: 128, heads: 2, kvHeads: 1, hd: 32, layers: 3, vocab: 300, bias: true, tied: true, ropeBase: 10000, vocabMeta: true},
+	})
+}
+
+// TestQwen3MatchesLlamaCpp is TestGemma2MatchesLlamaCpp for qwen3 files (per-head Q and K
+// RMSNorms before RoPE; a head dimension whose heads are wider than the model).
+func TestQwen3MatchesLlamaCpp(t *testing.T) {
+	compareLlamaCpp(t, []synth{
+		{arch: "qwen3", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 32, layers: 4, vocab: 300, qkNorm: true, tied: true, ropeBase: 1e6, vocabMeta: true},
+		{arch: "qwen3", typ: gguf.F32, embd: 64, ffn: 128, heads: 2, kvHeads: 1, hd: 16, layers: 3, vocab: 300, qkNorm: true, ropeBase: 1e6, vocabMeta: true},
+	})
+}
+
+// TestQwenMoEMatchesLlamaCpp is TestGemma2MatchesLlamaCpp for qwen3moe (top-k renormalized,
+// expert_feed_forward_length) and qwen2moe files (top-k not renormalized, a shared expert
+// gated by σ(gate·x)).
+func TestQwenMoEMatchesLlamaCpp(t *testing.T) {
+	compareLlamaCpp(t, []synth{
+		{arch: "qwen3moe", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 32, layers: 4, vocab: 300, qkNorm: true, ropeBase: 1e6, experts: 8, used: 3, vocabMeta: true},
+		{arch: "qwen3moe", typ: gguf.F32, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 3, vocab: 300, qkNorm: true, tied: true, ropeBase: 1e6, experts: 6, used: 2, expFFN: 40, vocabMeta: true},
+		{arch: "qwen2moe", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 4, vocab: 300, bias: true, ropeBase: 1e6, experts: 8, used: 2, expFFN: 24, shFFN: 80, vocabMeta: true},
+		{arch: "qwen2moe", typ: gguf.F32, embd: 64, ffn: 64, heads: 4, kvHeads: 4, hd: 16, layers: 3, vocab: 300, bias: true, ropeBase: 1e6, experts: 4, used: 4, shFFN: 64, vocabMeta: true},
+	})
+}
+
+// TestGemma3MatchesLlamaCpp is TestGemma2MatchesLlamaCpp for gemma3 files: Q/K norms, local
+// layers on a sliding window shorter than the long prompt (and than prompt + generation on
+// all three), their own RoPE base (rope.freq_base_swa, and its default), the global layers
+// every pattern-th, with and without final soft-capping.
+func TestGemma3MatchesLlamaCpp(t *testing.T) {
+	compareLlamaCpp(t, []synth{
+		{arch: "gemma3", typ: gguf.F32, embd: 64, ffn: 128, heads: 4, kvHeads: 2, hd: 16, layers: 8, vocab: 320, tied: true, ropeBase: 1e6, window: 8, vocabMeta: true},
+		{arch: "gemma3", typ: gguf.F32, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 6, vocab: 300, tied: true, ropeBase: 1e6, ropeBaseSWA: 5000, window: 5, pattern: 3, finalCap: 3, vocabMeta: true},
 	})
 }
 
@@ -101,7 +155,7 @@ func compareLlamaCpp(t *testing.T, models []synth) {
 			{1, 5, 9, 200, 201, 202, 7, 3, 3, 8, 1, 6, 150, 151, 33, 34, 35, 270, 12, 13},
 			{1, 42},
 		} {
-			t.Run(fmt.Sprintf("%s-%s-w%d-cap%g-e%d/prompt%d", s.arch, s.typ, s.window, s.attnCap, s.experts, pi), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s-%s-l%d-w%d-cap%g-e%d/prompt%d", s.arch, s.typ, s.layers, s.window, s.attnCap, s.experts, pi), func(t *testing.T) {
 				wantIDs, wantLogits := llamaCpp(t, tool, path, gen, prompt)
 				c, err := kvcache.New(m.CacheConfig(kvq.Pair{K: kvq.F32, V: kvq.F32}, 128))
 				if err != nil {
