@@ -37,7 +37,7 @@ func benchMulFloat(b *testing.B, typ gguf.Type) {
 
 // BenchmarkMulRowsBlocked times the integer blocked batch products on the shape of BenchmarkMulFloat.
 func BenchmarkMulRowsBlocked(b *testing.B) {
-	for _, typ := range []gguf.Type{gguf.Q8_0, gguf.Q4_0} {
+	for _, typ := range []gguf.Type{gguf.Q8_0, gguf.Q4_0, gguf.Q4_K, gguf.Q6_K} {
 		b.Run(typ.String(), func(b *testing.B) { benchMulRows(b, typ) })
 	}
 }

@@ -258,10 +258,12 @@ func TestMulRowsOneToken(t *testing.T) {
 func TestMulRowsBatch(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 16))
 	for _, typ := range intTypes {
-		for _, cols := range []int{256, 4352} {
-			t.Run(fmt.Sprintf("%s/%d", typ, cols), func(t *testing.T) {
+		for _, c := range []struct{ cols, rows, lo, hi, n int }{
+			{256, 21, 1, 20, 9}, {4352, 21, 1, 20, 9}, {1024, 37, 0, 37, 21}, {2048, 40, 3, 35, 16}, {512, 19, 2, 19, 5},
+		} {
+			cols, rows, lo, hi, n := c.cols, c.rows, c.lo, c.hi, c.n
+			t.Run(fmt.Sprintf("%s/%d/n=%d", typ, cols, n), func(t *testing.T) {
 				k, _ := KernelOf(typ)
-				const rows, lo, hi, n = 21, 1, 20, 9
 				data := randomRows(r, typ, rows, cols)
 				rb := int(typ.RowBytes(uint64(cols)))
 				x := randomVec(r, n*cols)
