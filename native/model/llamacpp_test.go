@@ -138,6 +138,29 @@ func TestGemma3MatchesLlamaCpp(t *testing.T) {
 	})
 }
 
+// TestRopeScalingMatchesLlamaCpp is TestGemma2MatchesLlamaCpp for files with extended
+// contexts: llama-3 frequency scaling (a rope_freqs tensor), linear scaling, and YaRN over an
+// original context shorter than the positions run. The files carry none of the
+// rope.scaling.yarn_* keys: llama.cpp reads those (beta_fast, beta_slow, ext_factor,
+// attn_factor, log_multiplier) only for grok, mistral3 and deepseek2 files and uses its
+// defaults for these architectures, while kvlab reads them for every architecture (its
+// Hugging Face reader writes beta_fast/beta_slow from config.json, as transformers uses them).
+func TestRopeScalingMatchesLlamaCpp(t *testing.T) {
+	llama3 := make([]float32, 8) // head dimension 16: 8 frequencies; llama-3's shape: 1, a ramp, 8
+	for j := range llama3 {
+		llama3[j] = float32(1 + 7*max(0, float64(j-2))/5)
+	}
+	compareLlamaCpp(t, []synth{
+		{arch: "llama", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 3, vocab: 300, ropeBase: 500000, vocabMeta: true, ropeFreqs: llama3},
+		{arch: "llama", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 3, vocab: 300, ropeBase: 10000, vocabMeta: true,
+			keys: map[string]any{"rope.scaling.type": "linear", "rope.scaling.factor": float32(4)}},
+		{arch: "qwen2", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 3, vocab: 300, bias: true, ropeBase: 1e6, vocabMeta: true,
+			keys: map[string]any{"rope.scaling.type": "yarn", "rope.scaling.factor": float32(4), "rope.scaling.original_context_length": uint32(16)}},
+		{arch: "qwen3", typ: gguf.F32, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 3, vocab: 300, qkNorm: true, ropeBase: 10000, vocabMeta: true,
+			keys: map[string]any{"rope.scaling.type": "yarn", "rope.scaling.factor": float32(8), "rope.scaling.original_context_length": uint32(16)}},
+	})
+}
+
 func compareLlamaCpp(t *testing.T, models []synth) {
 	tool := os.Getenv(llamaCppTool)
 	if tool == "" {

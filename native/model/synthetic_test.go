@@ -29,13 +29,15 @@ type synth struct {
 	drop                          string // a tensor to leave out
 	metaHD                        int    // key_length/value_length written instead of hd, when set
 	ropeBase                      float32
-	window                        int     // gemma2: attention.sliding_window
-	experts, used                 int     // a mixture-of-experts FFN (llama.expert_count, expert_used_count)
-	attnCap, finalCap             float32 // gemma2 soft-capping (default 50, 30)
-	vocabMeta                     bool    // write a llama (SPM) tokenizer of vocab tokens, for llama.cpp
-	ropeBaseSWA                   float32 // gemma3: rope.freq_base_swa, when set
-	pattern                       int     // gemma3: attention.sliding_window_pattern, when set
-	expFFN, shFFN                 int     // qwen2moe/qwen3moe: expert_feed_forward_length, expert_shared_feed_forward_length (a shared expert)
+	window                        int            // gemma2: attention.sliding_window
+	experts, used                 int            // a mixture-of-experts FFN (llama.expert_count, expert_used_count)
+	attnCap, finalCap             float32        // gemma2 soft-capping (default 50, 30)
+	vocabMeta                     bool           // write a llama (SPM) tokenizer of vocab tokens, for llama.cpp
+	ropeBaseSWA                   float32        // gemma3: rope.freq_base_swa, when set
+	pattern                       int            // gemma3: attention.sliding_window_pattern, when set
+	expFFN, shFFN                 int            // qwen2moe/qwen3moe: expert_feed_forward_length, expert_shared_feed_forward_length (a shared expert)
+	ropeFreqs                     []float32      // a rope_freqs tensor (llama-3 frequency scaling), when set
+	keys                          map[string]any // more metadata, each key prefixed with the architecture
 }
 
 // write builds the model's GGUF file in dir and returns its path and the metadata/tensors.
@@ -85,6 +87,9 @@ func (s synth) write(t *testing.T, seed uint64) string {
 		if s.pattern > 0 {
 			w.AddKV(a+".attention.sliding_window_pattern", uint32(s.pattern))
 		}
+	}
+	for k, v := range s.keys {
+		w.AddKV(a+"."+k, v)
 	}
 	if s.vocabMeta {
 		addSPMVocab(w, s.vocab)
@@ -157,6 +162,13 @@ func (s synth) write(t *testing.T, seed uint64) string {
 		w.AddTensor(name, gguf.F32, []uint64{uint64(n)}, b)
 	}
 	nq, nk := s.heads*s.hd, s.kvHeads*s.hd
+	if s.ropeFreqs != nil {
+		b := make([]byte, 4*len(s.ropeFreqs))
+		for i, v := range s.ropeFreqs {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+		}
+		w.AddTensor("rope_freqs.weight", gguf.F32, []uint64{uint64(len(s.ropeFreqs))}, b)
+	}
 	mat("token_embd.weight", s.vocab, s.embd, 1)
 	vec("output_norm.weight", s.embd, 1, 0.1)
 	if !s.tied {
