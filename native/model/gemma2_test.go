@@ -258,8 +258,11 @@ func TestWindowMemory(t *testing.T) {
 		{arch: "gemma2", typ: gguf.F32, embd: 64, ffn: 64, heads: 2, kvHeads: 1, hd: 32, layers: 4, vocab: 16, tied: true, ropeBase: 10000, window: 40},
 		{arch: "phi3", typ: gguf.F32, embd: 64, ffn: 64, heads: 2, kvHeads: 1, hd: 32, layers: 3, vocab: 16, ropeBase: 10000, window: 40},
 		{arch: "gemma3", typ: gguf.F32, embd: 64, ffn: 64, heads: 2, kvHeads: 1, hd: 32, layers: 8, vocab: 16, tied: true, ropeBase: 1e6, window: 40},
+		// TestGemma3MatchesLlamaCpp's shapes: windows of 8 and 5 cells, patterns 6 and 3.
+		{arch: "gemma3", typ: gguf.F32, embd: 64, ffn: 128, heads: 4, kvHeads: 2, hd: 16, layers: 8, vocab: 320, tied: true, ropeBase: 1e6, window: 8},
+		{arch: "gemma3", typ: gguf.F32, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 6, vocab: 300, tied: true, ropeBase: 1e6, ropeBaseSWA: 5000, window: 5, pattern: 3, finalCap: 3},
 	} {
-		t.Run(s.arch, func(t *testing.T) { windowMemory(t, s) })
+		t.Run(fmt.Sprintf("%s-l%d-w%d", s.arch, s.layers, s.window), func(t *testing.T) { windowMemory(t, s) })
 	}
 }
 
