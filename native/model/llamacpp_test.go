@@ -94,6 +94,11 @@ func TestLlamaMatchesLlamaCpp(t *testing.T) {
 	compareLlamaCpp(t, []synth{
 		{arch: "llama", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 4, vocab: 300, ropeBase: 10000, vocabMeta: true},
 		{arch: "llama", typ: gguf.F32, embd: 64, ffn: 160, heads: 8, kvHeads: 1, hd: 8, layers: 3, vocab: 320, tied: true, ropeBase: 500000, vocabMeta: true},
+		// A Mistral-style file with its window key: both engines run llama files with full
+		// attention (the planner notes the key as ignored), so a window shorter than every
+		// prompt + generation must change nothing.
+		{arch: "llama", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 1, hd: 16, layers: 3, vocab: 300, ropeBase: 1e6, vocabMeta: true,
+			keys: map[string]any{"attention.sliding_window": uint32(4)}},
 	})
 }
 
