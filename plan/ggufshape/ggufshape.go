@@ -235,15 +235,31 @@ func FromFile(f *gguf.File) (calc.Shape, error) {
 		return fail("sliding-window layers without %s", h.key("attention.sliding_window"))
 	}
 
-	// Which layers are recurrent: the hybrids with a full-attention interval (Qwen3-Next,
-	// Qwen3.5), layers without KV heads in models that carry SSM sizes (Jamba, Granite hybrid,
-	// Nemotron-H), or every layer of a pure SSM (Mamba).
+	// Which layers are recurrent: those attention.recurrent_layers marks (one bool per layer),
+	// else the hybrids with a full-attention interval (Qwen3-Next, Qwen3.5: llama.cpp takes 4
+	// when the key is absent), layers without KV heads in models that carry SSM sizes (Jamba,
+	// Granite hybrid, Nemotron-H), or every layer of a pure SSM (Mamba).
 	recurrent := make([]bool, n)
 	state, hasState, err := ssmStateBytes(h)
 	if err != nil {
 		return fail("%v", err)
 	}
-	if interval, ok := h.uint("full_attention_interval"); ok && interval > 0 {
+	flags, hasFlags, err := h.perLayer("attention.recurrent_layers", n)
+	if err != nil {
+		return fail("%v", err)
+	}
+	interval, hasInterval := h.uint("full_attention_interval")
+	if !hasInterval && hasState && intervalHybrids[arch] {
+		interval, hasInterval = 4, true
+	}
+	if hasFlags {
+		if !hasState {
+			return fail("%s without SSM state sizes", h.key("attention.recurrent_layers"))
+		}
+		for il := range recurrent {
+			recurrent[il] = flags[il] != 0
+		}
+	} else if hasInterval && interval > 0 {
 		if !hasState {
 			return fail("%s without SSM state sizes", h.key("full_attention_interval"))
 		}
@@ -293,6 +309,10 @@ func FromFile(f *gguf.File) (calc.Shape, error) {
 	s.Groups = merge(layers)
 	return finish(f, h, s)
 }
+
+// intervalHybrids are the architectures whose layers alternate recurrent and full attention
+// by full_attention_interval, which llama.cpp defaults to 4 (every fourth layer full).
+var intervalHybrids = map[string]bool{"qwen3next": true, "qwen35": true, "qwen35moe": true}
 
 // isArray reports whether the metadata value of key is an array.
 func isArray(f *gguf.File, key string) bool {

@@ -99,6 +99,35 @@ func TestShapes(t *testing.T) {
 			class: calc.ClassHybrid, kibTok: 4,
 		},
 		{
+			// No full_attention_interval: llama.cpp's qwen35 loader takes every fourth layer as
+			// full attention.
+			name: "qwen3.5 default interval", arch: "qwen35",
+			kv: []gguf.KV{{Key: "qwen35.block_count", Value: uint32(8)}, {Key: "qwen35.attention.head_count", Value: uint32(16)},
+				{Key: "qwen35.attention.head_count_kv", Value: uint32(2)}, {Key: "qwen35.attention.key_length", Value: uint32(256)},
+				{Key: "qwen35.ssm.conv_kernel", Value: uint32(4)}, {Key: "qwen35.ssm.inner_size", Value: uint32(4096)},
+				{Key: "qwen35.ssm.state_size", Value: uint32(128)}, {Key: "qwen35.ssm.group_count", Value: uint32(16)}},
+			groups: []calc.LayerGroup{
+				{Count: 6, Kind: calc.Recurrent, StateBytes: 4 * (3*(4096+2*16*128) + 128*4096)},
+				{Count: 2, Kind: calc.Full, KVHeads: 2, HeadDimK: 256, HeadDimV: 256},
+			},
+			class: calc.ClassHybrid, kibTok: 4,
+		},
+		{
+			// attention.recurrent_layers, one bool per layer, decides over the interval.
+			name: "qwen3.5 recurrent_layers", arch: "qwen35",
+			kv: []gguf.KV{{Key: "qwen35.block_count", Value: uint32(4)}, {Key: "qwen35.attention.head_count", Value: uint32(16)},
+				{Key: "qwen35.attention.head_count_kv", Value: uint32(2)}, {Key: "qwen35.attention.key_length", Value: uint32(256)},
+				{Key: "qwen35.full_attention_interval", Value: uint32(4)},
+				{Key: "qwen35.attention.recurrent_layers", Value: []bool{true, false, true, false}},
+				{Key: "qwen35.ssm.conv_kernel", Value: uint32(4)}, {Key: "qwen35.ssm.inner_size", Value: uint32(4096)},
+				{Key: "qwen35.ssm.state_size", Value: uint32(128)}, {Key: "qwen35.ssm.group_count", Value: uint32(16)}},
+			groups: []calc.LayerGroup{
+				{Count: 2, Kind: calc.Recurrent, StateBytes: 4 * (3*(4096+2*16*128) + 128*4096)},
+				{Count: 2, Kind: calc.Full, KVHeads: 2, HeadDimK: 256, HeadDimV: 256},
+			},
+			class: calc.ClassHybrid, kibTok: 4,
+		},
+		{
 			name: "deepseek2 latent", arch: "deepseek2",
 			kv: []gguf.KV{{Key: "deepseek2.block_count", Value: uint32(27)}, {Key: "deepseek2.attention.head_count", Value: uint32(16)},
 				{Key: "deepseek2.attention.kv_lora_rank", Value: uint32(512)}, {Key: "deepseek2.rope.dimension_count", Value: uint32(64)}},
