@@ -272,8 +272,18 @@ func FromFile(f *gguf.File) (calc.Shape, error) {
 		}
 	}
 
+	// The hybrids' multi-token-prediction blocks (nextn_predict_layers, appended after the
+	// trunk) hold neither KV nor state in llama.cpp's main context: its qwen3.5 memory filters
+	// keep only the trunk's layers.
+	trunk := n
+	if nextn, ok := h.uint("nextn_predict_layers"); ok && intervalHybrids[arch] && hasState {
+		if nextn >= int64(n) {
+			return fail("%s = %d, not below %s = %d", h.key("nextn_predict_layers"), nextn, h.key("block_count"), n)
+		}
+		trunk = n - int(nextn)
+	}
 	layers := make([]calc.LayerGroup, 0, n)
-	for il := 0; il < n; il++ {
+	for il := 0; il < trunk; il++ {
 		if recurrent[il] {
 			layers = append(layers, calc.LayerGroup{Count: 1, Kind: calc.Recurrent, StateBytes: state})
 			continue

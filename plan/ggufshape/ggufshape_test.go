@@ -113,6 +113,22 @@ func TestShapes(t *testing.T) {
 			class: calc.ClassHybrid, kibTok: 4,
 		},
 		{
+			// Two multi-token-prediction blocks after 8 trunk layers: llama.cpp gives them no
+			// KV and no state (its trunk filter), so they are not planned.
+			name: "qwen3.5 nextn", arch: "qwen35",
+			kv: []gguf.KV{{Key: "qwen35.block_count", Value: uint32(10)}, {Key: "qwen35.nextn_predict_layers", Value: uint32(2)},
+				{Key: "qwen35.attention.head_count", Value: uint32(16)},
+				{Key: "qwen35.attention.head_count_kv", Value: uint32(2)}, {Key: "qwen35.attention.key_length", Value: uint32(256)},
+				{Key: "qwen35.full_attention_interval", Value: uint32(4)},
+				{Key: "qwen35.ssm.conv_kernel", Value: uint32(4)}, {Key: "qwen35.ssm.inner_size", Value: uint32(4096)},
+				{Key: "qwen35.ssm.state_size", Value: uint32(128)}, {Key: "qwen35.ssm.group_count", Value: uint32(16)}},
+			groups: []calc.LayerGroup{
+				{Count: 6, Kind: calc.Recurrent, StateBytes: 4 * (3*(4096+2*16*128) + 128*4096)},
+				{Count: 2, Kind: calc.Full, KVHeads: 2, HeadDimK: 256, HeadDimV: 256},
+			},
+			class: calc.ClassHybrid, kibTok: 4,
+		},
+		{
 			// attention.recurrent_layers, one bool per layer, decides over the interval.
 			name: "qwen3.5 recurrent_layers", arch: "qwen35",
 			kv: []gguf.KV{{Key: "qwen35.block_count", Value: uint32(4)}, {Key: "qwen35.attention.head_count", Value: uint32(16)},
