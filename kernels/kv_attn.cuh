@@ -341,14 +341,17 @@ __device__ __forceinline__ bool exact_cell(const int* __restrict__ owner, int si
 //            split0 + x of nsplit;
 //   mode     0: the bulk pools, skipping cells that read their overlay copy; 1: the overlay
 //            pools (F16/F16), reading only the slots whose cell is exact;
-//   qscale   softmax scale × log2(e).
+//   qscale   softmax scale × log2(e);
+//   lo       cells below lo are not attended (a sliding window; 0 for none);
+//   cap2     when positive, every score s (base 2) is capped as cap2·tanh(s/cap2), cap2 the
+//            soft-cap c times log2(e): c·tanh(x/c) of the natural-base score x.
 // Launch: grid (ceil(limit / cps), KV heads), block ATT_THREADS, dynamic shared memory
 // Smem<KF, VF, D, G, S, 1>::FLOATS·4 + max(ATT_WARPS·S·STAGE, ATT_WARPS·G·(D+2)·4) bytes.
 template <int KF, int VF, int D, int G>
 __device__ void decode_body(const float* __restrict__ q, const u8* __restrict__ kpool, const u8* __restrict__ vpool,
                             const int* __restrict__ owner, int sinks, int window, float* __restrict__ part_o,
                             float* __restrict__ part_ml, int n, int limit, int cap, int cps, int nsplit, int split0,
-                            int mode, float qscale) {
+                            int mode, float qscale, int lo, float cap2) {
   constexpr int STG = Smem<KF, VF, D, G, 1, 1>::STAGE;
   constexpr int S = ATT_WARPS * 2 * STG <= 96 * 1024 ? 2 : 1;
   typedef Smem<KF, VF, D, G, S, 1> SM;
@@ -417,8 +420,13 @@ __device__ void decode_body(const float* __restrict__ q, const u8* __restrict__ 
       valid = mode == 0 ? !exact_cell(owner, sinks, window, n, c)
                         : (owner[c] >= 0 && exact_cell(owner, sinks, window, n, owner[c]));
     }
+    if (valid && lo > 0) valid = (mode == 0 ? c : owner[c]) >= lo;
     float s[G];
     kdot<KF, D, G>(buf, lane, qs, qsum, lvl, q2w, s);
+    if (cap2 > 0.f) {
+#pragma unroll
+      for (int r = 0; r < G; r++) s[r] = cap2 * tanhf(s[r] / cap2);
+    }
 #pragma unroll
     for (int r = 0; r < G; r++) {
       const float sv = valid ? s[r] : KV_NEG_INF;
@@ -500,7 +508,8 @@ __device__ void decode_body(const float* __restrict__ q, const u8* __restrict__ 
 // prefill_body: causal attention for nq query positions p0 … p0+nq−1 over the bulk pools
 // (prefill reads no overlay, as kvcache's Keys(layer, false)). Query i attends to cells
 // [lo_i, p0+i+1), lo_i = max(0, p0+i+1−window) with a sliding window (window > 0), else 0.
-//   q, out   nq × heads × D floats; heads = kvheads · group.
+//   q, out   nq × heads × D floats; heads = kvheads · group;
+//   cap2     when positive, the soft-cap of every score, as decode_body's.
 // Each block takes 32 consecutive (position, head-of-group) rows of one KV head, 8 per warp,
 // and walks the union of their cell ranges one 32-cell tile at a time: the tile is staged once
 // in shared memory for all 32 rows.
@@ -509,7 +518,7 @@ __device__ void decode_body(const float* __restrict__ q, const u8* __restrict__ 
 template <int KF, int VF, int D>
 __device__ void prefill_body(float* __restrict__ out, const float* __restrict__ q, const u8* __restrict__ kpool,
                              const u8* __restrict__ vpool, int nq, int p0, int window, int heads, int kvheads, int cap,
-                             float qscale) {
+                             float qscale, float cap2) {
   constexpr int R = 8;  // rows per warp
   constexpr int STG = Smem<KF, VF, D, R, 1, ATT_WARPS>::STAGE;
   constexpr int S = 2 * STG <= 64 * 1024 ? 2 : 1;
@@ -591,6 +600,10 @@ __device__ void prefill_body(float* __restrict__ out, const float* __restrict__ 
     const int c = t * KV_TILE + lane;
     float s[R];
     kdot<KF, D, R>(buf, lane, qw, qsumw, lvl, q2w, s);
+    if (cap2 > 0.f) {
+#pragma unroll
+      for (int r = 0; r < R; r++) s[r] = cap2 * tanhf(s[r] / cap2);
+    }
 #pragma unroll
     for (int r = 0; r < R; r++) {
       const bool valid = c >= lo_r[r] && c < hi_r[r];

@@ -60,6 +60,68 @@ extern "C" __global__ void add(float* x, const float* y, int n) {
   if (i < n) x[i] = __fadd_rn(x[i], y[i]);
 }
 
+// geglu: g[i] = GELU(g[i]) · u[i], GELU's tanh approximation ½z(1 + tanh(√(2/π)·z·(1 +
+// 0.044715z²))) in double. Launch: grid (ceil(n/256)), block 256.
+extern "C" __global__ void geglu(float* g, const float* u, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const double x = g[i];
+  g[i] = __fmul_rn((float)(0.5 * x * (1.0 + tanh(0.7978845608028654 * x * (1.0 + 0.044715 * x * x)))), u[i]);
+}
+
+// mul_scalar: x[i] *= s. Launch: grid (ceil(n/256)), block 256.
+extern "C" __global__ void mul_scalar(float* x, float s, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = __fmul_rn(x[i], s);
+}
+
+// softcap: x[i] = c · tanh(x[i]/c), the tanh in double. Launch: grid (ceil(n/256)), block 256.
+extern "C" __global__ void softcap(float* x, float c, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = __fmul_rn(c, (float)tanh((double)__fdiv_rn(x[i], c)));
+}
+
+// fill_zero: x[i] = 0. Launch: grid (ceil(n/256)), block 256.
+extern "C" __global__ void fill_zero(float* x, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = 0.f;
+}
+
+// moe_gather copies row rows[j] of src into row j of dst (rows of cols values): the tokens of
+// one expert. Launch: grid (rows), block 256.
+extern "C" __global__ void moe_gather(float* dst, const float* src, const int* rows, int cols) {
+  const float* s = src + (i64)rows[blockIdx.x] * cols;
+  float* d = dst + (i64)blockIdx.x * cols;
+  for (int i = threadIdx.x; i < cols; i += blockDim.x) d[i] = s[i];
+}
+
+// moe_scatter adds w[j] · row j of src into row rows[j] of dst (the rows distinct): an
+// expert's outputs into its tokens. Launch: grid (rows), block 256.
+extern "C" __global__ void moe_scatter(float* dst, const float* src, const int* rows, const float* w, int cols) {
+  const float* s = src + (i64)blockIdx.x * cols;
+  float* d = dst + (i64)rows[blockIdx.x] * cols;
+  const float f = w[blockIdx.x];
+  for (int i = threadIdx.x; i < cols; i += blockDim.x) d[i] = __fadd_rn(d[i], __fmul_rn(f, s[i]));
+}
+
+// shexp_gate adds σ(g · x[r]) · y[r] into dst[r] for every row r (rows of cols values), the
+// dot in double: a shared expert's output y scaled by its sigmoid gate. Launch: grid (rows),
+// block 256.
+extern "C" __global__ void shexp_gate(float* dst, const float* y, const float* x, const float* g, int cols) {
+  __shared__ double part[256];
+  const i64 o = (i64)blockIdx.x * cols;
+  double z = 0;
+  for (int i = threadIdx.x; i < cols; i += blockDim.x) z += (double)g[i] * (double)x[o + i];
+  part[threadIdx.x] = z;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if ((int)threadIdx.x < s) part[threadIdx.x] += part[threadIdx.x + s];
+    __syncthreads();
+  }
+  const float w = (float)(1.0 / (1.0 + exp(-part[0])));
+  for (int i = threadIdx.x; i < cols; i += blockDim.x) dst[o + i] = __fadd_rn(dst[o + i], __fmul_rn(w, y[o + i]));
+}
+
 // mem_read streams n16 16-byte words of src (a grid-stride loop of coalesced 16-byte loads)
 // and folds them into one word per warp, stored to sink (one word per block) only when it
 // equals a magic value, so the loads cannot be removed and nothing is written in practice:

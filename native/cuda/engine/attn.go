@@ -96,11 +96,45 @@ func (c *Cache) Decode(layer int, q, out *cuda.Buffer, heads int, scale float32)
 	if layer < 0 || layer >= len(c.layers) {
 		return fmt.Errorf("engine: layer %d out of range [0, %d)", layer, len(c.layers))
 	}
-	return c.decode(layer, q, out, heads, scale, c.layers[layer].written)
+	return c.decode(layer, q, out, heads, scale, c.layers[layer].written, attnOpts{})
+}
+
+// attnOpts are the gemma extensions of the attention kernels: cells below lo are not attended
+// (a decode's sliding window; prefill takes its window per row), and a positive softCap caps
+// every scaled score x as softCap·tanh(x/softCap).
+type attnOpts struct {
+	lo      int
+	softCap float32
+}
+
+// cap2 is the kernels' soft-cap argument: the cap in base-2 score units (0 for none).
+func (o attnOpts) cap2() float32 {
+	if o.softCap <= 0 {
+		return 0
+	}
+	return float32(float64(o.softCap) * math.Log2E)
+}
+
+// DecodeOpts is Decode attending only the cells of the last window positions (window > 0;
+// the overlay's exact copies included) with every scaled score x capped as softCap·tanh(x/softCap)
+// when softCap > 0: ml.Gemma's AttentionOpts for one token. A host-spill cache takes neither.
+func (c *Cache) DecodeOpts(layer int, q, out *cuda.Buffer, heads int, scale float32, window int, softCap float32) error {
+	if layer < 0 || layer >= len(c.layers) {
+		return fmt.Errorf("engine: layer %d out of range [0, %d)", layer, len(c.layers))
+	}
+	n := c.layers[layer].written
+	o := attnOpts{softCap: softCap}
+	if window > 0 {
+		o.lo = max(0, n-window)
+	}
+	if c.sp != nil && (o.lo > 0 || softCap > 0) {
+		return fmt.Errorf("%w: a sliding window or soft-capping over a host-spill cache", ErrUnsupported)
+	}
+	return c.decode(layer, q, out, heads, scale, n, o)
 }
 
 // decode is Decode over the first n written cells.
-func (c *Cache) decode(layer int, q, out *cuda.Buffer, heads int, scale float32, n int) error {
+func (c *Cache) decode(layer int, q, out *cuda.Buffer, heads int, scale float32, n int, o attnOpts) error {
 	cfg, ly := c.cfg, c.layers[layer]
 	d, hn := cfg.HeadDimK, cfg.KVHeads
 	if heads <= 0 || heads%hn != 0 || heads/hn > MaxGroup {
@@ -166,7 +200,7 @@ func (c *Cache) decode(layer int, q, out *cuda.Buffer, heads int, scale float32,
 	err = bulk.launch(cuda.D2(nb, hn), cuda.D1(attnThreads), shared, c.stream,
 		cuda.Ptr(q), cuda.Ptr(ly.k), cuda.Ptr(ly.v), cuda.Ptr(owner), cuda.Int(cfg.Sinks), cuda.Int(cfg.Window),
 		cuda.Ptr(po), cuda.Ptr(pml), cuda.Int(n), cuda.Int(nDev), cuda.Int(c.cap), cuda.Int(cps), cuda.Int(nsplit),
-		cuda.Int(0), cuda.Int(0), cuda.F32(qs))
+		cuda.Int(0), cuda.Int(0), cuda.F32(qs), cuda.Int(o.lo), cuda.F32(o.cap2()))
 	if err != nil {
 		return err
 	}
@@ -191,7 +225,7 @@ func (c *Cache) decode(layer int, q, out *cuda.Buffer, heads int, scale float32,
 		err = ov.launch(cuda.D2(no, hn), cuda.D1(attnThreads), osh, c.stream,
 			cuda.Ptr(rawQ), cuda.Ptr(ly.ovK), cuda.Ptr(ly.ovV), cuda.Ptr(ly.ownerBuf), cuda.Int(cfg.Sinks), cuda.Int(cfg.Window),
 			cuda.Ptr(po), cuda.Ptr(pml), cuda.Int(n), cuda.Int(slots), cuda.Int(roundCap(slots)), cuda.Int(overlaySplitCells),
-			cuda.Int(nsplit), cuda.Int(nb+nt), cuda.Int(1), cuda.F32(qs))
+			cuda.Int(nsplit), cuda.Int(nb+nt), cuda.Int(1), cuda.F32(qs), cuda.Int(o.lo), cuda.F32(o.cap2()))
 		if err != nil {
 			return err
 		}
@@ -225,6 +259,12 @@ func (c *Cache) rotate(dst, src, sc *cuda.Buffer, count, nsplit, heads, group, r
 // tq4_rotate of q when K is tq4, the prefill kernel (grid (⌈nq·group/32⌉, KV heads)), and
 // tq4_rotate of out when V is tq4.
 func (c *Cache) Prefill(layer int, q, out *cuda.Buffer, nq, p0, window, heads int, scale float32) error {
+	return c.PrefillOpts(layer, q, out, nq, p0, window, heads, scale, 0)
+}
+
+// PrefillOpts is Prefill with every scaled score x capped as softCap·tanh(x/softCap) when
+// softCap > 0 (not over a host-spill cache's tail).
+func (c *Cache) PrefillOpts(layer int, q, out *cuda.Buffer, nq, p0, window, heads int, scale, softCap float32) error {
 	if layer < 0 || layer >= len(c.layers) {
 		return fmt.Errorf("engine: layer %d out of range [0, %d)", layer, len(c.layers))
 	}
@@ -242,6 +282,9 @@ func (c *Cache) Prefill(layer int, q, out *cuda.Buffer, nq, p0, window, heads in
 		return fmt.Errorf("engine: prefill needs %d-byte q and out, have %d and %d", bytes, q.Size(), out.Size())
 	}
 	if c.sp != nil && p0+nq > c.cap {
+		if softCap > 0 {
+			return fmt.Errorf("%w: soft-capping over a host-spill cache", ErrUnsupported)
+		}
 		return c.prefillSpill(layer, q, out, nq, p0, window, heads, scale)
 	}
 	if cfg.Pair.K == kvq.TQ4 {
@@ -262,7 +305,7 @@ func (c *Cache) Prefill(layer int, q, out *cuda.Buffer, nq, p0, window, heads in
 	rows := nq * g
 	err = k.launch(cuda.D2((rows+31)/32, hn), cuda.D1(attnThreads), shared, c.stream,
 		cuda.Ptr(out), cuda.Ptr(q), cuda.Ptr(ly.k), cuda.Ptr(ly.v), cuda.Int(nq), cuda.Int(p0), cuda.Int(window),
-		cuda.Int(heads), cuda.Int(hn), cuda.Int(c.cap), cuda.F32(QScale(scale)))
+		cuda.Int(heads), cuda.Int(hn), cuda.Int(c.cap), cuda.F32(QScale(scale)), cuda.F32(attnOpts{softCap: softCap}.cap2()))
 	if err != nil {
 		return err
 	}

@@ -290,10 +290,10 @@ func splitPair(s string) (k, v kvq.Format, ok bool) {
 
 // decodeParams and prefillParams are the C parameter lists of the generated kernels.
 const (
-	decodeParams  = "const float* q, const u8* kpool, const u8* vpool, const int* owner, int sinks, int window, float* part_o, float* part_ml, int n, int limit, int cap, int cps, int nsplit, int split0, int mode, float qscale"
-	decodeCall    = "q, kpool, vpool, owner, sinks, window, part_o, part_ml, n, limit, cap, cps, nsplit, split0, mode, qscale"
-	prefillParams = "float* out, const float* q, const u8* kpool, const u8* vpool, int nq, int p0, int window, int heads, int kvheads, int cap, float qscale"
-	prefillCall   = "out, q, kpool, vpool, nq, p0, window, heads, kvheads, cap, qscale"
+	decodeParams  = "const float* q, const u8* kpool, const u8* vpool, const int* owner, int sinks, int window, float* part_o, float* part_ml, int n, int limit, int cap, int cps, int nsplit, int split0, int mode, float qscale, int lo, float cap2"
+	decodeCall    = "q, kpool, vpool, owner, sinks, window, part_o, part_ml, n, limit, cap, cps, nsplit, split0, mode, qscale, lo, cap2"
+	prefillParams = "float* out, const float* q, const u8* kpool, const u8* vpool, int nq, int p0, int window, int heads, int kvheads, int cap, float qscale, float cap2"
+	prefillCall   = "out, q, kpool, vpool, nq, p0, window, heads, kvheads, cap, qscale, cap2"
 )
 
 // instantiation generates the translation unit of a decode or prefill kernel name.

@@ -46,6 +46,7 @@ type backend struct {
 	tensors []*tensor
 	nt      int
 	err     error
+	moe     moeHost
 }
 
 func (b *backend) fail(err error) {
@@ -228,6 +229,11 @@ func (b *backend) Add(x, y ml.Tensor) {
 }
 
 func (b *backend) Attention(out, q, k, v ml.Tensor, layer int, scale float32) {
+	b.attention(out, q, k, v, layer, scale, ml.AttnOptions{})
+}
+
+// attention is Attention with AttentionOpts' window and soft-cap.
+func (b *backend) attention(out, q, k, v ml.Tensor, layer int, scale float32, o ml.AttnOptions) {
 	if !b.ready() {
 		return
 	}
@@ -247,9 +253,9 @@ func (b *backend) Attention(out, q, k, v ml.Tensor, layer int, scale float32) {
 	var err error
 	if err = c.WriteDevice(layer, bufs[2], bufs[3], n); err == nil {
 		if n == 1 {
-			err = c.Decode(layer, bufs[1], bufs[0], heads, scale)
+			err = c.DecodeOpts(layer, bufs[1], bufs[0], heads, scale, o.Window, o.SoftCap)
 		} else {
-			err = c.Prefill(layer, bufs[1], bufs[0], n, p0, 0, heads, scale)
+			err = c.PrefillOpts(layer, bufs[1], bufs[0], n, p0, o.Window, heads, scale, o.SoftCap)
 		}
 	}
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -48,17 +49,32 @@ func MatVecKernel(t gguf.Type, nt int) string { return fmt.Sprintf("matvec_%s_t%
 // EmbedKernel is the name of the embedding-lookup kernel for a table of type t.
 func EmbedKernel(t gguf.Type) string { return "embed_" + t.String() }
 
+// DeviceOps are the operations beyond ml.Backend (model.ArchOps' names) the device backend
+// has: ml.Gemma's. Its mixture-of-experts FFN (ml.MoE) is not named by ArchOps.
+var DeviceOps = []string{"sliding-window attention", "attention logit soft-capping", "GELU-tanh gated FFN", "scale", "final logit soft-capping"}
+
+// MissingOps are the operations architecture arch needs beyond ml.Backend (model.ArchOps)
+// that the device backend lacks; nil when it has them all (the file's shape may still be
+// outside the kernels': CheckModel).
+func MissingOps(arch string) []string {
+	var missing []string
+	for _, op := range model.ArchOps(arch) {
+		if !slices.Contains(DeviceOps, op) {
+			missing = append(missing, op)
+		}
+	}
+	return missing
+}
+
 // CheckModel reports whether the device forward pass covers a model of these
-// hyperparameters: an architecture that needs no operation beyond ml.Backend (model.ArchOps:
-// gemma2's are not on the device yet), equal K and V head dimensions of 64, 128 or 256
-// (AttnDims) and at most MaxGroup query heads per KV head. The error matches ErrUnsupported and names the limit.
+// hyperparameters: an architecture whose operations beyond ml.Backend (model.ArchOps) are all
+// DeviceOps, equal K and V head dimensions of 64, 128 or 256 (AttnDims) and at most MaxGroup
+// query heads per KV head. The error matches ErrUnsupported and names the limit.
 func CheckModel(hp model.Hparams) error {
-	if ops := model.ArchOps(hp.Arch); len(ops) > 0 {
-		return fmt.Errorf("%w: %s needs operations the device backend does not have: %s", ErrUnsupported, hp.Arch, strings.Join(ops, ", "))
+	if missing := MissingOps(hp.Arch); len(missing) > 0 {
+		return fmt.Errorf("%w: %s needs operations the device backend does not have: %s", ErrUnsupported, hp.Arch, strings.Join(missing, ", "))
 	}
 	switch {
-	case hp.Experts > 0:
-		return fmt.Errorf("%w: a mixture-of-experts FFN (%d experts) is not on the device", ErrUnsupported, hp.Experts)
 	case hp.HeadDimK != hp.HeadDimV:
 		return fmt.Errorf("%w: K head dimension %d ≠ V head dimension %d", ErrUnsupported, hp.HeadDimK, hp.HeadDimV)
 	case !containsInt(AttnDims, hp.HeadDimK):
@@ -265,9 +281,15 @@ func (m *Model) upload(w model.Weights) error {
 			dst **weight
 			src *model.Matrix
 		}{{&lw.wq, b.Wq}, {&lw.wk, b.Wk}, {&lw.wv, b.Wv}, {&lw.wo, b.Wo}, {&lw.gate, b.Gate}, {&lw.up, b.Up}, {&lw.down, b.Down}} {
+			if x.src == nil { // a mixture-of-experts block has no dense FFN
+				continue
+			}
 			if *x.dst, err = m.matrix(x.src); err != nil {
 				return err
 			}
+		}
+		if err := m.uploadExperts(&b); err != nil {
+			return fmt.Errorf("engine: layer %d: %w", l, err)
 		}
 		m.layers = append(m.layers, lw)
 	}

@@ -299,7 +299,7 @@ func (c *Cache) decodeTail(layer int, k *kernel, shared int, q, po, pml *cuda.Bu
 		err := k.launch(cuda.D2(ns, hn), cuda.D1(attnThreads), shared, c.stream,
 			cuda.Ptr(q), cuda.Ptr(src), cuda.PtrAt(src, sp.kBytes), cuda.Ptr(nil), cuda.Int(0), cuda.Int(0),
 			cuda.Ptr(po), cuda.Ptr(pml), cuda.Int(cells), cuda.Int(cells), cuda.Int(sp.chunk), cuda.Int(cps), cuda.Int(nsplit),
-			cuda.Int(split0), cuda.Int(0), cuda.F32(qs))
+			cuda.Int(split0), cuda.Int(0), cuda.F32(qs), cuda.Int(0), cuda.F32(0))
 		if err != nil {
 			return err
 		}
@@ -333,7 +333,7 @@ func (c *Cache) prefillSpill(layer int, q, out *cuda.Buffer, nq, p0, window, hea
 		if err := sq.CopyFromAsync(q, int64(i)*row, 0, row, c.stream); err != nil {
 			return err
 		}
-		if err := c.decode(layer, sq, so, heads, scale, p0+i+1); err != nil {
+		if err := c.decode(layer, sq, so, heads, scale, p0+i+1, attnOpts{}); err != nil {
 			return err
 		}
 		if err := out.CopyFromAsync(so, 0, int64(i)*row, row, c.stream); err != nil {
