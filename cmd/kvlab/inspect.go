@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kvlab/kvlab/native/cuda/engine"
 	"github.com/kvlab/kvlab/native/hf"
 	"github.com/kvlab/kvlab/native/model"
 	"github.com/kvlab/kvlab/native/tokenizer"
@@ -27,6 +28,7 @@ type inspectReport struct {
 	Unsupported  string          `json:"unsupported_reason,omitempty"`
 	Engine       string          `json:"engine"`            // "runs", or "needs …"
 	Missing      string          `json:"missing,omitempty"` // what the engine lacks for this file
+	CUDA         string          `json:"cuda,omitempty"`    // --device cuda: "runs", or why not (when the CPU runs it)
 	Tensors      int             `json:"tensors"`
 	WeightTypes  map[string]int  `json:"weight_types"`
 	WeightBytes  int64           `json:"weight_bytes"`
@@ -147,6 +149,10 @@ func inspect(path string, withTensors, withMetadata bool) (*inspectReport, error
 	switch {
 	case rep.Supported:
 		rep.Engine = "runs"
+		rep.CUDA = "runs"
+		if err := engine.CheckModel(*rep.Hparams); err != nil {
+			rep.CUDA = "does not run: " + err.Error()
+		}
 	case rep.Missing != "":
 		rep.Engine = "needs " + rep.Missing
 	default:
@@ -185,24 +191,29 @@ func inspect(path string, withTensors, withMetadata bool) (*inspectReport, error
 type archRow struct {
 	Architecture string `json:"architecture"`
 	Engine       string `json:"engine"` // "runs" or "needs …"
+	// CUDA is --device cuda for an architecture the engine runs: "runs" (for files whose
+	// head dimension and grouping the kernels take) or the operations the device lacks.
+	CUDA string `json:"cuda,omitempty"`
 }
 
 // writeArchs lists every architecture kvlab knows: "runs", or what the engine needs for it.
 func writeArchs(w io.Writer, asJSON bool) error {
 	var rows []archRow
 	for _, a := range model.KnownArchs() {
-		e := "runs"
+		e, c := "runs", "runs (head dimension 64, 128 or 256)"
 		if n := model.ArchNeeds(a); n != "" {
-			e = "needs " + n
+			e, c = "needs "+n, ""
+		} else if ops := engine.MissingOps(a); len(ops) > 0 {
+			c = "needs " + strings.Join(ops, ", ")
 		}
-		rows = append(rows, archRow{a, e})
+		rows = append(rows, archRow{a, e, c})
 	}
 	if asJSON {
 		return writeJSON(w, rows)
 	}
-	t := &table{header: []string{"architecture", "engine"}, left: map[int]bool{0: true, 1: true}}
+	t := &table{header: []string{"architecture", "engine", "cuda"}, left: map[int]bool{0: true, 1: true, 2: true}}
 	for _, r := range rows {
-		t.add(r.Architecture, r.Engine)
+		t.add(r.Architecture, r.Engine, r.CUDA)
 	}
 	return t.write(w)
 }
@@ -240,6 +251,7 @@ func writeInspect(w io.Writer, r *inspectReport) error {
 	if r.Supported {
 		hp := r.Hparams
 		fmt.Fprintf(w, "engine:     runs it (kvlab run)\n")
+		fmt.Fprintf(w, "cuda:       %s\n", r.CUDA)
 		fmt.Fprintf(w, "shape:      %d layers, embd %d, ffn %d, %d heads / %d KV heads, head dim K %d V %d, vocab %d\n",
 			hp.Layers, hp.Embd, hp.FFN, hp.Heads, hp.KVHeads, hp.HeadDimK, hp.HeadDimV, hp.Vocab)
 		scaling := fmt.Sprintf("scale %g", hp.RopeScale)
