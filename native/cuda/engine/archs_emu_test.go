@@ -17,6 +17,7 @@ import (
 	"github.com/kvlab/kvlab/native/gguf"
 	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/kvq"
+	"github.com/kvlab/kvlab/native/wkern"
 )
 
 // archSynth is a tiny random model of one architecture written as a GGUF file (float32
@@ -31,6 +32,7 @@ type archSynth struct {
 	experts, used                 int
 	expFFN, shFFN                 int // qwen*moe: expert width; qwen2moe: shared expert width
 	qkNorm                        bool
+	expType                       gguf.Type // the expert tensors' type: F32 (zero), F16 or Q8_0
 }
 
 func (s archSynth) write(t *testing.T, seed uint64) string {
@@ -86,8 +88,24 @@ func (s archSynth) write(t *testing.T, seed uint64) string {
 		tensor(name, []uint64{uint64(cols), uint64(rows)}, rows*cols, func(int) float64 { return r.NormFloat64() * scale / math.Sqrt(float64(cols)) })
 	}
 	exps := func(name string, rows, cols int, scale float64) {
-		tensor(name, []uint64{uint64(cols), uint64(rows), uint64(s.experts)}, rows*cols*s.experts,
-			func(int) float64 { return r.NormFloat64() * scale / math.Sqrt(float64(cols)) })
+		n := rows * cols * s.experts
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(r.NormFloat64() * scale / math.Sqrt(float64(cols)))
+		}
+		shape := []uint64{uint64(cols), uint64(rows), uint64(s.experts)}
+		switch s.expType {
+		case gguf.F16:
+			b := make([]byte, 2*n)
+			for i, x := range v {
+				binary.LittleEndian.PutUint16(b[2*i:], kvq.F32ToF16(x))
+			}
+			w.AddTensor(name, gguf.F16, shape, b)
+		case gguf.Q8_0:
+			w.AddTensor(name, gguf.Q8_0, shape, wkern.Quantize(nil, gguf.Q8_0, v))
+		default:
+			tensor(name, shape, n, func(i int) float64 { return float64(v[i]) })
+		}
 	}
 	vec := func(name string, n int, mean, sd float64) {
 		tensor(name, []uint64{uint64(n)}, n, func(int) float64 { return mean + sd*r.NormFloat64() })
@@ -161,8 +179,9 @@ func argmax(x []float32) int32 {
 // on the device and on the CPU engine: a prompt longer than the sliding window (prefilled in
 // passes of 4 tokens, so later passes attend across the window's edge), then greedy decoding
 // fed the CPU's tokens. The CPU's window layers keep a ring of window cells, the device's the
-// whole context; every step's logits must agree within LogitsBound relative RMS and the
-// greedy tokens must be equal.
+// whole context; every step's logits must agree within LogitsBound relative RMS
+// (ActivationBound where the CPU runs q8_0 experts with 8-bit activations) and the greedy
+// tokens must be equal.
 func TestEmuArchParity(t *testing.T) {
 	e := emuEngine(t)
 	base := archSynth{embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 64, layers: 2, vocab: 96}
@@ -170,16 +189,23 @@ func TestEmuArchParity(t *testing.T) {
 		name string
 		mod  func(s *archSynth)
 		kv   string
+		// intAct: the CPU multiplies q8_0 weights with wkern's integer kernels (8-bit
+		// activations, as ggml): ActivationBound applies in place of LogitsBound.
+		intAct bool
 	}{
-		{"gemma2", func(s *archSynth) { s.arch, s.window, s.attnCap, s.finalCap = "gemma2", 5, 0.5, 3 }, "f16"},
-		{"gemma2/q8_0", func(s *archSynth) { s.arch, s.window, s.attnCap, s.finalCap = "gemma2", 5, 0.5, 3 }, "q8_0"},
-		{"gemma3", func(s *archSynth) { s.arch, s.window, s.layers = "gemma3", 6, 3 }, "f16"},
-		{"gemma3/q4_0", func(s *archSynth) { s.arch, s.window, s.layers = "gemma3", 6, 3 }, "q4_0"},
-		{"qwen3moe", func(s *archSynth) { s.arch, s.experts, s.used, s.expFFN, s.qkNorm = "qwen3moe", 4, 2, 32, true }, "f16"},
-		{"qwen2moe", func(s *archSynth) { s.arch, s.experts, s.used, s.expFFN, s.shFFN = "qwen2moe", 4, 2, 32, 48 }, "f16"},
-		{"qwen3", func(s *archSynth) { s.arch, s.qkNorm = "qwen3", true }, "f16"},
-		{"phi3", func(s *archSynth) { s.arch, s.window = "phi3", 5 }, "f16"},
-		{"llama-moe", func(s *archSynth) { s.arch, s.experts, s.used = "llama", 4, 2 }, "f16"},
+		{"gemma2", func(s *archSynth) { s.arch, s.window, s.attnCap, s.finalCap = "gemma2", 5, 0.5, 3 }, "f16", false},
+		{"gemma2/q8_0", func(s *archSynth) { s.arch, s.window, s.attnCap, s.finalCap = "gemma2", 5, 0.5, 3 }, "q8_0", false},
+		{"gemma3", func(s *archSynth) { s.arch, s.window, s.layers = "gemma3", 6, 3 }, "f16", false},
+		{"gemma3/q4_0", func(s *archSynth) { s.arch, s.window, s.layers = "gemma3", 6, 3 }, "q4_0", false},
+		{"qwen3moe", func(s *archSynth) { s.arch, s.experts, s.used, s.expFFN, s.qkNorm = "qwen3moe", 4, 2, 32, true }, "f16", false},
+		{"qwen2moe", func(s *archSynth) { s.arch, s.experts, s.used, s.expFFN, s.shFFN = "qwen2moe", 4, 2, 32, 48 }, "f16", false},
+		{"qwen3", func(s *archSynth) { s.arch, s.qkNorm = "qwen3", true }, "f16", false},
+		{"phi3", func(s *archSynth) { s.arch, s.window = "phi3", 5 }, "f16", false},
+		{"qwen3moe/f16-experts", func(s *archSynth) {
+			s.arch, s.experts, s.used, s.expFFN, s.qkNorm, s.expType = "qwen3moe", 4, 2, 32, true, gguf.F16
+		}, "q8_0", false},
+		{"llama-moe/q8_0-experts", func(s *archSynth) { s.arch, s.experts, s.used, s.expType = "llama", 4, 2, gguf.Q8_0 }, "f16", true},
+		{"llama-moe", func(s *archSynth) { s.arch, s.experts, s.used = "llama", 4, 2 }, "f16", false},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -215,12 +241,16 @@ func TestEmuArchParity(t *testing.T) {
 			if err := dm.Forward(prompt, gc, gl); err != nil {
 				t.Fatal(err)
 			}
+			bound := LogitsBound
+			if tc.intAct {
+				bound = ActivationBound
+			}
 			worst := 0.0
 			for step := 0; ; step++ {
 				d := relRMS(gl, cl)
 				worst = max(worst, d)
-				if d > LogitsBound {
-					t.Errorf("step %d: logits differ by %.2g relative RMS (bound %g)", step, d, LogitsBound)
+				if d > bound {
+					t.Errorf("step %d: logits differ by %.2g relative RMS (bound %g)", step, d, bound)
 				}
 				ct, gt := argmax(cl), argmax(gl)
 				if ct != gt {
@@ -371,5 +401,63 @@ func TestEmuAttentionOpts(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEmuGemmaKernels checks nn.cu's geglu, mul_scalar and softcap against native/model's
+// formulas (geGLU, Scale, softCapAll) on random values, an odd count of them.
+func TestEmuGemmaKernels(t *testing.T) {
+	e := emuEngine(t)
+	ctx := e.Context()
+	const n = 333
+	r := rand.New(rand.NewPCG(5, 5))
+	g, u := make([]float32, n), make([]float32, n)
+	for i := range g {
+		g[i], u[i] = float32(r.NormFloat64()*3), float32(r.NormFloat64())
+	}
+	run := func(name string, x []float32, args ...cuda.Arg) []float32 {
+		t.Helper()
+		b, err := ctx.Alloc(int64(len(x)) * 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Free()
+		b.Write(cuda.Bytes(x))
+		k, err := e.kernel(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := k.launch(cuda.D1((n+255)/256), cuda.D1(256), 0, nil, append([]cuda.Arg{cuda.Ptr(b)}, args...)...); err != nil {
+			t.Fatal(err)
+		}
+		out := make([]float32, len(x))
+		b.Read(cuda.Bytes(out))
+		return out
+	}
+	ub, err := ctx.Alloc(n * 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ub.Free()
+	ub.Write(cuda.Bytes(u))
+	near := func(what string, i int, got, want float32) {
+		t.Helper()
+		if math.Abs(float64(got-want)) > 1e-6*math.Abs(float64(want))+1e-7 {
+			t.Fatalf("%s[%d] = %g, want %g", what, i, got, want)
+		}
+	}
+	got := run("geglu", g, cuda.Ptr(ub), cuda.Int(n))
+	for i, z := range g {
+		x := float64(z)
+		near("geglu", i, got[i], float32(0.5*x*(1+math.Tanh(0.7978845608028654*x*(1+0.044715*x*x))))*u[i])
+	}
+	got = run("mul_scalar", g, cuda.F32(0.37), cuda.Int(n))
+	for i, z := range g {
+		near("mul_scalar", i, got[i], z*0.37)
+	}
+	const c = 2.5
+	got = run("softcap", g, cuda.F32(c), cuda.Int(n))
+	for i, z := range g {
+		near("softcap", i, got[i], c*float32(math.Tanh(float64(z/c))))
 	}
 }
