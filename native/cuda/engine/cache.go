@@ -41,6 +41,9 @@ type layer struct {
 // NewCache reserves a device cache. The pair must be one the GPU stores (CheckPair) with
 // HeadDimK = HeadDimV. The device kernels store every format unrotated: a pair with rotated
 // halves (the CPU's default, kvq's rotate.go) is stored as its "-r" variant, Pair.Unrotated.
+// Sliding-window layers (cfg.Windows) are not kept as rings: every layer holds MaxCells cells,
+// and the window is a mask of the attention (AttentionOpts), so such a cache takes the
+// memory of a full-attention one, more than the CPU's and the planner's sliding-window figure.
 func (e *Engine) NewCache(cfg kvcache.Config) (*Cache, error) { return e.newCache(cfg, nil) }
 
 // newCache is NewCache, with a host-spill tail when sp is not nil (NewSpillCache).
