@@ -2,12 +2,16 @@
 
 package attn
 
-import "golang.org/x/sys/cpu"
+import (
+	"os"
+
+	"golang.org/x/sys/cpu"
+)
 
 // hasAVX512 and hasFMA select softmaxRows' vector kernels (softmax_amd64.s): 16 lanes with
-// AVX-512, else 8 with AVX2 + FMA.
+// AVX-512, else 8 with AVX2 + FMA; KVLAB_NO_AVX512 set selects the 8-lane ones.
 var (
-	hasAVX512 = cpu.X86.HasAVX512F
+	hasAVX512 = cpu.X86.HasAVX512F && os.Getenv("KVLAB_NO_AVX512") == ""
 	hasFMA    = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 )
 

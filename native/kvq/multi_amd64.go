@@ -2,13 +2,19 @@
 
 package kvq
 
-import "golang.org/x/sys/cpu"
+import (
+	"os"
+
+	"golang.org/x/sys/cpu"
+)
 
 // The AVX-512 kernels (multi_amd64.s) serve CPUs with AVX-512 F, the AVX2 kernels
 // (multi_avx2_amd64.s) those with AVX2, FMA and F16C; x/sys/cpu checks that the operating
 // system saves the registers. Other CPUs run DotMany and AccumulateMany per query.
+// KVLAB_NO_AVX512 set (any value, read once at start) selects the AVX2 kernels on an AVX-512
+// CPU, VNNI's included, as it does for the weight kernels (native/wkern).
 var (
-	hasAVX512 = cpu.X86.HasAVX512F
+	hasAVX512 = cpu.X86.HasAVX512F && os.Getenv("KVLAB_NO_AVX512") == ""
 	hasAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
 )
 
