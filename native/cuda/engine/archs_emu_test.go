@@ -228,7 +228,9 @@ func TestEmuArchParity(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			gc, err := e.NewCache(dm.CacheConfig(pair, cells))
+			// The device cache gets the host's configuration, sliding windows included, as
+			// kvlab run --device cuda gives it (it keeps the whole context: NewCache).
+			gc, err := e.NewCache(m.CacheConfig(pair, cells))
 			if err != nil {
 				t.Fatal(err)
 			}
