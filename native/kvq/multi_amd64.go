@@ -42,16 +42,9 @@ var multiTQ4 = func() *multiKernels {
 	return nil
 }()
 
-// multiF16, multiQ8_0 and multiQ4_0 are the kernels this CPU runs, nil for none. On a core
-// that splits 512-bit operations (splitZMM) f16 and q8_0 accumulate with the AVX2 kernels:
-// 10.5 against 11.1 and 12.9 against 13.6 ns per 128-value row for four accumulators on a Zen 4
-// EPYC (TestMultiQuerySpeed, three rounds).
+// multiF16, multiQ8_0 and multiQ4_0 are the kernels this CPU runs, nil for none.
 var multiF16, multiQ8_0, multiQ4_0 = func() (*multiKernels, *multiKernels, *multiKernels) {
 	switch {
-	case hasAVX512 && splitZMM:
-		f16 := &multiKernels{multiScoresF16AVX512, multiAccF16AVX2}
-		q80 := &multiKernels{multiScoresQ80AVX512, multiAccQ80AVX2}
-		return f16, q80, avx512Kernels[2]
 	case hasAVX512:
 		return avx512Kernels[0], avx512Kernels[1], avx512Kernels[2]
 	case hasAVX2:

@@ -12,8 +12,7 @@ import "golang.org/x/sys/cpu"
 // that split 512-bit operations into two 256-bit halves (AMD Zen 4) a 512-bit kernel issues
 // the same work as the AVX2 one in half the instructions (one 32-value group per row step
 // instead of two 16-value passes, one table lookup per 16 values instead of per 8), so it is
-// mostly not slower there; turbo3's accumulate kernel is (15.7 against 13.9 ns a row on a Zen 4
-// EPYC), so such cores accumulate turbo3 with the AVX2 one (splitZMM, cpuid_amd64.go).
+// not slower there.
 var hasAVX512BW = hasAVX512 && cpu.X86.HasAVX512BW
 
 var (
