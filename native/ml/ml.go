@@ -13,7 +13,11 @@
 // assertion (MatMulAdder); the helpers of this package fall back to the plain operations.
 package ml
 
-import "github.com/kvlab/kvlab/native/kvcache"
+import (
+	"math"
+
+	"github.com/kvlab/kvlab/native/kvcache"
+)
 
 // Tensor is an activation on a backend: Rows() × Cols() float32 values, row-major, one row per
 // token of the batch (or per head of a token after Reshape). A Tensor is valid until the
@@ -195,4 +199,42 @@ type MoEOptions struct {
 type SharedExpert struct {
 	Gate, Up, Down Matrix
 	GateInp        Vector
+}
+
+// RouteTopK picks each of n tokens' used experts from logits (n × ne router outputs) into
+// picks and weights (n × used each): the experts of highest softmax probability in order,
+// their weights those probabilities, renormalized to sum to 1 over the picks when norm is set.
+// p is scratch of at least ne values. Every backend routes through it, so a token picks the
+// same experts at the same weights on every device.
+func RouteTopK(logits []float32, n, ne, used int, norm bool, picks []int, weights []float32, p []float64) {
+	p = p[:ne]
+	for t := 0; t < n; t++ {
+		row := logits[t*ne : (t+1)*ne]
+		mx := row[0]
+		for _, v := range row {
+			mx = max(mx, v)
+		}
+		var sum float64
+		for e, v := range row {
+			p[e] = math.Exp(float64(v - mx))
+			sum += p[e]
+		}
+		var top float64
+		for i := 0; i < used; i++ {
+			best := -1
+			for e := range p {
+				if p[e] >= 0 && (best < 0 || p[e] > p[best]) {
+					best = e
+				}
+			}
+			picks[t*used+i], weights[t*used+i] = best, float32(p[best]/sum)
+			top += p[best] / sum
+			p[best] = -1
+		}
+		if norm {
+			for i := 0; i < used; i++ {
+				weights[t*used+i] = float32(float64(weights[t*used+i]) / top)
+			}
+		}
+	}
 }

@@ -367,36 +367,7 @@ func (c *cpuBackend) MoEFFN(dst, x ml.Tensor, router ml.Matrix, gate, up, down [
 	if cap(s.p) < ne {
 		s.p = make([]float64, ne)
 	}
-	p := s.p[:ne]
-	for t := 0; t < n; t++ {
-		row := s.logits[t*ne : (t+1)*ne]
-		mx := row[0]
-		for _, v := range row {
-			mx = max(mx, v)
-		}
-		var sum float64
-		for e, v := range row {
-			p[e] = math.Exp(float64(v - mx))
-			sum += p[e]
-		}
-		var top float64
-		for i := 0; i < used; i++ {
-			best := -1
-			for e := range p {
-				if p[e] >= 0 && (best < 0 || p[e] > p[best]) {
-					best = e
-				}
-			}
-			s.picks[t*used+i], s.weights[t*used+i] = best, float32(p[best]/sum)
-			top += p[best] / sum
-			p[best] = -1
-		}
-		if o.NormTopK {
-			for i := 0; i < used; i++ {
-				s.weights[t*used+i] = float32(float64(s.weights[t*used+i]) / top)
-			}
-		}
-	}
+	ml.RouteTopK(s.logits, n, ne, used, o.NormTopK, s.picks, s.weights, s.p)
 	clear(out.d[:n*embd])
 	for e := 0; e < ne; e++ {
 		s.rows = s.rows[:0]

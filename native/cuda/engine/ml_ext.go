@@ -212,42 +212,13 @@ type moeHost struct {
 }
 
 // route picks each of n tokens' used experts from s.logits (n × ne) into s.picks and
-// s.weights (n × used): native/model's cpuBackend.MoEFFN routing, operation for operation.
+// s.weights (n × used): ml.RouteTopK, as the CPU backend routes.
 func (s *moeHost) route(n, ne, used int, norm bool) {
 	s.picks, s.weights = growI(s.picks, n*used), growF(s.weights, n*used)
 	if cap(s.p) < ne {
 		s.p = make([]float64, ne)
 	}
-	p := s.p[:ne]
-	for t := 0; t < n; t++ {
-		row := s.logits[t*ne : (t+1)*ne]
-		mx := row[0]
-		for _, v := range row {
-			mx = max(mx, v)
-		}
-		var sum float64
-		for e, v := range row {
-			p[e] = math.Exp(float64(v - mx))
-			sum += p[e]
-		}
-		var top float64
-		for i := 0; i < used; i++ {
-			best := -1
-			for e := range p {
-				if p[e] >= 0 && (best < 0 || p[e] > p[best]) {
-					best = e
-				}
-			}
-			s.picks[t*used+i], s.weights[t*used+i] = best, float32(p[best]/sum)
-			top += p[best] / sum
-			p[best] = -1
-		}
-		if norm {
-			for i := 0; i < used; i++ {
-				s.weights[t*used+i] = float32(float64(s.weights[t*used+i]) / top)
-			}
-		}
-	}
+	ml.RouteTopK(s.logits, n, ne, used, norm, s.picks, s.weights, s.p)
 }
 
 func growF(s []float32, n int) []float32 {
