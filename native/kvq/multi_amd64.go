@@ -12,7 +12,9 @@ import (
 // (multi_avx2_amd64.s) those with AVX2, FMA and F16C; x/sys/cpu checks that the operating
 // system saves the registers. Other CPUs run DotMany and AccumulateMany per query.
 // KVLAB_NO_AVX512 set (any value, read once at start) selects the AVX2 kernels on an AVX-512
-// CPU, VNNI's included, as it does for the weight kernels (native/wkern).
+// CPU, VNNI's included, as it does for the weight kernels (native/wkern). Every AVX-512 CPU,
+// AMD Zen 4 (512-bit operations as two 256-bit halves) included, accumulates with the 512-bit
+// kernels: 256-bit ones chosen on Zen 4 from in-cache timings made whole decodes slower there.
 var (
 	hasAVX512 = cpu.X86.HasAVX512F && os.Getenv("KVLAB_NO_AVX512") == ""
 	hasAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
