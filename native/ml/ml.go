@@ -204,9 +204,12 @@ type SharedExpert struct {
 // RouteTopK picks each of n tokens' used experts from logits (n × ne router outputs) into
 // picks and weights (n × used each): the experts of highest softmax probability in order,
 // their weights those probabilities, renormalized to sum to 1 over the picks when norm is set.
-// p is scratch of at least ne values. Every backend routes through it, so a token picks the
-// same experts at the same weights on every device.
-func RouteTopK(logits []float32, n, ne, used int, norm bool, picks []int, weights []float32, p []float64) {
+// p is scratch, grown to ne values when shorter and returned for the next call. Every backend
+// routes through it, so a token picks the same experts at the same weights on every device.
+func RouteTopK(logits []float32, n, ne, used int, norm bool, picks []int, weights []float32, p []float64) []float64 {
+	if cap(p) < ne {
+		p = make([]float64, ne)
+	}
 	p = p[:ne]
 	for t := 0; t < n; t++ {
 		row := logits[t*ne : (t+1)*ne]
@@ -237,4 +240,5 @@ func RouteTopK(logits []float32, n, ne, used int, norm bool, picks []int, weight
 			}
 		}
 	}
+	return p
 }

@@ -364,10 +364,7 @@ func (c *cpuBackend) MoEFFN(dst, x ml.Tensor, router ml.Matrix, gate, up, down [
 	// picks[t·used+i] is token t's i-th expert, weights its softmax weight (renormalized over
 	// the picks with NormTopK).
 	s.picks, s.weights = growInts(s.picks, n*used), grow(s.weights, n*used)
-	if cap(s.p) < ne {
-		s.p = make([]float64, ne)
-	}
-	ml.RouteTopK(s.logits, n, ne, used, o.NormTopK, s.picks, s.weights, s.p)
+	s.p = ml.RouteTopK(s.logits, n, ne, used, o.NormTopK, s.picks, s.weights, s.p)
 	clear(out.d[:n*embd])
 	for e := 0; e < ne; e++ {
 		s.rows = s.rows[:0]

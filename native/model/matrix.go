@@ -180,10 +180,11 @@ const gemmMinTokens = 4
 func (m *Matrix) mulFloat(y, x []float32, n int, p *Pool) {
 	const mr = 16
 	bp := packedTokens.Get().(*[]float32)
-	if need := wkern.PackedTokensLen(n, m.Cols); cap(*bp) < need {
+	need := wkern.PackedTokensLen(n, m.Cols)
+	if cap(*bp) < need {
 		*bp = make([]float32, need)
 	}
-	xp := (*bp)[:wkern.PackedTokensLen(n, m.Cols)]
+	xp := (*bp)[:need]
 	slivers := (m.Rows + mr - 1) / mr
 	body := func(lo, hi int) {
 		wkern.MulFloatPacked(y, m.Rows, m.Type, m.Data, m.RowBytes, xp, n, m.Cols, lo*mr, min(hi*mr, m.Rows))

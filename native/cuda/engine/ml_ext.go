@@ -215,10 +215,7 @@ type moeHost struct {
 // s.weights (n × used): ml.RouteTopK, as the CPU backend routes.
 func (s *moeHost) route(n, ne, used int, norm bool) {
 	s.picks, s.weights = growI(s.picks, n*used), growF(s.weights, n*used)
-	if cap(s.p) < ne {
-		s.p = make([]float64, ne)
-	}
-	ml.RouteTopK(s.logits, n, ne, used, norm, s.picks, s.weights, s.p)
+	s.p = ml.RouteTopK(s.logits, n, ne, used, norm, s.picks, s.weights, s.p)
 }
 
 func growF(s []float32, n int) []float32 {
