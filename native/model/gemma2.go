@@ -25,15 +25,16 @@ import (
 // for the 46-layer 27B and 1/√HeadDimK otherwise.
 func init() {
 	register(Arch{Name: "gemma2", Rope: RopeNeox, Forward: gemma2Forward,
-		Layer: func() any { return new(gemma2Layer) }, Check: gemma2Check, Ops: gemmaOps, Supports: supportsGemma})
+		Layer: func() any { return new(gemma2Layer) }, Check: gemma2Check, Ops: GemmaOps, Supports: supportsGemma})
 }
 
-// gemmaOps names the operations beyond ml.Backend the gemma architectures need (ml.Gemma).
-var gemmaOps = []string{"sliding-window attention", "attention logit soft-capping", "GELU-tanh gated FFN", "scale", "final logit soft-capping"}
+// GemmaOps names the operations beyond ml.Backend the gemma architectures (and phi3's
+// window) need: ml.Gemma's.
+var GemmaOps = []string{"sliding-window attention", "attention logit soft-capping", "GELU-tanh gated FFN", "scale", "final logit soft-capping"}
 
 func supportsGemma(_ *Model, b ml.Backend) error {
 	if _, ok := b.(ml.Gemma); !ok {
-		return fmt.Errorf("model: the %T backend lacks the operations gemma needs: %v", b, gemmaOps)
+		return fmt.Errorf("model: the %T backend lacks the operations gemma needs: %v", b, GemmaOps)
 	}
 	return nil
 }

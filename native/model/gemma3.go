@@ -22,7 +22,7 @@ import (
 // only when the file sets final_logit_softcapping.
 func init() {
 	register(Arch{Name: "gemma3", Rope: RopeNeox, Forward: gemma3Forward,
-		Layer: func() any { return new(gemma3Layer) }, Check: gemma3Check, Ops: gemmaOps, Supports: supportsGemma})
+		Layer: func() any { return new(gemma3Layer) }, Check: gemma3Check, Ops: GemmaOps, Supports: supportsGemma})
 }
 
 // gemma3Layer are a layer's per-head Q/K norms and its norms after attention and the FFN.

@@ -13,7 +13,7 @@ import (
 // of that many cells. The 128k files' LongRoPE (rope_factors_long/short) is not run.
 func init() {
 	register(Arch{Name: "phi3", Rope: RopeNeox, Fused: true, Forward: llamaForward,
-		Layer: func() any { return new(phi3Layer) }, Check: phi3Check, Ops: gemmaOps[:1], Supports: supportsGemma})
+		Layer: func() any { return new(phi3Layer) }, Check: phi3Check, Ops: GemmaOps[:1], Supports: supportsGemma})
 }
 
 // phi3Layer is a layer's fused QKV weights (nil when the file has separate ones).

@@ -17,6 +17,7 @@ import (
 	"github.com/kvlab/kvlab/native/gguf"
 	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/kvq"
+	"github.com/kvlab/kvlab/native/sample"
 	"github.com/kvlab/kvlab/native/wkern"
 )
 
@@ -164,16 +165,6 @@ func (s archSynth) write(t *testing.T, seed uint64) string {
 	return path
 }
 
-func argmax(x []float32) int32 {
-	best := 0
-	for i, v := range x {
-		if v > x[best] {
-			best = i
-		}
-	}
-	return int32(best)
-}
-
 // TestEmuArchParity runs tiny random gemma2, gemma3, qwen3, phi3 (fused tensors, a sliding
 // window), qwen3moe, qwen2moe and MoE-llama files
 // on the device and on the CPU engine: a prompt longer than the sliding window (prefilled in
@@ -254,7 +245,7 @@ func TestEmuArchParity(t *testing.T) {
 				if d > bound {
 					t.Errorf("step %d: logits differ by %.2g relative RMS (bound %g)", step, d, bound)
 				}
-				ct, gt := argmax(cl), argmax(gl)
+				ct, gt := sample.Argmax(cl), sample.Argmax(gl)
 				if ct != gt {
 					t.Errorf("step %d: greedy token %d on the CPU, %d on the device", step, ct, gt)
 				}

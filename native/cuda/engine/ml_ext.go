@@ -91,7 +91,7 @@ func (b *backend) MoEFFN(dst, x ml.Tensor, router ml.Matrix, gate, up, down []ml
 		return
 	}
 	s := &b.moe
-	s.logits = growF(s.logits, n*ne)
+	s.logits = grow(s.logits, n*ne)
 	if err := lg.Read(cuda.Bytes(s.logits)); err != nil {
 		b.fail(err)
 		return
@@ -100,7 +100,7 @@ func (b *backend) MoEFFN(dst, x ml.Tensor, router ml.Matrix, gate, up, down []ml
 	// The experts' row lists, concatenated in ascending expert order: rows (token indices) and
 	// weights, one upload each.
 	s.rows, s.w = s.rows[:0], s.w[:0]
-	s.start = growI(s.start, ne+1)
+	s.start = grow(s.start, ne+1)
 	for ex := 0; ex < ne; ex++ {
 		s.start[ex] = len(s.rows)
 		for i, pe := range s.picks {
@@ -214,20 +214,13 @@ type moeHost struct {
 // route picks each of n tokens' used experts from s.logits (n × ne) into s.picks and
 // s.weights (n × used): ml.RouteTopK, as the CPU backend routes.
 func (s *moeHost) route(n, ne, used int, norm bool) {
-	s.picks, s.weights = growI(s.picks, n*used), growF(s.weights, n*used)
+	s.picks, s.weights = grow(s.picks, n*used), grow(s.weights, n*used)
 	s.p = ml.RouteTopK(s.logits, n, ne, used, norm, s.picks, s.weights, s.p)
 }
 
-func growF(s []float32, n int) []float32 {
+func grow[T any](s []T, n int) []T {
 	if cap(s) < n {
-		return make([]float32, n)
-	}
-	return s[:n]
-}
-
-func growI(s []int, n int) []int {
-	if cap(s) < n {
-		return make([]int, n)
+		return make([]T, n)
 	}
 	return s[:n]
 }

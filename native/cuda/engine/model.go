@@ -51,7 +51,7 @@ func EmbedKernel(t gguf.Type) string { return "embed_" + t.String() }
 
 // DeviceOps are the operations beyond ml.Backend (model.ArchOps' names) the device backend
 // has: ml.Gemma's. Its mixture-of-experts FFN (ml.MoE) is not named by ArchOps.
-var DeviceOps = []string{"sliding-window attention", "attention logit soft-capping", "GELU-tanh gated FFN", "scale", "final logit soft-capping"}
+var DeviceOps = model.GemmaOps
 
 // MissingOps are the operations architecture arch needs beyond ml.Backend (model.ArchOps)
 // that the device backend lacks; nil when it has them all (the file's shape may still be
