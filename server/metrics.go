@@ -99,11 +99,16 @@ func (m *metrics) watch(model string, r *runner.Runner) {
 	m.runners.runners[model] = r
 }
 
-// pass records one batched forward pass of model: its decode steps and prompt tokens.
-func (m *metrics) pass(model string, decode, prefill int) {
-	if m != nil {
-		m.decodeRows.WithLabelValues(model).Observe(float64(decode))
-		m.prefillRows.WithLabelValues(model).Observe(float64(prefill))
+// passes returns what records one batched forward pass of model (its decode steps and prompt
+// tokens), the model's two observers looked up once rather than on every pass.
+func (m *metrics) passes(model string) func(decode, prefill int) {
+	if m == nil {
+		return func(int, int) {}
+	}
+	dec, pre := m.decodeRows.WithLabelValues(model), m.prefillRows.WithLabelValues(model)
+	return func(decode, prefill int) {
+		dec.Observe(float64(decode))
+		pre.Observe(float64(prefill))
 	}
 }
 
