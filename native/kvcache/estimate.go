@@ -26,7 +26,7 @@ func EstimateBytes(cfg Config) int64 {
 		return saturate(perLayer * float64(cfg.Layers))
 	}
 	perLayer := float64(cfg.Pair.Bytes(int64(cfg.MaxCells), cfg.HeadDimK, cfg.HeadDimV, cfg.KVHeads))
-	if cfg.Pair.K == kvq.Q2K {
+	if cfg.Pair.K.Grouped() {
 		perLayer += float64(cfg.KVHeads) * float64(kvq.Q2KStagingBytes(cfg.HeadDimK))
 	}
 	slots := min(int64(max(cfg.Sinks, 0)), int64(cfg.MaxCells)) + min(int64(max(cfg.Window, 0)), int64(cfg.MaxCells))
@@ -55,7 +55,7 @@ func estimateWindows(cfg Config) int64 {
 		}
 		k := cfg.Pair.K.Bytes(int64(w), cfg.HeadDimK, cfg.KVHeads)
 		if cfg.Pair.K.Grouped() {
-			k = cfg.Pair.K.Bytes(int64(cfg.MaxCells), cfg.HeadDimK, cfg.KVHeads) + int64(cfg.KVHeads)*int64(kvq.Q2KStagingBytes(cfg.HeadDimK))
+			k = groupKBytes(cfg.MaxCells, cfg.HeadDimK, cfg.KVHeads)
 		}
 		total += float64(k) + float64(cfg.Pair.V.Bytes(int64(w), cfg.HeadDimV, cfg.KVHeads))
 	}

@@ -58,6 +58,10 @@ func (s *groupStore) truncate(n int) error { return s.h.Truncate(n) }
 func (s *groupStore) reset() { s.h.Reset() }
 
 // bytes is the reserved groups for the capacity plus the staging state that keeps appends exact.
-func (s *groupStore) bytes() int64 {
-	return kvq.Q2K.Bytes(int64(s.max), s.h.Dim(), 1) + s.h.StagingBytes()
+func (s *groupStore) bytes() int64 { return groupKBytes(s.max, s.h.Dim(), 1) }
+
+// groupKBytes is what heads heads of the group K format hold for a capacity of cells: the
+// whole groups and, per head, the staging state that keeps appends exact.
+func groupKBytes(cells, d, heads int) int64 {
+	return kvq.Q2K.Bytes(int64(cells), d, heads) + int64(heads)*kvq.Q2KStagingBytes(d)
 }

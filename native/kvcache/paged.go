@@ -93,9 +93,6 @@ func NewPagePool(cfg Config, budget int64) (*PagePool, error) {
 		ring := cfg.layerWindow(l)
 		paged := ring == 0
 		lp := cfg.LayerPair(l)
-		if paged && p.kPaged && lp.K.Grouped() {
-			return nil, fmt.Errorf("kvcache: %w: layer %d's K format %s is a group format, the cache's %s is not", kvq.ErrUnsupported, l, lp.K, cfg.Pair.K)
-		}
 		kRow, err := codecRowBytes(lp.K, cfg.HeadDimK, cfg, l, true)
 		if err != nil {
 			return nil, fmt.Errorf("kvcache: K: %w", err)
@@ -106,7 +103,7 @@ func NewPagePool(cfg Config, budget int64) (*PagePool, error) {
 		}
 		kb, vb := int64(ring*kRow), int64(ring*vRow)
 		if lp.K.Grouped() {
-			kb = kvq.Q2K.Bytes(int64(cfg.MaxCells), cfg.HeadDimK, 1) + kvq.Q2KStagingBytes(cfg.HeadDimK)
+			kb = groupKBytes(cfg.MaxCells, cfg.HeadDimK, 1)
 		}
 		rbK, rbV := 0, 0
 		if paged {
