@@ -286,7 +286,7 @@ func benchAttnCPU(o benchAttnOptions, errw io.Writer) (benchReport, error) {
 			if err != nil {
 				return rep, err
 			}
-			if err := fillCache(c, n, hn*d, r); err != nil {
+			if err := fillRandom(c, 1, n, hn*d, r); err != nil {
 				return rep, err
 			}
 			keys, vals := c.Keys(0, true), c.Values(0, true)
@@ -323,18 +323,28 @@ func benchAttnCPU(o benchAttnOptions, errw io.Writer) (benchReport, error) {
 	return rep, nil
 }
 
-// fillCache writes n cells of synthetic Gaussian K and V (row values per cell) in chunks.
-func fillCache(c *kvcache.Cache, n, row int, r *rand.Rand) error {
+// kvFiller is a KV cache filled a chunk of cells at a time: the CPU cache and the CUDA engine's.
+type kvFiller interface {
+	Write(layer int, k, v []float32, n int) error
+	Commit(n int) error
+}
+
+// fillRandom appends n cells of standard-normal K and V rows of row floats each to layers 0 to
+// layers-1 of c, a chunk of cells at a time, each chunk drawn afresh from r (the same rows in
+// every layer).
+func fillRandom(c kvFiller, layers, n, row int, r *rand.Rand) error {
 	const chunk = 2048
-	k := make([]float32, chunk*row)
-	v := make([]float32, chunk*row)
+	k := make([]float32, min(chunk, n)*row)
+	v := make([]float32, len(k))
 	for pos := 0; pos < n; pos += chunk {
 		m := min(chunk, n-pos)
 		for i := range k[:m*row] {
 			k[i], v[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
 		}
-		if err := c.Write(0, k[:m*row], v[:m*row], m); err != nil {
-			return err
+		for l := range layers {
+			if err := c.Write(l, k[:m*row], v[:m*row], m); err != nil {
+				return err
+			}
 		}
 		if err := c.Commit(m); err != nil {
 			return err

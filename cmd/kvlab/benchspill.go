@@ -333,7 +333,7 @@ func benchSpill(o benchSpillOptions, errw io.Writer) (benchSpillReport, error) {
 		}
 		pts = append(pts, point{c: c})
 		// The same cells at every point of a context, so that their logits compare.
-		if err := fillSynthetic(c, ctx, rand.New(rand.NewPCG(o.seed, uint64(ctx)))); err != nil {
+		if err := fillRandom(c, cfg.Layers, ctx, cfg.KVHeads*cfg.HeadDimK, rand.New(rand.NewPCG(o.seed, uint64(ctx)))); err != nil {
 			return rep, err
 		}
 		// One step first: it moves the full newest chunk to the host, so the tail is s cells.
@@ -389,32 +389,6 @@ func benchSpill(o benchSpillOptions, errw io.Writer) (benchSpillReport, error) {
 		}
 	}
 	return rep, nil
-}
-
-// fillSynthetic writes n cells of random K/V into every layer of c and commits them, in
-// batches of at most 4096 cells.
-func fillSynthetic(c *engine.Cache, n int, r *rand.Rand) error {
-	cfg := c.Config()
-	const batch = 4096
-	w := min(batch, n) * cfg.KVHeads * cfg.HeadDimK
-	k, v := make([]float32, w), make([]float32, w)
-	for i := range k {
-		k[i], v[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
-	}
-	for done := 0; done < n; {
-		take := min(batch, n-done)
-		wt := take * cfg.KVHeads * cfg.HeadDimK
-		for l := 0; l < cfg.Layers; l++ {
-			if err := c.Write(l, k[:wt], v[:wt], take); err != nil {
-				return err
-			}
-		}
-		if err := c.Commit(take); err != nil {
-			return err
-		}
-		done += take
-	}
-	return nil
 }
 
 func writeBenchSpillTable(w io.Writer, rep benchSpillReport) error {
