@@ -206,17 +206,17 @@ func relRMS(got []float32, want [][]float64, vocab int) float64 {
 // layers are rings, and compares every position's logits with refGemma2.
 func TestGemma2MatchesReference(t *testing.T) {
 	for _, s := range []synth{
-		{arch: "gemma2", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 4, vocab: 40, tied: true, ropeBase: 10000, window: 4},
-		{arch: "gemma2", typ: gguf.F16, embd: 64, ffn: 128, heads: 2, kvHeads: 1, hd: 32, layers: 3, vocab: 40, tied: true, ropeBase: 10000, window: 5, attnCap: 0.5, finalCap: 2},
+		{Arch: "gemma2", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: 16, Layers: 4, Vocab: 40, Tied: true, RopeBase: 10000, Window: 4},
+		{Arch: "gemma2", Typ: gguf.F16, Embd: 64, FFN: 128, Heads: 2, KVHeads: 1, HeadDim: 32, Layers: 3, Vocab: 40, Tied: true, RopeBase: 10000, Window: 5, AttnCap: 0.5, FinalCap: 2},
 		// gemma3: five local layers then a global one (7 layers: the 7th local again), the local
 		// base 10000 against a global 1e6; a period-3 pattern with its own local base and a cap;
 		// no window at all (every layer global).
-		{arch: "gemma3", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 7, vocab: 40, tied: true, ropeBase: 1e6, window: 4},
-		{arch: "gemma3", typ: gguf.F16, embd: 64, ffn: 128, heads: 2, kvHeads: 1, hd: 32, layers: 4, vocab: 40, tied: true, ropeBase: 1e6, window: 5, pattern: 3, ropeBaseSWA: 500, finalCap: 2},
-		{arch: "gemma3", typ: gguf.F32, embd: 32, ffn: 64, heads: 2, kvHeads: 2, hd: 16, layers: 2, vocab: 40, tied: true, ropeBase: 1e6},
+		{Arch: "gemma3", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: 16, Layers: 7, Vocab: 40, Tied: true, RopeBase: 1e6, Window: 4},
+		{Arch: "gemma3", Typ: gguf.F16, Embd: 64, FFN: 128, Heads: 2, KVHeads: 1, HeadDim: 32, Layers: 4, Vocab: 40, Tied: true, RopeBase: 1e6, Window: 5, Pattern: 3, RopeBaseSWA: 500, FinalCap: 2},
+		{Arch: "gemma3", Typ: gguf.F32, Embd: 32, FFN: 64, Heads: 2, KVHeads: 2, HeadDim: 16, Layers: 2, Vocab: 40, Tied: true, RopeBase: 1e6},
 	} {
-		t.Run(fmt.Sprintf("%s-%s/w%d", s.arch, s.typ, s.window), func(t *testing.T) {
-			path := s.write(t, uint64(s.embd*17+s.window))
+		t.Run(fmt.Sprintf("%s-%s/w%d", s.Arch, s.Typ, s.Window), func(t *testing.T) {
+			path := s.Write(t, uint64(s.Embd*17+s.Window))
 			m, err := Load(path, Options{Threads: 2, Batch: 6})
 			if err != nil {
 				t.Fatal(err)
@@ -255,19 +255,19 @@ func TestGemma2MatchesReference(t *testing.T) {
 // sliding-window figure (plan/calc's Shape.KVBytes of the file's ggufshape) for every format.
 func TestWindowMemory(t *testing.T) {
 	for _, s := range []synth{
-		{arch: "gemma2", typ: gguf.F32, embd: 64, ffn: 64, heads: 2, kvHeads: 1, hd: 32, layers: 4, vocab: 16, tied: true, ropeBase: 10000, window: 40},
-		{arch: "phi3", typ: gguf.F32, embd: 64, ffn: 64, heads: 2, kvHeads: 1, hd: 32, layers: 3, vocab: 16, ropeBase: 10000, window: 40},
-		{arch: "gemma3", typ: gguf.F32, embd: 64, ffn: 64, heads: 2, kvHeads: 1, hd: 32, layers: 8, vocab: 16, tied: true, ropeBase: 1e6, window: 40},
+		{Arch: "gemma2", Typ: gguf.F32, Embd: 64, FFN: 64, Heads: 2, KVHeads: 1, HeadDim: 32, Layers: 4, Vocab: 16, Tied: true, RopeBase: 10000, Window: 40},
+		{Arch: "phi3", Typ: gguf.F32, Embd: 64, FFN: 64, Heads: 2, KVHeads: 1, HeadDim: 32, Layers: 3, Vocab: 16, RopeBase: 10000, Window: 40},
+		{Arch: "gemma3", Typ: gguf.F32, Embd: 64, FFN: 64, Heads: 2, KVHeads: 1, HeadDim: 32, Layers: 8, Vocab: 16, Tied: true, RopeBase: 1e6, Window: 40},
 		// TestGemma3MatchesLlamaCpp's shapes: windows of 8 and 5 cells, patterns 6 and 3.
-		{arch: "gemma3", typ: gguf.F32, embd: 64, ffn: 128, heads: 4, kvHeads: 2, hd: 16, layers: 8, vocab: 320, tied: true, ropeBase: 1e6, window: 8},
-		{arch: "gemma3", typ: gguf.F32, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 6, vocab: 300, tied: true, ropeBase: 1e6, ropeBaseSWA: 5000, window: 5, pattern: 3, finalCap: 3},
+		{Arch: "gemma3", Typ: gguf.F32, Embd: 64, FFN: 128, Heads: 4, KVHeads: 2, HeadDim: 16, Layers: 8, Vocab: 320, Tied: true, RopeBase: 1e6, Window: 8},
+		{Arch: "gemma3", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 2, KVHeads: 1, HeadDim: 32, Layers: 6, Vocab: 300, Tied: true, RopeBase: 1e6, RopeBaseSWA: 5000, Window: 5, Pattern: 3, FinalCap: 3},
 	} {
-		t.Run(fmt.Sprintf("%s-l%d-w%d", s.arch, s.layers, s.window), func(t *testing.T) { windowMemory(t, s) })
+		t.Run(fmt.Sprintf("%s-l%d-w%d", s.Arch, s.Layers, s.Window), func(t *testing.T) { windowMemory(t, s) })
 	}
 }
 
 func windowMemory(t *testing.T, s synth) {
-	path := s.write(t, 5)
+	path := s.Write(t, 5)
 	m, err := Load(path, Options{Threads: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -294,7 +294,7 @@ func windowMemory(t *testing.T, s synth) {
 			}
 			full := cfg
 			full.Windows = nil
-			if ctx > s.window {
+			if ctx > s.Window {
 				fc, _ := kvcache.New(full)
 				t.Logf("%-9s %3d cells: %6d bytes (a full cache: %6d)", kv, ctx, c.Bytes(), fc.Bytes())
 			}
@@ -305,17 +305,17 @@ func windowMemory(t *testing.T, s synth) {
 // TestGemma2EveryKVFormat runs greedy generation past the window on every format pair: the
 // ring layers must read back what a full cache reads (the same formats without rings).
 func TestGemma2EveryKVFormat(t *testing.T) {
-	everyKVFormatRing(t, synth{arch: "gemma2", typ: gguf.F32, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 2, vocab: 40, tied: true, ropeBase: 10000, window: 6})
+	everyKVFormatRing(t, synth{Arch: "gemma2", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 2, KVHeads: 1, HeadDim: 32, Layers: 2, Vocab: 40, Tied: true, RopeBase: 10000, Window: 6})
 }
 
 // TestGemma3EveryKVFormat is TestGemma2EveryKVFormat for gemma3 (a period-2 pattern: a ring
 // layer, then a full one).
 func TestGemma3EveryKVFormat(t *testing.T) {
-	everyKVFormatRing(t, synth{arch: "gemma3", typ: gguf.F32, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 2, vocab: 40, tied: true, ropeBase: 1e6, window: 6, pattern: 2})
+	everyKVFormatRing(t, synth{Arch: "gemma3", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 2, KVHeads: 1, HeadDim: 32, Layers: 2, Vocab: 40, Tied: true, RopeBase: 1e6, Window: 6, Pattern: 2})
 }
 
 func everyKVFormatRing(t *testing.T, s synth) {
-	m, err := Load(s.write(t, 9), Options{Threads: 2, Batch: 4})
+	m, err := Load(s.Write(t, 9), Options{Threads: 2, Batch: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,8 +378,8 @@ func everyKVFormatRing(t *testing.T, s synth) {
 // a position-axis mixed cache: they apply to the full-attention layers (the ring layers hold
 // their few cells in the pair's format) and the logits stay near the plain cache's.
 func TestGemma2Overlays(t *testing.T) {
-	s := synth{arch: "gemma2", typ: gguf.F32, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 2, vocab: 40, tied: true, ropeBase: 10000, window: 6}
-	m, err := Load(s.write(t, 11), Options{Threads: 2, Batch: 4})
+	s := synth{Arch: "gemma2", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 2, KVHeads: 1, HeadDim: 32, Layers: 2, Vocab: 40, Tied: true, RopeBase: 10000, Window: 6}
+	m, err := Load(s.Write(t, 11), Options{Threads: 2, Batch: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

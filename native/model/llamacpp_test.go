@@ -61,8 +61,8 @@ func llamaCpp(t *testing.T, tool, path string, n int, prompt []int32) ([]int32, 
 // names the tool (see llamaCppTool).
 func TestGemma2MatchesLlamaCpp(t *testing.T) {
 	compareLlamaCpp(t, []synth{
-		{arch: "gemma2", typ: gguf.F32, embd: 64, ffn: 128, heads: 4, kvHeads: 2, hd: 16, layers: 26, vocab: 320, tied: true, ropeBase: 10000, window: 8, vocabMeta: true},
-		{arch: "gemma2", typ: gguf.F32, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 26, vocab: 300, tied: true, ropeBase: 10000, window: 5, vocabMeta: true, attnCap: 1, finalCap: 3},
+		{Arch: "gemma2", Typ: gguf.F32, Embd: 64, FFN: 128, Heads: 4, KVHeads: 2, HeadDim: 16, Layers: 26, Vocab: 320, Tied: true, RopeBase: 10000, Window: 8, VocabMeta: true},
+		{Arch: "gemma2", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 2, KVHeads: 1, HeadDim: 32, Layers: 26, Vocab: 300, Tied: true, RopeBase: 10000, Window: 5, VocabMeta: true, AttnCap: 1, FinalCap: 3},
 	})
 }
 
@@ -70,8 +70,8 @@ func TestGemma2MatchesLlamaCpp(t *testing.T) {
 // mixture-of-experts FFN.
 func TestMoEMatchesLlamaCpp(t *testing.T) {
 	compareLlamaCpp(t, []synth{
-		{arch: "llama", typ: gguf.F32, embd: 64, ffn: 48, heads: 4, kvHeads: 2, hd: 16, layers: 4, vocab: 300, ropeBase: 10000, experts: 8, used: 2, vocabMeta: true},
-		{arch: "llama", typ: gguf.F32, embd: 64, ffn: 32, heads: 4, kvHeads: 1, hd: 16, layers: 3, vocab: 300, tied: true, ropeBase: 10000, experts: 4, used: 3, vocabMeta: true},
+		{Arch: "llama", Typ: gguf.F32, Embd: 64, FFN: 48, Heads: 4, KVHeads: 2, HeadDim: 16, Layers: 4, Vocab: 300, RopeBase: 10000, Experts: 8, Used: 2, VocabMeta: true},
+		{Arch: "llama", Typ: gguf.F32, Embd: 64, FFN: 32, Heads: 4, KVHeads: 1, HeadDim: 16, Layers: 3, Vocab: 300, Tied: true, RopeBase: 10000, Experts: 4, Used: 3, VocabMeta: true},
 	})
 }
 
@@ -82,8 +82,8 @@ func TestMoEMatchesLlamaCpp(t *testing.T) {
 // TestForwardMatchesReference checks kvlab's window on phi3 against the plain reference.
 func TestPhi3MatchesLlamaCpp(t *testing.T) {
 	compareLlamaCpp(t, []synth{
-		{arch: "phi3", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 4, vocab: 300, ropeBase: 10000, vocabMeta: true},
-		{arch: "phi3", typ: gguf.F32, embd: 64, ffn: 64, heads: 2, kvHeads: 2, hd: 32, layers: 3, vocab: 300, ropeBase: 10000, window: 64, vocabMeta: true},
+		{Arch: "phi3", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: 16, Layers: 4, Vocab: 300, RopeBase: 10000, VocabMeta: true},
+		{Arch: "phi3", Typ: gguf.F32, Embd: 64, FFN: 64, Heads: 2, KVHeads: 2, HeadDim: 32, Layers: 3, Vocab: 300, RopeBase: 10000, Window: 64, VocabMeta: true},
 	})
 }
 
@@ -92,13 +92,13 @@ func TestPhi3MatchesLlamaCpp(t *testing.T) {
 // embeddings, head counts that do not divide the width evenly into heads of it.
 func TestLlamaMatchesLlamaCpp(t *testing.T) {
 	compareLlamaCpp(t, []synth{
-		{arch: "llama", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 4, vocab: 300, ropeBase: 10000, vocabMeta: true},
-		{arch: "llama", typ: gguf.F32, embd: 64, ffn: 160, heads: 8, kvHeads: 1, hd: 8, layers: 3, vocab: 320, tied: true, ropeBase: 500000, vocabMeta: true},
+		{Arch: "llama", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: 16, Layers: 4, Vocab: 300, RopeBase: 10000, VocabMeta: true},
+		{Arch: "llama", Typ: gguf.F32, Embd: 64, FFN: 160, Heads: 8, KVHeads: 1, HeadDim: 8, Layers: 3, Vocab: 320, Tied: true, RopeBase: 500000, VocabMeta: true},
 		// A Mistral-style file with its window key: both engines run llama files with full
 		// attention (the planner notes the key as ignored), so a window shorter than every
 		// prompt + generation must change nothing.
-		{arch: "llama", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 1, hd: 16, layers: 3, vocab: 300, ropeBase: 1e6, vocabMeta: true,
-			keys: map[string]any{"attention.sliding_window": uint32(4)}},
+		{Arch: "llama", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 4, KVHeads: 1, HeadDim: 16, Layers: 3, Vocab: 300, RopeBase: 1e6, VocabMeta: true,
+			Keys: map[string]any{"attention.sliding_window": uint32(4)}},
 	})
 }
 
@@ -106,8 +106,8 @@ func TestLlamaMatchesLlamaCpp(t *testing.T) {
 // RoPE).
 func TestQwen2MatchesLlamaCpp(t *testing.T) {
 	compareLlamaCpp(t, []synth{
-		{arch: "qwen2", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 4, vocab: 300, bias: true, ropeBase: 1e6, vocabMeta: true},
-		{arch: "qwen2", typ: gguf.F32, embd: 64, ffn: 128, heads: 2, kvHeads: 1, hd: 32, layers: 3, vocab: 300, bias: true, tied: true, ropeBase: 10000, vocabMeta: true},
+		{Arch: "qwen2", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: 16, Layers: 4, Vocab: 300, Bias: true, RopeBase: 1e6, VocabMeta: true},
+		{Arch: "qwen2", Typ: gguf.F32, Embd: 64, FFN: 128, Heads: 2, KVHeads: 1, HeadDim: 32, Layers: 3, Vocab: 300, Bias: true, Tied: true, RopeBase: 10000, VocabMeta: true},
 	})
 }
 
@@ -115,8 +115,8 @@ func TestQwen2MatchesLlamaCpp(t *testing.T) {
 // RMSNorms before RoPE; a head dimension whose heads are wider than the model).
 func TestQwen3MatchesLlamaCpp(t *testing.T) {
 	compareLlamaCpp(t, []synth{
-		{arch: "qwen3", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 32, layers: 4, vocab: 300, qkNorm: true, tied: true, ropeBase: 1e6, vocabMeta: true},
-		{arch: "qwen3", typ: gguf.F32, embd: 64, ffn: 128, heads: 2, kvHeads: 1, hd: 16, layers: 3, vocab: 300, qkNorm: true, ropeBase: 1e6, vocabMeta: true},
+		{Arch: "qwen3", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: 32, Layers: 4, Vocab: 300, QKNorm: true, Tied: true, RopeBase: 1e6, VocabMeta: true},
+		{Arch: "qwen3", Typ: gguf.F32, Embd: 64, FFN: 128, Heads: 2, KVHeads: 1, HeadDim: 16, Layers: 3, Vocab: 300, QKNorm: true, RopeBase: 1e6, VocabMeta: true},
 	})
 }
 
@@ -125,10 +125,10 @@ func TestQwen3MatchesLlamaCpp(t *testing.T) {
 // gated by σ(gate·x)).
 func TestQwenMoEMatchesLlamaCpp(t *testing.T) {
 	compareLlamaCpp(t, []synth{
-		{arch: "qwen3moe", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 32, layers: 4, vocab: 300, qkNorm: true, ropeBase: 1e6, experts: 8, used: 3, vocabMeta: true},
-		{arch: "qwen3moe", typ: gguf.F32, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 3, vocab: 300, qkNorm: true, tied: true, ropeBase: 1e6, experts: 6, used: 2, expFFN: 40, vocabMeta: true},
-		{arch: "qwen2moe", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 4, vocab: 300, bias: true, ropeBase: 1e6, experts: 8, used: 2, expFFN: 24, shFFN: 80, vocabMeta: true},
-		{arch: "qwen2moe", typ: gguf.F32, embd: 64, ffn: 64, heads: 4, kvHeads: 4, hd: 16, layers: 3, vocab: 300, bias: true, ropeBase: 1e6, experts: 4, used: 4, shFFN: 64, vocabMeta: true},
+		{Arch: "qwen3moe", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: 32, Layers: 4, Vocab: 300, QKNorm: true, RopeBase: 1e6, Experts: 8, Used: 3, VocabMeta: true},
+		{Arch: "qwen3moe", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 2, KVHeads: 1, HeadDim: 32, Layers: 3, Vocab: 300, QKNorm: true, Tied: true, RopeBase: 1e6, Experts: 6, Used: 2, ExpFFN: 40, VocabMeta: true},
+		{Arch: "qwen2moe", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: 16, Layers: 4, Vocab: 300, Bias: true, RopeBase: 1e6, Experts: 8, Used: 2, ExpFFN: 24, ShFFN: 80, VocabMeta: true},
+		{Arch: "qwen2moe", Typ: gguf.F32, Embd: 64, FFN: 64, Heads: 4, KVHeads: 4, HeadDim: 16, Layers: 3, Vocab: 300, Bias: true, RopeBase: 1e6, Experts: 4, Used: 4, ShFFN: 64, VocabMeta: true},
 	})
 }
 
@@ -138,8 +138,8 @@ func TestQwenMoEMatchesLlamaCpp(t *testing.T) {
 // every pattern-th, with and without final soft-capping.
 func TestGemma3MatchesLlamaCpp(t *testing.T) {
 	compareLlamaCpp(t, []synth{
-		{arch: "gemma3", typ: gguf.F32, embd: 64, ffn: 128, heads: 4, kvHeads: 2, hd: 16, layers: 8, vocab: 320, tied: true, ropeBase: 1e6, window: 8, vocabMeta: true},
-		{arch: "gemma3", typ: gguf.F32, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 6, vocab: 300, tied: true, ropeBase: 1e6, ropeBaseSWA: 5000, window: 5, pattern: 3, finalCap: 3, vocabMeta: true},
+		{Arch: "gemma3", Typ: gguf.F32, Embd: 64, FFN: 128, Heads: 4, KVHeads: 2, HeadDim: 16, Layers: 8, Vocab: 320, Tied: true, RopeBase: 1e6, Window: 8, VocabMeta: true},
+		{Arch: "gemma3", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 2, KVHeads: 1, HeadDim: 32, Layers: 6, Vocab: 300, Tied: true, RopeBase: 1e6, RopeBaseSWA: 5000, Window: 5, Pattern: 3, FinalCap: 3, VocabMeta: true},
 	})
 }
 
@@ -156,13 +156,13 @@ func TestRopeScalingMatchesLlamaCpp(t *testing.T) {
 		llama3[j] = float32(1 + 7*max(0, float64(j-2))/5)
 	}
 	compareLlamaCpp(t, []synth{
-		{arch: "llama", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 3, vocab: 300, ropeBase: 500000, vocabMeta: true, ropeFreqs: llama3},
-		{arch: "llama", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 3, vocab: 300, ropeBase: 10000, vocabMeta: true,
-			keys: map[string]any{"rope.scaling.type": "linear", "rope.scaling.factor": float32(4)}},
-		{arch: "qwen2", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 3, vocab: 300, bias: true, ropeBase: 1e6, vocabMeta: true,
-			keys: map[string]any{"rope.scaling.type": "yarn", "rope.scaling.factor": float32(4), "rope.scaling.original_context_length": uint32(16)}},
-		{arch: "qwen3", typ: gguf.F32, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 3, vocab: 300, qkNorm: true, ropeBase: 10000, vocabMeta: true,
-			keys: map[string]any{"rope.scaling.type": "yarn", "rope.scaling.factor": float32(8), "rope.scaling.original_context_length": uint32(16)}},
+		{Arch: "llama", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: 16, Layers: 3, Vocab: 300, RopeBase: 500000, VocabMeta: true, RopeFreqs: llama3},
+		{Arch: "llama", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: 16, Layers: 3, Vocab: 300, RopeBase: 10000, VocabMeta: true,
+			Keys: map[string]any{"rope.scaling.type": "linear", "rope.scaling.factor": float32(4)}},
+		{Arch: "qwen2", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: 16, Layers: 3, Vocab: 300, Bias: true, RopeBase: 1e6, VocabMeta: true,
+			Keys: map[string]any{"rope.scaling.type": "yarn", "rope.scaling.factor": float32(4), "rope.scaling.original_context_length": uint32(16)}},
+		{Arch: "qwen3", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 2, KVHeads: 1, HeadDim: 32, Layers: 3, Vocab: 300, QKNorm: true, RopeBase: 10000, VocabMeta: true,
+			Keys: map[string]any{"rope.scaling.type": "yarn", "rope.scaling.factor": float32(8), "rope.scaling.original_context_length": uint32(16)}},
 	})
 }
 
@@ -173,7 +173,7 @@ func compareLlamaCpp(t *testing.T, models []synth) {
 	}
 	const gen = 32
 	for _, s := range models {
-		path := s.write(t, uint64(s.window*7+s.ffn+s.experts))
+		path := s.Write(t, uint64(s.Window*7+s.FFN+s.Experts))
 		m, err := Load(path, Options{Threads: 2, Batch: 7})
 		if err != nil {
 			t.Fatal(err)
@@ -183,7 +183,7 @@ func compareLlamaCpp(t *testing.T, models []synth) {
 			{1, 5, 9, 200, 201, 202, 7, 3, 3, 8, 1, 6, 150, 151, 33, 34, 35, 270, 12, 13},
 			{1, 42},
 		} {
-			t.Run(fmt.Sprintf("%s-%s-l%d-w%d-cap%g-e%d/prompt%d", s.arch, s.typ, s.layers, s.window, s.attnCap, s.experts, pi), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s-%s-l%d-w%d-cap%g-e%d/prompt%d", s.Arch, s.Typ, s.Layers, s.Window, s.AttnCap, s.Experts, pi), func(t *testing.T) {
 				wantIDs, wantLogits := llamaCpp(t, tool, path, gen, prompt)
 				c, err := kvcache.New(m.CacheConfig(kvq.Pair{K: kvq.F32, V: kvq.F32}, 128))
 				if err != nil {
@@ -217,7 +217,7 @@ func compareLlamaCpp(t *testing.T, models []synth) {
 				for same < min(len(ids), len(wantIDs)) && ids[same] == wantIDs[same] {
 					same++
 				}
-				t.Logf("prompt of %d tokens, window %d: last-position logits relative RMS %.2e; greedy tokens identical for %d of %d", len(prompt), s.window, rel, same, gen)
+				t.Logf("prompt of %d tokens, window %d: last-position logits relative RMS %.2e; greedy tokens identical for %d of %d", len(prompt), s.Window, rel, same, gen)
 				if len(wantLogits) != vocab || rel > 1e-3 || same < gen {
 					t.Fatalf("llama.cpp: %v, kvlab: %v (logits %d, relative RMS %.3g)", wantIDs, ids, len(wantLogits), rel)
 				}

@@ -8,44 +8,11 @@ import (
 
 	"github.com/kvlab/kvlab/native/gguf"
 	"github.com/kvlab/kvlab/native/kvq"
+	"github.com/kvlab/kvlab/native/model/modeltest"
 )
 
-// randomWeights returns rows×cols weights of type t with random codes and sane scales: every
-// code byte is random (so every bit pattern of every field is exercised), and the f16/f32
-// scale fields hold random values of moderate size so that products stay finite.
-func randomWeights(r *rand.Rand, t gguf.Type, rows, cols int) []byte {
-	rb := int(t.RowBytes(uint64(cols)))
-	data := make([]byte, rows*rb)
-	for i := range data {
-		data[i] = byte(r.Uint32())
-	}
-	h := func(b []byte, scale float64) {
-		binary.LittleEndian.PutUint16(b, kvq.F32ToF16(float32(scale*(r.Float64()+0.05))))
-	}
-	bs, ts := t.BlockSize(), t.TypeSize()
-	for blk := 0; blk < rows*cols/bs; blk++ {
-		b := data[blk*ts : (blk+1)*ts]
-		switch t {
-		case gguf.F32:
-			binary.LittleEndian.PutUint32(b, math.Float32bits(float32(r.NormFloat64())))
-		case gguf.F16:
-			binary.LittleEndian.PutUint16(b, kvq.F32ToF16(float32(r.NormFloat64())))
-		case gguf.BF16:
-			binary.LittleEndian.PutUint16(b, kvq.F32ToBF16(float32(r.NormFloat64())))
-		case gguf.Q8_0, gguf.Q4_0, gguf.Q5_0:
-			h(b, 0.1)
-		case gguf.Q4_1, gguf.Q5_1:
-			h(b, 0.1)
-			h(b[2:], -0.5)
-		case gguf.Q4_K, gguf.Q5_K:
-			h(b, 0.01)
-			h(b[2:], 0.01)
-		case gguf.Q6_K:
-			h(b[208:], 0.01)
-		}
-	}
-	return data
-}
+// randomWeights is modeltest.RandomWeights: random codes of type t with sane scales.
+var randomWeights = modeltest.RandomWeights
 
 var weightTypes = []gguf.Type{
 	gguf.F32, gguf.F16, gguf.BF16, gguf.Q8_0, gguf.Q4_0, gguf.Q4_1, gguf.Q5_0, gguf.Q5_1,

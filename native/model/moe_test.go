@@ -20,7 +20,7 @@ func TestMoEDecodeAllocs(t *testing.T) {
 		t.Skip("the race detector makes sync.Pool drop items")
 	}
 	allocs := func(s synth) float64 {
-		m, err := Load(s.write(t, 3), Options{Threads: 1, Batch: 8})
+		m, err := Load(s.Write(t, 3), Options{Threads: 1, Batch: 8})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,13 +52,13 @@ func TestMoEDecodeAllocs(t *testing.T) {
 		return float64(after.Mallocs-before.Mallocs) / 50
 	}
 	for _, s := range []synth{
-		{arch: "llama", typ: gguf.F32, embd: 64, ffn: 48, heads: 4, kvHeads: 2, hd: 16, layers: 6, vocab: 40, ropeBase: 10000, experts: 8, used: 2},
-		{arch: "qwen3moe", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 6, vocab: 40, qkNorm: true, ropeBase: 1e6, experts: 8, used: 3},
-		{arch: "qwen2moe", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 6, vocab: 40, bias: true, ropeBase: 1e6, experts: 8, used: 2, shFFN: 64},
+		{Arch: "llama", Typ: gguf.F32, Embd: 64, FFN: 48, Heads: 4, KVHeads: 2, HeadDim: 16, Layers: 6, Vocab: 40, RopeBase: 10000, Experts: 8, Used: 2},
+		{Arch: "qwen3moe", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: 16, Layers: 6, Vocab: 40, QKNorm: true, RopeBase: 1e6, Experts: 8, Used: 3},
+		{Arch: "qwen2moe", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: 16, Layers: 6, Vocab: 40, Bias: true, RopeBase: 1e6, Experts: 8, Used: 2, ShFFN: 64},
 	} {
-		t.Run(fmt.Sprintf("%s-e%d", s.arch, s.experts), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s-e%d", s.Arch, s.Experts), func(t *testing.T) {
 			dense := s
-			dense.experts, dense.used, dense.shFFN, dense.arch = 0, 0, 0, map[string]string{"llama": "llama", "qwen3moe": "qwen3", "qwen2moe": "qwen2"}[s.arch]
+			dense.Experts, dense.Used, dense.ShFFN, dense.Arch = 0, 0, 0, map[string]string{"llama": "llama", "qwen3moe": "qwen3", "qwen2moe": "qwen2"}[s.Arch]
 			moe, base := allocs(s), allocs(dense)
 			t.Logf("allocations per decode step: %.1f (the dense model: %.1f)", moe, base)
 			// Before the buffers were reused: about 12 objects per layer, 70 a step. The count
@@ -78,21 +78,21 @@ func TestMoEDecodeAllocs(t *testing.T) {
 // the logits' RMS; every format under 1: it runs and reads back what was written).
 func TestEveryArchEveryKVFormat(t *testing.T) {
 	archs := []synth{
-		{arch: "llama", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 32, layers: 2, vocab: 40, ropeBase: 10000},
-		{arch: "llama", typ: gguf.F32, embd: 64, ffn: 48, heads: 4, kvHeads: 2, hd: 32, layers: 2, vocab: 40, ropeBase: 10000, experts: 4, used: 2},
-		{arch: "qwen2", typ: gguf.F32, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 2, vocab: 40, bias: true, ropeBase: 1e6},
-		{arch: "qwen3", typ: gguf.F32, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 2, vocab: 40, qkNorm: true, ropeBase: 1e6},
-		{arch: "qwen3moe", typ: gguf.F32, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 2, vocab: 40, qkNorm: true, ropeBase: 1e6, experts: 4, used: 2},
-		{arch: "qwen2moe", typ: gguf.F32, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 2, vocab: 40, ropeBase: 1e6, experts: 4, used: 2, shFFN: 32},
-		{arch: "gemma2", typ: gguf.F32, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 2, vocab: 40, tied: true, ropeBase: 10000, window: 6},
-		{arch: "gemma3", typ: gguf.F32, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 3, vocab: 40, tied: true, ropeBase: 1e6, window: 6, pattern: 3},
-		{arch: "phi3", typ: gguf.F32, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 2, vocab: 40, ropeBase: 10000, window: 6},
+		{Arch: "llama", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: 32, Layers: 2, Vocab: 40, RopeBase: 10000},
+		{Arch: "llama", Typ: gguf.F32, Embd: 64, FFN: 48, Heads: 4, KVHeads: 2, HeadDim: 32, Layers: 2, Vocab: 40, RopeBase: 10000, Experts: 4, Used: 2},
+		{Arch: "qwen2", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 2, KVHeads: 1, HeadDim: 32, Layers: 2, Vocab: 40, Bias: true, RopeBase: 1e6},
+		{Arch: "qwen3", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 2, KVHeads: 1, HeadDim: 32, Layers: 2, Vocab: 40, QKNorm: true, RopeBase: 1e6},
+		{Arch: "qwen3moe", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 2, KVHeads: 1, HeadDim: 32, Layers: 2, Vocab: 40, QKNorm: true, RopeBase: 1e6, Experts: 4, Used: 2},
+		{Arch: "qwen2moe", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 2, KVHeads: 1, HeadDim: 32, Layers: 2, Vocab: 40, RopeBase: 1e6, Experts: 4, Used: 2, ShFFN: 32},
+		{Arch: "gemma2", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 2, KVHeads: 1, HeadDim: 32, Layers: 2, Vocab: 40, Tied: true, RopeBase: 10000, Window: 6},
+		{Arch: "gemma3", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 2, KVHeads: 1, HeadDim: 32, Layers: 3, Vocab: 40, Tied: true, RopeBase: 1e6, Window: 6, Pattern: 3},
+		{Arch: "phi3", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 2, KVHeads: 1, HeadDim: 32, Layers: 2, Vocab: 40, RopeBase: 10000, Window: 6},
 	}
 	formats := []string{"f16", "bf16", "q8_0", "q5_1", "q5_0", "q4_1", "q4_0", "iq4_nl", "q8_0/q4_0", "f16/q4_0", "fp8", "tq4", "q2k", "q2k/q8_0", "turbo3"}
 	prompt := []int32{1, 5, 9, 2, 7, 3, 3, 8, 1, 6}
 	for _, s := range archs {
-		t.Run(fmt.Sprintf("%s-e%d", s.arch, s.experts), func(t *testing.T) {
-			m, err := Load(s.write(t, 21), Options{Threads: 2, Batch: 4})
+		t.Run(fmt.Sprintf("%s-e%d", s.Arch, s.Experts), func(t *testing.T) {
+			m, err := Load(s.Write(t, 21), Options{Threads: 2, Batch: 4})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,261 +1,20 @@
 package model
 
 import (
-	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/kvlab/kvlab/native/gguf"
 	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/kvq"
-	"github.com/kvlab/kvlab/native/wkern"
+	"github.com/kvlab/kvlab/native/model/modeltest"
 )
 
-// synth describes a small random model written to a GGUF file for tests.
-type synth struct {
-	arch                          string
-	typ                           gguf.Type // type of every weight matrix
-	embd, ffn, heads, kvHeads, hd int
-	layers, vocab                 int
-	bias, tied                    bool
-	qkNorm                        bool   // per-head Q and K norms (qwen3)
-	drop                          string // a tensor to leave out
-	metaHD                        int    // key_length/value_length written instead of hd, when set
-	ropeBase                      float32
-	window                        int            // gemma2: attention.sliding_window
-	experts, used                 int            // a mixture-of-experts FFN (llama.expert_count, expert_used_count)
-	attnCap, finalCap             float32        // gemma2 soft-capping (default 50, 30)
-	vocabMeta                     bool           // write a llama (SPM) tokenizer of vocab tokens, for llama.cpp
-	ropeBaseSWA                   float32        // gemma3: rope.freq_base_swa, when set
-	pattern                       int            // gemma3: attention.sliding_window_pattern, when set
-	expFFN, shFFN                 int            // qwen2moe/qwen3moe: expert_feed_forward_length, expert_shared_feed_forward_length (a shared expert)
-	ropeFreqs                     []float32      // a rope_freqs tensor (llama-3 frequency scaling), when set
-	keys                          map[string]any // more metadata, each key prefixed with the architecture
-}
-
-// write builds the model's GGUF file in dir and returns its path and the metadata/tensors.
-func (s synth) write(t *testing.T, seed uint64) string {
-	t.Helper()
-	r := rand.New(rand.NewPCG(seed, 99))
-	w := &gguf.Writer{}
-	a := s.arch
-	w.AddKV("general.architecture", a)
-	w.AddKV(a+".embedding_length", uint32(s.embd))
-	w.AddKV(a+".block_count", uint32(s.layers))
-	w.AddKV(a+".feed_forward_length", uint32(s.ffn))
-	w.AddKV(a+".attention.head_count", uint32(s.heads))
-	w.AddKV(a+".attention.head_count_kv", uint32(s.kvHeads))
-	mhd := s.hd
-	if s.metaHD != 0 {
-		mhd = s.metaHD
-	}
-	w.AddKV(a+".attention.key_length", uint32(mhd))
-	w.AddKV(a+".attention.value_length", uint32(mhd))
-	w.AddKV(a+".attention.layer_norm_rms_epsilon", float32(1e-5))
-	w.AddKV(a+".rope.freq_base", s.ropeBase)
-	w.AddKV(a+".rope.dimension_count", uint32(mhd))
-	w.AddKV(a+".context_length", uint32(128))
-	if a == "phi3" && s.window > 0 {
-		w.AddKV(a+".attention.sliding_window", uint32(s.window))
-	}
-	if a == "gemma2" {
-		w.AddKV(a+".attention.sliding_window", uint32(s.window))
-		ac, fc := s.attnCap, s.finalCap
-		if ac == 0 {
-			ac, fc = 50, 30
-		}
-		w.AddKV(a+".attn_logit_softcapping", ac)
-		w.AddKV(a+".final_logit_softcapping", fc)
-	}
-	if a == "gemma3" {
-		if s.window > 0 {
-			w.AddKV(a+".attention.sliding_window", uint32(s.window))
-		}
-		if s.finalCap > 0 {
-			w.AddKV(a+".final_logit_softcapping", s.finalCap)
-		}
-		if s.ropeBaseSWA > 0 {
-			w.AddKV(a+".rope.freq_base_swa", s.ropeBaseSWA)
-		}
-		if s.pattern > 0 {
-			w.AddKV(a+".attention.sliding_window_pattern", uint32(s.pattern))
-		}
-	}
-	for k, v := range s.keys {
-		w.AddKV(a+"."+k, v)
-	}
-	if s.vocabMeta {
-		addSPMVocab(w, s.vocab)
-	}
-	if s.experts > 0 {
-		w.AddKV(a+".expert_count", uint32(s.experts))
-		w.AddKV(a+".expert_used_count", uint32(s.used))
-	}
-	ef := s.ffn // each expert's width
-	if (a == "qwen2moe" || a == "qwen3moe") && s.used > 0 {
-		ef = s.ffn / s.used // llama.cpp's default without the key
-	}
-	if s.expFFN > 0 {
-		ef = s.expFFN
-		w.AddKV(a+".expert_feed_forward_length", uint32(s.expFFN))
-	}
-	if s.shFFN > 0 {
-		w.AddKV(a+".expert_shared_feed_forward_length", uint32(s.shFFN))
-	}
-	mat := func(name string, rows, cols int, scale float64) {
-		if name == s.drop {
-			return
-		}
-		data := randomWeights(r, s.typ, rows, cols)
-		if s.typ != gguf.F32 && s.typ != gguf.F16 && wkern.Quantizable(s.typ) {
-			// Quantize trained-like weights (1/√cols) with the reference quantizers, so the
-			// model's activations stay sane and the bound below means something.
-			v := make([]float32, rows*cols)
-			for i := range v {
-				v[i] = float32(r.NormFloat64() * scale / math.Sqrt(float64(cols)))
-			}
-			data = wkern.Quantize(nil, s.typ, v)
-		}
-		if s.typ == gguf.F32 || s.typ == gguf.F16 {
-			// Scale plain weights like a trained model's (1/√cols) so activations stay sane.
-			for i := 0; i < rows*cols; i++ {
-				v := float32(r.NormFloat64() * scale / math.Sqrt(float64(cols)))
-				if s.typ == gguf.F32 {
-					binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(v))
-				} else {
-					binary.LittleEndian.PutUint16(data[2*i:], kvq.F32ToF16(v))
-				}
-			}
-		}
-		w.AddTensor(name, s.typ, []uint64{uint64(cols), uint64(rows)}, data)
-	}
-	// exps writes s.experts matrices of rows × cols as one 3-D tensor (float types only).
-	exps := func(name string, rows, cols int, scale float64) {
-		var data []byte
-		for e := 0; e < s.experts; e++ {
-			for i := 0; i < rows*cols; i++ {
-				v := float32(r.NormFloat64() * scale / math.Sqrt(float64(cols)))
-				if s.typ == gguf.F16 {
-					data = binary.LittleEndian.AppendUint16(data, kvq.F32ToF16(v))
-				} else {
-					data = binary.LittleEndian.AppendUint32(data, math.Float32bits(v))
-				}
-			}
-		}
-		w.AddTensor(name, s.typ, []uint64{uint64(cols), uint64(rows), uint64(s.experts)}, data)
-	}
-	vec := func(name string, n int, mean, sd float64) {
-		if name == s.drop {
-			return
-		}
-		b := make([]byte, 4*n)
-		for i := 0; i < n; i++ {
-			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(mean+sd*r.NormFloat64())))
-		}
-		w.AddTensor(name, gguf.F32, []uint64{uint64(n)}, b)
-	}
-	nq, nk := s.heads*s.hd, s.kvHeads*s.hd
-	if s.ropeFreqs != nil {
-		b := make([]byte, 4*len(s.ropeFreqs))
-		for i, v := range s.ropeFreqs {
-			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
-		}
-		w.AddTensor("rope_freqs.weight", gguf.F32, []uint64{uint64(len(s.ropeFreqs))}, b)
-	}
-	mat("token_embd.weight", s.vocab, s.embd, 1)
-	vec("output_norm.weight", s.embd, 1, 0.1)
-	if !s.tied {
-		mat("output.weight", s.vocab, s.embd, 1)
-	}
-	for l := 0; l < s.layers; l++ {
-		p := fmt.Sprintf("blk.%d.", l)
-		vec(p+"attn_norm.weight", s.embd, 1, 0.1)
-		if a == "phi3" { // fused: Q, K, V in one tensor, gate and up in one
-			mat(p+"attn_qkv.weight", nq+2*nk, s.embd, 1)
-		} else {
-			mat(p+"attn_q.weight", nq, s.embd, 1)
-			mat(p+"attn_k.weight", nk, s.embd, 1)
-			mat(p+"attn_v.weight", nk, s.embd, 1)
-		}
-		if s.bias {
-			vec(p+"attn_q.bias", nq, 0, 0.1)
-			vec(p+"attn_k.bias", nk, 0, 0.1)
-			vec(p+"attn_v.bias", nk, 0, 0.1)
-		}
-		if s.qkNorm || a == "gemma3" {
-			vec(p+"attn_q_norm.weight", s.hd, 1, 0.2)
-			vec(p+"attn_k_norm.weight", s.hd, 1, 0.2)
-		}
-		mat(p+"attn_output.weight", s.embd, nq, 0.5)
-		vec(p+"ffn_norm.weight", s.embd, 1, 0.1)
-		if a == "phi3" {
-			mat(p+"ffn_up.weight", 2*s.ffn, s.embd, 1)
-			mat(p+"ffn_down.weight", s.embd, s.ffn, 0.5)
-		} else if s.experts > 0 {
-			mat(p+"ffn_gate_inp.weight", s.experts, s.embd, 3)
-			exps(p+"ffn_gate_exps.weight", ef, s.embd, 1)
-			exps(p+"ffn_up_exps.weight", ef, s.embd, 1)
-			exps(p+"ffn_down_exps.weight", s.embd, ef, 0.5)
-			if s.shFFN > 0 {
-				vec(p+"ffn_gate_inp_shexp.weight", s.embd, 0, 1)
-				mat(p+"ffn_gate_shexp.weight", s.shFFN, s.embd, 1)
-				mat(p+"ffn_up_shexp.weight", s.shFFN, s.embd, 1)
-				mat(p+"ffn_down_shexp.weight", s.embd, s.shFFN, 0.5)
-			}
-		} else {
-			mat(p+"ffn_gate.weight", s.ffn, s.embd, 1)
-			mat(p+"ffn_up.weight", s.ffn, s.embd, 1)
-			mat(p+"ffn_down.weight", s.embd, s.ffn, 0.5)
-		}
-		if a == "gemma2" || a == "gemma3" {
-			vec(p+"post_attention_norm.weight", s.embd, 1, 0.1)
-			vec(p+"post_ffw_norm.weight", s.embd, 1, 0.1)
-		}
-	}
-	var buf bytes.Buffer
-	if _, err := w.WriteTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "synth.gguf")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-// addSPMVocab writes a llama (SPM) tokenizer of n tokens (n ≥ 259): unk, bos, eos, the 256
-// byte tokens and plain words, as llama.cpp needs to load a file.
-func addSPMVocab(w *gguf.Writer, n int) {
-	toks, scores, types := make([]string, n), make([]float32, n), make([]int32, n)
-	for i := range toks {
-		switch {
-		case i == 0:
-			toks[i], types[i] = "<unk>", 2
-		case i == 1:
-			toks[i], types[i] = "<s>", 3
-		case i == 2:
-			toks[i], types[i] = "</s>", 3
-		case i < 3+256:
-			toks[i], types[i] = fmt.Sprintf("<0x%02X>", i-3), 6
-		default:
-			toks[i], types[i] = fmt.Sprintf("▁t%d", i), 1
-			scores[i] = -float32(i)
-		}
-	}
-	w.AddKV("tokenizer.ggml.model", "llama")
-	w.AddKV("tokenizer.ggml.tokens", toks)
-	w.AddKV("tokenizer.ggml.scores", scores)
-	w.AddKV("tokenizer.ggml.token_type", types)
-	w.AddKV("tokenizer.ggml.bos_token_id", uint32(1))
-	w.AddKV("tokenizer.ggml.eos_token_id", uint32(2))
-}
+// synth is the tests' small random model (modeltest.Synth), written with write.
+type synth = modeltest.Synth
 
 // refForward is the plain float64 forward pass of the package doc comment, written
 // independently of the package's code: weights dequantized with gguf.DequantizeRow, exact
@@ -513,25 +272,25 @@ func refForward(t *testing.T, path string, arch Arch, tokens []int32) [][]float6
 // arithmetic and f32 KV against float64.
 func TestForwardMatchesReference(t *testing.T) {
 	for _, s := range []synth{
-		{arch: "llama", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 2, vocab: 40, tied: true, ropeBase: 10000},
-		{arch: "qwen2", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 1, hd: 16, layers: 2, vocab: 40, bias: true, ropeBase: 1e6},
-		{arch: "llama", typ: gguf.F16, embd: 64, ffn: 96, heads: 2, kvHeads: 2, hd: 32, layers: 2, vocab: 40, ropeBase: 10000},
-		{arch: "qwen2", typ: gguf.Q8_0, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 2, vocab: 40, bias: true, ropeBase: 1e6},
-		{arch: "llama", typ: gguf.Q4_K, embd: 256, ffn: 256, heads: 4, kvHeads: 2, hd: 64, layers: 1, vocab: 16, ropeBase: 10000},
-		{arch: "qwen2", typ: gguf.Q6_K, embd: 256, ffn: 512, heads: 4, kvHeads: 4, hd: 64, layers: 1, vocab: 16, bias: true, tied: true, ropeBase: 1e6},
-		{arch: "qwen3", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 32, layers: 2, vocab: 40, qkNorm: true, tied: true, ropeBase: 1e6},
-		{arch: "qwen3", typ: gguf.Q8_0, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 2, vocab: 40, qkNorm: true, ropeBase: 1e6},
-		{arch: "llama", typ: gguf.F32, embd: 64, ffn: 48, heads: 4, kvHeads: 2, hd: 16, layers: 2, vocab: 40, ropeBase: 10000, experts: 4, used: 2},
-		{arch: "phi3", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 2, vocab: 40, ropeBase: 10000, window: 3},
-		{arch: "phi3", typ: gguf.Q8_0, embd: 64, ffn: 96, heads: 4, kvHeads: 4, hd: 16, layers: 2, vocab: 40, ropeBase: 10000},
-		{arch: "llama", typ: gguf.F16, embd: 64, ffn: 32, heads: 4, kvHeads: 1, hd: 16, layers: 2, vocab: 40, tied: true, ropeBase: 10000, experts: 8, used: 3},
-		{arch: "qwen3moe", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 32, layers: 2, vocab: 40, qkNorm: true, ropeBase: 1e6, experts: 8, used: 3},
-		{arch: "qwen3moe", typ: gguf.F16, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 2, vocab: 40, qkNorm: true, tied: true, ropeBase: 1e6, experts: 6, used: 2, expFFN: 40},
-		{arch: "qwen2moe", typ: gguf.F32, embd: 64, ffn: 96, heads: 4, kvHeads: 2, hd: 16, layers: 2, vocab: 40, bias: true, ropeBase: 1e6, experts: 8, used: 2, expFFN: 24, shFFN: 80},
-		{arch: "qwen2moe", typ: gguf.F16, embd: 64, ffn: 64, heads: 4, kvHeads: 4, hd: 16, layers: 2, vocab: 40, tied: true, ropeBase: 1e6, experts: 4, used: 4, shFFN: 64},
+		{Arch: "llama", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: 16, Layers: 2, Vocab: 40, Tied: true, RopeBase: 10000},
+		{Arch: "qwen2", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 4, KVHeads: 1, HeadDim: 16, Layers: 2, Vocab: 40, Bias: true, RopeBase: 1e6},
+		{Arch: "llama", Typ: gguf.F16, Embd: 64, FFN: 96, Heads: 2, KVHeads: 2, HeadDim: 32, Layers: 2, Vocab: 40, RopeBase: 10000},
+		{Arch: "qwen2", Typ: gguf.Q8_0, Embd: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: 16, Layers: 2, Vocab: 40, Bias: true, RopeBase: 1e6},
+		{Arch: "llama", Typ: gguf.Q4_K, Embd: 256, FFN: 256, Heads: 4, KVHeads: 2, HeadDim: 64, Layers: 1, Vocab: 16, RopeBase: 10000},
+		{Arch: "qwen2", Typ: gguf.Q6_K, Embd: 256, FFN: 512, Heads: 4, KVHeads: 4, HeadDim: 64, Layers: 1, Vocab: 16, Bias: true, Tied: true, RopeBase: 1e6},
+		{Arch: "qwen3", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: 32, Layers: 2, Vocab: 40, QKNorm: true, Tied: true, RopeBase: 1e6},
+		{Arch: "qwen3", Typ: gguf.Q8_0, Embd: 64, FFN: 96, Heads: 2, KVHeads: 1, HeadDim: 32, Layers: 2, Vocab: 40, QKNorm: true, RopeBase: 1e6},
+		{Arch: "llama", Typ: gguf.F32, Embd: 64, FFN: 48, Heads: 4, KVHeads: 2, HeadDim: 16, Layers: 2, Vocab: 40, RopeBase: 10000, Experts: 4, Used: 2},
+		{Arch: "phi3", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: 16, Layers: 2, Vocab: 40, RopeBase: 10000, Window: 3},
+		{Arch: "phi3", Typ: gguf.Q8_0, Embd: 64, FFN: 96, Heads: 4, KVHeads: 4, HeadDim: 16, Layers: 2, Vocab: 40, RopeBase: 10000},
+		{Arch: "llama", Typ: gguf.F16, Embd: 64, FFN: 32, Heads: 4, KVHeads: 1, HeadDim: 16, Layers: 2, Vocab: 40, Tied: true, RopeBase: 10000, Experts: 8, Used: 3},
+		{Arch: "qwen3moe", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: 32, Layers: 2, Vocab: 40, QKNorm: true, RopeBase: 1e6, Experts: 8, Used: 3},
+		{Arch: "qwen3moe", Typ: gguf.F16, Embd: 64, FFN: 96, Heads: 2, KVHeads: 1, HeadDim: 32, Layers: 2, Vocab: 40, QKNorm: true, Tied: true, RopeBase: 1e6, Experts: 6, Used: 2, ExpFFN: 40},
+		{Arch: "qwen2moe", Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 4, KVHeads: 2, HeadDim: 16, Layers: 2, Vocab: 40, Bias: true, RopeBase: 1e6, Experts: 8, Used: 2, ExpFFN: 24, ShFFN: 80},
+		{Arch: "qwen2moe", Typ: gguf.F16, Embd: 64, FFN: 64, Heads: 4, KVHeads: 4, HeadDim: 16, Layers: 2, Vocab: 40, Tied: true, RopeBase: 1e6, Experts: 4, Used: 4, ShFFN: 64},
 	} {
-		t.Run(fmt.Sprintf("%s/%s/experts%d", s.arch, s.typ, s.experts), func(t *testing.T) {
-			path := s.write(t, uint64(s.embd*31+int(s.typ)))
+		t.Run(fmt.Sprintf("%s/%s/experts%d", s.Arch, s.Typ, s.Experts), func(t *testing.T) {
+			path := s.Write(t, uint64(s.Embd*31+int(s.Typ)))
 			m, err := Load(path, Options{Threads: 2, Batch: 5})
 			if err != nil {
 				t.Fatal(err)
@@ -590,22 +349,22 @@ func TestForwardMatchesReference(t *testing.T) {
 }
 
 func TestLoadErrors(t *testing.T) {
-	base := synth{arch: "llama", typ: gguf.F32, embd: 32, ffn: 48, heads: 2, kvHeads: 1, hd: 16, layers: 1, vocab: 8, ropeBase: 10000}
+	base := synth{Arch: "llama", Typ: gguf.F32, Embd: 32, FFN: 48, Heads: 2, KVHeads: 1, HeadDim: 16, Layers: 1, Vocab: 8, RopeBase: 10000}
 	for _, tc := range []struct {
 		name string
 		s    func(s synth) synth
 		want string
 	}{
-		{"unsupported architecture", func(s synth) synth { s.arch = "mamba"; return s },
+		{"unsupported architecture", func(s synth) synth { s.Arch = "mamba"; return s },
 			`model: architecture "mamba" is not supported (supported: gemma2, gemma3, llama, phi3, qwen2, qwen2moe, qwen3, qwen3moe); it needs a recurrent state-space (Mamba) layer`},
-		{"missing tensor", func(s synth) synth { s.drop = "blk.0.ffn_up.weight"; return s }, `tensor "blk.0.ffn_up.weight" is missing`},
-		{"missing qwen2 bias", func(s synth) synth { s.arch = "qwen2"; return s }, `tensor "blk.0.attn_q.bias" is missing`},
-		{"missing output norm", func(s synth) synth { s.drop = "output_norm.weight"; return s }, `"output_norm.weight" is missing`},
-		{"heads do not group", func(s synth) synth { s.heads, s.kvHeads = 3, 2; return s }, "do not group"},
-		{"wrong shape", func(s synth) synth { s.metaHD = 8; return s }, `tensor "blk.0.attn_q.weight" is 32×32 (ne0 32, ne1 32), want ne0 32, ne1 16`},
+		{"missing tensor", func(s synth) synth { s.Drop = "blk.0.ffn_up.weight"; return s }, `tensor "blk.0.ffn_up.weight" is missing`},
+		{"missing qwen2 bias", func(s synth) synth { s.Arch = "qwen2"; return s }, `tensor "blk.0.attn_q.bias" is missing`},
+		{"missing output norm", func(s synth) synth { s.Drop = "output_norm.weight"; return s }, `"output_norm.weight" is missing`},
+		{"heads do not group", func(s synth) synth { s.Heads, s.KVHeads = 3, 2; return s }, "do not group"},
+		{"wrong shape", func(s synth) synth { s.MetaHD = 8; return s }, `tensor "blk.0.attn_q.weight" is 32×32 (ne0 32, ne1 32), want ne0 32, ne1 16`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			path := tc.s(base).write(t, 1)
+			path := tc.s(base).Write(t, 1)
 			m, err := Load(path, Options{Threads: 1})
 			if err == nil {
 				m.Close()
@@ -623,9 +382,9 @@ func TestLoadErrors(t *testing.T) {
 
 // TestLoadProgress checks that Options.Progress reports monotonically up to the weight bytes.
 func TestLoadProgress(t *testing.T) {
-	s := synth{arch: "llama", typ: gguf.Q8_0, embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 32, layers: 2, vocab: 8, ropeBase: 10000}
+	s := synth{Arch: "llama", Typ: gguf.Q8_0, Embd: 64, FFN: 96, Heads: 2, KVHeads: 1, HeadDim: 32, Layers: 2, Vocab: 8, RopeBase: 10000}
 	var calls [][2]int64
-	m, err := Load(s.write(t, 3), Options{Threads: 1, Progress: func(done, total int64) {
+	m, err := Load(s.Write(t, 3), Options{Threads: 1, Progress: func(done, total int64) {
 		calls = append(calls, [2]int64{done, total})
 	}})
 	if err != nil {

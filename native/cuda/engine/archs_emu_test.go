@@ -3,13 +3,9 @@
 package engine
 
 import (
-	"bytes"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/kvlab/kvlab/native/attn"
@@ -17,153 +13,9 @@ import (
 	"github.com/kvlab/kvlab/native/gguf"
 	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/kvq"
+	"github.com/kvlab/kvlab/native/model/modeltest"
 	"github.com/kvlab/kvlab/native/sample"
-	"github.com/kvlab/kvlab/native/wkern"
 )
-
-// archSynth is a tiny random model of one architecture written as a GGUF file (float32
-// weights scaled like a trained model's), for the device-versus-CPU parity of the
-// architectures that need ml.Gemma or ml.MoE.
-type archSynth struct {
-	arch                          string
-	embd, ffn, heads, kvHeads, hd int
-	layers, vocab                 int
-	window                        int // gemma2/gemma3: attention.sliding_window
-	attnCap, finalCap             float32
-	experts, used                 int
-	expFFN, shFFN                 int // qwen*moe: expert width; qwen2moe: shared expert width
-	qkNorm                        bool
-	expType                       gguf.Type // the expert tensors' type: F32 (zero), F16 or Q8_0
-}
-
-func (s archSynth) write(t *testing.T, seed uint64) string {
-	t.Helper()
-	r := rand.New(rand.NewPCG(seed, 7))
-	w := &gguf.Writer{}
-	a := s.arch
-	u := func(k string, v int) { w.AddKV(a+"."+k, uint32(v)) }
-	w.AddKV("general.architecture", a)
-	u("embedding_length", s.embd)
-	u("block_count", s.layers)
-	u("feed_forward_length", s.ffn)
-	u("attention.head_count", s.heads)
-	u("attention.head_count_kv", s.kvHeads)
-	u("attention.key_length", s.hd)
-	u("attention.value_length", s.hd)
-	u("rope.dimension_count", s.hd)
-	u("context_length", 256)
-	w.AddKV(a+".attention.layer_norm_rms_epsilon", float32(1e-5))
-	w.AddKV(a+".rope.freq_base", float32(10000))
-	if s.window > 0 {
-		u("attention.sliding_window", s.window)
-	}
-	if s.attnCap > 0 {
-		w.AddKV(a+".attn_logit_softcapping", s.attnCap)
-	}
-	if s.finalCap > 0 {
-		w.AddKV(a+".final_logit_softcapping", s.finalCap)
-	}
-	if s.experts > 0 {
-		u("expert_count", s.experts)
-		u("expert_used_count", s.used)
-	}
-	ef := s.ffn
-	if s.expFFN > 0 {
-		ef = s.expFFN
-		u("expert_feed_forward_length", s.expFFN)
-	}
-	if s.shFFN > 0 {
-		u("expert_shared_feed_forward_length", s.shFFN)
-	}
-	f32 := func(n int, f func(i int) float64) []byte {
-		b := make([]byte, 4*n)
-		for i := 0; i < n; i++ {
-			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(f(i))))
-		}
-		return b
-	}
-	tensor := func(name string, shape []uint64, n int, f func(i int) float64) {
-		w.AddTensor(name, gguf.F32, shape, f32(n, f))
-	}
-	mat := func(name string, rows, cols int, scale float64) {
-		tensor(name, []uint64{uint64(cols), uint64(rows)}, rows*cols, func(int) float64 { return r.NormFloat64() * scale / math.Sqrt(float64(cols)) })
-	}
-	exps := func(name string, rows, cols int, scale float64) {
-		n := rows * cols * s.experts
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = float32(r.NormFloat64() * scale / math.Sqrt(float64(cols)))
-		}
-		shape := []uint64{uint64(cols), uint64(rows), uint64(s.experts)}
-		switch s.expType {
-		case gguf.F16:
-			b := make([]byte, 2*n)
-			for i, x := range v {
-				binary.LittleEndian.PutUint16(b[2*i:], kvq.F32ToF16(x))
-			}
-			w.AddTensor(name, gguf.F16, shape, b)
-		case gguf.Q8_0:
-			w.AddTensor(name, gguf.Q8_0, shape, wkern.Quantize(nil, gguf.Q8_0, v))
-		default:
-			tensor(name, shape, n, func(i int) float64 { return float64(v[i]) })
-		}
-	}
-	vec := func(name string, n int, mean, sd float64) {
-		tensor(name, []uint64{uint64(n)}, n, func(int) float64 { return mean + sd*r.NormFloat64() })
-	}
-	nq, nk := s.heads*s.hd, s.kvHeads*s.hd
-	mat("token_embd.weight", s.vocab, s.embd, 1)
-	vec("output_norm.weight", s.embd, 1, 0.1)
-	for l := 0; l < s.layers; l++ {
-		p := fmt.Sprintf("blk.%d.", l)
-		vec(p+"attn_norm.weight", s.embd, 1, 0.1)
-		if a == "phi3" { // fused: Q, K and V in one tensor, gate and up in one
-			mat(p+"attn_qkv.weight", nq+2*nk, s.embd, 1)
-		} else {
-			mat(p+"attn_q.weight", nq, s.embd, 1)
-			mat(p+"attn_k.weight", nk, s.embd, 1)
-			mat(p+"attn_v.weight", nk, s.embd, 1)
-		}
-		if s.qkNorm || a == "gemma3" {
-			vec(p+"attn_q_norm.weight", s.hd, 1, 0.2)
-			vec(p+"attn_k_norm.weight", s.hd, 1, 0.2)
-		}
-		mat(p+"attn_output.weight", s.embd, nq, 0.5)
-		vec(p+"ffn_norm.weight", s.embd, 1, 0.1)
-		if a == "phi3" {
-			mat(p+"ffn_up.weight", 2*s.ffn, s.embd, 1)
-			mat(p+"ffn_down.weight", s.embd, s.ffn, 0.5)
-		} else if s.experts > 0 {
-			mat(p+"ffn_gate_inp.weight", s.experts, s.embd, 3)
-			exps(p+"ffn_gate_exps.weight", ef, s.embd, 1)
-			exps(p+"ffn_up_exps.weight", ef, s.embd, 1)
-			exps(p+"ffn_down_exps.weight", s.embd, ef, 0.5)
-			if s.shFFN > 0 {
-				vec(p+"ffn_gate_inp_shexp.weight", s.embd, 0, 1)
-				mat(p+"ffn_gate_shexp.weight", s.shFFN, s.embd, 1)
-				mat(p+"ffn_up_shexp.weight", s.shFFN, s.embd, 1)
-				mat(p+"ffn_down_shexp.weight", s.embd, s.shFFN, 0.5)
-			}
-		} else {
-			mat(p+"ffn_gate.weight", s.ffn, s.embd, 1)
-			mat(p+"ffn_up.weight", s.ffn, s.embd, 1)
-			mat(p+"ffn_down.weight", s.embd, s.ffn, 0.5)
-		}
-		if a == "gemma2" || a == "gemma3" {
-			vec(p+"post_attention_norm.weight", s.embd, 1, 0.1)
-			vec(p+"post_ffw_norm.weight", s.embd, 1, 0.1)
-		}
-	}
-	var buf bytes.Buffer
-	if _, err := w.WriteTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), a+".gguf")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 // TestEmuArchParity runs tiny random gemma2, gemma3, qwen3, phi3 (fused tensors, a sliding
 // window), qwen3moe, qwen2moe and MoE-llama files
@@ -175,34 +27,34 @@ func (s archSynth) write(t *testing.T, seed uint64) string {
 // tokens must be equal.
 func TestEmuArchParity(t *testing.T) {
 	e := emuEngine(t)
-	base := archSynth{embd: 64, ffn: 96, heads: 2, kvHeads: 1, hd: 64, layers: 2, vocab: 96}
+	base := modeltest.Synth{Typ: gguf.F32, Embd: 64, FFN: 96, Heads: 2, KVHeads: 1, HeadDim: 64, Layers: 2, Vocab: 96, Tied: true, RopeBase: 10000}
 	cases := []struct {
 		name string
-		mod  func(s *archSynth)
+		mod  func(s *modeltest.Synth)
 		kv   string
 		// intAct: the CPU multiplies q8_0 weights with wkern's integer kernels (8-bit
 		// activations, as ggml): ActivationBound applies in place of LogitsBound.
 		intAct bool
 	}{
-		{"gemma2", func(s *archSynth) { s.arch, s.window, s.attnCap, s.finalCap = "gemma2", 5, 0.5, 3 }, "f16", false},
-		{"gemma2/q8_0", func(s *archSynth) { s.arch, s.window, s.attnCap, s.finalCap = "gemma2", 5, 0.5, 3 }, "q8_0", false},
-		{"gemma3", func(s *archSynth) { s.arch, s.window, s.layers = "gemma3", 6, 3 }, "f16", false},
-		{"gemma3/q4_0", func(s *archSynth) { s.arch, s.window, s.layers = "gemma3", 6, 3 }, "q4_0", false},
-		{"qwen3moe", func(s *archSynth) { s.arch, s.experts, s.used, s.expFFN, s.qkNorm = "qwen3moe", 4, 2, 32, true }, "f16", false},
-		{"qwen2moe", func(s *archSynth) { s.arch, s.experts, s.used, s.expFFN, s.shFFN = "qwen2moe", 4, 2, 32, 48 }, "f16", false},
-		{"qwen3", func(s *archSynth) { s.arch, s.qkNorm = "qwen3", true }, "f16", false},
-		{"phi3", func(s *archSynth) { s.arch, s.window = "phi3", 5 }, "f16", false},
-		{"qwen3moe/f16-experts", func(s *archSynth) {
-			s.arch, s.experts, s.used, s.expFFN, s.qkNorm, s.expType = "qwen3moe", 4, 2, 32, true, gguf.F16
+		{"gemma2", func(s *modeltest.Synth) { s.Arch, s.Window, s.AttnCap, s.FinalCap = "gemma2", 5, 0.5, 3 }, "f16", false},
+		{"gemma2/q8_0", func(s *modeltest.Synth) { s.Arch, s.Window, s.AttnCap, s.FinalCap = "gemma2", 5, 0.5, 3 }, "q8_0", false},
+		{"gemma3", func(s *modeltest.Synth) { s.Arch, s.Window, s.Layers = "gemma3", 6, 3 }, "f16", false},
+		{"gemma3/q4_0", func(s *modeltest.Synth) { s.Arch, s.Window, s.Layers = "gemma3", 6, 3 }, "q4_0", false},
+		{"qwen3moe", func(s *modeltest.Synth) { s.Arch, s.Experts, s.Used, s.ExpFFN, s.QKNorm = "qwen3moe", 4, 2, 32, true }, "f16", false},
+		{"qwen2moe", func(s *modeltest.Synth) { s.Arch, s.Experts, s.Used, s.ExpFFN, s.ShFFN = "qwen2moe", 4, 2, 32, 48 }, "f16", false},
+		{"qwen3", func(s *modeltest.Synth) { s.Arch, s.QKNorm = "qwen3", true }, "f16", false},
+		{"phi3", func(s *modeltest.Synth) { s.Arch, s.Window = "phi3", 5 }, "f16", false},
+		{"qwen3moe/f16-experts", func(s *modeltest.Synth) {
+			s.Arch, s.Experts, s.Used, s.ExpFFN, s.QKNorm, s.ExpType = "qwen3moe", 4, 2, 32, true, gguf.F16
 		}, "q8_0", false},
-		{"llama-moe/q8_0-experts", func(s *archSynth) { s.arch, s.experts, s.used, s.expType = "llama", 4, 2, gguf.Q8_0 }, "f16", true},
-		{"llama-moe", func(s *archSynth) { s.arch, s.experts, s.used = "llama", 4, 2 }, "f16", false},
+		{"llama-moe/q8_0-experts", func(s *modeltest.Synth) { s.Arch, s.Experts, s.Used, s.ExpType = "llama", 4, 2, gguf.Q8_0 }, "f16", true},
+		{"llama-moe", func(s *modeltest.Synth) { s.Arch, s.Experts, s.Used = "llama", 4, 2 }, "f16", false},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := base
 			tc.mod(&s)
-			path := s.write(t, uint64(40+i))
+			path := s.Write(t, uint64(40+i))
 			const batch = 4
 			m := loadCPU(t, path, batch)
 			dm, err := e.LoadModel(m, ModelOptions{Batch: batch})
