@@ -138,17 +138,36 @@ func MulFloatPacked(y []float32, ystride int, typ gguf.Type, w []byte, rowBytes 
 				// A short sliver (the last rows) or group (the last tokens): compute all into
 				// tmp, keep mr rows of nt tokens.
 				micro(&ap, xs, kc, nr, tmp[:], gemmMR, true)
-				for t := 0; t < nt; t++ {
-					yt := y[(t0+t)*ystride+r0 : (t0+t)*ystride+r0+mr]
-					if first {
-						copy(yt, tmp[t*gemmMR:t*gemmMR+mr])
-					} else {
-						for i := range yt {
-							yt[i] += tmp[t*gemmMR+i]
-						}
-					}
-				}
+				addTile(y, ystride, t0, r0, nt, mr, tmp[:], gemmMR, first)
 			}
+		}
+	}
+}
+
+// addTile sets (first) or adds to y[(t0+t)·ystride + r0+i] the kernel output tmp[t·tstride + i]
+// for t < nt, i < mr: the part of a full tile that a short sliver (the last rows) or token
+// group keeps.
+func addTile(y []float32, ystride, t0, r0, nt, mr int, tmp []float32, tstride int, first bool) {
+	for t := 0; t < nt; t++ {
+		yt := y[(t0+t)*ystride+r0 : (t0+t)*ystride+r0+mr]
+		src := tmp[t*tstride : t*tstride+mr]
+		if first {
+			copy(yt, src)
+			continue
+		}
+		for i, v := range src {
+			yt[i] += v
+		}
+	}
+}
+
+// mulRowsTail writes y[t·ystride + r] = the row dot of row r with token t for tokens t0 ≤ t <
+// a.N and rows lo ≤ r < hi: the tokens a blocked product leaves past its last whole group.
+func mulRowsTail(k Kernel, y []float32, ystride int, w []byte, rowBytes int, a *Act, t0, lo, hi int) {
+	for t := t0; t < a.N; t++ {
+		yt := y[t*ystride : t*ystride+hi]
+		for r := lo; r < hi; r++ {
+			yt[r] = k.dot(w[r*rowBytes:(r+1)*rowBytes], a, t)
 		}
 	}
 }

@@ -53,24 +53,11 @@ func mulQ4_0GEMM(k Kernel, y []float32, ystride int, w []byte, rowBytes int, a *
 				}
 				q4gemm8x4AVX2(unsafe.Pointer(&pk[0]), unsafe.Pointer(&scm[0]), q, cols, d, s, 4*nbt, nb,
 					unsafe.Pointer(&tmp[0]), 8, true)
-				for t := 0; t < 4; t++ {
-					yt := y[(t0+t)*ystride+r0 : (t0+t)*ystride+r0+mr]
-					for i := range yt {
-						if first {
-							yt[i] = tmp[8*t+i]
-						} else {
-							yt[i] += tmp[8*t+i]
-						}
-					}
-				}
+				addTile(y, ystride, t0, r0, 4, mr, tmp[:], 8, first)
 			}
 		}
 	}
-	for t := n4; t < a.N; t++ {
-		for r := lo; r < hi; r++ {
-			y[t*ystride+r] = k.dot(w[r*rowBytes:(r+1)*rowBytes], a, t)
-		}
-	}
+	mulRowsTail(k, y, ystride, w, rowBytes, a, n4, lo, hi)
 }
 
 // packQ4_0 repacks blocks b0 … b0+nb−1 of rows r0 … r0+mr−1 (rows past mr zero): pk[256b +
@@ -132,24 +119,11 @@ func mulQ8_0GEMM(k Kernel, y []float32, ystride int, w []byte, rowBytes int, a *
 				}
 				q8gemm8x4AVX2(unsafe.Pointer(&pk[0]), unsafe.Pointer(&sc[0]), q, cols, d, 4*nbt, nb,
 					unsafe.Pointer(&tmp[0]), 8, true)
-				for t := 0; t < 4; t++ {
-					yt := y[(t0+t)*ystride+r0 : (t0+t)*ystride+r0+mr]
-					for i := range yt {
-						if first {
-							yt[i] = tmp[8*t+i]
-						} else {
-							yt[i] += tmp[8*t+i]
-						}
-					}
-				}
+				addTile(y, ystride, t0, r0, 4, mr, tmp[:], 8, first)
 			}
 		}
 	}
-	for t := n4; t < a.N; t++ {
-		for r := lo; r < hi; r++ {
-			y[t*ystride+r] = k.dot(w[r*rowBytes:(r+1)*rowBytes], a, t)
-		}
-	}
+	mulRowsTail(k, y, ystride, w, rowBytes, a, n4, lo, hi)
 }
 
 // packQ8_0 repacks blocks b0 … b0+nb−1 of rows r0 … r0+mr−1 (rows past mr zero): pk[256b +

@@ -78,24 +78,11 @@ func mulVNNIGEMM(k Kernel, y []float32, ystride int, w []byte, rowBytes int, a *
 					continue
 				}
 				vnniGemm16x8(unsafe.Pointer(&sc.pk[0]), q, cols, dsp, nb, unsafe.Pointer(&tmp[0]), 16, true)
-				for t := 0; t < 8; t++ {
-					yt := y[(t0+t)*ystride+r0 : (t0+t)*ystride+r0+mr]
-					for i := range yt {
-						if first {
-							yt[i] = tmp[16*t+i]
-						} else {
-							yt[i] += tmp[16*t+i]
-						}
-					}
-				}
+				addTile(y, ystride, t0, r0, 8, mr, tmp[:], 16, first)
 			}
 		}
 	}
-	for t := n8; t < a.N; t++ {
-		for r := lo; r < hi; r++ {
-			y[t*ystride+r] = k.dot(w[r*rowBytes:(r+1)*rowBytes], a, t)
-		}
-	}
+	mulRowsTail(k, y, ystride, w, rowBytes, a, n8, lo, hi)
 }
 
 // packVNNI repacks blocks b0 … b0+nb−1 of rows r0 … r0+mr−1 of Q8_0 or Q4_0 weights (rows past
