@@ -86,7 +86,13 @@ func (k Kernel) MulRows(y []float32, ystride int, w []byte, rowBytes int, a *Act
 		k.gemm(k, y, ystride, w, rowBytes, a, lo, hi)
 		return
 	}
-	dot4 := k.dot4
+	k.mulRowDots(y, ystride, w, rowBytes, a, lo, hi)
+}
+
+// mulRowDots is MulRows of several tokens through the row dots: four tokens at a time where
+// the type has a four-token kernel, rows in tiles of rowTile.
+func (k Kernel) mulRowDots(y []float32, ystride int, w []byte, rowBytes int, a *Act, lo, hi int) {
+	dot, dot4 := k.dot, k.dot4
 	var out [4]float32
 	for r0 := lo; r0 < hi; r0 += rowTile {
 		r1 := min(r0+rowTile, hi)

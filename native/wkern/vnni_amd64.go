@@ -55,8 +55,9 @@ func init() {
 		permQ8 = true
 		dots[gguf.Q4_0] = dotQ4_0Asm512
 		dots[gguf.Q6_K] = dotQ6_KAsmVNNI
-		gemms[gguf.Q4_0] = mulVNNIGEMM
-		gemms[gguf.Q8_0] = mulVNNIGEMM
+		for t := range vnniLayouts {
+			gemms[t] = mulVNNIGEMM
+		}
 	}
 }
 

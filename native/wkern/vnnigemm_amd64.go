@@ -14,70 +14,91 @@ import (
 //go:noescape
 func vnniGemm16x8(pk, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int, first bool)
 
+//go:noescape
+func vnniGemm16x8h(pk, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int, first bool)
+
 // vnniKC is the number of columns of a packed VNNI sliver: 16 rows of 1024 values are 20 KiB
-// of codes and scales, L1-resident while eight tokens at a time stream past.
+// (blocks of 32) or 24 KiB (blocks of 16) of codes and scales, L1-resident while eight tokens
+// at a time stream past.
 const vnniKC = 1024
 
 // vnniScratch is mulVNNIGEMM's packed sliver and token scales, recycled across products.
 type vnniScratch struct {
-	pk [vnniKC / 32 * 640]byte
+	pk [vnniKC / 16 * 384]byte
 	ds []float32
 }
 
 var vnniScratches = sync.Pool{New: func() any { return new(vnniScratch) }}
 
-// mulVNNIGEMM is MulRows for Q8_0 and Q4_0 weights and at least four tokens on AVX-512 VNNI (fewer than eight go to the AVX2 kernels):
-// an integer blocked product of 16-row slivers (packVNNI: the codes made unsigned, Q8_0's by
-// +128 and Q4_0's nibbles as stored, the offset applied through the tokens' d·Σq) by 8 tokens
-// at a time (vnniGemm16x8). The integer block sums are exact, as in the row dots; only the
-// float32 order of the block accumulation differs. Tokens past a multiple of eight take the
-// row dots.
+// vnniLayout is how a weight type enters the VNNI GEMM: bv values share one pair of row
+// scales (a block: 32 values, or 16 for Q6_K), and pack repacks blocks b0 … b0+nb−1 of rows
+// r0 … r0+mr−1 into the kernel's sliver (rows past mr zero): per block bv/4 groups of 64
+// bytes, pk[64g + 4i + j] the unsigned code of the block's value 4g+j in row i, then the 16
+// rows' scales dw and offsets ow as float32, such that the row's block dot with token codes c
+// is dw·Σ code·c + ow·Σ c.
+type vnniLayout struct {
+	bv   int
+	pack func(pk []byte, w []byte, rowBytes, r0, mr, b0, nb int)
+	// small is the product of fewer than eight tokens (nil: the row dots).
+	small func(k Kernel, y []float32, ystride int, w []byte, rowBytes int, a *Act, lo, hi int)
+}
+
+// vnniLayouts holds the weight types the VNNI GEMM takes (vnni_amd64.go's init wires them).
+var vnniLayouts = map[gguf.Type]vnniLayout{
+	gguf.Q8_0: {bv: 32, pack: packVNNIQ8_0, small: mulQ8_0GEMM},
+	gguf.Q4_0: {bv: 32, pack: packVNNIQ4_0, small: mulQ4_0GEMM},
+	gguf.Q4_K: {bv: 32, pack: packVNNIQ4_K},
+	gguf.Q6_K: {bv: 16, pack: packVNNIQ6_K},
+}
+
+// mulVNNIGEMM is MulRows for the types of vnniLayouts and at least eight tokens on AVX-512
+// VNNI (fewer go to the layout's small product or the row dots): an integer blocked product
+// of 16-row slivers repacked with unsigned codes (the types' offsets and mins applied
+// through the tokens' d·Σc) by 8 tokens at a time (vnniGemm16x8, vnniGemm16x8h for blocks of
+// 16): per block and token, the 16 rows' exact integer sums Σ code·c, then y += dw·(d_t·Σ) +
+// ow·(d_t·Σc) in float32. So only the float32 order of the block accumulation differs from
+// the row dots. Tokens past a multiple of eight take the row dots.
 func mulVNNIGEMM(k Kernel, y []float32, ystride int, w []byte, rowBytes int, a *Act, lo, hi int) {
+	l := vnniLayouts[k.typ]
 	if a.N < 8 {
-		if k.typ == gguf.Q4_0 {
-			mulQ4_0GEMM(k, y, ystride, w, rowBytes, a, lo, hi)
+		if l.small != nil {
+			l.small(k, y, ystride, w, rowBytes, a, lo, hi)
 		} else {
-			mulQ8_0GEMM(k, y, ystride, w, rowBytes, a, lo, hi)
+			k.mulRowDots(y, ystride, w, rowBytes, a, lo, hi)
 		}
 		return
 	}
-	cols := a.Cols
-	nbt := cols / 32
+	cols, bv := a.Cols, l.bv
+	nbt := cols / bv
+	bbytes := bv*16 + 128
+	kern := vnniGemm16x8
+	if bv == 16 {
+		kern = vnniGemm16x8h
+	}
 	n8 := a.N &^ 7
 	sc := vnniScratches.Get().(*vnniScratch)
 	defer vnniScratches.Put(sc)
-	if need := n8 / 8 * nbt * 16; cap(sc.ds) < need {
-		sc.ds = make([]float32, need)
-	}
-	ds := sc.ds[:n8/8*nbt*16]
-	for g := 0; g < n8/8; g++ {
-		for j := 0; j < 8; j++ {
-			t := 8*g + j
-			d, s := a.D[t*nbt:(t+1)*nbt], a.S[t*nbt:(t+1)*nbt]
-			for b := range nbt {
-				ds[(g*nbt+b)*16+j] = d[b]
-				ds[(g*nbt+b)*16+8+j] = s[b]
-			}
-		}
-	}
+	sc.ds = grow(sc.ds, n8/8*nbt*16)
+	ds := sc.ds
+	vnniTokenScales(ds, a, bv, n8)
 	var tmp [8 * 16]float32
 	for k0 := 0; k0 < cols; k0 += vnniKC {
 		kc := min(vnniKC, cols-k0)
-		nb, b0 := kc/32, k0/32
+		nb, b0 := kc/bv, k0/bv
 		first := k0 == 0
 		for r0 := lo; r0 < hi; r0 += 16 {
 			mr := min(16, hi-r0)
-			packVNNI(sc.pk[:nb*640], k.typ, w, rowBytes, r0, mr, b0, nb)
+			l.pack(sc.pk[:nb*bbytes], w, rowBytes, r0, mr, b0, nb)
 			for t0 := 0; t0 < n8; t0 += 8 {
 				_ = a.Q[(t0+7)*cols+k0+kc-1]
 				q := unsafe.Pointer(&a.Q[t0*cols+k0])
 				dsp := unsafe.Pointer(&ds[(t0/8*nbt+b0)*16])
 				if mr == 16 {
 					_ = y[(t0+7)*ystride+r0+15]
-					vnniGemm16x8(unsafe.Pointer(&sc.pk[0]), q, cols, dsp, nb, unsafe.Pointer(&y[t0*ystride+r0]), ystride, first)
+					kern(unsafe.Pointer(&sc.pk[0]), q, cols, dsp, nb, unsafe.Pointer(&y[t0*ystride+r0]), ystride, first)
 					continue
 				}
-				vnniGemm16x8(unsafe.Pointer(&sc.pk[0]), q, cols, dsp, nb, unsafe.Pointer(&tmp[0]), 16, true)
+				kern(unsafe.Pointer(&sc.pk[0]), q, cols, dsp, nb, unsafe.Pointer(&tmp[0]), 16, true)
 				addTile(y, ystride, t0, r0, 8, mr, tmp[:], 16, first)
 			}
 		}
@@ -85,45 +106,148 @@ func mulVNNIGEMM(k Kernel, y []float32, ystride int, w []byte, rowBytes int, a *
 	mulRowsTail(k, y, ystride, w, rowBytes, a, n8, lo, hi)
 }
 
-// packVNNI repacks blocks b0 … b0+nb−1 of rows r0 … r0+mr−1 of Q8_0 or Q4_0 weights (rows past
-// mr zero) for vnniGemm16x8: per block 640 bytes, pk[640b + 64g + 4i + j] the unsigned code of
-// value 4g+j of row i (Q8_0: code+128, Q4_0: the nibble), then the 16 rows' scales d and the
-// 16 values −off·d (off 128 or 8) as float32.
-func packVNNI(pk []byte, typ gguf.Type, w []byte, rowBytes, r0, mr, b0, nb int) {
-	bb, off := q8_0Bytes, float32(128)
-	if typ == gguf.Q4_0 {
-		bb, off = q4_0Bytes, 8
-	}
-	for i := 0; i < 16; i++ {
-		if i >= mr {
-			for b := 0; b < nb; b++ {
-				p := pk[640*b : 640*b+640]
-				for g := 0; g < 8; g++ {
-					binary.LittleEndian.PutUint32(p[64*g+4*i:], 0)
-				}
-				binary.LittleEndian.PutUint32(p[512+4*i:], 0)
-				binary.LittleEndian.PutUint32(p[576+4*i:], 0)
+// vnniTokenScales writes the kernels' token operands of tokens t < n8 (a multiple of 8) for
+// blocks of bv values: ds[(g·nb + b)·16 + j] = d and ds[(g·nb + b)·16 + 8 + j] = d·Σc of
+// token 8g+j's block b (nb = a.Cols/bv; d the scale of the activation block holding it).
+func vnniTokenScales(ds []float32, a *Act, bv, n8 int) {
+	nb := a.Cols / bv
+	_ = ds[n8/8*nb*16-1]
+	for t := 0; t < n8; t++ {
+		o := ds[t/8*nb*16+t%8:]
+		if a.Format == Q8 {
+			d, s := a.D[t*nb:(t+1)*nb], a.S[t*nb:(t+1)*nb]
+			for b := range nb {
+				o[16*b], o[16*b+8] = d[b], s[b]
 			}
 			continue
 		}
-		row := w[(r0+i)*rowBytes+b0*bb : (r0+i)*rowBytes+(b0+nb)*bb]
+		d, bs := a.D[t*a.Cols/256:(t+1)*a.Cols/256], a.BS[t*a.Cols/16:(t+1)*a.Cols/16]
+		per := bv / 16
+		for b := range nb {
+			db := d[b*bv/256]
+			sum := 0
+			for _, v := range bs[b*per : (b+1)*per] {
+				sum += int(v)
+			}
+			o[16*b], o[16*b+8] = db, db*float32(sum)
+		}
+	}
+}
+
+// putRow4 stores the four codes u (one byte each) of row i's group g of the block at p.
+func putRow4(p []byte, g, i int, u uint32) { binary.LittleEndian.PutUint32(p[64*g+4*i:], u) }
+
+// putScales stores row i's dw and ow of the block of bv values at p.
+func putScales(p []byte, bv, i int, dw, ow float32) {
+	binary.LittleEndian.PutUint32(p[16*bv+4*i:], math.Float32bits(dw))
+	binary.LittleEndian.PutUint32(p[16*bv+64+4*i:], math.Float32bits(ow))
+}
+
+// vnniZeroRows clears rows mr … 15 of nb blocks of bv values.
+func vnniZeroRows(pk []byte, bv, mr, nb int) {
+	bbytes := 16*bv + 128
+	for b := 0; b < nb; b++ {
+		p := pk[bbytes*b : bbytes*(b+1)]
+		for i := mr; i < 16; i++ {
+			for g := 0; g < bv/4; g++ {
+				putRow4(p, g, i, 0)
+			}
+			putScales(p, bv, i, 0, 0)
+		}
+	}
+}
+
+// packVNNIQ8_0 is Q8_0's pack: codes +128, ow = −128·d.
+func packVNNIQ8_0(pk []byte, w []byte, rowBytes, r0, mr, b0, nb int) {
+	vnniZeroRows(pk, 32, mr, nb)
+	for i := 0; i < mr; i++ {
+		row := w[(r0+i)*rowBytes+b0*q8_0Bytes : (r0+i)*rowBytes+(b0+nb)*q8_0Bytes]
 		for b := 0; b < nb; b++ {
-			blk := row[b*bb : (b+1)*bb]
-			d := f16(blk)
+			blk := row[b*q8_0Bytes : (b+1)*q8_0Bytes]
 			p := pk[640*b : 640*b+640]
-			if typ == gguf.Q4_0 {
-				for g := 0; g < 4; g++ {
-					u := binary.LittleEndian.Uint32(blk[2+4*g:])
-					binary.LittleEndian.PutUint32(p[64*g+4*i:], u&0x0f0f0f0f)
-					binary.LittleEndian.PutUint32(p[64*(g+4)+4*i:], u>>4&0x0f0f0f0f)
-				}
-			} else {
+			for g := 0; g < 8; g++ {
+				putRow4(p, g, i, binary.LittleEndian.Uint32(blk[2+4*g:])^0x80808080)
+			}
+			d := f16(blk)
+			putScales(p, 32, i, d, -128*d)
+		}
+	}
+}
+
+// packVNNIQ4_0 is Q4_0's pack: the nibbles as stored, ow = −8·d.
+func packVNNIQ4_0(pk []byte, w []byte, rowBytes, r0, mr, b0, nb int) {
+	vnniZeroRows(pk, 32, mr, nb)
+	for i := 0; i < mr; i++ {
+		row := w[(r0+i)*rowBytes+b0*q4_0Bytes : (r0+i)*rowBytes+(b0+nb)*q4_0Bytes]
+		for b := 0; b < nb; b++ {
+			blk := row[b*q4_0Bytes : (b+1)*q4_0Bytes]
+			p := pk[640*b : 640*b+640]
+			for g := 0; g < 4; g++ {
+				u := binary.LittleEndian.Uint32(blk[2+4*g:])
+				putRow4(p, g, i, u&0x0f0f0f0f)
+				putRow4(p, g+4, i, u>>4&0x0f0f0f0f)
+			}
+			d := f16(blk)
+			putScales(p, 32, i, d, -8*d)
+		}
+	}
+}
+
+// packVNNIQ4_K is Q4_K's pack, a block per 32-value sub-block j of a super-block: the nibbles
+// as stored, dw = d·sc_j, ow = −dmin·m_j (both exact in float32). b0 and nb are multiples of 8.
+func packVNNIQ4_K(pk []byte, w []byte, rowBytes, r0, mr, b0, nb int) {
+	vnniZeroRows(pk, 32, mr, nb)
+	s0, ns := b0/8, nb/8
+	for i := 0; i < mr; i++ {
+		row := w[(r0+i)*rowBytes+s0*q4_KBytes : (r0+i)*rowBytes+(s0+ns)*q4_KBytes]
+		for s := 0; s < ns; s++ {
+			blk := row[s*q4_KBytes : (s+1)*q4_KBytes]
+			d, dmin := f16(blk), f16(blk[2:])
+			scales, qs := blk[4:16], blk[16:144]
+			for j := 0; j < 8; j++ {
+				p := pk[640*(8*s+j) : 640*(8*s+j+1)]
+				src, shift := qs[32*(j/2):], 4*uint(j&1)
 				for g := 0; g < 8; g++ {
-					binary.LittleEndian.PutUint32(p[64*g+4*i:], binary.LittleEndian.Uint32(blk[2+4*g:])^0x80808080)
+					putRow4(p, g, i, binary.LittleEndian.Uint32(src[4*g:])>>shift&0x0f0f0f0f)
+				}
+				sc, m := scaleMinK4(j, scales)
+				putScales(p, 32, i, d*float32(sc), -dmin*float32(m))
+			}
+		}
+	}
+}
+
+// packVNNIQ6_K is Q6_K's pack, a block per 16 values G of a super-block (the span of one
+// int8 scale): the 6-bit codes as stored (0…63), dw = d·sc_G, ow = −32·d·sc_G (exact). b0 and
+// nb are multiples of 16.
+func packVNNIQ6_K(pk []byte, w []byte, rowBytes, r0, mr, b0, nb int) {
+	vnniZeroRows(pk, 16, mr, nb)
+	s0, ns := b0/16, nb/16
+	for i := 0; i < mr; i++ {
+		row := w[(r0+i)*rowBytes+s0*q6_KBytes : (r0+i)*rowBytes+(s0+ns)*q6_KBytes]
+		for s := 0; s < ns; s++ {
+			blk := row[s*q6_KBytes : (s+1)*q6_KBytes]
+			d := f16(blk[208:])
+			for n := 0; n < 2; n++ {
+				ql, qh := blk[64*n:64*n+64], blk[128+32*n:128+32*n+32]
+				// Values 128n + 32k + l (l < 32): the low nibble of ql[l + 32(k&1)] shifted by
+				// 4(k>>1), the high bits qh[l] >> 2k & 3; scale index 8n + 2k + l/16.
+				for k := 0; k < 4; k++ {
+					lo, lsh, hsh := ql[32*(k&1):], 4*uint(k>>1), 2*uint(k)
+					for h := 0; h < 2; h++ {
+						gi := 8*n + 2*k + h
+						p := pk[384*(16*s+gi) : 384*(16*s+gi+1)]
+						for g := 0; g < 4; g++ {
+							o := 16*h + 4*g
+							u := binary.LittleEndian.Uint32(lo[o:])>>lsh&0x0f0f0f0f |
+								(binary.LittleEndian.Uint32(qh[o:])>>hsh&0x03030303)<<4
+							putRow4(p, g, i, u)
+						}
+						dw := d * float32(int8(blk[192+gi]))
+						putScales(p, 16, i, dw, -32*dw)
+					}
 				}
 			}
-			binary.LittleEndian.PutUint32(p[512+4*i:], math.Float32bits(d))
-			binary.LittleEndian.PutUint32(p[576+4*i:], math.Float32bits(-off*d))
 		}
 	}
 }

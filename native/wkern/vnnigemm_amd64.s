@@ -3,7 +3,7 @@
 #include "textflag.h"
 
 // func vnniGemm16x8(pk, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int, first bool)
-// The Q8_0/Q4_0 blocked product of a 16-row sliver packed by packVNNI (per block 8 groups of
+// The blocked product of a 16-row sliver packed by a vnniLayout (per block 8 groups of
 // 64 bytes, the 16 rows' unsigned codes 4g…4g+3, then the rows' scales dw and −off·dw) with 8
 // tokens of Q8 codes (token t at q + t·qstride) over nb blocks: per block and token, eight
 // VPDPBUSD (the token's 4 codes a broadcast operand) give the 16 rows' integer sums, then
@@ -181,6 +181,164 @@ blockloop:
 	VZEROUPPER
 	RET
 store:
+	VMOVUPS Z0, (DX)
+	ADDQ R8, DX
+	VMOVUPS Z1, (DX)
+	ADDQ R8, DX
+	VMOVUPS Z2, (DX)
+	ADDQ R8, DX
+	VMOVUPS Z3, (DX)
+	ADDQ R8, DX
+	VMOVUPS Z4, (DX)
+	ADDQ R8, DX
+	VMOVUPS Z5, (DX)
+	ADDQ R8, DX
+	VMOVUPS Z6, (DX)
+	ADDQ R8, DX
+	VMOVUPS Z7, (DX)
+	VZEROUPPER
+	RET
+
+// func vnniGemm16x8h(pk, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int, first bool)
+// vnniGemm16x8 for blocks of 16 values (Q6_K, one scale per 16): per block 4 groups of 64 bytes
+// of the 16 rows' unsigned codes, then the rows' dw and ow (384 bytes); four VPDPBUSD per block
+// and token, y_t += dw·(d_t·Σ) + ow·s_t with ds[16b + t] = d_t and ds[16b + 8 + t] = s_t.
+TEXT ·vnniGemm16x8h(SB), NOSPLIT, $0-57
+	MOVQ pk+0(FP), SI
+	MOVQ q+8(FP), R9
+	MOVQ qstride+16(FP), BX
+	MOVQ ds+24(FP), DI
+	MOVQ nb+32(FP), CX
+	MOVQ y+40(FP), DX
+	MOVQ ystride+48(FP), R8
+	SHLQ $2, R8
+	LEAQ (R9)(BX*2), R10
+	ADDQ BX, R10
+	LEAQ (R10)(BX*2), R11
+	ADDQ BX, R11
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+hblockloop:
+	VMOVDQU32 0(SI), Z16
+	VMOVDQU32 64(SI), Z17
+	VMOVDQU32 128(SI), Z18
+	VMOVDQU32 192(SI), Z19
+	VMOVUPS 256(SI), Z24
+	VMOVUPS 320(SI), Z25
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPDPBUSD.BCST 0(R9), Z16, Z8
+	VPDPBUSD.BCST 0(R9)(BX*1), Z16, Z9
+	VPDPBUSD.BCST 0(R9)(BX*2), Z16, Z10
+	VPDPBUSD.BCST 0(R10), Z16, Z11
+	VPDPBUSD.BCST 0(R9)(BX*4), Z16, Z12
+	VPDPBUSD.BCST 0(R10)(BX*2), Z16, Z13
+	VPDPBUSD.BCST 0(R11), Z16, Z14
+	VPDPBUSD.BCST 0(R11)(BX*1), Z16, Z15
+	VPDPBUSD.BCST 4(R9), Z17, Z8
+	VPDPBUSD.BCST 4(R9)(BX*1), Z17, Z9
+	VPDPBUSD.BCST 4(R9)(BX*2), Z17, Z10
+	VPDPBUSD.BCST 4(R10), Z17, Z11
+	VPDPBUSD.BCST 4(R9)(BX*4), Z17, Z12
+	VPDPBUSD.BCST 4(R10)(BX*2), Z17, Z13
+	VPDPBUSD.BCST 4(R11), Z17, Z14
+	VPDPBUSD.BCST 4(R11)(BX*1), Z17, Z15
+	VPDPBUSD.BCST 8(R9), Z18, Z8
+	VPDPBUSD.BCST 8(R9)(BX*1), Z18, Z9
+	VPDPBUSD.BCST 8(R9)(BX*2), Z18, Z10
+	VPDPBUSD.BCST 8(R10), Z18, Z11
+	VPDPBUSD.BCST 8(R9)(BX*4), Z18, Z12
+	VPDPBUSD.BCST 8(R10)(BX*2), Z18, Z13
+	VPDPBUSD.BCST 8(R11), Z18, Z14
+	VPDPBUSD.BCST 8(R11)(BX*1), Z18, Z15
+	VPDPBUSD.BCST 12(R9), Z19, Z8
+	VPDPBUSD.BCST 12(R9)(BX*1), Z19, Z9
+	VPDPBUSD.BCST 12(R9)(BX*2), Z19, Z10
+	VPDPBUSD.BCST 12(R10), Z19, Z11
+	VPDPBUSD.BCST 12(R9)(BX*4), Z19, Z12
+	VPDPBUSD.BCST 12(R10)(BX*2), Z19, Z13
+	VPDPBUSD.BCST 12(R11), Z19, Z14
+	VPDPBUSD.BCST 12(R11)(BX*1), Z19, Z15
+	VCVTDQ2PS Z8, Z8
+	VMULPS.BCST 0(DI), Z8, Z8
+	VFMADD231PS Z24, Z8, Z0
+	VFMADD231PS.BCST 32(DI), Z25, Z0
+	VCVTDQ2PS Z9, Z9
+	VMULPS.BCST 4(DI), Z9, Z9
+	VFMADD231PS Z24, Z9, Z1
+	VFMADD231PS.BCST 36(DI), Z25, Z1
+	VCVTDQ2PS Z10, Z10
+	VMULPS.BCST 8(DI), Z10, Z10
+	VFMADD231PS Z24, Z10, Z2
+	VFMADD231PS.BCST 40(DI), Z25, Z2
+	VCVTDQ2PS Z11, Z11
+	VMULPS.BCST 12(DI), Z11, Z11
+	VFMADD231PS Z24, Z11, Z3
+	VFMADD231PS.BCST 44(DI), Z25, Z3
+	VCVTDQ2PS Z12, Z12
+	VMULPS.BCST 16(DI), Z12, Z12
+	VFMADD231PS Z24, Z12, Z4
+	VFMADD231PS.BCST 48(DI), Z25, Z4
+	VCVTDQ2PS Z13, Z13
+	VMULPS.BCST 20(DI), Z13, Z13
+	VFMADD231PS Z24, Z13, Z5
+	VFMADD231PS.BCST 52(DI), Z25, Z5
+	VCVTDQ2PS Z14, Z14
+	VMULPS.BCST 24(DI), Z14, Z14
+	VFMADD231PS Z24, Z14, Z6
+	VFMADD231PS.BCST 56(DI), Z25, Z6
+	VCVTDQ2PS Z15, Z15
+	VMULPS.BCST 28(DI), Z15, Z15
+	VFMADD231PS Z24, Z15, Z7
+	VFMADD231PS.BCST 60(DI), Z25, Z7
+	ADDQ $384, SI
+	ADDQ $16, R9
+	ADDQ $16, R10
+	ADDQ $16, R11
+	ADDQ $64, DI
+	DECQ CX
+	JNZ hblockloop
+	MOVBLZX first+56(FP), AX
+	TESTL AX, AX
+	JNZ hstore
+	VADDPS (DX), Z0, Z0
+	VMOVUPS Z0, (DX)
+	ADDQ R8, DX
+	VADDPS (DX), Z1, Z1
+	VMOVUPS Z1, (DX)
+	ADDQ R8, DX
+	VADDPS (DX), Z2, Z2
+	VMOVUPS Z2, (DX)
+	ADDQ R8, DX
+	VADDPS (DX), Z3, Z3
+	VMOVUPS Z3, (DX)
+	ADDQ R8, DX
+	VADDPS (DX), Z4, Z4
+	VMOVUPS Z4, (DX)
+	ADDQ R8, DX
+	VADDPS (DX), Z5, Z5
+	VMOVUPS Z5, (DX)
+	ADDQ R8, DX
+	VADDPS (DX), Z6, Z6
+	VMOVUPS Z6, (DX)
+	ADDQ R8, DX
+	VADDPS (DX), Z7, Z7
+	VMOVUPS Z7, (DX)
+	VZEROUPPER
+	RET
+hstore:
 	VMOVUPS Z0, (DX)
 	ADDQ R8, DX
 	VMOVUPS Z1, (DX)
