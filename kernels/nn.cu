@@ -75,12 +75,6 @@ extern "C" __global__ void mul_scalar(float* x, float s, int n) {
   if (i < n) x[i] = __fmul_rn(x[i], s);
 }
 
-// softcap: x[i] = c · tanh(x[i]/c), the tanh in double. Launch: grid (ceil(n/256)), block 256.
-extern "C" __global__ void softcap(float* x, float c, int n) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) x[i] = __fmul_rn(c, (float)tanh((double)__fdiv_rn(x[i], c)));
-}
-
 // fill_zero: x[i] = 0. Launch: grid (ceil(n/256)), block 256.
 extern "C" __global__ void fill_zero(float* x, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;

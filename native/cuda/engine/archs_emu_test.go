@@ -249,8 +249,8 @@ func TestEmuAttentionOpts(t *testing.T) {
 	}
 }
 
-// TestEmuGemmaKernels checks nn.cu's geglu, mul_scalar and softcap against native/model's
-// formulas (geGLU, Scale, softCapAll) on random values, an odd count of them.
+// TestEmuGemmaKernels checks nn.cu's geglu and mul_scalar against native/model's formulas
+// (geGLU, Scale) on random values, an odd count of them. (The final soft-cap runs on the host.)
 func TestEmuGemmaKernels(t *testing.T) {
 	e := emuEngine(t)
 	ctx := e.Context()
@@ -299,10 +299,5 @@ func TestEmuGemmaKernels(t *testing.T) {
 	got = run("mul_scalar", g, cuda.F32(0.37), cuda.Int(n))
 	for i, z := range g {
 		near("mul_scalar", i, got[i], z*0.37)
-	}
-	const c = 2.5
-	got = run("softcap", g, cuda.F32(c), cuda.Int(n))
-	for i, z := range g {
-		near("softcap", i, got[i], c*float32(math.Tanh(float64(z/c))))
 	}
 }

@@ -47,8 +47,8 @@ func (b *backend) Scale(x ml.Tensor, s float32) {
 	b.launch("mul_scalar", cuda.D1((n+255)/256), cuda.D1(256), t.ptr(), cuda.F32(s), cuda.Int(n))
 }
 
-// SoftCapOut is ml.Gemma's: the batch's Out capped as c·tanh(v/c). It runs on the host over
-// the logits Logits copied back (the same formula as nn.cu's softcap).
+// SoftCapOut is ml.Gemma's: the batch's Out capped as c·tanh(v/c), on the host over the
+// logits copied back (native/model's softCapAll formula).
 func (b *backend) SoftCapOut(c float32) {
 	if !b.ready() {
 		return
