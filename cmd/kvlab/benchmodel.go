@@ -172,30 +172,7 @@ func writeSynthetic(path string, s benchShape, w string, seed uint64, threads in
 	gw.AddKV(a+".attention.layer_norm_rms_epsilon", float32(1e-5))
 	gw.AddKV(a+".rope.freq_base", s.ropeBase)
 	gw.AddKV(a+".rope.dimension_count", uint32(s.hd))
-	toks := make([]string, s.vocab)
-	scores := make([]float32, s.vocab)
-	types := make([]int32, s.vocab)
-	for i := range toks {
-		switch {
-		case i == 0:
-			toks[i], types[i] = "<unk>", 2
-		case i == 1:
-			toks[i], types[i] = "<s>", 3
-		case i == 2:
-			toks[i], types[i] = "</s>", 3
-		case i < 3+256:
-			toks[i], types[i] = fmt.Sprintf("<0x%02X>", i-3), 6
-		default:
-			toks[i], types[i] = fmt.Sprintf("▁t%d", i), 1
-			scores[i] = -float32(i)
-		}
-	}
-	gw.AddKV("tokenizer.ggml.model", "llama")
-	gw.AddKV("tokenizer.ggml.tokens", toks)
-	gw.AddKV("tokenizer.ggml.scores", scores)
-	gw.AddKV("tokenizer.ggml.token_type", types)
-	gw.AddKV("tokenizer.ggml.bos_token_id", uint32(1))
-	gw.AddKV("tokenizer.ggml.eos_token_id", uint32(2))
+	gw.AddPlaceholderVocab(s.vocab)
 	ts := s.tensors(w)
 	for _, t := range ts {
 		dims := []uint64{uint64(t.cols), uint64(t.rows)}

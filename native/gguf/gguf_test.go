@@ -131,6 +131,34 @@ func TestWriterIntValues(t *testing.T) {
 	}
 }
 
+// TestPlaceholderVocab reads back AddPlaceholderVocab's tokenizer: the special and byte
+// tokens where llama.cpp looks for them, one score and type per token.
+func TestPlaceholderVocab(t *testing.T) {
+	w := &Writer{}
+	w.AddPlaceholderVocab(300)
+	f := readBytes(t, writeFile(t, w))
+	toks, ok := f.Strings("tokenizer.ggml.tokens")
+	if !ok || len(toks) != 300 {
+		t.Fatalf("tokens: %d (%v), want 300", len(toks), ok)
+	}
+	for i, want := range map[int]string{0: "<unk>", 1: "<s>", 2: "</s>", 3: "<0x00>", 258: "<0xFF>", 259: "▁t259"} {
+		if toks[i] != want {
+			t.Errorf("token %d = %q, want %q", i, toks[i], want)
+		}
+	}
+	scores, _ := f.Value("tokenizer.ggml.scores")
+	types, _ := f.Value("tokenizer.ggml.token_type")
+	if s, ok := scores.([]float32); !ok || len(s) != 300 || s[299] != -299 {
+		t.Errorf("scores = %T of %d", scores, len(toks))
+	}
+	if ty, ok := types.([]int32); !ok || len(ty) != 300 || ty[1] != 3 || ty[3] != 6 || ty[299] != 1 {
+		t.Errorf("token types = %v", types)
+	}
+	if m, _ := f.String("tokenizer.ggml.model"); m != "llama" {
+		t.Errorf("tokenizer model %q", m)
+	}
+}
+
 func TestAccessors(t *testing.T) {
 	f := readBytes(t, writeFile(t, &Writer{KV: []KV{
 		{"u8", uint8(7)},

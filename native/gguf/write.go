@@ -55,6 +55,34 @@ func (w *Writer) AddTensor(name string, typ Type, dims []uint64, data []byte) {
 	w.Tensors = append(w.Tensors, WriteTensor{Name: name, Dims: dims, Type: typ, Data: data})
 }
 
+// AddPlaceholderVocab appends a llama (SPM) tokenizer of n tokens (n ≥ 259): unk, bos, eos,
+// the 256 byte tokens and placeholder words "▁t<i>" of falling score, what llama.cpp needs to
+// load a synthetic model file.
+func (w *Writer) AddPlaceholderVocab(n int) {
+	toks, scores, types := make([]string, n), make([]float32, n), make([]int32, n)
+	for i := range toks {
+		switch {
+		case i == 0:
+			toks[i], types[i] = "<unk>", 2
+		case i == 1:
+			toks[i], types[i] = "<s>", 3
+		case i == 2:
+			toks[i], types[i] = "</s>", 3
+		case i < 3+256:
+			toks[i], types[i] = fmt.Sprintf("<0x%02X>", i-3), 6
+		default:
+			toks[i], types[i] = fmt.Sprintf("▁t%d", i), 1
+			scores[i] = -float32(i)
+		}
+	}
+	w.AddKV("tokenizer.ggml.model", "llama")
+	w.AddKV("tokenizer.ggml.tokens", toks)
+	w.AddKV("tokenizer.ggml.scores", scores)
+	w.AddKV("tokenizer.ggml.token_type", types)
+	w.AddKV("tokenizer.ggml.bos_token_id", uint32(1))
+	w.AddKV("tokenizer.ggml.eos_token_id", uint32(2))
+}
+
 // Write writes a GGUF v3 file with the given metadata, tensors and alignment (0 for the
 // default) to w. See Writer.
 func Write(w io.Writer, kv []KV, tensors []WriteTensor, alignment int) error {

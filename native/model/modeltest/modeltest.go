@@ -95,7 +95,7 @@ func (s Synth) Write(t testing.TB, seed uint64) string {
 		w.AddKV(a+"."+k, v)
 	}
 	if s.VocabMeta {
-		AddSPMVocab(w, s.Vocab)
+		w.AddPlaceholderVocab(s.Vocab)
 	}
 	if s.Experts > 0 {
 		w.AddKV(a+".expert_count", uint32(s.Experts))
@@ -242,33 +242,6 @@ func (s Synth) Write(t testing.TB, seed uint64) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-// AddSPMVocab writes a llama (SPM) tokenizer of n tokens (n ≥ 259): unk, bos, eos, the 256
-// byte tokens and plain words, as llama.cpp needs to load a file.
-func AddSPMVocab(w *gguf.Writer, n int) {
-	toks, scores, types := make([]string, n), make([]float32, n), make([]int32, n)
-	for i := range toks {
-		switch {
-		case i == 0:
-			toks[i], types[i] = "<unk>", 2
-		case i == 1:
-			toks[i], types[i] = "<s>", 3
-		case i == 2:
-			toks[i], types[i] = "</s>", 3
-		case i < 3+256:
-			toks[i], types[i] = fmt.Sprintf("<0x%02X>", i-3), 6
-		default:
-			toks[i], types[i] = fmt.Sprintf("▁t%d", i), 1
-			scores[i] = -float32(i)
-		}
-	}
-	w.AddKV("tokenizer.ggml.model", "llama")
-	w.AddKV("tokenizer.ggml.tokens", toks)
-	w.AddKV("tokenizer.ggml.scores", scores)
-	w.AddKV("tokenizer.ggml.token_type", types)
-	w.AddKV("tokenizer.ggml.bos_token_id", uint32(1))
-	w.AddKV("tokenizer.ggml.eos_token_id", uint32(2))
 }
 
 // RandomWeights returns rows×cols weights of type t with random codes and sane scales: every
