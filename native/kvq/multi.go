@@ -26,8 +26,10 @@ import "sync"
 // multiply with its add, and sum a row's products in 16 (AVX2: 8) lanes reduced pairwise:
 // |DotManyMulti − Dot| ≤ (d/8 + 6)·2⁻²⁴·Σ|q[i]·x[i]|, inside the DotMany bounds for rows of up
 // to 1024 values. On CPUs with AVX-512 VNNI, q4_0, q8_0 and iq4_nl scores go through integer kernels
-// instead (multi_vnni_amd64.go): the query is rounded to 21-bit integers per 32-value block,
-// adding at most 2⁻²¹·Σ_b max_{i∈b}|q[i]|·Σ_{i∈b}|x[i]| to that bound. Without kernels
+// instead (multi_vnni_amd64.go): the query is rounded to integers per 32-value block (ScoresGrid;
+// one byte for q4_0 and iq4_nl, two 7-bit digits for q8_0), adding at most
+// u·Σ_b max_{i∈b}|q[i]|·Σ_{i∈b}|x[i]| to that bound, u = (1 + 2⁻⁷)/254 or (1 + 2⁻⁷)/32638;
+// DotManyMulti(q) agrees with Dot of the rounded query within the float bound. Without kernels
 // (another architecture, the purego tag, an older CPU) both are exactly DotMany and
 // AccumulateMany per query. A query's results never depend on n or on
 // its place among the queries, so runs are deterministic whatever the grouping.
@@ -571,4 +573,28 @@ func (c *tq4Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows [
 	}
 	multiAcc(c, multiTQ4, nv, tail, ap, n, w, rows)
 	tq4Unpermute(acc[:n*c.d], ap, n, c.d)
+}
+
+// ScoresGrid writes into dst the n prepared queries q (n × Dim values, dst as long) as c's
+// DotManyMulti scores them on this CPU, and returns the unit u of that rounding. Where its
+// kernels are integer ones (q4_0, q8_0 and iq4_nl with AVX-512 VNNI), every whole 32-value block
+// b of a query is rounded to q̃ = s·Q, Q integer, |q − q̃| ≤ u·max_{i∈b}|q[i]|, and
+// DotManyMulti agrees with Dot(q̃) within the float bound; elsewhere dst = q and u = 0.
+func ScoresGrid(c Codec, dst, q []float32, n int) (u float64) {
+	inner := c
+	if rc, ok := c.(*rotCodec); ok {
+		inner = rc.inner
+	}
+	d := c.Dim()
+	nd, nb := scoresDigits(inner)
+	if nd == 0 {
+		copy(dst[:n*d], q[:n*d])
+		return 0
+	}
+	vnniGrid(dst[:n*d], q[:n*d], d, nb, nd)
+	qmax := 127.0
+	if nd == 2 {
+		qmax = 127<<7 + 63
+	}
+	return (1 + 0x1p-7) / (2 * qmax)
 }

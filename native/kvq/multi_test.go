@@ -60,19 +60,38 @@ func checkMulti(t *testing.T, rng *rand.Rand, f Format, d, n, rows int) {
 	if tc, ok := c.(*tq4Codec); ok {
 		domain = tc.rotatedDecode
 	}
+	// Integer kernels score the query rounded per block (grid, |q − q̃| ≤ u·max|q_b|): within
+	// the float bound of Dot(q̃), and within u·Σ_b max|q_b|·Σ_b(|x| + o_b) more of Dot(q).
+	grid := make([]float32, n*d)
+	u := ScoresGrid(c, grid, q, n)
 	for j := 0; j < rows; j++ {
 		row := enc[j*rb : (j+1)*rb]
 		domain(x, row)
 		for h := 0; h < n; h++ {
-			qh := q[h*d : (h+1)*d]
-			var scale float64
-			for i := range x {
-				scale += math.Abs(float64(qh[i])) * (math.Abs(float64(x[i])) + blockOffset(c, row, i))
+			qh, gh := q[h*d:(h+1)*d], grid[h*d:(h+1)*d]
+			var scale, gscale, quant float64
+			for b := 0; b < d; b += BlockSize {
+				var m, sx float64
+				for i := b; i < min(b+BlockSize, d); i++ {
+					ax := math.Abs(float64(x[i])) + blockOffset(c, row, i)
+					scale += math.Abs(float64(qh[i])) * ax
+					gscale += math.Abs(float64(gh[i])) * ax
+					m = math.Max(m, math.Abs(float64(qh[i])))
+					sx += ax
+				}
+				quant += m * sx
 			}
-			bound := 1e-5 * scale
+			bound := u*quant + 1e-5*scale
 			ref := c.Dot(qh, row)
 			if e := math.Abs(float64(out[j*n+h]) - float64(ref)); !(e <= bound) {
 				t.Fatalf("row %d query %d: DotManyMulti = %g, Dot = %g: error %g > %g", j, h, out[j*n+h], ref, e, bound)
+			}
+			if u == 0 {
+				continue
+			}
+			gref := c.Dot(gh, row)
+			if e := math.Abs(float64(out[j*n+h]) - float64(gref)); !(e <= 1e-5*gscale) {
+				t.Fatalf("row %d query %d: DotManyMulti = %g, Dot(grid) = %g: error %g > %g", j, h, out[j*n+h], gref, e, 1e-5*gscale)
 			}
 		}
 	}

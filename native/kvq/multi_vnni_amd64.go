@@ -16,40 +16,45 @@ var hasVNNI = hasAVX512 && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512DQ
 // VPSHUFB.
 var hasVNNIBW = hasVNNI && cpu.X86.HasAVX512BW
 
-// q4_0, q8_0 and iq4_nl scores through VNNI. Each query's block of 32 values is quantized to integers
-// Q = round(q/s), s = max|q over the block| / vnniQMax, written as three signed 7-bit digits
-// (Q = hi·2¹⁴ + mid·2⁷ + lo); the kernels form the digits' dots with the codes exactly in int32
-// (VPDPBUSD, one row per lane), combine them into Σ Q·x/d (in int32 for q4_0's 4-bit codes, in
-// float32 for q8_0's 8-bit ones, whose sum needs 34 bits) and add s·d·Σ to the score (d the
-// row's block scale). The only departure from the float kernels is the query's quantization,
-// |q − s·Q| ≤ s/2:
+// q4_0, q8_0 and iq4_nl scores through VNNI. Each query's block of 32 values is quantized to
+// integers Q = round(q/s), s = max|q over the block| / qmax, as llama.cpp quantizes the query of
+// its q4_0 and q8_0 dots: one signed byte per value (qmax 127) for q4_0 and iq4_nl, two signed
+// 7-bit digits (Q = hi·2⁷ + lo, qmax vnniQMax2) for q8_0, whose own error is small enough that
+// an int8 query measurably raised its KL. The kernels form the digits' dots with the codes
+// exactly in int32 (VPDPBUSD, one row per lane), combine them into Σ Q·x/d (exactly in int32),
+// convert it and add s·d·Σ to the score (d the row's block scale). The only departure from the
+// float kernels is the query's quantization: with q̃ = s·Q the query on the kernels' grid
+// (vnniGrid), |q − q̃| ≤ (1 + 2⁻⁷)·max|q_b| / (2·qmax) per value, and
 //
-//	|DotManyMulti − Dot| ≤ 2⁻²¹·Σ_b max_{i∈b}|q[i]|·Σ_{i∈b}|x[i]| + 1e-5·Σ_i |q[i]·x[i]|,
+//	|DotManyMulti − Dot(q̃)| ≤ 1e-5·Σ_i |q̃[i]·x[i]|,
+//	|DotManyMulti − Dot|    ≤ (1 + 2⁻⁷)/(2·qmax)·Σ_b max_{i∈b}|q[i]|·Σ_{i∈b}|x[i]| + 1e-5·Σ_i |q[i]·x[i]|,
 //
-// the first term the quantization (s/2 ≤ 2⁻²¹·max|q| per value), the second the float
-// rounding of the converted block dots, their scaling and the sum over blocks, as for the
-// float kernels. A row's score depends only on its own bytes and the query: rows run sixteen
-// at a time, one per lane, and a short last group is padded with zero rows.
+// the 1e-5 term the float rounding of the converted block dots (one rounding for q8_0's
+// 27-bit ones), their scaling and the sum over blocks, as for the float kernels. A block with
+// max|q| below qmax·2⁻¹²⁶ counts as zero (vnniQuant), which the second line then misses by at
+// most 2⁻¹¹²·Σ_{i∈b}|x[i]|. A row's score
+// depends only on its own bytes and the query: rows run sixteen at a time, one per lane, and a
+// short last group is padded with zero rows.
 
-// vnniQMax is the largest |Q|: 127·2¹⁴ + 63·2⁷ + 63, so every digit fits a signed byte and
-// Σ over a block of Q·c (c ≤ 15, q4_0) stays below 2³¹.
-const vnniQMax = 127<<14 + 63<<7 + 63
-
-// vnniBlockBytes is one block's digits: four queries × three digits × 32 bytes;
-// vnniAuxWords its scales and offsets (vnniDigits).
+// vnniQMax1 and vnniQMax2 are the largest |Q| of one and two digits: 127, and 127·2⁷ + 63, so
+// every digit fits a signed byte (the low one in −64..63).
 const (
-	vnniBlockBytes = 4 * 3 * 32
-	vnniAuxWords   = 20
+	vnniQMax1 = 127
+	vnniQMax2 = 127<<7 + 63
 )
 
-// vnniTwo7 and vnniTwo14 are the q8_0 kernel's digit weights.
-var vnniTwo7, vnniTwo14 float32 = 1 << 7, 1 << 14
+// vnniBlockBytes is one block's digits at two digits a value (four queries × two × 32 bytes;
+// one digit takes half); vnniAuxWords its scales and offsets (vnniDigits).
+const (
+	vnniBlockBytes = 4 * 2 * 32
+	vnniAuxWords   = 24
+)
 
 // vnniMaxBlocks is the largest row (in 32-value blocks) whose buffers live on the stack.
 const vnniMaxBlocks = 8
 
 //go:noescape
-func vnniDigitsAVX512(dig *byte, aux *uint32, q *float32, d, nb int) bool
+func vnniDigitsAVX512(dig *byte, aux *uint32, q *float32, d, nb, nd int) bool
 
 //go:noescape
 func multiScoresQ40VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int)
@@ -60,57 +65,88 @@ func multiScoresIQ4NLVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *b
 //go:noescape
 func multiScoresQ80VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int)
 
-// vnniDigits prepares four queries of d values (q[h·d:]) for the kernels over nb whole blocks:
-// dig[b·384 + (h·3+t)·32 + i] is digit t (hi, mid, lo) of value 32b+i of query h; aux holds
-// vnniAuxWords words a block: [h] the bits of s, [4+h] the int32 −8·ΣQ (q4_0's offset), and
-// [8+3h+t] −128·Σ of digit t (where q8_0's chains start).
-func vnniDigits(dig []byte, aux []uint32, q []float32, d, nb int) {
+// vnniQuant is the quantization of one block of 32 query values at nd digits (1 or 2): the
+// scale s and the integers Q. s is NaN for a block with a non-finite value (every score of the
+// query is then NaN) and 0 for a block with max|q| < qmax·2⁻¹²⁶, where s would not be a normal
+// float32; such a block counts as zero.
+func vnniQuant(qb *[32]float32, nd int) (s float32, Q [32]int32) {
+	qmax := float32(vnniQMax1)
+	if nd == 2 {
+		qmax = vnniQMax2
+	}
+	var m float32
+	finite := true
+	for _, x := range qb {
+		a := math.Float32frombits(math.Float32bits(x) &^ (1 << 31))
+		if a > m {
+			m = a
+		}
+		finite = finite && a <= math.MaxFloat32
+	}
+	if !finite {
+		return float32(math.NaN()), Q
+	}
+	s = m / qmax
+	if !(s >= 0x1p-126) {
+		return 0, Q
+	}
+	// s, inv and x·inv each round once in float32, so |x/s − x·inv| ≤ 1.5·2⁻²³·qmax < 2⁻⁸ and
+	// |q − s·Q| ≤ (½ + 2⁻⁸)·s ≤ (1 + 2⁻⁷)·m/(2·qmax).
+	inv := qmax / m
+	for i, x := range qb {
+		v := int32(math.RoundToEven(float64(x * inv)))
+		Q[i] = min(max(v, -int32(qmax)), int32(qmax))
+	}
+	return s, Q
+}
+
+// vnniDigits prepares four queries of d values (q[h·d:]) for the kernels over nb whole blocks at
+// nd digits a value (1 or 2). Block b's digits start at dig[b·128·nd]: digit t (hi first) of
+// value 32b+i of query h at (h·nd + t)·32 + i. aux holds vnniAuxWords words a block: [h] the
+// bits of s, [4+h] the int32 −8·ΣQ (q4_0's offset), [8+h] −16·ΣQ, [12 + nd·h + t] −128·Σ of
+// digit t (where q8_0's and iq4_nl's chains start), [20+h] the bits of float32(ΣQ).
+func vnniDigits(dig []byte, aux []uint32, q []float32, d, nb, nd int) {
 	for b := 0; b < nb; b++ {
+		a := aux[b*vnniAuxWords : (b+1)*vnniAuxWords]
+		clear(a)
 		for h := 0; h < 4; h++ {
-			qb := (*[32]float32)(q[h*d+32*b:])
-			var m float32
-			finite := true
-			for _, x := range qb {
-				a := math.Float32frombits(math.Float32bits(x) &^ (1 << 31))
-				if a > m {
-					m = a
-				}
-				finite = finite && a <= math.MaxFloat32
-			}
-			dd := (*[96]byte)(dig[b*vnniBlockBytes+h*96:])
+			s, Q := vnniQuant((*[32]float32)(q[h*d+32*b:]), nd)
+			dd := dig[b*128*nd+h*nd*32 : b*128*nd+(h+1)*nd*32]
 			var sum int32
-			s := m / vnniQMax
-			if !finite || !(s > 0) {
-				// A non-finite value makes every score of the query NaN; a block too small
-				// for s to be a normal number contributes nothing (below 2⁻¹⁰⁵ of the scale).
-				clear(dd[:])
-				s = 0
-				if !finite {
-					s = float32(math.NaN())
+			var ds [2]int32
+			for i, v := range Q {
+				sum += v
+				if nd == 1 {
+					dd[i] = byte(int8(v))
+					ds[0] += v
+					continue
 				}
-			} else {
-				// In float32, |x·inv − x/s| ≤ 2⁻²⁴·vnniQMax < ⅛, so |q − s·Q| < ⅝·s ≤ 2⁻²¹·m.
-				inv := vnniQMax / m
-				for i, x := range qb {
-					v := x * inv
-					Q := int32(math.RoundToEven(float64(v)))
-					Q = min(max(Q, -vnniQMax), vnniQMax)
-					sum += Q
-					lo := (Q+64)&127 - 64
-					r := (Q - lo) >> 7
-					mid := (r+64)&127 - 64
-					dd[i], dd[32+i], dd[64+i] = byte(int8((r-mid)>>7)), byte(int8(mid)), byte(int8(lo))
-				}
+				lo := (v+64)&127 - 64
+				hi := (v - lo) >> 7
+				dd[i], dd[32+i] = byte(int8(hi)), byte(int8(lo))
+				ds[0] += hi
+				ds[1] += lo
 			}
-			a := aux[b*vnniAuxWords : (b+1)*vnniAuxWords]
 			a[h] = math.Float32bits(s)
 			a[4+h] = uint32(-8 * sum)
-			for t := 0; t < 3; t++ {
-				var ds int32
-				for _, v := range dd[32*t : 32*t+32] {
-					ds += int32(int8(v))
-				}
-				a[8+3*h+t] = uint32(-128 * ds)
+			a[8+h] = uint32(-16 * sum)
+			for t := 0; t < nd; t++ {
+				a[12+nd*h+t] = uint32(-128 * ds[t])
+			}
+			a[20+h] = math.Float32bits(float32(sum))
+		}
+	}
+}
+
+// vnniGrid writes into dst the queries q (d values each, nb whole blocks) as the kernels at nd
+// digits score them, q̃ = s·Q per whole block, and copies the values past the blocks.
+func vnniGrid(dst, q []float32, d, nb, nd int) {
+	copy(dst, q)
+	for h := 0; h < len(q)/d; h++ {
+		for b := 0; b < nb; b++ {
+			s, Q := vnniQuant((*[32]float32)(q[h*d+32*b:]), nd)
+			for i, v := range Q {
+				dst[h*d+32*b+i] = s * float32(v)
 			}
 		}
 	}
@@ -123,6 +159,9 @@ const (
 	vnniIQ4NL
 )
 
+// vnniNDigits is each kernel's digits per query value.
+var vnniNDigits = [...]int{vnniQ4_0: 1, vnniQ8_0: 2, vnniIQ4NL: 1}
+
 // vnniScores is DotManyMulti through the VNNI kernel of kind (vnniQ4_0, vnniQ8_0, vnniIQ4NL)
 // over the nb whole blocks of each row, then tail (nil for none) for the values past them.
 func vnniScores(kind int, d, rb, nb int, tail func(q []float32, row []byte) float32, q []float32, n int, rows []byte, out []float32) {
@@ -131,6 +170,7 @@ func vnniScores(kind int, d, rb, nb int, tail func(q []float32, row []byte) floa
 	if m == 0 {
 		return
 	}
+	nd := vnniNDigits[kind]
 	var digStack [vnniMaxBlocks * vnniBlockBytes]byte
 	var auxStack [vnniMaxBlocks * vnniAuxWords]uint32
 	var stageStack [vnniMaxBlocks * 16]uint16
@@ -158,8 +198,8 @@ func vnniScores(kind int, d, rb, nb int, tail func(q []float32, row []byte) floa
 		if r < 4 {
 			qh = padQueries(qpad[:], qh, d)
 		}
-		if !vnniDigitsAVX512(&dig[0], &aux[0], &qh[0], d, nb) {
-			vnniDigits(dig, aux, qh, d, nb) // a non-finite value: the reference says what to do
+		if !vnniDigitsAVX512(&dig[0], &aux[0], &qh[0], d, nb, nd) {
+			vnniDigits(dig, aux, qh, d, nb, nd) // a non-finite value: the reference says what to do
 		}
 		if whole > 0 {
 			if r == 4 {
@@ -212,4 +252,24 @@ func (c *q8_0Codec) q8ScoresVNNI(q []float32, n int, rows []byte, out []float32)
 func (c *iq4nlCodec) iq4ScoresVNNI(q []float32, n int, rows []byte, out []float32) {
 	td, _ := c.tails()
 	vnniScores(vnniIQ4NL, c.d, c.rb, c.full, td, q, n, rows, out)
+}
+
+// scoresDigits is the digits per query value of c's DotManyMulti on this CPU (0: float kernels
+// or none, the query taken as it is) and the number of whole blocks they cover.
+func scoresDigits(c Codec) (nd, nb int) {
+	switch c := c.(type) {
+	case *q4_0Codec:
+		if hasVNNI && c.full > 0 {
+			return vnniNDigits[vnniQ4_0], c.full
+		}
+	case *q8_0Codec:
+		if hasVNNI && c.full > 0 {
+			return vnniNDigits[vnniQ8_0], c.full
+		}
+	case *iq4nlCodec:
+		if hasVNNIBW && c.full > 0 {
+			return vnniNDigits[vnniIQ4NL], c.full
+		}
+	}
+	return 0, 0
 }

@@ -2,8 +2,8 @@
 
 #include "textflag.h"
 
-// The q4_0 and q8_0 scores kernels for CPUs with AVX-512 VNNI, and the query digits they take
-// (multi_vnni_amd64.go states the contract and bound). Sixteen rows go at a time, one row per
+// The q4_0, iq4_nl and q8_0 scores kernels for CPUs with AVX-512 VNNI, and the query digits
+// they take (multi_vnni_amd64.go states the contract and bound). Sixteen rows go at a time, one row per
 // 32-bit lane, so a score needs no horizontal sum: lane 4m+g of every vector holds row 4g+m of
 // the sixteen. The q4_0 kernel is described here; multiScoresQ80VNNI's comment says how the
 // q8_0 one differs.
@@ -11,40 +11,49 @@
 // Per 32-value block, the rows' sixteen payloads are loaded four to a vector and transposed so
 // vector k holds payload dword k of every row; its low nibbles are the codes of values 4k..4k+3
 // and its high nibbles those of values 16+4k..16+4k+3 (C0..C7 below, as unsigned bytes).
-// VPDPBUSD multiplies four codes by four query digits and adds the products to a lane: three
-// chains per query (digit weights 2¹⁴, 2⁷, 1), the third started at −8·ΣQ so the sum is
-// Σ Q·(c − 8) exactly in int32. The block's exact integer dot, converted to float32, is
+// VPDPBUSD multiplies four codes by four query bytes (Q, one digit) and adds the products to a
+// lane: two chains per query, one for C0..C3 started at −8·ΣQ and one for C4..C7, so their sum
+// is Σ Q·(c − 8) exactly in int32. The block's exact integer dot, converted to float32, is
 // multiplied by the query's block scale and the row's block scale and added to the score.
 
 // PFGROUPS is how many groups of sixteen rows ahead the kernel prefetches.
 #define PFGROUPS 8
 
-// CHAIN adds code vector c times the four digit bytes at offset off of each of the twelve
-// digit rows (query h, digit t at (h·3 + t)·32) into accumulators Z12..Z23.
-#define CHAIN(c, off) \
-	VPDPBUSD.BCST off(SI), c, Z12; \
-	VPDPBUSD.BCST off+32(SI), c, Z13; \
-	VPDPBUSD.BCST off+64(SI), c, Z14; \
-	VPDPBUSD.BCST off+96(SI), c, Z15; \
-	VPDPBUSD.BCST off+128(SI), c, Z16; \
-	VPDPBUSD.BCST off+160(SI), c, Z17; \
-	VPDPBUSD.BCST off+192(SI), c, Z18; \
-	VPDPBUSD.BCST off+224(SI), c, Z19; \
-	VPDPBUSD.BCST off+256(SI), c, Z20; \
-	VPDPBUSD.BCST off+288(SI), c, Z21; \
-	VPDPBUSD.BCST off+320(SI), c, Z22; \
-	VPDPBUSD.BCST off+352(SI), c, Z23
+// CHAIN1 adds code vector c times the four query bytes at offset off of each of the four
+// queries' digit rows (query h at h·32) into accumulators a0..a3.
+#define CHAIN1(c, off, a0, a1, a2, a3) \
+	VPDPBUSD.BCST off(SI), c, a0; \
+	VPDPBUSD.BCST off+32(SI), c, a1; \
+	VPDPBUSD.BCST off+64(SI), c, a2; \
+	VPDPBUSD.BCST off+96(SI), c, a3
 
-// FINISH folds query h's three chains (a, b, c) into one exact int32 dot, converts it and
-// adds it, times the query's block scale (4h(DX)) and the rows' block scales (Z24), to acc.
-#define FINISH(a, b, c, h, acc) \
-	VPSLLD $7, a, a; \
+// CHAINS1 runs the block's eight code vectors Z0..Z7 through CHAIN1: C0..C3 into Z12..Z15,
+// C4..C7 into Z16..Z19.
+#define CHAINS1 \
+	CHAIN1(Z0, 0, Z12, Z13, Z14, Z15); \
+	CHAIN1(Z4, 16, Z16, Z17, Z18, Z19); \
+	CHAIN1(Z1, 4, Z12, Z13, Z14, Z15); \
+	CHAIN1(Z5, 20, Z16, Z17, Z18, Z19); \
+	CHAIN1(Z2, 8, Z12, Z13, Z14, Z15); \
+	CHAIN1(Z6, 24, Z16, Z17, Z18, Z19); \
+	CHAIN1(Z3, 12, Z12, Z13, Z14, Z15); \
+	CHAIN1(Z7, 28, Z16, Z17, Z18, Z19)
+
+// FINISH1 adds query h's two chains (a, b) into one exact int32 dot, converts it and adds it,
+// times the query's block scale (4h(DX)) and the rows' block scales (Z24), to acc.
+#define FINISH1(a, b, h, acc) \
 	VPADDD b, a, a; \
-	VPSLLD $7, a, a; \
-	VPADDD c, a, a; \
 	VCVTDQ2PS a, a; \
 	VMULPS.BCST (4*h)(DX), Z24, b; \
 	VFMADD231PS b, a, acc
+
+// FINISHES1 finishes the four queries of a one-digit block into the scores Z8..Z11.
+#define FINISHES1 \
+	VCVTPH2PS (R13), Z24; \
+	FINISH1(Z12, Z16, 0, Z8); \
+	FINISH1(Z13, Z17, 1, Z9); \
+	FINISH1(Z14, Z18, 2, Z10); \
+	FINISH1(Z15, Z19, 3, Z11)
 
 // STAGE copies the f16 block scales of the four rows at p, p+rb, p+2rb, p+3rb (R8 = rb,
 // R12 = 3rb) to lanes g, 4+g, 8+g, 12+g of the sixteen halves at SI (lane offsets in bytes
@@ -86,17 +95,28 @@
 	VPUNPCKLQDQ Z24, Z29, Z27; \
 	VPUNPCKHQDQ Z24, Z29, Z28
 
-// FINISH80 combines query h's chains (a, b, c: the int32 digit dots of codes c) in float32,
-// c + 2⁷·b + 2¹⁴·a, and adds it times the query's block scale (4h(DX)) and the rows' block
-// scales (Z24) to acc.
-#define FINISH80(a, b, c, h, acc) \
+// CHAIN2 adds code vector c times the four digit bytes at offset off of each of the eight
+// digit rows (query h, digit t at (h·2 + t)·32) into accumulators Z12..Z15 (hi, query h in
+// Z12+h) and Z16..Z19 (lo).
+#define CHAIN2(c, off) \
+	VPDPBUSD.BCST off(SI), c, Z12; \
+	VPDPBUSD.BCST off+32(SI), c, Z16; \
+	VPDPBUSD.BCST off+64(SI), c, Z13; \
+	VPDPBUSD.BCST off+96(SI), c, Z17; \
+	VPDPBUSD.BCST off+128(SI), c, Z14; \
+	VPDPBUSD.BCST off+160(SI), c, Z18; \
+	VPDPBUSD.BCST off+192(SI), c, Z15; \
+	VPDPBUSD.BCST off+224(SI), c, Z19
+
+// FINISH2 folds query h's two digit chains (a hi, b lo) into one exact int32 dot, 2⁷·a + b,
+// converts it and adds it, times the query's block scale (4h(DX)) and the rows' block scales
+// (Z24), to acc.
+#define FINISH2(a, b, h, acc) \
+	VPSLLD $7, a, a; \
+	VPADDD b, a, a; \
 	VCVTDQ2PS a, a; \
-	VCVTDQ2PS b, b; \
-	VCVTDQ2PS c, c; \
-	VFMADD231PS.BCST ·vnniTwo7(SB), b, c; \
-	VFMADD231PS.BCST ·vnniTwo14(SB), a, c; \
 	VMULPS.BCST (4*h)(DX), Z24, b; \
-	VFMADD231PS b, c, acc
+	VFMADD231PS b, a, acc
 
 // SCORES_T transposes the four score vectors Z8..Z11 (query h, one row per lane) within
 // 128-bit lanes: Wg (Z4+g) lane m holds the four scores of row 4g+m.
@@ -213,39 +233,23 @@ vnniQ40_blk:
 	VPSRLD $4, Z28, Z7
 	VPANDD Z31, Z7, Z7
 
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPBROADCASTD 16(DX), Z14
-	VPXORD Z15, Z15, Z15
+	VPBROADCASTD 16(DX), Z12   // −8·ΣQ: the codes' offset
+	VPBROADCASTD 20(DX), Z13
+	VPBROADCASTD 24(DX), Z14
+	VPBROADCASTD 28(DX), Z15
 	VPXORD Z16, Z16, Z16
-	VPBROADCASTD 20(DX), Z17
+	VPXORD Z17, Z17, Z17
 	VPXORD Z18, Z18, Z18
 	VPXORD Z19, Z19, Z19
-	VPBROADCASTD 24(DX), Z20
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPBROADCASTD 28(DX), Z23
-	CHAIN(Z0, 0)
-	CHAIN(Z1, 4)
-	CHAIN(Z2, 8)
-	CHAIN(Z3, 12)
-	CHAIN(Z4, 16)
-	CHAIN(Z5, 20)
-	CHAIN(Z6, 24)
-	CHAIN(Z7, 28)
-
-	VCVTPH2PS (R13), Z24       // the rows' block scales
-	FINISH(Z12, Z13, Z14, 0, Z8)
-	FINISH(Z15, Z16, Z17, 1, Z9)
-	FINISH(Z18, Z19, Z20, 2, Z10)
-	FINISH(Z21, Z22, Z23, 3, Z11)
+	CHAINS1
+	FINISHES1
 
 	ADDQ $18, CX
 	ADDQ $18, BX
 	ADDQ $18, R14
 	ADDQ $18, R15
-	ADDQ $384, SI
-	ADDQ $80, DX
+	ADDQ $128, SI
+	ADDQ $96, DX
 	ADDQ $32, R13
 	DECQ R11
 	JNZ  vnniQ40_blk
@@ -280,10 +284,10 @@ DATA ·vnniIQ4NLU8+8(SB)/8, $0xf1d9c5b5a6998d81
 GLOBL ·vnniIQ4NLU8(SB), RODATA|NOPTR, $16
 
 // func multiScoresIQ4NLVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int)
-// The iq4_nl scores kernel: multiScoresQ40VNNI's loads and nibble split (iq4_nl has q4_0's
-// block layout), each nibble then looked up with VPSHUFB in iq4_nl's levels + 128 (unsigned
-// bytes 1..241, ·vnniIQ4NLU8), and multiScoresQ80VNNI's chains and float combine for them
-// (each chain starts at −128·Σ(its digits), so it holds Σ digit·level exactly).
+// The iq4_nl scores kernel: multiScoresQ40VNNI's loads, nibble split and one-digit chains, each
+// nibble looked up with VPSHUFB in iq4_nl's levels + 128 (unsigned bytes 1..241,
+// ·vnniIQ4NLU8) before them; the first chain starts at −128·ΣQ, so the two hold Σ Q·level
+// exactly.
 TEXT ·multiScoresIQ4NLVNNI(SB), NOSPLIT, $0-72
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
@@ -369,39 +373,23 @@ vnniIQ4_blk:
 	VPSHUFB Z6, Z30, Z6
 	VPSHUFB Z7, Z30, Z7
 
-	VPBROADCASTD 32(DX), Z12
-	VPBROADCASTD 36(DX), Z13
-	VPBROADCASTD 40(DX), Z14
-	VPBROADCASTD 44(DX), Z15
-	VPBROADCASTD 48(DX), Z16
-	VPBROADCASTD 52(DX), Z17
-	VPBROADCASTD 56(DX), Z18
-	VPBROADCASTD 60(DX), Z19
-	VPBROADCASTD 64(DX), Z20
-	VPBROADCASTD 68(DX), Z21
-	VPBROADCASTD 72(DX), Z22
-	VPBROADCASTD 76(DX), Z23
-	CHAIN(Z0, 0)
-	CHAIN(Z1, 4)
-	CHAIN(Z2, 8)
-	CHAIN(Z3, 12)
-	CHAIN(Z4, 16)
-	CHAIN(Z5, 20)
-	CHAIN(Z6, 24)
-	CHAIN(Z7, 28)
-
-	VCVTPH2PS (R13), Z24       // the rows' block scales
-	FINISH80(Z12, Z13, Z14, 0, Z8)
-	FINISH80(Z15, Z16, Z17, 1, Z9)
-	FINISH80(Z18, Z19, Z20, 2, Z10)
-	FINISH80(Z21, Z22, Z23, 3, Z11)
+	VPBROADCASTD 48(DX), Z12   // −128·ΣQ: the levels' offset
+	VPBROADCASTD 52(DX), Z13
+	VPBROADCASTD 56(DX), Z14
+	VPBROADCASTD 60(DX), Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	CHAINS1
+	FINISHES1
 
 	ADDQ $18, CX
 	ADDQ $18, BX
 	ADDQ $18, R14
 	ADDQ $18, R15
-	ADDQ $384, SI
-	ADDQ $80, DX
+	ADDQ $128, SI
+	ADDQ $96, DX
 	ADDQ $32, R13
 	DECQ R11
 	JNZ  vnniIQ4_blk
@@ -431,12 +419,11 @@ vnniIQ4_done:
 	RET
 
 // func multiScoresQ80VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int)
-// The q8_0 scores kernel: multiScoresQ40VNNI's method for 8-bit codes. A block's 32 codes are
-// eight payload dwords, transposed in two halves; VPDPBUSD takes them as unsigned bytes c + 128,
-// so each chain starts at −128·Σ(its digits) (aux). The three chains hold the exact integer
-// dots of the digits, but Σ Q·c needs up to 34 bits, so they are combined in float32:
-// (hi·2⁷ + mid)·2⁷ + lo with two fused multiply-adds (2⁻²⁴ relative each), then scaled as in
-// the q4_0 kernel.
+// The q8_0 scores kernel: multiScoresQ40VNNI's method for 8-bit codes and a two-digit query
+// (Q = 2⁷·hi + lo). A block's 32 codes are eight payload dwords, transposed in two halves;
+// VPDPBUSD takes them as unsigned bytes c + 128, so each digit's chain starts at −128·Σ(its
+// digits) (aux) and holds that digit's exact dot with the codes; 2⁷·hi + lo (at most 2²⁶ in
+// magnitude) is formed in int32 and scaled as in the q4_0 kernel.
 TEXT ·multiScoresQ80VNNI(SB), NOSPLIT, $0-72
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
@@ -518,39 +505,35 @@ vnniQ80_blk:
 	VPXORD Z31, Z27, Z6
 	VPXORD Z31, Z28, Z7
 
-	VPBROADCASTD 32(DX), Z12
-	VPBROADCASTD 36(DX), Z13
-	VPBROADCASTD 40(DX), Z14
-	VPBROADCASTD 44(DX), Z15
-	VPBROADCASTD 48(DX), Z16
-	VPBROADCASTD 52(DX), Z17
-	VPBROADCASTD 56(DX), Z18
-	VPBROADCASTD 60(DX), Z19
-	VPBROADCASTD 64(DX), Z20
-	VPBROADCASTD 68(DX), Z21
-	VPBROADCASTD 72(DX), Z22
-	VPBROADCASTD 76(DX), Z23
-	CHAIN(Z0, 0)
-	CHAIN(Z1, 4)
-	CHAIN(Z2, 8)
-	CHAIN(Z3, 12)
-	CHAIN(Z4, 16)
-	CHAIN(Z5, 20)
-	CHAIN(Z6, 24)
-	CHAIN(Z7, 28)
+	VPBROADCASTD 48(DX), Z12   // −128·Σ(digit): the codes' offset
+	VPBROADCASTD 56(DX), Z13
+	VPBROADCASTD 64(DX), Z14
+	VPBROADCASTD 72(DX), Z15
+	VPBROADCASTD 52(DX), Z16
+	VPBROADCASTD 60(DX), Z17
+	VPBROADCASTD 68(DX), Z18
+	VPBROADCASTD 76(DX), Z19
+	CHAIN2(Z0, 0)
+	CHAIN2(Z1, 4)
+	CHAIN2(Z2, 8)
+	CHAIN2(Z3, 12)
+	CHAIN2(Z4, 16)
+	CHAIN2(Z5, 20)
+	CHAIN2(Z6, 24)
+	CHAIN2(Z7, 28)
 
 	VCVTPH2PS (R13), Z24       // the rows' block scales
-	FINISH80(Z12, Z13, Z14, 0, Z8)
-	FINISH80(Z15, Z16, Z17, 1, Z9)
-	FINISH80(Z18, Z19, Z20, 2, Z10)
-	FINISH80(Z21, Z22, Z23, 3, Z11)
+	FINISH2(Z12, Z16, 0, Z8)
+	FINISH2(Z13, Z17, 1, Z9)
+	FINISH2(Z14, Z18, 2, Z10)
+	FINISH2(Z15, Z19, 3, Z11)
 
 	ADDQ $34, CX
 	ADDQ $34, BX
 	ADDQ $34, R14
 	ADDQ $34, R15
-	ADDQ $384, SI
-	ADDQ $80, DX
+	ADDQ $256, SI
+	ADDQ $96, DX
 	ADDQ $32, R13
 	DECQ R11
 	JNZ  vnniQ80_blk
@@ -580,29 +563,22 @@ vnniQ80_done:
 	RET
 
 
-// DIGITS writes the three digit rows of sixteen integers z (Q) at off(DI): lo = ((Q+64)&127)−64,
-// r = (Q−lo)>>7, mid = ((r+64)&127)−64, hi = (r−mid)>>7, each packed to bytes (Z20 = 64,
-// Z21 = 127), and adds the digits to Z26 (hi), Z27 (mid), Z28 (lo). Clobbers Z16..Z19.
-#define DIGITS(z, off) \
+// DIGITS2 writes the two digit rows of sixteen integers z (Q) at off(DI) and off+32(DI):
+// lo = ((Q+64)&127)−64, hi = (Q−lo)>>7, each packed to bytes (Z20 = 64, Z21 = 127), and adds
+// them to Z26 (hi) and Z27 (lo). Clobbers Z16, Z17.
+#define DIGITS2(z, off) \
 	VPADDD Z20, z, Z16; \
 	VPANDD Z21, Z16, Z16; \
 	VPSUBD Z20, Z16, Z16; \
 	VPSUBD Z16, z, Z17; \
 	VPSRAD $7, Z17, Z17; \
-	VPADDD Z20, Z17, Z18; \
-	VPANDD Z21, Z18, Z18; \
-	VPSUBD Z20, Z18, Z18; \
-	VPSUBD Z18, Z17, Z19; \
-	VPSRAD $7, Z19, Z19; \
-	VPMOVDB Z19, off(DI); \
-	VPMOVDB Z18, off+32(DI); \
-	VPMOVDB Z16, off+64(DI); \
-	VPADDD Z19, Z26, Z26; \
-	VPADDD Z18, Z27, Z27; \
-	VPADDD Z16, Z28, Z28
+	VPMOVDB Z17, off(DI); \
+	VPMOVDB Z16, off+32(DI); \
+	VPADDD Z17, Z26, Z26; \
+	VPADDD Z16, Z27, Z27
 
-// SUMD stores −128 times the sum of z's sixteen dwords (y: z's low half) at off(DX)(R10*12) (clobbers Z29, Z30).
-#define SUMD(z, y, off) \
+// SUMD leaves in AX the sum of z's sixteen dwords (y: z's low half; clobbers Z29, Z30).
+#define SUMD(z, y) \
 	VEXTRACTI32X8 $1, z, Y29; \
 	VPADDD Y29, y, Y29; \
 	VEXTRACTI32X4 $1, Y29, X30; \
@@ -611,32 +587,42 @@ vnniQ80_done:
 	VPADDD X30, X29, X29; \
 	VPSHUFD $0xB1, X29, X30; \
 	VPADDD X30, X29, X29; \
-	VMOVD X29, AX; \
-	IMULL $-128, AX; \
-	MOVL AX, off(DX)(R11*4)
+	VMOVD X29, AX
 
-// func vnniDigitsAVX512(dig *byte, aux *uint32, q *float32, d, nb int) bool
+// func vnniDigitsAVX512(dig *byte, aux *uint32, q *float32, d, nb, nd int) bool
 // vnniDigits (multi_vnni_amd64.go) for finite queries, bit for bit; false, with nothing
 // defined written, when a block holds a NaN or an infinity.
-TEXT ·vnniDigitsAVX512(SB), NOSPLIT, $0-41
+TEXT ·vnniDigitsAVX512(SB), NOSPLIT, $0-49
 	MOVQ dig+0(FP), DI
 	MOVQ aux+8(FP), DX
 	MOVQ q+16(FP), SI
 	MOVQ d+24(FP), R8
 	SHLQ $2, R8                // bytes between queries
 	MOVQ nb+32(FP), R9
+	MOVQ nd+40(FP), R12
+	MOVQ R12, R13
+	SHLQ $5, R13               // bytes of one query's digits in a block
 	MOVL $0x7FFFFFFF, AX
 	VPBROADCASTD AX, Z22       // |x|
 	MOVL $64, AX
 	VPBROADCASTD AX, Z20
 	MOVL $127, AX
 	VPBROADCASTD AX, Z21
-	MOVL $2088895, AX          // vnniQMax
+	MOVL $127, AX              // qmax: vnniQMax1 or vnniQMax2
+	CMPQ R12, $1
+	JEQ  digits_qmax
+	MOVL $16319, AX
+digits_qmax:
 	VPBROADCASTD AX, Z23
 	VPXORD Z24, Z24, Z24
-	VPSUBD Z23, Z24, Z24       // −vnniQMax
-	VCVTDQ2PS Z23, Z25         // vnniQMax as float32 (exact)
+	VPSUBD Z23, Z24, Z24       // −qmax
+	VCVTDQ2PS Z23, Z25         // qmax as float32 (exact)
+	MOVL $0x00800000, AX       // 2⁻¹²⁶, the smallest normal float32
+	VMOVD AX, X31
 digits_blk:
+	VPXORD Z6, Z6, Z6          // aux words a query leaves alone are 0
+	VMOVDQU32 Z6, (DX)
+	VMOVDQU32 Y6, 64(DX)
 	XORQ R10, R10              // query
 	MOVQ SI, BX
 digits_q:
@@ -658,24 +644,19 @@ digits_q:
 	VMAXPS X3, X2, X2
 	VPERMILPS $0xB1, X2, X3
 	VMAXPS X3, X2, X2          // m in every lane
-	VDIVSS X25, X2, X4         // s = m / vnniQMax
-	VXORPS X5, X5, X5
-	VUCOMISS X5, X4
-	JA   digits_scaled         // s > 0
-	// s is 0 (or m is tiny): no digits, no offset.
+	VDIVSS X25, X2, X4         // s = m / qmax
+	VUCOMISS X31, X4
+	JAE  digits_scaled         // s is a normal number
+	// s is 0 or not normal: no digits, and the aux words stay 0.
 	VPXORD Z6, Z6, Z6
-	VMOVDQU32 Z6, (DI)
-	VMOVDQU32 Y6, 64(DI)
-	MOVL $0, (DX)(R10*4)
-	MOVL $0, 16(DX)(R10*4)
-	LEAQ (R10)(R10*2), R11     // 3h: the query's three chain offsets
-	MOVL $0, 32(DX)(R11*4)
-	MOVL $0, 36(DX)(R11*4)
-	MOVL $0, 40(DX)(R11*4)
+	VMOVDQU32 Y6, (DI)
+	CMPQ R12, $1
+	JEQ  digits_next
+	VMOVDQU32 Y6, 32(DI)
 	JMP  digits_next
 digits_scaled:
 	VMOVSS X4, (DX)(R10*4)
-	VDIVSS X2, X25, X5         // inv = vnniQMax / m
+	VDIVSS X2, X25, X5         // inv = qmax / m
 	VBROADCASTSS X5, Z5
 	VMULPS Z5, Z0, Z0
 	VMULPS Z5, Z1, Z1
@@ -686,40 +667,48 @@ digits_scaled:
 	VPMAXSD Z24, Z0, Z0
 	VPMAXSD Z24, Z1, Z1
 	VPADDD Z1, Z0, Z6          // ΣQ
-	VEXTRACTI32X8 $1, Z6, Y7
-	VPADDD Y7, Y6, Y6
-	VEXTRACTI128 $1, Y6, X7
-	VPADDD X7, X6, X6
-	VPSHUFD $0x4E, X6, X7
-	VPADDD X7, X6, X6
-	VPSHUFD $0xB1, X6, X7
-	VPADDD X7, X6, X6
-	VMOVD X6, AX
-	IMULL $-8, AX
-	MOVL AX, 16(DX)(R10*4)
+	SUMD(Z6, Y6)
+	VMOVD AX, X7
+	VCVTDQ2PS X7, X7
+	VMOVSS X7, 80(DX)(R10*4)   // float32(ΣQ)
+	MOVL AX, CX
+	IMULL $-8, CX
+	MOVL CX, 16(DX)(R10*4)
+	MOVL AX, CX
+	IMULL $-16, CX
+	MOVL CX, 32(DX)(R10*4)
+	CMPQ R12, $1
+	JNE  digits_two
+	VPMOVDB Z0, (DI)
+	VPMOVDB Z1, 16(DI)
+	IMULL $-128, AX
+	MOVL AX, 48(DX)(R10*4)
+	JMP  digits_next
+digits_two:
 	VPXORD Z26, Z26, Z26
 	VPXORD Z27, Z27, Z27
-	VPXORD Z28, Z28, Z28
-	DIGITS(Z0, 0)
-	DIGITS(Z1, 16)
-	LEAQ (R10)(R10*2), R11     // 3h
-	SUMD(Z26, Y26, 32)
-	SUMD(Z27, Y27, 36)
-	SUMD(Z28, Y28, 40)
+	DIGITS2(Z0, 0)
+	DIGITS2(Z1, 16)
+	SUMD(Z26, Y26)
+	IMULL $-128, AX
+	MOVL AX, 48(DX)(R10*8)
+	SUMD(Z27, Y27)
+	IMULL $-128, AX
+	MOVL AX, 52(DX)(R10*8)
 digits_next:
-	ADDQ $96, DI
+	ADDQ R13, DI
 	ADDQ R8, BX
 	INCQ R10
 	CMPQ R10, $4
 	JLT  digits_q
 	ADDQ $128, SI              // next block of every query
-	ADDQ $80, DX
+	ADDQ $96, DX
 	DECQ R9
 	JNZ  digits_blk
-	MOVB $1, ret+40(FP)
+	MOVB $1, ret+48(FP)
 	VZEROUPPER
 	RET
 digits_nonfinite:
-	MOVB $0, ret+40(FP)
+	MOVB $0, ret+48(FP)
 	VZEROUPPER
 	RET

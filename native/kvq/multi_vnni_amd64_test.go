@@ -63,7 +63,18 @@ func TestVNNIBound(t *testing.T) {
 func checkVNNIBound(t *testing.T, rng *rand.Rand, f Format, d int) {
 	{
 		c := mustCodec(t, f, d)
+		if rc, ok := c.(*rotCodec); ok {
+			c = rc.inner // the kernels see the prepared query and the inner rows
+		}
 		mq := c.(MultiQuery)
+		nd, _ := scoresDigits(c)
+		if nd == 0 {
+			t.Fatalf("%s d%d: DotManyMulti does not take the VNNI kernel", f, d)
+		}
+		qmax := vnniQMax1
+		if nd == 2 {
+			qmax = vnniQMax2
+		}
 		full := d / BlockSize
 		rb, rows := c.RowBytes(), 37
 		src := outlierRows(rng, rows, d)
@@ -77,8 +88,8 @@ func checkVNNIBound(t *testing.T, rng *rand.Rand, f Format, d int) {
 			c.Encode(enc[r*rb:(r+1)*rb], src[r*d:(r+1)*d])
 		}
 		// Each block of each query: a spike m at the zeroed value, the rest just short of
-		// halfway between two steps of the kernel's grid (s = m/vnniQMax), signed as row 0's
-		// values, so the quantization errors add up on row 0 to about half the bound.
+		// halfway between two steps of the kernel's grid (s = m/qmax), signed as row 0's
+		// values, so the quantization errors add up on row 0 to almost the bound.
 		const n = 4
 		x := make([]float32, d)
 		c.Decode(x, enc[:rb])
@@ -86,9 +97,9 @@ func checkVNNIBound(t *testing.T, rng *rand.Rand, f Format, d int) {
 		for h := 0; h < n; h++ {
 			for b := 0; b*32 < d; b++ {
 				m := float32(math.Ldexp(1+rng.Float64(), 3*h))
-				s := m / vnniQMax
+				s := m / float32(qmax)
 				for i := b * 32; i < min(b*32+32, d); i++ {
-					v := (float32(rng.IntN(vnniQMax/64)) + 0.49) * s
+					v := (float32(rng.IntN(qmax/8)) + 0.49) * s
 					if x[i] < 0 {
 						v = -v
 					}
@@ -116,7 +127,7 @@ func checkVNNIBound(t *testing.T, rng *rand.Rand, f Format, d int) {
 				for i := range x {
 					float += math.Abs(float64(qh[i]) * float64(x[i]))
 				}
-				bound := math.Ldexp(quant, -21) + 1e-5*float
+				bound := (1+0x1p-7)/float64(2*qmax)*quant + 1e-5*float
 				ref := c.Dot(qh, enc[j*rb:(j+1)*rb])
 				e := math.Abs(float64(out[j*n+h]) - float64(ref))
 				if !(e <= bound) {
@@ -170,17 +181,20 @@ func TestVNNIDigitsAVX512(t *testing.T) {
 			q[i] = float32(rng.NormFloat64() * math.Exp(rng.NormFloat64()*3))
 		}
 		switch trial % 5 {
-		case 1: // a zero block and a subnormal block
+		case 1: // a zero block, a subnormal block, a block about where s stops being normal
 			clear(q[d : d+32])
 			for i := 2 * d; i < 2*d+32; i++ {
 				q[i] = math.Float32frombits(uint32(rng.IntN(1 << 20)))
+			}
+			for i := 3 * d; i < 3*d+32; i++ {
+				q[i] = float32(rng.NormFloat64() * 0x1p-119)
 			}
 		case 2: // values exactly halfway between two steps of the grid
 			for h := 0; h < 4; h++ {
 				m := float32(3)
 				q[h*d] = m
 				for i := 1; i < 32; i++ {
-					q[h*d+i] = (float32(rng.IntN(1000)) + 0.5) * (m / vnniQMax)
+					q[h*d+i] = (float32(rng.IntN(100)) + 0.5) * (m / vnniQMax1)
 				}
 			}
 		case 3: // huge values
@@ -188,24 +202,28 @@ func TestVNNIDigitsAVX512(t *testing.T) {
 				q[i] *= 1e30
 			}
 		}
+		nd := 1 + trial%2
 		want, wantAux := make([]byte, nb*vnniBlockBytes), make([]uint32, nb*vnniAuxWords)
 		got, gotAux := make([]byte, nb*vnniBlockBytes), make([]uint32, nb*vnniAuxWords)
-		vnniDigits(want, wantAux, q, d, nb)
-		if !vnniDigitsAVX512(&got[0], &gotAux[0], &q[0], d, nb) {
+		for i := range got { // the digits must not write past their nd·128 bytes a block
+			got[i], want[i] = 0x5a, 0x5a
+		}
+		vnniDigits(want, wantAux, q, d, nb, nd)
+		if !vnniDigitsAVX512(&got[0], &gotAux[0], &q[0], d, nb, nd) {
 			t.Fatalf("trial %d: finite queries refused", trial)
 		}
 		for i := range want {
 			if got[i] != want[i] {
-				t.Fatalf("trial %d (d%d): digit byte %d = %d, want %d", trial, d, i, int8(got[i]), int8(want[i]))
+				t.Fatalf("trial %d (d%d, %d digits): digit byte %d = %d, want %d", trial, d, nd, i, int8(got[i]), int8(want[i]))
 			}
 		}
 		for i := range wantAux {
 			if gotAux[i] != wantAux[i] {
-				t.Fatalf("trial %d (d%d): aux %d = %#x, want %#x", trial, d, i, gotAux[i], wantAux[i])
+				t.Fatalf("trial %d (d%d, %d digits): aux %d = %#x, want %#x", trial, d, nd, i, gotAux[i], wantAux[i])
 			}
 		}
 		q[rng.IntN(4)*d+rng.IntN(nb*32)] = float32([]float64{math.NaN(), math.Inf(1), math.Inf(-1)}[trial%3])
-		if vnniDigitsAVX512(&got[0], &gotAux[0], &q[0], d, nb) {
+		if vnniDigitsAVX512(&got[0], &gotAux[0], &q[0], d, nb, nd) {
 			t.Fatalf("trial %d: a non-finite query accepted", trial)
 		}
 	}

@@ -16,3 +16,8 @@ func (c *q8_0Codec) q8ScoresVNNI(q []float32, n int, rows []byte, out []float32)
 func (c *iq4nlCodec) iq4ScoresVNNI(q []float32, n int, rows []byte, out []float32) {
 	panic("kvq: no VNNI kernel on this platform")
 }
+
+// scoresDigits is 0: every DotManyMulti here takes the query as it is.
+func scoresDigits(c Codec) (nd, nb int) { return 0, 0 }
+
+func vnniGrid(dst, q []float32, d, nb, nd int) { copy(dst, q) }
