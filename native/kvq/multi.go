@@ -449,11 +449,24 @@ func (c *q8_0Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32)
 		return
 	}
 	if hasVNNI && n > 0 {
-		c.q8ScoresVNNI(q, n, rows, out)
+		c.q8ScoresVNNI(q, n, rows, out, nil)
 		return
 	}
 	td, _ := c.tails()
 	multiDot(c, multiQ8_0, c.full*BlockSize, td, q, n, rows, out)
+}
+
+// dotManyMultiMu is DotManyMulti for rows whose every value i is offset by mu[i] (a rotated
+// codec's channel offsets): q̃_h·mu is added to query h's scores, q̃ the query as the scores
+// round it (ScoresGrid), so the sum is Dot(q̃) of the offset rows. The VNNI kernel starts each
+// score from it, sparing a pass over the scores.
+func (c *q8_0Codec) dotManyMultiMu(q []float32, n int, rows []byte, out, mu []float32) {
+	if hasVNNI && c.full > 0 && n > 0 {
+		c.q8ScoresVNNI(q, n, rows, out, mu)
+		return
+	}
+	c.DotManyMulti(q, n, rows, out)
+	addOffsets(c.d, q, n, out, mu)
 }
 
 // AccumulateManyMulti adds n weighted sums of the rows within the MultiQuery bounds.
@@ -473,11 +486,21 @@ func (c *q4_0Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32)
 		return
 	}
 	if hasVNNI && n > 0 {
-		c.q4ScoresVNNI(q, n, rows, out)
+		c.q4ScoresVNNI(q, n, rows, out, nil)
 		return
 	}
 	td, _ := c.tails()
 	multiDot(c, multiQ4_0, c.full*BlockSize, td, q, n, rows, out)
+}
+
+// dotManyMultiMu is q8_0Codec.dotManyMultiMu for q4_0.
+func (c *q4_0Codec) dotManyMultiMu(q []float32, n int, rows []byte, out, mu []float32) {
+	if hasVNNI && c.full > 0 && n > 0 {
+		c.q4ScoresVNNI(q, n, rows, out, mu)
+		return
+	}
+	c.DotManyMulti(q, n, rows, out)
+	addOffsets(c.d, q, n, out, mu)
 }
 
 // AccumulateManyMulti adds n weighted sums of the rows within the MultiQuery bounds.

@@ -118,10 +118,20 @@ func (c *q5_1Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows 
 // DotManyMulti scores n queries against every row within the MultiQuery bounds.
 func (c *iq4nlCodec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
 	if hasVNNIBW && c.full > 0 && n > 0 {
-		c.iq4ScoresVNNI(q, n, rows, out)
+		c.iq4ScoresVNNI(q, n, rows, out, nil)
 		return
 	}
 	c.blockDotMulti(c, multiIQ4NL, q, n, rows, out)
+}
+
+// dotManyMultiMu is q8_0Codec.dotManyMultiMu for iq4_nl.
+func (c *iq4nlCodec) dotManyMultiMu(q []float32, n int, rows []byte, out, mu []float32) {
+	if hasVNNIBW && c.full > 0 && n > 0 {
+		c.iq4ScoresVNNI(q, n, rows, out, mu)
+		return
+	}
+	c.DotManyMulti(q, n, rows, out)
+	addOffsets(c.d, q, n, out, mu)
 }
 
 // AccumulateManyMulti adds n weighted sums of the rows within the MultiQuery bounds.

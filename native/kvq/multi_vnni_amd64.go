@@ -57,13 +57,13 @@ const vnniMaxBlocks = 8
 func vnniDigitsAVX512(dig *byte, aux *uint32, q *float32, d, nb, nd int) bool
 
 //go:noescape
-func multiScoresQ40VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int)
+func multiScoresQ40VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 
 //go:noescape
-func multiScoresIQ4NLVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int)
+func multiScoresIQ4NLVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 
 //go:noescape
-func multiScoresQ80VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int)
+func multiScoresQ80VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 
 // vnniQuant is the quantization of one block of 32 query values at nd digits (1 or 2): the
 // scale s and the integers Q. s is NaN for a block with a non-finite value (every score of the
@@ -138,6 +138,31 @@ func vnniDigits(dig []byte, aux []uint32, q []float32, d, nb, nd int) {
 	}
 }
 
+// vnniGridDot is q̃_h·mu over the nb whole blocks of query h of digits dig and aux
+// (vnniDigits), q̃ = s·Q: per block Σ Q·mu in float32, times s.
+func vnniGridDot(dig []byte, aux []uint32, h, nb, nd int, mu []float32) float32 {
+	var sum float32
+	for b := 0; b < nb; b++ {
+		s := math.Float32frombits(aux[b*vnniAuxWords+h])
+		m := (*[32]float32)(mu[32*b:])
+		dd := dig[b*128*nd+h*nd*32:]
+		var t float32
+		if nd == 1 {
+			dd := (*[32]byte)(dd)
+			for i, x := range m {
+				t += float32(int8(dd[i])) * x
+			}
+		} else {
+			dd := (*[64]byte)(dd)
+			for i, x := range m {
+				t += float32(int32(int8(dd[i]))<<7+int32(int8(dd[32+i]))) * x
+			}
+		}
+		sum += s * t
+	}
+	return sum
+}
+
 // vnniGrid writes into dst the queries q (d values each, nb whole blocks) as the kernels at nd
 // digits score them, q̃ = s·Q per whole block, and copies the values past the blocks.
 func vnniGrid(dst, q []float32, d, nb, nd int) {
@@ -164,7 +189,9 @@ var vnniNDigits = [...]int{vnniQ4_0: 1, vnniQ8_0: 2, vnniIQ4NL: 1}
 
 // vnniScores is DotManyMulti through the VNNI kernel of kind (vnniQ4_0, vnniQ8_0, vnniIQ4NL)
 // over the nb whole blocks of each row, then tail (nil for none) for the values past them.
-func vnniScores(kind int, d, rb, nb int, tail func(q []float32, row []byte) float32, q []float32, n int, rows []byte, out []float32) {
+// With mu (d values; nil for none), every score of query h starts from q̃_h·mu, q̃_h the query
+// as the kernel rounds it (vnniGrid).
+func vnniScores(kind int, d, rb, nb int, tail func(q []float32, row []byte) float32, q []float32, n int, rows []byte, out, mu []float32) {
 	m := len(out) / n
 	q, rows, out = q[:n*d], rows[:m*rb], out[:m*n]
 	if m == 0 {
@@ -178,14 +205,15 @@ func vnniScores(kind int, d, rb, nb int, tail func(q []float32, row []byte) floa
 	if nb > vnniMaxBlocks {
 		dig, aux, stage = make([]byte, nb*vnniBlockBytes), make([]uint32, nb*vnniAuxWords), make([]uint16, nb*16)
 	}
+	var offs [4]float32
 	kernel := func(rows *byte, m int, out *float32, ostride int) {
 		switch kind {
 		case vnniQ8_0:
-			multiScoresQ80VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride)
+			multiScoresQ80VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 		case vnniIQ4NL:
-			multiScoresIQ4NLVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride)
+			multiScoresIQ4NLVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 		default:
-			multiScoresQ40VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride)
+			multiScoresQ40VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 		}
 	}
 	var padStack [16 * vnniMaxBlocks * 34]byte
@@ -200,6 +228,11 @@ func vnniScores(kind int, d, rb, nb int, tail func(q []float32, row []byte) floa
 		}
 		if !vnniDigitsAVX512(&dig[0], &aux[0], &qh[0], d, nb, nd) {
 			vnniDigits(dig, aux, qh, d, nb, nd) // a non-finite value: the reference says what to do
+		}
+		if mu != nil {
+			for i := range offs {
+				offs[i] = vnniGridDot(dig, aux, i, nb, nd, mu) + lmDot(qh[i*d+nb*32:(i+1)*d], mu[nb*32:d])
+			}
 		}
 		if whole > 0 {
 			if r == 4 {
@@ -236,22 +269,23 @@ func vnniScores(kind int, d, rb, nb int, tail func(q []float32, row []byte) floa
 	}
 }
 
-// q4ScoresVNNI is DotManyMulti for q4_0 rows through the VNNI kernel.
-func (c *q4_0Codec) q4ScoresVNNI(q []float32, n int, rows []byte, out []float32) {
+// q4ScoresVNNI is DotManyMulti for q4_0 rows through the VNNI kernel, with mu (nil for none)
+// the rows' value offsets (vnniScores).
+func (c *q4_0Codec) q4ScoresVNNI(q []float32, n int, rows []byte, out, mu []float32) {
 	td, _ := c.tails()
-	vnniScores(vnniQ4_0, c.d, c.rb, c.full, td, q, n, rows, out)
+	vnniScores(vnniQ4_0, c.d, c.rb, c.full, td, q, n, rows, out, mu)
 }
 
-// q8ScoresVNNI is DotManyMulti for q8_0 rows through the VNNI kernel.
-func (c *q8_0Codec) q8ScoresVNNI(q []float32, n int, rows []byte, out []float32) {
+// q8ScoresVNNI is q4ScoresVNNI for q8_0 rows.
+func (c *q8_0Codec) q8ScoresVNNI(q []float32, n int, rows []byte, out, mu []float32) {
 	td, _ := c.tails()
-	vnniScores(vnniQ8_0, c.d, c.rb, c.full, td, q, n, rows, out)
+	vnniScores(vnniQ8_0, c.d, c.rb, c.full, td, q, n, rows, out, mu)
 }
 
-// iq4ScoresVNNI is DotManyMulti for iq4_nl rows through the VNNI kernel.
-func (c *iq4nlCodec) iq4ScoresVNNI(q []float32, n int, rows []byte, out []float32) {
+// iq4ScoresVNNI is q4ScoresVNNI for iq4_nl rows.
+func (c *iq4nlCodec) iq4ScoresVNNI(q []float32, n int, rows []byte, out, mu []float32) {
 	td, _ := c.tails()
-	vnniScores(vnniIQ4NL, c.d, c.rb, c.full, td, q, n, rows, out)
+	vnniScores(vnniIQ4NL, c.d, c.rb, c.full, td, q, n, rows, out, mu)
 }
 
 // scoresDigits is the digits per query value of c's DotManyMulti on this CPU (0: float kernels

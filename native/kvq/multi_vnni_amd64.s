@@ -156,8 +156,8 @@
 	LEAQ (BX)(AX*4), BX; \
 	SCORES_ROW4(Z7, X7)
 
-// func multiScoresQ40VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int)
-TEXT ·multiScoresQ40VNNI(SB), NOSPLIT, $0-72
+// func multiScoresQ40VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+TEXT ·multiScoresQ40VNNI(SB), NOSPLIT, $0-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12       // 3 rows
@@ -199,10 +199,11 @@ vnniQ40_stage:
 	MOVQ aux+8(FP), DX
 	MOVQ stage+16(FP), R13
 	MOVQ nb+24(FP), R11
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
+	MOVQ off+72(FP), AX        // the scores start at the queries' offsets
+	VBROADCASTSS (AX), Z8
+	VBROADCASTSS 4(AX), Z9
+	VBROADCASTSS 8(AX), Z10
+	VBROADCASTSS 12(AX), Z11
 	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
 	SHLQ $4, AX                // per block (a group is 16·18 = 288 bytes per block)
 	IMULQ $PFGROUPS, AX
@@ -283,12 +284,12 @@ DATA ·vnniIQ4NLU8+0(SB)/8, $0x766a5d4f3f2d1801
 DATA ·vnniIQ4NLU8+8(SB)/8, $0xf1d9c5b5a6998d81
 GLOBL ·vnniIQ4NLU8(SB), RODATA|NOPTR, $16
 
-// func multiScoresIQ4NLVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int)
+// func multiScoresIQ4NLVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // The iq4_nl scores kernel: multiScoresQ40VNNI's loads, nibble split and one-digit chains, each
 // nibble looked up with VPSHUFB in iq4_nl's levels + 128 (unsigned bytes 1..241,
 // ·vnniIQ4NLU8) before them; the first chain starts at −128·ΣQ, so the two hold Σ Q·level
 // exactly.
-TEXT ·multiScoresIQ4NLVNNI(SB), NOSPLIT, $0-72
+TEXT ·multiScoresIQ4NLVNNI(SB), NOSPLIT, $0-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12       // 3 rows
@@ -330,10 +331,11 @@ vnniIQ4_stage:
 	MOVQ aux+8(FP), DX
 	MOVQ stage+16(FP), R13
 	MOVQ nb+24(FP), R11
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
+	MOVQ off+72(FP), AX        // the scores start at the queries' offsets
+	VBROADCASTSS (AX), Z8
+	VBROADCASTSS 4(AX), Z9
+	VBROADCASTSS 8(AX), Z10
+	VBROADCASTSS 12(AX), Z11
 	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
 	SHLQ $4, AX                // per block (a group is 16·18 = 288 bytes per block)
 	IMULQ $PFGROUPS, AX
@@ -418,13 +420,13 @@ vnniIQ4_done:
 	VZEROUPPER
 	RET
 
-// func multiScoresQ80VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int)
+// func multiScoresQ80VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // The q8_0 scores kernel: multiScoresQ40VNNI's method for 8-bit codes and a two-digit query
 // (Q = 2⁷·hi + lo). A block's 32 codes are eight payload dwords, transposed in two halves;
 // VPDPBUSD takes them as unsigned bytes c + 128, so each digit's chain starts at −128·Σ(its
 // digits) (aux) and holds that digit's exact dot with the codes; 2⁷·hi + lo (at most 2²⁶ in
 // magnitude) is formed in int32 and scaled as in the q4_0 kernel.
-TEXT ·multiScoresQ80VNNI(SB), NOSPLIT, $0-72
+TEXT ·multiScoresQ80VNNI(SB), NOSPLIT, $0-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12       // 3 rows
@@ -466,10 +468,11 @@ vnniQ80_stage:
 	MOVQ aux+8(FP), DX
 	MOVQ stage+16(FP), R13
 	MOVQ nb+24(FP), R11
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
+	MOVQ off+72(FP), AX        // the scores start at the queries' offsets
+	VBROADCASTSS (AX), Z8
+	VBROADCASTSS 4(AX), Z9
+	VBROADCASTSS 8(AX), Z10
+	VBROADCASTSS 12(AX), Z11
 	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 576 bytes
 	SHLQ $4, AX                // per block (a group is 16·34 = 544 bytes per block)
 	IMULQ $PFGROUPS, AX

@@ -5,15 +5,15 @@ package kvq
 // hasVNNI is false: the VNNI kernel is amd64 assembly.
 const hasVNNI, hasVNNIBW = false, false
 
-func (c *q4_0Codec) q4ScoresVNNI(q []float32, n int, rows []byte, out []float32) {
+func (c *q4_0Codec) q4ScoresVNNI(q []float32, n int, rows []byte, out, mu []float32) {
 	panic("kvq: no VNNI kernel on this platform")
 }
 
-func (c *q8_0Codec) q8ScoresVNNI(q []float32, n int, rows []byte, out []float32) {
+func (c *q8_0Codec) q8ScoresVNNI(q []float32, n int, rows []byte, out, mu []float32) {
 	panic("kvq: no VNNI kernel on this platform")
 }
 
-func (c *iq4nlCodec) iq4ScoresVNNI(q []float32, n int, rows []byte, out []float32) {
+func (c *iq4nlCodec) iq4ScoresVNNI(q []float32, n int, rows []byte, out, mu []float32) {
 	panic("kvq: no VNNI kernel on this platform")
 }
 

@@ -196,18 +196,14 @@ func checkRowCodec(t *testing.T, c Codec, rows [][]float32, maxRel float64) {
 		// Integer kernels score the prepared query rounded per block of the inner codec's
 		// domain (ScoresGrid): DotManyMulti is within the float tolerance of DotMany of the
 		// rounded query, and within u·Σ_b max|q_b|·Σ_b(|x| + o_b) more of DotMany's.
-		// (The rotation's offset term q·μ is added in float with the query as it is.)
-		inner, qmu := c, float32(0)
+		inner := c
 		if rc, ok := c.(*rotCodec); ok {
-			inner, qmu = rc.inner, rc.qmu(pq)
+			inner = rc.inner
 		}
 		gq := make([]float32, d)
 		u := ScoresGrid(c, gq, pq, 1)
 		gout := make([]float32, len(rows))
-		inner.DotMany(gq, enc, gout)
-		for i := range gout {
-			gout[i] += qmu
-		}
+		c.DotMany(gq, enc, gout)
 		x := make([]float32, d)
 		for i := range rows {
 			row := enc[i*rb : (i+1)*rb]
