@@ -119,12 +119,8 @@ func TestAttentionMatchesReference(t *testing.T) {
 			s := attn.Shape{Heads: 4, KVHeads: 2, HeadDimK: tc.d, HeadDimV: tc.d, Scale: float32(1 / math.Sqrt(float64(tc.d))), ChunkSize: 64, Threads: 2}
 			q := randVec(r, 4*tc.d)
 			for _, decode := range []bool{false, true} {
-				kr, vr := c.Rows(0, decode)
-				ref := make([]float32, 4*tc.d)
+				ref := multiReference(t, c, decode, q, s)
 				fast := make([]float32, 4*tc.d)
-				if err := attn.DecodeReference(ref, q, s, kr, vr, 0, c.Len()); err != nil {
-					t.Fatal(err)
-				}
 				if err := attn.Decode(fast, q, s, c.Keys(0, decode), c.Values(0, decode), 0, c.Len()); err != nil {
 					t.Fatal(err)
 				}
@@ -322,7 +318,7 @@ func TestOverlayMultiQuery(t *testing.T) {
 			if err := attn.Decode(fast, q, s, keys, vals, 0, c.Len()); err != nil {
 				t.Fatal(err)
 			}
-			if e := relRMS(fast, ref); e > 1e-4 {
+			if e := relRMS(fast, multiReference(t, c, true, q, s)); e > 1e-4 {
 				t.Errorf("multi-query decode differs from the reference by %.2e", e)
 			}
 			// The single-query readers (the multi-query interfaces hidden) agree too.
@@ -386,4 +382,47 @@ func TestRotatedKCalibratedOnFirstWrite(t *testing.T) {
 	if kvq.ChannelScalesOf(codec) != nil {
 		t.Error("Reset kept the calibration")
 	}
+}
+
+// gridKeys is a single-query K reader (the multi-query path hidden) whose prepared queries
+// have their codec part rounded as the codec's multi-query scores round them (kvq.ScoresGrid).
+type gridKeys struct {
+	attn.Keys
+	codec kvq.Codec
+}
+
+func (g gridKeys) Prepare(dst, q []float32) []float32 {
+	pq := g.Keys.Prepare(dst, q)
+	d := g.codec.Dim()
+	kvq.ScoresGrid(g.codec, pq[:d], pq[:d], 1)
+	return pq
+}
+
+// multiReference is what the multi-query decode of layer 0 must match within float rounding:
+// the reference over the cache's rows where the K codec scores queries as they are; where it
+// rounds them to an integer grid, the single-query readers on the same rounded queries (kvq's
+// tests check the rounding against its stated bound).
+func multiReference(t *testing.T, c *Cache, decode bool, q []float32, s attn.Shape) []float32 {
+	t.Helper()
+	out := make([]float32, s.Heads*s.HeadDimV)
+	ly := c.layers[0]
+	rs, ok := ly.k[0].(*rowStore)
+	if ok && kvq.ScoresGrid(rs.Codec, make([]float32, s.HeadDimK), q[:s.HeadDimK], 1) > 0 {
+		keys, vals := c.Keys(0, decode), c.Values(0, decode)
+		var gk []attn.Keys
+		var gv []attn.Values
+		for g := range keys {
+			gk = append(gk, gridKeys{keys[g], ly.k[g].(*rowStore).Codec})
+			gv = append(gv, struct{ attn.Values }{vals[g]})
+		}
+		if err := attn.Decode(out, q, s, gk, gv, 0, c.Len()); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	kr, vr := c.Rows(0, decode)
+	if err := attn.DecodeReference(out, q, s, kr, vr, 0, c.Len()); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -115,7 +115,7 @@ func TestMixedAttentionMatchesReference(t *testing.T) {
 				if err := attn.Decode(fast, q, s, keys, vals, 0, c.Len()); err != nil {
 					t.Fatal(err)
 				}
-				if e := relRMS(fast, ref); e > 1e-4 {
+				if e := relRMS(fast, multiReference(t, c, decode, q, s)); e > 1e-4 {
 					t.Errorf("decode=%v: fast differs from reference by %.2e", decode, e)
 				}
 				var sk []attn.Keys
