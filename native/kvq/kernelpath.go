@@ -77,8 +77,8 @@ func slowReason(p Pair, kOK bool, dk, dv int) string {
 	switch {
 	case f == F32:
 		return "(f32 has none)"
-	case runtime.GOARCH != "amd64":
-		return "on " + runtime.GOARCH + " (the kernels are x86 AVX2/AVX-512 only; no NEON yet)"
+	case multiF16 == nil && runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64":
+		return "on " + runtime.GOARCH + " (the kernels are amd64 AVX2/AVX-512 and arm64 NEON only)"
 	case multiF16 == nil:
 		return "on this CPU (amd64 without AVX2, FMA and F16C, or a purego build)"
 	case f == Q2K:

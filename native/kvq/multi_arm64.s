@@ -1,0 +1,325 @@
+//go:build arm64 && !purego
+
+#include "textflag.h"
+
+// NEON (Advanced SIMD) kernels of the MultiQuery fast path on arm64: the contracts of
+// multiKernels, four float32 lanes a register, baseline ARMv8.0 instructions only (no FP16
+// arithmetic, no dot product). A decoder turns 32 values (a block, or 64 bytes of f16) into
+// eight vectors V0..V7 of four floats with the block scale applied (q4_0 as (c − 8)·d, the codes
+// made signed bytes first, then widened and converted; exact, as c·d − 8·d is on amd64).
+//
+// Register use. Scores: V0..V7 the decoded block, V8..V11 decode temporaries, V12..V15 a query's
+// 16 values at a time (a q8_0 or q4_0 scale and the nibble constants while decoding), V16..V31
+// four accumulators per query (query h in V16+4h..V19+4h; value i of a row goes to lane i mod 16).
+// Accumulate: V0..V3 16 decoded values, V4 a row's four weights, V5 q4_0's nibble shift,
+// V8..V14 decode temporaries and constants, V16..V31 the four accumulators' 16 values.
+//
+// Go's assembler has no mnemonics for the floating-point vector arithmetic and the signed
+// widening used here; they are encoded with WORD below (operands are register numbers, the
+// destination last as in Go's syntax); go tool objdump decodes each to the instruction its
+// comment names, and TestNEONKernels and the reference tests check the results.
+
+// FCVTL Vd.4S, Vn.4H: the low four halves of Vn widened to float32.
+#define FCVTL(n, d) WORD $(0x0E217800 | (n)<<5 | (d))
+// FCVTL2 Vd.4S, Vn.8H: the high four halves of Vn widened to float32.
+#define FCVTL2(n, d) WORD $(0x4E217800 | (n)<<5 | (d))
+// SCVTF Vd.4S, Vn.4S: signed int32 lanes to float32.
+#define SCVTF4S(n, d) WORD $(0x4E21D800 | (n)<<5 | (d))
+// FMUL Vd.4S, Vn.4S, Vm.4S.
+#define FMUL4S(m, n, d) WORD $(0x6E20DC00 | (m)<<16 | (n)<<5 | (d))
+// FADD Vd.4S, Vn.4S, Vm.4S.
+#define FADD4S(m, n, d) WORD $(0x4E20D400 | (m)<<16 | (n)<<5 | (d))
+// FADDP Vd.4S, Vn.4S, Vm.4S: [n0+n1, n2+n3, m0+m1, m2+m3].
+#define FADDP4S(m, n, d) WORD $(0x6E20D400 | (m)<<16 | (n)<<5 | (d))
+// SXTL Vd.8H, Vn.8B (SSHLL #0): the low eight signed bytes widened to int16.
+#define SXTL8H(n, d) WORD $(0x0F08A400 | (n)<<5 | (d))
+// SXTL2 Vd.8H, Vn.16B (SSHLL2 #0): the high eight signed bytes widened to int16.
+#define SXTL28H(n, d) WORD $(0x4F08A400 | (n)<<5 | (d))
+// SXTL Vd.4S, Vn.4H (SSHLL #0).
+#define SXTL4S(n, d) WORD $(0x0F10A400 | (n)<<5 | (d))
+// SXTL2 Vd.4S, Vn.8H (SSHLL2 #0).
+#define SXTL24S(n, d) WORD $(0x4F10A400 | (n)<<5 | (d))
+// FMLA Vd.4S, Vn.4S, Vm.S[i]: Vd += Vn·(lane i of Vm), fused.
+#define FMLAE(m, i, n, d) WORD $(0x4F801000 | ((i)&1)<<21 | (m)<<16 | ((i)>>1)<<11 | (n)<<5 | (d))
+// USHL Vd.16B, Vn.16B, Vm.16B: each byte shifted by the signed byte of Vm (negative: right).
+#define USHL16B(m, n, d) WORD $(0x6E204400 | (m)<<16 | (n)<<5 | (d))
+
+// The scores decoders: the block at R11 (advanced past it) into V0..V7; R20 is f16Table.
+#define SDEC_F16 \
+	VLD1.P 64(R11), [V8.H8, V9.H8, V10.H8, V11.H8]; \
+	FCVTL(8, 0); FCVTL2(8, 1); FCVTL(9, 2); FCVTL2(9, 3); \
+	FCVTL(10, 4); FCVTL2(10, 5); FCVTL(11, 6); FCVTL2(11, 7)
+
+// WIDEN8 widens the signed bytes of four H8 registers' sources: int16 vectors a..d (values
+// 0..7, 8..15, 16..23, 24..31) to int32 V0..V7, converts them and scales them by V12.
+#define WIDEN8(a, b, c, d) \
+	SXTL4S(a, 0); SXTL24S(a, 1); SXTL4S(b, 2); SXTL24S(b, 3); \
+	SXTL4S(c, 4); SXTL24S(c, 5); SXTL4S(d, 6); SXTL24S(d, 7); \
+	SCVTF4S(0, 0); SCVTF4S(1, 1); SCVTF4S(2, 2); SCVTF4S(3, 3); \
+	SCVTF4S(4, 4); SCVTF4S(5, 5); SCVTF4S(6, 6); SCVTF4S(7, 7); \
+	FMUL4S(12, 0, 0); FMUL4S(12, 1, 1); FMUL4S(12, 2, 2); FMUL4S(12, 3, 3); \
+	FMUL4S(12, 4, 4); FMUL4S(12, 5, 5); FMUL4S(12, 6, 6); FMUL4S(12, 7, 7)
+
+// SCALE loads the f16 block scale at R11 (advancing it by 2) into every lane of V12.
+#define SCALE \
+	MOVHU.P 2(R11), R19; \
+	ADD R19<<2, R20, R19; \
+	VLD1R (R19), [V12.S4]
+
+#define SDEC_Q80 \
+	SCALE; \
+	VLD1.P 32(R11), [V8.B16, V9.B16]; \
+	SXTL8H(8, 10); SXTL28H(8, 11); SXTL8H(9, 8); SXTL28H(9, 9); \
+	WIDEN8(10, 11, 8, 9)
+
+#define SDEC_Q40 \
+	SCALE; \
+	VLD1.P 16(R11), [V8.B16]; \
+	VMOVI $15, V13.B16; \
+	VMOVI $8, V14.B16; \
+	VAND V13.B16, V8.B16, V9.B16; \
+	VUSHR $4, V8.B16, V8.B16; \
+	VSUB V14.B16, V9.B16, V9.B16; \
+	VSUB V14.B16, V8.B16, V8.B16; \
+	SXTL8H(9, 10); SXTL28H(9, 11); SXTL8H(8, 9); SXTL28H(8, 8); \
+	WIDEN8(10, 11, 9, 8)
+
+// SQUERY adds query h's products with V0..V7 (its 32 values at qp, advanced past them) to its
+// accumulators a0..a3.
+#define SQUERY(qp, a0, a1, a2, a3) \
+	VLD1.P 64(qp), [V12.S4, V13.S4, V14.S4, V15.S4]; \
+	VFMLA V12.S4, V0.S4, a0.S4; \
+	VFMLA V13.S4, V1.S4, a1.S4; \
+	VFMLA V14.S4, V2.S4, a2.S4; \
+	VFMLA V15.S4, V3.S4, a3.S4; \
+	VLD1.P 64(qp), [V12.S4, V13.S4, V14.S4, V15.S4]; \
+	VFMLA V12.S4, V4.S4, a0.S4; \
+	VFMLA V13.S4, V5.S4, a1.S4; \
+	VFMLA V14.S4, V6.S4, a2.S4; \
+	VFMLA V15.S4, V7.S4, a3.S4
+
+// SREDUCE sums query h's accumulators a0..a3 into a0 (a0+a1)+(a2+a3).
+#define SREDUCE(a0, a1, a2, a3) \
+	FADD4S(a1, a0, a0); FADD4S(a3, a2, a2); FADD4S(a2, a0, a0)
+
+// SCORES is the body of a scores kernel with decoder DEC.
+// R0 q, R1 d·4, R2 nv/32, R3 the row, R4 rb, R5 m, R6 out, R7 ostride; R8..R10 queries 1..3.
+#define SCORES(DEC) \
+	MOVD q+0(FP), R0; \
+	MOVD d+8(FP), R1; \
+	LSL $2, R1; \
+	MOVD nv+16(FP), R2; \
+	LSR $5, R2; \
+	MOVD rows+24(FP), R3; \
+	MOVD rb+32(FP), R4; \
+	MOVD m+40(FP), R5; \
+	MOVD out+48(FP), R6; \
+	MOVD ostride+56(FP), R7; \
+	MOVD ·f16Table(SB), R20; \
+	ADD R1, R0, R8; \
+	ADD R1, R8, R9; \
+	ADD R1, R9, R10; \
+	CBZ R5, done; \
+	CBZ R2, done; \
+row: \
+	VEOR V16.B16, V16.B16, V16.B16; VEOR V17.B16, V17.B16, V17.B16; \
+	VEOR V18.B16, V18.B16, V18.B16; VEOR V19.B16, V19.B16, V19.B16; \
+	VEOR V20.B16, V20.B16, V20.B16; VEOR V21.B16, V21.B16, V21.B16; \
+	VEOR V22.B16, V22.B16, V22.B16; VEOR V23.B16, V23.B16, V23.B16; \
+	VEOR V24.B16, V24.B16, V24.B16; VEOR V25.B16, V25.B16, V25.B16; \
+	VEOR V26.B16, V26.B16, V26.B16; VEOR V27.B16, V27.B16, V27.B16; \
+	VEOR V28.B16, V28.B16, V28.B16; VEOR V29.B16, V29.B16, V29.B16; \
+	VEOR V30.B16, V30.B16, V30.B16; VEOR V31.B16, V31.B16, V31.B16; \
+	MOVD R3, R11; \
+	MOVD R0, R12; \
+	MOVD R8, R13; \
+	MOVD R9, R14; \
+	MOVD R10, R15; \
+	MOVD R2, R21; \
+blk: \
+	DEC; \
+	SQUERY(R12, V16, V17, V18, V19); \
+	SQUERY(R13, V20, V21, V22, V23); \
+	SQUERY(R14, V24, V25, V26, V27); \
+	SQUERY(R15, V28, V29, V30, V31); \
+	SUBS $1, R21, R21; \
+	BNE blk; \
+	SREDUCE(16, 17, 18, 19); \
+	SREDUCE(20, 21, 22, 23); \
+	SREDUCE(24, 25, 26, 27); \
+	SREDUCE(28, 29, 30, 31); \
+	FADDP4S(20, 16, 16); \
+	FADDP4S(28, 24, 24); \
+	FADDP4S(24, 16, 16); \
+	VST1 [V16.S4], (R6); \
+	ADD R4, R3, R3; \
+	ADD R7, R6, R6; \
+	SUBS $1, R5, R5; \
+	BNE row; \
+done: \
+	RET
+
+// The accumulate decoders: 16 values of the row at R11 into V0..V3. R22 is the chunk's byte
+// offset in the row (f16) or its block's offset (q8_0, q4_0), R23 the codes' offset past the
+// block's start (q8_0: 2 or 18; q4_0: 2), V5 q4_0's nibble shift (0 or −4 in every byte).
+#define ADEC_F16 \
+	ADD R22, R11, R19; \
+	VLD1 (R19), [V8.H8, V9.H8]; \
+	FCVTL(8, 0); FCVTL2(8, 1); FCVTL(9, 2); FCVTL2(9, 3)
+
+// ASCALE loads the f16 scale of the block at R11+R22 into V12 and leaves the block's address
+// in R19.
+#define ASCALE \
+	ADD R22, R11, R19; \
+	MOVHU (R19), R24; \
+	ADD R24<<2, R20, R24; \
+	VLD1R (R24), [V12.S4]
+
+// AWIDEN4 widens int16 vectors a (values 0..7) and b (8..15) to V0..V3, converts and scales
+// them by V12.
+#define AWIDEN4(a, b) \
+	SXTL4S(a, 0); SXTL24S(a, 1); SXTL4S(b, 2); SXTL24S(b, 3); \
+	SCVTF4S(0, 0); SCVTF4S(1, 1); SCVTF4S(2, 2); SCVTF4S(3, 3); \
+	FMUL4S(12, 0, 0); FMUL4S(12, 1, 1); FMUL4S(12, 2, 2); FMUL4S(12, 3, 3)
+
+#define ADEC_Q80 \
+	ASCALE; \
+	ADD R23, R19, R19; \
+	VLD1 (R19), [V8.B16]; \
+	SXTL8H(8, 9); SXTL28H(8, 10); \
+	AWIDEN4(9, 10)
+
+#define ADEC_Q40 \
+	ASCALE; \
+	ADD R23, R19, R19; \
+	VLD1 (R19), [V8.B16]; \
+	USHL16B(5, 8, 8); \
+	VAND V13.B16, V8.B16, V8.B16; \
+	VSUB V14.B16, V8.B16, V8.B16; \
+	SXTL8H(8, 9); SXTL28H(8, 10); \
+	AWIDEN4(9, 10)
+
+// ACHUNK sets R22, R23 and V5 for the 16-value chunk R21 of a row.
+#define ACHUNK_F16 \
+	LSL $5, R21, R22
+
+#define ACHUNK_Q80 \
+	LSR $1, R21, R22; \
+	MOVD $34, R23; \
+	MUL R23, R22, R22; \
+	AND $1, R21, R23; \
+	LSL $4, R23, R23; \
+	ADD $2, R23, R23
+
+#define ACHUNK_Q40 \
+	LSR $1, R21, R22; \
+	MOVD $18, R23; \
+	MUL R23, R22, R22; \
+	AND $1, R21, R23; \
+	LSL $2, R23, R23; \
+	NEG R23, R23; \
+	VDUP R23, V5.B16; \
+	MOVD $2, R23; \
+	VMOVI $15, V13.B16; \
+	VMOVI $8, V14.B16
+
+// ALOAD and ASTORE move the four accumulators' chunk (16 values each at R12..R15) into and out
+// of V16..V31.
+#define ALOAD \
+	VLD1 (R12), [V16.S4, V17.S4, V18.S4, V19.S4]; \
+	VLD1 (R13), [V20.S4, V21.S4, V22.S4, V23.S4]; \
+	VLD1 (R14), [V24.S4, V25.S4, V26.S4, V27.S4]; \
+	VLD1 (R15), [V28.S4, V29.S4, V30.S4, V31.S4]
+
+#define ASTORE \
+	VST1 [V16.S4, V17.S4, V18.S4, V19.S4], (R12); \
+	VST1 [V20.S4, V21.S4, V22.S4, V23.S4], (R13); \
+	VST1 [V24.S4, V25.S4, V26.S4, V27.S4], (R14); \
+	VST1 [V28.S4, V29.S4, V30.S4, V31.S4], (R15)
+
+// AROW adds w_h·x to accumulator h's chunk for the decoded values V0..V3, V4 the weights.
+#define AROW \
+	FMLAE(4, 0, 0, 16); FMLAE(4, 0, 1, 17); FMLAE(4, 0, 2, 18); FMLAE(4, 0, 3, 19); \
+	FMLAE(4, 1, 0, 20); FMLAE(4, 1, 1, 21); FMLAE(4, 1, 2, 22); FMLAE(4, 1, 3, 23); \
+	FMLAE(4, 2, 0, 24); FMLAE(4, 2, 1, 25); FMLAE(4, 2, 2, 26); FMLAE(4, 2, 3, 27); \
+	FMLAE(4, 3, 0, 28); FMLAE(4, 3, 1, 29); FMLAE(4, 3, 2, 30); FMLAE(4, 3, 3, 31)
+
+// ACC is the body of an accumulate kernel with chunk set-up CHUNK and decoder DEC: rows in
+// tiles of 64 (held in L1 while every chunk passes over them), per 16-value chunk the four
+// accumulators' values in V16..V31 across the tile's rows, in row order.
+// R0 acc, R1 d·4, R2 nv/16, R3 the tile's first row, R4 rb, R5 rows left, R6 the tile's weights,
+// R7 wstride; R8 the tile's rows, R9 the chunk's accumulator offset, R10 the tile's row count.
+#define ACC(CHUNK, DEC) \
+	MOVD acc+0(FP), R0; \
+	MOVD d+8(FP), R1; \
+	LSL $2, R1; \
+	MOVD nv+16(FP), R2; \
+	LSR $4, R2; \
+	MOVD rows+24(FP), R3; \
+	MOVD rb+32(FP), R4; \
+	MOVD m+40(FP), R5; \
+	MOVD w+48(FP), R6; \
+	MOVD wstride+56(FP), R7; \
+	MOVD ·f16Table(SB), R20; \
+	CBZ R5, done; \
+	CBZ R2, done; \
+tile: \
+	MOVD $64, R10; \
+	CMP R10, R5; \
+	CSEL LT, R5, R10, R10; \
+	MOVD $0, R21; \
+	MOVD R0, R12; \
+chunk: \
+	ADD R1, R12, R13; \
+	ADD R1, R13, R14; \
+	ADD R1, R14, R15; \
+	CHUNK; \
+	ALOAD; \
+	MOVD R3, R11; \
+	MOVD R6, R9; \
+	MOVD R10, R8; \
+r: \
+	VLD1 (R9), [V4.S4]; \
+	DEC; \
+	AROW; \
+	ADD R4, R11, R11; \
+	ADD R7, R9, R9; \
+	SUBS $1, R8, R8; \
+	BNE r; \
+	ASTORE; \
+	ADD $64, R12, R12; \
+	ADD $1, R21, R21; \
+	CMP R2, R21; \
+	BNE chunk; \
+	MUL R10, R4, R19; \
+	ADD R19, R3, R3; \
+	MUL R10, R7, R19; \
+	ADD R19, R6, R6; \
+	SUBS R10, R5, R5; \
+	BNE tile; \
+done: \
+	RET
+
+// func multiScoresF16NEON(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+TEXT ·multiScoresF16NEON(SB), NOSPLIT, $0-64
+	SCORES(SDEC_F16)
+
+// func multiScoresQ80NEON(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+TEXT ·multiScoresQ80NEON(SB), NOSPLIT, $0-64
+	SCORES(SDEC_Q80)
+
+// func multiScoresQ40NEON(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+TEXT ·multiScoresQ40NEON(SB), NOSPLIT, $0-64
+	SCORES(SDEC_Q40)
+
+// func multiAccF16NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+TEXT ·multiAccF16NEON(SB), NOSPLIT, $0-64
+	ACC(ACHUNK_F16, ADEC_F16)
+
+// func multiAccQ80NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+TEXT ·multiAccQ80NEON(SB), NOSPLIT, $0-64
+	ACC(ACHUNK_Q80, ADEC_Q80)
+
+// func multiAccQ40NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+TEXT ·multiAccQ40NEON(SB), NOSPLIT, $0-64
+	ACC(ACHUNK_Q40, ADEC_Q40)

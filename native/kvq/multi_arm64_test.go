@@ -1,0 +1,122 @@
+//go:build arm64 && !purego
+
+package kvq
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestNEONKernelsSelected checks that arm64 builds route f16, q8_0 and q4_0 through the NEON
+// kernels, so the reference tests (TestMultiQueryMatchesReference and the rest) exercise them
+// rather than the per-query fallback.
+func TestNEONKernelsSelected(t *testing.T) {
+	for _, tc := range []struct {
+		f Format
+		k *multiKernels
+	}{{F16, multiF16}, {Q8_0, multiQ8_0}, {Q4_0, multiQ4_0}} {
+		if tc.k == nil {
+			t.Errorf("%s: no NEON kernels selected", tc.f)
+		}
+		if !FastDecode(tc.f, 128) {
+			t.Errorf("%s: FastDecode(128) is false", tc.f)
+		}
+	}
+}
+
+// TestNEONKernels calls the NEON kernels directly, with output and weight strides wider than
+// four, and checks the contract multi_arm64.go states: each score within
+// (nv/16 + 5)·2⁻²⁴·Σ|q[i]·x[i]| of the exact sum over the first nv values (16 lanes of fused
+// multiply-adds, reduced pairwise), each accumulated value within (m + 2)·2⁻²⁴·(|acc₀[i]| +
+// Σ_j |w_j·x_j[i]|) of the exact one (row order, one rounding a row), the output slots past
+// the four queries and the accumulators' values past nv untouched.
+func TestNEONKernels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	const stride = 6 // floats per row of out and w: two slots past the four queries
+	for _, tc := range []struct {
+		f Format
+		k *multiKernels
+	}{{F16, multiF16}, {Q8_0, multiQ8_0}, {Q4_0, multiQ4_0}} {
+		for _, d := range []int{32, 75, 128, 200} {
+			for _, m := range []int{1, 5, 64, 65, 130} {
+				t.Run(fmt.Sprintf("%s/d%d/m%d", tc.f, d, m), func(t *testing.T) {
+					checkNEONKernels(t, rng, tc.f, tc.k, d, m, stride)
+				})
+			}
+		}
+	}
+}
+
+func checkNEONKernels(t *testing.T, rng *rand.Rand, f Format, k *multiKernels, d, m, stride int) {
+	c := mustCodec(t, f, d)
+	rb, nv := c.RowBytes(), d&^31
+	src := outlierRows(rng, m, d)
+	enc := make([]byte, m*rb)
+	x := make([]float32, m*d)
+	for j := 0; j < m; j++ {
+		c.Encode(enc[j*rb:(j+1)*rb], src[j*d:(j+1)*d])
+		c.Decode(x[j*d:(j+1)*d], enc[j*rb:(j+1)*rb])
+	}
+	nan := float32(math.NaN())
+	u := math.Ldexp(1, -24)
+
+	q := gaussianRows(rng, 4, d, 1)
+	out := make([]float32, m*stride)
+	for i := range out {
+		out[i] = nan
+	}
+	k.scores(&q[0], d, nv, &enc[0], rb, m, &out[0], 4*stride)
+	for j := 0; j < m; j++ {
+		for h := 0; h < 4; h++ {
+			var exact, mag float64
+			for i := 0; i < nv; i++ {
+				p := float64(q[h*d+i]) * float64(x[j*d+i])
+				exact += p
+				mag += math.Abs(p)
+			}
+			bound := float64(nv/16+5) * u * mag
+			if got := out[j*stride+h]; !(math.Abs(float64(got)-exact) <= bound) {
+				t.Fatalf("row %d query %d: score %g, exact %g: error %g > %g", j, h, got, exact, math.Abs(float64(got)-exact), bound)
+			}
+		}
+		for h := 4; h < stride; h++ {
+			if !math.IsNaN(float64(out[j*stride+h])) {
+				t.Fatalf("row %d: slot %d past the queries written (%g)", j, h, out[j*stride+h])
+			}
+		}
+	}
+
+	w := make([]float32, m*stride)
+	for i := range w {
+		w[i] = float32(rng.NormFloat64())
+		if i%stride >= 4 {
+			w[i] = nan // never read
+		}
+	}
+	acc0 := gaussianRows(rng, 4, d, 1)
+	acc := append([]float32(nil), acc0...)
+	k.acc(&acc[0], d, nv, &enc[0], rb, m, &w[0], 4*stride)
+	for h := 0; h < 4; h++ {
+		for i := 0; i < d; i++ {
+			got := acc[h*d+i]
+			if i >= nv {
+				if math.Float32bits(got) != math.Float32bits(acc0[h*d+i]) {
+					t.Fatalf("acc %d [%d] past nv changed: %g, was %g", h, i, got, acc0[h*d+i])
+				}
+				continue
+			}
+			exact, mag := float64(acc0[h*d+i]), math.Abs(float64(acc0[h*d+i]))
+			for j := 0; j < m; j++ {
+				p := float64(w[j*stride+h]) * float64(x[j*d+i])
+				exact += p
+				mag += math.Abs(p)
+			}
+			bound := float64(m+2) * u * mag
+			if math.Abs(float64(got)-exact) > bound || math.IsNaN(float64(got)) {
+				t.Fatalf("acc %d [%d]: %g, exact %g: error %g > %g", h, i, got, exact, math.Abs(float64(got)-exact), bound)
+			}
+		}
+	}
+}
