@@ -127,7 +127,20 @@ func MulFloatPacked(y []float32, ystride int, typ gguf.Type, w []byte, rowBytes 
 		for r0 := lo; r0 < hi; r0 += gemmMR {
 			mr := min(gemmMR, hi-r0)
 			pack(ap[:kc*gemmMR], typ, w, rowBytes, r0, mr, k0, kc)
+			// The next sliver's rows are fetched while this one is multiplied, a row per
+			// token group (the rest with the last group).
+			nr0, nk0 := r0+gemmMR, k0
+			if nr0 >= hi {
+				nr0, nk0 = lo, k0+gemmKC
+			}
+			nmr, nkb := 0, 0
+			if nk0 < cols {
+				nmr, nkb = min(gemmMR, hi-nr0), int(typ.RowBytes(uint64(min(gemmKC, cols-nk0))))
+			}
 			for g := 0; g < groups; g++ {
+				for i := g; i < nmr && (i == g || g == groups-1); i++ {
+					prefetchRow(w, (nr0+i)*rowBytes+int(typ.RowBytes(uint64(nk0))), nkb)
+				}
 				t0 := g * nr
 				nt := min(nr, n-t0)
 				xs := xp[t0*cols+k0*nr : t0*cols+(k0+kc)*nr]

@@ -25,6 +25,15 @@ var hasAVX512F = hasAVX2 && cpu.X86.HasAVX512F
 var gemm512 = hasAVX512F && !noVNNI()
 
 //go:noescape
+func prefetchLines(p unsafe.Pointer, n int)
+
+// prefetchRow asks for the bytes row[off : off+n] (n > 0) to be brought into the cache.
+func prefetchRow(row []byte, off, n int) {
+	_ = row[off+n-1]
+	prefetchLines(unsafe.Pointer(&row[off]), (n+63)/64)
+}
+
+//go:noescape
 func packF16x8AVX2(dst, src unsafe.Pointer, rowBytes, k8 int)
 
 //go:noescape

@@ -880,3 +880,15 @@ looppackQ4_0x8AVX2:
 	JNZ looppackQ4_0x8AVX2
 	VZEROUPPER
 	RET
+
+// func prefetchLines(p unsafe.Pointer, n int)
+// PREFETCHT0 of the n 64-byte lines from p (n ≥ 1).
+TEXT ·prefetchLines(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+prefetchloop:
+	PREFETCHT0 (SI)
+	ADDQ $64, SI
+	DECQ CX
+	JNZ prefetchloop
+	RET

@@ -18,3 +18,5 @@ func gemmMicro12p(ap *[gemmKC * gemmMR]float32, xp []float32, kc int, y []float3
 func packAsm(ap []float32, typ gguf.Type, w []byte, rowBytes, kc int) {
 	panic("wkern: no assembly packer")
 }
+
+func prefetchRow(row []byte, off, n int) {}
