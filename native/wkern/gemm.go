@@ -75,18 +75,25 @@ func PackedTokensLen(n, cols int) int { return TokenGroups(n) * tokenTile(n) * c
 func PackTokens(xp, x []float32, n, cols, lo, hi int) {
 	nr := tokenTile(n)
 	_ = xp[hi*nr*cols-1]
+	// Columns go in chunks of 16 (a cache line of each token), so the chunk's nr×16 packed
+	// values stay in the L1 cache while the nr tokens' lines are read.
+	const kb = 16
 	for g := lo; g < hi; g++ {
 		dst := xp[g*nr*cols : (g+1)*nr*cols]
-		for j := 0; j < nr; j++ {
-			t := g*nr + j
-			if t >= n {
-				for k := 0; k < cols; k++ {
-					dst[k*nr+j] = 0
+		for k0 := 0; k0 < cols; k0 += kb {
+			k1 := min(k0+kb, cols)
+			d := dst[k0*nr : k1*nr]
+			for j := 0; j < nr; j++ {
+				t := g*nr + j
+				if t >= n {
+					for k := j; k < len(d); k += nr {
+						d[k] = 0
+					}
+					continue
 				}
-				continue
-			}
-			for k, v := range x[t*cols : (t+1)*cols] {
-				dst[k*nr+j] = v
+				for i, v := range x[t*cols+k0 : t*cols+k1] {
+					d[i*nr+j] = v
+				}
 			}
 		}
 	}
