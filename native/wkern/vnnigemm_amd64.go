@@ -24,7 +24,7 @@ const vnniKC = 1024
 
 // vnniScratch is mulVNNIGEMM's packed sliver and token scales, recycled across products.
 type vnniScratch struct {
-	pk [vnniKC / 16 * 384]byte
+	pk [vnniKC / 16 * 96]uint32
 	ds []float32
 }
 
@@ -32,13 +32,13 @@ var vnniScratches = sync.Pool{New: func() any { return new(vnniScratch) }}
 
 // vnniLayout is how a weight type enters the VNNI GEMM: bv values share one pair of row
 // scales (a block: 32 values, or 16 for Q6_K), and pack repacks blocks b0 … b0+nb−1 of rows
-// r0 … r0+mr−1 into the kernel's sliver (rows past mr zero): per block bv/4 groups of 64
-// bytes, pk[64g + 4i + j] the unsigned code of the block's value 4g+j in row i, then the 16
-// rows' scales dw and offsets ow as float32, such that the row's block dot with token codes c
+// r0 … r0+mr−1 into the kernel's sliver (rows past mr zero): per block bv/4 groups of 16
+// words, byte j of word pk[16g + i] the unsigned code of the block's value 4g+j in row i,
+// then the 16 rows' scales dw and offsets ow as float32 bits, such that the row's block dot with token codes c
 // is dw·Σ code·c + ow·Σ c.
 type vnniLayout struct {
 	bv   int
-	pack func(pk []byte, w []byte, rowBytes, r0, mr, b0, nb int)
+	pack func(pk []uint32, w []byte, rowBytes, r0, mr, b0, nb int)
 	// small is the product of fewer than eight tokens (nil: the row dots).
 	small func(k Kernel, y []float32, ystride int, w []byte, rowBytes int, a *Act, lo, hi int)
 }
@@ -70,7 +70,7 @@ func mulVNNIGEMM(k Kernel, y []float32, ystride int, w []byte, rowBytes int, a *
 	}
 	cols, bv := a.Cols, l.bv
 	nbt := cols / bv
-	bbytes := bv*16 + 128
+	bw := 4*bv + 32 // 32-bit words per packed block
 	kern := vnniGemm16x8
 	if bv == 16 {
 		kern = vnniGemm16x8h
@@ -88,7 +88,7 @@ func mulVNNIGEMM(k Kernel, y []float32, ystride int, w []byte, rowBytes int, a *
 		first := k0 == 0
 		for r0 := lo; r0 < hi; r0 += 16 {
 			mr := min(16, hi-r0)
-			l.pack(sc.pk[:nb*bbytes], w, rowBytes, r0, mr, b0, nb)
+			l.pack(sc.pk[:nb*bw], w, rowBytes, r0, mr, b0, nb)
 			for t0 := 0; t0 < n8; t0 += 8 {
 				_ = a.Q[(t0+7)*cols+k0+kc-1]
 				q := unsafe.Pointer(&a.Q[t0*cols+k0])
@@ -134,68 +134,58 @@ func vnniTokenScales(ds []float32, a *Act, bv, n8 int) {
 	}
 }
 
-// putRow4 stores the four codes u (one byte each) of row i's group g of the block at p.
-func putRow4(p []byte, g, i int, u uint32) { binary.LittleEndian.PutUint32(p[64*g+4*i:], u) }
-
-// putScales stores row i's dw and ow of the block of bv values at p.
-func putScales(p []byte, bv, i int, dw, ow float32) {
-	binary.LittleEndian.PutUint32(p[16*bv+4*i:], math.Float32bits(dw))
-	binary.LittleEndian.PutUint32(p[16*bv+64+4*i:], math.Float32bits(ow))
-}
-
-// vnniZeroRows clears rows mr … 15 of nb blocks of bv values.
-func vnniZeroRows(pk []byte, bv, mr, nb int) {
-	bbytes := 16*bv + 128
+// vnniZeroRows clears rows mr … 15 of nb blocks of bv values (pk in 32-bit words: a block is
+// 4·bv + 32 of them).
+func vnniZeroRows(pk []uint32, bv, mr, nb int) {
+	bw := 4*bv + 32
 	for b := 0; b < nb; b++ {
-		p := pk[bbytes*b : bbytes*(b+1)]
+		p := pk[bw*b : bw*(b+1)]
 		for i := mr; i < 16; i++ {
-			for g := 0; g < bv/4; g++ {
-				putRow4(p, g, i, 0)
+			for k := i; k < bw; k += 16 {
+				p[k] = 0
 			}
-			putScales(p, bv, i, 0, 0)
 		}
 	}
 }
 
 // packVNNIQ8_0 is Q8_0's pack: codes +128, ow = −128·d.
-func packVNNIQ8_0(pk []byte, w []byte, rowBytes, r0, mr, b0, nb int) {
+func packVNNIQ8_0(pk []uint32, w []byte, rowBytes, r0, mr, b0, nb int) {
 	vnniZeroRows(pk, 32, mr, nb)
 	for i := 0; i < mr; i++ {
 		row := w[(r0+i)*rowBytes+b0*q8_0Bytes : (r0+i)*rowBytes+(b0+nb)*q8_0Bytes]
 		for b := 0; b < nb; b++ {
 			blk := row[b*q8_0Bytes : (b+1)*q8_0Bytes]
-			p := pk[640*b : 640*b+640]
+			p := pk[160*b : 160*b+160]
 			for g := 0; g < 8; g++ {
-				putRow4(p, g, i, binary.LittleEndian.Uint32(blk[2+4*g:])^0x80808080)
+				p[16*g+i] = binary.LittleEndian.Uint32(blk[2+4*g:]) ^ 0x80808080
 			}
 			d := f16(blk)
-			putScales(p, 32, i, d, -128*d)
+			p[128+i], p[144+i] = math.Float32bits(d), math.Float32bits(-128*d)
 		}
 	}
 }
 
 // packVNNIQ4_0 is Q4_0's pack: the nibbles as stored, ow = −8·d.
-func packVNNIQ4_0(pk []byte, w []byte, rowBytes, r0, mr, b0, nb int) {
+func packVNNIQ4_0(pk []uint32, w []byte, rowBytes, r0, mr, b0, nb int) {
 	vnniZeroRows(pk, 32, mr, nb)
 	for i := 0; i < mr; i++ {
 		row := w[(r0+i)*rowBytes+b0*q4_0Bytes : (r0+i)*rowBytes+(b0+nb)*q4_0Bytes]
 		for b := 0; b < nb; b++ {
 			blk := row[b*q4_0Bytes : (b+1)*q4_0Bytes]
-			p := pk[640*b : 640*b+640]
+			p := pk[160*b : 160*b+160]
 			for g := 0; g < 4; g++ {
 				u := binary.LittleEndian.Uint32(blk[2+4*g:])
-				putRow4(p, g, i, u&0x0f0f0f0f)
-				putRow4(p, g+4, i, u>>4&0x0f0f0f0f)
+				p[16*g+i], p[16*(g+4)+i] = u&0x0f0f0f0f, u>>4&0x0f0f0f0f
 			}
 			d := f16(blk)
-			putScales(p, 32, i, d, -8*d)
+			p[128+i], p[144+i] = math.Float32bits(d), math.Float32bits(-8*d)
 		}
 	}
 }
 
 // packVNNIQ4_K is Q4_K's pack, a block per 32-value sub-block j of a super-block: the nibbles
 // as stored, dw = d·sc_j, ow = −dmin·m_j (both exact in float32). b0 and nb are multiples of 8.
-func packVNNIQ4_K(pk []byte, w []byte, rowBytes, r0, mr, b0, nb int) {
+func packVNNIQ4_K(pk []uint32, w []byte, rowBytes, r0, mr, b0, nb int) {
 	vnniZeroRows(pk, 32, mr, nb)
 	s0, ns := b0/8, nb/8
 	for i := 0; i < mr; i++ {
@@ -203,15 +193,21 @@ func packVNNIQ4_K(pk []byte, w []byte, rowBytes, r0, mr, b0, nb int) {
 		for s := 0; s < ns; s++ {
 			blk := row[s*q4_KBytes : (s+1)*q4_KBytes]
 			d, dmin := f16(blk), f16(blk[2:])
-			scales, qs := blk[4:16], blk[16:144]
-			for j := 0; j < 8; j++ {
-				p := pk[640*(8*s+j) : 640*(8*s+j+1)]
-				src, shift := qs[32*(j/2):], 4*uint(j&1)
-				for g := 0; g < 8; g++ {
-					putRow4(p, g, i, binary.LittleEndian.Uint32(src[4*g:])>>shift&0x0f0f0f0f)
+			scales := blk[4:16]
+			for j2 := 0; j2 < 4; j2++ {
+				qs := blk[16+32*j2 : 16+32*j2+32]
+				lo := pk[160*(8*s+2*j2) : 160*(8*s+2*j2+1)]
+				hi := pk[160*(8*s+2*j2+1) : 160*(8*s+2*j2+2)]
+				for g := 0; g < 8; g += 2 {
+					u := binary.LittleEndian.Uint64(qs[4*g:])
+					l, h := u&0x0f0f0f0f0f0f0f0f, u>>4&0x0f0f0f0f0f0f0f0f
+					lo[16*g+i], lo[16*g+16+i] = uint32(l), uint32(l>>32)
+					hi[16*g+i], hi[16*g+16+i] = uint32(h), uint32(h>>32)
 				}
-				sc, m := scaleMinK4(j, scales)
-				putScales(p, 32, i, d*float32(sc), -dmin*float32(m))
+				sc, m := scaleMinK4(2*j2, scales)
+				lo[128+i], lo[144+i] = math.Float32bits(d*float32(sc)), math.Float32bits(-dmin*float32(m))
+				sc, m = scaleMinK4(2*j2+1, scales)
+				hi[128+i], hi[144+i] = math.Float32bits(d*float32(sc)), math.Float32bits(-dmin*float32(m))
 			}
 		}
 	}
@@ -220,7 +216,7 @@ func packVNNIQ4_K(pk []byte, w []byte, rowBytes, r0, mr, b0, nb int) {
 // packVNNIQ6_K is Q6_K's pack, a block per 16 values G of a super-block (the span of one
 // int8 scale): the 6-bit codes as stored (0…63), dw = d·sc_G, ow = −32·d·sc_G (exact). b0 and
 // nb are multiples of 16.
-func packVNNIQ6_K(pk []byte, w []byte, rowBytes, r0, mr, b0, nb int) {
+func packVNNIQ6_K(pk []uint32, w []byte, rowBytes, r0, mr, b0, nb int) {
 	vnniZeroRows(pk, 16, mr, nb)
 	s0, ns := b0/16, nb/16
 	for i := 0; i < mr; i++ {
@@ -231,20 +227,31 @@ func packVNNIQ6_K(pk []byte, w []byte, rowBytes, r0, mr, b0, nb int) {
 			for n := 0; n < 2; n++ {
 				ql, qh := blk[64*n:64*n+64], blk[128+32*n:128+32*n+32]
 				// Values 128n + 32k + l (l < 32): the low nibble of ql[l + 32(k&1)] shifted by
-				// 4(k>>1), the high bits qh[l] >> 2k & 3; scale index 8n + 2k + l/16.
-				for k := 0; k < 4; k++ {
-					lo, lsh, hsh := ql[32*(k&1):], 4*uint(k>>1), 2*uint(k)
-					for h := 0; h < 2; h++ {
-						gi := 8*n + 2*k + h
-						p := pk[384*(16*s+gi) : 384*(16*s+gi+1)]
-						for g := 0; g < 4; g++ {
-							o := 16*h + 4*g
-							u := binary.LittleEndian.Uint32(lo[o:])>>lsh&0x0f0f0f0f |
-								(binary.LittleEndian.Uint32(qh[o:])>>hsh&0x03030303)<<4
-							putRow4(p, g, i, u)
-						}
-						dw := d * float32(int8(blk[192+gi]))
-						putScales(p, 16, i, dw, -32*dw)
+				// 4(k>>1), the high bits qh[l] >> 2k & 3; the block (scale index) 8n + 2k + l/16.
+				for h := 0; h < 2; h++ {
+					g0 := 16*s + 8*n + h
+					p0 := pk[96*g0 : 96*g0+96]
+					p1 := pk[96*(g0+2) : 96*(g0+2)+96]
+					p2 := pk[96*(g0+4) : 96*(g0+4)+96]
+					p3 := pk[96*(g0+6) : 96*(g0+6)+96]
+					for g := 0; g < 4; g += 2 {
+						o := 16*h + 4*g
+						l0 := binary.LittleEndian.Uint64(ql[o:])
+						l1 := binary.LittleEndian.Uint64(ql[32+o:])
+						hb := binary.LittleEndian.Uint64(qh[o:])
+						const m4, m2 = 0x0f0f0f0f0f0f0f0f, 0x0303030303030303
+						v0 := l0&m4 | (hb&m2)<<4
+						v1 := l1&m4 | (hb>>2&m2)<<4
+						v2 := l0>>4&m4 | (hb>>4&m2)<<4
+						v3 := l1>>4&m4 | (hb>>6&m2)<<4
+						p0[16*g+i], p0[16*g+16+i] = uint32(v0), uint32(v0>>32)
+						p1[16*g+i], p1[16*g+16+i] = uint32(v1), uint32(v1>>32)
+						p2[16*g+i], p2[16*g+16+i] = uint32(v2), uint32(v2>>32)
+						p3[16*g+i], p3[16*g+16+i] = uint32(v3), uint32(v3>>32)
+					}
+					for k, p := range [4][]uint32{p0, p1, p2, p3} {
+						dw := d * float32(int8(blk[192+8*n+2*k+h]))
+						p[64+i], p[80+i] = math.Float32bits(dw), math.Float32bits(-32*dw)
 					}
 				}
 			}
