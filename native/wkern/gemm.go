@@ -1,9 +1,6 @@
 package wkern
 
 import (
-	"encoding/binary"
-	"math"
-
 	"github.com/kvlab/kvlab/native/gguf"
 )
 
@@ -249,7 +246,8 @@ func pack(ap []float32, typ gguf.Type, w []byte, rowBytes, r0, mr, k0, kc int) {
 	if done == kc {
 		return
 	}
-	var blk [32]float32
+	var buf [gemmKC]float32
+	vals := buf[:kc-done]
 	for i := 0; i < gemmMR; i++ {
 		if i >= mr {
 			for k := done; k < kc; k++ {
@@ -258,44 +256,11 @@ func pack(ap []float32, typ gguf.Type, w []byte, rowBytes, r0, mr, k0, kc int) {
 			continue
 		}
 		row := w[(r0+i)*rowBytes+k0/bs*bb : (r0+i)*rowBytes+(k0+kc)/bs*bb]
-		if bs == 1 {
-			for k := done; k < kc; k++ {
-				ap[k*gemmMR+i] = floatAt(typ, row, k)
-			}
-			continue
+		if err := gguf.DequantizeRow(typ, row[done/bs*bb:], vals); err != nil {
+			panic("wkern: pack: " + err.Error()) // FloatGEMM types convert whole blocks
 		}
-		for b := done / 32; b < kc/32; b++ {
-			deqBlock32(typ, row[b*bb:(b+1)*bb], &blk)
-			for j, v := range blk {
-				ap[(32*b+j)*gemmMR+i] = v
-			}
+		for k, v := range vals {
+			ap[(done+k)*gemmMR+i] = v
 		}
-	}
-}
-
-// deqBlock32 converts one Q8_0 or Q4_0 block to its 32 values.
-func deqBlock32(typ gguf.Type, blk []byte, out *[32]float32) {
-	d := f16(blk)
-	if typ == gguf.Q8_0 {
-		for j, c := range blk[2:34] {
-			out[j] = d * float32(int8(c))
-		}
-		return
-	}
-	for j, c := range blk[2:18] {
-		out[j] = d * float32(int(c&0xf)-8)
-		out[j+16] = d * float32(int(c>>4)-8)
-	}
-}
-
-// floatAt returns value k of a little-endian F32, F16 or BF16 row.
-func floatAt(typ gguf.Type, row []byte, k int) float32 {
-	switch typ {
-	case gguf.F32:
-		return math.Float32frombits(binary.LittleEndian.Uint32(row[4*k:]))
-	case gguf.F16:
-		return half(binary.LittleEndian.Uint16(row[2*k:]))
-	default:
-		return math.Float32frombits(uint32(binary.LittleEndian.Uint16(row[2*k:])) << 16)
 	}
 }
