@@ -18,6 +18,7 @@ package wkern
 
 import (
 	"math"
+	"sync"
 
 	"github.com/kvlab/kvlab/native/gguf"
 )
@@ -73,6 +74,17 @@ type Act struct {
 	// 16-block kernels (permuteQ8), filled only where such a kernel is used; nil otherwise.
 	P      []int8
 	PD, PS []float32
+	// gemm is the token scales regrouped for the blocked batch kernels, built once per
+	// Prepare by the first product that needs them (gemmScales).
+	gemm tokenScales
+}
+
+// tokenScales is an Act's regrouped token scales for blocks of 32 (slot 0) and 16 (slot 1)
+// values; a product's workers share them.
+type tokenScales struct {
+	mu   sync.Mutex
+	ok   [2]bool
+	vals [2][]float32
 }
 
 // Quantize fills a with the n vectors of cols values in x (token-major) in format f; cols
@@ -91,6 +103,7 @@ func (a *Act) Prepare(f Format, n, cols int) {
 	}
 	a.Format, a.N, a.Cols = f, n, cols
 	a.P, a.PD, a.PS = a.P[:0], a.PD[:0], a.PS[:0]
+	a.gemm.ok = [2]bool{}
 	a.Q = grow(a.Q, n*cols)
 	a.D = grow(a.D, n*cols/bs)
 	switch f {

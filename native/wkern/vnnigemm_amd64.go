@@ -22,10 +22,9 @@ func vnniGemm16x8h(pk, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int,
 // at a time stream past.
 const vnniKC = 1024
 
-// vnniScratch is mulVNNIGEMM's packed sliver and token scales, recycled across products.
+// vnniScratch is mulVNNIGEMM's packed sliver, recycled across products.
 type vnniScratch struct {
 	pk [vnniKC / 16 * 96]uint32
-	ds []float32
 }
 
 var vnniScratches = sync.Pool{New: func() any { return new(vnniScratch) }}
@@ -78,9 +77,7 @@ func mulVNNIGEMM(k Kernel, y []float32, ystride int, w []byte, rowBytes int, a *
 	n8 := a.N &^ 7
 	sc := vnniScratches.Get().(*vnniScratch)
 	defer vnniScratches.Put(sc)
-	sc.ds = grow(sc.ds, n8/8*nbt*16)
-	ds := sc.ds
-	vnniTokenScales(ds, a, bv, n8)
+	ds := a.gemmScales(bv)
 	var tmp [8 * 16]float32
 	for k0 := 0; k0 < cols; k0 += vnniKC {
 		kc := min(vnniKC, cols-k0)
@@ -104,6 +101,22 @@ func mulVNNIGEMM(k Kernel, y []float32, ystride int, w []byte, rowBytes int, a *
 		}
 	}
 	mulRowsTail(k, y, ystride, w, rowBytes, a, n8, lo, hi)
+}
+
+// gemmScales returns the kernels' token operands of a's first a.N&^7 tokens for blocks of bv
+// (32 or 16) values (vnniTokenScales), built by the first caller after Prepare and shared by
+// the workers of one product.
+func (a *Act) gemmScales(bv int) []float32 {
+	g, i := &a.gemm, bv/16-1
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.ok[i] {
+		n8 := a.N &^ 7
+		g.vals[i] = grow(g.vals[i], n8/8*(a.Cols/bv)*16)
+		vnniTokenScales(g.vals[i], a, bv, n8)
+		g.ok[i] = true
+	}
+	return g.vals[i]
 }
 
 // vnniTokenScales writes the kernels' token operands of tokens t < n8 (a multiple of 8) for
