@@ -2,19 +2,35 @@
 
 package kvq
 
-// The NEON kernels (multi_arm64.s) serve f16, q8_0 and q4_0 on every arm64 CPU: they use only
+import "math"
+
+// The NEON kernels (multi_arm64.s) serve f16, q8_0, q4_0 and tq4 on every arm64 CPU: they use only
 // baseline ARMv8.0 Advanced SIMD (FCVTL for f16, no FP16 arithmetic, no dot product), which
 // every arm64 target Go supports has. They keep the amd64 kernels' precision contract
 // (MultiQuery): codes times the block scale first, exact; one fused multiply-add per product;
-// a row's products summed in 16 lanes (value i in lane i mod 16), reduced pairwise. tq4 and the
+// a row's products summed in 16 lanes (value i in lane i mod 16), reduced pairwise; tq4's
+// levels times its f32 row scale, one rounding, in the permuted order of tq4Permute. The
 // formats of multi_more.go have no NEON kernels yet and run DotMany and AccumulateMany per
 // query.
 var (
 	multiF16  = &multiKernels{multiScoresF16NEON, multiAccF16NEON}
 	multiQ8_0 = &multiKernels{multiScoresQ80NEON, multiAccQ80NEON}
 	multiQ4_0 = &multiKernels{multiScoresQ40NEON, multiAccQ40NEON}
-	multiTQ4  *multiKernels
+	multiTQ4  = &multiKernels{multiScoresTQ4NEON, multiAccTQ4NEON}
 )
+
+// tq4Planes are tq4Levels as four byte planes, plane k (bytes 16k..16k+15) byte k of each
+// level's float32 bits (little-endian): the tables the tq4 kernels' byte lookups (TBL) read
+// before interleaving the bytes back into floats.
+var tq4Planes = func() (p [64]byte) {
+	for i, v := range tq4Levels {
+		b := math.Float32bits(v)
+		for k := 0; k < 4; k++ {
+			p[16*k+i] = byte(b >> (8 * k))
+		}
+	}
+	return p
+}()
 
 // The kernels' contracts are multiKernels'. Implemented in multi_arm64.s.
 
@@ -35,3 +51,9 @@ func multiScoresQ40NEON(q *float32, d, nv int, rows *byte, rb, m int, out *float
 
 //go:noescape
 func multiAccQ40NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiScoresTQ4NEON(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+
+//go:noescape
+func multiAccTQ4NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)

@@ -7,12 +7,14 @@
 // arithmetic, no dot product). A decoder turns 32 values (a block, or 64 bytes of f16) into
 // eight vectors V0..V7 of four floats with the block scale applied (q4_0 as (c − 8)·d, the codes
 // made signed bytes first, then widened and converted; exact, as c·d − 8·d is on amd64).
+// tq4's 16 code bytes of a 32-value group are looked up in tq4Planes (TBL per byte of the
+// float32 levels, interleaved back with ZIP) and multiplied by the row's f32 scale.
 //
 // Register use. Scores: V0..V7 the decoded block, V8..V11 decode temporaries, V12..V15 a query's
-// 16 values at a time (a q8_0 or q4_0 scale and the nibble constants while decoding), V16..V31
+// 16 values at a time (while decoding: a scale, the nibble constants, tq4's planes), V16..V31
 // four accumulators per query (query h in V16+4h..V19+4h; value i of a row goes to lane i mod 16).
-// Accumulate: V0..V3 16 decoded values, V4 a row's four weights, V5 q4_0's nibble shift,
-// V8..V14 decode temporaries and constants, V16..V31 the four accumulators' 16 values.
+// Accumulate: V0..V3 16 decoded values, V4 a row's four weights, V5 the nibble shift (q4_0,
+// tq4), V6..V15 decode temporaries and constants, V16..V31 the four accumulators' 16 values.
 //
 // Go's assembler has no mnemonics for the floating-point vector arithmetic and the signed
 // widening used here; they are encoded with WORD below (operands are register numbers, the
@@ -84,6 +86,38 @@
 	SXTL8H(9, 10); SXTL28H(9, 11); SXTL8H(8, 9); SXTL28H(8, 8); \
 	WIDEN8(10, 11, 9, 8)
 
+// TQ4LOOK looks up the 16 tq4 levels of the nibbles in idx (bytes 0..15) through the byte
+// planes in V12..V15 (tq4Planes) and interleaves the four bytes of each level into float32
+// vectors o0..o3 (values 0..3, …, 12..15), through t0..t5.
+#define TQ4LOOK(idx, t0, t1, t2, t3, t4, t5, o0, o1, o2, o3) \
+	VTBL idx.B16, [V12.B16], t0.B16; \
+	VTBL idx.B16, [V13.B16], t1.B16; \
+	VTBL idx.B16, [V14.B16], t2.B16; \
+	VTBL idx.B16, [V15.B16], t3.B16; \
+	VZIP1 t1.B16, t0.B16, t4.B16; \
+	VZIP2 t1.B16, t0.B16, t5.B16; \
+	VZIP1 t3.B16, t2.B16, t0.B16; \
+	VZIP2 t3.B16, t2.B16, t1.B16; \
+	VZIP1 t0.H8, t4.H8, o0.H8; \
+	VZIP2 t0.H8, t4.H8, o1.H8; \
+	VZIP1 t1.H8, t5.H8, o2.H8; \
+	VZIP2 t1.H8, t5.H8, o3.H8
+
+// SDEC_TQ4 decodes a 32-value tq4 group (16 code bytes at R11; low nibbles the even values,
+// high the odd, as the permuted queries) into V0..V7 scaled by the row's f32 scale at R24; R25
+// is tq4Planes.
+#define SDEC_TQ4 \
+	VLD1 (R25), [V12.B16, V13.B16, V14.B16, V15.B16]; \
+	VLD1.P 16(R11), [V8.B16]; \
+	VMOVI $15, V9.B16; \
+	VAND V9.B16, V8.B16, V9.B16; \
+	VUSHR $4, V8.B16, V8.B16; \
+	TQ4LOOK(V9, V4, V5, V6, V7, V10, V11, V0, V1, V2, V3); \
+	TQ4LOOK(V8, V9, V10, V11, V4, V5, V7, V4, V5, V6, V7); \
+	VLD1R (R24), [V12.S4]; \
+	FMUL4S(12, 0, 0); FMUL4S(12, 1, 1); FMUL4S(12, 2, 2); FMUL4S(12, 3, 3); \
+	FMUL4S(12, 4, 4); FMUL4S(12, 5, 5); FMUL4S(12, 6, 6); FMUL4S(12, 7, 7)
+
 // SQUERY adds query h's products with V0..V7 (its 32 values at qp, advanced past them) to its
 // accumulators a0..a3.
 #define SQUERY(qp, a0, a1, a2, a3) \
@@ -116,6 +150,7 @@
 	MOVD out+48(FP), R6; \
 	MOVD ostride+56(FP), R7; \
 	MOVD ·f16Table(SB), R20; \
+	MOVD $·tq4Planes(SB), R25; \
 	ADD R1, R0, R8; \
 	ADD R1, R8, R9; \
 	ADD R1, R9, R10; \
@@ -131,6 +166,8 @@ row: \
 	VEOR V28.B16, V28.B16, V28.B16; VEOR V29.B16, V29.B16, V29.B16; \
 	VEOR V30.B16, V30.B16, V30.B16; VEOR V31.B16, V31.B16, V31.B16; \
 	MOVD R3, R11; \
+	ADD R4, R3, R24; \
+	SUB $4, R24, R24; \
 	MOVD R0, R12; \
 	MOVD R8, R13; \
 	MOVD R9, R14; \
@@ -199,6 +236,29 @@ done: \
 	SXTL8H(8, 9); SXTL28H(8, 10); \
 	AWIDEN4(9, 10)
 
+// ADEC_TQ4 decodes the 16 values of chunk R21 (R22 its group's byte offset; V5 the nibble
+// shift) through the planes in V6, V7, V13, V14 (mask V15), scaled by the f32 at R11+R23.
+#define ADEC_TQ4 \
+	ADD R22, R11, R19; \
+	VLD1 (R19), [V8.B16]; \
+	USHL16B(5, 8, 8); \
+	VAND V15.B16, V8.B16, V8.B16; \
+	VTBL V8.B16, [V6.B16], V9.B16; \
+	VTBL V8.B16, [V7.B16], V10.B16; \
+	VTBL V8.B16, [V13.B16], V11.B16; \
+	VTBL V8.B16, [V14.B16], V8.B16; \
+	VZIP1 V10.B16, V9.B16, V0.B16; \
+	VZIP2 V10.B16, V9.B16, V1.B16; \
+	VZIP1 V8.B16, V11.B16, V2.B16; \
+	VZIP2 V8.B16, V11.B16, V3.B16; \
+	VZIP1 V2.H8, V0.H8, V9.H8; \
+	VZIP2 V2.H8, V0.H8, V10.H8; \
+	VZIP1 V3.H8, V1.H8, V11.H8; \
+	VZIP2 V3.H8, V1.H8, V8.H8; \
+	ADD R23, R11, R19; \
+	VLD1R (R19), [V12.S4]; \
+	FMUL4S(12, 9, 0); FMUL4S(12, 10, 1); FMUL4S(12, 11, 2); FMUL4S(12, 8, 3)
+
 // ACHUNK sets R22, R23 and V5 for the 16-value chunk R21 of a row.
 #define ACHUNK_F16 \
 	LSL $5, R21, R22
@@ -222,6 +282,22 @@ done: \
 	MOVD $2, R23; \
 	VMOVI $15, V13.B16; \
 	VMOVI $8, V14.B16
+
+// ACHUNK_TQ4 also loads tq4Planes into V6, V7, V13, V14 and the nibble mask into V15; R23 is
+// the scale's offset in the row, rb − 4.
+#define ACHUNK_TQ4 \
+	LSR $1, R21, R22; \
+	LSL $4, R22, R22; \
+	AND $1, R21, R23; \
+	LSL $2, R23, R23; \
+	NEG R23, R23; \
+	VDUP R23, V5.B16; \
+	SUB $4, R4, R23; \
+	MOVD $·tq4Planes(SB), R24; \
+	VLD1 (R24), [V6.B16, V7.B16]; \
+	ADD $32, R24, R24; \
+	VLD1 (R24), [V13.B16, V14.B16]; \
+	VMOVI $15, V15.B16
 
 // ALOAD and ASTORE move the four accumulators' chunk (16 values each at R12..R15) into and out
 // of V16..V31.
@@ -312,6 +388,10 @@ TEXT ·multiScoresQ80NEON(SB), NOSPLIT, $0-64
 TEXT ·multiScoresQ40NEON(SB), NOSPLIT, $0-64
 	SCORES(SDEC_Q40)
 
+// func multiScoresTQ4NEON(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+TEXT ·multiScoresTQ4NEON(SB), NOSPLIT, $0-64
+	SCORES(SDEC_TQ4)
+
 // func multiAccF16NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 TEXT ·multiAccF16NEON(SB), NOSPLIT, $0-64
 	ACC(ACHUNK_F16, ADEC_F16)
@@ -323,3 +403,7 @@ TEXT ·multiAccQ80NEON(SB), NOSPLIT, $0-64
 // func multiAccQ40NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 TEXT ·multiAccQ40NEON(SB), NOSPLIT, $0-64
 	ACC(ACHUNK_Q40, ADEC_Q40)
+
+// func multiAccTQ4NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+TEXT ·multiAccTQ4NEON(SB), NOSPLIT, $0-64
+	ACC(ACHUNK_TQ4, ADEC_TQ4)

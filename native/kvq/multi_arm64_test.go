@@ -9,14 +9,14 @@ import (
 	"testing"
 )
 
-// TestNEONKernelsSelected checks that arm64 builds route f16, q8_0 and q4_0 through the NEON
+// TestNEONKernelsSelected checks that arm64 builds route f16, q8_0, q4_0 and tq4 through the NEON
 // kernels, so the reference tests (TestMultiQueryMatchesReference and the rest) exercise them
 // rather than the per-query fallback.
 func TestNEONKernelsSelected(t *testing.T) {
 	for _, tc := range []struct {
 		f Format
 		k *multiKernels
-	}{{F16, multiF16}, {Q8_0, multiQ8_0}, {Q4_0, multiQ4_0}} {
+	}{{F16, multiF16}, {Q8_0, multiQ8_0}, {Q4_0, multiQ4_0}, {TQ4, multiTQ4}} {
 		if tc.k == nil {
 			t.Errorf("%s: no NEON kernels selected", tc.f)
 		}
@@ -31,14 +31,15 @@ func TestNEONKernelsSelected(t *testing.T) {
 // (nv/16 + 5)·2⁻²⁴·Σ|q[i]·x[i]| of the exact sum over the first nv values (16 lanes of fused
 // multiply-adds, reduced pairwise), each accumulated value within (m + 2)·2⁻²⁴·(|acc₀[i]| +
 // Σ_j |w_j·x_j[i]|) of the exact one (row order, one rounding a row), the output slots past
-// the four queries and the accumulators' values past nv untouched.
+// the four queries and the accumulators' values past nv untouched. tq4's x is its rotated-domain
+// values in tq4Permute's order, the order its kernels take queries and accumulators in.
 func TestNEONKernels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	const stride = 6 // floats per row of out and w: two slots past the four queries
 	for _, tc := range []struct {
 		f Format
 		k *multiKernels
-	}{{F16, multiF16}, {Q8_0, multiQ8_0}, {Q4_0, multiQ4_0}} {
+	}{{F16, multiF16}, {Q8_0, multiQ8_0}, {Q4_0, multiQ4_0}, {TQ4, multiTQ4}} {
 		for _, d := range []int{32, 75, 128, 200} {
 			for _, m := range []int{1, 5, 64, 65, 130} {
 				t.Run(fmt.Sprintf("%s/d%d/m%d", tc.f, d, m), func(t *testing.T) {
@@ -58,6 +59,13 @@ func checkNEONKernels(t *testing.T, rng *rand.Rand, f Format, k *multiKernels, d
 	for j := 0; j < m; j++ {
 		c.Encode(enc[j*rb:(j+1)*rb], src[j*d:(j+1)*d])
 		c.Decode(x[j*d:(j+1)*d], enc[j*rb:(j+1)*rb])
+	}
+	if tc, ok := c.(*tq4Codec); ok {
+		y := make([]float32, m*d)
+		for j := 0; j < m; j++ {
+			tc.rotatedDecode(y[j*d:(j+1)*d], enc[j*rb:(j+1)*rb])
+		}
+		tq4Permute(x, y, m, d)
 	}
 	nan := float32(math.NaN())
 	u := math.Ldexp(1, -24)
