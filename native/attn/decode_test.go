@@ -196,8 +196,9 @@ func TestPrefillIsCausal(t *testing.T) {
 
 // TestDecodeMultiQueryMatchesReference runs Decode over codec-backed stores, which take the
 // codecs' MultiQuery kernels, against DecodeReference over the same stored rows, for several
-// query groupings and head dimensions: within 1e-5 (float32 rounding). Through attn.Reference,
-// which never takes the kernels, too.
+// query groupings and head dimensions: within 1e-5 (float32 rounding), widened where the
+// kernels round the query (kvq.ScoresGrid) or the weights (kvq.AccumulateStep). Through
+// attn.Reference, which never takes the kernels, too.
 func TestDecodeMultiQueryMatchesReference(t *testing.T) {
 	for _, f := range []kvq.Format{kvq.F16, kvq.Q8_0, kvq.Q4_0, kvq.Q4_1} {
 		for _, d := range []int{40, 64, 128, 256} {
@@ -255,8 +256,12 @@ func TestDecodeMultiQueryMatchesReference(t *testing.T) {
 							t.Fatal(err)
 						}
 					}
-					if e := relRMS(fast, against); e > bound {
-						t.Errorf("fast path differs from %s by %.2e (bound %g)", what, e, bound)
+					// Where the values accumulate with rounded weights (kvq.AccumulateStep u:
+					// each weight within u of its tile's largest, checked against the stated
+					// bound in kvq), the tolerance widens by 8u.
+					tol := bound + 8*kvq.AccumulateStep(vr[0].(*RowStore).Codec)
+					if e := relRMS(fast, against); e > tol {
+						t.Errorf("fast path differs from %s by %.2e (bound %g)", what, e, tol)
 					}
 					if err := Decode(fast, q, s, kref, vref, 0, n); err != nil {
 						t.Fatal(err)

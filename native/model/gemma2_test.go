@@ -368,8 +368,14 @@ func everyKVFormatRing(t *testing.T, s synth) {
 		for i := range want {
 			d = max(d, math.Abs(float64(ring[i]-want[i])))
 		}
-		if d > 1e-4 {
-			t.Errorf("%s: the ring cache's logits differ from a full cache's by %.3g", kv, d)
+		// Where the values accumulate with rounded weights (kvq.AccumulateStep), the two
+		// layouts tile the cells differently, so they round differently.
+		tol := 1e-4
+		if vc, err := kvq.NewCodec(p.V, m.Hparams.HeadDimV, kvq.CodecOptions{}); err == nil {
+			tol += 16 * kvq.AccumulateStep(vc)
+		}
+		if d > tol {
+			t.Errorf("%s: the ring cache's logits differ from a full cache's by %.3g (bound %.3g)", kv, d, tol)
 		}
 	}
 }

@@ -1,0 +1,385 @@
+//go:build ignore
+
+// gen_intacc writes multi_intacc_amd64.s: the integer accumulate (value) kernels of the block
+// formats for AVX-512 VNNI CPUs (contract in multi_intacc_amd64.go). Per tile of ≤ 64 rows and
+// per 32-value block, a prepass forms the weights w·d (weight × block scale, per row and
+// accumulator), quantizes them to int16 with one scale per accumulator and pairs them row by row;
+// the row loop then takes rows in pairs, widens the two rows' codes to interleaved words and adds
+// them into int32 accumulators with VPDPWSSD (the pair's two weights broadcast as one dword); the
+// accumulators are converted and scaled into the float32 ones once per tile and block.
+// Run with `go generate ./native/kvq`.
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"strings"
+)
+
+// format is one block format's pieces. dec(a) widens the codes of the block at a (row a) and
+// at a+R9 (row b, R9 = 0 for a lone last row) into Z23 and Z24: dword k of Z23 holds row a's code
+// of value k in its low word and row b's in its high word, Z24 the same for values 16+k (or in
+// the order perm says). Scratch: X20..X22, AX, K1, K2.
+type format struct {
+	name string
+	doc  string
+	bs   int // bytes per block
+	// off is the integer subtracted from every code (q4_0's 8, q5_0's 16), applied once per
+	// tile and block as off·ΣW.
+	off int
+	// offShift is log2(off).
+	offShift int
+	// min reports a block min m (f16 after d): Σ_j w_j·m_j is added per tile and block in f32.
+	min bool
+	// perm: Z23 holds values 0..7 and 16..23, Z24 8..15 and 24..31 (in-lane byte unpacks).
+	perm bool
+	dec  func(a string) string
+}
+
+// q40Dec: the two rows' 16 payload bytes interleaved (a0 b0 a1 b1 …), nibbles split, widened.
+func q40Dec(pay int) func(a string) string {
+	return func(a string) string {
+		return fmt.Sprintf(`VMOVDQU8 %[2]d(%[1]s), X20
+	VPUNPCKLBW %[2]d(%[1]s)(R9*1), X20, X21
+	VPUNPCKHBW %[2]d(%[1]s)(R9*1), X20, X22
+	VINSERTI32X4 $1, X22, Y21, Y21
+	VPSRLW $4, Y21, Y22
+	VPANDD Y31, Y21, Y21
+	VPANDD Y31, Y22, Y22
+	VPMOVZXBW Y21, Z23
+	VPMOVZXBW Y22, Z24`, a, pay)
+	}
+}
+
+// q80Dec: the two rows' 32 code bytes interleaved within 128-bit lanes, sign-extended.
+func q80Dec(a string) string {
+	return fmt.Sprintf(`VMOVDQU8 2(%[1]s), Y20
+	VPUNPCKLBW 2(%[1]s)(R9*1), Y20, Y21
+	VPUNPCKHBW 2(%[1]s)(R9*1), Y20, Y22
+	VPMOVSXBW Y21, Z23
+	VPMOVSXBW Y22, Z24`, a)
+}
+
+var formats = []format{
+	{name: "Q40", doc: "q4_0: d (f16), 16 nibble bytes; x = (c − 8)·d.", bs: 18, off: 8, offShift: 3, dec: q40Dec(2)},
+	{name: "Q80", doc: "q8_0: d (f16), 32 int8 codes; x = c·d.", bs: 34, perm: true, dec: q80Dec},
+}
+
+// Frame layout (hardware SP offsets).
+const (
+	oPB    = 0    // w·d of the tile's rows (lane 4b+h: block b of the quad, accumulator h), a zero row after
+	oQP    = 4224 // int16 weight pairs: pair p at 64p, block b's accumulator h's dword at 64p + 16b + 4h
+	oTT    = 6272 // T per lane
+	oSS    = 6336 // off·ΣW per lane (int32)
+	oMT    = 6400 // Σ w·m per lane
+	oTN    = 6464 // rows in the tile
+	oWP    = 6472 // the tile's first weight
+	oRL    = 6480 // rows left after this tile
+	oBL    = 6488 // blocks left in the row
+	oNQ    = 6496 // blocks left in the quad
+	oQB    = 6504 // the block's first weight pair
+	oPF    = 6512 // prefetch pointer
+	frame  = 6528
+	consts = `VPBROADCASTD ·intAccNib(SB), Y31
+	VMOVDQU16 ·intAcc@DIdx(SB), Z29
+	VPBROADCASTD ·intAccQMax(SB), Z27
+	VPBROADCASTD ·intAccInvCap(SB), Z26
+	VPBROADCASTD ·intAccOne(SB), Z25
+	MOVL $0x55555555, AX
+	KMOVD AX, K3`
+)
+
+const accTmpl = `
+// func multiAcc@INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+// %DOC%
+TEXT ·multiAcc@INT(SB), 0, $%FRAME%-64
+	MOVQ m+40(FP), AX
+	TESTQ AX, AX
+	JZ   a@_done
+	MOVQ nv+16(FP), AX
+	SHRQ $5, AX
+	TESTQ AX, AX
+	JZ   a@_done
+	%CONSTS%
+	%MINCONST%
+	MOVQ rows+24(FP), DI
+	MOVQ w+48(FP), AX
+	MOVQ AX, %WP%(SP)
+	MOVQ m+40(FP), AX
+	MOVQ AX, %RL%(SP)
+
+a@_tile:
+	MOVQ %RL%(SP), AX
+	CMPQ AX, $64
+	JLE  a@_tn
+	MOVQ $64, AX
+a@_tn:
+	MOVQ AX, %TN%(SP)
+	SUBQ AX, %RL%(SP)
+	MOVQ rb+32(FP), R12
+	SHLQ $6, R12
+	ADDQ DI, R12
+	MOVQ R12, %PF%(SP)         // the next tile, prefetched 2·%BS% bytes a row-pair step
+	MOVQ nv+16(FP), AX
+	SHRQ $5, AX
+	MOVQ AX, %BL%(SP)
+	XORQ BX, BX                // byte offset of the block in a row
+	MOVQ acc+0(FP), CX         // accumulators of the block
+
+a@_quad:
+	// Up to four blocks at a time: K4 (K5) marks the words of the row's first (second) 64
+	// bytes from the quad's first block that hold its scales (and mins).
+	MOVQ %BL%(SP), AX
+	CMPQ AX, $4
+	JLE  a@_nq
+	MOVQ $4, AX
+a@_nq:
+	MOVQ AX, %NQ%(SP)
+	SUBQ AX, %BL%(SP)
+	DECQ AX
+	IMULQ $%BS%, AX
+	ADDQ $%HDR%, AX
+	SHRQ $1, AX
+	MOVQ $-1, R9
+	BZHIQ AX, R9, R9
+	KMOVQ R9, K4
+	SHRQ $32, R9
+	KMOVQ R9, K5
+
+	// w·d per row (lane 4b+h), its largest magnitude per lane (and Σ w·m).
+	LEAQ (DI)(BX*1), R12
+	MOVQ %WP%(SP), R8
+	LEAQ %PB%(SP), R15
+	MOVQ %TN%(SP), R10
+	MOVQ wstride+56(FP), R9
+	MOVQ rb+32(FP), R11
+	VXORPS Z10, Z10, Z10       // max |w·d|
+	VXORPS Z11, Z11, Z11       // Σ w·m
+a@_p1:
+	VBROADCASTF32X4 (R8), Z12
+	%SCALES%
+	VCVTPH2PS Y13, Z15
+	VMULPS Z12, Z15, Z15
+	VMOVUPS Z15, (R15)
+	VRANGEPS $0x0B, Z15, Z10, Z10
+	%MINTERM%
+	ADDQ R9, R8
+	ADDQ R11, R12
+	ADDQ $64, R15
+	DECQ R10
+	JNZ  a@_p1
+	VXORPS Z15, Z15, Z15
+	VMOVUPS Z15, (R15)         // the zero row that pairs with a lone last row
+	%MINSTORE%
+	// inv = min(32767/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.
+	VXORPS Z12, Z12, Z12
+	VCMPPS $0x0E, Z12, Z10, K1 // M > 0
+	VDIVPS.Z Z10, Z27, K1, Z14
+	VMINPS Z26, Z14, K1, Z14
+	VDIVPS.Z Z14, Z25, K1, Z15
+	VMOVUPS Z15, %TT%(SP)
+
+	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
+	LEAQ %PB%(SP), R8
+	LEAQ %QP%(SP), R12
+	MOVQ %TN%(SP), R10
+	INCQ R10
+	SHRQ $1, R10
+	VPXORD Z18, Z18, Z18
+a@_p2:
+	VMULPS (R8), Z14, Z16
+	VMULPS 64(R8), Z14, Z17
+	VCVTPS2DQ Z16, Z16
+	VCVTPS2DQ Z17, Z17
+	VPADDD Z16, Z18, Z18
+	VPADDD Z17, Z18, Z18
+	VPSLLD $16, Z17, Z17
+	VPBLENDMW Z16, Z17, K3, Z16
+	VMOVDQU32 Z16, (R12)
+	ADDQ $128, R8
+	ADDQ $64, R12
+	DECQ R10
+	JNZ  a@_p2
+	%SUMSTORE%
+	LEAQ %QP%(SP), AX
+	MOVQ AX, %QB%(SP)
+	LEAQ %TT%(SP), R13
+
+a@_blk:
+	// Row pairs: the codes of rows a and b widened and multiplied into int32 sums.
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	LEAQ (DI)(BX*1), R12
+	MOVQ %QB%(SP), R8
+	MOVQ %PF%(SP), R15
+	MOVQ rb+32(FP), R9
+	MOVQ %TN%(SP), R10
+	SHRQ $1, R10
+	JZ   a@_odd
+a@_pair:
+	PREFETCHT0 (R15)
+	ADDQ $%BS2%, R15
+	%DEC%
+	VPDPWSSD.BCST (R8), Z23, Z0
+	VPDPWSSD.BCST (R8), Z24, Z1
+	VPDPWSSD.BCST 4(R8), Z23, Z2
+	VPDPWSSD.BCST 4(R8), Z24, Z3
+	VPDPWSSD.BCST 8(R8), Z23, Z4
+	VPDPWSSD.BCST 8(R8), Z24, Z5
+	VPDPWSSD.BCST 12(R8), Z23, Z6
+	VPDPWSSD.BCST 12(R8), Z24, Z7
+	ADDQ $64, R8
+	LEAQ (R12)(R9*2), R12
+	DECQ R10
+	JNZ  a@_pair
+a@_odd:
+	MOVQ R15, %PF%(SP)
+	TESTQ $1, %TN%(SP)
+	JZ   a@_fin
+	XORQ R9, R9                // a lone last row: b reads a again, with weight 0
+	%DEC%
+	VPDPWSSD.BCST (R8), Z23, Z0
+	VPDPWSSD.BCST (R8), Z24, Z1
+	VPDPWSSD.BCST 4(R8), Z23, Z2
+	VPDPWSSD.BCST 4(R8), Z24, Z3
+	VPDPWSSD.BCST 8(R8), Z23, Z4
+	VPDPWSSD.BCST 8(R8), Z24, Z5
+	VPDPWSSD.BCST 12(R8), Z23, Z6
+	VPDPWSSD.BCST 12(R8), Z24, Z7
+
+a@_fin:
+	// acc_h += T·(Σ W·c − off·ΣW) (+ Σ w·m), per accumulator's two vectors (R13: the block's
+	// lanes of T; off·ΣW 64 bytes on, Σ w·m 128).
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX                // bytes between accumulators
+	MOVQ CX, R12
+%FINISH%
+	ADDQ $%BS%, BX
+	ADDQ $128, CX
+	ADDQ $16, %QB%(SP)
+	ADDQ $16, R13
+	DECQ %NQ%(SP)
+	JNZ  a@_blk
+	CMPQ %BL%(SP), $0
+	JNE  a@_quad
+
+	MOVQ %TN%(SP), AX
+	MOVQ AX, R12
+	IMULQ rb+32(FP), R12
+	ADDQ R12, DI
+	IMULQ wstride+56(FP), AX
+	ADDQ AX, %WP%(SP)
+	CMPQ %RL%(SP), $0
+	JNE  a@_tile
+
+a@_done:
+	VZEROUPPER
+	RET
+`
+
+// finish is the conversion and scaling of the four accumulators' int32 sums (Z2h, Z2h+1).
+func finish(f format) string {
+	var b strings.Builder
+	for h := 0; h < 4; h++ {
+		lo, hi := fmt.Sprintf("Z%d", 2*h), fmt.Sprintf("Z%d", 2*h+1)
+		if f.perm {
+			fmt.Fprintf(&b, "\tVSHUFI64X2 $0x44, %[2]s, %[1]s, Z8\n\tVSHUFI64X2 $0xEE, %[2]s, %[1]s, %[2]s\n\tVMOVDQA64 Z8, %[1]s\n", lo, hi)
+		}
+		if f.off != 0 {
+			fmt.Fprintf(&b, "\tVPSUBD.BCST %d(R13), %s, %s\n\tVPSUBD.BCST %d(R13), %s, %s\n", 64+4*h, lo, lo, 64+4*h, hi, hi)
+		}
+		fmt.Fprintf(&b, "\tVCVTDQ2PS %[1]s, %[1]s\n\tVCVTDQ2PS %[2]s, %[2]s\n", lo, hi)
+		fmt.Fprintf(&b, "\tVMOVUPS (R12), Z8\n\tVMOVUPS 64(R12), Z9\n")
+		if f.min {
+			fmt.Fprintf(&b, "\tVADDPS.BCST %d(R13), Z8, Z8\n\tVADDPS.BCST %d(R13), Z9, Z9\n", 128+4*h, 128+4*h)
+		}
+		fmt.Fprintf(&b, "\tVFMADD231PS.BCST %[1]d(R13), %[2]s, Z8\n\tVFMADD231PS.BCST %[1]d(R13), %[3]s, Z9\n", 4*h, lo, hi)
+		fmt.Fprintf(&b, "\tVMOVUPS Z8, (R12)\n\tVMOVUPS Z9, 64(R12)\n")
+		if h < 3 {
+			b.WriteString("\tADDQ DX, R12\n")
+		}
+	}
+	return b.String()
+}
+
+func u32(v float32) uint32 { return math.Float32bits(v) }
+
+func header() string {
+	var b strings.Builder
+	b.WriteString(`// Code generated by gen_intacc.go; DO NOT EDIT.
+
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Integer accumulate kernels of the block formats (multi_intacc_amd64.go states the contract):
+// per tile of ≤ 64 rows and per 32-value block, the weights w·d quantized to int16 with one
+// scale per accumulator, rows taken in pairs, the two rows' codes widened to interleaved words
+// and summed into int32 with VPDPWSSD, converted and scaled once per tile and block.
+
+`)
+	for _, f := range formats {
+		// Word k < 16 of the quad's scales: block k/4's d (and, words 16.., its min).
+		var idx [32]uint16
+		for k := 0; k < 16; k++ {
+			idx[k] = uint16(k / 4 * f.bs / 2)
+			idx[16+k] = idx[k] + 1
+		}
+		for i := 0; i < 32; i += 4 {
+			fmt.Fprintf(&b, "DATA ·intAcc%sDIdx+%d(SB)/8, $0x%04x%04x%04x%04x\n", f.name, 2*i, idx[i+3], idx[i+2], idx[i+1], idx[i])
+		}
+		fmt.Fprintf(&b, "GLOBL ·intAcc%sDIdx(SB), RODATA|NOPTR, $64\n\n", f.name)
+	}
+	for _, c := range []struct {
+		name string
+		v    uint32
+	}{{"intAccNib", 0x0f0f0f0f}, {"intAccAbs", 0x7fffffff}, {"intAccQMax", u32(32767)},
+		{"intAccInvCap", u32(0x1p100)}, {"intAccOne", u32(1)}} {
+		fmt.Fprintf(&b, "DATA ·%s+0(SB)/4, $0x%08x\nGLOBL ·%s(SB), RODATA|NOPTR, $4\n\n", c.name, c.v, c.name)
+	}
+	return b.String()
+}
+
+func main() {
+	var out strings.Builder
+	out.WriteString(header())
+	for _, f := range formats {
+		hdr, minTerm, minStore := 2, "", ""
+		if f.min {
+			hdr = 4
+			minTerm = "VEXTRACTI64X4 $1, Z13, Y16\n\tVCVTPH2PS Y16, Z16\n\tVFMADD231PS Z12, Z16, Z11"
+			minStore = fmt.Sprintf("VMOVUPS Z11, %d(SP)", oMT)
+		}
+		scales := "VMOVDQU16.Z (R12), K4, Z13\n\tVPERMW Z13, Z29, Z13"
+		if 3*f.bs+hdr > 64 {
+			scales = "VMOVDQU16.Z (R12), K4, Z13\n\tVMOVDQU16.Z 64(R12), K5, Z14\n\tVPERMT2W Z14, Z29, Z13"
+		}
+		sumStore := ""
+		if f.off != 0 {
+			sumStore = fmt.Sprintf("VPSLLD $%d, Z18, Z18\n\tVMOVDQU32 Z18, %d(SP)", f.offShift, oSS)
+		}
+		r := strings.NewReplacer("@", f.name, "%DOC%", f.doc, "%CONSTS%", strings.ReplaceAll(consts, "@", f.name),
+			"%FRAME%", fmt.Sprint(frame), "%BS%", fmt.Sprint(f.bs), "%BS2%", fmt.Sprint(2*f.bs), "%HDR%", fmt.Sprint(hdr),
+			"%PB%", fmt.Sprint(oPB), "%QP%", fmt.Sprint(oQP), "%TT%", fmt.Sprint(oTT), "%TN%", fmt.Sprint(oTN),
+			"%WP%", fmt.Sprint(oWP), "%RL%", fmt.Sprint(oRL), "%BL%", fmt.Sprint(oBL), "%NQ%", fmt.Sprint(oNQ),
+			"%QB%", fmt.Sprint(oQB), "%PF%", fmt.Sprint(oPF), "%MINCONST%", "",
+			"%SCALES%", scales, "%MINTERM%", minTerm, "%MINSTORE%", minStore, "%SUMSTORE%", sumStore,
+			"%DEC%", f.dec("R12"), "%FINISH%", finish(f))
+		out.WriteString(r.Replace(accTmpl))
+	}
+	s := out.String()
+	for strings.Contains(s, "\n\t\n") {
+		s = strings.ReplaceAll(s, "\n\t\n", "\n")
+	}
+	if err := os.WriteFile("multi_intacc_amd64.s", []byte(s), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,165 @@
+package kvq
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// intAccCodes returns, for a codec the integer accumulate kernels serve, its block layout and a
+// reader of value i's code minus the format's offset in a full block; ok false otherwise
+// (another format, or no kernels on this CPU).
+func intAccCodes(c Codec) (bc *blockCodec, code func(blk []byte, i int) int, ok bool) {
+	if !intAcc() {
+		return nil, nil, false
+	}
+	switch c := c.(type) {
+	case *q4_0Codec:
+		return &c.blockCodec, func(blk []byte, i int) int {
+			if i < 16 {
+				return int(blk[2+i]&15) - 8
+			}
+			return int(blk[2+i-16]>>4) - 8
+		}, c.full > 0
+	case *q8_0Codec:
+		return &c.blockCodec, func(blk []byte, i int) int { return int(int8(blk[2+i])) }, c.full > 0
+	}
+	return nil, nil, false
+}
+
+// intAccSlack is the weight-quantization term of the integer kernels' bound
+// (multi_intacc_amd64.go) for AccumulateManyMulti(acc, n, w, rows) of codec c, per accumulator
+// value (slack[h·d+i]); nil where the integer kernels do not run. It recomputes each tile's
+// scale T as the kernels do, in float32.
+func intAccSlack(c Codec, n int, w []float32, rows []byte) []float64 {
+	bc, code, ok := intAccCodes(c)
+	if !ok {
+		return nil
+	}
+	d, rb := c.Dim(), c.RowBytes()
+	m := len(rows) / rb
+	slack := make([]float64, n*d)
+	for h := 0; h < n; h++ {
+		for t0 := 0; t0 < m; t0 += 64 {
+			t1 := min(t0+64, m)
+			for b := 0; b < bc.full; b++ {
+				var mx float32
+				for j := t0; j < t1; j++ {
+					wd := w[j*n+h] * blockF16(rows[j*rb+b*bc.fullBytes:], 0)
+					mx = max(mx, float32(math.Abs(float64(wd))))
+				}
+				if mx == 0 {
+					continue
+				}
+				inv := min(float32(32767)/mx, float32(0x1p100))
+				T := float64(1 / inv)
+				for j := t0; j < t1; j++ {
+					blk := rows[j*rb+b*bc.fullBytes:]
+					wd := float64(w[j*n+h] * blockF16(blk, 0))
+					e := T/2 + math.Ldexp(math.Abs(wd), -22)
+					for i := 0; i < BlockSize; i++ {
+						slack[h*d+b*BlockSize+i] += e * math.Abs(float64(code(blk, i)))
+					}
+				}
+			}
+		}
+	}
+	return slack
+}
+
+// TestIntAccBound checks the integer accumulate kernels against the float64 sum of the decoded
+// rows, within the stated bound, on softmax-like weights (a few large, most small, some exactly
+// 0) and on a tile whose one large weight leaves the rest near the quantization step; and that
+// all-zero weights leave the accumulators unchanged.
+func TestIntAccBound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	for _, f := range []Format{Q4_0, Q8_0} {
+		for _, d := range []int{32, 128, 200} {
+			for _, rows := range []int{1, 2, 63, 64, 65, 200} {
+				t.Run(fmt.Sprintf("%s/d%d/rows%d", f, d, rows), func(t *testing.T) {
+					c := mustCodec(t, f, d)
+					if rc, ok := c.(*rotCodec); ok {
+						c = rc.inner
+					}
+					if _, _, ok := intAccCodes(c); !ok {
+						t.Skip("no integer accumulate kernels here")
+					}
+					checkIntAccBound(t, rng, c, rows)
+				})
+			}
+		}
+	}
+}
+
+func checkIntAccBound(t *testing.T, rng *rand.Rand, c Codec, rows int) {
+	d, rb := c.Dim(), c.RowBytes()
+	const n = 4
+	src := outlierRows(rng, rows, d)
+	enc := make([]byte, rows*rb)
+	for r := 0; r < rows; r++ {
+		c.Encode(enc[r*rb:(r+1)*rb], src[r*d:(r+1)*d])
+	}
+	for _, shape := range []string{"softmax", "spike", "zero"} {
+		w := make([]float32, rows*n)
+		for j := 0; j < rows; j++ {
+			for h := 0; h < n; h++ {
+				var x float64
+				switch shape {
+				case "softmax":
+					x = math.Exp(3*rng.NormFloat64() - 6)
+					if rng.IntN(7) == 0 {
+						x = 0
+					}
+				case "spike":
+					x = 1e-5 * rng.Float64()
+					if j%64 == 5 {
+						x = 1
+					}
+				}
+				w[j*n+h] = float32(x)
+			}
+		}
+		acc := gaussianRows(rng, n, d, 1)
+		acc0 := append([]float32(nil), acc...)
+		c.(MultiQuery).AccumulateManyMulti(acc, n, w, enc)
+		if shape == "zero" {
+			for i := range acc {
+				if acc[i] != acc0[i] {
+					t.Fatalf("zero weights: acc[%d] %g → %g", i, acc0[i], acc[i])
+				}
+			}
+			continue
+		}
+		slack := intAccSlack(c, n, w, enc)
+		x := make([]float32, d)
+		ref := make([]float64, n*d)
+		scale := make([]float64, n*d)
+		for i := range ref {
+			ref[i], scale[i] = float64(acc0[i]), math.Abs(float64(acc0[i]))
+		}
+		for j := 0; j < rows; j++ {
+			c.Decode(x, enc[j*rb:(j+1)*rb])
+			for h := 0; h < n; h++ {
+				wj := float64(w[j*n+h])
+				for i, v := range x {
+					ref[h*d+i] += wj * float64(v)
+					scale[h*d+i] += math.Abs(wj * float64(v))
+				}
+			}
+		}
+		var worst float64 // the largest error as a share of its bound
+		for i := range ref {
+			bound := slack[i] + float64(2*rows+8)*math.Ldexp(1, -24)*scale[i]
+			e := math.Abs(float64(acc[i]) - ref[i])
+			if !(e <= bound) {
+				t.Fatalf("%s: acc %d [%d] = %g, float64 %g: error %g > bound %g (quantization %g)",
+					shape, i/d, i%d, acc[i], ref[i], e, bound, slack[i])
+			}
+			if bound > 0 {
+				worst = max(worst, e/bound)
+			}
+		}
+		t.Logf("%s: worst error %.3f of the bound", shape, worst)
+	}
+}
