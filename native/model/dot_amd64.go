@@ -96,3 +96,22 @@ func matVecF16(y, x []float32, data []byte, rowBytes, lo, hi int) bool {
 	rowsF16AVX2(&x[0], n, unsafe.Pointer(&data[lo*rowBytes]), rowBytes, hi-lo, &y[lo])
 	return true
 }
+
+// swiGLUAVX2 is swiGLUGo(x[:n], y[:n]) over n values (a multiple of 8) with math.Exp's float64 steps four
+// lanes at a time: the same results bit for bit on a CPU with AVX2 and FMA (where math.Exp
+// takes its FMA path). Implemented in swiglu_amd64.s.
+//
+//go:noescape
+func swiGLUAVX2(x, y *float32, n int)
+
+// swiGLUAsm runs swiGLUAVX2 over the longest multiple of 8 of g (u at least as long) and
+// returns how many values it did (0 without AVX2 and FMA).
+func swiGLUAsm(g, u []float32) int {
+	n := len(g) &^ 7
+	if !hasAVX2FMA || n == 0 {
+		return 0
+	}
+	_ = u[n-1]
+	swiGLUAVX2(&g[0], &u[0], n)
+	return n
+}

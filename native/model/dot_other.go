@@ -14,3 +14,6 @@ func dotF16(row []byte, x []float32) float32 { return dotF16Go(row, x) }
 
 // matVecF16 reports false: there is no assembly row loop here.
 func matVecF16(y, x []float32, data []byte, rowBytes, lo, hi int) bool { return false }
+
+// swiGLUAsm does nothing here (no assembly loop): swiGLU runs swiGLUGo over every value.
+func swiGLUAsm(g, u []float32) int { return 0 }

@@ -17,8 +17,17 @@ func rmsNorm(out, x, w []float32, eps float32) {
 	}
 }
 
-// swiGLU writes g_i = SiLU(g_i) · u_i, SiLU(z) = z / (1 + e^(−z)).
+// swiGLU writes g_i = SiLU(g_i) · u_i, SiLU(z) = z / (1 + e^(−z)): the float32 steps of
+// swiGLUGo, bit for bit, through an assembly loop where there is one (swiGLUAsm).
 func swiGLU(g, u []float32) {
+	u = u[:len(g)]
+	n := swiGLUAsm(g, u)
+	swiGLUGo(g[n:], u[n:])
+}
+
+// swiGLUGo is swiGLU in Go, the reference: z·(1/(1+float32(math.Exp(−z))))·u, e^(−z) taken in
+// float64 and rounded to float32.
+func swiGLUGo(g, u []float32) {
 	u = u[:len(g)]
 	for i, z := range g {
 		g[i] = z * (1 / (1 + float32(math.Exp(float64(-z))))) * u[i]
