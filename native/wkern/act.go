@@ -69,6 +69,7 @@ type Act struct {
 	Q       []int8    // N × Cols codes
 	D       []float32 // N × Cols/BlockSize scales
 	S       []float32 // Q8: N × Cols/32 values d·Σq (for the types with a min)
+	QS      []int32   // Q8: N × Cols/32 code sums Σq (the invariant tile kernels' offset)
 	BS      []int16   // Q8K: N × Cols/16 code sums
 	// P, PD, PS are a one-token Q8 activation's codes, scales and d·Σq regrouped for the
 	// 16-block kernels (permuteQ8), filled only where such a kernel is used; nil otherwise.
@@ -109,6 +110,7 @@ func (a *Act) Prepare(f Format, n, cols int) {
 	switch f {
 	case Q8:
 		a.S = grow(a.S, n*cols/32)
+		a.QS = grow(a.QS, n*cols/32)
 	case Q8K:
 		a.BS = grow(a.BS, n*cols/16)
 	}
@@ -122,7 +124,7 @@ func (a *Act) QuantizeTokens(x []float32, lo, hi int) {
 	xs := x[lo*c : hi*c]
 	switch a.Format {
 	case Q8:
-		quantQ8(a.Q[lo*c:hi*c], a.D[lo*c/bs:hi*c/bs], a.S[lo*c/32:hi*c/32], xs)
+		quantQ8(a.Q[lo*c:hi*c], a.D[lo*c/bs:hi*c/bs], a.S[lo*c/32:hi*c/32], a.QS[lo*c/32:hi*c/32], xs)
 		if a.N == 1 && permQ8 {
 			a.permuteQ8()
 		}
@@ -187,11 +189,11 @@ func quantSumsGo(q []int8, x []float32, g []int32) float32 {
 	return d
 }
 
-func quantQ8(q []int8, d, s []float32, x []float32) {
+func quantQ8(q []int8, d, s []float32, qs []int32, x []float32) {
 	var g [2]int32
 	for b := range d {
 		db := quantSums(q[32*b:32*b+32], x[32*b:32*b+32], g[:])
-		d[b], s[b] = db, db*float32(g[0]+g[1])
+		d[b], s[b], qs[b] = db, db*float32(g[0]+g[1]), g[0]+g[1]
 	}
 }
 

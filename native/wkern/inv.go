@@ -14,13 +14,36 @@ var invDots = map[gguf.Type]invPair{}
 // sharing a weight block's unpacking between tokens.
 func (k Kernel) Invariant() bool { return k.inv.x1 != nil }
 
+// invTileRows is the number of weight rows of one tile kernel (one per zmm lane).
+const invTileRows = 16
+
+// InvariantRows is the row group MulInvariant works in: a range [lo, hi) whose bounds are
+// multiples of it (or hi the matrix's last row) wastes no work on a short group.
+func (k Kernel) InvariantRows() int {
+	if invTiled(k.typ) {
+		return invTileRows
+	}
+	return 1
+}
+
 // MulInvariant is MulRows computed batch-invariantly: every output y[t·ystride + r] is the
 // same float32 value, bit for bit, whatever a.N, lo and hi, so a token's results do not
 // depend on the tokens multiplied with it (a batched forward pass stays the same as each
-// sequence run alone). Tokens go four at a time through a four-token kernel (each
-// weight block unpacked once for the four) and the rest through a one-token kernel of the
-// same operations; rows in tiles of rowTile, each read from memory once for all tokens.
+// sequence run alone).
+//
+// Q4_0 and Q8_0 on AVX-512 VNNI run the tile kernels (invtile_amd64.s): for every row and
+// token, acc = 0, then per block b in order i = Σ u·q − off·Σq (exact integers: u the
+// unsigned codes, Q4_0's nibbles with off 8, Q8_0's codes + 128 with off 128) and
+// acc = fma(float32(i)·d_t[b], dw[b], acc); 16 rows × up to 8 tokens share each unpacked
+// block, and one token runs the same operations. Elsewhere tokens go four at a time through a
+// four-token kernel (each weight block unpacked once for the four) and the rest through a
+// one-token kernel of the same operations; rows in tiles of rowTile, each read from memory
+// once for all tokens.
 func (k Kernel) MulInvariant(y []float32, ystride int, w []byte, rowBytes int, a *Act, lo, hi int) {
+	if invTiled(k.typ) {
+		mulInvTile(k.typ, y, ystride, w, rowBytes, a, lo, hi)
+		return
+	}
 	if k.inv.x1 == nil {
 		for t := 0; t < a.N; t++ {
 			for r := lo; r < hi; r++ {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"testing"
 
@@ -125,7 +126,87 @@ func TestMulInvariant(t *testing.T) {
 		for vi, k := range variants {
 			testMulInvariant(t, r, typ, vi, k)
 		}
+		if invTiled(typ) { // the pairs the tile kernels stand in for
+			func() {
+				was := hasInvTile
+				hasInvTile = false
+				defer func() { hasInvTile = was }()
+				for vi, k := range variants {
+					testMulInvariant(t, r, typ, len(variants)+vi, k)
+				}
+			}()
+		}
 	}
+}
+
+// TestInvTileOrder: the tile kernels compute, bit for bit, the operations MulInvariant's
+// comment states (acc = fma(float32(i)·d_t, dw, acc) per block in order, i the exact block
+// sum), checked against that sequence with each fused multiply-add rounded once (big.Float).
+func TestInvTileOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 8))
+	for _, typ := range []gguf.Type{gguf.Q4_0, gguf.Q8_0} {
+		if !invTiled(typ) {
+			t.Skipf("%s: no tile kernels on this CPU", typ)
+		}
+		k, _ := KernelOf(typ)
+		const rows, cols, n = 21, 352, 11
+		data := randomRows(r, typ, rows, cols)
+		rb := int(typ.RowBytes(cols))
+		x := randomVec(r, n*cols)
+		var a Act
+		a.Quantize(k.Format(), x, n, cols)
+		y := make([]float32, n*rows)
+		k.MulInvariant(y, rows, data, rb, &a, 0, rows)
+		nb := cols / 32
+		for row := 0; row < rows; row++ {
+			for tok := 0; tok < n; tok++ {
+				var acc float32
+				for b := 0; b < nb; b++ {
+					blk := data[row*rb+b*(rb/nb):]
+					dw := f16(blk)
+					var i int32
+					for j := 0; j < 32; j++ {
+						var w int32
+						if typ == gguf.Q4_0 {
+							c := blk[2+j%16]
+							if j >= 16 {
+								c >>= 4
+							}
+							w = int32(c&15) - 8
+						} else {
+							w = int32(int8(blk[2+j]))
+						}
+						i += w * int32(a.Q[tok*cols+32*b+j])
+					}
+					g := float32(i) * a.D[tok*nb+b]
+					acc = fma32(g, dw, acc)
+				}
+				if got := y[tok*rows+row]; math.Float32bits(got) != math.Float32bits(acc) {
+					t.Fatalf("%s row %d token %d: %g, the stated order gives %g", typ, row, tok, got, acc)
+				}
+			}
+		}
+		for tok := 0; tok < n; tok++ {
+			for b := 0; b < nb; b++ {
+				var s int32
+				for _, c := range a.Q[tok*cols+32*b : tok*cols+32*b+32] {
+					s += int32(c)
+				}
+				if a.QS[tok*nb+b] != s {
+					t.Fatalf("token %d block %d: QS %d, Σq %d", tok, b, a.QS[tok*nb+b], s)
+				}
+			}
+		}
+	}
+}
+
+// fma32 is a·b + c rounded once to float32.
+func fma32(a, b, c float32) float32 {
+	p := new(big.Float).SetPrec(1000).SetFloat64(float64(a))
+	p.Mul(p, new(big.Float).SetPrec(1000).SetFloat64(float64(b)))
+	p.Add(p, new(big.Float).SetPrec(1000).SetFloat64(float64(c)))
+	v, _ := p.Float32()
+	return v
 }
 
 func testMulInvariant(t *testing.T, r *rand.Rand, typ gguf.Type, variant int, k Kernel) {

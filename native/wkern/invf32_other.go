@@ -2,6 +2,8 @@
 
 package wkern
 
+import "github.com/kvlab/kvlab/native/gguf"
+
 // hasInvF32 selects assembly batch-invariant float kernels (none here).
 const hasInvF32 = false
 
@@ -15,3 +17,13 @@ func mulF16Asm(y []float32, ystride int, w []byte, rowBytes, cols int, x []float
 
 // q4Pairs are Q4_0's assembly invariant pairs (none here).
 var q4Pairs []invPair
+
+// hasInvTile selects tile kernels (none here).
+var hasInvTile = false
+
+// invTiled reports whether weight type t runs MulInvariant through tile kernels (none here).
+func invTiled(gguf.Type) bool { return false }
+
+func mulInvTile(typ gguf.Type, y []float32, ystride int, w []byte, rowBytes int, a *Act, lo, hi int) {
+	panic("wkern: no invariant tile kernels")
+}

@@ -1,0 +1,150 @@
+//go:build amd64 && !purego
+
+package wkern
+
+import (
+	"math"
+	"sync"
+	"unsafe"
+
+	"github.com/kvlab/kvlab/native/gguf"
+)
+
+// The tile kernels (invtile_amd64.s): 16 rows × 8, 4, 2 or 1 tokens of Q4_0 or Q8_0 weights.
+// The x8/x4/x2 kernels read d_t and c_t = −off·Σq_t from ds (16 values per block: 8 d, 8 c);
+// the x1 kernels read token 0's d from ds and its Σq from qstride (an address there).
+
+//go:noescape
+func invQ4_0x8(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
+
+//go:noescape
+func invQ4_0x4(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
+
+//go:noescape
+func invQ4_0x2(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
+
+//go:noescape
+func invQ4_0x1(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride unsafe.Pointer, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
+
+//go:noescape
+func invQ8_0x8(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
+
+//go:noescape
+func invQ8_0x4(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
+
+//go:noescape
+func invQ8_0x2(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
+
+//go:noescape
+func invQ8_0x1(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride unsafe.Pointer, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
+
+// hasInvTile selects the tile kernels (unless KVLAB_NO_AVX512 asks for the AVX2 pairs).
+var hasInvTile = hasVNNI512 && !noVNNI()
+
+// invTiled reports whether weight type t runs MulInvariant through the tile kernels.
+func invTiled(t gguf.Type) bool { return hasInvTile && (t == gguf.Q4_0 || t == gguf.Q8_0) }
+
+// invTileScratch is a product's token scales and offsets and a padded copy of a short row group.
+type invTileScratch struct {
+	ds   []float32
+	rows []byte
+	y    [8 * invTileRows]float32
+}
+
+var invTileScratches = sync.Pool{New: func() any { return new(invTileScratch) }}
+
+// mulInvTile is MulInvariant through the tile kernels: rows [lo, hi) in groups of 16 (a short
+// last group runs on a copy whose missing rows repeat its last row, their outputs dropped), the
+// tokens of each group in tiles of 8, then 4, 2, 1. Every output is the same float32 value
+// whichever tile computes it, so the product is batch-invariant.
+func mulInvTile(typ gguf.Type, y []float32, ystride int, w []byte, rowBytes int, a *Act, lo, hi int) {
+	if hi <= lo || a.N <= 0 {
+		return
+	}
+	nb := a.Cols / 32
+	shift := 3 // Q4_0: off = 8
+	if typ == gguf.Q8_0 {
+		shift = 7
+	}
+	_ = w[hi*rowBytes-1]
+	_ = a.Q[a.N*a.Cols-1]
+	_ = a.D[a.N*nb-1]
+	_ = a.QS[a.N*nb-1]
+	_ = y[(a.N-1)*ystride+hi-1]
+	sc := invTileScratches.Get().(*invTileScratch)
+	defer invTileScratches.Put(sc)
+	if a.N > 1 { // the tiles of two or more tokens read ds
+		groups := (a.N + 7) / 8
+		sc.ds = grow(sc.ds, groups*nb*16)
+		for t := 0; t < a.N; t++ {
+			g, j := t/8, t%8
+			d, qs := a.D[t*nb:(t+1)*nb], a.QS[t*nb:(t+1)*nb]
+			ds := sc.ds[g*nb*16:]
+			for b := range nb {
+				ds[16*b+j] = d[b]
+				ds[16*b+8+j] = math.Float32frombits(uint32(-(qs[b] << shift)))
+			}
+		}
+	}
+	var idx [16]int32
+	for i := range idx {
+		idx[i] = int32(i * rowBytes)
+	}
+	for r0 := lo; r0 < hi; r0 += invTileRows {
+		mr := min(invTileRows, hi-r0)
+		wp := unsafe.Pointer(&w[r0*rowBytes])
+		if mr < invTileRows {
+			sc.rows = grow(sc.rows, invTileRows*rowBytes)
+			for i := 0; i < invTileRows; i++ {
+				copy(sc.rows[i*rowBytes:(i+1)*rowBytes], w[(r0+min(i, mr-1))*rowBytes:])
+			}
+			wp = unsafe.Pointer(&sc.rows[0])
+		}
+		for t := 0; t < a.N; {
+			tn := 8
+			for tn > a.N-t {
+				tn /= 2
+			}
+			q := unsafe.Pointer(&a.Q[t*a.Cols])
+			yp, ys := unsafe.Pointer(&y[t*ystride+r0]), ystride
+			if mr < invTileRows {
+				yp, ys = unsafe.Pointer(&sc.y[0]), invTileRows
+			}
+			invTile(typ, tn, wp, rowBytes, &idx, q, a.Cols, sc.ds, a, t, nb, yp, ys)
+			if mr < invTileRows {
+				for j := 0; j < tn; j++ {
+					copy(y[(t+j)*ystride+r0:(t+j)*ystride+r0+mr], sc.y[j*invTileRows:])
+				}
+			}
+			t += tn
+		}
+	}
+}
+
+// invTile calls the kernel of tn tokens (8, 4, 2 or 1) starting at token t.
+func invTile(typ gguf.Type, tn int, w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds []float32, a *Act, t, nb int, y unsafe.Pointer, ystride int) {
+	if tn == 1 {
+		d, qs := unsafe.Pointer(&a.D[t*nb]), unsafe.Pointer(&a.QS[t*nb])
+		if typ == gguf.Q4_0 {
+			invQ4_0x1(w, rowBytes, idx, q, qs, d, nb, y, ystride)
+		} else {
+			invQ8_0x1(w, rowBytes, idx, q, qs, d, nb, y, ystride)
+		}
+		return
+	}
+	dp := unsafe.Pointer(&ds[t/8*nb*16+t%8])
+	switch {
+	case typ == gguf.Q4_0 && tn == 8:
+		invQ4_0x8(w, rowBytes, idx, q, qstride, dp, nb, y, ystride)
+	case typ == gguf.Q4_0 && tn == 4:
+		invQ4_0x4(w, rowBytes, idx, q, qstride, dp, nb, y, ystride)
+	case typ == gguf.Q4_0:
+		invQ4_0x2(w, rowBytes, idx, q, qstride, dp, nb, y, ystride)
+	case tn == 8:
+		invQ8_0x8(w, rowBytes, idx, q, qstride, dp, nb, y, ystride)
+	case tn == 4:
+		invQ8_0x4(w, rowBytes, idx, q, qstride, dp, nb, y, ystride)
+	default:
+		invQ8_0x2(w, rowBytes, idx, q, qstride, dp, nb, y, ystride)
+	}
+}
