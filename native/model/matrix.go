@@ -38,12 +38,14 @@ type mulTask struct {
 	y   []float32
 	a   wkern.Act
 	inv bool // the batch-invariant kernel (mulRowwise)
+	// unit is the rows of one index of Range: the invariant kernel's row group, else 1.
+	unit int
 }
 
 func (t *mulTask) Range(lo, hi int) {
 	m := t.m
 	if t.inv {
-		m.wk.MulInvariant(t.y, m.Rows, m.Data, m.RowBytes, &t.a, lo, hi)
+		m.wk.MulInvariant(t.y, m.Rows, m.Data, m.RowBytes, &t.a, lo*t.unit, min(hi*t.unit, m.Rows))
 		return
 	}
 	m.wk.MulRows(t.y, m.Rows, m.Data, m.RowBytes, &t.a, lo, hi)
@@ -155,17 +157,20 @@ func (m *Matrix) MatMul(y, x []float32, n int, p *Pool) {
 // inv picks the batch-invariant kernel (mulRowwise), whose outputs do not depend on the split.
 func (m *Matrix) mulInt(y, x []float32, n int, p *Pool, inv bool) {
 	t := mulTasks.Get().(*mulTask)
-	t.m, t.y, t.inv = m, y, inv
+	t.m, t.y, t.inv, t.unit = m, y, inv, 1
+	if inv {
+		t.unit = m.wk.InvariantRows()
+	}
 	t.a.Prepare(m.wk.Format(), n, m.Cols)
 	if n >= 2*p.Threads() && p.Threads() > 1 {
 		p.For(n, max(1, workGrain/(8*m.Cols)), func(lo, hi int) { t.a.QuantizeTokens(x, lo, hi) })
 	} else {
 		t.a.QuantizeTokens(x, 0, n)
 	}
-	if p.Threads() == 1 || n*m.Rows*m.Cols <= workGrain {
-		t.Range(0, m.Rows)
+	if units := (m.Rows + t.unit - 1) / t.unit; p.Threads() == 1 || n*m.Rows*m.Cols <= workGrain {
+		t.Range(0, units)
 	} else {
-		p.ForRange(m.Rows, max(1, workGrain/(n*m.Cols)), t)
+		p.ForRange(units, max(1, workGrain/(n*m.Cols*t.unit)), t)
 	}
 	t.m, t.y = nil, nil
 	mulTasks.Put(t)
