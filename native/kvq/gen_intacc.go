@@ -30,11 +30,14 @@ type format struct {
 	off int
 	// offShift is log2(off).
 	offShift int
-	// min reports a block min m (f16 after d): Σ_j w_j·m_j is added per tile and block in f32.
+	// min reports a block min m (f16 after d): Σ_j w_j·m_j + off·Σ_j w_j·d_j is added per tile
+	// and block in f32 (the codes centred by off, so each weight's rounding meets |c − off|).
 	min bool
 	// perm: Z23 holds values 0..7 and 16..23, Z24 8..15 and 24..31 (in-lane byte unpacks).
 	perm bool
-	dec  func(a string) string
+	// consts loads the decoder's constants (Z19).
+	consts string
+	dec    func(a string) string
 }
 
 // q40Dec: the two rows' 16 payload bytes interleaved (a0 b0 a1 b1 …), nibbles split, widened.
@@ -61,9 +64,60 @@ func q80Dec(a string) string {
 	VPMOVSXBW Y22, Z24`, a)
 }
 
+// q5Dec: q4_0's nibbles, then each word whose fifth bit is set (bit k of row a's qh for word 2k,
+// of row b's for word 2k+1: PDEP interleaves them into a word mask) gets 16 added (Z19).
+func q5Dec(qh, pay int) func(a string) string {
+	return func(a string) string {
+		return q40Dec(pay)(a) + fmt.Sprintf(`
+	MOVL %[2]d(%[1]s), AX
+	MOVL %[2]d(%[1]s)(R9*1), R11
+	MOVL $0x55555555, DX
+	PDEPL DX, AX, SI
+	MOVL $0xaaaaaaaa, DX
+	PDEPL DX, R11, DX
+	ORL DX, SI
+	KMOVD SI, K1
+	SHRL $16, AX
+	SHRL $16, R11
+	MOVL $0x55555555, DX
+	PDEPL DX, AX, SI
+	MOVL $0xaaaaaaaa, DX
+	PDEPL DX, R11, DX
+	ORL DX, SI
+	KMOVD SI, K2
+	VPADDW Z19, Z23, K1, Z23
+	VPADDW Z19, Z24, K2, Z24`, a, qh)
+	}
+}
+
+// iq4Dec: q4_0's interleaved nibbles looked up in the codebook (Y19, int8 levels, VPSHUFB),
+// sign-extended.
+func iq4Dec(a string) string {
+	return fmt.Sprintf(`VMOVDQU8 2(%[1]s), X20
+	VPUNPCKLBW 2(%[1]s)(R9*1), X20, X21
+	VPUNPCKHBW 2(%[1]s)(R9*1), X20, X22
+	VINSERTI32X4 $1, X22, Y21, Y21
+	VPSRLW $4, Y21, Y22
+	VPANDD Y31, Y21, Y21
+	VPANDD Y31, Y22, Y22
+	VPSHUFB Y21, Y19, Y21
+	VPSHUFB Y22, Y19, Y22
+	VPMOVSXBW Y21, Z23
+	VPMOVSXBW Y22, Z24`, a)
+}
+
 var formats = []format{
 	{name: "Q40", doc: "q4_0: d (f16), 16 nibble bytes; x = (c − 8)·d.", bs: 18, off: 8, offShift: 3, dec: q40Dec(2)},
 	{name: "Q80", doc: "q8_0: d (f16), 32 int8 codes; x = c·d.", bs: 34, perm: true, dec: q80Dec},
+	{name: "Q41", doc: "q4_1: d, m (f16), 16 nibble bytes; x = (c − 8)·d + (m + 8·d).", bs: 20, off: 8, offShift: 3,
+		min: true, dec: q40Dec(4)},
+	{name: "Q50", doc: "q5_0: d (f16), qh (32 fifth bits), 16 nibble bytes; x = (c − 16)·d.", bs: 22, off: 16, offShift: 4,
+		consts: "MOVL $0x00100010, AX\n\tVPBROADCASTD AX, Z19", dec: q5Dec(2, 6)},
+	{name: "Q51", doc: "q5_1: d, m (f16), qh, 16 nibble bytes; x = (c − 16)·d + (m + 16·d).", bs: 24, off: 16, offShift: 4,
+		min:    true,
+		consts: "MOVL $0x00100010, AX\n\tVPBROADCASTD AX, Z19", dec: q5Dec(4, 8)},
+	{name: "IQ4NL", doc: "iq4_nl: d (f16), 16 nibble bytes; x = kvalues[c]·d (int8 levels).", bs: 18,
+		consts: "VBROADCASTI32X4 ·intAccIQ4Levels(SB), Y19", dec: iq4Dec},
 }
 
 // Frame layout (hardware SP offsets).
@@ -156,6 +210,7 @@ a@_nq:
 	MOVQ rb+32(FP), R11
 	VXORPS Z10, Z10, Z10       // max |w·d|
 	VXORPS Z11, Z11, Z11       // Σ w·m
+	VXORPS Z9, Z9, Z9          // Σ w·d
 a@_p1:
 	VBROADCASTF32X4 (R8), Z12
 	%SCALES%
@@ -337,6 +392,13 @@ func header() string {
 		}
 		fmt.Fprintf(&b, "GLOBL ·intAcc%sDIdx(SB), RODATA|NOPTR, $64\n\n", f.name)
 	}
+	// iq4_nl's codebook as bytes, for VPSHUFB.
+	var lv [2]uint64
+	for i, v := range [16]int8{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113} {
+		lv[i/8] |= uint64(uint8(v)) << (8 * (i % 8))
+	}
+	fmt.Fprintf(&b, "DATA ·intAccIQ4Levels+0(SB)/8, $0x%016x\nDATA ·intAccIQ4Levels+8(SB)/8, $0x%016x\n", lv[0], lv[1])
+	b.WriteString("GLOBL ·intAccIQ4Levels(SB), RODATA|NOPTR, $16\n\n")
 	for _, c := range []struct {
 		name string
 		v    uint32
@@ -354,8 +416,8 @@ func main() {
 		hdr, minTerm, minStore := 2, "", ""
 		if f.min {
 			hdr = 4
-			minTerm = "VEXTRACTI64X4 $1, Z13, Y16\n\tVCVTPH2PS Y16, Z16\n\tVFMADD231PS Z12, Z16, Z11"
-			minStore = fmt.Sprintf("VMOVUPS Z11, %d(SP)", oMT)
+			minTerm = "VEXTRACTI64X4 $1, Z13, Y16\n\tVCVTPH2PS Y16, Z16\n\tVFMADD231PS Z12, Z16, Z11\n\tVADDPS Z15, Z9, Z9"
+			minStore = fmt.Sprintf("MOVL $0x%08x, AX\n\tVPBROADCASTD AX, Z8\n\tVFMADD231PS Z8, Z9, Z11\n\tVMOVUPS Z11, %d(SP)", u32(float32(f.off)), oMT)
 		}
 		scales := "VMOVDQU16.Z (R12), K4, Z13\n\tVPERMW Z13, Z29, Z13"
 		if 3*f.bs+hdr > 64 {
@@ -369,7 +431,7 @@ func main() {
 			"%FRAME%", fmt.Sprint(frame), "%BS%", fmt.Sprint(f.bs), "%BS2%", fmt.Sprint(2*f.bs), "%HDR%", fmt.Sprint(hdr),
 			"%PB%", fmt.Sprint(oPB), "%QP%", fmt.Sprint(oQP), "%TT%", fmt.Sprint(oTT), "%TN%", fmt.Sprint(oTN),
 			"%WP%", fmt.Sprint(oWP), "%RL%", fmt.Sprint(oRL), "%BL%", fmt.Sprint(oBL), "%NQ%", fmt.Sprint(oNQ),
-			"%QB%", fmt.Sprint(oQB), "%PF%", fmt.Sprint(oPF), "%MINCONST%", "",
+			"%QB%", fmt.Sprint(oQB), "%PF%", fmt.Sprint(oPF), "%MINCONST%", f.consts,
 			"%SCALES%", scales, "%MINTERM%", minTerm, "%MINSTORE%", minStore, "%SUMSTORE%", sumStore,
 			"%DEC%", f.dec("R12"), "%FINISH%", finish(f))
 		out.WriteString(r.Replace(accTmpl))

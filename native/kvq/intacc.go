@@ -12,15 +12,36 @@ func AccumulateStep(c Codec) float64 {
 	if !intAcc() {
 		return 0
 	}
-	switch c := c.(type) {
-	case *q4_0Codec:
-		if c.full > 0 {
-			return 0x1p-16
-		}
-	case *q8_0Codec:
-		if c.full > 0 {
-			return 0x1p-16
-		}
+	if bc := intAccBlocks(c); bc != nil && bc.full > 0 {
+		return 0x1p-16
 	}
 	return 0
+}
+
+// intAccBlocks is the block layout of a codec whose values the integer kernels accumulate
+// (q4_0, q8_0, q4_1, q5_0, q5_1, iq4_nl), nil for the others.
+func intAccBlocks(c Codec) *blockCodec {
+	switch c := c.(type) {
+	case *q4_0Codec:
+		return &c.blockCodec
+	case *q8_0Codec:
+		return &c.blockCodec
+	case *q4_1Codec:
+		return &c.blockCodec
+	case *q5_0Codec:
+		return &c.blockCodec
+	case *q5_1Codec:
+		return &c.blockCodec
+	case *iq4nlCodec:
+		return &c.blockCodec
+	}
+	return nil
+}
+
+// intAccOr is k, or i where the integer accumulate kernels run.
+func intAccOr(k, i *multiKernels) *multiKernels {
+	if i != nil && intAcc() {
+		return i
+	}
+	return k
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestMultiQueryAVX512FloatAcc runs the q4_0 and q8_0 reference checks with the integer
+// TestMultiQueryAVX512FloatAcc runs the reference checks of the formats the integer kernels serve with the integer
 // accumulate kernels switched off, so the AVX-512 float accumulate kernels they replace stay
 // tested on CPUs that have both.
 func TestMultiQueryAVX512FloatAcc(t *testing.T) {
@@ -19,7 +19,7 @@ func TestMultiQueryAVX512FloatAcc(t *testing.T) {
 	hasAVX512VL = false
 	defer func() { hasAVX512VL = vl }()
 	rng := rand.New(rand.NewPCG(43, 44))
-	for _, f := range []Format{Q4_0, Q8_0} {
+	for _, f := range []Format{Q4_0, Q8_0, Q4_1, Q5_0, Q5_1, IQ4_NL} {
 		for _, d := range []int{40, 128, 200} {
 			for _, n := range []int{1, 4, 5} {
 				for _, rows := range []int{1, 7, 130} {

@@ -14,18 +14,42 @@ func intAccCodes(c Codec) (bc *blockCodec, code func(blk []byte, i int) int, ok 
 	if !intAcc() {
 		return nil, nil, false
 	}
-	switch c := c.(type) {
-	case *q4_0Codec:
-		return &c.blockCodec, func(blk []byte, i int) int {
-			if i < 16 {
-				return int(blk[2+i]&15) - 8
-			}
-			return int(blk[2+i-16]>>4) - 8
-		}, c.full > 0
-	case *q8_0Codec:
-		return &c.blockCodec, func(blk []byte, i int) int { return int(int8(blk[2+i])) }, c.full > 0
+	nib := func(qs []byte, i int) int {
+		if i < 16 {
+			return int(qs[i] & 15)
+		}
+		return int(qs[i-16] >> 4)
 	}
-	return nil, nil, false
+	switch c.(type) {
+	case *q4_0Codec:
+		code = func(blk []byte, i int) int { return nib(blk[2:], i) - 8 }
+	case *q8_0Codec:
+		code = func(blk []byte, i int) int { return int(int8(blk[2+i])) }
+	case *q4_1Codec:
+		code = func(blk []byte, i int) int { return nib(blk[4:], i) - 8 }
+	case *q5_0Codec:
+		code = func(blk []byte, i int) int { return int(blockCode5(blk[2:6], blk[6:22], BlockSize, i)) - 16 }
+	case *q5_1Codec:
+		code = func(blk []byte, i int) int { return int(blockCode5(blk[4:8], blk[8:24], BlockSize, i)) - 16 }
+	case *iq4nlCodec:
+		code = func(blk []byte, i int) int { return int(iq4nlValues[nib(blk[2:], i)]) }
+	default:
+		return nil, nil, false
+	}
+	bc = intAccBlocks(c)
+	return bc, code, bc.full > 0
+}
+
+// centre is the code offset o the integer kernels take off q4_1's and q5_1's codes (folded into
+// their float term), 0 for the other formats.
+func centre(c Codec) int {
+	switch c.(type) {
+	case *q4_1Codec:
+		return 8
+	case *q5_1Codec:
+		return 16
+	}
+	return 0
 }
 
 // intAccSlack is the weight-quantization term of the integer kernels' bound
@@ -58,8 +82,10 @@ func intAccSlack(c Codec, n int, w []float32, rows []byte) []float64 {
 					blk := rows[j*rb+b*bc.fullBytes:]
 					wd := float64(w[j*n+h] * blockF16(blk, 0))
 					e := T/2 + math.Ldexp(math.Abs(wd), -22)
+					// q4_1's and q5_1's float term Σ w·m + o·Σ w·d: its rounding on o·|w·d|.
+					fl := float64(2*m+8) * math.Ldexp(1, -24) * float64(centre(c)) * math.Abs(wd)
 					for i := 0; i < BlockSize; i++ {
-						slack[h*d+b*BlockSize+i] += e * math.Abs(float64(code(blk, i)))
+						slack[h*d+b*BlockSize+i] += e*math.Abs(float64(code(blk, i))) + fl
 					}
 				}
 			}
@@ -74,7 +100,7 @@ func intAccSlack(c Codec, n int, w []float32, rows []byte) []float64 {
 // all-zero weights leave the accumulators unchanged.
 func TestIntAccBound(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
-	for _, f := range []Format{Q4_0, Q8_0} {
+	for _, f := range []Format{Q4_0, Q8_0, Q4_1, Q5_0, Q5_1, IQ4_NL} {
 		for _, d := range []int{32, 128, 200} {
 			for _, rows := range []int{1, 2, 63, 64, 65, 200} {
 				t.Run(fmt.Sprintf("%s/d%d/rows%d", f, d, rows), func(t *testing.T) {
@@ -139,12 +165,13 @@ func checkIntAccBound(t *testing.T, rng *rand.Rand, c Codec, rows int) {
 			ref[i], scale[i] = float64(acc0[i]), math.Abs(float64(acc0[i]))
 		}
 		for j := 0; j < rows; j++ {
-			c.Decode(x, enc[j*rb:(j+1)*rb])
+			row := enc[j*rb : (j+1)*rb]
+			c.Decode(x, row)
 			for h := 0; h < n; h++ {
 				wj := float64(w[j*n+h])
 				for i, v := range x {
 					ref[h*d+i] += wj * float64(v)
-					scale[h*d+i] += math.Abs(wj * float64(v))
+					scale[h*d+i] += math.Abs(wj) * (math.Abs(float64(v)) + blockOffset(c, row, i))
 				}
 			}
 		}

@@ -15,10 +15,13 @@ import "golang.org/x/sys/cpu"
 //	M = max_{j∈t} |w'_j|,  inv = min(32767/M, 2¹⁰⁰),  T = 1/inv  (inv = T = 0 where M = 0),
 //	W_j = round(w'_j·inv),  |W_j| ≤ 32767,
 //
-// the codes c (q4_0's nibbles 0…15, q8_0's int8) are summed exactly in int32 with the weights
-// (Σ_j W_j·c_j: VPDPWSSD over pairs of rows, which cannot overflow: 64·32767·128 < 2³¹), the
-// format's code offset o (q4_0: 8) taken off as o·Σ_j W_j, and the sum converted to float32 and
-// added as acc_h[i] += T·(Σ_j W_j·(c_j[i] − o)) once per tile and block. The only departure from
+// the codes c (the nibbles 0…15 of q4_0 and q4_1, the 5-bit 0…31 of q5_0 and q5_1, q8_0's int8,
+// iq4_nl's int8 codebook levels) are summed exactly in int32 with the weights (Σ_j W_j·c_j:
+// VPDPWSSD over pairs of rows, which cannot overflow: 64·32767·128 < 2³¹), the format's code
+// offset o (q4_0 and q4_1: 8, q5_0 and q5_1: 16) taken off as o·Σ_j W_j, and the sum converted
+// to float32 and added as acc_h[i] += T·(Σ_j W_j·(c_j[i] − o)) once per tile and block; q4_1's
+// and q5_1's rest, Σ_j w_j·(m_j + o·d_j), in float32 (the float kernels' bound with its offset
+// term o_b widened by o·|d̂|). The only departure from
 // the float kernels is the weights' quantization, |W_j·T − w'_j| ≤ T/2 + 2⁻²²·|w'_j|:
 //
 //	|AccumulateManyMulti − Σ AccumulateScaled| ≤ Σ_t Σ_{j∈t} (T_{t,b}/2)·|c_j[i] − o|
@@ -37,9 +40,14 @@ var hasAVX512VL = cpu.X86.HasAVX512VL
 // VNNI (with DQ and BW, hasVNNIBW) and VL.
 func intAcc() bool { return hasVNNIBW && hasAVX512VL }
 
+// The integer kernels of each format (only acc is set: they replace the float kernels' acc).
 var (
-	intAccQ4_0 = &multiKernels{multiScoresQ40AVX512, multiAccQ40INT}
-	intAccQ8_0 = &multiKernels{multiScoresQ80AVX512, multiAccQ80INT}
+	intAccQ4_0  = &multiKernels{acc: multiAccQ40INT}
+	intAccQ8_0  = &multiKernels{acc: multiAccQ80INT}
+	intAccQ4_1  = &multiKernels{acc: multiAccQ41INT}
+	intAccQ5_0  = &multiKernels{acc: multiAccQ50INT}
+	intAccQ5_1  = &multiKernels{acc: multiAccQ51INT}
+	intAccIQ4NL = &multiKernels{acc: multiAccIQ4NLINT}
 )
 
 // The kernels' contracts are multiKernels' acc, within the bound above.
@@ -49,3 +57,15 @@ func multiAccQ40INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, 
 
 //go:noescape
 func multiAccQ80INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccQ41INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccQ50INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccQ51INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccIQ4NLINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)

@@ -92,7 +92,7 @@ func (c *q4_1Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32)
 
 // AccumulateManyMulti adds n weighted sums of the rows within the MultiQuery bounds.
 func (c *q4_1Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows []byte) {
-	c.blockAccMulti(c, multiQ4_1, acc, n, w, rows)
+	c.blockAccMulti(c, intAccOr(multiQ4_1, intAccQ4_1), acc, n, w, rows)
 }
 
 // DotManyMulti scores n queries against every row within the MultiQuery bounds.
@@ -102,7 +102,7 @@ func (c *q5_0Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32)
 
 // AccumulateManyMulti adds n weighted sums of the rows within the MultiQuery bounds.
 func (c *q5_0Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows []byte) {
-	c.blockAccMulti(c, multiQ5_0, acc, n, w, rows)
+	c.blockAccMulti(c, intAccOr(multiQ5_0, intAccQ5_0), acc, n, w, rows)
 }
 
 // DotManyMulti scores n queries against every row within the MultiQuery bounds.
@@ -112,7 +112,7 @@ func (c *q5_1Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32)
 
 // AccumulateManyMulti adds n weighted sums of the rows within the MultiQuery bounds.
 func (c *q5_1Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows []byte) {
-	c.blockAccMulti(c, multiQ5_1, acc, n, w, rows)
+	c.blockAccMulti(c, intAccOr(multiQ5_1, intAccQ5_1), acc, n, w, rows)
 }
 
 // DotManyMulti scores n queries against every row within the MultiQuery bounds.
@@ -136,7 +136,7 @@ func (c *iq4nlCodec) dotManyMultiMu(q []float32, n int, rows []byte, out, mu []f
 
 // AccumulateManyMulti adds n weighted sums of the rows within the MultiQuery bounds.
 func (c *iq4nlCodec) AccumulateManyMulti(acc []float32, n int, w []float32, rows []byte) {
-	c.blockAccMulti(c, multiIQ4NL, acc, n, w, rows)
+	c.blockAccMulti(c, intAccOr(multiIQ4NL, intAccIQ4NL), acc, n, w, rows)
 }
 
 // DotManyMulti scores n prepared queries against every row (rotated domain) within the
