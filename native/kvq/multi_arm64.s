@@ -45,6 +45,10 @@
 #define FMLAE(m, i, n, d) WORD $(0x4F801000 | ((i)&1)<<21 | (m)<<16 | ((i)>>1)<<11 | (n)<<5 | (d))
 // USHL Vd.16B, Vn.16B, Vm.16B: each byte shifted by the signed byte of Vm (negative: right).
 #define USHL16B(m, n, d) WORD $(0x6E204400 | (m)<<16 | (n)<<5 | (d))
+// SHLL Vd.4S, Vn.4H, #16 and SHLL2 Vd.4S, Vn.8H, #16: halves to the high halves of words (bf16
+// to float32, exactly).
+#define SHLL16(n, d) WORD $(0x2E613800 | (n)<<5 | (d))
+#define SHLL216(n, d) WORD $(0x6E613800 | (n)<<5 | (d))
 
 // The scores decoders: the block at R11 (advanced past it) into V0..V7; R20 is f16Table.
 #define SDEC_F16 \
@@ -83,6 +87,25 @@
 	VUSHR $4, V8.B16, V8.B16; \
 	VSUB V14.B16, V9.B16, V9.B16; \
 	VSUB V14.B16, V8.B16, V8.B16; \
+	SXTL8H(9, 10); SXTL28H(9, 11); SXTL8H(8, 9); SXTL28H(8, 8); \
+	WIDEN8(10, 11, 9, 8)
+
+#define SDEC_BF16 \
+	VLD1.P 64(R11), [V8.H8, V9.H8, V10.H8, V11.H8]; \
+	SHLL16(8, 0); SHLL216(8, 1); SHLL16(9, 2); SHLL216(9, 3); \
+	SHLL16(10, 4); SHLL216(10, 5); SHLL16(11, 6); SHLL216(11, 7)
+
+// SDEC_IQ4NL is SDEC_Q40 with the nibbles looked up in iq4nlValues (address in R22) instead of
+// less 8.
+#define SDEC_IQ4NL \
+	SCALE; \
+	VLD1.P 16(R11), [V8.B16]; \
+	VMOVI $15, V13.B16; \
+	VLD1 (R22), [V14.B16]; \
+	VAND V13.B16, V8.B16, V9.B16; \
+	VUSHR $4, V8.B16, V8.B16; \
+	VTBL V9.B16, [V14.B16], V9.B16; \
+	VTBL V8.B16, [V14.B16], V8.B16; \
 	SXTL8H(9, 10); SXTL28H(9, 11); SXTL8H(8, 9); SXTL28H(8, 8); \
 	WIDEN8(10, 11, 9, 8)
 
@@ -151,6 +174,7 @@
 	MOVD ostride+56(FP), R7; \
 	MOVD ·f16Table(SB), R20; \
 	MOVD $·tq4Planes(SB), R25; \
+	MOVD $·iq4nlValues(SB), R22; \
 	ADD R1, R0, R8; \
 	ADD R1, R8, R9; \
 	ADD R1, R9, R10; \
@@ -236,6 +260,22 @@ done: \
 	SXTL8H(8, 9); SXTL28H(8, 10); \
 	AWIDEN4(9, 10)
 
+#define ADEC_BF16 \
+	ADD R22, R11, R19; \
+	VLD1 (R19), [V8.H8, V9.H8]; \
+	SHLL16(8, 0); SHLL216(8, 1); SHLL16(9, 2); SHLL216(9, 3)
+
+// ADEC_IQ4NL is ADEC_Q40 with the nibbles looked up in iq4nlValues (V14) instead of less 8.
+#define ADEC_IQ4NL \
+	ASCALE; \
+	ADD R23, R19, R19; \
+	VLD1 (R19), [V8.B16]; \
+	USHL16B(5, 8, 8); \
+	VAND V13.B16, V8.B16, V8.B16; \
+	VTBL V8.B16, [V14.B16], V8.B16; \
+	SXTL8H(8, 9); SXTL28H(8, 10); \
+	AWIDEN4(9, 10)
+
 // ADEC_TQ4 decodes the 16 values of chunk R21 (R22 its group's byte offset; V5 the nibble
 // shift) through the planes in V6, V7, V13, V14 (mask V15), scaled by the f32 at R11+R23.
 #define ADEC_TQ4 \
@@ -282,6 +322,12 @@ done: \
 	MOVD $2, R23; \
 	VMOVI $15, V13.B16; \
 	VMOVI $8, V14.B16
+
+// ACHUNK_IQ4NL is ACHUNK_Q40 with iq4nlValues in V14.
+#define ACHUNK_IQ4NL \
+	ACHUNK_Q40; \
+	MOVD $·iq4nlValues(SB), R24; \
+	VLD1 (R24), [V14.B16]
 
 // ACHUNK_TQ4 also loads tq4Planes into V6, V7, V13, V14 and the nibble mask into V15; R23 is
 // the scale's offset in the row, rb − 4.
@@ -392,6 +438,14 @@ TEXT ·multiScoresQ40NEON(SB), NOSPLIT, $0-64
 TEXT ·multiScoresTQ4NEON(SB), NOSPLIT, $0-64
 	SCORES(SDEC_TQ4)
 
+// func multiScoresBF16NEON(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+TEXT ·multiScoresBF16NEON(SB), NOSPLIT, $0-64
+	SCORES(SDEC_BF16)
+
+// func multiScoresIQ4NLNEON(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+TEXT ·multiScoresIQ4NLNEON(SB), NOSPLIT, $0-64
+	SCORES(SDEC_IQ4NL)
+
 // func multiAccF16NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 TEXT ·multiAccF16NEON(SB), NOSPLIT, $0-64
 	ACC(ACHUNK_F16, ADEC_F16)
@@ -407,3 +461,11 @@ TEXT ·multiAccQ40NEON(SB), NOSPLIT, $0-64
 // func multiAccTQ4NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 TEXT ·multiAccTQ4NEON(SB), NOSPLIT, $0-64
 	ACC(ACHUNK_TQ4, ADEC_TQ4)
+
+// func multiAccBF16NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+TEXT ·multiAccBF16NEON(SB), NOSPLIT, $0-64
+	ACC(ACHUNK_F16, ADEC_BF16)
+
+// func multiAccIQ4NLNEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+TEXT ·multiAccIQ4NLNEON(SB), NOSPLIT, $0-64
+	ACC(ACHUNK_IQ4NL, ADEC_IQ4NL)

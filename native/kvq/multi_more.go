@@ -1,9 +1,10 @@
 package kvq
 
 // MultiQuery for bf16, q4_1, q5_0, q5_1, iq4_nl and fp8: the AVX2 kernels where the CPU has
-// them (multi_avx2x_amd64.go) over the whole 32-value groups of a row, the values past them
-// (a block format's short block, the last d mod 32 values of a bf16 or fp8 row) added by the
-// scalar tails; without kernels, DotMany and AccumulateMany per query.
+// them (multi_avx2x_amd64.go; bf16's and iq4_nl's NEON ones on arm64, multi_arm64.go) over the
+// whole 32-value groups of a row, the values past them (a block format's short block, the last
+// d mod 32 values of a bf16 or fp8 row) added by the scalar tails; without kernels, DotMany and
+// AccumulateMany per query.
 //
 // The kernels apply the block scale (and min) to the codes first, as the f16, q8_0 and q4_0
 // kernels do (q4_1 and q5_1 as one fused c·d + m, q5_0 as c·d − 16·d), bf16 exactly, fp8 as the
