@@ -109,6 +109,22 @@
 	SXTL8H(9, 10); SXTL28H(9, 11); SXTL8H(8, 9); SXTL28H(8, 8); \
 	WIDEN8(10, 11, 9, 8)
 
+// SDEC_Q41 decodes a q4_1 block (f16 d, f16 m, 16 bytes of unsigned nibbles) as c·d + m: the
+// product exact, one rounding in the add, as q4_1Decode's float32(c·d) + m.
+#define SDEC_Q41 \
+	SCALE; \
+	MOVHU.P 2(R11), R19; \
+	ADD R19<<2, R20, R19; \
+	VLD1R (R19), [V13.S4]; \
+	VLD1.P 16(R11), [V8.B16]; \
+	VMOVI $15, V14.B16; \
+	VAND V14.B16, V8.B16, V9.B16; \
+	VUSHR $4, V8.B16, V8.B16; \
+	SXTL8H(9, 10); SXTL28H(9, 11); SXTL8H(8, 9); SXTL28H(8, 8); \
+	WIDEN8(10, 11, 9, 8); \
+	FADD4S(13, 0, 0); FADD4S(13, 1, 1); FADD4S(13, 2, 2); FADD4S(13, 3, 3); \
+	FADD4S(13, 4, 4); FADD4S(13, 5, 5); FADD4S(13, 6, 6); FADD4S(13, 7, 7)
+
 // TQ4LOOK looks up the 16 tq4 levels of the nibbles in idx (bytes 0..15) through the byte
 // planes in V12..V15 (tq4Planes) and interleaves the four bytes of each level into float32
 // vectors o0..o3 (values 0..3, …, 12..15), through t0..t5.
@@ -276,6 +292,20 @@ done: \
 	SXTL8H(8, 9); SXTL28H(8, 10); \
 	AWIDEN4(9, 10)
 
+// ADEC_Q41 is ADEC_Q40 for q4_1: codes unsigned, c·d + m with m (at the block's byte 2) in V15.
+#define ADEC_Q41 \
+	ASCALE; \
+	MOVHU 2(R19), R24; \
+	ADD R24<<2, R20, R24; \
+	VLD1R (R24), [V15.S4]; \
+	ADD R23, R19, R19; \
+	VLD1 (R19), [V8.B16]; \
+	USHL16B(5, 8, 8); \
+	VAND V13.B16, V8.B16, V8.B16; \
+	SXTL8H(8, 9); SXTL28H(8, 10); \
+	AWIDEN4(9, 10); \
+	FADD4S(15, 0, 0); FADD4S(15, 1, 1); FADD4S(15, 2, 2); FADD4S(15, 3, 3)
+
 // ADEC_TQ4 decodes the 16 values of chunk R21 (R22 its group's byte offset; V5 the nibble
 // shift) through the planes in V6, V7, V13, V14 (mask V15), scaled by the f32 at R11+R23.
 #define ADEC_TQ4 \
@@ -328,6 +358,18 @@ done: \
 	ACHUNK_Q40; \
 	MOVD $·iq4nlValues(SB), R24; \
 	VLD1 (R24), [V14.B16]
+
+// ACHUNK_Q41 is ACHUNK_Q40 for q4_1's 20-byte blocks, codes at byte 4.
+#define ACHUNK_Q41 \
+	LSR $1, R21, R22; \
+	MOVD $20, R23; \
+	MUL R23, R22, R22; \
+	AND $1, R21, R23; \
+	LSL $2, R23, R23; \
+	NEG R23, R23; \
+	VDUP R23, V5.B16; \
+	MOVD $4, R23; \
+	VMOVI $15, V13.B16
 
 // ACHUNK_TQ4 also loads tq4Planes into V6, V7, V13, V14 and the nibble mask into V15; R23 is
 // the scale's offset in the row, rb − 4.
@@ -446,6 +488,10 @@ TEXT ·multiScoresBF16NEON(SB), NOSPLIT, $0-64
 TEXT ·multiScoresIQ4NLNEON(SB), NOSPLIT, $0-64
 	SCORES(SDEC_IQ4NL)
 
+// func multiScoresQ41NEON(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+TEXT ·multiScoresQ41NEON(SB), NOSPLIT, $0-64
+	SCORES(SDEC_Q41)
+
 // func multiAccF16NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 TEXT ·multiAccF16NEON(SB), NOSPLIT, $0-64
 	ACC(ACHUNK_F16, ADEC_F16)
@@ -469,3 +515,7 @@ TEXT ·multiAccBF16NEON(SB), NOSPLIT, $0-64
 // func multiAccIQ4NLNEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 TEXT ·multiAccIQ4NLNEON(SB), NOSPLIT, $0-64
 	ACC(ACHUNK_IQ4NL, ADEC_IQ4NL)
+
+// func multiAccQ41NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+TEXT ·multiAccQ41NEON(SB), NOSPLIT, $0-64
+	ACC(ACHUNK_Q41, ADEC_Q41)
