@@ -1,8 +1,11 @@
 package model
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kvlab/kvlab/native/gguf"
@@ -68,6 +71,64 @@ func BenchmarkMatVecDecode(b *testing.B) {
 					i = (i + 1) % len(ms)
 				}
 				b.ReportMetric(float64(rows*cols)*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "GMAC/s")
+			})
+		}
+	}
+}
+
+// BenchmarkMatVecMapped runs the one-token products of every blk.* matrix of the GGUF file named
+// by KVLAB_BENCH_GGUF (skipped without it) on 1 and 2 threads, the weights read from the file's
+// mapping ("mmap", as a decode reads them) or from a heap copy ("heap": anonymous memory, huge
+// pages where the kernel gives them), to compare the two. GB/s is weight bytes per nanosecond.
+func BenchmarkMatVecMapped(b *testing.B) {
+	path := os.Getenv("KVLAB_BENCH_GGUF")
+	if path == "" {
+		b.Skip("KVLAB_BENCH_GGUF names no file")
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	var mapped, heap []*Matrix
+	cols := 0
+	for _, ti := range f.Tensors() {
+		if !strings.HasPrefix(ti.Name, "blk.") || len(ti.Dims) != 2 {
+			continue
+		}
+		d, err := f.TensorData(ti.Name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rows, c := int(ti.Dims[1]), int(ti.Dims[0])
+		m, err := NewMatrix(ti.Name, ti.Type, rows, c, d)
+		if err != nil {
+			b.Fatal(err)
+		}
+		h, _ := NewMatrix(ti.Name, ti.Type, rows, c, slices.Clone(d))
+		mapped, heap = append(mapped, m), append(heap, h)
+		cols = max(cols, c, rows)
+	}
+	x, y := make([]float32, cols), make([]float32, cols)
+	for i := range x {
+		x[i] = float32(i%7) - 3
+	}
+	for _, threads := range []int{1, 2} {
+		p := NewPool(threads)
+		defer p.Close()
+		for _, set := range []struct {
+			name string
+			ms   []*Matrix
+		}{{"mmap", mapped}, {"heap", heap}} {
+			b.Run(fmt.Sprintf("%s/t%d", set.name, threads), func(b *testing.B) {
+				var bytes int
+				for b.Loop() {
+					for _, m := range set.ms {
+						m.MatVec(y, x, p)
+						bytes += len(m.Data)
+					}
+				}
+				b.ReportMetric(float64(bytes)/float64(b.Elapsed().Nanoseconds()), "GB/s")
 			})
 		}
 	}
