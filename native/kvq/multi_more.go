@@ -88,7 +88,21 @@ func (c *blockCodec) blockAccMulti(self Codec, k *multiKernels, acc []float32, n
 
 // DotManyMulti scores n queries against every row within the MultiQuery bounds.
 func (c *q4_1Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
+	if hasVNNI && c.full > 0 && n > 0 {
+		c.q41ScoresVNNI(q, n, rows, out, nil)
+		return
+	}
 	c.blockDotMulti(c, multiQ4_1, q, n, rows, out)
+}
+
+// dotManyMultiMu is q8_0Codec.dotManyMultiMu for q4_1.
+func (c *q4_1Codec) dotManyMultiMu(q []float32, n int, rows []byte, out, mu []float32) {
+	if hasVNNI && c.full > 0 && n > 0 {
+		c.q41ScoresVNNI(q, n, rows, out, mu)
+		return
+	}
+	c.DotManyMulti(q, n, rows, out)
+	addOffsets(c.d, q, n, out, mu)
 }
 
 // AccumulateManyMulti adds n weighted sums of the rows within the MultiQuery bounds.
@@ -98,7 +112,21 @@ func (c *q4_1Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows 
 
 // DotManyMulti scores n queries against every row within the MultiQuery bounds.
 func (c *q5_0Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
+	if hasVNNIBW && c.full > 0 && n > 0 {
+		c.q50ScoresVNNI(q, n, rows, out, nil)
+		return
+	}
 	c.blockDotMulti(c, multiQ5_0, q, n, rows, out)
+}
+
+// dotManyMultiMu is q8_0Codec.dotManyMultiMu for q5_0.
+func (c *q5_0Codec) dotManyMultiMu(q []float32, n int, rows []byte, out, mu []float32) {
+	if hasVNNIBW && c.full > 0 && n > 0 {
+		c.q50ScoresVNNI(q, n, rows, out, mu)
+		return
+	}
+	c.DotManyMulti(q, n, rows, out)
+	addOffsets(c.d, q, n, out, mu)
 }
 
 // AccumulateManyMulti adds n weighted sums of the rows within the MultiQuery bounds.
@@ -108,7 +136,21 @@ func (c *q5_0Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows 
 
 // DotManyMulti scores n queries against every row within the MultiQuery bounds.
 func (c *q5_1Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
+	if hasVNNIBW && c.full > 0 && n > 0 {
+		c.q51ScoresVNNI(q, n, rows, out, nil)
+		return
+	}
 	c.blockDotMulti(c, multiQ5_1, q, n, rows, out)
+}
+
+// dotManyMultiMu is q8_0Codec.dotManyMultiMu for q5_1.
+func (c *q5_1Codec) dotManyMultiMu(q []float32, n int, rows []byte, out, mu []float32) {
+	if hasVNNIBW && c.full > 0 && n > 0 {
+		c.q51ScoresVNNI(q, n, rows, out, mu)
+		return
+	}
+	c.DotManyMulti(q, n, rows, out)
+	addOffsets(c.d, q, n, out, mu)
 }
 
 // AccumulateManyMulti adds n weighted sums of the rows within the MultiQuery bounds.

@@ -8,21 +8,22 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// hasVNNI reports the AVX-512 VNNI q4_0 and q8_0 scores kernels (multi_vnni_amd64.s), which
+// hasVNNI reports the AVX-512 VNNI q4_0, q4_1 and q8_0 scores kernels (multi_vnni_amd64.s), which
 // also use AVX-512 DQ (every CPU with VNNI so far has it; checked all the same).
 var hasVNNI = hasAVX512 && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512DQ
 
-// hasVNNIBW reports the iq4_nl VNNI kernel, which also looks its levels up with the AVX-512 BW
-// VPSHUFB.
+// hasVNNIBW reports the iq4_nl, q5_0 and q5_1 VNNI kernels, which also use AVX-512 BW byte
+// operations (VPSHUFB, VPTESTMB, masked VPADDB).
 var hasVNNIBW = hasVNNI && cpu.X86.HasAVX512BW
 
-// q4_0, q8_0 and iq4_nl scores through VNNI. Each query's block of 32 values is quantized to
-// integers Q = round(q/s), s = max|q over the block| / qmax, as llama.cpp quantizes the query of
-// its q4_0 and q8_0 dots: one signed byte per value (qmax 127) for q4_0 and iq4_nl, two signed
-// 7-bit digits (Q = hi·2⁷ + lo, qmax vnniQMax2) for q8_0, whose own error is small enough that
-// an int8 query measurably raised its KL. The kernels form the digits' dots with the codes
-// exactly in int32 (VPDPBUSD, one row per lane), combine them into Σ Q·x/d (exactly in int32),
-// convert it and add s·d·Σ to the score (d the row's block scale). The only departure from the
+// q4_0, q4_1, q5_0, q5_1, q8_0 and iq4_nl scores through VNNI. Each query's block of 32 values
+// is quantized to integers Q = round(q/s), s = max|q over the block| / qmax, as llama.cpp
+// quantizes the query of its q4_0 and q8_0 dots: one signed byte per value (qmax 127), but two
+// signed 7-bit digits (Q = hi·2⁷ + lo, qmax vnniQMax2) for q8_0, whose own error is small
+// enough that an int8 query measurably raised its KL. The kernels form the digits' dots with
+// the codes exactly in int32 (VPDPBUSD, one row per lane), combine them into Σ Q·c (c the
+// codes, their offset −8, −16 or −128 included; exactly in int32), convert it and add s·d·Σ to
+// the score (d the row's block scale), and for q4_1 and q5_1 s·m·ΣQ (m the block's minimum). The only departure from the
 // float kernels is the query's quantization: with q̃ = s·Q the query on the kernels' grid
 // (vnniGrid), |q − q̃| ≤ (1 + 2⁻⁷)·max|q_b| / (2·qmax) per value, and
 //
@@ -58,6 +59,15 @@ func vnniDigitsAVX512(dig *byte, aux *uint32, q *float32, d, nb, nd int) bool
 
 //go:noescape
 func multiScoresQ40VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
+//go:noescape
+func multiScoresQ41VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
+//go:noescape
+func multiScoresQ50VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
+//go:noescape
+func multiScoresQ51VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 
 //go:noescape
 func multiScoresIQ4NLVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
@@ -182,10 +192,13 @@ const (
 	vnniQ4_0 = iota
 	vnniQ8_0
 	vnniIQ4NL
+	vnniQ4_1
+	vnniQ5_0
+	vnniQ5_1
 )
 
 // vnniNDigits is each kernel's digits per query value.
-var vnniNDigits = [...]int{vnniQ4_0: 1, vnniQ8_0: 2, vnniIQ4NL: 1}
+var vnniNDigits = [...]int{vnniQ4_0: 1, vnniQ8_0: 2, vnniIQ4NL: 1, vnniQ4_1: 1, vnniQ5_0: 1, vnniQ5_1: 1}
 
 // vnniScores is DotManyMulti through the VNNI kernel of kind (vnniQ4_0, vnniQ8_0, vnniIQ4NL)
 // over the nb whole blocks of each row, then tail (nil for none) for the values past them.
@@ -200,10 +213,10 @@ func vnniScores(kind int, d, rb, nb int, tail func(q []float32, row []byte) floa
 	nd := vnniNDigits[kind]
 	var digStack [vnniMaxBlocks * vnniBlockBytes]byte
 	var auxStack [vnniMaxBlocks * vnniAuxWords]uint32
-	var stageStack [vnniMaxBlocks * 16]uint16
+	var stageStack [vnniMaxBlocks * 64]uint16 // per block 16 scales (and minima, high bits)
 	dig, aux, stage := digStack[:], auxStack[:], stageStack[:]
 	if nb > vnniMaxBlocks {
-		dig, aux, stage = make([]byte, nb*vnniBlockBytes), make([]uint32, nb*vnniAuxWords), make([]uint16, nb*16)
+		dig, aux, stage = make([]byte, nb*vnniBlockBytes), make([]uint32, nb*vnniAuxWords), make([]uint16, nb*64)
 	}
 	var offs [4]float32
 	kernel := func(rows *byte, m int, out *float32, ostride int) {
@@ -212,6 +225,12 @@ func vnniScores(kind int, d, rb, nb int, tail func(q []float32, row []byte) floa
 			multiScoresQ80VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 		case vnniIQ4NL:
 			multiScoresIQ4NLVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
+		case vnniQ4_1:
+			multiScoresQ41VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
+		case vnniQ5_0:
+			multiScoresQ50VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
+		case vnniQ5_1:
+			multiScoresQ51VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 		default:
 			multiScoresQ40VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 		}
@@ -304,6 +323,36 @@ func scoresDigits(c Codec) (nd, nb int) {
 		if hasVNNIBW && c.full > 0 {
 			return vnniNDigits[vnniIQ4NL], c.full
 		}
+	case *q4_1Codec:
+		if hasVNNI && c.full > 0 {
+			return vnniNDigits[vnniQ4_1], c.full
+		}
+	case *q5_0Codec:
+		if hasVNNIBW && c.full > 0 {
+			return vnniNDigits[vnniQ5_0], c.full
+		}
+	case *q5_1Codec:
+		if hasVNNIBW && c.full > 0 {
+			return vnniNDigits[vnniQ5_1], c.full
+		}
 	}
 	return 0, 0
+}
+
+// q41ScoresVNNI is q4ScoresVNNI for q4_1 rows.
+func (c *q4_1Codec) q41ScoresVNNI(q []float32, n int, rows []byte, out, mu []float32) {
+	td, _ := c.tails()
+	vnniScores(vnniQ4_1, c.d, c.rb, c.full, td, q, n, rows, out, mu)
+}
+
+// q50ScoresVNNI is q4ScoresVNNI for q5_0 rows.
+func (c *q5_0Codec) q50ScoresVNNI(q []float32, n int, rows []byte, out, mu []float32) {
+	td, _ := c.tails()
+	vnniScores(vnniQ5_0, c.d, c.rb, c.full, td, q, n, rows, out, mu)
+}
+
+// q51ScoresVNNI is q4ScoresVNNI for q5_1 rows.
+func (c *q5_1Codec) q51ScoresVNNI(q []float32, n int, rows []byte, out, mu []float32) {
+	td, _ := c.tails()
+	vnniScores(vnniQ5_1, c.d, c.rb, c.full, td, q, n, rows, out, mu)
 }

@@ -95,6 +95,16 @@
 	VPUNPCKLQDQ Z24, Z29, Z27; \
 	VPUNPCKHQDQ Z24, Z29, Z28
 
+// FINISH41 is FINISH1 for q4_1: also adds the rows' minima (Z25) times s·ΣQ (4h(DX) and
+// the float32 ΣQ at 80+4h(DX)).
+#define FINISH41(a, b, h, acc) \
+	VPADDD b, a, a; \
+	VCVTDQ2PS a, a; \
+	VMULPS.BCST (4*h)(DX), Z24, b; \
+	VFMADD231PS b, a, acc; \
+	VMULPS.BCST (4*h)(DX), Z25, b; \
+	VFMADD231PS.BCST (80+4*h)(DX), b, acc
+
 // CHAIN2 adds code vector c times the four digit bytes at offset off of each of the eight
 // digit rows (query h, digit t at (h·2 + t)·32) into accumulators Z12..Z15 (hi, query h in
 // Z12+h) and Z16..Z19 (lo).
@@ -278,6 +288,522 @@ vnniQ40_next:
 vnniQ40_done:
 	VZEROUPPER
 	RET
+
+// func multiScoresQ41VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+// The q4_1 scores kernel: multiScoresQ40VNNI's loads, nibble split and one-digit chains for
+// q4_1's 20-byte blocks (scale d, minimum m, codes c: x = d·c + m), the chains started at 0,
+// and per block d·s·Σ Q·c + m·s·ΣQ added to the score (ΣQ as float32 from aux). The stage holds
+// a block's sixteen scales, then its sixteen minima (64 bytes a block).
+TEXT ·multiScoresQ41VNNI(SB), NOSPLIT, $0-80
+	MOVQ rows+32(FP), DI
+	MOVQ rb+40(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+56(FP), R9
+	MOVQ m+48(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   vnniQ41_done
+	MOVL $0x0F0F0F0F, AX
+	VPBROADCASTD AX, Z31
+
+vnniQ41_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	// Stage every block's sixteen scales (32 bytes per block) before the arithmetic needs them.
+	MOVQ stage+16(FP), SI
+	MOVQ nb+24(FP), R11
+vnniQ41_stage:
+	STAGE(CX, 0)
+	STAGE(BX, 1)
+	STAGE(R14, 2)
+	STAGE(R15, 3)
+	ADDQ $2, CX
+	ADDQ $2, BX
+	ADDQ $2, R14
+	ADDQ $2, R15
+	ADDQ $32, SI               // the minima, 32 bytes after the scales
+	STAGE(CX, 0)
+	STAGE(BX, 1)
+	STAGE(R14, 2)
+	STAGE(R15, 3)
+	ADDQ $18, CX
+	ADDQ $18, BX
+	ADDQ $18, R14
+	ADDQ $18, R15
+	ADDQ $32, SI
+	DECQ R11
+	JNZ  vnniQ41_stage
+
+	LEAQ 4(DI), CX             // payloads of block 0
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ stage+16(FP), R13
+	MOVQ nb+24(FP), R11
+	MOVQ off+72(FP), AX        // the scores start at the queries' offsets
+	VBROADCASTSS (AX), Z8
+	VBROADCASTSS 4(AX), Z9
+	VBROADCASTSS 8(AX), Z10
+	VBROADCASTSS 12(AX), Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 384 bytes
+	SHLQ $4, AX                // per block (a group is 16·20 = 320 bytes per block)
+	IMULQ $PFGROUPS, AX
+	ADDQ DI, AX
+
+vnniQ41_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	PREFETCHT0 320(AX)
+	ADDQ $384, AX
+	LOAD4(CX, Z24, X24)
+	LOAD4(BX, Z25, X25)
+	LOAD4(R14, Z26, X26)
+	LOAD4(R15, Z27, X27)
+	TRANSPOSE4
+	VPANDD Z31, Z25, Z0
+	VPSRLD $4, Z25, Z4
+	VPANDD Z31, Z4, Z4
+	VPANDD Z31, Z26, Z1
+	VPSRLD $4, Z26, Z5
+	VPANDD Z31, Z5, Z5
+	VPANDD Z31, Z27, Z2
+	VPSRLD $4, Z27, Z6
+	VPANDD Z31, Z6, Z6
+	VPANDD Z31, Z28, Z3
+	VPSRLD $4, Z28, Z7
+	VPANDD Z31, Z7, Z7
+
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	CHAINS1
+	VCVTPH2PS (R13), Z24       // the rows' block scales
+	VCVTPH2PS 32(R13), Z25     // and minima
+	FINISH41(Z12, Z16, 0, Z8)
+	FINISH41(Z13, Z17, 1, Z9)
+	FINISH41(Z14, Z18, 2, Z10)
+	FINISH41(Z15, Z19, 3, Z11)
+
+	ADDQ $20, CX
+	ADDQ $20, BX
+	ADDQ $20, R14
+	ADDQ $20, R15
+	ADDQ $128, SI
+	ADDQ $96, DX
+	ADDQ $64, R13
+	DECQ R11
+	JNZ  vnniQ41_blk
+
+	SCORES_T
+	MOVQ ostride+64(FP), AX
+	CMPQ AX, $16
+	JNE  vnniQ41_strided
+	SCORES_CONTIG
+	JMP  vnniQ41_next
+
+vnniQ41_strided:
+	SCORES_STRIDED
+
+vnniQ41_next:
+	MOVQ ostride+64(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  vnniQ41_group
+
+vnniQ41_done:
+	VZEROUPPER
+	RET
+
+// STAGEO is STAGE for the halves at byte offset off of each row.
+#define STAGEO(off, p, g) \
+	MOVWLZX off(p), AX; \
+	MOVW AX, (2*g)(SI); \
+	MOVWLZX off(p)(R8*1), AX; \
+	MOVW AX, (8+2*g)(SI); \
+	MOVWLZX off(p)(R8*2), AX; \
+	MOVW AX, (16+2*g)(SI); \
+	MOVWLZX off(p)(R12*1), AX; \
+	MOVW AX, (24+2*g)(SI)
+
+// STAGEQH copies the dwords at byte offset off of the four rows at p, p+rb, p+2rb, p+3rb to
+// lanes g, 4+g, 8+g, 12+g of the sixteen dwords at SI.
+#define STAGEQH(off, p, g) \
+	MOVL off(p), AX; \
+	MOVL AX, (4*g)(SI); \
+	MOVL off(p)(R8*1), AX; \
+	MOVL AX, (16+4*g)(SI); \
+	MOVL off(p)(R8*2), AX; \
+	MOVL AX, (32+4*g)(SI); \
+	MOVL off(p)(R12*1), AX; \
+	MOVL AX, (48+4*g)(SI)
+
+// FIFTH ORs the fifth bits (bit 4 of each code byte) into the code vectors lo and hi, the
+// codes of values 8j'..8j'+3 and 8j'+4..8j'+7 of the block for j' = j (low nibbles, j = 0, 1)
+// or 16 + … (high nibbles, j = 2, 3): ctrl broadcasts byte j of each lane's qh dword (Z23) to
+// the lane's four bytes; byte i of lo takes bit i, byte i of hi bit 4+i (Z20, Z21), and where
+// it is set 16 is added (Z22). Clobbers Z29, K1, K2.
+#define FIFTH(ctrl, lo, hi) \
+	VPSHUFB ctrl, Z23, Z29; \
+	VPTESTMB Z20, Z29, K1; \
+	VPTESTMB Z21, Z29, K2; \
+	VPADDB Z22, lo, K1, lo; \
+	VPADDB Z22, hi, K2, hi
+
+// vnniQHByte0..3 are FIFTH's controls (64 bytes): in every dword, byte j of that dword four times.
+DATA ·vnniQHByte0+0(SB)/8, $0x0404040400000000
+DATA ·vnniQHByte0+8(SB)/8, $0x0c0c0c0c08080808
+DATA ·vnniQHByte0+16(SB)/8, $0x0404040400000000
+DATA ·vnniQHByte0+24(SB)/8, $0x0c0c0c0c08080808
+DATA ·vnniQHByte0+32(SB)/8, $0x0404040400000000
+DATA ·vnniQHByte0+40(SB)/8, $0x0c0c0c0c08080808
+DATA ·vnniQHByte0+48(SB)/8, $0x0404040400000000
+DATA ·vnniQHByte0+56(SB)/8, $0x0c0c0c0c08080808
+GLOBL ·vnniQHByte0(SB), RODATA|NOPTR, $64
+DATA ·vnniQHByte1+0(SB)/8, $0x0505050501010101
+DATA ·vnniQHByte1+8(SB)/8, $0x0d0d0d0d09090909
+DATA ·vnniQHByte1+16(SB)/8, $0x0505050501010101
+DATA ·vnniQHByte1+24(SB)/8, $0x0d0d0d0d09090909
+DATA ·vnniQHByte1+32(SB)/8, $0x0505050501010101
+DATA ·vnniQHByte1+40(SB)/8, $0x0d0d0d0d09090909
+DATA ·vnniQHByte1+48(SB)/8, $0x0505050501010101
+DATA ·vnniQHByte1+56(SB)/8, $0x0d0d0d0d09090909
+GLOBL ·vnniQHByte1(SB), RODATA|NOPTR, $64
+DATA ·vnniQHByte2+0(SB)/8, $0x0606060602020202
+DATA ·vnniQHByte2+8(SB)/8, $0x0e0e0e0e0a0a0a0a
+DATA ·vnniQHByte2+16(SB)/8, $0x0606060602020202
+DATA ·vnniQHByte2+24(SB)/8, $0x0e0e0e0e0a0a0a0a
+DATA ·vnniQHByte2+32(SB)/8, $0x0606060602020202
+DATA ·vnniQHByte2+40(SB)/8, $0x0e0e0e0e0a0a0a0a
+DATA ·vnniQHByte2+48(SB)/8, $0x0606060602020202
+DATA ·vnniQHByte2+56(SB)/8, $0x0e0e0e0e0a0a0a0a
+GLOBL ·vnniQHByte2(SB), RODATA|NOPTR, $64
+DATA ·vnniQHByte3+0(SB)/8, $0x0707070703030303
+DATA ·vnniQHByte3+8(SB)/8, $0x0f0f0f0f0b0b0b0b
+DATA ·vnniQHByte3+16(SB)/8, $0x0707070703030303
+DATA ·vnniQHByte3+24(SB)/8, $0x0f0f0f0f0b0b0b0b
+DATA ·vnniQHByte3+32(SB)/8, $0x0707070703030303
+DATA ·vnniQHByte3+40(SB)/8, $0x0f0f0f0f0b0b0b0b
+DATA ·vnniQHByte3+48(SB)/8, $0x0707070703030303
+DATA ·vnniQHByte3+56(SB)/8, $0x0f0f0f0f0b0b0b0b
+GLOBL ·vnniQHByte3(SB), RODATA|NOPTR, $64
+
+// func multiScoresQ50VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+// The q5_0 scores kernel: multiScoresQ40VNNI's method for q5_0's 22-byte blocks (scale d, the
+// 32 fifth bits qh, the low nibbles: x = d·(c − 16)). The stage holds a block's sixteen scales,
+// then the sixteen rows' qh dwords (96 bytes a block); each code vector gets its fifth bits
+// (FIFTH) before the chains, the first of which starts at −16·ΣQ.
+TEXT ·multiScoresQ50VNNI(SB), NOSPLIT, $0-80
+	MOVQ rows+32(FP), DI
+	MOVQ rb+40(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+56(FP), R9
+	MOVQ m+48(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   vnniQ50_done
+	MOVL $0x0F0F0F0F, AX
+	VPBROADCASTD AX, Z31
+	MOVL $0x08040201, AX       // FIFTH's bit masks and 16
+	VPBROADCASTD AX, Z20
+	MOVL $0x80402010, AX
+	VPBROADCASTD AX, Z21
+	MOVL $0x10101010, AX
+	VPBROADCASTD AX, Z22
+
+vnniQ50_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	// Stage every block's sixteen scales (32 bytes per block) before the arithmetic needs them.
+	MOVQ stage+16(FP), SI
+	MOVQ nb+24(FP), R11
+vnniQ50_stage:
+	STAGE(CX, 0)
+	STAGE(BX, 1)
+	STAGE(R14, 2)
+	STAGE(R15, 3)
+	ADDQ $32, SI               // the high bits
+	STAGEQH(2, CX, 0)
+	STAGEQH(2, BX, 1)
+	STAGEQH(2, R14, 2)
+	STAGEQH(2, R15, 3)
+	ADDQ $22, CX
+	ADDQ $22, BX
+	ADDQ $22, R14
+	ADDQ $22, R15
+	ADDQ $64, SI
+	DECQ R11
+	JNZ  vnniQ50_stage
+
+	LEAQ 6(DI), CX             // payloads of block 0
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ stage+16(FP), R13
+	MOVQ nb+24(FP), R11
+	MOVQ off+72(FP), AX        // the scores start at the queries' offsets
+	VBROADCASTSS (AX), Z8
+	VBROADCASTSS 4(AX), Z9
+	VBROADCASTSS 8(AX), Z10
+	VBROADCASTSS 12(AX), Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 448 bytes
+	SHLQ $4, AX                // per block (a group is 16·22 = 352 bytes per block)
+	IMULQ $PFGROUPS, AX
+	ADDQ DI, AX
+
+vnniQ50_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	PREFETCHT0 320(AX)
+	PREFETCHT0 384(AX)
+	ADDQ $448, AX
+	LOAD4(CX, Z24, X24)
+	LOAD4(BX, Z25, X25)
+	LOAD4(R14, Z26, X26)
+	LOAD4(R15, Z27, X27)
+	TRANSPOSE4
+	VPANDD Z31, Z25, Z0
+	VPSRLD $4, Z25, Z4
+	VPANDD Z31, Z4, Z4
+	VPANDD Z31, Z26, Z1
+	VPSRLD $4, Z26, Z5
+	VPANDD Z31, Z5, Z5
+	VPANDD Z31, Z27, Z2
+	VPSRLD $4, Z27, Z6
+	VPANDD Z31, Z6, Z6
+	VPANDD Z31, Z28, Z3
+	VPSRLD $4, Z28, Z7
+	VPANDD Z31, Z7, Z7
+
+	VMOVDQU32 32(R13), Z23     // the rows' high-bit dwords
+	FIFTH(·vnniQHByte0(SB), Z0, Z1)
+	FIFTH(·vnniQHByte1(SB), Z2, Z3)
+	FIFTH(·vnniQHByte2(SB), Z4, Z5)
+	FIFTH(·vnniQHByte3(SB), Z6, Z7)
+	VPBROADCASTD 32(DX), Z12   // −16·ΣQ: the codes' offset
+	VPBROADCASTD 36(DX), Z13
+	VPBROADCASTD 40(DX), Z14
+	VPBROADCASTD 44(DX), Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	CHAINS1
+	FINISHES1
+
+	ADDQ $22, CX
+	ADDQ $22, BX
+	ADDQ $22, R14
+	ADDQ $22, R15
+	ADDQ $128, SI
+	ADDQ $96, DX
+	ADDQ $96, R13
+	DECQ R11
+	JNZ  vnniQ50_blk
+
+	SCORES_T
+	MOVQ ostride+64(FP), AX
+	CMPQ AX, $16
+	JNE  vnniQ50_strided
+	SCORES_CONTIG
+	JMP  vnniQ50_next
+
+vnniQ50_strided:
+	SCORES_STRIDED
+
+vnniQ50_next:
+	MOVQ ostride+64(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  vnniQ50_group
+
+vnniQ50_done:
+	VZEROUPPER
+	RET
+
+
+// func multiScoresQ51VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+// The q5_1 scores kernel: the q5_0 kernel's codes for q5_1's 24-byte blocks (scale d, minimum m,
+// qh, nibbles: x = d·c + m), with the q4_1 kernel's chains and finish; the stage holds the
+// scales, the minima and the qh dwords (128 bytes a block).
+TEXT ·multiScoresQ51VNNI(SB), NOSPLIT, $0-80
+	MOVQ rows+32(FP), DI
+	MOVQ rb+40(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+56(FP), R9
+	MOVQ m+48(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   vnniQ51_done
+	MOVL $0x0F0F0F0F, AX
+	VPBROADCASTD AX, Z31
+	MOVL $0x08040201, AX       // FIFTH's bit masks and 16
+	VPBROADCASTD AX, Z20
+	MOVL $0x80402010, AX
+	VPBROADCASTD AX, Z21
+	MOVL $0x10101010, AX
+	VPBROADCASTD AX, Z22
+
+vnniQ51_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	// Stage every block's sixteen scales (32 bytes per block) before the arithmetic needs them.
+	MOVQ stage+16(FP), SI
+	MOVQ nb+24(FP), R11
+vnniQ51_stage:
+	STAGE(CX, 0)
+	STAGE(BX, 1)
+	STAGE(R14, 2)
+	STAGE(R15, 3)
+	ADDQ $32, SI               // the minima
+	STAGEO(2, CX, 0)
+	STAGEO(2, BX, 1)
+	STAGEO(2, R14, 2)
+	STAGEO(2, R15, 3)
+	ADDQ $32, SI               // the high bits
+	STAGEQH(4, CX, 0)
+	STAGEQH(4, BX, 1)
+	STAGEQH(4, R14, 2)
+	STAGEQH(4, R15, 3)
+	ADDQ $24, CX
+	ADDQ $24, BX
+	ADDQ $24, R14
+	ADDQ $24, R15
+	ADDQ $64, SI
+	DECQ R11
+	JNZ  vnniQ51_stage
+
+	LEAQ 8(DI), CX             // payloads of block 0
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ stage+16(FP), R13
+	MOVQ nb+24(FP), R11
+	MOVQ off+72(FP), AX        // the scores start at the queries' offsets
+	VBROADCASTSS (AX), Z8
+	VBROADCASTSS 4(AX), Z9
+	VBROADCASTSS 8(AX), Z10
+	VBROADCASTSS 12(AX), Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 448 bytes
+	SHLQ $4, AX                // per block (a group is 16·24 = 384 bytes per block)
+	IMULQ $PFGROUPS, AX
+	ADDQ DI, AX
+
+vnniQ51_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	PREFETCHT0 320(AX)
+	PREFETCHT0 384(AX)
+	ADDQ $448, AX
+	LOAD4(CX, Z24, X24)
+	LOAD4(BX, Z25, X25)
+	LOAD4(R14, Z26, X26)
+	LOAD4(R15, Z27, X27)
+	TRANSPOSE4
+	VPANDD Z31, Z25, Z0
+	VPSRLD $4, Z25, Z4
+	VPANDD Z31, Z4, Z4
+	VPANDD Z31, Z26, Z1
+	VPSRLD $4, Z26, Z5
+	VPANDD Z31, Z5, Z5
+	VPANDD Z31, Z27, Z2
+	VPSRLD $4, Z27, Z6
+	VPANDD Z31, Z6, Z6
+	VPANDD Z31, Z28, Z3
+	VPSRLD $4, Z28, Z7
+	VPANDD Z31, Z7, Z7
+
+	VMOVDQU32 64(R13), Z23     // the rows' high-bit dwords
+	FIFTH(·vnniQHByte0(SB), Z0, Z1)
+	FIFTH(·vnniQHByte1(SB), Z2, Z3)
+	FIFTH(·vnniQHByte2(SB), Z4, Z5)
+	FIFTH(·vnniQHByte3(SB), Z6, Z7)
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	CHAINS1
+	VCVTPH2PS (R13), Z24       // the rows' block scales
+	VCVTPH2PS 32(R13), Z25     // and minima
+	FINISH41(Z12, Z16, 0, Z8)
+	FINISH41(Z13, Z17, 1, Z9)
+	FINISH41(Z14, Z18, 2, Z10)
+	FINISH41(Z15, Z19, 3, Z11)
+
+	ADDQ $24, CX
+	ADDQ $24, BX
+	ADDQ $24, R14
+	ADDQ $24, R15
+	ADDQ $128, SI
+	ADDQ $96, DX
+	ADDQ $128, R13
+	DECQ R11
+	JNZ  vnniQ51_blk
+
+	SCORES_T
+	MOVQ ostride+64(FP), AX
+	CMPQ AX, $16
+	JNE  vnniQ51_strided
+	SCORES_CONTIG
+	JMP  vnniQ51_next
+
+vnniQ51_strided:
+	SCORES_STRIDED
+
+vnniQ51_next:
+	MOVQ ostride+64(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  vnniQ51_group
+
+vnniQ51_done:
+	VZEROUPPER
+	RET
+
 
 // iq4_nl's levels + 128 as unsigned bytes: 1 24 45 63 79 93 106 118 129 141 153 166 181 197 217 241.
 DATA ·vnniIQ4NLU8+0(SB)/8, $0x766a5d4f3f2d1801

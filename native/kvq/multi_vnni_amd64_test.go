@@ -26,7 +26,7 @@ func TestMultiQueryAVX512FloatQ4(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(31, 32))
 	withoutVNNI(func() {
-		for _, f := range []Format{Q4_0, IQ4_NL} {
+		for _, f := range []Format{Q4_0, IQ4_NL, Q4_1, Q5_0, Q5_1} {
 			for _, d := range []int{40, 128, 200} {
 				for _, n := range []int{1, 4, 5} {
 					for _, rows := range []int{1, 7, 130} {
@@ -50,8 +50,8 @@ func TestVNNIBound(t *testing.T) {
 		t.Skip("no AVX-512 VNNI")
 	}
 	rng := rand.New(rand.NewPCG(33, 34))
-	for _, f := range []Format{Q4_0, Q8_0, IQ4_NL} {
-		if f == IQ4_NL && !hasVNNIBW {
+	for _, f := range []Format{Q4_0, Q8_0, IQ4_NL, Q4_1, Q5_0, Q5_1} {
+		if f != Q4_0 && f != Q8_0 && !hasVNNIBW {
 			continue
 		}
 		for _, d := range []int{32, 128, 200, 1024} {

@@ -13,6 +13,18 @@ func (c *q8_0Codec) q8ScoresVNNI(q []float32, n int, rows []byte, out, mu []floa
 	panic("kvq: no VNNI kernel on this platform")
 }
 
+func (c *q4_1Codec) q41ScoresVNNI(q []float32, n int, rows []byte, out, mu []float32) {
+	panic("kvq: no VNNI kernel on this platform")
+}
+
+func (c *q5_0Codec) q50ScoresVNNI(q []float32, n int, rows []byte, out, mu []float32) {
+	panic("kvq: no VNNI kernel on this platform")
+}
+
+func (c *q5_1Codec) q51ScoresVNNI(q []float32, n int, rows []byte, out, mu []float32) {
+	panic("kvq: no VNNI kernel on this platform")
+}
+
 func (c *iq4nlCodec) iq4ScoresVNNI(q []float32, n int, rows []byte, out, mu []float32) {
 	panic("kvq: no VNNI kernel on this platform")
 }

@@ -529,6 +529,12 @@ func (c *rotCodec) DotManyMulti(q []float32, n int, rows []byte, out []float32) 
 		in.dotManyMultiMu(q, n, rows, out, c.muR)
 	case *iq4nlCodec:
 		in.dotManyMultiMu(q, n, rows, out, c.muR)
+	case *q4_1Codec:
+		in.dotManyMultiMu(q, n, rows, out, c.muR)
+	case *q5_0Codec:
+		in.dotManyMultiMu(q, n, rows, out, c.muR)
+	case *q5_1Codec:
+		in.dotManyMultiMu(q, n, rows, out, c.muR)
 	default:
 		if mq, ok := c.inner.(MultiQuery); ok {
 			mq.DotManyMulti(q, n, rows, out)
