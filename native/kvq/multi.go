@@ -28,8 +28,8 @@ import "sync"
 // |DotManyMulti − Dot| ≤ (d/8 + 6)·2⁻²⁴·Σ|q[i]·x[i]|, inside the DotMany bounds for rows of up
 // to 1024 values. On CPUs with AVX-512 VNNI, q4_0, q4_1, q5_0, q5_1, q8_0 and iq4_nl scores go
 // through integer kernels instead (multi_vnni_amd64.go): the query is rounded to integers per
-// 32-value block (ScoresGrid; one byte, two 7-bit digits for q8_0), adding at most
-// u·Σ_b max_{i∈b}|q[i]|·Σ_{i∈b}|x[i]| to that bound, u = (1 + 2⁻⁷)/254 or (1 + 2⁻⁷)/32638;
+// 32-value block (ScoresGrid; one byte, two for q8_0), adding at most
+// u·Σ_b max_{i∈b}|q[i]|·Σ_{i∈b}|x[i]| to that bound, u = (1 + 2⁻⁶)/254 or (1 + 2⁻⁶)/65278;
 // DotManyMulti(q) agrees with Dot of the rounded query within the float bound. Without kernels
 // (another architecture, the purego tag, an older CPU) both are exactly DotMany and
 // AccumulateMany per query. A query's results never depend on n or on
@@ -627,7 +627,7 @@ func ScoresGrid(c Codec, dst, q []float32, n int) (u float64) {
 	vnniGrid(dst[:n*d], q[:n*d], d, nb, nd)
 	qmax := 127.0
 	if nd == 2 {
-		qmax = 127<<7 + 63
+		qmax = 127<<8 + 127
 	}
-	return (1 + 0x1p-7) / (2 * qmax)
+	return (1 + 0x1p-6) / (2 * qmax)
 }

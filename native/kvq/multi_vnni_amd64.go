@@ -19,29 +19,29 @@ var hasVNNIBW = hasVNNI && cpu.X86.HasAVX512BW
 // q4_0, q4_1, q5_0, q5_1, q8_0 and iq4_nl scores through VNNI. Each query's block of 32 values
 // is quantized to integers Q = round(q/s), s = max|q over the block| / qmax, as llama.cpp
 // quantizes the query of its q4_0 and q8_0 dots: one signed byte per value (qmax 127), but two
-// signed 7-bit digits (Q = hi·2⁷ + lo, qmax vnniQMax2) for q8_0, whose own error is small
+// signed bytes (Q = hi·2⁸ + lo, qmax vnniQMax2) for q8_0, whose own error is small
 // enough that an int8 query measurably raised its KL. The kernels form the digits' dots with
 // the codes exactly in int32 (VPDPBUSD, one row per lane), combine them into Σ Q·c (c the
 // codes, their offset −8, −16 or −128 included; exactly in int32), convert it and add s·d·Σ to
 // the score (d the row's block scale), and for q4_1 and q5_1 s·m·ΣQ (m the block's minimum). The only departure from the
 // float kernels is the query's quantization: with q̃ = s·Q the query on the kernels' grid
-// (vnniGrid), |q − q̃| ≤ (1 + 2⁻⁷)·max|q_b| / (2·qmax) per value, and
+// (vnniGrid), |q − q̃| ≤ (1 + 2⁻⁶)·max|q_b| / (2·qmax) per value, and
 //
 //	|DotManyMulti − Dot(q̃)| ≤ 1e-5·Σ_i |q̃[i]·x[i]|,
-//	|DotManyMulti − Dot|    ≤ (1 + 2⁻⁷)/(2·qmax)·Σ_b max_{i∈b}|q[i]|·Σ_{i∈b}|x[i]| + 1e-5·Σ_i |q[i]·x[i]|,
+//	|DotManyMulti − Dot|    ≤ (1 + 2⁻⁶)/(2·qmax)·Σ_b max_{i∈b}|q[i]|·Σ_{i∈b}|x[i]| + 1e-5·Σ_i |q[i]·x[i]|,
 //
 // the 1e-5 term the float rounding of the converted block dots (one rounding for q8_0's
-// 27-bit ones), their scaling and the sum over blocks, as for the float kernels. A block with
+// 28-bit ones), their scaling and the sum over blocks, as for the float kernels. A block with
 // max|q| below qmax·2⁻¹²⁶ counts as zero (vnniQuant), which the second line then misses by at
 // most 2⁻¹¹²·Σ_{i∈b}|x[i]|. A row's score
 // depends only on its own bytes and the query: rows run sixteen at a time, one per lane, and a
 // short last group is padded with zero rows.
 
-// vnniQMax1 and vnniQMax2 are the largest |Q| of one and two digits: 127, and 127·2⁷ + 63, so
-// every digit fits a signed byte (the low one in −64..63).
+// vnniQMax1 and vnniQMax2 are the largest |Q| of one and two digits: 127, and 127·2⁸ + 127, so
+// every digit fits a signed byte (the low one in −128..127).
 const (
 	vnniQMax1 = 127
-	vnniQMax2 = 127<<7 + 63
+	vnniQMax2 = 127<<8 + 127
 )
 
 // vnniBlockBytes is one block's digits at two digits a value (four queries × two × 32 bytes;
@@ -100,8 +100,8 @@ func vnniQuant(qb *[32]float32, nd int) (s float32, Q [32]int32) {
 	if !(s >= 0x1p-126) {
 		return 0, Q
 	}
-	// s, inv and x·inv each round once in float32, so |x/s − x·inv| ≤ 1.5·2⁻²³·qmax < 2⁻⁸ and
-	// |q − s·Q| ≤ (½ + 2⁻⁸)·s ≤ (1 + 2⁻⁷)·m/(2·qmax).
+	// s, inv and x·inv each round once in float32, so |x/s − x·inv| ≤ 1.5·2⁻²³·qmax < 2⁻⁷ and
+	// |q − s·Q| ≤ (½ + 2⁻⁷)·s ≤ (1 + 2⁻⁶)·m/(2·qmax).
 	inv := qmax / m
 	for i, x := range qb {
 		v := int32(math.RoundToEven(float64(x * inv)))
@@ -131,8 +131,8 @@ func vnniDigits(dig []byte, aux []uint32, q []float32, d, nb, nd int) {
 					ds[0] += v
 					continue
 				}
-				lo := (v+64)&127 - 64
-				hi := (v - lo) >> 7
+				lo := (v+128)&255 - 128
+				hi := (v - lo) >> 8
 				dd[i], dd[32+i] = byte(int8(hi)), byte(int8(lo))
 				ds[0] += hi
 				ds[1] += lo
@@ -165,7 +165,7 @@ func vnniGridDot(dig []byte, aux []uint32, h, nb, nd int, mu []float32) float32 
 		} else {
 			dd := (*[64]byte)(dd)
 			for i, x := range m {
-				t += float32(int32(int8(dd[i]))<<7+int32(int8(dd[32+i]))) * x
+				t += float32(int32(int8(dd[i]))<<8+int32(int8(dd[32+i]))) * x
 			}
 		}
 		sum += s * t

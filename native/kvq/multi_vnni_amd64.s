@@ -118,11 +118,11 @@
 	VPDPBUSD.BCST off+192(SI), c, Z15; \
 	VPDPBUSD.BCST off+224(SI), c, Z19
 
-// FINISH2 folds query h's two digit chains (a hi, b lo) into one exact int32 dot, 2⁷·a + b,
+// FINISH2 folds query h's two digit chains (a hi, b lo) into one exact int32 dot, 2⁸·a + b,
 // converts it and adds it, times the query's block scale (4h(DX)) and the rows' block scales
 // (Z24), to acc.
 #define FINISH2(a, b, h, acc) \
-	VPSLLD $7, a, a; \
+	VPSLLD $8, a, a; \
 	VPADDD b, a, a; \
 	VCVTDQ2PS a, a; \
 	VMULPS.BCST (4*h)(DX), Z24, b; \
@@ -948,9 +948,9 @@ vnniIQ4_done:
 
 // func multiScoresQ80VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // The q8_0 scores kernel: multiScoresQ40VNNI's method for 8-bit codes and a two-digit query
-// (Q = 2⁷·hi + lo). A block's 32 codes are eight payload dwords, transposed in two halves;
+// (Q = 2⁸·hi + lo). A block's 32 codes are eight payload dwords, transposed in two halves;
 // VPDPBUSD takes them as unsigned bytes c + 128, so each digit's chain starts at −128·Σ(its
-// digits) (aux) and holds that digit's exact dot with the codes; 2⁷·hi + lo (at most 2²⁶ in
+// digits) (aux) and holds that digit's exact dot with the codes; 2⁸·hi + lo (at most 2²⁷ in
 // magnitude) is formed in int32 and scaled as in the q4_0 kernel.
 TEXT ·multiScoresQ80VNNI(SB), NOSPLIT, $0-80
 	MOVQ rows+32(FP), DI
@@ -1093,14 +1093,14 @@ vnniQ80_done:
 
 
 // DIGITS2 writes the two digit rows of sixteen integers z (Q) at off(DI) and off+32(DI):
-// lo = ((Q+64)&127)−64, hi = (Q−lo)>>7, each packed to bytes (Z20 = 64, Z21 = 127), and adds
+// lo = ((Q+128)&255)−128, hi = (Q−lo)>>8, each packed to bytes (Z20 = 128, Z21 = 255), and adds
 // them to Z26 (hi) and Z27 (lo). Clobbers Z16, Z17.
 #define DIGITS2(z, off) \
 	VPADDD Z20, z, Z16; \
 	VPANDD Z21, Z16, Z16; \
 	VPSUBD Z20, Z16, Z16; \
 	VPSUBD Z16, z, Z17; \
-	VPSRAD $7, Z17, Z17; \
+	VPSRAD $8, Z17, Z17; \
 	VPMOVDB Z17, off(DI); \
 	VPMOVDB Z16, off+32(DI); \
 	VPADDD Z17, Z26, Z26; \
@@ -1133,14 +1133,14 @@ TEXT ·vnniDigitsAVX512(SB), NOSPLIT, $0-49
 	SHLQ $5, R13               // bytes of one query's digits in a block
 	MOVL $0x7FFFFFFF, AX
 	VPBROADCASTD AX, Z22       // |x|
-	MOVL $64, AX
+	MOVL $128, AX
 	VPBROADCASTD AX, Z20
-	MOVL $127, AX
+	MOVL $255, AX
 	VPBROADCASTD AX, Z21
 	MOVL $127, AX              // qmax: vnniQMax1 or vnniQMax2
 	CMPQ R12, $1
 	JEQ  digits_qmax
-	MOVL $16319, AX
+	MOVL $32639, AX
 digits_qmax:
 	VPBROADCASTD AX, Z23
 	VPXORD Z24, Z24, Z24
