@@ -49,6 +49,8 @@ func TestVNNIBound(t *testing.T) {
 	if !hasVNNI {
 		t.Skip("no AVX-512 VNNI")
 	}
+	minVNNI = true // the q4_1 and q5_1 kernels are tested though off (multi_more.go)
+	defer func() { minVNNI = false }()
 	rng := rand.New(rand.NewPCG(33, 34))
 	for _, f := range []Format{Q4_0, Q8_0, IQ4_NL, Q4_1, Q5_0, Q5_1} {
 		if f != Q4_0 && f != Q8_0 && !hasVNNIBW {
@@ -56,6 +58,13 @@ func TestVNNIBound(t *testing.T) {
 		}
 		for _, d := range []int{32, 128, 200, 1024} {
 			checkVNNIBound(t, rng, f, d)
+		}
+	}
+	if hasVNNIBW {
+		for _, f := range []Format{Q4_1, Q5_1} { // the reference checks, for the kernels off by default
+			for _, d := range []int{32, 40, 128} {
+				checkMulti(t, rng, f, d, 5, 37)
+			}
 		}
 	}
 }
