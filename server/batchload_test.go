@@ -79,7 +79,7 @@ func TestBatchLoad(t *testing.T) {
 		}
 		return e.runner.Scheduler().(*runner.Batching).Stats()
 	}
-	prompts := []string{"Once upon a time", "The little dog", "Tom and Sue went to the park", "One day, a bird"}
+	prompts := storiesPrompts
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 
@@ -174,6 +174,22 @@ func TestBatchLoad(t *testing.T) {
 	}
 }
 
+// storiesPrompts are the load tests' chat prompts (each stream takes one in turn).
+var storiesPrompts = []string{"Once upon a time", "The little dog", "Tom and Sue went to the park", "One day, a bird"}
+
+// pagedStories is the load tests' server: stories260K, f16 KV through a 1 MiB page budget
+// (a few long generations at once), maxConcurrent generations admitted (0: the default).
+func pagedStories(t *testing.T, maxConcurrent int) Config {
+	t.Helper()
+	cfg := storiesConfig(t)
+	if maxConcurrent > 0 {
+		cfg.MaxConcurrent = maxConcurrent
+	}
+	cfg.KV = "f16"
+	cfg.KVBudget = 1 << 20
+	return cfg
+}
+
 // TestBatchLoadLeaves runs 16 concurrent streaming chats through a batching server whose KV
 // budget holds only some of them at once, three times: every stream to its end (each text
 // equal to its prompt's reply alone), every stream stopped after a few tokens, and every
@@ -182,11 +198,7 @@ func TestBatchLoad(t *testing.T) {
 // kept for prefix reuse freed, the pool holds no page, as before the first request.
 func TestBatchLoadLeaves(t *testing.T) {
 	const streams, tokens, long = 16, 60, 400
-	cfg := storiesConfig(t)
-	cfg.MaxConcurrent = streams
-	cfg.KV = "f16"
-	cfg.KVBudget = 1 << 20
-	s := mustNew(t, cfg)
+	s := mustNew(t, pagedStories(t, streams))
 	ts := testServer(t, s)
 	e, err := s.models.get(storiesName)
 	if err != nil {
@@ -199,7 +211,7 @@ func TestBatchLoadLeaves(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	prompts := []string{"Once upon a time", "The little dog", "Tom and Sue went to the park", "One day, a bird"}
+	prompts := storiesPrompts
 	want := map[string]string{}
 	for _, p := range prompts {
 		r := chatStream(ctx, ts.URL, p, tokens, "")

@@ -48,13 +48,9 @@ func scrape(t *testing.T, base string) map[string]float64 {
 // count every token run, and the page gauges add up to the budget.
 func TestMetricsUnderLoad(t *testing.T) {
 	const streams, tokens = 8, 40
-	cfg := storiesConfig(t)
-	cfg.MaxConcurrent = streams
-	cfg.KV = "f16"
-	cfg.KVBudget = 1 << 20
-	s := mustNew(t, cfg)
+	s := mustNew(t, pagedStories(t, streams))
 	ts := testServer(t, s)
-	prompts := []string{"Once upon a time", "The little dog", "Tom and Sue went to the park", "One day, a bird"}
+	prompts := storiesPrompts
 	want := map[string]string{}
 	for _, p := range prompts {
 		want[p] = chatAlone(t, ts.URL, p, tokens)
@@ -114,10 +110,7 @@ func TestMetricsUnderLoad(t *testing.T) {
 // TestMetricsKVWaiting: a generation waiting for KV pages shows on kvlab_kv_waiting until its
 // client leaves.
 func TestMetricsKVWaiting(t *testing.T) {
-	cfg := storiesConfig(t)
-	cfg.KV = "f16"
-	cfg.KVBudget = 1 << 20
-	s := mustNew(t, cfg)
+	s := mustNew(t, pagedStories(t, 0))
 	ts := testServer(t, s)
 	e, err := s.models.get(storiesName) // loaded, no sequence idle yet
 	if err != nil {
