@@ -17,13 +17,20 @@ import (
 	"github.com/kvlab/kvlab/native/tokenizer"
 )
 
-// TestBatchingThroughput measures the runner without the server: one greedy generation alone,
-// then 16 at once, on a Batching runner and on a Serial one, rounds interleaved; it logs the
-// decode tokens/s and the p99 time to first token. KVLAB_LOAD_MODEL is a fixture name or an
-// absolute path (a `kvlab bench model` synthetic file: its weights are memory-bound where the
-// fixtures are not), KVLAB_LOAD_TOKENS the tokens per generation (default 64),
-// KVLAB_LOAD_ROUNDS the rounds (default 2). It runs only with KVLAB_LOAD=1.
-func TestBatchingThroughput(t *testing.T) {
+// loadedModel is a load test's model: the weights, their tokenizer, the CPU backend's model
+// and the rounds to run.
+type loadedModel struct {
+	m      *model.Model
+	tok    *tokenizer.Tokenizer
+	dm     backend.Model
+	rounds int
+}
+
+// loadModel skips unless KVLAB_LOAD=1, then loads KVLAB_LOAD_MODEL (a fixture name or an
+// absolute path, default kvlab-tiny-64.gguf) on the CPU backend, closed at the test's end;
+// rounds is KVLAB_LOAD_ROUNDS, or defRounds.
+func loadModel(t *testing.T, defRounds int) loadedModel {
+	t.Helper()
 	if os.Getenv("KVLAB_LOAD") != "1" {
 		t.Skip("load test: set KVLAB_LOAD=1 to run it")
 	}
@@ -34,19 +41,11 @@ func TestBatchingThroughput(t *testing.T) {
 	if !filepath.IsAbs(name) {
 		name = fixtures.Path(t, name)
 	}
-	tokens, rounds := 64, 2
-	if n, err := strconv.Atoi(os.Getenv("KVLAB_LOAD_TOKENS")); err == nil && n > 0 {
-		tokens = n
-	}
-	if n, err := strconv.Atoi(os.Getenv("KVLAB_LOAD_ROUNDS")); err == nil && n > 0 {
-		rounds = n
-	}
-	const streams = 16
 	m, err := model.Load(name, model.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
+	t.Cleanup(func() { m.Close() })
 	tok, err := tokenizer.FromGGUF(m.File())
 	if err != nil {
 		t.Fatal(err)
@@ -55,6 +54,27 @@ func TestBatchingThroughput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	rounds := defRounds
+	if n, err := strconv.Atoi(os.Getenv("KVLAB_LOAD_ROUNDS")); err == nil && n > 0 {
+		rounds = n
+	}
+	return loadedModel{m, tok, dm, rounds}
+}
+
+// TestBatchingThroughput measures the runner without the server: one greedy generation alone,
+// then 16 at once, on a Batching runner and on a Serial one, rounds interleaved; it logs the
+// decode tokens/s and the p99 time to first token. KVLAB_LOAD_MODEL is a fixture name or an
+// absolute path (a `kvlab bench model` synthetic file: its weights are memory-bound where the
+// fixtures are not), KVLAB_LOAD_TOKENS the tokens per generation (default 64),
+// KVLAB_LOAD_ROUNDS the rounds (default 2). It runs only with KVLAB_LOAD=1.
+func TestBatchingThroughput(t *testing.T) {
+	lm := loadModel(t, 2)
+	m, tok, dm, rounds := lm.m, lm.tok, lm.dm, lm.rounds
+	tokens := 64
+	if n, err := strconv.Atoi(os.Getenv("KVLAB_LOAD_TOKENS")); err == nil && n > 0 {
+		tokens = n
+	}
+	const streams = 16
 	mk := func(batch int) *Runner {
 		r, err := New(dm, tok, Config{Cache: m.CacheConfig(kvq.Pair{K: kvq.F16, V: kvq.F16}, 256), Vocab: m.Hparams.Vocab,
 			Keep: streams, Batch: batch})

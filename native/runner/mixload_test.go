@@ -2,20 +2,12 @@ package runner
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/kvlab/kvlab/internal/fixtures"
-	"github.com/kvlab/kvlab/native/backend"
-	"github.com/kvlab/kvlab/native/backend/cpu"
 	"github.com/kvlab/kvlab/native/kvq"
-	"github.com/kvlab/kvlab/native/model"
-	"github.com/kvlab/kvlab/native/tokenizer"
 )
 
 // TestMixedPromptsTTFT measures the time to first token of short prompts arriving just after
@@ -23,38 +15,13 @@ import (
 // short ones' TTFT p50 and p99 and the long ones'. KVLAB_LOAD_MODEL and KVLAB_LOAD_ROUNDS
 // (default 3) as TestBatchingThroughput; it runs only with KVLAB_LOAD=1.
 func TestMixedPromptsTTFT(t *testing.T) {
-	if os.Getenv("KVLAB_LOAD") != "1" {
-		t.Skip("load test: set KVLAB_LOAD=1 to run it")
-	}
-	name := os.Getenv("KVLAB_LOAD_MODEL")
-	if name == "" {
-		name = "kvlab-tiny-64.gguf"
-	}
-	if !filepath.IsAbs(name) {
-		name = fixtures.Path(t, name)
-	}
-	m, err := model.Load(name, model.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	tok, err := tokenizer.FromGGUF(m.File())
-	if err != nil {
-		t.Fatal(err)
-	}
-	dm, err := cpu.New().Load(m, backend.LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	lm := loadModel(t, 3)
+	m, tok, dm, rounds := lm.m, lm.tok, lm.dm, lm.rounds
 	r, err := New(dm, tok, Config{Cache: m.CacheConfig(kvq.Pair{K: kvq.F16, V: kvq.F16}, 1024), Vocab: m.Hparams.Vocab, Keep: 16, Batch: 16})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	rounds := 3
-	if n, err := strconv.Atoi(os.Getenv("KVLAB_LOAD_ROUNDS")); err == nil && n > 0 {
-		rounds = n
-	}
 	for round := 1; round <= rounds; round++ {
 		var wg sync.WaitGroup
 		var mu sync.Mutex
