@@ -4,15 +4,16 @@ package kvq
 
 import "math"
 
-// The NEON kernels (multi_arm64.s) serve f16, bf16, q8_0, q4_0, q4_1, iq4_nl and tq4 on every
-// arm64 CPU: they use only baseline ARMv8.0 Advanced SIMD (FCVTL for f16, no FP16 arithmetic,
+// The NEON kernels (multi_arm64.s) serve f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl and tq4
+// on every arm64 CPU: they use only baseline ARMv8.0 Advanced SIMD (FCVTL for f16, no FP16 arithmetic,
 // no dot product), which every arm64 target Go supports has. They keep the amd64 kernels' precision contract
 // (MultiQuery): codes times the block scale first, exact; one fused multiply-add per product;
 // a row's products summed in 16 lanes (value i in lane i mod 16), reduced pairwise; tq4's
 // levels times its f32 row scale, one rounding, in the permuted order of tq4Permute; bf16
-// widened exactly; iq4_nl's levels looked up (TBL) and scaled as q4_0's codes; q4_1 as c·d + m
-// (the product exact). q5_0, q5_1, fp8 and the turbo tiers have no NEON kernels yet and run
-// DotMany and AccumulateMany per query.
+// widened exactly; iq4_nl's levels looked up (TBL) and scaled as q4_0's codes; q4_1 and q5_1
+// as c·d + m (the product exact), q5_0 as (c − 16)·d, the fifth bits spread to bytes with TBL
+// and CMTST. fp8 and the turbo tiers have no NEON kernels yet and run DotMany and
+// AccumulateMany per query.
 var (
 	multiF16  = &multiKernels{multiScoresF16NEON, multiAccF16NEON}
 	multiQ8_0 = &multiKernels{multiScoresQ80NEON, multiAccQ80NEON}
@@ -22,10 +23,21 @@ var (
 	multiBF16  = &multiKernels{multiScoresBF16NEON, multiAccBF16NEON}
 	multiIQ4NL = &multiKernels{multiScoresIQ4NLNEON, multiAccIQ4NLNEON}
 	multiQ4_1  = &multiKernels{multiScoresQ41NEON, multiAccQ41NEON}
+	multiQ5_0  = &multiKernels{multiScoresQ50NEON, multiAccQ50NEON}
+	multiQ5_1  = &multiKernels{multiScoresQ51NEON, multiAccQ51NEON}
 
 	// No NEON kernels yet: these formats run DotMany and AccumulateMany per query.
-	multiQ5_0, multiQ5_1, multiFP8, multiTurbo4, multiTurbo3, multiTurbo2 *multiKernels
+	multiFP8, multiTurbo4, multiTurbo3, multiTurbo2 *multiKernels
 )
+
+// q5Consts are the q5 kernels' constants: the byte indices that spread a 32-bit qh word to one
+// byte per value (bytes 0..15 for values 0..15, 16..31 for values 16..31), then each byte's bit
+// mask.
+var q5Consts = [48]byte{
+	0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+	2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3,
+	1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128,
+}
 
 // tq4Planes are tq4Levels as four byte planes, plane k (bytes 16k..16k+15) byte k of each
 // level's float32 bits (little-endian): the tables the tq4 kernels' byte lookups (TBL) read
@@ -83,3 +95,15 @@ func multiScoresQ41NEON(q *float32, d, nv int, rows *byte, rb, m int, out *float
 
 //go:noescape
 func multiAccQ41NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiScoresQ50NEON(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+
+//go:noescape
+func multiAccQ50NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiScoresQ51NEON(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+
+//go:noescape
+func multiAccQ51NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)

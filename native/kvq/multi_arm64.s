@@ -125,6 +125,53 @@
 	FADD4S(13, 0, 0); FADD4S(13, 1, 1); FADD4S(13, 2, 2); FADD4S(13, 3, 3); \
 	FADD4S(13, 4, 4); FADD4S(13, 5, 5); FADD4S(13, 6, 6); FADD4S(13, 7, 7)
 
+// Q5HI ORs the fifth bits (qh, the 32-bit word at R11, advanced past it) into the nibble codes
+// V9 (values 0..15) and V8 (16..31) as 16s, through q5Consts (address in R23): V4, V5 the byte
+// indices, V6 the bit masks, V7 16 in every byte (left there for q5_0's subtraction).
+#define Q5HI \
+	VLD1 (R23), [V4.B16, V5.B16, V6.B16]; \
+	VMOVI $16, V7.B16; \
+	VLD1R.P 4(R11), [V3.S4]; \
+	VTBL V4.B16, [V3.B16], V0.B16; \
+	VTBL V5.B16, [V3.B16], V1.B16; \
+	VCMTST V6.B16, V0.B16, V0.B16; \
+	VCMTST V6.B16, V1.B16, V1.B16; \
+	VAND V7.B16, V0.B16, V0.B16; \
+	VAND V7.B16, V1.B16, V1.B16
+
+// SDEC_Q50 decodes a q5_0 block (f16 d, 32 fifth bits, 16 bytes of nibbles) as (c − 16)·d.
+#define SDEC_Q50 \
+	SCALE; \
+	Q5HI; \
+	VLD1.P 16(R11), [V8.B16]; \
+	VMOVI $15, V14.B16; \
+	VAND V14.B16, V8.B16, V9.B16; \
+	VUSHR $4, V8.B16, V8.B16; \
+	VORR V0.B16, V9.B16, V9.B16; \
+	VORR V1.B16, V8.B16, V8.B16; \
+	VSUB V7.B16, V9.B16, V9.B16; \
+	VSUB V7.B16, V8.B16, V8.B16; \
+	SXTL8H(9, 10); SXTL28H(9, 11); SXTL8H(8, 9); SXTL28H(8, 8); \
+	WIDEN8(10, 11, 9, 8)
+
+// SDEC_Q51 decodes a q5_1 block (f16 d, f16 m, 32 fifth bits, 16 bytes of nibbles) as c·d + m.
+#define SDEC_Q51 \
+	SCALE; \
+	MOVHU.P 2(R11), R19; \
+	ADD R19<<2, R20, R19; \
+	VLD1R (R19), [V13.S4]; \
+	Q5HI; \
+	VLD1.P 16(R11), [V8.B16]; \
+	VMOVI $15, V14.B16; \
+	VAND V14.B16, V8.B16, V9.B16; \
+	VUSHR $4, V8.B16, V8.B16; \
+	VORR V0.B16, V9.B16, V9.B16; \
+	VORR V1.B16, V8.B16, V8.B16; \
+	SXTL8H(9, 10); SXTL28H(9, 11); SXTL8H(8, 9); SXTL28H(8, 8); \
+	WIDEN8(10, 11, 9, 8); \
+	FADD4S(13, 0, 0); FADD4S(13, 1, 1); FADD4S(13, 2, 2); FADD4S(13, 3, 3); \
+	FADD4S(13, 4, 4); FADD4S(13, 5, 5); FADD4S(13, 6, 6); FADD4S(13, 7, 7)
+
 // TQ4LOOK looks up the 16 tq4 levels of the nibbles in idx (bytes 0..15) through the byte
 // planes in V12..V15 (tq4Planes) and interleaves the four bytes of each level into float32
 // vectors o0..o3 (values 0..3, …, 12..15), through t0..t5.
@@ -191,6 +238,7 @@
 	MOVD ·f16Table(SB), R20; \
 	MOVD $·tq4Planes(SB), R25; \
 	MOVD $·iq4nlValues(SB), R22; \
+	MOVD $·q5Consts(SB), R23; \
 	ADD R1, R0, R8; \
 	ADD R1, R8, R9; \
 	ADD R1, R9, R10; \
@@ -306,6 +354,43 @@ done: \
 	AWIDEN4(9, 10); \
 	FADD4S(15, 0, 0); FADD4S(15, 1, 1); FADD4S(15, 2, 2); FADD4S(15, 3, 3)
 
+// AQ5HI loads the chunk's 16 fifth bits (the word at R19+hdr) as 16s into V9, through V6 (the
+// chunk's byte indices), V7 (bit masks) and V14 (16s).
+#define AQ5HI(hdr) \
+	ADD $hdr, R19, R24; \
+	VLD1R (R24), [V9.S4]; \
+	VTBL V6.B16, [V9.B16], V9.B16; \
+	VCMTST V7.B16, V9.B16, V9.B16; \
+	VAND V14.B16, V9.B16, V9.B16
+
+// ADEC_Q50 and ADEC_Q51 are ADEC_Q40 and ADEC_Q41 with the fifth bits.
+#define ADEC_Q50 \
+	ASCALE; \
+	AQ5HI(2); \
+	ADD R23, R19, R19; \
+	VLD1 (R19), [V8.B16]; \
+	USHL16B(5, 8, 8); \
+	VAND V13.B16, V8.B16, V8.B16; \
+	VORR V9.B16, V8.B16, V8.B16; \
+	VSUB V14.B16, V8.B16, V8.B16; \
+	SXTL8H(8, 9); SXTL28H(8, 10); \
+	AWIDEN4(9, 10)
+
+#define ADEC_Q51 \
+	ASCALE; \
+	MOVHU 2(R19), R24; \
+	ADD R24<<2, R20, R24; \
+	VLD1R (R24), [V15.S4]; \
+	AQ5HI(4); \
+	ADD R23, R19, R19; \
+	VLD1 (R19), [V8.B16]; \
+	USHL16B(5, 8, 8); \
+	VAND V13.B16, V8.B16, V8.B16; \
+	VORR V9.B16, V8.B16, V8.B16; \
+	SXTL8H(8, 9); SXTL28H(8, 10); \
+	AWIDEN4(9, 10); \
+	FADD4S(15, 0, 0); FADD4S(15, 1, 1); FADD4S(15, 2, 2); FADD4S(15, 3, 3)
+
 // ADEC_TQ4 decodes the 16 values of chunk R21 (R22 its group's byte offset; V5 the nibble
 // shift) through the planes in V6, V7, V13, V14 (mask V15), scaled by the f32 at R11+R23.
 #define ADEC_TQ4 \
@@ -370,6 +455,29 @@ done: \
 	VDUP R23, V5.B16; \
 	MOVD $4, R23; \
 	VMOVI $15, V13.B16
+
+// ACHUNK_Q5 is ACHUNK_Q41 for q5_0 and q5_1 (blocks of bb bytes, codes at byte cb), with the
+// chunk's half of q5Consts' byte indices in V6, the bit masks in V7 and 16s in V14.
+#define ACHUNK_Q5(bb, cb) \
+	LSR $1, R21, R22; \
+	MOVD $bb, R23; \
+	MUL R23, R22, R22; \
+	AND $1, R21, R23; \
+	LSL $2, R23, R23; \
+	NEG R23, R23; \
+	VDUP R23, V5.B16; \
+	MOVD $·q5Consts(SB), R24; \
+	AND $1, R21, R23; \
+	ADD R23<<4, R24, R23; \
+	VLD1 (R23), [V6.B16]; \
+	ADD $32, R24, R24; \
+	VLD1 (R24), [V7.B16]; \
+	MOVD $cb, R23; \
+	VMOVI $15, V13.B16; \
+	VMOVI $16, V14.B16
+
+#define ACHUNK_Q50 ACHUNK_Q5(22, 6)
+#define ACHUNK_Q51 ACHUNK_Q5(24, 8)
 
 // ACHUNK_TQ4 also loads tq4Planes into V6, V7, V13, V14 and the nibble mask into V15; R23 is
 // the scale's offset in the row, rb − 4.
@@ -492,6 +600,14 @@ TEXT ·multiScoresIQ4NLNEON(SB), NOSPLIT, $0-64
 TEXT ·multiScoresQ41NEON(SB), NOSPLIT, $0-64
 	SCORES(SDEC_Q41)
 
+// func multiScoresQ50NEON(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+TEXT ·multiScoresQ50NEON(SB), NOSPLIT, $0-64
+	SCORES(SDEC_Q50)
+
+// func multiScoresQ51NEON(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+TEXT ·multiScoresQ51NEON(SB), NOSPLIT, $0-64
+	SCORES(SDEC_Q51)
+
 // func multiAccF16NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 TEXT ·multiAccF16NEON(SB), NOSPLIT, $0-64
 	ACC(ACHUNK_F16, ADEC_F16)
@@ -519,3 +635,11 @@ TEXT ·multiAccIQ4NLNEON(SB), NOSPLIT, $0-64
 // func multiAccQ41NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 TEXT ·multiAccQ41NEON(SB), NOSPLIT, $0-64
 	ACC(ACHUNK_Q41, ADEC_Q41)
+
+// func multiAccQ50NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+TEXT ·multiAccQ50NEON(SB), NOSPLIT, $0-64
+	ACC(ACHUNK_Q50, ADEC_Q50)
+
+// func multiAccQ51NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+TEXT ·multiAccQ51NEON(SB), NOSPLIT, $0-64
+	ACC(ACHUNK_Q51, ADEC_Q51)

@@ -9,14 +9,15 @@ import (
 	"testing"
 )
 
-// TestNEONKernelsSelected checks that arm64 builds route f16, q8_0, q4_0, tq4, bf16, iq4_nl
-// and q4_1 through the NEON kernels, so the reference tests (TestMultiQueryMatchesReference and
+// TestNEONKernelsSelected checks that arm64 builds route f16, q8_0, q4_0, tq4, bf16, iq4_nl,
+// q4_1, q5_0 and q5_1 through the NEON kernels, so the reference tests (TestMultiQueryMatchesReference and
 // the rest) exercise them rather than the per-query fallback.
 func TestNEONKernelsSelected(t *testing.T) {
 	for _, tc := range []struct {
 		f Format
 		k *multiKernels
-	}{{F16, multiF16}, {Q8_0, multiQ8_0}, {Q4_0, multiQ4_0}, {TQ4, multiTQ4}, {BF16, multiBF16}, {IQ4_NL, multiIQ4NL}, {Q4_1, multiQ4_1}} {
+	}{{F16, multiF16}, {Q8_0, multiQ8_0}, {Q4_0, multiQ4_0}, {TQ4, multiTQ4}, {BF16, multiBF16}, {IQ4_NL, multiIQ4NL}, {Q4_1, multiQ4_1},
+		{Q5_0, multiQ5_0}, {Q5_1, multiQ5_1}} {
 		if tc.k == nil {
 			t.Errorf("%s: no NEON kernels selected", tc.f)
 		}
@@ -39,7 +40,8 @@ func TestNEONKernels(t *testing.T) {
 	for _, tc := range []struct {
 		f Format
 		k *multiKernels
-	}{{F16, multiF16}, {Q8_0, multiQ8_0}, {Q4_0, multiQ4_0}, {TQ4, multiTQ4}, {BF16, multiBF16}, {IQ4_NL, multiIQ4NL}, {Q4_1, multiQ4_1}} {
+	}{{F16, multiF16}, {Q8_0, multiQ8_0}, {Q4_0, multiQ4_0}, {TQ4, multiTQ4}, {BF16, multiBF16}, {IQ4_NL, multiIQ4NL}, {Q4_1, multiQ4_1},
+		{Q5_0, multiQ5_0}, {Q5_1, multiQ5_1}} {
 		for _, d := range []int{32, 75, 128, 200} {
 			for _, m := range []int{1, 5, 64, 65, 130} {
 				t.Run(fmt.Sprintf("%s/d%d/m%d", tc.f, d, m), func(t *testing.T) {
