@@ -4,16 +4,16 @@ package kvq
 
 import "math"
 
-// The NEON kernels (multi_arm64.s) serve f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl and tq4
-// on every arm64 CPU: they use only baseline ARMv8.0 Advanced SIMD (FCVTL for f16, no FP16 arithmetic,
-// no dot product), which every arm64 target Go supports has. They keep the amd64 kernels' precision contract
-// (MultiQuery): codes times the block scale first, exact; one fused multiply-add per product;
-// a row's products summed in 16 lanes (value i in lane i mod 16), reduced pairwise; tq4's
-// levels times its f32 row scale, one rounding, in the permuted order of tq4Permute; bf16
-// widened exactly; iq4_nl's levels looked up (TBL) and scaled as q4_0's codes; q4_1 and q5_1
-// as c·d + m (the product exact), q5_0 as (c − 16)·d, the fifth bits spread to bytes with TBL
-// and CMTST. fp8 and the turbo tiers have no NEON kernels yet and run DotMany and
-// AccumulateMany per query.
+// The NEON kernels (multi_arm64.s) serve f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, tq4
+// and turbo4 on every arm64 CPU: they use only baseline ARMv8.0 Advanced SIMD (FCVTL for f16,
+// no FP16 arithmetic, no dot product), which every arm64 target Go supports has. They keep the
+// amd64 kernels' precision contract (MultiQuery): codes times the block scale first, exact; one
+// fused multiply-add per product; a row's products summed in 16 lanes (value i in lane i mod
+// 16), reduced pairwise. tq4's levels are multiplied by its f32 row scale (turbo4: f16), one
+// rounding, in the permuted order of tq4Permute; bf16 is widened exactly; iq4_nl's levels are
+// looked up (TBL) and scaled as q4_0's codes; q4_1 and q5_1 decode as c·d + m (the product
+// exact), q5_0 as (c − 16)·d, the fifth bits spread to bytes with TBL and CMTST. fp8, turbo3
+// and turbo2 have no NEON kernels yet and run DotMany and AccumulateMany per query.
 var (
 	multiF16  = &multiKernels{multiScoresF16NEON, multiAccF16NEON}
 	multiQ8_0 = &multiKernels{multiScoresQ80NEON, multiAccQ80NEON}
@@ -26,8 +26,10 @@ var (
 	multiQ5_0  = &multiKernels{multiScoresQ50NEON, multiAccQ50NEON}
 	multiQ5_1  = &multiKernels{multiScoresQ51NEON, multiAccQ51NEON}
 
+	multiTurbo4 = &multiKernels{multiScoresT4NEON, multiAccT4NEON}
+
 	// No NEON kernels yet: these formats run DotMany and AccumulateMany per query.
-	multiFP8, multiTurbo4, multiTurbo3, multiTurbo2 *multiKernels
+	multiFP8, multiTurbo3, multiTurbo2 *multiKernels
 )
 
 // q5Consts are the q5 kernels' constants: the byte indices that spread a 32-bit qh word to one
@@ -107,3 +109,9 @@ func multiScoresQ51NEON(q *float32, d, nv int, rows *byte, rb, m int, out *float
 
 //go:noescape
 func multiAccQ51NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiScoresT4NEON(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+
+//go:noescape
+func multiAccT4NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)

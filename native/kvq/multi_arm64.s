@@ -192,7 +192,18 @@
 // SDEC_TQ4 decodes a 32-value tq4 group (16 code bytes at R11; low nibbles the even values,
 // high the odd, as the permuted queries) into V0..V7 scaled by the row's f32 scale at R24; R25
 // is tq4Planes.
-#define SDEC_TQ4 \
+#define SDEC_TQ4 SDEC_TQ4S(TQ4SCALE)
+#define SDEC_T4 SDEC_TQ4S(T4SCALE)
+
+// TQ4SCALE and T4SCALE load the row's scale into V12: tq4's f32 at R24 (the row's last four
+// bytes), turbo4's f16 at R24+2 (its last two).
+#define TQ4SCALE VLD1R (R24), [V12.S4]
+#define T4SCALE \
+	MOVHU 2(R24), R19; \
+	ADD R19<<2, R20, R19; \
+	VLD1R (R19), [V12.S4]
+
+#define SDEC_TQ4S(LOADSCALE) \
 	VLD1 (R25), [V12.B16, V13.B16, V14.B16, V15.B16]; \
 	VLD1.P 16(R11), [V8.B16]; \
 	VMOVI $15, V9.B16; \
@@ -200,7 +211,7 @@
 	VUSHR $4, V8.B16, V8.B16; \
 	TQ4LOOK(V9, V4, V5, V6, V7, V10, V11, V0, V1, V2, V3); \
 	TQ4LOOK(V8, V9, V10, V11, V4, V5, V7, V4, V5, V6, V7); \
-	VLD1R (R24), [V12.S4]; \
+	LOADSCALE; \
 	FMUL4S(12, 0, 0); FMUL4S(12, 1, 1); FMUL4S(12, 2, 2); FMUL4S(12, 3, 3); \
 	FMUL4S(12, 4, 4); FMUL4S(12, 5, 5); FMUL4S(12, 6, 6); FMUL4S(12, 7, 7)
 
@@ -393,7 +404,18 @@ done: \
 
 // ADEC_TQ4 decodes the 16 values of chunk R21 (R22 its group's byte offset; V5 the nibble
 // shift) through the planes in V6, V7, V13, V14 (mask V15), scaled by the f32 at R11+R23.
-#define ADEC_TQ4 \
+#define ADEC_TQ4 ADEC_TQ4S(ATQ4SCALE)
+#define ADEC_T4 ADEC_TQ4S(AT4SCALE)
+
+// ATQ4SCALE and AT4SCALE load the scale at R19 into V12: an f32 (tq4) or an f16 (turbo4).
+#define ATQ4SCALE VLD1R (R19), [V12.S4]
+#define AT4SCALE \
+	MOVHU (R19), R19; \
+	ADD R19<<2, R20, R19; \
+	VLD1R (R19), [V12.S4]
+
+// ADEC_TQ4S is ADEC_TQ4 with LOADSCALE loading the scale at R19 into V12.
+#define ADEC_TQ4S(LOADSCALE) \
 	ADD R22, R11, R19; \
 	VLD1 (R19), [V8.B16]; \
 	USHL16B(5, 8, 8); \
@@ -411,7 +433,7 @@ done: \
 	VZIP1 V3.H8, V1.H8, V11.H8; \
 	VZIP2 V3.H8, V1.H8, V8.H8; \
 	ADD R23, R11, R19; \
-	VLD1R (R19), [V12.S4]; \
+	LOADSCALE; \
 	FMUL4S(12, 9, 0); FMUL4S(12, 10, 1); FMUL4S(12, 11, 2); FMUL4S(12, 8, 3)
 
 // ACHUNK sets R22, R23 and V5 for the 16-value chunk R21 of a row.
@@ -481,14 +503,18 @@ done: \
 
 // ACHUNK_TQ4 also loads tq4Planes into V6, V7, V13, V14 and the nibble mask into V15; R23 is
 // the scale's offset in the row, rb − 4.
-#define ACHUNK_TQ4 \
+#define ACHUNK_TQ4 ACHUNK_TQ4S(4)
+#define ACHUNK_T4 ACHUNK_TQ4S(2)
+
+// ACHUNK_TQ4S is ACHUNK_TQ4 for a scale of sb bytes at the row's end.
+#define ACHUNK_TQ4S(sb) \
 	LSR $1, R21, R22; \
 	LSL $4, R22, R22; \
 	AND $1, R21, R23; \
 	LSL $2, R23, R23; \
 	NEG R23, R23; \
 	VDUP R23, V5.B16; \
-	SUB $4, R4, R23; \
+	SUB $sb, R4, R23; \
 	MOVD $·tq4Planes(SB), R24; \
 	VLD1 (R24), [V6.B16, V7.B16]; \
 	ADD $32, R24, R24; \
@@ -608,6 +634,10 @@ TEXT ·multiScoresQ50NEON(SB), NOSPLIT, $0-64
 TEXT ·multiScoresQ51NEON(SB), NOSPLIT, $0-64
 	SCORES(SDEC_Q51)
 
+// func multiScoresT4NEON(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+TEXT ·multiScoresT4NEON(SB), NOSPLIT, $0-64
+	SCORES(SDEC_T4)
+
 // func multiAccF16NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 TEXT ·multiAccF16NEON(SB), NOSPLIT, $0-64
 	ACC(ACHUNK_F16, ADEC_F16)
@@ -643,3 +673,7 @@ TEXT ·multiAccQ50NEON(SB), NOSPLIT, $0-64
 // func multiAccQ51NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 TEXT ·multiAccQ51NEON(SB), NOSPLIT, $0-64
 	ACC(ACHUNK_Q51, ADEC_Q51)
+
+// func multiAccT4NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+TEXT ·multiAccT4NEON(SB), NOSPLIT, $0-64
+	ACC(ACHUNK_T4, ADEC_T4)
