@@ -477,11 +477,7 @@ func (c *q8_0Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows 
 		return
 	}
 	_, ta := c.tails()
-	k := multiQ8_0
-	if intAcc() {
-		k = intAccQ8_0 // integer weights, multi_intacc_amd64.go's bound
-	}
-	multiAcc(c, k, c.full*BlockSize, ta, acc, n, w, rows)
+	multiAcc(c, intAccOr(multiQ8_0, intAccQ8_0), c.full*BlockSize, ta, acc, n, w, rows)
 }
 
 // DotManyMulti scores n queries against every row within the MultiQuery bounds.
@@ -515,11 +511,7 @@ func (c *q4_0Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows 
 		return
 	}
 	_, ta := c.tails()
-	k := multiQ4_0
-	if intAcc() {
-		k = intAccQ4_0 // integer weights, multi_intacc_amd64.go's bound
-	}
-	multiAcc(c, k, c.full*BlockSize, ta, acc, n, w, rows)
+	multiAcc(c, intAccOr(multiQ4_0, intAccQ4_0), c.full*BlockSize, ta, acc, n, w, rows)
 }
 
 // q4Levels are the q4_0 codes as values, c − 8, indexed by the nibble c: the assembly kernels'
