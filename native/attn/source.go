@@ -121,13 +121,24 @@ func (s *RowStore) ScoresMulti(pq []float32, n, lo int, out []float32) {
 }
 
 // AccumulateMulti is MultiValues: the codec's kvq.MultiQuery kernels when it has them, else
-// AccumulateMany per accumulator.
+// AccumulateMany per accumulator. Where the kernels round the weights per tile of rows
+// (kvq.AccumulateStep > 0), the calls start on multiples of kvq.AccumulateTile rows of the
+// store, so a row's tile, and so the result, does not depend on where a caller splits the range
+// (a page of a paged cache holds whole tiles).
 func (s *RowStore) AccumulateMulti(acc []float32, n int, w []float32, lo int) {
 	rb, d := s.Codec.RowBytes(), s.Codec.Dim()
 	m := len(w) / n
 	rows := s.Data[lo*rb : (lo+m)*rb]
 	if mq, ok := s.Codec.(kvq.MultiQuery); ok {
-		mq.AccumulateManyMulti(acc[:n*d], n, w[:m*n], rows)
+		if kvq.AccumulateStep(s.Codec) == 0 {
+			mq.AccumulateManyMulti(acc[:n*d], n, w[:m*n], rows)
+			return
+		}
+		for j0 := 0; j0 < m; {
+			j1 := min(m, (lo+j0)/kvq.AccumulateTile*kvq.AccumulateTile+kvq.AccumulateTile-lo)
+			mq.AccumulateManyMulti(acc[:n*d], n, w[j0*n:j1*n], rows[j0*rb:j1*rb])
+			j0 = j1
+		}
 		return
 	}
 	var buf [stageRows]float32

@@ -1,5 +1,10 @@
 package kvq
 
+// AccumulateTile is the rows of the integer kernels' tiles: the weights of one tile share
+// their int16 scale. Callers that must read the same values whatever their layout (paged or
+// contiguous caches, split calls) start their calls on multiples of it (attn.RowStore does).
+const AccumulateTile = 64
+
 // AccumulateStep is the relative rounding of the weights in c's multi-query accumulation
 // (MultiQuery.AccumulateManyMulti) on this CPU: 2⁻¹⁶ where the values accumulate through the
 // integer kernels (each weight w·d off by at most 2⁻¹⁶ of the largest in its 64-row tile and
