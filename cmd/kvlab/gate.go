@@ -120,7 +120,7 @@ error at most 1e-4). It exits non-zero on any failure.`,
 				writeGateTable(cmd, results, pairs, headDims, data)
 			}
 			if bad > 0 {
-				return fmt.Errorf("gate: %d fast path(s) disagree with their reference by more than %g", bad, lab.FastPathBound)
+				return fmt.Errorf("gate: %d fast path(s) disagree with their reference by more than their bound (%g; more where the values accumulate with integer weights)", bad, lab.FastPathBound)
 			}
 			return nil
 		},

@@ -14,8 +14,8 @@ func TestGateFastPathsAgreeForEveryPair(t *testing.T) {
 				t.Fatalf("%s d%d: %v", p, d, err)
 			}
 			if !r.FastOK {
-				t.Errorf("%s d%d: fast path %.2e, single-row ops %.2e from the reference (bound %g)",
-					p, d, r.FastVsRef, r.OpsVsRef, FastPathBound)
+				t.Errorf("%s d%d: fast path %.2e (bound %.3g), single-row ops %.2e (bound %g) from the reference",
+					p, d, r.FastVsRef, r.FastBound, r.OpsVsRef, FastPathBound)
 			}
 		}
 	}
