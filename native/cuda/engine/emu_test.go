@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/kvlab/kvlab/kernels/emu"
@@ -22,6 +23,22 @@ import (
 // take minutes, and check the kernels' semantics, not their speed.
 //
 //	go test -tags cudaemu -run Emu -v ./native/cuda/engine/
+
+// TestMain runs the emulator tests against the CPU's float attention kernels: where the CPU has
+// AVX-512 VNNI its integer attention kernels round the query and the value weights
+// (kvq.ScoresGrid, kvq.AccumulateStep), a computation the device's float kernels do not share,
+// so the test binary re-runs itself with KVLAB_NO_AVX512=1 (read once, at start) when it is
+// not set.
+func TestMain(m *testing.M) {
+	if os.Getenv("KVLAB_NO_AVX512") == "" {
+		if exe, err := os.Executable(); err == nil {
+			os.Setenv("KVLAB_NO_AVX512", "1")
+			err = syscall.Exec(exe, os.Args, os.Environ())
+			panic("engine: re-running the test binary with KVLAB_NO_AVX512=1: " + err.Error())
+		}
+	}
+	os.Exit(m.Run())
+}
 
 var (
 	emuOnce sync.Once
