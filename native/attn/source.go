@@ -134,10 +134,13 @@ func (s *RowStore) AccumulateMulti(acc []float32, n int, w []float32, lo int) {
 			mq.AccumulateManyMulti(acc[:n*d], n, w[:m*n], rows)
 			return
 		}
-		for j0 := 0; j0 < m; {
-			j1 := min(m, (lo+j0)/kvq.AccumulateTile*kvq.AccumulateTile+kvq.AccumulateTile-lo)
-			mq.AccumulateManyMulti(acc[:n*d], n, w[j0*n:j1*n], rows[j0*rb:j1*rb])
-			j0 = j1
+		// The kernels tile every 64 rows from a call's first: one split aligns them all.
+		if j := min(m, (kvq.AccumulateTile-lo%kvq.AccumulateTile)%kvq.AccumulateTile); j > 0 {
+			mq.AccumulateManyMulti(acc[:n*d], n, w[:j*n], rows[:j*rb])
+			w, rows, m = w[j*n:], rows[j*rb:], m-j
+		}
+		if m > 0 {
+			mq.AccumulateManyMulti(acc[:n*d], n, w[:m*n], rows)
 		}
 		return
 	}
