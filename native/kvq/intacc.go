@@ -11,9 +11,7 @@ const AccumulateTile = 64
 // block, multi_intacc_amd64.go), 0 where they accumulate in float32. Tests of code built on the
 // codecs widen their float32 tolerances by it.
 func AccumulateStep(c Codec) float64 {
-	if rc, ok := c.(*rotCodec); ok {
-		c = rc.inner
-	}
+	c = Unwrap(c)
 	if !intAcc() {
 		return 0
 	}

@@ -607,10 +607,7 @@ func (c *tq4Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows [
 // b of a query is rounded to q̃ = s·Q, Q integer, |q − q̃| ≤ u·max_{i∈b}|q[i]|, and
 // DotManyMulti agrees with Dot(q̃) within the float bound; elsewhere dst = q and u = 0.
 func ScoresGrid(c Codec, dst, q []float32, n int) (u float64) {
-	inner := c
-	if rc, ok := c.(*rotCodec); ok {
-		inner = rc.inner
-	}
+	inner := Unwrap(c)
 	d := c.Dim()
 	nd, nb := scoresDigits(inner)
 	if nd == 0 {

@@ -522,27 +522,23 @@ func (c *rotCodec) DotManyMulti(q []float32, n int, rows []byte, out []float32) 
 	// kernels start each score from it, with q_h as they round it (ScoresGrid), sparing a pass
 	// over the scores (~4 ms a token at 131072 cells and 32/8 heads, as much as the q4_0 keys
 	// themselves); the others add it after.
-	switch in := c.inner.(type) {
-	case *q4_0Codec:
+	if in, ok := c.inner.(muScorer); ok {
 		in.dotManyMultiMu(q, n, rows, out, c.muR)
-	case *q8_0Codec:
-		in.dotManyMultiMu(q, n, rows, out, c.muR)
-	case *iq4nlCodec:
-		in.dotManyMultiMu(q, n, rows, out, c.muR)
-	case *q4_1Codec:
-		in.dotManyMultiMu(q, n, rows, out, c.muR)
-	case *q5_0Codec:
-		in.dotManyMultiMu(q, n, rows, out, c.muR)
-	case *q5_1Codec:
-		in.dotManyMultiMu(q, n, rows, out, c.muR)
-	default:
-		if mq, ok := c.inner.(MultiQuery); ok {
-			mq.DotManyMulti(q, n, rows, out)
-		} else {
-			dotManyPerQuery(c.inner, q, n, rows, out)
-		}
-		addOffsets(c.d, q, n, out, c.muR)
+		return
 	}
+	if mq, ok := c.inner.(MultiQuery); ok {
+		mq.DotManyMulti(q, n, rows, out)
+	} else {
+		dotManyPerQuery(c.inner, q, n, rows, out)
+	}
+	addOffsets(c.d, q, n, out, c.muR)
+}
+
+// muScorer is a codec whose multi-query scores can start from per-query offsets q_h·μ
+// (q4_0, q8_0, iq4_nl, q4_1, q5_0, q5_1: their integer kernels take them, their float path
+// adds them after).
+type muScorer interface {
+	dotManyMultiMu(q []float32, n int, rows []byte, out, mu []float32)
 }
 
 // addOffsets adds q_h·mu to every score of query h in out (rows × n, row-major; q n × d).
