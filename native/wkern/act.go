@@ -80,7 +80,7 @@ type Act struct {
 	gemm tokenScales
 }
 
-// tokenScales is an Act's regrouped token scales for blocks of 32 (slot 0) and 16 (slot 1)
+// tokenScales is an Act's regrouped token scales for blocks of 16 (slot 0) and 32 (slot 1)
 // values; a product's workers share them.
 type tokenScales struct {
 	mu   sync.Mutex

@@ -52,6 +52,9 @@ func dotQ6_KAsm(row []byte, a *Act, t int) float32 {
 	return dotQ6_KAVX2(unsafe.Pointer(&row[0]), unsafe.Pointer(&q[0]), unsafe.Pointer(&d[0]), unsafe.Pointer(&bs[0]), len(d))
 }
 
+// asmOn reports whether this CPU runs asmDots.
+var asmOn = hasAVX2
+
 // asmDots are the assembly kernels, used when the CPU has AVX2, FMA and F16C.
 var asmDots = map[gguf.Type]rowDot{
 	gguf.Q8_0: dotQ8_0Asm,

@@ -22,6 +22,9 @@ var hasSDOT = cpu.ARM64.HasASIMDDP
 // hasAVX2 is false: the AVX2 kernels are amd64 assembly.
 const hasAVX2 = false
 
+// asmOn reports whether this CPU runs asmDots: every arm64 CPU runs one of the two sets.
+const asmOn = true
+
 // halfTable is ggml.HalfTable, the f16 weight scales' lookup in the assembly.
 var halfTable = ggml.HalfTable
 
@@ -55,16 +58,11 @@ func rowDotArm64(f func(w, q, d unsafe.Pointer, nb int) float32, bsz int) rowDot
 
 // arm64Dots returns the kernels for a CPU with (sdot) or without the dot product.
 func arm64Dots(sdot bool) map[gguf.Type]rowDot {
+	q8, q4 := dotQ8_0NEON, dotQ4_0NEON
 	if sdot {
-		return map[gguf.Type]rowDot{
-			gguf.Q8_0: rowDotArm64(dotQ8_0SDOT, q8_0Bytes),
-			gguf.Q4_0: rowDotArm64(dotQ4_0SDOT, q4_0Bytes),
-		}
+		q8, q4 = dotQ8_0SDOT, dotQ4_0SDOT
 	}
-	return map[gguf.Type]rowDot{
-		gguf.Q8_0: rowDotArm64(dotQ8_0NEON, q8_0Bytes),
-		gguf.Q4_0: rowDotArm64(dotQ4_0NEON, q4_0Bytes),
-	}
+	return map[gguf.Type]rowDot{gguf.Q8_0: rowDotArm64(q8, q8_0Bytes), gguf.Q4_0: rowDotArm64(q4, q4_0Bytes)}
 }
 
 // asmDots are the kernels this CPU runs.

@@ -137,13 +137,14 @@ func MulFloatPacked(y []float32, ystride int, typ gguf.Type, w []byte, rowBytes 
 			if nr0 >= hi {
 				nr0, nk0 = lo, k0+gemmKC
 			}
-			nmr, nkb := 0, 0
+			nmr, nkb, noff := 0, 0, 0
 			if nk0 < cols {
 				nmr, nkb = min(gemmMR, hi-nr0), int(typ.RowBytes(uint64(min(gemmKC, cols-nk0))))
+				noff = int(typ.RowBytes(uint64(nk0)))
 			}
 			for g := 0; g < groups; g++ {
 				for i := g; i < nmr && (i == g || g == groups-1); i++ {
-					prefetchRow(w, (nr0+i)*rowBytes+int(typ.RowBytes(uint64(nk0))), nkb)
+					prefetchRow(w, (nr0+i)*rowBytes+noff, nkb)
 				}
 				t0 := g * nr
 				nt := min(nr, n-t0)

@@ -45,11 +45,7 @@ func (k Kernel) MulInvariant(y []float32, ystride int, w []byte, rowBytes int, a
 		return
 	}
 	if k.inv.x1 == nil {
-		for t := 0; t < a.N; t++ {
-			for r := lo; r < hi; r++ {
-				y[t*ystride+r] = k.dot(w[r*rowBytes:(r+1)*rowBytes], a, t)
-			}
-		}
+		mulRowsTail(k, y, ystride, w, rowBytes, a, 0, lo, hi)
 		return
 	}
 	var out [4]float32

@@ -2,7 +2,6 @@ package wkern
 
 import (
 	"maps"
-	"runtime"
 
 	"github.com/kvlab/kvlab/native/gguf"
 )
@@ -123,5 +122,5 @@ func (k Kernel) mulRowDots(y []float32, ystride int, w []byte, rowBytes int, a *
 // float path of its own should use this package only where Accelerated holds.
 func Accelerated(t gguf.Type) bool {
 	_, ok := asmDots[t]
-	return ok && (hasAVX2 || runtime.GOARCH == "arm64") // arm64's asmDots are empty under purego
+	return ok && asmOn
 }
