@@ -112,30 +112,39 @@ func (s Synth) Write(t testing.TB, seed uint64) string {
 	if s.ShFFN > 0 {
 		w.AddKV(a+".expert_shared_feed_forward_length", uint32(s.ShFFN))
 	}
+	// draw is n trained-like weights of a matrix of cols columns (scaled by 1/√cols, so the
+	// model's activations stay sane and the tests' bounds mean something).
+	draw := func(n, cols int, scale float64) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(r.NormFloat64() * scale / math.Sqrt(float64(cols)))
+		}
+		return v
+	}
+	// encode writes v as typ: F32, F16, else through the reference quantizers.
+	encode := func(typ gguf.Type, v []float32) []byte {
+		var b []byte
+		switch typ {
+		case gguf.F32:
+			for _, x := range v {
+				b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
+			}
+		case gguf.F16:
+			for _, x := range v {
+				b = binary.LittleEndian.AppendUint16(b, kvq.F32ToF16(x))
+			}
+		default:
+			b = wkern.Quantize(nil, typ, v)
+		}
+		return b
+	}
 	mat := func(name string, rows, cols int, scale float64) {
 		if name == s.Drop {
 			return
 		}
-		data := RandomWeights(r, s.Typ, rows, cols)
-		if s.Typ != gguf.F32 && s.Typ != gguf.F16 && wkern.Quantizable(s.Typ) {
-			// Quantize trained-like weights (1/√cols) with the reference quantizers, so the
-			// model's activations stay sane and the bound below means something.
-			v := make([]float32, rows*cols)
-			for i := range v {
-				v[i] = float32(r.NormFloat64() * scale / math.Sqrt(float64(cols)))
-			}
-			data = wkern.Quantize(nil, s.Typ, v)
-		}
-		if s.Typ == gguf.F32 || s.Typ == gguf.F16 {
-			// Scale plain weights like a trained model's (1/√cols) so activations stay sane.
-			for i := 0; i < rows*cols; i++ {
-				v := float32(r.NormFloat64() * scale / math.Sqrt(float64(cols)))
-				if s.Typ == gguf.F32 {
-					binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(v))
-				} else {
-					binary.LittleEndian.PutUint16(data[2*i:], kvq.F32ToF16(v))
-				}
-			}
+		data := RandomWeights(r, s.Typ, rows, cols) // drawn for every type: each seed's weights stay as they were
+		if s.Typ == gguf.F32 || s.Typ == gguf.F16 || wkern.Quantizable(s.Typ) {
+			data = encode(s.Typ, draw(rows*cols, cols, scale))
 		}
 		w.AddTensor(name, s.Typ, []uint64{uint64(cols), uint64(rows)}, data)
 	}
@@ -146,24 +155,7 @@ func (s Synth) Write(t testing.TB, seed uint64) string {
 		if s.ExpType != 0 {
 			typ = s.ExpType
 		}
-		v := make([]float32, rows*cols*s.Experts)
-		for i := range v {
-			v[i] = float32(r.NormFloat64() * scale / math.Sqrt(float64(cols)))
-		}
-		var data []byte
-		switch typ {
-		case gguf.F16:
-			for _, x := range v {
-				data = binary.LittleEndian.AppendUint16(data, kvq.F32ToF16(x))
-			}
-		case gguf.F32:
-			for _, x := range v {
-				data = binary.LittleEndian.AppendUint32(data, math.Float32bits(x))
-			}
-		default:
-			data = wkern.Quantize(nil, typ, v)
-		}
-		w.AddTensor(name, typ, []uint64{uint64(cols), uint64(rows), uint64(s.Experts)}, data)
+		w.AddTensor(name, typ, []uint64{uint64(cols), uint64(rows), uint64(s.Experts)}, encode(typ, draw(rows*cols*s.Experts, cols, scale)))
 	}
 	vec := func(name string, n int, mean, sd float64) {
 		if name == s.Drop {
