@@ -458,7 +458,7 @@ func (c *cpuBackend) SoftCapOut(cp float32) {
 	if c.err != nil {
 		return
 	}
-	softCapAll(c.bt.Out, cp)
+	SoftCapAll(c.bt.Out, cp)
 }
 
 func (c *cpuBackend) Logits(x ml.Tensor, w ml.Matrix) {

@@ -63,8 +63,9 @@ func geGLU(g, u []float32) {
 	}
 }
 
-// softCapAll writes x_i = c·tanh(x_i/c).
-func softCapAll(x []float32, c float32) {
+// SoftCapAll writes x_i = c·tanh(x_i/c) (gemma's final logit soft-cap; the CUDA backend applies
+// it to the logits it copies back).
+func SoftCapAll(x []float32, c float32) {
 	for i, v := range x {
 		x[i] = c * float32(math.Tanh(float64(v/c)))
 	}

@@ -93,10 +93,7 @@ func QScale(scale float32) float32 { return float32(float64(scale) * math.Log2E)
 // chunk of the tail adds its own launch of the same kernel — a host chunk after its copy
 // into the staging buffer — whose partials join the bulk's before kv_combine (spill.go).
 func (c *Cache) Decode(layer int, q, out *cuda.Buffer, heads int, scale float32) error {
-	if layer < 0 || layer >= len(c.layers) {
-		return fmt.Errorf("engine: layer %d out of range [0, %d)", layer, len(c.layers))
-	}
-	return c.decode(layer, q, out, heads, scale, c.layers[layer].written, attnOpts{})
+	return c.DecodeOpts(layer, q, out, heads, scale, 0, 0)
 }
 
 // attnOpts are the gemma extensions of the attention kernels: cells below lo are not attended

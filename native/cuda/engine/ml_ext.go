@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/kvlab/kvlab/native/cuda"
 	"github.com/kvlab/kvlab/native/ml"
@@ -48,13 +47,10 @@ func (b *backend) Scale(x ml.Tensor, s float32) {
 }
 
 // SoftCapOut is ml.Gemma's: the batch's Out capped as c·tanh(v/c), on the host over the
-// logits copied back (native/model's softCapAll formula).
+// logits copied back.
 func (b *backend) SoftCapOut(c float32) {
-	if !b.ready() {
-		return
-	}
-	for i, v := range b.bt.Out {
-		b.bt.Out[i] = c * float32(math.Tanh(float64(v/c)))
+	if b.ready() {
+		model.SoftCapAll(b.bt.Out, c)
 	}
 }
 
