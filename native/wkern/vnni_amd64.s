@@ -75,6 +75,14 @@ TEXT ·dotQ4_0VNNI(SB), NOSPLIT, $0-44
 	TESTQ CX, CX
 	JZ donevnni
 loopvnni:
+	// Prefetch 4 KiB ahead: the hardware prefetcher alone leaves one core's row stream well under
+	// the memory bandwidth on Intel Xeon (1.1B decode, 1 thread: +20-60 %); rows are consecutive,
+	// so past a row's end it fetches the next rows' blocks (a prefetch never faults).
+	PREFETCHT0 4096(SI)
+	PREFETCHT0 4160(SI)
+	PREFETCHT0 4224(SI)
+	PREFETCHT0 4288(SI)
+	PREFETCHT0 4352(SI)
 	q4group(0, Z16, Z8)
 	q4group(1, Z17, Z9)
 	q4group(2, Z18, Z10)

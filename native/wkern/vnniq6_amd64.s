@@ -68,6 +68,13 @@ TEXT ·dotQ6_KVNNI(SB), NOSPLIT, $0-44
 q6kvblock:
 	TESTQ CX, CX
 	JE    q6kvdone
+	// Prefetch 4 KiB ahead: the hardware prefetcher alone leaves one core's row stream well under
+	// the memory bandwidth on Intel Xeon (1.1B decode, 1 thread: +20-60 %); rows are consecutive,
+	// so past a row's end it fetches the next rows' blocks (a prefetch never faults).
+	PREFETCHT0 4096(SI)
+	PREFETCHT0 4160(SI)
+	PREFETCHT0 4224(SI)
+	PREFETCHT0 4288(SI)
 	VPMOVSXBW 192(SI), Y4
 	VPMADDWD  (R9), Y4, Y5
 	VPSLLD    $5, Y5, Y5
