@@ -34,7 +34,9 @@ type format struct {
 	// sumScale scales the eight sums of a row pair in Y11 (lanes 0..3 row DI, 4..7 row DI+R8)
 	// when the table does not carry the row scale (fp8); "" for none.
 	sumScale string
-	// accScale multiplies the decoded Z8, Z9 of the row at R12 (scale at (R12)(R14*1)).
+	// accScale sets Z10 to the factor of the row at R12 (scale at (R12)(R14*1)) that the
+	// weights are multiplied by as they are broadcast (the decoded Z8, Z9 stay as they are);
+	// "" for none (the weights broadcast as they are).
 	accScale string
 	dec      func(p, lo, hi, t, e string) string
 }
@@ -113,15 +115,18 @@ func q5Dec(withMin bool) func(p, lo, hi, t, e string) string {
 	}
 }
 
-// fp8Dec: a code b becomes the f16 bits (b & 0x7f) << 7 | (b & 0x80) << 8 (the e4m3 value /
-// 256), the NaN codes an f16 NaN, then VCVTPH2PS. e is scratch; Z30 holds 0x3f80 words.
+// fp8Dec: a code b, sign-extended to a word and shifted left by 7, holds the e4m3 magnitude
+// (exponent, mantissa) in bits 13..7 and the sign in bits 15 and 14; with bit 14 cleared the word
+// is the f16 of the e4m3 value / 256, subnormals included (an f16 exponent field of 0..15 for
+// e4m3's 0..15, both biased by half their range, 2⁸ apart). The NaN codes (magnitude 0x7f) take
+// an f16 NaN (Z28); then VCVTPH2PS. Z30 holds 0x3f80 words. 9 operations for 32 values, the
+// zero-extend-and-add form that placed the sign before took 10.
 func fp8Dec(p, lo, hi, t, e string) string {
-	return fmt.Sprintf(`VPMOVZXBW (%[1]s), %[4]s
+	return fmt.Sprintf(`VPMOVSXBW (%[1]s), %[4]s
 	VPSLLW $7, %[4]s, %[4]s
-	VPANDD.BCST ·avx512W4000(SB), %[4]s, %[5]s
-	VPADDW %[5]s, %[4]s, %[4]s
 	VPANDD.BCST ·avx512W3F80(SB), %[4]s, %[5]s
 	VPCMPEQW Z30, %[5]s, K1
+	VPANDD.BCST ·avx512WBF80(SB), %[4]s, %[4]s
 	VMOVDQU16 Z28, K1, %[4]s
 	VCVTPH2PS %[6]s, %[2]s
 	VEXTRACTI64X4 $1, %[4]s, %[6]s
@@ -182,7 +187,7 @@ var formats = []format{
 		consts: f16Tab + "VMOVUPS ·avx512Iota(SB), Z31\n\tVMOVUPS ·avx512Neg16(SB), Z28", dec: q5Dec(false)},
 	{name: "Q51", doc: "q5_1: d, m (f16), qh, 16 nibble bytes; x = c·d + m.", step: 24,
 		consts: f16Tab + "VMOVUPS ·avx512Iota(SB), Z31\n\tVMOVUPS ·avx512Iota16(SB), Z30", dec: q5Dec(true)},
-	{name: "FP8", doc: "fp8: one e4m3 byte per value, the row's f32 scale after them; the sums (scores) or the\n// decoded values (accumulate) are multiplied by the scale × 256.", step: 32,
+	{name: "FP8", doc: "fp8: one e4m3 byte per value, the row's f32 scale after them; the sums (scores) or the\n// weights (accumulate) are multiplied by the scale × 256.", step: 32,
 		consts:   "VPBROADCASTW ·avx512W3F80(SB), Z30\n\tVPBROADCASTW ·avx512W7E00(SB), Z28",
 		scaleOff: "MOVQ d+8(FP), R14",
 		sumScale: `VBROADCASTSS (DI)(R14*1), X12
@@ -192,9 +197,7 @@ var formats = []format{
 	VMULPS ·avx2F256(SB), Y12, Y12
 	VMULPS Y12, Y11, Y11`,
 		accScale: `VBROADCASTSS (R12)(R14*1), Z10
-	VMULPS.BCST ·avx512F256(SB), Z10, Z10
-	VMULPS Z10, Z8, Z8
-	VMULPS Z10, Z9, Z9`,
+	VMULPS.BCST ·avx512F256(SB), Z10, Z10`,
 		dec: fp8Dec},
 	{name: "T4", doc: "turbo4: tq4's layout and levels (low nibbles the group's even values, high the odd; the\n// queries and accumulators permuted to match, tq4Permute), an f16 row scale after ⌈d/2⌉ bytes.", step: 16,
 		consts: "VMOVUPS ·tq4Levels(SB), Z31", scaleOff: scaleOff(4), rowTab: halfTab, dec: tq4Dec},
@@ -243,8 +246,8 @@ func header() string {
 	for _, c := range []struct {
 		name string
 		v    uint32
-	}{{"avx512Mask15", 15}, {"avx512C16", 16}, {"avx512W4000", 0x40004000}, {"avx512W3F80", 0x3f803f80},
-		{"avx512W7E00", 0x7e007e00}, {"avx512F256", math.Float32bits(256)}} {
+	}{{"avx512Mask15", 15}, {"avx512C16", 16}, {"avx512W3F80", 0x3f803f80},
+		{"avx512W7E00", 0x7e007e00}, {"avx512WBF80", 0xbf80bf80}, {"avx512F256", math.Float32bits(256)}} {
 		fmt.Fprintf(&b, "DATA ·%s+0(SB)/4, $0x%08x\nGLOBL ·%s(SB), RODATA|NOPTR, $4\n\n", c.name, c.v, c.name)
 	}
 	b.WriteString("// PFDISTZ is how far ahead of a row the scores kernels prefetch, in bytes (multi_amd64.s's PFDIST).\n#define PFDISTZ 6144\n")
@@ -425,16 +428,16 @@ a@_row:
 	%ACCTAB%
 	%ACCDEC%
 	%ACCSCALE%
-	VBROADCASTSS (R8), Z11
+	%ACCW0%
 	VFMADD231PS Z11, Z8, Z0
 	VFMADD231PS Z11, Z9, Z1
-	VBROADCASTSS 4(R8), Z12
+	%ACCW1%
 	VFMADD231PS Z12, Z8, Z2
 	VFMADD231PS Z12, Z9, Z3
-	VBROADCASTSS 8(R8), Z13
+	%ACCW2%
 	VFMADD231PS Z13, Z8, Z4
 	VFMADD231PS Z13, Z9, Z5
-	VBROADCASTSS 12(R8), Z14
+	%ACCW3%
 	VFMADD231PS Z14, Z8, Z6
 	VFMADD231PS Z14, Z9, Z7
 	ADDQ rb+32(FP), R12
@@ -482,12 +485,25 @@ func main() {
 		if f.scaleOff != "" {
 			grpOff = f.scaleOff + "\n\tSUBQ BX, R14              // from the group to the row's scale"
 		}
-		r := strings.NewReplacer("@", f.name, "%DOC%", f.doc, "%CONSTS%", f.consts, "%STEP%", fmt.Sprint(f.step),
+		accW := make([]string, 8)
+		for h := 0; h < 4; h++ {
+			w := "(R8)"
+			if h > 0 {
+				w = fmt.Sprintf("%d(R8)", 4*h)
+			}
+			accW[2*h] = fmt.Sprintf("%%ACCW%d%%", h)
+			if f.accScale != "" { // the row's factor rides on the weight: w·(scale·256), rounded once
+				accW[2*h+1] = fmt.Sprintf("VMULPS.BCST %s, Z10, Z%d", w, 11+h)
+			} else {
+				accW[2*h+1] = fmt.Sprintf("VBROADCASTSS %s, Z%d", w, 11+h)
+			}
+		}
+		r := strings.NewReplacer(append(accW, "@", f.name, "%DOC%", f.doc, "%CONSTS%", f.consts, "%STEP%", fmt.Sprint(f.step),
 			"%SCALEOFF%", f.scaleOff, "%ROWTAB%", strings.TrimSpace(rowTab), "%SUMSCALE%", f.sumScale,
 			"%DECA%", strings.TrimSpace(f.dec("BX", "Z4", "Z5", "Z6", "Z22")),
 			"%DECB%", strings.TrimSpace(f.dec("R15", "Z7", "Z8", "Z9", "Z22")),
 			"%GRPOFF%", grpOff, "%ACCTAB%", strings.TrimSpace(accTab), "%ACCSCALE%", f.accScale,
-			"%ACCDEC%", strings.TrimSpace(f.dec("R12", "Z8", "Z9", "Z10", "Z15")))
+			"%ACCDEC%", strings.TrimSpace(f.dec("R12", "Z8", "Z9", "Z10", "Z15")))...)
 		out.WriteString(r.Replace(scoresTmpl))
 		out.WriteString(r.Replace(accTmpl))
 	}
