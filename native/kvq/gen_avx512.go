@@ -115,19 +115,19 @@ func q5Dec(withMin bool) func(p, lo, hi, t, e string) string {
 	}
 }
 
-// fp8Dec: a code b, sign-extended to a word and shifted left by 7, holds the e4m3 magnitude
+// fp8Dec: a code b, sign-extended to a word and shifted left by 7 (T), holds the e4m3 magnitude
 // (exponent, mantissa) in bits 13..7 and the sign in bits 15 and 14; with bit 14 cleared the word
 // is the f16 of the e4m3 value / 256, subnormals included (an f16 exponent field of 0..15 for
-// e4m3's 0..15, both biased by half their range, 2⁸ apart). The NaN codes (magnitude 0x7f) take
-// an f16 NaN (Z28); then VCVTPH2PS. Z30 holds 0x3f80 words. 9 operations for 32 values, the
-// zero-extend-and-add form that placed the sign before took 10.
+// e4m3's 0..15, both biased by half their range, 2⁸ apart). Adding 0x80 (Z30) carries into
+// bit 14 exactly when the magnitude is 0x7f (a NaN code), so bit 14 of T + 0x80, XORed with
+// bit 14 of T (the sign), is the NaN flag; one VPTERNLOGD (T ^ (T+0x80 & 0x4000)) puts it in
+// bit 14: the NaN codes become f16 NaNs (0x7f80, 0xff80), the others their f16. Then VCVTPH2PS.
+// 7 operations for 32 values, where masking the NaN codes took 10.
 func fp8Dec(p, lo, hi, t, e string) string {
 	return fmt.Sprintf(`VPMOVSXBW (%[1]s), %[4]s
 	VPSLLW $7, %[4]s, %[4]s
-	VPANDD.BCST ·avx512W3F80(SB), %[4]s, %[5]s
-	VPCMPEQW Z30, %[5]s, K1
-	VPANDD.BCST ·avx512WBF80(SB), %[4]s, %[4]s
-	VMOVDQU16 Z28, K1, %[4]s
+	VPADDW Z30, %[4]s, %[5]s
+	VPTERNLOGD.BCST $0x78, ·avx512W4000(SB), %[5]s, %[4]s
 	VCVTPH2PS %[6]s, %[2]s
 	VEXTRACTI64X4 $1, %[4]s, %[6]s
 	VCVTPH2PS %[6]s, %[3]s
@@ -188,7 +188,7 @@ var formats = []format{
 	{name: "Q51", doc: "q5_1: d, m (f16), qh, 16 nibble bytes; x = c·d + m.", step: 24,
 		consts: f16Tab + "VMOVUPS ·avx512Iota(SB), Z31\n\tVMOVUPS ·avx512Iota16(SB), Z30", dec: q5Dec(true)},
 	{name: "FP8", doc: "fp8: one e4m3 byte per value, the row's f32 scale after them; the sums (scores) or the\n// weights (accumulate) are multiplied by the scale × 256.", step: 32,
-		consts:   "VPBROADCASTW ·avx512W3F80(SB), Z30\n\tVPBROADCASTW ·avx512W7E00(SB), Z28",
+		consts:   "VPBROADCASTW ·avx512W0080(SB), Z30",
 		scaleOff: "MOVQ d+8(FP), R14",
 		sumScale: `VBROADCASTSS (DI)(R14*1), X12
 	LEAQ (DI)(R8*1), AX
@@ -246,8 +246,8 @@ func header() string {
 	for _, c := range []struct {
 		name string
 		v    uint32
-	}{{"avx512Mask15", 15}, {"avx512C16", 16}, {"avx512W3F80", 0x3f803f80},
-		{"avx512W7E00", 0x7e007e00}, {"avx512WBF80", 0xbf80bf80}, {"avx512F256", math.Float32bits(256)}} {
+	}{{"avx512Mask15", 15}, {"avx512C16", 16}, {"avx512W0080", 0x00800080},
+		{"avx512W4000", 0x40004000}, {"avx512F256", math.Float32bits(256)}} {
 		fmt.Fprintf(&b, "DATA ·%s+0(SB)/4, $0x%08x\nGLOBL ·%s(SB), RODATA|NOPTR, $4\n\n", c.name, c.v, c.name)
 	}
 	b.WriteString("// PFDISTZ is how far ahead of a row the scores kernels prefetch, in bytes (multi_amd64.s's PFDIST).\n#define PFDISTZ 6144\n")
