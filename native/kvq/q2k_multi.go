@@ -4,7 +4,8 @@ package kvq
 const q2kMultiMaxDim = 256
 
 // Q2KFastPath reports whether ScoresRangeMulti runs a SIMD kernel at head dimension d (on this
-// CPU and build): d a multiple of 32 up to 256, on amd64 with AVX2, FMA and F16C.
+// CPU and build): d a multiple of 32 up to 256, on amd64 with AVX2, FMA and F16C (AVX-512 F
+// and BW run a 512-bit kernel).
 func Q2KFastPath(d int) bool { return hasQ2KKernel && d%32 == 0 && d <= q2kMultiMaxDim }
 
 // ScoresRangeMulti writes out[j·n+h] = q_h·k̂_{first+j} for the n queries q[h·d:(h+1)·d] and the
@@ -56,9 +57,9 @@ func (h *Q2KHead) ScoresRangeMulti(q []float32, n, first int, out []float32) {
 			grp := h.data[g*gb : (g+1)*gb]
 			o := out[(cell-first)*n+i:]
 			if r == 4 {
-				q2kScoresAVX2(&qq[0], d, &grp[0], j0, k, &qs[0], &o[0], 4*n)
+				q2kScores(&qq[0], d, &grp[0], j0, k, &qs[0], &o[0], 4*n)
 			} else {
-				q2kScoresAVX2(&qq[0], d, &grp[0], j0, k, &qs[0], &tmp[0], 16)
+				q2kScores(&qq[0], d, &grp[0], j0, k, &qs[0], &tmp[0], 16)
 				for j := 0; j < k; j++ {
 					copy(o[j*n:j*n+r], tmp[4*j:4*j+r])
 				}

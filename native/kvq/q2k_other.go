@@ -4,6 +4,6 @@ package kvq
 
 const hasQ2KKernel = false
 
-func q2kScoresAVX2(q *float32, d int, grp *byte, j0, m int, qs *float32, out *float32, ostride int) {
+func q2kScores(q *float32, d int, grp *byte, j0, m int, qs *float32, out *float32, ostride int) {
 	panic("kvq: no q2k kernel")
 }
