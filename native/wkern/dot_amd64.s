@@ -229,6 +229,133 @@ q4kdone:
 	MOVSS        X0, ret+40(FP)
 	RET
 
+// func dotQ4_KAVX512(w, q, d, bs unsafe.Pointer, nb int) float32
+// dotQ4_KAVX2's sum, bit for bit, with 64-byte vectors: each 32-byte group of nibbles is
+// broadcast to both halves of a register, the low half keeping the low nibbles and the high half
+// the high ones (VPSRLVW by 0 and 4), so one VPMADDUBSW covers both 32-value sub-blocks against
+// the activation's 64 contiguous codes and one VPDPWSSD applies both sub-blocks' scales. The
+// integer sums are exact, and the two halves added give dotQ4_KAVX2's eight lanes, so the float
+// steps are its own.
+TEXT ·dotQ4_KAVX512(SB), NOSPLIT, $0-44
+	MOVQ w+0(FP), SI
+	MOVQ q+8(FP), DI
+	MOVQ d+16(FP), R8
+	MOVQ bs+24(FP), R9
+	MOVQ nb+32(FP), CX
+	LEAQ shufK4<>(SB), R12
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Z14
+	VMOVDQU64 shiftK4<>(SB), Z15
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+q4k5block:
+	TESTQ CX, CX
+	JE    q4k5done
+	// Prefetch 4 KiB ahead, as dotQ8_0AVX2 does (why: beside it).
+	PREFETCHT0 4096(SI)
+	PREFETCHT0 4160(SI)
+	PREFETCHT0 4224(SI)
+	MOVL      (SI), AX
+	VMOVD     AX, X2
+	VCVTPH2PS X2, X2
+	VBROADCASTSS (R8), X3
+	VMULPS    X3, X2, X2
+
+	// The 12 bytes of 6-bit scales and mins: AX = scales 0..7, BX = mins 0..7.
+	MOVL 4(SI), AX
+	MOVL 8(SI), BX
+	MOVL 12(SI), DX
+	MOVL DX, R10
+	SHRL $4, R10
+	ANDL $0x0f0f0f0f, R10
+	MOVL BX, R11
+	SHRL $6, R11
+	ANDL $0x03030303, R11
+	SHLL $4, R11
+	ORL  R11, R10
+	ANDL $0x3f3f3f3f, BX
+	SHLQ $32, R10
+	ORQ  R10, BX
+	ANDL $0x0f0f0f0f, DX
+	MOVL AX, R11
+	SHRL $6, R11
+	ANDL $0x03030303, R11
+	SHLL $4, R11
+	ORL  R11, DX
+	ANDL $0x3f3f3f3f, AX
+	SHLQ $32, DX
+	ORQ  DX, AX
+
+	VMOVQ       AX, X4
+	VPMOVZXBW   X4, X4
+	VSHUFI32X4  $0, Z4, Z4, Z4
+	VMOVQ       BX, X5
+	VPMOVZXBW   X5, X5
+
+	// mins: dmin·d_a·Σ_j m_j·(sum of sub-block j's codes)
+	VMOVDQU      (R9), Y6
+	VEXTRACTI128 $1, Y6, X7
+	VPHADDW      X7, X6, X6
+	VPMADDWD     X6, X5, X5
+	VCVTDQ2PS    X5, X5
+	VPSHUFD      $0x55, X2, X7
+	VFMADD231PS  X7, X5, X1
+
+	VPXORD Z8, Z8, Z8
+
+	VBROADCASTI64X4 16(SI), Z9
+	VPSRLVW         Z15, Z9, Z9
+	VPANDD          Z14, Z9, Z9
+	VPMADDUBSW      0(DI), Z9, Z9
+	VPSHUFB         0(R12), Z4, Z11
+	VPDPWSSD        Z11, Z9, Z8
+
+	VBROADCASTI64X4 48(SI), Z9
+	VPSRLVW         Z15, Z9, Z9
+	VPANDD          Z14, Z9, Z9
+	VPMADDUBSW      64(DI), Z9, Z9
+	VPSHUFB         64(R12), Z4, Z11
+	VPDPWSSD        Z11, Z9, Z8
+
+	VBROADCASTI64X4 80(SI), Z9
+	VPSRLVW         Z15, Z9, Z9
+	VPANDD          Z14, Z9, Z9
+	VPMADDUBSW      128(DI), Z9, Z9
+	VPSHUFB         128(R12), Z4, Z11
+	VPDPWSSD        Z11, Z9, Z8
+
+	VBROADCASTI64X4 112(SI), Z9
+	VPSRLVW         Z15, Z9, Z9
+	VPANDD          Z14, Z9, Z9
+	VPMADDUBSW      192(DI), Z9, Z9
+	VPSHUFB         192(R12), Z4, Z11
+	VPDPWSSD        Z11, Z9, Z8
+
+	VEXTRACTI64X4 $1, Z8, Y9
+	VPADDD        Y9, Y8, Y8
+
+	VCVTDQ2PS    Y8, Y8
+	VBROADCASTSS X2, Y9
+	VFMADD231PS  Y9, Y8, Y0
+	ADDQ $144, SI
+	ADDQ $256, DI
+	ADDQ $4, R8
+	ADDQ $32, R9
+	DECQ CX
+	JMP  q4k5block
+
+q4k5done:
+	VEXTRACTF128 $1, Y0, X2
+	VADDPS       X2, X0, X0
+	VSUBPS       X1, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VZEROUPPER
+	MOVSS        X0, ret+40(FP)
+	RET
+
 // func dotQ6_KAVX2(w, q, d, bs unsafe.Pointer, nb int) float32
 TEXT ·dotQ6_KAVX2(SB), NOSPLIT, $0-44
 	MOVQ w+0(FP), SI
@@ -412,6 +539,17 @@ DATA shufK4<>+232(SB)/8, $0x0f0e0f0e0f0e0f0e
 DATA shufK4<>+240(SB)/8, $0x0f0e0f0e0f0e0f0e
 DATA shufK4<>+248(SB)/8, $0x0f0e0f0e0f0e0f0e
 GLOBL shufK4<>(SB), RODATA|NOPTR, $256
+
+// shiftK4 is dotQ4_KAVX512's VPSRLVW counts: 0 for the 16 low words, 4 for the 16 high ones.
+DATA shiftK4<>+0(SB)/8, $0
+DATA shiftK4<>+8(SB)/8, $0
+DATA shiftK4<>+16(SB)/8, $0
+DATA shiftK4<>+24(SB)/8, $0
+DATA shiftK4<>+32(SB)/8, $0x0004000400040004
+DATA shiftK4<>+40(SB)/8, $0x0004000400040004
+DATA shiftK4<>+48(SB)/8, $0x0004000400040004
+DATA shiftK4<>+56(SB)/8, $0x0004000400040004
+GLOBL shiftK4<>(SB), RODATA|NOPTR, $64
 
 DATA shufQ6<>+0(SB)/8, $0x0100010001000100
 DATA shufQ6<>+8(SB)/8, $0x0100010001000100

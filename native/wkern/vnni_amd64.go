@@ -41,6 +41,17 @@ func dotQ4_0Asm512(row []byte, a *Act, t int) float32 {
 }
 
 //go:noescape
+func dotQ4_KAVX512(w, q, d, bs unsafe.Pointer, nb int) float32
+
+// dotQ4_KAsm512 is the Q4_K row dot through the 64-byte kernel (dot_amd64.s): dotQ4_KAsm's
+// sums bit for bit, in fewer operations (one VPMADDUBSW and one VPDPWSSD per 64 values).
+func dotQ4_KAsm512(row []byte, a *Act, t int) float32 {
+	q, d, bs := a.q8k(t)
+	_ = row[len(d)*q4_KBytes-1]
+	return dotQ4_KAVX512(unsafe.Pointer(&row[0]), unsafe.Pointer(&q[0]), unsafe.Pointer(&d[0]), unsafe.Pointer(&bs[0]), len(d))
+}
+
+//go:noescape
 func dotQ6_KVNNI(w, q, d, bs unsafe.Pointer, nb int) float32
 
 // dotQ6_KAsmVNNI is the Q6_K row dot through the VPERMW/VPDPWSSD kernel (vnniq6_amd64.s).
@@ -54,6 +65,7 @@ func init() {
 	if hasVNNI && !noVNNI() {
 		permQ8 = true
 		dots[gguf.Q4_0] = dotQ4_0Asm512
+		dots[gguf.Q4_K] = dotQ4_KAsm512
 		dots[gguf.Q6_K] = dotQ6_KAsmVNNI
 		for t := range vnniLayouts {
 			gemms[t] = mulVNNIGEMM

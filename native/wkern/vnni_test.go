@@ -21,7 +21,7 @@ func TestVNNIAgainstReference(t *testing.T) {
 		t.Skip("no AVX-512 VNNI/VBMI on this CPU, or KVLAB_NO_AVX512 set")
 	}
 	r := rand.New(rand.NewPCG(7, 8))
-	for _, typ := range []gguf.Type{gguf.Q4_0, gguf.Q6_K} {
+	for _, typ := range []gguf.Type{gguf.Q4_0, gguf.Q4_K, gguf.Q6_K} {
 		for _, cols := range []int{96, 256, 512, 768, 896, 2048, 2080, 5632} {
 			if cols%FormatOf(typ).BlockSize() != 0 {
 				continue
@@ -65,6 +65,57 @@ func TestVNNIAgainstReference(t *testing.T) {
 	}
 }
 
+// TestQ4_KAVX512Bits checks that the 64-byte Q4_K kernel returns the AVX2 kernel's bits, row
+// by row and through the row loop, on random rows and on rows of extreme codes and scales (every
+// nibble 15 or 0, every 6-bit scale and min 63) against random and saturated activations.
+func TestQ4_KAVX512Bits(t *testing.T) {
+	if !hasVNNI || noVNNI() {
+		t.Skip("no AVX-512 VNNI/VBMI on this CPU, or KVLAB_NO_AVX512 set")
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, cols := range []int{256, 2048, 5632} {
+		t.Run(fmt.Sprint(cols), func(t *testing.T) {
+			const rows = 7
+			rb := int(gguf.Q4_K.RowBytes(uint64(cols)))
+			data := randomRows(r, gguf.Q4_K, rows, cols)
+			for b := 0; b < cols/256; b++ { // row 0: every nibble 15, row 1: 0, scales and mins 63
+				for k, fill := range []byte{0xff, 0x00} {
+					blk := data[k*rb+b*q4_KBytes : k*rb+(b+1)*q4_KBytes]
+					for i := 4; i < 16; i++ {
+						blk[i] = 0xff
+					}
+					for i := 16; i < q4_KBytes; i++ {
+						blk[i] = fill
+					}
+				}
+			}
+			for tok := 0; tok < 3; tok++ {
+				x := randomVec(r, cols)
+				if tok == 2 {
+					for i := range x {
+						x[i] = float32(1 - 2*(i%2))
+					}
+				}
+				var a Act
+				a.Quantize(Q8K, x, 1, cols)
+				y := make([]float32, rows)
+				k, _ := KernelOf(gguf.Q4_K)
+				k.MulRows(y, rows, data, rb, &a, 0, rows)
+				for row := 0; row < rows; row++ {
+					rw := data[row*rb : (row+1)*rb]
+					want := asmDots[gguf.Q4_K](rw, &a, 0)
+					if got := dotQ4_KAsm512(rw, &a, 0); math.Float32bits(got) != math.Float32bits(want) {
+						t.Fatalf("token %d row %d: %g, AVX2 %g", tok, row, got, want)
+					}
+					if math.Float32bits(y[row]) != math.Float32bits(want) {
+						t.Fatalf("token %d row %d: row loop %g, AVX2 %g", tok, row, y[row], want)
+					}
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkVNNI compares the AVX-512 and AVX2 one-token kernels on one cache-resident row of
 // 2048 values and on a 5632×2048 matrix (the TinyLlama FFN's, larger than the L2 cache), in
 // multiply-adds per nanosecond of process CPU time.
@@ -73,7 +124,7 @@ func BenchmarkVNNI(b *testing.B) {
 		b.Skip("no AVX-512 VNNI/VBMI on this CPU")
 	}
 	r := rand.New(rand.NewPCG(5, 6))
-	for _, typ := range []gguf.Type{gguf.Q4_0, gguf.Q6_K} {
+	for _, typ := range []gguf.Type{gguf.Q4_0, gguf.Q4_K, gguf.Q6_K} {
 		for _, rows := range []int{1, 5632} {
 			const cols = 2048
 			data := randomRows(r, typ, rows, cols)
