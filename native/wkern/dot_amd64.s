@@ -22,7 +22,10 @@ Q8_0loop2:
 
 	// Prefetch 4 KiB ahead: the hardware prefetcher alone leaves one core's row stream well under
 	// the memory bandwidth on Intel Xeon (1.1B decode, 1 thread: +20-60 %); rows are consecutive,
-	// so past a row's end it fetches the next rows' blocks (a prefetch never faults).
+	// so past a row's end it fetches the next rows' blocks (a prefetch never faults). On AMD Zen 5
+	// it does not help (1.1B F16, Q4_0, Q4_K_M layers from the mapping, 1 and 2 threads, 3
+	// interleaved rounds with and without, loaded 2-core VM): all near the VM's ~21 GB/s share;
+	// without it Q4_0 and Q4_K_M at 1 thread read 0-9 % more GB/s in 5 of 6 rounds, F16 the same.
 	PREFETCHT0 4096(SI)
 	VMOVDQU     2(SI), Y2
 	VMOVDQU     0(DI), Y4
