@@ -25,6 +25,14 @@ type BatchConfig struct {
 	// Gather is how long a pass waits for the sequences of the previous one to come back with
 	// their next token before it runs without them (default 2 ms).
 	Gather time.Duration
+	// Arrival is how long a pass started from idle (no pass running, no sequence of the last
+	// pass expected back) with only fresh prompt steps queued waits for more prompts, so that
+	// prompts sent together share one prompt pass instead of the first running alone while the
+	// others queue behind it (0: DefaultArrival; negative: no wait). The wait ends early once
+	// the queued steps fill a pass (MaxSeqs steps or PrefillTokens prompt tokens) or the
+	// waiting caller's context ends. A decode step never waits: a generation alone pays the
+	// wait once, before its first token.
+	Arrival time.Duration
 	// OnPass, when set, is called after each pass with its decode tokens (one per step not
 	// marked Prefill) and its prompt tokens (the chunks of Prefill steps), on the goroutine that
 	// ran it.
@@ -36,6 +44,9 @@ const (
 	DefaultBatchSeqs     = 16
 	DefaultPrefillChunk  = 64
 	DefaultPrefillTokens = 128
+	// DefaultArrival is BatchConfig.Arrival's default: a few milliseconds against a prompt
+	// pass of tens to hundreds.
+	DefaultArrival = 5 * time.Millisecond
 )
 
 // BatchStats are a Batching scheduler's counters.
@@ -98,6 +109,9 @@ func NewBatching(m backend.Model, vocab int, cfg BatchConfig) *Batching {
 	if cfg.Gather <= 0 {
 		cfg.Gather = 2 * time.Millisecond
 	}
+	if cfg.Arrival == 0 {
+		cfg.Arrival = DefaultArrival
+	}
 	b := &Batching{cfg: cfg, vocab: vocab, back: map[*Sequence]bool{}, kick: make(chan struct{}, 1)}
 	b.model, _ = m.(backend.Batcher)
 	return b
@@ -145,6 +159,7 @@ func (b *Batching) Forward(ctx context.Context, batch []Step) error {
 		delete(b.back, st.Seq)
 	}
 	lead := !b.running
+	idle := lead // this call starts the passes, not one handed them by a caller before it
 	b.running = true
 	b.mu.Unlock()
 	b.poke()
@@ -154,12 +169,12 @@ func (b *Batching) Forward(ctx context.Context, batch []Step) error {
 		case <-c.done:
 			select {
 			case <-c.lead: // handed the passes before the end: run them on (drive hands them over)
-				lead = true
+				lead, idle = true, false
 			default:
 				return c.err()
 			}
 		case <-c.lead:
-			lead = true
+			lead, idle = true, false
 		case <-cancelled:
 			cancelled = nil
 			b.mu.Lock()
@@ -172,7 +187,7 @@ func (b *Batching) Forward(ctx context.Context, batch []Step) error {
 			b.mu.Unlock()
 		}
 	}
-	b.drive(c)
+	b.drive(ctx, c, idle)
 	return c.err()
 }
 
@@ -249,11 +264,12 @@ type chunk struct {
 	logits []float32
 }
 
-// drive runs passes until c's steps are done, then hands them on.
-func (b *Batching) drive(c *call) {
+// drive runs passes until c's steps are done, then hands them on. When idle (the passes start
+// with this call, not handed over), its first pass waits for arrivals (BatchConfig.Arrival).
+func (b *Batching) drive(ctx context.Context, c *call, idle bool) {
 	var chunks []chunk
 	var steps []backend.BatchStep
-	for {
+	for first := true; ; first = false {
 		b.mu.Lock()
 		if c.pending == 0 {
 			b.handoff()
@@ -262,6 +278,9 @@ func (b *Batching) drive(c *call) {
 		}
 		b.mu.Unlock()
 		b.gather()
+		if first && idle {
+			b.arrivals(ctx)
+		}
 		b.mu.Lock()
 		// Cancelled steps leave before the pass.
 		for i := 0; i < len(b.queue); {
@@ -353,6 +372,55 @@ func (b *Batching) gather() {
 	b.mu.Lock()
 	clear(b.back)
 	b.mu.Unlock()
+}
+
+// arrivals waits, at most Arrival, for more prompts while the queue holds only fresh prompt
+// steps (Prefill, none of their tokens run) that do not fill a pass, or until ctx (the waiting
+// caller's) ends. A step that arrives meanwhile wakes it (Forward pokes kick).
+func (b *Batching) arrivals(ctx context.Context) {
+	if b.cfg.Arrival <= 0 {
+		return
+	}
+	var timer *time.Timer
+	for {
+		b.mu.Lock()
+		waiting := b.onlyFreshPrompts()
+		b.mu.Unlock()
+		if !waiting {
+			break
+		}
+		if timer == nil {
+			timer = time.NewTimer(b.cfg.Arrival)
+			defer timer.Stop()
+		}
+		select {
+		case <-b.kick:
+			continue
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+		break
+	}
+}
+
+// onlyFreshPrompts reports whether the queue holds only fresh prompt steps, fewer than fill a
+// pass: MaxSeqs steps, or PrefillTokens prompt tokens counted as pick takes them (b.mu held).
+func (b *Batching) onlyFreshPrompts() bool {
+	if len(b.queue) == 0 || len(b.queue) >= b.cfg.MaxSeqs {
+		return false
+	}
+	tokens := 0
+	for _, r := range b.queue {
+		if !r.step.Prefill || r.done > 0 || r.inPass {
+			return false
+		}
+		n := len(r.step.Tokens)
+		if len(r.step.Logits) <= b.vocab {
+			n = min(n, b.cfg.PrefillChunk)
+		}
+		tokens += n
+	}
+	return tokens < b.cfg.PrefillTokens
 }
 
 // pick chooses the next pass (b.mu held): the queued decode steps (one token) in order, then

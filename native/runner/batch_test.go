@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -309,4 +310,113 @@ func TestBatchingShortPromptFirst(t *testing.T) {
 			t.Errorf("a sequence holds %d tokens in %d cells", len(s.tokens), s.cache.Len())
 		}
 	}
+}
+
+// TestBatchingArrival: a prompt pass started from idle waits (BatchConfig.Arrival) for more
+// prompts until they fill a pass, so prompts sent together share one pass; without the wait
+// the first prompt runs alone; a decode step never waits; a step cancelled during the wait
+// leaves at once, the waiting caller's too, and no pass runs.
+func TestBatchingArrival(t *testing.T) {
+	// Each case forwards prompts steps of tokens each, one after another (while the first
+	// waits, or, with alone, once the first's pass runs), and wants the first pass to hold
+	// first of them.
+	for _, tc := range []struct {
+		name            string
+		cfg             BatchConfig
+		prompts, tokens int
+		prefill, alone  bool
+		first           int
+	}{
+		{"share a pass up to MaxSeqs", BatchConfig{MaxSeqs: 3, Arrival: time.Hour}, 3, 4, true, false, 3},
+		{"share a pass up to PrefillTokens", BatchConfig{MaxSeqs: 8, PrefillChunk: 8, PrefillTokens: 16, Arrival: time.Hour}, 2, 8, true, false, 2},
+		{"no wait", BatchConfig{MaxSeqs: 3, Arrival: -1}, 3, 4, true, true, 1},
+		{"a decode step does not wait", BatchConfig{MaxSeqs: 3, Arrival: time.Hour}, 3, 1, false, true, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+			m := &passModel{passes: make(chan map[backend.Cache]int), release: make(chan struct{})}
+			b := NewBatching(m, 10, tc.cfg)
+			var resets, frees int
+			var wg sync.WaitGroup
+			var first map[backend.Cache]int
+			next := func() map[backend.Cache]int {
+				select {
+				case p := <-m.passes:
+					return p
+				case <-time.After(time.Minute):
+					t.Fatal("no pass within a minute")
+					return nil
+				}
+			}
+			for i := range tc.prompts {
+				s := &Sequence{cache: &rigidCache{resets: &resets, frees: &frees}}
+				wg.Go(func() {
+					if err := b.Forward(context.Background(), []Step{{Seq: s, Tokens: make([]int32, tc.tokens), Prefill: tc.prefill}}); err != nil {
+						t.Error(err)
+					}
+				})
+				switch {
+				case tc.alone && i == 0:
+					first = next()
+				case !tc.alone && i+1 < tc.first: // the first waits: the others queue in turn
+					for b.Stats().Queue != i+1 {
+						runtime.Gosched()
+					}
+				}
+			}
+			if first == nil {
+				first = next()
+			}
+			if len(first) != tc.first {
+				t.Errorf("the first pass ran %d steps; want %d", len(first), tc.first)
+			}
+			go func() {
+				for range m.passes {
+					m.release <- struct{}{}
+				}
+			}()
+			m.release <- struct{}{}
+			wg.Wait()
+			close(m.passes)
+			if st := b.Stats(); st.Tokens != int64(tc.prompts*tc.tokens) {
+				t.Errorf("%d tokens run; want %d", st.Tokens, tc.prompts*tc.tokens)
+			}
+		})
+	}
+
+	t.Run("cancelled while waiting", func(t *testing.T) {
+		defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+		m := &passModel{passes: make(chan map[backend.Cache]int), release: make(chan struct{})}
+		b := NewBatching(m, 10, BatchConfig{MaxSeqs: 4, Arrival: time.Hour})
+		var resets, frees int
+		forward := func(ctx context.Context) chan error {
+			done := make(chan error, 1)
+			s := &Sequence{cache: &rigidCache{resets: &resets, frees: &frees}}
+			go func() { done <- b.Forward(ctx, []Step{{Seq: s, Tokens: make([]int32, 4), Prefill: true}}) }()
+			return done
+		}
+		waiter, cancelWaiter := context.WithCancel(context.Background())
+		defer cancelWaiter()
+		queued, cancelQueued := context.WithCancel(context.Background())
+		defer cancelQueued()
+		first := forward(waiter)
+		for b.Stats().Queue != 1 {
+			runtime.Gosched()
+		}
+		second := forward(queued)
+		for b.Stats().Queue != 2 {
+			runtime.Gosched()
+		}
+		cancelQueued()
+		if err := <-second; !errors.Is(err, context.Canceled) {
+			t.Errorf("the queued step cancelled during the wait: %v", err)
+		}
+		cancelWaiter()
+		if err := <-first; !errors.Is(err, context.Canceled) {
+			t.Errorf("the waiting step cancelled: %v", err)
+		}
+		if st := b.Stats(); st.Queue != 0 || st.Passes != 0 {
+			t.Errorf("after both left: %d steps queued, %d passes run; want none", st.Queue, st.Passes)
+		}
+	})
 }

@@ -53,6 +53,9 @@ type Config struct {
 	OnPool func()
 	// OnPass, when set, is the Batching scheduler's BatchConfig.OnPass (Scheduler nil).
 	OnPass func(decode, prefill int)
+	// Arrival is the Batching scheduler's BatchConfig.Arrival (Scheduler nil): how long a
+	// prompt pass started from idle waits for more prompts (0: DefaultArrival; negative: none).
+	Arrival time.Duration
 	// KVBudget, when positive, pages the caches (kvcache.PagePool): every sequence's cells
 	// come from one pool of this many bytes, and a generation waits for room in it (Pool.Get).
 	// The backend must page its caches (the CPU's does); 0 gives each sequence a contiguous
@@ -80,7 +83,7 @@ func New(m backend.Model, tok *tokenizer.Tokenizer, cfg Config) (*Runner, error)
 	if r.sched == nil {
 		r.sched = Serial{}
 		if _, ok := m.(backend.Batcher); ok && cfg.Batch > 1 {
-			r.sched = NewBatching(m, cfg.Vocab, BatchConfig{MaxSeqs: cfg.Batch, OnPass: cfg.OnPass})
+			r.sched = NewBatching(m, cfg.Vocab, BatchConfig{MaxSeqs: cfg.Batch, OnPass: cfg.OnPass, Arrival: cfg.Arrival})
 		}
 	}
 	var err error
