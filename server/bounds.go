@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/kvlab/kvlab/internal/limits"
 	"github.com/kvlab/kvlab/native/backend"
@@ -45,6 +46,9 @@ func checkConfigBounds(cfg *Config) error {
 	}
 	if err := limits.Int("--batch", int64(cfg.Batch), 0, 1024, ""); err != nil {
 		return fmt.Errorf("server: %w", err)
+	}
+	if cfg.BatchGather > time.Second {
+		return fmt.Errorf("server: %w", &limits.Error{Field: "--batch-gather", Value: cfg.BatchGather.String(), Min: "0s", Max: "1s"})
 	}
 	if err := limits.Int("--max-queue", int64(cfg.MaxQueue), -1, 1<<16, ""); err != nil {
 		return fmt.Errorf("server: %w", err)

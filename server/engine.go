@@ -185,7 +185,7 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 		check = model.CheckLogits // the CPU pass checks its own (hook)
 	}
 	rcfg := runner.Config{Cache: ccfg, Vocab: mdl.Hparams.Vocab, Keep: sessions, Device: e.Device, CheckLogits: check, Batch: cfg.Batch,
-		OnPool: func() { m.kvBytes(e) }, OnPass: m.passes(info.Name)}
+		Arrival: cfg.BatchGather, OnPool: func() { m.kvBytes(e) }, OnPass: m.passes(info.Name)}
 	switch {
 	case cfg.KVBudget > 0:
 		if cfg.Device != DeviceCPU {

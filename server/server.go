@@ -25,6 +25,7 @@ import (
 	"github.com/kvlab/kvlab/native/backend"
 	"github.com/kvlab/kvlab/native/backends"
 	"github.com/kvlab/kvlab/native/kvq"
+	"github.com/kvlab/kvlab/native/runner"
 	"github.com/kvlab/kvlab/plan/planview"
 	"github.com/kvlab/kvlab/web"
 	"github.com/labstack/echo/v4"
@@ -42,6 +43,7 @@ const KVBudgetOff = -1
 const (
 	DefaultMaxConcurrent   = 4
 	DefaultBatch           = 16
+	DefaultBatchGather     = runner.DefaultArrival
 	DefaultMaxQueue        = 64
 	DefaultQueueWait       = 2 * time.Minute
 	DefaultMaxBodyBytes    = 2 << 20
@@ -92,6 +94,11 @@ type Config struct {
 	// token of each running generation and a chunk of a waiting prompt share the pass, each
 	// weight read once); 0 means DefaultBatch, 1 runs each generation's passes on its own.
 	Batch int
+	// BatchGather is continuous batching's arrival gather: how long a prompt pass started
+	// from idle waits for more prompts to share it, so that requests sent together share one
+	// prompt pass instead of all but the first waiting behind its pass; 0 means
+	// DefaultBatchGather, negative no wait.
+	BatchGather time.Duration
 	// KVBudget is the memory of each model's KV page pool on the CPU (pages of 64 cells): a
 	// generation is admitted when the pages it may fill are free and waits otherwise, and chats
 	// that start alike share their prefix pages. 0 pages the caches whenever the format pair
@@ -226,6 +233,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	def(&cfg.MaxConcurrent, DefaultMaxConcurrent)
 	def(&cfg.Batch, DefaultBatch)
+	if cfg.BatchGather == 0 {
+		cfg.BatchGather = DefaultBatchGather
+	}
 	def(&cfg.MaxSessions, DefaultMaxSessions)
 	switch {
 	case cfg.MaxQueue == 0:

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/kvlab/kvlab/internal/discover"
 	"github.com/kvlab/kvlab/internal/history"
@@ -29,6 +30,7 @@ type serveOptions struct {
 	noPersist     bool
 	maxConcurrent int
 	batch         int
+	batchGather   time.Duration
 	kvBudgetMiB   int64
 	maxQueue      int
 	threads       int
@@ -107,6 +109,7 @@ At most --max-concurrent generations run at once and --max-queue wait; past that
 	f.BoolVar(&o.noPersist, "no-persist", false, "keep chat sessions in memory only (lost on restart)")
 	f.IntVar(&o.maxConcurrent, "max-concurrent", server.DefaultMaxConcurrent, "generations running at once")
 	f.IntVar(&o.batch, "batch", server.DefaultBatch, "most generations one CPU forward pass runs (continuous batching); 1 runs each on its own")
+	f.DurationVar(&o.batchGather, "batch-gather", server.DefaultBatchGather, "continuous batching's arrival gather: how long a prompt pass that starts from idle waits for more prompts to share it, so that requests sent together run their prompts in one pass (at most 1s; 0: no wait, the first prompt starts at once)")
 	f.Int64Var(&o.kvBudgetMiB, "kv-budget", 0, "paged KV on the CPU: `MiB` of KV memory per model shared by every generation in pages of 64 cells; a generation waits until the pages it may fill are free, chats that start alike share prefix pages. 0 pages whenever the cache layout allows it (not when every layer is a sliding window), with room for --max-concurrent whole-context generations within the free memory left after the weights; -1 gives each generation its whole context up front")
 	f.IntVar(&o.maxQueue, "max-queue", server.DefaultMaxQueue, "generations waiting for a slot before requests are refused as busy (0: none)")
 	f.IntVar(&o.threads, "threads", 0, "threads per forward pass; 0 uses every CPU")
@@ -134,6 +137,9 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	if o.batch < 1 {
 		return fmt.Errorf("--batch %d: must be at least 1", o.batch)
 	}
+	if o.batchGather < 0 || o.batchGather > time.Second {
+		return fmt.Errorf("--batch-gather %v: must be 0 (no wait) to 1s", o.batchGather)
+	}
 	if o.maxQueue < 0 {
 		return fmt.Errorf("--max-queue %d: must not be negative", o.maxQueue)
 	}
@@ -152,11 +158,15 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	if queue == 0 {
 		queue = -1
 	}
+	gather := o.batchGather
+	if gather == 0 {
+		gather = -1 // server.Config: negative is no wait
+	}
 	server.Version = version
 	srv, err := server.New(server.Config{
 		Addr: o.addr, Logger: log, APIKey: o.apiKey, Models: models, Places: places.Describe(), KV: o.kv, Ctx: o.ctx, KVWindow: o.kvWindow, KVSinks: o.kvSinks,
 		DataDir: persistDir(o, historyPath), SessionBytes: o.sessionBytes,
-		Threads: o.threads, Device: o.device, MaxConcurrent: o.maxConcurrent, Batch: o.batch, KVBudget: kvBudget(o.kvBudgetMiB), MaxQueue: queue, HistoryPath: historyPath,
+		Threads: o.threads, Device: o.device, MaxConcurrent: o.maxConcurrent, Batch: o.batch, BatchGather: gather, KVBudget: kvBudget(o.kvBudgetMiB), MaxQueue: queue, HistoryPath: historyPath,
 		AllowHosts: o.allowHosts,
 	})
 	if err != nil {
