@@ -29,8 +29,10 @@ import (
 // alone. The model is KVLAB_LOAD_MODEL (a fixture name, default kvlab-tiny-64.gguf, or an
 // absolute path: a `kvlab bench model` synthetic file), the tokens per stream KVLAB_LOAD_TOKENS
 // (default 128), the rounds KVLAB_LOAD_ROUNDS (default 3), and KVLAB_LOAD_KV_BUDGET, when set,
-// the servers' --kv-budget in MiB (-1: contiguous caches; unset: the default pool). It
-// runs only with KVLAB_LOAD=1 (it takes every core).
+// the servers' --kv-budget in MiB (-1: contiguous caches; unset: the default pool).
+// KVLAB_LOAD_GATHER, a comma-separated list of durations, replaces the two servers by --batch
+// 16 servers of each --batch-gather (0: no arrival gather), so that arrival gathers compare
+// in one process, rounds interleaved. It runs only with KVLAB_LOAD=1 (it takes every core).
 func TestBatchLoad(t *testing.T) {
 	if os.Getenv("KVLAB_LOAD") != "1" {
 		t.Skip("load test: set KVLAB_LOAD=1 to run it")
@@ -63,17 +65,35 @@ func TestBatchLoad(t *testing.T) {
 	} else if err == nil && n < 0 {
 		budget = KVBudgetOff
 	}
-	servers := map[int]*httptest.Server{}
-	var batched *Server
-	for _, b := range []int{1, 16} {
-		s := mustNew(t, Config{Models: []discover.Model{info}, Memory: fakeMemory, MaxConcurrent: streams, Batch: b, KV: "f16", KVBudget: budget})
-		servers[b] = testServer(t, s)
-		if b > 1 {
-			batched = s
+	// arm is one server: its flags, for the log lines.
+	type arm struct {
+		name   string
+		batch  int
+		gather time.Duration
+		srv    *Server
+		ts     *httptest.Server
+	}
+	arms := []*arm{{name: "--batch  1", batch: 1}, {name: "--batch 16", batch: 16}}
+	if g := os.Getenv("KVLAB_LOAD_GATHER"); g != "" {
+		arms = nil
+		for _, f := range strings.Split(g, ",") {
+			d, err := time.ParseDuration(strings.TrimSpace(f))
+			if err != nil {
+				t.Fatalf("KVLAB_LOAD_GATHER: %v", err)
+			}
+			a := &arm{name: "--batch 16 --batch-gather " + d.String(), batch: 16, gather: d}
+			if d == 0 {
+				a.gather = -1 // Config: negative is no wait
+			}
+			arms = append(arms, a)
 		}
 	}
-	stats := func() runner.BatchStats {
-		e, err := batched.models.get(storiesName)
+	for _, a := range arms {
+		a.srv = mustNew(t, Config{Models: []discover.Model{info}, Memory: fakeMemory, MaxConcurrent: streams, Batch: a.batch, BatchGather: a.gather, KV: "f16", KVBudget: budget})
+		a.ts = testServer(t, a.srv)
+	}
+	stats := func(a *arm) runner.BatchStats {
+		e, err := a.srv.models.get(storiesName)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,9 +104,10 @@ func TestBatchLoad(t *testing.T) {
 	defer cancel()
 
 	// Each prompt's reply alone (the first call also loads the model).
-	want := map[int]map[string]string{}
-	for b, ts := range servers {
-		want[b] = map[string]string{}
+	want := map[*arm]map[string]string{}
+	for _, a := range arms {
+		ts := a.ts
+		want[a] = map[string]string{}
 		for _, p := range prompts {
 			r, err := ts.Client().Post(ts.URL+"/v1/chat/completions", "application/json", strings.NewReader(
 				fmt.Sprintf(`{"model":%q,"temperature":0,"max_tokens":%d,"messages":[{"role":"user","content":%q}]}`, storiesName, tokens, p)))
@@ -97,27 +118,27 @@ func TestBatchLoad(t *testing.T) {
 				Choices []struct{ Message struct{ Content string } }
 			}
 			decode(t, r, &res)
-			want[b][p] = res.Choices[0].Message.Content
+			want[a][p] = res.Choices[0].Message.Content
 		}
 	}
-	for b := range servers {
+	for _, a := range arms[1:] {
 		for _, p := range prompts {
-			if want[b][p] != want[1][p] {
-				t.Logf("--batch %d: %q replies %q; --batch 1 %q (rounding of another kernel)", b, p, want[b][p], want[1][p])
+			if want[a][p] != want[arms[0]][p] {
+				t.Logf("%s: %q replies %q; %s %q (rounding of another kernel)", a.name, p, want[a][p], arms[0].name, want[arms[0]][p])
 			}
 		}
 	}
 
 	type figures struct{ aloneTPS, aloneTTFT, aggTPS, p50, p99 float64 }
 	for round := 1; round <= rounds; round++ {
-		for _, b := range []int{1, 16} {
-			ts := servers[b]
+		for _, a := range arms {
+			ts, b := a.ts, a.batch
 			var f figures
 			// One stream alone.
 			start := time.Now()
-			r := chatStream(ctx, ts.URL, prompts[0], tokens, want[b][prompts[0]])
+			r := chatStream(ctx, ts.URL, prompts[0], tokens, want[a][prompts[0]])
 			if r.err != nil {
-				t.Errorf("--batch %d alone: %v", b, r.err)
+				t.Errorf("%s alone: %v", a.name, r.err)
 				if r.tokens == 0 {
 					t.FailNow()
 				}
@@ -126,7 +147,7 @@ func TestBatchLoad(t *testing.T) {
 			// Sixteen at once.
 			var before runner.BatchStats
 			if b > 1 {
-				before = stats()
+				before = stats(a)
 			}
 			results := make([]struct {
 				ttft   time.Duration
@@ -140,7 +161,7 @@ func TestBatchLoad(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					p := prompts[i%len(prompts)]
-					results[i] = chatStream(ctx, ts.URL, p, tokens, want[b][p])
+					results[i] = chatStream(ctx, ts.URL, p, tokens, want[a][p])
 				}()
 			}
 			wg.Wait()
@@ -150,7 +171,7 @@ func TestBatchLoad(t *testing.T) {
 			for i, r := range results {
 				if r.err != nil {
 					// A text that differs is an error, but the stream's figures still count.
-					t.Errorf("--batch %d stream %d: %v", b, i, r.err)
+					t.Errorf("%s stream %d: %v", a.name, i, r.err)
 					if r.tokens == 0 {
 						continue
 					}
@@ -159,14 +180,14 @@ func TestBatchLoad(t *testing.T) {
 				total += r.tokens
 			}
 			if len(ttfts) == 0 {
-				t.Fatalf("--batch %d: no stream produced a token", b)
+				t.Fatalf("%s: no stream produced a token", a.name)
 			}
 			slices.Sort(ttfts)
 			f.aggTPS, f.p50, f.p99 = float64(total)/wall.Seconds(), ttfts[len(ttfts)/2], ttfts[min(len(ttfts)-1, int(0.99*float64(len(ttfts))))]
-			line := fmt.Sprintf("round %d --batch %2d: alone %.1f tokens/s, TTFT %.1f ms; %d streams %.1f tokens/s aggregate (%.2f×), TTFT p50 %.1f ms, p99 %.1f ms (%.2f×)",
-				round, b, f.aloneTPS, 1e3*f.aloneTTFT, streams, f.aggTPS, f.aggTPS/f.aloneTPS, 1e3*f.p50, 1e3*f.p99, f.p99/f.aloneTTFT)
+			line := fmt.Sprintf("round %d %s: alone %.1f tokens/s, TTFT %.1f ms; %d streams %.1f tokens/s aggregate (%.2f×), TTFT p50 %.1f ms, p99 %.1f ms (%.2f×)",
+				round, a.name, f.aloneTPS, 1e3*f.aloneTTFT, streams, f.aggTPS, f.aggTPS/f.aloneTPS, 1e3*f.p50, 1e3*f.p99, f.p99/f.aloneTTFT)
 			if b > 1 {
-				after := stats()
+				after := stats(a)
 				line += fmt.Sprintf("; %.1f sequences per pass", float64(after.Tokens-before.Tokens)/float64(max(after.Passes-before.Passes, 1)))
 			}
 			t.Log(line)
