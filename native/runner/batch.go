@@ -25,14 +25,14 @@ type BatchConfig struct {
 	// Gather is how long a pass waits for the sequences of the previous one to come back with
 	// their next token before it runs without them (default 2 ms).
 	Gather time.Duration
-	// Arrival is how long a pass started from idle (no pass running, no sequence of the last
+	// Arrival is the most a pass started from idle (no pass running, no sequence of the last
 	// pass expected back) with only fresh prompt steps queued waits for more prompts, so that
 	// prompts sent together share one prompt pass instead of the first running alone while the
 	// others queue behind it (0: DefaultArrival; negative: no wait). The wait ends early once
-	// the queued steps fill a pass (MaxSeqs steps or PrefillTokens prompt tokens) or the
-	// waiting caller's context ends. A decode step never waits: a generation alone pays the
-	// wait once, before its first token.
-	Arrival time.Duration
+	// no prompt has arrived for ArrivalGap (0: DefaultArrivalGap), the queued steps fill a pass
+	// (MaxSeqs steps or PrefillTokens prompt tokens), or the waiting caller's context ends. A
+	// decode step never waits: a generation alone pays ArrivalGap once, before its first token.
+	Arrival, ArrivalGap time.Duration
 	// OnPass, when set, is called after each pass with its decode tokens (one per step not
 	// marked Prefill) and its prompt tokens (the chunks of Prefill steps), on the goroutine that
 	// ran it.
@@ -44,9 +44,10 @@ const (
 	DefaultBatchSeqs     = 16
 	DefaultPrefillChunk  = 64
 	DefaultPrefillTokens = 128
-	// DefaultArrival is BatchConfig.Arrival's default: a few milliseconds against a prompt
-	// pass of tens to hundreds.
-	DefaultArrival = 5 * time.Millisecond
+	// DefaultArrival and DefaultArrivalGap are BatchConfig.Arrival's and ArrivalGap's
+	// defaults: a few milliseconds against a prompt pass of tens to hundreds.
+	DefaultArrival    = 10 * time.Millisecond
+	DefaultArrivalGap = 2 * time.Millisecond
 )
 
 // BatchStats are a Batching scheduler's counters.
@@ -111,6 +112,9 @@ func NewBatching(m backend.Model, vocab int, cfg BatchConfig) *Batching {
 	}
 	if cfg.Arrival == 0 {
 		cfg.Arrival = DefaultArrival
+	}
+	if cfg.ArrivalGap <= 0 {
+		cfg.ArrivalGap = DefaultArrivalGap
 	}
 	b := &Batching{cfg: cfg, vocab: vocab, back: map[*Sequence]bool{}, kick: make(chan struct{}, 1)}
 	b.model, _ = m.(backend.Batcher)
@@ -374,29 +378,48 @@ func (b *Batching) gather() {
 	b.mu.Unlock()
 }
 
-// arrivals waits, at most Arrival, for more prompts while the queue holds only fresh prompt
-// steps (Prefill, none of their tokens run) that do not fill a pass, or until ctx (the waiting
-// caller's) ends. A step that arrives meanwhile wakes it (Forward pokes kick).
+// arrivals waits for more prompts while the queue holds only fresh prompt steps (Prefill, none
+// of their tokens run) that do not fill a pass: until no prompt has arrived for ArrivalGap,
+// Arrival has passed, or ctx (the waiting caller's) ends. A step that arrives meanwhile wakes
+// it (Forward pokes kick).
 func (b *Batching) arrivals(ctx context.Context) {
 	if b.cfg.Arrival <= 0 {
 		return
 	}
+	start := time.Now()
+	deadline, last, queued := start.Add(b.cfg.Arrival), start, -1
 	var timer *time.Timer
 	for {
 		b.mu.Lock()
-		waiting := b.onlyFreshPrompts()
+		waiting, n := b.onlyFreshPrompts(), len(b.queue)
 		b.mu.Unlock()
 		if !waiting {
 			break
 		}
+		now := time.Now()
+		if queued >= 0 && n > queued {
+			last = now // a prompt arrived: the gap starts again
+		}
+		queued = n
+		end := last.Add(b.cfg.ArrivalGap)
+		if deadline.Before(end) {
+			end = deadline
+		}
+		wait := end.Sub(now)
+		if wait <= 0 {
+			break
+		}
 		if timer == nil {
-			timer = time.NewTimer(b.cfg.Arrival)
+			timer = time.NewTimer(wait)
 			defer timer.Stop()
+		} else {
+			timer.Reset(wait)
 		}
 		select {
 		case <-b.kick:
 			continue
 		case <-timer.C:
+			continue // the gap or the deadline: the next round ends the wait
 		case <-ctx.Done():
 		}
 		break

@@ -313,9 +313,10 @@ func TestBatchingShortPromptFirst(t *testing.T) {
 }
 
 // TestBatchingArrival: a prompt pass started from idle waits (BatchConfig.Arrival) for more
-// prompts until they fill a pass, so prompts sent together share one pass; without the wait
-// the first prompt runs alone; a decode step never waits; a step cancelled during the wait
-// leaves at once, the waiting caller's too, and no pass runs.
+// prompts until they fill a pass, so prompts sent together share one pass; without the wait,
+// or once no prompt has arrived for ArrivalGap, the first prompt runs alone; a decode step
+// never waits; a step cancelled during the wait leaves at once, the waiting caller's too, and
+// no pass runs.
 func TestBatchingArrival(t *testing.T) {
 	// Each case forwards prompts steps of tokens each, one after another (while the first
 	// waits, or, with alone, once the first's pass runs), and wants the first pass to hold
@@ -327,10 +328,11 @@ func TestBatchingArrival(t *testing.T) {
 		prefill, alone  bool
 		first           int
 	}{
-		{"share a pass up to MaxSeqs", BatchConfig{MaxSeqs: 3, Arrival: time.Hour}, 3, 4, true, false, 3},
-		{"share a pass up to PrefillTokens", BatchConfig{MaxSeqs: 8, PrefillChunk: 8, PrefillTokens: 16, Arrival: time.Hour}, 2, 8, true, false, 2},
+		{"share a pass up to MaxSeqs", BatchConfig{MaxSeqs: 3, Arrival: time.Hour, ArrivalGap: time.Hour}, 3, 4, true, false, 3},
+		{"share a pass up to PrefillTokens", BatchConfig{MaxSeqs: 8, PrefillChunk: 8, PrefillTokens: 16, Arrival: time.Hour, ArrivalGap: time.Hour}, 2, 8, true, false, 2},
 		{"no wait", BatchConfig{MaxSeqs: 3, Arrival: -1}, 3, 4, true, true, 1},
-		{"a decode step does not wait", BatchConfig{MaxSeqs: 3, Arrival: time.Hour}, 3, 1, false, true, 1},
+		{"no arrival for ArrivalGap", BatchConfig{MaxSeqs: 3, Arrival: time.Hour, ArrivalGap: time.Millisecond}, 3, 4, true, true, 1},
+		{"a decode step does not wait", BatchConfig{MaxSeqs: 3, Arrival: time.Hour, ArrivalGap: time.Hour}, 3, 1, false, true, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
@@ -387,7 +389,7 @@ func TestBatchingArrival(t *testing.T) {
 	t.Run("cancelled while waiting", func(t *testing.T) {
 		defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 		m := &passModel{passes: make(chan map[backend.Cache]int), release: make(chan struct{})}
-		b := NewBatching(m, 10, BatchConfig{MaxSeqs: 4, Arrival: time.Hour})
+		b := NewBatching(m, 10, BatchConfig{MaxSeqs: 4, Arrival: time.Hour, ArrivalGap: time.Hour})
 		var resets, frees int
 		forward := func(ctx context.Context) chan error {
 			done := make(chan error, 1)
