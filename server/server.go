@@ -94,10 +94,11 @@ type Config struct {
 	// token of each running generation and a chunk of a waiting prompt share the pass, each
 	// weight read once); 0 means DefaultBatch, 1 runs each generation's passes on its own.
 	Batch int
-	// BatchGather is continuous batching's arrival gather: how long a prompt pass started
+	// BatchGather is continuous batching's arrival gather: the most a prompt pass started
 	// from idle waits for more prompts to share it, so that requests sent together share one
-	// prompt pass instead of all but the first waiting behind its pass; 0 means
-	// DefaultBatchGather, negative no wait.
+	// prompt pass instead of all but the first waiting behind its pass (the wait ends sooner
+	// once no prompt has arrived for runner.DefaultArrivalGap); 0 means DefaultBatchGather,
+	// negative no wait.
 	BatchGather time.Duration
 	// KVBudget is the memory of each model's KV page pool on the CPU (pages of 64 cells): a
 	// generation is admitted when the pages it may fill are free and waits otherwise, and chats
