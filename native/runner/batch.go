@@ -29,9 +29,11 @@ type BatchConfig struct {
 	// pass expected back) with only fresh prompt steps queued waits for more prompts, so that
 	// prompts sent together share one prompt pass instead of the first running alone while the
 	// others queue behind it (0: DefaultArrival; negative: no wait). The wait ends early once
-	// no prompt has arrived for ArrivalGap (0: DefaultArrivalGap), the queued steps fill a pass
-	// (MaxSeqs steps or PrefillTokens prompt tokens), or the waiting caller's context ends. A
-	// decode step never waits: a generation alone pays ArrivalGap once, before its first token.
+	// no prompt has arrived for ArrivalGap (0: DefaultArrivalGap) while one prompt waits, or
+	// for BurstGaps × ArrivalGap once several do (a burst, whose prompts a loaded machine
+	// delivers several milliseconds apart), once the queued steps fill a pass (MaxSeqs steps
+	// or PrefillTokens prompt tokens), or once the waiting caller's context ends. A decode step
+	// never waits: a generation alone pays ArrivalGap once, before its first token.
 	Arrival, ArrivalGap time.Duration
 	// OnPass, when set, is called after each pass with its decode tokens (one per step not
 	// marked Prefill) and its prompt tokens (the chunks of Prefill steps), on the goroutine that
@@ -46,8 +48,11 @@ const (
 	DefaultPrefillTokens = 128
 	// DefaultArrival and DefaultArrivalGap are BatchConfig.Arrival's and ArrivalGap's
 	// defaults: a few milliseconds against a prompt pass of tens to hundreds.
-	DefaultArrival    = 10 * time.Millisecond
+	DefaultArrival    = 20 * time.Millisecond
 	DefaultArrivalGap = 2 * time.Millisecond
+	// BurstGaps is the gap of BatchConfig.Arrival's wait, in ArrivalGaps, once several
+	// prompts wait.
+	BurstGaps = 4
 )
 
 // BatchStats are a Batching scheduler's counters.
@@ -379,9 +384,9 @@ func (b *Batching) gather() {
 }
 
 // arrivals waits for more prompts while the queue holds only fresh prompt steps (Prefill, none
-// of their tokens run) that do not fill a pass: until no prompt has arrived for ArrivalGap,
-// Arrival has passed, or ctx (the waiting caller's) ends. A step that arrives meanwhile wakes
-// it (Forward pokes kick).
+// of their tokens run) that do not fill a pass: until no prompt has arrived for ArrivalGap
+// (BurstGaps × ArrivalGap once several wait), Arrival has passed, or ctx (the waiting
+// caller's) ends. A step that arrives meanwhile wakes it (Forward pokes kick).
 func (b *Batching) arrivals(ctx context.Context) {
 	if b.cfg.Arrival <= 0 {
 		return
@@ -401,7 +406,11 @@ func (b *Batching) arrivals(ctx context.Context) {
 			last = now // a prompt arrived: the gap starts again
 		}
 		queued = n
-		end := last.Add(b.cfg.ArrivalGap)
+		gap := b.cfg.ArrivalGap
+		if n > 1 {
+			gap *= BurstGaps
+		}
+		end := last.Add(gap)
 		if deadline.Before(end) {
 			end = deadline
 		}
