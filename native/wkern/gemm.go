@@ -123,17 +123,26 @@ func MulFloatPacked(y []float32, ystride int, typ gguf.Type, w []byte, rowBytes 
 	_ = y[(n-1)*ystride+hi-1]
 	_ = xp[groups*nr*cols-1]
 	_ = w[hi*rowBytes-1]
-	var ap [gemmKC * gemmMR]float32
+	var ap, ap2 [gemmKC * gemmMR]float32
 	var tmp [gemmNR512 * gemmMR]float32
+	pairs := gemmAsm && nr == gemmNR512 // the two-sliver AVX-512 micro-kernel
 	for k0 := 0; k0 < cols; k0 += gemmKC {
 		kc := min(gemmKC, cols-k0)
 		first := k0 == 0
 		for r0 := lo; r0 < hi; r0 += gemmMR {
 			mr := min(gemmMR, hi-r0)
 			pack(ap[:kc*gemmMR], typ, w, rowBytes, r0, mr, k0, kc)
+			// Two whole slivers run together (each token value broadcast once for both).
+			pair := pairs && r0+2*gemmMR <= hi
+			if pair {
+				pack(ap2[:kc*gemmMR], typ, w, rowBytes, r0+gemmMR, gemmMR, k0, kc)
+			}
 			// The next sliver's rows are fetched while this one is multiplied, a row per
 			// token group (the rest with the last group).
 			nr0, nk0 := r0+gemmMR, k0
+			if pair {
+				nr0 += gemmMR
+			}
 			if nr0 >= hi {
 				nr0, nk0 = lo, k0+gemmKC
 			}
@@ -149,6 +158,10 @@ func MulFloatPacked(y []float32, ystride int, typ gguf.Type, w []byte, rowBytes 
 				t0 := g * nr
 				nt := min(nr, n-t0)
 				xs := xp[t0*cols+k0*nr : t0*cols+(k0+kc)*nr]
+				if pair && nt == nr {
+					gemmMicro12x2p(&ap, &ap2, xs, kc, y[t0*ystride+r0:], ystride, first)
+					continue
+				}
 				if mr == gemmMR && nt == nr {
 					micro(&ap, xs, kc, nr, y[t0*ystride+r0:], ystride, first)
 					continue
@@ -157,6 +170,13 @@ func MulFloatPacked(y []float32, ystride int, typ gguf.Type, w []byte, rowBytes 
 				// tmp, keep mr rows of nt tokens.
 				micro(&ap, xs, kc, nr, tmp[:], gemmMR, true)
 				addTile(y, ystride, t0, r0, nt, mr, tmp[:], gemmMR, first)
+				if pair {
+					micro(&ap2, xs, kc, nr, tmp[:], gemmMR, true)
+					addTile(y, ystride, t0, r0+gemmMR, nt, gemmMR, tmp[:], gemmMR, first)
+				}
+			}
+			if pair {
+				r0 += gemmMR
 			}
 		}
 	}

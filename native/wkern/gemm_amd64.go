@@ -17,6 +17,9 @@ func gemmMicro6pAVX2(ap, xp unsafe.Pointer, kc int, y unsafe.Pointer, ystride in
 //go:noescape
 func gemmMicro12pAVX512(ap, xp unsafe.Pointer, kc int, y unsafe.Pointer, ystride int, first bool)
 
+//go:noescape
+func gemmMicro12x2pAVX512(ap, ap2, xp unsafe.Pointer, kc int, y unsafe.Pointer, ystride int, first bool)
+
 // hasAVX512F reports AVX-512F beside the AVX2 set.
 var hasAVX512F = hasAVX2 && cpu.X86.HasAVX512F
 
@@ -61,6 +64,14 @@ func gemmMicro12p(ap *[gemmKC * gemmMR]float32, xp []float32, kc int, y []float3
 	_ = xp[12*kc-1]
 	_ = y[11*ystride+gemmMR-1]
 	gemmMicro12pAVX512(unsafe.Pointer(ap), unsafe.Pointer(&xp[0]), kc, unsafe.Pointer(&y[0]), ystride, first)
+}
+
+// gemmMicro12x2p is gemmMicro12p on two slivers at once, ap's rows at y[i] and ap2's at
+// y[gemmMR+i]; xp must hold 12·kc values, y 11·ystride+2·gemmMR.
+func gemmMicro12x2p(ap, ap2 *[gemmKC * gemmMR]float32, xp []float32, kc int, y []float32, ystride int, first bool) {
+	_ = xp[12*kc-1]
+	_ = y[11*ystride+2*gemmMR-1]
+	gemmMicro12x2pAVX512(unsafe.Pointer(ap), unsafe.Pointer(ap2), unsafe.Pointer(&xp[0]), kc, unsafe.Pointer(&y[0]), ystride, first)
 }
 
 // packAsm packs columns 0 … kc−1 of the 16 rows at w (row i at w[i·rowBytes:]): kc a positive

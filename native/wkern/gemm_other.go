@@ -15,6 +15,11 @@ func gemmMicro12p(ap *[gemmKC * gemmMR]float32, xp []float32, kc int, y []float3
 	microGo(ap, xp, kc, gemmNR512, y, ystride, first)
 }
 
+func gemmMicro12x2p(ap, ap2 *[gemmKC * gemmMR]float32, xp []float32, kc int, y []float32, ystride int, first bool) {
+	microGo(ap, xp, kc, gemmNR512, y, ystride, first)
+	microGo(ap2, xp, kc, gemmNR512, y[gemmMR:], ystride, first)
+}
+
 func packAsm(ap []float32, typ gguf.Type, w []byte, rowBytes, kc int) {
 	panic("wkern: no assembly packer")
 }
