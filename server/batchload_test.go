@@ -26,13 +26,14 @@ import (
 // generation its own passes) in the same process, rounds interleaved. It logs, per server and
 // round, the aggregate tokens/s of the 16 streams over one stream's alone, and the p99 time to
 // first token of the 16 over the median of the prompts run alone, one after another; every
-// stream's text must equal its prompt's reply alone. The model is KVLAB_LOAD_MODEL (a fixture name, default kvlab-tiny-64.gguf, or an
-// absolute path: a `kvlab bench model` synthetic file), the tokens per stream KVLAB_LOAD_TOKENS
-// (default 128), the rounds KVLAB_LOAD_ROUNDS (default 3), and KVLAB_LOAD_KV_BUDGET, when set,
-// the servers' --kv-budget in MiB (-1: contiguous caches; unset: the default pool).
-// KVLAB_LOAD_GATHER, a comma-separated list of durations, replaces the two servers by --batch
-// 16 servers of each --batch-gather (0: no arrival gather), so that arrival gathers compare
-// in one process. The servers run in turn each round, a different one first each round. It runs only with KVLAB_LOAD=1 (it takes every core).
+// stream's text must equal its prompt's reply alone. The model is KVLAB_LOAD_MODEL (a fixture
+// name, default kvlab-tiny-64.gguf, or an absolute path: a `kvlab bench model` synthetic file),
+// the tokens per stream KVLAB_LOAD_TOKENS (default 128), the rounds KVLAB_LOAD_ROUNDS (default
+// 3), and KVLAB_LOAD_KV_BUDGET, when set, the servers' --kv-budget in MiB (-1: contiguous
+// caches; unset: the default pool). KVLAB_LOAD_GATHER, a comma-separated list of durations,
+// replaces the two servers by --batch 16 servers of each --batch-gather (0: no arrival
+// gather), so that arrival gathers compare in one process. The servers run in turn each round,
+// a different one first each round. It runs only with KVLAB_LOAD=1 (it takes every core).
 func TestBatchLoad(t *testing.T) {
 	if os.Getenv("KVLAB_LOAD") != "1" {
 		t.Skip("load test: set KVLAB_LOAD=1 to run it")

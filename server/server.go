@@ -97,8 +97,8 @@ type Config struct {
 	// BatchGather is continuous batching's arrival gather: the most a prompt pass started
 	// from idle waits for more prompts to share it, so that requests sent together share one
 	// prompt pass instead of all but the first waiting behind its pass (the wait ends sooner
-	// once no prompt has arrived for runner.DefaultArrivalGap); 0 means DefaultBatchGather,
-	// negative no wait.
+	// once no prompt has arrived for runner.DefaultArrivalGap); 0 means DefaultBatchGather
+	// (the runner's default), negative no wait.
 	BatchGather time.Duration
 	// KVBudget is the memory of each model's KV page pool on the CPU (pages of 64 cells): a
 	// generation is admitted when the pages it may fill are free and waits otherwise, and chats
@@ -234,9 +234,6 @@ func New(cfg Config) (*Server, error) {
 	}
 	def(&cfg.MaxConcurrent, DefaultMaxConcurrent)
 	def(&cfg.Batch, DefaultBatch)
-	if cfg.BatchGather == 0 {
-		cfg.BatchGather = DefaultBatchGather
-	}
 	def(&cfg.MaxSessions, DefaultMaxSessions)
 	switch {
 	case cfg.MaxQueue == 0:
