@@ -86,6 +86,10 @@ type tokenScales struct {
 	mu   sync.Mutex
 	ok   [2]bool
 	vals [2][]float32
+	// pad is the codes of the tokens past the last whole group of eight, zero-padded to eight
+	// tokens (padOK once built).
+	pad   []int8
+	padOK bool
 }
 
 // Quantize fills a with the n vectors of cols values in x (token-major) in format f; cols
@@ -104,7 +108,7 @@ func (a *Act) Prepare(f Format, n, cols int) {
 	}
 	a.Format, a.N, a.Cols = f, n, cols
 	a.P, a.PD, a.PS = a.P[:0], a.PD[:0], a.PS[:0]
-	a.gemm.ok = [2]bool{}
+	a.gemm.ok, a.gemm.padOK = [2]bool{}, false
 	a.Q = grow(a.Q, n*cols)
 	a.D = grow(a.D, n*cols/bs)
 	switch f {

@@ -148,3 +148,17 @@ func invTile(typ gguf.Type, tn int, w unsafe.Pointer, rowBytes int, idx *[16]int
 		invQ8_0x2(w, rowBytes, idx, q, qstride, dp, nb, y, ystride)
 	}
 }
+
+// The VNNI GEMM's packs of 16 whole rows (invtile_amd64.s; vnnigemm_amd64.go's packVNNIAsm).
+
+//go:noescape
+func packQ4_0x16(pk unsafe.Pointer, w unsafe.Pointer, rowBytes int, idx *[16]int32, nb int, off float32)
+
+//go:noescape
+func packQ8_0x16(pk unsafe.Pointer, w unsafe.Pointer, rowBytes int, idx *[16]int32, nb int, off float32)
+
+//go:noescape
+func packQ4_Kx16(pk unsafe.Pointer, w unsafe.Pointer, rowBytes int, idx *[16]int32, nb int, off float32)
+
+//go:noescape
+func packQ6_Kx16(pk unsafe.Pointer, w unsafe.Pointer, rowBytes int, idx *[16]int32, nb int, off float32)

@@ -67,6 +67,10 @@
 // Row pointers: SI, R11, R12, R13 rows 0, 4, 8, 12 at the current block; BX rowBytes, AX 3·rowBytes.
 #define PACKQ4 \
 	PREFQ4; \
+	PACKQ4B
+
+// PACKQ4B is PACKQ4 without the prefetch.
+#define PACKQ4B \
 	LOAD4(2(SI), 2(R11), 2(R12), 2(R13), Z25, X25); \
 	LOAD4(2(SI)(BX*1), 2(R11)(BX*1), 2(R12)(BX*1), 2(R13)(BX*1), Z26, X26); \
 	LOAD4(2(SI)(BX*2), 2(R11)(BX*2), 2(R12)(BX*2), 2(R13)(BX*2), Z27, X27); \
@@ -92,6 +96,10 @@
 
 #define PACKQ8 \
 	PREFQ8; \
+	PACKQ8B
+
+// PACKQ8B is PACKQ8 without the prefetch.
+#define PACKQ8B \
 	LOAD4(2(SI), 2(R11), 2(R12), 2(R13), Z25, X25); \
 	LOAD4(2(SI)(BX*1), 2(R11)(BX*1), 2(R12)(BX*1), 2(R13)(BX*1), Z26, X26); \
 	LOAD4(2(SI)(BX*2), 2(R11)(BX*2), 2(R12)(BX*2), 2(R13)(BX*2), Z27, X27); \
@@ -204,6 +212,164 @@
 	VPXORD Z5, Z5, Z5; \
 	VPXORD Z6, Z6, Z6; \
 	VPXORD Z7, Z7, Z7
+
+// PKSETUP loads a pack's arguments: the sliver DI, rows SI, R11, R12, R13 (0, 4, 8, 12),
+// BX rowBytes, AX 3·rowBytes, the gather offsets Z12, the byte constant MASK in Z13, the
+// offset factor in Z14 and the block count CX.
+#define PKSETUP(MASK) \
+	MOVQ pk+0(FP), DI; \
+	MOVQ w+8(FP), SI; \
+	MOVQ rowBytes+16(FP), BX; \
+	LEAQ (BX)(BX*2), AX; \
+	LEAQ (SI)(BX*4), R11; \
+	LEAQ (R11)(BX*4), R12; \
+	LEAQ (R12)(BX*4), R13; \
+	MOVQ idx+24(FP), CX; \
+	VMOVDQU32 (CX), Z12; \
+	MOVL MASK, CX; \
+	VPBROADCASTD CX, Z13; \
+	VBROADCASTSS off+40(FP), Z14; \
+	MOVQ nb+32(FP), CX
+
+// PKSTORE writes one packed block (codes Z16…Z23, scales Z24, offsets Z24·Z14) and advances DI.
+#define PKSTORE \
+	VMOVDQU32 Z16, 0(DI); \
+	VMOVDQU32 Z17, 64(DI); \
+	VMOVDQU32 Z18, 128(DI); \
+	VMOVDQU32 Z19, 192(DI); \
+	VMOVDQU32 Z20, 256(DI); \
+	VMOVDQU32 Z21, 320(DI); \
+	VMOVDQU32 Z22, 384(DI); \
+	VMOVDQU32 Z23, 448(DI); \
+	VMOVUPS Z24, 512(DI); \
+	VMULPS Z14, Z24, Z24; \
+	VMOVUPS Z24, 576(DI); \
+	ADDQ $640, DI
+
+// LOADT loads 16 bytes at OFF of each of the 16 rows at SI, R11, R12, R13 (rows 0, 4, 8, 12;
+// BX rowBytes, AX 3·rowBytes) and transposes them: dword g of row i lands in lane i of Tg
+// (Z28…Z31, Z10 and Z11 are clobbered).
+#define LOADT(OFF, T0, T1, T2, T3) \
+	LOAD4(OFF(SI), OFF(R11), OFF(R12), OFF(R13), Z28, X28); \
+	LOAD4(OFF(SI)(BX*1), OFF(R11)(BX*1), OFF(R12)(BX*1), OFF(R13)(BX*1), Z29, X29); \
+	LOAD4(OFF(SI)(BX*2), OFF(R11)(BX*2), OFF(R12)(BX*2), OFF(R13)(BX*2), Z30, X30); \
+	LOAD4(OFF(SI)(AX*1), OFF(R11)(AX*1), OFF(R12)(AX*1), OFF(R13)(AX*1), Z31, X31); \
+	TRANS(Z28, Z29, Z30, Z31, T0, T1, T2, T3, Z10, Z11)
+
+// NIB stores T's low nibbles (Z13 = 0x0f0f0f0f) at LO(DI) and its high nibbles at HI(DI).
+#define NIB(T, LO, HI) \
+	VPSRLD $4, T, Z8; \
+	VPANDD Z13, T, T; \
+	VPANDD Z13, Z8, Z8; \
+	VMOVDQU32 T, LO(DI); \
+	VMOVDQU32 Z8, HI(DI)
+
+// Q4KQS packs the 32 bytes of qs at OFF (64 values: low nibbles sub-block 2k, high 2k+1) into
+// the blocks at B(DI) (low) and B+640(DI) (high).
+#define Q4KQS(OFF, OFF2, B0, B1, B2, B3, B4, B5, B6, B7, H0, H1, H2, H3, H4, H5, H6, H7) \
+	LOADT(OFF, Z16, Z17, Z18, Z19); \
+	LOADT(OFF2, Z20, Z21, Z22, Z23); \
+	NIB(Z16, B0, H0); \
+	NIB(Z17, B1, H1); \
+	NIB(Z18, B2, H2); \
+	NIB(Z19, B3, H3); \
+	NIB(Z20, B4, H4); \
+	NIB(Z21, B5, H5); \
+	NIB(Z22, B6, H6); \
+	NIB(Z23, B7, H7)
+
+// Q4KST converts the scale codes Z24 and min codes Z25 of one sub-block and stores dw = d·sc
+// (d in Z21) at DW(DI) and ow = −dmin·m (−dmin in Z22) at OW(DI).
+#define Q4KST(DW, OW) \
+	VCVTDQ2PS Z24, Z24; \
+	VMULPS Z21, Z24, Z24; \
+	VMOVUPS Z24, DW(DI); \
+	VCVTDQ2PS Z25, Z25; \
+	VMULPS Z22, Z25, Z25; \
+	VMOVUPS Z25, OW(DI)
+
+// Q4KLO is sub-block j < 4's scales: sc = byte j of q[0…3] (Z16) & 63, m = byte j of q[4…7]
+// (Z17) & 63 (Z14 = 63); SH = 8j.
+#define Q4KLO(SH, DW, OW) \
+	VPSRLD $SH, Z16, Z24; \
+	VPANDD Z14, Z24, Z24; \
+	VPSRLD $SH, Z17, Z25; \
+	VPANDD Z14, Z25, Z25; \
+	Q4KST(DW, OW)
+
+// Q4KHI is sub-block 4 + j's scales: sc = (byte j of q[8…11] (Z18) & 15) | (byte j of q[0…3]
+// >> 6) << 4, m = (byte j of q[8…11] >> 4) | (byte j of q[4…7] >> 6) << 4 (Z9 = 15, Z15 = 3);
+// SH = 8j, SH4 = 8j + 4, SH6 = 8j + 6.
+#define Q4KHI(SH, SH4, SH6, DW, OW) \
+	VPSRLD $SH, Z18, Z24; \
+	VPANDD Z9, Z24, Z24; \
+	VPSRLD $SH6, Z16, Z26; \
+	VPANDD Z15, Z26, Z26; \
+	VPSLLD $4, Z26, Z26; \
+	VPORD Z26, Z24, Z24; \
+	VPSRLD $SH4, Z18, Z25; \
+	VPANDD Z9, Z25, Z25; \
+	VPSRLD $SH6, Z17, Z26; \
+	VPANDD Z15, Z26, Z26; \
+	VPSLLD $4, Z26, Z26; \
+	VPORD Z26, Z25, Z25; \
+	Q4KST(DW, OW)
+
+// Q6KV stores one 6-bit code word (16 rows): (L >> LS) & 0x0f0f0f0f | ((HB >> HS) & 0x03030303) << 4
+// at OUT(DI) (Z13, Z14 the masks).
+#define Q6KV(L, LS, HB, HS, OUT) \
+	VPSRLD $HS, HB, Z0; \
+	VPANDD Z14, Z0, Z0; \
+	VPSLLD $4, Z0, Z0; \
+	VPSRLD $LS, L, Z1; \
+	VPANDD Z13, Z1, Z1; \
+	VPORD Z0, Z1, Z1; \
+	VMOVDQU32 Z1, OUT(DI)
+
+// Q6KG is dword g of a (n, h) quarter: the four blocks 8n+h, +2, +4, +6 (B0…B3 their byte
+// offsets plus 64g).
+#define Q6KG(L0, L1, HB, B0, B1, B2, B3) \
+	Q6KV(L0, 0, HB, 0, B0); \
+	Q6KV(L1, 0, HB, 2, B1); \
+	Q6KV(L0, 4, HB, 4, B2); \
+	Q6KV(L1, 4, HB, 6, B3)
+
+// Q6KQ packs the quarter (n, h) of a super-block: ql at OL0 and OL1 = OL0 + 32, qh at OH;
+// block 8n+h at byte B (blocks of 384 bytes).
+#define Q6KQ(OL0, OL1, OH, B00, B01, B02, B03, B10, B11, B12, B13, B20, B21, B22, B23, B30, B31, B32, B33) \
+	LOADT(OL0, Z16, Z17, Z18, Z19); \
+	LOADT(OL1, Z20, Z21, Z22, Z23); \
+	LOADT(OH, Z24, Z25, Z26, Z27); \
+	Q6KG(Z16, Z20, Z24, B00, B01, B02, B03); \
+	Q6KG(Z17, Z21, Z25, B10, B11, B12, B13); \
+	Q6KG(Z18, Z22, Z26, B20, B21, B22, B23); \
+	Q6KG(Z19, Z23, Z27, B30, B31, B32, B33)
+
+// Q6KS stores block k's dw = d·sc_k (d in Z2; the int8 scale byte at bit SH of S, SL = 24 − SH)
+// and ow = −32·dw (Z3 = −32).
+#define Q6KS(S, SL, DW, OW) \
+	VPSLLD $SL, S, Z0; \
+	VPSRAD $24, Z0, Z0; \
+	VCVTDQ2PS Z0, Z0; \
+	VMULPS Z2, Z0, Z0; \
+	VMOVUPS Z0, DW(DI); \
+	VMULPS Z3, Z0, Z0; \
+	VMOVUPS Z0, OW(DI)
+
+// KSETUP loads a K-quant pack's arguments (PKSETUP without the offset factor and mask).
+#define KSETUP \
+	MOVQ pk+0(FP), DI; \
+	MOVQ w+8(FP), SI; \
+	MOVQ rowBytes+16(FP), BX; \
+	LEAQ (BX)(BX*2), AX; \
+	LEAQ (SI)(BX*4), R11; \
+	LEAQ (R11)(BX*4), R12; \
+	LEAQ (R12)(BX*4), R13; \
+	MOVQ idx+24(FP), CX; \
+	VMOVDQU32 (CX), Z12; \
+	MOVL $0x0f0f0f0f, CX; \
+	VPBROADCASTD CX, Z13; \
+	MOVQ nb+32(FP), CX
 
 // func invQ4_0x8(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
 TEXT ·invQ4_0x8(SB), NOSPLIT, $0-72
@@ -360,5 +526,124 @@ q8x1loop:
 	JNZ q8x1loop
 	MOVQ y+56(FP), DI
 	VMOVUPS Z0, (DI)
+	VZEROUPPER
+	RET
+
+// func packQ4_0x16(pk unsafe.Pointer, w unsafe.Pointer, rowBytes int, idx *[16]int32, nb int, off float32)
+// The VNNI GEMM's pack (vnnigemm_amd64.go) of nb Q4_0 blocks of 16 whole rows (row i at
+// w + idx[i]): per block the nibbles as stored (low nibbles codes 0…15, high 16…31, four per
+// word, row i in word 16g + i), the scales d and off·d.
+TEXT ·packQ4_0x16(SB), NOSPLIT, $0-44
+	PKSETUP($0x0f0f0f0f)
+pq4loop:
+	PACKQ4B
+	PKSTORE
+	DECQ CX
+	JNZ pq4loop
+	VZEROUPPER
+	RET
+
+// func packQ8_0x16(pk unsafe.Pointer, w unsafe.Pointer, rowBytes int, idx *[16]int32, nb int, off float32)
+// packQ4_0x16 for Q8_0: the codes + 128 (as unsigned bytes).
+TEXT ·packQ8_0x16(SB), NOSPLIT, $0-44
+	PKSETUP($0x80808080)
+pq8loop:
+	PACKQ8B
+	PKSTORE
+	DECQ CX
+	JNZ pq8loop
+	VZEROUPPER
+	RET
+
+// func packQ4_Kx16(pk unsafe.Pointer, w unsafe.Pointer, rowBytes int, idx *[16]int32, nb int, off float32)
+// The VNNI GEMM's pack of nb Q4_K super-blocks of 16 whole rows (row i at w + idx[i]; off is
+// unused): per 32-value sub-block j a block of the nibbles as stored, four per word (row i in
+// word 16g + i), then dw = d·sc_j and ow = −dmin·m_j.
+TEXT ·packQ4_Kx16(SB), NOSPLIT, $0-44
+	KSETUP
+	MOVL $63, DX
+	VPBROADCASTD DX, Z14
+	MOVL $3, DX
+	VPBROADCASTD DX, Z15
+	MOVL $15, DX
+	VPBROADCASTD DX, Z9
+	MOVL $0x80000000, DX
+	VPBROADCASTD DX, Z7
+pq4kloop:
+	Q4KQS(16, 32, 0, 64, 128, 192, 256, 320, 384, 448, 640, 704, 768, 832, 896, 960, 1024, 1088)
+	Q4KQS(48, 64, 1280, 1344, 1408, 1472, 1536, 1600, 1664, 1728, 1920, 1984, 2048, 2112, 2176, 2240, 2304, 2368)
+	Q4KQS(80, 96, 2560, 2624, 2688, 2752, 2816, 2880, 2944, 3008, 3200, 3264, 3328, 3392, 3456, 3520, 3584, 3648)
+	Q4KQS(112, 128, 3840, 3904, 3968, 4032, 4096, 4160, 4224, 4288, 4480, 4544, 4608, 4672, 4736, 4800, 4864, 4928)
+	LOADT(4, Z16, Z17, Z18, Z19)
+	KXNORW K1, K1, K1
+	VPGATHERDD (SI)(Z12*1), K1, Z20
+	VPMOVDW Z20, Y21
+	VCVTPH2PS Y21, Z21
+	VPSRLD $16, Z20, Z20
+	VPMOVDW Z20, Y22
+	VCVTPH2PS Y22, Z22
+	VPXORD Z7, Z22, Z22
+	Q4KLO(0, 512, 576)
+	Q4KLO(8, 1152, 1216)
+	Q4KLO(16, 1792, 1856)
+	Q4KLO(24, 2432, 2496)
+	Q4KHI(0, 4, 6, 3072, 3136)
+	Q4KHI(8, 12, 14, 3712, 3776)
+	Q4KHI(16, 20, 22, 4352, 4416)
+	Q4KHI(24, 28, 30, 4992, 5056)
+	ADDQ $144, SI
+	ADDQ $144, R11
+	ADDQ $144, R12
+	ADDQ $144, R13
+	ADDQ $5120, DI
+	DECQ CX
+	JNZ pq4kloop
+	VZEROUPPER
+	RET
+
+// func packQ6_Kx16(pk unsafe.Pointer, w unsafe.Pointer, rowBytes int, idx *[16]int32, nb int, off float32)
+// The VNNI GEMM's pack of nb Q6_K super-blocks of 16 whole rows (row i at w + idx[i]; off is
+// unused): per 16 values G (one int8 scale) a block of the 6-bit codes as stored, four per word
+// (row i in word 16g + i), then dw = d·sc_G and ow = −32·dw.
+TEXT ·packQ6_Kx16(SB), NOSPLIT, $0-44
+	KSETUP
+	MOVL $0x03030303, DX
+	VPBROADCASTD DX, Z14
+	MOVL $0xc2000000, DX
+	VPBROADCASTD DX, Z3
+pq6kloop:
+	Q6KQ(0, 32, 128, 0, 768, 1536, 2304, 64, 832, 1600, 2368, 128, 896, 1664, 2432, 192, 960, 1728, 2496)
+	Q6KQ(16, 48, 144, 384, 1152, 1920, 2688, 448, 1216, 1984, 2752, 512, 1280, 2048, 2816, 576, 1344, 2112, 2880)
+	Q6KQ(64, 96, 160, 3072, 3840, 4608, 5376, 3136, 3904, 4672, 5440, 3200, 3968, 4736, 5504, 3264, 4032, 4800, 5568)
+	Q6KQ(80, 112, 176, 3456, 4224, 4992, 5760, 3520, 4288, 5056, 5824, 3584, 4352, 5120, 5888, 3648, 4416, 5184, 5952)
+	LOADT(192, Z16, Z17, Z18, Z19)
+	KXNORW K1, K1, K1
+	VPGATHERDD 206(SI)(Z12*1), K1, Z2
+	VPSRLD $16, Z2, Z2
+	VPMOVDW Z2, Y2
+	VCVTPH2PS Y2, Z2
+	Q6KS(Z16, 24, 256, 320)
+	Q6KS(Z16, 16, 640, 704)
+	Q6KS(Z16, 8, 1024, 1088)
+	Q6KS(Z16, 0, 1408, 1472)
+	Q6KS(Z17, 24, 1792, 1856)
+	Q6KS(Z17, 16, 2176, 2240)
+	Q6KS(Z17, 8, 2560, 2624)
+	Q6KS(Z17, 0, 2944, 3008)
+	Q6KS(Z18, 24, 3328, 3392)
+	Q6KS(Z18, 16, 3712, 3776)
+	Q6KS(Z18, 8, 4096, 4160)
+	Q6KS(Z18, 0, 4480, 4544)
+	Q6KS(Z19, 24, 4864, 4928)
+	Q6KS(Z19, 16, 5248, 5312)
+	Q6KS(Z19, 8, 5632, 5696)
+	Q6KS(Z19, 0, 6016, 6080)
+	ADDQ $210, SI
+	ADDQ $210, R11
+	ADDQ $210, R12
+	ADDQ $210, R13
+	ADDQ $6144, DI
+	DECQ CX
+	JNZ pq6kloop
 	VZEROUPPER
 	RET

@@ -56,7 +56,9 @@ var vnniLayouts = map[gguf.Type]vnniLayout{
 // through the tokens' d·Σc) by 8 tokens at a time (vnniGemm16x8, vnniGemm16x8h for blocks of
 // 16): per block and token, the 16 rows' exact integer sums Σ code·c, then y += dw·(d_t·Σ) +
 // ow·(d_t·Σc) in float32. So only the float32 order of the block accumulation differs from
-// the row dots. Tokens past a multiple of eight take the row dots.
+// the row dots. The tokens past the last multiple of eight run as one more group, padded with
+// zero tokens whose outputs are dropped (one more pass over the packed sliver instead of a
+// row dot per token over the weights).
 func mulVNNIGEMM(k Kernel, y []float32, ystride int, w []byte, rowBytes int, a *Act, lo, hi int) {
 	l := vnniLayouts[k.typ]
 	if a.N < 8 {
@@ -78,6 +80,10 @@ func mulVNNIGEMM(k Kernel, y []float32, ystride int, w []byte, rowBytes int, a *
 	sc := vnniScratches.Get().(*vnniScratch)
 	defer vnniScratches.Put(sc)
 	ds := a.gemmScales(bv)
+	var pad []int8
+	if n8 < a.N {
+		pad = a.gemmPad()
+	}
 	var tmp [8 * 16]float32
 	for k0 := 0; k0 < cols; k0 += vnniKC {
 		kc := min(vnniKC, cols-k0)
@@ -86,32 +92,38 @@ func mulVNNIGEMM(k Kernel, y []float32, ystride int, w []byte, rowBytes int, a *
 		for r0 := lo; r0 < hi; r0 += 16 {
 			mr := min(16, hi-r0)
 			l.pack(sc.pk[:nb*bw], w, rowBytes, r0, mr, b0, nb)
-			for t0 := 0; t0 < n8; t0 += 8 {
-				_ = a.Q[(t0+7)*cols+k0+kc-1]
-				q := unsafe.Pointer(&a.Q[t0*cols+k0])
+			pk := unsafe.Pointer(&sc.pk[0])
+			for t0 := 0; t0 < a.N; t0 += 8 {
+				var q unsafe.Pointer
+				if t0 < n8 {
+					_ = a.Q[(t0+7)*cols+k0+kc-1]
+					q = unsafe.Pointer(&a.Q[t0*cols+k0])
+				} else {
+					_ = pad[7*cols+k0+kc-1]
+					q = unsafe.Pointer(&pad[k0])
+				}
 				dsp := unsafe.Pointer(&ds[(t0/8*nbt+b0)*16])
-				if mr == 16 {
+				if mr == 16 && t0 < n8 {
 					_ = y[(t0+7)*ystride+r0+15]
-					kern(unsafe.Pointer(&sc.pk[0]), q, cols, dsp, nb, unsafe.Pointer(&y[t0*ystride+r0]), ystride, first)
+					kern(pk, q, cols, dsp, nb, unsafe.Pointer(&y[t0*ystride+r0]), ystride, first)
 					continue
 				}
-				kern(unsafe.Pointer(&sc.pk[0]), q, cols, dsp, nb, unsafe.Pointer(&tmp[0]), 16, true)
-				addTile(y, ystride, t0, r0, 8, mr, tmp[:], 16, first)
+				kern(pk, q, cols, dsp, nb, unsafe.Pointer(&tmp[0]), 16, true)
+				addTile(y, ystride, t0, r0, min(8, a.N-t0), mr, tmp[:], 16, first)
 			}
 		}
 	}
-	mulRowsTail(k, y, ystride, w, rowBytes, a, n8, lo, hi)
 }
 
-// gemmScales returns the kernels' token operands of a's first a.N&^7 tokens for blocks of bv
-// (32 or 16) values (vnniTokenScales), built by the first caller after Prepare and shared by
-// the workers of one product.
+// gemmScales returns the kernels' token operands of a's tokens for blocks of bv (32 or 16)
+// values, in groups of eight, the last group padded with zeros (vnniTokenScales), built by the
+// first caller after Prepare and shared by the workers of one product.
 func (a *Act) gemmScales(bv int) []float32 {
 	g, i := &a.gemm, bv/16-1
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !g.ok[i] {
-		n8 := a.N &^ 7
+		n8 := (a.N + 7) &^ 7
 		g.vals[i] = grow(g.vals[i], n8/8*(a.Cols/bv)*16)
 		vnniTokenScales(g.vals[i], a, bv, n8)
 		g.ok[i] = true
@@ -119,14 +131,37 @@ func (a *Act) gemmScales(bv int) []float32 {
 	return g.vals[i]
 }
 
+// gemmPad returns the codes of a's tokens past its last whole group of eight followed by zero
+// codes, eight tokens in all: the last group's operand of the blocked kernels, whose padding
+// tokens (scale 0) then add nothing and are not written out. Built once per Prepare, shared.
+func (a *Act) gemmPad() []int8 {
+	g := &a.gemm
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.padOK {
+		g.pad = grow(g.pad, 8*a.Cols)
+		n := copy(g.pad, a.Q[(a.N&^7)*a.Cols:a.N*a.Cols])
+		clear(g.pad[n:])
+		g.padOK = true
+	}
+	return g.pad
+}
+
 // vnniTokenScales writes the kernels' token operands of tokens t < n8 (a multiple of 8) for
 // blocks of bv values: ds[(g·nb + b)·16 + j] = d and ds[(g·nb + b)·16 + 8 + j] = d·Σc of
-// token 8g+j's block b (nb = a.Cols/bv; d the scale of the activation block holding it).
+// token 8g+j's block b (nb = a.Cols/bv; d the scale of the activation block holding it), and 0
+// for the tokens past a.N.
 func vnniTokenScales(ds []float32, a *Act, bv, n8 int) {
 	nb := a.Cols / bv
 	_ = ds[n8/8*nb*16-1]
 	for t := 0; t < n8; t++ {
 		o := ds[t/8*nb*16+t%8:]
+		if t >= a.N {
+			for b := range nb {
+				o[16*b], o[16*b+8] = 0, 0
+			}
+			continue
+		}
 		if a.Format == Q8 {
 			d, s := a.D[t*nb:(t+1)*nb], a.S[t*nb:(t+1)*nb]
 			for b := range nb {
@@ -163,6 +198,9 @@ func vnniZeroRows(pk []uint32, bv, mr, nb int) {
 
 // packVNNIQ8_0 is Q8_0's pack: codes +128, ow = −128·d.
 func packVNNIQ8_0(pk []uint32, w []byte, rowBytes, r0, mr, b0, nb int) {
+	if packVNNIAsm(packQ8_0x16, pk, w, rowBytes, r0, mr, b0, nb, 32, 1, q8_0Bytes, -128) {
+		return
+	}
 	vnniZeroRows(pk, 32, mr, nb)
 	for i := 0; i < mr; i++ {
 		row := w[(r0+i)*rowBytes+b0*q8_0Bytes : (r0+i)*rowBytes+(b0+nb)*q8_0Bytes]
@@ -178,8 +216,31 @@ func packVNNIQ8_0(pk []uint32, w []byte, rowBytes, r0, mr, b0, nb int) {
 	}
 }
 
+// packVNNIAsm runs the AVX-512 pack kernel k (invtile_amd64.s: the rows transposed in registers
+// as the tile kernels load them) for a sliver of 16 whole rows of nb blocks of bv values from
+// block b0, per super-blocks of per blocks and sb bytes (one block of 18 or 34 bytes for Q4_0
+// and Q8_0), with offset factor off, and reports whether it did: a short sliver, a CPU without
+// the tile kernels or rows too far apart for the kernels' 32-bit gather offsets take the Go pack.
+func packVNNIAsm(k func(pk, w unsafe.Pointer, rowBytes int, idx *[16]int32, nb int, off float32),
+	pk []uint32, w []byte, rowBytes, r0, mr, b0, nb, bv, per, sb int, off float32) bool {
+	if mr != 16 || nb <= 0 || !hasInvTile || 15*rowBytes > math.MaxInt32 {
+		return false
+	}
+	_ = pk[nb*(4*bv+32)-1]
+	_ = w[(r0+15)*rowBytes+(b0+nb)/per*sb-1]
+	var idx [16]int32
+	for i := range idx {
+		idx[i] = int32(i * rowBytes)
+	}
+	k(unsafe.Pointer(&pk[0]), unsafe.Pointer(&w[r0*rowBytes+b0/per*sb]), rowBytes, &idx, nb/per, off)
+	return true
+}
+
 // packVNNIQ4_0 is Q4_0's pack: the nibbles as stored, ow = −8·d.
 func packVNNIQ4_0(pk []uint32, w []byte, rowBytes, r0, mr, b0, nb int) {
+	if packVNNIAsm(packQ4_0x16, pk, w, rowBytes, r0, mr, b0, nb, 32, 1, q4_0Bytes, -8) {
+		return
+	}
 	vnniZeroRows(pk, 32, mr, nb)
 	for i := 0; i < mr; i++ {
 		row := w[(r0+i)*rowBytes+b0*q4_0Bytes : (r0+i)*rowBytes+(b0+nb)*q4_0Bytes]
@@ -199,6 +260,9 @@ func packVNNIQ4_0(pk []uint32, w []byte, rowBytes, r0, mr, b0, nb int) {
 // packVNNIQ4_K is Q4_K's pack, a block per 32-value sub-block j of a super-block: the nibbles
 // as stored, dw = d·sc_j, ow = −dmin·m_j (both exact in float32). b0 and nb are multiples of 8.
 func packVNNIQ4_K(pk []uint32, w []byte, rowBytes, r0, mr, b0, nb int) {
+	if packVNNIAsm(packQ4_Kx16, pk, w, rowBytes, r0, mr, b0, nb, 32, 8, q4_KBytes, 0) {
+		return
+	}
 	vnniZeroRows(pk, 32, mr, nb)
 	s0, ns := b0/8, nb/8
 	for i := 0; i < mr; i++ {
@@ -230,6 +294,9 @@ func packVNNIQ4_K(pk []uint32, w []byte, rowBytes, r0, mr, b0, nb int) {
 // int8 scale): the 6-bit codes as stored (0…63), dw = d·sc_G, ow = −32·d·sc_G (exact). b0 and
 // nb are multiples of 16.
 func packVNNIQ6_K(pk []uint32, w []byte, rowBytes, r0, mr, b0, nb int) {
+	if packVNNIAsm(packQ6_Kx16, pk, w, rowBytes, r0, mr, b0, nb, 16, 16, q6_KBytes, 0) {
+		return
+	}
 	vnniZeroRows(pk, 16, mr, nb)
 	s0, ns := b0/16, nb/16
 	for i := 0; i < mr; i++ {

@@ -85,3 +85,46 @@ func TestVNNIGEMMFloatOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestPackVNNIAsm checks the AVX-512 packs of Q4_0, Q8_0, Q4_K and Q6_K slivers against the Go packs, word
+// for word (a scale that is NaN in both counts as equal: the conversions may quiet NaNs
+// differently), on random bytes, at row offsets and block ranges inside the matrix.
+func TestPackVNNIAsm(t *testing.T) {
+	if !hasInvTile {
+		t.Skip("no AVX-512 VNNI pack kernels on this CPU")
+	}
+	r := rand.New(rand.NewPCG(41, 42))
+	for _, typ := range []gguf.Type{gguf.Q4_0, gguf.Q8_0, gguf.Q4_K, gguf.Q6_K} {
+		const rows, cols = 40, 1024 + 256
+		w := randomRows(r, typ, rows, cols)
+		rb := int(typ.RowBytes(cols))
+		l := vnniLayouts[typ]
+		per := 1 // blocks per super-block
+		if typ == gguf.Q4_K || typ == gguf.Q6_K {
+			per = 256 / l.bv
+		}
+		for _, c := range [][3]int{{0, 0, 5}, {16, 1, 4}, {24, 4, 1}, {7, 2, 3}} {
+			r0, b0, nb := c[0], c[1]*per, c[2]*per
+			bw := 4*l.bv + 32
+			want := make([]uint32, nb*bw)
+			got := make([]uint32, nb*bw)
+			for i := range got {
+				got[i] = 0xdeadbeef // every word must be written
+			}
+			hasInvTile = false
+			l.pack(want, w, rb, r0, 16, b0, nb)
+			hasInvTile = true
+			l.pack(got, w, rb, r0, 16, b0, nb)
+			for i := range want {
+				if want[i] == got[i] {
+					continue
+				}
+				isScale := i%bw >= 4*l.bv
+				if isScale && math.IsNaN(float64(math.Float32frombits(want[i]))) && math.IsNaN(float64(math.Float32frombits(got[i]))) {
+					continue
+				}
+				t.Fatalf("%v rows %d… blocks %d…+%d: word %d (block %d, word %d of it) = %#x, the Go pack %#x", typ, r0, b0, nb, i, i/bw, i%bw, got[i], want[i])
+			}
+		}
+	}
+}
