@@ -24,7 +24,7 @@ func rowsQ4_KAVX512(w unsafe.Pointer, rowBytes, rows int, q, d, s unsafe.Pointer
 func rowsQ6_KAVX2(w unsafe.Pointer, rowBytes, rows int, q, d, s unsafe.Pointer, nb int, y *float32)
 
 //go:noescape
-func rowsQ6_KVNNI(w unsafe.Pointer, rowBytes, rows int, q, d, s unsafe.Pointer, nb int, y *float32)
+func rowsQ6_KVNNI512(w unsafe.Pointer, rowBytes, rows int, q, d, s unsafe.Pointer, nb int, y *float32)
 
 //go:noescape
 func rowsQ4_0uAVX2(w unsafe.Pointer, rowBytes, rows int, q, d, s unsafe.Pointer, nb int, y *float32)
@@ -89,7 +89,7 @@ func init() {
 		rowsDots[gguf.Q6_K] = rowsK(rowsQ6_KAVX2, q6_KBytes)
 		if hasVNNI && !noVNNI() {
 			rowsDots[gguf.Q4_K] = rowsK(rowsQ4_KAVX512, q4_KBytes) // the kernels vnni_amd64.go picks
-			rowsDots[gguf.Q6_K] = rowsK(rowsQ6_KVNNI, q6_KBytes)
+			rowsDots[gguf.Q6_K] = rowsK(rowsQ6_KVNNI512, q6_KBytes)
 		}
 		rowsDots[gguf.Q4_0] = rowsQ4_0
 		rowsDots[gguf.Q8_0] = rowsQ8_0

@@ -52,13 +52,14 @@ func dotQ4_KAsm512(row []byte, a *Act, t int) float32 {
 }
 
 //go:noescape
-func dotQ6_KVNNI(w, q, d, bs unsafe.Pointer, nb int) float32
+func dotQ6_KVNNI512(w, q, d, bs unsafe.Pointer, nb int) float32
 
-// dotQ6_KAsmVNNI is the Q6_K row dot through the VPERMW/VPDPWSSD kernel (vnniq6_amd64.s).
-func dotQ6_KAsmVNNI(row []byte, a *Act, t int) float32 {
+// dotQ6_KAsm512 is the Q6_K row dot through the 64-byte kernel (vnniq6_amd64.s):
+// the AVX2 kernel's sums bit for bit, in fewer vector operations (TestQ6_KAVX512Bits).
+func dotQ6_KAsm512(row []byte, a *Act, t int) float32 {
 	q, d, bs := a.q8k(t)
 	_ = row[len(d)*q6_KBytes-1]
-	return dotQ6_KVNNI(unsafe.Pointer(&row[0]), unsafe.Pointer(&q[0]), unsafe.Pointer(&d[0]), unsafe.Pointer(&bs[0]), len(d))
+	return dotQ6_KVNNI512(unsafe.Pointer(&row[0]), unsafe.Pointer(&q[0]), unsafe.Pointer(&d[0]), unsafe.Pointer(&bs[0]), len(d))
 }
 
 func init() {
@@ -66,7 +67,7 @@ func init() {
 		permQ8 = true
 		dots[gguf.Q4_0] = dotQ4_0Asm512
 		dots[gguf.Q4_K] = dotQ4_KAsm512
-		dots[gguf.Q6_K] = dotQ6_KAsmVNNI
+		dots[gguf.Q6_K] = dotQ6_KAsm512
 		for t := range vnniLayouts {
 			gemms[t] = mulVNNIGEMM
 		}

@@ -149,3 +149,54 @@ func BenchmarkVNNI(b *testing.B) {
 		}
 	}
 }
+
+// TestQ6_KAVX512Bits checks that the 64-byte Q6_K kernel returns the AVX2 kernel's bits, row by
+// row and through the row loop, on random rows and on rows of extreme codes and scales (every
+// code 63 or 0, every scale 127 or −128) against random and alternating activations.
+func TestQ6_KAVX512Bits(t *testing.T) {
+	if !hasVNNI || noVNNI() {
+		t.Skip("no AVX-512 VNNI/VBMI on this CPU, or KVLAB_NO_AVX512 set")
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, cols := range []int{256, 2048, 5632} {
+		t.Run(fmt.Sprint(cols), func(t *testing.T) {
+			const rows = 7
+			rb := int(gguf.Q6_K.RowBytes(uint64(cols)))
+			data := randomRows(r, gguf.Q6_K, rows, cols)
+			for b := 0; b < cols/256; b++ { // row 0: codes 63, scales 127; row 1: codes 0, scales −128
+				for k, fill := range []byte{0xff, 0x00} {
+					blk := data[k*rb+b*q6_KBytes : k*rb+(b+1)*q6_KBytes]
+					for i := 0; i < 192; i++ {
+						blk[i] = fill
+					}
+					for i := 192; i < 208; i++ {
+						blk[i] = 0x7f + byte(k)
+					}
+				}
+			}
+			for tok := 0; tok < 3; tok++ {
+				x := randomVec(r, cols)
+				if tok == 2 {
+					for i := range x {
+						x[i] = float32(1 - 2*(i%2))
+					}
+				}
+				var a Act
+				a.Quantize(Q8K, x, 1, cols)
+				y := make([]float32, rows)
+				k, _ := KernelOf(gguf.Q6_K)
+				k.MulRows(y, rows, data, rb, &a, 0, rows)
+				for row := 0; row < rows; row++ {
+					rw := data[row*rb : (row+1)*rb]
+					want := asmDots[gguf.Q6_K](rw, &a, 0)
+					if got := dotQ6_KAsm512(rw, &a, 0); math.Float32bits(got) != math.Float32bits(want) {
+						t.Fatalf("token %d row %d: %g, AVX2 %g", tok, row, got, want)
+					}
+					if math.Float32bits(y[row]) != math.Float32bits(want) {
+						t.Fatalf("token %d row %d: row loop %g, AVX2 %g", tok, row, y[row], want)
+					}
+				}
+			}
+		})
+	}
+}

@@ -39,36 +39,66 @@ DATA q6idx<>+240(SB)/8, $0x000f000f000f000f
 DATA q6idx<>+248(SB)/8, $0x000f000f000f000f
 GLOBL q6idx<>(SB), RODATA|NOPTR, $256
 
-// func dotQ6_KVNNI(w, q, d, bs unsafe.Pointer, nb int) float32
-// dotQ6_KAVX2 with each chunk's scale vector taken by one VPERMW from 8 index vectors kept in
-// registers (instead of VPERMD + VPSHUFB + an index add) and the scaled pair sums accumulated
-// by VPDPWSSD (instead of VPMADDWD + VPADDD): the same integer sums, 256-bit vectors only.
-TEXT ·dotQ6_KVNNI(SB), NOSPLIT, $0-44
+// q6shl and q6shr are the per-word shifts of the high bits of a 64-byte Q6_K chunk pair: qh
+// left by 4 (first 32 codes) and 2 (next 32), right by 0 and 2.
+DATA q6shl<>+0(SB)/8, $0x0004000400040004
+DATA q6shl<>+8(SB)/8, $0x0004000400040004
+DATA q6shl<>+16(SB)/8, $0x0004000400040004
+DATA q6shl<>+24(SB)/8, $0x0004000400040004
+DATA q6shl<>+32(SB)/8, $0x0002000200020002
+DATA q6shl<>+40(SB)/8, $0x0002000200020002
+DATA q6shl<>+48(SB)/8, $0x0002000200020002
+DATA q6shl<>+56(SB)/8, $0x0002000200020002
+GLOBL q6shl<>(SB), RODATA|NOPTR, $64
+DATA q6shr<>+0(SB)/8, $0
+DATA q6shr<>+8(SB)/8, $0
+DATA q6shr<>+16(SB)/8, $0
+DATA q6shr<>+24(SB)/8, $0
+DATA q6shr<>+32(SB)/8, $0x0002000200020002
+DATA q6shr<>+40(SB)/8, $0x0002000200020002
+DATA q6shr<>+48(SB)/8, $0x0002000200020002
+DATA q6shr<>+56(SB)/8, $0x0002000200020002
+GLOBL q6shr<>(SB), RODATA|NOPTR, $64
+
+// Q6PAIR adds two 32-code chunks of a Q6_K super-block (64 codes: CODES the 64 bytes of ql,
+// QH the 32 bytes of qh in both halves of Z11, SHIFT CNT their word shifts) times the token's 64
+// codes at Q, each chunk's sub-block scales spread by IDX, to the dword lanes of Z8.
+#define Q6PAIR(CODES, SHIFT, CNT, Q, IDX) \
+	SHIFT CNT, Z11, Z7; \
+	VPANDD Z13, Z7, Z7; \
+	VPORD Z7, CODES, Z6; \
+	VPMADDUBSW Q, Z6, Z6; \
+	VPERMW Z4, IDX, Z15; \
+	VPDPWSSD Z15, Z6, Z8
+
+// func dotQ6_KVNNI512(w, q, d, bs unsafe.Pointer, nb int) float32
+// dotQ6_KAVX2 on 64-byte vectors: each zmm holds two 32-code chunks (the 64 low or high nibbles
+// of 64 bytes of ql, with qh's bits shifted per half by VPSLLVW or VPSRLVW), so one VPMADDUBSW,
+// one VPERMW (each chunk's scale vector from index vectors kept in registers, instead of
+// VPERMD + VPSHUFB + an index add) and one VPDPWSSD (instead of VPMADDWD + VPADDD) cover 64
+// values. The two halves of the dword sums are added before the conversion: lane j then holds
+// the AVX2 kernel's lane j (exact integers), so the result is the same bits.
+TEXT ·dotQ6_KVNNI512(SB), NOSPLIT, $0-44
 	MOVQ w+0(FP), SI
 	MOVQ q+8(FP), DI
 	MOVQ d+16(FP), R8
 	MOVQ bs+24(FP), R9
 	MOVQ nb+32(FP), CX
 	MOVL $0x0f0f0f0f, AX
-	VMOVD AX, X14
-	VPBROADCASTD X14, Y14
+	VPBROADCASTD AX, Z14
 	MOVL $0x30303030, AX
-	VMOVD AX, X13
-	VPBROADCASTD X13, Y13
-	VMOVDQU16 q6idx<>+0(SB), Y16
-	VMOVDQU16 q6idx<>+32(SB), Y17
-	VMOVDQU16 q6idx<>+64(SB), Y18
-	VMOVDQU16 q6idx<>+96(SB), Y19
-	VMOVDQU16 q6idx<>+128(SB), Y20
-	VMOVDQU16 q6idx<>+160(SB), Y21
-	VMOVDQU16 q6idx<>+192(SB), Y22
-	VMOVDQU16 q6idx<>+224(SB), Y23
+	VPBROADCASTD AX, Z13
+	VMOVDQU16 q6idx<>+0(SB), Z16
+	VMOVDQU16 q6idx<>+64(SB), Z17
+	VMOVDQU16 q6idx<>+128(SB), Z18
+	VMOVDQU16 q6idx<>+192(SB), Z19
+	VMOVDQU16 q6shl<>+0(SB), Z20
+	VMOVDQU16 q6shr<>+0(SB), Z21
 	VXORPS Y0, Y0, Y0
 
-q6kvblock:
+q6k5block:
 	TESTQ CX, CX
-	JE    q6kvdone
-	// Prefetch 4 KiB ahead, as wkern's dotQ8_0AVX2 does (why: beside it).
+	JE    q6k5done
 	PREFETCHT0 4096(SI)
 	PREFETCHT0 4160(SI)
 	PREFETCHT0 4224(SI)
@@ -79,80 +109,24 @@ q6kvblock:
 	VPXOR     Y8, Y8, Y8
 	VPSUBD    Y5, Y8, Y8
 
-	VMOVDQU 0(SI), Y9
-	VMOVDQU 32(SI), Y10
-	VMOVDQU 128(SI), Y11
+	VMOVDQU64 0(SI), Z9
+	VBROADCASTI64X4 128(SI), Z11
+	VPANDD Z14, Z9, Z10
+	VPSRLW $4, Z9, Z9
+	VPANDD Z14, Z9, Z9
+	Q6PAIR(Z10, VPSLLVW, Z20, 0(DI), Z16)
+	Q6PAIR(Z9, VPSRLVW, Z21, 64(DI), Z17)
 
-	VPAND Y14, Y9, Y6
-	VPSLLW $4, Y11, Y7
-	VPAND  Y13, Y7, Y7
-	VPOR       Y7, Y6, Y6
-	VPMADDUBSW 0(DI), Y6, Y6
-	VPERMW     Y4, Y16, Y15
-	VPDPWSSD   Y15, Y6, Y8
+	VMOVDQU64 64(SI), Z9
+	VBROADCASTI64X4 160(SI), Z11
+	VPANDD Z14, Z9, Z10
+	VPSRLW $4, Z9, Z9
+	VPANDD Z14, Z9, Z9
+	Q6PAIR(Z10, VPSLLVW, Z20, 128(DI), Z18)
+	Q6PAIR(Z9, VPSRLVW, Z21, 192(DI), Z19)
 
-	VPAND Y14, Y10, Y6
-	VPSLLW $2, Y11, Y7
-	VPAND  Y13, Y7, Y7
-	VPOR       Y7, Y6, Y6
-	VPMADDUBSW 32(DI), Y6, Y6
-	VPERMW     Y4, Y17, Y15
-	VPDPWSSD   Y15, Y6, Y8
-
-	VPSRLW $4, Y9, Y6
-	VPAND  Y14, Y6, Y6
-	VPAND  Y13, Y11, Y7
-	VPOR       Y7, Y6, Y6
-	VPMADDUBSW 64(DI), Y6, Y6
-	VPERMW     Y4, Y18, Y15
-	VPDPWSSD   Y15, Y6, Y8
-
-	VPSRLW $4, Y10, Y6
-	VPAND  Y14, Y6, Y6
-	VPSRLW $2, Y11, Y7
-	VPAND  Y13, Y7, Y7
-	VPOR       Y7, Y6, Y6
-	VPMADDUBSW 96(DI), Y6, Y6
-	VPERMW     Y4, Y19, Y15
-	VPDPWSSD   Y15, Y6, Y8
-
-	VMOVDQU 64(SI), Y9
-	VMOVDQU 96(SI), Y10
-	VMOVDQU 160(SI), Y11
-
-	VPAND Y14, Y9, Y6
-	VPSLLW $4, Y11, Y7
-	VPAND  Y13, Y7, Y7
-	VPOR       Y7, Y6, Y6
-	VPMADDUBSW 128(DI), Y6, Y6
-	VPERMW     Y4, Y20, Y15
-	VPDPWSSD   Y15, Y6, Y8
-
-	VPAND Y14, Y10, Y6
-	VPSLLW $2, Y11, Y7
-	VPAND  Y13, Y7, Y7
-	VPOR       Y7, Y6, Y6
-	VPMADDUBSW 160(DI), Y6, Y6
-	VPERMW     Y4, Y21, Y15
-	VPDPWSSD   Y15, Y6, Y8
-
-	VPSRLW $4, Y9, Y6
-	VPAND  Y14, Y6, Y6
-	VPAND  Y13, Y11, Y7
-	VPOR       Y7, Y6, Y6
-	VPMADDUBSW 192(DI), Y6, Y6
-	VPERMW     Y4, Y22, Y15
-	VPDPWSSD   Y15, Y6, Y8
-
-	VPSRLW $4, Y10, Y6
-	VPAND  Y14, Y6, Y6
-	VPSRLW $2, Y11, Y7
-	VPAND  Y13, Y7, Y7
-	VPOR       Y7, Y6, Y6
-	VPMADDUBSW 224(DI), Y6, Y6
-	VPERMW     Y4, Y23, Y15
-	VPDPWSSD   Y15, Y6, Y8
-
+	VEXTRACTI64X4 $1, Z8, Y9
+	VPADDD        Y9, Y8, Y8
 	VCVTDQ2PS    Y8, Y8
 	MOVWLZX      208(SI), AX
 	VMOVD        AX, X5
@@ -165,9 +139,9 @@ q6kvblock:
 	ADDQ $4, R8
 	ADDQ $32, R9
 	DECQ CX
-	JMP  q6kvblock
+	JMP  q6k5block
 
-q6kvdone:
+q6k5done:
 	VEXTRACTF128 $1, Y0, X2
 	VADDPS       X2, X0, X0
 	VHADDPS      X0, X0, X0
