@@ -62,12 +62,22 @@ func dotQ6_KAsm512(row []byte, a *Act, t int) float32 {
 	return dotQ6_KVNNI512(unsafe.Pointer(&row[0]), unsafe.Pointer(&q[0]), unsafe.Pointer(&d[0]), unsafe.Pointer(&bs[0]), len(d))
 }
 
+//go:noescape
+func dotQ6_Kx4VNNI512(w, q, d, bs unsafe.Pointer, nb, qstride, dstride, bstride int, out *[4]float32)
+
+// dotQ6_Kx1Asm512 is dotQ6_KAsm512 as the one-token half of an invariant pair.
+func dotQ6_Kx1Asm512(row []byte, a *Act, t int, out *[4]float32) { out[0] = dotQ6_KAsm512(row, a, t) }
+
 func init() {
 	if hasVNNI && !noVNNI() {
 		permQ8 = true
 		dots[gguf.Q4_0] = dotQ4_0Asm512
 		dots[gguf.Q4_K] = dotQ4_KAsm512
 		dots[gguf.Q6_K] = dotQ6_KAsm512
+		// Four tokens per unpacked super-block, each the bits of the one-token kernel: the row
+		// dots' four-token kernel and an invariant pair (the output matrix of a batched pass).
+		dots4[gguf.Q6_K] = dot4Q8K(dotQ6_Kx4VNNI512, q6_KBytes)
+		invDots[gguf.Q6_K] = invPair{dots4[gguf.Q6_K], dotQ6_Kx1Asm512}
 		for t := range vnniLayouts {
 			gemms[t] = mulVNNIGEMM
 		}

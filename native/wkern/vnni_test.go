@@ -151,8 +151,9 @@ func BenchmarkVNNI(b *testing.B) {
 }
 
 // TestQ6_KAVX512Bits checks that the 64-byte Q6_K kernel returns the AVX2 kernel's bits, row by
-// row and through the row loop, on random rows and on rows of extreme codes and scales (every
-// code 63 or 0, every scale 127 or −128) against random and alternating activations.
+// row, through the row loop and through its four-token kernel, on random rows and on rows of
+// extreme codes and scales (every code 63 or 0, every scale 127 or −128) against random and
+// alternating activations.
 func TestQ6_KAVX512Bits(t *testing.T) {
 	if !hasVNNI || noVNNI() {
 		t.Skip("no AVX-512 VNNI/VBMI on this CPU, or KVLAB_NO_AVX512 set")
@@ -194,6 +195,19 @@ func TestQ6_KAVX512Bits(t *testing.T) {
 					}
 					if math.Float32bits(y[row]) != math.Float32bits(want) {
 						t.Fatalf("token %d row %d: row loop %g, AVX2 %g", tok, row, y[row], want)
+					}
+				}
+			}
+			x4 := randomVec(r, 4*cols)
+			var a4 Act
+			a4.Quantize(Q8K, x4, 4, cols)
+			for row := 0; row < rows; row++ {
+				rw := data[row*rb : (row+1)*rb]
+				var out [4]float32
+				dots4[gguf.Q6_K](rw, &a4, 0, &out)
+				for tok := range 4 {
+					if want := asmDots[gguf.Q6_K](rw, &a4, tok); math.Float32bits(out[tok]) != math.Float32bits(want) {
+						t.Fatalf("row %d: four-token kernel's token %d %g, AVX2 %g", row, tok, out[tok], want)
 					}
 				}
 			}

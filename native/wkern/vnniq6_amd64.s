@@ -149,3 +149,128 @@ q6k5done:
 	VZEROUPPER
 	MOVSS        X0, ret+40(FP)
 	RET
+
+// Q6CODES unpacks 64 bytes of ql at QL and 32 of qh at QH into the two code pairs A (low
+// nibbles, qh shifted left by 4 and 2) and B (high nibbles, qh shifted right by 0 and 2).
+#define Q6CODES(QL, QH, A, B) \
+	VMOVDQU64 QL, Z5; \
+	VBROADCASTI64X4 QH, Z6; \
+	VPANDD Z14, Z5, A; \
+	VPSRLW $4, Z5, Z5; \
+	VPANDD Z14, Z5, Z5; \
+	VPSLLVW Z20, Z6, Z7; \
+	VPANDD Z13, Z7, Z7; \
+	VPORD Z7, A, A; \
+	VPSRLVW Z21, Z6, Z7; \
+	VPANDD Z13, Z7, Z7; \
+	VPORD Z7, Z5, B
+
+// Q6TOK adds token Q's 256 codes times the unpacked super-block (Z22, Z23, Z26, Z27 with the
+// scale vectors Z24, Z25, Z28, Z29) to the dword lanes of ACC (T a temporary).
+#define Q6TOK(Q, ACC, T) \
+	VPMADDUBSW 0 Q, Z22, T; \
+	VPDPWSSD Z24, T, ACC; \
+	VPMADDUBSW 64 Q, Z23, T; \
+	VPDPWSSD Z25, T, ACC; \
+	VPMADDUBSW 128 Q, Z26, T; \
+	VPDPWSSD Z28, T, ACC; \
+	VPMADDUBSW 192 Q, Z27, T; \
+	VPDPWSSD Z29, T, ACC
+
+// Q6INIT sets ACC's low 8 dwords to −32·Σ sc·bs (the token's 16-value code sums at BS), as
+// dotQ6_KVNNI512 starts its sums (upper dwords 0).
+#define Q6INIT(BS, ACC, Y) \
+	VPMADDWD BS, Y4, Y; \
+	VPSLLD $5, Y, Y; \
+	VPSUBD Y, Y31, Y
+
+// Q6FIN folds ACC's halves, converts, and adds them times d·d_t (d in X6, d_t at DT) to the
+// token's float lanes F.
+#define Q6FIN(ACC, Y, DT, F) \
+	VEXTRACTI64X4 $1, ACC, Y5; \
+	VPADDD Y5, Y, Y; \
+	VCVTDQ2PS Y, Y; \
+	VMULSS DT, X6, X7; \
+	VBROADCASTSS X7, Y7; \
+	VFMADD231PS Y7, Y, F
+
+// Q6SUM stores the sum of F's lanes (dotQ6_KVNNI512's reduction) at OUT.
+#define Q6SUM(F, X, OUT) \
+	VEXTRACTF128 $1, F, X4; \
+	VADDPS X4, X, X; \
+	VHADDPS X, X, X; \
+	VHADDPS X, X, X; \
+	VMOVSS X, OUT
+
+// func dotQ6_Kx4VNNI512(w, q, d, bs unsafe.Pointer, nb, qstride, dstride, bstride int, out *[4]float32)
+// dotQ6_KVNNI512 for four tokens (token t's codes at q + t·qstride, scales at d + t·dstride,
+// code sums at bs + t·bstride), each super-block unpacked once for the four: every token's
+// result is the bits dotQ6_KVNNI512 returns for it alone, so with it this is an invariant pair.
+TEXT ·dotQ6_Kx4VNNI512(SB), NOSPLIT, $0-72
+	MOVQ w+0(FP), SI
+	MOVQ q+8(FP), DI
+	MOVQ d+16(FP), R8
+	MOVQ bs+24(FP), R9
+	MOVQ nb+32(FP), CX
+	MOVQ qstride+40(FP), R10
+	LEAQ (R10)(R10*2), R13
+	MOVQ dstride+48(FP), R11
+	LEAQ (R11)(R11*2), BX
+	MOVQ bstride+56(FP), R12
+	LEAQ (R12)(R12*2), DX
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z14
+	MOVL $0x30303030, AX
+	VPBROADCASTD AX, Z13
+	VMOVDQU16 q6idx<>+0(SB), Z16
+	VMOVDQU16 q6idx<>+64(SB), Z17
+	VMOVDQU16 q6idx<>+128(SB), Z18
+	VMOVDQU16 q6idx<>+192(SB), Z19
+	VMOVDQU16 q6shl<>+0(SB), Z20
+	VMOVDQU16 q6shr<>+0(SB), Z21
+	VPXORD Z31, Z31, Z31
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+q6x4block:
+	TESTQ CX, CX
+	JE    q6x4done
+	VPMOVSXBW 192(SI), Y4
+	Q6INIT((R9), Z8, Y8)
+	Q6INIT((R9)(R12*1), Z9, Y9)
+	Q6INIT((R9)(R12*2), Z10, Y10)
+	Q6INIT((R9)(DX*1), Z11, Y11)
+	Q6CODES(0(SI), 128(SI), Z22, Z23)
+	Q6CODES(64(SI), 160(SI), Z26, Z27)
+	VPERMW Z4, Z16, Z24
+	VPERMW Z4, Z17, Z25
+	VPERMW Z4, Z18, Z28
+	VPERMW Z4, Z19, Z29
+	Q6TOK((DI), Z8, Z7)
+	Q6TOK((DI)(R10*1), Z9, Z12)
+	Q6TOK((DI)(R10*2), Z10, Z15)
+	Q6TOK((DI)(R13*1), Z11, Z30)
+	MOVWLZX   208(SI), AX
+	VMOVD     AX, X6
+	VCVTPH2PS X6, X6
+	Q6FIN(Z8, Y8, (R8), Y0)
+	Q6FIN(Z9, Y9, (R8)(R11*1), Y1)
+	Q6FIN(Z10, Y10, (R8)(R11*2), Y2)
+	Q6FIN(Z11, Y11, (R8)(BX*1), Y3)
+	ADDQ $210, SI
+	ADDQ $256, DI
+	ADDQ $4, R8
+	ADDQ $32, R9
+	DECQ CX
+	JMP  q6x4block
+
+q6x4done:
+	MOVQ out+64(FP), DX
+	Q6SUM(Y0, X0, 0(DX))
+	Q6SUM(Y1, X1, 4(DX))
+	Q6SUM(Y2, X2, 8(DX))
+	Q6SUM(Y3, X3, 12(DX))
+	VZEROUPPER
+	RET
