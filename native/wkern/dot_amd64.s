@@ -559,3 +559,141 @@ DATA shufQ6<>+8(SB)/8, $0x0100010001000100
 DATA shufQ6<>+16(SB)/8, $0x0302030203020302
 DATA shufQ6<>+24(SB)/8, $0x0302030203020302
 GLOBL shufQ6<>(SB), RODATA|NOPTR, $32
+
+// K4TOK runs token t of dotQ4_Kx4AVX512 (DT its d, BS its code sums, Q its codes; F, M, ACC
+// its float, min and integer accumulators): the float steps of dotQ4_KAVX512 on the shared
+// unpacked super-block (codes Z20…Z23, scale words Z16…Z19, mins X5, d and dmin in X12).
+#define K4TOK(DT, BS, Q, F, M, ACC, YACC) \
+	VBROADCASTSS DT, X13; \
+	VMULPS X13, X12, X6; \
+	VMOVDQU BS, Y7; \
+	VEXTRACTI128 $1, Y7, X9; \
+	VPHADDW X9, X7, X7; \
+	VPMADDWD X7, X5, X9; \
+	VCVTDQ2PS X9, X9; \
+	VPSHUFD $0x55, X6, X10; \
+	VFMADD231PS X10, X9, M; \
+	VPXORD ACC, ACC, ACC; \
+	VPMADDUBSW 0 Q, Z20, Z11; \
+	VPDPWSSD Z16, Z11, ACC; \
+	VPMADDUBSW 64 Q, Z21, Z11; \
+	VPDPWSSD Z17, Z11, ACC; \
+	VPMADDUBSW 128 Q, Z22, Z11; \
+	VPDPWSSD Z18, Z11, ACC; \
+	VPMADDUBSW 192 Q, Z23, Z11; \
+	VPDPWSSD Z19, Z11, ACC; \
+	VEXTRACTI64X4 $1, ACC, Y9; \
+	VPADDD Y9, YACC, YACC; \
+	VCVTDQ2PS YACC, YACC; \
+	VBROADCASTSS X6, Y9; \
+	VFMADD231PS Y9, YACC, F
+
+// K4CODES unpacks the 32 bytes of nibbles at OFF(SI) (both halves: low nibbles, high nibbles)
+// into Z, and spreads the scale words of its two sub-blocks (shufK4 at SH(R12)) into S.
+#define K4CODES(OFF, SH, Z, S) \
+	VBROADCASTI64X4 OFF(SI), Z; \
+	VPSRLVW Z15, Z, Z; \
+	VPANDD Z14, Z, Z; \
+	VPSHUFB SH(R12), Z4, S
+
+// K4SUM stores token t's sum (dotQ4_KAVX512's reduction of F and M) at OUT.
+#define K4SUM(F, X, M, OUT) \
+	VEXTRACTF128 $1, F, X4; \
+	VADDPS X4, X, X; \
+	VSUBPS M, X, X; \
+	VHADDPS X, X, X; \
+	VHADDPS X, X, X; \
+	VMOVSS X, OUT
+
+// func dotQ4_Kx4AVX512(w, q, d, bs unsafe.Pointer, nb, qstride, dstride, bstride int, out *[4]float32)
+// dotQ4_KAVX512 for four tokens (token t's codes at q + t·qstride, scales at d + t·dstride,
+// code sums at bs + t·bstride), each super-block's codes, scales and mins unpacked once for the
+// four: every token's result is the bits dotQ4_KAVX512 returns for it alone (an invariant pair).
+TEXT ·dotQ4_Kx4AVX512(SB), NOSPLIT, $0-72
+	MOVQ w+0(FP), SI
+	MOVQ q+8(FP), DI
+	MOVQ d+16(FP), R8
+	MOVQ bs+24(FP), R9
+	MOVQ nb+32(FP), CX
+	MOVQ qstride+40(FP), R10
+	MOVQ dstride+48(FP), R11
+	MOVQ bstride+56(FP), R15
+	LEAQ shufK4<>(SB), R12
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Z14
+	VMOVDQU64 shiftK4<>(SB), Z15
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y24, Y24, Y24
+	VXORPS Y25, Y25, Y25
+	VXORPS Y26, Y26, Y26
+	VXORPS Y27, Y27, Y27
+
+q4kx4block:
+	TESTQ CX, CX
+	JE    q4kx4done
+	MOVL      (SI), AX
+	VMOVD     AX, X12
+	VCVTPH2PS X12, X12
+
+	// The 12 bytes of 6-bit scales and mins, as dotQ4_KAVX512 unpacks them.
+	MOVL 4(SI), AX
+	MOVL 8(SI), BX
+	MOVL 12(SI), DX
+	MOVL DX, R14
+	SHRL $4, R14
+	ANDL $0x0f0f0f0f, R14
+	MOVL BX, R13
+	SHRL $6, R13
+	ANDL $0x03030303, R13
+	SHLL $4, R13
+	ORL  R13, R14
+	ANDL $0x3f3f3f3f, BX
+	SHLQ $32, R14
+	ORQ  R14, BX
+	ANDL $0x0f0f0f0f, DX
+	MOVL AX, R13
+	SHRL $6, R13
+	ANDL $0x03030303, R13
+	SHLL $4, R13
+	ORL  R13, DX
+	ANDL $0x3f3f3f3f, AX
+	SHLQ $32, DX
+	ORQ  DX, AX
+
+	VMOVQ       AX, X4
+	VPMOVZXBW   X4, X4
+	VSHUFI32X4  $0, Z4, Z4, Z4
+	VMOVQ       BX, X5
+	VPMOVZXBW   X5, X5
+
+	K4CODES(16, 0, Z20, Z16)
+	K4CODES(48, 64, Z21, Z17)
+	K4CODES(80, 128, Z22, Z18)
+	K4CODES(112, 192, Z23, Z19)
+
+	K4TOK((R8), (R9), (DI), Y0, X24, Z28, Y28)
+	K4TOK((R8)(R11*1), (R9)(R15*1), (DI)(R10*1), Y1, X25, Z29, Y29)
+	K4TOK((R8)(R11*2), (R9)(R15*2), (DI)(R10*2), Y2, X26, Z30, Y30)
+	LEAQ (R11)(R11*2), AX
+	LEAQ (R15)(R15*2), BX
+	LEAQ (R10)(R10*2), DX
+	K4TOK((R8)(AX*1), (R9)(BX*1), (DI)(DX*1), Y3, X27, Z31, Y31)
+	ADDQ $144, SI
+	ADDQ $256, DI
+	ADDQ $4, R8
+	ADDQ $32, R9
+	DECQ CX
+	JMP  q4kx4block
+
+q4kx4done:
+	MOVQ out+64(FP), DX
+	K4SUM(Y0, X0, X24, 0(DX))
+	K4SUM(Y1, X1, X25, 4(DX))
+	K4SUM(Y2, X2, X26, 8(DX))
+	K4SUM(Y3, X3, X27, 12(DX))
+	VZEROUPPER
+	RET

@@ -63,6 +63,12 @@ func dotQ6_KAsm512(row []byte, a *Act, t int) float32 {
 }
 
 //go:noescape
+func dotQ4_Kx4AVX512(w, q, d, bs unsafe.Pointer, nb, qstride, dstride, bstride int, out *[4]float32)
+
+// dotQ4_Kx1Asm512 is dotQ4_KAsm512 as the one-token half of an invariant pair.
+func dotQ4_Kx1Asm512(row []byte, a *Act, t int, out *[4]float32) { out[0] = dotQ4_KAsm512(row, a, t) }
+
+//go:noescape
 func dotQ6_Kx4VNNI512(w, q, d, bs unsafe.Pointer, nb, qstride, dstride, bstride int, out *[4]float32)
 
 // dotQ6_Kx1Asm512 is dotQ6_KAsm512 as the one-token half of an invariant pair.
@@ -75,9 +81,11 @@ func init() {
 		dots[gguf.Q4_K] = dotQ4_KAsm512
 		dots[gguf.Q6_K] = dotQ6_KAsm512
 		// Four tokens per unpacked super-block, each the bits of the one-token kernel: the row
-		// dots' four-token kernel and an invariant pair (the output matrix of a batched pass).
+		// dots' four-token kernels and invariant pairs (a batched pass's products).
 		dots4[gguf.Q6_K] = dot4Q8K(dotQ6_Kx4VNNI512, q6_KBytes)
 		invDots[gguf.Q6_K] = invPair{dots4[gguf.Q6_K], dotQ6_Kx1Asm512}
+		dots4[gguf.Q4_K] = dot4Q8K(dotQ4_Kx4AVX512, q4_KBytes)
+		invDots[gguf.Q4_K] = invPair{dots4[gguf.Q4_K], dotQ4_Kx1Asm512}
 		for t := range vnniLayouts {
 			gemms[t] = mulVNNIGEMM
 		}

@@ -66,7 +66,7 @@ func TestVNNIAgainstReference(t *testing.T) {
 }
 
 // TestQ4_KAVX512Bits checks that the 64-byte Q4_K kernel returns the AVX2 kernel's bits, row
-// by row and through the row loop, on random rows and on rows of extreme codes and scales (every
+// by row, through the row loop and through its four-token kernel, on random rows and on rows of extreme codes and scales (every
 // nibble 15 or 0, every 6-bit scale and min 63) against random and saturated activations.
 func TestQ4_KAVX512Bits(t *testing.T) {
 	if !hasVNNI || noVNNI() {
@@ -112,7 +112,27 @@ func TestQ4_KAVX512Bits(t *testing.T) {
 					}
 				}
 			}
+			checkFourTokens(t, r, gguf.Q4_K, data, rows, cols)
 		})
+	}
+}
+
+// checkFourTokens checks that typ's four-token row dot gives each of four tokens the AVX2
+// one-token kernel's bits, row by row.
+func checkFourTokens(t *testing.T, r *rand.Rand, typ gguf.Type, data []byte, rows, cols int) {
+	t.Helper()
+	rb := int(typ.RowBytes(uint64(cols)))
+	var a Act
+	a.Quantize(Q8K, randomVec(r, 4*cols), 4, cols)
+	for row := 0; row < rows; row++ {
+		rw := data[row*rb : (row+1)*rb]
+		var out [4]float32
+		dots4[typ](rw, &a, 0, &out)
+		for tok := range 4 {
+			if want := asmDots[typ](rw, &a, tok); math.Float32bits(out[tok]) != math.Float32bits(want) {
+				t.Fatalf("row %d: four-token kernel's token %d %g, AVX2 %g", row, tok, out[tok], want)
+			}
+		}
 	}
 }
 
@@ -198,19 +218,7 @@ func TestQ6_KAVX512Bits(t *testing.T) {
 					}
 				}
 			}
-			x4 := randomVec(r, 4*cols)
-			var a4 Act
-			a4.Quantize(Q8K, x4, 4, cols)
-			for row := 0; row < rows; row++ {
-				rw := data[row*rb : (row+1)*rb]
-				var out [4]float32
-				dots4[gguf.Q6_K](rw, &a4, 0, &out)
-				for tok := range 4 {
-					if want := asmDots[gguf.Q6_K](rw, &a4, tok); math.Float32bits(out[tok]) != math.Float32bits(want) {
-						t.Fatalf("row %d: four-token kernel's token %d %g, AVX2 %g", row, tok, out[tok], want)
-					}
-				}
-			}
+			checkFourTokens(t, r, gguf.Q6_K, data, rows, cols)
 		})
 	}
 }
