@@ -19,7 +19,7 @@ import "sync"
 // formats, tq4 included with x its rotated values), and AccumulateManyMulti with a loop of
 // AccumulateScaled within the block formats' AccumulateMany bound (block_fast.go), for f16
 // too, which is not bit-identical here. The SIMD kernels (every format but f32 with AVX-512 or
-// AVX2 + FMA + F16C, fp8's AVX-512 one with AVX-512 BW too; all but fp8, turbo3 and turbo2
+// AVX2 + FMA + F16C, fp8's AVX-512 one with AVX-512 BW too; all but turbo3 and turbo2
 // with arm64 NEON, multi_arm64.go; see multi_more.go for the formats
 // beyond f16, q8_0, q4_0 and tq4, whose offset terms o_b enter both bounds) apply the block or
 // row scale to the codes first (exact

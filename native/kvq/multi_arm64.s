@@ -172,6 +172,38 @@
 	FADD4S(13, 0, 0); FADD4S(13, 1, 1); FADD4S(13, 2, 2); FADD4S(13, 3, 3); \
 	FADD4S(13, 4, 4); FADD4S(13, 5, 5); FADD4S(13, 6, 6); FADD4S(13, 7, 7)
 
+// FP8H widens eight e4m3 codes (USH: VUSHLL of the low eight bytes of src, VUSHLL2 of the high
+// eight) to the f16 bits of their value / 256 in dst, as the amd64 kernels do: x = b << 7, the
+// sign moved from bit 14 to 15 by adding x & 0x4000, the NaN codes (x & 0x3f80 = 0x3f80) made
+// f16 NaNs by 0x7c00 (V13, V14, V15 hold 0x4000, 0x3f80, 0x7c00; V11 is clobbered).
+#define FP8H(USH, src, dst) \
+	USH $7, src, dst.H8; \
+	VAND V13.B16, dst.B16, V11.B16; \
+	VADD V11.H8, dst.H8, dst.H8; \
+	VAND V14.B16, dst.B16, V11.B16; \
+	VCMEQ V14.H8, V11.H8, V11.H8; \
+	VAND V15.B16, V11.B16, V11.B16; \
+	VORR V11.B16, dst.B16, dst.B16
+
+// FP8CONSTS loads fp8Consts: 256 in every lane of V12, FP8H's constants in V13..V15.
+#define FP8CONSTS \
+	MOVD $·fp8Consts(SB), R19; \
+	VLD1 (R19), [V12.B16, V13.B16, V14.B16, V15.B16]
+
+// SDEC_FP8 decodes 32 fp8 codes (at R11) into V0..V7 as e4m3 value / 256 (exact, through f16)
+// times the row's f32 scale (at R24) × 256: the product rounded once, the codec's Decode value.
+#define SDEC_FP8 \
+	FP8CONSTS; \
+	VLD1.P 32(R11), [V8.B16, V9.B16]; \
+	FP8H(VUSHLL, V8.B8, V10); FCVTL(10, 0); FCVTL2(10, 1); \
+	FP8H(VUSHLL2, V8.B16, V10); FCVTL(10, 2); FCVTL2(10, 3); \
+	FP8H(VUSHLL, V9.B8, V10); FCVTL(10, 4); FCVTL2(10, 5); \
+	FP8H(VUSHLL2, V9.B16, V10); FCVTL(10, 6); FCVTL2(10, 7); \
+	VLD1R (R24), [V11.S4]; \
+	FMUL4S(12, 11, 12); \
+	FMUL4S(12, 0, 0); FMUL4S(12, 1, 1); FMUL4S(12, 2, 2); FMUL4S(12, 3, 3); \
+	FMUL4S(12, 4, 4); FMUL4S(12, 5, 5); FMUL4S(12, 6, 6); FMUL4S(12, 7, 7)
+
 // TQ4LOOK looks up the 16 tq4 levels of the nibbles in idx (bytes 0..15) through the byte
 // planes in V12..V15 (tq4Planes) and interleaves the four bytes of each level into float32
 // vectors o0..o3 (values 0..3, …, 12..15), through t0..t5.
@@ -436,6 +468,18 @@ done: \
 	LOADSCALE; \
 	FMUL4S(12, 9, 0); FMUL4S(12, 10, 1); FMUL4S(12, 11, 2); FMUL4S(12, 8, 3)
 
+// ADEC_FP8 decodes the 16 fp8 codes of the chunk (at R11+R22) into V0..V3 as SDEC_FP8 does,
+// the scale at R11+R23.
+#define ADEC_FP8 \
+	ADD R22, R11, R19; \
+	VLD1 (R19), [V8.B16]; \
+	FP8H(VUSHLL, V8.B8, V10); FCVTL(10, 0); FCVTL2(10, 1); \
+	FP8H(VUSHLL2, V8.B16, V10); FCVTL(10, 2); FCVTL2(10, 3); \
+	ADD R23, R11, R19; \
+	VLD1R (R19), [V9.S4]; \
+	FMUL4S(12, 9, 9); \
+	FMUL4S(9, 0, 0); FMUL4S(9, 1, 1); FMUL4S(9, 2, 2); FMUL4S(9, 3, 3)
+
 // ACHUNK sets R22, R23 and V5 for the 16-value chunk R21 of a row.
 #define ACHUNK_F16 \
 	LSL $5, R21, R22
@@ -520,6 +564,13 @@ done: \
 	ADD $32, R24, R24; \
 	VLD1 (R24), [V13.B16, V14.B16]; \
 	VMOVI $15, V15.B16
+
+// ACHUNK_FP8 sets the chunk's byte offset (16 codes of a byte), the scale's offset (rb − 4)
+// and fp8Consts in V12..V15.
+#define ACHUNK_FP8 \
+	LSL $4, R21, R22; \
+	SUB $4, R4, R23; \
+	FP8CONSTS
 
 // ALOAD and ASTORE move the four accumulators' chunk (16 values each at R12..R15) into and out
 // of V16..V31.
@@ -638,6 +689,10 @@ TEXT ·multiScoresQ51NEON(SB), NOSPLIT, $0-64
 TEXT ·multiScoresT4NEON(SB), NOSPLIT, $0-64
 	SCORES(SDEC_T4)
 
+// func multiScoresFP8NEON(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+TEXT ·multiScoresFP8NEON(SB), NOSPLIT, $0-64
+	SCORES(SDEC_FP8)
+
 // func multiAccF16NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 TEXT ·multiAccF16NEON(SB), NOSPLIT, $0-64
 	ACC(ACHUNK_F16, ADEC_F16)
@@ -677,3 +732,7 @@ TEXT ·multiAccQ51NEON(SB), NOSPLIT, $0-64
 // func multiAccT4NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 TEXT ·multiAccT4NEON(SB), NOSPLIT, $0-64
 	ACC(ACHUNK_T4, ADEC_T4)
+
+// func multiAccFP8NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+TEXT ·multiAccFP8NEON(SB), NOSPLIT, $0-64
+	ACC(ACHUNK_FP8, ADEC_FP8)

@@ -1,7 +1,7 @@
 package kvq
 
 // MultiQuery for bf16, q4_1, q5_0, q5_1, iq4_nl and fp8: the AVX2 kernels where the CPU has
-// them (multi_avx2x_amd64.go; on arm64 NEON ones for all but fp8, multi_arm64.go) over the
+// them (multi_avx2x_amd64.go; on arm64 NEON ones, multi_arm64.go) over the
 // whole 32-value groups of a row, the values past them (a block format's short block, the last
 // d mod 32 values of a bf16 or fp8 row) added by the scalar tails; without kernels, DotMany and
 // AccumulateMany per query.
