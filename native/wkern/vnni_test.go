@@ -65,28 +65,50 @@ func TestVNNIAgainstReference(t *testing.T) {
 	}
 }
 
-// TestQ4_KAVX512Bits checks that the 64-byte Q4_K kernel returns the AVX2 kernel's bits, row
-// by row, through the row loop and through its four-token kernel, on random rows and on rows of extreme codes and scales (every
-// nibble 15 or 0, every 6-bit scale and min 63) against random and saturated activations.
+// TestQ4_KAVX512Bits checks that the 64-byte Q4_K kernel returns the AVX2 kernel's bits
+// (checkKBits), on rows of extreme codes and scales too: every nibble 15 or 0, every 6-bit scale
+// and min 63.
 func TestQ4_KAVX512Bits(t *testing.T) {
+	checkKBits(t, gguf.Q4_K, dotQ4_KAsm512, rand.New(rand.NewPCG(9, 10)), func(blk []byte, k int) {
+		for i := 4; i < 16; i++ {
+			blk[i] = 0xff
+		}
+		for i := 16; i < q4_KBytes; i++ {
+			blk[i] = []byte{0xff, 0x00}[k]
+		}
+	})
+}
+
+// TestQ6_KAVX512Bits is TestQ4_KAVX512Bits for the 64-byte Q6_K kernel: extreme rows of every
+// code 63 (scales 127) or 0 (scales −128).
+func TestQ6_KAVX512Bits(t *testing.T) {
+	checkKBits(t, gguf.Q6_K, dotQ6_KAsm512, rand.New(rand.NewPCG(11, 12)), func(blk []byte, k int) {
+		for i := 0; i < 192; i++ {
+			blk[i] = []byte{0xff, 0x00}[k]
+		}
+		for i := 192; i < 208; i++ {
+			blk[i] = 0x7f + byte(k)
+		}
+	})
+}
+
+// checkKBits checks that kernel, typ's 64-byte one-token kernel, returns the AVX2 kernel's bits,
+// row by row, through the row loop and through the four-token kernel (checkFourTokens), on
+// random rows and on two rows whose super-blocks extreme(blk, k) fills (rows 0 and 1), against
+// random and alternating ±1 activations.
+func checkKBits(t *testing.T, typ gguf.Type, kernel rowDot, r *rand.Rand, extreme func(blk []byte, k int)) {
 	if !hasVNNI || noVNNI() {
 		t.Skip("no AVX-512 VNNI/VBMI on this CPU, or KVLAB_NO_AVX512 set")
 	}
-	r := rand.New(rand.NewPCG(9, 10))
+	sb := int(typ.RowBytes(256))
 	for _, cols := range []int{256, 2048, 5632} {
 		t.Run(fmt.Sprint(cols), func(t *testing.T) {
 			const rows = 7
-			rb := int(gguf.Q4_K.RowBytes(uint64(cols)))
-			data := randomRows(r, gguf.Q4_K, rows, cols)
-			for b := 0; b < cols/256; b++ { // row 0: every nibble 15, row 1: 0, scales and mins 63
-				for k, fill := range []byte{0xff, 0x00} {
-					blk := data[k*rb+b*q4_KBytes : k*rb+(b+1)*q4_KBytes]
-					for i := 4; i < 16; i++ {
-						blk[i] = 0xff
-					}
-					for i := 16; i < q4_KBytes; i++ {
-						blk[i] = fill
-					}
+			rb := int(typ.RowBytes(uint64(cols)))
+			data := randomRows(r, typ, rows, cols)
+			for b := 0; b < cols/256; b++ {
+				for k := range 2 {
+					extreme(data[k*rb+b*sb:k*rb+(b+1)*sb], k)
 				}
 			}
 			for tok := 0; tok < 3; tok++ {
@@ -99,12 +121,12 @@ func TestQ4_KAVX512Bits(t *testing.T) {
 				var a Act
 				a.Quantize(Q8K, x, 1, cols)
 				y := make([]float32, rows)
-				k, _ := KernelOf(gguf.Q4_K)
+				k, _ := KernelOf(typ)
 				k.MulRows(y, rows, data, rb, &a, 0, rows)
 				for row := 0; row < rows; row++ {
 					rw := data[row*rb : (row+1)*rb]
-					want := asmDots[gguf.Q4_K](rw, &a, 0)
-					if got := dotQ4_KAsm512(rw, &a, 0); math.Float32bits(got) != math.Float32bits(want) {
+					want := asmDots[typ](rw, &a, 0)
+					if got := kernel(rw, &a, 0); math.Float32bits(got) != math.Float32bits(want) {
 						t.Fatalf("token %d row %d: %g, AVX2 %g", tok, row, got, want)
 					}
 					if math.Float32bits(y[row]) != math.Float32bits(want) {
@@ -112,7 +134,7 @@ func TestQ4_KAVX512Bits(t *testing.T) {
 					}
 				}
 			}
-			checkFourTokens(t, r, gguf.Q4_K, data, rows, cols)
+			checkFourTokens(t, r, typ, data, rows, cols)
 		})
 	}
 }
@@ -167,58 +189,5 @@ func BenchmarkVNNI(b *testing.B) {
 				})
 			}
 		}
-	}
-}
-
-// TestQ6_KAVX512Bits checks that the 64-byte Q6_K kernel returns the AVX2 kernel's bits, row by
-// row, through the row loop and through its four-token kernel, on random rows and on rows of
-// extreme codes and scales (every code 63 or 0, every scale 127 or −128) against random and
-// alternating activations.
-func TestQ6_KAVX512Bits(t *testing.T) {
-	if !hasVNNI || noVNNI() {
-		t.Skip("no AVX-512 VNNI/VBMI on this CPU, or KVLAB_NO_AVX512 set")
-	}
-	r := rand.New(rand.NewPCG(11, 12))
-	for _, cols := range []int{256, 2048, 5632} {
-		t.Run(fmt.Sprint(cols), func(t *testing.T) {
-			const rows = 7
-			rb := int(gguf.Q6_K.RowBytes(uint64(cols)))
-			data := randomRows(r, gguf.Q6_K, rows, cols)
-			for b := 0; b < cols/256; b++ { // row 0: codes 63, scales 127; row 1: codes 0, scales −128
-				for k, fill := range []byte{0xff, 0x00} {
-					blk := data[k*rb+b*q6_KBytes : k*rb+(b+1)*q6_KBytes]
-					for i := 0; i < 192; i++ {
-						blk[i] = fill
-					}
-					for i := 192; i < 208; i++ {
-						blk[i] = 0x7f + byte(k)
-					}
-				}
-			}
-			for tok := 0; tok < 3; tok++ {
-				x := randomVec(r, cols)
-				if tok == 2 {
-					for i := range x {
-						x[i] = float32(1 - 2*(i%2))
-					}
-				}
-				var a Act
-				a.Quantize(Q8K, x, 1, cols)
-				y := make([]float32, rows)
-				k, _ := KernelOf(gguf.Q6_K)
-				k.MulRows(y, rows, data, rb, &a, 0, rows)
-				for row := 0; row < rows; row++ {
-					rw := data[row*rb : (row+1)*rb]
-					want := asmDots[gguf.Q6_K](rw, &a, 0)
-					if got := dotQ6_KAsm512(rw, &a, 0); math.Float32bits(got) != math.Float32bits(want) {
-						t.Fatalf("token %d row %d: %g, AVX2 %g", tok, row, got, want)
-					}
-					if math.Float32bits(y[row]) != math.Float32bits(want) {
-						t.Fatalf("token %d row %d: row loop %g, AVX2 %g", tok, row, y[row], want)
-					}
-				}
-			}
-			checkFourTokens(t, r, gguf.Q6_K, data, rows, cols)
-		})
 	}
 }
