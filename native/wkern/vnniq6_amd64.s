@@ -60,96 +60,6 @@ DATA q6shr<>+48(SB)/8, $0x0002000200020002
 DATA q6shr<>+56(SB)/8, $0x0002000200020002
 GLOBL q6shr<>(SB), RODATA|NOPTR, $64
 
-// Q6PAIR adds two 32-code chunks of a Q6_K super-block (64 codes: CODES the 64 bytes of ql,
-// QH the 32 bytes of qh in both halves of Z11, SHIFT CNT their word shifts) times the token's 64
-// codes at Q, each chunk's sub-block scales spread by IDX, to the dword lanes of Z8.
-#define Q6PAIR(CODES, SHIFT, CNT, Q, IDX) \
-	SHIFT CNT, Z11, Z7; \
-	VPANDD Z13, Z7, Z7; \
-	VPORD Z7, CODES, Z6; \
-	VPMADDUBSW Q, Z6, Z6; \
-	VPERMW Z4, IDX, Z15; \
-	VPDPWSSD Z15, Z6, Z8
-
-// func dotQ6_KVNNI512(w, q, d, bs unsafe.Pointer, nb int) float32
-// dotQ6_KAVX2 on 64-byte vectors: each zmm holds two 32-code chunks (the 64 low or high nibbles
-// of 64 bytes of ql, with qh's bits shifted per half by VPSLLVW or VPSRLVW), so one VPMADDUBSW,
-// one VPERMW (each chunk's scale vector from index vectors kept in registers, instead of
-// VPERMD + VPSHUFB + an index add) and one VPDPWSSD (instead of VPMADDWD + VPADDD) cover 64
-// values. The two halves of the dword sums are added before the conversion: lane j then holds
-// the AVX2 kernel's lane j (exact integers), so the result is the same bits.
-TEXT ·dotQ6_KVNNI512(SB), NOSPLIT, $0-44
-	MOVQ w+0(FP), SI
-	MOVQ q+8(FP), DI
-	MOVQ d+16(FP), R8
-	MOVQ bs+24(FP), R9
-	MOVQ nb+32(FP), CX
-	MOVL $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Z14
-	MOVL $0x30303030, AX
-	VPBROADCASTD AX, Z13
-	VMOVDQU16 q6idx<>+0(SB), Z16
-	VMOVDQU16 q6idx<>+64(SB), Z17
-	VMOVDQU16 q6idx<>+128(SB), Z18
-	VMOVDQU16 q6idx<>+192(SB), Z19
-	VMOVDQU16 q6shl<>+0(SB), Z20
-	VMOVDQU16 q6shr<>+0(SB), Z21
-	VXORPS Y0, Y0, Y0
-
-q6k5block:
-	TESTQ CX, CX
-	JE    q6k5done
-	PREFETCHT0 4096(SI)
-	PREFETCHT0 4160(SI)
-	PREFETCHT0 4224(SI)
-	PREFETCHT0 4288(SI)
-	VPMOVSXBW 192(SI), Y4
-	VPMADDWD  (R9), Y4, Y5
-	VPSLLD    $5, Y5, Y5
-	VPXOR     Y8, Y8, Y8
-	VPSUBD    Y5, Y8, Y8
-
-	VMOVDQU64 0(SI), Z9
-	VBROADCASTI64X4 128(SI), Z11
-	VPANDD Z14, Z9, Z10
-	VPSRLW $4, Z9, Z9
-	VPANDD Z14, Z9, Z9
-	Q6PAIR(Z10, VPSLLVW, Z20, 0(DI), Z16)
-	Q6PAIR(Z9, VPSRLVW, Z21, 64(DI), Z17)
-
-	VMOVDQU64 64(SI), Z9
-	VBROADCASTI64X4 160(SI), Z11
-	VPANDD Z14, Z9, Z10
-	VPSRLW $4, Z9, Z9
-	VPANDD Z14, Z9, Z9
-	Q6PAIR(Z10, VPSLLVW, Z20, 128(DI), Z18)
-	Q6PAIR(Z9, VPSRLVW, Z21, 192(DI), Z19)
-
-	VEXTRACTI64X4 $1, Z8, Y9
-	VPADDD        Y9, Y8, Y8
-	VCVTDQ2PS    Y8, Y8
-	MOVWLZX      208(SI), AX
-	VMOVD        AX, X5
-	VCVTPH2PS    X5, X5
-	VMULSS       (R8), X5, X5
-	VBROADCASTSS X5, Y5
-	VFMADD231PS  Y5, Y8, Y0
-	ADDQ $210, SI
-	ADDQ $256, DI
-	ADDQ $4, R8
-	ADDQ $32, R9
-	DECQ CX
-	JMP  q6k5block
-
-q6k5done:
-	VEXTRACTF128 $1, Y0, X2
-	VADDPS       X2, X0, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
-	VZEROUPPER
-	MOVSS        X0, ret+40(FP)
-	RET
-
 // Q6CODES unpacks 64 bytes of ql at QL and 32 of qh at QH into the two code pairs A (low
 // nibbles, qh shifted left by 4 and 2) and B (high nibbles, qh shifted right by 0 and 2).
 #define Q6CODES(QL, QH, A, B) \
@@ -194,13 +104,89 @@ q6k5done:
 	VBROADCASTSS X7, Y7; \
 	VFMADD231PS Y7, Y, F
 
-// Q6SUM stores the sum of F's lanes (dotQ6_KVNNI512's reduction) at OUT.
-#define Q6SUM(F, X, OUT) \
+// Q6RED sums F's lanes into X (dotQ6_KAVX2's reduction); Q6SUM also stores the sum at OUT.
+#define Q6RED(F, X) \
 	VEXTRACTF128 $1, F, X4; \
 	VADDPS X4, X, X; \
 	VHADDPS X, X, X; \
-	VHADDPS X, X, X; \
+	VHADDPS X, X, X
+
+#define Q6SUM(F, X, OUT) \
+	Q6RED(F, X); \
 	VMOVSS X, OUT
+
+// Q6SETUP loads the Q6_K kernels' constants: the masks Z14 (0x0f) and Z13 (0x30), the scale
+// index vectors Z16…Z19, qh's shifts Z20, Z21, and zero in Z31.
+#define Q6SETUP \
+	MOVL $0x0f0f0f0f, AX; \
+	VPBROADCASTD AX, Z14; \
+	MOVL $0x30303030, AX; \
+	VPBROADCASTD AX, Z13; \
+	VMOVDQU16 q6idx<>+0(SB), Z16; \
+	VMOVDQU16 q6idx<>+64(SB), Z17; \
+	VMOVDQU16 q6idx<>+128(SB), Z18; \
+	VMOVDQU16 q6idx<>+192(SB), Z19; \
+	VMOVDQU16 q6shl<>+0(SB), Z20; \
+	VMOVDQU16 q6shr<>+0(SB), Z21; \
+	VPXORD Z31, Z31, Z31
+
+// Q6UNPACK unpacks the super-block at SI: its scales (Y4), codes (Z22, Z23, Z26, Z27) and each
+// chunk pair's scale vector (Z24, Z25, Z28, Z29).
+#define Q6UNPACK \
+	VPMOVSXBW 192(SI), Y4; \
+	Q6CODES(0(SI), 128(SI), Z22, Z23); \
+	Q6CODES(64(SI), 160(SI), Z26, Z27); \
+	VPERMW Z4, Z16, Z24; \
+	VPERMW Z4, Z17, Z25; \
+	VPERMW Z4, Z18, Z28; \
+	VPERMW Z4, Z19, Z29
+
+// Q6D converts the super-block's f16 scale d into X6.
+#define Q6D \
+	MOVWLZX   208(SI), AX; \
+	VMOVD     AX, X6; \
+	VCVTPH2PS X6, X6
+
+// func dotQ6_KVNNI512(w, q, d, bs unsafe.Pointer, nb int) float32
+// dotQ6_KAVX2 on 64-byte vectors: each zmm holds two 32-code chunks (the 64 low or high nibbles
+// of 64 bytes of ql, with qh's bits shifted per half by VPSLLVW or VPSRLVW), so one VPMADDUBSW,
+// one VPERMW (each chunk's scale vector from index vectors kept in registers, instead of
+// VPERMD + VPSHUFB + an index add) and one VPDPWSSD (instead of VPMADDWD + VPADDD) cover 64
+// values. The two halves of the dword sums are added before the conversion: lane j then holds
+// the AVX2 kernel's lane j (exact integers), so the result is the same bits.
+TEXT ·dotQ6_KVNNI512(SB), NOSPLIT, $0-44
+	MOVQ w+0(FP), SI
+	MOVQ q+8(FP), DI
+	MOVQ d+16(FP), R8
+	MOVQ bs+24(FP), R9
+	MOVQ nb+32(FP), CX
+	Q6SETUP
+	VXORPS Y0, Y0, Y0
+
+q6k5block:
+	TESTQ CX, CX
+	JE    q6k5done
+	PREFETCHT0 4096(SI)
+	PREFETCHT0 4160(SI)
+	PREFETCHT0 4224(SI)
+	PREFETCHT0 4288(SI)
+	Q6UNPACK
+	Q6INIT((R9), Z8, Y8)
+	Q6TOK((DI), Z8, Z7)
+	Q6D
+	Q6FIN(Z8, Y8, (R8), Y0)
+	ADDQ $210, SI
+	ADDQ $256, DI
+	ADDQ $4, R8
+	ADDQ $32, R9
+	DECQ CX
+	JMP  q6k5block
+
+q6k5done:
+	Q6RED(Y0, X0)
+	VZEROUPPER
+	MOVSS X0, ret+40(FP)
+	RET
 
 // func dotQ6_Kx4VNNI512(w, q, d, bs unsafe.Pointer, nb, qstride, dstride, bstride int, out *[4]float32)
 // dotQ6_KVNNI512 for four tokens (token t's codes at q + t·qstride, scales at d + t·dstride,
@@ -218,17 +204,7 @@ TEXT ·dotQ6_Kx4VNNI512(SB), NOSPLIT, $0-72
 	LEAQ (R11)(R11*2), BX
 	MOVQ bstride+56(FP), R12
 	LEAQ (R12)(R12*2), DX
-	MOVL $0x0f0f0f0f, AX
-	VPBROADCASTD AX, Z14
-	MOVL $0x30303030, AX
-	VPBROADCASTD AX, Z13
-	VMOVDQU16 q6idx<>+0(SB), Z16
-	VMOVDQU16 q6idx<>+64(SB), Z17
-	VMOVDQU16 q6idx<>+128(SB), Z18
-	VMOVDQU16 q6idx<>+192(SB), Z19
-	VMOVDQU16 q6shl<>+0(SB), Z20
-	VMOVDQU16 q6shr<>+0(SB), Z21
-	VPXORD Z31, Z31, Z31
+	Q6SETUP
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -237,24 +213,16 @@ TEXT ·dotQ6_Kx4VNNI512(SB), NOSPLIT, $0-72
 q6x4block:
 	TESTQ CX, CX
 	JE    q6x4done
-	VPMOVSXBW 192(SI), Y4
+	Q6UNPACK
 	Q6INIT((R9), Z8, Y8)
 	Q6INIT((R9)(R12*1), Z9, Y9)
 	Q6INIT((R9)(R12*2), Z10, Y10)
 	Q6INIT((R9)(DX*1), Z11, Y11)
-	Q6CODES(0(SI), 128(SI), Z22, Z23)
-	Q6CODES(64(SI), 160(SI), Z26, Z27)
-	VPERMW Z4, Z16, Z24
-	VPERMW Z4, Z17, Z25
-	VPERMW Z4, Z18, Z28
-	VPERMW Z4, Z19, Z29
 	Q6TOK((DI), Z8, Z7)
 	Q6TOK((DI)(R10*1), Z9, Z12)
 	Q6TOK((DI)(R10*2), Z10, Z15)
 	Q6TOK((DI)(R13*1), Z11, Z30)
-	MOVWLZX   208(SI), AX
-	VMOVD     AX, X6
-	VCVTPH2PS X6, X6
+	Q6D
 	Q6FIN(Z8, Y8, (R8), Y0)
 	Q6FIN(Z9, Y9, (R8)(R11*1), Y1)
 	Q6FIN(Z10, Y10, (R8)(R11*2), Y2)
