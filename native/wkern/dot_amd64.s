@@ -232,6 +232,39 @@ q4kdone:
 	MOVSS        X0, ret+40(FP)
 	RET
 
+// K4SCALES unpacks the 12 bytes of 6-bit scales and mins of the Q4_K super-block at SI: the
+// eight scales as words in every 128-bit lane of Z4, the eight mins as words in X5 (AX, BX, DX
+// and the temporaries A, B clobbered).
+#define K4SCALES(A, B) \
+	MOVL 4(SI), AX; \
+	MOVL 8(SI), BX; \
+	MOVL 12(SI), DX; \
+	MOVL DX, A; \
+	SHRL $4, A; \
+	ANDL $0x0f0f0f0f, A; \
+	MOVL BX, B; \
+	SHRL $6, B; \
+	ANDL $0x03030303, B; \
+	SHLL $4, B; \
+	ORL  B, A; \
+	ANDL $0x3f3f3f3f, BX; \
+	SHLQ $32, A; \
+	ORQ  A, BX; \
+	ANDL $0x0f0f0f0f, DX; \
+	MOVL AX, B; \
+	SHRL $6, B; \
+	ANDL $0x03030303, B; \
+	SHLL $4, B; \
+	ORL  B, DX; \
+	ANDL $0x3f3f3f3f, AX; \
+	SHLQ $32, DX; \
+	ORQ  DX, AX; \
+	VMOVQ AX, X4; \
+	VPMOVZXBW X4, X4; \
+	VSHUFI32X4 $0, Z4, Z4, Z4; \
+	VMOVQ BX, X5; \
+	VPMOVZXBW X5, X5
+
 // func dotQ4_KAVX512(w, q, d, bs unsafe.Pointer, nb int) float32
 // dotQ4_KAVX2's sum, bit for bit, with 64-byte vectors: each 32-byte group of nibbles is
 // broadcast to both halves of a register, the low half keeping the low nibbles and the high half
@@ -266,36 +299,7 @@ q4k5block:
 	VBROADCASTSS (R8), X3
 	VMULPS    X3, X2, X2
 
-	// The 12 bytes of 6-bit scales and mins: AX = scales 0..7, BX = mins 0..7.
-	MOVL 4(SI), AX
-	MOVL 8(SI), BX
-	MOVL 12(SI), DX
-	MOVL DX, R10
-	SHRL $4, R10
-	ANDL $0x0f0f0f0f, R10
-	MOVL BX, R11
-	SHRL $6, R11
-	ANDL $0x03030303, R11
-	SHLL $4, R11
-	ORL  R11, R10
-	ANDL $0x3f3f3f3f, BX
-	SHLQ $32, R10
-	ORQ  R10, BX
-	ANDL $0x0f0f0f0f, DX
-	MOVL AX, R11
-	SHRL $6, R11
-	ANDL $0x03030303, R11
-	SHLL $4, R11
-	ORL  R11, DX
-	ANDL $0x3f3f3f3f, AX
-	SHLQ $32, DX
-	ORQ  DX, AX
-
-	VMOVQ       AX, X4
-	VPMOVZXBW   X4, X4
-	VSHUFI32X4  $0, Z4, Z4, Z4
-	VMOVQ       BX, X5
-	VPMOVZXBW   X5, X5
+	K4SCALES(R10, R11)
 
 	// mins: dmin·d_a·Σ_j m_j·(sum of sub-block j's codes)
 	VMOVDQU      (R9), Y6
@@ -639,36 +643,7 @@ q4kx4block:
 	VMOVD     AX, X12
 	VCVTPH2PS X12, X12
 
-	// The 12 bytes of 6-bit scales and mins, as dotQ4_KAVX512 unpacks them.
-	MOVL 4(SI), AX
-	MOVL 8(SI), BX
-	MOVL 12(SI), DX
-	MOVL DX, R14
-	SHRL $4, R14
-	ANDL $0x0f0f0f0f, R14
-	MOVL BX, R13
-	SHRL $6, R13
-	ANDL $0x03030303, R13
-	SHLL $4, R13
-	ORL  R13, R14
-	ANDL $0x3f3f3f3f, BX
-	SHLQ $32, R14
-	ORQ  R14, BX
-	ANDL $0x0f0f0f0f, DX
-	MOVL AX, R13
-	SHRL $6, R13
-	ANDL $0x03030303, R13
-	SHLL $4, R13
-	ORL  R13, DX
-	ANDL $0x3f3f3f3f, AX
-	SHLQ $32, DX
-	ORQ  DX, AX
-
-	VMOVQ       AX, X4
-	VPMOVZXBW   X4, X4
-	VSHUFI32X4  $0, Z4, Z4, Z4
-	VMOVQ       BX, X5
-	VPMOVZXBW   X5, X5
+	K4SCALES(R14, R13)
 
 	K4CODES(16, 0, Z20, Z16)
 	K4CODES(48, 64, Z21, Z17)
