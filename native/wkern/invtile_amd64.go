@@ -10,8 +10,9 @@ import (
 	"github.com/kvlab/kvlab/native/gguf"
 )
 
-// The tile kernels (invtile_amd64.s): 16 rows × 8, 4, 2 or 1 tokens of Q4_0 or Q8_0 weights.
-// The x8/x4/x2 kernels read d_t and c_t = −off·Σq_t from ds (16 values per block: 8 d, 8 c);
+// The tile kernels (invtile_amd64.s): 16 rows × 16, 8, 4, 2 or 1 tokens of Q4_0 or Q8_0
+// weights. The x16 kernels read d_t and c_t = −off·Σq_t from ds16 (32 values per block: 16 d,
+// 16 c), the x8/x4/x2 kernels from ds (16 values per block: 8 d, 8 c);
 // the x1 kernels read token 0's d from ds and its Σq from qstride (an address there).
 
 //go:noescape
@@ -25,6 +26,12 @@ func invQ4_0x2(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer,
 
 //go:noescape
 func invQ4_0x1(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride unsafe.Pointer, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
+
+//go:noescape
+func invQ4_0x16(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
+
+//go:noescape
+func invQ8_0x16(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
 
 //go:noescape
 func invQ8_0x8(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
@@ -46,16 +53,16 @@ func invTiled(t gguf.Type) bool { return hasInvTile && (t == gguf.Q4_0 || t == g
 
 // invTileScratch is a product's token scales and offsets and a padded copy of a short row group.
 type invTileScratch struct {
-	ds   []float32
-	rows []byte
-	y    [8 * invTileRows]float32
+	ds, ds16 []float32
+	rows     []byte
+	y        [16 * invTileRows]float32
 }
 
 var invTileScratches = sync.Pool{New: func() any { return new(invTileScratch) }}
 
 // mulInvTile is MulInvariant through the tile kernels: rows [lo, hi) in groups of 16 (a short
 // last group runs on a copy whose missing rows repeat its last row, their outputs dropped), the
-// tokens of each group in tiles of 8, then 4, 2, 1. Every output is the same float32 value
+// tokens of each group in tiles of 16, then 8, 4, 2, 1. Every output is the same float32 value
 // whichever tile computes it, so the product is batch-invariant.
 func mulInvTile(typ gguf.Type, y []float32, ystride int, w []byte, rowBytes int, a *Act, lo, hi int) {
 	if hi <= lo || a.N <= 0 {
@@ -86,6 +93,18 @@ func mulInvTile(typ gguf.Type, y []float32, ystride int, w []byte, rowBytes int,
 			}
 		}
 	}
+	if n16 := a.N &^ 15; n16 > 0 { // the 16-token tiles read ds16
+		sc.ds16 = grow(sc.ds16, n16/16*nb*32)
+		for t := 0; t < n16; t++ {
+			g, j := t/16, t%16
+			d, qs := a.D[t*nb:(t+1)*nb], a.QS[t*nb:(t+1)*nb]
+			ds := sc.ds16[g*nb*32:]
+			for b := range nb {
+				ds[32*b+j] = d[b]
+				ds[32*b+16+j] = math.Float32frombits(uint32(-(qs[b] << shift)))
+			}
+		}
+	}
 	var idx [16]int32
 	for i := range idx {
 		idx[i] = int32(i * rowBytes)
@@ -101,7 +120,7 @@ func mulInvTile(typ gguf.Type, y []float32, ystride int, w []byte, rowBytes int,
 			wp = unsafe.Pointer(&sc.rows[0])
 		}
 		for t := 0; t < a.N; {
-			tn := 8
+			tn := 16
 			for tn > a.N-t {
 				tn /= 2
 			}
@@ -110,7 +129,7 @@ func mulInvTile(typ gguf.Type, y []float32, ystride int, w []byte, rowBytes int,
 			if mr < invTileRows {
 				yp, ys = unsafe.Pointer(&sc.y[0]), invTileRows
 			}
-			invTile(typ, tn, wp, rowBytes, &idx, q, a.Cols, sc.ds, a, t, nb, yp, ys)
+			invTile(typ, tn, wp, rowBytes, &idx, q, a.Cols, sc, a, t, nb, yp, ys)
 			if mr < invTileRows {
 				for j := 0; j < tn; j++ {
 					copy(y[(t+j)*ystride+r0:(t+j)*ystride+r0+mr], sc.y[j*invTileRows:])
@@ -121,8 +140,19 @@ func mulInvTile(typ gguf.Type, y []float32, ystride int, w []byte, rowBytes int,
 	}
 }
 
-// invTile calls the kernel of tn tokens (8, 4, 2 or 1) starting at token t.
-func invTile(typ gguf.Type, tn int, w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds []float32, a *Act, t, nb int, y unsafe.Pointer, ystride int) {
+// invTile calls the kernel of tn tokens (16, 8, 4, 2 or 1) starting at token t (a multiple of
+// 16 for 16 tokens).
+func invTile(typ gguf.Type, tn int, w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, sc *invTileScratch, a *Act, t, nb int, y unsafe.Pointer, ystride int) {
+	if tn == 16 {
+		dp := unsafe.Pointer(&sc.ds16[t/16*nb*32])
+		if typ == gguf.Q4_0 {
+			invQ4_0x16(w, rowBytes, idx, q, qstride, dp, nb, y, ystride)
+		} else {
+			invQ8_0x16(w, rowBytes, idx, q, qstride, dp, nb, y, ystride)
+		}
+		return
+	}
+	ds := sc.ds
 	if tn == 1 {
 		d, qs := unsafe.Pointer(&a.D[t*nb]), unsafe.Pointer(&a.QS[t*nb])
 		if typ == gguf.Q4_0 {

@@ -76,10 +76,10 @@
 // Row pointers: SI, R11, R12, R13 rows 0, 4, 8, 12 at the current block; BX rowBytes, AX 3·rowBytes.
 #define PACKQ4 \
 	PREFQ4; \
-	PACKQ4B
+	PACKQ4B(Z13)
 
-// PACKQ4B is PACKQ4 without the prefetch.
-#define PACKQ4B \
+// PACKQ4B is PACKQ4 without the prefetch, the nibble mask in M.
+#define PACKQ4B(M) \
 	LOAD4(2(SI), 2(R11), 2(R12), 2(R13), Z25, X25); \
 	LOAD4(2(SI)(BX*1), 2(R11)(BX*1), 2(R12)(BX*1), 2(R13)(BX*1), Z26, X26); \
 	LOAD4(2(SI)(BX*2), 2(R11)(BX*2), 2(R12)(BX*2), 2(R13)(BX*2), Z27, X27); \
@@ -89,14 +89,14 @@
 	VPSRLD $4, Z17, Z21; \
 	VPSRLD $4, Z18, Z22; \
 	VPSRLD $4, Z19, Z23; \
-	VPANDD Z13, Z16, Z16; \
-	VPANDD Z13, Z17, Z17; \
-	VPANDD Z13, Z18, Z18; \
-	VPANDD Z13, Z19, Z19; \
-	VPANDD Z13, Z20, Z20; \
-	VPANDD Z13, Z21, Z21; \
-	VPANDD Z13, Z22, Z22; \
-	VPANDD Z13, Z23, Z23; \
+	VPANDD M, Z16, Z16; \
+	VPANDD M, Z17, Z17; \
+	VPANDD M, Z18, Z18; \
+	VPANDD M, Z19, Z19; \
+	VPANDD M, Z20, Z20; \
+	VPANDD M, Z21, Z21; \
+	VPANDD M, Z22, Z22; \
+	VPANDD M, Z23, Z23; \
 	SCALES; \
 	ADDQ $18, SI; \
 	ADDQ $18, R11; \
@@ -105,10 +105,10 @@
 
 #define PACKQ8 \
 	PREFQ8; \
-	PACKQ8B
+	PACKQ8B(Z13)
 
-// PACKQ8B is PACKQ8 without the prefetch.
-#define PACKQ8B \
+// PACKQ8B is PACKQ8 without the prefetch, the bias constant in M.
+#define PACKQ8B(M) \
 	LOAD4(2(SI), 2(R11), 2(R12), 2(R13), Z25, X25); \
 	LOAD4(2(SI)(BX*1), 2(R11)(BX*1), 2(R12)(BX*1), 2(R13)(BX*1), Z26, X26); \
 	LOAD4(2(SI)(BX*2), 2(R11)(BX*2), 2(R12)(BX*2), 2(R13)(BX*2), Z27, X27); \
@@ -119,14 +119,14 @@
 	LOAD4(18(SI)(BX*2), 18(R11)(BX*2), 18(R12)(BX*2), 18(R13)(BX*2), Z27, X27); \
 	LOAD4(18(SI)(AX*1), 18(R11)(AX*1), 18(R12)(AX*1), 18(R13)(AX*1), Z28, X28); \
 	TRANS(Z25, Z26, Z27, Z28, Z20, Z21, Z22, Z23, Z29, Z30); \
-	VPXORD Z13, Z16, Z16; \
-	VPXORD Z13, Z17, Z17; \
-	VPXORD Z13, Z18, Z18; \
-	VPXORD Z13, Z19, Z19; \
-	VPXORD Z13, Z20, Z20; \
-	VPXORD Z13, Z21, Z21; \
-	VPXORD Z13, Z22, Z22; \
-	VPXORD Z13, Z23, Z23; \
+	VPXORD M, Z16, Z16; \
+	VPXORD M, Z17, Z17; \
+	VPXORD M, Z18, Z18; \
+	VPXORD M, Z19, Z19; \
+	VPXORD M, Z20, Z20; \
+	VPXORD M, Z21, Z21; \
+	VPXORD M, Z22, Z22; \
+	VPXORD M, Z23, Z23; \
 	SCALES; \
 	ADDQ $34, SI; \
 	ADDQ $34, R11; \
@@ -380,6 +380,108 @@
 	VPBROADCASTD CX, Z13; \
 	MOVQ nb+32(FP), CX
 
+// SETUP16 is SETUP for the 16-token kernels: the byte constant MASK in Z31, token bases DI
+// (t0), R9 (t3), R10 (t6), R15 (t8) and R14 (t13) at stride R8, ds (32 values per block: 16 d,
+// 16 c) in DX.
+#define SETUP16(MASK) \
+	MOVQ w+0(FP), SI; \
+	MOVQ rowBytes+8(FP), BX; \
+	LEAQ (BX)(BX*2), AX; \
+	LEAQ (SI)(BX*4), R11; \
+	LEAQ (R11)(BX*4), R12; \
+	LEAQ (R12)(BX*4), R13; \
+	MOVL MASK, CX; \
+	VPBROADCASTD CX, Z31; \
+	MOVQ q+24(FP), DI; \
+	MOVQ qstride+32(FP), R8; \
+	LEAQ (DI)(R8*2), R9; \
+	ADDQ R8, R9; \
+	LEAQ (R9)(R8*2), R10; \
+	ADDQ R8, R10; \
+	LEAQ (DI)(R8*8), R15; \
+	LEAQ (R10)(R8*4), R14; \
+	ADDQ R8, R14; \
+	ADDQ R8, R14; \
+	ADDQ R8, R14; \
+	MOVQ ds+40(FP), DX; \
+	MOVQ nb+48(FP), CX
+
+// Token addresses of the 16-token kernels: t0 (DI), t1 (DI)(R8*1), t2 (DI)(R8*2), t3 (R9),
+// t4 (DI)(R8*4), t5 (R9)(R8*2), t6 (R10), t7 (R10)(R8*1), t8 (R15), t9 (R15)(R8*1),
+// t10 (R15)(R8*2), t11 (R9)(R8*8), t12 (R15)(R8*4), t13 (R14), t14 (R14)(R8*1), t15 (R14)(R8*2).
+#define TOKS16 \
+	TOK((DI), 0, 64, Z25, Z0); \
+	TOK((DI)(R8*1), 4, 68, Z26, Z1); \
+	TOK((DI)(R8*2), 8, 72, Z27, Z2); \
+	TOK((R9), 12, 76, Z28, Z3); \
+	TOK((DI)(R8*4), 16, 80, Z29, Z4); \
+	TOK((R9)(R8*2), 20, 84, Z30, Z5); \
+	TOK((R10), 24, 88, Z25, Z6); \
+	TOK((R10)(R8*1), 28, 92, Z26, Z7); \
+	TOK((R15), 32, 96, Z27, Z8); \
+	TOK((R15)(R8*1), 36, 100, Z28, Z9); \
+	TOK((R15)(R8*2), 40, 104, Z29, Z10); \
+	TOK((R9)(R8*8), 44, 108, Z30, Z11); \
+	TOK((R15)(R8*4), 48, 112, Z25, Z12); \
+	TOK((R14), 52, 116, Z26, Z13); \
+	TOK((R14)(R8*1), 56, 120, Z27, Z14); \
+	TOK((R14)(R8*2), 60, 124, Z28, Z15)
+
+#define ADVQ16 \
+	ADDQ $32, DI; \
+	ADDQ $32, R9; \
+	ADDQ $32, R10; \
+	ADDQ $32, R14; \
+	ADDQ $32, R15; \
+	ADDQ $128, DX
+
+#define ZERO16 \
+	ZERO8; \
+	VPXORD Z8, Z8, Z8; \
+	VPXORD Z9, Z9, Z9; \
+	VPXORD Z10, Z10, Z10; \
+	VPXORD Z11, Z11, Z11; \
+	VPXORD Z12, Z12, Z12; \
+	VPXORD Z13, Z13, Z13; \
+	VPXORD Z14, Z14, Z14; \
+	VPXORD Z15, Z15, Z15
+
+#define STORE16 \
+	YSETUP; \
+	ST(Z0); ST(Z1); ST(Z2); ST(Z3); ST(Z4); ST(Z5); ST(Z6); ST(Z7); \
+	ST(Z8); ST(Z9); ST(Z10); ST(Z11); ST(Z12); ST(Z13); ST(Z14); ST(Z15)
+
+// func invQ4_0x16(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
+// The 16-token tile: each block's codes unpacked once for 16 tokens (the 8-token tile's
+// per-token operations, so the same bits); ds holds 32 values per block (d_t at 4t, c_t at
+// 64 + 4t); no prefetch (a 16-token tile is bound by its arithmetic).
+TEXT ·invQ4_0x16(SB), NOSPLIT, $0-72
+	SETUP16($0x0f0f0f0f)
+	ZERO16
+q4x16loop:
+	PACKQ4B(Z31)
+	TOKS16
+	ADVQ16
+	DECQ CX
+	JNZ q4x16loop
+	STORE16
+	VZEROUPPER
+	RET
+
+// func invQ8_0x16(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
+TEXT ·invQ8_0x16(SB), NOSPLIT, $0-72
+	SETUP16($0x80808080)
+	ZERO16
+q8x16loop:
+	PACKQ8B(Z31)
+	TOKS16
+	ADVQ16
+	DECQ CX
+	JNZ q8x16loop
+	STORE16
+	VZEROUPPER
+	RET
+
 // func invQ4_0x8(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
 TEXT ·invQ4_0x8(SB), NOSPLIT, $0-72
 	SETUP($0x0f0f0f0f)
@@ -545,7 +647,7 @@ q8x1loop:
 TEXT ·packQ4_0x16(SB), NOSPLIT, $0-44
 	PKSETUP($0x0f0f0f0f)
 pq4loop:
-	PACKQ4B
+	PACKQ4B(Z13)
 	PKSTORE
 	DECQ CX
 	JNZ pq4loop
@@ -557,7 +659,7 @@ pq4loop:
 TEXT ·packQ8_0x16(SB), NOSPLIT, $0-44
 	PKSETUP($0x80808080)
 pq8loop:
-	PACKQ8B
+	PACKQ8B(Z13)
 	PKSTORE
 	DECQ CX
 	JNZ pq8loop
