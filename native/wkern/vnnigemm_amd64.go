@@ -25,6 +25,9 @@ const vnniKC = 1024
 // vnniScratch is mulVNNIGEMM's packed sliver, recycled across products.
 type vnniScratch struct {
 	pk [vnniKC / 16 * 96]uint32
+	// tmp is a short tile's outputs (in the scratch: the kernels are called through a func
+	// value, through which a stack array escapes).
+	tmp [8 * 16]float32
 }
 
 var vnniScratches = sync.Pool{New: func() any { return new(vnniScratch) }}
@@ -84,7 +87,7 @@ func mulVNNIGEMM(k Kernel, y []float32, ystride int, w []byte, rowBytes int, a *
 	if n8 < a.N {
 		pad = a.gemmPad()
 	}
-	var tmp [8 * 16]float32
+	tmp := &sc.tmp
 	for k0 := 0; k0 < cols; k0 += vnniKC {
 		kc := min(vnniKC, cols-k0)
 		nb, b0 := kc/bv, k0/bv
@@ -198,7 +201,7 @@ func vnniZeroRows(pk []uint32, bv, mr, nb int) {
 
 // packVNNIQ8_0 is Q8_0's pack: codes +128, ow = −128·d.
 func packVNNIQ8_0(pk []uint32, w []byte, rowBytes, r0, mr, b0, nb int) {
-	if packVNNIAsm(packQ8_0x16, pk, w, rowBytes, r0, mr, b0, nb, 32, 1, q8_0Bytes, -128) {
+	if packVNNIAsm(gguf.Q8_0, pk, w, rowBytes, r0, mr, b0, nb, 32, 1, q8_0Bytes, -128) {
 		return
 	}
 	vnniZeroRows(pk, 32, mr, nb)
@@ -216,13 +219,12 @@ func packVNNIQ8_0(pk []uint32, w []byte, rowBytes, r0, mr, b0, nb int) {
 	}
 }
 
-// packVNNIAsm runs the AVX-512 pack kernel k (invtile_amd64.s: the rows transposed in registers
+// packVNNIAsm runs the AVX-512 pack kernel of typ (invtile_amd64.s: the rows transposed in registers
 // as the tile kernels load them) for a sliver of 16 whole rows of nb blocks of bv values from
 // block b0, per super-blocks of per blocks and sb bytes (one block of 18 or 34 bytes for Q4_0
 // and Q8_0), with offset factor off, and reports whether it did: a short sliver, a CPU without
 // the tile kernels or rows too far apart for the kernels' 32-bit gather offsets take the Go pack.
-func packVNNIAsm(k func(pk, w unsafe.Pointer, rowBytes int, idx *[16]int32, nb int, off float32),
-	pk []uint32, w []byte, rowBytes, r0, mr, b0, nb, bv, per, sb int, off float32) bool {
+func packVNNIAsm(typ gguf.Type, pk []uint32, w []byte, rowBytes, r0, mr, b0, nb, bv, per, sb int, off float32) bool {
 	if mr != 16 || nb <= 0 || !hasInvTile || 15*rowBytes > math.MaxInt32 {
 		return false
 	}
@@ -232,13 +234,24 @@ func packVNNIAsm(k func(pk, w unsafe.Pointer, rowBytes int, idx *[16]int32, nb i
 	for i := range idx {
 		idx[i] = int32(i * rowBytes)
 	}
-	k(unsafe.Pointer(&pk[0]), unsafe.Pointer(&w[r0*rowBytes+b0/per*sb]), rowBytes, &idx, nb/per, off)
+	// Called directly, not through a func value, so that idx stays on the stack.
+	p, src := unsafe.Pointer(&pk[0]), unsafe.Pointer(&w[r0*rowBytes+b0/per*sb])
+	switch typ {
+	case gguf.Q4_0:
+		packQ4_0x16(p, src, rowBytes, &idx, nb/per, off)
+	case gguf.Q8_0:
+		packQ8_0x16(p, src, rowBytes, &idx, nb/per, off)
+	case gguf.Q4_K:
+		packQ4_Kx16(p, src, rowBytes, &idx, nb/per, off)
+	case gguf.Q6_K:
+		packQ6_Kx16(p, src, rowBytes, &idx, nb/per, off)
+	}
 	return true
 }
 
 // packVNNIQ4_0 is Q4_0's pack: the nibbles as stored, ow = −8·d.
 func packVNNIQ4_0(pk []uint32, w []byte, rowBytes, r0, mr, b0, nb int) {
-	if packVNNIAsm(packQ4_0x16, pk, w, rowBytes, r0, mr, b0, nb, 32, 1, q4_0Bytes, -8) {
+	if packVNNIAsm(gguf.Q4_0, pk, w, rowBytes, r0, mr, b0, nb, 32, 1, q4_0Bytes, -8) {
 		return
 	}
 	vnniZeroRows(pk, 32, mr, nb)
@@ -260,7 +273,7 @@ func packVNNIQ4_0(pk []uint32, w []byte, rowBytes, r0, mr, b0, nb int) {
 // packVNNIQ4_K is Q4_K's pack, a block per 32-value sub-block j of a super-block: the nibbles
 // as stored, dw = d·sc_j, ow = −dmin·m_j (both exact in float32). b0 and nb are multiples of 8.
 func packVNNIQ4_K(pk []uint32, w []byte, rowBytes, r0, mr, b0, nb int) {
-	if packVNNIAsm(packQ4_Kx16, pk, w, rowBytes, r0, mr, b0, nb, 32, 8, q4_KBytes, 0) {
+	if packVNNIAsm(gguf.Q4_K, pk, w, rowBytes, r0, mr, b0, nb, 32, 8, q4_KBytes, 0) {
 		return
 	}
 	vnniZeroRows(pk, 32, mr, nb)
@@ -294,7 +307,7 @@ func packVNNIQ4_K(pk []uint32, w []byte, rowBytes, r0, mr, b0, nb int) {
 // int8 scale): the 6-bit codes as stored (0…63), dw = d·sc_G, ow = −32·d·sc_G (exact). b0 and
 // nb are multiples of 16.
 func packVNNIQ6_K(pk []uint32, w []byte, rowBytes, r0, mr, b0, nb int) {
-	if packVNNIAsm(packQ6_Kx16, pk, w, rowBytes, r0, mr, b0, nb, 16, 16, q6_KBytes, 0) {
+	if packVNNIAsm(gguf.Q6_K, pk, w, rowBytes, r0, mr, b0, nb, 16, 16, q6_KBytes, 0) {
 		return
 	}
 	vnniZeroRows(pk, 16, mr, nb)
