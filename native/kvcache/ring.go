@@ -2,6 +2,7 @@ package kvcache
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/kvlab/kvlab/native/kvq"
 )
@@ -10,7 +11,8 @@ import (
 // rows lie in a ring of min(window, MaxCells) cells, position p in slot p mod window, so the
 // layer's memory is the planner's sliding-window figure (plan/calc's Sliding kind) however long
 // the context. Readers take positions, as for any layer; a range of cells that wraps is read
-// as its two runs of slots. Attention over the layer must not reach further back than the
+// as its two runs of slots (the values' integer accumulation in position-aligned tiles, so a
+// ring reads what a full cache of the same cells reads, bit for bit). Attention over the layer must not reach further back than the
 // window (the model's sliding-window mask): older positions read newer cells. A ring layer
 // has no FP16 overlay or mixed f16 window (its cells are few and all recent); a group K format
 // (q2k), whose groups are quantized in place, keeps the full context on the layer.
@@ -50,9 +52,60 @@ func (s *ringStore) Accumulate(acc []float32, w []float32, lo int) {
 	s.runs(lo, len(w), func(slot, off, n int) { s.RowStore.Accumulate(acc, w[off:off+n], slot) })
 }
 
+// AccumulateMulti adds the weighted rows of positions lo … lo+m−1. Where the codec's kernels
+// round the weights per tile of rows (kvq.AccumulateStep > 0), the tiles follow the positions,
+// not the slots: every call covers the cells of one kvq.AccumulateTile-aligned run of positions,
+// as a full cache's store splits them (attn.RowStore.AccumulateMulti), a run whose slots wrap
+// staged contiguous first. So the layer reads exactly what a full cache of the same cells reads.
 func (s *ringStore) AccumulateMulti(acc []float32, n int, w []float32, lo int) {
-	s.runs(lo, len(w)/n, func(slot, off, m int) { s.RowStore.AccumulateMulti(acc, n, w[off*n:(off+m)*n], slot) })
+	mq, ok := s.Codec.(kvq.MultiQuery)
+	if !ok || kvq.AccumulateStep(s.Codec) == 0 {
+		s.runs(lo, len(w)/n, func(slot, off, m int) { s.RowStore.AccumulateMulti(acc, n, w[off*n:(off+m)*n], slot) })
+		return
+	}
+	const tile = kvq.AccumulateTile
+	rb, d := s.Codec.RowBytes(), s.Codec.Dim()
+	m := len(w) / n
+	for off := 0; off < m; {
+		p := lo + off
+		k := min(m-off, tile-p%tile)
+		slot := p % s.w
+		if slot+k <= s.w {
+			// A call from a tile's first position runs on over the following whole tiles
+			// while their slots stay contiguous (the kernels tile every 64 rows from the
+			// call's first), so an unwrapped window is one or two calls, not one a tile.
+			for p%tile == 0 && off+k < m {
+				next := min(m-off-k, tile)
+				if slot+k+next > s.w {
+					break
+				}
+				k += next
+			}
+			wk := w[off*n : (off+k)*n]
+			mq.AccumulateManyMulti(acc[:n*d], n, wk, s.Data[slot*rb:(slot+k)*rb])
+		} else {
+			wk := w[off*n : (off+k)*n]
+			bp := ringStages.Get().(*[tile * ringStageRow]byte)
+			stage := bp[:]
+			if k*rb > len(stage) {
+				stage = make([]byte, k*rb)
+			}
+			stage = stage[:k*rb]
+			first := (s.w - slot) * rb
+			copy(stage, s.Data[slot*rb:s.w*rb])
+			copy(stage[first:], s.Data[:k*rb-first])
+			mq.AccumulateManyMulti(acc[:n*d], n, wk, stage)
+			ringStages.Put(bp)
+		}
+		off += k
+	}
 }
+
+// ringStageRow is the row size (bytes) up to which a wrapping tile is staged in a pooled
+// buffer (larger rows allocate one).
+const ringStageRow = 1024
+
+var ringStages = sync.Pool{New: func() any { return new([kvq.AccumulateTile * ringStageRow]byte) }}
 
 func (s *ringStore) Row(dst []float32, i int) { s.RowStore.Row(dst, i%s.w) }
 
