@@ -88,7 +88,7 @@ func (c *blockCodec) blockAccMulti(self Codec, k *multiKernels, acc []float32, n
 
 // DotManyMulti scores n queries against every row within the MultiQuery bounds.
 func (c *q4_1Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
-	if minVNNI && hasVNNI && c.full > 0 && n > 0 {
+	if hasVNNI && c.full > 0 && n > 0 {
 		c.q41ScoresVNNI(q, n, rows, out, nil)
 		return
 	}
@@ -97,7 +97,7 @@ func (c *q4_1Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32)
 
 // dotManyMultiMu is q8_0Codec.dotManyMultiMu for q4_1.
 func (c *q4_1Codec) dotManyMultiMu(q []float32, n int, rows []byte, out, mu []float32) {
-	if minVNNI && hasVNNI && c.full > 0 && n > 0 {
+	if hasVNNI && c.full > 0 && n > 0 {
 		c.q41ScoresVNNI(q, n, rows, out, mu)
 		return
 	}
@@ -134,24 +134,9 @@ func (c *q5_0Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows 
 	c.blockAccMulti(c, intAccOr(multiQ5_0, intAccQ5_0), acc, n, w, rows)
 }
 
-// minVNNI switches the VNNI scores kernels of the formats with a block minimum (q4_1, q5_1)
-// on. It is off: together with their integer value accumulation, native/model's
-// TestGemma2EveryKVFormat (seed 3) sees a ring cache's q5_1 logits 0.0046 from a full cache's
-// (bound 3.4e-4), and lab's gate once saw q4_1's fast path 1.25e-4 from the single-row ops
-// (bound 1e-4). The kernels are not at fault there: inside that test every VNNI q5_1 score is
-// within 1e-4 of Dot on the rounded query, every integer accumulation within its own bound
-// (multi_intacc_amd64.go), and with float scores a ring and a full cache differ in the ring
-// layer's tiles of the integer accumulation all the same (a ring slot and a position start
-// their 64-row tiles in different places), a difference this small model amplifies past the
-// bound for formats already on: over Seed 1…12 with minVNNI off the test fails for q4_1 (seed
-// 6: 0.027), q5_0, q5_1, q8_0, iq4_nl, q8_0/q4_0 and q2k. Turning the kernels on needs that
-// test's bound derived (or the ring's tiles aligned with the positions') first. The kernels pass
-// kvq's reference tests (TestVNNIBound switches them on).
-var minVNNI = false
-
 // DotManyMulti scores n queries against every row within the MultiQuery bounds.
 func (c *q5_1Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
-	if minVNNI && hasVNNIBW && c.full > 0 && n > 0 {
+	if hasVNNIBW && c.full > 0 && n > 0 {
 		c.q51ScoresVNNI(q, n, rows, out, nil)
 		return
 	}
@@ -160,7 +145,7 @@ func (c *q5_1Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32)
 
 // dotManyMultiMu is q8_0Codec.dotManyMultiMu for q5_1.
 func (c *q5_1Codec) dotManyMultiMu(q []float32, n int, rows []byte, out, mu []float32) {
-	if minVNNI && hasVNNIBW && c.full > 0 && n > 0 {
+	if hasVNNIBW && c.full > 0 && n > 0 {
 		c.q51ScoresVNNI(q, n, rows, out, mu)
 		return
 	}

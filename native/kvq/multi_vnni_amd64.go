@@ -324,7 +324,7 @@ func scoresDigits(c Codec) (nd, nb int) {
 			return vnniNDigits[vnniIQ4NL], c.full
 		}
 	case *q4_1Codec:
-		if minVNNI && hasVNNI && c.full > 0 {
+		if hasVNNI && c.full > 0 {
 			return vnniNDigits[vnniQ4_1], c.full
 		}
 	case *q5_0Codec:
@@ -332,7 +332,7 @@ func scoresDigits(c Codec) (nd, nb int) {
 			return vnniNDigits[vnniQ5_0], c.full
 		}
 	case *q5_1Codec:
-		if minVNNI && hasVNNIBW && c.full > 0 {
+		if hasVNNIBW && c.full > 0 {
 			return vnniNDigits[vnniQ5_1], c.full
 		}
 	}

@@ -49,8 +49,6 @@ func TestVNNIBound(t *testing.T) {
 	if !hasVNNI {
 		t.Skip("no AVX-512 VNNI")
 	}
-	minVNNI = true // the q4_1 and q5_1 kernels are tested though off (multi_more.go)
-	defer func() { minVNNI = false }()
 	rng := rand.New(rand.NewPCG(33, 34))
 	for _, f := range []Format{Q4_0, Q8_0, IQ4_NL, Q4_1, Q5_0, Q5_1} {
 		if f != Q4_0 && f != Q8_0 && !hasVNNIBW {

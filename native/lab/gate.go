@@ -49,7 +49,7 @@ type GateResult struct {
 	RelErr float64 `json:"rel_err"`
 	// FastVsRef is the same norm between the fast path (batched packed reads, chunked online
 	// softmax) and the reference path over the same stored K/V. Where the fast path's scores
-	// round the query to an integer grid (kvq.ScoresGrid: q4_0, q8_0 and iq4_nl keys on CPUs
+	// round the query to an integer grid (kvq.ScoresGrid: the ggml block formats' keys on CPUs
 	// with AVX-512 VNNI), its reference is the single-row ops scoring the same rounded query;
 	// the rounding's own effect is a few 1e-3 of the output for q4_0, far below RelErr.
 	FastVsRef float64 `json:"fast_vs_ref"`
