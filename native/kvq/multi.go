@@ -23,8 +23,9 @@ import "sync"
 // with arm64 NEON, multi_arm64.go; see multi_more.go for the formats
 // beyond f16, q8_0, q4_0 and tq4, whose offset terms o_b enter both bounds) apply the block or
 // row scale to the codes first (exact
-// for f16 scales times 4- and 8-bit codes; one rounding for tq4's f32 scale), fuse each
-// multiply with its add, and sum a row's products in 16 (AVX2: 8) lanes reduced pairwise:
+// for f16 scales times 4- and 8-bit codes; one rounding for tq4's f32 scale; tq4's and the
+// turbo tiers' AVX-512 kernels, multi_turbo_amd64.go, instead multiply a row's reduced sums,
+// or its weights, by its scale: one rounding too), fuse each multiply with its add, and sum a row's products in 16 (AVX2: 8) lanes reduced pairwise:
 // |DotManyMulti − Dot| ≤ (d/8 + 6)·2⁻²⁴·Σ|q[i]·x[i]|, inside the DotMany bounds for rows of up
 // to 1024 values. On CPUs with AVX-512 VNNI, q4_0, q4_1, q5_0, q5_1, q8_0 and iq4_nl scores go
 // through integer kernels instead (multi_vnni_amd64.go): the query

@@ -37,7 +37,7 @@ var (
 var multiTQ4 = func() *multiKernels {
 	switch {
 	case hasAVX512:
-		return &multiKernels{multiScoresTQ4AVX512, multiAccTQ4AVX512}
+		return tq4Z
 	case hasAVX2:
 		return tq4AVX2
 	}

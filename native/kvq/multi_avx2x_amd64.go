@@ -36,7 +36,7 @@ var tq4AVX2 = &multiKernels{multiScoresTQ4AVX2, multiAccTQ4AVX2}
 var multiTurbo4, multiTurbo3, multiTurbo2 = func() (t4, t3, t2 *multiKernels) {
 	switch {
 	case hasAVX512:
-		return t4AVX512, t3AVX512, t2AVX512
+		return t4Z, t3Z, t2Z
 	case hasAVX2:
 		return &multiKernels{multiScoresT4AVX2, multiAccT4AVX2}, &multiKernels{multiScoresT3AVX2, multiAccT3AVX2},
 			&multiKernels{multiScoresT2AVX2, multiAccT2AVX2}
