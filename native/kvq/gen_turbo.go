@@ -37,6 +37,7 @@ type format struct {
 	scaleOff string
 	f32      bool // the row scale is a float32 (tq4), else f16
 	acc      bool // emit the accumulate kernel
+	pair     bool // scores through pairTmpl (q2k) instead of scoresTmpl
 	// dec(p, lo, hi) turns the 32-value group at p (a register) into lo (its first 16 values in
 	// the queries' order) and hi (the next 16), looked up in Z31.
 	dec func(p, lo, hi string) string
@@ -115,7 +116,7 @@ var formats = []format{
 	{name: "T2", doc: "turbo2: 2-bit codes as a little-endian bit stream, an f16 row scale after ⌈d/4⌉ bytes.",
 		step: 8, consts: t2Consts, scaleOff: scaleOff(2), acc: true, dec: t2Dec},
 	{name: "Q2K", doc: "q2k: a cell's d/4 bytes of 2-bit codes (channel 4i+k at bits 2k of byte i, turbo2's bit\n// stream and levels), no row scale: the queries come multiplied by the group's channel scales.",
-		step: 8, consts: t2Consts, dec: t2Dec},
+		step: 8, consts: t2Consts, pair: true, dec: t2Dec},
 }
 
 func header() string {
@@ -246,6 +247,111 @@ s@_done:
 	VZEROUPPER
 	RET
 `
+
+// pairTmpl is q2k's scores kernel: rows (cells) two at a time, each (row, query) two
+// accumulators (a group's first 16 values and its last 16), summed as q2k's first AVX-512
+// kernel summed them (the two added, the halves folded, then three horizontal pairwise adds,
+// done here with in-lane shuffles for both rows at once), so its scores stay bit for bit what
+// they were: q2k requantizes its open group as cells arrive, which turns any change in a
+// score's rounding into code flips downstream.
+const pairTmpl = `
+// func multiScores@Z(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+// %DOC%
+TEXT ·multiScores@Z(SB), NOSPLIT, $0-64
+	MOVQ q+0(FP), SI
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX                // bytes between queries
+	LEAQ (DX)(DX*2), R13       // 3 queries
+	MOVQ nv+16(FP), R11
+	SHRQ $5, R11               // 32-value groups per row
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	MOVQ m+40(FP), R10
+	MOVQ out+48(FP), R9
+	MOVQ ostride+56(FP), R14
+	%CONSTS%
+	TESTQ R10, R10
+	JZ   s@_done
+	TESTQ R11, R11
+	JZ   s@_done
+
+s@_pair:
+	CMPQ R10, $1
+	JNE  s@_two
+	XORQ R8, R8                // odd last row: b reads a again
+s@_two:
+%ZERO16%
+	MOVQ DI, BX
+	LEAQ (DI)(R8*1), R15
+	MOVQ SI, CX
+	MOVQ R11, R12
+
+s@_blk:
+	PREFETCHT0 PFDISTT(BX)
+	%DECA%
+	%DECB%
+%PAIRFMAS%
+	ADDQ $%STEP%, BX
+	ADDQ $%STEP%, R15
+	ADDQ $128, CX
+	DECQ R12
+	JNZ  s@_blk
+
+%PAIRREDUCE%
+	VMOVUPS X0, (R9)
+	CMPQ R10, $1
+	JEQ  s@_done
+	VEXTRACTF32X4 $1, Z0, X1
+	VMOVUPS X1, (R9)(R14*1)
+
+	LEAQ (DI)(R8*2), DI
+	LEAQ (R9)(R14*2), R9
+	SUBQ $2, R10
+	JNZ  s@_pair
+
+s@_done:
+	VZEROUPPER
+	RET
+`
+
+// pairFMAs: Z(8r+2h+v) += query h's vector v (Z(16+2h+v)) × row r's decoded vector v
+// (Z(24+2r+v)).
+func pairFMAs() string {
+	var b strings.Builder
+	qaddr := []string{"(CX)", "(CX)(DX*1)", "(CX)(DX*2)", "(CX)(R13*1)"}
+	for h := 0; h < 4; h++ {
+		fmt.Fprintf(&b, "\tVMOVUPS %[1]s, Z%[2]d\n\tVMOVUPS 64%[1]s, Z%[3]d\n", qaddr[h], 16+2*h, 17+2*h)
+	}
+	for h := 0; h < 4; h++ {
+		for r := 0; r < 2; r++ {
+			for v := 0; v < 2; v++ {
+				fmt.Fprintf(&b, "\tVFMADD231PS Z%d, Z%d, Z%d\n", 16+2*h+v, 24+2*r+v, 8*r+2*h+v)
+			}
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// pairReduce sums row a's (Z0..Z7) and row b's (Z8..Z15) accumulators into lanes 0..3
+// (row a's four queries) and 4..7 (row b's) of Z0.
+func pairReduce() string {
+	var b strings.Builder
+	b.WriteString("\t// Per query: the two accumulators added, the 512-bit halves folded (row a into the low\n\t// 256 bits, row b into the high), then three pairwise horizontal adds within 128-bit lanes.\n")
+	for h := 0; h < 4; h++ {
+		fmt.Fprintf(&b, "\tVADDPS Z%[2]d, Z%[1]d, Z%[1]d\n\tVADDPS Z%[4]d, Z%[3]d, Z%[3]d\n", 2*h, 2*h+1, 8+2*h, 8+2*h+1)
+	}
+	for h := 0; h < 4; h++ { // Z(16+h) = [a: lanes 0+2, 1+3 | b: lanes 0+2, 1+3] of query h
+		fmt.Fprintf(&b, "\tVSHUFF32X4 $0x44, Z%[2]d, Z%[1]d, Z20\n\tVSHUFF32X4 $0xEE, Z%[2]d, Z%[1]d, Z21\n\tVADDPS Z21, Z20, Z%[3]d\n", 2*h, 8+2*h, 16+h)
+	}
+	hadd := func(x, y, dst int) {
+		fmt.Fprintf(&b, "\tVSHUFPS $0x88, Z%[2]d, Z%[1]d, Z20\n\tVSHUFPS $0xDD, Z%[2]d, Z%[1]d, Z21\n\tVADDPS Z21, Z20, Z%[3]d\n", x, y, dst)
+	}
+	hadd(16, 17, 16)
+	hadd(18, 19, 18)
+	hadd(16, 18, 16)
+	b.WriteString("\tVSHUFF32X4 $0x88, Z16, Z16, Z20\n\tVSHUFF32X4 $0xDD, Z16, Z16, Z21\n\tVADDPS Z21, Z20, Z0")
+	return b.String()
+}
 
 // fmas is the scores kernel's 32 FMAs of a group: query h's two vectors (Z24/Z25 for even h,
 // Z26/Z27 for odd) into the accumulator Z(4r+h) of each row r, whose decoded vectors are
@@ -435,6 +541,14 @@ a@_done:
 	RET
 `
 
+func zero16() string {
+	var b strings.Builder
+	for i := 0; i < 16; i++ {
+		fmt.Fprintf(&b, "\tVXORPS Z%[1]d, Z%[1]d, Z%[1]d\n", i)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
 // accAddr is accumulator h's vector v (0, 1: group g's two; 2, 3: group g+1's) at CX.
 func accAddr(h, v int) string {
 	idx := []string{"", "(DX*1)", "(DX*2)", "(R13*1)"}[h]
@@ -492,16 +606,24 @@ func main() {
 				wscale = "VPBROADCASTW (R12)(R14*1), X16\n\tVCVTPH2PS X16, X16"
 			}
 		}
+		decA, decB := f.dec("BX", "Z16", "Z17"), f.dec("R15", "Z18", "Z19")
+		if f.pair {
+			decA, decB = f.dec("BX", "Z24", "Z25"), f.dec("R15", "Z26", "Z27")
+		}
 		r := strings.NewReplacer("@", f.name, "%DOC%", f.doc, "%CONSTS%", f.consts, "%STEP%", fmt.Sprint(f.step),
 			"%STEP2%", fmt.Sprint(2*f.step), "%SCALEINIT%", scaleInit, "%SCALEOFF%", f.scaleOff,
-			"%DECA%", f.dec("BX", "Z16", "Z17"), "%DECB%", f.dec("R15", "Z18", "Z19"),
+			"%DECA%", decA, "%DECB%", decB,
 			"%DECC%", f.dec("R12", "Z20", "Z21"), "%DECD%", f.dec("AX", "Z22", "Z23"),
-			"%FMAS%", fmas(), "%REDUCE%", reduce(), "%SCALE%", scale(f), "%WSCALE%", wscale,
+			"%FMAS%", fmas(), "%PAIRFMAS%", pairFMAs(), "%PAIRREDUCE%", pairReduce(), "%ZERO16%", zero16(), "%REDUCE%", reduce(), "%SCALE%", scale(f), "%WSCALE%", wscale,
 			"%LOAD16%", accMoves(2, false), "%STORE16%", accMoves(2, true),
 			"%LOAD8%", accMoves(1, false), "%STORE8%", accMoves(1, true),
 			"%DEC2A%", f.dec("R12", "Z16", "Z17"), "%DEC2B%", f.dec("AX", "Z18", "Z19"),
 			"%DEC1%", f.dec("R12", "Z16", "Z17"), "%FMA16%", accFMAs(2), "%FMA8%", accFMAs(1))
-		out.WriteString(r.Replace(scoresTmpl))
+		if f.pair {
+			out.WriteString(r.Replace(pairTmpl))
+		} else {
+			out.WriteString(r.Replace(scoresTmpl))
+		}
 		if f.acc {
 			out.WriteString(r.Replace(accTmpl))
 		}

@@ -148,135 +148,33 @@ q2k_done:
 	VZEROUPPER
 	RET
 
-// q2kShuf512 is the AVX-512 kernel's two shuffle controls (64 bytes each): every dword of
-// 128-bit lane L takes code byte L (first control: channels 0..15 of a 32-channel chunk) or
-// byte 4+L (second: channels 16..31) of the 8 code bytes VPBROADCASTQ placed in every lane.
-DATA ·q2kShuf512+0(SB)/8, $0x0000000000000000
-DATA ·q2kShuf512+8(SB)/8, $0x0000000000000000
-DATA ·q2kShuf512+16(SB)/8, $0x0101010101010101
-DATA ·q2kShuf512+24(SB)/8, $0x0101010101010101
-DATA ·q2kShuf512+32(SB)/8, $0x0202020202020202
-DATA ·q2kShuf512+40(SB)/8, $0x0202020202020202
-DATA ·q2kShuf512+48(SB)/8, $0x0303030303030303
-DATA ·q2kShuf512+56(SB)/8, $0x0303030303030303
-DATA ·q2kShuf512+64(SB)/8, $0x0404040404040404
-DATA ·q2kShuf512+72(SB)/8, $0x0404040404040404
-DATA ·q2kShuf512+80(SB)/8, $0x0505050505050505
-DATA ·q2kShuf512+88(SB)/8, $0x0505050505050505
-DATA ·q2kShuf512+96(SB)/8, $0x0606060606060606
-DATA ·q2kShuf512+104(SB)/8, $0x0606060606060606
-DATA ·q2kShuf512+112(SB)/8, $0x0707070707070707
-DATA ·q2kShuf512+120(SB)/8, $0x0707070707070707
-GLOBL ·q2kShuf512(SB), RODATA|NOPTR, $128
-
-// func q2kScoresAVX512(q *float32, d int, grp *byte, j0, m int, qs *float32, out *float32, ostride int)
-// q2kScoresAVX2's contract, 16 channels a vector (AVX-512 F and BW): per 32-channel chunk of a
-// cell, its 8 code bytes go to every 128-bit lane, two VPSHUFB give each dword its byte, the
-// shifts of q2kShift (repeated per lane) its code, VPERMPS the level from the four levels four
-// times over; two partial sums per query (channels 16k..16k+15 of even and odd k), reduced as
-// the AVX2 kernel reduces its own after folding each vector's halves.
-TEXT ·q2kScoresAVX512(SB), NOSPLIT, $0-64
+// func q2kScaleAVX512(q *float32, d int, grp *byte, qs *float32)
+// qs_h[c] = q_h[c]·scale_c for the four queries q[h·d:] (d a multiple of 32) and the channel
+// scales (f16) that open the group at grp: the queries that multiScoresQ2KZ
+// (multi_turbo_amd64.s) scores the group's cells with.
+TEXT ·q2kScaleAVX512(SB), NOSPLIT, $0-32
 	MOVQ q+0(FP), SI
 	MOVQ d+8(FP), DX
 	MOVQ grp+16(FP), DI
-	MOVQ qs+40(FP), R8
-	MOVQ out+48(FP), R9
-	MOVQ ostride+56(FP), R15
+	MOVQ qs+24(FP), R8
 	MOVQ DX, R13
 	SHLQ $2, R13               // bytes between queries
 	LEAQ (R13)(R13*2), R14     // 3 queries
-
-	// qs_h[c] = q_h[c]·scale_c.
 	XORQ CX, CX
-q2k5_qs:
-	VCVTPH2PS (DI)(CX*2), Y0
+q2ks_loop:
+	VCVTPH2PS (DI)(CX*2), Z0
 	LEAQ (SI)(CX*4), AX
 	LEAQ (R8)(CX*4), BX
-	VMULPS (AX), Y0, Y1
-	VMULPS (AX)(R13*1), Y0, Y2
-	VMULPS (AX)(R13*2), Y0, Y3
-	VMULPS (AX)(R14*1), Y0, Y4
-	VMOVUPS Y1, (BX)
-	VMOVUPS Y2, (BX)(R13*1)
-	VMOVUPS Y3, (BX)(R13*2)
-	VMOVUPS Y4, (BX)(R14*1)
-	ADDQ $8, CX
+	VMULPS (AX), Z0, Z1
+	VMULPS (AX)(R13*1), Z0, Z2
+	VMULPS (AX)(R13*2), Z0, Z3
+	VMULPS (AX)(R14*1), Z0, Z4
+	VMOVUPS Z1, (BX)
+	VMOVUPS Z2, (BX)(R13*1)
+	VMOVUPS Z3, (BX)(R13*2)
+	VMOVUPS Z4, (BX)(R14*1)
+	ADDQ $16, CX
 	CMPQ CX, DX
-	JLT  q2k5_qs
-
-	VBROADCASTF32X4 ·q2kLevels(SB), Z14
-	VBROADCASTI32X4 ·q2kShift(SB), Z15
-	VMOVDQU64 ·q2kShuf512+0(SB), Z16
-	VMOVDQU64 ·q2kShuf512+64(SB), Z17
-	MOVQ DX, R12
-	SHRQ $2, R12               // code bytes per cell
-	MOVQ j0+24(FP), AX
-	IMULQ R12, AX
-	LEAQ (DI)(DX*2), DI        // the codes
-	ADDQ AX, DI                // cell j0's
-	MOVQ m+32(FP), R10
-	MOVQ DX, R11
-	SHRQ $5, R11               // 32-channel chunks per cell
-	TESTQ R10, R10
-	JZ   q2k5_done
-
-q2k5_cell:
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-	VXORPS Z12, Z12, Z12
-	VXORPS Z13, Z13, Z13
-	MOVQ R8, CX
-	MOVQ R11, BX
-	MOVQ DI, AX
-
-q2k5_chunk:
-	VPBROADCASTQ (AX), Z4
-	VPSHUFB Z16, Z4, Z5
-	VPSHUFB Z17, Z4, Z6
-	VPSRLVD Z15, Z5, Z5
-	VPSRLVD Z15, Z6, Z6
-	VPERMPS Z14, Z5, Z5
-	VPERMPS Z14, Z6, Z6
-	VFMADD231PS (CX), Z5, Z0
-	VFMADD231PS 64(CX), Z6, Z10
-	VFMADD231PS (CX)(R13*1), Z5, Z1
-	VFMADD231PS 64(CX)(R13*1), Z6, Z11
-	VFMADD231PS (CX)(R13*2), Z5, Z2
-	VFMADD231PS 64(CX)(R13*2), Z6, Z12
-	VFMADD231PS (CX)(R14*1), Z5, Z3
-	VFMADD231PS 64(CX)(R14*1), Z6, Z13
-	ADDQ $8, AX
-	ADDQ $128, CX
-	DECQ BX
-	JNZ  q2k5_chunk
-
-	VADDPS Z10, Z0, Z0
-	VADDPS Z11, Z1, Z1
-	VADDPS Z12, Z2, Z2
-	VADDPS Z13, Z3, Z3
-	VEXTRACTF64X4 $1, Z0, Y4
-	VADDPS Y4, Y0, Y0
-	VEXTRACTF64X4 $1, Z1, Y5
-	VADDPS Y5, Y1, Y1
-	VEXTRACTF64X4 $1, Z2, Y6
-	VADDPS Y6, Y2, Y2
-	VEXTRACTF64X4 $1, Z3, Y7
-	VADDPS Y7, Y3, Y3
-	VHADDPS Y1, Y0, Y0
-	VHADDPS Y3, Y2, Y2
-	VHADDPS Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VMOVUPS X0, (R9)
-	ADDQ R12, DI
-	ADDQ R15, R9
-	DECQ R10
-	JNZ  q2k5_cell
-
-q2k5_done:
+	JLT  q2ks_loop
 	VZEROUPPER
 	RET
