@@ -1,7 +1,7 @@
 //go:build ignore
 
-// gen_avx512 writes multi_avx512x_amd64.s: the AVX-512 MultiQuery kernels of q4_1, q5_0, q5_1,
-// fp8, turbo2, turbo3 and turbo4 on the skeleton of the tq4 and iq4_nl AVX-512 kernels
+// gen_avx512 writes multi_avx512x_amd64.s: the AVX-512 MultiQuery kernels of q4_1, q5_0, q5_1
+// and fp8 on the skeleton of the f16 and iq4_nl AVX-512 kernels
 // (multi_amd64.s, multi_iq4nl_amd64.s): the scores kernels take rows in pairs, each 32-value
 // group decoded into two vectors of 16 floats per row and multiplied into one partial sum per
 // query and row; the accumulate kernels go over tiles of 64 rows, per 32-value group one pass
@@ -48,16 +48,6 @@ func table(name string, v [16]float32) string {
 	var b strings.Builder
 	for i := 0; i < 16; i += 2 {
 		fmt.Fprintf(&b, "DATA ·%s+%d(SB)/8, $0x%08x%08x\n", name, 4*i, math.Float32bits(v[i+1]), math.Float32bits(v[i]))
-	}
-	fmt.Fprintf(&b, "GLOBL ·%s(SB), RODATA|NOPTR, $64\n\n", name)
-	return b.String()
-}
-
-// words writes a 64-byte constant of sixteen dwords.
-func dwords(name string, v [16]uint32) string {
-	var b strings.Builder
-	for i := 0; i < 16; i += 2 {
-		fmt.Fprintf(&b, "DATA ·%s+%d(SB)/8, $0x%08x%08x\n", name, 4*i, v[i+1], v[i])
 	}
 	fmt.Fprintf(&b, "GLOBL ·%s(SB), RODATA|NOPTR, $64\n\n", name)
 	return b.String()
@@ -134,52 +124,6 @@ func fp8Dec(p, lo, hi, t, e string) string {
 	`, p, lo, hi, t, e, "Y"+t[1:])
 }
 
-// tq4Dec: tq4's nibbles (low: the group's even values, high: its odd ones) looked up in t.
-func tq4Dec(p, lo, hi, t, e string) string {
-	return fmt.Sprintf(`VPMOVZXBD (%[1]s), %[2]s
-	VPSRLD $4, %[2]s, %[3]s
-	VPERMPS %[4]s, %[2]s, %[2]s
-	VPERMPS %[4]s, %[3]s, %[3]s
-	`, p, lo, hi, t)
-}
-
-// t3Dec: 16 3-bit codes from two dwords (bytes 0..3 into lanes 0..7, 3..6 into 8..15 under
-// K3), shifted per lane (Z30), looked up in t (the 8 levels twice: VPERMPS reads 4 bits).
-func t3Dec(p, lo, hi, t, e string) string {
-	return fmt.Sprintf(`VPBROADCASTD (%[1]s), %[2]s
-	VPBROADCASTD 3(%[1]s), K3, %[2]s
-	VPSRLVD Z30, %[2]s, %[2]s
-	VPERMPS %[4]s, %[2]s, %[2]s
-	VPBROADCASTD 6(%[1]s), %[3]s
-	VPBROADCASTD 9(%[1]s), K3, %[3]s
-	VPSRLVD Z30, %[3]s, %[3]s
-	VPERMPS %[4]s, %[3]s, %[3]s
-	`, p, lo, hi, t)
-}
-
-// t2Dec: 16 2-bit codes from one dword, shifted per lane (Z30), looked up in t (the 4 levels
-// four times).
-func t2Dec(p, lo, hi, t, e string) string {
-	return fmt.Sprintf(`VPBROADCASTD (%[1]s), %[2]s
-	VPSRLVD Z30, %[2]s, %[2]s
-	VPERMPS %[4]s, %[2]s, %[2]s
-	VPBROADCASTD 4(%[1]s), %[3]s
-	VPSRLVD Z30, %[3]s, %[3]s
-	VPERMPS %[4]s, %[3]s, %[3]s
-	`, p, lo, hi, t)
-}
-
-// halfTab: t = Z31 × the row's f16 scale at (p)(R14*1).
-func halfTab(p, t string) string {
-	y := "Y" + t[1:]
-	return fmt.Sprintf("VPBROADCASTW (%[1]s)(R14*1), %[3]s\n\tVCVTPH2PS %[3]s, %[2]s\n\tVMULPS Z31, %[2]s, %[2]s\n\t", p, t, y)
-}
-
-// scaleOff is the row-scale offset code for ⌈bits·d/8⌉.
-func scaleOff(bits int) string {
-	return fmt.Sprintf("MOVQ d+8(FP), R14\n\tIMULQ $%d, R14\n\tADDQ $7, R14\n\tSHRQ $3, R14", bits)
-}
-
 var formats = []format{
 	{name: "Q41", doc: "q4_1: d, m (f16), 16 nibble bytes; x = c·d + m.", step: 20,
 		consts: f16Tab + "VMOVUPS ·avx512Iota(SB), Z31", dec: q41Dec},
@@ -199,17 +143,7 @@ var formats = []format{
 		accScale: `VBROADCASTSS (R12)(R14*1), Z10
 	VMULPS.BCST ·avx512F256(SB), Z10, Z10`,
 		dec: fp8Dec},
-	{name: "T4", doc: "turbo4: tq4's layout and levels (low nibbles the group's even values, high the odd; the\n// queries and accumulators permuted to match, tq4Permute), an f16 row scale after ⌈d/2⌉ bytes.", step: 16,
-		consts: "VMOVUPS ·tq4Levels(SB), Z31", scaleOff: scaleOff(4), rowTab: halfTab, dec: tq4Dec},
-	{name: "T3", doc: "turbo3: 3-bit codes as a little-endian bit stream, an f16 row scale after ⌈3d/8⌉ bytes.", step: 12,
-		consts:   "VMOVUPS ·avx512T3Levels(SB), Z31\n\tVMOVUPS ·avx512Sh3(SB), Z30\n\tMOVL $0xff00, AX\n\tKMOVW AX, K3",
-		scaleOff: scaleOff(3), rowTab: halfTab, dec: t3Dec},
-	{name: "T2", doc: "turbo2: 2-bit codes as a little-endian bit stream, an f16 row scale after ⌈d/4⌉ bytes.", step: 8,
-		consts: "VMOVUPS ·avx512T2Levels(SB), Z31\n\tVMOVUPS ·avx512Sh2(SB), Z30", scaleOff: scaleOff(2), rowTab: halfTab, dec: t2Dec},
 }
-
-var turboLevels2 = [4]float32{-1.5104176, -0.45278004, 0.45278004, 1.5104176}
-var turboLevels3 = [8]float32{-2.1519457, -1.3439093, -0.75600528, -0.24509418, 0.24509418, 0.75600528, 1.3439093, 2.1519457}
 
 func header() string {
 	var b strings.Builder
@@ -219,30 +153,22 @@ func header() string {
 
 #include "textflag.h"
 
-// AVX-512 MultiQuery kernels of q4_1, q5_0, q5_1, fp8 and the turbo tiers, on the skeleton of
-// the tq4 kernels of multi_amd64.s (the same contracts, multiKernels): the scores kernels take
-// rows in pairs and decode each 32-value group into two vectors of 16 floats per row; the
-// accumulate kernels go over tiles of 64 rows, one pass per 32-value group holding four
-// accumulators' two vectors in Z0..Z7. Block scales are widened through f16Table (R14); the
-// turbo tiers scale their level table by the row's f16 scale once per row (scores) or per row
-// and group (accumulate) and look the codes up with VPERMPS; q5_0 and q5_1 look their 5-bit
-// codes up in a 32-entry table with VPERMI2PS.
+// AVX-512 MultiQuery kernels of q4_1, q5_0, q5_1 and fp8, on the skeleton of the f16 kernels
+// of multi_amd64.s (the same contracts, multiKernels): the scores kernels take rows in pairs
+// and decode each 32-value group into two vectors of 16 floats per row; the accumulate kernels
+// go over tiles of 64 rows, one pass per 32-value group holding four accumulators' two vectors
+// in Z0..Z7. Block scales are widened through f16Table (R14); q5_0 and q5_1 look their 5-bit
+// codes up in a 32-entry table with VPERMI2PS. (tq4's and the turbo tiers' AVX-512 kernels
+// are gen_turbo.go's.)
 
 `)
-	var iota, iota16, neg16, t3, t2 [16]float32
-	var sh3, sh2 [16]uint32
+	var iota, iota16, neg16 [16]float32
 	for i := range iota {
 		iota[i], iota16[i], neg16[i] = float32(i), float32(16+i), float32(i-16)
-		t3[i], t2[i] = turboLevels3[i%8], turboLevels2[i%4]
-		sh3[i], sh2[i] = uint32(3*(i%8)), uint32(2*i)
 	}
 	b.WriteString(table("avx512Iota", iota))
 	b.WriteString(table("avx512Iota16", iota16))
 	b.WriteString(table("avx512Neg16", neg16))
-	b.WriteString(table("avx512T3Levels", t3))
-	b.WriteString(table("avx512T2Levels", t2))
-	b.WriteString(dwords("avx512Sh3", sh3))
-	b.WriteString(dwords("avx512Sh2", sh2))
 	for _, c := range []struct {
 		name string
 		v    uint32

@@ -33,7 +33,7 @@ var (
 	}
 )
 
-// multiTQ4 is tq4's kernels: AVX-512, else AVX2 (multi_avx2x_amd64.go).
+// multiTQ4 is tq4's kernels: AVX-512 (multi_turbo_amd64.go), else AVX2 (multi_avx2x_amd64.go).
 var multiTQ4 = func() *multiKernels {
 	switch {
 	case hasAVX512:
@@ -68,12 +68,6 @@ func multiScoresQ80AVX512(q *float32, d, nv int, rows *byte, rb, m int, out *flo
 
 //go:noescape
 func multiAccQ80AVX512(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
-
-//go:noescape
-func multiScoresTQ4AVX512(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
-
-//go:noescape
-func multiAccTQ4AVX512(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 
 //go:noescape
 func multiScoresF16AVX2(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
