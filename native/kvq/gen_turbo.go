@@ -142,9 +142,74 @@ func header() string {
 	b.WriteString(table("turboZSh3", sh3))
 	b.WriteString(table("turboZSh2", sh2))
 	b.WriteString(table("turboZSpread", spread))
+	var even, odd, ilo, ihi [16]uint32
+	for i := range even {
+		even[i], odd[i] = uint32(2*i), uint32(2*i+1)
+		ilo[i], ihi[i] = uint32(i/2+16*(i%2)), uint32(8+i/2+16*(i%2))
+	}
+	b.WriteString(table("turboZEven", even))
+	b.WriteString(table("turboZOdd", odd))
+	b.WriteString(table("turboZILo", ilo))
+	b.WriteString(table("turboZIHi", ihi))
+	b.WriteString(permuteAsm)
 	b.WriteString("// PFDISTT is how far ahead of a row the scores kernels prefetch, in bytes.\n#define PFDISTT 6144\n")
 	return b.String()
 }
+
+// permuteAsm is tq4Permute and tq4Unpermute over whole 32-value groups: two VPERMT2PS a group.
+const permuteAsm = `
+// func tq4PermuteAVX512(dst, src *float32, groups int)
+// Each 32-float group of src to dst as its even values, then its odd ones (tq4Permute).
+TEXT ·tq4PermuteAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ groups+16(FP), CX
+	VMOVUPS ·turboZEven(SB), Z4
+	VMOVUPS ·turboZOdd(SB), Z5
+	TESTQ CX, CX
+	JZ   tp_done
+tp_loop:
+	VMOVUPS (SI), Z0
+	VMOVUPS (SI), Z1
+	VMOVUPS 64(SI), Z2
+	VPERMT2PS Z2, Z4, Z0
+	VPERMT2PS Z2, Z5, Z1
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  tp_loop
+tp_done:
+	VZEROUPPER
+	RET
+
+// func tq4UnpermuteAVX512(dst, src *float32, groups int)
+// tq4PermuteAVX512 undone: each group's first 16 values to its even places, the rest to its odd.
+TEXT ·tq4UnpermuteAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ groups+16(FP), CX
+	VMOVUPS ·turboZILo(SB), Z4
+	VMOVUPS ·turboZIHi(SB), Z5
+	TESTQ CX, CX
+	JZ   tu_done
+tu_loop:
+	VMOVUPS (SI), Z0
+	VMOVUPS (SI), Z1
+	VMOVUPS 64(SI), Z2
+	VPERMT2PS Z2, Z4, Z0
+	VPERMT2PS Z2, Z5, Z1
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  tu_loop
+tu_done:
+	VZEROUPPER
+	RET
+`
 
 const scoresTmpl = `
 // func multiScores@Z(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)

@@ -528,6 +528,9 @@ var q4Levels = [16]float32{-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 
 // vector reordered to its even values, then its odd ones; the values past the last whole group
 // keep their places.
 func tq4Permute(dst, src []float32, n, d int) {
+	if tq4PermuteFast(dst, src, n, d, false) {
+		return
+	}
 	for h := 0; h < n; h++ {
 		s, t := src[h*d:(h+1)*d], dst[h*d:(h+1)*d]
 		g := 0
@@ -542,6 +545,9 @@ func tq4Permute(dst, src []float32, n, d int) {
 
 // tq4Unpermute undoes tq4Permute.
 func tq4Unpermute(dst, src []float32, n, d int) {
+	if tq4PermuteFast(dst, src, n, d, true) {
+		return
+	}
 	for h := 0; h < n; h++ {
 		s, t := src[h*d:(h+1)*d], dst[h*d:(h+1)*d]
 		g := 0

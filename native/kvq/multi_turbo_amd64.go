@@ -46,3 +46,28 @@ func multiAccT2Z(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wst
 //
 //go:noescape
 func multiScoresQ2KZ(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+
+// tq4PermuteAVX512 is tq4Permute over groups whole 32-value groups (dst and src not
+// overlapping); tq4UnpermuteAVX512 is tq4Unpermute's. The decode kernels call them per page of
+// the cache (64 cells), where the Go loops cost as much as the kernels.
+//
+//go:noescape
+func tq4PermuteAVX512(dst, src *float32, groups int)
+
+//go:noescape
+func tq4UnpermuteAVX512(dst, src *float32, groups int)
+
+// tq4PermuteFast runs tq4Permute (inverse: tq4Unpermute) of n vectors of d values through the
+// AVX-512 kernels when the CPU has them and d is a multiple of 32, and reports whether it did.
+func tq4PermuteFast(dst, src []float32, n, d int, inverse bool) bool {
+	if !hasAVX512 || d%32 != 0 || n <= 0 {
+		return false
+	}
+	dst, src = dst[:n*d], src[:n*d]
+	if inverse {
+		tq4UnpermuteAVX512(&dst[0], &src[0], n*d/32)
+	} else {
+		tq4PermuteAVX512(&dst[0], &src[0], n*d/32)
+	}
+	return true
+}

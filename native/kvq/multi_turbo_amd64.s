@@ -57,6 +57,98 @@ DATA ·turboZSpread+48(SB)/8, $0x0000000300000003
 DATA ·turboZSpread+56(SB)/8, $0x0000000300000003
 GLOBL ·turboZSpread(SB), RODATA|NOPTR, $64
 
+DATA ·turboZEven+0(SB)/8, $0x0000000200000000
+DATA ·turboZEven+8(SB)/8, $0x0000000600000004
+DATA ·turboZEven+16(SB)/8, $0x0000000a00000008
+DATA ·turboZEven+24(SB)/8, $0x0000000e0000000c
+DATA ·turboZEven+32(SB)/8, $0x0000001200000010
+DATA ·turboZEven+40(SB)/8, $0x0000001600000014
+DATA ·turboZEven+48(SB)/8, $0x0000001a00000018
+DATA ·turboZEven+56(SB)/8, $0x0000001e0000001c
+GLOBL ·turboZEven(SB), RODATA|NOPTR, $64
+
+DATA ·turboZOdd+0(SB)/8, $0x0000000300000001
+DATA ·turboZOdd+8(SB)/8, $0x0000000700000005
+DATA ·turboZOdd+16(SB)/8, $0x0000000b00000009
+DATA ·turboZOdd+24(SB)/8, $0x0000000f0000000d
+DATA ·turboZOdd+32(SB)/8, $0x0000001300000011
+DATA ·turboZOdd+40(SB)/8, $0x0000001700000015
+DATA ·turboZOdd+48(SB)/8, $0x0000001b00000019
+DATA ·turboZOdd+56(SB)/8, $0x0000001f0000001d
+GLOBL ·turboZOdd(SB), RODATA|NOPTR, $64
+
+DATA ·turboZILo+0(SB)/8, $0x0000001000000000
+DATA ·turboZILo+8(SB)/8, $0x0000001100000001
+DATA ·turboZILo+16(SB)/8, $0x0000001200000002
+DATA ·turboZILo+24(SB)/8, $0x0000001300000003
+DATA ·turboZILo+32(SB)/8, $0x0000001400000004
+DATA ·turboZILo+40(SB)/8, $0x0000001500000005
+DATA ·turboZILo+48(SB)/8, $0x0000001600000006
+DATA ·turboZILo+56(SB)/8, $0x0000001700000007
+GLOBL ·turboZILo(SB), RODATA|NOPTR, $64
+
+DATA ·turboZIHi+0(SB)/8, $0x0000001800000008
+DATA ·turboZIHi+8(SB)/8, $0x0000001900000009
+DATA ·turboZIHi+16(SB)/8, $0x0000001a0000000a
+DATA ·turboZIHi+24(SB)/8, $0x0000001b0000000b
+DATA ·turboZIHi+32(SB)/8, $0x0000001c0000000c
+DATA ·turboZIHi+40(SB)/8, $0x0000001d0000000d
+DATA ·turboZIHi+48(SB)/8, $0x0000001e0000000e
+DATA ·turboZIHi+56(SB)/8, $0x0000001f0000000f
+GLOBL ·turboZIHi(SB), RODATA|NOPTR, $64
+
+
+// func tq4PermuteAVX512(dst, src *float32, groups int)
+// Each 32-float group of src to dst as its even values, then its odd ones (tq4Permute).
+TEXT ·tq4PermuteAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ groups+16(FP), CX
+	VMOVUPS ·turboZEven(SB), Z4
+	VMOVUPS ·turboZOdd(SB), Z5
+	TESTQ CX, CX
+	JZ   tp_done
+tp_loop:
+	VMOVUPS (SI), Z0
+	VMOVUPS (SI), Z1
+	VMOVUPS 64(SI), Z2
+	VPERMT2PS Z2, Z4, Z0
+	VPERMT2PS Z2, Z5, Z1
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  tp_loop
+tp_done:
+	VZEROUPPER
+	RET
+
+// func tq4UnpermuteAVX512(dst, src *float32, groups int)
+// tq4PermuteAVX512 undone: each group's first 16 values to its even places, the rest to its odd.
+TEXT ·tq4UnpermuteAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ groups+16(FP), CX
+	VMOVUPS ·turboZILo(SB), Z4
+	VMOVUPS ·turboZIHi(SB), Z5
+	TESTQ CX, CX
+	JZ   tu_done
+tu_loop:
+	VMOVUPS (SI), Z0
+	VMOVUPS (SI), Z1
+	VMOVUPS 64(SI), Z2
+	VPERMT2PS Z2, Z4, Z0
+	VPERMT2PS Z2, Z5, Z1
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  tu_loop
+tu_done:
+	VZEROUPPER
+	RET
 // PFDISTT is how far ahead of a row the scores kernels prefetch, in bytes.
 #define PFDISTT 6144
 
