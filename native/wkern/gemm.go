@@ -22,6 +22,9 @@ import (
 // throughput is the same as with 256-bit ones; the win is the instructions), twice the
 // multiply-adds per instruction where the core has full-width units (Intel).
 //
+// F16 weights on AVX-512 take a variant (mulF16, gemmh_amd64.go): slivers packed as f16 and
+// converted in the micro-kernel, two column blocks per call.
+//
 // Every output value is Σ over column blocks of gemmKC (in order) of that block's sequential
 // fused sum of products, whichever kernel runs: the same for any split of rows across threads
 // and any batch size.
@@ -126,6 +129,10 @@ func MulFloatPacked(y []float32, ystride int, typ gguf.Type, w []byte, rowBytes 
 	var ap, ap2 [gemmKC * gemmMR]float32
 	var tmp [gemmNR512 * gemmMR]float32
 	pairs := gemmAsm && nr == gemmNR512 // the two-sliver AVX-512 micro-kernel
+	if pairs && gemmH && typ == gguf.F16 {
+		mulF16(y, ystride, w, rowBytes, xp, n, cols, lo, hi)
+		return
+	}
 	for k0 := 0; k0 < cols; k0 += gemmKC {
 		kc := min(gemmKC, cols-k0)
 		first := k0 == 0

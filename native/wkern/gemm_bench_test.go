@@ -85,3 +85,36 @@ func BenchmarkMulRowsSmall(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMulFloatMem is BenchmarkMulFloat/f16 on a 16384×2048 matrix (64 MiB, more than the
+// L3 cache) in thread CPU time: the weights and the 32 MiB output come from memory, as in a
+// model's prefill. f32 is the float32-sliver path the f16 one (gemmh_amd64.go) replaces.
+func BenchmarkMulFloatMem(b *testing.B) {
+	r := rand.New(rand.NewPCG(11, 12))
+	const rows, cols, n = 16384, 2048, 512
+	typ := gguf.F16
+	rb := int(typ.RowBytes(cols))
+	w := make([]byte, rows*rb)
+	rnd := randomFloatRows(r, typ, 256, cols, rb)
+	for i := 0; i < rows; i += 256 { // 256 random rows repeated: quick to make
+		copy(w[i*rb:], rnd)
+	}
+	x := randomVec(r, n*cols)
+	y := make([]float32, n*rows)
+	has := gemmH
+	defer func() { gemmH = has }()
+	for _, h := range []bool{false, true} {
+		if h && !has {
+			continue // no f16 path here
+		}
+		b.Run(map[bool]string{false: "f32", true: "f16"}[h], func(b *testing.B) {
+			gemmH = h
+			defer threadCPU(b)()
+			c0 := cputime.Thread()
+			for b.Loop() {
+				MulFloat(y, rows, typ, w, rb, x, n, cols, 0, rows)
+			}
+			b.ReportMetric(float64(rows*cols*n)*float64(b.N)/float64((cputime.Thread()-c0).Nanoseconds()), "cpuGMAC/s")
+		})
+	}
+}

@@ -25,3 +25,9 @@ func packAsm(ap []float32, typ gguf.Type, w []byte, rowBytes, kc int) {
 }
 
 func prefetchRow(row []byte, off, n int) {}
+
+var gemmH = false
+
+func mulF16(y []float32, ystride int, w []byte, rowBytes int, xp []float32, n, cols, lo, hi int) {
+	panic("wkern: no f16 AVX-512 path")
+}

@@ -153,6 +153,37 @@ func TestGemmMicro12x2Bits(t *testing.T) {
 	}
 }
 
+// TestMulF16SameBits checks that the f16 AVX-512 path (slivers packed as f16, two sum blocks
+// per micro-kernel call) writes the same bits as the float32 path on F16 weights: whole and
+// short pairs and token groups, one block and several, a last block shorter than gemmKC.
+func TestMulF16SameBits(t *testing.T) {
+	if !gemmAsm || !gemm512 {
+		t.Skip("no AVX-512 micro-kernel on this CPU")
+	}
+	defer func(h bool) { gemmH = h }(gemmH)
+	r := rand.New(rand.NewPCG(13, 14))
+	shapes := []struct{ rows, cols, n, lo, hi int }{
+		{64, 256, 48, 0, 64}, {64, 512, 60, 0, 64}, {96, 1024, 53, 0, 96}, {80, 5632, 49, 16, 80},
+		{50, 700, 61, 3, 47}, {33, 264, 72, 0, 33}, {48, 40, 48, 0, 48}, {128, 2048, 97, 32, 128},
+	}
+	for _, s := range shapes {
+		rb := 2*s.cols + 6
+		w := randomFloatRows(r, gguf.F16, s.rows, s.cols, rb)
+		x := randomVec(r, s.n*s.cols)
+		ys := s.rows + 5
+		want, got := make([]float32, s.n*ys), make([]float32, s.n*ys)
+		gemmH = false
+		MulFloat(want, ys, gguf.F16, w, rb, x, s.n, s.cols, s.lo, s.hi)
+		gemmH = true
+		MulFloat(got, ys, gguf.F16, w, rb, x, s.n, s.cols, s.lo, s.hi)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%dx%d n=%d [%d,%d): y[%d] = %g, want %g (bits differ)", s.rows, s.cols, s.n, s.lo, s.hi, i, got[i], want[i])
+			}
+		}
+	}
+}
+
 // BenchmarkGemmMicro times the AVX-512 micro-kernels on L1-resident slivers, in multiply-adds
 // per nanosecond.
 func BenchmarkGemmMicro(b *testing.B) {
