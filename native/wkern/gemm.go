@@ -144,8 +144,8 @@ func MulFloatPacked(y []float32, ystride int, typ gguf.Type, w []byte, rowBytes 
 			if pair {
 				pack(ap2[:kc*gemmMR], typ, w, rowBytes, r0+gemmMR, gemmMR, k0, kc)
 			}
-			// The next sliver's rows are fetched while this one is multiplied, a row per
-			// token group (the rest with the last group).
+			// The next sliver's rows (both slivers' where pairs run) are fetched while this
+			// one is multiplied, a row per token group (the rest with the last group).
 			nr0, nk0 := r0+gemmMR, k0
 			if pair {
 				nr0 += gemmMR
@@ -156,6 +156,9 @@ func MulFloatPacked(y []float32, ystride int, typ gguf.Type, w []byte, rowBytes 
 			nmr, nkb, noff := 0, 0, 0
 			if nk0 < cols {
 				nmr, nkb = min(gemmMR, hi-nr0), int(typ.RowBytes(uint64(min(gemmKC, cols-nk0))))
+				if pairs {
+					nmr = min(2*gemmMR, hi-nr0)
+				}
 				noff = int(typ.RowBytes(uint64(nk0)))
 			}
 			for g := 0; g < groups; g++ {
