@@ -1,6 +1,8 @@
 package wkern
 
 import (
+	"sync"
+
 	"github.com/kvlab/kvlab/native/gguf"
 )
 
@@ -99,6 +101,14 @@ func PackTokens(xp, x []float32, n, cols, lo, hi int) {
 	}
 }
 
+// floatScratch is MulFloatPacked's two packed slivers and a short tile's outputs.
+type floatScratch struct {
+	ap, ap2 [gemmKC * gemmMR]float32
+	tmp     [gemmNR512 * gemmMR]float32
+}
+
+var floatScratches = sync.Pool{New: func() any { return new(floatScratch) }}
+
 // MulFloat writes y[t·ystride + r] = Σ_k W_r[k]·x[t·cols + k] for rows lo ≤ r < hi and tokens
 // t < n, where W_r is the cols values of type typ (FloatGEMM) stored at w[r·rowBytes:]. The
 // weights are converted exactly as gguf.DequantizeRow does; the activations stay float32. y
@@ -126,13 +136,16 @@ func MulFloatPacked(y []float32, ystride int, typ gguf.Type, w []byte, rowBytes 
 	_ = y[(n-1)*ystride+hi-1]
 	_ = xp[groups*nr*cols-1]
 	_ = w[hi*rowBytes-1]
-	var ap, ap2 [gemmKC * gemmMR]float32
-	var tmp [gemmNR512 * gemmMR]float32
 	pairs := gemmAsm && nr == gemmNR512 // the two-sliver AVX-512 micro-kernel
 	if pairs && gemmH && typ == gguf.F16 {
 		mulF16(y, ystride, w, rowBytes, xp, n, cols, lo, hi)
 		return
 	}
+	// The packed slivers and a short tile's outputs come from a pool: on the stack they
+	// escape through the packers' func values (a 32 KiB allocation per call).
+	sc := floatScratches.Get().(*floatScratch)
+	defer floatScratches.Put(sc)
+	ap, ap2, tmp := &sc.ap, &sc.ap2, &sc.tmp
 	for k0 := 0; k0 < cols; k0 += gemmKC {
 		kc := min(gemmKC, cols-k0)
 		first := k0 == 0
@@ -169,19 +182,19 @@ func MulFloatPacked(y []float32, ystride int, typ gguf.Type, w []byte, rowBytes 
 				nt := min(nr, n-t0)
 				xs := xp[t0*cols+k0*nr : t0*cols+(k0+kc)*nr]
 				if pair && nt == nr {
-					gemmMicro12x2p(&ap, &ap2, xs, kc, y[t0*ystride+r0:], ystride, first)
+					gemmMicro12x2p(ap, ap2, xs, kc, y[t0*ystride+r0:], ystride, first)
 					continue
 				}
 				if mr == gemmMR && nt == nr {
-					micro(&ap, xs, kc, nr, y[t0*ystride+r0:], ystride, first)
+					micro(ap, xs, kc, nr, y[t0*ystride+r0:], ystride, first)
 					continue
 				}
 				// A short sliver (the last rows) or group (the last tokens): compute all into
 				// tmp, keep mr rows of nt tokens.
-				micro(&ap, xs, kc, nr, tmp[:], gemmMR, true)
+				micro(ap, xs, kc, nr, tmp[:], gemmMR, true)
 				addTile(y, ystride, t0, r0, nt, mr, tmp[:], gemmMR, first)
 				if pair {
-					micro(&ap2, xs, kc, nr, tmp[:], gemmMR, true)
+					micro(ap2, xs, kc, nr, tmp[:], gemmMR, true)
 					addTile(y, ystride, t0, r0+gemmMR, nt, gemmMR, tmp[:], gemmMR, first)
 				}
 			}
