@@ -382,7 +382,7 @@
 
 // SETUP16 is SETUP for the 16-token kernels: the byte constant MASK in Z31, token bases DI
 // (t0), R9 (t3), R10 (t6), R15 (t8) and R14 (t13) at stride R8, ds (32 values per block: 16 d,
-// 16 c) in DX.
+// 16 c) in DX, the block count at cnt-8(SP) and the next row group's address in CX.
 #define SETUP16(MASK) \
 	MOVQ w+0(FP), SI; \
 	MOVQ rowBytes+8(FP), BX; \
@@ -404,7 +404,28 @@
 	ADDQ R8, R14; \
 	ADDQ R8, R14; \
 	MOVQ ds+40(FP), DX; \
-	MOVQ nb+48(FP), CX
+	MOVQ nb+48(FP), CX; \
+	MOVQ CX, cnt-8(SP); \
+	LEAQ (R13)(BX*4), CX
+
+// PREF16 prefetches the next 16-row group (contiguous, from CX) a block's share (BB bytes) per
+// block, as PREFQ4 and PREFQ8 do: 16 interleaved row streams are more than the hardware
+// prefetchers follow. (The block count lives at cnt-8(SP): every register holds a token.)
+#define PREF16(BB) \
+	PREFETCHT0 0(CX); \
+	PREFETCHT0 64(CX); \
+	PREFETCHT0 128(CX); \
+	PREFETCHT0 192(CX); \
+	PREFETCHT0 256(CX); \
+	ADDQ $BB, CX
+
+// PREF16Q8 is PREF16 for Q8_0's 544 bytes a block.
+#define PREF16Q8 \
+	PREFETCHT0 320(CX); \
+	PREFETCHT0 384(CX); \
+	PREFETCHT0 448(CX); \
+	PREFETCHT0 512(CX); \
+	PREF16(544)
 
 // Token addresses of the 16-token kernels: t0 (DI), t1 (DI)(R8*1), t2 (DI)(R8*2), t3 (R9),
 // t4 (DI)(R8*4), t5 (R9)(R8*2), t6 (R10), t7 (R10)(R8*1), t8 (R15), t9 (R15)(R8*1),
@@ -454,29 +475,31 @@
 // func invQ4_0x16(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
 // The 16-token tile: each block's codes unpacked once for 16 tokens (the 8-token tile's
 // per-token operations, so the same bits); ds holds 32 values per block (d_t at 4t, c_t at
-// 64 + 4t); no prefetch (a 16-token tile is bound by its arithmetic).
-TEXT ·invQ4_0x16(SB), NOSPLIT, $0-72
+// 64 + 4t).
+TEXT ·invQ4_0x16(SB), NOSPLIT, $8-72
 	SETUP16($0x0f0f0f0f)
 	ZERO16
 q4x16loop:
+	PREF16(288)
 	PACKQ4B(Z31)
 	TOKS16
 	ADVQ16
-	DECQ CX
+	DECQ cnt-8(SP)
 	JNZ q4x16loop
 	STORE16
 	VZEROUPPER
 	RET
 
 // func invQ8_0x16(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
-TEXT ·invQ8_0x16(SB), NOSPLIT, $0-72
+TEXT ·invQ8_0x16(SB), NOSPLIT, $8-72
 	SETUP16($0x80808080)
 	ZERO16
 q8x16loop:
+	PREF16Q8
 	PACKQ8B(Z31)
 	TOKS16
 	ADVQ16
-	DECQ CX
+	DECQ cnt-8(SP)
 	JNZ q8x16loop
 	STORE16
 	VZEROUPPER
