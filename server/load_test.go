@@ -44,9 +44,9 @@ func TestLoad(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	type result struct {
-		ttft   time.Duration
-		tokens int
-		err    error
+		ttft, runTTFT time.Duration
+		tokens        int
+		err           error
 	}
 	results := make([]result, streams)
 	var wg sync.WaitGroup
@@ -83,11 +83,13 @@ func TestLoad(t *testing.T) {
 }
 
 // chatStream runs one greedy chat over /ws/chat and checks it: tokens numbered 1, 2, … in
-// order, a done message with every token, and the expected text.
+// order, a done message with every token, and the expected text. ttft is the client's time
+// from sending to the first token; runTTFT the runner's own (from its first pass's start, as
+// the done message reports it), so ttft − runTTFT is the time spent before the model.
 func chatStream(ctx context.Context, base, prompt string, tokens int, want string) (res struct {
-	ttft   time.Duration
-	tokens int
-	err    error
+	ttft, runTTFT time.Duration
+	tokens        int
+	err           error
 }) {
 	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/ws/chat", nil)
 	if err != nil {
@@ -125,6 +127,7 @@ func chatStream(ctx context.Context, base, prompt string, tokens int, want strin
 			res.tokens = m.N
 			text.WriteString(m.Text)
 		case "done":
+			res.runTTFT = time.Duration(m.Result.TTFTMs * float64(time.Millisecond))
 			if m.Result.Tokens != tokens || res.tokens != tokens {
 				res.err = fmt.Errorf("done after %d tokens (result %d), want %d", res.tokens, m.Result.Tokens, tokens)
 			} else if text.String() != want {
