@@ -152,38 +152,61 @@ func Load(path string, opts Options) (*Model, error) {
 		f.Close()
 		return nil, err
 	}
-	m.touchWeights()
+	if opts.Progress == nil { // New's prefault has touched them
+		m.touchWeights()
+	}
 	return m, nil
 }
 
-// touchWeights reads one byte of every 4 KiB page of the matrices a forward pass reads whole
-// (all but the token embedding, unless the output is the embedding), so the mapping's page faults are
-// taken while the model loads and not during its first pass: in a VM they cost the first
-// 512-token F16 prefill 15–20 % of its time. llama.cpp maps with MAP_POPULATE to the same end
-// (here that flag alone leaves the first pass as slow: the faults are the hypervisor's).
-func (m *Model) touchWeights() {
-	var s byte
-	touch := func(b []byte) {
-		for i := 0; i < len(b); i += 4096 {
-			s += b[i]
-		}
-	}
-	if m.output != nil {
-		touch(m.output.Data)
+// touchWeights takes the page faults of the matrices a forward pass reads whole (all but the
+// token embedding, unless the output is the embedding) while the model loads and not during its
+// first pass: in a VM they cost the first 512-token F16 prefill 15–20 % of its time. llama.cpp
+// maps with MAP_POPULATE to the same end (here that flag alone leaves the first pass as slow:
+// the faults are the hypervisor's). prefault does the same with the embedding and a progress bar.
+func (m *Model) touchWeights() { touchPages(m.weightMatrices(false), nil) }
+
+// weightMatrices are the model's weight matrices: the output and every block's, and the token
+// embedding too when embd (it is the output's when they are one).
+func (m *Model) weightMatrices(embd bool) []*Matrix {
+	mats := []*Matrix{m.output}
+	if embd && m.embd != m.output {
+		mats = append(mats, m.embd)
 	}
 	for i := range m.blocks {
 		b := &m.blocks[i]
-		for _, w := range append([]*Matrix{b.Wq, b.Wk, b.Wv, b.Wo}, b.ffnMatrices()...) {
-			if w != nil {
-				touch(w.Data)
-			}
-		}
+		mats = append(mats, b.Wq, b.Wk, b.Wv, b.Wo)
+		mats = append(mats, b.ffnMatrices()...)
 	}
-	touchSink = s
+	return mats
 }
 
-// touchSink keeps touchWeights' reads.
-var touchSink byte
+// touchPages reads one byte of every 4 KiB page of the matrices (nil ones skipped), reporting
+// the bytes done when progress is set.
+func touchPages(mats []*Matrix, progress func(done, total int64)) {
+	var total, done int64
+	for _, w := range mats {
+		if w != nil {
+			total += int64(len(w.Data))
+		}
+	}
+	if progress != nil {
+		progress(0, total)
+	}
+	var sink byte
+	for _, w := range mats {
+		if w == nil {
+			continue
+		}
+		for i := 0; i < len(w.Data); i += 4096 {
+			sink ^= w.Data[i]
+		}
+		done += int64(len(w.Data))
+		if progress != nil {
+			progress(done, total)
+		}
+	}
+	runtime.KeepAlive(sink)
+}
 
 // New binds a model to an open GGUF file; Close closes the file.
 func New(f *gguf.File, opts Options) (*Model, error) {
@@ -313,30 +336,7 @@ func (m *Model) checkShapes(ropeFreq []float32) error {
 
 // prefault reads one byte of every page of every weight matrix, reporting progress.
 func (m *Model) prefault(progress func(done, total int64)) {
-	var mats []*Matrix
-	mats = append(mats, m.embd)
-	if m.output != m.embd {
-		mats = append(mats, m.output)
-	}
-	for i := range m.blocks {
-		b := &m.blocks[i]
-		mats = append(mats, b.Wq, b.Wk, b.Wv, b.Wo)
-		mats = append(mats, b.ffnMatrices()...)
-	}
-	var total, done int64
-	for _, w := range mats {
-		total += int64(len(w.Data))
-	}
-	progress(0, total)
-	var sink byte
-	for _, w := range mats {
-		for i := 0; i < len(w.Data); i += 4096 {
-			sink ^= w.Data[i]
-		}
-		done += int64(len(w.Data))
-		progress(done, total)
-	}
-	runtime.KeepAlive(sink)
+	touchPages(m.weightMatrices(true), progress)
 }
 
 // Close stops the worker goroutines and closes the file; the model must not be used after.
