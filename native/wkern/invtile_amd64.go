@@ -81,29 +81,10 @@ func mulInvTile(typ gguf.Type, y []float32, ystride int, w []byte, rowBytes int,
 	sc := invTileScratches.Get().(*invTileScratch)
 	defer invTileScratches.Put(sc)
 	if a.N > 1 { // the tiles of two or more tokens read ds
-		groups := (a.N + 7) / 8
-		sc.ds = grow(sc.ds, groups*nb*16)
-		for t := 0; t < a.N; t++ {
-			g, j := t/8, t%8
-			d, qs := a.D[t*nb:(t+1)*nb], a.QS[t*nb:(t+1)*nb]
-			ds := sc.ds[g*nb*16:]
-			for b := range nb {
-				ds[16*b+j] = d[b]
-				ds[16*b+8+j] = math.Float32frombits(uint32(-(qs[b] << shift)))
-			}
-		}
+		sc.ds = tileScales(sc.ds, a, nb, shift, 8, a.N)
 	}
 	if n16 := a.N &^ 15; n16 > 0 { // the 16-token tiles read ds16
-		sc.ds16 = grow(sc.ds16, n16/16*nb*32)
-		for t := 0; t < n16; t++ {
-			g, j := t/16, t%16
-			d, qs := a.D[t*nb:(t+1)*nb], a.QS[t*nb:(t+1)*nb]
-			ds := sc.ds16[g*nb*32:]
-			for b := range nb {
-				ds[32*b+j] = d[b]
-				ds[32*b+16+j] = math.Float32frombits(uint32(-(qs[b] << shift)))
-			}
-		}
+		sc.ds16 = tileScales(sc.ds16, a, nb, shift, 16, n16)
 	}
 	var idx [16]int32
 	for i := range idx {
@@ -138,6 +119,22 @@ func mulInvTile(typ gguf.Type, y []float32, ystride int, w []byte, rowBytes int,
 			t += tn
 		}
 	}
+}
+
+// tileScales returns ds (grown) holding the tile kernels' token operands of tokens t < n in
+// groups of g: per group and block b, 2g values, d_t at [2g·b + t%g] and c_t = −off·Σq_t (off =
+// 2^shift) at [2g·b + g + t%g].
+func tileScales(ds []float32, a *Act, nb, shift, g, n int) []float32 {
+	ds = grow(ds, (n+g-1)/g*nb*2*g)
+	for t := 0; t < n; t++ {
+		d, qs := a.D[t*nb:(t+1)*nb], a.QS[t*nb:(t+1)*nb]
+		o := ds[t/g*nb*2*g+t%g:]
+		for b := range nb {
+			o[2*g*b] = d[b]
+			o[2*g*b+g] = math.Float32frombits(uint32(-(qs[b] << shift)))
+		}
+	}
+	return ds
 }
 
 // invTile calls the kernel of tn tokens (16, 8, 4, 2 or 1) starting at token t (a multiple of
