@@ -13,6 +13,8 @@ import (
 var (
 	hasAVX2FMA = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 	hasF16C    = hasAVX2FMA && cpu.X86.HasF16C
+	// hasF16AVX512 runs the f16 row loop on 64-byte vectors (rowsF16AVX512).
+	hasF16AVX512 = hasF16C && cpu.X86.HasAVX512F
 )
 
 // dotF16AVX2 returns Σ x_i·w_i for len(x) values, w_i the little-endian f16 at w[2i:]; len(x)
@@ -27,7 +29,12 @@ func dotF16(row []byte, x []float32) float32 {
 	row = row[:2*n]
 	if hasF16C && n >= 8 {
 		n8 := n &^ 7
-		s := dotF16AVX2(x[:n8], row)
+		var s float32
+		if hasF16AVX512 {
+			rowsF16AVX512(&x[0], n8, unsafe.Pointer(&row[0]), 0, 1, &s)
+		} else {
+			s = dotF16AVX2(x[:n8], row)
+		}
 		for i := n8; i < n; i++ {
 			s += half(row[2*i:]) * x[i]
 		}
@@ -81,6 +88,9 @@ func dot4(a, b []float32, stride int, out *[4]float32) {
 // multiple of 8. Implemented in dot_amd64.s.
 //
 //go:noescape
+func rowsF16AVX512(x *float32, n int, w unsafe.Pointer, rowBytes, rows int, y *float32)
+
+//go:noescape
 func rowsF16AVX2(x *float32, n int, w unsafe.Pointer, rowBytes, rows int, y *float32)
 
 // matVecF16 writes y[r] = dotF16(row r, x) for lo ≤ r < hi of an f16 matrix whose rows are
@@ -93,7 +103,11 @@ func matVecF16(y, x []float32, data []byte, rowBytes, lo, hi int) bool {
 	}
 	_ = data[(hi-1)*rowBytes+2*n-1]
 	_ = y[hi-1]
-	rowsF16AVX2(&x[0], n, unsafe.Pointer(&data[lo*rowBytes]), rowBytes, hi-lo, &y[lo])
+	if hasF16AVX512 {
+		rowsF16AVX512(&x[0], n, unsafe.Pointer(&data[lo*rowBytes]), rowBytes, hi-lo, &y[lo])
+	} else {
+		rowsF16AVX2(&x[0], n, unsafe.Pointer(&data[lo*rowBytes]), rowBytes, hi-lo, &y[lo])
+	}
 	return true
 }
 

@@ -13,10 +13,23 @@ import (
 
 // TestMatVecF16RowLoop checks the f16 assembly row loop against dotF16 row by row (the same
 // kernel: equal bit for bit) and MatVec against MatVecReference within float32 rounding, on
-// widths the loop takes (multiples of 8) and widths it leaves to the per-row path.
+// widths the loop takes (multiples of 8, with 64-, 16- and 8-value steps) and widths it leaves
+// to the per-row path, for the AVX2 loop and, where the CPU has it, the AVX-512 one.
 func TestMatVecF16RowLoop(t *testing.T) {
+	paths := []bool{false}
+	if hasF16AVX512 {
+		paths = append(paths, true)
+	}
+	defer func(v bool) { hasF16AVX512 = v }(hasF16AVX512)
+	for _, wide := range paths {
+		hasF16AVX512 = wide
+		t.Run(fmt.Sprintf("avx512=%v", wide), testMatVecF16RowLoop)
+	}
+}
+
+func testMatVecF16RowLoop(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
-	for _, cols := range []int{8, 24, 64, 2048, 2050, 5632} {
+	for _, cols := range []int{8, 24, 40, 64, 88, 2048, 2050, 5632} {
 		t.Run(fmt.Sprint(cols), func(t *testing.T) {
 			const rows = 13
 			m, err := NewMatrix("w", gguf.F16, rows, cols, randomWeights(r, gguf.F16, rows, cols))
