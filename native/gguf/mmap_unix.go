@@ -19,5 +19,6 @@ func mapData(fd *os.File, off, size int64) ([]byte, func() error, error) {
 	if err != nil {
 		return readData(fd, off, size)
 	}
+	adviseHuge(m)
 	return m[off:], func() error { return syscall.Munmap(m) }, nil
 }
