@@ -16,34 +16,34 @@ import (
 // the x1 kernels read token 0's d from ds and its Σq from qstride (an address there).
 
 //go:noescape
-func invQ4_0x8(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
+func invQ4_0x8(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
 
 //go:noescape
-func invQ4_0x4(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
+func invQ4_0x4(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
 
 //go:noescape
-func invQ4_0x2(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
+func invQ4_0x2(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
 
 //go:noescape
-func invQ4_0x1(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride unsafe.Pointer, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
+func invQ4_0x1(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride unsafe.Pointer, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
 
 //go:noescape
-func invQ4_0x16(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
+func invQ4_0x16(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
 
 //go:noescape
-func invQ8_0x16(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
+func invQ8_0x16(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
 
 //go:noescape
-func invQ8_0x8(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
+func invQ8_0x8(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
 
 //go:noescape
-func invQ8_0x4(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
+func invQ8_0x4(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
 
 //go:noescape
-func invQ8_0x2(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
+func invQ8_0x2(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
 
 //go:noescape
-func invQ8_0x1(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride unsafe.Pointer, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
+func invQ8_0x1(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride unsafe.Pointer, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
 
 // hasInvTile selects the tile kernels (unless KVLAB_NO_AVX512 asks for the AVX2 pairs).
 var hasInvTile = hasVNNI512 && !noVNNI()
@@ -86,10 +86,6 @@ func mulInvTile(typ gguf.Type, y []float32, ystride int, w []byte, rowBytes int,
 	if n16 := a.N &^ 15; n16 > 0 { // the 16-token tiles read ds16
 		sc.ds16 = tileScales(sc.ds16, a, nb, shift, 16, n16)
 	}
-	var idx [16]int32
-	for i := range idx {
-		idx[i] = int32(i * rowBytes)
-	}
 	for r0 := lo; r0 < hi; r0 += invTileRows {
 		mr := min(invTileRows, hi-r0)
 		wp := unsafe.Pointer(&w[r0*rowBytes])
@@ -110,7 +106,7 @@ func mulInvTile(typ gguf.Type, y []float32, ystride int, w []byte, rowBytes int,
 			if mr < invTileRows {
 				yp, ys = unsafe.Pointer(&sc.y[0]), invTileRows
 			}
-			invTile(typ, tn, wp, rowBytes, &idx, q, a.Cols, sc, a, t, nb, yp, ys)
+			invTile(typ, tn, wp, rowBytes, q, a.Cols, sc, a, t, nb, yp, ys)
 			if mr < invTileRows {
 				for j := 0; j < tn; j++ {
 					copy(y[(t+j)*ystride+r0:(t+j)*ystride+r0+mr], sc.y[j*invTileRows:])
@@ -139,13 +135,13 @@ func tileScales(ds []float32, a *Act, nb, shift, g, n int) []float32 {
 
 // invTile calls the kernel of tn tokens (16, 8, 4, 2 or 1) starting at token t (a multiple of
 // 16 for 16 tokens).
-func invTile(typ gguf.Type, tn int, w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, sc *invTileScratch, a *Act, t, nb int, y unsafe.Pointer, ystride int) {
+func invTile(typ gguf.Type, tn int, w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, sc *invTileScratch, a *Act, t, nb int, y unsafe.Pointer, ystride int) {
 	if tn == 16 {
 		dp := unsafe.Pointer(&sc.ds16[t/16*nb*32])
 		if typ == gguf.Q4_0 {
-			invQ4_0x16(w, rowBytes, idx, q, qstride, dp, nb, y, ystride)
+			invQ4_0x16(w, rowBytes, q, qstride, dp, nb, y, ystride)
 		} else {
-			invQ8_0x16(w, rowBytes, idx, q, qstride, dp, nb, y, ystride)
+			invQ8_0x16(w, rowBytes, q, qstride, dp, nb, y, ystride)
 		}
 		return
 	}
@@ -153,26 +149,26 @@ func invTile(typ gguf.Type, tn int, w unsafe.Pointer, rowBytes int, idx *[16]int
 	if tn == 1 {
 		d, qs := unsafe.Pointer(&a.D[t*nb]), unsafe.Pointer(&a.QS[t*nb])
 		if typ == gguf.Q4_0 {
-			invQ4_0x1(w, rowBytes, idx, q, qs, d, nb, y, ystride)
+			invQ4_0x1(w, rowBytes, q, qs, d, nb, y, ystride)
 		} else {
-			invQ8_0x1(w, rowBytes, idx, q, qs, d, nb, y, ystride)
+			invQ8_0x1(w, rowBytes, q, qs, d, nb, y, ystride)
 		}
 		return
 	}
 	dp := unsafe.Pointer(&ds[t/8*nb*16+t%8])
 	switch {
 	case typ == gguf.Q4_0 && tn == 8:
-		invQ4_0x8(w, rowBytes, idx, q, qstride, dp, nb, y, ystride)
+		invQ4_0x8(w, rowBytes, q, qstride, dp, nb, y, ystride)
 	case typ == gguf.Q4_0 && tn == 4:
-		invQ4_0x4(w, rowBytes, idx, q, qstride, dp, nb, y, ystride)
+		invQ4_0x4(w, rowBytes, q, qstride, dp, nb, y, ystride)
 	case typ == gguf.Q4_0:
-		invQ4_0x2(w, rowBytes, idx, q, qstride, dp, nb, y, ystride)
+		invQ4_0x2(w, rowBytes, q, qstride, dp, nb, y, ystride)
 	case tn == 8:
-		invQ8_0x8(w, rowBytes, idx, q, qstride, dp, nb, y, ystride)
+		invQ8_0x8(w, rowBytes, q, qstride, dp, nb, y, ystride)
 	case tn == 4:
-		invQ8_0x4(w, rowBytes, idx, q, qstride, dp, nb, y, ystride)
+		invQ8_0x4(w, rowBytes, q, qstride, dp, nb, y, ystride)
 	default:
-		invQ8_0x2(w, rowBytes, idx, q, qstride, dp, nb, y, ystride)
+		invQ8_0x2(w, rowBytes, q, qstride, dp, nb, y, ystride)
 	}
 }
 

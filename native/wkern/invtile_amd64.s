@@ -152,7 +152,7 @@
 	VMULPS.BCST DOFF(DX), ZT, ZT; \
 	VFMADD231PS Z24, ZT, ZA
 
-// SETUP loads the arguments shared by every kernel (w, rowBytes, idx, q, qstride, nb) and
+// SETUP loads the arguments shared by every kernel (w, rowBytes, q, qstride, ds, nb) and
 // the byte constant MASK into Z13.
 #define SETUP(MASK) \
 	MOVQ w+0(FP), SI; \
@@ -162,18 +162,16 @@
 	LEAQ (R11)(BX*4), R12; \
 	LEAQ (R12)(BX*4), R13; \
 	LEAQ (R13)(BX*4), R14; \
-	MOVQ idx+16(FP), CX; \
-	VMOVDQU32 (CX), Z12; \
 	MOVL MASK, CX; \
 	VPBROADCASTD CX, Z13; \
-	MOVQ q+24(FP), DI; \
-	MOVQ qstride+32(FP), R8; \
+	MOVQ q+16(FP), DI; \
+	MOVQ qstride+24(FP), R8; \
 	LEAQ (DI)(R8*2), R9; \
 	ADDQ R8, R9; \
 	LEAQ (R9)(R8*2), R10; \
 	ADDQ R8, R10; \
-	MOVQ ds+40(FP), DX; \
-	MOVQ nb+48(FP), CX
+	MOVQ ds+32(FP), DX; \
+	MOVQ nb+40(FP), CX
 
 // Token addresses: t0 (DI), t1 (DI)(R8*1), t2 (DI)(R8*2), t3 (R9), t4 (DI)(R8*4),
 // t5 (R9)(R8*2), t6 (R10), t7 (R10)(R8*1).
@@ -184,8 +182,8 @@
 	ADDQ $64, DX
 
 #define YSETUP \
-	MOVQ y+56(FP), DI; \
-	MOVQ ystride+64(FP), R8; \
+	MOVQ y+48(FP), DI; \
+	MOVQ ystride+56(FP), R8; \
 	SHLQ $2, R8
 
 #define ST(Z) \
@@ -223,7 +221,7 @@
 	VPXORD Z7, Z7, Z7
 
 // PKSETUP loads a pack's arguments: the sliver DI, rows SI, R11, R12, R13 (0, 4, 8, 12),
-// BX rowBytes, AX 3·rowBytes, the gather offsets Z12, the byte constant MASK in Z13, the
+// BX rowBytes, AX 3·rowBytes, the byte constant MASK in Z13, the
 // offset factor in Z14 and the block count CX.
 #define PKSETUP(MASK) \
 	MOVQ pk+0(FP), DI; \
@@ -233,8 +231,6 @@
 	LEAQ (SI)(BX*4), R11; \
 	LEAQ (R11)(BX*4), R12; \
 	LEAQ (R12)(BX*4), R13; \
-	MOVQ idx+24(FP), CX; \
-	VMOVDQU32 (CX), Z12; \
 	MOVL MASK, CX; \
 	VPBROADCASTD CX, Z13; \
 	VBROADCASTSS off+40(FP), Z14; \
@@ -392,8 +388,8 @@
 	LEAQ (R12)(BX*4), R13; \
 	MOVL MASK, CX; \
 	VPBROADCASTD CX, Z31; \
-	MOVQ q+24(FP), DI; \
-	MOVQ qstride+32(FP), R8; \
+	MOVQ q+16(FP), DI; \
+	MOVQ qstride+24(FP), R8; \
 	LEAQ (DI)(R8*2), R9; \
 	ADDQ R8, R9; \
 	LEAQ (R9)(R8*2), R10; \
@@ -403,8 +399,8 @@
 	ADDQ R8, R14; \
 	ADDQ R8, R14; \
 	ADDQ R8, R14; \
-	MOVQ ds+40(FP), DX; \
-	MOVQ nb+48(FP), CX; \
+	MOVQ ds+32(FP), DX; \
+	MOVQ nb+40(FP), CX; \
 	MOVQ CX, cnt-8(SP); \
 	LEAQ (R13)(BX*4), CX
 
@@ -472,11 +468,11 @@
 	ST(Z0); ST(Z1); ST(Z2); ST(Z3); ST(Z4); ST(Z5); ST(Z6); ST(Z7); \
 	ST(Z8); ST(Z9); ST(Z10); ST(Z11); ST(Z12); ST(Z13); ST(Z14); ST(Z15)
 
-// func invQ4_0x16(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
+// func invQ4_0x16(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
 // The 16-token tile: each block's codes unpacked once for 16 tokens (the 8-token tile's
 // per-token operations, so the same bits); ds holds 32 values per block (d_t at 4t, c_t at
 // 64 + 4t).
-TEXT ·invQ4_0x16(SB), NOSPLIT, $8-72
+TEXT ·invQ4_0x16(SB), NOSPLIT, $8-64
 	SETUP16($0x0f0f0f0f)
 	ZERO16
 q4x16loop:
@@ -490,8 +486,8 @@ q4x16loop:
 	VZEROUPPER
 	RET
 
-// func invQ8_0x16(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
-TEXT ·invQ8_0x16(SB), NOSPLIT, $8-72
+// func invQ8_0x16(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
+TEXT ·invQ8_0x16(SB), NOSPLIT, $8-64
 	SETUP16($0x80808080)
 	ZERO16
 q8x16loop:
@@ -505,8 +501,8 @@ q8x16loop:
 	VZEROUPPER
 	RET
 
-// func invQ4_0x8(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
-TEXT ·invQ4_0x8(SB), NOSPLIT, $0-72
+// func invQ4_0x8(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
+TEXT ·invQ4_0x8(SB), NOSPLIT, $0-64
 	SETUP($0x0f0f0f0f)
 	ZERO8
 q4x8loop:
@@ -527,8 +523,8 @@ q4x8loop:
 	VZEROUPPER
 	RET
 
-// func invQ4_0x4(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
-TEXT ·invQ4_0x4(SB), NOSPLIT, $0-72
+// func invQ4_0x4(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
+TEXT ·invQ4_0x4(SB), NOSPLIT, $0-64
 	SETUP($0x0f0f0f0f)
 	ZERO8
 q4x4loop:
@@ -545,8 +541,8 @@ q4x4loop:
 	VZEROUPPER
 	RET
 
-// func invQ4_0x2(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
-TEXT ·invQ4_0x2(SB), NOSPLIT, $0-72
+// func invQ4_0x2(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
+TEXT ·invQ4_0x2(SB), NOSPLIT, $0-64
 	SETUP($0x0f0f0f0f)
 	ZERO8
 q4x2loop:
@@ -561,8 +557,8 @@ q4x2loop:
 	VZEROUPPER
 	RET
 
-// func invQ8_0x8(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
-TEXT ·invQ8_0x8(SB), NOSPLIT, $0-72
+// func invQ8_0x8(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
+TEXT ·invQ8_0x8(SB), NOSPLIT, $0-64
 	SETUP($0x80808080)
 	ZERO8
 q8x8loop:
@@ -583,8 +579,8 @@ q8x8loop:
 	VZEROUPPER
 	RET
 
-// func invQ8_0x4(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
-TEXT ·invQ8_0x4(SB), NOSPLIT, $0-72
+// func invQ8_0x4(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
+TEXT ·invQ8_0x4(SB), NOSPLIT, $0-64
 	SETUP($0x80808080)
 	ZERO8
 q8x4loop:
@@ -601,8 +597,8 @@ q8x4loop:
 	VZEROUPPER
 	RET
 
-// func invQ8_0x2(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
-TEXT ·invQ8_0x2(SB), NOSPLIT, $0-72
+// func invQ8_0x2(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ds unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
+TEXT ·invQ8_0x2(SB), NOSPLIT, $0-64
 	SETUP($0x80808080)
 	ZERO8
 q8x2loop:
@@ -633,32 +629,32 @@ q8x2loop:
 // SETUP1 is SETUP for the one-token kernels (ds holds d, qstride is the address of Σq).
 #define SETUP1(MASK) \
 	SETUP(MASK); \
-	MOVQ qstride+32(FP), R9; \
+	MOVQ qstride+24(FP), R9; \
 	VPXORD Z31, Z31, Z31; \
 	VPXORD Z0, Z0, Z0
 
-// func invQ4_0x1(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qs unsafe.Pointer, d unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
-TEXT ·invQ4_0x1(SB), NOSPLIT, $0-72
+// func invQ4_0x1(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qs unsafe.Pointer, d unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
+TEXT ·invQ4_0x1(SB), NOSPLIT, $0-64
 	SETUP1($0x0f0f0f0f)
 q4x1loop:
 	PACKQ4
 	TOK1($3)
 	DECQ CX
 	JNZ q4x1loop
-	MOVQ y+56(FP), DI
+	MOVQ y+48(FP), DI
 	VMOVUPS Z0, (DI)
 	VZEROUPPER
 	RET
 
-// func invQ8_0x1(w unsafe.Pointer, rowBytes int, idx *[16]int32, q unsafe.Pointer, qs unsafe.Pointer, d unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
-TEXT ·invQ8_0x1(SB), NOSPLIT, $0-72
+// func invQ8_0x1(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qs unsafe.Pointer, d unsafe.Pointer, nb int, y unsafe.Pointer, ystride int)
+TEXT ·invQ8_0x1(SB), NOSPLIT, $0-64
 	SETUP1($0x80808080)
 q8x1loop:
 	PACKQ8
 	TOK1($7)
 	DECQ CX
 	JNZ q8x1loop
-	MOVQ y+56(FP), DI
+	MOVQ y+48(FP), DI
 	VMOVUPS Z0, (DI)
 	VZEROUPPER
 	RET
