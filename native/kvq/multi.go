@@ -19,13 +19,13 @@ import "sync"
 // formats, tq4 included with x its rotated values), and AccumulateManyMulti with a loop of
 // AccumulateScaled within the block formats' AccumulateMany bound (block_fast.go), for f16
 // too, which is not bit-identical here. The SIMD kernels (every format but f32 with AVX-512 or
-// AVX2 + FMA + F16C, fp8's AVX-512 one with AVX-512 BW too; all but turbo3 and turbo2
+// AVX2 + FMA + F16C, fp8's AVX-512 one with AVX-512 BW too; every format but f32
 // with arm64 NEON, multi_arm64.go; see multi_more.go for the formats
 // beyond f16, q8_0, q4_0 and tq4, whose offset terms o_b enter both bounds) apply the block or
 // row scale to the codes first (exact
 // for f16 scales times 4- and 8-bit codes; one rounding for tq4's f32 scale; tq4's and the
-// turbo tiers' AVX-512 kernels, multi_turbo_amd64.go, instead multiply a row's reduced sums,
-// or its weights, by its scale: one rounding too), fuse each multiply with its add, and sum a row's products in 16 (AVX2: 8) lanes reduced pairwise:
+// turbo tiers' AVX-512 kernels, multi_turbo_amd64.go, and turbo3's and turbo2's NEON ones
+// instead multiply a row's reduced sums, or its weights, by its scale: one rounding too), fuse each multiply with its add, and sum a row's products in 16 (AVX2: 8) lanes reduced pairwise:
 // |DotManyMulti − Dot| ≤ (d/8 + 6)·2⁻²⁴·Σ|q[i]·x[i]|, inside the DotMany bounds for rows of up
 // to 1024 values. On CPUs with AVX-512 VNNI, q4_0, q4_1, q5_0, q5_1, q8_0 and iq4_nl scores go
 // through integer kernels instead (multi_vnni_amd64.go): the query

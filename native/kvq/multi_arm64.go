@@ -8,7 +8,7 @@ import (
 )
 
 // The NEON kernels (multi_arm64.s) serve f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, tq4,
-// turbo4 and fp8 on every arm64 CPU: they use only baseline ARMv8.0 Advanced SIMD (FCVTL for f16,
+// turbo4, turbo3, turbo2 and fp8 on every arm64 CPU: they use only baseline ARMv8.0 Advanced SIMD (FCVTL for f16,
 // no FP16 arithmetic, no dot product), which every arm64 target Go supports has. They keep the
 // amd64 kernels' precision contract (MultiQuery): codes times the block scale first, exact; one
 // fused multiply-add per product; a row's products summed in 16 lanes (value i in lane i mod
@@ -17,8 +17,11 @@ import (
 // looked up (TBL) and scaled as q4_0's codes; q4_1 and q5_1 decode as c·d + m (the product
 // exact), q5_0 as (c − 16)·d, the fifth bits spread to bytes with TBL and CMTST; fp8's codes
 // widen through f16 to the e4m3 value / 256 (exact) and are multiplied by the row scale × 256
-// (one rounding: the codec's decoded value). turbo3 and turbo2 have no NEON kernels yet and
-// run DotMany and AccumulateMany per query.
+// (one rounding: the codec's decoded value). turbo3's and turbo2's bit-stream codes are spread
+// to one byte per value (TBL gathers each value's byte, or pair of bytes for turbo3, and a
+// per-lane shift isolates its code), then looked up in the level planes as tq4's; their f16 row
+// scale multiplies each row's four reduced sums (scores) or its four weights (accumulate), one
+// rounding more than the decoded value's, as on amd64 (AVX-512).
 var (
 	multiF16  = &multiKernels{multiScoresF16NEON, multiAccF16NEON}
 	multiQ8_0 = &multiKernels{multiScoresQ80NEON, multiAccQ80NEON}
@@ -32,10 +35,9 @@ var (
 	multiQ5_1  = &multiKernels{multiScoresQ51NEON, multiAccQ51NEON}
 
 	multiTurbo4 = &multiKernels{multiScoresT4NEON, multiAccT4NEON}
+	multiTurbo3 = &multiKernels{multiScoresT3NEON, multiAccT3NEON}
+	multiTurbo2 = &multiKernels{multiScoresT2NEON, multiAccT2NEON}
 	multiFP8    = &multiKernels{multiScoresFP8NEON, multiAccFP8NEON}
-
-	// No NEON kernels yet: these formats run DotMany and AccumulateMany per query.
-	multiTurbo3, multiTurbo2 *multiKernels
 )
 
 // fp8Consts are the fp8 kernels' constants: 256 (float32, four lanes), then the f16-bit masks
@@ -61,17 +63,58 @@ var q5Consts = [48]byte{
 	1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128,
 }
 
-// tq4Planes are tq4Levels as four byte planes, plane k (bytes 16k..16k+15) byte k of each
-// level's float32 bits (little-endian): the tables the tq4 kernels' byte lookups (TBL) read
-// before interleaving the bytes back into floats.
-var tq4Planes = func() (p [64]byte) {
-	for i, v := range tq4Levels {
+// tq4Planes are tq4Levels as four byte planes (levelPlanes): the tables the tq4 kernels' byte
+// lookups (TBL) read before interleaving the bytes back into floats. turbo3Planes and
+// turbo2Planes are turboLevels3's and turboLevels2's, for the turbo3 and turbo2 kernels.
+var (
+	tq4Planes    = levelPlanes(tq4Levels[:])
+	turbo3Planes = levelPlanes(turboLevels3[:])
+	turbo2Planes = levelPlanes(turboLevels2[:])
+)
+
+// levelPlanes returns up to 16 levels as four byte planes: plane k (bytes 16k..16k+15) holds
+// byte k of each level's float32 bits (little-endian), zeros past the levels.
+func levelPlanes(levels []float32) (p [64]byte) {
+	for i, v := range levels {
 		b := math.Float32bits(v)
 		for k := 0; k < 4; k++ {
 			p[16*k+i] = byte(b >> (8 * k))
 		}
 	}
 	return p
+}
+
+// turbo2Consts are the turbo2 decoders' constants: the byte indices that spread four code bytes
+// to one byte per value (bytes 0..15 for values 0..15 of bytes 0..3, 16..31 for values 16..31 of
+// bytes 4..7), then each byte's left shift, 6 − 2·(i mod 4), that puts its code in bits 6..7.
+var turbo2Consts = func() (c [48]byte) {
+	for i := 0; i < 16; i++ {
+		c[i], c[16+i], c[32+i] = byte(i/4), byte(4+i/4), byte(6-2*(i%4))
+	}
+	return c
+}()
+
+// turbo3Consts are the turbo3 decoders' constants. A value's 3-bit code lies within the two
+// bytes at its bit offset 3i/8; four gathers of eight byte pairs each (bytes 0..15, ..., 48..63;
+// halfword lane i of gather g holds value 8g+i's pair) read 32 values from a register that holds
+// a group's bytes 0..7 in bytes 0..7 and its bytes 6..13 in bytes 8..15 (the accumulate
+// decoders use the first two on a 16-value chunk's bytes 0..7). Bytes 64..79 are each
+// halfword's left shift, 13 − (3i mod 8), that puts its code in bits 13..15.
+var turbo3Consts = func() (c [80]byte) {
+	for g := 0; g < 4; g++ {
+		base := 3 * (g % 2) // the second eight values of a 16-value half start at byte 3
+		if g >= 2 {
+			base += 8 // the second half's bytes 6..13 sit in bytes 8..15
+		}
+		for i := 0; i < 8; i++ {
+			b := base + 3*i/8
+			c[16*g+2*i], c[16*g+2*i+1] = byte(b), byte(b+1)
+		}
+	}
+	for i := 0; i < 8; i++ {
+		binary.LittleEndian.PutUint16(c[64+2*i:], uint16(13-3*i%8))
+	}
+	return c
 }()
 
 // The kernels' contracts are multiKernels'. Implemented in multi_arm64.s.
@@ -141,3 +184,15 @@ func multiScoresT4NEON(q *float32, d, nv int, rows *byte, rb, m int, out *float3
 
 //go:noescape
 func multiAccT4NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiScoresT3NEON(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+
+//go:noescape
+func multiAccT3NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiScoresT2NEON(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+
+//go:noescape
+func multiAccT2NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)

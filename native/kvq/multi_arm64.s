@@ -8,10 +8,13 @@
 // eight vectors V0..V7 of four floats with the block scale applied (q4_0 as (c − 8)·d, the codes
 // made signed bytes first, then widened and converted; exact, as c·d − 8·d is on amd64).
 // tq4's 16 code bytes of a 32-value group are looked up in tq4Planes (TBL per byte of the
-// float32 levels, interleaved back with ZIP) and multiplied by the row's f32 scale.
+// float32 levels, interleaved back with ZIP) and multiplied by the row's f32 scale. turbo3's and
+// turbo2's bit-stream codes are spread to a byte per value first (turbo3Consts, turbo2Consts),
+// then looked up the same way in their planes, unscaled: the row scale multiplies the row's
+// reduced sums (SCORESF's finisher) or its weights (the accumulate decoders).
 //
 // Register use. Scores: V0..V7 the decoded block, V8..V11 decode temporaries, V12..V15 a query's
-// 16 values at a time (while decoding: a scale, the nibble constants, tq4's planes), V16..V31
+// 16 values at a time (while decoding: a scale, the nibble constants, the level planes), V16..V31
 // four accumulators per query (query h in V16+4h..V19+4h; value i of a row goes to lane i mod 16).
 // Accumulate: V0..V3 16 decoded values, V4 a row's four weights, V5 the nibble shift (q4_0,
 // tq4), V6..V15 decode temporaries and constants, V16..V31 the four accumulators' 16 values.
@@ -45,6 +48,8 @@
 #define FMLAE(m, i, n, d) WORD $(0x4F801000 | ((i)&1)<<21 | (m)<<16 | ((i)>>1)<<11 | (n)<<5 | (d))
 // USHL Vd.16B, Vn.16B, Vm.16B: each byte shifted by the signed byte of Vm (negative: right).
 #define USHL16B(m, n, d) WORD $(0x6E204400 | (m)<<16 | (n)<<5 | (d))
+// USHL Vd.8H, Vn.8H, Vm.8H: each halfword shifted by the signed low byte of Vm's (positive: left).
+#define USHL8H(m, n, d) WORD $(0x6E604400 | (m)<<16 | (n)<<5 | (d))
 // SHLL Vd.4S, Vn.4H, #16 and SHLL2 Vd.4S, Vn.8H, #16: halves to the high halves of words (bf16
 // to float32, exactly).
 #define SHLL16(n, d) WORD $(0x2E613800 | (n)<<5 | (d))
@@ -247,6 +252,52 @@
 	FMUL4S(12, 0, 0); FMUL4S(12, 1, 1); FMUL4S(12, 2, 2); FMUL4S(12, 3, 3); \
 	FMUL4S(12, 4, 4); FMUL4S(12, 5, 5); FMUL4S(12, 6, 6); FMUL4S(12, 7, 7)
 
+// TLOOKS looks up the 32 codes in V10 (values 0..15) and V11 (16..31), one a byte, in the
+// planes at R19 (loaded into V12..V15) into V0..V7, unscaled.
+#define TLOOKS \
+	VLD1 (R19), [V12.B16, V13.B16, V14.B16, V15.B16]; \
+	TQ4LOOK(V10, V4, V5, V6, V7, V8, V9, V0, V1, V2, V3); \
+	TQ4LOOK(V11, V8, V9, V10, V4, V5, V7, V4, V5, V6, V7)
+
+// SDEC_T2 decodes a 32-value turbo2 group (8 code bytes at R11) into its levels in V0..V7: each
+// code byte copied to its four values' bytes (TBL), shifted left to put the value's code in
+// bits 6..7 (USHL) and shifted down (USHR).
+#define SDEC_T2 \
+	MOVD $·turbo2Consts(SB), R19; \
+	VLD1 (R19), [V4.B16, V5.B16, V6.B16]; \
+	VLD1.P 8(R11), [V8.B8]; \
+	VTBL V4.B16, [V8.B16], V10.B16; \
+	VTBL V5.B16, [V8.B16], V11.B16; \
+	USHL16B(6, 10, 10); USHL16B(6, 11, 11); \
+	VUSHR $6, V10.B16, V10.B16; \
+	VUSHR $6, V11.B16, V11.B16; \
+	MOVD $·turbo2Planes(SB), R19; \
+	TLOOKS
+
+// SDEC_T3 decodes a 32-value turbo3 group (12 code bytes at R11) into its levels in V0..V7: the
+// group's bytes 0..7 and 6..13 loaded into V8 (the two bytes past the group are inside the row:
+// more codes or the scale), each value's byte pair gathered into a halfword (TBL), shifted left
+// to put its code in bits 13..15 (USHL), the high bytes kept (UZP2) and shifted down (USHR).
+#define SDEC_T3 \
+	MOVD $·turbo3Consts(SB), R19; \
+	VLD1.P 64(R19), [V4.B16, V5.B16, V6.B16, V7.B16]; \
+	VLD1 (R19), [V9.B16]; \
+	VLD1 (R11), [V8.D1]; \
+	ADD $6, R11, R19; \
+	VLD1 (R19), V8.D[1]; \
+	ADD $12, R11, R11; \
+	VTBL V4.B16, [V8.B16], V4.B16; \
+	VTBL V5.B16, [V8.B16], V5.B16; \
+	VTBL V6.B16, [V8.B16], V6.B16; \
+	VTBL V7.B16, [V8.B16], V7.B16; \
+	USHL8H(9, 4, 4); USHL8H(9, 5, 5); USHL8H(9, 6, 6); USHL8H(9, 7, 7); \
+	VUZP2 V5.B16, V4.B16, V10.B16; \
+	VUZP2 V7.B16, V6.B16, V11.B16; \
+	VUSHR $5, V10.B16, V10.B16; \
+	VUSHR $5, V11.B16, V11.B16; \
+	MOVD $·turbo3Planes(SB), R19; \
+	TLOOKS
+
 // SQUERY adds query h's products with V0..V7 (its 32 values at qp, advanced past them) to its
 // accumulators a0..a3.
 #define SQUERY(qp, a0, a1, a2, a3) \
@@ -266,8 +317,21 @@
 	FADD4S(a1, a0, a0); FADD4S(a3, a2, a2); FADD4S(a2, a0, a0)
 
 // SCORES is the body of a scores kernel with decoder DEC.
-// R0 q, R1 d·4, R2 nv/32, R3 the row, R4 rb, R5 m, R6 out, R7 ostride; R8..R10 queries 1..3.
-#define SCORES(DEC) \
+#define SCORES(DEC) SCORESF(DEC, NOFIN)
+#define NOFIN
+
+// TSCALE is SCORESF's finisher for turbo3 and turbo2: the row's four sums in V16 multiplied by
+// its f16 scale (the row's last two bytes, at R24+2).
+#define TSCALE \
+	MOVHU 2(R24), R19; \
+	ADD R19<<2, R20, R19; \
+	VLD1R (R19), [V12.S4]; \
+	FMUL4S(12, 16, 16)
+
+// SCORESF is SCORES with FIN run on each row's four reduced sums in V16 before they are stored.
+// R0 q, R1 d·4, R2 nv/32, R3 the row, R4 rb, R5 m, R6 out, R7 ostride; R8..R10 queries 1..3;
+// R24 the row's last four bytes.
+#define SCORESF(DEC, FIN) \
 	MOVD q+0(FP), R0; \
 	MOVD d+8(FP), R1; \
 	LSL $2, R1; \
@@ -319,6 +383,7 @@ blk: \
 	FADDP4S(20, 16, 16); \
 	FADDP4S(28, 24, 24); \
 	FADDP4S(24, 16, 16); \
+	FIN; \
 	VST1 [V16.S4], (R6); \
 	ADD R4, R3, R3; \
 	ADD R7, R6, R6; \
@@ -480,6 +545,55 @@ done: \
 	FMUL4S(12, 9, 9); \
 	FMUL4S(9, 0, 0); FMUL4S(9, 1, 1); FMUL4S(9, 2, 2); FMUL4S(9, 3, 3)
 
+// TLOOKA looks up the 16 codes in V8, one a byte, in the planes in V6, V7, V13, V14 into
+// V0..V3 (through V8..V11), unscaled.
+#define TLOOKA \
+	VTBL V8.B16, [V6.B16], V0.B16; \
+	VTBL V8.B16, [V7.B16], V1.B16; \
+	VTBL V8.B16, [V13.B16], V2.B16; \
+	VTBL V8.B16, [V14.B16], V3.B16; \
+	VZIP1 V1.B16, V0.B16, V8.B16; \
+	VZIP2 V1.B16, V0.B16, V9.B16; \
+	VZIP1 V3.B16, V2.B16, V10.B16; \
+	VZIP2 V3.B16, V2.B16, V11.B16; \
+	VZIP1 V10.H8, V8.H8, V0.H8; \
+	VZIP2 V10.H8, V8.H8, V1.H8; \
+	VZIP1 V11.H8, V9.H8, V2.H8; \
+	VZIP2 V11.H8, V9.H8, V3.H8
+
+// AWSCALE multiplies the row's four weights (V4) by its f16 scale at R11+R23.
+#define AWSCALE \
+	ADD R23, R11, R19; \
+	MOVHU (R19), R19; \
+	ADD R19<<2, R20, R19; \
+	VLD1R (R19), [V8.S4]; \
+	FMUL4S(8, 4, 4)
+
+// ADEC_T2 decodes the 16 turbo2 codes of the chunk (4 bytes at R11+R22) as SDEC_T2 does, with
+// the byte indices in V5 and the shifts in V12.
+#define ADEC_T2 \
+	ADD R22, R11, R19; \
+	VLD1R (R19), [V8.S4]; \
+	VTBL V5.B16, [V8.B16], V8.B16; \
+	USHL16B(12, 8, 8); \
+	VUSHR $6, V8.B16, V8.B16; \
+	TLOOKA; \
+	AWSCALE
+
+// ADEC_T3 decodes the 16 turbo3 codes of the chunk (6 bytes at R11+R22; 8 read, the two past
+// the chunk inside the row) as SDEC_T3 does, with the byte-pair indices in V5 and V12 and the
+// shifts in V15.
+#define ADEC_T3 \
+	ADD R22, R11, R19; \
+	VLD1 (R19), [V8.D1]; \
+	VTBL V5.B16, [V8.B16], V0.B16; \
+	VTBL V12.B16, [V8.B16], V1.B16; \
+	USHL8H(15, 0, 0); USHL8H(15, 1, 1); \
+	VUZP2 V1.B16, V0.B16, V8.B16; \
+	VUSHR $5, V8.B16, V8.B16; \
+	TLOOKA; \
+	AWSCALE
+
 // ACHUNK sets R22, R23 and V5 for the 16-value chunk R21 of a row.
 #define ACHUNK_F16 \
 	LSL $5, R21, R22
@@ -564,6 +678,39 @@ done: \
 	ADD $32, R24, R24; \
 	VLD1 (R24), [V13.B16, V14.B16]; \
 	VMOVI $15, V15.B16
+
+// TPLANES loads the planes at R24 into V6, V7, V13 and V14.
+#define TPLANES \
+	VLD1 (R24), [V6.B16, V7.B16]; \
+	ADD $32, R24, R24; \
+	VLD1 (R24), [V13.B16, V14.B16]
+
+// ACHUNK_T2 sets the chunk's byte offset (4 bytes per 16 values), the scale's offset (rb − 2),
+// turbo2Consts' first byte indices in V5, its shifts in V12 and turbo2Planes.
+#define ACHUNK_T2 \
+	LSL $2, R21, R22; \
+	SUB $2, R4, R23; \
+	MOVD $·turbo2Consts(SB), R24; \
+	VLD1 (R24), [V5.B16]; \
+	ADD $32, R24, R24; \
+	VLD1 (R24), [V12.B16]; \
+	MOVD $·turbo2Planes(SB), R24; \
+	TPLANES
+
+// ACHUNK_T3 sets the chunk's byte offset (6 bytes per 16 values), the scale's offset (rb − 2),
+// turbo3Consts' first two gathers in V5 and V12, its shifts in V15 and turbo3Planes.
+#define ACHUNK_T3 \
+	MOVD $6, R22; \
+	MUL R21, R22, R22; \
+	SUB $2, R4, R23; \
+	MOVD $·turbo3Consts(SB), R24; \
+	VLD1 (R24), [V5.B16]; \
+	ADD $16, R24, R24; \
+	VLD1 (R24), [V12.B16]; \
+	ADD $48, R24, R24; \
+	VLD1 (R24), [V15.B16]; \
+	MOVD $·turbo3Planes(SB), R24; \
+	TPLANES
 
 // ACHUNK_FP8 sets the chunk's byte offset (16 codes of a byte), the scale's offset (rb − 4)
 // and fp8Consts in V12..V15.
@@ -736,3 +883,19 @@ TEXT ·multiAccT4NEON(SB), NOSPLIT, $0-64
 // func multiAccFP8NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 TEXT ·multiAccFP8NEON(SB), NOSPLIT, $0-64
 	ACC(ACHUNK_FP8, ADEC_FP8)
+
+// func multiScoresT3NEON(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+TEXT ·multiScoresT3NEON(SB), NOSPLIT, $0-64
+	SCORESF(SDEC_T3, TSCALE)
+
+// func multiAccT3NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+TEXT ·multiAccT3NEON(SB), NOSPLIT, $0-64
+	ACC(ACHUNK_T3, ADEC_T3)
+
+// func multiScoresT2NEON(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+TEXT ·multiScoresT2NEON(SB), NOSPLIT, $0-64
+	SCORESF(SDEC_T2, TSCALE)
+
+// func multiAccT2NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+TEXT ·multiAccT2NEON(SB), NOSPLIT, $0-64
+	ACC(ACHUNK_T2, ADEC_T2)

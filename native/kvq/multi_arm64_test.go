@@ -9,15 +9,24 @@ import (
 	"testing"
 )
 
-// TestNEONKernelsSelected checks that arm64 builds route f16, q8_0, q4_0, tq4, bf16, iq4_nl,
-// q4_1, q5_0, q5_1, turbo4 and fp8 through the NEON kernels, so the reference tests (TestMultiQueryMatchesReference and
-// the rest) exercise them rather than the per-query fallback.
-func TestNEONKernelsSelected(t *testing.T) {
-	for _, tc := range []struct {
+// neonKernels are the formats with NEON MultiQuery kernels and the kernels arm64 builds select.
+func neonKernels() []struct {
+	f Format
+	k *multiKernels
+} {
+	return []struct {
 		f Format
 		k *multiKernels
 	}{{F16, multiF16}, {Q8_0, multiQ8_0}, {Q4_0, multiQ4_0}, {TQ4, multiTQ4}, {BF16, multiBF16}, {IQ4_NL, multiIQ4NL}, {Q4_1, multiQ4_1},
-		{Q5_0, multiQ5_0}, {Q5_1, multiQ5_1}, {Turbo4, multiTurbo4}, {FP8, multiFP8}} {
+		{Q5_0, multiQ5_0}, {Q5_1, multiQ5_1}, {Turbo4, multiTurbo4}, {FP8, multiFP8}, {Turbo3, multiTurbo3}, {Turbo2, multiTurbo2}}
+}
+
+// TestNEONKernelsSelected checks that arm64 builds route f16, q8_0, q4_0, tq4, bf16, iq4_nl,
+// q4_1, q5_0, q5_1, turbo4, fp8, turbo3 and turbo2 through the NEON kernels, so the reference
+// tests (TestMultiQueryMatchesReference and the rest) exercise them rather than the per-query
+// fallback, and that FastDecode says so.
+func TestNEONKernelsSelected(t *testing.T) {
+	for _, tc := range neonKernels() {
 		if tc.k == nil {
 			t.Errorf("%s: no NEON kernels selected", tc.f)
 		}
@@ -30,18 +39,16 @@ func TestNEONKernelsSelected(t *testing.T) {
 // TestNEONKernels calls the NEON kernels directly, with output and weight strides wider than
 // four, and checks the contract multi_arm64.go states: each score within
 // (nv/16 + 5)·2⁻²⁴·Σ|q[i]·x[i]| of the exact sum over the first nv values (16 lanes of fused
-// multiply-adds, reduced pairwise), each accumulated value within (m + 2)·2⁻²⁴·(|acc₀[i]| +
+// multiply-adds, reduced pairwise; turbo3 and turbo2, whose row scale multiplies the reduced
+// sum, (nv/16 + 6)), each accumulated value within (m + 2)·2⁻²⁴·(|acc₀[i]| +
 // Σ_j |w_j·x_j[i]|) of the exact one (row order, one rounding a row), the output slots past
-// the four queries and the accumulators' values past nv untouched. tq4's x is its rotated-domain
-// values in tq4Permute's order, the order its kernels take queries and accumulators in.
+// the four queries and the accumulators' values past nv untouched. tq4's and turbo4's x is
+// their rotated-domain values in tq4Permute's order, the order their kernels take queries and
+// accumulators in; turbo3's and turbo2's their rotated-domain values in order.
 func TestNEONKernels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	const stride = 6 // floats per row of out and w: two slots past the four queries
-	for _, tc := range []struct {
-		f Format
-		k *multiKernels
-	}{{F16, multiF16}, {Q8_0, multiQ8_0}, {Q4_0, multiQ4_0}, {TQ4, multiTQ4}, {BF16, multiBF16}, {IQ4_NL, multiIQ4NL}, {Q4_1, multiQ4_1},
-		{Q5_0, multiQ5_0}, {Q5_1, multiQ5_1}, {Turbo4, multiTurbo4}, {FP8, multiFP8}} {
+	for _, tc := range neonKernels() {
 		for _, d := range []int{32, 75, 128, 200} {
 			for _, m := range []int{1, 5, 64, 65, 130} {
 				t.Run(fmt.Sprintf("%s/d%d/m%d", tc.f, d, m), func(t *testing.T) {
@@ -72,9 +79,12 @@ func checkNEONKernels(t *testing.T, rng *rand.Rand, f Format, k *multiKernels, d
 		}
 		tq4Permute(x, y, m, d)
 	}
-	if _, ok := c.(*lmCodec); ok {
+	sumRoundings := 5 // the scores' bound in units of 2⁻²⁴·Σ|q[i]·x[i]|, past nv/16
+	if lc, ok := c.(*lmCodec); ok && lc.bits == 4 {
 		y := append([]float32(nil), x...)
 		tq4Permute(x, y, m, d) // turbo4 takes tq4's order too
+	} else if ok {
+		sumRoundings = 6 // the row scale times the reduced sum
 	}
 	nan := float32(math.NaN())
 	u := math.Ldexp(1, -24)
@@ -93,7 +103,7 @@ func checkNEONKernels(t *testing.T, rng *rand.Rand, f Format, k *multiKernels, d
 				exact += p
 				mag += math.Abs(p)
 			}
-			bound := float64(nv/16+5) * u * mag
+			bound := float64(nv/16+sumRoundings) * u * mag
 			if got := out[j*stride+h]; !(math.Abs(float64(got)-exact) <= bound) {
 				t.Fatalf("row %d query %d: score %g, exact %g: error %g > %g", j, h, got, exact, math.Abs(float64(got)-exact), bound)
 			}
