@@ -21,7 +21,9 @@ import (
 // to one byte per value (TBL gathers each value's byte, or pair of bytes for turbo3, and a
 // per-lane shift isolates its code), then looked up in the level planes as tq4's; their f16 row
 // scale multiplies each row's four reduced sums (scores) or its four weights (accumulate), one
-// rounding more than the decoded value's, as on amd64 (AVX-512).
+// rounding more than the decoded value's, as on amd64 (AVX-512). q2k's ScoresRangeMulti
+// (q2k_arm64.go) scores a group's cells with turbo2's decoder against the queries multiplied
+// by the channel scales.
 var (
 	multiF16  = &multiKernels{multiScoresF16NEON, multiAccF16NEON}
 	multiQ8_0 = &multiKernels{multiScoresQ80NEON, multiAccQ80NEON}

@@ -899,3 +899,46 @@ TEXT ·multiScoresT2NEON(SB), NOSPLIT, $0-64
 // func multiAccT2NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 TEXT ·multiAccT2NEON(SB), NOSPLIT, $0-64
 	ACC(ACHUNK_T2, ADEC_T2)
+
+// func multiScoresQ2KNEON(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+// q2k's cells are turbo2's bit stream without a row scale.
+TEXT ·multiScoresQ2KNEON(SB), NOSPLIT, $0-64
+	SCORES(SDEC_T2)
+
+// func q2kScaleNEON(q *float32, d int, grp *byte, qs *float32)
+// qs_h[c] = q_h[c]·scale_c, eight channels a pass.
+TEXT ·q2kScaleNEON(SB), NOSPLIT, $0-32
+	MOVD q+0(FP), R0
+	MOVD d+8(FP), R1
+	MOVD grp+16(FP), R2
+	MOVD qs+24(FP), R3
+	LSL $2, R1, R4
+	LSR $3, R1, R5
+	CBZ R5, q2ks_done
+q2ks_loop:
+	VLD1.P 16(R2), [V0.H8]
+	FCVTL(0, 1); FCVTL2(0, 2)
+	MOVD R0, R6
+	MOVD R3, R7
+	VLD1 (R6), [V3.S4, V4.S4]
+	ADD R4, R6, R6
+	VLD1 (R6), [V5.S4, V6.S4]
+	ADD R4, R6, R6
+	VLD1 (R6), [V7.S4, V8.S4]
+	ADD R4, R6, R6
+	VLD1 (R6), [V9.S4, V10.S4]
+	FMUL4S(1, 3, 3); FMUL4S(2, 4, 4); FMUL4S(1, 5, 5); FMUL4S(2, 6, 6)
+	FMUL4S(1, 7, 7); FMUL4S(2, 8, 8); FMUL4S(1, 9, 9); FMUL4S(2, 10, 10)
+	VST1 [V3.S4, V4.S4], (R7)
+	ADD R4, R7, R7
+	VST1 [V5.S4, V6.S4], (R7)
+	ADD R4, R7, R7
+	VST1 [V7.S4, V8.S4], (R7)
+	ADD R4, R7, R7
+	VST1 [V9.S4, V10.S4], (R7)
+	ADD $32, R0, R0
+	ADD $32, R3, R3
+	SUBS $1, R5, R5
+	BNE q2ks_loop
+q2ks_done:
+	RET

@@ -3,9 +3,11 @@
 package kvq
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -24,15 +26,26 @@ func neonKernels() []struct {
 // TestNEONKernelsSelected checks that arm64 builds route f16, q8_0, q4_0, tq4, bf16, iq4_nl,
 // q4_1, q5_0, q5_1, turbo4, fp8, turbo3 and turbo2 through the NEON kernels, so the reference
 // tests (TestMultiQueryMatchesReference and the rest) exercise them rather than the per-query
-// fallback, and that FastDecode says so.
+// fallback, and q2k's ScoresRangeMulti through its kernel (TestQ2KScoresRangeMulti); and that
+// FastDecode and KernelSummary say so: every format but f32 has a fast path at head_dim 128.
 func TestNEONKernelsSelected(t *testing.T) {
 	for _, tc := range neonKernels() {
 		if tc.k == nil {
 			t.Errorf("%s: no NEON kernels selected", tc.f)
 		}
-		if !FastDecode(tc.f, 128) {
-			t.Errorf("%s: FastDecode(128) is false", tc.f)
+	}
+	for _, f := range Formats() {
+		if fast := FastDecode(f, 128); fast != (f != F32) {
+			t.Errorf("%s: FastDecode(128) is %v", f, fast)
 		}
+	}
+	for _, d := range []int{32, 64, 128, 256} {
+		if !Q2KFastPath(d) {
+			t.Errorf("q2k: Q2KFastPath(%d) is false", d)
+		}
+	}
+	if s := KernelSummary(); !strings.Contains(s, "no fast path for f32 at head_dim ≥ 32,") {
+		t.Errorf("KernelSummary: %q", s)
 	}
 }
 
@@ -143,6 +156,38 @@ func checkNEONKernels(t *testing.T, rng *rand.Rand, f Format, k *multiKernels, d
 			bound := float64(m+2) * u * mag
 			if math.Abs(float64(got)-exact) > bound || math.IsNaN(float64(got)) {
 				t.Fatalf("acc %d [%d]: %g, exact %g: error %g > %g", h, i, got, exact, math.Abs(float64(got)-exact), bound)
+			}
+		}
+	}
+}
+
+// TestQ2KScaleNEON checks q2k's query scaling against q_h[c]·scale_c in Go, bit for bit (one
+// rounding each), scales of every sign and size included, and that it writes nothing past the
+// four queries.
+func TestQ2KScaleNEON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	for _, d := range []int{32, 64, 128, 256} {
+		grp := make([]byte, q2kGroupBytes(d))
+		for c := 0; c < d; c++ {
+			binary.LittleEndian.PutUint16(grp[2*c:], uint16(rng.Uint32()))
+		}
+		q := gaussianRows(rng, 4, d, 1)
+		qs := make([]float32, 4*d+8)
+		for i := range qs {
+			qs[i] = float32(math.NaN())
+		}
+		q2kScaleNEON(&q[0], d, &grp[0], &qs[0])
+		for h := 0; h < 4; h++ {
+			for c := 0; c < d; c++ {
+				want := q[h*d+c] * F16ToF32(binary.LittleEndian.Uint16(grp[2*c:]))
+				if got := qs[h*d+c]; math.Float32bits(got) != math.Float32bits(want) && !(want != want && got != got) {
+					t.Fatalf("d%d query %d channel %d: %g, want %g", d, h, c, got, want)
+				}
+			}
+		}
+		for i := 4 * d; i < len(qs); i++ {
+			if !math.IsNaN(float64(qs[i])) {
+				t.Fatalf("d%d: qs[%d] past the queries written", d, i)
 			}
 		}
 	}

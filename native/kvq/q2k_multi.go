@@ -5,14 +5,15 @@ const q2kMultiMaxDim = 256
 
 // Q2KFastPath reports whether ScoresRangeMulti runs a SIMD kernel at head dimension d (on this
 // CPU and build): d a multiple of 32 up to 256, on amd64 with AVX2, FMA and F16C (AVX-512 F
-// and BW run a 512-bit kernel).
+// and BW run a 512-bit kernel) and on every arm64 CPU (NEON), outside purego builds.
 func Q2KFastPath(d int) bool { return hasQ2KKernel && d%32 == 0 && d <= q2kMultiMaxDim }
 
 // ScoresRangeMulti writes out[j·n+h] = q_h·k̂_{first+j} for the n queries q[h·d:(h+1)·d] and the
 // cells [first, first+len(out)/n), which must lie within [0, Len()). Where Q2KFastPath(d) it
 // reads each cell once for four queries at a time: per group q_h[c]·scale_c is formed once
-// (one rounding), then per cell 8-lane fused multiply-adds over the levels in two partial sums
-// per query, reduced pairwise: within (d/16 + 9)·2⁻²⁴·Σ_c |q_c·k̂_c| of the exact score. Elsewhere
+// (one rounding), then per cell fused multiply-adds over the levels, reduced pairwise (amd64:
+// 8 lanes in two partial sums per query; arm64: 16 lanes, four vectors of four, per query):
+// within (d/16 + 9)·2⁻²⁴·Σ_c |q_c·k̂_c| of the exact score. Elsewhere
 // it is ScoresRange per query. A query's scores do not depend on n or its place among them.
 func (h *Q2KHead) ScoresRangeMulti(q []float32, n, first int, out []float32) {
 	if n <= 0 {

@@ -1,0 +1,33 @@
+//go:build arm64 && !purego
+
+package kvq
+
+import "unsafe"
+
+// hasQ2KKernel selects q2k's NEON scores kernel for ScoresRangeMulti: every arm64 CPU has it.
+const hasQ2KKernel = true
+
+// q2kScores is ScoresRangeMulti's kernel on arm64: the four queries multiplied by the group's
+// channel scales into qs (q2kScaleNEON, one rounding each, as ScoresRange's q_c·scale_c), then
+// the cells scored against them by multiScoresQ2KNEON (multi_arm64.s: turbo2's decoder, q2k's
+// codes being turbo2's bit stream and levels, without a row scale; 16 lanes of fused
+// multiply-adds a query, reduced pairwise). Direct calls keep the caller's stack buffers from
+// escaping.
+func q2kScores(q *float32, d int, grp *byte, j0, m int, qs *float32, out *float32, ostride int) {
+	q2kScaleNEON(q, d, grp, qs)
+	cells := (*byte)(unsafe.Add(unsafe.Pointer(grp), 2*d+j0*(d/4)))
+	multiScoresQ2KNEON(qs, d, d, cells, d/4, m, out, ostride)
+}
+
+// q2kScaleNEON writes qs_h[c] = q_h[c]·scale_c for the four queries q[h·d:] (d a multiple of
+// 32) and the channel scales (f16) that open the group at grp (multi_arm64.s).
+//
+//go:noescape
+func q2kScaleNEON(q *float32, d int, grp *byte, qs *float32)
+
+// multiScoresQ2KNEON scores four queries (the group's channel scales folded in) against m q2k
+// cells of d/4 code bytes each (rb apart): multiKernels' scores contract with x the cells'
+// unscaled levels.
+//
+//go:noescape
+func multiScoresQ2KNEON(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
