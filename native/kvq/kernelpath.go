@@ -79,6 +79,8 @@ func slowReason(p Pair, kOK bool, dk, dv int) string {
 		return "(f32 has none)"
 	case multiF16 == nil && runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64":
 		return "on " + runtime.GOARCH + " (the kernels are amd64 AVX2/AVX-512 and arm64 NEON only)"
+	case multiF16 == nil && runtime.GOARCH == "arm64":
+		return "in a purego build (every arm64 CPU runs the NEON kernels otherwise)"
 	case multiF16 == nil:
 		return "on this CPU (amd64 without AVX2, FMA and F16C, or a purego build)"
 	case f == Q2K:

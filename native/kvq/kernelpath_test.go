@@ -1,6 +1,7 @@
 package kvq
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -30,6 +31,11 @@ func TestKernelWarning(t *testing.T) {
 		w := KernelWarning(p, 128, 128)
 		if fast := FastDecode(p.K, 128) && FastDecode(p.V, 128); fast != (w == "") {
 			t.Errorf("%s: fast %v, warning %q", p, fast, w)
+		}
+	}
+	if !FastDecode(F16, 128) && runtime.GOARCH == "arm64" {
+		if w := KernelWarning(Pair{K: Turbo2, V: Turbo3}, 128, 128); !strings.Contains(w, "purego") {
+			t.Errorf("arm64 without kernels: %q does not name the purego build", w)
 		}
 	}
 	if FastDecode(F16, 128) {
