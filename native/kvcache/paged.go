@@ -3,6 +3,7 @@ package kvcache
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 
 	"github.com/kvlab/kvlab/native/attn"
@@ -48,13 +49,16 @@ type PagePool struct {
 	budget    int64
 
 	mu        sync.Mutex
-	data      [][]byte // pages, allocated on first use and kept
+	data      [][]byte // pages, allocated on first use or ahead of it (KeepAhead), and kept
 	ref       []int32
 	free      []int32 // allocated pages no cache holds
 	pagesUsed int
 	fixedUsed int64
 	reserved  int64
 	changed   chan struct{} // closed and replaced whenever bytes are given back
+	// ahead is KeepAhead's page count; filling is set while its goroutine runs.
+	ahead   int
+	filling bool
 }
 
 // PageStats is a pool's state.
@@ -67,6 +71,9 @@ type PageStats struct {
 	ReservedBytes, FixedBytes int64
 	// PageBytes is one page's memory; BudgetBytes the whole budget.
 	PageBytes, BudgetBytes int64
+	// Allocated is the pages whose memory the pool holds: the used ones and those kept for
+	// reuse or taken ahead of need (KeepAhead). It never exceeds MaxPages.
+	Allocated int
 }
 
 // NewPagePool makes the pool of budget bytes for caches of cfg (whose Pages is ignored). It
@@ -180,10 +187,78 @@ func (p *PagePool) Config() Config { return p.cfg }
 func (p *PagePool) Stats() PageStats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := PageStats{Used: p.pagesUsed, ReservedBytes: p.reserved, FixedBytes: p.fixedUsed, PageBytes: p.pageBytes, BudgetBytes: p.budget}
+	st := PageStats{Used: p.pagesUsed, ReservedBytes: p.reserved, FixedBytes: p.fixedUsed, PageBytes: p.pageBytes, BudgetBytes: p.budget, Allocated: len(p.data)}
 	st.Total = int(p.budget / p.pageBytes)
 	st.Free = int(max(p.availLocked(), 0) / p.pageBytes)
 	return st
+}
+
+// MaxPages is the most pages the budget lets caches hold at once: what is left of it after
+// one cache's fixed bytes.
+func (p *PagePool) MaxPages() int { return int(max(p.budget-p.fixed, 0) / p.pageBytes) }
+
+// KeepAhead makes the pool hold up to n pages that no cache uses, their memory allocated and
+// touched ahead of need by a goroutine of the pool's own, so that new sequences find their
+// pages resident instead of allocating, zeroing and page-faulting fresh memory inside a forward
+// pass. It returns at once; the pages become free one by one as they are touched. Once caches
+// have taken half of them, the pool refills them the next time a cache gives bytes back (a
+// generation ends), not while a burst of new sequences takes its pages. The pages taken ahead
+// never make the pool hold more than MaxPages, and they draw nothing from the budget: only the
+// pages caches use do. 0 takes no more pages ahead (those held stay).
+func (p *PagePool) KeepAhead(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ahead = max(n, 0)
+	p.fillLocked()
+}
+
+// fillLocked starts the goroutine that tops the pages held ahead up to KeepAhead's count,
+// unless it runs or they are there.
+func (p *PagePool) fillLocked() {
+	if p.filling || p.fillWantLocked() == 0 {
+		return
+	}
+	p.filling = true
+	go p.fill()
+}
+
+// fillWantLocked is how many pages KeepAhead still wants taken.
+func (p *PagePool) fillWantLocked() int {
+	return max(min(p.ahead-len(p.free), p.MaxPages()-len(p.data)), 0)
+}
+
+// fill allocates the pages KeepAhead wants as one slab, touches every memory page of each page
+// and adds it to the free pages, until none is wanted.
+func (p *PagePool) fill() {
+	step := os.Getpagesize()
+	for {
+		p.mu.Lock()
+		n := p.fillWantLocked()
+		if n == 0 {
+			p.filling = false
+			p.mu.Unlock()
+			return
+		}
+		p.mu.Unlock()
+		slab := make([]byte, int64(n)*p.pageBytes)
+		for i := range int64(n) {
+			page := slab[i*p.pageBytes : (i+1)*p.pageBytes : (i+1)*p.pageBytes]
+			for j := 0; j < len(page); j += step {
+				page[j] = 0 // a write: the system maps the memory page now, not in a pass
+			}
+			p.mu.Lock()
+			// Pages allocated meanwhile (allocLocked) may leave no room, or KeepAhead(0) want
+			// no more: the rest of the slab is dropped.
+			if len(p.data) >= p.MaxPages() || p.ahead == 0 {
+				p.mu.Unlock()
+				break
+			}
+			p.free = append(p.free, int32(len(p.data)))
+			p.data = append(p.data, page)
+			p.ref = append(p.ref, 0)
+			p.mu.Unlock()
+		}
+	}
 }
 
 // Changed is closed the next time the pool gets bytes back (a page freed, a reservation or a
@@ -208,6 +283,9 @@ func (p *PagePool) availLocked() int64 {
 func (p *PagePool) notifyLocked() {
 	close(p.changed)
 	p.changed = make(chan struct{})
+	if len(p.free) < (p.ahead+1)/2 {
+		p.fillLocked()
+	}
 }
 
 // compatible checks that cfg's caches can hold this pool's pages.

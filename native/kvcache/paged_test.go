@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/kvlab/kvlab/native/attn"
 	"github.com/kvlab/kvlab/native/kvq"
@@ -277,6 +278,129 @@ func TestPagePoolBudget(t *testing.T) {
 	if _, err := NewPagePool(Config{Layers: 1, KVHeads: 1, HeadDimK: 64, HeadDimV: 64, Pair: cfg.Pair, MaxCells: 64, Recent: 16}, 1<<20); err == nil {
 		t.Fatal("a mixed cache got a page pool")
 	}
+}
+
+// TestPagePoolKeepAhead: a pool keeping pages ahead holds them before any cache takes one,
+// without drawing on the budget; once caches have taken half of them, refills them when a
+// cache gives pages back, not while caches take them; never holds more than MaxPages; and its
+// caches read back what they wrote, as a contiguous cache does. Caches
+// taking and giving back pages while it refills (run it with -race) leave it within MaxPages.
+func TestPagePoolKeepAhead(t *testing.T) {
+	cfg := Config{Layers: 2, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, Pair: mustPair(t, "q8_0/q4_0"), MaxCells: 10 * PageCells, Seed: 3}
+	probe, err := NewPagePool(cfg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := NewPagePool(cfg, probe.FixedBytes()+10*probe.PageBytes()+probe.PageBytes()/2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pool.MaxPages(); got != 10 {
+		t.Fatalf("MaxPages %d, want 10", got)
+	}
+	// settle waits for the pool to hold allocated pages.
+	settle := func(what string, allocated int) PageStats {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			st := pool.Stats()
+			if st.Allocated > pool.MaxPages() {
+				t.Fatalf("%s: %+v holds more than %d pages", what, st, pool.MaxPages())
+			}
+			if st.Allocated == allocated {
+				return st
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %+v, want %d pages allocated", what, st, allocated)
+			}
+		}
+	}
+	if st := pool.Stats(); st.Allocated != 0 {
+		t.Fatalf("a new pool holds %d pages", st.Allocated)
+	}
+	pool.KeepAhead(4)
+	if st := settle("kept ahead", 4); st.Used != 0 || st.Free != st.Total || st.Total != 10 {
+		t.Fatalf("pages taken ahead: %+v, want none used and all 10 free", st)
+	}
+
+	paged := cfg
+	paged.Pages = pool
+	c, err := New(paged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, c, rand.New(rand.NewPCG(5, 5)), 3*PageCells, 50) // 3 of the 4: one left, under half
+	other, err := New(paged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, other, rand.New(rand.NewPCG(7, 7)), 1, 1) // the last one
+	if st := pool.Stats(); st.Allocated != 4 || st.Used != 4 {
+		t.Fatalf("caches took the 4 pages kept ahead: %+v, want them used and no more allocated", st)
+	}
+	other.Release()
+	if st := settle("refilled", 7); st.Used != 3 {
+		t.Fatalf("after a cache gave its page back: %+v", st)
+	}
+	pool.KeepAhead(100)
+	settle("capped", 10)
+	flat, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, flat, rand.New(rand.NewPCG(5, 5)), 3*PageCells, 50)
+	r := rand.New(rand.NewPCG(6, 6))
+	fill(t, c, r, 7*PageCells-1, 64)
+	fill(t, flat, rand.New(rand.NewPCG(6, 6)), 7*PageCells-1, 64)
+	if a, b := attendAll(t, flat, rand.New(rand.NewPCG(9, 9)), 9), attendAll(t, c, rand.New(rand.NewPCG(9, 9)), 9); !sameBits(a, b) {
+		t.Fatalf("a cache of pages taken ahead reads other attention than a contiguous one (rel %.2e)", relRMS(b, a))
+	}
+	if st := pool.Stats(); st.Used != 10 || st.Allocated != 10 {
+		t.Fatalf("a cache of 10 pages: %+v, want 10 used of 10 allocated", st)
+	}
+	c.Release()
+
+	t.Run("concurrent", func(t *testing.T) {
+		cfg.MaxCells = 4 * PageCells
+		pool, err := NewPagePool(cfg, 4*probe.SessionBytes(cfg.MaxCells))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pool.KeepAhead(6)
+		cfg.Pages = pool
+		errs := make(chan error, 4)
+		for g := range 4 {
+			go func() {
+				r := rand.New(rand.NewPCG(uint64(g), 1))
+				var err error
+				for i := 0; i < 8 && err == nil; i++ {
+					var c *Cache
+					if c, err = New(cfg); err != nil {
+						break
+					}
+					if err = c.Reserve(cfg.MaxCells); err == nil {
+						for n := 0; n < cfg.MaxCells && err == nil; n += 32 {
+							for l := 0; l < cfg.Layers && err == nil; l++ {
+								err = c.Write(l, randVec(r, 32*2*64), randVec(r, 32*2*64), 32)
+							}
+							if err == nil {
+								err = c.Commit(32)
+							}
+						}
+					}
+					c.Release()
+				}
+				errs <- err
+			}()
+		}
+		for range 4 {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if st := pool.Stats(); st.Used != 0 || st.Allocated > pool.MaxPages() || st.FixedBytes != 0 || st.ReservedBytes != 0 {
+			t.Fatalf("after every cache is released: %+v (at most %d pages)", st, pool.MaxPages())
+		}
+	})
 }
 
 // TestPagedSnapshotRoundTrip: a paged cache's snapshot is a contiguous cache's, both ways.
