@@ -311,3 +311,31 @@ func TestPagedUnsharableWaits(t *testing.T) {
 		}
 	}
 }
+
+// TestPagedRunnerKeepsPagesAhead: a paged runner holds two pages per kept sequence ahead of
+// its first generation, none of them used, and no more than its budget holds.
+func TestPagedRunnerKeepsPagesAhead(t *testing.T) {
+	f16 := kvq.Pair{K: kvq.F16, V: kvq.F16}
+	r, _, _ := pagedRunner(t, "stories260K.gguf", f16, 256, 8, 64<<20)
+	p := r.Pages()
+	// A budget of 10 pages: fewer than the 32 kept ahead.
+	small, _, _ := pagedRunner(t, "stories260K.gguf", f16, 256, 8, p.FixedBytes()+10*p.PageBytes())
+	for _, pages := range []*kvcache.PagePool{p, small.Pages()} {
+		want := min(2*16, pages.MaxPages())
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			st := pages.Stats()
+			if st.Allocated > pages.MaxPages() || st.Used != 0 {
+				t.Fatalf("budget %d bytes: %+v, want no page used and at most %d allocated", pages.Budget(), st, pages.MaxPages())
+			}
+			if st.Allocated == want {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("budget %d bytes: %+v, want %d pages allocated ahead", pages.Budget(), st, want)
+			}
+		}
+	}
+	if got := small.Pages().MaxPages(); got != 10 {
+		t.Fatalf("a budget of 10 pages lets caches hold %d", got)
+	}
+}

@@ -59,7 +59,10 @@ type Config struct {
 	// KVBudget, when positive, pages the caches (kvcache.PagePool): every sequence's cells
 	// come from one pool of this many bytes, and a generation waits for room in it (Pool.Get).
 	// The backend must page its caches (the CPU's does); 0 gives each sequence a contiguous
-	// cache of the whole context.
+	// cache of the whole context. The page pool holds two pages per kept sequence (Keep)
+	// allocated and touched ahead of need (kvcache.PagePool.KeepAhead), from start-up on: a
+	// burst of Keep new generations takes a page each in its first pass (the copy of a shared
+	// prompt's last page, or its first) from memory already resident.
 	KVBudget int64
 }
 
@@ -97,6 +100,7 @@ func New(m backend.Model, tok *tokenizer.Tokenizer, cfg Config) (*Runner, error)
 		if r.pool, err = NewPagedPool(func() (backend.Cache, error) { return m.NewCache(ccfg) }, max(cfg.Keep, 1), pages, ccfg.MaxCells); err != nil {
 			return nil, err
 		}
+		pages.KeepAhead(2 * max(cfg.Keep, 1))
 		return r, nil
 	}
 	if r.pool, err = NewPool(func() (backend.Cache, error) { return m.NewCache(cfg.Cache) }, max(cfg.Keep, 1)); err != nil {
@@ -117,8 +121,13 @@ func (r *Runner) Pool() *Pool { return r.pool }
 // Pages is the runner's page pool when its caches are paged (Config.KVBudget), else nil.
 func (r *Runner) Pages() *kvcache.PagePool { return r.pool.Pages() }
 
-// Close drops the pool's idle caches; no generation may run.
-func (r *Runner) Close() { r.pool.Close() }
+// Close drops the pool's idle caches and takes no more pages ahead; no generation may run.
+func (r *Runner) Close() {
+	if p := r.pool.Pages(); p != nil {
+		p.KeepAhead(0)
+	}
+	r.pool.Close()
+}
 
 // Params is one generation request.
 type Params struct {
