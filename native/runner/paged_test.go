@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -337,5 +338,47 @@ func TestPagedRunnerKeepsPagesAhead(t *testing.T) {
 	}
 	if got := small.Pages().MaxPages(); got != 10 {
 		t.Fatalf("a budget of 10 pages lets caches hold %d", got)
+	}
+}
+
+// TestRunnerReusesLogits: a generation takes the logits buffer an ended one gave back (no
+// new buffer while one is kept), at most as many are kept as generations may run at once, and
+// a generation on a reused buffer gives what the first one gave.
+func TestRunnerReusesLogits(t *testing.T) {
+	f16 := kvq.Pair{K: kvq.F16, V: kvq.F16}
+	r, tok, _ := pagedRunner(t, "stories260K.gguf", f16, 256, 8, 0)
+	p := Params{Prompt: tok.Encode("Once upon a time", true, false), MaxTokens: 24}
+	first, err := r.Generate(context.Background(), p, func(Event) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.bufs) != 1 {
+		t.Fatalf("%d logits buffers kept after one generation, want 1", len(r.bufs))
+	}
+	kept := &r.bufs[0][0]
+	var during []int
+	again, err := r.Generate(context.Background(), p, func(Event) error {
+		r.bufMu.Lock()
+		during = append(during, len(r.bufs))
+		r.bufMu.Unlock()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(during) == 0 || slices.Max(during) != 0 {
+		t.Fatalf("buffers kept while the second generation ran: %v, want 0 (it took the kept one)", during)
+	}
+	if len(r.bufs) != 1 || &r.bufs[0][0] != kept {
+		t.Fatalf("the second generation did not give back the buffer it took")
+	}
+	if again.Text != first.Text || !slices.Equal(again.Generated, first.Generated) {
+		t.Fatalf("on a reused buffer: %q, first %q", again.Text, first.Text)
+	}
+	for range 20 {
+		r.putLogits(make([]float32, r.cfg.Vocab))
+	}
+	if n, limit := len(r.bufs), max(r.cfg.Keep, r.cfg.Batch, 1); n != limit {
+		t.Fatalf("%d logits buffers kept, want the limit %d", n, limit)
 	}
 }
