@@ -37,7 +37,7 @@ func (m *Model) ForwardBatch(steps []SeqStep) error {
 	all := false
 	total := 0
 	b := m.cpu()
-	defer func() { b.invariant = false; m.states.Put(b) }()
+	defer func() { b.invariant = false; m.putCPU(b) }()
 	for i, st := range steps {
 		n := len(st.Tokens)
 		if n == 0 {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/kvlab/kvlab/native/kvcache"
@@ -246,5 +247,25 @@ func TestMulRowwiseInvariant(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestSpareStateSurvivesCollection: the pass state a call gave back is the next call's even
+// after collections (which may empty a sync.Pool), so its scratch stays allocated and resident.
+func TestSpareStateSurvivesCollection(t *testing.T) {
+	m := &Model{}
+	b := m.cpu()
+	m.putCPU(b)
+	runtime.GC()
+	runtime.GC()
+	if got := m.cpu(); got != b {
+		t.Fatal("the state given back before two collections was not reused")
+	}
+	// Two at once: the second goes to the pool, the spare keeps one.
+	b1, b2 := m.cpu(), m.cpu()
+	m.putCPU(b1)
+	m.putCPU(b2)
+	if got := m.cpu(); got != b1 {
+		t.Fatal("the spare is not the first state given back")
 	}
 }

@@ -34,7 +34,7 @@ func (m *Model) Forward(tokens []int32, cache *kvcache.Cache, logits []float32) 
 // to measure attention-output error with the model's own queries.
 func (m *Model) ForwardTap(tokens []int32, cache *kvcache.Cache, logits []float32, tap func(layer, pos0, n int, q []float32)) error {
 	b := m.cpu()
-	defer m.states.Put(b)
+	defer m.putCPU(b)
 	b.tap = tap
 	err := m.Run(b, cache, tokens, logits, m.batch)
 	b.tap = nil

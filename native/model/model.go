@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kvlab/kvlab/native/gguf"
 	"github.com/kvlab/kvlab/native/hf"
@@ -63,6 +64,10 @@ type Model struct {
 	pool    *Pool
 	batch   int
 	states  sync.Pool // *cpuBackend
+	// spare is one state held outside states, which a collection may empty: a pass after an
+	// idle spell (a server's next burst) then finds its scratch allocated and its memory pages
+	// resident instead of faulting them in.
+	spare atomic.Pointer[cpuBackend]
 }
 
 // Block is one decoder layer's weights, bound from "blk.N." + the tag's name. The biases are
