@@ -69,23 +69,15 @@ type moeScratch struct {
 	picks, rows                  []int
 }
 
-// cpu returns a CPU backend from the model's spare or pool (give it back with putCPU).
+// cpu returns a CPU backend from the model's states (give it back with putCPU).
 func (m *Model) cpu() *cpuBackend {
-	if b := m.spare.Swap(nil); b != nil {
-		return b
-	}
-	if b, ok := m.states.Get().(*cpuBackend); ok {
-		return b
-	}
-	return &cpuBackend{m: m}
+	b := m.states.Get()
+	b.m = m
+	return b
 }
 
-// putCPU gives b back: to the spare when it is empty, else to the pool.
-func (m *Model) putCPU(b *cpuBackend) {
-	if !m.spare.CompareAndSwap(nil, b) {
-		m.states.Put(b)
-	}
-}
+// putCPU gives b back to the model's states.
+func (m *Model) putCPU(b *cpuBackend) { m.states.Put(b) }
 
 func (c *cpuBackend) Begin(b *ml.Batch) error {
 	c.bt, c.nslot, c.nt, c.angled, c.err = b, 0, 0, nil, nil

@@ -19,9 +19,8 @@ package model
 import (
 	"fmt"
 	"runtime"
-	"sync"
-	"sync/atomic"
 
+	"github.com/kvlab/kvlab/internal/keep"
 	"github.com/kvlab/kvlab/native/gguf"
 	"github.com/kvlab/kvlab/native/hf"
 	"github.com/kvlab/kvlab/native/kvcache"
@@ -63,11 +62,9 @@ type Model struct {
 	mlRope  ml.Rope // rope, as the backends take it
 	pool    *Pool
 	batch   int
-	states  sync.Pool // *cpuBackend
-	// spare is one state held outside states, which a collection may empty: a pass after an
-	// idle spell (a server's next burst) then finds its scratch allocated and its memory pages
-	// resident instead of faulting them in.
-	spare atomic.Pointer[cpuBackend]
+	// states holds the pass states between passes (a few strongly: a pass after an idle spell,
+	// a server's next burst, finds its scratch allocated and resident).
+	states keep.Pool[cpuBackend]
 }
 
 // Block is one decoder layer's weights, bound from "blk.N." + the tag's name. The biases are

@@ -1,8 +1,7 @@
 package wkern
 
 import (
-	"sync"
-
+	"github.com/kvlab/kvlab/internal/keep"
 	"github.com/kvlab/kvlab/native/gguf"
 )
 
@@ -107,7 +106,7 @@ type floatScratch struct {
 	tmp     [gemmNR512 * gemmMR]float32
 }
 
-var floatScratches = sync.Pool{New: func() any { return new(floatScratch) }}
+var floatScratches keep.Pool[floatScratch]
 
 // MulFloat writes y[t·ystride + r] = Σ_k W_r[k]·x[t·cols + k] for rows lo ≤ r < hi and tokens
 // t < n, where W_r is the cols values of type typ (FloatGEMM) stored at w[r·rowBytes:]. The
@@ -143,7 +142,7 @@ func MulFloatPacked(y []float32, ystride int, typ gguf.Type, w []byte, rowBytes 
 	}
 	// The packed slivers and a short tile's outputs come from a pool: on the stack they
 	// escape through the packers' func values (a 32 KiB allocation per call).
-	sc := floatScratches.Get().(*floatScratch)
+	sc := floatScratches.Get()
 	defer floatScratches.Put(sc)
 	ap, ap2, tmp := &sc.ap, &sc.ap2, &sc.tmp
 	for k0 := 0; k0 < cols; k0 += gemmKC {

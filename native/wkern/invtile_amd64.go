@@ -4,9 +4,9 @@ package wkern
 
 import (
 	"math"
-	"sync"
 	"unsafe"
 
+	"github.com/kvlab/kvlab/internal/keep"
 	"github.com/kvlab/kvlab/native/gguf"
 )
 
@@ -58,7 +58,7 @@ type invTileScratch struct {
 	y        [16 * invTileRows]float32
 }
 
-var invTileScratches = sync.Pool{New: func() any { return new(invTileScratch) }}
+var invTileScratches keep.Pool[invTileScratch]
 
 // mulInvTile is MulInvariant through the tile kernels: rows [lo, hi) in groups of 16 (a short
 // last group runs on a copy whose missing rows repeat its last row, their outputs dropped), the
@@ -78,7 +78,7 @@ func mulInvTile(typ gguf.Type, y []float32, ystride int, w []byte, rowBytes int,
 	_ = a.D[a.N*nb-1]
 	_ = a.QS[a.N*nb-1]
 	_ = y[(a.N-1)*ystride+hi-1]
-	sc := invTileScratches.Get().(*invTileScratch)
+	sc := invTileScratches.Get()
 	defer invTileScratches.Put(sc)
 	if a.N > 1 { // the tiles of two or more tokens read ds
 		sc.ds = tileScales(sc.ds, a, nb, shift, 8, a.N)

@@ -5,9 +5,9 @@ package wkern
 import (
 	"encoding/binary"
 	"math"
-	"sync"
 	"unsafe"
 
+	"github.com/kvlab/kvlab/internal/keep"
 	"github.com/kvlab/kvlab/native/gguf"
 )
 
@@ -30,7 +30,7 @@ type vnniScratch struct {
 	tmp [8 * 16]float32
 }
 
-var vnniScratches = sync.Pool{New: func() any { return new(vnniScratch) }}
+var vnniScratches keep.Pool[vnniScratch]
 
 // vnniLayout is how a weight type enters the VNNI GEMM: bv values share one pair of row
 // scales (a block: 32 values, or 16 for Q6_K), and pack repacks blocks b0 … b0+nb−1 of rows
@@ -80,7 +80,7 @@ func mulVNNIGEMM(k Kernel, y []float32, ystride int, w []byte, rowBytes int, a *
 		kern = vnniGemm16x8h
 	}
 	n8 := a.N &^ 7
-	sc := vnniScratches.Get().(*vnniScratch)
+	sc := vnniScratches.Get()
 	defer vnniScratches.Put(sc)
 	ds := a.gemmScales(bv)
 	var pad []int8
