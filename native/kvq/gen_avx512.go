@@ -6,7 +6,8 @@
 // group decoded into two vectors of 16 floats per row and multiplied into one partial sum per
 // query and row; the accumulate kernels go over tiles of 64 rows, per 32-value group one pass
 // that decodes the group's 32 values per row and holds four accumulators' two vectors in
-// Z0..Z7. Run with `go generate ./native/kvq`.
+// Z0..Z7. fp8 also has a scores kernel over bf16 queries (fp8BF16), with its query packer.
+// Run with `go generate ./native/kvq`.
 package main
 
 import (
@@ -180,6 +181,35 @@ func header() string {
 	return b.String()
 }
 
+// reduceText sums each of the eight partial-sum vectors of a row pair (Z0..Z3 row a, Z16..Z19
+// row b, four queries) to one float, into Y11 (lanes 0..3 row a, 4..7 row b; Z29 reduceOrder).
+const reduceText = `	// Sum each vector's 16 lanes: 128-bit lanes first, pairing queries, then within lanes.
+	VSHUFF32X4 $0x44, Z1, Z0, Z4
+	VSHUFF32X4 $0xEE, Z1, Z0, Z5
+	VADDPS Z5, Z4, Z4
+	VSHUFF32X4 $0x44, Z3, Z2, Z5
+	VSHUFF32X4 $0xEE, Z3, Z2, Z6
+	VADDPS Z6, Z5, Z5
+	VSHUFF32X4 $0x44, Z17, Z16, Z7
+	VSHUFF32X4 $0xEE, Z17, Z16, Z8
+	VADDPS Z8, Z7, Z7
+	VSHUFF32X4 $0x44, Z19, Z18, Z8
+	VSHUFF32X4 $0xEE, Z19, Z18, Z9
+	VADDPS Z9, Z8, Z8
+	VSHUFF32X4 $0x88, Z5, Z4, Z6
+	VSHUFF32X4 $0xDD, Z5, Z4, Z9
+	VADDPS Z9, Z6, Z6
+	VSHUFF32X4 $0x88, Z8, Z7, Z9
+	VSHUFF32X4 $0xDD, Z8, Z7, Z10
+	VADDPS Z10, Z9, Z9
+	VSHUFPS $0x88, Z9, Z6, Z10
+	VSHUFPS $0xDD, Z9, Z6, Z11
+	VADDPS Z11, Z10, Z10
+	VSHUFPS $0x88, Z10, Z10, Z11
+	VSHUFPS $0xDD, Z10, Z10, Z12
+	VADDPS Z12, Z11, Z11
+	VPERMPS Z11, Z29, Z11      // [a0 a1 a2 a3 b0 b1 b2 b3 …]`
+
 const scoresTmpl = `
 // func multiScores@AVX512(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
 // %DOC%
@@ -256,32 +286,7 @@ s@_blk:
 	DECQ R12
 	JNZ  s@_blk
 
-	// Sum each vector's 16 lanes: 128-bit lanes first, pairing queries, then within lanes.
-	VSHUFF32X4 $0x44, Z1, Z0, Z4
-	VSHUFF32X4 $0xEE, Z1, Z0, Z5
-	VADDPS Z5, Z4, Z4
-	VSHUFF32X4 $0x44, Z3, Z2, Z5
-	VSHUFF32X4 $0xEE, Z3, Z2, Z6
-	VADDPS Z6, Z5, Z5
-	VSHUFF32X4 $0x44, Z17, Z16, Z7
-	VSHUFF32X4 $0xEE, Z17, Z16, Z8
-	VADDPS Z8, Z7, Z7
-	VSHUFF32X4 $0x44, Z19, Z18, Z8
-	VSHUFF32X4 $0xEE, Z19, Z18, Z9
-	VADDPS Z9, Z8, Z8
-	VSHUFF32X4 $0x88, Z5, Z4, Z6
-	VSHUFF32X4 $0xDD, Z5, Z4, Z9
-	VADDPS Z9, Z6, Z6
-	VSHUFF32X4 $0x88, Z8, Z7, Z9
-	VSHUFF32X4 $0xDD, Z8, Z7, Z10
-	VADDPS Z10, Z9, Z9
-	VSHUFPS $0x88, Z9, Z6, Z10
-	VSHUFPS $0xDD, Z9, Z6, Z11
-	VADDPS Z11, Z10, Z10
-	VSHUFPS $0x88, Z10, Z10, Z11
-	VSHUFPS $0xDD, Z10, Z10, Z12
-	VADDPS Z12, Z11, Z11
-	VPERMPS Z11, Z29, Z11      // [a0 a1 a2 a3 b0 b1 b2 b3 …]
+` + reduceText + `
 	%SUMSCALE%
 	VMOVUPS X11, (R9)
 	CMPQ R10, $1
@@ -402,6 +407,7 @@ a@_done:
 func main() {
 	var out bytes.Buffer
 	out.WriteString(header())
+	out.WriteString(fp8BF16())
 	for _, f := range formats {
 		rowTab, accTab, grpOff := "", "", ""
 		if f.rowTab != nil {
@@ -442,3 +448,295 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// fp8BF16 writes fp8's bf16 scores kernel and its query packer (multi_fp8bf16_amd64.go): the
+// tables that map an e4m3 magnitude (7 bits) to the high and low bytes of its bf16, the
+// encodings of VDPBF16PS and VCVTNEPS2BF16 (the Go assembler has neither), and the two
+// functions. A 64-code chunk of a row decodes in five operations: VPERMI2B looks up the high
+// bytes (the sign ORed in after) and the low bytes, VPUNPCKLBW and VPUNPCKHBW interleave them
+// into the words of codes 0–7, 16–23, 32–39, 48–55 and of the others, the order in which the
+// packer lays the queries out; VDPBF16PS then takes 32 products per operation.
+func fp8BF16() string {
+	var hi, lo [128]byte
+	for c := range 128 {
+		e, m := c>>3, c&7
+		var v float64
+		switch {
+		case c == 0x7f:
+			v = math.NaN()
+		case e == 0:
+			v = math.Ldexp(float64(m), -9)
+		default:
+			v = math.Ldexp(1+float64(m)/8, e-7)
+		}
+		w := uint16(math.Float32bits(float32(v)) >> 16) // exact: 3 mantissa bits
+		if c == 0x7f {
+			w = 0x7fc0
+		}
+		hi[c], lo[c] = byte(w>>8), byte(w)
+	}
+	var b strings.Builder
+	b.WriteString(`
+// fp8BF16Hi and fp8BF16Lo are the high and low bytes of the bf16 of every e4m3 magnitude
+// (codes 0..0x7f; 0x7f, a NaN, is the bf16 NaN 0x7fc0). Every value is a normal bf16 (the
+// smallest, 2⁻⁹, included), so VDPBF16PS, which takes subnormal inputs as zero, loses none.
+`)
+	for _, t := range []struct {
+		name string
+		v    *[128]byte
+	}{{"fp8BF16Hi", &hi}, {"fp8BF16Lo", &lo}} {
+		for i := 0; i < 128; i += 8 {
+			var x uint64
+			for k := 7; k >= 0; k-- {
+				x = x<<8 | uint64(t.v[i+k])
+			}
+			fmt.Fprintf(&b, "DATA ·%s+%d(SB)/8, $0x%016x\n", t.name, i, x)
+		}
+		fmt.Fprintf(&b, "GLOBL ·%s(SB), RODATA|NOPTR, $128\n\n", t.name)
+	}
+	b.WriteString(fp8BF16Text)
+	return b.String()
+}
+
+const fp8BF16Text = `DATA ·fp8SignMask+0(SB)/4, $0x80808080
+GLOBL ·fp8SignMask(SB), RODATA|NOPTR, $4
+
+// DPBF16(a, b, acc) is VDPBF16PS Za, Zb, Zacc (EVEX.512.F3.0F38.W0 52 /r; register numbers):
+// acc[i] += a[2i]·b[2i] + a[2i+1]·b[2i+1] in bf16 pairs.
+#define DPBF16(a, b, acc) BYTE $0x62; \
+	BYTE $(((((acc)>>3)&1)^1)<<7 | ((((a)>>4)&1)^1)<<6 | ((((a)>>3)&1)^1)<<5 | ((((acc)>>4)&1)^1)<<4 | 2); \
+	BYTE $((((b)&15)^15)<<3 | 6); BYTE $(0x40 | ((((b)>>4)&1)^1)<<3); BYTE $0x52; \
+	BYTE $(0xC0 | ((acc)&7)<<3 | ((a)&7))
+
+// CVTBF16(src, dst) is VCVTNEPS2BF16 Zsrc, Ydst (EVEX.512.F3.0F38.W0 72 /r): sixteen floats
+// rounded to nearest even bf16, subnormal inputs and outputs taken as zero.
+#define CVTBF16(src, dst) BYTE $0x62; \
+	BYTE $(((((dst)>>3)&1)^1)<<7 | ((((src)>>4)&1)^1)<<6 | ((((src)>>3)&1)^1)<<5 | ((((dst)>>4)&1)^1)<<4 | 2); \
+	BYTE $0x7E; BYTE $0x48; BYTE $0x72; BYTE $(0xC0 | ((dst)&7)<<3 | ((src)&7))
+
+// FP8BF16DEC turns the 64 codes in Z(a) and (a copy) Z(b) into the bf16 words of codes
+// 0–7, 16–23, 32–39, 48–55 in Z(l) and of the others in Z(a).
+#define FP8BF16DEC(a, b, l) \
+	VPERMI2B Z25, Z24, a; \
+	VPTERNLOGD $0xF8, Z28, b, a; \
+	VPERMI2B Z27, Z26, b; \
+	VPUNPCKLBW a, b, l; \
+	VPUNPCKHBW a, b, a
+
+// func fp8QueryBF16(dst *uint16, q *float32, d, nv int)
+// For the four queries q[h·d:], writes their first nv values (nv a positive multiple of 32) as
+// bf16 (VCVTNEPS2BF16) in the scores kernel's layout: per 64-value chunk c and query h, at
+// dst[(4c + h)·64:], the words of values 0–7, 16–23, 32–39, 48–55 of the chunk, then of the
+// others; a last chunk of 32 values has zeros for the 32 it lacks.
+TEXT ·fp8QueryBF16(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ q+8(FP), SI
+	MOVQ d+16(FP), DX
+	SHLQ $2, DX                // bytes between queries
+	MOVQ nv+24(FP), R11
+fqb_chunk:
+	MOVQ SI, AX
+	MOVQ $4, CX
+fqb_query:
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	CVTBF16(0, 0)
+	CVTBF16(1, 1)
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	CMPQ R11, $64
+	JLT  fqb_half
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	CVTBF16(2, 2)
+	CVTBF16(3, 3)
+fqb_half:
+	VINSERTI64X4 $1, Y1, Z0, Z0
+	VINSERTI64X4 $1, Y3, Z2, Z2
+	VSHUFI64X2 $0x88, Z2, Z0, Z4
+	VSHUFI64X2 $0xDD, Z2, Z0, Z5
+	VMOVDQU64 Z4, (DI)
+	VMOVDQU64 Z5, 64(DI)
+	ADDQ $128, DI
+	ADDQ DX, AX
+	DECQ CX
+	JNZ  fqb_query
+	ADDQ $256, SI
+	SUBQ $64, R11
+	JGT  fqb_chunk
+	VZEROUPPER
+	RET
+
+// func bf16RoundAVX512(dst, src *float32, n int)
+// dst[i] = src[i] rounded to bf16 as fp8QueryBF16 rounds it, widened back, for i < n (a
+// positive multiple of 16).
+TEXT ·bf16RoundAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+brd_loop:
+	VMOVUPS (SI), Z0
+	CVTBF16(0, 0)
+	VPMOVZXWD Y0, Z0
+	VPSLLD $16, Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JGT  brd_loop
+	VZEROUPPER
+	RET
+
+// func fp8Offsets(off, q *float32, d, nv int, mu *float32)
+// off[h] = Σ_{i<nv} q̃_h[i]·mu[i] for the four queries q[h·d:], q̃ as bf16RoundAVX512 rounds
+// them (nv a positive multiple of 16), summed in 16 lanes, then pairwise.
+TEXT ·fp8Offsets(SB), NOSPLIT, $0-40
+	MOVQ off+0(FP), DI
+	MOVQ q+8(FP), SI
+	MOVQ d+16(FP), DX
+	SHLQ $2, DX                // bytes between queries
+	MOVQ nv+24(FP), R11
+	MOVQ mu+32(FP), R8
+	MOVQ $4, R10
+fo_query:
+	VXORPS Z1, Z1, Z1
+	XORQ AX, AX
+	MOVQ R11, CX
+fo_loop:
+	VMOVUPS (SI)(AX*1), Z0
+	CVTBF16(0, 0)
+	VPMOVZXWD Y0, Z0
+	VPSLLD $16, Z0, Z0
+	VFMADD231PS (R8)(AX*1), Z0, Z1
+	ADDQ $64, AX
+	SUBQ $16, CX
+	JGT  fo_loop
+	VEXTRACTF64X4 $1, Z1, Y2
+	VADDPS Y2, Y1, Y1
+	VEXTRACTF128 $1, Y1, X2
+	VADDPS X2, X1, X1
+	VMOVHLPS X1, X1, X2
+	VADDPS X2, X1, X1
+	VMOVSHDUP X1, X2
+	VADDSS X2, X1, X1
+	VMOVSS X1, (DI)
+	ADDQ $4, DI
+	ADDQ DX, SI
+	DECQ R10
+	JNZ  fo_query
+	VZEROUPPER
+	RET
+
+// func multiScoresFP8BF16(q *uint16, nv int, rows *byte, rb, m int, out *float32, ostride, so int, off *float32)
+// fp8 scores of four queries packed by fp8QueryBF16 over the first nv values of the m rows at
+// rows (rb bytes apart, each with its f32 scale at byte so): out[j·ostride/4 + h] =
+// scale_j·Σ_{i<nv} q̃_h[i]·e4m3(code_{j,i}) + off[h]. Rows go in pairs as in the float kernels, each
+// 64-code chunk of a row decoded once (FP8BF16DEC) for the four queries.
+TEXT ·multiScoresFP8BF16(SB), NOSPLIT, $0-72
+	MOVQ q+0(FP), SI
+	MOVQ nv+8(FP), R11
+	MOVQ rows+16(FP), DI
+	MOVQ rb+24(FP), R8
+	MOVQ m+32(FP), R10
+	MOVQ out+40(FP), R9
+	MOVQ so+56(FP), R14
+	MOVQ off+64(FP), AX
+	VBROADCASTF32X4 (AX), Y30
+	VMOVDQU64 ·fp8BF16Hi+0(SB), Z24
+	VMOVDQU64 ·fp8BF16Hi+64(SB), Z25
+	VMOVDQU64 ·fp8BF16Lo+0(SB), Z26
+	VMOVDQU64 ·fp8BF16Lo+64(SB), Z27
+	VPBROADCASTD ·fp8SignMask(SB), Z28
+	VMOVUPS ·reduceOrder(SB), Z29
+	TESTQ R10, R10
+	JZ   fbs_done
+
+fbs_pair:
+	CMPQ R10, $1
+	JNE  fbs_two
+	XORQ R8, R8                // odd last row: b reads a again
+fbs_two:
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z16, Z16, Z16
+	VXORPS Z17, Z17, Z17
+	VXORPS Z18, Z18, Z18
+	VXORPS Z19, Z19, Z19
+	MOVQ DI, BX
+	LEAQ (DI)(R8*1), R15
+	MOVQ SI, CX
+	MOVQ R11, R12              // values left
+
+fbs_chunk:
+	PREFETCHT0 PFDISTZ(BX)
+	PREFETCHT0 PFDISTZ(R15)
+	CMPQ R12, $64
+	JLT  fbs_half
+	VMOVDQU64 (BX), Z4
+	VMOVDQU64 (BX), Z5
+	VMOVDQU64 (R15), Z8
+	VMOVDQU64 (R15), Z9
+	JMP  fbs_dec
+fbs_half:                      // 32 codes; the zeros above them decode to 0
+	VMOVDQU (BX), Y4
+	VMOVDQU (BX), Y5
+	VMOVDQU (R15), Y8
+	VMOVDQU (R15), Y9
+	MOVQ $64, R12
+fbs_dec:
+	FP8BF16DEC(Z4, Z5, Z6)
+	FP8BF16DEC(Z8, Z9, Z10)
+	VMOVDQU64 (CX), Z12
+	VMOVDQU64 64(CX), Z13
+	VMOVDQU64 128(CX), Z14
+	VMOVDQU64 192(CX), Z15
+	VMOVDQU64 256(CX), Z20
+	VMOVDQU64 320(CX), Z21
+	VMOVDQU64 384(CX), Z22
+	VMOVDQU64 448(CX), Z23
+	DPBF16(12, 6, 0)
+	DPBF16(12, 10, 16)
+	DPBF16(14, 6, 1)
+	DPBF16(14, 10, 17)
+	DPBF16(20, 6, 2)
+	DPBF16(20, 10, 18)
+	DPBF16(22, 6, 3)
+	DPBF16(22, 10, 19)
+	DPBF16(13, 4, 0)
+	DPBF16(13, 8, 16)
+	DPBF16(15, 4, 1)
+	DPBF16(15, 8, 17)
+	DPBF16(21, 4, 2)
+	DPBF16(21, 8, 18)
+	DPBF16(23, 4, 3)
+	DPBF16(23, 8, 19)
+	ADDQ $64, BX
+	ADDQ $64, R15
+	ADDQ $512, CX
+	SUBQ $64, R12
+	JNZ  fbs_chunk
+
+` + reduceText + `
+	VBROADCASTSS (DI)(R14*1), X12
+	LEAQ (DI)(R8*1), AX
+	VBROADCASTSS (AX)(R14*1), X13
+	VINSERTF128 $1, X13, Y12, Y12
+	VFMADD213PS Y30, Y12, Y11
+	VMOVUPS X11, (R9)
+	CMPQ R10, $1
+	JEQ  fbs_done
+	VEXTRACTF32X4 $1, Z11, X12
+	MOVQ ostride+48(FP), AX
+	VMOVUPS X12, (R9)(AX*1)
+
+	LEAQ (DI)(R8*2), DI
+	LEAQ (R9)(AX*2), R9
+	SUBQ $2, R10
+	JNZ  fbs_pair
+
+fbs_done:
+	VZEROUPPER
+	RET
+`

@@ -32,7 +32,10 @@ import "sync"
 // is rounded to integers per
 // 32-value block (ScoresGrid; one byte, two for q8_0), adding at most
 // u·Σ_b max_{i∈b}|q[i]|·Σ_{i∈b}|x[i]| to that bound, u = (1 + 2⁻⁶)/254 or (1 + 2⁻⁶)/65278;
-// DotManyMulti(q) agrees with Dot of the rounded query within the float bound. Without kernels
+// DotManyMulti(q) agrees with Dot of the rounded query within the float bound. On CPUs with
+// AVX-512 VBMI and BF16 too, fp8 scores go through bf16 (multi_fp8bf16_amd64.go): the query
+// rounded to bf16 (ScoresGrid, u = 2⁻⁸, every value within 2⁻⁸ of itself), the codes exact.
+// Without kernels
 // (another architecture, the purego tag, an older CPU) both are exactly DotMany and
 // AccumulateMany per query. A query's results never depend on n or on
 // its place among the queries, so runs are deterministic whatever the grouping.
@@ -612,10 +615,16 @@ func (c *tq4Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows [
 // kernels are integer ones (q4_0, q4_1, q5_0, q5_1, q8_0 and iq4_nl with AVX-512 VNNI), every
 // whole 32-value block
 // b of a query is rounded to q̃ = s·Q, Q integer, |q − q̃| ≤ u·max_{i∈b}|q[i]|, and
-// DotManyMulti agrees with Dot(q̃) within the float bound; elsewhere dst = q and u = 0.
+// DotManyMulti agrees with Dot(q̃) within the float bound; where fp8's are bf16 ones (AVX-512
+// VBMI and BF16), every value of the whole 32-value blocks is rounded to bf16 (to nearest
+// even, below 2⁻¹²⁶ to 0), u = 2⁻⁸; elsewhere dst = q and u = 0.
 func ScoresGrid(c Codec, dst, q []float32, n int) (u float64) {
 	inner := Unwrap(c)
 	d := c.Dim()
+	if _, ok := inner.(fp8Codec); ok && fp8BF16Active() && d >= 32 {
+		fp8Grid(dst[:n*d], q[:n*d], n, d)
+		return 0x1p-8
+	}
 	nd, nb := scoresDigits(inner)
 	if nd == 0 {
 		copy(dst[:n*d], q[:n*d])

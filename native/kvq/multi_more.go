@@ -59,7 +59,22 @@ func (c fp8Codec) tailAcc(acc []float32, w float32, row []byte) {
 
 // DotManyMulti scores n queries against every row within the MultiQuery bounds.
 func (c fp8Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
+	if fp8BF16Active() && c.d >= 32 && n > 0 {
+		c.scoresBF16(q, n, rows, out, nil)
+		return
+	}
 	multiDot(c, multiFP8, c.d&^31, c.tail, q, n, rows, out)
+}
+
+// dotManyMultiMu is muScorer: DotManyMulti plus q_h·mu for every score of query h, with q_h
+// as the scores round it (ScoresGrid); the bf16 kernel adds it as it writes the scores.
+func (c fp8Codec) dotManyMultiMu(q []float32, n int, rows []byte, out, mu []float32) {
+	if fp8BF16Active() && c.d >= 32 && n > 0 {
+		c.scoresBF16(q, n, rows, out, mu[:c.d])
+		return
+	}
+	c.DotManyMulti(q, n, rows, out)
+	addOffsets(c.d, q, n, out, mu)
 }
 
 // AccumulateManyMulti adds n weighted sums of the rows within the MultiQuery bounds.
