@@ -498,7 +498,7 @@ func fp8BF16() string {
 	return b.String()
 }
 
-const fp8BF16Text = `DATA ·fp8SignMask+0(SB)/4, $0x80808080
+var fp8BF16Text = `DATA ·fp8SignMask+0(SB)/4, $0x80808080
 GLOBL ·fp8SignMask(SB), RODATA|NOPTR, $4
 
 // DPBF16(a, b, acc) is VDPBF16PS Za, Zb, Zacc (EVEX.512.F3.0F38.W0 52 /r; register numbers):
@@ -739,4 +739,216 @@ fbs_dec:
 fbs_done:
 	VZEROUPPER
 	RET
+// func multiAccFP8VBMI(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+// fp8 accumulate (multiKernels' contract) with the codes decoded as the bf16 scores kernel
+// decodes them (FP8BF16DEC) and widened to floats by VPUNPCKLWD and VPUNPCKHWD under zero
+// words: a 64-code chunk becomes four vectors whose 128-bit lane L holds values 16L+4k..+3
+// (k the vector), so each 64-value chunk of the four accumulators is transposed by 128-bit
+// lanes (8 VSHUFF32X4 per accumulator) as a tile's pass loads it and back as it stores it.
+// Per tile of up to 64 rows the weights are first multiplied by their row's scale (one
+// rounding, as the f16 kernel does) into the frame, whence the multiply-adds broadcast them.
+TEXT ·multiAccFP8VBMI(SB), 0, $1040-64
+	MOVQ acc+0(FP), SI
+	MOVQ d+8(FP), R14          // byte offset of the row scale
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX                // bytes between accumulators
+	LEAQ (DX)(DX*2), R13
+	MOVQ rows+24(FP), DI
+	MOVQ m+40(FP), R10
+	MOVQ w+48(FP), R9
+	VMOVDQU64 ·fp8BF16Hi+0(SB), Z24
+	VMOVDQU64 ·fp8BF16Hi+64(SB), Z25
+	VMOVDQU64 ·fp8BF16Lo+0(SB), Z26
+	VMOVDQU64 ·fp8BF16Lo+64(SB), Z27
+	VPBROADCASTD ·fp8SignMask(SB), Z28
+	VPXORD Z29, Z29, Z29
+	TESTQ R10, R10
+	JZ   fva_done
+	MOVQ nv+16(FP), AX
+	TESTQ AX, AX
+	JZ   fva_done
+
+fva_tile:
+	MOVQ R10, AX               // rows in this tile
+	CMPQ AX, $64
+	JLE  fva_tn
+	MOVQ $64, AX
+fva_tn:
+	MOVQ AX, tn-8(SP)
+	MOVQ rb+32(FP), R12
+	SHLQ $6, R12
+	MOVQ R12, pf-16(SP)        // bytes to the next tile, which the row loop prefetches
+	// The tile's weights times their row's scale, four floats a row, into ws.
+	LEAQ ws-1040(SP), BX
+	MOVQ DI, R12
+	MOVQ R9, R8
+	MOVQ AX, R15
+fva_ws:
+	VBROADCASTSS (R12)(R14*1), X1
+	VMULPS (R8), X1, X0
+	VMOVUPS X0, (BX)
+	ADDQ $16, BX
+	ADDQ rb+32(FP), R12
+	ADDQ wstride+56(FP), R8
+	DECQ R15
+	JNZ  fva_ws
+
+	MOVQ nv+16(FP), R11        // values left
+	XORQ BX, BX                // byte offset of the chunk in a row
+	MOVQ SI, CX                // accumulators of the chunk
+
+fva_chunk:
+	CMPQ R11, $64
+	JLT  fva_lhalf
+	` + fvaLoad("", 0, 1, 2, 3) + `
+	` + fvaLoad("DX*1", 4, 5, 6, 7) + `
+	` + fvaLoad("DX*2", 8, 9, 10, 11) + `
+	` + fvaLoad("R13*1", 12, 13, 14, 15) + `
+	JMP  fva_rows
+fva_lhalf:
+	` + fvaLoadH("", 0, 1, 2, 3) + `
+	` + fvaLoadH("DX*1", 4, 5, 6, 7) + `
+	` + fvaLoadH("DX*2", 8, 9, 10, 11) + `
+	` + fvaLoadH("R13*1", 12, 13, 14, 15) + `
+fva_rows:
+	LEAQ (DI)(BX*1), R12
+	LEAQ ws-1040(SP), R8
+	MOVQ tn-8(SP), R15
+
+fva_row:
+	MOVQ pf-16(SP), AX
+	PREFETCHT0 (R12)(AX*1)
+	CMPQ R11, $64
+	JLT  fva_rhalf
+	VMOVDQU64 (R12), Z16
+	VMOVDQU64 (R12), Z17
+	JMP  fva_dec
+fva_rhalf:                     // 32 codes; the zeros above them decode to 0
+	VMOVDQU32 (R12), Y16
+	VMOVDQU32 (R12), Y17
+fva_dec:
+	FP8BF16DEC(Z16, Z17, Z18)
+	VPUNPCKLWD Z18, Z29, Z19
+	VPUNPCKHWD Z18, Z29, Z20
+	VPUNPCKLWD Z16, Z29, Z21
+	VPUNPCKHWD Z16, Z29, Z22
+	VFMADD231PS.BCST (R8), Z19, Z0
+	VFMADD231PS.BCST (R8), Z20, Z1
+	VFMADD231PS.BCST (R8), Z21, Z2
+	VFMADD231PS.BCST (R8), Z22, Z3
+	VFMADD231PS.BCST 4(R8), Z19, Z4
+	VFMADD231PS.BCST 4(R8), Z20, Z5
+	VFMADD231PS.BCST 4(R8), Z21, Z6
+	VFMADD231PS.BCST 4(R8), Z22, Z7
+	VFMADD231PS.BCST 8(R8), Z19, Z8
+	VFMADD231PS.BCST 8(R8), Z20, Z9
+	VFMADD231PS.BCST 8(R8), Z21, Z10
+	VFMADD231PS.BCST 8(R8), Z22, Z11
+	VFMADD231PS.BCST 12(R8), Z19, Z12
+	VFMADD231PS.BCST 12(R8), Z20, Z13
+	VFMADD231PS.BCST 12(R8), Z21, Z14
+	VFMADD231PS.BCST 12(R8), Z22, Z15
+	ADDQ rb+32(FP), R12
+	ADDQ $16, R8
+	DECQ R15
+	JNZ  fva_row
+
+	CMPQ R11, $64
+	JLT  fva_shalf
+	` + fvaStore("", 0, 1, 2, 3) + `
+	` + fvaStore("DX*1", 4, 5, 6, 7) + `
+	` + fvaStore("DX*2", 8, 9, 10, 11) + `
+	` + fvaStore("R13*1", 12, 13, 14, 15) + `
+	ADDQ $64, BX
+	ADDQ $256, CX
+	SUBQ $64, R11
+	JNZ  fva_chunk
+	JMP  fva_next
+fva_shalf:
+	` + fvaStoreH("", 0, 1, 2, 3) + `
+	` + fvaStoreH("DX*1", 4, 5, 6, 7) + `
+	` + fvaStoreH("DX*2", 8, 9, 10, 11) + `
+	` + fvaStoreH("R13*1", 12, 13, 14, 15) + `
+
+fva_next:
+	MOVQ tn-8(SP), AX
+	MOVQ AX, R12
+	IMULQ rb+32(FP), R12
+	ADDQ R12, DI
+	MOVQ AX, R12
+	IMULQ wstride+56(FP), R12
+	ADDQ R12, R9
+	SUBQ AX, R10
+	JNZ  fva_tile
+
+fva_done:
+	VZEROUPPER
+	RET
 `
+
+// fvaT4 transposes Z16..Z19 (four vectors of four 128-bit lanes) into t[0]..t[3] by lanes:
+// t[k] lane L = Z(16+L) lane k; Z20..Z23 are scratch.
+func fvaT4(t [4]string) string {
+	return fmt.Sprintf(`VSHUFF32X4 $0x44, Z17, Z16, Z20
+	VSHUFF32X4 $0xEE, Z17, Z16, Z21
+	VSHUFF32X4 $0x44, Z19, Z18, Z22
+	VSHUFF32X4 $0xEE, Z19, Z18, Z23
+	VSHUFF32X4 $0x88, Z22, Z20, %s
+	VSHUFF32X4 $0xDD, Z22, Z20, %s
+	VSHUFF32X4 $0x88, Z23, Z21, %s
+	VSHUFF32X4 $0xDD, Z23, Z21, %s
+`, t[0], t[1], t[2], t[3])
+}
+
+// fvaAddr is the address of the k-th 64 bytes of the accumulator chunk at CX plus index
+// register idx ("" for none).
+func fvaAddr(idx string, k int) string {
+	a := "(CX)"
+	if k > 0 {
+		a = fmt.Sprintf("%d(CX)", 64*k)
+	}
+	if idx != "" {
+		a += "(" + idx + ")"
+	}
+	return a
+}
+
+func fvaRegs(r ...int) [4]string {
+	return [4]string{fmt.Sprintf("Z%d", r[0]), fmt.Sprintf("Z%d", r[1]), fmt.Sprintf("Z%d", r[2]), fmt.Sprintf("Z%d", r[3])}
+}
+
+// fvaLoad loads the 64 floats of the chunk of the accumulator at CX (+idx) transposed into
+// Z(a)..Z(d); half, the 32 of a half chunk, zeros for the other 32.
+func fvaLoadN(idx string, half bool, r [4]string) string {
+	var b strings.Builder
+	for k := 0; k < 4; k++ {
+		if half && k >= 2 {
+			fmt.Fprintf(&b, "VPXORD Z%d, Z%d, Z%d\n\t", 16+k, 16+k, 16+k)
+			continue
+		}
+		fmt.Fprintf(&b, "VMOVUPS %s, Z%d\n\t", fvaAddr(idx, k), 16+k)
+	}
+	return b.String() + fvaT4(r)
+}
+
+func fvaLoad(idx string, a, b, c, d int) string  { return fvaLoadN(idx, false, fvaRegs(a, b, c, d)) }
+func fvaLoadH(idx string, a, b, c, d int) string { return fvaLoadN(idx, true, fvaRegs(a, b, c, d)) }
+
+// fvaStoreN transposes Z(a)..Z(d) back and stores the chunk (half: its first 32 floats).
+func fvaStoreN(idx string, half bool, r [4]string) string {
+	var b strings.Builder
+	for k := 0; k < 4; k++ {
+		fmt.Fprintf(&b, "VMOVAPS %s, Z%d\n\t", r[k], 16+k)
+	}
+	b.WriteString(fvaT4(fvaRegs(16, 17, 18, 19)))
+	for k := 0; k < 4; k++ {
+		if half && k >= 2 {
+			break
+		}
+		fmt.Fprintf(&b, "\tVMOVUPS Z%d, %s\n", 16+k, fvaAddr(idx, k))
+	}
+	return b.String()
+}
+
+func fvaStore(idx string, a, b, c, d int) string  { return fvaStoreN(idx, false, fvaRegs(a, b, c, d)) }
+func fvaStoreH(idx string, a, b, c, d int) string { return fvaStoreN(idx, true, fvaRegs(a, b, c, d)) }

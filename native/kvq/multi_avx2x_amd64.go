@@ -25,6 +25,9 @@ var multiBF16, multiQ4_1, multiQ5_0, multiQ5_1, multiIQ4NL, multiFP8 = func() (a
 	if hasAVX512BW {
 		fp8 = fp8AVX512
 	}
+	if hasFP8VBMI {
+		fp8 = fp8VBMI
+	}
 	return bf16, q41, q50, q51, iq4nl, fp8
 }()
 

@@ -20,7 +20,14 @@ var (
 	q50AVX512 = &multiKernels{multiScoresQ50AVX512, multiAccQ50AVX512}
 	q51AVX512 = &multiKernels{multiScoresQ51AVX512, multiAccQ51AVX512}
 	fp8AVX512 = &multiKernels{multiScoresFP8AVX512, multiAccFP8AVX512}
+	// fp8VBMI is fp8's kernels on CPUs with AVX-512 VBMI too: the accumulate kernel decodes
+	// with VPERMI2B (multiAccFP8VBMI), and the scores go through bf16 where the CPU has
+	// AVX-512 BF16 as well (fp8BF16Active).
+	fp8VBMI = &multiKernels{multiScoresFP8AVX512, multiAccFP8VBMI}
 )
+
+// hasFP8VBMI reports fp8VBMI: AVX-512 BW and VBMI.
+var hasFP8VBMI = hasAVX512BW && cpu.X86.HasAVX512VBMI
 
 // The kernels' contracts are multiKernels'.
 
@@ -47,3 +54,6 @@ func multiScoresFP8AVX512(q *float32, d, nv int, rows *byte, rb, m int, out *flo
 
 //go:noescape
 func multiAccFP8AVX512(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccFP8VBMI(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)

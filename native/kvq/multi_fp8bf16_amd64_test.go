@@ -9,23 +9,32 @@ import (
 	"testing"
 )
 
-// TestMultiQueryFP8BF16 runs the reference checks on fp8 with the bf16 scores kernel on and
-// off (the f16 AVX-512 kernel it replaces stays the path of CPUs without AVX-512 VBMI and
-// BF16), over head dimensions with and without a last half chunk and a scalar tail, query
-// counts with a padded last group, and row counts around the row pairs and 16-row batches.
+// TestMultiQueryFP8BF16 runs the reference checks on fp8 through each AVX-512 kernel set the
+// CPU can run: the VBMI accumulate kernel with the bf16 scores and with the f16 ones, and the
+// f16 kernels of CPUs without AVX-512 VBMI (BW only), over head dimensions with and without a
+// last half chunk and a scalar tail, query counts with a padded last group, and row counts
+// around the row pairs, the 16-row batches and the 64-row tiles.
 func TestMultiQueryFP8BF16(t *testing.T) {
 	if !hasAVX512BW {
 		t.Skip("no AVX-512 BW")
 	}
 	rng := rand.New(rand.NewPCG(41, 42))
-	saved := hasFP8BF16
-	defer func() { hasFP8BF16 = saved }()
-	for _, on := range []bool{saved, false} {
-		hasFP8BF16 = on
+	savedK, savedB := multiFP8, hasFP8BF16
+	defer func() { multiFP8, hasFP8BF16 = savedK, savedB }()
+	sets := []struct {
+		name string
+		k    *multiKernels
+		bf16 bool
+	}{{"vbmi+bf16", fp8VBMI, true}, {"vbmi", fp8VBMI, false}, {"bw", fp8AVX512, false}}
+	for _, set := range sets {
+		if set.k == fp8VBMI && !hasFP8VBMI || set.bf16 && !savedB {
+			continue
+		}
+		multiFP8, hasFP8BF16 = set.k, set.bf16
 		for _, d := range []int{32, 40, 64, 96, 128, 200, 320} {
 			for _, n := range []int{1, 3, 4, 5, 8} {
 				for _, rows := range []int{1, 2, 7, 17, 130} {
-					t.Run(fmt.Sprintf("bf16=%v/d%d/n%d/rows%d", on, d, n, rows), func(t *testing.T) {
+					t.Run(fmt.Sprintf("%s/d%d/n%d/rows%d", set.name, d, n, rows), func(t *testing.T) {
 						checkMulti(t, rng, FP8, d, n, rows)
 					})
 				}
