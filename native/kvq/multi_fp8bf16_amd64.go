@@ -45,7 +45,6 @@ func (c fp8Codec) scoresBF16(q []float32, n int, rows []byte, out, mu []float32)
 	}
 	nv := d &^ 31
 	var packStack [4 * multiScratchDim]uint16
-	var qpad [4 * multiScratchDim]float32
 	pack := packStack[:]
 	if words := (nv + 63) &^ 63 * 4; words > len(pack) {
 		pack = make([]uint16, words)
@@ -55,6 +54,7 @@ func (c fp8Codec) scoresBF16(q []float32, n int, rows []byte, out, mu []float32)
 		r := min(4, n-h)
 		qh := q[h*d : (h+r)*d]
 		if r < 4 {
+			var qpad [4 * multiScratchDim]float32 // zeroed where declared: only when used
 			qh = padQueries(qpad[:], qh, d)
 		}
 		fp8QueryBF16(&pack[0], &qh[0], d, nv)

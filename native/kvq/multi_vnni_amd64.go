@@ -235,14 +235,16 @@ func vnniScores(kind int, d, rb, nb int, tail func(q []float32, row []byte) floa
 			multiScoresQ40VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 		}
 	}
-	var padStack [16 * vnniMaxBlocks * 34]byte
+	// The stack buffers used only by a short last group of queries or rows are declared where
+	// they are used: each is zeroed where it is declared, 8 KiB a call (of 64 rows, a page) if
+	// declared here.
 	var tmp [16 * 4]float32
-	var qpad [4 * multiScratchDim]float32 // a short last group of queries, padded to 4
 	whole := m &^ 15
 	for h := 0; h < n; h += 4 {
 		r := min(4, n-h)
 		qh := q[h*d : (h+r)*d]
 		if r < 4 {
+			var qpad [4 * multiScratchDim]float32 // a short last group of queries, padded to 4
 			qh = padQueries(qpad[:], qh, d)
 		}
 		if !vnniDigitsAVX512(&dig[0], &aux[0], &qh[0], d, nb, nd) {
@@ -266,6 +268,7 @@ func vnniScores(kind int, d, rb, nb int, tail func(q []float32, row []byte) floa
 			}
 		}
 		if rest := m - whole; rest > 0 {
+			var padStack [16 * vnniMaxBlocks * 34]byte
 			pad := padStack[:]
 			if 16*rb > len(pad) {
 				pad = make([]byte, 16*rb)
