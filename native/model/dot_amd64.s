@@ -209,8 +209,9 @@ rowsf16done:
 // y[r] = Σ_i x[i]·f16(w + r·rowBytes + 2i) for r < rows (n a multiple of 8): 64 halves a step
 // in four 16-lane sums, so each step's four multiply-adds are independent and the loads run
 // far ahead of them; every 64-byte line of the weights is prefetched F16PF bytes ahead once
-// (across rows, which lie in separate 4 KiB pages the hardware prefetchers do not cross).
-#define F16PF 4096
+// (across rows, which lie in separate 4 KiB pages the hardware prefetchers do not cross; 16 KiB
+// streamed the model's matrices 4–10 % faster than 4 KiB on an AMD Zen 5 VM, 2 KiB 10 % slower).
+#define F16PF 16384
 TEXT ·rowsF16AVX512(SB), NOSPLIT, $0-48
 	MOVQ x+0(FP), DI
 	MOVQ n+8(FP), CX
