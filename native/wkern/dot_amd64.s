@@ -20,13 +20,13 @@ Q8_0loop2:
 	CMPQ CX, $2
 	JL   Q8_0tail
 
-	// Prefetch 4 KiB ahead: the hardware prefetcher alone leaves one core's row stream well under
-	// the memory bandwidth on Intel Xeon (1.1B decode, 1 thread: +20-60 %); rows are consecutive,
-	// so past a row's end it fetches the next rows' blocks (a prefetch never faults). On AMD Zen 5
-	// it does not help (1.1B F16, Q4_0, Q4_K_M layers from the mapping, 1 and 2 threads, 3
-	// interleaved rounds with and without, loaded 2-core VM): all near the VM's ~21 GB/s share;
-	// without it Q4_0 and Q4_K_M at 1 thread read 0-9 % more GB/s in 5 of 6 rounds, F16 the same.
-	PREFETCHT0 4096(SI)
+	// Prefetch 16 KiB ahead: the hardware prefetcher alone leaves one core's row stream well under
+	// the memory bandwidth on Intel Xeon (1.1B decode, 1 thread, 4 KiB ahead: +20-60 %); rows are
+	// consecutive, so past a row's end it fetches the next rows' blocks (a prefetch never faults).
+	// On an AMD Zen 5 VM 4 KiB ahead did not help (loaded, weights in 4 KiB pages), and 16 KiB
+	// ahead against 4 KiB (quiet, weights in 2 MiB page-cache folios, 3-8 interleaved rounds of
+	// 1-thread decode) gave Q8_0 +8-14 %, Q4_0 +1-26 %, Q4_K_M +4 % and Q6_K +5 % on average.
+	PREFETCHT0 16384(SI)
 	VMOVDQU     2(SI), Y2
 	VMOVDQU     0(DI), Y4
 	VPSIGNB     Y2, Y2, Y3
@@ -108,10 +108,10 @@ TEXT ·dotQ4_KAVX2(SB), NOSPLIT, $0-44
 q4kblock:
 	TESTQ CX, CX
 	JE    q4kdone
-	// Prefetch 4 KiB ahead, as dotQ8_0AVX2 does (why: beside it).
-	PREFETCHT0 4096(SI)
-	PREFETCHT0 4160(SI)
-	PREFETCHT0 4224(SI)
+	// Prefetch 16 KiB ahead, as dotQ8_0AVX2 does (why: beside it).
+	PREFETCHT0 16384(SI)
+	PREFETCHT0 16448(SI)
+	PREFETCHT0 16512(SI)
 	MOVL      (SI), AX
 	VMOVD     AX, X2
 	VCVTPH2PS X2, X2
@@ -289,10 +289,10 @@ TEXT ·dotQ4_KAVX512(SB), NOSPLIT, $0-44
 q4k5block:
 	TESTQ CX, CX
 	JE    q4k5done
-	// Prefetch 4 KiB ahead, as dotQ8_0AVX2 does (why: beside it).
-	PREFETCHT0 4096(SI)
-	PREFETCHT0 4160(SI)
-	PREFETCHT0 4224(SI)
+	// Prefetch 16 KiB ahead, as dotQ8_0AVX2 does (why: beside it).
+	PREFETCHT0 16384(SI)
+	PREFETCHT0 16448(SI)
+	PREFETCHT0 16512(SI)
 	MOVL      (SI), AX
 	VMOVD     AX, X2
 	VCVTPH2PS X2, X2
