@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/kvlab/kvlab/internal/keep"
 )
 
 // Rotated formats. Every quantized row format (Rotatable) is stored by default through the
@@ -396,8 +398,16 @@ func ChannelMeansOf(c Codec) []float32 {
 
 // Encode stores inner's bytes of R·((x−μ)/λ).
 func (c *rotCodec) Encode(dst []byte, src []float32) {
-	var buf [tq4StackDim]float32
-	y := rotScratch(&buf, c.d)
+	// The rotation's scratch comes from a pool: a stack array would escape through c.fwd, c.enc
+	// and the inner codec and cost a 4 KiB allocation (and its clearing) per row encoded.
+	var y []float32
+	if c.d <= tq4StackDim {
+		buf := rotBufs.Get()
+		defer rotBufs.Put(buf)
+		y = buf[:c.d]
+	} else {
+		y = make([]float32, c.d)
+	}
 	copy(y, src[:c.d])
 	if c.mu != nil {
 		for i, m := range c.mu {
@@ -417,12 +427,8 @@ func (c *rotCodec) Encode(dst []byte, src []float32) {
 	c.inner.Encode(dst, y)
 }
 
-func rotScratch(buf *[tq4StackDim]float32, d int) []float32 {
-	if d <= tq4StackDim {
-		return buf[:d]
-	}
-	return make([]float32, d)
-}
+// rotBufs holds rotCodec.Encode's scratch rows between calls.
+var rotBufs keep.Pool[[tq4StackDim]float32]
 
 // toValue maps a rotated-domain vector to the value domain in place: λ⊙Rᵀ·v.
 func (c *rotCodec) toValue(v []float32) {
