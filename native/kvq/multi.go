@@ -621,7 +621,7 @@ func (c *tq4Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows [
 func ScoresGrid(c Codec, dst, q []float32, n int) (u float64) {
 	inner := Unwrap(c)
 	d := c.Dim()
-	if _, ok := inner.(fp8Codec); ok && fp8BF16Active() && d >= 32 {
+	if fc, ok := inner.(fp8Codec); ok && fc.bf16Scores() {
 		fp8Grid(dst[:n*d], q[:n*d], n, d)
 		return 0x1p-8
 	}

@@ -57,9 +57,13 @@ func (c fp8Codec) tailAcc(acc []float32, w float32, row []byte) {
 	}
 }
 
+// bf16Scores reports whether the codec's multi-query scores go through the bf16 kernel (the
+// CPU has it and a row has a whole 32-value group); ScoresGrid rounds the query to match.
+func (c fp8Codec) bf16Scores() bool { return fp8BF16Active() && c.d >= 32 }
+
 // DotManyMulti scores n queries against every row within the MultiQuery bounds.
 func (c fp8Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
-	if fp8BF16Active() && c.d >= 32 && n > 0 {
+	if c.bf16Scores() && n > 0 {
 		c.scoresBF16(q, n, rows, out, nil)
 		return
 	}
@@ -69,7 +73,7 @@ func (c fp8Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
 // dotManyMultiMu is muScorer: DotManyMulti plus q_h·mu for every score of query h, with q_h
 // as the scores round it (ScoresGrid); the bf16 kernel adds it as it writes the scores.
 func (c fp8Codec) dotManyMultiMu(q []float32, n int, rows []byte, out, mu []float32) {
-	if fp8BF16Active() && c.d >= 32 && n > 0 {
+	if c.bf16Scores() && n > 0 {
 		c.scoresBF16(q, n, rows, out, mu[:c.d])
 		return
 	}
