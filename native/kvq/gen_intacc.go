@@ -33,6 +33,8 @@ type format struct {
 	// min reports a block min m (f16 after d): Σ_j w_j·m_j + off·Σ_j w_j·d_j is added per tile
 	// and block in f32 (the codes centred by off, so each weight's rounding meets |c − off|).
 	min bool
+	// qh: the block holds q5's fifth bits (the decoder wants DX = 0x5555555555555555).
+	qh bool
 	// perm: Z23 holds values 0..7 and 16..23, Z24 8..15 and 24..31 (in-lane byte unpacks).
 	perm bool
 	// consts loads the decoder's constants (Z19).
@@ -40,18 +42,19 @@ type format struct {
 	dec    func(a string) string
 }
 
-// q40Dec: the two rows' 16 payload bytes interleaved (a0 b0 a1 b1 …), nibbles split, widened.
+// q40Dec: the two rows' 16 payload bytes interleaved (a0 b0 a1 b1 …) and zero-extended to words
+// (one 512-bit widening), then split on the words: the low nibbles by a mask (Z31, 0x000F
+// per word), the high ones by a shift (each word holds one byte, so nothing else reaches bits
+// 0..3).
 func q40Dec(pay int) func(a string) string {
 	return func(a string) string {
 		return fmt.Sprintf(`VMOVDQU8 %[2]d(%[1]s), X20
 	VPUNPCKLBW %[2]d(%[1]s)(R9*1), X20, X21
 	VPUNPCKHBW %[2]d(%[1]s)(R9*1), X20, X22
 	VINSERTI32X4 $1, X22, Y21, Y21
-	VPSRLW $4, Y21, Y22
-	VPANDD Y31, Y21, Y21
-	VPANDD Y31, Y22, Y22
-	VPMOVZXBW Y21, Z23
-	VPMOVZXBW Y22, Z24`, a, pay)
+	VPMOVZXBW Y21, Z22
+	VPANDD Z31, Z22, Z23
+	VPSRLW $4, Z22, Z24`, a, pay)
 	}
 }
 
@@ -64,27 +67,20 @@ func q80Dec(a string) string {
 	VPMOVSXBW Y22, Z24`, a)
 }
 
-// q5Dec: q4_0's nibbles, then each word whose fifth bit is set (bit k of row a's qh for word 2k,
-// of row b's for word 2k+1: PDEP interleaves them into a word mask) gets 16 added (Z19).
+// q5Dec: q4_0's nibbles, then each word whose fifth bit is set gets 16 added (Z19): bit k of row
+// a's qh goes to mask bit 2k and row b's to bit 2k+1 (one 64-bit PDEP per row spreads a row's
+// 32 bits over the even bits, DX = 0x5555…; row b's shifted up one), the mask's low 32 bits
+// for Z23 (values 0..15), its high 32 bits for Z24 (values 16..31).
 func q5Dec(qh, pay int) func(a string) string {
 	return func(a string) string {
 		return q40Dec(pay)(a) + fmt.Sprintf(`
 	MOVL %[2]d(%[1]s), AX
-	MOVL %[2]d(%[1]s)(R9*1), R11
-	MOVL $0x55555555, DX
-	PDEPL DX, AX, SI
-	MOVL $0xaaaaaaaa, DX
-	PDEPL DX, R11, DX
-	ORL DX, SI
-	KMOVD SI, K1
-	SHRL $16, AX
-	SHRL $16, R11
-	MOVL $0x55555555, DX
-	PDEPL DX, AX, SI
-	MOVL $0xaaaaaaaa, DX
-	PDEPL DX, R11, DX
-	ORL DX, SI
-	KMOVD SI, K2
+	MOVL %[2]d(%[1]s)(R9*1), SI
+	PDEPQ DX, AX, AX
+	PDEPQ DX, SI, SI
+	LEAQ (AX)(SI*2), AX
+	KMOVQ AX, K1
+	KSHIFTRQ $32, K1, K2
 	VPADDW Z19, Z23, K1, Z23
 	VPADDW Z19, Z24, K2, Z24`, a, qh)
 	}
@@ -98,8 +94,8 @@ func iq4Dec(a string) string {
 	VPUNPCKHBW 2(%[1]s)(R9*1), X20, X22
 	VINSERTI32X4 $1, X22, Y21, Y21
 	VPSRLW $4, Y21, Y22
-	VPANDD Y31, Y21, Y21
-	VPANDD Y31, Y22, Y22
+	VPANDD Y30, Y21, Y21
+	VPANDD Y30, Y22, Y22
 	VPSHUFB Y21, Y19, Y21
 	VPSHUFB Y22, Y19, Y22
 	VPMOVSXBW Y21, Z23
@@ -112,12 +108,12 @@ var formats = []format{
 	{name: "Q41", doc: "q4_1: d, m (f16), 16 nibble bytes; x = (c − 8)·d + (m + 8·d).", bs: 20, off: 8, offShift: 3,
 		min: true, dec: q40Dec(4)},
 	{name: "Q50", doc: "q5_0: d (f16), qh (32 fifth bits), 16 nibble bytes; x = (c − 16)·d.", bs: 22, off: 16, offShift: 4,
-		consts: "MOVL $0x00100010, AX\n\tVPBROADCASTD AX, Z19", dec: q5Dec(2, 6)},
+		qh: true, consts: "MOVL $0x00100010, AX\n\tVPBROADCASTD AX, Z19", dec: q5Dec(2, 6)},
 	{name: "Q51", doc: "q5_1: d, m (f16), qh, 16 nibble bytes; x = (c − 16)·d + (m + 16·d).", bs: 24, off: 16, offShift: 4,
-		min:    true,
-		consts: "MOVL $0x00100010, AX\n\tVPBROADCASTD AX, Z19", dec: q5Dec(4, 8)},
+		min: true,
+		qh:  true, consts: "MOVL $0x00100010, AX\n\tVPBROADCASTD AX, Z19", dec: q5Dec(4, 8)},
 	{name: "IQ4NL", doc: "iq4_nl: d (f16), 16 nibble bytes; x = kvalues[c]·d (int8 levels).", bs: 18,
-		consts: "VBROADCASTI32X4 ·intAccIQ4Levels(SB), Y19", dec: iq4Dec},
+		consts: "VBROADCASTI32X4 ·intAccIQ4Levels(SB), Y19\n\tVPBROADCASTD ·intAccNib(SB), Y30", dec: iq4Dec},
 }
 
 // Frame layout (hardware SP offsets).
@@ -135,7 +131,7 @@ const (
 	oQB    = 6504 // the block's first weight pair
 	oPF    = 6512 // prefetch pointer
 	frame  = 6528
-	consts = `VPBROADCASTD ·intAccNib(SB), Y31
+	consts = `VPBROADCASTD ·intAccNibW(SB), Z31
 	VMOVDQU16 ·intAcc@DIdx(SB), Z29
 	VPBROADCASTD ·intAccQMax(SB), Z27
 	VPBROADCASTD ·intAccInvCap(SB), Z26
@@ -201,7 +197,8 @@ a@_nq:
 	SHRQ $32, R9
 	KMOVQ R9, K5
 
-	// w·d per row (lane 4b+h), its largest magnitude per lane (and Σ w·m).
+	// w·d per row (lane 4b+h), its largest magnitude per lane (and Σ w·m), two rows a step
+	// with a chain each (row a: Z10, Z11, Z9; row b: Z28, Z18, Z17), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ %WP%(SP), R8
 	LEAQ %PB%(SP), R15
@@ -211,19 +208,27 @@ a@_nq:
 	VXORPS Z10, Z10, Z10       // max |w·d|
 	VXORPS Z11, Z11, Z11       // Σ w·m
 	VXORPS Z9, Z9, Z9          // Σ w·d
+	VXORPS Z28, Z28, Z28
+	VXORPS Z18, Z18, Z18
+	VXORPS Z17, Z17, Z17
+	SHRQ $1, R10
+	JZ   a@_p1o
 a@_p1:
-	VBROADCASTF32X4 (R8), Z12
-	%SCALES%
-	VCVTPH2PS Y13, Z15
-	VMULPS Z12, Z15, Z15
-	VMOVUPS Z15, (R15)
-	VRANGEPS $0x0B, Z15, Z10, Z10
-	%MINTERM%
-	ADDQ R9, R8
-	ADDQ R11, R12
-	ADDQ $64, R15
+	%P1A%
+	%P1B%
+	LEAQ (R8)(R9*2), R8
+	LEAQ (R12)(R11*2), R12
+	ADDQ $128, R15
 	DECQ R10
 	JNZ  a@_p1
+a@_p1o:
+	TESTQ $1, %TN%(SP)
+	JZ   a@_p1e
+	%P1A%
+	ADDQ $64, R15
+a@_p1e:
+	VRANGEPS $0x0B, Z28, Z10, Z10
+	%MINJOIN%
 	VXORPS Z15, Z15, Z15
 	VMOVUPS Z15, (R15)         // the zero row that pairs with a lone last row
 	%MINSTORE%
@@ -247,8 +252,8 @@ a@_p2:
 	VMULPS 64(R8), Z14, Z17
 	VCVTPS2DQ Z16, Z16
 	VCVTPS2DQ Z17, Z17
-	VPADDD Z16, Z18, Z18
-	VPADDD Z17, Z18, Z18
+	VPADDD Z16, Z17, Z13
+	VPADDD Z13, Z18, Z18
 	VPSLLD $16, Z17, Z17
 	VPBLENDMW Z16, Z17, K3, Z16
 	VMOVDQU32 Z16, (R12)
@@ -276,6 +281,7 @@ a@_blk:
 	MOVQ %PF%(SP), R15
 	MOVQ rb+32(FP), R9
 	MOVQ %TN%(SP), R10
+	%PAIRSETUP%
 	SHRQ $1, R10
 	JZ   a@_odd
 a@_pair:
@@ -402,7 +408,7 @@ func header() string {
 	for _, c := range []struct {
 		name string
 		v    uint32
-	}{{"intAccNib", 0x0f0f0f0f}, {"intAccAbs", 0x7fffffff}, {"intAccQMax", u32(32767)},
+	}{{"intAccNib", 0x0f0f0f0f}, {"intAccNibW", 0x000f000f}, {"intAccQMax", u32(32767)},
 		{"intAccInvCap", u32(0x1p100)}, {"intAccOne", u32(1)}} {
 		fmt.Fprintf(&b, "DATA ·%s+0(SB)/4, $0x%08x\nGLOBL ·%s(SB), RODATA|NOPTR, $4\n\n", c.name, c.v, c.name)
 	}
@@ -413,15 +419,40 @@ func main() {
 	var out strings.Builder
 	out.WriteString(header())
 	for _, f := range formats {
-		hdr, minTerm, minStore := 2, "", ""
+		hdr, minStore, minJoin := 2, "", ""
 		if f.min {
 			hdr = 4
-			minTerm = "VEXTRACTI64X4 $1, Z13, Y16\n\tVCVTPH2PS Y16, Z16\n\tVFMADD231PS Z12, Z16, Z11\n\tVADDPS Z15, Z9, Z9"
 			minStore = fmt.Sprintf("MOVL $0x%08x, AX\n\tVPBROADCASTD AX, Z8\n\tVFMADD231PS Z8, Z9, Z11\n\tVMOVUPS Z11, %d(SP)", u32(float32(f.off)), oMT)
+			minJoin = "VADDPS Z18, Z11, Z11\n\tVADDPS Z17, Z9, Z9"
 		}
-		scales := "VMOVDQU16.Z (R12), K4, Z13\n\tVPERMW Z13, Z29, Z13"
-		if 3*f.bs+hdr > 64 {
-			scales = "VMOVDQU16.Z (R12), K4, Z13\n\tVMOVDQU16.Z 64(R12), K5, Z14\n\tVPERMT2W Z14, Z29, Z13"
+		// p1 is one row's step of the first prepass: row a's registers and addresses, or row b's
+		// (the next row: weights R9, bytes R11 on; products stored 64 bytes on).
+		p1 := func(b bool) string {
+			w, h, h2, pr, mh, mx, wm, wd := "Z12", "Z13", "Z14", "Z15", "Z16", "Z10", "Z11", "Z9"
+			wa, ra, st := "(R8)", "(R12)", "(R15)"
+			ra64 := "64(R12)"
+			if b {
+				w, h, h2, pr, mh, mx, wm, wd = "Z20", "Z21", "Z23", "Z22", "Z24", "Z28", "Z18", "Z17"
+				wa, ra, st, ra64 = "(R8)(R9*1)", "(R12)(R11*1)", "64(R15)", "64(R12)(R11*1)"
+			}
+			var x strings.Builder
+			fmt.Fprintf(&x, "VBROADCASTF32X4 %s, %s\n\t", wa, w)
+			if 3*f.bs+hdr > 64 {
+				fmt.Fprintf(&x, "VMOVDQU16.Z %s, K4, %s\n\tVMOVDQU16.Z %s, K5, %s\n\tVPERMT2W %s, Z29, %s\n\t", ra, h, ra64, h2, h2, h)
+			} else {
+				fmt.Fprintf(&x, "VMOVDQU16.Z %s, K4, %s\n\tVPERMW %s, Z29, %s\n\t", ra, h, h, h)
+			}
+			fmt.Fprintf(&x, "VCVTPH2PS Y%s, %s\n\tVMULPS %s, %s, %s\n\tVMOVUPS %s, %s\n\tVRANGEPS $0x0B, %s, %s, %s",
+				h[1:], pr, w, pr, pr, pr, st, pr, mx, mx)
+			if f.min {
+				fmt.Fprintf(&x, "\n\tVEXTRACTI64X4 $1, %s, Y%s\n\tVCVTPH2PS Y%s, %s\n\tVFMADD231PS %s, %s, %s\n\tVADDPS %s, %s, %s",
+					h, mh[1:], mh[1:], mh, w, mh, wm, pr, wd, wd)
+			}
+			return x.String()
+		}
+		pairSetup := ""
+		if f.qh {
+			pairSetup = "MOVQ $0x5555555555555555, DX"
 		}
 		sumStore := ""
 		if f.off != 0 {
@@ -432,7 +463,8 @@ func main() {
 			"%PB%", fmt.Sprint(oPB), "%QP%", fmt.Sprint(oQP), "%TT%", fmt.Sprint(oTT), "%TN%", fmt.Sprint(oTN),
 			"%WP%", fmt.Sprint(oWP), "%RL%", fmt.Sprint(oRL), "%BL%", fmt.Sprint(oBL), "%NQ%", fmt.Sprint(oNQ),
 			"%QB%", fmt.Sprint(oQB), "%PF%", fmt.Sprint(oPF), "%MINCONST%", f.consts,
-			"%SCALES%", scales, "%MINTERM%", minTerm, "%MINSTORE%", minStore, "%SUMSTORE%", sumStore,
+			"%P1A%", p1(false), "%P1B%", p1(true), "%MINJOIN%", minJoin, "%PAIRSETUP%", pairSetup,
+			"%MINSTORE%", minStore, "%SUMSTORE%", sumStore,
 			"%DEC%", f.dec("R12"), "%FINISH%", finish(f))
 		out.WriteString(r.Replace(accTmpl))
 	}
