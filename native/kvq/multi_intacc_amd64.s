@@ -121,9 +121,9 @@ aQ40_tn:
 	MOVQ AX, 6464(SP)
 	SUBQ AX, 6480(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $6, R12
+	SHLQ $7, R12
 	ADDQ DI, R12
-	MOVQ R12, 6512(SP)         // the next tile, prefetched 2·18 bytes a row-pair step
+	MOVQ R12, 6512(SP)         // the tile after next, prefetched 2·18 bytes a row-pair step
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 6488(SP)
@@ -400,9 +400,9 @@ aQ80_tn:
 	MOVQ AX, 6464(SP)
 	SUBQ AX, 6480(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $6, R12
+	SHLQ $7, R12
 	ADDQ DI, R12
-	MOVQ R12, 6512(SP)         // the next tile, prefetched 2·34 bytes a row-pair step
+	MOVQ R12, 6512(SP)         // the tile after next, prefetched 2·34 bytes a row-pair step
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 6488(SP)
@@ -680,9 +680,9 @@ aQ41_tn:
 	MOVQ AX, 6464(SP)
 	SUBQ AX, 6480(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $6, R12
+	SHLQ $7, R12
 	ADDQ DI, R12
-	MOVQ R12, 6512(SP)         // the next tile, prefetched 2·20 bytes a row-pair step
+	MOVQ R12, 6512(SP)         // the tile after next, prefetched 2·20 bytes a row-pair step
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 6488(SP)
@@ -987,9 +987,9 @@ aQ50_tn:
 	MOVQ AX, 6464(SP)
 	SUBQ AX, 6480(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $6, R12
+	SHLQ $7, R12
 	ADDQ DI, R12
-	MOVQ R12, 6512(SP)         // the next tile, prefetched 2·22 bytes a row-pair step
+	MOVQ R12, 6512(SP)         // the tile after next, prefetched 2·22 bytes a row-pair step
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 6488(SP)
@@ -1290,9 +1290,9 @@ aQ51_tn:
 	MOVQ AX, 6464(SP)
 	SUBQ AX, 6480(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $6, R12
+	SHLQ $7, R12
 	ADDQ DI, R12
-	MOVQ R12, 6512(SP)         // the next tile, prefetched 2·24 bytes a row-pair step
+	MOVQ R12, 6512(SP)         // the tile after next, prefetched 2·24 bytes a row-pair step
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 6488(SP)
@@ -1619,9 +1619,9 @@ aIQ4NL_tn:
 	MOVQ AX, 6464(SP)
 	SUBQ AX, 6480(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $6, R12
+	SHLQ $7, R12
 	ADDQ DI, R12
-	MOVQ R12, 6512(SP)         // the next tile, prefetched 2·18 bytes a row-pair step
+	MOVQ R12, 6512(SP)         // the tile after next, prefetched 2·18 bytes a row-pair step
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 6488(SP)
