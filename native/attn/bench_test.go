@@ -17,7 +17,8 @@ import (
 
 // The decode benchmarks run the shape of `kvlab bench attn`: 32 query heads over 8 KV heads of
 // 128 dimensions, one thread. KVLAB_BENCH_CELLS (comma-separated) overrides the context
-// lengths; the default keeps the run short.
+// lengths; the default keeps the run short. KVLAB_BENCH_FORMATS (comma-separated names, q2k
+// among them) overrides BenchmarkDecode's formats.
 const benchHeads, benchKVHeads, benchDim = 32, 8, 128
 
 func benchCells() []int {
@@ -34,10 +35,72 @@ func benchCells() []int {
 	return out
 }
 
+// benchFormats is KVLAB_BENCH_FORMATS (comma-separated format names) or def.
+func benchFormats(tb testing.TB, def []kvq.Format) []kvq.Format {
+	list := os.Getenv("KVLAB_BENCH_FORMATS")
+	if list == "" {
+		return def
+	}
+	var out []kvq.Format
+	for _, name := range strings.Split(list, ",") {
+		f, err := kvq.Parse(strings.TrimSpace(name))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// benchBytes is the packed K and V bytes of benchStores(f, cells).
+func benchBytes(f kvq.Format, cells int) int64 {
+	p := kvq.Pair{K: f, V: f}
+	if f == kvq.Q2K {
+		p.V = kvq.Q4_0
+	}
+	return p.Bytes(int64(cells), benchDim, benchDim, benchKVHeads)
+}
+
+// q2kKeys is a q2k K pool read by the fast path (kvcache's group store, without the cache).
+type q2kKeys struct{ h *kvq.Q2KHead }
+
+func (k q2kKeys) Len() int                           { return k.h.Len() }
+func (k q2kKeys) QueryLen() int                      { return k.h.Dim() }
+func (k q2kKeys) Prepare(dst, q []float32) []float32 { copy(dst, q); return dst[:k.h.Dim()] }
+func (k q2kKeys) Scores(pq []float32, lo int, out []float32) {
+	k.h.ScoresRange(pq, lo, out)
+}
+func (k q2kKeys) ScoresMulti(pq []float32, n, lo int, out []float32) {
+	k.h.ScoresRangeMulti(pq, n, lo, out)
+}
+
 // benchStores encodes cells rows per KV head by tiling 1024 distinct encoded rows (so building
-// a 128k-cell cache is a copy, not an encode), for K and V.
+// a 128k-cell cache is a copy, not an encode), for K and V. q2k (K only) pairs with q4_0 values,
+// as the q2k scheme does; its K pool tiles 1024 distinct cells' groups the same way.
 func benchStores(b *testing.B, f kvq.Format, cells int) ([]Keys, []Values) {
 	b.Helper()
+	if f == kvq.Q2K {
+		_, vs := benchStores(b, kvq.Q4_0, cells)
+		rng := rand.New(rand.NewPCG(5, 6))
+		var ks []Keys
+		for h := 0; h < benchKVHeads; h++ {
+			kh, err := kvq.NewQ2KHead(benchDim, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			kh.Grow(cells)
+			const distinct = 1024
+			k := make([]float32, min(distinct, cells)*benchDim)
+			for i := range k {
+				k[i] = float32(rng.NormFloat64())
+			}
+			for n := 0; n < cells; n += len(k) / benchDim {
+				kh.Append(k[:min(len(k), (cells-n)*benchDim)])
+			}
+			ks = append(ks, q2kKeys{kh})
+		}
+		return ks, vs
+	}
 	rng := rand.New(rand.NewPCG(7, 8))
 	var ks []Keys
 	var vs []Values
@@ -76,7 +139,7 @@ func benchStores(b *testing.B, f kvq.Format, cells int) ([]Keys, []Values) {
 // are the packed K and V bytes read.
 func BenchmarkDecode(b *testing.B) {
 	for _, cells := range benchCells() {
-		for _, f := range []kvq.Format{kvq.F16, kvq.Q8_0, kvq.Q4_0} {
+		for _, f := range benchFormats(b, []kvq.Format{kvq.F16, kvq.Q8_0, kvq.Q4_0}) {
 			b.Run(fmt.Sprintf("%s/%d", f, cells), func(b *testing.B) {
 				ks, vs := benchStores(b, f, cells)
 				rng := rand.New(rand.NewPCG(9, 10))
@@ -87,7 +150,7 @@ func BenchmarkDecode(b *testing.B) {
 				out := make([]float32, benchHeads*benchDim)
 				s := Shape{Heads: benchHeads, KVHeads: benchKVHeads, HeadDimK: benchDim, HeadDimV: benchDim,
 					Scale: float32(1 / math.Sqrt(benchDim)), Threads: 1}
-				b.SetBytes(2 * int64(cells) * benchKVHeads * int64(f.RowBytes(benchDim)))
+				b.SetBytes(benchBytes(f, cells))
 				b.ResetTimer()
 				for b.Loop() {
 					if err := Decode(out, q, s, ks, vs, 0, cells); err != nil {
@@ -185,7 +248,7 @@ func TestDecodeSpeedReport(t *testing.T) {
 		var arms []*arm
 		for _, f := range formats {
 			ks, vs := benchStores(&b, f, cells)
-			bytes := 2 * float64(cells) * benchKVHeads * float64(f.RowBytes(benchDim))
+			bytes := float64(benchBytes(f, cells))
 			arms = append(arms, &arm{ks: ks, vs: vs, best: time.Hour, fmt: f, bytesPer: bytes})
 			if before {
 				var oks []Keys
