@@ -247,9 +247,9 @@ func newRotCodec(inner Codec, opt CodecOptions) *rotCodec {
 	c.base = c.rot
 	switch inner.Format() {
 	case Q4_0:
-		c.enc = func(dst []byte, y []float32) { searchedBlockRow(dst, y, 2, 8, 7, q4_0Pack) }
+		c.enc = func(dst []byte, y []float32) { searchedBlockRow(dst, y, 2, 8, 7) }
 	case Q5_0:
-		c.enc = func(dst []byte, y []float32) { searchedBlockRow(dst, y, 2, 16, 15, q5_0Pack) }
+		c.enc = func(dst []byte, y []float32) { searchedBlockRow(dst, y, 2, 16, 15) }
 	}
 	return c
 }
@@ -590,14 +590,19 @@ func (c *rotCodec) AccumulateManyMulti(acc []float32, n int, w []float32, rows [
 
 // searchedBlockRow encodes a row of a symmetric block format (header hdr bytes: the f16 scale;
 // codes n + lo for n ∈ [−lo, hi]) block by block with searchSymBlock, packing each block's codes
-// with pack.
-func searchedBlockRow(dst []byte, y []float32, hdr int, lo, hi int32, pack func(dst []byte, codes []byte)) {
+// as the format does: nibbles (q4_0, lo 8) or nibbles and high bits (q5_0, lo 16). The packers
+// are called directly, not through a func value, so that the codes stay on the stack.
+func searchedBlockRow(dst []byte, y []float32, hdr int, lo, hi int32) {
+	var codes [BlockSize]byte
 	for off := 0; off < len(y); off += BlockSize {
 		n := min(BlockSize, len(y)-off)
-		var codes [BlockSize]byte
 		d := searchSymBlock(y[off:off+n], lo, hi, codes[:n])
 		binary.LittleEndian.PutUint16(dst, d)
-		pack(dst[hdr:], codes[:n])
+		if lo == 16 {
+			q5_0Pack(dst[hdr:], codes[:n])
+		} else {
+			q4_0Pack(dst[hdr:], codes[:n])
+		}
 		dst = dst[hdr+(n+1)/2+packHigh(lo, n):]
 	}
 }
@@ -622,7 +627,63 @@ func q5_0Pack(dst []byte, codes []byte) {
 // where {0.9, 1} reached 0.91× (0.89×). On kvlab-tiny-64 (`kvlab ab --ctx 128`, rotation seeds
 // 1–5) the default q4_0's prompt KL went from 0.0085 to 0.0070 on average (decode KL 0.0174 to
 // 0.0157); four steps {0.8, 0.9, 1, 1.05} reached 0.0073.
-var searchSteps = []float32{0.75, 0.8, 0.85, 0.9, 0.95, 1, 1.05, 1.1}
+var searchSteps = searchStepsArr[:]
+
+var searchStepsArr = [...]float32{0.75, 0.8, 0.85, 0.9, 0.95, 1, 1.05, 1.1}
+
+// symSearchFastMin is the smallest block magnitude symSearchFast takes: every candidate scale
+// max/(k·t) is then a normal float32 whose inverse is finite, so that every |v/d| ≤ k·t·(1+2⁻²³)
+// lies far inside int32 and the truncation below needs no range checks.
+const symSearchFastMin = 1e-30
+
+// symSearchFast is stage 1 of searchSymBlock for a block without NaN whose magnitude amax is at
+// least symSearchFastMin: for every candidate d (ds; 0 to skip) the sums Σ x_i·q_i (float64,
+// in element order, as the reference loop adds them) and Σ q_i² of its codes q_i = symCode(x_i/d)
+// − lo. The candidates are taken four at a time, so that four sums are in flight per value, and
+// the code is clamped with integer min/max instead of branches; the results are the reference
+// loop's to the bit (x·q is exact in float64: a float32 times an integer below 2⁵). It reports
+// false, writing nothing, for a block it does not take.
+func symSearchFast(x []float32, amax float32, ds *[16]float32, lo, hi int32, sxc *[16]float64, scc *[16]int32) bool {
+	if !(amax >= symSearchFastMin) || math.IsInf(float64(amax), 0) {
+		return false
+	}
+	for _, v := range x {
+		if v != v {
+			return false
+		}
+	}
+	var id [16]float32
+	for k, d := range ds {
+		if d != 0 {
+			id[k] = 1 / d
+		}
+	}
+	off := float64(lo) + 0.5
+	top := lo + hi
+	for k := 0; k < 16; k += 4 {
+		i0, i1, i2, i3 := id[k], id[k+1], id[k+2], id[k+3]
+		var s0, s1, s2, s3 float64
+		var c0, c1, c2, c3 int32
+		for _, v := range x {
+			v64 := float64(v)
+			q0 := min(max(int32(float64(v*i0)+off), 0), top) - lo
+			q1 := min(max(int32(float64(v*i1)+off), 0), top) - lo
+			q2 := min(max(int32(float64(v*i2)+off), 0), top) - lo
+			q3 := min(max(int32(float64(v*i3)+off), 0), top) - lo
+			s0 += v64 * float64(q0)
+			s1 += v64 * float64(q1)
+			s2 += v64 * float64(q2)
+			s3 += v64 * float64(q3)
+			c0 += q0 * q0
+			c1 += q1 * q1
+			c2 += q2 * q2
+			c3 += q3 * q3
+		}
+		sxc[k], sxc[k+1], sxc[k+2], sxc[k+3] = s0, s1, s2, s3
+		scc[k], scc[k+1], scc[k+2], scc[k+3] = c0, c1, c2, c3
+	}
+	return true
+}
 
 // searchSymBlock picks the f16 scale d̂ and codes c_i ∈ [0, lo+hi] (value (c_i − lo)·d̂) of one
 // block that minimise Σ (x_i − (c_i−lo)·d̂)² over a small candidate set: for each scale
@@ -665,31 +726,49 @@ func searchSymBlock(x []float32, lo, hi int32, codes []byte) uint16 {
 	for _, v := range x {
 		sxx += float64(v) * float64(v)
 	}
+	// The candidate scales in searchSteps order (max/(−lo·t), then max/(hi·t)); a zero or
+	// non-finite one is skipped (d = 0).
+	var ds [2 * len(searchStepsArr)]float32
+	for i, t := range searchStepsArr {
+		for j, d := range [2]float32{mx / (-float32(lo) * t), mx / (float32(hi) * t)} {
+			if d == 0 || math.IsInf(float64(d), 0) || math.IsNaN(float64(d)) {
+				d = 0
+			}
+			ds[2*i+j] = d
+		}
+	}
+	var sxc [len(ds)]float64
+	var scc [len(ds)]int32
+	if !symSearchFast(x, amax, &ds, lo, hi, &sxc, &scc) {
+		for k, d := range ds {
+			if d == 0 {
+				continue
+			}
+			id := 1 / d
+			var xc float64
+			var cc int32
+			for _, v := range x {
+				q := int32(symCode(v*id, lo, hi)) - lo
+				xc += float64(v) * float64(q)
+				cc += q * q
+			}
+			sxc[k], scc[k] = xc, cc
+		}
+	}
 	type refit struct {
 		s, e float64
 	}
 	top := [2]refit{{e: math.Inf(1)}, {e: math.Inf(1)}}
-	for _, t := range searchSteps {
-		for _, d := range [2]float32{mx / (-float32(lo) * t), mx / (float32(hi) * t)} {
-			if d == 0 || math.IsInf(float64(d), 0) || math.IsNaN(float64(d)) {
-				continue
-			}
-			id := 1 / d
-			var sxc, scc float64
-			for _, v := range x {
-				q := float64(int32(symCode(v*id, lo, hi)) - lo)
-				sxc += float64(v) * q
-				scc += q * q
-			}
-			if scc == 0 {
-				continue
-			}
-			r := refit{s: sxc / scc, e: sxx - sxc*sxc/scc}
-			if r.e < top[0].e {
-				top[0], top[1] = r, top[0]
-			} else if r.e < top[1].e && r.s != top[0].s {
-				top[1] = r
-			}
+	for k, d := range ds {
+		if d == 0 || scc[k] == 0 {
+			continue
+		}
+		cc := float64(scc[k])
+		r := refit{s: sxc[k] / cc, e: sxx - sxc[k]*sxc[k]/cc}
+		if r.e < top[0].e {
+			top[0], top[1] = r, top[0]
+		} else if r.e < top[1].e && r.s != top[0].s {
+			top[1] = r
 		}
 	}
 	// Stage 2: the two best refits rounded to f16, the codes nearest each, their exact error.

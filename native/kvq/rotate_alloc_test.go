@@ -7,27 +7,37 @@ import (
 	"testing"
 )
 
-// TestRotatedEncodeNoAlloc: a rotated codec's Encode takes its scratch from a pool, not a
-// fresh allocation per row (a stack array escaping through the codec's func values cost 4 KiB
-// a row). Not under the race detector, which makes pools drop items.
+// TestRotatedEncodeNoAlloc: a rotated codec's Encode allocates nothing per row: its scratch row
+// comes from a pool (a stack array escaping through the codec's func values cost 4 KiB a row)
+// and q4_0's and q5_0's scale search keeps its codes on the stack. Every rotated format
+// (rotatedFormats and tq4), calibrated and not, at a head dimension with a short last block.
+// Not under the race detector, which makes pools drop items.
 func TestRotatedEncodeNoAlloc(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	for _, f := range []Format{Q8_0, FP8} { // (q4_0's scale search allocates its own)
-		c, err := NewCodec(f, 128, CodecOptions{Seed: 1, Rotate: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, ok := c.(*rotCodec); !ok {
-			t.Fatalf("%s: NewCodec with Rotate gave %T, not a rotated codec", f, c)
-		}
-		src := make([]float32, 128)
-		for i := range src {
-			src[i] = float32(r.NormFloat64())
-		}
-		dst := make([]byte, c.RowBytes())
-		c.Encode(dst, src)
-		if n := testing.AllocsPerRun(100, func() { c.Encode(dst, src) }); n != 0 {
-			t.Fatalf("%s: %v allocations per rotated Encode, want 0", f, n)
+	for _, f := range append([]Format{TQ4}, rotatedFormats...) {
+		for _, d := range []int{128, 80} {
+			c, err := NewCodec(f, d, CodecOptions{Seed: 1, Rotate: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := c.(*rotCodec); !ok && f.Rotatable() {
+				t.Fatalf("%s: NewCodec with Rotate gave %T, not a rotated codec", f, c)
+			}
+			rows := make([]float32, 16*d)
+			for i := range rows {
+				rows[i] = float32(r.NormFloat64()) * float32(1+i%d%7)
+			}
+			src := rows[:d]
+			dst := make([]byte, c.RowBytes())
+			for _, calibrate := range []bool{false, true} {
+				if cal, ok := c.(Calibrator); ok && calibrate {
+					cal.Calibrate(rows, 16)
+				}
+				c.Encode(dst, src)
+				if n := testing.AllocsPerRun(100, func() { c.Encode(dst, src) }); n != 0 {
+					t.Fatalf("%s d=%d calibrated %v: %v allocations per rotated Encode, want 0", f, d, calibrate, n)
+				}
+			}
 		}
 	}
 }

@@ -299,7 +299,7 @@ func TestSearchedScaleNoWorse(t *testing.T) {
 			bg := make([]byte, tc.f.RowBytes(n))
 			bs := make([]byte, tc.f.RowBytes(n))
 			tc.enc(bg, x)
-			searchedBlockRow(bs, x, 2, tc.lo, tc.hi, map[Format]func([]byte, []byte){Q4_0: q4_0Pack, Q5_0: q5_0Pack}[tc.f])
+			searchedBlockRow(bs, x, 2, tc.lo, tc.hi)
 			xg, xs := make([]float32, n), make([]float32, n)
 			tc.dec(xg, bg)
 			tc.dec(xs, bs)
