@@ -637,14 +637,12 @@ var searchStepsArr = [...]float32{0.75, 0.8, 0.85, 0.9, 0.95, 1, 1.05, 1.1}
 const symSearchFastMin = 1e-30
 
 // symSearchFast is stage 1 of searchSymBlock for a block without NaN whose magnitude amax is at
-// least symSearchFastMin: for every candidate d (ds; 0 to skip) the sums Σ x_i·q_i (float64,
-// in element order, as the reference loop adds them) and Σ q_i² of its codes q_i = symCode(x_i/d)
-// − lo. The candidates are taken four at a time, so that four sums are in flight per value, and
-// the code is clamped with integer min/max instead of branches; the results are the reference
-// loop's to the bit (x·q is exact in float64: a float32 times an integer below 2⁵). It reports
-// false, writing nothing, for a block it does not take.
-func symSearchFast(x []float32, amax float32, ds *[16]float32, lo, hi int32, sxc *[16]float64, scc *[16]int32) bool {
-	if !(amax >= symSearchFastMin) || math.IsInf(float64(amax), 0) {
+// least symSearchFastMin: for every candidate d (ds; 0 to skip) the sums Σ x_i·q_i and Σ q_i²
+// (float64, in element order, as the reference loop adds them) of its codes q_i = symCode(x_i/d)
+// − lo, by a vector kernel where the CPU has one (symSearchVec), else by symSearchGo. It
+// reports false, writing nothing, for a block it does not take.
+func symSearchFast(x []float32, amax float32, ds *[16]float32, lo, hi int32, sxc, scc *[16]float64) bool {
+	if !(amax >= symSearchFastMin) || math.IsInf(float64(amax), 0) || len(x) == 0 {
 		return false
 	}
 	for _, v := range x {
@@ -658,6 +656,17 @@ func symSearchFast(x []float32, amax float32, ds *[16]float32, lo, hi int32, sxc
 			id[k] = 1 / d
 		}
 	}
+	if !symSearchVec(x, &id, lo, hi, sxc, scc) {
+		symSearchGo(x, &id, lo, hi, sxc, scc)
+	}
+	return true
+}
+
+// symSearchGo is symSearchFast's loop in Go: the candidates four at a time, so that four sums
+// are in flight per value, the code clamped with integer min/max instead of branches. The sums
+// are the reference loop's to the bit: x·q is exact in float64 (a float32 times an integer below
+// 2⁵), and Σ q² is an integer far below 2⁵³.
+func symSearchGo(x []float32, id *[16]float32, lo, hi int32, sxc, scc *[16]float64) {
 	off := float64(lo) + 0.5
 	top := lo + hi
 	for k := 0; k < 16; k += 4 {
@@ -680,9 +689,8 @@ func symSearchFast(x []float32, amax float32, ds *[16]float32, lo, hi int32, sxc
 			c3 += q3 * q3
 		}
 		sxc[k], sxc[k+1], sxc[k+2], sxc[k+3] = s0, s1, s2, s3
-		scc[k], scc[k+1], scc[k+2], scc[k+3] = c0, c1, c2, c3
+		scc[k], scc[k+1], scc[k+2], scc[k+3] = float64(c0), float64(c1), float64(c2), float64(c3)
 	}
-	return true
 }
 
 // searchSymBlock picks the f16 scale d̂ and codes c_i ∈ [0, lo+hi] (value (c_i − lo)·d̂) of one
@@ -737,19 +745,17 @@ func searchSymBlock(x []float32, lo, hi int32, codes []byte) uint16 {
 			ds[2*i+j] = d
 		}
 	}
-	var sxc [len(ds)]float64
-	var scc [len(ds)]int32
+	var sxc, scc [len(ds)]float64
 	if !symSearchFast(x, amax, &ds, lo, hi, &sxc, &scc) {
 		for k, d := range ds {
 			if d == 0 {
 				continue
 			}
 			id := 1 / d
-			var xc float64
-			var cc int32
+			var xc, cc float64
 			for _, v := range x {
-				q := int32(symCode(v*id, lo, hi)) - lo
-				xc += float64(v) * float64(q)
+				q := float64(int32(symCode(v*id, lo, hi)) - lo)
+				xc += float64(v) * q
 				cc += q * q
 			}
 			sxc[k], scc[k] = xc, cc
@@ -763,8 +769,7 @@ func searchSymBlock(x []float32, lo, hi int32, codes []byte) uint16 {
 		if d == 0 || scc[k] == 0 {
 			continue
 		}
-		cc := float64(scc[k])
-		r := refit{s: sxc[k] / cc, e: sxx - sxc[k]*sxc[k]/cc}
+		r := refit{s: sxc[k] / scc[k], e: sxx - sxc[k]*sxc[k]/scc[k]}
 		if r.e < top[0].e {
 			top[0], top[1] = r, top[0]
 		} else if r.e < top[1].e && r.s != top[0].s {

@@ -5,7 +5,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/kvlab/kvlab/internal/cputime"
 	"testing"
@@ -19,6 +21,67 @@ import (
 // A change of the fast stage's rounding (to nearest-even, or in float32), its clamp, its
 // offset or the order of its sums changes some block's bytes here.
 func TestSearchSymBlockMatchesReference(t *testing.T) {
+	blocks := searchTestBlocks()
+	for _, tc := range []struct{ lo, hi int32 }{{8, 7}, {16, 15}} {
+		for i, x := range blocks {
+			got, want := make([]byte, len(x)), make([]byte, len(x))
+			dg, dw := searchSymBlock(x, tc.lo, tc.hi, got), searchSymBlockRef(x, tc.lo, tc.hi, want)
+			if dg != dw || string(got) != string(want) {
+				t.Fatalf("lo %d block %d (%v): scale %#04x codes %v, want %#04x %v", tc.lo, i, x, dg, got, dw, want)
+			}
+		}
+	}
+}
+
+// TestSymSearchKernels: every stage-1 kernel this CPU runs (AVX-512, AVX2; symSearchVec picks
+// one) and the Go loop write the reference loop's sums, bit for bit, for every block
+// symSearchFast takes, at every candidate scale of both formats. A kernel that rounds the
+// product v·id in float64 instead of float32, rounds to nearest instead of down, clamps at
+// lo+hi−1, or adds a lane's values in another order differs on the boundary blocks here.
+func TestSymSearchKernels(t *testing.T) {
+	kernels := symSearchKernels()
+	if kernels == nil {
+		kernels = map[string]func(x *float32, n int, id *[16]float32, off, lo, top float64, sxc, scc *[16]float64){}
+	}
+	kernels["go"] = func(x *float32, n int, id *[16]float32, off, lo, top float64, sxc, scc *[16]float64) {
+		l := int32(lo)
+		symSearchGo(unsafe.Slice(x, n), id, l, int32(top)-l, sxc, scc)
+	}
+	t.Logf("kernels: %d", len(kernels))
+	for _, tc := range []struct{ lo, hi int32 }{{8, 7}, {16, 15}} {
+		for i, x := range searchTestBlocks() {
+			mx, amax := blockSignedMax(x)
+			if !(amax >= symSearchFastMin) || math.IsInf(float64(amax), 0) || slices.ContainsFunc(x, func(v float32) bool { return v != v }) {
+				continue
+			}
+			var id [16]float32
+			for k, t := range searchStepsArr {
+				id[2*k] = 1 / (mx / (-float32(tc.lo) * t))
+				id[2*k+1] = 1 / (mx / (float32(tc.hi) * t))
+			}
+			var wx, wc [16]float64
+			for k, ik := range id {
+				for _, v := range x {
+					q := float64(int32(symCode(v*ik, tc.lo, tc.hi)) - tc.lo)
+					wx[k] += float64(v) * q
+					wc[k] += q * q
+				}
+			}
+			for name, fn := range kernels {
+				var sx, sc [16]float64
+				fn(&x[0], len(x), &id, float64(tc.lo)+0.5, float64(tc.lo), float64(tc.lo+tc.hi), &sx, &sc)
+				for k := range sx {
+					if math.Float64bits(sx[k]) != math.Float64bits(wx[k]) || sc[k] != wc[k] {
+						t.Fatalf("%s lo %d block %d candidate %d: Σxq %v Σq² %v, want %v %v", name, tc.lo, i, k, sx[k], sc[k], wx[k], wc[k])
+					}
+				}
+			}
+		}
+	}
+}
+
+// searchTestBlocks are the blocks the scale search tests run on.
+func searchTestBlocks() [][]float32 {
 	r := rand.New(rand.NewPCG(21, 22))
 	var blocks [][]float32
 	for i, row := range gaussRows(9, 3000, BlockSize) {
@@ -69,15 +132,7 @@ func TestSearchSymBlockMatchesReference(t *testing.T) {
 		x[r.IntN(BlockSize)] = special
 		blocks = append(blocks, x, []float32{special})
 	}
-	for _, tc := range []struct{ lo, hi int32 }{{8, 7}, {16, 15}} {
-		for i, x := range blocks {
-			got, want := make([]byte, len(x)), make([]byte, len(x))
-			dg, dw := searchSymBlock(x, tc.lo, tc.hi, got), searchSymBlockRef(x, tc.lo, tc.hi, want)
-			if dg != dw || string(got) != string(want) {
-				t.Fatalf("lo %d block %d (%v): scale %#04x codes %v, want %#04x %v", tc.lo, i, x, dg, got, dw, want)
-			}
-		}
-	}
+	return blocks
 }
 
 // searchSymBlockRef is searchSymBlock as first written: every candidate scale's codes and sums in
@@ -168,7 +223,8 @@ func searchSymBlockRef(x []float32, lo, hi int32, codes []byte) uint16 {
 }
 
 // TestSearchSymBlockSpeed prints (KVLAB_SPEED_REPORT set) the best thread-CPU time of the scale
-// search over a 128-value row, searchSymBlock against searchSymBlockRef, interleaved.
+// search over a 128-value row: searchSymBlockRef, searchSymBlock with stage 1 in Go
+// (symSearchGo) and with the vector kernel this CPU runs, interleaved.
 func TestSearchSymBlockSpeed(t *testing.T) {
 	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
 		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
@@ -177,22 +233,29 @@ func TestSearchSymBlockSpeed(t *testing.T) {
 	defer runtime.UnlockOSThread()
 	rows := gaussRows(3, 64, 128)
 	var codes [BlockSize]byte
+	vec := hasSymSearchVec()
 	for _, tc := range []struct{ lo, hi int32 }{{8, 7}, {16, 15}} {
-		fns := []func([]float32, int32, int32, []byte) uint16{searchSymBlockRef, searchSymBlock}
-		best := []time.Duration{time.Hour, time.Hour}
+		names := []string{"reference", "go", "vector"}
+		best := []time.Duration{time.Hour, time.Hour, time.Hour}
 		for r := 0; r < 300; r++ {
-			for k, fn := range fns {
+			for k := range names {
+				setSymSearchVec(k == 2 && vec)
 				t0 := cputime.Thread()
 				for _, y := range rows {
 					for off := 0; off < len(y); off += BlockSize {
-						fn(y[off:off+BlockSize], tc.lo, tc.hi, codes[:])
+						if k == 0 {
+							searchSymBlockRef(y[off:off+BlockSize], tc.lo, tc.hi, codes[:])
+						} else {
+							searchSymBlock(y[off:off+BlockSize], tc.lo, tc.hi, codes[:])
+						}
 					}
 				}
 				best[k] = min(best[k], cputime.Thread()-t0)
 			}
 		}
+		setSymSearchVec(vec)
 		ns := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(len(rows)) }
-		t.Logf("lo %d: scale search per 128-value row: reference %.0f ns, now %.0f ns (%.1f×)",
-			tc.lo, ns(best[0]), ns(best[1]), float64(best[0])/float64(best[1]))
+		t.Logf("lo %d: scale search per 128-value row: reference %.0f ns, Go stage 1 %.0f ns (%.1f×), vector stage 1 %.0f ns (%.1f×)",
+			tc.lo, ns(best[0]), ns(best[1]), float64(best[0])/float64(best[1]), ns(best[2]), float64(best[0])/float64(best[2]))
 	}
 }
