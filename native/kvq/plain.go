@@ -181,9 +181,15 @@ func f16At(row []byte, i int) float32 {
 	return f16Table[binary.LittleEndian.Uint16(row[2*i:])]
 }
 
-// Encode stores src (Dim values) in dst (2·Dim bytes) with F32ToF16.
+// Encode stores src (Dim values) in dst (2·Dim bytes) with F32ToF16 (f32ToF16Row: F16C where
+// the CPU has it, the same bits).
 func (c *f16Codec) Encode(dst []byte, src []float32) {
-	dst, src = dst[:c.rb], src[:c.d]
+	f32ToF16Row(dst[:c.rb], src[:c.d])
+}
+
+// f32ToF16Go writes F32ToF16 of every value of src into dst, little-endian.
+func f32ToF16Go(dst []byte, src []float32) {
+	dst = dst[:2*len(src)]
 	for i, v := range src {
 		binary.LittleEndian.PutUint16(dst[2*i:], F32ToF16(v))
 	}

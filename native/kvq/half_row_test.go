@@ -1,0 +1,53 @@
+package kvq
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestF32ToF16Row: the row conversion (F16C where the CPU has it) writes F32ToF16's bits for
+// every sign and float32 exponent (normal, subnormal and overflowing halves, ±0, ±Inf, NaNs with
+// payloads in the kept and in the dropped mantissa bits), with mantissas at and around every
+// rounding boundary (the dropped bits just below, at and above one half, with the kept bits
+// even and odd), and for row lengths that leave a tail to the Go loop. Rounding half away from
+// zero, or truncating, or a NaN rule that drops the quiet bit, differs here.
+func TestF32ToF16Row(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	var vals []float32
+	for sign := uint32(0); sign < 2; sign++ {
+		for exp := uint32(0); exp < 256; exp++ {
+			for _, rest := range []uint32{0, 1, 0xfff, 0x1000, 0x1001, 0x1fff} {
+				for _, kept := range []uint32{0, 1, 2, 0x3fe, 0x3ff, r.Uint32() & 0x3ff} {
+					vals = append(vals, math.Float32frombits(sign<<31|exp<<23|kept<<13|rest))
+				}
+				// subnormal halves keep fewer bits: boundaries at every shift
+				for sh := uint32(13); sh < 24; sh++ {
+					half := uint32(1) << (sh - 1)
+					for _, d := range []int32{-1, 0, 1} {
+						m := (r.Uint32()&0x7fffff)&^(1<<sh-1) | uint32(int32(half)+d)
+						vals = append(vals, math.Float32frombits(sign<<31|exp<<23|m&0x7fffff))
+					}
+				}
+			}
+			for i := 0; i < 64; i++ {
+				vals = append(vals, math.Float32frombits(sign<<31|exp<<23|r.Uint32()&0x7fffff))
+			}
+		}
+	}
+	for _, n := range []int{len(vals), 1, 7, 8, 9, 64, 67} {
+		src := vals[len(vals)-n:]
+		dst := make([]byte, 2*n+2)
+		dst[2*n], dst[2*n+1] = 0xaa, 0x55
+		f32ToF16Row(dst[:2*n], src)
+		for i, v := range src {
+			if got, want := binary.LittleEndian.Uint16(dst[2*i:]), F32ToF16(v); got != want {
+				t.Fatalf("n %d: value %d (%#08x): %#04x, want %#04x", n, i, math.Float32bits(v), got, want)
+			}
+		}
+		if dst[2*n] != 0xaa || dst[2*n+1] != 0x55 {
+			t.Fatalf("n %d: wrote past the row", n)
+		}
+	}
+}
