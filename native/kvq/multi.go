@@ -103,8 +103,13 @@ func multiDot(c Codec, k *multiKernels, nv int, tail func(q []float32, row []byt
 		for j0 := 0; j0 < m; j0 += multiBatch {
 			mb := min(multiBatch, m-j0)
 			k.scores(&qp[0], d, nv, &rows[j0*rb], rb, mb, &tmp[0], 16)
+			// Element by element: a copy of r < 4 values per row is a memmove call per row,
+			// which cost as much as the kernel at a few hundred rows of 64 values.
 			for j := 0; j < mb; j++ {
-				copy(out[(j0+j)*n+h:(j0+j)*n+n], tmp[4*j:4*j+r])
+				o, t := out[(j0+j)*n+h:(j0+j)*n+n], tmp[4*j:4*j+4]
+				for i := range o {
+					o[i] = t[i]
+				}
 			}
 		}
 	}
@@ -145,11 +150,18 @@ func multiAcc(c Codec, k *multiKernels, nv int, tail func(acc []float32, w float
 		defer multiScratches.Put(sc)
 		ap := padQueries(sc.pad[:], acc[h*d:n*d], d)
 		wt := &sc.w
-		clear(wt[:])
 		for j0 := 0; j0 < m; j0 += multiBatch {
 			mb := min(multiBatch, m-j0)
+			// Each row's r weights and 4 − r zeros, element by element (see multiDot).
 			for j := 0; j < mb; j++ {
-				copy(wt[4*j:4*j+r], w[(j0+j)*n+h:(j0+j)*n+n])
+				t, s := wt[4*j:4*j+4], w[(j0+j)*n+h:(j0+j)*n+n]
+				for i := range t {
+					if i < len(s) {
+						t[i] = s[i]
+					} else {
+						t[i] = 0
+					}
+				}
 			}
 			k.acc(&ap[0], d, nv, &rows[j0*rb], rb, mb, &wt[0], 16)
 		}

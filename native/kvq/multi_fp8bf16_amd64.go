@@ -73,7 +73,10 @@ func (c fp8Codec) scoresBF16(q []float32, n int, rows []byte, out, mu []float32)
 			mb := min(16, m-j0)
 			multiScoresFP8BF16(&pack[0], nv, &rows[j0*rb], rb, mb, &tmp[0], 16, d, &offs[0])
 			for j := 0; j < mb; j++ {
-				copy(out[(j0+j)*n+h:(j0+j)*n+h+r], tmp[4*j:4*j+r])
+				o, t := out[(j0+j)*n+h:(j0+j)*n+h+r], tmp[4*j:4*j+4] // element by element: no memmove call per row
+				for i := range o {
+					o[i] = t[i]
+				}
 			}
 		}
 	}

@@ -262,7 +262,10 @@ func vnniScores(kind int, d, rb, nb int, tail func(q []float32, row []byte) floa
 				for j0 := 0; j0 < whole; j0 += 16 {
 					kernel(&rows[j0*rb], 16, &tmp[0], 16)
 					for j := 0; j < 16; j++ {
-						copy(out[(j0+j)*n+h:(j0+j)*n+h+r], tmp[4*j:4*j+r])
+						o, t := out[(j0+j)*n+h:(j0+j)*n+h+r], tmp[4*j:4*j+4] // element by element: no memmove call per row
+						for i := range o {
+							o[i] = t[i]
+						}
 					}
 				}
 			}
