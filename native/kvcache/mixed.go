@@ -13,7 +13,13 @@ import (
 //
 //	cells [0, Sinks)        f16 only (the attention sinks, never quantized)
 //	cells [Sinks, q)        the quantized tail: the layer's stores, cell c at row c − Sinks
-//	cells [q, written)      f16 only, in a ring of Recent + kvq.MixedBatch(Recent) slots
+//	cells [q, written)      f16 only, the window: Recent + kvq.MixedBatch(Recent) slots
+//
+// The f16 cells of a head share one store: the sinks at rows [0, Sinks), then the window in
+// order, cell c at row Sinks + c − q (when a batch leaves, the cells that stay move down to
+// row Sinks). So the f16 cells of a read are one run of rows, which the multi-query paths read
+// with one kernel call (the sinks' and the window's outputs or weights gathered around it)
+// instead of one per part.
 //
 // A fresh cell is written in f16 and never encoded in the hot path. When the ring would overflow,
 // every cell but the most recent Recent leaves it in one batch: those cells are quantized once
@@ -36,11 +42,12 @@ func mixedGeometry(cfg Config) (tail, ring, sinks int) {
 // mixed is one layer's f16 parts and the tail's boundary.
 type mixed struct {
 	sinks, recent, ring int
-	sinkK, sinkV        []*attn.RowStore // per head, f16, cell c at row c
-	ringK, ringV        []*attn.RowStore // per head, f16, cell c at row c % ring
-	q                   int              // cells [sinks, q) are in the tail
-	stK, stV            []float32        // eviction staging, reused
-	dk, dv, hn          int
+	// fK, fV per head, f16: the sink cells c at row c, the window's cell c at row sinks + c − q
+	// (sinks + ring rows).
+	fK, fV     []*attn.RowStore
+	q          int       // cells [sinks, q) are in the tail
+	stK, stV   []float32 // eviction staging, reused
+	dk, dv, hn int
 }
 
 func newMixed(cfg Config) (*mixed, error) {
@@ -54,35 +61,46 @@ func newMixed(cfg Config) (*mixed, error) {
 	if err != nil {
 		return nil, err
 	}
+	rows := sinks + ring
 	for h := 0; h < cfg.KVHeads; h++ {
-		m.sinkK = append(m.sinkK, attn.NewRowStore(ck, make([]byte, sinks*ck.RowBytes()), sinks))
-		m.sinkV = append(m.sinkV, attn.NewRowStore(cv, make([]byte, sinks*cv.RowBytes()), sinks))
-		m.ringK = append(m.ringK, attn.NewRowStore(ck, make([]byte, ring*ck.RowBytes()), ring))
-		m.ringV = append(m.ringV, attn.NewRowStore(cv, make([]byte, ring*cv.RowBytes()), ring))
+		m.fK = append(m.fK, attn.NewRowStore(ck, make([]byte, rows*ck.RowBytes()), rows))
+		m.fV = append(m.fV, attn.NewRowStore(cv, make([]byte, rows*cv.RowBytes()), rows))
 	}
 	return m, nil
 }
 
 func (m *mixed) bytes() int64 {
 	var b int64
-	for h := range m.sinkK {
-		b += int64(len(m.sinkK[h].Data) + len(m.sinkV[h].Data) + len(m.ringK[h].Data) + len(m.ringV[h].Data))
+	for h := range m.fK {
+		b += int64(len(m.fK[h].Data) + len(m.fV[h].Data))
 	}
 	return b
 }
 
-// f16Row is cell c's f16 store and row (c must be a sink or in the ring).
+// f16Row is cell c's f16 store and row (c must be a sink or in the window).
 func (m *mixed) f16Row(c int, isK bool, h int) (*attn.RowStore, int) {
-	if c < m.sinks {
-		if isK {
-			return m.sinkK[h], c
-		}
-		return m.sinkV[h], c
-	}
+	s := m.fV[h]
 	if isK {
-		return m.ringK[h], c % m.ring
+		s = m.fK[h]
 	}
-	return m.ringV[h], c % m.ring
+	if c < m.sinks {
+		return s, c
+	}
+	return s, m.sinks + c - m.q
+}
+
+// slide moves the window's cells [q, end) from the rows they hold with the tail ending at
+// m.q down to those of a tail ending at q (q ≥ m.q).
+func (m *mixed) slide(q, end int) {
+	if end <= q || q == m.q {
+		return
+	}
+	for h := 0; h < m.hn; h++ {
+		for _, s := range []*attn.RowStore{m.fK[h], m.fV[h]} {
+			rb := s.Codec.RowBytes()
+			copy(s.Data[m.sinks*rb:], s.Data[(m.sinks+q-m.q)*rb:(m.sinks+end-m.q)*rb])
+		}
+	}
 }
 
 // write stores n cells at pos (k, v cell-major as Cache.Write takes them): sinks and ring
@@ -118,6 +136,7 @@ func (m *mixed) write(ly *layer, pos int, k, v []float32, n int) {
 			ly.k[h].write(m.q-m.sinks, sk, cnt)
 			ly.v[h].write(m.q-m.sinks, sv, cnt)
 		}
+		m.slide(q, pos)
 		m.q = q
 		for h := 0; h < m.hn; h++ {
 			ly.k[h].setLen(q - m.sinks)
@@ -178,11 +197,9 @@ func (m *mixed) segments(lo, hi int, isK bool, h int, fn func(s *attn.RowStore, 
 			fn(nil, c-m.sinks, c, b)
 			c = b
 		default:
-			r := c % m.ring
-			b := min(hi, c+m.ring-r) // up to the ring's end
-			s, _ := m.f16Row(c, isK, h)
-			fn(s, r, c, b)
-			c = b
+			s, r := m.f16Row(c, isK, h)
+			fn(s, r, c, hi)
+			c = hi
 		}
 	}
 }
@@ -217,25 +234,54 @@ func (k *mixedKeys) Scores(pq []float32, lo int, out []float32) {
 }
 
 // ScoresMulti is attn.MultiKeys: each store's multi-query path over its cells, the n prepared
-// queries' two parts gathered contiguous.
+// queries' two parts gathered contiguous. When the cells take in sinks and window cells both
+// (f16Run), the f16 rows are read in one call into staging and its scores put in place.
 func (k *mixedKeys) ScoresMulti(pq []float32, n, lo int, out []float32) {
 	bql, dk := k.base().QueryLen(), k.ly.mx.dk
 	ql := bql + dk
-	bp := getGather(n * ql)
+	mx := k.ly.mx
+	m := len(out) / n
+	ns, nf := mx.f16Run(lo, lo+m)
+	bp := getGather(n*ql + nf*n)
 	defer gathers.Put(bp)
-	bq, rq := (*bp)[:n*bql], (*bp)[n*bql:]
+	bq, rq := (*bp)[:n*bql], (*bp)[n*bql:n*ql]
 	for h := 0; h < n; h++ {
 		copy(bq[h*bql:(h+1)*bql], pq[h*ql:h*ql+bql])
 		copy(rq[h*dk:(h+1)*dk], pq[h*ql+bql:(h+1)*ql])
 	}
-	m := len(out) / n
-	k.ly.mx.segments(lo, lo+m, true, k.head, func(s *attn.RowStore, row, a, b int) {
+	if nf > 0 {
+		fo := (*bp)[n*ql : n*ql+nf*n]
+		mx.fK[k.head].ScoresMulti(rq, n, lo, fo)
+		copy(out[:ns*n], fo[:ns*n])
+		copy(out[(mx.q-lo)*n:m*n], fo[ns*n:])
+		if mx.q > mx.sinks {
+			attn.MultiScores(k.base(), bq, n, 0, out[ns*n:(mx.q-lo)*n])
+		}
+		return
+	}
+	mx.segments(lo, lo+m, true, k.head, func(s *attn.RowStore, row, a, b int) {
 		if s == nil {
 			attn.MultiScores(k.base(), bq, n, row, out[(a-lo)*n:(b-lo)*n])
 			return
 		}
 		s.ScoresMulti(rq, n, row, out[(a-lo)*n:(b-lo)*n])
 	})
+}
+
+// mixedMerge enables the one-call read of the f16 cells (f16Run); the tests turn it off to
+// compare with the reads part by part.
+var mixedMerge = true
+
+// f16Run reports, for a read of cells [lo, hi) that takes in sink cells and window cells both,
+// the sink cells read (ns = sinks − lo, rows [lo, sinks)) and all the f16 cells read (nf = ns
+// + hi − q): they are the rows [lo, lo + nf) of the f16 store, in cell order. It reports nf = 0
+// when the read does not take in both (segments then reads part by part).
+func (m *mixed) f16Run(lo, hi int) (ns, nf int) {
+	if !mixedMerge || lo >= m.sinks || hi <= m.q {
+		return 0, 0
+	}
+	ns = m.sinks - lo
+	return ns, ns + hi - m.q
 }
 
 // mixedValues reads one head's V of a mixed layer. Its accumulator is the tail store's followed
@@ -261,25 +307,39 @@ func (v *mixedValues) Accumulate(acc []float32, w []float32, lo int) {
 }
 
 // AccumulateMulti is attn.MultiValues: each store's multi-query path, the n accumulators' two
-// parts gathered contiguous and put back.
+// parts gathered contiguous and put back. When the cells take in sinks and window cells both
+// (f16Run), their weights are gathered and the f16 rows read in one call: the f16 accumulators
+// take the sinks and then the window, in the order the part-by-part reads add them.
 func (v *mixedValues) AccumulateMulti(acc []float32, n int, w []float32, lo int) {
 	bal, dv := v.base().AccLen(), v.ly.mx.dv
 	al := bal + dv
-	bp := getGather(n * al)
+	mx := v.ly.mx
+	m := len(w) / n
+	ns, nf := mx.f16Run(lo, lo+m)
+	bp := getGather(n*al + nf*n)
 	defer gathers.Put(bp)
-	ba, ra := (*bp)[:n*bal], (*bp)[n*bal:]
+	ba, ra := (*bp)[:n*bal], (*bp)[n*bal:n*al]
 	for h := 0; h < n; h++ {
 		copy(ba[h*bal:(h+1)*bal], acc[h*al:h*al+bal])
 		copy(ra[h*dv:(h+1)*dv], acc[h*al+bal:(h+1)*al])
 	}
-	m := len(w) / n
-	v.ly.mx.segments(lo, lo+m, false, v.head, func(s *attn.RowStore, row, a, b int) {
-		if s == nil {
-			attn.MultiAccumulate(v.base(), ba, n, w[(a-lo)*n:(b-lo)*n], row)
-			return
+	if nf > 0 {
+		if mx.q > mx.sinks {
+			attn.MultiAccumulate(v.base(), ba, n, w[ns*n:(mx.q-lo)*n], 0)
 		}
-		s.AccumulateMulti(ra, n, w[(a-lo)*n:(b-lo)*n], row)
-	})
+		wf := (*bp)[n*al : n*al+nf*n]
+		copy(wf[:ns*n], w[:ns*n])
+		copy(wf[ns*n:], w[(mx.q-lo)*n:m*n])
+		mx.fV[v.head].AccumulateMulti(ra, n, wf, lo)
+	} else {
+		mx.segments(lo, lo+m, false, v.head, func(s *attn.RowStore, row, a, b int) {
+			if s == nil {
+				attn.MultiAccumulate(v.base(), ba, n, w[(a-lo)*n:(b-lo)*n], row)
+				return
+			}
+			s.AccumulateMulti(ra, n, w[(a-lo)*n:(b-lo)*n], row)
+		})
+	}
 	for h := 0; h < n; h++ {
 		copy(acc[h*al:h*al+bal], ba[h*bal:(h+1)*bal])
 		copy(acc[h*al+bal:(h+1)*al], ra[h*dv:(h+1)*dv])

@@ -1,6 +1,9 @@
 package kvcache
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -186,5 +189,143 @@ func TestMixedRejects(t *testing.T) {
 	fill(t, c, rand.New(rand.NewPCG(1, 1)), 100, 30)
 	if c.layers[0].mx.q != 0 {
 		t.Errorf("a window past the context quantized %d cells", c.layers[0].mx.q)
+	}
+}
+
+// TestMixedMergedReadsMatchParts: the multi-query reads that take the sinks and the window in
+// one f16 call (f16Run) give the scores, the accumulators and the attention of the reads part
+// by part (sinks, tail, window), bit for bit, over ranges that start and end inside each part
+// (chunks of the decode, sub-ranges), with and without a tail, after truncations into the tail
+// and into the window. A gather that puts the window's scores or weights one cell off, or
+// accumulates the window before the sinks, differs here.
+func TestMixedMergedReadsMatchParts(t *testing.T) {
+	for _, tc := range []struct {
+		pair                string
+		d, recent, sinks, n int
+	}{
+		{"q4_0", 64, 16, 4, 150}, {"q8_0", 64, 64, 8, 232}, {"q8_0/q4_0", 32, 8, 3, 60}, {"f16", 32, 8, 2, 90},
+		{"q4_0", 64, 16, 4, 18}, // no tail yet: sinks and window adjacent
+	} {
+		cfg := Config{Layers: 1, KVHeads: 2, HeadDimK: tc.d, HeadDimV: tc.d, Pair: mustPair(t, tc.pair),
+			MaxCells: 300, Recent: tc.recent, Sinks: tc.sinks, Seed: 5}
+		c, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rand.New(rand.NewPCG(8, uint64(tc.n)))
+		fill(t, c, r, tc.n, 5)
+		for step := 0; step < 4; step++ {
+			switch step {
+			case 1:
+				fill(t, c, r, 1, 1)
+			case 2:
+				if err := c.Truncate(c.Len() - 3); err != nil { // inside the window
+					t.Fatal(err)
+				}
+				fill(t, c, r, 7, 2)
+			case 3:
+				if err := c.Truncate(max(c.layers[0].mx.q-2, 1)); err != nil { // into the tail
+					t.Fatal(err)
+				}
+				fill(t, c, r, 2*tc.recent, 3)
+			}
+			n := c.Len()
+			const heads = 4
+			q := randVec(r, heads*tc.d)
+			read := func(merge bool) (outs [][]float32) {
+				mixedMerge = merge
+				defer func() { mixedMerge = true }()
+				wr := rand.New(rand.NewPCG(9, uint64(step)))
+				for _, chunk := range []int{0, 5, tc.sinks + 1, 64} {
+					s := attn.Shape{Heads: heads, KVHeads: 2, HeadDimK: tc.d, HeadDimV: tc.d, Scale: 0.2, ChunkSize: chunk, Threads: 1}
+					out := make([]float32, heads*tc.d)
+					if err := attn.Decode(out, q, s, c.Keys(0, true), c.Values(0, true), 0, n); err != nil {
+						t.Fatal(err)
+					}
+					outs = append(outs, out)
+				}
+				for _, rg := range [][2]int{{0, n}, {1, n}, {0, n - 1}, {min(tc.sinks, n-1), n}, {0, min(tc.sinks+2, n)}} {
+					lo, hi := rg[0], rg[1]
+					if hi <= lo {
+						continue
+					}
+					for h := 0; h < 2; h++ {
+						mk := c.Keys(0, true)[h].(*mixedKeys)
+						mv := c.Values(0, true)[h].(*mixedValues)
+						ql := mk.QueryLen()
+						pq := make([]float32, 2*ql)
+						for i := 0; i < 2; i++ {
+							mk.Prepare(pq[i*ql:(i+1)*ql], q[i*tc.d:(i+1)*tc.d])
+						}
+						sco := make([]float32, 2*(hi-lo))
+						mk.ScoresMulti(pq, 2, lo, sco)
+						acc := make([]float32, 2*mv.AccLen())
+						w := make([]float32, 2*(hi-lo))
+						for i := range w {
+							w[i] = float32(wr.Float64())
+						}
+						mv.AccumulateMulti(acc, 2, w, lo)
+						outs = append(outs, sco, acc)
+					}
+				}
+				return outs
+			}
+			merged, parts := read(true), read(false)
+			for i := range merged {
+				for j := range merged[i] {
+					if math.Float32bits(merged[i][j]) != math.Float32bits(parts[i][j]) {
+						t.Fatalf("%s d=%d step %d (%d cells, tail to %d): read %d value %d: merged %v, parts %v",
+							tc.pair, tc.d, step, n, c.layers[0].mx.q, i, j, merged[i][j], parts[i][j])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestMixedContentGolden pins what mixed caches hold, cell by cell (the snapshot payload: the
+// tail stores' rows, then every sink and window cell's f16 row in cell order), after writes in
+// chunks of 1 to 300 cells, a truncation inside the window and one into the tail, for several
+// pairs, windows and sinks. The hash is the one the cache gave before its f16 cells moved into
+// one store with the window kept in order (cells in a ring of slots before): the layout changed,
+// the content did not.
+func TestMixedContentGolden(t *testing.T) {
+	h := sha256.New()
+	for _, tc := range []struct {
+		pair             string
+		recent, sinks, d int
+	}{{"q4_0", 64, 8, 64}, {"q8_0", 16, 4, 64}, {"q4_0/q8_0", 8, 0, 32}, {"f16", 8, 2, 32}} {
+		for _, chunk := range []int{1, 5, 40, 300} {
+			cfg := Config{Layers: 2, KVHeads: 2, HeadDimK: tc.d, HeadDimV: tc.d, Pair: mustPair(t, tc.pair),
+				MaxCells: 400, Recent: tc.recent, Sinks: tc.sinks, Seed: 3}
+			c, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := rand.New(rand.NewPCG(1, uint64(chunk)))
+			dump := func() {
+				for l := 0; l < 2; l++ {
+					var b bytes.Buffer
+					c.layerPayload(&b, l)
+					h.Write(b.Bytes())
+				}
+			}
+			fill(t, c, r, 250, chunk)
+			dump()
+			if err := c.Truncate(c.Len() - 5); err != nil {
+				t.Fatal(err)
+			}
+			fill(t, c, r, 9, 2)
+			dump()
+			if err := c.Truncate(100); err != nil {
+				t.Fatal(err)
+			}
+			fill(t, c, r, 60, chunk)
+			dump()
+		}
+	}
+	const want = "5611c0b9bb411fd1d3d7e0afe52738ab8ec4b75df5ee79786b24fe6ddd1bb860"
+	if got := fmt.Sprintf("%x", h.Sum(nil)); got != want {
+		t.Errorf("mixed cache content hash %s, want %s", got, want)
 	}
 }
