@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -20,15 +21,16 @@ import (
 // kvlab-tiny-64's (4 layers, 2 query heads over 1 KV head of 64 dims, a 192-cell prompt, 64
 // steps, window 64, 8 sinks) and a TinyLlama-like long context (22 layers, 32 query heads over
 // 4 KV heads of 64 dims, a 1536-cell prompt, 40 steps, window 256, 8 sinks). KVLAB_MIXED_ARM
-// keeps one arm (for a profile).
+// keeps one arm (for a profile); KVLAB_MIXED_CELLS sets the long context's prompt cells.
 func TestMixedStepSpeed(t *testing.T) {
 	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
 		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
 	}
-	for _, sh := range []mixedShape{
-		{"kvlab-tiny-64", 4, 64, 1, 2, 192, 64, 64, 400},
-		{"tinyllama-like", 22, 64, 4, 32, 1536, 40, 256, 5},
-	} {
+	long := mixedShape{"tinyllama-like", 22, 64, 4, 32, 1536, 40, 256, 5}
+	if n, err := strconv.Atoi(os.Getenv("KVLAB_MIXED_CELLS")); err == nil && n > 0 { // a longer context
+		long.prompt, long.rounds = n, 2
+	}
+	for _, sh := range []mixedShape{{"kvlab-tiny-64", 4, 64, 1, 2, 192, 64, 64, 400}, long} {
 		mixedStepSpeed(t, sh)
 	}
 }
