@@ -636,19 +636,14 @@ var searchStepsArr = [...]float32{0.75, 0.8, 0.85, 0.9, 0.95, 1, 1.05, 1.1}
 // lies far inside int32 and the truncation below needs no range checks.
 const symSearchFastMin = 1e-30
 
-// symSearchFast is stage 1 of searchSymBlock for a block without NaN whose magnitude amax is at
-// least symSearchFastMin: for every candidate d (ds; 0 to skip) the sums Σ x_i·q_i and Σ q_i²
-// (float64, in element order, as the reference loop adds them) of its codes q_i = symCode(x_i/d)
-// − lo, by a vector kernel where the CPU has one (symSearchVec), else by symSearchGo. It
-// reports false, writing nothing, for a block it does not take.
+// symSearchFast is stage 1 of searchSymBlock for a block without NaN (the caller checks)
+// whose magnitude amax is at least symSearchFastMin: for every candidate d (ds; 0 to skip) the
+// sums Σ x_i·q_i and Σ q_i² (float64, in element order, as the reference loop adds them) of its
+// codes q_i = symCode(x_i/d) − lo, by a vector kernel where the CPU has one (symSearchVec),
+// else by symSearchGo. It reports false, writing nothing, for a block it does not take.
 func symSearchFast(x []float32, amax float32, ds *[16]float32, lo, hi int32, sxc, scc *[16]float64) bool {
 	if !(amax >= symSearchFastMin) || math.IsInf(float64(amax), 0) || len(x) == 0 {
 		return false
-	}
-	for _, v := range x {
-		if v != v {
-			return false
-		}
 	}
 	var id [16]float32
 	for k, d := range ds {
@@ -716,12 +711,22 @@ func searchSymBlock(x []float32, lo, hi int32, codes []byte) uint16 {
 	// ggml's own block first (its scale max/−lo, its codes and rounding, no refit), so that the
 	// search keeps ggml's bytes unless a candidate is strictly better: the block's error is
 	// never above ggml's.
+	// fast: no NaN and a magnitude whose candidate scales are all normal (symSearchFastMin), so
+	// that every code's float value lies far inside int32 and the branch-free clamps below give
+	// blockClamp's and symCode's codes.
+	fast := amax >= symSearchFastMin && !slices.ContainsFunc(x, func(v float32) bool { return v != v })
+	top := lo + hi
 	if d := mx / -float32(lo); d != 0 {
 		id := 1 / d
 		ds := F16ToF32(F32ToF16(d))
 		var e float64
 		for i, v := range x {
-			c := blockClamp(float32(v*id)+float32(lo)+0.5, lo+hi)
+			var c byte
+			if fast {
+				c = byte(min(max(int32(float32(v*id)+float32(lo)+0.5), 0), top))
+			} else {
+				c = blockClamp(float32(v*id)+float32(lo)+0.5, lo+hi)
+			}
 			cand[i] = c
 			r := float64(v) - float64(int32(c)-lo)*float64(ds)
 			e += r * r
@@ -746,7 +751,7 @@ func searchSymBlock(x []float32, lo, hi int32, codes []byte) uint16 {
 		}
 	}
 	var sxc, scc [len(ds)]float64
-	if !symSearchFast(x, amax, &ds, lo, hi, &sxc, &scc) {
+	if !fast || !symSearchFast(x, amax, &ds, lo, hi, &sxc, &scc) {
 		for k, d := range ds {
 			if d == 0 {
 				continue
@@ -764,38 +769,68 @@ func searchSymBlock(x []float32, lo, hi int32, codes []byte) uint16 {
 	type refit struct {
 		s, e float64
 	}
-	top := [2]refit{{e: math.Inf(1)}, {e: math.Inf(1)}}
+	top2 := [2]refit{{e: math.Inf(1)}, {e: math.Inf(1)}}
 	for k, d := range ds {
 		if d == 0 || scc[k] == 0 {
 			continue
 		}
 		r := refit{s: sxc[k] / scc[k], e: sxx - sxc[k]*sxc[k]/scc[k]}
-		if r.e < top[0].e {
-			top[0], top[1] = r, top[0]
-		} else if r.e < top[1].e && r.s != top[0].s {
-			top[1] = r
+		if r.e < top2[0].e {
+			top2[0], top2[1] = r, top2[0]
+		} else if r.e < top2[1].e && r.s != top2[0].s {
+			top2[1] = r
 		}
 	}
 	// Stage 2: the two best refits rounded to f16, the codes nearest each, their exact error.
-	for _, r := range top {
+	// For a fast block whose two scales keep every |x/d̂| below 2²⁰, both in one pass (two
+	// independent error sums, each in element order; codes clamped branch-free), else one by one.
+	var hs [2]uint16
+	var dss [2]float32
+	var ok [2]bool
+	for k, r := range top2 {
 		if math.IsInf(r.e, 1) {
 			continue
 		}
-		h := F32ToF16(float32(r.s))
-		ds := F16ToF32(h)
-		if ds == 0 || math.IsInf(float64(ds), 0) {
-			continue
-		}
-		id := 1 / ds
-		var e float64
+		hs[k] = F32ToF16(float32(r.s))
+		dss[k] = F16ToF32(hs[k])
+		ok[k] = dss[k] != 0 && !math.IsInf(float64(dss[k]), 0)
+	}
+	var es [2]float64
+	var cands [2][BlockSize]byte
+	if fast && ok[0] && ok[1] && amax/dss[0] < 1<<20 && amax/dss[1] < 1<<20 {
+		id0, id1 := 1/dss[0], 1/dss[1]
+		d0, d1 := float64(dss[0]), float64(dss[1])
+		off := float64(lo) + 0.5 // float64(v·id) + lo + ½ is exact below 2²⁰: symCode's sum
+		var e0, e1 float64
 		for i, v := range x {
-			c := symCode(v*id, lo, hi)
-			cand[i] = c
-			d := float64(v) - float64(int32(c)-lo)*float64(ds)
-			e += d * d
+			c0 := min(max(int32(float64(v*id0)+off), 0), top)
+			c1 := min(max(int32(float64(v*id1)+off), 0), top)
+			cands[0][i], cands[1][i] = byte(c0), byte(c1)
+			r0 := float64(v) - float64(c0-lo)*d0
+			r1 := float64(v) - float64(c1-lo)*d1
+			e0 += r0 * r0
+			e1 += r1 * r1
 		}
-		if e < bestErr {
-			bestErr, bestD, best = e, h, cand
+		es = [2]float64{e0, e1}
+	} else {
+		for k := range ok {
+			if !ok[k] {
+				continue
+			}
+			id := 1 / dss[k]
+			var e float64
+			for i, v := range x {
+				c := symCode(v*id, lo, hi)
+				cands[k][i] = c
+				d := float64(v) - float64(int32(c)-lo)*float64(dss[k])
+				e += d * d
+			}
+			es[k] = e
+		}
+	}
+	for k := range ok {
+		if ok[k] && es[k] < bestErr {
+			bestErr, bestD, best = es[k], hs[k], cands[k]
 		}
 	}
 	copy(codes, best[:len(codes)])
