@@ -71,6 +71,7 @@ type Act struct {
 	S       []float32 // Q8: N × Cols/32 values d·Σq (for the types with a min)
 	QS      []int32   // Q8: N × Cols/32 code sums Σq (the invariant tile kernels' offset)
 	BS      []int16   // Q8K: N × Cols/16 code sums
+	BS32    []int16   // Q8K: N × Cols/32 code sums (the Q4_K/Q5_K mins' sub-blocks)
 	// P, PD, PS are a one-token Q8 activation's codes, scales and d·Σq regrouped for the
 	// 16-block kernels (permuteQ8), filled only where such a kernel is used; nil otherwise.
 	P      []int8
@@ -117,6 +118,7 @@ func (a *Act) Prepare(f Format, n, cols int) {
 		a.QS = grow(a.QS, n*cols/32)
 	case Q8K:
 		a.BS = grow(a.BS, n*cols/16)
+		a.BS32 = grow(a.BS32, n*cols/32)
 	}
 }
 
@@ -133,7 +135,7 @@ func (a *Act) QuantizeTokens(x []float32, lo, hi int) {
 			a.permuteQ8()
 		}
 	case Q8K:
-		quantQ8K(a.Q[lo*c:hi*c], a.D[lo*c/bs:hi*c/bs], a.BS[lo*c/16:hi*c/16], xs)
+		quantQ8K(a.Q[lo*c:hi*c], a.D[lo*c/bs:hi*c/bs], a.BS[lo*c/16:hi*c/16], a.BS32[lo*c/32:hi*c/32], xs)
 	}
 }
 
@@ -201,12 +203,15 @@ func quantQ8(q []int8, d, s []float32, qs []int32, x []float32) {
 	}
 }
 
-func quantQ8K(q []int8, d []float32, bs []int16, x []float32) {
+func quantQ8K(q []int8, d []float32, bs, bs32 []int16, x []float32) {
 	var g [16]int32
 	for b := range d {
 		d[b] = quantSums(q[256*b:256*b+256], x[256*b:256*b+256], g[:])
 		for i, v := range g {
 			bs[16*b+i] = int16(v)
+		}
+		for i := range 8 {
+			bs32[8*b+i] = int16(g[2*i] + g[2*i+1]) // |Σ| ≤ 32·127
 		}
 	}
 }

@@ -234,105 +234,128 @@ q4kdone:
 	MOVSS        X0, ret+40(FP)
 	RET
 
-// func dotQ4_KAVX512(w, q, d, bs unsafe.Pointer, nb int) float32
-// dotQ4_KAVX2's sum, bit for bit, with 64-byte vectors: each 32-byte group of nibbles is
-// broadcast to both halves of a register, the low half keeping the low nibbles and the high half
-// the high ones (VPSRLVW by 0 and 4), so one VPMADDUBSW covers both 32-value sub-blocks against
-// the activation's 64 contiguous codes and one VPDPWSSD applies both sub-blocks' scales. The
-// integer sums are exact, and the two halves added give dotQ4_KAVX2's eight lanes, so the float
-// steps are its own.
-TEXT ·dotQ4_KAVX512(SB), NOSPLIT, $0-44
-	MOVQ w+0(FP), SI
-	MOVQ q+8(FP), DI
-	MOVQ d+16(FP), R8
-	MOVQ bs+24(FP), R9
-	MOVQ nb+32(FP), CX
-	LEAQ shufK4<>(SB), R12
-	MOVL $0x0f0f0f0f, AX
-	VMOVD AX, X14
-	VPBROADCASTD X14, Z14
-	VMOVDQU64 shiftK4<>(SB), Z15
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-
-q4k5block:
+// func rowsQ4_KAVX512(w unsafe.Pointer, rowBytes, rows int, q, d, s32 unsafe.Pointer, nb int, y *float32)
+// y[r] = the Q4_K row at w + r·rowBytes dotted with the activation (codes q, scales d, sums of
+// every 32 codes s32), for r < rows: dotQ4_KAVX2's sum, bit for bit, in about half its vector
+// operations per super-block:
+//   - the scales and mins unpacked in the general registers (K4SCALAR: their ALUs are
+//     otherwise idle here), the scale bytes spread as zero-extended words by one VPSHUFB per
+//     64 codes (tables held in Z16…Z19);
+//   - each 32-byte group of nibbles broadcast to both halves of a register, the low half
+//     keeping the low nibbles and the high half the high ones (VPSRLVW by 0 and 4), so one
+//     VPMADDUBSW covers both 32-value sub-blocks against the activation's 64 contiguous codes and
+//     one VPMADDWD/VPDPWSSD applies both sub-blocks' scales; two accumulators halve the chain;
+//   - the mins' products m_j·Σ_{32} q in one VPMADDWD against the activation's 32-code sums;
+//   - the eight scaled code sums and the four min products in one vector (lanes 0–7, 8–11),
+//     converted and multiplied-added into Z0 by [d·d_a ×8, dmin·d_a ×4] in one VFMADD231PS.
+// The integer sums are exact and land in the AVX2 kernel's lanes (lane k: every sub-block's
+// values 4k…4k+3 times its scale; min lane i: m_2i·S_2i + m_2i+1·S_2i+1), and each lane's float
+// steps are its own, so the result is the AVX2 kernel's bits (TestQ4_KAVX512Bits).
+TEXT ·rowsQ4_KAVX512(SB), NOSPLIT, $0-64
+	MOVQ rows+16(FP), R14
+	TESTQ R14, R14
+	JE   q4krdone
+	MOVQ nb+48(FP), CX
 	TESTQ CX, CX
-	JE    q4k5done
+	JE   q4krdone
+	MOVQ w+0(FP), SI
+	MOVQ rowBytes+8(FP), R13
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z14
+	VMOVDQU64 shiftK4<>(SB), Z15
+	VMOVDQU64 shufK4b<>+0(SB), Z16
+	VMOVDQU64 shufK4b<>+64(SB), Z17
+	VMOVDQU64 shufK4b<>+128(SB), Z18
+	VMOVDQU64 shufK4b<>+192(SB), Z19
+	VMOVDQU64 k4min<>(SB), X25
+	VMOVDQU64 permK4<>(SB), Z26
+
+q4krrow:
+	MOVQ  SI, AX
+	MOVQ  q+24(FP), DI
+	MOVQ  d+32(FP), R8
+	MOVQ  s32+40(FP), R9
+	MOVQ  nb+48(FP), CX
+	VPXORD Z0, Z0, Z0
+
+q4krblock:
 	// Prefetch 16 KiB ahead, as dotQ8_0AVX2 does (why: beside it).
-	PREFETCHT0 16384(SI)
-	PREFETCHT0 16448(SI)
-	PREFETCHT0 16512(SI)
-	MOVL      (SI), AX
-	VMOVD     AX, X2
-	VCVTPH2PS X2, X2
+	PREFETCHT0 16384(AX)
+	PREFETCHT0 16448(AX)
+	PREFETCHT0 16512(AX)
+	// Z2 = [d·d_a ×8, dmin·d_a ×8]
+	VMOVD        (AX), X2
+	VCVTPH2PS    X2, X2
 	VBROADCASTSS (R8), X3
-	VMULPS    X3, X2, X2
+	VMULPS       X3, X2, X2
+	VPERMPS      Z2, Z26, Z2
 
-	K4SCALAR(SI, AX, BX, DX, R10)
-	VPMOVZXBW    X7, Y6
-	VSHUFI32X4   $0, Z6, Z6, Z4
-	VEXTRACTI128 $1, Y6, X5
+	K4SCALAR(AX, R10, R11, R12, BX)
+	VSHUFI32X4 $0, Z7, Z7, Z4
+	// The min words (VPSHUFB zero-extends through X25), times the 32-code sums: min lanes.
+	VPSHUFB   X25, X7, X5
+	VPMADDWD  (R9), X5, X5
 
-	// mins: dmin·d_a·Σ_j m_j·(sum of sub-block j's codes)
-	VMOVDQU      (R9), Y6
-	VEXTRACTI128 $1, Y6, X7
-	VPHADDW      X7, X6, X6
-	VPMADDWD     X6, X5, X5
-	VCVTDQ2PS    X5, X5
-	VPSHUFD      $0x55, X2, X7
-	VFMADD231PS  X7, X5, X1
-
-	VPXORD Z8, Z8, Z8
-
-	VBROADCASTI64X4 16(SI), Z9
+	VBROADCASTI64X4 16(AX), Z9
 	VPSRLVW         Z15, Z9, Z9
 	VPANDD          Z14, Z9, Z9
 	VPMADDUBSW      0(DI), Z9, Z9
-	VPSHUFB         0(R12), Z4, Z11
-	VPDPWSSD        Z11, Z9, Z8
+	VPSHUFB         Z16, Z4, Z11
+	VPMADDWD        Z11, Z9, Z8
 
-	VBROADCASTI64X4 48(SI), Z9
-	VPSRLVW         Z15, Z9, Z9
-	VPANDD          Z14, Z9, Z9
-	VPMADDUBSW      64(DI), Z9, Z9
-	VPSHUFB         64(R12), Z4, Z11
-	VPDPWSSD        Z11, Z9, Z8
+	VBROADCASTI64X4 48(AX), Z10
+	VPSRLVW         Z15, Z10, Z10
+	VPANDD          Z14, Z10, Z10
+	VPMADDUBSW      64(DI), Z10, Z10
+	VPSHUFB         Z17, Z4, Z12
+	VPMADDWD        Z12, Z10, Z13
 
-	VBROADCASTI64X4 80(SI), Z9
+	VBROADCASTI64X4 80(AX), Z9
 	VPSRLVW         Z15, Z9, Z9
 	VPANDD          Z14, Z9, Z9
 	VPMADDUBSW      128(DI), Z9, Z9
-	VPSHUFB         128(R12), Z4, Z11
+	VPSHUFB         Z18, Z4, Z11
 	VPDPWSSD        Z11, Z9, Z8
 
-	VBROADCASTI64X4 112(SI), Z9
-	VPSRLVW         Z15, Z9, Z9
-	VPANDD          Z14, Z9, Z9
-	VPMADDUBSW      192(DI), Z9, Z9
-	VPSHUFB         192(R12), Z4, Z11
-	VPDPWSSD        Z11, Z9, Z8
+	VBROADCASTI64X4 112(AX), Z10
+	VPSRLVW         Z15, Z10, Z10
+	VPANDD          Z14, Z10, Z10
+	VPMADDUBSW      192(DI), Z10, Z10
+	VPSHUFB         Z19, Z4, Z12
+	VPDPWSSD        Z12, Z10, Z13
 
+	VPADDD        Z13, Z8, Z8
 	VEXTRACTI64X4 $1, Z8, Y9
 	VPADDD        Y9, Y8, Y8
+	VINSERTI64X4  $1, Y5, Z8, Z8
+	VCVTDQ2PS     Z8, Z8
+	VFMADD231PS   Z2, Z8, Z0
 
-	VCVTDQ2PS    Y8, Y8
-	VBROADCASTSS X2, Y9
-	VFMADD231PS  Y9, Y8, Y0
-	ADDQ $144, SI
+	ADDQ $144, AX
 	ADDQ $256, DI
 	ADDQ $4, R8
-	ADDQ $32, R9
+	ADDQ $16, R9
 	DECQ CX
-	JMP  q4k5block
+	JNE  q4krblock
 
-q4k5done:
-	VEXTRACTF128 $1, Y0, X2
-	VADDPS       X2, X0, X0
-	VSUBPS       X1, X0, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
+	// dotQ4_KAVX2's reduction: the eight sums' halves added, minus the four min sums, two
+	// horizontal adds.
+	VEXTRACTF32X4 $2, Z0, X1
+	VEXTRACTF128  $1, Y0, X2
+	VADDPS        X2, X0, X0
+	VSUBPS        X1, X0, X0
+	VHADDPS       X0, X0, X0
+	VHADDPS       X0, X0, X0
+	MOVQ          y+56(FP), BX
+	MOVSS         X0, (BX)
+	ADDQ          $4, BX
+	MOVQ          BX, y+56(FP)
+	ADDQ R13, SI
+	DECQ R14
+	JNE  q4krrow
+
+q4krdone:
 	VZEROUPPER
-	MOVSS        X0, ret+40(FP)
 	RET
 
 // func dotQ6_KAVX2(w, q, d, bs unsafe.Pointer, nb int) float32
@@ -519,7 +542,59 @@ DATA shufK4<>+240(SB)/8, $0x0f0e0f0e0f0e0f0e
 DATA shufK4<>+248(SB)/8, $0x0f0e0f0e0f0e0f0e
 GLOBL shufK4<>(SB), RODATA|NOPTR, $256
 
-// shiftK4 is dotQ4_KAVX512's VPSRLVW counts: 0 for the 16 low words, 4 for the 16 high ones.
+// shufK4b is rowsQ4_KAVX512's scale spreads: for 64 codes j (64 bytes each), scale byte 2j as
+// words in the low 32 bytes, 2j + 1 in the high 32 (0x80 zeroes the high byte).
+DATA shufK4b<>+0(SB)/8, $0x8000800080008000
+DATA shufK4b<>+8(SB)/8, $0x8000800080008000
+DATA shufK4b<>+16(SB)/8, $0x8000800080008000
+DATA shufK4b<>+24(SB)/8, $0x8000800080008000
+DATA shufK4b<>+32(SB)/8, $0x8001800180018001
+DATA shufK4b<>+40(SB)/8, $0x8001800180018001
+DATA shufK4b<>+48(SB)/8, $0x8001800180018001
+DATA shufK4b<>+56(SB)/8, $0x8001800180018001
+DATA shufK4b<>+64(SB)/8, $0x8002800280028002
+DATA shufK4b<>+72(SB)/8, $0x8002800280028002
+DATA shufK4b<>+80(SB)/8, $0x8002800280028002
+DATA shufK4b<>+88(SB)/8, $0x8002800280028002
+DATA shufK4b<>+96(SB)/8, $0x8003800380038003
+DATA shufK4b<>+104(SB)/8, $0x8003800380038003
+DATA shufK4b<>+112(SB)/8, $0x8003800380038003
+DATA shufK4b<>+120(SB)/8, $0x8003800380038003
+DATA shufK4b<>+128(SB)/8, $0x8004800480048004
+DATA shufK4b<>+136(SB)/8, $0x8004800480048004
+DATA shufK4b<>+144(SB)/8, $0x8004800480048004
+DATA shufK4b<>+152(SB)/8, $0x8004800480048004
+DATA shufK4b<>+160(SB)/8, $0x8005800580058005
+DATA shufK4b<>+168(SB)/8, $0x8005800580058005
+DATA shufK4b<>+176(SB)/8, $0x8005800580058005
+DATA shufK4b<>+184(SB)/8, $0x8005800580058005
+DATA shufK4b<>+192(SB)/8, $0x8006800680068006
+DATA shufK4b<>+200(SB)/8, $0x8006800680068006
+DATA shufK4b<>+208(SB)/8, $0x8006800680068006
+DATA shufK4b<>+216(SB)/8, $0x8006800680068006
+DATA shufK4b<>+224(SB)/8, $0x8007800780078007
+DATA shufK4b<>+232(SB)/8, $0x8007800780078007
+DATA shufK4b<>+240(SB)/8, $0x8007800780078007
+DATA shufK4b<>+248(SB)/8, $0x8007800780078007
+GLOBL shufK4b<>(SB), RODATA|NOPTR, $256
+
+// permK4 is rowsQ4_KAVX512's spread of [d·d_a, dmin·d_a] over 8 + 8 lanes.
+DATA permK4<>+0(SB)/8, $0
+DATA permK4<>+8(SB)/8, $0
+DATA permK4<>+16(SB)/8, $0
+DATA permK4<>+24(SB)/8, $0
+DATA permK4<>+32(SB)/8, $0x0000000100000001
+DATA permK4<>+40(SB)/8, $0x0000000100000001
+DATA permK4<>+48(SB)/8, $0x0000000100000001
+DATA permK4<>+56(SB)/8, $0x0000000100000001
+GLOBL permK4<>(SB), RODATA|NOPTR, $64
+
+// k4min is rowsQ4_KAVX512's zero-extending spread of the min bytes (8..15) as words.
+DATA k4min<>+0(SB)/8, $0x800b800a80098008
+DATA k4min<>+8(SB)/8, $0x800f800e800d800c
+GLOBL k4min<>(SB), RODATA|NOPTR, $16
+
+// shiftK4 is the 64-byte Q4_K kernels' VPSRLVW counts: 0 for the 16 low words, 4 for the 16 high ones.
 DATA shiftK4<>+0(SB)/8, $0
 DATA shiftK4<>+8(SB)/8, $0
 DATA shiftK4<>+16(SB)/8, $0
@@ -537,7 +612,7 @@ DATA shufQ6<>+24(SB)/8, $0x0302030203020302
 GLOBL shufQ6<>(SB), RODATA|NOPTR, $32
 
 // K4TOK runs token t of dotQ4_Kx4AVX512 (DT its d, BS its code sums, Q its codes; F, M, ACC
-// its float, min and integer accumulators): the float steps of dotQ4_KAVX512 on the shared
+// its float, min and integer accumulators): the float steps of dotQ4_KAVX2 on the shared
 // unpacked super-block (codes Z20…Z23, scale words Z16…Z19, mins X5, d and dmin in X12).
 #define K4TOK(DT, BS, Q, F, M, ACC, YACC) \
 	VBROADCASTSS DT, X13; \
@@ -572,7 +647,7 @@ GLOBL shufQ6<>(SB), RODATA|NOPTR, $32
 	VPANDD Z14, Z, Z; \
 	VPSHUFB SH(R12), Z4, S
 
-// K4SUM stores token t's sum (dotQ4_KAVX512's reduction of F and M) at OUT.
+// K4SUM stores token t's sum (dotQ4_KAVX2's reduction of F and M) at OUT.
 #define K4SUM(F, X, M, OUT) \
 	VEXTRACTF128 $1, F, X4; \
 	VADDPS X4, X, X; \
@@ -582,9 +657,9 @@ GLOBL shufQ6<>(SB), RODATA|NOPTR, $32
 	VMOVSS X, OUT
 
 // func dotQ4_Kx4AVX512(w, q, d, bs unsafe.Pointer, nb, qstride, dstride, bstride int, out *[4]float32)
-// dotQ4_KAVX512 for four tokens (token t's codes at q + t·qstride, scales at d + t·dstride,
+// rowsQ4_KAVX512 for four tokens (token t's codes at q + t·qstride, scales at d + t·dstride,
 // code sums at bs + t·bstride), each super-block's codes, scales and mins unpacked once for the
-// four: every token's result is the bits dotQ4_KAVX512 returns for it alone (an invariant pair).
+// four: every token's result is the bits rowsQ4_KAVX512 returns for it alone (an invariant pair).
 TEXT ·dotQ4_Kx4AVX512(SB), NOSPLIT, $0-72
 	MOVQ w+0(FP), SI
 	MOVQ q+8(FP), DI

@@ -158,6 +158,18 @@ func TestQuantizeAct(t *testing.T) {
 					t.Fatalf("bsum %d: %d, want %d", g, a.BS[g], s)
 				}
 			}
+			for g := range a.BS32 {
+				s := 0
+				for _, c := range a.Q[32*g : 32*g+32] {
+					s += int(c)
+				}
+				if int(a.BS32[g]) != s {
+					t.Fatalf("32-code sum %d: %d, want %d", g, a.BS32[g], s)
+				}
+			}
+			if len(a.BS32) != 2*256/32 {
+				t.Fatalf("%d 32-code sums, want %d", len(a.BS32), 2*256/32)
+			}
 		}
 	}
 }

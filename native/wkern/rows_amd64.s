@@ -82,6 +82,3 @@ done: \
 
 // func rowsQ8_0AVX2(w unsafe.Pointer, rowBytes, rows int, q, d unsafe.Pointer, nb int, y *float32)
 ROWS4(·rowsQ8_0AVX2, ·dotQ8_0AVX2)
-
-// func rowsQ4_KAVX512(w unsafe.Pointer, rowBytes, rows int, q, d, s unsafe.Pointer, nb int, y *float32)
-ROWS5(·rowsQ4_KAVX512, ·dotQ4_KAVX512)

@@ -40,15 +40,15 @@ func dotQ4_0Asm512(row []byte, a *Act, t int) float32 {
 	return s
 }
 
-//go:noescape
-func dotQ4_KAVX512(w, q, d, bs unsafe.Pointer, nb int) float32
-
-// dotQ4_KAsm512 is the Q4_K row dot through the 64-byte kernel (dot_amd64.s): dotQ4_KAsm's
-// sums bit for bit, in fewer operations (one VPMADDUBSW and one VPDPWSSD per 64 values).
+// dotQ4_KAsm512 is the Q4_K row dot through the 64-byte kernel (rowsQ4_KAVX512 on one row):
+// dotQ4_KAsm's sums bit for bit, in fewer operations (one VPMADDUBSW and one VPMADDWD or
+// VPDPWSSD per 64 values, the mins in one VPMADDWD against the 32-code sums).
 func dotQ4_KAsm512(row []byte, a *Act, t int) float32 {
-	q, d, bs := a.q8k(t)
+	q, d, s32 := a.q8k32(t)
 	_ = row[len(d)*q4_KBytes-1]
-	return dotQ4_KAVX512(unsafe.Pointer(&row[0]), unsafe.Pointer(&q[0]), unsafe.Pointer(&d[0]), unsafe.Pointer(&bs[0]), len(d))
+	var y float32
+	rowsQ4_KAVX512(unsafe.Pointer(&row[0]), 0, 1, unsafe.Pointer(&q[0]), unsafe.Pointer(&d[0]), unsafe.Pointer(&s32[0]), len(d), &y)
+	return y
 }
 
 //go:noescape
