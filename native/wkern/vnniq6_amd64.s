@@ -61,19 +61,18 @@ DATA q6shr<>+56(SB)/8, $0x0002000200020002
 GLOBL q6shr<>(SB), RODATA|NOPTR, $64
 
 // Q6CODES unpacks 64 bytes of ql at QL and 32 of qh at QH into the two code pairs A (low
-// nibbles, qh shifted left by 4 and 2) and B (high nibbles, qh shifted right by 0 and 2).
+// nibbles, qh shifted left by 4 and 2) and B (high nibbles, qh shifted right by 0 and 2); each
+// pair's two high bits are merged by one VPTERNLOGD (0xf8: A | qh' & 0x30).
 #define Q6CODES(QL, QH, A, B) \
 	VMOVDQU64 QL, Z5; \
 	VBROADCASTI64X4 QH, Z6; \
 	VPANDD Z14, Z5, A; \
 	VPSRLW $4, Z5, Z5; \
-	VPANDD Z14, Z5, Z5; \
+	VPANDD Z14, Z5, B; \
 	VPSLLVW Z20, Z6, Z7; \
-	VPANDD Z13, Z7, Z7; \
-	VPORD Z7, A, A; \
+	VPTERNLOGD $0xf8, Z13, Z7, A; \
 	VPSRLVW Z21, Z6, Z7; \
-	VPANDD Z13, Z7, Z7; \
-	VPORD Z7, Z5, B
+	VPTERNLOGD $0xf8, Z13, Z7, B
 
 // Q6TOK adds token Q's 256 codes times the unpacked super-block (Z22, Z23, Z26, Z27 with the
 // scale vectors Z24, Z25, Z28, Z29) to the dword lanes of ACC (T a temporary).
