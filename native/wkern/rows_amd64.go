@@ -25,8 +25,10 @@ func rowsQ4_KAVX512(w unsafe.Pointer, rowBytes, rows int, q, d, s32 unsafe.Point
 //go:noescape
 func rowsQ6_KAVX2(w unsafe.Pointer, rowBytes, rows int, q, d, s unsafe.Pointer, nb int, y *float32)
 
+// rowsQ6_KVNNI512 is a row loop of its own (vnniq6_amd64.s).
+//
 //go:noescape
-func rowsQ6_KVNNI512(w unsafe.Pointer, rowBytes, rows int, q, d, s unsafe.Pointer, nb int, y *float32)
+func rowsQ6_KVNNI512(w unsafe.Pointer, rowBytes, rows int, q, d, bs unsafe.Pointer, nb int, y *float32)
 
 //go:noescape
 func rowsQ4_0uAVX2(w unsafe.Pointer, rowBytes, rows int, q, d, s unsafe.Pointer, nb int, y *float32)

@@ -42,9 +42,6 @@ ROWS5(·rowsQ4_KAVX2, ·dotQ4_KAVX2)
 // func rowsQ6_KAVX2(w unsafe.Pointer, rowBytes, rows int, q, d, s unsafe.Pointer, nb int, y *float32)
 ROWS5(·rowsQ6_KAVX2, ·dotQ6_KAVX2)
 
-// func rowsQ6_KVNNI512(w unsafe.Pointer, rowBytes, rows int, q, d, s unsafe.Pointer, nb int, y *float32)
-ROWS5(·rowsQ6_KVNNI512, ·dotQ6_KVNNI512)
-
 // func rowsQ4_0uAVX2(w unsafe.Pointer, rowBytes, rows int, q, d, s unsafe.Pointer, nb int, y *float32)
 ROWS5(·rowsQ4_0uAVX2, ·dotQ4_0uAVX2)
 

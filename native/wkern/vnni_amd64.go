@@ -51,15 +51,14 @@ func dotQ4_KAsm512(row []byte, a *Act, t int) float32 {
 	return y
 }
 
-//go:noescape
-func dotQ6_KVNNI512(w, q, d, bs unsafe.Pointer, nb int) float32
-
-// dotQ6_KAsm512 is the Q6_K row dot through the 64-byte kernel (vnniq6_amd64.s):
+// dotQ6_KAsm512 is the Q6_K row dot through the 64-byte kernel (rowsQ6_KVNNI512 on one row):
 // the AVX2 kernel's sums bit for bit, in fewer vector operations (TestQ6_KAVX512Bits).
 func dotQ6_KAsm512(row []byte, a *Act, t int) float32 {
 	q, d, bs := a.q8k(t)
 	_ = row[len(d)*q6_KBytes-1]
-	return dotQ6_KVNNI512(unsafe.Pointer(&row[0]), unsafe.Pointer(&q[0]), unsafe.Pointer(&d[0]), unsafe.Pointer(&bs[0]), len(d))
+	var y float32
+	rowsQ6_KVNNI512(unsafe.Pointer(&row[0]), 0, 1, unsafe.Pointer(&q[0]), unsafe.Pointer(&d[0]), unsafe.Pointer(&bs[0]), len(d), &y)
+	return y
 }
 
 //go:noescape

@@ -87,7 +87,7 @@ GLOBL q6shr<>(SB), RODATA|NOPTR, $64
 	VPDPWSSD Z29, T, ACC
 
 // Q6INIT sets ACC's low 8 dwords to −32·Σ sc·bs (the token's 16-value code sums at BS), as
-// dotQ6_KVNNI512 starts its sums (upper dwords 0).
+// rowsQ6_KVNNI512 starts its sums (upper dwords 0).
 #define Q6INIT(BS, ACC, Y) \
 	VPMADDWD BS, Y4, Y; \
 	VPSLLD $5, Y, Y; \
@@ -146,51 +146,84 @@ GLOBL q6shr<>(SB), RODATA|NOPTR, $64
 	VMOVD     AX, X6; \
 	VCVTPH2PS X6, X6
 
-// func dotQ6_KVNNI512(w, q, d, bs unsafe.Pointer, nb int) float32
-// dotQ6_KAVX2 on 64-byte vectors: each zmm holds two 32-code chunks (the 64 low or high nibbles
-// of 64 bytes of ql, with qh's bits shifted per half by VPSLLVW or VPSRLVW), so one VPMADDUBSW,
-// one VPERMW (each chunk's scale vector from index vectors kept in registers, instead of
-// VPERMD + VPSHUFB + an index add) and one VPDPWSSD (instead of VPMADDWD + VPADDD) cover 64
-// values. The two halves of the dword sums are added before the conversion: lane j then holds
-// the AVX2 kernel's lane j (exact integers), so the result is the same bits.
-TEXT ·dotQ6_KVNNI512(SB), NOSPLIT, $0-44
-	MOVQ w+0(FP), SI
-	MOVQ q+8(FP), DI
-	MOVQ d+16(FP), R8
-	MOVQ bs+24(FP), R9
-	MOVQ nb+32(FP), CX
+// func rowsQ6_KVNNI512(w unsafe.Pointer, rowBytes, rows int, q, d, bs unsafe.Pointer, nb int, y *float32)
+// y[r] = the Q6_K row at w + r·rowBytes dotted with the activation (codes q, scales d, 16-code
+// sums bs), for r < rows, in one loop (no call per row, the constants set up once): dotQ6_KAVX2
+// on 64-byte vectors. Each zmm holds two 32-code chunks (the 64 low or high nibbles of 64
+// bytes of ql, with qh's bits shifted per half by VPSLLVW or VPSRLVW), so one VPMADDUBSW, one
+// VPERMW (each chunk's scale vector from index vectors kept in registers, instead of VPERMD +
+// VPSHUFB + an index add) and one VPDPWSSD or VPMADDWD (instead of VPMADDWD + VPADDD) cover 64
+// values, into two accumulators (half the dependency chain). The accumulators and the two
+// halves of the dword sums are added before the conversion: lane j then holds the AVX2
+// kernel's lane j (exact integers), and d·d_a is the same product, so the result is the same
+// bits (TestQ6_KAVX512Bits).
+TEXT ·rowsQ6_KVNNI512(SB), NOSPLIT, $0-64
+	MOVQ rows+16(FP), R14
+	TESTQ R14, R14
+	JE   q6rdone
+	MOVQ nb+48(FP), CX
+	TESTQ CX, CX
+	JE   q6rdone
+	MOVQ w+0(FP), R15
+	MOVQ rowBytes+8(FP), R13
+	MOVQ y+56(FP), BX
 	Q6SETUP
+
+q6rrow:
+	MOVQ  R15, SI
+	MOVQ  q+24(FP), DI
+	MOVQ  d+32(FP), R8
+	MOVQ  bs+40(FP), R9
+	MOVQ  nb+48(FP), CX
 	VXORPS Y0, Y0, Y0
 
-q6k5block:
-	TESTQ CX, CX
-	JE    q6k5done
+q6rblock:
 	PREFETCHT0 16384(SI)
 	PREFETCHT0 16448(SI)
 	PREFETCHT0 16512(SI)
 	PREFETCHT0 16576(SI)
 	Q6UNPACK
 	Q6INIT((R9), Z8, Y8)
-	Q6TOK((DI), Z8, Z7)
-	Q6D
-	Q6FIN(Z8, Y8, (R8), Y0)
+	VPMADDUBSW 0(DI), Z22, Z7
+	VPDPWSSD   Z24, Z7, Z8
+	VPMADDUBSW 64(DI), Z23, Z9
+	VPMADDWD   Z25, Z9, Z10
+	VPMADDUBSW 128(DI), Z26, Z7
+	VPDPWSSD   Z28, Z7, Z8
+	VPMADDUBSW 192(DI), Z27, Z9
+	VPDPWSSD   Z29, Z9, Z10
+	VPADDD     Z10, Z8, Z8
+	// Y7 = d·d_a in every lane.
+	VPBROADCASTW 208(SI), X6
+	VCVTPH2PS    X6, Y6
+	VBROADCASTSS (R8), Y7
+	VMULPS       Y7, Y6, Y7
+	VEXTRACTI64X4 $1, Z8, Y5
+	VPADDD        Y5, Y8, Y8
+	VCVTDQ2PS     Y8, Y8
+	VFMADD231PS   Y7, Y8, Y0
 	ADDQ $210, SI
 	ADDQ $256, DI
 	ADDQ $4, R8
 	ADDQ $32, R9
 	DECQ CX
-	JMP  q6k5block
+	JNE  q6rblock
 
-q6k5done:
 	Q6RED(Y0, X0)
+	MOVSS X0, (BX)
+	ADDQ  $4, BX
+	ADDQ  R13, R15
+	DECQ  R14
+	JNE   q6rrow
+
+q6rdone:
 	VZEROUPPER
-	MOVSS X0, ret+40(FP)
 	RET
 
 // func dotQ6_Kx4VNNI512(w, q, d, bs unsafe.Pointer, nb, qstride, dstride, bstride int, out *[4]float32)
-// dotQ6_KVNNI512 for four tokens (token t's codes at q + t·qstride, scales at d + t·dstride,
+// rowsQ6_KVNNI512 for four tokens (token t's codes at q + t·qstride, scales at d + t·dstride,
 // code sums at bs + t·bstride), each super-block unpacked once for the four: every token's
-// result is the bits dotQ6_KVNNI512 returns for it alone, so with it this is an invariant pair.
+// result is the bits rowsQ6_KVNNI512 returns for it alone, so with it this is an invariant pair.
 TEXT ·dotQ6_Kx4VNNI512(SB), NOSPLIT, $0-72
 	MOVQ w+0(FP), SI
 	MOVQ q+8(FP), DI
