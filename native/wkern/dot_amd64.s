@@ -234,6 +234,133 @@ q4kdone:
 	MOVSS        X0, ret+40(FP)
 	RET
 
+// func rowsQ4_KAVX2(w unsafe.Pointer, rowBytes, rows int, q, d, s32 unsafe.Pointer, nb int, y *float32)
+// y[r] = dotQ4_KAVX2 of the Q4_K row at w + r·rowBytes, for r < rows (s32 the activation's
+// 32-code sums), in one loop: no call per row, the mins' products in one VPMADDWD against the
+// 32-code sums (instead of a load, an extract and a VPHADDW of the 16-code ones), and the
+// scaled sums in two accumulators started by their first VPMADDWD (no zeroing, half the
+// chain). Same integer lanes, same float steps: dotQ4_KAVX2's bits (TestRowLoops).
+TEXT ·rowsQ4_KAVX2(SB), NOSPLIT, $0-64
+	MOVQ rows+16(FP), R14
+	TESTQ R14, R14
+	JE   q4k2rdone
+	MOVQ nb+48(FP), CX
+	TESTQ CX, CX
+	JE   q4k2rdone
+	MOVQ w+0(FP), R15
+	MOVQ rowBytes+8(FP), R13
+	MOVQ y+56(FP), BX
+	LEAQ shufK4<>(SB), R12
+	MOVL $0x0f0f0f0f, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+
+q4k2rrow:
+	MOVQ  R15, SI
+	MOVQ  q+24(FP), DI
+	MOVQ  d+32(FP), R8
+	MOVQ  s32+40(FP), R9
+	MOVQ  nb+48(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+q4k2rblock:
+	// Prefetch 16 KiB ahead, as dotQ8_0AVX2 does (why: beside it).
+	PREFETCHT0 16384(SI)
+	PREFETCHT0 16448(SI)
+	PREFETCHT0 16512(SI)
+	VMOVD        (SI), X2
+	VCVTPH2PS    X2, X2
+	VBROADCASTSS (R8), X3
+	VMULPS       X3, X2, X2
+
+	K4SCALAR(SI, AX, DX, R10, R11)
+	VPMOVZXBW    X7, Y6
+	VPERM2I128   $0x00, Y6, Y6, Y4
+	VEXTRACTI128 $1, Y6, X5
+
+	// mins: dmin·d_a·Σ_j m_j·(sum of sub-block j's codes)
+	VPMADDWD     (R9), X5, X5
+	VCVTDQ2PS    X5, X5
+	VPSHUFD      $0x55, X2, X7
+	VFMADD231PS  X7, X5, X1
+
+	VMOVDQU    16(SI), Y9
+	VPSRLW     $4, Y9, Y10
+	VPAND      Y14, Y9, Y9
+	VPAND      Y14, Y10, Y10
+	VPMADDUBSW 0(DI), Y9, Y9
+	VPMADDUBSW 32(DI), Y10, Y10
+	VPSHUFB    0(R12), Y4, Y11
+	VPSHUFB    32(R12), Y4, Y12
+	VPMADDWD   Y11, Y9, Y8
+	VPMADDWD   Y12, Y10, Y13
+
+	VMOVDQU    48(SI), Y9
+	VPSRLW     $4, Y9, Y10
+	VPAND      Y14, Y9, Y9
+	VPAND      Y14, Y10, Y10
+	VPMADDUBSW 64(DI), Y9, Y9
+	VPMADDUBSW 96(DI), Y10, Y10
+	VPSHUFB    64(R12), Y4, Y11
+	VPSHUFB    96(R12), Y4, Y12
+	VPMADDWD   Y11, Y9, Y9
+	VPMADDWD   Y12, Y10, Y10
+	VPADDD     Y9, Y8, Y8
+	VPADDD     Y10, Y13, Y13
+
+	VMOVDQU    80(SI), Y9
+	VPSRLW     $4, Y9, Y10
+	VPAND      Y14, Y9, Y9
+	VPAND      Y14, Y10, Y10
+	VPMADDUBSW 128(DI), Y9, Y9
+	VPMADDUBSW 160(DI), Y10, Y10
+	VPSHUFB    128(R12), Y4, Y11
+	VPSHUFB    160(R12), Y4, Y12
+	VPMADDWD   Y11, Y9, Y9
+	VPMADDWD   Y12, Y10, Y10
+	VPADDD     Y9, Y8, Y8
+	VPADDD     Y10, Y13, Y13
+
+	VMOVDQU    112(SI), Y9
+	VPSRLW     $4, Y9, Y10
+	VPAND      Y14, Y9, Y9
+	VPAND      Y14, Y10, Y10
+	VPMADDUBSW 192(DI), Y9, Y9
+	VPMADDUBSW 224(DI), Y10, Y10
+	VPSHUFB    192(R12), Y4, Y11
+	VPSHUFB    224(R12), Y4, Y12
+	VPMADDWD   Y11, Y9, Y9
+	VPMADDWD   Y12, Y10, Y10
+	VPADDD     Y9, Y8, Y8
+	VPADDD     Y10, Y13, Y13
+
+	VPADDD       Y13, Y8, Y8
+	VCVTDQ2PS    Y8, Y8
+	VBROADCASTSS X2, Y9
+	VFMADD231PS  Y9, Y8, Y0
+	ADDQ $144, SI
+	ADDQ $256, DI
+	ADDQ $4, R8
+	ADDQ $16, R9
+	DECQ CX
+	JNE  q4k2rblock
+
+	VEXTRACTF128 $1, Y0, X2
+	VADDPS       X2, X0, X0
+	VSUBPS       X1, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	MOVSS        X0, (BX)
+	ADDQ  $4, BX
+	ADDQ  R13, R15
+	DECQ  R14
+	JNE   q4k2rrow
+
+q4k2rdone:
+	VZEROUPPER
+	RET
+
 // func rowsQ4_KAVX512(w unsafe.Pointer, rowBytes, rows int, q, d, s32 unsafe.Pointer, nb int, y *float32)
 // y[r] = the Q4_K row at w + r·rowBytes dotted with the activation (codes q, scales d, sums of
 // every 32 codes s32), for r < rows: dotQ4_KAVX2's sum, bit for bit, in about half its vector

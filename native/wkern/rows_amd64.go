@@ -14,11 +14,12 @@ import (
 // per row: 3–10 % of a 2048×2048 product's CPU time on Zen 4), with the same kernel, so the
 // same sums.
 
-//go:noescape
-func rowsQ4_KAVX2(w unsafe.Pointer, rowBytes, rows int, q, d, s unsafe.Pointer, nb int, y *float32)
-
-// rowsQ4_KAVX512 is a row loop of its own (dot_amd64.s), s32 the activation's 32-code sums.
+// rowsQ4_KAVX2 and rowsQ4_KAVX512 are row loops of their own (dot_amd64.s), s32 the
+// activation's 32-code sums.
 //
+//go:noescape
+func rowsQ4_KAVX2(w unsafe.Pointer, rowBytes, rows int, q, d, s32 unsafe.Pointer, nb int, y *float32)
+
 //go:noescape
 func rowsQ4_KAVX512(w unsafe.Pointer, rowBytes, rows int, q, d, s32 unsafe.Pointer, nb int, y *float32)
 
@@ -52,15 +53,18 @@ func rowsK(f func(w unsafe.Pointer, rowBytes, rows int, q, d, s unsafe.Pointer, 
 	}
 }
 
-// rowsQ4_K512 runs rowsQ4_KAVX512 over rows [lo, hi) of a one-token activation.
-func rowsQ4_K512(y []float32, w []byte, rowBytes int, a *Act, lo, hi int) {
-	q, d, s32 := a.q8k32(0)
-	if hi <= lo || len(d) == 0 {
-		return
+// rowsQ4_K returns the row loop f (rowsQ4_KAVX2 or rowsQ4_KAVX512) over rows [lo, hi) of a
+// one-token activation.
+func rowsQ4_K(f func(w unsafe.Pointer, rowBytes, rows int, q, d, s32 unsafe.Pointer, nb int, y *float32)) rowsDot {
+	return func(y []float32, w []byte, rowBytes int, a *Act, lo, hi int) {
+		q, d, s32 := a.q8k32(0)
+		if hi <= lo || len(d) == 0 {
+			return
+		}
+		_ = w[(hi-1)*rowBytes+len(d)*q4_KBytes-1]
+		_ = y[hi-1]
+		f(unsafe.Pointer(&w[lo*rowBytes]), rowBytes, hi-lo, unsafe.Pointer(&q[0]), unsafe.Pointer(&d[0]), unsafe.Pointer(&s32[0]), len(d), &y[lo])
 	}
-	_ = w[(hi-1)*rowBytes+len(d)*q4_KBytes-1]
-	_ = y[hi-1]
-	rowsQ4_KAVX512(unsafe.Pointer(&w[lo*rowBytes]), rowBytes, hi-lo, unsafe.Pointer(&q[0]), unsafe.Pointer(&d[0]), unsafe.Pointer(&s32[0]), len(d), &y[lo])
 }
 
 // rowsQ4_0 runs the Q4_0 kernel that dots[gguf.Q4_0] is: the 16-block VNNI one where the
@@ -100,10 +104,10 @@ func rowsQ8_0(y []float32, w []byte, rowBytes int, a *Act, lo, hi int) {
 
 func init() {
 	if hasAVX2 {
-		rowsDots[gguf.Q4_K] = rowsK(rowsQ4_KAVX2, q4_KBytes)
+		rowsDots[gguf.Q4_K] = rowsQ4_K(rowsQ4_KAVX2)
 		rowsDots[gguf.Q6_K] = rowsK(rowsQ6_KAVX2, q6_KBytes)
 		if hasVNNI && !noVNNI() {
-			rowsDots[gguf.Q4_K] = rowsQ4_K512 // the kernels vnni_amd64.go picks
+			rowsDots[gguf.Q4_K] = rowsQ4_K(rowsQ4_KAVX512) // the kernels vnni_amd64.go picks
 			rowsDots[gguf.Q6_K] = rowsK(rowsQ6_KVNNI512, q6_KBytes)
 		}
 		rowsDots[gguf.Q4_0] = rowsQ4_0

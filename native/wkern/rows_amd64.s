@@ -36,9 +36,6 @@ loop: \
 done: \
 	RET
 
-// func rowsQ4_KAVX2(w unsafe.Pointer, rowBytes, rows int, q, d, s unsafe.Pointer, nb int, y *float32)
-ROWS5(·rowsQ4_KAVX2, ·dotQ4_KAVX2)
-
 // func rowsQ6_KAVX2(w unsafe.Pointer, rowBytes, rows int, q, d, s unsafe.Pointer, nb int, y *float32)
 ROWS5(·rowsQ6_KAVX2, ·dotQ6_KAVX2)
 
