@@ -2,6 +2,7 @@ package kvcache
 
 import (
 	"sync"
+	"unsafe"
 
 	"github.com/kvlab/kvlab/native/attn"
 	"github.com/kvlab/kvlab/native/kvq"
@@ -15,19 +16,35 @@ import (
 type overlay struct {
 	sinks, window int
 	hn, dk, dv    int
-	k, v          []uint16 // slots × hn × d
+	slots         int
+	k, v          []uint16 // hn × slots × d: one head's slots are consecutive f16 rows
 	owner         []int    // the cell each slot holds, −1 when empty
+	// mk and mv are the f16 codec's multi-query kernels, which read runs of consecutive
+	// slots of one head as a row store (nil where the codec has none: the loops below).
+	mk, mv kvq.MultiQuery
 }
 
 func newOverlay(cfg Config) *overlay {
 	slots := cfg.Sinks + cfg.Window
 	o := &overlay{sinks: cfg.Sinks, window: cfg.Window, hn: cfg.KVHeads, dk: cfg.HeadDimK, dv: cfg.HeadDimV,
-		k: make([]uint16, slots*cfg.KVHeads*cfg.HeadDimK), v: make([]uint16, slots*cfg.KVHeads*cfg.HeadDimV),
+		slots: slots,
+		k:     make([]uint16, slots*cfg.KVHeads*cfg.HeadDimK), v: make([]uint16, slots*cfg.KVHeads*cfg.HeadDimV),
 		owner: make([]int, slots)}
 	for i := range o.owner {
 		o.owner[i] = -1
 	}
+	o.mk, o.mv = f16Multi(cfg.HeadDimK), f16Multi(cfg.HeadDimV)
 	return o
+}
+
+// f16Multi is the f16 codec of d values as a MultiQuery, or nil.
+func f16Multi(d int) kvq.MultiQuery {
+	c, err := kvq.NewCodec(kvq.F16, d, kvq.CodecOptions{})
+	if err != nil {
+		return nil
+	}
+	mq, _ := c.(kvq.MultiQuery)
+	return mq
 }
 
 // slot is where cell lives in the overlay, or −1 for a cell no slot is assigned to.
@@ -58,11 +75,13 @@ func (o *overlay) write(pos int, k, v []float32, n int) {
 		if s < 0 {
 			continue
 		}
-		for j, x := range k[i*rk : (i+1)*rk] {
-			o.k[s*rk+j] = kvq.F32ToF16(x)
-		}
-		for j, x := range v[i*rv : (i+1)*rv] {
-			o.v[s*rv+j] = kvq.F32ToF16(x)
+		for h := 0; h < o.hn; h++ {
+			for j, x := range k[i*rk+h*o.dk : i*rk+(h+1)*o.dk] {
+				o.k[(h*o.slots+s)*o.dk+j] = kvq.F32ToF16(x)
+			}
+			for j, x := range v[i*rv+h*o.dv : i*rv+(h+1)*o.dv] {
+				o.v[(h*o.slots+s)*o.dv+j] = kvq.F32ToF16(x)
+			}
 		}
 		o.owner[s] = cell
 	}
@@ -81,8 +100,35 @@ func (o *overlay) bytes() int64 {
 }
 
 // rowK returns head h's exact K row in slot s.
-func (o *overlay) rowK(s, h int) []uint16 { return o.k[(s*o.hn+h)*o.dk : (s*o.hn+h+1)*o.dk] }
-func (o *overlay) rowV(s, h int) []uint16 { return o.v[(s*o.hn+h)*o.dv : (s*o.hn+h+1)*o.dv] }
+func (o *overlay) rowK(s, h int) []uint16 { return o.k[(h*o.slots+s)*o.dk : (h*o.slots+s+1)*o.dk] }
+func (o *overlay) rowV(s, h int) []uint16 { return o.v[(h*o.slots+s)*o.dv : (h*o.slots+s+1)*o.dv] }
+
+// rowBytes is head h's f16 rows of slots [s0, s1) of x (d values a row) as the f16 codec's
+// packed rows (little-endian halves, which every target of this package stores them as).
+func rowBytes(x []uint16, h, slots, d, s0, s1 int) []byte {
+	r := x[(h*slots+s0)*d : (h*slots+s1)*d]
+	if len(r) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&r[0])), 2*len(r))
+}
+
+// slotRuns calls fn for the maximal runs of cells in [a, b) (every one exact when n cells are
+// written) whose slots are consecutive: cells c0 … c1−1 in slots s0 … s0+c1−c0−1.
+func (o *overlay) slotRuns(a, b, n int, fn func(c0, c1, s0 int)) {
+	for c := a; c < b; {
+		s0, _ := o.exact(c, n)
+		e := c + 1
+		for e < b {
+			if s, _ := o.exact(e, n); s != s0+e-c {
+				break
+			}
+			e++
+		}
+		fn(c, e, s0)
+		c = e
+	}
+}
 
 // runs splits [lo, hi) into maximal runs of cells that read exact (exact true) and cells that
 // read the quantized store, in order, when n cells are written. Only the sink and window ranges
@@ -171,9 +217,25 @@ func (k *overlayKeys) ScoresMulti(pq []float32, n, lo int, out []float32) {
 		copy(bq[h*bql:(h+1)*bql], pq[h*ql:h*ql+bql])
 	}
 	m := len(out) / n
+	var eq []float32 // the raw queries gathered contiguous, for the f16 kernels
+	if k.ov.mk != nil {
+		ep := getGather(n * k.ov.dk)
+		defer gathers.Put(ep)
+		eq = *ep
+		for h := 0; h < n; h++ {
+			copy(eq[h*k.ov.dk:(h+1)*k.ov.dk], pq[h*ql+bql:(h+1)*ql])
+		}
+	}
 	k.ov.runs(lo, lo+m, k.ly.written, func(a, b int, exact bool) {
 		if !exact {
 			attn.MultiScores(k.base, bq, n, a, out[(a-lo)*n:(b-lo)*n])
+			return
+		}
+		if eq != nil {
+			k.ov.slotRuns(a, b, k.ly.written, func(c0, c1, s0 int) {
+				rows := rowBytes(k.ov.k, k.head, k.ov.slots, k.ov.dk, s0, s0+c1-c0)
+				k.ov.mk.DotManyMulti(eq, n, rows, out[(c0-lo)*n:(c1-lo)*n])
+			})
 			return
 		}
 		for c := a; c < b; c++ {
@@ -246,9 +308,25 @@ func (v *overlayValues) AccumulateMulti(acc []float32, n int, w []float32, lo in
 		copy(ba[h*bal:(h+1)*bal], acc[h*al:h*al+bal])
 	}
 	m := len(w) / n
+	var ea []float32 // the exact accumulators gathered contiguous, for the f16 kernels
+	if v.ov.mv != nil {
+		ep := getGather(n * v.ov.dv)
+		defer gathers.Put(ep)
+		ea = *ep
+		for h := 0; h < n; h++ {
+			copy(ea[h*v.ov.dv:(h+1)*v.ov.dv], acc[h*al+bal:(h+1)*al])
+		}
+	}
 	v.ov.runs(lo, lo+m, v.ly.written, func(a, b int, exact bool) {
 		if !exact {
 			attn.MultiAccumulate(v.base, ba, n, w[(a-lo)*n:(b-lo)*n], a)
+			return
+		}
+		if ea != nil {
+			v.ov.slotRuns(a, b, v.ly.written, func(c0, c1, s0 int) {
+				rows := rowBytes(v.ov.v, v.head, v.ov.slots, v.ov.dv, s0, s0+c1-c0)
+				v.ov.mv.AccumulateManyMulti(ea, n, w[(c0-lo)*n:(c1-lo)*n], rows)
+			})
 			return
 		}
 		for c := a; c < b; c++ {
@@ -260,6 +338,9 @@ func (v *overlayValues) AccumulateMulti(acc []float32, n int, w []float32, lo in
 	})
 	for h := 0; h < n; h++ {
 		copy(acc[h*al:h*al+bal], ba[h*bal:(h+1)*bal])
+		if ea != nil {
+			copy(acc[h*al+bal:(h+1)*al], ea[h*v.ov.dv:(h+1)*v.ov.dv])
+		}
 	}
 }
 
