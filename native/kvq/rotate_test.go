@@ -590,3 +590,34 @@ func TestNameAtVersion(t *testing.T) {
 		t.Errorf("q8_0/q4_0: %g bits/value, want 6.5", b)
 	}
 }
+
+// TestZeroMeansNoOffsets: calibration rows whose channel means are all unstable (ChannelMeans
+// gives 0 everywhere) leave no offset pass (muR nil), and the scores still match Dot.
+func TestZeroMeansNoOffsets(t *testing.T) {
+	const d, n = 64, 64
+	rows := make([]float32, n*d)
+	for i := range rows {
+		rows[i] = float32(i%d%5 + 1)
+		if i/d >= n/2 {
+			rows[i] = -rows[i] // the halves' means differ in sign: unstable
+		}
+	}
+	for _, f := range []Format{Q4_0, Turbo4} {
+		c, err := NewCodec(f, d, CodecOptions{Seed: 3, Rotate: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.(Calibrator).Calibrate(rows, n)
+		r := c.(*rotCodec)
+		if r.mu == nil || r.muR != nil {
+			t.Fatalf("%s: μ %v, muR %v: want zero offsets kept, no offset pass", f, r.mu, r.muR)
+		}
+		row := make([]byte, c.RowBytes())
+		c.Encode(row, rows[:d])
+		q := make([]float32, d)
+		c.PrepareQuery(q, rows[d:2*d])
+		if got, want := c.Dot(q, row), c.(*rotCodec).inner.Dot(q, row); got != want {
+			t.Errorf("%s: Dot %g, inner Dot %g", f, got, want)
+		}
+	}
+}
