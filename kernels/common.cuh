@@ -209,8 +209,8 @@ __device__ __forceinline__ void fwht_warp(float* y, int d) {
   }
 }
 
-// The 16-level tq4 codebook (kvq tq4Levels).
-#define TQ4_LEVELS                                                                      \
-  {-2.7325896f, -2.0690172f, -1.6180464f, -1.2562312f, -0.94234046f, -0.65675912f,       \
-   -0.3880483f, -0.12839503f, 0.12839503f, 0.3880483f,   0.65675912f, 0.94234046f,        \
-   1.2562312f,  1.6180464f,  2.0690172f,  2.7325896f}
+// The 16-level tq4 codebook (kvq tq4Levels: tq4Ints × tq4Unit, the products rounded to float).
+#define TQ4_LEVELS                                                                          \
+  {-2.72655964f, -2.07113671f, -1.62544906f, -1.25841212f, -0.943809152f, -0.655422986f,    \
+   -0.393253803f, -0.131084606f, 0.131084606f, 0.393253803f, 0.655422986f, 0.943809152f,     \
+   1.25841212f,  1.62544906f,  2.07113671f,  2.72655964f}

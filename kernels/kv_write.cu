@@ -171,9 +171,10 @@ extern "C" __global__ void kv_write_fp8(u8* pool, const float* src, int pos, int
   if (lane == 0) put32(pool, h, cell, d, rb, cap, tiled, scale == 0.f ? 0u : __float_as_uint(scale));
 }
 
-__constant__ float tq4_thresholds[15] = {-2.4008034f, -1.8435318f, -1.4371388f, -1.0992858f, -0.79954979f,
-                                         -0.52240371f, -0.25822167f, 0.f, 0.25822167f, 0.52240371f,
-                                         0.79954979f, 1.0992858f, 1.4371388f, 1.8435318f, 2.4008034f};
+// kvq tq4Thresholds: the midpoints of TQ4_LEVELS.
+__constant__ float tq4_thresholds[15] = {-2.3988483f, -1.84829295f, -1.44193065f, -1.1011107f, -0.799616098f,
+                                         -0.524338424f, -0.262169212f, 0.f, 0.262169212f, 0.524338424f,
+                                         0.799616098f, 1.1011107f, 1.44193065f, 1.84829295f, 2.3988483f};
 
 // kv_write_tq4 takes sc (heads × d floats): each head's rotation diagonal ±1/√n, from
 // kvq's seed, layer and head (native/cuda/engine computes it).

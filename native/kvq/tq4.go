@@ -30,18 +30,34 @@ import (
 // FinishAccumulate rotates the sum back. Since R is orthogonal these equal q·x̂ and Σ w·x̂ up to
 // float32 rounding.
 
-// tq4Levels is the 16-level Lloyd–Max quantizer for N(0,1) (MSE 0.009501), ascending: code k
-// reconstructs to tq4Levels[k]. TestTQ4Codebook re-derives it by Lloyd iteration.
-var tq4Levels = [16]float32{
-	-2.7325896, -2.0690172, -1.6180464, -1.2562312, -0.94234046, -0.65675912, -0.3880483, -0.12839503,
-	0.12839503, 0.3880483, 0.65675912, 0.94234046, 1.2562312, 1.6180464, 2.0690172, 2.7325896,
-}
+// tq4Levels is the 16-level quantizer of N(0,1) that tq4 and turbo4 store, ascending: code k
+// reconstructs to tq4Levels[k] = tq4Ints[k]·tq4Unit. The levels are the Lloyd–Max levels
+// (MSE 0.009501) rounded to integer multiples of one unit, the unit chosen to minimise the
+// rounded quantizer's MSE with |tq4Ints| ≤ 127: 0.0095062, 0.05 % above Lloyd–Max (the
+// relative L2 error √MSE ≈ 0.0975 either way). Integer levels let the VNNI kernels
+// (multi_tq4vnni_amd64.go) look the codes up as signed bytes and compute Σ Q·tq4Ints exactly,
+// so they agree with Dot on the same query grid; TestTQ4Codebook re-derives the levels by Lloyd
+// iteration and checks the rounding.
+var tq4Levels = func() (l [16]float32) {
+	for k, v := range tq4Ints {
+		l[k] = float32(v) * tq4Unit
+	}
+	return l
+}()
+
+// tq4Ints are tq4's levels in units of tq4Unit.
+var tq4Ints = [16]int8{-104, -79, -62, -48, -36, -25, -15, -5, 5, 15, 25, 36, 48, 62, 79, 104}
+
+// tq4Unit is the value of one step of tq4Ints.
+const tq4Unit = float32(0.02621692)
 
 // tq4Thresholds are the decision thresholds between consecutive levels (their midpoints).
-var tq4Thresholds = [15]float32{
-	-2.4008034, -1.8435318, -1.4371388, -1.0992858, -0.79954979, -0.52240371, -0.25822167, 0,
-	0.25822167, 0.52240371, 0.79954979, 1.0992858, 1.4371388, 1.8435318, 2.4008034,
-}
+var tq4Thresholds = func() (t [15]float32) {
+	for k := range t {
+		t[k] = float32(int32(tq4Ints[k])+int32(tq4Ints[k+1])) * (tq4Unit / 2)
+	}
+	return t
+}()
 
 // tq4Pairs maps a code byte to its two levels (low nibble, high nibble).
 var tq4Pairs = func() *[256][2]float32 {

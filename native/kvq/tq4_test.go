@@ -61,20 +61,76 @@ func lloydMaxGaussian(n int) (levels, thresholds []float64, mse float64) {
 	return levels, thresholds, mse
 }
 
-func TestTQ4Codebook(t *testing.T) {
-	levels, thresholds, mse := lloydMaxGaussian(16)
+// gaussianMSE is the MSE on N(0,1) of the quantizer with the given ascending levels and the
+// midpoints between them as thresholds.
+func gaussianMSE(levels []float64) float64 {
+	pdf := func(x float64) float64 { return math.Exp(-x*x/2) / math.Sqrt(2*math.Pi) }
+	cdf := func(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
+	xpdf := func(x float64) float64 {
+		if math.IsInf(x, 0) {
+			return 0
+		}
+		return x * pdf(x)
+	}
+	var mse float64
 	for i, l := range levels {
-		if math.Abs(float64(tq4Levels[i])-l) > 1e-6 {
-			t.Errorf("tq4Levels[%d] = %.9g, Lloyd iteration gives %.9g", i, tq4Levels[i], l)
+		a, b := math.Inf(-1), math.Inf(1)
+		if i > 0 {
+			a = (levels[i-1] + l) / 2
 		}
-	}
-	for i, th := range thresholds {
-		if math.Abs(float64(tq4Thresholds[i])-th) > 1e-6 {
-			t.Errorf("tq4Thresholds[%d] = %.9g, Lloyd iteration gives %.9g", i, tq4Thresholds[i], th)
+		if i < len(levels)-1 {
+			b = (l + levels[i+1]) / 2
 		}
+		p := cdf(b) - cdf(a)
+		mse += p + xpdf(a) - xpdf(b) - 2*l*(pdf(a)-pdf(b)) + l*l*p
 	}
+	return mse
+}
+
+// TestTQ4Codebook: tq4's levels are the 16-level Lloyd–Max levels rounded to the nearest
+// multiples of tq4Unit, at most 127 of them, no unit on a grid of 1e-4·unit around it gives a
+// smaller MSE with the levels so rounded, and the thresholds are their midpoints.
+func TestTQ4Codebook(t *testing.T) {
+	levels, _, mse := lloydMaxGaussian(16)
 	if math.Abs(mse-0.009501) > 1e-6 {
 		t.Errorf("16-level Lloyd–Max MSE = %.7f, the documented value is 0.009501", mse)
+	}
+	rounded := func(u float64) ([]float64, bool) {
+		r := make([]float64, len(levels))
+		for i, l := range levels {
+			k := math.Round(l / u)
+			if math.Abs(k) > 127 {
+				return nil, false
+			}
+			r[i] = k * u
+		}
+		return r, true
+	}
+	u := float64(tq4Unit)
+	for i, l := range levels {
+		if k := math.Round(l / u); float64(tq4Ints[i]) != k {
+			t.Errorf("tq4Ints[%d] = %d, the Lloyd–Max level %.9g rounds to %g units", i, tq4Ints[i], l, k)
+		}
+		if want := float32(tq4Ints[i]) * tq4Unit; tq4Levels[i] != want {
+			t.Errorf("tq4Levels[%d] = %g, want %g", i, tq4Levels[i], want)
+		}
+	}
+	for i, th := range tq4Thresholds {
+		if want := (float64(tq4Levels[i]) + float64(tq4Levels[i+1])) / 2; math.Abs(float64(th)-want) > 1e-6 {
+			t.Errorf("tq4Thresholds[%d] = %.9g, the midpoint is %.9g", i, th, want)
+		}
+	}
+	r, _ := rounded(u)
+	got := gaussianMSE(r)
+	if math.Abs(got-0.0095062) > 1e-7 {
+		t.Errorf("the integer levels' MSE = %.7f, the documented value is 0.0095062", got)
+	}
+	for k := -200; k <= 200; k++ {
+		v := u * (1 + float64(k)*1e-4)
+		if r, ok := rounded(v); ok && gaussianMSE(r) < got-1e-12 {
+			t.Errorf("unit %.9g gives MSE %.8f below tq4Unit's %.8f", v, gaussianMSE(r), got)
+			break
+		}
 	}
 }
 

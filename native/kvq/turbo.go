@@ -31,7 +31,7 @@ import (
 // Turbo formats are declared with the other formats in kvq.go.
 
 // turboLevels2/3 are the 4- and 8-level Lloyd–Max quantizers of N(0,1) (MSE 0.11748, 0.034548);
-// turbo4 uses tq4Levels (MSE 0.009501). TestTurboCodebooks re-derives them.
+// turbo4 uses tq4Levels (integer multiples of one unit, MSE 0.0095062). TestTurboCodebooks re-derives them.
 var turboLevels2 = [4]float32{-1.5104176, -0.45278004, 0.45278004, 1.5104176}
 var turboLevels3 = [8]float32{-2.1519457, -1.3439093, -0.75600528, -0.24509418, 0.24509418, 0.75600528, 1.3439093, 2.1519457}
 
