@@ -206,6 +206,10 @@ func (c *iq4nlCodec) AccumulateManyMulti(acc []float32, n int, w []float32, rows
 // levels are tq4's), turbo3 and turbo2 through their own (bit-stream codes shifted out of
 // dwords), without kernels in Go, dotManyMultiGo.
 func (c *lmCodec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
+	if c.bits == 4 && tq4VNNI(c.d) && n > 0 {
+		tq4ScoresVNNI(false, c.d, c.nb+2, q, n, rows, out, nil)
+		return
+	}
 	nv := c.d &^ 31
 	if k := c.streamKernels(); k != nil && nv > 0 && n > 0 {
 		multiDot(c, k, nv, c.tailStream, q, n, rows, out)
@@ -223,6 +227,17 @@ func (c *lmCodec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
 		return tq4Dot(q[nv:], row[nv/2:c.nb]) * c.scale(row)
 	}
 	multiDot(c, multiTurbo4, nv, tail, qp, n, rows, out)
+}
+
+// dotManyMultiMu is muScorer: DotManyMulti plus q̃_h·mu for every score of query h (q̃_h as
+// the scores round it, ScoresGrid); turbo4's VNNI kernel starts each score from it.
+func (c *lmCodec) dotManyMultiMu(q []float32, n int, rows []byte, out, mu []float32) {
+	if c.bits == 4 && tq4VNNI(c.d) && n > 0 {
+		tq4ScoresVNNI(false, c.d, c.nb+2, q, n, rows, out, mu[:c.d])
+		return
+	}
+	c.DotManyMulti(q, n, rows, out)
+	addOffsets(c.d, q, n, out, mu)
 }
 
 // AccumulateManyMulti adds n weighted sums of the rows (rotated domain) within the MultiQuery

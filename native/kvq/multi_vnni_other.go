@@ -33,3 +33,10 @@ func (c *iq4nlCodec) iq4ScoresVNNI(q []float32, n int, rows []byte, out, mu []fl
 func scoresDigits(c Codec) (nd, nb int) { return 0, 0 }
 
 func vnniGrid(dst, q []float32, d, nb, nd int) { copy(dst, q) }
+
+// tq4VNNI is false: the tq4 and turbo4 VNNI kernels are amd64 assembly.
+func tq4VNNI(d int) bool { return false }
+
+func tq4ScoresVNNI(f32 bool, d, rb int, q []float32, n int, rows []byte, out, mu []float32) {
+	panic("kvq: no VNNI kernel on this platform")
+}

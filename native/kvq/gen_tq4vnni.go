@@ -1,0 +1,313 @@
+//go:build ignore
+
+// gen_tq4vnni writes multi_tq4vnni_amd64.s: the AVX-512 VNNI scores kernels of tq4 and turbo4,
+// whose codes look up integer levels (tq4Ints) under one row scale. Run with
+// `go generate ./native/kvq`.
+//
+// The work follows the iq4_nl VNNI kernel (multi_vnni_amd64.s), which reads the same nibble
+// layout once the queries are permuted (tq4Permute: a 32-value group's even values, then its odd
+// ones, so that payload byte j of the group holds permuted values j and 16 + j, as an iq4_nl
+// block's byte j holds values j and 16 + j). Sixteen rows go at a time, one per 32-bit lane
+// (lane 4m+g of every vector holds row 4g+m of the sixteen). Per 32-value group the rows' 16
+// payload bytes are loaded four rows to a vector and transposed to dwords; low and high nibbles
+// are looked up with VPSHUFB in tq4Ints + 128 (unsigned bytes 24..232) and VPDPBUSD multiplies
+// them by the query's digits (one signed byte a value, vnniDigits), two chains a query, the
+// first started at −128·ΣQ, so the two hold Σ Q·tq4Ints exactly in int32. Each group's integer
+// dot is converted and added times the query's group scale; after the last group the sum is
+// multiplied by the row scale (f32 for tq4, f16 for turbo4) times tq4Unit and the query's
+// offset is added.
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+)
+
+const body = `
+// func multiScores@VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+TEXT ·multiScores@VNNI(SB), NOSPLIT, $0-80
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+48(FP), R9
+	MOVQ m+40(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   @_done
+	MOVL $0x0F0F0F0F, AX
+	VPBROADCASTD AX, Z31
+	VBROADCASTI32X4 ·tq4VNNIU8(SB), Z20
+
+@_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	// The sixteen row scales, lane 4m+g from row 4g+m (at 16 bytes a group past the codes),
+	// times tq4Unit (off[4]), into Z21.
+	MOVQ nb+16(FP), R11
+	SHLQ $4, R11
+	MOVQ stage+72(FP), SI
+	%STAGE%
+	MOVQ off+64(FP), AX
+	VMULPS.BCST 16(AX), Z21, Z21
+
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ nb+16(FP), R11
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
+	SHLQ $4, AX                // per group of values (a group of rows is at most 16·(16 + 4)
+	IMULQ $PFGROUPS, AX        // bytes per group of values)
+	ADDQ DI, AX
+
+@_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	ADDQ $320, AX
+	LOAD4(CX, Z24, X24)
+	LOAD4(BX, Z25, X25)
+	LOAD4(R14, Z26, X26)
+	LOAD4(R15, Z27, X27)
+	TRANSPOSE4
+	VPANDD Z31, Z25, Z0
+	VPSRLD $4, Z25, Z4
+	VPANDD Z31, Z4, Z4
+	VPANDD Z31, Z26, Z1
+	VPSRLD $4, Z26, Z5
+	VPANDD Z31, Z5, Z5
+	VPANDD Z31, Z27, Z2
+	VPSRLD $4, Z27, Z6
+	VPANDD Z31, Z6, Z6
+	VPANDD Z31, Z28, Z3
+	VPSRLD $4, Z28, Z7
+	VPANDD Z31, Z7, Z7
+	VPSHUFB Z0, Z20, Z0
+	VPSHUFB Z1, Z20, Z1
+	VPSHUFB Z2, Z20, Z2
+	VPSHUFB Z3, Z20, Z3
+	VPSHUFB Z4, Z20, Z4
+	VPSHUFB Z5, Z20, Z5
+	VPSHUFB Z6, Z20, Z6
+	VPSHUFB Z7, Z20, Z7
+
+	VPBROADCASTD 48(DX), Z12   // −128·ΣQ: the levels' offset
+	VPBROADCASTD 52(DX), Z13
+	VPBROADCASTD 56(DX), Z14
+	VPBROADCASTD 60(DX), Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	CHAINS1
+	FINISH(Z12, Z16, 0, Z8)
+	FINISH(Z13, Z17, 1, Z9)
+	FINISH(Z14, Z18, 2, Z10)
+	FINISH(Z15, Z19, 3, Z11)
+
+	ADDQ $16, CX
+	ADDQ $16, BX
+	ADDQ $16, R14
+	ADDQ $16, R15
+	ADDQ $128, SI
+	ADDQ $96, DX
+	DECQ R11
+	JNZ  @_blk
+
+	// score = sum·(s·tq4Unit) + offset.
+	MOVQ off+64(FP), AX
+	VBROADCASTSS (AX), Z22
+	VFMADD213PS Z22, Z21, Z8
+	VBROADCASTSS 4(AX), Z22
+	VFMADD213PS Z22, Z21, Z9
+	VBROADCASTSS 8(AX), Z22
+	VFMADD213PS Z22, Z21, Z10
+	VBROADCASTSS 12(AX), Z22
+	VFMADD213PS Z22, Z21, Z11
+
+	SCORES_T
+	MOVQ ostride+56(FP), AX
+	CMPQ AX, $16
+	JNE  @_strided
+	SCORES_CONTIG
+	JMP  @_next
+
+@_strided:
+	SCORES_STRIDED
+
+@_next:
+	MOVQ ostride+56(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  @_group
+
+@_done:
+	VZEROUPPER
+	RET
+`
+
+const macros = `// PFGROUPS is how many groups of sixteen rows ahead the kernels prefetch.
+#define PFGROUPS 8
+
+// CHAIN1 adds code vector c times the four query bytes at offset off of each of the four
+// queries' digit rows (query h at h·32) into accumulators a0..a3.
+#define CHAIN1(c, off, a0, a1, a2, a3) \
+	VPDPBUSD.BCST off(SI), c, a0; \
+	VPDPBUSD.BCST off+32(SI), c, a1; \
+	VPDPBUSD.BCST off+64(SI), c, a2; \
+	VPDPBUSD.BCST off+96(SI), c, a3
+
+// CHAINS1 runs a group's eight code vectors Z0..Z7 through CHAIN1: the low nibbles (permuted
+// values 0..15) into Z12..Z15, the high ones (16..31) into Z16..Z19.
+#define CHAINS1 \
+	CHAIN1(Z0, 0, Z12, Z13, Z14, Z15); \
+	CHAIN1(Z4, 16, Z16, Z17, Z18, Z19); \
+	CHAIN1(Z1, 4, Z12, Z13, Z14, Z15); \
+	CHAIN1(Z5, 20, Z16, Z17, Z18, Z19); \
+	CHAIN1(Z2, 8, Z12, Z13, Z14, Z15); \
+	CHAIN1(Z6, 24, Z16, Z17, Z18, Z19); \
+	CHAIN1(Z3, 12, Z12, Z13, Z14, Z15); \
+	CHAIN1(Z7, 28, Z16, Z17, Z18, Z19)
+
+// FINISH adds query h's two chains (a, b) into one exact int32 dot, converts it and adds it,
+// times the query's group scale (4h(DX)), to acc.
+#define FINISH(a, b, h, acc) \
+	VPADDD b, a, a; \
+	VCVTDQ2PS a, a; \
+	VFMADD231PS.BCST (4*h)(DX), a, acc
+
+// LOAD4 loads the 16 payload bytes of rows p, p+rb, p+2rb, p+3rb into the four 128-bit lanes
+// of z.
+#define LOAD4(p, z, x) \
+	VMOVDQU32 (p), x; \
+	VINSERTI32X4 $1, (p)(R8*1), z, z; \
+	VINSERTI32X4 $2, (p)(R8*2), z, z; \
+	VINSERTI32X4 $3, (p)(R12*1), z, z
+
+// TRANSPOSE4 transposes the dwords of Z24..Z27 within 128-bit lanes: V0..V3 (Z25..Z28) lane
+// (m, g) = dword k of row 4g+m. Clobbers Z24, Z29, Z30.
+#define TRANSPOSE4 \
+	VPUNPCKLDQ Z25, Z24, Z28; \
+	VPUNPCKHDQ Z25, Z24, Z29; \
+	VPUNPCKLDQ Z27, Z26, Z30; \
+	VPUNPCKHDQ Z27, Z26, Z24; \
+	VPUNPCKLQDQ Z30, Z28, Z25; \
+	VPUNPCKHQDQ Z30, Z28, Z26; \
+	VPUNPCKLQDQ Z24, Z29, Z27; \
+	VPUNPCKHQDQ Z24, Z29, Z28
+
+// SCORES_T transposes the four score vectors Z8..Z11 (query h, one row per lane) within
+// 128-bit lanes: Wg (Z4+g) lane m holds the four scores of row 4g+m.
+#define SCORES_T \
+	VUNPCKLPS Z9, Z8, Z0; \
+	VUNPCKHPS Z9, Z8, Z1; \
+	VUNPCKLPS Z11, Z10, Z2; \
+	VUNPCKHPS Z11, Z10, Z3; \
+	VUNPCKLPD Z2, Z0, Z4; \
+	VUNPCKHPD Z2, Z0, Z5; \
+	VUNPCKLPD Z3, Z1, Z6; \
+	VUNPCKHPD Z3, Z1, Z7
+
+// SCORES_CONTIG stores W0..W3 as sixteen rows of four scores at R9 (out stride 16 bytes).
+#define SCORES_CONTIG \
+	VMOVUPS Z4, (R9); \
+	VMOVUPS Z5, 64(R9); \
+	VMOVUPS Z6, 128(R9); \
+	VMOVUPS Z7, 192(R9)
+
+// SCORES_ROW4 stores the four 128-bit lanes of z at BX, BX+AX, BX+2AX, BX+3AX (R11 = 3AX).
+#define SCORES_ROW4(z, x) \
+	VMOVUPS x, (BX); \
+	VEXTRACTF32X4 $1, z, (BX)(AX*1); \
+	VEXTRACTF32X4 $2, z, (BX)(AX*2); \
+	VEXTRACTF32X4 $3, z, (BX)(R11*1)
+
+// SCORES_STRIDED stores W0..W3 at R9 with AX bytes between rows (clobbers R11 and BX).
+#define SCORES_STRIDED \
+	LEAQ (AX)(AX*2), R11; \
+	MOVQ R9, BX; \
+	SCORES_ROW4(Z4, X4); \
+	LEAQ (BX)(AX*4), BX; \
+	SCORES_ROW4(Z5, X5); \
+	LEAQ (BX)(AX*4), BX; \
+	SCORES_ROW4(Z6, X6); \
+	LEAQ (BX)(AX*4), BX; \
+	SCORES_ROW4(Z7, X7)
+
+// STAGE32 copies the f32 scales of the four rows at p, p+rb, p+2rb, p+3rb (each R11 bytes in)
+// to lanes g, 4+g, 8+g, 12+g of the sixteen words at SI.
+#define STAGE32(p, g) \
+	LEAQ (p)(R11*1), AX; \
+	MOVL (AX), DX; \
+	MOVL DX, (4*g)(SI); \
+	MOVL (AX)(R8*1), DX; \
+	MOVL DX, (16+4*g)(SI); \
+	MOVL (AX)(R8*2), DX; \
+	MOVL DX, (32+4*g)(SI); \
+	MOVL (AX)(R12*1), DX; \
+	MOVL DX, (48+4*g)(SI)
+
+// STAGE16 is STAGE32 for f16 scales, into sixteen halves at SI.
+#define STAGE16(p, g) \
+	LEAQ (p)(R11*1), AX; \
+	MOVWLZX (AX), DX; \
+	MOVW DX, (2*g)(SI); \
+	MOVWLZX (AX)(R8*1), DX; \
+	MOVW DX, (8+2*g)(SI); \
+	MOVWLZX (AX)(R8*2), DX; \
+	MOVW DX, (16+2*g)(SI); \
+	MOVWLZX (AX)(R12*1), DX; \
+	MOVW DX, (24+2*g)(SI)
+`
+
+func stage(f32 bool) string {
+	m, load := "STAGE16", "VCVTPH2PS (SI), Z21"
+	if f32 {
+		m, load = "STAGE32", "VMOVUPS (SI), Z21"
+	}
+	var b strings.Builder
+	for g, p := range []string{"CX", "BX", "R14", "R15"} {
+		fmt.Fprintf(&b, "%s(%s, %d)\n\t", m, p, g)
+	}
+	b.WriteString(load)
+	return b.String()
+}
+
+func main() {
+	var out bytes.Buffer
+	out.WriteString(`// Code generated by gen_tq4vnni.go; DO NOT EDIT.
+
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// The AVX-512 VNNI scores kernels of tq4 and turbo4: see gen_tq4vnni.go for the work and
+// multi_tq4vnni_amd64.go for the contract.
+
+`)
+	out.WriteString(macros)
+	for _, k := range []struct {
+		name string
+		f32  bool
+	}{{"TQ4", true}, {"T4", false}} {
+		r := strings.NewReplacer("@", k.name, "%STAGE%", stage(k.f32))
+		out.WriteString(r.Replace(body))
+	}
+	if err := os.WriteFile("multi_tq4vnni_amd64.s", out.Bytes(), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
