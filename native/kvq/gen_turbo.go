@@ -92,14 +92,23 @@ func scaleOff(bits int) string {
 }
 
 var (
-	turboLevels2 = [4]float32{-1.5104176, -0.45278004, 0.45278004, 1.5104176}
+	// turboLevels2 are turbo.go's (turboInts2 times turboUnit2), q2kLevels q2k.go's: q2k keeps
+	// the Lloyd–Max levels.
+	turboLevels2 = func() (l [4]float32) {
+		for k, v := range [4]int8{-90, -27, 27, 90} {
+			l[k] = float32(v) * float32(0.01678167)
+		}
+		return l
+	}()
+	q2kLevels    = [4]float32{-1.5104176, -0.45278004, 0.45278004, 1.5104176}
 	turboLevels3 = [8]float32{-2.1519457, -1.3439093, -0.75600528, -0.24509418, 0.24509418, 0.75600528, 1.3439093, 2.1519457}
 )
 
 const (
-	t4Consts = "VMOVUPS ·tq4Levels(SB), Z31"
-	t3Consts = "VMOVUPS ·turboZL3(SB), Z31\n\tVMOVUPS ·turboZSh3(SB), Z30\n\tMOVL $0xff00, AX\n\tKMOVW AX, K3"
-	t2Consts = "VMOVUPS ·turboZL2(SB), Z31\n\tVMOVUPS ·turboZSh2(SB), Z30"
+	t4Consts  = "VMOVUPS ·tq4Levels(SB), Z31"
+	t3Consts  = "VMOVUPS ·turboZL3(SB), Z31\n\tVMOVUPS ·turboZSh3(SB), Z30\n\tMOVL $0xff00, AX\n\tKMOVW AX, K3"
+	t2Consts  = "VMOVUPS ·turboZL2(SB), Z31\n\tVMOVUPS ·turboZSh2(SB), Z30"
+	q2kConsts = "VMOVUPS ·q2kZL(SB), Z31\n\tVMOVUPS ·turboZSh2(SB), Z30"
 )
 
 var formats = []format{
@@ -111,8 +120,8 @@ var formats = []format{
 		step: 12, consts: t3Consts, scaleOff: scaleOff(3), acc: true, dec: t3Dec},
 	{name: "T2", doc: "turbo2: 2-bit codes as a little-endian bit stream, an f16 row scale after ⌈d/4⌉ bytes.",
 		step: 8, consts: t2Consts, scaleOff: scaleOff(2), acc: true, dec: t2Dec},
-	{name: "Q2K", doc: "q2k: a cell's d/4 bytes of 2-bit codes (channel 4i+k at bits 2k of byte i, turbo2's bit\n// stream and levels), no row scale: the queries come multiplied by the group's channel scales.",
-		step: 8, consts: t2Consts, pair: true, dec: t2Dec},
+	{name: "Q2K", doc: "q2k: a cell's d/4 bytes of 2-bit codes (channel 4i+k at bits 2k of byte i, turbo2's bit\n// stream, its own Lloyd–Max levels), no row scale: the queries come multiplied by the group's channel scales.",
+		step: 8, consts: q2kConsts, pair: true, dec: t2Dec},
 }
 
 func header() string {
@@ -127,14 +136,15 @@ func header() string {
 // gen_turbo.go for the layout of the work. The contracts are multiKernels' (multi.go).
 
 `)
-	var l3, l2, sh3, sh2, spread [16]uint32
+	var l3, l2, lq, sh3, sh2, spread [16]uint32
 	for i := range l3 {
-		l3[i], l2[i] = f32bits(turboLevels3[i%8]), f32bits(turboLevels2[i%4])
+		l3[i], l2[i], lq[i] = f32bits(turboLevels3[i%8]), f32bits(turboLevels2[i%4]), f32bits(q2kLevels[i%4])
 		sh3[i], sh2[i] = uint32(3*(i%8)), uint32(2*i)
 		spread[i] = uint32(i / 4)
 	}
 	b.WriteString(table("turboZL3", l3))
 	b.WriteString(table("turboZL2", l2))
+	b.WriteString(table("q2kZL", lq))
 	b.WriteString(table("turboZSh3", sh3))
 	b.WriteString(table("turboZSh2", sh2))
 	b.WriteString(table("turboZSpread", spread))

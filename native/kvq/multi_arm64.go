@@ -67,11 +67,13 @@ var q5Consts = [48]byte{
 
 // tq4Planes are tq4Levels as four byte planes (levelPlanes): the tables the tq4 kernels' byte
 // lookups (TBL) read before interleaving the bytes back into floats. turbo3Planes and
-// turbo2Planes are turboLevels3's and turboLevels2's, for the turbo3 and turbo2 kernels.
+// turbo2Planes are turboLevels3's and turboLevels2's, for the turbo3 and turbo2 kernels;
+// q2kPlanes q2kLevels', for q2k's scores kernel.
 var (
 	tq4Planes    = levelPlanes(tq4Levels[:])
 	turbo3Planes = levelPlanes(turboLevels3[:])
 	turbo2Planes = levelPlanes(turboLevels2[:])
+	q2kPlanes    = levelPlanes(q2kLevels[:])
 )
 
 // levelPlanes returns up to 16 levels as four byte planes: plane k (bytes 16k..16k+15) holds

@@ -274,6 +274,19 @@
 	MOVD $·turbo2Planes(SB), R19; \
 	TLOOKS
 
+// SDEC_Q2K is SDEC_T2 with q2k's levels (q2kPlanes).
+#define SDEC_Q2K \
+	MOVD $·turbo2Consts(SB), R19; \
+	VLD1 (R19), [V4.B16, V5.B16, V6.B16]; \
+	VLD1.P 8(R11), [V8.B8]; \
+	VTBL V4.B16, [V8.B16], V10.B16; \
+	VTBL V5.B16, [V8.B16], V11.B16; \
+	USHL16B(6, 10, 10); USHL16B(6, 11, 11); \
+	VUSHR $6, V10.B16, V10.B16; \
+	VUSHR $6, V11.B16, V11.B16; \
+	MOVD $·q2kPlanes(SB), R19; \
+	TLOOKS
+
 // SDEC_T3 decodes a 32-value turbo3 group (12 code bytes at R11) into its levels in V0..V7: the
 // group's bytes 0..7 and 6..13 loaded into V8 (the two bytes past the group are inside the row:
 // more codes or the scale), each value's byte pair gathered into a halfword (TBL), shifted left
@@ -901,9 +914,9 @@ TEXT ·multiAccT2NEON(SB), NOSPLIT, $0-64
 	ACC(ACHUNK_T2, ADEC_T2)
 
 // func multiScoresQ2KNEON(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
-// q2k's cells are turbo2's bit stream without a row scale.
+// q2k's cells are turbo2's bit stream with q2k's levels, without a row scale.
 TEXT ·multiScoresQ2KNEON(SB), NOSPLIT, $0-64
-	SCORES(SDEC_T2)
+	SCORES(SDEC_Q2K)
 
 // func q2kScaleNEON(q *float32, d int, grp *byte, qs *float32)
 // qs_h[c] = q_h[c]·scale_c, eight channels a pass.

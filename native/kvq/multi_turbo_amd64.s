@@ -17,15 +17,25 @@ DATA ·turboZL3+48(SB)/8, $0x3f4189903e7af9f8
 DATA ·turboZL3+56(SB)/8, $0x4009b97a3fac0538
 GLOBL ·turboZL3(SB), RODATA|NOPTR, $64
 
-DATA ·turboZL2+0(SB)/8, $0xbee7d2c9bfc1555d
-DATA ·turboZL2+8(SB)/8, $0x3fc1555d3ee7d2c9
-DATA ·turboZL2+16(SB)/8, $0xbee7d2c9bfc1555d
-DATA ·turboZL2+24(SB)/8, $0x3fc1555d3ee7d2c9
-DATA ·turboZL2+32(SB)/8, $0xbee7d2c9bfc1555d
-DATA ·turboZL2+40(SB)/8, $0x3fc1555d3ee7d2c9
-DATA ·turboZL2+48(SB)/8, $0xbee7d2c9bfc1555d
-DATA ·turboZL2+56(SB)/8, $0x3fc1555d3ee7d2c9
+DATA ·turboZL2+0(SB)/8, $0xbee7fd63bfc15328
+DATA ·turboZL2+8(SB)/8, $0x3fc153283ee7fd63
+DATA ·turboZL2+16(SB)/8, $0xbee7fd63bfc15328
+DATA ·turboZL2+24(SB)/8, $0x3fc153283ee7fd63
+DATA ·turboZL2+32(SB)/8, $0xbee7fd63bfc15328
+DATA ·turboZL2+40(SB)/8, $0x3fc153283ee7fd63
+DATA ·turboZL2+48(SB)/8, $0xbee7fd63bfc15328
+DATA ·turboZL2+56(SB)/8, $0x3fc153283ee7fd63
 GLOBL ·turboZL2(SB), RODATA|NOPTR, $64
+
+DATA ·q2kZL+0(SB)/8, $0xbee7d2c9bfc1555d
+DATA ·q2kZL+8(SB)/8, $0x3fc1555d3ee7d2c9
+DATA ·q2kZL+16(SB)/8, $0xbee7d2c9bfc1555d
+DATA ·q2kZL+24(SB)/8, $0x3fc1555d3ee7d2c9
+DATA ·q2kZL+32(SB)/8, $0xbee7d2c9bfc1555d
+DATA ·q2kZL+40(SB)/8, $0x3fc1555d3ee7d2c9
+DATA ·q2kZL+48(SB)/8, $0xbee7d2c9bfc1555d
+DATA ·q2kZL+56(SB)/8, $0x3fc1555d3ee7d2c9
+GLOBL ·q2kZL(SB), RODATA|NOPTR, $64
 
 DATA ·turboZSh3+0(SB)/8, $0x0000000300000000
 DATA ·turboZSh3+8(SB)/8, $0x0000000900000006
@@ -1838,7 +1848,7 @@ aT2_done:
 
 // func multiScoresQ2KZ(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
 // q2k: a cell's d/4 bytes of 2-bit codes (channel 4i+k at bits 2k of byte i, turbo2's bit
-// stream and levels), no row scale: the queries come multiplied by the group's channel scales.
+// stream, its own Lloyd–Max levels), no row scale: the queries come multiplied by the group's channel scales.
 TEXT ·multiScoresQ2KZ(SB), NOSPLIT, $0-64
 	MOVQ q+0(FP), SI
 	MOVQ d+8(FP), DX
@@ -1851,7 +1861,7 @@ TEXT ·multiScoresQ2KZ(SB), NOSPLIT, $0-64
 	MOVQ m+40(FP), R10
 	MOVQ out+48(FP), R9
 	MOVQ ostride+56(FP), R14
-	VMOVUPS ·turboZL2(SB), Z31
+	VMOVUPS ·q2kZL(SB), Z31
 	VMOVUPS ·turboZSh2(SB), Z30
 	TESTQ R10, R10
 	JZ   sQ2K_done

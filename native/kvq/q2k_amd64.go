@@ -10,7 +10,7 @@ var hasQ2KKernel = hasAVX2
 // q2kScores is ScoresRangeMulti's kernel: on CPUs with AVX-512 F and BW (not under
 // KVLAB_NO_AVX512) the queries scaled by the group's channel scales (q2kScaleAVX512) and the
 // cells scored against them by multiScoresQ2KZ (multi_turbo_amd64.s: turbo2's decode, q2k's
-// codes being turbo2's bit stream and levels, two cells a pass, the query vectors loaded once
+// codes being turbo2's bit stream with q2k's levels, two cells a pass, the query vectors loaded once
 // for both, the sums taken in the order of the kernel it replaced, so bit for bit the same
 // scores); else q2kScoresAVX2. Direct calls keep the caller's stack buffers from escaping (a decode step
 // allocates nothing).

@@ -10,7 +10,7 @@ const hasQ2KKernel = true
 // q2kScores is ScoresRangeMulti's kernel on arm64: the four queries multiplied by the group's
 // channel scales into qs (q2kScaleNEON, one rounding each, as ScoresRange's q_c·scale_c), then
 // the cells scored against them by multiScoresQ2KNEON (multi_arm64.s: turbo2's decoder, q2k's
-// codes being turbo2's bit stream and levels, without a row scale; 16 lanes of fused
+// codes being turbo2's bit stream with q2k's levels (q2kPlanes), without a row scale; 16 lanes of fused
 // multiply-adds a query, reduced pairwise). Direct calls keep the caller's stack buffers from
 // escaping.
 func q2kScores(q *float32, d int, grp *byte, j0, m int, qs *float32, out *float32, ostride int) {

@@ -368,18 +368,58 @@ func TestRotatedGolden(t *testing.T) {
 
 // TestTurboCodebooks re-derives the 4- and 8-level Lloyd–Max codebooks.
 func TestTurboCodebooks(t *testing.T) {
-	for _, tc := range []struct {
-		levels []float32
-		mse    float64
-	}{{turboLevels2[:], 0.1174818}, {turboLevels3[:], 0.0345478}} {
-		levels, _, mse := lloydMaxGaussian(len(tc.levels))
-		for i, l := range levels {
-			if math.Abs(float64(tc.levels[i])-l) > 1e-6 {
-				t.Errorf("%d levels: [%d] = %.9g, Lloyd iteration gives %.9g", len(levels), i, tc.levels[i], l)
-			}
+	levels, _, mse := lloydMaxGaussian(8)
+	for i, l := range levels {
+		if math.Abs(float64(turboLevels3[i])-l) > 1e-6 {
+			t.Errorf("8 levels: [%d] = %.9g, Lloyd iteration gives %.9g", i, turboLevels3[i], l)
 		}
-		if math.Abs(mse-tc.mse) > 1e-6 {
-			t.Errorf("%d levels: MSE %.7f, documented %.7f", len(levels), mse, tc.mse)
+	}
+	if math.Abs(mse-0.0345478) > 1e-6 {
+		t.Errorf("8 levels: MSE %.7f, documented 0.0345478", mse)
+	}
+	levels, _, mse = lloydMaxGaussian(4)
+	if math.Abs(mse-0.1174818) > 1e-6 {
+		t.Errorf("4 levels: Lloyd–Max MSE %.7f, documented 0.1174818", mse)
+	}
+	checkIntCodebook(t, levels, turboInts2[:], turboUnit2, turboLevels2[:], 0.1174819)
+}
+
+// checkIntCodebook checks levels (a codec's) against the Lloyd–Max levels lm rounded to the
+// nearest multiples of unit (ints, at most 127 of them): the levels are ints·unit, no unit on a
+// grid of 1e-4·unit around it gives a smaller MSE on N(0,1) with the levels so rounded, and
+// that MSE is mse (to 1e-7).
+func checkIntCodebook(t *testing.T, lm []float64, ints []int8, unit float32, levels []float32, mse float64) {
+	t.Helper()
+	rounded := func(u float64) ([]float64, bool) {
+		r := make([]float64, len(lm))
+		for i, l := range lm {
+			k := math.Round(l / u)
+			if math.Abs(k) > 127 {
+				return nil, false
+			}
+			r[i] = k * u
+		}
+		return r, true
+	}
+	u := float64(unit)
+	for i, l := range lm {
+		if k := math.Round(l / u); float64(ints[i]) != k {
+			t.Errorf("%d levels: ints[%d] = %d, the Lloyd–Max level %.9g rounds to %g units", len(lm), i, ints[i], l, k)
+		}
+		if want := float32(ints[i]) * unit; levels[i] != want {
+			t.Errorf("%d levels: [%d] = %g, want %g", len(lm), i, levels[i], want)
+		}
+	}
+	r, _ := rounded(u)
+	got := gaussianMSE(r)
+	if math.Abs(got-mse) > 1e-7 {
+		t.Errorf("%d levels: the integer levels' MSE = %.7f, the documented value is %.7f", len(lm), got, mse)
+	}
+	for k := -200; k <= 200; k++ {
+		v := u * (1 + float64(k)*1e-4)
+		if r, ok := rounded(v); ok && gaussianMSE(r) < got-1e-12 {
+			t.Errorf("%d levels: unit %.9g gives MSE %.8f below the codec's %.8f", len(lm), v, gaussianMSE(r), got)
+			break
 		}
 	}
 }

@@ -95,41 +95,10 @@ func TestTQ4Codebook(t *testing.T) {
 	if math.Abs(mse-0.009501) > 1e-6 {
 		t.Errorf("16-level Lloyd–Max MSE = %.7f, the documented value is 0.009501", mse)
 	}
-	rounded := func(u float64) ([]float64, bool) {
-		r := make([]float64, len(levels))
-		for i, l := range levels {
-			k := math.Round(l / u)
-			if math.Abs(k) > 127 {
-				return nil, false
-			}
-			r[i] = k * u
-		}
-		return r, true
-	}
-	u := float64(tq4Unit)
-	for i, l := range levels {
-		if k := math.Round(l / u); float64(tq4Ints[i]) != k {
-			t.Errorf("tq4Ints[%d] = %d, the Lloyd–Max level %.9g rounds to %g units", i, tq4Ints[i], l, k)
-		}
-		if want := float32(tq4Ints[i]) * tq4Unit; tq4Levels[i] != want {
-			t.Errorf("tq4Levels[%d] = %g, want %g", i, tq4Levels[i], want)
-		}
-	}
+	checkIntCodebook(t, levels, tq4Ints[:], tq4Unit, tq4Levels[:], 0.0095062)
 	for i, th := range tq4Thresholds {
 		if want := (float64(tq4Levels[i]) + float64(tq4Levels[i+1])) / 2; math.Abs(float64(th)-want) > 1e-6 {
 			t.Errorf("tq4Thresholds[%d] = %.9g, the midpoint is %.9g", i, th, want)
-		}
-	}
-	r, _ := rounded(u)
-	got := gaussianMSE(r)
-	if math.Abs(got-0.0095062) > 1e-7 {
-		t.Errorf("the integer levels' MSE = %.7f, the documented value is 0.0095062", got)
-	}
-	for k := -200; k <= 200; k++ {
-		v := u * (1 + float64(k)*1e-4)
-		if r, ok := rounded(v); ok && gaussianMSE(r) < got-1e-12 {
-			t.Errorf("unit %.9g gives MSE %.8f below tq4Unit's %.8f", v, gaussianMSE(r), got)
-			break
 		}
 	}
 }

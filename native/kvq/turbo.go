@@ -30,9 +30,24 @@ import (
 
 // Turbo formats are declared with the other formats in kvq.go.
 
-// turboLevels2/3 are the 4- and 8-level Lloyd–Max quantizers of N(0,1) (MSE 0.11748, 0.034548);
-// turbo4 uses tq4Levels (integer multiples of one unit, MSE 0.0095062). TestTurboCodebooks re-derives them.
-var turboLevels2 = [4]float32{-1.5104176, -0.45278004, 0.45278004, 1.5104176}
+// turboLevels2/3 are the 4- and 8-level quantizers of N(0,1): turbo2's the Lloyd–Max levels
+// rounded to integer multiples of one unit as tq4's are (turboInts2·turboUnit2, MSE 0.1174819
+// where Lloyd–Max has 0.1174818), so that the VNNI kernels look them up as signed bytes;
+// turbo3's the Lloyd–Max levels (MSE 0.034548). turbo4 uses tq4Levels (integer multiples of one
+// unit, MSE 0.0095062). TestTurboCodebooks re-derives them.
+var turboLevels2 = func() (l [4]float32) {
+	for k, v := range turboInts2 {
+		l[k] = float32(v) * turboUnit2
+	}
+	return l
+}()
+
+// turboInts2 are turbo2's levels in units of turboUnit2.
+var turboInts2 = [4]int8{-90, -27, 27, 90}
+
+// turboUnit2 is the value of one step of turboInts2.
+const turboUnit2 = float32(0.01678167)
+
 var turboLevels3 = [8]float32{-2.1519457, -1.3439093, -0.75600528, -0.24509418, 0.24509418, 0.75600528, 1.3439093, 2.1519457}
 
 // turbo reports whether f is one of the turbo tiers.
@@ -388,4 +403,7 @@ func (c *lmCodec) accumulateManyMultiGo(acc []float32, n int, w []float32, rows 
 
 // turboLevels2x2 is turboLevels2 twice: the AVX2 turbo2 kernels' VPERMPS table (an index's low
 // three bits: the code and one bit of the next).
-var turboLevels2x2 = [8]float32{-1.5104176, -0.45278004, 0.45278004, 1.5104176, -1.5104176, -0.45278004, 0.45278004, 1.5104176}
+var turboLevels2x2 = [8]float32{
+	turboLevels2[0], turboLevels2[1], turboLevels2[2], turboLevels2[3],
+	turboLevels2[0], turboLevels2[1], turboLevels2[2], turboLevels2[3],
+}
