@@ -1,7 +1,7 @@
 //go:build ignore
 
-// gen_tq4vnni writes multi_tq4vnni_amd64.s: the AVX-512 VNNI scores kernels of tq4 and turbo4,
-// whose codes look up integer levels (tq4Ints) under one row scale. Run with
+// gen_tq4vnni writes multi_tq4vnni_amd64.s: the AVX-512 VNNI scores kernels of tq4, turbo4 and
+// turbo2, whose codes look up integer levels (tq4Ints, turboInts2) under one row scale. Run with
 // `go generate ./native/kvq`.
 //
 // The work follows the iq4_nl VNNI kernel (multi_vnni_amd64.s), which reads the same nibble
@@ -16,6 +16,14 @@
 // dot is converted and added times the query's group scale; after the last group the sum is
 // multiplied by the row scale (f32 for tq4, f16 for turbo4) times tq4Unit and the query's
 // offset is added.
+//
+// turbo2 (AVX-512 VBMI too) reads 16 code bytes a row at a time, 64 values, with the queries in
+// their own order: after the transpose, dword k of a lane holds values 16k..16k+15 of its row,
+// four to a byte. VPMULTISHIFTQB copies code byte j of every dword to the dword's four bytes,
+// each shifted to its own code (bits 2i.. of the byte at byte i), and VPERMB looks the low six
+// bits up in a 64-byte table that repeats turboInts2 + 128 (the bits above the code only select
+// a repeat), so the dword holds the levels of values 16k+4j..16k+4j+3, as the query's digits at
+// 16k+4j lie. The two 32-value groups of the 64 are chained and finished one after the other.
 package main
 
 import (
@@ -25,56 +33,8 @@ import (
 	"strings"
 )
 
-const body = `
-// func multiScores@VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
-TEXT ·multiScores@VNNI(SB), NOSPLIT, $0-80
-	MOVQ rows+24(FP), DI
-	MOVQ rb+32(FP), R8
-	LEAQ (R8)(R8*2), R12       // 3 rows
-	MOVQ out+48(FP), R9
-	MOVQ m+40(FP), R10
-	SHRQ $4, R10               // groups of sixteen rows
-	JZ   @_done
-	MOVL $0x0F0F0F0F, AX
-	VPBROADCASTD AX, Z31
-	VBROADCASTI32X4 ·tq4VNNIU8(SB), Z20
-
-@_group:
-	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
-	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
-	LEAQ (BX)(R8*4), R14
-	LEAQ (R14)(R8*4), R15
-
-	// The sixteen row scales, lane 4m+g from row 4g+m (at 16 bytes a group past the codes),
-	// times tq4Unit (off[4]), into Z21.
-	MOVQ nb+16(FP), R11
-	SHLQ $4, R11
-	MOVQ stage+72(FP), SI
-	%STAGE%
-	MOVQ off+64(FP), AX
-	VMULPS.BCST 16(AX), Z21, Z21
-
-	MOVQ dig+0(FP), SI
-	MOVQ aux+8(FP), DX
-	MOVQ nb+16(FP), R11
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
-	SHLQ $4, AX                // per group of values (a group of rows is at most 16·(16 + 4)
-	IMULQ $PFGROUPS, AX        // bytes per group of values)
-	ADDQ DI, AX
-
-@_blk:
-	PREFETCHT0 (AX)
-	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	PREFETCHT0 192(AX)
-	PREFETCHT0 256(AX)
-	ADDQ $320, AX
-	LOAD4(CX, Z24, X24)
+// chunk4 is tq4's and turbo4's chunk: 16 code bytes a row, one group of 32 values.
+const chunk4 = `	LOAD4(CX, Z24, X24)
 	LOAD4(BX, Z25, X25)
 	LOAD4(R14, Z26, X26)
 	LOAD4(R15, Z27, X27)
@@ -114,25 +74,86 @@ TEXT ·multiScores@VNNI(SB), NOSPLIT, $0-80
 	FINISH(Z14, Z18, 2, Z10)
 	FINISH(Z15, Z19, 3, Z11)
 
-	ADDQ $16, CX
+	ADDQ $128, SI
+	ADDQ $96, DX
+`
+
+// t2chunk is turbo2's chunk: 16 code bytes a row, 64 values in two groups.
+const t2chunk = `	LOAD4(CX, Z24, X24)
+	LOAD4(BX, Z25, X25)
+	LOAD4(R14, Z26, X26)
+	LOAD4(R15, Z27, X27)
+	TRANSPOSE4
+	VMOVDQU64 ·turbo2VNNIShift+128(SB), Z29
+	VMOVDQU64 ·turbo2VNNIShift+192(SB), Z30
+	T2GROUP(Z25, Z26)
+	T2GROUP(Z27, Z28)
+`
+
+const body = `
+// func multiScores@VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+TEXT ·multiScores@VNNI(SB), NOSPLIT, $0-80
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+48(FP), R9
+	MOVQ m+40(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   @_done
+	%CONSTS%
+
+@_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	// The sixteen row scales, lane 4m+g from row 4g+m (at 16·nb bytes, past the codes), times
+	// the levels' unit (off[4]), into Z21.
+	MOVQ nb+16(FP), R11
+	SHLQ $4, R11
+	MOVQ stage+72(FP), SI
+	%STAGE%
+	MOVQ off+64(FP), AX
+	VMULPS.BCST 16(AX), Z21, Z21
+
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ nb+16(FP), R11
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
+	SHLQ $4, AX                // per 16 code bytes (a group of rows is at most 16·(16 + 4)
+	IMULQ $PFGROUPS, AX        // bytes per 16 code bytes)
+	ADDQ DI, AX
+
+@_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	ADDQ $320, AX
+%CHUNK%	ADDQ $16, CX
 	ADDQ $16, BX
 	ADDQ $16, R14
 	ADDQ $16, R15
-	ADDQ $128, SI
-	ADDQ $96, DX
 	DECQ R11
 	JNZ  @_blk
 
-	// score = sum·(s·tq4Unit) + offset.
+	// score = sum·(s·unit) + offset.
 	MOVQ off+64(FP), AX
-	VBROADCASTSS (AX), Z22
-	VFMADD213PS Z22, Z21, Z8
-	VBROADCASTSS 4(AX), Z22
-	VFMADD213PS Z22, Z21, Z9
-	VBROADCASTSS 8(AX), Z22
-	VFMADD213PS Z22, Z21, Z10
-	VBROADCASTSS 12(AX), Z22
-	VFMADD213PS Z22, Z21, Z11
+	VBROADCASTSS (AX), Z12
+	VFMADD213PS Z12, Z21, Z8
+	VBROADCASTSS 4(AX), Z12
+	VFMADD213PS Z12, Z21, Z9
+	VBROADCASTSS 8(AX), Z12
+	VFMADD213PS Z12, Z21, Z10
+	VBROADCASTSS 12(AX), Z12
+	VFMADD213PS Z12, Z21, Z11
 
 	SCORES_T
 	MOVQ ostride+56(FP), AX
@@ -170,8 +191,8 @@ const macros = `// PFGROUPS is how many groups of sixteen rows ahead the kernels
 	VPDPBUSD.BCST off+64(SI), c, a2; \
 	VPDPBUSD.BCST off+96(SI), c, a3
 
-// CHAINS1 runs a group's eight code vectors Z0..Z7 through CHAIN1: the low nibbles (permuted
-// values 0..15) into Z12..Z15, the high ones (16..31) into Z16..Z19.
+// CHAINS1 runs a group's eight code vectors Z0..Z7 through CHAIN1: Z0..Z3 (the group's values
+// 0..15: tq4's low nibbles, in permuted order) into Z12..Z15, Z4..Z7 (16..31) into Z16..Z19.
 #define CHAINS1 \
 	CHAIN1(Z0, 0, Z12, Z13, Z14, Z15); \
 	CHAIN1(Z4, 16, Z16, Z17, Z18, Z19); \
@@ -247,6 +268,39 @@ const macros = `// PFGROUPS is how many groups of sixteen rows ahead the kernels
 	LEAQ (BX)(AX*4), BX; \
 	SCORES_ROW4(Z7, X7)
 
+// T2CODES makes the four code vectors of data vector v (code bytes 0..3 of its dwords) in
+// d0..d3: VPMULTISHIFTQB by the controls Z22, Z23, Z29, Z30, then VPERMB in the table Z20.
+#define T2CODES(v, d0, d1, d2, d3) \
+	VPMULTISHIFTQB v, Z22, d0; \
+	VPMULTISHIFTQB v, Z23, d1; \
+	VPMULTISHIFTQB v, Z29, d2; \
+	VPMULTISHIFTQB v, Z30, d3; \
+	VPERMB Z20, d0, d0; \
+	VPERMB Z20, d1, d1; \
+	VPERMB Z20, d2, d2; \
+	VPERMB Z20, d3, d3
+
+// T2GROUP scores one 32-value group of turbo2 codes, data vectors a (values 0..15) and b
+// (16..31), into Z8..Z11, and steps SI and DX to the next group's digits and scales.
+#define T2GROUP(a, b) \
+	T2CODES(a, Z0, Z1, Z2, Z3); \
+	T2CODES(b, Z4, Z5, Z6, Z7); \
+	VPBROADCASTD 48(DX), Z12; \
+	VPBROADCASTD 52(DX), Z13; \
+	VPBROADCASTD 56(DX), Z14; \
+	VPBROADCASTD 60(DX), Z15; \
+	VPXORD Z16, Z16, Z16; \
+	VPXORD Z17, Z17, Z17; \
+	VPXORD Z18, Z18, Z18; \
+	VPXORD Z19, Z19, Z19; \
+	CHAINS1; \
+	FINISH(Z12, Z16, 0, Z8); \
+	FINISH(Z13, Z17, 1, Z9); \
+	FINISH(Z14, Z18, 2, Z10); \
+	FINISH(Z15, Z19, 3, Z11); \
+	ADDQ $128, SI; \
+	ADDQ $96, DX
+
 // STAGE32 copies the f32 scales of the four rows at p, p+rb, p+2rb, p+3rb (each R11 bytes in)
 // to lanes g, 4+g, 8+g, 12+g of the sixteen words at SI.
 #define STAGE32(p, g) \
@@ -299,11 +353,13 @@ func main() {
 
 `)
 	out.WriteString(macros)
+	const tq4Consts = "MOVL $0x0F0F0F0F, AX\n\tVPBROADCASTD AX, Z31\n\tVBROADCASTI32X4 ·tq4VNNIU8(SB), Z20"
+	const t2Consts = "VMOVDQU64 ·turbo2VNNIU8(SB), Z20\n\tVMOVDQU64 ·turbo2VNNIShift(SB), Z22\n\tVMOVDQU64 ·turbo2VNNIShift+64(SB), Z23"
 	for _, k := range []struct {
-		name string
-		f32  bool
-	}{{"TQ4", true}, {"T4", false}} {
-		r := strings.NewReplacer("@", k.name, "%STAGE%", stage(k.f32))
+		name, consts, chunk string
+		f32                 bool
+	}{{"TQ4", tq4Consts, chunk4, true}, {"T4", tq4Consts, chunk4, false}, {"T2", t2Consts, t2chunk, false}} {
+		r := strings.NewReplacer("@", k.name, "%STAGE%", stage(k.f32), "%CONSTS%", k.consts, "%CHUNK%", k.chunk)
 		out.WriteString(r.Replace(body))
 	}
 	if err := os.WriteFile("multi_tq4vnni_amd64.s", out.Bytes(), 0o644); err != nil {

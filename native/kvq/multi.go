@@ -587,7 +587,7 @@ func tq4Scratch(n, d int) *[]float32 {
 // DotManyMulti scores n prepared queries against every row within the MultiQuery bounds.
 func (c *tq4Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
 	if tq4VNNI(c.d) && n > 0 {
-		tq4ScoresVNNI(true, c.d, c.RowBytes(), q, n, rows, out, nil)
+		tq4ScoresVNNI(vnniTQ4, c.d, c.RowBytes(), q, n, rows, out, nil)
 		return
 	}
 	nv := c.d &^ 31

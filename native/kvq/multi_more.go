@@ -206,8 +206,8 @@ func (c *iq4nlCodec) AccumulateManyMulti(acc []float32, n int, w []float32, rows
 // levels are tq4's), turbo3 and turbo2 through their own (bit-stream codes shifted out of
 // dwords), without kernels in Go, dotManyMultiGo.
 func (c *lmCodec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
-	if c.bits == 4 && tq4VNNI(c.d) && n > 0 {
-		tq4ScoresVNNI(false, c.d, c.nb+2, q, n, rows, out, nil)
+	if k, ok := c.vnniKind(); ok && n > 0 {
+		tq4ScoresVNNI(k, c.d, c.nb+2, q, n, rows, out, nil)
 		return
 	}
 	nv := c.d &^ 31
@@ -229,11 +229,23 @@ func (c *lmCodec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
 	multiDot(c, multiTurbo4, nv, tail, qp, n, rows, out)
 }
 
+// vnniKind is the VNNI scores kernel of c's rows on this CPU (turbo4's, turbo2's), false for
+// none.
+func (c *lmCodec) vnniKind() (int, bool) {
+	switch {
+	case c.bits == 4 && tq4VNNI(c.d):
+		return vnniT4, true
+	case c.bits == 2 && t2VNNI(c.d):
+		return vnniT2, true
+	}
+	return 0, false
+}
+
 // dotManyMultiMu is muScorer: DotManyMulti plus q̃_h·mu for every score of query h (q̃_h as
-// the scores round it, ScoresGrid); turbo4's VNNI kernel starts each score from it.
+// the scores round it, ScoresGrid); the VNNI kernels start each score from it.
 func (c *lmCodec) dotManyMultiMu(q []float32, n int, rows []byte, out, mu []float32) {
-	if c.bits == 4 && tq4VNNI(c.d) && n > 0 {
-		tq4ScoresVNNI(false, c.d, c.nb+2, q, n, rows, out, mu[:c.d])
+	if k, ok := c.vnniKind(); ok && n > 0 {
+		tq4ScoresVNNI(k, c.d, c.nb+2, q, n, rows, out, mu[:c.d])
 		return
 	}
 	c.DotManyMulti(q, n, rows, out)

@@ -18,8 +18,8 @@
 	VPDPBUSD.BCST off+64(SI), c, a2; \
 	VPDPBUSD.BCST off+96(SI), c, a3
 
-// CHAINS1 runs a group's eight code vectors Z0..Z7 through CHAIN1: the low nibbles (permuted
-// values 0..15) into Z12..Z15, the high ones (16..31) into Z16..Z19.
+// CHAINS1 runs a group's eight code vectors Z0..Z7 through CHAIN1: Z0..Z3 (the group's values
+// 0..15: tq4's low nibbles, in permuted order) into Z12..Z15, Z4..Z7 (16..31) into Z16..Z19.
 #define CHAINS1 \
 	CHAIN1(Z0, 0, Z12, Z13, Z14, Z15); \
 	CHAIN1(Z4, 16, Z16, Z17, Z18, Z19); \
@@ -95,6 +95,39 @@
 	LEAQ (BX)(AX*4), BX; \
 	SCORES_ROW4(Z7, X7)
 
+// T2CODES makes the four code vectors of data vector v (code bytes 0..3 of its dwords) in
+// d0..d3: VPMULTISHIFTQB by the controls Z22, Z23, Z29, Z30, then VPERMB in the table Z20.
+#define T2CODES(v, d0, d1, d2, d3) \
+	VPMULTISHIFTQB v, Z22, d0; \
+	VPMULTISHIFTQB v, Z23, d1; \
+	VPMULTISHIFTQB v, Z29, d2; \
+	VPMULTISHIFTQB v, Z30, d3; \
+	VPERMB Z20, d0, d0; \
+	VPERMB Z20, d1, d1; \
+	VPERMB Z20, d2, d2; \
+	VPERMB Z20, d3, d3
+
+// T2GROUP scores one 32-value group of turbo2 codes, data vectors a (values 0..15) and b
+// (16..31), into Z8..Z11, and steps SI and DX to the next group's digits and scales.
+#define T2GROUP(a, b) \
+	T2CODES(a, Z0, Z1, Z2, Z3); \
+	T2CODES(b, Z4, Z5, Z6, Z7); \
+	VPBROADCASTD 48(DX), Z12; \
+	VPBROADCASTD 52(DX), Z13; \
+	VPBROADCASTD 56(DX), Z14; \
+	VPBROADCASTD 60(DX), Z15; \
+	VPXORD Z16, Z16, Z16; \
+	VPXORD Z17, Z17, Z17; \
+	VPXORD Z18, Z18, Z18; \
+	VPXORD Z19, Z19, Z19; \
+	CHAINS1; \
+	FINISH(Z12, Z16, 0, Z8); \
+	FINISH(Z13, Z17, 1, Z9); \
+	FINISH(Z14, Z18, 2, Z10); \
+	FINISH(Z15, Z19, 3, Z11); \
+	ADDQ $128, SI; \
+	ADDQ $96, DX
+
 // STAGE32 copies the f32 scales of the four rows at p, p+rb, p+2rb, p+3rb (each R11 bytes in)
 // to lanes g, 4+g, 8+g, 12+g of the sixteen words at SI.
 #define STAGE32(p, g) \
@@ -140,8 +173,8 @@ TQ4_group:
 	LEAQ (BX)(R8*4), R14
 	LEAQ (R14)(R8*4), R15
 
-	// The sixteen row scales, lane 4m+g from row 4g+m (at 16 bytes a group past the codes),
-	// times tq4Unit (off[4]), into Z21.
+	// The sixteen row scales, lane 4m+g from row 4g+m (at 16·nb bytes, past the codes), times
+	// the levels' unit (off[4]), into Z21.
 	MOVQ nb+16(FP), R11
 	SHLQ $4, R11
 	MOVQ stage+72(FP), SI
@@ -161,8 +194,8 @@ TQ4_group:
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
 	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
-	SHLQ $4, AX                // per group of values (a group of rows is at most 16·(16 + 4)
-	IMULQ $PFGROUPS, AX        // bytes per group of values)
+	SHLQ $4, AX                // per 16 code bytes (a group of rows is at most 16·(16 + 4)
+	IMULQ $PFGROUPS, AX        // bytes per 16 code bytes)
 	ADDQ DI, AX
 
 TQ4_blk:
@@ -212,25 +245,25 @@ TQ4_blk:
 	FINISH(Z14, Z18, 2, Z10)
 	FINISH(Z15, Z19, 3, Z11)
 
+	ADDQ $128, SI
+	ADDQ $96, DX
 	ADDQ $16, CX
 	ADDQ $16, BX
 	ADDQ $16, R14
 	ADDQ $16, R15
-	ADDQ $128, SI
-	ADDQ $96, DX
 	DECQ R11
 	JNZ  TQ4_blk
 
-	// score = sum·(s·tq4Unit) + offset.
+	// score = sum·(s·unit) + offset.
 	MOVQ off+64(FP), AX
-	VBROADCASTSS (AX), Z22
-	VFMADD213PS Z22, Z21, Z8
-	VBROADCASTSS 4(AX), Z22
-	VFMADD213PS Z22, Z21, Z9
-	VBROADCASTSS 8(AX), Z22
-	VFMADD213PS Z22, Z21, Z10
-	VBROADCASTSS 12(AX), Z22
-	VFMADD213PS Z22, Z21, Z11
+	VBROADCASTSS (AX), Z12
+	VFMADD213PS Z12, Z21, Z8
+	VBROADCASTSS 4(AX), Z12
+	VFMADD213PS Z12, Z21, Z9
+	VBROADCASTSS 8(AX), Z12
+	VFMADD213PS Z12, Z21, Z10
+	VBROADCASTSS 12(AX), Z12
+	VFMADD213PS Z12, Z21, Z11
 
 	SCORES_T
 	MOVQ ostride+56(FP), AX
@@ -276,8 +309,8 @@ T4_group:
 	LEAQ (BX)(R8*4), R14
 	LEAQ (R14)(R8*4), R15
 
-	// The sixteen row scales, lane 4m+g from row 4g+m (at 16 bytes a group past the codes),
-	// times tq4Unit (off[4]), into Z21.
+	// The sixteen row scales, lane 4m+g from row 4g+m (at 16·nb bytes, past the codes), times
+	// the levels' unit (off[4]), into Z21.
 	MOVQ nb+16(FP), R11
 	SHLQ $4, R11
 	MOVQ stage+72(FP), SI
@@ -297,8 +330,8 @@ T4_group:
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
 	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
-	SHLQ $4, AX                // per group of values (a group of rows is at most 16·(16 + 4)
-	IMULQ $PFGROUPS, AX        // bytes per group of values)
+	SHLQ $4, AX                // per 16 code bytes (a group of rows is at most 16·(16 + 4)
+	IMULQ $PFGROUPS, AX        // bytes per 16 code bytes)
 	ADDQ DI, AX
 
 T4_blk:
@@ -348,25 +381,25 @@ T4_blk:
 	FINISH(Z14, Z18, 2, Z10)
 	FINISH(Z15, Z19, 3, Z11)
 
+	ADDQ $128, SI
+	ADDQ $96, DX
 	ADDQ $16, CX
 	ADDQ $16, BX
 	ADDQ $16, R14
 	ADDQ $16, R15
-	ADDQ $128, SI
-	ADDQ $96, DX
 	DECQ R11
 	JNZ  T4_blk
 
-	// score = sum·(s·tq4Unit) + offset.
+	// score = sum·(s·unit) + offset.
 	MOVQ off+64(FP), AX
-	VBROADCASTSS (AX), Z22
-	VFMADD213PS Z22, Z21, Z8
-	VBROADCASTSS 4(AX), Z22
-	VFMADD213PS Z22, Z21, Z9
-	VBROADCASTSS 8(AX), Z22
-	VFMADD213PS Z22, Z21, Z10
-	VBROADCASTSS 12(AX), Z22
-	VFMADD213PS Z22, Z21, Z11
+	VBROADCASTSS (AX), Z12
+	VFMADD213PS Z12, Z21, Z8
+	VBROADCASTSS 4(AX), Z12
+	VFMADD213PS Z12, Z21, Z9
+	VBROADCASTSS 8(AX), Z12
+	VFMADD213PS Z12, Z21, Z10
+	VBROADCASTSS 12(AX), Z12
+	VFMADD213PS Z12, Z21, Z11
 
 	SCORES_T
 	MOVQ ostride+56(FP), AX
@@ -389,5 +422,108 @@ T4_next:
 	JNZ  T4_group
 
 T4_done:
+	VZEROUPPER
+	RET
+
+// func multiScoresT2VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+TEXT ·multiScoresT2VNNI(SB), NOSPLIT, $0-80
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+48(FP), R9
+	MOVQ m+40(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   T2_done
+	VMOVDQU64 ·turbo2VNNIU8(SB), Z20
+	VMOVDQU64 ·turbo2VNNIShift(SB), Z22
+	VMOVDQU64 ·turbo2VNNIShift+64(SB), Z23
+
+T2_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	// The sixteen row scales, lane 4m+g from row 4g+m (at 16·nb bytes, past the codes), times
+	// the levels' unit (off[4]), into Z21.
+	MOVQ nb+16(FP), R11
+	SHLQ $4, R11
+	MOVQ stage+72(FP), SI
+	STAGE16(CX, 0)
+	STAGE16(BX, 1)
+	STAGE16(R14, 2)
+	STAGE16(R15, 3)
+	VCVTPH2PS (SI), Z21
+	MOVQ off+64(FP), AX
+	VMULPS.BCST 16(AX), Z21, Z21
+
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ nb+16(FP), R11
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
+	SHLQ $4, AX                // per 16 code bytes (a group of rows is at most 16·(16 + 4)
+	IMULQ $PFGROUPS, AX        // bytes per 16 code bytes)
+	ADDQ DI, AX
+
+T2_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	ADDQ $320, AX
+	LOAD4(CX, Z24, X24)
+	LOAD4(BX, Z25, X25)
+	LOAD4(R14, Z26, X26)
+	LOAD4(R15, Z27, X27)
+	TRANSPOSE4
+	VMOVDQU64 ·turbo2VNNIShift+128(SB), Z29
+	VMOVDQU64 ·turbo2VNNIShift+192(SB), Z30
+	T2GROUP(Z25, Z26)
+	T2GROUP(Z27, Z28)
+	ADDQ $16, CX
+	ADDQ $16, BX
+	ADDQ $16, R14
+	ADDQ $16, R15
+	DECQ R11
+	JNZ  T2_blk
+
+	// score = sum·(s·unit) + offset.
+	MOVQ off+64(FP), AX
+	VBROADCASTSS (AX), Z12
+	VFMADD213PS Z12, Z21, Z8
+	VBROADCASTSS 4(AX), Z12
+	VFMADD213PS Z12, Z21, Z9
+	VBROADCASTSS 8(AX), Z12
+	VFMADD213PS Z12, Z21, Z10
+	VBROADCASTSS 12(AX), Z12
+	VFMADD213PS Z12, Z21, Z11
+
+	SCORES_T
+	MOVQ ostride+56(FP), AX
+	CMPQ AX, $16
+	JNE  T2_strided
+	SCORES_CONTIG
+	JMP  T2_next
+
+T2_strided:
+	SCORES_STRIDED
+
+T2_next:
+	MOVQ ostride+56(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  T2_group
+
+T2_done:
 	VZEROUPPER
 	RET

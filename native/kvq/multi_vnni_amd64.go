@@ -347,7 +347,7 @@ func scoresDigits(c Codec) (nd, nb int) {
 			return 1, c.d / 32
 		}
 	case *lmCodec:
-		if c.bits == 4 && tq4VNNI(c.d) {
+		if _, ok := c.vnniKind(); ok {
 			return 1, c.d / 32
 		}
 	}

@@ -34,9 +34,13 @@ func scoresDigits(c Codec) (nd, nb int) { return 0, 0 }
 
 func vnniGrid(dst, q []float32, d, nb, nd int) { copy(dst, q) }
 
-// tq4VNNI is false: the tq4 and turbo4 VNNI kernels are amd64 assembly.
+// tq4VNNI is false: the tq4, turbo4 and turbo2 VNNI kernels are amd64 assembly.
 func tq4VNNI(d int) bool { return false }
 
-func tq4ScoresVNNI(f32 bool, d, rb int, q []float32, n int, rows []byte, out, mu []float32) {
+func t2VNNI(d int) bool { return false }
+
+const vnniTQ4, vnniT4, vnniT2 = 0, 1, 2
+
+func tq4ScoresVNNI(kind int, d, rb int, q []float32, n int, rows []byte, out, mu []float32) {
 	panic("kvq: no VNNI kernel on this platform")
 }
