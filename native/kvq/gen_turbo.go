@@ -92,8 +92,8 @@ func scaleOff(bits int) string {
 }
 
 var (
-	// turboLevels2 are turbo.go's (turboInts2 times turboUnit2), q2kLevels q2k.go's: q2k keeps
-	// the Lloyd–Max levels.
+	// turboLevels2 and turboLevels3 are turbo.go's (turboInts2 times turboUnit2, turboInts3
+	// times turboUnit3), q2kLevels q2k.go's: q2k keeps the Lloyd–Max levels.
 	turboLevels2 = func() (l [4]float32) {
 		for k, v := range [4]int8{-90, -27, 27, 90} {
 			l[k] = float32(v) * float32(0.01678167)
@@ -101,7 +101,12 @@ var (
 		return l
 	}()
 	q2kLevels    = [4]float32{-1.5104176, -0.45278004, 0.45278004, 1.5104176}
-	turboLevels3 = [8]float32{-2.1519457, -1.3439093, -0.75600528, -0.24509418, 0.24509418, 0.75600528, 1.3439093, 2.1519457}
+	turboLevels3 = func() (l [8]float32) {
+		for k, v := range [8]int8{-88, -55, -31, -10, 10, 31, 55, 88} {
+			l[k] = float32(v) * float32(0.02444615)
+		}
+		return l
+	}()
 )
 
 const (

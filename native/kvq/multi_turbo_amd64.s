@@ -7,14 +7,14 @@
 // AVX-512 MultiQuery kernels of tq4 and the turbo tiers, and q2k's scores kernel: see
 // gen_turbo.go for the layout of the work. The contracts are multiKernels' (multi.go).
 
-DATA ·turboZL3+0(SB)/8, $0xbfac0538c009b97a
-DATA ·turboZL3+8(SB)/8, $0xbe7af9f8bf418990
-DATA ·turboZL3+16(SB)/8, $0x3f4189903e7af9f8
-DATA ·turboZL3+24(SB)/8, $0x4009b97a3fac0538
-DATA ·turboZL3+32(SB)/8, $0xbfac0538c009b97a
-DATA ·turboZL3+40(SB)/8, $0xbe7af9f8bf418990
-DATA ·turboZL3+48(SB)/8, $0x3f4189903e7af9f8
-DATA ·turboZL3+56(SB)/8, $0x4009b97a3fac0538
+DATA ·turboZL3+0(SB)/8, $0xbfac19d4c009ae44
+DATA ·turboZL3+8(SB)/8, $0xbe7a541ebf420131
+DATA ·turboZL3+16(SB)/8, $0x3f4201313e7a541e
+DATA ·turboZL3+24(SB)/8, $0x4009ae443fac19d4
+DATA ·turboZL3+32(SB)/8, $0xbfac19d4c009ae44
+DATA ·turboZL3+40(SB)/8, $0xbe7a541ebf420131
+DATA ·turboZL3+48(SB)/8, $0x3f4201313e7a541e
+DATA ·turboZL3+56(SB)/8, $0x4009ae443fac19d4
 GLOBL ·turboZL3(SB), RODATA|NOPTR, $64
 
 DATA ·turboZL2+0(SB)/8, $0xbee7fd63bfc15328

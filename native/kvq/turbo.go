@@ -30,11 +30,11 @@ import (
 
 // Turbo formats are declared with the other formats in kvq.go.
 
-// turboLevels2/3 are the 4- and 8-level quantizers of N(0,1): turbo2's the Lloyd–Max levels
-// rounded to integer multiples of one unit as tq4's are (turboInts2·turboUnit2, MSE 0.1174819
-// where Lloyd–Max has 0.1174818), so that the VNNI kernels look them up as signed bytes;
-// turbo3's the Lloyd–Max levels (MSE 0.034548). turbo4 uses tq4Levels (integer multiples of one
-// unit, MSE 0.0095062). TestTurboCodebooks re-derives them.
+// turboLevels2/3 are the 4- and 8-level quantizers of N(0,1): the Lloyd–Max levels rounded to
+// integer multiples of one unit as tq4's are (turboInts2·turboUnit2, MSE 0.1174819 where
+// Lloyd–Max has 0.1174818; turboInts3·turboUnit3, MSE 0.0345486 where it has 0.0345478), so
+// that the VNNI kernels look them up as signed bytes. turbo4 uses tq4Levels (MSE 0.0095062).
+// TestTurboCodebooks re-derives them.
 var turboLevels2 = func() (l [4]float32) {
 	for k, v := range turboInts2 {
 		l[k] = float32(v) * turboUnit2
@@ -48,7 +48,18 @@ var turboInts2 = [4]int8{-90, -27, 27, 90}
 // turboUnit2 is the value of one step of turboInts2.
 const turboUnit2 = float32(0.01678167)
 
-var turboLevels3 = [8]float32{-2.1519457, -1.3439093, -0.75600528, -0.24509418, 0.24509418, 0.75600528, 1.3439093, 2.1519457}
+var turboLevels3 = func() (l [8]float32) {
+	for k, v := range turboInts3 {
+		l[k] = float32(v) * turboUnit3
+	}
+	return l
+}()
+
+// turboInts3 are turbo3's levels in units of turboUnit3.
+var turboInts3 = [8]int8{-88, -55, -31, -10, 10, 31, 55, 88}
+
+// turboUnit3 is the value of one step of turboInts3.
+const turboUnit3 = float32(0.02444615)
 
 // turbo reports whether f is one of the turbo tiers.
 func (f Format) turbo() bool { return f == Turbo2 || f == Turbo3 || f == Turbo4 }
