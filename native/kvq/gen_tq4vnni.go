@@ -1,8 +1,8 @@
 //go:build ignore
 
-// gen_tq4vnni writes multi_tq4vnni_amd64.s: the AVX-512 VNNI scores kernels of tq4, turbo4 and
-// turbo2, whose codes look up integer levels (tq4Ints, turboInts2) under one row scale. Run with
-// `go generate ./native/kvq`.
+// gen_tq4vnni writes multi_tq4vnni_amd64.s: the AVX-512 VNNI scores kernels of tq4 and the
+// turbo tiers, whose codes look up integer levels (tq4Ints, turboInts2, turboInts3) under one
+// row scale. Run with `go generate ./native/kvq`.
 //
 // The work follows the iq4_nl VNNI kernel (multi_vnni_amd64.s), which reads the same nibble
 // layout once the queries are permuted (tq4Permute: a 32-value group's even values, then its odd
@@ -24,6 +24,11 @@
 // bits up in a 64-byte table that repeats turboInts2 + 128 (the bits above the code only select
 // a repeat), so the dword holds the levels of values 16k+4j..16k+4j+3, as the query's digits at
 // 16k+4j lie. The two 32-value groups of the 64 are chained and finished one after the other.
+//
+// turbo3 (VBMI too) reads a group's 12 code bytes a row (masked loads: the row may end 2 bytes
+// past them), spreads them with VPSHUFB so that dword k holds bytes 3k..3k+2 (values
+// 8k..8k+7), transposes, and takes each dword's two halves of four codes with VPMULTISHIFTQB
+// (bits 3b and 12 + 3b for byte b) and VPERMB in a table repeating turboInts3 + 128.
 package main
 
 import (
@@ -90,6 +95,49 @@ const t2chunk = `	LOAD4(CX, Z24, X24)
 	T2GROUP(Z27, Z28)
 `
 
+// t3chunk is turbo3's chunk: 12 code bytes a row, one group of 32 values.
+const t3chunk = `	LOAD4M(CX, Z24, X24)
+	LOAD4M(BX, Z25, X25)
+	LOAD4M(R14, Z26, X26)
+	LOAD4M(R15, Z27, X27)
+	VPSHUFB ·turbo3VNNIShuf(SB), Z24, Z24
+	VPSHUFB ·turbo3VNNIShuf(SB), Z25, Z25
+	VPSHUFB ·turbo3VNNIShuf(SB), Z26, Z26
+	VPSHUFB ·turbo3VNNIShuf(SB), Z27, Z27
+	TRANSPOSE4
+	VPMULTISHIFTQB Z25, Z22, Z0
+	VPMULTISHIFTQB Z25, Z23, Z1
+	VPMULTISHIFTQB Z26, Z22, Z2
+	VPMULTISHIFTQB Z26, Z23, Z3
+	VPMULTISHIFTQB Z27, Z22, Z4
+	VPMULTISHIFTQB Z27, Z23, Z5
+	VPMULTISHIFTQB Z28, Z22, Z6
+	VPMULTISHIFTQB Z28, Z23, Z7
+	VPERMB Z20, Z0, Z0
+	VPERMB Z20, Z1, Z1
+	VPERMB Z20, Z2, Z2
+	VPERMB Z20, Z3, Z3
+	VPERMB Z20, Z4, Z4
+	VPERMB Z20, Z5, Z5
+	VPERMB Z20, Z6, Z6
+	VPERMB Z20, Z7, Z7
+	VPBROADCASTD 48(DX), Z12   // −128·ΣQ: the levels' offset
+	VPBROADCASTD 52(DX), Z13
+	VPBROADCASTD 56(DX), Z14
+	VPBROADCASTD 60(DX), Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	CHAINS1
+	FINISH(Z12, Z16, 0, Z8)
+	FINISH(Z13, Z17, 1, Z9)
+	FINISH(Z14, Z18, 2, Z10)
+	FINISH(Z15, Z19, 3, Z11)
+	ADDQ $128, SI
+	ADDQ $96, DX
+`
+
 const body = `
 // func multiScores@VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
 TEXT ·multiScores@VNNI(SB), NOSPLIT, $0-80
@@ -109,10 +157,10 @@ TEXT ·multiScores@VNNI(SB), NOSPLIT, $0-80
 	LEAQ (BX)(R8*4), R14
 	LEAQ (R14)(R8*4), R15
 
-	// The sixteen row scales, lane 4m+g from row 4g+m (at 16·nb bytes, past the codes), times
+	// The sixteen row scales, lane 4m+g from row 4g+m (past the nb chunks of codes), times
 	// the levels' unit (off[4]), into Z21.
 	MOVQ nb+16(FP), R11
-	SHLQ $4, R11
+	%SOFF%
 	MOVQ stage+72(FP), SI
 	%STAGE%
 	MOVQ off+64(FP), AX
@@ -126,8 +174,8 @@ TEXT ·multiScores@VNNI(SB), NOSPLIT, $0-80
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
 	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
-	SHLQ $4, AX                // per 16 code bytes (a group of rows is at most 16·(16 + 4)
-	IMULQ $PFGROUPS, AX        // bytes per 16 code bytes)
+	SHLQ $4, AX                // per chunk of codes (a group of rows is at most 16·(16 + 4)
+	IMULQ $PFGROUPS, AX        // bytes per chunk)
 	ADDQ DI, AX
 
 @_blk:
@@ -137,10 +185,10 @@ TEXT ·multiScores@VNNI(SB), NOSPLIT, $0-80
 	PREFETCHT0 192(AX)
 	PREFETCHT0 256(AX)
 	ADDQ $320, AX
-%CHUNK%	ADDQ $16, CX
-	ADDQ $16, BX
-	ADDQ $16, R14
-	ADDQ $16, R15
+%CHUNK%	ADDQ $%STEP%, CX
+	ADDQ $%STEP%, BX
+	ADDQ $%STEP%, R14
+	ADDQ $%STEP%, R15
 	DECQ R11
 	JNZ  @_blk
 
@@ -301,6 +349,16 @@ const macros = `// PFGROUPS is how many groups of sixteen rows ahead the kernels
 	ADDQ $128, SI; \
 	ADDQ $96, DX
 
+// LOAD4M is LOAD4 of 12 bytes a row (masked by K1; the other bytes zero).
+#define LOAD4M(p, z, x) \
+	VMOVDQU8.Z (p), K1, x; \
+	VMOVDQU8.Z (p)(R8*1), K1, X29; \
+	VINSERTI32X4 $1, X29, z, z; \
+	VMOVDQU8.Z (p)(R8*2), K1, X29; \
+	VINSERTI32X4 $2, X29, z, z; \
+	VMOVDQU8.Z (p)(R12*1), K1, X29; \
+	VINSERTI32X4 $3, X29, z, z
+
 // STAGE32 copies the f32 scales of the four rows at p, p+rb, p+2rb, p+3rb (each R11 bytes in)
 // to lanes g, 4+g, 8+g, 12+g of the sixteen words at SI.
 #define STAGE32(p, g) \
@@ -355,11 +413,19 @@ func main() {
 	out.WriteString(macros)
 	const tq4Consts = "MOVL $0x0F0F0F0F, AX\n\tVPBROADCASTD AX, Z31\n\tVBROADCASTI32X4 ·tq4VNNIU8(SB), Z20"
 	const t2Consts = "VMOVDQU64 ·turbo2VNNIU8(SB), Z20\n\tVMOVDQU64 ·turbo2VNNIShift(SB), Z22\n\tVMOVDQU64 ·turbo2VNNIShift+64(SB), Z23"
+	const t3Consts = "VMOVDQU64 ·turbo3VNNIU8(SB), Z20\n\tVMOVDQU64 ·turbo3VNNIShift(SB), Z22\n\tVMOVDQU64 ·turbo3VNNIShift+64(SB), Z23\n\tMOVL $0x0FFF, AX\n\tKMOVW AX, K1"
+	const shl4 = "SHLQ $4, R11"
 	for _, k := range []struct {
-		name, consts, chunk string
-		f32                 bool
-	}{{"TQ4", tq4Consts, chunk4, true}, {"T4", tq4Consts, chunk4, false}, {"T2", t2Consts, t2chunk, false}} {
-		r := strings.NewReplacer("@", k.name, "%STAGE%", stage(k.f32), "%CONSTS%", k.consts, "%CHUNK%", k.chunk)
+		name, consts, chunk, soff, step string
+		f32                             bool
+	}{
+		{"TQ4", tq4Consts, chunk4, shl4, "16", true},
+		{"T4", tq4Consts, chunk4, shl4, "16", false},
+		{"T2", t2Consts, t2chunk, shl4, "16", false},
+		{"T3", t3Consts, t3chunk, "IMULQ $12, R11", "12", false},
+	} {
+		r := strings.NewReplacer("@", k.name, "%STAGE%", stage(k.f32), "%CONSTS%", k.consts, "%CHUNK%", k.chunk,
+			"%SOFF%", k.soff, "%STEP%", k.step)
 		out.WriteString(r.Replace(body))
 	}
 	if err := os.WriteFile("multi_tq4vnni_amd64.s", out.Bytes(), 0o644); err != nil {

@@ -229,14 +229,16 @@ func (c *lmCodec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
 	multiDot(c, multiTurbo4, nv, tail, qp, n, rows, out)
 }
 
-// vnniKind is the VNNI scores kernel of c's rows on this CPU (turbo4's, turbo2's), false for
-// none.
+// vnniKind is the VNNI scores kernel of c's rows on this CPU (turbo4's, turbo3's, turbo2's),
+// false for none.
 func (c *lmCodec) vnniKind() (int, bool) {
 	switch {
 	case c.bits == 4 && tq4VNNI(c.d):
 		return vnniT4, true
 	case c.bits == 2 && t2VNNI(c.d):
 		return vnniT2, true
+	case c.bits == 3 && t3VNNI(c.d):
+		return vnniT3, true
 	}
 	return 0, false
 }

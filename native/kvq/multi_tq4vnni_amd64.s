@@ -128,6 +128,16 @@
 	ADDQ $128, SI; \
 	ADDQ $96, DX
 
+// LOAD4M is LOAD4 of 12 bytes a row (masked by K1; the other bytes zero).
+#define LOAD4M(p, z, x) \
+	VMOVDQU8.Z (p), K1, x; \
+	VMOVDQU8.Z (p)(R8*1), K1, X29; \
+	VINSERTI32X4 $1, X29, z, z; \
+	VMOVDQU8.Z (p)(R8*2), K1, X29; \
+	VINSERTI32X4 $2, X29, z, z; \
+	VMOVDQU8.Z (p)(R12*1), K1, X29; \
+	VINSERTI32X4 $3, X29, z, z
+
 // STAGE32 copies the f32 scales of the four rows at p, p+rb, p+2rb, p+3rb (each R11 bytes in)
 // to lanes g, 4+g, 8+g, 12+g of the sixteen words at SI.
 #define STAGE32(p, g) \
@@ -173,7 +183,7 @@ TQ4_group:
 	LEAQ (BX)(R8*4), R14
 	LEAQ (R14)(R8*4), R15
 
-	// The sixteen row scales, lane 4m+g from row 4g+m (at 16·nb bytes, past the codes), times
+	// The sixteen row scales, lane 4m+g from row 4g+m (past the nb chunks of codes), times
 	// the levels' unit (off[4]), into Z21.
 	MOVQ nb+16(FP), R11
 	SHLQ $4, R11
@@ -194,8 +204,8 @@ TQ4_group:
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
 	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
-	SHLQ $4, AX                // per 16 code bytes (a group of rows is at most 16·(16 + 4)
-	IMULQ $PFGROUPS, AX        // bytes per 16 code bytes)
+	SHLQ $4, AX                // per chunk of codes (a group of rows is at most 16·(16 + 4)
+	IMULQ $PFGROUPS, AX        // bytes per chunk)
 	ADDQ DI, AX
 
 TQ4_blk:
@@ -309,7 +319,7 @@ T4_group:
 	LEAQ (BX)(R8*4), R14
 	LEAQ (R14)(R8*4), R15
 
-	// The sixteen row scales, lane 4m+g from row 4g+m (at 16·nb bytes, past the codes), times
+	// The sixteen row scales, lane 4m+g from row 4g+m (past the nb chunks of codes), times
 	// the levels' unit (off[4]), into Z21.
 	MOVQ nb+16(FP), R11
 	SHLQ $4, R11
@@ -330,8 +340,8 @@ T4_group:
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
 	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
-	SHLQ $4, AX                // per 16 code bytes (a group of rows is at most 16·(16 + 4)
-	IMULQ $PFGROUPS, AX        // bytes per 16 code bytes)
+	SHLQ $4, AX                // per chunk of codes (a group of rows is at most 16·(16 + 4)
+	IMULQ $PFGROUPS, AX        // bytes per chunk)
 	ADDQ DI, AX
 
 T4_blk:
@@ -445,7 +455,7 @@ T2_group:
 	LEAQ (BX)(R8*4), R14
 	LEAQ (R14)(R8*4), R15
 
-	// The sixteen row scales, lane 4m+g from row 4g+m (at 16·nb bytes, past the codes), times
+	// The sixteen row scales, lane 4m+g from row 4g+m (past the nb chunks of codes), times
 	// the levels' unit (off[4]), into Z21.
 	MOVQ nb+16(FP), R11
 	SHLQ $4, R11
@@ -466,8 +476,8 @@ T2_group:
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
 	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
-	SHLQ $4, AX                // per 16 code bytes (a group of rows is at most 16·(16 + 4)
-	IMULQ $PFGROUPS, AX        // bytes per 16 code bytes)
+	SHLQ $4, AX                // per chunk of codes (a group of rows is at most 16·(16 + 4)
+	IMULQ $PFGROUPS, AX        // bytes per chunk)
 	ADDQ DI, AX
 
 T2_blk:
@@ -525,5 +535,141 @@ T2_next:
 	JNZ  T2_group
 
 T2_done:
+	VZEROUPPER
+	RET
+
+// func multiScoresT3VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+TEXT ·multiScoresT3VNNI(SB), NOSPLIT, $0-80
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+48(FP), R9
+	MOVQ m+40(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   T3_done
+	VMOVDQU64 ·turbo3VNNIU8(SB), Z20
+	VMOVDQU64 ·turbo3VNNIShift(SB), Z22
+	VMOVDQU64 ·turbo3VNNIShift+64(SB), Z23
+	MOVL $0x0FFF, AX
+	KMOVW AX, K1
+
+T3_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	// The sixteen row scales, lane 4m+g from row 4g+m (past the nb chunks of codes), times
+	// the levels' unit (off[4]), into Z21.
+	MOVQ nb+16(FP), R11
+	IMULQ $12, R11
+	MOVQ stage+72(FP), SI
+	STAGE16(CX, 0)
+	STAGE16(BX, 1)
+	STAGE16(R14, 2)
+	STAGE16(R15, 3)
+	VCVTPH2PS (SI), Z21
+	MOVQ off+64(FP), AX
+	VMULPS.BCST 16(AX), Z21, Z21
+
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ nb+16(FP), R11
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
+	SHLQ $4, AX                // per chunk of codes (a group of rows is at most 16·(16 + 4)
+	IMULQ $PFGROUPS, AX        // bytes per chunk)
+	ADDQ DI, AX
+
+T3_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	ADDQ $320, AX
+	LOAD4M(CX, Z24, X24)
+	LOAD4M(BX, Z25, X25)
+	LOAD4M(R14, Z26, X26)
+	LOAD4M(R15, Z27, X27)
+	VPSHUFB ·turbo3VNNIShuf(SB), Z24, Z24
+	VPSHUFB ·turbo3VNNIShuf(SB), Z25, Z25
+	VPSHUFB ·turbo3VNNIShuf(SB), Z26, Z26
+	VPSHUFB ·turbo3VNNIShuf(SB), Z27, Z27
+	TRANSPOSE4
+	VPMULTISHIFTQB Z25, Z22, Z0
+	VPMULTISHIFTQB Z25, Z23, Z1
+	VPMULTISHIFTQB Z26, Z22, Z2
+	VPMULTISHIFTQB Z26, Z23, Z3
+	VPMULTISHIFTQB Z27, Z22, Z4
+	VPMULTISHIFTQB Z27, Z23, Z5
+	VPMULTISHIFTQB Z28, Z22, Z6
+	VPMULTISHIFTQB Z28, Z23, Z7
+	VPERMB Z20, Z0, Z0
+	VPERMB Z20, Z1, Z1
+	VPERMB Z20, Z2, Z2
+	VPERMB Z20, Z3, Z3
+	VPERMB Z20, Z4, Z4
+	VPERMB Z20, Z5, Z5
+	VPERMB Z20, Z6, Z6
+	VPERMB Z20, Z7, Z7
+	VPBROADCASTD 48(DX), Z12   // −128·ΣQ: the levels' offset
+	VPBROADCASTD 52(DX), Z13
+	VPBROADCASTD 56(DX), Z14
+	VPBROADCASTD 60(DX), Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	CHAINS1
+	FINISH(Z12, Z16, 0, Z8)
+	FINISH(Z13, Z17, 1, Z9)
+	FINISH(Z14, Z18, 2, Z10)
+	FINISH(Z15, Z19, 3, Z11)
+	ADDQ $128, SI
+	ADDQ $96, DX
+	ADDQ $12, CX
+	ADDQ $12, BX
+	ADDQ $12, R14
+	ADDQ $12, R15
+	DECQ R11
+	JNZ  T3_blk
+
+	// score = sum·(s·unit) + offset.
+	MOVQ off+64(FP), AX
+	VBROADCASTSS (AX), Z12
+	VFMADD213PS Z12, Z21, Z8
+	VBROADCASTSS 4(AX), Z12
+	VFMADD213PS Z12, Z21, Z9
+	VBROADCASTSS 8(AX), Z12
+	VFMADD213PS Z12, Z21, Z10
+	VBROADCASTSS 12(AX), Z12
+	VFMADD213PS Z12, Z21, Z11
+
+	SCORES_T
+	MOVQ ostride+56(FP), AX
+	CMPQ AX, $16
+	JNE  T3_strided
+	SCORES_CONTIG
+	JMP  T3_next
+
+T3_strided:
+	SCORES_STRIDED
+
+T3_next:
+	MOVQ ostride+56(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  T3_group
+
+T3_done:
 	VZEROUPPER
 	RET

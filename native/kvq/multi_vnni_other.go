@@ -39,7 +39,9 @@ func tq4VNNI(d int) bool { return false }
 
 func t2VNNI(d int) bool { return false }
 
-const vnniTQ4, vnniT4, vnniT2 = 0, 1, 2
+func t3VNNI(d int) bool { return false }
+
+const vnniTQ4, vnniT4, vnniT2, vnniT3 = 0, 1, 2, 3
 
 func tq4ScoresVNNI(kind int, d, rb int, q []float32, n int, rows []byte, out, mu []float32) {
 	panic("kvq: no VNNI kernel on this platform")
