@@ -202,9 +202,10 @@ func (c *iq4nlCodec) AccumulateManyMulti(acc []float32, n int, w []float32, rows
 }
 
 // DotManyMulti scores n prepared queries against every row (rotated domain) within the
-// MultiQuery bounds: turbo4 through tq4's kernels with its f16 row scale (the codes and
-// levels are tq4's), turbo3 and turbo2 through their own (bit-stream codes shifted out of
-// dwords), without kernels in Go, dotManyMultiGo.
+// MultiQuery bounds: through the VNNI kernels where the CPU has them (vnniKind,
+// multi_tq4vnni_amd64.go), else turbo4 through tq4's float kernels with its f16 row scale (the
+// codes and levels are tq4's), turbo3 and turbo2 through their own (bit-stream codes shifted out
+// of dwords), without kernels in Go, dotManyMultiGo.
 func (c *lmCodec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
 	if k, ok := c.vnniKind(); ok && n > 0 {
 		tq4ScoresVNNI(k, c.d, c.nb+2, q, n, rows, out, nil)

@@ -544,8 +544,8 @@ func (c *rotCodec) DotManyMulti(q []float32, n int, rows []byte, out []float32) 
 }
 
 // muScorer is a codec whose multi-query scores can start from per-query offsets q_h·μ
-// (q4_0, q8_0, iq4_nl, q4_1, q5_0, q5_1: their integer kernels take them, their float path
-// adds them after; fp8 adds them after, with the query as its scores round it).
+// (q4_0, q8_0, iq4_nl, q4_1, q5_0, q5_1 and the turbo tiers: their integer kernels take them,
+// their float path adds them after; fp8 adds them after, with the query as its scores round it).
 type muScorer interface {
 	dotManyMultiMu(q []float32, n int, rows []byte, out, mu []float32)
 }
