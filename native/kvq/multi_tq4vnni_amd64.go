@@ -130,13 +130,15 @@ func tq4ScoresVNNI(kind int, d, rb int, q []float32, n int, rows []byte, out, mu
 	nb := d / 32
 	var digStack [vnniMaxBlocks * vnniBlockBytes / 2]byte
 	var auxStack [vnniMaxBlocks * vnniAuxWords]uint32
-	var qpStack [4 * multiScratchDim]float32
-	var muStack [multiScratchDim]float32
-	dig, aux, qp, muP := digStack[:], auxStack[:], qpStack[:], muStack[:]
-	if nb > vnniMaxBlocks || d > multiScratchDim {
-		dig, aux, qp, muP = make([]byte, nb*vnniBlockBytes/2), make([]uint32, nb*vnniAuxWords), make([]float32, 4*d), make([]float32, d)
+	dig, aux := digStack[:], auxStack[:]
+	if nb > vnniMaxBlocks {
+		dig, aux = make([]byte, nb*vnniBlockBytes/2), make([]uint32, nb*vnniAuxWords)
 	}
-	qp, muP = qp[:4*d], muP[:d]
+	// The four queries as the kernels read them and the offsets in their order, pooled: on the
+	// stack they would be zeroed every call (5 KiB, a call per page of 64 rows in a paged cache).
+	bp := tq4Scratch(5, d)
+	defer perQueryBufs.Put(bp)
+	qp, muP := (*bp)[:4*d], (*bp)[4*d:5*d]
 	permute := kind == vnniTQ4 || kind == vnniT4
 	if mu != nil {
 		if permute {
