@@ -13,7 +13,7 @@ import (
 var hasVNNI = hasAVX512 && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512DQ
 
 // hasVNNIBW reports the iq4_nl, q5_0 and q5_1 VNNI kernels, which also use AVX-512 BW byte
-// operations (VPSHUFB, VPTESTMB, masked VPADDB).
+// operations (VPSHUFB, VPTESTMB, masked VPADDB, VPERMI2W).
 var hasVNNIBW = hasVNNI && cpu.X86.HasAVX512BW
 
 // q4_0, q4_1, q5_0, q5_1, q8_0 and iq4_nl scores through VNNI. Each query's block of 32 values

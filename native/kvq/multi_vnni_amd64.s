@@ -650,10 +650,43 @@ vnniQ50_done:
 	RET
 
 
+// STAGEHDR copies the 8-byte headers (d, m, qh) of the four rows at p, p+rb, p+2rb, p+3rb to
+// lanes g, 4+g, 8+g, 12+g of the sixteen qwords at SI.
+#define STAGEHDR(p, g) \
+	MOVQ (p), AX; \
+	MOVQ AX, (8*g)(SI); \
+	MOVQ (p)(R8*1), AX; \
+	MOVQ AX, (32+8*g)(SI); \
+	MOVQ (p)(R8*2), AX; \
+	MOVQ AX, (64+8*g)(SI); \
+	MOVQ (p)(R12*1), AX; \
+	MOVQ AX, (96+8*g)(SI)
+
+// vnniHdrQH selects dword 1 (qh) of each of sixteen staged headers (VPERMI2D over two vectors
+// of eight); vnniHdrDM words 0 (d) of the sixteen, then words 1 (m) (VPERMI2W).
+DATA ·vnniHdrQH+0(SB)/8, $0x0000000300000001
+DATA ·vnniHdrQH+8(SB)/8, $0x0000000700000005
+DATA ·vnniHdrQH+16(SB)/8, $0x0000000b00000009
+DATA ·vnniHdrQH+24(SB)/8, $0x0000000f0000000d
+DATA ·vnniHdrQH+32(SB)/8, $0x0000001300000011
+DATA ·vnniHdrQH+40(SB)/8, $0x0000001700000015
+DATA ·vnniHdrQH+48(SB)/8, $0x0000001b00000019
+DATA ·vnniHdrQH+56(SB)/8, $0x0000001f0000001d
+GLOBL ·vnniHdrQH(SB), RODATA|NOPTR, $64
+DATA ·vnniHdrDM+0(SB)/8, $0x000c000800040000
+DATA ·vnniHdrDM+8(SB)/8, $0x001c001800140010
+DATA ·vnniHdrDM+16(SB)/8, $0x002c002800240020
+DATA ·vnniHdrDM+24(SB)/8, $0x003c003800340030
+DATA ·vnniHdrDM+32(SB)/8, $0x000d000900050001
+DATA ·vnniHdrDM+40(SB)/8, $0x001d001900150011
+DATA ·vnniHdrDM+48(SB)/8, $0x002d002900250021
+DATA ·vnniHdrDM+56(SB)/8, $0x003d003900350031
+GLOBL ·vnniHdrDM(SB), RODATA|NOPTR, $64
+
 // func multiScoresQ51VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // The q5_1 scores kernel: the q5_0 kernel's codes for q5_1's 24-byte blocks (scale d, minimum m,
 // qh, nibbles: x = d·c + m), with the q4_1 kernel's chains and finish; the stage holds the
-// scales, the minima and the qh dwords (128 bytes a block).
+// rows' 8-byte headers (128 bytes a block), which the block loop unpacks with two permutes.
 TEXT ·multiScoresQ51VNNI(SB), NOSPLIT, $0-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
@@ -678,29 +711,21 @@ vnniQ51_group:
 	LEAQ (BX)(R8*4), R14
 	LEAQ (R14)(R8*4), R15
 
-	// Stage every block's sixteen scales (32 bytes per block) before the arithmetic needs them.
+	// Stage every block's sixteen 8-byte headers (d, m, qh; 128 bytes per block), row 4g+m's at
+	// lane 4m+g, before the arithmetic needs them: one load and one store a row, where staging
+	// the scales, minima and qh apart took three (the stores bound this pass).
 	MOVQ stage+16(FP), SI
 	MOVQ nb+24(FP), R11
 vnniQ51_stage:
-	STAGE(CX, 0)
-	STAGE(BX, 1)
-	STAGE(R14, 2)
-	STAGE(R15, 3)
-	ADDQ $32, SI               // the minima
-	STAGEO(2, CX, 0)
-	STAGEO(2, BX, 1)
-	STAGEO(2, R14, 2)
-	STAGEO(2, R15, 3)
-	ADDQ $32, SI               // the high bits
-	STAGEQH(4, CX, 0)
-	STAGEQH(4, BX, 1)
-	STAGEQH(4, R14, 2)
-	STAGEQH(4, R15, 3)
+	STAGEHDR(CX, 0)
+	STAGEHDR(BX, 1)
+	STAGEHDR(R14, 2)
+	STAGEHDR(R15, 3)
 	ADDQ $24, CX
 	ADDQ $24, BX
 	ADDQ $24, R14
 	ADDQ $24, R15
-	ADDQ $64, SI
+	ADDQ $128, SI
 	DECQ R11
 	JNZ  vnniQ51_stage
 
@@ -749,7 +774,9 @@ vnniQ51_blk:
 	VPSRLD $4, Z28, Z7
 	VPANDD Z31, Z7, Z7
 
-	VMOVDQU32 64(R13), Z23     // the rows' high-bit dwords
+	VMOVDQU64 ·vnniHdrQH(SB), Z23 // the rows' high-bit dwords: dword 1 of each header
+	VMOVDQU64 (R13), Z29
+	VPERMI2D 64(R13), Z29, Z23
 	FIFTH(·vnniQHByte0(SB), Z0, Z1)
 	FIFTH(·vnniQHByte1(SB), Z2, Z3)
 	FIFTH(·vnniQHByte2(SB), Z4, Z5)
@@ -763,8 +790,12 @@ vnniQ51_blk:
 	VPXORD Z18, Z18, Z18
 	VPXORD Z19, Z19, Z19
 	CHAINS1
-	VCVTPH2PS (R13), Z24       // the rows' block scales
-	VCVTPH2PS 32(R13), Z25     // and minima
+	VMOVDQU64 ·vnniHdrDM(SB), Z24 // the rows' block scales (words 0..15) and minima (16..31):
+	VMOVDQU64 (R13), Z0          // words 0 and 1 of each header
+	VPERMI2W 64(R13), Z0, Z24
+	VEXTRACTI64X4 $1, Z24, Y25
+	VCVTPH2PS Y24, Z24
+	VCVTPH2PS Y25, Z25
 	FINISH41(Z12, Z16, 0, Z8)
 	FINISH41(Z13, Z17, 1, Z9)
 	FINISH41(Z14, Z18, 2, Z10)
