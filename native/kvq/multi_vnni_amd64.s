@@ -289,11 +289,23 @@ vnniQ40_done:
 	VZEROUPPER
 	RET
 
+// STAGEQH copies the dwords at byte offset off of the four rows at p, p+rb, p+2rb, p+3rb to
+// lanes g, 4+g, 8+g, 12+g of the sixteen dwords at SI.
+#define STAGEQH(off, p, g) \
+	MOVL off(p), AX; \
+	MOVL AX, (4*g)(SI); \
+	MOVL off(p)(R8*1), AX; \
+	MOVL AX, (16+4*g)(SI); \
+	MOVL off(p)(R8*2), AX; \
+	MOVL AX, (32+4*g)(SI); \
+	MOVL off(p)(R12*1), AX; \
+	MOVL AX, (48+4*g)(SI)
+
 // func multiScoresQ41VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // The q4_1 scores kernel: multiScoresQ40VNNI's loads, nibble split and one-digit chains for
 // q4_1's 20-byte blocks (scale d, minimum m, codes c: x = d·c + m), the chains started at 0,
 // and per block d·s·Σ Q·c + m·s·ΣQ added to the score (ΣQ as float32 from aux). The stage holds
-// a block's sixteen scales, then its sixteen minima (64 bytes a block).
+// a block's sixteen 4-byte headers (d, m; 64 bytes a block), split by VPMOVDW.
 TEXT ·multiScoresQ41VNNI(SB), NOSPLIT, $0-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
@@ -312,28 +324,20 @@ vnniQ41_group:
 	LEAQ (BX)(R8*4), R14
 	LEAQ (R14)(R8*4), R15
 
-	// Stage every block's sixteen scales (32 bytes per block) before the arithmetic needs them.
+	// Stage every block's sixteen 4-byte headers (d, m; 64 bytes per block), row 4g+m's at
+	// lane 4m+g, before the arithmetic needs them: one load and one store a row.
 	MOVQ stage+16(FP), SI
 	MOVQ nb+24(FP), R11
 vnniQ41_stage:
-	STAGE(CX, 0)
-	STAGE(BX, 1)
-	STAGE(R14, 2)
-	STAGE(R15, 3)
-	ADDQ $2, CX
-	ADDQ $2, BX
-	ADDQ $2, R14
-	ADDQ $2, R15
-	ADDQ $32, SI               // the minima, 32 bytes after the scales
-	STAGE(CX, 0)
-	STAGE(BX, 1)
-	STAGE(R14, 2)
-	STAGE(R15, 3)
-	ADDQ $18, CX
-	ADDQ $18, BX
-	ADDQ $18, R14
-	ADDQ $18, R15
-	ADDQ $32, SI
+	STAGEQH(0, CX, 0)
+	STAGEQH(0, BX, 1)
+	STAGEQH(0, R14, 2)
+	STAGEQH(0, R15, 3)
+	ADDQ $20, CX
+	ADDQ $20, BX
+	ADDQ $20, R14
+	ADDQ $20, R15
+	ADDQ $64, SI
 	DECQ R11
 	JNZ  vnniQ41_stage
 
@@ -390,8 +394,12 @@ vnniQ41_blk:
 	VPXORD Z18, Z18, Z18
 	VPXORD Z19, Z19, Z19
 	CHAINS1
-	VCVTPH2PS (R13), Z24       // the rows' block scales
-	VCVTPH2PS 32(R13), Z25     // and minima
+	VMOVDQU32 (R13), Z25       // the rows' headers: block scales (low words)
+	VPMOVDW Z25, Y24
+	VPSRLD $16, Z25, Z25       // and minima (high words)
+	VPMOVDW Z25, Y25
+	VCVTPH2PS Y24, Z24
+	VCVTPH2PS Y25, Z25
 	FINISH41(Z12, Z16, 0, Z8)
 	FINISH41(Z13, Z17, 1, Z9)
 	FINISH41(Z14, Z18, 2, Z10)
@@ -441,18 +449,6 @@ vnniQ41_done:
 	MOVW AX, (16+2*g)(SI); \
 	MOVWLZX off(p)(R12*1), AX; \
 	MOVW AX, (24+2*g)(SI)
-
-// STAGEQH copies the dwords at byte offset off of the four rows at p, p+rb, p+2rb, p+3rb to
-// lanes g, 4+g, 8+g, 12+g of the sixteen dwords at SI.
-#define STAGEQH(off, p, g) \
-	MOVL off(p), AX; \
-	MOVL AX, (4*g)(SI); \
-	MOVL off(p)(R8*1), AX; \
-	MOVL AX, (16+4*g)(SI); \
-	MOVL off(p)(R8*2), AX; \
-	MOVL AX, (32+4*g)(SI); \
-	MOVL off(p)(R12*1), AX; \
-	MOVL AX, (48+4*g)(SI)
 
 // FIFTH ORs the fifth bits (bit 4 of each code byte) into the code vectors lo and hi, the
 // codes of values 8j'..8j'+3 and 8j'+4..8j'+7 of the block for j' = j (low nibbles, j = 0, 1)
