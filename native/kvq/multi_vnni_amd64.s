@@ -500,10 +500,43 @@ DATA ·vnniQHByte3+48(SB)/8, $0x0707070703030303
 DATA ·vnniQHByte3+56(SB)/8, $0x0f0f0f0f0b0b0b0b
 GLOBL ·vnniQHByte3(SB), RODATA|NOPTR, $64
 
+// STAGEHDR copies the 8-byte headers (d, m, qh) of the four rows at p, p+rb, p+2rb, p+3rb to
+// lanes g, 4+g, 8+g, 12+g of the sixteen qwords at SI.
+#define STAGEHDR(p, g) \
+	MOVQ (p), AX; \
+	MOVQ AX, (8*g)(SI); \
+	MOVQ (p)(R8*1), AX; \
+	MOVQ AX, (32+8*g)(SI); \
+	MOVQ (p)(R8*2), AX; \
+	MOVQ AX, (64+8*g)(SI); \
+	MOVQ (p)(R12*1), AX; \
+	MOVQ AX, (96+8*g)(SI)
+
+// vnniHdr50QH selects words 1 and 2 (qh) of each of sixteen staged q5_0 headers into a dword
+// (VPERMI2W over two vectors of eight qwords); vnniHdr50D word 0 (d) of each, then zeros.
+DATA ·vnniHdr50QH+0(SB)/8, $0x0006000500020001
+DATA ·vnniHdr50QH+8(SB)/8, $0x000e000d000a0009
+DATA ·vnniHdr50QH+16(SB)/8, $0x0016001500120011
+DATA ·vnniHdr50QH+24(SB)/8, $0x001e001d001a0019
+DATA ·vnniHdr50QH+32(SB)/8, $0x0026002500220021
+DATA ·vnniHdr50QH+40(SB)/8, $0x002e002d002a0029
+DATA ·vnniHdr50QH+48(SB)/8, $0x0036003500320031
+DATA ·vnniHdr50QH+56(SB)/8, $0x003e003d003a0039
+GLOBL ·vnniHdr50QH(SB), RODATA|NOPTR, $64
+DATA ·vnniHdr50D+0(SB)/8, $0x000c000800040000
+DATA ·vnniHdr50D+8(SB)/8, $0x001c001800140010
+DATA ·vnniHdr50D+16(SB)/8, $0x002c002800240020
+DATA ·vnniHdr50D+24(SB)/8, $0x003c003800340030
+DATA ·vnniHdr50D+32(SB)/8, $0x0000000000000000
+DATA ·vnniHdr50D+40(SB)/8, $0x0000000000000000
+DATA ·vnniHdr50D+48(SB)/8, $0x0000000000000000
+DATA ·vnniHdr50D+56(SB)/8, $0x0000000000000000
+GLOBL ·vnniHdr50D(SB), RODATA|NOPTR, $64
+
 // func multiScoresQ50VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // The q5_0 scores kernel: multiScoresQ40VNNI's method for q5_0's 22-byte blocks (scale d, the
-// 32 fifth bits qh, the low nibbles: x = d·(c − 16)). The stage holds a block's sixteen scales,
-// then the sixteen rows' qh dwords (96 bytes a block); each code vector gets its fifth bits
+// 32 fifth bits qh, the low nibbles: x = d·(c − 16)). The stage holds the first 8 bytes of
+// each of a block's sixteen rows (128 bytes a block), unpacked by two permutes; each code vector gets its fifth bits
 // (FIFTH) before the chains, the first of which starts at −16·ΣQ.
 TEXT ·multiScoresQ50VNNI(SB), NOSPLIT, $0-80
 	MOVQ rows+32(FP), DI
@@ -529,24 +562,21 @@ vnniQ50_group:
 	LEAQ (BX)(R8*4), R14
 	LEAQ (R14)(R8*4), R15
 
-	// Stage every block's sixteen scales (32 bytes per block) before the arithmetic needs them.
+	// Stage every block's sixteen headers (d, qh) as the first 8 bytes of each block (128
+	// bytes per block), row 4g+m's at lane 4m+g, before the arithmetic needs them: one load and
+	// one store a row.
 	MOVQ stage+16(FP), SI
 	MOVQ nb+24(FP), R11
 vnniQ50_stage:
-	STAGE(CX, 0)
-	STAGE(BX, 1)
-	STAGE(R14, 2)
-	STAGE(R15, 3)
-	ADDQ $32, SI               // the high bits
-	STAGEQH(2, CX, 0)
-	STAGEQH(2, BX, 1)
-	STAGEQH(2, R14, 2)
-	STAGEQH(2, R15, 3)
+	STAGEHDR(CX, 0)
+	STAGEHDR(BX, 1)
+	STAGEHDR(R14, 2)
+	STAGEHDR(R15, 3)
 	ADDQ $22, CX
 	ADDQ $22, BX
 	ADDQ $22, R14
 	ADDQ $22, R15
-	ADDQ $64, SI
+	ADDQ $128, SI
 	DECQ R11
 	JNZ  vnniQ50_stage
 
@@ -595,7 +625,9 @@ vnniQ50_blk:
 	VPSRLD $4, Z28, Z7
 	VPANDD Z31, Z7, Z7
 
-	VMOVDQU32 32(R13), Z23     // the rows' high-bit dwords
+	VMOVDQU64 ·vnniHdr50QH(SB), Z23 // the rows' high-bit dwords: words 1 and 2 of each header
+	VMOVDQU64 (R13), Z29
+	VPERMI2W 64(R13), Z29, Z23
 	FIFTH(·vnniQHByte0(SB), Z0, Z1)
 	FIFTH(·vnniQHByte1(SB), Z2, Z3)
 	FIFTH(·vnniQHByte2(SB), Z4, Z5)
@@ -609,7 +641,14 @@ vnniQ50_blk:
 	VPXORD Z18, Z18, Z18
 	VPXORD Z19, Z19, Z19
 	CHAINS1
-	FINISHES1
+	VMOVDQU64 ·vnniHdr50D(SB), Z24 // the rows' block scales: word 0 of each header
+	VMOVDQU64 (R13), Z0
+	VPERMI2W 64(R13), Z0, Z24
+	VCVTPH2PS Y24, Z24
+	FINISH1(Z12, Z16, 0, Z8)
+	FINISH1(Z13, Z17, 1, Z9)
+	FINISH1(Z14, Z18, 2, Z10)
+	FINISH1(Z15, Z19, 3, Z11)
 
 	ADDQ $22, CX
 	ADDQ $22, BX
@@ -617,7 +656,7 @@ vnniQ50_blk:
 	ADDQ $22, R15
 	ADDQ $128, SI
 	ADDQ $96, DX
-	ADDQ $96, R13
+	ADDQ $128, R13
 	DECQ R11
 	JNZ  vnniQ50_blk
 
@@ -645,18 +684,6 @@ vnniQ50_done:
 	VZEROUPPER
 	RET
 
-
-// STAGEHDR copies the 8-byte headers (d, m, qh) of the four rows at p, p+rb, p+2rb, p+3rb to
-// lanes g, 4+g, 8+g, 12+g of the sixteen qwords at SI.
-#define STAGEHDR(p, g) \
-	MOVQ (p), AX; \
-	MOVQ AX, (8*g)(SI); \
-	MOVQ (p)(R8*1), AX; \
-	MOVQ AX, (32+8*g)(SI); \
-	MOVQ (p)(R8*2), AX; \
-	MOVQ AX, (64+8*g)(SI); \
-	MOVQ (p)(R12*1), AX; \
-	MOVQ AX, (96+8*g)(SI)
 
 // vnniHdrQH selects dword 1 (qh) of each of sixteen staged headers (VPERMI2D over two vectors
 // of eight); vnniHdrDM words 0 (d) of the sixteen, then words 1 (m) (VPERMI2W).
