@@ -75,8 +75,9 @@ type multiScratch struct {
 
 var multiScratches = sync.Pool{New: func() any { return new(multiScratch) }}
 
-// multiDot is DotManyMulti for codec c: the kernels over groups of four queries (the last
-// group padded with zero queries), then tail(q_h, row) added for the values past nv. Without
+// multiDot is DotManyMulti for codec c: the kernels over groups of four queries (a last
+// group of two through k's two-query variant where it has one, multiTwo; any other last group
+// padded with zero queries), then tail(q_h, row) added for the values past nv. Without
 // kernels (k nil or nv 0) it is DotMany per query.
 func multiDot(c Codec, k *multiKernels, nv int, tail func(q []float32, row []byte) float32,
 	q []float32, n int, rows []byte, out []float32) {
@@ -97,7 +98,9 @@ func multiDot(c Codec, k *multiKernels, nv int, tail func(q []float32, row []byt
 	for ; h+4 <= n; h += 4 {
 		k.scores(&q[h*d], d, nv, &rows[0], rb, m, &out[h], 4*n)
 	}
-	if r := n - h; r > 0 {
+	if k2 := multiTwo(k); n-h == 2 && k2 != nil {
+		k2.scores(&q[h*d], d, nv, &rows[0], rb, m, &out[h], 4*n)
+	} else if r := n - h; r > 0 {
 		sc := multiScratches.Get().(*multiScratch)
 		defer multiScratches.Put(sc)
 		qp := padQueries(sc.pad[:], q[h*d:n*d], d)
@@ -126,7 +129,8 @@ func multiDot(c Codec, k *multiKernels, nv int, tail func(q []float32, row []byt
 }
 
 // multiAcc is AccumulateManyMulti for codec c: the kernels over groups of four accumulators
-// (the last group padded with zero weights), then tail(acc_h, w, row) for the values past nv.
+// (a last group of two through the two-query variant where there is one, any other padded
+// with zero weights), then tail(acc_h, w, row) for the values past nv.
 // Without kernels it is AccumulateMany per accumulator.
 func multiAcc(c Codec, k *multiKernels, nv int, tail func(acc []float32, w float32, row []byte),
 	acc []float32, n int, w []float32, rows []byte) {
@@ -147,7 +151,9 @@ func multiAcc(c Codec, k *multiKernels, nv int, tail func(acc []float32, w float
 	for ; h+4 <= n; h += 4 {
 		k.acc(&acc[h*d], d, nv, &rows[0], rb, m, &w[h], 4*n)
 	}
-	if r := n - h; r > 0 {
+	if k2 := multiTwo(k); n-h == 2 && k2 != nil {
+		k2.acc(&acc[h*d], d, nv, &rows[0], rb, m, &w[h], 4*n)
+	} else if r := n - h; r > 0 {
 		sc := multiScratches.Get().(*multiScratch)
 		defer multiScratches.Put(sc)
 		ap := padQueries(sc.pad[:], acc[h*d:n*d], d)
