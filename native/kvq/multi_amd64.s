@@ -52,6 +52,9 @@
 // func multiScoresF16AVX512(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
 // Rows go in pairs, a and b (b = a on an odd last row), each query's partial sums in one
 // vector per row: Z0..Z3 for a, Z16..Z19 for b. The eight sums are then reduced together.
+// The group's eight query vectors are loaded once into Z10..Z15, Z20, Z21 and serve both
+// rows, as in the q8_0 kernel: half the loads of memory-operand FMAs, no indexed FMA operands
+// to unlaminate.
 TEXT ·multiScoresF16AVX512(SB), NOSPLIT, $0-64
 	MOVQ q+0(FP), SI
 	MOVQ d+8(FP), DX
@@ -92,22 +95,30 @@ multiScoresF16AVX512_blk:
 	PREFETCHT0 PFDIST(R15)
 	DEC_F16(BX, Z4, Z5, Z6)
 	DEC_F16(R15, Z7, Z8, Z9)
-	VFMADD231PS (CX), Z4, Z0
-	VFMADD231PS 64(CX), Z5, Z0
-	VFMADD231PS (CX), Z7, Z16
-	VFMADD231PS 64(CX), Z8, Z16
-	VFMADD231PS (CX)(DX*1), Z4, Z1
-	VFMADD231PS 64(CX)(DX*1), Z5, Z1
-	VFMADD231PS (CX)(DX*1), Z7, Z17
-	VFMADD231PS 64(CX)(DX*1), Z8, Z17
-	VFMADD231PS (CX)(DX*2), Z4, Z2
-	VFMADD231PS 64(CX)(DX*2), Z5, Z2
-	VFMADD231PS (CX)(DX*2), Z7, Z18
-	VFMADD231PS 64(CX)(DX*2), Z8, Z18
-	VFMADD231PS (CX)(R13*1), Z4, Z3
-	VFMADD231PS 64(CX)(R13*1), Z5, Z3
-	VFMADD231PS (CX)(R13*1), Z7, Z19
-	VFMADD231PS 64(CX)(R13*1), Z8, Z19
+	VMOVUPS (CX), Z10
+	VMOVUPS 64(CX), Z11
+	VMOVUPS (CX)(DX*1), Z12
+	VMOVUPS 64(CX)(DX*1), Z13
+	VMOVUPS (CX)(DX*2), Z14
+	VMOVUPS 64(CX)(DX*2), Z15
+	VMOVUPS (CX)(R13*1), Z20
+	VMOVUPS 64(CX)(R13*1), Z21
+	VFMADD231PS Z10, Z4, Z0
+	VFMADD231PS Z11, Z5, Z0
+	VFMADD231PS Z10, Z7, Z16
+	VFMADD231PS Z11, Z8, Z16
+	VFMADD231PS Z12, Z4, Z1
+	VFMADD231PS Z13, Z5, Z1
+	VFMADD231PS Z12, Z7, Z17
+	VFMADD231PS Z13, Z8, Z17
+	VFMADD231PS Z14, Z4, Z2
+	VFMADD231PS Z15, Z5, Z2
+	VFMADD231PS Z14, Z7, Z18
+	VFMADD231PS Z15, Z8, Z18
+	VFMADD231PS Z20, Z4, Z3
+	VFMADD231PS Z21, Z5, Z3
+	VFMADD231PS Z20, Z7, Z19
+	VFMADD231PS Z21, Z8, Z19
 	ADDQ $64, BX
 	ADDQ $64, R15
 	ADDQ $128, CX
