@@ -76,8 +76,8 @@ type multiScratch struct {
 var multiScratches = sync.Pool{New: func() any { return new(multiScratch) }}
 
 // multiDot is DotManyMulti for codec c: the kernels over groups of four queries (a last
-// group of two through k's two-query variant where it has one, multiTwo; any other last group
-// padded with zero queries), then tail(q_h, row) added for the values past nv. Without
+// group of two through k's two-query variant where it has one, multiTwo, a last one padded to
+// two there; any other last group padded with zero queries to four), then tail(q_h, row) added for the values past nv. Without
 // kernels (k nil or nv 0) it is DotMany per query.
 func multiDot(c Codec, k *multiKernels, nv int, tail func(q []float32, row []byte) float32,
 	q []float32, n int, rows []byte, out []float32) {
@@ -101,17 +101,21 @@ func multiDot(c Codec, k *multiKernels, nv int, tail func(q []float32, row []byt
 	if k2 := multiTwo(k); n-h == 2 && k2 != nil {
 		k2.scores(&q[h*d], d, nv, &rows[0], rb, m, &out[h], 4*n)
 	} else if r := n - h; r > 0 {
+		kp, g := k, 4 // a lone query padded to two where the two-query variant exists
+		if r == 1 && k2 != nil {
+			kp, g = k2, 2
+		}
 		sc := multiScratches.Get().(*multiScratch)
 		defer multiScratches.Put(sc)
 		qp := padQueries(sc.pad[:], q[h*d:n*d], d)
 		tmp := &sc.w
 		for j0 := 0; j0 < m; j0 += multiBatch {
 			mb := min(multiBatch, m-j0)
-			k.scores(&qp[0], d, nv, &rows[j0*rb], rb, mb, &tmp[0], 16)
+			kp.scores(&qp[0], d, nv, &rows[j0*rb], rb, mb, &tmp[0], 4*g)
 			// Element by element: a copy of r < 4 values per row is a memmove call per row,
 			// which cost as much as the kernel at a few hundred rows of 64 values.
 			for j := 0; j < mb; j++ {
-				o, t := out[(j0+j)*n+h:(j0+j)*n+n], tmp[4*j:4*j+4]
+				o, t := out[(j0+j)*n+h:(j0+j)*n+n], tmp[g*j:g*j+g]
 				for i := range o {
 					o[i] = t[i]
 				}
@@ -129,8 +133,8 @@ func multiDot(c Codec, k *multiKernels, nv int, tail func(q []float32, row []byt
 }
 
 // multiAcc is AccumulateManyMulti for codec c: the kernels over groups of four accumulators
-// (a last group of two through the two-query variant where there is one, any other padded
-// with zero weights), then tail(acc_h, w, row) for the values past nv.
+// (a last group of two through the two-query variant where there is one, a last one padded to
+// two there, any other padded with zero weights to four), then tail(acc_h, w, row) for the values past nv.
 // Without kernels it is AccumulateMany per accumulator.
 func multiAcc(c Codec, k *multiKernels, nv int, tail func(acc []float32, w float32, row []byte),
 	acc []float32, n int, w []float32, rows []byte) {
@@ -154,15 +158,19 @@ func multiAcc(c Codec, k *multiKernels, nv int, tail func(acc []float32, w float
 	if k2 := multiTwo(k); n-h == 2 && k2 != nil {
 		k2.acc(&acc[h*d], d, nv, &rows[0], rb, m, &w[h], 4*n)
 	} else if r := n - h; r > 0 {
+		kp, g := k, 4 // a lone accumulator padded to two where the two-query variant exists
+		if r == 1 && k2 != nil {
+			kp, g = k2, 2
+		}
 		sc := multiScratches.Get().(*multiScratch)
 		defer multiScratches.Put(sc)
 		ap := padQueries(sc.pad[:], acc[h*d:n*d], d)
 		wt := &sc.w
 		for j0 := 0; j0 < m; j0 += multiBatch {
 			mb := min(multiBatch, m-j0)
-			// Each row's r weights and 4 − r zeros, element by element (see multiDot).
+			// Each row's r weights and g − r zeros, element by element (see multiDot).
 			for j := 0; j < mb; j++ {
-				t, s := wt[4*j:4*j+4], w[(j0+j)*n+h:(j0+j)*n+n]
+				t, s := wt[g*j:g*j+g], w[(j0+j)*n+h:(j0+j)*n+n]
 				for i := range t {
 					if i < len(s) {
 						t[i] = s[i]
@@ -171,7 +179,7 @@ func multiAcc(c Codec, k *multiKernels, nv int, tail func(acc []float32, w float
 					}
 				}
 			}
-			k.acc(&ap[0], d, nv, &rows[j0*rb], rb, mb, &wt[0], 16)
+			kp.acc(&ap[0], d, nv, &rows[j0*rb], rb, mb, &wt[0], 4*g)
 		}
 		for i := 0; i < r; i++ {
 			copy(acc[(h+i)*d:(h+i)*d+nv], ap[i*d:i*d+nv])

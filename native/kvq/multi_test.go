@@ -266,10 +266,12 @@ func TestMultiQuerySpeed(t *testing.T) {
 		accT := best(func() { mq.AccumulateManyMulti(acc, 4, w, enc) })
 		dot2 := best(func() { mq.DotManyMulti(q[:2*benchDim], 2, enc, out[:2*benchRows]) })
 		acc2 := best(func() { mq.AccumulateManyMulti(acc[:2*benchDim], 2, w[:2*benchRows], enc) })
+		dotL := best(func() { mq.DotManyMulti(q[:benchDim], 1, enc, out[:benchRows]) })
+		accL := best(func() { mq.AccumulateManyMulti(acc[:benchDim], 1, w[:benchRows], enc) })
 		dot1 := best(func() { c.DotMany(q[:benchDim], enc, out[:benchRows]) })
 		acc1 := best(func() { c.AccumulateMany(acc[:benchDim], w[:benchRows], enc) })
-		t.Logf("%-5s per row of %d values: 4 queries dot %.1f ns, acc %.1f ns; 2 queries dot %.1f ns, acc %.1f ns; one query dot %.1f ns, acc %.1f ns",
-			f, benchDim, perRow(dot), perRow(accT), perRow(dot2), perRow(acc2), perRow(dot1), perRow(acc1))
+		t.Logf("%-5s per row of %d values: 4 queries dot %.1f ns, acc %.1f ns; 2 queries dot %.1f ns, acc %.1f ns; 1 query dot %.1f ns, acc %.1f ns; DotMany %.1f ns, AccumulateMany %.1f ns",
+			f, benchDim, perRow(dot), perRow(accT), perRow(dot2), perRow(acc2), perRow(dotL), perRow(accL), perRow(dot1), perRow(acc1))
 	}
 }
 
