@@ -242,7 +242,10 @@ func (c *Cache) build(ocfg Config, cells int) error {
 				return fmt.Errorf("kvcache: f16 window: %w", err)
 			}
 		case cfg.Window > 0 || cfg.Sinks > 0:
-			ly.ov = newOverlay(ocfg)
+			var err error
+			if ly.ov, err = newOverlay(ocfg); err != nil {
+				return fmt.Errorf("kvcache: f16 overlay: %w", err)
+			}
 		}
 		for h := range ly.k {
 			switch {

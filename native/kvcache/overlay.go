@@ -1,6 +1,7 @@
 package kvcache
 
 import (
+	"fmt"
 	"sync"
 	"unsafe"
 
@@ -19,12 +20,18 @@ type overlay struct {
 	slots         int
 	k, v          []uint16 // hn × slots × d: one head's slots are consecutive f16 rows
 	owner         []int    // the cell each slot holds, −1 when empty
-	// mk and mv are the f16 codec's multi-query kernels, which read runs of consecutive
-	// slots of one head as a row store (nil where the codec has none: the loops below).
-	mk, mv kvq.MultiQuery
+	// fk and fv are the f16 codecs that write the rows and read runs of consecutive slots of
+	// one head as a row store (their multi-query kernels).
+	fk, fv f16Rows
 }
 
-func newOverlay(cfg Config) *overlay {
+// f16Rows is the f16 codec: its rows and its multi-query kernels.
+type f16Rows interface {
+	kvq.Codec
+	kvq.MultiQuery
+}
+
+func newOverlay(cfg Config) (*overlay, error) {
 	slots := cfg.Sinks + cfg.Window
 	o := &overlay{sinks: cfg.Sinks, window: cfg.Window, hn: cfg.KVHeads, dk: cfg.HeadDimK, dv: cfg.HeadDimV,
 		slots: slots,
@@ -33,18 +40,27 @@ func newOverlay(cfg Config) *overlay {
 	for i := range o.owner {
 		o.owner[i] = -1
 	}
-	o.mk, o.mv = f16Multi(cfg.HeadDimK), f16Multi(cfg.HeadDimV)
-	return o
+	var err error
+	if o.fk, err = newF16Rows(cfg.HeadDimK); err != nil {
+		return nil, err
+	}
+	if o.fv, err = newF16Rows(cfg.HeadDimV); err != nil {
+		return nil, err
+	}
+	return o, nil
 }
 
-// f16Multi is the f16 codec of d values as a MultiQuery, or nil.
-func f16Multi(d int) kvq.MultiQuery {
+// newF16Rows is the f16 codec of d values.
+func newF16Rows(d int) (f16Rows, error) {
 	c, err := kvq.NewCodec(kvq.F16, d, kvq.CodecOptions{})
 	if err != nil {
-		return nil
+		return nil, err
 	}
-	mq, _ := c.(kvq.MultiQuery)
-	return mq
+	f, ok := c.(f16Rows)
+	if !ok {
+		return nil, fmt.Errorf("the f16 codec has no multi-query kernels")
+	}
+	return f, nil
 }
 
 // slot is where cell lives in the overlay, or −1 for a cell no slot is assigned to.
@@ -76,12 +92,8 @@ func (o *overlay) write(pos int, k, v []float32, n int) {
 			continue
 		}
 		for h := 0; h < o.hn; h++ {
-			for j, x := range k[i*rk+h*o.dk : i*rk+(h+1)*o.dk] {
-				o.k[(h*o.slots+s)*o.dk+j] = kvq.F32ToF16(x)
-			}
-			for j, x := range v[i*rv+h*o.dv : i*rv+(h+1)*o.dv] {
-				o.v[(h*o.slots+s)*o.dv+j] = kvq.F32ToF16(x)
-			}
+			o.fk.Encode(rowBytes(o.k, h, o.slots, o.dk, s, s+1), k[i*rk+h*o.dk:i*rk+(h+1)*o.dk])
+			o.fv.Encode(rowBytes(o.v, h, o.slots, o.dv, s, s+1), v[i*rv+h*o.dv:i*rv+(h+1)*o.dv])
 		}
 		o.owner[s] = cell
 	}
@@ -209,41 +221,25 @@ func (k *overlayKeys) Scores(pq []float32, lo int, out []float32) {
 // ScoresMulti is attn.MultiKeys: the base store's multi-query path over the cells that read
 // it (its n prepared queries gathered contiguous), exact dots for the overlay cells.
 func (k *overlayKeys) ScoresMulti(pq []float32, n, lo int, out []float32) {
-	bql, ql := k.base.QueryLen(), k.QueryLen()
-	bp := getGather(n * bql)
+	bql, ql, dk := k.base.QueryLen(), k.QueryLen(), k.ov.dk
+	bp := getGather(n * ql)
 	defer gathers.Put(bp)
-	bq := *bp
+	// The base store's prepared queries, then the raw ones the f16 kernels read.
+	bq, eq := (*bp)[:n*bql], (*bp)[n*bql:]
 	for h := 0; h < n; h++ {
 		copy(bq[h*bql:(h+1)*bql], pq[h*ql:h*ql+bql])
+		copy(eq[h*dk:(h+1)*dk], pq[h*ql+bql:(h+1)*ql])
 	}
 	m := len(out) / n
-	var eq []float32 // the raw queries gathered contiguous, for the f16 kernels
-	if k.ov.mk != nil {
-		ep := getGather(n * k.ov.dk)
-		defer gathers.Put(ep)
-		eq = *ep
-		for h := 0; h < n; h++ {
-			copy(eq[h*k.ov.dk:(h+1)*k.ov.dk], pq[h*ql+bql:(h+1)*ql])
-		}
-	}
 	k.ov.runs(lo, lo+m, k.ly.written, func(a, b int, exact bool) {
 		if !exact {
 			attn.MultiScores(k.base, bq, n, a, out[(a-lo)*n:(b-lo)*n])
 			return
 		}
-		if eq != nil {
-			k.ov.slotRuns(a, b, k.ly.written, func(c0, c1, s0 int) {
-				rows := rowBytes(k.ov.k, k.head, k.ov.slots, k.ov.dk, s0, s0+c1-c0)
-				k.ov.mk.DotManyMulti(eq, n, rows, out[(c0-lo)*n:(c1-lo)*n])
-			})
-			return
-		}
-		for c := a; c < b; c++ {
-			s, _ := k.ov.exact(c, k.ly.written)
-			for h := 0; h < n; h++ {
-				out[(c-lo)*n+h] = k.exactDot(pq[h*ql+bql:(h+1)*ql], s)
-			}
-		}
+		k.ov.slotRuns(a, b, k.ly.written, func(c0, c1, s0 int) {
+			rows := rowBytes(k.ov.k, k.head, k.ov.slots, dk, s0, s0+c1-c0)
+			k.ov.fk.DotManyMulti(eq, n, rows, out[(c0-lo)*n:(c1-lo)*n])
+		})
 	})
 }
 
@@ -300,47 +296,29 @@ func (v *overlayValues) Accumulate(acc []float32, w []float32, lo int) {
 // read it (its n accumulators gathered contiguous, then put back), exact rows for the overlay
 // cells into each accumulator's exact part.
 func (v *overlayValues) AccumulateMulti(acc []float32, n int, w []float32, lo int) {
-	bal, al := v.base.AccLen(), v.AccLen()
-	bp := getGather(n * bal)
+	bal, al, dv := v.base.AccLen(), v.AccLen(), v.ov.dv
+	bp := getGather(n * al)
 	defer gathers.Put(bp)
-	ba := *bp
+	// The base store's accumulators, then the exact ones the f16 kernels add to.
+	ba, ea := (*bp)[:n*bal], (*bp)[n*bal:]
 	for h := 0; h < n; h++ {
 		copy(ba[h*bal:(h+1)*bal], acc[h*al:h*al+bal])
+		copy(ea[h*dv:(h+1)*dv], acc[h*al+bal:(h+1)*al])
 	}
 	m := len(w) / n
-	var ea []float32 // the exact accumulators gathered contiguous, for the f16 kernels
-	if v.ov.mv != nil {
-		ep := getGather(n * v.ov.dv)
-		defer gathers.Put(ep)
-		ea = *ep
-		for h := 0; h < n; h++ {
-			copy(ea[h*v.ov.dv:(h+1)*v.ov.dv], acc[h*al+bal:(h+1)*al])
-		}
-	}
 	v.ov.runs(lo, lo+m, v.ly.written, func(a, b int, exact bool) {
 		if !exact {
 			attn.MultiAccumulate(v.base, ba, n, w[(a-lo)*n:(b-lo)*n], a)
 			return
 		}
-		if ea != nil {
-			v.ov.slotRuns(a, b, v.ly.written, func(c0, c1, s0 int) {
-				rows := rowBytes(v.ov.v, v.head, v.ov.slots, v.ov.dv, s0, s0+c1-c0)
-				v.ov.mv.AccumulateManyMulti(ea, n, w[(c0-lo)*n:(c1-lo)*n], rows)
-			})
-			return
-		}
-		for c := a; c < b; c++ {
-			s, _ := v.ov.exact(c, v.ly.written)
-			for h := 0; h < n; h++ {
-				v.exactAdd(acc[h*al+bal:(h+1)*al], w[(c-lo)*n+h], s)
-			}
-		}
+		v.ov.slotRuns(a, b, v.ly.written, func(c0, c1, s0 int) {
+			rows := rowBytes(v.ov.v, v.head, v.ov.slots, dv, s0, s0+c1-c0)
+			v.ov.fv.AccumulateManyMulti(ea, n, w[(c0-lo)*n:(c1-lo)*n], rows)
+		})
 	})
 	for h := 0; h < n; h++ {
 		copy(acc[h*al:h*al+bal], ba[h*bal:(h+1)*bal])
-		if ea != nil {
-			copy(acc[h*al+bal:(h+1)*al], ea[h*v.ov.dv:(h+1)*v.ov.dv])
-		}
+		copy(acc[h*al+bal:(h+1)*al], ea[h*dv:(h+1)*dv])
 	}
 }
 
