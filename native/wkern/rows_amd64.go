@@ -40,30 +40,19 @@ func rowsQ4_0VNNI(w unsafe.Pointer, rowBytes, rows int, q, d, s unsafe.Pointer, 
 //go:noescape
 func rowsQ8_0AVX2(w unsafe.Pointer, rowBytes, rows int, q, d unsafe.Pointer, nb int, y *float32)
 
-// rowsK returns the row loop of a K-quant kernel of blockBytes per super-block.
-func rowsK(f func(w unsafe.Pointer, rowBytes, rows int, q, d, s unsafe.Pointer, nb int, y *float32), blockBytes int) rowsDot {
+// rowsK returns the row loop of a K-quant kernel of blockBytes per super-block over rows
+// [lo, hi) of a one-token activation, its code sums taken by sums ((*Act).q8k: every 16 codes,
+// (*Act).q8k32: every 32, as the Q4_K loops read them).
+func rowsK(f func(w unsafe.Pointer, rowBytes, rows int, q, d, s unsafe.Pointer, nb int, y *float32), blockBytes int,
+	sums func(a *Act, t int) ([]int8, []float32, []int16)) rowsDot {
 	return func(y []float32, w []byte, rowBytes int, a *Act, lo, hi int) {
-		q, d, bs := a.q8k(0)
+		q, d, bs := sums(a, 0)
 		if hi <= lo || len(d) == 0 {
 			return
 		}
 		_ = w[(hi-1)*rowBytes+len(d)*blockBytes-1]
 		_ = y[hi-1]
 		f(unsafe.Pointer(&w[lo*rowBytes]), rowBytes, hi-lo, unsafe.Pointer(&q[0]), unsafe.Pointer(&d[0]), unsafe.Pointer(&bs[0]), len(d), &y[lo])
-	}
-}
-
-// rowsQ4_K returns the row loop f (rowsQ4_KAVX2 or rowsQ4_KAVX512) over rows [lo, hi) of a
-// one-token activation.
-func rowsQ4_K(f func(w unsafe.Pointer, rowBytes, rows int, q, d, s32 unsafe.Pointer, nb int, y *float32)) rowsDot {
-	return func(y []float32, w []byte, rowBytes int, a *Act, lo, hi int) {
-		q, d, s32 := a.q8k32(0)
-		if hi <= lo || len(d) == 0 {
-			return
-		}
-		_ = w[(hi-1)*rowBytes+len(d)*q4_KBytes-1]
-		_ = y[hi-1]
-		f(unsafe.Pointer(&w[lo*rowBytes]), rowBytes, hi-lo, unsafe.Pointer(&q[0]), unsafe.Pointer(&d[0]), unsafe.Pointer(&s32[0]), len(d), &y[lo])
 	}
 }
 
@@ -104,11 +93,11 @@ func rowsQ8_0(y []float32, w []byte, rowBytes int, a *Act, lo, hi int) {
 
 func init() {
 	if hasAVX2 {
-		rowsDots[gguf.Q4_K] = rowsQ4_K(rowsQ4_KAVX2)
-		rowsDots[gguf.Q6_K] = rowsK(rowsQ6_KAVX2, q6_KBytes)
+		rowsDots[gguf.Q4_K] = rowsK(rowsQ4_KAVX2, q4_KBytes, (*Act).q8k32)
+		rowsDots[gguf.Q6_K] = rowsK(rowsQ6_KAVX2, q6_KBytes, (*Act).q8k)
 		if hasVNNI && !noVNNI() {
-			rowsDots[gguf.Q4_K] = rowsQ4_K(rowsQ4_KAVX512) // the kernels vnni_amd64.go picks
-			rowsDots[gguf.Q6_K] = rowsK(rowsQ6_KVNNI512, q6_KBytes)
+			rowsDots[gguf.Q4_K] = rowsK(rowsQ4_KAVX512, q4_KBytes, (*Act).q8k32) // the kernels vnni_amd64.go picks
+			rowsDots[gguf.Q6_K] = rowsK(rowsQ6_KVNNI512, q6_KBytes, (*Act).q8k)
 		}
 		rowsDots[gguf.Q4_0] = rowsQ4_0
 		rowsDots[gguf.Q8_0] = rowsQ8_0
