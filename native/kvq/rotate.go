@@ -639,15 +639,12 @@ var searchStepsArr = [...]float32{0.75, 0.8, 0.85, 0.9, 0.95, 1, 1.05, 1.1}
 // lies far inside int32 and the truncation below needs no range checks.
 const symSearchFastMin = 1e-30
 
-// symSearchFast is stage 1 of searchSymBlock for a block without NaN (the caller checks)
-// whose magnitude amax is at least symSearchFastMin: for every candidate d (ds; 0 to skip) the
-// sums Σ x_i·q_i and Σ q_i² (float64, in element order, as the reference loop adds them) of its
-// codes q_i = symCode(x_i/d) − lo, by a vector kernel where the CPU has one (symSearchVec),
-// else by symSearchGo. It reports false, writing nothing, for a block it does not take.
-func symSearchFast(x []float32, amax float32, ds *[16]float32, lo, hi int32, sxc, scc *[16]float64) bool {
-	if !(amax >= symSearchFastMin) || math.IsInf(float64(amax), 0) || len(x) == 0 {
-		return false
-	}
+// symSearchFast is stage 1 of searchSymBlock for a block without NaN or infinities whose
+// magnitude is at least symSearchFastMin (searchSymBlock's fast, which the caller checks): for
+// every candidate d (ds; 0 to skip) the sums Σ x_i·q_i and Σ q_i² (float64, in element order,
+// as the reference loop adds them) of its codes q_i = symCode(x_i/d) − lo, by a vector kernel
+// where the CPU has one (symSearchVec), else by symSearchGo.
+func symSearchFast(x []float32, ds *[16]float32, lo, hi int32, sxc, scc *[16]float64) {
 	var id [16]float32
 	for k, d := range ds {
 		if d != 0 {
@@ -657,7 +654,6 @@ func symSearchFast(x []float32, amax float32, ds *[16]float32, lo, hi int32, sxc
 	if !symSearchVec(x, &id, lo, hi, sxc, scc) {
 		symSearchGo(x, &id, lo, hi, sxc, scc)
 	}
-	return true
 }
 
 // symSearchGo is symSearchFast's loop in Go: the candidates four at a time, so that four sums
@@ -754,7 +750,9 @@ func searchSymBlock(x []float32, lo, hi int32, codes []byte) uint16 {
 		}
 	}
 	var sxc, scc [len(ds)]float64
-	if !fast || !symSearchFast(x, amax, &ds, lo, hi, &sxc, &scc) {
+	if fast {
+		symSearchFast(x, &ds, lo, hi, &sxc, &scc)
+	} else {
 		for k, d := range ds {
 			if d == 0 {
 				continue
