@@ -410,6 +410,24 @@ func (c *Cache) Values(layer int, decode bool) []attn.Values {
 	return c.layers[layer].valsPre
 }
 
+// KCodec returns the codec of layer's K store of KV head h, nil where that store is not one
+// codec's rows (a group format such as q2k, or a layer with a Recent mixed tier). It is for
+// checks that compute what the codec's kernels compute (native/lab's device gate rounds its
+// reference's queries as the codec's scores round them, kvq.ScoresGrid).
+func (c *Cache) KCodec(layer, h int) kvq.Codec {
+	ly := c.layers[layer]
+	if ly.mx != nil {
+		return nil
+	}
+	switch s := ly.k[h].(type) {
+	case *rowStore:
+		return s.Codec
+	case *pagedStore:
+		return s.Codec
+	}
+	return nil
+}
+
 // Rows returns the reference readers (one per KV head) for K and V of a layer: every cell
 // reconstructed in the value domain, overlay cells exact when decode is set.
 func (c *Cache) Rows(layer int, decode bool) (k, v []attn.Rows) {
