@@ -42,6 +42,17 @@ type StoredRows interface {
 	Rows(layer, head int, isK bool) ([]byte, error)
 }
 
+// QueryGrid is implemented by a GateCache whose decode and prefill score the cells of its K
+// codec with each query rounded to the integer grid that codec's multi-query scores use on
+// this CPU (kvq.ScoresGrid: the AVX-512 VNNI kernels round a query per 32-value block to one
+// signed byte), the FP16 overlay's exact cells with the query as it is. Where RoundsQueries
+// reports true the gate's reference rounds the same way (gridReference), so that
+// DeviceAttnBound stays a check of float rounding and not of the grid's own effect (a few 1e-3
+// of the output for a one-byte grid, a format cost that RunGate's FastVsRef accounts for).
+type QueryGrid interface {
+	RoundsQueries() bool
+}
+
 // GateBackendFunc adapts a constructor to GateBackend.
 type GateBackendFunc func(cfg kvcache.Config) (GateCache, error)
 
@@ -74,8 +85,13 @@ type DeviceGateResult struct {
 	KBytesDiff int `json:"k_bytes_diff"`
 	VBytesDiff int `json:"v_bytes_diff"`
 	// Decode is ‖o_gpu − o_ref‖/‖o_ref‖ for one decode step, o_ref being attn.DecodeReference
-	// over the CPU cache (kvcache) holding the same bytes, overlay included.
+	// over the CPU cache (kvcache) holding the same bytes, overlay included (with the queries
+	// rounded as the backend's scores round them where QueryGrid is set).
 	Decode float64 `json:"decode_vs_cpu"`
+	// QueryGrid reports that the backend rounds its queries to its K codec's integer grid
+	// (QueryGrid, kvq.ScoresGrid) and that Decode and Prefill compare it with a reference that
+	// rounds them the same way.
+	QueryGrid bool `json:"query_grid,omitempty"`
 	// Prefill is the same for the prefill of the last Prefill positions (−1: not run).
 	Prefill float64 `json:"prefill_vs_cpu"`
 	// VsF32 is the format's own cost: the CPU reference over the stored cache against the
@@ -210,11 +226,28 @@ func RunDeviceGate(b GateBackend, gc DeviceGateCase) (DeviceGateResult, error) {
 	if err := attn.DecodeReference(ref, qd, shape, kr, vr, 0, gc.Cells); err != nil {
 		return res, err
 	}
+	// The reference the backend's output is held to: ref, or where the backend rounds its
+	// queries (QueryGrid) and the K codec has a grid, the same formula on the rounded queries.
+	var grid []kvq.Codec
+	if g, ok := gpu.(QueryGrid); ok && g.RoundsQueries() {
+		grid = gridCodecs(cpu, d, hn)
+	}
+	decodeRef := ref
+	res.QueryGrid = grid != nil
+	if grid != nil {
+		// The overlay's exact cells, as kvcache keeps them for cells written in order: the
+		// first Sinks and the last Window.
+		overlay := func(c int) bool { return c < gc.Sinks || c >= gc.Cells-gc.Window }
+		decodeRef = make([]float32, heads*d)
+		if err := gridReference(decodeRef, qd, shape, grid, kr, vr, gc.Cells, overlay); err != nil {
+			return res, err
+		}
+	}
 	out, err := gpu.DecodeHost(0, qd, heads, scale)
 	if err != nil {
 		return res, err
 	}
-	res.Decode = RelRMS(out, ref)
+	res.Decode = RelRMS(out, decodeRef)
 	exact := make([]float32, heads*d)
 	fk, fv := f32Heads(k, hn, d), f32Heads(v, hn, d)
 	if err := attn.DecodeReference(exact, qd, shape, fk, fv, 0, gc.Cells); err != nil {
@@ -239,7 +272,12 @@ func RunDeviceGate(b GateBackend, gc DeviceGateCase) (DeviceGateResult, error) {
 		for w := 0; w < min(runtime.GOMAXPROCS(0), gc.Prefill); w++ {
 			wg.Go(func() {
 				for i := range next {
-					errs[i] = attn.DecodeReference(pref[i*heads*d:(i+1)*heads*d], qp[i*heads*d:(i+1)*heads*d], shape, kb, vb, 0, p0+i+1)
+					o, qi := pref[i*heads*d:(i+1)*heads*d], qp[i*heads*d:(i+1)*heads*d]
+					if grid != nil {
+						errs[i] = gridReference(o, qi, shape, grid, kb, vb, p0+i+1, nil)
+					} else {
+						errs[i] = attn.DecodeReference(o, qi, shape, kb, vb, 0, p0+i+1)
+					}
 				}
 			})
 		}
@@ -252,6 +290,88 @@ func RunDeviceGate(b GateBackend, gc DeviceGateCase) (DeviceGateResult, error) {
 	res.OK = res.KBytesDiff == 0 && res.VBytesDiff == 0 && res.Decode <= DeviceAttnBound && res.Prefill <= DeviceAttnBound &&
 		!math.IsNaN(res.Decode) && !math.IsNaN(res.Prefill)
 	return res, nil
+}
+
+// gridCodecs returns the K codecs of the cache's hn KV heads (layer 0) where their
+// multi-query scores round the query to a grid on this CPU (kvq.ScoresGrid) and
+// FinishAccumulate inverts PrepareQuery, so that gridReference can map the rounded query back
+// to the value domain: a plain copy, or an orthogonal rotation (tq4). Otherwise nil, and the
+// reference takes the query as it is: a K store that is not one codec's rows (q2k, whose scores
+// take the query as it is), or a calibrated rotated K (per-channel scales; its two-byte q8_0
+// grid stays within DeviceAttnBound of the exact query).
+func gridCodecs(cpu *kvcache.Cache, d, hn int) []kvq.Codec {
+	cs := make([]kvq.Codec, hn)
+	probe, pq, back := make([]float32, d), make([]float32, d), make([]float32, d)
+	for i := range probe {
+		probe[i] = float32(i%7) - 2.5
+	}
+	for h := range cs {
+		c := cpu.KCodec(0, h)
+		if c == nil || kvq.ScoresGrid(c, pq, probe, 1) == 0 {
+			return nil
+		}
+		c.PrepareQuery(pq, probe)
+		c.FinishAccumulate(back, pq)
+		if RelRMS(back, probe) > 1e-5 {
+			return nil
+		}
+		cs[h] = c
+	}
+	return cs
+}
+
+// gridReference is attn.DecodeReference over cells [0, hi) with each query head's query
+// rounded as its KV head's codec (codecs[g], gridCodecs) scores it: prepared (PrepareQuery),
+// rounded to the codec's grid (kvq.ScoresGrid) and mapped back to the value domain by
+// FinishAccumulate (checked again, to 1e-5 relative, on the query itself). Cells for which exact (nil: none) holds
+// score the query as it is. It runs DecodeReference at twice the key dimension: queries
+// [q̃, q], keys [k, 0] for the codec's cells and [0, k] for the exact ones, so every score is
+// still one float64 dot of one query with one decoded row.
+func gridReference(out, q []float32, s attn.Shape, codecs []kvq.Codec, keys, vals []attn.Rows, hi int, exact func(int) bool) error {
+	d, group := s.HeadDimK, s.Heads/s.KVHeads
+	q2 := make([]float32, 2*len(q))
+	pq, back := make([]float32, d), make([]float32, d)
+	for h := 0; h < s.Heads; h++ {
+		c, qh := codecs[h/group], q[h*d:(h+1)*d]
+		c.PrepareQuery(pq, qh)
+		c.FinishAccumulate(back, pq)
+		var e2, n2 float64
+		for i, x := range qh {
+			e := float64(back[i]) - float64(x)
+			e2, n2 = e2+e*e, n2+float64(x)*float64(x)
+		}
+		if e2 > 1e-10*n2 {
+			return fmt.Errorf("gate: %s's FinishAccumulate does not invert its PrepareQuery (relative error %.2g): no reference for its query grid", c.Format(), math.Sqrt(e2/n2))
+		}
+		kvq.ScoresGrid(c, pq, pq, 1)
+		c.FinishAccumulate(q2[2*h*d:(2*h+1)*d], pq)
+		copy(q2[(2*h+1)*d:(2*h+2)*d], qh)
+	}
+	k2 := make([]attn.Rows, len(keys))
+	for g := range keys {
+		k2[g] = splitRows{keys[g], d, exact}
+	}
+	s.HeadDimK = 2 * d
+	return attn.DecodeReference(out, q2, s, k2, vals, 0, hi)
+}
+
+// splitRows is a key reader at twice the dimension: [k, 0] for the cells whose score takes
+// the rounded query, [0, k] for the exact ones.
+type splitRows struct {
+	base  attn.Rows
+	d     int
+	exact func(int) bool
+}
+
+func (r splitRows) Len() int { return r.base.Len() }
+
+func (r splitRows) Row(dst []float32, i int) {
+	lo, hi := dst[:r.d], dst[r.d:2*r.d]
+	if r.exact != nil && r.exact(i) {
+		lo, hi = hi, lo
+	}
+	r.base.Row(lo, i)
+	clear(hi)
 }
 
 // kvqBytes encodes one head's rows with native/kvq, as kvcache stores them.
@@ -350,3 +470,7 @@ func (c cpuGateCache) PrefillHost(layer int, q []float32, nq, p0, window, heads 
 }
 
 func (cpuGateCache) Free() {}
+
+// RoundsQueries is QueryGrid: the CPU's integer scores kernels round the query
+// (kvq.ScoresGrid).
+func (cpuGateCache) RoundsQueries() bool { return true }
