@@ -1,10 +1,10 @@
 //go:build ignore
 
-// gen_tq4vnni writes multi_tq4vnni_amd64.s: the AVX-512 VNNI scores kernels of the turbo tiers,
-// whose codes look up integer levels (turbo4 tq4's, tq4Ints; turboInts2, turboInts3) under one
-// f16 row scale. Run with `go generate ./native/kvq`.
+// gen_tq4vnni writes multi_tq4vnni_amd64.s: the AVX-512 VNNI scores kernels of tq4 and the
+// turbo tiers, whose codes look up integer levels (tq4Ints, turboInts2, turboInts3) under one
+// row scale. Run with `go generate ./native/kvq`.
 //
-// turbo4's kernel follows the iq4_nl VNNI kernel (multi_vnni_amd64.s), which reads the same nibble
+// The work follows the iq4_nl VNNI kernel (multi_vnni_amd64.s), which reads the same nibble
 // layout once the queries are permuted (tq4Permute: a 32-value group's even values, then its odd
 // ones, so that payload byte j of the group holds permuted values j and 16 + j, as an iq4_nl
 // block's byte j holds values j and 16 + j). Sixteen rows go at a time, one per 32-bit lane
@@ -14,7 +14,8 @@
 // them by the query's digits (one signed byte a value, vnniDigits), two chains a query, the
 // first started at −128·ΣQ, so the two hold Σ Q·tq4Ints exactly in int32. Each group's integer
 // dot is converted and added times the query's group scale; after the last group the sum is
-// multiplied by the row scale times tq4Unit and the query's offset is added.
+// multiplied by the row scale (f32 for tq4, f16 for turbo4) times tq4Unit and the query's
+// offset is added.
 //
 // turbo2 (AVX-512 VBMI too) reads 16 code bytes a row at a time, 64 values, with the queries in
 // their own order: after the transpose, dword k of a lane holds values 16k..16k+15 of its row,
@@ -37,7 +38,7 @@ import (
 	"strings"
 )
 
-// chunk4 is turbo4's chunk: 16 code bytes a row, one group of 32 values.
+// chunk4 is tq4's and turbo4's chunk: 16 code bytes a row, one group of 32 values.
 const chunk4 = `	LOAD4(CX, Z24, X24)
 	LOAD4(BX, Z25, X25)
 	LOAD4(R14, Z26, X26)
@@ -358,8 +359,20 @@ const macros = `// PFGROUPS is how many groups of sixteen rows ahead the kernels
 	VMOVDQU8.Z (p)(R12*1), K1, X29; \
 	VINSERTI32X4 $3, X29, z, z
 
-// STAGE16 copies the f16 scales of the four rows at p, p+rb, p+2rb, p+3rb (each R11 bytes in)
-// to lanes g, 4+g, 8+g, 12+g of the sixteen halves at SI.
+// STAGE32 copies the f32 scales of the four rows at p, p+rb, p+2rb, p+3rb (each R11 bytes in)
+// to lanes g, 4+g, 8+g, 12+g of the sixteen words at SI.
+#define STAGE32(p, g) \
+	LEAQ (p)(R11*1), AX; \
+	MOVL (AX), DX; \
+	MOVL DX, (4*g)(SI); \
+	MOVL (AX)(R8*1), DX; \
+	MOVL DX, (16+4*g)(SI); \
+	MOVL (AX)(R8*2), DX; \
+	MOVL DX, (32+4*g)(SI); \
+	MOVL (AX)(R12*1), DX; \
+	MOVL DX, (48+4*g)(SI)
+
+// STAGE16 is STAGE32 for f16 scales, into sixteen halves at SI.
 #define STAGE16(p, g) \
 	LEAQ (p)(R11*1), AX; \
 	MOVWLZX (AX), DX; \
@@ -372,13 +385,16 @@ const macros = `// PFGROUPS is how many groups of sixteen rows ahead the kernels
 	MOVW DX, (24+2*g)(SI)
 `
 
-// stage is the staging of the sixteen f16 row scales into Z21.
-func stage() string {
+func stage(f32 bool) string {
+	m, load := "STAGE16", "VCVTPH2PS (SI), Z21"
+	if f32 {
+		m, load = "STAGE32", "VMOVUPS (SI), Z21"
+	}
 	var b strings.Builder
 	for g, p := range []string{"CX", "BX", "R14", "R15"} {
-		fmt.Fprintf(&b, "STAGE16(%s, %d)\n\t", p, g)
+		fmt.Fprintf(&b, "%s(%s, %d)\n\t", m, p, g)
 	}
-	b.WriteString("VCVTPH2PS (SI), Z21")
+	b.WriteString(load)
 	return b.String()
 }
 
@@ -390,7 +406,7 @@ func main() {
 
 #include "textflag.h"
 
-// The AVX-512 VNNI scores kernels of the turbo tiers: see gen_tq4vnni.go for the work and
+// The AVX-512 VNNI scores kernels of tq4 and turbo4: see gen_tq4vnni.go for the work and
 // multi_tq4vnni_amd64.go for the contract.
 
 `)
@@ -401,12 +417,14 @@ func main() {
 	const shl4 = "SHLQ $4, R11"
 	for _, k := range []struct {
 		name, consts, chunk, soff, step string
+		f32                             bool
 	}{
-		{"T4", tq4Consts, chunk4, shl4, "16"},
-		{"T2", t2Consts, t2chunk, shl4, "16"},
-		{"T3", t3Consts, t3chunk, "IMULQ $12, R11", "12"},
+		{"TQ4", tq4Consts, chunk4, shl4, "16", true},
+		{"T4", tq4Consts, chunk4, shl4, "16", false},
+		{"T2", t2Consts, t2chunk, shl4, "16", false},
+		{"T3", t3Consts, t3chunk, "IMULQ $12, R11", "12", false},
 	} {
-		r := strings.NewReplacer("@", k.name, "%STAGE%", stage(), "%CONSTS%", k.consts, "%CHUNK%", k.chunk,
+		r := strings.NewReplacer("@", k.name, "%STAGE%", stage(k.f32), "%CONSTS%", k.consts, "%CHUNK%", k.chunk,
 			"%SOFF%", k.soff, "%STEP%", k.step)
 		out.WriteString(r.Replace(body))
 	}

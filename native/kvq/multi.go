@@ -28,8 +28,8 @@ import "sync"
 // instead multiply a row's reduced sums, or its weights, by its scale: one rounding too), fuse each multiply with its add, and sum a row's products in 16 (AVX2: 8) lanes reduced pairwise:
 // |DotManyMulti − Dot| ≤ (d/8 + 6)·2⁻²⁴·Σ|q[i]·x[i]|, inside the DotMany bounds for rows of up
 // to 1024 values. On CPUs with AVX-512 VNNI, q4_0, q4_1, q5_0, q5_1, q8_0 and iq4_nl scores go
-// through integer kernels instead (multi_vnni_amd64.go), and so do turbo4's (with AVX-512 VBMI
-// too, turbo3's and turbo2's; multi_tq4vnni_amd64.go) for d a multiple of 32
+// through integer kernels instead (multi_vnni_amd64.go), and so do tq4's and turbo4's (with
+// AVX-512 VBMI too, turbo3's and turbo2's; multi_tq4vnni_amd64.go) for d a multiple of 32
 // (turbo2: 64), their levels being integer multiples of one unit: the query
 // is rounded to integers per
 // 32-value block (ScoresGrid; one byte, two for q8_0), adding at most
@@ -601,12 +601,11 @@ func tq4Scratch(n, d int) *[]float32 {
 }
 
 // DotManyMulti scores n prepared queries against every row within the MultiQuery bounds.
-//
-// tq4 keeps the float kernels where turbo4 (the same codes and levels) scores through VNNI: tq4
-// is the format the CUDA backend shares, and the device gate (native/lab) holds the CPU's fast
-// path to 1e-4 of the reference with the query as it is, which a one-byte query grid exceeds
-// (about 0.8 % relative RMS of the attention output).
 func (c *tq4Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
+	if tq4VNNI(c.d) && n > 0 {
+		tq4ScoresVNNI(vnniTQ4, c.d, c.RowBytes(), q, n, rows, out, nil)
+		return
+	}
 	nv := c.d &^ 31
 	if multiTQ4 == nil || nv == 0 || n <= 0 {
 		multiDot(c, nil, 0, nil, q, n, rows, out)
@@ -645,7 +644,7 @@ func (c *tq4Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows [
 
 // ScoresGrid writes into dst the n prepared queries q (n × Dim values, dst as long) as c's
 // DotManyMulti scores them on this CPU, and returns the unit u of that rounding. Where its
-// kernels are integer ones (q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl and turbo4 with AVX-512
+// kernels are integer ones (q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl, tq4 and turbo4 with AVX-512
 // VNNI, turbo3 and turbo2 with VBMI too, multi_tq4vnni_amd64.go), every
 // whole 32-value block
 // b of a query is rounded to q̃ = s·Q, Q integer, |q − q̃| ≤ u·max_{i∈b}|q[i]|, and

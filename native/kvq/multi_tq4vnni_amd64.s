@@ -4,7 +4,7 @@
 
 #include "textflag.h"
 
-// The AVX-512 VNNI scores kernels of the turbo tiers: see gen_tq4vnni.go for the work and
+// The AVX-512 VNNI scores kernels of tq4 and turbo4: see gen_tq4vnni.go for the work and
 // multi_tq4vnni_amd64.go for the contract.
 
 // PFGROUPS is how many groups of sixteen rows ahead the kernels prefetch.
@@ -138,8 +138,20 @@
 	VMOVDQU8.Z (p)(R12*1), K1, X29; \
 	VINSERTI32X4 $3, X29, z, z
 
-// STAGE16 copies the f16 scales of the four rows at p, p+rb, p+2rb, p+3rb (each R11 bytes in)
-// to lanes g, 4+g, 8+g, 12+g of the sixteen halves at SI.
+// STAGE32 copies the f32 scales of the four rows at p, p+rb, p+2rb, p+3rb (each R11 bytes in)
+// to lanes g, 4+g, 8+g, 12+g of the sixteen words at SI.
+#define STAGE32(p, g) \
+	LEAQ (p)(R11*1), AX; \
+	MOVL (AX), DX; \
+	MOVL DX, (4*g)(SI); \
+	MOVL (AX)(R8*1), DX; \
+	MOVL DX, (16+4*g)(SI); \
+	MOVL (AX)(R8*2), DX; \
+	MOVL DX, (32+4*g)(SI); \
+	MOVL (AX)(R12*1), DX; \
+	MOVL DX, (48+4*g)(SI)
+
+// STAGE16 is STAGE32 for f16 scales, into sixteen halves at SI.
 #define STAGE16(p, g) \
 	LEAQ (p)(R11*1), AX; \
 	MOVWLZX (AX), DX; \
@@ -150,6 +162,142 @@
 	MOVW DX, (16+2*g)(SI); \
 	MOVWLZX (AX)(R12*1), DX; \
 	MOVW DX, (24+2*g)(SI)
+
+// func multiScoresTQ4VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+TEXT ·multiScoresTQ4VNNI(SB), NOSPLIT, $0-80
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+48(FP), R9
+	MOVQ m+40(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   TQ4_done
+	MOVL $0x0F0F0F0F, AX
+	VPBROADCASTD AX, Z31
+	VBROADCASTI32X4 ·tq4VNNIU8(SB), Z20
+
+TQ4_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	// The sixteen row scales, lane 4m+g from row 4g+m (past the nb chunks of codes), times
+	// the levels' unit (off[4]), into Z21.
+	MOVQ nb+16(FP), R11
+	SHLQ $4, R11
+	MOVQ stage+72(FP), SI
+	STAGE32(CX, 0)
+	STAGE32(BX, 1)
+	STAGE32(R14, 2)
+	STAGE32(R15, 3)
+	VMOVUPS (SI), Z21
+	MOVQ off+64(FP), AX
+	VMULPS.BCST 16(AX), Z21, Z21
+
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ nb+16(FP), R11
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
+	SHLQ $4, AX                // per chunk of codes (a group of rows is at most 16·(16 + 4)
+	IMULQ $PFGROUPS, AX        // bytes per chunk)
+	ADDQ DI, AX
+
+TQ4_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	ADDQ $320, AX
+	LOAD4(CX, Z24, X24)
+	LOAD4(BX, Z25, X25)
+	LOAD4(R14, Z26, X26)
+	LOAD4(R15, Z27, X27)
+	TRANSPOSE4
+	VPANDD Z31, Z25, Z0
+	VPSRLD $4, Z25, Z4
+	VPANDD Z31, Z4, Z4
+	VPANDD Z31, Z26, Z1
+	VPSRLD $4, Z26, Z5
+	VPANDD Z31, Z5, Z5
+	VPANDD Z31, Z27, Z2
+	VPSRLD $4, Z27, Z6
+	VPANDD Z31, Z6, Z6
+	VPANDD Z31, Z28, Z3
+	VPSRLD $4, Z28, Z7
+	VPANDD Z31, Z7, Z7
+	VPSHUFB Z0, Z20, Z0
+	VPSHUFB Z1, Z20, Z1
+	VPSHUFB Z2, Z20, Z2
+	VPSHUFB Z3, Z20, Z3
+	VPSHUFB Z4, Z20, Z4
+	VPSHUFB Z5, Z20, Z5
+	VPSHUFB Z6, Z20, Z6
+	VPSHUFB Z7, Z20, Z7
+
+	VPBROADCASTD 48(DX), Z12   // −128·ΣQ: the levels' offset
+	VPBROADCASTD 52(DX), Z13
+	VPBROADCASTD 56(DX), Z14
+	VPBROADCASTD 60(DX), Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	CHAINS1
+	FINISH(Z12, Z16, 0, Z8)
+	FINISH(Z13, Z17, 1, Z9)
+	FINISH(Z14, Z18, 2, Z10)
+	FINISH(Z15, Z19, 3, Z11)
+
+	ADDQ $128, SI
+	ADDQ $96, DX
+	ADDQ $16, CX
+	ADDQ $16, BX
+	ADDQ $16, R14
+	ADDQ $16, R15
+	DECQ R11
+	JNZ  TQ4_blk
+
+	// score = sum·(s·unit) + offset.
+	MOVQ off+64(FP), AX
+	VBROADCASTSS (AX), Z12
+	VFMADD213PS Z12, Z21, Z8
+	VBROADCASTSS 4(AX), Z12
+	VFMADD213PS Z12, Z21, Z9
+	VBROADCASTSS 8(AX), Z12
+	VFMADD213PS Z12, Z21, Z10
+	VBROADCASTSS 12(AX), Z12
+	VFMADD213PS Z12, Z21, Z11
+
+	SCORES_T
+	MOVQ ostride+56(FP), AX
+	CMPQ AX, $16
+	JNE  TQ4_strided
+	SCORES_CONTIG
+	JMP  TQ4_next
+
+TQ4_strided:
+	SCORES_STRIDED
+
+TQ4_next:
+	MOVQ ostride+56(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  TQ4_group
+
+TQ4_done:
+	VZEROUPPER
+	RET
 
 // func multiScoresT4VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
 TEXT ·multiScoresT4VNNI(SB), NOSPLIT, $0-80

@@ -341,6 +341,11 @@ func scoresDigits(c Codec) (nd, nb int) {
 		if hasVNNIBW && c.full > 0 {
 			return vnniNDigits[vnniQ5_1], c.full
 		}
+	case *tq4Codec:
+		// Permuted within each group (tq4ScoresVNNI), which leaves its rounding as it is.
+		if tq4VNNI(c.d) {
+			return 1, c.d / 32
+		}
 	case *lmCodec:
 		if _, ok := c.vnniKind(); ok {
 			return 1, c.d / 32

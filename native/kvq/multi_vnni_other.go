@@ -34,14 +34,14 @@ func scoresDigits(c Codec) (nd, nb int) { return 0, 0 }
 
 func vnniGrid(dst, q []float32, d, nb, nd int) { copy(dst, q) }
 
-// tq4VNNI is false: the turbo tiers' VNNI kernels are amd64 assembly.
+// tq4VNNI is false: the tq4, turbo4 and turbo2 VNNI kernels are amd64 assembly.
 func tq4VNNI(d int) bool { return false }
 
 func t2VNNI(d int) bool { return false }
 
 func t3VNNI(d int) bool { return false }
 
-const vnniT4, vnniT2, vnniT3 = 0, 1, 2
+const vnniTQ4, vnniT4, vnniT2, vnniT3 = 0, 1, 2, 3
 
 func tq4ScoresVNNI(kind int, d, rb int, q []float32, n int, rows []byte, out, mu []float32) {
 	panic("kvq: no VNNI kernel on this platform")
