@@ -8,7 +8,7 @@ import (
 )
 
 // TestQ2KScoresRangeMulti checks ScoresRangeMulti against the decoded cells (float64 sums)
-// within its stated bound, (d/16 + 9)·2⁻²⁴·Σ_c |q_c·k̂_c|, for head dimensions with and without
+// within its stated bound, (d/4 + 9)·2⁻²⁴·Σ_c |q_c·k̂_c|, for head dimensions with and without
 // the kernel, query counts around the four-query groups, and ranges that start and end inside
 // groups, including the last, partial one.
 func TestQ2KScoresRangeMulti(t *testing.T) {
@@ -36,7 +36,7 @@ func TestQ2KScoresRangeMulti(t *testing.T) {
 								s += p
 								mag += math.Abs(p)
 							}
-							bound := float64(d/16+9) * 0x1p-24 * mag
+							bound := float64(d/4+9) * 0x1p-24 * mag
 							if e := math.Abs(float64(out[j*n+i]) - s); !(e <= bound) {
 								t.Fatalf("cell %d query %d: %g, want %g: error %g > %g", r[0]+j, i, out[j*n+i], s, e, bound)
 							}
