@@ -149,7 +149,7 @@ func TestInvTileOrder(t *testing.T) {
 			t.Skipf("%s: no tile kernels on this CPU", typ)
 		}
 		k, _ := KernelOf(typ)
-		const rows, cols, n = 21, 352, 11
+		const rows, cols, n = 21, 352, 27 // 27 tokens: a tile of each of 16, 8, 2 and 1
 		data := randomRows(r, typ, rows, cols)
 		rb := int(typ.RowBytes(cols))
 		x := randomVec(r, n*cols)

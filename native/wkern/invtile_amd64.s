@@ -376,9 +376,10 @@
 	VPBROADCASTD CX, Z13; \
 	MOVQ nb+32(FP), CX
 
-// SETUP16 is SETUP for the 16-token kernels: the byte constant MASK in Z31, token bases DI
+// SETUP16 is SETUP for the 16-token kernels: the byte constant MASK in Z31 (reloaded per block
+// from q4tilemask or q8tilebias, TOKS16 using Z31), token bases DI
 // (t0), R9 (t3), R10 (t6), R15 (t8) and R14 (t13) at stride R8, ds (32 values per block: 16 d,
-// 16 c) in DX, the block count at cnt-8(SP) and the next row group's address in CX.
+// 16 c) in DX, the block count at cnt-8(SP) and the address of the row group after next in CX.
 #define SETUP16(MASK) \
 	MOVQ w+0(FP), SI; \
 	MOVQ rowBytes+8(FP), BX; \
@@ -402,11 +403,15 @@
 	MOVQ ds+32(FP), DX; \
 	MOVQ nb+40(FP), CX; \
 	MOVQ CX, cnt-8(SP); \
-	LEAQ (R13)(BX*4), CX
+	LEAQ (R13)(BX*4), CX; \
+	LEAQ (CX)(BX*8), CX; \
+	LEAQ (CX)(BX*8), CX
 
-// PREF16 prefetches the next 16-row group (contiguous, from CX) a block's share (BB bytes) per
-// block, as PREFQ4 and PREFQ8 do: 16 interleaved row streams are more than the hardware
-// prefetchers follow. (The block count lives at cnt-8(SP): every register holds a token.)
+// PREF16 prefetches the 16-row group after next (contiguous, from CX) a block's share (BB bytes)
+// per block, as PREFQ4 and PREFQ8 do the next one: 16 interleaved row streams are more than the
+// hardware prefetchers follow. Two groups ahead, a 16-token tile's weights arrive from memory in
+// time (one group ahead left the tile ~8 % slower on weights streamed from memory than on weights
+// in L2). (The block count lives at cnt-8(SP): every register holds a token.)
 #define PREF16(BB) \
 	PREFETCHT0 0(CX); \
 	PREFETCHT0 64(CX); \
@@ -426,23 +431,89 @@
 // Token addresses of the 16-token kernels: t0 (DI), t1 (DI)(R8*1), t2 (DI)(R8*2), t3 (R9),
 // t4 (DI)(R8*4), t5 (R9)(R8*2), t6 (R10), t7 (R10)(R8*1), t8 (R15), t9 (R15)(R8*1),
 // t10 (R15)(R8*2), t11 (R9)(R8*8), t12 (R15)(R8*4), t13 (R14), t14 (R14)(R8*1), t15 (R14)(R8*2).
+// The 16-token tiles run their tokens in three groups of 7, 7 and 2 (Z25…Z31 the integer sums,
+// Z31 free once the block is unpacked), the instructions of a group's tokens interleaved: 7
+// independent VPDPBUSD chains in flight instead of the one chain of 8 dependent ones that TOK
+// issues at a time (VPDPBUSD's latency is 4 cycles and the out-of-order window does not reach
+// far enough into the next token's chain to fill two VNNI ports). Each token's own operations
+// are TOK's, in TOK's order, so every output is the same bits.
+#define TINIT(Q, C, T) VPBROADCASTD C(DX), T
+#define TDOT(O, ZG, Q, T) VPDPBUSD.BCST O Q, ZG, T
+#define TFIN(D, T, A) \
+	VCVTDQ2PS T, T; \
+	VMULPS.BCST D(DX), T, T; \
+	VFMADD231PS Z24, T, A
+
+// TGROUP1 is tokens 0…6.
+#define TGROUP1 \
+	TINIT((DI), 64, Z25); \
+	TINIT((DI)(R8*1), 68, Z26); \
+	TINIT((DI)(R8*2), 72, Z27); \
+	TINIT((R9), 76, Z28); \
+	TINIT((DI)(R8*4), 80, Z29); \
+	TINIT((R9)(R8*2), 84, Z30); \
+	TINIT((R10), 88, Z31); \
+	TDOT(0, Z16, (DI), Z25); TDOT(0, Z16, (DI)(R8*1), Z26); TDOT(0, Z16, (DI)(R8*2), Z27); TDOT(0, Z16, (R9), Z28); TDOT(0, Z16, (DI)(R8*4), Z29); TDOT(0, Z16, (R9)(R8*2), Z30); TDOT(0, Z16, (R10), Z31); \
+	TDOT(4, Z17, (DI), Z25); TDOT(4, Z17, (DI)(R8*1), Z26); TDOT(4, Z17, (DI)(R8*2), Z27); TDOT(4, Z17, (R9), Z28); TDOT(4, Z17, (DI)(R8*4), Z29); TDOT(4, Z17, (R9)(R8*2), Z30); TDOT(4, Z17, (R10), Z31); \
+	TDOT(8, Z18, (DI), Z25); TDOT(8, Z18, (DI)(R8*1), Z26); TDOT(8, Z18, (DI)(R8*2), Z27); TDOT(8, Z18, (R9), Z28); TDOT(8, Z18, (DI)(R8*4), Z29); TDOT(8, Z18, (R9)(R8*2), Z30); TDOT(8, Z18, (R10), Z31); \
+	TDOT(12, Z19, (DI), Z25); TDOT(12, Z19, (DI)(R8*1), Z26); TDOT(12, Z19, (DI)(R8*2), Z27); TDOT(12, Z19, (R9), Z28); TDOT(12, Z19, (DI)(R8*4), Z29); TDOT(12, Z19, (R9)(R8*2), Z30); TDOT(12, Z19, (R10), Z31); \
+	TDOT(16, Z20, (DI), Z25); TDOT(16, Z20, (DI)(R8*1), Z26); TDOT(16, Z20, (DI)(R8*2), Z27); TDOT(16, Z20, (R9), Z28); TDOT(16, Z20, (DI)(R8*4), Z29); TDOT(16, Z20, (R9)(R8*2), Z30); TDOT(16, Z20, (R10), Z31); \
+	TDOT(20, Z21, (DI), Z25); TDOT(20, Z21, (DI)(R8*1), Z26); TDOT(20, Z21, (DI)(R8*2), Z27); TDOT(20, Z21, (R9), Z28); TDOT(20, Z21, (DI)(R8*4), Z29); TDOT(20, Z21, (R9)(R8*2), Z30); TDOT(20, Z21, (R10), Z31); \
+	TDOT(24, Z22, (DI), Z25); TDOT(24, Z22, (DI)(R8*1), Z26); TDOT(24, Z22, (DI)(R8*2), Z27); TDOT(24, Z22, (R9), Z28); TDOT(24, Z22, (DI)(R8*4), Z29); TDOT(24, Z22, (R9)(R8*2), Z30); TDOT(24, Z22, (R10), Z31); \
+	TDOT(28, Z23, (DI), Z25); TDOT(28, Z23, (DI)(R8*1), Z26); TDOT(28, Z23, (DI)(R8*2), Z27); TDOT(28, Z23, (R9), Z28); TDOT(28, Z23, (DI)(R8*4), Z29); TDOT(28, Z23, (R9)(R8*2), Z30); TDOT(28, Z23, (R10), Z31); \
+	TFIN(0, Z25, Z0); \
+	TFIN(4, Z26, Z1); \
+	TFIN(8, Z27, Z2); \
+	TFIN(12, Z28, Z3); \
+	TFIN(16, Z29, Z4); \
+	TFIN(20, Z30, Z5); \
+	TFIN(24, Z31, Z6)
+
+// TGROUP2 is tokens 7…13.
+#define TGROUP2 \
+	TINIT((R10)(R8*1), 92, Z25); \
+	TINIT((R15), 96, Z26); \
+	TINIT((R15)(R8*1), 100, Z27); \
+	TINIT((R15)(R8*2), 104, Z28); \
+	TINIT((R9)(R8*8), 108, Z29); \
+	TINIT((R15)(R8*4), 112, Z30); \
+	TINIT((R14), 116, Z31); \
+	TDOT(0, Z16, (R10)(R8*1), Z25); TDOT(0, Z16, (R15), Z26); TDOT(0, Z16, (R15)(R8*1), Z27); TDOT(0, Z16, (R15)(R8*2), Z28); TDOT(0, Z16, (R9)(R8*8), Z29); TDOT(0, Z16, (R15)(R8*4), Z30); TDOT(0, Z16, (R14), Z31); \
+	TDOT(4, Z17, (R10)(R8*1), Z25); TDOT(4, Z17, (R15), Z26); TDOT(4, Z17, (R15)(R8*1), Z27); TDOT(4, Z17, (R15)(R8*2), Z28); TDOT(4, Z17, (R9)(R8*8), Z29); TDOT(4, Z17, (R15)(R8*4), Z30); TDOT(4, Z17, (R14), Z31); \
+	TDOT(8, Z18, (R10)(R8*1), Z25); TDOT(8, Z18, (R15), Z26); TDOT(8, Z18, (R15)(R8*1), Z27); TDOT(8, Z18, (R15)(R8*2), Z28); TDOT(8, Z18, (R9)(R8*8), Z29); TDOT(8, Z18, (R15)(R8*4), Z30); TDOT(8, Z18, (R14), Z31); \
+	TDOT(12, Z19, (R10)(R8*1), Z25); TDOT(12, Z19, (R15), Z26); TDOT(12, Z19, (R15)(R8*1), Z27); TDOT(12, Z19, (R15)(R8*2), Z28); TDOT(12, Z19, (R9)(R8*8), Z29); TDOT(12, Z19, (R15)(R8*4), Z30); TDOT(12, Z19, (R14), Z31); \
+	TDOT(16, Z20, (R10)(R8*1), Z25); TDOT(16, Z20, (R15), Z26); TDOT(16, Z20, (R15)(R8*1), Z27); TDOT(16, Z20, (R15)(R8*2), Z28); TDOT(16, Z20, (R9)(R8*8), Z29); TDOT(16, Z20, (R15)(R8*4), Z30); TDOT(16, Z20, (R14), Z31); \
+	TDOT(20, Z21, (R10)(R8*1), Z25); TDOT(20, Z21, (R15), Z26); TDOT(20, Z21, (R15)(R8*1), Z27); TDOT(20, Z21, (R15)(R8*2), Z28); TDOT(20, Z21, (R9)(R8*8), Z29); TDOT(20, Z21, (R15)(R8*4), Z30); TDOT(20, Z21, (R14), Z31); \
+	TDOT(24, Z22, (R10)(R8*1), Z25); TDOT(24, Z22, (R15), Z26); TDOT(24, Z22, (R15)(R8*1), Z27); TDOT(24, Z22, (R15)(R8*2), Z28); TDOT(24, Z22, (R9)(R8*8), Z29); TDOT(24, Z22, (R15)(R8*4), Z30); TDOT(24, Z22, (R14), Z31); \
+	TDOT(28, Z23, (R10)(R8*1), Z25); TDOT(28, Z23, (R15), Z26); TDOT(28, Z23, (R15)(R8*1), Z27); TDOT(28, Z23, (R15)(R8*2), Z28); TDOT(28, Z23, (R9)(R8*8), Z29); TDOT(28, Z23, (R15)(R8*4), Z30); TDOT(28, Z23, (R14), Z31); \
+	TFIN(28, Z25, Z7); \
+	TFIN(32, Z26, Z8); \
+	TFIN(36, Z27, Z9); \
+	TFIN(40, Z28, Z10); \
+	TFIN(44, Z29, Z11); \
+	TFIN(48, Z30, Z12); \
+	TFIN(52, Z31, Z13)
+
+// TGROUP3 is tokens 14…15.
+#define TGROUP3 \
+	TINIT((R14)(R8*1), 120, Z25); \
+	TINIT((R14)(R8*2), 124, Z26); \
+	TDOT(0, Z16, (R14)(R8*1), Z25); TDOT(0, Z16, (R14)(R8*2), Z26); \
+	TDOT(4, Z17, (R14)(R8*1), Z25); TDOT(4, Z17, (R14)(R8*2), Z26); \
+	TDOT(8, Z18, (R14)(R8*1), Z25); TDOT(8, Z18, (R14)(R8*2), Z26); \
+	TDOT(12, Z19, (R14)(R8*1), Z25); TDOT(12, Z19, (R14)(R8*2), Z26); \
+	TDOT(16, Z20, (R14)(R8*1), Z25); TDOT(16, Z20, (R14)(R8*2), Z26); \
+	TDOT(20, Z21, (R14)(R8*1), Z25); TDOT(20, Z21, (R14)(R8*2), Z26); \
+	TDOT(24, Z22, (R14)(R8*1), Z25); TDOT(24, Z22, (R14)(R8*2), Z26); \
+	TDOT(28, Z23, (R14)(R8*1), Z25); TDOT(28, Z23, (R14)(R8*2), Z26); \
+	TFIN(56, Z25, Z14); \
+	TFIN(60, Z26, Z15)
+
 #define TOKS16 \
-	TOK((DI), 0, 64, Z25, Z0); \
-	TOK((DI)(R8*1), 4, 68, Z26, Z1); \
-	TOK((DI)(R8*2), 8, 72, Z27, Z2); \
-	TOK((R9), 12, 76, Z28, Z3); \
-	TOK((DI)(R8*4), 16, 80, Z29, Z4); \
-	TOK((R9)(R8*2), 20, 84, Z30, Z5); \
-	TOK((R10), 24, 88, Z25, Z6); \
-	TOK((R10)(R8*1), 28, 92, Z26, Z7); \
-	TOK((R15), 32, 96, Z27, Z8); \
-	TOK((R15)(R8*1), 36, 100, Z28, Z9); \
-	TOK((R15)(R8*2), 40, 104, Z29, Z10); \
-	TOK((R9)(R8*8), 44, 108, Z30, Z11); \
-	TOK((R15)(R8*4), 48, 112, Z25, Z12); \
-	TOK((R14), 52, 116, Z26, Z13); \
-	TOK((R14)(R8*1), 56, 120, Z27, Z14); \
-	TOK((R14)(R8*2), 60, 124, Z28, Z15)
+	TGROUP1; \
+	TGROUP2; \
+	TGROUP3
+
 
 #define ADVQ16 \
 	ADDQ $32, DI; \
@@ -477,6 +548,7 @@ TEXT ·invQ4_0x16(SB), NOSPLIT, $8-64
 	ZERO16
 q4x16loop:
 	PREF16(288)
+	VPBROADCASTD q4tilemask<>(SB), Z31 // TOKS16 takes Z31 as a token sum
 	PACKQ4B(Z31)
 	TOKS16
 	ADVQ16
@@ -492,6 +564,7 @@ TEXT ·invQ8_0x16(SB), NOSPLIT, $8-64
 	ZERO16
 q8x16loop:
 	PREF16Q8
+	VPBROADCASTD q8tilebias<>(SB), Z31 // TOKS16 takes Z31 as a token sum
 	PACKQ8B(Z31)
 	TOKS16
 	ADVQ16
@@ -777,3 +850,9 @@ pq6kloop:
 	JNZ pq6kloop
 	VZEROUPPER
 	RET
+
+// The 16-token kernels' byte constants (SETUP16's MASK), reloaded into Z31 every block.
+DATA q4tilemask<>+0(SB)/4, $0x0f0f0f0f
+GLOBL q4tilemask<>(SB), RODATA|NOPTR, $4
+DATA q8tilebias<>+0(SB)/4, $0x80808080
+GLOBL q8tilebias<>(SB), RODATA|NOPTR, $4
