@@ -43,12 +43,7 @@ func TestLoad(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	type result struct {
-		ttft, runTTFT time.Duration
-		tokens        int
-		err           error
-	}
-	results := make([]result, streams)
+	results := make([]chatResult, streams)
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i := range streams {
@@ -86,12 +81,25 @@ func TestLoad(t *testing.T) {
 // order, a done message with every token, and the expected text. ttft is the client's time
 // from sending to the first token; runTTFT the runner's own (from its first pass's start, as
 // the done message reports it), so ttft − runTTFT is the time spent before the model.
-func chatStream(ctx context.Context, base, prompt string, tokens int, want string) (res struct {
+func chatStream(ctx context.Context, base, prompt string, tokens int, want string) (res chatResult) {
+	return chatStreamAt(ctx, base, prompt, tokens, want, nil)
+}
+
+// chatResult is chatStream's result.
+type chatResult struct {
 	ttft, runTTFT time.Duration
 	tokens        int
 	err           error
-}) {
+}
+
+// chatStreamAt is chatStream that, when ready is set, calls it once the connection is open
+// and sends the chat when it returns: streams that wait for each other there send together,
+// so that none's time to first token counts the others' connection set-up.
+func chatStreamAt(ctx context.Context, base, prompt string, tokens int, want string, ready func()) (res chatResult) {
 	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/ws/chat", nil)
+	if ready != nil {
+		ready()
+	}
 	if err != nil {
 		res.err = err
 		return
