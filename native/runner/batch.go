@@ -32,8 +32,11 @@ type BatchConfig struct {
 	// no prompt has arrived for ArrivalGap (0: DefaultArrivalGap) while one prompt waits, or
 	// for BurstGaps × ArrivalGap once several do (a burst, whose prompts a loaded machine
 	// delivers several milliseconds apart), once the queued steps fill a pass (MaxSeqs steps
-	// or PrefillTokens prompt tokens), or once the waiting caller's context ends. A decode step
-	// never waits: a generation alone pays ArrivalGap once, before its first token.
+	// or PrefillTokens prompt tokens), or once the waiting caller's context ends. While a
+	// generation announced by Expect has not sent its first step the gap does not end it: a
+	// burst whose last sequences are still being taken from the pool (one at a time, each
+	// delayed by a descheduled holder on a loaded machine) still shares its first pass. A
+	// decode step never waits: a generation alone pays ArrivalGap once, before its first token.
 	Arrival, ArrivalGap time.Duration
 	// OnPass, when set, is called after each pass with its decode tokens (one per step not
 	// marked Prefill) and its prompt tokens (the chunks of Prefill steps), on the goroutine that
@@ -83,9 +86,11 @@ type Batching struct {
 	queue   []*request
 	running bool
 	// back are the sequences of the last pass not yet back with a step nor gone (Leave).
-	back  map[*Sequence]bool
-	kick  chan struct{}
-	stats BatchStats
+	back map[*Sequence]bool
+	// coming counts the generations announced by Expect whose first step has not come.
+	coming int
+	kick   chan struct{}
+	stats  BatchStats
 	// prompts is pick's scratch: the queued prompt steps in the order they take chunks.
 	prompts []*request
 }
@@ -149,10 +154,12 @@ func (b *Batching) Stats() BatchStats {
 // A generation alone so runs its passes itself, with no goroutine switch per token.
 func (b *Batching) Forward(ctx context.Context, batch []Step) error {
 	if err := ctx.Err(); err != nil {
+		b.unexpect(batch)
 		return err
 	}
 	for _, st := range batch {
 		if len(st.Tokens) == 0 {
+			b.unexpect(batch)
 			return errors.New("runner: a step of no tokens")
 		}
 	}
@@ -162,6 +169,9 @@ func (b *Batching) Forward(ctx context.Context, batch []Step) error {
 	c := &call{lead: make(chan struct{}, 1), done: make(chan struct{}), pending: len(batch)}
 	b.mu.Lock()
 	for _, st := range batch {
+		if st.Expected {
+			b.coming--
+		}
 		r := &request{ctx: ctx, step: st, call: c}
 		c.reqs = append(c.reqs, r)
 		b.queue = append(b.queue, r)
@@ -198,6 +208,38 @@ func (b *Batching) Forward(ctx context.Context, batch []Step) error {
 	}
 	b.drive(ctx, c, idle)
 	return c.err()
+}
+
+// Expect announces a generation whose first step (marked Step.Expected) comes soon: its
+// sequence is being taken from the pool. Until that step is queued, an arrival gather
+// (BatchConfig.Arrival) waits for it within Arrival instead of ending at the arrival gap. A
+// generation that ends before it sends that step calls the returned func (once).
+func (b *Batching) Expect() (withdraw func()) {
+	b.mu.Lock()
+	b.coming++
+	b.mu.Unlock()
+	return func() {
+		b.mu.Lock()
+		b.coming--
+		b.mu.Unlock()
+		b.poke()
+	}
+}
+
+// unexpect ends the expectations of a batch Forward refuses before queueing it.
+func (b *Batching) unexpect(batch []Step) {
+	n := 0
+	for _, st := range batch {
+		if st.Expected {
+			n++
+		}
+	}
+	if n > 0 {
+		b.mu.Lock()
+		b.coming -= n
+		b.mu.Unlock()
+		b.poke()
+	}
 }
 
 // call is one Forward call: its requests, and the channel that hands it the passes.
@@ -385,8 +427,9 @@ func (b *Batching) gather() {
 
 // arrivals waits for more prompts while the queue holds only fresh prompt steps (Prefill, none
 // of their tokens run) that do not fill a pass: until no prompt has arrived for ArrivalGap
-// (BurstGaps × ArrivalGap once several wait), Arrival has passed, or ctx (the waiting
-// caller's) ends. A step that arrives meanwhile wakes it (Forward pokes kick).
+// (BurstGaps × ArrivalGap once several wait) and none is expected (Expect), Arrival has
+// passed, or ctx (the waiting caller's) ends. A step that arrives meanwhile wakes it (Forward
+// pokes kick, as a withdrawn expectation does).
 func (b *Batching) arrivals(ctx context.Context) {
 	if b.cfg.Arrival <= 0 {
 		return
@@ -396,7 +439,7 @@ func (b *Batching) arrivals(ctx context.Context) {
 	var timer *time.Timer
 	for {
 		b.mu.Lock()
-		waiting, n := b.onlyFreshPrompts(), len(b.queue)
+		waiting, n, coming := b.onlyFreshPrompts(), len(b.queue), b.coming > 0
 		b.mu.Unlock()
 		if !waiting {
 			break
@@ -411,7 +454,7 @@ func (b *Batching) arrivals(ctx context.Context) {
 			gap *= BurstGaps
 		}
 		end := last.Add(gap)
-		if deadline.Before(end) {
+		if coming || deadline.Before(end) {
 			end = deadline
 		}
 		wait := end.Sub(now)

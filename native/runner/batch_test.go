@@ -422,3 +422,96 @@ func TestBatchingArrival(t *testing.T) {
 		}
 	})
 }
+
+// TestBatchingExpect: an arrival gather waits for the first step of a generation announced by
+// Expect even past ArrivalGap, so it shares the first pass; once the expectation is withdrawn
+// (the generation ended before its first step, or Forward refused that step) the gap ends the
+// wait as before.
+func TestBatchingExpect(t *testing.T) {
+	next := func(t *testing.T, m *passModel) map[backend.Cache]int {
+		t.Helper()
+		select {
+		case p := <-m.passes:
+			return p
+		case <-time.After(time.Minute):
+			t.Fatal("no pass within a minute")
+			return nil
+		}
+	}
+	drain := func(m *passModel) {
+		go func() {
+			for range m.passes {
+				m.release <- struct{}{}
+			}
+		}()
+		m.release <- struct{}{}
+	}
+	cfg := BatchConfig{MaxSeqs: 3, Arrival: time.Hour, ArrivalGap: time.Millisecond}
+
+	t.Run("waits past the gap", func(t *testing.T) {
+		defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+		m := &passModel{passes: make(chan map[backend.Cache]int), release: make(chan struct{})}
+		b := NewBatching(m, 10, cfg)
+		var resets, frees int
+		var wg sync.WaitGroup
+		b.Expect()
+		b.Expect()
+		for i := range 2 {
+			s := &Sequence{cache: &rigidCache{resets: &resets, frees: &frees}}
+			wg.Go(func() {
+				if err := b.Forward(context.Background(), []Step{{Seq: s, Tokens: make([]int32, 4), Prefill: true, Expected: true}}); err != nil {
+					t.Error(err)
+				}
+			})
+			if i == 0 {
+				for b.Stats().Queue != 1 {
+					runtime.Gosched()
+				}
+				time.Sleep(20 * cfg.ArrivalGap) // many gaps: without the expectation the first runs alone
+			}
+		}
+		if first := next(t, m); len(first) != 2 {
+			t.Errorf("the first pass ran %d steps; want both expected generations", len(first))
+		}
+		drain(m)
+		wg.Wait()
+		close(m.passes)
+	})
+
+	for _, how := range []string{"withdrawn", "refused"} {
+		t.Run(how, func(t *testing.T) {
+			defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+			m := &passModel{passes: make(chan map[backend.Cache]int), release: make(chan struct{})}
+			b := NewBatching(m, 10, cfg)
+			var resets, frees int
+			b.Expect()
+			withdraw := b.Expect()
+			done := make(chan error, 1)
+			s := &Sequence{cache: &rigidCache{resets: &resets, frees: &frees}}
+			go func() {
+				done <- b.Forward(context.Background(), []Step{{Seq: s, Tokens: make([]int32, 4), Prefill: true, Expected: true}})
+			}()
+			for b.Stats().Queue != 1 {
+				runtime.Gosched()
+			}
+			if how == "withdrawn" {
+				withdraw()
+			} else {
+				ctx, cancel := context.WithCancel(context.Background())
+				cancel()
+				o := &Sequence{cache: &rigidCache{resets: &resets, frees: &frees}}
+				if err := b.Forward(ctx, []Step{{Seq: o, Tokens: make([]int32, 4), Prefill: true, Expected: true}}); !errors.Is(err, context.Canceled) {
+					t.Errorf("a cancelled expected step: %v", err)
+				}
+			}
+			if first := next(t, m); len(first) != 1 { // within a minute: the gap, not the hour
+				t.Errorf("the first pass ran %d steps; want the one", len(first))
+			}
+			drain(m)
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+			close(m.passes)
+		})
+	}
+}

@@ -36,6 +36,9 @@ type Step struct {
 	// Prefill marks prompt tokens: BatchConfig.OnPass counts them as prefill whatever their
 	// number (after a reused prefix, a prompt's last token is a step of one).
 	Prefill bool
+	// Expected marks a generation's first step after Batching.Expect: queueing it (or its
+	// refusal) ends the expectation.
+	Expected bool
 }
 
 // Scheduler runs forward passes: it decides which of the steps it is given share one pass of

@@ -270,6 +270,18 @@ func (r *Runner) Generate(ctx context.Context, p Params, emit func(Event) error)
 	if p.MaxTokens > 0 {
 		grow = min(cells, len(p.Prompt)+p.MaxTokens)
 	}
+	// A batching scheduler waits for this generation's first step while the pool hands out
+	// its sequence (an arrival gather of a burst, Batching.Expect).
+	expected := false
+	if e, ok := r.sched.(interface{ Expect() func() }); ok {
+		withdraw := e.Expect()
+		expected = true
+		defer func() {
+			if expected {
+				withdraw()
+			}
+		}()
+	}
 	seq, err := r.pool.Get(ctx, p.Prompt, grow)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -306,7 +318,9 @@ func (r *Runner) Generate(ctx context.Context, p Params, emit func(Event) error)
 		return res, err
 	}
 	step := func(tokens []int32, logits []float32, prefill bool) error {
-		if err := r.sched.Forward(ctx, []Step{{Seq: seq, Tokens: tokens, Logits: logits, Prefill: prefill}}); err != nil {
+		st := Step{Seq: seq, Tokens: tokens, Logits: logits, Prefill: prefill, Expected: expected}
+		expected = false // Forward ends the expectation, whatever it returns
+		if err := r.sched.Forward(ctx, []Step{st}); err != nil {
 			return err
 		}
 		if r.cfg.CheckLogits != nil && len(logits) > 0 {
