@@ -46,6 +46,9 @@ type ABSettings struct {
 	NeedleTrials int       `json:"needle_trials,omitempty"`
 	NeedleTokens int       `json:"needle_tokens,omitempty"`
 	Seed         uint64    `json:"seed"`
+	// SpeedRounds is how many times the decode was timed (lab.ABConfig.SpeedRounds): the
+	// decode speeds are the sums of every position's fastest time; 0 for one.
+	SpeedRounds int `json:"speed_rounds,omitempty"`
 }
 
 // RefResult is the f16 reference's own measurements.
@@ -94,7 +97,8 @@ type ArmResult struct {
 	AttnErr     []float64    `json:"attn_err"`
 	AttnErrMean float64      `json:"attn_err_mean"`
 	Needle      NeedleResult `json:"needle"`
-	// PrefillTPS and DecodeTPS are tokens per second of the teacher-forced prefill and decode.
+	// PrefillTPS and DecodeTPS are tokens per second of the teacher-forced prefill and decode
+	// (the decode's over the fastest of Settings.SpeedRounds timings of each position).
 	PrefillTPS float64 `json:"prefill_tps"`
 	DecodeTPS  float64 `json:"decode_tps"`
 	// KVBytes is the cache's exact memory at Ctx cells (overlay included); BytesPerToken the

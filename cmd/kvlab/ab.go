@@ -38,6 +38,7 @@ type abOptions struct {
 	Threads      int     `json:"threads"`
 	NeedleTrials int     `json:"needle_trials,omitempty"`
 	NoNeedle     bool    `json:"no_needle,omitempty"`
+	SpeedRounds  int     `json:"speed_rounds,omitempty"`
 	Seed         uint64  `json:"seed"`
 	Device       string  `json:"device,omitempty"`
 	asJSON       bool
@@ -78,7 +79,10 @@ overlay and q2k K gain) against an f16 cache on the same tokens, four ways:
               against the f16 cache, both holding the f16 run's own K/V (the mean is shown).
   needle      four-digit facts buried at 10/50/90 % depth of a story, asked for at the end in
               the fixtures' retrieval format, answered greedily, scored exact.
-  speed       prefill and decode tokens/s, KV bytes per token over all layers.
+  speed       prefill and decode tokens/s, KV bytes per token over all layers. --speed-rounds R
+              times the decode R times (the extra rounds prefill again, the runs interleaved
+              position by position) and sums each position's fastest time: on a busy machine
+              another process's time slices then stay out of the comparison.
 
 A second f16 run must reproduce the first bit for bit (KL exactly 0); the command checks it
 and fails when it does not. The text is --text FILE, --prompt TEXT, or a built-in
@@ -120,6 +124,7 @@ runs'); --db or $KVLAB_DB pick the database.`,
 	f.IntVar(&o.Threads, "threads", 0, "threads for the forward pass; 0 uses every CPU")
 	f.IntVar(&o.NeedleTrials, "needle-trials", 3, "needle prompts per depth")
 	f.BoolVar(&o.NoNeedle, "no-needle", false, "skip the needle probe")
+	f.IntVar(&o.SpeedRounds, "speed-rounds", 1, "times the decode is timed; each position's fastest counts")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the KV rotations (rotated formats, tq4, turbo) and the needles' numbers")
 	f.BoolVar(&o.asJSON, "json", false, "print one JSON document")
 	f.StringVar(&o.kvDump, "kv-dump", "", "run only the attention-output gate, on the K/V of this snapshot `file` (kvlab run --save-kv) instead of a generation")
@@ -141,8 +146,8 @@ func runAB(cmd *cobra.Command, o *abOptions) error {
 	if o.TextFile != "" && o.Prompt != "" {
 		return errors.New("--text and --prompt: give one")
 	}
-	if o.Ctx < 0 || o.N < 0 || o.Threads < 0 || o.Window < 0 || o.Sinks < 0 || o.NeedleTrials < 0 {
-		return errors.New("--ctx, --n, --threads, --kv-window, --kv-sink and --needle-trials must not be negative")
+	if o.Ctx < 0 || o.N < 0 || o.Threads < 0 || o.Window < 0 || o.Sinks < 0 || o.NeedleTrials < 0 || o.SpeedRounds < 0 {
+		return errors.New("--ctx, --n, --threads, --kv-window, --kv-sink, --needle-trials and --speed-rounds must not be negative")
 	}
 	if !(o.KGain > 0) {
 		return fmt.Errorf("--k-gain %g: must be positive", o.KGain)
@@ -229,7 +234,8 @@ func runAB(cmd *cobra.Command, o *abOptions) error {
 	last := 0
 	texts := newABTexts(tok, text, len(arms))
 	cfg := lab.ABConfig{Arms: arms, Text: text, Ctx: o.Ctx, N: o.N, Seed: o.Seed, Backend: dm, OnStart: texts.start, OnStep: texts.step,
-		Needle: lab.NeedleConfig{Skip: o.NoNeedle, Trials: o.NeedleTrials},
+		SpeedRounds: o.SpeedRounds,
+		Needle:      lab.NeedleConfig{Skip: o.NoNeedle, Trials: o.NeedleTrials},
 		Progress: func(done, total int, stage string) {
 			if bar == nil {
 				bar = newProgress(cmd.ErrOrStderr(), total, "ab")

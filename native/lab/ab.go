@@ -82,6 +82,15 @@ type ABConfig struct {
 	// reference have read it (they decode in lockstep). ev and its Arms are valid during the
 	// call only.
 	OnStep func(ev StepEvent)
+	// SpeedRounds, above 1, times the decode that many times: after the compared decode, the
+	// reference and every arm prefill the prompt again into a fresh cache and decode the same
+	// continuation, SpeedRounds − 1 more times, interleaved position by position. A position's
+	// time is then its fastest round's, and DecodeTPS is N over the sum of those. The work
+	// of a step is the same in every round (a mixed cache's batch quantization falls on the same
+	// positions), so the fastest round drops what another process's time slices added to
+	// whichever run was decoding on a shared machine, and nothing of the run's own. 0 or 1
+	// times the compared decode alone, the sum of its steps.
+	SpeedRounds int
 }
 
 // StepEvent is one compared decode position.
@@ -166,6 +175,11 @@ func RunAB(ctx context.Context, m *model.Model, tok *tokenizer.Tokenizer, cfg AB
 			f.run.Free()
 		}
 	}()
+	if err == nil {
+		if err = r.speedRounds(runs[:1+len(cfg.Arms)]); err != nil {
+			err = fmt.Errorf("lab: speed rounds: %w", err)
+		}
+	}
 	rep.Settings = r.settings()
 	rep.QuerySource = "key-proxy"
 	if r.ref.queries != nil {
@@ -284,6 +298,9 @@ func newABRunner(ctx context.Context, m *model.Model, tok *tokenizer.Tokenizer, 
 	}
 	per := n + 1 + r.pplChunks() + len(r.needles)
 	r.total = runs*per + len(cfg.Arms) // + one gate unit per arm
+	if cfg.SpeedRounds > 1 {
+		r.total += (cfg.SpeedRounds - 1) * (1 + len(cfg.Arms)) * (n + 1)
+	}
 	return r, nil
 }
 
@@ -325,6 +342,9 @@ func (r *abRunner) pplChunks() int {
 func (r *abRunner) settings() ABSettings {
 	s := ABSettings{Ctx: r.cfg.Ctx, N: r.cfg.N, PromptTokens: len(r.prompt), TextTokens: len(r.tokens),
 		PPLChunks: r.pplChunks(), Seed: r.cfg.Seed}
+	if r.cfg.SpeedRounds > 1 {
+		s.SpeedRounds = r.cfg.SpeedRounds
+	}
 	for _, a := range r.cfg.Arms {
 		s.Arms = append(s.Arms, a.String())
 	}
@@ -367,6 +387,9 @@ func encodeWithBOS(tok *tokenizer.Tokenizer, text string) []int32 {
 type forced struct {
 	prompt, decode    []float32 // P × vocab, N × vocab
 	prefill, decoding time.Duration
+	// steps are the decode positions' wall times: the compared decode's, then the fastest of
+	// the speed rounds (ABConfig.SpeedRounds).
+	steps []time.Duration
 	// run is the cache the run computes in; cache is its native/kvcache cache when the run is
 	// on the CPU (the reference always is), nil on another backend.
 	run       backend.Cache
@@ -397,7 +420,11 @@ func (f *forced) decodeTPS() float64 {
 	if f.nDecode == 0 {
 		return 0
 	}
-	return float64(f.nDecode) / max(f.decoding.Seconds(), 1e-9)
+	var d time.Duration
+	for _, t := range f.steps[:f.nDecode] {
+		d += t
+	}
+	return float64(f.nDecode) / max(d.Seconds(), 1e-9)
 }
 
 // QueryTapper is a forward pass that reports the attention queries: Forward's contract, and tap
@@ -475,7 +502,7 @@ func (r *abRunner) decodeAll(det int, extra bool) ([]*forced, error) {
 			return nil, fmt.Errorf("arm %s: %w", a, err)
 		}
 		keep := i == 0 || i == 1+det
-		f := &forced{run: run, cache: cache, nPrompt: p, row: make([]float32, v)}
+		f := &forced{run: run, cache: cache, nPrompt: p, row: make([]float32, v), steps: make([]time.Duration, n)}
 		if keep {
 			f.decode = make([]float32, n*v)
 		}
@@ -547,7 +574,14 @@ func (r *abRunner) decodeAll(det int, extra bool) ([]*forced, error) {
 		ev.Arms = make([]ArmStep, len(arms))
 	}
 	for t := 0; t < n; t++ {
-		for i, f := range runs {
+		for k := range runs {
+			// The reference first (with Greedy it picks the token the others are fed), then
+			// the others in an order that rotates by position: none always follows it.
+			i := k
+			if k > 0 {
+				i = 1 + (k-1+t)%(len(runs)-1)
+			}
+			f := runs[i]
 			if err := r.ctx.Err(); err != nil {
 				return cut(t, err)
 			}
@@ -566,7 +600,8 @@ func (r *abRunner) decodeAll(det int, extra bool) ([]*forced, error) {
 			} else {
 				err = f.run.Forward(r.cont[t:t+1], row)
 			}
-			f.decoding += time.Since(t0)
+			f.steps[t] = time.Since(t0)
+			f.decoding += f.steps[t]
 			if err != nil {
 				return cut(t, err)
 			}
@@ -601,6 +636,63 @@ func (r *abRunner) decodeAll(det int, extra bool) ([]*forced, error) {
 		}
 	}
 	return cut(n, nil)
+}
+
+// speedRounds decodes the continuation ABConfig.SpeedRounds − 1 more times for timing: the
+// reference and the arms (runs, in that order) each prefill the prompt into a fresh cache of
+// their own, then decode in lockstep, their order rotating by position and round, and every
+// position keeps its fastest time in its run's steps.
+func (r *abRunner) speedRounds(runs []*forced) error {
+	rounds, n := r.cfg.SpeedRounds-1, r.cfg.N
+	if rounds <= 0 || n == 0 {
+		return nil
+	}
+	all := append([]Arm{{Pair: kvq.Pair{K: kvq.F16, V: kvq.F16}}}, r.cfg.Arms...)
+	caches := make([]backend.Cache, 0, len(runs))
+	defer func() {
+		for _, c := range caches {
+			c.Free()
+		}
+	}()
+	for i := range runs {
+		c, _, err := r.newRun(i > 0, all[i].cacheConfig(r.base, r.cfg.Ctx, r.cfg.Seed))
+		if err != nil {
+			return err
+		}
+		caches = append(caches, c)
+	}
+	row := make([]float32, r.vocab)
+	for round := 0; round < rounds; round++ {
+		for _, c := range caches {
+			if err := r.ctx.Err(); err != nil {
+				return err
+			}
+			if err := c.Reset(); err != nil {
+				return err
+			}
+			if len(r.prompt) > 0 {
+				if err := c.Forward(r.prompt, nil); err != nil {
+					return err
+				}
+			}
+			r.step("speed", 1)
+		}
+		for t := 0; t < n; t++ {
+			if err := r.ctx.Err(); err != nil {
+				return err
+			}
+			for k := range caches {
+				i := (k + t + round) % len(caches)
+				t0 := time.Now()
+				if err := caches[i].Forward(r.cont[t:t+1], row); err != nil {
+					return err
+				}
+				runs[i].steps[t] = min(runs[i].steps[t], time.Since(t0))
+			}
+			r.step("speed", len(caches))
+		}
+	}
+	return nil
 }
 
 // decodeResult is an arm's result from its decode run alone.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -378,5 +379,35 @@ func TestRunABOnStep(t *testing.T) {
 	rep, err = RunAB(ctx, m, tok, cfg)
 	if !errors.Is(err, context.Canceled) || rep == nil || rep.Arms[1].Decode.Positions != 3 || rep.Settings.N != 3 {
 		t.Fatalf("cancelled: %v %+v", err, rep)
+	}
+}
+
+// TestRunABSpeedRounds: extra timing rounds change no measured value but the speeds, which
+// stay positive; the report records the rounds, and the progress reaches its total.
+func TestRunABSpeedRounds(t *testing.T) {
+	m, tok := loadModel(t, "stories260K.gguf")
+	arms, _ := ParseArms("q4_0,q4_0+p8+s2", ArmDefaults{})
+	cfg := ABConfig{Arms: arms, N: 12, Ctx: 64, Needle: NeedleConfig{Skip: true}, SkipPPL: true, SkipGate: true}
+	one, err := RunAB(context.Background(), m, tok, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var done, total int
+	cfg.SpeedRounds = 3
+	cfg.Progress = func(d, tot int, stage string) { done, total = d, tot }
+	three, err := RunAB(context.Background(), m, tok, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if three.Settings.SpeedRounds != 3 || one.Settings.SpeedRounds != 0 || done != total || !three.Determ.Identical {
+		t.Errorf("settings %+v, progress %d of %d, determinism %+v", three.Settings, done, total, three.Determ)
+	}
+	if !(three.Ref.DecodeTPS > 0) {
+		t.Errorf("reference decode %g tokens/s", three.Ref.DecodeTPS)
+	}
+	for i, a := range three.Arms {
+		if !slices.Equal(a.Decode.KL, one.Arms[i].Decode.KL) || !(a.DecodeTPS > 0) {
+			t.Errorf("arm %s: KL %v (one round %v), %g tokens/s", a.Arm, a.Decode.KL, one.Arms[i].Decode.KL, a.DecodeTPS)
+		}
 	}
 }
