@@ -255,17 +255,36 @@ func (k *mixedKeys) ScoresMulti(pq []float32, n, lo int, out []float32) {
 		copy(out[:ns*n], fo[:ns*n])
 		copy(out[(mx.q-lo)*n:m*n], fo[ns*n:])
 		if mx.q > mx.sinks {
-			attn.MultiScores(k.base(), bq, n, 0, out[ns*n:(mx.q-lo)*n])
+			tailScores(k.base(), bq, n, 0, out[ns*n:(mx.q-lo)*n])
 		}
 		return
 	}
 	mx.segments(lo, lo+m, true, k.head, func(s *attn.RowStore, row, a, b int) {
 		if s == nil {
-			attn.MultiScores(k.base(), bq, n, row, out[(a-lo)*n:(b-lo)*n])
+			tailScores(k.base(), bq, n, row, out[(a-lo)*n:(b-lo)*n])
 			return
 		}
 		s.ScoresMulti(rq, n, row, out[(a-lo)*n:(b-lo)*n])
 	})
+}
+
+// tailScores is attn.MultiScores over the tail store: its multi-query path called directly
+// when it has one, without the scratch that attn.MultiScores draws for the path by query.
+func tailScores(s store, pq []float32, n, lo int, out []float32) {
+	if mk, ok := s.(attn.MultiKeys); ok {
+		mk.ScoresMulti(pq, n, lo, out)
+		return
+	}
+	attn.MultiScores(s, pq, n, lo, out)
+}
+
+// tailAccumulate is attn.MultiAccumulate over the tail store, as tailScores.
+func tailAccumulate(s store, acc []float32, n int, w []float32, lo int) {
+	if mv, ok := s.(attn.MultiValues); ok {
+		mv.AccumulateMulti(acc, n, w, lo)
+		return
+	}
+	attn.MultiAccumulate(s, acc, n, w, lo)
 }
 
 // mixedMerge enables the one-call read of the f16 cells (f16Run); the tests turn it off to
@@ -325,7 +344,7 @@ func (v *mixedValues) AccumulateMulti(acc []float32, n int, w []float32, lo int)
 	}
 	if nf > 0 {
 		if mx.q > mx.sinks {
-			attn.MultiAccumulate(v.base(), ba, n, w[ns*n:(mx.q-lo)*n], 0)
+			tailAccumulate(v.base(), ba, n, w[ns*n:(mx.q-lo)*n], 0)
 		}
 		wf := (*bp)[n*al : n*al+nf*n]
 		copy(wf[:ns*n], w[:ns*n])
@@ -334,7 +353,7 @@ func (v *mixedValues) AccumulateMulti(acc []float32, n int, w []float32, lo int)
 	} else {
 		mx.segments(lo, lo+m, false, v.head, func(s *attn.RowStore, row, a, b int) {
 			if s == nil {
-				attn.MultiAccumulate(v.base(), ba, n, w[(a-lo)*n:(b-lo)*n], row)
+				tailAccumulate(v.base(), ba, n, w[(a-lo)*n:(b-lo)*n], row)
 				return
 			}
 			s.AccumulateMulti(ra, n, w[(a-lo)*n:(b-lo)*n], row)
