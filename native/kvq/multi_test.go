@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // multiFormats are the formats whose codecs implement MultiQuery.
@@ -198,6 +199,70 @@ func TestMultiQueryIndependentOfGrouping(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMultiQueryF16ScoreLines checks the f16 scores of four queries written into a 64-byte
+// aligned output, where each line of four rows' scores is one store (the AVX-512 kernel's
+// non-temporal line stores), against the same scores written one row at a time into an output
+// 16 bytes off the line: bit for bit, since only the stores differ, and both within the
+// MultiQuery bound of Dot (multi.go). Row counts around the four-row lines check the rows past
+// the last whole line, and the sentinels after each output that nothing is written past it.
+func TestMultiQueryF16ScoreLines(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 26))
+	const n, sentinel = 4, float32(-7.5)
+	for _, d := range []int{32, 128, 200} {
+		c := mustCodec(t, F16, d)
+		mq := c.(MultiQuery)
+		rb := c.RowBytes()
+		for _, rows := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 64, 130} {
+			src := outlierRows(rng, rows, d)
+			enc := make([]byte, rows*rb)
+			for r := 0; r < rows; r++ {
+				c.Encode(enc[r*rb:(r+1)*rb], src[r*d:(r+1)*d])
+			}
+			q := gaussianRows(rng, n, d, 1)
+			// One buffer, two outputs: at a 64-byte boundary and 16 bytes past one.
+			buf := make([]float32, 2*(rows*n+64)+32)
+			off := int((64 - uintptr(unsafe.Pointer(&buf[0]))%64) % 64 / 4)
+			lines := buf[off : off+rows*n+16]
+			rowwise := buf[off+rows*n+64+4 : off+2*rows*n+64+4+16]
+			for _, o := range [][]float32{lines, rowwise} {
+				for i := range o {
+					o[i] = float32(math.NaN()) // every score must be written
+				}
+				for i := rows * n; i < len(o); i++ {
+					o[i] = sentinel
+				}
+			}
+			mq.DotManyMulti(q, n, enc, lines[:rows*n])
+			mq.DotManyMulti(q, n, enc, rowwise[:rows*n])
+			for i := rows * n; i < rows*n+16; i++ {
+				if lines[i] != sentinel || rowwise[i] != sentinel {
+					t.Fatalf("d%d rows %d: value %d past the output written", d, rows, i-rows*n)
+				}
+			}
+			for j := 0; j < rows; j++ {
+				row := enc[j*rb : (j+1)*rb]
+				x := make([]float32, d)
+				c.Decode(x, row)
+				for h := 0; h < n; h++ {
+					a, b := lines[j*n+h], rowwise[j*n+h]
+					if math.Float32bits(a) != math.Float32bits(b) {
+						t.Fatalf("d%d rows %d: row %d query %d: %g in whole lines, %g row by row", d, rows, j, h, a, b)
+					}
+					qh := q[h*d : (h+1)*d]
+					var scale float64
+					for i := range qh {
+						scale += math.Abs(float64(qh[i]) * float64(x[i]))
+					}
+					bound := (float64(d)/8 + 6) * scale / (1 << 24)
+					if e := math.Abs(float64(a) - float64(c.Dot(qh, row))); !(e <= bound) {
+						t.Fatalf("d%d rows %d: row %d query %d: %g, Dot %g: error %g > %g", d, rows, j, h, a, c.Dot(qh, row), e, bound)
+					}
+				}
+			}
+		}
 	}
 }
 
