@@ -57,6 +57,9 @@ func centre(c Codec) int {
 // value (slack[h·d+i]); nil where the integer kernels do not run. It recomputes each tile's
 // scale T as the kernels do, in float32.
 func intAccSlack(c Codec, n int, w []float32, rows []byte) []float64 {
+	if lc, ok := c.(*lmCodec); ok {
+		return turboAccSlack(lc, n, w, rows)
+	}
 	bc, code, ok := intAccCodes(c)
 	if !ok {
 		return nil
@@ -94,21 +97,21 @@ func intAccSlack(c Codec, n int, w []float32, rows []byte) []float64 {
 	return slack
 }
 
-// TestIntAccBound checks the integer accumulate kernels against the float64 sum of the decoded
-// rows, within the stated bound, on softmax-like weights (a few large, most small, some exactly
+// TestIntAccBound checks the integer accumulate kernels (the block formats', turbo2's and
+// turbo3's) against the float64 sum of the decoded rows, within the stated bound, on softmax-like weights (a few large, most small, some exactly
 // 0) and on a tile whose one large weight leaves the rest near the quantization step; and that
 // all-zero weights leave the accumulators unchanged.
 func TestIntAccBound(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
-	for _, f := range []Format{Q4_0, Q8_0, Q4_1, Q5_0, Q5_1, IQ4_NL} {
-		for _, d := range []int{32, 128, 200} {
+	for _, f := range []Format{Q4_0, Q8_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Turbo2, Turbo3} {
+		for _, d := range []int{32, 64, 128, 200, 256} {
 			for _, rows := range []int{1, 2, 63, 64, 65, 200} {
 				t.Run(fmt.Sprintf("%s/d%d/rows%d", f, d, rows), func(t *testing.T) {
 					c := mustCodec(t, f, d)
 					if rc, ok := c.(*rotCodec); ok {
 						c = rc.inner
 					}
-					if _, _, ok := intAccCodes(c); !ok {
+					if AccumulateStep(c) == 0 {
 						t.Skip("no integer accumulate kernels here")
 					}
 					checkIntAccBound(t, rng, c, rows)
@@ -189,4 +192,39 @@ func checkIntAccBound(t *testing.T, rng *rand.Rand, c Codec, rows int) {
 		}
 		t.Logf("%s: worst error %.3f of the bound", shape, worst)
 	}
+}
+
+// turboAccSlack is intAccSlack for turbo2 and turbo3 (multi_turboacc_amd64.go): per tile and
+// accumulator, each row's weight times its scale w' off by T/2 + 2⁻²²·|w'|, times |u·L| of each
+// value; nil where the integer kernels do not run.
+func turboAccSlack(c *lmCodec, n int, w []float32, rows []byte) []float64 {
+	if !turboIntAcc(c.bits, c.d) {
+		return nil
+	}
+	d, rb := c.d, c.nb+2
+	m := len(rows) / rb
+	slack := make([]float64, n*d)
+	for h := 0; h < n; h++ {
+		for t0 := 0; t0 < m; t0 += AccumulateTile {
+			t1 := min(t0+AccumulateTile, m)
+			var mx float32
+			for j := t0; j < t1; j++ {
+				mx = max(mx, float32(math.Abs(float64(w[j*n+h]*c.scale(rows[j*rb:])))))
+			}
+			if mx == 0 {
+				continue
+			}
+			inv := min(float32(32767)/mx, float32(0x1p100))
+			T := float64(1 / inv)
+			for j := t0; j < t1; j++ {
+				row := rows[j*rb : (j+1)*rb]
+				ws := float64(w[j*n+h] * c.scale(row))
+				e := T/2 + math.Ldexp(math.Abs(ws), -22)
+				for i := 0; i < d; i++ {
+					slack[h*d+i] += e * math.Abs(float64(c.levels[c.codeAt(row, i)]))
+				}
+			}
+		}
+	}
+	return slack
 }

@@ -1,0 +1,587 @@
+//go:build ignore
+
+// gen_turboacc writes multi_turboacc_amd64.s: the integer accumulate (value) kernels of turbo2
+// and turbo3 for CPUs with AVX-512 VNNI, BW, VL and VBMI (contract in multi_turboacc_amd64.go).
+// A turbo row is one f16 scale s times levels that are whole multiples of one unit (turboInts2,
+// turboInts3), so the scale folds into the weight: per tile of ≤ 64 rows a prepass forms w·s
+// for each row and accumulator, quantizes it to int16 with one scale per accumulator and pairs
+// the rows' weights; the row loop then takes rows in pairs, looks each value's code up straight
+// into a 16-bit lane (its level + 128 as an unsigned byte, the lane's high byte zero), row a's
+// in the low word of a dword and row b's in the high one, and adds the pair times its two
+// weights into int32 sums with VPDPWSSD (the weights broadcast as one dword). The sums start at
+// −128·ΣW, which takes the levels' offset back out exactly, and are converted, put back in the
+// values' order and added times the tile's scale and the unit once per tile and 64 values.
+//
+// A unit is 64 values of a row: turbo2's 16 code bytes, turbo3's 24.
+//
+// turbo2: the two rows' 16 bytes go into one register (a at bytes 0..15, b at 16..31); one
+// VPERMB spreads them so that dword k holds row a's byte k in its bytes 0 and 1 and row b's in
+// 2 and 3. Three VPERMB with zeroing on the odd bytes look codes 0, 1 and 2 of each byte up
+// (tables of 64 bytes indexed by the byte's low six bits: code t is bits 2t..2t+1), and code 3
+// after a 16-bit shift by 6 (the table of code 0 ignores the bits shifted in above it): four
+// vectors of 16 dwords, vector t lane k the level pair of value 4k + t.
+//
+// turbo3: the two rows' 24 bytes (masked loads: the row may end 2 bytes past them) go into one
+// register (a at bytes 0..23, b at 32..55); one VPERMB gives each qword g row a's bytes
+// 3g..3g+2 (values 8g..8g+7) in its low dword and row b's in its high one. Four
+// VPMULTISHIFTQB pick codes 2t and 2t+1 of both rows into bytes 0, 2 (dword 0) and 4, 6
+// (dword 1), and VPERMB with zeroing on the odd bytes looks the low three bits up: vector t
+// lane k the level pair of value 8(k/2) + 2t + k%2.
+//
+// The finish puts the four vectors of an accumulator back in the values' order with eight
+// two-table dword permutes (VPERMI2D, tables computed here from the lanes' values).
+// Run with `go generate ./native/kvq`.
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"strings"
+)
+
+type format struct {
+	name  string
+	doc   string
+	bits  int
+	ints  []int8 // the levels in units
+	unit  float32
+	ubyte int // code bytes per unit of 64 values
+	// val(t, k) is the value (0..63 in the unit) of lane k of decoded vector t.
+	val    func(t, k int) int
+	consts string
+	dec    string
+	wreg   [4]string // the registers of a row pair's four weight dwords, broadcast
+}
+
+const t2Dec = `VMOVDQU32 (R12), X20
+	VINSERTI32X4 $1, (R12)(R9*1), Y20, Y20
+	VPERMB Z20, Z28, Z21
+	VPERMB.Z Z29, Z21, K1, Z16
+	VPERMB.Z Z30, Z21, K1, Z17
+	VPERMB.Z Z31, Z21, K1, Z18
+	VPSRLW $6, Z21, Z21
+	VPERMB.Z Z29, Z21, K1, Z19`
+
+const t3Dec = `VMOVDQU8.Z (R12), K2, Y20
+	VMOVDQU8.Z (R12)(R9*1), K2, Y21
+	VINSERTI64X4 $1, Y21, Z20, Z20
+	VPERMB Z20, Z28, Z21
+	VPMULTISHIFTQB Z21, Z24, Z16
+	VPMULTISHIFTQB Z21, Z25, Z17
+	VPMULTISHIFTQB Z21, Z26, Z18
+	VPMULTISHIFTQB Z21, Z27, Z19
+	VPERMB.Z Z29, Z16, K1, Z16
+	VPERMB.Z Z29, Z17, K1, Z17
+	VPERMB.Z Z29, Z18, K1, Z18
+	VPERMB.Z Z29, Z19, K1, Z19`
+
+var formats = []format{
+	{name: "T2", doc: "turbo2: 2-bit codes as a little-endian bit stream, an f16 row scale after d/4 bytes.",
+		bits: 2, ints: []int8{-90, -27, 27, 90}, unit: 0.01678167, ubyte: 16,
+		val: func(t, k int) int { return 4*k + t },
+		consts: `VMOVDQU64 ·tAccT2Build(SB), Z28
+	VMOVDQU64 ·tAccT2Tab0(SB), Z29
+	VMOVDQU64 ·tAccT2Tab1(SB), Z30
+	VMOVDQU64 ·tAccT2Tab2(SB), Z31`,
+		dec: t2Dec, wreg: [4]string{"Z24", "Z25", "Z26", "Z27"}},
+	{name: "T3", doc: "turbo3: 3-bit codes as a little-endian bit stream, an f16 row scale after 3d/8 bytes.",
+		bits: 3, ints: []int8{-88, -55, -31, -10, 10, 31, 55, 88}, unit: 0.02444615, ubyte: 24,
+		val: func(t, k int) int { return 8*(k/2) + 2*t + k%2 },
+		consts: `VMOVDQU64 ·tAccT3Build(SB), Z28
+	VMOVDQU64 ·tAccT3Tab0(SB), Z29
+	VMOVDQU64 ·tAccT3Ctl+0(SB), Z24
+	VMOVDQU64 ·tAccT3Ctl+64(SB), Z25
+	VMOVDQU64 ·tAccT3Ctl+128(SB), Z26
+	VMOVDQU64 ·tAccT3Ctl+192(SB), Z27
+	MOVL $0xffffff, AX
+	KMOVD AX, K2`,
+		dec: t3Dec, wreg: [4]string{"Z22", "Z23", "Z30", "Z31"}},
+}
+
+// Frame layout (hardware SP offsets).
+const (
+	oWS   = 0    // w·s of the next tile's rows, 16 bytes a row; three zero rows after
+	oQP   = 1088 // int16 weight pairs: pair p at 16p, accumulator h's dword at 16p + 4h
+	oTU   = 1600 // T·unit per accumulator
+	oSS   = 1616 // −128·ΣW per accumulator (int32)
+	oTN   = 1632 // rows in the tile
+	oWP   = 1640 // the tile's first weight
+	oRL   = 1648 // rows left after this tile
+	oPF   = 1656 // prefetch pointer
+	oPS   = 1664 // prefetch step a row pair
+	oUL   = 1672 // units left in the row
+	oINV  = 1680 // the next tile's inv per accumulator
+	oTUN  = 1696 // the next tile's T·unit
+	oNN   = 1712 // rows in the next tile
+	frame = 1728
+)
+
+// p1Tmpl is the first prepass of a tile (R12 its first row, R8 its first weight, R10 its rows):
+// w·s per row and accumulator into ws, four rows a step, the largest magnitude per
+// accumulator, and from it inv and T·unit. It runs one tile ahead, before the previous
+// tile's row loops, so its latency hides behind them.
+const p1Tmpl = `MOVQ R10, %NN%(SP)
+	LEAQ %WS%(SP), R15
+	MOVQ wstride+56(FP), R9
+	MOVQ rb+32(FP), R11
+	LEAQ (R9)(R9*2), R13
+	VXORPS Z10, Z10, Z10
+	SHRQ $2, R10
+	JZ   a@_p1o#
+a@_p1#:
+	VPBROADCASTW.Z (R12)(R14*1), K4, Y16
+	ADDQ R11, R12
+	VPBROADCASTW (R12)(R14*1), K5, Y16
+	ADDQ R11, R12
+	VPBROADCASTW (R12)(R14*1), K6, Y16
+	ADDQ R11, R12
+	VPBROADCASTW (R12)(R14*1), K7, Y16
+	ADDQ R11, R12
+	VMOVUPS (R8), X17
+	VINSERTF32X4 $1, (R8)(R9*1), Y17, Y17
+	VINSERTF32X4 $2, (R8)(R9*2), Z17, Z17
+	VINSERTF32X4 $3, (R8)(R13*1), Z17, Z17
+	VCVTPH2PS Y16, Z16
+	VMULPS Z17, Z16, Z16
+	VMOVUPS Z16, (R15)
+	VRANGEPS $0x0B, Z16, Z10, Z10
+	LEAQ (R8)(R9*4), R8
+	ADDQ $64, R15
+	DECQ R10
+	JNZ  a@_p1#
+a@_p1o#:
+	MOVQ %NN%(SP), R10
+	ANDQ $3, R10
+	JZ   a@_p1e#
+a@_p1r#:
+	VPBROADCASTW (R12)(R14*1), X16
+	VCVTPH2PS X16, X16
+	VMULPS (R8), X16, X16
+	VMOVUPS X16, (R15)
+	VRANGEPS $0x0B, Z16, Z10, Z10
+	ADDQ R9, R8
+	ADDQ R11, R12
+	ADDQ $16, R15
+	DECQ R10
+	JNZ  a@_p1r#
+a@_p1e#:
+	VXORPS X16, X16, X16
+	VMOVUPS X16, (R15)         // zero rows: the partner of a lone last row, and the pass in fours
+	VMOVUPS X16, 16(R15)
+	VMOVUPS X16, 32(R15)
+	VEXTRACTF64X4 $1, Z10, Y11
+	VRANGEPS $0x0B, Y11, Y10, Y10
+	VEXTRACTF32X4 $1, Y10, X11
+	VRANGEPS $0x0B, X11, X10, X10
+	// inv = min(32767/M, cap), T = 1/inv where M > 0; both 0 where M = 0.
+	VXORPS X12, X12, X12
+	VCMPPS $0x0E, X12, X10, K3
+	VBROADCASTSS ·tAccQMax(SB), X13
+	VBROADCASTSS ·tAccInvCap(SB), X11
+	VDIVPS.Z X10, X13, K3, X14
+	VMINPS X11, X14, K3, X14
+	VMOVUPS X14, %INV%(SP)
+	VBROADCASTSS ·tAccOne(SB), X13
+	VDIVPS.Z X14, X13, K3, X15
+	VMULPS.BCST ·tAcc@Unit(SB), X15, X15
+	VMOVUPS X15, %TUN%(SP)`
+
+const accTmpl = `
+// func multiAcc@INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+// %DOC%
+TEXT ·multiAcc@INT(SB), 0, $%FRAME%-64
+	MOVQ m+40(FP), AX
+	TESTQ AX, AX
+	JZ   a@_done
+	MOVQ nv+16(FP), AX
+	SHRQ $6, AX
+	TESTQ AX, AX
+	JZ   a@_done
+	%CONSTS%
+	MOVQ $0x5555555555555555, AX
+	KMOVQ AX, K1
+	MOVL $0x000f, AX           // the word lanes of rows 0..3 of four
+	KMOVW AX, K4
+	SHLL $4, AX
+	KMOVW AX, K5
+	SHLL $4, AX
+	KMOVW AX, K6
+	SHLL $4, AX
+	KMOVW AX, K7
+	MOVQ d+8(FP), R14          // the scale's byte offset in a row
+	IMULQ $%BITS%, R14
+	ADDQ $7, R14
+	SHRQ $3, R14
+	MOVQ rb+32(FP), AX         // prefetch step: ⌈2·rb / units⌉ a row pair and unit
+	SHLQ $1, AX
+	MOVQ nv+16(FP), CX
+	SHRQ $6, CX
+	ADDQ CX, AX
+	DECQ AX
+	XORQ DX, DX
+	DIVQ CX
+	MOVQ AX, %PS%(SP)
+	MOVQ rows+24(FP), DI
+	MOVQ w+48(FP), AX
+	MOVQ AX, %WP%(SP)
+	MOVQ m+40(FP), AX
+	MOVQ AX, %RL%(SP)
+	// the first tile's prepass
+	MOVQ DI, R12
+	MOVQ w+48(FP), R8
+	MOVQ m+40(FP), R10
+	CMPQ R10, $64
+	JLE  a@_f0
+	MOVQ $64, R10
+a@_f0:
+	%P1A%
+
+a@_tile:
+	MOVQ %NN%(SP), AX
+	MOVQ AX, %TN%(SP)
+	SUBQ AX, %RL%(SP)
+	MOVQ rb+32(FP), R12
+	SHLQ $7, R12
+	ADDQ DI, R12
+	MOVQ R12, %PF%(SP)         // the tile after next
+	VMOVUPS %TUN%(SP), X15
+	VMOVUPS X15, %TU%(SP)
+
+	// W = round(w·s·inv) as int16, four rows a step, rows paired: (W_2p, W_2p+1) per dword;
+	// ΣW per lane (Z18).
+	VBROADCASTF32X4 %INV%(SP), Z14
+	LEAQ %WS%(SP), R8
+	LEAQ %QP%(SP), R12
+	MOVQ %TN%(SP), R10
+	ADDQ $3, R10
+	SHRQ $2, R10
+	VPXORD Z18, Z18, Z18
+a@_p2:
+	VMULPS (R8), Z14, Z16
+	VCVTPS2DQ Z16, Z16
+	VPADDD Z16, Z18, Z18
+	VPMOVDW Z16, Y16
+	VPSHUFB ·tAccPairShuf(SB), Y16, Y16
+	VMOVDQU32 Y16, (R12)
+	ADDQ $64, R8
+	ADDQ $32, R12
+	DECQ R10
+	JNZ  a@_p2
+	VEXTRACTI64X4 $1, Z18, Y19
+	VPADDD Y19, Y18, Y18
+	VEXTRACTI32X4 $1, Y18, X19
+	VPADDD X19, X18, X18
+	VPSLLD $7, X18, X18
+	VPXORD X19, X19, X19
+	VPSUBD X18, X19, X18
+	VMOVDQU32 X18, %SS%(SP)
+
+	// the next tile's first prepass
+	MOVQ %RL%(SP), R10
+	TESTQ R10, R10
+	JZ   a@_nonext
+	CMPQ R10, $64
+	JLE  a@_f1
+	MOVQ $64, R10
+a@_f1:
+	MOVQ %TN%(SP), AX
+	MOVQ AX, R12
+	IMULQ rb+32(FP), R12
+	ADDQ DI, R12
+	IMULQ wstride+56(FP), AX
+	MOVQ %WP%(SP), R8
+	ADDQ AX, R8
+	%P1B%
+a@_nonext:
+
+	MOVQ nv+16(FP), AX
+	SHRQ $6, AX
+	MOVQ AX, %UL%(SP)
+	XORQ BX, BX                // byte offset of the unit in a row
+	MOVQ acc+0(FP), CX         // the unit's accumulators
+
+a@_unit:
+	VPBROADCASTD %SS%(SP), Z0
+	VPBROADCASTD %SS4%(SP), Z4
+	VPBROADCASTD %SS8%(SP), Z8
+	VPBROADCASTD %SS12%(SP), Z12
+	VMOVDQA64 Z0, Z1
+	VMOVDQA64 Z0, Z2
+	VMOVDQA64 Z0, Z3
+	VMOVDQA64 Z4, Z5
+	VMOVDQA64 Z4, Z6
+	VMOVDQA64 Z4, Z7
+	VMOVDQA64 Z8, Z9
+	VMOVDQA64 Z8, Z10
+	VMOVDQA64 Z8, Z11
+	VMOVDQA64 Z12, Z13
+	VMOVDQA64 Z12, Z14
+	VMOVDQA64 Z12, Z15
+	LEAQ (DI)(BX*1), R12
+	LEAQ %QP%(SP), R8
+	MOVQ %PF%(SP), R15
+	MOVQ %PS%(SP), R11
+	MOVQ rb+32(FP), R9
+	MOVQ %TN%(SP), R10
+	SHRQ $1, R10
+	JZ   a@_odd
+a@_pair:
+	PREFETCHT0 (R15)
+	ADDQ R11, R15
+	%DEC%
+%DOTS%
+	ADDQ $16, R8
+	LEAQ (R12)(R9*2), R12
+	DECQ R10
+	JNZ  a@_pair
+a@_odd:
+	MOVQ R15, %PF%(SP)
+	TESTQ $1, %TN%(SP)
+	JZ   a@_fin
+	XORQ R9, R9                // a lone last row: b reads a again, with weight 0
+	%DEC%
+%DOTS%
+
+a@_fin:
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX                // bytes between accumulators
+	MOVQ CX, R12
+%FINISH%
+	ADDQ $%UBYTE%, BX
+	ADDQ $256, CX
+	DECQ %UL%(SP)
+	JNZ  a@_unit
+
+	MOVQ %TN%(SP), AX
+	MOVQ AX, R12
+	IMULQ rb+32(FP), R12
+	ADDQ R12, DI
+	IMULQ wstride+56(FP), AX
+	ADDQ AX, %WP%(SP)
+	CMPQ %RL%(SP), $0
+	JNE  a@_tile
+
+a@_done:
+	VZEROUPPER
+	RET
+`
+
+// dots: Z(4h+t) += the pair's weights of accumulator h (dword h at R8) × decoded vector t.
+func dots(f format) string {
+	var b strings.Builder
+	for h := 0; h < 4; h++ {
+		fmt.Fprintf(&b, "\tVPBROADCASTD %d(R8), %s\n", 4*h, f.wreg[h])
+	}
+	for h := 0; h < 4; h++ {
+		for t := 0; t < 4; t++ {
+			fmt.Fprintf(&b, "\tVPDPWSSD %s, Z%d, Z%d\n", f.wreg[h], 16+t, 4*h+t)
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// perms computes the finish's VPERMI2D indices for f: stage 1 joins vectors 0, 1 (and 2, 3)
+// into the values 0..31 (x) and 32..63 (y) they hold; stage 2 joins x with x' (y with y') into
+// the values 0..15, 16..31 (32..47, 48..63) in order.
+func perms(f format) (idx [8][16]uint32) {
+	type src struct{ t, k int }
+	at := map[int]src{}
+	for t := 0; t < 4; t++ {
+		for k := 0; k < 16; k++ {
+			v := f.val(t, k)
+			if _, dup := at[v]; dup || v < 0 || v >= 64 {
+				panic(fmt.Sprintf("%s: value %d twice or out of range", f.name, v))
+			}
+			at[v] = src{t, k}
+		}
+	}
+	// stage 1: idx[0] x from (0,1), idx[1] y from (0,1), idx[2] x' from (2,3), idx[3] y'.
+	var lane [4]map[int]int // value → lane in x, y, x', y'
+	for s := 0; s < 4; s++ {
+		lane[s] = map[int]int{}
+		pair, half := s/2, s%2
+		var vals []int
+		for v := 32 * half; v < 32*half+32; v++ {
+			if at[v].t/2 == pair {
+				vals = append(vals, v)
+			}
+		}
+		sort.Ints(vals)
+		if len(vals) != 16 {
+			panic(fmt.Sprintf("%s: stage 1 vector %d holds %d values", f.name, s, len(vals)))
+		}
+		for i, v := range vals {
+			a := at[v]
+			idx[s][i] = uint32(a.k + 16*(a.t%2))
+			lane[s][v] = i
+		}
+	}
+	// stage 2: out r (values 16r..16r+15) from x (s = half·1) and x' (s = 2 + half).
+	for r := 0; r < 4; r++ {
+		half := r / 2
+		for i := 0; i < 16; i++ {
+			v := 16*r + i
+			if l, ok := lane[half][v]; ok {
+				idx[4+r][i] = uint32(l)
+			} else {
+				idx[4+r][i] = uint32(16 + lane[2+half][v])
+			}
+		}
+	}
+	return idx
+}
+
+// finish: per accumulator h, its four vectors (Z4h..Z4h+3) put in order (Z20..Z23), converted
+// and added times T·unit to the accumulator's 64 values at R12.
+func finish(f format) string {
+	var b strings.Builder
+	for h := 0; h < 4; h++ {
+		s := func(t int) string { return fmt.Sprintf("Z%d", 4*h+t) }
+		for i, p := range [][3]string{{s(0), s(1), "Z16"}, {s(0), s(1), "Z17"}, {s(2), s(3), "Z18"}, {s(2), s(3), "Z19"},
+			{"Z16", "Z18", "Z20"}, {"Z16", "Z18", "Z21"}, {"Z17", "Z19", "Z22"}, {"Z17", "Z19", "Z23"}} {
+			fmt.Fprintf(&b, "\tVMOVDQU32 ·tAcc%sPerm+%d(SB), %s\n\tVPERMI2D %s, %s, %s\n", f.name, 64*i, p[2], p[1], p[0], p[2])
+		}
+		for r := 0; r < 4; r++ {
+			fmt.Fprintf(&b, "\tVCVTDQ2PS Z%[1]d, Z%[1]d\n\tVMOVUPS %[2]d(R12), Z%[3]d\n\tVFMADD231PS.BCST %[4]d(SP), Z%[1]d, Z%[3]d\n\tVMOVUPS Z%[3]d, %[2]d(R12)\n",
+				20+r, 64*r, 16+r, oTU+4*h)
+		}
+		if h < 3 {
+			b.WriteString("\tADDQ DX, R12\n")
+		}
+	}
+	return b.String()
+}
+
+func bytes64(name string, t [64]byte) string {
+	var b strings.Builder
+	for i := 0; i < 64; i += 8 {
+		var v uint64
+		for k := 7; k >= 0; k-- {
+			v = v<<8 | uint64(t[i+k])
+		}
+		fmt.Fprintf(&b, "DATA ·%s+%d(SB)/8, $0x%016x\n", name, i, v)
+	}
+	fmt.Fprintf(&b, "GLOBL ·%s(SB), RODATA|NOPTR, $64\n\n", name)
+	return b.String()
+}
+
+func header() string {
+	var b strings.Builder
+	b.WriteString(`// Code generated by gen_turboacc.go; DO NOT EDIT.
+
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Integer accumulate kernels of turbo2 and turbo3 (multi_turboacc_amd64.go states the
+// contract; gen_turboacc.go the layout of the work).
+
+`)
+	for _, f := range formats {
+		// the level tables: byte i → the level + 128 of code (i >> shift) & (2^bits − 1)
+		nt := 1
+		if f.bits == 2 {
+			nt = 3
+		}
+		for t := 0; t < nt; t++ {
+			var tab [64]byte
+			for i := range tab {
+				tab[i] = byte(int(f.ints[i>>(f.bits*t)&(1<<f.bits-1)]) + 128)
+			}
+			b.WriteString(bytes64(fmt.Sprintf("tAcc%sTab%d", f.name, t), tab))
+		}
+		var build [64]byte
+		switch f.bits {
+		case 2: // dword k: row a's byte k twice, row b's (16 + k) twice
+			for k := 0; k < 16; k++ {
+				build[4*k], build[4*k+1], build[4*k+2], build[4*k+3] = byte(k), byte(k), byte(16+k), byte(16+k)
+			}
+		case 3: // qword g: row a's bytes 3g..3g+2, row b's (32 + 3g..)
+			for g := 0; g < 8; g++ {
+				for i := 0; i < 3; i++ {
+					build[8*g+i], build[8*g+4+i] = byte(3*g+i), byte(32+3*g+i)
+				}
+			}
+			for t := 0; t < 4; t++ {
+				var ctl [64]byte
+				for q := 0; q < 8; q++ {
+					ctl[8*q], ctl[8*q+2] = byte(3*2*t), byte(32+3*2*t)
+					ctl[8*q+4], ctl[8*q+6] = byte(3*(2*t+1)), byte(32+3*(2*t+1))
+				}
+				var s strings.Builder
+				s.WriteString(bytes64("tAccT3Ctl", ctl))
+				// one symbol of four controls: rename the DATA offsets
+				for _, line := range strings.Split(strings.TrimSpace(s.String()), "\n") {
+					if strings.HasPrefix(line, "DATA") {
+						var off int
+						var val string
+						fmt.Sscanf(line, "DATA ·tAccT3Ctl+%d(SB)/8, %s", &off, &val)
+						fmt.Fprintf(&b, "DATA ·tAccT3Ctl+%d(SB)/8, %s\n", 64*t+off, val)
+					}
+				}
+			}
+			b.WriteString("GLOBL ·tAccT3Ctl(SB), RODATA|NOPTR, $256\n\n")
+		}
+		b.WriteString(bytes64(fmt.Sprintf("tAcc%sBuild", f.name), build))
+		idx := perms(f)
+		for i, p := range idx {
+			for k := 0; k < 16; k += 2 {
+				fmt.Fprintf(&b, "DATA ·tAcc%sPerm+%d(SB)/8, $0x%08x%08x\n", f.name, 64*i+4*k, p[k+1], p[k])
+			}
+		}
+		fmt.Fprintf(&b, "GLOBL ·tAcc%sPerm(SB), RODATA|NOPTR, $512\n\n", f.name)
+		fmt.Fprintf(&b, "DATA ·tAcc%sUnit+0(SB)/4, $0x%08x\nGLOBL ·tAcc%sUnit(SB), RODATA|NOPTR, $4\n\n", f.name, math.Float32bits(f.unit), f.name)
+	}
+	// the prepass's pairing: words (a0..a3, b0..b3) of each 16-byte lane → (a0 b0 a1 b1 …)
+	var ps [32]byte
+	for l := 0; l < 2; l++ {
+		for h := 0; h < 4; h++ {
+			ps[16*l+4*h], ps[16*l+4*h+1] = byte(2*h), byte(2*h+1)
+			ps[16*l+4*h+2], ps[16*l+4*h+3] = byte(8+2*h), byte(8+2*h+1)
+		}
+	}
+	for i := 0; i < 32; i += 8 {
+		var v uint64
+		for k := 7; k >= 0; k-- {
+			v = v<<8 | uint64(ps[i+k])
+		}
+		fmt.Fprintf(&b, "DATA ·tAccPairShuf+%d(SB)/8, $0x%016x\n", i, v)
+	}
+	b.WriteString("GLOBL ·tAccPairShuf(SB), RODATA|NOPTR, $32\n\n")
+	for _, c := range []struct {
+		name string
+		v    uint32
+	}{{"tAccQMax", math.Float32bits(32767)}, {"tAccInvCap", math.Float32bits(0x1p100)}, {"tAccOne", math.Float32bits(1)}} {
+		fmt.Fprintf(&b, "DATA ·%s+0(SB)/4, $0x%08x\nGLOBL ·%s(SB), RODATA|NOPTR, $4\n\n", c.name, c.v, c.name)
+	}
+	return b.String()
+}
+
+func main() {
+	var out strings.Builder
+	out.WriteString(header())
+	for _, f := range formats {
+		p1 := strings.NewReplacer("@", f.name, "%NN%", fmt.Sprint(oNN), "%WS%", fmt.Sprint(oWS), "%INV%", fmt.Sprint(oINV),
+			"%TUN%", fmt.Sprint(oTUN))
+		r := strings.NewReplacer("@", f.name, "%DOC%", f.doc, "%CONSTS%", f.consts, "%FRAME%", fmt.Sprint(frame),
+			"%P1A%", strings.ReplaceAll(p1.Replace(p1Tmpl), "#", "a"), "%P1B%", strings.ReplaceAll(p1.Replace(p1Tmpl), "#", "b"),
+			"%BITS%", fmt.Sprint(f.bits), "%UBYTE%", fmt.Sprint(f.ubyte),
+			"%WS%", fmt.Sprint(oWS), "%QP%", fmt.Sprint(oQP), "%TU%", fmt.Sprint(oTU),
+			"%SS%", fmt.Sprint(oSS), "%SS4%", fmt.Sprint(oSS+4), "%SS8%", fmt.Sprint(oSS+8), "%SS12%", fmt.Sprint(oSS+12),
+			"%TN%", fmt.Sprint(oTN), "%WP%", fmt.Sprint(oWP), "%RL%", fmt.Sprint(oRL), "%PF%", fmt.Sprint(oPF),
+			"%PS%", fmt.Sprint(oPS), "%UL%", fmt.Sprint(oUL), "%NN%", fmt.Sprint(oNN), "%INV%", fmt.Sprint(oINV),
+			"%TUN%", fmt.Sprint(oTUN),
+			"%DEC%", f.dec, "%DOTS%", dots(f), "%FINISH%", finish(f))
+		out.WriteString(r.Replace(accTmpl))
+	}
+	s := out.String()
+	for strings.Contains(s, "\n\t\n") {
+		s = strings.ReplaceAll(s, "\n\t\n", "\n")
+	}
+	if err := os.WriteFile("multi_turboacc_amd64.s", []byte(s), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}

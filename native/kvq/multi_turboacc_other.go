@@ -1,0 +1,9 @@
+//go:build !amd64 || purego
+
+package kvq
+
+// turboIntAcc is false: the integer accumulate kernels are amd64 assembly.
+func turboIntAcc(bits, d int) bool { return false }
+
+// The integer accumulate kernels are nil here.
+var intAccT2, intAccT3 *multiKernels
