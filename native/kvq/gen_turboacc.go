@@ -1,9 +1,9 @@
 //go:build ignore
 
-// gen_turboacc writes multi_turboacc_amd64.s: the integer accumulate (value) kernels of turbo2
-// and turbo3 for CPUs with AVX-512 VNNI, BW, VL and VBMI (contract in multi_turboacc_amd64.go).
+// gen_turboacc writes multi_turboacc_amd64.s: the integer accumulate (value) kernels of the
+// turbo tiers for CPUs with AVX-512 VNNI, BW, VL and VBMI (contract in multi_turboacc_amd64.go).
 // A turbo row is one f16 scale s times levels that are whole multiples of one unit (turboInts2,
-// turboInts3), so the scale folds into the weight: per tile of ≤ 64 rows a prepass forms w·s
+// turboInts3, tq4Ints), so the scale folds into the weight: per tile of ≤ 64 rows a prepass forms w·s
 // for each row and accumulator, quantizes it to int16 with one scale per accumulator and pairs
 // the rows' weights; the row loop then takes rows in pairs, looks each value's code up straight
 // into a 16-bit lane (its level + 128 as an unsigned byte, the lane's high byte zero), row a's
@@ -12,7 +12,7 @@
 // −128·ΣW, which takes the levels' offset back out exactly, and are converted, put back in the
 // values' order and added times the tile's scale and the unit once per tile and 64 values.
 //
-// A unit is 64 values of a row: turbo2's 16 code bytes, turbo3's 24.
+// A unit is 64 values of a row: turbo2's 16 code bytes, turbo3's 24, turbo4's 32.
 //
 // turbo2: the two rows' 16 bytes go into one register (a at bytes 0..15, b at 16..31); one
 // VPERMB spreads them so that dword k holds row a's byte j = 4(k%4) + k/4 in its bytes 0 and 1
@@ -29,7 +29,14 @@
 // (dword 1), and VPERMB with zeroing on the odd bytes looks the low three bits up: vector t
 // lane k the level pair of value 8(k/2) + 2t + k%2.
 //
-// The finish puts the four vectors of an accumulator back in the values' order: turbo2's with
+// turbo4: the two rows' 32 bytes go into one register (a at bytes 0..31, b at 32..63); two
+// VPERMB give dword k row a's byte 2j (2j + 1) twice and row b's twice, j as turbo2's; a VPERMB
+// with zeroing on the odd bytes looks the low nibble up (a table repeating tq4Ints + 128, so
+// bits 4 and 5 only select a repeat), and another the high one after a 16-bit shift by 4:
+// vectors 0, 1 (2, 3) lane k the level pairs of values 4j, 4j + 1 (4j + 2, 4j + 3).
+//
+// The finish puts the four vectors of an accumulator back in the values' order: turbo2's and
+// turbo4's with
 // an in-lane 4×4 dword transpose (eight unpacks; the order of the bytes j above is the one that
 // leaves the values in order, checkUnpck), turbo3's with eight two-table dword permutes
 // (VPERMI2D, tables computed here from the lanes' values).
@@ -92,7 +99,25 @@ const t3Dec = `VMOVDQU8.Z (R12), K2, Y20
 	VPERMB.Z Z29, Z18, K1, Z18
 	VPERMB.Z Z29, Z19, K1, Z19`
 
+const t4Dec = `VMOVDQU32 (R12), Y20
+	VINSERTI64X4 $1, (R12)(R9*1), Z20, Z20
+	VPERMB Z20, Z28, Z21
+	VPERMB Z20, Z30, Z22
+	VPERMB.Z Z29, Z21, K1, Z16
+	VPSRLW $4, Z21, Z21
+	VPERMB.Z Z29, Z21, K1, Z17
+	VPERMB.Z Z29, Z22, K1, Z18
+	VPSRLW $4, Z22, Z22
+	VPERMB.Z Z29, Z22, K1, Z19`
+
 var formats = []format{
+	{name: "T4", doc: "turbo4: tq4's nibbles (code 2j low in byte j, 2j+1 high), an f16 row scale after d/2 bytes.",
+		bits: 4, ints: []int8{-104, -79, -62, -48, -36, -25, -15, -5, 5, 15, 25, 36, 48, 62, 79, 104}, unit: 0.02621692, ubyte: 32,
+		val: func(t, k int) int { return 4*t2Byte(k) + t }, unpck: true,
+		consts: `VMOVDQU64 ·tAccT4Build(SB), Z28
+	VMOVDQU64 ·tAccT4Build+64(SB), Z30
+	VMOVDQU64 ·tAccT4Tab0(SB), Z29`,
+		dec: t4Dec, wreg: [4]string{"Z24", "Z25", "Z26", "Z27"}},
 	{name: "T2", doc: "turbo2: 2-bit codes as a little-endian bit stream, an f16 row scale after d/4 bytes.",
 		bits: 2, ints: []int8{-90, -27, 27, 90}, unit: 0.01678167, ubyte: 16,
 		val: func(t, k int) int { return 4*t2Byte(k) + t }, unpck: true,
@@ -557,6 +582,28 @@ func header() string {
 		}
 		var build [64]byte
 		switch f.bits {
+		case 4: // two builds: dword k of build b holds byte 2·j + b of each row (j as turbo2's)
+			var build1 [64]byte
+			for k := 0; k < 16; k++ {
+				j := 2 * t2Byte(k)
+				build[4*k], build[4*k+1], build[4*k+2], build[4*k+3] = byte(j), byte(j), byte(32+j), byte(32+j)
+				build1[4*k], build1[4*k+1], build1[4*k+2], build1[4*k+3] = byte(j+1), byte(j+1), byte(33+j), byte(33+j)
+			}
+			t := bytes64("tAccT4Build", build) + bytes64("tAccT4Build", build1)
+			// one symbol of two: the second's DATA at +64, one GLOBL
+			var lines []string
+			n := 0
+			for _, line := range strings.Split(t, "\n") {
+				if strings.HasPrefix(line, "GLOBL") || line == "" {
+					continue
+				}
+				var off int
+				var val string
+				fmt.Sscanf(line, "DATA ·tAccT4Build+%d(SB)/8, %s", &off, &val)
+				lines = append(lines, fmt.Sprintf("DATA ·tAccT4Build+%d(SB)/8, %s", off+64*(n/8), val))
+				n++
+			}
+			b.WriteString(strings.Join(lines, "\n") + "\nGLOBL ·tAccT4Build(SB), RODATA|NOPTR, $128\n\n")
 		case 2: // dword k: row a's byte k twice, row b's (16 + k) twice
 			for k := 0; k < 16; k++ {
 				j := t2Byte(k)
@@ -588,7 +635,9 @@ func header() string {
 			}
 			b.WriteString("GLOBL ·tAccT3Ctl(SB), RODATA|NOPTR, $256\n\n")
 		}
-		b.WriteString(bytes64(fmt.Sprintf("tAcc%sBuild", f.name), build))
+		if f.bits != 4 {
+			b.WriteString(bytes64(fmt.Sprintf("tAcc%sBuild", f.name), build))
+		}
 		if !f.unpck {
 			for i, p := range perms(f) {
 				for k := 0; k < 16; k += 2 {

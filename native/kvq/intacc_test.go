@@ -97,13 +97,13 @@ func intAccSlack(c Codec, n int, w []float32, rows []byte) []float64 {
 	return slack
 }
 
-// TestIntAccBound checks the integer accumulate kernels (the block formats', turbo2's and
-// turbo3's) against the float64 sum of the decoded rows, within the stated bound, on softmax-like weights (a few large, most small, some exactly
+// TestIntAccBound checks the integer accumulate kernels (the block formats' and the turbo
+// tiers') against the float64 sum of the decoded rows, within the stated bound, on softmax-like weights (a few large, most small, some exactly
 // 0) and on a tile whose one large weight leaves the rest near the quantization step; and that
 // all-zero weights leave the accumulators unchanged.
 func TestIntAccBound(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
-	for _, f := range []Format{Q4_0, Q8_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Turbo2, Turbo3} {
+	for _, f := range []Format{Q4_0, Q8_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Turbo2, Turbo3, Turbo4} {
 		for _, d := range []int{32, 64, 128, 200, 256} {
 			for _, rows := range []int{1, 2, 63, 64, 65, 200} {
 				t.Run(fmt.Sprintf("%s/d%d/rows%d", f, d, rows), func(t *testing.T) {
@@ -194,7 +194,7 @@ func checkIntAccBound(t *testing.T, rng *rand.Rand, c Codec, rows int) {
 	}
 }
 
-// turboAccSlack is intAccSlack for turbo2 and turbo3 (multi_turboacc_amd64.go): per tile and
+// turboAccSlack is intAccSlack for the turbo tiers (multi_turboacc_amd64.go): per tile and
 // accumulator, each row's weight times its scale w' off by T/2 + 2⁻²²·|w'|, times |u·L| of each
 // value; nil where the integer kernels do not run.
 func turboAccSlack(c *lmCodec, n int, w []float32, rows []byte) []float64 {

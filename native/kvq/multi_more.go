@@ -256,14 +256,17 @@ func (c *lmCodec) dotManyMultiMu(q []float32, n int, rows []byte, out, mu []floa
 }
 
 // AccumulateManyMulti adds n weighted sums of the rows (rotated domain) within the MultiQuery
-// bounds: turbo2's and turbo3's through the integer kernels where the CPU has them and d is a
-// multiple of 64 (turboIntAcc, multi_turboacc_amd64.go, within that bound), else through the
-// float kernels as DotManyMulti.
+// bounds: through the integer kernels where the CPU has them and d is a multiple of 64
+// (turboIntAcc, multi_turboacc_amd64.go, within that bound), else through the float kernels as
+// DotManyMulti.
 func (c *lmCodec) AccumulateManyMulti(acc []float32, n int, w []float32, rows []byte) {
 	if turboIntAcc(c.bits, c.d) && n > 0 {
 		k := intAccT2
-		if c.bits == 3 {
+		switch c.bits {
+		case 3:
 			k = intAccT3
+		case 4:
+			k = intAccT4
 		}
 		multiAcc(c, k, c.d, nil, acc, n, w, rows)
 		return

@@ -6,4 +6,4 @@ package kvq
 func turboIntAcc(bits, d int) bool { return false }
 
 // The integer accumulate kernels are nil here.
-var intAccT2, intAccT3 *multiKernels
+var intAccT2, intAccT3, intAccT4 *multiKernels
