@@ -23,12 +23,16 @@
 // 4j + t.
 //
 // turbo3: the two rows' 24 bytes (masked loads: the row may end 2 bytes past them) go into one
-// register (a at bytes 0..23, b at 32..55); one VPERMB gives each qword g row a's bytes
-// 3g..3g+2 (values 8g..8g+7) in its low dword and row b's in its high one. Four
-// VPMULTISHIFTQB pick codes 2t and 2t+1 of both rows into bytes 0, 2 (dword 0) and 4, 6
-// (dword 1), and VPERMB with zeroing on the odd bytes looks the low three bits up: vector t
-// lane k the level pair of value 8(k/2) + 2t + k%2.
-//
+// register (a at bytes 0..23, b at 32..55); one VPERMB gives dword k < 8 row a's bytes 3k, 3k + 1
+// (bits 0..15 of its group of eight codes, values 8k..8k+7) in its low word and row b's in its
+// high one, and dword 8 + g the bytes 3g + 1, 3g + 2 (bits 8..23 of group g), which a masked
+// 16-bit shift by 4 brings to codes 4..7 at bits 0, 3, 6, 9. Shifts by 0, 3, 6 and 9 and VPERMB
+// with zeroing on the odd bytes (a table repeating turboInts3 + 128: bits 3..5 only select a
+// repeat) give vector t lane k the level pair of value 8k + t (k < 8), 8(k − 8) + 4 + t.
+// VPMULTISHIFTQB, which would pick the codes in fewer operations, issues on the two pipes that
+// run VPDPWSSD on AMD Zen 5 (four of them beside 16 VPDPWSSD cost ~2 cycles; four 16-bit shifts
+// nothing): with two of them a row pair and 64 values this kernel took ~11% longer in cache.
+
 // turbo4: the two rows' 32 bytes go into one register (a at bytes 0..31, b at 32..63); two
 // VPERMB give dword k row a's byte 2j (2j + 1) twice and row b's twice, j as turbo2's; a VPERMB
 // with zeroing on the odd bytes looks the low nibble up (a table repeating tq4Ints + 128, so
@@ -71,6 +75,8 @@ type format struct {
 	// unpck: the finish is an in-lane 4×4 dword transpose (the values' order is chosen so
 	// that it gives them in order), else two stages of VPERMI2D.
 	unpck bool
+	// unitSetup runs before a tile's row loops (after the prepass, which uses K3).
+	unitSetup string
 }
 
 // t2Byte is the code byte (of the unit's 16) that turbo2's lane k holds: 4(k%4) + k/4, so that
@@ -90,14 +96,14 @@ const t3Dec = `VMOVDQU8.Z (R12), K2, Y20
 	VMOVDQU8.Z (R12)(R9*1), K2, Y21
 	VINSERTI64X4 $1, Y21, Z20, Z20
 	VPERMB Z20, Z28, Z21
-	VPMULTISHIFTQB Z21, Z24, Z16
-	VPMULTISHIFTQB Z21, Z25, Z17
-	VPMULTISHIFTQB Z21, Z26, Z18
-	VPMULTISHIFTQB Z21, Z27, Z19
-	VPERMB.Z Z29, Z16, K1, Z16
-	VPERMB.Z Z29, Z17, K1, Z17
-	VPERMB.Z Z29, Z18, K1, Z18
-	VPERMB.Z Z29, Z19, K1, Z19`
+	VPSRLW $4, Z21, K3, Z21
+	VPERMB.Z Z29, Z21, K1, Z16
+	VPSRLW $3, Z21, Z22
+	VPERMB.Z Z29, Z22, K1, Z17
+	VPSRLW $6, Z21, Z20
+	VPERMB.Z Z29, Z20, K1, Z18
+	VPSRLW $9, Z21, Z22
+	VPERMB.Z Z29, Z22, K1, Z19`
 
 const t4Dec = `VMOVDQU32 (R12), Y20
 	VINSERTI64X4 $1, (R12)(R9*1), Z20, Z20
@@ -128,16 +134,18 @@ var formats = []format{
 		dec: t2Dec, wreg: [4]string{"Z24", "Z25", "Z26", "Z27"}},
 	{name: "T3", doc: "turbo3: 3-bit codes as a little-endian bit stream, an f16 row scale after 3d/8 bytes.",
 		bits: 3, ints: []int8{-88, -55, -31, -10, 10, 31, 55, 88}, unit: 0.02444615, ubyte: 24,
-		val: func(t, k int) int { return 8*(k/2) + 2*t + k%2 },
+		val: func(t, k int) int {
+			if k < 8 {
+				return 8*k + t
+			}
+			return 8*(k-8) + 4 + t
+		},
 		consts: `VMOVDQU64 ·tAccT3Build(SB), Z28
 	VMOVDQU64 ·tAccT3Tab0(SB), Z29
-	VMOVDQU64 ·tAccT3Ctl+0(SB), Z24
-	VMOVDQU64 ·tAccT3Ctl+64(SB), Z25
-	VMOVDQU64 ·tAccT3Ctl+128(SB), Z26
-	VMOVDQU64 ·tAccT3Ctl+192(SB), Z27
 	MOVL $0xffffff, AX
 	KMOVD AX, K2`,
-		dec: t3Dec, wreg: [4]string{"Z22", "Z23", "Z30", "Z31"}},
+		dec: t3Dec, wreg: [4]string{"Z24", "Z25", "Z26", "Z27"},
+		unitSetup: "MOVL $0xffff0000, AX\n\tKMOVD AX, K3           // the words of lanes 8..15"},
 }
 
 // Frame layout (hardware SP offsets).
@@ -335,6 +343,7 @@ a@_f1:
 	ADDQ AX, R8
 	%P1B%
 a@_nonext:
+	%UNITSETUP%
 
 	MOVQ nv+16(FP), AX
 	SHRQ $6, AX
@@ -609,31 +618,14 @@ func header() string {
 				j := t2Byte(k)
 				build[4*k], build[4*k+1], build[4*k+2], build[4*k+3] = byte(j), byte(j), byte(16+j), byte(16+j)
 			}
-		case 3: // qword g: row a's bytes 3g..3g+2, row b's (32 + 3g..)
-			for g := 0; g < 8; g++ {
-				for i := 0; i < 3; i++ {
-					build[8*g+i], build[8*g+4+i] = byte(3*g+i), byte(32+3*g+i)
+		case 3: // dword k: bytes 3k, 3k + 1 of each row's group k (k < 8), 3g + 1, 3g + 2 of group g = k − 8
+			for k := 0; k < 16; k++ {
+				o := 3 * k
+				if k >= 8 {
+					o = 3*(k-8) + 1
 				}
+				build[4*k], build[4*k+1], build[4*k+2], build[4*k+3] = byte(o), byte(o+1), byte(32+o), byte(33+o)
 			}
-			for t := 0; t < 4; t++ {
-				var ctl [64]byte
-				for q := 0; q < 8; q++ {
-					ctl[8*q], ctl[8*q+2] = byte(3*2*t), byte(32+3*2*t)
-					ctl[8*q+4], ctl[8*q+6] = byte(3*(2*t+1)), byte(32+3*(2*t+1))
-				}
-				var s strings.Builder
-				s.WriteString(bytes64("tAccT3Ctl", ctl))
-				// one symbol of four controls: rename the DATA offsets
-				for _, line := range strings.Split(strings.TrimSpace(s.String()), "\n") {
-					if strings.HasPrefix(line, "DATA") {
-						var off int
-						var val string
-						fmt.Sscanf(line, "DATA ·tAccT3Ctl+%d(SB)/8, %s", &off, &val)
-						fmt.Fprintf(&b, "DATA ·tAccT3Ctl+%d(SB)/8, %s\n", 64*t+off, val)
-					}
-				}
-			}
-			b.WriteString("GLOBL ·tAccT3Ctl(SB), RODATA|NOPTR, $256\n\n")
 		}
 		if f.bits != 4 {
 			b.WriteString(bytes64(fmt.Sprintf("tAcc%sBuild", f.name), build))
@@ -687,7 +679,7 @@ func main() {
 			"%TN%", fmt.Sprint(oTN), "%WP%", fmt.Sprint(oWP), "%RL%", fmt.Sprint(oRL), "%PF%", fmt.Sprint(oPF),
 			"%PS%", fmt.Sprint(oPS), "%UL%", fmt.Sprint(oUL), "%NN%", fmt.Sprint(oNN), "%INV%", fmt.Sprint(oINV),
 			"%TUN%", fmt.Sprint(oTUN),
-			"%DEC%", f.dec, "%DOTS%", dots(f), "%FINISH%", finish(f))
+			"%DEC%", f.dec, "%DOTS%", dots(f), "%UNITSETUP%", f.unitSetup, "%FINISH%", finish(f))
 		out.WriteString(r.Replace(accTmpl))
 	}
 	s := out.String()
