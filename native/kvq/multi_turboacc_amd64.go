@@ -27,13 +27,14 @@ package kvq
 // (plus float32 rounding: the conversion, T·u and the fused add). Weights of 0 stay exactly 0;
 // an accumulator's result depends only on its own weights and the rows.
 //
-// Cost per row of 128 values and four accumulators: 16 VPDPWSSD and 7 (turbo2), 10 (turbo3) or
-// 9 (turbo4) byte permutes and shifts, against the float kernels' 32 FMAs and 12 to 16 decode
-// operations. Measured on AMD Zen 5 only, where VPDPWSSD issues two a cycle as the FMAs do (in
-// cache, thread CPU time, interleaved: turbo2 ~3.7 ns a row against ~5.6, turbo3 ~4.4 against
-// ~5.7, turbo4 ~3.6 against ~5.8). On Intel cores with AVX-512 (not measured) 512-bit VPDPWSSD
-// and FMA share ports 0 and 5 and the byte permutes port 5: 16 VPDPWSSD a row against 32 FMAs,
-// so these are not expected to be slower there either.
+// Cost per row of 128 values and four accumulators: 16 VPDPWSSD, and 7 (turbo2), 10 (turbo3) or
+// 9 (turbo4) byte shuffles and 16-bit shifts, against the float kernels' 32 FMAs and 12 to 16
+// decode operations. Measured on AMD Zen 5 only, where VPDPWSSD issues two a cycle as the FMAs
+// do, so the gain is the decode's and the halved multiply count (in cache, thread CPU time,
+// interleaved, TestIntAccSpeed: turbo2 ~4.0 ns a row against ~6.0, turbo3 ~4.4 against ~6.3,
+// turbo4 ~3.9 against ~6.3). On Intel cores with AVX-512 (not measured) 512-bit VPDPWSSD and the
+// FMAs share ports 0 and 5, the byte shuffles port 5: 16 VPDPWSSD a row against 32 FMAs, so
+// these are not expected to be slower there either.
 
 // turboIntAcc reports whether turbo rows of bits-bit codes (2, 3, 4) and d values accumulate
 // through the integer kernels.
