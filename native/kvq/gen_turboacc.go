@@ -187,10 +187,16 @@ a@_p1#:
 	ADDQ R11, R12
 	VPBROADCASTW (R12)(R14*1), K7, Y16
 	ADDQ R11, R12
+	CMPQ R9, $16
+	JNE  a@_p1w#
+	VMOVUPS (R8), Z17          // four accumulators' weights: four rows' in one load
+	JMP  a@_p1m#
+a@_p1w#:
 	VMOVUPS (R8), X17
 	VINSERTF32X4 $1, (R8)(R9*1), Y17, Y17
 	VINSERTF32X4 $2, (R8)(R9*2), Z17, Z17
 	VINSERTF32X4 $3, (R8)(R13*1), Z17, Z17
+a@_p1m#:
 	VCVTPH2PS Y16, Z16
 	VMULPS Z17, Z16, Z16
 	VMOVUPS Z16, (R15)

@@ -252,10 +252,16 @@ aT4_p1a:
 	ADDQ R11, R12
 	VPBROADCASTW (R12)(R14*1), K7, Y16
 	ADDQ R11, R12
+	CMPQ R9, $16
+	JNE  aT4_p1wa
+	VMOVUPS (R8), Z17          // four accumulators' weights: four rows' in one load
+	JMP  aT4_p1ma
+aT4_p1wa:
 	VMOVUPS (R8), X17
 	VINSERTF32X4 $1, (R8)(R9*1), Y17, Y17
 	VINSERTF32X4 $2, (R8)(R9*2), Z17, Z17
 	VINSERTF32X4 $3, (R8)(R13*1), Z17, Z17
+aT4_p1ma:
 	VCVTPH2PS Y16, Z16
 	VMULPS Z17, Z16, Z16
 	VMOVUPS Z16, (R15)
@@ -373,10 +379,16 @@ aT4_p1b:
 	ADDQ R11, R12
 	VPBROADCASTW (R12)(R14*1), K7, Y16
 	ADDQ R11, R12
+	CMPQ R9, $16
+	JNE  aT4_p1wb
+	VMOVUPS (R8), Z17          // four accumulators' weights: four rows' in one load
+	JMP  aT4_p1mb
+aT4_p1wb:
 	VMOVUPS (R8), X17
 	VINSERTF32X4 $1, (R8)(R9*1), Y17, Y17
 	VINSERTF32X4 $2, (R8)(R9*2), Z17, Z17
 	VINSERTF32X4 $3, (R8)(R13*1), Z17, Z17
+aT4_p1mb:
 	VCVTPH2PS Y16, Z16
 	VMULPS Z17, Z16, Z16
 	VMOVUPS Z16, (R15)
@@ -716,10 +728,16 @@ aT2_p1a:
 	ADDQ R11, R12
 	VPBROADCASTW (R12)(R14*1), K7, Y16
 	ADDQ R11, R12
+	CMPQ R9, $16
+	JNE  aT2_p1wa
+	VMOVUPS (R8), Z17          // four accumulators' weights: four rows' in one load
+	JMP  aT2_p1ma
+aT2_p1wa:
 	VMOVUPS (R8), X17
 	VINSERTF32X4 $1, (R8)(R9*1), Y17, Y17
 	VINSERTF32X4 $2, (R8)(R9*2), Z17, Z17
 	VINSERTF32X4 $3, (R8)(R13*1), Z17, Z17
+aT2_p1ma:
 	VCVTPH2PS Y16, Z16
 	VMULPS Z17, Z16, Z16
 	VMOVUPS Z16, (R15)
@@ -837,10 +855,16 @@ aT2_p1b:
 	ADDQ R11, R12
 	VPBROADCASTW (R12)(R14*1), K7, Y16
 	ADDQ R11, R12
+	CMPQ R9, $16
+	JNE  aT2_p1wb
+	VMOVUPS (R8), Z17          // four accumulators' weights: four rows' in one load
+	JMP  aT2_p1mb
+aT2_p1wb:
 	VMOVUPS (R8), X17
 	VINSERTF32X4 $1, (R8)(R9*1), Y17, Y17
 	VINSERTF32X4 $2, (R8)(R9*2), Z17, Z17
 	VINSERTF32X4 $3, (R8)(R13*1), Z17, Z17
+aT2_p1mb:
 	VCVTPH2PS Y16, Z16
 	VMULPS Z17, Z16, Z16
 	VMOVUPS Z16, (R15)
@@ -1176,10 +1200,16 @@ aT3_p1a:
 	ADDQ R11, R12
 	VPBROADCASTW (R12)(R14*1), K7, Y16
 	ADDQ R11, R12
+	CMPQ R9, $16
+	JNE  aT3_p1wa
+	VMOVUPS (R8), Z17          // four accumulators' weights: four rows' in one load
+	JMP  aT3_p1ma
+aT3_p1wa:
 	VMOVUPS (R8), X17
 	VINSERTF32X4 $1, (R8)(R9*1), Y17, Y17
 	VINSERTF32X4 $2, (R8)(R9*2), Z17, Z17
 	VINSERTF32X4 $3, (R8)(R13*1), Z17, Z17
+aT3_p1ma:
 	VCVTPH2PS Y16, Z16
 	VMULPS Z17, Z16, Z16
 	VMOVUPS Z16, (R15)
@@ -1297,10 +1327,16 @@ aT3_p1b:
 	ADDQ R11, R12
 	VPBROADCASTW (R12)(R14*1), K7, Y16
 	ADDQ R11, R12
+	CMPQ R9, $16
+	JNE  aT3_p1wb
+	VMOVUPS (R8), Z17          // four accumulators' weights: four rows' in one load
+	JMP  aT3_p1mb
+aT3_p1wb:
 	VMOVUPS (R8), X17
 	VINSERTF32X4 $1, (R8)(R9*1), Y17, Y17
 	VINSERTF32X4 $2, (R8)(R9*2), Z17, Z17
 	VINSERTF32X4 $3, (R8)(R13*1), Z17, Z17
+aT3_p1mb:
 	VCVTPH2PS Y16, Z16
 	VMULPS Z17, Z16, Z16
 	VMOVUPS Z16, (R15)
