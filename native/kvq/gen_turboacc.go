@@ -3,8 +3,8 @@
 // gen_turboacc writes multi_turboacc_amd64.s: the integer accumulate (value) kernels of the
 // turbo tiers for CPUs with AVX-512 VNNI, BW, VL and VBMI (contract in multi_turboacc_amd64.go).
 // A turbo row is one f16 scale s times levels that are whole multiples of one unit (turboInts2,
-// turboInts3, tq4Ints), so the scale folds into the weight: per tile of ≤ 64 rows a prepass forms w·s
-// for each row and accumulator, quantizes it to int16 with one scale per accumulator and pairs
+// turboInts3, tq4Ints), so the scale folds into the weight: per tile of ≤ 64 rows a prepass
+// forms w·s for each row and accumulator, quantizes it to int16 with one scale per accumulator and pairs
 // the rows' weights; the row loop then takes rows in pairs, looks each value's code up straight
 // into a 16-bit lane (its level + 128 as an unsigned byte, the lane's high byte zero), row a's
 // in the low word of a dword and row b's in the high one, and adds the pair times its two
@@ -32,7 +32,7 @@
 // VPMULTISHIFTQB, which would pick the codes in fewer operations, issues on the two pipes that
 // run VPDPWSSD on AMD Zen 5 (four of them beside 16 VPDPWSSD cost ~2 cycles; four 16-bit shifts
 // nothing): with two of them a row pair and 64 values this kernel took ~11% longer in cache.
-
+//
 // turbo4: the two rows' 32 bytes go into one register (a at bytes 0..31, b at 32..63); two
 // VPERMB give dword k row a's byte 2j (2j + 1) twice and row b's twice, j as turbo2's; a VPERMB
 // with zeroing on the odd bytes looks the low nibble up (a table repeating tq4Ints + 128, so
@@ -40,10 +40,9 @@
 // vectors 0, 1 (2, 3) lane k the level pairs of values 4j, 4j + 1 (4j + 2, 4j + 3).
 //
 // The finish puts the four vectors of an accumulator back in the values' order: turbo2's and
-// turbo4's with
-// an in-lane 4×4 dword transpose (eight unpacks; the order of the bytes j above is the one that
-// leaves the values in order, checkUnpck), turbo3's with eight two-table dword permutes
-// (VPERMI2D, tables computed here from the lanes' values).
+// turbo4's with an in-lane 4×4 dword transpose (eight unpacks; the order of the bytes j above
+// is the one that leaves the values in order, checkUnpck), turbo3's with eight two-table dword
+// permutes (VPERMI2D, tables computed here from the lanes' values).
 //
 // The tiles' first prepass runs one tile ahead, before the previous tile's row loops, so that
 // its chain (the largest weight, two divisions) overlaps them; the row loops prefetch the rows
