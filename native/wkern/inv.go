@@ -3,8 +3,15 @@ package wkern
 import "github.com/kvlab/kvlab/native/gguf"
 
 // invPair is a four-token kernel and a one-token kernel (out[0]) that run the same operations
-// per token, so together they give a batch-invariant product.
-type invPair struct{ x4, x1 rowDot4 }
+// per token, so together they give a batch-invariant product; x8, where there is one, is an
+// eight-token kernel of the same operations again.
+type invPair struct {
+	x4, x1 rowDot4
+	x8     rowDot8
+}
+
+// rowDot8 is a row's dot with tokens t…t+7 of a into out.
+type rowDot8 func(row []byte, a *Act, t int, out *[8]float32)
 
 // invDots holds the invariant pairs where there are some (assembly only).
 var invDots = map[gguf.Type]invPair{}
@@ -35,10 +42,11 @@ func (k Kernel) InvariantRows() int {
 // token, acc = 0, then per block b in order i = Σ u·q − off·Σq (exact integers: u the
 // unsigned codes, Q4_0's nibbles with off 8, Q8_0's codes + 128 with off 128) and
 // acc = fma(float32(i)·d_t[b], dw[b], acc); 16 rows × up to 8 tokens share each unpacked
-// block, and one token runs the same operations. Elsewhere tokens go four at a time through a
-// four-token kernel (each weight block unpacked once for the four) and the rest through a
-// one-token kernel of the same operations; rows in tiles of rowTile, each read from memory
-// once for all tokens.
+// block, and one token runs the same operations. Elsewhere tokens go eight at a time through
+// an eight-token kernel where the pair has one (Q6_K on AVX-512 VNNI), then four at a time
+// through a four-token kernel (each weight block unpacked once for the tokens of a call) and
+// the rest through a one-token kernel of the same operations; rows in tiles of rowTile, each
+// read from memory once for all tokens.
 func (k Kernel) MulInvariant(y []float32, ystride int, w []byte, rowBytes int, a *Act, lo, hi int) {
 	if invTiled(k.typ) {
 		mulInvTile(k.typ, y, ystride, w, rowBytes, a, lo, hi)
@@ -49,9 +57,18 @@ func (k Kernel) MulInvariant(y []float32, ystride int, w []byte, rowBytes int, a
 		return
 	}
 	var out [4]float32
+	var out8 [8]float32
 	for r0 := lo; r0 < hi; r0 += rowTile {
 		r1 := min(r0+rowTile, hi)
 		t := 0
+		for ; k.inv.x8 != nil && t+8 <= a.N; t += 8 {
+			for r := r0; r < r1; r++ {
+				k.inv.x8(w[r*rowBytes:(r+1)*rowBytes], a, t, &out8)
+				for j, v := range out8 {
+					y[(t+j)*ystride+r] = v
+				}
+			}
+		}
 		for ; t+4 <= a.N; t += 4 {
 			for r := r0; r < r1; r++ {
 				k.inv.x4(w[r*rowBytes:(r+1)*rowBytes], a, t, &out)

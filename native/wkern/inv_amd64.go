@@ -65,10 +65,10 @@ func dotQ4_0u(f func(w, q, d, s unsafe.Pointer, nb, qstride, dstride int, out *[
 // asmInvDots are the invariant pairs: the four-token kernels of dot4_amd64.s with their
 // one-token cuts, and Q4_0's unsigned-nibble pair (AVX-512 VNNI where the CPU has it).
 var asmInvDots = map[gguf.Type]invPair{
-	gguf.Q8_0: {asmDots4[gguf.Q8_0], dot1Q8(dotQ8_0x1AVX2, q8_0Bytes)},
+	gguf.Q8_0: {x4: asmDots4[gguf.Q8_0], x1: dot1Q8(dotQ8_0x1AVX2, q8_0Bytes)},
 	gguf.Q4_0: q4Pairs[0],
-	gguf.Q4_K: {asmDots4[gguf.Q4_K], dot1Q8K(dotQ4_Kx1AVX2, q4_KBytes)},
-	gguf.Q6_K: {asmDots4[gguf.Q6_K], dot1Q8K(dotQ6_Kx1AVX2, q6_KBytes)},
+	gguf.Q4_K: {x4: asmDots4[gguf.Q4_K], x1: dot1Q8K(dotQ4_Kx1AVX2, q4_KBytes)},
+	gguf.Q6_K: {x4: asmDots4[gguf.Q6_K], x1: dot1Q8K(dotQ6_Kx1AVX2, q6_KBytes)},
 }
 
 //go:noescape
@@ -82,9 +82,9 @@ var hasVNNI512 = hasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86
 
 // q4Pairs are Q4_0's invariant pairs this CPU runs, the one in use first (the tests try each).
 var q4Pairs = func() []invPair {
-	avx2 := invPair{dotQ4_0u(dotQ4_0ux4AVX2, 4), dotQ4_0u(dotQ4_0ux1AVX2, 1)}
+	avx2 := invPair{x4: dotQ4_0u(dotQ4_0ux4AVX2, 4), x1: dotQ4_0u(dotQ4_0ux1AVX2, 1)}
 	if hasVNNI512 {
-		return []invPair{{dotQ4_0u(dotQ4_0zx4VNNI, 4), dotQ4_0u(dotQ4_0zx1VNNI, 1)}, avx2}
+		return []invPair{{x4: dotQ4_0u(dotQ4_0zx4VNNI, 4), x1: dotQ4_0u(dotQ4_0zx1VNNI, 1)}, avx2}
 	}
 	return []invPair{avx2}
 }()

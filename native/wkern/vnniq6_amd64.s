@@ -274,3 +274,117 @@ q6x4done:
 	Q6SUM(Y3, X3, 12(DX))
 	VZEROUPPER
 	RET
+
+// Q6CODESM is Q6CODES with qh's shift vectors read from memory (Z20, Z21 left free).
+#define Q6CODESM(QL, QH, A, B) \
+	VMOVDQU64 QL, Z5; \
+	VBROADCASTI64X4 QH, Z6; \
+	VPANDD Z14, Z5, A; \
+	VPSRLW $4, Z5, Z5; \
+	VPANDD Z14, Z5, B; \
+	VPSLLVW q6shl<>+0(SB), Z6, Z7; \
+	VPTERNLOGD $0xf8, Z13, Z7, A; \
+	VPSRLVW q6shr<>+0(SB), Z6, Z7; \
+	VPTERNLOGD $0xf8, Z13, Z7, B
+
+// Q6UNPACKM is Q6UNPACK with the scale index vectors loaded from memory at each use (Z16…Z21
+// left free): the same codes and scale vectors.
+#define Q6UNPACKM \
+	VPMOVSXBW 192(SI), Y4; \
+	Q6CODESM(0(SI), 128(SI), Z22, Z23); \
+	Q6CODESM(64(SI), 160(SI), Z26, Z27); \
+	VMOVDQU16 q6idx<>+0(SB), Z5; \
+	VPERMW Z4, Z5, Z24; \
+	VMOVDQU16 q6idx<>+64(SB), Z6; \
+	VPERMW Z4, Z6, Z25; \
+	VMOVDQU16 q6idx<>+128(SB), Z7; \
+	VPERMW Z4, Z7, Z28; \
+	VMOVDQU16 q6idx<>+192(SB), Z5; \
+	VPERMW Z4, Z5, Z29
+
+// func dotQ6_Kx8VNNI512(w, q, d, bs unsafe.Pointer, nb, qstride, dstride, bstride int, out *[8]float32)
+// dotQ6_Kx4VNNI512 for eight tokens, each super-block unpacked once for the eight (the index and
+// shift vectors read from memory to free registers for the second four): every token's result
+// is again the bits rowsQ6_KVNNI512 returns for it alone. Tokens 4…7 are addressed from R14
+// (codes), R15 (scales) and AX (code sums), four tokens past DI, R8 and R9.
+TEXT ·dotQ6_Kx8VNNI512(SB), NOSPLIT, $0-72
+	MOVQ w+0(FP), SI
+	MOVQ q+8(FP), DI
+	MOVQ d+16(FP), R8
+	MOVQ bs+24(FP), R9
+	MOVQ nb+32(FP), CX
+	MOVQ qstride+40(FP), R10
+	LEAQ (R10)(R10*2), R13
+	MOVQ dstride+48(FP), R11
+	LEAQ (R11)(R11*2), BX
+	MOVQ bstride+56(FP), R12
+	LEAQ (R12)(R12*2), DX
+	MOVL $0x0f0f0f0f, AX
+	VPBROADCASTD AX, Z14
+	MOVL $0x30303030, AX
+	VPBROADCASTD AX, Z13
+	VPXORD Z31, Z31, Z31
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+
+q6x8block:
+	TESTQ CX, CX
+	JE    q6x8done
+	Q6UNPACKM
+	LEAQ (DI)(R10*4), R14
+	LEAQ (R8)(R11*4), R15
+	LEAQ (R9)(R12*4), AX
+	Q6INIT((R9), Z8, Y8)
+	Q6INIT((R9)(R12*1), Z9, Y9)
+	Q6INIT((R9)(R12*2), Z10, Y10)
+	Q6INIT((R9)(DX*1), Z11, Y11)
+	Q6INIT((AX), Z12, Y12)
+	Q6INIT((AX)(R12*1), Z15, Y15)
+	Q6INIT((AX)(R12*2), Z30, Y30)
+	Q6INIT((AX)(DX*1), Z16, Y16)
+	Q6TOK((DI), Z8, Z5)
+	Q6TOK((DI)(R10*1), Z9, Z7)
+	Q6TOK((DI)(R10*2), Z10, Z21)
+	Q6TOK((DI)(R13*1), Z11, Z5)
+	Q6TOK((R14), Z12, Z7)
+	Q6TOK((R14)(R10*1), Z15, Z21)
+	Q6TOK((R14)(R10*2), Z30, Z5)
+	Q6TOK((R14)(R13*1), Z16, Z7)
+	Q6D
+	Q6FIN(Z8, Y8, (R8), Y0)
+	Q6FIN(Z9, Y9, (R8)(R11*1), Y1)
+	Q6FIN(Z10, Y10, (R8)(R11*2), Y2)
+	Q6FIN(Z11, Y11, (R8)(BX*1), Y3)
+	Q6FIN(Z12, Y12, (R15), Y17)
+	Q6FIN(Z15, Y15, (R15)(R11*1), Y18)
+	Q6FIN(Z30, Y30, (R15)(R11*2), Y19)
+	Q6FIN(Z16, Y16, (R15)(BX*1), Y20)
+	ADDQ $210, SI
+	ADDQ $256, DI
+	ADDQ $4, R8
+	ADDQ $32, R9
+	DECQ CX
+	JMP  q6x8block
+
+q6x8done:
+	MOVQ out+64(FP), DX
+	Q6SUM(Y0, X0, 0(DX))
+	Q6SUM(Y1, X1, 4(DX))
+	Q6SUM(Y2, X2, 8(DX))
+	Q6SUM(Y3, X3, 12(DX))
+	VMOVAPS Y17, Y0
+	VMOVAPS Y18, Y1
+	VMOVAPS Y19, Y2
+	VMOVAPS Y20, Y3
+	Q6SUM(Y0, X0, 16(DX))
+	Q6SUM(Y1, X1, 20(DX))
+	Q6SUM(Y2, X2, 24(DX))
+	Q6SUM(Y3, X3, 28(DX))
+	VZEROUPPER
+	RET
