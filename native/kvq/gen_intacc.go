@@ -6,10 +6,21 @@
 // accumulator), quantizes them to int16 with one scale per accumulator and pairs them row by row;
 // the row loop then takes rows in pairs, widens the two rows' codes to interleaved words and adds
 // them into int32 accumulators with VPDPWSSD (the pair's two weights broadcast as one dword); the
-// accumulators are converted and scaled into the float32 ones once per tile and block. The
-// row-pair loops prefetch the tile after next, a line's worth each step: a tile's prefetches are
-// spread over its own block loops, so aiming them at the next tile left that tile's last lines
-// almost no lead (whole one-thread decodes at 131072 cells of 8 heads ran ~6% faster for q4_0,
+// accumulators are converted and scaled into the float32 ones once per tile and block.
+//
+// Each accumulator's weight dword is broadcast into a register once a row pair (VPBROADCASTD)
+// and read by its two VPDPWSSD, not broadcast from memory by each: on AMD Zen 5 the row loop
+// with memory-broadcast VPDPWSSD took ~17% longer for q4_0, q8_0 and q4_1 and ~4% for q5_0,
+// q5_1 and iq4_nl (in cache, thread CPU time, interleaved with the previous kernels). On Intel
+// cores with AVX-512 (not measured; from published instruction tables: Ice Lake, Sapphire
+// Rapids) 512-bit VPDPWSSD issues one a cycle on port 0 with latency 5, its broadcast memory
+// operand a load µop (ports 2/3) micro-fused with it, and a broadcast VPBROADCASTD from memory
+// is a load µop alone: the same eight port-0 µops a row pair, half the loads, so the change
+// costs nothing there.
+//
+// The row-pair loops prefetch the tile after next, a line's worth each step: a tile's
+// prefetches are spread over its own block loops, so aiming them at the next tile left that
+// tile's last lines almost no lead (whole one-thread decodes at 131072 cells of 8 heads ran ~6% faster for q4_0,
 // ~4% for q5_1 two tiles ahead; further ahead gained nothing more).
 // Run with `go generate ./native/kvq`.
 package main
@@ -292,14 +303,7 @@ a@_pair:
 	PREFETCHT0 (R15)
 	ADDQ $%BS2%, R15
 	%DEC%
-	VPDPWSSD.BCST (R8), Z23, Z0
-	VPDPWSSD.BCST (R8), Z24, Z1
-	VPDPWSSD.BCST 4(R8), Z23, Z2
-	VPDPWSSD.BCST 4(R8), Z24, Z3
-	VPDPWSSD.BCST 8(R8), Z23, Z4
-	VPDPWSSD.BCST 8(R8), Z24, Z5
-	VPDPWSSD.BCST 12(R8), Z23, Z6
-	VPDPWSSD.BCST 12(R8), Z24, Z7
+%DOTS%
 	ADDQ $64, R8
 	LEAQ (R12)(R9*2), R12
 	DECQ R10
@@ -310,14 +314,7 @@ a@_odd:
 	JZ   a@_fin
 	XORQ R9, R9                // a lone last row: b reads a again, with weight 0
 	%DEC%
-	VPDPWSSD.BCST (R8), Z23, Z0
-	VPDPWSSD.BCST (R8), Z24, Z1
-	VPDPWSSD.BCST 4(R8), Z23, Z2
-	VPDPWSSD.BCST 4(R8), Z24, Z3
-	VPDPWSSD.BCST 8(R8), Z23, Z4
-	VPDPWSSD.BCST 8(R8), Z24, Z5
-	VPDPWSSD.BCST 12(R8), Z23, Z6
-	VPDPWSSD.BCST 12(R8), Z24, Z7
+%DOTS%
 
 a@_fin:
 	// acc_h += T·(Σ W·c − off·ΣW) (+ Σ w·m), per accumulator's two vectors (R13: the block's
@@ -373,6 +370,21 @@ func finish(f format) string {
 	}
 	return b.String()
 }
+
+// dots adds the row pair's codes (Z23, Z24) times accumulator h's two weights (the dword at
+// 4h(R8), broadcast into Z10+h once) into Z2h and Z2h+1.
+const dots = `	VPBROADCASTD (R8), Z10
+	VPBROADCASTD 4(R8), Z11
+	VPBROADCASTD 8(R8), Z12
+	VPBROADCASTD 12(R8), Z13
+	VPDPWSSD Z10, Z23, Z0
+	VPDPWSSD Z10, Z24, Z1
+	VPDPWSSD Z11, Z23, Z2
+	VPDPWSSD Z11, Z24, Z3
+	VPDPWSSD Z12, Z23, Z4
+	VPDPWSSD Z12, Z24, Z5
+	VPDPWSSD Z13, Z23, Z6
+	VPDPWSSD Z13, Z24, Z7`
 
 func u32(v float32) uint32 { return math.Float32bits(v) }
 
@@ -469,7 +481,7 @@ func main() {
 			"%QB%", fmt.Sprint(oQB), "%PF%", fmt.Sprint(oPF), "%MINCONST%", f.consts,
 			"%P1A%", p1(false), "%P1B%", p1(true), "%MINJOIN%", minJoin, "%PAIRSETUP%", pairSetup,
 			"%MINSTORE%", minStore, "%SUMSTORE%", sumStore,
-			"%DEC%", f.dec("R12"), "%FINISH%", finish(f))
+			"%DEC%", f.dec("R12"), "%DOTS%", dots, "%FINISH%", finish(f))
 		out.WriteString(r.Replace(accTmpl))
 	}
 	s := out.String()
