@@ -49,7 +49,7 @@ func TestIntAccSpeed(t *testing.T) {
 	defer runtime.UnlockOSThread()
 	vl := hasAVX512VL
 	defer func() { hasAVX512VL = vl }()
-	for _, f := range []Format{Q4_0, Q8_0, IQ4_NL, Turbo2, Turbo3, Turbo4} {
+	for _, f := range []Format{Q4_0, Q8_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Turbo2, Turbo3, Turbo4} {
 		c := mustCodec(t, f, benchDim)
 		if AccumulateStep(c) == 0 {
 			continue
