@@ -38,10 +38,13 @@ var hasAVX512VL = cpu.X86.HasAVX512VL
 
 // intAcc reports whether the block formats accumulate through the integer kernels: AVX-512
 // VNNI (with DQ and BW, hasVNNIBW) and VL. They are chosen on every such CPU. Measured on AMD
-// Zen 4 only (whole decodes at 131072 cells and per kernel: about 0.55× the float kernels'
-// time). On Intel cores with two 512-bit FMA ports (not measured) the float kernels need 32 FMAs
-// a row besides their decode; these need 16 VPDPWSSD and fewer µops in all (~45 against ~70 a
-// row), so they are not expected to be slower there.
+// Zen 4 (whole decodes at 131072 cells and per kernel: about 0.55× the float kernels' time) and
+// Zen 5 (per kernel, in cache, thread CPU time, TestIntAccSpeed: 0.6–0.8×, iq4_nl the highest).
+// On Intel cores with AVX-512 (not measured; from published instruction tables, Ice Lake and
+// Sapphire Rapids) 512-bit VPDPWSSD issues one a cycle on port 0 (latency 5) where the FMAs
+// issue two (ports 0 and 5, server parts) or one: the float kernels' 32 FMAs a row take at
+// least the 16 cycles these kernels' 16 VPDPWSSD take, and these need fewer µops in all (~45
+// against ~70 a row), so they are not expected to be slower there.
 func intAcc() bool { return hasVNNIBW && hasAVX512VL }
 
 // The integer kernels of each format (only acc is set: they replace the float kernels' acc).
