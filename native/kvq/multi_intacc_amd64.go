@@ -16,9 +16,10 @@ import "golang.org/x/sys/cpu"
 //	W_j = round(w'_j·inv),  |W_j| ≤ 32767,
 //
 // the codes c (the nibbles 0…15 of q4_0 and q4_1, the 5-bit 0…31 of q5_0 and q5_1, q8_0's int8,
-// iq4_nl's int8 codebook levels) are summed exactly in int32 with the weights (Σ_j W_j·c_j:
-// VPDPWSSD over pairs of rows, which cannot overflow: 64·32767·128 < 2³¹), the format's code
-// offset o (q4_0 and q4_1: 8, q5_0 and q5_1: 16) taken off as o·Σ_j W_j, and the sum converted
+// iq4_nl's int8 codebook levels + 128, 1…241) are summed exactly in int32 with the weights
+// (Σ_j W_j·c_j: VPDPWSSD over pairs of rows, which cannot overflow: 64·32767·241 < 2³¹), the
+// format's code offset o (q4_0 and q4_1: 8, q5_0 and q5_1: 16, iq4_nl: 128) taken off as
+// o·Σ_j W_j (|o·Σ_j W_j| ≤ 128·64·32767 < 2³¹), and the sum converted
 // to float32 and added as acc_h[i] += T·(Σ_j W_j·(c_j[i] − o)) once per tile and block; q4_1's
 // and q5_1's rest, Σ_j w_j·(m_j + o·d_j), in float32 (the float kernels' bound with its offset
 // term o_b widened by o·|d̂|). The only departure from
