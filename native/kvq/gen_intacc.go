@@ -10,8 +10,10 @@
 //
 // Each accumulator's weight dword is broadcast into a register once a row pair (VPBROADCASTD)
 // and read by its two VPDPWSSD, not broadcast from memory by each: on AMD Zen 5 the row loop
-// with memory-broadcast VPDPWSSD took ~17% longer for q4_0, q8_0 and q4_1 and ~4% for q5_0,
-// q5_1 and iq4_nl (in cache, thread CPU time, interleaved with the previous kernels). On Intel
+// with memory-broadcast VPDPWSSD took ~17% longer for q4_0, q8_0 and q4_1 and ~4% for iq4_nl
+// (in cache, thread CPU time, interleaved with the previous kernels). q5_0 and q5_1, whose
+// decode adds scalar and mask-register work, ran ~2–5% faster with memory broadcasts and keep
+// them (bcst). On Intel
 // cores with AVX-512 (not measured; from published instruction tables: Ice Lake, Sapphire
 // Rapids) 512-bit VPDPWSSD issues one a cycle on port 0 with latency 5, its broadcast memory
 // operand a load µop (ports 2/3) micro-fused with it, and a broadcast VPBROADCASTD from memory
@@ -58,6 +60,8 @@ type format struct {
 	min bool
 	// qh: the block holds q5's fifth bits (the decoder wants DX = 0x5555555555555555).
 	qh bool
+	// bcst: the weights are broadcast from memory by each VPDPWSSD, not into registers once.
+	bcst bool
 	// two: the row-pair loop takes two pairs a step into two sets of sums (loop2), else one.
 	two bool
 	// perm: Z23 holds values 0..7 and 16..23, Z24 8..15 and 24..31 (in-lane byte unpacks).
@@ -140,10 +144,10 @@ var formats = []format{
 	{name: "Q41", doc: "q4_1: d, m (f16), 16 nibble bytes; x = (c − 8)·d + (m + 8·d).", bs: 20, off: 8, offShift: 3,
 		min: true, two: true, dec: q40Dec(4)},
 	{name: "Q50", doc: "q5_0: d (f16), qh (32 fifth bits), 16 nibble bytes; x = (c − 16)·d.", bs: 22, off: 16, offShift: 4,
-		qh: true, consts: "MOVL $0x00100010, AX\n\tVPBROADCASTD AX, Z19", dec: q5Dec(2, 6)},
+		qh: true, bcst: true, consts: "MOVL $0x00100010, AX\n\tVPBROADCASTD AX, Z19", dec: q5Dec(2, 6)},
 	{name: "Q51", doc: "q5_1: d, m (f16), qh, 16 nibble bytes; x = (c − 16)·d + (m + 16·d).", bs: 24, off: 16, offShift: 4,
 		min: true,
-		qh:  true, consts: "MOVL $0x00100010, AX\n\tVPBROADCASTD AX, Z19", dec: q5Dec(4, 8)},
+		qh:  true, bcst: true, consts: "MOVL $0x00100010, AX\n\tVPBROADCASTD AX, Z19", dec: q5Dec(4, 8)},
 	{name: "IQ4NL", doc: "iq4_nl: d (f16), 16 nibble bytes; x = kvalues[c]·d (int8 levels).", bs: 18, off: 128, offShift: 7,
 		consts: "VBROADCASTI32X4 ·intAccIQ4Levels(SB), Z19\n\tMOVQ $0x5555555555555555, AX\n\tKMOVQ AX, K6", dec: iq4Dec},
 }
@@ -436,6 +440,18 @@ func dots(off int, set [8]string) string {
 }
 
 // zero clears set1 (and set2 where two).
+// dotsOf is f's dots: where f.bcst, each VPDPWSSD broadcasts its weight dword from memory.
+func dotsOf(f format, off int, set [8]string) string {
+	if !f.bcst {
+		return dots(off, set)
+	}
+	var b strings.Builder
+	for h := 0; h < 4; h++ {
+		fmt.Fprintf(&b, "\tVPDPWSSD.BCST %d(R8), Z23, %s\n\tVPDPWSSD.BCST %d(R8), Z24, %s\n", off+4*h, set[2*h], off+4*h, set[2*h+1])
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
 func zero(two bool) string {
 	var b strings.Builder
 	for i := range set1 {
@@ -556,7 +572,7 @@ func main() {
 			"%QB%", fmt.Sprint(oQB), "%PF%", fmt.Sprint(oPF), "%MINCONST%", f.consts,
 			"%P1A%", p1(false), "%P1B%", p1(true), "%MINJOIN%", minJoin, "%PAIRSETUP%", pairSetup,
 			"%MINSTORE%", minStore, "%SUMSTORE%", sumStore,
-			"%DEC%", f.dec("R12"), "%DOTS0%", dots(0, set1), "%DOTS1%", dots(64, set2),
+			"%DEC%", f.dec("R12"), "%DOTS0%", dotsOf(f, 0, set1), "%DOTS1%", dots(64, set2),
 			"%SET2%", strings.Join(set2[:], ", "), "%ZERO%", zero(f.two), "%JOIN%", join(f.two), "%FINISH%", finish(f))
 		out.WriteString(r.Replace(s))
 	}
