@@ -12,7 +12,12 @@
 // −128·ΣW, which takes the levels' offset back out exactly, and are converted, put back in the
 // values' order and added times the tile's scale and the unit once per tile and 64 values.
 //
-// A unit is 64 values of a row: turbo2's 16 code bytes, turbo3's 24, turbo4's 32.
+// A unit is 64 values of a row: turbo2's 16 code bytes, turbo3's 24, turbo4's (and tq4's) 32.
+//
+// tq4 (T4F) has turbo4's codes, levels and unit and its scale at the same offset, d/2 bytes,
+// but as an f32: its kernel is turbo4's with the prepass's scale loads 32-bit broadcasts and
+// no widening. Its rows are read in the values' natural order as turbo4's are (the float
+// kernels' even/odd permutation of the accumulators, tq4Permute, is theirs alone).
 //
 // turbo2: the two rows' 16 bytes go into one register (a at bytes 0..15, b at 16..31); one
 // VPERMB spreads them so that dword k holds row a's byte j = 4(k%4) + k/4 in its bytes 0 and 1
@@ -76,6 +81,10 @@ type format struct {
 	unpck bool
 	// unitSetup runs before a tile's row loops (after the prepass, which uses K3).
 	unitSetup string
+	// f32: the row scale is a float32 (tq4's), not an f16 (the turbo tiers').
+	f32 bool
+	// tables: the format whose tables (levels, builds) this one reads, "" for its own.
+	tables string
 }
 
 // t2Byte is the code byte (of the unit's 16) that turbo2's lane k holds: 4(k%4) + k/4, so that
@@ -115,14 +124,19 @@ const t4Dec = `VMOVDQU32 (R12), Y20
 	VPSRLW $4, Z22, Z22
 	VPERMB.Z Z29, Z22, K1, Z19`
 
+// t4Ints are turbo4's and tq4's levels in units (tq4Ints).
+var t4Ints = []int8{-104, -79, -62, -48, -36, -25, -15, -5, 5, 15, 25, 36, 48, 62, 79, 104}
+
+// t4Consts loads turbo4's (and tq4's) builds and level table.
+const t4Consts = `VMOVDQU64 ·tAccT4Build(SB), Z28
+	VMOVDQU64 ·tAccT4Build+64(SB), Z30
+	VMOVDQU64 ·tAccT4Tab0(SB), Z29`
+
 var formats = []format{
 	{name: "T4", doc: "turbo4: tq4's nibbles (code 2j low in byte j, 2j+1 high), an f16 row scale after d/2 bytes.",
-		bits: 4, ints: []int8{-104, -79, -62, -48, -36, -25, -15, -5, 5, 15, 25, 36, 48, 62, 79, 104}, unit: 0.02621692, ubyte: 32,
-		val: func(t, k int) int { return 4*t2Byte(k) + t }, unpck: true,
-		consts: `VMOVDQU64 ·tAccT4Build(SB), Z28
-	VMOVDQU64 ·tAccT4Build+64(SB), Z30
-	VMOVDQU64 ·tAccT4Tab0(SB), Z29`,
-		dec: t4Dec, wreg: [4]string{"Z24", "Z25", "Z26", "Z27"}},
+		bits: 4, ints: t4Ints, unit: 0.02621692, ubyte: 32,
+		val: func(t, k int) int { return 4*t2Byte(k) + t }, unpck: true, consts: t4Consts, dec: t4Dec,
+		wreg: [4]string{"Z24", "Z25", "Z26", "Z27"}},
 	{name: "T2", doc: "turbo2: 2-bit codes as a little-endian bit stream, an f16 row scale after d/4 bytes.",
 		bits: 2, ints: []int8{-90, -27, 27, 90}, unit: 0.01678167, ubyte: 16,
 		val: func(t, k int) int { return 4*t2Byte(k) + t }, unpck: true,
@@ -145,6 +159,10 @@ var formats = []format{
 	KMOVD AX, K2`,
 		dec: t3Dec, wreg: [4]string{"Z24", "Z25", "Z26", "Z27"},
 		unitSetup: "MOVL $0xffff0000, AX\n\tKMOVD AX, K3           // the words of lanes 8..15"},
+	{name: "T4F", doc: "tq4: turbo4's codes and levels (T4's tables), an f32 row scale after d/2 bytes.",
+		bits: 4, ints: t4Ints, unit: 0.02621692, ubyte: 32,
+		val: func(t, k int) int { return 4*t2Byte(k) + t }, unpck: true, f32: true, tables: "T4",
+		consts: t4Consts, dec: t4Dec, wreg: [4]string{"Z24", "Z25", "Z26", "Z27"}},
 }
 
 // Frame layout (hardware SP offsets).
@@ -166,8 +184,9 @@ const (
 )
 
 // p1Tmpl is the first prepass of a tile (R12 its first row, R8 its first weight, R10 its rows):
-// w·s per row and accumulator into ws, four rows a step, the largest magnitude per
-// accumulator, and from it inv and T·unit. It runs one tile ahead, before the previous
+// w·s per row and accumulator into ws (s an f16 widened, or tq4's f32 as it is; four rows' s in
+// the lanes of four accumulators each, by masked broadcasts), four rows a step, the largest
+// magnitude per accumulator, and from it inv and T·unit. It runs one tile ahead, before the previous
 // tile's row loops, so its latency hides behind them.
 const p1Tmpl = `MOVQ R10, %NN%(SP)
 	LEAQ %WS%(SP), R15
@@ -178,13 +197,13 @@ const p1Tmpl = `MOVQ R10, %NN%(SP)
 	SHRQ $2, R10
 	JZ   a@_p1o#
 a@_p1#:
-	VPBROADCASTW.Z (R12)(R14*1), K4, Y16
+	%BC%.Z (R12)(R14*1), K4, %BV%
 	ADDQ R11, R12
-	VPBROADCASTW (R12)(R14*1), K5, Y16
+	%BC% (R12)(R14*1), K5, %BV%
 	ADDQ R11, R12
-	VPBROADCASTW (R12)(R14*1), K6, Y16
+	%BC% (R12)(R14*1), K6, %BV%
 	ADDQ R11, R12
-	VPBROADCASTW (R12)(R14*1), K7, Y16
+	%BC% (R12)(R14*1), K7, %BV%
 	ADDQ R11, R12
 	CMPQ R9, $16
 	JNE  a@_p1w#
@@ -196,7 +215,7 @@ a@_p1w#:
 	VINSERTF32X4 $2, (R8)(R9*2), Z17, Z17
 	VINSERTF32X4 $3, (R8)(R13*1), Z17, Z17
 a@_p1m#:
-	VCVTPH2PS Y16, Z16
+	%CVT4%
 	VMULPS Z17, Z16, Z16
 	VMOVUPS Z16, (R15)
 	VRANGEPS $0x0B, Z16, Z10, Z10
@@ -209,8 +228,8 @@ a@_p1o#:
 	ANDQ $3, R10
 	JZ   a@_p1e#
 a@_p1r#:
-	VPBROADCASTW (R12)(R14*1), X16
-	VCVTPH2PS X16, X16
+	%BC% (R12)(R14*1), X16
+	%CVT1%
 	VMULPS (R8), X16, X16
 	VMOVUPS X16, (R15)
 	VRANGEPS $0x0B, Z16, Z10, Z10
@@ -577,11 +596,15 @@ func header() string {
 
 #include "textflag.h"
 
-// Integer accumulate kernels of turbo2 and turbo3 (multi_turboacc_amd64.go states the
+// Integer accumulate kernels of the turbo tiers and tq4 (multi_turboacc_amd64.go states the
 // contract; gen_turboacc.go the layout of the work).
 
 `)
 	for _, f := range formats {
+		if f.tables != "" {
+			fmt.Fprintf(&b, "DATA ·tAcc%sUnit+0(SB)/4, $0x%08x\nGLOBL ·tAcc%sUnit(SB), RODATA|NOPTR, $4\n\n", f.name, math.Float32bits(f.unit), f.name)
+			continue
+		}
 		// the level tables: byte i → the level + 128 of code (i >> shift) & (2^bits − 1)
 		nt := 1
 		if f.bits == 2 {
@@ -674,8 +697,12 @@ func main() {
 	var out strings.Builder
 	out.WriteString(header())
 	for _, f := range formats {
+		bc, bv, cvt4, cvt1 := "VPBROADCASTW", "Y16", "VCVTPH2PS Y16, Z16", "VCVTPH2PS X16, X16"
+		if f.f32 {
+			bc, bv, cvt4, cvt1 = "VPBROADCASTD", "Z16", "", ""
+		}
 		p1 := strings.NewReplacer("@", f.name, "%NN%", fmt.Sprint(oNN), "%WS%", fmt.Sprint(oWS), "%INV%", fmt.Sprint(oINV),
-			"%TUN%", fmt.Sprint(oTUN))
+			"%TUN%", fmt.Sprint(oTUN), "%BC%", bc, "%BV%", bv, "%CVT4%", cvt4, "%CVT1%", cvt1)
 		r := strings.NewReplacer("@", f.name, "%DOC%", f.doc, "%CONSTS%", f.consts, "%FRAME%", fmt.Sprint(frame),
 			"%P1A%", strings.ReplaceAll(p1.Replace(p1Tmpl), "#", "a"), "%P1B%", strings.ReplaceAll(p1.Replace(p1Tmpl), "#", "b"),
 			"%BITS%", fmt.Sprint(f.bits), "%UBYTE%", fmt.Sprint(f.ubyte),

@@ -24,7 +24,7 @@ func TestMultiQueryAVX512FloatAcc(t *testing.T) {
 	hasAVX512VL = false
 	defer func() { hasAVX512VL = vl }()
 	rng := rand.New(rand.NewPCG(43, 44))
-	for _, f := range []Format{Q4_0, Q8_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Turbo2, Turbo3, Turbo4} {
+	for _, f := range []Format{Q4_0, Q8_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Turbo2, Turbo3, Turbo4, TQ4} {
 		for _, d := range []int{40, 128, 200} {
 			for _, n := range []int{1, 4, 5} {
 				for _, rows := range []int{1, 7, 130} {
@@ -49,7 +49,7 @@ func TestIntAccSpeed(t *testing.T) {
 	defer runtime.UnlockOSThread()
 	vl := hasAVX512VL
 	defer func() { hasAVX512VL = vl }()
-	for _, f := range []Format{Q4_0, Q8_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Turbo2, Turbo3, Turbo4} {
+	for _, f := range []Format{Q4_0, Q8_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Turbo2, Turbo3, Turbo4, TQ4} {
 		c := mustCodec(t, f, benchDim)
 		if AccumulateStep(c) == 0 {
 			continue

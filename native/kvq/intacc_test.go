@@ -60,6 +60,9 @@ func intAccSlack(c Codec, n int, w []float32, rows []byte) []float64 {
 	if lc, ok := c.(*lmCodec); ok {
 		return turboAccSlack(lc, n, w, rows)
 	}
+	if tc, ok := c.(*tq4Codec); ok {
+		return tq4AccSlack(tc, n, w, rows)
+	}
 	bc, code, ok := intAccCodes(c)
 	if !ok {
 		return nil
@@ -103,7 +106,7 @@ func intAccSlack(c Codec, n int, w []float32, rows []byte) []float64 {
 // all-zero weights leave the accumulators unchanged.
 func TestIntAccBound(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
-	for _, f := range []Format{Q4_0, Q8_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Turbo2, Turbo3, Turbo4} {
+	for _, f := range []Format{Q4_0, Q8_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Turbo2, Turbo3, Turbo4, TQ4} {
 		for _, d := range []int{32, 64, 128, 200, 256} {
 			for _, rows := range []int{1, 2, 63, 64, 65, 200} {
 				t.Run(fmt.Sprintf("%s/d%d/rows%d", f, d, rows), func(t *testing.T) {
@@ -167,9 +170,13 @@ func checkIntAccBound(t *testing.T, rng *rand.Rand, c Codec, rows int) {
 		for i := range ref {
 			ref[i], scale[i] = float64(acc0[i]), math.Abs(float64(acc0[i]))
 		}
+		decode := c.Decode
+		if tc, ok := c.(*tq4Codec); ok {
+			decode = tc.rotatedDecode // tq4's AccumulateManyMulti sums in the rotated domain
+		}
 		for j := 0; j < rows; j++ {
 			row := enc[j*rb : (j+1)*rb]
-			c.Decode(x, row)
+			decode(x, row)
 			for h := 0; h < n; h++ {
 				wj := float64(w[j*n+h])
 				for i, v := range x {
@@ -222,6 +229,41 @@ func turboAccSlack(c *lmCodec, n int, w []float32, rows []byte) []float64 {
 				e := T/2 + math.Ldexp(math.Abs(ws), -22)
 				for i := 0; i < d; i++ {
 					slack[h*d+i] += e * math.Abs(float64(c.levels[c.codeAt(row, i)]))
+				}
+			}
+		}
+	}
+	return slack
+}
+
+// tq4AccSlack is turboAccSlack for tq4 (tq4IntAcc: turbo4's kernel with tq4's f32 row scale s):
+// per tile and accumulator, each row's w·s off by T/2 + 2⁻²²·|w·s|, times |u·L| of each value;
+// nil where the integer kernel does not run.
+func tq4AccSlack(c *tq4Codec, n int, w []float32, rows []byte) []float64 {
+	if !tq4IntAcc(c.d) {
+		return nil
+	}
+	d, rb := c.d, c.RowBytes()
+	m := len(rows) / rb
+	slack := make([]float64, n*d)
+	for h := 0; h < n; h++ {
+		for t0 := 0; t0 < m; t0 += AccumulateTile {
+			t1 := min(t0+AccumulateTile, m)
+			var mx float32
+			for j := t0; j < t1; j++ {
+				mx = max(mx, float32(math.Abs(float64(w[j*n+h]*c.scale(rows[j*rb:])))))
+			}
+			if mx == 0 {
+				continue
+			}
+			inv := min(float32(32767)/mx, float32(0x1p100))
+			T := float64(1 / inv)
+			for j := t0; j < t1; j++ {
+				row := rows[j*rb : (j+1)*rb]
+				ws := float64(w[j*n+h] * c.scale(row))
+				e := T/2 + math.Ldexp(math.Abs(ws), -22)
+				for i := 0; i < d; i++ {
+					slack[h*d+i] += e * math.Abs(float64(tq4Levels[row[i/2]>>(4*(i%2))&15]))
 				}
 			}
 		}

@@ -623,8 +623,15 @@ func (c *tq4Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32) 
 }
 
 // AccumulateManyMulti adds n weighted sums of the rows (rotated domain) within the MultiQuery
-// bounds.
+// bounds: through turbo4's integer kernel with an f32 scale where the CPU has it and d is a
+// multiple of 64 (tq4IntAcc, multi_turboacc_amd64.go, within that bound; it reads the values in
+// their natural order, no permutation), else through the float kernels on the permuted
+// accumulators.
 func (c *tq4Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows []byte) {
+	if tq4IntAcc(c.d) && n > 0 {
+		multiAcc(c, intAccT4F, c.d, nil, acc, n, w, rows)
+		return
+	}
 	nv := c.d &^ 31
 	if multiTQ4 == nil || nv == 0 || n <= 0 {
 		multiAcc(c, nil, 0, nil, acc, n, w, rows)
