@@ -208,42 +208,22 @@ func turboAccSlack(c *lmCodec, n int, w []float32, rows []byte) []float64 {
 	if !turboIntAcc(c.bits, c.d) {
 		return nil
 	}
-	d, rb := c.d, c.nb+2
-	m := len(rows) / rb
-	slack := make([]float64, n*d)
-	for h := 0; h < n; h++ {
-		for t0 := 0; t0 < m; t0 += AccumulateTile {
-			t1 := min(t0+AccumulateTile, m)
-			var mx float32
-			for j := t0; j < t1; j++ {
-				mx = max(mx, float32(math.Abs(float64(w[j*n+h]*c.scale(rows[j*rb:])))))
-			}
-			if mx == 0 {
-				continue
-			}
-			inv := min(float32(32767)/mx, float32(0x1p100))
-			T := float64(1 / inv)
-			for j := t0; j < t1; j++ {
-				row := rows[j*rb : (j+1)*rb]
-				ws := float64(w[j*n+h] * c.scale(row))
-				e := T/2 + math.Ldexp(math.Abs(ws), -22)
-				for i := 0; i < d; i++ {
-					slack[h*d+i] += e * math.Abs(float64(c.levels[c.codeAt(row, i)]))
-				}
-			}
-		}
-	}
-	return slack
+	return scaledLevelSlack(c.d, c.nb+2, n, w, rows, c.scale, func(row []byte, i int) float32 { return c.levels[c.codeAt(row, i)] })
 }
 
-// tq4AccSlack is turboAccSlack for tq4 (tq4IntAcc: turbo4's kernel with tq4's f32 row scale s):
-// per tile and accumulator, each row's w·s off by T/2 + 2⁻²²·|w·s|, times |u·L| of each value;
+// tq4AccSlack is turboAccSlack for tq4 (tq4IntAcc: turbo4's kernel with tq4's f32 row scale);
 // nil where the integer kernel does not run.
 func tq4AccSlack(c *tq4Codec, n int, w []float32, rows []byte) []float64 {
 	if !tq4IntAcc(c.d) {
 		return nil
 	}
-	d, rb := c.d, c.RowBytes()
+	return scaledLevelSlack(c.d, c.RowBytes(), n, w, rows, c.scale, func(row []byte, i int) float32 { return tq4Levels[row[i/2]>>(4*(i%2))&15] })
+}
+
+// scaledLevelSlack is the integer accumulate's slack for rows of rb bytes whose value i is
+// scale(row)·level(row, i): per 64-row tile and accumulator, each row's w·s rounded to the
+// tile's int16 grid T (off by T/2 + 2⁻²²·|w·s|), times |level| of each value.
+func scaledLevelSlack(d, rb, n int, w []float32, rows []byte, scale func([]byte) float32, level func([]byte, int) float32) []float64 {
 	m := len(rows) / rb
 	slack := make([]float64, n*d)
 	for h := 0; h < n; h++ {
@@ -251,7 +231,7 @@ func tq4AccSlack(c *tq4Codec, n int, w []float32, rows []byte) []float64 {
 			t1 := min(t0+AccumulateTile, m)
 			var mx float32
 			for j := t0; j < t1; j++ {
-				mx = max(mx, float32(math.Abs(float64(w[j*n+h]*c.scale(rows[j*rb:])))))
+				mx = max(mx, float32(math.Abs(float64(w[j*n+h]*scale(rows[j*rb:])))))
 			}
 			if mx == 0 {
 				continue
@@ -260,10 +240,9 @@ func tq4AccSlack(c *tq4Codec, n int, w []float32, rows []byte) []float64 {
 			T := float64(1 / inv)
 			for j := t0; j < t1; j++ {
 				row := rows[j*rb : (j+1)*rb]
-				ws := float64(w[j*n+h] * c.scale(row))
-				e := T/2 + math.Ldexp(math.Abs(ws), -22)
+				e := T/2 + math.Ldexp(math.Abs(float64(w[j*n+h]*scale(row))), -22)
 				for i := 0; i < d; i++ {
-					slack[h*d+i] += e * math.Abs(float64(tq4Levels[row[i/2]>>(4*(i%2))&15]))
+					slack[h*d+i] += e * math.Abs(float64(level(row, i)))
 				}
 			}
 		}
