@@ -210,10 +210,23 @@ func TestAdmissionMatchesPlan(t *testing.T) {
 			ctxs := make([]context.CancelFunc, n)
 			started := make(chan int, n)
 			done := make(chan int, n)
+			// Every generation ends before the subtest does, a failed check included (its
+			// message is then reported, not lost to a later failure of a generation).
+			var gens sync.WaitGroup
+			defer func() {
+				for _, cancel := range ctxs {
+					if cancel != nil {
+						cancel()
+					}
+				}
+				gens.Wait()
+			}()
 			for i := 0; i < n; i++ {
 				c, cancel := context.WithCancel(context.Background())
 				ctxs[i] = cancel
+				gens.Add(1)
 				go func() {
+					defer gens.Done()
 					first := true
 					// MaxTokens 0: every generation may fill the whole context.
 					_, err := r.Generate(c, Params{Prompt: tok.Encode(fmt.Sprintf("Once upon a time %d", i), true, false)}, func(Event) error {
