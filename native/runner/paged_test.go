@@ -268,6 +268,22 @@ func TestAdmissionMatchesPlan(t *testing.T) {
 			}
 			st := r.Pages().Stats()
 			t.Logf("admitted %d = plan's %d sessions, 2 waiting; pages used %d, free %d of %d", len(in), sessions, st.Used, st.Free, st.Total)
+			// The generations waiting for pages have withdrawn their batching announcement
+			// (Batching.Expect): no arrival gather waits for them meanwhile.
+			if b, ok := r.Scheduler().(*Batching); ok {
+				coming := -1
+				for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
+					b.mu.Lock()
+					coming = b.coming
+					b.mu.Unlock()
+					if coming == 0 {
+						break
+					}
+				}
+				if coming != 0 {
+					t.Errorf("%d generations still announced to the batching scheduler while they wait for pages", coming)
+				}
+			}
 			// One ends: a waiting one takes its pages.
 			for i := range in {
 				ctxs[i]()

@@ -119,6 +119,13 @@ func NewPagedPool(newCache func() (backend.Cache, error), keep int, pages *kvcac
 // waits (until ctx is done) while the budget has no room for cells cells, failing at once
 // with ErrKVBudget when the whole budget has not.
 func (p *Pool) Get(ctx context.Context, prompt []int32, cells int) (*Sequence, error) {
+	return p.get(ctx, prompt, cells, nil)
+}
+
+// get is Get that calls blocked(true) before each wait for pages and blocked(false) after it
+// (blocked nil: none): the runner withdraws its batching announcement (Batching.Expect) while
+// the generation waits for room, so no arrival gather waits for it meanwhile.
+func (p *Pool) get(ctx context.Context, prompt []int32, cells int, blocked func(bool)) (*Sequence, error) {
 	if p.pages == nil {
 		return p.getContiguous(prompt)
 	}
@@ -145,10 +152,16 @@ func (p *Pool) Get(ctx context.Context, prompt []int32, cells int) (*Sequence, e
 			p.waiting++
 			p.mu.Unlock()
 		}
+		if blocked != nil {
+			blocked(true)
+		}
 		select {
 		case <-changed:
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		}
+		if blocked != nil {
+			blocked(false)
 		}
 	}
 }

@@ -272,7 +272,10 @@ func (r *Runner) Generate(ctx context.Context, p Params, emit func(Event) error)
 	}
 	// A batching scheduler waits for this generation's first step while the pool hands out
 	// its sequence (an arrival gather of a burst, Batching.Expect).
+	// While the pool makes it wait for pages (admission), the announcement is withdrawn and
+	// made again once it wakes.
 	expected := false
+	var blocked func(bool)
 	if e, ok := r.sched.(interface{ Expect() func() }); ok {
 		withdraw := e.Expect()
 		expected = true
@@ -281,8 +284,17 @@ func (r *Runner) Generate(ctx context.Context, p Params, emit func(Event) error)
 				withdraw()
 			}
 		}()
+		blocked = func(wait bool) {
+			if wait && expected {
+				withdraw()
+				expected = false
+			} else if !wait && !expected {
+				withdraw = e.Expect()
+				expected = true
+			}
+		}
 	}
-	seq, err := r.pool.Get(ctx, p.Prompt, grow)
+	seq, err := r.pool.get(ctx, p.Prompt, grow, blocked)
 	if err != nil {
 		if ctx.Err() != nil {
 			res.Stop = StopCancelled
