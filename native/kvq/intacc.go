@@ -19,13 +19,34 @@ func AccumulateStep(c Codec) float64 {
 	if bc := intAccBlocks(c); bc != nil && bc.full > 0 {
 		return 0x1p-16
 	}
-	if lc, ok := c.(*lmCodec); ok && turboIntAcc(lc.bits, lc.d) {
-		return 0x1p-16
-	}
-	if tc, ok := c.(*tq4Codec); ok && tq4IntAcc(tc.d) {
+	if turboAccKernels(c) != nil {
 		return 0x1p-16
 	}
 	return 0
+}
+
+// turboAccKernels is the integer accumulate kernel of a turbo tier's or tq4's rows on this CPU
+// (multi_turboacc_amd64.go), nil where their values accumulate in float: the one place that
+// decides, for AccumulateManyMulti and AccumulateStep alike.
+func turboAccKernels(c Codec) *multiKernels {
+	switch c := c.(type) {
+	case *lmCodec:
+		if turboIntAcc(c.bits, c.d) {
+			switch c.bits {
+			case 2:
+				return intAccT2
+			case 3:
+				return intAccT3
+			case 4:
+				return intAccT4
+			}
+		}
+	case *tq4Codec:
+		if tq4IntAcc(c.d) {
+			return intAccT4F
+		}
+	}
+	return nil
 }
 
 // intAccBlocks is the block layout of a codec whose values the integer kernels accumulate

@@ -628,8 +628,8 @@ func (c *tq4Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32) 
 // their natural order, no permutation), else through the float kernels on the permuted
 // accumulators.
 func (c *tq4Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows []byte) {
-	if tq4IntAcc(c.d) && n > 0 {
-		multiAcc(c, intAccT4F, c.d, nil, acc, n, w, rows)
+	if k := turboAccKernels(c); k != nil && n > 0 {
+		multiAcc(c, k, c.d, nil, acc, n, w, rows)
 		return
 	}
 	nv := c.d &^ 31

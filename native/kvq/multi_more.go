@@ -260,14 +260,7 @@ func (c *lmCodec) dotManyMultiMu(q []float32, n int, rows []byte, out, mu []floa
 // (turboIntAcc, multi_turboacc_amd64.go, within that bound), else through the float kernels as
 // DotManyMulti.
 func (c *lmCodec) AccumulateManyMulti(acc []float32, n int, w []float32, rows []byte) {
-	if turboIntAcc(c.bits, c.d) && n > 0 {
-		k := intAccT2
-		switch c.bits {
-		case 3:
-			k = intAccT3
-		case 4:
-			k = intAccT4
-		}
+	if k := turboAccKernels(c); k != nil && n > 0 {
 		multiAcc(c, k, c.d, nil, acc, n, w, rows)
 		return
 	}
