@@ -49,7 +49,9 @@ func invQ8_0x1(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride unsafe.
 var hasInvTile = hasVNNI512 && !noVNNI()
 
 // invTiled reports whether weight type t runs MulInvariant through the tile kernels.
-func invTiled(t gguf.Type) bool { return hasInvTile && (t == gguf.Q4_0 || t == gguf.Q8_0) }
+func invTiled(t gguf.Type) bool {
+	return hasInvTile && (t == gguf.Q4_0 || t == gguf.Q8_0 || t == gguf.Q6_K)
+}
 
 // invTileScratch is a product's token scales and offsets and a padded copy of a short row group.
 type invTileScratch struct {
@@ -65,6 +67,10 @@ var invTileScratches keep.Pool[invTileScratch]
 // tokens of each group in tiles of 16, then 8, 4, 2, 1. Every output is the same float32 value
 // whichever tile computes it, so the product is batch-invariant.
 func mulInvTile(typ gguf.Type, y []float32, ystride int, w []byte, rowBytes int, a *Act, lo, hi int) {
+	if typ == gguf.Q6_K { // invq6tile_amd64.go
+		mulInvTileQ6(y, ystride, w, rowBytes, a, lo, hi)
+		return
+	}
 	if hi <= lo || a.N <= 0 {
 		return
 	}

@@ -1,0 +1,141 @@
+//go:build amd64 && !purego
+
+package wkern
+
+import (
+	"math"
+	"unsafe"
+
+	"github.com/kvlab/kvlab/internal/keep"
+)
+
+//go:generate go run gen_invq6.go
+
+// The Q6_K tile kernels (invq6tile_amd64.s, written by gen_invq6.go): 16 rows of Q6_K weights,
+// one per zmm lane, read in place, times 16 (two groups of 8), 8, 4, 2 or 1 tokens. For every
+// row and token, acc = 0, then per super-block b in order
+//
+//	I   = Σ_G sc_G·Σ_{i∈G} (code_i − 32)·q_i    (exact int32, G the 16 sub-blocks of 16 values)
+//	acc = fma(float32(I)·d_t[b], dw[b], acc)
+//
+// (dw the super-block's f16 scale, d_t the token's Q8_K scale): the one-token kernel and the
+// multi-token ones form I differently, but I is exact and the float operations are the same,
+// so every output is the same bits whichever tile computes it. Bound: as dotQ6_KGo's, the
+// integer sums exact, float32(I) one rounding (|I| < 2³¹), then a product and a fused
+// multiply-add per super-block.
+//
+// The kernels read per super-block and token the operands ops: c_G = −32·Σq_G (the token's
+// 16-code sums, int32) and d_t. ops holds, per tile of tokens and super-block, the tile's c
+// values (16 per token) then its d values.
+
+//go:noescape
+func invQ6_Kx1(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, ops unsafe.Pointer, nb int, y unsafe.Pointer)
+
+//go:noescape
+func invQ6_Kx8(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ops unsafe.Pointer, nb int, y unsafe.Pointer, ystride int, s unsafe.Pointer, groups int)
+
+//go:noescape
+func invQ6_Kx4(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ops unsafe.Pointer, nb int, y unsafe.Pointer, ystride int, s unsafe.Pointer, groups int)
+
+//go:noescape
+func invQ6_Kx2(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ops unsafe.Pointer, nb int, y unsafe.Pointer, ystride int, s unsafe.Pointer, groups int)
+
+// q6TileScratch is the multi-token kernels' super-block scratch (6208 bytes, 64-byte aligned
+// within buf), the product's token operands and a padded copy of a short row group.
+type q6TileScratch struct {
+	buf  [6208 + 64]byte
+	ops  []int32
+	rows []byte
+	y    [16 * invTileRows]float32
+}
+
+var q6TileScratches keep.Pool[q6TileScratch]
+
+// invTileTokens returns the size of the token tile starting at t of n tokens: 16, then 8, 4, 2, 1.
+func invTileTokens(t, n int) int {
+	tn := 16
+	for tn > n-t {
+		tn /= 2
+	}
+	return tn
+}
+
+// q6TileOps returns ops (grown) holding the kernels' token operands for every tile of the n
+// tokens of a (nb super-blocks each): tile [t, t+tn) at 17·nb·t, per super-block 17·tn values,
+// c_G of token t+k at 16k + G (as int32 bits), d at 16·tn + k.
+func q6TileOps(ops []int32, a *Act, nb int) []int32 {
+	ops = grow(ops, 17*nb*a.N)
+	for t := 0; t < a.N; {
+		tn := invTileTokens(t, a.N)
+		for k := 0; k < tn; k++ {
+			bs := a.BS[(t+k)*nb*16 : (t+k+1)*nb*16]
+			d := a.D[(t+k)*nb : (t+k+1)*nb]
+			for b := range nb {
+				o := ops[17*nb*t+17*tn*b:]
+				for g := range 16 {
+					o[16*k+g] = -32 * int32(bs[16*b+g])
+				}
+				o[16*tn+k] = int32(math.Float32bits(d[b]))
+			}
+		}
+		t += tn
+	}
+	return ops
+}
+
+// mulInvTileQ6 is mulInvTile for Q6_K: rows [lo, hi) in groups of 16 (a short last group runs
+// on a copy whose missing rows repeat its last row, their outputs dropped), the tokens of each
+// group in tiles of 16, then 8, 4, 2, 1.
+func mulInvTileQ6(y []float32, ystride int, w []byte, rowBytes int, a *Act, lo, hi int) {
+	if hi <= lo || a.N <= 0 {
+		return
+	}
+	nb := a.Cols / 256
+	_ = w[hi*rowBytes-1]
+	_ = a.Q[a.N*a.Cols-1]
+	_ = a.D[a.N*nb-1]
+	_ = a.BS[a.N*nb*16-1]
+	_ = y[(a.N-1)*ystride+hi-1]
+	sc := q6TileScratches.Get()
+	defer q6TileScratches.Put(sc)
+	sc.ops = q6TileOps(sc.ops, a, nb)
+	s := unsafe.Pointer(&sc.buf[(64-uintptr(unsafe.Pointer(&sc.buf[0]))%64)%64])
+	for r0 := lo; r0 < hi; r0 += invTileRows {
+		mr := min(invTileRows, hi-r0)
+		wp := unsafe.Pointer(&w[r0*rowBytes])
+		if mr < invTileRows {
+			sc.rows = grow(sc.rows, invTileRows*rowBytes)
+			for i := 0; i < invTileRows; i++ {
+				copy(sc.rows[i*rowBytes:(i+1)*rowBytes], w[(r0+min(i, mr-1))*rowBytes:])
+			}
+			wp = unsafe.Pointer(&sc.rows[0])
+		}
+		for t := 0; t < a.N; {
+			tn := invTileTokens(t, a.N)
+			q := unsafe.Pointer(&a.Q[t*a.Cols])
+			ops := unsafe.Pointer(&sc.ops[17*nb*t])
+			yp, ys := unsafe.Pointer(&y[t*ystride+r0]), ystride
+			if mr < invTileRows {
+				yp, ys = unsafe.Pointer(&sc.y[0]), invTileRows
+			}
+			switch tn {
+			case 16:
+				invQ6_Kx8(wp, rowBytes, q, a.Cols, ops, nb, yp, ys, s, 2)
+			case 8:
+				invQ6_Kx8(wp, rowBytes, q, a.Cols, ops, nb, yp, ys, s, 1)
+			case 4:
+				invQ6_Kx4(wp, rowBytes, q, a.Cols, ops, nb, yp, ys, s, 1)
+			case 2:
+				invQ6_Kx2(wp, rowBytes, q, a.Cols, ops, nb, yp, ys, s, 1)
+			default:
+				invQ6_Kx1(wp, rowBytes, q, ops, nb, yp)
+			}
+			if mr < invTileRows {
+				for j := 0; j < tn; j++ {
+					copy(y[(t+j)*ystride+r0:(t+j)*ystride+r0+mr], sc.y[j*invTileRows:])
+				}
+			}
+			t += tn
+		}
+	}
+}

@@ -1,0 +1,110 @@
+package wkern
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kvlab/kvlab/native/gguf"
+)
+
+// q6TileOrder is a Q6_K row times token tok of a in the order the tile kernels state
+// (invq6tile_amd64.go): per super-block the exact I = Σ_G sc_G·Σ_{i∈G} (code_i − 32)·q_i, then
+// acc = fma(float32(I)·d_t, dw, acc), the fused multiply-add rounded once.
+func q6TileOrder(row []byte, a *Act, tok int) float32 {
+	nb := a.Cols / 256
+	var acc float32
+	for b := 0; b < nb; b++ {
+		blk := row[b*q6_KBytes : (b+1)*q6_KBytes]
+		q := a.Q[tok*a.Cols+256*b : tok*a.Cols+256*b+256]
+		var sum int64
+		for g := 0; g < 16; g++ {
+			var i int64
+			for v := 16 * g; v < 16*g+16; v++ {
+				n, r := v/128, v%128 // half, value within it
+				l, s := r%32, r/32   // position, quarter-plane
+				ql := blk[64*n+l+32*(s&1)]
+				if s >= 2 {
+					ql >>= 4
+				}
+				code := int64(ql&15) | int64(blk[128+32*n+l]>>(2*s)&3)<<4
+				i += (code - 32) * int64(q[v])
+			}
+			sum += int64(int8(blk[192+g])) * i
+		}
+		if sum != int64(int32(sum)) {
+			panic("q6TileOrder: I overflows int32")
+		}
+		x := float32(sum) * a.D[tok*nb+b]
+		acc = fma32(x, f16(blk[208:]), acc)
+	}
+	return acc
+}
+
+// TestInvTileOrderQ6: the Q6_K tile kernels compute, bit for bit, the operations their comment
+// states (q6TileOrder), for 27 tokens (a tile of each of 16, 8, 2 and 1) over 37 rows (a short
+// last row group) and for 1–7 tokens (the 4- and 2-token tiles); every output is the same bits
+// whatever the tokens multiplied together (1–27) and the split of the rows; and each is within
+// the kernels' error bound of the float64 product of the dequantized weights. A wrong
+// sub-block scale, a code's high bits from the wrong position, a token's chain fed another
+// token's codes or operands, all change some output's bits.
+func TestInvTileOrderQ6(t *testing.T) {
+	typ := gguf.Q6_K
+	if !invTiled(typ) {
+		t.Skipf("%s: no tile kernels on this CPU", typ)
+	}
+	r := rand.New(rand.NewPCG(6, 6))
+	k, _ := KernelOf(typ)
+	const rows, cols, maxN = 37, 768, 27
+	data := randomRows(r, typ, rows, cols)
+	rb := int(typ.RowBytes(cols))
+	x := randomVec(r, maxN*cols)
+	for _, n := range []int{27, 1, 2, 3, 4, 5, 6, 7} {
+		var a Act
+		a.Quantize(k.Format(), x[:n*cols], n, cols)
+		y := make([]float32, n*rows)
+		k.MulInvariant(y, rows, data, rb, &a, 0, rows)
+		for row := 0; row < rows; row++ {
+			for tok := 0; tok < n; tok++ {
+				want := q6TileOrder(data[row*rb:(row+1)*rb], &a, tok)
+				if got := y[tok*rows+row]; math.Float32bits(got) != math.Float32bits(want) {
+					t.Fatalf("%d tokens: row %d token %d: %g, the stated order gives %g", n, row, tok, got, want)
+				}
+			}
+		}
+	}
+
+	// Batch invariance over 1–27 tokens and row splits, and the float64 bound.
+	acts := make([]Act, maxN)
+	for tok := range acts {
+		acts[tok].Quantize(k.Format(), x[tok*cols:(tok+1)*cols], 1, cols)
+	}
+	var a Act
+	checkInvariant(t, "q6_K tiles", rows, maxN, func(y []float32, n, lo, hi int) {
+		if n < 0 {
+			k.MulInvariant(y, rows, data, rb, &acts[-n-1], lo, hi)
+			return
+		}
+		a.Quantize(k.Format(), x[:n*cols], n, cols)
+		k.MulInvariant(y, rows, data, rb, &a, lo, hi)
+	})
+	a.Quantize(k.Format(), x, maxN, cols)
+	y := make([]float32, maxN*rows)
+	k.MulInvariant(y, rows, data, rb, &a, 0, rows)
+	w := make([]float32, cols)
+	for row := 0; row < rows; row++ {
+		if err := gguf.DequantizeRow(typ, data[row*rb:(row+1)*rb], w); err != nil {
+			t.Fatal(err)
+		}
+		for tok := 0; tok < maxN; tok++ {
+			var want float64
+			for i, wi := range w {
+				want += float64(wi) * float64(x[tok*cols+i])
+			}
+			got := y[tok*rows+row]
+			if d, b := math.Abs(float64(got)-want), bound(w, x[tok*cols:(tok+1)*cols], &a, tok); d > b {
+				t.Fatalf("row %d token %d: %g, reference %g (|Δ| %g > bound %g)", row, tok, got, want, d, b)
+			}
+		}
+	}
+}
