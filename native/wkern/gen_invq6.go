@@ -320,28 +320,34 @@ func group(name string, k int) {
 	}
 }
 
-// xk is the kernel of groups·k tokens (k = 8, 4 or 2): ops holds per super-block the tokens'
-// c values (16 int32 each) then their d values (68·tokens bytes).
-func xk(k int) {
+// xr is the kernel of groups·8 + r tokens (r = 0…7): groups of eight tokens, then one of r.
+// ops holds per super-block the tokens' c values (16 int32 each) then their d values (68 bytes
+// a token).
+func xr(r int) {
 	fmt.Fprintf(&b, `
-// func invQ6_Kx%[1]d(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ops unsafe.Pointer, nb int, y unsafe.Pointer, ystride int, s unsafe.Pointer, groups int)
-// 16 rows × groups·%[1]d tokens (token t's codes at q + t·qstride; s the 64-byte aligned scratch):
-// y[t·ystride + i] = row i's product with token t.
-TEXT ·invQ6_Kx%[1]d(SB), NOSPLIT, $48-80
-`, k)
+// func invQ6_Kx8r%[1]d(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ops unsafe.Pointer, nb int, y unsafe.Pointer, ystride int, s unsafe.Pointer, groups int)
+// 16 rows × groups·8 + %[1]d tokens (token t's codes at q + t·qstride; s the 64-byte aligned
+// scratch): y[t·ystride + i] = row i's product with token t.
+TEXT ·invQ6_Kx8r%[1]d(SB), NOSPLIT, $56-80
+`, r)
 	// Locals: qb (codes of the tile's first token at the super-block), opb (its ops), the
-	// super-blocks left, the row-0 pointer, the prefetch pointer.
-	const qb, opb, cnt, row, pf = "qb-8(SP)", "opb-16(SP)", "cnt-24(SP)", "row-32(SP)", "pf-40(SP)"
+	// super-blocks left, the row-0 pointer, the prefetch pointer, the tokens.
+	const qb, opb, cnt, row, pf, tn = "qb-8(SP)", "opb-16(SP)", "cnt-24(SP)", "row-32(SP)", "pf-40(SP)", "tn-48(SP)"
+	l := func(name string) string { return fmt.Sprintf("q6r%d%s", r, name) }
 	p("MOVQ s+64(FP), DI")
 	p("MOVQ groups+72(FP), CX")
-	p("SHLQ $%d, CX", map[int]int{8: 3, 4: 2, 2: 1}[k])
+	p("SHLQ $3, CX")
+	if r > 0 {
+		p("ADDQ $%d, CX", r)
+	}
+	p("MOVQ CX, %s", tn)
 	p("VPXORD Z0, Z0, Z0")
 	p("LEAQ %d(DI), R13", sAcc)
-	b.WriteString(fmt.Sprintf("q6x%dzero:\n", k))
+	b.WriteString(l("zero") + ":\n")
 	p("VMOVAPS Z0, (R13)")
 	p("ADDQ $64, R13")
 	p("DECQ CX")
-	p("JNZ q6x%dzero", k)
+	p("JNZ %s", l("zero"))
 	p("MOVQ q+16(FP), R9")
 	p("MOVQ R9, %s", qb)
 	p("MOVQ ops+32(FP), DX")
@@ -351,7 +357,7 @@ TEXT ·invQ6_Kx%[1]d(SB), NOSPLIT, $48-80
 	setupRows("w+0(FP)", "rowBytes+8(FP)")
 	p("MOVQ SI, %s", row)
 	p("MOVQ R14, %s", pf)
-	b.WriteString(fmt.Sprintf("q6x%dblock:\n", k))
+	b.WriteString(l("block") + ":\n")
 	p("MOVQ %s, SI", row)
 	p("MOVQ rowBytes+8(FP), BX")
 	p("LEAQ (BX)(BX*2), AX")
@@ -368,40 +374,46 @@ TEXT ·invQ6_Kx%[1]d(SB), NOSPLIT, $48-80
 	p("MOVQ qstride+24(FP), R8")
 	p("MOVQ %s, R9", qb)
 	p("MOVQ %s, DX", opb)
-	p("MOVQ groups+72(FP), BX")
-	p("MOVQ BX, AX")
-	p("SHLQ $%d, AX", map[int]int{8: 9, 4: 8, 2: 7}[k]) // 64·tokens: the d values' offset
+	p("MOVQ %s, AX", tn)
+	p("SHLQ $6, AX") // 64·tokens: the d values' offset
 	p("LEAQ (DX)(AX*1), CX")
 	p("LEAQ %d(DI), R13", sAcc)
-	b.WriteString(fmt.Sprintf("q6x%dgroup:\n", k))
-	group(fmt.Sprintf("q6x%dsub", k), k)
-	// Next group: codes 256 back and k tokens on, c values 64 back and k tokens on.
+	p("MOVQ groups+72(FP), BX")
+	p("TESTQ BX, BX")
+	p("JZ %s", l("rest"))
+	b.WriteString(l("group") + ":\n")
+	group(l("sub8"), 8)
+	// Next group: codes 256 back and 8 tokens on, c values 64 back and 8 tokens on.
 	p("SUBQ $256, R9")
-	p("LEAQ (R9)(R8*%d), R9", map[int]int{8: 8, 4: 4, 2: 2}[k])
-	p("ADDQ $%d, DX", 64*k-64)
-	p("ADDQ $%d, CX", 4*k)
-	p("ADDQ $%d, R13", 64*k)
+	p("LEAQ (R9)(R8*8), R9")
+	p("ADDQ $%d, DX", 64*8-64)
+	p("ADDQ $32, CX")
+	p("ADDQ $512, R13")
 	p("DECQ BX")
-	p("JNZ q6x%dgroup", k)
+	p("JNZ %s", l("group"))
+	b.WriteString(l("rest") + ":\n")
+	if r > 0 {
+		group(l("subr"), r)
+		p("ADDQ $%d, CX", 4*r)
+	}
 	// Next super-block: codes 256 on, ops 68·tokens on (CX now points past the d values).
 	p("ADDQ $256, %s", qb)
 	p("MOVQ CX, %s", opb)
 	p("DECQ %s", cnt)
-	p("JNZ q6x%dblock", k)
+	p("JNZ %s", l("block"))
 	// Store the accumulators.
 	p("MOVQ y+48(FP), SI")
 	p("MOVQ ystride+56(FP), BX")
 	p("SHLQ $2, BX")
-	p("MOVQ groups+72(FP), CX")
-	p("SHLQ $%d, CX", map[int]int{8: 3, 4: 2, 2: 1}[k])
+	p("MOVQ %s, CX", tn)
 	p("LEAQ %d(DI), R13", sAcc)
-	b.WriteString(fmt.Sprintf("q6x%dstore:\n", k))
+	b.WriteString(l("store") + ":\n")
 	p("VMOVAPS (R13), Z0")
 	p("VMOVUPS Z0, (SI)")
 	p("ADDQ $64, R13")
 	p("ADDQ BX, SI")
 	p("DECQ CX")
-	p("JNZ q6x%dstore", k)
+	p("JNZ %s", l("store"))
 	p("VZEROUPPER")
 	p("RET")
 }
@@ -414,8 +426,8 @@ func main() {
 #include "textflag.h"
 `)
 	x1()
-	for _, k := range []int{8, 4, 2} {
-		xk(k)
+	for r := 0; r < 8; r++ {
+		xr(r)
 	}
 	if err := os.WriteFile("invq6tile_amd64.s", []byte(b.String()), 0o644); err != nil {
 		panic(err)

@@ -12,8 +12,9 @@ import (
 //go:generate go run gen_invq6.go
 
 // The Q6_K tile kernels (invq6tile_amd64.s, written by gen_invq6.go): 16 rows of Q6_K weights,
-// one per zmm lane, read in place, times 16 (two groups of 8), 8, 4, 2 or 1 tokens. For every
-// row and token, acc = 0, then per super-block b in order
+// one per zmm lane, read in place, times one token or up to 16 (in groups of eight and one of
+// the rest, each super-block unpacked once for all). For every row and token, acc = 0, then per
+// super-block b in order
 //
 //	I   = Σ_G sc_G·Σ_{i∈G} (code_i − 32)·q_i    (exact int32, G the 16 sub-blocks of 16 values)
 //	acc = fma(float32(I)·d_t[b], dw[b], acc)
@@ -31,14 +32,36 @@ import (
 //go:noescape
 func invQ6_Kx1(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, ops unsafe.Pointer, nb int, y unsafe.Pointer)
 
-//go:noescape
-func invQ6_Kx8(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ops unsafe.Pointer, nb int, y unsafe.Pointer, ystride int, s unsafe.Pointer, groups int)
+// The multi-token kernels: invQ6_Kx8r<r> multiplies 16 rows by groups·8 + r tokens (token t's
+// codes at q + t·qstride, s a 64-byte aligned scratch), y[t·ystride + i] row i's product with
+// token t; one unpacking of each super-block serves all the tokens.
+var invQ6Kernels = [8]func(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ops unsafe.Pointer, nb int, y unsafe.Pointer, ystride int, s unsafe.Pointer, groups int){
+	invQ6_Kx8r0, invQ6_Kx8r1, invQ6_Kx8r2, invQ6_Kx8r3, invQ6_Kx8r4, invQ6_Kx8r5, invQ6_Kx8r6, invQ6_Kx8r7,
+}
 
 //go:noescape
-func invQ6_Kx4(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ops unsafe.Pointer, nb int, y unsafe.Pointer, ystride int, s unsafe.Pointer, groups int)
+func invQ6_Kx8r0(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ops unsafe.Pointer, nb int, y unsafe.Pointer, ystride int, s unsafe.Pointer, groups int)
 
 //go:noescape
-func invQ6_Kx2(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ops unsafe.Pointer, nb int, y unsafe.Pointer, ystride int, s unsafe.Pointer, groups int)
+func invQ6_Kx8r1(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ops unsafe.Pointer, nb int, y unsafe.Pointer, ystride int, s unsafe.Pointer, groups int)
+
+//go:noescape
+func invQ6_Kx8r2(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ops unsafe.Pointer, nb int, y unsafe.Pointer, ystride int, s unsafe.Pointer, groups int)
+
+//go:noescape
+func invQ6_Kx8r3(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ops unsafe.Pointer, nb int, y unsafe.Pointer, ystride int, s unsafe.Pointer, groups int)
+
+//go:noescape
+func invQ6_Kx8r4(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ops unsafe.Pointer, nb int, y unsafe.Pointer, ystride int, s unsafe.Pointer, groups int)
+
+//go:noescape
+func invQ6_Kx8r5(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ops unsafe.Pointer, nb int, y unsafe.Pointer, ystride int, s unsafe.Pointer, groups int)
+
+//go:noescape
+func invQ6_Kx8r6(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ops unsafe.Pointer, nb int, y unsafe.Pointer, ystride int, s unsafe.Pointer, groups int)
+
+//go:noescape
+func invQ6_Kx8r7(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ops unsafe.Pointer, nb int, y unsafe.Pointer, ystride int, s unsafe.Pointer, groups int)
 
 // q6TileScratch is the multi-token kernels' super-block scratch (6208 bytes, 64-byte aligned
 // within buf), the product's token operands and a padded copy of a short row group.
@@ -51,14 +74,8 @@ type q6TileScratch struct {
 
 var q6TileScratches keep.Pool[q6TileScratch]
 
-// invTileTokens returns the size of the token tile starting at t of n tokens: 16, then 8, 4, 2, 1.
-func invTileTokens(t, n int) int {
-	tn := 16
-	for tn > n-t {
-		tn /= 2
-	}
-	return tn
-}
+// q6TileTokens returns the size of the token tile starting at t of n tokens: 16, or the rest.
+func q6TileTokens(t, n int) int { return min(16, n-t) }
 
 // q6TileOps returns ops (grown) holding the kernels' token operands for every tile of the n
 // tokens of a (nb super-blocks each): tile [t, t+tn) at 17·nb·t, per super-block 17·tn values,
@@ -66,7 +83,7 @@ func invTileTokens(t, n int) int {
 func q6TileOps(ops []int32, a *Act, nb int) []int32 {
 	ops = grow(ops, 17*nb*a.N)
 	for t := 0; t < a.N; {
-		tn := invTileTokens(t, a.N)
+		tn := q6TileTokens(t, a.N)
 		for k := 0; k < tn; k++ {
 			bs := a.BS[(t+k)*nb*16 : (t+k+1)*nb*16]
 			d := a.D[(t+k)*nb : (t+k+1)*nb]
@@ -85,7 +102,7 @@ func q6TileOps(ops []int32, a *Act, nb int) []int32 {
 
 // mulInvTileQ6 is mulInvTile for Q6_K: rows [lo, hi) in groups of 16 (a short last group runs
 // on a copy whose missing rows repeat its last row, their outputs dropped), the tokens of each
-// group in tiles of 16, then 8, 4, 2, 1.
+// group in tiles of 16 and the rest.
 func mulInvTileQ6(y []float32, ystride int, w []byte, rowBytes int, a *Act, lo, hi int) {
 	if hi <= lo || a.N <= 0 {
 		return
@@ -111,24 +128,17 @@ func mulInvTileQ6(y []float32, ystride int, w []byte, rowBytes int, a *Act, lo, 
 			wp = unsafe.Pointer(&sc.rows[0])
 		}
 		for t := 0; t < a.N; {
-			tn := invTileTokens(t, a.N)
+			tn := q6TileTokens(t, a.N)
 			q := unsafe.Pointer(&a.Q[t*a.Cols])
 			ops := unsafe.Pointer(&sc.ops[17*nb*t])
 			yp, ys := unsafe.Pointer(&y[t*ystride+r0]), ystride
 			if mr < invTileRows {
 				yp, ys = unsafe.Pointer(&sc.y[0]), invTileRows
 			}
-			switch tn {
-			case 16:
-				invQ6_Kx8(wp, rowBytes, q, a.Cols, ops, nb, yp, ys, s, 2)
-			case 8:
-				invQ6_Kx8(wp, rowBytes, q, a.Cols, ops, nb, yp, ys, s, 1)
-			case 4:
-				invQ6_Kx4(wp, rowBytes, q, a.Cols, ops, nb, yp, ys, s, 1)
-			case 2:
-				invQ6_Kx2(wp, rowBytes, q, a.Cols, ops, nb, yp, ys, s, 1)
-			default:
+			if tn == 1 {
 				invQ6_Kx1(wp, rowBytes, q, ops, nb, yp)
+			} else {
+				invQ6Kernels[tn%8](wp, rowBytes, q, a.Cols, ops, nb, yp, ys, s, tn/8)
 			}
 			if mr < invTileRows {
 				for j := 0; j < tn; j++ {
