@@ -43,9 +43,10 @@ func q6TileOrder(row []byte, a *Act, tok int) float32 {
 
 // TestInvTileOrderQ6: the Q6_K tile kernels compute, bit for bit, the operations their comment
 // states (q6TileOrder), for 1–27 tokens (every kernel: one token, groups of eight with each rest
-// 0…7, a second tile of 1…11 tokens) over 37 rows (a short last row group); every output is the same bits
-// whatever the tokens multiplied together (1–27) and the split of the rows; and each is within
-// the kernels' error bound of the float64 product of the dequantized weights. A wrong
+// 0…7, a second tile of 1…11 tokens) over 37 rows (a short last row group) and on the largest
+// integer sums the format allows; every output is the same bits whatever the tokens multiplied
+// together (1–27) and the split of the rows; and each is within the kernels' error bound of the
+// float64 product of the dequantized weights. A wrong
 // sub-block scale, a code's high bits from the wrong position, a token's chain fed another
 // token's codes or operands, all change some output's bits.
 func TestInvTileOrderQ6(t *testing.T) {
@@ -69,6 +70,48 @@ func TestInvTileOrderQ6(t *testing.T) {
 				want := q6TileOrder(data[row*rb:(row+1)*rb], &a, tok)
 				if got := y[tok*rows+row]; math.Float32bits(got) != math.Float32bits(want) {
 					t.Fatalf("%d tokens: row %d token %d: %g, the stated order gives %g", n, row, tok, got, want)
+				}
+			}
+		}
+	}
+
+	// The largest sums: codes 0 (−32) and 63 (+31), scales −128 and 127, every activation code
+	// ±127: |I| = 16·16·32·127·128, exact in int32.
+	ext := make([]byte, 16*2*q6_KBytes)
+	for i := 0; i < len(ext); i += q6_KBytes {
+		blk := ext[i : i+q6_KBytes]
+		hi := byte(0)
+		if i/q6_KBytes%3 == 1 {
+			hi = 0xff // codes 63
+		}
+		for j := 0; j < 192; j++ {
+			blk[j] = hi
+		}
+		for g := 0; g < 16; g++ {
+			blk[192+g] = 0x80 // −128
+			if i/q6_KBytes%5 == 2 {
+				blk[192+g] = 127
+			}
+		}
+		blk[208], blk[209] = 0x00, 0x3c // 1.0
+	}
+	for _, n := range []int{1, 3, 16} {
+		xe := make([]float32, n*512)
+		for i := range xe {
+			xe[i] = 1
+			if i/512%2 == 1 {
+				xe[i] = -1
+			}
+		}
+		var a Act
+		a.Quantize(k.Format(), xe, n, 512)
+		y := make([]float32, n*16)
+		k.MulInvariant(y, 16, ext, 2*q6_KBytes, &a, 0, 16)
+		for row := 0; row < 16; row++ {
+			for tok := 0; tok < n; tok++ {
+				want := q6TileOrder(ext[row*2*q6_KBytes:(row+1)*2*q6_KBytes], &a, tok)
+				if got := y[tok*16+row]; math.Float32bits(got) != math.Float32bits(want) {
+					t.Fatalf("extreme sums, %d tokens: row %d token %d: %g, the stated order gives %g", n, row, tok, got, want)
 				}
 			}
 		}
