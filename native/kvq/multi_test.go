@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -337,6 +339,77 @@ func TestMultiQuerySpeed(t *testing.T) {
 		acc1 := best(func() { c.AccumulateMany(acc[:benchDim], w[:benchRows], enc) })
 		t.Logf("%-5s per row of %d values: 4 queries dot %.1f ns, acc %.1f ns; 2 queries dot %.1f ns, acc %.1f ns; 1 query dot %.1f ns, acc %.1f ns; DotMany %.1f ns, AccumulateMany %.1f ns",
 			f, benchDim, perRow(dot), perRow(accT), perRow(dot2), perRow(acc2), perRow(dotL), perRow(accL), perRow(dot1), perRow(acc1))
+	}
+}
+
+// TestMultiQueryStreamSpeed prints (KVLAB_SPEED_REPORT set), per row of benchDim values and
+// four queries, the best thread-CPU time of DotManyMulti and AccumulateManyMulti in cache (the
+// benchRows rows, again and again) and streamed past the caches (keys and values 64 MiB each of
+// those rows, in chunks of benchRows rows taken as attention's Decode takes them: a chunk's
+// scores, then its values), so that a kernel's memory stall can be told from its arithmetic.
+// KVLAB_SPEED_FORMATS picks the formats (comma-separated; default f16, q4_0, q5_0, q5_1, fp8),
+// KVLAB_SPEED_ROUNDS the rounds (default 10).
+func TestMultiQueryStreamSpeed(t *testing.T) {
+	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
+		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
+	}
+	formats := []Format{F16, Q4_0, Q5_0, Q5_1, FP8}
+	if list := os.Getenv("KVLAB_SPEED_FORMATS"); list != "" {
+		formats = nil
+		for _, name := range strings.Split(list, ",") {
+			f, err := Parse(strings.TrimSpace(name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			formats = append(formats, f)
+		}
+	}
+	rounds := 10
+	if n, err := strconv.Atoi(os.Getenv("KVLAB_SPEED_ROUNDS")); err == nil && n > 0 {
+		rounds = n
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for _, f := range formats {
+		c := mustCodec(t, f, benchDim)
+		mq := c.(MultiQuery)
+		tile, _ := benchRowsOf(c)
+		keys := make([]byte, (64<<20)/len(tile)*len(tile))
+		for o := 0; o < len(keys); o += len(tile) {
+			copy(keys[o:], tile)
+		}
+		vals := append([]byte(nil), keys...)
+		q := gaussianRows(rand.New(rand.NewPCG(11, 12)), 4, benchDim, 1)
+		out := make([]float32, 4*benchRows)
+		w := make([]float32, 4*benchRows)
+		for i := range w {
+			w[i] = 1.0 / benchRows
+		}
+		acc := make([]float32, 4*benchDim)
+		// best: scores and values in cache, then streamed.
+		best := [4]time.Duration{time.Hour, time.Hour, time.Hour, time.Hour}
+		chunks := len(keys) / len(tile)
+		for r := 0; r < rounds; r++ {
+			var d [4]time.Duration
+			for k := 0; k < chunks; k++ {
+				t0 := cputime.Thread()
+				mq.DotManyMulti(q, 4, tile, out)
+				t1 := cputime.Thread()
+				mq.AccumulateManyMulti(acc, 4, w, tile)
+				t2 := cputime.Thread()
+				mq.DotManyMulti(q, 4, keys[k*len(tile):(k+1)*len(tile)], out)
+				t3 := cputime.Thread()
+				mq.AccumulateManyMulti(acc, 4, w, vals[k*len(tile):(k+1)*len(tile)])
+				t4 := cputime.Thread()
+				d[0], d[1], d[2], d[3] = d[0]+t1-t0, d[1]+t2-t1, d[2]+t3-t2, d[3]+t4-t3
+			}
+			for i := range best {
+				best[i] = min(best[i], d[i])
+			}
+		}
+		perRow := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(chunks*benchRows) }
+		t.Logf("%-5s per row of %d values, 4 queries: scores %.2f ns in cache, %.2f ns streamed; values %.2f ns in cache, %.2f ns streamed",
+			f, benchDim, perRow(best[0]), perRow(best[2]), perRow(best[1]), perRow(best[3]))
 	}
 }
 
