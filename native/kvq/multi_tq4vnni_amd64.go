@@ -123,7 +123,15 @@ const (
 // every score of query h starts from q̃_h·mu.
 func tq4ScoresVNNI(kind int, d, rb int, q []float32, n int, rows []byte, out, mu []float32) {
 	m := len(out) / n
-	q, rows, out = q[:n*d], rows[:m*rb], out[:m*n]
+	runs := [1][]byte{rows[:m*rb]}
+	tq4ScoresVNNIRuns(kind, d, rb, q, n, runs[:], out, mu)
+}
+
+// tq4ScoresVNNIRuns is tq4ScoresVNNI over the rows of several runs, as vnniScoresRuns is
+// vnniScores: each group of four queries rounded to its digits once for all the runs.
+func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, out, mu []float32) {
+	m := len(out) / n
+	q, out = q[:n*d], out[:m*n]
 	if m == 0 {
 		return
 	}
@@ -169,7 +177,6 @@ func tq4ScoresVNNI(kind int, d, rb int, q []float32, n int, rows []byte, out, mu
 		offs[4] = turboUnit3
 	}
 	var tmp [16 * 4]float32
-	whole := m &^ 15
 	for h := 0; h < n; h += 4 {
 		r := min(4, n-h)
 		if permute {
@@ -186,29 +193,39 @@ func tq4ScoresVNNI(kind int, d, rb int, q []float32, n int, rows []byte, out, mu
 				offs[i] = vnniGridDot(dig, aux, i, nb, 1, muP)
 			}
 		}
-		if whole > 0 {
-			if r == 4 {
-				kernel(&rows[0], whole, &out[h], 4*n)
-			} else {
-				for j0 := 0; j0 < whole; j0 += 16 {
-					kernel(&rows[j0*rb], 16, &tmp[0], 16)
-					for j := 0; j < 16; j++ {
-						copy(out[(j0+j)*n+h:(j0+j)*n+h+r], tmp[4*j:4*j+r])
+		base := 0 // the run's first row in out
+		for _, rows := range runs {
+			mr := min(len(rows)/rb, m-base)
+			if mr <= 0 {
+				continue // an empty run
+			}
+			out := out[base*n : (base+mr)*n]
+			base += mr
+			whole := mr &^ 15
+			if whole > 0 {
+				if r == 4 {
+					kernel(&rows[0], whole, &out[h], 4*n)
+				} else {
+					for j0 := 0; j0 < whole; j0 += 16 {
+						kernel(&rows[j0*rb], 16, &tmp[0], 16)
+						for j := 0; j < 16; j++ {
+							copy(out[(j0+j)*n+h:(j0+j)*n+h+r], tmp[4*j:4*j+r])
+						}
 					}
 				}
 			}
-		}
-		if rest := m - whole; rest > 0 {
-			var padStack [16 * (multiScratchDim/2 + 4)]byte
-			pad := padStack[:]
-			if 16*rb > len(pad) {
-				pad = make([]byte, 16*rb)
-			}
-			pad = pad[:16*rb]
-			clear(pad[copy(pad, rows[whole*rb:]):])
-			kernel(&pad[0], 16, &tmp[0], 16)
-			for j := 0; j < rest; j++ {
-				copy(out[(whole+j)*n+h:(whole+j)*n+h+r], tmp[4*j:4*j+r])
+			if rest := mr - whole; rest > 0 {
+				var padStack [16 * (multiScratchDim/2 + 4)]byte
+				pad := padStack[:]
+				if 16*rb > len(pad) {
+					pad = make([]byte, 16*rb)
+				}
+				pad = pad[:16*rb]
+				clear(pad[copy(pad, rows[whole*rb:mr*rb]):])
+				kernel(&pad[0], 16, &tmp[0], 16)
+				for j := 0; j < rest; j++ {
+					copy(out[(whole+j)*n+h:(whole+j)*n+h+r], tmp[4*j:4*j+r])
+				}
 			}
 		}
 	}

@@ -206,7 +206,17 @@ var vnniNDigits = [...]int{vnniQ4_0: 1, vnniQ8_0: 2, vnniIQ4NL: 1, vnniQ4_1: 1, 
 // as the kernel rounds it (vnniGrid).
 func vnniScores(kind int, d, rb, nb int, tail func(q []float32, row []byte) float32, q []float32, n int, rows []byte, out, mu []float32) {
 	m := len(out) / n
-	q, rows, out = q[:n*d], rows[:m*rb], out[:m*n]
+	runs := [1][]byte{rows[:m*rb]}
+	vnniScoresRuns(kind, d, rb, nb, tail, q, n, runs[:], out, mu)
+}
+
+// vnniScoresRuns is vnniScores over the rows of several runs (DotManyMultiRuns): out holds
+// runs[0]'s rows' scores, then runs[1]'s, and so on. Each group of four queries is rounded to
+// its digits once for all the runs; a row's score depends only on its bytes and the digits, so
+// it is the one vnniScores over its run alone gives.
+func vnniScoresRuns(kind int, d, rb, nb int, tail func(q []float32, row []byte) float32, q []float32, n int, runs [][]byte, out, mu []float32) {
+	m := len(out) / n
+	q, out = q[:n*d], out[:m*n]
 	if m == 0 {
 		return
 	}
@@ -239,7 +249,6 @@ func vnniScores(kind int, d, rb, nb int, tail func(q []float32, row []byte) floa
 	// they are used: each is zeroed where it is declared, 8 KiB a call (of 64 rows, a page) if
 	// declared here.
 	var tmp [16 * 4]float32
-	whole := m &^ 15
 	for h := 0; h < n; h += 4 {
 		r := min(4, n-h)
 		qh := q[h*d : (h+r)*d]
@@ -255,41 +264,56 @@ func vnniScores(kind int, d, rb, nb int, tail func(q []float32, row []byte) floa
 				offs[i] = vnniGridDot(dig, aux, i, nb, nd, mu) + lmDot(qh[i*d+nb*32:(i+1)*d], mu[nb*32:d])
 			}
 		}
-		if whole > 0 {
-			if r == 4 {
-				kernel(&rows[0], whole, &out[h], 4*n)
-			} else {
-				for j0 := 0; j0 < whole; j0 += 16 {
-					kernel(&rows[j0*rb], 16, &tmp[0], 16)
-					for j := 0; j < 16; j++ {
-						o, t := out[(j0+j)*n+h:(j0+j)*n+h+r], tmp[4*j:4*j+4] // element by element: no memmove call per row
-						for i := range o {
-							o[i] = t[i]
+		base := 0 // the run's first row in out
+		for _, rows := range runs {
+			mr := min(len(rows)/rb, m-base)
+			if mr <= 0 {
+				continue // an empty run
+			}
+			out := out[base*n : (base+mr)*n]
+			base += mr
+			whole := mr &^ 15
+			if whole > 0 {
+				if r == 4 {
+					kernel(&rows[0], whole, &out[h], 4*n)
+				} else {
+					for j0 := 0; j0 < whole; j0 += 16 {
+						kernel(&rows[j0*rb], 16, &tmp[0], 16)
+						for j := 0; j < 16; j++ {
+							o, t := out[(j0+j)*n+h:(j0+j)*n+h+r], tmp[4*j:4*j+4] // element by element: no memmove call per row
+							for i := range o {
+								o[i] = t[i]
+							}
 						}
 					}
 				}
 			}
-		}
-		if rest := m - whole; rest > 0 {
-			var padStack [16 * vnniMaxBlocks * 34]byte
-			pad := padStack[:]
-			if 16*rb > len(pad) {
-				pad = make([]byte, 16*rb)
-			}
-			pad = pad[:16*rb]
-			clear(pad[copy(pad, rows[whole*rb:]):])
-			kernel(&pad[0], 16, &tmp[0], 16)
-			for j := 0; j < rest; j++ {
-				copy(out[(whole+j)*n+h:(whole+j)*n+h+r], tmp[4*j:4*j+r])
+			if rest := mr - whole; rest > 0 {
+				var padStack [16 * vnniMaxBlocks * 34]byte
+				pad := padStack[:]
+				if 16*rb > len(pad) {
+					pad = make([]byte, 16*rb)
+				}
+				pad = pad[:16*rb]
+				clear(pad[copy(pad, rows[whole*rb:mr*rb]):])
+				kernel(&pad[0], 16, &tmp[0], 16)
+				for j := 0; j < rest; j++ {
+					copy(out[(whole+j)*n+h:(whole+j)*n+h+r], tmp[4*j:4*j+r])
+				}
 			}
 		}
 	}
 	if tail != nil {
-		for j := 0; j < m; j++ {
-			row := rows[j*rb : (j+1)*rb]
-			for h := 0; h < n; h++ {
-				out[j*n+h] += tail(q[h*d:(h+1)*d], row)
+		base := 0
+		for _, rows := range runs {
+			mr := min(len(rows)/rb, m-base)
+			for j := 0; j < mr; j++ {
+				row := rows[j*rb : (j+1)*rb]
+				for h := 0; h < n; h++ {
+					out[(base+j)*n+h] += tail(q[h*d:(h+1)*d], row)
+				}
 			}
+			base += max(mr, 0)
 		}
 	}
 }
@@ -370,4 +394,61 @@ func (c *q5_0Codec) q50ScoresVNNI(q []float32, n int, rows []byte, out, mu []flo
 func (c *q5_1Codec) q51ScoresVNNI(q []float32, n int, rows []byte, out, mu []float32) {
 	td, _ := c.tails()
 	vnniScores(vnniQ5_1, c.d, c.rb, c.full, td, q, n, rows, out, mu)
+}
+
+// vnniRuns is DotManyMultiRuns where c's DotManyMulti takes the VNNI kernels (c itself, or
+// the rotated codec over it, whose channel offsets the kernels then start the scores from, as
+// its DotManyMulti has them do): the same kernels over the runs, each group of queries rounded
+// once. It reports false, doing nothing, for any other codec or CPU. The conditions are the
+// codecs' own DotManyMulti and dotManyMultiMu ones (TestDotManyMultiRuns checks every format
+// against them bit for bit).
+func vnniRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bool {
+	if n <= 0 {
+		return false
+	}
+	var mu []float32
+	if r, ok := c.(*rotCodec); ok {
+		c, mu = r.inner, r.muR
+	}
+	switch c := c.(type) {
+	case *q4_0Codec:
+		if hasVNNI && c.full > 0 {
+			td, _ := c.tails()
+			vnniScoresRuns(vnniQ4_0, c.d, c.rb, c.full, td, q, n, runs, out, mu)
+			return true
+		}
+	case *q8_0Codec:
+		if hasVNNI && c.full > 0 {
+			td, _ := c.tails()
+			vnniScoresRuns(vnniQ8_0, c.d, c.rb, c.full, td, q, n, runs, out, mu)
+			return true
+		}
+	case *iq4nlCodec:
+		if hasVNNIBW && c.full > 0 {
+			td, _ := c.tails()
+			vnniScoresRuns(vnniIQ4NL, c.d, c.rb, c.full, td, q, n, runs, out, mu)
+			return true
+		}
+	case *q4_1Codec:
+		if hasVNNI && c.full > 0 {
+			td, _ := c.tails()
+			vnniScoresRuns(vnniQ4_1, c.d, c.rb, c.full, td, q, n, runs, out, mu)
+			return true
+		}
+	case *tq4Codec:
+		// Not a muScorer: a rotated tq4 with offsets adds them after its DotManyMulti.
+		if tq4VNNI(c.d) && mu == nil {
+			tq4ScoresVNNIRuns(vnniTQ4, c.d, c.RowBytes(), q, n, runs, out, nil)
+			return true
+		}
+	case *lmCodec:
+		if k, ok := c.vnniKind(); ok {
+			if mu != nil {
+				mu = mu[:c.d]
+			}
+			tq4ScoresVNNIRuns(k, c.d, c.nb+2, q, n, runs, out, mu)
+			return true
+		}
+	}
+	return false
 }

@@ -46,3 +46,6 @@ const vnniTQ4, vnniT4, vnniT2, vnniT3 = 0, 1, 2, 3
 func tq4ScoresVNNI(kind int, d, rb int, q []float32, n int, rows []byte, out, mu []float32) {
 	panic("kvq: no VNNI kernel on this platform")
 }
+
+// vnniRuns is false: no VNNI kernels here.
+func vnniRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bool { return false }

@@ -1,0 +1,30 @@
+package kvq
+
+// DotManyMultiRuns is c's DotManyMulti over the rows of several runs (the pages of a paged
+// cache): out holds n scores a row, runs[0]'s rows first, then runs[1]'s, and so on; the runs
+// hold whole rows, len(out)/n of them in all. Every score is the one DotManyMulti (DotMany per
+// query, for a codec without MultiQuery) gives over the row's run alone. Where c's scores
+// kernels round each group of four queries to integer digits first (the VNNI kernels,
+// multi_vnni_amd64.go), it rounds them once for all the runs instead of once a run: ~100 ns a
+// group of 128-value queries, against a 64-row page's ~0.3 µs of turbo2 rows.
+func DotManyMultiRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) {
+	if n <= 0 || vnniRuns(c, q, n, runs, out) {
+		return
+	}
+	rb := c.RowBytes()
+	mq, multi := c.(MultiQuery)
+	base := 0
+	for _, rows := range runs {
+		m := len(rows) / rb
+		if m == 0 {
+			continue
+		}
+		o := out[base*n : (base+m)*n]
+		if multi {
+			mq.DotManyMulti(q, n, rows[:m*rb], o)
+		} else {
+			dotManyPerQuery(c, q, n, rows[:m*rb], o)
+		}
+		base += m
+	}
+}

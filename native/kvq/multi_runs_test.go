@@ -1,0 +1,96 @@
+package kvq
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestDotManyMultiRuns checks DotManyMultiRuns against DotManyMulti over each run alone, bit
+// for bit (the rounding of the queries, where the kernels round them, is the same for every
+// run, so nothing may differ): every format with rows, plain and rotated, the rotated ones
+// with and without channel offsets (which the VNNI kernels start the scores from), one to two
+// groups of four queries and a padded group, rows with and without a tail past the whole
+// blocks, and runs of lengths around the kernels' 16-row groups, one of them empty. Where the
+// CPU has the VNNI kernels, q4_0 and turbo2 must take them.
+func TestDotManyMultiRuns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	lens := []int{64, 17, 0, 16, 3, 64, 1, 31}
+	for _, f := range Formats() {
+		if f.Grouped() {
+			continue
+		}
+		for _, d := range []int{128, 80} {
+			for _, rot := range []bool{false, true} {
+				if rot && !f.Rotatable() {
+					continue // the same codec as without
+				}
+				for _, offsets := range []bool{false, true} {
+					c, err := NewCodec(f, d, CodecOptions{Seed: 3, Head: 1, Rotate: rot})
+					if err != nil {
+						continue
+					}
+					rc, isRot := c.(*rotCodec)
+					if offsets {
+						if !isRot {
+							continue
+						}
+						rc.muR = gaussianRows(rng, 1, d, 0.5)
+					}
+					t.Run(fmt.Sprintf("%s/d%d/rot=%v/offsets=%v", f, d, isRot, offsets), func(t *testing.T) {
+						checkRuns(t, rng, c, lens)
+					})
+				}
+			}
+		}
+	}
+	for f, vnni := range map[Format]bool{Q4_0: hasVNNI, Turbo2: t2VNNI(128)} {
+		if vnni {
+			c := mustCodec(t, f, 128)
+			out := make([]float32, 4)
+			if !vnniRuns(c, make([]float32, 4*128), 4, [][]byte{make([]byte, c.RowBytes())}, out) {
+				t.Errorf("%s: DotManyMultiRuns does not take the VNNI kernels", f)
+			}
+		}
+	}
+}
+
+func checkRuns(t *testing.T, rng *rand.Rand, c Codec, lens []int) {
+	d, rb := c.Dim(), c.RowBytes()
+	var runs [][]byte
+	total := 0
+	for _, m := range lens {
+		run := make([]byte, m*rb) // each run its own allocation, as a cache's pages are
+		src := outlierRows(rng, m, d)
+		for j := 0; j < m; j++ {
+			c.Encode(run[j*rb:(j+1)*rb], src[j*d:(j+1)*d])
+		}
+		runs = append(runs, run)
+		total += m
+	}
+	for _, n := range []int{1, 3, 4, 8} {
+		q := gaussianRows(rng, n, d, 1)
+		want := make([]float32, total*n)
+		base := 0
+		for _, run := range runs {
+			m := len(run) / rb
+			if mq, ok := c.(MultiQuery); ok {
+				mq.DotManyMulti(q, n, run, want[base*n:(base+m)*n])
+			} else {
+				dotManyPerQuery(c, q, n, run, want[base*n:(base+m)*n])
+			}
+			base += m
+		}
+		got := make([]float32, total*n)
+		for i := range got {
+			got[i] = float32(math.NaN()) // every score must be written
+		}
+		DotManyMultiRuns(c, q, n, runs, got)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n %d: row %d query %d: %g over the runs, %g over its run alone", n, i/n, i%n, got[i], want[i])
+			}
+		}
+	}
+}
