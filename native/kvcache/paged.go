@@ -503,9 +503,38 @@ func (s *pagedStore) Scores(pq []float32, lo int, out []float32) {
 	s.runs(lo, len(out), func(rs attn.RowStore, o, off, n int) { rs.Scores(pq, o, out[off:off+n]) })
 }
 
+// ScoresMulti is attn.MultiKeys. With the codec's multi-query kernels the pages' rows go to
+// kvq.DotManyMultiRuns up to runBatch pages a call, so kernels that round the queries first
+// (the VNNI ones) round them once a batch rather than once a page; every score is the one a
+// call per page gives.
 func (s *pagedStore) ScoresMulti(pq []float32, n, lo int, out []float32) {
-	s.runs(lo, len(out)/n, func(rs attn.RowStore, o, off, m int) { rs.ScoresMulti(pq, n, o, out[off*n:(off+m)*n]) })
+	if _, ok := s.Codec.(kvq.MultiQuery); !ok || n <= 0 {
+		s.runs(lo, len(out)/n, func(rs attn.RowStore, o, off, m int) { rs.ScoresMulti(pq, n, o, out[off*n:(off+m)*n]) })
+		return
+	}
+	rb, q := s.Codec.RowBytes(), pq[:n*s.Codec.Dim()]
+	buf := runBufs.Get().(*[runBatch][]byte)
+	k, first := 0, 0 // the batch's pages and its first row in out
+	s.runs(lo, len(out)/n, func(rs attn.RowStore, o, off, m int) {
+		if k == runBatch {
+			kvq.DotManyMultiRuns(s.Codec, q, n, buf[:k], out[first*n:off*n])
+			k, first = 0, off
+		}
+		buf[k] = rs.Data[o*rb : (o+m)*rb]
+		k++
+	})
+	if k > 0 {
+		kvq.DotManyMultiRuns(s.Codec, q, n, buf[:k], out[first*n:len(out)/n*n])
+	}
+	clear(buf[:]) // the pool holds no page
+	runBufs.Put(buf)
 }
+
+// runBatch is the most pages one kvq.DotManyMultiRuns call of a paged store takes: a 4096-cell
+// chunk of attention (attn.DefaultChunk) in one.
+const runBatch = 64
+
+var runBufs = sync.Pool{New: func() any { return new([runBatch][]byte) }}
 
 func (s *pagedStore) Accumulate(acc []float32, w []float32, lo int) {
 	s.runs(lo, len(w), func(rs attn.RowStore, o, off, n int) { rs.Accumulate(acc, w[off:off+n], o) })

@@ -143,6 +143,41 @@ func TestPagedMatchesContiguous(t *testing.T) {
 	}
 }
 
+// TestPagedScoreBatches: a paged read whose chunk spans more pages than one
+// kvq.DotManyMultiRuns call takes (runBatch), from a cell inside a page, gives the contiguous
+// cache's attention bit for bit, for formats whose scores kernels round the queries (q4_0, q8_0,
+// turbo2 and turbo3 with VNNI), one that does not (f16), and group sizes of one, four and
+// five query heads per KV head (a padded group).
+func TestPagedScoreBatches(t *testing.T) {
+	const cells = (runBatch+3)*PageCells + 9
+	for _, name := range []string{"q4_0", "q8_0", "turbo2", "turbo3", "f16"} {
+		cfg := Config{Layers: 1, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, Pair: mustPair(t, name), MaxCells: cells, Seed: 3}
+		flat, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, paged := newPaged(t, cfg, 1<<30)
+		fill(t, flat, rand.New(rand.NewPCG(6, 6)), cells, 1000)
+		fill(t, paged, rand.New(rand.NewPCG(6, 6)), cells, 1000)
+		for _, group := range []int{1, 4, 5} {
+			s := attn.Shape{Heads: 2 * group, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, Scale: 0.125, ChunkSize: cells, Threads: 1}
+			q := randVec(rand.New(rand.NewPCG(7, 7)), s.Heads*64)
+			a, b := make([]float32, s.Heads*64), make([]float32, s.Heads*64)
+			for _, lo := range []int{0, 37} {
+				if err := attn.Decode(a, q, s, flat.Keys(0, true), flat.Values(0, true), lo, cells); err != nil {
+					t.Fatal(err)
+				}
+				if err := attn.Decode(b, q, s, paged.Keys(0, true), paged.Values(0, true), lo, cells); err != nil {
+					t.Fatal(err)
+				}
+				if !sameBits(a, b) {
+					t.Fatalf("%s, %d query heads a KV head, from cell %d: paged attention differs from contiguous (rel %.2e)", name, group, lo, relRMS(b, a))
+				}
+			}
+		}
+	}
+}
+
 // TestPagedShareCopyOnWrite: a cache sharing another's prefix and continuing differently reads
 // what a contiguous cache of the same cells reads; the source is unchanged; only the partial
 // page was copied.

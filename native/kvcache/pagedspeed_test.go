@@ -1,0 +1,91 @@
+package kvcache
+
+import (
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvlab/kvlab/internal/cputime"
+	"github.com/kvlab/kvlab/native/attn"
+)
+
+// perPageKeys reads a paged store's scores one page a call (kvq's DotManyMulti per page), as
+// paged stores did before kvq.DotManyMultiRuns: the baseline of TestPagedDecodeSpeed.
+type perPageKeys struct{ *pagedStore }
+
+func (k perPageKeys) ScoresMulti(pq []float32, n, lo int, out []float32) {
+	k.runs(lo, len(out)/n, func(rs attn.RowStore, o, off, m int) { rs.ScoresMulti(pq, n, o, out[off*n:(off+m)*n]) })
+}
+
+// TestPagedDecodeSpeed prints (KVLAB_SPEED_REPORT set) the best thread-CPU time of a one-thread
+// decode step's attention at 16384 cells, 32 query heads over 8 KV heads of 128 values, for a
+// contiguous cache, a paged one, and the paged one with its scores read a page a call
+// (perPageKeys), in interleaved rounds. KVLAB_SPEED_FORMATS (comma-separated) picks the formats.
+func TestPagedDecodeSpeed(t *testing.T) {
+	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
+		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
+	}
+	const d, hn, heads, ctx, rounds = 128, 8, 32, 16384, 15
+	formats := []string{"q4_0", "turbo2", "turbo3"}
+	if list := os.Getenv("KVLAB_SPEED_FORMATS"); list != "" {
+		formats = strings.Split(list, ",")
+	}
+	type arm struct {
+		name string
+		ks   []attn.Keys
+		vs   []attn.Values
+		best time.Duration
+	}
+	var arms []*arm
+	r := rand.New(rand.NewPCG(1, 1))
+	k, v := randVec(r, 2048*hn*d), randVec(r, 2048*hn*d)
+	for _, f := range formats {
+		cfg := Config{Layers: 1, KVHeads: hn, HeadDimK: d, HeadDimV: d, Pair: mustPair(t, f), MaxCells: ctx, Seed: 1}
+		flat, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, paged := newPaged(t, cfg, 1<<31)
+		for _, c := range []*Cache{flat, paged} {
+			for pos := 0; pos < ctx; pos += 2048 {
+				if err := c.Write(0, k, v, 2048); err != nil {
+					t.Fatal(err)
+				}
+				if err := c.Commit(2048); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		var pk []attn.Keys
+		for _, ks := range paged.Keys(0, true) {
+			if ps, ok := ks.(*pagedStore); ok {
+				ks = perPageKeys{ps}
+			}
+			pk = append(pk, ks)
+		}
+		arms = append(arms,
+			&arm{f + " contiguous", flat.Keys(0, true), flat.Values(0, true), time.Hour},
+			&arm{f + " paged", paged.Keys(0, true), paged.Values(0, true), time.Hour},
+			&arm{f + " paged, a call a page", pk, paged.Values(0, true), time.Hour})
+	}
+	q := randVec(r, heads*d)
+	out := make([]float32, heads*d)
+	s := attn.Shape{Heads: heads, KVHeads: hn, HeadDimK: d, HeadDimV: d, Scale: 0.088, Threads: 1}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for range rounds {
+		for _, a := range arms {
+			t0 := cputime.Thread()
+			if err := attn.Decode(out, q, s, a.ks, a.vs, 0, ctx); err != nil {
+				t.Fatal(err)
+			}
+			a.best = min(a.best, cputime.Thread()-t0)
+		}
+	}
+	for _, a := range arms {
+		t.Logf("%-30s %7.3f ms  %6.1f ns a cell", a.name, float64(a.best.Microseconds())/1e3, float64(a.best.Nanoseconds())/ctx)
+	}
+}
