@@ -194,10 +194,13 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 			}
 		}
 		base := 0 // the run's first row in out
-		for _, rows := range runs {
+		for i, rows := range runs {
 			mr := min(len(rows)/rb, m-base)
 			if mr <= 0 {
 				continue // an empty run
+			}
+			if i+1 < len(runs) {
+				Prefetch(runs[i+1]) // the kernels' prefetches run past this run's end
 			}
 			out := out[base*n : (base+mr)*n]
 			base += mr

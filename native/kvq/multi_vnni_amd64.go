@@ -265,10 +265,13 @@ func vnniScoresRuns(kind int, d, rb, nb int, tail func(q []float32, row []byte) 
 			}
 		}
 		base := 0 // the run's first row in out
-		for _, rows := range runs {
+		for i, rows := range runs {
 			mr := min(len(rows)/rb, m-base)
 			if mr <= 0 {
 				continue // an empty run
+			}
+			if i+1 < len(runs) {
+				Prefetch(runs[i+1]) // the kernels' prefetches run past this run's end
 			}
 			out := out[base*n : (base+mr)*n]
 			base += mr
