@@ -540,8 +540,23 @@ func (s *pagedStore) Accumulate(acc []float32, w []float32, lo int) {
 	s.runs(lo, len(w), func(rs attn.RowStore, o, off, n int) { rs.Accumulate(acc, w[off:off+n], o) })
 }
 
+// AccumulateMulti is attn.MultiValues: a call per page, each after a kvq.Prefetch of the next
+// page's rows, which the accumulate kernels' own prefetches (of the rows that follow a tile in
+// memory) miss.
 func (s *pagedStore) AccumulateMulti(acc []float32, n int, w []float32, lo int) {
-	s.runs(lo, len(w)/n, func(rs attn.RowStore, o, off, m int) { rs.AccumulateMulti(acc, n, w[off*n:(off+m)*n], o) })
+	m := len(w) / n
+	s.runs(lo, m, func(rs attn.RowStore, o, off, k int) {
+		if next := off + k; next < m {
+			kvq.Prefetch(s.rows(lo+next, min(m-next, PageCells)))
+		}
+		rs.AccumulateMulti(acc, n, w[off*n:(off+k)*n], o)
+	})
+}
+
+// rows is the packed rows of the k cells from c, which lie in one page.
+func (s *pagedStore) rows(c, k int) []byte {
+	rb, o := s.Codec.RowBytes(), s.off+c%PageCells*s.Codec.RowBytes()
+	return s.pt.data[c/PageCells][o : o+k*rb]
 }
 
 func (s *pagedStore) Row(dst []float32, i int) {

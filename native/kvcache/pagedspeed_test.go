@@ -12,23 +12,33 @@ import (
 	"github.com/kvlab/kvlab/native/attn"
 )
 
-// perPageKeys reads a paged store's scores one page a call (kvq's DotManyMulti per page), as
-// paged stores did before kvq.DotManyMultiRuns: the baseline of TestPagedDecodeSpeed.
-type perPageKeys struct{ *pagedStore }
+// perPageKeys and perPageValues read a paged store a page a call, with no prefetch of the next
+// page, as paged stores did before kvq.DotManyMultiRuns and kvq.Prefetch: the baseline of
+// TestPagedDecodeSpeed.
+type (
+	perPageKeys   struct{ *pagedStore }
+	perPageValues struct{ *pagedStore }
+)
 
 func (k perPageKeys) ScoresMulti(pq []float32, n, lo int, out []float32) {
 	k.runs(lo, len(out)/n, func(rs attn.RowStore, o, off, m int) { rs.ScoresMulti(pq, n, o, out[off*n:(off+m)*n]) })
 }
 
+func (v perPageValues) AccumulateMulti(acc []float32, n int, w []float32, lo int) {
+	v.runs(lo, len(w)/n, func(rs attn.RowStore, o, off, m int) { rs.AccumulateMulti(acc, n, w[off*n:(off+m)*n], o) })
+}
+
 // TestPagedDecodeSpeed prints (KVLAB_SPEED_REPORT set) the best thread-CPU time of a one-thread
-// decode step's attention at 16384 cells, 32 query heads over 8 KV heads of 128 values, for a
-// contiguous cache, a paged one, and the paged one with its scores read a page a call
-// (perPageKeys), in interleaved rounds. KVLAB_SPEED_FORMATS (comma-separated) picks the formats.
+// decode step's attention at 32768 cells, 32 query heads over 8 KV heads of 128 values, for a
+// contiguous cache, a paged one, and a paged one read a page a call without prefetches
+// (perPageKeys, perPageValues). Every arm has a cache of its own and the arms run in a random
+// order each round, so none reads what the one before it left in the caches.
+// KVLAB_SPEED_FORMATS (comma-separated) picks the formats.
 func TestPagedDecodeSpeed(t *testing.T) {
 	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
 		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
 	}
-	const d, hn, heads, ctx, rounds = 128, 8, 32, 16384, 15
+	const d, hn, heads, ctx, rounds = 128, 8, 32, 32768, 12
 	formats := []string{"q4_0", "turbo2", "turbo3"}
 	if list := os.Getenv("KVLAB_SPEED_FORMATS"); list != "" {
 		formats = strings.Split(list, ",")
@@ -42,34 +52,43 @@ func TestPagedDecodeSpeed(t *testing.T) {
 	var arms []*arm
 	r := rand.New(rand.NewPCG(1, 1))
 	k, v := randVec(r, 2048*hn*d), randVec(r, 2048*hn*d)
+	fillSpeed := func(c *Cache) {
+		for pos := 0; pos < ctx; pos += 2048 {
+			if err := c.Write(0, k, v, 2048); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Commit(2048); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	for _, f := range formats {
 		cfg := Config{Layers: 1, KVHeads: hn, HeadDimK: d, HeadDimV: d, Pair: mustPair(t, f), MaxCells: ctx, Seed: 1}
 		flat, err := New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, paged := newPaged(t, cfg, 1<<31)
-		for _, c := range []*Cache{flat, paged} {
-			for pos := 0; pos < ctx; pos += 2048 {
-				if err := c.Write(0, k, v, 2048); err != nil {
-					t.Fatal(err)
-				}
-				if err := c.Commit(2048); err != nil {
-					t.Fatal(err)
-				}
-			}
+		_, paged := newPaged(t, cfg, 1<<32)
+		_, old := newPaged(t, cfg, 1<<32)
+		for _, c := range []*Cache{flat, paged, old} {
+			fillSpeed(c)
 		}
-		var pk []attn.Keys
-		for _, ks := range paged.Keys(0, true) {
-			if ps, ok := ks.(*pagedStore); ok {
+		var ok []attn.Keys
+		var ov []attn.Values
+		for g, ks := range old.Keys(0, true) {
+			vs := old.Values(0, true)[g]
+			if ps, isPaged := ks.(*pagedStore); isPaged {
 				ks = perPageKeys{ps}
 			}
-			pk = append(pk, ks)
+			if ps, isPaged := vs.(*pagedStore); isPaged {
+				vs = perPageValues{ps}
+			}
+			ok, ov = append(ok, ks), append(ov, vs)
 		}
 		arms = append(arms,
 			&arm{f + " contiguous", flat.Keys(0, true), flat.Values(0, true), time.Hour},
 			&arm{f + " paged", paged.Keys(0, true), paged.Values(0, true), time.Hour},
-			&arm{f + " paged, a call a page", pk, paged.Values(0, true), time.Hour})
+			&arm{f + " paged, a page a call", ok, ov, time.Hour})
 	}
 	q := randVec(r, heads*d)
 	out := make([]float32, heads*d)
@@ -77,7 +96,8 @@ func TestPagedDecodeSpeed(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	for range rounds {
-		for _, a := range arms {
+		for _, i := range r.Perm(len(arms)) {
+			a := arms[i]
 			t0 := cputime.Thread()
 			if err := attn.Decode(out, q, s, a.ks, a.vs, 0, ctx); err != nil {
 				t.Fatal(err)
