@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -310,6 +311,62 @@ func TestAdmissionMatchesPlan(t *testing.T) {
 				t.Fatalf("after every generation ended and Close: %+v", st)
 			}
 		})
+	}
+}
+
+// TestPagedIdleWakesWaiter: a generation waiting for pages starts when a running one ends and
+// its sequence becomes idle, even when that sequence filled every page it reserved (so no
+// reservation comes back, only an idle sequence the waiter may evict): returning a sequence to
+// the pool wakes the waiters. The waiter's context deadline only bounds the test when that
+// wake-up is lost (it would wait forever).
+func TestPagedIdleWakesWaiter(t *testing.T) {
+	const ctx = kvcache.PageCells
+	f16 := kvq.Pair{K: kvq.F16, V: kvq.F16}
+	probe, tok, _ := pagedRunner(t, "stories260K.gguf", f16, ctx, 4, 1<<30)
+	// Room for one sequence of the whole context, not two.
+	budget := probe.Pages().SessionBytes(ctx) + probe.Pages().PageBytes()/2
+	r, _, _ := pagedRunner(t, "stories260K.gguf", f16, ctx, 4, budget)
+	held, release := make(chan struct{}), make(chan struct{})
+	first := make(chan Result, 1)
+	go func() {
+		once := true
+		// MaxTokens 0: the reply fills the context, every reserved cell.
+		res, err := r.Generate(context.Background(), Params{Prompt: tok.Encode("Once upon a time", true, false)}, func(Event) error {
+			if once {
+				once = false
+				close(held)
+				<-release
+			}
+			return nil
+		})
+		if err != nil {
+			t.Errorf("first generation: %v", err)
+		}
+		first <- res
+	}()
+	<-held
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	second := make(chan error, 1)
+	go func() {
+		_, err := r.Generate(c, Params{Prompt: tok.Encode("Tom had a big red ball", true, false), MaxTokens: 4}, func(Event) error { return nil })
+		second <- err
+	}()
+	for {
+		if _, _, waiting := r.Pool().Stats(); waiting == 1 {
+			break
+		}
+		runtime.Gosched()
+	}
+	close(release)
+	if res := <-first; res.Stop != StopContext || res.CtxUsed != ctx {
+		t.Fatalf("first generation: stop %q after %d cells, want %q after %d (all its reserved cells)", res.Stop, res.CtxUsed, StopContext, ctx)
+	}
+	if err := <-second; err != nil {
+		t.Fatalf("the waiting generation: %v (not woken when the first one's sequence became idle)", err)
+	}
+	if inUse, idle, waiting := r.Pool().Stats(); inUse != 0 || waiting != 0 || idle != 1 {
+		t.Fatalf("after both: %d in use, %d idle, %d waiting; want 0, 1 (the second's), 0", inUse, idle, waiting)
 	}
 }
 

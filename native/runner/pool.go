@@ -82,6 +82,11 @@ type Pool struct {
 	inUse   int
 	waiting int
 	closed  bool
+	// idled is closed and replaced (under mu) whenever a sequence becomes idle or the pool
+	// closes: a paged Get waiting for room may now evict that sequence (or must fail), and the
+	// page pool's Changed does not tell it so when no bytes came back (a sequence that took
+	// every page it reserved).
+	idled chan struct{}
 }
 
 // ErrKVBudget: a request needs more KV memory than the whole budget holds.
@@ -109,7 +114,7 @@ func NewPagedPool(newCache func() (backend.Cache, error), keep int, pages *kvcac
 	if kv, ok := probe.(backend.KVHolder); !ok || kv.KVCache().Pool() != pages {
 		return nil, fmt.Errorf("runner: the backend's caches (%T) do not take pages from the pool", probe)
 	}
-	return &Pool{newCache: newCache, keep: keep, per: pages.SessionBytes(ctx), pages: pages}, nil
+	return &Pool{newCache: newCache, keep: keep, per: pages.SessionBytes(ctx), pages: pages, idled: make(chan struct{})}, nil
 }
 
 // Get returns a sequence for a generation of prompt that may grow to cells cells, holding the
@@ -142,8 +147,10 @@ func (p *Pool) get(ctx context.Context, prompt []int32, cells int, blocked func(
 		}
 	}()
 	for {
+		// Both taken before the try: whatever frees room after the try has begun closes one.
 		changed := p.pages.Changed()
-		if s, err := p.tryPaged(prompt, cells); s != nil || err != nil {
+		s, idled, err := p.tryPaged(prompt, cells)
+		if s != nil || err != nil {
 			return s, err
 		}
 		if !waited {
@@ -157,6 +164,7 @@ func (p *Pool) get(ctx context.Context, prompt []int32, cells int, blocked func(
 		}
 		select {
 		case <-changed:
+		case <-idled:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
@@ -200,12 +208,13 @@ func (p *Pool) getContiguous(prompt []int32) (*Sequence, error) {
 }
 
 // tryPaged is one attempt of a paged Get: the sequence, or nil and no error when the budget
-// has no room now.
-func (p *Pool) tryPaged(prompt []int32, cells int) (*Sequence, error) {
+// has no room now; then idled is closed once a sequence becomes idle after the attempt.
+func (p *Pool) tryPaged(prompt []int32, cells int) (_ *Sequence, idled <-chan struct{}, _ error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	idled = p.idled
 	if p.closed {
-		return nil, errors.New("runner: the pool is closed")
+		return nil, nil, errors.New("runner: the pool is closed")
 	}
 	best, n := p.longestPrefixLocked(prompt)
 	n = max(min(n, len(prompt)-1), 0)
@@ -219,17 +228,17 @@ func (p *Pool) tryPaged(prompt []int32, cells int) (*Sequence, error) {
 	for !p.pages.Fits(p.pages.DrawBytes(cells, n)) {
 		if !p.dropOldestLocked(src) {
 			if src == nil {
-				return nil, nil
+				return nil, idled, nil
 			}
 			src, n = nil, 0 // the prefix's own pages are what the budget lacks
 		}
 	}
 	c, err := p.newCache()
 	if errors.Is(err, kvcache.ErrNoPages) {
-		return nil, nil
+		return nil, idled, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	kv := c.(backend.KVHolder).KVCache()
 	seq := &Sequence{cache: c}
@@ -247,12 +256,12 @@ func (p *Pool) tryPaged(prompt []int32, cells int) (*Sequence, error) {
 	if err := kv.Reserve(cells); err != nil {
 		c.Free()
 		if errors.Is(err, kvcache.ErrNoPages) {
-			return nil, nil
+			return nil, idled, nil
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	p.inUse++
-	return seq, nil
+	return seq, nil, nil
 }
 
 func (p *Pool) release(err error) (*Sequence, error) {
@@ -299,14 +308,19 @@ func (p *Pool) dropOldestLocked(except *Sequence) bool {
 }
 
 // Put returns a sequence to the pool, dropping the least recently used idle one past keep. A
-// paged sequence gives back the reservation it did not use.
+// paged sequence gives back the reservation it did not use and wakes the Gets waiting for
+// room, which may evict it now.
+//
+// The reservation goes back under the pool's lock, with the sequence made idle: a waiting Get
+// woken by it (the page pool's Changed) and trying in between would find neither the room nor
+// the sequence to evict, and wait again for a change that may never come.
 func (p *Pool) Put(s *Sequence) {
 	s.used = time.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if kv, ok := s.cache.(backend.KVHolder); ok && p.pages != nil {
 		kv.KVCache().Unreserve()
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.inUse--
 	if p.closed || s.cache.Len() != len(s.tokens) {
 		s.cache.Free()
@@ -315,6 +329,15 @@ func (p *Pool) Put(s *Sequence) {
 	p.idle = append(p.idle, s)
 	for len(p.idle) > 0 && len(p.idle)+p.inUse > p.keep {
 		p.dropOldestLocked(nil)
+	}
+	p.wakeLocked()
+}
+
+// wakeLocked wakes the paged Gets waiting for room (p.mu held).
+func (p *Pool) wakeLocked() {
+	if p.idled != nil {
+		close(p.idled)
+		p.idled = make(chan struct{})
 	}
 }
 
@@ -362,6 +385,7 @@ func (p *Pool) Close() {
 		s.cache.Free()
 	}
 	p.closed, p.idle = true, nil
+	p.wakeLocked() // a waiting Get fails now
 }
 
 func commonPrefix(a, b []int32) int {

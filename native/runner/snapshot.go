@@ -120,7 +120,7 @@ func (p *Pool) getEmpty() (*Sequence, error) {
 	if p.pages == nil {
 		return p.getContiguous(nil)
 	}
-	s, err := p.tryPaged(nil, 0)
+	s, _, err := p.tryPaged(nil, 0)
 	if s == nil && err == nil {
 		err = fmt.Errorf("runner: %w", kvcache.ErrNoPages)
 	}
