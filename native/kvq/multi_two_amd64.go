@@ -12,12 +12,13 @@ var f16TwoAVX512 = &multiKernels{multiScoresF16TwoAVX512, multiAccF16TwoAVX512}
 
 // multiTwo is the two-query variant of kernels k, nil for none: the AVX-512 f16 kernels have
 // one (a last group of two, as in grouped-query attention with two query heads per KV head,
-// runs it instead of four with two zero queries: half the multiplies).
+// runs it instead of four with two zero queries: half the multiplies), and so do the block
+// formats' integer accumulate kernels (multi_intacc2_amd64.go).
 func multiTwo(k *multiKernels) *multiKernels {
 	if k == avx512Kernels[0] {
 		return f16TwoAVX512
 	}
-	return nil
+	return intAccTwo(k)
 }
 
 //go:noescape

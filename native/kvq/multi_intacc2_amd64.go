@@ -1,0 +1,55 @@
+//go:build amd64 && !purego
+
+package kvq
+
+// Two-accumulator variants of the integer accumulate kernels (multi_intacc2_amd64.s, generated
+// by gen_intacc.go): grouped-query attention with two query heads per KV head (and one head,
+// padded to two) accumulates through them instead of staging each row's two weights with two
+// zeros for the four-accumulator kernels and summing two accumulators of zero weights. They
+// keep multiKernels' acc contract for two accumulators (acc[h·d:], w[j·wstride/4 + h], h < 2)
+// and read each row's two weights from w in place (wstride 8 where the call's n is 2).
+//
+// Each accumulator's lanes of the four-accumulator kernels (weights w·d, their largest
+// magnitude per tile and block, the int16 weights, the int32 sums, the scaling) depend only on
+// that accumulator's weights and the rows: the variants compute the same lanes with the same
+// instructions, so their sums are the four-accumulator kernels' bit for bit and the bound of
+// multi_intacc_amd64.go holds unchanged. The variant loads a row's two weights with one 64-bit
+// broadcast (VBROADCASTF32X2, AVX-512 DQ, which intAcc's CPUs have) where the four-accumulator
+// kernel broadcasts 128 bits, and its row loop issues four VPDPWSSD a row pair instead of
+// eight. On Intel cores with AVX-512 (not measured; from published instruction tables, Ice Lake
+// and Sapphire Rapids) the 64-bit broadcast from memory is a load and a port-5 shuffle µop
+// where the 128-bit one is a load alone: one more µop a row in the prepass, against four fewer
+// VPDPWSSD a row pair on port 0, the row loop's bottleneck there.
+var (
+	intAccTwoQ4_0  = &multiKernels{acc: multiAccQ40TwoINT}
+	intAccTwoQ8_0  = &multiKernels{acc: multiAccQ80TwoINT}
+	intAccTwoQ4_1  = &multiKernels{acc: multiAccQ41TwoINT}
+	intAccTwoIQ4NL = &multiKernels{acc: multiAccIQ4NLTwoINT}
+)
+
+// intAccTwo is the two-accumulator variant of integer accumulate kernels k, nil for none.
+func intAccTwo(k *multiKernels) *multiKernels {
+	switch k {
+	case intAccQ4_0:
+		return intAccTwoQ4_0
+	case intAccQ8_0:
+		return intAccTwoQ8_0
+	case intAccQ4_1:
+		return intAccTwoQ4_1
+	case intAccIQ4NL:
+		return intAccTwoIQ4NL
+	}
+	return nil
+}
+
+//go:noescape
+func multiAccQ40TwoINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccQ80TwoINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccQ41TwoINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccIQ4NLTwoINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)

@@ -1,0 +1,89 @@
+//go:build amd64 && !purego
+
+package kvq
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestIntAccTwoMatchesFour checks the two-accumulator integer kernels (multi_intacc2_amd64.go)
+// against the four-accumulator kernels they stand for, bit for bit: the two accumulators' rows
+// weighted in place (n = 2, each row's two weights adjacent) against the same two in the first
+// places of four whose other two carry unrelated weights (an accumulator's sums depend only on
+// its own weights). The weights are softmax-like with some exactly 0 and one large per tile;
+// the dims cover one block, a partial and a whole quad of blocks, two quads and a short tail
+// block; the row counts a lone last row and the 64-row tiles. Sentinels past the two
+// accumulators check that nothing is written there.
+func TestIntAccTwoMatchesFour(t *testing.T) {
+	if !intAcc() {
+		t.Skip("no integer accumulate kernels here")
+	}
+	rng := rand.New(rand.NewPCG(61, 62))
+	for _, tc := range []struct {
+		f         Format
+		four, two *multiKernels
+	}{
+		{Q4_0, intAccQ4_0, intAccTwoQ4_0}, {Q8_0, intAccQ8_0, intAccTwoQ8_0},
+		{Q4_1, intAccQ4_1, intAccTwoQ4_1}, {IQ4_NL, intAccIQ4NL, intAccTwoIQ4NL},
+	} {
+		if got := multiTwo(tc.four); got != tc.two {
+			t.Fatalf("%s: multiTwo gives another kernel", tc.f)
+		}
+		for _, d := range []int{32, 64, 96, 128, 200, 256} {
+			for _, rows := range []int{1, 2, 3, 63, 64, 65, 130} {
+				t.Run(fmt.Sprintf("%s/d%d/rows%d", tc.f, d, rows), func(t *testing.T) {
+					c := Unwrap(mustCodec(t, tc.f, d))
+					bc := intAccBlocks(c)
+					nv, rb := bc.full*BlockSize, c.RowBytes()
+					src := outlierRows(rng, rows, d)
+					enc := make([]byte, rows*rb)
+					for r := 0; r < rows; r++ {
+						c.Encode(enc[r*rb:(r+1)*rb], src[r*d:(r+1)*d])
+					}
+					w2 := make([]float32, 2*rows)
+					w4 := make([]float32, 4*rows)
+					for j := 0; j < rows; j++ {
+						for h := 0; h < 4; h++ {
+							x := float32(math.Exp(-8 * rng.Float64()))
+							switch {
+							case rng.IntN(7) == 0:
+								x = 0
+							case j%64 == h:
+								x = 1
+							}
+							w4[4*j+h] = x
+							if h < 2 {
+								w2[2*j+h] = x
+							}
+						}
+					}
+					const sentinel = 12345.5
+					acc2 := make([]float32, 2*d+8)
+					acc4 := make([]float32, 4*d)
+					for i := range acc4 {
+						acc4[i] = float32(rng.NormFloat64())
+					}
+					copy(acc2, acc4[:2*d])
+					for i := 2 * d; i < len(acc2); i++ {
+						acc2[i] = sentinel
+					}
+					tc.four.acc(&acc4[0], d, nv, &enc[0], rb, rows, &w4[0], 16)
+					tc.two.acc(&acc2[0], d, nv, &enc[0], rb, rows, &w2[0], 8)
+					for i := 0; i < 2*d; i++ {
+						if math.Float32bits(acc2[i]) != math.Float32bits(acc4[i]) {
+							t.Fatalf("accumulator %d [%d]: two-accumulator kernel %g, four-accumulator %g", i/d, i%d, acc2[i], acc4[i])
+						}
+					}
+					for i := 2 * d; i < len(acc2); i++ {
+						if acc2[i] != sentinel {
+							t.Fatalf("the kernel wrote %g past the two accumulators (at %d)", acc2[i], i-2*d)
+						}
+					}
+				})
+			}
+		}
+	}
+}
