@@ -312,6 +312,16 @@ func (c *f16Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows [
 		}
 		return
 	}
+	if m := len(w) / 2; n == 2 && m > 0 {
+		// Two accumulators over a short run of rows of 64 or 128 values: each row once, both
+		// accumulators in registers (multi_f16acc_amd64.go), the two-query kernel's sums.
+		if k := f16AccWide(c, m); k != nil {
+			d, rb := c.d, c.rb
+			acc, w, rows = acc[:2*d], w[:2*m], rows[:m*rb]
+			k(&acc[0], d, d, &rows[0], rb, m, &w[0], 8)
+			return
+		}
+	}
 	multiAcc(c, multiF16, c.d&^31, f16TailAcc, acc, n, w, rows)
 }
 
