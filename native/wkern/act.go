@@ -76,6 +76,9 @@ type Act struct {
 	// 16-block kernels (permuteQ8), filled only where such a kernel is used; nil otherwise.
 	P      []int8
 	PD, PS []float32
+	// QK is a one-token Q8K activation's codes regrouped for the Q4_K row kernel
+	// (permuteQ8K), filled only where that kernel is used; empty otherwise.
+	QK []int8
 	// gemm is the token scales regrouped for the blocked batch kernels, built once per
 	// Prepare by the first product that needs them (gemmScales).
 	gemm tokenScales
@@ -109,6 +112,7 @@ func (a *Act) Prepare(f Format, n, cols int) {
 	}
 	a.Format, a.N, a.Cols = f, n, cols
 	a.P, a.PD, a.PS = a.P[:0], a.PD[:0], a.PS[:0]
+	a.QK = a.QK[:0]
 	a.gemm.ok, a.gemm.padOK = [2]bool{}, false
 	a.Q = grow(a.Q, n*cols)
 	a.D = grow(a.D, n*cols/bs)
@@ -136,6 +140,9 @@ func (a *Act) QuantizeTokens(x []float32, lo, hi int) {
 		}
 	case Q8K:
 		quantQ8K(a.Q[lo*c:hi*c], a.D[lo*c/bs:hi*c/bs], a.BS[lo*c/16:hi*c/16], a.BS32[lo*c/32:hi*c/32], xs)
+		if a.N == 1 && permQ8 {
+			a.permuteQ8K()
+		}
 	}
 }
 

@@ -1,7 +1,8 @@
 package wkern
 
 // permQ8 says whether a one-token Q8 activation also gets the regrouped copy of its codes
-// that the 16-block kernels read (vnni_amd64.go sets it where they run).
+// that the 16-block kernels read, and a one-token Q8K activation the one that the Q4_K row
+// kernel reads (vnni_amd64.go sets it where they run).
 var permQ8 bool
 
 // permuteQ8 fills P, PD and PS from a one-token Q8 activation, for every whole group of 16
@@ -28,5 +29,20 @@ func (a *Act) permuteQ8() {
 			b := 16*g + 4*(j%4) + j/4
 			a.PD[16*g+j], a.PS[16*g+j] = a.D[b], a.S[b]
 		}
+	}
+}
+
+// permuteQ8K fills QK from a one-token Q8K activation: within every 128 codes, the 32-code
+// sub-blocks in the order 0, 2, 1, 3, so that the Q4_K row kernel multiplies 64 bytes of
+// nibbles (two 32-byte groups, each the low nibbles of one sub-block and the high nibbles of the
+// next) by 64 contiguous codes: the low nibbles by sub-blocks 0 and 2, the high by 1 and 3.
+func (a *Act) permuteQ8K() {
+	a.QK = grow(a.QK, a.Cols)
+	for o := 0; o+128 <= a.Cols; o += 128 {
+		q, p := a.Q[o:o+128], a.QK[o:o+128]
+		copy(p[0:32], q[0:32])
+		copy(p[32:64], q[64:96])
+		copy(p[64:96], q[32:64])
+		copy(p[96:128], q[96:128])
 	}
 }

@@ -23,6 +23,11 @@ func rowsQ4_KAVX2(w unsafe.Pointer, rowBytes, rows int, q, d, s32 unsafe.Pointer
 //go:noescape
 func rowsQ4_KAVX512(w unsafe.Pointer, rowBytes, rows int, q, d, s32 unsafe.Pointer, nb int, y *float32)
 
+// rowsQ4_KAVX512P is rowsQ4_KAVX512 on the activation's regrouped codes (Act.QK).
+//
+//go:noescape
+func rowsQ4_KAVX512P(w unsafe.Pointer, rowBytes, rows int, qp, d, s32 unsafe.Pointer, nb int, y *float32)
+
 //go:noescape
 func rowsQ6_KAVX2(w unsafe.Pointer, rowBytes, rows int, q, d, s unsafe.Pointer, nb int, y *float32)
 
@@ -54,6 +59,22 @@ func rowsK(f func(w unsafe.Pointer, rowBytes, rows int, q, d, s unsafe.Pointer, 
 		_ = y[hi-1]
 		f(unsafe.Pointer(&w[lo*rowBytes]), rowBytes, hi-lo, unsafe.Pointer(&q[0]), unsafe.Pointer(&d[0]), unsafe.Pointer(&bs[0]), len(d), &y[lo])
 	}
+}
+
+// rowsQ4_K512 runs the Q4_K row kernel that dots[gguf.Q4_K] is on AVX-512: on the activation's
+// regrouped codes where it has them (rowsQ4_KAVX512P), else rowsQ4_KAVX512; the same bits.
+func rowsQ4_K512(y []float32, w []byte, rowBytes int, a *Act, lo, hi int) {
+	q, d, s32 := a.q8k32(0)
+	if hi <= lo || len(d) == 0 {
+		return
+	}
+	_ = w[(hi-1)*rowBytes+len(d)*q4_KBytes-1]
+	_ = y[hi-1]
+	f := rowsQ4_KAVX512
+	if len(a.QK) == a.Cols {
+		f, q = rowsQ4_KAVX512P, a.QK
+	}
+	f(unsafe.Pointer(&w[lo*rowBytes]), rowBytes, hi-lo, unsafe.Pointer(&q[0]), unsafe.Pointer(&d[0]), unsafe.Pointer(&s32[0]), len(d), &y[lo])
 }
 
 // rowsQ4_0 runs the Q4_0 kernel that dots[gguf.Q4_0] is: the 16-block VNNI one where the
@@ -96,7 +117,7 @@ func init() {
 		rowsDots[gguf.Q4_K] = rowsK(rowsQ4_KAVX2, q4_KBytes, (*Act).q8k32)
 		rowsDots[gguf.Q6_K] = rowsK(rowsQ6_KAVX2, q6_KBytes, (*Act).q8k)
 		if hasVNNI && !noVNNI() {
-			rowsDots[gguf.Q4_K] = rowsK(rowsQ4_KAVX512, q4_KBytes, (*Act).q8k32) // the kernels vnni_amd64.go picks
+			rowsDots[gguf.Q4_K] = rowsQ4_K512 // the kernels vnni_amd64.go picks
 			rowsDots[gguf.Q6_K] = rowsK(rowsQ6_KVNNI512, q6_KBytes, (*Act).q8k)
 		}
 		rowsDots[gguf.Q4_0] = rowsQ4_0
