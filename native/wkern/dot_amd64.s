@@ -553,10 +553,13 @@ q4kprow:
 	VPXORD Z0, Z0, Z0
 
 q4kpblock:
-	// Prefetch 16 KiB ahead, as dotQ8_0AVX2 does (why: beside it).
-	PREFETCHT0 16384(AX)
-	PREFETCHT0 16448(AX)
-	PREFETCHT0 16512(AX)
+	// Prefetch 32 KiB ahead (why ahead: beside dotQ8_0AVX2). Over the Q4_K matrices of a 1.1B
+	// Q4_K_M file, in 2 MiB pages on an AMD Zen 5 VM, 32 KiB streamed 3–5 % faster than 16 KiB
+	// (4 of 4 interleaved rounds, thread CPU); 64 KiB was between them; adding L2 prefetches
+	// 48 KiB ahead, or prefetching one line a super-block, was slower.
+	PREFETCHT0 32768(AX)
+	PREFETCHT0 32832(AX)
+	PREFETCHT0 32896(AX)
 	// Z2 = [d·d_a ×8, dmin·d_a ×8]
 	VMOVD        (AX), X2
 	VCVTPH2PS    X2, X2
