@@ -133,6 +133,19 @@ func checkKBits(t *testing.T, typ gguf.Type, kernel rowDot, r *rand.Rand, extrem
 						t.Fatalf("token %d row %d: row loop %g, AVX2 %g", tok, row, y[row], want)
 					}
 				}
+				// Without the regrouped codes (Act.QK) the kernels read the plain ones, as
+				// they do for the tokens of a batch: the same bits.
+				if len(a.QK) > 0 {
+					a.QK = a.QK[:0]
+					k.MulRows(y, rows, data, rb, &a, 0, rows)
+					for row := 0; row < rows; row++ {
+						rw := data[row*rb : (row+1)*rb]
+						want := asmDots[typ](rw, &a, 0)
+						if got := kernel(rw, &a, 0); math.Float32bits(got) != math.Float32bits(want) || math.Float32bits(y[row]) != math.Float32bits(want) {
+							t.Fatalf("token %d row %d, plain codes: %g, row loop %g, AVX2 %g", tok, row, got, y[row], want)
+						}
+					}
+				}
 			}
 			checkFourTokens(t, r, typ, data, rows, cols)
 		})
