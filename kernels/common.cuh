@@ -181,9 +181,10 @@ __device__ __forceinline__ u32 fp8x2_f16bits(u32 x) {
   return (v & 0x80008000u) | ((v >> 1) & 0x3F803F80u);
 }
 
-// q2k_level is q2kLevels[code] (kvq): ±0.45278004 for codes 1 and 2, ±1.5104176 for 0 and 3.
+// q2k_level is q2kLevels[code] (kvq: turbo2's levels, 27 and 90 units of 0.01678167, each
+// rounded once to float32): ±0.453105062 for codes 1 and 2, ±1.51035023 for 0 and 3.
 __device__ __forceinline__ float q2k_level(u32 code) {
-  const float mag = ((code ^ (code >> 1)) & 1u) ? 0.45278004f : 1.5104176f;
+  const float mag = ((code ^ (code >> 1)) & 1u) ? 0.453105062f : 1.51035023f;
   return (code & 2u) ? mag : -mag;
 }
 

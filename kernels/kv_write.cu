@@ -250,7 +250,7 @@ extern "C" __global__ void kv_write_q2k(u8* pool, float* stage, float* scales, f
     }
     const float s = (float)sqrt(r);
     sc[c] = s;
-    thr[c] = __fmul_rn(s, 0.98159882f);
+    thr[c] = __fmul_rn(s, 0.98172766f);  // kvq's q2kThreshold, 58.5 units
     const u16 hs = f2h_rn(fminf(__fmul_rn(gain, s), 65504.f));
     grp[2 * c] = (u8)hs;
     grp[2 * c + 1] = (u8)(hs >> 8);

@@ -93,14 +93,14 @@ func scaleOff(bits int) string {
 
 var (
 	// turboLevels2 and turboLevels3 are turbo.go's (turboInts2 times turboUnit2, turboInts3
-	// times turboUnit3), q2kLevels q2k.go's: q2k keeps the Lloyd–Max levels.
+	// times turboUnit3), q2kLevels q2k.go's: turbo2's.
 	turboLevels2 = func() (l [4]float32) {
 		for k, v := range [4]int8{-90, -27, 27, 90} {
 			l[k] = float32(v) * float32(0.01678167)
 		}
 		return l
 	}()
-	q2kLevels    = [4]float32{-1.5104176, -0.45278004, 0.45278004, 1.5104176}
+	q2kLevels    = turboLevels2
 	turboLevels3 = func() (l [8]float32) {
 		for k, v := range [8]int8{-88, -55, -31, -10, 10, 31, 55, 88} {
 			l[k] = float32(v) * float32(0.02444615)
@@ -125,7 +125,7 @@ var formats = []format{
 		step: 12, consts: t3Consts, scaleOff: scaleOff(3), acc: true, dec: t3Dec},
 	{name: "T2", doc: "turbo2: 2-bit codes as a little-endian bit stream, an f16 row scale after ⌈d/4⌉ bytes.",
 		step: 8, consts: t2Consts, scaleOff: scaleOff(2), acc: true, dec: t2Dec},
-	{name: "Q2K", doc: "q2k: a cell's d/4 bytes of 2-bit codes (channel 4i+k at bits 2k of byte i, turbo2's bit\n// stream, its own Lloyd–Max levels), no row scale: the queries come multiplied by the group's channel scales.",
+	{name: "Q2K", doc: "q2k: a cell's d/4 bytes of 2-bit codes (channel 4i+k at bits 2k of byte i, turbo2's bit\n// stream and levels), no row scale: the queries come multiplied by the group's channel scales.",
 		step: 8, consts: q2kConsts, pair: true, dec: t2Dec},
 }
 

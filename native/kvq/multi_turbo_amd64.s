@@ -27,14 +27,14 @@ DATA ·turboZL2+48(SB)/8, $0xbee7fd63bfc15328
 DATA ·turboZL2+56(SB)/8, $0x3fc153283ee7fd63
 GLOBL ·turboZL2(SB), RODATA|NOPTR, $64
 
-DATA ·q2kZL+0(SB)/8, $0xbee7d2c9bfc1555d
-DATA ·q2kZL+8(SB)/8, $0x3fc1555d3ee7d2c9
-DATA ·q2kZL+16(SB)/8, $0xbee7d2c9bfc1555d
-DATA ·q2kZL+24(SB)/8, $0x3fc1555d3ee7d2c9
-DATA ·q2kZL+32(SB)/8, $0xbee7d2c9bfc1555d
-DATA ·q2kZL+40(SB)/8, $0x3fc1555d3ee7d2c9
-DATA ·q2kZL+48(SB)/8, $0xbee7d2c9bfc1555d
-DATA ·q2kZL+56(SB)/8, $0x3fc1555d3ee7d2c9
+DATA ·q2kZL+0(SB)/8, $0xbee7fd63bfc15328
+DATA ·q2kZL+8(SB)/8, $0x3fc153283ee7fd63
+DATA ·q2kZL+16(SB)/8, $0xbee7fd63bfc15328
+DATA ·q2kZL+24(SB)/8, $0x3fc153283ee7fd63
+DATA ·q2kZL+32(SB)/8, $0xbee7fd63bfc15328
+DATA ·q2kZL+40(SB)/8, $0x3fc153283ee7fd63
+DATA ·q2kZL+48(SB)/8, $0xbee7fd63bfc15328
+DATA ·q2kZL+56(SB)/8, $0x3fc153283ee7fd63
 GLOBL ·q2kZL(SB), RODATA|NOPTR, $64
 
 DATA ·turboZSh3+0(SB)/8, $0x0000000300000000
@@ -1848,7 +1848,7 @@ aT2_done:
 
 // func multiScoresQ2KZ(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
 // q2k: a cell's d/4 bytes of 2-bit codes (channel 4i+k at bits 2k of byte i, turbo2's bit
-// stream, its own Lloyd–Max levels), no row scale: the queries come multiplied by the group's channel scales.
+// stream and levels), no row scale: the queries come multiplied by the group's channel scales.
 TEXT ·multiScoresQ2KZ(SB), NOSPLIT, $0-64
 	MOVQ q+0(FP), SI
 	MOVQ d+8(FP), DX

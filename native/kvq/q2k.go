@@ -17,7 +17,9 @@ import (
 //	               2·(k mod 4) (so for d a multiple of 4 each cell is d/4 whole bytes, channel
 //	               4i in the low two bits of its byte i)
 //
-// Code v ∈ 0..3 reconstructs to q2kLevels[v] × scale_c. Codes of cells not yet written are 0.
+// Code v ∈ 0..3 reconstructs to q2kLevels[v] × scale_c, q2kLevels being turbo2's levels:
+// whole multiples of one unit (±27 and ±90 units of 0.01678167). Codes of cells not yet written
+// are 0.
 //
 // Scale rule (seed 003). For a group with n of its 32 cells present, ss_c the sum of squares of
 // channel c over those cells, and prev_c the previous group's un-gained scale:
@@ -28,27 +30,32 @@ import (
 //
 // computed in float64 from the exact float32 values, cells in order, and rounded to float32.
 // The codes are chosen against the un-gained s_c: the code of x is the number of the thresholds
-// −T, 0, T that x reaches (x ≥ threshold), T = float32(s_c·0.98159882) being the outer
-// Lloyd–Max threshold. That is the nearest level of x/s_c, a value on a threshold taking the
+// −T, 0, T that x reaches (x ≥ threshold), T = s_c·0.98172766 (float32) being the outer
+// threshold, 58.5 units. That is the nearest level of x/s_c, a value on a threshold taking the
 // upper level (so a channel with s_c = 0, which holds zeros, codes 3; NaN codes 0). The stored
 // scale is F32ToF16(B·s_c) with B the K gain, clamped to the largest finite fp16 (65504), so the
 // gain enlarges the reconstruction without moving any value to another level.
 //
 // Error: at B = 1, for a channel whose values in a complete group are Gaussian-like, the
-// expected relative L2 error is √0.1175 ≈ 0.343 (the 4-level Lloyd–Max distortion; a group's own
-// RMS as the scale measures ≈ 0.33). The bound holds channel by channel, so a channel 75× the
-// median RMS costs the other channels nothing. A value beyond the outer level reconstructs to
-// ±1.5104·s_c, so one cell far above its channel's RMS keeps a large absolute error; fp16 adds at
+// expected relative L2 error is √0.1175 ≈ 0.343 (the 4-level Lloyd–Max distortion, which the
+// levels' rounding to whole units raises by 1e-7; a group's own RMS as the scale measures ≈
+// 0.33). The bound holds channel by channel, so a channel 75× the median RMS costs the other
+// channels nothing. A value beyond the outer level reconstructs to ±1.5104·s_c, so one cell far
+// above its channel's RMS keeps a large absolute error; fp16 adds at
 // most 2^-11 relative to the scale. A partial group's scale follows the rule, not the present
 // cells' RMS, until the group is complete; then it is re-encoded as above.
 
-// q2kLevels is the 4-level Lloyd–Max quantizer for N(0,1) (MSE 0.11748), ascending: code v
-// reconstructs to q2kLevels[v]. TestQ2KCodebook re-derives it by Lloyd iteration.
-var q2kLevels = [4]float32{-1.5104176, -0.45278004, 0.45278004, 1.5104176}
+// q2kLevels is the 4-level quantizer for N(0,1), ascending: code v reconstructs to
+// q2kLevels[v]. They are turbo2's levels, turboInts2·turboUnit2 = {−90, −27, 27, 90} units: the
+// Lloyd–Max levels (±0.45278, ±1.51042; MSE 0.1174818) rounded to whole multiples of the unit
+// that serves them best (MSE 0.1174819), so that q2k's VNNI scores kernel sums Σ q'·level
+// exactly in integers (q2k_amd64.go). TestQ2KCodebook re-derives them. (Until then q2k stored
+// the Lloyd–Max levels themselves; q2k caches are never saved, so no stored cache holds them.)
+var q2kLevels = turboLevels2
 
 // q2kThreshold is the outer decision threshold of q2kLevels (the inner one is 0): the midpoint
-// of 0.45278004 and 1.5104176.
-const q2kThreshold = 0.98159882
+// of 27 and 90 units, 58.5·turboUnit2 = 0.98172766 in float32.
+const q2kThreshold = 58.5 * turboUnit2
 
 // q2kMaxDim bounds the head dimension so that every size computation stays far from overflow.
 const q2kMaxDim = 1 << 20
@@ -256,7 +263,7 @@ func (h *Q2KHead) encodeLast() {
 	}
 }
 
-// q2kCodeT returns the index of the level nearest x/s given the outer threshold t = s·0.98159882
+// q2kCodeT returns the index of the level nearest x/s given the outer threshold t = s·q2kThreshold
 // (see the scale rule for the tie rule), without branches: the number of the thresholds −t, 0,
 // t that x reaches (0 for NaN).
 func q2kCodeT(x, t float32) byte {

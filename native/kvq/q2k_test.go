@@ -9,24 +9,29 @@ import (
 	"testing"
 )
 
+// TestQ2KCodebook: q2k's levels are the 4-level Lloyd–Max levels of N(0,1) rounded to whole
+// multiples of the best unit (turbo2's, checkIntCodebook), its outer threshold their midpoint,
+// and each level within half a unit (0.0084) of the Lloyd–Max level the seed's q2k names.
 func TestQ2KCodebook(t *testing.T) {
 	levels, thresholds, mse := lloydMaxGaussian(4)
-	for i, l := range levels {
-		if math.Abs(float64(q2kLevels[i])-l) > 1e-6 {
-			t.Errorf("q2kLevels[%d] = %.9g, Lloyd iteration gives %.9g", i, q2kLevels[i], l)
-		}
+	if math.Abs(mse-0.11748) > 1e-5 {
+		t.Errorf("4-level Lloyd–Max MSE = %.6f, the documented value is 0.11748", mse)
 	}
-	if math.Abs(thresholds[1]) > 1e-12 || math.Abs(thresholds[2]-q2kThreshold) > 1e-6 || math.Abs(thresholds[0]+q2kThreshold) > 1e-6 {
-		t.Errorf("thresholds %v, want ±%g and 0", thresholds, q2kThreshold)
+	checkIntCodebook(t, levels, turboInts2[:], turboUnit2, q2kLevels[:], 0.1174819)
+	if want := (q2kLevels[1] + q2kLevels[2]) / 2; want != 0 {
+		t.Errorf("inner threshold %g, want 0", want)
+	}
+	if mid := (q2kLevels[2] + q2kLevels[3]) / 2; float32(q2kThreshold) != mid || -mid != (q2kLevels[0]+q2kLevels[1])/2 {
+		t.Errorf("outer threshold %.9g, the levels' midpoints are %.9g and %.9g", float32(q2kThreshold), mid, (q2kLevels[0]+q2kLevels[1])/2)
+	}
+	if math.Abs(thresholds[2]-float64(q2kThreshold)) > 0.5*float64(turboUnit2) {
+		t.Errorf("outer threshold %g, Lloyd–Max's %g", q2kThreshold, thresholds[2])
 	}
 	// The seed's 4-digit values.
 	for i, want := range []float64{-1.5104, -0.4528, 0.4528, 1.5104} {
-		if math.Abs(float64(q2kLevels[i])-want) > 5e-5 {
+		if math.Abs(float64(q2kLevels[i])-want) > float64(turboUnit2)/2 {
 			t.Errorf("q2kLevels[%d] = %g, seed 003 says %g", i, q2kLevels[i], want)
 		}
-	}
-	if math.Abs(mse-0.11748) > 1e-5 {
-		t.Errorf("4-level Lloyd–Max MSE = %.6f, the documented value is 0.11748", mse)
 	}
 }
 
