@@ -400,8 +400,8 @@ func (g gridKeys) Prepare(dst, q []float32) []float32 {
 
 // multiReference is what the multi-query decode of layer 0 must match within float rounding:
 // the reference over the cache's rows where the K codec scores queries as they are; where it
-// rounds them to an integer grid, the single-query readers on the same rounded queries (kvq's
-// tests check the rounding against its stated bound).
+// rounds them to an integer grid, the single-query readers on the same rounded queries (q2k's
+// rounded per group; kvq's tests check the rounding against its stated bound).
 func multiReference(t *testing.T, c *Cache, decode bool, q []float32, s attn.Shape) []float32 {
 	t.Helper()
 	out := make([]float32, s.Heads*s.HeadDimV)
@@ -420,9 +420,47 @@ func multiReference(t *testing.T, c *Cache, decode bool, q []float32, s attn.Sha
 		}
 		return out
 	}
+	if gs, ok := ly.k[0].(*groupStore); ok && gs.h.ScoresGrid(make([]float32, s.HeadDimK), q[:s.HeadDimK], 0) {
+		// q2k's kernel rounds the query afresh for every group: the single-query readers with
+		// the base store scoring each cell with its group's grid query.
+		keys, vals := c.Keys(0, decode), c.Values(0, decode)
+		var gk []attn.Keys
+		var gv []attn.Values
+		for g := range keys {
+			base := q2kGridStore{ly.k[g].(*groupStore)}
+			k := attn.Keys(base)
+			if ok, isOv := keys[g].(*overlayKeys); isOv {
+				k = &overlayKeys{base: base, ov: ok.ov, head: ok.head, ly: ok.ly}
+			}
+			gk = append(gk, struct{ attn.Keys }{k})
+			gv = append(gv, struct{ attn.Values }{vals[g]})
+		}
+		if err := attn.Decode(out, q, s, gk, gv, 0, c.Len()); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
 	kr, vr := c.Rows(0, decode)
 	if err := attn.DecodeReference(out, q, s, kr, vr, 0, c.Len()); err != nil {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// q2kGridStore is a q2k store whose single-query Scores take the query as its multi-query
+// kernel rounds it, group by group (kvq.Q2KHead.ScoresGrid), dotted with the decoded cell.
+type q2kGridStore struct{ *groupStore }
+
+func (s q2kGridStore) Scores(pq []float32, lo int, out []float32) {
+	d := s.h.Dim()
+	gq, row := make([]float32, d), make([]float32, d)
+	for j := range out {
+		s.h.ScoresGrid(gq, pq, (lo+j)/kvq.GroupCells)
+		s.h.Decode(row, lo+j)
+		var sum float64
+		for c, x := range row {
+			sum += float64(gq[c]) * float64(x)
+		}
+		out[j] = float32(sum)
+	}
 }

@@ -387,6 +387,18 @@ func q2kScoresGroup(out, q []float32, grp []byte, d, j0 int, tab []float32) {
 	}
 }
 
+// ScoresGrid reports whether ScoresRangeMulti rounds the queries on this CPU (its integer
+// kernel: AVX-512 VNNI and VBMI, Dim() a multiple of 64), and where it does writes into dst
+// (Dim() values) the query q as it scores the cells of group g (g < ⌈Len()/32⌉): with q' =
+// q·scale rounded per 32-channel block to s·Q, dst[c] = s·Q_c/scale_c (0 where scale_c is 0),
+// so that dst·Decode(cell) is that kernel's score of the cell to float rounding (a group whose
+// q' has a non-finite value is scored in float: dst = q).
+func (h *Q2KHead) ScoresGrid(dst, q []float32, g int) bool {
+	d := h.d
+	gb := int(q2kGroupBytes(d))
+	return q2kGridQuery(dst[:d], q[:d], h.data[g*gb:(g+1)*gb], d)
+}
+
 // DecodeQ2KGroup decodes the first nCells cells of one stored group of untrusted bytes into dst
 // (nCells·d values, cell-major): the entry point for groups read from disk or the network. It
 // checks d (MinDim ≤ d ≤ 2^20, else ErrUnsupported), 0 ≤ nCells ≤ 32, len(group) =

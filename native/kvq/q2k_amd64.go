@@ -70,3 +70,6 @@ func q2kScoresAVX2(q *float32, d int, grp *byte, j0, m int, qs *float32, out *fl
 //
 //go:noescape
 func q2kScaleAVX512(q *float32, d int, grp *byte, qs *float32)
+
+// q2kGridQuery: ScoresRangeMulti takes the queries as they are here.
+func q2kGridQuery(dst, q []float32, grp []byte, d int) bool { return false }

@@ -31,3 +31,6 @@ func q2kScaleNEON(q *float32, d int, grp *byte, qs *float32)
 //
 //go:noescape
 func multiScoresQ2KNEON(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+
+// q2kGridQuery: ScoresRangeMulti takes the queries as they are here.
+func q2kGridQuery(dst, q []float32, grp []byte, d int) bool { return false }

@@ -7,3 +7,6 @@ const hasQ2KKernel = false
 func q2kScores(q *float32, d int, grp *byte, j0, m int, qs *float32, out *float32, ostride int) {
 	panic("kvq: no q2k kernel")
 }
+
+// q2kGridQuery: ScoresRangeMulti takes the queries as they are here.
+func q2kGridQuery(dst, q []float32, grp []byte, d int) bool { return false }

@@ -97,6 +97,12 @@ type DeviceGateResult struct {
 	// VsF32 is the format's own cost: the CPU reference over the stored cache against the
 	// exact f32 cache (the seed-003 gate's number), for context.
 	VsF32 float64 `json:"err_vs_f32"`
+	// Bound is the largest Decode and Prefill the gate accepts: DeviceAttnBound, plus, where
+	// the backend computes as this CPU's fast paths do (QueryGrid: the CPU backend), the
+	// AccumulateBound steps of the weights' rounding that RunGate allows where the values
+	// accumulate with integer weights (kvq.AccumulateStep of the V codec), which the reference
+	// does not model.
+	Bound float64 `json:"bound"`
 	OK    bool    `json:"ok"`
 }
 
@@ -229,17 +235,29 @@ func RunDeviceGate(b GateBackend, gc DeviceGateCase) (DeviceGateResult, error) {
 	// The reference the backend's output is held to: ref, or where the backend rounds its
 	// queries (QueryGrid) and the K codec has a grid, the same formula on the rounded queries.
 	var grid []kvq.Codec
+	var q2kGrid []*kvq.Q2KHead
 	if g, ok := gpu.(QueryGrid); ok && g.RoundsQueries() {
 		grid = gridCodecs(cpu, d, hn)
+		if cfg.Pair.K == kvq.Q2K {
+			if q2kGrid, err = q2kGridHeads(k, d, hn, gc.Cells, cfg.KGain); err != nil {
+				return res, err
+			}
+		}
 	}
 	decodeRef := ref
-	res.QueryGrid = grid != nil
-	if grid != nil {
-		// The overlay's exact cells, as kvcache keeps them for cells written in order: the
-		// first Sinks and the last Window.
-		overlay := func(c int) bool { return c < gc.Sinks || c >= gc.Cells-gc.Window }
+	res.QueryGrid = grid != nil || q2kGrid != nil
+	// The overlay's exact cells, as kvcache keeps them for cells written in order: the first
+	// Sinks and the last Window.
+	overlay := func(c int) bool { return c < gc.Sinks || c >= gc.Cells-gc.Window }
+	switch {
+	case grid != nil:
 		decodeRef = make([]float32, heads*d)
 		if err := gridReference(decodeRef, qd, shape, grid, kr, vr, gc.Cells, overlay); err != nil {
+			return res, err
+		}
+	case q2kGrid != nil:
+		decodeRef = make([]float32, heads*d)
+		if err := q2kGridReference(decodeRef, qd, shape, q2kGrid, kr, vr, gc.Cells, overlay); err != nil {
 			return res, err
 		}
 	}
@@ -275,6 +293,8 @@ func RunDeviceGate(b GateBackend, gc DeviceGateCase) (DeviceGateResult, error) {
 					o, qi := pref[i*heads*d:(i+1)*heads*d], qp[i*heads*d:(i+1)*heads*d]
 					if grid != nil {
 						errs[i] = gridReference(o, qi, shape, grid, kb, vb, p0+i+1, nil)
+					} else if q2kGrid != nil {
+						errs[i] = q2kGridReference(o, qi, shape, q2kGrid, kb, vb, p0+i+1, nil)
 					} else {
 						errs[i] = attn.DecodeReference(o, qi, shape, kb, vb, 0, p0+i+1)
 					}
@@ -287,7 +307,15 @@ func RunDeviceGate(b GateBackend, gc DeviceGateCase) (DeviceGateResult, error) {
 		}
 		res.Prefill = RelRMS(pout, pref)
 	}
-	res.OK = res.KBytesDiff == 0 && res.VBytesDiff == 0 && res.Decode <= DeviceAttnBound && res.Prefill <= DeviceAttnBound &&
+	res.Bound = DeviceAttnBound
+	if g, ok := gpu.(QueryGrid); ok && g.RoundsQueries() {
+		vc, err := kvq.NewCodec(cfg.Pair.V, d, kvq.CodecOptions{Seed: gc.Seed})
+		if err != nil {
+			return res, err
+		}
+		res.Bound += AccumulateBound * kvq.AccumulateStep(vc)
+	}
+	res.OK = res.KBytesDiff == 0 && res.VBytesDiff == 0 && res.Decode <= res.Bound && res.Prefill <= res.Bound &&
 		!math.IsNaN(res.Decode) && !math.IsNaN(res.Prefill)
 	return res, nil
 }
@@ -353,6 +381,74 @@ func gridReference(out, q []float32, s attn.Shape, codecs []kvq.Codec, keys, val
 	}
 	s.HeadDimK = 2 * d
 	return attn.DecodeReference(out, q2, s, k2, vals, 0, hi)
+}
+
+// q2kGridHeads returns the q2k K pools of the cache's hn KV heads (k cell-major, as the gate
+// writes it), where q2k's multi-query scores round the query on this CPU
+// (kvq.Q2KHead.ScoresGrid); otherwise nil.
+func q2kGridHeads(k []float32, d, hn, cells int, gain float32) ([]*kvq.Q2KHead, error) {
+	hs := make([]*kvq.Q2KHead, hn)
+	probe := make([]float32, d)
+	for h := range hs {
+		q, err := kvq.NewQ2KHead(d, gain)
+		if err != nil {
+			return nil, err
+		}
+		for c := 0; c < cells; c++ {
+			q.Append(k[(c*hn+h)*d : (c*hn+h+1)*d])
+		}
+		if cells == 0 || !q.ScoresGrid(probe, probe, 0) {
+			return nil, nil
+		}
+		hs[h] = q
+	}
+	return hs, nil
+}
+
+// q2kGridReference is attn.DecodeReference over cells [0, hi) with each query head's query
+// rounded as its KV head's q2k scores round it, afresh for every 32-cell group
+// (kvq.Q2KHead.ScoresGrid); cells for which exact (nil: none) holds score the query as it
+// is. It runs DecodeReference at G + 1 times the key dimension (G the groups below hi):
+// queries [q̃_0, …, q̃_{G−1}, q], keys with the decoded cell in its group's slot (the last
+// slot for the exact ones), so every score is still one float64 dot of one query with one
+// decoded row.
+func q2kGridReference(out, q []float32, s attn.Shape, heads []*kvq.Q2KHead, keys, vals []attn.Rows, hi int, exact func(int) bool) error {
+	d, group := s.HeadDimK, s.Heads/s.KVHeads
+	g := (hi + kvq.GroupCells - 1) / kvq.GroupCells
+	wide := (g + 1) * d
+	q2 := make([]float32, s.Heads*wide)
+	for h := 0; h < s.Heads; h++ {
+		qh, row := q[h*d:(h+1)*d], q2[h*wide:(h+1)*wide]
+		for j := 0; j < g; j++ {
+			heads[h/group].ScoresGrid(row[j*d:(j+1)*d], qh, j)
+		}
+		copy(row[g*d:], qh)
+	}
+	k2 := make([]attn.Rows, len(keys))
+	for i := range keys {
+		k2[i] = groupSlotRows{keys[i], d, g, exact}
+	}
+	s.HeadDimK = wide
+	return attn.DecodeReference(out, q2, s, k2, vals, 0, hi)
+}
+
+// groupSlotRows is a key reader at (groups + 1)·d values: cell i's row in slot i/32, or in the
+// last slot where exact holds, zeros elsewhere.
+type groupSlotRows struct {
+	base      attn.Rows
+	d, groups int
+	exact     func(int) bool
+}
+
+func (r groupSlotRows) Len() int { return r.base.Len() }
+
+func (r groupSlotRows) Row(dst []float32, i int) {
+	clear(dst)
+	slot := i / kvq.GroupCells
+	if r.exact != nil && r.exact(i) {
+		slot = r.groups
+	}
+	r.base.Row(dst[slot*r.d:(slot+1)*r.d], i)
 }
 
 // splitRows is a key reader at twice the dimension: [k, 0] for the cells whose score takes
