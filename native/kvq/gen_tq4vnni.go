@@ -534,22 +534,209 @@ func main() {
 	const t2Consts = "VMOVDQU64 ·turbo2VNNIU8(SB), Z20\n\tVMOVDQU64 ·turbo2VNNIShift(SB), Z22\n\tVMOVDQU64 ·turbo2VNNIShift+64(SB), Z23"
 	const t3Consts = "VMOVDQU64 ·turbo3VNNIU8(SB), Z20\n\tVMOVDQU64 ·turbo3VNNIShift(SB), Z22\n\tVMOVDQU64 ·turbo3VNNIShift+64(SB), Z23\n\tMOVL $0x0FFF, AX\n\tKMOVW AX, K1"
 	const shl4 = "SHLQ $4, R11"
+	// q2k's cells have no row scale: its kernel is turbo2's with every row scale 1.
+	const q2kStage = "MOVL $0x3F800000, AX        // q2k: no row scale, 1\n\tVPBROADCASTD AX, Z21"
 	for _, k := range []struct {
-		name, consts, chunk, soff, step string
-		f32                             bool
+		name, consts, chunk, soff, step, stage string
 	}{
-		{"TQ4", tq4Consts, chunk4, shl4, "16", true},
-		{"T4", tq4Consts, chunk4, shl4, "16", false},
-		{"T2", t2Consts, t2chunk, shl4, "16", false},
-		{"T3", t3Consts, t3chunk, "IMULQ $12, R11", "12", false},
+		{"TQ4", tq4Consts, chunk4, shl4, "16", stage(true)},
+		{"T4", tq4Consts, chunk4, shl4, "16", stage(false)},
+		{"T2", t2Consts, t2chunk, shl4, "16", stage(false)},
+		{"T3", t3Consts, t3chunk, "IMULQ $12, R11", "12", stage(false)},
+		{"Q2K", t2Consts, t2chunk, "// (q2k has no row scales)", "16", q2kStage},
 	} {
-		r := strings.NewReplacer("@", k.name, "%STAGE%", stage(k.f32), "%CONSTS%", k.consts, "%CHUNK%", k.chunk,
+		r := strings.NewReplacer("@", k.name, "%STAGE%", k.stage, "%CONSTS%", k.consts, "%CHUNK%", k.chunk,
 			"%SOFF%", k.soff, "%STEP%", k.step)
 		out.WriteString(r.Replace(body))
 	}
 	out.WriteString(q2kT())
+	out.WriteString(q2kDigits())
 	if err := os.WriteFile("multi_tq4vnni_amd64.s", out.Bytes(), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+// q2kDigits writes q2kDigitsAVX512, the per-group query preparation of q2k's VNNI scores kernel
+// (multiScoresQ2KVNNI, turbo2's kernel with every row scale 1): the four queries times the
+// group's channel scales, q' = q·scale (one float32 rounding, as ScoresRange's), quantized per
+// 32-value block as vnniDigits quantizes a query at one digit a value (vnniQuant), with the
+// same float32 operations, so its digits, scales and −128·ΣQ are vnniDigits' bit for bit. It
+// works on 128 channels at a time (the last 64 where d mod 128 = 64). The sixteen (query,
+// block) pairs' |q'| maxima are taken as integers (the bits of non-negative floats order as the
+// floats do, and a NaN or ±Inf exceeds every finite value) and reduced sixteen vectors at once
+// (reduce16); one division each forms s = m/127 and inv = 127/m for all sixteen. q' is formed
+// again (the same product) rather than kept, times inv, converted, and the digits packed with
+// saturation (VPACKSSDW, VPACKSSWB, then VPERMD by q2kDigPerm into query order); ΣQ is VPDPBUSD
+// of them with ones, reduced (reduceHalves). A non-finite q' makes it return false, having
+// written nothing the caller uses.
+func q2kDigits() string {
+	var b strings.Builder
+	b.WriteString(`
+// q2kDigPerm: dword p takes dword 4·(p mod 4) + p/4 (a 4×4 transpose of the dwords).
+`)
+	for p := 0; p < 16; p++ {
+		fmt.Fprintf(&b, "DATA ·q2kDigPerm+%d(SB)/4, $%d\n", 4*p, 4*(p%4)+p/4)
+	}
+	b.WriteString(`GLOBL ·q2kDigPerm(SB), RODATA|NOPTR, $64
+
+// func q2kDigitsAVX512(q *float32, d int, grp *byte, dig *byte, aux *uint32) bool
+TEXT ·q2kDigitsAVX512(SB), NOSPLIT, $0-41
+	MOVQ q+0(FP), SI
+	MOVQ d+8(FP), R10
+	MOVQ R10, R8
+	SHLQ $2, R8                // bytes between queries
+	LEAQ (R8)(R8*2), R12       // 3 queries
+	MOVQ grp+16(FP), DI
+	MOVQ dig+24(FP), BX
+	MOVQ aux+32(FP), DX
+	MOVL $0x01010101, AX
+	VPBROADCASTD AX, Z31       // ones, for ΣQ
+	MOVL $0x42FE0000, AX       // 127.0, vnniQMax1
+	VPBROADCASTD AX, Z30
+	MOVL $0x00800000, AX       // 2⁻¹²⁶, the smallest normal float32
+	VPBROADCASTD AX, Z29
+	MOVL $0x7F800000, AX       // +Inf: |x| bits at or above it are not finite
+	VPBROADCASTD AX, Z28
+
+Q2KD_chunk:
+	MOVL $0x7FFFFFFF, AX
+	VPBROADCASTD AX, Z27       // |x| (reduce16 clobbers Z27)
+	CMPQ R10, $128
+	JLT  Q2KD_half
+`)
+	b.WriteString(q2kDigitsChunk(4))
+	b.WriteString(`	ADDQ $512, SI
+	ADDQ $256, DI
+	ADDQ $512, BX
+	ADDQ $384, DX
+	SUBQ $128, R10
+	JNZ  Q2KD_chunk
+	JMP  Q2KD_done
+
+Q2KD_half:
+`)
+	b.WriteString(q2kDigitsChunk(2))
+	b.WriteString(`
+Q2KD_done:
+	MOVB $1, ret+40(FP)
+	VZEROUPPER
+	RET
+
+Q2KD_nonfinite:
+	MOVB $0, ret+40(FP)
+	VZEROUPPER
+	RET
+`)
+	return b.String()
+}
+
+// q2kDigitsChunk prepares nblk blocks (4 or 2) of 32 channels of the four queries at SI (R8
+// bytes apart, R12 = 3·R8) with the scales at DI into BX (digits) and DX (aux).
+func q2kDigitsChunk(nblk int) string {
+	var b strings.Builder
+	qa := []string{"(SI)", "(SI)(R8*1)", "(SI)(R8*2)", "(SI)(R12*1)"}
+	for k := 0; k < nblk; k++ {
+		fmt.Fprintf(&b, "\tVCVTPH2PS %d(DI), Z16\n\tVCVTPH2PS %d(DI), Z17\n", 64*k, 64*k+32)
+		for h := 0; h < 4; h++ {
+			v := 4*h + k
+			fmt.Fprintf(&b, "\tVMULPS %d%s, Z16, Z18\n\tVMULPS %d%s, Z17, Z19\n", 128*k, qa[h], 128*k+64, qa[h])
+			fmt.Fprintf(&b, "\tVPANDD Z27, Z18, Z18\n\tVPANDD Z27, Z19, Z19\n\tVPMAXUD Z19, Z18, Z%d\n", v)
+		}
+	}
+	for k := nblk; k < 4; k++ {
+		for h := 0; h < 4; h++ {
+			fmt.Fprintf(&b, "\tVPXORD Z%d, Z%d, Z%d\n", 4*h+k, 4*h+k, 4*h+k)
+		}
+	}
+	b.WriteString(reduce16("VPMAXUD"))
+	b.WriteString(`	VPCMPUD $5, Z28, Z0, K1    // m ≥ +Inf (as bits): not finite
+	KORTESTW K1, K1
+	JNZ  Q2KD_nonfinite
+	VDIVPS Z30, Z0, Z1         // s = m / qmax
+	VCMPPS $0x1D, Z29, Z1, K2  // s ≥ 2⁻¹²⁶: a normal scale; else the block counts as zero
+	VDIVPS.Z Z0, Z30, K2, Z2   // inv = qmax / m
+	VMOVAPS.Z Z1, K2, Z1
+	VMOVDQU32 ·q2kDigPerm(SB), Z15
+`)
+	for k := 0; k < nblk; k++ {
+		if k == 0 {
+			b.WriteString("\tVMOVUPS X1, (DX)\n")
+		} else {
+			fmt.Fprintf(&b, "\tVEXTRACTF32X4 $%d, Z1, %d(DX)\n", k, 96*k)
+		}
+	}
+	// Per block k and pair of queries hp (2hp, 2hp+1): the digits of 64 values into one vector
+	// (stored at the block's query 2hp), and its dword sums of four digits into Z16 + 2k + hp.
+	for k := 0; k < nblk; k++ {
+		fmt.Fprintf(&b, "\tVSHUFF32X4 $%#02x, Z2, Z2, Z9   // block k's four inv in every lane\n", 0x55*k)
+		fmt.Fprintf(&b, "\tVCVTPH2PS %d(DI), Z10\n\tVCVTPH2PS %d(DI), Z11\n", 64*k, 64*k+32)
+		for hp := 0; hp < 2; hp++ {
+			for j := 0; j < 2; j++ {
+				x0, x1 := 4*j, 4*j+1
+				h := 2*hp + j
+				fmt.Fprintf(&b, "\tVSHUFPS $%#02x, Z9, Z9, Z8\n", 0x55*h)
+				fmt.Fprintf(&b, "\tVMULPS %d%s, Z10, Z%d\n\tVMULPS %d%s, Z11, Z%d\n", 128*k, qa[h], x0, 128*k+64, qa[h], x1)
+				fmt.Fprintf(&b, "\tVMULPS Z8, Z%d, Z%d\n\tVMULPS Z8, Z%d, Z%d\n", x0, x0, x1, x1)
+				fmt.Fprintf(&b, "\tVCVTPS2DQ Z%d, Z%d\n\tVCVTPS2DQ Z%d, Z%d\n", x0, x0, x1, x1)
+				fmt.Fprintf(&b, "\tVPACKSSDW Z%d, Z%d, Z%d\n", x1, x0, x0)
+			}
+			acc := 16 + 2*k + hp
+			fmt.Fprintf(&b, "\tVPACKSSWB Z4, Z0, Z0\n\tVPERMD Z0, Z15, Z0\n\tVMOVDQU32 Z0, %d(BX)\n", 128*k+64*hp)
+			fmt.Fprintf(&b, "\tVPXORD Z%d, Z%d, Z%d\n\tVPDPBUSD Z0, Z31, Z%d\n", acc, acc, acc, acc)
+		}
+	}
+	for m := 2 * nblk; m < 8; m++ {
+		fmt.Fprintf(&b, "\tVPXORD Z%d, Z%d, Z%d\n", 16+m, 16+m, 16+m)
+	}
+	b.WriteString(reduceHalves("VPADDD"))
+	b.WriteString("\tVPERMD Z0, Z15, Z0         // lane 4h + k → 4k + h\n")
+	b.WriteString("\tVPSLLD $7, Z0, Z0\n\tVPXORD Z1, Z1, Z1\n\tVPSUBD Z0, Z1, Z0        // −128·ΣQ\n")
+	for k := 0; k < nblk; k++ {
+		if k == 0 {
+			b.WriteString("\tVMOVDQU32 X0, 48(DX)\n")
+		} else {
+			fmt.Fprintf(&b, "\tVEXTRACTI32X4 $%d, Z0, %d(DX)\n", k, 96*k+48)
+		}
+	}
+	return b.String()
+}
+
+// reduce16 reduces each of Z0..Z15 across its lanes with op (a VPMAXUD or VPADDD) into Z0,
+// whose lane 4k + h then holds vector 4h + k's result (clobbers Z16..Z27 and the inputs): a
+// first halving by 256-bit halves (VINSERTI64X4, VSHUFI64X2) into Z16..Z23, then reduceHalves.
+func reduce16(op string) string {
+	var b strings.Builder
+	// Zi, Zi+1 → Z(16 + i/2): lanes 0..7 partial results of Zi, 8..15 of Zi+1.
+	for i := 0; i < 16; i += 2 {
+		o := 16 + i/2
+		fmt.Fprintf(&b, "\tVINSERTI64X4 $1, Y%d, Z%d, Z%d\n\tVSHUFI64X2 $0xEE, Z%d, Z%d, Z%d\n\t%s Z%d, Z%d, Z%d\n",
+			i+1, i, o, i+1, i, i, op, i, o, o)
+	}
+	b.WriteString(reduceHalves(op))
+	return b.String()
+}
+
+// reduceHalves reduces Z16..Z23, each the eight lanes of two sums (lanes 0..7 and 8..15),
+// with op into Z0: for reduce16's Z(16+m) = (vector 2m, vector 2m+1), vector 4h + k lands in
+// lane 4k + h; for q2kDigitsChunk's Z(16 + 2k + hp) = (query 2hp, query 2hp+1) of block k,
+// query h of block k in lane 4h + k. Halvings by 128-bit lanes (VSHUFI32X4), then pairs and single dwords within lanes
+// (VSHUFPS). Clobbers Z16..Z27.
+func reduceHalves(op string) string {
+	var b strings.Builder
+	// Z16..Z23 → Z24..Z27: four vectors of four lanes each.
+	for i := 0; i < 8; i += 2 {
+		a, c, o := 16+i, 17+i, 24+i/2
+		fmt.Fprintf(&b, "\tVSHUFI32X4 $0x88, Z%d, Z%d, Z%d\n\tVSHUFI32X4 $0xDD, Z%d, Z%d, Z%d\n\t%s Z%d, Z%d, Z%d\n",
+			c, a, o, c, a, a, op, a, o, o)
+	}
+	// Z24..Z27 → Z16, Z17: pairs within lanes.
+	for i := 0; i < 4; i += 2 {
+		a, c, o := 24+i, 25+i, 16+i/2
+		fmt.Fprintf(&b, "\tVSHUFPS $0x44, Z%d, Z%d, Z%d\n\tVSHUFPS $0xEE, Z%d, Z%d, Z%d\n\t%s Z%d, Z%d, Z%d\n",
+			c, a, o, c, a, a, op, a, o, o)
+	}
+	// Z16, Z17 → Z0.
+	fmt.Fprintf(&b, "\tVSHUFPS $0x88, Z17, Z16, Z0\n\tVSHUFPS $0xDD, Z17, Z16, Z16\n\t%s Z16, Z0, Z0\n", op)
+	return b.String()
 }

@@ -1,0 +1,228 @@
+//go:build amd64 && !purego
+
+package kvq
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/kvlab/kvlab/internal/cputime"
+)
+
+// q2kGridScore is the score the VNNI kernel gives query q and cell (ok where q2kVNNI(Dim())),
+// formed independently: q' = q·scale per channel (float32), each 32-channel block quantized by
+// vnniQuant to s·Q, and Σ_b s·Σ_c Q_c·turboInts2[code_c]·turboUnit2 in float64 over exact
+// integers. mag is Σ_b |s|·Σ_c |Q_c·turboInts2[code_c]|·turboUnit2, the scale of the kernel's float
+// rounding; grid is the bound (1 + 2⁻⁶)/254·Σ_b max_{c∈b}|q'_c|·Σ_{c∈b}|L_c| of the grid's
+// departure from q·k̂ (with the rounding of q' itself, 2⁻²⁴ of Σ|q·k̂|, left to the caller's
+// 1e-5·Σ|q·k̂|).
+func q2kGridScore(h *Q2KHead, q []float32, cell int) (score, mag, grid float64, ok bool) {
+	d := h.Dim()
+	if !q2kVNNI(d) {
+		return 0, 0, 0, false
+	}
+	gb := int(Q2KGroupBytes(d))
+	g, j := cell/GroupCells, cell%GroupCells
+	grp := h.Groups()[g*gb : (g+1)*gb]
+	code := func(c int) int {
+		k := j*d + c
+		return int(grp[2*d+k/4] >> (2 * (k % 4)) & 3)
+	}
+	u := float64(turboUnit2)
+	qs := make([]float32, d)
+	for c := range qs {
+		qs[c] = q[c] * F16ToF32(binary.LittleEndian.Uint16(grp[2*c:]))
+	}
+	for b := 0; b < d/32; b++ {
+		s, Q := vnniQuant((*[32]float32)(qs[32*b:]), 1)
+		var dot, abs int64
+		var m, l1 float64
+		for i, v := range Q {
+			L := int64(turboInts2[code(32*b+i)])
+			dot += int64(v) * L
+			abs += int64(math.Abs(float64(int64(v) * L)))
+			m = max(m, math.Abs(float64(qs[32*b+i])))
+			l1 += math.Abs(float64(L)) * u
+		}
+		score += float64(s) * float64(dot) * u
+		mag += math.Abs(float64(s)) * float64(abs) * u
+		grid += (1 + 0x1p-6) / 254 * m * l1
+	}
+	return score, mag, grid, true
+}
+
+// TestQ2KScoresRangeMultiFloat runs TestQ2KScoresRangeMulti with the VNNI kernels off, so the
+// float kernels stay tested on CPUs that have VNNI.
+func TestQ2KScoresRangeMultiFloat(t *testing.T) { withoutVNNI(func() { checkQ2KScoresRangeMulti(t) }) }
+
+// TestQ2KDigits checks q2kDigitsAVX512 against vnniDigits of the scaled queries, bit for bit
+// (the digits and the aux words the kernel reads: the scales and −128·ΣQ), on groups with
+// outlier channels, a block of zero scales, a query block of zeros and subnormal products, and
+// that a non-finite scaled query reports false.
+func TestQ2KDigits(t *testing.T) {
+	if !q2kVNNI(64) {
+		t.Skip("no AVX-512 VNNI + VBMI")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, d := range []int{64, 128, 192, 256} {
+		h := newQ2K(t, d, 1.1)
+		h.Append(q2kCells(uint64(d)+9, 40, d, true))
+		grp := append([]byte(nil), h.Groups()[:Q2KGroupBytes(d)]...)
+		for c := 32; c < 64; c++ { // a block of zero scales
+			binary.LittleEndian.PutUint16(grp[2*c:], 0)
+		}
+		q := gaussianRows(rng, 4, d, 1)
+		clear(q[d : d+32])                   // query 1's first block
+		for c := 2*d + 64; c < 2*d+96; c++ { // query 2's third block: products far below 2⁻¹²⁶·127
+			q[c] = 0x1p-120
+		}
+		qs := make([]float32, 4*d)
+		for i := range qs {
+			qs[i] = q[i] * F16ToF32(binary.LittleEndian.Uint16(grp[2*(i%d):]))
+		}
+		nb := d / 32
+		want, wantAux := make([]byte, nb*vnniBlockBytes/2), make([]uint32, nb*vnniAuxWords)
+		vnniDigits(want, wantAux, qs, d, nb, 1)
+		var scratch [4 * q2kMultiMaxDim]float32
+		dig := unsafe.Slice((*byte)(unsafe.Pointer(&scratch[0])), len(want))
+		aux := unsafe.Slice((*uint32)(unsafe.Add(unsafe.Pointer(&scratch[0]), q2kDigBytes)), len(wantAux))
+		if !q2kDigitsAVX512(&q[0], d, &grp[0], &dig[0], &aux[0]) {
+			t.Fatalf("d %d: false on finite queries", d)
+		}
+		for i := range want {
+			if dig[i] != want[i] {
+				t.Fatalf("d %d: digit byte %d = %d, vnniDigits %d", d, i, int8(dig[i]), int8(want[i]))
+			}
+		}
+		for b := 0; b < nb; b++ {
+			for _, w := range []int{0, 1, 2, 3, 12, 13, 14, 15} {
+				if g, x := aux[b*vnniAuxWords+w], wantAux[b*vnniAuxWords+w]; g != x {
+					t.Fatalf("d %d: block %d aux word %d = %#x, vnniDigits %#x", d, b, w, g, x)
+				}
+			}
+		}
+		for _, bad := range []float32{float32(math.Inf(1)), float32(math.NaN())} {
+			qb := append([]float32(nil), q...)
+			qb[3*d+d-1] = bad
+			if q2kDigitsAVX512(&qb[0], d, &grp[0], &dig[0], &aux[0]) {
+				t.Errorf("d %d: true with a query value %g", d, bad)
+			}
+		}
+	}
+}
+
+// TestQ2KScoresSpeed reports, per cell at head dimension 128 (4096 cells, in cache), the thread
+// CPU time of ScoresRangeMulti for four queries through the VNNI kernel and through the float
+// kernel it replaces, interleaved in one run (best of 300 each). It runs only when
+// KVLAB_SPEED_REPORT is set.
+func TestQ2KScoresSpeed(t *testing.T) {
+	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
+		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	const d, cells = 128, 4096
+	h := newQ2K(t, d, 1.1)
+	h.Append(q2kCells(3, cells, d, true))
+	q := gaussianRows(rand.New(rand.NewPCG(7, 8)), 4, d, 1)
+	out := make([]float32, 4*cells)
+	vb := hasVNNIBW
+	defer func() { hasVNNIBW = vb }()
+	best := [2]time.Duration{time.Hour, time.Hour} // float, integer
+	for r := 0; r < 300; r++ {
+		for i := range best {
+			hasVNNIBW = vb && i == 1
+			t0 := cputime.Thread()
+			h.ScoresRangeMulti(q, 4, 0, out)
+			best[i] = min(best[i], cputime.Thread()-t0)
+		}
+	}
+	perCell := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / cells }
+	t.Logf("q2k scores per cell of %d values, 4 queries: integer %.2f ns, float %.2f ns (%.2f×; integer kernel: %v)",
+		d, perCell(best[1]), perCell(best[0]), float64(best[1])/float64(best[0]), q2kVNNI(d))
+}
+
+// TestQ2KScoresVNNIAttention measures what the VNNI kernel's query grid does to attention on
+// the q2k tests' outlier data (every 16th channel 5× to 75× the others' RMS): the relative RMS
+// difference of softmax(q·k̂/√d)·V between its scores and exact float64 scores of the same
+// stored cells, queries scaled so the scaled scores spread with a standard deviation of 2.5
+// (a moderately sharp softmax, as the gate's). Measured: 3.4 % of the output's norm, where the
+// q2k codes themselves move it by 95 % (logged beside it; in quadrature the grid adds 0.06 %
+// to that); it must stay below 5 %. Every block here holds a 5×–75× channel, whose scale sets
+// the block's grid for its 31 others: the worst case for a per-block grid.
+func TestQ2KScoresVNNIAttention(t *testing.T) {
+	const d, cells, nq = 128, 1024, 8
+	if !q2kVNNI(d) {
+		t.Skip("no AVX-512 VNNI + VBMI")
+	}
+	k := q2kCells(41, cells, d, true)
+	h := newQ2K(t, d, 1)
+	h.Append(k)
+	rng := rand.New(rand.NewPCG(43, 44))
+	v := gaussianRows(rng, cells, d, 1)
+	q := gaussianRows(rng, nq, d, 1)
+	dec := make([]float32, cells*d)
+	for j := 0; j < cells; j++ {
+		h.Decode(dec[j*d:(j+1)*d], j)
+	}
+	scale := 1 / math.Sqrt(d)
+	// Scale each query so that its exact scaled scores have a standard deviation of 2.5.
+	for i := 0; i < nq; i++ {
+		qi := q[i*d : (i+1)*d]
+		var s1, s2 float64
+		for j := 0; j < cells; j++ {
+			x := dot64(qi, dec[j*d:(j+1)*d]) * scale
+			s1, s2 = s1+x, s2+x*x
+		}
+		sd := math.Sqrt(s2/cells - (s1/cells)*(s1/cells))
+		for c := range qi {
+			qi[c] *= float32(2.5 / sd)
+		}
+	}
+	attend := func(score func(i, j int) float64) []float64 {
+		out := make([]float64, nq*d)
+		for i := 0; i < nq; i++ {
+			s := make([]float64, cells)
+			m := math.Inf(-1)
+			for j := range s {
+				s[j] = score(i, j) * scale
+				m = max(m, s[j])
+			}
+			var z float64
+			for j := range s {
+				s[j] = math.Exp(s[j] - m)
+				z += s[j]
+			}
+			for j := range s {
+				for c := 0; c < d; c++ {
+					out[i*d+c] += s[j] / z * float64(v[j*d+c])
+				}
+			}
+		}
+		return out
+	}
+	fast := make([]float32, cells*nq)
+	h.ScoresRangeMulti(q, nq, 0, fast)
+	got := attend(func(i, j int) float64 { return float64(fast[j*nq+i]) })
+	ref := attend(func(i, j int) float64 { return dot64(q[i*d:(i+1)*d], dec[j*d:(j+1)*d]) })
+	exact := attend(func(i, j int) float64 { return dot64(q[i*d:(i+1)*d], k[j*d:(j+1)*d]) })
+	rel := func(a, b []float64) float64 {
+		var num, den float64
+		for i := range a {
+			num += (a[i] - b[i]) * (a[i] - b[i])
+			den += b[i] * b[i]
+		}
+		return math.Sqrt(num / den)
+	}
+	grid, codes := rel(got, ref), rel(ref, exact)
+	t.Logf("attention output: the query grid moves it by %.4f of its norm; the q2k codes by %.4f", grid, codes)
+	if grid > 0.05 {
+		t.Errorf("the VNNI kernel's query grid moves the attention output by %.4f of its norm, > 0.05", grid)
+	}
+}
