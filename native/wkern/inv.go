@@ -42,9 +42,9 @@ func (k Kernel) InvariantRows() int {
 // token, acc = 0, then per block b in order i = Σ u·q − off·Σq (exact integers: u the
 // unsigned codes, Q4_0's nibbles with off 8, Q8_0's codes + 128 with off 128) and
 // acc = fma(float32(i)·d_t[b], dw[b], acc); 16 rows × up to 8 tokens share each unpacked
-// block, and one token runs the same operations. Q6_K there runs its own tiles
-// (invq6tile_amd64.go: per super-block an exact integer sum, then one product and one fused
-// multiply-add). Elsewhere tokens go eight at a time through an eight-token kernel where the
+// block, and one token runs the same operations. Q6_K and Q4_K there run their own tiles
+// (invq6tile_amd64.go, invq4ktile_amd64.go: per super-block exact integer sums, then a fixed
+// few float products and fused multiply-adds). Elsewhere tokens go eight at a time through an eight-token kernel where the
 // pair has one (Q6_K on AVX-512 VNNI without the tiles), then four at a time
 // through a four-token kernel (each weight block unpacked once for the tokens of a call) and
 // the rest through a one-token kernel of the same operations; rows in tiles of rowTile, each

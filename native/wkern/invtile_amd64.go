@@ -50,7 +50,7 @@ var hasInvTile = hasVNNI512 && !noVNNI()
 
 // invTiled reports whether weight type t runs MulInvariant through the tile kernels.
 func invTiled(t gguf.Type) bool {
-	return hasInvTile && (t == gguf.Q4_0 || t == gguf.Q8_0 || t == gguf.Q6_K)
+	return hasInvTile && (t == gguf.Q4_0 || t == gguf.Q8_0 || t == gguf.Q6_K || t == gguf.Q4_K)
 }
 
 // invTileScratch is a product's token scales and offsets and a padded copy of a short row group.
@@ -69,6 +69,10 @@ var invTileScratches keep.Pool[invTileScratch]
 func mulInvTile(typ gguf.Type, y []float32, ystride int, w []byte, rowBytes int, a *Act, lo, hi int) {
 	if typ == gguf.Q6_K { // invq6tile_amd64.go
 		mulInvTileQ6(y, ystride, w, rowBytes, a, lo, hi)
+		return
+	}
+	if typ == gguf.Q4_K { // invq4ktile_amd64.go
+		mulInvTileQ4K(y, ystride, w, rowBytes, a, lo, hi)
 		return
 	}
 	if hi <= lo || a.N <= 0 {

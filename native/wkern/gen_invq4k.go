@@ -1,0 +1,461 @@
+//go:build ignore
+
+// gen_invq4k writes invq4ktile_amd64.s: the batch-invariant Q4_K tiles for CPUs with AVX-512
+// VNNI (contract in invq4ktile_amd64.go), built as gen_invq6.go builds Q6_K's. 16 weight rows,
+// one per zmm lane, read straight from the memory-mapped matrix (no repacking): per super-block
+// each row's 144 bytes are loaded 16 at a time and transposed in registers (lane i of a
+// register holds four bytes of row i). The 16 header bytes give per lane the f16 scales d and
+// dmin and the twelve bytes of 6-bit sub-block scales and mins, unpacked in place (sc_j and m_j
+// for the eight sub-blocks of 32 values); the nibbles give the 4-bit codes, four per dword
+// lane, as unsigned bytes 0…15 (code vector c of sub-block j holds values 32j + 4c … 32j + 4c + 3).
+// Then per token t
+//
+//	SQ = Σ_j sc_j·Σ_c VPDPBUSD(codes_jc, q_t[32j + 4c …])   (VPMULLD per sub-block, exact int32)
+//	SM = Σ_j m_j·s_j                                       (four VPDPWSSD on word pairs of m_j
+//	                                                        and the token's 32-code sums s_j)
+//
+// and once per super-block x = fnmadd(float32(SM), dmin, float32(SQ)·dw),
+// acc = fma(x, d_t, acc), one accumulator per token and row. The integer sums are exact
+// (|SQ| ≤ 8·63·32·15·127 < 2³¹, |SM| ≤ 8·63·32·127), so the order in which a kernel forms them
+// changes nothing; the float operations are the same per token in every kernel, so each output
+// is the same bits whatever the tile.
+//
+// The one-token kernel forms each pair of sub-blocks' codes and feeds them straight into four
+// chains (two per sub-block, summed before the scale). The multi-token kernels unpack the
+// super-block once into a scratch block (per sub-block j: eight code vectors and sc_j as
+// int32; then the mins' word pairs, dw and dmin) and run their tokens in groups of up to eight
+// against it, eight independent VPDPBUSD chains in flight, each group's token accumulators
+// kept in the scratch between super-blocks.
+//
+// Run with `go generate ./native/wkern`.
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+var b strings.Builder
+
+func p(format string, a ...any) { fmt.Fprintf(&b, "\t"+format+"\n", a...) }
+
+func z(i int) string { return fmt.Sprintf("Z%d", i) }
+
+// Row addressing: SI, R11, R12, R13 rows 0, 4, 8, 12 at the current super-block; BX rowBytes,
+// AX 3·rowBytes.
+var rowBase = [4]string{"SI", "R11", "R12", "R13"}
+var rowIdx = [4]string{"", "(BX*1)", "(BX*2)", "(AX*1)"}
+
+// load4 loads lane k of Z from row 4k+m's 16 bytes at off.
+func load4(off, m int, zr int) {
+	for k := 0; k < 4; k++ {
+		a := fmt.Sprintf("%d(%s)%s", off, rowBase[k], rowIdx[m])
+		if k == 0 {
+			p("VMOVDQU32 %s, X%d", a, zr)
+		} else {
+			p("VINSERTI32X4 $%d, %s, %s, %s", k, a, z(zr), z(zr))
+		}
+	}
+}
+
+// loadT loads 16 bytes at off of each of the 16 rows and transposes them: dword g of row i
+// lands in lane i of out[g]. tmp holds six scratch registers.
+func loadT(off int, out [4]int, tmp [6]int) {
+	a0, a1, a2, a3, u0, u1 := tmp[0], tmp[1], tmp[2], tmp[3], tmp[4], tmp[5]
+	load4(off, 0, a0)
+	load4(off, 1, a1)
+	load4(off, 2, a2)
+	load4(off, 3, a3)
+	p("VPUNPCKLDQ %s, %s, %s", z(a1), z(a0), z(u0))
+	p("VPUNPCKHDQ %s, %s, %s", z(a1), z(a0), z(u1))
+	p("VPUNPCKLDQ %s, %s, %s", z(a3), z(a2), z(a0))
+	p("VPUNPCKHDQ %s, %s, %s", z(a3), z(a2), z(a1))
+	p("VPUNPCKLQDQ %s, %s, %s", z(a0), z(u0), z(out[0]))
+	p("VPUNPCKHQDQ %s, %s, %s", z(a0), z(u0), z(out[1]))
+	p("VPUNPCKLQDQ %s, %s, %s", z(a1), z(u1), z(out[2]))
+	p("VPUNPCKHQDQ %s, %s, %s", z(a1), z(u1), z(out[3]))
+}
+
+// masks are the constants: 0x0f, 0x3f, 0xc0 in every byte and 0x00ff in every word.
+type masks struct{ m0f, m3f, mc0, mff int }
+
+func setMasks(m masks) {
+	for _, c := range []struct {
+		v   string
+		reg int
+	}{{"0x0f0f0f0f", m.m0f}, {"0x3f3f3f3f", m.m3f}, {"0xc0c0c0c0", m.mc0}, {"0x00ff00ff", m.mff}} {
+		p("MOVL $%s, R8", c.v)
+		p("VPBROADCASTD R8, %s", z(c.reg))
+	}
+}
+
+const sel = "$0xd8" // VPTERNLOGD: dst = src3 ? src2 : dst, bitwise
+
+// header unpacks the 16 rows' first 16 bytes (d, dmin, the 12 scale bytes): dw and dmin as
+// float32, scLo the bytes sc_0…sc_3, scHi sc_4…sc_7 (each 0…63), mw[k] the mins as word pairs
+// (m0, m2), (m1, m3), (m4, m6), (m5, m7). tmp holds six scratch registers, t4 four more.
+func header(m masks, dw, dmin, scLo, scHi int, mw [4]int, tmp [6]int, t4 [4]int) {
+	h0, h1, h2, h3 := t4[0], t4[1], t4[2], t4[3]
+	loadT(0, [4]int{h0, h1, h2, h3}, tmp)
+	p("VPMOVDW %s, Y%d", z(h0), dw)
+	p("VCVTPH2PS Y%d, %s", dw, z(dw))
+	p("VPSRLD $16, %s, %s", z(h0), z(h0))
+	p("VPMOVDW %s, Y%d", z(h0), dmin)
+	p("VCVTPH2PS Y%d, %s", dmin, z(dmin))
+	// sc_j = s[j] & 63 (j < 4); s[j+4] & 15 | (s[j−4] >> 6) << 4 (j ≥ 4).
+	p("VPANDD %s, %s, %s", z(m.m3f), z(h1), z(scLo))
+	p("VPANDD %s, %s, %s", z(m.mc0), z(h1), z(scHi))
+	p("VPSRLD $2, %s, %s", z(scHi), z(scHi))
+	p("VPTERNLOGD %s, %s, %s, %s", sel, z(m.m0f), z(h3), z(scHi))
+	// m_j = s[j+4] & 63 (j < 4); s[j+4] >> 4 | (s[j] >> 6) << 4 (j ≥ 4).
+	lo, hi, t := tmp[0], tmp[1], tmp[2]
+	p("VPANDD %s, %s, %s", z(m.m3f), z(h2), z(lo))
+	p("VPANDD %s, %s, %s", z(m.mc0), z(h2), z(hi))
+	p("VPSRLD $2, %s, %s", z(hi), z(hi))
+	p("VPSRLD $4, %s, %s", z(h3), z(t))
+	p("VPTERNLOGD %s, %s, %s, %s", sel, z(m.m0f), z(t), z(hi))
+	p("VPANDD %s, %s, %s", z(m.mff), z(lo), z(mw[0]))
+	p("VPSRLD $8, %s, %s", z(lo), z(mw[1]))
+	p("VPANDD %s, %s, %s", z(m.mff), z(mw[1]), z(mw[1]))
+	p("VPANDD %s, %s, %s", z(m.mff), z(hi), z(mw[2]))
+	p("VPSRLD $8, %s, %s", z(hi), z(mw[3]))
+	p("VPANDD %s, %s, %s", z(m.mff), z(mw[3]), z(mw[3]))
+}
+
+// scale writes sub-block j's scale (byte j%4 of scLo or scHi) as int32 into dst.
+func scale(scLo, scHi, j, dst int) {
+	src := scLo
+	if j >= 4 {
+		src = scHi
+	}
+	if sh := 24 - 8*(j%4); sh > 0 {
+		p("VPSLLD $%d, %s, %s", sh, z(src), z(dst))
+		p("VPSRLD $24, %s, %s", z(dst), z(dst))
+	} else {
+		p("VPSRLD $24, %s, %s", z(src), z(dst))
+	}
+}
+
+// codes forms the codes of the 16 nibble bytes at 16 + 32p + 16h: lo(c, reg) gets code vector
+// c = 4h + g of sub-block 2p (low nibbles), hi(c, reg) that of sub-block 2p+1 (high nibbles).
+func codes(pp, h int, m masks, out [4]int, tmp [6]int, x, y int, lo, hi func(c, reg int)) {
+	loadT(16+32*pp+16*h, out, tmp)
+	for g := 0; g < 4; g++ {
+		p("VPANDD %s, %s, %s", z(m.m0f), z(out[g]), z(x))
+		lo(4*h+g, x)
+		p("VPSRLD $4, %s, %s", z(out[g]), z(y))
+		p("VPANDD %s, %s, %s", z(m.m0f), z(y), z(y))
+		hi(4*h+g, y)
+	}
+}
+
+// prefetch issues the prefetches of lines [l0, l1) of the next 16-row group's super-block
+// (R14, 2304 bytes a super-block): 16 interleaved row streams are more than the hardware
+// prefetchers follow, the next group is one sequential stream.
+func prefetch(l0, l1 int) {
+	for l := l0; l < l1; l++ {
+		p("PREFETCHT0 %d(R14)", 64*l)
+	}
+}
+
+const prefLines = 16 * 144 / 64
+
+func advanceRows() {
+	for _, r := range rowBase {
+		p("ADDQ $144, %s", r)
+	}
+	p("ADDQ $2304, R14")
+}
+
+func setupRows(wArg, rbArg string) {
+	p("MOVQ %s, SI", wArg)
+	p("MOVQ %s, BX", rbArg)
+	p("LEAQ (BX)(BX*2), AX")
+	p("LEAQ (SI)(BX*4), R11")
+	p("LEAQ (R11)(BX*4), R12")
+	p("LEAQ (R12)(BX*4), R13")
+	p("LEAQ (R13)(BX*4), R14")
+}
+
+// x1 is the one-token kernel. Z0 acc, Z1 SQ, Z2 dw, Z3 dmin, Z4 scLo, Z5 scHi, Z6…Z9 masks,
+// Z10 float32(SM), Z11…Z16 the transposes' temporaries, Z17…Z24 a pair's nibble dwords (the
+// header's temporaries before), Z25…Z28 the chains, Z29, Z30 codes, Z31 a scale.
+func x1() {
+	b.WriteString(`
+// func invQ4_Kx1(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, ops unsafe.Pointer, nb int, y unsafe.Pointer)
+// 16 rows × 1 token: ops holds per super-block the token's 32-code sums as word pairs
+// (s0, s2), (s1, s3), (s4, s6), (s5, s7), then d_t (20 bytes); y[i] = row i's product.
+TEXT ·invQ4_Kx1(SB), NOSPLIT, $0-48
+`)
+	setupRows("w+0(FP)", "rowBytes+8(FP)")
+	p("MOVQ q+16(FP), DI")
+	p("MOVQ ops+24(FP), DX")
+	p("MOVQ nb+32(FP), CX")
+	m := masks{6, 7, 8, 9}
+	setMasks(m)
+	p("VPXORD Z0, Z0, Z0")
+	b.WriteString("q4kx1loop:\n")
+	tmp := [6]int{11, 12, 13, 14, 15, 16}
+	mw := [4]int{17, 18, 19, 20}
+	header(m, 2, 3, 4, 5, mw, tmp, [4]int{21, 22, 23, 24})
+	p("VPXORD Z10, Z10, Z10")
+	for k := 0; k < 4; k++ {
+		p("VPDPWSSD.BCST %d(DX), %s, Z10", 4*k, z(mw[k]))
+	}
+	p("VCVTDQ2PS Z10, Z10")
+	p("VPXORD Z1, Z1, Z1")
+	pl := 0
+	for pp := 0; pp < 4; pp++ {
+		prefetch(pl, (pp+1)*prefLines/4)
+		pl = (pp + 1) * prefLines / 4
+		// Chains: Z25 + h sub-block 2p, Z27 + h sub-block 2p+1 (started after the loads).
+		for h := 0; h < 2; h++ {
+			out := [4]int{17 + 4*h, 18 + 4*h, 19 + 4*h, 20 + 4*h}
+			started := [2]bool{}
+			start := func(s int) {
+				if !started[s] {
+					started[s] = true
+					p("VPXORD %s, %s, %s", z(25+2*s+h), z(25+2*s+h), z(25+2*s+h))
+				}
+			}
+			codes(pp, h, m, out, tmp, 29, 30, func(c, reg int) {
+				start(0)
+				p("VPDPBUSD.BCST %d(DI), %s, %s", 64*pp+4*c, z(reg), z(25+h))
+			}, func(c, reg int) {
+				start(1)
+				p("VPDPBUSD.BCST %d(DI), %s, %s", 64*pp+32+4*c, z(reg), z(27+h))
+			})
+		}
+		for s := 0; s < 2; s++ {
+			c0, c1 := 25+2*s, 26+2*s
+			p("VPADDD %s, %s, %s", z(c1), z(c0), z(c0))
+			scale(4, 5, 2*pp+s, 31)
+			p("VPMULLD Z31, %s, %s", z(c0), z(c0))
+			p("VPADDD %s, Z1, Z1", z(c0))
+		}
+	}
+	p("VCVTDQ2PS Z1, Z1")
+	p("VMULPS Z2, Z1, Z1")
+	p("VFNMADD231PS Z3, Z10, Z1")
+	p("VFMADD231PS.BCST 16(DX), Z1, Z0")
+	advanceRows()
+	p("ADDQ $256, DI")
+	p("ADDQ $20, DX")
+	p("DECQ CX")
+	p("JNZ q4kx1loop")
+	p("MOVQ y+40(FP), DI")
+	p("VMOVUPS Z0, (DI)")
+	p("VZEROUPPER")
+	p("RET")
+}
+
+// Scratch layout of the multi-token kernels (64-byte aligned): per sub-block j at 576·j its
+// eight code vectors and sc_j (int32) at +512; the mins' four word-pair vectors at 4608, dw at
+// 4864, dmin at 4928; the accumulator of token t at 4992 + 64t.
+const (
+	sSub  = 576
+	sMW   = 4608
+	sDW   = 4864
+	sDMin = 4928
+	sAcc  = 4992
+)
+
+// unpack writes the super-block's codes, scales, mins, dw and dmin into the scratch at DI.
+func unpack(m masks) {
+	tmp := [6]int{0, 1, 2, 3, 4, 5}
+	mw := [4]int{6, 7, 8, 9}
+	header(m, 10, 11, 12, 13, mw, tmp, [4]int{14, 15, 16, 17})
+	for j := 0; j < 8; j++ {
+		scale(12, 13, j, 18+j%4)
+		p("VMOVDQA32 %s, %d(DI)", z(18+j%4), sSub*j+512)
+	}
+	for k := 0; k < 4; k++ {
+		p("VMOVDQA32 %s, %d(DI)", z(mw[k]), sMW+64*k)
+	}
+	p("VMOVAPS Z10, %d(DI)", sDW)
+	p("VMOVAPS Z11, %d(DI)", sDMin)
+	pl := 0
+	for pp := 0; pp < 4; pp++ {
+		prefetch(pl, (pp+1)*prefLines/4)
+		pl = (pp + 1) * prefLines / 4
+		for h := 0; h < 2; h++ {
+			out := [4]int{14 + 4*h, 15 + 4*h, 16 + 4*h, 17 + 4*h}
+			codes(pp, h, m, out, tmp, 22+2*h, 23+2*h, func(c, reg int) {
+				p("VMOVDQA32 %s, %d(DI)", z(reg), sSub*(2*pp)+64*c)
+			}, func(c, reg int) {
+				p("VMOVDQA32 %s, %d(DI)", z(reg), sSub*(2*pp+1)+64*c)
+			})
+		}
+	}
+}
+
+// Token addresses of a group (R9 its first token's codes at the current sub-block, R8 the
+// token stride, R10 = R9 + 3·R8, R15 = R9 + 6·R8).
+var tokAddr = [8]string{"(R9)", "(R9)(R8*1)", "(R9)(R8*2)", "(R10)", "(R9)(R8*4)", "(R10)(R8*2)", "(R15)", "(R15)(R8*1)"}
+
+// group runs K tokens against the unpacked super-block: chains Z0…Z(K−1), sums Z8…Z(8+K−1),
+// codes Z16…Z23, sc Z24. Entry: R9 the group's first token's codes at the super-block, DX its
+// sums' word pairs (token k's at DX + 16k), CX its d values (token k's at CX + 4k), R13 its
+// accumulators. R9 is left advanced by 256.
+func group(name string, k int) {
+	p("LEAQ (R9)(R8*2), R10")
+	p("ADDQ R8, R10")
+	p("LEAQ (R10)(R8*2), R15")
+	p("ADDQ R8, R15")
+	for t := 0; t < k; t++ {
+		p("VPXORD %s, %s, %s", z(8+t), z(8+t), z(8+t))
+	}
+	p("MOVQ DI, R11")
+	p("MOVL $8, R12")
+	b.WriteString(name + ":\n")
+	p("VMOVDQA32 512(R11), Z24")
+	for t := 0; t < k; t++ {
+		p("VPXORD %s, %s, %s", z(t), z(t), z(t))
+	}
+	for c := 0; c < 8; c++ {
+		p("VMOVDQA32 %d(R11), %s", 64*c, z(16+c))
+		for t := 0; t < k; t++ {
+			p("VPDPBUSD.BCST %d%s, %s, %s", 4*c, tokAddr[t], z(16+c), z(t))
+		}
+	}
+	for t := 0; t < k; t++ {
+		p("VPMULLD Z24, %s, %s", z(t), z(t))
+		p("VPADDD %s, %s, %s", z(t), z(8+t), z(8+t))
+	}
+	p("ADDQ $32, R9")
+	p("ADDQ $32, R10")
+	p("ADDQ $32, R15")
+	p("ADDQ $%d, R11", sSub)
+	p("DECL R12")
+	p("JNZ %s", name)
+	for kk := 0; kk < 4; kk++ {
+		p("VMOVDQA32 %d(DI), %s", sMW+64*kk, z(16+kk))
+	}
+	p("VMOVAPS %d(DI), Z20", sDW)
+	p("VMOVAPS %d(DI), Z21", sDMin)
+	for t := 0; t < k; t++ {
+		p("VPXORD %s, %s, %s", z(t), z(t), z(t))
+		for kk := 0; kk < 4; kk++ {
+			p("VPDPWSSD.BCST %d(DX), %s, %s", 16*t+4*kk, z(16+kk), z(t))
+		}
+		p("VCVTDQ2PS %s, %s", z(t), z(t))
+		p("VCVTDQ2PS %s, %s", z(8+t), z(8+t))
+		p("VMULPS Z20, %s, %s", z(8+t), z(8+t))
+		p("VFNMADD231PS Z21, %s, %s", z(t), z(8+t))
+		p("VMOVAPS %d(R13), %s", 64*t, z(22+t%4))
+		p("VFMADD231PS.BCST %d(CX), %s, %s", 4*t, z(8+t), z(22+t%4))
+		p("VMOVAPS %s, %d(R13)", z(22+t%4), 64*t)
+	}
+}
+
+// xr is the kernel of groups·8 + r tokens (r = 0…7): groups of eight tokens, then one of r.
+// ops holds per super-block the tokens' sums' word pairs (16 bytes a token) then their d values.
+func xr(r int) {
+	fmt.Fprintf(&b, `
+// func invQ4_Kx8r%[1]d(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ops unsafe.Pointer, nb int, y unsafe.Pointer, ystride int, s unsafe.Pointer, groups int)
+// 16 rows × groups·8 + %[1]d tokens (token t's codes at q + t·qstride; s the 64-byte aligned
+// scratch): y[t·ystride + i] = row i's product with token t.
+TEXT ·invQ4_Kx8r%[1]d(SB), NOSPLIT, $56-80
+`, r)
+	const qb, opb, cnt, row, pf, tn = "qb-8(SP)", "opb-16(SP)", "cnt-24(SP)", "row-32(SP)", "pf-40(SP)", "tn-48(SP)"
+	l := func(name string) string { return fmt.Sprintf("q4kr%d%s", r, name) }
+	p("MOVQ s+64(FP), DI")
+	p("MOVQ groups+72(FP), CX")
+	p("SHLQ $3, CX")
+	if r > 0 {
+		p("ADDQ $%d, CX", r)
+	}
+	p("MOVQ CX, %s", tn)
+	p("VPXORD Z0, Z0, Z0")
+	p("LEAQ %d(DI), R13", sAcc)
+	b.WriteString(l("zero") + ":\n")
+	p("VMOVAPS Z0, (R13)")
+	p("ADDQ $64, R13")
+	p("DECQ CX")
+	p("JNZ %s", l("zero"))
+	p("MOVQ q+16(FP), R9")
+	p("MOVQ R9, %s", qb)
+	p("MOVQ ops+32(FP), DX")
+	p("MOVQ DX, %s", opb)
+	p("MOVQ nb+40(FP), CX")
+	p("MOVQ CX, %s", cnt)
+	setupRows("w+0(FP)", "rowBytes+8(FP)")
+	p("MOVQ SI, %s", row)
+	p("MOVQ R14, %s", pf)
+	b.WriteString(l("block") + ":\n")
+	p("MOVQ %s, SI", row)
+	p("MOVQ rowBytes+8(FP), BX")
+	p("LEAQ (BX)(BX*2), AX")
+	p("LEAQ (SI)(BX*4), R11")
+	p("LEAQ (R11)(BX*4), R12")
+	p("LEAQ (R12)(BX*4), R13")
+	p("MOVQ %s, R14", pf)
+	m := masks{28, 29, 30, 31}
+	setMasks(m)
+	unpack(m)
+	advanceRows()
+	p("MOVQ SI, %s", row)
+	p("MOVQ R14, %s", pf)
+	// Groups: R9 codes, DX sums, CX d values, R13 accumulators, BX the groups left.
+	p("MOVQ qstride+24(FP), R8")
+	p("MOVQ %s, R9", qb)
+	p("MOVQ %s, DX", opb)
+	p("MOVQ %s, AX", tn)
+	p("SHLQ $4, AX") // 16·tokens: the d values' offset
+	p("LEAQ (DX)(AX*1), CX")
+	p("LEAQ %d(DI), R13", sAcc)
+	p("MOVQ groups+72(FP), BX")
+	p("TESTQ BX, BX")
+	p("JZ %s", l("rest"))
+	b.WriteString(l("group") + ":\n")
+	group(l("sub8"), 8)
+	// Next group: codes 256 back and 8 tokens on, sums and d values 8 tokens on.
+	p("SUBQ $256, R9")
+	p("LEAQ (R9)(R8*8), R9")
+	p("ADDQ $128, DX")
+	p("ADDQ $32, CX")
+	p("ADDQ $512, R13")
+	p("DECQ BX")
+	p("JNZ %s", l("group"))
+	b.WriteString(l("rest") + ":\n")
+	if r > 0 {
+		group(l("subr"), r)
+		p("ADDQ $%d, CX", 4*r)
+	}
+	// Next super-block: codes 256 on, ops 20·tokens on (CX now points past the d values).
+	p("ADDQ $256, %s", qb)
+	p("MOVQ CX, %s", opb)
+	p("DECQ %s", cnt)
+	p("JNZ %s", l("block"))
+	p("MOVQ y+48(FP), SI")
+	p("MOVQ ystride+56(FP), BX")
+	p("SHLQ $2, BX")
+	p("MOVQ %s, CX", tn)
+	p("LEAQ %d(DI), R13", sAcc)
+	b.WriteString(l("store") + ":\n")
+	p("VMOVAPS (R13), Z0")
+	p("VMOVUPS Z0, (SI)")
+	p("ADDQ $64, R13")
+	p("ADDQ BX, SI")
+	p("DECQ CX")
+	p("JNZ %s", l("store"))
+	p("VZEROUPPER")
+	p("RET")
+}
+
+func main() {
+	b.WriteString(`// Code generated by gen_invq4k.go; DO NOT EDIT.
+
+//go:build amd64 && !purego
+
+#include "textflag.h"
+`)
+	x1()
+	for r := 0; r < 8; r++ {
+		xr(r)
+	}
+	if err := os.WriteFile("invq4ktile_amd64.s", []byte(b.String()), 0o644); err != nil {
+		panic(err)
+	}
+}
