@@ -27,6 +27,18 @@
 // against it, eight independent VPDPBUSD chains in flight, each group's token accumulators
 // kept in the scratch between super-blocks.
 //
+// Costs (AMD Zen 5, thread CPU time, 2048×2048): the one-token kernel takes about 0.6 of the
+// row pairs' one-token time it replaces (and less than MulRows' one-token kernel); the
+// multi-token kernels add about 0.15 of that per token, on top of an unpacking that costs
+// about as much as the one-token kernel. A step of the group loop (one sub-block,
+// eight tokens) issues 73 vector loads (64 activation broadcasts, 8 code vectors, the scale)
+// against 72 multiplier µops (64 VPDPBUSD, 8 VPMULLD). One change measured no faster and was
+// dropped: two VPDPBUSD chains a token (even and odd code vectors, halving each chain's
+// latency), so the loop is not bound by the chains' latency. On Intel cores with AVX-512 (not
+// measured; instruction tables) 512-bit VPDPBUSD, VPDPWSSD and VPMULLD (two µops) share port 0:
+// 84 port-0 µops per token, 16 rows and super-block, against 144 for the row kernels'
+// VPMADDUBSW + VPMADDWD/VPDPWSSD (dot_amd64.s, rowsQ4_KAVX512).
+//
 // Run with `go generate ./native/wkern`.
 package main
 
