@@ -22,22 +22,25 @@
 //
 // The one-token kernel forms each pair of sub-blocks' codes and feeds them straight into four
 // chains (two per sub-block, summed before the scale). The multi-token kernels unpack the
-// super-block once into a scratch block (per sub-block j: eight code vectors and sc_j as
-// int32; then the mins' word pairs, dw and dmin) and run their tokens in groups of up to eight
-// against it, eight independent VPDPBUSD chains in flight, each group's token accumulators
-// kept in the scratch between super-blocks.
+// super-block once into a scratch block (the 32 transposed nibble vectors, sc_j as int32, the
+// mins' word pairs, dw and dmin) and run their tokens in groups of up to eight against it, a
+// pair of sub-blocks a step: each nibble vector loaded once and split into its two code
+// vectors (three operations shared by the group's tokens), sixteen independent VPDPBUSD
+// chains in flight, each group's token accumulators kept in the scratch between super-blocks.
 //
 // Costs (AMD Zen 5, thread CPU time, 2048×2048): the one-token kernel takes about 0.6 of the
 // row pairs' one-token time it replaces (and less than MulRows' one-token kernel); the
 // multi-token kernels add about 0.15 of that per token, on top of an unpacking that costs
-// about as much as the one-token kernel. A step of the group loop (one sub-block,
-// eight tokens) issues 73 vector loads (64 activation broadcasts, 8 code vectors, the scale)
-// against 72 multiplier µops (64 VPDPBUSD, 8 VPMULLD). One change measured no faster and was
-// dropped: two VPDPBUSD chains a token (even and odd code vectors, halving each chain's
-// latency), so the loop is not bound by the chains' latency. On Intel cores with AVX-512 (not
-// measured; instruction tables) 512-bit VPDPBUSD, VPDPWSSD and VPMULLD (two µops) share port 0:
-// 84 port-0 µops per token, 16 rows and super-block, against 144 for the row kernels'
-// VPMADDUBSW + VPMADDWD/VPDPWSSD (dot_amd64.s, rowsQ4_KAVX512).
+// less than the one-token kernel. A step of the group loop (a pair of sub-blocks, eight
+// tokens) issues 138 vector loads (128 activation broadcasts, 8 nibble vectors, 2 scales)
+// against 144 multiplier µops (128 VPDPBUSD, 16 VPMULLD). Storing the nibbles rather than the
+// codes (the split moved into the group loop) halves the unpacking's stores and the loop's
+// code loads: 16 tokens' products ~8 % faster, 2 tokens' ~20 %. One change measured no faster
+// and was dropped: two VPDPBUSD chains per token and sub-block (even and odd code vectors,
+// halving each chain's latency), so the loop is not bound by the chains' latency. On Intel
+// cores with AVX-512 (not measured; instruction tables) 512-bit VPDPBUSD, VPDPWSSD and VPMULLD
+// (two µops) share port 0: 84 port-0 µops per token, 16 rows and super-block, against 144 for
+// the row kernels' VPMADDUBSW + VPMADDWD/VPDPWSSD (dot_amd64.s, rowsQ4_KAVX512).
 //
 // Run with `go generate ./native/wkern`.
 package main
@@ -262,25 +265,28 @@ TEXT ·invQ4_Kx1(SB), NOSPLIT, $0-48
 	p("RET")
 }
 
-// Scratch layout of the multi-token kernels (64-byte aligned): per sub-block j at 576·j its
-// eight code vectors and sc_j (int32) at +512; the mins' four word-pair vectors at 4608, dw at
-// 4864, dmin at 4928; the accumulator of token t at 4992 + 64t.
+// Scratch layout of the multi-token kernels (64-byte aligned): the nibble dwords at 0, vector
+// 4h + g of sub-block pair p (bytes 16 + 32p + 16h + 4g … of each row) at 64·(8p + 4h + g);
+// sc_j (int32) at 2048 + 64j; the mins' four word-pair vectors at 2560, dw at 2816, dmin at
+// 2880; the accumulator of token t at 2944 + 64t.
 const (
-	sSub  = 576
-	sMW   = 4608
-	sDW   = 4864
-	sDMin = 4928
-	sAcc  = 4992
+	sSc   = 2048
+	sMW   = 2560
+	sDW   = 2816
+	sDMin = 2880
+	sAcc  = 2944
 )
 
-// unpack writes the super-block's codes, scales, mins, dw and dmin into the scratch at DI.
+// unpack writes the super-block's nibbles, scales, mins, dw and dmin into the scratch at DI:
+// the codes are formed from the nibbles in the group loop, so the unpacking stores half as
+// many vectors.
 func unpack(m masks) {
 	tmp := [6]int{0, 1, 2, 3, 4, 5}
 	mw := [4]int{6, 7, 8, 9}
 	header(m, 10, 11, 12, 13, mw, tmp, [4]int{14, 15, 16, 17})
 	for j := 0; j < 8; j++ {
 		scale(12, 13, j, 18+j%4)
-		p("VMOVDQA32 %s, %d(DI)", z(18+j%4), sSub*j+512)
+		p("VMOVDQA32 %s, %d(DI)", z(18+j%4), sSc+64*j)
 	}
 	for k := 0; k < 4; k++ {
 		p("VMOVDQA32 %s, %d(DI)", z(mw[k]), sMW+64*k)
@@ -293,11 +299,10 @@ func unpack(m masks) {
 		pl = (pp + 1) * prefLines / 4
 		for h := 0; h < 2; h++ {
 			out := [4]int{14 + 4*h, 15 + 4*h, 16 + 4*h, 17 + 4*h}
-			codes(pp, h, m, out, tmp, 22+2*h, 23+2*h, func(c, reg int) {
-				p("VMOVDQA32 %s, %d(DI)", z(reg), sSub*(2*pp)+64*c)
-			}, func(c, reg int) {
-				p("VMOVDQA32 %s, %d(DI)", z(reg), sSub*(2*pp+1)+64*c)
-			})
+			loadT(16+32*pp+16*h, out, tmp)
+			for g := 0; g < 4; g++ {
+				p("VMOVDQA32 %s, %d(DI)", z(out[g]), 64*(8*pp+4*h+g))
+			}
 		}
 	}
 }
@@ -306,58 +311,73 @@ func unpack(m masks) {
 // token stride, R10 = R9 + 3·R8, R15 = R9 + 6·R8).
 var tokAddr = [8]string{"(R9)", "(R9)(R8*1)", "(R9)(R8*2)", "(R10)", "(R9)(R8*4)", "(R10)(R8*2)", "(R15)", "(R15)(R8*1)"}
 
-// group runs K tokens against the unpacked super-block: chains Z0…Z(K−1), sums Z8…Z(8+K−1),
-// codes Z16…Z23, sc Z24. Entry: R9 the group's first token's codes at the super-block, DX its
-// sums' word pairs (token k's at DX + 16k), CX its d values (token k's at CX + 4k), R13 its
-// accumulators. R9 is left advanced by 256.
+// group runs K tokens against the unpacked super-block, a pair of sub-blocks a step: chains
+// Z0…Z(K−1) (sub-block 2p) and Z8…Z(8+K−1) (2p + 1), sums Z16…Z(16+K−1), nibbles Z24, codes
+// Z25, Z26, the mask 0x0f Z27, the scales Z28, Z29. Entry: R9 the group's first token's codes
+// at the super-block, DX its sums' word pairs (token k's at DX + 16k), CX its d values (token
+// k's at CX + 4k), R13 its accumulators. R9 is left advanced by 256.
 func group(name string, k int) {
 	p("LEAQ (R9)(R8*2), R10")
 	p("ADDQ R8, R10")
 	p("LEAQ (R10)(R8*2), R15")
 	p("ADDQ R8, R15")
+	p("MOVL $0x0f0f0f0f, R12")
+	p("VPBROADCASTD R12, Z27")
 	for t := 0; t < k; t++ {
-		p("VPXORD %s, %s, %s", z(8+t), z(8+t), z(8+t))
+		p("VPXORD %s, %s, %s", z(16+t), z(16+t), z(16+t))
 	}
 	p("MOVQ DI, R11")
-	p("MOVL $8, R12")
+	p("LEAQ %d(DI), R14", sSc)
+	p("MOVL $4, R12")
 	b.WriteString(name + ":\n")
-	p("VMOVDQA32 512(R11), Z24")
 	for t := 0; t < k; t++ {
 		p("VPXORD %s, %s, %s", z(t), z(t), z(t))
+		p("VPXORD %s, %s, %s", z(8+t), z(8+t), z(8+t))
 	}
 	for c := 0; c < 8; c++ {
-		p("VMOVDQA32 %d(R11), %s", 64*c, z(16+c))
+		p("VMOVDQA32 %d(R11), Z24", 64*c)
+		p("VPANDD Z27, Z24, Z25")
+		p("VPSRLD $4, Z24, Z26")
+		p("VPANDD Z27, Z26, Z26")
 		for t := 0; t < k; t++ {
-			p("VPDPBUSD.BCST %d%s, %s, %s", 4*c, tokAddr[t], z(16+c), z(t))
+			p("VPDPBUSD.BCST %d%s, Z25, %s", 4*c, tokAddr[t], z(t))
+		}
+		for t := 0; t < k; t++ {
+			p("VPDPBUSD.BCST %d%s, Z26, %s", 32+4*c, tokAddr[t], z(8+t))
 		}
 	}
+	p("VMOVDQA32 (R14), Z28")
+	p("VMOVDQA32 64(R14), Z29")
 	for t := 0; t < k; t++ {
-		p("VPMULLD Z24, %s, %s", z(t), z(t))
-		p("VPADDD %s, %s, %s", z(t), z(8+t), z(8+t))
+		p("VPMULLD Z28, %s, %s", z(t), z(t))
+		p("VPMULLD Z29, %s, %s", z(8+t), z(8+t))
+		p("VPADDD %s, %s, %s", z(t), z(16+t), z(16+t))
+		p("VPADDD %s, %s, %s", z(8+t), z(16+t), z(16+t))
 	}
-	p("ADDQ $32, R9")
-	p("ADDQ $32, R10")
-	p("ADDQ $32, R15")
-	p("ADDQ $%d, R11", sSub)
+	p("ADDQ $64, R9")
+	p("ADDQ $64, R10")
+	p("ADDQ $64, R15")
+	p("ADDQ $512, R11")
+	p("ADDQ $128, R14")
 	p("DECL R12")
 	p("JNZ %s", name)
 	for kk := 0; kk < 4; kk++ {
-		p("VMOVDQA32 %d(DI), %s", sMW+64*kk, z(16+kk))
+		p("VMOVDQA32 %d(DI), %s", sMW+64*kk, z(24+kk))
 	}
-	p("VMOVAPS %d(DI), Z20", sDW)
-	p("VMOVAPS %d(DI), Z21", sDMin)
+	p("VMOVAPS %d(DI), Z28", sDW)
+	p("VMOVAPS %d(DI), Z29", sDMin)
 	for t := 0; t < k; t++ {
 		p("VPXORD %s, %s, %s", z(t), z(t), z(t))
 		for kk := 0; kk < 4; kk++ {
-			p("VPDPWSSD.BCST %d(DX), %s, %s", 16*t+4*kk, z(16+kk), z(t))
+			p("VPDPWSSD.BCST %d(DX), %s, %s", 16*t+4*kk, z(24+kk), z(t))
 		}
 		p("VCVTDQ2PS %s, %s", z(t), z(t))
-		p("VCVTDQ2PS %s, %s", z(8+t), z(8+t))
-		p("VMULPS Z20, %s, %s", z(8+t), z(8+t))
-		p("VFNMADD231PS Z21, %s, %s", z(t), z(8+t))
-		p("VMOVAPS %d(R13), %s", 64*t, z(22+t%4))
-		p("VFMADD231PS.BCST %d(CX), %s, %s", 4*t, z(8+t), z(22+t%4))
-		p("VMOVAPS %s, %d(R13)", z(22+t%4), 64*t)
+		p("VCVTDQ2PS %s, %s", z(16+t), z(16+t))
+		p("VMULPS Z28, %s, %s", z(16+t), z(16+t))
+		p("VFNMADD231PS Z29, %s, %s", z(t), z(16+t))
+		p("VMOVAPS %d(R13), %s", 64*t, z(30+t%2))
+		p("VFMADD231PS.BCST %d(CX), %s, %s", 4*t, z(16+t), z(30+t%2))
+		p("VMOVAPS %s, %d(R13)", z(30+t%2), 64*t)
 	}
 }
 

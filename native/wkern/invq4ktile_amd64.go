@@ -66,10 +66,10 @@ func invQ4_Kx8r6(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, 
 //go:noescape
 func invQ4_Kx8r7(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ops unsafe.Pointer, nb int, y unsafe.Pointer, ystride int, s unsafe.Pointer, groups int)
 
-// q4kTileScratch is the multi-token kernels' super-block scratch (6016 bytes, 64-byte aligned
+// q4kTileScratch is the multi-token kernels' super-block scratch (3968 bytes, 64-byte aligned
 // within buf), the product's token operands and a padded copy of a short row group.
 type q4kTileScratch struct {
-	buf  [6016 + 64]byte
+	buf  [3968 + 64]byte
 	ops  []int32
 	rows []byte
 	y    [16 * invTileRows]float32
