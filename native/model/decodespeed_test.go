@@ -3,11 +3,8 @@ package model
 import (
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -27,27 +24,7 @@ import (
 //
 //	KVLAB_SPEED_REPORT=1 KVLAB_SPEED_MODEL=/tmp/kvlab-bench/tinyllama-1.1b-q4_k_m-seed1.gguf go test -run DecodeSpeed -v ./native/model/
 func TestDecodeSpeed(t *testing.T) {
-	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
-		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
-	}
-	name := os.Getenv("KVLAB_SPEED_MODEL")
-	if name == "" {
-		name = "kvlab-tiny-64.gguf"
-	}
-	var m *Model
-	if filepath.IsAbs(name) {
-		var err error
-		if m, err = Load(name, Options{Threads: 1}); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { m.Close() })
-	} else {
-		m, _ = load(t, name, 1)
-	}
-	rounds := 10
-	if n, err := strconv.Atoi(os.Getenv("KVLAB_SPEED_ROUNDS")); err == nil && n > 0 {
-		rounds = n
-	}
+	m, rounds := speedModel(t, 10)
 	const ctx = 30
 	c := newCache(t, m, "f16", 64)
 	if err := m.Forward(benchTokens(m.Hparams.Vocab, ctx), c, nil); err != nil {

@@ -25,27 +25,7 @@ import (
 //
 //	KVLAB_SPEED_REPORT=1 KVLAB_SPEED_MODEL=/tmp/kvlab-bench/tinyllama-1.1b-q4_0-seed1.gguf go test -run BatchPassSpeed -v ./native/model/
 func TestBatchPassSpeed(t *testing.T) {
-	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
-		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
-	}
-	name := os.Getenv("KVLAB_SPEED_MODEL")
-	if name == "" {
-		name = "kvlab-tiny-64.gguf"
-	}
-	var m *Model
-	if filepath.IsAbs(name) {
-		var err error
-		if m, err = Load(name, Options{Threads: 1}); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { m.Close() })
-	} else {
-		m, _ = load(t, name, 1)
-	}
-	rounds := 20
-	if n, err := strconv.Atoi(os.Getenv("KVLAB_SPEED_ROUNDS")); err == nil && n > 0 {
-		rounds = n
-	}
+	m, rounds := speedModel(t, 20)
 	const ctx, seqs = 30, 16
 	steps := make([]SeqStep, seqs)
 	for i := range steps {
@@ -123,4 +103,32 @@ func maxRows(ms []*Matrix) (n int) {
 		n = max(n, w.Rows)
 	}
 	return n
+}
+
+// speedModel is the speed reports' setup: it skips the test unless KVLAB_SPEED_REPORT is set,
+// and returns the model KVLAB_SPEED_MODEL names (a fixture name or an absolute path, default
+// kvlab-tiny-64.gguf) loaded for one thread, and KVLAB_SPEED_ROUNDS (rounds where unset).
+func speedModel(t *testing.T, rounds int) (*Model, int) {
+	t.Helper()
+	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
+		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
+	}
+	name := os.Getenv("KVLAB_SPEED_MODEL")
+	if name == "" {
+		name = "kvlab-tiny-64.gguf"
+	}
+	var m *Model
+	if filepath.IsAbs(name) {
+		var err error
+		if m, err = Load(name, Options{Threads: 1}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { m.Close() })
+	} else {
+		m, _ = load(t, name, 1)
+	}
+	if n, err := strconv.Atoi(os.Getenv("KVLAB_SPEED_ROUNDS")); err == nil && n > 0 {
+		rounds = n
+	}
+	return m, rounds
 }
