@@ -14,7 +14,9 @@ import (
 )
 
 // DeviceAttnBound is the largest relative RMS difference between a backend's attention output
-// and the CPU reference over the same stored cache that the device gate accepts. Both compute the same
+// and the CPU reference over the same stored cache that the device gate accepts (for a
+// backend that rounds its queries as this CPU's kernels do, QueryGrid, the gate adds the
+// integer accumulation's weight rounding to it: DeviceGateResult.Bound). Both compute the same
 // formula on the same stored values; they differ in float32 summation order and in the
 // GPU's exp2f (≤ 2 ulp), about 1e-6 relative.
 const DeviceAttnBound = 1e-4
