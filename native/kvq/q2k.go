@@ -392,7 +392,9 @@ func q2kScoresGroup(out, q []float32, grp []byte, d, j0 int, tab []float32) {
 // (Dim() values) the query q as it scores the cells of group g (g < ⌈Len()/32⌉): with q' =
 // q·scale rounded per 32-channel block to s·Q, dst[c] = s·Q_c/scale_c (0 where scale_c is 0),
 // so that dst·Decode(cell) is that kernel's score of the cell to float rounding (a group whose
-// q' has a non-finite value is scored in float: dst = q).
+// q' has a non-finite value is scored in float: dst = q). The kernel takes four queries at a
+// time and scores a group in float for all four where any of their q' is not finite there;
+// dst, which knows only q, is then the rounded query all the same.
 func (h *Q2KHead) ScoresGrid(dst, q []float32, g int) bool {
 	d := h.d
 	gb := int(q2kGroupBytes(d))
