@@ -508,7 +508,10 @@ func (s *pagedStore) Scores(pq []float32, lo int, out []float32) {
 // (the VNNI ones) round them once a batch rather than once a page; every score is the one a
 // call per page gives.
 func (s *pagedStore) ScoresMulti(pq []float32, n, lo int, out []float32) {
-	if _, ok := s.Codec.(kvq.MultiQuery); !ok || n <= 0 {
+	if n <= 0 {
+		return // no queries: nothing to score (and no division by n)
+	}
+	if _, ok := s.Codec.(kvq.MultiQuery); !ok {
 		s.runs(lo, len(out)/n, func(rs attn.RowStore, o, off, m int) { rs.ScoresMulti(pq, n, o, out[off*n:(off+m)*n]) })
 		return
 	}

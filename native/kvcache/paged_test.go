@@ -615,3 +615,23 @@ func TestDrawBytes(t *testing.T) {
 		t.Error("DrawBytes with nothing shared is not SessionBytes")
 	}
 }
+
+// TestPagedScoresNoQueries: a paged store asked for the scores of no queries writes nothing and
+// returns, for codecs with and without multi-query kernels.
+func TestPagedScoresNoQueries(t *testing.T) {
+	multi := 0
+	for _, name := range []string{"q4_0", "f16"} {
+		cfg := Config{Layers: 1, KVHeads: 1, HeadDimK: 64, HeadDimV: 64, Pair: mustPair(t, name), MaxCells: 2 * PageCells, Seed: 3}
+		_, paged := newPaged(t, cfg, 1<<30)
+		fill(t, paged, rand.New(rand.NewPCG(6, 6)), PageCells+5, 1000)
+		mk, ok := paged.Keys(0, true)[0].(attn.MultiKeys)
+		if !ok {
+			continue
+		}
+		multi++
+		mk.ScoresMulti(make([]float32, 64), 0, 0, nil)
+	}
+	if multi == 0 {
+		t.Fatal("no paged store offers multi-query scores: the test checks nothing")
+	}
+}
