@@ -263,3 +263,27 @@ func testMulInvariant(t *testing.T, r *rand.Rand, typ gguf.Type, variant int, k 
 		}
 	}
 }
+
+// TestMulInvariantNoAlloc: a product through the tile kernels (every tiled weight type, a short
+// row group, one token and 19: one- and multi-token kernels) allocates nothing once its
+// scratch is held.
+func TestMulInvariantNoAlloc(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	const rows, cols = 21, 512
+	for _, typ := range []gguf.Type{gguf.Q4_0, gguf.Q8_0, gguf.Q6_K, gguf.Q4_K} {
+		if !invTiled(typ) {
+			continue
+		}
+		k, _ := KernelOf(typ)
+		data := randomRows(r, typ, rows, cols)
+		rb := int(typ.RowBytes(cols))
+		for _, n := range []int{1, 19} {
+			var a Act
+			a.Quantize(k.Format(), randomVec(r, n*cols), n, cols)
+			y := make([]float32, n*rows)
+			if allocs := testing.AllocsPerRun(20, func() { k.MulInvariant(y, rows, data, rb, &a, 0, rows) }); allocs != 0 {
+				t.Errorf("%s, %d tokens: %g allocations a product", typ, n, allocs)
+			}
+		}
+	}
+}

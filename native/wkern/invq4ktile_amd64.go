@@ -5,8 +5,6 @@ package wkern
 import (
 	"math"
 	"unsafe"
-
-	"github.com/kvlab/kvlab/internal/keep"
 )
 
 //go:generate go run gen_invq4k.go
@@ -66,24 +64,20 @@ func invQ4_Kx8r6(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, 
 //go:noescape
 func invQ4_Kx8r7(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ops unsafe.Pointer, nb int, y unsafe.Pointer, ystride int, s unsafe.Pointer, groups int)
 
-// q4kTileScratch is the multi-token kernels' super-block scratch (3968 bytes, 64-byte aligned
-// within buf), the product's token operands and a padded copy of a short row group.
-type q4kTileScratch struct {
-	buf  [3968 + 64]byte
-	ops  []int32
-	rows []byte
-	y    [16 * invTileRows]float32
-}
+// q4kTileScratchBytes is the multi-token kernels' super-block scratch (kTileScratch.buf).
+const q4kTileScratchBytes = 3968
 
-var q4kTileScratches keep.Pool[q4kTileScratch]
+// q4kTile is the Q4_K tiles for mulInvTileK: 5 operands per token and super-block.
+var q4kTile = kTile{x1: invQ4_Kx1, xr: &invQ4KKernels, opsPer: 5, ops: q4kTileOps}
 
 // q4kTileOps returns ops (grown) holding the kernels' token operands for every tile of the n
-// tokens of a (nb super-blocks each; tiles as q6TileTokens cuts them): tile [t, t+tn) at
+// tokens of a (nb super-blocks each; tiles as kTileTokens cuts them): tile [t, t+tn) at
 // 5·nb·t, per super-block 5·tn values, the pairs of token t+k at 4k…4k+3, d at 4·tn + k.
 func q4kTileOps(ops []int32, a *Act, nb int) []int32 {
+	_ = a.BS32[a.N*nb*8-1]
 	ops = grow(ops, 5*nb*a.N)
 	for t := 0; t < a.N; {
-		tn := q6TileTokens(t, a.N)
+		tn := kTileTokens(t, a.N)
 		for k := 0; k < tn; k++ {
 			s := a.BS32[(t+k)*nb*8 : (t+k+1)*nb*8]
 			d := a.D[(t+k)*nb : (t+k+1)*nb]
@@ -99,54 +93,4 @@ func q4kTileOps(ops []int32, a *Act, nb int) []int32 {
 		t += tn
 	}
 	return ops
-}
-
-// mulInvTileQ4K is mulInvTile for Q4_K: rows [lo, hi) in groups of 16 (a short last group
-// runs on a copy whose missing rows repeat its last row, their outputs dropped), the tokens of
-// each group in tiles of 16 and the rest.
-func mulInvTileQ4K(y []float32, ystride int, w []byte, rowBytes int, a *Act, lo, hi int) {
-	if hi <= lo || a.N <= 0 {
-		return
-	}
-	nb := a.Cols / 256
-	_ = w[hi*rowBytes-1]
-	_ = a.Q[a.N*a.Cols-1]
-	_ = a.D[a.N*nb-1]
-	_ = a.BS32[a.N*nb*8-1]
-	_ = y[(a.N-1)*ystride+hi-1]
-	sc := q4kTileScratches.Get()
-	defer q4kTileScratches.Put(sc)
-	sc.ops = q4kTileOps(sc.ops, a, nb)
-	s := unsafe.Pointer(&sc.buf[(64-uintptr(unsafe.Pointer(&sc.buf[0]))%64)%64])
-	for r0 := lo; r0 < hi; r0 += invTileRows {
-		mr := min(invTileRows, hi-r0)
-		wp := unsafe.Pointer(&w[r0*rowBytes])
-		if mr < invTileRows {
-			sc.rows = grow(sc.rows, invTileRows*rowBytes)
-			for i := 0; i < invTileRows; i++ {
-				copy(sc.rows[i*rowBytes:(i+1)*rowBytes], w[(r0+min(i, mr-1))*rowBytes:])
-			}
-			wp = unsafe.Pointer(&sc.rows[0])
-		}
-		for t := 0; t < a.N; {
-			tn := q6TileTokens(t, a.N)
-			q := unsafe.Pointer(&a.Q[t*a.Cols])
-			ops := unsafe.Pointer(&sc.ops[5*nb*t])
-			yp, ys := unsafe.Pointer(&y[t*ystride+r0]), ystride
-			if mr < invTileRows {
-				yp, ys = unsafe.Pointer(&sc.y[0]), invTileRows
-			}
-			if tn == 1 {
-				invQ4_Kx1(wp, rowBytes, q, ops, nb, yp)
-			} else {
-				invQ4KKernels[tn%8](wp, rowBytes, q, a.Cols, ops, nb, yp, ys, s, tn/8)
-			}
-			if mr < invTileRows {
-				for j := 0; j < tn; j++ {
-					copy(y[(t+j)*ystride+r0:(t+j)*ystride+r0+mr], sc.y[j*invTileRows:])
-				}
-			}
-			t += tn
-		}
-	}
 }

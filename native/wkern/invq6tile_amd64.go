@@ -5,8 +5,6 @@ package wkern
 import (
 	"math"
 	"unsafe"
-
-	"github.com/kvlab/kvlab/internal/keep"
 )
 
 //go:generate go run gen_invq6.go
@@ -63,27 +61,20 @@ func invQ6_Kx8r6(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, 
 //go:noescape
 func invQ6_Kx8r7(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ops unsafe.Pointer, nb int, y unsafe.Pointer, ystride int, s unsafe.Pointer, groups int)
 
-// q6TileScratch is the multi-token kernels' super-block scratch (6208 bytes, 64-byte aligned
-// within buf), the product's token operands and a padded copy of a short row group.
-type q6TileScratch struct {
-	buf  [6208 + 64]byte
-	ops  []int32
-	rows []byte
-	y    [16 * invTileRows]float32
-}
+// q6TileScratchBytes is the multi-token kernels' super-block scratch (kTileScratch.buf).
+const q6TileScratchBytes = 6208
 
-var q6TileScratches keep.Pool[q6TileScratch]
-
-// q6TileTokens returns the size of the token tile starting at t of n tokens: 16, or the rest.
-func q6TileTokens(t, n int) int { return min(16, n-t) }
+// q6Tile is the Q6_K tiles for mulInvTileK: 17 operands per token and super-block.
+var q6Tile = kTile{x1: invQ6_Kx1, xr: &invQ6Kernels, opsPer: 17, ops: q6TileOps}
 
 // q6TileOps returns ops (grown) holding the kernels' token operands for every tile of the n
 // tokens of a (nb super-blocks each): tile [t, t+tn) at 17·nb·t, per super-block 17·tn values,
 // c_G of token t+k at 16k + G (as int32 bits), d at 16·tn + k.
 func q6TileOps(ops []int32, a *Act, nb int) []int32 {
+	_ = a.BS[a.N*nb*16-1]
 	ops = grow(ops, 17*nb*a.N)
 	for t := 0; t < a.N; {
-		tn := q6TileTokens(t, a.N)
+		tn := kTileTokens(t, a.N)
 		for k := 0; k < tn; k++ {
 			bs := a.BS[(t+k)*nb*16 : (t+k+1)*nb*16]
 			d := a.D[(t+k)*nb : (t+k+1)*nb]
@@ -98,54 +89,4 @@ func q6TileOps(ops []int32, a *Act, nb int) []int32 {
 		t += tn
 	}
 	return ops
-}
-
-// mulInvTileQ6 is mulInvTile for Q6_K: rows [lo, hi) in groups of 16 (a short last group runs
-// on a copy whose missing rows repeat its last row, their outputs dropped), the tokens of each
-// group in tiles of 16 and the rest.
-func mulInvTileQ6(y []float32, ystride int, w []byte, rowBytes int, a *Act, lo, hi int) {
-	if hi <= lo || a.N <= 0 {
-		return
-	}
-	nb := a.Cols / 256
-	_ = w[hi*rowBytes-1]
-	_ = a.Q[a.N*a.Cols-1]
-	_ = a.D[a.N*nb-1]
-	_ = a.BS[a.N*nb*16-1]
-	_ = y[(a.N-1)*ystride+hi-1]
-	sc := q6TileScratches.Get()
-	defer q6TileScratches.Put(sc)
-	sc.ops = q6TileOps(sc.ops, a, nb)
-	s := unsafe.Pointer(&sc.buf[(64-uintptr(unsafe.Pointer(&sc.buf[0]))%64)%64])
-	for r0 := lo; r0 < hi; r0 += invTileRows {
-		mr := min(invTileRows, hi-r0)
-		wp := unsafe.Pointer(&w[r0*rowBytes])
-		if mr < invTileRows {
-			sc.rows = grow(sc.rows, invTileRows*rowBytes)
-			for i := 0; i < invTileRows; i++ {
-				copy(sc.rows[i*rowBytes:(i+1)*rowBytes], w[(r0+min(i, mr-1))*rowBytes:])
-			}
-			wp = unsafe.Pointer(&sc.rows[0])
-		}
-		for t := 0; t < a.N; {
-			tn := q6TileTokens(t, a.N)
-			q := unsafe.Pointer(&a.Q[t*a.Cols])
-			ops := unsafe.Pointer(&sc.ops[17*nb*t])
-			yp, ys := unsafe.Pointer(&y[t*ystride+r0]), ystride
-			if mr < invTileRows {
-				yp, ys = unsafe.Pointer(&sc.y[0]), invTileRows
-			}
-			if tn == 1 {
-				invQ6_Kx1(wp, rowBytes, q, ops, nb, yp)
-			} else {
-				invQ6Kernels[tn%8](wp, rowBytes, q, a.Cols, ops, nb, yp, ys, s, tn/8)
-			}
-			if mr < invTileRows {
-				for j := 0; j < tn; j++ {
-					copy(y[(t+j)*ystride+r0:(t+j)*ystride+r0+mr], sc.y[j*invTileRows:])
-				}
-			}
-			t += tn
-		}
-	}
 }

@@ -68,11 +68,11 @@ var invTileScratches keep.Pool[invTileScratch]
 // whichever tile computes it, so the product is batch-invariant.
 func mulInvTile(typ gguf.Type, y []float32, ystride int, w []byte, rowBytes int, a *Act, lo, hi int) {
 	if typ == gguf.Q6_K { // invq6tile_amd64.go
-		mulInvTileQ6(y, ystride, w, rowBytes, a, lo, hi)
+		mulInvTileK(&q6Tile, y, ystride, w, rowBytes, a, lo, hi)
 		return
 	}
 	if typ == gguf.Q4_K { // invq4ktile_amd64.go
-		mulInvTileQ4K(y, ystride, w, rowBytes, a, lo, hi)
+		mulInvTileK(&q4kTile, y, ystride, w, rowBytes, a, lo, hi)
 		return
 	}
 	if hi <= lo || a.N <= 0 {
@@ -98,14 +98,7 @@ func mulInvTile(typ gguf.Type, y []float32, ystride int, w []byte, rowBytes int,
 	}
 	for r0 := lo; r0 < hi; r0 += invTileRows {
 		mr := min(invTileRows, hi-r0)
-		wp := unsafe.Pointer(&w[r0*rowBytes])
-		if mr < invTileRows {
-			sc.rows = grow(sc.rows, invTileRows*rowBytes)
-			for i := 0; i < invTileRows; i++ {
-				copy(sc.rows[i*rowBytes:(i+1)*rowBytes], w[(r0+min(i, mr-1))*rowBytes:])
-			}
-			wp = unsafe.Pointer(&sc.rows[0])
-		}
+		wp := tileRows(&sc.rows, w, rowBytes, r0, mr)
 		for t := 0; t < a.N; {
 			tn := 16
 			for tn > a.N-t {
@@ -118,9 +111,97 @@ func mulInvTile(typ gguf.Type, y []float32, ystride int, w []byte, rowBytes int,
 			}
 			invTile(typ, tn, wp, rowBytes, q, a.Cols, sc, a, t, nb, yp, ys)
 			if mr < invTileRows {
-				for j := 0; j < tn; j++ {
-					copy(y[(t+j)*ystride+r0:(t+j)*ystride+r0+mr], sc.y[j*invTileRows:])
-				}
+				tileOut(y, ystride, &sc.y, t, tn, r0, mr)
+			}
+			t += tn
+		}
+	}
+}
+
+// tileRows returns the address of row group r0's 16 rows of w (mr of them before the range's
+// end): in place, or for a short group (mr < 16) a copy in *buf (grown) whose missing rows
+// repeat its last row.
+func tileRows(buf *[]byte, w []byte, rowBytes, r0, mr int) unsafe.Pointer {
+	if mr == invTileRows {
+		return unsafe.Pointer(&w[r0*rowBytes])
+	}
+	rows := grow(*buf, invTileRows*rowBytes)
+	*buf = rows
+	for i := 0; i < invTileRows; i++ {
+		copy(rows[i*rowBytes:(i+1)*rowBytes], w[(r0+min(i, mr-1))*rowBytes:])
+	}
+	return unsafe.Pointer(&rows[0])
+}
+
+// tileOut copies a short row group's outputs (mr rows from r0, tokens [t, t+tn)) from the
+// tile's padded outputs sy (16 a token) into y, dropping the padding rows'.
+func tileOut(y []float32, ystride int, sy *[16 * invTileRows]float32, t, tn, r0, mr int) {
+	for j := 0; j < tn; j++ {
+		copy(y[(t+j)*ystride+r0:(t+j)*ystride+r0+mr], sy[j*invTileRows:])
+	}
+}
+
+// kTile is a K-quant's tile kernels (16 rows of 256-value super-blocks read in place, times
+// one token or up to 16): x1 the one-token kernel; xr[r] the kernel of groups·8 + r tokens,
+// which unpacks each super-block once into a 64-byte aligned scratch; ops writes the kernels'
+// token operands, opsPer int32 values per token and super-block, for every tile of tokens as
+// kTileTokens cuts them (tile [t, t+tn) at opsPer·nb·t).
+type kTile struct {
+	x1     func(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, ops unsafe.Pointer, nb int, y unsafe.Pointer)
+	xr     *[8]func(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ops unsafe.Pointer, nb int, y unsafe.Pointer, ystride int, s unsafe.Pointer, groups int)
+	opsPer int
+	ops    func(ops []int32, a *Act, nb int) []int32
+}
+
+// kTileTokens returns the size of the token tile starting at t of n tokens: 16, or the rest.
+func kTileTokens(t, n int) int { return min(16, n-t) }
+
+// kTileScratch is the K-quant multi-token kernels' super-block scratch (Q6_K's 6208 bytes or
+// Q4_K's 3968, 64-byte aligned within buf), the product's token operands, a padded copy of a
+// short row group and its outputs.
+type kTileScratch struct {
+	buf  [max(q6TileScratchBytes, q4kTileScratchBytes) + 64]byte
+	ops  []int32
+	rows []byte
+	y    [16 * invTileRows]float32
+}
+
+var kTileScratches keep.Pool[kTileScratch]
+
+// mulInvTileK is mulInvTile for the K-quant tiles k: rows [lo, hi) in groups of 16 (a short
+// last group runs on a copy whose missing rows repeat its last row, their outputs dropped), the
+// tokens of each group in tiles of 16 and the rest.
+func mulInvTileK(k *kTile, y []float32, ystride int, w []byte, rowBytes int, a *Act, lo, hi int) {
+	if hi <= lo || a.N <= 0 {
+		return
+	}
+	nb := a.Cols / 256
+	_ = w[hi*rowBytes-1]
+	_ = a.Q[a.N*a.Cols-1]
+	_ = a.D[a.N*nb-1]
+	_ = y[(a.N-1)*ystride+hi-1]
+	sc := kTileScratches.Get()
+	defer kTileScratches.Put(sc)
+	sc.ops = k.ops(sc.ops, a, nb)
+	s := unsafe.Pointer(&sc.buf[(64-uintptr(unsafe.Pointer(&sc.buf[0]))%64)%64])
+	for r0 := lo; r0 < hi; r0 += invTileRows {
+		mr := min(invTileRows, hi-r0)
+		wp := tileRows(&sc.rows, w, rowBytes, r0, mr)
+		for t := 0; t < a.N; {
+			tn := kTileTokens(t, a.N)
+			q := unsafe.Pointer(&a.Q[t*a.Cols])
+			ops := unsafe.Pointer(&sc.ops[k.opsPer*nb*t])
+			yp, ys := unsafe.Pointer(&y[t*ystride+r0]), ystride
+			if mr < invTileRows {
+				yp, ys = unsafe.Pointer(&sc.y[0]), invTileRows
+			}
+			if tn == 1 {
+				k.x1(wp, rowBytes, q, ops, nb, yp)
+			} else {
+				k.xr[tn%8](wp, rowBytes, q, a.Cols, ops, nb, yp, ys, s, tn/8)
+			}
+			if mr < invTileRows {
+				tileOut(y, ystride, &sc.y, t, tn, r0, mr)
 			}
 			t += tn
 		}
