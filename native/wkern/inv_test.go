@@ -222,43 +222,58 @@ func testMulInvariant(t *testing.T, r *rand.Rand, typ gguf.Type, variant int, k 
 		data := randomRows(r, typ, rows, cols)
 		rb := int(typ.RowBytes(uint64(cols)))
 		x := randomVec(r, maxN*cols)
-		var all Act
-		all.Quantize(k.Format(), x, maxN, cols)
-		acts := make([]Act, maxN)
-		for tok := range acts {
-			acts[tok].Quantize(k.Format(), x[tok*cols:(tok+1)*cols], 1, cols)
-		}
-		var a Act
-		checkInvariant(t, name, rows, maxN, func(y []float32, n, lo, hi int) {
-			if n < 0 {
-				k.MulInvariant(y, rows, data, rb, &acts[-n-1], lo, hi)
-				return
+		checkInvariantBound(t, name, typ, k, data, rows, cols, x, maxN, func(row, tok int, got float32, want, b float64, all *Act) {
+			g := goDots[typ](data[row*rb:(row+1)*rb], all, tok)
+			if d := math.Abs(float64(g - got)); d > b/4+1e-6*math.Abs(want) {
+				t.Fatalf("%s row %d token %d: Go kernel %g, invariant %g", name, row, tok, g, got)
 			}
-			a.Quantize(k.Format(), x[:n*cols], n, cols)
-			k.MulInvariant(y, rows, data, rb, &a, lo, hi)
 		})
-		y := make([]float32, maxN*rows)
-		k.MulInvariant(y, rows, data, rb, &all, 0, rows)
-		w := make([]float32, cols)
-		for row := 0; row < rows; row++ {
-			if err := gguf.DequantizeRow(typ, data[row*rb:(row+1)*rb], w); err != nil {
-				t.Fatal(err)
+	}
+}
+
+// checkInvariantBound checks k.MulInvariant on the rows rows of data (typ, cols columns) times
+// the maxN tokens x: every output the same bits whatever the tokens multiplied together and
+// the split of the rows (checkInvariant), and within the kernels' error bound of the float64
+// product of the dequantized weights. also, where not nil, checks more of each output got of
+// the maxN tokens' product (all their activation, want the float64 product, b the bound).
+func checkInvariantBound(t *testing.T, name string, typ gguf.Type, k Kernel, data []byte, rows, cols int, x []float32, maxN int, also func(row, tok int, got float32, want, b float64, all *Act)) {
+	t.Helper()
+	rb := int(typ.RowBytes(uint64(cols)))
+	var all Act
+	all.Quantize(k.Format(), x, maxN, cols)
+	acts := make([]Act, maxN)
+	for tok := range acts {
+		acts[tok].Quantize(k.Format(), x[tok*cols:(tok+1)*cols], 1, cols)
+	}
+	var a Act
+	checkInvariant(t, name, rows, maxN, func(y []float32, n, lo, hi int) {
+		if n < 0 {
+			k.MulInvariant(y, rows, data, rb, &acts[-n-1], lo, hi)
+			return
+		}
+		a.Quantize(k.Format(), x[:n*cols], n, cols)
+		k.MulInvariant(y, rows, data, rb, &a, lo, hi)
+	})
+	y := make([]float32, maxN*rows)
+	k.MulInvariant(y, rows, data, rb, &all, 0, rows)
+	w := make([]float32, cols)
+	for row := 0; row < rows; row++ {
+		if err := gguf.DequantizeRow(typ, data[row*rb:(row+1)*rb], w); err != nil {
+			t.Fatal(err)
+		}
+		for tok := 0; tok < maxN; tok++ {
+			xt := x[tok*cols : (tok+1)*cols]
+			var want float64
+			for i, wi := range w {
+				want += float64(wi) * float64(xt[i])
 			}
-			for tok := 0; tok < maxN; tok++ {
-				xt := x[tok*cols : (tok+1)*cols]
-				var want float64
-				for i, wi := range w {
-					want += float64(wi) * float64(xt[i])
-				}
-				got := y[tok*rows+row]
-				b := bound(w, xt, &all, tok)
-				if d := math.Abs(float64(got) - want); d > b {
-					t.Fatalf("%s row %d token %d: %g, reference %g (|Δ| %g > bound %g)", name, row, tok, got, want, d, b)
-				}
-				g := goDots[typ](data[row*rb:(row+1)*rb], &all, tok)
-				if d := math.Abs(float64(g - got)); d > b/4+1e-6*math.Abs(want) {
-					t.Fatalf("%s row %d token %d: Go kernel %g, invariant %g", name, row, tok, g, got)
-				}
+			got := y[tok*rows+row]
+			b := bound(w, xt, &all, tok)
+			if d := math.Abs(float64(got) - want); d > b {
+				t.Fatalf("%s row %d token %d: %g, reference %g (|Δ| %g > bound %g)", name, row, tok, got, want, d, b)
+			}
+			if also != nil {
+				also(row, tok, got, want, b, &all)
 			}
 		}
 	}
