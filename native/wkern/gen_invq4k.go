@@ -42,55 +42,11 @@
 // (two µops) share port 0: 84 port-0 µops per token, 16 rows and super-block, against 144 for
 // the row kernels' VPMADDUBSW + VPMADDWD/VPDPWSSD (dot_amd64.s, rowsQ4_KAVX512).
 //
-// Run with `go generate ./native/wkern`.
+// Run with `go generate ./native/wkern` (with gen_ktile.go, the parts shared with gen_invq6.go).
 package main
 
-import (
-	"fmt"
-	"os"
-	"strings"
-)
-
-var b strings.Builder
-
-func p(format string, a ...any) { fmt.Fprintf(&b, "\t"+format+"\n", a...) }
-
-func z(i int) string { return fmt.Sprintf("Z%d", i) }
-
-// Row addressing: SI, R11, R12, R13 rows 0, 4, 8, 12 at the current super-block; BX rowBytes,
-// AX 3·rowBytes.
-var rowBase = [4]string{"SI", "R11", "R12", "R13"}
-var rowIdx = [4]string{"", "(BX*1)", "(BX*2)", "(AX*1)"}
-
-// load4 loads lane k of Z from row 4k+m's 16 bytes at off.
-func load4(off, m int, zr int) {
-	for k := 0; k < 4; k++ {
-		a := fmt.Sprintf("%d(%s)%s", off, rowBase[k], rowIdx[m])
-		if k == 0 {
-			p("VMOVDQU32 %s, X%d", a, zr)
-		} else {
-			p("VINSERTI32X4 $%d, %s, %s, %s", k, a, z(zr), z(zr))
-		}
-	}
-}
-
-// loadT loads 16 bytes at off of each of the 16 rows and transposes them: dword g of row i
-// lands in lane i of out[g]. tmp holds six scratch registers.
-func loadT(off int, out [4]int, tmp [6]int) {
-	a0, a1, a2, a3, u0, u1 := tmp[0], tmp[1], tmp[2], tmp[3], tmp[4], tmp[5]
-	load4(off, 0, a0)
-	load4(off, 1, a1)
-	load4(off, 2, a2)
-	load4(off, 3, a3)
-	p("VPUNPCKLDQ %s, %s, %s", z(a1), z(a0), z(u0))
-	p("VPUNPCKHDQ %s, %s, %s", z(a1), z(a0), z(u1))
-	p("VPUNPCKLDQ %s, %s, %s", z(a3), z(a2), z(a0))
-	p("VPUNPCKHDQ %s, %s, %s", z(a3), z(a2), z(a1))
-	p("VPUNPCKLQDQ %s, %s, %s", z(a0), z(u0), z(out[0]))
-	p("VPUNPCKHQDQ %s, %s, %s", z(a0), z(u0), z(out[1]))
-	p("VPUNPCKLQDQ %s, %s, %s", z(a1), z(u1), z(out[2]))
-	p("VPUNPCKHQDQ %s, %s, %s", z(a1), z(u1), z(out[3]))
-}
+// The super-block's bytes (gen_ktile.go).
+const blockBytes = 144
 
 // masks are the constants: 0x0f, 0x3f, 0xc0 in every byte and 0x00ff in every word.
 type masks struct{ m0f, m3f, mc0, mff int }
@@ -104,8 +60,6 @@ func setMasks(m masks) {
 		p("VPBROADCASTD R8, %s", z(c.reg))
 	}
 }
-
-const sel = "$0xd8" // VPTERNLOGD: dst = src3 ? src2 : dst, bitwise
 
 // header unpacks the 16 rows' first 16 bytes (d, dmin, the 12 scale bytes): dw and dmin as
 // float32, scLo the bytes sc_0…sc_3, scHi sc_4…sc_7 (each 0…63), mw[k] the mins as word pairs
@@ -163,34 +117,6 @@ func codes(pp, h int, m masks, out [4]int, tmp [6]int, x, y int, lo, hi func(c, 
 		p("VPANDD %s, %s, %s", z(m.m0f), z(y), z(y))
 		hi(4*h+g, y)
 	}
-}
-
-// prefetch issues the prefetches of lines [l0, l1) of the next 16-row group's super-block
-// (R14, 2304 bytes a super-block): 16 interleaved row streams are more than the hardware
-// prefetchers follow, the next group is one sequential stream.
-func prefetch(l0, l1 int) {
-	for l := l0; l < l1; l++ {
-		p("PREFETCHT0 %d(R14)", 64*l)
-	}
-}
-
-const prefLines = 16 * 144 / 64
-
-func advanceRows() {
-	for _, r := range rowBase {
-		p("ADDQ $144, %s", r)
-	}
-	p("ADDQ $2304, R14")
-}
-
-func setupRows(wArg, rbArg string) {
-	p("MOVQ %s, SI", wArg)
-	p("MOVQ %s, BX", rbArg)
-	p("LEAQ (BX)(BX*2), AX")
-	p("LEAQ (SI)(BX*4), R11")
-	p("LEAQ (R11)(BX*4), R12")
-	p("LEAQ (R12)(BX*4), R13")
-	p("LEAQ (R13)(BX*4), R14")
 }
 
 // x1 is the one-token kernel. Z0 acc, Z1 SQ, Z2 dw, Z3 dmin, Z4 scLo, Z5 scHi, Z6…Z9 masks,
@@ -307,10 +233,6 @@ func unpack(m masks) {
 	}
 }
 
-// Token addresses of a group (R9 its first token's codes at the current sub-block, R8 the
-// token stride, R10 = R9 + 3·R8, R15 = R9 + 6·R8).
-var tokAddr = [8]string{"(R9)", "(R9)(R8*1)", "(R9)(R8*2)", "(R10)", "(R9)(R8*4)", "(R10)(R8*2)", "(R15)", "(R15)(R8*1)"}
-
 // group runs K tokens against the unpacked super-block, a pair of sub-blocks a step: chains
 // Z0…Z(K−1) (sub-block 2p) and Z8…Z(8+K−1) (2p + 1), sums Z16…Z(16+K−1), nibbles Z24, codes
 // Z25, Z26, the mask 0x0f Z27, the scales Z28, Z29. Entry: R9 the group's first token's codes
@@ -381,113 +303,14 @@ func group(name string, k int) {
 	}
 }
 
-// xr is the kernel of groups·8 + r tokens (r = 0…7): groups of eight tokens, then one of r.
-// ops holds per super-block the tokens' sums' word pairs (16 bytes a token) then their d values.
-func xr(r int) {
-	fmt.Fprintf(&b, `
-// func invQ4_Kx8r%[1]d(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ops unsafe.Pointer, nb int, y unsafe.Pointer, ystride int, s unsafe.Pointer, groups int)
-// 16 rows × groups·8 + %[1]d tokens (token t's codes at q + t·qstride; s the 64-byte aligned
-// scratch): y[t·ystride + i] = row i's product with token t.
-TEXT ·invQ4_Kx8r%[1]d(SB), NOSPLIT, $56-80
-`, r)
-	const qb, opb, cnt, row, pf, tn = "qb-8(SP)", "opb-16(SP)", "cnt-24(SP)", "row-32(SP)", "pf-40(SP)", "tn-48(SP)"
-	l := func(name string) string { return fmt.Sprintf("q4kr%d%s", r, name) }
-	p("MOVQ s+64(FP), DI")
-	p("MOVQ groups+72(FP), CX")
-	p("SHLQ $3, CX")
-	if r > 0 {
-		p("ADDQ $%d, CX", r)
-	}
-	p("MOVQ CX, %s", tn)
-	p("VPXORD Z0, Z0, Z0")
-	p("LEAQ %d(DI), R13", sAcc)
-	b.WriteString(l("zero") + ":\n")
-	p("VMOVAPS Z0, (R13)")
-	p("ADDQ $64, R13")
-	p("DECQ CX")
-	p("JNZ %s", l("zero"))
-	p("MOVQ q+16(FP), R9")
-	p("MOVQ R9, %s", qb)
-	p("MOVQ ops+32(FP), DX")
-	p("MOVQ DX, %s", opb)
-	p("MOVQ nb+40(FP), CX")
-	p("MOVQ CX, %s", cnt)
-	setupRows("w+0(FP)", "rowBytes+8(FP)")
-	p("MOVQ SI, %s", row)
-	p("MOVQ R14, %s", pf)
-	b.WriteString(l("block") + ":\n")
-	p("MOVQ %s, SI", row)
-	p("MOVQ rowBytes+8(FP), BX")
-	p("LEAQ (BX)(BX*2), AX")
-	p("LEAQ (SI)(BX*4), R11")
-	p("LEAQ (R11)(BX*4), R12")
-	p("LEAQ (R12)(BX*4), R13")
-	p("MOVQ %s, R14", pf)
-	m := masks{28, 29, 30, 31}
-	setMasks(m)
-	unpack(m)
-	advanceRows()
-	p("MOVQ SI, %s", row)
-	p("MOVQ R14, %s", pf)
-	// Groups: R9 codes, DX sums, CX d values, R13 accumulators, BX the groups left.
-	p("MOVQ qstride+24(FP), R8")
-	p("MOVQ %s, R9", qb)
-	p("MOVQ %s, DX", opb)
-	p("MOVQ %s, AX", tn)
-	p("SHLQ $4, AX") // 16·tokens: the d values' offset
-	p("LEAQ (DX)(AX*1), CX")
-	p("LEAQ %d(DI), R13", sAcc)
-	p("MOVQ groups+72(FP), BX")
-	p("TESTQ BX, BX")
-	p("JZ %s", l("rest"))
-	b.WriteString(l("group") + ":\n")
-	group(l("sub8"), 8)
-	// Next group: codes 256 back and 8 tokens on, sums and d values 8 tokens on.
-	p("SUBQ $256, R9")
-	p("LEAQ (R9)(R8*8), R9")
-	p("ADDQ $128, DX")
-	p("ADDQ $32, CX")
-	p("ADDQ $512, R13")
-	p("DECQ BX")
-	p("JNZ %s", l("group"))
-	b.WriteString(l("rest") + ":\n")
-	if r > 0 {
-		group(l("subr"), r)
-		p("ADDQ $%d, CX", 4*r)
-	}
-	// Next super-block: codes 256 on, ops 20·tokens on (CX now points past the d values).
-	p("ADDQ $256, %s", qb)
-	p("MOVQ CX, %s", opb)
-	p("DECQ %s", cnt)
-	p("JNZ %s", l("block"))
-	p("MOVQ y+48(FP), SI")
-	p("MOVQ ystride+56(FP), BX")
-	p("SHLQ $2, BX")
-	p("MOVQ %s, CX", tn)
-	p("LEAQ %d(DI), R13", sAcc)
-	b.WriteString(l("store") + ":\n")
-	p("VMOVAPS (R13), Z0")
-	p("VMOVUPS Z0, (SI)")
-	p("ADDQ $64, R13")
-	p("ADDQ BX, SI")
-	p("DECQ CX")
-	p("JNZ %s", l("store"))
-	p("VZEROUPPER")
-	p("RET")
-}
-
 func main() {
-	b.WriteString(`// Code generated by gen_invq4k.go; DO NOT EDIT.
-
-//go:build amd64 && !purego
-
-#include "textflag.h"
-`)
-	x1()
-	for r := 0; r < 8; r++ {
-		xr(r)
-	}
-	if err := os.WriteFile("invq4ktile_amd64.s", []byte(b.String()), 0o644); err != nil {
-		panic(err)
-	}
+	write("invq4ktile_amd64.s", "gen_invq4k.go", x1, multi{
+		fn: "invQ4_Kx8r", label: "q4kr", opsShift: 4, dxGroup: 0, // sums' word pairs: 16 bytes a token
+		unpack: func() {
+			m := masks{28, 29, 30, 31}
+			setMasks(m)
+			unpack(m)
+		},
+		group: group,
+	})
 }

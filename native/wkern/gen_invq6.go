@@ -33,55 +33,11 @@
 // tables) 512-bit VPDPBUSD and VPMULLD (two µops) share port 0: 96 port-0 µops per token, 16
 // rows and super-block, against 128 for the VPMADDUBSW + VPDPWSSD kernels (vnniq6_amd64.s).
 //
-// Run with `go generate ./native/wkern`.
+// Run with `go generate ./native/wkern` (with gen_ktile.go, the parts shared with gen_invq4k.go).
 package main
 
-import (
-	"fmt"
-	"os"
-	"strings"
-)
-
-var b strings.Builder
-
-func p(format string, a ...any) { fmt.Fprintf(&b, "\t"+format+"\n", a...) }
-
-func z(i int) string { return fmt.Sprintf("Z%d", i) }
-
-// Row addressing: SI, R11, R12, R13 rows 0, 4, 8, 12 at the current super-block; BX rowBytes,
-// AX 3·rowBytes.
-var rowBase = [4]string{"SI", "R11", "R12", "R13"}
-var rowIdx = [4]string{"", "(BX*1)", "(BX*2)", "(AX*1)"}
-
-// load4 loads lane k of Z from row 4k+m's 16 bytes at off.
-func load4(off, m int, zr int) {
-	for k := 0; k < 4; k++ {
-		a := fmt.Sprintf("%d(%s)%s", off, rowBase[k], rowIdx[m])
-		if k == 0 {
-			p("VMOVDQU32 %s, X%d", a, zr)
-		} else {
-			p("VINSERTI32X4 $%d, %s, %s, %s", k, a, z(zr), z(zr))
-		}
-	}
-}
-
-// loadT loads 16 bytes at off of each of the 16 rows and transposes them: dword g of row i
-// lands in lane i of out[g]. tmp holds six scratch registers.
-func loadT(off int, out [4]int, tmp [6]int) {
-	a0, a1, a2, a3, u0, u1 := tmp[0], tmp[1], tmp[2], tmp[3], tmp[4], tmp[5]
-	load4(off, 0, a0)
-	load4(off, 1, a1)
-	load4(off, 2, a2)
-	load4(off, 3, a3)
-	p("VPUNPCKLDQ %s, %s, %s", z(a1), z(a0), z(u0))
-	p("VPUNPCKHDQ %s, %s, %s", z(a1), z(a0), z(u1))
-	p("VPUNPCKLDQ %s, %s, %s", z(a3), z(a2), z(a0))
-	p("VPUNPCKHDQ %s, %s, %s", z(a3), z(a2), z(a1))
-	p("VPUNPCKLQDQ %s, %s, %s", z(a0), z(u0), z(out[0]))
-	p("VPUNPCKHQDQ %s, %s, %s", z(a0), z(u0), z(out[1]))
-	p("VPUNPCKLQDQ %s, %s, %s", z(a1), z(u1), z(out[2]))
-	p("VPUNPCKHQDQ %s, %s, %s", z(a1), z(u1), z(out[3]))
-}
+// The super-block's bytes (gen_ktile.go).
+const blockBytes = 210
 
 // loadDW loads the 16 rows' f16 super-block scales (bytes 208, 209, the top of the 16 bytes at
 // 194: reading at 208 would pass the row's end) into dst as float32.
@@ -98,9 +54,6 @@ func loadDW(dst int, tmp [6]int) {
 	p("VPMOVDW %s, Y%d", z(dst), dst)
 	p("VCVTPH2PS Y%d, %s", dst, z(dst))
 }
-
-// The code masks: M0F 0x0f, M33 0x33, MCC 0xcc in every byte.
-const sel = "$0xd8" // VPTERNLOGD: dst = src3 ? src2 : dst, bitwise
 
 // quarter forms the codes of quarter (n, h) of the super-block: sub-blocks G = 8n + h + 2s for
 // s = 0…3, four code vectors each (j = 0…3). ql bytes 64n + 16h + 4j … (low nibbles: G for s = 0,
@@ -149,6 +102,7 @@ func scale(s [4]int, g, dst int) {
 	}
 }
 
+// masks sets the code masks: 0x0f, 0x33, 0xcc in every byte.
 func masks(m0f, m33, mcc int) {
 	p("MOVL $0x0f0f0f0f, R8")
 	p("VPBROADCASTD R8, %s", z(m0f))
@@ -156,35 +110,6 @@ func masks(m0f, m33, mcc int) {
 	p("VPBROADCASTD R8, %s", z(m33))
 	p("MOVL $0xcccccccc, R8")
 	p("VPBROADCASTD R8, %s", z(mcc))
-}
-
-// prefetch issues the prefetches of lines [l0, l1) of the next 16-row group's super-block
-// (R14, 3360 bytes a super-block): 16 interleaved row streams are more than the hardware
-// prefetchers follow, the next group is one sequential stream.
-func prefetch(l0, l1 int) {
-	for l := l0; l < l1; l++ {
-		p("PREFETCHT0 %d(R14)", 64*l)
-	}
-}
-
-// prefLines is the number of lines of 16 super-blocks (3360 bytes, the last one partly).
-const prefLines = (16*210 + 63) / 64
-
-func advanceRows() {
-	for _, r := range rowBase {
-		p("ADDQ $210, %s", r)
-	}
-	p("ADDQ $3360, R14")
-}
-
-func setupRows(wArg, rbArg string) {
-	p("MOVQ %s, SI", wArg)
-	p("MOVQ %s, BX", rbArg)
-	p("LEAQ (BX)(BX*2), AX")
-	p("LEAQ (SI)(BX*4), R11")
-	p("LEAQ (R11)(BX*4), R12")
-	p("LEAQ (R12)(BX*4), R13")
-	p("LEAQ (R13)(BX*4), R14")
 }
 
 // x1 is the one-token kernel. Z0 acc, Z1 I, Z2…Z5 the scale dwords, Z6 dw, Z7…Z9 masks, Z10…Z21
@@ -281,10 +206,6 @@ func unpack() {
 	}
 }
 
-// Token addresses of a group (R9 its first token's codes at the current sub-block, R8 the
-// token stride, R10 = R9 + 3·R8, R15 = R9 + 6·R8).
-var tokAddr = [8]string{"(R9)", "(R9)(R8*1)", "(R9)(R8*2)", "(R10)", "(R9)(R8*4)", "(R10)(R8*2)", "(R15)", "(R15)(R8*1)"}
-
 // group runs K tokens against the unpacked super-block: chains Z0…Z(K−1), sums Z8…Z(8+K−1),
 // codes Z16…Z19, sc Z20, dw Z21. Entry: R9 the group's first token's codes at the super-block,
 // DX its c values (token k's c_G at DX + 64k + 4G), CX its d values (token k's at CX + 4k),
@@ -331,116 +252,13 @@ func group(name string, k int) {
 	}
 }
 
-// xr is the kernel of groups·8 + r tokens (r = 0…7): groups of eight tokens, then one of r.
-// ops holds per super-block the tokens' c values (16 int32 each) then their d values (68 bytes
-// a token).
-func xr(r int) {
-	fmt.Fprintf(&b, `
-// func invQ6_Kx8r%[1]d(w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ops unsafe.Pointer, nb int, y unsafe.Pointer, ystride int, s unsafe.Pointer, groups int)
-// 16 rows × groups·8 + %[1]d tokens (token t's codes at q + t·qstride; s the 64-byte aligned
-// scratch): y[t·ystride + i] = row i's product with token t.
-TEXT ·invQ6_Kx8r%[1]d(SB), NOSPLIT, $56-80
-`, r)
-	// Locals: qb (codes of the tile's first token at the super-block), opb (its ops), the
-	// super-blocks left, the row-0 pointer, the prefetch pointer, the tokens.
-	const qb, opb, cnt, row, pf, tn = "qb-8(SP)", "opb-16(SP)", "cnt-24(SP)", "row-32(SP)", "pf-40(SP)", "tn-48(SP)"
-	l := func(name string) string { return fmt.Sprintf("q6r%d%s", r, name) }
-	p("MOVQ s+64(FP), DI")
-	p("MOVQ groups+72(FP), CX")
-	p("SHLQ $3, CX")
-	if r > 0 {
-		p("ADDQ $%d, CX", r)
-	}
-	p("MOVQ CX, %s", tn)
-	p("VPXORD Z0, Z0, Z0")
-	p("LEAQ %d(DI), R13", sAcc)
-	b.WriteString(l("zero") + ":\n")
-	p("VMOVAPS Z0, (R13)")
-	p("ADDQ $64, R13")
-	p("DECQ CX")
-	p("JNZ %s", l("zero"))
-	p("MOVQ q+16(FP), R9")
-	p("MOVQ R9, %s", qb)
-	p("MOVQ ops+32(FP), DX")
-	p("MOVQ DX, %s", opb)
-	p("MOVQ nb+40(FP), CX")
-	p("MOVQ CX, %s", cnt)
-	setupRows("w+0(FP)", "rowBytes+8(FP)")
-	p("MOVQ SI, %s", row)
-	p("MOVQ R14, %s", pf)
-	b.WriteString(l("block") + ":\n")
-	p("MOVQ %s, SI", row)
-	p("MOVQ rowBytes+8(FP), BX")
-	p("LEAQ (BX)(BX*2), AX")
-	p("LEAQ (SI)(BX*4), R11")
-	p("LEAQ (R11)(BX*4), R12")
-	p("LEAQ (R12)(BX*4), R13")
-	p("MOVQ %s, R14", pf)
-	masks(5, 6, 7)
-	unpack()
-	advanceRows()
-	p("MOVQ SI, %s", row)
-	p("MOVQ R14, %s", pf)
-	// Groups: R9 codes, DX c values, CX d values, R13 accumulators, BX the groups left.
-	p("MOVQ qstride+24(FP), R8")
-	p("MOVQ %s, R9", qb)
-	p("MOVQ %s, DX", opb)
-	p("MOVQ %s, AX", tn)
-	p("SHLQ $6, AX") // 64·tokens: the d values' offset
-	p("LEAQ (DX)(AX*1), CX")
-	p("LEAQ %d(DI), R13", sAcc)
-	p("MOVQ groups+72(FP), BX")
-	p("TESTQ BX, BX")
-	p("JZ %s", l("rest"))
-	b.WriteString(l("group") + ":\n")
-	group(l("sub8"), 8)
-	// Next group: codes 256 back and 8 tokens on, c values 64 back and 8 tokens on.
-	p("SUBQ $256, R9")
-	p("LEAQ (R9)(R8*8), R9")
-	p("ADDQ $%d, DX", 64*8-64)
-	p("ADDQ $32, CX")
-	p("ADDQ $512, R13")
-	p("DECQ BX")
-	p("JNZ %s", l("group"))
-	b.WriteString(l("rest") + ":\n")
-	if r > 0 {
-		group(l("subr"), r)
-		p("ADDQ $%d, CX", 4*r)
-	}
-	// Next super-block: codes 256 on, ops 68·tokens on (CX now points past the d values).
-	p("ADDQ $256, %s", qb)
-	p("MOVQ CX, %s", opb)
-	p("DECQ %s", cnt)
-	p("JNZ %s", l("block"))
-	// Store the accumulators.
-	p("MOVQ y+48(FP), SI")
-	p("MOVQ ystride+56(FP), BX")
-	p("SHLQ $2, BX")
-	p("MOVQ %s, CX", tn)
-	p("LEAQ %d(DI), R13", sAcc)
-	b.WriteString(l("store") + ":\n")
-	p("VMOVAPS (R13), Z0")
-	p("VMOVUPS Z0, (SI)")
-	p("ADDQ $64, R13")
-	p("ADDQ BX, SI")
-	p("DECQ CX")
-	p("JNZ %s", l("store"))
-	p("VZEROUPPER")
-	p("RET")
-}
-
 func main() {
-	b.WriteString(`// Code generated by gen_invq6.go; DO NOT EDIT.
-
-//go:build amd64 && !purego
-
-#include "textflag.h"
-`)
-	x1()
-	for r := 0; r < 8; r++ {
-		xr(r)
-	}
-	if err := os.WriteFile("invq6tile_amd64.s", []byte(b.String()), 0o644); err != nil {
-		panic(err)
-	}
+	write("invq6tile_amd64.s", "gen_invq6.go", x1, multi{
+		fn: "invQ6_Kx8r", label: "q6r", opsShift: 6, dxGroup: 64, // c values: 64 bytes a token
+		unpack: func() {
+			masks(5, 6, 7)
+			unpack()
+		},
+		group: group,
+	})
 }

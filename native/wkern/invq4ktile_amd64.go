@@ -7,7 +7,7 @@ import (
 	"unsafe"
 )
 
-//go:generate go run gen_invq4k.go
+//go:generate go run gen_invq4k.go gen_ktile.go
 
 // The Q4_K tile kernels (invq4ktile_amd64.s, written by gen_invq4k.go): 16 rows of Q4_K
 // weights, one per zmm lane, read in place, times one token or up to 16 (in groups of eight

@@ -7,7 +7,7 @@ import (
 	"unsafe"
 )
 
-//go:generate go run gen_invq6.go
+//go:generate go run gen_invq6.go gen_ktile.go
 
 // The Q6_K tile kernels (invq6tile_amd64.s, written by gen_invq6.go): 16 rows of Q6_K weights,
 // one per zmm lane, read in place, times one token or up to 16 (in groups of eight and one of
