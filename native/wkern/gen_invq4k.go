@@ -146,10 +146,8 @@ TEXT ·invQ4_Kx1(SB), NOSPLIT, $0-48
 	}
 	p("VCVTDQ2PS Z10, Z10")
 	p("VPXORD Z1, Z1, Z1")
-	pl := 0
 	for pp := 0; pp < 4; pp++ {
-		prefetch(pl, (pp+1)*prefLines/4)
-		pl = (pp + 1) * prefLines / 4
+		prefetchPart(pp, 4)
 		// Chains: Z25 + h sub-block 2p, Z27 + h sub-block 2p+1 (started after the loads).
 		for h := 0; h < 2; h++ {
 			out := [4]int{17 + 4*h, 18 + 4*h, 19 + 4*h, 20 + 4*h}
@@ -219,10 +217,8 @@ func unpack(m masks) {
 	}
 	p("VMOVAPS Z10, %d(DI)", sDW)
 	p("VMOVAPS Z11, %d(DI)", sDMin)
-	pl := 0
 	for pp := 0; pp < 4; pp++ {
-		prefetch(pl, (pp+1)*prefLines/4)
-		pl = (pp + 1) * prefLines / 4
+		prefetchPart(pp, 4)
 		for h := 0; h < 2; h++ {
 			out := [4]int{14 + 4*h, 15 + 4*h, 16 + 4*h, 17 + 4*h}
 			loadT(16+32*pp+16*h, out, tmp)

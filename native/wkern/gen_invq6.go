@@ -135,12 +135,9 @@ TEXT ·invQ6_Kx1(SB), NOSPLIT, $0-48
 	loadDW(6, tmp)
 	r := regs{qa: [4]int{10, 11, 12, 13}, qb: [4]int{14, 15, 16, 17}, h: [4]int{18, 19, 20, 21},
 		tmp: tmp, x: 26, y: 27, zz: 28, w: 29, m0f: 7, m33: 8, mcc: 9}
-	pl := 0
 	for n := 0; n < 2; n++ {
 		for h := 0; h < 2; h++ {
-			q := 2*n + h
-			prefetch(pl, (q+1)*prefLines/4)
-			pl = (q + 1) * prefLines / 4
+			prefetchPart(2*n+h, 4)
 			// The chains start after the loads (their registers are the transposes' temporaries).
 			started := [4]bool{}
 			quarter(n, h, r, func(s, j, reg int) {
@@ -192,12 +189,9 @@ func unpack() {
 	p("VMOVAPS Z4, %d(DI)", sDW)
 	r := regs{qa: [4]int{8, 9, 10, 11}, qb: [4]int{12, 13, 14, 15}, h: [4]int{16, 17, 18, 19},
 		tmp: tmp, x: 20, y: 21, zz: 22, w: 23, m0f: 5, m33: 6, mcc: 7}
-	pl := 0
 	for n := 0; n < 2; n++ {
 		for h := 0; h < 2; h++ {
-			q := 2*n + h
-			prefetch(pl, (q+1)*prefLines/4)
-			pl = (q + 1) * prefLines / 4
+			prefetchPart(2*n+h, 4)
 			quarter(n, h, r, func(s, j, reg int) {
 				g := 8*n + h + 2*s
 				p("VMOVDQA32 %s, %d(DI)", z(reg), 320*g+64*j)

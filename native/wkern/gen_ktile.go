@@ -69,6 +69,12 @@ func prefetch(l0, l1 int) {
 // prefLines is the number of lines of 16 super-blocks (the last one partly).
 const prefLines = (16*blockBytes + 63) / 64
 
+// prefetchPart issues part i of parts of the next row group's super-block prefetches (lines
+// [i·prefLines/parts, (i+1)·prefLines/parts)), spread through a super-block's work.
+func prefetchPart(i, parts int) {
+	prefetch(i*prefLines/parts, (i+1)*prefLines/parts)
+}
+
 func advanceRows() {
 	for _, r := range rowBase {
 		p("ADDQ $%d, %s", blockBytes, r)
