@@ -235,10 +235,7 @@ func unpack(m masks) {
 // at the super-block, DX its sums' word pairs (token k's at DX + 16k), CX its d values (token
 // k's at CX + 4k), R13 its accumulators. R9 is left advanced by 256.
 func group(name string, k int) {
-	p("LEAQ (R9)(R8*2), R10")
-	p("ADDQ R8, R10")
-	p("LEAQ (R10)(R8*2), R15")
-	p("ADDQ R8, R15")
+	setTokAddr()
 	p("MOVL $0x0f0f0f0f, R12")
 	p("VPBROADCASTD R12, Z27")
 	for t := 0; t < k; t++ {

@@ -205,10 +205,7 @@ func unpack() {
 // DX its c values (token k's c_G at DX + 64k + 4G), CX its d values (token k's at CX + 4k),
 // R13 its accumulators. R9 and DX are left advanced by 256 and 64.
 func group(name string, k int) {
-	p("LEAQ (R9)(R8*2), R10")
-	p("ADDQ R8, R10")
-	p("LEAQ (R10)(R8*2), R15")
-	p("ADDQ R8, R15")
+	setTokAddr()
 	for t := 0; t < k; t++ {
 		p("VPXORD %s, %s, %s", z(8+t), z(8+t), z(8+t))
 	}

@@ -96,6 +96,14 @@ func setupRows(wArg, rbArg string) {
 // token stride, R10 = R9 + 3·R8, R15 = R9 + 6·R8).
 var tokAddr = [8]string{"(R9)", "(R9)(R8*1)", "(R9)(R8*2)", "(R10)", "(R9)(R8*4)", "(R10)(R8*2)", "(R15)", "(R15)(R8*1)"}
 
+// setTokAddr sets R10 and R15 for tokAddr from R9 and R8.
+func setTokAddr() {
+	p("LEAQ (R9)(R8*2), R10")
+	p("ADDQ R8, R10")
+	p("LEAQ (R10)(R8*2), R15")
+	p("ADDQ R8, R15")
+}
+
 // multi is a format's part of the multi-token kernels: fn their name less r, label their
 // labels' prefix; ops holds per super-block each token's integer operands (1<<opsShift bytes a
 // token) then their d values. unpack sets the masks and unpacks the super-block (row pointers
