@@ -138,25 +138,33 @@ func multiDot(c Codec, k *multiKernels, nv int, tail func(q []float32, row []byt
 // Without kernels it is AccumulateMany per accumulator.
 func multiAcc(c Codec, k *multiKernels, nv int, tail func(acc []float32, w float32, row []byte),
 	acc []float32, n int, w []float32, rows []byte) {
+	multiAccStride(c, k, nv, tail, acc, c.Dim(), n, w, rows)
+}
+
+// multiAccStride is multiAcc with accumulator h at acc[h·as : h·as+Dim] (as ≥ Dim): the
+// kernels take the accumulators' stride as they take Dim, so the sums are multiAcc's bit for
+// bit wherever the accumulators lie.
+func multiAccStride(c Codec, k *multiKernels, nv int, tail func(acc []float32, w float32, row []byte),
+	acc []float32, as, n int, w []float32, rows []byte) {
 	d, rb := c.Dim(), c.RowBytes()
 	if n <= 0 {
 		return
 	}
 	m := len(w) / n
-	acc, w, rows = acc[:n*d], w[:m*n], rows[:m*rb]
+	acc, w, rows = acc[:(n-1)*as+d], w[:m*n], rows[:m*rb]
 	if m == 0 {
 		return
 	}
 	if k == nil || nv == 0 {
-		accumulateManyPerQuery(c, acc, n, w, rows)
+		accumulateManyPerQuery(c, acc, as, n, w, rows)
 		return
 	}
 	h := 0
 	for ; h+4 <= n; h += 4 {
-		k.acc(&acc[h*d], d, nv, &rows[0], rb, m, &w[h], 4*n)
+		k.acc(&acc[h*as], as, nv, &rows[0], rb, m, &w[h], 4*n)
 	}
 	if k2 := multiTwo(k); n-h == 2 && k2 != nil {
-		k2.acc(&acc[h*d], d, nv, &rows[0], rb, m, &w[h], 4*n)
+		k2.acc(&acc[h*as], as, nv, &rows[0], rb, m, &w[h], 4*n)
 	} else if r := n - h; r > 0 {
 		kp, g := k, 4 // a lone accumulator padded to two where the two-query variant exists
 		if r == 1 && k2 != nil {
@@ -164,7 +172,10 @@ func multiAcc(c Codec, k *multiKernels, nv int, tail func(acc []float32, w float
 		}
 		sc := multiScratches.Get().(*multiScratch)
 		defer multiScratches.Put(sc)
-		ap := padQueries(sc.pad[:], acc[h*d:n*d], d)
+		ap := padQueries(sc.pad[:], nil, d)
+		for i := 0; i < r; i++ {
+			copy(ap[i*d:(i+1)*d], acc[(h+i)*as:(h+i)*as+d])
+		}
 		wt := &sc.w
 		for j0 := 0; j0 < m; j0 += multiBatch {
 			mb := min(multiBatch, m-j0)
@@ -182,14 +193,14 @@ func multiAcc(c Codec, k *multiKernels, nv int, tail func(acc []float32, w float
 			kp.acc(&ap[0], d, nv, &rows[j0*rb], rb, mb, &wt[0], 4*g)
 		}
 		for i := 0; i < r; i++ {
-			copy(acc[(h+i)*d:(h+i)*d+nv], ap[i*d:i*d+nv])
+			copy(acc[(h+i)*as:(h+i)*as+nv], ap[i*d:i*d+nv])
 		}
 	}
 	if nv < d {
 		for j := 0; j < m; j++ {
 			row := rows[j*rb : (j+1)*rb]
 			for h := 0; h < n; h++ {
-				tail(acc[h*d:(h+1)*d], w[j*n+h], row)
+				tail(acc[h*as:h*as+d], w[j*n+h], row)
 			}
 		}
 	}
@@ -228,8 +239,8 @@ func dotManyPerQuery(c Codec, q []float32, n int, rows []byte, out []float32) {
 }
 
 // accumulateManyPerQuery is AccumulateManyMulti as AccumulateMany per accumulator, one call
-// per accumulator over all the rows.
-func accumulateManyPerQuery(c Codec, acc []float32, n int, w []float32, rows []byte) {
+// per accumulator over all the rows, accumulator h at acc[h·as:] (as ≥ Dim).
+func accumulateManyPerQuery(c Codec, acc []float32, as, n int, w []float32, rows []byte) {
 	d := c.Dim()
 	m := len(w) / n
 	if n == 1 {
@@ -242,7 +253,7 @@ func accumulateManyPerQuery(c Codec, acc []float32, n int, w []float32, rows []b
 		for j := range tmp {
 			tmp[j] = w[j*n+h]
 		}
-		c.AccumulateMany(acc[h*d:(h+1)*d], tmp, rows)
+		c.AccumulateMany(acc[h*as:h*as+d], tmp, rows)
 	}
 	perQueryBufs.Put(bp)
 }
@@ -312,17 +323,23 @@ func (c *f16Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows [
 		}
 		return
 	}
+	c.accMulti(acc, c.d, n, w, rows)
+}
+
+// accMulti is AccumulateManyMulti for rows of 32 values or more, accumulator h at acc[h·as:]
+// (as ≥ Dim).
+func (c *f16Codec) accMulti(acc []float32, as, n int, w []float32, rows []byte) {
 	if m := len(w) / 2; n == 2 && m > 0 {
 		// Two accumulators over a short run of rows of 64 or 128 values: each row once, both
 		// accumulators in registers (multi_f16acc_amd64.go), the two-query kernel's sums.
 		if k := f16AccWide(c, m); k != nil {
 			d, rb := c.d, c.rb
-			acc, w, rows = acc[:2*d], w[:2*m], rows[:m*rb]
-			k(&acc[0], d, d, &rows[0], rb, m, &w[0], 8)
+			acc, w, rows = acc[:as+d], w[:2*m], rows[:m*rb]
+			k(&acc[0], as, d, &rows[0], rb, m, &w[0], 8)
 			return
 		}
 	}
-	multiAcc(c, multiF16, c.d&^31, f16TailAcc, acc, n, w, rows)
+	multiAccStride(c, multiF16, c.d&^31, f16TailAcc, acc, as, n, w, rows)
 }
 
 // tails returns the tail functions of a block codec: its short block, read after the full
@@ -519,8 +536,14 @@ func (c *q8_0Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows 
 		c.shortAccMulti(acc, n, w, rows)
 		return
 	}
+	c.accMulti(acc, c.d, n, w, rows)
+}
+
+// accMulti is AccumulateManyMulti for rows of whole blocks and more, accumulator h at
+// acc[h·as:] (as ≥ Dim).
+func (c *q8_0Codec) accMulti(acc []float32, as, n int, w []float32, rows []byte) {
 	_, ta := c.tails()
-	multiAcc(c, intAccOr(multiQ8_0, intAccQ8_0), c.full*BlockSize, ta, acc, n, w, rows)
+	multiAccStride(c, intAccOr(multiQ8_0, intAccQ8_0), c.full*BlockSize, ta, acc, as, n, w, rows)
 }
 
 // DotManyMulti scores n queries against every row within the MultiQuery bounds.
@@ -553,8 +576,14 @@ func (c *q4_0Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows 
 		c.shortAccMulti(acc, n, w, rows)
 		return
 	}
+	c.accMulti(acc, c.d, n, w, rows)
+}
+
+// accMulti is AccumulateManyMulti for rows of whole blocks and more, accumulator h at
+// acc[h·as:] (as ≥ Dim).
+func (c *q4_0Codec) accMulti(acc []float32, as, n int, w []float32, rows []byte) {
 	_, ta := c.tails()
-	multiAcc(c, intAccOr(multiQ4_0, intAccQ4_0), c.full*BlockSize, ta, acc, n, w, rows)
+	multiAccStride(c, intAccOr(multiQ4_0, intAccQ4_0), c.full*BlockSize, ta, acc, as, n, w, rows)
 }
 
 // q4Levels are the q4_0 codes as values, c − 8, indexed by the nibble c: the assembly kernels'

@@ -574,7 +574,7 @@ func (c *rotCodec) AccumulateManyMulti(acc []float32, n int, w []float32, rows [
 	if mq, ok := c.inner.(MultiQuery); ok {
 		mq.AccumulateManyMulti(acc, n, w, rows)
 	} else {
-		accumulateManyPerQuery(c.inner, acc, n, w, rows)
+		accumulateManyPerQuery(c.inner, acc, c.inner.Dim(), n, w, rows)
 	}
 	if c.muR == nil || n <= 0 {
 		return

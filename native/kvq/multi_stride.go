@@ -1,0 +1,69 @@
+package kvq
+
+// AccumulateManyMultiStride is c's AccumulateManyMulti (MultiQuery, or AccumulateMany per
+// accumulator where c has no multi-query path) with accumulator h at acc[h·stride :
+// h·stride+Dim] for h < n instead of acc[h·Dim:], stride ≥ Dim: for a caller whose
+// accumulators interleave with others (kvcache's mixed cache: each query head's accumulator
+// for the quantized tail followed by the one for its f16 rows). The sums are
+// AccumulateManyMulti's bit for bit: f16, q4_0, q8_0 and the rotated formats over them hand the
+// stride to their kernels, which address the accumulators by it and read the same values in
+// the same order; any other codec, or rows too short for the kernels, accumulates into a
+// contiguous copy that is put back.
+func AccumulateManyMultiStride(c Codec, acc []float32, stride, n int, w []float32, rows []byte) {
+	d := c.Dim()
+	if n <= 0 {
+		return
+	}
+	if stride == d || n == 1 {
+		accumulateManyMulti(c, acc, n, w, rows)
+		return
+	}
+	switch c := c.(type) {
+	case *f16Codec:
+		if !c.short() && c.d >= 32 {
+			c.accMulti(acc, stride, n, w, rows)
+			return
+		}
+	case *q4_0Codec:
+		if c.full > 0 {
+			c.accMulti(acc, stride, n, w, rows)
+			return
+		}
+	case *q8_0Codec:
+		if c.full > 0 {
+			c.accMulti(acc, stride, n, w, rows)
+			return
+		}
+	case *rotCodec:
+		AccumulateManyMultiStride(c.inner, acc, stride, n, w, rows)
+		if c.muR != nil {
+			for h := 0; h < n; h++ {
+				var sw float32
+				for j := h; j < len(w); j += n {
+					sw += w[j]
+				}
+				c.accOffset(acc[h*stride:h*stride+d], sw)
+			}
+		}
+		return
+	}
+	bp := getPerQuery(n * d)
+	t := (*bp)[:n*d]
+	for h := 0; h < n; h++ {
+		copy(t[h*d:(h+1)*d], acc[h*stride:h*stride+d])
+	}
+	accumulateManyMulti(c, t, n, w, rows)
+	for h := 0; h < n; h++ {
+		copy(acc[h*stride:h*stride+d], t[h*d:(h+1)*d])
+	}
+	perQueryBufs.Put(bp)
+}
+
+// accumulateManyMulti is c's MultiQuery path, or AccumulateMany per accumulator.
+func accumulateManyMulti(c Codec, acc []float32, n int, w []float32, rows []byte) {
+	if mq, ok := c.(MultiQuery); ok {
+		mq.AccumulateManyMulti(acc, n, w, rows)
+		return
+	}
+	accumulateManyPerQuery(c, acc, c.Dim(), n, w, rows)
+}
