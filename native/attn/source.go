@@ -126,21 +126,29 @@ func (s *RowStore) ScoresMulti(pq []float32, n, lo int, out []float32) {
 // store, so a row's tile, and so the result, does not depend on where a caller splits the range
 // (a page of a paged cache holds whole tiles).
 func (s *RowStore) AccumulateMulti(acc []float32, n int, w []float32, lo int) {
+	s.AccumulateMultiStride(acc, s.Codec.Dim(), n, w, lo)
+}
+
+// AccumulateMultiStride is AccumulateMulti with accumulator h at acc[h·stride:] (stride ≥
+// AccLen) instead of acc[h·AccLen:], through kvq.AccumulateManyMultiStride: the same sums, bit
+// for bit, for a caller whose accumulators interleave with others.
+func (s *RowStore) AccumulateMultiStride(acc []float32, stride, n int, w []float32, lo int) {
 	rb, d := s.Codec.RowBytes(), s.Codec.Dim()
 	m := len(w) / n
 	rows := s.Data[lo*rb : (lo+m)*rb]
-	if mq, ok := s.Codec.(kvq.MultiQuery); ok {
+	if _, ok := s.Codec.(kvq.MultiQuery); ok {
+		acc = acc[:(n-1)*stride+d]
 		if kvq.AccumulateStep(s.Codec) == 0 {
-			mq.AccumulateManyMulti(acc[:n*d], n, w[:m*n], rows)
+			kvq.AccumulateManyMultiStride(s.Codec, acc, stride, n, w[:m*n], rows)
 			return
 		}
 		// The kernels tile every 64 rows from a call's first: one split aligns them all.
 		if j := min(m, (kvq.AccumulateTile-lo%kvq.AccumulateTile)%kvq.AccumulateTile); j > 0 {
-			mq.AccumulateManyMulti(acc[:n*d], n, w[:j*n], rows[:j*rb])
+			kvq.AccumulateManyMultiStride(s.Codec, acc, stride, n, w[:j*n], rows[:j*rb])
 			w, rows, m = w[j*n:], rows[j*rb:], m-j
 		}
 		if m > 0 {
-			mq.AccumulateManyMulti(acc[:n*d], n, w[:m*n], rows)
+			kvq.AccumulateManyMultiStride(s.Codec, acc, stride, n, w[:m*n], rows)
 		}
 		return
 	}
@@ -151,7 +159,7 @@ func (s *RowStore) AccumulateMulti(acc []float32, n int, w []float32, lo int) {
 			for j := range t {
 				t[j] = w[(j0+j)*n+h]
 			}
-			s.Codec.AccumulateMany(acc[h*d:(h+1)*d], t, rows[j0*rb:(j0+len(t))*rb])
+			s.Codec.AccumulateMany(acc[h*stride:h*stride+d], t, rows[j0*rb:(j0+len(t))*rb])
 		}
 	}
 }
