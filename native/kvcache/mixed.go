@@ -278,15 +278,6 @@ func tailScores(s store, pq []float32, n, lo int, out []float32) {
 	attn.MultiScores(s, pq, n, lo, out)
 }
 
-// tailAccumulate is attn.MultiAccumulate over the tail store, as tailScores.
-func tailAccumulate(s store, acc []float32, n int, w []float32, lo int) {
-	if mv, ok := s.(attn.MultiValues); ok {
-		mv.AccumulateMulti(acc, n, w, lo)
-		return
-	}
-	attn.MultiAccumulate(s, acc, n, w, lo)
-}
-
 // mixedMerge enables the one-call read of the f16 cells (f16Run); the tests turn it off to
 // compare with the reads part by part.
 var mixedMerge = true
@@ -325,44 +316,43 @@ func (v *mixedValues) Accumulate(acc []float32, w []float32, lo int) {
 	})
 }
 
-// AccumulateMulti is attn.MultiValues: each store's multi-query path, the n accumulators' two
-// parts gathered contiguous and put back. When the cells take in sinks and window cells both
-// (f16Run), their weights are gathered and the f16 rows read in one call: the f16 accumulators
-// take the sinks and then the window, in the order the part-by-part reads add them.
+// AccumulateMulti is attn.MultiValues: each store's multi-query path adding into its part of
+// the n accumulators in place, at their stride (the tail is a contiguous store, never paged).
+// When the cells take in sinks and window cells both (f16Run), their weights are gathered and
+// the f16 rows read in one call: the f16 accumulators take the sinks and then the window, in
+// the order the part-by-part reads add them.
 func (v *mixedValues) AccumulateMulti(acc []float32, n int, w []float32, lo int) {
 	bal, dv := v.base().AccLen(), v.ly.mx.dv
 	al := bal + dv
 	mx := v.ly.mx
 	m := len(w) / n
 	ns, nf := mx.f16Run(lo, lo+m)
-	bp := getGather(n*al + nf*n)
-	defer gathers.Put(bp)
-	ba, ra := (*bp)[:n*bal], (*bp)[n*bal:n*al]
-	for h := 0; h < n; h++ {
-		copy(ba[h*bal:(h+1)*bal], acc[h*al:h*al+bal])
-		copy(ra[h*dv:(h+1)*dv], acc[h*al+bal:(h+1)*al])
-	}
+	sv, fv := v.base().(strideValues), mx.fV[v.head]
 	if nf > 0 {
 		if mx.q > mx.sinks {
-			tailAccumulate(v.base(), ba, n, w[ns*n:(mx.q-lo)*n], 0)
+			sv.AccumulateMultiStride(acc, al, n, w[ns*n:(mx.q-lo)*n], 0)
 		}
-		wf := (*bp)[n*al : n*al+nf*n]
+		bp := getGather(nf * n)
+		wf := *bp
 		copy(wf[:ns*n], w[:ns*n])
 		copy(wf[ns*n:], w[(mx.q-lo)*n:m*n])
-		mx.fV[v.head].AccumulateMulti(ra, n, wf, lo)
-	} else {
-		mx.segments(lo, lo+m, false, v.head, func(s *attn.RowStore, row, a, b int) {
-			if s == nil {
-				tailAccumulate(v.base(), ba, n, w[(a-lo)*n:(b-lo)*n], row)
-				return
-			}
-			s.AccumulateMulti(ra, n, w[(a-lo)*n:(b-lo)*n], row)
-		})
+		fv.AccumulateMultiStride(acc[bal:], al, n, wf, lo)
+		gathers.Put(bp)
+		return
 	}
-	for h := 0; h < n; h++ {
-		copy(acc[h*al:h*al+bal], ba[h*bal:(h+1)*bal])
-		copy(acc[h*al+bal:(h+1)*al], ra[h*dv:(h+1)*dv])
-	}
+	mx.segments(lo, lo+m, false, v.head, func(s *attn.RowStore, row, a, b int) {
+		if s == nil {
+			sv.AccumulateMultiStride(acc, al, n, w[(a-lo)*n:(b-lo)*n], row)
+			return
+		}
+		s.AccumulateMultiStride(acc[bal:], al, n, w[(a-lo)*n:(b-lo)*n], row)
+	})
+}
+
+// strideValues is a store whose multi-query accumulate takes its accumulators at a stride
+// (attn.RowStore.AccumulateMultiStride): a mixed cache's tail, a rowStore.
+type strideValues interface {
+	AccumulateMultiStride(acc []float32, stride, n int, w []float32, lo int)
 }
 
 func (v *mixedValues) Finish(dst, acc []float32) {
