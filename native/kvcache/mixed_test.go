@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/kvlab/kvlab/native/attn"
@@ -327,5 +328,24 @@ func TestMixedContentGolden(t *testing.T) {
 	const want = "5611c0b9bb411fd1d3d7e0afe52738ab8ec4b75df5ee79786b24fe6ddd1bb860"
 	if got := fmt.Sprintf("%x", h.Sum(nil)); got != want {
 		t.Errorf("mixed cache content hash %s, want %s", got, want)
+	}
+}
+
+// TestAddTo: addTo's sums are the element-by-element loop's, bit for bit, for lengths with and
+// without a remainder past the groups of eight, and it leaves dst's elements past len(f) alone.
+func TestAddTo(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	for n := 0; n <= 27; n++ {
+		dst, f := randVec(r, n+3), randVec(r, n)
+		want := slices.Clone(dst)
+		for i, x := range f {
+			want[i] += x
+		}
+		addTo(dst, f)
+		for i := range dst {
+			if math.Float32bits(dst[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n=%d: dst[%d] = %v, want %v", n, i, dst[i], want[i])
+			}
+		}
 	}
 }
