@@ -81,25 +81,32 @@ var multiScratches = sync.Pool{New: func() any { return new(multiScratch) }}
 // kernels (k nil or nv 0) it is DotMany per query.
 func multiDot(c Codec, k *multiKernels, nv int, tail func(q []float32, row []byte) float32,
 	q []float32, n int, rows []byte, out []float32) {
+	multiDotStride(c, k, nv, tail, q, c.Dim(), n, rows, out)
+}
+
+// multiDotStride is multiDot with query h at q[h·qs : h·qs+Dim] (qs ≥ Dim): the kernels take
+// the queries' stride as they take Dim, so the scores are multiDot's bit for bit.
+func multiDotStride(c Codec, k *multiKernels, nv int, tail func(q []float32, row []byte) float32,
+	q []float32, qs, n int, rows []byte, out []float32) {
 	d, rb := c.Dim(), c.RowBytes()
 	if n <= 0 {
 		return
 	}
 	m := len(out) / n
-	q, rows, out = q[:n*d], rows[:m*rb], out[:m*n]
+	q, rows, out = q[:(n-1)*qs+d], rows[:m*rb], out[:m*n]
 	if m == 0 {
 		return
 	}
 	if k == nil || nv == 0 {
-		dotManyPerQuery(c, q, n, rows, out)
+		dotManyPerQuery(c, q, qs, n, rows, out)
 		return
 	}
 	h := 0
 	for ; h+4 <= n; h += 4 {
-		k.scores(&q[h*d], d, nv, &rows[0], rb, m, &out[h], 4*n)
+		k.scores(&q[h*qs], qs, nv, &rows[0], rb, m, &out[h], 4*n)
 	}
 	if k2 := multiTwo(k); n-h == 2 && k2 != nil {
-		k2.scores(&q[h*d], d, nv, &rows[0], rb, m, &out[h], 4*n)
+		k2.scores(&q[h*qs], qs, nv, &rows[0], rb, m, &out[h], 4*n)
 	} else if r := n - h; r > 0 {
 		kp, g := k, 4 // a lone query padded to two where the two-query variant exists
 		if r == 1 && k2 != nil {
@@ -107,7 +114,10 @@ func multiDot(c Codec, k *multiKernels, nv int, tail func(q []float32, row []byt
 		}
 		sc := multiScratches.Get().(*multiScratch)
 		defer multiScratches.Put(sc)
-		qp := padQueries(sc.pad[:], q[h*d:n*d], d)
+		qp := padQueries(sc.pad[:], nil, d)
+		for i := 0; i < r; i++ {
+			copy(qp[i*d:(i+1)*d], q[(h+i)*qs:(h+i)*qs+d])
+		}
 		tmp := &sc.w
 		for j0 := 0; j0 < m; j0 += multiBatch {
 			mb := min(multiBatch, m-j0)
@@ -126,7 +136,7 @@ func multiDot(c Codec, k *multiKernels, nv int, tail func(q []float32, row []byt
 		for j := 0; j < m; j++ {
 			row := rows[j*rb : (j+1)*rb]
 			for h := 0; h < n; h++ {
-				out[j*n+h] += tail(q[h*d:(h+1)*d], row)
+				out[j*n+h] += tail(q[h*qs:h*qs+d], row)
 			}
 		}
 	}
@@ -219,8 +229,9 @@ func padQueries(buf, q []float32, d int) []float32 {
 }
 
 // dotManyPerQuery is DotManyMulti as DotMany per query: one call per query over all the rows,
-// into a pooled buffer (a stack buffer would escape through the interface call).
-func dotManyPerQuery(c Codec, q []float32, n int, rows []byte, out []float32) {
+// into a pooled buffer (a stack buffer would escape through the interface call); query h at
+// q[h·qs:] (qs ≥ Dim).
+func dotManyPerQuery(c Codec, q []float32, qs, n int, rows []byte, out []float32) {
 	d := c.Dim()
 	m := len(out) / n
 	if n == 1 {
@@ -230,7 +241,7 @@ func dotManyPerQuery(c Codec, q []float32, n int, rows []byte, out []float32) {
 	bp := getPerQuery(m)
 	tmp := (*bp)[:m]
 	for h := 0; h < n; h++ {
-		c.DotMany(q[h*d:(h+1)*d], rows, tmp)
+		c.DotMany(q[h*qs:h*qs+d], rows, tmp)
 		for j, x := range tmp {
 			out[j*n+h] = x
 		}

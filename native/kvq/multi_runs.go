@@ -30,7 +30,7 @@ func DotManyMultiRuns(c Codec, q []float32, n int, runs [][]byte, out []float32)
 		if multi {
 			mq.DotManyMulti(q, n, rows[:m*rb], o)
 		} else {
-			dotManyPerQuery(c, q, n, rows[:m*rb], o)
+			dotManyPerQuery(c, q, c.Dim(), n, rows[:m*rb], o)
 		}
 		base += m
 	}

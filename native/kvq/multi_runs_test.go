@@ -78,7 +78,7 @@ func checkRuns(t *testing.T, rng *rand.Rand, c Codec, lens []int) {
 			if mq, ok := c.(MultiQuery); ok {
 				mq.DotManyMulti(q, n, run, want[base*n:(base+m)*n])
 			} else {
-				dotManyPerQuery(c, q, n, run, want[base*n:(base+m)*n])
+				dotManyPerQuery(c, q, c.Dim(), n, run, want[base*n:(base+m)*n])
 			}
 			base += m
 		}

@@ -67,3 +67,69 @@ func accumulateManyMulti(c Codec, acc []float32, n int, w []float32, rows []byte
 	}
 	accumulateManyPerQuery(c, acc, c.Dim(), n, w, rows)
 }
+
+// DotManyMultiStride is c's DotManyMulti (MultiQuery, or DotMany per query where c has no
+// multi-query path) with query h at q[h·stride : h·stride+Dim] for h < n instead of
+// q[h·Dim:], stride ≥ Dim: for a caller whose prepared queries interleave with others
+// (kvcache's mixed cache: each query head's query for the quantized tail followed by its raw
+// query for the f16 rows). The scores are DotManyMulti's bit for bit: f16's float kernels and
+// q4_0's and q8_0's (VNNI or float; rotated, with their offsets) take the stride, or gather a
+// group of four queries where they gather one anyway to round it; any other codec scores a
+// contiguous copy.
+func DotManyMultiStride(c Codec, q []float32, stride, n int, rows []byte, out []float32) {
+	d := c.Dim()
+	if n <= 0 {
+		return
+	}
+	if stride == d || n == 1 {
+		dotManyMulti(c, q, n, rows, out)
+		return
+	}
+	switch c := c.(type) {
+	case *f16Codec:
+		if !c.short() {
+			multiDotStride(c, multiF16, c.d&^31, f16Tail, q, stride, n, rows, out)
+			return
+		}
+	case *q4_0Codec:
+		if c.full > 0 {
+			if !vnniStride(c, q, stride, n, rows, out, nil) {
+				td, _ := c.tails()
+				multiDotStride(c, multiQ4_0, c.full*BlockSize, td, q, stride, n, rows, out)
+			}
+			return
+		}
+	case *q8_0Codec:
+		if c.full > 0 {
+			if !vnniStride(c, q, stride, n, rows, out, nil) {
+				td, _ := c.tails()
+				multiDotStride(c, multiQ8_0, c.full*BlockSize, td, q, stride, n, rows, out)
+			}
+			return
+		}
+	case *rotCodec:
+		if c.muR == nil {
+			DotManyMultiStride(c.inner, q, stride, n, rows, out)
+			return
+		}
+		if vnniStride(c.inner, q, stride, n, rows, out, c.muR) {
+			return
+		}
+	}
+	bp := getPerQuery(n * d)
+	t := (*bp)[:n*d]
+	for h := 0; h < n; h++ {
+		copy(t[h*d:(h+1)*d], q[h*stride:h*stride+d])
+	}
+	dotManyMulti(c, t, n, rows, out)
+	perQueryBufs.Put(bp)
+}
+
+// dotManyMulti is c's MultiQuery path, or DotMany per query.
+func dotManyMulti(c Codec, q []float32, n int, rows []byte, out []float32) {
+	if mq, ok := c.(MultiQuery); ok {
+		mq.DotManyMulti(q, n, rows, out)
+		return
+	}
+	dotManyPerQuery(c, q, c.Dim(), n, rows, out)
+}

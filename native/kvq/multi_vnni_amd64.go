@@ -205,9 +205,37 @@ var vnniNDigits = [...]int{vnniQ4_0: 1, vnniQ8_0: 2, vnniIQ4NL: 1, vnniQ4_1: 1, 
 // With mu (d values; nil for none), every score of query h starts from q̃_h·mu, q̃_h the query
 // as the kernel rounds it (vnniGrid).
 func vnniScores(kind int, d, rb, nb int, tail func(q []float32, row []byte) float32, q []float32, n int, rows []byte, out, mu []float32) {
+	vnniScoresStride(kind, d, rb, nb, tail, q, d, n, rows, out, mu)
+}
+
+// vnniScoresStride is vnniScores with query h at q[h·qs : h·qs+d] (qs ≥ d).
+func vnniScoresStride(kind int, d, rb, nb int, tail func(q []float32, row []byte) float32, q []float32, qs, n int, rows []byte, out, mu []float32) {
 	m := len(out) / n
 	runs := [1][]byte{rows[:m*rb]}
-	vnniScoresRuns(kind, d, rb, nb, tail, q, n, runs[:], out, mu)
+	vnniScoresRunsStride(kind, d, rb, nb, tail, q, qs, n, runs[:], out, mu)
+}
+
+// vnniStride is DotManyMultiStride through the VNNI kernels for q4_0 and q8_0 rows (mu, nil
+// for none, the rows' value offsets), false where they do not run.
+func vnniStride(c Codec, q []float32, qs, n int, rows []byte, out, mu []float32) bool {
+	if !hasVNNI || n <= 0 {
+		return false
+	}
+	switch c := c.(type) {
+	case *q4_0Codec:
+		if c.full > 0 {
+			td, _ := c.tails()
+			vnniScoresStride(vnniQ4_0, c.d, c.rb, c.full, td, q, qs, n, rows, out, mu)
+			return true
+		}
+	case *q8_0Codec:
+		if c.full > 0 {
+			td, _ := c.tails()
+			vnniScoresStride(vnniQ8_0, c.d, c.rb, c.full, td, q, qs, n, rows, out, mu)
+			return true
+		}
+	}
+	return false
 }
 
 // vnniScoresRuns is vnniScores over the rows of several runs (DotManyMultiRuns): out holds
@@ -215,8 +243,15 @@ func vnniScores(kind int, d, rb, nb int, tail func(q []float32, row []byte) floa
 // its digits once for all the runs; a row's score depends only on its bytes and the digits, so
 // it is the one vnniScores over its run alone gives.
 func vnniScoresRuns(kind int, d, rb, nb int, tail func(q []float32, row []byte) float32, q []float32, n int, runs [][]byte, out, mu []float32) {
+	vnniScoresRunsStride(kind, d, rb, nb, tail, q, d, n, runs, out, mu)
+}
+
+// vnniScoresRunsStride is vnniScoresRuns with query h at q[h·qs : h·qs+d] (qs ≥ d): a group
+// of queries not contiguous is copied contiguous (as a short last group is padded) before its
+// digits are taken, so the scores are vnniScoresRuns' bit for bit.
+func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []byte) float32, q []float32, qs, n int, runs [][]byte, out, mu []float32) {
 	m := len(out) / n
-	q, out = q[:n*d], out[:m*n]
+	q, out = q[:(n-1)*qs+d], out[:m*n]
 	if m == 0 {
 		return
 	}
@@ -251,10 +286,19 @@ func vnniScoresRuns(kind int, d, rb, nb int, tail func(q []float32, row []byte) 
 	var tmp [16 * 4]float32
 	for h := 0; h < n; h += 4 {
 		r := min(4, n-h)
-		qh := q[h*d : (h+r)*d]
-		if r < 4 {
+		var qh []float32
+		switch {
+		case qs == d && r == 4:
+			qh = q[h*d : (h+r)*d]
+		case qs == d:
 			var qpad [4 * multiScratchDim]float32 // a short last group of queries, padded to 4
-			qh = padQueries(qpad[:], qh, d)
+			qh = padQueries(qpad[:], q[h*d:(h+r)*d], d)
+		default:
+			var qpad [4 * multiScratchDim]float32 // the group gathered contiguous, padded to 4
+			qh = padQueries(qpad[:], nil, d)
+			for i := 0; i < r; i++ {
+				copy(qh[i*d:(i+1)*d], q[(h+i)*qs:(h+i)*qs+d])
+			}
 		}
 		if !vnniDigitsAVX512(&dig[0], &aux[0], &qh[0], d, nb, nd) {
 			vnniDigits(dig, aux, qh, d, nb, nd) // a non-finite value: the reference says what to do
@@ -313,7 +357,7 @@ func vnniScoresRuns(kind int, d, rb, nb int, tail func(q []float32, row []byte) 
 			for j := 0; j < mr; j++ {
 				row := rows[j*rb : (j+1)*rb]
 				for h := 0; h < n; h++ {
-					out[(base+j)*n+h] += tail(q[h*d:(h+1)*d], row)
+					out[(base+j)*n+h] += tail(q[h*qs:h*qs+d], row)
 				}
 			}
 			base += max(mr, 0)

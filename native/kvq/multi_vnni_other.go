@@ -49,3 +49,8 @@ func tq4ScoresVNNI(kind int, d, rb int, q []float32, n int, rows []byte, out, mu
 
 // vnniRuns is false: no VNNI kernels here.
 func vnniRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bool { return false }
+
+// vnniStride is false: no VNNI kernels here.
+func vnniStride(c Codec, q []float32, qs, n int, rows []byte, out, mu []float32) bool {
+	return false
+}

@@ -523,7 +523,7 @@ func (c *rotCodec) DotManyMulti(q []float32, n int, rows []byte, out []float32) 
 		if mq, ok := c.inner.(MultiQuery); ok {
 			mq.DotManyMulti(q, n, rows, out)
 		} else {
-			dotManyPerQuery(c.inner, q, n, rows, out)
+			dotManyPerQuery(c.inner, q, c.inner.Dim(), n, rows, out)
 		}
 		return
 	}
@@ -538,7 +538,7 @@ func (c *rotCodec) DotManyMulti(q []float32, n int, rows []byte, out []float32) 
 	if mq, ok := c.inner.(MultiQuery); ok {
 		mq.DotManyMulti(q, n, rows, out)
 	} else {
-		dotManyPerQuery(c.inner, q, n, rows, out)
+		dotManyPerQuery(c.inner, q, c.inner.Dim(), n, rows, out)
 	}
 	addOffsets(c.d, q, n, out, c.muR)
 }
