@@ -120,6 +120,19 @@ func (s *RowStore) ScoresMulti(pq []float32, n, lo int, out []float32) {
 	}
 }
 
+// ScoresMultiStride is ScoresMulti with query h at pq[h·stride:] (stride ≥ QueryLen) instead
+// of pq[h·QueryLen:], through kvq.DotManyMultiStride: the same scores, bit for bit, for a
+// caller whose prepared queries interleave with others.
+func (s *RowStore) ScoresMultiStride(pq []float32, stride, n, lo int, out []float32) {
+	if stride == s.Codec.Dim() {
+		s.ScoresMulti(pq, n, lo, out)
+		return
+	}
+	rb := s.Codec.RowBytes()
+	m := len(out) / n
+	kvq.DotManyMultiStride(s.Codec, pq, stride, n, s.Data[lo*rb:(lo+m)*rb], out[:m*n])
+}
+
 // AccumulateMulti is MultiValues: the codec's kvq.MultiQuery kernels when it has them, else
 // AccumulateMany per accumulator. Where the kernels round the weights per tile of rows
 // (kvq.AccumulateStep > 0), the calls start on multiples of kvq.AccumulateTile rows of the
