@@ -233,49 +233,42 @@ func (k *mixedKeys) Scores(pq []float32, lo int, out []float32) {
 	})
 }
 
-// ScoresMulti is attn.MultiKeys: each store's multi-query path over its cells, the n prepared
-// queries' two parts gathered contiguous. When the cells take in sinks and window cells both
-// (f16Run), the f16 rows are read in one call into staging and its scores put in place.
+// ScoresMulti is attn.MultiKeys: each store's multi-query path reading its part of the n
+// prepared queries in place, at their stride (the tail is a contiguous store, never paged).
+// When the cells take in sinks and window cells both (f16Run), the f16 rows are read in one
+// call into staging and its scores put in place.
 func (k *mixedKeys) ScoresMulti(pq []float32, n, lo int, out []float32) {
 	bql, dk := k.base().QueryLen(), k.ly.mx.dk
 	ql := bql + dk
 	mx := k.ly.mx
 	m := len(out) / n
 	ns, nf := mx.f16Run(lo, lo+m)
-	bp := getGather(n*ql + nf*n)
-	defer gathers.Put(bp)
-	bq, rq := (*bp)[:n*bql], (*bp)[n*bql:n*ql]
-	for h := 0; h < n; h++ {
-		copy(bq[h*bql:(h+1)*bql], pq[h*ql:h*ql+bql])
-		copy(rq[h*dk:(h+1)*dk], pq[h*ql+bql:(h+1)*ql])
-	}
+	sk, fk := k.base().(strideKeys), mx.fK[k.head]
 	if nf > 0 {
-		fo := (*bp)[n*ql : n*ql+nf*n]
-		mx.fK[k.head].ScoresMulti(rq, n, lo, fo)
+		bp := getGather(nf * n)
+		fo := *bp
+		fk.ScoresMultiStride(pq[bql:], ql, n, lo, fo)
 		copy(out[:ns*n], fo[:ns*n])
 		copy(out[(mx.q-lo)*n:m*n], fo[ns*n:])
+		gathers.Put(bp)
 		if mx.q > mx.sinks {
-			tailScores(k.base(), bq, n, 0, out[ns*n:(mx.q-lo)*n])
+			sk.ScoresMultiStride(pq, ql, n, 0, out[ns*n:(mx.q-lo)*n])
 		}
 		return
 	}
 	mx.segments(lo, lo+m, true, k.head, func(s *attn.RowStore, row, a, b int) {
 		if s == nil {
-			tailScores(k.base(), bq, n, row, out[(a-lo)*n:(b-lo)*n])
+			sk.ScoresMultiStride(pq, ql, n, row, out[(a-lo)*n:(b-lo)*n])
 			return
 		}
-		s.ScoresMulti(rq, n, row, out[(a-lo)*n:(b-lo)*n])
+		s.ScoresMultiStride(pq[bql:], ql, n, row, out[(a-lo)*n:(b-lo)*n])
 	})
 }
 
-// tailScores is attn.MultiScores over the tail store: its multi-query path called directly
-// when it has one, without the scratch that attn.MultiScores draws for the path by query.
-func tailScores(s store, pq []float32, n, lo int, out []float32) {
-	if mk, ok := s.(attn.MultiKeys); ok {
-		mk.ScoresMulti(pq, n, lo, out)
-		return
-	}
-	attn.MultiScores(s, pq, n, lo, out)
+// strideKeys is a store whose multi-query scores take the prepared queries at a stride
+// (attn.RowStore.ScoresMultiStride): a mixed cache's tail, a rowStore.
+type strideKeys interface {
+	ScoresMultiStride(pq []float32, stride, n, lo int, out []float32)
 }
 
 // mixedMerge enables the one-call read of the f16 cells (f16Run); the tests turn it off to
