@@ -17,9 +17,9 @@ import (
 //
 // The f16 cells of a head share one store: the sinks at rows [0, Sinks), then the window in
 // order, cell c at row Sinks + c − q (when a batch leaves, the cells that stay move down to
-// row Sinks). So the f16 cells of a read are one run of rows, which the multi-query paths read
-// with one kernel call (the sinks' and the window's outputs or weights gathered around it)
-// instead of one per part.
+// row Sinks). So the f16 cells of a read are one run of rows, which the multi-query paths can
+// read with one kernel call (the sinks' and the window's outputs or weights gathered around
+// it; mixedMerge, off: reading the two parts in place measured faster).
 //
 // A fresh cell is written in f16 and never encoded in the hot path. When the ring would overflow,
 // every cell but the most recent Recent leaves it in one batch: those cells are quantized once
@@ -271,9 +271,14 @@ type strideKeys interface {
 	ScoresMultiStride(pq []float32, stride, n, lo int, out []float32)
 }
 
-// mixedMerge enables the one-call read of the f16 cells (f16Run); the tests turn it off to
-// compare with the reads part by part.
-var mixedMerge = true
+// mixedMerge enables the one-call read of the f16 cells (f16Run); the tests turn it on and off
+// to compare it with the reads part by part, which give the same values bit for bit. It is off:
+// since the reads take the queries and accumulators in place (ScoresMultiStride,
+// AccumulateMultiStride), the one call's staging (a pooled buffer, the window's scores put in
+// place, its weights gathered) cost more than the second kernel call it spares
+// (TestMixedStepSpeed, kvlab-tiny-64's shape: the P2 arms' attention 0.15–0.3 cpu-µs a step
+// faster part by part, the uniform arms level).
+var mixedMerge = false
 
 // f16Run reports, for a read of cells [lo, hi) that takes in sink cells and window cells both,
 // the sink cells read (ns = sinks − lo, rows [lo, sinks)) and all the f16 cells read (nf = ns

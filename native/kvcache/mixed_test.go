@@ -234,8 +234,9 @@ func TestMixedMergedReadsMatchParts(t *testing.T) {
 			const heads = 4
 			q := randVec(r, heads*tc.d)
 			read := func(merge bool) (outs [][]float32) {
+				was := mixedMerge
 				mixedMerge = merge
-				defer func() { mixedMerge = true }()
+				defer func() { mixedMerge = was }()
 				wr := rand.New(rand.NewPCG(9, uint64(step)))
 				for _, chunk := range []int{0, 5, tc.sinks + 1, 64} {
 					s := attn.Shape{Heads: heads, KVHeads: 2, HeadDimK: tc.d, HeadDimV: tc.d, Scale: 0.2, ChunkSize: chunk, Threads: 1}
