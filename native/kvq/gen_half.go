@@ -1,8 +1,8 @@
 //go:build ignore
 
-// gen_half writes half_amd64.s: the F16C row conversion behind the f16 codec's Encode
-// (contract in half_amd64.go), eight values per VCVTPS2PH with the rounding in the instruction
-// (round to nearest even, whatever MXCSR says).
+// gen_half writes half_amd64.s: the F16C row conversions behind the f16 codec's Encode and
+// Decode (contracts in half_amd64.go), eight values per VCVTPS2PH with the rounding in the
+// instruction (round to nearest even, whatever MXCSR says) and eight per VCVTPH2PS (exact).
 // Run with `go generate ./native/kvq`.
 package main
 
@@ -31,6 +31,23 @@ loop:
 	ADDQ $16, DI
 	SUBQ $8, CX
 	JNZ loop
+	VZEROUPPER
+	RET
+
+// func f16ToF32F16C(dst *float32, src *uint16, n int)
+// n > 0, a multiple of 8.
+TEXT ·f16ToF32F16C(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+
+dloop:
+	VCVTPH2PS (SI), Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $16, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ dloop
 	VZEROUPPER
 	RET
 `

@@ -30,3 +30,22 @@ func f32ToF16Row(dst []byte, src []float32) {
 
 //go:noescape
 func f32ToF16F16C(dst *uint16, src *float32, n int)
+
+// f16ToF32Row writes the float32 of every binary16 of src (2·len(dst) bytes, little-endian) into
+// dst, as F16ToF32 does value by value, eight values at a time with VCVTPH2PS (half_amd64.s),
+// the rest in Go. The conversion is exact, so the bits are F16ToF32's for every binary16 but a
+// signalling NaN, which VCVTPH2PS returns quieted (the float32's top mantissa bit set, the
+// payload kept); F32ToF16, and so the f16 codec's Encode, never writes one.
+func f16ToF32Row(dst []float32, src []byte) {
+	n := len(dst) &^ 7
+	if hasF16C && n > 0 {
+		_ = src[2*len(dst)-1]
+		f16ToF32F16C(&dst[0], (*uint16)(unsafe.Pointer(&src[0])), n)
+	} else {
+		n = 0
+	}
+	f16ToF32Go(dst[n:], src[2*n:])
+}
+
+//go:noescape
+func f16ToF32F16C(dst *float32, src *uint16, n int)

@@ -20,3 +20,20 @@ loop:
 	JNZ loop
 	VZEROUPPER
 	RET
+
+// func f16ToF32F16C(dst *float32, src *uint16, n int)
+// n > 0, a multiple of 8.
+TEXT ·f16ToF32F16C(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+
+dloop:
+	VCVTPH2PS (SI), Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $16, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ dloop
+	VZEROUPPER
+	RET

@@ -197,9 +197,14 @@ func f32ToF16Go(dst []byte, src []float32) {
 
 // Decode writes the Dim stored values of row into dst.
 func (c *f16Codec) Decode(dst []float32, row []byte) {
-	dst, row = dst[:c.d], row[:c.rb]
+	f16ToF32Row(dst[:c.d], row[:c.rb])
+}
+
+// f16ToF32Go writes F16ToF32 of every binary16 of src (2·len(dst) bytes) into dst.
+func f16ToF32Go(dst []float32, src []byte) {
+	src = src[:2*len(dst)]
 	for i := range dst {
-		dst[i] = f16At(row, i)
+		dst[i] = f16At(src, i)
 	}
 }
 
