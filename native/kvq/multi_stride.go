@@ -36,15 +36,7 @@ func AccumulateManyMultiStride(c Codec, acc []float32, stride, n int, w []float3
 		}
 	case *rotCodec:
 		AccumulateManyMultiStride(c.inner, acc, stride, n, w, rows)
-		if c.muR != nil {
-			for h := 0; h < n; h++ {
-				var sw float32
-				for j := h; j < len(w); j += n {
-					sw += w[j]
-				}
-				c.accOffset(acc[h*stride:h*stride+d], sw)
-			}
-		}
+		c.accOffsets(acc, stride, n, w)
 		return
 	}
 	bp := getPerQuery(n * d)

@@ -520,11 +520,7 @@ func (c *rotCodec) AccumulateMany(acc []float32, w []float32, rows []byte) {
 // DotManyMulti uses inner's multi-query kernels where it has them.
 func (c *rotCodec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
 	if c.muR == nil || n <= 0 {
-		if mq, ok := c.inner.(MultiQuery); ok {
-			mq.DotManyMulti(q, n, rows, out)
-		} else {
-			dotManyPerQuery(c.inner, q, c.inner.Dim(), n, rows, out)
-		}
+		dotManyMulti(c.inner, q, n, rows, out)
 		return
 	}
 	// The offset's part of query h's scores, q_h·μ, is the same for every row: the integer
@@ -535,11 +531,7 @@ func (c *rotCodec) DotManyMulti(q []float32, n int, rows []byte, out []float32) 
 		in.dotManyMultiMu(q, n, rows, out, c.muR)
 		return
 	}
-	if mq, ok := c.inner.(MultiQuery); ok {
-		mq.DotManyMulti(q, n, rows, out)
-	} else {
-		dotManyPerQuery(c.inner, q, c.inner.Dim(), n, rows, out)
-	}
+	dotManyMulti(c.inner, q, n, rows, out)
 	addOffsets(c.d, q, n, out, c.muR)
 }
 
@@ -571,21 +563,24 @@ func addOffsets(d int, q []float32, n int, out, mu []float32) {
 
 // AccumulateManyMulti uses inner's multi-query kernels where it has them.
 func (c *rotCodec) AccumulateManyMulti(acc []float32, n int, w []float32, rows []byte) {
-	if mq, ok := c.inner.(MultiQuery); ok {
-		mq.AccumulateManyMulti(acc, n, w, rows)
-	} else {
-		accumulateManyPerQuery(c.inner, acc, c.inner.Dim(), n, w, rows)
+	accumulateManyMulti(c.inner, acc, n, w, rows)
+	if n > 0 {
+		c.accOffsets(acc, c.d, n, w)
 	}
-	if c.muR == nil || n <= 0 {
+}
+
+// accOffsets adds, to accumulator h at acc[h·stride:] for h < n, the offset R·(μ/λ) times the
+// sum of its weights (w rows × n, row-major): AccumulateManyMulti's part of the offset.
+func (c *rotCodec) accOffsets(acc []float32, stride, n int, w []float32) {
+	if c.muR == nil {
 		return
 	}
-	d := c.d
 	for h := 0; h < n; h++ {
 		var sw float32
 		for j := h; j < len(w); j += n {
 			sw += w[j]
 		}
-		c.accOffset(acc[h*d:(h+1)*d], sw)
+		c.accOffset(acc[h*stride:h*stride+c.d], sw)
 	}
 }
 
