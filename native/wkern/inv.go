@@ -3,15 +3,10 @@ package wkern
 import "github.com/kvlab/kvlab/native/gguf"
 
 // invPair is a four-token kernel and a one-token kernel (out[0]) that run the same operations
-// per token, so together they give a batch-invariant product; x8, where there is one, is an
-// eight-token kernel of the same operations again.
+// per token, so together they give a batch-invariant product.
 type invPair struct {
 	x4, x1 rowDot4
-	x8     rowDot8
 }
-
-// rowDot8 is a row's dot with tokens t…t+7 of a into out.
-type rowDot8 func(row []byte, a *Act, t int, out *[8]float32)
 
 // invDots holds the invariant pairs where there are some (assembly only).
 var invDots = map[gguf.Type]invPair{}
@@ -44,8 +39,7 @@ func (k Kernel) InvariantRows() int {
 // acc = fma(float32(i)·d_t[b], dw[b], acc); 16 rows × up to 8 tokens share each unpacked
 // block, and one token runs the same operations. Q6_K and Q4_K there run their own tiles
 // (invq6tile_amd64.go, invq4ktile_amd64.go: per super-block exact integer sums, then a fixed
-// few float products and fused multiply-adds). Elsewhere tokens go eight at a time through an eight-token kernel where the
-// pair has one (Q6_K on AVX-512 VNNI without the tiles), then four at a time
+// few float products and fused multiply-adds). Elsewhere tokens go four at a time
 // through a four-token kernel (each weight block unpacked once for the tokens of a call) and
 // the rest through a one-token kernel of the same operations; rows in tiles of rowTile, each
 // read from memory once for all tokens.
@@ -59,18 +53,9 @@ func (k Kernel) MulInvariant(y []float32, ystride int, w []byte, rowBytes int, a
 		return
 	}
 	var out [4]float32
-	var out8 [8]float32
 	for r0 := lo; r0 < hi; r0 += rowTile {
 		r1 := min(r0+rowTile, hi)
 		t := 0
-		for ; k.inv.x8 != nil && t+8 <= a.N; t += 8 {
-			for r := r0; r < r1; r++ {
-				k.inv.x8(w[r*rowBytes:(r+1)*rowBytes], a, t, &out8)
-				for j, v := range out8 {
-					y[(t+j)*ystride+r] = v
-				}
-			}
-		}
 		for ; t+4 <= a.N; t += 4 {
 			for r := r0; r < r1; r++ {
 				k.inv.x4(w[r*rowBytes:(r+1)*rowBytes], a, t, &out)

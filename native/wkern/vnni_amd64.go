@@ -77,20 +77,6 @@ func dotQ4_Kx1Asm512(row []byte, a *Act, t int, out *[4]float32) { out[0] = dotQ
 //go:noescape
 func dotQ6_Kx4VNNI512(w, q, d, bs unsafe.Pointer, nb, qstride, dstride, bstride int, out *[4]float32)
 
-//go:noescape
-func dotQ6_Kx8VNNI512(w, q, d, bs unsafe.Pointer, nb, qstride, dstride, bstride int, out *[8]float32)
-
-// dot8Q6_K runs dotQ6_Kx8VNNI512 on tokens t…t+7: Q6_K's eight-token invariant kernel.
-func dot8Q6_K(row []byte, a *Act, t int, out *[8]float32) {
-	nb := a.Cols / 256
-	_ = row[nb*q6_KBytes-1]
-	_ = a.Q[(t+8)*a.Cols-1]
-	_ = a.D[(t+8)*nb-1]
-	_ = a.BS[(t+8)*a.Cols/16-1]
-	dotQ6_Kx8VNNI512(unsafe.Pointer(&row[0]), unsafe.Pointer(&a.Q[t*a.Cols]), unsafe.Pointer(&a.D[t*nb]), unsafe.Pointer(&a.BS[t*a.Cols/16]),
-		nb, a.Cols, 4*nb, a.Cols/16*2, out)
-}
-
 // dotQ6_Kx1Asm512 is dotQ6_KAsm512 as the one-token half of an invariant pair.
 func dotQ6_Kx1Asm512(row []byte, a *Act, t int, out *[4]float32) { out[0] = dotQ6_KAsm512(row, a, t) }
 
@@ -103,7 +89,7 @@ func init() {
 		// Four tokens per unpacked super-block, each the bits of the one-token kernel: the row
 		// dots' four-token kernels and invariant pairs (a batched pass's products).
 		dots4[gguf.Q6_K] = dot4Q8K(dotQ6_Kx4VNNI512, q6_KBytes)
-		invDots[gguf.Q6_K] = invPair{x4: dots4[gguf.Q6_K], x1: dotQ6_Kx1Asm512, x8: dot8Q6_K}
+		invDots[gguf.Q6_K] = invPair{x4: dots4[gguf.Q6_K], x1: dotQ6_Kx1Asm512}
 		dots4[gguf.Q4_K] = dot4Q8K(dotQ4_Kx4AVX512, q4_KBytes)
 		invDots[gguf.Q4_K] = invPair{x4: dots4[gguf.Q4_K], x1: dotQ4_Kx1Asm512}
 		for t := range vnniLayouts {
