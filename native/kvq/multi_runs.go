@@ -16,7 +16,6 @@ func DotManyMultiRuns(c Codec, q []float32, n int, runs [][]byte, out []float32)
 		return
 	}
 	rb := c.RowBytes()
-	mq, multi := c.(MultiQuery)
 	base := 0
 	for i, rows := range runs {
 		m := len(rows) / rb
@@ -27,11 +26,7 @@ func DotManyMultiRuns(c Codec, q []float32, n int, runs [][]byte, out []float32)
 			Prefetch(runs[i+1]) // the kernels' prefetches run past this run's end
 		}
 		o := out[base*n : (base+m)*n]
-		if multi {
-			mq.DotManyMulti(q, n, rows[:m*rb], o)
-		} else {
-			dotManyPerQuery(c, q, c.Dim(), n, rows[:m*rb], o)
-		}
+		dotManyMulti(c, q, n, rows[:m*rb], o)
 		base += m
 	}
 }
