@@ -503,17 +503,13 @@ func (s *pagedStore) Scores(pq []float32, lo int, out []float32) {
 	s.runs(lo, len(out), func(rs attn.RowStore, o, off, n int) { rs.Scores(pq, o, out[off:off+n]) })
 }
 
-// ScoresMulti is attn.MultiKeys. With the codec's multi-query kernels the pages' rows go to
-// kvq.DotManyMultiRuns up to runBatch pages a call, so kernels that round the queries first
+// ScoresMulti is attn.MultiKeys. The pages' rows go to kvq.DotManyMultiRuns up to runBatch
+// pages a call (the codec's multi-query kernels, or DotMany per query), so kernels that round the queries first
 // (the VNNI ones) round them once a batch rather than once a page; every score is the one a
 // call per page gives.
 func (s *pagedStore) ScoresMulti(pq []float32, n, lo int, out []float32) {
 	if n <= 0 {
 		return // no queries: nothing to score (and no division by n)
-	}
-	if _, ok := s.Codec.(kvq.MultiQuery); !ok {
-		s.runs(lo, len(out)/n, func(rs attn.RowStore, o, off, m int) { rs.ScoresMulti(pq, n, o, out[off*n:(off+m)*n]) })
-		return
 	}
 	rb, q := s.Codec.RowBytes(), pq[:n*s.Codec.Dim()]
 	buf := runBufs.Get().(*[runBatch][]byte)
