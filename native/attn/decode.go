@@ -123,10 +123,25 @@ func Decode(out, q []float32, s Shape, keys []Keys, vals []Values, lo, hi int) e
 	defer putDecodeBuf(buf)
 	parts, accs := buf.parts, buf.accs
 	clear(accs)
+	// Every query head is prepared once here, not once per chunk: a rotated store's Prepare
+	// is a Hadamard transform, which a work item per chunk of 4096 cells would repeat
+	// (~7% of a 131072-cell turbo2 decode). Prepare maps a query alone, so the prepared
+	// queries, and every score, are the ones a per-chunk Prepare gives.
+	pqOff := buf.offsets(s.KVHeads + 1)
+	for g := range s.KVHeads {
+		pqOff[g+1] = pqOff[g] + group*keys[g].QueryLen()
+	}
+	pq := buf.queries(pqOff[s.KVHeads])
+	for h := 0; h < s.Heads; h++ {
+		g, i := h/group, h%group
+		ql := keys[g].QueryLen()
+		o := pqOff[g] + i*ql
+		keys[g].Prepare(pq[o:o+ql], q[h*s.HeadDimK:(h+1)*s.HeadDimK])
+	}
 	// The work item's state lives in the pooled buffer, so the one-thread path allocates
 	// nothing (a closure over it would escape through the goroutines of the other path).
-	buf.job = decodeJob{q: q, s: s, keys: keys, vals: vals, lo: lo, hi: hi, chunk: chunk,
-		nChunks: nChunks, group: group, accLen: accLen, parts: parts, accs: accs}
+	buf.job = decodeJob{s: s, keys: keys, vals: vals, lo: lo, hi: hi, chunk: chunk,
+		nChunks: nChunks, group: group, accLen: accLen, parts: parts, accs: accs, pq: pq, pqOff: pqOff}
 	job := &buf.job
 	threads := min(max(s.Threads, 1), items)
 	if threads == 1 {
@@ -310,18 +325,40 @@ func accumulateMulti(v Values, acc []float32, n, al int, w []float32, lo int, sc
 type decodeBuf struct {
 	parts []part
 	accs  []float32
+	pq    []float32
+	pqOff []int
 	job   decodeJob
+}
+
+// queries returns n values of prepared-query storage.
+func (b *decodeBuf) queries(n int) []float32 {
+	if cap(b.pq) < n {
+		b.pq = make([]float32, n)
+	}
+	return b.pq[:n]
+}
+
+// offsets returns n offsets, the first 0.
+func (b *decodeBuf) offsets(n int) []int {
+	if cap(b.pqOff) < n {
+		b.pqOff = make([]int, n)
+	}
+	b.pqOff = b.pqOff[:n]
+	b.pqOff[0] = 0
+	return b.pqOff
 }
 
 // decodeJob is what a Decode work item needs: the call's arguments and its chunking.
 type decodeJob struct {
-	q                                     []float32
 	s                                     Shape
 	keys                                  []Keys
 	vals                                  []Values
 	lo, hi, chunk, nChunks, group, accLen int
 	parts                                 []part
 	accs                                  []float32
+	// pq holds the prepared queries, KV head g's group at pq[pqOff[g]:pqOff[g+1]].
+	pq    []float32
+	pqOff []int
 }
 
 // run computes work item item (KV head item/nChunks, chunk item%nChunks): its queries'
@@ -333,11 +370,7 @@ func (j *decodeJob) run(item int, sc *scratch) {
 	a, b := j.lo+c*j.chunk, min(j.lo+(c+1)*j.chunk, j.hi)
 	m := b - a
 	ql := j.keys[g].QueryLen()
-	pq := sc.query(group * ql)
-	for i := 0; i < group; i++ {
-		h := g*group + i
-		j.keys[g].Prepare(pq[i*ql:(i+1)*ql], j.q[h*s.HeadDimK:(h+1)*s.HeadDimK])
-	}
+	pq := j.pq[j.pqOff[g]:j.pqOff[g+1]]
 	sco := sc.scores(group * m)
 	scoresMulti(j.keys[g], pq, group, ql, a, sco, sc)
 	mx, sums := sc.heads(group)
@@ -395,14 +428,7 @@ func getScratch() *scratch {
 }
 
 // scratch holds one goroutine's reusable buffers.
-type scratch struct{ q, s, t, mx, sums []float32 }
-
-func (sc *scratch) query(n int) []float32 {
-	if cap(sc.q) < n {
-		sc.q = make([]float32, n)
-	}
-	return sc.q[:n]
-}
+type scratch struct{ s, t, mx, sums []float32 }
 
 func (sc *scratch) scores(n int) []float32 {
 	if cap(sc.s) < n {
