@@ -11,8 +11,8 @@
 // (lane 4m+g of every vector holds row 4g+m of the sixteen). Per 32-value group the rows' 16
 // payload bytes are loaded four rows to a vector and transposed to dwords; low and high nibbles
 // are looked up with VPSHUFB in tq4Ints + 128 (unsigned bytes 24..232) and VPDPBUSD multiplies
-// them by the query's digits (one signed byte a value, vnniDigits), two chains a query, the
-// first started at −128·ΣQ, so the two hold Σ Q·tq4Ints exactly in int32. Each group's integer
+// them by the query's digits (one signed byte a value, vnniDigits), one chain a query started
+// at −128·ΣQ, so that it holds Σ Q·tq4Ints exactly in int32. Each group's integer
 // dot is converted and added times the query's group scale; after the last group the sum is
 // multiplied by the row scale (f32 for tq4, f16 for turbo4) times tq4Unit and the query's
 // offset is added.
@@ -69,15 +69,11 @@ const chunk4 = `	LOAD4(CX, Z24, X24)
 	VPBROADCASTD 52(DX), Z13
 	VPBROADCASTD 56(DX), Z14
 	VPBROADCASTD 60(DX), Z15
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
 	CHAINS1
-	FINISH(Z12, Z16, 0, Z8)
-	FINISH(Z13, Z17, 1, Z9)
-	FINISH(Z14, Z18, 2, Z10)
-	FINISH(Z15, Z19, 3, Z11)
+	FINISH(Z12, 0, Z8)
+	FINISH(Z13, 1, Z9)
+	FINISH(Z14, 2, Z10)
+	FINISH(Z15, 3, Z11)
 
 	ADDQ $128, SI
 	ADDQ $96, DX
@@ -125,15 +121,11 @@ const t3chunk = `	LOAD4M(CX, Z24, X24)
 	VPBROADCASTD 52(DX), Z13
 	VPBROADCASTD 56(DX), Z14
 	VPBROADCASTD 60(DX), Z15
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
 	CHAINS1
-	FINISH(Z12, Z16, 0, Z8)
-	FINISH(Z13, Z17, 1, Z9)
-	FINISH(Z14, Z18, 2, Z10)
-	FINISH(Z15, Z19, 3, Z11)
+	FINISH(Z12, 0, Z8)
+	FINISH(Z13, 1, Z9)
+	FINISH(Z14, 2, Z10)
+	FINISH(Z15, 3, Z11)
 	ADDQ $128, SI
 	ADDQ $96, DX
 `
@@ -239,22 +231,25 @@ const macros = `// PFGROUPS is how many groups of sixteen rows ahead the kernels
 	VPDPBUSD.BCST off+64(SI), c, a2; \
 	VPDPBUSD.BCST off+96(SI), c, a3
 
-// CHAINS1 runs a group's eight code vectors Z0..Z7 through CHAIN1: Z0..Z3 (the group's values
-// 0..15: tq4's low nibbles, in permuted order) into Z12..Z15, Z4..Z7 (16..31) into Z16..Z19.
+// CHAINS1 runs a group's eight code vectors Z0..Z7 (Z0..Z3 the group's values 0..15: tq4's low
+// nibbles, in permuted order; Z4..Z7 values 16..31) through CHAIN1 into one chain a query,
+// Z12..Z15, started at −128·ΣQ: eight VPDPBUSD long, the exact int32 dot of the group. (Two
+// chains a query, added at the end, cost a VPADDD a query and group: in cache on AMD Zen 5,
+// ~1–6% of turbo2's and turbo3's scores, ~10% of turbo4's and tq4's. The longer chains cost
+// nothing there: the groups in flight are independent, each group's chains starting afresh.)
 #define CHAINS1 \
 	CHAIN1(Z0, 0, Z12, Z13, Z14, Z15); \
-	CHAIN1(Z4, 16, Z16, Z17, Z18, Z19); \
+	CHAIN1(Z4, 16, Z12, Z13, Z14, Z15); \
 	CHAIN1(Z1, 4, Z12, Z13, Z14, Z15); \
-	CHAIN1(Z5, 20, Z16, Z17, Z18, Z19); \
+	CHAIN1(Z5, 20, Z12, Z13, Z14, Z15); \
 	CHAIN1(Z2, 8, Z12, Z13, Z14, Z15); \
-	CHAIN1(Z6, 24, Z16, Z17, Z18, Z19); \
+	CHAIN1(Z6, 24, Z12, Z13, Z14, Z15); \
 	CHAIN1(Z3, 12, Z12, Z13, Z14, Z15); \
-	CHAIN1(Z7, 28, Z16, Z17, Z18, Z19)
+	CHAIN1(Z7, 28, Z12, Z13, Z14, Z15)
 
-// FINISH adds query h's two chains (a, b) into one exact int32 dot, converts it and adds it,
-// times the query's group scale (4h(DX)), to acc.
-#define FINISH(a, b, h, acc) \
-	VPADDD b, a, a; \
+// FINISH converts query h's chain a (its exact int32 dot of the group) and adds it, times the
+// query's group scale (4h(DX)), to acc.
+#define FINISH(a, h, acc) \
 	VCVTDQ2PS a, a; \
 	VFMADD231PS.BCST (4*h)(DX), a, acc
 
@@ -337,15 +332,11 @@ const macros = `// PFGROUPS is how many groups of sixteen rows ahead the kernels
 	VPBROADCASTD 52(DX), Z13; \
 	VPBROADCASTD 56(DX), Z14; \
 	VPBROADCASTD 60(DX), Z15; \
-	VPXORD Z16, Z16, Z16; \
-	VPXORD Z17, Z17, Z17; \
-	VPXORD Z18, Z18, Z18; \
-	VPXORD Z19, Z19, Z19; \
 	CHAINS1; \
-	FINISH(Z12, Z16, 0, Z8); \
-	FINISH(Z13, Z17, 1, Z9); \
-	FINISH(Z14, Z18, 2, Z10); \
-	FINISH(Z15, Z19, 3, Z11); \
+	FINISH(Z12, 0, Z8); \
+	FINISH(Z13, 1, Z9); \
+	FINISH(Z14, 2, Z10); \
+	FINISH(Z15, 3, Z11); \
 	ADDQ $128, SI; \
 	ADDQ $96, DX
 
