@@ -32,6 +32,11 @@
 // prefetches are spread over its own block loops, so aiming them at the next tile left that
 // tile's last lines almost no lead (whole one-thread decodes at 131072 cells of 8 heads ran ~6% faster for q4_0,
 // ~4% for q5_1 two tiles ahead; further ahead gained nothing more).
+// The nibble formats' kernels are written twice: with the decoders above, and for CPUs with
+// AVX-512 VBMI with vdec, which interleaves the row pair's bytes into words with one two-table
+// byte permute (and looks iq4_nl's levels up with VPERMB, no mask first), the kernel's name
+// taking a V (multi_intacc_amd64.go has the measurements and the Intel reasoning).
+//
 // Run with `go generate ./native/kvq`.
 package main
 
@@ -69,6 +74,9 @@ type format struct {
 	// consts loads the decoder's constants (Z19).
 	consts string
 	dec    func(a string) string
+	// vdec is dec for CPUs with AVX-512 VBMI (nil for none): the kernel written with it is named
+	// with a V after the format's name (multiAccQ40VINT) and also has Z30 = ·intAccPairIdx.
+	vdec func(a string) string
 }
 
 // q40Dec: the two rows' 16 payload bytes interleaved (a0 b0 a1 b1 …) and zero-extended to words
@@ -96,13 +104,29 @@ func q80Dec(a string) string {
 	VPMOVSXBW Y22, Z24`, a)
 }
 
-// q5Dec: q4_0's nibbles, then each word whose fifth bit is set gets 16 added (Z19): bit k of row
+// q40DecVBMI is q40Dec with the two rows' bytes interleaved into words by one two-table byte
+// permute (VPERMT2B, AVX-512 VBMI; the index ·intAccPairIdx in Z30): word 2k of the 64 bytes is
+// row a's byte k, word 2k+1 row b's, the high bytes taken from a zero byte of row a's register
+// (the 16-byte load clears the rest), so the words are q40Dec's Z22 exactly. One shuffle where
+// q40Dec has four (two unpacks, an insert and a widening).
+func q40DecVBMI(pay int) func(a string) string {
+	return func(a string) string {
+		return fmt.Sprintf(`VMOVDQU8 %[2]d(%[1]s), X20
+	VMOVDQU8 %[2]d(%[1]s)(R9*1), X21
+	VPERMT2B Z21, Z30, Z20
+	VPANDD Z31, Z20, Z23
+	VPSRLW $4, Z20, Z24`, a, pay)
+	}
+}
+
+// q5Dec: the nibbles (nib: q40Dec or q40DecVBMI), then each word whose fifth bit is set gets 16
+// added (Z19): bit k of row
 // a's qh goes to mask bit 2k and row b's to bit 2k+1 (one 64-bit PDEP per row spreads a row's
 // 32 bits over the even bits, DX = 0x5555…; row b's shifted up one), the mask's low 32 bits
 // for Z23 (values 0..15), its high 32 bits for Z24 (values 16..31).
-func q5Dec(qh, pay int) func(a string) string {
+func q5Dec(qh, pay int, nib func(pay int) func(a string) string) func(a string) string {
 	return func(a string) string {
-		return q40Dec(pay)(a) + fmt.Sprintf(`
+		return nib(pay)(a) + fmt.Sprintf(`
 	MOVL %[2]d(%[1]s), AX
 	MOVL %[2]d(%[1]s)(R9*1), SI
 	PDEPQ DX, AX, AX
@@ -138,18 +162,35 @@ func iq4Dec(a string) string {
 	VPSHUFB.Z Z24, Z19, K6, Z24`, a)
 }
 
+// iq4DecVBMI: q40DecVBMI's words, looked up with VPERMB (the codebook in Z19 is 16 bytes four
+// times over, so a byte's index bits 4 and 5 choose nothing) with the words' high bytes zeroed
+// (K6): the low nibbles need no mask first. Three shuffles and a shift where iq4Dec has four
+// shuffles and four other operations.
+func iq4DecVBMI(a string) string {
+	return fmt.Sprintf(`VMOVDQU8 2(%[1]s), X20
+	VMOVDQU8 2(%[1]s)(R9*1), X21
+	VPERMT2B Z21, Z30, Z20
+	VPSRLW $4, Z20, Z24
+	VPERMB.Z Z19, Z20, K6, Z23
+	VPERMB.Z Z19, Z24, K6, Z24`, a)
+}
+
 var formats = []format{
-	{name: "Q40", doc: "q4_0: d (f16), 16 nibble bytes; x = (c − 8)·d.", bs: 18, off: 8, offShift: 3, two: true, dec: q40Dec(2)},
+	{name: "Q40", doc: "q4_0: d (f16), 16 nibble bytes; x = (c − 8)·d.", bs: 18, off: 8, offShift: 3, two: true, dec: q40Dec(2),
+		vdec: q40DecVBMI(2)},
 	{name: "Q80", doc: "q8_0: d (f16), 32 int8 codes; x = c·d.", bs: 34, perm: true, two: true, dec: q80Dec},
 	{name: "Q41", doc: "q4_1: d, m (f16), 16 nibble bytes; x = (c − 8)·d + (m + 8·d).", bs: 20, off: 8, offShift: 3,
-		min: true, two: true, dec: q40Dec(4)},
+		min: true, two: true, dec: q40Dec(4), vdec: q40DecVBMI(4)},
 	{name: "Q50", doc: "q5_0: d (f16), qh (32 fifth bits), 16 nibble bytes; x = (c − 16)·d.", bs: 22, off: 16, offShift: 4,
-		qh: true, bcst: true, consts: "MOVL $0x00100010, AX\n\tVPBROADCASTD AX, Z19", dec: q5Dec(2, 6)},
+		qh: true, bcst: true, consts: "MOVL $0x00100010, AX\n\tVPBROADCASTD AX, Z19", dec: q5Dec(2, 6, q40Dec),
+		vdec: q5Dec(2, 6, q40DecVBMI)},
 	{name: "Q51", doc: "q5_1: d, m (f16), qh, 16 nibble bytes; x = (c − 16)·d + (m + 16·d).", bs: 24, off: 16, offShift: 4,
 		min: true,
-		qh:  true, bcst: true, consts: "MOVL $0x00100010, AX\n\tVPBROADCASTD AX, Z19", dec: q5Dec(4, 8)},
+		qh:  true, bcst: true, consts: "MOVL $0x00100010, AX\n\tVPBROADCASTD AX, Z19", dec: q5Dec(4, 8, q40Dec),
+		vdec: q5Dec(4, 8, q40DecVBMI)},
 	{name: "IQ4NL", doc: "iq4_nl: d (f16), 16 nibble bytes; x = kvalues[c]·d (int8 levels).", bs: 18, off: 128, offShift: 7,
-		consts: "VBROADCASTI32X4 ·intAccIQ4Levels(SB), Z19\n\tMOVQ $0x5555555555555555, AX\n\tKMOVQ AX, K6", dec: iq4Dec},
+		consts: "VBROADCASTI32X4 ·intAccIQ4Levels(SB), Z19\n\tMOVQ $0x5555555555555555, AX\n\tKMOVQ AX, K6", dec: iq4Dec,
+		vdec: iq4DecVBMI},
 }
 
 // Frame layout (hardware SP offsets).
@@ -505,6 +546,23 @@ func header() string {
 	for i, v := range [16]int{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113} {
 		lv[i/8] |= uint64(v+128) << (8 * (i % 8))
 	}
+	// q40DecVBMI's VPERMT2B index: byte 4k of the 64 takes row a's byte k, byte 4k+2 row b's
+	// (64 + k: the second table), bytes 4k+1 and 4k+3 row a's byte 16, which its load zeroed.
+	for i := 0; i < 64; i += 8 {
+		var v uint64
+		for j := 0; j < 8; j++ {
+			k, x := (i+j)/4, uint64(16)
+			switch (i + j) % 4 {
+			case 0:
+				x = uint64(k)
+			case 2:
+				x = uint64(64 + k)
+			}
+			v |= x << (8 * j)
+		}
+		fmt.Fprintf(&b, "DATA ·intAccPairIdx+%d(SB)/8, $0x%016x\n", i, v)
+	}
+	b.WriteString("GLOBL ·intAccPairIdx(SB), RODATA|NOPTR, $64\n\n")
 	fmt.Fprintf(&b, "DATA ·intAccIQ4Levels+0(SB)/8, $0x%016x\nDATA ·intAccIQ4Levels+8(SB)/8, $0x%016x\n", lv[0], lv[1])
 	b.WriteString("GLOBL ·intAccIQ4Levels(SB), RODATA|NOPTR, $16\n\n")
 	for _, c := range []struct {
@@ -549,10 +607,25 @@ func main() {
 func write(file, head, suffix string) {
 	var out strings.Builder
 	out.WriteString(head)
+	type kernel struct {
+		f    format
+		name string // the kernel's name between multiAcc and the suffix
+	}
+	var kernels []kernel
 	for _, f := range formats {
 		if suffix != "" && !twoFormats[f.name] {
 			continue
 		}
+		kernels = append(kernels, kernel{f, f.name})
+		if f.vdec != nil {
+			v := f
+			v.dec, v.doc = f.vdec, f.doc+" Decoded with AVX-512 VBMI byte permutes."
+			v.consts = strings.TrimPrefix(f.consts+"\n\tVMOVDQU64 ·intAccPairIdx(SB), Z30", "\n\t")
+			kernels = append(kernels, kernel{v, f.name + "V"})
+		}
+	}
+	for _, k := range kernels {
+		f := k.f
 		hdr, minStore, minJoin := 2, "", ""
 		if f.min {
 			hdr = 4
@@ -606,7 +679,7 @@ func write(file, head, suffix string) {
 		if nacc == 2 {
 			cs += "\n\tMOVL $0x3333, AX\n\tKMOVW AX, K7"
 		}
-		r := strings.NewReplacer("@", f.name+suffix, "%DOC%", f.doc, "%CONSTS%", cs,
+		r := strings.NewReplacer("@", k.name+suffix, "%DOC%", f.doc, "%CONSTS%", cs,
 			"%FRAME%", fmt.Sprint(frame), "%BS%", fmt.Sprint(f.bs), "%BS2%", fmt.Sprint(2*f.bs), "%HDR%", fmt.Sprint(hdr),
 			"%PB%", fmt.Sprint(oPB), "%QP%", fmt.Sprint(oQP), "%TT%", fmt.Sprint(oTT), "%TN%", fmt.Sprint(oTN),
 			"%WP%", fmt.Sprint(oWP), "%RL%", fmt.Sprint(oRL), "%BL%", fmt.Sprint(oBL), "%NQ%", fmt.Sprint(oNQ),

@@ -20,11 +20,14 @@ package kvq
 // and Sapphire Rapids) the 64-bit broadcast from memory is a load and a port-5 shuffle µop
 // where the 128-bit one is a load alone: one more µop a row in the prepass, against four fewer
 // VPDPWSSD a row pair on port 0, the row loop's bottleneck there.
+//
+// Like the four-accumulator kernels, q4_0's, q4_1's and iq4_nl's have an AVX-512 VBMI flavour
+// (intAccVBMI), their sums the same bit for bit.
 var (
-	intAccTwoQ4_0  = &multiKernels{acc: multiAccQ40TwoINT}
+	intAccTwoQ4_0  = intAccVBMI(multiAccQ40TwoINT, multiAccQ40VTwoINT)
 	intAccTwoQ8_0  = &multiKernels{acc: multiAccQ80TwoINT}
-	intAccTwoQ4_1  = &multiKernels{acc: multiAccQ41TwoINT}
-	intAccTwoIQ4NL = &multiKernels{acc: multiAccIQ4NLTwoINT}
+	intAccTwoQ4_1  = intAccVBMI(multiAccQ41TwoINT, multiAccQ41VTwoINT)
+	intAccTwoIQ4NL = intAccVBMI(multiAccIQ4NLTwoINT, multiAccIQ4NLVTwoINT)
 )
 
 // intAccTwo is the two-accumulator variant of integer accumulate kernels k, nil for none.
@@ -53,3 +56,12 @@ func multiAccQ41TwoINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float3
 
 //go:noescape
 func multiAccIQ4NLTwoINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccQ40VTwoINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccQ41VTwoINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccIQ4NLVTwoINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)

@@ -86,7 +86,8 @@ var turbo3VNNIShift = func() (t [2][64]byte) {
 	return t
 }()
 
-// hasVBMI reports AVX-512 VBMI (VPERMB, VPMULTISHIFTQB), which the turbo2 kernel uses.
+// hasVBMI reports AVX-512 VBMI (VPERMB, VPERMT2B, VPMULTISHIFTQB), which the turbo2 kernel and
+// the VBMI flavours of the integer accumulate kernels (intAccVBMI) use.
 var hasVBMI = cpu.X86.HasAVX512VBMI
 
 //go:noescape

@@ -1,0 +1,96 @@
+//go:build amd64 && !purego
+
+package kvq
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestIntAccVBMIMatches checks the AVX-512 VBMI flavour of each nibble format's integer
+// accumulate kernels (four accumulators and, where there is one, two) against the other
+// flavour bit for bit: both decode a row pair into the same words, so every sum must agree.
+// Whichever flavour the codecs take on this CPU, the reference checks test it; this test runs
+// the one they do not. The weights are softmax-like with some exactly 0 and one large per
+// tile; the dims cover one block, a partial and a whole quad of blocks, two quads and a short
+// tail block; the row counts a lone last row, odd pairs and the 64-row tiles; the rows carry
+// every code (outlier rows) and random bytes.
+func TestIntAccVBMIMatches(t *testing.T) {
+	if !intAcc() || !hasVBMI {
+		t.Skip("no AVX-512 VBMI integer accumulate kernels here")
+	}
+	rng := rand.New(rand.NewPCG(71, 72))
+	keep := map[Format]int{Q4_0: 2, Q4_1: 4, Q5_0: 2, Q5_1: 4, IQ4_NL: 2} // a block's f16 bytes
+	for _, tc := range []struct {
+		f                 Format
+		plain, vbmi       accKernel
+		plainTwo, vbmiTwo accKernel
+	}{
+		{Q4_0, multiAccQ40INT, multiAccQ40VINT, multiAccQ40TwoINT, multiAccQ40VTwoINT},
+		{Q4_1, multiAccQ41INT, multiAccQ41VINT, multiAccQ41TwoINT, multiAccQ41VTwoINT},
+		{Q5_0, multiAccQ50INT, multiAccQ50VINT, nil, nil},
+		{Q5_1, multiAccQ51INT, multiAccQ51VINT, nil, nil},
+		{IQ4_NL, multiAccIQ4NLINT, multiAccIQ4NLVINT, multiAccIQ4NLTwoINT, multiAccIQ4NLVTwoINT},
+	} {
+		for _, d := range []int{32, 64, 96, 128, 200, 256} {
+			for _, rows := range []int{1, 2, 3, 5, 63, 64, 65, 130} {
+				t.Run(fmt.Sprintf("%s/d%d/rows%d", tc.f, d, rows), func(t *testing.T) {
+					c := Unwrap(mustCodec(t, tc.f, d))
+					bc := intAccBlocks(c)
+					nv, rb := bc.full*BlockSize, c.RowBytes()
+					src := outlierRows(rng, rows, d)
+					enc := make([]byte, rows*rb)
+					for r := 0; r < rows; r++ {
+						c.Encode(enc[r*rb:(r+1)*rb], src[r*d:(r+1)*d])
+						if r%3 == 2 { // random codes (and fifth bits), the encoded f16 scale (and minimum)
+							row := enc[r*rb : (r+1)*rb]
+							for b := 0; b < bc.full; b++ {
+								blk := row[b*bc.fullBytes : (b+1)*bc.fullBytes]
+								for i := keep[tc.f]; i < len(blk); i++ {
+									blk[i] = byte(rng.Uint32())
+								}
+							}
+						}
+					}
+					w := make([]float32, 4*rows)
+					for j := 0; j < rows; j++ {
+						for h := 0; h < 4; h++ {
+							x := float32(math.Exp(-8 * rng.Float64()))
+							switch {
+							case rng.IntN(7) == 0:
+								x = 0
+							case j%64 == h:
+								x = 1
+							}
+							w[4*j+h] = x
+						}
+					}
+					init := make([]float32, 4*d)
+					for i := range init {
+						init[i] = float32(rng.NormFloat64())
+					}
+					check := func(name string, plain, vbmi accKernel, n int) {
+						a, b := append([]float32(nil), init[:n*d]...), append([]float32(nil), init[:n*d]...)
+						wn := make([]float32, n*rows)
+						for j := 0; j < rows; j++ {
+							copy(wn[n*j:n*j+n], w[4*j:4*j+n])
+						}
+						plain(&a[0], d, nv, &enc[0], rb, rows, &wn[0], 4*n)
+						vbmi(&b[0], d, nv, &enc[0], rb, rows, &wn[0], 4*n)
+						for i := range a {
+							if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+								t.Fatalf("%s: accumulator %d [%d]: VBMI kernel %g, the other %g", name, i/d, i%d, b[i], a[i])
+							}
+						}
+					}
+					check("four accumulators", tc.plain, tc.vbmi, 4)
+					if tc.plainTwo != nil {
+						check("two accumulators", tc.plainTwo, tc.vbmiTwo, 2)
+					}
+				})
+			}
+		}
+	}
+}
