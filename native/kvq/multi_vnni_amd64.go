@@ -23,7 +23,8 @@ var hasVNNIBW = hasVNNI && cpu.X86.HasAVX512BW
 // enough that an int8 query measurably raised its KL. The kernels form the digits' dots with
 // the codes exactly in int32 (VPDPBUSD, one row per lane), combine them into Σ Q·c (c the
 // codes, their offset −8, −16 or −128 included; exactly in int32), convert it and add s·d·Σ to
-// the score (d the row's block scale), and for q4_1 and q5_1 s·m·ΣQ (m the block's minimum). The only departure from the
+// the score (d the row's block scale), for q4_1 and q5_1 s·(d·Σ + m·ΣQ) (m the block's
+// minimum; three roundings, as the two terms apart took four). The only departure from the
 // float kernels is the query's quantization: with q̃ = s·Q the query on the kernels' grid
 // (vnniGrid), |q − q̃| ≤ (1 + 2⁻⁶)·max|q_b| / (2·qmax) per value, and
 //
