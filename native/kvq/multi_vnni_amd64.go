@@ -74,6 +74,13 @@ func multiScoresQ51VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byt
 func multiScoresIQ4NLVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 
 //go:noescape
+func multiScoresIQ4NLVBMI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
+// iq4ScoresVBMI reports that iq4_nl's scores take multiScoresIQ4NLVBMI (AVX-512 VBMI), whose
+// scores are multiScoresIQ4NLVNNI's bit for bit (TestIQ4NLScoresVBMI).
+var iq4ScoresVBMI = hasVBMI
+
+//go:noescape
 func multiScoresQ80VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 
 // vnniQuant is the quantization of one block of 32 query values at nd digits (1 or 2): the
@@ -270,6 +277,10 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 		case vnniQ8_0:
 			multiScoresQ80VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 		case vnniIQ4NL:
+			if iq4ScoresVBMI {
+				multiScoresIQ4NLVBMI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
+				break
+			}
 			multiScoresIQ4NLVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 		case vnniQ4_1:
 			multiScoresQ41VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])

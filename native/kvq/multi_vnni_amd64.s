@@ -2,7 +2,8 @@
 
 #include "textflag.h"
 
-// The q4_0, iq4_nl and q8_0 scores kernels for CPUs with AVX-512 VNNI, and the query digits
+// The q4_0, q4_1, q5_0, q5_1, iq4_nl and q8_0 scores kernels for CPUs with AVX-512 VNNI (iq4_nl also
+// with VBMI), and the query digits
 // they take (multi_vnni_amd64.go states the contract and bound). Sixteen rows go at a time, one row per
 // 32-bit lane, so a score needs no horizontal sum: lane 4m+g of every vector holds row 4g+m of
 // the sixteen. The q4_0 kernel is described here; multiScoresQ80VNNI's comment says how the
@@ -1011,6 +1012,137 @@ vnniIQ4_next:
 	JNZ  vnniIQ4_group
 
 vnniIQ4_done:
+	VZEROUPPER
+	RET
+
+// func multiScoresIQ4NLVBMI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+// multiScoresIQ4NLVNNI for CPUs with AVX-512 VBMI too: each code vector looked up with VPERMB
+// in a 64-byte table of the levels + 128, the 16 four times over (Z20), so only a byte's low
+// four bits choose (VPERMB reads six) and neither nibble needs a mask first: the low nibbles
+// straight from the transposed payload dwords, the high ones after a shift (bits 4 and 5 of
+// each shifted byte, the next byte's low bits, choose nothing). The same bytes as the other
+// kernel's, so the same scores bit for bit, with q4_0's count of operations a block (a permute
+// where q4_0 masks) and 8 fewer than VPSHUFB's: on Zen 5 ~3% less time in cache (thread CPU
+// time, interleaved); on Intel (instruction tables, Ice Lake and Sapphire Rapids) VPERMB is one
+// port-5 µop as VPSHUFB is, and the 8 masks it saves ran on ports 0 and 5.
+TEXT ·multiScoresIQ4NLVBMI(SB), NOSPLIT, $0-80
+	MOVQ rows+32(FP), DI
+	MOVQ rb+40(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+56(FP), R9
+	MOVQ m+48(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   vbmiIQ4_done
+	VBROADCASTI32X4 ·vnniIQ4NLU8(SB), Z20 // the levels + 128, four times over
+
+vbmiIQ4_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	// Stage every block's sixteen scales (32 bytes per block) before the arithmetic needs them.
+	MOVQ stage+16(FP), SI
+	MOVQ nb+24(FP), R11
+vbmiIQ4_stage:
+	STAGE(CX, 0)
+	STAGE(BX, 1)
+	STAGE(R14, 2)
+	STAGE(R15, 3)
+	ADDQ $18, CX
+	ADDQ $18, BX
+	ADDQ $18, R14
+	ADDQ $18, R15
+	ADDQ $32, SI
+	DECQ R11
+	JNZ  vbmiIQ4_stage
+
+	LEAQ 2(DI), CX             // payloads of block 0
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ stage+16(FP), R13
+	MOVQ nb+24(FP), R11
+	MOVQ off+72(FP), AX        // the scores start at the queries' offsets
+	VBROADCASTSS (AX), Z8
+	VBROADCASTSS 4(AX), Z9
+	VBROADCASTSS 8(AX), Z10
+	VBROADCASTSS 12(AX), Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
+	SHLQ $4, AX                // per block (a group is 16·18 = 288 bytes per block)
+	IMULQ $PFGROUPS, AX
+	ADDQ DI, AX
+
+vbmiIQ4_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	ADDQ $320, AX
+	LOAD4(CX, Z24, X24)
+	LOAD4(BX, Z25, X25)
+	LOAD4(R14, Z26, X26)
+	LOAD4(R15, Z27, X27)
+	TRANSPOSE4
+	VPERMB Z20, Z25, Z0
+	VPSRLD $4, Z25, Z4
+	VPERMB Z20, Z4, Z4
+	VPERMB Z20, Z26, Z1
+	VPSRLD $4, Z26, Z5
+	VPERMB Z20, Z5, Z5
+	VPERMB Z20, Z27, Z2
+	VPSRLD $4, Z27, Z6
+	VPERMB Z20, Z6, Z6
+	VPERMB Z20, Z28, Z3
+	VPSRLD $4, Z28, Z7
+	VPERMB Z20, Z7, Z7
+
+	VPBROADCASTD 48(DX), Z12   // −128·ΣQ: the levels' offset
+	VPBROADCASTD 52(DX), Z13
+	VPBROADCASTD 56(DX), Z14
+	VPBROADCASTD 60(DX), Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	CHAINS1
+	FINISHES1
+
+	ADDQ $18, CX
+	ADDQ $18, BX
+	ADDQ $18, R14
+	ADDQ $18, R15
+	ADDQ $128, SI
+	ADDQ $96, DX
+	ADDQ $32, R13
+	DECQ R11
+	JNZ  vbmiIQ4_blk
+
+	SCORES_T
+	MOVQ ostride+64(FP), AX
+	CMPQ AX, $16
+	JNE  vbmiIQ4_strided
+	SCORES_CONTIG
+	JMP  vbmiIQ4_next
+
+vbmiIQ4_strided:
+	SCORES_STRIDED
+
+vbmiIQ4_next:
+	MOVQ ostride+64(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  vbmiIQ4_group
+
+vbmiIQ4_done:
 	VZEROUPPER
 	RET
 

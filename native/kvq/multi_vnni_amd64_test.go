@@ -235,3 +235,53 @@ func TestVNNIDigitsAVX512(t *testing.T) {
 		}
 	}
 }
+
+// TestIQ4NLScoresVBMI checks iq4_nl's two VNNI scores kernels against each other bit for bit:
+// the VBMI one (VPERMB lookups) where the CPU has it, the other (masks and VPSHUFB), over
+// every code (random payload bytes under encoded scales), several dims (a short tail block
+// too), a query count with a padded last group, row counts around the 16-row groups and
+// queries with blocks of zeros. Whichever the codec takes, the bound checks test it; this
+// runs the other as well.
+func TestIQ4NLScoresVBMI(t *testing.T) {
+	if !hasVNNIBW || !hasVBMI {
+		t.Skip("no AVX-512 VNNI, BW and VBMI")
+	}
+	defer func(v bool) { iq4ScoresVBMI = v }(iq4ScoresVBMI)
+	rng := rand.New(rand.NewPCG(81, 82))
+	for _, d := range []int{32, 128, 200, 256} {
+		for _, rows := range []int{1, 15, 16, 17, 64, 100} {
+			c := mustCodec(t, IQ4_NL, d)
+			mq := c.(MultiQuery)
+			rb := c.RowBytes()
+			src := outlierRows(rng, rows, d)
+			enc := make([]byte, rows*rb)
+			for r := 0; r < rows; r++ {
+				row := enc[r*rb : (r+1)*rb]
+				c.Encode(row, src[r*d:(r+1)*d])
+				for b := 0; b < d/32; b++ { // keep the f16 scale, any codes
+					for i := b*18 + 2; i < b*18+18; i++ {
+						row[i] = byte(rng.Uint32())
+					}
+				}
+			}
+			for _, n := range []int{4, 6} {
+				q := gaussianRows(rng, n, d, 1)
+				for i := 0; i < min(32, d); i++ {
+					q[d+i] = 0 // query 1's first block is zero
+				}
+				var out [2][]float32
+				for k, v := range []bool{true, false} {
+					iq4ScoresVBMI = v
+					out[k] = make([]float32, rows*n)
+					mq.DotManyMulti(q, n, enc, out[k])
+				}
+				for i := range out[0] {
+					if math.Float32bits(out[0][i]) != math.Float32bits(out[1][i]) {
+						t.Fatalf("d%d rows%d n%d: score %d (row %d, query %d): VBMI kernel %g, the other %g",
+							d, rows, n, i, i/n, i%n, out[0][i], out[1][i])
+					}
+				}
+			}
+		}
+	}
+}
