@@ -54,7 +54,8 @@ func intAcc() bool { return hasVNNIBW && hasAVX512VL }
 // q40DecVBMI and iq4DecVBMI) into the same words: its sums are the other flavour's bit for bit
 // (TestIntAccVBMIMatches). Measured on AMD Zen 5 (thread CPU time of a call over 4096 rows of
 // 128 values, best chunk, interleaved with the other flavour, in cache and streamed past the
-// caches): q4_0 ~4% less time, q4_1 and q5_1 ~5%, q5_0 ~6%, iq4_nl ~8%; streamed 4–7%. On Intel cores with
+// caches): q4_0 ~4% less time, q4_1 ~5%, iq4_nl ~10%, q5_0 and q5_1 ~12% (these three also take
+// two row pairs a step in this flavour, gen_intacc.go's vtwo); streamed 4–14%. On Intel cores with
 // AVX-512 VBMI (not measured; from published instruction tables, Ice Lake and Sapphire
 // Rapids) the two-table permute is one port-5 µop where the unpacks, insert and widening it
 // replaces are four (iq4_nl: two widenings and two shuffles against a permute and two), and
