@@ -94,6 +94,11 @@ type tokenScales struct {
 	// tokens (padOK once built).
 	pad   []int8
 	padOK bool
+	// tile is the tile kernels' token operands for groups of 8 (slot 0) and 16 (slot 1) tokens
+	// with offsets 2^tileShift (invTileScales); tileOK once built.
+	tile      [2][]float32
+	tileShift [2]int
+	tileOK    [2]bool
 }
 
 // Quantize fills a with the n vectors of cols values in x (token-major) in format f; cols
@@ -113,7 +118,7 @@ func (a *Act) Prepare(f Format, n, cols int) {
 	a.Format, a.N, a.Cols = f, n, cols
 	a.P, a.PD, a.PS = a.P[:0], a.PD[:0], a.PS[:0]
 	a.QK = a.QK[:0]
-	a.gemm.ok, a.gemm.padOK = [2]bool{}, false
+	a.gemm.ok, a.gemm.padOK, a.gemm.tileOK = [2]bool{}, false, [2]bool{}
 	a.Q = grow(a.Q, n*cols)
 	a.D = grow(a.D, n*cols/bs)
 	switch f {

@@ -53,11 +53,10 @@ func invTiled(t gguf.Type) bool {
 	return hasInvTile && (t == gguf.Q4_0 || t == gguf.Q8_0 || t == gguf.Q6_K || t == gguf.Q4_K)
 }
 
-// invTileScratch is a product's token scales and offsets and a padded copy of a short row group.
+// invTileScratch is a padded copy of a short row group and its outputs.
 type invTileScratch struct {
-	ds, ds16 []float32
-	rows     []byte
-	y        [16 * invTileRows]float32
+	rows []byte
+	y    [16 * invTileRows]float32
 }
 
 var invTileScratches keep.Pool[invTileScratch]
@@ -90,11 +89,12 @@ func mulInvTile(typ gguf.Type, y []float32, ystride int, w []byte, rowBytes int,
 	_ = y[(a.N-1)*ystride+hi-1]
 	sc := invTileScratches.Get()
 	defer invTileScratches.Put(sc)
-	if a.N > 1 { // the tiles of two or more tokens read ds
-		sc.ds = tileScales(sc.ds, a, nb, shift, 8, a.N)
+	var ds, ds16 []float32
+	if a.N%16 > 1 { // the tiles of 8, 4 or 2 tokens read ds
+		ds = a.invTileScales(shift, 8)
 	}
-	if n16 := a.N &^ 15; n16 > 0 { // the 16-token tiles read ds16
-		sc.ds16 = tileScales(sc.ds16, a, nb, shift, 16, n16)
+	if a.N >= 16 { // the 16-token tiles read ds16
+		ds16 = a.invTileScales(shift, 16)
 	}
 	for r0 := lo; r0 < hi; r0 += invTileRows {
 		mr := min(invTileRows, hi-r0)
@@ -109,7 +109,7 @@ func mulInvTile(typ gguf.Type, y []float32, ystride int, w []byte, rowBytes int,
 			if mr < invTileRows {
 				yp, ys = unsafe.Pointer(&sc.y[0]), invTileRows
 			}
-			invTile(typ, tn, wp, rowBytes, q, a.Cols, sc, a, t, nb, yp, ys)
+			invTile(typ, tn, wp, rowBytes, q, a.Cols, ds, ds16, a, t, nb, yp, ys)
 			if mr < invTileRows {
 				tileOut(y, ystride, &sc.y, t, tn, r0, mr)
 			}
@@ -208,6 +208,28 @@ func mulInvTileK(k *kTile, y []float32, ystride int, w []byte, rowBytes int, a *
 	}
 }
 
+// invTileScales returns the tile kernels' token operands of a's tokens in groups of g (8 or 16;
+// tileScales) with c_t = −Σq_t << shift, built by the first product after Prepare that needs
+// them (or another shift) and shared by the product's row ranges. A two-thread pass cuts a
+// product into eight ranges, and each building its own took 3–5 % of a 16-token Q4_0 product's
+// time (TestInvTileSpeed, weights streamed), a fifth of a 64-row one's; half of that built the
+// 8-token groups' operands, which 16 tokens never read.
+func (a *Act) invTileScales(shift, g int) []float32 {
+	ts := &a.gemm
+	i := g/8 - 1
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if !ts.tileOK[i] || ts.tileShift[i] != shift {
+		n := a.N
+		if g == 16 {
+			n &^= 15
+		}
+		ts.tile[i] = tileScales(ts.tile[i], a, a.Cols/32, shift, g, n)
+		ts.tileOK[i], ts.tileShift[i] = true, shift
+	}
+	return ts.tile[i]
+}
+
 // tileScales returns ds (grown) holding the tile kernels' token operands of tokens t < n in
 // groups of g: per group and block b, 2g values, d_t at [2g·b + t%g] and c_t = −off·Σq_t (off =
 // 2^shift) at [2g·b + g + t%g].
@@ -226,9 +248,9 @@ func tileScales(ds []float32, a *Act, nb, shift, g, n int) []float32 {
 
 // invTile calls the kernel of tn tokens (16, 8, 4, 2 or 1) starting at token t (a multiple of
 // 16 for 16 tokens).
-func invTile(typ gguf.Type, tn int, w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, sc *invTileScratch, a *Act, t, nb int, y unsafe.Pointer, ystride int) {
+func invTile(typ gguf.Type, tn int, w unsafe.Pointer, rowBytes int, q unsafe.Pointer, qstride int, ds, ds16 []float32, a *Act, t, nb int, y unsafe.Pointer, ystride int) {
 	if tn == 16 {
-		dp := unsafe.Pointer(&sc.ds16[t/16*nb*32])
+		dp := unsafe.Pointer(&ds16[t/16*nb*32])
 		if typ == gguf.Q4_0 {
 			invQ4_0x16(w, rowBytes, q, qstride, dp, nb, y, ystride)
 		} else {
@@ -236,7 +258,6 @@ func invTile(typ gguf.Type, tn int, w unsafe.Pointer, rowBytes int, q unsafe.Poi
 		}
 		return
 	}
-	ds := sc.ds
 	if tn == 1 {
 		d, qs := unsafe.Pointer(&a.D[t*nb]), unsafe.Pointer(&a.QS[t*nb])
 		if typ == gguf.Q4_0 {
