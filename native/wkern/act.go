@@ -99,6 +99,10 @@ type tokenScales struct {
 	tile      [2][]float32
 	tileShift [2]int
 	tileOK    [2]bool
+	// kVals is the K-quant tile kernels' token operands for the kernels kOps (a *kTile;
+	// kTileOps), nil until built.
+	kVals []int32
+	kOps  any
 }
 
 // Quantize fills a with the n vectors of cols values in x (token-major) in format f; cols
@@ -118,7 +122,7 @@ func (a *Act) Prepare(f Format, n, cols int) {
 	a.Format, a.N, a.Cols = f, n, cols
 	a.P, a.PD, a.PS = a.P[:0], a.PD[:0], a.PS[:0]
 	a.QK = a.QK[:0]
-	a.gemm.ok, a.gemm.padOK, a.gemm.tileOK = [2]bool{}, false, [2]bool{}
+	a.gemm.ok, a.gemm.padOK, a.gemm.tileOK, a.gemm.kOps = [2]bool{}, false, [2]bool{}, nil
 	a.Q = grow(a.Q, n*cols)
 	a.D = grow(a.D, n*cols/bs)
 	switch f {

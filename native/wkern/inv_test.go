@@ -304,32 +304,34 @@ func TestMulInvariantNoAlloc(t *testing.T) {
 }
 
 // TestInvTileScalesShared: the tile kernels' token operands an Act keeps for its products
-// (invTileScales, built once and shared by the row ranges) follow the weight type's offset and
-// the Act's latest quantization: one Act multiplied by a Q4_0, a Q8_0 and again a Q4_0 matrix,
-// then quantized again, gives every output the bits a fresh Act gives, rows cut into ranges as a
-// pool cuts them.
+// (invTileScales and kTileOps, built once and shared by the row ranges) follow the weight type
+// and the Act's latest quantization: one Act multiplied by a Q4_0, a Q8_0 and again a Q4_0
+// matrix (a Q6_K, a Q4_K and a Q6_K one), then quantized again, gives every output the bits a
+// fresh Act gives, rows cut into ranges as a pool cuts them.
 func TestInvTileScalesShared(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 4))
 	const rows, cols, n = 37, 256, 19 // tiles of 16, 2 and 1 tokens
-	var shared Act
-	for round := range 2 {
-		x := randomVec(r, n*cols)
-		shared.Quantize(Q8, x, n, cols)
-		for _, typ := range []gguf.Type{gguf.Q4_0, gguf.Q8_0, gguf.Q4_0} {
-			k, _ := KernelOf(typ)
-			data := randomRows(r, typ, rows, cols)
-			rb := int(typ.RowBytes(cols))
-			var fresh Act
-			fresh.Quantize(k.Format(), x, n, cols)
-			want := make([]float32, n*rows)
-			k.MulInvariant(want, rows, data, rb, &fresh, 0, rows)
-			got := make([]float32, n*rows)
-			for lo := 0; lo < rows; lo += 16 {
-				k.MulInvariant(got, rows, data, rb, &shared, lo, min(lo+16, rows))
-			}
-			for i := range got {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("round %d, %s: token %d row %d is %g, a fresh activation's %g", round, typ, i/rows, i%rows, got[i], want[i])
+	for _, types := range [][]gguf.Type{{gguf.Q4_0, gguf.Q8_0, gguf.Q4_0}, {gguf.Q6_K, gguf.Q4_K, gguf.Q6_K}} {
+		var shared Act
+		for round := range 2 {
+			x := randomVec(r, n*cols)
+			shared.Quantize(FormatOf(types[0]), x, n, cols)
+			for _, typ := range types {
+				k, _ := KernelOf(typ)
+				data := randomRows(r, typ, rows, cols)
+				rb := int(typ.RowBytes(cols))
+				var fresh Act
+				fresh.Quantize(k.Format(), x, n, cols)
+				want := make([]float32, n*rows)
+				k.MulInvariant(want, rows, data, rb, &fresh, 0, rows)
+				got := make([]float32, n*rows)
+				for lo := 0; lo < rows; lo += 16 {
+					k.MulInvariant(got, rows, data, rb, &shared, lo, min(lo+16, rows))
+				}
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("round %d, %s: token %d row %d is %g, a fresh activation's %g", round, typ, i/rows, i%rows, got[i], want[i])
+					}
 				}
 			}
 		}

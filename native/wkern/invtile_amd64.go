@@ -157,11 +157,9 @@ type kTile struct {
 func kTileTokens(t, n int) int { return min(16, n-t) }
 
 // kTileScratch is the K-quant multi-token kernels' super-block scratch (Q6_K's 6208 bytes or
-// Q4_K's 3968, 64-byte aligned within buf), the product's token operands, a padded copy of a
-// short row group and its outputs.
+// Q4_K's 3968, 64-byte aligned within buf), a padded copy of a short row group and its outputs.
 type kTileScratch struct {
 	buf  [max(q6TileScratchBytes, q4kTileScratchBytes) + 64]byte
-	ops  []int32
 	rows []byte
 	y    [16 * invTileRows]float32
 }
@@ -182,7 +180,7 @@ func mulInvTileK(k *kTile, y []float32, ystride int, w []byte, rowBytes int, a *
 	_ = y[(a.N-1)*ystride+hi-1]
 	sc := kTileScratches.Get()
 	defer kTileScratches.Put(sc)
-	sc.ops = k.ops(sc.ops, a, nb)
+	kops := a.kTileOps(k)
 	s := unsafe.Pointer(&sc.buf[(64-uintptr(unsafe.Pointer(&sc.buf[0]))%64)%64])
 	for r0 := lo; r0 < hi; r0 += invTileRows {
 		mr := min(invTileRows, hi-r0)
@@ -190,7 +188,7 @@ func mulInvTileK(k *kTile, y []float32, ystride int, w []byte, rowBytes int, a *
 		for t := 0; t < a.N; {
 			tn := kTileTokens(t, a.N)
 			q := unsafe.Pointer(&a.Q[t*a.Cols])
-			ops := unsafe.Pointer(&sc.ops[k.opsPer*nb*t])
+			ops := unsafe.Pointer(&kops[k.opsPer*nb*t])
 			yp, ys := unsafe.Pointer(&y[t*ystride+r0]), ystride
 			if mr < invTileRows {
 				yp, ys = unsafe.Pointer(&sc.y[0]), invTileRows
@@ -228,6 +226,22 @@ func (a *Act) invTileScales(shift, g int) []float32 {
 		ts.tileOK[i], ts.tileShift[i] = true, shift
 	}
 	return ts.tile[i]
+}
+
+// kTileOps returns k's token operands of a's tokens (k.ops), built by the first product after
+// Prepare that needs them (or another K-quant's) and shared by the product's row ranges, as
+// invTileScales does the Q4_0 and Q8_0 tiles' scales: each 64-row range of a 16-token Q6_K
+// product building its own took ~10–20 % of the product's time (Q4_K 0–10 %; AMD Zen 5,
+// thread CPU time, 2048 and 5632 columns).
+func (a *Act) kTileOps(k *kTile) []int32 {
+	ts := &a.gemm
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.kOps != k {
+		ts.kVals = k.ops(ts.kVals, a, a.Cols/256)
+		ts.kOps = k
+	}
+	return ts.kVals
 }
 
 // tileScales returns ds (grown) holding the tile kernels' token operands of tokens t < n in
