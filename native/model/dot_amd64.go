@@ -3,6 +3,7 @@
 package model
 
 import (
+	"os"
 	"unsafe"
 
 	"golang.org/x/sys/cpu"
@@ -13,8 +14,9 @@ import (
 var (
 	hasAVX2FMA = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 	hasF16C    = hasAVX2FMA && cpu.X86.HasF16C
-	// hasF16AVX512 runs the f16 row loops on 64-byte vectors (rowsF16AVX512, rowsF16x4AVX512).
-	hasF16AVX512 = hasF16C && cpu.X86.HasAVX512F
+	// hasF16AVX512 runs the f16 row loops on 64-byte vectors (rowsF16AVX512, rowsF16x4AVX512),
+	// unless KVLAB_NO_AVX512 (any value, read once at start) asks for the AVX2 ones.
+	hasF16AVX512 = hasF16C && cpu.X86.HasAVX512F && os.Getenv("KVLAB_NO_AVX512") == ""
 )
 
 // dotF16AVX2 returns Σ x_i·w_i for len(x) values, w_i the little-endian f16 at w[2i:]; len(x)
