@@ -155,6 +155,49 @@ func TestPoolCoversRange(t *testing.T) {
 	}
 }
 
+// TestMatVecF32Rows checks the f32 one-token product row by row against dot4 of the row alone
+// (rows taken four at a time) or dotF32 (the last (hi−lo)%4 rows), bit for bit: dot4's sum of a
+// row does not depend on the other three, so a row written to another's output, a stream of
+// rows off by one or a wrong stride changes some row's bits. Row counts the four-row loop takes
+// whole, in part and not at all; a sub-range; widths below and above dot4's assembly minimum.
+func TestMatVecF32Rows(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, shape := range [][2]int{{1, 40}, {3, 40}, {4, 40}, {7, 8}, {13, 40}, {13, 520}, {14, 64}, {64, 256}} {
+		rows, cols := shape[0], shape[1]
+		m, err := NewMatrix("w", gguf.F32, rows, cols, randomWeights(r, gguf.F32, rows, cols))
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := make([]float32, cols)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		w := f32s(m.Data)
+		for _, span := range [][2]int{{0, rows}, {rows / 3, rows - rows/5}} {
+			lo, hi := span[0], span[1]
+			y := make([]float32, rows)
+			for i := range y {
+				y[i] = -1
+			}
+			m.matVec(y, x, lo, hi)
+			for row := range rows {
+				want := float32(-1)
+				switch {
+				case row >= lo && row < lo+(hi-lo)/4*4:
+					var out [4]float32
+					dot4(x, w[row*cols:(row+1)*cols], 0, &out)
+					want = out[0]
+				case row >= lo && row < hi:
+					want = dotF32(x, w[row*cols:(row+1)*cols])
+				}
+				if math.Float32bits(y[row]) != math.Float32bits(want) {
+					t.Fatalf("%d×%d rows [%d,%d): row %d = %g, want %g", rows, cols, lo, hi, row, y[row], want)
+				}
+			}
+		}
+	}
+}
+
 // TestDotKernels checks dotF32, dotF16 and dot4 (assembly where the CPU has it) against a float64 dot
 // for every length up to 80, within 1e-6 of Σ|a_i·b_i|.
 func TestDotKernels(t *testing.T) {
