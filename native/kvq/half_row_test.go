@@ -83,3 +83,33 @@ func TestF16ToF32Row(t *testing.T) {
 		}
 	}
 }
+
+// TestF16ToF32sDecodesRows: F16ToF32s over f16 rows back to back gives what the f16 codec's
+// Decode gives row by row, bit for bit (the mixed cache reads a batch of its f16 window so), at
+// row lengths with and without a tail past the last eight values.
+func TestF16ToF32sDecodesRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(33, 34))
+	for _, d := range []int{64, 36} {
+		c := mustCodec(t, F16, d)
+		rb, rows := c.RowBytes(), 5
+		enc := make([]byte, rows*rb)
+		for i := 0; i < rows; i++ {
+			c.Encode(enc[i*rb:(i+1)*rb], outlierRows(r, 1, d))
+		}
+		got := make([]float32, rows*d+1)
+		got[rows*d] = -777
+		F16ToF32s(got[:rows*d], enc)
+		want := make([]float32, d)
+		for i := 0; i < rows; i++ {
+			c.Decode(want, enc[i*rb:(i+1)*rb])
+			for j, w := range want {
+				if g := got[i*d+j]; math.Float32bits(g) != math.Float32bits(w) {
+					t.Fatalf("d %d: row %d [%d]: %g, Decode %g", d, i, j, g, w)
+				}
+			}
+		}
+		if got[rows*d] != -777 {
+			t.Fatalf("d %d: wrote past the rows", d)
+		}
+	}
+}
