@@ -119,17 +119,18 @@ func (m *mixed) write(ly *layer, pos int, k, v []float32, n int) {
 			m.stK, m.stV = make([]float32, cnt*m.dk), make([]float32, cnt*m.dv)
 		}
 		sk, sv := m.stK[:cnt*m.dk], m.stV[:cnt*m.dv]
+		// The batch's cells written before, [m.q, m.q+nr), are the ring's first nr rows (from
+		// row sinks on, in order): one conversion each for K and V.
+		nr := min(max(pos-m.q, 0), cnt)
 		for h := 0; h < m.hn; h++ {
-			for i := 0; i < cnt; i++ {
-				c := m.q + i
-				if c < pos {
-					s, r := m.f16Row(c, true, h)
-					s.Row(sk[i*m.dk:(i+1)*m.dk], r)
-					s, r = m.f16Row(c, false, h)
-					s.Row(sv[i*m.dv:(i+1)*m.dv], r)
-					continue
-				}
-				j := c - pos
+			if nr > 0 {
+				fk, fv := m.fK[h], m.fV[h]
+				rbK, rbV := fk.Codec.RowBytes(), fv.Codec.RowBytes()
+				kvq.F16ToF32s(sk[:nr*m.dk], fk.Data[m.sinks*rbK:(m.sinks+nr)*rbK])
+				kvq.F16ToF32s(sv[:nr*m.dv], fv.Data[m.sinks*rbV:(m.sinks+nr)*rbV])
+			}
+			for i := nr; i < cnt; i++ {
+				j := m.q + i - pos
 				copy(sk[i*m.dk:(i+1)*m.dk], k[j*rk+h*m.dk:j*rk+(h+1)*m.dk])
 				copy(sv[i*m.dv:(i+1)*m.dv], v[j*rv+h*m.dv:j*rv+(h+1)*m.dv])
 			}
