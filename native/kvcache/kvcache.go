@@ -250,7 +250,7 @@ func (c *Cache) build(ocfg Config, cells int) error {
 		for h := range ly.k {
 			switch {
 			case ly.mx != nil:
-				ly.keysPre, ly.valsPre = append(ly.keysPre, &mixedKeys{ly: ly, head: h}), append(ly.valsPre, &mixedValues{ly: ly, head: h})
+				ly.keysPre, ly.valsPre = append(ly.keysPre, newMixedKeys(ly, h)), append(ly.valsPre, newMixedValues(ly, h))
 			default:
 				ly.keysPre, ly.valsPre = append(ly.keysPre, ly.k[h]), append(ly.valsPre, ly.v[h])
 			}

@@ -183,93 +183,87 @@ func (m *mixed) truncate(ly *layer, n int) error {
 
 func (m *mixed) reset() { m.q = m.sinks }
 
-// segments splits cells [lo, hi) into the runs each store reads, in order: fn gets the store
-// (nil for the tail), the row of cell a there, and the run [a, b).
-func (m *mixed) segments(lo, hi int, isK bool, h int, fn func(s *attn.RowStore, row, a, b int)) {
-	for c := lo; c < hi; {
-		switch {
-		case c < m.sinks:
-			b := min(hi, m.sinks)
-			s, r := m.f16Row(c, isK, h)
-			fn(s, r, c, b)
-			c = b
-		case c < m.q:
-			b := min(hi, m.q)
-			fn(nil, c-m.sinks, c, b)
-			c = b
-		default:
-			s, r := m.f16Row(c, isK, h)
-			fn(s, r, c, hi)
-			c = hi
-		}
-	}
+// parts splits cells [lo, hi) into the runs each store reads, in order: the sinks' [lo, s)
+// (f16 rows lo …), the tail's [s, t) (its rows from s − sinks) and the window's [t, hi) (f16
+// rows from sinks + t − q); any of them may be empty.
+func (m *mixed) parts(lo, hi int) (s, t int) {
+	s = max(lo, min(hi, m.sinks))
+	t = max(s, min(hi, m.q))
+	return s, t
 }
 
 // mixedKeys reads one head's K of a mixed layer. Its prepared query is the tail store's
-// prepared query followed by the raw query, which the f16 rows dot against.
+// prepared query (bql values) followed by the raw query, which the f16 rows dot against.
 type mixedKeys struct {
 	ly   *layer
 	head int
+	// tail is the layer's store of the head (a contiguous rowStore: a mixed cache is never
+	// paged and takes no grouped format), f16 its f16 rows (mixed.fK), bql tail.QueryLen().
+	tail *rowStore
+	f16  *attn.RowStore
+	bql  int
 }
 
-func (k *mixedKeys) base() store   { return k.ly.k[k.head] }
+func newMixedKeys(ly *layer, h int) *mixedKeys {
+	t := ly.k[h].(*rowStore)
+	return &mixedKeys{ly: ly, head: h, tail: t, f16: ly.mx.fK[h], bql: t.QueryLen()}
+}
+
+func (k *mixedKeys) base() store   { return k.tail }
 func (k *mixedKeys) Len() int      { return k.ly.written }
-func (k *mixedKeys) QueryLen() int { return k.base().QueryLen() + k.ly.mx.dk }
+func (k *mixedKeys) QueryLen() int { return k.bql + k.ly.mx.dk }
 
 func (k *mixedKeys) Prepare(dst, q []float32) []float32 {
-	ql := k.base().QueryLen()
-	k.base().Prepare(dst[:ql], q)
-	copy(dst[ql:ql+k.ly.mx.dk], q)
-	return dst[:ql+k.ly.mx.dk]
+	ql := k.bql + k.ly.mx.dk
+	k.tail.Prepare(dst[:k.bql], q)
+	copy(dst[k.bql:ql], q)
+	return dst[:ql]
 }
 
 func (k *mixedKeys) Scores(pq []float32, lo int, out []float32) {
-	ql := k.base().QueryLen()
-	k.ly.mx.segments(lo, lo+len(out), true, k.head, func(s *attn.RowStore, row, a, b int) {
-		if s == nil {
-			k.base().Scores(pq[:ql], row, out[a-lo:b-lo])
-			return
-		}
-		s.Scores(pq[ql:], row, out[a-lo:b-lo])
-	})
+	mx, hi := k.ly.mx, lo+len(out)
+	s, t := mx.parts(lo, hi)
+	if lo < s {
+		k.f16.Scores(pq[k.bql:], lo, out[:s-lo])
+	}
+	if s < t {
+		k.tail.Scores(pq[:k.bql], s-mx.sinks, out[s-lo:t-lo])
+	}
+	if t < hi {
+		k.f16.Scores(pq[k.bql:], mx.sinks+t-mx.q, out[t-lo:])
+	}
 }
 
 // ScoresMulti is attn.MultiKeys: each store's multi-query path reading its part of the n
-// prepared queries in place, at their stride (the tail is a contiguous store, never paged).
-// When the cells take in sinks and window cells both (f16Run), the f16 rows are read in one
-// call into staging and its scores put in place.
+// prepared queries in place, at their stride. When the cells take in sinks and window cells
+// both (f16Run), the f16 rows are read in one call into staging and its scores put in place.
 func (k *mixedKeys) ScoresMulti(pq []float32, n, lo int, out []float32) {
-	bql, dk := k.base().QueryLen(), k.ly.mx.dk
-	ql := bql + dk
-	mx := k.ly.mx
+	mx, bql := k.ly.mx, k.bql
+	ql := bql + mx.dk
 	m := len(out) / n
-	ns, nf := mx.f16Run(lo, lo+m)
-	sk, fk := k.base().(strideKeys), mx.fK[k.head]
-	if nf > 0 {
+	hi := lo + m
+	if ns, nf := mx.f16Run(lo, hi); nf > 0 {
 		bp := getGather(nf * n)
 		fo := *bp
-		fk.ScoresMultiStride(pq[bql:], ql, n, lo, fo)
+		k.f16.ScoresMultiStride(pq[bql:], ql, n, lo, fo)
 		copy(out[:ns*n], fo[:ns*n])
 		copy(out[(mx.q-lo)*n:m*n], fo[ns*n:])
 		gathers.Put(bp)
 		if mx.q > mx.sinks {
-			sk.ScoresMultiStride(pq, ql, n, 0, out[ns*n:(mx.q-lo)*n])
+			k.tail.ScoresMultiStride(pq, ql, n, 0, out[ns*n:(mx.q-lo)*n])
 		}
 		return
 	}
-	mx.segments(lo, lo+m, true, k.head, func(s *attn.RowStore, row, a, b int) {
-		if s == nil {
-			sk.ScoresMultiStride(pq, ql, n, row, out[(a-lo)*n:(b-lo)*n])
-			return
-		}
-		s.ScoresMultiStride(pq[bql:], ql, n, row, out[(a-lo)*n:(b-lo)*n])
-	})
-}
-
-// strideKeys is a store whose multi-query scores take the prepared queries at a stride
-// (attn.RowStore.ScoresMultiStride): a mixed cache's tail, a rowStore.
-type strideKeys interface {
-	ScoresMultiStride(pq []float32, stride, n, lo int, out []float32)
+	s, t := mx.parts(lo, hi)
+	if lo < s {
+		k.f16.ScoresMultiStride(pq[bql:], ql, n, lo, out[:(s-lo)*n])
+	}
+	if s < t {
+		k.tail.ScoresMultiStride(pq, ql, n, s-mx.sinks, out[(s-lo)*n:(t-lo)*n])
+	}
+	if t < hi {
+		k.f16.ScoresMultiStride(pq[bql:], ql, n, mx.sinks+t-mx.q, out[(t-lo)*n:m*n])
+	}
 }
 
 // mixedMerge enables the one-call read of the f16 cells (f16Run); the tests turn it on and off
@@ -284,7 +278,7 @@ var mixedMerge = false
 // f16Run reports, for a read of cells [lo, hi) that takes in sink cells and window cells both,
 // the sink cells read (ns = sinks − lo, rows [lo, sinks)) and all the f16 cells read (nf = ns
 // + hi − q): they are the rows [lo, lo + nf) of the f16 store, in cell order. It reports nf = 0
-// when the read does not take in both (segments then reads part by part).
+// when the read does not take in both (the parts are then read one by one, parts).
 func (m *mixed) f16Run(lo, hi int) (ns, nf int) {
 	if !mixedMerge || lo >= m.sinks || hi <= m.q {
 		return 0, 0
@@ -293,71 +287,77 @@ func (m *mixed) f16Run(lo, hi int) (ns, nf int) {
 	return ns, ns + hi - m.q
 }
 
-// mixedValues reads one head's V of a mixed layer. Its accumulator is the tail store's followed
-// by a value-domain accumulator for the f16 rows.
+// mixedValues reads one head's V of a mixed layer. Its accumulator is the tail store's (bal
+// values) followed by a value-domain accumulator for the f16 rows.
 type mixedValues struct {
 	ly   *layer
 	head int
+	// tail is the layer's store of the head, f16 its f16 rows (mixed.fV), bal tail.AccLen().
+	tail *rowStore
+	f16  *attn.RowStore
+	bal  int
 }
 
-func (v *mixedValues) base() store { return v.ly.v[v.head] }
+func newMixedValues(ly *layer, h int) *mixedValues {
+	t := ly.v[h].(*rowStore)
+	return &mixedValues{ly: ly, head: h, tail: t, f16: ly.mx.fV[h], bal: t.AccLen()}
+}
+
+func (v *mixedValues) base() store { return v.tail }
 func (v *mixedValues) Len() int    { return v.ly.written }
-func (v *mixedValues) AccLen() int { return v.base().AccLen() + v.ly.mx.dv }
+func (v *mixedValues) AccLen() int { return v.bal + v.ly.mx.dv }
 
 func (v *mixedValues) Accumulate(acc []float32, w []float32, lo int) {
-	al := v.base().AccLen()
-	v.ly.mx.segments(lo, lo+len(w), false, v.head, func(s *attn.RowStore, row, a, b int) {
-		if s == nil {
-			v.base().Accumulate(acc[:al], w[a-lo:b-lo], row)
-			return
-		}
-		s.Accumulate(acc[al:], w[a-lo:b-lo], row)
-	})
+	mx, hi := v.ly.mx, lo+len(w)
+	s, t := mx.parts(lo, hi)
+	if lo < s {
+		v.f16.Accumulate(acc[v.bal:], w[:s-lo], lo)
+	}
+	if s < t {
+		v.tail.Accumulate(acc[:v.bal], w[s-lo:t-lo], s-mx.sinks)
+	}
+	if t < hi {
+		v.f16.Accumulate(acc[v.bal:], w[t-lo:], mx.sinks+t-mx.q)
+	}
 }
 
 // AccumulateMulti is attn.MultiValues: each store's multi-query path adding into its part of
-// the n accumulators in place, at their stride (the tail is a contiguous store, never paged).
-// When the cells take in sinks and window cells both (f16Run), their weights are gathered and
-// the f16 rows read in one call: the f16 accumulators take the sinks and then the window, in
-// the order the part-by-part reads add them.
+// the n accumulators in place, at their stride. When the cells take in sinks and window cells
+// both (f16Run), their weights are gathered and the f16 rows read in one call: the f16
+// accumulators take the sinks and then the window, in the order the part-by-part reads add
+// them.
 func (v *mixedValues) AccumulateMulti(acc []float32, n int, w []float32, lo int) {
-	bal, dv := v.base().AccLen(), v.ly.mx.dv
-	al := bal + dv
-	mx := v.ly.mx
+	mx, bal := v.ly.mx, v.bal
+	al := bal + mx.dv
 	m := len(w) / n
-	ns, nf := mx.f16Run(lo, lo+m)
-	sv, fv := v.base().(strideValues), mx.fV[v.head]
-	if nf > 0 {
+	hi := lo + m
+	if ns, nf := mx.f16Run(lo, hi); nf > 0 {
 		if mx.q > mx.sinks {
-			sv.AccumulateMultiStride(acc, al, n, w[ns*n:(mx.q-lo)*n], 0)
+			v.tail.AccumulateMultiStride(acc, al, n, w[ns*n:(mx.q-lo)*n], 0)
 		}
 		bp := getGather(nf * n)
 		wf := *bp
 		copy(wf[:ns*n], w[:ns*n])
 		copy(wf[ns*n:], w[(mx.q-lo)*n:m*n])
-		fv.AccumulateMultiStride(acc[bal:], al, n, wf, lo)
+		v.f16.AccumulateMultiStride(acc[bal:], al, n, wf, lo)
 		gathers.Put(bp)
 		return
 	}
-	mx.segments(lo, lo+m, false, v.head, func(s *attn.RowStore, row, a, b int) {
-		if s == nil {
-			sv.AccumulateMultiStride(acc, al, n, w[(a-lo)*n:(b-lo)*n], row)
-			return
-		}
-		s.AccumulateMultiStride(acc[bal:], al, n, w[(a-lo)*n:(b-lo)*n], row)
-	})
-}
-
-// strideValues is a store whose multi-query accumulate takes its accumulators at a stride
-// (attn.RowStore.AccumulateMultiStride): a mixed cache's tail, a rowStore.
-type strideValues interface {
-	AccumulateMultiStride(acc []float32, stride, n int, w []float32, lo int)
+	s, t := mx.parts(lo, hi)
+	if lo < s {
+		v.f16.AccumulateMultiStride(acc[bal:], al, n, w[:(s-lo)*n], lo)
+	}
+	if s < t {
+		v.tail.AccumulateMultiStride(acc, al, n, w[(s-lo)*n:(t-lo)*n], s-mx.sinks)
+	}
+	if t < hi {
+		v.f16.AccumulateMultiStride(acc[bal:], al, n, w[(t-lo)*n:m*n], mx.sinks+t-mx.q)
+	}
 }
 
 func (v *mixedValues) Finish(dst, acc []float32) {
-	al := v.base().AccLen()
-	v.base().Finish(dst, acc[:al])
-	addTo(dst, acc[al:])
+	v.tail.Finish(dst, acc[:v.bal])
+	addTo(dst, acc[v.bal:])
 }
 
 // addTo adds f to dst element by element (len(dst) ≥ len(f)), eight at a time with the
