@@ -400,9 +400,13 @@ func ChannelMeansOf(c Codec) []float32 {
 }
 
 // Encode stores inner's bytes of R·((x−μ)/λ).
-func (c *rotCodec) Encode(dst []byte, src []float32) {
+func (c *rotCodec) Encode(dst []byte, src []float32) { c.encodeRows(dst, src, 1) }
+
+// encodeRows is Encode of n rows (src n·Dim values, dst n·RowBytes bytes), one scratch row
+// for all of them: the same bytes, row by row.
+func (c *rotCodec) encodeRows(dst []byte, src []float32, n int) {
 	// The rotation's scratch comes from a pool: a stack array would escape through c.fwd, c.enc
-	// and the inner codec and cost a 4 KiB allocation (and its clearing) per row encoded.
+	// and the inner codec and cost a 4 KiB allocation (and its clearing) per call.
 	var y []float32
 	if c.d <= tq4StackDim {
 		buf := rotBufs.Get()
@@ -411,23 +415,39 @@ func (c *rotCodec) Encode(dst []byte, src []float32) {
 	} else {
 		y = make([]float32, c.d)
 	}
-	copy(y, src[:c.d])
-	if c.mu != nil {
-		for i, m := range c.mu {
-			y[i] -= m
+	rb := c.RowBytes()
+	for r := 0; r < n; r++ {
+		copy(y, src[r*c.d:(r+1)*c.d])
+		if c.mu != nil {
+			for i, m := range c.mu {
+				y[i] -= m
+			}
 		}
-	}
-	if c.ilam != nil {
-		for i, l := range c.ilam {
-			y[i] *= l
+		if c.ilam != nil {
+			for i, l := range c.ilam {
+				y[i] *= l
+			}
 		}
+		c.fwd(y, y)
+		if c.enc != nil {
+			c.enc(dst[r*rb:(r+1)*rb], y)
+			continue
+		}
+		c.inner.Encode(dst[r*rb:(r+1)*rb], y)
 	}
-	c.fwd(y, y)
-	if c.enc != nil {
-		c.enc(dst[:c.RowBytes()], y)
+}
+
+// EncodeRows encodes n rows of c (src n·Dim values) into dst (n·RowBytes bytes), each as Encode
+// does: the rotated formats, which stage each row rotated, take their scratch once for the n.
+func EncodeRows(c Codec, dst []byte, src []float32, n int) {
+	if r, ok := c.(*rotCodec); ok {
+		r.encodeRows(dst, src, n)
 		return
 	}
-	c.inner.Encode(dst, y)
+	d, rb := c.Dim(), c.RowBytes()
+	for i := 0; i < n; i++ {
+		c.Encode(dst[i*rb:(i+1)*rb], src[i*d:(i+1)*d])
+	}
 }
 
 // rotBufs holds rotCodec.Encode's scratch rows between calls.

@@ -7,10 +7,11 @@ import (
 	"testing"
 )
 
-// TestRotatedEncodeNoAlloc: a rotated codec's Encode allocates nothing per row: its scratch row
-// comes from a pool (a stack array escaping through the codec's func values cost 4 KiB a row)
-// and q4_0's and q5_0's scale search keeps its codes on the stack. Every rotated format
-// (rotatedFormats and tq4), calibrated and not, at a head dimension with a short last block.
+// TestRotatedEncodeNoAlloc: a rotated codec's Encode, and EncodeRows over it, allocate nothing
+// per row: the scratch row comes from a pool (a stack array escaping through the codec's func
+// values cost 4 KiB a row) and q4_0's and q5_0's scale search keeps its codes on the stack.
+// Every rotated format (rotatedFormats and tq4), calibrated and not, at a head dimension with a
+// short last block.
 // Not under the race detector, which makes pools drop items.
 func TestRotatedEncodeNoAlloc(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
@@ -36,6 +37,10 @@ func TestRotatedEncodeNoAlloc(t *testing.T) {
 				c.Encode(dst, src)
 				if n := testing.AllocsPerRun(100, func() { c.Encode(dst, src) }); n != 0 {
 					t.Fatalf("%s d=%d calibrated %v: %v allocations per rotated Encode, want 0", f, d, calibrate, n)
+				}
+				many := make([]byte, 16*c.RowBytes())
+				if n := testing.AllocsPerRun(100, func() { EncodeRows(c, many, rows, 16) }); n != 0 {
+					t.Fatalf("%s d=%d calibrated %v: %v allocations per rotated EncodeRows, want 0", f, d, calibrate, n)
 				}
 			}
 		}
