@@ -574,9 +574,7 @@ func (s *rowStore) firstWrite(pos int, rows []float32, n int) {
 func (s *rowStore) write(pos int, rows []float32, n int) {
 	rb, d := s.Codec.RowBytes(), s.Codec.Dim()
 	s.firstWrite(pos, rows, n)
-	for i := 0; i < n; i++ {
-		s.Codec.Encode(s.Data[(pos+i)*rb:(pos+i+1)*rb], rows[i*d:(i+1)*d])
-	}
+	kvq.EncodeRows(s.Codec, s.Data[pos*rb:(pos+n)*rb], rows[:n*d], n)
 }
 
 func (s *rowStore) setLen(n int)         { s.N = n }
