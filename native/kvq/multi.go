@@ -317,7 +317,27 @@ func (c *f16Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32) 
 		}
 		return
 	}
-	multiDot(c, multiF16, c.d&^31, f16Tail, q, n, rows, out)
+	c.dotMulti(q, c.d, n, rows, out)
+}
+
+// dotMulti is DotManyMulti for rows of 32 values or more, query h at q[h·qs:] (qs ≥ Dim): for
+// two queries over rows of 64 values, the whole steps of eight rows of a short run go through
+// the wide scores kernel (multi_f16acc_amd64.go) and the rows after them through
+// multiDotStride, whose scores the wide kernel's are bit for bit; anything else through
+// multiDotStride.
+func (c *f16Codec) dotMulti(q []float32, qs, n int, rows []byte, out []float32) {
+	if m := len(out) / 2; n == 2 {
+		if k := f16ScoresWide(c, m); k != nil {
+			rb, whole := c.rb, m&^7
+			q, rows = q[:qs+c.d], rows[:m*rb]
+			k(&q[0], qs, &rows[0], rb, whole, &out[0])
+			if whole == m {
+				return
+			}
+			rows, out = rows[whole*rb:], out[2*whole:2*m]
+		}
+	}
+	multiDotStride(c, multiF16, c.d&^31, f16Tail, q, qs, n, rows, out)
 }
 
 // AccumulateManyMulti adds n weighted sums of the rows within the MultiQuery bounds.

@@ -41,3 +41,28 @@ func f16AccWide(c *f16Codec, m int) func(acc *float32, d, nv int, rows *byte, rb
 	}
 	return nil
 }
+
+// The wide f16 scores kernel for two queries over rows of 64 values (same file, same
+// generator) writes the two-query kernel's scores bit for bit (TestF16ScoresTwoWideMatches):
+// each score takes the same fused multiply-adds in the same order and the same reduction tree
+// (gen_f16acc.go), so the MultiQuery bound |DotManyMulti − Dot| ≤ (d/8 + 6)·2⁻²⁴·Σ|q[i]·x[i]|
+// holds unchanged. It takes eight rows a step, the queries in registers and the 16 sums
+// reduced together and stored as one vector, where the two-query kernel takes four rows,
+// reloads the queries a 32-value group, prefetches and stores the sums row by row: about 0.9
+// of its time on rows in cache (TestF16ScoresTwoWideSpeed; kvlab-tiny-64's shape, two query
+// heads a KV head, reads its f16 window so). Like the wide accumulate kernels it runs for runs
+// of at most f16AccWideRows rows and prefetches nothing. At 128 values there is none
+// (gen_f16acc.go).
+
+//go:noescape
+func multiScoresF16Wide64(q *float32, qs int, rows *byte, rb, m int, out *float32)
+
+// f16ScoresWide is the wide scores kernel for two queries of c's rows over m rows (the kernel
+// takes m&^7 of them), nil where none runs: a CPU without the AVX-512 f16 kernels, rows of other
+// than 64 values, fewer than eight rows or more than f16AccWideRows.
+func f16ScoresWide(c *f16Codec, m int) func(q *float32, qs int, rows *byte, rb, m int, out *float32) {
+	if multiF16 != avx512Kernels[0] || c.d != 64 || m < 8 || m > f16AccWideRows {
+		return nil
+	}
+	return multiScoresF16Wide64
+}

@@ -64,7 +64,7 @@ func accumulateManyMulti(c Codec, acc []float32, n int, w []float32, rows []byte
 // multi-query path) with query h at q[h·stride : h·stride+Dim] for h < n instead of
 // q[h·Dim:], stride ≥ Dim: for a caller whose prepared queries interleave with others
 // (kvcache's mixed cache: each query head's query for the quantized tail followed by its raw
-// query for the f16 rows). The scores are DotManyMulti's bit for bit: f16's float kernels and
+// query for the f16 rows). The scores are DotManyMulti's bit for bit: f16's float kernels (wide or not) and
 // q4_0's and q8_0's (VNNI or float; rotated, with their offsets) take the stride, or gather a
 // group of four queries where they gather one anyway to round it; any other codec scores a
 // contiguous copy.
@@ -80,7 +80,7 @@ func DotManyMultiStride(c Codec, q []float32, stride, n int, rows []byte, out []
 	switch c := c.(type) {
 	case *f16Codec:
 		if !c.short() {
-			multiDotStride(c, multiF16, c.d&^31, f16Tail, q, stride, n, rows, out)
+			c.dotMulti(q, stride, n, rows, out)
 			return
 		}
 	case *q4_0Codec:
