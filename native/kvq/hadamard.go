@@ -76,6 +76,9 @@ func newRotation(d int, seed uint64, layer, head int) *rotation {
 
 // apply writes dst = R·src (dst and src may be the same slice).
 func (r *rotation) apply(dst, src []float32) {
+	if rotRowVec(r, dst, src, nil, nil) {
+		return
+	}
 	dst, src = dst[:r.d], src[:r.d]
 	for i, s := range r.sc {
 		dst[i] = src[i] * s
@@ -100,6 +103,17 @@ func (r *rotation) applyT(dst, src []float32) {
 		dst[i] *= s
 	}
 }
+
+// rotZeros and rotOnes stand in for a codec without offsets or scales in rotRowVec (rotate_amd64.go).
+var (
+	rotZeros [128]float32
+	rotOnes  = func() (o [128]float32) {
+		for i := range o {
+			o[i] = 1
+		}
+		return
+	}()
+)
 
 // mix64 is the splitmix64 output finalizer (Stafford's mix13).
 func mix64(z uint64) uint64 {

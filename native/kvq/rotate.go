@@ -417,18 +417,21 @@ func (c *rotCodec) encodeRows(dst []byte, src []float32, n int) {
 	}
 	rb := c.RowBytes()
 	for r := 0; r < n; r++ {
-		copy(y, src[r*c.d:(r+1)*c.d])
-		if c.mu != nil {
-			for i, m := range c.mu {
-				y[i] -= m
+		row := src[r*c.d : (r+1)*c.d]
+		if c.ident || !rotRowVec(c.rot, y, row, c.mu, c.ilam) {
+			copy(y, row)
+			if c.mu != nil {
+				for i, m := range c.mu {
+					y[i] -= m
+				}
 			}
-		}
-		if c.ilam != nil {
-			for i, l := range c.ilam {
-				y[i] *= l
+			if c.ilam != nil {
+				for i, l := range c.ilam {
+					y[i] *= l
+				}
 			}
+			c.fwd(y, y)
 		}
-		c.fwd(y, y)
 		if c.enc != nil {
 			c.enc(dst[r*rb:(r+1)*rb], y)
 			continue

@@ -1,0 +1,10 @@
+//go:build !amd64 || purego
+
+package kvq
+
+// rotRowVec: no vector kernel here; the callers run the Go loops.
+func rotRowVec(r *rotation, dst, src, mu, ilam []float32) bool { return false }
+
+func setRotVec(on bool) {}
+
+func rotRowKernels() map[string]func(dst, src, sc, mu, ilam *float32) { return nil }
