@@ -352,6 +352,12 @@ func blockCode5(qh, qs []byte, n, i int) byte {
 
 func q8_0Encode(dst []byte, src []float32) {
 	dst = dst[:2+len(src)]
+	if len(src) == BlockSize {
+		if d, ok := q8_0EncodeVec(dst[2:], src); ok {
+			binary.LittleEndian.PutUint16(dst, F32ToF16(d))
+			return
+		}
+	}
 	var amax float32
 	for _, v := range src {
 		if a := blockAbs(v); !(amax > a) { // C's MAX(amax, a)

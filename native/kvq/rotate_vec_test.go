@@ -134,7 +134,8 @@ func TestEncodeRowsVecIsGo(t *testing.T) {
 
 // TestEncodeRowsSpeed prints (KVLAB_SPEED_REPORT set) the best thread-CPU time per row of
 // EncodeRows over 9 rows of 64 values (a p64 mixed cache's leaving batch) and of one-row Encode,
-// for calibrated rotated q8_0 and q4_0, the rotation's Go loops against its kernel, interleaved
+// for calibrated rotated q8_0 and q4_0, the Go loops of the rotation and of q8_0's rounding against
+// their kernels, interleaved
 // (each timing 20 calls, the timer's own cost spread over them).
 func TestEncodeRowsSpeed(t *testing.T) {
 	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
@@ -143,6 +144,7 @@ func TestEncodeRowsSpeed(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	defer setRotVec(true)
+	defer setQ8EncVec(true)
 	const d, n = 64, 9
 	rng := rand.New(rand.NewPCG(45, 46))
 	rows := make([]float32, 64*d)
@@ -164,6 +166,7 @@ func TestEncodeRowsSpeed(t *testing.T) {
 		for r := 0; r < 200; r++ {
 			for on := 0; on < 2; on++ {
 				setRotVec(on == 1)
+				setQ8EncVec(on == 1)
 				t0 := cputime.Thread()
 				for k := 0; k < calls; k++ {
 					EncodeRows(c, dst, rows[k%7*d:], n)
@@ -177,7 +180,7 @@ func TestEncodeRowsSpeed(t *testing.T) {
 				best[on][1] = min(best[on][1], (t2-t1)/calls)
 			}
 		}
-		t.Logf("%s d=%d: EncodeRows(%d) per row: Go %v, kernel %v; Encode: Go %v, kernel %v",
+		t.Logf("%s d=%d: EncodeRows(%d) per row: Go %v, kernels %v; Encode: Go %v, kernels %v",
 			f, d, n, best[0][0], best[1][0], best[0][1], best[1][1])
 	}
 }
