@@ -10,6 +10,8 @@
 // the partner lane by a permutation and keep the sum in the lower lane of each pair, the
 // difference in the upper (a masked subtraction on AVX-512, a blend on AVX2); stages across
 // registers add and subtract whole registers.
+// The transposed map Rᵀ·x = s·(H·x) (rotation.applyT, a rotated V's accumulator back to the
+// value domain) is the same transform followed by the multiplication by s.
 // AVX-512: d = 64 (four registers) and d = 128 (eight); AVX2: d = 64 (eight registers).
 // Run with `go generate ./native/kvq`.
 package main
@@ -41,16 +43,24 @@ func (g *gen) f(format string, a ...any) { fmt.Fprintf(&g.b, "\t"+format+"\n", a
 
 func (g *gen) r(n int) string { return fmt.Sprintf("%s%d", g.p, n) }
 
-// kernel emits one function for nv vectors of w floats (w 16 on Z, 8 on Y).
-func kernel(name, p string, nv, w int) string {
+// kernel emits one function for nv vectors of w floats (w 16 on Z, 8 on Y): the forward map,
+// or with transpose Rᵀ (rotation.applyT: the transform, then the signs over √d; no offset or
+// scale).
+func kernel(name, p string, nv, w int, transpose bool) string {
 	g := &gen{p: p}
 	bytes := 4 * w
-	fmt.Fprintf(&g.b, "// func %s(dst, src, sc, mu, ilam *float32)\nTEXT ·%s(SB), NOSPLIT, $0-40\n", name, name)
+	if transpose {
+		fmt.Fprintf(&g.b, "// func %s(dst, src, sc *float32)\nTEXT ·%s(SB), NOSPLIT, $0-24\n", name, name)
+	} else {
+		fmt.Fprintf(&g.b, "// func %s(dst, src, sc, mu, ilam *float32)\nTEXT ·%s(SB), NOSPLIT, $0-40\n", name, name)
+	}
 	g.f("MOVQ dst+0(FP), DI")
 	g.f("MOVQ src+8(FP), SI")
 	g.f("MOVQ sc+16(FP), AX")
-	g.f("MOVQ mu+24(FP), BX")
-	g.f("MOVQ ilam+32(FP), CX")
+	if !transpose {
+		g.f("MOVQ mu+24(FP), BX")
+		g.f("MOVQ ilam+32(FP), CX")
+	}
 	free := []int{}
 	for i := 0; i < nv; i++ {
 		g.reg = append(g.reg, i)
@@ -61,9 +71,11 @@ func kernel(name, p string, nv, w int) string {
 	for i, r := range g.reg {
 		off := i * bytes
 		g.f("VMOVUPS %d(SI), %s", off, g.r(r))
-		g.f("VSUBPS %d(BX), %s, %s", off, g.r(r), g.r(r))
-		g.f("VMULPS %d(CX), %s, %s", off, g.r(r), g.r(r))
-		g.f("VMULPS %d(AX), %s, %s", off, g.r(r), g.r(r))
+		if !transpose {
+			g.f("VSUBPS %d(BX), %s, %s", off, g.r(r), g.r(r))
+			g.f("VMULPS %d(CX), %s, %s", off, g.r(r), g.r(r))
+			g.f("VMULPS %d(AX), %s, %s", off, g.r(r), g.r(r))
+		}
 	}
 	// In-register stages: h = 1, 2, 4 (and 8 on Z).
 	type stage struct {
@@ -125,6 +137,9 @@ func kernel(name, p string, nv, w int) string {
 		}
 	}
 	for i, r := range g.reg {
+		if transpose {
+			g.f("VMULPS %d(AX), %s, %s", i*bytes, g.r(r), g.r(r))
+		}
 		g.f("VMOVUPS %s, %d(DI)", g.r(r), i*bytes)
 	}
 	g.f("VZEROUPPER")
@@ -133,8 +148,10 @@ func kernel(name, p string, nv, w int) string {
 }
 
 func main() {
-	src := header + kernel("rotRow64AVX512", "Z", 4, 16) + kernel("rotRow128AVX512", "Z", 8, 16) +
-		kernel("rotRow64AVX2", "Y", 8, 8)
+	src := header + kernel("rotRow64AVX512", "Z", 4, 16, false) + kernel("rotRow128AVX512", "Z", 8, 16, false) +
+		kernel("rotRow64AVX2", "Y", 8, 8, false) +
+		kernel("rotRowT64AVX512", "Z", 4, 16, true) + kernel("rotRowT128AVX512", "Z", 8, 16, true) +
+		kernel("rotRowT64AVX2", "Y", 8, 8, true)
 	if err := os.WriteFile("rotate_amd64.s", []byte(src), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -92,6 +92,9 @@ func (r *rotation) apply(dst, src []float32) {
 
 // applyT writes dst = Rᵀ·src (dst and src may be the same slice).
 func (r *rotation) applyT(dst, src []float32) {
+	if rotRowTVec(r, dst, src) {
+		return
+	}
 	dst = dst[:r.d]
 	copy(dst, src[:r.d])
 	off := 0

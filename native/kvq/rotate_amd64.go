@@ -38,6 +38,50 @@ func rotRowVec(r *rotation, dst, src, mu, ilam []float32) bool {
 	return true
 }
 
+// rotRowTVec writes dst = Rᵀ·src (rotation.applyT) by the transposed kernels of
+// rotate_amd64.s, for the rotations rotRowVec takes, and reports false for the others: the
+// transform stage by stage, then the signs over √d, the Go loops' bits (TestRotRowVec).
+func rotRowTVec(r *rotation, dst, src []float32) bool {
+	d := r.d
+	if !rotVecOn || len(r.chunks) != 1 || (d != 64 && d != 128) {
+		return false
+	}
+	dst, src = dst[:d], src[:d]
+	switch {
+	case hasAVX512 && d == 64:
+		rotRowT64AVX512(&dst[0], &src[0], &r.sc[0])
+	case hasAVX512:
+		rotRowT128AVX512(&dst[0], &src[0], &r.sc[0])
+	case hasAVX2 && d == 64:
+		rotRowT64AVX2(&dst[0], &src[0], &r.sc[0])
+	default:
+		return false
+	}
+	return true
+}
+
+// rotRowTKernels are the transposed kernels this CPU can run, by name and d, for the tests.
+func rotRowTKernels() map[string]func(dst, src, sc *float32) {
+	k := map[string]func(dst, src, sc *float32){}
+	if hasAVX512 {
+		k["avx512/64"] = rotRowT64AVX512
+		k["avx512/128"] = rotRowT128AVX512
+	}
+	if hasAVX2 {
+		k["avx2/64"] = rotRowT64AVX2
+	}
+	return k
+}
+
+//go:noescape
+func rotRowT64AVX512(dst, src, sc *float32)
+
+//go:noescape
+func rotRowT128AVX512(dst, src, sc *float32)
+
+//go:noescape
+func rotRowT64AVX2(dst, src, sc *float32)
+
 // rotVecOn lets the tests and the speed test run the Go loops on a CPU with a kernel.
 var rotVecOn = true
 

@@ -87,6 +87,73 @@ func TestRotRowVec(t *testing.T) {
 	}
 }
 
+// TestRotRowTVec: every transposed rotation kernel this CPU runs writes rotation.applyT's Go
+// loops' bits (the transform, then the signs over √d; no error bound, the same float32
+// operations), in place and not, for the rows of TestRotRowVec; and RᵀR·x returns x within
+// rotation's bound (log2(d)·2⁻²³ relative, taken as 1e-5 of the row's largest magnitude) with
+// both kernels, so that a kernel that mirrored a mistake of the other would fail.
+func TestRotRowTVec(t *testing.T) {
+	ks := rotRowTKernels()
+	if len(ks) == 0 {
+		t.Skip("no rotation kernel on this CPU or build")
+	}
+	defer setRotVec(true)
+	rng := rand.New(rand.NewPCG(47, 48))
+	specials := []float32{0, float32(math.Copysign(0, -1)), 1e-40, 3e38, float32(math.NaN()), float32(math.Inf(-1))}
+	for name, k := range ks {
+		d := 64
+		if name == "avx512/128" {
+			d = 128
+		}
+		for trial := 0; trial < 200; trial++ {
+			rot := newRotation(d, uint64(trial)+7, trial%3, trial%5)
+			src := make([]float32, d)
+			for i := range src {
+				src[i] = float32(rng.NormFloat64()) * float32(1+i%7)
+			}
+			if trial%4 == 3 {
+				for j := 0; j < 3; j++ {
+					src[rng.IntN(d)] = specials[rng.IntN(len(specials))]
+				}
+			}
+			want := make([]float32, d)
+			copy(want, src)
+			fwht(want)
+			for i := range want {
+				want[i] *= rot.sc[i]
+			}
+			got := make([]float32, d)
+			k(&got[0], &src[0], &rot.sc[0])
+			alias := append([]float32(nil), src...)
+			k(&alias[0], &alias[0], &rot.sc[0])
+			for i := range want {
+				w := math.Float32bits(want[i])
+				if g := math.Float32bits(got[i]); g != w && !(want[i] != want[i] && got[i] != got[i]) {
+					t.Fatalf("%s trial %d: value %d = %v, Go path %v", name, trial, i, got[i], want[i])
+				}
+				if g := math.Float32bits(alias[i]); g != w && !(want[i] != want[i] && alias[i] != alias[i]) {
+					t.Fatalf("%s trial %d: in place, value %d = %v, Go path %v", name, trial, i, alias[i], want[i])
+				}
+			}
+			if trial%4 == 3 {
+				continue
+			}
+			y, back := make([]float32, d), make([]float32, d)
+			rot.apply(y, src)
+			rot.applyT(back, y)
+			var amax float32
+			for _, v := range src {
+				amax = max(amax, float32(math.Abs(float64(v))))
+			}
+			for i := range src {
+				if math.Abs(float64(back[i]-src[i])) > 1e-5*float64(amax) {
+					t.Fatalf("%s trial %d: RᵀR·x value %d = %v, want %v", name, trial, i, back[i], src[i])
+				}
+			}
+		}
+	}
+}
+
 // TestEncodeRowsVecIsGo: with the rotation kernels on, Encode and EncodeRows of every rotated
 // format write the bytes the Go loops write (the kernels off), calibrated and not, at the head
 // dimensions the kernels take (64, 128) and one they do not (80).
