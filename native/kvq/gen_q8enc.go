@@ -1,7 +1,7 @@
 //go:build ignore
 
 // gen_q8enc writes q8enc_amd64.s: ggml's q8_0 quantizer of one full block of 32 values
-// (q8_0Encode; contract in q8enc_amd64.go) in two AVX-512 registers: the largest magnitude by
+// (q8_0Encode; contract in q8enc_amd64.go) in two AVX-512 registers (four on AVX2): the largest magnitude by
 // VMAXPS over the magnitudes (exact: no NaN reaches it, the kernel refuses a block with one),
 // d = amax/127 and id = 1/d (0 when d is 0) in float32 as the Go code divides, each value's
 // t = v·id in float32, then C's roundf in float32 without a wider type: r = trunc(t) and
@@ -9,8 +9,9 @@
 // |t − r| ≥ ½ (exact below 2²⁴; beyond, t − r is 0), truncated to int32 (a value out of range,
 // ±Inf or NaN gives INT_MIN, as Go's conversion does on amd64), clamped into ±127 and narrowed
 // to bytes. (The upper clamp is a guard only: amax·id rounds to 127 at most, and an out-of-range
-// conversion gives INT_MIN, never a large positive value.) AVX-512 F only: an AVX2 CPU runs
-// the Go loops. Run with `go generate ./native/kvq`.
+// conversion gives INT_MIN, never a large positive value.) AVX2: the same steps in four
+// registers (VROUNDPS for the truncation, the step added under an AND mask), the dwords narrowed
+// by two saturating packs (exact: every code is within ±127) and put back in order by VPERMD. Run with `go generate ./native/kvq`.
 package main
 
 import (
@@ -33,7 +34,17 @@ DATA q8encConst<>+12(SB)/4, $0x3f800000 // 1
 DATA q8encConst<>+16(SB)/4, $0x42fe0000 // 127
 DATA q8encConst<>+20(SB)/4, $127
 DATA q8encConst<>+24(SB)/4, $-127
-GLOBL q8encConst<>(SB), RODATA|NOPTR, $28
+DATA q8encConst<>+28(SB)/4, $0
+// 32: VPERMD's order of the packed dwords (AVX2)
+DATA q8encConst<>+32(SB)/4, $0
+DATA q8encConst<>+36(SB)/4, $4
+DATA q8encConst<>+40(SB)/4, $1
+DATA q8encConst<>+44(SB)/4, $5
+DATA q8encConst<>+48(SB)/4, $2
+DATA q8encConst<>+52(SB)/4, $6
+DATA q8encConst<>+56(SB)/4, $3
+DATA q8encConst<>+60(SB)/4, $7
+GLOBL q8encConst<>(SB), RODATA|NOPTR, $64
 
 // func q8_0EncodeAVX512(qs *byte, src *float32) (d float32, ok bool)
 TEXT ·q8_0EncodeAVX512(SB), NOSPLIT, $0-21
@@ -82,6 +93,65 @@ nan:
 	MOVB $0, ok+20(FP)
 	VZEROUPPER
 	RET
+
+// func q8_0EncodeAVX2(qs *byte, src *float32) (d float32, ok bool)
+TEXT ·q8_0EncodeAVX2(SB), NOSPLIT, $0-21
+	MOVQ qs+0(FP), DI
+	MOVQ src+8(FP), SI
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VCMPPS $3, Y0, Y0, Y4
+	VCMPPS $3, Y1, Y1, Y5
+	VORPS Y5, Y4, Y4
+	VCMPPS $3, Y2, Y2, Y5
+	VORPS Y5, Y4, Y4
+	VCMPPS $3, Y3, Y3, Y5
+	VORPS Y5, Y4, Y4
+	VMOVMSKPS Y4, AX
+	TESTL AX, AX
+	JNZ y_nan
+	VBROADCASTSS q8encConst<>+0(SB), Y12
+	VANDPS Y12, Y0, Y4
+	VANDPS Y12, Y1, Y5
+	VMAXPS Y5, Y4, Y4
+	VANDPS Y12, Y2, Y5
+	VMAXPS Y5, Y4, Y4
+	VANDPS Y12, Y3, Y5
+	VMAXPS Y5, Y4, Y4
+	VEXTRACTF128 $1, Y4, X5
+	VMAXPS X5, X4, X4
+	VPERMILPS $0x4E, X4, X5
+	VMAXPS X5, X4, X4
+	VPERMILPS $0xB1, X4, X5
+	VMAXPS X5, X4, X4
+	VDIVSS q8encConst<>+16(SB), X4, X4
+	VMOVSS X4, d+16(FP)
+	VXORPS X13, X13, X13
+	VUCOMISS X13, X4
+	JEQ y_zero
+	VMOVSS q8encConst<>+12(SB), X5
+	VDIVSS X4, X5, X13
+
+y_zero:
+	VBROADCASTSS X13, Y13
+	VBROADCASTSS q8encConst<>+4(SB), Y14
+	VBROADCASTSS q8encConst<>+8(SB), Y15
+` + yblock("Y0") + yblock("Y1") + yblock("Y2") + yblock("Y3") + `	VPACKSSDW Y1, Y0, Y0
+	VPACKSSDW Y3, Y2, Y2
+	VPACKSSWB Y2, Y0, Y0
+	VMOVDQU q8encConst<>+32(SB), Y1
+	VPERMD Y0, Y1, Y0
+	VMOVDQU Y0, (DI)
+	MOVB $1, ok+20(FP)
+	VZEROUPPER
+	RET
+
+y_nan:
+	MOVB $0, ok+20(FP)
+	VZEROUPPER
+	RET
 `
 
 // block quantizes the sixteen values in register v into bytes off.. of qs.
@@ -99,6 +169,28 @@ func block(v string, off int) string {
 	VPMAXSD Z10, Z11, Z11
 	VPMOVDB Z11, %[2]d(DI)
 `, v, off)
+}
+
+// yblock rounds and clamps the eight values in register v (AVX2) to int32 in place: Y12 the
+// magnitude mask, Y13 id, Y14 the sign mask, Y15 ½. The step away from zero is added as
+// (±1 where |t − r| ≥ ½, else +0): r + 0 may turn −0 into +0, which truncates to the same 0.
+func yblock(v string) string {
+	return fmt.Sprintf(`	VMULPS Y13, %[1]s, %[1]s
+	VROUNDPS $0x0B, %[1]s, Y4
+	VSUBPS Y4, %[1]s, Y5
+	VANDPS Y12, Y5, Y5
+	VCMPPS $0x1D, Y15, Y5, Y5
+	VANDPS Y14, %[1]s, Y6
+	VBROADCASTSS q8encConst<>+12(SB), Y7
+	VORPS Y7, Y6, Y6
+	VANDPS Y5, Y6, Y6
+	VADDPS Y6, Y4, Y4
+	VCVTTPS2DQ Y4, Y4
+	VPBROADCASTD q8encConst<>+20(SB), Y7
+	VPMINSD Y7, Y4, Y4
+	VPBROADCASTD q8encConst<>+24(SB), Y7
+	VPMAXSD Y7, Y4, %[1]s
+`, v)
 }
 
 func main() {

@@ -8,3 +8,5 @@ func q8_0EncodeVec(qs []byte, src []float32) (float32, bool) { return 0, false }
 func setQ8EncVec(on bool) {}
 
 func hasQ8EncVec() bool { return false }
+
+func q8EncKernels() map[string]func(qs *byte, src *float32) (float32, bool) { return nil }

@@ -2,12 +2,14 @@ package kvq
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
-// TestQ80EncodeVec: q8_0Encode with its vector kernel writes the Go loops' bytes (the kernel
+// TestQ80EncodeVec: q8_0Encode with its vector kernel, and each kernel this CPU runs, write the Go loops' bytes (the kernel
 // off) for every block, exactly (no error bound: the same float32 operations): Gaussian blocks
 // at scales from subnormal to near the float32 top, blocks whose scale is 1 (largest magnitude
 // 127) holding the halfway cases ±k.5 and the values just below them (C's roundf moves a half
@@ -23,6 +25,7 @@ func TestQ80EncodeVec(t *testing.T) {
 	rng := rand.New(rand.NewPCG(51, 52))
 	halves := []float32{0.5, -0.5, 1.5, -2.5, 126.5, -126.5, 0.49999997, -0.49999997, 2.4999998, 63.5, float32(math.Copysign(0, -1))}
 	specials := []float32{0, float32(math.Copysign(0, -1)), 1e-45, -1e-44, 3e38, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}
+	ks := q8EncKernels()
 	check := func(trial int, src []float32) {
 		want, got := make([]byte, 34), make([]byte, 34)
 		setQ8EncVec(false)
@@ -31,6 +34,20 @@ func TestQ80EncodeVec(t *testing.T) {
 		q8_0Encode(got, src)
 		if !bytes.Equal(got, want) {
 			t.Fatalf("trial %d: block %v\nkernel  %v\nGo path %v", trial, src, got, want)
+		}
+		for name, k := range ks {
+			clear(got)
+			d, ok := k(&got[2], &src[0])
+			if !ok {
+				if !slices.ContainsFunc(src, func(v float32) bool { return v != v }) {
+					t.Fatalf("%s trial %d: declined a block without NaN", name, trial)
+				}
+				continue
+			}
+			binary.LittleEndian.PutUint16(got, F32ToF16(d))
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%s trial %d: block %v\nkernel  %v\nGo path %v", name, trial, src, got, want)
+			}
 		}
 	}
 	src := make([]float32, BlockSize)
