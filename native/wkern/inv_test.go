@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/kvlab/kvlab/native/gguf"
@@ -332,6 +333,42 @@ func TestInvTileScalesShared(t *testing.T) {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 						t.Fatalf("round %d, %s: token %d row %d is %g, a fresh activation's %g", round, typ, i/rows, i%rows, got[i], want[i])
 					}
+				}
+			}
+		}
+	}
+}
+
+// TestInvTileScalesConcurrent: the row ranges of one product run at once on one Act, as a pool
+// runs them, the first to need them building the tile operands (invTileScales, kTileOps) under
+// the Act's mutex and the others reading them: every output has a fresh Act's bits, over three
+// quantizations of the Act, and under -race (CI) the sharing is checked.
+func TestInvTileScalesConcurrent(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	const rows, cols, n = 160, 256, 35
+	for _, typ := range []gguf.Type{gguf.Q4_0, gguf.Q8_0, gguf.Q6_K, gguf.Q4_K} {
+		if !invTiled(typ) {
+			continue
+		}
+		k, _ := KernelOf(typ)
+		x := randomVec(r, n*cols)
+		data := randomRows(r, typ, rows, cols)
+		rb := int(typ.RowBytes(cols))
+		var fresh, shared Act
+		fresh.Quantize(k.Format(), x, n, cols)
+		want := make([]float32, n*rows)
+		k.MulInvariant(want, rows, data, rb, &fresh, 0, rows)
+		for round := 0; round < 3; round++ {
+			shared.Quantize(k.Format(), x, n, cols)
+			got := make([]float32, n*rows)
+			var wg sync.WaitGroup
+			for lo := 0; lo < rows; lo += 16 {
+				wg.Go(func() { k.MulInvariant(got, rows, data, rb, &shared, lo, min(lo+16, rows)) })
+			}
+			wg.Wait()
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s round %d: token %d row %d is %g, want %g", typ, round, i/rows, i%rows, got[i], want[i])
 				}
 			}
 		}
