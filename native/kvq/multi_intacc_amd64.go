@@ -56,10 +56,13 @@ func intAcc() bool { return hasVNNIBW && hasAVX512VL }
 // 128 values, best chunk, interleaved with the other flavour, in cache and streamed past the
 // caches): q4_0 ~4% less time, q4_1 ~5%, iq4_nl ~10%, q5_0 and q5_1 ~12% (these three also take
 // two row pairs a step in this flavour, gen_intacc.go's vtwo); streamed 4–14%. On Intel cores with
-// AVX-512 VBMI (not measured; from published instruction tables, Ice Lake and Sapphire
-// Rapids) the two-table permute is one port-5 µop where the unpacks, insert and widening it
-// replaces are four (iq4_nl: two widenings and two shuffles against a permute and two), and
-// the second row's load is a load µop alone; port 0's VPDPWSSD are unchanged.
+// AVX-512 VBMI (not measured; from published instruction tables, Ice Lake to Emerald Rapids)
+// the two-table permute VPERMT2B is three µops, two on port 5 and one on port 0 or 5 (one
+// every two cycles; Zen 4 and 5 run it as one), where the unpacks, insert and widening it
+// replaces are four port-5 µops (port 1 takes no vector µop while 512-bit ones run); iq4_nl's
+// permute and two VPERMB are four port-5 µops, as its two widenings and two VPSHUFB were, with
+// two fewer logic µops on ports 0 and 5. The second row's load is a load µop alone, and port
+// 0's VPDPWSSD, the row loop's bottleneck there, are unchanged: no port takes more.
 var (
 	intAccQ4_0  = intAccVBMI(multiAccQ40INT, multiAccQ40VINT)
 	intAccQ8_0  = &multiKernels{acc: multiAccQ80INT}
