@@ -270,7 +270,7 @@ h5reduce:
 	VADDPS        Z1, Z0, Z0
 	VADDPS        Z3, Z2, Z2
 	VADDPS        Z2, Z0, Z0
-	VEXTRACTF32X8 $1, Z0, Y1
+	VEXTRACTF64X4 $1, Z0, Y1
 	VADDPS        Y1, Y0, Y0
 	VEXTRACTF128  $1, Y0, X1
 	VADDPS        X1, X0, X0
