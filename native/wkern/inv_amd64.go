@@ -80,10 +80,11 @@ func dotQ4_0zx1VNNI(w, q, d, s unsafe.Pointer, nb, qstride, dstride int, out *[4
 // hasVNNI512 selects Q4_0's AVX-512 VNNI invariant pair (invq4z_amd64.s).
 var hasVNNI512 = hasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VNNI
 
-// q4Pairs are Q4_0's invariant pairs this CPU runs, the one in use first (the tests try each).
+// q4Pairs are Q4_0's invariant pairs this CPU runs, the one in use first (the tests try each):
+// the AVX2 one alone where KVLAB_NO_AVX512 asks for the AVX2 kernels.
 var q4Pairs = func() []invPair {
 	avx2 := invPair{x4: dotQ4_0u(dotQ4_0ux4AVX2, 4), x1: dotQ4_0u(dotQ4_0ux1AVX2, 1)}
-	if hasVNNI512 {
+	if hasVNNI512 && !noVNNI() {
 		return []invPair{{x4: dotQ4_0u(dotQ4_0zx4VNNI, 4), x1: dotQ4_0u(dotQ4_0zx1VNNI, 1)}, avx2}
 	}
 	return []invPair{avx2}
