@@ -316,7 +316,9 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 			vnniDigits(dig, aux, qh, d, nb, nd) // a non-finite value: the reference says what to do
 		}
 		if mu != nil {
-			for i := range offs {
+			// A padded query's offset is 0: its digits and values are zeros.
+			offs = [4]float32{}
+			for i := 0; i < r; i++ {
 				offs[i] = vnniGridDot(dig, aux, i, nb, nd, mu) + lmDot(qh[i*d+nb*32:(i+1)*d], mu[nb*32:d])
 			}
 		}
@@ -333,10 +335,24 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 			base += mr
 			whole := mr &^ 15
 			if whole > 0 {
-				if r == 4 {
-					kernel(&rows[0], whole, &out[h], 4*n)
-				} else {
-					for j0 := 0; j0 < whole; j0 += 16 {
+				direct := 0 // rows the kernel writes in place
+				switch {
+				case r == 4:
+					direct = whole
+				case n == r && n >= 2:
+					// Two or three queries: the kernel's rows, stored one after another in
+					// order, each spill 4 − n scores into the next row's first, which that row
+					// then overwrites; the last row's spill needs a row after it in out.
+					direct = whole
+					if mr == whole && base == m {
+						direct -= 16
+					}
+				}
+				if direct > 0 {
+					kernel(&rows[0], direct, &out[h], 4*n)
+				}
+				if r < 4 {
+					for j0 := direct; j0 < whole; j0 += 16 {
 						kernel(&rows[j0*rb], 16, &tmp[0], 16)
 						for j := 0; j < 16; j++ {
 							o, t := out[(j0+j)*n+h:(j0+j)*n+h+r], tmp[4*j:4*j+4] // element by element: no memmove call per row

@@ -285,3 +285,63 @@ func TestIQ4NLScoresVBMI(t *testing.T) {
 		}
 	}
 }
+
+// TestVNNIScoresInPlace checks the VNNI scores of one to three queries, which the kernels
+// write in place with each row's four-score store spilling into the next row: every query's
+// scores equal its scores alone bit for bit (a query's digits do not depend on the others),
+// over one run and over runs that end on whole groups of sixteen rows, and nothing past the
+// output is written (the last row's spill).
+func TestVNNIScoresInPlace(t *testing.T) {
+	if !hasVNNI {
+		t.Skip("no AVX-512 VNNI")
+	}
+	rng := rand.New(rand.NewPCG(61, 62))
+	const d = 128
+	for _, f := range []Format{Q4_0, Q8_0, Q4_1, Q5_0, Q5_1, IQ4_NL} {
+		for _, rot := range []bool{false, true} {
+			c, err := NewCodec(f, d, CodecOptions{Seed: 5, Head: 2, Rotate: rot})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rc, ok := c.(*rotCodec); ok {
+				rc.muR = gaussianRows(rng, 1, d, 0.5)
+			}
+			rb := c.RowBytes()
+			for _, lens := range [][]int{{16}, {17}, {32}, {47}, {16, 16}, {32, 5}, {16, 0}} {
+				var runs [][]byte
+				total := 0
+				for _, m := range lens {
+					run := make([]byte, m*rb)
+					src := outlierRows(rng, m, d)
+					for j := 0; j < m; j++ {
+						c.Encode(run[j*rb:(j+1)*rb], src[j*d:(j+1)*d])
+					}
+					runs, total = append(runs, run), total+m
+				}
+				for _, n := range []int{1, 2, 3} {
+					q := gaussianRows(rng, n, d, 1)
+					buf := make([]float32, total*n+4)
+					for i := range buf {
+						buf[i] = float32(math.NaN())
+					}
+					got := buf[:total*n]
+					DotManyMultiRuns(c, q, n, runs, got)
+					for i, x := range buf[total*n:] {
+						if !math.IsNaN(float64(x)) {
+							t.Fatalf("%s rot=%v runs %v n %d: wrote %g at %d past the scores", f, rot, lens, n, x, i)
+						}
+					}
+					for h := 0; h < n; h++ {
+						one := make([]float32, total)
+						DotManyMultiRuns(c, q[h*d:(h+1)*d], 1, runs, one)
+						for j, w := range one {
+							if g := got[j*n+h]; math.Float32bits(g) != math.Float32bits(w) {
+								t.Fatalf("%s rot=%v runs %v n %d: row %d query %d: %g, alone %g", f, rot, lens, n, j, h, g, w)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
