@@ -157,11 +157,10 @@ type kTile struct {
 func kTileTokens(t, n int) int { return min(16, n-t) }
 
 // kTileScratch is the K-quant multi-token kernels' super-block scratch (Q6_K's 6208 bytes or
-// Q4_K's 3968, 64-byte aligned within buf), a padded copy of a short row group and its outputs.
+// Q4_K's 3968, 64-byte aligned within buf) and invTileScratch's padded row group and outputs.
 type kTileScratch struct {
-	buf  [max(q6TileScratchBytes, q4kTileScratchBytes) + 64]byte
-	rows []byte
-	y    [16 * invTileRows]float32
+	buf [max(q6TileScratchBytes, q4kTileScratchBytes) + 64]byte
+	invTileScratch
 }
 
 var kTileScratches keep.Pool[kTileScratch]
