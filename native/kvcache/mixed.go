@@ -195,8 +195,7 @@ func (m *mixed) parts(lo, hi int) (s, t int) {
 // mixedKeys reads one head's K of a mixed layer. Its prepared query is the tail store's
 // prepared query (bql values) followed by the raw query, which the f16 rows dot against.
 type mixedKeys struct {
-	ly   *layer
-	head int
+	ly *layer
 	// tail is the layer's store of the head (a contiguous rowStore: a mixed cache is never
 	// paged and takes no grouped format), f16 its f16 rows (mixed.fK), bql tail.QueryLen().
 	tail *rowStore
@@ -206,10 +205,9 @@ type mixedKeys struct {
 
 func newMixedKeys(ly *layer, h int) *mixedKeys {
 	t := ly.k[h].(*rowStore)
-	return &mixedKeys{ly: ly, head: h, tail: t, f16: ly.mx.fK[h], bql: t.QueryLen()}
+	return &mixedKeys{ly: ly, tail: t, f16: ly.mx.fK[h], bql: t.QueryLen()}
 }
 
-func (k *mixedKeys) base() store   { return k.tail }
 func (k *mixedKeys) Len() int      { return k.ly.written }
 func (k *mixedKeys) QueryLen() int { return k.bql + k.ly.mx.dk }
 
@@ -290,8 +288,7 @@ func (m *mixed) f16Run(lo, hi int) (ns, nf int) {
 // mixedValues reads one head's V of a mixed layer. Its accumulator is the tail store's (bal
 // values) followed by a value-domain accumulator for the f16 rows.
 type mixedValues struct {
-	ly   *layer
-	head int
+	ly *layer
 	// tail is the layer's store of the head, f16 its f16 rows (mixed.fV), bal tail.AccLen().
 	tail *rowStore
 	f16  *attn.RowStore
@@ -300,10 +297,9 @@ type mixedValues struct {
 
 func newMixedValues(ly *layer, h int) *mixedValues {
 	t := ly.v[h].(*rowStore)
-	return &mixedValues{ly: ly, head: h, tail: t, f16: ly.mx.fV[h], bal: t.AccLen()}
+	return &mixedValues{ly: ly, tail: t, f16: ly.mx.fV[h], bal: t.AccLen()}
 }
 
-func (v *mixedValues) base() store { return v.tail }
 func (v *mixedValues) Len() int    { return v.ly.written }
 func (v *mixedValues) AccLen() int { return v.bal + v.ly.mx.dv }
 
