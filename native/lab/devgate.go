@@ -238,7 +238,9 @@ func RunDeviceGate(b GateBackend, gc DeviceGateCase) (DeviceGateResult, error) {
 	// queries (QueryGrid) and the K codec has a grid, the same formula on the rounded queries.
 	var grid []kvq.Codec
 	var q2kGrid []*kvq.Q2KHead
-	if g, ok := gpu.(QueryGrid); ok && g.RoundsQueries() {
+	g, rounds := gpu.(QueryGrid)
+	rounds = rounds && g.RoundsQueries()
+	if rounds {
 		grid = gridCodecs(cpu, d, hn)
 		if cfg.Pair.K == kvq.Q2K {
 			if q2kGrid, err = q2kGridHeads(k, d, hn, gc.Cells, cfg.KGain); err != nil {
@@ -310,7 +312,7 @@ func RunDeviceGate(b GateBackend, gc DeviceGateCase) (DeviceGateResult, error) {
 		res.Prefill = RelRMS(pout, pref)
 	}
 	res.Bound = DeviceAttnBound
-	if g, ok := gpu.(QueryGrid); ok && g.RoundsQueries() {
+	if rounds {
 		vc, err := kvq.NewCodec(cfg.Pair.V, d, kvq.CodecOptions{Seed: gc.Seed})
 		if err != nil {
 			return res, err
