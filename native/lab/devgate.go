@@ -248,20 +248,25 @@ func RunDeviceGate(b GateBackend, gc DeviceGateCase) (DeviceGateResult, error) {
 			}
 		}
 	}
+	// reference is the output of query q over cells [0, hi) that the backend is held to (exact:
+	// the cells that score the query as it is, nil for none).
+	reference := func(out, q []float32, keys, vals []attn.Rows, hi int, exact func(int) bool) error {
+		switch {
+		case grid != nil:
+			return gridReference(out, q, shape, grid, keys, vals, hi, exact)
+		case q2kGrid != nil:
+			return q2kGridReference(out, q, shape, q2kGrid, keys, vals, hi, exact)
+		}
+		return attn.DecodeReference(out, q, shape, keys, vals, 0, hi)
+	}
 	decodeRef := ref
 	res.QueryGrid = grid != nil || q2kGrid != nil
-	// The overlay's exact cells, as kvcache keeps them for cells written in order: the first
-	// Sinks and the last Window.
-	overlay := func(c int) bool { return c < gc.Sinks || c >= gc.Cells-gc.Window }
-	switch {
-	case grid != nil:
+	if res.QueryGrid {
+		// The overlay's exact cells, as kvcache keeps them for cells written in order: the
+		// first Sinks and the last Window.
+		overlay := func(c int) bool { return c < gc.Sinks || c >= gc.Cells-gc.Window }
 		decodeRef = make([]float32, heads*d)
-		if err := gridReference(decodeRef, qd, shape, grid, kr, vr, gc.Cells, overlay); err != nil {
-			return res, err
-		}
-	case q2kGrid != nil:
-		decodeRef = make([]float32, heads*d)
-		if err := q2kGridReference(decodeRef, qd, shape, q2kGrid, kr, vr, gc.Cells, overlay); err != nil {
+		if err := reference(decodeRef, qd, kr, vr, gc.Cells, overlay); err != nil {
 			return res, err
 		}
 	}
@@ -295,13 +300,7 @@ func RunDeviceGate(b GateBackend, gc DeviceGateCase) (DeviceGateResult, error) {
 			wg.Go(func() {
 				for i := range next {
 					o, qi := pref[i*heads*d:(i+1)*heads*d], qp[i*heads*d:(i+1)*heads*d]
-					if grid != nil {
-						errs[i] = gridReference(o, qi, shape, grid, kb, vb, p0+i+1, nil)
-					} else if q2kGrid != nil {
-						errs[i] = q2kGridReference(o, qi, shape, q2kGrid, kb, vb, p0+i+1, nil)
-					} else {
-						errs[i] = attn.DecodeReference(o, qi, shape, kb, vb, 0, p0+i+1)
-					}
+					errs[i] = reference(o, qi, kb, vb, p0+i+1, nil)
 				}
 			})
 		}
