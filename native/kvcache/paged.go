@@ -504,9 +504,9 @@ func (s *pagedStore) Scores(pq []float32, lo int, out []float32) {
 }
 
 // ScoresMulti is attn.MultiKeys. The pages' rows go to kvq.DotManyMultiRuns up to runBatch
-// pages a call (the codec's multi-query kernels, or DotMany per query), so kernels that round the queries first
-// (the VNNI ones) round them once a batch rather than once a page; every score is the one a
-// call per page gives.
+// pages a call (the codec's multi-query kernels, or DotMany per query), so kernels that round
+// the queries first (the VNNI ones) round them once a batch rather than once a page; every
+// score is the one a call per page gives.
 func (s *pagedStore) ScoresMulti(pq []float32, n, lo int, out []float32) {
 	if n <= 0 {
 		return // no queries: nothing to score (and no division by n)
