@@ -114,10 +114,7 @@ func multiDotStride(c Codec, k *multiKernels, nv int, tail func(q []float32, row
 		}
 		sc := multiScratches.Get().(*multiScratch)
 		defer multiScratches.Put(sc)
-		qp := padQueries(sc.pad[:], nil, d)
-		for i := 0; i < r; i++ {
-			copy(qp[i*d:(i+1)*d], q[(h+i)*qs:(h+i)*qs+d])
-		}
+		qp := padQueries(sc.pad[:], q[h*qs:], qs, r, d)
 		tmp := &sc.w
 		for j0 := 0; j0 < m; j0 += multiBatch {
 			mb := min(multiBatch, m-j0)
@@ -182,10 +179,7 @@ func multiAccStride(c Codec, k *multiKernels, nv int, tail func(acc []float32, w
 		}
 		sc := multiScratches.Get().(*multiScratch)
 		defer multiScratches.Put(sc)
-		ap := padQueries(sc.pad[:], nil, d)
-		for i := 0; i < r; i++ {
-			copy(ap[i*d:(i+1)*d], acc[(h+i)*as:(h+i)*as+d])
-		}
+		ap := padQueries(sc.pad[:], acc[h*as:], as, r, d)
 		wt := &sc.w
 		for j0 := 0; j0 < m; j0 += multiBatch {
 			mb := min(multiBatch, m-j0)
@@ -216,15 +210,17 @@ func multiAccStride(c Codec, k *multiKernels, nv int, tail func(acc []float32, w
 	}
 }
 
-// padQueries copies r < 4 queries of d values into four, the rest zero: into buf when it
-// holds 4·d values, else into a new slice.
-func padQueries(buf, q []float32, d int) []float32 {
+// padQueries copies r ≤ 4 queries of d values, query i at q[i·qs : i·qs+d] (qs ≥ d), into
+// four contiguous ones, the rest zero: into buf when it holds 4·d values, else into a new slice.
+func padQueries(buf, q []float32, qs, r, d int) []float32 {
 	if len(buf) < 4*d {
 		buf = make([]float32, 4*d)
 	}
 	qp := buf[:4*d]
-	n := copy(qp, q)
-	clear(qp[n:])
+	for i := 0; i < r; i++ {
+		copy(qp[i*d:(i+1)*d], q[i*qs:i*qs+d])
+	}
+	clear(qp[r*d:])
 	return qp
 }
 

@@ -55,7 +55,7 @@ func (c fp8Codec) scoresBF16(q []float32, n int, rows []byte, out, mu []float32)
 		qh := q[h*d : (h+r)*d]
 		if r < 4 {
 			var qpad [4 * multiScratchDim]float32 // zeroed where declared: only when used
-			qh = padQueries(qpad[:], qh, d)
+			qh = padQueries(qpad[:], qh, d, r, d)
 		}
 		fp8QueryBF16(&pack[0], &qh[0], d, nv)
 		var offs [4]float32

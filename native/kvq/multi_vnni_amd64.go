@@ -298,19 +298,11 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 	var tmp [16 * 4]float32
 	for h := 0; h < n; h += 4 {
 		r := min(4, n-h)
-		var qh []float32
-		switch {
-		case qs == d && r == 4:
-			qh = q[h*d : (h+r)*d]
-		case qs == d:
-			var qpad [4 * multiScratchDim]float32 // a short last group of queries, padded to 4
-			qh = padQueries(qpad[:], q[h*d:(h+r)*d], d)
-		default:
-			var qpad [4 * multiScratchDim]float32 // the group gathered contiguous, padded to 4
-			qh = padQueries(qpad[:], nil, d)
-			for i := 0; i < r; i++ {
-				copy(qh[i*d:(i+1)*d], q[(h+i)*qs:(h+i)*qs+d])
-			}
+		qh := q[h*d : (h+r)*d]
+		if qs != d || r < 4 {
+			// A short last group of queries padded to 4, or a group not contiguous gathered.
+			var qpad [4 * multiScratchDim]float32
+			qh = padQueries(qpad[:], q[h*qs:], qs, r, d)
 		}
 		if !vnniDigitsAVX512(&dig[0], &aux[0], &qh[0], d, nb, nd) {
 			vnniDigits(dig, aux, qh, d, nb, nd) // a non-finite value: the reference says what to do
