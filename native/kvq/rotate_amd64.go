@@ -14,7 +14,7 @@ package kvq
 // (TestRotRowVec); dst may alias src (every value is loaded before any is stored).
 func rotRowVec(r *rotation, dst, src, mu, ilam []float32) bool {
 	d := r.d
-	if !rotVecOn || len(r.chunks) != 1 || (d != 64 && d != 128) {
+	if !rotVecFor(r) {
 		return false
 	}
 	dst, src = dst[:d], src[:d]
@@ -38,12 +38,18 @@ func rotRowVec(r *rotation, dst, src, mu, ilam []float32) bool {
 	return true
 }
 
+// rotVecFor reports whether a kernel of rotate_amd64.s may take r: a single Hadamard block of
+// 64 or 128 values, the kernels on (which CPU runs which is rotRowVec's and rotRowTVec's).
+func rotVecFor(r *rotation) bool {
+	return rotVecOn && len(r.chunks) == 1 && (r.d == 64 || r.d == 128)
+}
+
 // rotRowTVec writes dst = Rᵀ·src (rotation.applyT) by the transposed kernels of
 // rotate_amd64.s, for the rotations rotRowVec takes, and reports false for the others: the
 // transform stage by stage, then the signs over √d, the Go loops' bits (TestRotRowVec).
 func rotRowTVec(r *rotation, dst, src []float32) bool {
 	d := r.d
-	if !rotVecOn || len(r.chunks) != 1 || (d != 64 && d != 128) {
+	if !rotVecFor(r) {
 		return false
 	}
 	dst, src = dst[:d], src[:d]
