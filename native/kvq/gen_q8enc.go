@@ -138,6 +138,9 @@ y_zero:
 	VBROADCASTSS X13, Y13
 	VBROADCASTSS q8encConst<>+4(SB), Y14
 	VBROADCASTSS q8encConst<>+8(SB), Y15
+	VBROADCASTSS q8encConst<>+12(SB), Y8
+	VPBROADCASTD q8encConst<>+20(SB), Y9
+	VPBROADCASTD q8encConst<>+24(SB), Y10
 ` + yblock("Y0") + yblock("Y1") + yblock("Y2") + yblock("Y3") + `	VPACKSSDW Y1, Y0, Y0
 	VPACKSSDW Y3, Y2, Y2
 	VPACKSSWB Y2, Y0, Y0
@@ -172,7 +175,7 @@ func block(v string, off int) string {
 }
 
 // yblock rounds and clamps the eight values in register v (AVX2) to int32 in place: Y12 the
-// magnitude mask, Y13 id, Y14 the sign mask, Y15 ½. The step away from zero is added as
+// magnitude mask, Y13 id, Y14 the sign mask, Y15 ½, Y8 1, Y9 127 and Y10 −127 (int32). The step away from zero is added as
 // (±1 where |t − r| ≥ ½, else +0): r + 0 may turn −0 into +0, which truncates to the same 0.
 func yblock(v string) string {
 	return fmt.Sprintf(`	VMULPS Y13, %[1]s, %[1]s
@@ -181,15 +184,12 @@ func yblock(v string) string {
 	VANDPS Y12, Y5, Y5
 	VCMPPS $0x1D, Y15, Y5, Y5
 	VANDPS Y14, %[1]s, Y6
-	VBROADCASTSS q8encConst<>+12(SB), Y7
-	VORPS Y7, Y6, Y6
+	VORPS Y8, Y6, Y6
 	VANDPS Y5, Y6, Y6
 	VADDPS Y6, Y4, Y4
 	VCVTTPS2DQ Y4, Y4
-	VPBROADCASTD q8encConst<>+20(SB), Y7
-	VPMINSD Y7, Y4, Y4
-	VPBROADCASTD q8encConst<>+24(SB), Y7
-	VPMAXSD Y7, Y4, %[1]s
+	VPMINSD Y9, Y4, Y4
+	VPMAXSD Y10, Y4, %[1]s
 `, v)
 }
 
