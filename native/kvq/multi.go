@@ -536,7 +536,7 @@ func (c *q8_0Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32)
 		c.shortDotMulti(q, n, rows, out)
 		return
 	}
-	if hasVNNI && n > 0 {
+	if intScores && n > 0 {
 		c.q8ScoresVNNI(q, n, rows, out, nil)
 		return
 	}
@@ -549,7 +549,7 @@ func (c *q8_0Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32)
 // round it (ScoresGrid), so the sum is Dot(q̃) of the offset rows. The VNNI kernel starts each
 // score from it, sparing a pass over the scores.
 func (c *q8_0Codec) dotManyMultiMu(q []float32, n int, rows []byte, out, mu []float32) {
-	if hasVNNI && c.full > 0 && n > 0 {
+	if intScores && c.full > 0 && n > 0 {
 		c.q8ScoresVNNI(q, n, rows, out, mu)
 		return
 	}
@@ -579,7 +579,7 @@ func (c *q4_0Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32)
 		c.shortDotMulti(q, n, rows, out)
 		return
 	}
-	if hasVNNI && n > 0 {
+	if intScores && n > 0 {
 		c.q4ScoresVNNI(q, n, rows, out, nil)
 		return
 	}
@@ -589,7 +589,7 @@ func (c *q4_0Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32)
 
 // dotManyMultiMu is q8_0Codec.dotManyMultiMu for q4_0.
 func (c *q4_0Codec) dotManyMultiMu(q []float32, n int, rows []byte, out, mu []float32) {
-	if hasVNNI && c.full > 0 && n > 0 {
+	if intScores && c.full > 0 && n > 0 {
 		c.q4ScoresVNNI(q, n, rows, out, mu)
 		return
 	}

@@ -107,7 +107,7 @@ func (c *blockCodec) blockAccMulti(self Codec, k *multiKernels, acc []float32, n
 
 // DotManyMulti scores n queries against every row within the MultiQuery bounds.
 func (c *q4_1Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
-	if hasVNNI && c.full > 0 && n > 0 {
+	if intScores && c.full > 0 && n > 0 {
 		c.q41ScoresVNNI(q, n, rows, out, nil)
 		return
 	}
@@ -116,7 +116,7 @@ func (c *q4_1Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32)
 
 // dotManyMultiMu is q8_0Codec.dotManyMultiMu for q4_1.
 func (c *q4_1Codec) dotManyMultiMu(q []float32, n int, rows []byte, out, mu []float32) {
-	if hasVNNI && c.full > 0 && n > 0 {
+	if intScores && c.full > 0 && n > 0 {
 		c.q41ScoresVNNI(q, n, rows, out, mu)
 		return
 	}
@@ -179,7 +179,7 @@ func (c *q5_1Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows 
 
 // DotManyMulti scores n queries against every row within the MultiQuery bounds.
 func (c *iq4nlCodec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
-	if hasVNNIBW && c.full > 0 && n > 0 {
+	if intScoresBW && c.full > 0 && n > 0 {
 		c.iq4ScoresVNNI(q, n, rows, out, nil)
 		return
 	}
@@ -188,7 +188,7 @@ func (c *iq4nlCodec) DotManyMulti(q []float32, n int, rows []byte, out []float32
 
 // dotManyMultiMu is q8_0Codec.dotManyMultiMu for iq4_nl.
 func (c *iq4nlCodec) dotManyMultiMu(q []float32, n int, rows []byte, out, mu []float32) {
-	if hasVNNIBW && c.full > 0 && n > 0 {
+	if intScoresBW && c.full > 0 && n > 0 {
 		c.iq4ScoresVNNI(q, n, rows, out, mu)
 		return
 	}

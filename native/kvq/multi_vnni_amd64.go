@@ -226,7 +226,7 @@ func vnniScoresStride(kind int, d, rb, nb int, tail func(q []float32, row []byte
 // vnniStride is DotManyMultiStride through the VNNI kernels for q4_0 and q8_0 rows (mu, nil
 // for none, the rows' value offsets), false where they do not run.
 func vnniStride(c Codec, q []float32, qs, n int, rows []byte, out, mu []float32) bool {
-	if !hasVNNI || n <= 0 {
+	if !intScores || n <= 0 {
 		return false
 	}
 	switch c := c.(type) {
@@ -272,7 +272,20 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 		dig, aux, stage = make([]byte, nb*vnniBlockBytes), make([]uint32, nb*vnniAuxWords), make([]uint16, nb*64)
 	}
 	var offs [4]float32
+	var bq []byte // the AVX2 kernels' pre-broadcast digits (avx2Expand)
+	if avx2Int {
+		bp := avx2BQPool.Get().(*[vnniMaxBlocks * 2048]byte)
+		defer avx2BQPool.Put(bp)
+		bq = bp[:]
+		if nb > vnniMaxBlocks {
+			bq = make([]byte, nb*avx2BQBytes(kind))
+		}
+	}
 	kernel := func(rows *byte, m int, out *float32, ostride int) {
+		if bq != nil {
+			avx2IntKernel(kind, &bq[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
+			return
+		}
 		switch kind {
 		case vnniQ8_0:
 			multiScoresQ80VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
@@ -304,7 +317,10 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 			var qpad [4 * multiScratchDim]float32
 			qh = padQueries(qpad[:], q[h*qs:], qs, r, d)
 		}
-		if !vnniDigitsAVX512(&dig[0], &aux[0], &qh[0], d, nb, nd) {
+		if bq != nil {
+			vnniDigits(dig, aux, qh, d, nb, nd)
+			avx2Expand(bq, dig, nb, nd, kind)
+		} else if !vnniDigitsAVX512(&dig[0], &aux[0], &qh[0], d, nb, nd) {
 			vnniDigits(dig, aux, qh, d, nb, nd) // a non-finite value: the reference says what to do
 		}
 		if mu != nil {
@@ -409,19 +425,19 @@ func (c *iq4nlCodec) iq4ScoresVNNI(q []float32, n int, rows []byte, out, mu []fl
 func scoresDigits(c Codec) (nd, nb int) {
 	switch c := c.(type) {
 	case *q4_0Codec:
-		if hasVNNI && c.full > 0 {
+		if intScores && c.full > 0 {
 			return vnniNDigits[vnniQ4_0], c.full
 		}
 	case *q8_0Codec:
-		if hasVNNI && c.full > 0 {
+		if intScores && c.full > 0 {
 			return vnniNDigits[vnniQ8_0], c.full
 		}
 	case *iq4nlCodec:
-		if hasVNNIBW && c.full > 0 {
+		if intScoresBW && c.full > 0 {
 			return vnniNDigits[vnniIQ4NL], c.full
 		}
 	case *q4_1Codec:
-		if hasVNNI && c.full > 0 {
+		if intScores && c.full > 0 {
 			return vnniNDigits[vnniQ4_1], c.full
 		}
 	case *q5_0Codec:
@@ -479,25 +495,25 @@ func vnniRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bool {
 	}
 	switch c := c.(type) {
 	case *q4_0Codec:
-		if hasVNNI && c.full > 0 {
+		if intScores && c.full > 0 {
 			td, _ := c.tails()
 			vnniScoresRuns(vnniQ4_0, c.d, c.rb, c.full, td, q, n, runs, out, mu)
 			return true
 		}
 	case *q8_0Codec:
-		if hasVNNI && c.full > 0 {
+		if intScores && c.full > 0 {
 			td, _ := c.tails()
 			vnniScoresRuns(vnniQ8_0, c.d, c.rb, c.full, td, q, n, runs, out, mu)
 			return true
 		}
 	case *iq4nlCodec:
-		if hasVNNIBW && c.full > 0 {
+		if intScoresBW && c.full > 0 {
 			td, _ := c.tails()
 			vnniScoresRuns(vnniIQ4NL, c.d, c.rb, c.full, td, q, n, runs, out, mu)
 			return true
 		}
 	case *q4_1Codec:
-		if hasVNNI && c.full > 0 {
+		if intScores && c.full > 0 {
 			td, _ := c.tails()
 			vnniScoresRuns(vnniQ4_1, c.d, c.rb, c.full, td, q, n, runs, out, mu)
 			return true

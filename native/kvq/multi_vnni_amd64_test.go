@@ -12,9 +12,9 @@ import (
 // withoutVNNI runs f with the VNNI scores kernels switched off, so the float kernels it
 // replaces stay tested on CPUs that have it.
 func withoutVNNI(f func()) {
-	v, vb := hasVNNI, hasVNNIBW
-	hasVNNI, hasVNNIBW = false, false
-	defer func() { hasVNNI, hasVNNIBW = v, vb }()
+	v, vb, i, ib, a := hasVNNI, hasVNNIBW, intScores, intScoresBW, avx2Int
+	hasVNNI, hasVNNIBW, intScores, intScoresBW, avx2Int = false, false, false, false, false
+	defer func() { hasVNNI, hasVNNIBW, intScores, intScoresBW, avx2Int = v, vb, i, ib, a }()
 	f()
 }
 
@@ -46,12 +46,12 @@ func TestMultiQueryAVX512FloatQ4(t *testing.T) {
 // the one under test, that a row's score does not depend on the rows around it (groups of 16,
 // a zero-padded last group), and that zero and non-finite queries give 0 and NaN.
 func TestVNNIBound(t *testing.T) {
-	if !hasVNNI {
-		t.Skip("no AVX-512 VNNI")
+	if !intScores {
+		t.Skip("no integer scores kernels")
 	}
 	rng := rand.New(rand.NewPCG(33, 34))
 	for _, f := range []Format{Q4_0, Q8_0, IQ4_NL, Q4_1, Q5_0, Q5_1} {
-		if f != Q4_0 && f != Q8_0 && !hasVNNIBW {
+		if (f == IQ4_NL && !intScoresBW) || ((f == Q5_0 || f == Q5_1) && !hasVNNIBW) {
 			continue
 		}
 		for _, d := range []int{32, 128, 200, 1024} {

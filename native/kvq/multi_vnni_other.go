@@ -5,6 +5,9 @@ package kvq
 // hasVNNI is false: the VNNI kernel is amd64 assembly.
 const hasVNNI, hasVNNIBW = false, false
 
+// intScores and intScoresBW are false: the integer scores kernels are amd64 assembly.
+const intScores, intScoresBW = false, false
+
 func (c *q4_0Codec) q4ScoresVNNI(q []float32, n int, rows []byte, out, mu []float32) {
 	panic("kvq: no VNNI kernel on this platform")
 }

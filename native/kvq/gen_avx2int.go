@@ -1,0 +1,311 @@
+//go:build ignore
+
+// gen_avx2int writes multi_avx2int_amd64.s: the AVX2 integer scores kernels of q4_0, q4_1, q8_0
+// and iq4_nl for CPUs with AVX2 but not AVX-512 (contract and bound in multi_avx2int_amd64.go).
+// Run with `go generate ./native/kvq`.
+//
+// They port the AVX-512 VNNI kernels' design (multi_vnni_amd64.s) to sixteen 256-bit
+// registers. Eight rows go at a time, one per 32-bit lane, so a score needs no horizontal sum:
+// per 32-value block the eight rows' payloads are loaded two to a vector (rows m and 4+m in its
+// two 128-bit lanes) and their dwords transposed within the lanes, so that vector k holds
+// payload dword k of row l in lane l. The query's digits come pre-broadcast (avx2Expand): per
+// block, query and payload dword one 32-byte vector, so every multiply takes its query operand
+// from memory and the kernels need no register for it.
+//
+// Two integer routes, both exact in int32 and giving the integer the VNNI kernels form:
+//
+//   - u8 (q4_0, q4_1: codes 0..15). VPMADDUBSW multiplies a lane's four unsigned codes by the
+//     four signed query bytes and adds pairs into int16: |pair| ≤ 2·15·127 = 3810, so no
+//     saturation, and the eight products of a block summed with VPADDW stay ≤ 30480 < 2¹⁵.
+//     VPMADDWD by ones folds the int16 sum into the lane's int32, to which q4_0 adds −8·ΣQ.
+//   - s16 (q8_0: signed bytes; iq4_nl: its levels, −127..113, looked up with VPSHUFB). The codes'
+//     even and odd bytes are sign-extended to int16 in place (VPSLLW/VPSRAW), each multiplied by
+//     the query's even or odd values as int16 (VPMADDWD; q8_0's Q = 2⁸·hi + lo, |Q| ≤ 32639)
+//     and added into int32: |Σ Q·c| ≤ 32·128·32639 < 2³¹. VPMADDUBSW would saturate here
+//     (2·255·128 for offset codes).
+//
+// Each block's integer is then converted and scaled with the float operations of the VNNI
+// kernels in their order (s·d once, then one fused multiply-add; q4_1: d·Σ, m·ΣQ fused in,
+// times s fused into the score), so every score is theirs bit for bit.
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// kern is one format's kernel.
+type kern struct {
+	name   string // avx2Scores<name>
+	doc    string
+	block  int  // bytes of one 32-value block
+	hdr    int  // header bytes before the payload
+	min    bool // a second f16 (the minimum m) after the scale
+	s16    bool // the s16 route (else u8)
+	wide   bool // a 32-byte payload (q8_0), else 16 bytes of nibbles
+	iq4    bool // nibbles are indices into iq4_nl's levels
+	offset int  // aux word offset (bytes) of the int32 added per query, 0 for none
+}
+
+var kerns = []kern{
+	{name: "Q40", doc: "q4_0: codes c − 8, the −8·ΣQ of aux added to each block's int32 sum.", block: 18, hdr: 2, offset: 16},
+	{name: "Q41", doc: "q4_1: codes c, d·Σ Q·c + m·ΣQ, times s, added to the score.", block: 20, hdr: 4, min: true},
+	{name: "Q80", doc: "q8_0: signed codes, the s16 route over the 32-byte payload.", block: 34, hdr: 2, s16: true, wide: true},
+	{name: "IQ4NL", doc: "iq4_nl: its levels (VPSHUFB), the s16 route.", block: 18, hdr: 2, s16: true, iq4: true},
+}
+
+var out bytes.Buffer
+
+func p(format string, args ...any) { fmt.Fprintf(&out, "\t"+format+"\n", args...) }
+func label(l string)               { fmt.Fprintf(&out, "%s:\n", l) }
+
+// loadTranspose loads 16 payload bytes at byte offset off of the eight rows (CX rows 0..3,
+// BX rows 4..7; R8 = rb, R12 = 3rb) and leaves payload dword k of row l in lane l of Y12+k
+// (temporaries Y0..Y3).
+func loadTranspose(off int) {
+	for m := 0; m < 4; m++ {
+		idx := [...]string{"", "(R8*1)", "(R8*2)", "(R12*1)"}[m]
+		p("VMOVDQU %d(CX)%s, X%d", off, idx, 12+m)
+		p("VINSERTI128 $1, %d(BX)%s, Y%d, Y%d", off, idx, 12+m, 12+m)
+	}
+	p("VPUNPCKLDQ Y13, Y12, Y0")
+	p("VPUNPCKHDQ Y13, Y12, Y1")
+	p("VPUNPCKLDQ Y15, Y14, Y2")
+	p("VPUNPCKHDQ Y15, Y14, Y3")
+	p("VPUNPCKLQDQ Y2, Y0, Y12")
+	p("VPUNPCKHQDQ Y2, Y0, Y13")
+	p("VPUNPCKLQDQ Y3, Y1, Y14")
+	p("VPUNPCKHQDQ Y3, Y1, Y15")
+}
+
+// u8Block is one block of the u8 route: codes into Y0..Y7, four int32 dots, finished into
+// the scores Y8..Y11. Y12 holds the rows' scales (and Y15 q4_1's minima) when the dots finish.
+func u8Block(k kern) {
+	loadTranspose(k.hdr)
+	for i := 0; i < 4; i++ {
+		p("VPAND ·avx2Nib(SB), Y%d, Y%d", 12+i, i)
+		p("VPSRLW $4, Y%d, Y%d", 12+i, 4+i)
+		p("VPAND ·avx2Nib(SB), Y%d, Y%d", 4+i, 4+i)
+	}
+	p("VCVTPH2PS (R13), Y12")
+	if k.min {
+		p("VCVTPH2PS 16(R13), Y15")
+	}
+	for h := 0; h < 4; h++ {
+		// One int16 chain: the queries' chains are independent.
+		p("VPMADDUBSW %d(SI), Y0, Y13", h*8*32)
+		for c := 1; c < 8; c++ {
+			p("VPMADDUBSW %d(SI), Y%d, Y14", (h*8+c)*32, c)
+			p("VPADDW Y14, Y13, Y13")
+		}
+		p("VPMADDWD ·avx2Ones16(SB), Y13, Y13")
+		if k.offset != 0 {
+			p("VPBROADCASTD %d(DX), Y14", k.offset+4*h)
+			p("VPADDD Y14, Y13, Y13")
+		}
+		p("VCVTDQ2PS Y13, Y13")
+		if k.min {
+			p("VMULPS Y12, Y13, Y13")
+			p("VBROADCASTSS %d(DX), Y14", 80+4*h)
+			p("VFMADD231PS Y14, Y%d, Y13", 15)
+			p("VBROADCASTSS %d(DX), Y14", 4*h)
+			p("VFMADD231PS Y14, Y13, Y%d", 8+h)
+			continue
+		}
+		p("VBROADCASTSS %d(DX), Y14", 4*h)
+		p("VMULPS Y12, Y14, Y14")
+		p("VFMADD231PS Y14, Y13, Y%d", 8+h)
+	}
+}
+
+// s16Block is one block of the s16 route: int32 dots in Y4..Y7, finished into Y8..Y11.
+func s16Block(k kern) {
+	halves := 1
+	if k.wide {
+		halves = 2
+	}
+	for half := 0; half < halves; half++ {
+		loadTranspose(k.hdr + 16*half)
+		if k.iq4 {
+			p("VMOVDQU ·avx2IQ4Levels(SB), Y3")
+		}
+		ncode := 4
+		if k.iq4 {
+			ncode = 8
+		}
+		for c := 0; c < ncode; c++ {
+			dw := 4*half + c // the payload dword's values: 4·dw .. 4·dw+3
+			src := 12 + c
+			if k.iq4 {
+				src = 12 + c%4
+				if c < 4 {
+					p("VPAND ·avx2Nib(SB), Y%d, Y0", src)
+				} else {
+					p("VPSRLW $4, Y%d, Y0", src)
+					p("VPAND ·avx2Nib(SB), Y0, Y0")
+				}
+				p("VPSHUFB Y0, Y3, Y0")
+				src = 0
+			}
+			// Y1: even bytes sign-extended, Y0: odd bytes.
+			p("VPSLLW $8, Y%d, Y1", src)
+			p("VPSRAW $8, Y1, Y1")
+			p("VPSRAW $8, Y%d, Y0", src)
+			for h := 0; h < 4; h++ {
+				off := (dw*4 + h) * 64
+				if dw == 0 {
+					p("VPMADDWD %d(SI), Y1, Y%d", off, 4+h)
+				} else {
+					p("VPMADDWD %d(SI), Y1, Y2", off)
+					p("VPADDD Y2, Y%d, Y%d", 4+h, 4+h)
+				}
+				p("VPMADDWD %d(SI), Y0, Y2", off+32)
+				p("VPADDD Y2, Y%d, Y%d", 4+h, 4+h)
+			}
+		}
+	}
+	p("VCVTPH2PS (R13), Y3")
+	for h := 0; h < 4; h++ {
+		p("VCVTDQ2PS Y%d, Y%d", 4+h, 4+h)
+		p("VBROADCASTSS %d(DX), Y2", 4*h)
+		p("VMULPS Y3, Y2, Y2")
+		p("VFMADD231PS Y2, Y%d, Y%d", 4+h, 8+h)
+	}
+}
+
+func kernel(k kern) {
+	n := k.name
+	lines := (8*k.block + 63) / 64
+	bq := 1024 // bytes of pre-broadcast digits per block
+	if k.s16 {
+		bq = 2048
+	}
+	stageStride := 16
+	if k.min {
+		stageStride = 32
+	}
+	fmt.Fprintf(&out, "\n// func avx2Scores%s(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)\n", n)
+	fmt.Fprintf(&out, "// %s\n", k.doc)
+	fmt.Fprintf(&out, "TEXT ·avx2Scores%s(SB), NOSPLIT, $0-80\n", n)
+	p("MOVQ rows+32(FP), DI")
+	p("MOVQ rb+40(FP), R8")
+	p("LEAQ (R8)(R8*2), R12 // 3 rows")
+	p("MOVQ out+56(FP), R9")
+	p("MOVQ m+48(FP), R10")
+	p("SHRQ $3, R10 // groups of eight rows")
+	p("JZ   a2%s_done", n)
+	label("a2" + n + "_group")
+	p("// Stage every block's eight scales (and minima) in lane order.")
+	p("MOVQ DI, CX")
+	p("LEAQ (CX)(R8*4), BX")
+	p("MOVQ stage+16(FP), SI")
+	p("MOVQ nb+24(FP), R11")
+	label("a2" + n + "_stage")
+	fields := 1
+	if k.min {
+		fields = 2
+	}
+	for f := 0; f < fields; f++ {
+		for r := 0; r < 8; r++ {
+			base := "CX"
+			if r >= 4 {
+				base = "BX"
+			}
+			idx := [...]string{"", "(R8*1)", "(R8*2)", "(R12*1)"}[r%4]
+			p("MOVWLZX %d(%s)%s, AX", 2*f, base, idx)
+			p("MOVW AX, %d(SI)", 16*f+2*r)
+		}
+	}
+	p("ADDQ $%d, CX", k.block)
+	p("ADDQ $%d, BX", k.block)
+	p("ADDQ $%d, SI", stageStride)
+	p("DECQ R11")
+	p("JNZ  a2%s_stage", n)
+	p("")
+	p("MOVQ DI, CX")
+	p("LEAQ (CX)(R8*4), BX")
+	p("MOVQ bq+0(FP), SI")
+	p("MOVQ aux+8(FP), DX")
+	p("MOVQ stage+16(FP), R13")
+	p("MOVQ nb+24(FP), R11")
+	p("MOVQ off+72(FP), AX // the scores start at the queries' offsets")
+	for h := 0; h < 4; h++ {
+		p("VBROADCASTSS %d(AX), Y%d", 4*h, 8+h)
+	}
+	p("MOVQ R8, AX // prefetch pointer: PFGROUPS2 groups of eight rows ahead, %d bytes a block", lines*64)
+	p("SHLQ $3, AX")
+	p("IMULQ $PFGROUPS2, AX")
+	p("ADDQ DI, AX")
+	label("a2" + n + "_blk")
+	for l := 0; l < lines; l++ {
+		p("PREFETCHT0 %d(AX)", 64*l)
+	}
+	p("ADDQ $%d, AX", 64*lines)
+	if k.s16 {
+		s16Block(k)
+	} else {
+		u8Block(k)
+	}
+	p("ADDQ $%d, CX", k.block)
+	p("ADDQ $%d, BX", k.block)
+	p("ADDQ $%d, SI", bq)
+	p("ADDQ $96, DX")
+	p("ADDQ $%d, R13", stageStride)
+	p("DECQ R11")
+	p("JNZ  a2%s_blk", n)
+	p("")
+	p("// Rows of four scores: W0..W3 (Y4..Y7) hold rows 0..3 in their low lanes, 4..7 in their high.")
+	p("VUNPCKLPS Y9, Y8, Y0")
+	p("VUNPCKHPS Y9, Y8, Y1")
+	p("VUNPCKLPS Y11, Y10, Y2")
+	p("VUNPCKHPS Y11, Y10, Y3")
+	p("VUNPCKLPD Y2, Y0, Y4")
+	p("VUNPCKHPD Y2, Y0, Y5")
+	p("VUNPCKLPD Y3, Y1, Y6")
+	p("VUNPCKHPD Y3, Y1, Y7")
+	p("MOVQ ostride+64(FP), AX")
+	p("LEAQ (AX)(AX*2), R11")
+	p("VMOVUPS X4, (R9)")
+	p("VMOVUPS X5, (R9)(AX*1)")
+	p("VMOVUPS X6, (R9)(AX*2)")
+	p("VMOVUPS X7, (R9)(R11*1)")
+	p("LEAQ (R9)(AX*4), BX")
+	p("VEXTRACTF128 $1, Y4, (BX)")
+	p("VEXTRACTF128 $1, Y5, (BX)(AX*1)")
+	p("VEXTRACTF128 $1, Y6, (BX)(AX*2)")
+	p("VEXTRACTF128 $1, Y7, (BX)(R11*1)")
+	p("LEAQ (BX)(AX*4), R9")
+	p("LEAQ (DI)(R8*8), DI")
+	p("DECQ R10")
+	p("JNZ  a2%s_group", n)
+	label("a2" + n + "_done")
+	p("VZEROUPPER")
+	p("RET")
+}
+
+const header = `// Code generated by gen_avx2int.go; DO NOT EDIT.
+
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// The AVX2 integer scores kernels of q4_0, q4_1, q8_0 and iq4_nl: see gen_avx2int.go for the
+// work and multi_avx2int_amd64.go for the contract.
+
+// PFGROUPS2 is how many groups of eight rows ahead the kernels prefetch.
+#define PFGROUPS2 16
+`
+
+func main() {
+	out.WriteString(header)
+	for _, k := range kerns {
+		kernel(k)
+	}
+	s := strings.ReplaceAll(out.String(), "\n\t\n", "\n\n")
+	if err := os.WriteFile("multi_avx2int_amd64.s", []byte(s), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,195 @@
+//go:build amd64 && !purego
+
+package kvq
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/kvlab/kvlab/internal/cputime"
+)
+
+// avx2IntFormats are the formats the AVX2 integer scores kernels serve.
+var avx2IntFormats = []Format{Q4_0, Q4_1, Q8_0, IQ4_NL}
+
+// withAVX2Int runs f with the AVX2 integer scores kernels selected in place of the VNNI ones,
+// whatever the CPU prefers.
+func withAVX2Int(f func()) {
+	v, vb, i, ib, a := hasVNNI, hasVNNIBW, intScores, intScoresBW, avx2Int
+	hasVNNI, hasVNNIBW, intScores, intScoresBW, avx2Int = false, false, true, true, true
+	defer func() { hasVNNI, hasVNNIBW, intScores, intScoresBW, avx2Int = v, vb, i, ib, a }()
+	f()
+}
+
+// avx2IntRows returns rows of c: encoded outlier rows, then rows whose payload bytes are
+// random (every code, q8_0's −128 included) under their encoded scales.
+func avx2IntRows(rng *rand.Rand, c Codec, rows int) []byte {
+	d, rb := c.Dim(), c.RowBytes()
+	src := outlierRows(rng, rows, d)
+	enc := make([]byte, rows*rb)
+	var bc *blockCodec
+	switch c := c.(type) {
+	case *q4_0Codec:
+		bc = &c.blockCodec
+	case *q4_1Codec:
+		bc = &c.blockCodec
+	case *q8_0Codec:
+		bc = &c.blockCodec
+	case *iq4nlCodec:
+		bc = &c.blockCodec
+	}
+	hdr := bc.k.hdr
+	for r := 0; r < rows; r++ {
+		row := enc[r*rb : (r+1)*rb]
+		c.Encode(row, src[r*d:(r+1)*d])
+		if r%2 == 1 {
+			for b := 0; b < bc.full; b++ {
+				blk := row[b*bc.fullBytes : (b+1)*bc.fullBytes]
+				for i := hdr; i < len(blk); i++ {
+					blk[i] = byte(rng.Uint32())
+				}
+			}
+		}
+	}
+	return enc
+}
+
+// TestAVX2IntScores checks the AVX2 integer scores kernels against the AVX-512 VNNI ones bit
+// for bit (their contract, multi_avx2int_amd64.go): encoded and random payloads, row counts
+// around the kernels' groups of eight and the driver's sixteen, one to eight queries (the
+// driver pads and gathers short groups), rows of one to 32 blocks (the heap buffers past
+// vnniMaxBlocks) with a short last block, and scores started from channel offsets.
+func TestAVX2IntScores(t *testing.T) {
+	if !hasVNNIBW || !hasAVX2 {
+		t.Skip("needs AVX-512 VNNI and BW for the reference kernels")
+	}
+	rng := rand.New(rand.NewPCG(61, 62))
+	for _, f := range avx2IntFormats {
+		for _, d := range []int{32, 64, 128, 200, 1024} {
+			for _, n := range []int{1, 3, 4, 5, 8} {
+				for _, rows := range []int{1, 8, 16, 37, 130} {
+					t.Run(fmt.Sprintf("%s/d%d/n%d/rows%d", f, d, n, rows), func(t *testing.T) {
+						c := mustCodec(t, f, d)
+						if rc, ok := c.(*rotCodec); ok {
+							c = rc.inner
+						}
+						enc := avx2IntRows(rng, c, rows)
+						q := gaussianRows(rng, n, d, 1)
+						for i := range q { // a spread of block scales
+							q[i] *= float32(math.Ldexp(1, i/32%7-3))
+						}
+						var mu []float32
+						if rows%2 == 1 {
+							mu = gaussianRows(rng, 1, d, 1)
+						}
+						mq := c.(muScorer)
+						want := make([]float32, rows*n)
+						mq.dotManyMultiMu(q, n, enc, want, mu)
+						got := make([]float32, rows*n)
+						for i := range got {
+							got[i] = float32(math.NaN())
+						}
+						withAVX2Int(func() { mq.dotManyMultiMu(q, n, enc, got, mu) })
+						for i := range got {
+							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+								t.Fatalf("row %d query %d: AVX2 %g, VNNI %g", i/n, i%n, got[i], want[i])
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestAVX2IntReference runs the reference checks (the MultiQuery bound, the VNNI bound on the
+// queries that stress it, a row's score independent of its neighbours, zero and non-finite
+// queries) through the AVX2 integer kernels, so they run on AVX-512 machines too.
+func TestAVX2IntReference(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2, FMA and F16C")
+	}
+	rng := rand.New(rand.NewPCG(63, 64))
+	withAVX2Int(func() {
+		for _, f := range avx2IntFormats {
+			for _, d := range []int{32, 40, 64, 128, 200} {
+				for _, n := range []int{1, 3, 4, 5} {
+					for _, rows := range []int{1, 7, 130} {
+						t.Run(fmt.Sprintf("%s/d%d/n%d/rows%d", f, d, n, rows), func(t *testing.T) {
+							checkMulti(t, rng, f, d, n, rows)
+						})
+					}
+				}
+			}
+			for _, d := range []int{32, 128, 200, 1024} {
+				checkVNNIBound(t, rng, f, d)
+			}
+		}
+	})
+}
+
+// TestAVX2IntSpeed prints (KVLAB_SPEED_REPORT set), per row of benchDim values and four
+// queries, the best thread-CPU time of DotManyMulti through the AVX2 float kernels (the VNNI
+// and integer kernels off) and through the AVX2 integer kernels, the two interleaved: in cache
+// (benchRows rows again and again) and streamed past the caches (64 MiB of those rows in
+// chunks of benchRows). KVLAB_SPEED_ROUNDS sets the streamed rounds (default 10).
+func TestAVX2IntSpeed(t *testing.T) {
+	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
+		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
+	}
+	if !hasAVX2 {
+		t.Skip("no AVX2")
+	}
+	rounds := 10
+	if n, err := strconv.Atoi(os.Getenv("KVLAB_SPEED_ROUNDS")); err == nil && n > 0 {
+		rounds = n
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	float := func(f func()) { withAVX2Kernels(f) }
+	integer := func(f func()) { withAVX2Kernels(func() { withAVX2Int(f) }) }
+	for _, f := range avx2IntFormats {
+		c := mustCodec(t, f, benchDim)
+		mq := c.(MultiQuery)
+		tile, _ := benchRowsOf(c)
+		keys := make([]byte, (64<<20)/len(tile)*len(tile))
+		for o := 0; o < len(keys); o += len(tile) {
+			copy(keys[o:], tile)
+		}
+		q := gaussianRows(rand.New(rand.NewPCG(11, 12)), 4, benchDim, 1)
+		out := make([]float32, 4*benchRows)
+		best := [4]time.Duration{time.Hour, time.Hour, time.Hour, time.Hour} // float, int in cache; float, int streamed
+		for r := 0; r < 200; r++ {
+			for i, mode := range []func(func()){float, integer} {
+				mode(func() {
+					t0 := cputime.Thread()
+					mq.DotManyMulti(q, 4, tile, out)
+					best[i] = min(best[i], cputime.Thread()-t0)
+				})
+			}
+		}
+		chunks := len(keys) / len(tile)
+		for r := 0; r < rounds; r++ {
+			for i, mode := range []func(func()){float, integer} {
+				mode(func() {
+					var d time.Duration
+					for k := 0; k < chunks; k++ {
+						t0 := cputime.Thread()
+						mq.DotManyMulti(q, 4, keys[k*len(tile):(k+1)*len(tile)], out)
+						d += cputime.Thread() - t0
+					}
+					best[2+i] = min(best[2+i], d)
+				})
+			}
+		}
+		ns := func(d time.Duration, rows int) float64 { return float64(d.Nanoseconds()) / float64(rows) }
+		t.Logf("%-6s scores per row of %d values, 4 queries: in cache float %.2f ns, integer %.2f ns; streamed float %.2f ns, integer %.2f ns",
+			f, benchDim, ns(best[0], benchRows), ns(best[1], benchRows), ns(best[2], chunks*benchRows), ns(best[3], chunks*benchRows))
+	}
+}
