@@ -53,52 +53,33 @@ func avx2BQBytes(kind int) int {
 // the kernels of kind read them. u8 route (q4_0, q4_1): at b·1024 + (h·8 + k)·32 the four
 // digits of values 4k..4k+3 of query h, repeated eight times. s16 route: at
 // b·2048 + (k·4 + h)·64 the int16 values Q (2⁸·hi + lo at two digits) of values 4k and 4k+2,
-// repeated eight times, then 32 bytes of those of 4k+1 and 4k+3.
+// repeated eight times, then 32 bytes of those of 4k+1 and 4k+3. avx2ExpandRef
+// (multi_avx2int_amd64_test.go) is the same in Go.
 func avx2Expand(bq, dig []byte, nb, nd, kind int) {
 	if avx2BQBytes(kind) == 1024 {
-		for b := 0; b < nb; b++ {
-			src := dig[b*128 : b*128+128]
-			dst := bq[b*1024 : b*1024+1024]
-			for w := 0; w < 32; w++ {
-				v := uint32(src[4*w]) | uint32(src[4*w+1])<<8 | uint32(src[4*w+2])<<16 | uint32(src[4*w+3])<<24
-				o := dst[w*32 : w*32+32]
-				for r := 0; r < 32; r += 4 {
-					o[r], o[r+1], o[r+2], o[r+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
-				}
-			}
-		}
+		_, _ = bq[nb*1024-1], dig[nb*128-1]
+		avx2ExpandU8(&bq[0], &dig[0], nb*32)
 		return
 	}
-	for b := 0; b < nb; b++ {
-		dst := bq[b*2048 : b*2048+2048]
-		for h := 0; h < 4; h++ {
-			var Q [32]int16
-			src := dig[b*128*nd+h*nd*32:]
-			for i := range Q {
-				if nd == 1 {
-					Q[i] = int16(int8(src[i]))
-				} else {
-					Q[i] = int16(int8(src[i]))<<8 + int16(int8(src[32+i]))
-				}
-			}
-			for k := 0; k < 8; k++ {
-				o := dst[(k*4+h)*64 : (k*4+h)*64+64]
-				for r := 0; r < 8; r++ {
-					put16(o[4*r:], Q[4*k])
-					put16(o[4*r+2:], Q[4*k+2])
-					put16(o[32+4*r:], Q[4*k+1])
-					put16(o[32+4*r+2:], Q[4*k+3])
-				}
-			}
-		}
-	}
+	_, _ = bq[nb*2048-1], dig[nb*128*nd-1]
+	avx2ExpandS16(&bq[0], &dig[0], nb, nd)
 }
+
+//go:noescape
+func avx2ExpandU8(bq, dig *byte, nw int)
+
+//go:noescape
+func avx2ExpandS16(bq, dig *byte, nb, nd int)
+
+// avx2Digits is vnniDigitsAVX512 on AVX2 (gen_avx2int.go): vnniDigits' digits and aux words
+// bit for bit, or false at a non-finite value.
+//
+//go:noescape
+func avx2Digits(dig *byte, aux *uint32, q *float32, d, nb, nd int) bool
 
 // avx2BQPool holds the pre-broadcast digits of rows of up to vnniMaxBlocks blocks: 16 KiB,
 // too large to clear on the stack at every call.
 var avx2BQPool = sync.Pool{New: func() any { return new([vnniMaxBlocks * 2048]byte) }}
-
-func put16(b []byte, v int16) { b[0], b[1] = byte(v), byte(uint16(v)>>8) }
 
 // avx2Nib, avx2Ones16 and avx2IQ4Levels are the kernels' constants: the low-nibble mask, int16
 // ones, iq4_nl's levels as signed bytes (both 128-bit lanes).
@@ -110,6 +91,10 @@ var (
 		return
 	}()
 	avx2Ones16    = [16]int16{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
+	avx2PackPerm  = [8]int32{0, 4, 1, 5, 2, 6, 3, 7}
+	avx2C128      = [8]int32{128, 128, 128, 128, 128, 128, 128, 128}
+	avx2C255      = [8]int32{255, 255, 255, 255, 255, 255, 255, 255}
+	avx2EOShuf    = [32]byte{0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15, 0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15}
 	avx2IQ4Levels = func() (l [32]int8) {
 		for i := range l {
 			l[i] = iq4nlValues[i%16]

@@ -10,6 +10,34 @@
 // PFGROUPS2 is how many groups of eight rows ahead the kernels prefetch.
 #define PFGROUPS2 16
 
+// SUMD leaves the sum of the eight int32 lanes of y (x its low half; t a temporary) in AX.
+#define SUMD(y, x, t) \
+	VEXTRACTI128 $1, y, t; \
+	VPADDD t, x, x; \
+	VPSHUFD $0x4E, x, t; \
+	VPADDD t, x, x; \
+	VPSHUFD $0xB1, x, t; \
+	VPADDD t, x, x; \
+	VMOVD x, AX
+
+// PACKB packs the 32 int32 of a, b, c, d (each within −128..127) into the bytes of a, in order
+// (clobbers b and c).
+#define PACKB(a, b, c, d) \
+	VPACKSSDW b, a, a; \
+	VPACKSSDW d, c, c; \
+	VPACKSSWB c, a, a; \
+	VMOVDQU ·avx2PackPerm(SB), b; \
+	VPERMD a, b, a
+
+// SPLIT2 splits the int32 v (|v| ≤ 32639) into its low digit lo = (v + 128) mod 256 − 128
+// and its high digit, left in v: (v − lo) >> 8.
+#define SPLIT2(v, lo) \
+	VPADDD ·avx2C128(SB), v, lo; \
+	VPAND ·avx2C255(SB), lo, lo; \
+	VPSUBD ·avx2C128(SB), lo, lo; \
+	VPSUBD lo, v, v; \
+	VPSRAD $8, v, v
+
 // func avx2ScoresQ40(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // q4_0: codes c − 8, the −8·ΣQ of aux added to each block's int32 sum.
 TEXT ·avx2ScoresQ40(SB), NOSPLIT, $0-80
@@ -1039,5 +1067,235 @@ a2IQ4NL_blk:
 	DECQ R10
 	JNZ  a2IQ4NL_group
 a2IQ4NL_done:
+	VZEROUPPER
+	RET
+
+// func avx2Digits(dig *byte, aux *uint32, q *float32, d, nb, nd int) bool
+TEXT ·avx2Digits(SB), NOSPLIT, $0-49
+	MOVQ dig+0(FP), DI
+	MOVQ aux+8(FP), DX
+	MOVQ q+16(FP), SI
+	MOVQ d+24(FP), R8
+	SHLQ $2, R8                // bytes between queries
+	MOVQ nb+32(FP), R9
+	MOVQ nd+40(FP), R12
+	MOVQ R12, R13
+	SHLQ $5, R13               // bytes of one query's digits in a block
+	MOVL $127, AX              // qmax: vnniQMax1 or vnniQMax2
+	CMPQ R12, $1
+	JEQ  a2dig_qmax
+	MOVL $32639, AX
+a2dig_qmax:
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	VPXOR Y14, Y14, Y14
+	VPSUBD Y15, Y14, Y14       // −qmax
+	VCVTDQ2PS X15, X13         // qmax as float32 (exact)
+	MOVL $0x7FFFFFFF, AX
+	VMOVD AX, X12
+	VPBROADCASTD X12, Y12      // |x|
+	MOVL $0x7F7FFFFF, AX       // the largest finite magnitude
+	VMOVD AX, X11
+	VPBROADCASTD X11, Y11
+	MOVL $0x00800000, AX       // 2⁻¹²⁶, the smallest normal float32
+	VMOVD AX, X10
+a2dig_blk:
+	VPXOR Y6, Y6, Y6           // aux words a query leaves alone are 0
+	VMOVDQU Y6, (DX)
+	VMOVDQU Y6, 32(DX)
+	VMOVDQU Y6, 64(DX)
+	XORQ R10, R10              // query
+	MOVQ SI, BX
+a2dig_q:
+	VMOVUPS (BX), Y0
+	VMOVUPS 32(BX), Y1
+	VMOVUPS 64(BX), Y2
+	VMOVUPS 96(BX), Y3
+	VPAND Y12, Y0, Y4
+	VPAND Y12, Y1, Y5
+	VPAND Y12, Y2, Y6
+	VPAND Y12, Y3, Y7
+	VPMAXSD Y5, Y4, Y4
+	VPMAXSD Y7, Y6, Y6
+	VPMAXSD Y6, Y4, Y4
+	VPCMPGTD Y11, Y4, Y5       // a NaN or an infinity
+	VPTEST Y5, Y5
+	JNZ  a2dig_nonfinite
+	VEXTRACTI128 $1, Y4, X5
+	VPMAXSD X5, X4, X4
+	VPSHUFD $0x4E, X4, X5
+	VPMAXSD X5, X4, X4
+	VPSHUFD $0xB1, X4, X5
+	VPMAXSD X5, X4, X4         // m in every lane
+	VDIVSS X13, X4, X5         // s = m / qmax
+	VUCOMISS X10, X5
+	JAE  a2dig_scaled          // s is a normal number
+	// s is 0 or not normal: no digits, and the aux words stay 0.
+	VPXOR Y6, Y6, Y6
+	VMOVDQU Y6, (DI)
+	CMPQ R12, $1
+	JEQ  a2dig_next
+	VMOVDQU Y6, 32(DI)
+	JMP  a2dig_next
+a2dig_scaled:
+	VMOVSS X5, (DX)(R10*4)
+	VDIVSS X4, X13, X5         // inv = qmax / m
+	VBROADCASTSS X5, Y5
+	VMULPS Y5, Y0, Y0
+	VMULPS Y5, Y1, Y1
+	VMULPS Y5, Y2, Y2
+	VMULPS Y5, Y3, Y3
+	VCVTPS2DQ Y0, Y0           // round to nearest even
+	VCVTPS2DQ Y1, Y1
+	VCVTPS2DQ Y2, Y2
+	VCVTPS2DQ Y3, Y3
+	VPMINSD Y15, Y0, Y0
+	VPMINSD Y15, Y1, Y1
+	VPMINSD Y15, Y2, Y2
+	VPMINSD Y15, Y3, Y3
+	VPMAXSD Y14, Y0, Y0
+	VPMAXSD Y14, Y1, Y1
+	VPMAXSD Y14, Y2, Y2
+	VPMAXSD Y14, Y3, Y3
+	VPADDD Y1, Y0, Y4          // ΣQ
+	VPADDD Y3, Y2, Y5
+	VPADDD Y5, Y4, Y4
+	SUMD(Y4, X4, X5)
+	VMOVD AX, X7
+	VCVTDQ2PS X7, X7
+	VMOVSS X7, 80(DX)(R10*4)   // float32(ΣQ)
+	MOVL AX, CX
+	IMULL $-8, CX
+	MOVL CX, 16(DX)(R10*4)
+	MOVL AX, CX
+	IMULL $-16, CX
+	MOVL CX, 32(DX)(R10*4)
+	CMPQ R12, $1
+	JNE  a2dig_two
+	PACKB(Y0, Y1, Y2, Y3)
+	VMOVDQU Y0, (DI)
+	IMULL $-128, AX
+	MOVL AX, 48(DX)(R10*4)
+	JMP  a2dig_next
+a2dig_two:
+	// lo = (v + 128) mod 256 − 128 into Y4..Y7, hi = (v − lo) >> 8 in place.
+	SPLIT2(Y0, Y4)
+	SPLIT2(Y1, Y5)
+	SPLIT2(Y2, Y6)
+	SPLIT2(Y3, Y7)
+	VPADDD Y1, Y0, Y8
+	VPADDD Y3, Y2, Y9
+	VPADDD Y9, Y8, Y8
+	SUMD(Y8, X8, X9)
+	IMULL $-128, AX
+	MOVL AX, 48(DX)(R10*8)
+	VPADDD Y5, Y4, Y8
+	VPADDD Y7, Y6, Y9
+	VPADDD Y9, Y8, Y8
+	SUMD(Y8, X8, X9)
+	IMULL $-128, AX
+	MOVL AX, 52(DX)(R10*8)
+	PACKB(Y0, Y1, Y2, Y3)
+	VMOVDQU Y0, (DI)
+	PACKB(Y4, Y5, Y6, Y7)
+	VMOVDQU Y4, 32(DI)
+a2dig_next:
+	ADDQ R13, DI
+	ADDQ R8, BX
+	INCQ R10
+	CMPQ R10, $4
+	JLT  a2dig_q
+	ADDQ $128, SI              // next block of every query
+	ADDQ $96, DX
+	DECQ R9
+	JNZ  a2dig_blk
+	MOVB $1, ret+48(FP)
+	VZEROUPPER
+	RET
+a2dig_nonfinite:
+	MOVB $0, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func avx2ExpandU8(bq *byte, dig *byte, nw int)
+// Writes each of the nw digit dwords at dig as 32 bytes at bq (eight copies): the u8 route's
+// layout (avx2Expand).
+TEXT ·avx2ExpandU8(SB), NOSPLIT, $0-24
+	MOVQ bq+0(FP), DI
+	MOVQ dig+8(FP), SI
+	MOVQ nw+16(FP), CX
+	SHRQ $2, CX
+	JZ   a2xu_done
+a2xu_loop:
+	VPBROADCASTD (SI), Y0
+	VPBROADCASTD 4(SI), Y1
+	VPBROADCASTD 8(SI), Y2
+	VPBROADCASTD 12(SI), Y3
+	VMOVDQU Y0, (DI)
+	VMOVDQU Y1, 32(DI)
+	VMOVDQU Y2, 64(DI)
+	VMOVDQU Y3, 96(DI)
+	ADDQ $16, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  a2xu_loop
+a2xu_done:
+	VZEROUPPER
+	RET
+
+// func avx2ExpandS16(bq *byte, dig *byte, nb, nd int)
+// Writes the digits of nb blocks (nd a value) in the s16 route's layout (avx2Expand): per
+// block and query the 32 values Q as int16 (2⁸·hi + lo at two digits, |Q| ≤ 32639), each
+// quadruple reordered to Q4k, Q4k+2, Q4k+1, Q4k+3, so dword 2k holds the even pair and
+// dword 2k+1 the odd one; each dword is then written eight times.
+TEXT ·avx2ExpandS16(SB), NOSPLIT, $64-32
+	MOVQ bq+0(FP), DI
+	MOVQ dig+8(FP), SI
+	MOVQ nb+16(FP), R9
+	MOVQ nd+24(FP), R12
+	VMOVDQU ·avx2EOShuf(SB), Y5
+a2xs_blk:
+	XORQ R10, R10              // query
+a2xs_q:
+	CMPQ R12, $1
+	JNE  a2xs_two
+	VPMOVSXBW (SI), Y0
+	VPMOVSXBW 16(SI), Y1
+	ADDQ $32, SI
+	JMP  a2xs_shuf
+a2xs_two:
+	VPMOVSXBW (SI), Y0
+	VPMOVSXBW 16(SI), Y1
+	VPMOVSXBW 32(SI), Y2
+	VPMOVSXBW 48(SI), Y3
+	VPSLLW $8, Y0, Y0
+	VPSLLW $8, Y1, Y1
+	VPADDW Y2, Y0, Y0
+	VPADDW Y3, Y1, Y1
+	ADDQ $64, SI
+a2xs_shuf:
+	VPSHUFB Y5, Y0, Y0
+	VPSHUFB Y5, Y1, Y1
+	VMOVDQU Y0, (SP)
+	VMOVDQU Y1, 32(SP)
+	MOVQ R10, AX
+	SHLQ $6, AX
+	ADDQ DI, AX                // (k·4 + h)·64 at k = 0
+	XORQ CX, CX
+a2xs_k:
+	VPBROADCASTD (SP)(CX*8), Y2
+	VPBROADCASTD 4(SP)(CX*8), Y3
+	VMOVDQU Y2, (AX)
+	VMOVDQU Y3, 32(AX)
+	ADDQ $256, AX
+	INCQ CX
+	CMPQ CX, $8
+	JLT  a2xs_k
+	INCQ R10
+	CMPQ R10, $4
+	JLT  a2xs_q
+	ADDQ $2048, DI
+	DECQ R9
+	JNZ  a2xs_blk
 	VZEROUPPER
 	RET

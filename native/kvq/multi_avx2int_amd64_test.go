@@ -193,3 +193,84 @@ func TestAVX2IntSpeed(t *testing.T) {
 			f, benchDim, ns(best[0], benchRows), ns(best[1], benchRows), ns(best[2], chunks*benchRows), ns(best[3], chunks*benchRows))
 	}
 }
+
+// avx2ExpandRef is avx2Expand in Go: the layout the kernels read.
+func avx2ExpandRef(bq, dig []byte, nb, nd, kind int) {
+	if avx2BQBytes(kind) == 1024 {
+		for b := 0; b < nb; b++ {
+			src := dig[b*128 : b*128+128]
+			dst := bq[b*1024 : b*1024+1024]
+			for w := 0; w < 32; w++ {
+				v := uint32(src[4*w]) | uint32(src[4*w+1])<<8 | uint32(src[4*w+2])<<16 | uint32(src[4*w+3])<<24
+				o := dst[w*32 : w*32+32]
+				for r := 0; r < 32; r += 4 {
+					o[r], o[r+1], o[r+2], o[r+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+				}
+			}
+		}
+		return
+	}
+	for b := 0; b < nb; b++ {
+		dst := bq[b*2048 : b*2048+2048]
+		for h := 0; h < 4; h++ {
+			var Q [32]int16
+			src := dig[b*128*nd+h*nd*32:]
+			for i := range Q {
+				if nd == 1 {
+					Q[i] = int16(int8(src[i]))
+				} else {
+					Q[i] = int16(int8(src[i]))<<8 + int16(int8(src[32+i]))
+				}
+			}
+			for k := 0; k < 8; k++ {
+				o := dst[(k*4+h)*64 : (k*4+h)*64+64]
+				for r := 0; r < 8; r++ {
+					put16(o[4*r:], Q[4*k])
+					put16(o[4*r+2:], Q[4*k+2])
+					put16(o[32+4*r:], Q[4*k+1])
+					put16(o[32+4*r+2:], Q[4*k+3])
+				}
+			}
+		}
+	}
+}
+
+func put16(b []byte, v int16) { b[0], b[1] = byte(v), byte(uint16(v)>>8) }
+
+// TestAVX2Expand checks the kernels' digit broadcast (avx2Expand) against avx2ExpandRef byte
+// for byte, for both routes, one and two digits, over every digit byte and rows of one to
+// nine blocks, and that it writes nothing past its blocks.
+func TestAVX2Expand(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2")
+	}
+	rng := rand.New(rand.NewPCG(65, 66))
+	for _, kind := range []int{vnniQ4_0, vnniQ4_1, vnniQ8_0, vnniIQ4NL} {
+		nd := vnniNDigits[kind]
+		for nb := 1; nb <= 9; nb++ {
+			dig := make([]byte, nb*128*nd)
+			for i := range dig {
+				dig[i] = byte(rng.Uint32())
+			}
+			if nd == 2 { // the high digits of two-digit values are within −127..127
+				for i := range dig {
+					if i%64 < 32 && dig[i] == 0x80 {
+						dig[i] = 0x81
+					}
+				}
+			}
+			n := nb * avx2BQBytes(kind)
+			got, want := make([]byte, n+64), make([]byte, n+64)
+			for i := n; i < n+64; i++ {
+				got[i], want[i] = 0x5a, 0x5a
+			}
+			avx2Expand(got, dig, nb, nd, kind)
+			avx2ExpandRef(want, dig, nb, nd, kind)
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("kind %d, %d blocks: byte %d = %#x, want %#x", kind, nb, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}

@@ -318,7 +318,9 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 			qh = padQueries(qpad[:], q[h*qs:], qs, r, d)
 		}
 		if bq != nil {
-			vnniDigits(dig, aux, qh, d, nb, nd)
+			if !avx2Digits(&dig[0], &aux[0], &qh[0], d, nb, nd) {
+				vnniDigits(dig, aux, qh, d, nb, nd) // a non-finite value
+			}
 			avx2Expand(bq, dig, nb, nd, kind)
 		} else if !vnniDigitsAVX512(&dig[0], &aux[0], &qh[0], d, nb, nd) {
 			vnniDigits(dig, aux, qh, d, nb, nd) // a non-finite value: the reference says what to do

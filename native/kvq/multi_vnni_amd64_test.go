@@ -169,13 +169,25 @@ func checkVNNIBound(t *testing.T, rng *rand.Rand, f Format, d int) {
 	}
 }
 
-// TestVNNIDigitsAVX512 checks the vector digit preparation against vnniDigits byte for byte:
-// Gaussian queries, blocks of zeros, tiny (subnormal) and huge values, exact halfway points of
-// the grid, and that a NaN or an infinity is refused (the caller then uses vnniDigits).
+// TestVNNIDigitsAVX512 checks the vector digit preparations (vnniDigitsAVX512 and AVX2's
+// avx2Digits) against vnniDigits byte for byte: Gaussian queries, blocks of zeros, tiny
+// (subnormal) and huge values, exact halfway points of the grid, and that a NaN or an infinity
+// is refused (the caller then uses vnniDigits).
 func TestVNNIDigitsAVX512(t *testing.T) {
-	if !hasAVX512 {
-		t.Skip("no AVX-512")
+	impls := []struct {
+		name string
+		ok   bool
+		f    func(dig *byte, aux *uint32, q *float32, d, nb, nd int) bool
+	}{{"AVX-512", hasAVX512, vnniDigitsAVX512}, {"AVX2", hasAVX2, avx2Digits}}
+	for _, im := range impls {
+		if !im.ok {
+			continue
+		}
+		t.Run(im.name, func(t *testing.T) { checkDigits(t, im.f) })
 	}
+}
+
+func checkDigits(t *testing.T, digits func(dig *byte, aux *uint32, q *float32, d, nb, nd int) bool) {
 	rng := rand.New(rand.NewPCG(35, 36))
 	for trial := 0; trial < 200; trial++ {
 		d := 32 * (1 + rng.IntN(8))
@@ -216,7 +228,7 @@ func TestVNNIDigitsAVX512(t *testing.T) {
 			got[i], want[i] = 0x5a, 0x5a
 		}
 		vnniDigits(want, wantAux, q, d, nb, nd)
-		if !vnniDigitsAVX512(&got[0], &gotAux[0], &q[0], d, nb, nd) {
+		if !digits(&got[0], &gotAux[0], &q[0], d, nb, nd) {
 			t.Fatalf("trial %d: finite queries refused", trial)
 		}
 		for i := range want {
@@ -230,7 +242,7 @@ func TestVNNIDigitsAVX512(t *testing.T) {
 			}
 		}
 		q[rng.IntN(4)*d+rng.IntN(nb*32)] = float32([]float64{math.NaN(), math.Inf(1), math.Inf(-1)}[trial%3])
-		if vnniDigitsAVX512(&got[0], &gotAux[0], &q[0], d, nb, nd) {
+		if digits(&got[0], &gotAux[0], &q[0], d, nb, nd) {
 			t.Fatalf("trial %d: a non-finite query accepted", trial)
 		}
 	}
