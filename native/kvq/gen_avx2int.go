@@ -1,7 +1,7 @@
 //go:build ignore
 
-// gen_avx2int writes multi_avx2int_amd64.s: the AVX2 integer scores kernels of q4_0, q4_1, q8_0
-// and iq4_nl for CPUs with AVX2 but not AVX-512 (contract and bound in multi_avx2int_amd64.go).
+// gen_avx2int writes multi_avx2int_amd64.s: the AVX2 integer scores kernels of q4_0, q4_1,
+// q5_0, q5_1, q8_0 and iq4_nl for CPUs with AVX2 but not AVX-512 (contract and bound in multi_avx2int_amd64.go).
 // Run with `go generate ./native/kvq`.
 //
 // They port the AVX-512 VNNI kernels' design (multi_vnni_amd64.s) to sixteen 256-bit
@@ -14,7 +14,7 @@
 //
 // Two integer routes, both exact in int32 and giving the integer the VNNI kernels form:
 //
-//   - u8 (q4_0, q4_1: codes 0..15). VPMADDUBSW multiplies a lane's four unsigned codes by the
+//   - u8 (q4_0, q4_1: codes 0..15; q5_0, q5_1: 0..31, u8Block). VPMADDUBSW multiplies a lane's four unsigned codes by the
 //     four signed query bytes and adds pairs into int16: |pair| ≤ 2·15·127 = 3810, so no
 //     saturation, and the eight products of a block summed with VPADDW stay ≤ 30480 < 2¹⁵.
 //     VPMADDWD by ones folds the int16 sum into the lane's int32, to which q4_0 adds −8·ΣQ.
@@ -47,12 +47,19 @@ type kern struct {
 	wide   bool // a 32-byte payload (q8_0), else 16 bytes of nibbles
 	iq4    bool // nibbles are indices into iq4_nl's levels
 	offset int  // aux word offset (bytes) of the int32 added per query, 0 for none
+	q5     bool // a fifth bit per value in the dword qh at qh
+	qh     int  // qh's offset in the block
+	// qhStage is where the stage keeps the qh of a block's eight rows, stride its bytes a
+	// block: the scales at 0, the minima (f16) at 16, q5_1's as float32 at 64.
+	qhStage, stride int
 }
 
 var kerns = []kern{
 	{name: "Q40", doc: "q4_0: codes c − 8, the −8·ΣQ of aux added to each block's int32 sum.", block: 18, hdr: 2, offset: 16},
 	{name: "Q41", doc: "q4_1: codes c, d·Σ Q·c + m·ΣQ, times s, added to the score.", block: 20, hdr: 4, min: true},
 	{name: "Q80", doc: "q8_0: signed codes, the s16 route over the 32-byte payload.", block: 34, hdr: 2, s16: true, wide: true},
+	{name: "Q50", doc: "q5_0: codes c − 16 (the fifth bit from qh), the −16·ΣQ of aux added.", block: 22, hdr: 6, offset: 32, q5: true, qh: 2, qhStage: 16, stride: 48},
+	{name: "Q51", doc: "q5_1: codes c (the fifth bit from qh), d·Σ Q·c + m·ΣQ, times s.", block: 24, hdr: 8, min: true, q5: true, qh: 4, qhStage: 32, stride: 96},
 	{name: "IQ4NL", doc: "iq4_nl: its levels (VPSHUFB), the s16 route.", block: 18, hdr: 2, s16: true, iq4: true},
 }
 
@@ -82,6 +89,10 @@ func loadTranspose(off int) {
 
 // u8Block is one block of the u8 route: codes into Y0..Y7, four int32 dots, finished into
 // the scores Y8..Y11. Y12 holds the rows' scales (and Y15 q4_1's minima) when the dots finish.
+// q5_0's and q5_1's fifth bits come from the rows' staged qh (lane l of the stage's qh vector):
+// for code vector k the byte k/2 of each lane is copied to its four bytes (VPSHUFB), each
+// byte j tested for bit 4(k mod 2) + j (VPAND, VPCMPEQB) and 16 added where it is set; their
+// codes reach 31, so a chain adds four products (|Σ| ≤ 4·2·31·127 = 31496), two chains a query.
 func u8Block(k kern) {
 	loadTranspose(k.hdr)
 	for i := 0; i < 4; i++ {
@@ -89,18 +100,52 @@ func u8Block(k kern) {
 		p("VPSRLW $4, Y%d, Y%d", 12+i, 4+i)
 		p("VPAND ·avx2Nib(SB), Y%d, Y%d", 4+i, 4+i)
 	}
+	if k.q5 {
+		p("VMOVDQU %d(R13), Y12 // the rows' qh", k.qhStage)
+		for b := 0; b < 4; b++ {
+			p("VPSHUFB ·avx2Rep+%d(SB), Y12, Y13", 32*b)
+			for c := 2 * b; c < 2*b+2; c++ {
+				m := "·avx2BitLo(SB)"
+				if c%2 == 1 {
+					m = "·avx2BitHi(SB)"
+				}
+				p("VPAND %s, Y13, Y14", m)
+				p("VPCMPEQB %s, Y14, Y14", m)
+				p("VPAND ·avx2C10(SB), Y14, Y14")
+				p("VPOR Y14, Y%d, Y%d", c, c)
+			}
+		}
+	}
 	p("VCVTPH2PS (R13), Y12")
-	if k.min {
+	if k.min && k.q5 {
+		p("VCVTPH2PS 16(R13), Y13 // the minima as float32, at 64 of the stage")
+		p("VMOVUPS Y13, 64(R13)")
+	} else if k.min {
 		p("VCVTPH2PS 16(R13), Y15")
 	}
 	for h := 0; h < 4; h++ {
-		// One int16 chain: the queries' chains are independent.
-		p("VPMADDUBSW %d(SI), Y0, Y13", h*8*32)
-		for c := 1; c < 8; c++ {
-			p("VPMADDUBSW %d(SI), Y%d, Y14", (h*8+c)*32, c)
-			p("VPADDW Y14, Y13, Y13")
+		if k.q5 {
+			// Two int16 chains of four products.
+			for ch := 0; ch < 2; ch++ {
+				acc := 13 + ch
+				p("VPMADDUBSW %d(SI), Y%d, Y%d", (h*8+4*ch)*32, 4*ch, acc)
+				for c := 4*ch + 1; c < 4*ch+4; c++ {
+					p("VPMADDUBSW %d(SI), Y%d, Y15", (h*8+c)*32, c)
+					p("VPADDW Y15, Y%d, Y%d", acc, acc)
+				}
+			}
+			p("VPMADDWD ·avx2Ones16(SB), Y13, Y13")
+			p("VPMADDWD ·avx2Ones16(SB), Y14, Y14")
+			p("VPADDD Y14, Y13, Y13")
+		} else {
+			// One int16 chain: the queries' chains are independent.
+			p("VPMADDUBSW %d(SI), Y0, Y13", h*8*32)
+			for c := 1; c < 8; c++ {
+				p("VPMADDUBSW %d(SI), Y%d, Y14", (h*8+c)*32, c)
+				p("VPADDW Y14, Y13, Y13")
+			}
+			p("VPMADDWD ·avx2Ones16(SB), Y13, Y13")
 		}
-		p("VPMADDWD ·avx2Ones16(SB), Y13, Y13")
 		if k.offset != 0 {
 			p("VPBROADCASTD %d(DX), Y14", k.offset+4*h)
 			p("VPADDD Y14, Y13, Y13")
@@ -109,7 +154,11 @@ func u8Block(k kern) {
 		if k.min {
 			p("VMULPS Y12, Y13, Y13")
 			p("VBROADCASTSS %d(DX), Y14", 80+4*h)
-			p("VFMADD231PS Y14, Y%d, Y13", 15)
+			if k.q5 {
+				p("VFMADD231PS 64(R13), Y14, Y13")
+			} else {
+				p("VFMADD231PS Y14, Y15, Y13")
+			}
 			p("VBROADCASTSS %d(DX), Y14", 4*h)
 			p("VFMADD231PS Y14, Y13, Y%d", 8+h)
 			continue
@@ -186,6 +235,9 @@ func kernel(k kern) {
 	if k.min {
 		stageStride = 32
 	}
+	if k.stride != 0 {
+		stageStride = k.stride
+	}
 	fmt.Fprintf(&out, "\n// func avx2Scores%s(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)\n", n)
 	fmt.Fprintf(&out, "// %s\n", k.doc)
 	fmt.Fprintf(&out, "TEXT ·avx2Scores%s(SB), NOSPLIT, $0-80\n", n)
@@ -216,6 +268,17 @@ func kernel(k kern) {
 			idx := [...]string{"", "(R8*1)", "(R8*2)", "(R12*1)"}[r%4]
 			p("MOVWLZX %d(%s)%s, AX", 2*f, base, idx)
 			p("MOVW AX, %d(SI)", 16*f+2*r)
+		}
+	}
+	if k.q5 {
+		for r := 0; r < 8; r++ {
+			base := "CX"
+			if r >= 4 {
+				base = "BX"
+			}
+			idx := [...]string{"", "(R8*1)", "(R8*2)", "(R12*1)"}[r%4]
+			p("MOVL %d(%s)%s, AX", k.qh, base, idx)
+			p("MOVL AX, %d(SI)", k.qhStage+4*r)
 		}
 	}
 	p("ADDQ $%d, CX", k.block)
@@ -291,7 +354,7 @@ const header = `// Code generated by gen_avx2int.go; DO NOT EDIT.
 
 #include "textflag.h"
 
-// The AVX2 integer scores kernels of q4_0, q4_1, q8_0 and iq4_nl: see gen_avx2int.go for the
+// The AVX2 integer scores kernels of q4_0, q4_1, q5_0, q5_1, q8_0 and iq4_nl: see gen_avx2int.go for the
 // work and multi_avx2int_amd64.go for the contract.
 
 // PFGROUPS2 is how many groups of eight rows ahead the kernels prefetch.

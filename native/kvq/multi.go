@@ -28,7 +28,8 @@ import "sync"
 // instead multiply a row's reduced sums, or its weights, by its scale: one rounding too), fuse each multiply with its add, and sum a row's products in 16 (AVX2: 8) lanes reduced pairwise:
 // |DotManyMulti − Dot| ≤ (d/8 + 6)·2⁻²⁴·Σ|q[i]·x[i]|, inside the DotMany bounds for rows of up
 // to 1024 values. On CPUs with AVX-512 VNNI, q4_0, q4_1, q5_0, q5_1, q8_0 and iq4_nl scores go
-// through integer kernels instead (multi_vnni_amd64.go), and so do tq4's and turbo4's (with
+// through integer kernels instead (multi_vnni_amd64.go; on AVX2 CPUs without AVX-512 their
+// AVX2 ports, multi_avx2int_amd64.go, same bound, same scores), and so do tq4's and turbo4's (with
 // AVX-512 VBMI too, turbo3's and turbo2's; multi_tq4vnni_amd64.go) for d a multiple of 32
 // (turbo2: 64), their levels being integer multiples of one unit: the query
 // is rounded to integers per

@@ -16,7 +16,7 @@ import (
 )
 
 // avx2IntFormats are the formats the AVX2 integer scores kernels serve.
-var avx2IntFormats = []Format{Q4_0, Q4_1, Q8_0, IQ4_NL}
+var avx2IntFormats = []Format{Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL}
 
 // withAVX2Int runs f with the AVX2 integer scores kernels selected in place of the VNNI ones,
 // whatever the CPU prefers.
@@ -42,6 +42,10 @@ func avx2IntRows(rng *rand.Rand, c Codec, rows int) []byte {
 	case *q8_0Codec:
 		bc = &c.blockCodec
 	case *iq4nlCodec:
+		bc = &c.blockCodec
+	case *q5_0Codec:
+		bc = &c.blockCodec
+	case *q5_1Codec:
 		bc = &c.blockCodec
 	}
 	hdr := bc.k.hdr
@@ -245,7 +249,7 @@ func TestAVX2Expand(t *testing.T) {
 		t.Skip("no AVX2")
 	}
 	rng := rand.New(rand.NewPCG(65, 66))
-	for _, kind := range []int{vnniQ4_0, vnniQ4_1, vnniQ8_0, vnniIQ4NL} {
+	for _, kind := range []int{vnniQ4_0, vnniQ4_1, vnniQ5_0, vnniQ5_1, vnniQ8_0, vnniIQ4NL} {
 		nd := vnniNDigits[kind]
 		for nb := 1; nb <= 9; nb++ {
 			dig := make([]byte, nb*128*nd)

@@ -131,7 +131,7 @@ func (c *q4_1Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows 
 
 // DotManyMulti scores n queries against every row within the MultiQuery bounds.
 func (c *q5_0Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
-	if hasVNNIBW && c.full > 0 && n > 0 {
+	if intScoresBW && c.full > 0 && n > 0 {
 		c.q50ScoresVNNI(q, n, rows, out, nil)
 		return
 	}
@@ -140,7 +140,7 @@ func (c *q5_0Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32)
 
 // dotManyMultiMu is q8_0Codec.dotManyMultiMu for q5_0.
 func (c *q5_0Codec) dotManyMultiMu(q []float32, n int, rows []byte, out, mu []float32) {
-	if hasVNNIBW && c.full > 0 && n > 0 {
+	if intScoresBW && c.full > 0 && n > 0 {
 		c.q50ScoresVNNI(q, n, rows, out, mu)
 		return
 	}
@@ -155,7 +155,7 @@ func (c *q5_0Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows 
 
 // DotManyMulti scores n queries against every row within the MultiQuery bounds.
 func (c *q5_1Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {
-	if hasVNNIBW && c.full > 0 && n > 0 {
+	if intScoresBW && c.full > 0 && n > 0 {
 		c.q51ScoresVNNI(q, n, rows, out, nil)
 		return
 	}
@@ -164,7 +164,7 @@ func (c *q5_1Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32)
 
 // dotManyMultiMu is q8_0Codec.dotManyMultiMu for q5_1.
 func (c *q5_1Codec) dotManyMultiMu(q []float32, n int, rows []byte, out, mu []float32) {
-	if hasVNNIBW && c.full > 0 && n > 0 {
+	if intScoresBW && c.full > 0 && n > 0 {
 		c.q51ScoresVNNI(q, n, rows, out, mu)
 		return
 	}

@@ -443,11 +443,11 @@ func scoresDigits(c Codec) (nd, nb int) {
 			return vnniNDigits[vnniQ4_1], c.full
 		}
 	case *q5_0Codec:
-		if hasVNNIBW && c.full > 0 {
+		if intScoresBW && c.full > 0 {
 			return vnniNDigits[vnniQ5_0], c.full
 		}
 	case *q5_1Codec:
-		if hasVNNIBW && c.full > 0 {
+		if intScoresBW && c.full > 0 {
 			return vnniNDigits[vnniQ5_1], c.full
 		}
 	case *tq4Codec:
