@@ -65,6 +65,42 @@ var kerns = []kern{
 
 var out bytes.Buffer
 
+// vnni selects the AVX-VNNI forms of the kernels being written: VPDPBUSD and VPDPWSSD in place
+// of VPMADDUBSW and VPMADDWD with their adds.
+var vnni bool
+
+// vexMem writes the VEX-encoded (AVX-VNNI, not the EVEX AVX-512 VL form Go's assembler would
+// choose) 256-bit instruction of opcode op in map 0F38 with prefix 66, W0: ymm dst +=
+// f(ymm src1, [SI + disp]). VPDPBUSD is 0x50 (src1 unsigned bytes, memory signed bytes),
+// VPDPWSSD 0x52 (signed words).
+func vexMem(name string, op byte, disp, src1, dst int) {
+	r := byte(0x80) // VEX.R̄: inverted bit 3 of ModRM.reg
+	if dst >= 8 {
+		r = 0
+	}
+	b1 := r | 0x40 | 0x20 | 0x02         // X̄, B̄ (SI needs neither), map 0F38
+	b2 := byte(15-src1)<<3 | 0x04 | 0x01 // W0, v̄vvv, L = 256, pp = 66
+	var modrm byte
+	var tail []byte
+	switch {
+	case disp == 0:
+		modrm = 0x00
+	case disp >= -128 && disp <= 127:
+		modrm = 0x40
+		tail = []byte{byte(int8(disp))}
+	default:
+		modrm = 0x80
+		tail = []byte{byte(disp), byte(disp >> 8), byte(disp >> 16), byte(disp >> 24)}
+	}
+	modrm |= byte(dst&7)<<3 | 6 // rm = SI
+	bs := append([]byte{0xC4, b1, b2, op, modrm}, tail...)
+	var parts []string
+	for _, x := range bs {
+		parts = append(parts, fmt.Sprintf("BYTE $0x%02X", x))
+	}
+	p("%s // %s %d(SI), Y%d, Y%d (VEX)", strings.Join(parts, "; "), name, disp, src1, dst)
+}
+
 func p(format string, args ...any) { fmt.Fprintf(&out, "\t"+format+"\n", args...) }
 func label(l string)               { fmt.Fprintf(&out, "%s:\n", l) }
 
@@ -124,7 +160,19 @@ func u8Block(k kern) {
 		p("VCVTPH2PS 16(R13), Y15")
 	}
 	for h := 0; h < 4; h++ {
-		if k.q5 {
+		if vnni {
+			// Two int32 chains of four products, the first started at the codes' offset.
+			if k.offset != 0 {
+				p("VPBROADCASTD %d(DX), Y13", k.offset+4*h)
+			} else {
+				p("VPXOR Y13, Y13, Y13")
+			}
+			p("VPXOR Y14, Y14, Y14")
+			for c := 0; c < 8; c++ {
+				vexMem("VPDPBUSD", 0x50, (h*8+c)*32, c, 13+c/4)
+			}
+			p("VPADDD Y14, Y13, Y13")
+		} else if k.q5 {
 			// Two int16 chains of four products.
 			for ch := 0; ch < 2; ch++ {
 				acc := 13 + ch
@@ -146,7 +194,7 @@ func u8Block(k kern) {
 			}
 			p("VPMADDWD ·avx2Ones16(SB), Y13, Y13")
 		}
-		if k.offset != 0 {
+		if k.offset != 0 && !vnni {
 			p("VPBROADCASTD %d(DX), Y14", k.offset+4*h)
 			p("VPADDD Y14, Y13, Y13")
 		}
@@ -204,14 +252,21 @@ func s16Block(k kern) {
 			p("VPSRAW $8, Y%d, Y0", src)
 			for h := 0; h < 4; h++ {
 				off := (dw*4 + h) * 64
-				if dw == 0 {
+				switch {
+				case dw == 0:
 					p("VPMADDWD %d(SI), Y1, Y%d", off, 4+h)
-				} else {
+				case vnni:
+					vexMem("VPDPWSSD", 0x52, off, 1, 4+h)
+				default:
 					p("VPMADDWD %d(SI), Y1, Y2", off)
 					p("VPADDD Y2, Y%d, Y%d", 4+h, 4+h)
 				}
-				p("VPMADDWD %d(SI), Y0, Y2", off+32)
-				p("VPADDD Y2, Y%d, Y%d", 4+h, 4+h)
+				if vnni {
+					vexMem("VPDPWSSD", 0x52, off+32, 0, 4+h)
+				} else {
+					p("VPMADDWD %d(SI), Y0, Y2", off+32)
+					p("VPADDD Y2, Y%d, Y%d", 4+h, 4+h)
+				}
 			}
 		}
 	}
@@ -226,6 +281,9 @@ func s16Block(k kern) {
 
 func kernel(k kern) {
 	n := k.name
+	if vnni {
+		n += "VNNI"
+	}
 	lines := (8*k.block + 63) / 64
 	bq := 1024 // bytes of pre-broadcast digits per block
 	if k.s16 {
@@ -239,7 +297,11 @@ func kernel(k kern) {
 		stageStride = k.stride
 	}
 	fmt.Fprintf(&out, "\n// func avx2Scores%s(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)\n", n)
-	fmt.Fprintf(&out, "// %s\n", k.doc)
+	if vnni {
+		fmt.Fprintf(&out, "// avx2Scores%s with AVX-VNNI: VPDPBUSD or VPDPWSSD (VEX) for each product and its add.\n", k.name)
+	} else {
+		fmt.Fprintf(&out, "// %s\n", k.doc)
+	}
 	fmt.Fprintf(&out, "TEXT ·avx2Scores%s(SB), NOSPLIT, $0-80\n", n)
 	p("MOVQ rows+32(FP), DI")
 	p("MOVQ rb+40(FP), R8")
@@ -632,8 +694,11 @@ const macros = `
 func main() {
 	out.WriteString(header)
 	out.WriteString(macros)
-	for _, k := range kerns {
-		kernel(k)
+	for _, v := range []bool{false, true} {
+		vnni = v
+		for _, k := range kerns {
+			kernel(k)
+		}
 	}
 	out.WriteString(digits)
 	s := strings.ReplaceAll(out.String(), "\n\t\n", "\n\n")

@@ -2,7 +2,12 @@
 
 package kvq
 
-import "sync"
+import (
+	"os"
+	"sync"
+
+	"golang.org/x/sys/cpu"
+)
 
 //go:generate go run gen_avx2int.go
 
@@ -23,6 +28,11 @@ import "sync"
 // avx2Int reports that the AVX2 integer scores kernels run: AVX2 without AVX-512 (an AVX-512
 // CPU without VNNI keeps its 512-bit float kernels).
 var avx2Int = hasAVX2 && !hasAVX512
+
+// avxVNNI selects the kernels' AVX-VNNI forms (avx2Scores*VNNI: the VEX VPDPBUSD and
+// VPDPWSSD, Intel Alder Lake and later, AMD Zen 5), the same integers and so the same scores.
+// KVLAB_NO_AVXVNNI set (any value, read once at start) keeps the plain AVX2 ones.
+var avxVNNI = avx2Int && cpu.X86.HasAVXVNNI && os.Getenv("KVLAB_NO_AVXVNNI") == ""
 
 // intScores reports integer scores kernels for q4_0, q4_1 and q8_0 on this CPU (VNNI or AVX2),
 // intScoresBW those for iq4_nl, q5_0 and q5_1.
@@ -133,8 +143,25 @@ func avx2ScoresQ80(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb,
 //go:noescape
 func avx2ScoresIQ4NL(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 
-// avx2IntKernel runs the AVX2 kernel of kind.
+// avx2IntKernel runs the AVX2 kernel of kind, its AVX-VNNI form where avxVNNI.
 func avx2IntKernel(kind int, bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32) {
+	if avxVNNI {
+		switch kind {
+		case vnniQ8_0:
+			avx2ScoresQ80VNNI(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
+		case vnniQ4_1:
+			avx2ScoresQ41VNNI(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
+		case vnniIQ4NL:
+			avx2ScoresIQ4NLVNNI(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
+		case vnniQ5_0:
+			avx2ScoresQ50VNNI(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
+		case vnniQ5_1:
+			avx2ScoresQ51VNNI(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
+		default:
+			avx2ScoresQ40VNNI(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
+		}
+		return
+	}
 	switch kind {
 	case vnniQ8_0:
 		avx2ScoresQ80(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
@@ -150,3 +177,21 @@ func avx2IntKernel(kind int, bq *byte, aux *uint32, stage *uint16, nb int, rows 
 		avx2ScoresQ40(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
 	}
 }
+
+//go:noescape
+func avx2ScoresQ40VNNI(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
+//go:noescape
+func avx2ScoresQ41VNNI(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
+//go:noescape
+func avx2ScoresQ50VNNI(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
+//go:noescape
+func avx2ScoresQ51VNNI(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
+//go:noescape
+func avx2ScoresQ80VNNI(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
+//go:noescape
+func avx2ScoresIQ4NLVNNI(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kvlab/kvlab/internal/cputime"
+	"golang.org/x/sys/cpu"
 )
 
 // avx2IntFormats are the formats the AVX2 integer scores kernels serve.
@@ -20,11 +21,20 @@ var avx2IntFormats = []Format{Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL}
 
 // withAVX2Int runs f with the AVX2 integer scores kernels selected in place of the VNNI ones,
 // whatever the CPU prefers.
-func withAVX2Int(f func()) {
-	v, vb, i, ib, a := hasVNNI, hasVNNIBW, intScores, intScoresBW, avx2Int
-	hasVNNI, hasVNNIBW, intScores, intScoresBW, avx2Int = false, false, true, true, true
-	defer func() { hasVNNI, hasVNNIBW, intScores, intScoresBW, avx2Int = v, vb, i, ib, a }()
+// With vnni, their AVX-VNNI forms (the caller checks the CPU has it).
+func withAVX2Int(vnni bool, f func()) {
+	v, vb, i, ib, a, x := hasVNNI, hasVNNIBW, intScores, intScoresBW, avx2Int, avxVNNI
+	hasVNNI, hasVNNIBW, intScores, intScoresBW, avx2Int, avxVNNI = false, false, true, true, true, vnni
+	defer func() { hasVNNI, hasVNNIBW, intScores, intScoresBW, avx2Int, avxVNNI = v, vb, i, ib, a, x }()
 	f()
+}
+
+// avx2IntForms are the kernel forms this CPU runs: plain AVX2, and AVX-VNNI where it has it.
+func avx2IntForms() []bool {
+	if cpu.X86.HasAVXVNNI {
+		return []bool{false, true}
+	}
+	return []bool{false}
 }
 
 // avx2IntRows returns rows of c: encoded outlier rows, then rows whose payload bytes are
@@ -99,11 +109,14 @@ func TestAVX2IntScores(t *testing.T) {
 						for i := range got {
 							got[i] = float32(math.NaN())
 						}
-						withAVX2Int(func() { mq.dotManyMultiMu(q, n, enc, got, mu) })
-						for i := range got {
-							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-								t.Fatalf("row %d query %d: AVX2 %g, VNNI %g", i/n, i%n, got[i], want[i])
+						for _, vnni := range avx2IntForms() {
+							withAVX2Int(vnni, func() { mq.dotManyMultiMu(q, n, enc, got, mu) })
+							for i := range got {
+								if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+									t.Fatalf("AVX-VNNI %v: row %d query %d: AVX2 %g, AVX-512 VNNI %g", vnni, i/n, i%n, got[i], want[i])
+								}
 							}
+							clear(got)
 						}
 					})
 				}
@@ -120,27 +133,30 @@ func TestAVX2IntReference(t *testing.T) {
 		t.Skip("no AVX2, FMA and F16C")
 	}
 	rng := rand.New(rand.NewPCG(63, 64))
-	withAVX2Int(func() {
-		for _, f := range avx2IntFormats {
-			for _, d := range []int{32, 40, 64, 128, 200} {
-				for _, n := range []int{1, 3, 4, 5} {
-					for _, rows := range []int{1, 7, 130} {
-						t.Run(fmt.Sprintf("%s/d%d/n%d/rows%d", f, d, n, rows), func(t *testing.T) {
-							checkMulti(t, rng, f, d, n, rows)
-						})
+	for _, vnni := range avx2IntForms() {
+		withAVX2Int(vnni, func() {
+			for _, f := range avx2IntFormats {
+				for _, d := range []int{32, 40, 64, 128, 200} {
+					for _, n := range []int{1, 3, 4, 5} {
+						for _, rows := range []int{1, 7, 130} {
+							t.Run(fmt.Sprintf("vnni%v/%s/d%d/n%d/rows%d", vnni, f, d, n, rows), func(t *testing.T) {
+								checkMulti(t, rng, f, d, n, rows)
+							})
+						}
 					}
 				}
+				for _, d := range []int{32, 128, 200, 1024} {
+					checkVNNIBound(t, rng, f, d)
+				}
 			}
-			for _, d := range []int{32, 128, 200, 1024} {
-				checkVNNIBound(t, rng, f, d)
-			}
-		}
-	})
+		})
+	}
 }
 
 // TestAVX2IntSpeed prints (KVLAB_SPEED_REPORT set), per row of benchDim values and four
 // queries, the best thread-CPU time of DotManyMulti through the AVX2 float kernels (the VNNI
-// and integer kernels off) and through the AVX2 integer kernels, the two interleaved: in cache
+// and integer kernels off) and through the AVX2 integer kernels, plain and (where the CPU has
+// it) AVX-VNNI, the three interleaved: in cache
 // (benchRows rows again and again) and streamed past the caches (64 MiB of those rows in
 // chunks of benchRows). KVLAB_SPEED_ROUNDS sets the streamed rounds (default 10).
 func TestAVX2IntSpeed(t *testing.T) {
@@ -157,7 +173,9 @@ func TestAVX2IntSpeed(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	float := func(f func()) { withAVX2Kernels(f) }
-	integer := func(f func()) { withAVX2Kernels(func() { withAVX2Int(f) }) }
+	integer := func(f func()) { withAVX2Kernels(func() { withAVX2Int(false, f) }) }
+	vnniInt := func(f func()) { withAVX2Kernels(func() { withAVX2Int(cpu.X86.HasAVXVNNI, f) }) }
+	modes := []func(func()){float, integer, vnniInt}
 	for _, f := range avx2IntFormats {
 		c := mustCodec(t, f, benchDim)
 		mq := c.(MultiQuery)
@@ -168,9 +186,12 @@ func TestAVX2IntSpeed(t *testing.T) {
 		}
 		q := gaussianRows(rand.New(rand.NewPCG(11, 12)), 4, benchDim, 1)
 		out := make([]float32, 4*benchRows)
-		best := [4]time.Duration{time.Hour, time.Hour, time.Hour, time.Hour} // float, int in cache; float, int streamed
+		best := [6]time.Duration{} // float, AVX2 integer, AVX-VNNI integer: in cache, then streamed
+		for i := range best {
+			best[i] = time.Hour
+		}
 		for r := 0; r < 200; r++ {
-			for i, mode := range []func(func()){float, integer} {
+			for i, mode := range modes {
 				mode(func() {
 					t0 := cputime.Thread()
 					mq.DotManyMulti(q, 4, tile, out)
@@ -180,7 +201,7 @@ func TestAVX2IntSpeed(t *testing.T) {
 		}
 		chunks := len(keys) / len(tile)
 		for r := 0; r < rounds; r++ {
-			for i, mode := range []func(func()){float, integer} {
+			for i, mode := range modes {
 				mode(func() {
 					var d time.Duration
 					for k := 0; k < chunks; k++ {
@@ -188,13 +209,14 @@ func TestAVX2IntSpeed(t *testing.T) {
 						mq.DotManyMulti(q, 4, keys[k*len(tile):(k+1)*len(tile)], out)
 						d += cputime.Thread() - t0
 					}
-					best[2+i] = min(best[2+i], d)
+					best[3+i] = min(best[3+i], d)
 				})
 			}
 		}
 		ns := func(d time.Duration, rows int) float64 { return float64(d.Nanoseconds()) / float64(rows) }
-		t.Logf("%-6s scores per row of %d values, 4 queries: in cache float %.2f ns, integer %.2f ns; streamed float %.2f ns, integer %.2f ns",
-			f, benchDim, ns(best[0], benchRows), ns(best[1], benchRows), ns(best[2], chunks*benchRows), ns(best[3], chunks*benchRows))
+		t.Logf("%-6s scores per row of %d values, 4 queries: in cache float %.2f ns, integer %.2f ns, AVX-VNNI %.2f ns; streamed float %.2f ns, integer %.2f ns, AVX-VNNI %.2f ns",
+			f, benchDim, ns(best[0], benchRows), ns(best[1], benchRows), ns(best[2], benchRows),
+			ns(best[3], chunks*benchRows), ns(best[4], chunks*benchRows), ns(best[5], chunks*benchRows))
 	}
 }
 
