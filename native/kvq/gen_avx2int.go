@@ -1,7 +1,8 @@
 //go:build ignore
 
 // gen_avx2int writes multi_avx2int_amd64.s: the AVX2 integer scores kernels of q4_0, q4_1,
-// q5_0, q5_1, q8_0 and iq4_nl for CPUs with AVX2 but not AVX-512 (contract and bound in multi_avx2int_amd64.go).
+// q5_0, q5_1, q8_0 and iq4_nl for CPUs with AVX2 but not AVX-512, each also in an AVX-VNNI
+// form, and the query preparation they take (contract and bound in multi_avx2int_amd64.go).
 // Run with `go generate ./native/kvq`.
 //
 // They port the AVX-512 VNNI kernels' design (multi_vnni_amd64.s) to sixteen 256-bit
@@ -10,23 +11,36 @@
 // two 128-bit lanes) and their dwords transposed within the lanes, so that vector k holds
 // payload dword k of row l in lane l. The query's digits come pre-broadcast (avx2Expand): per
 // block, query and payload dword one 32-byte vector, so every multiply takes its query operand
-// from memory and the kernels need no register for it.
+// from memory (a micro-fused load) and the kernels need no register for it.
 //
 // Two integer routes, both exact in int32 and giving the integer the VNNI kernels form:
 //
-//   - u8 (q4_0, q4_1: codes 0..15; q5_0, q5_1: 0..31, u8Block). VPMADDUBSW multiplies a lane's four unsigned codes by the
-//     four signed query bytes and adds pairs into int16: |pair| ≤ 2·15·127 = 3810, so no
-//     saturation, and the eight products of a block summed with VPADDW stay ≤ 30480 < 2¹⁵.
-//     VPMADDWD by ones folds the int16 sum into the lane's int32, to which q4_0 adds −8·ΣQ.
-//   - s16 (q8_0: signed bytes; iq4_nl: its levels, −127..113, looked up with VPSHUFB). The codes'
-//     even and odd bytes are sign-extended to int16 in place (VPSLLW/VPSRAW), each multiplied by
-//     the query's even or odd values as int16 (VPMADDWD; q8_0's Q = 2⁸·hi + lo, |Q| ≤ 32639)
-//     and added into int32: |Σ Q·c| ≤ 32·128·32639 < 2³¹. VPMADDUBSW would saturate here
-//     (2·255·128 for offset codes).
+//   - u8 (q4_0, q4_1: codes 0..15; q5_0, q5_1: 0..31, u8Block). VPMADDUBSW multiplies a
+//     lane's four unsigned codes by the four signed query bytes and adds pairs into int16:
+//     |pair| ≤ 2·15·127 = 3810, so no saturation, and the eight products of a block summed
+//     with VPADDW stay ≤ 30480 < 2¹⁵. VPMADDWD by ones folds the int16 sum into the lane's
+//     int32, to which q4_0 adds −8·ΣQ.
+//   - s16 (q8_0: signed bytes; iq4_nl: its levels, −127..113, looked up with VPSHUFB). The
+//     codes' even and odd bytes are sign-extended to int16 in place (VPSLLW/VPSRAW), each
+//     multiplied by the query's even or odd values as int16 (VPMADDWD; q8_0's Q = 2⁸·hi + lo,
+//     |Q| ≤ 32639) and added into int32: |Σ Q·c| ≤ 32·128·32639 < 2³¹. VPMADDUBSW would
+//     saturate here (2·255·128 for offset codes).
+//
+// The AVX-VNNI forms (vnni) replace each product and its add by VPDPBUSD or VPDPWSSD, emitted
+// as VEX bytes (vexMem): Go's assembler encodes both mnemonics as EVEX, the AVX-512 VL form,
+// which faults on AVX2-only CPUs.
 //
 // Each block's integer is then converted and scaled with the float operations of the VNNI
 // kernels in their order (s·d once, then one fused multiply-add; q4_1: d·Σ, m·ΣQ fused in,
 // times s fused into the score), so every score is theirs bit for bit.
+//
+// Ports: per eight rows and block the u8 route issues 36 multiplies (VPMADDUBSW, VPMADDWD)
+// and 12 float operations, the s16 one 64 multiplies and 12: on Intel's client cores (Golden
+// Cove, Raptor Cove) all on ports 0 and 1, two a cycle, with the transposes' 12 shuffles on
+// port 5 and the adds and masks on 0, 1 and 5, so the multiplies bound the kernels there. The
+// memory operands are base plus displacement, never indexed, so each multiply stays one fused
+// µop on Intel. The AVX-VNNI forms drop the u8 route's VPADDW chains and VPMADDWD and the s16
+// route's VPADDDs, not the multiplies.
 package main
 
 import (
