@@ -8,16 +8,16 @@ const AccumulateTile = 64
 // AccumulateStep is the relative rounding of the weights in c's multi-query accumulation
 // (MultiQuery.AccumulateManyMulti) on this CPU: 2⁻¹⁶ where the values accumulate through the
 // integer kernels (each weight w·d off by at most 2⁻¹⁶ of the largest in its 64-row tile and
-// block, multi_intacc_amd64.go; a turbo tier's or tq4's w·s off by at most 2⁻¹⁶ of the largest
+// block, multi_intacc_amd64.go, with AVX2 too, multi_avx2intacc_amd64.go; a turbo tier's or tq4's w·s off by at most 2⁻¹⁶ of the largest
 // in its tile, multi_turboacc_amd64.go), 0 where they accumulate in float32. Tests of code
 // built on the codecs widen their float32 tolerances by it.
 func AccumulateStep(c Codec) float64 {
 	c = Unwrap(c)
+	if bc := intAccBlocks(c); bc != nil && bc.full > 0 && blockIntAcc() {
+		return 0x1p-16
+	}
 	if !intAcc() {
 		return 0
-	}
-	if bc := intAccBlocks(c); bc != nil && bc.full > 0 {
-		return 0x1p-16
 	}
 	if turboAccKernels(c) != nil {
 		return 0x1p-16
@@ -69,10 +69,14 @@ func intAccBlocks(c Codec) *blockCodec {
 	return nil
 }
 
-// intAccOr is k, or i where the integer accumulate kernels run.
+// intAccOr is k, or i where the integer accumulate kernels run, or i's AVX2 integer kernel
+// where those run (multi_avx2intacc_amd64.go).
 func intAccOr(k, i *multiKernels) *multiKernels {
 	if i != nil && intAcc() {
 		return i
+	}
+	if a := avx2IntAccFor(i); a != nil {
+		return a
 	}
 	return k
 }

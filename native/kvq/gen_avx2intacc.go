@@ -1,0 +1,564 @@
+//go:build ignore
+
+// gen_avx2intacc writes multi_avx2intacc_amd64.s: the integer accumulate (value) kernels of the
+// block formats for CPUs with AVX2 (contract and bound in multi_avx2intacc_amd64.go). They are
+// the AVX-512 integer kernels' design (gen_intacc.go) on 256-bit registers: per tile of ≤ 64 rows
+// and per pair of 32-value blocks, a prepass forms the weights w·d (lane 4b+h: block b of the
+// pair, accumulator h), quantizes them to int16 with one scale per lane exactly as the AVX-512
+// kernels do, and pairs them row by row; the row loop then takes rows in pairs, widens the two
+// rows' codes to interleaved words and adds them into int32 sums with VPMADDWD and VPADDD (or,
+// on CPUs with AVX-VNNI, the VEX-coded VPDPWSSD, the kernel's name taking a VNNI), the pair's two
+// weights broadcast as one dword; the sums are converted and scaled into the float32
+// accumulators once per tile, block and half.
+//
+// Sixteen 256-bit registers hold the int32 sums of half a block for the four accumulators
+// (eight registers, 16 values each), so every block is taken in two halves of 16 values, each
+// half a pass over the tile's row pairs that reads only its own bytes of the codes (the nibble
+// formats' bytes 0..7, then 8..15: values 0..7 and 16..23, then 8..15 and 24..31; q8_0's values
+// 0..15, then 16..31). Only the weight broadcasts (4 loads a row pair and half) are repeated.
+//
+// Run with `go generate ./native/kvq`.
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"strings"
+)
+
+// format is one block format's pieces. dec(half) widens the codes of half `half` of the block
+// of rows a (R12) and b (R12+R9; R9 = 0 for a lone last row) into Y12 and Y13: dword k of Y12
+// holds row a's code of value lo+k in its low word and row b's in its high word, Y13 the same
+// for values hi+k (lo, hi = loOff(half), hiOff(half)). Scratch: Y8, Y9, Y14, Y15 (the weights
+// are broadcast after it); Y10 and Y11 hold the constants consts loads.
+type format struct {
+	name string
+	doc  string
+	bs   int // bytes per block
+	// off is the integer subtracted from every code, applied once per tile, block and half as
+	// off·ΣW (offShift = log2 off).
+	off, offShift int
+	// min: the block holds a min m (f16 after d): Σ_j w_j·m_j + off·Σ_j w_j·d_j is added in f32.
+	min bool
+	// lo, hi are the first values of Y12's and Y13's dwords in each half.
+	lo, hi [2]int
+	consts string
+	dec    func(half int) string
+}
+
+// nibDec: the two rows' payload bytes 8h..8h+7 interleaved (a b a b …) and zero-extended to
+// words, the low nibbles (values 8h+k) split off by a mask (Y10, 0x000F a word), the high ones
+// (values 16+8h+k) by a shift (each word holds one byte).
+func nibDec(pay int) func(half int) string {
+	return func(half int) string {
+		unpck := [2]string{"VPUNPCKLBW", "VPUNPCKHBW"}[half]
+		return fmt.Sprintf(`VMOVDQU %[1]d(R12), X12
+	%[2]s %[1]d(R12)(R9*1), X12, X12
+	VPMOVZXBW X12, Y12
+	VPSRLW $4, Y12, Y13
+	VPAND Y10, Y12, Y12`, pay, unpck)
+	}
+}
+
+// q80Dec: the two rows' code bytes 16h..16h+15 interleaved and sign-extended to words: values
+// 16h..16h+7 in Y12, 16h+8..16h+15 in Y13.
+func q80Dec(half int) string {
+	return fmt.Sprintf(`VMOVDQU %[1]d(R12), X8
+	VPUNPCKLBW %[1]d(R12)(R9*1), X8, X12
+	VPUNPCKHBW %[1]d(R12)(R9*1), X8, X13
+	VPMOVSXBW X12, Y12
+	VPMOVSXBW X13, Y13`, 2+16*half)
+}
+
+// q5Dec: the nibbles (nibDec), then 16 (Y11) added to each word whose fifth bit is set. The two
+// rows' qh words are paired as the codes are, (a's bits 0..15, b's bits 0..15) in every dword
+// of Y8 and (bits 16..31) in Y14, and each word tests its value's bit against
+// ·avx2IntAccBit5+32h (words 2k and 2k+1: bit 8h+k).
+func q5Dec(qh, pay int) func(half int) string {
+	return func(half int) string {
+		return nibDec(pay)(half) + fmt.Sprintf(`
+	VPBROADCASTD %[1]d(R12), Y14
+	VPBROADCASTD %[1]d(R12)(R9*1), Y15
+	VPSLLD $16, Y15, Y8
+	VPBLENDW $0xAA, Y8, Y14, Y8
+	VPSRLD $16, Y14, Y14
+	VPBLENDW $0xAA, Y15, Y14, Y14
+	VMOVDQU ·avx2IntAccBit5+%[2]d(SB), Y9
+	VPAND Y9, Y8, Y8
+	VPAND Y9, Y14, Y14
+	VPCMPEQW Y9, Y8, Y8
+	VPCMPEQW Y9, Y14, Y14
+	VPAND Y11, Y8, Y8
+	VPAND Y11, Y14, Y14
+	VPADDW Y8, Y12, Y12
+	VPADDW Y14, Y13, Y13`, qh, 32*half)
+	}
+}
+
+// iq4Dec: nibDec's words with their high bytes set to 0x80 (VPOR), the low nibbles masked
+// (Y10, 0x800F a word) and the high ones shifted down arithmetically (the high byte stays
+// ≥ 0x80), looked up in the codebook (Y11, the levels + 128 as unsigned bytes, VPSHUFB), which
+// gives the high bytes 0: the words hold level + 128, and o = 128 comes back out as 128·ΣW.
+func iq4Dec(half int) string {
+	unpck := [2]string{"VPUNPCKLBW", "VPUNPCKHBW"}[half]
+	return fmt.Sprintf(`VMOVDQU 2(R12), X12
+	%[1]s 2(R12)(R9*1), X12, X12
+	VPMOVZXBW X12, Y12
+	VPOR ·avx2IntAccW8000(SB), Y12, Y12
+	VPSRAW $4, Y12, Y13
+	VPAND Y10, Y12, Y12
+	VPSHUFB Y12, Y11, Y12
+	VPSHUFB Y13, Y11, Y13`, unpck)
+}
+
+const (
+	nibConsts = "VMOVDQU ·avx2IntAccW000F(SB), Y10"
+	q5Consts  = nibConsts + "\n\tVMOVDQU ·avx2IntAccW0010(SB), Y11"
+	nibLo     = 0
+)
+
+var formats = []format{
+	{name: "Q40", doc: "q4_0: d (f16), 16 nibble bytes; x = (c − 8)·d.", bs: 18, off: 8, offShift: 3,
+		lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: nibConsts, dec: nibDec(2)},
+	{name: "Q80", doc: "q8_0: d (f16), 32 int8 codes; x = c·d.", bs: 34,
+		lo: [2]int{0, 16}, hi: [2]int{8, 24}, dec: q80Dec},
+	{name: "Q41", doc: "q4_1: d, m (f16), 16 nibble bytes; x = (c − 8)·d + (m + 8·d).", bs: 20, off: 8, offShift: 3,
+		min: true, lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: nibConsts, dec: nibDec(4)},
+	{name: "Q50", doc: "q5_0: d (f16), qh (32 fifth bits), 16 nibble bytes; x = (c − 16)·d.", bs: 22, off: 16, offShift: 4,
+		lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: q5Consts, dec: q5Dec(2, 6)},
+	{name: "Q51", doc: "q5_1: d, m (f16), qh, 16 nibble bytes; x = (c − 16)·d + (m + 16·d).", bs: 24, off: 16, offShift: 4,
+		min: true, lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: q5Consts, dec: q5Dec(4, 8)},
+	{name: "IQ4NL", doc: "iq4_nl: d (f16), 16 nibble bytes; x = kvalues[c]·d (int8 levels).", bs: 18, off: 128, offShift: 7,
+		lo: [2]int{0, 8}, hi: [2]int{16, 24},
+		consts: "VMOVDQU ·avx2IntAccW800F(SB), Y10\n\tVBROADCASTI128 ·avx2IntAccIQ4Levels(SB), Y11", dec: iq4Dec},
+}
+
+// Frame layout (hardware SP offsets).
+const (
+	oPB   = 0    // w·d of the tile's rows (lane 4b+h: block b of the pair, accumulator h), a zero row after
+	oQP   = 2080 // int16 weight pairs: pair p at 32p, block b's accumulator h's dword at 32p + 16b + 4h
+	oTT   = 3104 // T per lane
+	oSS   = 3136 // off·ΣW per lane (int32)
+	oMT   = 3168 // Σ w·m + off·Σ w·d per lane
+	oTN   = 3200 // rows in the tile
+	oWP   = 3208 // the tile's first weight
+	oRL   = 3216 // rows left after this tile
+	oBL   = 3224 // blocks left in the row
+	oNQ   = 3232 // blocks left in the pair
+	oQB   = 3240 // the block's first weight pair
+	oPF   = 3248 // prefetch pointer
+	frame = 3264
+)
+
+const accTmpl = `
+// func multiAcc@(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+// %DOC%
+TEXT ·multiAcc@(SB), 0, $%FRAME%-64
+	MOVQ m+40(FP), AX
+	TESTQ AX, AX
+	JZ   a@_done
+	MOVQ nv+16(FP), AX
+	SHRQ $5, AX
+	TESTQ AX, AX
+	JZ   a@_done
+	%CONSTS%
+	MOVQ rows+24(FP), DI
+	MOVQ w+48(FP), AX
+	MOVQ AX, %WP%(SP)
+	MOVQ m+40(FP), AX
+	MOVQ AX, %RL%(SP)
+
+a@_tile:
+	MOVQ %RL%(SP), AX
+	CMPQ AX, $64
+	JLE  a@_tn
+	MOVQ $64, AX
+a@_tn:
+	MOVQ AX, %TN%(SP)
+	SUBQ AX, %RL%(SP)
+	MOVQ rb+32(FP), R12
+	SHLQ $7, R12
+	ADDQ DI, R12
+	MOVQ R12, %PF%(SP)         // the tile after next, prefetched %BS% bytes a row-pair step and half
+	MOVQ nv+16(FP), AX
+	SHRQ $5, AX
+	MOVQ AX, %BL%(SP)
+	XORQ BX, BX                // byte offset of the block in a row
+	MOVQ acc+0(FP), CX         // accumulators of the block
+
+a@_bpair:
+	// Up to two blocks at a time: R14 is the offset of the second block's scale (0 for none),
+	// R13 the lane mask that zeroes a missing second block's scales.
+	MOVQ %BL%(SP), AX
+	LEAQ ·avx2IntAccLanes(SB), R13
+	MOVQ $%BS%, R14
+	CMPQ AX, $2
+	JGE  a@_nq2
+	ADDQ $32, R13
+	XORQ R14, R14
+	MOVQ AX, %NQ%(SP)
+	JMP  a@_nq
+a@_nq2:
+	MOVQ $2, %NQ%(SP)
+a@_nq:
+	MOVQ %NQ%(SP), AX
+	SUBQ AX, %BL%(SP)
+
+	// w·d per row (lane 4b+h), its largest magnitude per lane (and Σ w·m, Σ w·d), two rows a
+	// step with a chain each (row a: Y0, Y1, Y2; row b: Y3, Y4, Y5), joined after.
+	LEAQ (DI)(BX*1), R12
+	MOVQ %WP%(SP), R8
+	LEAQ %PB%(SP), R15
+	MOVQ %TN%(SP), R10
+	MOVQ wstride+56(FP), R9
+	MOVQ rb+32(FP), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	SHRQ $1, R10
+	JZ   a@_p1o
+a@_p1:
+	%P1A%
+	%P1B%
+	LEAQ (R8)(R9*2), R8
+	LEAQ (R12)(R11*2), R12
+	ADDQ $64, R15
+	DECQ R10
+	JNZ  a@_p1
+a@_p1o:
+	TESTQ $1, %TN%(SP)
+	JZ   a@_p1e
+	%P1A%
+	ADDQ $32, R15
+a@_p1e:
+	VMAXPS Y3, Y0, Y0
+	%MINJOIN%
+	VXORPS Y15, Y15, Y15
+	VMOVUPS Y15, (R15)         // the zero row that pairs with a lone last row
+	%MINSTORE%
+	// inv = min(32767/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.
+	VXORPS Y12, Y12, Y12
+	VCMPPS $0x0E, Y12, Y0, Y1  // M > 0
+	VBROADCASTSS ·intAccQMax(SB), Y2
+	VDIVPS Y0, Y2, Y14
+	VBROADCASTSS ·intAccInvCap(SB), Y3
+	VMINPS Y3, Y14, Y14
+	VANDPS Y1, Y14, Y14
+	VBROADCASTSS ·intAccOne(SB), Y4
+	VDIVPS Y14, Y4, Y15
+	VANDPS Y1, Y15, Y15
+	VMOVUPS Y15, %TT%(SP)
+
+	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
+	LEAQ %PB%(SP), R8
+	LEAQ %QP%(SP), R12
+	MOVQ %TN%(SP), R10
+	INCQ R10
+	SHRQ $1, R10
+	VPXOR Y6, Y6, Y6
+a@_p2:
+	VMULPS (R8), Y14, Y0
+	VMULPS 32(R8), Y14, Y1
+	VCVTPS2DQ Y0, Y0
+	VCVTPS2DQ Y1, Y1
+	VPADDD Y0, Y1, Y2
+	VPADDD Y2, Y6, Y6
+	VPSLLD $16, Y1, Y1
+	VPBLENDW $0xAA, Y1, Y0, Y0
+	VMOVDQU Y0, (R12)
+	ADDQ $64, R8
+	ADDQ $32, R12
+	DECQ R10
+	JNZ  a@_p2
+	%SUMSTORE%
+	LEAQ %QP%(SP), AX
+	MOVQ AX, %QB%(SP)
+	LEAQ %TT%(SP), R13
+
+a@_blk:
+%HALF0%
+%HALF1%
+	ADDQ $%BS%, BX
+	ADDQ $128, CX
+	ADDQ $16, %QB%(SP)
+	ADDQ $16, R13
+	DECQ %NQ%(SP)
+	JNZ  a@_blk
+	CMPQ %BL%(SP), $0
+	JNE  a@_bpair
+
+	MOVQ %TN%(SP), AX
+	MOVQ AX, R12
+	IMULQ rb+32(FP), R12
+	ADDQ R12, DI
+	IMULQ wstride+56(FP), AX
+	ADDQ AX, %WP%(SP)
+	CMPQ %RL%(SP), $0
+	JNE  a@_tile
+
+a@_done:
+	VZEROUPPER
+	RET
+`
+
+// halfTmpl is one half of a block: the row pairs' codes of the half widened and multiplied into
+// int32 sums (Y0..Y7: accumulator h's in Y2h, Y2h+1), then scaled into the accumulators.
+const halfTmpl = `	// Half %H%: values %LO%.. and %HI%...
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	LEAQ (DI)(BX*1), R12
+	MOVQ %QB%(SP), R8
+	MOVQ %PF%(SP), R15
+	MOVQ rb+32(FP), R9
+	MOVQ %TN%(SP), R10
+	SHRQ $1, R10
+	JZ   a@_odd%H%
+a@_pair%H%:
+	PREFETCHT0 (R15)
+	ADDQ $%BS%, R15
+	%DEC%
+%DOTS%
+	ADDQ $32, R8
+	LEAQ (R12)(R9*2), R12
+	DECQ R10
+	JNZ  a@_pair%H%
+a@_odd%H%:
+	MOVQ R15, %PF%(SP)
+	TESTQ $1, %TN%(SP)
+	JZ   a@_fin%H%
+	XORQ R9, R9                // a lone last row: b reads a again, with weight 0
+	%DEC%
+%DOTS%
+a@_fin%H%:
+	// acc_h += T·(Σ W·c − off·ΣW) (+ Σ w·m), per accumulator's two vectors (R13: the block's
+	// lanes of T; off·ΣW 32 bytes on, Σ w·m 64).
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX                // bytes between accumulators
+	MOVQ CX, R12
+%FINISH%`
+
+// dots adds a row pair's codes (Y12, Y13) times accumulator h's two weights (the dword at
+// 4h(R8), broadcast into Y8 or Y9) into sums 2h and 2h+1.
+func dots(vnni bool) string {
+	var b strings.Builder
+	for h := 0; h < 4; h++ {
+		w := fmt.Sprintf("Y%d", 8+h%2)
+		fmt.Fprintf(&b, "\tVPBROADCASTD %d(R8), %s\n", 4*h, w)
+		for i, c := range []string{"Y12", "Y13"} {
+			s := 2*h + i
+			if vnni {
+				b.WriteString(vpdpwssd(s, 8+h%2, 12+i))
+				continue
+			}
+			t := fmt.Sprintf("Y%d", 14+i)
+			fmt.Fprintf(&b, "\tVPMADDWD %s, %s, %s\n\tVPADDD %s, Y%d, Y%d\n", w, c, t, t, s, s)
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// vpdpwssd is the VEX-coded (AVX-VNNI) VPDPWSSD Ydst, Ysrc1, Ysrc2 (dst += Σ pairs src1·src2),
+// written as bytes: Go's assembler writes its EVEX (AVX-512 VNNI + VL) form, which faults on
+// CPUs without AVX-512. VEX.256.66.0F38.W0 52 /r, three-byte VEX (C4) for registers ≥ Y8.
+func vpdpwssd(dst, src1, src2 int) string {
+	r := byte(0x80)
+	if dst >= 8 {
+		r = 0
+	}
+	b := byte(0x20)
+	if src2 >= 8 {
+		b = 0
+	}
+	p1 := r | 0x40 | b | 0x02 // R̄ X̄ B̄, map 0F38
+	p2 := byte((^src1&15)<<3) | 0x04 | 0x01
+	modrm := byte(0xC0 | (dst&7)<<3 | src2&7)
+	return fmt.Sprintf("\tBYTE $0xC4; BYTE $0x%02X; BYTE $0x%02X; BYTE $0x52; BYTE $0x%02X // VPDPWSSD Y%d, Y%d, Y%d (VEX)\n",
+		p1, p2, modrm, src2, src1, dst)
+}
+
+// finish is the conversion and scaling of half `half`'s int32 sums.
+func finish(f format, half int) string {
+	var b strings.Builder
+	for h := 0; h < 4; h++ {
+		lo, hi := fmt.Sprintf("Y%d", 2*h), fmt.Sprintf("Y%d", 2*h+1)
+		if f.off != 0 {
+			fmt.Fprintf(&b, "\tVPBROADCASTD %d(R13), Y14\n\tVPSUBD Y14, %[2]s, %[2]s\n\tVPSUBD Y14, %[3]s, %[3]s\n", 32+4*h, lo, hi)
+		}
+		fmt.Fprintf(&b, "\tVCVTDQ2PS %[1]s, %[1]s\n\tVCVTDQ2PS %[2]s, %[2]s\n", lo, hi)
+		fmt.Fprintf(&b, "\tVBROADCASTSS %d(R13), Y15\n", 4*h)
+		fmt.Fprintf(&b, "\tVMOVUPS %d(R12), Y8\n\tVMOVUPS %d(R12), Y9\n", 4*f.lo[half], 4*f.hi[half])
+		if f.min {
+			fmt.Fprintf(&b, "\tVBROADCASTSS %d(R13), Y14\n\tVADDPS Y14, Y8, Y8\n\tVADDPS Y14, Y9, Y9\n", 64+4*h)
+		}
+		fmt.Fprintf(&b, "\tVFMADD231PS Y15, %s, Y8\n\tVFMADD231PS Y15, %s, Y9\n", lo, hi)
+		fmt.Fprintf(&b, "\tVMOVUPS Y8, %d(R12)\n\tVMOVUPS Y9, %d(R12)\n", 4*f.lo[half], 4*f.hi[half])
+		if h < 3 {
+			b.WriteString("\tADDQ DX, R12\n")
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func u32(v float32) uint32 { return math.Float32bits(v) }
+
+// words writes a 32-byte constant of 16 words.
+func words(b *strings.Builder, name string, w [16]uint16) {
+	for i := 0; i < 16; i += 4 {
+		fmt.Fprintf(b, "DATA ·%s+%d(SB)/8, $0x%04x%04x%04x%04x\n", name, 2*i, w[i+3], w[i+2], w[i+1], w[i])
+	}
+	fmt.Fprintf(b, "GLOBL ·%s(SB), RODATA|NOPTR, $32\n\n", name)
+}
+
+func splat(v uint16) (w [16]uint16) {
+	for i := range w {
+		w[i] = v
+	}
+	return w
+}
+
+func header() string {
+	var b strings.Builder
+	b.WriteString(`// Code generated by gen_avx2intacc.go; DO NOT EDIT.
+
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// AVX2 integer accumulate kernels of the block formats (multi_avx2intacc_amd64.go states the
+// contract): per tile of ≤ 64 rows and per pair of 32-value blocks, the weights w·d quantized
+// to int16 with one scale per block and accumulator, rows taken in pairs, the two rows' codes
+// widened to interleaved words and summed into int32 with VPMADDWD and VPADDD (or AVX-VNNI's
+// VPDPWSSD), converted and scaled once per tile, block and half block.
+
+`)
+	words(&b, "avx2IntAccW000F", splat(0x000F))
+	words(&b, "avx2IntAccW0010", splat(0x0010))
+	words(&b, "avx2IntAccW8000", splat(0x8000))
+	words(&b, "avx2IntAccW800F", splat(0x800F))
+	// q5Dec's bit tests: half h, words 2k and 2k+1 test bit 8h+k.
+	for h := 0; h < 2; h++ {
+		for i := 0; i < 16; i += 4 {
+			k := 8*h + i/2
+			fmt.Fprintf(&b, "DATA ·avx2IntAccBit5+%d(SB)/8, $0x%04x%04x%04x%04x\n", 32*h+2*i,
+				1<<(k+1), 1<<(k+1), 1<<k, 1<<k)
+		}
+	}
+	b.WriteString("GLOBL ·avx2IntAccBit5(SB), RODATA|NOPTR, $64\n\n")
+	// The lane masks: both blocks of a pair, or the first alone.
+	for i := 0; i < 64; i += 8 {
+		v := uint64(math.MaxUint64)
+		if i >= 48 {
+			v = 0
+		}
+		fmt.Fprintf(&b, "DATA ·avx2IntAccLanes+%d(SB)/8, $0x%016x\n", i, v)
+	}
+	b.WriteString("GLOBL ·avx2IntAccLanes(SB), RODATA|NOPTR, $64\n\n")
+	for i := 0; i < 32; i += 8 {
+		fmt.Fprintf(&b, "DATA ·avx2IntAccAbsV+%d(SB)/8, $0x7fffffff7fffffff\n", i)
+	}
+	b.WriteString("GLOBL ·avx2IntAccAbsV(SB), RODATA|NOPTR, $32\n\n")
+	var lv [2]uint64
+	for i, v := range [16]int{-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113} {
+		lv[i/8] |= uint64(v+128) << (8 * (i % 8))
+	}
+	fmt.Fprintf(&b, "DATA ·avx2IntAccIQ4Levels+0(SB)/8, $0x%016x\nDATA ·avx2IntAccIQ4Levels+8(SB)/8, $0x%016x\n", lv[0], lv[1])
+	b.WriteString("GLOBL ·avx2IntAccIQ4Levels(SB), RODATA|NOPTR, $16\n\n")
+	return b.String()
+}
+
+// p1 is one row's step of the first prepass: row a's registers and addresses, or row b's (the
+// next row: weights R9, bytes R11 on; products stored 32 bytes on). R13 is the lane mask, R14
+// the second block's scale offset.
+func p1(f format, b bool) string {
+	w, s, s2, pr, ab, mx, wm, wd := "Y12", "Y13", "Y14", "Y15", "Y14", "Y0", "Y1", "Y2"
+	wa, ra, st := "(R8)", "(R12)", "(R15)"
+	rb := "(R12)(R14*1)"
+	if b {
+		w, s, s2, pr, ab, mx, wm, wd = "Y6", "Y7", "Y8", "Y9", "Y8", "Y3", "Y4", "Y5"
+		wa, ra, st, rb = "(R8)(R9*1)", "(R12)(R11*1)", "32(R15)", "(R12)(R11*1)"
+	}
+	var x strings.Builder
+	// scale loads the pair's two f16 at off (block 0) and off+R14 (block 1) as lanes 0..3, 4..7.
+	scale := func(off int, dst, tmp string) {
+		r1 := strings.Replace(ra, "(", fmt.Sprintf("%d(", off), 1)
+		if b {
+			// Row b's second block: R12 + R11 + R14, one register short of an address; add R14
+			// to a copy.
+			fmt.Fprintf(&x, "VPBROADCASTW %s, X%s\n\tLEAQ (R12)(R14*1), AX\n\tVPBROADCASTW %d(AX)(R11*1), X%s\n\t", r1, dst[1:], off, tmp[1:])
+		} else {
+			fmt.Fprintf(&x, "VPBROADCASTW %s, X%s\n\tVPBROADCASTW %s, X%s\n\t", r1, dst[1:],
+				strings.Replace(rb, "(", fmt.Sprintf("%d(", off), 1), tmp[1:])
+		}
+		fmt.Fprintf(&x, "VPBLENDD $0x0C, X%s, X%s, X%s\n\tVCVTPH2PS X%s, %s\n\tVANDPS (R13), %s, %s\n\t",
+			tmp[1:], dst[1:], dst[1:], dst[1:], dst, dst, dst)
+	}
+	fmt.Fprintf(&x, "VBROADCASTF128 %s, %s\n\t", wa, w)
+	scale(0, s, s2)
+	fmt.Fprintf(&x, "VMULPS %s, %s, %s\n\tVMOVUPS %s, %s\n\tVANDPS %s, %s, %s\n\tVMAXPS %s, %s, %s",
+		w, s, pr, pr, st, "Y11ABS", pr, ab, ab, mx, mx)
+	if f.min {
+		x.WriteString("\n\t")
+		scale(2, s, s2)
+		fmt.Fprintf(&x, "VFMADD231PS %s, %s, %s\n\tVADDPS %s, %s, %s", w, s, wm, pr, wd, wd)
+	}
+	return x.String()
+}
+
+func main() {
+	var out strings.Builder
+	out.WriteString(header())
+	for _, vnni := range []bool{false, true} {
+		for _, f := range formats {
+			name := f.name + "AVX2INT"
+			doc := f.doc
+			if vnni {
+				name = f.name + "VNNIINT"
+				doc += " AVX-VNNI (VEX VPDPWSSD)."
+			}
+			minStore, minJoin := "", ""
+			if f.min {
+				minStore = fmt.Sprintf("MOVL $0x%08x, AX\n\tVMOVD AX, X8\n\tVPBROADCASTD X8, Y8\n\tVFMADD231PS Y8, Y2, Y1\n\tVMOVUPS Y1, %d(SP)", u32(float32(f.off)), oMT)
+				minJoin = "VADDPS Y4, Y1, Y1\n\tVADDPS Y5, Y2, Y2"
+			}
+			sumStore := ""
+			if f.off != 0 {
+				sumStore = fmt.Sprintf("VPSLLD $%d, Y6, Y6\n\tVMOVDQU Y6, %d(SP)", f.offShift, oSS)
+			}
+			var halves [2]string
+			for h := 0; h < 2; h++ {
+				halves[h] = strings.NewReplacer("%H%", fmt.Sprint(h), "%LO%", fmt.Sprint(f.lo[h]), "%HI%", fmt.Sprint(f.hi[h]),
+					"%DEC%", f.dec(h), "%DOTS%", dots(vnni), "%FINISH%", finish(f, h)).Replace(halfTmpl)
+			}
+			s := strings.NewReplacer("%HALF0%", halves[0], "%HALF1%", halves[1]).Replace(accTmpl)
+			// The prepass's |x| mask comes from memory (Y10, Y11 hold the decoders' constants).
+			p1a := strings.ReplaceAll(p1(f, false), "Y11ABS", "·avx2IntAccAbsV(SB)")
+			p1b := strings.ReplaceAll(p1(f, true), "Y11ABS", "·avx2IntAccAbsV(SB)")
+			r := strings.NewReplacer("@", name, "%DOC%", doc, "%CONSTS%", f.consts,
+				"%FRAME%", fmt.Sprint(frame), "%BS%", fmt.Sprint(f.bs),
+				"%PB%", fmt.Sprint(oPB), "%QP%", fmt.Sprint(oQP), "%TT%", fmt.Sprint(oTT), "%TN%", fmt.Sprint(oTN),
+				"%WP%", fmt.Sprint(oWP), "%RL%", fmt.Sprint(oRL), "%BL%", fmt.Sprint(oBL), "%NQ%", fmt.Sprint(oNQ),
+				"%QB%", fmt.Sprint(oQB), "%PF%", fmt.Sprint(oPF),
+				"%P1A%", p1a, "%P1B%", p1b, "%MINJOIN%", minJoin,
+				"%MINSTORE%", minStore, "%SUMSTORE%", sumStore)
+			out.WriteString(r.Replace(s))
+		}
+	}
+	s := out.String()
+	for strings.Contains(s, "\n\t\n") {
+		s = strings.ReplaceAll(s, "\n\t\n", "\n")
+	}
+	if err := os.WriteFile("multi_avx2intacc_amd64.s", []byte(s), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,235 @@
+//go:build amd64 && !purego
+
+package kvq
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/kvlab/kvlab/internal/cputime"
+	"golang.org/x/sys/cpu"
+)
+
+// avx2IntAccCases are the AVX2 integer accumulate kernels (plain and AVX-VNNI) of each block
+// format, next to the AVX-512 kernel (non-VBMI flavour) they compute bit for bit.
+var avx2IntAccCases = []struct {
+	f          Format
+	i          int // index in avx2IntAcc and avx2VNNIAcc
+	avx512     accKernel
+	avx512Kern **multiKernels
+}{
+	{Q4_0, 0, multiAccQ40INT, &intAccQ4_0}, {Q8_0, 1, multiAccQ80INT, &intAccQ8_0},
+	{Q4_1, 2, multiAccQ41INT, &intAccQ4_1}, {Q5_0, 3, multiAccQ50INT, &intAccQ5_0},
+	{Q5_1, 4, multiAccQ51INT, &intAccQ5_1}, {IQ4_NL, 5, multiAccIQ4NLINT, &intAccIQ4NL},
+}
+
+// avx2IntAccFlavours are the kernels this CPU can run: the plain AVX2 ones, and the AVX-VNNI
+// ones where the CPU has AVX-VNNI (whatever KVLAB_NO_AVXVNNI says).
+func avx2IntAccFlavours() map[string]*[6]*multiKernels {
+	fl := map[string]*[6]*multiKernels{"avx2": &avx2IntAcc}
+	if cpu.X86.HasAVXVNNI {
+		fl["avxvnni"] = &avx2VNNIAcc
+	}
+	return fl
+}
+
+// TestAVX2IntAccMatches checks the AVX2 integer accumulate kernels against the AVX-512 integer
+// kernels, bit for bit (the bound of multi_intacc_amd64.go then holds for them as it does for
+// those, and TestIntAccBound checks it where they run), on CPUs with both (KVLAB_NO_AVX512
+// unset): softmax-like weights with some exactly 0, one large per tile, and some negative; the
+// dims one block, an odd count of blocks (a pair's missing second block), pairs, and a short
+// tail block; the row counts a lone last row, the 64-row tiles and a partial last tile; the
+// weights' stride 16 bytes (four accumulators) and 20 (four of five). Sentinels past the
+// accumulators' values check that nothing is written there.
+func TestAVX2IntAccMatches(t *testing.T) {
+	if !hasAVX2 || !hasVNNIBW || !hasAVX512VL {
+		t.Skip("needs AVX2 and the AVX-512 integer kernels")
+	}
+	rng := rand.New(rand.NewPCG(71, 72))
+	for name, ks := range avx2IntAccFlavours() {
+		for _, tc := range avx2IntAccCases {
+			for _, d := range []int{32, 64, 96, 128, 160, 200, 256} {
+				for _, rows := range []int{1, 2, 3, 63, 64, 65, 130} {
+					for _, n := range []int{4, 5} {
+						t.Run(fmt.Sprintf("%s/%s/d%d/rows%d/n%d", name, tc.f, d, rows, n), func(t *testing.T) {
+							checkAVX2IntAcc(t, rng, tc.f, d, rows, n, ks[tc.i].acc, tc.avx512)
+						})
+					}
+				}
+			}
+		}
+	}
+}
+
+func checkAVX2IntAcc(t *testing.T, rng *rand.Rand, f Format, d, rows, n int, got, want accKernel) {
+	c := Unwrap(mustCodec(t, f, d))
+	bc := intAccBlocks(c)
+	nv, rb := bc.full*BlockSize, c.RowBytes()
+	src := outlierRows(rng, rows, d)
+	enc := make([]byte, rows*rb)
+	for r := 0; r < rows; r++ {
+		c.Encode(enc[r*rb:(r+1)*rb], src[r*d:(r+1)*d])
+	}
+	w := make([]float32, n*rows)
+	for j := 0; j < rows; j++ {
+		for h := 0; h < n; h++ {
+			x := float32(math.Exp(-10 * rng.Float64()))
+			switch {
+			case rng.IntN(7) == 0:
+				x = 0
+			case j%64 == 3*h+1:
+				x = 1
+			case rng.IntN(11) == 0:
+				x = -x
+			}
+			w[n*j+h] = x
+		}
+	}
+	const sentinel = 12345.5
+	a1 := make([]float32, 4*d+8)
+	for i := range a1 {
+		a1[i] = float32(rng.NormFloat64())
+	}
+	for i := 4 * d; i < len(a1); i++ {
+		a1[i] = sentinel
+	}
+	for h := 0; h < 4; h++ { // the values past nv are the caller's
+		for i := nv; i < d; i++ {
+			a1[h*d+i] = sentinel
+		}
+	}
+	a2 := append([]float32(nil), a1...)
+	got(&a1[0], d, nv, &enc[0], rb, rows, &w[0], 4*n)
+	want(&a2[0], d, nv, &enc[0], rb, rows, &w[0], 4*n)
+	for i := range a1 {
+		if math.Float32bits(a1[i]) != math.Float32bits(a2[i]) {
+			t.Fatalf("accumulator %d [%d]: AVX2 kernel %g, AVX-512 kernel %g", i/d, i%d, a1[i], a2[i])
+		}
+	}
+	for i := 4 * d; i < len(a1); i++ {
+		if a1[i] != sentinel {
+			t.Fatalf("the kernel wrote %g past the accumulators (at %d)", a1[i], i-4*d)
+		}
+	}
+}
+
+// TestAVX2IntAccChosen checks that the block formats' AccumulateManyMulti run the AVX2 integer
+// kernels where avx2IntAccOn (KVLAB_NO_AVX512 set on this CPU), the AVX-VNNI flavour where
+// hasAVXVNNI, and that AccumulateStep says so.
+func TestAVX2IntAccChosen(t *testing.T) {
+	if !avx2IntAccOn {
+		t.Skip("the AVX2 integer kernels do not run here")
+	}
+	ks := avx2IntAccKernels(hasAVXVNNI)
+	for _, tc := range avx2IntAccCases {
+		if got := avx2IntAccFor(*tc.avx512Kern); got != ks[tc.i] {
+			t.Errorf("%s: another kernel runs", tc.f)
+		}
+		if s := AccumulateStep(mustCodec(t, tc.f, 128)); s != 0x1p-16 {
+			t.Errorf("%s: AccumulateStep %g", tc.f, s)
+		}
+	}
+}
+
+// TestMultiQueryAVX2FloatAcc runs the reference checks of the formats the AVX2 integer kernels
+// serve with those kernels switched off, so the AVX2 float accumulate kernels they replace stay
+// tested where they run (KVLAB_NO_AVX512 set on this CPU).
+func TestMultiQueryAVX2FloatAcc(t *testing.T) {
+	if !avx2IntAccOn {
+		t.Skip("the AVX2 integer kernels do not run here")
+	}
+	avx2IntAccOn = false
+	defer func() { avx2IntAccOn = true }()
+	rng := rand.New(rand.NewPCG(73, 74))
+	for _, f := range []Format{Q4_0, Q8_0, Q4_1, Q5_0, Q5_1, IQ4_NL} {
+		for _, d := range []int{40, 128, 200} {
+			for _, n := range []int{1, 4, 5} {
+				for _, rows := range []int{1, 7, 130} {
+					t.Run(fmt.Sprintf("%s/d%d/n%d/rows%d", f, d, n, rows), func(t *testing.T) {
+						checkMulti(t, rng, f, d, n, rows)
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestAVX2IntAccSpeed reports (KVLAB_SPEED_REPORT set, KVLAB_NO_AVX512 set on an AVX-512 CPU),
+// per row of benchDim values and four accumulators, the thread CPU time of
+// AccumulateManyMulti through the AVX2 float kernels, the plain AVX2 integer kernels and (where
+// the CPU has it) the AVX-VNNI ones, interleaved in one run: in cache (best of 500 calls over
+// benchRows rows) and streamed past the caches (64 MiB of those rows in chunks of benchRows,
+// best of KVLAB_SPEED_ROUNDS rounds, default 10, of the chunks' sum).
+func TestAVX2IntAccSpeed(t *testing.T) {
+	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
+		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
+	}
+	if !avx2IntAccOn {
+		t.Skip("the AVX2 integer kernels do not run here (set KVLAB_NO_AVX512 on AVX-512 CPUs)")
+	}
+	rounds := 10
+	if n, err := fmt.Sscan(os.Getenv("KVLAB_SPEED_ROUNDS"), &rounds); n != 1 || err != nil {
+		rounds = 10
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	on, vnni := avx2IntAccOn, hasAVXVNNI
+	defer func() { avx2IntAccOn, hasAVXVNNI = on, vnni }()
+	names := []string{"float", "avx2 int"}
+	if cpu.X86.HasAVXVNNI {
+		names = append(names, "avx-vnni")
+	}
+	set := func(i int) { avx2IntAccOn, hasAVXVNNI = i > 0, i == 2 }
+	for _, f := range []Format{Q4_0, Q8_0, Q4_1, Q5_0, Q5_1, IQ4_NL} {
+		c := mustCodec(t, f, benchDim)
+		mq := c.(MultiQuery)
+		tile, _ := benchRowsOf(c)
+		vals := make([]byte, (64<<20)/len(tile)*len(tile))
+		for o := 0; o < len(vals); o += len(tile) {
+			copy(vals[o:], tile)
+		}
+		w := make([]float32, 4*benchRows)
+		for i := range w {
+			w[i] = 1.0 / benchRows
+		}
+		acc := make([]float32, 4*benchDim)
+		cache := make([]time.Duration, len(names))
+		stream := make([]time.Duration, len(names))
+		for i := range cache {
+			cache[i], stream[i] = time.Hour, time.Hour
+		}
+		for r := 0; r < 500; r++ {
+			for i := range names {
+				set(i)
+				t0 := cputime.Thread()
+				mq.AccumulateManyMulti(acc, 4, w, tile)
+				cache[i] = min(cache[i], cputime.Thread()-t0)
+			}
+		}
+		chunks := len(vals) / len(tile)
+		for r := 0; r < rounds; r++ {
+			for i := range names {
+				set(i)
+				var s time.Duration
+				for k := 0; k < chunks; k++ {
+					t0 := cputime.Thread()
+					mq.AccumulateManyMulti(acc, 4, w, vals[k*len(tile):(k+1)*len(tile)])
+					s += cputime.Thread() - t0
+				}
+				stream[i] = min(stream[i], s)
+			}
+		}
+		line := fmt.Sprintf("%-6s acc per row of %d values, 4 accumulators:", f, benchDim)
+		for i, name := range names {
+			line += fmt.Sprintf(" %s %.2f ns in cache (%.2f×), %.2f ns streamed (%.2f×);", name,
+				float64(cache[i].Nanoseconds())/benchRows, float64(cache[i])/float64(cache[0]),
+				float64(stream[i].Nanoseconds())/float64(chunks*benchRows), float64(stream[i])/float64(stream[0]))
+		}
+		t.Log(line)
+	}
+}
