@@ -363,14 +363,14 @@ a@_fin%H%:
 %FINISH%`
 
 // dots adds a row pair's codes (Y12, Y13) times accumulator h's two weights (the dword at
-// 4h(R8), broadcast into Y8 or Y9) into sums 2h and 2h+1.
-func dots(vnni bool, off int) string {
+// off+4h(R8), broadcast into Y8 or Y9) into sums base+2h and base+2h+1, h < nacc.
+func dots(vnni bool, off, nacc, base int) string {
 	var b strings.Builder
-	for h := 0; h < 4; h++ {
+	for h := 0; h < nacc; h++ {
 		w := fmt.Sprintf("Y%d", 8+h%2)
 		fmt.Fprintf(&b, "\tVPBROADCASTD %d(R8), %s\n", off+4*h, w)
 		for i, c := range []string{"Y12", "Y13"} {
-			s := 2*h + i
+			s := base + 2*h + i
 			if vnni {
 				b.WriteString(vpdpwssd(s, 8+h%2, 12+i))
 				continue
@@ -401,11 +401,12 @@ func vpdpwssd(dst, src1, src2 int) string {
 		p1, p2, modrm, src2, src1, dst)
 }
 
-// finish is the conversion and scaling of half `half`'s int32 sums.
-func finish(f format, half int) string {
+// finish is the conversion and scaling of half `half`'s int32 sums (accumulator h's in
+// base+2h, base+2h+1, h < nacc).
+func finish(f format, half, nacc, base int) string {
 	var b strings.Builder
-	for h := 0; h < 4; h++ {
-		lo, hi := fmt.Sprintf("Y%d", 2*h), fmt.Sprintf("Y%d", 2*h+1)
+	for h := 0; h < nacc; h++ {
+		lo, hi := fmt.Sprintf("Y%d", base+2*h), fmt.Sprintf("Y%d", base+2*h+1)
 		if f.off != 0 {
 			fmt.Fprintf(&b, "\tVPBROADCASTD %d(R13), Y14\n\tVPSUBD Y14, %[2]s, %[2]s\n\tVPSUBD Y14, %[3]s, %[3]s\n", 32+4*h, lo, hi)
 		}
@@ -417,7 +418,7 @@ func finish(f format, half int) string {
 		}
 		fmt.Fprintf(&b, "\tVFMADD231PS Y15, %s, Y8\n\tVFMADD231PS Y15, %s, Y9\n", lo, hi)
 		fmt.Fprintf(&b, "\tVMOVUPS Y8, %d(R12)\n\tVMOVUPS Y9, %d(R12)\n", 4*f.lo[half], 4*f.hi[half])
-		if h < 3 {
+		if h < nacc-1 {
 			b.WriteString("\tADDQ DX, R12\n")
 		}
 	}
@@ -492,7 +493,7 @@ func header() string {
 // p1 is one row's step of the first prepass: row a's registers and addresses, or row b's (the
 // next row: weights R9, bytes R11 on; products stored 32 bytes on). R14 is the second block's
 // scale offset.
-func p1(f format, b bool) string {
+func p1(f format, b bool, nacc int) string {
 	w, s, s2, pr, ab, mx, wm, wd := "Y12", "Y13", "Y14", "Y15", "Y14", "Y0", "Y1", "Y2"
 	wa, ra, st := "(R8)", "(R12)", "(R15)"
 	rb := "(R12)(R14*1)"
@@ -514,7 +515,12 @@ func p1(f format, b bool) string {
 		}
 		fmt.Fprintf(&x, "VPBLENDD $0x0C, X%s, X%s, X%s\n\tVCVTPH2PS X%s, %s\n\t", tmp[1:], dst[1:], dst[1:], dst[1:], dst)
 	}
-	fmt.Fprintf(&x, "VBROADCASTF128 %s, %s\n\t", wa, w)
+	if nacc == 2 {
+		// The row's two weights in lanes 4b and 4b+1, the others zero.
+		fmt.Fprintf(&x, "VMOVQ %s, X%s\n\tVPERMQ $0x44, %s, %s\n\t", wa, w[1:], w, w)
+	} else {
+		fmt.Fprintf(&x, "VBROADCASTF128 %s, %s\n\t", wa, w)
+	}
 	scale(0, s, s2)
 	fmt.Fprintf(&x, "VMULPS %s, %s, %s\n\tVMOVUPS %s, %s\n\tVANDPS %s, %s, %s\n\tVMAXPS %s, %s, %s",
 		w, s, pr, pr, st, "Y11ABS", pr, ab, ab, mx, mx)
@@ -529,13 +535,37 @@ func p1(f format, b bool) string {
 func main() {
 	var out strings.Builder
 	out.WriteString(header())
-	for _, vnni := range []bool{false, true} {
-		for _, f := range formats {
+	for _, nacc := range []int{4, 2} {
+		for _, vnni := range []bool{false, true} {
+			for _, f := range formats {
+				kernel(&out, f, vnni, nacc)
+			}
+		}
+	}
+	s := out.String()
+	for strings.Contains(s, "\n\t\n") {
+		s = strings.ReplaceAll(s, "\n\t\n", "\n")
+	}
+	if err := os.WriteFile("multi_avx2intacc_amd64.s", []byte(s), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// kernel writes f's kernel for nacc accumulators (4, or 2: the two-accumulator variant, named
+// with Two, which takes a whole block a pass: sums Y0..Y3 for values of half 0, Y4..Y7 half 1).
+func kernel(out *strings.Builder, f format, vnni bool, nacc int) {
+	{
+		{
 			name := f.name + "AVX2INT"
 			doc := f.doc
 			if vnni {
 				name = f.name + "VNNIINT"
 				doc += " AVX-VNNI (VEX VPDPWSSD)."
+			}
+			if nacc == 2 {
+				name = f.name + "Two" + name[len(f.name):]
+				doc += " Two accumulators."
 			}
 			minStore, minJoin := "", ""
 			if f.min {
@@ -547,15 +577,25 @@ func main() {
 				sumStore = fmt.Sprintf("VPSLLD $%d, Y6, Y6\n\tVMOVDQU Y6, %d(SP)", f.offShift, oSS)
 			}
 			var halves [2]string
-			for h := 0; h < 2; h++ {
-				halves[h] = strings.NewReplacer("%H%", fmt.Sprint(h), "%LO%", fmt.Sprint(f.lo[h]), "%HI%", fmt.Sprint(f.hi[h]),
-					"%DEC%", f.dec(h), "%DOTS%", dots(vnni, 0), "%DEC2%", second(f.dec(h)), "%DOTS2%", dots(vnni, 32),
-					"%FINISH%", finish(f, h), "%BS2%", fmt.Sprint(2*f.bs)).Replace(halfTmpl)
+			if nacc == 4 {
+				for h := 0; h < 2; h++ {
+					halves[h] = strings.NewReplacer("%H%", fmt.Sprint(h), "%LO%", fmt.Sprint(f.lo[h]), "%HI%", fmt.Sprint(f.hi[h]),
+						"%DEC%", f.dec(h), "%DOTS%", dots(vnni, 0, 4, 0), "%DEC2%", second(f.dec(h)), "%DOTS2%", dots(vnni, 32, 4, 0),
+						"%FINISH%", finish(f, h, 4, 0), "%BS2%", fmt.Sprint(2*f.bs)).Replace(halfTmpl)
+				}
+			} else {
+				// One pass: both halves' codes of a row pair, each half's sums apart.
+				dec := f.dec(0) + "\n" + dots(vnni, 0, 2, 0) + "\n\t" + f.dec(1)
+				dec2 := second(f.dec(0)) + "\n" + dots(vnni, 32, 2, 0) + "\n\t" + second(f.dec(1))
+				halves[0] = strings.NewReplacer("%H%", "0", "%LO%", "0", "%HI%", "0",
+					"%DEC%", dec, "%DOTS%", dots(vnni, 0, 2, 4), "%DEC2%", dec2, "%DOTS2%", dots(vnni, 32, 2, 4),
+					"%FINISH%", finish(f, 0, 2, 0)+"\n\tMOVQ CX, R12\n"+finish(f, 1, 2, 4), "%BS2%", fmt.Sprint(2*f.bs)).Replace(halfTmpl)
+				halves[0] = strings.Replace(halves[0], "// Half 0: values 0.. and 0...", "// The whole block, both halves' sums apart.", 1)
 			}
 			s := strings.NewReplacer("%HALF0%", halves[0], "%HALF1%", halves[1]).Replace(accTmpl)
 			// The prepass's |x| mask comes from memory (Y10, Y11 hold the decoders' constants).
-			p1a := strings.ReplaceAll(p1(f, false), "Y11ABS", "·avx2IntAccAbsV(SB)")
-			p1b := strings.ReplaceAll(p1(f, true), "Y11ABS", "·avx2IntAccAbsV(SB)")
+			p1a := strings.ReplaceAll(p1(f, false, nacc), "Y11ABS", "·avx2IntAccAbsV(SB)")
+			p1b := strings.ReplaceAll(p1(f, true, nacc), "Y11ABS", "·avx2IntAccAbsV(SB)")
 			r := strings.NewReplacer("@", name, "%DOC%", doc, "%CONSTS%", f.consts,
 				"%FRAME%", fmt.Sprint(frame), "%BS%", fmt.Sprint(f.bs),
 				"%PB%", fmt.Sprint(oPB), "%QP%", fmt.Sprint(oQP), "%TT%", fmt.Sprint(oTT), "%TN%", fmt.Sprint(oTN),
@@ -565,13 +605,5 @@ func main() {
 				"%MINSTORE%", minStore, "%SUMSTORE%", sumStore)
 			out.WriteString(r.Replace(s))
 		}
-	}
-	s := out.String()
-	for strings.Contains(s, "\n\t\n") {
-		s = strings.ReplaceAll(s, "\n\t\n", "\n")
-	}
-	if err := os.WriteFile("multi_avx2intacc_amd64.s", []byte(s), 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
 	}
 }

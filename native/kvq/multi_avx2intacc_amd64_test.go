@@ -233,3 +233,79 @@ func TestAVX2IntAccSpeed(t *testing.T) {
 		t.Log(line)
 	}
 }
+
+// TestAVX2IntAccTwoMatchesFour checks the two-accumulator AVX2 integer kernels against the
+// four-accumulator ones, bit for bit, on any AVX2 CPU: the two accumulators' rows weighted in
+// place (each row's two weights adjacent, stride 8 bytes) against the same two in the first
+// places of four whose other two carry unrelated weights. Dims, row counts and weights as
+// TestAVX2IntAccMatches's; sentinels past the two accumulators check that nothing is written
+// there, and multiTwo must choose the variant.
+func TestAVX2IntAccTwoMatchesFour(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2")
+	}
+	rng := rand.New(rand.NewPCG(75, 76))
+	for name, ks := range avx2IntAccFlavours() {
+		for _, tc := range avx2IntAccCases {
+			four := ks[tc.i]
+			two := avx2IntAccTwo(four)
+			if two == nil || multiTwo(four) != two {
+				t.Fatalf("%s/%s: no two-accumulator variant chosen", name, tc.f)
+			}
+			for _, d := range []int{32, 64, 96, 128, 200, 256} {
+				for _, rows := range []int{1, 2, 3, 5, 63, 64, 65, 130} {
+					t.Run(fmt.Sprintf("%s/%s/d%d/rows%d", name, tc.f, d, rows), func(t *testing.T) {
+						c := Unwrap(mustCodec(t, tc.f, d))
+						nv, rb := intAccBlocks(c).full*BlockSize, c.RowBytes()
+						src := outlierRows(rng, rows, d)
+						enc := make([]byte, rows*rb)
+						for r := 0; r < rows; r++ {
+							c.Encode(enc[r*rb:(r+1)*rb], src[r*d:(r+1)*d])
+						}
+						w2 := make([]float32, 2*rows)
+						w4 := make([]float32, 4*rows)
+						for j := 0; j < rows; j++ {
+							for h := 0; h < 4; h++ {
+								x := float32(math.Exp(-8 * rng.Float64()))
+								switch {
+								case rng.IntN(7) == 0:
+									x = 0
+								case j%64 == h:
+									x = 1
+								case rng.IntN(11) == 0:
+									x = -x
+								}
+								w4[4*j+h] = x
+								if h < 2 {
+									w2[2*j+h] = x
+								}
+							}
+						}
+						const sentinel = 12345.5
+						acc2 := make([]float32, 2*d+8)
+						acc4 := make([]float32, 4*d)
+						for i := range acc4 {
+							acc4[i] = float32(rng.NormFloat64())
+						}
+						copy(acc2, acc4[:2*d])
+						for i := 2 * d; i < len(acc2); i++ {
+							acc2[i] = sentinel
+						}
+						four.acc(&acc4[0], d, nv, &enc[0], rb, rows, &w4[0], 16)
+						two.acc(&acc2[0], d, nv, &enc[0], rb, rows, &w2[0], 8)
+						for i := 0; i < 2*d; i++ {
+							if math.Float32bits(acc2[i]) != math.Float32bits(acc4[i]) {
+								t.Fatalf("accumulator %d [%d]: two-accumulator kernel %g, four-accumulator %g", i/d, i%d, acc2[i], acc4[i])
+							}
+						}
+						for i := 2 * d; i < len(acc2); i++ {
+							if acc2[i] != sentinel {
+								t.Fatalf("the kernel wrote %g past the two accumulators (at %d)", acc2[i], i-2*d)
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+}

@@ -30,7 +30,8 @@ var (
 	intAccTwoIQ4NL = intAccVBMI(multiAccIQ4NLTwoINT, multiAccIQ4NLVTwoINT)
 )
 
-// intAccTwo is the two-accumulator variant of integer accumulate kernels k, nil for none.
+// intAccTwo is the two-accumulator variant of integer accumulate kernels k (AVX2's too,
+// avx2IntAccTwo), nil for none.
 func intAccTwo(k *multiKernels) *multiKernels {
 	switch k {
 	case intAccQ4_0:
@@ -42,7 +43,7 @@ func intAccTwo(k *multiKernels) *multiKernels {
 	case intAccIQ4NL:
 		return intAccTwoIQ4NL
 	}
-	return nil
+	return avx2IntAccTwo(k)
 }
 
 //go:noescape
