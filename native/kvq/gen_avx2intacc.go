@@ -34,8 +34,8 @@ import (
 // format is one block format's pieces. dec(half) widens the codes of half `half` of the block
 // of rows a (R12) and b (R12+R9; R9 = 0 for a lone last row) into Y12 and Y13: dword k of Y12
 // holds row a's code of value lo+k in its low word and row b's in its high word, Y13 the same
-// for values hi+k (lo, hi = loOff(half), hiOff(half)). Scratch: Y8, Y9, Y14, Y15 (the weights
-// are broadcast after it); Y10 and Y11 hold the constants consts loads.
+// for values hi+k (lo, hi = loOff(half), hiOff(half)). Scratch: Y14, Y15, and where scratch8
+// Y8 and Y9 (the weights are broadcast after it); Y10 and Y11 hold the constants consts loads.
 type format struct {
 	name string
 	doc  string
@@ -49,6 +49,9 @@ type format struct {
 	lo, hi [2]int
 	consts string
 	dec    func(half int) string
+	// scratch8: dec uses Y8 and Y9, so the two-accumulator kernels broadcast a row pair's
+	// weights again for the second half.
+	scratch8 bool
 }
 
 // nibDec: the two rows' payload bytes 8h..8h+7 interleaved (a b a b …) and zero-extended to
@@ -68,9 +71,9 @@ func nibDec(pay int) func(half int) string {
 // q80Dec: the two rows' code bytes 16h..16h+15 interleaved and sign-extended to words: values
 // 16h..16h+7 in Y12, 16h+8..16h+15 in Y13.
 func q80Dec(half int) string {
-	return fmt.Sprintf(`VMOVDQU %[1]d(R12), X8
-	VPUNPCKLBW %[1]d(R12)(R9*1), X8, X12
-	VPUNPCKHBW %[1]d(R12)(R9*1), X8, X13
+	return fmt.Sprintf(`VMOVDQU %[1]d(R12), X14
+	VPUNPCKLBW %[1]d(R12)(R9*1), X14, X12
+	VPUNPCKHBW %[1]d(R12)(R9*1), X14, X13
 	VPMOVSXBW X12, Y12
 	VPMOVSXBW X13, Y13`, 2+16*half)
 }
@@ -130,9 +133,9 @@ var formats = []format{
 	{name: "Q41", doc: "q4_1: d, m (f16), 16 nibble bytes; x = (c − 8)·d + (m + 8·d).", bs: 20, off: 8, offShift: 3,
 		min: true, lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: nibConsts, dec: nibDec(4)},
 	{name: "Q50", doc: "q5_0: d (f16), qh (32 fifth bits), 16 nibble bytes; x = (c − 16)·d.", bs: 22, off: 16, offShift: 4,
-		lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: q5Consts, dec: q5Dec(2, 6)},
+		lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: q5Consts, dec: q5Dec(2, 6), scratch8: true},
 	{name: "Q51", doc: "q5_1: d, m (f16), qh, 16 nibble bytes; x = (c − 16)·d + (m + 16·d).", bs: 24, off: 16, offShift: 4,
-		min: true, lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: q5Consts, dec: q5Dec(4, 8)},
+		min: true, lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: q5Consts, dec: q5Dec(4, 8), scratch8: true},
 	{name: "IQ4NL", doc: "iq4_nl: d (f16), 16 nibble bytes; x = kvalues[c]·d (int8 levels).", bs: 18, off: 128, offShift: 7,
 		lo: [2]int{0, 8}, hi: [2]int{16, 24},
 		consts: "VMOVDQU ·avx2IntAccW800F(SB), Y10\n\tVBROADCASTI128 ·avx2IntAccIQ4Levels(SB), Y11", dec: iq4Dec},
@@ -328,8 +331,7 @@ const halfTmpl = `	// Half %H%: values %LO%.. and %HI%...
 	JZ   a@_one%H%
 a@_pair%H%:
 	// Two row pairs a step: rows a and b at R12 and R12+R9, the next two at R12+2·R9 and R12+R11.
-	PREFETCHT0 (R15)
-	ADDQ $%BS2%, R15
+	%PF2%
 	%DEC%
 %DOTS%
 	%DEC2%
@@ -341,8 +343,7 @@ a@_pair%H%:
 a@_one%H%:
 	TESTQ $2, %TN%(SP)
 	JZ   a@_odd%H%
-	PREFETCHT0 (R15)
-	ADDQ $%BS%, R15
+	%PF1%
 	%DEC%
 %DOTS%
 	ADDQ $32, R8
@@ -365,10 +366,17 @@ a@_fin%H%:
 // dots adds a row pair's codes (Y12, Y13) times accumulator h's two weights (the dword at
 // off+4h(R8), broadcast into Y8 or Y9) into sums base+2h and base+2h+1, h < nacc.
 func dots(vnni bool, off, nacc, base int) string {
+	return dotsB(vnni, off, nacc, base, true)
+}
+
+// dotsB is dots, the weights broadcast first where bcst (else already in Y8, Y9).
+func dotsB(vnni bool, off, nacc, base int, bcst bool) string {
 	var b strings.Builder
 	for h := 0; h < nacc; h++ {
 		w := fmt.Sprintf("Y%d", 8+h%2)
-		fmt.Fprintf(&b, "\tVPBROADCASTD %d(R8), %s\n", off+4*h, w)
+		if bcst {
+			fmt.Fprintf(&b, "\tVPBROADCASTD %d(R8), %s\n", off+4*h, w)
+		}
 		for i, c := range []string{"Y12", "Y13"} {
 			s := base + 2*h + i
 			if vnni {
@@ -423,6 +431,18 @@ func finish(f format, half, nacc, base int) string {
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// prefetch is n prefetches a line apart from R15, which then moves step bytes on: the
+// four-accumulator kernels prefetch the row pairs' bytes of their block over both halves, so one
+// line a step; the two-accumulator kernels take a block in one pass, so all of the step's bytes.
+func prefetch(step, n int) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "PREFETCHT0 %d(R15)\n\t", 64*i)
+	}
+	fmt.Fprintf(&b, "ADDQ $%d, R15", step)
+	return b.String()
 }
 
 // second is decoder text dec for the second row pair of a step: rows R12+2·R9 and R12+R11.
@@ -581,15 +601,16 @@ func kernel(out *strings.Builder, f format, vnni bool, nacc int) {
 				for h := 0; h < 2; h++ {
 					halves[h] = strings.NewReplacer("%H%", fmt.Sprint(h), "%LO%", fmt.Sprint(f.lo[h]), "%HI%", fmt.Sprint(f.hi[h]),
 						"%DEC%", f.dec(h), "%DOTS%", dots(vnni, 0, 4, 0), "%DEC2%", second(f.dec(h)), "%DOTS2%", dots(vnni, 32, 4, 0),
-						"%FINISH%", finish(f, h, 4, 0), "%BS2%", fmt.Sprint(2*f.bs)).Replace(halfTmpl)
+						"%FINISH%", finish(f, h, 4, 0), "%PF1%", prefetch(f.bs, 1), "%PF2%", prefetch(2*f.bs, 1)).Replace(halfTmpl)
 				}
 			} else {
 				// One pass: both halves' codes of a row pair, each half's sums apart.
 				dec := f.dec(0) + "\n" + dots(vnni, 0, 2, 0) + "\n\t" + f.dec(1)
 				dec2 := second(f.dec(0)) + "\n" + dots(vnni, 32, 2, 0) + "\n\t" + second(f.dec(1))
 				halves[0] = strings.NewReplacer("%H%", "0", "%LO%", "0", "%HI%", "0",
-					"%DEC%", dec, "%DOTS%", dots(vnni, 0, 2, 4), "%DEC2%", dec2, "%DOTS2%", dots(vnni, 32, 2, 4),
-					"%FINISH%", finish(f, 0, 2, 0)+"\n\tMOVQ CX, R12\n"+finish(f, 1, 2, 4), "%BS2%", fmt.Sprint(2*f.bs)).Replace(halfTmpl)
+					"%DEC%", dec, "%DOTS%", dotsB(vnni, 0, 2, 4, f.scratch8), "%DEC2%", dec2, "%DOTS2%", dotsB(vnni, 32, 2, 4, f.scratch8),
+					"%FINISH%", finish(f, 0, 2, 0)+"\n\tMOVQ CX, R12\n"+finish(f, 1, 2, 4),
+					"%PF1%", prefetch(2*f.bs, (2*f.bs+63)/64), "%PF2%", prefetch(4*f.bs, (4*f.bs+63)/64)).Replace(halfTmpl)
 				halves[0] = strings.Replace(halves[0], "// Half 0: values 0.. and 0...", "// The whole block, both halves' sums apart.", 1)
 			}
 			s := strings.NewReplacer("%HALF0%", halves[0], "%HALF1%", halves[1]).Replace(accTmpl)
