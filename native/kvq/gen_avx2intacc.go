@@ -21,6 +21,10 @@
 // latency (each sum takes one a row pair): the second pair's products through VPMADDWD and
 // VPADDD, which shortens each sum's chain, took 3–17% more time on Zen 5.
 //
+// The two-accumulator variants (named with Two) take a whole block a pass: two accumulators'
+// sums of 32 values fill the same eight registers, so a row pair's codes are decoded once a
+// block and its two weights broadcast once (twice where the decoder needs Y8 and Y9).
+//
 // Run with `go generate ./native/kvq`.
 package main
 
@@ -34,7 +38,7 @@ import (
 // format is one block format's pieces. dec(half) widens the codes of half `half` of the block
 // of rows a (R12) and b (R12+R9; R9 = 0 for a lone last row) into Y12 and Y13: dword k of Y12
 // holds row a's code of value lo+k in its low word and row b's in its high word, Y13 the same
-// for values hi+k (lo, hi = loOff(half), hiOff(half)). Scratch: Y14, Y15, and where scratch8
+// for values hi+k (lo, hi = f.lo[half], f.hi[half]). Scratch: Y14, Y15, and where scratch8
 // Y8 and Y9 (the weights are broadcast after it); Y10 and Y11 hold the constants consts loads.
 type format struct {
 	name string
@@ -122,7 +126,6 @@ func iq4Dec(half int) string {
 const (
 	nibConsts = "VMOVDQU ·avx2IntAccW000F(SB), Y10"
 	q5Consts  = nibConsts + "\n\tVMOVDQU ·avx2IntAccW0010(SB), Y11"
-	nibLo     = 0
 )
 
 var formats = []format{
