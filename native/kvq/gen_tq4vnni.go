@@ -17,13 +17,19 @@
 // multiplied by the row scale (f32 for tq4, f16 for turbo4) times tq4Unit and the query's
 // offset is added.
 //
-// turbo2 (AVX-512 VBMI too) reads 16 code bytes a row at a time, 64 values, with the queries in
-// their own order: after the transpose, dword k of a lane holds values 16k..16k+15 of its row,
-// four to a byte. VPMULTISHIFTQB copies code byte j of every dword to the dword's four bytes,
-// each shifted to its own code (bits 2i.. of the byte at byte i), and VPERMB looks the low six
-// bits up in a 64-byte table that repeats turboInts2 + 128 (the bits above the code only select
-// a repeat), so the dword holds the levels of values 16k+4j..16k+4j+3, as the query's digits at
-// 16k+4j lie. The two 32-value groups of the 64 are chained and finished one after the other.
+// turbo2 (AVX-512 VBMI too) reads 16 code bytes a row at a time, 64 values: after the
+// transpose, dword k of a lane holds values 16k..16k+15 of its row, four to a byte (byte b
+// values 16k+4b..16k+4b+3, value 16k+4b+t in bits 2t..2t+1). VPERMB looks code t of every byte
+// up at once in a 64-byte table indexed by the byte's low six bits (tables 0, 1, 2: code t is
+// bits 2t..2t+1 of the index; code 3 through table 0 after a 16-bit shift by 6, the bits shifted
+// in above it only selecting a repeat), so that code vector t's dword k holds the levels + 128 of
+// values 16k+t, 16k+4+t, 16k+8+t, 16k+12+t. The query's digits are laid out to match: each
+// 16-byte run of vnniDigits' digits transposed as a 4×4 matrix of bytes (t2DigitsPermute;
+// q2kDigitsAVX512 writes that order itself), byte 4t + b the digit of value 4b + t, a
+// permutation of the dot's terms that leaves each group's exact int32 sum as it is. Four lookups
+// and a shift per data vector, where VPMULTISHIFTQB and VPERMB took eight: on AMD Zen 5
+// VPMULTISHIFTQB issues on the two pipes that run VPDPBUSD. The two 32-value groups of the 64 are
+// chained and finished one after the other.
 //
 // turbo3 (VBMI too) reads a group's 12 code bytes a row (masked loads: the row may end 2 bytes
 // past them), spreads them with VPSHUFB so that dword k holds bytes 3k..3k+2 (values
@@ -85,8 +91,6 @@ const t2chunk = `	LOAD4(CX, Z24, X24)
 	LOAD4(R14, Z26, X26)
 	LOAD4(R15, Z27, X27)
 	TRANSPOSE4
-	VMOVDQU64 ·turbo2VNNIShift+128(SB), Z29
-	VMOVDQU64 ·turbo2VNNIShift+192(SB), Z30
 	T2GROUP(Z25, Z26)
 	T2GROUP(Z27, Z28)
 `
@@ -311,16 +315,14 @@ const macros = `// PFGROUPS is how many groups of sixteen rows ahead the kernels
 	LEAQ (BX)(AX*4), BX; \
 	SCORES_ROW4(Z7, X7)
 
-// T2CODES makes the four code vectors of data vector v (code bytes 0..3 of its dwords) in
-// d0..d3: VPMULTISHIFTQB by the controls Z22, Z23, Z29, Z30, then VPERMB in the table Z20.
+// T2CODES makes the four code vectors of data vector v (codes 0..3 of its bytes) in d0..d3:
+// VPERMB in the tables Z20, Z22, Z23 (codes 0, 1, 2), and code 3 by table Z20 after a 16-bit
+// shift by 6.
 #define T2CODES(v, d0, d1, d2, d3) \
-	VPMULTISHIFTQB v, Z22, d0; \
-	VPMULTISHIFTQB v, Z23, d1; \
-	VPMULTISHIFTQB v, Z29, d2; \
-	VPMULTISHIFTQB v, Z30, d3; \
-	VPERMB Z20, d0, d0; \
-	VPERMB Z20, d1, d1; \
-	VPERMB Z20, d2, d2; \
+	VPERMB Z20, v, d0; \
+	VPERMB Z22, v, d1; \
+	VPERMB Z23, v, d2; \
+	VPSRLW $6, v, d3; \
 	VPERMB Z20, d3, d3
 
 // T2GROUP scores one 32-value group of turbo2 codes, data vectors a (values 0..15) and b
@@ -522,7 +524,7 @@ func main() {
 `)
 	out.WriteString(macros)
 	const tq4Consts = "MOVL $0x0F0F0F0F, AX\n\tVPBROADCASTD AX, Z31\n\tVBROADCASTI32X4 ·tq4VNNIU8(SB), Z20"
-	const t2Consts = "VMOVDQU64 ·turbo2VNNIU8(SB), Z20\n\tVMOVDQU64 ·turbo2VNNIShift(SB), Z22\n\tVMOVDQU64 ·turbo2VNNIShift+64(SB), Z23"
+	const t2Consts = "VMOVDQU64 ·turbo2VNNITab(SB), Z20\n\tVMOVDQU64 ·turbo2VNNITab+64(SB), Z22\n\tVMOVDQU64 ·turbo2VNNITab+128(SB), Z23"
 	const t3Consts = "VMOVDQU64 ·turbo3VNNIU8(SB), Z20\n\tVMOVDQU64 ·turbo3VNNIShift(SB), Z22\n\tVMOVDQU64 ·turbo3VNNIShift+64(SB), Z23\n\tMOVL $0x0FFF, AX\n\tKMOVW AX, K1"
 	const shl4 = "SHLQ $4, R11"
 	// q2k's cells have no row scale: its kernel is turbo2's with every row scale 1.
@@ -542,6 +544,7 @@ func main() {
 	}
 	out.WriteString(q2kT())
 	out.WriteString(q2kDigits())
+	out.WriteString(t2DigitsPermute())
 	if err := os.WriteFile("multi_tq4vnni_amd64.s", out.Bytes(), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -558,7 +561,8 @@ func main() {
 // floats do, and a NaN or ±Inf exceeds every finite value) and reduced sixteen vectors at once
 // (reduce16); one division each forms s = m/127 and inv = 127/m for all sixteen. q' is formed
 // again (the same product) rather than kept, times inv, converted, and the digits packed with
-// saturation (VPACKSSDW, VPACKSSWB, then VPERMD by q2kDigPerm into query order); ΣQ is VPDPBUSD
+// saturation (VPACKSSDW, VPACKSSWB, then VPERMB by q2kDigPermB into query order and the turbo2
+// kernel's order of each 16 digits); ΣQ is VPDPBUSD
 // of them with ones, reduced (reduceHalves). A non-finite q' makes it return false, having
 // written nothing the caller uses.
 func q2kDigits() string {
@@ -569,7 +573,18 @@ func q2kDigits() string {
 	for p := 0; p < 16; p++ {
 		fmt.Fprintf(&b, "DATA ·q2kDigPerm+%d(SB)/4, $%d\n", 4*p, 4*(p%4)+p/4)
 	}
-	b.WriteString(`GLOBL ·q2kDigPerm(SB), RODATA|NOPTR, $64
+	b.WriteString("GLOBL ·q2kDigPerm(SB), RODATA|NOPTR, $64\n\n")
+	// q2kDigPermB: q2kDigPerm's transpose of the dwords, then t2DigT's of the bytes in each
+	// 16-byte run (the turbo2 kernel's order of the digits).
+	b.WriteString("// q2kDigPermB: byte 16c + 4t + b takes byte t of dword 4·(p mod 4) + p/4, p = 4c + b.\n")
+	var pb [64]byte
+	for i := range pb {
+		c, t, bb := i/16, i%16/4, i%4
+		p := 4*c + bb
+		pb[i] = byte(4*(4*(p%4)+p/4) + t)
+	}
+	b.WriteString(bytes64("q2kDigPermB", pb))
+	b.WriteString(`
 
 // func q2kDigitsAVX512(q *float32, d int, grp *byte, dig *byte, aux *uint32) bool
 TEXT ·q2kDigitsAVX512(SB), NOSPLIT, $0-41
@@ -649,6 +664,7 @@ func q2kDigitsChunk(nblk int) string {
 	VDIVPS.Z Z0, Z30, K2, Z2   // inv = qmax / m
 	VMOVAPS.Z Z1, K2, Z1
 	VMOVDQU32 ·q2kDigPerm(SB), Z15
+	VMOVDQU64 ·q2kDigPermB(SB), Z14
 `)
 	for k := 0; k < nblk; k++ {
 		if k == 0 {
@@ -673,7 +689,7 @@ func q2kDigitsChunk(nblk int) string {
 				fmt.Fprintf(&b, "\tVPACKSSDW Z%d, Z%d, Z%d\n", x1, x0, x0)
 			}
 			acc := 16 + 2*k + hp
-			fmt.Fprintf(&b, "\tVPACKSSWB Z4, Z0, Z0\n\tVPERMD Z0, Z15, Z0\n\tVMOVDQU32 Z0, %d(BX)\n", 128*k+64*hp)
+			fmt.Fprintf(&b, "\tVPACKSSWB Z4, Z0, Z0\n\tVPERMB Z0, Z14, Z0\n\tVMOVDQU32 Z0, %d(BX)\n", 128*k+64*hp)
 			fmt.Fprintf(&b, "\tVPXORD Z%d, Z%d, Z%d\n\tVPDPBUSD Z0, Z31, Z%d\n", acc, acc, acc, acc)
 		}
 	}
@@ -729,5 +745,49 @@ func reduceHalves(op string) string {
 	}
 	// Z16, Z17 → Z0.
 	fmt.Fprintf(&b, "\tVSHUFPS $0x88, Z17, Z16, Z0\n\tVSHUFPS $0xDD, Z17, Z16, Z16\n\t%s Z16, Z0, Z0\n", op)
+	return b.String()
+}
+
+// t2DigitsPermute writes t2DigitsPermute, which puts vnniDigits' one-digit-a-value digits in the
+// turbo2 kernel's order: each 16-byte run transposed as a 4×4 matrix of bytes (byte 4t + b
+// takes byte 4b + t), one VPERMB a 64 bytes.
+func t2DigitsPermute() string {
+	var t [64]byte
+	for i := range t {
+		t[i] = byte(i&^15 + 4*(i%4) + i%16/4)
+	}
+	return "\n// t2DigT: byte 16c + 4t + b takes byte 16c + 4b + t.\n" + bytes64("t2DigT", t) + `// func t2DigitsPermute(dig *byte, n int)
+TEXT ·t2DigitsPermute(SB), NOSPLIT, $0-16
+	MOVQ dig+0(FP), SI
+	MOVQ n+8(FP), CX
+	TESTQ CX, CX
+	JZ   T2P_done
+	VMOVDQU64 ·t2DigT(SB), Z1
+
+T2P_loop:
+	VMOVDQU64 (SI), Z0
+	VPERMB Z0, Z1, Z0
+	VMOVDQU64 Z0, (SI)
+	ADDQ $64, SI
+	DECQ CX
+	JNZ  T2P_loop
+
+T2P_done:
+	VZEROUPPER
+	RET
+`
+}
+
+// bytes64 is the DATA and GLOBL of a 64-byte table.
+func bytes64(name string, t [64]byte) string {
+	var b strings.Builder
+	for i := 0; i < 64; i += 8 {
+		var v uint64
+		for k := 7; k >= 0; k-- {
+			v = v<<8 | uint64(t[i+k])
+		}
+		fmt.Fprintf(&b, "DATA ·%s+%d(SB)/8, $0x%016x\n", name, i, v)
+	}
+	fmt.Fprintf(&b, "GLOBL ·%s(SB), RODATA|NOPTR, $64\n\n", name)
 	return b.String()
 }

@@ -10,7 +10,8 @@ import "golang.org/x/sys/cpu"
 // on CPUs with AVX-512 VNNI and BW (hasVNNIBW; turbo2 and turbo3 also VBMI) and rows whose d is
 // a multiple of 32 (turbo2: 64). The prepared queries (tq4's and turbo4's permuted as for the
 // float kernels, tq4Permute; turbo2's and turbo3's as they are) are quantized per 32-value group as the
-// block formats' VNNI kernels quantize them (vnniQuant, one signed byte a value; a permutation
+// block formats' VNNI kernels quantize them (turbo2's digits then put in its kernel's order,
+// t2DigitsPermute) (vnniQuant, one signed byte a value; a permutation
 // within a group leaves that rounding as it is); the codes are looked up as their integer levels
 // (tq4Ints, turboInts2, turboInts3) and Σ Q·level is formed exactly in int32, so the only departure from
 // Dot is the query's quantization (ScoresGrid): with q̃ = s·Q,
@@ -32,21 +33,12 @@ var tq4VNNIU8 = func() (t [16]byte) {
 	return t
 }()
 
-// turbo2VNNIU8 is turboInts2 + 128 as unsigned bytes, repeated over 64 bytes: the turbo2
-// kernel's VPERMB table (index bits 2..5 select a repeat).
-var turbo2VNNIU8 = func() (t [64]byte) {
-	for i := range t {
-		t[i] = byte(int(turboInts2[i&3]) + 128)
-	}
-	return t
-}()
-
-// turbo2VNNIShift are the turbo2 kernel's VPMULTISHIFTQB controls for code bytes j = 0..3 of
-// each dword (64 bytes each): byte b of a dword takes the bits from 8j + 2b of it.
-var turbo2VNNIShift = func() (t [4][64]byte) {
+// turbo2VNNITab are the turbo2 kernel's VPERMB tables: table t maps a code byte's low six bits
+// to turboInts2 + 128 (an unsigned byte) of its code t, bits 2t..2t+1 (gen_tq4vnni.go).
+var turbo2VNNITab = func() (t [3][64]byte) {
 	for j := range t {
-		for p := range t[j] {
-			t[j][p] = byte(32*(p%8/4) + 8*j + 2*(p%4))
+		for i := range t[j] {
+			t[j][i] = byte(int(turboInts2[i>>(2*j)&3]) + 128)
 		}
 	}
 	return t
@@ -92,6 +84,12 @@ var hasVBMI = cpu.X86.HasAVX512VBMI
 
 //go:noescape
 func multiScoresT3VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
+// t2DigitsPermute puts n·64 bytes of vnniDigits' digits (one digit a value) in the turbo2
+// kernel's order: each 16-byte run transposed as a 4×4 matrix of bytes (gen_tq4vnni.go).
+//
+//go:noescape
+func t2DigitsPermute(dig *byte, n int)
 
 //go:noescape
 func multiScoresT2VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
@@ -193,6 +191,9 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 			for i := range 4 {
 				offs[i] = vnniGridDot(dig, aux, i, nb, 1, muP)
 			}
+		}
+		if kind == vnniT2 {
+			t2DigitsPermute(&dig[0], nb*vnniBlockBytes/2/64)
 		}
 		base := 0 // the run's first row in out
 		for i, rows := range runs {

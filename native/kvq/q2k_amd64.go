@@ -143,7 +143,8 @@ func q2kScoresVNNI(q *float32, d int, grp *byte, cells *byte, m int, scratch *fl
 
 // q2kDigitsAVX512 quantizes the four queries q[h·d:] (d a multiple of 64) times the channel
 // scales that open the group at grp, per 32-channel block, into dig and aux exactly as
-// vnniDigits(dig, aux, q', d, d/32, 1) does for q' = q·scale (its aux words 4..11 and 20..23
+// vnniDigits(dig, aux, q', d, d/32, 1) does for q' = q·scale, the digits in the turbo2 kernel's
+// order (t2DigitsPermute's) (its aux words 4..11 and 20..23
 // of a block excepted, which the kernel does not read); false where a q' is not finite
 // (gen_tq4vnni.go).
 //

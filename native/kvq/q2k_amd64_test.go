@@ -61,7 +61,8 @@ func q2kGridScore(h *Q2KHead, q []float32, cell int) (score, mag, grid float64, 
 // float kernels stay tested on CPUs that have VNNI.
 func TestQ2KScoresRangeMultiFloat(t *testing.T) { withoutVNNI(func() { checkQ2KScoresRangeMulti(t) }) }
 
-// TestQ2KDigits checks q2kDigitsAVX512 against vnniDigits of the scaled queries, bit for bit
+// TestQ2KDigits checks q2kDigitsAVX512 against vnniDigits of the scaled queries in the turbo2
+// kernel's order (t2DigitsOrder), bit for bit
 // (the digits and the aux words the kernel reads: the scales and −128·ΣQ), on groups with
 // outlier channels, a block of zero scales, a query block of zeros and subnormal products, and
 // that a non-finite scaled query reports false.
@@ -89,6 +90,7 @@ func TestQ2KDigits(t *testing.T) {
 		nb := d / 32
 		want, wantAux := make([]byte, nb*vnniBlockBytes/2), make([]uint32, nb*vnniAuxWords)
 		vnniDigits(want, wantAux, qs, d, nb, 1)
+		want = t2DigitsOrder(want) // the turbo2 kernel's order (gen_tq4vnni.go)
 		var scratch [4 * q2kMultiMaxDim]float32
 		dig := unsafe.Slice((*byte)(unsafe.Pointer(&scratch[0])), len(want))
 		aux := unsafe.Slice((*uint32)(unsafe.Add(unsafe.Pointer(&scratch[0]), q2kDigBytes)), len(wantAux))
@@ -224,5 +226,36 @@ func TestQ2KScoresVNNIAttention(t *testing.T) {
 	t.Logf("attention output: the query grid moves it by %.4f of its norm; the q2k codes by %.4f", grid, codes)
 	if grid > 0.05 {
 		t.Errorf("the VNNI kernel's query grid moves the attention output by %.4f of its norm, > 0.05", grid)
+	}
+}
+
+// t2DigitsOrder is t2DigitsPermute in Go, on a copy: each 16-byte run of digits transposed as
+// a 4×4 matrix of bytes.
+func t2DigitsOrder(dig []byte) []byte {
+	out := make([]byte, len(dig))
+	for i := range out {
+		out[i] = dig[i&^15+4*(i%4)+i%16/4]
+	}
+	return out
+}
+
+// TestT2DigitsPermute checks t2DigitsPermute against t2DigitsOrder.
+func TestT2DigitsPermute(t *testing.T) {
+	if !t2VNNI(64) {
+		t.Skip("no AVX-512 VNNI + VBMI")
+	}
+	dig := make([]byte, 5*64+1)
+	for i := range dig {
+		dig[i] = byte(7*i + 3)
+	}
+	want, last := t2DigitsOrder(dig[:5*64]), dig[5*64]
+	t2DigitsPermute(&dig[0], 5)
+	for i := range want {
+		if dig[i] != want[i] {
+			t.Fatalf("byte %d = %d, want %d", i, dig[i], want[i])
+		}
+	}
+	if dig[5*64] != last {
+		t.Fatal("wrote past n·64 bytes")
 	}
 }
