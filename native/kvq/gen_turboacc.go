@@ -27,6 +27,12 @@
 // shifted in above it): four vectors of 16 dwords, vector t lane k the level pair of value
 // 4j + t.
 //
+// T2M is turbo2's kernel for rows at most 48 bytes apart (d ≤ 184; multiAccT2 picks): one
+// load masked to row a's 16 bytes and row b's, rb bytes on, takes the pair into one register
+// (the bytes between them zero) and the build, adjusted for rb once a call, spreads them as
+// above; the insert goes (in cache on AMD Zen 5 ~5% of the kernel's time). A lone last row's
+// load is masked to row a's bytes alone.
+//
 // turbo3: the two rows' 24 bytes (masked loads: the row may end 2 bytes past them) go into one
 // register (a at bytes 0..23, b at 32..55); one VPERMB gives dword k < 8 row a's bytes 3k, 3k + 1
 // (bits 0..15 of its group of eight codes, values 8k..8k+7) in its low word and row b's in its
@@ -85,6 +91,8 @@ type format struct {
 	f32 bool
 	// tables: the format whose tables (levels, builds) this one reads, "" for its own.
 	tables string
+	// lone decodes a lone last row (the pair's row b given weight 0); "" for dec with R9 = 0.
+	lone string
 }
 
 // t2Byte is the code byte (of the unit's 16) that turbo2's lane k holds: 4(k%4) + k/4, so that
@@ -132,6 +140,17 @@ const t4Consts = `VMOVDQU64 ·tAccT4Build(SB), Z28
 	VMOVDQU64 ·tAccT4Build+64(SB), Z30
 	VMOVDQU64 ·tAccT4Tab0(SB), Z29`
 
+// t2mDec is turbo2's decode for rows at most 48 bytes apart (T2M): one load masked by K2 takes
+// row a's 16 bytes at 0..15 and row b's at rb..rb+15 (the bytes between and after zero), and
+// the build (Z28, adjusted for rb once a call) spreads them as t2Dec's does.
+const t2mDec = `VMOVDQU8.Z (R12), K2, Z20
+	VPERMB Z20, Z28, Z21
+	VPERMB.Z Z29, Z21, K1, Z16
+	VPERMB.Z Z30, Z21, K1, Z17
+	VPERMB.Z Z31, Z21, K1, Z18
+	VPSRLW $6, Z21, Z21
+	VPERMB.Z Z29, Z21, K1, Z19`
+
 var formats = []format{
 	{name: "T4", doc: "turbo4: tq4's nibbles (code 2j low in byte j, 2j+1 high), an f16 row scale after d/2 bytes.",
 		bits: 4, ints: t4Ints, unit: 0.02621692, ubyte: 32,
@@ -145,6 +164,25 @@ var formats = []format{
 	VMOVDQU64 ·tAccT2Tab1(SB), Z30
 	VMOVDQU64 ·tAccT2Tab2(SB), Z31`,
 		dec: t2Dec, wreg: [4]string{"Z24", "Z25", "Z26", "Z27"}},
+	{name: "T2M", doc: "turbo2 as T2, for rows at most 48 bytes apart (rb ≤ 48: d ≤ 184).",
+		bits: 2, ints: []int8{-90, -27, 27, 90}, unit: 0.01678167, ubyte: 16, tables: "T2",
+		val: func(t, k int) int { return 4*t2Byte(k) + t }, unpck: true,
+		consts: `VMOVDQU64 ·tAccT2MBuild(SB), Z28
+	MOVQ rb+32(FP), CX
+	VPBROADCASTB CX, Z20
+	MOVQ $0xCCCCCCCCCCCCCCCC, AX
+	KMOVQ AX, K2
+	VPADDB Z20, Z28, K2, Z28   // row b's bytes at rb + j
+	MOVQ $0xFFFF, AX
+	SHLQ CX, AX
+	ORQ  $0xFFFF, AX
+	KMOVQ AX, K2               // the load: row a's 16 bytes and row b's
+	VMOVDQU64 ·tAccT2Tab0(SB), Z29
+	VMOVDQU64 ·tAccT2Tab1(SB), Z30
+	VMOVDQU64 ·tAccT2Tab2(SB), Z31`,
+		dec: t2mDec, wreg: [4]string{"Z24", "Z25", "Z26", "Z27"},
+		unitSetup: "MOVL $0xffff, AX\n\tKMOVQ AX, K3           // a lone row's load",
+		lone:      strings.Replace(t2mDec, "K2", "K3", 1)},
 	{name: "T3", doc: "turbo3: 3-bit codes as a little-endian bit stream, an f16 row scale after 3d/8 bytes.",
 		bits: 3, ints: []int8{-88, -55, -31, -10, 10, 31, 55, 88}, unit: 0.02444615, ubyte: 24,
 		val: func(t, k int) int {
@@ -413,8 +451,7 @@ a@_odd:
 	MOVQ R15, %PF%(SP)
 	TESTQ $1, %TN%(SP)
 	JZ   a@_fin
-	XORQ R9, R9                // a lone last row: b reads a again, with weight 0
-	%DEC%
+	%LONE%
 %DOTS%
 
 a@_fin:
@@ -668,6 +705,14 @@ func header() string {
 		}
 		fmt.Fprintf(&b, "DATA ·tAcc%sUnit+0(SB)/4, $0x%08x\nGLOBL ·tAcc%sUnit(SB), RODATA|NOPTR, $4\n\n", f.name, math.Float32bits(f.unit), f.name)
 	}
+	// T2M's build before the rb adjustment: dword k holds byte t2Byte(k) four times.
+	var b2m [64]byte
+	for k := 0; k < 16; k++ {
+		for i := 0; i < 4; i++ {
+			b2m[4*k+i] = byte(t2Byte(k))
+		}
+	}
+	b.WriteString(bytes64("tAccT2MBuild", b2m))
 	// the prepass's pairing: words (a0..a3, b0..b3) of each 16-byte lane → (a0 b0 a1 b1 …)
 	var ps [32]byte
 	for l := 0; l < 2; l++ {
@@ -703,6 +748,12 @@ func main() {
 		}
 		p1 := strings.NewReplacer("@", f.name, "%NN%", fmt.Sprint(oNN), "%WS%", fmt.Sprint(oWS), "%INV%", fmt.Sprint(oINV),
 			"%TUN%", fmt.Sprint(oTUN), "%BC%", bc, "%BV%", bv, "%CVT4%", cvt4, "%CVT1%", cvt1)
+		lone := f.lone
+		if lone == "" {
+			lone = "XORQ R9, R9                // a lone last row: b reads a again, with weight 0\n\t" + f.dec
+		} else {
+			lone = "// a lone last row: b's bytes zero, with weight 0\n\t" + lone
+		}
 		r := strings.NewReplacer("@", f.name, "%DOC%", f.doc, "%CONSTS%", f.consts, "%FRAME%", fmt.Sprint(frame),
 			"%P1A%", strings.ReplaceAll(p1.Replace(p1Tmpl), "#", "a"), "%P1B%", strings.ReplaceAll(p1.Replace(p1Tmpl), "#", "b"),
 			"%BITS%", fmt.Sprint(f.bits), "%UBYTE%", fmt.Sprint(f.ubyte),
@@ -711,7 +762,7 @@ func main() {
 			"%TN%", fmt.Sprint(oTN), "%WP%", fmt.Sprint(oWP), "%RL%", fmt.Sprint(oRL), "%PF%", fmt.Sprint(oPF),
 			"%PS%", fmt.Sprint(oPS), "%UL%", fmt.Sprint(oUL), "%NN%", fmt.Sprint(oNN), "%INV%", fmt.Sprint(oINV),
 			"%TUN%", fmt.Sprint(oTUN),
-			"%DEC%", f.dec, "%DOTS%", dots(f), "%UNITSETUP%", f.unitSetup, "%FINISH%", finish(f))
+			"%DEC%", f.dec, "%LONE%", lone, "%DOTS%", dots(f), "%UNITSETUP%", f.unitSetup, "%FINISH%", finish(f))
 		out.WriteString(r.Replace(accTmpl))
 	}
 	s := out.String()

@@ -94,3 +94,51 @@ func TestIntAccVBMIMatches(t *testing.T) {
 		}
 	}
 }
+
+// TestT2MaskedMatches checks turbo2's integer kernel for rows at most 48 bytes apart
+// (multiAccT2MINT: a pair's rows in one masked load) against the general one (multiAccT2INT)
+// bit for bit: both decode a row pair into the same words. The rows are random bytes (every
+// code; the f16 scales random finite values) at their own size apart and with a gap, the last
+// row ending the buffer (the masked load must neither read nor fault past it); the row counts
+// cover a lone last row, odd pairs and the 64-row tiles; the weights are softmax-like with some
+// exactly 0.
+func TestT2MaskedMatches(t *testing.T) {
+	if !turboIntAcc(2, 64) {
+		t.Skip("no AVX-512 VBMI integer accumulate kernels here")
+	}
+	rng := rand.New(rand.NewPCG(73, 74))
+	for _, d := range []int{64, 128} {
+		for _, gap := range []int{0, 5, 48 - (d/4 + 2)} {
+			for _, rows := range []int{1, 2, 3, 5, 63, 64, 65, 130} {
+				rb := d/4 + 2 + gap
+				nv := d
+				enc := make([]byte, rows*rb-gap)
+				for i := range enc {
+					enc[i] = byte(rng.Uint32())
+				}
+				for j := 0; j < rows; j++ {
+					s := F32ToF16(float32(rng.NormFloat64()))
+					enc[j*rb+d/4], enc[j*rb+d/4+1] = byte(s), byte(s>>8)
+				}
+				w := make([]float32, 4*rows)
+				for i := range w {
+					if rng.IntN(7) != 0 {
+						w[i] = float32(math.Exp(-8 * rng.Float64()))
+					}
+				}
+				a := make([]float32, 4*d)
+				for i := range a {
+					a[i] = float32(rng.NormFloat64())
+				}
+				b := append([]float32(nil), a...)
+				multiAccT2INT(&a[0], d, nv, &enc[0], rb, rows, &w[0], 16)
+				multiAccT2MINT(&b[0], d, nv, &enc[0], rb, rows, &w[0], 16)
+				for i := range a {
+					if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+						t.Fatalf("d %d rb %d rows %d: accumulator %d [%d]: masked %g, general %g", d, rb, rows, i/d, i%d, b[i], a[i])
+					}
+				}
+			}
+		}
+	}
+}

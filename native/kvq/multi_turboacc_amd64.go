@@ -49,7 +49,7 @@ func turboIntAcc(bits, d int) bool {
 
 // The integer kernels (only acc is set).
 var (
-	intAccT2 = &multiKernels{acc: multiAccT2INT}
+	intAccT2 = &multiKernels{acc: multiAccT2}
 	intAccT3 = &multiKernels{acc: multiAccT3INT}
 	intAccT4 = &multiKernels{acc: multiAccT4INT}
 	// tq4's: turbo4's with an f32 row scale (tq4IntAcc).
@@ -60,6 +60,20 @@ var (
 // codes, levels (tq4Ints) and unit are turbo4's, its row scale an f32 at the same offset d/2,
 // and the same bound holds with s that f32 (AccumulateStep 2⁻¹⁶).
 func tq4IntAcc(d int) bool { return turboIntAcc(4, d) }
+
+// multiAccT2 is turbo2's integer kernel: multiAccT2MINT where rows are at most 48 bytes apart
+// (d ≤ 184: one masked load takes a pair's two rows, without an insert), else multiAccT2INT.
+// Their sums are the same, bit for bit.
+func multiAccT2(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int) {
+	if rb <= 48 {
+		multiAccT2MINT(acc, d, nv, rows, rb, m, w, wstride)
+		return
+	}
+	multiAccT2INT(acc, d, nv, rows, rb, m, w, wstride)
+}
+
+//go:noescape
+func multiAccT2MINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 
 //go:noescape
 func multiAccT2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
