@@ -95,6 +95,9 @@ const t2chunk = `	LOAD4(CX, Z24, X24)
 	T2GROUP(Z27, Z28)
 `
 
+// t2chunkP is t2chunk for rows at most 48 bytes apart (T2P, Q2KP): LOAD4P for LOAD4.
+var t2chunkP = strings.ReplaceAll(t2chunk, "LOAD4(", "LOAD4P(")
+
 // t3chunk is turbo3's chunk: 12 code bytes a row, one group of 32 values.
 const t3chunk = `	LOAD4M(CX, Z24, X24)
 	LOAD4M(BX, Z25, X25)
@@ -342,6 +345,14 @@ const macros = `// PFGROUPS is how many groups of sixteen rows ahead the kernels
 	ADDQ $128, SI; \
 	ADDQ $96, DX
 
+// LOAD4P is LOAD4 for rows at most 48 bytes apart: two loads masked by K1 to a row's 16 bytes
+// and the next row's (rb bytes on), and one VPERMT2B by Z31 (pairIdx) that puts the four rows
+// in the vector's 128-bit lanes, where LOAD4 takes three inserts. Clobbers Z16.
+#define LOAD4P(p, z, x) \
+	VMOVDQU8.Z (p), K1, z; \
+	VMOVDQU8.Z (p)(R8*2), K1, Z16; \
+	VPERMT2B Z16, Z31, z
+
 // LOAD4M is LOAD4 of 12 bytes a row (masked by K1; the other bytes zero).
 #define LOAD4M(p, z, x) \
 	VMOVDQU8.Z (p), K1, x; \
@@ -526,6 +537,19 @@ func main() {
 	const tq4Consts = "MOVL $0x0F0F0F0F, AX\n\tVPBROADCASTD AX, Z31\n\tVBROADCASTI32X4 ·tq4VNNIU8(SB), Z20"
 	const t2Consts = "VMOVDQU64 ·turbo2VNNITab(SB), Z20\n\tVMOVDQU64 ·turbo2VNNITab+64(SB), Z22\n\tVMOVDQU64 ·turbo2VNNITab+128(SB), Z23"
 	const t3Consts = "VMOVDQU64 ·turbo3VNNIU8(SB), Z20\n\tVMOVDQU64 ·turbo3VNNIShift(SB), Z22\n\tVMOVDQU64 ·turbo3VNNIShift+64(SB), Z23\n\tMOVL $0x0FFF, AX\n\tKMOVW AX, K1"
+	// pairIdx: LOAD4P's VPERMT2B index, byte 16g + i from row g's byte i (rows 1 and 3 rb bytes
+	// on in their loads, added here once a call), and its load mask in K1.
+	const pairSetup = `
+	MOVQ rb+32(FP), CX
+	VMOVDQU64 ·t2PairIdx(SB), Z31
+	VPBROADCASTB CX, Z16
+	MOVQ $0xFFFF0000FFFF0000, AX
+	KMOVQ AX, K1
+	VPADDB Z16, Z31, K1, Z31   // rows 1 and 3: rb bytes into their loads
+	MOVQ $0xFFFF, AX
+	SHLQ CX, AX
+	ORQ  $0xFFFF, AX
+	KMOVQ AX, K1               // a row's 16 bytes and the next row's`
 	const shl4 = "SHLQ $4, R11"
 	// q2k's cells have no row scale: its kernel is turbo2's with every row scale 1.
 	const q2kStage = "MOVL $0x3F800000, AX        // q2k: no row scale, 1\n\tVPBROADCASTD AX, Z21"
@@ -537,6 +561,8 @@ func main() {
 		{"T2", t2Consts, t2chunk, shl4, "16", stage(false)},
 		{"T3", t3Consts, t3chunk, "IMULQ $12, R11", "12", stage(false)},
 		{"Q2K", t2Consts, t2chunk, "// (q2k has no row scales)", "16", q2kStage},
+		{"T2P", t2Consts + pairSetup, t2chunkP, shl4, "16", stage(false)},
+		{"Q2KP", t2Consts + pairSetup, t2chunkP, "// (q2k has no row scales)", "16", q2kStage},
 	} {
 		r := strings.NewReplacer("@", k.name, "%STAGE%", k.stage, "%CONSTS%", k.consts, "%CHUNK%", k.chunk,
 			"%SOFF%", k.soff, "%STEP%", k.step)
@@ -545,6 +571,12 @@ func main() {
 	out.WriteString(q2kT())
 	out.WriteString(q2kDigits())
 	out.WriteString(t2DigitsPermute())
+	var pi [64]byte
+	for i := range pi {
+		pi[i] = byte(64*(i/32) + i%16)
+	}
+	out.WriteString("\n// t2PairIdx: byte 16g + i from byte i of row g's load (rows 0, 1 the first, 2, 3 the second).\n")
+	out.WriteString(bytes64("t2PairIdx", pi))
 	if err := os.WriteFile("multi_tq4vnni_amd64.s", out.Bytes(), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -91,6 +91,12 @@ func multiScoresT3VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, ou
 //go:noescape
 func t2DigitsPermute(dig *byte, n int)
 
+// multiScoresT2PVNNI is multiScoresT2VNNI for rows at most 48 bytes apart (rb ≤ 48: d ≤ 184), its
+// scores bit for bit: a row and the next in one masked load (gen_tq4vnni.go, LOAD4P).
+//
+//go:noescape
+func multiScoresT2PVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
 //go:noescape
 func multiScoresT2VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
 
@@ -166,6 +172,10 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 		case vnniT3:
 			multiScoresT3VNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
 		default:
+			if rb <= 48 {
+				multiScoresT2PVNNI(&dig[0], &aux[0], nb/2, rows, rb, m, out, ostride, &offs[0], &stage[0])
+				return
+			}
 			multiScoresT2VNNI(&dig[0], &aux[0], nb/2, rows, rb, m, out, ostride, &offs[0], &stage[0])
 		}
 	}

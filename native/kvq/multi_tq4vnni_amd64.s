@@ -125,6 +125,14 @@
 	ADDQ $128, SI; \
 	ADDQ $96, DX
 
+// LOAD4P is LOAD4 for rows at most 48 bytes apart: two loads masked by K1 to a row's 16 bytes
+// and the next row's (rb bytes on), and one VPERMT2B by Z31 (pairIdx) that puts the four rows
+// in the vector's 128-bit lanes, where LOAD4 takes three inserts. Clobbers Z16.
+#define LOAD4P(p, z, x) \
+	VMOVDQU8.Z (p), K1, z; \
+	VMOVDQU8.Z (p)(R8*2), K1, Z16; \
+	VPERMT2B Z16, Z31, z
+
 // LOAD4M is LOAD4 of 12 bytes a row (masked by K1; the other bytes zero).
 #define LOAD4M(p, z, x) \
 	VMOVDQU8.Z (p), K1, x; \
@@ -752,6 +760,225 @@ Q2K_next:
 	JNZ  Q2K_group
 
 Q2K_done:
+	VZEROUPPER
+	RET
+
+// func multiScoresT2PVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+TEXT ·multiScoresT2PVNNI(SB), NOSPLIT, $0-80
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+48(FP), R9
+	MOVQ m+40(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   T2P_done
+	VMOVDQU64 ·turbo2VNNITab(SB), Z20
+	VMOVDQU64 ·turbo2VNNITab+64(SB), Z22
+	VMOVDQU64 ·turbo2VNNITab+128(SB), Z23
+	MOVQ rb+32(FP), CX
+	VMOVDQU64 ·t2PairIdx(SB), Z31
+	VPBROADCASTB CX, Z16
+	MOVQ $0xFFFF0000FFFF0000, AX
+	KMOVQ AX, K1
+	VPADDB Z16, Z31, K1, Z31   // rows 1 and 3: rb bytes into their loads
+	MOVQ $0xFFFF, AX
+	SHLQ CX, AX
+	ORQ  $0xFFFF, AX
+	KMOVQ AX, K1               // a row's 16 bytes and the next row's
+
+T2P_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	// The sixteen row scales, lane 4m+g from row 4g+m (past the nb chunks of codes), times
+	// the levels' unit (off[4]), into Z21.
+	MOVQ nb+16(FP), R11
+	SHLQ $4, R11
+	MOVQ stage+72(FP), SI
+	STAGE16(CX, 0)
+	STAGE16(BX, 1)
+	STAGE16(R14, 2)
+	STAGE16(R15, 3)
+	VCVTPH2PS (SI), Z21
+	MOVQ off+64(FP), AX
+	VMULPS.BCST 16(AX), Z21, Z21
+
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ nb+16(FP), R11
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
+	SHLQ $4, AX                // per chunk of codes (a group of rows is at most 16·(16 + 4)
+	IMULQ $PFGROUPS, AX        // bytes per chunk)
+	ADDQ DI, AX
+
+T2P_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	ADDQ $320, AX
+	LOAD4P(CX, Z24, X24)
+	LOAD4P(BX, Z25, X25)
+	LOAD4P(R14, Z26, X26)
+	LOAD4P(R15, Z27, X27)
+	TRANSPOSE4
+	T2GROUP(Z25, Z26)
+	T2GROUP(Z27, Z28)
+	ADDQ $16, CX
+	ADDQ $16, BX
+	ADDQ $16, R14
+	ADDQ $16, R15
+	DECQ R11
+	JNZ  T2P_blk
+
+	// score = sum·(s·unit) + offset.
+	MOVQ off+64(FP), AX
+	VBROADCASTSS (AX), Z12
+	VFMADD213PS Z12, Z21, Z8
+	VBROADCASTSS 4(AX), Z12
+	VFMADD213PS Z12, Z21, Z9
+	VBROADCASTSS 8(AX), Z12
+	VFMADD213PS Z12, Z21, Z10
+	VBROADCASTSS 12(AX), Z12
+	VFMADD213PS Z12, Z21, Z11
+
+	SCORES_T
+	MOVQ ostride+56(FP), AX
+	CMPQ AX, $16
+	JNE  T2P_strided
+	SCORES_CONTIG
+	JMP  T2P_next
+
+T2P_strided:
+	SCORES_STRIDED
+
+T2P_next:
+	MOVQ ostride+56(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  T2P_group
+
+T2P_done:
+	VZEROUPPER
+	RET
+
+// func multiScoresQ2KPVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+TEXT ·multiScoresQ2KPVNNI(SB), NOSPLIT, $0-80
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+48(FP), R9
+	MOVQ m+40(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   Q2KP_done
+	VMOVDQU64 ·turbo2VNNITab(SB), Z20
+	VMOVDQU64 ·turbo2VNNITab+64(SB), Z22
+	VMOVDQU64 ·turbo2VNNITab+128(SB), Z23
+	MOVQ rb+32(FP), CX
+	VMOVDQU64 ·t2PairIdx(SB), Z31
+	VPBROADCASTB CX, Z16
+	MOVQ $0xFFFF0000FFFF0000, AX
+	KMOVQ AX, K1
+	VPADDB Z16, Z31, K1, Z31   // rows 1 and 3: rb bytes into their loads
+	MOVQ $0xFFFF, AX
+	SHLQ CX, AX
+	ORQ  $0xFFFF, AX
+	KMOVQ AX, K1               // a row's 16 bytes and the next row's
+
+Q2KP_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	// The sixteen row scales, lane 4m+g from row 4g+m (past the nb chunks of codes), times
+	// the levels' unit (off[4]), into Z21.
+	MOVQ nb+16(FP), R11
+	// (q2k has no row scales)
+	MOVQ stage+72(FP), SI
+	MOVL $0x3F800000, AX        // q2k: no row scale, 1
+	VPBROADCASTD AX, Z21
+	MOVQ off+64(FP), AX
+	VMULPS.BCST 16(AX), Z21, Z21
+
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ nb+16(FP), R11
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
+	SHLQ $4, AX                // per chunk of codes (a group of rows is at most 16·(16 + 4)
+	IMULQ $PFGROUPS, AX        // bytes per chunk)
+	ADDQ DI, AX
+
+Q2KP_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	ADDQ $320, AX
+	LOAD4P(CX, Z24, X24)
+	LOAD4P(BX, Z25, X25)
+	LOAD4P(R14, Z26, X26)
+	LOAD4P(R15, Z27, X27)
+	TRANSPOSE4
+	T2GROUP(Z25, Z26)
+	T2GROUP(Z27, Z28)
+	ADDQ $16, CX
+	ADDQ $16, BX
+	ADDQ $16, R14
+	ADDQ $16, R15
+	DECQ R11
+	JNZ  Q2KP_blk
+
+	// score = sum·(s·unit) + offset.
+	MOVQ off+64(FP), AX
+	VBROADCASTSS (AX), Z12
+	VFMADD213PS Z12, Z21, Z8
+	VBROADCASTSS 4(AX), Z12
+	VFMADD213PS Z12, Z21, Z9
+	VBROADCASTSS 8(AX), Z12
+	VFMADD213PS Z12, Z21, Z10
+	VBROADCASTSS 12(AX), Z12
+	VFMADD213PS Z12, Z21, Z11
+
+	SCORES_T
+	MOVQ ostride+56(FP), AX
+	CMPQ AX, $16
+	JNE  Q2KP_strided
+	SCORES_CONTIG
+	JMP  Q2KP_next
+
+Q2KP_strided:
+	SCORES_STRIDED
+
+Q2KP_next:
+	MOVQ ostride+56(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  Q2KP_group
+
+Q2KP_done:
 	VZEROUPPER
 	RET
 
@@ -1923,3 +2150,15 @@ T2P_loop:
 T2P_done:
 	VZEROUPPER
 	RET
+
+// t2PairIdx: byte 16g + i from byte i of row g's load (rows 0, 1 the first, 2, 3 the second).
+DATA ·t2PairIdx+0(SB)/8, $0x0706050403020100
+DATA ·t2PairIdx+8(SB)/8, $0x0f0e0d0c0b0a0908
+DATA ·t2PairIdx+16(SB)/8, $0x0706050403020100
+DATA ·t2PairIdx+24(SB)/8, $0x0f0e0d0c0b0a0908
+DATA ·t2PairIdx+32(SB)/8, $0x4746454443424140
+DATA ·t2PairIdx+40(SB)/8, $0x4f4e4d4c4b4a4948
+DATA ·t2PairIdx+48(SB)/8, $0x4746454443424140
+DATA ·t2PairIdx+56(SB)/8, $0x4f4e4d4c4b4a4948
+GLOBL ·t2PairIdx(SB), RODATA|NOPTR, $64
+

@@ -125,15 +125,23 @@ func q2kScoresVNNI(q *float32, d int, grp *byte, cells *byte, m int, scratch *fl
 	}
 	off := [5]float32{4: turboUnit2}
 	rb := d / 4
+	// Direct calls (not through a func value) keep the stack buffers from escaping.
+	kernel := func(rows *byte, m int, out *float32, ostride int) {
+		if rb <= 48 {
+			multiScoresQ2KPVNNI(dig, aux, d/64, rows, rb, m, out, ostride, &off[0], nil)
+		} else {
+			multiScoresQ2KVNNI(dig, aux, d/64, rows, rb, m, out, ostride, &off[0], nil)
+		}
+	}
 	whole := m &^ 15
 	if whole > 0 {
-		multiScoresQ2KVNNI(dig, aux, d/64, cells, rb, whole, out, ostride, &off[0], nil)
+		kernel(cells, whole, out, ostride)
 	}
 	if rest := m - whole; rest > 0 {
 		var pad [16 * q2kMultiMaxDim / 4]byte
 		copy(pad[:], unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(cells), whole*rb)), rest*rb))
 		var tmp [16 * 4]float32
-		multiScoresQ2KVNNI(dig, aux, d/64, &pad[0], rb, 16, &tmp[0], 16, &off[0], nil)
+		kernel(&pad[0], 16, &tmp[0], 16)
 		for j := 0; j < rest; j++ {
 			*(*[4]float32)(unsafe.Add(unsafe.Pointer(out), (whole+j)*ostride)) = [4]float32(tmp[4*j : 4*j+4])
 		}
@@ -154,6 +162,12 @@ func q2kDigitsAVX512(q *float32, d int, grp *byte, dig *byte, aux *uint32) bool
 // multiScoresQ2KVNNI is multiScoresT2VNNI for rows without a row scale (every row scale 1):
 // nb chunks of 64 values (gen_tq4vnni.go). stage is unused.
 //
+// multiScoresQ2KPVNNI is multiScoresQ2KVNNI for cells at most 48 bytes apart (d ≤ 192), its
+// scores bit for bit (gen_tq4vnni.go, LOAD4P).
+//
+//go:noescape
+func multiScoresQ2KPVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
 //go:noescape
 func multiScoresQ2KVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
 

@@ -259,3 +259,49 @@ func TestT2DigitsPermute(t *testing.T) {
 		t.Fatal("wrote past n·64 bytes")
 	}
 }
+
+// TestScoresPairLoadMatches checks the turbo2 and q2k VNNI scores kernels for rows at most 48
+// bytes apart (multiScoresT2PVNNI, multiScoresQ2KPVNNI: a row and the next in one masked load)
+// against the general ones bit for bit, on random code bytes and scales, rows at their own
+// size apart and with gaps up to 48 bytes, the last row ending the buffer.
+func TestScoresPairLoadMatches(t *testing.T) {
+	if !t2VNNI(64) {
+		t.Skip("no AVX-512 VNNI + VBMI")
+	}
+	rng := rand.New(rand.NewPCG(75, 76))
+	type kern = func(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+	for _, tc := range []struct {
+		name        string
+		scale       int // bytes of row scale after the codes
+		general, pr kern
+	}{{"turbo2", 2, multiScoresT2VNNI, multiScoresT2PVNNI}, {"q2k", 0, multiScoresQ2KVNNI, multiScoresQ2KPVNNI}} {
+		for _, d := range []int{64, 128} {
+			for _, gap := range []int{0, 3, 48 - (d/4 + tc.scale)} {
+				rb, nb, m := d/4+tc.scale+gap, d/32, 48
+				rows := make([]byte, m*rb-gap)
+				for i := range rows {
+					rows[i] = byte(rng.Uint32())
+				}
+				if tc.scale > 0 {
+					for j := 0; j < m; j++ {
+						s := F32ToF16(float32(rng.NormFloat64()))
+						rows[j*rb+d/4], rows[j*rb+d/4+1] = byte(s), byte(s>>8)
+					}
+				}
+				q := gaussianRows(rng, 4, d, 1)
+				dig, aux := make([]byte, nb*vnniBlockBytes/2), make([]uint32, nb*vnniAuxWords)
+				vnniDigits(dig, aux, q, d, nb, 1)
+				off := [5]float32{0.5, -1, 2, 0, turboUnit2}
+				var stage [16]uint32
+				want, got := make([]float32, 4*m), make([]float32, 4*m)
+				tc.general(&dig[0], &aux[0], nb/2, &rows[0], rb, m, &want[0], 16, &off[0], &stage[0])
+				tc.pr(&dig[0], &aux[0], nb/2, &rows[0], rb, m, &got[0], 16, &off[0], &stage[0])
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s d %d rb %d: row %d query %d: %g, general kernel %g", tc.name, d, rb, i/4, i%4, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
