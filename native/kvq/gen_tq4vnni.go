@@ -616,10 +616,25 @@ func q2kDigits() string {
 		pb[i] = byte(4*(4*(p%4)+p/4) + t)
 	}
 	b.WriteString(bytes64("q2kDigPermB", pb))
-	b.WriteString(`
+	b.WriteString(q2kDigitsText("q2kDigitsAVX512", "Q2KD", q2kDigitsChunk, true))
+	b.WriteString(q2kDigitsText("q2kDigitsAAVX512", "Q2KA", q2kDigitsChunkA, true))
+	b.WriteString(q2kDigitsText("q2kDigitsBAVX512", "Q2KB", q2kDigitsChunkB, false))
+	return b.String()
+}
 
-// func q2kDigitsAVX512(q *float32, d int, grp *byte, dig *byte, aux *uint32) bool
-TEXT ·q2kDigitsAVX512(SB), NOSPLIT, $0-41
+// q2kDigitsText is a digits function: chunk over the channels, 128 at a time (the last 64 where
+// d mod 128 = 64), reporting success where ret (then a non-finite q' returns false).
+func q2kDigitsText(name, label string, chunk func(int) string, ret bool) string {
+	var b strings.Builder
+	sig, frame, done, fail := "", "$0-40", "", ""
+	if ret {
+		sig, frame = " bool", "$0-41"
+		done, fail = "\tMOVB $1, ret+40(FP)\n", "\nQ2KD_nonfinite:\n\tMOVB $0, ret+40(FP)\n\tVZEROUPPER\n\tRET\n"
+	}
+	t := `
+
+// func %NAME%(q *float32, d int, grp *byte, dig *byte, aux *uint32)%SIG%
+TEXT ·%NAME%(SB), NOSPLIT, %FRAME%
 	MOVQ q+0(FP), SI
 	MOVQ d+8(FP), R10
 	MOVQ R10, R8
@@ -642,9 +657,7 @@ Q2KD_chunk:
 	VPBROADCASTD AX, Z27       // |x| (reduce16 clobbers Z27)
 	CMPQ R10, $128
 	JLT  Q2KD_half
-`)
-	b.WriteString(q2kDigitsChunk(4))
-	b.WriteString(`	ADDQ $512, SI
+%CHUNK4%	ADDQ $512, SI
 	ADDQ $256, DI
 	ADDQ $512, BX
 	ADDQ $384, DX
@@ -653,25 +666,24 @@ Q2KD_chunk:
 	JMP  Q2KD_done
 
 Q2KD_half:
-`)
-	b.WriteString(q2kDigitsChunk(2))
-	b.WriteString(`
+%CHUNK2%
 Q2KD_done:
-	MOVB $1, ret+40(FP)
-	VZEROUPPER
+%DONE%	VZEROUPPER
 	RET
-
-Q2KD_nonfinite:
-	MOVB $0, ret+40(FP)
-	VZEROUPPER
-	RET
-`)
+%FAIL%`
+	r := strings.NewReplacer("%NAME%", name, "%SIG%", sig, "%FRAME%", frame, "%CHUNK4%", chunk(4), "%CHUNK2%", chunk(2),
+		"%DONE%", done, "%FAIL%", fail)
+	b.WriteString(strings.ReplaceAll(r.Replace(t), "Q2KD_", label+"_"))
 	return b.String()
 }
 
 // q2kDigitsChunk prepares nblk blocks (4 or 2) of 32 channels of the four queries at SI (R8
 // bytes apart, R12 = 3·R8) with the scales at DI into BX (digits) and DX (aux).
-func q2kDigitsChunk(nblk int) string {
+func q2kDigitsChunk(nblk int) string { return q2kDigitsChunkA(nblk) + q2kDigitsChunkB(nblk) }
+
+// q2kDigitsChunkA is the first half of q2kDigitsChunk: the blocks' maxima, s into aux words
+// 0..3 and inv = qmax/m into words 4..7 (a non-finite q' jumps to Q2KD_nonfinite).
+func q2kDigitsChunkA(nblk int) string {
 	var b strings.Builder
 	qa := []string{"(SI)", "(SI)(R8*1)", "(SI)(R8*2)", "(SI)(R12*1)"}
 	for k := 0; k < nblk; k++ {
@@ -695,20 +707,30 @@ func q2kDigitsChunk(nblk int) string {
 	VCMPPS $0x1D, Z29, Z1, K2  // s ≥ 2⁻¹²⁶: a normal scale; else the block counts as zero
 	VDIVPS.Z Z0, Z30, K2, Z2   // inv = qmax / m
 	VMOVAPS.Z Z1, K2, Z1
-	VMOVDQU32 ·q2kDigPerm(SB), Z15
-	VMOVDQU64 ·q2kDigPermB(SB), Z14
 `)
+	// s into aux words 0..3 of each block, inv into words 4..7 (which the kernel does not read)
 	for k := 0; k < nblk; k++ {
 		if k == 0 {
-			b.WriteString("\tVMOVUPS X1, (DX)\n")
+			b.WriteString("\tVMOVUPS X1, (DX)\n\tVMOVUPS X2, 16(DX)\n")
 		} else {
-			fmt.Fprintf(&b, "\tVEXTRACTF32X4 $%d, Z1, %d(DX)\n", k, 96*k)
+			fmt.Fprintf(&b, "\tVEXTRACTF32X4 $%d, Z1, %d(DX)\n\tVEXTRACTF32X4 $%d, Z2, %d(DX)\n", k, 96*k, k, 96*k+16)
 		}
 	}
+	return b.String()
+}
+
+// q2kDigitsChunkB is the second half of q2kDigitsChunk: the digits and −128·ΣQ of nblk blocks
+// whose inv q2kDigitsChunkA left in aux words 4..7.
+func q2kDigitsChunkB(nblk int) string {
+	var b strings.Builder
+	qa := []string{"(SI)", "(SI)(R8*1)", "(SI)(R8*2)", "(SI)(R12*1)"}
+	b.WriteString(`	VMOVDQU32 ·q2kDigPerm(SB), Z15
+	VMOVDQU64 ·q2kDigPermB(SB), Z14
+`)
 	// Per block k and pair of queries hp (2hp, 2hp+1): the digits of 64 values into one vector
 	// (stored at the block's query 2hp), and its dword sums of four digits into Z16 + 2k + hp.
 	for k := 0; k < nblk; k++ {
-		fmt.Fprintf(&b, "\tVSHUFF32X4 $%#02x, Z2, Z2, Z9   // block k's four inv in every lane\n", 0x55*k)
+		fmt.Fprintf(&b, "\tVBROADCASTF32X4 %d(DX), Z9   // block k's four inv in every lane\n", 96*k+16)
 		fmt.Fprintf(&b, "\tVCVTPH2PS %d(DI), Z10\n\tVCVTPH2PS %d(DI), Z11\n", 64*k, 64*k+32)
 		for hp := 0; hp < 2; hp++ {
 			for j := 0; j < 2; j++ {

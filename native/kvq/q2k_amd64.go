@@ -26,10 +26,13 @@ var hasQ2KKernel = hasAVX2
 //
 // With AVX-512 VNNI and VBMI too and d a multiple of 64, the scores are integer dots instead
 // (q2kScoresVNNI).
-func q2kScores(q *float32, d int, grp *byte, j0, m int, qs *float32, out *float32, ostride int) {
+//
+// prepped says that q2kPrep(q, d, grp, qs) returned true: the first half of the query
+// preparation is in qs already.
+func q2kScores(q *float32, d int, grp *byte, j0, m int, qs *float32, out *float32, ostride int, prepped bool) {
 	if hasAVX512BW {
 		cells := (*byte)(unsafe.Add(unsafe.Pointer(grp), 2*d+j0*(d/4)))
-		if q2kVNNI(d) && q2kScoresVNNI(q, d, grp, cells, m, qs, out, ostride) {
+		if q2kVNNI(d) && q2kScoresVNNI(q, d, grp, cells, m, qs, out, ostride, prepped) {
 			return
 		}
 		q2kScaleAVX512(q, d, grp, qs)
@@ -117,10 +120,16 @@ var _ [4*4*q2kMultiMaxDim - q2kDigBytes - q2kAuxBytes]struct{} // the scratch fi
 // channel (5× to 75×), the softmax attention output moves by 3.4 % of its norm
 // (TestQ2KScoresVNNIAttention), where the q2k codes themselves move it by 95 %; on the tiny
 // test model's decode the mean KL to f16 rose 1–3 % (0.27–0.62 nats, 1.7–2 standard errors).
-func q2kScoresVNNI(q *float32, d int, grp *byte, cells *byte, m int, scratch *float32, out *float32, ostride int) bool {
+//
+// prepped: q2kPrep(q, d, grp, scratch) has run the first half of the preparation
+// (q2kDigitsAAVX512: the blocks' maxima and scales) and returned true; the second
+// (q2kDigitsBAVX512) runs here.
+func q2kScoresVNNI(q *float32, d int, grp *byte, cells *byte, m int, scratch *float32, out *float32, ostride int, prepped bool) bool {
 	dig := (*byte)(unsafe.Pointer(scratch))
 	aux := (*uint32)(unsafe.Add(unsafe.Pointer(scratch), q2kDigBytes))
-	if !q2kDigitsAVX512(q, d, grp, dig, aux) {
+	if prepped {
+		q2kDigitsBAVX512(q, d, grp, dig, aux)
+	} else if !q2kDigitsAVX512(q, d, grp, dig, aux) {
 		return false
 	}
 	off := [5]float32{4: turboUnit2}
@@ -158,6 +167,31 @@ func q2kScoresVNNI(q *float32, d int, grp *byte, cells *byte, m int, scratch *fl
 //
 //go:noescape
 func q2kDigitsAVX512(q *float32, d int, grp *byte, dig *byte, aux *uint32) bool
+
+// q2kPrep runs the first half of q2kScoresVNNI's query preparation for the group at grp into
+// scratch (q2kDigitsAAVX512) where q2kScores takes the VNNI kernel, and reports whether it did
+// (false too where a q' is not finite: q2kScores then starts afresh). ScoresRangeMulti runs it
+// for the next group before the current one's second half and cells, so that the half's long
+// chain (the maxima's reduction and two divisions) overlaps independent work.
+func q2kPrep(q *float32, d int, grp *byte, scratch *float32) bool {
+	if !hasAVX512BW || !q2kVNNI(d) {
+		return false
+	}
+	dig := (*byte)(unsafe.Pointer(scratch))
+	aux := (*uint32)(unsafe.Add(unsafe.Pointer(scratch), q2kDigBytes))
+	return q2kDigitsAAVX512(q, d, grp, dig, aux)
+}
+
+// q2kDigitsAAVX512 is the first half of q2kDigitsAVX512: the blocks' maxima, the scales s into
+// aux words 0..3 of each block and inv = qmax/max into words 4..7; false where a q' is not
+// finite. q2kDigitsBAVX512 is the second: from inv, the digits and −128·ΣQ. The two in turn
+// write what q2kDigitsAVX512 writes (gen_tq4vnni.go).
+//
+//go:noescape
+func q2kDigitsAAVX512(q *float32, d int, grp *byte, dig *byte, aux *uint32) bool
+
+//go:noescape
+func q2kDigitsBAVX512(q *float32, d int, grp *byte, dig *byte, aux *uint32)
 
 // multiScoresQ2KVNNI is multiScoresT2VNNI for rows without a row scale (every row scale 1):
 // nb chunks of 64 values (gen_tq4vnni.go). stage is unused.

@@ -61,8 +61,8 @@ func q2kGridScore(h *Q2KHead, q []float32, cell int) (score, mag, grid float64, 
 // float kernels stay tested on CPUs that have VNNI.
 func TestQ2KScoresRangeMultiFloat(t *testing.T) { withoutVNNI(func() { checkQ2KScoresRangeMulti(t) }) }
 
-// TestQ2KDigits checks q2kDigitsAVX512 against vnniDigits of the scaled queries in the turbo2
-// kernel's order (t2DigitsOrder), bit for bit
+// TestQ2KDigits checks q2kDigitsAVX512, and its two halves in turn, against vnniDigits of the
+// scaled queries in the turbo2 kernel's order (t2DigitsOrder), bit for bit
 // (the digits and the aux words the kernel reads: the scales and −128·ΣQ), on groups with
 // outlier channels, a block of zero scales, a query block of zeros and subnormal products, and
 // that a non-finite scaled query reports false.
@@ -109,11 +109,34 @@ func TestQ2KDigits(t *testing.T) {
 				}
 			}
 		}
+		// the two halves in turn (q2kPrep, then q2kScoresVNNI's second half) write the same
+		var scratch2 [4 * q2kMultiMaxDim]float32
+		dig2 := unsafe.Slice((*byte)(unsafe.Pointer(&scratch2[0])), len(want))
+		aux2 := unsafe.Slice((*uint32)(unsafe.Add(unsafe.Pointer(&scratch2[0]), q2kDigBytes)), len(wantAux))
+		if !q2kDigitsAAVX512(&q[0], d, &grp[0], &dig2[0], &aux2[0]) {
+			t.Fatalf("d %d: first half false on finite queries", d)
+		}
+		q2kDigitsBAVX512(&q[0], d, &grp[0], &dig2[0], &aux2[0])
+		for i := range want {
+			if dig2[i] != want[i] {
+				t.Fatalf("d %d: halves: digit byte %d = %d, vnniDigits %d", d, i, int8(dig2[i]), int8(want[i]))
+			}
+		}
+		for b := 0; b < nb; b++ {
+			for _, w := range []int{0, 1, 2, 3, 12, 13, 14, 15} {
+				if g, x := aux2[b*vnniAuxWords+w], wantAux[b*vnniAuxWords+w]; g != x {
+					t.Fatalf("d %d: halves: block %d aux word %d = %#x, vnniDigits %#x", d, b, w, g, x)
+				}
+			}
+		}
 		for _, bad := range []float32{float32(math.Inf(1)), float32(math.NaN())} {
 			qb := append([]float32(nil), q...)
 			qb[3*d+d-1] = bad
 			if q2kDigitsAVX512(&qb[0], d, &grp[0], &dig[0], &aux[0]) {
 				t.Errorf("d %d: true with a query value %g", d, bad)
+			}
+			if q2kDigitsAAVX512(&qb[0], d, &grp[0], &dig[0], &aux[0]) {
+				t.Errorf("d %d: first half true with a query value %g", d, bad)
 			}
 		}
 	}
@@ -302,6 +325,39 @@ func TestScoresPairLoadMatches(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestQ2KScoresPipelined checks that ScoresRangeMulti over many groups, which prepares each
+// next group's queries ahead (q2kPrep) in a second buffer, scores every cell bit for bit as calls
+// of one group each do, on a range starting and ending inside groups, for four queries and
+// three, with a group whose q·scale overflows (the float kernels' group, between VNNI ones).
+func TestQ2KScoresPipelined(t *testing.T) {
+	const d, cells = 128, 6 * GroupCells
+	h := newQ2K(t, d, 1.1)
+	h.Append(q2kCells(77, cells, d, true))
+	gb := int(q2kGroupBytes(d))
+	binary.LittleEndian.PutUint16(h.data[3*gb+2*5:], 0x7BFF) // group 3, channel 5: the largest f16
+	rng := rand.New(rand.NewPCG(78, 79))
+	for _, n := range []int{4, 3} {
+		q := gaussianRows(rng, n, d, 1)
+		for i := 0; i < n; i++ {
+			q[i*d+5] = 1e36 // times 65504: +Inf in group 3 only (its other scales are small)
+		}
+		first, m := 7, cells-7-9
+		got := make([]float32, n*m)
+		h.ScoresRangeMulti(q, n, first, got)
+		for cell := first; cell < first+m; {
+			k := min(GroupCells-cell%GroupCells, first+m-cell)
+			want := make([]float32, n*k)
+			h.ScoresRangeMulti(q, n, cell, want)
+			for i, w := range want {
+				if g := got[(cell-first)*n+i]; math.Float32bits(g) != math.Float32bits(w) {
+					t.Fatalf("n %d cell %d query %d: %g over the range, %g over its group alone", n, cell+i/n, i%n, g, w)
+				}
+			}
+			cell += k
 		}
 	}
 }

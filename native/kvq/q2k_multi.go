@@ -45,7 +45,9 @@ func (h *Q2KHead) ScoresRangeMulti(q []float32, n, first int, out []float32) {
 		panic("kvq: q2k: scores of cells out of range")
 	}
 	gb := int(q2kGroupBytes(d))
-	var qs [4 * q2kMultiMaxDim]float32
+	// Two scratch buffers: the current group's and the next one's, whose preparation q2kPrep
+	// starts before the current group's cells (where the kernel has one to start).
+	var qs [2][4 * q2kMultiMaxDim]float32
 	var qp [4 * q2kMultiMaxDim]float32
 	var tmp [GroupCells * 4]float32
 	for i := 0; i < n; i += 4 {
@@ -56,19 +58,26 @@ func (h *Q2KHead) ScoresRangeMulti(q []float32, n, first int, out []float32) {
 			copy(qp[:r*d], q[i*d:n*d])
 			qq = qp[:]
 		}
+		cur, prepped := 0, false
 		for cell := first; cell < first+m; {
 			g, j0 := cell/GroupCells, cell%GroupCells
 			k := min(GroupCells-j0, first+m-cell)
 			grp := h.data[g*gb : (g+1)*gb]
+			nextPrepped := false
+			if cell+k < first+m {
+				next := h.data[(g+1)*gb : (g+2)*gb]
+				nextPrepped = q2kPrep(&qq[0], d, &next[0], &qs[1-cur][0])
+			}
 			o := out[(cell-first)*n+i:]
 			if r == 4 {
-				q2kScores(&qq[0], d, &grp[0], j0, k, &qs[0], &o[0], 4*n)
+				q2kScores(&qq[0], d, &grp[0], j0, k, &qs[cur][0], &o[0], 4*n, prepped)
 			} else {
-				q2kScores(&qq[0], d, &grp[0], j0, k, &qs[0], &tmp[0], 16)
+				q2kScores(&qq[0], d, &grp[0], j0, k, &qs[cur][0], &tmp[0], 16, prepped)
 				for j := 0; j < k; j++ {
 					copy(o[j*n:j*n+r], tmp[4*j:4*j+r])
 				}
 			}
+			cur, prepped = 1-cur, nextPrepped
 			cell += k
 		}
 	}

@@ -4,9 +4,11 @@ package kvq
 
 const hasQ2KKernel = false
 
-func q2kScores(q *float32, d int, grp *byte, j0, m int, qs *float32, out *float32, ostride int) {
+func q2kScores(q *float32, d int, grp *byte, j0, m int, qs *float32, out *float32, ostride int, prepped bool) {
 	panic("kvq: no q2k kernel")
 }
+
+func q2kPrep(q *float32, d int, grp *byte, scratch *float32) bool { return false }
 
 // q2kGridQuery: ScoresRangeMulti takes the queries as they are here.
 func q2kGridQuery(dst, q []float32, grp []byte, d int) bool { return false }
