@@ -550,6 +550,37 @@ func main() {
 	SHLQ CX, AX
 	ORQ  $0xFFFF, AX
 	KMOVQ AX, K1               // a row's 16 bytes and the next row's`
+	// T2P's row scales by vector (rows at most 48 bytes apart): per four rows two loads masked
+	// by K2 to a row's f16 scale and the next row's (rb bytes on), one VPERMT2B by Z17
+	// (t2ScaleIdx, adjusted for rb once a call) zeroing all but the four rows' words (K3..K6),
+	// the four results ORed into lane 4m+g's word for row 4g+m, where STAGE16 took 32 scalar
+	// loads and stores.
+	const stagePSetup = `
+	VMOVDQU64 ·t2ScaleIdx(SB), Z17
+	VPBROADCASTB CX, Z16
+	MOVQ $0x00000000FF00FF00, AX
+	KMOVQ AX, K2
+	VPADDB Z16, Z17, K2, Z17   // rows 4g+1, 4g+3: rb bytes into their loads
+	MOVQ $3, AX
+	SHLQ CX, AX
+	ORQ  $3, AX
+	KMOVQ AX, K2               // a row's scale and the next row's
+	MOVQ $0x03030303, AX
+	KMOVQ AX, K3               // the words of lanes 4m
+	SHLQ $2, AX
+	KMOVQ AX, K4
+	SHLQ $2, AX
+	KMOVQ AX, K5
+	SHLQ $2, AX
+	KMOVQ AX, K6`
+	var stageP strings.Builder
+	for g, p := range []string{"CX", "BX", "R14", "R15"} {
+		fmt.Fprintf(&stageP, "LEAQ (%s)(R11*1), AX\n\tVMOVDQU8.Z (AX), K2, Z%d\n\tVMOVDQU8.Z (AX)(R8*2), K2, Z%d\n\t", p, 2*g, 2*g+1)
+	}
+	for g := 0; g < 4; g++ {
+		fmt.Fprintf(&stageP, "VPERMT2B.Z Z%d, Z17, K%d, Z%d\n\t", 2*g+1, 3+g, 2*g)
+	}
+	stageP.WriteString("VPTERNLOGD $0xFE, Z4, Z2, Z0\n\tVPORD Z6, Z0, Z0\n\tVCVTPH2PS Y0, Z21")
 	const shl4 = "SHLQ $4, R11"
 	// q2k's cells have no row scale: its kernel is turbo2's with every row scale 1.
 	const q2kStage = "MOVL $0x3F800000, AX        // q2k: no row scale, 1\n\tVPBROADCASTD AX, Z21"
@@ -561,7 +592,7 @@ func main() {
 		{"T2", t2Consts, t2chunk, shl4, "16", stage(false)},
 		{"T3", t3Consts, t3chunk, "IMULQ $12, R11", "12", stage(false)},
 		{"Q2K", t2Consts, t2chunk, "// (q2k has no row scales)", "16", q2kStage},
-		{"T2P", t2Consts + pairSetup, t2chunkP, shl4, "16", stage(false)},
+		{"T2P", t2Consts + pairSetup + stagePSetup, t2chunkP, shl4, "16", stageP.String()},
 		{"Q2KP", t2Consts + pairSetup, t2chunkP, "// (q2k has no row scales)", "16", q2kStage},
 	} {
 		r := strings.NewReplacer("@", k.name, "%STAGE%", k.stage, "%CONSTS%", k.consts, "%CHUNK%", k.chunk,
@@ -571,6 +602,13 @@ func main() {
 	out.WriteString(q2kT())
 	out.WriteString(q2kDigits())
 	out.WriteString(t2DigitsPermute())
+	var si [64]byte // word 4m+g from row m's scale (rows 0, 1 in the first load, 2, 3 the second)
+	for i := 0; i < 32; i++ {
+		m := i / 8
+		si[i] = byte(64*(m/2) + i%2)
+	}
+	out.WriteString("\n// t2ScaleIdx: byte 2(4m+g) + e from byte e of row m's scale in its load (before rb).\n")
+	out.WriteString(bytes64("t2ScaleIdx", si))
 	var pi [64]byte
 	for i := range pi {
 		pi[i] = byte(64*(i/32) + i%16)

@@ -92,7 +92,8 @@ func multiScoresT3VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, ou
 func t2DigitsPermute(dig *byte, n int)
 
 // multiScoresT2PVNNI is multiScoresT2VNNI for rows at most 48 bytes apart (rb ≤ 48: d ≤ 184), its
-// scores bit for bit: a row and the next in one masked load (gen_tq4vnni.go, LOAD4P).
+// scores bit for bit: a row and the next in one masked load (gen_tq4vnni.go, LOAD4P), and so
+// their f16 scales (stageP).
 //
 //go:noescape
 func multiScoresT2PVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)

@@ -785,6 +785,23 @@ TEXT ·multiScoresT2PVNNI(SB), NOSPLIT, $0-80
 	SHLQ CX, AX
 	ORQ  $0xFFFF, AX
 	KMOVQ AX, K1               // a row's 16 bytes and the next row's
+	VMOVDQU64 ·t2ScaleIdx(SB), Z17
+	VPBROADCASTB CX, Z16
+	MOVQ $0x00000000FF00FF00, AX
+	KMOVQ AX, K2
+	VPADDB Z16, Z17, K2, Z17   // rows 4g+1, 4g+3: rb bytes into their loads
+	MOVQ $3, AX
+	SHLQ CX, AX
+	ORQ  $3, AX
+	KMOVQ AX, K2               // a row's scale and the next row's
+	MOVQ $0x03030303, AX
+	KMOVQ AX, K3               // the words of lanes 4m
+	SHLQ $2, AX
+	KMOVQ AX, K4
+	SHLQ $2, AX
+	KMOVQ AX, K5
+	SHLQ $2, AX
+	KMOVQ AX, K6
 
 T2P_group:
 	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
@@ -798,11 +815,25 @@ T2P_group:
 	MOVQ nb+16(FP), R11
 	SHLQ $4, R11
 	MOVQ stage+72(FP), SI
-	STAGE16(CX, 0)
-	STAGE16(BX, 1)
-	STAGE16(R14, 2)
-	STAGE16(R15, 3)
-	VCVTPH2PS (SI), Z21
+	LEAQ (CX)(R11*1), AX
+	VMOVDQU8.Z (AX), K2, Z0
+	VMOVDQU8.Z (AX)(R8*2), K2, Z1
+	LEAQ (BX)(R11*1), AX
+	VMOVDQU8.Z (AX), K2, Z2
+	VMOVDQU8.Z (AX)(R8*2), K2, Z3
+	LEAQ (R14)(R11*1), AX
+	VMOVDQU8.Z (AX), K2, Z4
+	VMOVDQU8.Z (AX)(R8*2), K2, Z5
+	LEAQ (R15)(R11*1), AX
+	VMOVDQU8.Z (AX), K2, Z6
+	VMOVDQU8.Z (AX)(R8*2), K2, Z7
+	VPERMT2B.Z Z1, Z17, K3, Z0
+	VPERMT2B.Z Z3, Z17, K4, Z2
+	VPERMT2B.Z Z5, Z17, K5, Z4
+	VPERMT2B.Z Z7, Z17, K6, Z6
+	VPTERNLOGD $0xFE, Z4, Z2, Z0
+	VPORD Z6, Z0, Z0
+	VCVTPH2PS Y0, Z21
 	MOVQ off+64(FP), AX
 	VMULPS.BCST 16(AX), Z21, Z21
 
@@ -2830,6 +2861,18 @@ T2P_loop:
 T2P_done:
 	VZEROUPPER
 	RET
+
+// t2ScaleIdx: byte 2(4m+g) + e from byte e of row m's scale in its load (before rb).
+DATA ·t2ScaleIdx+0(SB)/8, $0x0100010001000100
+DATA ·t2ScaleIdx+8(SB)/8, $0x0100010001000100
+DATA ·t2ScaleIdx+16(SB)/8, $0x4140414041404140
+DATA ·t2ScaleIdx+24(SB)/8, $0x4140414041404140
+DATA ·t2ScaleIdx+32(SB)/8, $0x0000000000000000
+DATA ·t2ScaleIdx+40(SB)/8, $0x0000000000000000
+DATA ·t2ScaleIdx+48(SB)/8, $0x0000000000000000
+DATA ·t2ScaleIdx+56(SB)/8, $0x0000000000000000
+GLOBL ·t2ScaleIdx(SB), RODATA|NOPTR, $64
+
 
 // t2PairIdx: byte 16g + i from byte i of row g's load (rows 0, 1 the first, 2, 3 the second).
 DATA ·t2PairIdx+0(SB)/8, $0x0706050403020100
