@@ -174,11 +174,19 @@ func Decode(out, q []float32, s Shape, keys []Keys, vals []Values, lo, hi int) e
 		acc := ps[0].acc
 		var sum float32
 		for i, p := range ps {
-			f := float32(math.Exp(float64(p.max - m)))
+			// The part holding the maximum (every part of a one-chunk decode) has f = e⁰ = 1:
+			// neither the exponential nor the multiplications by it, which leave every value as
+			// it is, are taken (AccLen values a head: twice the head's for a mixed cache).
+			f := float32(1)
+			if d := p.max - m; d != 0 {
+				f = float32(math.Exp(float64(d)))
+			}
 			sum += p.sum * f
 			if i == 0 {
-				for j := range acc {
-					acc[j] *= f
+				if f != 1 {
+					for j := range acc {
+						acc[j] *= f
+					}
 				}
 				continue
 			}
