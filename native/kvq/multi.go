@@ -318,10 +318,10 @@ func (c *f16Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32) 
 }
 
 // dotMulti is DotManyMulti for rows of 32 values or more, query h at q[h·qs:] (qs ≥ Dim): for
-// two queries over rows of 64 values, the whole steps of eight rows of a short run go through
-// the wide scores kernel (multi_f16acc_amd64.go) and the rows after them through
-// multiDotStride, whose scores the wide kernel's are bit for bit; anything else through
-// multiDotStride.
+// two queries over rows of 64 values, a short run of at least eight rows goes through the wide
+// scores kernel (multi_f16acc_amd64.go), whose scores multiDotStride's two-query kernel's are
+// bit for bit, in whole steps of eight rows, the last step over the run's last eight rows;
+// anything else through multiDotStride.
 func (c *f16Codec) dotMulti(q []float32, qs, n int, rows []byte, out []float32) {
 	if m := len(out) / 2; n == 2 {
 		if k := f16ScoresWide(c, m); k != nil {
@@ -331,7 +331,13 @@ func (c *f16Codec) dotMulti(q []float32, qs, n int, rows []byte, out []float32) 
 			if whole == m {
 				return
 			}
-			rows, out = rows[whole*rb:], out[2*whole:2*m]
+			// The rows past the last whole step: the kernel again over the last eight rows
+			// (m ≥ 8). A row's scores depend only on its bytes and the queries, so the rows
+			// of the last whole step among them get their scores again, the same bits. One
+			// more step of the kernel costs less than the two-query kernel's call for the
+			// few rows (a mixed cache's f16 window is 64 to 72 rows).
+			k(&q[0], qs, &rows[(m-8)*rb], rb, 8, &out[2*(m-8)])
+			return
 		}
 	}
 	multiDotStride(c, multiF16, c.d&^31, f16Tail, q, qs, n, rows, out)
