@@ -254,14 +254,21 @@ func (k *mixedKeys) ScoresMulti(pq []float32, n, lo int, out []float32) {
 	}
 	s, t := mx.parts(lo, hi)
 	if lo < s {
-		k.f16.ScoresMultiStride(pq[bql:], ql, n, lo, out[:(s-lo)*n])
+		k.f16Scores(pq[bql:], ql, n, lo, out[:(s-lo)*n])
 	}
 	if s < t {
 		k.tail.ScoresMultiStride(pq, ql, n, s-mx.sinks, out[(s-lo)*n:(t-lo)*n])
 	}
 	if t < hi {
-		k.f16.ScoresMultiStride(pq[bql:], ql, n, mx.sinks+t-mx.q, out[(t-lo)*n:m*n])
+		k.f16Scores(pq[bql:], ql, n, mx.sinks+t-mx.q, out[(t-lo)*n:m*n])
 	}
+}
+
+// f16Scores is k.f16.ScoresMultiStride (the stride ql exceeds the f16 rows' length, so it is
+// kvq.DotManyMultiStride over the rows from row lo), called directly: the same scores.
+func (k *mixedKeys) f16Scores(q []float32, ql, n, lo int, out []float32) {
+	rb := k.f16.Codec.RowBytes()
+	kvq.DotManyMultiStride(k.f16.Codec, q, ql, n, k.f16.Data[lo*rb:(lo+len(out)/n)*rb], out)
 }
 
 // mixedMerge enables the one-call read of the f16 cells (f16Run); the tests turn it on and off
@@ -341,14 +348,23 @@ func (v *mixedValues) AccumulateMulti(acc []float32, n int, w []float32, lo int)
 	}
 	s, t := mx.parts(lo, hi)
 	if lo < s {
-		v.f16.AccumulateMultiStride(acc[bal:], al, n, w[:(s-lo)*n], lo)
+		v.f16Acc(acc[bal:], al, n, w[:(s-lo)*n], lo)
 	}
 	if s < t {
 		v.tail.AccumulateMultiStride(acc, al, n, w[(s-lo)*n:(t-lo)*n], s-mx.sinks)
 	}
 	if t < hi {
-		v.f16.AccumulateMultiStride(acc[bal:], al, n, w[(t-lo)*n:m*n], mx.sinks+t-mx.q)
+		v.f16Acc(acc[bal:], al, n, w[(t-lo)*n:m*n], mx.sinks+t-mx.q)
 	}
+}
+
+// f16Acc is v.f16.AccumulateMultiStride (the f16 codec's multi-query kernels, which round no
+// weights, so kvq.AccumulateManyMultiStride over the rows from row lo in one call), called
+// directly: the same sums.
+func (v *mixedValues) f16Acc(acc []float32, al, n int, w []float32, lo int) {
+	c := v.f16.Codec
+	rb, d := c.RowBytes(), c.Dim()
+	kvq.AccumulateManyMultiStride(c, acc[:(n-1)*al+d], al, n, w, v.f16.Data[lo*rb:(lo+len(w)/n)*rb])
 }
 
 func (v *mixedValues) Finish(dst, acc []float32) {
