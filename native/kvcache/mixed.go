@@ -197,22 +197,24 @@ func (m *mixed) parts(lo, hi int) (s, t int) {
 type mixedKeys struct {
 	ly *layer
 	// tail is the layer's store of the head (a contiguous rowStore: a mixed cache is never
-	// paged and takes no grouped format), f16 its f16 rows (mixed.fK), bql tail.QueryLen().
-	tail *rowStore
-	f16  *attn.RowStore
-	bql  int
+	// paged and takes no grouped format), f16 its f16 rows (mixed.fK), bql tail.QueryLen()
+	// and ql the prepared query's length, bql + the head's dimension (QueryLen, which Decode
+	// asks for several times a call).
+	tail    *rowStore
+	f16     *attn.RowStore
+	bql, ql int
 }
 
 func newMixedKeys(ly *layer, h int) *mixedKeys {
 	t := ly.k[h].(*rowStore)
-	return &mixedKeys{ly: ly, tail: t, f16: ly.mx.fK[h], bql: t.QueryLen()}
+	return &mixedKeys{ly: ly, tail: t, f16: ly.mx.fK[h], bql: t.QueryLen(), ql: t.QueryLen() + ly.mx.dk}
 }
 
 func (k *mixedKeys) Len() int      { return k.ly.written }
-func (k *mixedKeys) QueryLen() int { return k.bql + k.ly.mx.dk }
+func (k *mixedKeys) QueryLen() int { return k.ql }
 
 func (k *mixedKeys) Prepare(dst, q []float32) []float32 {
-	ql := k.bql + k.ly.mx.dk
+	ql := k.ql
 	k.tail.Prepare(dst[:k.bql], q)
 	copy(dst[k.bql:ql], q)
 	return dst[:ql]
@@ -236,8 +238,7 @@ func (k *mixedKeys) Scores(pq []float32, lo int, out []float32) {
 // prepared queries in place, at their stride. When the cells take in sinks and window cells
 // both (f16Run), the f16 rows are read in one call into staging and its scores put in place.
 func (k *mixedKeys) ScoresMulti(pq []float32, n, lo int, out []float32) {
-	mx, bql := k.ly.mx, k.bql
-	ql := bql + mx.dk
+	mx, bql, ql := k.ly.mx, k.bql, k.ql
 	m := len(out) / n
 	hi := lo + m
 	if ns, nf := mx.f16Run(lo, hi); nf > 0 {
@@ -296,19 +297,20 @@ func (m *mixed) f16Run(lo, hi int) (ns, nf int) {
 // values) followed by a value-domain accumulator for the f16 rows.
 type mixedValues struct {
 	ly *layer
-	// tail is the layer's store of the head, f16 its f16 rows (mixed.fV), bal tail.AccLen().
-	tail *rowStore
-	f16  *attn.RowStore
-	bal  int
+	// tail is the layer's store of the head, f16 its f16 rows (mixed.fV), bal tail.AccLen()
+	// and al the accumulator's length, bal + the head's dimension (AccLen).
+	tail    *rowStore
+	f16     *attn.RowStore
+	bal, al int
 }
 
 func newMixedValues(ly *layer, h int) *mixedValues {
 	t := ly.v[h].(*rowStore)
-	return &mixedValues{ly: ly, tail: t, f16: ly.mx.fV[h], bal: t.AccLen()}
+	return &mixedValues{ly: ly, tail: t, f16: ly.mx.fV[h], bal: t.AccLen(), al: t.AccLen() + ly.mx.dv}
 }
 
 func (v *mixedValues) Len() int    { return v.ly.written }
-func (v *mixedValues) AccLen() int { return v.bal + v.ly.mx.dv }
+func (v *mixedValues) AccLen() int { return v.al }
 
 func (v *mixedValues) Accumulate(acc []float32, w []float32, lo int) {
 	mx, hi := v.ly.mx, lo+len(w)
@@ -330,8 +332,7 @@ func (v *mixedValues) Accumulate(acc []float32, w []float32, lo int) {
 // accumulators take the sinks and then the window, in the order the part-by-part reads add
 // them.
 func (v *mixedValues) AccumulateMulti(acc []float32, n int, w []float32, lo int) {
-	mx, bal := v.ly.mx, v.bal
-	al := bal + mx.dv
+	mx, bal, al := v.ly.mx, v.bal, v.al
 	m := len(w) / n
 	hi := lo + m
 	if ns, nf := mx.f16Run(lo, hi); nf > 0 {
