@@ -13,8 +13,20 @@ func AddF32s(dst, x []float32) {
 	}
 }
 
-// addF32Kernel is one vector kernel of AddF32s and its width in values (the tests call each).
+// ScaleF32s multiplies every value of dst by s, dst[i] *= s: the vector kernels over the whole
+// vectors (scaleF32Vec), a Go loop over the rest, each product the loop's bit for bit.
+// attn.Decode normalizes a head's output with it.
+func ScaleF32s(dst []float32, s float32) {
+	i := scaleF32Vec(dst, s)
+	for ; i < len(dst); i++ {
+		dst[i] *= s
+	}
+}
+
+// addF32Kernel is one vector width's kernels of AddF32s (f) and ScaleF32s (scale), and the
+// width in values (the tests call each).
 type addF32Kernel struct {
-	f func(dst, x *float32, n int)
-	w int
+	f     func(dst, x *float32, n int)
+	scale func(dst *float32, s float32, n int)
+	w     int
 }

@@ -4,8 +4,8 @@
 
 #include "textflag.h"
 
-// dst[i] += x[i] for i < n, n a multiple of the vector width (addf32_amd64.go states the
-// contract).
+// dst[i] += x[i], or dst[i] *= s, for i < n, n a multiple of the vector width
+// (addf32_amd64.go states the contract).
 
 // func addF32AVX512(dst, x *float32, n int)
 TEXT ·addF32AVX512(SB), NOSPLIT, $0-24
@@ -80,5 +80,67 @@ addF32AVX2_one:
 	SUBQ $8, CX
 	JMP addF32AVX2_one
 addF32AVX2_done:
+	VZEROUPPER
+	RET
+
+// func scaleF32AVX512(dst *float32, s float32, n int)
+TEXT ·scaleF32AVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	VBROADCASTSS s+8(FP), Z4
+	MOVQ n+16(FP), CX
+scaleF32AVX512_four:
+	CMPQ CX, $64
+	JLT scaleF32AVX512_one
+	VMULPS 0(DI), Z4, Z0
+	VMULPS 64(DI), Z4, Z1
+	VMULPS 128(DI), Z4, Z2
+	VMULPS 192(DI), Z4, Z3
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS Z3, 192(DI)
+	ADDQ $256, DI
+	SUBQ $64, CX
+	JMP scaleF32AVX512_four
+scaleF32AVX512_one:
+	CMPQ CX, $16
+	JLT scaleF32AVX512_done
+	VMULPS (DI), Z4, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JMP scaleF32AVX512_one
+scaleF32AVX512_done:
+	VZEROUPPER
+	RET
+
+// func scaleF32AVX2(dst *float32, s float32, n int)
+TEXT ·scaleF32AVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	VBROADCASTSS s+8(FP), Y4
+	MOVQ n+16(FP), CX
+scaleF32AVX2_four:
+	CMPQ CX, $32
+	JLT scaleF32AVX2_one
+	VMULPS 0(DI), Y4, Y0
+	VMULPS 32(DI), Y4, Y1
+	VMULPS 64(DI), Y4, Y2
+	VMULPS 96(DI), Y4, Y3
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP scaleF32AVX2_four
+scaleF32AVX2_one:
+	CMPQ CX, $8
+	JLT scaleF32AVX2_done
+	VMULPS (DI), Y4, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP scaleF32AVX2_one
+scaleF32AVX2_done:
 	VZEROUPPER
 	RET
