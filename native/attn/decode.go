@@ -5,6 +5,8 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+
+	"github.com/kvlab/kvlab/native/kvq"
 )
 
 // Shape is the attention geometry of one layer.
@@ -196,10 +198,10 @@ func Decode(out, q []float32, s Shape, keys []Keys, vals []Values, lo, hi int) e
 		}
 		o := out[h*s.HeadDimV : (h+1)*s.HeadDimV]
 		vals[g].Finish(o, acc)
-		inv := 1 / sum
-		for i := range o {
-			o[i] *= inv
-		}
+		// In vector registers: the loop's products, and Finish's vector stores (a rotated
+		// store's transform, a mixed cache's sum of its two parts) reach its loads whole, where
+		// one load an element stalled on them.
+		kvq.ScaleF32s(o, 1/sum)
 	}
 	return nil
 }
