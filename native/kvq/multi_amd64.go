@@ -9,7 +9,7 @@ import (
 )
 
 // The AVX-512 kernels (multi_amd64.s) serve CPUs with AVX-512 F, the AVX2 kernels
-// (multi_avx2_amd64.s) those with AVX2, FMA and F16C; x/sys/cpu checks that the operating
+// (multi_avx2_amd64.s; f16's multi_avx2f_amd64.s) those with AVX2, FMA and F16C; x/sys/cpu checks that the operating
 // system saves the registers. Other CPUs run DotMany and AccumulateMany per query.
 // KVLAB_NO_AVX512 set (any value, read once at start) selects the AVX2 kernels on an AVX-512
 // CPU, VNNI's included, as it does for the weight kernels (native/wkern). Every AVX-512 CPU,
@@ -27,7 +27,7 @@ var (
 		{multiScoresQ40AVX512, multiAccQ40AVX512},
 	}
 	avx2Kernels = [3]*multiKernels{
-		{multiScoresF16AVX2, multiAccF16AVX2},
+		f16AVX2, // multi_avx2f_amd64.go
 		{multiScoresQ80AVX2, multiAccQ80AVX2},
 		{multiScoresQ40AVX2, multiAccQ40AVX2},
 	}

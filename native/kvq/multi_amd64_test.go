@@ -36,12 +36,12 @@ func withAVX2Kernels(f func()) {
 	saved := []*multiKernels{multiF16, multiQ8_0, multiQ4_0, multiTQ4, multiBF16, multiIQ4NL, multiQ4_1, multiQ5_0,
 		multiQ5_1, multiFP8, multiTurbo4, multiTurbo3, multiTurbo2}
 	multiF16, multiQ8_0, multiQ4_0, multiTQ4 = avx2Kernels[0], avx2Kernels[1], avx2Kernels[2], tq4AVX2
-	multiBF16 = &multiKernels{multiScoresBF16AVX2, multiAccBF16AVX2}
+	multiBF16 = bf16AVX2
 	multiIQ4NL = &multiKernels{multiScoresIQ4NLAVX2, multiAccIQ4NLAVX2}
 	multiQ4_1 = &multiKernels{multiScoresQ41AVX2, multiAccQ41AVX2}
 	multiQ5_0 = &multiKernels{multiScoresQ50AVX2, multiAccQ50AVX2}
 	multiQ5_1 = &multiKernels{multiScoresQ51AVX2, multiAccQ51AVX2}
-	multiFP8 = &multiKernels{multiScoresFP8AVX2, multiAccFP8AVX2}
+	multiFP8 = fp8AVX2
 	multiTurbo4 = &multiKernels{multiScoresT4AVX2, multiAccT4AVX2}
 	multiTurbo3 = &multiKernels{multiScoresT3AVX2, multiAccT3AVX2}
 	multiTurbo2 = &multiKernels{multiScoresT2AVX2, multiAccT2AVX2}

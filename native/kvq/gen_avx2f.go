@@ -1,0 +1,450 @@
+//go:build ignore
+
+// gen_avx2f writes multi_avx2f_amd64.s: the AVX2 + FMA + F16C MultiQuery kernels of the float
+// formats, f16, bf16 and fp8 (multi_avx2f_amd64.go states their contracts and bounds). Run with
+// `go generate ./native/kvq`.
+//
+// Scores. Four queries against three rows a step: the twelve sums (row × query) in Y0..Y11, one
+// vector each, every 8-value slice of the three rows widened once into Y12..Y14 and each
+// query's slice loaded once into Y15 for the three rows' fused multiply-adds. The one-row
+// kernels they replace held eight sums, two FMAs apart in each: eight chains of the FMA latency
+// (4 cycles) against two FMAs a cycle, so any stall cost throughput; twelve chains leave slack,
+// and each query vector loaded serves three rows (4 loads per 12 FMAs instead of 16): ~0.8 of
+// their time on rows in cache. The three rows of a step come from three streams a third of the
+// call's rows apart (rows j, M+j, 2M+j, M = ⌈m/3⌉; a stream that has ended rereads row a and
+// stores nothing): three adjacent rows a step streamed from memory slower than the one-row
+// kernel did, however far ahead they were prefetched, three sequential streams faster. Where
+// the scores of four rows fill 64-byte lines (ostride 16, out 16-byte aligned) they are
+// stored non-temporally, as the AVX-512 f16 kernel's are (multi_amd64.s), and fenced at the
+// end. fp8 widens a step's three 32-value groups to f16 (integer ops) into a 192-byte scratch
+// first, its temporaries needing registers the sums hold; the slices read it with VCVTPH2PS.
+//
+// Accumulate. Tiles of 64 rows; per 32-value group two passes (values 0..15, then 16..31), each
+// holding four accumulators' two vectors in Y0..Y7 across the tile, as before, with the next
+// tile prefetched 32 bytes a row step, so the passes over this tile, which read its rows
+// column-wise, bring the next one into L1 evenly (the two-pass kernels before prefetched the
+// same group's line 64 rows ahead in both passes, at the row stride: half the prefetches
+// repeated, and streamed values took 1.6× their in-cache time). fp8 multiplies each tile's
+// weights by its rows' scales (and 256) once, into a 1 KiB scratch, instead of each row's
+// widened values by its scale in every pass (three multiplies a row step), and widens each
+// 32-value group of the tile once (fp8Grp) into a 4 KiB scratch of f16 the two passes read
+// with VCVTPH2PS, as f16's do its rows, instead of widening 16 values a row step with the
+// extracts and conversions twice.
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+type format struct {
+	name string
+	doc  string
+	gb   int // bytes per 32-value group
+	// slice widens the 8 values at byte offset off of the row at p into x (scores; f16, bf16).
+	slice func(p string, off int, x string) string
+	// grp widens the 32 values at p into the scratch at dst (fp8 scores), using Y12..Y15.
+	grp func(p string, dst int) string
+	// half widens 16 values at p (acc) into Y8, Y9; temporaries Y10, Y11, Y13..Y15.
+	half     func(p string) string
+	rowScale bool // fp8: f32 scale at row + d, values widened as value/256
+}
+
+var formats = []format{
+	{
+		name: "F16", doc: "f16: VCVTPH2PS widens each value exactly.", gb: 64,
+		slice: func(p string, off int, x string) string {
+			return fmt.Sprintf("\tVCVTPH2PS %d%s, %s\n", 2*off, p, x)
+		},
+		half: func(p string) string {
+			return fmt.Sprintf("\tVCVTPH2PS (%[1]s), Y8\n\tVCVTPH2PS 16(%[1]s), Y9\n", p)
+		},
+	},
+	{
+		name: "BF16", doc: "bf16: each value its bits << 16 (VPMOVZXWD, VPSLLD).", gb: 64,
+		slice: func(p string, off int, x string) string {
+			return fmt.Sprintf("\tVPMOVZXWD %d%s, %s\n\tVPSLLD $16, %s, %s\n", 2*off, p, x, x, x)
+		},
+		half: func(p string) string {
+			return fmt.Sprintf("\tVPMOVZXWD (%[1]s), Y8\n\tVPMOVZXWD 16(%[1]s), Y9\n\tVPSLLD $16, Y8, Y8\n\tVPSLLD $16, Y9, Y9\n", p)
+		},
+	},
+	{
+		name: "FP8", doc: "fp8: one e4m3 byte per value, the row's f32 scale after them. A code b becomes the f16\n// bits (b & 0x7f) << 7 | (b & 0x80) << 8, whose value is the e4m3 value / 256 (subnormals\n// included); the NaN codes become f16 NaNs.", gb: 32,
+		grp:      fp8Grp,
+		half:     func(p string) string { return fp8Dec("("+p+")", "Y8", "Y9") },
+		rowScale: true,
+	},
+}
+
+// fp8Grp widens the 32 e4m3 bytes at src to f16 (value / 256) at dst(SP), in the order
+// fp8Slot gives, with Y12..Y15 as temporaries: bytewise, the high byte of a value's f16 is
+// (b & 0x7e) >> 1 | (b & 0x80), ORed with 0x40 for the NaN codes (b | 0x80 = 0xff: exponent
+// 31, mantissa nonzero), the low byte (b & 1) << 7; VPUNPCKLBW and VPUNPCKHBW interleave them
+// into words, values 0..7 and 16..23 then 8..15 and 24..31. 12 operations per 32 values, where
+// widening 16 values to words first (VPMOVZXBW) took 16.
+func fp8Grp(src string, dst int) string {
+	return fp8GrpTo(src, fmt.Sprintf("%d(SP)", dst), fmt.Sprintf("%d(SP)", dst+32))
+}
+
+// fp8GrpTo is fp8Grp storing values 0..7 and 16..23 at d0, 8..15 and 24..31 at d1.
+func fp8GrpTo(src, d0, d1 string) string {
+	return fmt.Sprintf(`	VMOVDQU %[1]s, Y14
+	VPAND ·avx2fB7E(SB), Y14, Y12
+	VPSRLW $1, Y12, Y12
+	VPAND ·avx2fB80(SB), Y14, Y13
+	VPOR Y13, Y12, Y12
+	VPOR ·avx2fB80(SB), Y14, Y13
+	VPCMPEQB ·avx2fBFF(SB), Y13, Y13
+	VPAND ·avx2fB40(SB), Y13, Y13
+	VPOR Y13, Y12, Y12
+	VPSLLW $7, Y14, Y13
+	VPAND ·avx2fB80(SB), Y13, Y13
+	VPUNPCKLBW Y12, Y13, Y15
+	VPUNPCKHBW Y12, Y13, Y14
+	VMOVDQU Y15, %[2]s
+	VMOVDQU Y14, %[3]s
+`, src, d0, d1)
+}
+
+// fp8Slot is the byte offset in fp8Grp's output of values 8s..8s+7.
+func fp8Slot(s int) int { return []int{0, 32, 16, 48}[s] }
+
+// fp8Half turns the 16 e4m3 bytes at src into 16 f16 values (value / 256) in w, with t as a
+// temporary.
+func fp8Half(src, w, t string) string {
+	return fmt.Sprintf(`	VPMOVZXBW %[1]s, %[2]s
+	VPSLLW $7, %[2]s, %[2]s
+	VPAND ·avx2fW4000(SB), %[2]s, %[3]s
+	VPADDW %[3]s, %[2]s, %[2]s
+	VPAND ·avx2fW3F80(SB), %[2]s, %[3]s
+	VPCMPEQW ·avx2fW3F80(SB), %[3]s, %[3]s
+	VPAND ·avx2fW7C00(SB), %[3]s, %[3]s
+	VPOR %[3]s, %[2]s, %[2]s
+`, src, w, t)
+}
+
+// fp8Dec turns the 16 e4m3 bytes at src into two vectors of 8 floats (value / 256), with Y14 and
+// Y15 as temporaries.
+func fp8Dec(src, a, b string) string {
+	return fmt.Sprintf(`	VPMOVZXBW %s, Y14
+	VPSLLW $7, Y14, Y14
+	VPAND ·avx2fW4000(SB), Y14, Y15
+	VPADDW Y15, Y14, Y14
+	VPAND ·avx2fW3F80(SB), Y14, Y15
+	VPCMPEQW ·avx2fW3F80(SB), Y15, Y15
+	VPAND ·avx2fW7C00(SB), Y15, Y15
+	VPOR Y15, Y14, Y14
+	VCVTPH2PS X14, %s
+	VEXTRACTI128 $1, Y14, X14
+	VCVTPH2PS X14, %s
+`, src, a, b)
+}
+
+// scores writes the scores kernel of f. Registers: SI queries, DX bytes between queries, R13
+// 3·DX, DI row a, R8 rb, R10 rows left, R9 out, R15 ostride, R11 groups a row; per step BX row
+// a's group, AX and R14 the offsets of rows b and c from row a (a previous row's on a short
+// last step: the scores computed twice, stored once), CX the queries' group, R12 groups left.
+func scores(f format) string {
+	var b strings.Builder
+	n := "f" + strings.ToLower(f.name) + "s"
+	frame := 32
+	if f.grp != nil {
+		frame += 3 * 64
+	}
+	fmt.Fprintf(&b, `
+// func multiScores%[1]sAVX2T(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+// %[2]s
+TEXT ·multiScores%[1]sAVX2T(SB), NOSPLIT, $%[3]d-64
+	MOVQ m+40(FP), R10
+	TESTQ R10, R10
+	JZ   %[4]s_done
+	LEAQ 2(R10), AX
+	XORQ DX, DX
+	MOVQ $3, CX
+	DIVQ CX                    // AX = M = ⌈m/3⌉ steps: rows j, M+j, 2M+j
+	MOVQ R10, BX
+	SUBQ AX, BX                // rows past a's stream
+	MOVQ AX, CX
+	CMPQ BX, AX
+	JGE  %[4]s_nb
+	MOVQ BX, CX
+%[4]s_nb:                          // CX = b's rows
+	SUBQ AX, BX
+	JGE  %[4]s_nc
+	XORQ BX, BX
+%[4]s_nc:                          // BX = c's rows
+	MOVQ AX, R12
+	SUBQ CX, R12
+	MOVQ R12, tb-24(SP)        // b's row is real while the steps left exceed this
+	MOVQ AX, R12
+	SUBQ BX, R12
+	MOVQ R12, tc-32(SP)
+	MOVQ AX, R10               // steps left
+	MOVQ rb+32(FP), R8
+	MOVQ R8, R12
+	IMULQ AX, R12
+	MOVQ R12, mrb-8(SP)        // bytes from row a to row b
+	MOVQ ostride+56(FP), R15
+	MOVQ R15, R12
+	IMULQ AX, R12
+	MOVQ R12, mos-16(SP)       // bytes from a's scores to b's
+	MOVQ q+0(FP), SI
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX
+	LEAQ (DX)(DX*2), R13
+	MOVQ nv+16(FP), R11
+	SHRQ $5, R11
+	MOVQ rows+24(FP), DI
+	MOVQ out+48(FP), R9
+	TESTQ R11, R11
+	JZ   %[4]s_done
+	CMPQ R15, $16
+	JNE  %[4]s_step
+	TESTQ $15, R9
+	JZ   %[4]s_ntstep
+`, f.name, f.doc, frame, n)
+	b.WriteString(scoresLoop(f, n, "", "VMOVUPS"))
+	b.WriteString("\tJMP  " + n + "_done\n")
+	b.WriteString(scoresLoop(f, n, "nt", "VMOVNTPS"))
+	fmt.Fprintf(&b, `
+%[1]s_done:
+	SFENCE
+	VZEROUPPER
+	RET
+`, n)
+	return b.String()
+}
+
+// scoresLoop is the scores kernel's loop over the steps, labels n_<sfx>…, each row's four
+// scores stored with st.
+func scoresLoop(f format, n, sfx, st string) string {
+	var b strings.Builder
+	l := n + "_" + sfx
+	fmt.Fprintf(&b, `
+%[1]sstep:
+	MOVQ mrb-8(SP), AX
+	LEAQ (AX)(AX*1), R14
+	CMPQ R10, tc-32(SP)
+	JG   %[1]sc
+	XORQ R14, R14              // c's stream has ended: it reads row a again
+%[1]sc:
+	CMPQ R10, tb-24(SP)
+	JG   %[1]srows
+	XORQ AX, AX
+%[1]srows:
+`, l)
+	for i := 0; i < 12; i++ {
+		fmt.Fprintf(&b, "\tVXORPS Y%[1]d, Y%[1]d, Y%[1]d\n", i)
+	}
+	fmt.Fprintf(&b, "\tMOVQ DI, BX\n\tMOVQ SI, CX\n\tMOVQ R11, R12\n\n%sgrp:\n", l)
+	fmt.Fprintf(&b, "\tPREFETCHT0 PFDISTF(BX)\n\tPREFETCHT0 PFDISTF(BX)(AX*1)\n\tPREFETCHT0 PFDISTF(BX)(R14*1)\n")
+	rows := []string{"(BX)", "(BX)(AX*1)", "(BX)(R14*1)"}
+	qs := []string{"(CX)", "(CX)(DX*1)", "(CX)(DX*2)", "(CX)(R13*1)"}
+	if f.grp != nil {
+		for r := 0; r < 3; r++ {
+			b.WriteString(f.grp(rows[r], 64*r))
+		}
+	}
+	for s := 0; s < 4; s++ {
+		for r := 0; r < 3; r++ {
+			if f.grp == nil {
+				b.WriteString(f.slice(rows[r], 8*s, fmt.Sprintf("Y%d", 12+r)))
+			} else {
+				fmt.Fprintf(&b, "\tVCVTPH2PS %d(SP), Y%d\n", 64*r+fp8Slot(s), 12+r)
+			}
+		}
+		for h, qo := range qs {
+			fmt.Fprintf(&b, "\tVMOVUPS %d%s, Y15\n", 32*s, qo)
+			for r := 0; r < 3; r++ {
+				fmt.Fprintf(&b, "\tVFMADD231PS Y15, Y%d, Y%d\n", 12+r, 4*r+h)
+			}
+		}
+	}
+	fmt.Fprintf(&b, "\tADDQ $%d, BX\n\tSUBQ $-128, CX\n\tDECQ R12\n\tJNZ  %sgrp\n\n", f.gb, l)
+	if f.rowScale {
+		b.WriteString("\tMOVQ d+8(FP), CX\n\tADDQ DI, CX\n")
+	}
+	// Reduce and store the three rows' scores (b and c only where they are real rows).
+	b.WriteString("\tMOVQ mos-16(SP), R12\n")
+	for r := 0; r < 3; r++ {
+		a := 4 * r
+		fmt.Fprintf(&b, "\tVHADDPS Y%d, Y%d, Y%d\n\tVHADDPS Y%d, Y%d, Y%d\n\tVHADDPS Y%d, Y%d, Y%d\n\tVEXTRACTF128 $1, Y%d, X%d\n\tVADDPS X%d, X%d, X%d\n",
+			a+1, a, a, a+3, a+2, a+2, a+2, a, a, a, a+1, a+1, a, a)
+		if f.rowScale {
+			off := []string{"(CX)", "(CX)(AX*1)", "(CX)(R14*1)"}[r]
+			fmt.Fprintf(&b, "\tVBROADCASTSS %s, X15\n\tVMULPS ·avx2fF256(SB), X15, X15\n\tVMULPS X15, X%d, X%d\n", off, a, a)
+		}
+		switch r {
+		case 0:
+			fmt.Fprintf(&b, "\t%s X%d, (R9)\n", st, a)
+		case 1:
+			fmt.Fprintf(&b, "\tCMPQ R10, tb-24(SP)\n\tJLE  %[1]snext\n\t%[2]s X%[3]d, (R9)(R12*1)\n", l, st, a)
+		case 2:
+			fmt.Fprintf(&b, "\tCMPQ R10, tc-32(SP)\n\tJLE  %[1]snext\n\t%[2]s X%[3]d, (R9)(R12*2)\n", l, st, a)
+		}
+	}
+	fmt.Fprintf(&b, `%[1]snext:
+	ADDQ R8, DI
+	ADDQ R15, R9
+	DECQ R10
+	JNZ  %[1]sstep
+`, l)
+	return b.String()
+}
+
+// acc writes the accumulate kernel of f. Registers: SI accumulators, DX bytes between them, R13
+// 3·DX, DI the tile's first row, R10 rows left, R9 the tile's weights, R14 the prefetch pointer,
+// R11 groups left, BX the group's byte offset, CX its accumulators, R12 the pass's row, R8 its
+// weights, R15 rows left in the pass. fp8's weights, times the row scales and 256, go to
+// 0..1023(SP), 16 bytes a row.
+func acc(f format) string {
+	var b strings.Builder
+	n := "f" + strings.ToLower(f.name) + "a"
+	frame, flag, wstep := 16, "NOSPLIT", "ADDQ wstride+56(FP), R8"
+	if f.rowScale {
+		frame, flag, wstep = 16+64*16+64*64, "0", "ADDQ $16, R8"
+	}
+	fmt.Fprintf(&b, `
+// func multiAcc%[1]sAVX2T(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+// %[2]s
+TEXT ·multiAcc%[1]sAVX2T(SB), %[5]s, $%[3]d-64
+	MOVQ acc+0(FP), SI
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX
+	LEAQ (DX)(DX*2), R13
+	MOVQ rows+24(FP), DI
+	MOVQ m+40(FP), R10
+	MOVQ w+48(FP), R9
+	TESTQ R10, R10
+	JZ   %[4]s_done
+	MOVQ nv+16(FP), AX
+	SHRQ $5, AX
+	TESTQ AX, AX
+	JZ   %[4]s_done
+
+%[4]s_tile:
+	MOVQ R10, AX
+	CMPQ AX, $64
+	JLE  %[4]s_tn
+	MOVQ $64, AX
+%[4]s_tn:
+	MOVQ AX, tn-8(SP)
+	MOVQ rb+32(FP), R14
+	SHLQ $6, R14
+	ADDQ DI, R14
+`, f.name, f.doc, frame, n, flag)
+	if f.rowScale {
+		fmt.Fprintf(&b, `	MOVQ DI, R12
+	MOVQ R9, R8
+	MOVQ d+8(FP), CX
+	XORQ BX, BX
+	MOVQ AX, R15
+%[1]s_ws:
+	VMOVUPS (R8), X8
+	VBROADCASTSS (R12)(CX*1), X9
+	VMULPS ·avx2fF256(SB), X9, X9
+	VMULPS X9, X8, X8
+	VMOVUPS X8, (SP)(BX*1)
+	ADDQ rb+32(FP), R12
+	ADDQ wstride+56(FP), R8
+	ADDQ $16, BX
+	DECQ R15
+	JNZ  %[1]s_ws
+`, n)
+	}
+	fmt.Fprintf(&b, "\tMOVQ nv+16(FP), R11\n\tSHRQ $5, R11\n\tXORQ BX, BX\n\tMOVQ SI, CX\n\n%s_grp:\n", n)
+	if f.grp != nil {
+		// The tile's group, widened to f16 at 1024(SP), 64 bytes a row.
+		fmt.Fprintf(&b, "\tLEAQ (DI)(BX*1), R12\n\tLEAQ 1024(SP), R8\n\tMOVQ tn-8(SP), R15\n%s_dec:\n\tPREFETCHT0 (R14)\n\tADDQ $%d, R14\n", n, f.gb)
+		b.WriteString(fp8GrpTo("(R12)", "(R8)", "32(R8)"))
+		fmt.Fprintf(&b, "\tADDQ rb+32(FP), R12\n\tADDQ $64, R8\n\tDECQ R15\n\tJNZ  %s_dec\n", n)
+	}
+	accs := []string{"(CX)", "(CX)(DX*1)", "(CX)(DX*2)", "(CX)(R13*1)"}
+	for h := 0; h < 2; h++ {
+		for i, a := range accs {
+			fmt.Fprintf(&b, "\tVMOVUPS %d%s, Y%d\n\tVMOVUPS %d%s, Y%d\n", 64*h, a, 2*i, 64*h+32, a, 2*i+1)
+		}
+		rstep := "ADDQ rb+32(FP), R12"
+		if f.grp != nil {
+			b.WriteString("\tLEAQ 1024(SP), R12\n\tMOVQ SP, R8\n")
+			fmt.Fprintf(&b, "\tMOVQ tn-8(SP), R15\n%s_row%d:\n", n, h)
+			fmt.Fprintf(&b, "\tVCVTPH2PS %d(R12), Y8\n\tVCVTPH2PS %d(R12), Y9\n", fp8Slot(2*h), fp8Slot(2*h+1))
+			rstep = "ADDQ $64, R12"
+		} else {
+			fmt.Fprintf(&b, "\tLEAQ %d(DI)(BX*1), R12\n\tMOVQ R9, R8\n", h*f.gb/2)
+			fmt.Fprintf(&b, "\tMOVQ tn-8(SP), R15\n%s_row%d:\n\tPREFETCHT0 (R14)\n\tADDQ $%d, R14\n", n, h, f.gb/2)
+			b.WriteString(f.half("R12"))
+		}
+		for q := 0; q < 4; q++ {
+			fmt.Fprintf(&b, "\tVBROADCASTSS %d(R8), Y12\n\tVFMADD231PS Y12, Y8, Y%d\n\tVFMADD231PS Y12, Y9, Y%d\n", 4*q, 2*q, 2*q+1)
+		}
+		fmt.Fprintf(&b, "\t%s\n\t%s\n\tDECQ R15\n\tJNZ  %s_row%d\n", rstep, wstep, n, h)
+		for i, a := range accs {
+			fmt.Fprintf(&b, "\tVMOVUPS Y%d, %d%s\n\tVMOVUPS Y%d, %d%s\n", 2*i, 64*h, a, 2*i+1, 64*h+32, a)
+		}
+	}
+	fmt.Fprintf(&b, `	ADDQ $%[2]d, BX
+	SUBQ $-128, CX
+	DECQ R11
+	JNZ  %[1]s_grp
+
+	MOVQ tn-8(SP), AX
+	MOVQ AX, R12
+	IMULQ rb+32(FP), R12
+	ADDQ R12, DI
+	MOVQ AX, R12
+	IMULQ wstride+56(FP), R12
+	ADDQ R12, R9
+	SUBQ AX, R10
+	JNZ  %[1]s_tile
+
+%[1]s_done:
+	VZEROUPPER
+	RET
+`, n, f.gb)
+	return b.String()
+}
+
+const header = `// Code generated by gen_avx2f.go; DO NOT EDIT.
+
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// AVX2 + FMA + F16C MultiQuery kernels of f16, bf16 and fp8 (gen_avx2f.go describes them).
+
+// PFDISTF is how far ahead of a row the scores kernels prefetch, in bytes.
+#define PFDISTF 6144
+`
+
+func data(name string, words ...uint64) string {
+	var b strings.Builder
+	for i, w := range words {
+		fmt.Fprintf(&b, "DATA ·%s+%d(SB)/8, $%#016x\n", name, 8*i, w)
+	}
+	fmt.Fprintf(&b, "GLOBL ·%s(SB), RODATA|NOPTR, $%d\n\n", name, 8*len(words))
+	return b.String()
+}
+
+func main() {
+	var b strings.Builder
+	b.WriteString(header + "\n")
+	b.WriteString(data("avx2fW4000", 0x4000400040004000, 0x4000400040004000, 0x4000400040004000, 0x4000400040004000))
+	b.WriteString(data("avx2fW3F80", 0x3f803f803f803f80, 0x3f803f803f803f80, 0x3f803f803f803f80, 0x3f803f803f803f80))
+	b.WriteString(data("avx2fW7C00", 0x7c007c007c007c00, 0x7c007c007c007c00, 0x7c007c007c007c00, 0x7c007c007c007c00))
+	b.WriteString(data("avx2fB7E", 0x7e7e7e7e7e7e7e7e, 0x7e7e7e7e7e7e7e7e, 0x7e7e7e7e7e7e7e7e, 0x7e7e7e7e7e7e7e7e))
+	b.WriteString(data("avx2fB80", 0x8080808080808080, 0x8080808080808080, 0x8080808080808080, 0x8080808080808080))
+	b.WriteString(data("avx2fB40", 0x4040404040404040, 0x4040404040404040, 0x4040404040404040, 0x4040404040404040))
+	b.WriteString(data("avx2fBFF", ^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)))
+	b.WriteString(data("avx2fF256", 0x4380000043800000, 0x4380000043800000))
+	for _, f := range formats {
+		b.WriteString(scores(f))
+		b.WriteString(acc(f))
+	}
+	if err := os.WriteFile("multi_avx2f_amd64.s", []byte(b.String()), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,126 @@
+//go:build amd64 && !purego
+
+package kvq
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// avx2FloatRows are row counts around the float kernels' steps: three streams of ⌈m/3⌉ rows
+// (m mod 3 = 0, 1, 2; b's or c's stream shorter or empty) and the accumulate kernels' 64-row
+// tiles.
+var avx2FloatRows = []int{1, 2, 3, 4, 5, 6, 7, 8, 63, 64, 65, 130, 131}
+
+// TestAVX2FloatKernels checks the f16, bf16 and fp8 AVX2 kernels against the references
+// within the MultiQuery bounds (checkMulti), for row lengths with and without a tail past the
+// last 32 values, every query count up to a padded group and two groups, and avx2FloatRows.
+func TestAVX2FloatKernels(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2, FMA and F16C")
+	}
+	withAVX2Kernels(func() {
+		rng := rand.New(rand.NewPCG(41, 42))
+		for _, f := range []Format{F16, BF16, FP8} {
+			for _, d := range []int{32, 64, 96, 128, 200, 256} {
+				for _, n := range []int{1, 2, 3, 4, 5, 8} {
+					for _, rows := range avx2FloatRows {
+						t.Run(fmt.Sprintf("%s/d%d/n%d/rows%d", f, d, n, rows), func(t *testing.T) {
+							checkMulti(t, rng, f, d, n, rows)
+						})
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestAVX2FloatScoresPerRow checks that every row's four scores from the kernels over m rows
+// are, bit for bit, those of the kernel over that row alone: the three streams and the short
+// last steps read and store the right rows (a row swapped, skipped or stored twice fails).
+func TestAVX2FloatScoresPerRow(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2, FMA and F16C")
+	}
+	rng := rand.New(rand.NewPCG(43, 44))
+	for _, f := range []Format{F16, BF16, FP8} {
+		k := map[Format]*multiKernels{F16: f16AVX2, BF16: bf16AVX2, FP8: fp8AVX2}[f]
+		for _, d := range []int{64, 128} {
+			c := mustCodec(t, f, d)
+			rb := c.RowBytes()
+			for _, m := range avx2FloatRows {
+				src := outlierRows(rng, m, d)
+				enc := make([]byte, m*rb)
+				for r := 0; r < m; r++ {
+					c.Encode(enc[r*rb:(r+1)*rb], src[r*d:(r+1)*d])
+				}
+				q := gaussianRows(rng, 4, d, 1)
+				for _, ostride := range []int{16, 20} { // 16: the non-temporal stores
+					all := make([]float32, m*ostride/4+4)
+					for i := range all {
+						all[i] = float32(math.NaN())
+					}
+					k.scores(&q[0], d, d, &enc[0], rb, m, &all[0], ostride)
+					for j := 0; j < m; j++ {
+						var one [4]float32
+						k.scores(&q[0], d, d, &enc[j*rb], rb, 1, &one[0], 16)
+						for h := 0; h < 4; h++ {
+							if got := all[j*ostride/4+h]; math.Float32bits(got) != math.Float32bits(one[h]) {
+								t.Fatalf("%s d%d m%d ostride %d row %d query %d: %g among the rows, %g alone", f, d, m, ostride, j, h, got, one[h])
+							}
+						}
+						for i := j*ostride/4 + 4; i < (j+1)*ostride/4 && j+1 < m; i++ {
+							if !math.IsNaN(float64(all[i])) {
+								t.Fatalf("%s d%d m%d ostride %d: wrote out[%d] between rows", f, d, m, ostride, i)
+							}
+						}
+					}
+					for i := (m-1)*ostride/4 + 4; i < len(all); i++ {
+						if !math.IsNaN(float64(all[i])) {
+							t.Fatalf("%s d%d m%d ostride %d: wrote out[%d] past the last row", f, d, m, ostride, i)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestAVX2FloatAccPerRow checks that the accumulate kernels over m rows add, bit for bit, what
+// m calls of one row each add: one fused multiply-add per row in row order, whatever the tiles
+// (a row skipped, repeated or weighted with another row's weight or scale fails).
+func TestAVX2FloatAccPerRow(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2, FMA and F16C")
+	}
+	rng := rand.New(rand.NewPCG(45, 46))
+	for _, f := range []Format{F16, BF16, FP8} {
+		k := map[Format]*multiKernels{F16: f16AVX2, BF16: bf16AVX2, FP8: fp8AVX2}[f]
+		for _, d := range []int{64, 128} {
+			c := mustCodec(t, f, d)
+			rb := c.RowBytes()
+			for _, m := range avx2FloatRows {
+				src := outlierRows(rng, m, d)
+				enc := make([]byte, m*rb)
+				for r := 0; r < m; r++ {
+					c.Encode(enc[r*rb:(r+1)*rb], src[r*d:(r+1)*d])
+				}
+				w := gaussianRows(rng, m, 5, 1) // wstride 20: a fifth weight between rows
+				acc0 := gaussianRows(rng, 4, d, 1)
+				all := append([]float32(nil), acc0...)
+				k.acc(&all[0], d, d, &enc[0], rb, m, &w[0], 20)
+				one := append([]float32(nil), acc0...)
+				for j := 0; j < m; j++ {
+					k.acc(&one[0], d, d, &enc[j*rb], rb, 1, &w[5*j], 20)
+				}
+				for i := range all {
+					if math.Float32bits(all[i]) != math.Float32bits(one[i]) {
+						t.Fatalf("%s d%d m%d acc %d [%d]: %g over the rows, %g row by row", f, d, m, i/d, i%d, all[i], one[i])
+					}
+				}
+			}
+		}
+	}
+}
