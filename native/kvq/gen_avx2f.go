@@ -28,8 +28,9 @@
 // weights by its rows' scales (and 256) once, into a 1 KiB scratch, instead of each row's
 // widened values by its scale in every pass (three multiplies a row step), and widens each
 // 32-value group of the tile once (fp8Grp) into a 4 KiB scratch of f16 the two passes read
-// with VCVTPH2PS, as f16's do its rows, instead of widening 16 values a row step with the
-// extracts and conversions twice.
+// with VCVTPH2PS, as f16's do its rows, the next group's widening interleaved with the current
+// group's second pass (accFP8), instead of widening 16 values a row step with the extracts and
+// conversions twice: ~0.7 of the old kernel's time on rows in cache.
 package main
 
 import (
@@ -80,32 +81,32 @@ var formats = []format{
 
 // fp8Grp widens the 32 e4m3 bytes at src to f16 (value / 256) at dst(SP), in the order
 // fp8Slot gives, with Y12..Y15 as temporaries: bytewise, the high byte of a value's f16 is
-// (b & 0x7e) >> 1 | (b & 0x80), ORed with 0x40 for the NaN codes (b | 0x80 = 0xff: exponent
-// 31, mantissa nonzero), the low byte (b & 1) << 7; VPUNPCKLBW and VPUNPCKHBW interleave them
-// into words, values 0..7 and 16..23 then 8..15 and 24..31. 12 operations per 32 values, where
+// (b & 0x7e) >> 1 | (b & 0x80), all ones for the NaN codes (b | 0x80 = 0xff: exponent 31,
+// mantissa nonzero), the low byte (b & 1) << 7; VPUNPCKLBW and VPUNPCKHBW interleave them into
+// words, values 0..7 and 16..23 then 8..15 and 24..31. 11 operations per 32 values, where
 // widening 16 values to words first (VPMOVZXBW) took 16.
 func fp8Grp(src string, dst int) string {
-	return fp8GrpTo(src, fmt.Sprintf("%d(SP)", dst), fmt.Sprintf("%d(SP)", dst+32))
+	return fp8GrpTo(src, fmt.Sprintf("%d(SP)", dst), fmt.Sprintf("%d(SP)", dst+32), "Y12", "Y13", "Y14", "Y15")
 }
 
-// fp8GrpTo is fp8Grp storing values 0..7 and 16..23 at d0, 8..15 and 24..31 at d1.
-func fp8GrpTo(src, d0, d1 string) string {
-	return fmt.Sprintf(`	VMOVDQU %[1]s, Y14
-	VPAND ·avx2fB7E(SB), Y14, Y12
-	VPSRLW $1, Y12, Y12
-	VPAND ·avx2fB80(SB), Y14, Y13
-	VPOR Y13, Y12, Y12
-	VPOR ·avx2fB80(SB), Y14, Y13
-	VPCMPEQB ·avx2fBFF(SB), Y13, Y13
-	VPAND ·avx2fB40(SB), Y13, Y13
-	VPOR Y13, Y12, Y12
-	VPSLLW $7, Y14, Y13
-	VPAND ·avx2fB80(SB), Y13, Y13
-	VPUNPCKLBW Y12, Y13, Y15
-	VPUNPCKHBW Y12, Y13, Y14
-	VMOVDQU Y15, %[2]s
-	VMOVDQU Y14, %[3]s
-`, src, d0, d1)
+// fp8GrpTo is fp8Grp storing values 0..7 and 16..23 at d0, 8..15 and 24..31 at d1, with the
+// temporaries hi, t, x and lo.
+func fp8GrpTo(src, d0, d1, hi, t, x, lo string) string {
+	return strings.NewReplacer("HI", hi, "TT", t, "XX", x, "LO", lo, "SRC", src, "D0", d0, "D1", d1).Replace(`	VMOVDQU SRC, XX
+	VPAND ·avx2fB7E(SB), XX, HI
+	VPSRLW $1, HI, HI
+	VPAND ·avx2fB80(SB), XX, TT
+	VPOR TT, HI, HI
+	VPOR ·avx2fB80(SB), XX, TT
+	VPCMPEQB ·avx2fBFF(SB), TT, TT
+	VPOR TT, HI, HI
+	VPSLLW $7, XX, TT
+	VPAND ·avx2fB80(SB), TT, TT
+	VPUNPCKLBW HI, TT, LO
+	VPUNPCKHBW HI, TT, XX
+	VMOVDQU LO, D0
+	VMOVDQU XX, D1
+`)
 }
 
 // fp8Slot is the byte offset in fp8Grp's output of values 8s..8s+7.
@@ -303,9 +304,6 @@ func acc(f format) string {
 	var b strings.Builder
 	n := "f" + strings.ToLower(f.name) + "a"
 	frame, flag, wstep := 16, "NOSPLIT", "ADDQ wstride+56(FP), R8"
-	if f.rowScale {
-		frame, flag, wstep = 16+64*16+64*64, "0", "ADDQ $16, R8"
-	}
 	fmt.Fprintf(&b, `
 // func multiAcc%[1]sAVX2T(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // %[2]s
@@ -335,52 +333,19 @@ TEXT ·multiAcc%[1]sAVX2T(SB), %[5]s, $%[3]d-64
 	SHLQ $6, R14
 	ADDQ DI, R14
 `, f.name, f.doc, frame, n, flag)
-	if f.rowScale {
-		fmt.Fprintf(&b, `	MOVQ DI, R12
-	MOVQ R9, R8
-	MOVQ d+8(FP), CX
-	XORQ BX, BX
-	MOVQ AX, R15
-%[1]s_ws:
-	VMOVUPS (R8), X8
-	VBROADCASTSS (R12)(CX*1), X9
-	VMULPS ·avx2fF256(SB), X9, X9
-	VMULPS X9, X8, X8
-	VMOVUPS X8, (SP)(BX*1)
-	ADDQ rb+32(FP), R12
-	ADDQ wstride+56(FP), R8
-	ADDQ $16, BX
-	DECQ R15
-	JNZ  %[1]s_ws
-`, n)
-	}
 	fmt.Fprintf(&b, "\tMOVQ nv+16(FP), R11\n\tSHRQ $5, R11\n\tXORQ BX, BX\n\tMOVQ SI, CX\n\n%s_grp:\n", n)
-	if f.grp != nil {
-		// The tile's group, widened to f16 at 1024(SP), 64 bytes a row.
-		fmt.Fprintf(&b, "\tLEAQ (DI)(BX*1), R12\n\tLEAQ 1024(SP), R8\n\tMOVQ tn-8(SP), R15\n%s_dec:\n\tPREFETCHT0 (R14)\n\tADDQ $%d, R14\n", n, f.gb)
-		b.WriteString(fp8GrpTo("(R12)", "(R8)", "32(R8)"))
-		fmt.Fprintf(&b, "\tADDQ rb+32(FP), R12\n\tADDQ $64, R8\n\tDECQ R15\n\tJNZ  %s_dec\n", n)
-	}
 	accs := []string{"(CX)", "(CX)(DX*1)", "(CX)(DX*2)", "(CX)(R13*1)"}
 	for h := 0; h < 2; h++ {
 		for i, a := range accs {
 			fmt.Fprintf(&b, "\tVMOVUPS %d%s, Y%d\n\tVMOVUPS %d%s, Y%d\n", 64*h, a, 2*i, 64*h+32, a, 2*i+1)
 		}
-		rstep := "ADDQ rb+32(FP), R12"
-		if f.grp != nil {
-			b.WriteString("\tLEAQ 1024(SP), R12\n\tMOVQ SP, R8\n")
-			fmt.Fprintf(&b, "\tMOVQ tn-8(SP), R15\n%s_row%d:\n", n, h)
-			fmt.Fprintf(&b, "\tVCVTPH2PS %d(R12), Y8\n\tVCVTPH2PS %d(R12), Y9\n", fp8Slot(2*h), fp8Slot(2*h+1))
-			rstep = "ADDQ $64, R12"
-		} else {
-			fmt.Fprintf(&b, "\tLEAQ %d(DI)(BX*1), R12\n\tMOVQ R9, R8\n", h*f.gb/2)
-			fmt.Fprintf(&b, "\tMOVQ tn-8(SP), R15\n%s_row%d:\n\tPREFETCHT0 (R14)\n\tADDQ $%d, R14\n", n, h, f.gb/2)
-			b.WriteString(f.half("R12"))
-		}
+		fmt.Fprintf(&b, "\tLEAQ %d(DI)(BX*1), R12\n\tMOVQ R9, R8\n", h*f.gb/2)
+		fmt.Fprintf(&b, "\tMOVQ tn-8(SP), R15\n%s_row%d:\n\tPREFETCHT0 (R14)\n\tADDQ $%d, R14\n", n, h, f.gb/2)
+		b.WriteString(f.half("R12"))
 		for q := 0; q < 4; q++ {
 			fmt.Fprintf(&b, "\tVBROADCASTSS %d(R8), Y12\n\tVFMADD231PS Y12, Y8, Y%d\n\tVFMADD231PS Y12, Y9, Y%d\n", 4*q, 2*q, 2*q+1)
 		}
-		fmt.Fprintf(&b, "\t%s\n\t%s\n\tDECQ R15\n\tJNZ  %s_row%d\n", rstep, wstep, n, h)
+		fmt.Fprintf(&b, "\tADDQ rb+32(FP), R12\n\t%s\n\tDECQ R15\n\tJNZ  %s_row%d\n", wstep, n, h)
 		for i, a := range accs {
 			fmt.Fprintf(&b, "\tVMOVUPS Y%d, %d%s\n\tVMOVUPS Y%d, %d%s\n", 2*i, 64*h, a, 2*i+1, 64*h+32, a)
 		}
@@ -404,6 +369,129 @@ TEXT ·multiAcc%[1]sAVX2T(SB), %[5]s, $%[3]d-64
 	VZEROUPPER
 	RET
 `, n, f.gb)
+	return b.String()
+}
+
+// accFP8 writes fp8's accumulate kernel: acc's tiles and passes over the tile's groups widened
+// to f16 in two 4 KiB scratches at 1024(SP) and 5120(SP), 64 bytes a row, alternately: the
+// first group before the passes, each next one by the current group's second pass, one row a
+// row step, so that its integer operations fill the slots the pass's FMAs leave. R12 counts 16
+// bytes a row (the prescaled weights at 0(SP)(R12*1), the scratch row at (R12*4)), R15 is its
+// end, AX the row whose next group is widened; the weights' broadcast is Y10, the widening's
+// temporaries Y11, Y13..Y15.
+func accFP8(f format) string {
+	var b strings.Builder
+	n := "ffp8a"
+	fmt.Fprintf(&b, `
+// func multiAccFP8AVX2T(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+// %[1]s
+TEXT ·multiAccFP8AVX2T(SB), 0, $%[2]d-64
+	MOVQ acc+0(FP), SI
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX
+	LEAQ (DX)(DX*2), R13
+	MOVQ rows+24(FP), DI
+	MOVQ m+40(FP), R10
+	MOVQ w+48(FP), R9
+	TESTQ R10, R10
+	JZ   %[3]s_done
+	MOVQ nv+16(FP), AX
+	SHRQ $5, AX
+	TESTQ AX, AX
+	JZ   %[3]s_done
+
+%[3]s_tile:
+	MOVQ R10, AX
+	CMPQ AX, $64
+	JLE  %[3]s_tn
+	MOVQ $64, AX
+%[3]s_tn:
+	MOVQ AX, tn-8(SP)
+	MOVQ rb+32(FP), R14
+	SHLQ $6, R14
+	ADDQ DI, R14               // the next tile, prefetched 32 bytes a row step
+	MOVQ AX, R15
+	SHLQ $4, R15               // 16 bytes a row
+	MOVQ DI, AX
+	MOVQ R9, R8
+	MOVQ d+8(FP), CX
+	XORQ R12, R12
+%[3]s_ws:
+	VMOVUPS (R8), X8
+	VBROADCASTSS (AX)(CX*1), X9
+	VMULPS ·avx2fF256(SB), X9, X9
+	VMULPS X9, X8, X8
+	VMOVUPS X8, (SP)(R12*1)
+	ADDQ rb+32(FP), AX
+	ADDQ wstride+56(FP), R8
+	ADDQ $16, R12
+	CMPQ R12, R15
+	JNE  %[3]s_ws
+	MOVQ DI, AX
+	XORQ R12, R12
+%[3]s_dec:
+	PREFETCHT0 (R14)
+	ADDQ $32, R14
+`, f.doc, 16+1024+2*4096, n)
+	b.WriteString(fp8GrpTo("(AX)", "1024(SP)(R12*4)", "1056(SP)(R12*4)", "Y11", "Y13", "Y14", "Y15"))
+	fmt.Fprintf(&b, "\tADDQ rb+32(FP), AX\n\tADDQ $16, R12\n\tCMPQ R12, R15\n\tJNE  %s_dec\n", n)
+	fmt.Fprintf(&b, "\tMOVQ nv+16(FP), R11\n\tSHRQ $5, R11\n\tXORQ BX, BX\n\tMOVQ SI, CX\n")
+	accs := []string{"(CX)", "(CX)(DX*1)", "(CX)(DX*2)", "(CX)(R13*1)"}
+	pass := func(label string, h, cur, next int) {
+		for i, a := range accs {
+			fmt.Fprintf(&b, "\tVMOVUPS %d%s, Y%d\n\tVMOVUPS %d%s, Y%d\n", 64*h, a, 2*i, 64*h+32, a, 2*i+1)
+		}
+		b.WriteString("\tXORQ R12, R12\n")
+		if next >= 0 {
+			b.WriteString("\tLEAQ 32(DI)(BX*1), AX\n")
+		}
+		fmt.Fprintf(&b, "%s:\n", label)
+		fmt.Fprintf(&b, "\tVCVTPH2PS %d(SP)(R12*4), Y8\n\tVCVTPH2PS %d(SP)(R12*4), Y9\n", cur+fp8Slot(2*h), cur+fp8Slot(2*h+1))
+		for q := 0; q < 4; q++ {
+			fmt.Fprintf(&b, "\tVBROADCASTSS %d(SP)(R12*1), Y10\n\tVFMADD231PS Y10, Y8, Y%d\n\tVFMADD231PS Y10, Y9, Y%d\n", 4*q, 2*q, 2*q+1)
+		}
+		if next >= 0 {
+			b.WriteString("\tPREFETCHT0 (R14)\n\tADDQ $32, R14\n")
+			b.WriteString(fp8GrpTo("(AX)", fmt.Sprintf("%d(SP)(R12*4)", next), fmt.Sprintf("%d(SP)(R12*4)", next+32), "Y11", "Y13", "Y14", "Y15"))
+			b.WriteString("\tADDQ rb+32(FP), AX\n")
+		}
+		fmt.Fprintf(&b, "\tADDQ $16, R12\n\tCMPQ R12, R15\n\tJNE  %s\n", label)
+		for i, a := range accs {
+			fmt.Fprintf(&b, "\tVMOVUPS Y%d, %d%s\n\tVMOVUPS Y%d, %d%s\n", 2*i, 64*h, a, 2*i+1, 64*h+32, a)
+		}
+	}
+	for k, bufs := range [2][2]int{{1024, 5120}, {5120, 1024}} {
+		g := fmt.Sprintf("%s_g%d", n, k)
+		fmt.Fprintf(&b, "\n%s:\n", g)
+		pass(g+"p0", 0, bufs[0], -1)
+		fmt.Fprintf(&b, "\tCMPQ R11, $1\n\tJEQ  %s_last%d\n", n, k)
+		pass(g+"p1", 1, bufs[0], bufs[1])
+		fmt.Fprintf(&b, "\tADDQ $32, BX\n\tSUBQ $-128, CX\n\tDECQ R11\n")
+		if k == 0 {
+			fmt.Fprintf(&b, "\tJMP  %s_g1\n", n)
+		} else {
+			fmt.Fprintf(&b, "\tJMP  %s_g0\n", n)
+		}
+		fmt.Fprintf(&b, "%s_last%d:\n", n, k)
+		pass(g+"p1l", 1, bufs[0], -1)
+		fmt.Fprintf(&b, "\tJMP  %s_next\n", n)
+	}
+	fmt.Fprintf(&b, `
+%[1]s_next:
+	MOVQ tn-8(SP), AX
+	MOVQ AX, R12
+	IMULQ rb+32(FP), R12
+	ADDQ R12, DI
+	MOVQ AX, R12
+	IMULQ wstride+56(FP), R12
+	ADDQ R12, R9
+	SUBQ AX, R10
+	JNZ  %[1]s_tile
+
+%[1]s_done:
+	VZEROUPPER
+	RET
+`, n)
 	return b.String()
 }
 
@@ -436,12 +524,15 @@ func main() {
 	b.WriteString(data("avx2fW7C00", 0x7c007c007c007c00, 0x7c007c007c007c00, 0x7c007c007c007c00, 0x7c007c007c007c00))
 	b.WriteString(data("avx2fB7E", 0x7e7e7e7e7e7e7e7e, 0x7e7e7e7e7e7e7e7e, 0x7e7e7e7e7e7e7e7e, 0x7e7e7e7e7e7e7e7e))
 	b.WriteString(data("avx2fB80", 0x8080808080808080, 0x8080808080808080, 0x8080808080808080, 0x8080808080808080))
-	b.WriteString(data("avx2fB40", 0x4040404040404040, 0x4040404040404040, 0x4040404040404040, 0x4040404040404040))
 	b.WriteString(data("avx2fBFF", ^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)))
 	b.WriteString(data("avx2fF256", 0x4380000043800000, 0x4380000043800000))
 	for _, f := range formats {
 		b.WriteString(scores(f))
-		b.WriteString(acc(f))
+		if f.grp != nil {
+			b.WriteString(accFP8(f))
+		} else {
+			b.WriteString(acc(f))
+		}
 	}
 	if err := os.WriteFile("multi_avx2f_amd64.s", []byte(b.String()), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
