@@ -19,12 +19,19 @@
 // end. fp8 widens a step's three 32-value groups to f16 (integer ops) into a 192-byte scratch
 // first, its temporaries needing registers the sums hold; the slices read it with VCVTPH2PS.
 //
-// Accumulate. Tiles of 64 rows; per 32-value group two passes (values 0..15, then 16..31), each
-// holding four accumulators' two vectors in Y0..Y7 across the tile, as before, with the next
-// tile prefetched 32 bytes a row step, so the passes over this tile, which read its rows
-// column-wise, bring the next one into L1 evenly (the two-pass kernels before prefetched the
-// same group's line 64 rows ahead in both passes, at the row stride: half the prefetches
-// repeated, and streamed values took 1.6× their in-cache time). fp8 multiplies each tile's
+// Accumulate. Tiles of 64 rows, each taken in passes over windows of 24 values (then 16 or 8
+// for the rest of nv: 128 = 5·24 + 8), a pass holding the four accumulators' window in
+// registers across the tile: for 24 values twelve vectors (Y0..Y11), the row's three in
+// Y12..Y14, each weight broadcast into Y15 for three FMAs. The two-pass kernels before took
+// 16-value halves of each 32-value group: eight accumulator chains, one FMA a row each, against
+// eight FMAs a row step, tied as the scores' were; twelve chains took ~0.87 of their time on
+// rows in cache. Each accumulator value still gets one FMA a row, in row order. The next tile
+// is prefetched as many bytes a row step as the pass reads, so the passes over this tile,
+// which read its rows column-wise, bring the next one into L1 evenly (the kernels before
+// prefetched the same group's line 64 rows ahead in both passes, at the row stride: half the
+// prefetches repeated, and streamed values took 1.6× their in-cache time; two tiles ahead
+// measured no better than one). fp8 keeps the two 16-value passes per group (accFP8) and
+// multiplies each tile's
 // weights by its rows' scales (and 256) once, into a 1 KiB scratch, instead of each row's
 // widened values by its scale in every pass (three multiplies a row step), and widens each
 // 32-value group of the tile once (fp8Grp) into a 4 KiB scratch of f16 the two passes read
@@ -333,28 +340,41 @@ TEXT ·multiAcc%[1]sAVX2T(SB), %[5]s, $%[3]d-64
 	SHLQ $6, R14
 	ADDQ DI, R14
 `, f.name, f.doc, frame, n, flag)
-	fmt.Fprintf(&b, "\tMOVQ nv+16(FP), R11\n\tSHRQ $5, R11\n\tXORQ BX, BX\n\tMOVQ SI, CX\n\n%s_grp:\n", n)
+	fmt.Fprintf(&b, "\tMOVQ nv+16(FP), R11\n\tXORQ BX, BX\n\tMOVQ SI, CX\n\n%s_win:\n", n)
+	fmt.Fprintf(&b, "\tCMPQ R11, $24\n\tJLT  %[1]s_w16\n", n)
 	accs := []string{"(CX)", "(CX)(DX*1)", "(CX)(DX*2)", "(CX)(R13*1)"}
-	for h := 0; h < 2; h++ {
-		for i, a := range accs {
-			fmt.Fprintf(&b, "\tVMOVUPS %d%s, Y%d\n\tVMOVUPS %d%s, Y%d\n", 64*h, a, 2*i, 64*h+32, a, 2*i+1)
+	pass := func(w int) {
+		v := w / 8
+		for q, a := range accs {
+			for i := 0; i < v; i++ {
+				fmt.Fprintf(&b, "\tVMOVUPS %d%s, Y%d\n", 32*i, a, q*v+i)
+			}
 		}
-		fmt.Fprintf(&b, "\tLEAQ %d(DI)(BX*1), R12\n\tMOVQ R9, R8\n", h*f.gb/2)
-		fmt.Fprintf(&b, "\tMOVQ tn-8(SP), R15\n%s_row%d:\n\tPREFETCHT0 (R14)\n\tADDQ $%d, R14\n", n, h, f.gb/2)
-		b.WriteString(f.half("R12"))
+		fmt.Fprintf(&b, "\tLEAQ (DI)(BX*1), R12\n\tMOVQ R9, R8\n")
+		fmt.Fprintf(&b, "\tMOVQ tn-8(SP), R15\n%s_row%d:\n\tPREFETCHT0 (R14)\n\tADDQ $%d, R14\n", n, w, 2*w)
+		for i := 0; i < v; i++ {
+			b.WriteString(f.slice("(R12)", 8*i, fmt.Sprintf("Y%d", 12+i)))
+		}
 		for q := 0; q < 4; q++ {
-			fmt.Fprintf(&b, "\tVBROADCASTSS %d(R8), Y12\n\tVFMADD231PS Y12, Y8, Y%d\n\tVFMADD231PS Y12, Y9, Y%d\n", 4*q, 2*q, 2*q+1)
+			fmt.Fprintf(&b, "\tVBROADCASTSS %d(R8), Y15\n", 4*q)
+			for i := 0; i < v; i++ {
+				fmt.Fprintf(&b, "\tVFMADD231PS Y15, Y%d, Y%d\n", 12+i, q*v+i)
+			}
 		}
-		fmt.Fprintf(&b, "\tADDQ rb+32(FP), R12\n\t%s\n\tDECQ R15\n\tJNZ  %s_row%d\n", wstep, n, h)
-		for i, a := range accs {
-			fmt.Fprintf(&b, "\tVMOVUPS Y%d, %d%s\n\tVMOVUPS Y%d, %d%s\n", 2*i, 64*h, a, 2*i+1, 64*h+32, a)
+		fmt.Fprintf(&b, "\tADDQ rb+32(FP), R12\n\t%s\n\tDECQ R15\n\tJNZ  %s_row%d\n", wstep, n, w)
+		for q, a := range accs {
+			for i := 0; i < v; i++ {
+				fmt.Fprintf(&b, "\tVMOVUPS Y%d, %d%s\n", q*v+i, 32*i, a)
+			}
 		}
+		fmt.Fprintf(&b, "\tADDQ $%d, BX\n\tADDQ $%d, CX\n\tSUBQ $%d, R11\n\tJNZ  %s_win\n\tJMP  %s_tend\n", 2*w, 4*w, w, n, n)
 	}
-	fmt.Fprintf(&b, `	ADDQ $%[2]d, BX
-	SUBQ $-128, CX
-	DECQ R11
-	JNZ  %[1]s_grp
-
+	pass(24)
+	fmt.Fprintf(&b, "%[1]s_w16:\n\tCMPQ R11, $16\n\tJLT  %[1]s_w8\n", n)
+	pass(16)
+	fmt.Fprintf(&b, "%s_w8:\n", n)
+	pass(8)
+	fmt.Fprintf(&b, `%[1]s_tend:
 	MOVQ tn-8(SP), AX
 	MOVQ AX, R12
 	IMULQ rb+32(FP), R12
