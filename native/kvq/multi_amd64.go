@@ -70,12 +70,6 @@ func multiScoresQ80AVX512(q *float32, d, nv int, rows *byte, rb, m int, out *flo
 func multiAccQ80AVX512(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 
 //go:noescape
-func multiScoresF16AVX2(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
-
-//go:noescape
-func multiAccF16AVX2(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
-
-//go:noescape
 func multiScoresQ80AVX2(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
 
 //go:noescape

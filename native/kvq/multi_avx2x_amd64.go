@@ -56,12 +56,6 @@ func multiAccT3AVX2(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, 
 // The kernels' contracts are multiKernels'.
 
 //go:noescape
-func multiScoresBF16AVX2(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
-
-//go:noescape
-func multiAccBF16AVX2(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
-
-//go:noescape
 func multiScoresQ41AVX2(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
 
 //go:noescape
@@ -84,12 +78,6 @@ func multiScoresIQ4NLAVX2(q *float32, d, nv int, rows *byte, rb, m int, out *flo
 
 //go:noescape
 func multiAccIQ4NLAVX2(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
-
-//go:noescape
-func multiScoresFP8AVX2(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
-
-//go:noescape
-func multiAccFP8AVX2(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 
 //go:noescape
 func multiScoresTQ4AVX2(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
