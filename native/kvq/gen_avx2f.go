@@ -14,9 +14,10 @@
 // call's rows apart (rows j, M+j, 2M+j, M = ⌈m/3⌉; a stream that has ended rereads row a and
 // stores nothing): three adjacent rows a step streamed from memory slower than the one-row
 // kernel did, however far ahead they were prefetched, three sequential streams faster. Where
-// the scores of four rows fill 64-byte lines (ostride 16, out 16-byte aligned) they are
-// stored non-temporally, as the AVX-512 f16 kernel's are (multi_amd64.s), and fenced at the
-// end. fp8 widens a step's three 32-value groups to f16 (integer ops) into a 192-byte scratch
+// the scores of four rows fill 64-byte lines (ostride 16, out 16-byte aligned) of a call over
+// 256 rows or more they are stored non-temporally, as the AVX-512 f16 kernel's are
+// (multi_amd64.s), and fenced at the end; shorter calls (multiDot's padded groups stage 64 rows
+// at a time in a buffer read back at once) store them plainly. fp8 widens a step's three 32-value groups to f16 (integer ops) into a 192-byte scratch
 // first, its temporaries needing registers the sums hold; the slices read it with VCVTPH2PS.
 //
 // Accumulate. Tiles of 64 rows, each taken in passes over windows of 24 values (then 16 or 8
@@ -211,7 +212,10 @@ TEXT ·multiScores%[1]sAVX2T(SB), NOSPLIT, $%[3]d-64
 	CMPQ R15, $16
 	JNE  %[4]s_step
 	TESTQ $15, R9
-	JZ   %[4]s_ntstep
+	JNZ  %[4]s_step
+	CMPQ m+40(FP), $256
+	JGE  %[4]s_ntstep
+	JMP  %[4]s_step
 `, f.name, f.doc, frame, n)
 	b.WriteString(scoresLoop(f, n, "", "VMOVUPS"))
 	b.WriteString("\tJMP  " + n + "_done\n")

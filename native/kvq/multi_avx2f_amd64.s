@@ -99,7 +99,10 @@ ff16s_nc:                          // BX = c's rows
 	CMPQ R15, $16
 	JNE  ff16s_step
 	TESTQ $15, R9
-	JZ   ff16s_ntstep
+	JNZ  ff16s_step
+	CMPQ m+40(FP), $256
+	JGE  ff16s_ntstep
+	JMP  ff16s_step
 
 ff16s_step:
 	MOVQ mrb-8(SP), AX
@@ -626,7 +629,10 @@ fbf16s_nc:                          // BX = c's rows
 	CMPQ R15, $16
 	JNE  fbf16s_step
 	TESTQ $15, R9
-	JZ   fbf16s_ntstep
+	JNZ  fbf16s_step
+	CMPQ m+40(FP), $256
+	JGE  fbf16s_ntstep
+	JMP  fbf16s_step
 
 fbf16s_step:
 	MOVQ mrb-8(SP), AX
@@ -1185,7 +1191,10 @@ ffp8s_nc:                          // BX = c's rows
 	CMPQ R15, $16
 	JNE  ffp8s_step
 	TESTQ $15, R9
-	JZ   ffp8s_ntstep
+	JNZ  ffp8s_step
+	CMPQ m+40(FP), $256
+	JGE  ffp8s_ntstep
+	JMP  ffp8s_step
 
 ffp8s_step:
 	MOVQ mrb-8(SP), AX

@@ -10,9 +10,9 @@ import (
 )
 
 // avx2FloatRows are row counts around the float kernels' steps: three streams of ⌈m/3⌉ rows
-// (m mod 3 = 0, 1, 2; b's or c's stream shorter or empty) and the accumulate kernels' 64-row
-// tiles.
-var avx2FloatRows = []int{1, 2, 3, 4, 5, 6, 7, 8, 63, 64, 65, 130, 131}
+// (m mod 3 = 0, 1, 2; b's or c's stream shorter or empty), the accumulate kernels' 64-row
+// tiles, and calls long enough for the scores' non-temporal stores (256 rows).
+var avx2FloatRows = []int{1, 2, 3, 4, 5, 6, 7, 8, 63, 64, 65, 130, 131, 256, 301}
 
 // TestAVX2FloatKernels checks the f16, bf16 and fp8 AVX2 kernels against the references
 // within the MultiQuery bounds (checkMulti), for row lengths with and without a tail past the
