@@ -108,7 +108,9 @@ func multiScoresTQ4VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, o
 func multiScoresT4VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
 
 // tq4VNNI reports whether tq4 or turbo4 rows of d values score through the VNNI kernels.
-func tq4VNNI(d int) bool { return hasVNNIBW && d%32 == 0 && d > 0 }
+// Without AVX-512 VNNI and BW they are the AVX2 integer kernels (tq4AVX2Int,
+// multi_tq4avx2_amd64.go), whose scores are these kernels' bit for bit.
+func tq4VNNI(d int) bool { return (hasVNNIBW || tq4AVX2Int) && d%32 == 0 && d > 0 }
 
 // t2VNNI reports whether turbo2 rows of d values score through the VNNI kernel.
 func t2VNNI(d int) bool { return hasVNNIBW && hasVBMI && d%64 == 0 && d > 0 }
@@ -165,6 +167,10 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 	offs[4] = tq4Unit
 	var stage [16]uint32
 	kernel := func(rows *byte, m int, out *float32, ostride int) {
+		if !hasVNNIBW { // the AVX2 kernels (tq4VNNI): kinds vnniTQ4 and vnniT4
+			tq4ScoresAVX2(kind, &dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
+			return
+		}
 		switch kind {
 		case vnniTQ4:
 			multiScoresTQ4VNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
@@ -195,7 +201,9 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 			copy(qp, q[h*d:(h+r)*d])
 		}
 		clear(qp[r*d:])
-		if !vnniDigitsAVX512(&dig[0], &aux[0], &qp[0], d, nb, 1) {
+		if !hasVNNIBW {
+			vnniDigits(dig, aux, qp, d, nb, 1) // the AVX2 kernels' CPUs may lack AVX-512
+		} else if !vnniDigitsAVX512(&dig[0], &aux[0], &qp[0], d, nb, 1) {
 			vnniDigits(dig, aux, qp, d, nb, 1) // a non-finite value: the reference says what to do
 		}
 		if mu != nil {

@@ -1,0 +1,265 @@
+//go:build ignore
+
+// gen_tq4avx2 writes multi_tq4avx2_amd64.s: the AVX2 integer scores kernels of tq4 and turbo4,
+// the 256-bit ports of gen_tq4vnni.go's AVX-512 VNNI kernels (the same digits, the same exact
+// int32 group dots, the same float32 operations in the same order after them, so the same
+// scores bit for bit). Run with `go generate ./native/kvq`.
+//
+// Eight rows go at a time, one per 32-bit lane (lane l of every vector holds row l). Per
+// 32-value group the rows' 16 payload bytes are loaded two rows to a vector (row r in the low
+// 128-bit lane, row 4 + r in the high one) and transposed to dwords, so that dword vector k holds
+// bytes 4k..4k+3 of every row: permuted values 4k..4k+3 in its low nibbles, 16+4k..16+4k+3 in
+// its high ones (tq4Permute), as the query's digits at offsets 4k and 16 + 4k lie.
+//
+// Two flavours form the group's dot of each query, one chain a query:
+//
+//   - AVX-VNNI (the VEX-coded VPDPBUSD of Intel Alder Lake and later and AMD Zen 5; multiScores
+//     ...AVXVNNI): the nibbles are looked up with VPSHUFB in tq4Ints + 128 (unsigned bytes 24..232)
+//     and VPDPBUSD adds their products with the query's digits (signed bytes) into a chain
+//     started at −128·ΣQ, as the AVX-512 kernels do. Go's assembler encodes VPDPBUSD on Y
+//     registers as EVEX (AVX-512 VL), which faults on CPUs without AVX-512, so the VEX form is
+//     written as bytes (vexDPBUSD).
+//   - Plain AVX2 (multiScores...AVX2I): VPMADDUBSW multiplies unsigned by signed bytes and
+//     SATURATES its pair sums to int16, so the levels cannot go in offset by 128 (a pair of
+//     232·127 would overflow). The nibbles are looked up as the signed levels L (tq4Ints,
+//     |L| ≤ 104), VPABSB makes |L| the unsigned operand, and VPSIGNB gives each query digit
+//     the level's sign: |L|·(sign(L)·Q) = L·Q, a pair sum at most 2·104·127 = 26416 < 2¹⁵, so
+//     nothing saturates and the int16 pair sums are exact; VPMADDWD by ones widens them to
+//     int32 and VPADDD adds them to the chain (started at 0). The chain holds the same exact
+//     Σ Q·L as the VNNI flavour's.
+//
+// Each group's integer dot is converted and added times the query's group scale (an FMA);
+// after the last group the sum is multiplied by the row scale (f32 for tq4, f16 for turbo4)
+// times tq4Unit and the query's offset is added (an FMA), as in the AVX-512 kernels.
+//
+// Cost per row of 128 values and four queries: 16 VPDPBUSD (VNNI), or 16 each of VPSIGNB,
+// VPMADDUBSW, VPMADDWD and VPADDD (plain), plus per 32 values ~6 loads, shuffles and masks
+// a row, against the float kernels' 64 FMAs and their lookups.
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// vexDPBUSD is the VEX.256 encoding of VPDPBUSD ymm(acc), ymm(u), ymm(s) (acc += Σ u8·s8 per
+// dword): VEX.256.66.0F38.W0 50 /r.
+func vexDPBUSD(acc, u, s int) string {
+	b1 := 0x02 // m-mmmm 0F38
+	if acc < 8 {
+		b1 |= 0x80 // R̄
+	}
+	b1 |= 0x40 // X̄
+	if s < 8 {
+		b1 |= 0x20 // B̄
+	}
+	b2 := (^u&15)<<3 | 1<<2 | 0x01 // W0, vvvv = ¬u, L = 256, pp = 66
+	modrm := 0xC0 | (acc&7)<<3 | s&7
+	return fmt.Sprintf("BYTE $0xC4; BYTE $0x%02X; BYTE $0x%02X; BYTE $0x50; BYTE $0x%02X // VPDPBUSD Y%d, Y%d, Y%d (VEX)",
+		b1, b2, modrm, s, u, acc)
+}
+
+// group writes one 32-value group of eight rows (CX rows 0..3, BX rows 4..7) into the sums
+// Y8..Y11; vnni picks the flavour.
+func group(vnni bool) string {
+	var b strings.Builder
+	w := func(f string, a ...any) { fmt.Fprintf(&b, "\t"+f+"\n", a...) }
+	for r, idx := range []string{"", "(R8*1)", "(R8*2)", "(R12*1)"} {
+		w("VMOVDQU (CX)%s, X%d", idx, r)
+		w("VINSERTI128 $1, (BX)%s, Y%d, Y%d", idx, r, r)
+	}
+	// Transpose the dwords within 128-bit lanes: Yk lane l = dword k of row l.
+	w("VPUNPCKLDQ Y1, Y0, Y4")
+	w("VPUNPCKHDQ Y1, Y0, Y5")
+	w("VPUNPCKLDQ Y3, Y2, Y6")
+	w("VPUNPCKHDQ Y3, Y2, Y7")
+	w("VPUNPCKLQDQ Y6, Y4, Y0")
+	w("VPUNPCKHQDQ Y6, Y4, Y1")
+	w("VPUNPCKLQDQ Y7, Y5, Y2")
+	w("VPUNPCKHQDQ Y7, Y5, Y3")
+	// The chains Y4..Y7.
+	for h := 0; h < 4; h++ {
+		if vnni {
+			w("VPBROADCASTD %d(DX), Y%d // −128·ΣQ: the levels' offset", 48+4*h, 4+h)
+		} else {
+			w("VPXOR Y%d, Y%d, Y%d", 4+h, 4+h, 4+h)
+		}
+	}
+	// codes runs code vector c (values at digit offset off) through the chains.
+	codes := func(c, off int) {
+		if vnni {
+			w("VPSHUFB Y%d, Y12, Y%d", c, c)
+			for h := 0; h < 4; h++ {
+				w("VPBROADCASTD %d(SI), Y14", off+32*h)
+				w("%s", vexDPBUSD(4+h, c, 14))
+			}
+			return
+		}
+		w("VPSHUFB Y%d, Y12, Y14 // L", c)
+		w("VPABSB Y14, Y15       // |L|")
+		for h := 0; h < 4; h++ {
+			w("VPBROADCASTD %d(SI), Y13", off+32*h)
+			w("VPSIGNB Y14, Y13, Y13")
+			w("VPMADDUBSW Y13, Y15, Y13")
+			w("VPMADDWD ·tq4AVX2Ones(SB), Y13, Y13")
+			w("VPADDD Y13, Y%d, Y%d", 4+h, 4+h)
+		}
+	}
+	for k := 0; k < 4; k++ {
+		w("VPAND ·tq4AVX2Nib(SB), Y%d, Y13", k)
+		w("VPSRLW $4, Y%d, Y%d", k, k)
+		w("VPAND ·tq4AVX2Nib(SB), Y%d, Y%d", k, k)
+		codes(13, 4*k)
+		codes(k, 16+4*k)
+	}
+	for h := 0; h < 4; h++ {
+		w("VCVTDQ2PS Y%d, Y%d", 4+h, 4+h)
+		w("VBROADCASTSS %d(DX), Y13", 4*h)
+		w("VFMADD231PS Y13, Y%d, Y%d", 4+h, 8+h)
+	}
+	w("ADDQ $128, SI")
+	w("ADDQ $96, DX")
+	return b.String()
+}
+
+const body = `
+// func multiScores@(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+TEXT ·multiScores@(SB), NOSPLIT, $0-80
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+48(FP), R9
+	MOVQ m+40(FP), R10
+	SHRQ $3, R10               // groups of eight rows
+	JZ   @_done
+
+@_group:
+	MOVQ DI, CX                // rows 0..3
+	LEAQ (CX)(R8*4), BX        // rows 4..7
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ nb+16(FP), R11
+	%TABLE%
+	VPXOR Y8, Y8, Y8
+	VPXOR Y9, Y9, Y9
+	VPXOR Y10, Y10, Y10
+	VPXOR Y11, Y11, Y11
+	MOVQ R8, AX                // prefetch pointer: 128 rows ahead, 160 bytes per chunk of
+	SHLQ $7, AX                // codes (eight rows are at most 8·(16 + 4) bytes a chunk)
+	ADDQ DI, AX
+
+@_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	ADDQ $160, AX
+%GROUP%	ADDQ $16, CX
+	ADDQ $16, BX
+	DECQ R11
+	JNZ  @_blk
+
+	// CX and BX now point at the row scales: lane l from row l, times the levels' unit
+	// (off[4]), into Y12.
+	MOVQ stage+72(FP), SI
+	%STAGE%
+	MOVQ off+64(FP), AX
+	VBROADCASTSS 16(AX), Y13
+	VMULPS Y13, Y12, Y12
+
+	// score = sum·(s·unit) + offset.
+	VBROADCASTSS (AX), Y13
+	VFMADD213PS Y13, Y12, Y8
+	VBROADCASTSS 4(AX), Y13
+	VFMADD213PS Y13, Y12, Y9
+	VBROADCASTSS 8(AX), Y13
+	VFMADD213PS Y13, Y12, Y10
+	VBROADCASTSS 12(AX), Y13
+	VFMADD213PS Y13, Y12, Y11
+
+	// Transpose within 128-bit lanes: Y4+m holds row m (low lane) and row 4+m (high lane).
+	VUNPCKLPS Y9, Y8, Y0
+	VUNPCKHPS Y9, Y8, Y1
+	VUNPCKLPS Y11, Y10, Y2
+	VUNPCKHPS Y11, Y10, Y3
+	VUNPCKLPD Y2, Y0, Y4
+	VUNPCKHPD Y2, Y0, Y5
+	VUNPCKLPD Y3, Y1, Y6
+	VUNPCKHPD Y3, Y1, Y7
+	MOVQ ostride+56(FP), AX
+	LEAQ (AX)(AX*2), R11
+	VMOVUPS X4, (R9)
+	VMOVUPS X5, (R9)(AX*1)
+	VMOVUPS X6, (R9)(AX*2)
+	VMOVUPS X7, (R9)(R11*1)
+	LEAQ (R9)(AX*4), BX
+	VEXTRACTF128 $1, Y4, (BX)
+	VEXTRACTF128 $1, Y5, (BX)(AX*1)
+	VEXTRACTF128 $1, Y6, (BX)(AX*2)
+	VEXTRACTF128 $1, Y7, (BX)(R11*1)
+	LEAQ (BX)(AX*4), R9
+	LEAQ (DI)(R8*8), DI
+	DECQ R10
+	JNZ  @_group
+
+@_done:
+	VZEROUPPER
+	RET
+`
+
+// stage writes the row scales' staging: lane l of Y12 from the scale of row l at CX (rows
+// 0..3) or BX (4..7), rb (R8) apart.
+func stage(f32 bool) string {
+	var b strings.Builder
+	for r, idx := range []string{"", "(R8*1)", "(R8*2)", "(R12*1)"} {
+		for half, p := range []string{"CX", "BX"} {
+			l := 4*half + r
+			if f32 {
+				fmt.Fprintf(&b, "MOVL (%s)%s, AX\n\tMOVL AX, %d(SI)\n\t", p, idx, 4*l)
+			} else {
+				fmt.Fprintf(&b, "MOVWLZX (%s)%s, AX\n\tMOVW AX, %d(SI)\n\t", p, idx, 2*l)
+			}
+		}
+	}
+	if f32 {
+		b.WriteString("VMOVUPS (SI), Y12")
+	} else {
+		b.WriteString("VCVTPH2PS (SI), Y12")
+	}
+	return b.String()
+}
+
+func main() {
+	var out bytes.Buffer
+	out.WriteString(`// Code generated by gen_tq4avx2.go; DO NOT EDIT.
+
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// The AVX2 integer scores kernels of tq4 and turbo4: see gen_tq4avx2.go for the work and
+// multi_tq4avx2_amd64.go for the contract.
+`)
+	for _, k := range []struct {
+		name string
+		f32  bool
+		vnni bool
+	}{
+		{"TQ4AVX2I", true, false},
+		{"T4AVX2I", false, false},
+		{"TQ4AVXVNNI", true, true},
+		{"T4AVXVNNI", false, true},
+	} {
+		table := "VBROADCASTI128 ·tq4AVX2Ints(SB), Y12"
+		if k.vnni {
+			table = "VBROADCASTI128 ·tq4VNNIU8(SB), Y12"
+		}
+		r := strings.NewReplacer("@", k.name, "%TABLE%", table, "%GROUP%", group(k.vnni), "%STAGE%", stage(k.f32))
+		out.WriteString(r.Replace(body))
+	}
+	if err := os.WriteFile("multi_tq4avx2_amd64.s", out.Bytes(), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}

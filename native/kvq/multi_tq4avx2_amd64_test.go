@@ -1,0 +1,151 @@
+//go:build amd64 && !purego
+
+package kvq
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// withAVX2Int runs f with the AVX2 integer scores kernels of tq4 and turbo4 selected (the
+// AVX-512 VNNI ones off), in the AVX-VNNI flavour or the plain one.
+func withAVX2Int(vnni bool, f func()) {
+	v, i := hasAVXVNNI, tq4AVX2Int
+	hasAVXVNNI, tq4AVX2Int = vnni && tq4AVXVNNICPU, true
+	defer func() { hasAVXVNNI, tq4AVX2Int = v, i }()
+	withoutVNNI(f)
+}
+
+// TestMultiQueryTQ4AVX2Int runs the reference checks (within the VNNI bounds, ScoresGrid's
+// rounding) of tq4 and turbo4 through both flavours of the AVX2 integer scores kernels, across
+// d (multiples of 32 take them; 40 and 200 their tails through the float kernels' neighbours
+// or Go), query counts and row counts around their groups of eight and sixteen rows; and
+// through the AVX2 float kernels the integer ones replace.
+func TestMultiQueryTQ4AVX2Int(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2, FMA and F16C")
+	}
+	rng := rand.New(rand.NewPCG(41, 42))
+	run := func(name string) {
+		for _, f := range []Format{TQ4, Turbo4} {
+			for _, d := range []int{32, 64, 96, 128, 256} {
+				for _, n := range []int{1, 4, 5} {
+					for _, rows := range []int{1, 8, 9, 16, 23, 130} {
+						t.Run(fmt.Sprintf("%s/%s/d%d/n%d/rows%d", name, f, d, n, rows), func(t *testing.T) {
+							checkMulti(t, rng, f, d, n, rows)
+						})
+					}
+				}
+			}
+		}
+	}
+	if cpuHasAVXVNNI() {
+		withAVX2Int(true, func() { run("avxvnni") })
+	}
+	withAVX2Int(false, func() { run("avx2") })
+	withAVX2Kernels(func() {
+		i := tq4AVX2Int
+		tq4AVX2Int = false
+		defer func() { tq4AVX2Int = i }()
+		run("float")
+	})
+}
+
+// cpuHasAVXVNNI reports the CPU's AVX-VNNI, whatever KVLAB_NO_AVXVNNI says.
+func cpuHasAVXVNNI() bool { return tq4AVXVNNICPU }
+
+// TestTQ4AVX2ScoresMatch checks that the AVX2 integer kernels' scores are the AVX-512 VNNI
+// kernels' bit for bit (where the CPU has those), and the two AVX2 flavours' each other's, on
+// random rows and queries and on the ones at the plain flavour's saturation edge (every digit
+// ±127 against codes 0 or 15, levels ∓104 and ±104: pair sums of ±26416), with contiguous
+// and strided outputs.
+func TestTQ4AVX2ScoresMatch(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2, FMA and F16C")
+	}
+	rng := rand.New(rand.NewPCG(43, 44))
+	type kern = func(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+	for _, kind := range []int{vnniTQ4, vnniT4} {
+		for _, d := range []int{32, 64, 128, 160, 256} {
+			for _, edge := range []bool{false, true} {
+				nb := d / 32
+				rb := d/2 + 4
+				if kind == vnniT4 {
+					rb = d/2 + 2
+				}
+				const m = 48
+				rows := make([]byte, m*rb)
+				for j := 0; j < m; j++ {
+					row := rows[j*rb : (j+1)*rb]
+					for i := range row[:d/2] {
+						row[i] = byte(rng.Uint32())
+						if edge {
+							row[i] = []byte{0x00, 0xFF}[j%2]
+						}
+					}
+					s := float32(rng.ExpFloat64()) + 0.01
+					if kind == vnniTQ4 {
+						binary.LittleEndian.PutUint32(row[d/2:], math.Float32bits(s))
+					} else {
+						binary.LittleEndian.PutUint16(row[d/2:], F32ToF16(s))
+					}
+				}
+				q := gaussianRows(rng, 4, d, 1)
+				if edge {
+					for i := range q {
+						q[i] = float32(1 - 2*int(rng.IntN(2)))
+					}
+				}
+				dig, aux := make([]byte, nb*vnniBlockBytes/2), make([]uint32, nb*vnniAuxWords)
+				vnniDigits(dig, aux, q, d, nb, 1)
+				offs := [5]float32{0.5, -1, 0, 2, tq4Unit}
+				var stage [16]uint32
+				score := func(k kern, ostride int) []float32 {
+					out := make([]float32, m*ostride/4)
+					for i := range out {
+						out[i] = float32(math.NaN())
+					}
+					k(&dig[0], &aux[0], nb, &rows[0], rb, m, &out[0], ostride, &offs[0], &stage[0])
+					return out
+				}
+				kernels := map[string]kern{"avx2": multiScoresT4AVX2I}
+				if kind == vnniTQ4 {
+					kernels["avx2"] = multiScoresTQ4AVX2I
+				}
+				if cpuHasAVXVNNI() {
+					kernels["avxvnni"] = multiScoresT4AVXVNNI
+					if kind == vnniTQ4 {
+						kernels["avxvnni"] = multiScoresTQ4AVXVNNI
+					}
+				}
+				if hasVNNIBW {
+					kernels["avx512"] = multiScoresT4VNNI
+					if kind == vnniTQ4 {
+						kernels["avx512"] = multiScoresTQ4VNNI
+					}
+				}
+				for _, ostride := range []int{16, 24} {
+					want := score(kernels["avx2"], ostride)
+					for j := 0; j < m; j++ {
+						for h := 0; h < 4; h++ {
+							if v := want[j*ostride/4+h]; math.IsNaN(float64(v)) || v == 0 {
+								t.Fatalf("kind %d d%d row %d query %d: avx2 score %g", kind, d, j, h, v)
+							}
+						}
+					}
+					for name, k := range kernels {
+						got := score(k, ostride)
+						for i := range got {
+							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+								t.Fatalf("kind %d d%d edge %v ostride %d [%d]: %s %g, avx2 %g", kind, d, edge, ostride, i, name, got[i], want[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
