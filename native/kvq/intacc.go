@@ -14,13 +14,10 @@ const AccumulateTile = 64
 // tolerances by it.
 func AccumulateStep(c Codec) float64 {
 	c = Unwrap(c)
-	if bc := intAccBlocks(c); bc != nil && bc.full > 0 && blockIntAcc() {
+	if turboAccKernels(c) != nil {
 		return 0x1p-16
 	}
-	if !intAcc() {
-		return 0
-	}
-	if turboAccKernels(c) != nil {
+	if bc := intAccBlocks(c); bc != nil && bc.full > 0 && blockIntAcc() {
 		return 0x1p-16
 	}
 	return 0
@@ -42,10 +39,14 @@ func turboAccKernels(c Codec) *multiKernels {
 				return intAccT4
 			}
 		}
+		if c.bits == 4 {
+			return t4AccAVX2(c.d, false) // AVX2 (multi_t4accavx2_amd64.go), nil for none
+		}
 	case *tq4Codec:
 		if tq4IntAcc(c.d) {
 			return intAccT4F
 		}
+		return t4AccAVX2(c.d, true)
 	}
 	return nil
 }

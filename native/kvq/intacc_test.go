@@ -203,18 +203,18 @@ func checkIntAccBound(t *testing.T, rng *rand.Rand, c Codec, rows int) {
 
 // turboAccSlack is intAccSlack for the turbo tiers (multi_turboacc_amd64.go): per tile and
 // accumulator, each row's weight times its scale w' off by T/2 + 2⁻²²·|w'|, times |u·L| of each
-// value; nil where the integer kernels do not run.
+// value; nil where the integer kernels (AVX-512 or AVX2, turboAccKernels) do not run.
 func turboAccSlack(c *lmCodec, n int, w []float32, rows []byte) []float64 {
-	if !turboIntAcc(c.bits, c.d) {
+	if turboAccKernels(c) == nil {
 		return nil
 	}
 	return scaledLevelSlack(c.d, c.nb+2, n, w, rows, c.scale, func(row []byte, i int) float32 { return c.levels[c.codeAt(row, i)] })
 }
 
 // tq4AccSlack is turboAccSlack for tq4 (tq4IntAcc: turbo4's kernel with tq4's f32 row scale);
-// nil where the integer kernel does not run.
+// nil where the integer kernel (AVX-512 or AVX2) does not run.
 func tq4AccSlack(c *tq4Codec, n int, w []float32, rows []byte) []float64 {
-	if !tq4IntAcc(c.d) {
+	if turboAccKernels(c) == nil {
 		return nil
 	}
 	return scaledLevelSlack(c.d, c.RowBytes(), n, w, rows, c.scale, func(row []byte, i int) float32 { return tq4Levels[row[i/2]>>(4*(i%2))&15] })

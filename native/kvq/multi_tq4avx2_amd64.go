@@ -30,9 +30,10 @@ var hasAVXVNNI = tq4AVXVNNICPU && os.Getenv("KVLAB_NO_AVXVNNI") == ""
 // tq4AVXVNNICPU reports the CPU's AVX-VNNI, whatever KVLAB_NO_AVXVNNI says.
 var tq4AVXVNNICPU = cpu.X86.HasAVXVNNI
 
-// tq4AVX2Int reports that tq4's and turbo4's scores take the AVX2 integer kernels where the
-// AVX-512 VNNI ones do not apply (a variable so that tests can select the float kernels).
-var tq4AVX2Int = hasAVX2
+// tq4AVX2Int reports that tq4's and turbo4's scores and values take the AVX2 integer kernels
+// (on CPUs without AVX-512, whose float or integer kernels stay as they are; a variable so that
+// tests can select the AVX2 float kernels or these).
+var tq4AVX2Int = hasAVX2 && !hasAVX512
 
 // tq4AVX2Ints is tq4Ints as signed bytes: the plain flavour's VPSHUFB table.
 var tq4AVX2Ints = func() (t [16]byte) {

@@ -19,11 +19,12 @@ func withAVX2Int(vnni bool, f func()) {
 	withoutVNNI(f)
 }
 
-// TestMultiQueryTQ4AVX2Int runs the reference checks (within the VNNI bounds, ScoresGrid's
-// rounding) of tq4 and turbo4 through both flavours of the AVX2 integer scores kernels, across
-// d (multiples of 32 take them; 40 and 200 their tails through the float kernels' neighbours
-// or Go), query counts and row counts around their groups of eight and sixteen rows; and
-// through the AVX2 float kernels the integer ones replace.
+// TestMultiQueryTQ4AVX2Int runs the reference checks of tq4 and turbo4 (scores within the VNNI
+// bounds of ScoresGrid's rounding, values within the integer accumulation's slack) through both
+// flavours of the AVX2 integer kernels, across d (scores: multiples of 32; values: of 16; 200
+// through the float kernels), query counts, and row counts around the scores' groups of eight
+// and sixteen rows and the values' tiles of 64 and row pairs; and through the AVX2 float
+// kernels the integer ones replace.
 func TestMultiQueryTQ4AVX2Int(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("no AVX2, FMA and F16C")
@@ -31,7 +32,7 @@ func TestMultiQueryTQ4AVX2Int(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
 	run := func(name string) {
 		for _, f := range []Format{TQ4, Turbo4} {
-			for _, d := range []int{32, 64, 96, 128, 256} {
+			for _, d := range []int{32, 48, 64, 96, 128, 200, 256} {
 				for _, n := range []int{1, 4, 5} {
 					for _, rows := range []int{1, 8, 9, 16, 23, 130} {
 						t.Run(fmt.Sprintf("%s/%s/d%d/n%d/rows%d", name, f, d, n, rows), func(t *testing.T) {
@@ -141,6 +142,92 @@ func TestTQ4AVX2ScoresMatch(t *testing.T) {
 						for i := range got {
 							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 								t.Fatalf("kind %d d%d edge %v ostride %d [%d]: %s %g, avx2 %g", kind, d, edge, ostride, i, name, got[i], want[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestT4AccAVX2Match checks that the AVX2 integer accumulate kernels of turbo4 and tq4 give the
+// AVX-512 integer kernels' accumulators bit for bit (where the CPU has those), and the two AVX2
+// flavours each other's, over tiles of 64 rows with a short last one and a lone last row,
+// contiguous and strided weights, softmax-like weights (some exactly 0) and a tile of zeros.
+func TestT4AccAVX2Match(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2, FMA and F16C")
+	}
+	rng := rand.New(rand.NewPCG(45, 46))
+	type kern = func(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+	for _, f32 := range []bool{false, true} {
+		for _, d := range []int{16, 48, 64, 128, 256} {
+			for _, m := range []int{1, 2, 63, 64, 65, 130, 200} {
+				rb := d/2 + 2
+				if f32 {
+					rb = d/2 + 4
+				}
+				rows := make([]byte, m*rb)
+				for j := 0; j < m; j++ {
+					row := rows[j*rb : (j+1)*rb]
+					for i := range row[:d/2] {
+						row[i] = byte(rng.Uint32())
+					}
+					s := float32(rng.ExpFloat64()) + 0.01
+					if f32 {
+						binary.LittleEndian.PutUint32(row[d/2:], math.Float32bits(s))
+					} else {
+						binary.LittleEndian.PutUint16(row[d/2:], F32ToF16(s))
+					}
+				}
+				const n = 4
+				for _, ws := range []int{4, 6} { // weights a row, in floats
+					w := make([]float32, m*ws)
+					for j := 0; j < m; j++ {
+						for h := 0; h < n; h++ {
+							x := math.Exp(3*rng.NormFloat64() - 6)
+							if rng.IntN(7) == 0 || (j >= 64 && j < 128) {
+								x = 0 // the second tile all zeros
+							}
+							w[j*ws+h] = float32(x)
+						}
+					}
+					acc0 := gaussianRows(rng, n, d, 1)
+					run := func(k kern) []float32 {
+						acc := append([]float32(nil), acc0...)
+						k(&acc[0], d, d, &rows[0], rb, m, &w[0], 4*ws)
+						return acc
+					}
+					kernels := map[string]kern{"avx2": multiAccT4AVX2I}
+					if f32 {
+						kernels["avx2"] = multiAccT4FAVX2I
+					}
+					if tq4AVXVNNICPU {
+						kernels["avxvnni"] = multiAccT4AVXVNNI
+						if f32 {
+							kernels["avxvnni"] = multiAccT4FAVXVNNI
+						}
+					}
+					if turboIntAcc(4, d) {
+						kernels["avx512"] = multiAccT4INT
+						if f32 {
+							kernels["avx512"] = multiAccT4FINT
+						}
+					}
+					want := run(kernels["avx2"])
+					changed := false
+					for i := range want {
+						changed = changed || want[i] != acc0[i]
+					}
+					if !changed {
+						t.Fatalf("f32 %v d%d m%d: the avx2 kernel left the accumulators as they were", f32, d, m)
+					}
+					for name, k := range kernels {
+						got := run(k)
+						for i := range got {
+							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+								t.Fatalf("f32 %v d%d m%d wstride %d: acc %d [%d]: %s %g, avx2 %g", f32, d, m, 4*ws, i/d, i%d, name, got[i], want[i])
 							}
 						}
 					}
