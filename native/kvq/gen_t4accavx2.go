@@ -65,6 +65,82 @@ const (
 	frame = 1632
 )
 
+// t3Dec decodes turbo3's 16 values (6 code bytes, 8 read: the row's scale follows its last
+// codes) of rows a and b: the two rows' bytes broadcast to (a, b, a, b) qwords; two VPSHUFB
+// (·t3AccSpread) give dword j of lane l, vector e the 16-bit windows of value i = 8e + 4l + j
+// in both rows (a's low, b's high), VPSRLVD shifts each by the value's bit offset 3i mod 8 (the
+// same for i and i + 8, so one table of counts serves both vectors), a
+// mask keeps the codes and VPACKUSWB packs them to bytes: lane 0 values 0..3 and 8..11, lane 1
+// 4..7 and 12..15, a's code and b's in turn. Looked up as signed levels and widened to words:
+// Y10 holds the level pairs of values 0..3, 8..11, Y11 of 4..7, 12..15.
+const t3Dec = `	VPBROADCASTQ (R12), Y10
+	VPBROADCASTQ (R12)(R9*1), Y11
+	VPBLENDD $0xCC, Y11, Y10, Y10
+	VPSHUFB ·t3AccSpread(SB), Y10, Y11
+	VPSHUFB ·t3AccSpread+32(SB), Y10, Y10
+	VPSRLVD ·t3AccShift(SB), Y11, Y11
+	VPSRLVD ·t3AccShift(SB), Y10, Y10
+	VPAND Y9, Y11, Y11
+	VPAND Y9, Y10, Y10
+	VPACKUSWB Y10, Y11, Y10
+	VPSHUFB Y10, Y8, Y10
+	VEXTRACTI128 $1, Y10, X11
+	VPMOVSXBW X10, Y10
+	VPMOVSXBW X11, Y11
+`
+
+// t3Finish is finish for turbo3's order: Y2h holds values 0..3, 8..11, Y2h+1 4..7, 12..15.
+func t3Finish() string {
+	var b strings.Builder
+	for h := 0; h < 4; h++ {
+		fmt.Fprintf(&b, `	VPERM2I128 $0x20, Y%[2]d, Y%[1]d, Y12
+	VPERM2I128 $0x31, Y%[2]d, Y%[1]d, Y13
+	VCVTDQ2PS Y12, Y12
+	VCVTDQ2PS Y13, Y13
+	VBROADCASTSS %[3]d(SP), Y14
+	VMOVUPS (R12), Y15
+	VFMADD231PS Y14, Y12, Y15
+	VMOVUPS Y15, (R12)
+	VMOVUPS 32(R12), Y15
+	VFMADD231PS Y14, Y13, Y15
+	VMOVUPS Y15, 32(R12)
+	ADDQ DX, R12
+`, 2*h, 2*h+1, oTU+4*h)
+	}
+	return b.String()
+}
+
+// t3AccTables writes turbo3's spread controls and shift counts (t3Dec) and the codes' mask.
+func t3AccTables() string {
+	var b strings.Builder
+	var spread [64]byte
+	var shift [8]uint32
+	for e := 0; e < 2; e++ {
+		for l := 0; l < 2; l++ {
+			for j := 0; j < 4; j++ {
+				i := 8*e + 4*l + j
+				p := 3 * i / 8
+				o := 32*e + 16*l + 4*j
+				spread[o], spread[o+1], spread[o+2], spread[o+3] = byte(p), byte(p+1), byte(8+p), byte(9+p)
+				shift[4*l+j] = uint32(3 * i % 8) // i and i + 8 alike
+			}
+		}
+	}
+	for i := 0; i < 64; i += 8 {
+		var x uint64
+		for k := 7; k >= 0; k-- {
+			x = x<<8 | uint64(spread[i+k])
+		}
+		fmt.Fprintf(&b, "DATA ·t3AccSpread+%d(SB)/8, $0x%016x\n", i, x)
+	}
+	b.WriteString("GLOBL ·t3AccSpread(SB), RODATA|NOPTR, $64\n\n")
+	for i := 0; i < 8; i += 2 {
+		fmt.Fprintf(&b, "DATA ·t3AccShift+%d(SB)/8, $0x%08x%08x\n", 4*i, shift[i+1], shift[i])
+	}
+	b.WriteString("GLOBL ·t3AccShift(SB), RODATA|NOPTR, $32\n\n")
+	return b.String()
+}
+
 const dec = `	VMOVQ (R12), X10
 	VMOVQ (R12)(R9*1), X11
 	VPUNPCKLBW X11, X10, X10
@@ -128,7 +204,7 @@ TEXT ·multiAcc@(SB), 0, $%FRAME%-64
 	TESTQ AX, AX
 	JZ   @_done
 	MOVQ d+8(FP), R14          // the scale's byte offset in a row
-	SHRQ $1, R14
+	%SOFF%
 	MOVQ rb+32(FP), AX         // prefetch step: ⌈2·rb / units⌉ a row pair and unit
 	SHLQ $1, AX
 	MOVQ nv+16(FP), CX
@@ -214,8 +290,7 @@ TEXT ·multiAcc@(SB), 0, $%FRAME%-64
 	DECQ R10
 	JNZ  @_p2
 
-	VBROADCASTI128 ·tq4AVX2Ints(SB), Y8
-	VMOVDQU ·tq4AVX2Nib(SB), Y9
+	%TABLES%
 	MOVQ nv+16(FP), AX
 	SHRQ $4, AX
 	MOVQ AX, %UL%(SP)
@@ -256,7 +331,7 @@ TEXT ·multiAcc@(SB), 0, $%FRAME%-64
 %DEC%%DOTS%
 @_fin:
 	MOVQ CX, R12
-%FINISH%	ADDQ $8, BX
+%FINISH%	ADDQ $%UBYTE%, BX
 	ADDQ $64, CX
 	DECQ %UL%(SP)
 	JNZ  @_unit
@@ -286,25 +361,36 @@ func main() {
 // The AVX2 integer accumulate kernels of turbo4 and tq4: see gen_t4accavx2.go for the work and
 // multi_t4accavx2_amd64.go for the contract.
 `)
+	out.WriteString(t3AccTables())
 	for _, k := range []struct {
 		name string
 		f32  bool
 		vnni bool
+		t3   bool
 	}{
-		{"T4AVX2I", false, false},
-		{"T4FAVX2I", true, false},
-		{"T4AVXVNNI", false, true},
-		{"T4FAVXVNNI", true, true},
+		{"T4AVX2I", false, false, false},
+		{"T4FAVX2I", true, false, false},
+		{"T4AVXVNNI", false, true, false},
+		{"T4FAVXVNNI", true, true, false},
+		{"T3AVX2I", false, false, true},
+		{"T3AVXVNNI", false, true, true},
 	} {
 		scale, unit := "VPBROADCASTW (R12)(R14*1), X0\n\tVCVTPH2PS X0, X0", "tAccT4Unit"
 		if k.f32 {
 			scale, unit = "VBROADCASTSS (R12)(R14*1), X0", "tAccT4FUnit"
 		}
+		soff, tables, dc, fin, ubyte := "SHRQ $1, R14", "VBROADCASTI128 ·tq4AVX2Ints(SB), Y8\n\tVMOVDQU ·tq4AVX2Nib(SB), Y9", dec, finish(), "8"
+		if k.t3 {
+			unit = "tAccT3Unit"
+			soff = "IMULQ $3, R14\n\tSHRQ $3, R14"
+			tables = "VBROADCASTI128 ·t3AVX2Ints(SB), Y8\n\tVMOVDQU ·t3AVX2Mask7(SB), Y9"
+			dc, fin, ubyte = t3Dec, t3Finish(), "6"
+		}
 		r := strings.NewReplacer("@", k.name, "%FRAME%", fmt.Sprint(frame), "%SCALE%", scale, "%UNIT%", unit,
 			"%WS%", fmt.Sprint(oWS), "%QP%", fmt.Sprint(oQP), "%TU%", fmt.Sprint(oTU), "%INV%", fmt.Sprint(oINV),
 			"%TN%", fmt.Sprint(oTN), "%PF%", fmt.Sprint(oPF), "%PS%", fmt.Sprint(oPS), "%UL%", fmt.Sprint(oUL),
-			"%RL%", fmt.Sprint(oRL), "%WP%", fmt.Sprint(oWP),
-			"%DEC%", dec, "%DOTS%", dots(k.vnni), "%FINISH%", finish())
+			"%RL%", fmt.Sprint(oRL), "%WP%", fmt.Sprint(oWP), "%SOFF%", soff, "%TABLES%", tables, "%UBYTE%", ubyte,
+			"%DEC%", dc, "%DOTS%", dots(k.vnni), "%FINISH%", fin)
 		out.WriteString(r.Replace(tmpl))
 	}
 	if err := os.WriteFile("multi_t4accavx2_amd64.s", []byte(out.String()), 0o644); err != nil {

@@ -1,7 +1,7 @@
 //go:build ignore
 
-// gen_tq4avx2 writes multi_tq4avx2_amd64.s: the AVX2 integer scores kernels of tq4 and turbo4,
-// the 256-bit ports of gen_tq4vnni.go's AVX-512 VNNI kernels (the same digits, the same exact
+// gen_tq4avx2 writes multi_tq4avx2_amd64.s: the AVX2 integer scores kernels of tq4, turbo4 and
+// turbo3 (t3Group), the 256-bit ports of gen_tq4vnni.go's AVX-512 VNNI kernels (the same digits, the same exact
 // int32 group dots, the same float32 operations in the same order after them, so the same
 // scores bit for bit). Run with `go generate ./native/kvq`.
 //
@@ -124,6 +124,135 @@ func group(vnni bool) string {
 	return b.String()
 }
 
+// t3Pair is the first value i of dword j of turbo3's spread vector v (0..3): the dword holds
+// the 16-bit windows of values i and i + 8, whose codes lie at the same bit offset 3i mod 8
+// of their windows (24 bits, three bytes, apart).
+func t3Pair(v, j int) int { return 16*(v/2) + 4*(v%2) + j }
+
+// t3Tables writes turbo3's spread controls (per half h of the group, the eight code bytes
+// loaded from byte 4h of it: vectors 2h and 2h + 1), shift counts and masks.
+func t3Tables() string {
+	var b strings.Builder
+	var spread [4][32]byte
+	var shift [2][8]uint32
+	for v := 0; v < 4; v++ {
+		off := 4 * (v / 2)
+		for l := 0; l < 2; l++ {
+			for j := 0; j < 4; j++ {
+				i := t3Pair(v, j)
+				p, sh := 3*i/8, 3*i%8
+				for k, src := range []int{p, p + 1, p + 3, p + 4} {
+					x := src - off
+					if x < 0 || x >= 8 {
+						if x < 0 || (k == 1 || k == 3) && sh >= 6 {
+							panic(fmt.Sprintf("turbo3: value %d needs byte %d, not loaded", i, src))
+						}
+						x = 0x80 // beyond the code bytes the window needs
+					}
+					spread[v][16*l+4*j+k] = byte(x)
+				}
+				shift[v%2][4*l+j] = uint32(sh)
+			}
+		}
+	}
+	for v := range spread {
+		for i := 0; i < 32; i += 8 {
+			var x uint64
+			for k := 7; k >= 0; k-- {
+				x = x<<8 | uint64(spread[v][i+k])
+			}
+			fmt.Fprintf(&b, "DATA ·t3AVX2Spread+%d(SB)/8, $0x%016x\n", 32*v+i, x)
+		}
+	}
+	b.WriteString("GLOBL ·t3AVX2Spread(SB), RODATA|NOPTR, $128\n\n")
+	for v := range shift {
+		for i := 0; i < 8; i += 2 {
+			fmt.Fprintf(&b, "DATA ·t3AVX2Shift+%d(SB)/8, $0x%08x%08x\n", 32*v+4*i, shift[v][i+1], shift[v][i])
+		}
+	}
+	b.WriteString("GLOBL ·t3AVX2Shift(SB), RODATA|NOPTR, $64\n\n")
+	for i := 0; i < 32; i += 8 {
+		fmt.Fprintf(&b, "DATA ·t3AVX2Mask7+%d(SB)/8, $0x0007000700070007\n", i)
+	}
+	b.WriteString("GLOBL ·t3AVX2Mask7(SB), RODATA|NOPTR, $32\n")
+	return b.String()
+}
+
+// t3Group writes one 32-value group of eight turbo3 rows (12 code bytes each; CX rows 0..3,
+// BX rows 4..7) into the sums Y8..Y11. Per half of the group (values 16h..16h+15), the eight
+// code bytes at 4h of rows r and 4 + r are broadcast into one vector (row r low, 4 + r high);
+// two VPSHUFB spread the 16-bit windows of its values into dwords (values i and i + 8 in the
+// low and the high word, t3Pair), VPSRLVD shifts each dword by its values' common bit offset,
+// a mask keeps the codes and VPACKUSWB packs the two vectors' words to bytes: lane bytes 4k..4k+3
+// the codes of values 16h + 2k, 16h + 2k + 8, 16h + 2k + 1, 16h + 2k + 9 (t3AVX2Perm, the order
+// the queries are permuted to). The four row pairs' vectors are transposed to dwords (lane l
+// row l) and looked up and chained as tq4's.
+func t3Group(vnni bool) string {
+	var b strings.Builder
+	w := func(f string, a ...any) { fmt.Fprintf(&b, "\t"+f+"\n", a...) }
+	for h := 0; h < 2; h++ {
+		for r, idx := range []string{"", "(R8*1)", "(R8*2)", "(R12*1)"} {
+			w("VPBROADCASTQ %d(CX)%s, Y13", 4*h, idx)
+			w("VPBROADCASTQ %d(BX)%s, Y14", 4*h, idx)
+			w("VPBLENDD $0xF0, Y14, Y13, Y13")
+			for e := 0; e < 2; e++ {
+				v := 2*h + e
+				w("VPSHUFB ·t3AVX2Spread+%d(SB), Y13, Y%d", 32*v, 14+e)
+				w("VPSRLVD ·t3AVX2Shift+%d(SB), Y%d, Y%d", 32*e, 14+e, 14+e)
+				w("VPAND ·t3AVX2Mask7(SB), Y%d, Y%d", 14+e, 14+e)
+			}
+			w("VPACKUSWB Y15, Y14, Y%d", r)
+		}
+		// Transpose the dwords within 128-bit lanes with two temporaries: K_k lane l = dword k
+		// of row l, K0..K3 in Y2, Y3, Y13, Y0.
+		w("VPUNPCKLDQ Y1, Y0, Y13")
+		w("VPUNPCKHDQ Y1, Y0, Y14")
+		w("VPUNPCKLDQ Y3, Y2, Y0")
+		w("VPUNPCKHDQ Y3, Y2, Y1")
+		w("VPUNPCKLQDQ Y0, Y13, Y2")
+		w("VPUNPCKHQDQ Y0, Y13, Y3")
+		w("VPUNPCKLQDQ Y1, Y14, Y13")
+		w("VPUNPCKHQDQ Y1, Y14, Y0")
+		if h == 0 {
+			for c := 0; c < 4; c++ {
+				if vnni {
+					w("VPBROADCASTD %d(DX), Y%d // −128·ΣQ: the levels' offset", 48+4*c, 4+c)
+				} else {
+					w("VPXOR Y%d, Y%d, Y%d", 4+c, 4+c, 4+c)
+				}
+			}
+		}
+		for k, reg := range []int{2, 3, 13, 0} {
+			off := 16*h + 4*k
+			if vnni {
+				w("VPSHUFB Y%d, Y12, Y%d", reg, reg)
+				for q := 0; q < 4; q++ {
+					w("VPBROADCASTD %d(SI), Y14", off+32*q)
+					w("%s", vexDPBUSD(4+q, reg, 14))
+				}
+				continue
+			}
+			w("VPSHUFB Y%d, Y12, Y14 // L", reg)
+			w("VPABSB Y14, Y15       // |L|")
+			for q := 0; q < 4; q++ {
+				w("VPBROADCASTD %d(SI), Y1", off+32*q)
+				w("VPSIGNB Y14, Y1, Y1")
+				w("VPMADDUBSW Y1, Y15, Y1")
+				w("VPMADDWD ·tq4AVX2Ones(SB), Y1, Y1")
+				w("VPADDD Y1, Y%d, Y%d", 4+q, 4+q)
+			}
+		}
+	}
+	for q := 0; q < 4; q++ {
+		w("VCVTDQ2PS Y%d, Y%d", 4+q, 4+q)
+		w("VBROADCASTSS %d(DX), Y13", 4*q)
+		w("VFMADD231PS Y13, Y%d, Y%d", 4+q, 8+q)
+	}
+	w("ADDQ $128, SI")
+	w("ADDQ $96, DX")
+	return b.String()
+}
+
 const body = `
 // func multiScores@(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
 TEXT ·multiScores@(SB), NOSPLIT, $0-80
@@ -146,17 +275,13 @@ TEXT ·multiScores@(SB), NOSPLIT, $0-80
 	VPXOR Y9, Y9, Y9
 	VPXOR Y10, Y10, Y10
 	VPXOR Y11, Y11, Y11
-	MOVQ R8, AX                // prefetch pointer: 128 rows ahead, 160 bytes per chunk of
-	SHLQ $7, AX                // codes (eight rows are at most 8·(16 + 4) bytes a chunk)
+	MOVQ R8, AX                // prefetch pointer: 128 rows ahead, PFSTEP bytes per chunk of
+	SHLQ $7, AX                // codes (at least eight rows' share of a chunk)
 	ADDQ DI, AX
 
 @_blk:
-	PREFETCHT0 (AX)
-	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	ADDQ $160, AX
-%GROUP%	ADDQ $16, CX
-	ADDQ $16, BX
+%PF%%GROUP%	ADDQ $%STEP%, CX
+	ADDQ $%STEP%, BX
 	DECQ R11
 	JNZ  @_blk
 
@@ -241,21 +366,33 @@ func main() {
 // The AVX2 integer scores kernels of tq4 and turbo4: see gen_tq4avx2.go for the work and
 // multi_tq4avx2_amd64.go for the contract.
 `)
+	out.WriteString(t3Tables())
+	const pf4 = "\tPREFETCHT0 (AX)\n\tPREFETCHT0 64(AX)\n\tPREFETCHT0 128(AX)\n\tADDQ $160, AX\n" // ≥ 8·(16 + 4)
+	const pf3 = "\tPREFETCHT0 (AX)\n\tPREFETCHT0 64(AX)\n\tADDQ $112, AX\n"                       // ≥ 8·(12 + 2)
 	for _, k := range []struct {
 		name string
 		f32  bool
 		vnni bool
+		t3   bool
 	}{
-		{"TQ4AVX2I", true, false},
-		{"T4AVX2I", false, false},
-		{"TQ4AVXVNNI", true, true},
-		{"T4AVXVNNI", false, true},
+		{"TQ4AVX2I", true, false, false},
+		{"T4AVX2I", false, false, false},
+		{"TQ4AVXVNNI", true, true, false},
+		{"T4AVXVNNI", false, true, false},
+		{"T3AVX2I", false, false, true},
+		{"T3AVXVNNI", false, true, true},
 	} {
-		table := "VBROADCASTI128 ·tq4AVX2Ints(SB), Y12"
+		table, grp, pf, step := "VBROADCASTI128 ·tq4AVX2Ints(SB), Y12", group(k.vnni), pf4, "16"
 		if k.vnni {
 			table = "VBROADCASTI128 ·tq4VNNIU8(SB), Y12"
 		}
-		r := strings.NewReplacer("@", k.name, "%TABLE%", table, "%GROUP%", group(k.vnni), "%STAGE%", stage(k.f32))
+		if k.t3 {
+			table, grp, pf, step = "VBROADCASTI128 ·t3AVX2Ints(SB), Y12", t3Group(k.vnni), pf3, "12"
+			if k.vnni {
+				table = "VBROADCASTI128 ·turbo3VNNIU8(SB), Y12"
+			}
+		}
+		r := strings.NewReplacer("@", k.name, "%TABLE%", table, "%GROUP%", grp, "%STAGE%", stage(k.f32), "%PF%", pf, "%STEP%", step)
 		out.WriteString(r.Replace(body))
 	}
 	if err := os.WriteFile("multi_tq4avx2_amd64.s", out.Bytes(), 0o644); err != nil {

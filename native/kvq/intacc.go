@@ -39,14 +39,12 @@ func turboAccKernels(c Codec) *multiKernels {
 				return intAccT4
 			}
 		}
-		if c.bits == 4 {
-			return t4AccAVX2(c.d, false) // AVX2 (multi_t4accavx2_amd64.go), nil for none
-		}
+		return turboAccAVX2(c.bits, c.d, false) // AVX2 (multi_t4accavx2_amd64.go), nil for none
 	case *tq4Codec:
 		if tq4IntAcc(c.d) {
 			return intAccT4F
 		}
-		return t4AccAVX2(c.d, true)
+		return turboAccAVX2(4, c.d, true)
 	}
 	return nil
 }

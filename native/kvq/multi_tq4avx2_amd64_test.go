@@ -31,7 +31,7 @@ func TestMultiQueryTQ4AVX2Int(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(41, 42))
 	run := func(name string) {
-		for _, f := range []Format{TQ4, Turbo4} {
+		for _, f := range []Format{TQ4, Turbo4, Turbo3} {
 			for _, d := range []int{32, 48, 64, 96, 128, 200, 256} {
 				for _, n := range []int{1, 4, 5} {
 					for _, rows := range []int{1, 8, 9, 16, 23, 130} {
@@ -58,30 +58,35 @@ func TestMultiQueryTQ4AVX2Int(t *testing.T) {
 // cpuHasAVXVNNI reports the CPU's AVX-VNNI, whatever KVLAB_NO_AVXVNNI says.
 func cpuHasAVXVNNI() bool { return tq4AVXVNNICPU }
 
-// TestTQ4AVX2ScoresMatch checks that the AVX2 integer kernels' scores are the AVX-512 VNNI
-// kernels' bit for bit (where the CPU has those), and the two AVX2 flavours' each other's, on
-// random rows and queries and on the ones at the plain flavour's saturation edge (every digit
-// ±127 against codes 0 or 15, levels ∓104 and ±104: pair sums of ±26416), with contiguous
-// and strided outputs.
+// TestTQ4AVX2ScoresMatch checks that the AVX2 integer kernels' scores (tq4, turbo4, turbo3)
+// are the AVX-512 VNNI kernels' bit for bit (where the CPU has those), and the two AVX2
+// flavours' each other's, on random rows and queries and on the ones at the plain flavour's
+// saturation edge (every digit ±127 against the extreme codes, pair sums of ±2·127·104 for
+// tq4's levels), with contiguous and strided outputs.
 func TestTQ4AVX2ScoresMatch(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("no AVX2, FMA and F16C")
 	}
 	rng := rand.New(rand.NewPCG(43, 44))
 	type kern = func(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
-	for _, kind := range []int{vnniTQ4, vnniT4} {
+	for _, kind := range []int{vnniTQ4, vnniT4, vnniT3} {
 		for _, d := range []int{32, 64, 128, 160, 256} {
 			for _, edge := range []bool{false, true} {
 				nb := d / 32
-				rb := d/2 + 4
-				if kind == vnniT4 {
-					rb = d/2 + 2
+				nc := d / 2 // code bytes
+				rb := nc + 4
+				switch kind {
+				case vnniT4:
+					rb = nc + 2
+				case vnniT3:
+					nc = 3 * d / 8
+					rb = nc + 2
 				}
 				const m = 48
 				rows := make([]byte, m*rb)
 				for j := 0; j < m; j++ {
 					row := rows[j*rb : (j+1)*rb]
-					for i := range row[:d/2] {
+					for i := range row[:nc] {
 						row[i] = byte(rng.Uint32())
 						if edge {
 							row[i] = []byte{0x00, 0xFF}[j%2]
@@ -89,9 +94,9 @@ func TestTQ4AVX2ScoresMatch(t *testing.T) {
 					}
 					s := float32(rng.ExpFloat64()) + 0.01
 					if kind == vnniTQ4 {
-						binary.LittleEndian.PutUint32(row[d/2:], math.Float32bits(s))
+						binary.LittleEndian.PutUint32(row[nc:], math.Float32bits(s))
 					} else {
-						binary.LittleEndian.PutUint16(row[d/2:], F32ToF16(s))
+						binary.LittleEndian.PutUint16(row[nc:], F32ToF16(s))
 					}
 				}
 				q := gaussianRows(rng, 4, d, 1)
@@ -100,33 +105,47 @@ func TestTQ4AVX2ScoresMatch(t *testing.T) {
 						q[i] = float32(1 - 2*int(rng.IntN(2)))
 					}
 				}
-				dig, aux := make([]byte, nb*vnniBlockBytes/2), make([]uint32, nb*vnniAuxWords)
-				vnniDigits(dig, aux, q, d, nb, 1)
+				// The digits of the queries as the kernels read them: turbo3's AVX2 kernels in
+				// t3AVX2Perm's order, the AVX-512 one in the values'.
+				digits := func(q []float32) ([]byte, []uint32) {
+					dig, aux := make([]byte, nb*vnniBlockBytes/2), make([]uint32, nb*vnniAuxWords)
+					vnniDigits(dig, aux, q, d, nb, 1)
+					return dig, aux
+				}
+				dig, aux := digits(q)
+				dig512, aux512 := dig, aux
+				if kind == vnniT3 {
+					qp := make([]float32, len(q))
+					t3AVX2Permute(qp, q, 4, d)
+					dig, aux = digits(qp)
+				}
 				offs := [5]float32{0.5, -1, 0, 2, tq4Unit}
 				var stage [16]uint32
-				score := func(k kern, ostride int) []float32 {
+				type named struct {
+					k      kern
+					avx512 bool
+				}
+				score := func(k named, ostride int) []float32 {
 					out := make([]float32, m*ostride/4)
 					for i := range out {
 						out[i] = float32(math.NaN())
 					}
-					k(&dig[0], &aux[0], nb, &rows[0], rb, m, &out[0], ostride, &offs[0], &stage[0])
+					dg, ax := dig, aux
+					if k.avx512 {
+						dg, ax = dig512, aux512
+					}
+					k.k(&dg[0], &ax[0], nb, &rows[0], rb, m, &out[0], ostride, &offs[0], &stage[0])
 					return out
 				}
-				kernels := map[string]kern{"avx2": multiScoresT4AVX2I}
-				if kind == vnniTQ4 {
-					kernels["avx2"] = multiScoresTQ4AVX2I
+				pick := func(tq4, t4, t3 kern) kern {
+					return map[int]kern{vnniTQ4: tq4, vnniT4: t4, vnniT3: t3}[kind]
 				}
+				kernels := map[string]named{"avx2": {pick(multiScoresTQ4AVX2I, multiScoresT4AVX2I, multiScoresT3AVX2I), false}}
 				if cpuHasAVXVNNI() {
-					kernels["avxvnni"] = multiScoresT4AVXVNNI
-					if kind == vnniTQ4 {
-						kernels["avxvnni"] = multiScoresTQ4AVXVNNI
-					}
+					kernels["avxvnni"] = named{pick(multiScoresTQ4AVXVNNI, multiScoresT4AVXVNNI, multiScoresT3AVXVNNI), false}
 				}
-				if hasVNNIBW {
-					kernels["avx512"] = multiScoresT4VNNI
-					if kind == vnniTQ4 {
-						kernels["avx512"] = multiScoresTQ4VNNI
-					}
+				if hasVNNIBW && (kind != vnniT3 || hasVBMI) {
+					kernels["avx512"] = named{pick(multiScoresTQ4VNNI, multiScoresT4VNNI, multiScoresT3VNNI), true}
 				}
 				for _, ostride := range []int{16, 24} {
 					want := score(kernels["avx2"], ostride)
@@ -151,34 +170,39 @@ func TestTQ4AVX2ScoresMatch(t *testing.T) {
 	}
 }
 
-// TestT4AccAVX2Match checks that the AVX2 integer accumulate kernels of turbo4 and tq4 give the
-// AVX-512 integer kernels' accumulators bit for bit (where the CPU has those), and the two AVX2
-// flavours each other's, over tiles of 64 rows with a short last one and a lone last row,
-// contiguous and strided weights, softmax-like weights (some exactly 0) and a tile of zeros.
+// TestT4AccAVX2Match checks that the AVX2 integer accumulate kernels of turbo4, tq4 and turbo3
+// give the AVX-512 integer kernels' accumulators bit for bit (where the CPU has those), and the
+// two AVX2 flavours each other's, over tiles of 64 rows with a short last one and a lone last
+// row, contiguous and strided weights, softmax-like weights (some exactly 0) and a tile of
+// zeros.
 func TestT4AccAVX2Match(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("no AVX2, FMA and F16C")
 	}
 	rng := rand.New(rand.NewPCG(45, 46))
 	type kern = func(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
-	for _, f32 := range []bool{false, true} {
+	for _, kind := range []string{"turbo4", "tq4", "turbo3"} {
 		for _, d := range []int{16, 48, 64, 128, 256} {
 			for _, m := range []int{1, 2, 63, 64, 65, 130, 200} {
-				rb := d/2 + 2
-				if f32 {
-					rb = d/2 + 4
+				nc := d / 2 // code bytes
+				if kind == "turbo3" {
+					nc = 3 * d / 8
+				}
+				rb := nc + 2
+				if kind == "tq4" {
+					rb = nc + 4
 				}
 				rows := make([]byte, m*rb)
 				for j := 0; j < m; j++ {
 					row := rows[j*rb : (j+1)*rb]
-					for i := range row[:d/2] {
+					for i := range row[:nc] {
 						row[i] = byte(rng.Uint32())
 					}
 					s := float32(rng.ExpFloat64()) + 0.01
-					if f32 {
-						binary.LittleEndian.PutUint32(row[d/2:], math.Float32bits(s))
+					if kind == "tq4" {
+						binary.LittleEndian.PutUint32(row[nc:], math.Float32bits(s))
 					} else {
-						binary.LittleEndian.PutUint16(row[d/2:], F32ToF16(s))
+						binary.LittleEndian.PutUint16(row[nc:], F32ToF16(s))
 					}
 				}
 				const n = 4
@@ -199,21 +223,15 @@ func TestT4AccAVX2Match(t *testing.T) {
 						k(&acc[0], d, d, &rows[0], rb, m, &w[0], 4*ws)
 						return acc
 					}
-					kernels := map[string]kern{"avx2": multiAccT4AVX2I}
-					if f32 {
-						kernels["avx2"] = multiAccT4FAVX2I
+					pick := func(t4, tq4, t3 kern) kern {
+						return map[string]kern{"turbo4": t4, "tq4": tq4, "turbo3": t3}[kind]
 					}
+					kernels := map[string]kern{"avx2": pick(multiAccT4AVX2I, multiAccT4FAVX2I, multiAccT3AVX2I)}
 					if tq4AVXVNNICPU {
-						kernels["avxvnni"] = multiAccT4AVXVNNI
-						if f32 {
-							kernels["avxvnni"] = multiAccT4FAVXVNNI
-						}
+						kernels["avxvnni"] = pick(multiAccT4AVXVNNI, multiAccT4FAVXVNNI, multiAccT3AVXVNNI)
 					}
 					if turboIntAcc(4, d) {
-						kernels["avx512"] = multiAccT4INT
-						if f32 {
-							kernels["avx512"] = multiAccT4FINT
-						}
+						kernels["avx512"] = pick(multiAccT4INT, multiAccT4FINT, multiAccT3INT)
 					}
 					want := run(kernels["avx2"])
 					changed := false
@@ -221,13 +239,13 @@ func TestT4AccAVX2Match(t *testing.T) {
 						changed = changed || want[i] != acc0[i]
 					}
 					if !changed {
-						t.Fatalf("f32 %v d%d m%d: the avx2 kernel left the accumulators as they were", f32, d, m)
+						t.Fatalf("%s d%d m%d: the avx2 kernel left the accumulators as they were", kind, d, m)
 					}
 					for name, k := range kernels {
 						got := run(k)
 						for i := range got {
 							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-								t.Fatalf("f32 %v d%d m%d wstride %d: acc %d [%d]: %s %g, avx2 %g", f32, d, m, 4*ws, i/d, i%d, name, got[i], want[i])
+								t.Fatalf("%s d%d m%d wstride %d: acc %d [%d]: %s %g, avx2 %g", kind, d, m, 4*ws, i/d, i%d, name, got[i], want[i])
 							}
 						}
 					}

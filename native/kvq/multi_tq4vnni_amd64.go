@@ -116,7 +116,9 @@ func tq4VNNI(d int) bool { return (hasVNNIBW || tq4AVX2Int) && d%32 == 0 && d > 
 func t2VNNI(d int) bool { return hasVNNIBW && hasVBMI && d%64 == 0 && d > 0 }
 
 // t3VNNI reports whether turbo3 rows of d values score through the VNNI kernel.
-func t3VNNI(d int) bool { return hasVNNIBW && hasVBMI && d%32 == 0 && d > 0 }
+// Without AVX-512 VNNI and BW it is the AVX2 integer kernel (tq4AVX2Int,
+// multi_tq4avx2_amd64.go), whose scores are this kernel's bit for bit.
+func t3VNNI(d int) bool { return (hasVNNIBW && hasVBMI || tq4AVX2Int) && d%32 == 0 && d > 0 }
 
 // The kinds of rows rotScoresVNNI scores.
 const (
@@ -156,10 +158,14 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 	defer perQueryBufs.Put(bp)
 	qp, muP := (*bp)[:4*d], (*bp)[4*d:5*d]
 	permute := kind == vnniTQ4 || kind == vnniT4
+	t3Perm := kind == vnniT3 && !hasVNNIBW // the AVX2 kernel's order, t3AVX2Perm
 	if mu != nil {
-		if permute {
+		switch {
+		case permute:
 			tq4Permute(muP, mu[:d], 1, d)
-		} else {
+		case t3Perm:
+			t3AVX2Permute(muP, mu[:d], 1, d)
+		default:
 			copy(muP, mu[:d])
 		}
 	}
@@ -167,7 +173,7 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 	offs[4] = tq4Unit
 	var stage [16]uint32
 	kernel := func(rows *byte, m int, out *float32, ostride int) {
-		if !hasVNNIBW { // the AVX2 kernels (tq4VNNI): kinds vnniTQ4 and vnniT4
+		if !hasVNNIBW { // the AVX2 kernels (tq4VNNI, t3VNNI): kinds vnniTQ4, vnniT4 and vnniT3
 			tq4ScoresAVX2(kind, &dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
 			return
 		}
@@ -195,9 +201,12 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 	var tmp [16 * 4]float32
 	for h := 0; h < n; h += 4 {
 		r := min(4, n-h)
-		if permute {
+		switch {
+		case permute:
 			tq4Permute(qp, q[h*d:(h+r)*d], r, d)
-		} else {
+		case t3Perm:
+			t3AVX2Permute(qp, q[h*d:(h+r)*d], r, d)
+		default:
 			copy(qp, q[h*d:(h+r)*d])
 		}
 		clear(qp[r*d:])
