@@ -1,7 +1,7 @@
 //go:build ignore
 
 // gen_t4accavx2 writes multi_t4accavx2_amd64.s: the AVX2 integer accumulate (value) kernels of
-// turbo4 and tq4, the 256-bit ports of gen_turboacc.go's AVX-512 ones (contract in
+// turbo4 and tq4 (and with their own decoding, t3Dec and t2Dec, turbo3 and turbo2), the 256-bit ports of gen_turboacc.go's AVX-512 ones (contract in
 // multi_t4accavx2_amd64.go). Run with `go generate ./native/kvq`.
 //
 // Per tile of ≤ 64 rows a prepass forms w·s for each row and accumulator (s the row's f16 scale
@@ -89,6 +89,49 @@ const t3Dec = `	VPBROADCASTQ (R12), Y10
 	VPMOVSXBW X11, Y11
 `
 
+// t2Dec decodes turbo2's 16 values (4 code bytes) of rows a and b: the bytes interleaved (a's
+// byte j, then b's) and broadcast to four qwords, qword t shifted by 2t (VPSRLVQ) and masked so
+// that its bytes hold code t of each byte: values 4j + t of a and b in turn. Looked up as
+// signed levels and widened to words: Y10 holds the level pairs of values 4j (j = 0..3), then
+// 4j + 1, Y11 of 4j + 2, then 4j + 3.
+const t2Dec = `	VMOVD (R12), X10
+	VMOVD (R12)(R9*1), X11
+	VPUNPCKLBW X11, X10, X10
+	VPBROADCASTQ X10, Y10
+	VPSRLVQ ·t2AccShift(SB), Y10, Y10
+	VPAND Y9, Y10, Y10
+	VPSHUFB Y10, Y8, Y10
+	VEXTRACTI128 $1, Y10, X11
+	VPMOVSXBW X10, Y10
+	VPMOVSXBW X11, Y11
+`
+
+// t2Finish is finish for turbo2's order: Y2h holds values 4j (j = 0..3) then 4j + 1, Y2h+1
+// 4j + 2 then 4j + 3; two lane permutes, two unpacks and two qword permutes restore it.
+func t2Finish() string {
+	var b strings.Builder
+	for h := 0; h < 4; h++ {
+		fmt.Fprintf(&b, `	VPERM2I128 $0x20, Y%[2]d, Y%[1]d, Y12
+	VPERM2I128 $0x31, Y%[2]d, Y%[1]d, Y13
+	VPUNPCKLDQ Y13, Y12, Y10
+	VPUNPCKHDQ Y13, Y12, Y11
+	VPERMQ $0xD8, Y10, Y12
+	VPERMQ $0xD8, Y11, Y13
+	VCVTDQ2PS Y12, Y12
+	VCVTDQ2PS Y13, Y13
+	VBROADCASTSS %[3]d(SP), Y14
+	VMOVUPS (R12), Y15
+	VFMADD231PS Y14, Y12, Y15
+	VMOVUPS Y15, (R12)
+	VMOVUPS 32(R12), Y15
+	VFMADD231PS Y14, Y13, Y15
+	VMOVUPS Y15, 32(R12)
+	ADDQ DX, R12
+`, 2*h, 2*h+1, oTU+4*h)
+	}
+	return b.String()
+}
+
 // t3Finish is finish for turbo3's order: Y2h holds values 0..3, 8..11, Y2h+1 4..7, 12..15.
 func t3Finish() string {
 	var b strings.Builder
@@ -138,6 +181,10 @@ func t3AccTables() string {
 		fmt.Fprintf(&b, "DATA ·t3AccShift+%d(SB)/8, $0x%08x%08x\n", 4*i, shift[i+1], shift[i])
 	}
 	b.WriteString("GLOBL ·t3AccShift(SB), RODATA|NOPTR, $32\n\n")
+	for q := 0; q < 4; q++ {
+		fmt.Fprintf(&b, "DATA ·t2AccShift+%d(SB)/8, $%d\n", 8*q, 2*q)
+	}
+	b.WriteString("GLOBL ·t2AccShift(SB), RODATA|NOPTR, $32\n\n")
 	return b.String()
 }
 
@@ -374,6 +421,8 @@ func main() {
 		{"T4FAVXVNNI", true, true, false},
 		{"T3AVX2I", false, false, true},
 		{"T3AVXVNNI", false, true, true},
+		{"T2AVX2I", false, false, false},
+		{"T2AVXVNNI", false, true, false},
 	} {
 		scale, unit := "VPBROADCASTW (R12)(R14*1), X0\n\tVCVTPH2PS X0, X0", "tAccT4Unit"
 		if k.f32 {
@@ -385,6 +434,12 @@ func main() {
 			soff = "IMULQ $3, R14\n\tSHRQ $3, R14"
 			tables = "VBROADCASTI128 ·t3AVX2Ints(SB), Y8\n\tVMOVDQU ·t3AVX2Mask7(SB), Y9"
 			dc, fin, ubyte = t3Dec, t3Finish(), "6"
+		}
+		if strings.HasPrefix(k.name, "T2") {
+			unit = "tAccT2Unit"
+			soff = "SHRQ $2, R14"
+			tables = "VBROADCASTI128 ·t2AVX2Ints(SB), Y8\n\tVMOVDQU ·t2AVX2Mask3(SB), Y9"
+			dc, fin, ubyte = t2Dec, t2Finish(), "4"
 		}
 		r := strings.NewReplacer("@", k.name, "%FRAME%", fmt.Sprint(frame), "%SCALE%", scale, "%UNIT%", unit,
 			"%WS%", fmt.Sprint(oWS), "%QP%", fmt.Sprint(oQP), "%TU%", fmt.Sprint(oTU), "%INV%", fmt.Sprint(oINV),

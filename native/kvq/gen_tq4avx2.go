@@ -1,7 +1,7 @@
 //go:build ignore
 
-// gen_tq4avx2 writes multi_tq4avx2_amd64.s: the AVX2 integer scores kernels of tq4, turbo4 and
-// turbo3 (t3Group), the 256-bit ports of gen_tq4vnni.go's AVX-512 VNNI kernels (the same digits, the same exact
+// gen_tq4avx2 writes multi_tq4avx2_amd64.s: the AVX2 integer scores kernels of tq4, turbo4,
+// turbo3 (t3Group) and turbo2 (t2Chunk), the 256-bit ports of gen_tq4vnni.go's AVX-512 VNNI kernels (the same digits, the same exact
 // int32 group dots, the same float32 operations in the same order after them, so the same
 // scores bit for bit). Run with `go generate ./native/kvq`.
 //
@@ -59,6 +59,81 @@ func vexDPBUSD(acc, u, s int) string {
 	modrm := 0xC0 | (acc&7)<<3 | s&7
 	return fmt.Sprintf("BYTE $0xC4; BYTE $0x%02X; BYTE $0x%02X; BYTE $0x50; BYTE $0x%02X // VPDPBUSD Y%d, Y%d, Y%d (VEX)",
 		b1, b2, modrm, s, u, acc)
+}
+
+// chain writes code vector Yc (the codes of the values at digit offset off, 0..15 each) looked up
+// (the table in Y12) and run through the four queries' chains Y4..Y7; it clobbers Yc, Y13 (plain
+// flavour), Y14 and Y15.
+func chain(b *strings.Builder, vnni bool, c, off int) {
+	w := func(f string, a ...any) { fmt.Fprintf(b, "\t"+f+"\n", a...) }
+	if vnni {
+		w("VPSHUFB Y%d, Y12, Y%d", c, c)
+		for h := 0; h < 4; h++ {
+			w("VPBROADCASTD %d(SI), Y14", off+32*h)
+			w("%s", vexDPBUSD(4+h, c, 14))
+		}
+		return
+	}
+	w("VPSHUFB Y%d, Y12, Y14 // L", c)
+	w("VPABSB Y14, Y15       // |L|")
+	for h := 0; h < 4; h++ {
+		w("VPBROADCASTD %d(SI), Y13", off+32*h)
+		w("VPSIGNB Y14, Y13, Y13")
+		w("VPMADDUBSW Y13, Y15, Y13")
+		w("VPMADDWD ·tq4AVX2Ones(SB), Y13, Y13")
+		w("VPADDD Y13, Y%d, Y%d", 4+h, 4+h)
+	}
+}
+
+// t2Chunk writes one 64-value chunk of eight turbo2 rows (16 code bytes each, two groups;
+// CX rows 0..3, BX rows 4..7) into the sums Y8..Y11. The rows' bytes are loaded and
+// transposed as tq4's, so that dword k of lane l holds values 16k..16k+15 of row l, four to a
+// byte; a 16-bit shift by 2t and a mask leave code t of every byte (values 16k + 4b + t at byte
+// b, t2AVX2Perm the order the queries are permuted to), and each group's four dword vectors
+// give eight code vectors, chained as tq4's.
+func t2Chunk(vnni bool) string {
+	var b strings.Builder
+	w := func(f string, a ...any) { fmt.Fprintf(&b, "\t"+f+"\n", a...) }
+	for r, idx := range []string{"", "(R8*1)", "(R8*2)", "(R12*1)"} {
+		w("VMOVDQU (CX)%s, X%d", idx, r)
+		w("VINSERTI128 $1, (BX)%s, Y%d, Y%d", idx, r, r)
+	}
+	w("VPUNPCKLDQ Y1, Y0, Y4")
+	w("VPUNPCKHDQ Y1, Y0, Y5")
+	w("VPUNPCKLDQ Y3, Y2, Y6")
+	w("VPUNPCKHDQ Y3, Y2, Y7")
+	w("VPUNPCKLQDQ Y6, Y4, Y0")
+	w("VPUNPCKHQDQ Y6, Y4, Y1")
+	w("VPUNPCKLQDQ Y7, Y5, Y2")
+	w("VPUNPCKHQDQ Y7, Y5, Y3")
+	for g := 0; g < 2; g++ {
+		for h := 0; h < 4; h++ {
+			if vnni {
+				w("VPBROADCASTD %d(DX), Y%d // −128·ΣQ: the levels' offset", 48+4*h, 4+h)
+			} else {
+				w("VPXOR Y%d, Y%d, Y%d", 4+h, 4+h, 4+h)
+			}
+		}
+		for k := 2 * g; k < 2*g+2; k++ {
+			for t := 0; t < 4; t++ {
+				if t == 0 {
+					w("VPAND ·t2AVX2Mask3(SB), Y%d, Y13", k)
+				} else {
+					w("VPSRLW $%d, Y%d, Y13", 2*t, k)
+					w("VPAND ·t2AVX2Mask3(SB), Y13, Y13")
+				}
+				chain(&b, vnni, 13, 16*(k%2)+4*t)
+			}
+		}
+		for h := 0; h < 4; h++ {
+			w("VCVTDQ2PS Y%d, Y%d", 4+h, 4+h)
+			w("VBROADCASTSS %d(DX), Y13", 4*h)
+			w("VFMADD231PS Y13, Y%d, Y%d", 4+h, 8+h)
+		}
+		w("ADDQ $128, SI")
+		w("ADDQ $96, DX")
+	}
+	return b.String()
 }
 
 // group writes one 32-value group of eight rows (CX rows 0..3, BX rows 4..7) into the sums
@@ -381,6 +456,8 @@ func main() {
 		{"T4AVXVNNI", false, true, false},
 		{"T3AVX2I", false, false, true},
 		{"T3AVXVNNI", false, true, true},
+		{"T2AVX2I", false, false, false},
+		{"T2AVXVNNI", false, true, false},
 	} {
 		table, grp, pf, step := "VBROADCASTI128 ·tq4AVX2Ints(SB), Y12", group(k.vnni), pf4, "16"
 		if k.vnni {
@@ -390,6 +467,12 @@ func main() {
 			table, grp, pf, step = "VBROADCASTI128 ·t3AVX2Ints(SB), Y12", t3Group(k.vnni), pf3, "12"
 			if k.vnni {
 				table = "VBROADCASTI128 ·turbo3VNNIU8(SB), Y12"
+			}
+		}
+		if strings.HasPrefix(k.name, "T2") {
+			table, grp = "VBROADCASTI128 ·t2AVX2Ints(SB), Y12", t2Chunk(k.vnni)
+			if k.vnni {
+				table = "VBROADCASTI128 ·turbo2VNNIU8(SB), Y12"
 			}
 		}
 		r := strings.NewReplacer("@", k.name, "%TABLE%", table, "%GROUP%", grp, "%STAGE%", stage(k.f32), "%PF%", pf, "%STEP%", step)

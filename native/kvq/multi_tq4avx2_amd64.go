@@ -76,7 +76,7 @@ func multiScoresTQ4AVXVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int
 //go:noescape
 func multiScoresT4AVXVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
 
-// tq4ScoresAVX2 runs the AVX2 scores kernel of kind vnniTQ4, vnniT4 or vnniT3 on this CPU (direct
+// tq4ScoresAVX2 runs the AVX2 scores kernel of kind vnniTQ4, vnniT4, vnniT3 or vnniT2 on this CPU (direct
 // calls, so that the caller's stack buffers do not escape).
 func tq4ScoresAVX2(kind int, dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32) {
 	switch {
@@ -88,6 +88,10 @@ func tq4ScoresAVX2(kind int, dig *byte, aux *uint32, nb int, rows *byte, rb, m i
 		multiScoresT3AVXVNNI(dig, aux, nb, rows, rb, m, out, ostride, off, stage)
 	case kind == vnniT3:
 		multiScoresT3AVX2I(dig, aux, nb, rows, rb, m, out, ostride, off, stage)
+	case kind == vnniT2 && hasAVXVNNI: // nb/2 chunks of 64 values, as multiScoresT2VNNI
+		multiScoresT2AVXVNNI(dig, aux, nb/2, rows, rb, m, out, ostride, off, stage)
+	case kind == vnniT2:
+		multiScoresT2AVX2I(dig, aux, nb/2, rows, rb, m, out, ostride, off, stage)
 	case hasAVXVNNI:
 		multiScoresT4AVXVNNI(dig, aux, nb, rows, rb, m, out, ostride, off, stage)
 	default:
@@ -119,14 +123,46 @@ var t3AVX2Ints = func() (t [16]byte) {
 
 // t3AVX2Permute writes the n vectors of d values of src (d a multiple of 32) into dst in
 // t3AVX2Perm's order within each 32-value group.
-func t3AVX2Permute(dst, src []float32, n, d int) {
+func t3AVX2Permute(dst, src []float32, n, d int) { avx2Permute(&t3AVX2Perm, dst, src, n, d) }
+
+// turbo2's AVX2 scores kernels (gen_tq4avx2.go's t2Chunk) read each 32-value group's codes in
+// the order t2AVX2Perm: position 16h + 4t + b holds value 16h + 4b + t (code t of byte b of
+// the half's dword), permuted as turbo3's.
+var t2AVX2Perm = func() (p [32]uint8) {
+	for i := range p {
+		h, t, b := i/16, i%16/4, i%4
+		p[i] = uint8(16*h + 4*b + t)
+	}
+	return p
+}()
+
+// t2AVX2Ints is turboInts2 as signed bytes (four times), t2AVX2Mask3 the two-bit code mask.
+var (
+	t2AVX2Ints = func() (t [16]byte) {
+		for k := range t {
+			t[k] = byte(turboInts2[k&3])
+		}
+		return t
+	}()
+	t2AVX2Mask3 = bytes32(0x03)
+)
+
+// avx2Permute writes the n vectors of d values of src (d a multiple of 32) into dst in perm's
+// order within each 32-value group.
+func avx2Permute(perm *[32]uint8, dst, src []float32, n, d int) {
 	for g := 0; g+32 <= n*d; g += 32 {
 		s, t := (*[32]float32)(src[g:]), (*[32]float32)(dst[g:])
-		for p, v := range t3AVX2Perm {
+		for p, v := range perm {
 			t[p] = s[v]
 		}
 	}
 }
+
+//go:noescape
+func multiScoresT2AVX2I(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
+//go:noescape
+func multiScoresT2AVXVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
 
 //go:noescape
 func multiScoresT3AVX2I(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)

@@ -31,7 +31,7 @@ func TestMultiQueryTQ4AVX2Int(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(41, 42))
 	run := func(name string) {
-		for _, f := range []Format{TQ4, Turbo4, Turbo3} {
+		for _, f := range []Format{TQ4, Turbo4, Turbo3, Turbo2} {
 			for _, d := range []int{32, 48, 64, 96, 128, 200, 256} {
 				for _, n := range []int{1, 4, 5} {
 					for _, rows := range []int{1, 8, 9, 16, 23, 130} {
@@ -58,7 +58,7 @@ func TestMultiQueryTQ4AVX2Int(t *testing.T) {
 // cpuHasAVXVNNI reports the CPU's AVX-VNNI, whatever KVLAB_NO_AVXVNNI says.
 func cpuHasAVXVNNI() bool { return tq4AVXVNNICPU }
 
-// TestTQ4AVX2ScoresMatch checks that the AVX2 integer kernels' scores (tq4, turbo4, turbo3)
+// TestTQ4AVX2ScoresMatch checks that the AVX2 integer kernels' scores (tq4, turbo4, turbo3, turbo2)
 // are the AVX-512 VNNI kernels' bit for bit (where the CPU has those), and the two AVX2
 // flavours' each other's, on random rows and queries and on the ones at the plain flavour's
 // saturation edge (every digit ±127 against the extreme codes, pair sums of ±2·127·104 for
@@ -69,8 +69,11 @@ func TestTQ4AVX2ScoresMatch(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(43, 44))
 	type kern = func(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
-	for _, kind := range []int{vnniTQ4, vnniT4, vnniT3} {
+	for _, kind := range []int{vnniTQ4, vnniT4, vnniT3, vnniT2} {
 		for _, d := range []int{32, 64, 128, 160, 256} {
+			if kind == vnniT2 && d%64 != 0 {
+				continue
+			}
 			for _, edge := range []bool{false, true} {
 				nb := d / 32
 				nc := d / 2 // code bytes
@@ -80,6 +83,9 @@ func TestTQ4AVX2ScoresMatch(t *testing.T) {
 					rb = nc + 2
 				case vnniT3:
 					nc = 3 * d / 8
+					rb = nc + 2
+				case vnniT2:
+					nc = d / 4
 					rb = nc + 2
 				}
 				const m = 48
@@ -114,10 +120,18 @@ func TestTQ4AVX2ScoresMatch(t *testing.T) {
 				}
 				dig, aux := digits(q)
 				dig512, aux512 := dig, aux
-				if kind == vnniT3 {
+				if kind == vnniT3 || kind == vnniT2 {
+					perm := &t3AVX2Perm
+					if kind == vnniT2 {
+						perm = &t2AVX2Perm
+					}
 					qp := make([]float32, len(q))
-					t3AVX2Permute(qp, q, 4, d)
+					avx2Permute(perm, qp, q, 4, d)
 					dig, aux = digits(qp)
+				}
+				kb := nb // the kernels' chunks: turbo2's of 64 values
+				if kind == vnniT2 {
+					kb = nb / 2
 				}
 				offs := [5]float32{0.5, -1, 0, 2, tq4Unit}
 				var stage [16]uint32
@@ -134,18 +148,18 @@ func TestTQ4AVX2ScoresMatch(t *testing.T) {
 					if k.avx512 {
 						dg, ax = dig512, aux512
 					}
-					k.k(&dg[0], &ax[0], nb, &rows[0], rb, m, &out[0], ostride, &offs[0], &stage[0])
+					k.k(&dg[0], &ax[0], kb, &rows[0], rb, m, &out[0], ostride, &offs[0], &stage[0])
 					return out
 				}
-				pick := func(tq4, t4, t3 kern) kern {
-					return map[int]kern{vnniTQ4: tq4, vnniT4: t4, vnniT3: t3}[kind]
+				pick := func(tq4, t4, t3, t2 kern) kern {
+					return map[int]kern{vnniTQ4: tq4, vnniT4: t4, vnniT3: t3, vnniT2: t2}[kind]
 				}
-				kernels := map[string]named{"avx2": {pick(multiScoresTQ4AVX2I, multiScoresT4AVX2I, multiScoresT3AVX2I), false}}
+				kernels := map[string]named{"avx2": {pick(multiScoresTQ4AVX2I, multiScoresT4AVX2I, multiScoresT3AVX2I, multiScoresT2AVX2I), false}}
 				if cpuHasAVXVNNI() {
-					kernels["avxvnni"] = named{pick(multiScoresTQ4AVXVNNI, multiScoresT4AVXVNNI, multiScoresT3AVXVNNI), false}
+					kernels["avxvnni"] = named{pick(multiScoresTQ4AVXVNNI, multiScoresT4AVXVNNI, multiScoresT3AVXVNNI, multiScoresT2AVXVNNI), false}
 				}
-				if hasVNNIBW && (kind != vnniT3 || hasVBMI) {
-					kernels["avx512"] = named{pick(multiScoresTQ4VNNI, multiScoresT4VNNI, multiScoresT3VNNI), true}
+				if hasVNNIBW && (kind == vnniTQ4 || kind == vnniT4 || hasVBMI) {
+					kernels["avx512"] = named{pick(multiScoresTQ4VNNI, multiScoresT4VNNI, multiScoresT3VNNI, multiScoresT2VNNI), true}
 				}
 				for _, ostride := range []int{16, 24} {
 					want := score(kernels["avx2"], ostride)
@@ -170,7 +184,7 @@ func TestTQ4AVX2ScoresMatch(t *testing.T) {
 	}
 }
 
-// TestT4AccAVX2Match checks that the AVX2 integer accumulate kernels of turbo4, tq4 and turbo3
+// TestT4AccAVX2Match checks that the AVX2 integer accumulate kernels of turbo4, tq4, turbo3 and turbo2
 // give the AVX-512 integer kernels' accumulators bit for bit (where the CPU has those), and the
 // two AVX2 flavours each other's, over tiles of 64 rows with a short last one and a lone last
 // row, contiguous and strided weights, softmax-like weights (some exactly 0) and a tile of
@@ -181,12 +195,15 @@ func TestT4AccAVX2Match(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(45, 46))
 	type kern = func(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
-	for _, kind := range []string{"turbo4", "tq4", "turbo3"} {
+	for _, kind := range []string{"turbo4", "tq4", "turbo3", "turbo2"} {
 		for _, d := range []int{16, 48, 64, 128, 256} {
 			for _, m := range []int{1, 2, 63, 64, 65, 130, 200} {
 				nc := d / 2 // code bytes
-				if kind == "turbo3" {
+				switch kind {
+				case "turbo3":
 					nc = 3 * d / 8
+				case "turbo2":
+					nc = d / 4
 				}
 				rb := nc + 2
 				if kind == "tq4" {
@@ -223,15 +240,15 @@ func TestT4AccAVX2Match(t *testing.T) {
 						k(&acc[0], d, d, &rows[0], rb, m, &w[0], 4*ws)
 						return acc
 					}
-					pick := func(t4, tq4, t3 kern) kern {
-						return map[string]kern{"turbo4": t4, "tq4": tq4, "turbo3": t3}[kind]
+					pick := func(t4, tq4, t3, t2 kern) kern {
+						return map[string]kern{"turbo4": t4, "tq4": tq4, "turbo3": t3, "turbo2": t2}[kind]
 					}
-					kernels := map[string]kern{"avx2": pick(multiAccT4AVX2I, multiAccT4FAVX2I, multiAccT3AVX2I)}
+					kernels := map[string]kern{"avx2": pick(multiAccT4AVX2I, multiAccT4FAVX2I, multiAccT3AVX2I, multiAccT2AVX2I)}
 					if tq4AVXVNNICPU {
-						kernels["avxvnni"] = pick(multiAccT4AVXVNNI, multiAccT4FAVXVNNI, multiAccT3AVXVNNI)
+						kernels["avxvnni"] = pick(multiAccT4AVXVNNI, multiAccT4FAVXVNNI, multiAccT3AVXVNNI, multiAccT2AVXVNNI)
 					}
 					if turboIntAcc(4, d) {
-						kernels["avx512"] = pick(multiAccT4INT, multiAccT4FINT, multiAccT3INT)
+						kernels["avx512"] = pick(multiAccT4INT, multiAccT4FINT, multiAccT3INT, multiAccT2INT)
 					}
 					want := run(kernels["avx2"])
 					changed := false

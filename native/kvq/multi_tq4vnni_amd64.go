@@ -113,7 +113,9 @@ func multiScoresT4VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, ou
 func tq4VNNI(d int) bool { return (hasVNNIBW || tq4AVX2Int) && d%32 == 0 && d > 0 }
 
 // t2VNNI reports whether turbo2 rows of d values score through the VNNI kernel.
-func t2VNNI(d int) bool { return hasVNNIBW && hasVBMI && d%64 == 0 && d > 0 }
+// Without AVX-512 VNNI and BW it is the AVX2 integer kernel (tq4AVX2Int,
+// multi_tq4avx2_amd64.go), whose scores are this kernel's bit for bit.
+func t2VNNI(d int) bool { return (hasVNNIBW && hasVBMI || tq4AVX2Int) && d%64 == 0 && d > 0 }
 
 // t3VNNI reports whether turbo3 rows of d values score through the VNNI kernel.
 // Without AVX-512 VNNI and BW it is the AVX2 integer kernel (tq4AVX2Int,
@@ -158,13 +160,21 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 	defer perQueryBufs.Put(bp)
 	qp, muP := (*bp)[:4*d], (*bp)[4*d:5*d]
 	permute := kind == vnniTQ4 || kind == vnniT4
-	t3Perm := kind == vnniT3 && !hasVNNIBW // the AVX2 kernel's order, t3AVX2Perm
+	var avx2Perm *[32]uint8 // the AVX2 kernels' order of turbo3's and turbo2's codes
+	if !hasVNNIBW {
+		switch kind {
+		case vnniT3:
+			avx2Perm = &t3AVX2Perm
+		case vnniT2:
+			avx2Perm = &t2AVX2Perm
+		}
+	}
 	if mu != nil {
 		switch {
 		case permute:
 			tq4Permute(muP, mu[:d], 1, d)
-		case t3Perm:
-			t3AVX2Permute(muP, mu[:d], 1, d)
+		case avx2Perm != nil:
+			avx2Permute(avx2Perm, muP, mu[:d], 1, d)
 		default:
 			copy(muP, mu[:d])
 		}
@@ -173,7 +183,7 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 	offs[4] = tq4Unit
 	var stage [16]uint32
 	kernel := func(rows *byte, m int, out *float32, ostride int) {
-		if !hasVNNIBW { // the AVX2 kernels (tq4VNNI, t3VNNI): kinds vnniTQ4, vnniT4 and vnniT3
+		if !hasVNNIBW { // the AVX2 kernels (tq4VNNI, t3VNNI, t2VNNI)
 			tq4ScoresAVX2(kind, &dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
 			return
 		}
@@ -204,8 +214,8 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 		switch {
 		case permute:
 			tq4Permute(qp, q[h*d:(h+r)*d], r, d)
-		case t3Perm:
-			t3AVX2Permute(qp, q[h*d:(h+r)*d], r, d)
+		case avx2Perm != nil:
+			avx2Permute(avx2Perm, qp, q[h*d:(h+r)*d], r, d)
 		default:
 			copy(qp, q[h*d:(h+r)*d])
 		}
