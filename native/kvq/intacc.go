@@ -9,9 +9,9 @@ const AccumulateTile = 64
 // (MultiQuery.AccumulateManyMulti) on this CPU: 2⁻¹⁶ where the values accumulate through the
 // integer kernels (each weight w·d off by at most 2⁻¹⁶ of the largest in its 64-row tile and
 // block, multi_intacc_amd64.go, on AVX2 CPUs multi_avx2intacc_amd64.go; a turbo tier's or
-// tq4's w·s off by at most 2⁻¹⁶ of the largest in its tile, multi_turboacc_amd64.go), 0 where
-// they accumulate in float32. Tests of code built on the codecs widen their float32
-// tolerances by it.
+// tq4's w·s off by at most 2⁻¹⁶ of the largest in its tile, multi_turboacc_amd64.go, on AVX2
+// CPUs multi_t4accavx2_amd64.go), 0 where they accumulate in float32. Tests of code built on
+// the codecs widen their float32 tolerances by it.
 func AccumulateStep(c Codec) float64 {
 	c = Unwrap(c)
 	if turboAccKernels(c) != nil {

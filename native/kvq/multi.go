@@ -31,7 +31,9 @@ import "sync"
 // through integer kernels instead (multi_vnni_amd64.go; on AVX2 CPUs without AVX-512 their
 // AVX2 ports, multi_avx2int_amd64.go, same bound, same scores), and so do tq4's and turbo4's (with
 // AVX-512 VBMI too, turbo3's and turbo2's; multi_tq4vnni_amd64.go) for d a multiple of 32
-// (turbo2: 64), their levels being integer multiples of one unit: the query
+// (turbo2: 64), their levels being integer multiples of one unit (on CPUs with AVX2 but not
+// AVX-512, those four formats' through AVX2 kernels with the same results,
+// multi_tq4avx2_amd64.go): the query
 // is rounded to integers per
 // 32-value block (ScoresGrid; one byte, two for q8_0), adding at most
 // u·Σ_b max_{i∈b}|q[i]|·Σ_{i∈b}|x[i]| to that bound, u = (1 + 2⁻⁶)/254 or (1 + 2⁻⁶)/65278;
@@ -725,7 +727,8 @@ func (c *tq4Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows [
 // ScoresGrid writes into dst the n prepared queries q (n × Dim values, dst as long) as c's
 // DotManyMulti scores them on this CPU, and returns the unit u of that rounding. Where its
 // kernels are integer ones (q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl, tq4 and turbo4 with AVX-512
-// VNNI, turbo3 and turbo2 with VBMI too, multi_tq4vnni_amd64.go), every
+// VNNI, turbo3 and turbo2 with VBMI too, multi_tq4vnni_amd64.go; tq4 and the turbo tiers with
+// AVX2 and no AVX-512, multi_tq4avx2_amd64.go), every
 // whole 32-value block
 // b of a query is rounded to q̃ = s·Q, Q integer, |q − q̃| ≤ u·max_{i∈b}|q[i]|, and
 // DotManyMulti agrees with Dot(q̃) within the float bound; where fp8's are bf16 ones (AVX-512

@@ -21,13 +21,15 @@ import (
 // chosen where cpu.X86 reports it and KVLAB_NO_AVXVNNI is unset (read once at start), and one
 // with VPMADDUBSW, VPMADDWD and the sign trick of gen_tq4avx2.go for every other AVX2 CPU.
 //
-// Measured on AMD Zen 5 with KVLAB_NO_AVX512 (thread CPU time, in cache, TestMultiQuerySpeed,
-// per row of 128 values and four queries; a shared machine, so ±20%): tq4 and turbo4 ~4.7 ns
-// (AVX-VNNI) and ~8 ns (plain) against the float kernels' ~16 ns; turbo3 ~7.5 and ~12.5
-// against ~14. On Intel client cores (Golden Cove; from published instruction tables, not
-// measured) VPMADDUBSW, VPMADDWD and VEX VPDPBUSD issue on ports 0 and 1 as the FMAs do: 16
-// VPDPBUSD a row take the issue slots of 16 of the float kernels' 64 FMAs, the plain flavour's
-// 48 multiplies and 16 adds about as many as the FMAs, with the float kernels' lookups gone.
+// Measured on AMD Zen 5 with KVLAB_NO_AVX512 (thread CPU time per row of 128 values and four
+// queries, best of interleaved runs of the float kernels and both flavours, a shared machine;
+// in cache / streamed past the caches): tq4 float 15.8 / 17.6 ns, plain 9.0 / 10.2, AVX-VNNI
+// 5.2 / 6.4; turbo4 16.2 / 21.8, 9.2 / 12.9, 5.3 / 8.7; turbo3 13.7 / 18.3, 13.7 / 16.2,
+// 8.5 / 11.8; turbo2 13.7 / 14.9, 9.0 / 10.0, 4.9 / 5.3. On Intel client cores (Golden Cove;
+// from published instruction tables, not measured) VPMADDUBSW, VPMADDWD and VEX VPDPBUSD
+// issue on ports 0 and 1 as the FMAs do: 16 VPDPBUSD a row take the issue slots of 16 of the
+// float kernels' 64 FMAs, the plain flavour's 48 multiplies and 16 adds about as many as the
+// FMAs, with the float kernels' lookups gone.
 
 // hasAVXVNNI reports the AVX-VNNI flavour (VEX VPDPBUSD on 256-bit vectors).
 var hasAVXVNNI = tq4AVXVNNICPU && os.Getenv("KVLAB_NO_AVXVNNI") == ""
