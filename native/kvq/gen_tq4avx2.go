@@ -1,7 +1,8 @@
 //go:build ignore
 
 // gen_tq4avx2 writes multi_tq4avx2_amd64.s: the AVX2 integer scores kernels of tq4, turbo4,
-// turbo3 (t3Group) and turbo2 (t2Chunk), the 256-bit ports of gen_tq4vnni.go's AVX-512 VNNI kernels (the same digits, the same exact
+// turbo3 (t3Group), turbo2 (t2Chunk) and q2k (turbo2's with every row scale 1, and its query
+// preparation, q2kDigitsAVX2), the 256-bit ports of gen_tq4vnni.go's AVX-512 VNNI kernels (the same digits, the same exact
 // int32 group dots, the same float32 operations in the same order after them, so the same
 // scores bit for bit). Run with `go generate ./native/kvq`.
 //
@@ -430,6 +431,165 @@ func stage(f32 bool) string {
 	return b.String()
 }
 
+// q2kDigitsAVX2 writes q2kDigitsAVX2: the four queries times a q2k group's channel scales,
+// quantized per 32-channel block as vnniQuant quantizes them (the same float32 operations:
+// q' = q·scale, m = max|q'|, s = m/127, inv = 127/m, Q = round(q'·inv) to nearest even,
+// clamped to ±127; a block with s < 2⁻¹²⁶ all zero), the digits in t2AVX2Perm's order for
+// the turbo2 AVX2 kernels, the aux words they read (s, −128·ΣQ); false where a q' is not finite.
+const q2kDigitsAVX2 = `
+// func q2kDigitsAVX2(q *float32, d int, grp *byte, dig *byte, aux *uint32) bool
+TEXT ·q2kDigitsAVX2(SB), NOSPLIT, $0-41
+	MOVQ q+0(FP), SI
+	MOVQ d+8(FP), R9
+	MOVQ grp+16(FP), R8
+	MOVQ dig+24(FP), DI
+	MOVQ aux+32(FP), DX
+	MOVQ R9, R10
+	SHRQ $5, R10               // blocks
+	SHLQ $2, R9                // bytes between queries
+	VPCMPEQD Y15, Y15, Y15
+	VPSRLD $1, Y15, Y15        // the magnitude mask
+	MOVL $0x7F7FFFFF, AX       // the largest finite float32
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14
+	MOVL $0x42FE0000, AX       // 127.0
+	VMOVD AX, X13
+	MOVL $127, AX
+	VMOVD AX, X12
+	VPBROADCASTD X12, Y12
+	VPXOR Y11, Y11, Y11
+	VPSUBD Y12, Y11, Y11       // −127
+	VMOVDQU ·q2kA2DigPerm(SB), Y10
+q2kd_blk:
+	MOVQ SI, R11               // query 0's block
+	MOVQ DI, R13               // its digits
+	XORQ CX, CX
+q2kd_q:
+	VCVTPH2PS (R8), Y4
+	VCVTPH2PS 16(R8), Y5
+	VCVTPH2PS 32(R8), Y6
+	VCVTPH2PS 48(R8), Y7
+	VMULPS (R11), Y4, Y0
+	VMULPS 32(R11), Y5, Y1
+	VMULPS 64(R11), Y6, Y2
+	VMULPS 96(R11), Y7, Y3
+	VANDPS Y15, Y0, Y4
+	VANDPS Y15, Y1, Y5
+	VANDPS Y15, Y2, Y6
+	VANDPS Y15, Y3, Y7
+	VCMPPS $0x12, Y14, Y4, Y8  // |q'| ≤ max finite (false for NaN)
+	VCMPPS $0x12, Y14, Y5, Y9
+	VANDPS Y9, Y8, Y8
+	VCMPPS $0x12, Y14, Y6, Y9
+	VANDPS Y9, Y8, Y8
+	VCMPPS $0x12, Y14, Y7, Y9
+	VANDPS Y9, Y8, Y8
+	VMOVMSKPS Y8, AX
+	CMPL AX, $0xFF
+	JNE  q2kd_fail
+	VMAXPS Y5, Y4, Y4
+	VMAXPS Y7, Y6, Y6
+	VMAXPS Y6, Y4, Y4
+	VEXTRACTF128 $1, Y4, X5
+	VMAXPS X5, X4, X4
+	VPERMILPS $0x4E, X4, X5
+	VMAXPS X5, X4, X4
+	VPERMILPS $0xB1, X4, X5
+	VMAXPS X5, X4, X4          // m
+	VDIVSS X13, X4, X6         // s = m/127
+	VDIVSS X4, X13, X7         // inv = 127/m
+	MOVL $0x00800000, AX       // 2⁻¹²⁶
+	VMOVD AX, X8
+	VUCOMISS X8, X6
+	JCS  q2kd_zero             // s < 2⁻¹²⁶ (or m = 0): a zero block
+	VBROADCASTSS X7, Y7
+	VMULPS Y7, Y0, Y0
+	VMULPS Y7, Y1, Y1
+	VMULPS Y7, Y2, Y2
+	VMULPS Y7, Y3, Y3
+	VCVTPS2DQ Y0, Y0
+	VCVTPS2DQ Y1, Y1
+	VCVTPS2DQ Y2, Y2
+	VCVTPS2DQ Y3, Y3
+	VPMINSD Y12, Y0, Y0
+	VPMINSD Y12, Y1, Y1
+	VPMINSD Y12, Y2, Y2
+	VPMINSD Y12, Y3, Y3
+	VPMAXSD Y11, Y0, Y0
+	VPMAXSD Y11, Y1, Y1
+	VPMAXSD Y11, Y2, Y2
+	VPMAXSD Y11, Y3, Y3
+	VPADDD Y1, Y0, Y4
+	VPADDD Y3, Y2, Y5
+	VPADDD Y5, Y4, Y4
+	VEXTRACTI128 $1, Y4, X5
+	VPADDD X5, X4, X4
+	VPSHUFD $0x4E, X4, X5
+	VPADDD X5, X4, X4
+	VPSHUFD $0xB1, X4, X5
+	VPADDD X5, X4, X4
+	VMOVD X4, AX
+	IMUL3L $-128, AX, AX
+	MOVL AX, 48(DX)(CX*4)      // −128·ΣQ
+	VMOVSS X6, (DX)(CX*4)      // s
+	VPACKSSDW Y1, Y0, Y0
+	VPACKSSDW Y3, Y2, Y2
+	VPACKSSWB Y2, Y0, Y0
+	VPERMD Y0, Y10, Y0         // the values' order
+	VPSHUFB ·q2kT2Shuf(SB), Y0, Y0 // t2AVX2Perm's
+	VMOVDQU Y0, (R13)
+	JMP  q2kd_next
+q2kd_zero:
+	VPXOR Y0, Y0, Y0
+	VMOVDQU Y0, (R13)
+	MOVL $0, (DX)(CX*4)
+	MOVL $0, 48(DX)(CX*4)
+q2kd_next:
+	ADDQ R9, R11
+	ADDQ $32, R13
+	INCQ CX
+	CMPQ CX, $4
+	JNE  q2kd_q
+	ADDQ $128, SI
+	ADDQ $64, R8
+	ADDQ $128, DI
+	ADDQ $96, DX
+	DECQ R10
+	JNZ  q2kd_blk
+	MOVB $1, ret+40(FP)
+	VZEROUPPER
+	RET
+q2kd_fail:
+	MOVB $0, ret+40(FP)
+	VZEROUPPER
+	RET
+`
+
+// q2kDigitsTables writes q2kDigitsAVX2's dword permute (the packs' order back to the values')
+// and byte shuffle (t2AVX2Perm within each 16-byte half: position 4t + b takes value 4b + t).
+func q2kDigitsTables() string {
+	var b strings.Builder
+	idx := []uint32{0, 4, 1, 5, 2, 6, 3, 7}
+	for i := 0; i < 8; i += 2 {
+		fmt.Fprintf(&b, "DATA ·q2kA2DigPerm+%d(SB)/8, $0x%08x%08x\n", 4*i, idx[i+1], idx[i])
+	}
+	b.WriteString("GLOBL ·q2kA2DigPerm(SB), RODATA|NOPTR, $32\n\n")
+	var sh [32]byte
+	for i := range sh {
+		p := i % 16
+		sh[i] = byte(4*(p%4) + p/4)
+	}
+	for i := 0; i < 32; i += 8 {
+		var x uint64
+		for k := 7; k >= 0; k-- {
+			x = x<<8 | uint64(sh[i+k])
+		}
+		fmt.Fprintf(&b, "DATA ·q2kT2Shuf+%d(SB)/8, $0x%016x\n", i, x)
+	}
+	b.WriteString("GLOBL ·q2kT2Shuf(SB), RODATA|NOPTR, $32\n")
+	return b.String()
+}
+
 func main() {
 	var out bytes.Buffer
 	out.WriteString(`// Code generated by gen_tq4avx2.go; DO NOT EDIT.
@@ -458,6 +618,8 @@ func main() {
 		{"T3AVXVNNI", false, true, true},
 		{"T2AVX2I", false, false, false},
 		{"T2AVXVNNI", false, true, false},
+		{"Q2KAVX2I", false, false, false},
+		{"Q2KAVXVNNI", false, true, false},
 	} {
 		table, grp, pf, step := "VBROADCASTI128 ·tq4AVX2Ints(SB), Y12", group(k.vnni), pf4, "16"
 		if k.vnni {
@@ -469,15 +631,21 @@ func main() {
 				table = "VBROADCASTI128 ·turbo3VNNIU8(SB), Y12"
 			}
 		}
-		if strings.HasPrefix(k.name, "T2") {
+		stg := stage(k.f32)
+		if strings.HasPrefix(k.name, "T2") || strings.HasPrefix(k.name, "Q2K") {
 			table, grp = "VBROADCASTI128 ·t2AVX2Ints(SB), Y12", t2Chunk(k.vnni)
 			if k.vnni {
 				table = "VBROADCASTI128 ·turbo2VNNIU8(SB), Y12"
 			}
 		}
-		r := strings.NewReplacer("@", k.name, "%TABLE%", table, "%GROUP%", grp, "%STAGE%", stage(k.f32), "%PF%", pf, "%STEP%", step)
+		if strings.HasPrefix(k.name, "Q2K") { // q2k's cells have no row scale: turbo2's with 1
+			stg = "MOVL $0x3F800000, AX\n\tVMOVD AX, X12\n\tVPBROADCASTD X12, Y12"
+		}
+		r := strings.NewReplacer("@", k.name, "%TABLE%", table, "%GROUP%", grp, "%STAGE%", stg, "%PF%", pf, "%STEP%", step)
 		out.WriteString(r.Replace(body))
 	}
+	out.WriteString(q2kDigitsTables())
+	out.WriteString(q2kDigitsAVX2)
 	if err := os.WriteFile("multi_tq4avx2_amd64.s", out.Bytes(), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // withAVX2Int runs f with the AVX2 integer scores kernels of tq4 and turbo4 selected (the
@@ -265,6 +266,109 @@ func TestT4AccAVX2Match(t *testing.T) {
 								t.Fatalf("%s d%d m%d wstride %d: acc %d [%d]: %s %g, avx2 %g", kind, d, m, 4*ws, i/d, i%d, name, got[i], want[i])
 							}
 						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestQ2KScoresRangeMultiAVX2Int runs TestQ2KScoresRangeMulti's checks (the grid query's exact
+// score, ScoresGrid, the bound; partial groups of cells, d not a multiple of 64 through the
+// float kernel) through q2k's AVX2 integer kernels, both flavours.
+func TestQ2KScoresRangeMultiAVX2Int(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2, FMA and F16C")
+	}
+	run := func() {
+		bw := hasAVX512BW
+		hasAVX512BW = false
+		defer func() { hasAVX512BW = bw }()
+		checkQ2KScoresRangeMulti(t)
+	}
+	if tq4AVXVNNICPU {
+		withAVX2Int(true, run)
+	}
+	withAVX2Int(false, run)
+}
+
+// TestQ2KDigitsAVX2 checks q2kDigitsAVX2 against vnniDigits of the scaled queries, bit for bit
+// (the digits in t2AVX2Perm's order, and the aux words the kernels read: the scales and
+// −128·ΣQ), on groups with a block of zero scales, a query block of zeros and subnormal
+// products, and that a non-finite scaled query reports false; and, where the CPU has the
+// AVX-512 VNNI kernel, that q2kScoresAVX2Int's scores are q2kScoresVNNI's bit for bit.
+func TestQ2KDigitsAVX2(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2, FMA and F16C")
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, d := range []int{64, 128, 192, 256} {
+		h := newQ2K(t, d, 1.1)
+		h.Append(q2kCells(uint64(d)+9, 40, d, true))
+		grp := append([]byte(nil), h.Groups()[:Q2KGroupBytes(d)]...)
+		for c := 32; c < 64; c++ { // a block of zero scales
+			binary.LittleEndian.PutUint16(grp[2*c:], 0)
+		}
+		q := gaussianRows(rng, 4, d, 1)
+		clear(q[d : d+32])                   // query 1's first block
+		for c := 2*d + 64; c < 2*d+96; c++ { // query 2's third block: products far below 2⁻¹²⁶·127
+			q[c] = 0x1p-120
+		}
+		qs := make([]float32, 4*d)
+		for i := range qs {
+			qs[i] = q[i] * F16ToF32(binary.LittleEndian.Uint16(grp[2*(i%d):]))
+		}
+		nb := d / 32
+		want, wantAux := make([]byte, nb*vnniBlockBytes/2), make([]uint32, nb*vnniAuxWords)
+		vnniDigits(want, wantAux, qs, d, nb, 1)
+		var scratch [4 * q2kMultiMaxDim]float32
+		dig := unsafe.Slice((*byte)(unsafe.Pointer(&scratch[0])), len(want))
+		aux := unsafe.Slice((*uint32)(unsafe.Add(unsafe.Pointer(&scratch[0]), q2kDigBytes)), len(wantAux))
+		if !q2kDigitsAVX2(&q[0], d, &grp[0], &dig[0], &aux[0]) {
+			t.Fatalf("d %d: false on finite queries", d)
+		}
+		for i := range want {
+			p := i % 32
+			if g, x := dig[i], want[i-p+int(t2AVX2Perm[p])]; g != x {
+				t.Fatalf("d %d: digit byte %d = %d, vnniDigits %d", d, i, int8(g), int8(x))
+			}
+		}
+		for b := 0; b < nb; b++ {
+			for _, w := range []int{0, 1, 2, 3, 12, 13, 14, 15} {
+				if g, x := aux[b*vnniAuxWords+w], wantAux[b*vnniAuxWords+w]; g != x {
+					t.Fatalf("d %d: block %d aux word %d = %#x, vnniDigits %#x", d, b, w, g, x)
+				}
+			}
+		}
+		for _, bad := range []float32{float32(math.Inf(1)), float32(math.NaN())} {
+			qb := append([]float32(nil), q...)
+			qb[3*d+d-1] = bad
+			if q2kDigitsAVX2(&qb[0], d, &grp[0], &dig[0], &aux[0]) {
+				t.Errorf("d %d: true with a query value %g", d, bad)
+			}
+		}
+		if !hasVNNIBW || !hasVBMI {
+			continue
+		}
+		grp = h.Groups()[:Q2KGroupBytes(d)]
+		for _, m := range []int{32, 13} {
+			cells := &grp[2*d]
+			want, got := make([]float32, 4*m), make([]float32, 4*m)
+			var s1, s2 [4 * q2kMultiMaxDim]float32
+			if !q2kScoresVNNI(&q[0], d, &grp[0], cells, m, &s1[0], &want[0], 16) {
+				t.Fatal("q2kScoresVNNI: false")
+			}
+			for _, vnni := range []bool{false, tq4AVXVNNICPU} {
+				sv := hasAVXVNNI
+				hasAVXVNNI = vnni
+				ok := q2kScoresAVX2Int(&q[0], d, &grp[0], cells, m, &s2[0], &got[0], 16)
+				hasAVXVNNI = sv
+				if !ok {
+					t.Fatal("q2kScoresAVX2Int: false")
+				}
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("d %d m %d avxvnni %v [%d]: %g, AVX-512 %g", d, m, vnni, i, got[i], want[i])
 					}
 				}
 			}

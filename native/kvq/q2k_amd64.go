@@ -25,10 +25,10 @@ var hasQ2KKernel = hasAVX2
 // another order, within (d/4 + 4)·2⁻²⁴·Σ_c |q_c·k̂_c| of the exact score.
 //
 // With AVX-512 VNNI and VBMI too and d a multiple of 64, the scores are integer dots instead
-// (q2kScoresVNNI).
+// (q2kScoresVNNI); on CPUs with AVX2 and no AVX-512 likewise (q2kScoresAVX2Int).
 //
 // prepped says that q2kPrep(q, d, grp, qs) returned true: the first half of the query
-// preparation is in qs already.
+// preparation is in qs already (AVX-512 only; q2kPrep returns false elsewhere).
 func q2kScores(q *float32, d int, grp *byte, j0, m int, qs *float32, out *float32, ostride int, prepped bool) {
 	if hasAVX512BW {
 		cells := (*byte)(unsafe.Add(unsafe.Pointer(grp), 2*d+j0*(d/4)))
@@ -43,8 +43,68 @@ func q2kScores(q *float32, d int, grp *byte, j0, m int, qs *float32, out *float3
 		multiScoresQ2KZ(qs, d, d, cells, d/4, m, out, ostride)
 		return
 	}
+	if q2kVNNI(d) {
+		cells := (*byte)(unsafe.Add(unsafe.Pointer(grp), 2*d+j0*(d/4)))
+		if q2kScoresAVX2Int(q, d, grp, cells, m, qs, out, ostride) {
+			return
+		}
+	}
 	q2kScoresAVX2(q, d, grp, j0, m, qs, out, ostride)
 }
+
+// q2kScoresAVX2Int is q2kScoresVNNI on CPUs with AVX2 and no AVX-512 (tq4AVX2Int): the
+// queries prepared by q2kDigitsAVX2 (the same digits and scales, in the order the turbo2 AVX2
+// kernels read the codes, t2AVX2Perm) and the cells scored by turbo2's AVX2 kernel with every
+// row scale 1 (multi_tq4avx2_amd64.go's flavours), so the scores are q2kScoresVNNI's bit for bit
+// and its bound holds as it is.
+func q2kScoresAVX2Int(q *float32, d int, grp *byte, cells *byte, m int, scratch *float32, out *float32, ostride int) bool {
+	dig := (*byte)(unsafe.Pointer(scratch))
+	aux := (*uint32)(unsafe.Add(unsafe.Pointer(scratch), q2kDigBytes))
+	if !q2kDigitsAVX2(q, d, grp, dig, aux) {
+		return false
+	}
+	off := [5]float32{4: turboUnit2}
+	var stage [16]uint32
+	rb := d / 4
+	whole := m &^ 7
+	if whole > 0 {
+		q2kCellsAVX2(dig, aux, d/64, cells, rb, whole, out, ostride, &off[0], &stage[0])
+	}
+	if rest := m - whole; rest > 0 {
+		var pad [8 * q2kMultiMaxDim / 4]byte
+		copy(pad[:], unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(cells), whole*rb)), rest*rb))
+		var tmp [8 * 4]float32
+		q2kCellsAVX2(dig, aux, d/64, &pad[0], rb, 8, &tmp[0], 16, &off[0], &stage[0])
+		for j := 0; j < rest; j++ {
+			*(*[4]float32)(unsafe.Add(unsafe.Pointer(out), (whole+j)*ostride)) = [4]float32(tmp[4*j : 4*j+4])
+		}
+	}
+	return true
+}
+
+// q2kCellsAVX2 runs q2k's AVX2 scores kernel on this CPU (m a multiple of 8).
+func q2kCellsAVX2(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32) {
+	if hasAVXVNNI {
+		multiScoresQ2KAVXVNNI(dig, aux, nb, rows, rb, m, out, ostride, off, stage)
+		return
+	}
+	multiScoresQ2KAVX2I(dig, aux, nb, rows, rb, m, out, ostride, off, stage)
+}
+
+// q2kDigitsAVX2 is q2kDigitsAVX512 for the AVX2 kernels: the same digits in t2AVX2Perm's order
+// within each 32-channel block (gen_tq4avx2.go).
+//
+//go:noescape
+func q2kDigitsAVX2(q *float32, d int, grp *byte, dig *byte, aux *uint32) bool
+
+// multiScoresQ2KAVX2I and multiScoresQ2KAVXVNNI are multiScoresT2AVX2I and
+// multiScoresT2AVXVNNI for cells without a row scale (every row scale 1).
+//
+//go:noescape
+func multiScoresQ2KAVX2I(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
+//go:noescape
+func multiScoresQ2KAVXVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
 
 // q2kScoresT scores the m cells at cells (d/4 bytes each, d a multiple of 64 up to
 // q2kMultiMaxDim) for the four scaled queries qs through multiScoresQ2KT, a last partial
@@ -86,7 +146,10 @@ func q2kScaleAVX512(q *float32, d int, grp *byte, qs *float32)
 
 // q2kVNNI reports whether q2k's scores at head dimension d go through the VNNI kernel: AVX-512
 // VNNI, BW and VBMI (turbo2's kernel's), d a multiple of 64 (up to q2kMultiMaxDim).
-func q2kVNNI(d int) bool { return hasVNNIBW && hasVBMI && d%64 == 0 && d <= q2kMultiMaxDim }
+// Without AVX-512 the AVX2 kernels (tq4AVX2Int, q2kScoresAVX2Int) give the same scores.
+func q2kVNNI(d int) bool {
+	return (hasVNNIBW && hasVBMI || tq4AVX2Int) && d%64 == 0 && d <= q2kMultiMaxDim
+}
 
 // The scratch q2kScoresVNNI carves out of ScoresRangeMulti's 4·q2kMultiMaxDim floats: the
 // digits (vnniDigits' layout, one digit a value) and the aux words of d/32 blocks.
