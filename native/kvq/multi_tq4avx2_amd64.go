@@ -3,8 +3,6 @@
 package kvq
 
 import (
-	"os"
-
 	"golang.org/x/sys/cpu"
 )
 
@@ -31,8 +29,8 @@ import (
 // float kernels' 64 FMAs, the plain flavour's 48 multiplies and 16 adds about as many as the
 // FMAs, with the float kernels' lookups gone.
 
-// hasAVXVNNI reports the AVX-VNNI flavour (VEX VPDPBUSD on 256-bit vectors).
-var hasAVXVNNI = tq4AVXVNNICPU && os.Getenv("KVLAB_NO_AVXVNNI") == ""
+// The AVX-VNNI flavour (VEX VPDPBUSD on 256-bit vectors) runs where hasAVXVNNI
+// (multi_avx2intacc_amd64.go) says so.
 
 // tq4AVXVNNICPU reports the CPU's AVX-VNNI, whatever KVLAB_NO_AVXVNNI says.
 var tq4AVXVNNICPU = cpu.X86.HasAVXVNNI
@@ -171,3 +169,12 @@ func multiScoresT3AVX2I(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, o
 
 //go:noescape
 func multiScoresT3AVXVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
+// turbo2VNNIU8 is turboInts2 + 128 as unsigned bytes, repeated over 16 bytes: the AVX2 turbo2
+// and q2k kernels' VPSHUFB table, broadcast to both lanes (index bits 2..3 select a repeat).
+var turbo2VNNIU8 = func() (t [16]byte) {
+	for i := range t {
+		t[i] = byte(int(turboInts2[i&3]) + 128)
+	}
+	return t
+}()
