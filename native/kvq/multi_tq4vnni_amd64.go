@@ -230,7 +230,7 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 				offs[i] = vnniGridDot(dig, aux, i, nb, 1, muP)
 			}
 		}
-		if kind == vnniT2 {
+		if kind == vnniT2 && hasVNNIBW { // the AVX2 kernels read t2AVX2Perm's order instead
 			t2DigitsPermute(&dig[0], nb*vnniBlockBytes/2/64)
 		}
 		base := 0 // the run's first row in out
