@@ -40,7 +40,7 @@
 
 // func avx2ScoresQ40(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // q4_0: codes c − 8, the −8·ΣQ of aux added to each block's int32 sum.
-TEXT ·avx2ScoresQ40(SB), NOSPLIT, $0-80
+TEXT ·avx2ScoresQ40(SB), NOSPLIT, $8-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -48,7 +48,8 @@ TEXT ·avx2ScoresQ40(SB), NOSPLIT, $0-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2Q40_done
-a2Q40_group:
+	// The first group's scales (and minima) are staged here, each next group's during its
+	// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
 	LEAQ (CX)(R8*4), BX
@@ -77,6 +78,13 @@ a2Q40_stage:
 	DECQ R11
 	JNZ  a2Q40_stage
 
+a2Q40_group:
+	MOVQ R8, R14
+	SHLQ $3, R14
+	XORQ R15, R15
+	CMPQ R10, $1
+	CMOVQEQ R15, R14
+	MOVQ R14, 0(SP)
 	MOVQ DI, CX
 	LEAQ (CX)(R8*4), BX
 	MOVQ bq+0(FP), SI
@@ -214,6 +222,26 @@ a2Q40_blk:
 	VBROADCASTSS 12(DX), Y14
 	VMULPS Y12, Y14, Y14
 	VFMADD231PS Y14, Y13, Y11
+	// The next group's scales (and minima) of this block, over the ones just read.
+	MOVQ 0(SP), R14
+	ADDQ CX, R14
+	MOVWLZX 0(R14), R15
+	MOVW R15, 0(R13)
+	MOVWLZX 0(R14)(R8*1), R15
+	MOVW R15, 2(R13)
+	MOVWLZX 0(R14)(R8*2), R15
+	MOVW R15, 4(R13)
+	MOVWLZX 0(R14)(R12*1), R15
+	MOVW R15, 6(R13)
+	LEAQ (R14)(R8*4), R14
+	MOVWLZX 0(R14), R15
+	MOVW R15, 8(R13)
+	MOVWLZX 0(R14)(R8*1), R15
+	MOVW R15, 10(R13)
+	MOVWLZX 0(R14)(R8*2), R15
+	MOVW R15, 12(R13)
+	MOVWLZX 0(R14)(R12*1), R15
+	MOVW R15, 14(R13)
 	ADDQ $18, CX
 	ADDQ $18, BX
 	ADDQ $1024, SI
@@ -252,7 +280,7 @@ a2Q40_done:
 
 // func avx2ScoresQ41(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // q4_1: codes c, d·Σ Q·c + m·ΣQ, times s, added to the score.
-TEXT ·avx2ScoresQ41(SB), NOSPLIT, $0-80
+TEXT ·avx2ScoresQ41(SB), NOSPLIT, $8-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -260,7 +288,8 @@ TEXT ·avx2ScoresQ41(SB), NOSPLIT, $0-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2Q41_done
-a2Q41_group:
+	// The first group's scales (and minima) are staged here, each next group's during its
+	// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
 	LEAQ (CX)(R8*4), BX
@@ -305,6 +334,13 @@ a2Q41_stage:
 	DECQ R11
 	JNZ  a2Q41_stage
 
+a2Q41_group:
+	MOVQ R8, R14
+	SHLQ $3, R14
+	XORQ R15, R15
+	CMPQ R10, $1
+	CMOVQEQ R15, R14
+	MOVQ R14, 0(SP)
 	MOVQ DI, CX
 	LEAQ (CX)(R8*4), BX
 	MOVQ bq+0(FP), SI
@@ -443,6 +479,42 @@ a2Q41_blk:
 	VFMADD231PS Y14, Y15, Y13
 	VBROADCASTSS 12(DX), Y14
 	VFMADD231PS Y14, Y13, Y11
+	// The next group's scales (and minima) of this block, over the ones just read.
+	MOVQ 0(SP), R14
+	ADDQ CX, R14
+	MOVWLZX 0(R14), R15
+	MOVW R15, 0(R13)
+	MOVWLZX 2(R14), R15
+	MOVW R15, 16(R13)
+	MOVWLZX 0(R14)(R8*1), R15
+	MOVW R15, 2(R13)
+	MOVWLZX 2(R14)(R8*1), R15
+	MOVW R15, 18(R13)
+	MOVWLZX 0(R14)(R8*2), R15
+	MOVW R15, 4(R13)
+	MOVWLZX 2(R14)(R8*2), R15
+	MOVW R15, 20(R13)
+	MOVWLZX 0(R14)(R12*1), R15
+	MOVW R15, 6(R13)
+	MOVWLZX 2(R14)(R12*1), R15
+	MOVW R15, 22(R13)
+	LEAQ (R14)(R8*4), R14
+	MOVWLZX 0(R14), R15
+	MOVW R15, 8(R13)
+	MOVWLZX 2(R14), R15
+	MOVW R15, 24(R13)
+	MOVWLZX 0(R14)(R8*1), R15
+	MOVW R15, 10(R13)
+	MOVWLZX 2(R14)(R8*1), R15
+	MOVW R15, 26(R13)
+	MOVWLZX 0(R14)(R8*2), R15
+	MOVW R15, 12(R13)
+	MOVWLZX 2(R14)(R8*2), R15
+	MOVW R15, 28(R13)
+	MOVWLZX 0(R14)(R12*1), R15
+	MOVW R15, 14(R13)
+	MOVWLZX 2(R14)(R12*1), R15
+	MOVW R15, 30(R13)
 	ADDQ $20, CX
 	ADDQ $20, BX
 	ADDQ $1024, SI
@@ -481,7 +553,7 @@ a2Q41_done:
 
 // func avx2ScoresQ80(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // q8_0: signed codes, the s16 route over the 32-byte payload.
-TEXT ·avx2ScoresQ80(SB), NOSPLIT, $0-80
+TEXT ·avx2ScoresQ80(SB), NOSPLIT, $8-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -489,7 +561,8 @@ TEXT ·avx2ScoresQ80(SB), NOSPLIT, $0-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2Q80_done
-a2Q80_group:
+	// The first group's scales (and minima) are staged here, each next group's during its
+	// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
 	LEAQ (CX)(R8*4), BX
@@ -518,6 +591,13 @@ a2Q80_stage:
 	DECQ R11
 	JNZ  a2Q80_stage
 
+a2Q80_group:
+	MOVQ R8, R14
+	SHLQ $3, R14
+	XORQ R15, R15
+	CMPQ R10, $1
+	CMOVQEQ R15, R14
+	MOVQ R14, 0(SP)
 	MOVQ DI, CX
 	LEAQ (CX)(R8*4), BX
 	MOVQ bq+0(FP), SI
@@ -737,6 +817,26 @@ a2Q80_blk:
 	VBROADCASTSS 12(DX), Y2
 	VMULPS Y3, Y2, Y2
 	VFMADD231PS Y2, Y7, Y11
+	// The next group's scales (and minima) of this block, over the ones just read.
+	MOVQ 0(SP), R14
+	ADDQ CX, R14
+	MOVWLZX 0(R14), R15
+	MOVW R15, 0(R13)
+	MOVWLZX 0(R14)(R8*1), R15
+	MOVW R15, 2(R13)
+	MOVWLZX 0(R14)(R8*2), R15
+	MOVW R15, 4(R13)
+	MOVWLZX 0(R14)(R12*1), R15
+	MOVW R15, 6(R13)
+	LEAQ (R14)(R8*4), R14
+	MOVWLZX 0(R14), R15
+	MOVW R15, 8(R13)
+	MOVWLZX 0(R14)(R8*1), R15
+	MOVW R15, 10(R13)
+	MOVWLZX 0(R14)(R8*2), R15
+	MOVW R15, 12(R13)
+	MOVWLZX 0(R14)(R12*1), R15
+	MOVW R15, 14(R13)
 	ADDQ $34, CX
 	ADDQ $34, BX
 	ADDQ $2048, SI
@@ -1331,7 +1431,7 @@ a2Q51_done:
 
 // func avx2ScoresIQ4NL(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // iq4_nl: its levels (VPSHUFB), the s16 route.
-TEXT ·avx2ScoresIQ4NL(SB), NOSPLIT, $0-80
+TEXT ·avx2ScoresIQ4NL(SB), NOSPLIT, $8-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -1339,7 +1439,8 @@ TEXT ·avx2ScoresIQ4NL(SB), NOSPLIT, $0-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2IQ4NL_done
-a2IQ4NL_group:
+	// The first group's scales (and minima) are staged here, each next group's during its
+	// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
 	LEAQ (CX)(R8*4), BX
@@ -1368,6 +1469,13 @@ a2IQ4NL_stage:
 	DECQ R11
 	JNZ  a2IQ4NL_stage
 
+a2IQ4NL_group:
+	MOVQ R8, R14
+	SHLQ $3, R14
+	XORQ R15, R15
+	CMPQ R10, $1
+	CMOVQEQ R15, R14
+	MOVQ R14, 0(SP)
 	MOVQ DI, CX
 	LEAQ (CX)(R8*4), BX
 	MOVQ bq+0(FP), SI
@@ -1590,6 +1698,26 @@ a2IQ4NL_blk:
 	VBROADCASTSS 12(DX), Y2
 	VMULPS Y3, Y2, Y2
 	VFMADD231PS Y2, Y7, Y11
+	// The next group's scales (and minima) of this block, over the ones just read.
+	MOVQ 0(SP), R14
+	ADDQ CX, R14
+	MOVWLZX 0(R14), R15
+	MOVW R15, 0(R13)
+	MOVWLZX 0(R14)(R8*1), R15
+	MOVW R15, 2(R13)
+	MOVWLZX 0(R14)(R8*2), R15
+	MOVW R15, 4(R13)
+	MOVWLZX 0(R14)(R12*1), R15
+	MOVW R15, 6(R13)
+	LEAQ (R14)(R8*4), R14
+	MOVWLZX 0(R14), R15
+	MOVW R15, 8(R13)
+	MOVWLZX 0(R14)(R8*1), R15
+	MOVW R15, 10(R13)
+	MOVWLZX 0(R14)(R8*2), R15
+	MOVW R15, 12(R13)
+	MOVWLZX 0(R14)(R12*1), R15
+	MOVW R15, 14(R13)
 	ADDQ $18, CX
 	ADDQ $18, BX
 	ADDQ $2048, SI
@@ -1628,7 +1756,7 @@ a2IQ4NL_done:
 
 // func avx2ScoresQ40VNNI(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // avx2ScoresQ40 with AVX-VNNI: VPDPBUSD or VPDPWSSD (VEX) for each product and its add.
-TEXT ·avx2ScoresQ40VNNI(SB), NOSPLIT, $0-80
+TEXT ·avx2ScoresQ40VNNI(SB), NOSPLIT, $8-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -1636,7 +1764,8 @@ TEXT ·avx2ScoresQ40VNNI(SB), NOSPLIT, $0-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2Q40VNNI_done
-a2Q40VNNI_group:
+	// The first group's scales (and minima) are staged here, each next group's during its
+	// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
 	LEAQ (CX)(R8*4), BX
@@ -1665,6 +1794,13 @@ a2Q40VNNI_stage:
 	DECQ R11
 	JNZ  a2Q40VNNI_stage
 
+a2Q40VNNI_group:
+	MOVQ R8, R14
+	SHLQ $3, R14
+	XORQ R15, R15
+	CMPQ R10, $1
+	CMOVQEQ R15, R14
+	MOVQ R14, 0(SP)
 	MOVQ DI, CX
 	LEAQ (CX)(R8*4), BX
 	MOVQ bq+0(FP), SI
@@ -1774,6 +1910,26 @@ a2Q40VNNI_blk:
 	VBROADCASTSS 12(DX), Y14
 	VMULPS Y12, Y14, Y14
 	VFMADD231PS Y14, Y13, Y11
+	// The next group's scales (and minima) of this block, over the ones just read.
+	MOVQ 0(SP), R14
+	ADDQ CX, R14
+	MOVWLZX 0(R14), R15
+	MOVW R15, 0(R13)
+	MOVWLZX 0(R14)(R8*1), R15
+	MOVW R15, 2(R13)
+	MOVWLZX 0(R14)(R8*2), R15
+	MOVW R15, 4(R13)
+	MOVWLZX 0(R14)(R12*1), R15
+	MOVW R15, 6(R13)
+	LEAQ (R14)(R8*4), R14
+	MOVWLZX 0(R14), R15
+	MOVW R15, 8(R13)
+	MOVWLZX 0(R14)(R8*1), R15
+	MOVW R15, 10(R13)
+	MOVWLZX 0(R14)(R8*2), R15
+	MOVW R15, 12(R13)
+	MOVWLZX 0(R14)(R12*1), R15
+	MOVW R15, 14(R13)
 	ADDQ $18, CX
 	ADDQ $18, BX
 	ADDQ $1024, SI
@@ -1812,7 +1968,7 @@ a2Q40VNNI_done:
 
 // func avx2ScoresQ41VNNI(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // avx2ScoresQ41 with AVX-VNNI: VPDPBUSD or VPDPWSSD (VEX) for each product and its add.
-TEXT ·avx2ScoresQ41VNNI(SB), NOSPLIT, $0-80
+TEXT ·avx2ScoresQ41VNNI(SB), NOSPLIT, $8-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -1820,7 +1976,8 @@ TEXT ·avx2ScoresQ41VNNI(SB), NOSPLIT, $0-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2Q41VNNI_done
-a2Q41VNNI_group:
+	// The first group's scales (and minima) are staged here, each next group's during its
+	// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
 	LEAQ (CX)(R8*4), BX
@@ -1865,6 +2022,13 @@ a2Q41VNNI_stage:
 	DECQ R11
 	JNZ  a2Q41VNNI_stage
 
+a2Q41VNNI_group:
+	MOVQ R8, R14
+	SHLQ $3, R14
+	XORQ R15, R15
+	CMPQ R10, $1
+	CMOVQEQ R15, R14
+	MOVQ R14, 0(SP)
 	MOVQ DI, CX
 	LEAQ (CX)(R8*4), BX
 	MOVQ bq+0(FP), SI
@@ -1983,6 +2147,42 @@ a2Q41VNNI_blk:
 	VFMADD231PS Y14, Y15, Y13
 	VBROADCASTSS 12(DX), Y14
 	VFMADD231PS Y14, Y13, Y11
+	// The next group's scales (and minima) of this block, over the ones just read.
+	MOVQ 0(SP), R14
+	ADDQ CX, R14
+	MOVWLZX 0(R14), R15
+	MOVW R15, 0(R13)
+	MOVWLZX 2(R14), R15
+	MOVW R15, 16(R13)
+	MOVWLZX 0(R14)(R8*1), R15
+	MOVW R15, 2(R13)
+	MOVWLZX 2(R14)(R8*1), R15
+	MOVW R15, 18(R13)
+	MOVWLZX 0(R14)(R8*2), R15
+	MOVW R15, 4(R13)
+	MOVWLZX 2(R14)(R8*2), R15
+	MOVW R15, 20(R13)
+	MOVWLZX 0(R14)(R12*1), R15
+	MOVW R15, 6(R13)
+	MOVWLZX 2(R14)(R12*1), R15
+	MOVW R15, 22(R13)
+	LEAQ (R14)(R8*4), R14
+	MOVWLZX 0(R14), R15
+	MOVW R15, 8(R13)
+	MOVWLZX 2(R14), R15
+	MOVW R15, 24(R13)
+	MOVWLZX 0(R14)(R8*1), R15
+	MOVW R15, 10(R13)
+	MOVWLZX 2(R14)(R8*1), R15
+	MOVW R15, 26(R13)
+	MOVWLZX 0(R14)(R8*2), R15
+	MOVW R15, 12(R13)
+	MOVWLZX 2(R14)(R8*2), R15
+	MOVW R15, 28(R13)
+	MOVWLZX 0(R14)(R12*1), R15
+	MOVW R15, 14(R13)
+	MOVWLZX 2(R14)(R12*1), R15
+	MOVW R15, 30(R13)
 	ADDQ $20, CX
 	ADDQ $20, BX
 	ADDQ $1024, SI
@@ -2021,7 +2221,7 @@ a2Q41VNNI_done:
 
 // func avx2ScoresQ80VNNI(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // avx2ScoresQ80 with AVX-VNNI: VPDPBUSD or VPDPWSSD (VEX) for each product and its add.
-TEXT ·avx2ScoresQ80VNNI(SB), NOSPLIT, $0-80
+TEXT ·avx2ScoresQ80VNNI(SB), NOSPLIT, $8-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -2029,7 +2229,8 @@ TEXT ·avx2ScoresQ80VNNI(SB), NOSPLIT, $0-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2Q80VNNI_done
-a2Q80VNNI_group:
+	// The first group's scales (and minima) are staged here, each next group's during its
+	// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
 	LEAQ (CX)(R8*4), BX
@@ -2058,6 +2259,13 @@ a2Q80VNNI_stage:
 	DECQ R11
 	JNZ  a2Q80VNNI_stage
 
+a2Q80VNNI_group:
+	MOVQ R8, R14
+	SHLQ $3, R14
+	XORQ R15, R15
+	CMPQ R10, $1
+	CMOVQEQ R15, R14
+	MOVQ R14, 0(SP)
 	MOVQ DI, CX
 	LEAQ (CX)(R8*4), BX
 	MOVQ bq+0(FP), SI
@@ -2217,6 +2425,26 @@ a2Q80VNNI_blk:
 	VBROADCASTSS 12(DX), Y2
 	VMULPS Y3, Y2, Y2
 	VFMADD231PS Y2, Y7, Y11
+	// The next group's scales (and minima) of this block, over the ones just read.
+	MOVQ 0(SP), R14
+	ADDQ CX, R14
+	MOVWLZX 0(R14), R15
+	MOVW R15, 0(R13)
+	MOVWLZX 0(R14)(R8*1), R15
+	MOVW R15, 2(R13)
+	MOVWLZX 0(R14)(R8*2), R15
+	MOVW R15, 4(R13)
+	MOVWLZX 0(R14)(R12*1), R15
+	MOVW R15, 6(R13)
+	LEAQ (R14)(R8*4), R14
+	MOVWLZX 0(R14), R15
+	MOVW R15, 8(R13)
+	MOVWLZX 0(R14)(R8*1), R15
+	MOVW R15, 10(R13)
+	MOVWLZX 0(R14)(R8*2), R15
+	MOVW R15, 12(R13)
+	MOVWLZX 0(R14)(R12*1), R15
+	MOVW R15, 14(R13)
 	ADDQ $34, CX
 	ADDQ $34, BX
 	ADDQ $2048, SI
@@ -2755,7 +2983,7 @@ a2Q51VNNI_done:
 
 // func avx2ScoresIQ4NLVNNI(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // avx2ScoresIQ4NL with AVX-VNNI: VPDPBUSD or VPDPWSSD (VEX) for each product and its add.
-TEXT ·avx2ScoresIQ4NLVNNI(SB), NOSPLIT, $0-80
+TEXT ·avx2ScoresIQ4NLVNNI(SB), NOSPLIT, $8-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -2763,7 +2991,8 @@ TEXT ·avx2ScoresIQ4NLVNNI(SB), NOSPLIT, $0-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2IQ4NLVNNI_done
-a2IQ4NLVNNI_group:
+	// The first group's scales (and minima) are staged here, each next group's during its
+	// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
 	LEAQ (CX)(R8*4), BX
@@ -2792,6 +3021,13 @@ a2IQ4NLVNNI_stage:
 	DECQ R11
 	JNZ  a2IQ4NLVNNI_stage
 
+a2IQ4NLVNNI_group:
+	MOVQ R8, R14
+	SHLQ $3, R14
+	XORQ R15, R15
+	CMPQ R10, $1
+	CMOVQEQ R15, R14
+	MOVQ R14, 0(SP)
 	MOVQ DI, CX
 	LEAQ (CX)(R8*4), BX
 	MOVQ bq+0(FP), SI
@@ -2954,6 +3190,26 @@ a2IQ4NLVNNI_blk:
 	VBROADCASTSS 12(DX), Y2
 	VMULPS Y3, Y2, Y2
 	VFMADD231PS Y2, Y7, Y11
+	// The next group's scales (and minima) of this block, over the ones just read.
+	MOVQ 0(SP), R14
+	ADDQ CX, R14
+	MOVWLZX 0(R14), R15
+	MOVW R15, 0(R13)
+	MOVWLZX 0(R14)(R8*1), R15
+	MOVW R15, 2(R13)
+	MOVWLZX 0(R14)(R8*2), R15
+	MOVW R15, 4(R13)
+	MOVWLZX 0(R14)(R12*1), R15
+	MOVW R15, 6(R13)
+	LEAQ (R14)(R8*4), R14
+	MOVWLZX 0(R14), R15
+	MOVW R15, 8(R13)
+	MOVWLZX 0(R14)(R8*1), R15
+	MOVW R15, 10(R13)
+	MOVWLZX 0(R14)(R8*2), R15
+	MOVW R15, 12(R13)
+	MOVWLZX 0(R14)(R12*1), R15
+	MOVW R15, 14(R13)
 	ADDQ $18, CX
 	ADDQ $18, BX
 	ADDQ $2048, SI
