@@ -166,12 +166,20 @@ func u8Block(k kern) {
 			}
 		}
 	}
-	p("VCVTPH2PS (R13), Y12")
+	if k.min && !k.q5 {
+		// The stage's (d_l, m_l) dwords split: d_0..d_7 into the low 128 bits, m_0..m_7 the high.
+		p("VMOVDQU (R13), Y13")
+		p("VPSHUFB ·avx2DMShuf(SB), Y13, Y13")
+		p("VPERMQ $0xD8, Y13, Y13")
+		p("VCVTPH2PS X13, Y12")
+		p("VEXTRACTI128 $1, Y13, X13")
+		p("VCVTPH2PS X13, Y15")
+	} else {
+		p("VCVTPH2PS (R13), Y12")
+	}
 	if k.min && k.q5 {
 		p("VCVTPH2PS 16(R13), Y13 // the minima as float32, at 64 of the stage")
 		p("VMOVUPS Y13, 64(R13)")
-	} else if k.min {
-		p("VCVTPH2PS 16(R13), Y15")
 	}
 	for h := 0; h < 4; h++ {
 		if vnni {
@@ -353,6 +361,24 @@ func kernel(k kern) {
 	if k.min {
 		fields = 2
 	}
+	// pairDM: q4_1's scale and minimum, adjacent in the block, are staged as one dword a row
+	// (d_l, m_l at 4l) and split by u8Block (four vector operations): 8 loads and 8 stores a
+	// block and group where 16 and 16 were. Measured on AMD Zen 5 (TestAVX2IntSpeed, best of
+	// eight runs alternating with the kernels that staged d and m apart): AVX-VNNI 5.75 → 5.31
+	// ns a row in cache, 6.84 → 6.61 streamed; plain AVX2 within the noise (6.04 → 5.97).
+	pairDM := k.min && !k.q5
+	if pairDM {
+		fields = 0
+		for r := 0; r < 8; r++ {
+			base := "CX"
+			if r >= 4 {
+				base = "BX"
+			}
+			idx := [...]string{"", "(R8*1)", "(R8*2)", "(R12*1)"}[r%4]
+			p("MOVL (%s)%s, AX", base, idx)
+			p("MOVL AX, %d(SI)", 4*r)
+		}
+	}
 	for f := 0; f < fields; f++ {
 		for r := 0; r < 8; r++ {
 			base := "CX"
@@ -423,6 +449,10 @@ func kernel(k kern) {
 				p("LEAQ (R14)(R8*4), R14")
 			}
 			idx := [...]string{"", "(R8*1)", "(R8*2)", "(R12*1)"}[r%4]
+			if pairDM {
+				p("MOVL (R14)%s, R15", idx)
+				p("MOVL R15, %d(R13)", 4*r)
+			}
 			for f := 0; f < fields; f++ {
 				p("MOVWLZX %d(R14)%s, R15", 2*f, idx)
 				p("MOVW R15, %d(R13)", 16*f+2*r)
