@@ -38,7 +38,7 @@ import (
 // 4096 rows of 128 values, four accumulators, thread CPU time, interleaved with the float
 // kernels, KVLAB_NO_AVX512 set): plain AVX2 0.59–0.77× the float kernels' time in cache and
 // 0.63–0.79× streamed past the caches, AVX-VNNI 0.56–0.62× in cache and 0.50–0.66× streamed
-// (q5_0 and q5_1, whose fifth bits take 12 more vector operations a row pair and half, the
+// (q5_0 and q5_1, whose fifth bits take 8 more vector operations a row pair and half, the
 // highest). On Intel client cores (Golden Cove, Raptor Cove; not measured, from published
 // instruction tables) FMA, VPMADDWD and VPDPWSSD all issue on ports 0 and 1 and VPADDD on 0, 1
 // and 5: a row and block of the float kernels is at least 8 cycles of FMAs on ports 0 and 1,
