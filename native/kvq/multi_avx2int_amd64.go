@@ -23,7 +23,7 @@ import (
 // through them with KVLAB_NO_AVX512 set or under withAVX2Int.
 //
 // The kernels take the digits pre-broadcast (avx2Expand) and run eight rows at a time (m a
-// multiple of 8); their stage buffer holds up to 96 bytes a block (scales, minima, qh).
+// multiple of 8); their stage buffer holds up to 64 bytes a block (scales, minima).
 
 // avx2Int reports that the AVX2 integer scores kernels run: AVX2 without AVX-512 (an AVX-512
 // CPU without VNNI keeps its 512-bit float kernels).
@@ -109,7 +109,6 @@ var (
 	// staged (d, m) pairs split.
 	avx2DMShuf = [32]byte{0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15, 0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15}
 	avx2C10    = [32]byte{0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10}
-	avx2BitLo  = [32]byte{1, 2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8}
 	avx2BitHi  = [32]byte{16, 32, 64, 128, 16, 32, 64, 128, 16, 32, 64, 128, 16, 32, 64, 128, 16, 32, 64, 128, 16, 32, 64, 128, 16, 32, 64, 128, 16, 32, 64, 128}
 	// avx2Rep[b] copies byte b of each dword to its four bytes (VPSHUFB).
 	avx2Rep = func() (r [4][32]byte) {
