@@ -67,7 +67,7 @@ func TestQ2KScoresRangeMultiFloat(t *testing.T) { withoutVNNI(func() { checkQ2KS
 // outlier channels, a block of zero scales, a query block of zeros and subnormal products, and
 // that a non-finite scaled query reports false.
 func TestQ2KDigits(t *testing.T) {
-	if !q2kVNNI(64) {
+	if !hasAVX512VNNIVBMI() {
 		t.Skip("no AVX-512 VNNI + VBMI")
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -262,9 +262,14 @@ func t2DigitsOrder(dig []byte) []byte {
 	return out
 }
 
+// hasAVX512VNNIVBMI reports the AVX-512 VNNI, BW and VBMI that the tests calling the AVX-512
+// turbo2 and q2k kernels directly need. q2kVNNI and t2VNNI are no such guard: they are true on
+// AVX2 CPUs too (the AVX2 integer kernels), where those kernels would fault.
+func hasAVX512VNNIVBMI() bool { return hasVNNIBW && hasVBMI }
+
 // TestT2DigitsPermute checks t2DigitsPermute against t2DigitsOrder.
 func TestT2DigitsPermute(t *testing.T) {
-	if !t2VNNI(64) {
+	if !hasAVX512VNNIVBMI() {
 		t.Skip("no AVX-512 VNNI + VBMI")
 	}
 	dig := make([]byte, 5*64+1)
@@ -288,7 +293,7 @@ func TestT2DigitsPermute(t *testing.T) {
 // against the general ones bit for bit, on random code bytes and scales, rows at their own
 // size apart and with gaps up to 48 bytes, the last row ending the buffer.
 func TestScoresPairLoadMatches(t *testing.T) {
-	if !t2VNNI(64) {
+	if !hasAVX512VNNIVBMI() {
 		t.Skip("no AVX-512 VNNI + VBMI")
 	}
 	rng := rand.New(rand.NewPCG(75, 76))
