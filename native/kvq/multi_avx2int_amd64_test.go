@@ -300,3 +300,91 @@ func TestAVX2Expand(t *testing.T) {
 		}
 	}
 }
+
+// TestAVX2IntScoresSaturationEdge scores rows at the u8 route's int16 edge (gen_avx2int.go):
+// every payload byte 0xFF (q4_0, q4_1, iq4_nl: code 15; q5_0, q5_1: 31 with every fifth bit
+// set; q8_0: −1) or 0x00, unit scales, against queries whose every digit is +127 (even
+// queries) or −127 (odd ones), so that a chain's products all add (8·2·15·127 = 30480 for the
+// nibble formats, 4·2·31·127 = 31496 for each of q5's two chains) and the blocks' integers do
+// not cancel, through whatever scores kernels run here (the AVX2 ones under KVLAB_NO_AVX512,
+// both flavours otherwise through withAVX2Int). A chain that wrapped or saturated would be off
+// by 2¹⁶ units in a block's integer; the scores must be Dot of the grid query within the float
+// bound. (TestAVX2IntScores' random rows do not reach the edge: q5's two chains merged into one
+// of eight products, which wraps, passed it and TestAVX2IntReference.)
+func TestAVX2IntScoresSaturationEdge(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2, FMA and F16C")
+	}
+	const d, rows, n = 128, 32, 4
+	for _, f := range avx2IntFormats {
+		c := Unwrap(mustCodec(t, f, d))
+		rb := c.RowBytes()
+		var bc *blockCodec
+		switch c := c.(type) {
+		case *q4_0Codec:
+			bc = &c.blockCodec
+		case *q4_1Codec:
+			bc = &c.blockCodec
+		case *q8_0Codec:
+			bc = &c.blockCodec
+		case *iq4nlCodec:
+			bc = &c.blockCodec
+		case *q5_0Codec:
+			bc = &c.blockCodec
+		case *q5_1Codec:
+			bc = &c.blockCodec
+		}
+		enc := make([]byte, rows*rb)
+		for r := 0; r < rows; r++ {
+			for b := 0; b < bc.full; b++ {
+				blk := enc[r*rb+b*bc.fullBytes : r*rb+(b+1)*bc.fullBytes]
+				fill := []byte{0xFF, 0x00}[r/8%2]
+				for i := range blk {
+					blk[i] = fill
+				}
+				blk[0], blk[1] = 0x00, 0x3C // d = 1 (f16)
+				if bc.k.hdr >= 4 {
+					blk[2], blk[3] = 0x00, 0x00 // q4_1, q5_1: m = 0
+				}
+			}
+		}
+		q := make([]float32, n*d)
+		for h := 0; h < n; h++ {
+			for i := 0; i < d; i++ {
+				sign := float32(1)
+				if h%2 == 1 {
+					sign = -1
+				}
+				q[h*d+i] = sign
+			}
+		}
+		check := func(name string) {
+			out := make([]float32, rows*n)
+			c.(MultiQuery).DotManyMulti(q, n, enc, out)
+			grid := make([]float32, n*d)
+			ScoresGrid(c, grid, q, n)
+			x := make([]float32, d)
+			for j := 0; j < rows; j++ {
+				row := enc[j*rb : (j+1)*rb]
+				c.Decode(x, row)
+				for h := 0; h < n; h++ {
+					var scale float64
+					for i := range x {
+						scale += math.Abs(float64(grid[h*d+i]) * (math.Abs(float64(x[i])) + blockOffset(c, row, i)))
+					}
+					ref := c.Dot(grid[h*d:(h+1)*d], row)
+					if e := math.Abs(float64(out[j*n+h]) - float64(ref)); !(e <= 1e-5*scale) {
+						t.Fatalf("%s %s: row %d query %d: %g, Dot(grid) %g", name, f, j, h, out[j*n+h], ref)
+					}
+				}
+			}
+		}
+		if avx2Int {
+			check("this CPU's")
+			continue
+		}
+		for _, vnni := range avx2IntForms() {
+			withAVX2Int(vnni, func() { check(fmt.Sprintf("AVX-VNNI %v", vnni)) })
+		}
+	}
+}
