@@ -39,9 +39,18 @@ func ThisMachine(version string) Machine {
 			name string
 			ok   bool
 		}{{"avx2", cpu.X86.HasAVX2}, {"fma", cpu.X86.HasFMA}, {"f16c", cpu.X86.HasF16C},
-			{"avx512f", cpu.X86.HasAVX512F}, {"avx512vnni", cpu.X86.HasAVX512VNNI}} {
+			{"avxvnni", cpu.X86.HasAVXVNNI}, {"avx512f", cpu.X86.HasAVX512F},
+			{"avx512bw", cpu.X86.HasAVX512BW}, {"avx512vnni", cpu.X86.HasAVX512VNNI},
+			{"avx512vbmi", cpu.X86.HasAVX512VBMI}} {
 			if f.ok {
 				m.Features = append(m.Features, f.name)
+			}
+		}
+		// The switches that make the kernels skip features the CPU has: a run made with them
+		// measured other kernels than the features alone say.
+		for _, env := range []string{"KVLAB_NO_AVX512", "KVLAB_NO_AVXVNNI"} {
+			if os.Getenv(env) != "" {
+				m.Features = append(m.Features, env)
 			}
 		}
 	}
