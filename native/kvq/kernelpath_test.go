@@ -1,6 +1,7 @@
 package kvq
 
 import (
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -42,5 +43,23 @@ func TestKernelWarning(t *testing.T) {
 		if w := KernelWarning(Pair{K: F16, V: Q5_0}, 128, 16); !strings.Contains(w, "V (q5_0) has no fast decode kernel at head_dim 16") {
 			t.Errorf("q5_0 V at head_dim 16: %q", w)
 		}
+	}
+}
+
+// TestKernelISA checks that the named instruction sets follow the switches: KVLAB_NO_AVX512
+// names AVX2, never AVX-512; a purego or kernel-less build names Go.
+func TestKernelISA(t *testing.T) {
+	isa := KernelISA()
+	if isa == "" {
+		t.Fatal("KernelISA is empty")
+	}
+	if multiF16 == nil && isa != "Go" {
+		t.Fatalf("no kernels here, KernelISA %q", isa)
+	}
+	if os.Getenv("KVLAB_NO_AVX512") != "" && strings.Contains(isa, "AVX-512") {
+		t.Fatalf("KVLAB_NO_AVX512 set, KernelISA %q", isa)
+	}
+	if os.Getenv("KVLAB_NO_AVXVNNI") != "" && strings.Contains(isa, "AVX-VNNI") {
+		t.Fatalf("KVLAB_NO_AVXVNNI set, KernelISA %q", isa)
 	}
 }

@@ -4,6 +4,7 @@ package kvq
 
 import (
 	"os"
+	"strings"
 
 	"golang.org/x/sys/cpu"
 )
@@ -90,3 +91,28 @@ func multiAccQ40AVX512(acc *float32, d, nv int, rows *byte, rb, m int, w *float3
 // reduceOrder is the lane order that gathers the scores kernels' eight sums, [a0 b0 a0 b0]
 // per 128-bit lane h, into [a0 a1 a2 a3 b0 b1 b2 b3].
 var reduceOrder = [16]int32{0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15}
+
+// KernelISA names the instruction sets the decode-attention kernels use on this CPU and build,
+// as KVLAB_NO_AVX512 and KVLAB_NO_AVXVNNI leave them: "AVX-512 (VNNI, VBMI)", "AVX2 + AVX-VNNI",
+// "AVX2", or "Go" where the CPU lacks AVX2, FMA or F16C.
+func KernelISA() string {
+	switch {
+	case hasAVX512:
+		var ext []string
+		if hasVNNI {
+			ext = append(ext, "VNNI")
+		}
+		if hasVNNI && hasVBMI {
+			ext = append(ext, "VBMI")
+		}
+		if len(ext) == 0 {
+			return "AVX-512"
+		}
+		return "AVX-512 (" + strings.Join(ext, ", ") + ")"
+	case hasAVX2 && hasAVXVNNI:
+		return "AVX2 + AVX-VNNI"
+	case hasAVX2:
+		return "AVX2"
+	}
+	return "Go"
+}

@@ -200,3 +200,6 @@ func multiScoresT2NEON(q *float32, d, nv int, rows *byte, rb, m int, out *float3
 
 //go:noescape
 func multiAccT2NEON(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+// KernelISA names the instruction sets the decode-attention kernels use: NEON on every arm64 CPU.
+func KernelISA() string { return "NEON" }
