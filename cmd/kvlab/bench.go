@@ -71,6 +71,7 @@ type benchReport struct {
 	BandwidthGBps float64    `json:"mem_bandwidth_gbps"`
 	Method        string     `json:"bandwidth_method"`
 	ReadGBps      float64    `json:"read_bandwidth_gbps,omitempty"` // CUDA: a streaming-read kernel, for context
+	Kernels       string     `json:"kernels,omitempty"`             // CPU: kvq.KernelISA, the instruction sets the kernels use
 	Results       []benchRow `json:"results"`
 }
 
@@ -181,8 +182,8 @@ func fillRatios(rep *benchReport) {
 
 func writeBenchTable(w io.Writer, rep benchReport) error {
 	if rep.Device == "cpu" {
-		fmt.Fprintf(w, "decode attention on the CPU (%d threads), %d heads / %d KV heads × %d; memory read bandwidth %.1f GB/s (%s)\n\n",
-			rep.Threads, rep.Heads, rep.KVHeads, rep.HeadDim, rep.BandwidthGBps, rep.Method)
+		fmt.Fprintf(w, "decode attention on the CPU (%d threads, %s kernels), %d heads / %d KV heads × %d; memory read bandwidth %.1f GB/s (%s)\n\n",
+			rep.Threads, rep.Kernels, rep.Heads, rep.KVHeads, rep.HeadDim, rep.BandwidthGBps, rep.Method)
 	} else {
 		fmt.Fprintf(w, "decode attention on %s, %d heads / %d KV heads × %d; copy bandwidth %.0f GB/s (%s), streaming read %.0f GB/s\n\n",
 			rep.DeviceName, rep.Heads, rep.KVHeads, rep.HeadDim, rep.BandwidthGBps, rep.Method, rep.ReadGBps)
@@ -257,7 +258,7 @@ func (r *readBandwidth) pass() {
 
 func benchAttnCPU(o benchAttnOptions, errw io.Writer) (benchReport, error) {
 	rep := benchReport{Device: "cpu", DeviceName: runtime.GOARCH, Threads: o.threads, Heads: o.heads, KVHeads: o.kvHeads,
-		HeadDim: o.headDim, Method: "large-buffer read loop, best pass, interleaved with the rounds"}
+		HeadDim: o.headDim, Method: "large-buffer read loop, best pass, interleaved with the rounds", Kernels: kvq.KernelISA()}
 	// The yardstick is read three times now and once more in each timing round (up to
 	// maxBandwidthPasses), so a busy machine slows it as it slows the pairs; its best pass is
 	// the one reported.
