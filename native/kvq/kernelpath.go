@@ -110,5 +110,5 @@ func KernelSummary() string {
 			": decode runs in Go loops, several times f16's time per token."
 	}
 	return fmt.Sprintf("Decode kernels here (%s): no fast path for %s at head_dim ≥ 32, nor for %s below 32; those run in Go loops, several times f16's time per token.",
-		runtime.GOARCH, strings.Join(big, ", "), strings.Join(small, ", "))
+		runtime.GOARCH+", "+KernelISA(), strings.Join(big, ", "), strings.Join(small, ", "))
 }
