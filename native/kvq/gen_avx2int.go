@@ -27,7 +27,7 @@
 //     saturate here (2·255·128 for offset codes).
 //
 // The AVX-VNNI forms (vnni) replace each product and its add by VPDPBUSD or VPDPWSSD, emitted
-// as VEX bytes (vexMem): Go's assembler encodes both mnemonics as EVEX, the AVX-512 VL form,
+// as VEX bytes (vexSI, gen_vexlib.go): Go's assembler encodes both mnemonics as EVEX, the AVX-512 VL form,
 // which faults on AVX2-only CPUs.
 //
 // Each block's integer is then converted and scaled with the float operations of the VNNI
@@ -82,38 +82,6 @@ var out bytes.Buffer
 // vnni selects the AVX-VNNI forms of the kernels being written: VPDPBUSD and VPDPWSSD in place
 // of VPMADDUBSW and VPMADDWD with their adds.
 var vnni bool
-
-// vexMem writes the VEX-encoded (AVX-VNNI, not the EVEX AVX-512 VL form Go's assembler would
-// choose) 256-bit instruction of opcode op in map 0F38 with prefix 66, W0: ymm dst +=
-// f(ymm src1, [SI + disp]). VPDPBUSD is 0x50 (src1 unsigned bytes, memory signed bytes),
-// VPDPWSSD 0x52 (signed words).
-func vexMem(name string, op byte, disp, src1, dst int) {
-	r := byte(0x80) // VEX.R̄: inverted bit 3 of ModRM.reg
-	if dst >= 8 {
-		r = 0
-	}
-	b1 := r | 0x40 | 0x20 | 0x02         // X̄, B̄ (SI needs neither), map 0F38
-	b2 := byte(15-src1)<<3 | 0x04 | 0x01 // W0, v̄vvv, L = 256, pp = 66
-	var modrm byte
-	var tail []byte
-	switch {
-	case disp == 0:
-		modrm = 0x00
-	case disp >= -128 && disp <= 127:
-		modrm = 0x40
-		tail = []byte{byte(int8(disp))}
-	default:
-		modrm = 0x80
-		tail = []byte{byte(disp), byte(disp >> 8), byte(disp >> 16), byte(disp >> 24)}
-	}
-	modrm |= byte(dst&7)<<3 | 6 // rm = SI
-	bs := append([]byte{0xC4, b1, b2, op, modrm}, tail...)
-	var parts []string
-	for _, x := range bs {
-		parts = append(parts, fmt.Sprintf("BYTE $0x%02X", x))
-	}
-	p("%s // %s %d(SI), Y%d, Y%d (VEX)", strings.Join(parts, "; "), name, disp, src1, dst)
-}
 
 func p(format string, args ...any) { fmt.Fprintf(&out, "\t"+format+"\n", args...) }
 func label(l string)               { fmt.Fprintf(&out, "%s:\n", l) }
@@ -205,7 +173,7 @@ func u8Block(k kern) {
 			}
 			p("VPXOR Y14, Y14, Y14")
 			for c := 0; c < 8; c++ {
-				vexMem("VPDPBUSD", 0x50, (h*8+c)*32, c, 13+c/4)
+				p("%s", vexSI(opVPDPBUSD, 13+c/4, c, (h*8+c)*32))
 			}
 			p("VPADDD Y14, Y13, Y13")
 		} else if k.q5 {
@@ -292,13 +260,13 @@ func s16Block(k kern) {
 				case dw == 0:
 					p("VPMADDWD %d(SI), Y1, Y%d", off, 4+h)
 				case vnni:
-					vexMem("VPDPWSSD", 0x52, off, 1, 4+h)
+					p("%s", vexSI(opVPDPWSSD, 4+h, 1, off))
 				default:
 					p("VPMADDWD %d(SI), Y1, Y2", off)
 					p("VPADDD Y2, Y%d, Y%d", 4+h, 4+h)
 				}
 				if vnni {
-					vexMem("VPDPWSSD", 0x52, off+32, 0, 4+h)
+					p("%s", vexSI(opVPDPWSSD, 4+h, 0, off+32))
 				} else {
 					p("VPMADDWD %d(SI), Y0, Y2", off+32)
 					p("VPADDD Y2, Y%d, Y%d", 4+h, 4+h)

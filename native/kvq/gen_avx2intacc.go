@@ -393,7 +393,7 @@ func dotsB(vnni bool, off, nacc, base int, bcst bool) string {
 		for i, c := range []string{"Y12", "Y13"} {
 			s := base + 2*h + i
 			if vnni {
-				b.WriteString(vpdpwssd(s, 8+h%2, 12+i))
+				fmt.Fprintf(&b, "\t%s\n", vexReg(opVPDPWSSD, s, 8+h%2, 12+i))
 				continue
 			}
 			t := fmt.Sprintf("Y%d", 14+i)
@@ -401,25 +401,6 @@ func dotsB(vnni bool, off, nacc, base int, bcst bool) string {
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")
-}
-
-// vpdpwssd is the VEX-coded (AVX-VNNI) VPDPWSSD Ydst, Ysrc1, Ysrc2 (dst += Σ pairs src1·src2),
-// written as bytes: Go's assembler writes its EVEX (AVX-512 VNNI + VL) form, which faults on
-// CPUs without AVX-512. VEX.256.66.0F38.W0 52 /r, three-byte VEX (C4) for registers ≥ Y8.
-func vpdpwssd(dst, src1, src2 int) string {
-	r := byte(0x80)
-	if dst >= 8 {
-		r = 0
-	}
-	b := byte(0x20)
-	if src2 >= 8 {
-		b = 0
-	}
-	p1 := r | 0x40 | b | 0x02 // R̄ X̄ B̄, map 0F38
-	p2 := byte((^src1&15)<<3) | 0x04 | 0x01
-	modrm := byte(0xC0 | (dst&7)<<3 | src2&7)
-	return fmt.Sprintf("\tBYTE $0xC4; BYTE $0x%02X; BYTE $0x%02X; BYTE $0x52; BYTE $0x%02X // VPDPWSSD Y%d, Y%d, Y%d (VEX)\n",
-		p1, p2, modrm, src2, src1, dst)
 }
 
 // finish is the conversion and scaling of half `half`'s int32 sums (accumulator h's in

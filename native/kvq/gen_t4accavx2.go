@@ -34,22 +34,6 @@ import (
 	"strings"
 )
 
-// vex256 is the VEX.256.66.0F38.W0 encoding of opcode op with ymm operands acc (ModRM.reg),
-// v (VEX.vvvv) and s (ModRM.rm).
-func vex256(op, acc, v, s int, name string) string {
-	b1 := 0x02 | 0x40 // m-mmmm 0F38, X̄
-	if acc < 8 {
-		b1 |= 0x80 // R̄
-	}
-	if s < 8 {
-		b1 |= 0x20 // B̄
-	}
-	b2 := (^v&15)<<3 | 1<<2 | 0x01 // W0, vvvv = ¬v, L = 256, pp = 66
-	modrm := 0xC0 | (acc&7)<<3 | s&7
-	return fmt.Sprintf("BYTE $0xC4; BYTE $0x%02X; BYTE $0x%02X; BYTE $0x%02X; BYTE $0x%02X // %s Y%d, Y%d, Y%d (VEX)",
-		b1, b2, op, modrm, name, s, v, acc)
-}
-
 // Frame layout (hardware SP offsets).
 const (
 	oWS   = 0    // w·s of the tile's rows, 16 bytes a row; a zero row after
@@ -208,7 +192,7 @@ func dots(vnni bool) string {
 		w := 12 + 3*(h%2) // Y12 or Y15
 		fmt.Fprintf(&b, "\tVPBROADCASTD %d(R8), Y%d\n", 4*h, w)
 		if vnni {
-			fmt.Fprintf(&b, "\t%s\n\t%s\n", vex256(0x52, 2*h, 10, w, "VPDPWSSD"), vex256(0x52, 2*h+1, 11, w, "VPDPWSSD"))
+			fmt.Fprintf(&b, "\t%s\n\t%s\n", vexReg(opVPDPWSSD, 2*h, 10, w), vexReg(opVPDPWSSD, 2*h+1, 11, w))
 			continue
 		}
 		fmt.Fprintf(&b, "\tVPMADDWD Y%[1]d, Y10, Y13\n\tVPADDD Y13, Y%[2]d, Y%[2]d\n\tVPMADDWD Y%[1]d, Y11, Y14\n\tVPADDD Y14, Y%[3]d, Y%[3]d\n", w, 2*h, 2*h+1)

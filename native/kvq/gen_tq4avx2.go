@@ -19,7 +19,7 @@
 //     and VPDPBUSD adds their products with the query's digits (signed bytes) into a chain
 //     started at −128·ΣQ, as the AVX-512 kernels do. Go's assembler encodes VPDPBUSD on Y
 //     registers as EVEX (AVX-512 VL), which faults on CPUs without AVX-512, so the VEX form is
-//     written as bytes (vexDPBUSD).
+//     written as bytes (vexReg, gen_vexlib.go).
 //   - Plain AVX2 (multiScores...AVX2I): VPMADDUBSW multiplies unsigned by signed bytes and
 //     SATURATES its pair sums to int16, so the levels cannot go in offset by 128 (a pair of
 //     232·127 would overflow). The nibbles are looked up as the signed levels L (tq4Ints,
@@ -45,23 +45,6 @@ import (
 	"strings"
 )
 
-// vexDPBUSD is the VEX.256 encoding of VPDPBUSD ymm(acc), ymm(u), ymm(s) (acc += Σ u8·s8 per
-// dword): VEX.256.66.0F38.W0 50 /r.
-func vexDPBUSD(acc, u, s int) string {
-	b1 := 0x02 // m-mmmm 0F38
-	if acc < 8 {
-		b1 |= 0x80 // R̄
-	}
-	b1 |= 0x40 // X̄
-	if s < 8 {
-		b1 |= 0x20 // B̄
-	}
-	b2 := (^u&15)<<3 | 1<<2 | 0x01 // W0, vvvv = ¬u, L = 256, pp = 66
-	modrm := 0xC0 | (acc&7)<<3 | s&7
-	return fmt.Sprintf("BYTE $0xC4; BYTE $0x%02X; BYTE $0x%02X; BYTE $0x50; BYTE $0x%02X // VPDPBUSD Y%d, Y%d, Y%d (VEX)",
-		b1, b2, modrm, s, u, acc)
-}
-
 // chain writes code vector Yc (the codes of the values at digit offset off, 0..15 each) looked up
 // (the table in Y12) and run through the four queries' chains Y4..Y7; it clobbers Yc, Y13 (plain
 // flavour), Y14 and Y15.
@@ -71,7 +54,7 @@ func chain(b *strings.Builder, vnni bool, c, off int) {
 		w("VPSHUFB Y%d, Y12, Y%d", c, c)
 		for h := 0; h < 4; h++ {
 			w("VPBROADCASTD %d(SI), Y14", off+32*h)
-			w("%s", vexDPBUSD(4+h, c, 14))
+			w("%s", vexReg(opVPDPBUSD, 4+h, c, 14))
 		}
 		return
 	}
@@ -169,7 +152,7 @@ func group(vnni bool) string {
 			w("VPSHUFB Y%d, Y12, Y%d", c, c)
 			for h := 0; h < 4; h++ {
 				w("VPBROADCASTD %d(SI), Y14", off+32*h)
-				w("%s", vexDPBUSD(4+h, c, 14))
+				w("%s", vexReg(opVPDPBUSD, 4+h, c, 14))
 			}
 			return
 		}
@@ -304,7 +287,7 @@ func t3Group(vnni bool) string {
 				w("VPSHUFB Y%d, Y12, Y%d", reg, reg)
 				for q := 0; q < 4; q++ {
 					w("VPBROADCASTD %d(SI), Y14", off+32*q)
-					w("%s", vexDPBUSD(4+q, reg, 14))
+					w("%s", vexReg(opVPDPBUSD, 4+q, reg, 14))
 				}
 				continue
 			}

@@ -8,7 +8,7 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-//go:generate go run gen_avx2intacc.go
+//go:generate go run gen_avx2intacc.go gen_vexlib.go
 
 // Integer accumulation of the block formats' values (AccumulateManyMulti) on CPUs with AVX2,
 // FMA and F16C but without the AVX-512 integer kernels (intAcc): multi_avx2intacc_amd64.s,

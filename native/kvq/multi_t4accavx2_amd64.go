@@ -2,7 +2,7 @@
 
 package kvq
 
-//go:generate go run gen_t4accavx2.go
+//go:generate go run gen_t4accavx2.go gen_vexlib.go
 
 // Integer accumulation of the turbo tiers' and tq4's values (AccumulateManyMulti) on CPUs with AVX2, FMA
 // and F16C where the AVX-512 integer kernels (multi_turboacc_amd64.go) do not run: the 256-bit

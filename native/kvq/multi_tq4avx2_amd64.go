@@ -6,7 +6,7 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-//go:generate go run gen_tq4avx2.go
+//go:generate go run gen_tq4avx2.go gen_vexlib.go
 
 // tq4, turbo4 and turbo3 scores through AVX2 integer kernels (multi_tq4avx2_amd64.s, generated
 // by gen_tq4avx2.go) on CPUs with AVX2, FMA and F16C but not AVX-512 (whose kernels,
