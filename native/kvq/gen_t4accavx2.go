@@ -93,48 +93,20 @@ const t2Dec = `	VMOVD (R12), X10
 // t2Finish is finish for turbo2's order: Y2h holds values 4j (j = 0..3) then 4j + 1, Y2h+1
 // 4j + 2 then 4j + 3; two lane permutes, two unpacks and two qword permutes restore it.
 func t2Finish() string {
-	var b strings.Builder
-	for h := 0; h < 4; h++ {
-		fmt.Fprintf(&b, `	VPERM2I128 $0x20, Y%[2]d, Y%[1]d, Y12
+	return finishVia(`	VPERM2I128 $0x20, Y%[2]d, Y%[1]d, Y12
 	VPERM2I128 $0x31, Y%[2]d, Y%[1]d, Y13
 	VPUNPCKLDQ Y13, Y12, Y10
 	VPUNPCKHDQ Y13, Y12, Y11
 	VPERMQ $0xD8, Y10, Y12
 	VPERMQ $0xD8, Y11, Y13
-	VCVTDQ2PS Y12, Y12
-	VCVTDQ2PS Y13, Y13
-	VBROADCASTSS %[3]d(SP), Y14
-	VMOVUPS (R12), Y15
-	VFMADD231PS Y14, Y12, Y15
-	VMOVUPS Y15, (R12)
-	VMOVUPS 32(R12), Y15
-	VFMADD231PS Y14, Y13, Y15
-	VMOVUPS Y15, 32(R12)
-	ADDQ DX, R12
-`, 2*h, 2*h+1, oTU+4*h)
-	}
-	return b.String()
+`)
 }
 
 // t3Finish is finish for turbo3's order: Y2h holds values 0..3, 8..11, Y2h+1 4..7, 12..15.
 func t3Finish() string {
-	var b strings.Builder
-	for h := 0; h < 4; h++ {
-		fmt.Fprintf(&b, `	VPERM2I128 $0x20, Y%[2]d, Y%[1]d, Y12
+	return finishVia(`	VPERM2I128 $0x20, Y%[2]d, Y%[1]d, Y12
 	VPERM2I128 $0x31, Y%[2]d, Y%[1]d, Y13
-	VCVTDQ2PS Y12, Y12
-	VCVTDQ2PS Y13, Y13
-	VBROADCASTSS %[3]d(SP), Y14
-	VMOVUPS (R12), Y15
-	VFMADD231PS Y14, Y12, Y15
-	VMOVUPS Y15, (R12)
-	VMOVUPS 32(R12), Y15
-	VFMADD231PS Y14, Y13, Y15
-	VMOVUPS Y15, 32(R12)
-	ADDQ DX, R12
-`, 2*h, 2*h+1, oTU+4*h)
-	}
-	return b.String()
+`)
 }
 
 // t3AccTables writes turbo3's spread controls and shift counts (t3Dec) and the codes' mask.
@@ -203,13 +175,20 @@ func dots(vnni bool) string {
 // finish: per accumulator h, Y2h and Y2h+1 put in the values' order, converted and added times
 // T·unit to the accumulator's 16 values at R12.
 func finish() string {
-	var b strings.Builder
-	for h := 0; h < 4; h++ {
-		fmt.Fprintf(&b, `	VPUNPCKLDQ Y%[2]d, Y%[1]d, Y10
+	return finishVia(`	VPUNPCKLDQ Y%[2]d, Y%[1]d, Y10
 	VPUNPCKHDQ Y%[2]d, Y%[1]d, Y11
 	VPERM2I128 $0x20, Y11, Y10, Y12
 	VPERM2I128 $0x31, Y11, Y10, Y13
-	VCVTDQ2PS Y12, Y12
+`)
+}
+
+// finishVia is finish with order, per accumulator h, a format of Y%[1]d = Y2h and Y%[2]d =
+// Y2h+1 that leaves the sums of values 0..7 in Y12 and of 8..15 in Y13: they are converted and
+// added times T·unit (%[3]d(SP)) to the accumulator's 16 values at R12.
+func finishVia(order string) string {
+	var b strings.Builder
+	for h := 0; h < 4; h++ {
+		fmt.Fprintf(&b, order+`	VCVTDQ2PS Y12, Y12
 	VCVTDQ2PS Y13, Y13
 	VBROADCASTSS %[3]d(SP), Y14
 	VMOVUPS (R12), Y15
