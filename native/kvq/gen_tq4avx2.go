@@ -45,10 +45,23 @@ import (
 	"strings"
 )
 
+// chainStart starts the four queries' chains Y4..Y7: at −128·ΣQ (the aux words at DX + 48) for
+// the AVX-VNNI flavour's offset levels, else at 0.
+func chainStart(b *strings.Builder, vnni bool) {
+	w := func(f string, a ...any) { fmt.Fprintf(b, "\t"+f+"\n", a...) }
+	for h := 0; h < 4; h++ {
+		if vnni {
+			w("VPBROADCASTD %d(DX), Y%d // −128·ΣQ: the levels' offset", 48+4*h, 4+h)
+		} else {
+			w("VPXOR Y%d, Y%d, Y%d", 4+h, 4+h, 4+h)
+		}
+	}
+}
+
 // chain writes code vector Yc (the codes of the values at digit offset off, 0..15 each) looked up
-// (the table in Y12) and run through the four queries' chains Y4..Y7; it clobbers Yc, Y13 (plain
+// (the table in Y12) and run through the four queries' chains Y4..Y7; it clobbers Yc, Yt (plain
 // flavour), Y14 and Y15.
-func chain(b *strings.Builder, vnni bool, c, off int) {
+func chain(b *strings.Builder, vnni bool, c, t, off int) {
 	w := func(f string, a ...any) { fmt.Fprintf(b, "\t"+f+"\n", a...) }
 	if vnni {
 		w("VPSHUFB Y%d, Y12, Y%d", c, c)
@@ -61,12 +74,45 @@ func chain(b *strings.Builder, vnni bool, c, off int) {
 	w("VPSHUFB Y%d, Y12, Y14 // L", c)
 	w("VPABSB Y14, Y15       // |L|")
 	for h := 0; h < 4; h++ {
-		w("VPBROADCASTD %d(SI), Y13", off+32*h)
-		w("VPSIGNB Y14, Y13, Y13")
-		w("VPMADDUBSW Y13, Y15, Y13")
-		w("VPMADDWD ·tq4AVX2Ones(SB), Y13, Y13")
-		w("VPADDD Y13, Y%d, Y%d", 4+h, 4+h)
+		w("VPBROADCASTD %d(SI), Y%d", off+32*h, t)
+		w("VPSIGNB Y14, Y%d, Y%d", t, t)
+		w("VPMADDUBSW Y%d, Y15, Y%d", t, t)
+		w("VPMADDWD ·tq4AVX2Ones(SB), Y%d, Y%d", t, t)
+		w("VPADDD Y%d, Y%d, Y%d", t, 4+h, 4+h)
 	}
+}
+
+// chainEnd converts the chains Y4..Y7 and adds them times the queries' group scales (the
+// float32s at DX) to the sums Y8..Y11, and steps SI and DX to the next group's digits and aux
+// words; it clobbers Y13.
+func chainEnd(b *strings.Builder) {
+	w := func(f string, a ...any) { fmt.Fprintf(b, "\t"+f+"\n", a...) }
+	for h := 0; h < 4; h++ {
+		w("VCVTDQ2PS Y%d, Y%d", 4+h, 4+h)
+		w("VBROADCASTSS %d(DX), Y13", 4*h)
+		w("VFMADD231PS Y13, Y%d, Y%d", 4+h, 8+h)
+	}
+	w("ADDQ $128, SI")
+	w("ADDQ $96, DX")
+}
+
+// loadRows loads 16 payload bytes of each of the eight rows (CX rows 0..3, BX rows 4..7; R8 =
+// rb, R12 = 3rb) and transposes their dwords within the 128-bit lanes, so that Yk (k = 0..3)
+// holds dword k of row l in lane l; it clobbers Y4..Y7.
+func loadRows(b *strings.Builder) {
+	w := func(f string, a ...any) { fmt.Fprintf(b, "\t"+f+"\n", a...) }
+	for r, idx := range []string{"", "(R8*1)", "(R8*2)", "(R12*1)"} {
+		w("VMOVDQU (CX)%s, X%d", idx, r)
+		w("VINSERTI128 $1, (BX)%s, Y%d, Y%d", idx, r, r)
+	}
+	w("VPUNPCKLDQ Y1, Y0, Y4")
+	w("VPUNPCKHDQ Y1, Y0, Y5")
+	w("VPUNPCKLDQ Y3, Y2, Y6")
+	w("VPUNPCKHDQ Y3, Y2, Y7")
+	w("VPUNPCKLQDQ Y6, Y4, Y0")
+	w("VPUNPCKHQDQ Y6, Y4, Y1")
+	w("VPUNPCKLQDQ Y7, Y5, Y2")
+	w("VPUNPCKHQDQ Y7, Y5, Y3")
 }
 
 // t2Chunk writes one 64-value chunk of eight turbo2 rows (16 code bytes each, two groups;
@@ -78,26 +124,9 @@ func chain(b *strings.Builder, vnni bool, c, off int) {
 func t2Chunk(vnni bool) string {
 	var b strings.Builder
 	w := func(f string, a ...any) { fmt.Fprintf(&b, "\t"+f+"\n", a...) }
-	for r, idx := range []string{"", "(R8*1)", "(R8*2)", "(R12*1)"} {
-		w("VMOVDQU (CX)%s, X%d", idx, r)
-		w("VINSERTI128 $1, (BX)%s, Y%d, Y%d", idx, r, r)
-	}
-	w("VPUNPCKLDQ Y1, Y0, Y4")
-	w("VPUNPCKHDQ Y1, Y0, Y5")
-	w("VPUNPCKLDQ Y3, Y2, Y6")
-	w("VPUNPCKHDQ Y3, Y2, Y7")
-	w("VPUNPCKLQDQ Y6, Y4, Y0")
-	w("VPUNPCKHQDQ Y6, Y4, Y1")
-	w("VPUNPCKLQDQ Y7, Y5, Y2")
-	w("VPUNPCKHQDQ Y7, Y5, Y3")
+	loadRows(&b)
 	for g := 0; g < 2; g++ {
-		for h := 0; h < 4; h++ {
-			if vnni {
-				w("VPBROADCASTD %d(DX), Y%d // −128·ΣQ: the levels' offset", 48+4*h, 4+h)
-			} else {
-				w("VPXOR Y%d, Y%d, Y%d", 4+h, 4+h, 4+h)
-			}
-		}
+		chainStart(&b, vnni)
 		for k := 2 * g; k < 2*g+2; k++ {
 			for t := 0; t < 4; t++ {
 				if t == 0 {
@@ -106,16 +135,10 @@ func t2Chunk(vnni bool) string {
 					w("VPSRLW $%d, Y%d, Y13", 2*t, k)
 					w("VPAND ·t2AVX2Mask3(SB), Y13, Y13")
 				}
-				chain(&b, vnni, 13, 16*(k%2)+4*t)
+				chain(&b, vnni, 13, 13, 16*(k%2)+4*t)
 			}
 		}
-		for h := 0; h < 4; h++ {
-			w("VCVTDQ2PS Y%d, Y%d", 4+h, 4+h)
-			w("VBROADCASTSS %d(DX), Y13", 4*h)
-			w("VFMADD231PS Y13, Y%d, Y%d", 4+h, 8+h)
-		}
-		w("ADDQ $128, SI")
-		w("ADDQ $96, DX")
+		chainEnd(&b)
 	}
 	return b.String()
 }
@@ -125,61 +148,17 @@ func t2Chunk(vnni bool) string {
 func group(vnni bool) string {
 	var b strings.Builder
 	w := func(f string, a ...any) { fmt.Fprintf(&b, "\t"+f+"\n", a...) }
-	for r, idx := range []string{"", "(R8*1)", "(R8*2)", "(R12*1)"} {
-		w("VMOVDQU (CX)%s, X%d", idx, r)
-		w("VINSERTI128 $1, (BX)%s, Y%d, Y%d", idx, r, r)
-	}
-	// Transpose the dwords within 128-bit lanes: Yk lane l = dword k of row l.
-	w("VPUNPCKLDQ Y1, Y0, Y4")
-	w("VPUNPCKHDQ Y1, Y0, Y5")
-	w("VPUNPCKLDQ Y3, Y2, Y6")
-	w("VPUNPCKHDQ Y3, Y2, Y7")
-	w("VPUNPCKLQDQ Y6, Y4, Y0")
-	w("VPUNPCKHQDQ Y6, Y4, Y1")
-	w("VPUNPCKLQDQ Y7, Y5, Y2")
-	w("VPUNPCKHQDQ Y7, Y5, Y3")
+	loadRows(&b)
 	// The chains Y4..Y7.
-	for h := 0; h < 4; h++ {
-		if vnni {
-			w("VPBROADCASTD %d(DX), Y%d // −128·ΣQ: the levels' offset", 48+4*h, 4+h)
-		} else {
-			w("VPXOR Y%d, Y%d, Y%d", 4+h, 4+h, 4+h)
-		}
-	}
-	// codes runs code vector c (values at digit offset off) through the chains.
-	codes := func(c, off int) {
-		if vnni {
-			w("VPSHUFB Y%d, Y12, Y%d", c, c)
-			for h := 0; h < 4; h++ {
-				w("VPBROADCASTD %d(SI), Y14", off+32*h)
-				w("%s", vexReg(opVPDPBUSD, 4+h, c, 14))
-			}
-			return
-		}
-		w("VPSHUFB Y%d, Y12, Y14 // L", c)
-		w("VPABSB Y14, Y15       // |L|")
-		for h := 0; h < 4; h++ {
-			w("VPBROADCASTD %d(SI), Y13", off+32*h)
-			w("VPSIGNB Y14, Y13, Y13")
-			w("VPMADDUBSW Y13, Y15, Y13")
-			w("VPMADDWD ·tq4AVX2Ones(SB), Y13, Y13")
-			w("VPADDD Y13, Y%d, Y%d", 4+h, 4+h)
-		}
-	}
+	chainStart(&b, vnni)
 	for k := 0; k < 4; k++ {
 		w("VPAND ·tq4AVX2Nib(SB), Y%d, Y13", k)
 		w("VPSRLW $4, Y%d, Y%d", k, k)
 		w("VPAND ·tq4AVX2Nib(SB), Y%d, Y%d", k, k)
-		codes(13, 4*k)
-		codes(k, 16+4*k)
+		chain(&b, vnni, 13, 13, 4*k)
+		chain(&b, vnni, k, 13, 16+4*k)
 	}
-	for h := 0; h < 4; h++ {
-		w("VCVTDQ2PS Y%d, Y%d", 4+h, 4+h)
-		w("VBROADCASTSS %d(DX), Y13", 4*h)
-		w("VFMADD231PS Y13, Y%d, Y%d", 4+h, 8+h)
-	}
-	w("ADDQ $128, SI")
-	w("ADDQ $96, DX")
+	chainEnd(&b)
 	return b.String()
 }
 
@@ -273,42 +252,13 @@ func t3Group(vnni bool) string {
 		w("VPUNPCKLQDQ Y1, Y14, Y13")
 		w("VPUNPCKHQDQ Y1, Y14, Y0")
 		if h == 0 {
-			for c := 0; c < 4; c++ {
-				if vnni {
-					w("VPBROADCASTD %d(DX), Y%d // −128·ΣQ: the levels' offset", 48+4*c, 4+c)
-				} else {
-					w("VPXOR Y%d, Y%d, Y%d", 4+c, 4+c, 4+c)
-				}
-			}
+			chainStart(&b, vnni)
 		}
 		for k, reg := range []int{2, 3, 13, 0} {
-			off := 16*h + 4*k
-			if vnni {
-				w("VPSHUFB Y%d, Y12, Y%d", reg, reg)
-				for q := 0; q < 4; q++ {
-					w("VPBROADCASTD %d(SI), Y14", off+32*q)
-					w("%s", vexReg(opVPDPBUSD, 4+q, reg, 14))
-				}
-				continue
-			}
-			w("VPSHUFB Y%d, Y12, Y14 // L", reg)
-			w("VPABSB Y14, Y15       // |L|")
-			for q := 0; q < 4; q++ {
-				w("VPBROADCASTD %d(SI), Y1", off+32*q)
-				w("VPSIGNB Y14, Y1, Y1")
-				w("VPMADDUBSW Y1, Y15, Y1")
-				w("VPMADDWD ·tq4AVX2Ones(SB), Y1, Y1")
-				w("VPADDD Y1, Y%d, Y%d", 4+q, 4+q)
-			}
+			chain(&b, vnni, reg, 1, 16*h+4*k)
 		}
 	}
-	for q := 0; q < 4; q++ {
-		w("VCVTDQ2PS Y%d, Y%d", 4+q, 4+q)
-		w("VBROADCASTSS %d(DX), Y13", 4*q)
-		w("VFMADD231PS Y13, Y%d, Y%d", 4+q, 8+q)
-	}
-	w("ADDQ $128, SI")
-	w("ADDQ $96, DX")
+	chainEnd(&b)
 	return b.String()
 }
 
