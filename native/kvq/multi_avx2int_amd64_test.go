@@ -43,21 +43,7 @@ func avx2IntRows(rng *rand.Rand, c Codec, rows int) []byte {
 	d, rb := c.Dim(), c.RowBytes()
 	src := outlierRows(rng, rows, d)
 	enc := make([]byte, rows*rb)
-	var bc *blockCodec
-	switch c := c.(type) {
-	case *q4_0Codec:
-		bc = &c.blockCodec
-	case *q4_1Codec:
-		bc = &c.blockCodec
-	case *q8_0Codec:
-		bc = &c.blockCodec
-	case *iq4nlCodec:
-		bc = &c.blockCodec
-	case *q5_0Codec:
-		bc = &c.blockCodec
-	case *q5_1Codec:
-		bc = &c.blockCodec
-	}
+	bc := intAccBlocks(c)
 	hdr := bc.k.hdr
 	for r := 0; r < rows; r++ {
 		row := enc[r*rb : (r+1)*rb]
@@ -319,21 +305,7 @@ func TestAVX2IntScoresSaturationEdge(t *testing.T) {
 	for _, f := range avx2IntFormats {
 		c := Unwrap(mustCodec(t, f, d))
 		rb := c.RowBytes()
-		var bc *blockCodec
-		switch c := c.(type) {
-		case *q4_0Codec:
-			bc = &c.blockCodec
-		case *q4_1Codec:
-			bc = &c.blockCodec
-		case *q8_0Codec:
-			bc = &c.blockCodec
-		case *iq4nlCodec:
-			bc = &c.blockCodec
-		case *q5_0Codec:
-			bc = &c.blockCodec
-		case *q5_1Codec:
-			bc = &c.blockCodec
-		}
+		bc := intAccBlocks(c)
 		enc := make([]byte, rows*rb)
 		for r := 0; r < rows; r++ {
 			for b := 0; b < bc.full; b++ {
