@@ -14,6 +14,9 @@ import (
 // tiles, and calls long enough for the scores' non-temporal stores (256 rows).
 var avx2FloatRows = []int{1, 2, 3, 4, 5, 6, 7, 8, 63, 64, 65, 130, 131, 256, 301}
 
+// avx2FloatKernels are the AVX2 float kernels of each format.
+var avx2FloatKernels = map[Format]*multiKernels{F16: f16AVX2, BF16: bf16AVX2, FP8: fp8AVX2}
+
 // TestAVX2FloatKernels checks the f16, bf16 and fp8 AVX2 kernels against the references
 // within the MultiQuery bounds (checkMulti), for row lengths with and without a tail past the
 // last 32 values, every query count up to a padded group and two groups, and avx2FloatRows.
@@ -46,16 +49,13 @@ func TestAVX2FloatScoresPerRow(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(43, 44))
 	for _, f := range []Format{F16, BF16, FP8} {
-		k := map[Format]*multiKernels{F16: f16AVX2, BF16: bf16AVX2, FP8: fp8AVX2}[f]
+		k := avx2FloatKernels[f]
 		for _, d := range []int{64, 128} {
 			c := mustCodec(t, f, d)
 			rb := c.RowBytes()
 			for _, m := range avx2FloatRows {
-				src := outlierRows(rng, m, d)
 				enc := make([]byte, m*rb)
-				for r := 0; r < m; r++ {
-					c.Encode(enc[r*rb:(r+1)*rb], src[r*d:(r+1)*d])
-				}
+				EncodeRows(c, enc, outlierRows(rng, m, d), m)
 				q := gaussianRows(rng, 4, d, 1)
 				for _, ostride := range []int{16, 20} { // 16: the non-temporal stores
 					all := make([]float32, m*ostride/4+4)
@@ -97,16 +97,13 @@ func TestAVX2FloatAccPerRow(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(45, 46))
 	for _, f := range []Format{F16, BF16, FP8} {
-		k := map[Format]*multiKernels{F16: f16AVX2, BF16: bf16AVX2, FP8: fp8AVX2}[f]
+		k := avx2FloatKernels[f]
 		for _, d := range []int{64, 128} {
 			c := mustCodec(t, f, d)
 			rb := c.RowBytes()
 			for _, m := range avx2FloatRows {
-				src := outlierRows(rng, m, d)
 				enc := make([]byte, m*rb)
-				for r := 0; r < m; r++ {
-					c.Encode(enc[r*rb:(r+1)*rb], src[r*d:(r+1)*d])
-				}
+				EncodeRows(c, enc, outlierRows(rng, m, d), m)
 				w := gaussianRows(rng, m, 5, 1) // wstride 20: a fifth weight between rows
 				acc0 := gaussianRows(rng, 4, d, 1)
 				all := append([]float32(nil), acc0...)
