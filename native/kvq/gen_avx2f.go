@@ -314,36 +314,9 @@ func scoresLoop(f format, n, sfx, st string) string {
 func acc(f format) string {
 	var b strings.Builder
 	n := "f" + strings.ToLower(f.name) + "a"
-	frame, flag, wstep := 16, "NOSPLIT", "ADDQ wstride+56(FP), R8"
-	fmt.Fprintf(&b, `
-// func multiAcc%[1]sAVX2T(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
-// %[2]s
-TEXT ·multiAcc%[1]sAVX2T(SB), %[5]s, $%[3]d-64
-	MOVQ acc+0(FP), SI
-	MOVQ d+8(FP), DX
-	SHLQ $2, DX
-	LEAQ (DX)(DX*2), R13
-	MOVQ rows+24(FP), DI
-	MOVQ m+40(FP), R10
-	MOVQ w+48(FP), R9
-	TESTQ R10, R10
-	JZ   %[4]s_done
-	MOVQ nv+16(FP), AX
-	SHRQ $5, AX
-	TESTQ AX, AX
-	JZ   %[4]s_done
-
-%[4]s_tile:
-	MOVQ R10, AX
-	CMPQ AX, $64
-	JLE  %[4]s_tn
-	MOVQ $64, AX
-%[4]s_tn:
-	MOVQ AX, tn-8(SP)
-	MOVQ rb+32(FP), R14
-	SHLQ $6, R14
-	ADDQ DI, R14
-`, f.name, f.doc, frame, n, flag)
+	wstep := "ADDQ wstride+56(FP), R8"
+	accHead(&b, f, "NOSPLIT", 16, n)
+	b.WriteString("\tADDQ DI, R14\n")
 	fmt.Fprintf(&b, "\tMOVQ nv+16(FP), R11\n\tXORQ BX, BX\n\tMOVQ SI, CX\n\n%s_win:\n", n)
 	fmt.Fprintf(&b, "\tCMPQ R11, $24\n\tJLT  %[1]s_w16\n", n)
 	accs := []string{"(CX)", "(CX)(DX*1)", "(CX)(DX*2)", "(CX)(R13*1)"}
@@ -392,41 +365,15 @@ TEXT ·multiAcc%[1]sAVX2T(SB), %[5]s, $%[3]d-64
 func accFP8(f format) string {
 	var b strings.Builder
 	n := "ffp8a"
-	fmt.Fprintf(&b, `
-// func multiAccFP8AVX2T(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
-// %[1]s
-TEXT ·multiAccFP8AVX2T(SB), 0, $%[2]d-64
-	MOVQ acc+0(FP), SI
-	MOVQ d+8(FP), DX
-	SHLQ $2, DX
-	LEAQ (DX)(DX*2), R13
-	MOVQ rows+24(FP), DI
-	MOVQ m+40(FP), R10
-	MOVQ w+48(FP), R9
-	TESTQ R10, R10
-	JZ   %[3]s_done
-	MOVQ nv+16(FP), AX
-	SHRQ $5, AX
-	TESTQ AX, AX
-	JZ   %[3]s_done
-
-%[3]s_tile:
-	MOVQ R10, AX
-	CMPQ AX, $64
-	JLE  %[3]s_tn
-	MOVQ $64, AX
-%[3]s_tn:
-	MOVQ AX, tn-8(SP)
-	MOVQ rb+32(FP), R14
-	SHLQ $6, R14
-	ADDQ DI, R14               // the next tile, prefetched 32 bytes a row step
+	accHead(&b, f, "0", 16+1024+2*4096, n)
+	fmt.Fprintf(&b, `	ADDQ DI, R14               // the next tile, prefetched 32 bytes a row step
 	MOVQ AX, R15
 	SHLQ $4, R15               // 16 bytes a row
 	MOVQ DI, AX
 	MOVQ R9, R8
 	MOVQ d+8(FP), CX
 	XORQ R12, R12
-%[3]s_ws:
+%[1]s_ws:
 	VMOVUPS (R8), X8
 	VBROADCASTSS (AX)(CX*1), X9
 	VMULPS ·avx2fF256(SB), X9, X9
@@ -436,13 +383,13 @@ TEXT ·multiAccFP8AVX2T(SB), 0, $%[2]d-64
 	ADDQ wstride+56(FP), R8
 	ADDQ $16, R12
 	CMPQ R12, R15
-	JNE  %[3]s_ws
+	JNE  %[1]s_ws
 	MOVQ DI, AX
 	XORQ R12, R12
-%[3]s_dec:
+%[1]s_dec:
 	PREFETCHT0 (R14)
 	ADDQ $32, R14
-`, f.doc, 16+1024+2*4096, n)
+`, n)
 	b.WriteString(fp8GrpTo("(AX)", "1024(SP)(R12*4)", "1056(SP)(R12*4)", "Y11", "Y13", "Y14", "Y15"))
 	fmt.Fprintf(&b, "\tADDQ rb+32(FP), AX\n\tADDQ $16, R12\n\tCMPQ R12, R15\n\tJNE  %s_dec\n", n)
 	fmt.Fprintf(&b, "\tMOVQ nv+16(FP), R11\n\tSHRQ $5, R11\n\tXORQ BX, BX\n\tMOVQ SI, CX\n")
@@ -489,6 +436,40 @@ TEXT ·multiAccFP8AVX2T(SB), 0, $%[2]d-64
 	b.WriteString("\n")
 	tileEnd(&b, n, "next")
 	return b.String()
+}
+
+// accHead writes the TEXT line (flag flag, a frame of frame bytes) and the prologue of f's
+// accumulate kernel n, up to the tile's rows in tn-8(SP) and R14 = 64·rb, which the caller
+// adds DI to: the next tile, its prefetch pointer.
+func accHead(b *strings.Builder, f format, flag string, frame int, n string) {
+	fmt.Fprintf(b, `
+// func multiAcc%[1]sAVX2T(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+// %[2]s
+TEXT ·multiAcc%[1]sAVX2T(SB), %[5]s, $%[3]d-64
+	MOVQ acc+0(FP), SI
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX
+	LEAQ (DX)(DX*2), R13
+	MOVQ rows+24(FP), DI
+	MOVQ m+40(FP), R10
+	MOVQ w+48(FP), R9
+	TESTQ R10, R10
+	JZ   %[4]s_done
+	MOVQ nv+16(FP), AX
+	SHRQ $5, AX
+	TESTQ AX, AX
+	JZ   %[4]s_done
+
+%[4]s_tile:
+	MOVQ R10, AX
+	CMPQ AX, $64
+	JLE  %[4]s_tn
+	MOVQ $64, AX
+%[4]s_tn:
+	MOVQ AX, tn-8(SP)
+	MOVQ rb+32(FP), R14
+	SHLQ $6, R14
+`, f.name, f.doc, frame, n, flag)
 }
 
 // tileEnd writes kernel n's label n_l, where a tile's passes end: the rows and weights step
