@@ -11,6 +11,17 @@ import (
 	"unsafe"
 )
 
+// checkBits fails t unless got holds want's values bit for bit; what names them ("q4_0:
+// score") in the message.
+func checkBits(t testing.TB, what string, got, want []float32) {
+	t.Helper()
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s %d = %g, want %g", what, i, got[i], want[i])
+		}
+	}
+}
+
 // guardedBytes returns n bytes whose last one is followed by an inaccessible page (end), or
 // whose first one follows such a page (start): a kernel that reads or writes past either end of
 // the slice it was given faults instead of reading the neighbour's bytes unseen. free unmaps.
@@ -93,16 +104,8 @@ func TestMultiQueryGuardPages(t *testing.T) {
 						gacc, f5 := guardedF32(t, len(acc0), acc0, atStart)
 						mq.DotManyMulti(gq, n, gr, gout)
 						mq.AccumulateManyMulti(gacc, n, gw, gr)
-						for i := range want {
-							if math.Float32bits(gout[i]) != math.Float32bits(want[i]) {
-								t.Fatalf("%s: score %d = %g, want %g", name, i, gout[i], want[i])
-							}
-						}
-						for i := range wantAcc {
-							if math.Float32bits(gacc[i]) != math.Float32bits(wantAcc[i]) {
-								t.Fatalf("%s: acc %d = %g, want %g", name, i, gacc[i], wantAcc[i])
-							}
-						}
+						checkBits(t, name+": score", gout, want)
+						checkBits(t, name+": acc", gacc, wantAcc)
 						// Strided: queries and accumulators d+3 apart, the last one ending the page.
 						s := d + 3
 						qs := make([]float32, (n-1)*s+d)
@@ -120,16 +123,8 @@ func TestMultiQueryGuardPages(t *testing.T) {
 						gas, f8 := guardedF32(t, len(as), as, atStart)
 						DotManyMultiStride(c, gqs, s, n, gr, gouts)
 						AccumulateManyMultiStride(c, gas, s, n, gw, gr)
-						for i := range wantS {
-							if math.Float32bits(gouts[i]) != math.Float32bits(wantS[i]) {
-								t.Fatalf("%s: strided score %d = %g, want %g", name, i, gouts[i], wantS[i])
-							}
-						}
-						for i := range wantAS {
-							if math.Float32bits(gas[i]) != math.Float32bits(wantAS[i]) {
-								t.Fatalf("%s: strided acc %d = %g, want %g", name, i, gas[i], wantAS[i])
-							}
-						}
+						checkBits(t, name+": strided score", gouts, wantS)
+						checkBits(t, name+": strided acc", gas, wantAS)
 						for _, free := range []func(){f1, f2, f3, f4, f5, f6, f7, f8} {
 							free()
 						}
@@ -166,11 +161,7 @@ func TestQ2KGuardPages(t *testing.T) {
 						h.data = gd
 						h.ScoresRangeMulti(gq, n, first, gout)
 						h.data = data
-						for i := range want {
-							if math.Float32bits(gout[i]) != math.Float32bits(want[i]) {
-								t.Fatalf("d%d cells%d n%d first%d: score %d = %g, want %g", d, cells, n, first, i, gout[i], want[i])
-							}
-						}
+						checkBits(t, fmt.Sprintf("d%d cells%d n%d first%d: score", d, cells, n, first), gout, want)
 						f1()
 						f2()
 						f3()
