@@ -2,12 +2,7 @@
 
 package kvq
 
-import (
-	"os"
-	"sync"
-
-	"golang.org/x/sys/cpu"
-)
+import "sync"
 
 //go:generate go run gen_avx2int.go gen_vexlib.go
 
@@ -31,8 +26,8 @@ var avx2Int = hasAVX2 && !hasAVX512
 
 // avxVNNI selects the kernels' AVX-VNNI forms (avx2Scores*VNNI: the VEX VPDPBUSD and
 // VPDPWSSD, Intel Alder Lake and later, AMD Zen 5), the same integers and so the same scores.
-// KVLAB_NO_AVXVNNI set (any value, read once at start) keeps the plain AVX2 ones.
-var avxVNNI = avx2Int && cpu.X86.HasAVXVNNI && os.Getenv("KVLAB_NO_AVXVNNI") == ""
+// KVLAB_NO_AVXVNNI set keeps the plain AVX2 ones (hasAVXVNNI, multi_avx2intacc_amd64.go).
+var avxVNNI = avx2Int && hasAVXVNNI
 
 // intScores reports integer scores kernels for q4_0, q4_1 and q8_0 on this CPU (VNNI or AVX2),
 // intScoresBW those for iq4_nl, q5_0 and q5_1.

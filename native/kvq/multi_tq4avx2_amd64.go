@@ -38,7 +38,7 @@ var tq4AVXVNNICPU = cpu.X86.HasAVXVNNI
 // tq4AVX2Int reports that tq4's and turbo4's scores and values take the AVX2 integer kernels
 // (on CPUs without AVX-512, whose float or integer kernels stay as they are; a variable so that
 // tests can select the AVX2 float kernels or these).
-var tq4AVX2Int = hasAVX2 && !hasAVX512
+var tq4AVX2Int = avx2Int
 
 // tq4AVX2Ints is tq4Ints as signed bytes: the plain flavour's VPSHUFB table.
 var tq4AVX2Ints = func() (t [16]byte) {
