@@ -48,7 +48,7 @@ func ThisMachine(version string) Machine {
 		}
 		// The switches that make the kernels skip features the CPU has: a run made with them
 		// measured other kernels than the features alone say.
-		for _, env := range []string{"KVLAB_NO_AVX512", "KVLAB_NO_AVXVNNI"} {
+		for _, env := range []string{"KVLAB_NO_AVX512", "KVLAB_NO_AVX512VNNI", "KVLAB_NO_AVX512VBMI", "KVLAB_NO_AVXVNNI"} {
 			if os.Getenv(env) != "" {
 				m.Features = append(m.Features, env)
 			}

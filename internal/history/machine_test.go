@@ -12,14 +12,23 @@ func TestThisMachineKernelSwitches(t *testing.T) {
 	if runtime.GOARCH != "amd64" {
 		t.Skip("the feature list is amd64's")
 	}
-	t.Setenv("KVLAB_NO_AVX512", "")
-	t.Setenv("KVLAB_NO_AVXVNNI", "")
-	if f := ThisMachine("test").Features; slices.Contains(f, "KVLAB_NO_AVX512") || slices.Contains(f, "KVLAB_NO_AVXVNNI") {
-		t.Fatalf("features %v name a switch that is not set", f)
+	switches := []string{"KVLAB_NO_AVX512", "KVLAB_NO_AVX512VNNI", "KVLAB_NO_AVX512VBMI", "KVLAB_NO_AVXVNNI"}
+	for _, env := range switches {
+		t.Setenv(env, "")
 	}
-	t.Setenv("KVLAB_NO_AVX512", "1")
-	f := ThisMachine("test").Features
-	if !slices.Contains(f, "KVLAB_NO_AVX512") || slices.Contains(f, "KVLAB_NO_AVXVNNI") {
-		t.Fatalf("features %v: want KVLAB_NO_AVX512 alone of the switches", f)
+	for _, env := range switches {
+		if f := ThisMachine("test").Features; slices.Contains(f, env) {
+			t.Fatalf("features %v name %s, which is not set", f, env)
+		}
+	}
+	for _, on := range switches {
+		t.Setenv(on, "1")
+		f := ThisMachine("test").Features
+		for _, env := range switches {
+			if slices.Contains(f, env) != (env == on) {
+				t.Fatalf("features %v: want %s alone of the switches", f, on)
+			}
+		}
+		t.Setenv(on, "")
 	}
 }

@@ -47,7 +47,8 @@ func TestKernelWarning(t *testing.T) {
 }
 
 // TestKernelISA checks that the named instruction sets follow the switches: KVLAB_NO_AVX512
-// names AVX2, never AVX-512; a purego or kernel-less build names Go.
+// names AVX2, never AVX-512; KVLAB_NO_AVX512VNNI neither VNNI nor VBMI (unless AVX-VNNI),
+// KVLAB_NO_AVX512VBMI no VBMI; a purego or kernel-less build names Go.
 func TestKernelISA(t *testing.T) {
 	isa := KernelISA()
 	if isa == "" {
@@ -61,5 +62,12 @@ func TestKernelISA(t *testing.T) {
 	}
 	if os.Getenv("KVLAB_NO_AVXVNNI") != "" && strings.Contains(isa, "AVX-VNNI") {
 		t.Fatalf("KVLAB_NO_AVXVNNI set, KernelISA %q", isa)
+	}
+	if os.Getenv("KVLAB_NO_AVX512VNNI") != "" && (strings.Contains(isa, "VNNI") || strings.Contains(isa, "VBMI")) &&
+		os.Getenv("KVLAB_NO_AVX512") == "" {
+		t.Fatalf("KVLAB_NO_AVX512VNNI set, KernelISA %q", isa)
+	}
+	if os.Getenv("KVLAB_NO_AVX512VBMI") != "" && strings.Contains(isa, "VBMI") {
+		t.Fatalf("KVLAB_NO_AVX512VBMI set, KernelISA %q", isa)
 	}
 }

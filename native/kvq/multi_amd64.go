@@ -21,6 +21,19 @@ var (
 	hasAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
 )
 
+// cpuAVX512VNNI, cpuAVX512VBMI and cpuAVX512BF16 are the CPU's AVX-512 VNNI, VBMI and BF16 as
+// the kernels may use them. KVLAB_NO_AVX512VNNI set (any value, read once at start) hides all
+// three, so that an AVX-512 CPU runs what Intel Skylake-SP/X (AVX-512 F, CD, BW, DQ, VL
+// alone) runs; KVLAB_NO_AVX512VBMI set hides VBMI and BF16, what Intel Cascade Lake (VNNI
+// without VBMI or BF16) runs. Every dispatch reads these, never cpu.X86's own.
+var (
+	noAVX512VNNI  = os.Getenv("KVLAB_NO_AVX512VNNI") != ""
+	noAVX512VBMI  = noAVX512VNNI || os.Getenv("KVLAB_NO_AVX512VBMI") != ""
+	cpuAVX512VNNI = cpu.X86.HasAVX512VNNI && !noAVX512VNNI
+	cpuAVX512VBMI = cpu.X86.HasAVX512VBMI && !noAVX512VBMI
+	cpuAVX512BF16 = cpu.X86.HasAVX512BF16 && !noAVX512VBMI
+)
+
 var (
 	avx512Kernels = [3]*multiKernels{
 		{multiScoresF16AVX512, multiAccF16AVX512},
@@ -93,8 +106,9 @@ func multiAccQ40AVX512(acc *float32, d, nv int, rows *byte, rb, m int, w *float3
 var reduceOrder = [16]int32{0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15}
 
 // KernelISA names the instruction sets the decode-attention kernels use on this CPU and build,
-// as KVLAB_NO_AVX512 and KVLAB_NO_AVXVNNI leave them: "AVX-512 (VNNI, VBMI)", "AVX2 + AVX-VNNI",
-// "AVX2", or "Go" where the CPU lacks AVX2, FMA or F16C.
+// as KVLAB_NO_AVX512, KVLAB_NO_AVX512VNNI, KVLAB_NO_AVX512VBMI and KVLAB_NO_AVXVNNI leave
+// them: "AVX-512 (VNNI, VBMI)", "AVX-512 (VNNI)", "AVX-512", "AVX2 + AVX-VNNI", "AVX2", or
+// "Go" where the CPU lacks AVX2, FMA or F16C.
 func KernelISA() string {
 	switch {
 	case hasAVX512:

@@ -50,8 +50,10 @@ var avx2IntAccOn = avx2Int && os.Getenv("KVLAB_NO_AVX2INTACC") == ""
 
 // hasAVXVNNI reports the VEX-coded AVX-VNNI instructions (cpu.X86.HasAVXVNNI: CPUID leaf 7
 // subleaf 1, EAX bit 4); KVLAB_NO_AVXVNNI set (any value, read once at start) turns them off so
-// that the plain AVX2 kernels run and can be tested and measured on such CPUs.
-var hasAVXVNNI = cpu.X86.HasAVXVNNI && os.Getenv("KVLAB_NO_AVXVNNI") == ""
+// that the plain AVX2 kernels run and can be tested and measured on such CPUs, and so does
+// KVLAB_NO_AVX512VNNI on an AVX-512 CPU (the AVX-512 CPUs without VNNI, Skylake-SP/X, have no
+// AVX-VNNI either).
+var hasAVXVNNI = cpu.X86.HasAVXVNNI && os.Getenv("KVLAB_NO_AVXVNNI") == "" && !(noAVX512VNNI && cpu.X86.HasAVX512F)
 
 // avx2IntAccFor is the AVX2 integer accumulate kernel standing for i (one of intAccQ4_0 …
 // intAccIQ4NL), nil where they do not run (avx2IntAccOn false, or i another kernel).

@@ -27,7 +27,7 @@ var (
 )
 
 // hasFP8VBMI reports fp8VBMI: AVX-512 BW and VBMI.
-var hasFP8VBMI = hasAVX512BW && cpu.X86.HasAVX512VBMI
+var hasFP8VBMI = hasAVX512BW && cpuAVX512VBMI
 
 // The kernels' contracts are multiKernels'.
 

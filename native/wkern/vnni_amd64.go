@@ -16,7 +16,7 @@ import (
 // operations per block of the AVX2 kernel (one multiply-accumulate instead of VPMADDUBSW +
 // VPMADDWD, the scales applied once per 16 blocks instead of per block).
 var hasVNNI = hasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL &&
-	cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512VBMI
+	cpuAVX512VNNI && cpuAVX512VBMI
 
 //go:noescape
 func dotQ4_0VNNI(w, q, d, s unsafe.Pointer, groups int) float32
