@@ -29,6 +29,20 @@ func withAVX2Int(vnni bool, f func()) {
 	f()
 }
 
+// vnniReference reports that this CPU runs the AVX-512 VNNI scores and accumulate kernels,
+// whatever KVLAB_NO_AVX512VNNI and KVLAB_NO_AVX512VBMI hide from the dispatch: the reference
+// the AVX2 integer kernels are checked against.
+var vnniReference = hasAVX512 && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512DQ &&
+	cpu.X86.HasAVX512VL
+
+// withVNNIScores runs f with the AVX-512 VNNI scores kernels selected (vnniReference).
+func withVNNIScores(f func()) {
+	v, vb, i, ib, a, x := hasVNNI, hasVNNIBW, intScores, intScoresBW, avx2Int, avxVNNI
+	hasVNNI, hasVNNIBW, intScores, intScoresBW, avx2Int, avxVNNI = true, true, true, true, false, false
+	defer func() { hasVNNI, hasVNNIBW, intScores, intScoresBW, avx2Int, avxVNNI = v, vb, i, ib, a, x }()
+	f()
+}
+
 // avx2IntForms are the kernel forms this CPU runs: plain AVX2, and AVX-VNNI where it has it.
 func avx2IntForms() []bool {
 	if cpu.X86.HasAVXVNNI {
@@ -65,8 +79,12 @@ func avx2IntRows(rng *rand.Rand, c Codec, rows int) []byte {
 // around the kernels' groups of eight and the driver's sixteen, one to eight queries (the
 // driver pads and gathers short groups), rows of one to 32 blocks (the heap buffers past
 // vnniMaxBlocks) with a short last block, and scores started from channel offsets.
+//
+// The reference runs wherever the CPU has the VNNI kernels (vnniReference), so the check keeps
+// its meaning under KVLAB_NO_AVX512VNNI and KVLAB_NO_AVX512VBMI, which only hide them from the
+// dispatch.
 func TestAVX2IntScores(t *testing.T) {
-	if !hasVNNIBW || !hasAVX2 {
+	if !vnniReference || !hasAVX2 {
 		t.Skip("needs AVX-512 VNNI and BW for the reference kernels")
 	}
 	rng := rand.New(rand.NewPCG(61, 62))
@@ -90,7 +108,7 @@ func TestAVX2IntScores(t *testing.T) {
 						}
 						mq := c.(muScorer)
 						want := make([]float32, rows*n)
-						mq.dotManyMultiMu(q, n, enc, want, mu)
+						withVNNIScores(func() { mq.dotManyMultiMu(q, n, enc, want, mu) })
 						got := make([]float32, rows*n)
 						for i := range got {
 							got[i] = float32(math.NaN())

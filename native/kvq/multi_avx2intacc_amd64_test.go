@@ -41,13 +41,13 @@ func avx2IntAccFlavours() map[string]*[6]*multiKernels {
 // TestAVX2IntAccMatches checks the AVX2 integer accumulate kernels against the AVX-512 integer
 // kernels, bit for bit (the bound of multi_intacc_amd64.go then holds for them as it does for
 // those, and TestIntAccBound checks it where they run), on CPUs with both (KVLAB_NO_AVX512
-// unset): softmax-like weights with some exactly 0, one large per tile, and some negative; the
+// unset; KVLAB_NO_AVX512VNNI and KVLAB_NO_AVX512VBMI leave the reference kernels to it): softmax-like weights with some exactly 0, one large per tile, and some negative; the
 // dims one block, an odd count of blocks (a pair's missing second block), pairs, and a short
 // tail block; the row counts a lone last row, the 64-row tiles and a partial last tile; the
 // weights' stride 16 bytes (four accumulators) and 20 (four of five). Sentinels past the
 // accumulators' values check that nothing is written there.
 func TestAVX2IntAccMatches(t *testing.T) {
-	if !hasAVX2 || !hasVNNIBW || !hasAVX512VL {
+	if !hasAVX2 || !vnniReference {
 		t.Skip("needs AVX2 and the AVX-512 integer kernels")
 	}
 	rng := rand.New(rand.NewPCG(71, 72))
