@@ -107,10 +107,13 @@ var reduceOrder = [16]int32{0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15
 
 // KernelISA names the instruction sets the decode-attention kernels use on this CPU and build,
 // as KVLAB_NO_AVX512, KVLAB_NO_AVX512VNNI, KVLAB_NO_AVX512VBMI and KVLAB_NO_AVXVNNI leave
-// them: "AVX-512 (VNNI, VBMI)", "AVX-512 (VNNI)", "AVX-512", "AVX2 + AVX-VNNI", "AVX2", or
-// "Go" where the CPU lacks AVX2, FMA or F16C.
+// them: "AVX-512 (VNNI, VBMI)", "AVX-512 (VNNI)", "AVX-512 + AVX2 integer" (AVX-512 without
+// VNNI: the integer kernels are the AVX2 ones, avx2Int), "AVX2 + AVX-VNNI", "AVX2", or "Go"
+// where the CPU lacks AVX2, FMA or F16C.
 func KernelISA() string {
 	switch {
+	case hasAVX512 && avx2Int:
+		return "AVX-512 + AVX2 integer"
 	case hasAVX512:
 		var ext []string
 		if hasVNNI {

@@ -20,9 +20,27 @@ import "sync"
 // The kernels take the digits pre-broadcast (avx2Expand) and run eight rows at a time (m a
 // multiple of 8); their stage buffer holds up to 64 bytes a block (scales, minima).
 
-// avx2Int reports that the AVX2 integer scores kernels run: AVX2 without AVX-512 (an AVX-512
-// CPU without VNNI keeps its 512-bit float kernels).
-var avx2Int = hasAVX2 && !hasAVX512
+// avx2Int reports that the AVX2 integer scores kernels run: AVX2 without the AVX-512 VNNI ones
+// (hasVNNIBW), so on CPUs without AVX-512 and on AVX-512 CPUs without VNNI (Intel Skylake-SP/X)
+// alike; there the values accumulate through the AVX2 integer kernels too (avx2IntAccOn), and
+// the formats without such kernels here (f16, bf16, fp8, q2k; tq4 and the turbo tiers,
+// tq4AVX2Int) keep their 512-bit float ones. Measured with KVLAB_NO_AVX512VNNI on AMD Zen 5,
+// thread CPU time alternated with the 512-bit float kernels: per kernel (TestSKXIntSpeed, a
+// row of 128 values and four queries, median of 7, in cache / streamed past the caches) scores
+// 0.48/0.56× the float kernels' time for q4_0, 0.42/0.65× q4_1, 0.60/0.67× q5_0, 0.66/0.72×
+// q5_1, 0.71/0.74× iq4_nl, 0.66/1.03× q8_0; values 0.75/0.82× q4_0, 0.76/0.74× q4_1,
+// 0.85/0.86× iq4_nl, 0.71/1.00× q8_0, 1.00–1.06× q5_0 and q5_1; whole decode attention
+// (attn's TestDecodeSpeedReport, 32 heads over 8 KV heads, d 128, 32768 cells, one thread,
+// median of 5 runs) q8_0 0.86×, q4_0 0.68×, q4_1 0.65×, q5_0 0.71×, q5_1 0.74×, iq4_nl 0.83×.
+// On Skylake-SP (not measured; published instruction tables) q4_0's float scores kernel takes a
+// row and block (a scaled lookup of the codes and 8 512-bit FMAs, 13 µops) on ports 0 and 5
+// alone while 512-bit µops run, about 6.5 cycles; its integer kernel spends about 106 µops on
+// eight rows' block, 54 of them (VPMADDUBSW, VPMADDWD, shifts, conversions) for ports 0 and 1,
+// 8 unpacks for port 5 and 44 adds and logic for any of the three, about 4.4 cycles a row and
+// block (0.68×, where Zen 5 measured 0.48×); the accumulate kernels take about 6.7 cycles a row
+// and block (multi_avx2intacc_amd64.go), as many as the float ones. So the ranking should hold
+// there with smaller margins, q5_0 and q5_1 (more integer work a row) the closest.
+var avx2Int = hasAVX2 && !hasVNNIBW
 
 // avxVNNI selects the kernels' AVX-VNNI forms (avx2Scores*VNNI: the VEX VPDPBUSD and
 // VPDPWSSD, Intel Alder Lake and later, AMD Zen 5), the same integers and so the same scores.
