@@ -25,10 +25,12 @@ import (
 // swings then fall on all of the arms alike, and a mixed cache's batch quantization stays on
 // the positions where it falls. KVLAB_MIXED_ARM and KVLAB_MIXED_MODEL keep one arm (with the
 // uniform one of its format) or fixture, KVLAB_MIXED_ROUNDS sets the rounds (30); the decode
-// steps carry the pprof label phase=decode, for profiles of them alone:
+// steps carry the pprof labels phase=decode and arm=<arm>, for profiles of them alone and of
+// one arm against another (the labels are set before each step's clock starts):
 //
 //	KVLAB_SPEED_REPORT=1 KVLAB_MIXED_ARM=q4_0+p64+s8 go test -run MixedDecodeSpeed -cpuprofile cpu.out ./native/model/
 //	go tool pprof -tagfocus=phase=decode -top cpu.out
+//	go tool pprof -tagfocus='arm=^q4_0\+p64\+s8$' -top cpu.out
 func TestMixedDecodeSpeed(t *testing.T) {
 	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
 		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
@@ -63,6 +65,7 @@ func TestMixedDecodeSpeed(t *testing.T) {
 			}
 		}
 		caches := make([]*kvcache.Cache, len(arms))
+		labels := make([]context.Context, len(arms))
 		for i, a := range arms {
 			p, err := kvq.ParsePair(a.pair)
 			if err != nil {
@@ -70,6 +73,7 @@ func TestMixedDecodeSpeed(t *testing.T) {
 			}
 			cfg := m.CacheConfig(p, cells)
 			cfg.Window, cfg.Recent, cfg.Sinks, cfg.Seed = a.window, a.recent, a.sinks, 1
+			labels[i] = pprof.WithLabels(context.Background(), pprof.Labels("phase", "decode", "arm", a.name))
 			if caches[i], err = kvcache.New(cfg); err != nil {
 				t.Fatal(err)
 			}
@@ -85,18 +89,19 @@ func TestMixedDecodeSpeed(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			pprof.Do(context.Background(), pprof.Labels("phase", "decode"), func(context.Context) {
-				for s := 0; s < steps; s++ {
-					for k := range arms {
-						i := (k + s + r) % len(arms)
-						t0 := cputime.Thread()
-						if err := m.Forward(ids[prompt+s:prompt+s+1], caches[i], logits); err != nil {
-							t.Fatal(err)
-						}
-						best[i][s] = min(best[i][s], cputime.Thread()-t0)
+			for s := 0; s < steps; s++ {
+				for k := range arms {
+					i := (k + s + r) % len(arms)
+					pprof.SetGoroutineLabels(labels[i])
+					t0 := cputime.Thread()
+					err := m.Forward(ids[prompt+s:prompt+s+1], caches[i], logits)
+					best[i][s] = min(best[i][s], cputime.Thread()-t0)
+					pprof.SetGoroutineLabels(context.Background())
+					if err != nil {
+						t.Fatal(err)
 					}
 				}
-			})
+			}
 		}
 		total := make([]time.Duration, len(arms))
 		for i := range arms {
