@@ -267,6 +267,15 @@ func (k *mixedKeys) ScoresMulti(pq []float32, n, lo int, out []float32) {
 
 // f16Scores is k.f16.ScoresMultiStride (the stride ql exceeds the f16 rows' length, so it is
 // kvq.DotManyMultiStride over the rows from row lo), called directly: the same scores.
+//
+// At kvlab-tiny-64's shape (d 64, two query heads a KV head) the window's reads (here and
+// f16Acc) cost about what q8_0 rows do, so the P2 arms decode at about the uniform ones' speed
+// (TestMixedDecodeSpeed, thread CPU, 24 alternations: q8_0+p64 ÷ q8_0 median 1.000, range
+// 0.978–1.008; q4_0+p64 ÷ q4_0 1.006, 0.993–1.029). Bounds, six alternations each: with both
+// window reads skipped (wrong outputs, timing only) 1.029 and 1.032; with the window held as f32
+// (the same values, the wide kernels' VCVTPH2PS, about half their time, left out; twice the
+// window's bytes) 1.011 and 1.012; a kvq.Prefetch of the window's rows before the tail's call
+// measured slower (0.981 and 0.966).
 func (k *mixedKeys) f16Scores(q []float32, ql, n, lo int, out []float32) {
 	rb := k.f16.Codec.RowBytes()
 	kvq.DotManyMultiStride(k.f16.Codec, q, ql, n, k.f16.Data[lo*rb:(lo+len(out)/n)*rb], out)
