@@ -56,6 +56,9 @@ type format struct {
 	// scratch8: dec uses Y8 and Y9, so the two-accumulator kernels broadcast a row pair's
 	// weights again for the second half.
 	scratch8 bool
+	// split: dec leaves values lo..lo+3 and hi..hi+3 in Y12, lo+4..lo+7 and hi+4..hi+7 in Y13
+	// (128-bit lanes); the finish swaps the sums' lanes back.
+	split bool
 }
 
 // nibDec: the two rows' payload bytes 8h..8h+7 interleaved (a b a b …) and zero-extended to
@@ -83,37 +86,42 @@ func q80Dec(half int) string {
 }
 
 // q5Dec works in bytes, 32 codes (both nibbles of the half's eight byte pairs) a vector, then
-// widens: the two rows' payload bytes 8h..8h+7 interleaved (P: a b a b …) are spread so that
-// each 128-bit lane holds four pairs twice (VPERMQ), the second copy shifted down a nibble
-// (VPSRLVQ, counts 0 and 4 by quadword) and masked (Y10, 0x0F a byte): lane l holds the low
-// nibbles of pairs 4l..4l+3 in its bytes 0..7 and their high nibbles in bytes 8..15. The fifth
-// bits take the same layout: the rows' qh bytes interleaved once (VPUNPCKLBW of the two
-// broadcast dwords: a0 b0 a1 b1 a2 b2 a3 b3), copied to the code bytes (VPSHUFB,
-// ·avx2IntAccQ5Rep+32h: qh byte h for the low nibbles, 2+h for the high), each byte tested for
-// bit k of pair 4l+k (·avx2IntAccQ5Bit, VPAND and VPCMPEQB), 16 (Y11, 0x10 a byte) kept where
-// set and OR'ed into the codes; VPUNPCKLBW and VPUNPCKHBW with zero give the words of Y12 and
-// Y13. Twelve vector operations a half, where widening to words first and testing the bits in
-// word vectors took sixteen and three more loads (AccumulateManyMulti of q5_0 and q5_1 ~3–5%
-// less thread CPU time on Zen 5, AVX-VNNI and plain, in cache, TestAVX2IntAccSpeed).
+// widens: the two rows' payload bytes 8h..8h+7, each broadcast to the four quadwords, are
+// interleaved in both 128-bit lanes at once (VPUNPCKLBW: P, a b a b …, in each lane), lane 1
+// shifted down a nibble (VPSRLVQ, counts 0, 0, 4, 4 by quadword) and masked (Y10, 0x0F a
+// byte): lane 0 holds the low nibbles of pairs 0..7 (values 8h..8h+7 of rows a and b), lane 1
+// their high nibbles (values 16+8h..). The fifth bits take the same layout: the rows' qh bytes
+// interleaved once (VPUNPCKLBW of the two broadcast dwords: a0 b0 a1 b1 a2 b2 a3 b3), copied to
+// the code bytes (VPSHUFB, ·avx2IntAccQ5Rep+32h: qh byte h in lane 0, 2+h in lane 1), each
+// byte tested for bit k of pair k (·avx2IntAccQ5Bit, VPAND and VPCMPEQB), 16 (Y11, 0x10 a
+// byte) kept where set and OR'ed into the codes; VPUNPCKLBW and VPUNPCKHBW with zero give the
+// words of Y12 (values lo..lo+3 in lane 0, hi..hi+3 in lane 1) and Y13 (lo+4.., hi+4..), whose
+// sums the finish puts back in value order with two VPERM2I128 an accumulator, once per tile,
+// block and half (split). Eleven vector operations a half: spreading P from one 128-bit
+// interleave with VPERMQ (a lane-crossing shuffle, port 5 on Intel) took twelve and ~2% more
+// thread CPU time (AccumulateManyMulti of q5_0 and q5_1 on Zen 5, plain AVX2, in cache and
+// streamed, interleaved with the former kernel); widening to words first and testing the bits
+// in word vectors took sixteen and three more loads (~3–5% more). On Intel client cores
+// (instruction tables, not measured) VPBROADCASTQ from memory is a load alone, so a half issues
+// one shuffle (port 5) less: four on ports 1 and 5 where it was five.
 func q5Dec(qh, pay int) func(half int) string {
 	return func(half int) string {
-		unpck := [2]string{"VPUNPCKLBW", "VPUNPCKHBW"}[half]
-		return fmt.Sprintf(`VMOVDQU %[1]d(R12), X12
-	%[2]s %[1]d(R12)(R9*1), X12, X12
-	VPERMQ $0x50, Y12, Y12
+		return fmt.Sprintf(`VPBROADCASTQ %[1]d(R12), Y12
+	VPBROADCASTQ %[1]d(R12)(R9*1), Y13
+	VPUNPCKLBW Y13, Y12, Y12
 	VPSRLVQ ·avx2IntAccQ5Shift(SB), Y12, Y12
 	VPAND Y10, Y12, Y12
-	VPBROADCASTD %[3]d(R12), Y14
-	VPBROADCASTD %[3]d(R12)(R9*1), Y15
+	VPBROADCASTD %[2]d(R12), Y14
+	VPBROADCASTD %[2]d(R12)(R9*1), Y15
 	VPUNPCKLBW Y15, Y14, Y14
-	VPSHUFB ·avx2IntAccQ5Rep+%[4]d(SB), Y14, Y14
+	VPSHUFB ·avx2IntAccQ5Rep+%[3]d(SB), Y14, Y14
 	VPAND ·avx2IntAccQ5Bit(SB), Y14, Y14
 	VPCMPEQB ·avx2IntAccQ5Bit(SB), Y14, Y14
 	VPAND Y11, Y14, Y14
 	VPOR Y14, Y12, Y12
 	VPXOR Y15, Y15, Y15
 	VPUNPCKHBW Y15, Y12, Y13
-	VPUNPCKLBW Y15, Y12, Y12`, pay, unpck, qh, 32*half)
+	VPUNPCKLBW Y15, Y12, Y12`, pay+8*half, qh, 32*half)
 	}
 }
 
@@ -146,9 +154,9 @@ var formats = []format{
 	{name: "Q41", doc: "q4_1: d, m (f16), 16 nibble bytes; x = (c − 8)·d + (m + 8·d).", bs: 20, off: 8, offShift: 3,
 		min: true, lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: nibConsts, dec: nibDec(4)},
 	{name: "Q50", doc: "q5_0: d (f16), qh (32 fifth bits), 16 nibble bytes; x = (c − 16)·d.", bs: 22, off: 16, offShift: 4,
-		lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: q5Consts, dec: q5Dec(2, 6)},
+		lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: q5Consts, dec: q5Dec(2, 6), split: true},
 	{name: "Q51", doc: "q5_1: d, m (f16), qh, 16 nibble bytes; x = (c − 16)·d + (m + 16·d).", bs: 24, off: 16, offShift: 4,
-		min: true, lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: q5Consts, dec: q5Dec(4, 8)},
+		min: true, lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: q5Consts, dec: q5Dec(4, 8), split: true},
 	{name: "IQ4NL", doc: "iq4_nl: d (f16), 16 nibble bytes; x = kvalues[c]·d (int8 levels).", bs: 18, off: 128, offShift: 7,
 		lo: [2]int{0, 8}, hi: [2]int{16, 24},
 		consts: "VMOVDQU ·avx2IntAccW800F(SB), Y10\n\tVBROADCASTI128 ·avx2IntAccIQ4Levels(SB), Y11", dec: iq4Dec},
@@ -409,6 +417,9 @@ func finish(f format, half, nacc, base int) string {
 	var b strings.Builder
 	for h := 0; h < nacc; h++ {
 		lo, hi := fmt.Sprintf("Y%d", base+2*h), fmt.Sprintf("Y%d", base+2*h+1)
+		if f.split {
+			fmt.Fprintf(&b, "\tVPERM2I128 $0x31, %[2]s, %[1]s, Y14\n\tVPERM2I128 $0x20, %[2]s, %[1]s, %[1]s\n\tVMOVDQA Y14, %[2]s\n", lo, hi)
+		}
 		if f.off != 0 {
 			fmt.Fprintf(&b, "\tVPBROADCASTD %d(R13), Y14\n\tVPSUBD Y14, %[2]s, %[2]s\n\tVPSUBD Y14, %[3]s, %[3]s\n", 32+4*h, lo, hi)
 		}
@@ -483,15 +494,15 @@ func header() string {
 	words(&b, "avx2IntAccB10", splat(0x1010))
 	words(&b, "avx2IntAccW8000", splat(0x8000))
 	words(&b, "avx2IntAccW800F", splat(0x800F))
-	// q5Dec's constants: the quadword shifts, the qh byte copies of half h (per lane: qh byte
-	// pair h for bytes 0..7, 2+h for 8..15) and the bit of pair 4l+k (bit k, l's lane).
-	b.WriteString("DATA ·avx2IntAccQ5Shift+0(SB)/8, $0\nDATA ·avx2IntAccQ5Shift+8(SB)/8, $4\n")
-	b.WriteString("DATA ·avx2IntAccQ5Shift+16(SB)/8, $0\nDATA ·avx2IntAccQ5Shift+24(SB)/8, $4\n")
+	// q5Dec's constants: the quadword shifts, the qh byte copies of half h (qh byte pair h in
+	// lane 0, 2+h in lane 1) and the bit of pair k (bit k, bytes 2k and 2k+1 of each lane).
+	b.WriteString("DATA ·avx2IntAccQ5Shift+0(SB)/8, $0\nDATA ·avx2IntAccQ5Shift+8(SB)/8, $0\n")
+	b.WriteString("DATA ·avx2IntAccQ5Shift+16(SB)/8, $4\nDATA ·avx2IntAccQ5Shift+24(SB)/8, $4\n")
 	b.WriteString("GLOBL ·avx2IntAccQ5Shift(SB), RODATA|NOPTR, $32\n\n")
 	for h := 0; h < 2; h++ {
 		for q := 0; q < 4; q++ {
 			src := h
-			if q%2 == 1 {
+			if q >= 2 {
 				src = 2 + h
 			}
 			var v uint64
@@ -505,7 +516,7 @@ func header() string {
 	for q := 0; q < 4; q++ {
 		var v uint64
 		for i := 0; i < 8; i++ {
-			v |= uint64(1<<(4*(q/2)+i/2)) << (8 * i)
+			v |= uint64(1<<(4*(q%2)+i/2)) << (8 * i)
 		}
 		fmt.Fprintf(&b, "DATA ·avx2IntAccQ5Bit+%d(SB)/8, $0x%016x\n", 8*q, v)
 	}
