@@ -553,33 +553,43 @@ func p1(f format, b bool, nacc int) string {
 		wa, ra, st, rb = "(R8)(R9*1)", "(R12)(R11*1)", "32(R15)", "(R12)(R11*1)"
 	}
 	var x strings.Builder
-	// scale loads the pair's two f16 at off (block 0) and off+R14 (block 1) as lanes 0..3, 4..7.
-	scale := func(off int, dst, tmp string) {
-		r1 := strings.Replace(ra, "(", fmt.Sprintf("%d(", off), 1)
-		if b {
-			// Row b's second block: R12 + R11 + R14, one register short of an address; add R14
-			// to a copy.
-			fmt.Fprintf(&x, "VPBROADCASTW %s, X%s\n\tLEAQ (R12)(R14*1), AX\n\tVPBROADCASTW %d(AX)(R11*1), X%s\n\t", r1, dst[1:], off, tmp[1:])
-		} else {
-			fmt.Fprintf(&x, "VPBROADCASTW %s, X%s\n\tVPBROADCASTW %s, X%s\n\t", r1, dst[1:],
-				strings.Replace(rb, "(", fmt.Sprintf("%d(", off), 1), tmp[1:])
-		}
-		fmt.Fprintf(&x, "VPBLENDD $0x0C, X%s, X%s, X%s\n\tVCVTPH2PS X%s, %s\n\t", tmp[1:], dst[1:], dst[1:], dst[1:], dst)
-	}
 	if nacc == 2 {
 		// The row's two weights in lanes 4b and 4b+1, the others zero.
 		fmt.Fprintf(&x, "VMOVQ %s, X%s\n\tVPERMQ $0x44, %s, %s\n\t", wa, w[1:], w, w)
 	} else {
 		fmt.Fprintf(&x, "VBROADCASTF128 %s, %s\n\t", wa, w)
 	}
-	scale(0, s, s2)
-	fmt.Fprintf(&x, "VMULPS %s, %s, %s\n\tVMOVUPS %s, %s\n\tVANDPS %s, %s, %s\n\tVMAXPS %s, %s, %s",
-		w, s, pr, pr, st, "Y11ABS", pr, ab, ab, mx, mx)
-	if f.min {
-		x.WriteString("\n\t")
-		scale(2, s, s2)
-		fmt.Fprintf(&x, "VFMADD231PS %s, %s, %s\n\tVADDPS %s, %s, %s", w, s, wm, pr, wd, wd)
+	// The pair's scales: block 0's at ra (off 0), block 1's at R14 on; row b's second block is
+	// at R12 + R11 + R14, one register short of an address, so R14 is added to a copy.
+	rb1 := rb
+	if b {
+		x.WriteString("LEAQ (R12)(R14*1), AX\n\t")
+		rb1 = "(AX)(R11*1)"
 	}
+	if !f.min {
+		// d (f16) of block 0 in words 0..3 and block 1's in words 4..7 (VPBROADCASTW, VPBLENDD),
+		// converted: lanes 0..3 and 4..7.
+		fmt.Fprintf(&x, "VPBROADCASTW %s, X%[2]s\n\tVPBROADCASTW %[3]s, X%[4]s\n\tVPBLENDD $0x0C, X%[4]s, X%[2]s, X%[2]s\n\tVCVTPH2PS X%[2]s, %[5]s\n\t",
+			ra, s[1:], rb1, s2[1:], s)
+		fmt.Fprintf(&x, "VMULPS %s, %s, %s\n\tVMOVUPS %s, %s\n\tVANDPS ·avx2IntAccAbsV(SB), %s, %s\n\tVMAXPS %s, %s, %s",
+			w, s, pr, pr, st, pr, ab, ab, mx, mx)
+		return x.String()
+	}
+	// d and m (f16, adjacent) of block 0 as dwords 0..1 and block 1's as dwords 2..3
+	// (VPBROADCASTD, VPBLENDD), converted (s: d m d m in each 128-bit lane) and spread
+	// (VPERMILPS): d in s2, then m in s. Where the formats without m load their d the same way
+	// (the dword's other half a code byte pair), q4_0, q8_0, q5_0 and iq4_nl took ~1% more thread
+	// CPU time than with two VPBROADCASTW; with d and m loaded apart (four VPBROADCASTW, two
+	// VPBLENDD and two VCVTPH2PS a row and pair) q4_1 and q5_1 took 1–2% more (AccumulateManyMulti
+	// on Zen 5, plain AVX2, in cache, interleaved). On Intel client cores (instruction tables)
+	// VPBROADCASTW from memory is a load and a port-5 shuffle, VPBROADCASTD a load alone, and
+	// VCVTPH2PS of a YMM two operations (ports 0 or 1, and 5): a row and pair takes five vector
+	// operations, three on port 5, where loading d and m apart took ten, six on port 5.
+	fmt.Fprintf(&x, "VPBROADCASTD %s, X%[2]s\n\tVPBROADCASTD %[3]s, X%[4]s\n\tVPBLENDD $0x0C, X%[4]s, X%[2]s, X%[2]s\n\tVCVTPH2PS X%[2]s, %[5]s\n\tVPERMILPS $0x00, %[5]s, %[6]s\n\t",
+		ra, s[1:], rb1, s2[1:], s, s2)
+	fmt.Fprintf(&x, "VMULPS %s, %s, %s\n\tVMOVUPS %s, %s\n\tVANDPS ·avx2IntAccAbsV(SB), %s, %s\n\tVMAXPS %s, %s, %s",
+		w, s2, pr, pr, st, pr, ab, ab, mx, mx)
+	fmt.Fprintf(&x, "\n\tVPERMILPS $0x55, %s, %s\n\tVFMADD231PS %s, %s, %s\n\tVADDPS %s, %s, %s", s, s, w, s, wm, pr, wd, wd)
 	return x.String()
 }
 
@@ -646,8 +656,7 @@ func kernel(out *strings.Builder, f format, vnni bool, nacc int) {
 			}
 			s := strings.NewReplacer("%HALF0%", halves[0], "%HALF1%", halves[1]).Replace(accTmpl)
 			// The prepass's |x| mask comes from memory (Y10, Y11 hold the decoders' constants).
-			p1a := strings.ReplaceAll(p1(f, false, nacc), "Y11ABS", "·avx2IntAccAbsV(SB)")
-			p1b := strings.ReplaceAll(p1(f, true, nacc), "Y11ABS", "·avx2IntAccAbsV(SB)")
+			p1a, p1b := p1(f, false, nacc), p1(f, true, nacc)
 			r := strings.NewReplacer("@", name, "%DOC%", doc, "%CONSTS%", f.consts,
 				"%FRAME%", fmt.Sprint(frame), "%BS%", fmt.Sprint(f.bs),
 				"%PB%", fmt.Sprint(oPB), "%QP%", fmt.Sprint(oQP), "%TT%", fmt.Sprint(oTT), "%TN%", fmt.Sprint(oTN),
