@@ -788,6 +788,7 @@ aQ80AVX2INT_blk:
 aQ80AVX2INT_pair0:
 	// Two row pairs a step: rows a and b at R12 and R12+R9, the next two at R12+2·R9 and R12+R11.
 	PREFETCHT0 0(R15)
+	PREFETCHT0 64(R15)
 	ADDQ $68, R15
 	VMOVDQU 2(R12), X14
 	VPUNPCKLBW 2(R12)(R9*1), X14, X12
@@ -970,6 +971,7 @@ aQ80AVX2INT_fin0:
 aQ80AVX2INT_pair1:
 	// Two row pairs a step: rows a and b at R12 and R12+R9, the next two at R12+2·R9 and R12+R11.
 	PREFETCHT0 0(R15)
+	PREFETCHT0 64(R15)
 	ADDQ $68, R15
 	VMOVDQU 18(R12), X14
 	VPUNPCKLBW 18(R12)(R9*1), X14, X12
@@ -4426,6 +4428,7 @@ aQ80VNNIINT_blk:
 aQ80VNNIINT_pair0:
 	// Two row pairs a step: rows a and b at R12 and R12+R9, the next two at R12+2·R9 and R12+R11.
 	PREFETCHT0 0(R15)
+	PREFETCHT0 64(R15)
 	ADDQ $68, R15
 	VMOVDQU 2(R12), X14
 	VPUNPCKLBW 2(R12)(R9*1), X14, X12
@@ -4576,6 +4579,7 @@ aQ80VNNIINT_fin0:
 aQ80VNNIINT_pair1:
 	// Two row pairs a step: rows a and b at R12 and R12+R9, the next two at R12+2·R9 and R12+R11.
 	PREFETCHT0 0(R15)
+	PREFETCHT0 64(R15)
 	ADDQ $68, R15
 	VMOVDQU 18(R12), X14
 	VPUNPCKLBW 18(R12)(R9*1), X14, X12
