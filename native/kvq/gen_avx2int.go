@@ -28,7 +28,10 @@
 //
 // The AVX-VNNI forms (vnni) replace each product and its add by VPDPBUSD or VPDPWSSD, emitted
 // as VEX bytes (vexSI, gen_vexlib.go): Go's assembler encodes both mnemonics as EVEX, the AVX-512 VL form,
-// which faults on AVX2-only CPUs.
+// which faults on AVX2-only CPUs. The same forms with the EVEX mnemonics, otherwise
+// instruction for instruction, make multi_avx2int_evex_amd64.s (build tag kvlabevex): AVX-512
+// CPUs without AVX-VNNI (AMD Zen 4, which faults on the VEX forms) run them in the kvlabevex
+// tests (multi_avx2int_evex_amd64_test.go) against the AVX-512 VNNI kernels.
 //
 // Each block's integer is then converted and scaled with the float operations of the VNNI
 // kernels in their order (s·d once, then one fused multiply-add; q4_1: d·Σ, m·ΣQ fused in,
@@ -82,6 +85,20 @@ var out bytes.Buffer
 // vnni selects the AVX-VNNI forms of the kernels being written: VPDPBUSD and VPDPWSSD in place
 // of VPMADDUBSW and VPMADDWD with their adds.
 var vnni bool
+
+// evex writes the AVX-VNNI forms' VPDPBUSD and VPDPWSSD as Go's assembler encodes them, EVEX
+// (AVX-512 VNNI and VL): the kvlabevex build's twins (multi_avx2int_evex_amd64.s), the same
+// kernels for tests and timings on AVX-512 CPUs without AVX-VNNI (AMD Zen 4).
+var evex bool
+
+// dot is VPDPBUSD or VPDPWSSD (op) of ymm v and disp(SI) into ymm acc: VEX bytes (vexSI), or the
+// mnemonic where evex.
+func dot(op byte, acc, v, disp int) string {
+	if evex {
+		return fmt.Sprintf("%s %d(SI), Y%d, Y%d", vexName(op), disp, v, acc)
+	}
+	return vexSI(op, acc, v, disp)
+}
 
 func p(format string, args ...any) { fmt.Fprintf(&out, "\t"+format+"\n", args...) }
 func label(l string)               { fmt.Fprintf(&out, "%s:\n", l) }
@@ -173,7 +190,7 @@ func u8Block(k kern) {
 			}
 			p("VPXOR Y14, Y14, Y14")
 			for c := 0; c < 8; c++ {
-				p("%s", vexSI(opVPDPBUSD, 13+c/4, c, (h*8+c)*32))
+				p("%s", dot(opVPDPBUSD, 13+c/4, c, (h*8+c)*32))
 			}
 			p("VPADDD Y14, Y13, Y13")
 		} else if k.q5 {
@@ -260,13 +277,13 @@ func s16Block(k kern) {
 				case dw == 0:
 					p("VPMADDWD %d(SI), Y1, Y%d", off, 4+h)
 				case vnni:
-					p("%s", vexSI(opVPDPWSSD, 4+h, 1, off))
+					p("%s", dot(opVPDPWSSD, 4+h, 1, off))
 				default:
 					p("VPMADDWD %d(SI), Y1, Y2", off)
 					p("VPADDD Y2, Y%d, Y%d", 4+h, 4+h)
 				}
 				if vnni {
-					p("%s", vexSI(opVPDPWSSD, 4+h, 0, off+32))
+					p("%s", dot(opVPDPWSSD, 4+h, 0, off+32))
 				} else {
 					p("VPMADDWD %d(SI), Y0, Y2", off+32)
 					p("VPADDD Y2, Y%d, Y%d", 4+h, 4+h)
@@ -287,6 +304,9 @@ func kernel(k kern) {
 	n := k.name
 	if vnni {
 		n += "VNNI"
+		if evex {
+			n = k.name + "EVEX"
+		}
 	}
 	lines := (8*k.block + 63) / 64
 	bq := 1024 // bytes of pre-broadcast digits per block
@@ -302,7 +322,11 @@ func kernel(k kern) {
 	}
 	fmt.Fprintf(&out, "\n// func avx2Scores%s(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)\n", n)
 	if vnni {
-		fmt.Fprintf(&out, "// avx2Scores%s with AVX-VNNI: VPDPBUSD or VPDPWSSD (VEX) for each product and its add.\n", k.name)
+		enc := "VEX"
+		if evex {
+			enc = "EVEX: the twin of avx2Scores" + k.name + "VNNI"
+		}
+		fmt.Fprintf(&out, "// avx2Scores%s with AVX-VNNI: VPDPBUSD or VPDPWSSD (%s) for each product and its add.\n", k.name, enc)
 	} else {
 		fmt.Fprintf(&out, "// %s\n", k.doc)
 	}
@@ -758,8 +782,20 @@ func main() {
 		}
 	}
 	out.WriteString(digits)
+	write("multi_avx2int_amd64.s")
+	out.Reset()
+	out.WriteString(strings.Replace(strings.Replace(header, "!purego", "!purego && kvlabevex", 1),
+		"integer scores kernels of", "integer scores kernels' AVX-VNNI forms in EVEX (the kvlabevex build's twins) of", 1))
+	vnni, evex = true, true
+	for _, k := range kerns {
+		kernel(k)
+	}
+	write("multi_avx2int_evex_amd64.s")
+}
+
+func write(name string) {
 	s := strings.ReplaceAll(out.String(), "\n\t\n", "\n\n")
-	if err := os.WriteFile("multi_avx2int_amd64.s", []byte(s), 0o644); err != nil {
+	if err := os.WriteFile(name, []byte(s), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

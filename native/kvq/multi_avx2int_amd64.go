@@ -160,6 +160,9 @@ func avx2ScoresIQ4NL(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, r
 
 // avx2IntKernel runs the AVX2 kernel of kind, its AVX-VNNI form where avxVNNI.
 func avx2IntKernel(kind int, bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32) {
+	if avx2IntTwin(kind, bq, aux, stage, nb, rows, rb, m, out, ostride, off) {
+		return
+	}
 	if avxVNNI {
 		switch kind {
 		case vnniQ8_0:

@@ -1,0 +1,169 @@
+//go:build amd64 && !purego && kvlabevex
+
+package kvq
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/kvlab/kvlab/internal/cputime"
+)
+
+// The kvlabevex tests (go test -tags kvlabevex) run the AVX2 integer kernels' AVX-VNNI forms
+// through their EVEX twins (multi_avx2int_evex_amd64.go) on CPUs with AVX-512 VNNI, where the
+// VEX forms fault when the CPU lacks AVX-VNNI (AMD Zen 4).
+
+// withAVX2EVEX runs f with the AVX2 integer kernels' AVX-VNNI forms (EVEX twins).
+func withAVX2EVEX(f func()) {
+	withAVX2Int(true, func() {
+		avx2Twins = true
+		defer func() { avx2Twins = false }()
+		f()
+	})
+}
+
+// TestAVX2IntEVEX is TestAVX2IntScores for the AVX-VNNI forms' EVEX twins: every score the
+// AVX-512 VNNI kernel's bit for bit, over encoded and random payloads (q8_0's −128 included),
+// row counts around the groups, one to eight queries, rows of one to 32 blocks; and q8_0 rows
+// of only −128 or 127 codes against queries at the two digits' extremes (every |Q| 32639).
+// Planted bugs in the twins (a dot product dropped, a score read from the wrong place) fail it.
+func TestAVX2IntEVEX(t *testing.T) {
+	if !hasVNNIBW || !hasAVX2 {
+		t.Skip("needs AVX-512 VNNI and BW")
+	}
+	rng := rand.New(rand.NewPCG(71, 72))
+	check := func(t *testing.T, c Codec, q []float32, n int, enc []byte, mu []float32) {
+		rows := len(enc) / c.RowBytes()
+		mq := c.(muScorer)
+		want := make([]float32, rows*n)
+		mq.dotManyMultiMu(q, n, enc, want, mu)
+		got := make([]float32, rows*n)
+		for i := range got {
+			got[i] = float32(math.NaN())
+		}
+		withAVX2EVEX(func() { mq.dotManyMultiMu(q, n, enc, got, mu) })
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("row %d query %d: AVX-VNNI (EVEX) %g, AVX-512 VNNI %g", i/n, i%n, got[i], want[i])
+			}
+		}
+	}
+	for _, f := range avx2IntFormats {
+		for _, d := range []int{32, 128, 200, 1024} {
+			for _, n := range []int{1, 4, 5, 8} {
+				for _, rows := range []int{1, 8, 37, 130} {
+					t.Run(fmt.Sprintf("%s/d%d/n%d/rows%d", f, d, n, rows), func(t *testing.T) {
+						c := Unwrap(mustCodec(t, f, d))
+						q := gaussianRows(rng, n, d, 1)
+						for i := range q {
+							q[i] *= float32(math.Ldexp(1, i/32%7-3))
+						}
+						var mu []float32
+						if rows%2 == 1 {
+							mu = gaussianRows(rng, 1, d, 1)
+						}
+						check(t, c, q, n, avx2IntRows(rng, c, rows), mu)
+					})
+				}
+			}
+		}
+	}
+	const d, rows, n = 128, 32, 4
+	c := Unwrap(mustCodec(t, Q8_0, d))
+	rb := c.RowBytes()
+	enc := make([]byte, rows*rb)
+	for r := 0; r < rows; r++ {
+		for b := 0; b < d/32; b++ {
+			blk := enc[r*rb+b*34 : r*rb+(b+1)*34]
+			for i := range blk {
+				blk[i] = []byte{0x80, 0x7F}[r/8%2]
+			}
+			blk[0], blk[1] = 0x00, 0x3C // d = 1
+		}
+	}
+	q := make([]float32, n*d)
+	for i := range q {
+		q[i] = []float32{1, -1}[i/d%2]
+	}
+	check(t, c, q, n, enc, nil)
+}
+
+// TestAVX2IntEVEXSpeed prints (KVLAB_SPEED_REPORT set) TestAVX2IntSpeed's thread-CPU times a
+// row of benchDim values and four queries for the plain AVX2 integer kernels and the AVX-VNNI
+// forms (EVEX twins), interleaved, in cache and streamed; best and median of the rounds
+// (KVLAB_SPEED_Q8 set: q8_0 alone).
+func TestAVX2IntEVEXSpeed(t *testing.T) {
+	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
+		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
+	}
+	if !hasVNNIBW || !hasAVX2 {
+		t.Skip("needs AVX-512 VNNI and BW")
+	}
+	rounds := 10
+	if n, err := strconv.Atoi(os.Getenv("KVLAB_SPEED_ROUNDS")); err == nil && n > 0 {
+		rounds = n
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	plain := func(f func()) { withAVX2Kernels(func() { withAVX2Int(false, f) }) }
+	twin := func(f func()) { withAVX2Kernels(func() { withAVX2EVEX(f) }) }
+	modes := []func(func()){plain, twin}
+	formats := avx2IntFormats
+	if os.Getenv("KVLAB_SPEED_Q8") != "" {
+		formats = []Format{Q8_0}
+	}
+	for _, f := range formats {
+		c := mustCodec(t, f, benchDim)
+		mq := c.(MultiQuery)
+		tile, _ := benchRowsOf(c)
+		keys := make([]byte, (64<<20)/len(tile)*len(tile))
+		for o := 0; o < len(keys); o += len(tile) {
+			copy(keys[o:], tile)
+		}
+		q := gaussianRows(rand.New(rand.NewPCG(11, 12)), 4, benchDim, 1)
+		out := make([]float32, 4*benchRows)
+		var cache, stream [2][]time.Duration
+		for r := 0; r < 200; r++ {
+			for i, mode := range modes {
+				mode(func() {
+					t0 := cputime.Thread()
+					mq.DotManyMulti(q, 4, tile, out)
+					cache[i] = append(cache[i], cputime.Thread()-t0)
+				})
+			}
+		}
+		chunks := len(keys) / len(tile)
+		for r := 0; r < rounds; r++ {
+			for i, mode := range modes {
+				mode(func() {
+					var d time.Duration
+					for k := 0; k < chunks; k++ {
+						t0 := cputime.Thread()
+						mq.DotManyMulti(q, 4, keys[k*len(tile):(k+1)*len(tile)], out)
+						d += cputime.Thread() - t0
+					}
+					stream[i] = append(stream[i], d)
+				})
+			}
+		}
+		mm := func(ds []time.Duration, rows int) string {
+			s := append([]time.Duration(nil), ds...)
+			for i := range s {
+				for j := i + 1; j < len(s); j++ {
+					if s[j] < s[i] {
+						s[i], s[j] = s[j], s[i]
+					}
+				}
+			}
+			return fmt.Sprintf("%.2f/%.2f", float64(s[0].Nanoseconds())/float64(rows), float64(s[len(s)/2].Nanoseconds())/float64(rows))
+		}
+		t.Logf("%-6s ns a row (min/median), in cache: AVX2 %s, AVX-VNNI %s; streamed: %s, %s",
+			f, mm(cache[0], benchRows), mm(cache[1], benchRows), mm(stream[0], chunks*benchRows), mm(stream[1], chunks*benchRows))
+	}
+}
