@@ -88,8 +88,9 @@ var vnni bool
 
 // evex writes the AVX-VNNI forms' VPDPBUSD and VPDPWSSD as Go's assembler encodes them, EVEX
 // (AVX-512 VNNI and VL): the kvlabevex build's twins (multi_avx2int_evex_amd64.s), the same
-// kernels for tests and timings on AVX-512 CPUs without AVX-VNNI (AMD Zen 4).
-var evex bool
+// kernels for tests and timings on AVX-512 CPUs without AVX-VNNI (AMD Zen 4). s16Q8 keeps
+// q8_0's s16 route in the AVX-VNNI form, the twins' baseline (avx2ScoresQ80S16EVEX).
+var evex, s16Q8 bool
 
 // dot is VPDPBUSD or VPDPWSSD (op) of ymm v and disp(SI) into ymm acc: VEX bytes (vexSI), or the
 // mnemonic where evex.
@@ -300,18 +301,102 @@ func s16Block(k kern) {
 	}
 }
 
+// q8VNNI reports the AVX-VNNI q8_0 kernel's byte route (q8VNNIBlock) for k.
+func q8VNNI(k kern) bool { return vnni && k.wide && !s16Q8 }
+
+// q8VNNIBlock is one block of the AVX-VNNI q8_0 kernel: multiScoresQ80VNNI's method
+// (multi_vnni_amd64.s) on eight rows. The codes, XOR 0x80 (Y10), are unsigned bytes c + 128
+// for VPDPBUSD, one per payload dword, query and digit (hi, lo: pre-broadcast at
+// ((2h + t)·8 + k)·32 of a block's 2176 bytes, avx2Expand). Each query's hi chain starts at
+// 0 and its lo chain at −128·ΣQ (pre-broadcast at 2048 + 32h), so 2⁸·hi + lo is Σ Q·c exactly
+// (the chains stay within ±2²⁸), the s16 route's integer, converted and scaled as there. The
+// eight chains (Y0..Y7), the constant and the transpose (four rows, one temporary: Y11..Y15)
+// leave two registers for scores: queries 0 and 1 stay in Y8 and Y9, 2 and 3 live at 8(SP)
+// and 40(SP), updated by VFMADD213PS from memory and a store (the s16 route's product and sum,
+// so the same bits).
+//
+// Per eight rows and block it issues 64 VPDPBUSD, 8 VPXOR, 4 VPSLLD and 4 VPADDD where the s16
+// route issues 64 VPDPWSSD and 24 shifts: on Golden Cove the dot products and the shifts share
+// ports 0 and 1, where the tables predict 80 µops a block in place of 100; the loads grow by 4
+// (the lo chains' starts) and 2 (the spilled scores). Measured on AMD Zen 4 through the EVEX
+// twins (TestAVX2IntEVEXSpeed, kvlabevex build; Zen 4 has AVX-512 VNNI but not AVX-VNNI; thread
+// CPU, the two interleaved, three quiet runs of 200 rounds in cache and 10 streamed, ns a row of
+// 128 values and 4 queries, min/median): in cache 8.33–8.50/8.42–8.58 against the s16 route's
+// 7.92–8.00/7.98–8.07 (+5%), streamed (min) 14.61–14.94 against 14.65–15.08 (the same). Zen 4
+// runs the s16 route's shifts beside its multiplies, and the loads rather than the multiplies
+// seem to bound both (starting all eight chains from memory cost another ~7%). Not measured on
+// an AVX-VNNI CPU: the gain is the tables' prediction for Intel's cores.
+func q8VNNIBlock(k kern) {
+	for q := 0; q < 4; q++ {
+		p("VPXOR Y%d, Y%d, Y%d // hi", q, q, q)
+		p("VMOVDQU %d(SI), Y%d // lo, from −128·ΣQ", 2048+32*q, 4+q)
+	}
+	for half := 0; half < 2; half++ {
+		off := k.hdr + 16*half
+		for m := 0; m < 4; m++ {
+			idx := [...]string{"", "(R8*1)", "(R8*2)", "(R12*1)"}[m]
+			p("VMOVDQU %d(CX)%s, X%d", off, idx, 12+m)
+			p("VINSERTI128 $1, %d(BX)%s, Y%d, Y%d", off, idx, 12+m, 12+m)
+		}
+		// The transpose with one temporary (Y11): dwords 0..3 end in Y15, Y11, Y13, Y12.
+		p("VPUNPCKLDQ Y13, Y12, Y11")
+		p("VPUNPCKHDQ Y13, Y12, Y12")
+		p("VPUNPCKLDQ Y15, Y14, Y13")
+		p("VPUNPCKHDQ Y15, Y14, Y14")
+		p("VPUNPCKLQDQ Y13, Y11, Y15 // payload dword 0 of the half")
+		p("VPUNPCKHQDQ Y13, Y11, Y11 // 1")
+		p("VPUNPCKLQDQ Y14, Y12, Y13 // 2")
+		p("VPUNPCKHQDQ Y14, Y12, Y12 // 3")
+		regs := [4]int{15, 11, 13, 12}
+		for c := 0; c < 4; c++ {
+			p("VPXOR Y10, Y%d, Y%d", regs[c], regs[c])
+		}
+		for c := 0; c < 4; c++ {
+			dw := 4*half + c
+			for q := 0; q < 4; q++ {
+				for t := 0; t < 2; t++ {
+					p("%s", dot(opVPDPBUSD, 4*t+q, regs[c], ((2*q+t)*8+dw)*32))
+				}
+			}
+		}
+	}
+	p("VCVTPH2PS (R13), Y14")
+	for q := 0; q < 4; q++ {
+		p("VPSLLD $8, Y%d, Y%d", q, q)
+		p("VPADDD Y%d, Y%d, Y%d", 4+q, q, q)
+		p("VCVTDQ2PS Y%d, Y%d", q, q)
+		p("VBROADCASTSS %d(DX), Y11", 4*q)
+		p("VMULPS Y14, Y11, Y11")
+		if q < 2 {
+			p("VFMADD231PS Y11, Y%d, Y%d", q, 8+q)
+		} else {
+			p("VFMADD213PS %d(SP), Y%d, Y11", q8Spill(q), q)
+			p("VMOVUPS Y11, %d(SP)", q8Spill(q))
+		}
+	}
+}
+
+// q8Spill is the frame offset of query q's scores (2, 3) in the AVX-VNNI q8_0 kernel.
+func q8Spill(q int) int { return 8 + 32*(q-2) }
+
 func kernel(k kern) {
 	n := k.name
 	if vnni {
 		n += "VNNI"
 		if evex {
 			n = k.name + "EVEX"
+			if s16Q8 {
+				n = k.name + "S16EVEX"
+			}
 		}
 	}
 	lines := (8*k.block + 63) / 64
 	bq := 1024 // bytes of pre-broadcast digits per block
 	if k.s16 {
 		bq = 2048
+	}
+	if q8VNNI(k) {
+		bq = 2176 // and the offsets
 	}
 	stageStride := 16
 	if k.min {
@@ -333,6 +418,9 @@ func kernel(k kern) {
 	frame := 0
 	if !k.q5 {
 		frame = 8 // the next group's offset from this one's rows
+	}
+	if q8VNNI(k) {
+		frame = 72 // and queries 2 and 3's scores
 	}
 	fmt.Fprintf(&out, "TEXT ·avx2Scores%s(SB), NOSPLIT, $%d-80\n", n, frame)
 	p("MOVQ rows+32(FP), DI")
@@ -421,6 +509,11 @@ func kernel(k kern) {
 	for h := 0; h < 4; h++ {
 		p("VBROADCASTSS %d(AX), Y%d", 4*h, 8+h)
 	}
+	if q8VNNI(k) {
+		p("VMOVUPS Y10, %d(SP)", q8Spill(2))
+		p("VMOVUPS Y11, %d(SP)", q8Spill(3))
+		p("VPBROADCASTD ·avx2C80(SB), Y10 // 0x80 bytes: the codes' XOR")
+	}
 	p("MOVQ R8, AX // prefetch pointer: PFGROUPS2 groups of eight rows ahead, %d bytes a block", lines*64)
 	p("SHLQ $3, AX")
 	p("IMULQ $PFGROUPS2, AX")
@@ -430,7 +523,9 @@ func kernel(k kern) {
 		p("PREFETCHT0 %d(AX)", 64*l)
 	}
 	p("ADDQ $%d, AX", 64*lines)
-	if k.s16 {
+	if q8VNNI(k) {
+		q8VNNIBlock(k)
+	} else if k.s16 {
 		s16Block(k)
 	} else {
 		u8Block(k)
@@ -462,6 +557,10 @@ func kernel(k kern) {
 	p("DECQ R11")
 	p("JNZ  a2%s_blk", n)
 	p("")
+	if q8VNNI(k) {
+		p("VMOVUPS %d(SP), Y10", q8Spill(2))
+		p("VMOVUPS %d(SP), Y11", q8Spill(3))
+	}
 	p("// Rows of four scores: W0..W3 (Y4..Y7) hold rows 0..3 in their low lanes, 4..7 in their high.")
 	p("VUNPCKLPS Y9, Y8, Y0")
 	p("VUNPCKHPS Y9, Y8, Y1")
@@ -790,6 +889,8 @@ func main() {
 	for _, k := range kerns {
 		kernel(k)
 	}
+	s16Q8 = true
+	kernel(kerns[2])
 	write("multi_avx2int_evex_amd64.s")
 }
 

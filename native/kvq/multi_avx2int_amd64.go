@@ -2,7 +2,10 @@
 
 package kvq
 
-import "sync"
+import (
+	"encoding/binary"
+	"sync"
+)
 
 //go:generate go run gen_avx2int.go gen_vexlib.go
 
@@ -64,28 +67,51 @@ func avx2IntKind(kind int) bool {
 }
 
 // avx2BQBytes is the pre-broadcast digits of one block: the u8 route's 4 queries × 8 payload
-// dwords × 32 bytes, the s16 route's (q8_0, iq4_nl) twice that.
+// dwords × 32 bytes, the s16 route's (q8_0, iq4_nl) twice that; the AVX-VNNI q8_0 kernel's
+// two digits apart (2048 bytes), then its four queries' offsets −128·ΣQ (avx2Expand).
 func avx2BQBytes(kind int) int {
+	if kind == vnniQ8_0 && avxVNNI {
+		return 2176
+	}
 	if kind == vnniQ8_0 || kind == vnniIQ4NL {
 		return 2048
 	}
 	return 1024
 }
 
-// avx2Expand writes into bq the digits dig of nb blocks (vnniDigits, nd digits a value) as
-// the kernels of kind read them. u8 route (q4_0, q4_1): at b·1024 + (h·8 + k)·32 the four
-// digits of values 4k..4k+3 of query h, repeated eight times. s16 route: at
-// b·2048 + (k·4 + h)·64 the int16 values Q (2⁸·hi + lo at two digits) of values 4k and 4k+2,
-// repeated eight times, then 32 bytes of those of 4k+1 and 4k+3. avx2ExpandRef
-// (multi_avx2int_amd64_test.go) is the same in Go.
-func avx2Expand(bq, dig []byte, nb, nd, kind int) {
-	if avx2BQBytes(kind) == 1024 {
+// avx2BQMax is avx2BQBytes' largest value.
+const avx2BQMax = 2176
+
+// avx2Expand writes into bq the digits dig of nb blocks (vnniDigits, nd digits a value; aux
+// their aux words) as the kernels of kind read them. u8 route: at b·1024 + (h·8 + k)·32 the
+// four digits of values 4k..4k+3 of query h, repeated eight times. AVX-VNNI q8_0: at
+// b·2176 + ((2h + t)·8 + k)·32 those of digit t (hi, lo), repeated eight times, and at
+// b·2176 + 2048 + 32h query h's −128·ΣQ, eight times. s16 route: at b·2048 + (k·4 + h)·64 the
+// int16 values Q (2⁸·hi + lo at two digits) of values 4k and 4k+2, repeated eight times, then
+// 32 bytes of those of 4k+1 and 4k+3. avx2ExpandRef (multi_avx2int_amd64_test.go) is the same
+// in Go.
+func avx2Expand(bq, dig []byte, aux []uint32, nb, nd, kind int) {
+	switch avx2BQBytes(kind) {
+	case 1024:
 		_, _ = bq[nb*1024-1], dig[nb*128-1]
 		avx2ExpandU8(&bq[0], &dig[0], nb*32)
-		return
+	case 2176:
+		_, _, _ = bq[nb*2176-1], dig[nb*256-1], aux[nb*vnniAuxWords-1]
+		for b := 0; b < nb; b++ {
+			avx2ExpandU8(&bq[b*2176], &dig[b*256], 64)
+			a := aux[b*vnniAuxWords:]
+			o := bq[b*2176+2048 : b*2176+2176]
+			for h := 0; h < 4; h++ {
+				v := a[12+2*h]<<8 + a[13+2*h] // −128·(2⁸·Σhi + Σlo), as the int32 it is
+				for r := 0; r < 8; r++ {
+					binary.LittleEndian.PutUint32(o[32*h+4*r:], v)
+				}
+			}
+		}
+	default:
+		_, _ = bq[nb*2048-1], dig[nb*128*nd-1]
+		avx2ExpandS16(&bq[0], &dig[0], nb, nd)
 	}
-	_, _ = bq[nb*2048-1], dig[nb*128*nd-1]
-	avx2ExpandS16(&bq[0], &dig[0], nb, nd)
 }
 
 //go:noescape
@@ -100,9 +126,9 @@ func avx2ExpandS16(bq, dig *byte, nb, nd int)
 //go:noescape
 func avx2Digits(dig *byte, aux *uint32, q *float32, d, nb, nd int) bool
 
-// avx2BQPool holds the pre-broadcast digits of rows of up to vnniMaxBlocks blocks: 16 KiB,
+// avx2BQPool holds the pre-broadcast digits of rows of up to vnniMaxBlocks blocks: 17 KiB,
 // too large to clear on the stack at every call.
-var avx2BQPool = sync.Pool{New: func() any { return new([vnniMaxBlocks * 2048]byte) }}
+var avx2BQPool = sync.Pool{New: func() any { return new([vnniMaxBlocks * avx2BQMax]byte) }}
 
 // avx2Nib, avx2Ones16 and avx2IQ4Levels are the kernels' constants: the low-nibble mask, int16
 // ones, iq4_nl's levels as signed bytes (both 128-bit lanes).
@@ -117,6 +143,7 @@ var (
 	avx2PackPerm = [8]int32{0, 4, 1, 5, 2, 6, 3, 7}
 	avx2C128     = [8]int32{128, 128, 128, 128, 128, 128, 128, 128}
 	avx2C255     = [8]int32{255, 255, 255, 255, 255, 255, 255, 255}
+	avx2C80      = [8]uint32{0x80808080, 0x80808080, 0x80808080, 0x80808080, 0x80808080, 0x80808080, 0x80808080, 0x80808080}
 	avx2EOShuf   = [32]byte{0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15, 0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15}
 	// avx2DMShuf gathers a lane's four even words, then its four odd ones (VPSHUFB): q4_1's
 	// staged (d, m) pairs split.

@@ -225,16 +225,26 @@ func TestAVX2IntSpeed(t *testing.T) {
 }
 
 // avx2ExpandRef is avx2Expand in Go: the layout the kernels read.
-func avx2ExpandRef(bq, dig []byte, nb, nd, kind int) {
-	if avx2BQBytes(kind) == 1024 {
+func avx2ExpandRef(bq, dig []byte, aux []uint32, nb, nd, kind int) {
+	if n := avx2BQBytes(kind); n != 2048 {
 		for b := 0; b < nb; b++ {
-			src := dig[b*128 : b*128+128]
-			dst := bq[b*1024 : b*1024+1024]
-			for w := 0; w < 32; w++ {
+			src := dig[b*128*nd : (b+1)*128*nd]
+			dst := bq[b*n : (b+1)*n]
+			for w := 0; w < 32*nd; w++ {
 				v := uint32(src[4*w]) | uint32(src[4*w+1])<<8 | uint32(src[4*w+2])<<16 | uint32(src[4*w+3])<<24
 				o := dst[w*32 : w*32+32]
 				for r := 0; r < 32; r += 4 {
 					o[r], o[r+1], o[r+2], o[r+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+				}
+			}
+			if n == 2176 {
+				for h := 0; h < 4; h++ {
+					hi, lo := int32(aux[b*vnniAuxWords+12+2*h]), int32(aux[b*vnniAuxWords+13+2*h])
+					v := uint32(hi*256 + lo)
+					for r := 0; r < 8; r++ {
+						o := dst[2048+32*h+4*r:]
+						o[0], o[1], o[2], o[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+					}
 				}
 			}
 		}
@@ -268,14 +278,18 @@ func avx2ExpandRef(bq, dig []byte, nb, nd, kind int) {
 func put16(b []byte, v int16) { b[0], b[1] = byte(v), byte(uint16(v)>>8) }
 
 // TestAVX2Expand checks the kernels' digit broadcast (avx2Expand) against avx2ExpandRef byte
-// for byte, for both routes, one and two digits, over every digit byte and rows of one to
+// for byte, for both layouts (with and without the AVX-VNNI q8_0 kernel's), one and two digits, over every digit byte and rows of one to
 // nine blocks, and that it writes nothing past its blocks.
 func TestAVX2Expand(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("no AVX2")
 	}
 	rng := rand.New(rand.NewPCG(65, 66))
-	for _, kind := range []int{vnniQ4_0, vnniQ4_1, vnniQ5_0, vnniQ5_1, vnniQ8_0, vnniIQ4NL} {
+	x := avxVNNI
+	defer func() { avxVNNI = x }()
+	for i := 0; i < 12; i++ {
+		kind := []int{vnniQ4_0, vnniQ4_1, vnniQ5_0, vnniQ5_1, vnniQ8_0, vnniIQ4NL}[i%6]
+		avxVNNI = i >= 6 // the AVX-VNNI q8_0 kernel's layout (avx2BQBytes)
 		nd := vnniNDigits[kind]
 		for nb := 1; nb <= 9; nb++ {
 			dig := make([]byte, nb*128*nd)
@@ -294,11 +308,15 @@ func TestAVX2Expand(t *testing.T) {
 			for i := n; i < n+64; i++ {
 				got[i], want[i] = 0x5a, 0x5a
 			}
-			avx2Expand(got, dig, nb, nd, kind)
-			avx2ExpandRef(want, dig, nb, nd, kind)
+			aux := make([]uint32, nb*vnniAuxWords)
+			for i := range aux {
+				aux[i] = rng.Uint32()
+			}
+			avx2Expand(got, dig, aux, nb, nd, kind)
+			avx2ExpandRef(want, dig, aux, nb, nd, kind)
 			for i := range want {
 				if got[i] != want[i] {
-					t.Fatalf("kind %d, %d blocks: byte %d = %#x, want %#x", kind, nb, i, got[i], want[i])
+					t.Fatalf("kind %d (AVX-VNNI %v), %d blocks: byte %d = %#x, want %#x", kind, avxVNNI, nb, i, got[i], want[i])
 				}
 			}
 		}

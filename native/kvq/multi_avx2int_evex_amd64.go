@@ -6,6 +6,7 @@ package kvq
 // VPDPWSSD in their EVEX encoding (multi_avx2int_evex_amd64.s, gen_avx2int.go): instruction
 // for instruction the kernels that AVX-VNNI CPUs run, but runnable on AVX-512 VNNI CPUs without
 // AVX-VNNI (AMD Zen 4), so that multi_avx2int_evex_amd64_test.go can check and time them there.
+// avx2ScoresQ80S16EVEX is q8_0's former AVX-VNNI kernel (the s16 route), the timings' baseline.
 
 //go:noescape
 func avx2ScoresQ40EVEX(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
@@ -23,20 +24,29 @@ func avx2ScoresQ51EVEX(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte,
 func avx2ScoresQ80EVEX(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 
 //go:noescape
+func avx2ScoresQ80S16EVEX(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
+//go:noescape
 func avx2ScoresIQ4NLEVEX(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 
-// avx2Twins selects avx2IntTwin's kernels: false, avx2IntKernel runs its own.
-var avx2Twins bool
+// avx2Twins selects avx2IntTwin's kernels: 0 none (avx2IntKernel runs its own), 1 the EVEX
+// twins, 2 the twins with avx2ScoresQ80S16EVEX for q8_0, which reads the s16 layout (the
+// caller keeps avxVNNI false).
+var avx2Twins int
 
 // avx2IntTwin runs avx2IntKernel's AVX-VNNI branch through the EVEX twins where avx2Twins
 // selects them, and reports whether it did.
 func avx2IntTwin(kind int, bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32) bool {
-	if !avx2Twins {
+	if avx2Twins == 0 {
 		return false
 	}
 	switch kind {
 	case vnniQ8_0:
-		avx2ScoresQ80EVEX(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
+		if avx2Twins == 2 {
+			avx2ScoresQ80S16EVEX(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
+		} else {
+			avx2ScoresQ80EVEX(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
+		}
 	case vnniQ4_1:
 		avx2ScoresQ41EVEX(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
 	case vnniIQ4NL:

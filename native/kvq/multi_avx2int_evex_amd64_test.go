@@ -19,11 +19,15 @@ import (
 // through their EVEX twins (multi_avx2int_evex_amd64.go) on CPUs with AVX-512 VNNI, where the
 // VEX forms fault when the CPU lacks AVX-VNNI (AMD Zen 4).
 
-// withAVX2EVEX runs f with the AVX2 integer kernels' AVX-VNNI forms (EVEX twins).
-func withAVX2EVEX(f func()) {
-	withAVX2Int(true, func() {
-		avx2Twins = true
-		defer func() { avx2Twins = false }()
+// withAVX2EVEX runs f with the AVX2 integer kernels' AVX-VNNI forms (EVEX twins); with s16,
+// q8_0's former s16 route (avx2ScoresQ80S16EVEX).
+func withAVX2EVEX(s16 bool, f func()) {
+	withAVX2Int(!s16, func() {
+		avx2Twins = 1
+		if s16 {
+			avx2Twins = 2
+		}
+		defer func() { avx2Twins = 0 }()
 		f()
 	})
 }
@@ -44,13 +48,15 @@ func TestAVX2IntEVEX(t *testing.T) {
 		want := make([]float32, rows*n)
 		mq.dotManyMultiMu(q, n, enc, want, mu)
 		got := make([]float32, rows*n)
-		for i := range got {
-			got[i] = float32(math.NaN())
-		}
-		withAVX2EVEX(func() { mq.dotManyMultiMu(q, n, enc, got, mu) })
-		for i := range got {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("row %d query %d: AVX-VNNI (EVEX) %g, AVX-512 VNNI %g", i/n, i%n, got[i], want[i])
+		for _, s16 := range []bool{false, true} {
+			for i := range got {
+				got[i] = float32(math.NaN())
+			}
+			withAVX2EVEX(s16, func() { mq.dotManyMultiMu(q, n, enc, got, mu) })
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("s16 %v: row %d query %d: AVX-VNNI (EVEX) %g, AVX-512 VNNI %g", s16, i/n, i%n, got[i], want[i])
+				}
 			}
 		}
 	}
@@ -95,9 +101,9 @@ func TestAVX2IntEVEX(t *testing.T) {
 }
 
 // TestAVX2IntEVEXSpeed prints (KVLAB_SPEED_REPORT set) TestAVX2IntSpeed's thread-CPU times a
-// row of benchDim values and four queries for the plain AVX2 integer kernels and the AVX-VNNI
-// forms (EVEX twins), interleaved, in cache and streamed; best and median of the rounds
-// (KVLAB_SPEED_Q8 set: q8_0 alone).
+// row of benchDim values and four queries for the plain AVX2 integer kernels, the AVX-VNNI
+// forms with q8_0's former s16 route and the AVX-VNNI forms (EVEX twins), interleaved, in cache
+// and streamed; best and median of the rounds (KVLAB_SPEED_Q8 set: q8_0 alone).
 func TestAVX2IntEVEXSpeed(t *testing.T) {
 	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
 		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
@@ -112,8 +118,9 @@ func TestAVX2IntEVEXSpeed(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	plain := func(f func()) { withAVX2Kernels(func() { withAVX2Int(false, f) }) }
-	twin := func(f func()) { withAVX2Kernels(func() { withAVX2EVEX(f) }) }
-	modes := []func(func()){plain, twin}
+	s16 := func(f func()) { withAVX2Kernels(func() { withAVX2EVEX(true, f) }) }
+	twin := func(f func()) { withAVX2Kernels(func() { withAVX2EVEX(false, f) }) }
+	modes := []func(func()){plain, s16, twin}
 	formats := avx2IntFormats
 	if os.Getenv("KVLAB_SPEED_Q8") != "" {
 		formats = []Format{Q8_0}
@@ -128,7 +135,7 @@ func TestAVX2IntEVEXSpeed(t *testing.T) {
 		}
 		q := gaussianRows(rand.New(rand.NewPCG(11, 12)), 4, benchDim, 1)
 		out := make([]float32, 4*benchRows)
-		var cache, stream [2][]time.Duration
+		var cache, stream [3][]time.Duration
 		for r := 0; r < 200; r++ {
 			for i, mode := range modes {
 				mode(func() {
@@ -163,7 +170,8 @@ func TestAVX2IntEVEXSpeed(t *testing.T) {
 			}
 			return fmt.Sprintf("%.2f/%.2f", float64(s[0].Nanoseconds())/float64(rows), float64(s[len(s)/2].Nanoseconds())/float64(rows))
 		}
-		t.Logf("%-6s ns a row (min/median), in cache: AVX2 %s, AVX-VNNI %s; streamed: %s, %s",
-			f, mm(cache[0], benchRows), mm(cache[1], benchRows), mm(stream[0], chunks*benchRows), mm(stream[1], chunks*benchRows))
+		t.Logf("%-6s ns a row (min/median), in cache: AVX2 %s, AVX-VNNI s16 q8_0 %s, AVX-VNNI %s; streamed: %s, %s, %s",
+			f, mm(cache[0], benchRows), mm(cache[1], benchRows), mm(cache[2], benchRows),
+			mm(stream[0], chunks*benchRows), mm(stream[1], chunks*benchRows), mm(stream[2], chunks*benchRows))
 	}
 }

@@ -274,7 +274,7 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 	var offs [4]float32
 	var bq []byte // the AVX2 kernels' pre-broadcast digits (avx2Expand)
 	if avx2Int {
-		bp := avx2BQPool.Get().(*[vnniMaxBlocks * 2048]byte)
+		bp := avx2BQPool.Get().(*[vnniMaxBlocks * avx2BQMax]byte)
 		defer avx2BQPool.Put(bp)
 		bq = bp[:]
 		if nb > vnniMaxBlocks {
@@ -321,7 +321,7 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 			if !avx2Digits(&dig[0], &aux[0], &qh[0], d, nb, nd) {
 				vnniDigits(dig, aux, qh, d, nb, nd) // a non-finite value
 			}
-			avx2Expand(bq, dig, nb, nd, kind)
+			avx2Expand(bq, dig, aux, nb, nd, kind)
 		} else if !vnniDigitsAVX512(&dig[0], &aux[0], &qh[0], d, nb, nd) {
 			vnniDigits(dig, aux, qh, d, nb, nd) // a non-finite value: the reference says what to do
 		}
