@@ -92,6 +92,10 @@ var vnni bool
 // q8_0's s16 route in the AVX-VNNI form, the twins' baseline (avx2ScoresQ80S16EVEX).
 var evex, s16Q8 bool
 
+// base writes the plain kernels as they were before the change under measurement
+// (avx2Scores*Base in the kvlabevex build; TestAVX2IntBaseSpeed times the two interleaved).
+var base bool
+
 // dot is VPDPBUSD or VPDPWSSD (op) of ymm v and disp(SI) into ymm acc: VEX bytes (vexSI), or the
 // mnemonic where evex.
 func dot(op byte, acc, v, disp int) string {
@@ -123,6 +127,25 @@ func loadTranspose(off int) {
 	p("VPUNPCKHQDQ Y3, Y1, Y15")
 }
 
+// u8Nibbles splits the transposed payload Y12..Y15 into the codes Y0..Y7 (low nibbles, then
+// high).
+func u8Nibbles() {
+	// The nibble mask in Y7 (the last code vector written): one load where eight memory
+	// operands were. Measured on AMD Zen 4 (TestAVX2IntBaseSpeed, kvlabevex build: thread CPU,
+	// the two interleaved, three runs of 200 rounds in cache, median ns a row of 128 values and
+	// 4 queries): q4_0 6.18–6.27 → 6.06–6.13, q4_1 6.43–6.67 → 6.26–6.48, q5_0 8.69–8.84 →
+	// 8.42–8.66, q5_1 10.60–10.87 → 10.25–10.26 (2–3% less); streamed within the noise.
+	p("VMOVDQU ·avx2Nib(SB), Y7")
+	for i := 0; i < 3; i++ {
+		p("VPAND Y7, Y%d, Y%d", 12+i, i)
+		p("VPSRLW $4, Y%d, Y%d", 12+i, 4+i)
+		p("VPAND Y7, Y%d, Y%d", 4+i, 4+i)
+	}
+	p("VPAND Y7, Y15, Y3")
+	p("VPSRLW $4, Y15, Y15")
+	p("VPAND Y7, Y15, Y7")
+}
+
 // u8Block is one block of the u8 route: codes into Y0..Y7, four int32 dots, finished into
 // the scores Y8..Y11. Y12 holds the rows' scales (and Y15 q4_1's minima) when the dots finish.
 // q5_0's and q5_1's fifth bits come from the rows' qh dwords, loaded and transposed as the
@@ -135,10 +158,14 @@ func loadTranspose(off int) {
 // codes reach 31, so a chain adds four products (|Σ| ≤ 4·2·31·127 = 31496), two chains a query.
 func u8Block(k kern) {
 	loadTranspose(k.hdr)
-	for i := 0; i < 4; i++ {
-		p("VPAND ·avx2Nib(SB), Y%d, Y%d", 12+i, i)
-		p("VPSRLW $4, Y%d, Y%d", 12+i, 4+i)
-		p("VPAND ·avx2Nib(SB), Y%d, Y%d", 4+i, 4+i)
+	if base {
+		for i := 0; i < 4; i++ {
+			p("VPAND ·avx2Nib(SB), Y%d, Y%d", 12+i, i)
+			p("VPSRLW $4, Y%d, Y%d", 12+i, 4+i)
+			p("VPAND ·avx2Nib(SB), Y%d, Y%d", 4+i, 4+i)
+		}
+	} else {
+		u8Nibbles()
 	}
 	if k.q5 {
 		// The rows' qh dwords transposed as the payload's (lane l: row l's), and a copy with
@@ -381,6 +408,9 @@ func q8Spill(q int) int { return 8 + 32*(q-2) }
 
 func kernel(k kern) {
 	n := k.name
+	if base {
+		n += "Base"
+	}
 	if vnni {
 		n += "VNNI"
 		if evex {
@@ -891,6 +921,10 @@ func main() {
 	}
 	s16Q8 = true
 	kernel(kerns[2])
+	vnni, evex, s16Q8, base = false, false, false, true
+	for _, k := range kerns {
+		kernel(k)
+	}
 	write("multi_avx2int_evex_amd64.s")
 }
 

@@ -29,9 +29,28 @@ func avx2ScoresQ80S16EVEX(bq *byte, aux *uint32, stage *uint16, nb int, rows *by
 //go:noescape
 func avx2ScoresIQ4NLEVEX(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 
+//go:noescape
+func avx2ScoresQ40Base(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
+//go:noescape
+func avx2ScoresQ41Base(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
+//go:noescape
+func avx2ScoresQ50Base(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
+//go:noescape
+func avx2ScoresQ51Base(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
+//go:noescape
+func avx2ScoresQ80Base(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
+//go:noescape
+func avx2ScoresIQ4NLBase(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
 // avx2Twins selects avx2IntTwin's kernels: 0 none (avx2IntKernel runs its own), 1 the EVEX
 // twins, 2 the twins with avx2ScoresQ80S16EVEX for q8_0, which reads the s16 layout (the
-// caller keeps avxVNNI false).
+// caller keeps avxVNNI false), 3 the plain kernels' baseline (avx2Scores*Base: gen_avx2int.go's
+// base; the caller keeps avxVNNI false).
 var avx2Twins int
 
 // avx2IntTwin runs avx2IntKernel's AVX-VNNI branch through the EVEX twins where avx2Twins
@@ -39,6 +58,23 @@ var avx2Twins int
 func avx2IntTwin(kind int, bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32) bool {
 	if avx2Twins == 0 {
 		return false
+	}
+	if avx2Twins == 3 {
+		switch kind {
+		case vnniQ8_0:
+			avx2ScoresQ80Base(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
+		case vnniQ4_1:
+			avx2ScoresQ41Base(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
+		case vnniIQ4NL:
+			avx2ScoresIQ4NLBase(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
+		case vnniQ5_0:
+			avx2ScoresQ50Base(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
+		case vnniQ5_1:
+			avx2ScoresQ51Base(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
+		default:
+			avx2ScoresQ40Base(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
+		}
+		return true
 	}
 	switch kind {
 	case vnniQ8_0:

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -174,4 +175,108 @@ func TestAVX2IntEVEXSpeed(t *testing.T) {
 			f, mm(cache[0], benchRows), mm(cache[1], benchRows), mm(cache[2], benchRows),
 			mm(stream[0], chunks*benchRows), mm(stream[1], chunks*benchRows), mm(stream[2], chunks*benchRows))
 	}
+}
+
+// withAVX2Base runs f with the plain AVX2 integer kernels' baseline (avx2Scores*Base).
+func withAVX2Base(f func()) {
+	withAVX2Int(false, func() {
+		avx2Twins = 3
+		defer func() { avx2Twins = 0 }()
+		f()
+	})
+}
+
+// TestAVX2IntBase checks the baseline kernels (avx2Scores*Base) as TestAVX2IntEVEX checks the
+// twins, so that the timings compare kernels that score alike.
+func TestAVX2IntBase(t *testing.T) {
+	if !hasVNNIBW || !hasAVX2 {
+		t.Skip("needs AVX-512 VNNI and BW")
+	}
+	rng := rand.New(rand.NewPCG(73, 74))
+	for _, f := range avx2IntFormats {
+		c := Unwrap(mustCodec(t, f, 200))
+		q := gaussianRows(rng, 5, 200, 1)
+		enc := avx2IntRows(rng, c, 37)
+		mq := c.(muScorer)
+		want := make([]float32, 37*5)
+		mq.dotManyMultiMu(q, 5, enc, want, nil)
+		got := make([]float32, len(want))
+		withAVX2Base(func() { mq.dotManyMultiMu(q, 5, enc, got, nil) })
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%s: row %d query %d: baseline %g, AVX-512 VNNI %g", f, i/5, i%5, got[i], want[i])
+			}
+		}
+	}
+}
+
+// TestAVX2IntBaseSpeed prints (KVLAB_SPEED_REPORT set) TestAVX2IntSpeed's thread-CPU times a
+// row for the plain AVX2 integer kernels' baseline (avx2Scores*Base) and the kernels,
+// interleaved, in cache and streamed; min and median of the rounds (KVLAB_SPEED_Q8 set: q8_0
+// alone).
+func TestAVX2IntBaseSpeed(t *testing.T) {
+	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
+		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
+	}
+	if !hasAVX2 {
+		t.Skip("no AVX2")
+	}
+	rounds := 10
+	if n, err := strconv.Atoi(os.Getenv("KVLAB_SPEED_ROUNDS")); err == nil && n > 0 {
+		rounds = n
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	baseline := func(f func()) { withAVX2Kernels(func() { withAVX2Base(f) }) }
+	plain := func(f func()) { withAVX2Kernels(func() { withAVX2Int(false, f) }) }
+	modes := []func(func()){baseline, plain}
+	formats := avx2IntFormats
+	if os.Getenv("KVLAB_SPEED_Q8") != "" {
+		formats = []Format{Q8_0}
+	}
+	for _, f := range formats {
+		c := mustCodec(t, f, benchDim)
+		mq := c.(MultiQuery)
+		tile, _ := benchRowsOf(c)
+		keys := make([]byte, (64<<20)/len(tile)*len(tile))
+		for o := 0; o < len(keys); o += len(tile) {
+			copy(keys[o:], tile)
+		}
+		q := gaussianRows(rand.New(rand.NewPCG(11, 12)), 4, benchDim, 1)
+		out := make([]float32, 4*benchRows)
+		var cache, stream [2][]time.Duration
+		for r := 0; r < 200; r++ {
+			for i, mode := range modes {
+				mode(func() {
+					t0 := cputime.Thread()
+					mq.DotManyMulti(q, 4, tile, out)
+					cache[i] = append(cache[i], cputime.Thread()-t0)
+				})
+			}
+		}
+		chunks := len(keys) / len(tile)
+		for r := 0; r < rounds; r++ {
+			for i, mode := range modes {
+				mode(func() {
+					var d time.Duration
+					for k := 0; k < chunks; k++ {
+						t0 := cputime.Thread()
+						mq.DotManyMulti(q, 4, keys[k*len(tile):(k+1)*len(tile)], out)
+						d += cputime.Thread() - t0
+					}
+					stream[i] = append(stream[i], d)
+				})
+			}
+		}
+		t.Logf("%-6s ns a row (min/median), in cache: base %s, now %s; streamed: base %s, now %s",
+			f, minMedian(cache[0], benchRows), minMedian(cache[1], benchRows),
+			minMedian(stream[0], chunks*benchRows), minMedian(stream[1], chunks*benchRows))
+	}
+}
+
+// minMedian is the least and the median of ds, in ns a row of rows.
+func minMedian(ds []time.Duration, rows int) string {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return fmt.Sprintf("%.2f/%.2f", float64(s[0].Nanoseconds())/float64(rows), float64(s[len(s)/2].Nanoseconds())/float64(rows))
 }
