@@ -7,8 +7,14 @@
 // The AVX2 integer scores kernels' AVX-VNNI forms in EVEX (the kvlabevex build's twins) of q4_0, q4_1, q5_0, q5_1, q8_0 and iq4_nl: see gen_avx2int.go for the
 // work and multi_avx2int_amd64.go for the contract.
 
-// PFGROUPS2 is how many groups of eight rows ahead the kernels prefetch.
-#define PFGROUPS2 16
+// PFGROUPS2 is how many groups of eight rows ahead the kernels prefetch: 8 (4.5 KiB of
+// q4_0 rows, 8.5 KiB of q8_0's at 128 values) where 16 was. Measured on AMD Zen 4, plain AVX2
+// (TestAVX2IntBaseSpeed, thread CPU, interleaved with the kernels at 16, two runs, median ns a
+// row of 128 values and 4 queries, streamed past the caches): q8_0 13.82 → 12.95 and 13.44 →
+// 12.66, iq4_nl 10.81 → 10.50 and 10.59 → 10.45, q4_0 7.85 → 7.62 and 7.70 → 7.34, q4_1 9.07
+// → 8.78 and 8.71 → 8.58, q5_1 12.64 → 11.94 and 11.82 → 11.52, q5_0 the same; in cache the
+// same. 4 measured about as 8, 32 worse than 16.
+#define PFGROUPS2 8
 
 // func avx2ScoresQ40EVEX(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // avx2ScoresQ40 with AVX-VNNI: VPDPBUSD or VPDPWSSD (EVEX: the twin of avx2ScoresQ40VNNI) for each product and its add.
