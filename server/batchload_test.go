@@ -140,12 +140,15 @@ func TestBatchLoad(t *testing.T) {
 			// One stream alone, each prompt in turn: the alone figures are the median TTFT and
 			// the tokens per second over them, so a cache state that favours one prompt (a
 			// prefix reused from an earlier round) does not make the baseline.
-			var aloneTTFTs []float64
+			var aloneTTFTs, alonePass []float64
 			aloneTokens, aloneTime := 0, time.Duration(0)
 			for _, p := range prompts {
 				start := time.Now()
 				r := chatStream(ctx, ts.URL, p, tokens, want[a][p])
 				aloneTime += time.Since(start)
+				if b > 1 {
+					alonePass = append(alonePass, stats(a).PromptPass.Run.Seconds())
+				}
 				if r.err != nil {
 					t.Errorf("%s alone: %v", a.name, r.err)
 					if r.tokens == 0 {
@@ -217,6 +220,13 @@ func TestBatchLoad(t *testing.T) {
 			if b > 1 {
 				after := stats(a)
 				line += fmt.Sprintf("; %.1f sequences per pass", float64(after.Tokens-before.Tokens)/float64(max(after.Passes-before.Passes, 1)))
+				// The pass that gave the last prompt its first logits against a prompt's alone
+				// (median): what of the TTFT ratio is the pass itself (the batched product's cost
+				// and the machine's load while it ran) and what the wait before it.
+				slices.Sort(alonePass)
+				pp, alone := after.PromptPass, alonePass[len(alonePass)/2]
+				line += fmt.Sprintf("; last prompt pass %.1f ms (%d sequences, %d prompt tokens, after an arrival gather of %.1f ms) over alone's %.1f ms: %.2f×",
+					1e3*pp.Run.Seconds(), pp.Seqs, pp.PromptTokens, 1e3*pp.Arrival.Seconds(), 1e3*alone, pp.Run.Seconds()/alone)
 			}
 			t.Log(line)
 		}

@@ -67,6 +67,18 @@ type BatchStats struct {
 	Max int
 	// Passes and Tokens count the passes run and the tokens they ran.
 	Passes, Tokens int64
+	// PromptPass is the last pass that ran prompt steps (Step.Prefill): after a burst of
+	// prompts, the pass that gave the last of them its first token's logits.
+	PromptPass PassTiming
+}
+
+// PassTiming describes one pass: its steps, how many of them were prompt steps and their
+// tokens, how long the arrival gather before it waited (BatchConfig.Arrival; zero for a pass
+// that did not start from idle), and how long the forward pass itself ran. Two clock reads a
+// pass, against passes of milliseconds.
+type PassTiming struct {
+	Seqs, Prompts, PromptTokens int
+	Arrival, Run                time.Duration
 }
 
 // Batching is continuous batching: the steps of every generation are queued, and one caller
@@ -329,8 +341,11 @@ func (b *Batching) drive(ctx context.Context, c *call, idle bool) {
 		}
 		b.mu.Unlock()
 		b.gather()
+		var arrival time.Duration
 		if first && idle {
+			t0 := time.Now()
 			b.arrivals(ctx)
+			arrival = time.Since(t0)
 		}
 		b.mu.Lock()
 		// Cancelled steps leave before the pass.
@@ -355,20 +370,26 @@ func (b *Batching) drive(ctx context.Context, c *call, idle bool) {
 		for _, c := range chunks {
 			steps = append(steps, backend.BatchStep{Cache: c.r.step.Seq.cache, Tokens: c.tokens, Logits: c.logits})
 		}
+		t0 := time.Now()
 		errs := b.run(steps)
-		if b.cfg.OnPass != nil {
-			decode, prefill := 0, 0
-			for _, c := range chunks {
-				if c.r.step.Prefill {
-					prefill += len(c.tokens)
-				} else {
-					decode += len(c.tokens)
-				}
+		run := time.Since(t0)
+		decode, prefill, prompts := 0, 0, 0
+		for _, c := range chunks {
+			if c.r.step.Prefill {
+				prefill += len(c.tokens)
+				prompts++
+			} else {
+				decode += len(c.tokens)
 			}
+		}
+		if b.cfg.OnPass != nil {
 			b.cfg.OnPass(decode, prefill)
 		}
 
 		b.mu.Lock()
+		if prompts > 0 {
+			b.stats.PromptPass = PassTiming{Seqs: len(chunks), Prompts: prompts, PromptTokens: prefill, Arrival: arrival, Run: run}
+		}
 		b.stats.Batch = len(chunks)
 		b.stats.Max = max(b.stats.Max, len(chunks))
 		b.stats.Passes++

@@ -116,6 +116,31 @@ func TestBatchingMatchesAlone(t *testing.T) {
 	}
 }
 
+// TestBatchingPromptPass: a generation alone from an idle scheduler leaves, in Stats, its
+// prompt's pass (the whole prompt in one pass): one step, a prompt step of every prompt token,
+// after an arrival gather of at least ArrivalGap; the decode passes after it do not replace
+// it.
+func TestBatchingPromptPass(t *testing.T) {
+	var bs *Batching
+	r, tok := fixtureRunner(t, "stories260K.gguf", 256, func(m backend.Model, vocab int) Scheduler {
+		bs = NewBatching(m, vocab, BatchConfig{MaxSeqs: 4, PrefillChunk: 256})
+		return bs
+	})
+	prompt := tok.Encode(batchPrompts[0], true, false)
+	res, err := r.Generate(context.Background(), Params{Prompt: prompt, MaxTokens: 8}, func(Event) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := bs.Stats()
+	pp := st.PromptPass
+	if res.Tokens < 2 || st.Passes < 2 {
+		t.Fatalf("%d tokens in %d passes: the test wants decode passes after the prompt's", res.Tokens, st.Passes)
+	}
+	if pp.Seqs != 1 || pp.Prompts != 1 || pp.PromptTokens != len(prompt) || pp.Arrival < DefaultArrivalGap || pp.Run <= 0 {
+		t.Errorf("prompt pass %+v; want 1 step, a prompt step of %d tokens, an arrival gather of at least %v, a run time", pp, len(prompt), DefaultArrivalGap)
+	}
+}
+
 // TestBatchingLeave: of four concurrent generations, one is cancelled by its context and one
 // by its client (emit fails) after a few tokens; both return at once with StopCancelled and
 // compute no more, the other two finish as alone, and no goroutine is left.
