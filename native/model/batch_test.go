@@ -269,3 +269,54 @@ func TestSpareStateSurvivesCollection(t *testing.T) {
 		t.Fatal("the spare is not the first state given back")
 	}
 }
+
+// TestForwardBatchAttendAcross: passes of several short steps, whose attention runs across the
+// pool by sequence (attendAcross) — five sequences of 1, 1, 1, 1 and 2 tokens (the two-token
+// step on the shortest prompt, so that no sequence holds more than a thread's share of the
+// work and the first pass takes attendAcross's prefill branch), then ten decode passes — give
+// each sequence's logits bit for bit as the same steps run alone (attention on the caller),
+// on 2 threads, for f32, f16 and q8_0 caches.
+func TestForwardBatchAttendAcross(t *testing.T) {
+	for _, name := range []string{"stories260K.gguf", "kvlab-tiny-64.gguf"} {
+		for _, kv := range []string{"f32", "f16", "q8_0"} {
+			t.Run(name+"/"+kv, func(t *testing.T) { testAttendAcross(t, name, kv) })
+		}
+	}
+}
+
+func testAttendAcross(t *testing.T, name, kv string) {
+	m, tok := load(t, name, 2)
+	vocab := m.Hparams.Vocab
+	texts := []string{"Once upon a time, there was a little dog.", "Tom had a big red ball.",
+		"The sun was warm and the birds sang in the trees.", "Lily went to the park with her mom.", "A cat sat."}
+	rest := []int{1, 1, 1, 1, 2}
+	steps, alone := make([]SeqStep, len(texts)), make([]SeqStep, len(texts))
+	for i, s := range texts {
+		p := tok.Encode(s, true, false)
+		cut := len(p) - rest[i]
+		for _, st := range []*SeqStep{&steps[i], &alone[i]} {
+			c := newCache(t, m, kv, 128)
+			if err := m.ForwardBatch([]SeqStep{{Cache: c, Tokens: p[:cut]}}); err != nil {
+				t.Fatal(err)
+			}
+			*st = SeqStep{Cache: c, Tokens: p[cut:], Logits: make([]float32, vocab)}
+		}
+	}
+	for pass := 0; pass <= 10; pass++ {
+		if err := m.ForwardBatch(steps); err != nil {
+			t.Fatal(err)
+		}
+		for i := range alone {
+			if err := m.ForwardBatch(alone[i : i+1]); err != nil {
+				t.Fatal(err)
+			}
+			for j, v := range steps[i].Logits {
+				if math.Float32bits(v) != math.Float32bits(alone[i].Logits[j]) {
+					t.Fatalf("pass %d sequence %d logit %d: batched %g, alone %g", pass, i, j, v, alone[i].Logits[j])
+				}
+			}
+			next := []int32{sample.Argmax(alone[i].Logits)}
+			steps[i].Tokens, alone[i].Tokens = next, next
+		}
+	}
+}

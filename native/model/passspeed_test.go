@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -131,4 +132,77 @@ func speedModel(t *testing.T, rounds int) (*Model, int) {
 		rounds = n
 	}
 	return m, rounds
+}
+
+// TestAttendAcrossSpeed prints (KVLAB_SPEED_REPORT set) a 16-sequence batched pass of one
+// token each on 2 threads with its attention across the pool by sequence (attendAcross) and
+// on the caller (attendSerial), alternated pass by pass: the wall time, the calling thread's
+// CPU time and the process's, min and median over the rounds. The context is 40 cells (a decode
+// of 32 cells or more splits its attention over goroutines of its own on the serial path).
+//
+//	KVLAB_SPEED_REPORT=1 KVLAB_SPEED_MODEL=/tmp/kvlab-bench/tinyllama-1.1b-q4_0-seed1.gguf go test -run AttendAcrossSpeed -v ./native/model/
+func TestAttendAcrossSpeed(t *testing.T) {
+	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
+		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
+	}
+	name, rounds := os.Getenv("KVLAB_SPEED_MODEL"), 20
+	if n, err := strconv.Atoi(os.Getenv("KVLAB_SPEED_ROUNDS")); err == nil && n > 0 {
+		rounds = n
+	}
+	var m *Model
+	switch {
+	case name == "":
+		m, _ = load(t, "kvlab-tiny-64.gguf", 2)
+	case filepath.IsAbs(name):
+		var err error
+		if m, err = Load(name, Options{Threads: 2}); err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+	default:
+		m, _ = load(t, name, 2)
+	}
+	const ctx, seqs = 40, 16
+	steps := make([]SeqStep, seqs)
+	for i := range steps {
+		c := newCache(t, m, "f16", 64)
+		if err := m.Forward(benchTokens(m.Hparams.Vocab, ctx), c, nil); err != nil {
+			t.Fatal(err)
+		}
+		steps[i] = SeqStep{Cache: c, Tokens: []int32{int32(5 + i)}, Logits: make([]float32, m.Hparams.Vocab)}
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	defer func() { attendSerial = false }()
+	type figs struct{ wall, thread, proc []time.Duration }
+	res := map[bool]*figs{false: {}, true: {}}
+	for range rounds {
+		for _, serial := range []bool{true, false} {
+			attendSerial = serial
+			w0, t0, p0 := time.Now(), cputime.Thread(), cputime.Process()
+			if err := m.ForwardBatch(steps); err != nil {
+				t.Fatal(err)
+			}
+			f := res[serial]
+			f.wall = append(f.wall, time.Since(w0))
+			f.thread = append(f.thread, cputime.Thread()-t0)
+			f.proc = append(f.proc, cputime.Process()-p0)
+			for _, st := range steps {
+				if err := st.Cache.Truncate(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	mm := func(d []time.Duration) string {
+		slices.Sort(d)
+		return fmt.Sprintf("min %v med %v", d[0].Round(10*time.Microsecond), d[len(d)/2].Round(10*time.Microsecond))
+	}
+	for _, serial := range []bool{true, false} {
+		f, what := res[serial], "across"
+		if serial {
+			what = "serial"
+		}
+		t.Logf("attention %s: wall %s; calling thread %s; process %s", what, mm(f.wall), mm(f.thread), mm(f.proc))
+	}
 }
