@@ -56,6 +56,25 @@ type SpillOptions struct {
 	Chunk int `json:"chunk_cells"`
 }
 
+// DeviceCells is the cells of device memory a cache of maxCells with these options holds:
+// with a tail, the resident cells (rounded up to a tile) and the newest chunk, whole (so it
+// may pass maxCells); without one (HasTail false: NewSpillCache makes a plain cache),
+// maxCells.
+func (o SpillOptions) DeviceCells(maxCells int) int {
+	if !o.HasTail(maxCells) {
+		return maxCells
+	}
+	if o.Chunk == 0 {
+		o.Chunk = DefaultSpillChunk
+	}
+	return roundCap(o.Resident) + o.Chunk
+}
+
+// HasTail is whether NewSpillCache makes a cache of maxCells with a tail (else a plain one).
+func (o SpillOptions) HasTail(maxCells int) bool {
+	return o.Resident >= 1 && roundCap(o.Resident) < roundCap(maxCells)
+}
+
 // spill is a cache's tail (see the top of this file).
 type spill struct {
 	resident int // == Cache.cap: the device pools' cells

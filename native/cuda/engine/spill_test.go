@@ -43,6 +43,48 @@ func TestSpillOptions(t *testing.T) {
 	c.Free()
 }
 
+// TestSpillDeviceCells checks SpillOptions.HasTail and DeviceCells (what the commands budget
+// the card with) against the caches NewSpillCache makes: a tail exactly when HasTail says so,
+// and device pools of DeviceCells cells.
+func TestSpillDeviceCells(t *testing.T) {
+	e, _ := fakeEngine(t)
+	p, _ := kvq.ParsePair("f16")
+	for _, tc := range []struct {
+		maxCells int
+		o        SpillOptions
+		want     int
+	}{
+		{1000, SpillOptions{Resident: 64}, 64 + DefaultSpillChunk},
+		{1000, SpillOptions{Resident: 100, Chunk: 64}, 128 + 64},
+		{1000, SpillOptions{Resident: 993, Chunk: 32}, 1000},
+		{1000, SpillOptions{Resident: 992, Chunk: 32}, 992 + 32},
+		{1000, SpillOptions{Resident: 5000}, 1000},
+		{1000, SpillOptions{}, 1000},
+	} {
+		cfg := kvcache.Config{Layers: 2, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, Pair: p, MaxCells: tc.maxCells}
+		if got := tc.o.DeviceCells(tc.maxCells); got != tc.want {
+			t.Errorf("%+v: DeviceCells(%d) = %d, want %d", tc.o, tc.maxCells, got, tc.want)
+		}
+		if tc.o.Resident < 1 {
+			if tc.o.HasTail(tc.maxCells) {
+				t.Errorf("%+v: a tail without resident cells", tc.o)
+			}
+			continue
+		}
+		c, err := e.NewSpillCache(cfg, tc.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := c.Spill(); ok != tc.o.HasTail(tc.maxCells) {
+			t.Errorf("%+v: the cache has a tail: %v, HasTail %v", tc.o, ok, !ok)
+		}
+		if want := int64(cfg.Layers) * 2 * poolBytes(kvq.F16, 64, 2, roundCap(tc.want)); c.Bytes() != want {
+			t.Errorf("%+v: %d device bytes, want %d", tc.o, c.Bytes(), want)
+		}
+		c.Free()
+	}
+}
+
 // TestSpillLaunchPlan checks the work of one decode step over a tail: one host-to-device
 // copy per host chunk (of the chunk's K and V), one decode launch for the device pools and
 // one per chunk, the newest included, and the partials' count in kv_combine.
