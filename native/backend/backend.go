@@ -43,6 +43,14 @@ type LoadOptions struct {
 	// BatchHook, when set, wraps the CPU batched pass (Batcher). With a Hook and no BatchHook
 	// the CPU model runs no batched pass (it is no Batcher), so the Hook sees every pass.
 	BatchHook func(BatchForwardFunc) BatchForwardFunc
+	// KVResident, when positive, keeps the first KVResident cells of every cache the Model
+	// makes in device memory and the cells past them in a host-spill tail, read from host
+	// memory at every step (the CUDA backend: engine.NewSpillCache); a cache of no more cells
+	// is wholly on the device. Backends whose caches live in host memory (the CPU's) ignore it.
+	KVResident int
+	// KVSpillChunk is the host-spill tail's chunk in cells, a multiple of 32 (0: the engine's
+	// default, engine.DefaultSpillChunk).
+	KVSpillChunk int
 }
 
 // BatchForwardFunc is the CPU batched pass (model.Model.ForwardBatch's signature).

@@ -80,15 +80,19 @@ func (b *Backend) Memory() (backend.MemInfo, error) {
 	return backend.MemInfo{TotalBytes: int64(total), FreeBytes: int64(free), Source: "cuMemGetInfo (" + b.eng.Info().Name + ")"}, nil
 }
 
-// Load uploads m's weights (engine.LoadModel).
+// Load uploads m's weights (engine.LoadModel). With opts.KVResident every cache the Model
+// makes keeps that many cells on the device and the rest in a host-spill tail.
 func (b *Backend) Load(m *model.Model, opts backend.LoadOptions) (backend.Model, error) {
+	if opts.KVResident < 0 || opts.KVSpillChunk < 0 {
+		return nil, fmt.Errorf("cuda: %d resident KV cells and a spill chunk of %d: must not be negative", opts.KVResident, opts.KVSpillChunk)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	dm, err := b.eng.LoadModel(m, engine.ModelOptions{Progress: opts.Progress})
 	if err != nil {
 		return nil, err
 	}
-	return &Model{b: b, dm: dm}, nil
+	return &Model{b: b, dm: dm, spill: engine.SpillOptions{Resident: opts.KVResident, Chunk: opts.KVSpillChunk}}, nil
 }
 
 // Close releases the engine.
@@ -102,20 +106,33 @@ func (b *Backend) Close() error {
 type Model struct {
 	b  *Backend
 	dm *engine.Model
+	// spill is LoadOptions.KVResident and KVSpillChunk: a cache's host-spill tail (Resident 0:
+	// none, every cell on the device).
+	spill engine.SpillOptions
 }
 
-// NewCache allocates a device cache.
+// NewCache allocates a device cache (with a host-spill tail past LoadOptions.KVResident cells).
 func (m *Model) NewCache(cfg kvcache.Config) (backend.Cache, error) {
 	if cfg.Recent > 0 {
 		return nil, fmt.Errorf("cuda: %w: the f16 recent window over a quantized tail runs on the CPU only", kvq.ErrUnsupported)
 	}
 	m.b.mu.Lock()
 	defer m.b.mu.Unlock()
-	c, err := m.b.eng.NewCache(cfg)
+	c, err := m.newCache(cfg)
 	if err != nil {
 		return nil, err
 	}
 	return &Cache{m: m, cfg: cfg, c: c}, nil
+}
+
+// newCache is the engine's cache of cfg, with a host-spill tail past m.spill.Resident cells when
+// it is set (engine.NewSpillCache: all on the device when cfg.MaxCells ≤ the resident
+// cells). The backend's lock is held.
+func (m *Model) newCache(cfg kvcache.Config) (*engine.Cache, error) {
+	if m.spill.Resident > 0 {
+		return m.b.eng.NewSpillCache(cfg, m.spill)
+	}
+	return m.b.eng.NewCache(cfg)
 }
 
 // Describe is "weights " and the upload's summary.
@@ -163,7 +180,7 @@ func (c *Cache) Reset() error {
 	c.m.b.mu.Lock()
 	defer c.m.b.mu.Unlock()
 	c.c.Free()
-	nc, err := c.m.b.eng.NewCache(c.cfg)
+	nc, err := c.m.newCache(c.cfg)
 	if err != nil {
 		return err
 	}
@@ -171,7 +188,15 @@ func (c *Cache) Reset() error {
 	return nil
 }
 
+// Bytes is the device memory the cache holds (a host-spill tail's is HostBytes).
 func (c *Cache) Bytes() int64 { return c.c.Bytes() }
+
+// HostBytes is the page-locked host memory of the cache's host-spill tail (0 without one).
+func (c *Cache) HostBytes() int64 { return c.c.HostBytes() }
+
+// Spill reports the cache's host-spill tail: its device-resident cells and chunk, and
+// whether it has one.
+func (c *Cache) Spill() (engine.SpillOptions, bool) { return c.c.Spill() }
 
 func (c *Cache) Free() {
 	c.m.b.mu.Lock()
