@@ -26,3 +26,22 @@ func TestNewCUDAWithoutDriver(t *testing.T) {
 		t.Errorf("device tpu: %v", err)
 	}
 }
+
+// TestNewKVResident: Config.KVResident (serve --kv-resident) is refused off the GPU, with the
+// FP16 overlay and when negative, before a device is opened.
+func TestNewKVResident(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{KVResident: 64}, "the host-spill tail is for --device cuda"},
+		{Config{KVResident: 64, Device: DeviceCUDA, KVWindow: 16}, "takes no FP16 overlay"},
+		{Config{KVResident: 64, Device: DeviceCUDA, KVSinks: 4}, "takes no FP16 overlay"},
+		{Config{KVResident: -1, Device: DeviceCUDA}, "must not be negative"},
+	} {
+		c.cfg.Logger = quiet
+		if _, err := New(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want %q", c.cfg, err, c.want)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/kvlab/kvlab/internal/discover"
 	"github.com/kvlab/kvlab/internal/limits"
 	"github.com/kvlab/kvlab/native/backend"
+	"github.com/kvlab/kvlab/native/cuda/engine"
 	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/kvq"
 	"github.com/kvlab/kvlab/native/model"
@@ -154,7 +155,10 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 	mem, memErr := cfg.Memory()
 	e.Memory = mem
 	e.WeightBytes = be.WeightBytes(mdl)
-	e.Pair, e.Decision, err = choosePair(cfg.userPair, e.Shape, e.Ctx, sessions, e.WeightBytes, mem, memErr)
+	// With a host-spill tail (Config.KVResident) the GPU holds each cache's resident cells and
+	// one chunk: the policy and the memory check budget those.
+	spill := engine.SpillOptions{Resident: cfg.KVResident, Chunk: cfg.KVSpillChunk}
+	e.Pair, e.Decision, err = choosePair(cfg.userPair, e.Shape, spill.DeviceCells(e.Ctx), sessions, e.WeightBytes, mem, memErr)
 	if err != nil {
 		return fail(err)
 	}
@@ -163,7 +167,15 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 		return fail(fmt.Errorf("--kv-window %d --kv-sink %d: must not be negative", cfg.KVWindow, cfg.KVSinks))
 	}
 	ccfg.Window, ccfg.Sinks = cfg.KVWindow, cfg.KVSinks
-	if err := checkCacheBudget(ccfg, sessions, mem, memErr); err != nil {
+	if spill.HasTail(e.Ctx) && slices.ContainsFunc(ccfg.Windows, func(w int) bool { return w > 0 }) {
+		return fail(fmt.Errorf("--kv-resident %d: the model has sliding-window layers, which the host-spill tail does not take; serve it without --kv-resident", cfg.KVResident))
+	}
+	dcfg := ccfg
+	dcfg.MaxCells = spill.DeviceCells(e.Ctx)
+	if err := checkCacheBudget(dcfg, sessions, mem, memErr); err != nil {
+		if cfg.Device == DeviceCUDA && !spill.HasTail(e.Ctx) {
+			err = fmt.Errorf("%w; --kv-resident N keeps only the first N cells of each cache on the GPU, the rest in host memory", err)
+		}
 		return fail(err)
 	}
 	if cfg.Device == DeviceCPU {
@@ -171,7 +183,7 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 			log.Warn(e.KVWarning, "model", info.Name)
 		}
 	}
-	opts := backend.LoadOptions{Hook: e.hook}
+	opts := backend.LoadOptions{Hook: e.hook, KVResident: cfg.KVResident, KVSpillChunk: cfg.KVSpillChunk}
 	if cfg.ForwardHook == nil {
 		// The batched pass, checked as the single one (a ForwardHook sees every pass: the CPU
 		// then runs no batched pass).
@@ -214,6 +226,9 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 	e.LoadTime = time.Since(start)
 	attrs := []any{"model", info.Name, "arch", mdl.Hparams.Arch, "device", e.Device, "ctx", e.Ctx, "kv", calc.PairName(e.Pair),
 		"reason", e.Decision.Reason, "template", e.Template.Name(), "load", e.LoadTime.Round(time.Millisecond)}
+	if spill.HasTail(e.Ctx) {
+		attrs = append(attrs, "kv_resident", cfg.KVResident, "kv_gpu_cells", spill.DeviceCells(e.Ctx))
+	}
 	switch {
 	case e.Decision.UserChosen:
 		log.Info("model loaded; KV format set by --kv", attrs...)

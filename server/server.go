@@ -77,6 +77,11 @@ type Config struct {
 	// KVWindow and KVSinks size the FP16 overlay of every cache: the most recent KVWindow cells
 	// and the first KVSinks cells are also kept exact, over the compressed cache (0: none).
 	KVWindow, KVSinks int
+	// KVResident, when positive (Device "cuda"), keeps the first KVResident cells of every
+	// cache on the GPU and the cells past them in a host-spill tail in pinned host memory
+	// (backend.LoadOptions.KVResident); the KV policy and the memory check then budget the
+	// GPU part. KVSpillChunk is the tail's chunk in cells (0: the engine's default).
+	KVResident, KVSpillChunk int
 	// Threads is the forward pass's goroutines per model; 0 uses every CPU.
 	Threads int
 	// Device is where the forward pass runs: "cpu" (or empty) or "cuda". With cuda, New opens
@@ -272,6 +277,14 @@ func New(cfg Config) (*Server, error) {
 	case DeviceCUDA:
 	default:
 		return nil, fmt.Errorf("server: --device %q: want cpu or cuda", cfg.Device)
+	}
+	switch {
+	case cfg.KVResident < 0 || cfg.KVSpillChunk < 0:
+		return nil, fmt.Errorf("server: --kv-resident %d: must not be negative", cfg.KVResident)
+	case cfg.KVResident > 0 && cfg.Device != DeviceCUDA:
+		return nil, fmt.Errorf("server: --kv-resident %d: the host-spill tail is for --device cuda", cfg.KVResident)
+	case cfg.KVResident > 0 && (cfg.KVWindow > 0 || cfg.KVSinks > 0):
+		return nil, fmt.Errorf("server: --kv-resident %d: the host-spill tail takes no FP16 overlay (--kv-window, --kv-sink)", cfg.KVResident)
 	}
 	// Without a driver "cuda" fails with the one-line "no CUDA driver found: …", as is.
 	be, err := backends.Open(cfg.Device)

@@ -46,6 +46,9 @@ type runOptions struct {
 	ctx     int
 	device  string
 	asJSON  bool
+	// resident is --kv-resident: the CUDA cache's cells on the GPU, the rest in a host-spill
+	// tail (0: every cell on the GPU).
+	resident int
 }
 
 // runResult is what `kvlab run --json` prints.
@@ -68,6 +71,8 @@ type runResult struct {
 	IDs       []int32 `json:"ids"`
 	// LoadedCells are the cells a --load-kv snapshot gave (not computed again).
 	LoadedCells int `json:"loaded_cells,omitempty"`
+	// KVResident is --kv-resident: the cache's cells on the GPU, the rest in host memory.
+	KVResident int `json:"kv_resident,omitempty"`
 }
 
 func newRunCmd() *cobra.Command {
@@ -93,6 +98,10 @@ uploaded once (f32, f16, q8_0 and q4_0 as stored; other types dequantized to f16
 lives on the card in --kv, and only the logits come back for sampling. It needs a model whose
 head dimension the attention kernels take (64, 128 or 256), and says so otherwise.
 
+` + kvResidentHelp + `
+The error of a run that does not fit also names the largest --kv-resident whose GPU part
+fits, leaving a 1.5 GiB reserve.
+
 --save-kv FILE writes the cache at the end (the prompt and the whole reply) to a versioned
 snapshot file, atomically; --load-kv FILE starts from one: its tokens are the prompt (followed
 by --prompt's text, without BOS, when given) and its cells are not computed again, so greedy
@@ -105,6 +114,7 @@ leaves them (position-axis mixed KV; the sinks, --kv-sink, stay f16 too).`,
   kvlab run --model model.gguf --prompt "Once upon a time" --kv q8_0/q4_0 --n 64
   kvlab run --model model.gguf --kv q2k --kv-window 128 --kv-sink 4 --json
   kvlab run --model model.gguf --device cuda --kv q8_0/q4_0 --temp 0 --n 64
+  kvlab run --model model.gguf --device cuda --ctx 131072 --kv-resident 32768 --prompt "$(cat long.txt)"
   kvlab run --model model.gguf --kv q4_0 --kv-recent 64 --kv-sink 4 --temp 0 --n 64
   kvlab run --model model.gguf --temp 0 --n 64 --ctx 512 --save-kv story.kv
   kvlab run --model model.gguf --temp 0 --n 64 --ctx 512 --load-kv story.kv`,
@@ -179,6 +189,7 @@ leaves them (position-axis mixed KV; the sinks, --kv-sink, stay f16 too).`,
 	f.IntVar(&o.threads, "threads", 0, "threads for the forward pass; 0 uses every CPU")
 	f.IntVar(&o.ctx, "ctx", 0, "KV cache capacity in cells; 0 means prompt tokens + n")
 	f.StringVar(&o.device, "device", "cpu", "where the forward pass runs: cpu or cuda")
+	f.IntVar(&o.resident, "kv-resident", 0, kvResidentUsage)
 	f.BoolVar(&o.asJSON, "json", false, "print one JSON document instead of streaming text")
 	return cmd
 }
@@ -202,6 +213,9 @@ func runModel(ctx context.Context, o runOptions, out, errw io.Writer, progress f
 		return runResult{}, fmt.Errorf("--k-gain %g: must be positive", o.kGain)
 	}
 	if err := checkRunFlags(o); err != nil {
+		return runResult{}, err
+	}
+	if err := checkKVResident(o.resident, o.device, o.window, o.sinks, o.recent); err != nil {
 		return runResult{}, err
 	}
 	pair, err := kvq.ParsePair(o.kv)
@@ -266,6 +280,9 @@ func runModel(ctx context.Context, o runOptions, out, errw io.Writer, progress f
 	if err := checkRunCache(cfg, m.Hparams.Context); err != nil {
 		return runResult{}, err
 	}
+	if err := checkKVResidentModel(o.resident, cfg, filepath.Base(o.model)); err != nil {
+		return runResult{}, err
+	}
 	if tc := m.Hparams.Context; tc > 0 && len(prompt)+o.n > tc {
 		fmt.Fprintf(errw, "warning: the prompt (%d tokens) and --n %d reach %d tokens, past the %d the model was trained on: what it writes past that is not assured\n",
 			len(prompt), o.n, len(prompt)+o.n, tc)
@@ -280,20 +297,35 @@ func runModel(ctx context.Context, o runOptions, out, errw io.Writer, progress f
 	if o.device == "cuda" && progress != nil && !o.asJSON {
 		upload = mibBar(errw, "uploading weights (MiB)")
 	}
-	dm, err := be.Load(m, backend.LoadOptions{Progress: upload})
+	dm, err := be.Load(m, backend.LoadOptions{Progress: upload, KVResident: o.resident, KVSpillChunk: spillChunk})
 	if err != nil {
 		return runResult{}, fmt.Errorf("--device %s: %w", o.device, err)
 	}
 	defer dm.Close()
+	if o.device == "cuda" {
+		// The weights are on the card: a cache that cannot fit what is left is refused here,
+		// with the --kv-resident value that fits, before it is allocated.
+		if mem, err := be.Memory(); err == nil {
+			if err := deviceKVFit(cfg, o.resident, spillChunk, mem.FreeBytes, mem.Source); err != nil {
+				return runResult{}, err
+			}
+		}
+	}
 	r, err := runner.New(dm, tok, runner.Config{Cache: cfg, Vocab: m.Hparams.Vocab, Keep: 1, Device: be.Name(), CheckLogits: model.CheckLogits})
 	if err != nil {
-		return runResult{}, fmt.Errorf("--device %s: %w", o.device, err)
+		return runResult{}, fmt.Errorf("--device %s: %w", o.device, oomHint(err, o.resident))
 	}
 	defer r.Close()
 	if o.device == "cuda" {
 		res.Device, res.Threads = be.Name(), 0
 		if !o.asJSON {
 			fmt.Fprintf(errw, "%s: %s\n", be.Name(), dm.Describe())
+		}
+		if hasTail(cfg, o.resident) {
+			res.KVResident = o.resident
+			if !o.asJSON {
+				fmt.Fprintf(errw, "%s: KV cells past %d in pinned host memory, copied to the GPU every token (host-spill tail)\n", be.Name(), (o.resident+engine.Tile-1)/engine.Tile*engine.Tile)
+			}
 		}
 	}
 	if !o.sampler.Greedy() {

@@ -39,6 +39,7 @@ type serveOptions struct {
 	verbose       bool
 	kvWindow      int
 	kvSinks       int
+	kvResident    int
 	allowHosts    []string
 }
 
@@ -79,6 +80,10 @@ it; serve it with --device cpu. The GPU's KV cache cannot truncate yet, so a pro
 cached prefix only when it extends the cache's whole contents (the next turn of a chat);
 otherwise the cache is reset and the prompt prefilled again.
 
+` + kvResidentHelp + `
+With a tail, --kv auto and the memory check budget the GPU part of each generation slot's
+cache (the resident cells and a chunk); each slot's tail takes pinned host memory.
+
 The server listens on 127.0.0.1:8080 (loopback only). Any other address needs --api-key (or
 KVLAB_API_KEY) of at least 16 characters: clients send it as Authorization: Bearer KEY; the
 pages ask for it once. Requests naming another Host than the address, localhost or a loopback
@@ -90,6 +95,7 @@ At most --max-concurrent generations run at once and --max-queue wait; past that
 		Example: `  kvlab serve
   kvlab serve --model stories260K.gguf --kv q8_0/q4_0
   kvlab serve --model model.gguf --device cuda
+  kvlab serve --model model.gguf --device cuda --ctx 65536 --kv-resident 16384 --max-concurrent 1
   kvlab serve --addr 0.0.0.0:8080 --api-key "$(openssl rand -hex 16)"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -114,6 +120,7 @@ At most --max-concurrent generations run at once and --max-queue wait; past that
 	f.IntVar(&o.maxQueue, "max-queue", server.DefaultMaxQueue, "generations waiting for a slot before requests are refused as busy (0: none)")
 	f.IntVar(&o.threads, "threads", 0, "threads per forward pass; 0 uses every CPU")
 	f.StringVar(&o.device, "device", "cpu", "where the forward pass runs: cpu or cuda")
+	f.IntVar(&o.kvResident, "kv-resident", 0, kvResidentUsage)
 	f.BoolVar(&o.noDiscover, "no-discover", false, "do not search the usual places for models")
 	f.StringArrayVar(&o.allowHosts, "allow-host", nil, "host name (or pattern, *.lan) the server also answers to, besides its address and localhost (repeatable)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log the models loaded, the auto KV tier's choice and every request (by default serve prints only the URL it listens on, and errors)")
@@ -146,6 +153,9 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	if o.device != "cpu" && o.device != "cuda" {
 		return fmt.Errorf("--device %q: want cpu or cuda", o.device)
 	}
+	if err := checkKVResident(o.kvResident, o.device, o.kvWindow, o.kvSinks, 0); err != nil {
+		return err
+	}
 	models, places, err := serveModels(o)
 	if err != nil {
 		return err
@@ -165,6 +175,7 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	server.Version = version
 	srv, err := server.New(server.Config{
 		Addr: o.addr, Logger: log, APIKey: o.apiKey, Models: models, Places: places.Describe(), KV: o.kv, Ctx: o.ctx, KVWindow: o.kvWindow, KVSinks: o.kvSinks,
+		KVResident: o.kvResident, KVSpillChunk: spillChunk,
 		DataDir: persistDir(o, historyPath), SessionBytes: o.sessionBytes,
 		Threads: o.threads, Device: o.device, MaxConcurrent: o.maxConcurrent, Batch: o.batch, BatchGather: gather, KVBudget: kvBudget(o.kvBudgetMiB), MaxQueue: queue, HistoryPath: historyPath,
 		AllowHosts: o.allowHosts,
