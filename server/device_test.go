@@ -8,6 +8,8 @@ import (
 
 	"github.com/kvlab/kvlab/native/cuda"
 	"github.com/kvlab/kvlab/native/cuda/engine"
+	"github.com/kvlab/kvlab/native/kvcache"
+	"github.com/kvlab/kvlab/native/kvq"
 )
 
 // TestNewCUDAWithoutDriver: Device "cuda" without a driver fails New with the one-line
@@ -43,5 +45,20 @@ func TestNewKVResident(t *testing.T) {
 		if _, err := New(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: error %v, want %q", c.cfg, err, c.want)
 		}
+	}
+}
+
+// TestKVResidentHint: the advice for CUDA caches that do not fit names --kv-resident and the
+// largest value whose GPU part of every session's cache fits (the next tile up does not).
+func TestKVResidentHint(t *testing.T) {
+	// 32 layers × 8 KV heads × 128 in f16: 128 KiB per cell.
+	ccfg := kvcache.Config{Layers: 32, KVHeads: 8, HeadDimK: 128, HeadDimV: 128, MaxCells: 65536, Pair: kvq.Pair{K: kvq.F16, V: kvq.F16}}
+	// 2 sessions in 2 GiB: 8192 cells each, less a 1024-cell chunk.
+	got := kvResidentHint(ccfg, 0, 2, 2<<30)
+	if !strings.Contains(got, "--kv-resident N keeps only the first N cells") || !strings.Contains(got, "N = 7168 fits") {
+		t.Errorf("hint %q", got)
+	}
+	if got := kvResidentHint(ccfg, 0, 2, 100<<20); !strings.Contains(got, "not even a small GPU part") {
+		t.Errorf("no room: %q", got)
 	}
 }

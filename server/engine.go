@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/kvlab/kvlab/internal/discover"
 	"github.com/kvlab/kvlab/internal/limits"
 	"github.com/kvlab/kvlab/native/backend"
+	"github.com/kvlab/kvlab/native/cuda"
 	"github.com/kvlab/kvlab/native/cuda/engine"
 	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/kvq"
@@ -174,7 +176,7 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 	dcfg.MaxCells = spill.DeviceCells(e.Ctx)
 	if err := checkCacheBudget(dcfg, sessions, mem, memErr); err != nil {
 		if cfg.Device == DeviceCUDA && !spill.HasTail(e.Ctx) {
-			err = fmt.Errorf("%w; --kv-resident N keeps only the first N cells of each cache on the GPU, the rest in host memory", err)
+			err = fmt.Errorf("%w; %s", err, kvResidentHint(ccfg, spill.Chunk, sessions, mem.FreeBytes-e.WeightBytes-calc.DefaultReserveBytes))
 		}
 		return fail(err)
 	}
@@ -212,6 +214,9 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 	}
 	e.KVPageBudget = rcfg.KVBudget
 	if e.runner, err = runner.New(e.Weights, e.Tok, rcfg); err != nil { // fail at load, not at the first request
+		if cfg.Device == DeviceCUDA && !spill.HasTail(e.Ctx) && errors.Is(err, cuda.ErrOutOfMemory) {
+			err = fmt.Errorf("%w; %s", err, kvResidentHint(ccfg, spill.Chunk, sessions, mem.FreeBytes-e.WeightBytes-calc.DefaultReserveBytes))
+		}
 		return fail(err)
 	}
 	m.watch(info.Name, e.runner)
@@ -244,6 +249,30 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 		}
 	}
 	return e, nil
+}
+
+// kvResidentHint is the advice for CUDA caches that do not fit the card: --kv-resident, with
+// the largest value (a multiple of 32) whose GPU part of sessions caches of ccfg (the resident
+// cells and a chunk each) fits avail bytes, the free memory less the weights and the reserve.
+func kvResidentHint(ccfg kvcache.Config, chunk, sessions int, avail int64) string {
+	gpu := func(resident int) int64 {
+		c := ccfg
+		c.MaxCells = engine.SpillOptions{Resident: resident, Chunk: chunk}.DeviceCells(ccfg.MaxCells)
+		return limits.Mul(kvcache.EstimateBytes(c), int64(max(sessions, 1)))
+	}
+	lo, hi := 0, ccfg.MaxCells/engine.Tile // in tiles: lo fits (or is 0)
+	for lo < hi {
+		if mid := (lo + hi + 1) / 2; gpu(mid*engine.Tile) <= avail {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	const what = "--kv-resident N keeps only the first N cells of each cache on the GPU, the rest in pinned host memory"
+	if lo == 0 {
+		return what + ", but not even a small GPU part of each fits beside the weights: lower --ctx or --max-concurrent"
+	}
+	return fmt.Sprintf("%s (N = %d fits beside the weights and a %s reserve)", what, lo*engine.Tile, limits.Bytes(calc.DefaultReserveBytes))
 }
 
 // defaultKVBudget is the page pool's budget when --kv-budget is not given: room for sessions

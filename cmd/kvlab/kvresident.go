@@ -29,8 +29,9 @@ chunks of 1024 cells, one chunk per layer on the GPU. Every decode step copies e
 to the GPU and attends to it with the same kernels, and the partial results merge exactly, so
 only the float32 summation order differs from an all-GPU cache; prompt tokens past the GPU's
 cells run one at a time ('kvlab bench spill' measures the cost). Nothing spills unless asked:
-a cache that does not fit the GPU's free memory is refused with an error that names the flag.
-The tail takes no FP16 overlay (--kv-window, --kv-sink), no --kv-recent and no model with
+a cache that does not fit the GPU's free memory is refused with an error that names the
+largest --kv-resident whose GPU part fits beside the weights and a 1.5 GiB reserve. The tail
+takes no FP16 overlay (--kv-window, --kv-sink), no --kv-recent and no model with
 sliding-window layers (Gemma 2 and 3).`
 
 // spillChunk is the tail's chunk in cells (0: engine.DefaultSpillChunk); tests set it small

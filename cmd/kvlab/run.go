@@ -99,8 +99,6 @@ lives on the card in --kv, and only the logits come back for sampling. It needs 
 head dimension the attention kernels take (64, 128 or 256), and says so otherwise.
 
 ` + kvResidentHelp + `
-The error of a run that does not fit also names the largest --kv-resident whose GPU part
-fits, leaving a 1.5 GiB reserve.
 
 --save-kv FILE writes the cache at the end (the prompt and the whole reply) to a versioned
 snapshot file, atomically; --load-kv FILE starts from one: its tokens are the prompt (followed
