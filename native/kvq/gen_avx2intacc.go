@@ -99,7 +99,7 @@ func q80Dec(half int) string {
 // sums the finish puts back in value order with two VPERM2I128 an accumulator, once per tile,
 // block and half (split). Eleven vector operations a half: spreading P from one 128-bit
 // interleave with VPERMQ (a lane-crossing shuffle, port 5 on Intel) took twelve and ~2% more
-// thread CPU time (AccumulateManyMulti of q5_0 and q5_1 on Zen 5, plain AVX2, in cache and
+// thread CPU time (AccumulateManyMulti of q5_0 and q5_1 on Zen 4, plain AVX2, in cache and
 // streamed, interleaved with the former kernel); widening to words first and testing the bits
 // in word vectors took sixteen and three more loads (~3–5% more). On Intel client cores
 // (instruction tables, not measured) VPBROADCASTQ from memory is a load alone, so a half issues
@@ -132,7 +132,7 @@ func q5Dec(qh, pay int) func(half int) string {
 // 128·ΣW), Y12 values lo..lo+3 and hi..hi+3, Y13 lo+4.. and hi+4.. (split). Six vector
 // operations a half, where widening the interleaved bytes to words first (VPMOVZXBW), setting
 // their high bytes to 0x80 so that VPSHUFB clears them, and looking up both words' vectors took
-// seven and ~5% more thread CPU time (AccumulateManyMulti of iq4_nl on Zen 5, plain AVX2, in
+// seven and ~5% more thread CPU time (AccumulateManyMulti of iq4_nl on Zen 4, plain AVX2, in
 // cache and streamed, interleaved with the former kernel). The same decoder for q4_0 and q4_1
 // (five operations, nibDec's four) took ~2% more than nibDec. On Intel client cores
 // (instruction tables) it is one operation less a half on ports 0, 1 and 5, with as many
@@ -449,7 +449,7 @@ func finish(f format, half, nacc, base int) string {
 // prefetch is n prefetches a line apart from R15, which then moves step bytes on: the
 // four-accumulator kernels prefetch the row pairs' bytes of their block over both halves, so one
 // line a step where the step (two row pairs' blocks) is at most a line, and two for q8_0's 68
-// bytes, which one a step left a line in 17 unprefetched (streamed, nine runs on a busy Zen 5,
+// bytes, which one a step left a line in 17 unprefetched (streamed, nine runs on a busy Zen 4,
 // plain AVX2, interleaved with one a step: −4% to +1% thread CPU time, median −2%; in cache the
 // same); the two-accumulator kernels take a block in one pass, so all of the step's bytes.
 func prefetch(step, n int) string {
@@ -584,7 +584,7 @@ func p1(f format, b bool, nacc int) string {
 	// (the dword's other half a code byte pair), q4_0, q8_0, q5_0 and iq4_nl took ~1% more thread
 	// CPU time than with two VPBROADCASTW; with d and m loaded apart (four VPBROADCASTW, two
 	// VPBLENDD and two VCVTPH2PS a row and pair) q4_1 and q5_1 took 1–2% more (AccumulateManyMulti
-	// on Zen 5, plain AVX2, in cache, interleaved). On Intel client cores (instruction tables)
+	// on Zen 4, plain AVX2, in cache, interleaved). On Intel client cores (instruction tables)
 	// VPBROADCASTW from memory is a load and a port-5 shuffle, VPBROADCASTD a load alone, and
 	// VCVTPH2PS of a YMM two operations (ports 0 or 1, and 5): a row and pair takes five vector
 	// operations, three on port 5, where loading d and m apart took ten, six on port 5.

@@ -27,7 +27,7 @@ import (
 // (hasVNNIBW), so on CPUs without AVX-512 and on AVX-512 CPUs without VNNI (Intel Skylake-SP/X)
 // alike; there the values accumulate through the AVX2 integer kernels too (avx2IntAccOn), and
 // the formats without such kernels here (f16, bf16, fp8, q2k; tq4 and the turbo tiers,
-// tq4AVX2Int) keep their 512-bit float ones. Measured with KVLAB_NO_AVX512VNNI on AMD Zen 5,
+// tq4AVX2Int) keep their 512-bit float ones. Measured with KVLAB_NO_AVX512VNNI on AMD Zen 4,
 // thread CPU time alternated with the 512-bit float kernels: per kernel (TestSKXIntSpeed, a
 // row of 128 values and four queries, median of 7, in cache / streamed past the caches) scores
 // 0.48/0.56× the float kernels' time for q4_0, 0.42/0.65× q4_1, 0.60/0.67× q5_0, 0.66/0.72×
@@ -40,7 +40,7 @@ import (
 // alone while 512-bit µops run, about 6.5 cycles; its integer kernel spends about 106 µops on
 // eight rows' block, 54 of them (VPMADDUBSW, VPMADDWD, shifts, conversions) for ports 0 and 1,
 // 8 unpacks for port 5 and 44 adds and logic for any of the three, about 4.4 cycles a row and
-// block (0.68×, where Zen 5 measured 0.48×); the accumulate kernels take about 6.7 cycles a row
+// block (0.68×, where Zen 4 measured 0.48×); the accumulate kernels take about 6.7 cycles a row
 // and block (multi_avx2intacc_amd64.go), as many as the float ones. So the ranking should hold
 // there with smaller margins, q5_0 and q5_1 (more integer work a row) the closest.
 var avx2Int = hasAVX2 && !hasVNNIBW

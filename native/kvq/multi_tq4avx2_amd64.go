@@ -38,7 +38,7 @@ var tq4AVXVNNICPU = cpu.X86.HasAVXVNNI
 // tq4AVX2Int reports that tq4's and turbo4's scores and values take the AVX2 integer kernels
 // (on CPUs without AVX-512, whose float or integer kernels stay as they are; a variable so that
 // tests can select the AVX2 float kernels or these). AVX-512 CPUs without VNNI keep the 512-bit
-// float kernels: measured with KVLAB_NO_AVX512VNNI on AMD Zen 5 (TestSKXIntSpeed, in cache and
+// float kernels: measured with KVLAB_NO_AVX512VNNI on AMD Zen 4 (TestSKXIntSpeed, in cache and
 // streamed) these took 0.92–0.99× their time for tq4 and turbo4, 0.89× and 1.12× for turbo2's
 // scores and values, 1.04–1.13× for turbo3's, too little to carry over to other cores.
 var tq4AVX2Int = avx2Int && !hasAVX512
