@@ -834,7 +834,7 @@ aQ80_tn:
 	MOVQ rb+32(FP), R12
 	SHLQ $7, R12
 	ADDQ DI, R12
-	MOVQ R12, 6512(SP)         // the tile after next, prefetched 2·34 bytes a row-pair step
+	MOVQ R12, 6512(SP)         // the tile after next, a line a row-pair step and 2 bytes a row after
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 6488(SP)
@@ -976,7 +976,7 @@ aQ80_blk:
 	JZ   aQ80_pair1
 aQ80_pair:
 	PREFETCHT0 (R15)
-	ADDQ $68, R15
+	ADDQ $64, R15
 	VMOVDQU8 2(R12), Y20
 	VPUNPCKLBW 2(R12)(R9*1), Y20, Y21
 	VPUNPCKHBW 2(R12)(R9*1), Y20, Y22
@@ -996,7 +996,7 @@ aQ80_pair:
 	VPDPWSSD Z13, Z24, Z7
 	LEAQ (R12)(R9*2), R12
 	PREFETCHT0 (R15)
-	ADDQ $68, R15
+	ADDQ $64, R15
 	VMOVDQU8 2(R12), Y20
 	VPUNPCKLBW 2(R12)(R9*1), Y20, Y21
 	VPUNPCKHBW 2(R12)(R9*1), Y20, Y22
@@ -1022,7 +1022,7 @@ aQ80_pair1:
 	TESTQ $2, 6464(SP)
 	JZ   aQ80_odd
 	PREFETCHT0 (R15)
-	ADDQ $68, R15
+	ADDQ $64, R15
 	VMOVDQU8 2(R12), Y20
 	VPUNPCKLBW 2(R12)(R9*1), Y20, Y21
 	VPUNPCKHBW 2(R12)(R9*1), Y20, Y22
@@ -1044,6 +1044,10 @@ aQ80_pair1:
 	LEAQ (R12)(R9*2), R12
 
 aQ80_odd:
+	PREFETCHT0 0(R15)
+	PREFETCHT0 64(R15)
+	MOVQ 6464(SP), AX
+	LEAQ (R15)(AX*2), R15
 	MOVQ R15, 6512(SP)
 	TESTQ $1, 6464(SP)
 	JZ   aQ80_join
