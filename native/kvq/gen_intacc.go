@@ -638,6 +638,10 @@ func gen(suffix string) string {
 			continue
 		}
 		kernels = append(kernels, kernel{f, f.name, "PREFETCHT0"})
+		if f.name == "Q80" {
+			// The flavour for AMD Zen 4 (cpuid_amd64.go's zen4Stream): into L2.
+			kernels = append(kernels, kernel{f, f.name + "Z4", "PREFETCHT1"})
+		}
 		if f.vdec != nil {
 			v := f
 			v.dec, v.doc = f.vdec, f.doc+" Decoded with AVX-512 VBMI byte permutes."

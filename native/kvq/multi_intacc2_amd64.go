@@ -25,7 +25,7 @@ package kvq
 // (intAccVBMI), their sums the same bit for bit.
 var (
 	intAccTwoQ4_0  = intAccVBMI(multiAccQ40TwoINT, multiAccQ40VTwoINT)
-	intAccTwoQ8_0  = &multiKernels{acc: multiAccQ80TwoINT}
+	intAccTwoQ8_0  = &multiKernels{acc: pickZen4(multiAccQ80TwoINT, multiAccQ80Z4TwoINT)}
 	intAccTwoQ4_1  = intAccVBMI(multiAccQ41TwoINT, multiAccQ41VTwoINT)
 	intAccTwoIQ4NL = intAccVBMI(multiAccIQ4NLTwoINT, multiAccIQ4NLVTwoINT)
 )
@@ -51,6 +51,11 @@ func multiAccQ40TwoINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float3
 
 //go:noescape
 func multiAccQ80TwoINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+// multiAccQ80Z4TwoINT is multiAccQ80TwoINT prefetching with PREFETCHT1 (zen4Stream).
+//
+//go:noescape
+func multiAccQ80Z4TwoINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 
 //go:noescape
 func multiAccQ41TwoINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)

@@ -65,12 +65,20 @@ func intAcc() bool { return hasVNNIBW && hasAVX512VL }
 // 0's VPDPWSSD, the row loop's bottleneck there, are unchanged: no port takes more.
 var (
 	intAccQ4_0  = intAccVBMI(multiAccQ40INT, multiAccQ40VINT)
-	intAccQ8_0  = &multiKernels{acc: multiAccQ80INT}
+	intAccQ8_0  = &multiKernels{acc: pickZen4(multiAccQ80INT, multiAccQ80Z4INT)}
 	intAccQ4_1  = intAccVBMI(multiAccQ41INT, multiAccQ41VINT)
 	intAccQ5_0  = intAccVBMI(multiAccQ50INT, multiAccQ50VINT)
 	intAccQ5_1  = intAccVBMI(multiAccQ51INT, multiAccQ51VINT)
 	intAccIQ4NL = intAccVBMI(multiAccIQ4NLINT, multiAccIQ4NLVINT)
 )
+
+// pickZen4 is k, or z4 (the same sums bit for bit, prefetched into L2) where zen4Stream.
+func pickZen4(k, z4 accKernel) accKernel {
+	if zen4Stream {
+		return z4
+	}
+	return k
+}
 
 // accKernel is a multiKernels acc.
 type accKernel = func(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
@@ -90,6 +98,11 @@ func multiAccQ40INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, 
 
 //go:noescape
 func multiAccQ80INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+// multiAccQ80Z4INT is multiAccQ80INT prefetching with PREFETCHT1 (zen4Stream).
+//
+//go:noescape
+func multiAccQ80Z4INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 
 //go:noescape
 func multiAccQ41INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)

@@ -83,6 +83,12 @@ var iq4ScoresVBMI = hasVBMI
 //go:noescape
 func multiScoresQ80VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 
+// multiScoresQ80Z4VNNI is multiScoresQ80VNNI prefetching into L2 four groups of rows ahead
+// (zen4Stream), its scores the same bit for bit.
+//
+//go:noescape
+func multiScoresQ80Z4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
 // vnniQuant is the quantization of one block of 32 query values at nd digits (1 or 2): the
 // scale s and the integers Q. s is NaN for a block with a non-finite value (every score of the
 // query is then NaN) and 0 for a block with max|q| < qmax·2⁻¹²⁶, where s would not be a normal
@@ -288,6 +294,10 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 		}
 		switch kind {
 		case vnniQ8_0:
+			if zen4Stream {
+				multiScoresQ80Z4VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
+				break
+			}
 			multiScoresQ80VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 		case vnniIQ4NL:
 			if iq4ScoresVBMI {

@@ -1153,144 +1153,21 @@ vbmiIQ4_done:
 // digits) (aux) and holds that digit's exact dot with the codes; 2⁸·hi + lo (at most 2²⁷ in
 // magnitude) is formed in int32 and scaled as in the q4_0 kernel.
 TEXT ·multiScoresQ80VNNI(SB), NOSPLIT, $0-80
-	MOVQ rows+32(FP), DI
-	MOVQ rb+40(FP), R8
-	LEAQ (R8)(R8*2), R12       // 3 rows
-	MOVQ out+56(FP), R9
-	MOVQ m+48(FP), R10
-	SHRQ $4, R10               // groups of sixteen rows
-	JZ   vnniQ80_done
-	MOVL $0x80808080, AX
-	VPBROADCASTD AX, Z31
+#define Q80PF PREFETCHT0
+#define Q80PFGROUPS PFGROUPS
+#include "multi_vnni_q80_amd64.h"
+#undef Q80PF
+#undef Q80PFGROUPS
 
-vnniQ80_group:
-	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
-	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
-	LEAQ (BX)(R8*4), R14
-	LEAQ (R14)(R8*4), R15
-
-	// Stage every block's sixteen scales (32 bytes per block) before the arithmetic needs them.
-	MOVQ stage+16(FP), SI
-	MOVQ nb+24(FP), R11
-vnniQ80_stage:
-	STAGE(CX, 0)
-	STAGE(BX, 1)
-	STAGE(R14, 2)
-	STAGE(R15, 3)
-	ADDQ $34, CX
-	ADDQ $34, BX
-	ADDQ $34, R14
-	ADDQ $34, R15
-	ADDQ $32, SI
-	DECQ R11
-	JNZ  vnniQ80_stage
-
-	LEAQ 2(DI), CX             // codes of block 0
-	LEAQ (CX)(R8*4), BX
-	LEAQ (BX)(R8*4), R14
-	LEAQ (R14)(R8*4), R15
-	MOVQ dig+0(FP), SI
-	MOVQ aux+8(FP), DX
-	MOVQ stage+16(FP), R13
-	MOVQ nb+24(FP), R11
-	MOVQ off+72(FP), AX        // the scores start at the queries' offsets
-	VBROADCASTSS (AX), Z8
-	VBROADCASTSS 4(AX), Z9
-	VBROADCASTSS 8(AX), Z10
-	VBROADCASTSS 12(AX), Z11
-	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 576 bytes
-	SHLQ $4, AX                // per block (a group is 16·34 = 544 bytes per block)
-	IMULQ $PFGROUPS, AX
-	ADDQ DI, AX
-
-vnniQ80_blk:
-	PREFETCHT0 (AX)
-	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	PREFETCHT0 192(AX)
-	PREFETCHT0 256(AX)
-	PREFETCHT0 320(AX)
-	PREFETCHT0 384(AX)
-	PREFETCHT0 448(AX)
-	PREFETCHT0 512(AX)
-	ADDQ $576, AX
-	LOAD4(CX, Z24, X24)
-	LOAD4(BX, Z25, X25)
-	LOAD4(R14, Z26, X26)
-	LOAD4(R15, Z27, X27)
-	TRANSPOSE4
-	VPXORD Z31, Z25, Z0        // codes + 128: unsigned bytes
-	VPXORD Z31, Z26, Z1
-	VPXORD Z31, Z27, Z2
-	VPXORD Z31, Z28, Z3
-	LOAD4O(16, CX, Z24, X24)
-	LOAD4O(16, BX, Z25, X25)
-	LOAD4O(16, R14, Z26, X26)
-	LOAD4O(16, R15, Z27, X27)
-	TRANSPOSE4
-	VPXORD Z31, Z25, Z4
-	VPXORD Z31, Z26, Z5
-	VPXORD Z31, Z27, Z6
-	VPXORD Z31, Z28, Z7
-
-	VPBROADCASTD 48(DX), Z12   // −128·Σ(digit): the codes' offset
-	VPBROADCASTD 56(DX), Z13
-	VPBROADCASTD 64(DX), Z14
-	VPBROADCASTD 72(DX), Z15
-	VPBROADCASTD 52(DX), Z16
-	VPBROADCASTD 60(DX), Z17
-	VPBROADCASTD 68(DX), Z18
-	VPBROADCASTD 76(DX), Z19
-	CHAIN2(Z0, 0)
-	CHAIN2(Z1, 4)
-	CHAIN2(Z2, 8)
-	CHAIN2(Z3, 12)
-	CHAIN2(Z4, 16)
-	CHAIN2(Z5, 20)
-	CHAIN2(Z6, 24)
-	CHAIN2(Z7, 28)
-
-	VCVTPH2PS (R13), Z24       // the rows' block scales
-	FINISH2(Z12, Z16, 0, Z8)
-	FINISH2(Z13, Z17, 1, Z9)
-	FINISH2(Z14, Z18, 2, Z10)
-	FINISH2(Z15, Z19, 3, Z11)
-
-	ADDQ $34, CX
-	ADDQ $34, BX
-	ADDQ $34, R14
-	ADDQ $34, R15
-	ADDQ $256, SI
-	ADDQ $96, DX
-	ADDQ $32, R13
-	DECQ R11
-	JNZ  vnniQ80_blk
-
-	SCORES_T
-	MOVQ ostride+64(FP), AX
-	CMPQ AX, $16
-	JNE  vnniQ80_strided
-	SCORES_CONTIG
-	JMP  vnniQ80_next
-
-vnniQ80_strided:
-	SCORES_STRIDED
-
-vnniQ80_next:
-	MOVQ ostride+64(FP), AX
-	SHLQ $4, AX
-	ADDQ AX, R9
-	MOVQ R8, AX
-	SHLQ $4, AX
-	ADDQ AX, DI
-	DECQ R10
-	JNZ  vnniQ80_group
-
-vnniQ80_done:
-	VZEROUPPER
-	RET
-
+// func multiScoresQ80Z4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+// multiScoresQ80VNNI prefetching into L2 (PREFETCHT1) four groups of rows ahead, not into L1
+// eight ahead, for AMD Zen 4 (zen4Stream, cpuid_amd64.go, has the measurements).
+TEXT ·multiScoresQ80Z4VNNI(SB), NOSPLIT, $0-80
+#define Q80PF PREFETCHT1
+#define Q80PFGROUPS 4
+#include "multi_vnni_q80_amd64.h"
+#undef Q80PF
+#undef Q80PFGROUPS
 
 // DIGITS2 writes the two digit rows of sixteen integers z (Q) at off(DI) and off+32(DI):
 // lo = ((Q+128)&255)−128, hi = (Q−lo)>>8, each packed to bytes (Z20 = 128, Z21 = 255), and adds

@@ -1,0 +1,36 @@
+//go:build amd64 && !purego
+
+package kvq
+
+//go:noescape
+func cpuid(leaf, sub uint32) (a, b, c, d uint32)
+
+// amdFamily is the CPU's family (CPUID leaf 1, base plus extended family) on AMD CPUs and 0
+// elsewhere: 0x19 is Zen 3 and Zen 4, 0x1A Zen 5.
+var amdFamily = func() uint32 {
+	_, b, c, d := cpuid(0, 0)
+	if b != 0x68747541 || d != 0x69746e65 || c != 0x444d4163 { // "AuthenticAMD"
+		return 0
+	}
+	a, _, _, _ := cpuid(1, 0)
+	f := a >> 8 & 0xF
+	if f == 0xF {
+		f += a >> 20 & 0xFF
+	}
+	return f
+}()
+
+// zen4Stream reports the CPUs whose q8_0 AVX-512 kernels prefetch into L2 (PREFETCHT1), not L1:
+// AMD family 0x19, whose AVX-512 parts are Zen 4 (32 KiB L1D). Their flavours
+// (multiScoresQ80Z4VNNI, four groups of sixteen rows ahead, not eight; multiAccQ80Z4INT and
+// multiAccQ80Z4TwoINT, the same tile after next) give the same results bit for bit. Measured on
+// a Zen 4 (EPYC Genoa; 4096 rows of 128 values, 4 queries, thread CPU time, the flavours
+// interleaved, 11 rounds, median; streamed: rows past the caches, 96 MiB): values 14.5 -> 9.9 ns
+// a row streamed, 7.6 -> 7.2 in cache; scores 12.3 -> 9.3 streamed, 7.9 -> 7.7 in cache. With
+// PREFETCHT0 the q8_0 kernels streamed at 1.5–1.9× their in-cache time (the other block
+// formats, half the bytes a row, at ~1.1–1.3×); the values kernel with no prefetch at all ran as
+// fast as with PREFETCHT0. Scores with PREFETCHT0 two to four groups ahead took ~9.3–11.2 ns,
+// with PREFETCHT1 three or four ~8.2–8.4, eight or more ~12–13. The nibble formats' kernels ran
+// up to ~20% slower streamed with PREFETCHT1 (q4_1's scores 3% faster) and keep PREFETCHT0. The
+// Zen 5 the kernels were tuned on (48 KiB L1D) keeps PREFETCHT0: not measured with PREFETCHT1.
+var zen4Stream = amdFamily == 0x19
