@@ -22,15 +22,13 @@ var amdFamily = func() uint32 {
 
 // zen4Stream reports the CPUs whose q8_0 AVX-512 kernels prefetch into L2 (PREFETCHT1), not L1:
 // AMD family 0x19, whose AVX-512 parts are Zen 4 (32 KiB L1D). Their flavours
-// (multiScoresQ80Z4VNNI, four groups of sixteen rows ahead, not eight; multiAccQ80Z4INT and
-// multiAccQ80Z4TwoINT, the same tile after next) give the same results bit for bit. Measured on
-// a Zen 4 (EPYC Genoa; 4096 rows of 128 values, 4 queries, thread CPU time, the flavours
-// interleaved, 11 rounds, median; streamed: rows past the caches, 96 MiB): values 14.5 -> 9.9 ns
-// a row streamed, 7.6 -> 7.2 in cache; scores 12.3 -> 9.3 streamed, 7.9 -> 7.7 in cache. With
-// PREFETCHT0 the q8_0 kernels streamed at 1.5–1.9× their in-cache time (the other block
-// formats, half the bytes a row, at ~1.1–1.3×); the values kernel with no prefetch at all ran as
-// fast as with PREFETCHT0. Scores with PREFETCHT0 two to four groups ahead took ~9.3–11.2 ns,
-// with PREFETCHT1 three or four ~8.2–8.4, eight or more ~12–13. The nibble formats' kernels ran
-// up to ~20% slower streamed with PREFETCHT1 (q4_1's scores 3% faster) and keep PREFETCHT0. The
+// (multiScoresQ80Z4VNNI, multiAccQ80Z4INT and multiAccQ80Z4TwoINT, prefetching as far ahead)
+// give the same results bit for bit. Measured on a Zen 4 (EPYC Genoa; 4096 rows of 128 values,
+// 4 queries, thread CPU time, the flavours interleaved, 11 rounds, median; streamed: rows past
+// the caches, 96 MiB; two runs): values 14.5–15.9 -> 9.9–12.1 ns a row streamed, 7.6–7.7 ->
+// 7.2–7.5 in cache; scores 10.4 -> 9.2 streamed, 7.3 in cache both. With PREFETCHT0 the q8_0
+// values kernel streamed at ~2× its in-cache time (the other block formats, half the bytes a
+// row, at ~1.2–1.3×) and as fast as with no prefetch at all. The nibble formats' kernels ran up
+// to ~20% slower streamed with PREFETCHT1 (q4_1's scores 3% faster) and keep PREFETCHT0. The
 // Zen 5 the kernels were tuned on (48 KiB L1D) keeps PREFETCHT0: not measured with PREFETCHT1.
 var zen4Stream = amdFamily == 0x19

@@ -1,6 +1,5 @@
 // The body of the q8_0 scores kernels (multi_vnni_amd64.s: multiScoresQ80VNNI and its Zen 4
-// flavour multiScoresQ80Z4VNNI), included once for each with Q80PF the prefetch instruction
-// and Q80PFGROUPS how many groups of sixteen rows ahead it prefetches.
+// flavour multiScoresQ80Z4VNNI), included once for each with Q80PF the prefetch instruction.
 
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
@@ -48,9 +47,9 @@ vnniQ80_stage:
 	VBROADCASTSS 4(AX), Z9
 	VBROADCASTSS 8(AX), Z10
 	VBROADCASTSS 12(AX), Z11
-	MOVQ R8, AX                // prefetch pointer: Q80PFGROUPS groups of rows ahead, 576 bytes
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 576 bytes
 	SHLQ $4, AX                // per block (a group is 16·34 = 544 bytes per block)
-	IMULQ $Q80PFGROUPS, AX
+	IMULQ $PFGROUPS, AX
 	ADDQ DI, AX
 
 vnniQ80_blk:
