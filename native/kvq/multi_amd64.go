@@ -58,6 +58,26 @@ var multiTQ4 = func() *multiKernels {
 	return nil
 }()
 
+// accBcastFMA makes the f16 and bf16 AVX-512 accumulate kernels take each weight as the
+// embedded broadcast of its FMAs rather than broadcast into a register (accw_amd64.h): on
+// AMD Zen 4 (CPU family 0x19, the only one of that family with AVX-512), where it takes ~22%
+// less time in cache. The sums are the same bit for bit either way; tests set it both ways.
+var accBcastFMA = hasAVX512 && cpuFamily() == 0x19
+
+// cpuFamily is the CPU's family from CPUID leaf 1 (the base family, plus the extended family
+// where the base is 0xF).
+func cpuFamily() uint32 {
+	eax := cpuidEAX(1)
+	f := eax >> 8 & 0xF
+	if f == 0xF {
+		f += eax >> 20 & 0xFF
+	}
+	return f
+}
+
+//go:noescape
+func cpuidEAX(leaf uint32) uint32
+
 // multiF16, multiQ8_0 and multiQ4_0 are the kernels this CPU runs, nil for none.
 var multiF16, multiQ8_0, multiQ4_0 = func() (*multiKernels, *multiKernels, *multiKernels) {
 	switch {

@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "accw_amd64.h"
 
 // bf16's AVX-512 MultiQuery kernels: multi_amd64.s's f16 kernels (two rows per scores pass,
 // 64-row tiles for accumulate) with bf16's decoder, a widening move and a shift (each value's
@@ -129,7 +130,8 @@ multiScoresBF16AVX512_done:
 
 // func multiAccBF16AVX512(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // Rows go in tiles of 64 so a tile stays in L1 while its 32-value groups are read one by one,
-// each group's four pairs of accumulator vectors held in registers across the tile.
+// each group's four pairs of accumulator vectors held in registers across the tile, the
+// weights taken as the f16 kernel takes them (accw_amd64.h).
 TEXT ·multiAccBF16AVX512(SB), NOSPLIT, $16-64
 	MOVQ acc+0(FP), SI
 	MOVQ d+8(FP), DX
@@ -178,26 +180,31 @@ multiAccBF16AVX512_grp:
 	ADDQ R12, AX
 	MOVQ AX, end-16(SP)        // past this pass's last row
 
+	CMPB ·accBcastFMA(SB), $0
+	JNE  multiAccBF16AVX512_rowz
+
 multiAccBF16AVX512_row:
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DEC_BF16(R12, Z8, Z9, Z10)
-	VBROADCASTSS (R8), Z11
-	VFMADD231PS Z11, Z8, Z0
-	VFMADD231PS Z11, Z9, Z1
-	VBROADCASTSS 4(R8), Z12
-	VFMADD231PS Z12, Z8, Z2
-	VFMADD231PS Z12, Z9, Z3
-	VBROADCASTSS 8(R8), Z13
-	VFMADD231PS Z13, Z8, Z4
-	VFMADD231PS Z13, Z9, Z5
-	VBROADCASTSS 12(R8), Z14
-	VFMADD231PS Z14, Z8, Z6
-	VFMADD231PS Z14, Z9, Z7
+	ACC4_REG
 	ADDQ rb+32(FP), R12
 	ADDQ wstride+56(FP), R8
 	CMPQ R12, end-16(SP)
 	JNE  multiAccBF16AVX512_row
+	JMP  multiAccBF16AVX512_store
+
+multiAccBF16AVX512_rowz:
+	PREFETCHT0 (R15)
+	ADDQ $64, R15
+	DEC_BF16(R12, Z8, Z9, Z10)
+	ACC4_BCST
+	ADDQ rb+32(FP), R12
+	ADDQ wstride+56(FP), R8
+	CMPQ R12, end-16(SP)
+	JNE  multiAccBF16AVX512_rowz
+
+multiAccBF16AVX512_store:
 
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, 64(CX)
