@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// TestAccBcastFMA checks that the f16 and bf16 AVX-512 accumulate kernels sum bit for bit the
+// TestAccBcastFMA checks that the f16, bf16 and fp8 (VBMI) AVX-512 accumulate kernels sum bit for bit the
 // same with accBcastFMA set (each weight an FMA's embedded broadcast, as on AMD Zen 4) and
 // unset (register broadcasts), over row counts around the 64-row tiles, rows with a tail past
 // the last 32-value group, outlier values and weights, zero, negative and NaN weights included,
@@ -25,6 +25,12 @@ func TestAccBcastFMA(t *testing.T) {
 		f Format
 		k func(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 	}{{F16, multiAccF16AVX512}, {BF16, multiAccBF16AVX512}}
+	if hasFP8VBMI {
+		kernels = append(kernels, struct {
+			f Format
+			k func(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+		}{FP8, multiAccFP8VBMI})
+	}
 	for _, kc := range kernels {
 		for _, d := range []int{32, 64, 100, 128, 256} {
 			c := mustCodec(t, kc.f, d)

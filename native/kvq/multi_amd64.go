@@ -58,10 +58,11 @@ var multiTQ4 = func() *multiKernels {
 	return nil
 }()
 
-// accBcastFMA makes the f16 and bf16 AVX-512 accumulate kernels take each weight as the
-// embedded broadcast of its FMAs rather than broadcast into a register (accw_amd64.h): on
-// AMD Zen 4 (CPU family 0x19, the only one of that family with AVX-512), where it takes ~22%
-// less time in cache. The sums are the same bit for bit either way; tests set it both ways.
+// accBcastFMA makes the f16, bf16 and fp8 (VBMI) AVX-512 accumulate kernels take each weight
+// as the embedded broadcast of its FMAs rather than broadcast into a register (accw_amd64.h,
+// gen_avx512.go's fvaRow): on AMD Zen 4 (CPU family 0x19, the only one of that family with
+// AVX-512), where f16's and bf16's take ~22% and fp8's ~10% less time in cache. The sums are
+// the same bit for bit either way; TestAccBcastFMA runs both.
 var accBcastFMA = hasAVX512 && cpuFamily() == 0x19
 
 // cpuFamily is the CPU's family from CPUID leaf 1 (the base family, plus the extended family
