@@ -60,24 +60,10 @@ var multiTQ4 = func() *multiKernels {
 
 // accBcastFMA makes the f16, bf16 and fp8 (VBMI) AVX-512 accumulate kernels take each weight
 // as the embedded broadcast of its FMAs rather than broadcast into a register (accw_amd64.h,
-// gen_avx512.go's fvaRow): on AMD Zen 4 (CPU family 0x19, the only one of that family with
-// AVX-512), where f16's and bf16's take ~22% and fp8's ~10% less time in cache. The sums are
+// gen_avx512.go's fvaRow): on AMD Zen 4 (CPU family 0x19, cpuid_amd64.go's amdFamily, the only
+// one of that family with AVX-512), where f16's and bf16's take ~22% and fp8's ~10% less time in cache. The sums are
 // the same bit for bit either way; TestAccBcastFMA runs both.
-var accBcastFMA = hasAVX512 && cpuFamily() == 0x19
-
-// cpuFamily is the CPU's family from CPUID leaf 1 (the base family, plus the extended family
-// where the base is 0xF).
-func cpuFamily() uint32 {
-	eax := cpuidEAX(1)
-	f := eax >> 8 & 0xF
-	if f == 0xF {
-		f += eax >> 20 & 0xFF
-	}
-	return f
-}
-
-//go:noescape
-func cpuidEAX(leaf uint32) uint32
+var accBcastFMA = hasAVX512 && amdFamily == 0x19
 
 // multiF16, multiQ8_0 and multiQ4_0 are the kernels this CPU runs, nil for none.
 var multiF16, multiQ8_0, multiQ4_0 = func() (*multiKernels, *multiKernels, *multiKernels) {

@@ -739,11 +739,3 @@ multiAccQ40AVX512_row:
 multiAccQ40AVX512_done:
 	VZEROUPPER
 	RET
-
-// func cpuidEAX(leaf uint32) uint32
-TEXT ·cpuidEAX(SB), NOSPLIT, $0-12
-	MOVL leaf+0(FP), AX
-	XORL CX, CX
-	CPUID
-	MOVL AX, ret+8(FP)
-	RET
