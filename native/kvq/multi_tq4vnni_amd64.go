@@ -84,6 +84,20 @@ var hasVBMI = cpuAVX512VBMI
 //go:noescape
 func multiScoresT3VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
 
+// multiScoresT3PVNNI is multiScoresT3VNNI for rows at most 52 bytes apart (rb ≤ 52: d ≤ 133), its
+// scores bit for bit: per four rows two loads masked to a row's 12 code bytes and the next
+// row's and one VPERMT2B (gen_tq4vnni.go, LOAD4T3P), where the general kernel takes four masked
+// loads, three inserts and a VPSHUFB, and the row scales staged by vector (T2P's stageP).
+// Measured on AMD Zen 4 (EPYC, 3.6 GHz, shared VM; TestT3PairSpeed: thread CPU a row of d 128,
+// four queries, 4096-row calls, the two kernels alternated, best/median of 9 rounds): in cache
+// 5.11/5.19 ns → 4.27/4.34, streamed over 64 MiB 5.18/5.32 → 4.43/4.47; at the bench shape
+// (TestDecodeSpeedReport, 131072 cells, 32/8 heads, one thread, old and new builds alternated,
+// median of four runs each) turbo3 took 12.13 ms a token against 12.91, 0.40× f16 against 0.43×.
+// Fewer operations of the same kinds, so not expected to be slower on Zen 5 (not measured there).
+//
+//go:noescape
+func multiScoresT3PVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
 // t2DigitsPermute puts n·64 bytes of vnniDigits' digits (one digit a value) in the turbo2
 // kernel's order: each 16-byte run transposed as a 4×4 matrix of bytes (gen_tq4vnni.go).
 //
@@ -192,6 +206,10 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 		case vnniT4:
 			multiScoresT4VNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
 		case vnniT3:
+			if rb <= 52 {
+				multiScoresT3PVNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
+				return
+			}
 			multiScoresT3VNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
 		default:
 			if rb <= 48 {

@@ -133,6 +133,14 @@
 	VMOVDQU8.Z (p)(R8*2), K1, Z16; \
 	VPERMT2B Z16, Z31, z
 
+// LOAD4T3P is LOAD4M then turbo3's VPSHUFB for rows at most 52 bytes apart: two loads masked by
+// K1 to a row's 12 bytes and the next row's (rb bytes on), one VPERMT2B by Z31 (t3PairIdx),
+// zeroing byte 3 of each dword (K7). Clobbers Z16.
+#define LOAD4T3P(p, z, x) \
+	VMOVDQU8.Z (p), K1, z; \
+	VMOVDQU8.Z (p)(R8*2), K1, Z16; \
+	VPERMT2B.Z Z16, Z31, K7, z
+
 // LOAD4M is LOAD4 of 12 bytes a row (masked by K1; the other bytes zero).
 #define LOAD4M(p, z, x) \
 	VMOVDQU8.Z (p), K1, x; \
@@ -662,6 +670,177 @@ T3_next:
 	JNZ  T3_group
 
 T3_done:
+	VZEROUPPER
+	RET
+
+// func multiScoresT3PVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+TEXT ·multiScoresT3PVNNI(SB), NOSPLIT, $0-80
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+48(FP), R9
+	MOVQ m+40(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   T3P_done
+	VMOVDQU64 ·turbo3VNNIU8(SB), Z20
+	VMOVDQU64 ·turbo3VNNIShift(SB), Z22
+	VMOVDQU64 ·turbo3VNNIShift+64(SB), Z23
+	MOVL $0x0FFF, AX
+	KMOVW AX, K1
+	MOVQ rb+32(FP), CX
+	VMOVDQU64 ·t3PairIdx(SB), Z31
+	VPBROADCASTB CX, Z16
+	MOVQ $0xFFFF0000FFFF0000, AX
+	KMOVQ AX, K1
+	VPADDB Z16, Z31, K1, Z31   // rows 1 and 3: rb bytes into their loads
+	MOVQ $0x7777777777777777, AX
+	KMOVQ AX, K7               // byte 3 of each dword zero
+	MOVQ $0x0FFF, AX
+	SHLQ CX, AX
+	ORQ  $0x0FFF, AX
+	KMOVQ AX, K1               // a row's 12 bytes and the next row's
+	VMOVDQU64 ·t2ScaleIdx(SB), Z17
+	VPBROADCASTB CX, Z16
+	MOVQ $0x00000000FF00FF00, AX
+	KMOVQ AX, K2
+	VPADDB Z16, Z17, K2, Z17   // rows 4g+1, 4g+3: rb bytes into their loads
+	MOVQ $3, AX
+	SHLQ CX, AX
+	ORQ  $3, AX
+	KMOVQ AX, K2               // a row's scale and the next row's
+	MOVQ $0x03030303, AX
+	KMOVQ AX, K3               // the words of lanes 4m
+	SHLQ $2, AX
+	KMOVQ AX, K4
+	SHLQ $2, AX
+	KMOVQ AX, K5
+	SHLQ $2, AX
+	KMOVQ AX, K6
+
+T3P_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	// The sixteen row scales, lane 4m+g from row 4g+m (past the nb chunks of codes), times
+	// the levels' unit (off[4]), into Z21.
+	MOVQ nb+16(FP), R11
+	IMULQ $12, R11
+	MOVQ stage+72(FP), SI
+	LEAQ (CX)(R11*1), AX
+	VMOVDQU8.Z (AX), K2, Z0
+	VMOVDQU8.Z (AX)(R8*2), K2, Z1
+	LEAQ (BX)(R11*1), AX
+	VMOVDQU8.Z (AX), K2, Z2
+	VMOVDQU8.Z (AX)(R8*2), K2, Z3
+	LEAQ (R14)(R11*1), AX
+	VMOVDQU8.Z (AX), K2, Z4
+	VMOVDQU8.Z (AX)(R8*2), K2, Z5
+	LEAQ (R15)(R11*1), AX
+	VMOVDQU8.Z (AX), K2, Z6
+	VMOVDQU8.Z (AX)(R8*2), K2, Z7
+	VPERMT2B.Z Z1, Z17, K3, Z0
+	VPERMT2B.Z Z3, Z17, K4, Z2
+	VPERMT2B.Z Z5, Z17, K5, Z4
+	VPERMT2B.Z Z7, Z17, K6, Z6
+	VPTERNLOGD $0xFE, Z4, Z2, Z0
+	VPORD Z6, Z0, Z0
+	VCVTPH2PS Y0, Z21
+	MOVQ off+64(FP), AX
+	VMULPS.BCST 16(AX), Z21, Z21
+
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ nb+16(FP), R11
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
+	SHLQ $4, AX                // per chunk of codes (a group of rows is at most 16·(16 + 4)
+	IMULQ $PFGROUPS, AX        // bytes per chunk)
+	ADDQ DI, AX
+
+T3P_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	ADDQ $320, AX
+	LOAD4T3P(CX, Z24, X24)
+	LOAD4T3P(BX, Z25, X25)
+	LOAD4T3P(R14, Z26, X26)
+	LOAD4T3P(R15, Z27, X27)
+	TRANSPOSE4
+	VPMULTISHIFTQB Z25, Z22, Z0
+	VPMULTISHIFTQB Z25, Z23, Z1
+	VPMULTISHIFTQB Z26, Z22, Z2
+	VPMULTISHIFTQB Z26, Z23, Z3
+	VPMULTISHIFTQB Z27, Z22, Z4
+	VPMULTISHIFTQB Z27, Z23, Z5
+	VPMULTISHIFTQB Z28, Z22, Z6
+	VPMULTISHIFTQB Z28, Z23, Z7
+	VPERMB Z20, Z0, Z0
+	VPERMB Z20, Z1, Z1
+	VPERMB Z20, Z2, Z2
+	VPERMB Z20, Z3, Z3
+	VPERMB Z20, Z4, Z4
+	VPERMB Z20, Z5, Z5
+	VPERMB Z20, Z6, Z6
+	VPERMB Z20, Z7, Z7
+	VPBROADCASTD 48(DX), Z12   // −128·ΣQ: the levels' offset
+	VPBROADCASTD 52(DX), Z13
+	VPBROADCASTD 56(DX), Z14
+	VPBROADCASTD 60(DX), Z15
+	CHAINS1
+	FINISH(Z12, 0, Z8)
+	FINISH(Z13, 1, Z9)
+	FINISH(Z14, 2, Z10)
+	FINISH(Z15, 3, Z11)
+	ADDQ $128, SI
+	ADDQ $96, DX
+	ADDQ $12, CX
+	ADDQ $12, BX
+	ADDQ $12, R14
+	ADDQ $12, R15
+	DECQ R11
+	JNZ  T3P_blk
+
+	// score = sum·(s·unit) + offset.
+	MOVQ off+64(FP), AX
+	VBROADCASTSS (AX), Z12
+	VFMADD213PS Z12, Z21, Z8
+	VBROADCASTSS 4(AX), Z12
+	VFMADD213PS Z12, Z21, Z9
+	VBROADCASTSS 8(AX), Z12
+	VFMADD213PS Z12, Z21, Z10
+	VBROADCASTSS 12(AX), Z12
+	VFMADD213PS Z12, Z21, Z11
+
+	SCORES_T
+	MOVQ ostride+56(FP), AX
+	CMPQ AX, $16
+	JNE  T3P_strided
+	SCORES_CONTIG
+	JMP  T3P_next
+
+T3P_strided:
+	SCORES_STRIDED
+
+T3P_next:
+	MOVQ ostride+56(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  T3P_group
+
+T3P_done:
 	VZEROUPPER
 	RET
 
@@ -2872,6 +3051,18 @@ DATA ·t2ScaleIdx+40(SB)/8, $0x0000000000000000
 DATA ·t2ScaleIdx+48(SB)/8, $0x0000000000000000
 DATA ·t2ScaleIdx+56(SB)/8, $0x0000000000000000
 GLOBL ·t2ScaleIdx(SB), RODATA|NOPTR, $64
+
+
+// t3PairIdx: byte 16g + 4k + b from byte 3k + b of row g's load (rows 0, 1 the first, 2, 3 the second).
+DATA ·t3PairIdx+0(SB)/8, $0x0005040300020100
+DATA ·t3PairIdx+8(SB)/8, $0x000b0a0900080706
+DATA ·t3PairIdx+16(SB)/8, $0x0005040300020100
+DATA ·t3PairIdx+24(SB)/8, $0x000b0a0900080706
+DATA ·t3PairIdx+32(SB)/8, $0x0045444300424140
+DATA ·t3PairIdx+40(SB)/8, $0x004b4a4900484746
+DATA ·t3PairIdx+48(SB)/8, $0x0045444300424140
+DATA ·t3PairIdx+56(SB)/8, $0x004b4a4900484746
+GLOBL ·t3PairIdx(SB), RODATA|NOPTR, $64
 
 
 // t2PairIdx: byte 16g + i from byte i of row g's load (rows 0, 1 the first, 2, 3 the second).

@@ -4,10 +4,12 @@ package kvq
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 	"unsafe"
@@ -290,8 +292,9 @@ func TestT2DigitsPermute(t *testing.T) {
 
 // TestScoresPairLoadMatches checks the turbo2 and q2k VNNI scores kernels for rows at most 48
 // bytes apart (multiScoresT2PVNNI, multiScoresQ2KPVNNI: a row and the next in one masked load)
-// against the general ones bit for bit, on random code bytes and scales, rows at their own
-// size apart and with gaps up to 48 bytes, the last row ending the buffer.
+// and turbo3's for rows at most 52 bytes apart (multiScoresT3PVNNI) against the general ones
+// bit for bit, on random code bytes and scales, rows at their own size apart and with gaps up
+// to the largest distance, the last row ending the buffer.
 func TestScoresPairLoadMatches(t *testing.T) {
 	if !hasAVX512VNNIVBMI() {
 		t.Skip("no AVX-512 VNNI + VBMI")
@@ -300,12 +303,25 @@ func TestScoresPairLoadMatches(t *testing.T) {
 	type kern = func(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
 	for _, tc := range []struct {
 		name        string
+		bits        int // code bits a value
 		scale       int // bytes of row scale after the codes
+		maxRB       int // the largest distance between rows the pair kernel takes
+		chunks      int // the kernels' nb: 32-value groups a chunk (turbo3's 1, turbo2's 2)
+		unit        float32
 		general, pr kern
-	}{{"turbo2", 2, multiScoresT2VNNI, multiScoresT2PVNNI}, {"q2k", 0, multiScoresQ2KVNNI, multiScoresQ2KPVNNI}} {
-		for _, d := range []int{64, 128} {
-			for _, gap := range []int{0, 3, 48 - (d/4 + tc.scale)} {
-				rb, nb, m := d/4+tc.scale+gap, d/32, 48
+	}{{"turbo2", 2, 2, 48, 2, turboUnit2, multiScoresT2VNNI, multiScoresT2PVNNI},
+		{"q2k", 2, 0, 48, 2, turboUnit2, multiScoresQ2KVNNI, multiScoresQ2KPVNNI},
+		{"turbo3", 3, 2, 52, 1, turboUnit3, multiScoresT3VNNI, multiScoresT3PVNNI}} {
+		for _, d := range []int{32, 64, 96, 128} {
+			cb := d * tc.bits / 8 // code bytes a row
+			if d%(32*tc.chunks) != 0 || cb+tc.scale > tc.maxRB {
+				continue
+			}
+			for _, gap := range []int{0, 1, 3, tc.maxRB - (cb + tc.scale)} {
+				rb, nb, m := cb+tc.scale+gap, d/32, 48
+				if rb > tc.maxRB {
+					continue
+				}
 				rows := make([]byte, m*rb-gap)
 				for i := range rows {
 					rows[i] = byte(rng.Uint32())
@@ -313,17 +329,17 @@ func TestScoresPairLoadMatches(t *testing.T) {
 				if tc.scale > 0 {
 					for j := 0; j < m; j++ {
 						s := F32ToF16(float32(rng.NormFloat64()))
-						rows[j*rb+d/4], rows[j*rb+d/4+1] = byte(s), byte(s>>8)
+						rows[j*rb+cb], rows[j*rb+cb+1] = byte(s), byte(s>>8)
 					}
 				}
 				q := gaussianRows(rng, 4, d, 1)
 				dig, aux := make([]byte, nb*vnniBlockBytes/2), make([]uint32, nb*vnniAuxWords)
 				vnniDigits(dig, aux, q, d, nb, 1)
-				off := [5]float32{0.5, -1, 2, 0, turboUnit2}
+				off := [5]float32{0.5, -1, 2, 0, tc.unit}
 				var stage [16]uint32
 				want, got := make([]float32, 4*m), make([]float32, 4*m)
-				tc.general(&dig[0], &aux[0], nb/2, &rows[0], rb, m, &want[0], 16, &off[0], &stage[0])
-				tc.pr(&dig[0], &aux[0], nb/2, &rows[0], rb, m, &got[0], 16, &off[0], &stage[0])
+				tc.general(&dig[0], &aux[0], nb/tc.chunks, &rows[0], rb, m, &want[0], 16, &off[0], &stage[0])
+				tc.pr(&dig[0], &aux[0], nb/tc.chunks, &rows[0], rb, m, &got[0], 16, &off[0], &stage[0])
 				for i := range want {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 						t.Fatalf("%s d %d rb %d: row %d query %d: %g, general kernel %g", tc.name, d, rb, i/4, i%4, got[i], want[i])
@@ -332,6 +348,61 @@ func TestScoresPairLoadMatches(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestT3PairSpeed reports, per row of benchDim values and four queries, the thread CPU time of
+// turbo3's VNNI scores kernel for rows at most 52 bytes apart (multiScoresT3PVNNI) and of the
+// general one (multiScoresT3VNNI), alternated in one run: 4096-row calls in cache and over a
+// 64 MiB buffer (streamed), the best and the median of nine rounds each. It runs only when
+// KVLAB_SPEED_REPORT is set.
+func TestT3PairSpeed(t *testing.T) {
+	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
+		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
+	}
+	if !hasAVX512VNNIVBMI() {
+		t.Skip("no AVX-512 VNNI + VBMI")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	c := mustCodec(t, Turbo3, benchDim)
+	tile, _ := benchRowsOf(c)
+	rb := c.RowBytes()
+	big := make([]byte, (64<<20)/len(tile)*len(tile))
+	for o := 0; o < len(big); o += len(tile) {
+		copy(big[o:], tile)
+	}
+	d, nb := benchDim, benchDim/32
+	q := gaussianRows(rand.New(rand.NewPCG(7, 8)), 4, d, 1)
+	dig, aux := make([]byte, nb*vnniBlockBytes/2), make([]uint32, nb*vnniAuxWords)
+	vnniDigits(dig, aux, q, d, nb, 1)
+	off := [5]float32{0.5, -1, 2, 0, turboUnit3}
+	var stage [16]uint32
+	out := make([]float32, 4*benchRows)
+	type kern = func(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+	chunks := len(big) / len(tile)
+	var ns [2][2][]float64 // kernel (general, pair), in cache / streamed
+	for r := 0; r < 9; r++ {
+		for i, k := range []kern{multiScoresT3VNNI, multiScoresT3PVNNI} {
+			var dc, ds time.Duration
+			for j := 0; j < chunks; j++ {
+				t0 := cputime.Thread()
+				k(&dig[0], &aux[0], nb, &tile[0], rb, benchRows, &out[0], 16, &off[0], &stage[0])
+				t1 := cputime.Thread()
+				k(&dig[0], &aux[0], nb, &big[j*len(tile)], rb, benchRows, &out[0], 16, &off[0], &stage[0])
+				t2 := cputime.Thread()
+				dc, ds = dc+t1-t0, ds+t2-t1
+			}
+			rows := float64(chunks * benchRows)
+			ns[i][0] = append(ns[i][0], float64(dc.Nanoseconds())/rows)
+			ns[i][1] = append(ns[i][1], float64(ds.Nanoseconds())/rows)
+		}
+	}
+	st := func(x []float64) string {
+		slices.Sort(x)
+		return fmt.Sprintf("%.2f/%.2f", x[0], x[len(x)/2])
+	}
+	t.Logf("turbo3 scores per row of %d values, 4 queries, best/median ns: in cache general %s, pair %s; streamed general %s, pair %s",
+		d, st(ns[0][0]), st(ns[1][0]), st(ns[0][1]), st(ns[1][1]))
 }
 
 // TestQ2KScoresPipelined checks that ScoresRangeMulti over many groups, which prepares each
