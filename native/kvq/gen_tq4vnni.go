@@ -101,6 +101,45 @@ const t2chunk = `	LOAD4(CX, Z24, X24)
 	T2GROUP(Z27, Z28)
 `
 
+// chunk4B is chunk4 for CPUs with AVX-512 VBMI (TQ4B, T4B): each nibble looked up by VPERMB in
+// the table repeated over the vector's four lanes (Z20), whose index bits 4 and 5 (the other
+// nibble's low bits) only select a repeat, so the low nibble needs no mask and the high one only
+// its shift: eight VPERMB and four shifts where chunk4 takes eight VPSHUFB, four shifts and
+// eight VPANDD. On AMD Zen 4 2–5% off the kernel in cache (multiScoresTQ4BVNNI).
+var chunk4B = strings.Replace(chunk4, `	VPANDD Z31, Z25, Z0
+	VPSRLD $4, Z25, Z4
+	VPANDD Z31, Z4, Z4
+	VPANDD Z31, Z26, Z1
+	VPSRLD $4, Z26, Z5
+	VPANDD Z31, Z5, Z5
+	VPANDD Z31, Z27, Z2
+	VPSRLD $4, Z27, Z6
+	VPANDD Z31, Z6, Z6
+	VPANDD Z31, Z28, Z3
+	VPSRLD $4, Z28, Z7
+	VPANDD Z31, Z7, Z7
+	VPSHUFB Z0, Z20, Z0
+	VPSHUFB Z1, Z20, Z1
+	VPSHUFB Z2, Z20, Z2
+	VPSHUFB Z3, Z20, Z3
+	VPSHUFB Z4, Z20, Z4
+	VPSHUFB Z5, Z20, Z5
+	VPSHUFB Z6, Z20, Z6
+	VPSHUFB Z7, Z20, Z7
+`, `	VPSRLD $4, Z25, Z4
+	VPSRLD $4, Z26, Z5
+	VPSRLD $4, Z27, Z6
+	VPSRLD $4, Z28, Z7
+	VPERMB Z20, Z25, Z0
+	VPERMB Z20, Z26, Z1
+	VPERMB Z20, Z27, Z2
+	VPERMB Z20, Z28, Z3
+	VPERMB Z20, Z4, Z4
+	VPERMB Z20, Z5, Z5
+	VPERMB Z20, Z6, Z6
+	VPERMB Z20, Z7, Z7
+`, 1)
+
 // t2chunkP is t2chunk for rows at most 48 bytes apart (T2P, Q2KP): LOAD4P for LOAD4.
 var t2chunkP = strings.ReplaceAll(t2chunk, "LOAD4(", "LOAD4P(")
 
@@ -622,10 +661,15 @@ func main() {
 	const shl4 = "SHLQ $4, R11"
 	// q2k's cells have no row scale: its kernel is turbo2's with every row scale 1.
 	const q2kStage = "MOVL $0x3F800000, AX        // q2k: no row scale, 1\n\tVPBROADCASTD AX, Z21"
+	if chunk4B == chunk4 {
+		panic("chunk4B: chunk4's nibble lookups not found")
+	}
 	for _, k := range []struct {
 		name, consts, chunk, soff, step, stage string
 	}{
 		{"TQ4", tq4Consts, chunk4, shl4, "16", stage(true)},
+		{"TQ4B", tq4Consts, chunk4B, shl4, "16", stage(true)},
+		{"T4B", tq4Consts, chunk4B, shl4, "16", stage(false)},
 		{"T4", tq4Consts, chunk4, shl4, "16", stage(false)},
 		{"T2", t2Consts, t2chunk, shl4, "16", stage(false)},
 		{"T3", t3Consts, t3chunk, "IMULQ $12, R11", "12", stage(false)},

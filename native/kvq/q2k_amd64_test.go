@@ -350,6 +350,58 @@ func TestScoresPairLoadMatches(t *testing.T) {
 	}
 }
 
+// TestScoresVBMINibblesMatch checks the tq4 and turbo4 VNNI scores kernels for CPUs with VBMI
+// (multiScoresTQ4BVNNI, multiScoresT4BVNNI: the nibbles looked up by VPERMB) against the general
+// ones bit for bit, on random code bytes and finite row scales, rows at their own size apart and
+// with a gap, the last row ending the buffer.
+func TestScoresVBMINibblesMatch(t *testing.T) {
+	if !hasAVX512VNNIVBMI() {
+		t.Skip("no AVX-512 VNNI + VBMI")
+	}
+	rng := rand.New(rand.NewPCG(79, 80))
+	type kern = func(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+	for _, tc := range []struct {
+		name        string
+		f32         bool // tq4's f32 row scale, else turbo4's f16
+		general, vb kern
+	}{{"tq4", true, multiScoresTQ4VNNI, multiScoresTQ4BVNNI}, {"turbo4", false, multiScoresT4VNNI, multiScoresT4BVNNI}} {
+		for _, d := range []int{32, 64, 96, 128, 256} {
+			for _, gap := range []int{0, 5} {
+				sb := 2
+				if tc.f32 {
+					sb = 4
+				}
+				rb, nb, m := d/2+sb+gap, d/32, 48
+				rows := make([]byte, m*rb-gap)
+				for i := range rows {
+					rows[i] = byte(rng.Uint32())
+				}
+				for j := 0; j < m; j++ {
+					x := float32(rng.NormFloat64())
+					if tc.f32 {
+						binary.LittleEndian.PutUint32(rows[j*rb+d/2:], math.Float32bits(x))
+					} else {
+						binary.LittleEndian.PutUint16(rows[j*rb+d/2:], F32ToF16(x))
+					}
+				}
+				q := gaussianRows(rng, 4, d, 1)
+				dig, aux := make([]byte, nb*vnniBlockBytes/2), make([]uint32, nb*vnniAuxWords)
+				vnniDigits(dig, aux, q, d, nb, 1)
+				off := [5]float32{0.5, -1, 2, 0, tq4Unit}
+				var stage [16]uint32
+				want, got := make([]float32, 4*m), make([]float32, 4*m)
+				tc.general(&dig[0], &aux[0], nb, &rows[0], rb, m, &want[0], 16, &off[0], &stage[0])
+				tc.vb(&dig[0], &aux[0], nb, &rows[0], rb, m, &got[0], 16, &off[0], &stage[0])
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s d %d rb %d: row %d query %d: %g, general kernel %g", tc.name, d, rb, i/4, i%4, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestT3PairSpeed reports, per row of benchDim values and four queries, the thread CPU time of
 // turbo3's VNNI scores kernel for rows at most 52 bytes apart (multiScoresT3PVNNI) and of the
 // general one (multiScoresT3VNNI), alternated in one run: 4096-row calls in cache and over a
