@@ -63,6 +63,14 @@ var skxSpeedFormats = []Format{Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, TQ4, Turbo4
 // best of 20 calls an alternation) and streamed past the caches (64 MiB of those rows in
 // chunks of benchRows, one pass an alternation). KVLAB_SPEED_ROUNDS sets the alternations
 // (default 7); min and median over them, and each mode's median over the float kernels'.
+// TestSKXKernelISA checks that an AVX-512 CPU without VNNI (or one run with
+// KVLAB_NO_AVX512VNNI) names the AVX2 integer kernels it runs for the block formats.
+func TestSKXKernelISA(t *testing.T) {
+	if isa := KernelISA(); hasAVX512 && hasAVX2 && !cpuAVX512VNNI && isa != "AVX-512 + AVX2 integer" {
+		t.Fatalf("AVX-512 without VNNI, KernelISA %q", isa)
+	}
+}
+
 func TestSKXIntSpeed(t *testing.T) {
 	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
 		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
