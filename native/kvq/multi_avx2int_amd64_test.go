@@ -8,11 +8,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
-	"strconv"
+	"slices"
 	"testing"
 	"time"
 
-	"github.com/kvlab/kvlab/internal/cputime"
 	"golang.org/x/sys/cpu"
 )
 
@@ -170,10 +169,7 @@ func TestAVX2IntSpeed(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("no AVX2")
 	}
-	rounds := 10
-	if n, err := strconv.Atoi(os.Getenv("KVLAB_SPEED_ROUNDS")); err == nil && n > 0 {
-		rounds = n
-	}
+	rounds := speedRounds(10)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	float := func(f func()) { withAVX2Kernels(f) }
@@ -181,46 +177,13 @@ func TestAVX2IntSpeed(t *testing.T) {
 	vnniInt := func(f func()) { withAVX2Kernels(func() { withAVX2Int(cpu.X86.HasAVXVNNI, f) }) }
 	modes := []func(func()){float, integer, vnniInt}
 	for _, f := range avx2IntFormats {
-		c := mustCodec(t, f, benchDim)
-		mq := c.(MultiQuery)
-		tile, _ := benchRowsOf(c)
-		keys := make([]byte, (64<<20)/len(tile)*len(tile))
-		for o := 0; o < len(keys); o += len(tile) {
-			copy(keys[o:], tile)
+		cache, stream, passRows := scoreSpeeds(t, f, modes, rounds)
+		ns := func(ds []time.Duration, rows int) float64 {
+			return float64(slices.Min(ds).Nanoseconds()) / float64(rows)
 		}
-		q := gaussianRows(rand.New(rand.NewPCG(11, 12)), 4, benchDim, 1)
-		out := make([]float32, 4*benchRows)
-		best := [6]time.Duration{} // float, AVX2 integer, AVX-VNNI integer: in cache, then streamed
-		for i := range best {
-			best[i] = time.Hour
-		}
-		for r := 0; r < 200; r++ {
-			for i, mode := range modes {
-				mode(func() {
-					t0 := cputime.Thread()
-					mq.DotManyMulti(q, 4, tile, out)
-					best[i] = min(best[i], cputime.Thread()-t0)
-				})
-			}
-		}
-		chunks := len(keys) / len(tile)
-		for r := 0; r < rounds; r++ {
-			for i, mode := range modes {
-				mode(func() {
-					var d time.Duration
-					for k := 0; k < chunks; k++ {
-						t0 := cputime.Thread()
-						mq.DotManyMulti(q, 4, keys[k*len(tile):(k+1)*len(tile)], out)
-						d += cputime.Thread() - t0
-					}
-					best[3+i] = min(best[3+i], d)
-				})
-			}
-		}
-		ns := func(d time.Duration, rows int) float64 { return float64(d.Nanoseconds()) / float64(rows) }
 		t.Logf("%-6s scores per row of %d values, 4 queries: in cache float %.2f ns, integer %.2f ns, AVX-VNNI %.2f ns; streamed float %.2f ns, integer %.2f ns, AVX-VNNI %.2f ns",
-			f, benchDim, ns(best[0], benchRows), ns(best[1], benchRows), ns(best[2], benchRows),
-			ns(best[3], chunks*benchRows), ns(best[4], chunks*benchRows), ns(best[5], chunks*benchRows))
+			f, benchDim, ns(cache[0], benchRows), ns(cache[1], benchRows), ns(cache[2], benchRows),
+			ns(stream[0], passRows), ns(stream[1], passRows), ns(stream[2], passRows))
 	}
 }
 

@@ -8,12 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
-	"slices"
-	"strconv"
 	"testing"
-	"time"
-
-	"github.com/kvlab/kvlab/internal/cputime"
 )
 
 // The kvlabevex tests (go test -tags kvlabevex) run the AVX2 integer kernels' AVX-VNNI forms
@@ -112,10 +107,7 @@ func TestAVX2IntEVEXSpeed(t *testing.T) {
 	if !hasVNNIBW || !hasAVX2 {
 		t.Skip("needs AVX-512 VNNI and BW")
 	}
-	rounds := 10
-	if n, err := strconv.Atoi(os.Getenv("KVLAB_SPEED_ROUNDS")); err == nil && n > 0 {
-		rounds = n
-	}
+	rounds := speedRounds(10)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	plain := func(f func()) { withAVX2Kernels(func() { withAVX2Int(false, f) }) }
@@ -127,53 +119,10 @@ func TestAVX2IntEVEXSpeed(t *testing.T) {
 		formats = []Format{Q8_0}
 	}
 	for _, f := range formats {
-		c := mustCodec(t, f, benchDim)
-		mq := c.(MultiQuery)
-		tile, _ := benchRowsOf(c)
-		keys := make([]byte, (64<<20)/len(tile)*len(tile))
-		for o := 0; o < len(keys); o += len(tile) {
-			copy(keys[o:], tile)
-		}
-		q := gaussianRows(rand.New(rand.NewPCG(11, 12)), 4, benchDim, 1)
-		out := make([]float32, 4*benchRows)
-		var cache, stream [3][]time.Duration
-		for r := 0; r < 200; r++ {
-			for i, mode := range modes {
-				mode(func() {
-					t0 := cputime.Thread()
-					mq.DotManyMulti(q, 4, tile, out)
-					cache[i] = append(cache[i], cputime.Thread()-t0)
-				})
-			}
-		}
-		chunks := len(keys) / len(tile)
-		for r := 0; r < rounds; r++ {
-			for i, mode := range modes {
-				mode(func() {
-					var d time.Duration
-					for k := 0; k < chunks; k++ {
-						t0 := cputime.Thread()
-						mq.DotManyMulti(q, 4, keys[k*len(tile):(k+1)*len(tile)], out)
-						d += cputime.Thread() - t0
-					}
-					stream[i] = append(stream[i], d)
-				})
-			}
-		}
-		mm := func(ds []time.Duration, rows int) string {
-			s := append([]time.Duration(nil), ds...)
-			for i := range s {
-				for j := i + 1; j < len(s); j++ {
-					if s[j] < s[i] {
-						s[i], s[j] = s[j], s[i]
-					}
-				}
-			}
-			return fmt.Sprintf("%.2f/%.2f", float64(s[0].Nanoseconds())/float64(rows), float64(s[len(s)/2].Nanoseconds())/float64(rows))
-		}
+		cache, stream, passRows := scoreSpeeds(t, f, modes, rounds)
 		t.Logf("%-6s ns a row (min/median), in cache: AVX2 %s, AVX-VNNI s16 q8_0 %s, AVX-VNNI %s; streamed: %s, %s, %s",
-			f, mm(cache[0], benchRows), mm(cache[1], benchRows), mm(cache[2], benchRows),
-			mm(stream[0], chunks*benchRows), mm(stream[1], chunks*benchRows), mm(stream[2], chunks*benchRows))
+			f, minMedian(cache[0], benchRows), minMedian(cache[1], benchRows), minMedian(cache[2], benchRows),
+			minMedian(stream[0], passRows), minMedian(stream[1], passRows), minMedian(stream[2], passRows))
 	}
 }
 
@@ -221,10 +170,7 @@ func TestAVX2IntBaseSpeed(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("no AVX2")
 	}
-	rounds := 10
-	if n, err := strconv.Atoi(os.Getenv("KVLAB_SPEED_ROUNDS")); err == nil && n > 0 {
-		rounds = n
-	}
+	rounds := speedRounds(10)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	baseline := func(f func()) { withAVX2Kernels(func() { withAVX2Base(f) }) }
@@ -235,48 +181,9 @@ func TestAVX2IntBaseSpeed(t *testing.T) {
 		formats = []Format{Q8_0}
 	}
 	for _, f := range formats {
-		c := mustCodec(t, f, benchDim)
-		mq := c.(MultiQuery)
-		tile, _ := benchRowsOf(c)
-		keys := make([]byte, (64<<20)/len(tile)*len(tile))
-		for o := 0; o < len(keys); o += len(tile) {
-			copy(keys[o:], tile)
-		}
-		q := gaussianRows(rand.New(rand.NewPCG(11, 12)), 4, benchDim, 1)
-		out := make([]float32, 4*benchRows)
-		var cache, stream [2][]time.Duration
-		for r := 0; r < 200; r++ {
-			for i, mode := range modes {
-				mode(func() {
-					t0 := cputime.Thread()
-					mq.DotManyMulti(q, 4, tile, out)
-					cache[i] = append(cache[i], cputime.Thread()-t0)
-				})
-			}
-		}
-		chunks := len(keys) / len(tile)
-		for r := 0; r < rounds; r++ {
-			for i, mode := range modes {
-				mode(func() {
-					var d time.Duration
-					for k := 0; k < chunks; k++ {
-						t0 := cputime.Thread()
-						mq.DotManyMulti(q, 4, keys[k*len(tile):(k+1)*len(tile)], out)
-						d += cputime.Thread() - t0
-					}
-					stream[i] = append(stream[i], d)
-				})
-			}
-		}
+		cache, stream, passRows := scoreSpeeds(t, f, modes, rounds)
 		t.Logf("%-6s ns a row (min/median), in cache: base %s, now %s; streamed: base %s, now %s",
 			f, minMedian(cache[0], benchRows), minMedian(cache[1], benchRows),
-			minMedian(stream[0], chunks*benchRows), minMedian(stream[1], chunks*benchRows))
+			minMedian(stream[0], passRows), minMedian(stream[1], passRows))
 	}
-}
-
-// minMedian is the least and the median of ds, in ns a row of rows.
-func minMedian(ds []time.Duration, rows int) string {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return fmt.Sprintf("%.2f/%.2f", float64(s[0].Nanoseconds())/float64(rows), float64(s[len(s)/2].Nanoseconds())/float64(rows))
 }

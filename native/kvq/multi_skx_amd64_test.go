@@ -92,11 +92,7 @@ func TestSKXIntSpeed(t *testing.T) {
 	for _, f := range skxSpeedFormats {
 		c := mustCodec(t, f, benchDim)
 		mq := c.(MultiQuery)
-		tile, _ := benchRowsOf(c)
-		big := make([]byte, (64<<20)/len(tile)*len(tile))
-		for o := 0; o < len(big); o += len(tile) {
-			copy(big[o:], tile)
-		}
+		tile, big := benchStreamRows(c)
 		chunks := len(big) / len(tile)
 		q := gaussianRows(rand.New(rand.NewPCG(11, 12)), 4, benchDim, 1)
 		out := make([]float32, 4*benchRows)

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -342,6 +343,71 @@ func TestMultiQuerySpeed(t *testing.T) {
 	}
 }
 
+// speedRounds is KVLAB_SPEED_ROUNDS where it is a positive count, else def: the rounds a
+// speed test streams.
+func speedRounds(def int) int {
+	if n, err := strconv.Atoi(os.Getenv("KVLAB_SPEED_ROUNDS")); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
+// benchStreamRows is c's benchRows rows (benchRowsOf) and 64 MiB of copies of them: what the
+// speed tests score in cache and streamed past the caches.
+func benchStreamRows(c Codec) (tile, big []byte) {
+	tile, _ = benchRowsOf(c)
+	big = make([]byte, (64<<20)/len(tile)*len(tile))
+	for o := 0; o < len(big); o += len(tile) {
+		copy(big[o:], tile)
+	}
+	return tile, big
+}
+
+// scoreSpeeds times DotManyMulti of four queries on rows of benchDim values of format f
+// under each of modes (each runs its argument with some kernels selected), the modes
+// interleaved: 200 calls on benchRows rows in cache, then rounds passes over 64 MiB of those
+// rows in chunks of benchRows (benchStreamRows). It returns each mode's thread-CPU times, a
+// call's in cache and a pass's streamed, and the rows a pass covers.
+func scoreSpeeds(t *testing.T, f Format, modes []func(func()), rounds int) (cache, stream [][]time.Duration, passRows int) {
+	c := mustCodec(t, f, benchDim)
+	mq := c.(MultiQuery)
+	tile, keys := benchStreamRows(c)
+	q := gaussianRows(rand.New(rand.NewPCG(11, 12)), 4, benchDim, 1)
+	out := make([]float32, 4*benchRows)
+	cache, stream = make([][]time.Duration, len(modes)), make([][]time.Duration, len(modes))
+	for r := 0; r < 200; r++ {
+		for i, mode := range modes {
+			mode(func() {
+				t0 := cputime.Thread()
+				mq.DotManyMulti(q, 4, tile, out)
+				cache[i] = append(cache[i], cputime.Thread()-t0)
+			})
+		}
+	}
+	chunks := len(keys) / len(tile)
+	for r := 0; r < rounds; r++ {
+		for i, mode := range modes {
+			mode(func() {
+				var d time.Duration
+				for k := 0; k < chunks; k++ {
+					t0 := cputime.Thread()
+					mq.DotManyMulti(q, 4, keys[k*len(tile):(k+1)*len(tile)], out)
+					d += cputime.Thread() - t0
+				}
+				stream[i] = append(stream[i], d)
+			})
+		}
+	}
+	return cache, stream, chunks * benchRows
+}
+
+// minMedian is the least and the median of ds, in ns a row of rows.
+func minMedian(ds []time.Duration, rows int) string {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return fmt.Sprintf("%.2f/%.2f", float64(s[0].Nanoseconds())/float64(rows), float64(s[len(s)/2].Nanoseconds())/float64(rows))
+}
+
 // TestMultiQueryStreamSpeed prints (KVLAB_SPEED_REPORT set), per row of benchDim values and
 // four queries, the best thread-CPU time of DotManyMulti and AccumulateManyMulti in cache (the
 // benchRows rows, again and again) and streamed past the caches (keys and values 64 MiB each of
@@ -364,20 +430,13 @@ func TestMultiQueryStreamSpeed(t *testing.T) {
 			formats = append(formats, f)
 		}
 	}
-	rounds := 10
-	if n, err := strconv.Atoi(os.Getenv("KVLAB_SPEED_ROUNDS")); err == nil && n > 0 {
-		rounds = n
-	}
+	rounds := speedRounds(10)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	for _, f := range formats {
 		c := mustCodec(t, f, benchDim)
 		mq := c.(MultiQuery)
-		tile, _ := benchRowsOf(c)
-		keys := make([]byte, (64<<20)/len(tile)*len(tile))
-		for o := 0; o < len(keys); o += len(tile) {
-			copy(keys[o:], tile)
-		}
+		tile, keys := benchStreamRows(c)
 		vals := append([]byte(nil), keys...)
 		q := gaussianRows(rand.New(rand.NewPCG(11, 12)), 4, benchDim, 1)
 		out := make([]float32, 4*benchRows)
