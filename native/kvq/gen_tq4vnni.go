@@ -50,13 +50,19 @@ import (
 	"strings"
 )
 
-// chunk4 is tq4's and turbo4's chunk: 16 code bytes a row, one group of 32 values.
-const chunk4 = `	LOAD4(CX, Z24, X24)
+// load4 loads a chunk's code bytes of four rows (LOAD4) and transposes them (TRANSPOSE4).
+const load4 = `	LOAD4(CX, Z24, X24)
 	LOAD4(BX, Z25, X25)
 	LOAD4(R14, Z26, X26)
 	LOAD4(R15, Z27, X27)
 	TRANSPOSE4
-	VPANDD Z31, Z25, Z0
+`
+
+// chunk4 is tq4's and turbo4's chunk: 16 code bytes a row, one group of 32 values.
+const chunk4 = load4 + nibbles4 + tail4
+
+// nibbles4 looks chunk4's nibbles up (VPSHUFB in the levels, Z20) after masking them (Z31).
+const nibbles4 = `	VPANDD Z31, Z25, Z0
 	VPSRLD $4, Z25, Z4
 	VPANDD Z31, Z4, Z4
 	VPANDD Z31, Z26, Z1
@@ -76,7 +82,10 @@ const chunk4 = `	LOAD4(CX, Z24, X24)
 	VPSHUFB Z5, Z20, Z5
 	VPSHUFB Z6, Z20, Z6
 	VPSHUFB Z7, Z20, Z7
+`
 
+// tail4 is chunk4's and chunk4B's dot products and scores.
+const tail4 = `
 	VPBROADCASTD 48(DX), Z12   // −128·ΣQ: the levels' offset
 	VPBROADCASTD 52(DX), Z13
 	VPBROADCASTD 56(DX), Z14
@@ -92,12 +101,7 @@ const chunk4 = `	LOAD4(CX, Z24, X24)
 `
 
 // t2chunk is turbo2's chunk: 16 code bytes a row, 64 values in two groups.
-const t2chunk = `	LOAD4(CX, Z24, X24)
-	LOAD4(BX, Z25, X25)
-	LOAD4(R14, Z26, X26)
-	LOAD4(R15, Z27, X27)
-	TRANSPOSE4
-	T2GROUP(Z25, Z26)
+const t2chunk = load4 + `	T2GROUP(Z25, Z26)
 	T2GROUP(Z27, Z28)
 `
 
@@ -106,27 +110,10 @@ const t2chunk = `	LOAD4(CX, Z24, X24)
 // nibble's low bits) only select a repeat, so the low nibble needs no mask and the high one only
 // its shift: eight VPERMB and four shifts where chunk4 takes eight VPSHUFB, four shifts and
 // eight VPANDD. On AMD Zen 4 2–5% off the kernel in cache (multiScoresTQ4BVNNI).
-var chunk4B = strings.Replace(chunk4, `	VPANDD Z31, Z25, Z0
-	VPSRLD $4, Z25, Z4
-	VPANDD Z31, Z4, Z4
-	VPANDD Z31, Z26, Z1
-	VPSRLD $4, Z26, Z5
-	VPANDD Z31, Z5, Z5
-	VPANDD Z31, Z27, Z2
-	VPSRLD $4, Z27, Z6
-	VPANDD Z31, Z6, Z6
-	VPANDD Z31, Z28, Z3
-	VPSRLD $4, Z28, Z7
-	VPANDD Z31, Z7, Z7
-	VPSHUFB Z0, Z20, Z0
-	VPSHUFB Z1, Z20, Z1
-	VPSHUFB Z2, Z20, Z2
-	VPSHUFB Z3, Z20, Z3
-	VPSHUFB Z4, Z20, Z4
-	VPSHUFB Z5, Z20, Z5
-	VPSHUFB Z6, Z20, Z6
-	VPSHUFB Z7, Z20, Z7
-`, `	VPSRLD $4, Z25, Z4
+const chunk4B = load4 + nibbles4B + tail4
+
+// nibbles4B is nibbles4 by VPERMB (chunk4B).
+const nibbles4B = `	VPSRLD $4, Z25, Z4
 	VPSRLD $4, Z26, Z5
 	VPSRLD $4, Z27, Z6
 	VPSRLD $4, Z28, Z7
@@ -138,7 +125,7 @@ var chunk4B = strings.Replace(chunk4, `	VPANDD Z31, Z25, Z0
 	VPERMB Z20, Z5, Z5
 	VPERMB Z20, Z6, Z6
 	VPERMB Z20, Z7, Z7
-`, 1)
+`
 
 // t2chunkP is t2chunk for rows at most 48 bytes apart (T2P, Q2KP): LOAD4P for LOAD4.
 var t2chunkP = strings.ReplaceAll(t2chunk, "LOAD4(", "LOAD4P(")
@@ -513,12 +500,7 @@ Q2KT_blk:
 	PREFETCHT0 128(AX)
 	PREFETCHT0 192(AX)
 	ADDQ $256, AX
-	LOAD4(CX, Z24, X24)
-	LOAD4(BX, Z25, X25)
-	LOAD4(R14, Z26, X26)
-	LOAD4(R15, Z27, X27)
-	TRANSPOSE4
-`)
+` + load4)
 	for k := 0; k < 4; k++ {
 		v := fmt.Sprintf("Z%d", 25+k)
 		for i := 0; i < 16; i++ {
@@ -661,9 +643,6 @@ func main() {
 	const shl4 = "SHLQ $4, R11"
 	// q2k's cells have no row scale: its kernel is turbo2's with every row scale 1.
 	const q2kStage = "MOVL $0x3F800000, AX        // q2k: no row scale, 1\n\tVPBROADCASTD AX, Z21"
-	if chunk4B == chunk4 {
-		panic("chunk4B: chunk4's nibble lookups not found")
-	}
 	for _, k := range []struct {
 		name, consts, chunk, soff, step, stage string
 	}{
