@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -169,15 +168,12 @@ func TestAVX2IntSpeed(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("no AVX2")
 	}
-	rounds := speedRounds(10)
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	float := func(f func()) { withAVX2Kernels(f) }
 	integer := func(f func()) { withAVX2Kernels(func() { withAVX2Int(false, f) }) }
 	vnniInt := func(f func()) { withAVX2Kernels(func() { withAVX2Int(cpu.X86.HasAVXVNNI, f) }) }
 	modes := []func(func()){float, integer, vnniInt}
 	for _, f := range avx2IntFormats {
-		cache, stream, passRows := scoreSpeeds(t, f, modes, rounds)
+		cache, stream, passRows := scoreSpeeds(t, f, modes)
 		ns := func(ds []time.Duration, rows int) float64 {
 			return float64(slices.Min(ds).Nanoseconds()) / float64(rows)
 		}

@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"runtime"
 	"testing"
 )
 
@@ -107,9 +106,6 @@ func TestAVX2IntEVEXSpeed(t *testing.T) {
 	if !hasVNNIBW || !hasAVX2 {
 		t.Skip("needs AVX-512 VNNI and BW")
 	}
-	rounds := speedRounds(10)
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	plain := func(f func()) { withAVX2Kernels(func() { withAVX2Int(false, f) }) }
 	s16 := func(f func()) { withAVX2Kernels(func() { withAVX2EVEX(true, f) }) }
 	twin := func(f func()) { withAVX2Kernels(func() { withAVX2EVEX(false, f) }) }
@@ -119,7 +115,7 @@ func TestAVX2IntEVEXSpeed(t *testing.T) {
 		formats = []Format{Q8_0}
 	}
 	for _, f := range formats {
-		cache, stream, passRows := scoreSpeeds(t, f, modes, rounds)
+		cache, stream, passRows := scoreSpeeds(t, f, modes)
 		t.Logf("%-6s ns a row (min/median), in cache: AVX2 %s, AVX-VNNI s16 q8_0 %s, AVX-VNNI %s; streamed: %s, %s, %s",
 			f, minMedian(cache[0], benchRows), minMedian(cache[1], benchRows), minMedian(cache[2], benchRows),
 			minMedian(stream[0], passRows), minMedian(stream[1], passRows), minMedian(stream[2], passRows))
@@ -170,9 +166,6 @@ func TestAVX2IntBaseSpeed(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("no AVX2")
 	}
-	rounds := speedRounds(10)
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	baseline := func(f func()) { withAVX2Kernels(func() { withAVX2Base(f) }) }
 	plain := func(f func()) { withAVX2Kernels(func() { withAVX2Int(false, f) }) }
 	modes := []func(func()){baseline, plain}
@@ -181,7 +174,7 @@ func TestAVX2IntBaseSpeed(t *testing.T) {
 		formats = []Format{Q8_0}
 	}
 	for _, f := range formats {
-		cache, stream, passRows := scoreSpeeds(t, f, modes, rounds)
+		cache, stream, passRows := scoreSpeeds(t, f, modes)
 		t.Logf("%-6s ns a row (min/median), in cache: base %s, now %s; streamed: base %s, now %s",
 			f, minMedian(cache[0], benchRows), minMedian(cache[1], benchRows),
 			minMedian(stream[0], passRows), minMedian(stream[1], passRows))

@@ -4,7 +4,6 @@ package kvq
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"runtime"
 	"slices"
@@ -94,13 +93,7 @@ func TestSKXIntSpeed(t *testing.T) {
 		mq := c.(MultiQuery)
 		tile, big := benchStreamRows(c)
 		chunks := len(big) / len(tile)
-		q := gaussianRows(rand.New(rand.NewPCG(11, 12)), 4, benchDim, 1)
-		out := make([]float32, 4*benchRows)
-		w := make([]float32, 4*benchRows)
-		for i := range w {
-			w[i] = 1.0 / benchRows
-		}
-		acc := make([]float32, 4*benchDim)
+		q, out, w, acc := benchQueries()
 		ops := []func(rows []byte){
 			func(rows []byte) { mq.DotManyMulti(q, 4, rows, out) },
 			func(rows []byte) { mq.AccumulateManyMulti(acc, 4, w, rows) },

@@ -322,13 +322,7 @@ func TestMultiQuerySpeed(t *testing.T) {
 		c := mustCodec(t, f, benchDim)
 		mq := c.(MultiQuery)
 		enc, _ := benchRowsOf(c)
-		q := gaussianRows(rand.New(rand.NewPCG(11, 12)), 4, benchDim, 1)
-		out := make([]float32, 4*benchRows)
-		w := make([]float32, 4*benchRows)
-		for i := range w {
-			w[i] = 1.0 / benchRows
-		}
-		acc := make([]float32, 4*benchDim)
+		q, out, w, acc := benchQueries()
 		perRow := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / benchRows }
 		dot := best(func() { mq.DotManyMulti(q, 4, enc, out) })
 		accT := best(func() { mq.AccumulateManyMulti(acc, 4, w, enc) })
@@ -352,6 +346,18 @@ func speedRounds(def int) int {
 	return def
 }
 
+// benchQueries is the speed tests' four queries of benchDim values (q), room for their scores
+// of benchRows rows (out), four weight vectors of 1/benchRows over those rows (w) and four
+// accumulators (acc).
+func benchQueries() (q, out, w, acc []float32) {
+	q = gaussianRows(rand.New(rand.NewPCG(11, 12)), 4, benchDim, 1)
+	w = make([]float32, 4*benchRows)
+	for i := range w {
+		w[i] = 1.0 / benchRows
+	}
+	return q, make([]float32, 4*benchRows), w, make([]float32, 4*benchDim)
+}
+
 // benchStreamRows is c's benchRows rows (benchRowsOf) and 64 MiB of copies of them: what the
 // speed tests score in cache and streamed past the caches.
 func benchStreamRows(c Codec) (tile, big []byte) {
@@ -365,15 +371,18 @@ func benchStreamRows(c Codec) (tile, big []byte) {
 
 // scoreSpeeds times DotManyMulti of four queries on rows of benchDim values of format f
 // under each of modes (each runs its argument with some kernels selected), the modes
-// interleaved: 200 calls on benchRows rows in cache, then rounds passes over 64 MiB of those
-// rows in chunks of benchRows (benchStreamRows). It returns each mode's thread-CPU times, a
+// interleaved, on a locked thread: 200 calls on benchRows rows in cache, then
+// KVLAB_SPEED_ROUNDS passes (speedRounds, default 10) over 64 MiB of those rows in chunks of
+// benchRows (benchStreamRows). It returns each mode's thread-CPU times, a
 // call's in cache and a pass's streamed, and the rows a pass covers.
-func scoreSpeeds(t *testing.T, f Format, modes []func(func()), rounds int) (cache, stream [][]time.Duration, passRows int) {
+func scoreSpeeds(t *testing.T, f Format, modes []func(func())) (cache, stream [][]time.Duration, passRows int) {
+	rounds := speedRounds(10)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	c := mustCodec(t, f, benchDim)
 	mq := c.(MultiQuery)
 	tile, keys := benchStreamRows(c)
-	q := gaussianRows(rand.New(rand.NewPCG(11, 12)), 4, benchDim, 1)
-	out := make([]float32, 4*benchRows)
+	q, out, _, _ := benchQueries()
 	cache, stream = make([][]time.Duration, len(modes)), make([][]time.Duration, len(modes))
 	for r := 0; r < 200; r++ {
 		for i, mode := range modes {
@@ -438,13 +447,7 @@ func TestMultiQueryStreamSpeed(t *testing.T) {
 		mq := c.(MultiQuery)
 		tile, keys := benchStreamRows(c)
 		vals := append([]byte(nil), keys...)
-		q := gaussianRows(rand.New(rand.NewPCG(11, 12)), 4, benchDim, 1)
-		out := make([]float32, 4*benchRows)
-		w := make([]float32, 4*benchRows)
-		for i := range w {
-			w[i] = 1.0 / benchRows
-		}
-		acc := make([]float32, 4*benchDim)
+		q, out, w, acc := benchQueries()
 		// best: scores and values in cache, then streamed.
 		best := [4]time.Duration{time.Hour, time.Hour, time.Hour, time.Hour}
 		chunks := len(keys) / len(tile)
