@@ -112,11 +112,7 @@ func label(l string)               { fmt.Fprintf(&out, "%s:\n", l) }
 // BX rows 4..7; R8 = rb, R12 = 3rb) and leaves payload dword k of row l in lane l of Y12+k
 // (temporaries Y0..Y3).
 func loadTranspose(off int) {
-	for m := 0; m < 4; m++ {
-		idx := [...]string{"", "(R8*1)", "(R8*2)", "(R12*1)"}[m]
-		p("VMOVDQU %d(CX)%s, X%d", off, idx, 12+m)
-		p("VINSERTI128 $1, %d(BX)%s, Y%d, Y%d", off, idx, 12+m, 12+m)
-	}
+	loadRowBytes(off)
 	p("VPUNPCKLDQ Y13, Y12, Y0")
 	p("VPUNPCKHDQ Y13, Y12, Y1")
 	p("VPUNPCKLDQ Y15, Y14, Y2")
@@ -125,6 +121,16 @@ func loadTranspose(off int) {
 	p("VPUNPCKHQDQ Y2, Y0, Y13")
 	p("VPUNPCKLQDQ Y3, Y1, Y14")
 	p("VPUNPCKHQDQ Y3, Y1, Y15")
+}
+
+// loadRowBytes loads the 16 bytes at byte offset off of the eight rows (CX rows 0..3, BX
+// rows 4..7; R8 = rb, R12 = 3rb), untransposed: rows m and 4+m in Y12+m.
+func loadRowBytes(off int) {
+	for m := 0; m < 4; m++ {
+		idx := [...]string{"", "(R8*1)", "(R8*2)", "(R12*1)"}[m]
+		p("VMOVDQU %d(CX)%s, X%d", off, idx, 12+m)
+		p("VINSERTI128 $1, %d(BX)%s, Y%d, Y%d", off, idx, 12+m, 12+m)
+	}
 }
 
 // u8Nibbles splits the transposed payload Y12..Y15 into the codes Y0..Y7 (low nibbles, then
@@ -171,11 +177,7 @@ func u8Block(k kern) {
 		// The rows' qh dwords transposed as the payload's (lane l: row l's), and a copy with
 		// each byte's low nibble moved to its high one, so that every tested bit sits in bits
 		// 4..7 of its byte: then VPMINUB with 16 gives 16 where it is set, 0 where not.
-		for m := 0; m < 4; m++ {
-			idx := [...]string{"", "(R8*1)", "(R8*2)", "(R12*1)"}[m]
-			p("VMOVDQU %d(CX)%s, X%d", k.qh, idx, 12+m)
-			p("VINSERTI128 $1, %d(BX)%s, Y%d, Y%d", k.qh, idx, 12+m, 12+m)
-		}
+		loadRowBytes(k.qh)
 		p("VPUNPCKLDQ Y13, Y12, Y12")
 		p("VPUNPCKLDQ Y15, Y14, Y14")
 		p("VPUNPCKLQDQ Y14, Y12, Y12 // the rows' qh")
@@ -360,11 +362,7 @@ func q8VNNIBlock(k kern) {
 	}
 	for half := 0; half < 2; half++ {
 		off := k.hdr + 16*half
-		for m := 0; m < 4; m++ {
-			idx := [...]string{"", "(R8*1)", "(R8*2)", "(R12*1)"}[m]
-			p("VMOVDQU %d(CX)%s, X%d", off, idx, 12+m)
-			p("VINSERTI128 $1, %d(BX)%s, Y%d, Y%d", off, idx, 12+m, 12+m)
-		}
+		loadRowBytes(off)
 		// The transpose with one temporary (Y11): dwords 0..3 end in Y15, Y11, Y13, Y12.
 		p("VPUNPCKLDQ Y13, Y12, Y11")
 		p("VPUNPCKHDQ Y13, Y12, Y12")
