@@ -581,34 +581,26 @@ func main() {
 	const tq4Consts = "MOVL $0x0F0F0F0F, AX\n\tVPBROADCASTD AX, Z31\n\tVBROADCASTI32X4 ·tq4VNNIU8(SB), Z20"
 	const t2Consts = "VMOVDQU64 ·turbo2VNNITab(SB), Z20\n\tVMOVDQU64 ·turbo2VNNITab+64(SB), Z22\n\tVMOVDQU64 ·turbo2VNNITab+128(SB), Z23"
 	const t3Consts = "VMOVDQU64 ·turbo3VNNIU8(SB), Z20\n\tVMOVDQU64 ·turbo3VNNIShift(SB), Z22\n\tVMOVDQU64 ·turbo3VNNIShift+64(SB), Z23\n\tMOVL $0x0FFF, AX\n\tKMOVW AX, K1"
-	// pairIdx: LOAD4P's VPERMT2B index, byte 16g + i from row g's byte i (rows 1 and 3 rb bytes
-	// on in their loads, added here once a call), and its load mask in K1.
-	const pairSetup = `
+	// pairSetupOf is a paired kernel's setup: its VPERMT2B index (idx: byte 16g + i from row
+	// g's byte i, rows 1 and 3 rb bytes on in their loads, added here once a call) in Z31, then
+	// extra, then the loads' mask in K1 (mask: a row's n bytes and the next row's).
+	pairSetupOf := func(idx, extra, mask string, n int) string {
+		return fmt.Sprintf(`
 	MOVQ rb+32(FP), CX
-	VMOVDQU64 ·t2PairIdx(SB), Z31
+	VMOVDQU64 ·%s(SB), Z31
 	VPBROADCASTB CX, Z16
 	MOVQ $0xFFFF0000FFFF0000, AX
 	KMOVQ AX, K1
 	VPADDB Z16, Z31, K1, Z31   // rows 1 and 3: rb bytes into their loads
-	MOVQ $0xFFFF, AX
+%s	MOVQ $%s, AX
 	SHLQ CX, AX
-	ORQ  $0xFFFF, AX
-	KMOVQ AX, K1               // a row's 16 bytes and the next row's`
-	// t3PairSetup: T3P's VPERMT2B index (t3PairIdx, rows 1 and 3 rb bytes on in their loads,
-	// added here once a call), its zeroing mask in K7 and the loads' mask in K1.
-	const t3PairSetup = `
-	MOVQ rb+32(FP), CX
-	VMOVDQU64 ·t3PairIdx(SB), Z31
-	VPBROADCASTB CX, Z16
-	MOVQ $0xFFFF0000FFFF0000, AX
-	KMOVQ AX, K1
-	VPADDB Z16, Z31, K1, Z31   // rows 1 and 3: rb bytes into their loads
-	MOVQ $0x7777777777777777, AX
-	KMOVQ AX, K7               // byte 3 of each dword zero
-	MOVQ $0x0FFF, AX
-	SHLQ CX, AX
-	ORQ  $0x0FFF, AX
-	KMOVQ AX, K1               // a row's 12 bytes and the next row's`
+	ORQ  $%s, AX
+	KMOVQ AX, K1               // a row's %d bytes and the next row's`, idx, extra, mask, mask, n)
+	}
+	// pairSetup: LOAD4P's (T2P, Q2KP).
+	pairSetup := pairSetupOf("t2PairIdx", "", "0xFFFF", 16)
+	// t3PairSetup: T3P's (t3PairIdx), with its zeroing mask in K7.
+	t3PairSetup := pairSetupOf("t3PairIdx", "\tMOVQ $0x7777777777777777, AX\n\tKMOVQ AX, K7               // byte 3 of each dword zero\n", "0x0FFF", 12)
 	// T2P's row scales by vector (rows at most 48 bytes apart): per four rows two loads masked
 	// by K2 to a row's f16 scale and the next row's (rb bytes on), one VPERMT2B by Z17
 	// (t2ScaleIdx, adjusted for rb once a call) zeroing all but the four rows' words (K3..K6),
