@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/kvlab/kvlab/internal/fixtures"
 	"github.com/kvlab/kvlab/kernels/emu"
 	"github.com/kvlab/kvlab/native/cuda"
 	"github.com/kvlab/kvlab/native/cuda/engine"
@@ -41,4 +42,17 @@ func useEmulator(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.Close()
+}
+
+// useSpillEmulator is useEmulator with the host-spill tail in chunks of 32 cells (spillChunk)
+// for the test, so that a short run moves chunks to host memory; it returns kvlab-tiny-64's
+// path.
+func useSpillEmulator(t *testing.T) string {
+	t.Helper()
+	path := fixtures.Path(t, "kvlab-tiny-64.gguf")
+	useEmulator(t)
+	old := spillChunk
+	spillChunk = 32
+	t.Cleanup(func() { spillChunk = old })
+	return path
 }

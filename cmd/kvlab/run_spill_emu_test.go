@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/kvlab/kvlab/internal/fixtures"
 )
 
 // TestRunSpillCUDAEmu runs `kvlab run --device cuda --kv-resident N` on the CPU emulator and
@@ -22,11 +20,7 @@ import (
 //
 //	go test -tags cudaemu -run RunSpillCUDAEmu -v ./cmd/kvlab/
 func TestRunSpillCUDAEmu(t *testing.T) {
-	path := fixtures.Path(t, "kvlab-tiny-64.gguf")
-	useEmulator(t)
-	old := spillChunk
-	spillChunk = 32
-	t.Cleanup(func() { spillChunk = old })
+	path := useSpillEmulator(t)
 	const prompt = "Once upon a time, there was a little girl named Lily. She loved to play outside in the park with her friends. One day, she saw a big red ball"
 	run := func(kv string, extra ...string) runResult {
 		t.Helper()

@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/kvlab/kvlab/internal/fixtures"
 )
 
 // TestServeSpillCUDAEmu runs `kvlab serve --device cuda --kv-resident 32` on the CPU emulator
@@ -18,11 +16,7 @@ import (
 //
 //	go test -tags cudaemu -run ServeSpillCUDAEmu -v ./cmd/kvlab/
 func TestServeSpillCUDAEmu(t *testing.T) {
-	path := fixtures.Path(t, "kvlab-tiny-64.gguf")
-	useEmulator(t)
-	old := spillChunk
-	spillChunk = 32
-	t.Cleanup(func() { spillChunk = old })
+	path := useSpillEmulator(t)
 	prompts := []string{"Once upon a time", "The little dog"}
 	texts := func(extra ...string) (out []string, kvBytes int64) {
 		args := append([]string{"serve", "--addr", "127.0.0.1:0", "--model", path, "--data", t.TempDir(),
