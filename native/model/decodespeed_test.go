@@ -24,7 +24,7 @@ import (
 //
 //	KVLAB_SPEED_REPORT=1 KVLAB_SPEED_MODEL=/tmp/kvlab-bench/tinyllama-1.1b-q4_k_m-seed1.gguf go test -run DecodeSpeed -v ./native/model/
 func TestDecodeSpeed(t *testing.T) {
-	m, rounds := speedModel(t, 10)
+	m, rounds := speedModel(t, 10, 1)
 	const ctx = 30
 	c := newCache(t, m, "f16", 64)
 	if err := m.Forward(benchTokens(m.Hparams.Vocab, ctx), c, nil); err != nil {

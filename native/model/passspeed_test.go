@@ -26,16 +26,9 @@ import (
 //
 //	KVLAB_SPEED_REPORT=1 KVLAB_SPEED_MODEL=/tmp/kvlab-bench/tinyllama-1.1b-q4_0-seed1.gguf go test -run BatchPassSpeed -v ./native/model/
 func TestBatchPassSpeed(t *testing.T) {
-	m, rounds := speedModel(t, 20)
+	m, rounds := speedModel(t, 20, 1)
 	const ctx, seqs = 30, 16
-	steps := make([]SeqStep, seqs)
-	for i := range steps {
-		c := newCache(t, m, "f16", 64)
-		if err := m.Forward(benchTokens(m.Hparams.Vocab, ctx), c, nil); err != nil {
-			t.Fatal(err)
-		}
-		steps[i] = SeqStep{Cache: c, Tokens: []int32{int32(5 + i)}, Logits: make([]float32, m.Hparams.Vocab)}
-	}
+	steps := decodeSteps(t, m, ctx, seqs)
 	mats := m.weightMatrices(false)
 	x := make([]float32, seqs*maxCols(mats))
 	for i := range x {
@@ -106,10 +99,25 @@ func maxRows(ms []*Matrix) (n int) {
 	return n
 }
 
+// decodeSteps is seqs sequences' next decode step (one token each) after ctx cells of prompt
+// each, in f16 caches of 64 cells: the batched passes the speed reports time.
+func decodeSteps(t *testing.T, m *Model, ctx, seqs int) []SeqStep {
+	t.Helper()
+	steps := make([]SeqStep, seqs)
+	for i := range steps {
+		c := newCache(t, m, "f16", 64)
+		if err := m.Forward(benchTokens(m.Hparams.Vocab, ctx), c, nil); err != nil {
+			t.Fatal(err)
+		}
+		steps[i] = SeqStep{Cache: c, Tokens: []int32{int32(5 + i)}, Logits: make([]float32, m.Hparams.Vocab)}
+	}
+	return steps
+}
+
 // speedModel is the speed reports' setup: it skips the test unless KVLAB_SPEED_REPORT is set,
 // and returns the model KVLAB_SPEED_MODEL names (a fixture name or an absolute path, default
-// kvlab-tiny-64.gguf) loaded for one thread, and KVLAB_SPEED_ROUNDS (rounds where unset).
-func speedModel(t *testing.T, rounds int) (*Model, int) {
+// kvlab-tiny-64.gguf) loaded for threads threads, and KVLAB_SPEED_ROUNDS (rounds where unset).
+func speedModel(t *testing.T, rounds, threads int) (*Model, int) {
 	t.Helper()
 	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
 		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
@@ -121,12 +129,12 @@ func speedModel(t *testing.T, rounds int) (*Model, int) {
 	var m *Model
 	if filepath.IsAbs(name) {
 		var err error
-		if m, err = Load(name, Options{Threads: 1}); err != nil {
+		if m, err = Load(name, Options{Threads: threads}); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { m.Close() })
 	} else {
-		m, _ = load(t, name, 1)
+		m, _ = load(t, name, threads)
 	}
 	if n, err := strconv.Atoi(os.Getenv("KVLAB_SPEED_ROUNDS")); err == nil && n > 0 {
 		rounds = n
@@ -142,35 +150,9 @@ func speedModel(t *testing.T, rounds int) (*Model, int) {
 //
 //	KVLAB_SPEED_REPORT=1 KVLAB_SPEED_MODEL=/tmp/kvlab-bench/tinyllama-1.1b-q4_0-seed1.gguf go test -run AttendAcrossSpeed -v ./native/model/
 func TestAttendAcrossSpeed(t *testing.T) {
-	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
-		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
-	}
-	name, rounds := os.Getenv("KVLAB_SPEED_MODEL"), 20
-	if n, err := strconv.Atoi(os.Getenv("KVLAB_SPEED_ROUNDS")); err == nil && n > 0 {
-		rounds = n
-	}
-	var m *Model
-	switch {
-	case name == "":
-		m, _ = load(t, "kvlab-tiny-64.gguf", 2)
-	case filepath.IsAbs(name):
-		var err error
-		if m, err = Load(name, Options{Threads: 2}); err != nil {
-			t.Fatal(err)
-		}
-		defer m.Close()
-	default:
-		m, _ = load(t, name, 2)
-	}
+	m, rounds := speedModel(t, 20, 2)
 	const ctx, seqs = 40, 16
-	steps := make([]SeqStep, seqs)
-	for i := range steps {
-		c := newCache(t, m, "f16", 64)
-		if err := m.Forward(benchTokens(m.Hparams.Vocab, ctx), c, nil); err != nil {
-			t.Fatal(err)
-		}
-		steps[i] = SeqStep{Cache: c, Tokens: []int32{int32(5 + i)}, Logits: make([]float32, m.Hparams.Vocab)}
-	}
+	steps := decodeSteps(t, m, ctx, seqs)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	defer func() { attendSerial = false }()
