@@ -17,11 +17,17 @@ import (
 // withAVX2EVEX runs f with the AVX2 integer kernels' AVX-VNNI forms (EVEX twins); with s16,
 // q8_0's former s16 route (avx2ScoresQ80S16EVEX).
 func withAVX2EVEX(s16 bool, f func()) {
-	withAVX2Int(!s16, func() {
-		avx2Twins = 1
-		if s16 {
-			avx2Twins = 2
-		}
+	if s16 {
+		withAVX2Twins(false, 2, f)
+	} else {
+		withAVX2Twins(true, 1, f)
+	}
+}
+
+// withAVX2Twins runs f with withAVX2Int(vnni) and avx2Twins set to twins.
+func withAVX2Twins(vnni bool, twins int, f func()) {
+	withAVX2Int(vnni, func() {
+		avx2Twins = twins
 		defer func() { avx2Twins = 0 }()
 		f()
 	})
@@ -123,13 +129,7 @@ func TestAVX2IntEVEXSpeed(t *testing.T) {
 }
 
 // withAVX2Base runs f with the plain AVX2 integer kernels' baseline (avx2Scores*Base).
-func withAVX2Base(f func()) {
-	withAVX2Int(false, func() {
-		avx2Twins = 3
-		defer func() { avx2Twins = 0 }()
-		f()
-	})
-}
+func withAVX2Base(f func()) { withAVX2Twins(false, 3, f) }
 
 // TestAVX2IntBase checks the baseline kernels (avx2Scores*Base) as TestAVX2IntEVEX checks the
 // twins, so that the timings compare kernels that score alike.
