@@ -69,7 +69,7 @@ func TestTQ4AVX2ScoresMatch(t *testing.T) {
 		t.Skip("no AVX2, FMA and F16C")
 	}
 	rng := rand.New(rand.NewPCG(43, 44))
-	type kern = func(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+	type kern = vnniScoresKern
 	for _, kind := range []int{vnniTQ4, vnniT4, vnniT3, vnniT2} {
 		for _, d := range []int{32, 64, 128, 160, 256} {
 			if kind == vnniT2 && d%64 != 0 {

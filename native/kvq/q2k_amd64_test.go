@@ -290,6 +290,10 @@ func TestT2DigitsPermute(t *testing.T) {
 	}
 }
 
+// vnniScoresKern is the signature of the VNNI scores kernels of tq4, the turbo tiers and q2k
+// (multiScores*VNNI), which the tests compare with each other.
+type vnniScoresKern = func(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
 // TestScoresPairLoadMatches checks the turbo2 and q2k VNNI scores kernels for rows at most 48
 // bytes apart (multiScoresT2PVNNI, multiScoresQ2KPVNNI: a row and the next in one masked load)
 // and turbo3's for rows at most 52 bytes apart (multiScoresT3PVNNI) against the general ones
@@ -300,7 +304,7 @@ func TestScoresPairLoadMatches(t *testing.T) {
 		t.Skip("no AVX-512 VNNI + VBMI")
 	}
 	rng := rand.New(rand.NewPCG(75, 76))
-	type kern = func(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+	type kern = vnniScoresKern
 	for _, tc := range []struct {
 		name        string
 		bits        int // code bits a value
@@ -359,7 +363,7 @@ func TestScoresVBMINibblesMatch(t *testing.T) {
 		t.Skip("no AVX-512 VNNI + VBMI")
 	}
 	rng := rand.New(rand.NewPCG(79, 80))
-	type kern = func(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+	type kern = vnniScoresKern
 	for _, tc := range []struct {
 		name        string
 		f32         bool // tq4's f32 row scale, else turbo4's f16
@@ -430,7 +434,7 @@ func TestT3PairSpeed(t *testing.T) {
 	off := [5]float32{0.5, -1, 2, 0, turboUnit3}
 	var stage [16]uint32
 	out := make([]float32, 4*benchRows)
-	type kern = func(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+	type kern = vnniScoresKern
 	chunks := len(big) / len(tile)
 	var ns [2][2][]float64 // kernel (general, pair), in cache / streamed
 	for r := 0; r < 9; r++ {
