@@ -43,6 +43,18 @@
 // memory and register broadcasts measured alike); on Intel, as above, the split changes no
 // port's count.
 //
+// On AMD Zen 4 (EPYC Genoa) these kernels are bound by vector operations around the VPDPWSSD:
+// 4096 rows of 128 values, four accumulators, in cache, thread CPU time, median of 41 calls
+// interleaved with ablated copies, ns a row: q4_0 7.0 (the VPDPWSSD and loads alone 4.6–4.7,
+// the codes' decode ~0.45, the first prepass ~1.3, the second ~0.65), q4_1 8.0 (prepasses
+// 2.2 + 0.65), q5_0 8.35 (decode with the fifth bits ~1.6, prepasses 1.5 + 0.7), q5_1 9.3,
+// iq4_nl 7.4. The prepasses ran alone, beside no multiplies: the first now runs in the
+// previous tile's row loops where a row is one quad (p1Pipe; the formats with pipe). Tried
+// there and not paying (each within ±1%): the second prepass in the first block's row loop (its
+// multiplies and conversions cost as much there), the nibbles' mask or shift dropped
+// (Σ W·b − 16·Σ W·hi), the tile maximum by integer max in place of VRANGEPS. The weights
+// broadcast by the VPDPWSSD from memory took ~1–2% less time there, ~17% more on Zen 5: kept.
+//
 // Run with `go generate ./native/kvq`.
 package main
 
@@ -86,6 +98,9 @@ type format struct {
 	// vtwo: the VBMI kernel takes two row pairs a step (loop2) with its weights broadcast into
 	// registers, whatever two and bcst say for the other.
 	vtwo bool
+	// pipe: the VBMI kernel (four accumulators) forms the next tile's w·d in this tile's row
+	// loops (p1Pipe).
+	pipe bool
 }
 
 // q40Dec: the two rows' 16 payload bytes interleaved (a0 b0 a1 b1 …) and zero-extended to words
@@ -186,20 +201,20 @@ func iq4DecVBMI(a string) string {
 
 var formats = []format{
 	{name: "Q40", doc: "q4_0: d (f16), 16 nibble bytes; x = (c − 8)·d.", bs: 18, off: 8, offShift: 3, two: true, dec: q40Dec(2),
-		vdec: q40DecVBMI(2)},
+		vdec: q40DecVBMI(2), pipe: true},
 	{name: "Q80", doc: "q8_0: d (f16), 32 int8 codes; x = c·d.", bs: 34, perm: true, two: true, dec: q80Dec},
 	{name: "Q41", doc: "q4_1: d, m (f16), 16 nibble bytes; x = (c − 8)·d + (m + 8·d).", bs: 20, off: 8, offShift: 3,
-		min: true, two: true, dec: q40Dec(4), vdec: q40DecVBMI(4)},
+		min: true, two: true, dec: q40Dec(4), vdec: q40DecVBMI(4), pipe: true},
 	{name: "Q50", doc: "q5_0: d (f16), qh (32 fifth bits), 16 nibble bytes; x = (c − 16)·d.", bs: 22, off: 16, offShift: 4,
 		qh: true, bcst: true, consts: "MOVL $0x00100010, AX\n\tVPBROADCASTD AX, Z19", dec: q5Dec(2, 6, q40Dec),
-		vdec: q5Dec(2, 6, q40DecVBMI), vtwo: true},
+		vdec: q5Dec(2, 6, q40DecVBMI), vtwo: true, pipe: true},
 	{name: "Q51", doc: "q5_1: d, m (f16), qh, 16 nibble bytes; x = (c − 16)·d + (m + 16·d).", bs: 24, off: 16, offShift: 4,
 		min: true,
 		qh:  true, bcst: true, consts: "MOVL $0x00100010, AX\n\tVPBROADCASTD AX, Z19", dec: q5Dec(4, 8, q40Dec),
 		vdec: q5Dec(4, 8, q40DecVBMI), vtwo: true},
 	{name: "IQ4NL", doc: "iq4_nl: d (f16), 16 nibble bytes; x = kvalues[c]·d (int8 levels).", bs: 18, off: 128, offShift: 7,
 		consts: "VBROADCASTI32X4 ·intAccIQ4Levels(SB), Z19\n\tMOVQ $0x5555555555555555, AX\n\tKMOVQ AX, K6", dec: iq4Dec,
-		vdec: iq4DecVBMI, vtwo: true},
+		vdec: iq4DecVBMI, vtwo: true, pipe: true},
 }
 
 // Frame layout (hardware SP offsets).
@@ -216,7 +231,13 @@ const (
 	oNQ    = 6496 // blocks left in the quad
 	oQB    = 6504 // the block's first weight pair
 	oPF    = 6512 // prefetch pointer
-	frame  = 6528
+	oP1R   = 6528 // pipelined first prepass (p1Pipe): the next tile's next row
+	oP1W   = 6536 // its weights
+	oP1S   = 6544 // where its w·d goes
+	oPAR   = 6552 // 64·(its index & 1): which of the two chains it adds into
+	oPRE   = 6560 // 1 where the tile's first prepass ran in the previous tile's row loops
+	oCH    = 6592 // the chains Σ w·d (row index even, odd) and Σ w·m (even, odd), 64 bytes each
+	frame  = 6848
 	consts = `VPBROADCASTD ·intAccNibW(SB), Z31
 	VMOVDQU16 ·intAcc@DIdx(SB), Z29
 	VPBROADCASTD ·intAccQMax(SB), Z27
@@ -244,6 +265,7 @@ TEXT ·multiAcc@INT(SB), 0, $%FRAME%-64
 	MOVQ AX, %WP%(SP)
 	MOVQ m+40(FP), AX
 	MOVQ AX, %RL%(SP)
+%PREINIT%
 
 a@_tile:
 	MOVQ %RL%(SP), AX
@@ -283,6 +305,7 @@ a@_nq:
 	SHRQ $32, R9
 	KMOVQ R9, K5
 
+%PRECHECK%
 	// w·d per row (lane 4b+h), its largest magnitude per lane (and Σ w·m), two rows a step
 	// with a chain each (row a: Z10, Z11, Z9; row b: Z28, Z18, Z17), joined after.
 	LEAQ (DI)(BX*1), R12
@@ -307,6 +330,7 @@ a@_p1:
 	ADDQ $128, R15
 	DECQ R10
 	JNZ  a@_p1
+%PREBLOCK%
 a@_p1o:
 	TESTQ $1, %TN%(SP)
 	JZ   a@_p1e
@@ -351,6 +375,7 @@ a@_p2:
 	LEAQ %QP%(SP), AX
 	MOVQ AX, %QB%(SP)
 	LEAQ %TT%(SP), R13
+%PIPESETUP%
 
 a@_blk:
 	// Row pairs: the codes of rows a and b widened and multiplied into int32 sums (Z0..Z7; where
@@ -389,6 +414,7 @@ a@_fin:
 	JNZ  a@_blk
 	CMPQ %BL%(SP), $0
 	JNE  a@_quad
+%CATCHUP%
 
 	MOVQ %TN%(SP), AX
 	MOVQ AX, R12
@@ -716,6 +742,7 @@ func gen(suffix string) string {
 			"%MINSTORE%", minStore, "%SUMSTORE%", sumStore,
 			"%DEC%", f.dec("R12"), "%DOTS0%", dotsOf(f, 0, set1), "%DOTS1%", dots(64, set2),
 			"%SET2%", strings.Join(set2[:], ", "), "%ZERO%", zero(f.two), "%JOIN%", join(f.two), "%FINISH%", finish(f))
+		s = p1Pipe(f, s, f.pipe && nacc == 4 && strings.HasSuffix(k.name, "V"))
 		s = pfRepl(f, k.pf).Replace(s)
 		out.WriteString(r.Replace(s))
 	}
@@ -743,4 +770,124 @@ func pfRepl(f format, inst string) *strings.Replacer {
 		doc = fmt.Sprintf("the tile after next, a line a row-pair step and %d bytes a row after", f.bs-32)
 	}
 	return strings.NewReplacer("%PFI%", inst, "%PFSTEP%", fmt.Sprint(step), "%PFEXTRA%", extra, "%PFDOC%", doc)
+}
+
+// p1Pipe fills in the template's pieces of the pipelined first prepass (on, else empty). Where a
+// row is one quad (≤ 4 blocks), the w·d of the next tile's rows (and their largest magnitudes,
+// and Σ w·d and Σ w·m in two chains, rows of even and odd index, as the prepass's own loop
+// adds them) are formed in this tile's row-pair loops, one row a two-pair step (p1Step), the
+// rows the loops leave over after them (catch-up), and the next tile starts from them (pre)
+// instead of its own first prepass loop. The same operations on the same values in the same
+// order per chain (the largest magnitude is exact in any order), so the weights and sums are
+// the other kernels' bit for bit (TestIntAccVBMIMatches); the prepass's operations issue beside
+// the loop's VPDPWSSD. Measured on AMD Zen 4 (4096 rows of 128 values, four accumulators, thread
+// CPU time, 41 calls interleaved with the previous kernels, median, four runs; streamed: rows
+// past the caches, 96 MiB): q4_0 7.05 → 6.6 ns a row in cache (−6.5%), streamed −4 to −7%;
+// q4_1 −2% in cache, −2 to −4% streamed; q5_0 −1% and −2 to −3%; iq4_nl −3% and −5%; q5_1, whose
+// row needs two loads, a two-table permute and its Σ w·m, 1–2% slower, so it keeps its own
+// prepass loop, and so do the two-accumulator kernels (not measured). Not measured on Zen 5 or
+// Intel: the prepass's operations are the same ones, now beside the multiplies rather than
+// alone, with ~12 scalar operations (pointers kept in the frame) a row added.
+// Registers: Z22, Z25..Z27 (the inv constants, reloaded by pre), R11 (the next tile's rows
+// left), Z29 and K4, K5 (the quad's, unchanged while one quad is the whole row).
+func p1Pipe(f format, s string, on bool) string {
+	if !on {
+		return strings.NewReplacer("%PRECHECK%\n", "", "%PREBLOCK%\n", "", "%PIPESETUP%\n", "", "%CATCHUP%\n", "",
+			"%PREINIT%\n", "").Replace(s)
+	}
+	hdr := 2
+	if f.min {
+		hdr = 4
+	}
+	step := func(label string, test bool) string {
+		var b strings.Builder
+		if test {
+			fmt.Fprintf(&b, "\tTESTQ R11, R11\n\tJZ   a@_%s\n", label)
+		}
+		fmt.Fprintf(&b, "\tMOVQ %d(SP), AX\n\tVMOVDQU16.Z (AX), K4, Z26\n", oP1R)
+		if 3*f.bs+hdr > 64 {
+			b.WriteString("\tVMOVDQU16.Z 64(AX), K5, Z22\n\tVPERMT2W Z22, Z29, Z26\n")
+		} else {
+			b.WriteString("\tVPERMW Z26, Z29, Z26\n")
+		}
+		fmt.Fprintf(&b, "\tADDQ R9, AX\n\tMOVQ AX, %d(SP)\n\tMOVQ %d(SP), AX\n", oP1R, oP1W)
+		if nacc == 2 {
+			b.WriteString("\tVBROADCASTF32X2.Z (AX), K7, Z25\n")
+		} else {
+			b.WriteString("\tVBROADCASTF32X4 (AX), Z25\n")
+		}
+		fmt.Fprintf(&b, "\tADDQ wstride+56(FP), AX\n\tMOVQ AX, %d(SP)\n", oP1W)
+		fmt.Fprintf(&b, "\tVCVTPH2PS Y26, Z22\n\tVMULPS Z25, Z22, Z22\n\tMOVQ %d(SP), AX\n\tVMOVUPS Z22, (AX)\n\tADDQ $64, AX\n\tMOVQ AX, %d(SP)\n", oP1S, oP1S)
+		b.WriteString("\tVRANGEPS $0x0B, Z22, Z27, Z27\n")
+		if f.min {
+			fmt.Fprintf(&b, "\tMOVQ %d(SP), AX\n\tXORQ $64, %d(SP)\n\tLEAQ %d(SP)(AX*1), AX\n", oPAR, oPAR, oCH)
+			b.WriteString("\tVADDPS (AX), Z22, Z22\n\tVMOVUPS Z22, (AX)\n\tVEXTRACTI64X4 $1, Z26, Y26\n\tVCVTPH2PS Y26, Z26\n")
+			b.WriteString("\tVMOVUPS 128(AX), Z22\n\tVFMADD231PS Z25, Z26, Z22\n\tVMOVUPS Z22, 128(AX)\n")
+		}
+		b.WriteString("\tDECQ R11\n")
+		if test {
+			fmt.Fprintf(&b, "a@_%s:\n", label)
+		}
+		return b.String()
+	}
+	var pre strings.Builder
+	fmt.Fprintf(&pre, `	JMP  a@_p1o
+a@_pre:
+	// The tile's w·d, formed in the previous tile's row loops: its largest magnitudes (Z27) and
+	// chains into the registers the prepass loop leaves them in.
+	MOVQ $0, %[1]d(SP)
+	VMOVAPS Z27, Z10
+	VXORPS Z28, Z28, Z28
+`, oPRE)
+	if f.min {
+		fmt.Fprintf(&pre, "\tVMOVUPS %d(SP), Z9\n\tVMOVUPS %d(SP), Z17\n\tVMOVUPS %d(SP), Z11\n\tVMOVUPS %d(SP), Z18\n", oCH, oCH+64, oCH+128, oCH+192)
+	}
+	pre.WriteString(`	MOVQ %TN%(SP), AX
+	SHLQ $6, AX
+	LEAQ %PB%(SP)(AX*1), R15
+	VPBROADCASTD ·intAccQMax(SB), Z27
+	VPBROADCASTD ·intAccInvCap(SB), Z26
+	VPBROADCASTD ·intAccOne(SB), Z25
+	JMP  a@_p1e`)
+	var setup strings.Builder
+	fmt.Fprintf(&setup, `	// The next tile's first prepass in this tile's row loops where a row is one quad.
+	XORQ R11, R11
+	MOVQ nv+16(FP), AX
+	SHRQ $5, AX
+	CMPQ AX, $4
+	JA   a@_nopipe
+	MOVQ %%RL%%(SP), R11
+	CMPQ R11, $64
+	JLE  a@_pn
+	MOVQ $64, R11
+a@_pn:
+	TESTQ R11, R11
+	JZ   a@_nopipe
+	MOVQ %%TN%%(SP), AX
+	IMULQ rb+32(FP), AX
+	ADDQ DI, AX
+	MOVQ AX, %[1]d(SP)
+	MOVQ %%TN%%(SP), AX
+	IMULQ wstride+56(FP), AX
+	ADDQ %%WP%%(SP), AX
+	MOVQ AX, %[2]d(SP)
+	LEAQ %%PB%%(SP), AX
+	MOVQ AX, %[3]d(SP)
+	MOVQ $0, %[4]d(SP)
+	MOVQ $1, %[5]d(SP)
+	VXORPS Z27, Z27, Z27
+`, oP1R, oP1W, oP1S, oPAR, oPRE)
+	if f.min {
+		fmt.Fprintf(&setup, "\tVMOVUPS Z27, %d(SP)\n\tVMOVUPS Z27, %d(SP)\n\tVMOVUPS Z27, %d(SP)\n\tVMOVUPS Z27, %d(SP)\n", oCH, oCH+64, oCH+128, oCH+192)
+	}
+	setup.WriteString("a@_nopipe:")
+	check := fmt.Sprintf("\tCMPQ %d(SP), $0\n\tJNE  a@_pre", oPRE)
+	catch := "\tMOVQ rb+32(FP), R9\na@_cu:\n\tTESTQ R11, R11\n\tJZ   a@_cud\n" + step("", false) + "\tJMP  a@_cu\na@_cud:"
+	old := "%DOTS0%\n\tLEAQ (R12)(R9*2), R12\n\t%PFI% (R15)"
+	if !strings.Contains(s, old) {
+		panic("p1Pipe: loop changed")
+	}
+	s = strings.Replace(s, old, "%DOTS0%\n\tLEAQ (R12)(R9*2), R12\n"+step("s1", true)+"\t%PFI% (R15)", 1)
+	return strings.NewReplacer("%PRECHECK%", check, "%PREBLOCK%", pre.String(), "%PIPESETUP%", setup.String(),
+		"%CATCHUP%", catch, "%PREINIT%", fmt.Sprintf("\tMOVQ $0, %d(SP)", oPRE)).Replace(s)
 }

@@ -12,7 +12,7 @@
 
 // func multiAccQ40TwoINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q4_0: d (f16), 16 nibble bytes; x = (c − 8)·d.
-TEXT ·multiAccQ40TwoINT(SB), 0, $6528-64
+TEXT ·multiAccQ40TwoINT(SB), 0, $6848-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ40Two_done
@@ -310,7 +310,7 @@ aQ40Two_done:
 
 // func multiAccQ40VTwoINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q4_0: d (f16), 16 nibble bytes; x = (c − 8)·d. Decoded with AVX-512 VBMI byte permutes.
-TEXT ·multiAccQ40VTwoINT(SB), 0, $6528-64
+TEXT ·multiAccQ40VTwoINT(SB), 0, $6848-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ40VTwo_done
@@ -601,7 +601,7 @@ aQ40VTwo_done:
 
 // func multiAccQ80TwoINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q8_0: d (f16), 32 int8 codes; x = c·d.
-TEXT ·multiAccQ80TwoINT(SB), 0, $6528-64
+TEXT ·multiAccQ80TwoINT(SB), 0, $6848-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ80Two_done
@@ -898,7 +898,7 @@ aQ80Two_done:
 
 // func multiAccQ80Z4TwoINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q8_0: d (f16), 32 int8 codes; x = c·d.
-TEXT ·multiAccQ80Z4TwoINT(SB), 0, $6528-64
+TEXT ·multiAccQ80Z4TwoINT(SB), 0, $6848-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ80Z4Two_done
@@ -1195,7 +1195,7 @@ aQ80Z4Two_done:
 
 // func multiAccQ41TwoINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q4_1: d, m (f16), 16 nibble bytes; x = (c − 8)·d + (m + 8·d).
-TEXT ·multiAccQ41TwoINT(SB), 0, $6528-64
+TEXT ·multiAccQ41TwoINT(SB), 0, $6848-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ41Two_done
@@ -1515,7 +1515,7 @@ aQ41Two_done:
 
 // func multiAccQ41VTwoINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q4_1: d, m (f16), 16 nibble bytes; x = (c − 8)·d + (m + 8·d). Decoded with AVX-512 VBMI byte permutes.
-TEXT ·multiAccQ41VTwoINT(SB), 0, $6528-64
+TEXT ·multiAccQ41VTwoINT(SB), 0, $6848-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ41VTwo_done
@@ -1828,7 +1828,7 @@ aQ41VTwo_done:
 
 // func multiAccIQ4NLTwoINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // iq4_nl: d (f16), 16 nibble bytes; x = kvalues[c]·d (int8 levels).
-TEXT ·multiAccIQ4NLTwoINT(SB), 0, $6528-64
+TEXT ·multiAccIQ4NLTwoINT(SB), 0, $6848-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aIQ4NLTwo_done
@@ -2088,7 +2088,7 @@ aIQ4NLTwo_done:
 
 // func multiAccIQ4NLVTwoINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // iq4_nl: d (f16), 16 nibble bytes; x = kvalues[c]·d (int8 levels). Decoded with AVX-512 VBMI byte permutes.
-TEXT ·multiAccIQ4NLVTwoINT(SB), 0, $6528-64
+TEXT ·multiAccIQ4NLVTwoINT(SB), 0, $6848-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aIQ4NLVTwo_done

@@ -101,7 +101,7 @@ GLOBL ·intAccOne(SB), RODATA|NOPTR, $4
 
 // func multiAccQ40INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q4_0: d (f16), 16 nibble bytes; x = (c − 8)·d.
-TEXT ·multiAccQ40INT(SB), 0, $6528-64
+TEXT ·multiAccQ40INT(SB), 0, $6848-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ40_done
@@ -455,7 +455,7 @@ aQ40_done:
 
 // func multiAccQ40VINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q4_0: d (f16), 16 nibble bytes; x = (c − 8)·d. Decoded with AVX-512 VBMI byte permutes.
-TEXT ·multiAccQ40VINT(SB), 0, $6528-64
+TEXT ·multiAccQ40VINT(SB), 0, $6848-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ40V_done
@@ -476,6 +476,7 @@ TEXT ·multiAccQ40VINT(SB), 0, $6528-64
 	MOVQ AX, 6472(SP)
 	MOVQ m+40(FP), AX
 	MOVQ AX, 6480(SP)
+	MOVQ $0, 6560(SP)
 
 aQ40V_tile:
 	MOVQ 6480(SP), AX
@@ -515,6 +516,8 @@ aQ40V_nq:
 	SHRQ $32, R9
 	KMOVQ R9, K5
 
+	CMPQ 6560(SP), $0
+	JNE  aQ40V_pre
 	// w·d per row (lane 4b+h), its largest magnitude per lane (and Σ w·m), two rows a step
 	// with a chain each (row a: Z10, Z11, Z9; row b: Z28, Z18, Z17), joined after.
 	LEAQ (DI)(BX*1), R12
@@ -551,6 +554,20 @@ aQ40V_p1:
 	ADDQ $128, R15
 	DECQ R10
 	JNZ  aQ40V_p1
+	JMP  aQ40V_p1o
+aQ40V_pre:
+	// The tile's w·d, formed in the previous tile's row loops: its largest magnitudes (Z27) and
+	// chains into the registers the prepass loop leaves them in.
+	MOVQ $0, 6560(SP)
+	VMOVAPS Z27, Z10
+	VXORPS Z28, Z28, Z28
+	MOVQ 6464(SP), AX
+	SHLQ $6, AX
+	LEAQ 0(SP)(AX*1), R15
+	VPBROADCASTD ·intAccQMax(SB), Z27
+	VPBROADCASTD ·intAccInvCap(SB), Z26
+	VPBROADCASTD ·intAccOne(SB), Z25
+	JMP  aQ40V_p1e
 aQ40V_p1o:
 	TESTQ $1, 6464(SP)
 	JZ   aQ40V_p1e
@@ -600,6 +617,33 @@ aQ40V_p2:
 	LEAQ 4224(SP), AX
 	MOVQ AX, 6504(SP)
 	LEAQ 6272(SP), R13
+	// The next tile's first prepass in this tile's row loops where a row is one quad.
+	XORQ R11, R11
+	MOVQ nv+16(FP), AX
+	SHRQ $5, AX
+	CMPQ AX, $4
+	JA   aQ40V_nopipe
+	MOVQ 6480(SP), R11
+	CMPQ R11, $64
+	JLE  aQ40V_pn
+	MOVQ $64, R11
+aQ40V_pn:
+	TESTQ R11, R11
+	JZ   aQ40V_nopipe
+	MOVQ 6464(SP), AX
+	IMULQ rb+32(FP), AX
+	ADDQ DI, AX
+	MOVQ AX, 6528(SP)
+	MOVQ 6464(SP), AX
+	IMULQ wstride+56(FP), AX
+	ADDQ 6472(SP), AX
+	MOVQ AX, 6536(SP)
+	LEAQ 0(SP), AX
+	MOVQ AX, 6544(SP)
+	MOVQ $0, 6552(SP)
+	MOVQ $1, 6560(SP)
+	VXORPS Z27, Z27, Z27
+aQ40V_nopipe:
 
 aQ40V_blk:
 	// Row pairs: the codes of rows a and b widened and multiplied into int32 sums (Z0..Z7; where
@@ -648,6 +692,26 @@ aQ40V_pair:
 	VPDPWSSD Z13, Z23, Z6
 	VPDPWSSD Z13, Z24, Z7
 	LEAQ (R12)(R9*2), R12
+	TESTQ R11, R11
+	JZ   aQ40V_s1
+	MOVQ 6528(SP), AX
+	VMOVDQU16.Z (AX), K4, Z26
+	VPERMW Z26, Z29, Z26
+	ADDQ R9, AX
+	MOVQ AX, 6528(SP)
+	MOVQ 6536(SP), AX
+	VBROADCASTF32X4 (AX), Z25
+	ADDQ wstride+56(FP), AX
+	MOVQ AX, 6536(SP)
+	VCVTPH2PS Y26, Z22
+	VMULPS Z25, Z22, Z22
+	MOVQ 6544(SP), AX
+	VMOVUPS Z22, (AX)
+	ADDQ $64, AX
+	MOVQ AX, 6544(SP)
+	VRANGEPS $0x0B, Z22, Z27, Z27
+	DECQ R11
+aQ40V_s1:
 	PREFETCHT0 (R15)
 	ADDQ $36, R15
 	VMOVDQU8 2(R12), X20
@@ -786,6 +850,29 @@ aQ40V_fin:
 	JNZ  aQ40V_blk
 	CMPQ 6488(SP), $0
 	JNE  aQ40V_quad
+	MOVQ rb+32(FP), R9
+aQ40V_cu:
+	TESTQ R11, R11
+	JZ   aQ40V_cud
+	MOVQ 6528(SP), AX
+	VMOVDQU16.Z (AX), K4, Z26
+	VPERMW Z26, Z29, Z26
+	ADDQ R9, AX
+	MOVQ AX, 6528(SP)
+	MOVQ 6536(SP), AX
+	VBROADCASTF32X4 (AX), Z25
+	ADDQ wstride+56(FP), AX
+	MOVQ AX, 6536(SP)
+	VCVTPH2PS Y26, Z22
+	VMULPS Z25, Z22, Z22
+	MOVQ 6544(SP), AX
+	VMOVUPS Z22, (AX)
+	ADDQ $64, AX
+	MOVQ AX, 6544(SP)
+	VRANGEPS $0x0B, Z22, Z27, Z27
+	DECQ R11
+	JMP  aQ40V_cu
+aQ40V_cud:
 
 	MOVQ 6464(SP), AX
 	MOVQ AX, R12
@@ -802,7 +889,7 @@ aQ40V_done:
 
 // func multiAccQ80INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q8_0: d (f16), 32 int8 codes; x = c·d.
-TEXT ·multiAccQ80INT(SB), 0, $6528-64
+TEXT ·multiAccQ80INT(SB), 0, $6848-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ80_done
@@ -1157,7 +1244,7 @@ aQ80_done:
 
 // func multiAccQ80Z4INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q8_0: d (f16), 32 int8 codes; x = c·d.
-TEXT ·multiAccQ80Z4INT(SB), 0, $6528-64
+TEXT ·multiAccQ80Z4INT(SB), 0, $6848-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ80Z4_done
@@ -1512,7 +1599,7 @@ aQ80Z4_done:
 
 // func multiAccQ41INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q4_1: d, m (f16), 16 nibble bytes; x = (c − 8)·d + (m + 8·d).
-TEXT ·multiAccQ41INT(SB), 0, $6528-64
+TEXT ·multiAccQ41INT(SB), 0, $6848-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ41_done
@@ -1892,7 +1979,7 @@ aQ41_done:
 
 // func multiAccQ41VINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q4_1: d, m (f16), 16 nibble bytes; x = (c − 8)·d + (m + 8·d). Decoded with AVX-512 VBMI byte permutes.
-TEXT ·multiAccQ41VINT(SB), 0, $6528-64
+TEXT ·multiAccQ41VINT(SB), 0, $6848-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ41V_done
@@ -1913,6 +2000,7 @@ TEXT ·multiAccQ41VINT(SB), 0, $6528-64
 	MOVQ AX, 6472(SP)
 	MOVQ m+40(FP), AX
 	MOVQ AX, 6480(SP)
+	MOVQ $0, 6560(SP)
 
 aQ41V_tile:
 	MOVQ 6480(SP), AX
@@ -1952,6 +2040,8 @@ aQ41V_nq:
 	SHRQ $32, R9
 	KMOVQ R9, K5
 
+	CMPQ 6560(SP), $0
+	JNE  aQ41V_pre
 	// w·d per row (lane 4b+h), its largest magnitude per lane (and Σ w·m), two rows a step
 	// with a chain each (row a: Z10, Z11, Z9; row b: Z28, Z18, Z17), joined after.
 	LEAQ (DI)(BX*1), R12
@@ -1996,6 +2086,24 @@ aQ41V_p1:
 	ADDQ $128, R15
 	DECQ R10
 	JNZ  aQ41V_p1
+	JMP  aQ41V_p1o
+aQ41V_pre:
+	// The tile's w·d, formed in the previous tile's row loops: its largest magnitudes (Z27) and
+	// chains into the registers the prepass loop leaves them in.
+	MOVQ $0, 6560(SP)
+	VMOVAPS Z27, Z10
+	VXORPS Z28, Z28, Z28
+	VMOVUPS 6592(SP), Z9
+	VMOVUPS 6656(SP), Z17
+	VMOVUPS 6720(SP), Z11
+	VMOVUPS 6784(SP), Z18
+	MOVQ 6464(SP), AX
+	SHLQ $6, AX
+	LEAQ 0(SP)(AX*1), R15
+	VPBROADCASTD ·intAccQMax(SB), Z27
+	VPBROADCASTD ·intAccInvCap(SB), Z26
+	VPBROADCASTD ·intAccOne(SB), Z25
+	JMP  aQ41V_p1e
 aQ41V_p1o:
 	TESTQ $1, 6464(SP)
 	JZ   aQ41V_p1e
@@ -2055,6 +2163,37 @@ aQ41V_p2:
 	LEAQ 4224(SP), AX
 	MOVQ AX, 6504(SP)
 	LEAQ 6272(SP), R13
+	// The next tile's first prepass in this tile's row loops where a row is one quad.
+	XORQ R11, R11
+	MOVQ nv+16(FP), AX
+	SHRQ $5, AX
+	CMPQ AX, $4
+	JA   aQ41V_nopipe
+	MOVQ 6480(SP), R11
+	CMPQ R11, $64
+	JLE  aQ41V_pn
+	MOVQ $64, R11
+aQ41V_pn:
+	TESTQ R11, R11
+	JZ   aQ41V_nopipe
+	MOVQ 6464(SP), AX
+	IMULQ rb+32(FP), AX
+	ADDQ DI, AX
+	MOVQ AX, 6528(SP)
+	MOVQ 6464(SP), AX
+	IMULQ wstride+56(FP), AX
+	ADDQ 6472(SP), AX
+	MOVQ AX, 6536(SP)
+	LEAQ 0(SP), AX
+	MOVQ AX, 6544(SP)
+	MOVQ $0, 6552(SP)
+	MOVQ $1, 6560(SP)
+	VXORPS Z27, Z27, Z27
+	VMOVUPS Z27, 6592(SP)
+	VMOVUPS Z27, 6656(SP)
+	VMOVUPS Z27, 6720(SP)
+	VMOVUPS Z27, 6784(SP)
+aQ41V_nopipe:
 
 aQ41V_blk:
 	// Row pairs: the codes of rows a and b widened and multiplied into int32 sums (Z0..Z7; where
@@ -2103,6 +2242,36 @@ aQ41V_pair:
 	VPDPWSSD Z13, Z23, Z6
 	VPDPWSSD Z13, Z24, Z7
 	LEAQ (R12)(R9*2), R12
+	TESTQ R11, R11
+	JZ   aQ41V_s1
+	MOVQ 6528(SP), AX
+	VMOVDQU16.Z (AX), K4, Z26
+	VPERMW Z26, Z29, Z26
+	ADDQ R9, AX
+	MOVQ AX, 6528(SP)
+	MOVQ 6536(SP), AX
+	VBROADCASTF32X4 (AX), Z25
+	ADDQ wstride+56(FP), AX
+	MOVQ AX, 6536(SP)
+	VCVTPH2PS Y26, Z22
+	VMULPS Z25, Z22, Z22
+	MOVQ 6544(SP), AX
+	VMOVUPS Z22, (AX)
+	ADDQ $64, AX
+	MOVQ AX, 6544(SP)
+	VRANGEPS $0x0B, Z22, Z27, Z27
+	MOVQ 6552(SP), AX
+	XORQ $64, 6552(SP)
+	LEAQ 6592(SP)(AX*1), AX
+	VADDPS (AX), Z22, Z22
+	VMOVUPS Z22, (AX)
+	VEXTRACTI64X4 $1, Z26, Y26
+	VCVTPH2PS Y26, Z26
+	VMOVUPS 128(AX), Z22
+	VFMADD231PS Z25, Z26, Z22
+	VMOVUPS Z22, 128(AX)
+	DECQ R11
+aQ41V_s1:
 	PREFETCHT0 (R15)
 	ADDQ $40, R15
 	VMOVDQU8 4(R12), X20
@@ -2249,6 +2418,39 @@ aQ41V_fin:
 	JNZ  aQ41V_blk
 	CMPQ 6488(SP), $0
 	JNE  aQ41V_quad
+	MOVQ rb+32(FP), R9
+aQ41V_cu:
+	TESTQ R11, R11
+	JZ   aQ41V_cud
+	MOVQ 6528(SP), AX
+	VMOVDQU16.Z (AX), K4, Z26
+	VPERMW Z26, Z29, Z26
+	ADDQ R9, AX
+	MOVQ AX, 6528(SP)
+	MOVQ 6536(SP), AX
+	VBROADCASTF32X4 (AX), Z25
+	ADDQ wstride+56(FP), AX
+	MOVQ AX, 6536(SP)
+	VCVTPH2PS Y26, Z22
+	VMULPS Z25, Z22, Z22
+	MOVQ 6544(SP), AX
+	VMOVUPS Z22, (AX)
+	ADDQ $64, AX
+	MOVQ AX, 6544(SP)
+	VRANGEPS $0x0B, Z22, Z27, Z27
+	MOVQ 6552(SP), AX
+	XORQ $64, 6552(SP)
+	LEAQ 6592(SP)(AX*1), AX
+	VADDPS (AX), Z22, Z22
+	VMOVUPS Z22, (AX)
+	VEXTRACTI64X4 $1, Z26, Y26
+	VCVTPH2PS Y26, Z26
+	VMOVUPS 128(AX), Z22
+	VFMADD231PS Z25, Z26, Z22
+	VMOVUPS Z22, 128(AX)
+	DECQ R11
+	JMP  aQ41V_cu
+aQ41V_cud:
 
 	MOVQ 6464(SP), AX
 	MOVQ AX, R12
@@ -2265,7 +2467,7 @@ aQ41V_done:
 
 // func multiAccQ50INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q5_0: d (f16), qh (32 fifth bits), 16 nibble bytes; x = (c − 16)·d.
-TEXT ·multiAccQ50INT(SB), 0, $6528-64
+TEXT ·multiAccQ50INT(SB), 0, $6848-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ50_done
@@ -2572,7 +2774,7 @@ aQ50_done:
 
 // func multiAccQ50VINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q5_0: d (f16), qh (32 fifth bits), 16 nibble bytes; x = (c − 16)·d. Decoded with AVX-512 VBMI byte permutes.
-TEXT ·multiAccQ50VINT(SB), 0, $6528-64
+TEXT ·multiAccQ50VINT(SB), 0, $6848-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ50V_done
@@ -2595,6 +2797,7 @@ TEXT ·multiAccQ50VINT(SB), 0, $6528-64
 	MOVQ AX, 6472(SP)
 	MOVQ m+40(FP), AX
 	MOVQ AX, 6480(SP)
+	MOVQ $0, 6560(SP)
 
 aQ50V_tile:
 	MOVQ 6480(SP), AX
@@ -2634,6 +2837,8 @@ aQ50V_nq:
 	SHRQ $32, R9
 	KMOVQ R9, K5
 
+	CMPQ 6560(SP), $0
+	JNE  aQ50V_pre
 	// w·d per row (lane 4b+h), its largest magnitude per lane (and Σ w·m), two rows a step
 	// with a chain each (row a: Z10, Z11, Z9; row b: Z28, Z18, Z17), joined after.
 	LEAQ (DI)(BX*1), R12
@@ -2672,6 +2877,20 @@ aQ50V_p1:
 	ADDQ $128, R15
 	DECQ R10
 	JNZ  aQ50V_p1
+	JMP  aQ50V_p1o
+aQ50V_pre:
+	// The tile's w·d, formed in the previous tile's row loops: its largest magnitudes (Z27) and
+	// chains into the registers the prepass loop leaves them in.
+	MOVQ $0, 6560(SP)
+	VMOVAPS Z27, Z10
+	VXORPS Z28, Z28, Z28
+	MOVQ 6464(SP), AX
+	SHLQ $6, AX
+	LEAQ 0(SP)(AX*1), R15
+	VPBROADCASTD ·intAccQMax(SB), Z27
+	VPBROADCASTD ·intAccInvCap(SB), Z26
+	VPBROADCASTD ·intAccOne(SB), Z25
+	JMP  aQ50V_p1e
 aQ50V_p1o:
 	TESTQ $1, 6464(SP)
 	JZ   aQ50V_p1e
@@ -2722,6 +2941,33 @@ aQ50V_p2:
 	LEAQ 4224(SP), AX
 	MOVQ AX, 6504(SP)
 	LEAQ 6272(SP), R13
+	// The next tile's first prepass in this tile's row loops where a row is one quad.
+	XORQ R11, R11
+	MOVQ nv+16(FP), AX
+	SHRQ $5, AX
+	CMPQ AX, $4
+	JA   aQ50V_nopipe
+	MOVQ 6480(SP), R11
+	CMPQ R11, $64
+	JLE  aQ50V_pn
+	MOVQ $64, R11
+aQ50V_pn:
+	TESTQ R11, R11
+	JZ   aQ50V_nopipe
+	MOVQ 6464(SP), AX
+	IMULQ rb+32(FP), AX
+	ADDQ DI, AX
+	MOVQ AX, 6528(SP)
+	MOVQ 6464(SP), AX
+	IMULQ wstride+56(FP), AX
+	ADDQ 6472(SP), AX
+	MOVQ AX, 6536(SP)
+	LEAQ 0(SP), AX
+	MOVQ AX, 6544(SP)
+	MOVQ $0, 6552(SP)
+	MOVQ $1, 6560(SP)
+	VXORPS Z27, Z27, Z27
+aQ50V_nopipe:
 
 aQ50V_blk:
 	// Row pairs: the codes of rows a and b widened and multiplied into int32 sums (Z0..Z7; where
@@ -2780,6 +3026,27 @@ aQ50V_pair:
 	VPDPWSSD Z13, Z23, Z6
 	VPDPWSSD Z13, Z24, Z7
 	LEAQ (R12)(R9*2), R12
+	TESTQ R11, R11
+	JZ   aQ50V_s1
+	MOVQ 6528(SP), AX
+	VMOVDQU16.Z (AX), K4, Z26
+	VMOVDQU16.Z 64(AX), K5, Z22
+	VPERMT2W Z22, Z29, Z26
+	ADDQ R9, AX
+	MOVQ AX, 6528(SP)
+	MOVQ 6536(SP), AX
+	VBROADCASTF32X4 (AX), Z25
+	ADDQ wstride+56(FP), AX
+	MOVQ AX, 6536(SP)
+	VCVTPH2PS Y26, Z22
+	VMULPS Z25, Z22, Z22
+	MOVQ 6544(SP), AX
+	VMOVUPS Z22, (AX)
+	ADDQ $64, AX
+	MOVQ AX, 6544(SP)
+	VRANGEPS $0x0B, Z22, Z27, Z27
+	DECQ R11
+aQ50V_s1:
 	PREFETCHT0 (R15)
 	ADDQ $44, R15
 	VMOVDQU8 6(R12), X20
@@ -2945,6 +3212,30 @@ aQ50V_fin:
 	JNZ  aQ50V_blk
 	CMPQ 6488(SP), $0
 	JNE  aQ50V_quad
+	MOVQ rb+32(FP), R9
+aQ50V_cu:
+	TESTQ R11, R11
+	JZ   aQ50V_cud
+	MOVQ 6528(SP), AX
+	VMOVDQU16.Z (AX), K4, Z26
+	VMOVDQU16.Z 64(AX), K5, Z22
+	VPERMT2W Z22, Z29, Z26
+	ADDQ R9, AX
+	MOVQ AX, 6528(SP)
+	MOVQ 6536(SP), AX
+	VBROADCASTF32X4 (AX), Z25
+	ADDQ wstride+56(FP), AX
+	MOVQ AX, 6536(SP)
+	VCVTPH2PS Y26, Z22
+	VMULPS Z25, Z22, Z22
+	MOVQ 6544(SP), AX
+	VMOVUPS Z22, (AX)
+	ADDQ $64, AX
+	MOVQ AX, 6544(SP)
+	VRANGEPS $0x0B, Z22, Z27, Z27
+	DECQ R11
+	JMP  aQ50V_cu
+aQ50V_cud:
 
 	MOVQ 6464(SP), AX
 	MOVQ AX, R12
@@ -2961,7 +3252,7 @@ aQ50V_done:
 
 // func multiAccQ51INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q5_1: d, m (f16), qh, 16 nibble bytes; x = (c − 16)·d + (m + 16·d).
-TEXT ·multiAccQ51INT(SB), 0, $6528-64
+TEXT ·multiAccQ51INT(SB), 0, $6848-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ51_done
@@ -3294,7 +3585,7 @@ aQ51_done:
 
 // func multiAccQ51VINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q5_1: d, m (f16), qh, 16 nibble bytes; x = (c − 16)·d + (m + 16·d). Decoded with AVX-512 VBMI byte permutes.
-TEXT ·multiAccQ51VINT(SB), 0, $6528-64
+TEXT ·multiAccQ51VINT(SB), 0, $6848-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ51V_done
@@ -3709,7 +4000,7 @@ aQ51V_done:
 
 // func multiAccIQ4NLINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // iq4_nl: d (f16), 16 nibble bytes; x = kvalues[c]·d (int8 levels).
-TEXT ·multiAccIQ4NLINT(SB), 0, $6528-64
+TEXT ·multiAccIQ4NLINT(SB), 0, $6848-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aIQ4NL_done
@@ -4005,7 +4296,7 @@ aIQ4NL_done:
 
 // func multiAccIQ4NLVINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // iq4_nl: d (f16), 16 nibble bytes; x = kvalues[c]·d (int8 levels). Decoded with AVX-512 VBMI byte permutes.
-TEXT ·multiAccIQ4NLVINT(SB), 0, $6528-64
+TEXT ·multiAccIQ4NLVINT(SB), 0, $6848-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aIQ4NLV_done
@@ -4029,6 +4320,7 @@ TEXT ·multiAccIQ4NLVINT(SB), 0, $6528-64
 	MOVQ AX, 6472(SP)
 	MOVQ m+40(FP), AX
 	MOVQ AX, 6480(SP)
+	MOVQ $0, 6560(SP)
 
 aIQ4NLV_tile:
 	MOVQ 6480(SP), AX
@@ -4068,6 +4360,8 @@ aIQ4NLV_nq:
 	SHRQ $32, R9
 	KMOVQ R9, K5
 
+	CMPQ 6560(SP), $0
+	JNE  aIQ4NLV_pre
 	// w·d per row (lane 4b+h), its largest magnitude per lane (and Σ w·m), two rows a step
 	// with a chain each (row a: Z10, Z11, Z9; row b: Z28, Z18, Z17), joined after.
 	LEAQ (DI)(BX*1), R12
@@ -4104,6 +4398,20 @@ aIQ4NLV_p1:
 	ADDQ $128, R15
 	DECQ R10
 	JNZ  aIQ4NLV_p1
+	JMP  aIQ4NLV_p1o
+aIQ4NLV_pre:
+	// The tile's w·d, formed in the previous tile's row loops: its largest magnitudes (Z27) and
+	// chains into the registers the prepass loop leaves them in.
+	MOVQ $0, 6560(SP)
+	VMOVAPS Z27, Z10
+	VXORPS Z28, Z28, Z28
+	MOVQ 6464(SP), AX
+	SHLQ $6, AX
+	LEAQ 0(SP)(AX*1), R15
+	VPBROADCASTD ·intAccQMax(SB), Z27
+	VPBROADCASTD ·intAccInvCap(SB), Z26
+	VPBROADCASTD ·intAccOne(SB), Z25
+	JMP  aIQ4NLV_p1e
 aIQ4NLV_p1o:
 	TESTQ $1, 6464(SP)
 	JZ   aIQ4NLV_p1e
@@ -4153,6 +4461,33 @@ aIQ4NLV_p2:
 	LEAQ 4224(SP), AX
 	MOVQ AX, 6504(SP)
 	LEAQ 6272(SP), R13
+	// The next tile's first prepass in this tile's row loops where a row is one quad.
+	XORQ R11, R11
+	MOVQ nv+16(FP), AX
+	SHRQ $5, AX
+	CMPQ AX, $4
+	JA   aIQ4NLV_nopipe
+	MOVQ 6480(SP), R11
+	CMPQ R11, $64
+	JLE  aIQ4NLV_pn
+	MOVQ $64, R11
+aIQ4NLV_pn:
+	TESTQ R11, R11
+	JZ   aIQ4NLV_nopipe
+	MOVQ 6464(SP), AX
+	IMULQ rb+32(FP), AX
+	ADDQ DI, AX
+	MOVQ AX, 6528(SP)
+	MOVQ 6464(SP), AX
+	IMULQ wstride+56(FP), AX
+	ADDQ 6472(SP), AX
+	MOVQ AX, 6536(SP)
+	LEAQ 0(SP), AX
+	MOVQ AX, 6544(SP)
+	MOVQ $0, 6552(SP)
+	MOVQ $1, 6560(SP)
+	VXORPS Z27, Z27, Z27
+aIQ4NLV_nopipe:
 
 aIQ4NLV_blk:
 	// Row pairs: the codes of rows a and b widened and multiplied into int32 sums (Z0..Z7; where
@@ -4202,6 +4537,26 @@ aIQ4NLV_pair:
 	VPDPWSSD Z13, Z23, Z6
 	VPDPWSSD Z13, Z24, Z7
 	LEAQ (R12)(R9*2), R12
+	TESTQ R11, R11
+	JZ   aIQ4NLV_s1
+	MOVQ 6528(SP), AX
+	VMOVDQU16.Z (AX), K4, Z26
+	VPERMW Z26, Z29, Z26
+	ADDQ R9, AX
+	MOVQ AX, 6528(SP)
+	MOVQ 6536(SP), AX
+	VBROADCASTF32X4 (AX), Z25
+	ADDQ wstride+56(FP), AX
+	MOVQ AX, 6536(SP)
+	VCVTPH2PS Y26, Z22
+	VMULPS Z25, Z22, Z22
+	MOVQ 6544(SP), AX
+	VMOVUPS Z22, (AX)
+	ADDQ $64, AX
+	MOVQ AX, 6544(SP)
+	VRANGEPS $0x0B, Z22, Z27, Z27
+	DECQ R11
+aIQ4NLV_s1:
 	PREFETCHT0 (R15)
 	ADDQ $36, R15
 	VMOVDQU8 2(R12), X20
@@ -4343,6 +4698,29 @@ aIQ4NLV_fin:
 	JNZ  aIQ4NLV_blk
 	CMPQ 6488(SP), $0
 	JNE  aIQ4NLV_quad
+	MOVQ rb+32(FP), R9
+aIQ4NLV_cu:
+	TESTQ R11, R11
+	JZ   aIQ4NLV_cud
+	MOVQ 6528(SP), AX
+	VMOVDQU16.Z (AX), K4, Z26
+	VPERMW Z26, Z29, Z26
+	ADDQ R9, AX
+	MOVQ AX, 6528(SP)
+	MOVQ 6536(SP), AX
+	VBROADCASTF32X4 (AX), Z25
+	ADDQ wstride+56(FP), AX
+	MOVQ AX, 6536(SP)
+	VCVTPH2PS Y26, Z22
+	VMULPS Z25, Z22, Z22
+	MOVQ 6544(SP), AX
+	VMOVUPS Z22, (AX)
+	ADDQ $64, AX
+	MOVQ AX, 6544(SP)
+	VRANGEPS $0x0B, Z22, Z27, Z27
+	DECQ R11
+	JMP  aIQ4NLV_cu
+aIQ4NLV_cud:
 
 	MOVQ 6464(SP), AX
 	MOVQ AX, R12
