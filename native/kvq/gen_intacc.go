@@ -783,9 +783,12 @@ func pfRepl(f format, inst string) *strings.Replacer {
 // the loop's VPDPWSSD. Measured on AMD Zen 4 (4096 rows of 128 values, four accumulators, thread
 // CPU time, 41 calls interleaved with the previous kernels, median, four runs; streamed: rows
 // past the caches, 96 MiB): q4_0 7.05 → 6.6 ns a row in cache (−6.5%), streamed −4 to −7%;
-// q4_1 −2% in cache, −2 to −4% streamed; q5_0 −1% and −2 to −3%; iq4_nl −3% and −5%; q5_1, whose
-// row needs two loads, a two-table permute and its Σ w·m, 1–2% slower, so it keeps its own
-// prepass loop, and so do the two-accumulator kernels (not measured). Not measured on Zen 5 or
+// q4_1 −2% in cache, −2 to −4% streamed; q5_0 −2.4% and −1.5 to −3% (where a row is four
+// blocks exactly: its fourth block's scale, past the first 64 bytes, comes by a masked
+// broadcast; with the prepass loop's second load and two-table permute −1%); iq4_nl −3% and
+// −5%. q5_1 (its fourth scale and min broadcast so too, or loaded and permuted as q5_0's were)
+// was 1–2% slower and keeps its own prepass loop, and so do the two-accumulator kernels (not
+// measured). Not measured on Zen 5 or
 // Intel: the prepass's operations are the same ones, now beside the multiplies rather than
 // alone, with ~12 scalar operations (pointers kept in the frame) a row added.
 // Registers: Z22, Z25..Z27 (the inv constants, reloaded by pre), R11 (the next tile's rows
@@ -805,10 +808,15 @@ func p1Pipe(f format, s string, on bool) string {
 			fmt.Fprintf(&b, "\tTESTQ R11, R11\n\tJZ   a@_%s\n", label)
 		}
 		fmt.Fprintf(&b, "\tMOVQ %d(SP), AX\n\tVMOVDQU16.Z (AX), K4, Z26\n", oP1R)
+		b.WriteString("\tVPERMW Z26, Z29, Z26\n")
 		if 3*f.bs+hdr > 64 {
-			b.WriteString("\tVMOVDQU16.Z 64(AX), K5, Z22\n\tVPERMT2W Z22, Z29, Z26\n")
-		} else {
-			b.WriteString("\tVPERMW Z26, Z29, Z26\n")
+			// The fourth block's scale (and min) past the first 64 bytes: broadcast into its
+			// lanes (K5: words 12..15; K7: words 28..31), which VPERMW filled from the index
+			// mod 32.
+			fmt.Fprintf(&b, "\tVPBROADCASTW %d(AX), K5, Z26\n", 3*f.bs)
+			if f.min {
+				fmt.Fprintf(&b, "\tVPBROADCASTW %d(AX), K7, Z26\n", 3*f.bs+2)
+			}
 		}
 		fmt.Fprintf(&b, "\tADDQ R9, AX\n\tMOVQ AX, %d(SP)\n\tMOVQ %d(SP), AX\n", oP1R, oP1W)
 		if nacc == 2 {
@@ -855,7 +863,7 @@ a@_pre:
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	CMPQ AX, $4
-	JA   a@_nopipe
+	%%PIPEJ%% a@_nopipe
 	MOVQ %%RL%%(SP), R11
 	CMPQ R11, $64
 	JLE  a@_pn
@@ -880,7 +888,17 @@ a@_pn:
 	if f.min {
 		fmt.Fprintf(&setup, "\tVMOVUPS Z27, %d(SP)\n\tVMOVUPS Z27, %d(SP)\n\tVMOVUPS Z27, %d(SP)\n\tVMOVUPS Z27, %d(SP)\n", oCH, oCH+64, oCH+128, oCH+192)
 	}
+	jump := "JA  "
+	if 3*f.bs+hdr > 64 {
+		// Four blocks exactly, so that the fourth block's scale is in the row.
+		jump = "JNE "
+		setup.WriteString("\tMOVL $0xF000, AX\n\tKMOVD AX, K5\n")
+		if f.min {
+			setup.WriteString("\tMOVL $0xF0000000, AX\n\tKMOVD AX, K7\n")
+		}
+	}
 	setup.WriteString("a@_nopipe:")
+	setup2 := strings.Replace(setup.String(), "%PIPEJ%", jump, 1)
 	check := fmt.Sprintf("\tCMPQ %d(SP), $0\n\tJNE  a@_pre", oPRE)
 	catch := "\tMOVQ rb+32(FP), R9\na@_cu:\n\tTESTQ R11, R11\n\tJZ   a@_cud\n" + step("", false) + "\tJMP  a@_cu\na@_cud:"
 	old := "%DOTS0%\n\tLEAQ (R12)(R9*2), R12\n\t%PFI% (R15)"
@@ -888,6 +906,6 @@ a@_pn:
 		panic("p1Pipe: loop changed")
 	}
 	s = strings.Replace(s, old, "%DOTS0%\n\tLEAQ (R12)(R9*2), R12\n"+step("s1", true)+"\t%PFI% (R15)", 1)
-	return strings.NewReplacer("%PRECHECK%", check, "%PREBLOCK%", pre.String(), "%PIPESETUP%", setup.String(),
+	return strings.NewReplacer("%PRECHECK%", check, "%PREBLOCK%", pre.String(), "%PIPESETUP%", setup2,
 		"%CATCHUP%", catch, "%PREINIT%", fmt.Sprintf("\tMOVQ $0, %d(SP)", oPRE)).Replace(s)
 }
