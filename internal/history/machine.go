@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/kvlab/kvlab/internal/isa"
 	"golang.org/x/sys/cpu"
 )
 
@@ -48,11 +49,7 @@ func ThisMachine(version string) Machine {
 		}
 		// The switches that make the kernels skip features the CPU has: a run made with them
 		// measured other kernels than the features alone say.
-		for _, env := range []string{"KVLAB_NO_AVX512", "KVLAB_NO_AVX512VNNI", "KVLAB_NO_AVX512VBMI", "KVLAB_NO_AVXVNNI"} {
-			if os.Getenv(env) != "" {
-				m.Features = append(m.Features, env)
-			}
-		}
+		m.Features = append(m.Features, isa.Set()...)
 	}
 	if m.Version == "" || m.Version == "dev" {
 		if bi, ok := debug.ReadBuildInfo(); ok {

@@ -3,15 +3,14 @@
 package attn
 
 import (
-	"os"
-
+	"github.com/kvlab/kvlab/internal/isa"
 	"golang.org/x/sys/cpu"
 )
 
 // hasAVX512 and hasFMA select softmaxRows' vector kernels (softmax_amd64.s): 16 lanes with
 // AVX-512, else 8 with AVX2 + FMA; KVLAB_NO_AVX512 set selects the 8-lane ones.
 var (
-	hasAVX512 = cpu.X86.HasAVX512F && os.Getenv("KVLAB_NO_AVX512") == ""
+	hasAVX512 = isa.AVX512F
 	hasFMA    = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 )
 

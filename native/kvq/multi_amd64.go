@@ -3,9 +3,9 @@
 package kvq
 
 import (
-	"os"
 	"strings"
 
+	"github.com/kvlab/kvlab/internal/isa"
 	"golang.org/x/sys/cpu"
 )
 
@@ -13,25 +13,14 @@ import (
 // (multi_avx2_amd64.s; f16's multi_avx2f_amd64.s) those with AVX2, FMA and F16C; x/sys/cpu checks that the operating
 // system saves the registers. Other CPUs run DotMany and AccumulateMany per query.
 // KVLAB_NO_AVX512 set (any value, read once at start) selects the AVX2 kernels on an AVX-512
-// CPU, VNNI's included, as it does for the weight kernels (native/wkern). Every AVX-512 CPU,
+// CPU, VNNI's included, as it does for the weight kernels (native/wkern); the AVX-512 VNNI, VBMI
+// and BF16 kernels follow internal/isa's flags, never cpu.X86's own (its switches pretend a
+// Skylake-SP or a Cascade Lake). Every AVX-512 CPU,
 // AMD Zen 4 (512-bit operations as two 256-bit halves) included, accumulates with the 512-bit
 // kernels: 256-bit ones chosen on Zen 4 from in-cache timings made whole decodes slower there.
 var (
-	hasAVX512 = cpu.X86.HasAVX512F && os.Getenv("KVLAB_NO_AVX512") == ""
+	hasAVX512 = isa.AVX512F
 	hasAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
-)
-
-// cpuAVX512VNNI, cpuAVX512VBMI and cpuAVX512BF16 are the CPU's AVX-512 VNNI, VBMI and BF16 as
-// the kernels may use them. KVLAB_NO_AVX512VNNI set (any value, read once at start) hides all
-// three, so that an AVX-512 CPU runs what Intel Skylake-SP/X (AVX-512 F, CD, BW, DQ, VL
-// alone) runs; KVLAB_NO_AVX512VBMI set hides VBMI and BF16, what Intel Cascade Lake (VNNI
-// without VBMI or BF16) runs. Every dispatch reads these, never cpu.X86's own.
-var (
-	noAVX512VNNI  = os.Getenv("KVLAB_NO_AVX512VNNI") != ""
-	noAVX512VBMI  = noAVX512VNNI || os.Getenv("KVLAB_NO_AVX512VBMI") != ""
-	cpuAVX512VNNI = cpu.X86.HasAVX512VNNI && !noAVX512VNNI
-	cpuAVX512VBMI = cpu.X86.HasAVX512VBMI && !noAVX512VBMI
-	cpuAVX512BF16 = cpu.X86.HasAVX512BF16 && !noAVX512VBMI
 )
 
 var (

@@ -5,7 +5,7 @@ package kvq
 import (
 	"os"
 
-	"golang.org/x/sys/cpu"
+	"github.com/kvlab/kvlab/internal/isa"
 )
 
 //go:generate go run gen_avx2intacc.go gen_vexlib.go
@@ -53,7 +53,7 @@ var avx2IntAccOn = avx2Int && os.Getenv("KVLAB_NO_AVX2INTACC") == ""
 // that the plain AVX2 kernels run and can be tested and measured on such CPUs, and so does
 // KVLAB_NO_AVX512VNNI on an AVX-512 CPU (the AVX-512 CPUs without VNNI, Skylake-SP/X, have no
 // AVX-VNNI either).
-var hasAVXVNNI = cpu.X86.HasAVXVNNI && os.Getenv("KVLAB_NO_AVXVNNI") == "" && !(noAVX512VNNI && cpu.X86.HasAVX512F)
+var hasAVXVNNI = isa.AVXVNNI
 
 // avx2IntAccFor is the AVX2 integer accumulate kernel standing for i (one of intAccQ4_0 …
 // intAccIQ4NL), nil where they do not run (avx2IntAccOn false, or i another kernel).

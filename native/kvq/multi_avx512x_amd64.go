@@ -2,7 +2,10 @@
 
 package kvq
 
-import "golang.org/x/sys/cpu"
+import (
+	"github.com/kvlab/kvlab/internal/isa"
+	"golang.org/x/sys/cpu"
+)
 
 //go:generate go run gen_avx512.go
 
@@ -27,7 +30,7 @@ var (
 )
 
 // hasFP8VBMI reports fp8VBMI: AVX-512 BW and VBMI.
-var hasFP8VBMI = hasAVX512BW && cpuAVX512VBMI
+var hasFP8VBMI = hasAVX512BW && isa.AVX512VBMI
 
 // The kernels' contracts are multiKernels'.
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kvlab/kvlab/internal/cputime"
+	"github.com/kvlab/kvlab/internal/isa"
 )
 
 // withSKXKernels runs f with the kernels an AVX-512 CPU without VNNI (Skylake-SP/X) may run:
@@ -30,7 +31,7 @@ func withSKXKernels(integer bool, f func()) {
 // with it) runs: the AVX2 integer scores and accumulate kernels of the block formats, plain
 // (no AVX-VNNI), and the 512-bit float kernels of tq4 and the turbo tiers.
 func TestSKXDispatch(t *testing.T) {
-	if !hasAVX512 || !hasAVX2 || cpuAVX512VNNI {
+	if !hasAVX512 || !hasAVX2 || isa.AVX512VNNI {
 		t.Skip("not an AVX-512 CPU without VNNI (set KVLAB_NO_AVX512VNNI on one with it)")
 	}
 	if hasVNNI || hasVNNIBW || hasVBMI || intAcc() || hasFP8VBMI || hasFP8BF16 {
@@ -54,6 +55,14 @@ func TestSKXDispatch(t *testing.T) {
 // the two choices of withSKXKernels.
 var skxSpeedFormats = []Format{Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, TQ4, Turbo4, Turbo3, Turbo2}
 
+// TestSKXKernelISA checks that an AVX-512 CPU without VNNI (or one run with
+// KVLAB_NO_AVX512VNNI) names the AVX2 integer kernels it runs for the block formats.
+func TestSKXKernelISA(t *testing.T) {
+	if got := KernelISA(); hasAVX512 && hasAVX2 && !isa.AVX512VNNI && got != "AVX-512 + AVX2 integer" {
+		t.Fatalf("AVX-512 without VNNI, KernelISA %q", got)
+	}
+}
+
 // TestSKXIntSpeed reports (KVLAB_SPEED_REPORT set, on an AVX-512 CPU), per row of benchDim
 // values and four queries, the thread CPU time of DotManyMulti and of AccumulateManyMulti
 // (four accumulators) through the 512-bit float kernels and through the plain AVX2 integer
@@ -62,14 +71,6 @@ var skxSpeedFormats = []Format{Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, TQ4, Turbo4
 // best of 20 calls an alternation) and streamed past the caches (64 MiB of those rows in
 // chunks of benchRows, one pass an alternation). KVLAB_SPEED_ROUNDS sets the alternations
 // (default 7); min and median over them, and each mode's median over the float kernels'.
-// TestSKXKernelISA checks that an AVX-512 CPU without VNNI (or one run with
-// KVLAB_NO_AVX512VNNI) names the AVX2 integer kernels it runs for the block formats.
-func TestSKXKernelISA(t *testing.T) {
-	if isa := KernelISA(); hasAVX512 && hasAVX2 && !cpuAVX512VNNI && isa != "AVX-512 + AVX2 integer" {
-		t.Fatalf("AVX-512 without VNNI, KernelISA %q", isa)
-	}
-}
-
 func TestSKXIntSpeed(t *testing.T) {
 	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
 		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")

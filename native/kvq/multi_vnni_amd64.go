@@ -5,12 +5,13 @@ package kvq
 import (
 	"math"
 
+	"github.com/kvlab/kvlab/internal/isa"
 	"golang.org/x/sys/cpu"
 )
 
 // hasVNNI reports the AVX-512 VNNI q4_0, q4_1 and q8_0 scores kernels (multi_vnni_amd64.s), which
 // also use AVX-512 DQ (every CPU with VNNI so far has it; checked all the same).
-var hasVNNI = hasAVX512 && cpuAVX512VNNI && cpu.X86.HasAVX512DQ
+var hasVNNI = hasAVX512 && isa.AVX512VNNI && cpu.X86.HasAVX512DQ
 
 // hasVNNIBW reports the iq4_nl, q5_0 and q5_1 VNNI kernels, which also use AVX-512 BW byte
 // operations (VPSHUFB, VPTESTMB, masked VPADDB, VPERMI2W).

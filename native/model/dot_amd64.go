@@ -3,9 +3,9 @@
 package model
 
 import (
-	"os"
 	"unsafe"
 
+	"github.com/kvlab/kvlab/internal/isa"
 	"golang.org/x/sys/cpu"
 )
 
@@ -16,7 +16,7 @@ var (
 	hasF16C    = hasAVX2FMA && cpu.X86.HasF16C
 	// hasF16AVX512 runs the f16 row loops on 64-byte vectors (rowsF16AVX512, rowsF16x4AVX512),
 	// unless KVLAB_NO_AVX512 (any value, read once at start) asks for the AVX2 ones.
-	hasF16AVX512 = hasF16C && cpu.X86.HasAVX512F && os.Getenv("KVLAB_NO_AVX512") == ""
+	hasF16AVX512 = hasF16C && isa.AVX512F
 )
 
 // dotF16AVX2 returns Σ x_i·w_i for len(x) values, w_i the little-endian f16 at w[2i:]; len(x)

@@ -3,7 +3,6 @@
 package wkern
 
 import (
-	"os"
 	"unsafe"
 
 	"github.com/kvlab/kvlab/native/gguf"
@@ -13,14 +12,6 @@ import (
 // hasAVX2 selects the assembly kernels (dot_amd64.s): AVX2 integer dots, F16C for the f16
 // block scales, FMA for the accumulation.
 var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
-
-// cpuAVX512VNNI and cpuAVX512VBMI are the CPU's AVX-512 VNNI and VBMI as the kernels may use
-// them: KVLAB_NO_AVX512VNNI set (any value, read once at start) hides both (an Intel
-// Skylake-SP/X), KVLAB_NO_AVX512VBMI VBMI alone (an Intel Cascade Lake), as in native/kvq.
-var (
-	cpuAVX512VNNI = cpu.X86.HasAVX512VNNI && os.Getenv("KVLAB_NO_AVX512VNNI") == ""
-	cpuAVX512VBMI = cpuAVX512VNNI && cpu.X86.HasAVX512VBMI && os.Getenv("KVLAB_NO_AVX512VBMI") == ""
-)
 
 //go:noescape
 func dotQ8_0AVX2(w, q, d unsafe.Pointer, nb int) float32

@@ -5,6 +5,7 @@ package wkern
 import (
 	"unsafe"
 
+	"github.com/kvlab/kvlab/internal/isa"
 	"github.com/kvlab/kvlab/native/gguf"
 	"golang.org/x/sys/cpu"
 )
@@ -78,7 +79,7 @@ func dotQ4_0zx4VNNI(w, q, d, s unsafe.Pointer, nb, qstride, dstride int, out *[4
 func dotQ4_0zx1VNNI(w, q, d, s unsafe.Pointer, nb, qstride, dstride int, out *[4]float32)
 
 // hasVNNI512 selects Q4_0's AVX-512 VNNI invariant pair (invq4z_amd64.s).
-var hasVNNI512 = hasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512BW && cpuAVX512VNNI
+var hasVNNI512 = hasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512BW && isa.AVX512VNNI
 
 // q4Pairs are Q4_0's invariant pairs this CPU runs, the one in use first (the tests try each):
 // the AVX2 one alone where KVLAB_NO_AVX512 asks for the AVX2 kernels.

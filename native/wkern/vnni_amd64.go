@@ -3,9 +3,9 @@
 package wkern
 
 import (
-	"os"
 	"unsafe"
 
+	"github.com/kvlab/kvlab/internal/isa"
 	"github.com/kvlab/kvlab/native/gguf"
 	"golang.org/x/sys/cpu"
 )
@@ -16,7 +16,7 @@ import (
 // operations per block of the AVX2 kernel (one multiply-accumulate instead of VPMADDUBSW +
 // VPMADDWD, the scales applied once per 16 blocks instead of per block).
 var hasVNNI = hasAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL &&
-	cpuAVX512VNNI && cpuAVX512VBMI
+	isa.AVX512VNNI && isa.AVX512VBMI
 
 //go:noescape
 func dotQ4_0VNNI(w, q, d, s unsafe.Pointer, groups int) float32
@@ -100,4 +100,4 @@ func init() {
 
 // noVNNI reports whether KVLAB_NO_AVX512 asks for the AVX2 kernels on a CPU that has the
 // AVX-512 ones (to compare them on one machine).
-func noVNNI() bool { return os.Getenv("KVLAB_NO_AVX512") != "" }
+func noVNNI() bool { return isa.NoAVX512 }

@@ -1,0 +1,57 @@
+// Package isa is the x86 instruction sets the kernels (native/kvq, native/wkern, native/attn,
+// native/model) may use on this CPU: the CPU's features (golang.org/x/sys/cpu) less those the
+// KVLAB_NO_* switches hide, each read once at start, so that one machine can run and measure the
+// kernels of CPUs that lack them:
+//
+//   - KVLAB_NO_AVX512: the AVX2 kernels on an AVX-512 CPU;
+//   - KVLAB_NO_AVX512VNNI: what Intel Skylake-SP/X runs (AVX-512 F, CD, BW, DQ, VL alone): AVX-512
+//     VNNI, VBMI and BF16 hidden, and AVX-VNNI on an AVX-512 CPU (Skylake has none);
+//   - KVLAB_NO_AVX512VBMI: what Intel Cascade Lake runs (VNNI without VBMI or BF16);
+//   - KVLAB_NO_AVXVNNI: the plain AVX2 kernels on a CPU with the VEX AVX-VNNI forms.
+//
+// Any value sets a switch. Off amd64 every flag is false.
+package isa
+
+import (
+	"os"
+
+	"golang.org/x/sys/cpu"
+)
+
+// Switches are the names of the switches, in the order Set lists them.
+var Switches = []string{"KVLAB_NO_AVX512", "KVLAB_NO_AVX512VNNI", "KVLAB_NO_AVX512VBMI", "KVLAB_NO_AVXVNNI"}
+
+var (
+	// NoAVX512 is KVLAB_NO_AVX512, read at start.
+	NoAVX512 = on("KVLAB_NO_AVX512")
+	// noAVX512VNNI and noAVX512VBMI are the Skylake-SP and Cascade Lake switches, read at start;
+	// hiding VNNI hides VBMI too.
+	noAVX512VNNI = on("KVLAB_NO_AVX512VNNI")
+	noAVX512VBMI = noAVX512VNNI || on("KVLAB_NO_AVX512VBMI")
+
+	// AVX512F is AVX-512 F unless KVLAB_NO_AVX512 is set.
+	AVX512F = cpu.X86.HasAVX512F && !NoAVX512
+	// AVX512VNNI, AVX512VBMI and AVX512BF16 are the CPU's AVX-512 VNNI, VBMI and BF16 as the
+	// kernels may use them (KVLAB_NO_AVX512VNNI hides all three, KVLAB_NO_AVX512VBMI the last
+	// two). They do not fold in KVLAB_NO_AVX512: their users check AVX-512 F (AVX512F) too.
+	AVX512VNNI = cpu.X86.HasAVX512VNNI && !noAVX512VNNI
+	AVX512VBMI = cpu.X86.HasAVX512VBMI && !noAVX512VBMI
+	AVX512BF16 = cpu.X86.HasAVX512BF16 && !noAVX512VBMI
+	// AVXVNNI is the VEX-coded AVX-VNNI instructions (CPUID leaf 7 subleaf 1, EAX bit 4) unless
+	// KVLAB_NO_AVXVNNI is set, or KVLAB_NO_AVX512VNNI on an AVX-512 CPU.
+	AVXVNNI = cpu.X86.HasAVXVNNI && !on("KVLAB_NO_AVXVNNI") && !(noAVX512VNNI && cpu.X86.HasAVX512F)
+)
+
+// Set is the switches set in the environment now (read at each call: a run's record names the
+// switches it ran with).
+func Set() []string {
+	var s []string
+	for _, env := range Switches {
+		if on(env) {
+			s = append(s, env)
+		}
+	}
+	return s
+}
+
+func on(env string) bool { return os.Getenv(env) != "" }
