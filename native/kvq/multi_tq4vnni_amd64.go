@@ -263,8 +263,10 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 			copy(qp, q[h*d:(h+r)*d])
 		}
 		clear(qp[r*d:])
-		if !hasVNNIBW {
-			vnniDigits(dig, aux, qp, d, nb, 1) // the AVX2 kernels' CPUs may lack AVX-512
+		if !hasVNNIBW { // the AVX2 kernels' CPUs may lack AVX-512
+			if !hasAVX2 || !avx2Digits(&dig[0], &aux[0], &qp[0], d, nb, 1) {
+				vnniDigits(dig, aux, qp, d, nb, 1) // a non-finite value: the reference says what to do
+			}
 		} else if !vnniDigitsAVX512(&dig[0], &aux[0], &qp[0], d, nb, 1) {
 			vnniDigits(dig, aux, qp, d, nb, 1) // a non-finite value: the reference says what to do
 		}
