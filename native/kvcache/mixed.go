@@ -379,14 +379,8 @@ func (v *mixedValues) f16Acc(acc []float32, al, n int, w []float32, lo int) {
 
 func (v *mixedValues) Finish(dst, acc []float32) {
 	v.tail.Finish(dst, acc[:v.bal])
-	addTo(dst, acc[v.bal:])
+	kvq.AddF32s(dst, acc[v.bal:])
 }
-
-// addTo adds f to dst element by element (len(dst) ≥ len(f)): the f16 rows' part of a mixed
-// head's output, added to the tail's once a head per step, by kvq.AddF32s's vector kernels
-// (the scalar loop it replaced cost about half of the P2 arms' gap to the uniform ones at
-// kvlab-tiny-64's shape). The sums are the loop's, each element added once.
-func addTo(dst, f []float32) { kvq.AddF32s(dst, f) }
 
 // mixedRows is the reference reader of a mixed layer.
 type mixedRows struct {

@@ -332,7 +332,7 @@ func TestMixedContentGolden(t *testing.T) {
 	}
 }
 
-// TestAddTo: addTo's sums are the element-by-element loop's, bit for bit, for lengths with and
+// TestAddTo: the f16 part's sums (kvq.AddF32s) are the element-by-element loop's, bit for bit, for lengths with and
 // without a remainder past the groups of eight, and it leaves dst's elements past len(f) alone.
 func TestAddTo(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 4))
@@ -342,7 +342,7 @@ func TestAddTo(t *testing.T) {
 		for i, x := range f {
 			want[i] += x
 		}
-		addTo(dst, f)
+		kvq.AddF32s(dst, f)
 		for i := range dst {
 			if math.Float32bits(dst[i]) != math.Float32bits(want[i]) {
 				t.Fatalf("n=%d: dst[%d] = %v, want %v", n, i, dst[i], want[i])
