@@ -186,9 +186,7 @@ func Decode(out, q []float32, s Shape, keys []Keys, vals []Values, lo, hi int) e
 			sum += p.sum * f
 			if i == 0 {
 				if f != 1 {
-					for j := range acc {
-						acc[j] *= f
-					}
+					kvq.ScaleF32s(acc, f)
 				}
 				continue
 			}
