@@ -307,11 +307,7 @@ func (c *cpuBackend) AttentionOpts(out, q, k, v ml.Tensor, layer int, scale floa
 		shape := attn.Shape{Heads: qt.cols / cfg.HeadDimK, KVHeads: cfg.KVHeads, HeadDimK: cfg.HeadDimK, HeadDimV: cfg.HeadDimV,
 			Scale: scale, SoftCap: o.SoftCap, Threads: 1}
 		// Attention work in multiply-adds: spread it over threads only when it pays.
-		span := p0 + n
-		if o.Window > 0 {
-			span = min(span, o.Window+n)
-		}
-		if work := n * span * shape.Heads * (shape.HeadDimK + shape.HeadDimV); work >= 1<<17 {
+		if attnWork(n, p0, shape.Heads, shape.HeadDimK, shape.HeadDimV, o.Window) >= 1<<17 {
 			shape.Threads = c.m.pool.Threads()
 		}
 		// whole tokens [0, whole) are written and attended together; with a ring, only those
