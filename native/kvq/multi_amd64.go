@@ -49,10 +49,10 @@ var multiTQ4 = func() *multiKernels {
 
 // accBcastFMA makes the f16, bf16 and fp8 (VBMI) AVX-512 accumulate kernels take each weight
 // as the embedded broadcast of its FMAs rather than broadcast into a register (accw_amd64.h,
-// gen_avx512.go's fvaRow): on AMD Zen 4 (CPU family 0x19, cpuid_amd64.go's amdFamily, the only
-// one of that family with AVX-512), where f16's and bf16's take ~22% and fp8's ~10% less time in cache. The sums are
-// the same bit for bit either way; TestAccBcastFMA runs both.
-var accBcastFMA = hasAVX512 && amdFamily == 0x19
+// gen_avx512.go's fvaRow): on AMD Zen 4 (zen4Stream, cpuid_amd64.go), where f16's and bf16's
+// take ~22% and fp8's ~10% less time in cache. The sums are the same bit for bit either way;
+// TestAccBcastFMA runs both.
+var accBcastFMA = hasAVX512 && zen4Stream
 
 // multiF16, multiQ8_0 and multiQ4_0 are the kernels this CPU runs, nil for none.
 var multiF16, multiQ8_0, multiQ4_0 = func() (*multiKernels, *multiKernels, *multiKernels) {
