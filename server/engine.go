@@ -255,24 +255,12 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 // the largest value (a multiple of 32) whose GPU part of sessions caches of ccfg (the resident
 // cells and a chunk each) fits avail bytes, the free memory less the weights and the reserve.
 func kvResidentHint(ccfg kvcache.Config, chunk, sessions int, avail int64) string {
-	gpu := func(resident int) int64 {
-		c := ccfg
-		c.MaxCells = engine.SpillOptions{Resident: resident, Chunk: chunk}.DeviceCells(ccfg.MaxCells)
-		return limits.Mul(kvcache.EstimateBytes(c), int64(max(sessions, 1)))
-	}
-	lo, hi := 0, ccfg.MaxCells/engine.Tile // in tiles: lo fits (or is 0)
-	for lo < hi {
-		if mid := (lo + hi + 1) / 2; gpu(mid*engine.Tile) <= avail {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
-	}
+	n := engine.ResidentThatFits(ccfg, chunk, sessions, avail)
 	const what = "--kv-resident N keeps only the first N cells of each cache on the GPU, the rest in pinned host memory"
-	if lo == 0 {
+	if n == 0 {
 		return what + ", but not even a small GPU part of each fits beside the weights: lower --ctx or --max-concurrent"
 	}
-	return fmt.Sprintf("%s (N = %d fits beside the weights and a %s reserve)", what, lo*engine.Tile, limits.Bytes(calc.DefaultReserveBytes))
+	return fmt.Sprintf("%s (N = %d fits beside the weights and a %s reserve)", what, n, limits.Bytes(calc.DefaultReserveBytes))
 }
 
 // defaultKVBudget is the page pool's budget when --kv-budget is not given: room for sessions

@@ -82,24 +82,6 @@ func kvBytesAt(cfg kvcache.Config, cells int) int64 {
 	return kvcache.EstimateBytes(cfg)
 }
 
-// residentThatFits is the largest --kv-resident (a multiple of 32) whose device part fits
-// avail bytes; 0 when not even 32 cells and a chunk fit.
-func residentThatFits(cfg kvcache.Config, chunk int, avail int64) int {
-	if chunk <= 0 {
-		chunk = engine.DefaultSpillChunk
-	}
-	lo, hi := 0, max(cfg.MaxCells/engine.Tile, 0) // in tiles: lo fits (or is 0), hi+1 does not
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		if kvBytesAt(cfg, mid*engine.Tile+chunk) <= avail {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
-	}
-	return lo * engine.Tile
-}
-
 // deviceKVFit checks the device part of a CUDA cache of cfg (a tail past resident cells
 // when positive) against the card's free memory after the weights. A cache that cannot fit
 // is refused before it is allocated, with the --kv-resident value that fits (free less the
@@ -110,7 +92,7 @@ func deviceKVFit(cfg kvcache.Config, resident, chunk int, free int64, source str
 	if need <= free {
 		return nil
 	}
-	fits := residentThatFits(cfg, chunk, free-calc.DefaultReserveBytes)
+	fits := engine.ResidentThatFits(cfg, chunk, 1, free-calc.DefaultReserveBytes)
 	what := fmt.Sprintf("a KV cache of %d cells in %s needs %s, more than the %s free on the GPU after the weights (%s)",
 		cfg.MaxCells, cfg.Pair, limits.Bytes(need), limits.Bytes(free), source)
 	if hasTail(cfg, resident) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kvlab/kvlab/internal/fixtures"
+	"github.com/kvlab/kvlab/native/cuda/engine"
 	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/kvq"
 	"github.com/kvlab/kvlab/plan/calc"
@@ -65,7 +66,7 @@ func TestDeviceKVFit(t *testing.T) {
 	if err == nil {
 		t.Fatal("a 16 GiB cache fits 8 GiB")
 	}
-	fits := residentThatFits(cfg, 0, free-calc.DefaultReserveBytes)
+	fits := engine.ResidentThatFits(cfg, 0, 1, free-calc.DefaultReserveBytes)
 	// (8 GiB − 1.5 GiB) / 128 KiB = 53248 cells, less the 1024-cell chunk.
 	if fits != 52224 {
 		t.Errorf("fits %d, want 52224", fits)
@@ -83,7 +84,7 @@ func TestDeviceKVFit(t *testing.T) {
 		t.Errorf("%d is not the largest tile count that fits", fits)
 	}
 	// A chunk of 32 cells leaves more room for resident cells.
-	if f := residentThatFits(cfg, 32, free-calc.DefaultReserveBytes); f != 53216 {
+	if f := engine.ResidentThatFits(cfg, 32, 1, free-calc.DefaultReserveBytes); f != 53216 {
 		t.Errorf("chunk 32: fits %d, want 53216", f)
 	}
 	err = deviceKVFit(cfg, 100000, 0, free, "test")

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 
+	"github.com/kvlab/kvlab/internal/limits"
 	"github.com/kvlab/kvlab/native/cuda"
 	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/kvq"
@@ -68,6 +69,26 @@ func (o SpillOptions) DeviceCells(maxCells int) int {
 		o.Chunk = DefaultSpillChunk
 	}
 	return roundCap(o.Resident) + o.Chunk
+}
+
+// ResidentThatFits is the largest Resident (a multiple of Tile) whose device part (DeviceCells,
+// one chunk of chunk cells included; 0: DefaultSpillChunk) of sessions caches of cfg fits avail
+// bytes, estimated by kvcache.EstimateBytes; 0 when not even one tile does.
+func ResidentThatFits(cfg kvcache.Config, chunk, sessions int, avail int64) int {
+	device := func(resident int) int64 {
+		c := cfg
+		c.MaxCells = SpillOptions{Resident: resident, Chunk: chunk}.DeviceCells(cfg.MaxCells)
+		return limits.Mul(kvcache.EstimateBytes(c), int64(max(sessions, 1)))
+	}
+	lo, hi := 0, max(cfg.MaxCells/Tile, 0) // in tiles: lo fits (or is 0), hi+1 does not
+	for lo < hi {
+		if mid := (lo + hi + 1) / 2; device(mid*Tile) <= avail {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo * Tile
 }
 
 // HasTail is whether NewSpillCache makes a cache of maxCells with a tail (else a plain one).
