@@ -23,16 +23,16 @@ import (
 const kvResidentUsage = "--device cuda: keep the first `N` cells of each KV cache on the GPU and the cells past them in pinned host memory, streamed to the GPU every token (a host-spill tail); 0 keeps every cell on the GPU"
 
 // kvResidentHelp is the paragraph of run's and serve's --help on the tail.
-const kvResidentHelp = `--kv-resident N (with --device cuda) keeps the first N cells of each KV cache in GPU memory
+var kvResidentHelp = fmt.Sprintf(`--kv-resident N (with --device cuda) keeps the first N cells of each KV cache in GPU memory
 (rounded up to 32) and the cells past them in pinned host memory: a host-spill tail, cut into
 chunks of 1024 cells, one chunk per layer on the GPU. Every decode step copies each host chunk
 to the GPU and attends to it with the same kernels, and the partial results merge exactly, so
 only the float32 summation order differs from an all-GPU cache; prompt tokens past the GPU's
 cells run one at a time ('kvlab bench spill' measures the cost). Nothing spills unless asked:
 a cache that does not fit the GPU's free memory is refused with an error that names the
-largest --kv-resident whose GPU part fits beside the weights and a 1.5 GiB reserve. The tail
+largest --kv-resident whose GPU part fits beside the weights and a %s reserve. The tail
 takes no FP16 overlay (--kv-window, --kv-sink), no --kv-recent and no model with
-sliding-window layers (Gemma 2 and 3).`
+sliding-window layers (Gemma 2 and 3).`, limits.Bytes(calc.DefaultReserveBytes))
 
 // spillChunk is the tail's chunk in cells (0: engine.DefaultSpillChunk); tests set it small
 // so that a short run moves chunks to host memory.
