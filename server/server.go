@@ -280,7 +280,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	switch {
 	case cfg.KVResident < 0 || cfg.KVSpillChunk < 0:
-		return nil, fmt.Errorf("server: --kv-resident %d: must not be negative", cfg.KVResident)
+		return nil, fmt.Errorf("server: --kv-resident %d, spill chunk %d: must not be negative", cfg.KVResident, cfg.KVSpillChunk)
 	case cfg.KVResident > 0 && cfg.Device != DeviceCUDA:
 		return nil, fmt.Errorf("server: --kv-resident %d: the host-spill tail is for --device cuda", cfg.KVResident)
 	case cfg.KVResident > 0 && (cfg.KVWindow > 0 || cfg.KVSinks > 0):
