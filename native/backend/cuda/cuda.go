@@ -191,13 +191,6 @@ func (c *Cache) Reset() error {
 // Bytes is the device memory the cache holds (a host-spill tail's is HostBytes).
 func (c *Cache) Bytes() int64 { return c.c.Bytes() }
 
-// HostBytes is the page-locked host memory of the cache's host-spill tail (0 without one).
-func (c *Cache) HostBytes() int64 { return c.c.HostBytes() }
-
-// Spill reports the cache's host-spill tail: its device-resident cells and chunk, and
-// whether it has one.
-func (c *Cache) Spill() (engine.SpillOptions, bool) { return c.c.Spill() }
-
 func (c *Cache) Free() {
 	c.m.b.mu.Lock()
 	defer c.m.b.mu.Unlock()
