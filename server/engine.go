@@ -160,7 +160,8 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 	// With a host-spill tail (Config.KVResident) the GPU holds each cache's resident cells and
 	// one chunk: the policy and the memory check budget those.
 	spill := engine.SpillOptions{Resident: cfg.KVResident, Chunk: cfg.KVSpillChunk}
-	e.Pair, e.Decision, err = choosePair(cfg.userPair, e.Shape, spill.DeviceCells(e.Ctx), sessions, e.WeightBytes, mem, memErr)
+	tail, devCells := spill.HasTail(e.Ctx), spill.DeviceCells(e.Ctx)
+	e.Pair, e.Decision, err = choosePair(cfg.userPair, e.Shape, devCells, sessions, e.WeightBytes, mem, memErr)
 	if err != nil {
 		return fail(err)
 	}
@@ -169,16 +170,20 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 		return fail(fmt.Errorf("--kv-window %d --kv-sink %d: must not be negative", cfg.KVWindow, cfg.KVSinks))
 	}
 	ccfg.Window, ccfg.Sinks = cfg.KVWindow, cfg.KVSinks
-	if spill.HasTail(e.Ctx) && slices.ContainsFunc(ccfg.Windows, func(w int) bool { return w > 0 }) {
+	// hint adds to a CUDA cache's failure to fit, without a tail, the --kv-resident that fits.
+	hint := func(err error) error {
+		if cfg.Device != DeviceCUDA || tail {
+			return err
+		}
+		return fmt.Errorf("%w; %s", err, kvResidentHint(ccfg, spill.Chunk, sessions, mem.FreeBytes-e.WeightBytes-calc.DefaultReserveBytes))
+	}
+	if tail && slices.ContainsFunc(ccfg.Windows, func(w int) bool { return w > 0 }) {
 		return fail(fmt.Errorf("--kv-resident %d: the model has sliding-window layers, which the host-spill tail does not take; serve it without --kv-resident", cfg.KVResident))
 	}
 	dcfg := ccfg
-	dcfg.MaxCells = spill.DeviceCells(e.Ctx)
+	dcfg.MaxCells = devCells
 	if err := checkCacheBudget(dcfg, sessions, mem, memErr); err != nil {
-		if cfg.Device == DeviceCUDA && !spill.HasTail(e.Ctx) {
-			err = fmt.Errorf("%w; %s", err, kvResidentHint(ccfg, spill.Chunk, sessions, mem.FreeBytes-e.WeightBytes-calc.DefaultReserveBytes))
-		}
-		return fail(err)
+		return fail(hint(err))
 	}
 	if cfg.Device == DeviceCPU {
 		if e.KVWarning = kvq.KernelWarning(e.Pair, ccfg.HeadDimK, ccfg.HeadDimV); e.KVWarning != "" {
@@ -214,8 +219,8 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 	}
 	e.KVPageBudget = rcfg.KVBudget
 	if e.runner, err = runner.New(e.Weights, e.Tok, rcfg); err != nil { // fail at load, not at the first request
-		if cfg.Device == DeviceCUDA && !spill.HasTail(e.Ctx) && errors.Is(err, cuda.ErrOutOfMemory) {
-			err = fmt.Errorf("%w; %s", err, kvResidentHint(ccfg, spill.Chunk, sessions, mem.FreeBytes-e.WeightBytes-calc.DefaultReserveBytes))
+		if errors.Is(err, cuda.ErrOutOfMemory) {
+			err = hint(err)
 		}
 		return fail(err)
 	}
@@ -231,8 +236,8 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 	e.LoadTime = time.Since(start)
 	attrs := []any{"model", info.Name, "arch", mdl.Hparams.Arch, "device", e.Device, "ctx", e.Ctx, "kv", calc.PairName(e.Pair),
 		"reason", e.Decision.Reason, "template", e.Template.Name(), "load", e.LoadTime.Round(time.Millisecond)}
-	if spill.HasTail(e.Ctx) {
-		attrs = append(attrs, "kv_resident", cfg.KVResident, "kv_gpu_cells", spill.DeviceCells(e.Ctx))
+	if tail {
+		attrs = append(attrs, "kv_resident", cfg.KVResident, "kv_gpu_cells", devCells)
 	}
 	switch {
 	case e.Decision.UserChosen:
