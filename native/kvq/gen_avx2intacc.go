@@ -151,7 +151,7 @@ func iq4Dec(half int) string {
 
 const (
 	nibConsts = "VMOVDQU ·avx2IntAccW000F(SB), Y10"
-	q5Consts  = "VMOVDQU ·avx2IntAccB0F(SB), Y10\n\tVMOVDQU ·avx2IntAccB10(SB), Y11"
+	q5Consts  = "VMOVDQU ·avx2Nib(SB), Y10\n\tVMOVDQU ·avx2IntAccB10(SB), Y11"
 )
 
 var formats = []format{
@@ -167,7 +167,7 @@ var formats = []format{
 		min: true, lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: q5Consts, dec: q5Dec(4, 8), split: true},
 	{name: "IQ4NL", doc: "iq4_nl: d (f16), 16 nibble bytes; x = kvalues[c]·d (int8 levels).", bs: 18, off: 128, offShift: 7,
 		lo: [2]int{0, 8}, hi: [2]int{16, 24},
-		consts: "VMOVDQU ·avx2IntAccB0F(SB), Y10\n\tVBROADCASTI128 ·avx2IntAccIQ4Levels(SB), Y11", dec: iq4Dec, split: true},
+		consts: "VMOVDQU ·avx2Nib(SB), Y10\n\tVBROADCASTI128 ·avx2IntAccIQ4Levels(SB), Y11", dec: iq4Dec, split: true},
 }
 
 // Frame layout (hardware SP offsets).
@@ -501,7 +501,6 @@ func header() string {
 
 `)
 	words(&b, "avx2IntAccW000F", splat(0x000F))
-	words(&b, "avx2IntAccB0F", splat(0x0F0F))
 	words(&b, "avx2IntAccB10", splat(0x1010))
 	// q5Dec's constants (the shifts iq4Dec's too): the quadword shifts, the qh byte copies of
 	// half h (qh byte pair h in lane 0, 2+h in lane 1) and the bit of pair k (bit k, bytes 2k

@@ -391,7 +391,7 @@ func main() {
 		if k.f32 {
 			scale, unit = "VBROADCASTSS (R12)(R14*1), X0", "tAccT4FUnit"
 		}
-		soff, tables, dc, fin, ubyte := "SHRQ $1, R14", "VBROADCASTI128 ·tq4AVX2Ints(SB), Y8\n\tVMOVDQU ·tq4AVX2Nib(SB), Y9", dec, finish(), "8"
+		soff, tables, dc, fin, ubyte := "SHRQ $1, R14", "VBROADCASTI128 ·tq4AVX2Ints(SB), Y8\n\tVMOVDQU ·avx2Nib(SB), Y9", dec, finish(), "8"
 		if k.t3 {
 			unit = "tAccT3Unit"
 			soff = "IMULQ $3, R14\n\tSHRQ $3, R14"

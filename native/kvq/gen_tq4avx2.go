@@ -77,7 +77,7 @@ func chain(b *strings.Builder, vnni bool, c, t, off int) {
 		w("VPBROADCASTD %d(SI), Y%d", off+32*h, t)
 		w("VPSIGNB Y14, Y%d, Y%d", t, t)
 		w("VPMADDUBSW Y%d, Y15, Y%d", t, t)
-		w("VPMADDWD ·tq4AVX2Ones(SB), Y%d, Y%d", t, t)
+		w("VPMADDWD ·avx2Ones16(SB), Y%d, Y%d", t, t)
 		w("VPADDD Y%d, Y%d, Y%d", t, 4+h, 4+h)
 	}
 }
@@ -152,9 +152,9 @@ func group(vnni bool) string {
 	// The chains Y4..Y7.
 	chainStart(&b, vnni)
 	for k := 0; k < 4; k++ {
-		w("VPAND ·tq4AVX2Nib(SB), Y%d, Y13", k)
+		w("VPAND ·avx2Nib(SB), Y%d, Y13", k)
 		w("VPSRLW $4, Y%d, Y%d", k, k)
-		w("VPAND ·tq4AVX2Nib(SB), Y%d, Y%d", k, k)
+		w("VPAND ·avx2Nib(SB), Y%d, Y%d", k, k)
 		chain(&b, vnni, 13, 13, 4*k)
 		chain(&b, vnni, k, 13, 16+4*k)
 	}

@@ -131,14 +131,10 @@ func avx2Digits(dig *byte, aux *uint32, q *float32, d, nb, nd int) bool
 var avx2BQPool = sync.Pool{New: func() any { return new([vnniMaxBlocks * avx2BQMax]byte) }}
 
 // avx2Nib, avx2Ones16 and avx2IQ4Levels are the kernels' constants: the low-nibble mask, int16
-// ones, iq4_nl's levels as signed bytes (both 128-bit lanes).
+// ones, iq4_nl's levels as signed bytes (both 128-bit lanes); every AVX2 kernel (the tq4,
+// turbo and accumulate ones too) reads the first two.
 var (
-	avx2Nib = func() (m [32]byte) {
-		for i := range m {
-			m[i] = 0x0F
-		}
-		return
-	}()
+	avx2Nib      = bytes32(0x0F)
 	avx2Ones16   = [16]int16{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
 	avx2PackPerm = [8]int32{0, 4, 1, 5, 2, 6, 3, 7}
 	avx2C128     = [8]int32{128, 128, 128, 128, 128, 128, 128, 128}

@@ -51,12 +51,6 @@ var tq4AVX2Ints = func() (t [16]byte) {
 	return t
 }()
 
-// tq4AVX2Nib is the nibble mask, tq4AVX2Ones the int16 ones VPMADDWD widens pair sums by.
-var (
-	tq4AVX2Nib  = bytes32(0x0F)
-	tq4AVX2Ones = [16]int16{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
-)
-
 // bytes32 is 32 bytes of b.
 func bytes32(b byte) (t [32]byte) {
 	for i := range t {
