@@ -280,13 +280,13 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 	}
 	var offs [4]float32
 	var bq []byte // the AVX2 kernels' pre-broadcast digits (avx2Expand)
-	if avx2Int {
+	switch {
+	case avx2Int && nb > vnniMaxBlocks:
+		bq = make([]byte, nb*avx2BQBytes(kind))
+	case avx2Int:
 		bp := avx2BQPool.Get().(*[vnniMaxBlocks * avx2BQMax]byte)
 		defer avx2BQPool.Put(bp)
 		bq = bp[:]
-		if nb > vnniMaxBlocks {
-			bq = make([]byte, nb*avx2BQBytes(kind))
-		}
 	}
 	kernel := func(rows *byte, m int, out *float32, ostride int) {
 		if bq != nil {
