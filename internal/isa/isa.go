@@ -7,7 +7,9 @@
 //   - KVLAB_NO_AVX512VNNI: what Intel Skylake-SP/X runs (AVX-512 F, CD, BW, DQ, VL alone): AVX-512
 //     VNNI, VBMI and BF16 hidden, and AVX-VNNI on an AVX-512 CPU (Skylake has none);
 //   - KVLAB_NO_AVX512VBMI: what Intel Cascade Lake runs (VNNI without VBMI or BF16);
-//   - KVLAB_NO_AVXVNNI: the plain AVX2 kernels on a CPU with the VEX AVX-VNNI forms.
+//   - KVLAB_NO_AVXVNNI: the plain AVX2 kernels on a CPU with the VEX AVX-VNNI forms;
+//   - KVLAB_ACC16: the values kernels keep their 16-bit weights where kernels with 8-bit
+//     weights exist (native/kvq's AccumulateStep says which a codec runs).
 //
 // Any value sets a switch. Off amd64 every flag is false.
 package isa
@@ -19,7 +21,7 @@ import (
 )
 
 // Switches are the names of the switches, in the order Set lists them.
-var Switches = []string{"KVLAB_NO_AVX512", "KVLAB_NO_AVX512VNNI", "KVLAB_NO_AVX512VBMI", "KVLAB_NO_AVXVNNI"}
+var Switches = []string{"KVLAB_NO_AVX512", "KVLAB_NO_AVX512VNNI", "KVLAB_NO_AVX512VBMI", "KVLAB_NO_AVXVNNI", "KVLAB_ACC16"}
 
 var (
 	// NoAVX512 is KVLAB_NO_AVX512, read at start.
@@ -40,6 +42,10 @@ var (
 	// AVXVNNI is the VEX-coded AVX-VNNI instructions (CPUID leaf 7 subleaf 1, EAX bit 4) unless
 	// KVLAB_NO_AVXVNNI is set, or KVLAB_NO_AVX512VNNI on an AVX-512 CPU.
 	AVXVNNI = cpu.X86.HasAVXVNNI && !on("KVLAB_NO_AVXVNNI") && !(noAVX512VNNI && cpu.X86.HasAVX512F)
+
+	// Acc16 is KVLAB_ACC16, read at start: the values kernels with 16-bit weights run even where
+	// kernels with 8-bit weights exist (half the multiplies, a looser rounding of the weights).
+	Acc16 = on("KVLAB_ACC16")
 )
 
 // Set is the switches set in the environment now (read at each call: a run's record names the
