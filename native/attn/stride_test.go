@@ -12,9 +12,10 @@ import (
 // TestAccumulateMultiStrideMatches: RowStore.AccumulateMultiStride adds the sums of the codec's
 // own calls on contiguous accumulators (strideReference), bit for bit, into accumulators at a
 // stride past AccLen, and writes nothing between them, from starts inside a 64-row tile (where
-// the integer kernels split their calls) and for a codec without multi-query kernels (f32). A
-// split that did not align the tiles with the store's rows, or an accumulator addressed by
-// AccLen, fails it.
+// the integer kernels split their calls), for runs that end inside the first tile, for a codec
+// without multi-query kernels (f32), and for stores made by NewRowStore (which keeps the codec's
+// path) and as a literal (which asks at each call). A split that did not align the tiles with
+// the store's rows, or an accumulator addressed by AccLen, fails it.
 func TestAccumulateMultiStrideMatches(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 9))
 	const rows, d = 200, 64
@@ -28,38 +29,40 @@ func TestAccumulateMultiStrideMatches(t *testing.T) {
 		for j := 0; j < rows; j++ {
 			c.Encode(buf[j*c.RowBytes():(j+1)*c.RowBytes()], src.data[j*d:(j+1)*d])
 		}
-		s := NewRowStore(c, buf, rows)
-		for _, n := range []int{1, 2, 4} {
-			for _, lo := range []int{0, 5, 63, 64, 100} {
-				t.Run(fmt.Sprintf("%s/n%d/lo%d", f, n, lo), func(t *testing.T) {
-					m := rows - lo - 3
-					w := make([]float32, m*n)
-					for i := range w {
-						w[i] = r.Float32()
-					}
-					stride := 2*d + 3
-					want := randStore(r, n, d, 1).data
-					got := make([]float32, (n-1)*stride+d+4)
-					for i := range got {
-						got[i] = -7
-					}
-					for h := 0; h < n; h++ {
-						copy(got[h*stride:h*stride+d], want[h*d:(h+1)*d])
-					}
-					s.AccumulateMultiStride(got, stride, n, w, lo)
-					strideReference(s, want, n, w, lo)
-					for i, x := range got {
-						h, k := i/stride, i%stride
-						switch {
-						case h < n && k < d:
-							if math.Float32bits(x) != math.Float32bits(want[h*d+k]) {
-								t.Fatalf("acc %d[%d] = %v, want %v", h, k, x, want[h*d+k])
+		for si, s := range []*RowStore{NewRowStore(c, buf, rows), {Codec: c, Data: buf, N: rows}} {
+			for _, n := range []int{1, 2, 4} {
+				for _, lo := range []int{0, 5, 63, 64, 100} {
+					for _, m := range []int{rows - lo - 3, 7} {
+						t.Run(fmt.Sprintf("%s/store%d/n%d/lo%d/m%d", f, si, n, lo, m), func(t *testing.T) {
+							w := make([]float32, m*n)
+							for i := range w {
+								w[i] = r.Float32()
 							}
-						case x != -7:
-							t.Fatalf("wrote %v at %d, between the accumulators", x, i)
-						}
+							stride := 2*d + 3
+							want := randStore(r, n, d, 1).data
+							got := make([]float32, (n-1)*stride+d+4)
+							for i := range got {
+								got[i] = -7
+							}
+							for h := 0; h < n; h++ {
+								copy(got[h*stride:h*stride+d], want[h*d:(h+1)*d])
+							}
+							s.AccumulateMultiStride(got, stride, n, w, lo)
+							strideReference(s, want, n, w, lo)
+							for i, x := range got {
+								h, k := i/stride, i%stride
+								switch {
+								case h < n && k < d:
+									if math.Float32bits(x) != math.Float32bits(want[h*d+k]) {
+										t.Fatalf("acc %d[%d] = %v, want %v", h, k, x, want[h*d+k])
+									}
+								case x != -7:
+									t.Fatalf("wrote %v at %d, between the accumulators", x, i)
+								}
+							}
+						})
 					}
-				})
+				}
 			}
 		}
 	}

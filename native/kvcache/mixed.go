@@ -237,6 +237,15 @@ func (k *mixedKeys) Scores(pq []float32, lo int, out []float32) {
 // ScoresMulti is attn.MultiKeys: each store's multi-query path reading its part of the n
 // prepared queries in place, at their stride. When the cells take in sinks and window cells
 // both (f16Run), the f16 rows are read in one call into staging and its scores put in place.
+//
+// At kvlab-tiny-64's shape (d 64, two query heads a KV head) the window's reads (here and in
+// AccumulateMulti) cost about what q8_0 rows do, so the P2 arms decode at about the uniform
+// ones' speed (native/model's TestMixedDecodeSpeed, thread CPU, 24 alternations: q8_0+p64 ÷
+// q8_0 median 1.000, range 0.978–1.008; q4_0+p64 ÷ q4_0 1.006, 0.993–1.029). Bounds, six
+// alternations each: with both window reads skipped (wrong outputs, timing only) 1.029 and
+// 1.032; with the window held as f32 (the same values, the wide kernels' VCVTPH2PS, about half
+// their time, left out; twice the window's bytes) 1.011 and 1.012; a kvq.Prefetch of the
+// window's rows before the tail's call measured slower (0.981 and 0.966).
 func (k *mixedKeys) ScoresMulti(pq []float32, n, lo int, out []float32) {
 	mx, bql, ql := k.ly.mx, k.bql, k.ql
 	m := len(out) / n
@@ -255,30 +264,14 @@ func (k *mixedKeys) ScoresMulti(pq []float32, n, lo int, out []float32) {
 	}
 	s, t := mx.parts(lo, hi)
 	if lo < s {
-		k.f16Scores(pq[bql:], ql, n, lo, out[:(s-lo)*n])
+		k.f16.ScoresMultiStride(pq[bql:], ql, n, lo, out[:(s-lo)*n])
 	}
 	if s < t {
 		k.tail.ScoresMultiStride(pq, ql, n, s-mx.sinks, out[(s-lo)*n:(t-lo)*n])
 	}
 	if t < hi {
-		k.f16Scores(pq[bql:], ql, n, mx.sinks+t-mx.q, out[(t-lo)*n:m*n])
+		k.f16.ScoresMultiStride(pq[bql:], ql, n, mx.sinks+t-mx.q, out[(t-lo)*n:m*n])
 	}
-}
-
-// f16Scores is k.f16.ScoresMultiStride (the stride ql exceeds the f16 rows' length, so it is
-// kvq.DotManyMultiStride over the rows from row lo), called directly: the same scores.
-//
-// At kvlab-tiny-64's shape (d 64, two query heads a KV head) the window's reads (here and
-// f16Acc) cost about what q8_0 rows do, so the P2 arms decode at about the uniform ones' speed
-// (TestMixedDecodeSpeed, thread CPU, 24 alternations: q8_0+p64 ÷ q8_0 median 1.000, range
-// 0.978–1.008; q4_0+p64 ÷ q4_0 1.006, 0.993–1.029). Bounds, six alternations each: with both
-// window reads skipped (wrong outputs, timing only) 1.029 and 1.032; with the window held as f32
-// (the same values, the wide kernels' VCVTPH2PS, about half their time, left out; twice the
-// window's bytes) 1.011 and 1.012; a kvq.Prefetch of the window's rows before the tail's call
-// measured slower (0.981 and 0.966).
-func (k *mixedKeys) f16Scores(q []float32, ql, n, lo int, out []float32) {
-	rb := k.f16.Codec.RowBytes()
-	kvq.DotManyMultiStride(k.f16.Codec, q, ql, n, k.f16.Data[lo*rb:(lo+len(out)/n)*rb], out)
 }
 
 // mixedMerge enables the one-call read of the f16 cells (f16Run); the tests turn it on and off
@@ -358,23 +351,14 @@ func (v *mixedValues) AccumulateMulti(acc []float32, n int, w []float32, lo int)
 	}
 	s, t := mx.parts(lo, hi)
 	if lo < s {
-		v.f16Acc(acc[bal:], al, n, w[:(s-lo)*n], lo)
+		v.f16.AccumulateMultiStride(acc[bal:], al, n, w[:(s-lo)*n], lo)
 	}
 	if s < t {
 		v.tail.AccumulateMultiStride(acc, al, n, w[(s-lo)*n:(t-lo)*n], s-mx.sinks)
 	}
 	if t < hi {
-		v.f16Acc(acc[bal:], al, n, w[(t-lo)*n:m*n], mx.sinks+t-mx.q)
+		v.f16.AccumulateMultiStride(acc[bal:], al, n, w[(t-lo)*n:m*n], mx.sinks+t-mx.q)
 	}
-}
-
-// f16Acc is v.f16.AccumulateMultiStride (the f16 codec's multi-query kernels, which round no
-// weights, so kvq.AccumulateManyMultiStride over the rows from row lo in one call), called
-// directly: the same sums.
-func (v *mixedValues) f16Acc(acc []float32, al, n int, w []float32, lo int) {
-	c := v.f16.Codec
-	rb, d := c.RowBytes(), c.Dim()
-	kvq.AccumulateManyMultiStride(c, acc[:(n-1)*al+d], al, n, w, v.f16.Data[lo*rb:(lo+len(w)/n)*rb])
 }
 
 func (v *mixedValues) Finish(dst, acc []float32) {

@@ -475,9 +475,12 @@ type pagedStore struct {
 	span int // PageCells × row bytes
 }
 
-// page is a row store over page i's rows of this store.
+// page is a row store over page i's rows of this store: a copy of the store's own RowStore
+// (which keeps what NewRowStore found out about the codec) over the page's rows.
 func (s *pagedStore) page(i int) attn.RowStore {
-	return attn.RowStore{Codec: s.Codec, Data: s.pt.data[i][s.off : s.off+s.span], N: PageCells}
+	rs := *s.RowStore
+	rs.Data, rs.N = s.pt.data[i][s.off:s.off+s.span], PageCells
+	return rs
 }
 
 // rowData is cell r's packed row.
