@@ -48,6 +48,26 @@ func TestNewKVResident(t *testing.T) {
 	}
 }
 
+// TestCheckKVResident: a tail is refused on a model with sliding-window layers (the error names
+// the flag and the model) and with the f16 recent window, and taken where every window entry is
+// 0 (whole-context layers) or none is asked for.
+func TestCheckKVResident(t *testing.T) {
+	cfg := kvcache.Config{Layers: 2, Windows: []int{0, 512}}
+	if err := CheckKVResident(64, DeviceCUDA, cfg, "gemma.gguf"); err == nil || !strings.Contains(err.Error(), "--kv-resident 64: gemma.gguf has sliding-window layers") {
+		t.Errorf("sliding windows: %v", err)
+	}
+	if err := CheckKVResident(64, DeviceCUDA, kvcache.Config{Recent: 64}, ""); err == nil || !strings.Contains(err.Error(), "takes no --kv-recent") {
+		t.Errorf("recent window: %v", err)
+	}
+	if err := CheckKVResident(0, DeviceCUDA, cfg, "gemma.gguf"); err != nil {
+		t.Errorf("no tail: %v", err)
+	}
+	cfg.Windows = []int{0, 0}
+	if err := CheckKVResident(64, DeviceCUDA, cfg, "m.gguf"); err != nil {
+		t.Errorf("windows of 0: %v", err)
+	}
+}
+
 // TestKVResidentHint: the advice for CUDA caches that do not fit names --kv-resident and the
 // largest value whose GPU part of every session's cache fits (the next tile up does not).
 func TestKVResidentHint(t *testing.T) {

@@ -177,8 +177,10 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 		}
 		return fmt.Errorf("%w; %s", err, kvResidentHint(ccfg, spill.Chunk, sessions, mem.FreeBytes-e.WeightBytes-calc.DefaultReserveBytes))
 	}
-	if tail && slices.ContainsFunc(ccfg.Windows, func(w int) bool { return w > 0 }) {
-		return fail(fmt.Errorf("--kv-resident %d: the model has sliding-window layers, which the host-spill tail does not take; serve it without --kv-resident", cfg.KVResident))
+	if tail {
+		if err := CheckKVResident(cfg.KVResident, cfg.Device, ccfg, info.Name); err != nil {
+			return fail(err)
+		}
 	}
 	dcfg := ccfg
 	dcfg.MaxCells = devCells
@@ -254,6 +256,30 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 		}
 	}
 	return e, nil
+}
+
+// CheckKVResident refuses a host-spill tail past resident cells (run's and serve's
+// --kv-resident; 0 asks for none) where it cannot be kept: off the GPU (device), with the FP16
+// overlay (cfg.Window, cfg.Sinks: --kv-window, --kv-sink) or the f16 recent window (cfg.Recent:
+// --kv-recent), or for a model with sliding-window layers (cfg.Sliding; model names it). Before
+// a model is loaded cfg holds the flags' settings alone. The errors name the flags; the device
+// cache's own check (native/cuda/engine's NewSpillCache) is the same.
+func CheckKVResident(resident int, device string, cfg kvcache.Config, model string) error {
+	switch {
+	case resident == 0:
+		return nil
+	case resident < 0:
+		return fmt.Errorf("--kv-resident %d: must not be negative", resident)
+	case device != DeviceCUDA:
+		return fmt.Errorf("--kv-resident %d: --device %s keeps the KV cache in host memory already; the host-spill tail is for --device cuda", resident, device)
+	case cfg.Window > 0 || cfg.Sinks > 0:
+		return fmt.Errorf("--kv-resident %d: the host-spill tail takes no FP16 overlay (--kv-window %d, --kv-sink %d)", resident, cfg.Window, cfg.Sinks)
+	case cfg.Recent > 0:
+		return fmt.Errorf("--kv-resident %d: the host-spill tail takes no --kv-recent", resident)
+	case cfg.Sliding():
+		return fmt.Errorf("--kv-resident %d: %s has sliding-window layers, which the host-spill tail does not take; use it without --kv-resident", resident, model)
+	}
+	return nil
 }
 
 // kvResidentHint is the advice for CUDA caches that do not fit the card: --kv-resident, with

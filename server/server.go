@@ -24,6 +24,7 @@ import (
 	"github.com/kvlab/kvlab/internal/discover"
 	"github.com/kvlab/kvlab/native/backend"
 	"github.com/kvlab/kvlab/native/backends"
+	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/kvq"
 	"github.com/kvlab/kvlab/native/runner"
 	"github.com/kvlab/kvlab/plan/planview"
@@ -278,13 +279,11 @@ func New(cfg Config) (*Server, error) {
 	default:
 		return nil, fmt.Errorf("server: --device %q: want cpu or cuda", cfg.Device)
 	}
-	switch {
-	case cfg.KVResident < 0 || cfg.KVSpillChunk < 0:
-		return nil, fmt.Errorf("server: --kv-resident %d, spill chunk %d: must not be negative", cfg.KVResident, cfg.KVSpillChunk)
-	case cfg.KVResident > 0 && cfg.Device != DeviceCUDA:
-		return nil, fmt.Errorf("server: --kv-resident %d: the host-spill tail is for --device cuda", cfg.KVResident)
-	case cfg.KVResident > 0 && (cfg.KVWindow > 0 || cfg.KVSinks > 0):
-		return nil, fmt.Errorf("server: --kv-resident %d: the host-spill tail takes no FP16 overlay (--kv-window, --kv-sink)", cfg.KVResident)
+	if cfg.KVSpillChunk < 0 {
+		return nil, fmt.Errorf("server: spill chunk %d: must not be negative", cfg.KVSpillChunk)
+	}
+	if err := CheckKVResident(cfg.KVResident, cfg.Device, kvcache.Config{Window: cfg.KVWindow, Sinks: cfg.KVSinks}, ""); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
 	}
 	// Without a driver "cuda" fails with the one-line "no CUDA driver found: …", as is.
 	be, err := backends.Open(cfg.Device)

@@ -3,13 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/kvlab/kvlab/internal/limits"
 	"github.com/kvlab/kvlab/native/cuda"
 	"github.com/kvlab/kvlab/native/cuda/engine"
 	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/plan/calc"
+	"github.com/kvlab/kvlab/server"
 )
 
 // --kv-resident (run and serve): the CUDA cache's host-spill tail (native/cuda/engine/spill.go).
@@ -38,31 +38,21 @@ sliding-window layers (Gemma 2 and 3).`, limits.Bytes(calc.DefaultReserveBytes))
 // so that a short run moves chunks to host memory.
 var spillChunk = 0
 
-// checkKVResident refuses --kv-resident where there is no tail to keep: off the GPU, with the
-// FP16 overlay or the f16 recent window, or negative.
+// checkKVResident refuses --kv-resident where there is no tail to keep, before a model is
+// loaded: out of range, off the GPU, with the FP16 overlay or the f16 recent window
+// (server.CheckKVResident).
 func checkKVResident(resident int, device string, window, sinks, recent int) error {
-	switch {
-	case resident == 0:
-		return nil
-	case resident < 0 || resident > limits.MaxCtx:
+	if resident < 0 || resident > limits.MaxCtx {
 		return fmt.Errorf("--kv-resident %d: want 0 (every cell on the GPU) to %d cells", resident, limits.MaxCtx)
-	case device != "cuda":
-		return fmt.Errorf("--kv-resident %d: --device %s keeps the KV cache in host memory already; the host-spill tail is for --device cuda", resident, device)
-	case window > 0 || sinks > 0:
-		return fmt.Errorf("--kv-resident %d: the host-spill tail takes no FP16 overlay (--kv-window %d, --kv-sink %d)", resident, window, sinks)
-	case recent > 0:
-		return fmt.Errorf("--kv-resident %d: the host-spill tail takes no --kv-recent", resident)
 	}
-	return nil
+	return server.CheckKVResident(resident, device, kvcache.Config{Window: window, Sinks: sinks, Recent: recent}, "")
 }
 
 // checkKVResidentModel refuses a tail on a model with sliding-window layers (the engine's
-// tail attends to the whole context).
+// tail attends to the whole context), by server.CheckKVResident on the model's cache
+// configuration.
 func checkKVResidentModel(resident int, cfg kvcache.Config, name string) error {
-	if resident > 0 && slices.ContainsFunc(cfg.Windows, func(w int) bool { return w > 0 }) {
-		return fmt.Errorf("--kv-resident %d: %s has sliding-window layers, which the host-spill tail does not take; run it without --kv-resident", resident, name)
-	}
-	return nil
+	return server.CheckKVResident(resident, "cuda", cfg, name)
 }
 
 // deviceKVCells is the cells of cfg's cache that a tail past resident cells (0: none) keeps

@@ -158,6 +158,17 @@ func (cfg Config) layerWindow(l int) int {
 	return min(cfg.Windows[l], cfg.MaxCells)
 }
 
+// Sliding reports whether cfg has sliding-window layers (a positive Windows entry: a layer
+// that keeps only its last cells, in a ring); an entry of 0 keeps the whole context.
+func (cfg Config) Sliding() bool {
+	for _, w := range cfg.Windows {
+		if w > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // checkWindows checks Config.Windows.
 func checkWindows(cfg Config) error {
 	if len(cfg.Windows) != 0 && len(cfg.Windows) != cfg.Layers {

@@ -129,7 +129,7 @@ func (c *Cache) planSpill(o SpillOptions) error {
 	if cfg.Window > 0 || cfg.Sinks > 0 {
 		return fmt.Errorf("%w: a host-spill tail with the FP16 overlay (window %d, sinks %d)", ErrUnsupported, cfg.Window, cfg.Sinks)
 	}
-	if cfg.Recent > 0 || len(cfg.Windows) > 0 {
+	if cfg.Recent > 0 || cfg.Sliding() {
 		return fmt.Errorf("%w: a host-spill tail on a mixed or sliding-window cache", ErrUnsupported)
 	}
 	if o.Chunk == 0 {

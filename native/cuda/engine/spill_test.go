@@ -21,6 +21,7 @@ func TestSpillOptions(t *testing.T) {
 		"odd chunk":         {base, SpillOptions{Resident: 64, Chunk: 48}, nil},
 		"overlay":           {func() kvcache.Config { c := base; c.Window, c.Sinks = 16, 4; return c }(), SpillOptions{Resident: 64}, ErrUnsupported},
 		"mixed":             {func() kvcache.Config { c := base; c.Recent = 32; return c }(), SpillOptions{Resident: 64}, ErrUnsupported},
+		"sliding":           {func() kvcache.Config { c := base; c.Windows = []int{0, 64}; return c }(), SpillOptions{Resident: 64}, ErrUnsupported},
 		"too many chunks":   {func() kvcache.Config { c := base; c.MaxCells = 1 << 18; return c }(), SpillOptions{Resident: 64, Chunk: 32}, nil},
 	} {
 		c, err := e.NewSpillCache(tc.cfg, tc.opts)
@@ -33,7 +34,15 @@ func TestSpillOptions(t *testing.T) {
 			t.Errorf("%s: %v, want %v", name, err, tc.want)
 		}
 	}
-	c, err := e.NewSpillCache(base, SpillOptions{Resident: 1000})
+	// Windows of 0 keep every layer's whole context: a tail takes them.
+	full := base
+	full.Windows = []int{0, 0}
+	c, err := e.NewSpillCache(full, SpillOptions{Resident: 64})
+	if err != nil {
+		t.Fatalf("windows of 0: %v", err)
+	}
+	c.Free()
+	c, err = e.NewSpillCache(base, SpillOptions{Resident: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
