@@ -91,10 +91,30 @@ func (s *Server) checkAB(req api.ABRequest) (abPlan, error) {
 		return p, &apiError{Status: 400, Type: typeInvalid, Code: "context_length_exceeded", Param: "n",
 			Message: fmt.Sprintf("the prompt (%d tokens) and n (%d) need %d cells, more than the context of %d", len(p.prompt), p.req.N, len(p.prompt)+p.req.N, eng.Ctx)}
 	}
+	if err := eng.checkABSpill(p.arms, len(p.prompt)+p.req.N); err != nil {
+		return p, err
+	}
 	if err := s.checkABMemory(p, len(p.prompt)+p.req.N); err != nil {
 		return p, err
 	}
 	return p, nil
+}
+
+// checkABSpill refuses, on a server whose GPU caches keep a host-spill tail (serve
+// --kv-resident), an arm with the FP16 overlay (+w, +s, window, sinks) whose caches of cells
+// cells would take a tail, which takes no overlay: the error names the arm, the conflict and
+// the flag, before any run (the device's own refusal came after the reference's).
+func (e *Engine) checkABSpill(arms []lab.Arm, cells int) error {
+	if !e.spill.HasTail(cells) {
+		return nil
+	}
+	for _, a := range arms {
+		if a.Window > 0 || a.Sinks > 0 {
+			return badRequest("arms", "arms: %s: this server keeps the cells of a cache past the first %d in host memory (serve --kv-resident %d), and that host-spill tail takes no FP16 overlay (window %d, sinks %d): compare the overlay on a server without --kv-resident, or with a prompt and n of at most %d tokens",
+				a, e.spill.Resident, e.spill.Resident, a.Window, a.Sinks, e.spill.Resident)
+		}
+	}
+	return nil
 }
 
 // abEvents receives a run's progress.

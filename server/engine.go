@@ -88,6 +88,9 @@ type Engine struct {
 	// or its default); 0 when each cache holds its whole context.
 	KVPageBudget int64
 
+	// spill is Config.KVResident and KVSpillChunk: the caches' host-spill tail on the GPU
+	// (Resident 0: none).
+	spill engine.SpillOptions
 	// hook wraps the CPU forward pass (Config.ForwardHook).
 	hook    func(ForwardFunc) ForwardFunc
 	runner  *runner.Runner
@@ -161,6 +164,7 @@ func loadEngine(info discover.Model, cfg *Config, sessions int, m *metrics, log 
 	// one chunk: the policy and the memory check budget those.
 	spill := engine.SpillOptions{Resident: cfg.KVResident, Chunk: cfg.KVSpillChunk}
 	tail, devCells := spill.HasTail(e.Ctx), spill.DeviceCells(e.Ctx)
+	e.spill = spill
 	e.Pair, e.Decision, err = choosePair(cfg.userPair, e.Shape, devCells, sessions, e.WeightBytes, mem, memErr)
 	if err != nil {
 		return fail(err)

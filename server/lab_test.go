@@ -12,6 +12,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/kvlab/kvlab/internal/history"
+	"github.com/kvlab/kvlab/native/cuda/engine"
 	"github.com/kvlab/kvlab/server/api"
 )
 
@@ -163,6 +164,31 @@ func TestABAPI(t *testing.T) {
 	decode(t, r, &e)
 	if r.StatusCode != 400 || e.Error.Param != "n" {
 		t.Errorf("n 5000: %d %+v", r.StatusCode, e)
+	}
+}
+
+// TestABSpillOverlay: on a server whose caches keep a host-spill tail (serve --kv-resident, set
+// here on a CPU engine), an A/B arm with the FP16 overlay whose caches would take a tail is
+// refused before it runs, the error naming the arm, the overlay and the flag; one whose caches
+// fit the resident cells runs.
+func TestABSpillOverlay(t *testing.T) {
+	s := mustNew(t, storiesConfig(t))
+	eng, err := s.models.get("stories260K")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng.spill = engine.SpillOptions{Resident: 32}
+	h := s.Handler()
+	for _, arms := range []string{`["q4_0+w16"]`, `["q8_0","q4_0"],"window":16`, `["q4_0+s4"]`} {
+		r := do(t, h, http.MethodPost, "/api/ab", `{"model":"stories260K","prompt":"Once upon a time, there was a little girl named Lily. She loved to play outside.","arms":`+arms+`,"n":16}`)
+		var e apiErr
+		decode(t, r, &e)
+		if r.StatusCode != 400 || e.Error.Param != "arms" || !strings.Contains(e.Error.Message, "(serve --kv-resident 32), and that host-spill tail takes no FP16 overlay") {
+			t.Errorf("arms %s: %d %+v", arms, r.StatusCode, e)
+		}
+	}
+	if r := do(t, h, http.MethodPost, "/api/ab", `{"model":"stories260K","prompt":"Once upon a time","arms":["q4_0+w16"],"n":8}`); r.StatusCode != 200 {
+		t.Errorf("within the resident cells: status %d: %s", r.StatusCode, body(t, r))
 	}
 }
 

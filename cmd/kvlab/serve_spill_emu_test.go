@@ -49,6 +49,22 @@ func TestServeSpillCUDAEmu(t *testing.T) {
 			out = append(out, res.Choices[0].Text)
 			kvBytes = res.KVLab.KVBytes
 		}
+		if len(extra) > 0 {
+			// A lab A/B arm with the FP16 overlay over the tail is refused before it runs,
+			// naming the conflict and the flag (not the device cache's error).
+			r, err := http.Post(base+"/api/ab", "application/json", strings.NewReader(`{"model":"kvlab-tiny-64","prompt":"Once upon a time","arms":["q4_0+w16"],"n":40}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var e struct {
+				Error struct{ Message, Param string }
+			}
+			err = json.NewDecoder(r.Body).Decode(&e)
+			r.Body.Close()
+			if err != nil || r.StatusCode != http.StatusBadRequest || e.Error.Param != "arms" || !strings.Contains(e.Error.Message, "(serve --kv-resident 32), and that host-spill tail takes no FP16 overlay (window 16, sinks 0)") {
+				t.Errorf("A/B arm q4_0+w16 over the tail: status %d, %v, %+v", r.StatusCode, err, e)
+			}
+		}
 		return out, kvBytes
 	}
 	all, allBytes := texts()
