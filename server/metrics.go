@@ -32,13 +32,17 @@ type metrics struct {
 }
 
 // runnerCollector reports each model's runner: its continuous-batching scheduler (the sequences
-// of its last pass, the steps waiting for one, the passes and tokens run) and, when its caches
-// are paged, the pages in use and free and the generations waiting for pages.
+// of its last pass, the steps waiting for one, the passes and tokens run, and the last pass that
+// ran prompt steps: its steps, prompt steps and prompt tokens, how long the arrival gather
+// before it waited and how long it ran) and, when its caches are paged, the pages in use and
+// free and the generations waiting for pages.
 type runnerCollector struct {
 	mu      sync.Mutex
 	runners map[string]*runner.Runner
 
 	size, queue, passes, tokens, pages, reserved, waiting *prometheus.Desc
+	// The last prompt pass (runner.BatchStats.PromptPass), reported once one has run.
+	ppSteps, ppPrompts, ppTokens, ppGather, ppRun *prometheus.Desc
 }
 
 func newRunnerCollector() *runnerCollector {
@@ -53,11 +57,18 @@ func newRunnerCollector() *runnerCollector {
 			"free (neither used, reserved nor set aside for the caches' fixed bytes), total (the budget's).", []string{"model", "state"}, nil),
 		reserved: prometheus.NewDesc("kvlab_kv_reserved_bytes", "KV budget bytes promised to running generations and not yet taken as pages.", model, nil),
 		waiting:  prometheus.NewDesc("kvlab_kv_waiting", "Generations waiting for KV pages (admitted by the gate, not yet by the page budget).", model, nil),
+		ppSteps: prometheus.NewDesc("kvlab_batch_prompt_pass_steps", "Steps (sequences) of the model's last forward pass that ran prompt tokens: "+
+			"after a burst of prompts, the pass that gave the last of them its first token.", model, nil),
+		ppPrompts: prometheus.NewDesc("kvlab_batch_prompt_pass_prompts", "Prompt steps (prompt chunks) of the model's last forward pass that ran prompt tokens.", model, nil),
+		ppTokens:  prometheus.NewDesc("kvlab_batch_prompt_pass_prompt_tokens", "Prompt tokens of the model's last forward pass that ran prompt tokens.", model, nil),
+		ppGather: prometheus.NewDesc("kvlab_batch_prompt_pass_gather_seconds", "How long the arrival gather (--batch-gather) before the model's last forward pass "+
+			"that ran prompt tokens waited for more arrivals; 0 for a pass that did not start from idle.", model, nil),
+		ppRun: prometheus.NewDesc("kvlab_batch_prompt_pass_run_seconds", "How long the model's last forward pass that ran prompt tokens ran.", model, nil),
 	}
 }
 
 func (c *runnerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.size, c.queue, c.passes, c.tokens, c.pages, c.reserved, c.waiting} {
+	for _, d := range []*prometheus.Desc{c.size, c.queue, c.passes, c.tokens, c.pages, c.reserved, c.waiting, c.ppSteps, c.ppPrompts, c.ppTokens, c.ppGather, c.ppRun} {
 		ch <- d
 	}
 }
@@ -72,6 +83,13 @@ func (c *runnerCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.queue, prometheus.GaugeValue, float64(st.Queue), name)
 			ch <- prometheus.MustNewConstMetric(c.passes, prometheus.CounterValue, float64(st.Passes), name)
 			ch <- prometheus.MustNewConstMetric(c.tokens, prometheus.CounterValue, float64(st.Tokens), name)
+			if pp := st.PromptPass; pp.Seqs > 0 {
+				ch <- prometheus.MustNewConstMetric(c.ppSteps, prometheus.GaugeValue, float64(pp.Seqs), name)
+				ch <- prometheus.MustNewConstMetric(c.ppPrompts, prometheus.GaugeValue, float64(pp.Prompts), name)
+				ch <- prometheus.MustNewConstMetric(c.ppTokens, prometheus.GaugeValue, float64(pp.PromptTokens), name)
+				ch <- prometheus.MustNewConstMetric(c.ppGather, prometheus.GaugeValue, pp.Arrival.Seconds(), name)
+				ch <- prometheus.MustNewConstMetric(c.ppRun, prometheus.GaugeValue, pp.Run.Seconds(), name)
+			}
 		}
 		if p := r.Pages(); p != nil {
 			st := p.Stats()

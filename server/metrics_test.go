@@ -107,6 +107,42 @@ func TestMetricsUnderLoad(t *testing.T) {
 	}
 }
 
+// TestMetricsPromptPass: the last pass that ran prompt tokens (runner.BatchStats.PromptPass)
+// shows on the kvlab_batch_prompt_pass_* gauges, each the scheduler's own figure, and not
+// before such a pass has run.
+func TestMetricsPromptPass(t *testing.T) {
+	s := mustNew(t, storiesConfig(t))
+	ts := testServer(t, s)
+	e, err := s.models.get(storiesName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, ok := e.runner.Scheduler().(*runner.Batching)
+	if !ok {
+		t.Fatalf("scheduler %T, want *runner.Batching", e.runner.Scheduler())
+	}
+	series := func(name string) string { return name + `{model="stories260K"}` }
+	if _, ok := scrape(t, ts.URL)[series("kvlab_batch_prompt_pass_steps")]; ok {
+		t.Error("a prompt pass reported before any ran")
+	}
+	chatAlone(t, ts.URL, storiesPrompts[0], 4)
+	got, pp := scrape(t, ts.URL), b.Stats().PromptPass
+	if pp.Seqs < 1 || pp.Prompts < 1 || pp.PromptTokens < 1 || pp.Run <= 0 {
+		t.Fatalf("PromptPass %+v after a generation", pp)
+	}
+	for name, want := range map[string]float64{
+		"kvlab_batch_prompt_pass_steps":          float64(pp.Seqs),
+		"kvlab_batch_prompt_pass_prompts":        float64(pp.Prompts),
+		"kvlab_batch_prompt_pass_prompt_tokens":  float64(pp.PromptTokens),
+		"kvlab_batch_prompt_pass_gather_seconds": pp.Arrival.Seconds(),
+		"kvlab_batch_prompt_pass_run_seconds":    pp.Run.Seconds(),
+	} {
+		if v, ok := got[series(name)]; !ok || v != want {
+			t.Errorf("%s = %v (reported %v), want %v", name, v, ok, want)
+		}
+	}
+}
+
 // TestMetricsKVWaiting: a generation waiting for KV pages shows on kvlab_kv_waiting until its
 // client leaves.
 func TestMetricsKVWaiting(t *testing.T) {

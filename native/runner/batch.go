@@ -68,7 +68,8 @@ type BatchStats struct {
 	// Passes and Tokens count the passes run and the tokens they ran.
 	Passes, Tokens int64
 	// PromptPass is the last pass that ran prompt steps (Step.Prefill): after a burst of
-	// prompts, the pass that gave the last of them its first token's logits.
+	// prompts, the pass that gave the last of them its first token's logits (the server's
+	// /metrics reports it as the kvlab_batch_prompt_pass_* gauges).
 	PromptPass PassTiming
 }
 
