@@ -109,48 +109,19 @@ type DeviceGateResult struct {
 }
 
 // deviceGateData draws cells × kvHeads rows of K and V with per-channel outliers as lab's gate does
-// (channel RMS around 1, a few channels up to the dataset's spread, K with a per-channel
-// bias), and queries scaled so the scaled scores have a standard deviation near 2.5.
+// (drawGateChannels: channel RMS around 1, a few channels up to the dataset's spread, K with a
+// per-channel bias), and queries scaled so the scaled scores have a standard deviation near 2.5.
 func deviceGateData(gc DeviceGateCase, rows int) (k, v, q []float32) {
 	r := rand.New(rand.NewPCG(gc.Seed, uint64(gc.HeadDim)*31+uint64(gc.Cells)))
 	d, hn := gc.HeadDim, gc.KVHeads
-	ks, vs := 1.0, 1.0
-	switch gc.Data {
-	case Outlier5:
-		ks, vs = 5, 8
-	case Outlier75:
-		ks, vs = 75, 14
-	}
-	rms := func(spread float64) []float64 {
-		s := make([]float64, d)
-		for c := range s {
-			s[c] = 0.7 + 0.6*r.Float64()
-		}
-		if spread > 1 {
-			nOut := max(d/32, 2)
-			for i := 0; i < nOut; i++ {
-				s[r.IntN(d)] = math.Pow(spread, float64(i+1)/float64(nOut))
-			}
-		}
-		return s
-	}
-	kr, vr := rms(ks), rms(vs)
-	bias := make([]float64, d)
-	for c := range bias {
-		bias[c] = 0.3 * kr[c] * r.NormFloat64()
-	}
+	ch := drawGateChannels(r, gc.Data, d)
 	k = make([]float32, gc.Cells*hn*d)
 	v = make([]float32, gc.Cells*hn*d)
-	for i := 0; i < gc.Cells*hn; i++ {
-		for c := 0; c < d; c++ {
-			k[i*d+c] = float32(bias[c] + kr[c]*r.NormFloat64())
-			v[i*d+c] = float32(vr[c] * r.NormFloat64())
-		}
-	}
+	ch.rows(r, k, v)
 	// Query scale: the scores' spread over K, estimated from the channel statistics.
 	var varK float64
 	for c := 0; c < d; c++ {
-		varK += kr[c] * kr[c]
+		varK += ch.kRMS[c] * ch.kRMS[c]
 	}
 	qs := 2.5 * math.Sqrt(float64(d)) / math.Sqrt(varK)
 	q = make([]float32, rows*d)

@@ -87,39 +87,9 @@ type gateCache struct {
 func makeGateCache(gc GateCase) gateCache {
 	r := rand.New(rand.NewPCG(gc.Seed, uint64(gc.HeadDim)))
 	d, n := gc.HeadDim, gc.Cells
-	kSpread, vSpread := 1.0, 1.0
-	switch gc.Data {
-	case Outlier5:
-		kSpread, vSpread = 5, 8
-	case Outlier75:
-		kSpread, vSpread = 75, 14
-	}
-	channelRMS := func(spread float64) []float64 {
-		s := make([]float64, d)
-		for c := range s {
-			s[c] = 0.7 + 0.6*r.Float64() // bulk around 1
-		}
-		if spread > 1 {
-			nOut := max(d/32, 2) // a few outlier channels
-			for i := 0; i < nOut; i++ {
-				c := r.IntN(d)
-				s[c] = math.Pow(spread, float64(i+1)/float64(nOut))
-			}
-		}
-		return s
-	}
-	ks, vs := channelRMS(kSpread), channelRMS(vSpread)
-	kMean := make([]float64, d) // K channels carry a bias, as real post-RoPE K does
-	for c := range kMean {
-		kMean[c] = 0.3 * ks[c] * r.NormFloat64()
-	}
+	ch := drawGateChannels(r, gc.Data, d)
 	g := gateCache{k: make([]float32, n*d), v: make([]float32, n*d), q: make([]float32, gc.Queries*d)}
-	for j := 0; j < n; j++ {
-		for c := 0; c < d; c++ {
-			g.k[j*d+c] = float32(kMean[c] + ks[c]*r.NormFloat64())
-			g.v[j*d+c] = float32(vs[c] * r.NormFloat64())
-		}
-	}
+	ch.rows(r, g.k, g.v)
 	scale := 1 / math.Sqrt(float64(d))
 	for h := 0; h < gc.Queries; h++ {
 		q := g.q[h*d : (h+1)*d]
@@ -142,6 +112,57 @@ func makeGateCache(gc GateCase) gateCache {
 		}
 	}
 	return g
+}
+
+// gateChannels are the per-channel statistics of a gate data set: K's and V's channel RMS and
+// K's channel bias.
+type gateChannels struct {
+	kRMS, vRMS, kBias []float64
+}
+
+// drawGateChannels draws data's channel statistics for d channels from r: an RMS around 1 for
+// most channels, a few outlier channels reaching the data set's spread (K 5, V 8 for
+// Outlier5; K 75, V 14 for Outlier75), log-spaced so the spread has a realistic tail, and a K
+// bias per channel, as real post-RoPE K carries.
+func drawGateChannels(r *rand.Rand, data GateData, d int) gateChannels {
+	kSpread, vSpread := 1.0, 1.0
+	switch data {
+	case Outlier5:
+		kSpread, vSpread = 5, 8
+	case Outlier75:
+		kSpread, vSpread = 75, 14
+	}
+	channelRMS := func(spread float64) []float64 {
+		s := make([]float64, d)
+		for c := range s {
+			s[c] = 0.7 + 0.6*r.Float64() // bulk around 1
+		}
+		if spread > 1 {
+			nOut := max(d/32, 2) // a few outlier channels
+			for i := 0; i < nOut; i++ {
+				c := r.IntN(d)
+				s[c] = math.Pow(spread, float64(i+1)/float64(nOut))
+			}
+		}
+		return s
+	}
+	ch := gateChannels{kRMS: channelRMS(kSpread), vRMS: channelRMS(vSpread), kBias: make([]float64, d)}
+	for c := range ch.kBias {
+		ch.kBias[c] = 0.3 * ch.kRMS[c] * r.NormFloat64()
+	}
+	return ch
+}
+
+// rows fills k and v (rows of len(kBias) values, as many as k holds) from r: each value its
+// channel's bias (K) plus its RMS times a standard normal draw, K's and V's of a row in turn.
+func (ch gateChannels) rows(r *rand.Rand, k, v []float32) {
+	d := len(ch.kBias)
+	for j := 0; j < len(k)/d; j++ {
+		for c := 0; c < d; c++ {
+			k[j*d+c] = float32(ch.kBias[c] + ch.kRMS[c]*r.NormFloat64())
+			v[j*d+c] = float32(ch.vRMS[c] * r.NormFloat64())
+		}
+	}
 }
 
 // store is one half (K or V) of an arm's cache in the three readers the gate compares.
