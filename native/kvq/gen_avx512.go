@@ -408,6 +408,7 @@ func main() {
 	var out bytes.Buffer
 	out.WriteString(header())
 	out.WriteString(fp8BF16())
+	out.WriteString(fp8AccBF16())
 	for _, f := range formats {
 		rowTab, accTab, grpOff := "", "", ""
 		if f.rowTab != nil {
@@ -988,3 +989,201 @@ func fvaStoreN(idx string, half bool, r [4]string) string {
 
 func fvaStore(idx string, a, b, c, d int) string  { return fvaStoreN(idx, false, fvaRegs(a, b, c, d)) }
 func fvaStoreH(idx string, a, b, c, d int) string { return fvaStoreN(idx, true, fvaRegs(a, b, c, d)) }
+
+// fp8AccBF16 writes multiAccFP8BF16 (multi_fp8bf16_amd64.go): fp8 accumulate through
+// VDPBF16PS. Rows go in pairs: the codes of a pair's two rows are interleaved byte by byte
+// (VPUNPCKLBW, VPUNPCKHBW), looked up into the high and low bytes of their bf16
+// (fp8BF16Hi/Lo, the scores kernel's tables) and the two interleaved again, so that each dword
+// lane holds one value position of the two rows as two bf16; a pair's weight for a query,
+// w·scale of each row rounded to bf16 in the tile's prepass, is the dword {1to16}
+// embedded-broadcast operand. A pair's 64-value chunk thus costs 16 VDPBF16PS for four
+// queries (32 FMAs in multiAccFP8VBMI) and 12 decode operations (18). The four vectors of a
+// chunk have the layout of multiAccFP8VBMI's (128-bit lane L of vector k holds values
+// 16L+4k..+3), so the accumulators load and store transposed as there (fvaLoad, fvaStore).
+func fp8AccBF16() string {
+	var b strings.Builder
+	b.WriteString(`
+// fp8PairWords takes the words a0..a3 b0..b3 of a row pair's bf16 weights to a0 b0 a1 b1 …
+DATA ·fp8PairWords+0(SB)/8, $0x0b0a030209080100
+DATA ·fp8PairWords+8(SB)/8, $0x0f0e07060d0c0504
+GLOBL ·fp8PairWords(SB), RODATA|NOPTR, $16
+
+// CVTBF16Y(src, dst) is VCVTNEPS2BF16 Ysrc, Xdst (EVEX.256.F3.0F38.W0 72 /r).
+#define CVTBF16Y(src, dst) BYTE $0x62; \
+	BYTE $(((((dst)>>3)&1)^1)<<7 | ((((src)>>4)&1)^1)<<6 | ((((src)>>3)&1)^1)<<5 | ((((dst)>>4)&1)^1)<<4 | 2); \
+	BYTE $0x7E; BYTE $0x28; BYTE $0x72; BYTE $(0xC0 | ((dst)&7)<<3 | ((src)&7))
+
+// DPBF16R8(n, a, acc) is VDPBF16PS 4n(R8){1to16}, Za, Zacc (EVEX.512.F3.0F38.W0 52 /r, base
+// R8, disp8·4): acc[i] += a[2i]·m[0] + a[2i+1]·m[1], m the bf16 pair at R8+4n.
+#define DPBF16R8(n, a, acc) BYTE $0x62; \
+	BYTE $(((((acc)>>3)&1)^1)<<7 | 1<<6 | ((((acc)>>4)&1)^1)<<4 | 2); \
+	BYTE $((((a)&15)^15)<<3 | 6); BYTE $(0x50 | ((((a)>>4)&1)^1)<<3); BYTE $0x52; \
+	BYTE $(0x40 | ((acc)&7)<<3); BYTE $(n)
+
+// func multiAccFP8BF16(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+// fp8 accumulate (multiKernels' contract, with the weights rounded to bf16 as
+// multi_fp8bf16_amd64.go states) through VDPBF16PS over row pairs (gen_avx512.go's fp8AccBF16).
+// Per tile of up to 64 rows the prepass writes, per row pair and query, the dword of the two
+// rows' w·scale (one float32 rounding, as multiAccFP8VBMI) rounded to bf16 (VCVTNEPS2BF16),
+// the first row's in the low word; an odd tile's last row pairs with itself under weight 0.
+TEXT ·multiAccFP8BF16(SB), 0, $536-64
+	MOVQ acc+0(FP), SI
+	MOVQ d+8(FP), R14          // byte offset of the row scale
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX                // bytes between accumulators
+	LEAQ (DX)(DX*2), R13
+	MOVQ rows+24(FP), DI
+	MOVQ m+40(FP), R10
+	MOVQ w+48(FP), R9
+	VMOVDQU64 ·fp8BF16Hi+0(SB), Z24
+	VMOVDQU64 ·fp8BF16Hi+64(SB), Z25
+	VMOVDQU64 ·fp8BF16Lo+0(SB), Z26
+	VMOVDQU64 ·fp8BF16Lo+64(SB), Z27
+	VPBROADCASTD ·fp8SignMask(SB), Z28
+	TESTQ R10, R10
+	JZ   fba_done
+	MOVQ nv+16(FP), AX
+	TESTQ AX, AX
+	JZ   fba_done
+
+fba_tile:
+	MOVQ R10, AX               // rows in this tile
+	CMPQ AX, $64
+	JLE  fba_tn
+	MOVQ $64, AX
+fba_tn:
+	MOVQ AX, tn-8(SP)
+	MOVQ rb+32(FP), R12
+	MOVQ R12, R15
+	SHLQ $6, R12
+	MOVQ R12, pf-16(SP)        // bytes to the next tile, which the pair loop prefetches
+	ADDQ R15, R12
+	MOVQ R12, pfb-24(SP)       // the same from a pair's second row
+	// The tile's weights times their row's scale, rounded to bf16, a dword per pair and query.
+	LEAQ ws-536(SP), BX
+	MOVQ DI, R12
+	MOVQ R9, R8
+	MOVQ AX, R15
+fba_ws:
+	VBROADCASTSS (R12)(R14*1), X1
+	VMULPS (R8), X1, X0
+	VXORPS X2, X2, X2
+	CMPQ R15, $1
+	JEQ  fba_ws1
+	ADDQ rb+32(FP), R12
+	ADDQ wstride+56(FP), R8
+	VBROADCASTSS (R12)(R14*1), X3
+	VMULPS (R8), X3, X2
+	DECQ R15
+fba_ws1:
+	VINSERTF128 $1, X2, Y0, Y0
+	CVTBF16Y(0, 0)
+	VPSHUFB ·fp8PairWords(SB), X0, X0
+	VMOVDQU X0, (BX)
+	ADDQ $16, BX
+	ADDQ rb+32(FP), R12
+	ADDQ wstride+56(FP), R8
+	DECQ R15
+	JNZ  fba_ws
+
+	MOVQ nv+16(FP), R11        // values left
+	XORQ BX, BX                // byte offset of the chunk in a row
+	MOVQ SI, CX                // accumulators of the chunk
+
+fba_chunk:
+	CMPQ R11, $64
+	JLT  fba_lhalf
+	` + fvaLoad("", 0, 1, 2, 3) + `
+	` + fvaLoad("DX*1", 4, 5, 6, 7) + `
+	` + fvaLoad("DX*2", 8, 9, 10, 11) + `
+	` + fvaLoad("R13*1", 12, 13, 14, 15) + `
+	JMP  fba_rows
+fba_lhalf:
+	` + fvaLoadH("", 0, 1, 2, 3) + `
+	` + fvaLoadH("DX*1", 4, 5, 6, 7) + `
+	` + fvaLoadH("DX*2", 8, 9, 10, 11) + `
+	` + fvaLoadH("R13*1", 12, 13, 14, 15) + `
+fba_rows:
+	LEAQ (DI)(BX*1), R12
+	LEAQ ws-536(SP), R8
+	MOVQ tn-8(SP), R15
+
+fba_pair:
+	MOVQ pf-16(SP), AX
+	PREFETCHT0 (R12)(AX*1)
+	MOVQ pfb-24(SP), AX
+	PREFETCHT0 (R12)(AX*1)
+	MOVQ rb+32(FP), AX
+	CMPQ R15, $1
+	JNE  fba_two
+	XORQ AX, AX                // odd last row: the second reads the first again
+fba_two:
+	CMPQ R11, $64
+	JLT  fba_half
+	VMOVDQU64 (R12), Z16
+	VMOVDQU64 (R12)(AX*1), Z17
+	JMP  fba_dec
+fba_half: // 32 codes; the zeros above them decode to 0
+	VMOVDQU32 (R12), Y16
+	VMOVDQU32 (R12)(AX*1), Y17
+fba_dec:
+	VPUNPCKLBW Z17, Z16, Z18
+	VPUNPCKHBW Z17, Z16, Z19
+	VMOVDQA64 Z18, Z20
+	VMOVDQA64 Z19, Z21
+	VPERMI2B Z25, Z24, Z18
+	VPERMI2B Z25, Z24, Z19
+	VPTERNLOGD $0xF8, Z28, Z20, Z18
+	VPTERNLOGD $0xF8, Z28, Z21, Z19
+	VPERMI2B Z27, Z26, Z20
+	VPERMI2B Z27, Z26, Z21
+	VPUNPCKLBW Z18, Z20, Z22
+	VPUNPCKHBW Z18, Z20, Z23
+	VPUNPCKLBW Z19, Z21, Z16
+	VPUNPCKHBW Z19, Z21, Z17
+`)
+	vec := [4]int{22, 23, 16, 17}
+	for k := 0; k < 4; k++ {
+		for h := 0; h < 4; h++ {
+			fmt.Fprintf(&b, "\tDPBF16R8(%d, %d, %d)\n", h, vec[k], 4*h+k)
+		}
+	}
+	b.WriteString(`	LEAQ (R12)(AX*2), R12
+	ADDQ $16, R8
+	SUBQ $2, R15
+	JGT  fba_pair
+
+	CMPQ R11, $64
+	JLT  fba_shalf
+	` + fvaStore("", 0, 1, 2, 3) + `
+	` + fvaStore("DX*1", 4, 5, 6, 7) + `
+	` + fvaStore("DX*2", 8, 9, 10, 11) + `
+	` + fvaStore("R13*1", 12, 13, 14, 15) + `
+	ADDQ $64, BX
+	ADDQ $256, CX
+	SUBQ $64, R11
+	JNZ  fba_chunk
+	JMP  fba_next
+fba_shalf:
+	` + fvaStoreH("", 0, 1, 2, 3) + `
+	` + fvaStoreH("DX*1", 4, 5, 6, 7) + `
+	` + fvaStoreH("DX*2", 8, 9, 10, 11) + `
+	` + fvaStoreH("R13*1", 12, 13, 14, 15) + `
+
+fba_next:
+	MOVQ tn-8(SP), AX
+	MOVQ AX, R12
+	IMULQ rb+32(FP), R12
+	ADDQ R12, DI
+	MOVQ AX, R12
+	IMULQ wstride+56(FP), R12
+	ADDQ R12, R9
+	SUBQ AX, R10
+	JNZ  fba_tile
+
+fba_done:
+	VZEROUPPER
+	RET
+`)
+	return b.String()
+}

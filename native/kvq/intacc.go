@@ -10,10 +10,14 @@ const AccumulateTile = 64
 // integer kernels (each weight w·d off by at most 2⁻¹⁶ of the largest in its 64-row tile and
 // block, multi_intacc_amd64.go, on AVX2 CPUs multi_avx2intacc_amd64.go; a turbo tier's or
 // tq4's w·s off by at most 2⁻¹⁶ of the largest in its tile, multi_turboacc_amd64.go, on AVX2
-// CPUs multi_t4accavx2_amd64.go), 0 where they accumulate in float32. Tests of code built on
-// the codecs widen their float32 tolerances by it.
+// CPUs multi_t4accavx2_amd64.go), 2⁻⁸ where fp8's accumulate with bf16 weights (each w·scale
+// off by at most 2⁻⁸ of itself, multi_fp8bf16_amd64.go), 0 where they accumulate in float32.
+// Tests of code built on the codecs widen their float32 tolerances by it.
 func AccumulateStep(c Codec) float64 {
 	c = Unwrap(c)
+	if fc, ok := c.(fp8Codec); ok && fc.d >= 32 && fp8BF16AccActive() {
+		return 0x1p-8
+	}
 	if turboAccKernels(c) != nil {
 		return 0x1p-16
 	}

@@ -63,6 +63,9 @@ func intAccSlack(c Codec, n int, w []float32, rows []byte) []float64 {
 	if tc, ok := c.(*tq4Codec); ok {
 		return tq4AccSlack(tc, n, w, rows)
 	}
+	if fc, ok := c.(fp8Codec); ok {
+		return fp8AccSlack(fc, n, w, rows)
+	}
 	bc, code, ok := intAccCodes(c)
 	if !ok {
 		return nil
@@ -101,12 +104,12 @@ func intAccSlack(c Codec, n int, w []float32, rows []byte) []float64 {
 }
 
 // TestIntAccBound checks the integer accumulate kernels (the block formats' and the turbo
-// tiers') against the float64 sum of the decoded rows, within the stated bound, on softmax-like weights (a few large, most small, some exactly
+// tiers') and fp8's with bf16 weights (multiAccFP8BF16) against the float64 sum of the decoded rows, within the stated bound, on softmax-like weights (a few large, most small, some exactly
 // 0) and on a tile whose one large weight leaves the rest near the quantization step; and that
 // all-zero weights leave the accumulators unchanged.
 func TestIntAccBound(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
-	for _, f := range []Format{Q4_0, Q8_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Turbo2, Turbo3, Turbo4, TQ4} {
+	for _, f := range []Format{Q4_0, Q8_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Turbo2, Turbo3, Turbo4, TQ4, FP8} {
 		for _, d := range []int{32, 64, 128, 200, 256} {
 			for _, rows := range []int{1, 2, 63, 64, 65, 200} {
 				t.Run(fmt.Sprintf("%s/d%d/rows%d", f, d, rows), func(t *testing.T) {
@@ -244,6 +247,35 @@ func scaledLevelSlack(d, rb, n int, w []float32, rows []byte, scale func([]byte)
 				for i := 0; i < d; i++ {
 					slack[h*d+i] += e * math.Abs(float64(level(row, i)))
 				}
+			}
+		}
+	}
+	return slack
+}
+
+// fp8AccSlack is the bf16 weights' term of fp8's bound (multi_fp8bf16_amd64.go) where its values
+// accumulate through multiAccFP8BF16, nil elsewhere: per row, w·scale (float32, as the kernel
+// forms it) off by 2⁻⁸ of itself (all of it below 2⁻¹²⁶) times |e4m3(code)|, over the values of
+// the whole 32-value groups, and 2⁻¹²⁶ per row for a sum the kernel flushes to 0.
+func fp8AccSlack(c fp8Codec, n int, w []float32, rows []byte) []float64 {
+	if AccumulateStep(c) == 0 {
+		return nil
+	}
+	d, rb := c.d, c.RowBytes()
+	nv := d &^ 31
+	m := len(rows) / rb
+	slack := make([]float64, n*d)
+	for j := 0; j < m; j++ {
+		row := rows[j*rb : (j+1)*rb]
+		s := c.scale(row)
+		for h := 0; h < n; h++ {
+			ws := math.Abs(float64(w[j*n+h] * s))
+			e := math.Ldexp(ws, -8)
+			if ws < 0x1p-126 {
+				e = ws
+			}
+			for i := 0; i < nv; i++ {
+				slack[h*d+i] += e*math.Abs(float64(fp8E4M3Table[row[i]])) + 0x1p-126
 			}
 		}
 	}

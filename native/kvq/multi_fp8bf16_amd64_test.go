@@ -6,11 +6,17 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"runtime"
 	"testing"
+	"time"
+
+	"github.com/kvlab/kvlab/internal/cputime"
 )
 
 // TestMultiQueryFP8BF16 runs the reference checks on fp8 through each AVX-512 kernel set the
-// CPU can run: the VBMI accumulate kernel with the bf16 scores and with the f16 ones, and the
+// CPU can run: the bf16 accumulate kernel with the bf16 scores (within the bf16 weights'
+// bound, fp8AccSlack), the VBMI accumulate kernel with the bf16 scores and with the f16 ones, and the
 // f16 kernels of CPUs without AVX-512 VBMI (BW only), over head dimensions with and without a
 // last half chunk and a scalar tail, query counts with a padded last group, and row counts
 // around the row pairs, the 16-row batches and the 64-row tiles.
@@ -26,11 +32,19 @@ func TestMultiQueryFP8BF16(t *testing.T) {
 		k    *multiKernels
 		bf16 bool
 	}{{"vbmi+bf16", fp8VBMI, true}, {"vbmi", fp8VBMI, false}, {"bw", fp8AVX512, false}}
+	savedAcc := fp8BF16AccOn
+	defer func() { fp8BF16AccOn = savedAcc }()
+	sets = append(sets[:1], append([]struct {
+		name string
+		k    *multiKernels
+		bf16 bool
+	}{{"vbmi+bf16+f32acc", fp8VBMI, true}}, sets[1:]...)...)
 	for _, set := range sets {
 		if set.k == fp8VBMI && !hasFP8VBMI || set.bf16 && !savedB {
 			continue
 		}
 		multiFP8, hasFP8BF16 = set.k, set.bf16
+		fp8BF16AccOn = set.name != "vbmi+bf16+f32acc"
 		for _, d := range []int{32, 40, 64, 96, 128, 200, 320} {
 			for _, n := range []int{1, 3, 4, 5, 8} {
 				for _, rows := range []int{1, 2, 7, 17, 130} {
@@ -114,4 +128,51 @@ func bf16Round(x float32) float32 {
 		b &= 0xffff0000
 	}
 	return math.Float32frombits(b)
+}
+
+// TestFP8AccBF16Speed reports (KVLAB_SPEED_REPORT set), per row of benchDim values and four
+// accumulators, the thread-CPU time of fp8's AccumulateManyMulti through multiAccFP8BF16 and
+// through multiAccFP8VBMI (KVLAB_ACC16's), the two alternated: on benchRows rows in cache (best
+// and median of 300 calls) and streamed past the caches (64 MiB of those rows in chunks of
+// benchRows, KVLAB_SPEED_ROUNDS passes, default 10).
+func TestFP8AccBF16Speed(t *testing.T) {
+	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
+		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
+	}
+	if !hasFP8BF16 || multiFP8 != fp8VBMI {
+		t.Skip("no AVX-512 VBMI and BF16")
+	}
+	saved := fp8BF16AccOn
+	defer func() { fp8BF16AccOn = saved }()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	c := mustCodec(t, FP8, benchDim)
+	mq := c.(MultiQuery)
+	tile, vals := benchStreamRows(c)
+	_, _, w, acc := benchQueries()
+	var cache, stream [2][]time.Duration // float32 weights, bf16 weights
+	for r := 0; r < 300; r++ {
+		for i := range cache {
+			fp8BF16AccOn = i == 1
+			t0 := cputime.Thread()
+			mq.AccumulateManyMulti(acc, 4, w, tile)
+			cache[i] = append(cache[i], cputime.Thread()-t0)
+		}
+	}
+	chunks := len(vals) / len(tile)
+	for r := 0; r < speedRounds(10); r++ {
+		for i := range stream {
+			fp8BF16AccOn = i == 1
+			var d time.Duration
+			for k := 0; k < chunks; k++ {
+				t0 := cputime.Thread()
+				mq.AccumulateManyMulti(acc, 4, w, vals[k*len(tile):(k+1)*len(tile)])
+				d += cputime.Thread() - t0
+			}
+			stream[i] = append(stream[i], d)
+		}
+	}
+	t.Logf("fp8 values per row of %d values, 4 accumulators, ns min/median: in cache float32 weights %s, bf16 %s; streamed float32 %s, bf16 %s",
+		benchDim, minMedian(cache[0], benchRows), minMedian(cache[1], benchRows),
+		minMedian(stream[0], chunks*benchRows), minMedian(stream[1], chunks*benchRows))
 }

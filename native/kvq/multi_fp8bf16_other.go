@@ -5,6 +5,12 @@ package kvq
 // fp8BF16Active is false: the bf16 kernel is amd64 assembly.
 func fp8BF16Active() bool { return false }
 
+// fp8BF16AccActive is false, and fp8AccKernels multiFP8: the bf16 values kernel is amd64
+// assembly.
+func fp8BF16AccActive() bool { return false }
+
+func fp8AccKernels() *multiKernels { return multiFP8 }
+
 func (c fp8Codec) scoresBF16(q []float32, n int, rows []byte, out, mu []float32) {
 	panic("kvq: no bf16 fp8 kernel on this platform")
 }

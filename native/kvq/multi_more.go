@@ -83,7 +83,7 @@ func (c fp8Codec) dotManyMultiMu(q []float32, n int, rows []byte, out, mu []floa
 
 // AccumulateManyMulti adds n weighted sums of the rows within the MultiQuery bounds.
 func (c fp8Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows []byte) {
-	multiAcc(c, multiFP8, c.d&^31, c.tailAcc, acc, n, w, rows)
+	multiAcc(c, fp8AccKernels(), c.d&^31, c.tailAcc, acc, n, w, rows)
 }
 
 // blockDotMulti and blockAccMulti are MultiQuery for a block format without a short-row
