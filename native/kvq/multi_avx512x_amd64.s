@@ -989,8 +989,10 @@ fba_rows:
 fba_pair:
 	MOVQ pf-16(SP), AX
 	PREFETCHT0 (R12)(AX*1)
+	PREFETCHT0 64(R12)(AX*1)
 	MOVQ pfb-24(SP), AX
 	PREFETCHT0 (R12)(AX*1)
+	PREFETCHT0 64(R12)(AX*1)
 	MOVQ rb+32(FP), AX
 	CMPQ R15, $1
 	JNE  fba_two

@@ -35,7 +35,7 @@ func fp8BF16Active() bool { return hasFP8BF16 && multiFP8 == fp8VBMI }
 // magnitude becomes 0 (VDPBF16PS flushes subnormal results and takes subnormal inputs as 0).
 // VDPBF16PS at 512 bits issues at one a cycle on AMD Zen 4, as an FMA does, so a row pair's
 // 32 operations replace 64 FMAs: a row of 128 values for four accumulators takes 6.3 ns in
-// cache instead of 10.6, 9.0 streamed past the caches instead of 12.5 (Zen 4, thread CPU
+// cache instead of 10.6, 8.3 streamed past the caches instead of 12.9 (Zen 4, thread CPU
 // time, best of 300 and of 10 passes, the two kernels alternated: TestFP8AccBF16Speed);
 // 5.5 ns of the 6.3 are the VDPBF16PS alone (the decode left out).
 var fp8AccBF16 = &multiKernels{multiScoresFP8AVX512, multiAccFP8BF16}
