@@ -1194,6 +1194,192 @@ fba_done:
 	VZEROUPPER
 	RET
 
+// fp8PairOrder picks, from the reduced vector (128-bit lane L, dword 2k: query 2k+L/2's sum
+// of row L&1 — see multiScoresFP8BF16H), row a's four sums, then row b's.
+DATA ·fp8PairOrder+0(SB)/8, $0x0000000800000000
+DATA ·fp8PairOrder+8(SB)/8, $0x0000000a00000002
+DATA ·fp8PairOrder+16(SB)/8, $0x0000000c00000004
+DATA ·fp8PairOrder+24(SB)/8, $0x0000000e00000006
+DATA ·fp8PairOrder+32(SB)/8, $0x0000000000000000
+DATA ·fp8PairOrder+40(SB)/8, $0x0000000000000000
+DATA ·fp8PairOrder+48(SB)/8, $0x0000000000000000
+DATA ·fp8PairOrder+56(SB)/8, $0x0000000000000000
+GLOBL ·fp8PairOrder(SB), RODATA|NOPTR, $64
+
+// DPBF16CX(n, a, acc) is VDPBF16PS 64n(CX), Za, Zacc (EVEX.512.F3.0F38.W0 52 /r, base CX,
+// disp8·64).
+#define DPBF16CX(n, a, acc) BYTE $0x62; \
+	BYTE $(((((acc)>>3)&1)^1)<<7 | 1<<6 | 1<<5 | ((((acc)>>4)&1)^1)<<4 | 2); \
+	BYTE $((((a)&15)^15)<<3 | 6); BYTE $(0x40 | ((((a)>>4)&1)^1)<<3); BYTE $0x52; \
+	BYTE $(0x41 | ((acc)&7)<<3); BYTE $(n)
+
+// func fp8QueryBF16H(dst *uint16, q *float32, d, nv int)
+// For the four queries q[h·d:], writes their first nv values (nv a positive multiple of 32) as
+// bf16 (VCVTNEPS2BF16) in multiScoresFP8BF16H's layout: per 32-value chunk c and query h, at
+// dst[(4c + h)·64:], the words of values 0–7, 16–23, 0–7, 16–23 of the chunk, then of values
+// 8–15, 24–31, 8–15, 24–31.
+TEXT ·fp8QueryBF16H(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ q+8(FP), SI
+	MOVQ d+16(FP), DX
+	SHLQ $2, DX                // bytes between queries
+	MOVQ nv+24(FP), R11
+fqh_chunk:
+	MOVQ SI, AX
+	MOVQ $4, CX
+fqh_query:
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	CVTBF16(0, 0)
+	CVTBF16(1, 1)
+	VINSERTI64X4 $1, Y1, Z0, Z0
+	VSHUFI64X2 $0x88, Z0, Z0, Z4
+	VSHUFI64X2 $0xDD, Z0, Z0, Z5
+	VMOVDQU64 Z4, (DI)
+	VMOVDQU64 Z5, 64(DI)
+	ADDQ $128, DI
+	ADDQ DX, AX
+	DECQ CX
+	JNZ  fqh_query
+	ADDQ $128, SI
+	SUBQ $32, R11
+	JGT  fqh_chunk
+	VZEROUPPER
+	RET
+
+// func multiScoresFP8BF16H(q *uint16, nv int, rows *byte, rb, m int, out *float32, ostride, so int, off *float32)
+// multiScoresFP8BF16's contract, with the queries packed by fp8QueryBF16H: per row pair and
+// 32-value chunk, row a's codes and row b's in one vector's halves, decoded once
+// (FP8BF16DEC) for the four queries into accumulator Z(h) (row a in the low half).
+TEXT ·multiScoresFP8BF16H(SB), NOSPLIT, $0-72
+	MOVQ q+0(FP), SI
+	MOVQ nv+8(FP), R11
+	MOVQ rows+16(FP), DI
+	MOVQ rb+24(FP), R8
+	MOVQ m+32(FP), R10
+	MOVQ out+40(FP), R9
+	MOVQ so+56(FP), R14
+	MOVQ off+64(FP), AX
+	VBROADCASTF32X4 (AX), Y30
+	VMOVDQU64 ·fp8BF16Hi+0(SB), Z24
+	VMOVDQU64 ·fp8BF16Hi+64(SB), Z25
+	VMOVDQU64 ·fp8BF16Lo+0(SB), Z26
+	VMOVDQU64 ·fp8BF16Lo+64(SB), Z27
+	VPBROADCASTD ·fp8SignMask(SB), Z28
+	VMOVUPS ·fp8PairOrder(SB), Z29
+	TESTQ R10, R10
+	JZ   fbh_done
+
+fbh_pair:
+	CMPQ R10, $1
+	JNE  fbh_two
+	XORQ R8, R8                // odd last row: b reads a again
+fbh_two:
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	MOVQ DI, BX
+	LEAQ (DI)(R8*1), R15
+	MOVQ SI, CX
+	MOVQ R11, R12              // values left
+
+fbh_chunk:
+	PREFETCHT0 PFDISTZ(BX)
+	PREFETCHT0 PFDISTZ(R15)
+	CMPQ R12, $64
+	JLT  fbh_last
+	VMOVDQU64 (BX), Y4
+	VMOVDQU64 (R15), Y5
+	VINSERTI64X4 $1, Y5, Z4, Z4
+	VMOVDQA64 Z4, Z5
+	FP8BF16DEC(Z4, Z5, Z6)
+	VMOVDQU64 32(BX), Y7
+	VMOVDQU64 32(R15), Y31
+	VINSERTI64X4 $1, Y31, Z7, Z7
+	VMOVDQA64 Z7, Z31
+	FP8BF16DEC(Z7, Z31, Z5)
+	DPBF16CX(0, 6, 0)
+	DPBF16CX(1, 4, 8)
+	DPBF16CX(2, 6, 1)
+	DPBF16CX(3, 4, 9)
+	DPBF16CX(4, 6, 2)
+	DPBF16CX(5, 4, 10)
+	DPBF16CX(6, 6, 3)
+	DPBF16CX(7, 4, 11)
+	DPBF16CX(8, 5, 0)
+	DPBF16CX(9, 7, 8)
+	DPBF16CX(10, 5, 1)
+	DPBF16CX(11, 7, 9)
+	DPBF16CX(12, 5, 2)
+	DPBF16CX(13, 7, 10)
+	DPBF16CX(14, 5, 3)
+	DPBF16CX(15, 7, 11)
+	ADDQ $64, BX
+	ADDQ $64, R15
+	ADDQ $1024, CX
+	SUBQ $64, R12
+	JNZ  fbh_chunk
+	JMP  fbh_reduce
+fbh_last:                      // a last 32 values
+	VMOVDQU64 (BX), Y4
+	VMOVDQU64 (R15), Y5
+	VINSERTI64X4 $1, Y5, Z4, Z4
+	VMOVDQA64 Z4, Z5
+	FP8BF16DEC(Z4, Z5, Z6)
+	DPBF16CX(0, 6, 0)
+	DPBF16CX(1, 4, 8)
+	DPBF16CX(2, 6, 1)
+	DPBF16CX(3, 4, 9)
+	DPBF16CX(4, 6, 2)
+	DPBF16CX(5, 4, 10)
+	DPBF16CX(6, 6, 3)
+	DPBF16CX(7, 4, 11)
+
+fbh_reduce:
+	VADDPS Z8, Z0, Z0
+	VADDPS Z9, Z1, Z1
+	VADDPS Z10, Z2, Z2
+	VADDPS Z11, Z3, Z3
+	// Z(h) lanes: row a's two, row b's two; sum the 128-bit lanes of each row, pairing queries,
+	// then the four dwords of each lane.
+	VSHUFF32X4 $0x88, Z1, Z0, Z4
+	VSHUFF32X4 $0xDD, Z1, Z0, Z5
+	VADDPS Z5, Z4, Z4          // lanes: q0 a, q0 b, q1 a, q1 b
+	VSHUFF32X4 $0x88, Z3, Z2, Z5
+	VSHUFF32X4 $0xDD, Z3, Z2, Z6
+	VADDPS Z6, Z5, Z5          // lanes: q2 a, q2 b, q3 a, q3 b
+	VSHUFPS $0x88, Z5, Z4, Z6
+	VSHUFPS $0xDD, Z5, Z4, Z7
+	VADDPS Z7, Z6, Z6
+	VPERMILPS $0xB1, Z6, Z7
+	VADDPS Z7, Z6, Z6          // lane L dwords 0, 2: queries L/2 and 2+L/2 of row L&1
+	VPERMPS Z6, Z29, Z11       // [a0 a1 a2 a3 b0 b1 b2 b3 …]
+	VBROADCASTSS (DI)(R14*1), X12
+	LEAQ (DI)(R8*1), AX
+	VBROADCASTSS (AX)(R14*1), X13
+	VINSERTF128 $1, X13, Y12, Y12
+	VFMADD213PS Y30, Y12, Y11
+	VMOVUPS X11, (R9)
+	CMPQ R10, $1
+	JEQ  fbh_done
+	VEXTRACTF32X4 $1, Z11, X12
+	MOVQ ostride+48(FP), AX
+	VMOVUPS X12, (R9)(AX*1)
+
+	LEAQ (DI)(R8*2), DI
+	LEAQ (R9)(AX*2), R9
+	SUBQ $2, R10
+	JNZ  fbh_pair
+
+fbh_done:
+	VZEROUPPER
+	RET
+
 // func multiScoresQ41AVX512(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
 // q4_1: d, m (f16), 16 nibble bytes; x = c·d + m.
 TEXT ·multiScoresQ41AVX512(SB), NOSPLIT, $0-64

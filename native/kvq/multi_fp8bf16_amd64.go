@@ -54,6 +54,20 @@ func fp8AccKernels() *multiKernels {
 	return multiFP8
 }
 
+// fp8BF16ScoresH selects multiScoresFP8BF16H, the bf16 scores kernel with a row pair in one
+// vector's halves (gen_avx512.go's fp8ScoresBF16H, ~5% less time for fp8's whole decode on AMD
+// Zen 4), over multiScoresFP8BF16: the same products, summed in another order (so within the
+// same bound); KVLAB_ACC16 (isa.Acc16) keeps multiScoresFP8BF16 as it keeps multiAccFP8VBMI,
+// so that the switch gives fp8 the previous kernels' sums bit for bit. A variable so that tests
+// can run both.
+var fp8BF16ScoresH = !isa.Acc16
+
+//go:noescape
+func fp8QueryBF16H(dst *uint16, q *float32, d, nv int)
+
+//go:noescape
+func multiScoresFP8BF16H(q *uint16, nv int, rows *byte, rb, m int, out *float32, ostride, so int, off *float32)
+
 //go:noescape
 func multiAccFP8BF16(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 
@@ -78,9 +92,14 @@ func (c fp8Codec) scoresBF16(q []float32, n int, rows []byte, out, mu []float32)
 		return
 	}
 	nv := d &^ 31
-	var packStack [4 * multiScratchDim]uint16
+	hv := fp8BF16ScoresH
+	words := (nv + 63) &^ 63 * 4
+	if hv {
+		words = nv * 8
+	}
+	var packStack [8 * multiScratchDim]uint16
 	pack := packStack[:]
-	if words := (nv + 63) &^ 63 * 4; words > len(pack) {
+	if words > len(pack) {
 		pack = make([]uint16, words)
 	}
 	var tmp [16 * 4]float32
@@ -91,7 +110,11 @@ func (c fp8Codec) scoresBF16(q []float32, n int, rows []byte, out, mu []float32)
 			var qpad [4 * multiScratchDim]float32 // zeroed where declared: only when used
 			qh = padQueries(qpad[:], qh, d, r, d)
 		}
-		fp8QueryBF16(&pack[0], &qh[0], d, nv)
+		if hv {
+			fp8QueryBF16H(&pack[0], &qh[0], d, nv)
+		} else {
+			fp8QueryBF16(&pack[0], &qh[0], d, nv)
+		}
 		var offs [4]float32
 		if mu != nil {
 			fp8Offsets(&offs[0], &qh[0], d, nv, &mu[0])
@@ -100,12 +123,20 @@ func (c fp8Codec) scoresBF16(q []float32, n int, rows []byte, out, mu []float32)
 			}
 		}
 		if r == 4 {
-			multiScoresFP8BF16(&pack[0], nv, &rows[0], rb, m, &out[h], 4*n, d, &offs[0])
+			if hv {
+				multiScoresFP8BF16H(&pack[0], nv, &rows[0], rb, m, &out[h], 4*n, d, &offs[0])
+			} else {
+				multiScoresFP8BF16(&pack[0], nv, &rows[0], rb, m, &out[h], 4*n, d, &offs[0])
+			}
 			continue
 		}
 		for j0 := 0; j0 < m; j0 += 16 {
 			mb := min(16, m-j0)
-			multiScoresFP8BF16(&pack[0], nv, &rows[j0*rb], rb, mb, &tmp[0], 16, d, &offs[0])
+			if hv {
+				multiScoresFP8BF16H(&pack[0], nv, &rows[j0*rb], rb, mb, &tmp[0], 16, d, &offs[0])
+			} else {
+				multiScoresFP8BF16(&pack[0], nv, &rows[j0*rb], rb, mb, &tmp[0], 16, d, &offs[0])
+			}
 			for j := 0; j < mb; j++ {
 				o, t := out[(j0+j)*n+h:(j0+j)*n+h+r], tmp[4*j:4*j+4] // element by element: no memmove call per row
 				for i := range o {

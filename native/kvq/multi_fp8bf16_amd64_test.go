@@ -15,8 +15,9 @@ import (
 )
 
 // TestMultiQueryFP8BF16 runs the reference checks on fp8 through each AVX-512 kernel set the
-// CPU can run: the bf16 accumulate kernel with the bf16 scores (within the bf16 weights'
-// bound, fp8AccSlack), the VBMI accumulate kernel with the bf16 scores and with the f16 ones, and the
+// CPU can run: the bf16 accumulate kernel with the bf16 scores of a row pair in halves (the
+// accumulate within the bf16 weights' bound, fp8AccSlack), KVLAB_ACC16's (the VBMI accumulate
+// kernel, the bf16 scores with eight accumulators a pair), the VBMI accumulate kernel with the f16 scores, and the
 // f16 kernels of CPUs without AVX-512 VBMI (BW only), over head dimensions with and without a
 // last half chunk and a scalar tail, query counts with a padded last group, and row counts
 // around the row pairs, the 16-row batches and the 64-row tiles.
@@ -32,19 +33,21 @@ func TestMultiQueryFP8BF16(t *testing.T) {
 		k    *multiKernels
 		bf16 bool
 	}{{"vbmi+bf16", fp8VBMI, true}, {"vbmi", fp8VBMI, false}, {"bw", fp8AVX512, false}}
-	savedAcc := fp8BF16AccOn
-	defer func() { fp8BF16AccOn = savedAcc }()
+	savedAcc, savedH := fp8BF16AccOn, fp8BF16ScoresH
+	defer func() { fp8BF16AccOn, fp8BF16ScoresH = savedAcc, savedH }()
 	sets = append(sets[:1], append([]struct {
 		name string
 		k    *multiKernels
 		bf16 bool
-	}{{"vbmi+bf16+f32acc", fp8VBMI, true}}, sets[1:]...)...)
+	}{{"vbmi+bf16+acc16", fp8VBMI, true}}, sets[1:]...)...)
 	for _, set := range sets {
 		if set.k == fp8VBMI && !hasFP8VBMI || set.bf16 && !savedB {
 			continue
 		}
 		multiFP8, hasFP8BF16 = set.k, set.bf16
-		fp8BF16AccOn = set.name != "vbmi+bf16+f32acc"
+		// KVLAB_ACC16's kernels: float32 weights, eight accumulators a row pair's scores.
+		fp8BF16AccOn = set.name != "vbmi+bf16+acc16"
+		fp8BF16ScoresH = fp8BF16AccOn
 		for _, d := range []int{32, 40, 64, 96, 128, 200, 320} {
 			for _, n := range []int{1, 3, 4, 5, 8} {
 				for _, rows := range []int{1, 2, 7, 17, 130} {
@@ -106,6 +109,28 @@ func TestFP8QueryBF16(t *testing.T) {
 					}
 					if got := pack[(4*c+h)*64+k]; got != want {
 						t.Fatalf("d%d query %d value %d (%g): packed %#04x, want %#04x", d, h, i, q[h*d+i], got, want)
+					}
+				}
+			}
+		}
+		// fp8QueryBF16H: per 32-value chunk and query, the words of values 0–7, 16–23, 0–7,
+		// 16–23, then 8–15, 24–31, 8–15, 24–31; a sentinel past the last chunk.
+		packH := make([]uint16, nv*8+1)
+		for i := range packH {
+			packH[i] = 0xdead
+		}
+		fp8QueryBF16H(&packH[0], &q[0], d, nv)
+		if packH[nv*8] != 0xdead {
+			t.Fatalf("d%d: fp8QueryBF16H wrote past its %d words", d, nv*8)
+		}
+		for c := 0; c < nv/32; c++ {
+			for h := 0; h < 4; h++ {
+				for k := 0; k < 64; k++ {
+					lane, vec := (k%32)/8, k/32
+					i := c*32 + 16*(lane%2) + 8*vec + k%8
+					want := uint16(math.Float32bits(bf16Round(q[h*d+i])) >> 16)
+					if got := packH[(4*c+h)*64+k]; got != want {
+						t.Fatalf("d%d query %d value %d (%g): packed (halves) %#04x, want %#04x", d, h, i, q[h*d+i], got, want)
 					}
 				}
 			}
@@ -175,4 +200,27 @@ func TestFP8AccBF16Speed(t *testing.T) {
 	t.Logf("fp8 values per row of %d values, 4 accumulators, ns min/median: in cache float32 weights %s, bf16 %s; streamed float32 %s, bf16 %s",
 		benchDim, minMedian(cache[0], benchRows), minMedian(cache[1], benchRows),
 		minMedian(stream[0], chunks*benchRows), minMedian(stream[1], chunks*benchRows))
+}
+
+// TestFP8ScoresBF16HSpeed reports (KVLAB_SPEED_REPORT set), per row of benchDim values and
+// four queries, the thread-CPU time of fp8's DotManyMulti through multiScoresFP8BF16H and
+// through multiScoresFP8BF16 (KVLAB_ACC16's), alternated (scoreSpeeds): in cache and streamed,
+// ns min/median.
+func TestFP8ScoresBF16HSpeed(t *testing.T) {
+	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
+		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
+	}
+	if !fp8BF16Active() {
+		t.Skip("no AVX-512 VBMI and BF16")
+	}
+	saved := fp8BF16ScoresH
+	defer func() { fp8BF16ScoresH = saved }()
+	modes := []func(func()){
+		func(f func()) { fp8BF16ScoresH = false; f() },
+		func(f func()) { fp8BF16ScoresH = true; f() },
+	}
+	cache, stream, passRows := scoreSpeeds(t, FP8, modes)
+	t.Logf("fp8 scores per row of %d values, 4 queries, ns min/median: in cache eight accumulators a pair %s, halves %s; streamed %s, halves %s",
+		benchDim, minMedian(cache[0], benchRows), minMedian(cache[1], benchRows),
+		minMedian(stream[0], passRows), minMedian(stream[1], passRows))
 }
