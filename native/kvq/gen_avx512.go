@@ -1206,10 +1206,14 @@ fba_done:
 // each 16, and the others) added before the reduction: with one, a chain of eight VDPBF16PS a
 // pair, the kernel took 8.3 ns a row in cache instead of 7.5. On AMD Zen 4 (thread CPU time,
 // rows of 128 values, four queries, alternated with multiScoresFP8BF16): 7.5 ns a row in
-// cache instead of 8.6, but 10.8–11.9 streamed past the caches instead of 9.7–10.4
+// cache instead of 8.6, but 10.8–13.2 streamed past the caches instead of 9.7–12.3
 // (TestFP8ScoresBF16HSpeed, a busy machine), and the whole decode of 131072 cells (32 heads,
 // 8 KV heads, one thread, native/attn's TestDecodeSpeedReport) 18.70 ms instead of 19.66
-// (medians of five runs alternated, 18.62 against 19.25 at best).
+// (medians of five runs alternated, 18.62 against 19.25 at best). Streamed, the pair loop
+// issues twice the loads of multiScoresFP8BF16 a row (its query vectors as memory operands,
+// duplicated per half); the loop over four rows (fp8ScoresBF16Quad), which loads them once
+// for two pairs, streams at 11.5–11.7 ns a row against multiScoresFP8BF16's 11.2–11.6 in the
+// same runs, 7.4 in cache.
 func fp8ScoresBF16H() string {
 	var b strings.Builder
 	b.WriteString(`
@@ -1288,7 +1292,7 @@ TEXT ·multiScoresFP8BF16H(SB), NOSPLIT, $0-72
 	VMOVUPS ·fp8PairOrder(SB), Z29
 	TESTQ R10, R10
 	JZ   fbh_done
-
+` + fp8ScoresBF16Quad() + `
 fbh_pair:
 	CMPQ R10, $1
 	JNE  fbh_two
@@ -1385,6 +1389,122 @@ fbh_reduce:
 fbh_done:
 	VZEROUPPER
 	RET
+`)
+	return b.String()
+}
+
+// fp8ScoresBF16Quad is multiScoresFP8BF16H's loop over four rows at a time (two pairs, rows
+// DI, BX = DI+R8 … as R15, R13, DX), while four are left: each 32-value chunk's query vectors
+// loaded once for both pairs (half the loads a row of the pair loop's memory operands, 24
+// a pair of 128 values), the pairs' products into Z0..Z3 and Z8..Z11 (one chain per query and
+// pair: two pairs interleaved keep eight chains going).
+func fp8ScoresBF16Quad() string {
+	var b strings.Builder
+	b.WriteString(`
+fbq_quad:
+	CMPQ R10, $4
+	JLT  fbq_end
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	MOVQ DI, BX
+	LEAQ (DI)(R8*1), R15
+	LEAQ (DI)(R8*2), R13
+	LEAQ (R13)(R8*1), DX
+	MOVQ SI, CX
+	MOVQ R11, R12              // values left
+
+fbq_chunk:
+	PREFETCHT0 PFDISTZ(BX)
+	PREFETCHT0 PFDISTZ(R15)
+	PREFETCHT0 PFDISTZ(R13)
+	PREFETCHT0 PFDISTZ(DX)
+	CMPQ R12, $64
+	JLT  fbq_last
+`)
+	chunk := func(off, qoff int) string {
+		var s strings.Builder
+		fmt.Fprintf(&s, `	VMOVDQU64 %[1]d(BX), Y4
+	VMOVDQU64 %[1]d(R15), Y5
+	VINSERTI64X4 $1, Y5, Z4, Z4
+	VMOVDQA64 Z4, Z5
+	FP8BF16DEC(Z4, Z5, Z6)
+	VMOVDQU64 %[1]d(R13), Y7
+	VMOVDQU64 %[1]d(DX), Y31
+	VINSERTI64X4 $1, Y31, Z7, Z7
+	VMOVDQA64 Z7, Z31
+	FP8BF16DEC(Z7, Z31, Z5)
+`, off)
+		for h := 0; h < 4; h++ {
+			fmt.Fprintf(&s, "\tVMOVDQU64 %d(CX), Z%d\n\tVMOVDQU64 %d(CX), Z%d\n", qoff+128*h, 12+h, qoff+128*h+64, 16+h)
+		}
+		for h := 0; h < 4; h++ {
+			fmt.Fprintf(&s, "\tDPBF16(%d, 6, %d)\n\tDPBF16(%d, 5, %d)\n", 12+h, h, 12+h, 8+h)
+		}
+		for h := 0; h < 4; h++ {
+			fmt.Fprintf(&s, "\tDPBF16(%d, 4, %d)\n\tDPBF16(%d, 7, %d)\n", 16+h, h, 16+h, 8+h)
+		}
+		return s.String()
+	}
+	b.WriteString(chunk(0, 0))
+	b.WriteString(chunk(32, 512))
+	b.WriteString(`	ADDQ $64, BX
+	ADDQ $64, R15
+	ADDQ $64, R13
+	ADDQ $64, DX
+	ADDQ $1024, CX
+	SUBQ $64, R12
+	JNZ  fbq_chunk
+	JMP  fbq_reduce
+fbq_last:                      // a last 32 values
+`)
+	b.WriteString(chunk(0, 0))
+	b.WriteString(`
+fbq_reduce:
+`)
+	red := func(a [4]int, rowA, rowB string, outA, outB string) string {
+		return fmt.Sprintf(`	VSHUFF32X4 $0x88, Z%[2]d, Z%[1]d, Z20
+	VSHUFF32X4 $0xDD, Z%[2]d, Z%[1]d, Z21
+	VADDPS Z21, Z20, Z20
+	VSHUFF32X4 $0x88, Z%[4]d, Z%[3]d, Z21
+	VSHUFF32X4 $0xDD, Z%[4]d, Z%[3]d, Z22
+	VADDPS Z22, Z21, Z21
+	VSHUFPS $0x88, Z21, Z20, Z22
+	VSHUFPS $0xDD, Z21, Z20, Z23
+	VADDPS Z23, Z22, Z22
+	VPERMILPS $0xB1, Z22, Z23
+	VADDPS Z23, Z22, Z22
+	VPERMPS Z22, Z29, Z23
+	VBROADCASTSS (%[5]s)(R14*1), X20
+	VBROADCASTSS (%[6]s)(R14*1), X21
+	VINSERTF32X4 $1, X21, Y20, Y20
+	VFMADD213PS Y30, Y20, Y23
+	VMOVUPS X23, %[7]s
+	VEXTRACTF32X4 $1, Z23, X20
+	VMOVUPS X20, %[8]s
+`, a[0], a[1], a[2], a[3], rowA, rowB, outA, outB)
+	}
+	b.WriteString(`	MOVQ ostride+48(FP), AX
+	LEAQ (DI)(R8*1), R15
+`)
+	b.WriteString(red([4]int{0, 1, 2, 3}, "DI", "R15", "(R9)", "(R9)(AX*1)"))
+	b.WriteString(`	LEAQ (R9)(AX*2), R9
+	LEAQ (DI)(R8*2), DI
+	LEAQ (DI)(R8*1), R15
+`)
+	b.WriteString(red([4]int{8, 9, 10, 11}, "DI", "R15", "(R9)", "(R9)(AX*1)"))
+	b.WriteString(`	LEAQ (R9)(AX*2), R9
+	LEAQ (DI)(R8*2), DI
+	SUBQ $4, R10
+	JMP  fbq_quad
+fbq_end:
+	TESTQ R10, R10
+	JZ   fbh_done
 `)
 	return b.String()
 }
