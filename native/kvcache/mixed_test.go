@@ -119,7 +119,7 @@ func TestMixedAttentionMatchesReference(t *testing.T) {
 				if err := attn.Decode(fast, q, s, keys, vals, 0, c.Len()); err != nil {
 					t.Fatal(err)
 				}
-				if e := relRMS(fast, multiReference(t, c, decode, q, s)); e > 1e-4 {
+				if e := relRMS(fast, multiReference(t, c, decode, q, s)); e > 1e-4+valuesSlack(t, cfg.Pair, tc.d) {
 					t.Errorf("decode=%v: fast differs from reference by %.2e", decode, e)
 				}
 				var sk []attn.Keys

@@ -55,6 +55,15 @@
 // (Σ W·b − 16·Σ W·hi), the tile maximum by integer max in place of VRANGEPS. The weights
 // broadcast by the VPDPWSSD from memory took ~1–2% less time there, ~17% more on Zen 5: kept.
 //
+// q4_0's, q4_1's and iq4_nl's kernels are written a third time with 8-bit weights (the V8
+// kernels, w8; contract in multi_intacc_amd64.go's intAcc8): the second prepass rounds the
+// weights to int8 (q = 127) and lays four rows' weights into a dword per accumulator and block
+// (p2Quads), the row loop takes rows in quads, four rows' code bytes interleaved into dwords by
+// one two-table byte permute (quadDec), and each accumulator's two VPDPBUSD a quad read the
+// weight dword by memory broadcast: 8 multiplies a quad and block where the int16 kernels issue
+// 16. Two quads a step (two sets of sums); the first prepass pipelined into the row loops as
+// the VBMI kernels do (p1Pipe), a row of the next tile each quad.
+//
 // Run with `go generate ./native/kvq`.
 package main
 
@@ -101,6 +110,9 @@ type format struct {
 	// pipe: the VBMI kernel (four accumulators) forms the next tile's w·d in this tile's row
 	// loops (p1Pipe).
 	pipe bool
+	// w8dec decodes a row quad's codes for the kernel with 8-bit weights (quadDec; nil for
+	// none): its name takes V8 (multiAccQ40V8INT), four accumulators only.
+	w8dec func(a string) string
 }
 
 // q40Dec: the two rows' 16 payload bytes interleaved (a0 b0 a1 b1 …) and zero-extended to words
@@ -199,12 +211,52 @@ func iq4DecVBMI(a string) string {
 	VPERMB.Z Z19, Z24, K6, Z24`, a)
 }
 
+// quadDec is the row-quad decoder of the kernels with 8-bit weights (w8): the 16 payload bytes
+// at pay of rows a and a+R9 into the two 128-bit lanes of Y20, of rows R14 and R14+R9 (R14 =
+// a + 2·R9) into Y21's, then one two-table byte permute (·intAccQuad2Idx in Z13) moves row i's
+// byte k to byte 4k+i, so dword k holds the four rows' byte k: its low nibbles are values k
+// (Z23), its high ones values 16+k (Z24), as unsigned bytes. The last quad's rows (a "tail:"
+// prefix on a) load into their lanes of Z20 with masks instead (K1..K3 mark lanes 1..3; a
+// missing row's load, masked off, neither reads nor faults; its weights are 0), permuted by
+// ·intAccQuadIdx (Z30). Measured on AMD Zen 4 (thread CPU time, 41 calls alternated, 4096 rows of 128
+// values): the masked loads in the row loop too took ~5% more time in cache, ~3–5% streamed.
+// iq4: the nibbles looked up in the codebook (Z19, levels + 128 four times over) by VPERMB,
+// which reads only a byte's low 6 bits (the other nibble's bits 4, 5 choose the same copy).
+func quadDec(pay int, iq4 bool) func(a string) string {
+	return func(a string) string {
+		var s string
+		if t := strings.TrimPrefix(a, "tail:"); t != a {
+			s = fmt.Sprintf(`VMOVDQU8 %[2]d(%[1]s), X20
+	VMOVDQU8 %[3]d(%[1]s)(R9*1), K1, Z20
+	VMOVDQU8 %[4]d(R14), K2, Z20
+	VMOVDQU8 %[5]d(R14)(R9*1), K3, Z20
+	VPERMB Z20, Z30, Z20`, t, pay, pay-16, pay-32, pay-48)
+		} else {
+			s = fmt.Sprintf(`VMOVDQU8 %[2]d(%[1]s), X20
+	VINSERTI32X4 $1, %[2]d(%[1]s)(R9*1), Y20, Y20
+	VMOVDQU8 %[2]d(R14), X21
+	VINSERTI32X4 $1, %[2]d(R14)(R9*1), Y21, Y21
+	VPERMT2B Z21, Z13, Z20`, a, pay)
+		}
+		if iq4 {
+			return s + `
+	VPSRLW $4, Z20, Z24
+	VPERMB Z19, Z20, Z23
+	VPERMB Z19, Z24, Z24`
+		}
+		return s + `
+	VPANDD Z31, Z20, Z23
+	VPSRLW $4, Z20, Z24
+	VPANDD Z31, Z24, Z24`
+	}
+}
+
 var formats = []format{
 	{name: "Q40", doc: "q4_0: d (f16), 16 nibble bytes; x = (c − 8)·d.", bs: 18, off: 8, offShift: 3, two: true, dec: q40Dec(2),
-		vdec: q40DecVBMI(2), pipe: true},
+		vdec: q40DecVBMI(2), pipe: true, w8dec: quadDec(2, false)},
 	{name: "Q80", doc: "q8_0: d (f16), 32 int8 codes; x = c·d.", bs: 34, perm: true, two: true, dec: q80Dec},
 	{name: "Q41", doc: "q4_1: d, m (f16), 16 nibble bytes; x = (c − 8)·d + (m + 8·d).", bs: 20, off: 8, offShift: 3,
-		min: true, two: true, dec: q40Dec(4), vdec: q40DecVBMI(4), pipe: true},
+		min: true, two: true, dec: q40Dec(4), vdec: q40DecVBMI(4), pipe: true, w8dec: quadDec(4, false)},
 	{name: "Q50", doc: "q5_0: d (f16), qh (32 fifth bits), 16 nibble bytes; x = (c − 16)·d.", bs: 22, off: 16, offShift: 4,
 		qh: true, bcst: true, consts: "MOVL $0x00100010, AX\n\tVPBROADCASTD AX, Z19", dec: q5Dec(2, 6, q40Dec),
 		vdec: q5Dec(2, 6, q40DecVBMI), vtwo: true, pipe: true},
@@ -214,7 +266,7 @@ var formats = []format{
 		vdec: q5Dec(4, 8, q40DecVBMI), vtwo: true},
 	{name: "IQ4NL", doc: "iq4_nl: d (f16), 16 nibble bytes; x = kvalues[c]·d (int8 levels).", bs: 18, off: 128, offShift: 7,
 		consts: "VBROADCASTI32X4 ·intAccIQ4Levels(SB), Z19\n\tMOVQ $0x5555555555555555, AX\n\tKMOVQ AX, K6", dec: iq4Dec,
-		vdec: iq4DecVBMI, vtwo: true, pipe: true},
+		vdec: iq4DecVBMI, vtwo: true, pipe: true, w8dec: quadDec(2, true)},
 }
 
 // Frame layout (hardware SP offsets).
@@ -246,6 +298,139 @@ const (
 	MOVL $0x55555555, AX
 	KMOVD AX, K3`
 )
+
+// p2Pairs is the second prepass of the kernels with int16 weights.
+const p2Pairs = `	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
+	LEAQ %PB%(SP), R8
+	LEAQ %QP%(SP), R12
+	MOVQ %TN%(SP), R10
+	INCQ R10
+	SHRQ $1, R10
+	VPXORD Z18, Z18, Z18
+a@_p2:
+	VMULPS (R8), Z14, Z16
+	VMULPS 64(R8), Z14, Z17
+	VCVTPS2DQ Z16, Z16
+	VCVTPS2DQ Z17, Z17
+	VPADDD Z16, Z17, Z13
+	VPADDD Z13, Z18, Z18
+	VPSLLD $16, Z17, Z17
+	VPBLENDMW Z16, Z17, K3, Z16
+	VMOVDQU32 Z16, (R12)
+	ADDQ $128, R8
+	ADDQ $64, R12
+	DECQ R10
+	JNZ  a@_p2`
+
+// tailPair is the row-pair loop's lone last row (int16 weights).
+const tailPair = `	TESTQ $1, %TN%(SP)
+	JZ   a@_join
+	XORQ R9, R9                // a lone last row: b reads a again, with weight 0
+	%DEC%
+%DOTS0%`
+
+// p2Quads is the second prepass of the kernels with 8-bit weights: four rows' int32 W (each
+// within ±127) narrowed to bytes, one row a 128-bit lane, and permuted as the codes are
+// (quadDec), so dword 4b+h of quad q holds accumulator h's weights of rows 4q..4q+3 in block b.
+const p2Quads = `	// W = round(w·d·inv) as int8, rows in quads: (W_4q … W_4q+3) per dword; ΣW per lane.
+	LEAQ %PB%(SP), R8
+	LEAQ %QP%(SP), R12
+	MOVQ %TN%(SP), R10
+	ADDQ $3, R10
+	SHRQ $2, R10
+	VPXORD Z18, Z18, Z18
+a@_p2:
+	VMULPS (R8), Z14, Z16
+	VMULPS 64(R8), Z14, Z17
+	VMULPS 128(R8), Z14, Z12
+	VMULPS 192(R8), Z14, Z13
+	VCVTPS2DQ Z16, Z16
+	VCVTPS2DQ Z17, Z17
+	VCVTPS2DQ Z12, Z12
+	VCVTPS2DQ Z13, Z13
+	VPADDD Z16, Z17, Z20
+	VPADDD Z12, Z13, Z21
+	VPADDD Z20, Z21, Z20
+	VPADDD Z20, Z18, Z18
+	VPMOVDB Z16, X16
+	VPMOVDB Z17, X17
+	VPMOVDB Z12, X12
+	VPMOVDB Z13, X13
+	VINSERTI32X4 $1, X17, Z16, Z16
+	VINSERTI32X4 $2, X12, Z16, Z16
+	VINSERTI32X4 $3, X13, Z16, Z16
+	VPERMB Z16, Z30, Z16
+	VMOVDQU32 Z16, (R12)
+	ADDQ $256, R8
+	ADDQ $64, R12
+	DECQ R10
+	JNZ  a@_p2`
+
+// quadSetup starts a block's row-quad loop (8-bit weights): R14 two rows on, Z13 quadDec's
+// index, K1..K3 the lanes of a quad's rows 1..3 (the last quad's loads).
+const quadSetup = `LEAQ (R12)(R9*2), R14
+	VMOVDQU64 ·intAccQuad2Idx(SB), Z13
+	MOVQ $0x00000000FFFF0000, AX
+	KMOVQ AX, K1
+	MOVQ $0x0000FFFF00000000, AX
+	KMOVQ AX, K2
+	MOVQ $0xFFFF000000000000, AX
+	KMOVQ AX, K3`
+
+// loopQuad is the row-quad loop of the kernels with 8-bit weights, two quads a step (into set1
+// and set2), prefetching two lines' steps a quad.
+const loopQuad = `	SHRQ $3, R10
+	JZ   a@_pair1
+a@_pair:
+	%PFI% (R15)
+	ADDQ $%PFSTEP%, R15
+	%PFI% (R15)
+	ADDQ $%PFSTEP%, R15
+	%DEC%
+%DOTS0%
+	LEAQ (R12)(R9*4), R12
+	LEAQ (R14)(R9*4), R14
+	%PFI% (R15)
+	ADDQ $%PFSTEP%, R15
+	%PFI% (R15)
+	ADDQ $%PFSTEP%, R15
+	%DEC%
+%DOTS1%
+	ADDQ $128, R8
+	LEAQ (R12)(R9*4), R12
+	LEAQ (R14)(R9*4), R14
+	DECQ R10
+	JNZ  a@_pair
+a@_pair1:
+	TESTQ $4, %TN%(SP)
+	JZ   a@_odd
+	%PFI% (R15)
+	ADDQ $%PFSTEP%, R15
+	%PFI% (R15)
+	ADDQ $%PFSTEP%, R15
+	%DEC%
+%DOTS0%
+	ADDQ $64, R8
+	LEAQ (R12)(R9*4), R12
+	LEAQ (R14)(R9*4), R14
+`
+
+// tailQuad is the row-quad loop's last 1–3 rows: the missing rows' loads masked off (their
+// weights are 0, the zero rows after the tile's w·d).
+const tailQuad = `	MOVQ %TN%(SP), AX
+	ANDQ $3, AX
+	JZ   a@_join
+	KXORQ K3, K3, K3
+	CMPQ AX, $2
+	JAE  a@_t2
+	KXORQ K1, K1, K1
+a@_t2:
+	CMPQ AX, $3
+	JAE  a@_t3
+	KXORQ K2, K2, K2
+a@_t3:
+	%DECT%
+%DOTS0%`
 
 const accTmpl = `
 // func multiAcc@INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
@@ -340,8 +525,8 @@ a@_p1e:
 	VRANGEPS $0x0B, Z28, Z10, Z10
 	%MINJOIN%
 	VXORPS Z15, Z15, Z15
-	VMOVUPS Z15, (R15)         // the zero row that pairs with a lone last row
-	%MINSTORE%
+	VMOVUPS Z15, (R15)         // %ZROWDOC%
+%ZROWS%	%MINSTORE%
 	// inv = min(32767/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.
 	VXORPS Z12, Z12, Z12
 	VCMPPS $0x0E, Z12, Z10, K1 // M > 0
@@ -350,27 +535,7 @@ a@_p1e:
 	VDIVPS.Z Z14, Z25, K1, Z15
 	VMOVUPS Z15, %TT%(SP)
 
-	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
-	LEAQ %PB%(SP), R8
-	LEAQ %QP%(SP), R12
-	MOVQ %TN%(SP), R10
-	INCQ R10
-	SHRQ $1, R10
-	VPXORD Z18, Z18, Z18
-a@_p2:
-	VMULPS (R8), Z14, Z16
-	VMULPS 64(R8), Z14, Z17
-	VCVTPS2DQ Z16, Z16
-	VCVTPS2DQ Z17, Z17
-	VPADDD Z16, Z17, Z13
-	VPADDD Z13, Z18, Z18
-	VPSLLD $16, Z17, Z17
-	VPBLENDMW Z16, Z17, K3, Z16
-	VMOVDQU32 Z16, (R12)
-	ADDQ $128, R8
-	ADDQ $64, R12
-	DECQ R10
-	JNZ  a@_p2
+%P2%
 	%SUMSTORE%
 	LEAQ %QP%(SP), AX
 	MOVQ AX, %QB%(SP)
@@ -391,11 +556,7 @@ a@_blk:
 a@_odd:
 	%PFEXTRA%
 	MOVQ R15, %PF%(SP)
-	TESTQ $1, %TN%(SP)
-	JZ   a@_join
-	XORQ R9, R9                // a lone last row: b reads a again, with weight 0
-	%DEC%
-%DOTS0%
+%TAIL%
 a@_join:
 %JOIN%
 
@@ -516,6 +677,22 @@ func dots(off int, set [8]string) string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
+// dotsW is dotsOf, or where w8 the row quad's unsigned codes (Z23, Z24) times accumulator h's
+// four signed weight bytes (the dword at off+4h(R8), broadcast from memory by each VPDPBUSD).
+func dotsW(w8 bool, f format, off int, set [8]string) string {
+	if !w8 {
+		if off != 0 {
+			return dots(off, set)
+		}
+		return dotsOf(f, off, set)
+	}
+	var b strings.Builder
+	for h := 0; h < nacc; h++ {
+		fmt.Fprintf(&b, "\tVPDPBUSD.BCST %d(R8), Z23, %s\n\tVPDPBUSD.BCST %d(R8), Z24, %s\n", off+4*h, set[2*h], off+4*h, set[2*h+1])
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
 // zero clears set1 (and set2 where two).
 // dotsOf is f's dots: where f.bcst, each VPDPWSSD broadcasts its weight dword from memory.
 func dotsOf(f format, off int, set [8]string) string {
@@ -599,12 +776,37 @@ func header() string {
 		fmt.Fprintf(&b, "DATA ·intAccPairIdx+%d(SB)/8, $0x%016x\n", i, v)
 	}
 	b.WriteString("GLOBL ·intAccPairIdx(SB), RODATA|NOPTR, $64\n\n")
+	// quadDec's and p2Quads' VPERMB index: byte 4k+i of the 64 takes byte 16i+k (row i's byte
+	// k, each row a 128-bit lane).
+	for i := 0; i < 64; i += 8 {
+		var v uint64
+		for j := 0; j < 8; j++ {
+			v |= uint64(16*((i+j)%4)+(i+j)/4) << (8 * j)
+		}
+		fmt.Fprintf(&b, "DATA ·intAccQuadIdx+%d(SB)/8, $0x%016x\n", i, v)
+	}
+	b.WriteString("GLOBL ·intAccQuadIdx(SB), RODATA|NOPTR, $64\n\n")
+	// quadDec's VPERMT2B index: byte 4k+i of the 64 takes row i's byte k, rows 0 and 1 the
+	// first table's lanes 0 and 1, rows 2 and 3 the second's (64 + 16(i − 2) + k).
+	for i := 0; i < 64; i += 8 {
+		var v uint64
+		for j := 0; j < 8; j++ {
+			r, k := (i+j)%4, (i+j)/4
+			x := 16*r + k
+			if r >= 2 {
+				x = 64 + 16*(r-2) + k
+			}
+			v |= uint64(x) << (8 * j)
+		}
+		fmt.Fprintf(&b, "DATA ·intAccQuad2Idx+%d(SB)/8, $0x%016x\n", i, v)
+	}
+	b.WriteString("GLOBL ·intAccQuad2Idx(SB), RODATA|NOPTR, $64\n\n")
 	fmt.Fprintf(&b, "DATA ·intAccIQ4Levels+0(SB)/8, $0x%016x\nDATA ·intAccIQ4Levels+8(SB)/8, $0x%016x\n", lv[0], lv[1])
 	b.WriteString("GLOBL ·intAccIQ4Levels(SB), RODATA|NOPTR, $16\n\n")
 	for _, c := range []struct {
 		name string
 		v    uint32
-	}{{"intAccNib", 0x0f0f0f0f}, {"intAccNibW", 0x000f000f}, {"intAccQMax", u32(32767)},
+	}{{"intAccNib", 0x0f0f0f0f}, {"intAccNibW", 0x000f000f}, {"intAccQMax", u32(32767)}, {"intAccQMax8", u32(127)},
 		{"intAccInvCap", u32(0x1p100)}, {"intAccOne", u32(1)}} {
 		fmt.Fprintf(&b, "DATA ·%s+0(SB)/4, $0x%08x\nGLOBL ·%s(SB), RODATA|NOPTR, $4\n\n", c.name, c.v, c.name)
 	}
@@ -657,16 +859,17 @@ func gen(suffix string) string {
 		f    format
 		name string // the kernel's name between multiAcc and the suffix
 		pf   string // the prefetch instruction
+		w8   bool   // 8-bit weights, row quads (VPDPBUSD)
 	}
 	var kernels []kernel
 	for _, f := range formats {
 		if suffix != "" && !twoFormats[f.name] {
 			continue
 		}
-		kernels = append(kernels, kernel{f, f.name, "PREFETCHT0"})
+		kernels = append(kernels, kernel{f, f.name, "PREFETCHT0", false})
 		if f.name == "Q80" {
 			// The flavour for AMD Zen 4 (cpuid_amd64.go's zen4Stream): into L2.
-			kernels = append(kernels, kernel{f, f.name + "Z4", "PREFETCHT1"})
+			kernels = append(kernels, kernel{f, f.name + "Z4", "PREFETCHT1", false})
 		}
 		if f.vdec != nil {
 			v := f
@@ -675,7 +878,14 @@ func gen(suffix string) string {
 			if f.vtwo {
 				v.two, v.bcst = true, false
 			}
-			kernels = append(kernels, kernel{v, f.name + "V", "PREFETCHT0"})
+			kernels = append(kernels, kernel{v, f.name + "V", "PREFETCHT0", false})
+		}
+		if f.w8dec != nil && nacc == 4 {
+			v := f
+			v.dec, v.doc = f.w8dec, f.doc+" 8-bit weights, rows in quads (VPDPBUSD), AVX-512 VBMI."
+			v.consts = strings.TrimPrefix(f.consts+"\n\tVMOVDQU64 ·intAccQuadIdx(SB), Z30", "\n\t")
+			v.two, v.bcst = true, true
+			kernels = append(kernels, kernel{v, f.name + "V8", "PREFETCHT0", true})
 		}
 	}
 	for _, k := range kernels {
@@ -724,12 +934,19 @@ func gen(suffix string) string {
 		if f.off != 0 {
 			sumStore = fmt.Sprintf("VPSLLD $%d, Z18, Z18\n\tVMOVDQU32 Z18, %d(SP)", f.offShift, oSS)
 		}
-		loop := loop1
+		loop, p2, tail, zrows, zdoc := loop1, p2Pairs, tailPair, "", "the zero row that pairs with a lone last row"
 		if f.two {
 			loop = loop2
 		}
-		s := strings.NewReplacer("%LOOP%", loop).Replace(accTmpl)
+		if k.w8 {
+			loop, p2, tail, pairSetup = loopQuad, p2Quads, tailQuad, quadSetup
+			zrows, zdoc = "\tVMOVUPS Z15, 64(R15)\n\tVMOVUPS Z15, 128(R15)\n", "the zero rows that fill the last quad"
+		}
+		s := strings.NewReplacer("%LOOP%", loop, "%P2%", p2, "%TAIL%", tail, "%ZROWS%", zrows, "%ZROWDOC%", zdoc).Replace(accTmpl)
 		cs := strings.ReplaceAll(consts, "@", f.name)
+		if k.w8 {
+			cs = strings.Replace(cs, "·intAccNibW(SB)", "·intAccNib(SB)", 1)
+		}
 		if nacc == 2 {
 			cs += "\n\tMOVL $0x3333, AX\n\tKMOVW AX, K7"
 		}
@@ -740,11 +957,15 @@ func gen(suffix string) string {
 			"%QB%", fmt.Sprint(oQB), "%PF%", fmt.Sprint(oPF), "%MINCONST%", f.consts,
 			"%P1A%", p1(false), "%P1B%", p1(true), "%MINJOIN%", minJoin, "%PAIRSETUP%", pairSetup,
 			"%MINSTORE%", minStore, "%SUMSTORE%", sumStore,
-			"%DEC%", f.dec("R12"), "%DOTS0%", dotsOf(f, 0, set1), "%DOTS1%", dots(64, set2),
+			"%DEC%", f.dec("R12"), "%DECT%", f.dec("tail:R12"), "%DOTS0%", dotsW(k.w8, f, 0, set1), "%DOTS1%", dotsW(k.w8, f, 64, set2),
 			"%SET2%", strings.Join(set2[:], ", "), "%ZERO%", zero(f.two), "%JOIN%", join(f.two), "%FINISH%", finish(f))
-		s = p1Pipe(f, s, f.pipe && nacc == 4 && strings.HasSuffix(k.name, "V"))
+		s = p1Pipe(f, s, f.pipe && nacc == 4 && (strings.HasSuffix(k.name, "V") || k.w8), k.w8)
 		s = pfRepl(f, k.pf).Replace(s)
-		out.WriteString(r.Replace(s))
+		s = r.Replace(s)
+		if k.w8 {
+			s = strings.ReplaceAll(s, "·intAccQMax(SB)", "·intAccQMax8(SB)")
+		}
+		out.WriteString(s)
 	}
 	return out.String()
 }
@@ -793,7 +1014,7 @@ func pfRepl(f format, inst string) *strings.Replacer {
 // alone, with ~12 scalar operations (pointers kept in the frame) a row added.
 // Registers: Z22, Z25..Z27 (the inv constants, reloaded by pre), R11 (the next tile's rows
 // left), Z29 and K4, K5 (the quad's, unchanged while one quad is the whole row).
-func p1Pipe(f format, s string, on bool) string {
+func p1Pipe(f format, s string, on, w8 bool) string {
 	if !on {
 		return strings.NewReplacer("%PRECHECK%\n", "", "%PREBLOCK%\n", "", "%PIPESETUP%\n", "", "%CATCHUP%\n", "",
 			"%PREINIT%\n", "").Replace(s)
@@ -902,10 +1123,25 @@ a@_pn:
 	check := fmt.Sprintf("\tCMPQ %d(SP), $0\n\tJNE  a@_pre", oPRE)
 	catch := "\tMOVQ rb+32(FP), R9\na@_cu:\n\tTESTQ R11, R11\n\tJZ   a@_cud\n" + step("", false) + "\tJMP  a@_cu\na@_cud:"
 	old := "%DOTS0%\n\tLEAQ (R12)(R9*2), R12\n\t%PFI% (R15)"
-	if !strings.Contains(s, old) {
-		panic("p1Pipe: loop changed")
+	if w8 {
+		// A row of the next tile a quad (two a step), so that the row loops of a row's four
+		// blocks (64 rows each) form the next tile's 64 rows.
+		old = "%DOTS0%\n\tLEAQ (R12)(R9*4), R12\n\tLEAQ (R14)(R9*4), R14\n\t%PFI% (R15)"
+		old2 := "%DOTS1%\n\tADDQ $128, R8\n\tLEAQ (R12)(R9*4), R12\n\tLEAQ (R14)(R9*4), R14\n"
+		if !strings.Contains(s, old2) {
+			panic("p1Pipe: quad loop changed")
+		}
+		s = strings.Replace(s, old2, old2+step("s2", true), 1)
+		if !strings.Contains(s, old) {
+			panic("p1Pipe: quad loop changed")
+		}
+		s = strings.Replace(s, old, "%DOTS0%\n\tLEAQ (R12)(R9*4), R12\n\tLEAQ (R14)(R9*4), R14\n"+step("s1", true)+"\t%PFI% (R15)", 1)
+	} else {
+		if !strings.Contains(s, old) {
+			panic("p1Pipe: loop changed")
+		}
+		s = strings.Replace(s, old, "%DOTS0%\n\tLEAQ (R12)(R9*2), R12\n"+step("s1", true)+"\t%PFI% (R15)", 1)
 	}
-	s = strings.Replace(s, old, "%DOTS0%\n\tLEAQ (R12)(R9*2), R12\n"+step("s1", true)+"\t%PFI% (R15)", 1)
 	return strings.NewReplacer("%PRECHECK%", check, "%PREBLOCK%", pre.String(), "%PIPESETUP%", setup2,
 		"%CATCHUP%", catch, "%PREINIT%", fmt.Sprintf("\tMOVQ $0, %d(SP)", oPRE)).Replace(s)
 }

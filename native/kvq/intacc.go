@@ -1,5 +1,7 @@
 package kvq
 
+import "math"
+
 // AccumulateTile is the rows of the integer kernels' tiles: the weights of one tile share
 // their int16 scale. Callers that must read the same values whatever their layout (paged or
 // contiguous caches, split calls) start their calls on multiples of it (attn.RowStore does).
@@ -10,9 +12,10 @@ const AccumulateTile = 64
 // integer kernels (each weight w·d off by at most 2⁻¹⁶ of the largest in its 64-row tile and
 // block, multi_intacc_amd64.go, on AVX2 CPUs multi_avx2intacc_amd64.go; a turbo tier's or
 // tq4's w·s off by at most 2⁻¹⁶ of the largest in its tile, multi_turboacc_amd64.go, on AVX2
-// CPUs multi_t4accavx2_amd64.go), 2⁻⁸ where fp8's accumulate with bf16 weights (each w·scale
-// off by at most 2⁻⁸ of itself, multi_fp8bf16_amd64.go), 0 where they accumulate in float32.
-// Tests of code built on the codecs widen their float32 tolerances by it.
+// CPUs multi_t4accavx2_amd64.go), 2⁻⁸ where q4_0's, q4_1's and iq4_nl's kernels round the
+// weights to 8 bits (multi_intacc_amd64.go's intAcc8) and where fp8's accumulate with bf16
+// weights (each w·scale off by at most 2⁻⁸ of itself, multi_fp8bf16_amd64.go), 0 where they
+// accumulate in float32. Tests of code built on the codecs widen their float32 tolerances by it.
 func AccumulateStep(c Codec) float64 {
 	c = Unwrap(c)
 	if fc, ok := c.(fp8Codec); ok && fc.d >= 32 && fp8BF16AccActive() {
@@ -22,6 +25,9 @@ func AccumulateStep(c Codec) float64 {
 		return 0x1p-16
 	}
 	if bc := intAccBlocks(c); bc != nil && bc.full > 0 && blockIntAcc() {
+		if s := intAcc8Step(c); s > 0 {
+			return s // 8-bit weights (multi_intacc_amd64.go's intAcc8)
+		}
 		return 0x1p-16
 	}
 	return 0
@@ -83,4 +89,25 @@ func intAccOr(k, i *multiKernels) *multiKernels {
 		return a
 	}
 	return k
+}
+
+// intAccRound is the integer kernels' rounding of one tile's weights w'_j = w_j·d_j (float32) of
+// one block and accumulator to integers of at most q in magnitude (q = 32767: int16 weights;
+// 127: the 8-bit weights of intAcc8), as their prepass does it in float32: M = max |w'_j|,
+// inv = min(q/M, 2¹⁰⁰), T = 1/inv (both 0 where M = 0), W_j = round-to-even(w'_j·inv). It
+// returns T and writes W to out. The Go reference the kernels' tests compare with, bit for bit.
+func intAccRound(wd []float32, q float32, out []int32) (T float32) {
+	var m float32
+	for _, v := range wd {
+		m = max(m, float32(math.Abs(float64(v))))
+	}
+	if m == 0 {
+		clear(out[:len(wd)])
+		return 0
+	}
+	inv := min(q/m, float32(0x1p100))
+	for j, v := range wd {
+		out[j] = int32(math.RoundToEven(float64(v * inv)))
+	}
+	return 1 / inv
 }

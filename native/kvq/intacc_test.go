@@ -55,7 +55,7 @@ func centre(c Codec) int {
 // intAccSlack is the weight-quantization term of the integer kernels' bound
 // (multi_intacc_amd64.go) for AccumulateManyMulti(acc, n, w, rows) of codec c, per accumulator
 // value (slack[h·d+i]); nil where the integer kernels do not run. It recomputes each tile's
-// scale T as the kernels do, in float32.
+// scale T as the kernels do, in float32 (q/M with q = 32767, or 127 for the 8-bit weights).
 func intAccSlack(c Codec, n int, w []float32, rows []byte) []float64 {
 	if lc, ok := c.(*lmCodec); ok {
 		return turboAccSlack(lc, n, w, rows)
@@ -72,6 +72,10 @@ func intAccSlack(c Codec, n int, w []float32, rows []byte) []float64 {
 	}
 	d, rb := c.Dim(), c.RowBytes()
 	m := len(rows) / rb
+	q := float32(32767) // the weights' largest integer: int16, or 127 where AccumulateStep says 8 bits
+	if AccumulateStep(c) == 0x1p-8 {
+		q = 127
+	}
 	slack := make([]float64, n*d)
 	for h := 0; h < n; h++ {
 		for t0 := 0; t0 < m; t0 += 64 {
@@ -85,7 +89,7 @@ func intAccSlack(c Codec, n int, w []float32, rows []byte) []float64 {
 				if mx == 0 {
 					continue
 				}
-				inv := min(float32(32767)/mx, float32(0x1p100))
+				inv := min(q/mx, float32(0x1p100))
 				T := float64(1 / inv)
 				for j := t0; j < t1; j++ {
 					blk := rows[j*rb+b*bc.fullBytes:]

@@ -32,7 +32,15 @@ var (
 
 // intAccTwo is the two-accumulator variant of integer accumulate kernels k (AVX2's too,
 // avx2IntAccTwo), nil for none.
+//
+// The kernels with 8-bit weights (intAcc8) have none: a last group of one or two accumulators
+// runs the four-accumulator kernel with zero weights (the same multiplies as the int16 variant
+// here, 8 VPDPBUSD a row quad), so that an accumulator's result does not depend on how the
+// queries are grouped (TestMultiQueryIndependentOfGrouping).
 func intAccTwo(k *multiKernels) *multiKernels {
+	if intAccIs8(k) {
+		return nil
+	}
 	switch k {
 	case intAccQ4_0:
 		return intAccTwoQ4_0

@@ -1,0 +1,229 @@
+//go:build amd64 && !purego
+
+package kvq
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"os"
+	"reflect"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/kvlab/kvlab/internal/cputime"
+	"github.com/kvlab/kvlab/internal/isa"
+)
+
+// intAcc8Cases are the nibble formats' VBMI kernels with int16 weights and with 8-bit weights.
+var intAcc8Cases = []struct {
+	f          Format
+	int16, w8  accKernel
+	cur        **multiKernels
+	off, shift int
+}{
+	{Q4_0, multiAccQ40VINT, multiAccQ40V8INT, &intAccQ4_0, 8, 3},
+	{Q4_1, multiAccQ41VINT, multiAccQ41V8INT, &intAccQ4_1, 8, 3},
+	{IQ4_NL, multiAccIQ4NLVINT, multiAccIQ4NLV8INT, &intAccIQ4NL, 128, 7},
+}
+
+// fma32 is a·b + c rounded once to float32 (as VFMADD231PS).
+func fma32(a, b, c float32) float32 {
+	x := new(big.Float).SetPrec(200).SetFloat64(float64(a))
+	x.Mul(x, new(big.Float).SetPrec(200).SetFloat64(float64(b)))
+	x.Add(x, new(big.Float).SetPrec(200).SetFloat64(float64(c)))
+	f, _ := x.Float32()
+	return f
+}
+
+// intAccRef is the integer accumulate kernels' computation in Go (multi_intacc_amd64.go), with
+// the weights rounded by intAccRound to at most q (32767: int16, 127: 8-bit): four accumulators
+// (n = 4) from acc0, nv values of d, the rows' tiles of 64 from the first.
+func intAccRef(c Codec, q float32, acc []float32, d, nv, m int, w []float32, rows []byte) {
+	bc, code, _ := intAccCodes(c)
+	rb := c.RowBytes()
+	hasMin := centre(c) != 0
+	o := float32(centre(c))
+	wd := make([]float32, 64)
+	W := make([]int32, 64)
+	for t0 := 0; t0 < m; t0 += 64 {
+		t1 := min(t0+64, m)
+		for b := 0; b < nv/BlockSize; b++ {
+			for h := 0; h < 4; h++ {
+				var ch [2][2]float32 // Σ w·d, Σ w·m of rows of even and odd index in the tile
+				for j := t0; j < t1; j++ {
+					blk := rows[j*rb+b*bc.fullBytes:]
+					wj := w[4*j+h]
+					wd[j-t0] = wj * blockF16(blk, 0)
+					if hasMin {
+						p := (j - t0) & 1
+						ch[p][0] += wd[j-t0]
+						ch[p][1] = fma32(wj, blockF16(blk, 2), ch[p][1])
+					}
+				}
+				T := intAccRound(wd[:t1-t0], q, W)
+				for i := 0; i < BlockSize; i++ {
+					var s int32
+					for j := t0; j < t1; j++ {
+						s += W[j-t0] * int32(code(rows[j*rb+b*bc.fullBytes:], i))
+					}
+					a := &acc[h*d+b*BlockSize+i]
+					if hasMin {
+						*a += fma32(o, ch[0][0]+ch[1][0], ch[0][1]+ch[1][1])
+					}
+					*a = fma32(float32(s), T, *a)
+				}
+			}
+		}
+	}
+}
+
+// TestIntAcc8Matches checks the kernels with 8-bit weights (intAcc8) against the Go reference
+// of their computation (intAccRef with q = 127) bit for bit, and the reference itself with
+// q = 32767 against the int16 kernels, bit for bit: softmax-like weights with some exactly 0,
+// one large per tile and some negative scales; the dims one block, partial and whole quads of
+// blocks (the first prepass in the row loops where a row is one quad) and a short tail block;
+// the row counts every remainder of a row quad around the 64-row tiles. Sentinels past each
+// accumulator's nv values check that nothing is written there.
+func TestIntAcc8Matches(t *testing.T) {
+	if !intAcc() || !hasVBMI {
+		t.Skip("no AVX-512 VBMI integer accumulate kernels here")
+	}
+	rng := rand.New(rand.NewPCG(81, 82))
+	for _, tc := range intAcc8Cases {
+		for _, d := range []int{32, 64, 96, 128, 200, 256} {
+			for _, rows := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 61, 62, 63, 64, 65, 66, 67, 127, 130, 200} {
+				t.Run(fmt.Sprintf("%s/d%d/rows%d", tc.f, d, rows), func(t *testing.T) {
+					c := Unwrap(mustCodec(t, tc.f, d))
+					bc := intAccBlocks(c)
+					nv, rb := bc.full*BlockSize, c.RowBytes()
+					src := outlierRows(rng, rows, d)
+					if rows%5 == 1 {
+						for i := range src {
+							src[i] = -src[i]
+						}
+					}
+					enc := make([]byte, rows*rb)
+					for r := 0; r < rows; r++ {
+						c.Encode(enc[r*rb:(r+1)*rb], src[r*d:(r+1)*d])
+					}
+					w := make([]float32, 4*rows)
+					for j := 0; j < rows; j++ {
+						for h := 0; h < 4; h++ {
+							x := float32(math.Exp(-8 * rng.Float64()))
+							switch {
+							case rng.IntN(7) == 0:
+								x = 0
+							case j%64 == h:
+								x = 1
+							}
+							w[4*j+h] = x
+						}
+					}
+					const sentinel = 12345.5
+					init := make([]float32, 4*d)
+					for h := 0; h < 4; h++ {
+						for i := 0; i < d; i++ {
+							init[h*d+i] = float32(rng.NormFloat64())
+							if i >= nv {
+								init[h*d+i] = sentinel
+							}
+						}
+					}
+					for _, k := range []struct {
+						name string
+						q    float32
+						acc  accKernel
+					}{{"int16", 32767, tc.int16}, {"8-bit", 127, tc.w8}} {
+						got, want := slices.Clone(init), slices.Clone(init)
+						k.acc(&got[0], d, nv, &enc[0], rb, rows, &w[0], 16)
+						intAccRef(c, k.q, want, d, nv, rows, w, enc)
+						for i := range got {
+							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+								t.Fatalf("%s kernel: accumulator %d [%d] = %g, the reference %g", k.name, i/d, i%d, got[i], want[i])
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestIntAcc8Choice checks which kernels the codecs take: the 8-bit ones (and AccumulateStep
+// 2⁻⁸) where the integer kernels and VBMI run, unless KVLAB_ACC16 (isa.Acc16), which keeps the
+// int16 ones (AccumulateStep 2⁻¹⁶) as they were.
+func TestIntAcc8Choice(t *testing.T) {
+	if !intAcc() {
+		t.Skip("no AVX-512 integer accumulate kernels here")
+	}
+	for _, tc := range intAcc8Cases {
+		c := Unwrap(mustCodec(t, tc.f, 128))
+		want, step := tc.int16, 0x1p-16
+		if hasVBMI && !isa.Acc16 {
+			want, step = tc.w8, 0x1p-8
+		}
+		if !hasVBMI {
+			continue // the non-VBMI int16 kernels: not this test's
+		}
+		if reflect.ValueOf((*tc.cur).acc).Pointer() != reflect.ValueOf(want).Pointer() {
+			t.Errorf("%s: another kernel than expected (Acc16 %v)", tc.f, isa.Acc16)
+		}
+		if got := AccumulateStep(c); got != step {
+			t.Errorf("%s: AccumulateStep %g, want %g", tc.f, got, step)
+		}
+	}
+}
+
+// TestIntAcc8Speed reports, per row of benchDim values and four accumulators, the thread CPU
+// time of the nibble formats' values kernels with int16 weights (the VBMI flavour) and with
+// 8-bit weights, alternated call by call: in cache (benchRows rows, 41 calls each) and streamed
+// (passes over 64 MiB of rows in chunks of benchRows, KVLAB_SPEED_ROUNDS passes each, default
+// 5): min and median. It runs only when KVLAB_SPEED_REPORT is set.
+func TestIntAcc8Speed(t *testing.T) {
+	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
+		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
+	}
+	if !intAcc() || !hasVBMI {
+		t.Skip("no AVX-512 VBMI integer accumulate kernels here")
+	}
+	rounds := speedRounds(5)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for _, tc := range intAcc8Cases {
+		c := Unwrap(mustCodec(t, tc.f, benchDim))
+		rb := c.RowBytes()
+		tile, big := benchStreamRows(c)
+		_, _, w, acc := benchQueries()
+		ks := [2]accKernel{tc.int16, tc.w8}
+		var cache, stream [2][]float64
+		for r := 0; r < 41; r++ {
+			for i, k := range ks {
+				t0 := cputime.Thread()
+				k(&acc[0], benchDim, benchDim, &tile[0], rb, benchRows, &w[0], 16)
+				cache[i] = append(cache[i], float64((cputime.Thread()-t0).Nanoseconds())/benchRows)
+			}
+		}
+		chunks := len(big) / len(tile)
+		for r := 0; r < rounds; r++ {
+			for i, k := range ks {
+				var d time.Duration
+				for ch := 0; ch < chunks; ch++ {
+					t0 := cputime.Thread()
+					k(&acc[0], benchDim, benchDim, &big[ch*len(tile)], rb, benchRows, &w[0], 16)
+					d += cputime.Thread() - t0
+				}
+				stream[i] = append(stream[i], float64(d.Nanoseconds())/float64(chunks*benchRows))
+			}
+		}
+		mm := func(x []float64) string {
+			slices.Sort(x)
+			return fmt.Sprintf("%.2f/%.2f", x[0], x[len(x)/2])
+		}
+		t.Logf("%-6s values per row of %d, 4 accumulators, ns min/median: in cache int16 %s, 8-bit %s; streamed int16 %s, 8-bit %s",
+			tc.f, benchDim, mm(cache[0]), mm(cache[1]), mm(stream[0]), mm(stream[1]))
+	}
+}
