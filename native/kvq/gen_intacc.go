@@ -55,14 +55,15 @@
 // (Σ W·b − 16·Σ W·hi), the tile maximum by integer max in place of VRANGEPS. The weights
 // broadcast by the VPDPWSSD from memory took ~1–2% less time there, ~17% more on Zen 5: kept.
 //
-// q4_0's, q4_1's and iq4_nl's kernels are written a third time with 8-bit weights (the V8
-// kernels, w8; contract in multi_intacc_amd64.go's intAcc8): the second prepass rounds the
-// weights to int8 (q = 127) and lays four rows' weights into a dword per accumulator and block
-// (p2Quads), the row loop takes rows in quads, four rows' code bytes interleaved into dwords by
-// one two-table byte permute (quadDec), and each accumulator's two VPDPBUSD a quad read the
-// weight dword by memory broadcast: 8 multiplies a quad and block where the int16 kernels issue
-// 16. Two quads a step (two sets of sums); the first prepass pipelined into the row loops as
-// the VBMI kernels do (p1Pipe), a row of the next tile each quad.
+// q4_0's, q4_1's, iq4_nl's, q5_0's and q5_1's kernels are written a third time with 8-bit
+// weights (the V8 kernels, w8; contract in multi_intacc_amd64.go's intAcc8): the second
+// prepass rounds the weights to int8 (q = 127) and lays four rows' weights into a dword per
+// accumulator and block (p2Quads), the row loop takes rows in quads, four rows' code bytes
+// interleaved into dwords by one two-table byte permute (quadDec; q5's fifth bits by
+// VPSHUFBITQMB masks, quadDec5), and each accumulator's two VPDPBUSD a quad read the weight
+// dword by memory broadcast: 8 multiplies a quad and block where the int16 kernels issue 16.
+// Two quads a step (two sets of sums); the first prepass pipelined into the row loops where
+// the VBMI kernels pipeline it (p1Pipe), a row of the next tile each quad.
 //
 // Run with `go generate ./native/kvq`.
 package main
@@ -251,6 +252,41 @@ func quadDec(pay int, iq4 bool) func(a string) string {
 	}
 }
 
+// quadDec5 is quadDec for q5_0 and q5_1 (AVX-512 BITALG too): the nibbles (pay), then each
+// byte whose fifth bit is set gets 16 added (Z19, 0x10 bytes; K6 for values 0..15, K7 for
+// 16..31). The four rows' 32-bit qh (at qh) gathered into X10 (VMOVD, VPINSRD; the last quad's
+// rows load into Z10's lanes with quadDec's masks instead, ·intAccQ5TailIdx reading them), one
+// byte permute (Z12: ·intAccQ5PermIdx) puts the rows' low 16 bits into every qword of Z11
+// (bit 16i+k: row i's bit k), and VPSHUFBITQMB picks bit 16i+k for mask bit 4k+i
+// (·intAccQ5BitIdx), so the masks line up with quadDec's bytes; the high 16 bits the same way
+// after a 16-bit shift.
+func quadDec5(pay, qh int) func(a string) string {
+	return func(a string) string {
+		var s string
+		if t := strings.TrimPrefix(a, "tail:"); t != a {
+			s = fmt.Sprintf(`VMOVDQU8 %[2]d(%[1]s), X10
+	VMOVDQU8 %[3]d(%[1]s)(R9*1), K1, Z10
+	VMOVDQU8 %[4]d(R14), K2, Z10
+	VMOVDQU8 %[5]d(R14)(R9*1), K3, Z10
+	VMOVDQU64 ·intAccQ5TailIdx(SB), Z12`, t, qh, qh-16, qh-32, qh-48)
+		} else {
+			s = fmt.Sprintf(`VMOVD %[2]d(%[1]s), X10
+	VPINSRD $1, %[2]d(%[1]s)(R9*1), X10, X10
+	VPINSRD $2, %[2]d(R14), X10, X10
+	VPINSRD $3, %[2]d(R14)(R9*1), X10, X10`, a, qh)
+		}
+		return s + `
+	VPERMB Z10, Z12, Z11
+	VPSHUFBITQMB ·intAccQ5BitIdx(SB), Z11, K6
+	VPSRLD $16, Z10, Z10
+	VPERMB Z10, Z12, Z11
+	VPSHUFBITQMB ·intAccQ5BitIdx(SB), Z11, K7
+	` + quadDec(pay, false)(a) + `
+	VPADDB Z19, Z23, K6, Z23
+	VPADDB Z19, Z24, K7, Z24`
+	}
+}
+
 var formats = []format{
 	{name: "Q40", doc: "q4_0: d (f16), 16 nibble bytes; x = (c − 8)·d.", bs: 18, off: 8, offShift: 3, two: true, dec: q40Dec(2),
 		vdec: q40DecVBMI(2), pipe: true, w8dec: quadDec(2, false)},
@@ -259,11 +295,11 @@ var formats = []format{
 		min: true, two: true, dec: q40Dec(4), vdec: q40DecVBMI(4), pipe: true, w8dec: quadDec(4, false)},
 	{name: "Q50", doc: "q5_0: d (f16), qh (32 fifth bits), 16 nibble bytes; x = (c − 16)·d.", bs: 22, off: 16, offShift: 4,
 		qh: true, bcst: true, consts: "MOVL $0x00100010, AX\n\tVPBROADCASTD AX, Z19", dec: q5Dec(2, 6, q40Dec),
-		vdec: q5Dec(2, 6, q40DecVBMI), vtwo: true, pipe: true},
+		vdec: q5Dec(2, 6, q40DecVBMI), vtwo: true, pipe: true, w8dec: quadDec5(6, 2)},
 	{name: "Q51", doc: "q5_1: d, m (f16), qh, 16 nibble bytes; x = (c − 16)·d + (m + 16·d).", bs: 24, off: 16, offShift: 4,
 		min: true,
 		qh:  true, bcst: true, consts: "MOVL $0x00100010, AX\n\tVPBROADCASTD AX, Z19", dec: q5Dec(4, 8, q40Dec),
-		vdec: q5Dec(4, 8, q40DecVBMI), vtwo: true},
+		vdec: q5Dec(4, 8, q40DecVBMI), vtwo: true, w8dec: quadDec5(8, 4)},
 	{name: "IQ4NL", doc: "iq4_nl: d (f16), 16 nibble bytes; x = kvalues[c]·d (int8 levels).", bs: 18, off: 128, offShift: 7,
 		consts: "VBROADCASTI32X4 ·intAccIQ4Levels(SB), Z19\n\tMOVQ $0x5555555555555555, AX\n\tKMOVQ AX, K6", dec: iq4Dec,
 		vdec: iq4DecVBMI, vtwo: true, pipe: true, w8dec: quadDec(2, true)},
@@ -801,12 +837,32 @@ func header() string {
 		fmt.Fprintf(&b, "DATA ·intAccQuad2Idx+%d(SB)/8, $0x%016x\n", i, v)
 	}
 	b.WriteString("GLOBL ·intAccQuad2Idx(SB), RODATA|NOPTR, $64\n\n")
+	// quadDec5's indices: the permutes' (every qword the four rows' low 16 bits of qh, from the
+	// dwords of X10, or from the 128-bit lanes of Z10 in the last quad), and VPSHUFBITQMB's
+	// (mask bit 4k+i: bit 16i+k of its qword).
+	for _, t := range []struct {
+		name string
+		f    func(j int) int
+	}{
+		{"intAccQ5PermIdx", func(j int) int { return 4*(j%8/2) + j%2 }},
+		{"intAccQ5TailIdx", func(j int) int { return 16*(j%8/2) + j%2 }},
+		{"intAccQ5BitIdx", func(j int) int { return 16*(j%4) + j/4 }},
+	} {
+		for i := 0; i < 64; i += 8 {
+			var v uint64
+			for j := 0; j < 8; j++ {
+				v |= uint64(t.f(i+j)) << (8 * j)
+			}
+			fmt.Fprintf(&b, "DATA ·%s+%d(SB)/8, $0x%016x\n", t.name, i, v)
+		}
+		fmt.Fprintf(&b, "GLOBL ·%s(SB), RODATA|NOPTR, $64\n\n", t.name)
+	}
 	fmt.Fprintf(&b, "DATA ·intAccIQ4Levels+0(SB)/8, $0x%016x\nDATA ·intAccIQ4Levels+8(SB)/8, $0x%016x\n", lv[0], lv[1])
 	b.WriteString("GLOBL ·intAccIQ4Levels(SB), RODATA|NOPTR, $16\n\n")
 	for _, c := range []struct {
 		name string
 		v    uint32
-	}{{"intAccNib", 0x0f0f0f0f}, {"intAccNibW", 0x000f000f}, {"intAccQMax", u32(32767)}, {"intAccQMax8", u32(127)},
+	}{{"intAccNib", 0x0f0f0f0f}, {"intAccNibW", 0x000f000f}, {"intAccQMax", u32(32767)}, {"intAccQMax8", u32(127)}, {"intAccQ5Bit", 0x10101010},
 		{"intAccInvCap", u32(0x1p100)}, {"intAccOne", u32(1)}} {
 		fmt.Fprintf(&b, "DATA ·%s+0(SB)/4, $0x%08x\nGLOBL ·%s(SB), RODATA|NOPTR, $4\n\n", c.name, c.v, c.name)
 	}
@@ -884,6 +940,9 @@ func gen(suffix string) string {
 			v := f
 			v.dec, v.doc = f.w8dec, f.doc+" 8-bit weights, rows in quads (VPDPBUSD), AVX-512 VBMI."
 			v.consts = strings.TrimPrefix(f.consts+"\n\tVMOVDQU64 ·intAccQuadIdx(SB), Z30", "\n\t")
+			if f.qh {
+				v.consts = "VPBROADCASTD ·intAccQ5Bit(SB), Z19\n\tVMOVDQU64 ·intAccQuadIdx(SB), Z30"
+			}
 			v.two, v.bcst = true, true
 			kernels = append(kernels, kernel{v, f.name + "V8", "PREFETCHT0", true})
 		}
@@ -940,6 +999,9 @@ func gen(suffix string) string {
 		}
 		if k.w8 {
 			loop, p2, tail, pairSetup = loopQuad, p2Quads, tailQuad, quadSetup
+			if f.qh {
+				pairSetup += "\n\tVMOVDQU64 ·intAccQ5PermIdx(SB), Z12"
+			}
 			zrows, zdoc = "\tVMOVUPS Z15, 64(R15)\n\tVMOVUPS Z15, 128(R15)\n", "the zero rows that fill the last quad"
 		}
 		s := strings.NewReplacer("%LOOP%", loop, "%P2%", p2, "%TAIL%", tail, "%ZROWS%", zrows, "%ZROWDOC%", zdoc).Replace(accTmpl)

@@ -18,7 +18,8 @@ import (
 	"github.com/kvlab/kvlab/internal/isa"
 )
 
-// intAcc8Cases are the nibble formats' VBMI kernels with int16 weights and with 8-bit weights.
+// intAcc8Cases are the nibble and 5-bit formats' VBMI kernels with int16 weights and with 8-bit
+// weights (q5_0's and q5_1's need AVX-512 BITALG too).
 var intAcc8Cases = []struct {
 	f          Format
 	int16, w8  accKernel
@@ -28,6 +29,8 @@ var intAcc8Cases = []struct {
 	{Q4_0, multiAccQ40VINT, multiAccQ40V8INT, &intAccQ4_0, 8, 3},
 	{Q4_1, multiAccQ41VINT, multiAccQ41V8INT, &intAccQ4_1, 8, 3},
 	{IQ4_NL, multiAccIQ4NLVINT, multiAccIQ4NLV8INT, &intAccIQ4NL, 128, 7},
+	{Q5_0, multiAccQ50VINT, multiAccQ50V8INT, &intAccQ5_0, 16, 4},
+	{Q5_1, multiAccQ51VINT, multiAccQ51V8INT, &intAccQ5_1, 16, 4},
 }
 
 // fma32 is a·b + c rounded once to float32 (as VFMADD231PS).
@@ -97,6 +100,9 @@ func TestIntAcc8Matches(t *testing.T) {
 		for _, d := range []int{32, 64, 96, 128, 200, 256} {
 			for _, rows := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 61, 62, 63, 64, 65, 66, 67, 127, 130, 200} {
 				t.Run(fmt.Sprintf("%s/d%d/rows%d", tc.f, d, rows), func(t *testing.T) {
+					if (tc.f == Q5_0 || tc.f == Q5_1) && !hasBITALG {
+						t.Skip("q5's kernels with 8-bit weights need AVX-512 BITALG")
+					}
 					c := Unwrap(mustCodec(t, tc.f, d))
 					bc := intAccBlocks(c)
 					nv, rb := bc.full*BlockSize, c.RowBytes()
@@ -163,7 +169,7 @@ func TestIntAcc8Choice(t *testing.T) {
 	for _, tc := range intAcc8Cases {
 		c := Unwrap(mustCodec(t, tc.f, 128))
 		want, step := tc.int16, 0x1p-16
-		if hasVBMI && !isa.Acc16 {
+		if hasVBMI && !isa.Acc16 && (q5W8 && hasBITALG || tc.f != Q5_0 && tc.f != Q5_1) {
 			want, step = tc.w8, 0x1p-8
 		}
 		if !hasVBMI {
@@ -194,6 +200,9 @@ func TestIntAcc8Speed(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	for _, tc := range intAcc8Cases {
+		if (tc.f == Q5_0 || tc.f == Q5_1) && !hasBITALG {
+			continue
+		}
 		c := Unwrap(mustCodec(t, tc.f, benchDim))
 		rb := c.RowBytes()
 		tile, big := benchStreamRows(c)

@@ -70,19 +70,19 @@ var (
 	intAccQ4_0  = intAcc8(intAccVBMI(multiAccQ40INT, multiAccQ40VINT), multiAccQ40V8INT)
 	intAccQ8_0  = &multiKernels{acc: pickZen4(multiAccQ80INT, multiAccQ80Z4INT)}
 	intAccQ4_1  = intAcc8(intAccVBMI(multiAccQ41INT, multiAccQ41VINT), multiAccQ41V8INT)
-	intAccQ5_0  = intAccVBMI(multiAccQ50INT, multiAccQ50VINT)
-	intAccQ5_1  = intAccVBMI(multiAccQ51INT, multiAccQ51VINT)
+	intAccQ5_0  = intAcc8q5(intAccVBMI(multiAccQ50INT, multiAccQ50VINT), multiAccQ50V8INT)
+	intAccQ5_1  = intAcc8q5(intAccVBMI(multiAccQ51INT, multiAccQ51VINT), multiAccQ51V8INT)
 	intAccIQ4NL = intAcc8(intAccVBMI(multiAccIQ4NLINT, multiAccIQ4NLVINT), multiAccIQ4NLV8INT)
 )
 
 // Kernels with 8-bit weights (the V8 kernels of multi_intacc_amd64.s; q4_0, q4_1 and iq4_nl,
-// four accumulators, AVX-512 VBMI): the same tiles, prepass and sums as the VBMI kernels
+// and with AVX-512 BITALG q5_0 and q5_1, not chosen: q5W8; four accumulators, AVX-512 VBMI): the same tiles, prepass and sums as the VBMI kernels
 // above, with the weights rounded to int8 instead of int16,
 //
 //	inv = min(127/M, 2¹⁰⁰),  T = 1/inv,  W_j = round(w'_j·inv),  |W_j| ≤ 127
 //
-// (intAccRound with q = 127), and four rows' codes (unsigned bytes: the nibbles 0…15, iq4_nl's
-// levels + 128) multiplied with their four weight bytes and summed into a dword by one
+// (intAccRound with q = 127), and four rows' codes (unsigned bytes: the nibbles 0…15, q5's
+// 0…31, iq4_nl's levels + 128) multiplied with their four weight bytes and summed into a dword by one
 // VPDPBUSD: half the multiplies of VPDPWSSD over row pairs (|Σ| ≤ 64·127·241 < 2³¹, exact).
 // The bound above holds with the weights' step T = M/127 in place of M/32767:
 //
@@ -97,7 +97,8 @@ var (
 // of 128 values, four accumulators, thread CPU time, 41 calls alternated with the int16 VBMI
 // kernel, best; streamed: passes over 64 MiB; a shared, loaded machine), ns a row, int16 →
 // 8-bit: q4_0 6.66 → 5.04 in cache, 7.59 → 6.83 streamed; q4_1 7.79 → 6.71, 8.54 → 7.81;
-// iq4_nl 7.28 → 5.14, 8.05 → 6.91. Quality (kvlab ab on the small test models, four rotation
+// iq4_nl 7.28 → 5.14, 8.05 → 6.91; q5_0 8.17 → 6.90, 8.76 → 7.79; q5_1 9.27 → 7.62,
+// 11.15 → 9.46. Quality (kvlab ab on the small test models, four rotation
 // seeds, with and without KVLAB_ACC16): decode KL +0.7% ± 1.2% on average, prompt KL +1.8% ±
 // 1.0%, single runs within about ±10%.
 var intAcc8Formats = [...]**multiKernels{&intAccQ4_0, &intAccQ4_1, &intAccIQ4NL}
@@ -110,9 +111,30 @@ func intAcc8(k *multiKernels, w8 accKernel) *multiKernels {
 	return k
 }
 
+// hasBITALG reports AVX-512 BITALG, which q5_0's and q5_1's kernels with 8-bit weights take
+// (VPSHUFBITQMB).
+var hasBITALG = cpu.X86.HasAVX512BITALG
+
+// q5W8 chooses q5_0's and q5_1's kernels with 8-bit weights where they can run (intAcc8q5).
+// Off: their quality cost is above the q4 formats'. kvlab ab on the small test models (two
+// models, four rotation seeds each, against the int16 kernels of the same binary): q5_0's decode
+// KL +11% ± 4% on average (single runs −4 … +29%), prompt KL +5% ± 3%; q5_1's +2% ± 3% and
+// +1% ± 3% (the q4 formats: within about ±2%, multi_intacc_amd64.go's intAcc8). The kernels are
+// tested bit for bit (TestIntAcc8Matches) and measured all the same (TestIntAcc8Speed).
+const q5W8 = false
+
+// intAcc8q5 is intAcc8 for q5_0 and q5_1: k where the CPU lacks AVX-512 BITALG or q5W8 is off.
+func intAcc8q5(k *multiKernels, w8 accKernel) *multiKernels {
+	if !hasBITALG || !q5W8 {
+		return k
+	}
+	return intAcc8(k, w8)
+}
+
 // intAccIs8 reports whether k is one of intAcc8's kernels with 8-bit weights.
 func intAccIs8(k *multiKernels) bool {
-	return k != nil && hasVBMI && !isa.Acc16 && (k == intAccQ4_0 || k == intAccQ4_1 || k == intAccIQ4NL)
+	return k != nil && hasVBMI && !isa.Acc16 && (k == intAccQ4_0 || k == intAccQ4_1 || k == intAccIQ4NL ||
+		q5W8 && hasBITALG && (k == intAccQ5_0 || k == intAccQ5_1))
 }
 
 // intAcc8Step is 2⁻⁸ where c's values accumulate through a kernel with 8-bit weights (intAcc8
@@ -124,6 +146,10 @@ func intAcc8Step(c Codec) float64 {
 	switch c.(type) {
 	case *q4_0Codec, *q4_1Codec, *iq4nlCodec:
 		return 0x1p-8
+	case *q5_0Codec, *q5_1Codec:
+		if q5W8 && hasBITALG {
+			return 0x1p-8
+		}
 	}
 	return 0
 }
@@ -199,3 +225,9 @@ func multiAccQ41V8INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32
 
 //go:noescape
 func multiAccIQ4NLV8INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccQ50V8INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccQ51V8INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
