@@ -96,7 +96,7 @@ var (
 // kernels everywhere, bit for bit today's. Measured on AMD Zen 4 (TestIntAcc8Speed: 4096 rows
 // of 128 values, four accumulators, thread CPU time, 41 calls alternated with the int16 VBMI
 // kernel, best; streamed: passes over 64 MiB; a shared, loaded machine), ns a row, int16 →
-// 8-bit: q4_0 6.66 → 5.04 in cache, 7.59 → 6.83 streamed; q4_1 7.79 → 6.71, 8.54 → 7.81;
+// 8-bit: q4_0 6.66 → 5.04 in cache, 7.59 → 6.83 streamed; q4_1 7.77 → 5.91, 9.18 → 7.66;
 // iq4_nl 7.28 → 5.14, 8.05 → 6.91; q5_0 8.17 → 6.90, 8.76 → 7.79; q5_1 9.27 → 7.62,
 // 11.15 → 9.46. Quality (kvlab ab on the small test models, four rotation
 // seeds, with and without KVLAB_ACC16): decode KL +0.7% ± 1.2% on average, prompt KL +1.8% ±
