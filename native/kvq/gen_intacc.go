@@ -112,7 +112,7 @@ type format struct {
 	// loops (p1Pipe).
 	pipe bool
 	// w8dec decodes a row quad's codes for the kernel with 8-bit weights (quadDec; nil for
-	// none): its name takes V8 (multiAccQ40V8INT), four accumulators only.
+	// none): its name takes V8 (multiAccQ40V8INT, multiAccQ40V8TwoINT).
 	w8dec func(a string) string
 }
 
@@ -936,7 +936,7 @@ func gen(suffix string) string {
 			}
 			kernels = append(kernels, kernel{v, f.name + "V", "PREFETCHT0", false})
 		}
-		if f.w8dec != nil && nacc == 4 {
+		if f.w8dec != nil {
 			v := f
 			v.dec, v.doc = f.w8dec, f.doc+" 8-bit weights, rows in quads (VPDPBUSD), AVX-512 VBMI."
 			v.consts = strings.TrimPrefix(f.consts+"\n\tVMOVDQU64 ·intAccQuadIdx(SB), Z30", "\n\t")

@@ -234,5 +234,37 @@ func TestIntAcc8Speed(t *testing.T) {
 		}
 		t.Logf("%-6s values per row of %d, 4 accumulators, ns min/median: in cache int16 %s, 8-bit %s; streamed int16 %s, 8-bit %s",
 			tc.f, benchDim, mm(cache[0]), mm(cache[1]), mm(stream[0]), mm(stream[1]))
+		// Two accumulators (grouped-query attention with two query heads per KV head): the
+		// int16 two-accumulator kernel against the 8-bit one with two zero weights a row.
+		two := map[Format]*multiKernels{Q4_0: intAccTwoQ4_0, Q4_1: intAccTwoQ4_1, IQ4_NL: intAccTwoIQ4NL}[tc.f]
+		if two == nil {
+			continue
+		}
+		w4 := slices.Clone(w)
+		for j := 0; j < benchRows; j++ {
+			w4[4*j+2], w4[4*j+3] = 0, 0
+		}
+		w2 := make([]float32, 2*benchRows)
+		for i := range w2 {
+			w2[i] = 1.0 / benchRows
+		}
+		mq := c.(MultiQuery)
+		var c2 [3][]float64
+		for r := 0; r < 41; r++ {
+			for i := range 3 {
+				t0 := cputime.Thread()
+				switch i {
+				case 0:
+					two.acc(&acc[0], benchDim, benchDim, &tile[0], rb, benchRows, &w2[0], 8)
+				case 1:
+					tc.w8(&acc[0], benchDim, benchDim, &tile[0], rb, benchRows, &w4[0], 16)
+				case 2:
+					mq.AccumulateManyMulti(acc[:2*benchDim], 2, w2, tile) // as the codec runs it
+				}
+				c2[i] = append(c2[i], float64((cputime.Thread()-t0).Nanoseconds())/benchRows)
+			}
+		}
+		t.Logf("%-6s two accumulators, in cache, ns min/median: int16 two-accumulator kernel %s, 8-bit kernel (two zero weights) %s, AccumulateManyMulti %s",
+			tc.f, mm(c2[0]), mm(c2[1]), mm(c2[2]))
 	}
 }

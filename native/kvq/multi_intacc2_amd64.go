@@ -30,15 +30,34 @@ var (
 	intAccTwoIQ4NL = intAccVBMI(multiAccIQ4NLTwoINT, multiAccIQ4NLVTwoINT)
 )
 
+// The two-accumulator variants of the kernels with 8-bit weights (intAcc8): the
+// four-accumulator 8-bit kernels' lanes, computed alike, so their sums are those kernels' bit
+// for bit (TestIntAccTwoMatchesFour) and the bound of intAcc8 holds. Measured on AMD Zen 4
+// (TestIntAcc8Speed): see intAcc8.
+var (
+	intAccTwo8Q4_0  = &multiKernels{acc: multiAccQ40V8TwoINT}
+	intAccTwo8Q4_1  = &multiKernels{acc: multiAccQ41V8TwoINT}
+	intAccTwo8IQ4NL = &multiKernels{acc: multiAccIQ4NLV8TwoINT}
+)
+
 // intAccTwo is the two-accumulator variant of integer accumulate kernels k (AVX2's too,
 // avx2IntAccTwo), nil for none.
 //
-// The kernels with 8-bit weights (intAcc8) have none: a last group of one or two accumulators
-// runs the four-accumulator kernel with zero weights (the same multiplies as the int16 variant
-// here, 8 VPDPBUSD a row quad), so that an accumulator's result does not depend on how the
-// queries are grouped (TestMultiQueryIndependentOfGrouping).
+// The kernels with 8-bit weights (intAcc8) have their own (intAccTwo8), so that an
+// accumulator's result does not depend on how the queries are grouped
+// (TestMultiQueryIndependentOfGrouping): the four-accumulator 8-bit kernel with two zero
+// weights a row, called by AccumulateManyMulti 64 rows at a time, took ~1.9× the int16
+// variant's time (AMD Zen 4, TestIntAcc8Speed, in cache: q4_0 9.8 against 5.2 ns a row).
 func intAccTwo(k *multiKernels) *multiKernels {
 	if intAccIs8(k) {
+		switch k {
+		case intAccQ4_0:
+			return intAccTwo8Q4_0
+		case intAccQ4_1:
+			return intAccTwo8Q4_1
+		case intAccIQ4NL:
+			return intAccTwo8IQ4NL
+		}
 		return nil
 	}
 	switch k {
@@ -79,3 +98,12 @@ func multiAccQ41VTwoINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float
 
 //go:noescape
 func multiAccIQ4NLVTwoINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccQ40V8TwoINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccQ41V8TwoINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccIQ4NLV8TwoINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)

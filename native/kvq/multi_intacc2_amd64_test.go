@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
-// TestIntAccTwoMatchesFour checks the two-accumulator integer kernels (multi_intacc2_amd64.go)
-// against the four-accumulator int16 kernels they stand for, bit for bit: the two accumulators' rows
+// TestIntAccTwoMatchesFour checks the two-accumulator integer kernels (multi_intacc2_amd64.go;
+// int16 and, where VBMI runs, 8-bit weights) against the four-accumulator kernels they stand
+// for, bit for bit: the two accumulators' rows
 // weighted in place (n = 2, each row's two weights adjacent) against the same two in the first
 // places of four whose other two carry unrelated weights (an accumulator's sums depend only on
 // its own weights). The weights are softmax-like with some exactly 0 and one large per tile;
@@ -23,20 +25,20 @@ func TestIntAccTwoMatchesFour(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(61, 62))
 	for _, tc := range []struct {
-		f         Format
-		cur       *multiKernels // the codec's four-accumulator kernels
-		four, two *multiKernels // the int16 ones
+		f           Format
+		cur         *multiKernels // the codec's four-accumulator kernels
+		four, two   *multiKernels // the int16 ones
+		four8, two8 *multiKernels // the 8-bit ones (intAcc8), nil for none
 	}{
-		{Q4_0, intAccQ4_0, intAccVBMI(multiAccQ40INT, multiAccQ40VINT), intAccTwoQ4_0},
-		{Q8_0, intAccQ8_0, intAccQ8_0, intAccTwoQ8_0},
-		{Q4_1, intAccQ4_1, intAccVBMI(multiAccQ41INT, multiAccQ41VINT), intAccTwoQ4_1},
-		{IQ4_NL, intAccIQ4NL, intAccVBMI(multiAccIQ4NLINT, multiAccIQ4NLVINT), intAccTwoIQ4NL},
+		{Q4_0, intAccQ4_0, intAccVBMI(multiAccQ40INT, multiAccQ40VINT), intAccTwoQ4_0,
+			&multiKernels{acc: multiAccQ40V8INT}, intAccTwo8Q4_0},
+		{Q8_0, intAccQ8_0, intAccQ8_0, intAccTwoQ8_0, nil, nil},
+		{Q4_1, intAccQ4_1, intAccVBMI(multiAccQ41INT, multiAccQ41VINT), intAccTwoQ4_1,
+			&multiKernels{acc: multiAccQ41V8INT}, intAccTwo8Q4_1},
+		{IQ4_NL, intAccIQ4NL, intAccVBMI(multiAccIQ4NLINT, multiAccIQ4NLVINT), intAccTwoIQ4NL,
+			&multiKernels{acc: multiAccIQ4NLV8INT}, intAccTwo8IQ4NL},
 	} {
-		want := tc.two
-		if intAccIs8(tc.cur) {
-			want = nil // the kernels with 8-bit weights take one or two accumulators padded to four
-		}
-		if got := multiTwo(tc.cur); got != want {
+		if got := multiTwo(tc.cur); got != tc.two && got != tc.two8 {
 			t.Fatalf("%s: multiTwo gives another kernel", tc.f)
 		}
 		for _, d := range []int{32, 64, 96, 128, 200, 256} {
@@ -77,18 +79,26 @@ func TestIntAccTwoMatchesFour(t *testing.T) {
 					for i := 2 * d; i < len(acc2); i++ {
 						acc2[i] = sentinel
 					}
-					tc.four.acc(&acc4[0], d, nv, &enc[0], rb, rows, &w4[0], 16)
-					tc.two.acc(&acc2[0], d, nv, &enc[0], rb, rows, &w2[0], 8)
-					for i := 0; i < 2*d; i++ {
-						if math.Float32bits(acc2[i]) != math.Float32bits(acc4[i]) {
-							t.Fatalf("accumulator %d [%d]: two-accumulator kernel %g, four-accumulator %g", i/d, i%d, acc2[i], acc4[i])
+					check := func(name string, four, two *multiKernels) {
+						if four == nil || !hasVBMI && four == tc.four8 {
+							return
+						}
+						a2, a4 := slices.Clone(acc2), slices.Clone(acc4)
+						four.acc(&a4[0], d, nv, &enc[0], rb, rows, &w4[0], 16)
+						two.acc(&a2[0], d, nv, &enc[0], rb, rows, &w2[0], 8)
+						for i := 0; i < 2*d; i++ {
+							if math.Float32bits(a2[i]) != math.Float32bits(a4[i]) {
+								t.Fatalf("%s: accumulator %d [%d]: two-accumulator kernel %g, four-accumulator %g", name, i/d, i%d, a2[i], a4[i])
+							}
+						}
+						for i := 2 * d; i < len(a2); i++ {
+							if a2[i] != sentinel {
+								t.Fatalf("%s: the kernel wrote %g past the two accumulators (at %d)", name, a2[i], i-2*d)
+							}
 						}
 					}
-					for i := 2 * d; i < len(acc2); i++ {
-						if acc2[i] != sentinel {
-							t.Fatalf("the kernel wrote %g past the two accumulators (at %d)", acc2[i], i-2*d)
-						}
-					}
+					check("int16", tc.four, tc.two)
+					check("8-bit", tc.four8, tc.two8)
 				})
 			}
 		}

@@ -76,14 +76,15 @@ var (
 )
 
 // Kernels with 8-bit weights (the V8 kernels of multi_intacc_amd64.s; q4_0, q4_1 and iq4_nl,
-// and with AVX-512 BITALG q5_0 and q5_1, not chosen: q5W8; four accumulators, AVX-512 VBMI): the same tiles, prepass and sums as the VBMI kernels
+// and with AVX-512 BITALG q5_0 and q5_1, not chosen: q5W8; AVX-512 VBMI): the same tiles,
+// prepass and sums as the VBMI kernels
 // above, with the weights rounded to int8 instead of int16,
 //
 //	inv = min(127/M, 2¹⁰⁰),  T = 1/inv,  W_j = round(w'_j·inv),  |W_j| ≤ 127
 //
 // (intAccRound with q = 127), and four rows' codes (unsigned bytes: the nibbles 0…15, q5's
-// 0…31, iq4_nl's levels + 128) multiplied with their four weight bytes and summed into a dword by one
-// VPDPBUSD: half the multiplies of VPDPWSSD over row pairs (|Σ| ≤ 64·127·241 < 2³¹, exact).
+// 0…31, iq4_nl's levels + 128) multiplied with their four weight bytes and summed into a
+// dword by one VPDPBUSD: half the multiplies of VPDPWSSD over row pairs (|Σ| ≤ 64·127·241 < 2³¹, exact).
 // The bound above holds with the weights' step T = M/127 in place of M/32767:
 //
 //	|AccumulateManyMulti − Σ AccumulateScaled| ≤ Σ_t Σ_{j∈t} (T_{t,b}/2)·|c_j[i] − o|
@@ -91,8 +92,9 @@ var (
 //
 // i.e. each weight off by at most M/254 (≈ 2⁻⁸ of its tile's largest in that block, plus float32
 // rounding): AccumulateStep says 2⁻⁸ for these formats where the kernels run. Their calls for
-// one or two accumulators take these kernels with zero weights, not the int16 two-accumulator
-// variants (multi_intacc2_amd64.go's intAccTwo). KVLAB_ACC16 (isa.Acc16) keeps the int16
+// one or two accumulators take their own two-accumulator variants (multi_intacc2_amd64.go's
+// intAccTwo8; AccumulateManyMulti of two accumulators, in cache, int16 → 8-bit: q4_0 5.17 →
+// 4.04 ns a row, q4_1 6.11 → 5.13, iq4_nl 5.64 → 4.43). KVLAB_ACC16 (isa.Acc16) keeps the int16
 // kernels everywhere, bit for bit today's. Measured on AMD Zen 4 (TestIntAcc8Speed: 4096 rows
 // of 128 values, four accumulators, thread CPU time, 41 calls alternated with the int16 VBMI
 // kernel, best; streamed: passes over 64 MiB; a shared, loaded machine), ns a row, int16 →
