@@ -100,7 +100,10 @@ var (
 // kernel, best; streamed: passes over 64 MiB; a shared, loaded machine), ns a row, int16 →
 // 8-bit: q4_0 6.66 → 5.04 in cache, 7.59 → 6.83 streamed; q4_1 7.77 → 5.91, 9.18 → 7.66;
 // iq4_nl 7.28 → 5.14, 8.05 → 6.91; q5_0 8.17 → 6.90, 8.76 → 7.79; q5_1 9.27 → 7.62,
-// 11.15 → 9.46. Quality (kvlab ab on the small test models, four rotation
+// 11.15 → 9.46. Whole one-thread decodes at 131072 cells, 32 heads on 8 KV heads, d 128 (attn's
+// TestDecodeSpeedReport, thread CPU time, best of 7 rounds, five runs alternated with
+// KVLAB_ACC16=1, median), int16 → 8-bit: q4_0 13.92 → 13.26 ms, iq4_nl 14.83 → 13.30, q4_1
+// 18.22 → 14.17 (f16 30 ms). Quality (kvlab ab on the small test models, four rotation
 // seeds, with and without KVLAB_ACC16): decode KL +0.7% ± 1.2% on average, prompt KL +1.8% ±
 // 1.0%, single runs within about ±10%.
 var intAcc8Formats = [...]**multiKernels{&intAccQ4_0, &intAccQ4_1, &intAccIQ4NL}
@@ -122,7 +125,8 @@ var hasBITALG = cpu.X86.HasAVX512BITALG
 // models, four rotation seeds each, against the int16 kernels of the same binary): q5_0's decode
 // KL +11% ± 4% on average (single runs −4 … +29%), prompt KL +5% ± 3%; q5_1's +2% ± 3% and
 // +1% ± 3% (the q4 formats: within about ±2%, multi_intacc_amd64.go's intAcc8). The kernels are
-// tested bit for bit (TestIntAcc8Matches) and measured all the same (TestIntAcc8Speed).
+// tested bit for bit (TestIntAcc8Matches) and measured all the same (TestIntAcc8Speed; whole
+// decodes as intAcc8's, three runs: q5_0 17.0 → 16.2 ms, q5_1 19.0 → 17.9).
 const q5W8 = false
 
 // intAcc8q5 is intAcc8 for q5_0 and q5_1: k where the CPU lacks AVX-512 BITALG or q5W8 is off.
