@@ -59,6 +59,20 @@
 // its chain (the largest weight, two divisions) overlaps them; the row loops prefetch the rows
 // four tiles on, a line's worth each step (in a stream of 4096-row calls over 1M turbo2 rows
 // ~6% faster than two tiles on; eight gained nothing more).
+// The 8-bit kernels (T4B, T2B, T3B, T4FB) share the frame, the first prepass (127 in place of
+// 32767), the finish and the tables; the second prepass packs each quad's 16 weights to bytes
+// (VPMOVDB) and transposes them so that accumulator h's four rows are one dword at 16q + 4h;
+// the row loop (rows8Tmpl) takes rows in quads, decodes a quad and 64 values into four vectors
+// whose dword k holds the four rows' levels + 128 of one value (dword byte r = row r), and adds
+// them times the broadcast weight dword with VPDPBUSD: 16 a quad and unit where the 16-bit
+// kernels take 32 VPDPWSSD and 8 broadcasts. turbo4's decode: two VPERMI2B over the quad's
+// 128 code bytes (rows 0, 1 and 2, 3 in two registers) give bytes 2j and 2j + 1 of each row
+// per dword, then the nibble lookups as above with no zeroing (every byte is a level now).
+// turbo2's: one register holds the quad's 64 code bytes, one VPERMB spreads byte j of each row
+// into a dword. turbo3's: two pair decodes as t3Dec's (rows 0, 2 and rows 1, 3), each shifted
+// code looked up into the even bytes of one (zeroing) and, moved to the high byte, into the odd
+// bytes of the other (merging under K4), so its decode costs ~25 operations a quad and unit.
+//
 // Run with `go generate ./native/kvq`.
 package main
 
@@ -93,6 +107,11 @@ type format struct {
 	tables string
 	// lone decodes a lone last row (the pair's row b given weight 0); "" for dec with R9 = 0.
 	lone string
+	// b8: 8-bit weights (rows8Tmpl: quads of rows, VPDPBUSD; dec decodes a quad into bytes,
+	// dword k of vector t holding the four rows' levels + 128 of value val(t, k)).
+	b8 bool
+	// kset runs at the start of each prepass (the row loops use K4).
+	kset string
 }
 
 // t2Byte is the code byte (of the unit's 16) that turbo2's lane k holds: 4(k%4) + k/4, so that
@@ -131,6 +150,72 @@ const t4Dec = `VMOVDQU32 (R12), Y20
 	VPERMB.Z Z29, Z22, K1, Z18
 	VPSRLW $4, Z22, Z22
 	VPERMB.Z Z29, Z22, K1, Z19`
+
+// t4qDec is turbo4's quad decode (8-bit weights): rows 0, 1 at bytes 0..31, 32..63 of Z20,
+// rows 2, 3 of Z23; two VPERMI2B give dword k bytes 2j (2j + 1) of the four rows, j as
+// turbo2's; VPERMB looks the low nibbles up (a table repeating tq4Ints + 128), and the high
+// ones after a 16-bit shift by 4 (the bits shifted in only select a repeat).
+const t4qDec = `VMOVDQU32 (R12), Y20
+	VINSERTI64X4 $1, (R12)(R9*1), Z20, Z20
+	VMOVDQU32 (R12)(R13*1), Y23
+	VINSERTI64X4 $1, (R12)(SI*1), Z23, Z23
+	VMOVDQA64 Z28, Z21
+	VPERMI2B Z23, Z20, Z21
+	VMOVDQA64 Z30, Z22
+	VPERMI2B Z23, Z20, Z22
+	VPERMB Z29, Z21, Z16
+	VPSRLW $4, Z21, Z21
+	VPERMB Z29, Z21, Z17
+	VPERMB Z29, Z22, Z18
+	VPSRLW $4, Z22, Z22
+	VPERMB Z29, Z22, Z19`
+
+// t2qDec is turbo2's quad decode: the four rows' 16 bytes in one register, one VPERMB gives
+// dword k byte j of each row, and the three tables and the shift by 6 look codes 0..3 up as
+// t2Dec's do (in every byte: the bits above a code select a repeat).
+const t2qDec = `VMOVDQU32 (R12), X20
+	VINSERTI32X4 $1, (R12)(R9*1), Y20, Y20
+	VINSERTI32X4 $2, (R12)(R13*1), Z20, Z20
+	VINSERTI32X4 $3, (R12)(SI*1), Z20, Z20
+	VPERMB Z20, Z28, Z21
+	VPERMB Z29, Z21, Z16
+	VPERMB Z30, Z21, Z17
+	VPERMB Z31, Z21, Z18
+	VPSRLW $6, Z21, Z21
+	VPERMB Z29, Z21, Z19`
+
+// t3qDec is turbo3's quad decode: t3Dec's words for rows 0 and 2 (Z21) and for rows 1 and 3
+// (Z22); vector t's even bytes are Z21's words shifted right by 3t looked up (zeroing the odd
+// bytes), its odd bytes Z22's words with bits 3t.. moved to bit 8 (left by 8 − 3t, right by 1
+// for t = 3) looked up, merged under K4: dword k holds rows 0, 1, 2, 3 in bytes 0..3.
+var t3qDec = func() string {
+	var b strings.Builder
+	b.WriteString(`VMOVDQU8.Z (R12), K2, Y20
+	VMOVDQU8.Z (R12)(R13*1), K2, Y21
+	VINSERTI64X4 $1, Y21, Z20, Z20
+	VMOVDQU8.Z (R12)(R9*1), K2, Y23
+	VMOVDQU8.Z (R12)(SI*1), K2, Y21
+	VINSERTI64X4 $1, Y21, Z23, Z23
+	VPERMB Z20, Z28, Z21
+	VPSRLW $4, Z21, K3, Z21
+	VPERMB Z23, Z28, Z22
+	VPSRLW $4, Z22, K3, Z22`)
+	for t := 0; t < 4; t++ {
+		src := "Z21"
+		if t > 0 {
+			fmt.Fprintf(&b, "\n\tVPSRLW $%d, Z21, Z24", 3*t)
+			src = "Z24"
+		}
+		fmt.Fprintf(&b, "\n\tVPERMB.Z Z29, %s, K1, Z%d", src, 16+t)
+		if t < 3 {
+			fmt.Fprintf(&b, "\n\tVPSLLW $%d, Z22, Z25", 8-3*t)
+		} else {
+			b.WriteString("\n\tVPSRLW $1, Z22, Z25")
+		}
+		fmt.Fprintf(&b, "\n\tVPERMB Z29, Z25, K4, Z%d", 16+t)
+	}
+	return b.String()
+}()
 
 // t4Ints are turbo4's and tq4's levels in units (tq4Ints).
 var t4Ints = []int8{-104, -79, -62, -48, -36, -25, -15, -5, 5, 15, 25, 36, 48, 62, 79, 104}
@@ -201,7 +286,42 @@ var formats = []format{
 		bits: 4, ints: t4Ints, unit: 0.02621692, ubyte: 32,
 		val: func(t, k int) int { return 4*t2Byte(k) + t }, unpck: true, f32: true, tables: "T4",
 		consts: t4Consts, dec: t4Dec, wreg: [4]string{"Z24", "Z25", "Z26", "Z27"}},
+	// The 8-bit weights' kernels (b8): the same levels, units, lanes and finishes, rows in quads.
+	{name: "T4B", doc: "turbo4 as T4, with 8-bit weights (quads of rows, VPDPBUSD).",
+		bits: 4, ints: t4Ints, unit: 0.02621692, ubyte: 32, tables: "T4", b8: true,
+		val: func(t, k int) int { return 4*t2Byte(k) + t }, unpck: true, consts: t4qConsts, dec: t4qDec},
+	{name: "T2B", doc: "turbo2 as T2, with 8-bit weights (quads of rows, VPDPBUSD).",
+		bits: 2, ints: []int8{-90, -27, 27, 90}, unit: 0.01678167, ubyte: 16, tables: "T2", b8: true,
+		val: func(t, k int) int { return 4*t2Byte(k) + t }, unpck: true,
+		consts: `VMOVDQU64 ·tAccT2QBuild(SB), Z28
+	VMOVDQU64 ·tAccT2Tab0(SB), Z29
+	VMOVDQU64 ·tAccT2Tab1(SB), Z30
+	VMOVDQU64 ·tAccT2Tab2(SB), Z31`,
+		dec: t2qDec},
+	{name: "T3B", doc: "turbo3 as T3, with 8-bit weights (quads of rows, VPDPBUSD).",
+		bits: 3, ints: []int8{-88, -55, -31, -10, 10, 31, 55, 88}, unit: 0.02444615, ubyte: 24, tables: "T3", b8: true,
+		val: func(t, k int) int {
+			if k < 8 {
+				return 8*k + t
+			}
+			return 8*(k-8) + 4 + t
+		},
+		consts: `VMOVDQU64 ·tAccT3Build(SB), Z28
+	VMOVDQU64 ·tAccT3Tab0(SB), Z29
+	MOVL $0xffffff, AX
+	KMOVD AX, K2`,
+		dec:       t3qDec,
+		unitSetup: "MOVL $0xffff0000, AX\n\tKMOVD AX, K3           // the words of lanes 8..15\n\tMOVQ $0xAAAAAAAAAAAAAAAA, AX\n\tKMOVQ AX, K4           // the odd bytes",
+		kset:      "\n\tMOVL $0x000f, AX           // K4 again (the row loops' odd bytes)\n\tKMOVW AX, K4"},
+	{name: "T4FB", doc: "tq4 as T4F, with 8-bit weights (quads of rows, VPDPBUSD).",
+		bits: 4, ints: t4Ints, unit: 0.02621692, ubyte: 32, f32: true, tables: "T4", b8: true,
+		val: func(t, k int) int { return 4*t2Byte(k) + t }, unpck: true, consts: t4qConsts, dec: t4qDec},
 }
+
+// t4qConsts loads turbo4's (and tq4's) quad builds and level table.
+const t4qConsts = `VMOVDQU64 ·tAccT4QBuild(SB), Z28
+	VMOVDQU64 ·tAccT4QBuild+64(SB), Z30
+	VMOVDQU64 ·tAccT4Tab0(SB), Z29`
 
 // Frame layout (hardware SP offsets).
 const (
@@ -229,7 +349,7 @@ const (
 const p1Tmpl = `MOVQ R10, %NN%(SP)
 	LEAQ %WS%(SP), R15
 	MOVQ wstride+56(FP), R9
-	MOVQ rb+32(FP), R11
+	MOVQ rb+32(FP), R11%KSET%
 	LEAQ (R9)(R9*2), R13
 	VXORPS Z10, Z10, Z10
 	SHRQ $2, R10
@@ -288,7 +408,7 @@ a@_p1e#:
 	// inv = min(32767/M, cap), T = 1/inv where M > 0; both 0 where M = 0.
 	VXORPS X12, X12, X12
 	VCMPPS $0x0E, X12, X10, K3
-	VBROADCASTSS ·tAccQMax(SB), X13
+	VBROADCASTSS ·%QMAX%(SB), X13
 	VBROADCASTSS ·tAccInvCap(SB), X11
 	VDIVPS.Z X10, X13, K3, X14
 	VMINPS X11, X14, K3, X14
@@ -297,6 +417,70 @@ a@_p1e#:
 	VDIVPS.Z X14, X13, K3, X15
 	VMULPS.BCST ·tAcc@Unit(SB), X15, X15
 	VMOVUPS X15, %TUN%(SP)`
+
+// rows16Tmpl is the 16-bit kernels' row loop of a unit: row pairs, VPDPWSSD.
+const rows16Tmpl = `	LEAQ (DI)(BX*1), R12
+	LEAQ %QP%(SP), R8
+	MOVQ %PF%(SP), R15
+	MOVQ %PS%(SP), R11
+	MOVQ rb+32(FP), R9
+	MOVQ %TN%(SP), R10
+	SHRQ $1, R10
+	JZ   a@_odd
+a@_pair:
+	PREFETCHT0 (R15)
+	ADDQ R11, R15
+	%DEC%
+%DOTS%
+	ADDQ $16, R8
+	LEAQ (R12)(R9*2), R12
+	DECQ R10
+	JNZ  a@_pair
+a@_odd:
+	MOVQ R15, %PF%(SP)
+	TESTQ $1, %TN%(SP)
+	JZ   a@_fin
+	%LONE%
+%DOTS%
+`
+
+// rows8Tmpl is the 8-bit kernels' row loop of a unit: row quads (rows 0..3 at R12, R12 + R9,
+// R12 + R13, R12 + SI), VPDPBUSD with the quad's four weight bytes of each accumulator
+// broadcast from memory; a last quad of 1 to 3 rows reads row 0 in place of the missing ones,
+// whose weights are 0.
+const rows8Tmpl = `	LEAQ (DI)(BX*1), R12
+	LEAQ %QP%(SP), R8
+	MOVQ %PF%(SP), R15
+	MOVQ %PS%(SP), R11
+	MOVQ rb+32(FP), R9
+	LEAQ (R9)(R9*1), R13
+	LEAQ (R9)(R9*2), SI
+	MOVQ %TN%(SP), R10
+	SHRQ $2, R10
+	JZ   a@_rest
+a@_quad:
+	PREFETCHT0 (R15)
+	PREFETCHT0 64(R15)
+	ADDQ R11, R15
+	%DEC%
+%DOTS%
+	ADDQ $16, R8
+	LEAQ (R12)(R9*4), R12
+	DECQ R10
+	JNZ  a@_quad
+a@_rest:
+	MOVQ R15, %PF%(SP)
+	MOVQ %TN%(SP), AX
+	ANDQ $3, AX
+	JZ   a@_fin
+	XORQ SI, SI                // rows 1..3 past the tile read row 0, with weight 0
+	CMPQ AX, $3
+	CMOVQNE SI, R13
+	CMPQ AX, $2
+	CMOVQLT SI, R9
+	%DEC%
+%DOTS%
+`
 
 const accTmpl = `
 // func multiAcc@INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
@@ -324,8 +508,8 @@ TEXT ·multiAcc@INT(SB), 0, $%FRAME%-64
 	IMULQ $%BITS%, R14
 	ADDQ $7, R14
 	SHRQ $3, R14
-	MOVQ rb+32(FP), AX         // prefetch step: ⌈2·rb / units⌉ a row pair and unit
-	SHLQ $1, AX
+	MOVQ rb+32(FP), AX         // prefetch step: ⌈%GROUP%·rb / units⌉ a row %GROUPN% and unit
+	SHLQ $%GSHIFT%, AX
 	MOVQ nv+16(FP), CX
 	SHRQ $6, CX
 	ADDQ CX, AX
@@ -372,11 +556,9 @@ a@_p2:
 	VMULPS (R8), Z14, Z16
 	VCVTPS2DQ Z16, Z16
 	VPADDD Z16, Z18, Z18
-	VPMOVDW Z16, Y16
-	VPSHUFB ·tAccPairShuf(SB), Y16, Y16
-	VMOVDQU32 Y16, (R12)
+	%P2PACK%
 	ADDQ $64, R8
-	ADDQ $32, R12
+	ADDQ $%QPSTEP%, R12
 	DECQ R10
 	JNZ  a@_p2
 	VEXTRACTI64X4 $1, Z18, Y19
@@ -430,30 +612,7 @@ a@_unit:
 	VMOVDQA64 Z12, Z13
 	VMOVDQA64 Z12, Z14
 	VMOVDQA64 Z12, Z15
-	LEAQ (DI)(BX*1), R12
-	LEAQ %QP%(SP), R8
-	MOVQ %PF%(SP), R15
-	MOVQ %PS%(SP), R11
-	MOVQ rb+32(FP), R9
-	MOVQ %TN%(SP), R10
-	SHRQ $1, R10
-	JZ   a@_odd
-a@_pair:
-	PREFETCHT0 (R15)
-	ADDQ R11, R15
-	%DEC%
-%DOTS%
-	ADDQ $16, R8
-	LEAQ (R12)(R9*2), R12
-	DECQ R10
-	JNZ  a@_pair
-a@_odd:
-	MOVQ R15, %PF%(SP)
-	TESTQ $1, %TN%(SP)
-	JZ   a@_fin
-	%LONE%
-%DOTS%
-
+%ROWS%
 a@_fin:
 	MOVQ d+8(FP), DX
 	SHLQ $2, DX                // bytes between accumulators
@@ -481,6 +640,14 @@ a@_done:
 // dots: Z(4h+t) += the pair's weights of accumulator h (dword h at R8) × decoded vector t.
 func dots(f format) string {
 	var b strings.Builder
+	if f.b8 { // the quad's weight bytes of accumulator h: the dword at 4h(R8), broadcast
+		for h := 0; h < 4; h++ {
+			for t := 0; t < 4; t++ {
+				fmt.Fprintf(&b, "\tVPDPBUSD.BCST %d(R8), Z%d, Z%d\n", 4*h, 16+t, 4*h+t)
+			}
+		}
+		return strings.TrimRight(b.String(), "\n")
+	}
 	for h := 0; h < 4; h++ {
 		fmt.Fprintf(&b, "\tVPBROADCASTD %d(R8), %s\n", 4*h, f.wreg[h])
 	}
@@ -562,7 +729,11 @@ func finish(f format) string {
 			if f.unpck {
 				break
 			}
-			fmt.Fprintf(&b, "\tVMOVDQU32 ·tAcc%sPerm+%d(SB), %s\n\tVPERMI2D %s, %s, %s\n", f.name, 64*i, p[2], p[1], p[0], p[2])
+			tab := f.name
+			if f.tables != "" {
+				tab = f.tables
+			}
+			fmt.Fprintf(&b, "\tVMOVDQU32 ·tAcc%sPerm+%d(SB), %s\n\tVPERMI2D %s, %s, %s\n", tab, 64*i, p[2], p[1], p[0], p[2])
 		}
 		for r := 0; r < 4; r++ {
 			fmt.Fprintf(&b, "\tVCVTDQ2PS Z%[1]d, Z%[1]d\n\tVMOVUPS %[2]d(R12), Z%[3]d\n\tVFMADD231PS.BCST %[4]d(SP), Z%[1]d, Z%[3]d\n\tVMOVUPS Z%[3]d, %[2]d(R12)\n",
@@ -735,6 +906,56 @@ func header() string {
 	}{{"tAccQMax", math.Float32bits(32767)}, {"tAccInvCap", math.Float32bits(0x1p100)}, {"tAccOne", math.Float32bits(1)}} {
 		fmt.Fprintf(&b, "DATA ·%s+0(SB)/4, $0x%08x\nGLOBL ·%s(SB), RODATA|NOPTR, $4\n\n", c.name, c.v, c.name)
 	}
+	b.WriteString(header8())
+	return b.String()
+}
+
+// header8 is the 8-bit kernels' tables: the quad builds (turbo4's two: dword k holds byte 2j
+// (2j + 1) of rows 0..3, at 0, 32, 64, 96 of the VPERMI2B pair; turbo2's: byte j of rows 0..3
+// at 0, 16, 32, 48; j = t2Byte(k)), the prepass's transpose of a quad's weight bytes (row r,
+// accumulator h at 4r + h → 4h + r) and the largest 8-bit weight, 127.
+func header8() string {
+	var b strings.Builder
+	var q4 [2][64]byte
+	var q2 [64]byte
+	for k := 0; k < 16; k++ {
+		j := t2Byte(k)
+		for r := 0; r < 4; r++ {
+			q4[0][4*k+r] = byte(32*r + 2*j)
+			q4[1][4*k+r] = byte(32*r + 2*j + 1)
+			q2[4*k+r] = byte(16*r + j)
+		}
+	}
+	t := bytes64("tAccT4QBuild", q4[0]) + bytes64("tAccT4QBuild", q4[1])
+	var lines []string
+	n := 0
+	for _, line := range strings.Split(t, "\n") {
+		if strings.HasPrefix(line, "GLOBL") || line == "" {
+			continue
+		}
+		var off int
+		var val string
+		fmt.Sscanf(line, "DATA ·tAccT4QBuild+%d(SB)/8, %s", &off, &val)
+		lines = append(lines, fmt.Sprintf("DATA ·tAccT4QBuild+%d(SB)/8, %s", off+64*(n/8), val))
+		n++
+	}
+	b.WriteString(strings.Join(lines, "\n") + "\nGLOBL ·tAccT4QBuild(SB), RODATA|NOPTR, $128\n\n")
+	b.WriteString(bytes64("tAccT2QBuild", q2))
+	var qs [16]byte
+	for r := 0; r < 4; r++ {
+		for h := 0; h < 4; h++ {
+			qs[4*h+r] = byte(4*r + h)
+		}
+	}
+	for i := 0; i < 16; i += 8 {
+		var v uint64
+		for k := 7; k >= 0; k-- {
+			v = v<<8 | uint64(qs[i+k])
+		}
+		fmt.Fprintf(&b, "DATA ·tAccQuadShuf+%d(SB)/8, $0x%016x\n", i, v)
+	}
+	b.WriteString("GLOBL ·tAccQuadShuf(SB), RODATA|NOPTR, $16\n\n")
+	fmt.Fprintf(&b, "DATA ·tAccQMax8+0(SB)/4, $0x%08x\nGLOBL ·tAccQMax8(SB), RODATA|NOPTR, $4\n\n", math.Float32bits(127))
 	return b.String()
 }
 
@@ -742,12 +963,23 @@ func main() {
 	var out strings.Builder
 	out.WriteString(header())
 	for _, f := range formats {
+		tmpl, qmax, group := accTmpl, "tAccQMax", [4]string{"2", "pair", "1", "32"}
+		p2pack := "VPMOVDW Z16, Y16\n\tVPSHUFB ·tAccPairShuf(SB), Y16, Y16\n\tVMOVDQU32 Y16, (R12)"
+		if f.b8 {
+			tmpl = strings.Replace(tmpl, "%ROWS%", rows8Tmpl, 1)
+			qmax, group = "tAccQMax8", [4]string{"4", "quad", "2", "16"}
+			p2pack = "VPMOVDB Z16, X16            // |W| ≤ 127: one byte each\n\tVPSHUFB ·tAccQuadShuf(SB), X16, X16\n\tVMOVDQU32 X16, (R12)"
+		} else {
+			tmpl = strings.Replace(tmpl, "%ROWS%", rows16Tmpl, 1)
+		}
+		tmpl = strings.NewReplacer("%P2PACK%", p2pack, "%QPSTEP%", group[3], "%GROUP%", group[0], "%GROUPN%", group[1], "%GSHIFT%", group[2]).Replace(tmpl)
 		bc, bv, cvt4, cvt1 := "VPBROADCASTW", "Y16", "VCVTPH2PS Y16, Z16", "VCVTPH2PS X16, X16"
 		if f.f32 {
 			bc, bv, cvt4, cvt1 = "VPBROADCASTD", "Z16", "", ""
 		}
 		p1 := strings.NewReplacer("@", f.name, "%NN%", fmt.Sprint(oNN), "%WS%", fmt.Sprint(oWS), "%INV%", fmt.Sprint(oINV),
-			"%TUN%", fmt.Sprint(oTUN), "%BC%", bc, "%BV%", bv, "%CVT4%", cvt4, "%CVT1%", cvt1)
+			"%TUN%", fmt.Sprint(oTUN), "%BC%", bc, "%BV%", bv, "%CVT4%", cvt4, "%CVT1%", cvt1,
+			"%QMAX%", qmax, "%KSET%", f.kset)
 		lone := f.lone
 		if lone == "" {
 			lone = "XORQ R9, R9                // a lone last row: b reads a again, with weight 0\n\t" + f.dec
@@ -763,7 +995,7 @@ func main() {
 			"%PS%", fmt.Sprint(oPS), "%UL%", fmt.Sprint(oUL), "%NN%", fmt.Sprint(oNN), "%INV%", fmt.Sprint(oINV),
 			"%TUN%", fmt.Sprint(oTUN),
 			"%DEC%", f.dec, "%LONE%", lone, "%DOTS%", dots(f), "%UNITSETUP%", f.unitSetup, "%FINISH%", finish(f))
-		out.WriteString(r.Replace(accTmpl))
+		out.WriteString(r.Replace(tmpl))
 	}
 	s := out.String()
 	for strings.Contains(s, "\n\t\n") {

@@ -12,16 +12,21 @@ const AccumulateTile = 64
 // integer kernels (each weight w·d off by at most 2⁻¹⁶ of the largest in its 64-row tile and
 // block, multi_intacc_amd64.go, on AVX2 CPUs multi_avx2intacc_amd64.go; a turbo tier's or
 // tq4's w·s off by at most 2⁻¹⁶ of the largest in its tile, multi_turboacc_amd64.go, on AVX2
-// CPUs multi_t4accavx2_amd64.go), 2⁻⁸ where q4_0's, q4_1's and iq4_nl's kernels round the
-// weights to 8 bits (multi_intacc_amd64.go's intAcc8) and where fp8's accumulate with bf16
-// weights (each w·scale off by at most 2⁻⁸ of itself, multi_fp8bf16_amd64.go), 0 where they
-// accumulate in float32. Tests of code built on the codecs widen their float32 tolerances by it.
+// CPUs multi_t4accavx2_amd64.go), 2⁻⁸ where they run with 8-bit weights (the turbo tiers' and
+// tq4's AVX-512 kernels unless isa.Acc16: w·s off by at most 1/254 ≈ 1.008·2⁻⁸ of the tile's
+// largest, multi_turboacc_amd64.go; q4_0's, q4_1's and iq4_nl's, multi_intacc_amd64.go's
+// intAcc8) and where fp8's accumulate with bf16 weights (each w·scale off by at most 2⁻⁸ of
+// itself, multi_fp8bf16_amd64.go), 0 where they accumulate in float32. Tests of code built on
+// the codecs widen their float32 tolerances by it.
 func AccumulateStep(c Codec) float64 {
 	c = Unwrap(c)
 	if fc, ok := c.(fp8Codec); ok && fc.d >= 32 && fp8BF16AccActive() {
 		return 0x1p-8
 	}
-	if turboAccKernels(c) != nil {
+	if k := turboAccKernels(c); k != nil {
+		if turboAcc8(k) {
+			return 0x1p-8
+		}
 		return 0x1p-16
 	}
 	if bc := intAccBlocks(c); bc != nil && bc.full > 0 && blockIntAcc() {
@@ -33,6 +38,30 @@ func AccumulateStep(c Codec) float64 {
 	return 0
 }
 
+// accQuantize is the Go reference of the integer kernels' weight prepass for one tile and
+// accumulator: the weights ws (w·s or w·d, float32) rounded to integers W of magnitude at most
+// qmax (32767 for the 16-bit kernels, 127 for the 8-bit ones) against the largest magnitude M,
+//
+//	inv = min(qmax/M, 2¹⁰⁰) (float32),  W_j = round-half-even(ws_j·inv) (float32 product),
+//
+// returning T = 1/inv in float32 (0, and W all 0, where M = 0). The kernels then add
+// float32(Σ_j W_j·L_j[i])·(T·unit) per tile with one fused multiply-add.
+func accQuantize(W []int32, ws []float32, qmax float32) (T float32) {
+	var m float32
+	for _, x := range ws {
+		m = max(m, float32(math.Abs(float64(x))))
+	}
+	if m == 0 {
+		clear(W[:len(ws)])
+		return 0
+	}
+	inv := min(qmax/m, float32(0x1p100))
+	for j, x := range ws {
+		W[j] = int32(math.RoundToEven(float64(x * inv)))
+	}
+	return 1 / inv
+}
+
 // turboAccKernels is the integer accumulate kernel of a turbo tier's or tq4's rows on this CPU
 // (multi_turboacc_amd64.go), nil where their values accumulate in float: the one place that
 // decides, for AccumulateManyMulti and AccumulateStep alike.
@@ -42,17 +71,17 @@ func turboAccKernels(c Codec) *multiKernels {
 		if turboIntAcc(c.bits, c.d) {
 			switch c.bits {
 			case 2:
-				return intAccT2
+				return turboAccPick(intAccT2)
 			case 3:
-				return intAccT3
+				return turboAccPick(intAccT3)
 			case 4:
-				return intAccT4
+				return turboAccPick(intAccT4)
 			}
 		}
 		return turboAccAVX2(c.bits, c.d, false) // AVX2 (multi_t4accavx2_amd64.go), nil for none
 	case *tq4Codec:
 		if tq4IntAcc(c.d) {
-			return intAccT4F
+			return turboAccPick(intAccT4F)
 		}
 		return turboAccAVX2(4, c.d, true)
 	}

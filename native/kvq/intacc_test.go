@@ -215,7 +215,7 @@ func turboAccSlack(c *lmCodec, n int, w []float32, rows []byte) []float64 {
 	if turboAccKernels(c) == nil {
 		return nil
 	}
-	return scaledLevelSlack(c.d, c.nb+2, n, w, rows, c.scale, func(row []byte, i int) float32 { return c.levels[c.codeAt(row, i)] })
+	return scaledLevelSlack(c.d, c.nb+2, n, w, rows, accQMax(c), c.scale, func(row []byte, i int) float32 { return c.levels[c.codeAt(row, i)] })
 }
 
 // tq4AccSlack is turboAccSlack for tq4 (tq4IntAcc: turbo4's kernel with tq4's f32 row scale);
@@ -224,13 +224,22 @@ func tq4AccSlack(c *tq4Codec, n int, w []float32, rows []byte) []float64 {
 	if turboAccKernels(c) == nil {
 		return nil
 	}
-	return scaledLevelSlack(c.d, c.RowBytes(), n, w, rows, c.scale, func(row []byte, i int) float32 { return tq4Levels[row[i/2]>>(4*(i%2))&15] })
+	return scaledLevelSlack(c.d, c.RowBytes(), n, w, rows, accQMax(c), c.scale, func(row []byte, i int) float32 { return tq4Levels[row[i/2]>>(4*(i%2))&15] })
+}
+
+// accQMax is the largest integer weight of c's integer accumulate kernel on this CPU: 127
+// where it runs with 8-bit weights (AccumulateStep 2⁻⁸), else 32767.
+func accQMax(c Codec) float32 {
+	if AccumulateStep(c) == 0x1p-8 {
+		return 127
+	}
+	return 32767
 }
 
 // scaledLevelSlack is the integer accumulate's slack for rows of rb bytes whose value i is
 // scale(row)·level(row, i): per 64-row tile and accumulator, each row's w·s rounded to the
-// tile's int16 grid T (off by T/2 + 2⁻²²·|w·s|), times |level| of each value.
-func scaledLevelSlack(d, rb, n int, w []float32, rows []byte, scale func([]byte) float32, level func([]byte, int) float32) []float64 {
+// tile's grid T = M/qmax (off by T/2 + 2⁻²²·|w·s|), times |level| of each value.
+func scaledLevelSlack(d, rb, n int, w []float32, rows []byte, qmax float32, scale func([]byte) float32, level func([]byte, int) float32) []float64 {
 	m := len(rows) / rb
 	slack := make([]float64, n*d)
 	for h := 0; h < n; h++ {
@@ -243,7 +252,7 @@ func scaledLevelSlack(d, rb, n int, w []float32, rows []byte, scale func([]byte)
 			if mx == 0 {
 				continue
 			}
-			inv := min(float32(32767)/mx, float32(0x1p100))
+			inv := min(qmax/mx, float32(0x1p100))
 			T := float64(1 / inv)
 			for j := t0; j < t1; j++ {
 				row := rows[j*rb : (j+1)*rb]
