@@ -59,19 +59,22 @@
 // its chain (the largest weight, two divisions) overlaps them; the row loops prefetch the rows
 // four tiles on, a line's worth each step (in a stream of 4096-row calls over 1M turbo2 rows
 // ~6% faster than two tiles on; eight gained nothing more).
-// The 8-bit kernels (T4B, T2B, T3B, T4FB) share the frame, the first prepass (127 in place of
-// 32767), the finish and the tables; the second prepass packs each quad's 16 weights to bytes
-// (VPMOVDB) and transposes them so that accumulator h's four rows are one dword at 16q + 4h;
-// the row loop (rows8Tmpl) takes rows in quads, decodes a quad and 64 values into four vectors
-// whose dword k holds the four rows' levels + 128 of one value (dword byte r = row r), and adds
-// them times the broadcast weight dword with VPDPBUSD: 16 a quad and unit where the 16-bit
-// kernels take 32 VPDPWSSD and 8 broadcasts. turbo4's decode: two VPERMI2B over the quad's
-// 128 code bytes (rows 0, 1 and 2, 3 in two registers) give bytes 2j and 2j + 1 of each row
-// per dword, then the nibble lookups as above with no zeroing (every byte is a level now).
-// turbo2's: one register holds the quad's 64 code bytes, one VPERMB spreads byte j of each row
-// into a dword. turbo3's: two pair decodes as t3Dec's (rows 0, 2 and rows 1, 3), each shifted
-// code looked up into the even bytes of one (zeroing) and, moved to the high byte, into the odd
-// bytes of the other (merging under K4), so its decode costs ~25 operations a quad and unit.
+// The 8-bit kernels (T4B, T2B, T3B, T4FB) share the frame, the first prepass (255 in place of
+// 32767), the finish and the builds; the second prepass splits each quad's 16 weights W into
+// max(W, 0) and max(−W, 0), packs both to bytes (VPMOVDB) and transposes them so that
+// accumulator h's four rows are one dword at 16q + 4h (the negative parts 256 bytes on), and
+// flags a tile with any negative part; the row loop (rows8Tmpl) takes rows in quads, decodes a
+// quad and 64 values into four vectors whose dword k holds the four rows' levels (signed bytes,
+// tables tAcc*STab*) of one value (dword byte r = row r), and adds them times the broadcast
+// weight dword with VPDPBUSD (the weights the unsigned operand): 16 a quad and unit where the
+// 16-bit kernels take 32 VPDPWSSD. A flagged tile takes a second pass with the negative parts
+// into the negated sums. turbo4's decode: two VPERMI2B over the quad's 128 code bytes (rows 0,
+// 1 and 2, 3 in two registers) give bytes 2j and 2j + 1 of each row per dword, then the nibble
+// lookups as above with no zeroing (every byte is a level now). turbo2's: one register holds
+// the quad's 64 code bytes, one VPERMB spreads byte j of each row into a dword. turbo3's: two
+// pair decodes as t3Dec's (rows 0, 2 and rows 1, 3), each shifted code looked up into the even
+// bytes of one (zeroing) and, moved to the high byte, into the odd bytes of the other (merging
+// under K4), so its decode costs ~25 operations a quad and unit.
 //
 // Run with `go generate ./native/kvq`.
 package main
@@ -203,16 +206,16 @@ var t3qDec = func() string {
 	for t := 0; t < 4; t++ {
 		src := "Z21"
 		if t > 0 {
-			fmt.Fprintf(&b, "\n\tVPSRLW $%d, Z21, Z24", 3*t)
-			src = "Z24"
+			fmt.Fprintf(&b, "\n\tVPSRLW $%d, Z21, Z20", 3*t)
+			src = "Z20"
 		}
 		fmt.Fprintf(&b, "\n\tVPERMB.Z Z29, %s, K1, Z%d", src, 16+t)
 		if t < 3 {
-			fmt.Fprintf(&b, "\n\tVPSLLW $%d, Z22, Z25", 8-3*t)
+			fmt.Fprintf(&b, "\n\tVPSLLW $%d, Z22, Z23", 8-3*t)
 		} else {
-			b.WriteString("\n\tVPSRLW $1, Z22, Z25")
+			b.WriteString("\n\tVPSRLW $1, Z22, Z23")
 		}
-		fmt.Fprintf(&b, "\n\tVPERMB Z29, Z25, K4, Z%d", 16+t)
+		fmt.Fprintf(&b, "\n\tVPERMB Z29, Z23, K4, Z%d", 16+t)
 	}
 	return b.String()
 }()
@@ -294,9 +297,9 @@ var formats = []format{
 		bits: 2, ints: []int8{-90, -27, 27, 90}, unit: 0.01678167, ubyte: 16, tables: "T2", b8: true,
 		val: func(t, k int) int { return 4*t2Byte(k) + t }, unpck: true,
 		consts: `VMOVDQU64 ·tAccT2QBuild(SB), Z28
-	VMOVDQU64 ·tAccT2Tab0(SB), Z29
-	VMOVDQU64 ·tAccT2Tab1(SB), Z30
-	VMOVDQU64 ·tAccT2Tab2(SB), Z31`,
+	VMOVDQU64 ·tAccT2STab0(SB), Z29
+	VMOVDQU64 ·tAccT2STab1(SB), Z30
+	VMOVDQU64 ·tAccT2STab2(SB), Z31`,
 		dec: t2qDec},
 	{name: "T3B", doc: "turbo3 as T3, with 8-bit weights (quads of rows, VPDPBUSD).",
 		bits: 3, ints: []int8{-88, -55, -31, -10, 10, 31, 55, 88}, unit: 0.02444615, ubyte: 24, tables: "T3", b8: true,
@@ -307,7 +310,7 @@ var formats = []format{
 			return 8*(k-8) + 4 + t
 		},
 		consts: `VMOVDQU64 ·tAccT3Build(SB), Z28
-	VMOVDQU64 ·tAccT3Tab0(SB), Z29
+	VMOVDQU64 ·tAccT3STab0(SB), Z29
 	MOVL $0xffffff, AX
 	KMOVD AX, K2`,
 		dec:       t3qDec,
@@ -321,7 +324,7 @@ var formats = []format{
 // t4qConsts loads turbo4's (and tq4's) quad builds and level table.
 const t4qConsts = `VMOVDQU64 ·tAccT4QBuild(SB), Z28
 	VMOVDQU64 ·tAccT4QBuild+64(SB), Z30
-	VMOVDQU64 ·tAccT4Tab0(SB), Z29`
+	VMOVDQU64 ·tAccT4STab0(SB), Z29`
 
 // Frame layout (hardware SP offsets).
 const (
@@ -338,6 +341,7 @@ const (
 	oINV  = 1680 // the next tile's inv per accumulator
 	oTUN  = 1696 // the next tile's T·unit
 	oNN   = 1712 // rows in the next tile
+	oFLAG = 1720 // 8-bit kernels: nonzero where the tile has a negative weight
 	frame = 1728
 )
 
@@ -418,8 +422,25 @@ a@_p1e#:
 	VMULPS.BCST ·tAcc@Unit(SB), X15, X15
 	VMOVUPS X15, %TUN%(SP)`
 
-// rows16Tmpl is the 16-bit kernels' row loop of a unit: row pairs, VPDPWSSD.
-const rows16Tmpl = `	LEAQ (DI)(BX*1), R12
+// rows16Tmpl is the 16-bit kernels' row loop of a unit: row pairs, VPDPWSSD, the sums started
+// at −128·ΣW.
+const rows16Tmpl = `	VPBROADCASTD %SS%(SP), Z0
+	VPBROADCASTD %SS4%(SP), Z4
+	VPBROADCASTD %SS8%(SP), Z8
+	VPBROADCASTD %SS12%(SP), Z12
+	VMOVDQA64 Z0, Z1
+	VMOVDQA64 Z0, Z2
+	VMOVDQA64 Z0, Z3
+	VMOVDQA64 Z4, Z5
+	VMOVDQA64 Z4, Z6
+	VMOVDQA64 Z4, Z7
+	VMOVDQA64 Z8, Z9
+	VMOVDQA64 Z8, Z10
+	VMOVDQA64 Z8, Z11
+	VMOVDQA64 Z12, Z13
+	VMOVDQA64 Z12, Z14
+	VMOVDQA64 Z12, Z15
+	LEAQ (DI)(BX*1), R12
 	LEAQ %QP%(SP), R8
 	MOVQ %PF%(SP), R15
 	MOVQ %PS%(SP), R11
@@ -445,11 +466,39 @@ a@_odd:
 `
 
 // rows8Tmpl is the 8-bit kernels' row loop of a unit: row quads (rows 0..3 at R12, R12 + R9,
-// R12 + R13, R12 + SI), VPDPBUSD with the quad's four weight bytes of each accumulator
-// broadcast from memory; a last quad of 1 to 3 rows reads row 0 in place of the missing ones,
-// whose weights are 0.
-const rows8Tmpl = `	LEAQ (DI)(BX*1), R12
+// R12 + R13, R12 + SI), VPDPBUSD of the quad's levels (signed bytes) and its four unsigned
+// weight bytes of each accumulator (a dword, broadcast). Pass 1 adds the weights' positive
+// parts U⁺ = max(W, 0); where the tile has a negative weight (the flag), pass 2 adds the
+// negative parts U⁻ = max(−W, 0) to the negated sums and negates them back: Σ U⁺·L − Σ U⁻·L.
+// A last quad of 1 to 3 rows reads row 0 in place of the missing ones, whose weights are 0.
+const rows8Tmpl = `	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
 	LEAQ %QP%(SP), R8
+%PASS1%
+	CMPL %FLAG%(SP), $0
+	JEQ  a@_fin
+%NEG%
+	LEAQ %QN%(SP), R8
+%PASS2%
+%NEG%
+`
+
+// pass8Tmpl is one pass of rows8Tmpl over the tile's rows (weights from R8; # the pass).
+const pass8Tmpl = `	LEAQ (DI)(BX*1), R12
 	MOVQ %PF%(SP), R15
 	MOVQ %PS%(SP), R11
 	MOVQ rb+32(FP), R9
@@ -457,8 +506,8 @@ const rows8Tmpl = `	LEAQ (DI)(BX*1), R12
 	LEAQ (R9)(R9*2), SI
 	MOVQ %TN%(SP), R10
 	SHRQ $2, R10
-	JZ   a@_rest
-a@_quad:
+	JZ   a@_rest#
+a@_quad#:
 	PREFETCHT0 (R15)
 	PREFETCHT0 64(R15)
 	ADDQ R11, R15
@@ -467,12 +516,12 @@ a@_quad:
 	ADDQ $16, R8
 	LEAQ (R12)(R9*4), R12
 	DECQ R10
-	JNZ  a@_quad
-a@_rest:
+	JNZ  a@_quad#
+a@_rest#:
 	MOVQ R15, %PF%(SP)
 	MOVQ %TN%(SP), AX
 	ANDQ $3, AX
-	JZ   a@_fin
+	JZ   a@_end#
 	XORQ SI, SI                // rows 1..3 past the tile read row 0, with weight 0
 	CMPQ AX, $3
 	CMOVQNE SI, R13
@@ -480,7 +529,17 @@ a@_rest:
 	CMOVQLT SI, R9
 	%DEC%
 %DOTS%
-`
+a@_end#:`
+
+// neg8 negates the sums Z0..Z15 (Z20 zeroed).
+var neg8 = func() string {
+	var b strings.Builder
+	b.WriteString("\tVPXORD Z20, Z20, Z20")
+	for i := 0; i < 16; i++ {
+		fmt.Fprintf(&b, "\n\tVPSUBD Z%d, Z20, Z%d", i, i)
+	}
+	return b.String()
+}()
 
 const accTmpl = `
 // func multiAcc@INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
@@ -551,7 +610,7 @@ a@_tile:
 	MOVQ %TN%(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
-	VPXORD Z18, Z18, Z18
+	VPXORD Z18, Z18, Z18%P2INIT%
 a@_p2:
 	VMULPS (R8), Z14, Z16
 	VCVTPS2DQ Z16, Z16
@@ -560,7 +619,7 @@ a@_p2:
 	ADDQ $64, R8
 	ADDQ $%QPSTEP%, R12
 	DECQ R10
-	JNZ  a@_p2
+	JNZ  a@_p2%P2END%
 	VEXTRACTI64X4 $1, Z18, Y19
 	VPADDD Y19, Y18, Y18
 	VEXTRACTI32X4 $1, Y18, X19
@@ -596,22 +655,6 @@ a@_nonext:
 	MOVQ acc+0(FP), CX         // the unit's accumulators
 
 a@_unit:
-	VPBROADCASTD %SS%(SP), Z0
-	VPBROADCASTD %SS4%(SP), Z4
-	VPBROADCASTD %SS8%(SP), Z8
-	VPBROADCASTD %SS12%(SP), Z12
-	VMOVDQA64 Z0, Z1
-	VMOVDQA64 Z0, Z2
-	VMOVDQA64 Z0, Z3
-	VMOVDQA64 Z4, Z5
-	VMOVDQA64 Z4, Z6
-	VMOVDQA64 Z4, Z7
-	VMOVDQA64 Z8, Z9
-	VMOVDQA64 Z8, Z10
-	VMOVDQA64 Z8, Z11
-	VMOVDQA64 Z12, Z13
-	VMOVDQA64 Z12, Z14
-	VMOVDQA64 Z12, Z15
 %ROWS%
 a@_fin:
 	MOVQ d+8(FP), DX
@@ -640,10 +683,13 @@ a@_done:
 // dots: Z(4h+t) += the pair's weights of accumulator h (dword h at R8) × decoded vector t.
 func dots(f format) string {
 	var b strings.Builder
-	if f.b8 { // the quad's weight bytes of accumulator h: the dword at 4h(R8), broadcast
+	if f.b8 { // the quad's unsigned weight bytes of accumulator h: the dword at 4h(R8), broadcast
+		for h := 0; h < 4; h++ {
+			fmt.Fprintf(&b, "\tVPBROADCASTD %d(R8), Z%d\n", 4*h, 24+h)
+		}
 		for h := 0; h < 4; h++ {
 			for t := 0; t < 4; t++ {
-				fmt.Fprintf(&b, "\tVPDPBUSD.BCST %d(R8), Z%d, Z%d\n", 4*h, 16+t, 4*h+t)
+				fmt.Fprintf(&b, "\tVPDPBUSD Z%d, Z%d, Z%d\n", 16+t, 24+h, 4*h+t)
 			}
 		}
 		return strings.TrimRight(b.String(), "\n")
@@ -913,7 +959,8 @@ func header() string {
 // header8 is the 8-bit kernels' tables: the quad builds (turbo4's two: dword k holds byte 2j
 // (2j + 1) of rows 0..3, at 0, 32, 64, 96 of the VPERMI2B pair; turbo2's: byte j of rows 0..3
 // at 0, 16, 32, 48; j = t2Byte(k)), the prepass's transpose of a quad's weight bytes (row r,
-// accumulator h at 4r + h → 4h + r) and the largest 8-bit weight, 127.
+// accumulator h at 4r + h → 4h + r), the largest 8-bit weight, 255, and the signed level
+// tables.
 func header8() string {
 	var b strings.Builder
 	var q4 [2][64]byte
@@ -955,24 +1002,73 @@ func header8() string {
 		fmt.Fprintf(&b, "DATA ·tAccQuadShuf+%d(SB)/8, $0x%016x\n", i, v)
 	}
 	b.WriteString("GLOBL ·tAccQuadShuf(SB), RODATA|NOPTR, $16\n\n")
-	fmt.Fprintf(&b, "DATA ·tAccQMax8+0(SB)/4, $0x%08x\nGLOBL ·tAccQMax8(SB), RODATA|NOPTR, $4\n\n", math.Float32bits(127))
+	fmt.Fprintf(&b, "DATA ·tAccQMax8+0(SB)/4, $0x%08x\nGLOBL ·tAccQMax8(SB), RODATA|NOPTR, $4\n\n", math.Float32bits(255))
+	// the signed level tables: byte i → the level of code (i >> (bits·t)) & (2^bits − 1)
+	for _, f := range formats {
+		if f.tables != "" {
+			continue
+		}
+		nt := 1
+		if f.bits == 2 {
+			nt = 3
+		}
+		for t := 0; t < nt; t++ {
+			var tab [64]byte
+			for i := range tab {
+				tab[i] = byte(f.ints[i>>(f.bits*t)&(1<<f.bits-1)])
+			}
+			b.WriteString(bytes64(fmt.Sprintf("tAcc%sSTab%d", f.name, t), tab))
+		}
+	}
 	return b.String()
 }
+
+// p2pack8 is the 8-bit kernels' packing of a quad's weights W (Z16, |W| ≤ 255): the positive
+// parts max(W, 0) as bytes at the quad's 16 bytes, the negative parts max(−W, 0) 256 bytes on,
+// each transposed to accumulator h's dword at 4h; Z19 collects the negative parts.
+const p2pack8 = `VPXORD Z17, Z17, Z17
+	VPSUBD Z16, Z17, Z15
+	VPMAXSD Z17, Z16, Z16
+	VPMAXSD Z17, Z15, Z15
+	VPORD Z15, Z19, Z19
+	VPMOVDB Z16, X16
+	VPSHUFB ·tAccQuadShuf(SB), X16, X16
+	VMOVDQU32 X16, (R12)
+	VPMOVDB Z15, X15
+	VPSHUFB ·tAccQuadShuf(SB), X15, X15
+	VMOVDQU32 X15, 256(R12)`
+
+// p2end8 stores the flag (a negative weight in the tile) and zeroes ΣW: the 8-bit kernels'
+// sums start at 0 (signed levels, no offset).
+const p2end8 = `
+	VPTESTMD Z19, Z19, K3
+	KMOVW K3, AX
+	MOVL AX, %FLAG%(SP)
+	VPXORD Z18, Z18, Z18`
 
 func main() {
 	var out strings.Builder
 	out.WriteString(header())
 	for _, f := range formats {
 		tmpl, qmax, group := accTmpl, "tAccQMax", [4]string{"2", "pair", "1", "32"}
+		p2end := ""
 		p2pack := "VPMOVDW Z16, Y16\n\tVPSHUFB ·tAccPairShuf(SB), Y16, Y16\n\tVMOVDQU32 Y16, (R12)"
 		if f.b8 {
 			tmpl = strings.Replace(tmpl, "%ROWS%", rows8Tmpl, 1)
 			qmax, group = "tAccQMax8", [4]string{"4", "quad", "2", "16"}
-			p2pack = "VPMOVDB Z16, X16            // |W| ≤ 127: one byte each\n\tVPSHUFB ·tAccQuadShuf(SB), X16, X16\n\tVMOVDQU32 X16, (R12)"
+			p2pack = p2pack8
+			p2end = strings.ReplaceAll(p2end8, "%FLAG%", fmt.Sprint(oFLAG))
+			pass := func(n string) string { return strings.ReplaceAll(pass8Tmpl, "#", n) }
+			tmpl = strings.NewReplacer("%PASS1%", pass("p"), "%PASS2%", pass("n"), "%NEG%", neg8,
+				"%QN%", fmt.Sprint(oQP+256), "%FLAG%", fmt.Sprint(oFLAG)).Replace(tmpl)
 		} else {
 			tmpl = strings.Replace(tmpl, "%ROWS%", rows16Tmpl, 1)
 		}
-		tmpl = strings.NewReplacer("%P2PACK%", p2pack, "%QPSTEP%", group[3], "%GROUP%", group[0], "%GROUPN%", group[1], "%GSHIFT%", group[2]).Replace(tmpl)
+		p2init := ""
+		if f.b8 {
+			p2init = "\n\tVPXORD Z19, Z19, Z19"
+		}
+		tmpl = strings.NewReplacer("%P2INIT%", p2init, "%P2PACK%", p2pack, "%P2END%", p2end, "%FLAG%", fmt.Sprint(oFLAG), "%QPSTEP%", group[3], "%GROUP%", group[0], "%GROUPN%", group[1], "%GSHIFT%", group[2]).Replace(tmpl)
 		bc, bv, cvt4, cvt1 := "VPBROADCASTW", "Y16", "VCVTPH2PS Y16, Z16", "VCVTPH2PS X16, X16"
 		if f.f32 {
 			bc, bv, cvt4, cvt1 = "VPBROADCASTD", "Z16", "", ""

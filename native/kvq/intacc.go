@@ -12,11 +12,12 @@ const AccumulateTile = 64
 // integer kernels (each weight w·d off by at most 2⁻¹⁶ of the largest in its 64-row tile and
 // block, multi_intacc_amd64.go, on AVX2 CPUs multi_avx2intacc_amd64.go; a turbo tier's or
 // tq4's w·s off by at most 2⁻¹⁶ of the largest in its tile, multi_turboacc_amd64.go, on AVX2
-// CPUs multi_t4accavx2_amd64.go), 2⁻⁸ where they run with 8-bit weights (the turbo tiers' and
-// tq4's AVX-512 kernels unless isa.Acc16: w·s off by at most 1/254 ≈ 1.008·2⁻⁸ of the tile's
-// largest, multi_turboacc_amd64.go; q4_0's, q4_1's and iq4_nl's, multi_intacc_amd64.go's
-// intAcc8) and where fp8's accumulate with bf16 weights (each w·scale off by at most 2⁻⁸ of
-// itself, multi_fp8bf16_amd64.go), 0 where they accumulate in float32. Tests of code built on
+// CPUs multi_t4accavx2_amd64.go); 2⁻⁹ where the turbo tiers' and tq4's AVX-512 kernels run
+// with unsigned 8-bit weights (unless isa.Acc16: w·s off by at most 1/510 ≈ 1.004·2⁻⁹ of the
+// tile's largest, multi_turboacc_amd64.go); 2⁻⁸ where q4_0's, q4_1's and iq4_nl's round the
+// weights to signed 8 bits (multi_intacc_amd64.go's intAcc8) and where fp8's accumulate with
+// bf16 weights (each w·scale off by at most 2⁻⁸ of itself, multi_fp8bf16_amd64.go); 0 where
+// they accumulate in float32. Tests of code built on
 // the codecs widen their float32 tolerances by it.
 func AccumulateStep(c Codec) float64 {
 	c = Unwrap(c)
@@ -25,7 +26,7 @@ func AccumulateStep(c Codec) float64 {
 	}
 	if k := turboAccKernels(c); k != nil {
 		if turboAcc8(k) {
-			return 0x1p-8
+			return 0x1p-9
 		}
 		return 0x1p-16
 	}
@@ -40,7 +41,7 @@ func AccumulateStep(c Codec) float64 {
 
 // accQuantize is the Go reference of the integer kernels' weight prepass for one tile and
 // accumulator: the weights ws (w·s or w·d, float32) rounded to integers W of magnitude at most
-// qmax (32767 for the 16-bit kernels, 127 for the 8-bit ones) against the largest magnitude M,
+// qmax (32767 for the 16-bit kernels, 255 for the turbo tiers' 8-bit ones) against the largest magnitude M,
 //
 //	inv = min(qmax/M, 2¹⁰⁰) (float32),  W_j = round-half-even(ws_j·inv) (float32 product),
 //

@@ -227,11 +227,11 @@ func tq4AccSlack(c *tq4Codec, n int, w []float32, rows []byte) []float64 {
 	return scaledLevelSlack(c.d, c.RowBytes(), n, w, rows, accQMax(c), c.scale, func(row []byte, i int) float32 { return tq4Levels[row[i/2]>>(4*(i%2))&15] })
 }
 
-// accQMax is the largest integer weight of c's integer accumulate kernel on this CPU: 127
-// where it runs with 8-bit weights (AccumulateStep 2⁻⁸), else 32767.
+// accQMax is the largest integer weight of c's integer accumulate kernel on this CPU: 255
+// where it runs with 8-bit weights (AccumulateStep 2⁻⁹), else 32767.
 func accQMax(c Codec) float32 {
-	if AccumulateStep(c) == 0x1p-8 {
-		return 127
+	if AccumulateStep(c) == 0x1p-9 {
+		return 255
 	}
 	return 32767
 }

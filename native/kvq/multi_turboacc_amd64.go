@@ -58,25 +58,30 @@ var (
 	intAccT4F = &multiKernels{acc: multiAccT4FINT}
 )
 
-// The kernels with 8-bit weights (AccumulateStep 2⁻⁸; isa.Acc16 keeps the ones above): the
-// same prepass with 127 in place of 32767,
+// The kernels with 8-bit weights (AccumulateStep 2⁻⁹; isa.Acc16 keeps the ones above): the
+// same prepass with 255 in place of 32767,
 //
-//	M = max_{j∈t} |w'_j|,  inv = min(127/M, 2¹⁰⁰),  T = 1/inv,  W_j = round(w'_j·inv),  |W_j| ≤ 127,
+//	M = max_{j∈t} |w'_j|,  inv = min(255/M, 2¹⁰⁰),  T = 1/inv,  W_j = round(w'_j·inv),  |W_j| ≤ 255,
 //
-// (accQuantize in intacc.go is its Go reference), each W_j one signed byte; the rows go in
-// quads and each value's level + 128 of the quad's four rows fills one dword of unsigned bytes,
-// so that VPDPBUSD adds Σ_{r<4} W_r·(L_r[i] + 128) into the int32 sum (64 products an
-// instruction where VPDPWSSD takes 32), started at −128·ΣW as above (no overflow: 64·127·232 <
-// 2³¹). The bound is the one above with T = M/127: each w·s is off by at most T/2 = M/254
-// (≈ 1.008·2⁻⁸·M) plus 2⁻²²·|w'_j|. A last quad of one to three rows reads its first row in
-// place of the missing ones, whose weights are 0.
+// (accQuantize in intacc.go is its Go reference); the rows go in quads, each value's level of
+// the quad's four rows fills one dword of signed bytes, and VPDPBUSD adds Σ_{r<4} U_r·L_r[i]
+// into the int32 sum (64 products an instruction where VPDPWSSD takes 32) with U_r the unsigned
+// byte max(W_r, 0); where the tile has a negative W (never for softmax weights and the turbo
+// scales, which are nonnegative), a second pass subtracts the sums of max(−W_r, 0), so the sum
+// is Σ_j W_j·L_j[i] exactly (no overflow: 64·255·104 < 2³¹). The bound is the one above with
+// T = M/255: each w·s is off by at most T/2 = M/510 (≈ 1.004·2⁻⁹·M) plus 2⁻²²·|w'_j|. A last quad
+// of one to three rows reads its first row in place of the missing ones, whose weights are 0.
 //
-// Cost per row of 128 values and four accumulators: 8 VPDPBUSD (the weights broadcast from
-// memory), and per quad and 64 values 10 (turbo2), 14 (turbo4) or 25 (turbo3) loads, byte
-// shuffles and shifts. Measured on AMD Zen 4 (TestTurboAcc8Speed: thread CPU time, d 128, four
+// Cost per row of 128 values and four accumulators: 8 VPDPBUSD, 2 weight broadcasts (loads),
+// and per quad and 64 values 10 (turbo2), 14 (turbo4) or 25 (turbo3) loads, byte shuffles and
+// shifts. Measured on AMD Zen 4 (TestTurboAcc8Speed: thread CPU time, d 128, four
 // accumulators, interleaved with the 16-bit kernels, best of 7; in cache / 131072 rows
-// streamed, ns a row): turbo2 5.42 → 3.38 / 5.36 → 3.37, turbo3 5.91 → 4.64 / 5.92 → 4.63,
-// turbo4 5.84 → 3.57 / 5.71 → 3.63, tq4 5.59 → 3.57 / 5.71 → 3.64.
+// streamed, ns a row, a load average ~20): turbo2 5.40 → 3.63 / 5.41 → 3.61, turbo3 5.92 → 4.88
+// / 5.93 → 4.85, turbo4 6.11 → 4.20 / 5.71 → 3.88, tq4 5.64 → 3.83 / 5.72 → 3.88. The other
+// layout, levels + 128 as the unsigned bytes and the weights as signed bytes (|W| ≤ 127,
+// 2⁻⁸) broadcast from memory ({1to16}, no broadcast instructions, sums started at −128·ΣW),
+// took ~0.25 ns a row less (turbo4 3.57, turbo2 3.38, turbo3 4.64, tq4 3.57 in cache) for
+// twice the weights' rounding.
 var (
 	intAccT2B  = &multiKernels{acc: multiAccT2BINT}
 	intAccT3B  = &multiKernels{acc: multiAccT3BINT}

@@ -73,10 +73,10 @@ func turboAccLevels(c Codec) (scale func([]byte) float32, level func([]byte, int
 // TestTurboAccMatchesRef checks the turbo tiers' and tq4's integer accumulate kernels, 16-bit
 // (qmax 32767) and 8-bit weights (127), against the Go reference bit for bit. The rows end at
 // an inaccessible page (a kernel reading past the last row faults) and carry every code
-// (outlier rows, and random bytes with random finite scales, some negative); the row counts
-// cover quads with one to three rows left, lone last rows and the 64-row tiles; the weights
-// are softmax-like with some exactly 0 and one large per tile, some negative; values past the
-// last accumulator must stay as they were.
+// (outlier rows, and random bytes with random finite scales); the row counts cover quads with
+// one to three rows left, lone last rows and the 64-row tiles; the weights are softmax-like
+// with some exactly 0 and one large per tile; signed: some weights and scales negative (the
+// 8-bit kernels' second pass); values past the last accumulator must stay as they were.
 func TestTurboAccMatchesRef(t *testing.T) {
 	if !turboIntAcc(4, 64) {
 		t.Skip("no AVX-512 VBMI integer accumulate kernels here")
@@ -85,69 +85,74 @@ func TestTurboAccMatchesRef(t *testing.T) {
 	for _, tc := range turboAccCases() {
 		for _, d := range []int{64, 128, 192, 256} {
 			for _, rows := range []int{1, 2, 3, 4, 5, 6, 7, 63, 64, 65, 66, 67, 68, 130, 131, 200} {
-				t.Run(fmt.Sprintf("%s/d%d/rows%d", tc.f, d, rows), func(t *testing.T) {
-					c := Unwrap(mustCodec(t, tc.f, d))
-					rb := c.RowBytes()
-					enc, free := guardedBytes(t, rows*rb, false)
-					defer free()
-					src := outlierRows(rng, rows, d)
-					for r := 0; r < rows; r++ {
-						row := enc[r*rb : (r+1)*rb]
-						c.Encode(row, src[r*d:(r+1)*d])
-						if r%3 == 2 {
-							nc := rb - tc.scaleBytes
-							for i := 0; i < nc; i++ {
-								row[i] = byte(rng.Uint32())
-							}
-							x := float32(rng.NormFloat64() * 4)
-							if tc.scaleBytes == 2 {
-								s := F32ToF16(x)
-								row[nc], row[nc+1] = byte(s), byte(s>>8)
-							} else {
-								b := math.Float32bits(x)
-								row[nc], row[nc+1], row[nc+2], row[nc+3] = byte(b), byte(b>>8), byte(b>>16), byte(b>>24)
+				for _, signed := range []bool{false, true} {
+					t.Run(fmt.Sprintf("%s/d%d/rows%d/signed=%v", tc.f, d, rows, signed), func(t *testing.T) {
+						c := Unwrap(mustCodec(t, tc.f, d))
+						rb := c.RowBytes()
+						enc, free := guardedBytes(t, rows*rb, false)
+						defer free()
+						src := outlierRows(rng, rows, d)
+						for r := 0; r < rows; r++ {
+							row := enc[r*rb : (r+1)*rb]
+							c.Encode(row, src[r*d:(r+1)*d])
+							if r%3 == 2 {
+								nc := rb - tc.scaleBytes
+								for i := 0; i < nc; i++ {
+									row[i] = byte(rng.Uint32())
+								}
+								x := float32(rng.NormFloat64() * 4)
+								if !signed {
+									x = float32(math.Abs(float64(x)))
+								}
+								if tc.scaleBytes == 2 {
+									s := F32ToF16(x)
+									row[nc], row[nc+1] = byte(s), byte(s>>8)
+								} else {
+									b := math.Float32bits(x)
+									row[nc], row[nc+1], row[nc+2], row[nc+3] = byte(b), byte(b>>8), byte(b>>16), byte(b>>24)
+								}
 							}
 						}
-					}
-					w := make([]float32, 4*rows)
-					for j := 0; j < rows; j++ {
-						for h := 0; h < 4; h++ {
-							x := float32(math.Exp(-8 * rng.Float64()))
-							switch {
-							case rng.IntN(7) == 0:
-								x = 0
-							case j%64 == 3*h:
-								x = 1
-							case rng.IntN(5) == 0:
-								x = -x
+						w := make([]float32, 4*rows)
+						for j := 0; j < rows; j++ {
+							for h := 0; h < 4; h++ {
+								x := float32(math.Exp(-8 * rng.Float64()))
+								switch {
+								case rng.IntN(7) == 0:
+									x = 0
+								case j%64 == 3*h:
+									x = 1
+								case signed && rng.IntN(5) == 0:
+									x = -x
+								}
+								w[4*j+h] = x
 							}
-							w[4*j+h] = x
 						}
-					}
-					scale, level := turboAccLevels(c)
-					for _, k := range []struct {
-						name string
-						fn   accKernel
-						qmax float32
-					}{{"16-bit", tc.k16, 32767}, {"8-bit", tc.k8, 127}} {
-						const pad = 5
-						got := make([]float32, 4*d+pad)
-						for i := range got {
-							got[i] = float32(rng.NormFloat64())
+						scale, level := turboAccLevels(c)
+						for _, k := range []struct {
+							name string
+							fn   accKernel
+							qmax float32
+						}{{"16-bit", tc.k16, 32767}, {"8-bit", tc.k8, 255}} {
+							const pad = 5
+							got := make([]float32, 4*d+pad)
+							for i := range got {
+								got[i] = float32(rng.NormFloat64())
+							}
+							want := append([]float32(nil), got...)
+							k.fn(&got[0], d, d, &enc[0], rb, rows, &w[0], 16)
+							turboAccRef(want, d, d, enc, rb, rows, w, 4, k.qmax, tc.unit, scale, level)
+							checkBits(t, k.name, got, want)
 						}
-						want := append([]float32(nil), got...)
-						k.fn(&got[0], d, d, &enc[0], rb, rows, &w[0], 16)
-						turboAccRef(want, d, d, enc, rb, rows, w, 4, k.qmax, tc.unit, scale, level)
-						checkBits(t, k.name, got, want)
-					}
-				})
+					})
+				}
 			}
 		}
 	}
 }
 
 // TestTurboAccPick checks which kernels the turbo codecs take: the 8-bit ones, and
-// AccumulateStep 2⁻⁸, unless KVLAB_ACC16 (isa.Acc16) is set; the 16-bit ones and 2⁻¹⁶ under it.
+// AccumulateStep 2⁻⁹, unless KVLAB_ACC16 (isa.Acc16) is set; the 16-bit ones and 2⁻¹⁶ under it.
 func TestTurboAccPick(t *testing.T) {
 	if !turboIntAcc(4, 64) {
 		t.Skip("no AVX-512 VBMI integer accumulate kernels here")
@@ -159,7 +164,7 @@ func TestTurboAccPick(t *testing.T) {
 		if turboAcc8(k) == acc16 {
 			t.Errorf("%s: 8-bit kernel %v with KVLAB_ACC16 %v", f, turboAcc8(k), acc16)
 		}
-		want := 0x1p-8
+		want := 0x1p-9
 		if acc16 {
 			want = 0x1p-16
 		}
