@@ -60,10 +60,10 @@
 // four tiles on, a line's worth each step (in a stream of 4096-row calls over 1M turbo2 rows
 // ~6% faster than two tiles on; eight gained nothing more).
 // The 8-bit kernels (T4B, T2B, T3B, T4FB) share the frame, the first prepass (255 in place of
-// 32767), the finish and the builds; the second prepass splits each quad's 16 weights W into
-// max(W, 0) and max(−W, 0), packs both to bytes (VPMOVDB) and transposes them so that
-// accumulator h's four rows are one dword at 16q + 4h (the negative parts 256 bytes on), and
-// flags a tile with any negative part; the row loop (rows8Tmpl) takes rows in quads, decodes a
+// 32767), the finish and the builds; the second prepass packs each quad's 16 weights W to
+// bytes (VPMOVDB) and transposes them so that accumulator h's four rows are one dword at
+// 16q + 4h; a tile with a negative W is flagged and packed again split into max(W, 0) and
+// max(−W, 0) (the negative parts 256 bytes on); the row loop (rows8Tmpl) takes rows in quads, decodes a
 // quad and 64 values into four vectors whose dword k holds the four rows' levels (signed bytes,
 // tables tAcc*STab*) of one value (dword byte r = row r), and adds them times the broadcast
 // weight dword with VPDPBUSD (the weights the unsigned operand): 16 a quad and unit where the
@@ -1023,27 +1023,46 @@ func header8() string {
 	return b.String()
 }
 
-// p2pack8 is the 8-bit kernels' packing of a quad's weights W (Z16, |W| ≤ 255): the positive
-// parts max(W, 0) as bytes at the quad's 16 bytes, the negative parts max(−W, 0) 256 bytes on,
-// each transposed to accumulator h's dword at 4h; Z19 collects the negative parts.
-const p2pack8 = `VPXORD Z17, Z17, Z17
+// p2pack8 is the 8-bit kernels' packing of a quad's weights W (Z16, |W| ≤ 255) as bytes,
+// transposed to accumulator h's dword at 4h, right where W ≥ 0 (softmax weights times the
+// turbo scales); Z19 keeps the least W.
+const p2pack8 = `VPMINSD Z16, Z19, Z19
+	VPMOVDB Z16, X16
+	VPSHUFB ·tAccQuadShuf(SB), X16, X16
+	VMOVDQU32 X16, (R12)`
+
+// p2end8 stores the flag (a negative W in the tile) and, where it is set, packs the tile's
+// weights again split into max(W, 0) (at QP) and max(−W, 0) (256 bytes on); ΣW is zeroed: the
+// 8-bit kernels' sums start at 0 (signed levels, no offset).
+const p2end8 = `
+	VPXORD Z17, Z17, Z17
+	VPCMPD $1, Z17, Z19, K3
+	KMOVW K3, AX
+	MOVL AX, %FLAG%(SP)
+	TESTL AX, AX
+	JZ   a@_p2d
+	LEAQ %WS%(SP), R8
+	LEAQ %QP%(SP), R12
+	MOVQ %TN%(SP), R10
+	ADDQ $3, R10
+	SHRQ $2, R10
+a@_p2s:
+	VMULPS (R8), Z14, Z16
+	VCVTPS2DQ Z16, Z16
 	VPSUBD Z16, Z17, Z15
 	VPMAXSD Z17, Z16, Z16
 	VPMAXSD Z17, Z15, Z15
-	VPORD Z15, Z19, Z19
 	VPMOVDB Z16, X16
 	VPSHUFB ·tAccQuadShuf(SB), X16, X16
 	VMOVDQU32 X16, (R12)
 	VPMOVDB Z15, X15
 	VPSHUFB ·tAccQuadShuf(SB), X15, X15
-	VMOVDQU32 X15, 256(R12)`
-
-// p2end8 stores the flag (a negative weight in the tile) and zeroes ΣW: the 8-bit kernels'
-// sums start at 0 (signed levels, no offset).
-const p2end8 = `
-	VPTESTMD Z19, Z19, K3
-	KMOVW K3, AX
-	MOVL AX, %FLAG%(SP)
+	VMOVDQU32 X15, 256(R12)
+	ADDQ $64, R8
+	ADDQ $16, R12
+	DECQ R10
+	JNZ  a@_p2s
+a@_p2d:
 	VPXORD Z18, Z18, Z18`
 
 func main() {
@@ -1057,7 +1076,8 @@ func main() {
 			tmpl = strings.Replace(tmpl, "%ROWS%", rows8Tmpl, 1)
 			qmax, group = "tAccQMax8", [4]string{"4", "quad", "2", "16"}
 			p2pack = p2pack8
-			p2end = strings.ReplaceAll(p2end8, "%FLAG%", fmt.Sprint(oFLAG))
+			p2end = strings.NewReplacer("%FLAG%", fmt.Sprint(oFLAG), "%WS%", fmt.Sprint(oWS), "%QP%", fmt.Sprint(oQP),
+				"%TN%", fmt.Sprint(oTN)).Replace(p2end8)
 			pass := func(n string) string { return strings.ReplaceAll(pass8Tmpl, "#", n) }
 			tmpl = strings.NewReplacer("%PASS1%", pass("p"), "%PASS2%", pass("n"), "%NEG%", neg8,
 				"%QN%", fmt.Sprint(oQP+256), "%FLAG%", fmt.Sprint(oFLAG)).Replace(tmpl)

@@ -41,7 +41,8 @@ func AccumulateStep(c Codec) float64 {
 
 // accQuantize is the Go reference of the integer kernels' weight prepass for one tile and
 // accumulator: the weights ws (w·s or w·d, float32) rounded to integers W of magnitude at most
-// qmax (32767 for the 16-bit kernels, 255 for the turbo tiers' 8-bit ones) against the largest magnitude M,
+// qmax (32767 for the 16-bit kernels, 255 for the turbo tiers' 8-bit ones) against the
+// largest magnitude M,
 //
 //	inv = min(qmax/M, 2¹⁰⁰) (float32),  W_j = round-half-even(ws_j·inv) (float32 product),
 //

@@ -74,14 +74,15 @@ var (
 //
 // Cost per row of 128 values and four accumulators: 8 VPDPBUSD, 2 weight broadcasts (loads),
 // and per quad and 64 values 10 (turbo2), 14 (turbo4) or 25 (turbo3) loads, byte shuffles and
-// shifts. Measured on AMD Zen 4 (TestTurboAcc8Speed: thread CPU time, d 128, four
-// accumulators, interleaved with the 16-bit kernels, best of 7; in cache / 131072 rows
-// streamed, ns a row, a load average ~20): turbo2 5.40 → 3.63 / 5.41 → 3.61, turbo3 5.92 → 4.88
-// / 5.93 → 4.85, turbo4 6.11 → 4.20 / 5.71 → 3.88, tq4 5.64 → 3.83 / 5.72 → 3.88. The other
-// layout, levels + 128 as the unsigned bytes and the weights as signed bytes (|W| ≤ 127,
-// 2⁻⁸) broadcast from memory ({1to16}, no broadcast instructions, sums started at −128·ΣW),
-// took ~0.25 ns a row less (turbo4 3.57, turbo2 3.38, turbo3 4.64, tq4 3.57 in cache) for
-// twice the weights' rounding.
+// shifts; the prepass packs the weights once (again, split, only in a tile with a negative
+// one: packing every tile split cost ~0.25 ns a row). Measured on AMD Zen 4 (TestTurboAcc8Speed:
+// thread CPU time, d 128, four accumulators, interleaved with the 16-bit kernels, best of 7;
+// in cache / 131072 rows streamed, ns a row, load average ~10): turbo2 5.40 → 3.40 / 5.37 →
+// 3.39, turbo3 5.90 → 4.66 / 5.91 → 4.66, turbo4 5.60 → 3.61 / 5.71 → 3.68, tq4 6.24 → 4.02 /
+// 5.71 → 3.68. The other layout, levels + 128 as the unsigned bytes and the weights as signed
+// bytes (|W| ≤ 127, 2⁻⁸) broadcast from memory ({1to16}, sums started at −128·ΣW), ran at the
+// same speed (0.61 to 0.64 of the 16-bit kernels' time, 0.79 for turbo3) for twice the
+// weights' rounding.
 var (
 	intAccT2B  = &multiKernels{acc: multiAccT2BINT}
 	intAccT3B  = &multiKernels{acc: multiAccT3BINT}
