@@ -410,9 +410,6 @@ func (g gridKeys) Prepare(dst, q []float32) []float32 {
 	return pq
 }
 
-// multiTol is the tolerance of the multi-query decode of layer 0 against multiReference: float
-// rounding (1e-4), widened where the values accumulate with integer weights rounded per tile
-// (8·kvq.AccumulateStep of the V codec: 2⁻⁸ for the 8-bit kernels).
 // multiReference is what the multi-query decode of layer 0 must match within float rounding:
 // the reference over the cache's rows where the K codec scores queries as they are; where it
 // rounds them to an integer grid, the single-query readers on the same rounded queries (q2k's

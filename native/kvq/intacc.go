@@ -39,31 +39,6 @@ func AccumulateStep(c Codec) float64 {
 	return 0
 }
 
-// accQuantize is the Go reference of the integer kernels' weight prepass for one tile and
-// accumulator: the weights ws (w·s or w·d, float32) rounded to integers W of magnitude at most
-// qmax (32767 for the 16-bit kernels, 255 for the turbo tiers' 8-bit ones) against the
-// largest magnitude M,
-//
-//	inv = min(qmax/M, 2¹⁰⁰) (float32),  W_j = round-half-even(ws_j·inv) (float32 product),
-//
-// returning T = 1/inv in float32 (0, and W all 0, where M = 0). The kernels then add
-// float32(Σ_j W_j·L_j[i])·(T·unit) per tile with one fused multiply-add.
-func accQuantize(W []int32, ws []float32, qmax float32) (T float32) {
-	var m float32
-	for _, x := range ws {
-		m = max(m, float32(math.Abs(float64(x))))
-	}
-	if m == 0 {
-		clear(W[:len(ws)])
-		return 0
-	}
-	inv := min(qmax/m, float32(0x1p100))
-	for j, x := range ws {
-		W[j] = int32(math.RoundToEven(float64(x * inv)))
-	}
-	return 1 / inv
-}
-
 // turboAccKernels is the integer accumulate kernel of a turbo tier's or tq4's rows on this CPU
 // (multi_turboacc_amd64.go), nil where their values accumulate in float: the one place that
 // decides, for AccumulateManyMulti and AccumulateStep alike.
@@ -126,7 +101,9 @@ func intAccOr(k, i *multiKernels) *multiKernels {
 // one block and accumulator to integers of at most q in magnitude (q = 32767: int16 weights;
 // 127: the 8-bit weights of intAcc8), as their prepass does it in float32: M = max |w'_j|,
 // inv = min(q/M, 2¹⁰⁰), T = 1/inv (both 0 where M = 0), W_j = round-to-even(w'_j·inv). It
-// returns T and writes W to out. The Go reference the kernels' tests compare with, bit for bit.
+// returns T and writes W to out. The Go reference the kernels' tests compare with, bit for bit
+// (the turbo tiers' and tq4's too, w'_j = w_j·s_j and q = 255 for their 8-bit weights). The
+// kernels then add float32(Σ_j W_j·L_j[i])·(T·unit) per tile with one fused multiply-add.
 func intAccRound(wd []float32, q float32, out []int32) (T float32) {
 	var m float32
 	for _, v := range wd {

@@ -63,7 +63,7 @@ var (
 //
 //	M = max_{j∈t} |w'_j|,  inv = min(255/M, 2¹⁰⁰),  T = 1/inv,  W_j = round(w'_j·inv),  |W_j| ≤ 255,
 //
-// (accQuantize in intacc.go is its Go reference); the rows go in quads, each value's level of
+// (intAccRound in intacc.go is its Go reference); the rows go in quads, each value's level of
 // the quad's four rows fills one dword of signed bytes, and VPDPBUSD adds Σ_{r<4} U_r·L_r[i]
 // into the int32 sum (64 products an instruction where VPDPWSSD takes 32) with U_r the unsigned
 // byte max(W_r, 0); where the tile has a negative W (never for softmax weights and the turbo

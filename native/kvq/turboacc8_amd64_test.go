@@ -15,7 +15,7 @@ import (
 
 // turboAccRef is the Go reference of the turbo tiers' and tq4's integer accumulate kernels
 // (multi_turboacc_amd64.go) for four accumulators at acc[h·d:], weights w[j·ws + h]: per tile of
-// AccumulateTile rows and accumulator, w·s rounded by accQuantize to integers of magnitude at
+// AccumulateTile rows and accumulator, w·s rounded by intAccRound to integers of magnitude at
 // most qmax, the levels summed exactly in int32 and added as float32(Σ W·L)·(T·unit) with one
 // fused multiply-add.
 func turboAccRef(acc []float32, d, nv int, rows []byte, rb, m int, w []float32, ws int, qmax, unit float32,
@@ -28,7 +28,7 @@ func turboAccRef(acc []float32, d, nv int, rows []byte, rb, m int, w []float32, 
 			for j := t0; j < t1; j++ {
 				wsv[j-t0] = w[j*ws+h] * scale(rows[j*rb:(j+1)*rb])
 			}
-			tu := accQuantize(W, wsv[:t1-t0], qmax) * unit
+			tu := intAccRound(wsv[:t1-t0], qmax, W) * unit
 			for i := 0; i < nv; i++ {
 				var s int32
 				for j := t0; j < t1; j++ {
