@@ -59,6 +59,9 @@ type format struct {
 	// split: dec leaves values lo..lo+3 and hi..hi+3 in Y12, lo+4..lo+7 and hi+4..hi+7 in Y13
 	// (128-bit lanes); the finish swaps the sums' lanes back.
 	split bool
+	// dec8, where set, is the decoder of the 8-bit-weight kernel (kernel8): half `half`'s codes
+	// of four rows at addresses a, b, c, d as unsigned bytes in Y12 and Y13 (split layout).
+	dec8 func(half int, a, b, c, d string) string
 }
 
 // nibDec: the two rows' payload bytes 8h..8h+7 interleaved (a b a b …) and zero-extended to
@@ -156,11 +159,11 @@ const (
 
 var formats = []format{
 	{name: "Q40", doc: "q4_0: d (f16), 16 nibble bytes; x = (c − 8)·d.", bs: 18, off: 8, offShift: 3,
-		lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: nibConsts, dec: nibDec(2)},
+		lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: nibConsts, dec: nibDec(2), dec8: nibDec8(2)},
 	{name: "Q80", doc: "q8_0: d (f16), 32 int8 codes; x = c·d.", bs: 34,
 		lo: [2]int{0, 16}, hi: [2]int{8, 24}, dec: q80Dec},
 	{name: "Q41", doc: "q4_1: d, m (f16), 16 nibble bytes; x = (c − 8)·d + (m + 8·d).", bs: 20, off: 8, offShift: 3,
-		min: true, lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: nibConsts, dec: nibDec(4)},
+		min: true, lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: nibConsts, dec: nibDec(4), dec8: nibDec8(4)},
 	{name: "Q50", doc: "q5_0: d (f16), qh (32 fifth bits), 16 nibble bytes; x = (c − 16)·d.", bs: 22, off: 16, offShift: 4,
 		lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: q5Consts, dec: q5Dec(2, 6), split: true},
 	{name: "Q51", doc: "q5_1: d, m (f16), qh, 16 nibble bytes; x = (c − 16)·d + (m + 16·d).", bs: 24, off: 16, offShift: 4,
@@ -540,6 +543,12 @@ func header() string {
 	}
 	fmt.Fprintf(&b, "DATA ·avx2IntAccIQ4Levels+0(SB)/8, $0x%016x\nDATA ·avx2IntAccIQ4Levels+8(SB)/8, $0x%016x\n", lv[0], lv[1])
 	b.WriteString("GLOBL ·avx2IntAccIQ4Levels(SB), RODATA|NOPTR, $16\n\n")
+	// The 8-bit kernels' constants: the low byte of each dword, and the weights' scale 127.
+	for i := 0; i < 32; i += 8 {
+		fmt.Fprintf(&b, "DATA ·avx2IntAccB8Lo+%d(SB)/8, $0x000000ff000000ff\n", i)
+	}
+	b.WriteString("GLOBL ·avx2IntAccB8Lo(SB), RODATA|NOPTR, $32\n\n")
+	fmt.Fprintf(&b, "DATA ·avx2IntAccQMax8+0(SB)/4, $0x%08x\nGLOBL ·avx2IntAccQMax8(SB), RODATA|NOPTR, $4\n\n", u32(127))
 	return b.String()
 }
 
@@ -603,6 +612,11 @@ func main() {
 			for _, f := range formats {
 				kernel(&out, f, vnni, nacc)
 			}
+		}
+	}
+	for _, f := range formats {
+		if f.dec8 != nil {
+			kernel8(&out, f)
 		}
 	}
 	s := out.String()
@@ -669,4 +683,342 @@ func kernel(out *strings.Builder, f format, vnni bool, nacc int) {
 			out.WriteString(r.Replace(s))
 		}
 	}
+}
+
+// The 8-bit-weight kernels (named B8, multi_avx2intacc_amd64.go states their bound): the
+// prepass is the int16 kernels' with 127 in place of 32767, each weight W = round(w·d·inv)
+// in −127..127, rows grouped by four (W_4g..W_4g+3 a dword, lane 4b+h); the row loop takes
+// four rows a step, their codes of a half interleaved so that each dword holds one value's
+// four codes (unsigned bytes 0..15), and multiplies them by a query's weight dword with
+// VPMADDUBSW (32 products an operation, two adjacent summed into a word), adding the words
+// with VPADDW; every eight steps (32 rows) VPMADDWD by ones widens the word sums into int32.
+
+// nibDec8: four rows' payload bytes 8h..8h+7, each broadcast to the four quadwords,
+// interleaved (a b, c d, then the two pairs: dword k holds byte k of each row, k < 4 in Y12, 4..7
+// in Y13, in both 128-bit lanes), lane 1 shifted down a nibble (VPSRLVQ) and masked (Y10, 0x0F
+// a byte): lane 0 holds values 8h+k, lane 1 values 16+8h+k (split).
+func nibDec8(pay int) func(half int, a, b, c, d string) string {
+	return func(half int, a, b, c, d string) string {
+		o := pay + 8*half
+		return fmt.Sprintf(`VPBROADCASTQ %[1]d%[2]s, Y12
+	VPBROADCASTQ %[1]d%[3]s, Y13
+	VPBROADCASTQ %[1]d%[4]s, Y14
+	VPBROADCASTQ %[1]d%[5]s, Y15
+	VPUNPCKLBW Y13, Y12, Y12
+	VPUNPCKLBW Y15, Y14, Y14
+	VPUNPCKHWD Y14, Y12, Y13
+	VPUNPCKLWD Y14, Y12, Y12
+	VPSRLVQ ·avx2IntAccQ5Shift(SB), Y12, Y12
+	VPSRLVQ ·avx2IntAccQ5Shift(SB), Y13, Y13
+	VPAND Y10, Y12, Y12
+	VPAND Y10, Y13, Y13`, o, a, b, c, d)
+	}
+}
+
+// Frame layout of the 8-bit kernels (hardware SP offsets).
+const (
+	o8PB   = 0    // w·d of the tile's rows (lane 4b+h), three zero rows after
+	o8QP   = 2176 // int8 weights: group g's (four rows) at 32g, block b's accumulator h's dword at 32g + 16b + 4h
+	o8TT   = 2688 // T per lane
+	o8SS   = 2720 // off·ΣW per lane (int32)
+	o8MT   = 2752 // Σ w·m + off·Σ w·d per lane
+	o8TN   = 2784
+	o8WP   = 2792
+	o8RL   = 2800
+	o8BL   = 2808
+	o8NQ   = 2816
+	o8QB   = 2824
+	o8PF   = 2832
+	o8S32  = 2848 // the int32 sums of the first 32 rows of a half (8 vectors)
+	frame8 = 3136
+)
+
+// acc8Tmpl is accTmpl with the 8-bit prepass and row loop (%HALF0%, %HALF1%: half8Tmpl).
+const acc8Tmpl = `
+// func multiAcc@(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+// %DOC%
+TEXT ·multiAcc@(SB), 0, $%FRAME%-64
+	MOVQ m+40(FP), AX
+	TESTQ AX, AX
+	JZ   a@_done
+	MOVQ nv+16(FP), AX
+	SHRQ $5, AX
+	TESTQ AX, AX
+	JZ   a@_done
+	%CONSTS%
+	MOVQ rows+24(FP), DI
+	MOVQ w+48(FP), AX
+	MOVQ AX, %WP%(SP)
+	MOVQ m+40(FP), AX
+	MOVQ AX, %RL%(SP)
+
+a@_tile:
+	MOVQ %RL%(SP), AX
+	CMPQ AX, $64
+	JLE  a@_tn
+	MOVQ $64, AX
+a@_tn:
+	MOVQ AX, %TN%(SP)
+	SUBQ AX, %RL%(SP)
+	MOVQ rb+32(FP), R12
+	SHLQ $7, R12
+	ADDQ DI, R12
+	MOVQ R12, %PF%(SP)         // the tile after next, prefetched
+	MOVQ nv+16(FP), AX
+	SHRQ $5, AX
+	MOVQ AX, %BL%(SP)
+	XORQ BX, BX                // byte offset of the block in a row
+	MOVQ acc+0(FP), CX         // accumulators of the block
+
+a@_bpair:
+	MOVQ %BL%(SP), AX
+	MOVQ $%BS%, R14
+	CMPQ AX, $2
+	JGE  a@_nq2
+	XORQ R14, R14
+	MOVQ AX, %NQ%(SP)
+	JMP  a@_nq
+a@_nq2:
+	MOVQ $2, %NQ%(SP)
+a@_nq:
+	MOVQ %NQ%(SP), AX
+	SUBQ AX, %BL%(SP)
+
+	// w·d per row (lane 4b+h), its largest magnitude per lane (and Σ w·m, Σ w·d), as the int16
+	// kernels.
+	LEAQ (DI)(BX*1), R12
+	MOVQ %WP%(SP), R8
+	LEAQ %PB%(SP), R15
+	MOVQ %TN%(SP), R10
+	MOVQ wstride+56(FP), R9
+	MOVQ rb+32(FP), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	SHRQ $1, R10
+	JZ   a@_p1o
+a@_p1:
+	%P1A%
+	%P1B%
+	LEAQ (R8)(R9*2), R8
+	LEAQ (R12)(R11*2), R12
+	ADDQ $64, R15
+	DECQ R10
+	JNZ  a@_p1
+a@_p1o:
+	TESTQ $1, %TN%(SP)
+	JZ   a@_p1e
+	%P1A%
+	ADDQ $32, R15
+a@_p1e:
+	VMAXPS Y3, Y0, Y0
+	%MINJOIN%
+	VXORPS Y15, Y15, Y15
+	VMOVUPS Y15, (R15)         // the zero rows that fill the last group of four
+	VMOVUPS Y15, 32(R15)
+	VMOVUPS Y15, 64(R15)
+	%MINSTORE%
+	// inv = min(127/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.
+	VXORPS Y12, Y12, Y12
+	VCMPPS $0x0E, Y12, Y0, Y1  // M > 0
+	VBROADCASTSS ·avx2IntAccQMax8(SB), Y2
+	VDIVPS Y0, Y2, Y14
+	VBROADCASTSS ·intAccInvCap(SB), Y3
+	VMINPS Y3, Y14, Y14
+	VANDPS Y1, Y14, Y14
+	VBROADCASTSS ·intAccOne(SB), Y4
+	VDIVPS Y14, Y4, Y15
+	VANDPS Y1, Y15, Y15
+	VMOVUPS Y15, %TT%(SP)
+
+	// W = round(w·d·inv) (−127..127), four rows' low bytes a dword (W_4g .. W_4g+3); ΣW per lane.
+	LEAQ %PB%(SP), R8
+	LEAQ %QP%(SP), R12
+	MOVQ %TN%(SP), R10
+	ADDQ $3, R10
+	SHRQ $2, R10
+	VPXOR Y6, Y6, Y6
+	VMOVDQU ·avx2IntAccB8Lo(SB), Y7
+a@_p2:
+	VMULPS (R8), Y14, Y0
+	VMULPS 32(R8), Y14, Y1
+	VMULPS 64(R8), Y14, Y2
+	VMULPS 96(R8), Y14, Y3
+	VCVTPS2DQ Y0, Y0
+	VCVTPS2DQ Y1, Y1
+	VCVTPS2DQ Y2, Y2
+	VCVTPS2DQ Y3, Y3
+	VPADDD Y0, Y1, Y4
+	VPADDD Y2, Y3, Y5
+	VPADDD Y4, Y5, Y4
+	VPADDD Y4, Y6, Y6
+	VPAND Y7, Y0, Y0
+	VPAND Y7, Y1, Y1
+	VPAND Y7, Y2, Y2
+	VPSLLD $8, Y1, Y1
+	VPSLLD $16, Y2, Y2
+	VPSLLD $24, Y3, Y3
+	VPOR Y1, Y0, Y0
+	VPOR Y3, Y2, Y2
+	VPOR Y2, Y0, Y0
+	VMOVDQU Y0, (R12)
+	ADDQ $128, R8
+	ADDQ $32, R12
+	DECQ R10
+	JNZ  a@_p2
+	%SUMSTORE%
+	LEAQ %QP%(SP), AX
+	MOVQ AX, %QB%(SP)
+	LEAQ %TT%(SP), R13
+
+a@_blk:
+%HALF0%
+%HALF1%
+	ADDQ $%BS%, BX
+	ADDQ $128, CX
+	ADDQ $16, %QB%(SP)
+	ADDQ $16, R13
+	DECQ %NQ%(SP)
+	JNZ  a@_blk
+	CMPQ %BL%(SP), $0
+	JNE  a@_bpair
+
+	MOVQ %TN%(SP), AX
+	MOVQ AX, R12
+	IMULQ rb+32(FP), R12
+	ADDQ R12, DI
+	IMULQ wstride+56(FP), AX
+	ADDQ AX, %WP%(SP)
+	CMPQ %RL%(SP), $0
+	JNE  a@_tile
+
+a@_done:
+	VZEROUPPER
+	RET
+`
+
+// half8Tmpl is one half of a block in the 8-bit kernels: word sums in Y0..Y7 (accumulator h's
+// in Y2h, Y2h+1), R14 the steps they hold (at most eight: the bound), SI set once the first
+// eight steps' int32 sums wait at S32 (a tile of 64 rows is sixteen steps, so at most once).
+const half8Tmpl = `	// Half %H%: values %LO%.. and %HI%...
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	LEAQ (DI)(BX*1), R12
+	MOVQ %QB%(SP), R8
+	MOVQ %PF%(SP), R15
+	MOVQ rb+32(FP), R9
+	LEAQ (R9)(R9*2), R11
+	XORQ R14, R14
+	XORQ SI, SI
+	MOVQ %TN%(SP), R10
+	SHRQ $2, R10
+	JZ   a@_tl%H%
+a@_g%H%:
+	CMPQ R14, $8
+	JNE  a@_ng%H%
+%FLUSH%
+a@_ng%H%:
+	// Four rows a step: at R12, R12+R9, R12+2·R9 and R12+R11.
+	%PFX%
+	%DEC%
+%DOTS%
+	ADDQ $32, R8
+	LEAQ (R12)(R9*4), R12
+	INCQ R14
+	DECQ R10
+	JNZ  a@_g%H%
+a@_tl%H%:
+	MOVQ R15, %PF%(SP)
+	MOVQ %TN%(SP), R11
+	ANDQ $3, R11
+	JZ   a@_end%H%
+	CMPQ R14, $8
+	JNE  a@_nt%H%
+%FLUSH%
+a@_nt%H%:
+	// The last one to three rows; the others of the group read row a again, with weight 0.
+	MOVQ R12, AX
+	MOVQ R12, DX
+	CMPQ R11, $2
+	JL   a@_ta%H%
+	LEAQ (R12)(R9*1), AX
+	JE   a@_ta%H%
+	LEAQ (R12)(R9*2), DX
+a@_ta%H%:
+	%DECT%
+%DOTS%
+a@_end%H%:
+	// int32 sums: the word pairs added (VPMADDWD by ones), the first 32 rows' added.
+%WIDEN%
+	TESTQ SI, SI
+	JZ   a@_fin%H%
+%ADDS32%
+a@_fin%H%:
+	// acc_h += T·(Σ W·c − off·ΣW) (+ Σ w·m), as the int16 kernels.
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX                // bytes between accumulators
+	MOVQ CX, R12
+%FINISH%`
+
+// dots8 adds four rows' codes (Y12, Y13) times accumulator h's weight dword (at 4h(R8),
+// broadcast) into word sums 2h and 2h+1, h < 4.
+func dots8() string {
+	var b strings.Builder
+	for h := 0; h < 4; h++ {
+		w := fmt.Sprintf("Y%d", 8+h%2)
+		fmt.Fprintf(&b, "\tVPBROADCASTD %d(R8), %s\n", 4*h, w)
+		for i, c := range []string{"Y12", "Y13"} {
+			t := fmt.Sprintf("Y%d", 14+i)
+			fmt.Fprintf(&b, "\tVPMADDUBSW %s, %s, %s\n\tVPADDW %s, Y%d, Y%d\n", w, c, t, t, 2*h+i, 2*h+i)
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// kernel8 writes f's 8-bit-weight kernel (four accumulators, plain AVX2).
+func kernel8(out *strings.Builder, f format) {
+	name := f.name + "B8AVX2INT"
+	doc := f.doc + " 8-bit weights (VPMADDUBSW)."
+	minStore, minJoin := "", ""
+	if f.min {
+		minStore = fmt.Sprintf("MOVL $0x%08x, AX\n\tVMOVD AX, X8\n\tVPBROADCASTD X8, Y8\n\tVFMADD231PS Y8, Y2, Y1\n\tVMOVUPS Y1, %d(SP)", u32(float32(f.off)), o8MT)
+		minJoin = "VADDPS Y4, Y1, Y1\n\tVADDPS Y5, Y2, Y2"
+	}
+	sumStore := fmt.Sprintf("VPSLLD $%d, Y6, Y6\n\tVMOVDQU Y6, %d(SP)", f.offShift, o8SS)
+	var flush, widen, adds strings.Builder
+	for i := 0; i < 8; i++ {
+		fmt.Fprintf(&flush, "\tVPMADDWD ·avx2Ones16(SB), Y%d, Y8\n\tVMOVDQU Y8, %d(SP)\n\tVPXOR Y%d, Y%d, Y%d\n", i, o8S32+32*i, i, i, i)
+		fmt.Fprintf(&widen, "\tVPMADDWD ·avx2Ones16(SB), Y%d, Y%d\n", i, i)
+		fmt.Fprintf(&adds, "\tVPADDD %d(SP), Y%d, Y%d\n", o8S32+32*i, i, i)
+	}
+	flush.WriteString("\tXORQ R14, R14\n\tMOVQ $1, SI")
+	fs := f
+	fs.split = true
+	var halves [2]string
+	main := [4]string{"(R12)", "(R12)(R9*1)", "(R12)(R9*2)", "(R12)(R11*1)"}
+	for h := 0; h < 2; h++ {
+		halves[h] = strings.NewReplacer("%H%", fmt.Sprint(h), "%LO%", fmt.Sprint(f.lo[h]), "%HI%", fmt.Sprint(f.hi[h]),
+			"%DEC%", f.dec8(h, main[0], main[1], main[2], main[3]), "%DECT%", f.dec8(h, "(R12)", "(AX)", "(DX)", "(R12)"),
+			"%DOTS%", dots8(), "%FLUSH%", flush.String(), "%WIDEN%", strings.TrimRight(widen.String(), "\n"),
+			"%ADDS32%", strings.TrimRight(adds.String(), "\n"),
+			"%FINISH%", finish(fs, h, 4, 0), "%PFX%", prefetch(2*f.bs, (2*f.bs+63)/64)).Replace(half8Tmpl)
+	}
+	s := strings.NewReplacer("%HALF0%", halves[0], "%HALF1%", halves[1]).Replace(acc8Tmpl)
+	r := strings.NewReplacer("@", name, "%DOC%", doc, "%CONSTS%", "VMOVDQU ·avx2Nib(SB), Y10",
+		"%FRAME%", fmt.Sprint(frame8), "%BS%", fmt.Sprint(f.bs),
+		"%PB%", fmt.Sprint(o8PB), "%QP%", fmt.Sprint(o8QP), "%TT%", fmt.Sprint(o8TT), "%TN%", fmt.Sprint(o8TN),
+		"%WP%", fmt.Sprint(o8WP), "%RL%", fmt.Sprint(o8RL), "%BL%", fmt.Sprint(o8BL), "%NQ%", fmt.Sprint(o8NQ),
+		"%QB%", fmt.Sprint(o8QB), "%PF%", fmt.Sprint(o8PF),
+		"%P1A%", p1(f, false, 4), "%P1B%", p1(f, true, 4), "%MINJOIN%", minJoin,
+		"%MINSTORE%", minStore, "%SUMSTORE%", sumStore)
+	out.WriteString(r.Replace(s))
 }

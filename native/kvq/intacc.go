@@ -34,6 +34,9 @@ func AccumulateStep(c Codec) float64 {
 		if s := intAcc8Step(c); s > 0 {
 			return s // 8-bit weights (multi_intacc_amd64.go's intAcc8)
 		}
+		if s := avx2AccStep8(c); s != 0 {
+			return s // the 8-bit-weight AVX2 kernels (multi_avx2intacc_amd64.go)
+		}
 		return 0x1p-16
 	}
 	return 0

@@ -61,6 +61,14 @@ func avx2IntAccFor(i *multiKernels) *multiKernels {
 	if !avx2IntAccOn || !hasAVX2 {
 		return nil
 	}
+	if avx2B8On && !hasAVXVNNI {
+		switch i {
+		case intAccQ4_0:
+			return avx2B8Acc[0]
+		case intAccQ4_1:
+			return avx2B8Acc[1]
+		}
+	}
 	k := avx2IntAccKernels(hasAVXVNNI)
 	switch i {
 	case intAccQ4_0:
@@ -77,6 +85,39 @@ func avx2IntAccFor(i *multiKernels) *multiKernels {
 		return k[5]
 	}
 	return nil
+}
+
+// avx2B8On selects the 8-bit-weight kernels (avx2B8Acc) for q4_0 and q4_1 on CPUs with AVX2
+// but neither AVX-512 integer kernels nor AVX-VNNI; KVLAB_ACC16 (isa.Acc16) keeps the int16
+// kernels above.
+//
+// The 8-bit kernels (multi_avx2intacc_amd64.s, kernel8 in gen_avx2intacc.go) keep the int16
+// kernels' tiles, prepass and finish with the weights' scale 127 in place of 32767: per 64-row
+// tile, block and accumulator, M the largest |w·d|, inv = min(127/M, 2¹⁰⁰), T = 1/inv (0 where
+// M = 0), each weight W = round(w·d·inv) (round to nearest even, VCVTPS2DQ) in −127..127, so
+// each weight is off by at most T/2 = M/254 (≈ 1.008·2⁻⁸ of the largest in its tile and block),
+// and acc += T·(Σ W·c − off·ΣW) (+ Σ w·m) as before (intAccRound, intacc.go, is the Go reference). The
+// codes c are the unsigned nibbles 0..15, so VPMADDUBSW (unsigned codes × signed weights, two
+// products summed into a word, saturating) adds two rows' products of one value into a word,
+// |Wa·ca + Wb·cb| ≤ 2·127·15 = 3810: it never saturates, and the row loop adds eight such
+// words (32 rows) with VPADDW before widening them with VPMADDWD by ones, |Σ| ≤ 8·3810 =
+// 30480 < 32767, so the int32 sums Σ W·c are exact, as the int16 kernels' are.
+var avx2B8On = !isa.Acc16
+
+// avx2B8Acc are the 8-bit-weight kernels of q4_0 and q4_1.
+var avx2B8Acc = [2]*multiKernels{{acc: multiAccQ40B8AVX2INT}, {acc: multiAccQ41B8AVX2INT}}
+
+// avx2AccStep8 is AccumulateStep's figure where an 8-bit-weight AVX2 kernel accumulates c's
+// values (2⁻⁸), 0 elsewhere.
+func avx2AccStep8(c Codec) float64 {
+	if intAcc() || !avx2B8On || hasAVXVNNI || !avx2IntAccOn || !hasAVX2 {
+		return 0
+	}
+	switch c.(type) {
+	case *q4_0Codec, *q4_1Codec:
+		return 0x1p-8
+	}
+	return 0
 }
 
 // avx2IntAcc and avx2VNNIAcc are the kernels of q4_0, q8_0, q4_1, q5_0, q5_1 and iq4_nl.
@@ -201,3 +242,9 @@ func multiAccQ51TwoVNNIINT(acc *float32, d, nv int, rows *byte, rb, m int, w *fl
 
 //go:noescape
 func multiAccIQ4NLTwoVNNIINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccQ40B8AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccQ41B8AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)

@@ -120,17 +120,22 @@ func checkAVX2IntAcc(t *testing.T, rng *rand.Rand, f Format, d, rows, n int, got
 
 // TestAVX2IntAccChosen checks that the block formats' AccumulateManyMulti run the AVX2 integer
 // kernels where avx2IntAccOn (KVLAB_NO_AVX512 set on this CPU), the AVX-VNNI flavour where
-// hasAVXVNNI, and that AccumulateStep says so.
+// hasAVXVNNI, q4_0's and q4_1's 8-bit-weight kernels where neither AVX-VNNI nor KVLAB_ACC16,
+// and that AccumulateStep says so.
 func TestAVX2IntAccChosen(t *testing.T) {
 	if !avx2IntAccOn {
 		t.Skip("the AVX2 integer kernels do not run here")
 	}
 	ks := avx2IntAccKernels(hasAVXVNNI)
 	for _, tc := range avx2IntAccCases {
-		if got := avx2IntAccFor(*tc.avx512Kern); got != ks[tc.i] {
+		want, step := ks[tc.i], 0x1p-16
+		if b8 := avx2B8On && !hasAVXVNNI; b8 && (tc.f == Q4_0 || tc.f == Q4_1) {
+			want, step = avx2B8Acc[tc.i/2], 0x1p-8 // the 8-bit-weight kernels
+		}
+		if got := avx2IntAccFor(*tc.avx512Kern); got != want {
 			t.Errorf("%s: another kernel runs", tc.f)
 		}
-		if s := AccumulateStep(mustCodec(t, tc.f, 128)); s != 0x1p-16 {
+		if s := AccumulateStep(mustCodec(t, tc.f, 128)); s != step {
 			t.Errorf("%s: AccumulateStep %g", tc.f, s)
 		}
 	}

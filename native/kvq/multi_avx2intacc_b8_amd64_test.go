@@ -1,0 +1,254 @@
+//go:build amd64 && !purego
+
+package kvq
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/kvlab/kvlab/internal/cputime"
+)
+
+// refIntAccNib is the Go reference of the nibble formats' integer accumulate kernels (q4_0,
+// q4_1: pay 2 or 4) with weights scaled to qmax (intAccRound): per 64-row tile, block and
+// accumulator h < 4, W from w·d, S_i = Σ W·c_i exactly (c the nibble), off·ΣW with off 8, q4_1's
+// float term Σ w·m + 8·Σ w·d summed as the kernels' prepass does (even rows and odd rows in two
+// chains, joined, then the fused 8·Σ w·d), and acc = fma(T, float32(S_i − 8·ΣW), acc (+ term)).
+func refIntAccNib(acc []float32, d, nv int, enc []byte, rb, m int, w []float32, n int, min bool, qmax float32) {
+	bs, pay := 18, 2
+	if min {
+		bs, pay = 20, 4
+	}
+	wd := make([]float32, 64)
+	W := make([]int32, 64)
+	for t0 := 0; t0 < m; t0 += 64 {
+		t1 := minInt(t0+64, m)
+		for b := 0; b < nv/BlockSize; b++ {
+			for h := 0; h < 4; h++ {
+				var wmC, wdC [2]float32
+				for j := t0; j < t1; j++ {
+					blk := enc[j*rb+b*bs:]
+					wd[j-t0] = w[j*n+h] * blockF16(blk, 0)
+					if min {
+						wmC[(j-t0)%2] = fma32(w[j*n+h], blockF16(blk, 2), wmC[(j-t0)%2])
+						wdC[(j-t0)%2] += wd[j-t0]
+					}
+				}
+				T := intAccRound(wd[:t1-t0], qmax, W)
+				var sw int32
+				for j := range t1 - t0 {
+					sw += W[j]
+				}
+				var term float32
+				if min {
+					term = fma32(8, wdC[0]+wdC[1], wmC[0]+wmC[1])
+				}
+				for i := 0; i < BlockSize; i++ {
+					var s int32
+					for j := t0; j < t1; j++ {
+						q := enc[j*rb+b*bs+pay+i%16]
+						if i >= 16 {
+							q >>= 4
+						}
+						s += W[j-t0] * int32(q&15)
+					}
+					a := &acc[h*d+b*BlockSize+i]
+					x := *a
+					if min {
+						x += term
+					}
+					*a = fma32(T, float32(s-8*sw), x)
+				}
+			}
+		}
+	}
+}
+
+func minInt(a, b int) int {
+	if a < b {
+		return a
+	}
+	return b
+}
+
+// b8Rows is rows of codec c: outlier rows, or ("full") every nibble 15 and one scale, where
+// equal weights make every 8-bit weight 127 and the word sums reach the bound's 8·2·127·15.
+func b8Rows(rng *rand.Rand, c Codec, rows int, full bool) []byte {
+	d, rb := c.Dim(), c.RowBytes()
+	src := outlierRows(rng, rows, d)
+	enc := make([]byte, rows*rb)
+	for r := 0; r < rows; r++ {
+		c.Encode(enc[r*rb:(r+1)*rb], src[r*d:(r+1)*d])
+	}
+	if full {
+		bs, pay := 18, 2
+		if _, ok := c.(*q4_1Codec); ok {
+			bs, pay = 20, 4
+		}
+		for r := 0; r < rows; r++ {
+			for b := 0; b < d/BlockSize; b++ {
+				blk := enc[r*rb+b*bs:]
+				copy(blk, enc[b*bs:b*bs+pay]) // row 0's scales
+				for i := pay; i < bs; i++ {
+					blk[i] = 0xFF
+				}
+			}
+		}
+	}
+	return enc
+}
+
+// TestAVX2IntAccB8Matches checks the 8-bit-weight AVX2 kernels (q4_0, q4_1) against the Go
+// reference with qmax 127, bit for bit, and the reference itself against the int16 AVX2
+// kernels with qmax 32767: softmax-like weights (some 0, one 1 a tile, some negative) and, on
+// rows whose codes are all 15, equal weights of either sign (every W ±127: the word sums at
+// the bound, 30480); dims with a pair's missing second block and a short tail; row counts
+// around the four-row groups, the 32-row flush and the 64-row tiles; weight strides of four and
+// five accumulators; sentinels past the accumulators.
+func TestAVX2IntAccB8Matches(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2")
+	}
+	rng := rand.New(rand.NewPCG(81, 82))
+	for i, f := range []Format{Q4_0, Q4_1} {
+		for _, d := range []int{32, 64, 96, 128, 200} {
+			for _, rows := range []int{1, 2, 3, 4, 5, 7, 31, 32, 33, 35, 36, 63, 64, 65, 130, 200} {
+				for _, n := range []int{4, 5} {
+					for _, shape := range []string{"softmax", "full+", "full-"} {
+						t.Run(fmt.Sprintf("%s/d%d/rows%d/n%d/%s", f, d, rows, n, shape), func(t *testing.T) {
+							c := Unwrap(mustCodec(t, f, d))
+							enc := b8Rows(rng, c, rows, shape != "softmax")
+							w := make([]float32, n*rows)
+							for j := range w {
+								switch shape {
+								case "full+":
+									w[j] = 1
+								case "full-":
+									w[j] = -1
+								default:
+									x := float32(math.Exp(-10 * rng.Float64()))
+									switch {
+									case rng.IntN(7) == 0:
+										x = 0
+									case (j/n)%64 == 3*(j%n)+1:
+										x = 1
+									case rng.IntN(11) == 0:
+										x = -x
+									}
+									w[j] = x
+								}
+							}
+							checkB8(t, rng, c, d, rows, n, enc, w, avx2B8Acc[i].acc, 127)
+							checkB8(t, rng, c, d, rows, n, enc, w, avx2IntAcc[2*i].acc, 32767)
+						})
+					}
+				}
+			}
+		}
+	}
+}
+
+func checkB8(t *testing.T, rng *rand.Rand, c Codec, d, rows, n int, enc []byte, w []float32, k accKernel, qmax float32) {
+	_, min := c.(*q4_1Codec)
+	nv, rb := intAccBlocks(c).full*BlockSize, c.RowBytes()
+	const sentinel = 12345.5
+	a1 := make([]float32, 4*d+8)
+	for i := range a1 {
+		a1[i] = float32(rng.NormFloat64())
+	}
+	for i := 4 * d; i < len(a1); i++ {
+		a1[i] = sentinel
+	}
+	for h := 0; h < 4; h++ {
+		for i := nv; i < d; i++ {
+			a1[h*d+i] = sentinel
+		}
+	}
+	a2 := append([]float32(nil), a1...)
+	k(&a1[0], d, nv, &enc[0], rb, rows, &w[0], 4*n)
+	refIntAccNib(a2, d, nv, enc, rb, rows, w, n, min, qmax)
+	for i := range a1 {
+		if math.Float32bits(a1[i]) != math.Float32bits(a2[i]) {
+			t.Fatalf("qmax %g: accumulator %d [%d]: kernel %g, reference %g", qmax, i/d, i%d, a1[i], a2[i])
+		}
+	}
+	for i := 4 * d; i < len(a1); i++ {
+		if a1[i] != sentinel {
+			t.Fatalf("qmax %g: the kernel wrote %g past the accumulators (at %d)", qmax, a1[i], i-4*d)
+		}
+	}
+}
+
+// TestAVX2IntAccB8Speed reports (KVLAB_SPEED_REPORT set, KVLAB_NO_AVX512 set on an AVX-512
+// CPU) TestAVX2IntAccSpeed's thread-CPU times per row for q4_0 and q4_1 through the int16 AVX2
+// kernels and the 8-bit-weight ones, interleaved in one run, in cache and streamed.
+func TestAVX2IntAccB8Speed(t *testing.T) {
+	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
+		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
+	}
+	if !avx2IntAccOn || hasAVXVNNI || intAcc() {
+		t.Skip("the plain AVX2 integer kernels do not run here (set KVLAB_NO_AVX512, KVLAB_NO_AVXVNNI)")
+	}
+	rounds := 10
+	if n, err := fmt.Sscan(os.Getenv("KVLAB_SPEED_ROUNDS"), &rounds); n != 1 || err != nil {
+		rounds = 10
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	on := avx2B8On
+	defer func() { avx2B8On = on }()
+	names := []string{"int16", "int8"}
+	set := func(i int) { avx2B8On = i == 1 }
+	for _, f := range []Format{Q4_0, Q4_1} {
+		c := mustCodec(t, f, benchDim)
+		mq := c.(MultiQuery)
+		tile, _ := benchRowsOf(c)
+		vals := make([]byte, (64<<20)/len(tile)*len(tile))
+		for o := 0; o < len(vals); o += len(tile) {
+			copy(vals[o:], tile)
+		}
+		w := make([]float32, 4*benchRows)
+		for i := range w {
+			w[i] = 1.0 / benchRows
+		}
+		acc := make([]float32, 4*benchDim)
+		cache := make([]time.Duration, len(names))
+		stream := make([]time.Duration, len(names))
+		for i := range cache {
+			cache[i], stream[i] = time.Hour, time.Hour
+		}
+		for r := 0; r < 500; r++ {
+			for i := range names {
+				set(i)
+				t0 := cputime.Thread()
+				mq.AccumulateManyMulti(acc, 4, w, tile)
+				cache[i] = min(cache[i], cputime.Thread()-t0)
+			}
+		}
+		chunks := len(vals) / len(tile)
+		for r := 0; r < rounds; r++ {
+			for i := range names {
+				set(i)
+				var s time.Duration
+				for k := 0; k < chunks; k++ {
+					t0 := cputime.Thread()
+					mq.AccumulateManyMulti(acc, 4, w, vals[k*len(tile):(k+1)*len(tile)])
+					s += cputime.Thread() - t0
+				}
+				stream[i] = min(stream[i], s)
+			}
+		}
+		line := fmt.Sprintf("%-6s acc per row of %d values, 4 accumulators:", f, benchDim)
+		for i, name := range names {
+			line += fmt.Sprintf(" %s %.2f ns in cache (%.2f×), %.2f ns streamed (%.2f×);", name,
+				float64(cache[i].Nanoseconds())/benchRows, float64(cache[i])/float64(cache[0]),
+				float64(stream[i].Nanoseconds())/float64(chunks*benchRows), float64(stream[i])/float64(stream[0]))
+		}
+		t.Log(line)
+	}
+}
