@@ -62,6 +62,9 @@ type format struct {
 	// dec8, where set, is the decoder of the 8-bit-weight kernel (kernel8): half `half`'s codes
 	// of four rows at addresses a, b, c, d as unsigned bytes in Y12 and Y13 (split layout).
 	dec8 func(half int, a, b, c, d string) string
+	// steps8 is the four-row steps the 8-bit kernel adds in words before widening them:
+	// 32767 / (2·127·(largest code)), 8 for the 4-bit codes, 4 for the 5-bit ones.
+	steps8 int
 }
 
 // nibDec: the two rows' payload bytes 8h..8h+7 interleaved (a b a b …) and zero-extended to
@@ -159,15 +162,15 @@ const (
 
 var formats = []format{
 	{name: "Q40", doc: "q4_0: d (f16), 16 nibble bytes; x = (c − 8)·d.", bs: 18, off: 8, offShift: 3,
-		lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: nibConsts, dec: nibDec(2), dec8: nibDec8(2)},
+		lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: nibConsts, dec: nibDec(2), dec8: nibDec8(2), steps8: 8},
 	{name: "Q80", doc: "q8_0: d (f16), 32 int8 codes; x = c·d.", bs: 34,
 		lo: [2]int{0, 16}, hi: [2]int{8, 24}, dec: q80Dec},
 	{name: "Q41", doc: "q4_1: d, m (f16), 16 nibble bytes; x = (c − 8)·d + (m + 8·d).", bs: 20, off: 8, offShift: 3,
-		min: true, lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: nibConsts, dec: nibDec(4), dec8: nibDec8(4)},
+		min: true, lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: nibConsts, dec: nibDec(4), dec8: nibDec8(4), steps8: 8},
 	{name: "Q50", doc: "q5_0: d (f16), qh (32 fifth bits), 16 nibble bytes; x = (c − 16)·d.", bs: 22, off: 16, offShift: 4,
-		lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: q5Consts, dec: q5Dec(2, 6), split: true},
+		lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: q5Consts, dec: q5Dec(2, 6), split: true, dec8: q5Dec8(2, 6), steps8: 4},
 	{name: "Q51", doc: "q5_1: d, m (f16), qh, 16 nibble bytes; x = (c − 16)·d + (m + 16·d).", bs: 24, off: 16, offShift: 4,
-		min: true, lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: q5Consts, dec: q5Dec(4, 8), split: true},
+		min: true, lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: q5Consts, dec: q5Dec(4, 8), split: true, dec8: q5Dec8(4, 8), steps8: 4},
 	{name: "IQ4NL", doc: "iq4_nl: d (f16), 16 nibble bytes; x = kvalues[c]·d (int8 levels).", bs: 18, off: 128, offShift: 7,
 		lo: [2]int{0, 8}, hi: [2]int{16, 24},
 		consts: "VMOVDQU ·avx2Nib(SB), Y10\n\tVBROADCASTI128 ·avx2IntAccIQ4Levels(SB), Y11", dec: iq4Dec, split: true},
@@ -548,6 +551,30 @@ func header() string {
 		fmt.Fprintf(&b, "DATA ·avx2IntAccB8Lo+%d(SB)/8, $0x000000ff000000ff\n", i)
 	}
 	b.WriteString("GLOBL ·avx2IntAccB8Lo(SB), RODATA|NOPTR, $32\n\n")
+	// q5Dec8's: qh dword h to lane 0's dwords and 2+h to lane 1's (half h), and the shifts.
+	for h := 0; h < 2; h++ {
+		for q := 0; q < 4; q++ {
+			src := h
+			if q >= 2 {
+				src = 2 + h
+			}
+			var v uint64
+			for i := 0; i < 8; i++ {
+				v |= uint64(4*src+i%4) << (8 * i)
+			}
+			fmt.Fprintf(&b, "DATA ·avx2IntAccB8Q5Rep+%d(SB)/8, $0x%016x\n", 32*h+8*q, v)
+		}
+	}
+	b.WriteString("GLOBL ·avx2IntAccB8Q5Rep(SB), RODATA|NOPTR, $64\n\n")
+	for i := 0; i < 16; i++ {
+		k := i % 4
+		sh := 4 - k
+		if i >= 8 {
+			sh = k
+		}
+		fmt.Fprintf(&b, "DATA ·avx2IntAccB8Q5Sh+%d(SB)/4, $%d\n", 4*i, sh)
+	}
+	b.WriteString("GLOBL ·avx2IntAccB8Q5Sh(SB), RODATA|NOPTR, $64\n\n")
 	fmt.Fprintf(&b, "DATA ·avx2IntAccQMax8+0(SB)/4, $0x%08x\nGLOBL ·avx2IntAccQMax8(SB), RODATA|NOPTR, $4\n\n", u32(127))
 	return b.String()
 }
@@ -712,6 +739,33 @@ func nibDec8(pay int) func(half int, a, b, c, d string) string {
 	VPSRLVQ ·avx2IntAccQ5Shift(SB), Y13, Y13
 	VPAND Y10, Y12, Y12
 	VPAND Y10, Y13, Y13`, o, a, b, c, d)
+	}
+}
+
+// q5Dec8 is nibDec8 with the fifth bits: the four rows' qh dwords interleaved by byte (dword j:
+// qh byte j of rows a, b, c, d), dword h copied to lane 0's dwords and 2+h to lane 1's
+// (VPSHUFB, ·avx2IntAccB8Q5Rep+32h), then shifted per dword so that bit k of the byte (value
+// 8h+k or 16+8h+k, k < 4, Y12) or bit 4+k (Y13) lands on bit 4 (VPSLLVD by 4−k, VPSRLVD by
+// k), kept (Y11, 0x10 a byte) and OR'ed into the codes. Scratch Y9 (the weights are broadcast
+// after it).
+func q5Dec8(qh, pay int) func(half int, a, b, c, d string) string {
+	nib := nibDec8(pay)
+	return func(half int, a, b, c, d string) string {
+		return nib(half, a, b, c, d) + fmt.Sprintf(`
+	VPBROADCASTD %[1]d%[2]s, Y14
+	VPBROADCASTD %[1]d%[3]s, Y15
+	VPUNPCKLBW Y15, Y14, Y14
+	VPBROADCASTD %[1]d%[4]s, Y15
+	VPBROADCASTD %[1]d%[5]s, Y9
+	VPUNPCKLBW Y9, Y15, Y15
+	VPUNPCKLWD Y15, Y14, Y14
+	VPSHUFB ·avx2IntAccB8Q5Rep+%[6]d(SB), Y14, Y14
+	VPSLLVD ·avx2IntAccB8Q5Sh(SB), Y14, Y15
+	VPAND Y11, Y15, Y15
+	VPOR Y15, Y12, Y12
+	VPSRLVD ·avx2IntAccB8Q5Sh+32(SB), Y14, Y15
+	VPAND Y11, Y15, Y15
+	VPOR Y15, Y13, Y13`, qh, a, b, c, d, 32*half)
 	}
 }
 
@@ -901,8 +955,8 @@ a@_done:
 `
 
 // half8Tmpl is one half of a block in the 8-bit kernels: word sums in Y0..Y7 (accumulator h's
-// in Y2h, Y2h+1), R14 the steps they hold (at most eight: the bound), SI set once the first
-// eight steps' int32 sums wait at S32 (a tile of 64 rows is sixteen steps, so at most once).
+// in Y2h, Y2h+1), R14 the steps they hold (at most steps8: the bound), SI set once int32 sums
+// of earlier steps wait at S32.
 const half8Tmpl = `	// Half %H%: values %LO%.. and %HI%...
 	VPXOR Y0, Y0, Y0
 	VPXOR Y1, Y1, Y1
@@ -923,9 +977,9 @@ const half8Tmpl = `	// Half %H%: values %LO%.. and %HI%...
 	SHRQ $2, R10
 	JZ   a@_tl%H%
 a@_g%H%:
-	CMPQ R14, $8
+	CMPQ R14, $%STEPS%
 	JNE  a@_ng%H%
-%FLUSH%
+%FLUSHG%
 a@_ng%H%:
 	// Four rows a step: at R12, R12+R9, R12+2·R9 and R12+R11.
 	%PFX%
@@ -941,9 +995,9 @@ a@_tl%H%:
 	MOVQ %TN%(SP), R11
 	ANDQ $3, R11
 	JZ   a@_end%H%
-	CMPQ R14, $8
+	CMPQ R14, $%STEPS%
 	JNE  a@_nt%H%
-%FLUSH%
+%FLUSHT%
 a@_nt%H%:
 	// The last one to three rows; the others of the group read row a again, with weight 0.
 	MOVQ R12, AX
@@ -994,13 +1048,21 @@ func kernel8(out *strings.Builder, f format) {
 		minJoin = "VADDPS Y4, Y1, Y1\n\tVADDPS Y5, Y2, Y2"
 	}
 	sumStore := fmt.Sprintf("VPSLLD $%d, Y6, Y6\n\tVMOVDQU Y6, %d(SP)", f.offShift, o8SS)
-	var flush, widen, adds strings.Builder
+	// flush(l) widens the word sums into S32: stored the first time (SI clear), added after.
+	var store, add, widen, adds strings.Builder
 	for i := 0; i < 8; i++ {
-		fmt.Fprintf(&flush, "\tVPMADDWD ·avx2Ones16(SB), Y%d, Y8\n\tVMOVDQU Y8, %d(SP)\n\tVPXOR Y%d, Y%d, Y%d\n", i, o8S32+32*i, i, i, i)
+		fmt.Fprintf(&store, "\tVPMADDWD ·avx2Ones16(SB), Y%d, Y8\n\tVMOVDQU Y8, %d(SP)\n\tVPXOR Y%d, Y%d, Y%d\n", i, o8S32+32*i, i, i, i)
+		fmt.Fprintf(&add, "\tVPMADDWD ·avx2Ones16(SB), Y%d, Y8\n\tVPADDD %d(SP), Y8, Y8\n\tVMOVDQU Y8, %d(SP)\n\tVPXOR Y%d, Y%d, Y%d\n", i, o8S32+32*i, o8S32+32*i, i, i, i)
 		fmt.Fprintf(&widen, "\tVPMADDWD ·avx2Ones16(SB), Y%d, Y%d\n", i, i)
 		fmt.Fprintf(&adds, "\tVPADDD %d(SP), Y%d, Y%d\n", o8S32+32*i, i, i)
 	}
-	flush.WriteString("\tXORQ R14, R14\n\tMOVQ $1, SI")
+	flush := func(l string) string {
+		if f.steps8 >= 8 { // a 64-row tile is sixteen steps: one flush at most
+			return store.String() + "\tXORQ R14, R14\n\tMOVQ $1, SI"
+		}
+		return fmt.Sprintf("\tTESTQ SI, SI\n\tJNZ  a@_fa%[1]s\n%[2]s\tJMP  a@_fd%[1]s\na@_fa%[1]s:\n%[3]sa@_fd%[1]s:\n\tXORQ R14, R14\n\tMOVQ $1, SI",
+			l, store.String(), add.String())
+	}
 	fs := f
 	fs.split = true
 	var halves [2]string
@@ -1008,12 +1070,16 @@ func kernel8(out *strings.Builder, f format) {
 	for h := 0; h < 2; h++ {
 		halves[h] = strings.NewReplacer("%H%", fmt.Sprint(h), "%LO%", fmt.Sprint(f.lo[h]), "%HI%", fmt.Sprint(f.hi[h]),
 			"%DEC%", f.dec8(h, main[0], main[1], main[2], main[3]), "%DECT%", f.dec8(h, "(R12)", "(AX)", "(DX)", "(R12)"),
-			"%DOTS%", dots8(), "%FLUSH%", flush.String(), "%WIDEN%", strings.TrimRight(widen.String(), "\n"),
+			"%DOTS%", dots8(), "%FLUSHG%", flush(fmt.Sprintf("g%d", h)), "%FLUSHT%", flush(fmt.Sprintf("t%d", h)), "%STEPS%", fmt.Sprint(f.steps8), "%WIDEN%", strings.TrimRight(widen.String(), "\n"),
 			"%ADDS32%", strings.TrimRight(adds.String(), "\n"),
 			"%FINISH%", finish(fs, h, 4, 0), "%PFX%", prefetch(2*f.bs, (2*f.bs+63)/64)).Replace(half8Tmpl)
 	}
 	s := strings.NewReplacer("%HALF0%", halves[0], "%HALF1%", halves[1]).Replace(acc8Tmpl)
-	r := strings.NewReplacer("@", name, "%DOC%", doc, "%CONSTS%", "VMOVDQU ·avx2Nib(SB), Y10",
+	consts := "VMOVDQU ·avx2Nib(SB), Y10"
+	if f.off == 16 {
+		consts = q5Consts
+	}
+	r := strings.NewReplacer("@", name, "%DOC%", doc, "%CONSTS%", consts,
 		"%FRAME%", fmt.Sprint(frame8), "%BS%", fmt.Sprint(f.bs),
 		"%PB%", fmt.Sprint(o8PB), "%QP%", fmt.Sprint(o8QP), "%TT%", fmt.Sprint(o8TT), "%TN%", fmt.Sprint(o8TN),
 		"%WP%", fmt.Sprint(o8WP), "%RL%", fmt.Sprint(o8RL), "%BL%", fmt.Sprint(o8BL), "%NQ%", fmt.Sprint(o8NQ),

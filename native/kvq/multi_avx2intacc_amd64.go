@@ -67,6 +67,10 @@ func avx2IntAccFor(i *multiKernels) *multiKernels {
 			return avx2B8Acc[0]
 		case intAccQ4_1:
 			return avx2B8Acc[1]
+		case intAccQ5_0:
+			return avx2B8Acc[2]
+		case intAccQ5_1:
+			return avx2B8Acc[3]
 		}
 	}
 	k := avx2IntAccKernels(hasAVXVNNI)
@@ -87,7 +91,7 @@ func avx2IntAccFor(i *multiKernels) *multiKernels {
 	return nil
 }
 
-// avx2B8On selects the 8-bit-weight kernels (avx2B8Acc) for q4_0 and q4_1 on CPUs with AVX2
+// avx2B8On selects the 8-bit-weight kernels (avx2B8Acc) for q4_0, q4_1, q5_0 and q5_1 on CPUs with AVX2
 // but neither AVX-512 integer kernels nor AVX-VNNI; KVLAB_ACC16 (isa.Acc16) keeps the int16
 // kernels above.
 //
@@ -96,16 +100,20 @@ func avx2IntAccFor(i *multiKernels) *multiKernels {
 // tile, block and accumulator, M the largest |w·d|, inv = min(127/M, 2¹⁰⁰), T = 1/inv (0 where
 // M = 0), each weight W = round(w·d·inv) (round to nearest even, VCVTPS2DQ) in −127..127, so
 // each weight is off by at most T/2 = M/254 (≈ 1.008·2⁻⁸ of the largest in its tile and block),
-// and acc += T·(Σ W·c − off·ΣW) (+ Σ w·m) as before (intAccRound, intacc.go, is the Go reference). The
-// codes c are the unsigned nibbles 0..15, so VPMADDUBSW (unsigned codes × signed weights, two
-// products summed into a word, saturating) adds two rows' products of one value into a word,
-// |Wa·ca + Wb·cb| ≤ 2·127·15 = 3810: it never saturates, and the row loop adds eight such
-// words (32 rows) with VPADDW before widening them with VPMADDWD by ones, |Σ| ≤ 8·3810 =
-// 30480 < 32767, so the int32 sums Σ W·c are exact, as the int16 kernels' are.
+// and acc += T·(Σ W·c − off·ΣW) (+ Σ w·m) as before (intAccRound, intacc.go, is the Go
+// reference). The codes c are unsigned, the nibbles 0..15 (q4_0, q4_1) or the 5-bit codes 0..31
+// (q5_0, q5_1), so VPMADDUBSW (unsigned codes × signed weights, two products summed into a word,
+// saturating) adds two rows' products of one value into a word, |Wa·ca + Wb·cb| ≤ 2·127·15 =
+// 3810 (2·127·31 = 7874): it never saturates, and the row loop adds eight such words (32 rows;
+// four, 16 rows, for the 5-bit codes) with VPADDW before widening them with VPMADDWD by ones,
+// |Σ| ≤ 8·3810 = 30480 (4·7874 = 31496) < 32767, so the int32 sums Σ W·c are exact, as the
+// int16 kernels' are (TestAVX2IntAccB8Matches checks the kernels against the reference bit for
+// bit, on rows whose every code is the largest too).
 var avx2B8On = !isa.Acc16
 
-// avx2B8Acc are the 8-bit-weight kernels of q4_0 and q4_1.
-var avx2B8Acc = [2]*multiKernels{{acc: multiAccQ40B8AVX2INT}, {acc: multiAccQ41B8AVX2INT}}
+// avx2B8Acc are the 8-bit-weight kernels of q4_0, q4_1, q5_0 and q5_1.
+var avx2B8Acc = [4]*multiKernels{{acc: multiAccQ40B8AVX2INT}, {acc: multiAccQ41B8AVX2INT},
+	{acc: multiAccQ50B8AVX2INT}, {acc: multiAccQ51B8AVX2INT}}
 
 // avx2AccStep8 is AccumulateStep's figure where an 8-bit-weight AVX2 kernel accumulates c's
 // values (2⁻⁸), 0 elsewhere.
@@ -114,7 +122,7 @@ func avx2AccStep8(c Codec) float64 {
 		return 0
 	}
 	switch c.(type) {
-	case *q4_0Codec, *q4_1Codec:
+	case *q4_0Codec, *q4_1Codec, *q5_0Codec, *q5_1Codec:
 		return 0x1p-8
 	}
 	return 0
@@ -248,3 +256,9 @@ func multiAccQ40B8AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *flo
 
 //go:noescape
 func multiAccQ41B8AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccQ50B8AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccQ51B8AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)

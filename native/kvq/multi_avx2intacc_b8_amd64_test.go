@@ -19,10 +19,26 @@ import (
 // accumulator h < 4, W from w·d, S_i = Σ W·c_i exactly (c the nibble), off·ΣW with off 8, q4_1's
 // float term Σ w·m + 8·Σ w·d summed as the kernels' prepass does (even rows and odd rows in two
 // chains, joined, then the fused 8·Σ w·d), and acc = fma(T, float32(S_i − 8·ΣW), acc (+ term)).
-func refIntAccNib(acc []float32, d, nv int, enc []byte, rb, m int, w []float32, n int, min bool, qmax float32) {
-	bs, pay := 18, 2
-	if min {
-		bs, pay = 20, 4
+func refIntAccNib(acc []float32, d, nv int, enc []byte, rb, m int, w []float32, n int, c Codec, qmax float32) {
+	_, min1 := c.(*q4_1Codec)
+	_, min5 := c.(*q5_1Codec)
+	min := min1 || min5
+	bs := intAccBlocks(c).fullBytes
+	off := int32(8)
+	code := func(blk []byte, i int) int32 {
+		pay := bs - 16
+		q := blk[pay+i%16]
+		if i >= 16 {
+			q >>= 4
+		}
+		return int32(q & 15)
+	}
+	switch c.(type) {
+	case *q5_0Codec, *q5_1Codec:
+		off = 16
+		code = func(blk []byte, i int) int32 {
+			return int32(blockCode5(blk[bs-20:bs-16], blk[bs-16:bs], BlockSize, i))
+		}
 	}
 	wd := make([]float32, 64)
 	W := make([]int32, 64)
@@ -46,23 +62,19 @@ func refIntAccNib(acc []float32, d, nv int, enc []byte, rb, m int, w []float32, 
 				}
 				var term float32
 				if min {
-					term = fma32(8, wdC[0]+wdC[1], wmC[0]+wmC[1])
+					term = fma32(float32(off), wdC[0]+wdC[1], wmC[0]+wmC[1])
 				}
 				for i := 0; i < BlockSize; i++ {
 					var s int32
 					for j := t0; j < t1; j++ {
-						q := enc[j*rb+b*bs+pay+i%16]
-						if i >= 16 {
-							q >>= 4
-						}
-						s += W[j-t0] * int32(q&15)
+						s += W[j-t0] * code(enc[j*rb+b*bs:], i)
 					}
 					a := &acc[h*d+b*BlockSize+i]
 					x := *a
 					if min {
 						x += term
 					}
-					*a = fma32(T, float32(s-8*sw), x)
+					*a = fma32(T, float32(s-off*sw), x)
 				}
 			}
 		}
@@ -86,16 +98,18 @@ func b8Rows(rng *rand.Rand, c Codec, rows int, full bool) []byte {
 		c.Encode(enc[r*rb:(r+1)*rb], src[r*d:(r+1)*d])
 	}
 	if full {
-		bs, pay := 18, 2
-		if _, ok := c.(*q4_1Codec); ok {
-			bs, pay = 20, 4
+		bs := intAccBlocks(c).fullBytes
+		sc := 2 // the scales' bytes
+		switch c.(type) {
+		case *q4_1Codec, *q5_1Codec:
+			sc = 4
 		}
 		for r := 0; r < rows; r++ {
 			for b := 0; b < d/BlockSize; b++ {
 				blk := enc[r*rb+b*bs:]
-				copy(blk, enc[b*bs:b*bs+pay]) // row 0's scales
-				for i := pay; i < bs; i++ {
-					blk[i] = 0xFF
+				copy(blk, enc[b*bs:b*bs+sc]) // row 0's scales
+				for i := sc; i < bs; i++ {
+					blk[i] = 0xFF // every code the largest (qh bits set too)
 				}
 			}
 		}
@@ -115,7 +129,7 @@ func TestAVX2IntAccB8Matches(t *testing.T) {
 		t.Skip("no AVX2")
 	}
 	rng := rand.New(rand.NewPCG(81, 82))
-	for i, f := range []Format{Q4_0, Q4_1} {
+	for i, f := range []Format{Q4_0, Q4_1, Q5_0, Q5_1} {
 		for _, d := range []int{32, 64, 96, 128, 200} {
 			for _, rows := range []int{1, 2, 3, 4, 5, 7, 31, 32, 33, 35, 36, 63, 64, 65, 130, 200} {
 				for _, n := range []int{4, 5} {
@@ -144,7 +158,7 @@ func TestAVX2IntAccB8Matches(t *testing.T) {
 								}
 							}
 							checkB8(t, rng, c, d, rows, n, enc, w, avx2B8Acc[i].acc, 127)
-							checkB8(t, rng, c, d, rows, n, enc, w, avx2IntAcc[2*i].acc, 32767)
+							checkB8(t, rng, c, d, rows, n, enc, w, avx2IntAcc[[]int{0, 2, 3, 4}[i]].acc, 32767)
 						})
 					}
 				}
@@ -154,7 +168,6 @@ func TestAVX2IntAccB8Matches(t *testing.T) {
 }
 
 func checkB8(t *testing.T, rng *rand.Rand, c Codec, d, rows, n int, enc []byte, w []float32, k accKernel, qmax float32) {
-	_, min := c.(*q4_1Codec)
 	nv, rb := intAccBlocks(c).full*BlockSize, c.RowBytes()
 	const sentinel = 12345.5
 	a1 := make([]float32, 4*d+8)
@@ -171,7 +184,7 @@ func checkB8(t *testing.T, rng *rand.Rand, c Codec, d, rows, n int, enc []byte, 
 	}
 	a2 := append([]float32(nil), a1...)
 	k(&a1[0], d, nv, &enc[0], rb, rows, &w[0], 4*n)
-	refIntAccNib(a2, d, nv, enc, rb, rows, w, n, min, qmax)
+	refIntAccNib(a2, d, nv, enc, rb, rows, w, n, c, qmax)
 	for i := range a1 {
 		if math.Float32bits(a1[i]) != math.Float32bits(a2[i]) {
 			t.Fatalf("qmax %g: accumulator %d [%d]: kernel %g, reference %g", qmax, i/d, i%d, a1[i], a2[i])
@@ -204,7 +217,7 @@ func TestAVX2IntAccB8Speed(t *testing.T) {
 	defer func() { avx2B8On = on }()
 	names := []string{"int16", "int8"}
 	set := func(i int) { avx2B8On = i == 1 }
-	for _, f := range []Format{Q4_0, Q4_1} {
+	for _, f := range []Format{Q4_0, Q4_1, Q5_0, Q5_1} {
 		c := mustCodec(t, f, benchDim)
 		mq := c.(MultiQuery)
 		tile, _ := benchRowsOf(c)
