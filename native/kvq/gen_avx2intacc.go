@@ -546,11 +546,17 @@ func header() string {
 	}
 	fmt.Fprintf(&b, "DATA ·avx2IntAccIQ4Levels+0(SB)/8, $0x%016x\nDATA ·avx2IntAccIQ4Levels+8(SB)/8, $0x%016x\n", lv[0], lv[1])
 	b.WriteString("GLOBL ·avx2IntAccIQ4Levels(SB), RODATA|NOPTR, $16\n\n")
-	// The 8-bit kernels' constants: the low byte of each dword, and the weights' scale 127.
-	for i := 0; i < 32; i += 8 {
-		fmt.Fprintf(&b, "DATA ·avx2IntAccB8Lo+%d(SB)/8, $0x000000ff000000ff\n", i)
+	// The 8-bit kernels' constants: the prepass's byte transpose (dword i of a lane takes bytes
+	// i, 4+i, 8+i, 12+i), and the weights' scale 127.
+	for q := 0; q < 4; q++ {
+		var v uint64
+		for k := 0; k < 8; k++ {
+			i, r := (8*(q%2)+k)/4, k%4
+			v |= uint64(4*r+i) << (8 * k)
+		}
+		fmt.Fprintf(&b, "DATA ·avx2IntAccB8T+%d(SB)/8, $0x%016x\n", 8*q, v)
 	}
-	b.WriteString("GLOBL ·avx2IntAccB8Lo(SB), RODATA|NOPTR, $32\n\n")
+	b.WriteString("GLOBL ·avx2IntAccB8T(SB), RODATA|NOPTR, $32\n\n")
 	// q5Dec8's: qh dword h to lane 0's dwords and 2+h to lane 1's (half h), and the shifts.
 	for h := 0; h < 2; h++ {
 		for q := 0; q < 4; q++ {
@@ -888,14 +894,18 @@ a@_p1e:
 	VANDPS Y1, Y15, Y15
 	VMOVUPS Y15, %TT%(SP)
 
-	// W = round(w·d·inv) (−127..127), four rows' low bytes a dword (W_4g .. W_4g+3); ΣW per lane.
+	// W = round(w·d·inv) (−127..127) of four rows packed to bytes (VPACKSSDW, VPACKSSWB: exact,
+	// |W| ≤ 127; in each 128-bit lane rows 0..3's four lanes in turn), then transposed (VPSHUFB)
+	// so that dword l holds lane l's W_4g .. W_4g+3; ΣW per lane. Masking, shifting and OR'ing
+	// the four rows' low bytes together took ten operations where this takes four, and ~2% more
+	// time (q4_0, q4_1 on Zen 4, plain AVX2, in cache, interleaved).
 	LEAQ %PB%(SP), R8
 	LEAQ %QP%(SP), R12
 	MOVQ %TN%(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
 	VPXOR Y6, Y6, Y6
-	VMOVDQU ·avx2IntAccB8Lo(SB), Y7
+	VMOVDQU ·avx2IntAccB8T(SB), Y7
 a@_p2:
 	VMULPS (R8), Y14, Y0
 	VMULPS 32(R8), Y14, Y1
@@ -909,15 +919,10 @@ a@_p2:
 	VPADDD Y2, Y3, Y5
 	VPADDD Y4, Y5, Y4
 	VPADDD Y4, Y6, Y6
-	VPAND Y7, Y0, Y0
-	VPAND Y7, Y1, Y1
-	VPAND Y7, Y2, Y2
-	VPSLLD $8, Y1, Y1
-	VPSLLD $16, Y2, Y2
-	VPSLLD $24, Y3, Y3
-	VPOR Y1, Y0, Y0
-	VPOR Y3, Y2, Y2
-	VPOR Y2, Y0, Y0
+	VPACKSSDW Y1, Y0, Y0
+	VPACKSSDW Y3, Y2, Y2
+	VPACKSSWB Y2, Y0, Y0
+	VPSHUFB Y7, Y0, Y0
 	VMOVDQU Y0, (R12)
 	ADDQ $128, R8
 	ADDQ $32, R12
