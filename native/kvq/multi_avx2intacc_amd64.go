@@ -68,9 +68,13 @@ func avx2IntAccFor(i *multiKernels) *multiKernels {
 		case intAccQ4_1:
 			return avx2B8Acc[1]
 		case intAccQ5_0:
-			return avx2B8Acc[2]
+			if avx2B8Q5 {
+				return avx2B8Acc[2]
+			}
 		case intAccQ5_1:
-			return avx2B8Acc[3]
+			if avx2B8Q5 {
+				return avx2B8Acc[3]
+			}
 		}
 	}
 	k := avx2IntAccKernels(hasAVXVNNI)
@@ -91,9 +95,10 @@ func avx2IntAccFor(i *multiKernels) *multiKernels {
 	return nil
 }
 
-// avx2B8On selects the 8-bit-weight kernels (avx2B8Acc) for q4_0, q4_1, q5_0 and q5_1 on CPUs with AVX2
-// but neither AVX-512 integer kernels nor AVX-VNNI; KVLAB_ACC16 (isa.Acc16) keeps the int16
-// kernels above.
+// avx2B8On selects the 8-bit-weight kernels (avx2B8Acc) for q4_0 and q4_1 (q5_0 and q5_1 where
+// avx2B8Q5) on CPUs with AVX2 but neither the AVX-512 integer kernels nor AVX-VNNI (whose
+// VPDPWSSD kernels above stay: an 8-bit flavour with VEX VPDPBUSD is not written);
+// KVLAB_ACC16 (isa.Acc16) keeps the int16 kernels above.
 //
 // The 8-bit kernels (multi_avx2intacc_amd64.s, kernel8 in gen_avx2intacc.go) keep the int16
 // kernels' tiles, prepass and finish with the weights' scale 127 in place of 32767: per 64-row
@@ -109,7 +114,29 @@ func avx2IntAccFor(i *multiKernels) *multiKernels {
 // |Σ| ≤ 8·3810 = 30480 (4·7874 = 31496) < 32767, so the int32 sums Σ W·c are exact, as the
 // int16 kernels' are (TestAVX2IntAccB8Matches checks the kernels against the reference bit for
 // bit, on rows whose every code is the largest too).
+//
+// A four-row step and half block issues 8 VPMADDUBSW and 8 VPADDW for the four accumulators
+// and 8 decode operations (12 more for the fifth bits), where the int16 kernels issue 16
+// VPMADDWD and 16 VPADDD and 8 (32) decode operations. Measured on AMD Zen 4, plain AVX2
+// (TestAVX2IntAccB8Speed: AccumulateManyMulti over 4096 rows of 128 values, four
+// accumulators, thread CPU time, interleaved with the int16 kernels, KVLAB_NO_AVX512 set, a
+// busy shared machine): q4_0 0.78× the int16 kernel's time in cache (7.4 against 9.5 ns a row)
+// and 0.82–0.83× streamed past the caches, q4_1 0.80–0.88× and 0.85×, q5_0 0.78× and 0.81×,
+// q5_1 0.79× and 0.81–0.82×. The row loop is about 4.2 ns a row of q4_0's 7.4 in cache, the
+// prepass and finish (the int16 kernels', shared) about 3.2 (the kernel without its row loop).
+// The whole decode step (attn.Decode over 131072 cells, 32 heads / 8 KV heads × 128, one thread,
+// process CPU time, best of 7 rounds interleaved in one process): q4_0 21.2 → 19.8 ms, q4_1
+// 22.5 → 21.1 ms, q5_0 26.5 → 24.2 ms, q5_1 29.7 → 27.4 ms, f16 37.9 ms (iq4_nl, unchanged,
+// 24.2 and 24.3 ms).
 var avx2B8On = !isa.Acc16
+
+// avx2B8Q5 lets q5_0 and q5_1 take their 8-bit-weight kernels too (with avx2B8On). It is off:
+// their int16 kernels' error is half q4's, so the 8-bit weights' share of it shows, where q4_0's
+// and q4_1's did not move beyond the perturbation noise (kvlab ab, plain AVX2 on Zen 4,
+// kvlab-tiny-64 and its outlier copy, 64 and 192 decode positions, against KVLAB_ACC16): the
+// attention error rose 1.5–2% (q4_0, q4_1: 0.3–0.7%) and decode KL by 4–16% in six of eight
+// runs (q4_0 −1.5% to +9%, q4_1 −3.6% to +1.2%), so they stay at int16 for now.
+var avx2B8Q5 = false
 
 // avx2B8Acc are the 8-bit-weight kernels of q4_0, q4_1, q5_0 and q5_1.
 var avx2B8Acc = [4]*multiKernels{{acc: multiAccQ40B8AVX2INT}, {acc: multiAccQ41B8AVX2INT},
@@ -122,8 +149,12 @@ func avx2AccStep8(c Codec) float64 {
 		return 0
 	}
 	switch c.(type) {
-	case *q4_0Codec, *q4_1Codec, *q5_0Codec, *q5_1Codec:
+	case *q4_0Codec, *q4_1Codec:
 		return 0x1p-8
+	case *q5_0Codec, *q5_1Codec:
+		if avx2B8Q5 {
+			return 0x1p-8
+		}
 	}
 	return 0
 }

@@ -213,8 +213,9 @@ func TestAVX2IntAccB8Speed(t *testing.T) {
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	on := avx2B8On
-	defer func() { avx2B8On = on }()
+	on, q5 := avx2B8On, avx2B8Q5
+	defer func() { avx2B8On, avx2B8Q5 = on, q5 }()
+	avx2B8Q5 = true
 	names := []string{"int16", "int8"}
 	set := func(i int) { avx2B8On = i == 1 }
 	for _, f := range []Format{Q4_0, Q4_1, Q5_0, Q5_1} {
@@ -263,5 +264,31 @@ func TestAVX2IntAccB8Speed(t *testing.T) {
 				float64(stream[i].Nanoseconds())/float64(chunks*benchRows), float64(stream[i])/float64(stream[0]))
 		}
 		t.Log(line)
+	}
+}
+
+// TestAVX2IntAccB8Bound runs TestIntAccBound's check on q5_0 and q5_1 through their 8-bit-weight
+// kernels (avx2B8Q5 set for the test) where those run (KVLAB_NO_AVX512 set on this CPU): the
+// bound with 127 in place of 32767. q4_0's and q4_1's run in TestIntAccBound itself.
+func TestAVX2IntAccB8Bound(t *testing.T) {
+	if !avx2IntAccOn || !hasAVX2 || hasAVXVNNI || intAcc() || !avx2B8On {
+		t.Skip("the plain AVX2 8-bit kernels do not run here")
+	}
+	q5 := avx2B8Q5
+	defer func() { avx2B8Q5 = q5 }()
+	avx2B8Q5 = true
+	rng := rand.New(rand.NewPCG(83, 84))
+	for _, f := range []Format{Q5_0, Q5_1} {
+		for _, d := range []int{32, 128, 200} {
+			for _, rows := range []int{1, 15, 16, 17, 63, 64, 65, 200} {
+				t.Run(fmt.Sprintf("%s/d%d/rows%d", f, d, rows), func(t *testing.T) {
+					c := mustCodec(t, f, d)
+					if AccumulateStep(c) != 0x1p-8 {
+						t.Fatalf("AccumulateStep %g", AccumulateStep(c))
+					}
+					checkIntAccBound(t, rng, c, rows)
+				})
+			}
+		}
 	}
 }
