@@ -128,6 +128,12 @@ func avx2IntAccFor(i *multiKernels) *multiKernels {
 // process CPU time, best of 7 rounds interleaved in one process): q4_0 21.2 → 19.8 ms, q4_1
 // 22.5 → 21.1 ms, q5_0 26.5 → 24.2 ms, q5_1 29.7 → 27.4 ms, f16 37.9 ms (iq4_nl, unchanged,
 // 24.2 and 24.3 ms).
+//
+// Quality (kvlab ab, plain AVX2, kvlab-tiny-64 and its outlier copy, 64 and 192 decode
+// positions, against KVLAB_ACC16 in the same binary): q4_0's decode KL moved −1.5% to +9% and
+// its prompt KL −16% to +3%, q4_1's −3.6% to +1.2% and −9% to +5%, perplexity by at most 0.13%,
+// top-1 by a token or two either way, the attention error +0.3–0.7%; the int16 kernels against
+// the float ones (KVLAB_NO_AVX2INTACC) moved decode KL by at most 0.8%, prompt KL by 5%.
 var avx2B8On = !isa.Acc16
 
 // avx2B8Q5 lets q5_0 and q5_1 take their 8-bit-weight kernels too (with avx2B8On). It is off:
