@@ -649,7 +649,8 @@ func main() {
 	}
 	for _, f := range formats {
 		if f.dec8 != nil {
-			kernel8(&out, f)
+			kernel8(&out, f, 4)
+			kernel8(&out, f, 2)
 		}
 	}
 	s := out.String()
@@ -1029,10 +1030,10 @@ a@_fin%H%:
 %FINISH%`
 
 // dots8 adds four rows' codes (Y12, Y13) times accumulator h's weight dword (at 4h(R8),
-// broadcast) into word sums 2h and 2h+1, h < 4.
-func dots8() string {
+// broadcast) into word sums 2h and 2h+1, h < nacc.
+func dots8(nacc int) string {
 	var b strings.Builder
-	for h := 0; h < 4; h++ {
+	for h := 0; h < nacc; h++ {
 		w := fmt.Sprintf("Y%d", 8+h%2)
 		fmt.Fprintf(&b, "\tVPBROADCASTD %d(R8), %s\n", 4*h, w)
 		for i, c := range []string{"Y12", "Y13"} {
@@ -1043,10 +1044,17 @@ func dots8() string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-// kernel8 writes f's 8-bit-weight kernel (four accumulators, plain AVX2).
-func kernel8(out *strings.Builder, f format) {
+// kernel8 writes f's 8-bit-weight kernel (plain AVX2) for nacc accumulators: 4, or 2 (named
+// with Two: the prepass's lanes of accumulators 2 and 3 zero, as the int16 two-accumulator
+// kernels' are, so each accumulator's lanes and sums are the four-accumulator kernel's bit for
+// bit, and the row loop multiplies and adds for two).
+func kernel8(out *strings.Builder, f format, nacc int) {
 	name := f.name + "B8AVX2INT"
 	doc := f.doc + " 8-bit weights (VPMADDUBSW)."
+	if nacc == 2 {
+		name = f.name + "B8TwoAVX2INT"
+		doc += " Two accumulators."
+	}
 	minStore, minJoin := "", ""
 	if f.min {
 		minStore = fmt.Sprintf("MOVL $0x%08x, AX\n\tVMOVD AX, X8\n\tVPBROADCASTD X8, Y8\n\tVFMADD231PS Y8, Y2, Y1\n\tVMOVUPS Y1, %d(SP)", u32(float32(f.off)), o8MT)
@@ -1075,9 +1083,9 @@ func kernel8(out *strings.Builder, f format) {
 	for h := 0; h < 2; h++ {
 		halves[h] = strings.NewReplacer("%H%", fmt.Sprint(h), "%LO%", fmt.Sprint(f.lo[h]), "%HI%", fmt.Sprint(f.hi[h]),
 			"%DEC%", f.dec8(h, main[0], main[1], main[2], main[3]), "%DECT%", f.dec8(h, "(R12)", "(AX)", "(DX)", "(R12)"),
-			"%DOTS%", dots8(), "%FLUSHG%", flush(fmt.Sprintf("g%d", h)), "%FLUSHT%", flush(fmt.Sprintf("t%d", h)), "%STEPS%", fmt.Sprint(f.steps8), "%WIDEN%", strings.TrimRight(widen.String(), "\n"),
+			"%DOTS%", dots8(nacc), "%FLUSHG%", flush(fmt.Sprintf("g%d", h)), "%FLUSHT%", flush(fmt.Sprintf("t%d", h)), "%STEPS%", fmt.Sprint(f.steps8), "%WIDEN%", strings.TrimRight(widen.String(), "\n"),
 			"%ADDS32%", strings.TrimRight(adds.String(), "\n"),
-			"%FINISH%", finish(fs, h, 4, 0), "%PFX%", prefetch(2*f.bs, (2*f.bs+63)/64)).Replace(half8Tmpl)
+			"%FINISH%", finish(fs, h, nacc, 0), "%PFX%", prefetch(2*f.bs, (2*f.bs+63)/64)).Replace(half8Tmpl)
 	}
 	s := strings.NewReplacer("%HALF0%", halves[0], "%HALF1%", halves[1]).Replace(acc8Tmpl)
 	consts := "VMOVDQU ·avx2Nib(SB), Y10"
@@ -1089,7 +1097,7 @@ func kernel8(out *strings.Builder, f format) {
 		"%PB%", fmt.Sprint(o8PB), "%QP%", fmt.Sprint(o8QP), "%TT%", fmt.Sprint(o8TT), "%TN%", fmt.Sprint(o8TN),
 		"%WP%", fmt.Sprint(o8WP), "%RL%", fmt.Sprint(o8RL), "%BL%", fmt.Sprint(o8BL), "%NQ%", fmt.Sprint(o8NQ),
 		"%QB%", fmt.Sprint(o8QB), "%PF%", fmt.Sprint(o8PF),
-		"%P1A%", p1(f, false, 4), "%P1B%", p1(f, true, 4), "%MINJOIN%", minJoin,
+		"%P1A%", p1(f, false, nacc), "%P1B%", p1(f, true, nacc), "%MINJOIN%", minJoin,
 		"%MINSTORE%", minStore, "%SUMSTORE%", sumStore)
 	out.WriteString(r.Replace(s))
 }

@@ -144,6 +144,13 @@ var avx2B8On = !isa.Acc16
 // runs (q4_0 −1.5% to +9%, q4_1 −3.6% to +1.2%), so they stay at int16 for now.
 var avx2B8Q5 = false
 
+// avx2B8Index is each 8-bit kernel's format's index in avx2IntAcc.
+var avx2B8Index = [4]int{0, 2, 3, 4}
+
+// avx2B8TwoK are the two-accumulator variants of avx2B8Acc.
+var avx2B8TwoK = [4]*multiKernels{{acc: multiAccQ40B8TwoAVX2INT}, {acc: multiAccQ41B8TwoAVX2INT},
+	{acc: multiAccQ50B8TwoAVX2INT}, {acc: multiAccQ51B8TwoAVX2INT}}
+
 // avx2B8Acc are the 8-bit-weight kernels of q4_0, q4_1, q5_0 and q5_1.
 var avx2B8Acc = [4]*multiKernels{{acc: multiAccQ40B8AVX2INT}, {acc: multiAccQ41B8AVX2INT},
 	{acc: multiAccQ50B8AVX2INT}, {acc: multiAccQ51B8AVX2INT}}
@@ -192,6 +199,17 @@ func avx2IntAccKernels(vnni bool) *[6]*multiKernels {
 // and q5_1 (plain AVX2 and AVX-VNNI alike). On Intel (instruction tables) it issues half the
 // VPMADDWD or VPDPWSSD, the row loop's bottleneck on ports 0 and 1.
 func avx2IntAccTwo(k *multiKernels) *multiKernels {
+	for i, b := range avx2B8Acc {
+		if k == b {
+			// The 8-bit kernels' two-accumulator variants: each accumulator's sums are the
+			// four-accumulator kernel's bit for bit (TestAVX2IntAccB8TwoMatchesFour), so a
+			// query's values do not depend on its grouping. The four-accumulator kernel with
+			// two zero weights (padded and copied by multiAccStride) took 1.7–1.9× the int16
+			// two-accumulator kernel's time (q4_0, q4_1 on Zen 4, plain AVX2, in cache and
+			// streamed, TestAVX2IntAccB8Speed).
+			return avx2B8TwoK[i]
+		}
+	}
 	for i := range avx2IntAcc {
 		switch k {
 		case avx2IntAcc[i]:
@@ -299,3 +317,15 @@ func multiAccQ50B8AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *flo
 
 //go:noescape
 func multiAccQ51B8AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccQ40B8TwoAVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccQ41B8TwoAVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccQ50B8TwoAVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccQ51B8TwoAVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)

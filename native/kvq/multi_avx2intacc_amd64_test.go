@@ -136,6 +136,9 @@ func TestAVX2IntAccChosen(t *testing.T) {
 		if got := avx2IntAccFor(*tc.avx512Kern); got != want {
 			t.Errorf("%s: another kernel runs", tc.f)
 		}
+		if two := multiTwo(want); two == nil || two != avx2IntAccTwo(want) {
+			t.Errorf("%s: no two-accumulator kernel", tc.f)
+		}
 		if s := AccumulateStep(mustCodec(t, tc.f, 128)); s != step {
 			t.Errorf("%s: AccumulateStep %g", tc.f, s)
 		}

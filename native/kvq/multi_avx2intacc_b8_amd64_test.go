@@ -158,7 +158,7 @@ func TestAVX2IntAccB8Matches(t *testing.T) {
 								}
 							}
 							checkB8(t, rng, c, d, rows, n, enc, w, avx2B8Acc[i].acc, 127)
-							checkB8(t, rng, c, d, rows, n, enc, w, avx2IntAcc[[]int{0, 2, 3, 4}[i]].acc, 32767)
+							checkB8(t, rng, c, d, rows, n, enc, w, avx2IntAcc[avx2B8Index[i]].acc, 32767)
 						})
 					}
 				}
@@ -198,8 +198,11 @@ func checkB8(t *testing.T, rng *rand.Rand, c Codec, d, rows, n int, enc []byte, 
 }
 
 // TestAVX2IntAccB8Speed reports (KVLAB_SPEED_REPORT set, KVLAB_NO_AVX512 set on an AVX-512
-// CPU) TestAVX2IntAccSpeed's thread-CPU times per row for q4_0 and q4_1 through the int16 AVX2
-// kernels and the 8-bit-weight ones, interleaved in one run, in cache and streamed.
+// CPU) TestAVX2IntAccSpeed's thread-CPU times per row through the int16 AVX2 kernels and the
+// 8-bit-weight ones (q5_0's and q5_1's too), interleaved in one run, in cache and streamed, for
+// four accumulators, and for two (q4_0, q4_1: both run the int16 two-accumulator kernels, which
+// avx2IntAccTwo chose after the 8-bit four-accumulator kernels with two zero weights took
+// 1.7–1.9× their time).
 func TestAVX2IntAccB8Speed(t *testing.T) {
 	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
 		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
@@ -218,7 +221,11 @@ func TestAVX2IntAccB8Speed(t *testing.T) {
 	avx2B8Q5 = true
 	names := []string{"int16", "int8"}
 	set := func(i int) { avx2B8On = i == 1 }
-	for _, f := range []Format{Q4_0, Q4_1, Q5_0, Q5_1} {
+	for _, fn := range []struct {
+		f Format
+		n int
+	}{{Q4_0, 4}, {Q4_1, 4}, {Q5_0, 4}, {Q5_1, 4}, {Q4_0, 2}, {Q4_1, 2}} {
+		f, n := fn.f, fn.n
 		c := mustCodec(t, f, benchDim)
 		mq := c.(MultiQuery)
 		tile, _ := benchRowsOf(c)
@@ -226,11 +233,11 @@ func TestAVX2IntAccB8Speed(t *testing.T) {
 		for o := 0; o < len(vals); o += len(tile) {
 			copy(vals[o:], tile)
 		}
-		w := make([]float32, 4*benchRows)
+		w := make([]float32, n*benchRows)
 		for i := range w {
 			w[i] = 1.0 / benchRows
 		}
-		acc := make([]float32, 4*benchDim)
+		acc := make([]float32, n*benchDim)
 		cache := make([]time.Duration, len(names))
 		stream := make([]time.Duration, len(names))
 		for i := range cache {
@@ -240,7 +247,7 @@ func TestAVX2IntAccB8Speed(t *testing.T) {
 			for i := range names {
 				set(i)
 				t0 := cputime.Thread()
-				mq.AccumulateManyMulti(acc, 4, w, tile)
+				mq.AccumulateManyMulti(acc, n, w, tile)
 				cache[i] = min(cache[i], cputime.Thread()-t0)
 			}
 		}
@@ -251,13 +258,13 @@ func TestAVX2IntAccB8Speed(t *testing.T) {
 				var s time.Duration
 				for k := 0; k < chunks; k++ {
 					t0 := cputime.Thread()
-					mq.AccumulateManyMulti(acc, 4, w, vals[k*len(tile):(k+1)*len(tile)])
+					mq.AccumulateManyMulti(acc, n, w, vals[k*len(tile):(k+1)*len(tile)])
 					s += cputime.Thread() - t0
 				}
 				stream[i] = min(stream[i], s)
 			}
 		}
-		line := fmt.Sprintf("%-6s acc per row of %d values, 4 accumulators:", f, benchDim)
+		line := fmt.Sprintf("%-6s acc per row of %d values, %d accumulators:", f, benchDim, n)
 		for i, name := range names {
 			line += fmt.Sprintf(" %s %.2f ns in cache (%.2f×), %.2f ns streamed (%.2f×);", name,
 				float64(cache[i].Nanoseconds())/benchRows, float64(cache[i])/float64(cache[0]),
@@ -288,6 +295,78 @@ func TestAVX2IntAccB8Bound(t *testing.T) {
 					}
 					checkIntAccBound(t, rng, c, rows)
 				})
+			}
+		}
+	}
+}
+
+// TestAVX2IntAccB8TwoMatchesFour checks the 8-bit kernels' two-accumulator variants against the
+// four-accumulator kernels, bit for bit (each accumulator's sums must not depend on the others
+// in its call), as TestAVX2IntAccTwoMatchesFour does the int16 ones', and that multiTwo chooses
+// them; sentinels past the two accumulators.
+func TestAVX2IntAccB8TwoMatchesFour(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2")
+	}
+	rng := rand.New(rand.NewPCG(85, 86))
+	for i, f := range []Format{Q4_0, Q4_1, Q5_0, Q5_1} {
+		four, two := avx2B8Acc[i], avx2B8TwoK[i]
+		if multiTwo(four) != two {
+			t.Fatalf("%s: multiTwo does not choose the 8-bit two-accumulator kernel", f)
+		}
+		for _, d := range []int{32, 64, 96, 128, 200} {
+			for _, rows := range []int{1, 2, 3, 5, 17, 33, 63, 64, 65, 130} {
+				for _, shape := range []string{"softmax", "full+"} {
+					t.Run(fmt.Sprintf("%s/d%d/rows%d/%s", f, d, rows, shape), func(t *testing.T) {
+						c := Unwrap(mustCodec(t, f, d))
+						nv, rb := intAccBlocks(c).full*BlockSize, c.RowBytes()
+						enc := b8Rows(rng, c, rows, shape != "softmax")
+						w2 := make([]float32, 2*rows)
+						w4 := make([]float32, 4*rows)
+						for j := 0; j < rows; j++ {
+							for h := 0; h < 4; h++ {
+								x := float32(1)
+								if shape == "softmax" {
+									x = float32(math.Exp(-8 * rng.Float64()))
+									switch {
+									case rng.IntN(7) == 0:
+										x = 0
+									case j%64 == h:
+										x = 1
+									case rng.IntN(11) == 0:
+										x = -x
+									}
+								}
+								w4[4*j+h] = x
+								if h < 2 {
+									w2[2*j+h] = x
+								}
+							}
+						}
+						const sentinel = 12345.5
+						acc2 := make([]float32, 2*d+8)
+						acc4 := make([]float32, 4*d)
+						for i := range acc4 {
+							acc4[i] = float32(rng.NormFloat64())
+						}
+						copy(acc2, acc4[:2*d])
+						for i := 2 * d; i < len(acc2); i++ {
+							acc2[i] = sentinel
+						}
+						four.acc(&acc4[0], d, nv, &enc[0], rb, rows, &w4[0], 16)
+						two.acc(&acc2[0], d, nv, &enc[0], rb, rows, &w2[0], 8)
+						for i := 0; i < 2*d; i++ {
+							if math.Float32bits(acc2[i]) != math.Float32bits(acc4[i]) {
+								t.Fatalf("accumulator %d [%d]: two %g, four %g", i/d, i%d, acc2[i], acc4[i])
+							}
+						}
+						for i := 2 * d; i < len(acc2); i++ {
+							if acc2[i] != sentinel {
+								t.Fatalf("the two-accumulator kernel wrote %g past the accumulators (at %d)", acc2[i], i-2*d)
+							}
+						}
+					})
+				}
 			}
 		}
 	}
