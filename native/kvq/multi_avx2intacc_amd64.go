@@ -203,10 +203,11 @@ func avx2IntAccTwo(k *multiKernels) *multiKernels {
 		if k == b {
 			// The 8-bit kernels' two-accumulator variants: each accumulator's sums are the
 			// four-accumulator kernel's bit for bit (TestAVX2IntAccB8TwoMatchesFour), so a
-			// query's values do not depend on its grouping. The four-accumulator kernel with
-			// two zero weights (padded and copied by multiAccStride) took 1.7–1.9× the int16
-			// two-accumulator kernel's time (q4_0, q4_1 on Zen 4, plain AVX2, in cache and
-			// streamed, TestAVX2IntAccB8Speed).
+			// query's values do not depend on its grouping. They take 0.90–1.00× the int16
+			// two-accumulator kernels' time in cache and 0.90–0.95× streamed, where the
+			// four-accumulator kernel with two zero weights (padded and copied by
+			// multiAccStride) took 1.7–1.9× (q4_0, q4_1 on Zen 4, plain AVX2,
+			// TestAVX2IntAccB8Speed).
 			return avx2B8TwoK[i]
 		}
 	}
