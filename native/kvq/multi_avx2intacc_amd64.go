@@ -125,9 +125,10 @@ func avx2IntAccFor(i *multiKernels) *multiKernels {
 // q5_1 0.79× and 0.81–0.82×. The row loop is about 4.2 ns a row of q4_0's 7.4 in cache, the
 // prepass and finish (the int16 kernels', shared) about 3.2 (the kernel without its row loop).
 // The whole decode step (attn.Decode over 131072 cells, 32 heads / 8 KV heads × 128, one thread,
-// process CPU time, best of 7 rounds interleaved in one process): q4_0 21.2 → 19.8 ms, q4_1
-// 22.5 → 21.1 ms, q5_0 26.5 → 24.2 ms, q5_1 29.7 → 27.4 ms, f16 37.9 ms (iq4_nl, unchanged,
-// 24.2 and 24.3 ms).
+// process CPU time, best of 7 rounds interleaved in one process): q4_0 19.7 → 18.1 ms, q4_1
+// 20.6 → 18.9 ms, q5_0 25.3 → 22.9 ms, q5_1 27.9 → 25.2 ms, f16 30.5 ms (iq4_nl, unchanged,
+// 23.7 ms both); with 16 heads (two a KV head, the two-accumulator kernels) q4_0 16.0 → 15.5
+// ms, q4_1 17.7 → 17.4 ms.
 //
 // Quality (kvlab ab, plain AVX2, kvlab-tiny-64 and its outlier copy, 64 and 192 decode
 // positions, against KVLAB_ACC16 in the same binary): q4_0's decode KL moved −1.5% to +9% and
