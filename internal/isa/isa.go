@@ -8,8 +8,10 @@
 //     VNNI, VBMI and BF16 hidden, and AVX-VNNI on an AVX-512 CPU (Skylake has none);
 //   - KVLAB_NO_AVX512VBMI: what Intel Cascade Lake runs (VNNI without VBMI or BF16);
 //   - KVLAB_NO_AVXVNNI: the plain AVX2 kernels on a CPU with the VEX AVX-VNNI forms;
-//   - KVLAB_ACC16: the values kernels keep their 16-bit weights where kernels with 8-bit
-//     weights exist (native/kvq's AccumulateStep says which a codec runs).
+//   - KVLAB_ACC16: the values kernels keep their exact weights where kernels with 8-bit ones
+//     exist: 16-bit integer weights for the block formats and the turbo tiers, float32 weights
+//     and the older eight-accumulator scores for fp8 (native/kvq's AccumulateStep says which
+//     a codec runs).
 //
 // Any value sets a switch. Off amd64 every flag is false.
 package isa
@@ -43,7 +45,7 @@ var (
 	// KVLAB_NO_AVXVNNI is set, or KVLAB_NO_AVX512VNNI on an AVX-512 CPU.
 	AVXVNNI = cpu.X86.HasAVXVNNI && !on("KVLAB_NO_AVXVNNI") && !(noAVX512VNNI && cpu.X86.HasAVX512F)
 
-	// Acc16 is KVLAB_ACC16, read at start: the values kernels with 16-bit weights run even where
+	// Acc16 is KVLAB_ACC16, read at start: the values kernels with exact weights run even where
 	// kernels with 8-bit weights exist (half the multiplies, a looser rounding of the weights).
 	Acc16 = on("KVLAB_ACC16")
 )

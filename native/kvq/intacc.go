@@ -15,7 +15,8 @@ const AccumulateTile = 64
 // CPUs multi_t4accavx2_amd64.go); 2⁻⁹ where the turbo tiers' and tq4's AVX-512 kernels run
 // with unsigned 8-bit weights (unless isa.Acc16: w·s off by at most 1/510 ≈ 1.004·2⁻⁹ of the
 // tile's largest, multi_turboacc_amd64.go); 2⁻⁸ where q4_0's, q4_1's and iq4_nl's round the
-// weights to signed 8 bits (multi_intacc_amd64.go's intAcc8) and where fp8's accumulate with
+// weights to signed 8 bits (multi_intacc_amd64.go's intAcc8; q4_0's and q4_1's on AVX2 CPUs,
+// multi_avx2intacc_amd64.go's VPMADDUBSW kernels) and where fp8's accumulate with
 // bf16 weights (each w·scale off by at most 2⁻⁸ of itself, multi_fp8bf16_amd64.go); 0 where
 // they accumulate in float32. Tests of code built on
 // the codecs widen their float32 tolerances by it.
