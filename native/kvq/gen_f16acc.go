@@ -30,6 +30,26 @@
 // registers, which with the 16 sums leaves none for the rows: the FMAs reading the queries from
 // memory instead measured about 5% slower than the two-query kernel, so there is none.
 //
+// The four-query scores kernel for AMD Zen 4 (multiScoresF16Z4) is the four-query AVX-512
+// kernel (multi_amd64.s, multiScoresF16AVX512) in 256-bit operations: each 512-bit
+// accumulator is two 256-bit ones (its lanes 0..7 and 8..15), each 512-bit FMA two 256-bit
+// FMAs, each row conversion two VCVTPH2PS of eight values, and the reduction's 512-bit
+// shuffles 256-bit ones. Every lane takes the same fused multiply-adds in the same order and
+// every sum the same pairs in the same operand order, so the scores are that kernel's bit for
+// bit (gen_f16acc.go's scoresZ4 states the tree). On Zen 4 a 512-bit VCVTPH2PS and a
+// lane-crossing 512-bit shuffle (VSHUFF32X4, VPERMPS) take issue slots of the FMA pipes, where
+// the 256-bit ones and the adds do not (a loop of 12 independent 512-bit FMAs and 12
+// conversions took 18 cycles, 12 FMAs alone 12; 24 256-bit FMAs and 12 256-bit conversions 12):
+// in cache the kernel takes ~10.4–10.8 ns a row of 128 values where the 512-bit one takes
+// ~11.6–12.0 (thread CPU time, 4 queries). Without its reduction tree (one add of all sums,
+// for timing) it took ~9.8, so the tree costs ~1 ns a row. What did not pay on Zen 4: the
+// queries as memory operands of the FMAs (12.3 ns), two groups a loop step (11.1), four rows a
+// step in 512-bit operations with the 16 sums reduced together (12.0: the shuffles, not the
+// query loads, cost), the first reduction level by a blend and one shuffle (11.9),
+// PREFETCHT1 or 12 KiB ahead (no difference streamed within the noise), and the f16
+// accumulate kernel in 256-bit operations (11.0 ns a row with broadcast registers, 13.3 with
+// embedded broadcasts, against the 512-bit kernel's 9.3).
+//
 // Run with `go generate ./native/kvq`.
 package main
 
@@ -164,6 +184,159 @@ w64_done:
 	return b.String()
 }
 
+// scoresZ4 is the four-query f16 scores kernel for AMD Zen 4 (multiScoresF16Z4; the contract
+// is multiKernels', as multiScoresF16AVX512's in multi_amd64.s, whose structure it keeps: rows
+// in pairs a and b, b = a on an odd last row, each 32-value group of both rows prefetched
+// PFDIST ahead, whole 64-byte lines of scores stored non-temporally when ostride is 16 and out
+// 64-byte aligned). Item k = 4·row + query (row 0 = a, 1 = b) sums in Yk (the 512-bit kernel's
+// lanes 0..7) and Y(8+k) (lanes 8..15). A 32-value group of a row is four conversions of
+// eight values, a..d; the 512-bit kernel's low vector is a|b and its high vector c|d, so lane j
+// takes q·a then q·c in Yk and q·b then q·d in Y(8+k), as its lane j and j+8 take the low
+// then the high vector. The reduction is that kernel's: lanes j and j+8 (Yk + Y(8+k), the low
+// lanes first), then j and j+4 (the two 128-bit lanes of Yk, items 2p and 2p+1 paired by
+// VSHUFF32X4), then elements 0+1 and 2+3 and their sum (VSHUFPS $0x88/$0xDD twice), the first
+// operand of every add the one that kernel puts first, so even NaN payloads agree.
+func scoresZ4() string {
+	const name = "multiScoresF16Z4"
+	var b strings.Builder
+	fmt.Fprintf(&b, `
+// func %[1]s(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+// Sums: Y0..Y15 (item k's lanes 0..7 in Yk, 8..15 in Y(8+k)); the rows' vectors Y16..Y19,
+// the queries' Y20..Y27; the first pair's scores of a line Y30, the lane order Y31.
+TEXT ·%[1]s(SB), NOSPLIT, $0-64
+	MOVQ q+0(FP), SI
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX                // bytes between queries
+	LEAQ (DX)(DX*2), R13       // 3 queries
+	MOVQ nv+16(FP), R11
+	SHRQ $5, R11               // 32-value groups per row
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	MOVQ m+40(FP), R10
+	MOVQ out+48(FP), R9
+	VMOVUPS ·f16Order8(SB), Y31
+	TESTQ R10, R10
+	JZ   %[1]s_done
+	TESTQ R11, R11
+	JZ   %[1]s_done
+	XORQ R14, R14              // rows left for whole-line non-temporal stores
+	CMPQ ostride+56(FP), $16
+	JNE  %[1]s_pair
+	TESTQ $63, R9
+	JNZ  %[1]s_pair
+	MOVQ R10, R14
+	ANDQ $-4, R14
+
+%[1]s_pair:
+	CMPQ R10, $1
+	JNE  %[1]s_two
+	XORQ R8, R8                // odd last row: b reads a again
+%[1]s_two:
+`, name)
+	for k := 0; k < 16; k++ {
+		fmt.Fprintf(&b, "\tVXORPS Y%[1]d, Y%[1]d, Y%[1]d\n", k)
+	}
+	fmt.Fprintf(&b, `	MOVQ DI, BX
+	LEAQ (DI)(R8*1), R15
+	MOVQ SI, CX
+	MOVQ R11, R12
+
+%[1]s_blk:
+	PREFETCHT0 %[2]d(BX)
+	PREFETCHT0 %[2]d(R15)
+`, name, 6144)
+	for half := 0; half < 2; half++ {
+		// Half 0: conversions a (bytes 0..15) and c (32..47) of both rows, the queries' values
+		// 0..7 and 16..23 of the group, into the items' low lanes; half 1: b, d, values 8..15
+		// and 24..31, the high lanes.
+		o, qo := 16*half, 32*half
+		fmt.Fprintf(&b, "\tVCVTPH2PS %d(BX), Y16\n\tVCVTPH2PS %d(BX), Y17\n\tVCVTPH2PS %d(R15), Y18\n\tVCVTPH2PS %d(R15), Y19\n", o, o+32, o, o+32)
+		fmt.Fprintf(&b, "\tVMOVUPS %d(CX), Y20\n\tVMOVUPS %d(CX), Y21\n", qo, qo+64)
+		fmt.Fprintf(&b, "\tVMOVUPS %d(CX)(DX*1), Y22\n\tVMOVUPS %d(CX)(DX*1), Y23\n", qo, qo+64)
+		fmt.Fprintf(&b, "\tVMOVUPS %d(CX)(DX*2), Y24\n\tVMOVUPS %d(CX)(DX*2), Y25\n", qo, qo+64)
+		fmt.Fprintf(&b, "\tVMOVUPS %d(CX)(R13*1), Y26\n\tVMOVUPS %d(CX)(R13*1), Y27\n", qo, qo+64)
+		for step := 0; step < 2; step++ {
+			for r := 0; r < 2; r++ {
+				for h := 0; h < 4; h++ {
+					fmt.Fprintf(&b, "\tVFMADD231PS Y%d, Y%d, Y%d\n", 20+2*h+step, 16+2*r+step, 8*half+4*r+h)
+				}
+			}
+		}
+	}
+	fmt.Fprintf(&b, `	ADDQ $64, BX
+	ADDQ $64, R15
+	ADDQ $128, CX
+	DECQ R12
+	JNZ  %[1]s_blk
+
+	// Lanes j and j+8.
+`, name)
+	for k := 0; k < 8; k++ {
+		fmt.Fprintf(&b, "\tVADDPS Y%d, Y%d, Y%d\n", 8+k, k, k)
+	}
+	b.WriteString("\t// Then j and j+4: items 2p and 2p+1 into Yp, one 128-bit lane each.\n")
+	for p := 0; p < 4; p++ {
+		fmt.Fprintf(&b, "\tVSHUFF32X4 $0, Y%[1]d, Y%[2]d, Y16\n\tVSHUFF32X4 $3, Y%[1]d, Y%[2]d, Y17\n\tVADDPS Y17, Y16, Y%[3]d\n", 2*p+1, 2*p, p)
+	}
+	b.WriteString(`	// Then elements 0+1 and 2+3, and their sum: items [0 2 4 6 | 1 3 5 7].
+	VSHUFPS $0x88, Y1, Y0, Y16
+	VSHUFPS $0xDD, Y1, Y0, Y17
+	VADDPS Y17, Y16, Y0
+	VSHUFPS $0x88, Y3, Y2, Y18
+	VSHUFPS $0xDD, Y3, Y2, Y19
+	VADDPS Y19, Y18, Y1
+	VSHUFPS $0x88, Y1, Y0, Y16
+	VSHUFPS $0xDD, Y1, Y0, Y17
+	VADDPS Y17, Y16, Y0
+`)
+	fmt.Fprintf(&b, `	VPERMPS Y0, Y31, Y0        // [a0 a1 a2 a3 b0 b1 b2 b3]
+	TESTQ R14, R14
+	JZ   %[1]s_store
+	SUBQ $2, R14
+	TESTQ $2, R14
+	JZ   %[1]s_line
+	VMOVAPS Y0, Y30            // the first pair of four rows: held for the second
+	JMP  %[1]s_next
+%[1]s_line:
+	VINSERTF64X4 $1, Y0, Z30, Z30 // [first pair's 8 scores | second pair's 8]
+	VMOVNTPS Z30, (R9)
+	ADDQ $64, R9
+	JMP  %[1]s_next
+
+%[1]s_store:
+	VMOVUPS X0, (R9)
+	CMPQ R10, $1
+	JEQ  %[1]s_done
+	VEXTRACTF128 $1, Y0, X1
+	MOVQ ostride+56(FP), AX
+	VMOVUPS X1, (R9)(AX*1)
+	LEAQ (R9)(AX*2), R9
+
+%[1]s_next:
+	LEAQ (DI)(R8*2), DI
+	SUBQ $2, R10
+	JNZ  %[1]s_pair
+
+%[1]s_done:
+	SFENCE
+	VZEROUPPER
+	RET
+
+// f16Order8 is the lane order that gathers multiScoresF16Z4's sums, items [0 2 4 6 1 3 5 7],
+// into [0 1 … 7].
+DATA ·f16Order8+0(SB)/4, $0
+DATA ·f16Order8+4(SB)/4, $4
+DATA ·f16Order8+8(SB)/4, $1
+DATA ·f16Order8+12(SB)/4, $5
+DATA ·f16Order8+16(SB)/4, $2
+DATA ·f16Order8+20(SB)/4, $6
+DATA ·f16Order8+24(SB)/4, $3
+DATA ·f16Order8+28(SB)/4, $7
+GLOBL ·f16Order8(SB), RODATA|NOPTR, $32
+`, name)
+	return b.String()
+}
+
 func main() {
 	var out strings.Builder
 	out.WriteString(`// Code generated by gen_f16acc.go; DO NOT EDIT.
@@ -183,6 +356,11 @@ func main() {
 // reduced as the two-query kernel reduces them (multi_f16acc_amd64.go).
 `)
 	out.WriteString(scoresKernel())
+	out.WriteString(`
+// AVX-512 (VL) f16 scores kernel for four queries in 256-bit operations, for AMD Zen 4: the
+// four-query AVX-512 kernel's scores bit for bit (multi_f16acc_amd64.go).
+`)
+	out.WriteString(scoresZ4())
 	if err := os.WriteFile("multi_f16acc_amd64.s", []byte(out.String()), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -25,7 +25,7 @@ var (
 
 var (
 	avx512Kernels = [3]*multiKernels{
-		{multiScoresF16AVX512, multiAccF16AVX512},
+		{f16Scores4, multiAccF16AVX512}, // f16Scores4: multi_f16acc_amd64.go
 		{multiScoresQ80AVX512, multiAccQ80AVX512},
 		{multiScoresQ40AVX512, multiAccQ40AVX512},
 	}

@@ -67,6 +67,9 @@
 // first; with the non-temporal stores, which go around the caches, it took no longer. The
 // caller reads the scores back once (from memory: 4 KiB more read per 64 KiB of f16 rows). An
 // SFENCE before the return orders the stores before the caller's reads on any core.
+//
+// AMD Zen 4 runs multiScoresF16Z4 instead (multi_f16acc_amd64.go): this kernel in 256-bit
+// operations, its scores bit for bit.
 TEXT ·multiScoresF16AVX512(SB), NOSPLIT, $0-64
 	MOVQ q+0(FP), SI
 	MOVQ d+8(FP), DX

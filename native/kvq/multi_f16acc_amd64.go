@@ -66,3 +66,26 @@ func f16ScoresWide(c *f16Codec, m int) func(q *float32, qs int, rows *byte, rb, 
 	}
 	return multiScoresF16Wide64
 }
+
+// multiScoresF16Z4 is the four-query f16 scores kernel for AMD Zen 4 (same file, same
+// generator): multiScoresF16AVX512 in 256-bit operations, its scores bit for bit
+// (TestF16ScoresZ4Matches), so the MultiQuery bound holds unchanged. On Zen 4 a 512-bit
+// VCVTPH2PS and a lane-crossing 512-bit shuffle take issue slots of the FMA pipes where the
+// 256-bit ones do not: on a Zen 4 (EPYC Genoa) in cache it takes ~10.4 ns a row of 128 values
+// against ~11.6, streamed past the caches ~15–16.4 against ~17.4–19.0 (thread CPU time, 4
+// queries, median of 21 alternated rounds on a busy shared machine; TestF16ScoresZ4Speed).
+// Other CPUs keep the 512-bit kernel: those with two 512-bit FMA units would halve their
+// multiply rate.
+//
+//go:noescape
+func multiScoresF16Z4(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+
+// f16Scores4 is the four-query f16 scores kernel of the AVX-512 kernels: multiScoresF16Z4 on
+// AMD Zen 4 (zen4Stream, with AVX-512 VL for its 256-bit EVEX forms), else
+// multiScoresF16AVX512.
+var f16Scores4 = func() func(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int) {
+	if zen4Stream && hasAVX512VL {
+		return multiScoresF16Z4
+	}
+	return multiScoresF16AVX512
+}()

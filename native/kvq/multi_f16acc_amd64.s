@@ -351,3 +351,201 @@ w64_step:
 w64_done:
 	VZEROUPPER
 	RET
+
+// AVX-512 (VL) f16 scores kernel for four queries in 256-bit operations, for AMD Zen 4: the
+// four-query AVX-512 kernel's scores bit for bit (multi_f16acc_amd64.go).
+
+// func multiScoresF16Z4(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+// Sums: Y0..Y15 (item k's lanes 0..7 in Yk, 8..15 in Y(8+k)); the rows' vectors Y16..Y19,
+// the queries' Y20..Y27; the first pair's scores of a line Y30, the lane order Y31.
+TEXT ·multiScoresF16Z4(SB), NOSPLIT, $0-64
+	MOVQ q+0(FP), SI
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX                // bytes between queries
+	LEAQ (DX)(DX*2), R13       // 3 queries
+	MOVQ nv+16(FP), R11
+	SHRQ $5, R11               // 32-value groups per row
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	MOVQ m+40(FP), R10
+	MOVQ out+48(FP), R9
+	VMOVUPS ·f16Order8(SB), Y31
+	TESTQ R10, R10
+	JZ   multiScoresF16Z4_done
+	TESTQ R11, R11
+	JZ   multiScoresF16Z4_done
+	XORQ R14, R14              // rows left for whole-line non-temporal stores
+	CMPQ ostride+56(FP), $16
+	JNE  multiScoresF16Z4_pair
+	TESTQ $63, R9
+	JNZ  multiScoresF16Z4_pair
+	MOVQ R10, R14
+	ANDQ $-4, R14
+
+multiScoresF16Z4_pair:
+	CMPQ R10, $1
+	JNE  multiScoresF16Z4_two
+	XORQ R8, R8                // odd last row: b reads a again
+multiScoresF16Z4_two:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
+	VXORPS Y15, Y15, Y15
+	MOVQ DI, BX
+	LEAQ (DI)(R8*1), R15
+	MOVQ SI, CX
+	MOVQ R11, R12
+
+multiScoresF16Z4_blk:
+	PREFETCHT0 6144(BX)
+	PREFETCHT0 6144(R15)
+	VCVTPH2PS 0(BX), Y16
+	VCVTPH2PS 32(BX), Y17
+	VCVTPH2PS 0(R15), Y18
+	VCVTPH2PS 32(R15), Y19
+	VMOVUPS 0(CX), Y20
+	VMOVUPS 64(CX), Y21
+	VMOVUPS 0(CX)(DX*1), Y22
+	VMOVUPS 64(CX)(DX*1), Y23
+	VMOVUPS 0(CX)(DX*2), Y24
+	VMOVUPS 64(CX)(DX*2), Y25
+	VMOVUPS 0(CX)(R13*1), Y26
+	VMOVUPS 64(CX)(R13*1), Y27
+	VFMADD231PS Y20, Y16, Y0
+	VFMADD231PS Y22, Y16, Y1
+	VFMADD231PS Y24, Y16, Y2
+	VFMADD231PS Y26, Y16, Y3
+	VFMADD231PS Y20, Y18, Y4
+	VFMADD231PS Y22, Y18, Y5
+	VFMADD231PS Y24, Y18, Y6
+	VFMADD231PS Y26, Y18, Y7
+	VFMADD231PS Y21, Y17, Y0
+	VFMADD231PS Y23, Y17, Y1
+	VFMADD231PS Y25, Y17, Y2
+	VFMADD231PS Y27, Y17, Y3
+	VFMADD231PS Y21, Y19, Y4
+	VFMADD231PS Y23, Y19, Y5
+	VFMADD231PS Y25, Y19, Y6
+	VFMADD231PS Y27, Y19, Y7
+	VCVTPH2PS 16(BX), Y16
+	VCVTPH2PS 48(BX), Y17
+	VCVTPH2PS 16(R15), Y18
+	VCVTPH2PS 48(R15), Y19
+	VMOVUPS 32(CX), Y20
+	VMOVUPS 96(CX), Y21
+	VMOVUPS 32(CX)(DX*1), Y22
+	VMOVUPS 96(CX)(DX*1), Y23
+	VMOVUPS 32(CX)(DX*2), Y24
+	VMOVUPS 96(CX)(DX*2), Y25
+	VMOVUPS 32(CX)(R13*1), Y26
+	VMOVUPS 96(CX)(R13*1), Y27
+	VFMADD231PS Y20, Y16, Y8
+	VFMADD231PS Y22, Y16, Y9
+	VFMADD231PS Y24, Y16, Y10
+	VFMADD231PS Y26, Y16, Y11
+	VFMADD231PS Y20, Y18, Y12
+	VFMADD231PS Y22, Y18, Y13
+	VFMADD231PS Y24, Y18, Y14
+	VFMADD231PS Y26, Y18, Y15
+	VFMADD231PS Y21, Y17, Y8
+	VFMADD231PS Y23, Y17, Y9
+	VFMADD231PS Y25, Y17, Y10
+	VFMADD231PS Y27, Y17, Y11
+	VFMADD231PS Y21, Y19, Y12
+	VFMADD231PS Y23, Y19, Y13
+	VFMADD231PS Y25, Y19, Y14
+	VFMADD231PS Y27, Y19, Y15
+	ADDQ $64, BX
+	ADDQ $64, R15
+	ADDQ $128, CX
+	DECQ R12
+	JNZ  multiScoresF16Z4_blk
+
+	// Lanes j and j+8.
+	VADDPS Y8, Y0, Y0
+	VADDPS Y9, Y1, Y1
+	VADDPS Y10, Y2, Y2
+	VADDPS Y11, Y3, Y3
+	VADDPS Y12, Y4, Y4
+	VADDPS Y13, Y5, Y5
+	VADDPS Y14, Y6, Y6
+	VADDPS Y15, Y7, Y7
+	// Then j and j+4: items 2p and 2p+1 into Yp, one 128-bit lane each.
+	VSHUFF32X4 $0, Y1, Y0, Y16
+	VSHUFF32X4 $3, Y1, Y0, Y17
+	VADDPS Y17, Y16, Y0
+	VSHUFF32X4 $0, Y3, Y2, Y16
+	VSHUFF32X4 $3, Y3, Y2, Y17
+	VADDPS Y17, Y16, Y1
+	VSHUFF32X4 $0, Y5, Y4, Y16
+	VSHUFF32X4 $3, Y5, Y4, Y17
+	VADDPS Y17, Y16, Y2
+	VSHUFF32X4 $0, Y7, Y6, Y16
+	VSHUFF32X4 $3, Y7, Y6, Y17
+	VADDPS Y17, Y16, Y3
+	// Then elements 0+1 and 2+3, and their sum: items [0 2 4 6 | 1 3 5 7].
+	VSHUFPS $0x88, Y1, Y0, Y16
+	VSHUFPS $0xDD, Y1, Y0, Y17
+	VADDPS Y17, Y16, Y0
+	VSHUFPS $0x88, Y3, Y2, Y18
+	VSHUFPS $0xDD, Y3, Y2, Y19
+	VADDPS Y19, Y18, Y1
+	VSHUFPS $0x88, Y1, Y0, Y16
+	VSHUFPS $0xDD, Y1, Y0, Y17
+	VADDPS Y17, Y16, Y0
+	VPERMPS Y0, Y31, Y0        // [a0 a1 a2 a3 b0 b1 b2 b3]
+	TESTQ R14, R14
+	JZ   multiScoresF16Z4_store
+	SUBQ $2, R14
+	TESTQ $2, R14
+	JZ   multiScoresF16Z4_line
+	VMOVAPS Y0, Y30            // the first pair of four rows: held for the second
+	JMP  multiScoresF16Z4_next
+multiScoresF16Z4_line:
+	VINSERTF64X4 $1, Y0, Z30, Z30 // [first pair's 8 scores | second pair's 8]
+	VMOVNTPS Z30, (R9)
+	ADDQ $64, R9
+	JMP  multiScoresF16Z4_next
+
+multiScoresF16Z4_store:
+	VMOVUPS X0, (R9)
+	CMPQ R10, $1
+	JEQ  multiScoresF16Z4_done
+	VEXTRACTF128 $1, Y0, X1
+	MOVQ ostride+56(FP), AX
+	VMOVUPS X1, (R9)(AX*1)
+	LEAQ (R9)(AX*2), R9
+
+multiScoresF16Z4_next:
+	LEAQ (DI)(R8*2), DI
+	SUBQ $2, R10
+	JNZ  multiScoresF16Z4_pair
+
+multiScoresF16Z4_done:
+	SFENCE
+	VZEROUPPER
+	RET
+
+// f16Order8 is the lane order that gathers multiScoresF16Z4's sums, items [0 2 4 6 1 3 5 7],
+// into [0 1 … 7].
+DATA ·f16Order8+0(SB)/4, $0
+DATA ·f16Order8+4(SB)/4, $4
+DATA ·f16Order8+8(SB)/4, $1
+DATA ·f16Order8+12(SB)/4, $5
+DATA ·f16Order8+16(SB)/4, $2
+DATA ·f16Order8+20(SB)/4, $6
+DATA ·f16Order8+24(SB)/4, $3
+DATA ·f16Order8+28(SB)/4, $7
+GLOBL ·f16Order8(SB), RODATA|NOPTR, $32

@@ -8,8 +8,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/kvlab/kvlab/internal/cputime"
 )
@@ -214,5 +216,137 @@ func TestF16ScoresTwoWideSpeed(t *testing.T) {
 			}
 			t.Logf("f16 d %d, %d rows, two queries' scores: wide %v, two-query kernel %v (%.2f×)", d, rows, best[1], best[0], float64(best[1])/float64(best[0]))
 		}
+	}
+}
+
+// TestF16ScoresZ4Matches checks the four-query f16 scores kernel for AMD Zen 4
+// (multiScoresF16Z4, multi_f16acc_amd64.go) against the four-query AVX-512 kernel it stands
+// for, bit for bit, on any CPU with AVX-512 VL: rows of 32 to 256 values (nv = d, and nv < d
+// with the queries d apart), odd and even row counts around the pair and four-row line steps,
+// score strides of 16 bytes (64-byte aligned, the whole-line non-temporal stores, and not),
+// 20 and 32, and rows and queries with edge values: f16 infinities, NaNs with several
+// payloads, subnormals, the largest f16 and −0 (a sum taken with its operands swapped
+// returns another NaN payload). Sentinels around and past the scores check that nothing else
+// is written.
+func TestF16ScoresZ4Matches(t *testing.T) {
+	if !hasAVX512 || !hasAVX512VL {
+		t.Skip("no AVX-512 VL here")
+	}
+	rng := rand.New(rand.NewPCG(79, 80))
+	edges := []uint16{0x7c00, 0xfc00, 0x7e00, 0x7c01, 0xfe12, 0x7d55, 0x0001, 0x8001, 0x03ff, 0x7bff, 0xfbff, 0x8000}
+	for _, dn := range [][2]int{{32, 32}, {64, 64}, {96, 96}, {128, 128}, {160, 160}, {256, 256}, {72, 64}, {136, 128}} {
+		d, nv := dn[0], dn[1]
+		for _, m := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 63, 64, 65, 258} {
+			for _, edge := range []bool{false, true} {
+				for _, os := range []int{16, 20, 32} {
+					for _, shift := range []int{0, 4} { // out 64-byte aligned, or 16 bytes past it
+						if shift != 0 && os != 16 {
+							continue
+						}
+						t.Run(fmt.Sprintf("d%d/nv%d/m%d/edge%v/ostride%d/shift%d", d, nv, m, edge, os, shift), func(t *testing.T) {
+							rb := 2 * d
+							enc := make([]byte, m*rb)
+							c := mustCodec(t, F16, d)
+							src := outlierRows(rng, m, d)
+							for r := 0; r < m; r++ {
+								c.Encode(enc[r*rb:(r+1)*rb], src[r*d:(r+1)*d])
+							}
+							q := gaussianRows(rng, 4, d, 1)
+							if edge {
+								for i := 0; i+1 < len(enc); i += 2 {
+									if rng.IntN(8) == 0 {
+										e := edges[rng.IntN(len(edges))]
+										enc[i], enc[i+1] = byte(e), byte(e>>8)
+									}
+								}
+								for i := range q {
+									switch rng.IntN(32) {
+									case 0:
+										q[i] = float32(math.Inf(1))
+									case 1:
+										q[i] = float32(math.Copysign(0, -1))
+									case 2:
+										q[i] = 0
+									case 3:
+										q[i] = math.Float32frombits(0x7fc12345)
+									case 4:
+										q[i] = 1e30
+									}
+								}
+							}
+							const sentinel = -777.25
+							n := (m-1)*os/4 + 4 + 32
+							buf := make([]float32, n+32)
+							a := int(uintptr(unsafe.Pointer(&buf[0]))%64) / 4 // 64-byte aligned at (16 − a) % 16
+							got := buf[(16-a)%16+shift:][:n]
+							want := make([]float32, n)
+							for i := range got {
+								got[i], want[i] = sentinel, sentinel
+							}
+							multiScoresF16AVX512(&q[0], d, nv, &enc[0], rb, m, &want[0], os)
+							multiScoresF16Z4(&q[0], d, nv, &enc[0], rb, m, &got[0], os)
+							for i := range want {
+								if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+									t.Fatalf("out[%d] (row %d, query %d): %g (%#08x), the AVX-512 kernel %g (%#08x)", i, i/(os/4), i%(os/4), got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+								}
+							}
+						})
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestF16ScoresZ4Speed reports (KVLAB_SPEED_REPORT set) the thread CPU time of four queries'
+// scores of rows of 128 f16 values through multiScoresF16Z4 and multiScoresF16AVX512,
+// alternated: 4096 rows in cache (best of 30 calls, the median of KVLAB_SPEED_ROUNDS rounds)
+// and streamed past the caches (benchStreamRows' 64 MiB, 4096 rows a call, the kernels taking
+// turns by call; the median and best pass).
+func TestF16ScoresZ4Speed(t *testing.T) {
+	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
+		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
+	}
+	if !hasAVX512 || !hasAVX512VL {
+		t.Skip("no AVX-512 VL here")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	c := mustCodec(t, F16, benchDim)
+	rb := c.RowBytes()
+	tile, big := benchStreamRows(c)
+	q, out, _, _ := benchQueries()
+	ks := []func(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int){multiScoresF16AVX512, multiScoresF16Z4}
+	rounds := speedRounds(11)
+	var cache, stream [2][]float64
+	chunks := len(big) / len(tile)
+	for r := 0; r < rounds; r++ {
+		for i, k := range ks {
+			best := time.Hour
+			for range 30 {
+				t0 := cputime.Thread()
+				k(&q[0], benchDim, benchDim, &tile[0], rb, benchRows, &out[0], 16)
+				best = min(best, cputime.Thread()-t0)
+			}
+			cache[i] = append(cache[i], float64(best.Nanoseconds())/benchRows)
+		}
+		var tot [2]time.Duration
+		var calls [2]int
+		for j := 0; j < chunks; j++ {
+			i := (j + r) % 2
+			t0 := cputime.Thread()
+			ks[i](&q[0], benchDim, benchDim, &big[j*len(tile)], rb, benchRows, &out[0], 16)
+			tot[i] += cputime.Thread() - t0
+			calls[i]++
+		}
+		for i := range tot {
+			stream[i] = append(stream[i], float64(tot[i].Nanoseconds())/float64(calls[i]*benchRows))
+		}
+	}
+	for i, name := range []string{"multiScoresF16AVX512", "multiScoresF16Z4"} {
+		slices.Sort(cache[i])
+		slices.Sort(stream[i])
+		t.Logf("%-20s 4 queries, rows of %d values: in cache %.2f ns a row (median; best %.2f), streamed %.2f (best %.2f)",
+			name, benchDim, cache[i][rounds/2], cache[i][0], stream[i][rounds/2], stream[i][0])
 	}
 }
