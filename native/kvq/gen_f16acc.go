@@ -40,15 +40,16 @@
 // lane-crossing 512-bit shuffle (VSHUFF32X4, VPERMPS) take issue slots of the FMA pipes, where
 // the 256-bit ones and the adds do not (a loop of 12 independent 512-bit FMAs and 12
 // conversions took 18 cycles, 12 FMAs alone 12; 24 256-bit FMAs and 12 256-bit conversions 12):
-// in cache the kernel takes ~10.4–10.8 ns a row of 128 values where the 512-bit one takes
-// ~11.6–12.0 (thread CPU time, 4 queries). Without its reduction tree (one add of all sums,
-// for timing) it took ~9.8, so the tree costs ~1 ns a row. What did not pay on Zen 4: the
-// queries as memory operands of the FMAs (12.3 ns), two groups a loop step (11.1), four rows a
-// step in 512-bit operations with the 16 sums reduced together (12.0: the shuffles, not the
-// query loads, cost), the first reduction level by a blend and one shuffle (11.9),
-// PREFETCHT1 or 12 KiB ahead (no difference streamed within the noise), and the f16
-// accumulate kernel in 256-bit operations (11.0 ns a row with broadcast registers, 13.3 with
-// embedded broadcasts, against the 512-bit kernel's 9.3).
+// in cache the kernel takes ~9.6–10.0 ns a row of 128 values where the 512-bit one takes
+// ~11.6–12.1 (thread CPU time, 4 queries), ~10.8 of it with each pair's whole reduction at the
+// pair's end instead of overlapping the next pair's FMAs (scoresZ4). What did not pay on Zen 4:
+// in that non-overlapping 256-bit kernel (10.8), the queries as memory operands of the FMAs
+// (12.3 ns) and two groups a loop step (11.1); in the 512-bit one (12.0), four rows a step
+// with the 16 sums reduced together (12.0: the shuffles, not the query loads, cost) and the
+// first reduction level by a blend and one shuffle (11.9); PREFETCHT1 or 12 KiB ahead (no
+// difference streamed within the noise); and the f16 accumulate kernel in 256-bit operations
+// (11.0 ns a row with broadcast registers, 13.3 with embedded broadcasts, against the 512-bit
+// kernel's 9.3).
 //
 // Run with `go generate ./native/kvq`.
 package main
@@ -191,18 +192,26 @@ w64_done:
 // 64-byte aligned). Item k = 4·row + query (row 0 = a, 1 = b) sums in Yk (the 512-bit kernel's
 // lanes 0..7) and Y(8+k) (lanes 8..15). A 32-value group of a row is four conversions of
 // eight values, a..d; the 512-bit kernel's low vector is a|b and its high vector c|d, so lane j
-// takes q·a then q·c in Yk and q·b then q·d in Y(8+k), as its lane j and j+8 take the low
+// takes q·a then q·c in Yk and q·b then q·d in Y(8+k), as its lanes j and j+8 take the low
 // then the high vector. The reduction is that kernel's: lanes j and j+8 (Yk + Y(8+k), the low
 // lanes first), then j and j+4 (the two 128-bit lanes of Yk, items 2p and 2p+1 paired by
 // VSHUFF32X4), then elements 0+1 and 2+3 and their sum (VSHUFPS $0x88/$0xDD twice), the first
 // operand of every add the one that kernel puts first, so even NaN payloads agree.
+//
+// The last levels of a pair's reduction (elements, lane order, store) wait in Y22..Y25 and run
+// among the next pair's first group of multiply-adds (Y26..Y29 their temporaries), so the
+// reduction's chain of dependent shuffles and adds overlaps the FMAs instead of ending each
+// pair: ~10.0 ns a row in cache against ~10.9 with the whole reduction at the end of the pair.
+// The working set of a group step is then two row vectors (Y16, Y17) and four query vectors
+// (Y18..Y21): one conversion of each row and one query vector of each query at a time.
 func scoresZ4() string {
 	const name = "multiScoresF16Z4"
 	var b strings.Builder
 	fmt.Fprintf(&b, `
 // func %[1]s(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
-// Sums: Y0..Y15 (item k's lanes 0..7 in Yk, 8..15 in Y(8+k)); the rows' vectors Y16..Y19,
-// the queries' Y20..Y27; the first pair's scores of a line Y30, the lane order Y31.
+// Sums: Y0..Y15 (item k's lanes 0..7 in Yk, 8..15 in Y(8+k)); a row's eight values Y16, Y17;
+// the queries' Y18..Y21; the previous pair's partial sums Y22..Y25, their temporaries
+// Y26..Y29; the first pair's scores of a line Y30; the lane order Y31.
 TEXT ·%[1]s(SB), NOSPLIT, $0-64
 	MOVQ q+0(FP), SI
 	MOVQ d+8(FP), DX
@@ -216,9 +225,9 @@ TEXT ·%[1]s(SB), NOSPLIT, $0-64
 	MOVQ out+48(FP), R9
 	VMOVUPS ·f16Order8(SB), Y31
 	TESTQ R10, R10
-	JZ   %[1]s_done
+	JZ   %[1]s_ret
 	TESTQ R11, R11
-	JZ   %[1]s_done
+	JZ   %[1]s_ret
 	XORQ R14, R14              // rows left for whole-line non-temporal stores
 	CMPQ ostride+56(FP), $16
 	JNE  %[1]s_pair
@@ -226,13 +235,62 @@ TEXT ·%[1]s(SB), NOSPLIT, $0-64
 	JNZ  %[1]s_pair
 	MOVQ R10, R14
 	ANDQ $-4, R14
-
-%[1]s_pair:
-	CMPQ R10, $1
-	JNE  %[1]s_two
-	XORQ R8, R8                // odd last row: b reads a again
-%[1]s_two:
 `, name)
+	// group is one 32-value group of both rows: for each half (low lanes: conversions a, c;
+	// high lanes: b, d) and each of its two conversions, both rows' eight values, the four
+	// queries' matching eight, and their eight multiply-adds.
+	var group []string
+	group = append(group, fmt.Sprintf("PREFETCHT0 %d(BX)", 6144), fmt.Sprintf("PREFETCHT0 %d(R15)", 6144))
+	qidx := []string{"(CX)", "(CX)(DX*1)", "(CX)(DX*2)", "(CX)(R13*1)"}
+	for half := 0; half < 2; half++ {
+		for step := 0; step < 2; step++ {
+			o, qo := 16*half+32*step, 32*half+64*step
+			group = append(group, fmt.Sprintf("VCVTPH2PS %d(BX), Y16", o), fmt.Sprintf("VCVTPH2PS %d(R15), Y17", o))
+			for h := 0; h < 4; h++ {
+				group = append(group, fmt.Sprintf("VMOVUPS %d%s, Y%d", qo, qidx[h], 18+h))
+			}
+			for r := 0; r < 2; r++ {
+				for h := 0; h < 4; h++ {
+					group = append(group, fmt.Sprintf("VFMADD231PS Y%d, Y%d, Y%d", 18+h, 16+r, 8*half+4*r+h))
+				}
+			}
+		}
+	}
+	// tail is the last levels of a pair's reduction from Y22..Y25 (items [0|1], [2|3], [4|5],
+	// [6|7], one 128-bit lane each): elements 0+1 and 2+3, their sum (items [0 2 4 6 | 1 3 5
+	// 7]), and the lane order, into Y22.
+	tail := []string{
+		"VSHUFPS $0x88, Y23, Y22, Y26", "VSHUFPS $0xDD, Y23, Y22, Y27", "VADDPS Y27, Y26, Y22",
+		"VSHUFPS $0x88, Y25, Y24, Y28", "VSHUFPS $0xDD, Y25, Y24, Y29", "VADDPS Y29, Y28, Y23",
+		"VSHUFPS $0x88, Y23, Y22, Y26", "VSHUFPS $0xDD, Y23, Y22, Y27", "VADDPS Y27, Y26, Y22",
+		"VPERMPS Y22, Y31, Y22", // [a0 a1 a2 a3 b0 b1 b2 b3]
+	}
+	// store writes a pair's two rows of scores (Y22) as multiScoresF16AVX512 does: into a
+	// whole-line non-temporal store with the next pair's while R14 rows are left for them, else
+	// 16 bytes a row.
+	store := func(l string) string {
+		return fmt.Sprintf(`	TESTQ R14, R14
+	JZ   %[1]s_st%[2]s
+	SUBQ $2, R14
+	TESTQ $2, R14
+	JZ   %[1]s_ln%[2]s
+	VMOVAPS Y22, Y30           // the first pair of four rows: held for the second
+	JMP  %[1]s_sd%[2]s
+%[1]s_ln%[2]s:
+	VINSERTF64X4 $1, Y22, Z30, Z30 // [first pair's 8 scores | second pair's 8]
+	VMOVNTPS Z30, (R9)
+	ADDQ $64, R9
+	JMP  %[1]s_sd%[2]s
+%[1]s_st%[2]s:
+	MOVQ ostride+56(FP), AX
+	VMOVUPS X22, (R9)
+	VEXTRACTF32X4 $1, Y22, X26
+	VMOVUPS X26, (R9)(AX*1)
+	LEAQ (R9)(AX*2), R9
+%[1]s_sd%[2]s:
+`, name, l)
+	}
+	fmt.Fprintf(&b, "\n%[1]s_pair:\n\tCMPQ R10, $1\n\tJNE  %[1]s_two\n\tXORQ R8, R8                // odd last row: b reads a again\n%[1]s_two:\n", name)
 	for k := 0; k < 16; k++ {
 		fmt.Fprintf(&b, "\tVXORPS Y%[1]d, Y%[1]d, Y%[1]d\n", k)
 	}
@@ -240,28 +298,38 @@ TEXT ·%[1]s(SB), NOSPLIT, $0-64
 	LEAQ (DI)(R8*1), R15
 	MOVQ SI, CX
 	MOVQ R11, R12
+	CMPQ DI, rows+24(FP)
+	JEQ  %[1]s_first           // the first pair: no previous pair's sums wait
+	// The first group, the previous pair's tail among its instructions, then its store.
+`, name)
+	ti := 0
+	for i, in := range group {
+		fmt.Fprintf(&b, "\t%s\n", in)
+		if i%5 == 4 && ti < len(tail) {
+			fmt.Fprintf(&b, "\t%s\n", tail[ti])
+			ti++
+		}
+	}
+	for ; ti < len(tail); ti++ {
+		fmt.Fprintf(&b, "\t%s\n", tail[ti])
+	}
+	b.WriteString(store("a"))
+	fmt.Fprintf(&b, "\tJMP  %[1]s_next\n\n%[1]s_first:\n", name)
+	for _, in := range group {
+		fmt.Fprintf(&b, "\t%s\n", in)
+	}
+	fmt.Fprintf(&b, `
+%[1]s_next:
+	ADDQ $64, BX
+	ADDQ $64, R15
+	ADDQ $128, CX
+	DECQ R12
+	JZ   %[1]s_red
 
 %[1]s_blk:
-	PREFETCHT0 %[2]d(BX)
-	PREFETCHT0 %[2]d(R15)
-`, name, 6144)
-	for half := 0; half < 2; half++ {
-		// Half 0: conversions a (bytes 0..15) and c (32..47) of both rows, the queries' values
-		// 0..7 and 16..23 of the group, into the items' low lanes; half 1: b, d, values 8..15
-		// and 24..31, the high lanes.
-		o, qo := 16*half, 32*half
-		fmt.Fprintf(&b, "\tVCVTPH2PS %d(BX), Y16\n\tVCVTPH2PS %d(BX), Y17\n\tVCVTPH2PS %d(R15), Y18\n\tVCVTPH2PS %d(R15), Y19\n", o, o+32, o, o+32)
-		fmt.Fprintf(&b, "\tVMOVUPS %d(CX), Y20\n\tVMOVUPS %d(CX), Y21\n", qo, qo+64)
-		fmt.Fprintf(&b, "\tVMOVUPS %d(CX)(DX*1), Y22\n\tVMOVUPS %d(CX)(DX*1), Y23\n", qo, qo+64)
-		fmt.Fprintf(&b, "\tVMOVUPS %d(CX)(DX*2), Y24\n\tVMOVUPS %d(CX)(DX*2), Y25\n", qo, qo+64)
-		fmt.Fprintf(&b, "\tVMOVUPS %d(CX)(R13*1), Y26\n\tVMOVUPS %d(CX)(R13*1), Y27\n", qo, qo+64)
-		for step := 0; step < 2; step++ {
-			for r := 0; r < 2; r++ {
-				for h := 0; h < 4; h++ {
-					fmt.Fprintf(&b, "\tVFMADD231PS Y%d, Y%d, Y%d\n", 20+2*h+step, 16+2*r+step, 8*half+4*r+h)
-				}
-			}
-		}
+`, name)
+	for _, in := range group {
+		fmt.Fprintf(&b, "\t%s\n", in)
 	}
 	fmt.Fprintf(&b, `	ADDQ $64, BX
 	ADDQ $64, R15
@@ -269,56 +337,36 @@ TEXT ·%[1]s(SB), NOSPLIT, $0-64
 	DECQ R12
 	JNZ  %[1]s_blk
 
-	// Lanes j and j+8.
+%[1]s_red:
+	// Lanes j and j+8, then j and j+4: items 2p and 2p+1 into Y(22+p), one 128-bit lane each.
 `, name)
 	for k := 0; k < 8; k++ {
 		fmt.Fprintf(&b, "\tVADDPS Y%d, Y%d, Y%d\n", 8+k, k, k)
 	}
-	b.WriteString("\t// Then j and j+4: items 2p and 2p+1 into Yp, one 128-bit lane each.\n")
 	for p := 0; p < 4; p++ {
-		fmt.Fprintf(&b, "\tVSHUFF32X4 $0, Y%[1]d, Y%[2]d, Y16\n\tVSHUFF32X4 $3, Y%[1]d, Y%[2]d, Y17\n\tVADDPS Y17, Y16, Y%[3]d\n", 2*p+1, 2*p, p)
+		fmt.Fprintf(&b, "\tVSHUFF32X4 $0, Y%[1]d, Y%[2]d, Y16\n\tVSHUFF32X4 $3, Y%[1]d, Y%[2]d, Y17\n\tVADDPS Y17, Y16, Y%[3]d\n", 2*p+1, 2*p, 22+p)
 	}
-	b.WriteString(`	// Then elements 0+1 and 2+3, and their sum: items [0 2 4 6 | 1 3 5 7].
-	VSHUFPS $0x88, Y1, Y0, Y16
-	VSHUFPS $0xDD, Y1, Y0, Y17
-	VADDPS Y17, Y16, Y0
-	VSHUFPS $0x88, Y3, Y2, Y18
-	VSHUFPS $0xDD, Y3, Y2, Y19
-	VADDPS Y19, Y18, Y1
-	VSHUFPS $0x88, Y1, Y0, Y16
-	VSHUFPS $0xDD, Y1, Y0, Y17
-	VADDPS Y17, Y16, Y0
-`)
-	fmt.Fprintf(&b, `	VPERMPS Y0, Y31, Y0        // [a0 a1 a2 a3 b0 b1 b2 b3]
-	TESTQ R14, R14
-	JZ   %[1]s_store
-	SUBQ $2, R14
-	TESTQ $2, R14
-	JZ   %[1]s_line
-	VMOVAPS Y0, Y30            // the first pair of four rows: held for the second
-	JMP  %[1]s_next
-%[1]s_line:
-	VINSERTF64X4 $1, Y0, Z30, Z30 // [first pair's 8 scores | second pair's 8]
-	VMOVNTPS Z30, (R9)
-	ADDQ $64, R9
-	JMP  %[1]s_next
-
-%[1]s_store:
-	VMOVUPS X0, (R9)
-	CMPQ R10, $1
-	JEQ  %[1]s_done
-	VEXTRACTF128 $1, Y0, X1
-	MOVQ ostride+56(FP), AX
-	VMOVUPS X1, (R9)(AX*1)
-	LEAQ (R9)(AX*2), R9
-
-%[1]s_next:
+	fmt.Fprintf(&b, `	CMPQ R10, $1
+	JEQ  %[1]s_last1
 	LEAQ (DI)(R8*2), DI
 	SUBQ $2, R10
 	JNZ  %[1]s_pair
+	// The last pair of two rows: its tail and store alone.
+`, name)
+	for _, in := range tail {
+		fmt.Fprintf(&b, "\t%s\n", in)
+	}
+	b.WriteString(store("z"))
+	fmt.Fprintf(&b, "\tJMP  %[1]s_done\n\n%[1]s_last1:\n\t// An odd last row: its tail, and its scores alone.\n", name)
+	for _, in := range tail {
+		fmt.Fprintf(&b, "\t%s\n", in)
+	}
+	fmt.Fprintf(&b, `	VMOVUPS X22, (R9)
 
 %[1]s_done:
 	SFENCE
+
+%[1]s_ret:
 	VZEROUPPER
 	RET
 
