@@ -46,10 +46,10 @@
 // in that non-overlapping 256-bit kernel (10.8), the queries as memory operands of the FMAs
 // (12.3 ns) and two groups a loop step (11.1); in the 512-bit one (12.0), four rows a step
 // with the 16 sums reduced together (12.0: the shuffles, not the query loads, cost) and the
-// first reduction level by a blend and one shuffle (11.9); PREFETCHT1 or 12 KiB ahead (no
-// difference streamed within the noise); and the f16 accumulate kernel in 256-bit operations
-// (11.0 ns a row with broadcast registers, 13.3 with embedded broadcasts, against the 512-bit
-// kernel's 9.3).
+// first reduction level by a blend and one shuffle (11.9); and the f16 accumulate kernel in
+// 256-bit operations (11.0 ns a row with broadcast registers, 13.3 with embedded broadcasts,
+// against the 512-bit kernel's 9.3), or with a second prefetch, PREFETCHT1 a tile further
+// ahead (~0.5–2.5 ns a row slower streamed), or in tiles of 32 rows (within the noise).
 //
 // Run with `go generate ./native/kvq`.
 package main
@@ -187,9 +187,13 @@ w64_done:
 
 // scoresZ4 is the four-query f16 scores kernel for AMD Zen 4 (multiScoresF16Z4; the contract
 // is multiKernels', as multiScoresF16AVX512's in multi_amd64.s, whose structure it keeps: rows
-// in pairs a and b, b = a on an odd last row, each 32-value group of both rows prefetched
-// PFDIST ahead, whole 64-byte lines of scores stored non-temporally when ostride is 16 and out
-// 64-byte aligned). Item k = 4·row + query (row 0 = a, 1 = b) sums in Yk (the 512-bit kernel's
+// in pairs a and b, b = a on an odd last row, whole 64-byte lines of scores stored
+// non-temporally when ostride is 16 and out 64-byte aligned). Each 32-value group of both rows
+// is prefetched into L2 12 KiB ahead (PREFETCHT1) and into L1 3 KiB ahead (PREFETCHT0): on Zen
+// 4, rows streamed from DRAM, ~1.5–2 ns a row less than PREFETCHT0 6 KiB ahead alone
+// (multiScoresF16AVX512's PFDIST; thread CPU time, 4 queries, the two kernels alternated, 61
+// rounds, four runs; 16 KiB + 3 KiB, 24 KiB + 2 or 4 KiB and 32 KiB + 6 KiB within ~0.3 of it,
+// PREFETCHT1 16 KiB alone ~0.3 behind, PREFETCHT0 8 KiB alone ~0.3 ahead of 6 KiB). Item k = 4·row + query (row 0 = a, 1 = b) sums in Yk (the 512-bit kernel's
 // lanes 0..7) and Y(8+k) (lanes 8..15). A 32-value group of a row is four conversions of
 // eight values, a..d; the 512-bit kernel's low vector is a|b and its high vector c|d, so lane j
 // takes q·a then q·c in Yk and q·b then q·d in Y(8+k), as its lanes j and j+8 take the low
@@ -240,7 +244,7 @@ TEXT ·%[1]s(SB), NOSPLIT, $0-64
 	// high lanes: b, d) and each of its two conversions, both rows' eight values, the four
 	// queries' matching eight, and their eight multiply-adds.
 	var group []string
-	group = append(group, fmt.Sprintf("PREFETCHT0 %d(BX)", 6144), fmt.Sprintf("PREFETCHT0 %d(R15)", 6144))
+	group = append(group, "PREFETCHT1 12288(BX)", "PREFETCHT1 12288(R15)", "PREFETCHT0 3072(BX)", "PREFETCHT0 3072(R15)")
 	qidx := []string{"(CX)", "(CX)(DX*1)", "(CX)(DX*2)", "(CX)(R13*1)"}
 	for half := 0; half < 2; half++ {
 		for step := 0; step < 2; step++ {
