@@ -300,7 +300,7 @@ func TestQ2KScoresRangeMultiAVX2Int(t *testing.T) {
 // (the digits in t2AVX2Perm's order, and the aux words the kernels read: the scales and
 // −128·ΣQ), on groups with a block of zero scales, a query block of zeros and subnormal
 // products, and that a non-finite scaled query reports false; and, where the CPU has the
-// AVX-512 VNNI kernel, that q2kScoresAVX2Int's scores are q2kScoresVNNI's bit for bit.
+// AVX-512 VNNI kernel, that q2kScoresInt's scores without avx512 are its scores with it bit for bit.
 func TestQ2KDigitsAVX2(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("no AVX2, FMA and F16C")
@@ -359,16 +359,16 @@ func TestQ2KDigitsAVX2(t *testing.T) {
 			cells := &grp[2*d]
 			want, got := make([]float32, 4*m), make([]float32, 4*m)
 			var s1, s2 [4 * q2kMultiMaxDim]float32
-			if !q2kScoresVNNI(&q[0], d, &grp[0], cells, m, &s1[0], &want[0], 16, false) {
-				t.Fatal("q2kScoresVNNI: false")
+			if !q2kScoresInt(true, &q[0], d, &grp[0], cells, m, &s1[0], &want[0], 16, false) {
+				t.Fatal("q2kScoresInt (AVX-512): false")
 			}
 			for _, vnni := range []bool{false, tq4AVXVNNICPU} {
 				sv := hasAVXVNNI
 				hasAVXVNNI = vnni
-				ok := q2kScoresAVX2Int(&q[0], d, &grp[0], cells, m, &s2[0], &got[0], 16)
+				ok := q2kScoresInt(false, &q[0], d, &grp[0], cells, m, &s2[0], &got[0], 16, false)
 				hasAVXVNNI = sv
 				if !ok {
-					t.Fatal("q2kScoresAVX2Int: false")
+					t.Fatal("q2kScoresInt (AVX2): false")
 				}
 				for i := range got {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {

@@ -25,14 +25,14 @@ var hasQ2KKernel = hasAVX2
 // another order, within (d/4 + 4)·2⁻²⁴·Σ_c |q_c·k̂_c| of the exact score.
 //
 // With AVX-512 VNNI and VBMI too and d a multiple of 64, the scores are integer dots instead
-// (q2kScoresVNNI); on CPUs with AVX2 and no AVX-512 likewise (q2kScoresAVX2Int).
+// (q2kScoresInt with avx512); on CPUs with AVX2 and no AVX-512 likewise (q2kScoresInt without).
 //
 // prepped says that q2kPrep(q, d, grp, qs) returned true: the first half of the query
 // preparation is in qs already (AVX-512 only; q2kPrep returns false elsewhere).
 func q2kScores(q *float32, d int, grp *byte, j0, m int, qs *float32, out *float32, ostride int, prepped bool) {
 	if hasAVX512BW {
 		cells := (*byte)(unsafe.Add(unsafe.Pointer(grp), 2*d+j0*(d/4)))
-		if q2kVNNI(d) && q2kScoresVNNI(q, d, grp, cells, m, qs, out, ostride, prepped) {
+		if q2kVNNI(d) && q2kScoresInt(true, q, d, grp, cells, m, qs, out, ostride, prepped) {
 			return
 		}
 		q2kScaleAVX512(q, d, grp, qs)
@@ -45,41 +45,11 @@ func q2kScores(q *float32, d int, grp *byte, j0, m int, qs *float32, out *float3
 	}
 	if q2kVNNI(d) {
 		cells := (*byte)(unsafe.Add(unsafe.Pointer(grp), 2*d+j0*(d/4)))
-		if q2kScoresAVX2Int(q, d, grp, cells, m, qs, out, ostride) {
+		if q2kScoresInt(false, q, d, grp, cells, m, qs, out, ostride, false) {
 			return
 		}
 	}
 	q2kScoresAVX2(q, d, grp, j0, m, qs, out, ostride)
-}
-
-// q2kScoresAVX2Int is q2kScoresVNNI on CPUs with AVX2 and no AVX-512 (tq4AVX2Int): the
-// queries prepared by q2kDigitsAVX2 (the same digits and scales, in the order the turbo2 AVX2
-// kernels read the codes, t2AVX2Perm) and the cells scored by turbo2's AVX2 kernel with every
-// row scale 1 (multi_tq4avx2_amd64.go's flavours), so the scores are q2kScoresVNNI's bit for bit
-// and its bound holds as it is.
-func q2kScoresAVX2Int(q *float32, d int, grp *byte, cells *byte, m int, scratch *float32, out *float32, ostride int) bool {
-	dig := (*byte)(unsafe.Pointer(scratch))
-	aux := (*uint32)(unsafe.Add(unsafe.Pointer(scratch), q2kDigBytes))
-	if !q2kDigitsAVX2(q, d, grp, dig, aux) {
-		return false
-	}
-	off := [5]float32{4: turboUnit2}
-	var stage [16]uint32
-	rb := d / 4
-	whole := m &^ 7
-	if whole > 0 {
-		q2kCellsAVX2(dig, aux, d/64, cells, rb, whole, out, ostride, &off[0], &stage[0])
-	}
-	if rest := m - whole; rest > 0 {
-		var pad [8 * q2kMultiMaxDim / 4]byte
-		copy(pad[:], unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(cells), whole*rb)), rest*rb))
-		var tmp [8 * 4]float32
-		q2kCellsAVX2(dig, aux, d/64, &pad[0], rb, 8, &tmp[0], 16, &off[0], &stage[0])
-		for j := 0; j < rest; j++ {
-			*(*[4]float32)(unsafe.Add(unsafe.Pointer(out), (whole+j)*ostride)) = [4]float32(tmp[4*j : 4*j+4])
-		}
-	}
-	return true
 }
 
 // q2kCellsAVX2 runs q2k's AVX2 scores kernel on this CPU (m a multiple of 8).
@@ -146,12 +116,12 @@ func q2kScaleAVX512(q *float32, d int, grp *byte, qs *float32)
 
 // q2kVNNI reports whether q2k's scores at head dimension d go through the VNNI kernel: AVX-512
 // VNNI, BW and VBMI (turbo2's kernel's), d a multiple of 64 (up to q2kMultiMaxDim).
-// Without AVX-512 the AVX2 kernels (tq4AVX2Int, q2kScoresAVX2Int) give the same scores.
+// Without AVX-512 the AVX2 kernels (tq4AVX2Int, q2kScoresInt without avx512) give the same scores.
 func q2kVNNI(d int) bool {
 	return (hasVNNIBW && hasVBMI || tq4AVX2Int) && d%64 == 0 && d <= q2kMultiMaxDim
 }
 
-// The scratch q2kScoresVNNI carves out of ScoresRangeMulti's 4·q2kMultiMaxDim floats: the
+// The scratch q2kScoresInt carves out of ScoresRangeMulti's 4·q2kMultiMaxDim floats: the
 // digits (vnniDigits' layout, one digit a value) and the aux words of d/32 blocks.
 const (
 	q2kDigBytes = q2kMultiMaxDim / 32 * vnniBlockBytes / 2
@@ -160,7 +130,7 @@ const (
 
 var _ [4*4*q2kMultiMaxDim - q2kDigBytes - q2kAuxBytes]struct{} // the scratch fits
 
-// q2kScoresVNNI scores the m cells at cells (d/4 code bytes each, of the group at grp) for the
+// q2kScoresInt scores the m cells at cells (d/4 code bytes each, of the group at grp) for the
 // four queries q[h·d:] as integer dots, and reports false (having written nothing) where a
 // query times a channel scale is not finite, which the float kernels then score.
 //
@@ -187,25 +157,46 @@ var _ [4*4*q2kMultiMaxDim - q2kDigBytes - q2kAuxBytes]struct{} // the scratch fi
 // prepped: q2kPrep(q, d, grp, scratch) has run the first half of the preparation
 // (q2kDigitsAAVX512: the blocks' maxima and scales) and returned true; the second
 // (q2kDigitsBAVX512) runs here.
-func q2kScoresVNNI(q *float32, d int, grp *byte, cells *byte, m int, scratch *float32, out *float32, ostride int, prepped bool) bool {
+//
+// avx512 false is the same on CPUs with AVX2 and no AVX-512 (tq4AVX2Int; prepped must be
+// false): the queries prepared by q2kDigitsAVX2 (the same digits and scales, in the order the
+// turbo2 AVX2 kernels read the codes, t2AVX2Perm) and the cells scored by turbo2's AVX2 kernel
+// with every row scale 1 (multi_tq4avx2_amd64.go's flavours), so the scores are the AVX-512
+// kernel's bit for bit and the bound holds as it is.
+func q2kScoresInt(avx512 bool, q *float32, d int, grp *byte, cells *byte, m int, scratch *float32, out *float32, ostride int, prepped bool) bool {
 	dig := (*byte)(unsafe.Pointer(scratch))
 	aux := (*uint32)(unsafe.Add(unsafe.Pointer(scratch), q2kDigBytes))
-	if prepped {
+	switch {
+	case !avx512:
+		if !q2kDigitsAVX2(q, d, grp, dig, aux) {
+			return false
+		}
+	case prepped:
 		q2kDigitsBAVX512(q, d, grp, dig, aux)
-	} else if !q2kDigitsAVX512(q, d, grp, dig, aux) {
+	case !q2kDigitsAVX512(q, d, grp, dig, aux):
 		return false
 	}
 	off := [5]float32{4: turboUnit2}
+	var stage [16]uint32
 	rb := d / 4
 	// Direct calls (not through a func value) keep the stack buffers from escaping.
 	kernel := func(rows *byte, m int, out *float32, ostride int) {
-		if rb <= 48 {
+		switch {
+		case !avx512:
+			q2kCellsAVX2(dig, aux, d/64, rows, rb, m, out, ostride, &off[0], &stage[0])
+		case rb <= 48:
 			multiScoresQ2KPVNNI(dig, aux, d/64, rows, rb, m, out, ostride, &off[0], nil)
-		} else {
+		default:
 			multiScoresQ2KVNNI(dig, aux, d/64, rows, rb, m, out, ostride, &off[0], nil)
 		}
 	}
-	whole := m &^ 15
+	// The AVX-512 kernel takes sixteen cells a pass, the AVX2 one eight; a last partial pass
+	// is padded with zero cells.
+	step := 16
+	if !avx512 {
+		step = 8
+	}
+	whole := m - m%step
 	if whole > 0 {
 		kernel(cells, whole, out, ostride)
 	}
@@ -213,7 +204,7 @@ func q2kScoresVNNI(q *float32, d int, grp *byte, cells *byte, m int, scratch *fl
 		var pad [16 * q2kMultiMaxDim / 4]byte
 		copy(pad[:], unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(cells), whole*rb)), rest*rb))
 		var tmp [16 * 4]float32
-		kernel(&pad[0], 16, &tmp[0], 16)
+		kernel(&pad[0], step, &tmp[0], 16)
 		for j := 0; j < rest; j++ {
 			*(*[4]float32)(unsafe.Add(unsafe.Pointer(out), (whole+j)*ostride)) = [4]float32(tmp[4*j : 4*j+4])
 		}
@@ -231,7 +222,7 @@ func q2kScoresVNNI(q *float32, d int, grp *byte, cells *byte, m int, scratch *fl
 //go:noescape
 func q2kDigitsAVX512(q *float32, d int, grp *byte, dig *byte, aux *uint32) bool
 
-// q2kPrep runs the first half of q2kScoresVNNI's query preparation for the group at grp into
+// q2kPrep runs the first half of q2kScoresInt's query preparation for the group at grp into
 // scratch (q2kDigitsAAVX512) where q2kScores takes the VNNI kernel, and reports whether it did
 // (false too where a q' is not finite: q2kScores then starts afresh). ScoresRangeMulti runs it
 // for the next group before the current one's second half and cells, so that the half's long
@@ -268,7 +259,7 @@ func multiScoresQ2KPVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, 
 //go:noescape
 func multiScoresQ2KVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
 
-// q2kGridQuery is ScoresGrid's work for one group (grp): the query on q2kScoresVNNI's grid, in
+// q2kGridQuery is ScoresGrid's work for one group (grp): the query on q2kScoresInt's grid, in
 // K's domain; false where ScoresRangeMulti does not round queries.
 func q2kGridQuery(dst, q []float32, grp []byte, d int) bool {
 	if !q2kVNNI(d) {

@@ -111,7 +111,7 @@ func TestQ2KDigits(t *testing.T) {
 				}
 			}
 		}
-		// the two halves in turn (q2kPrep, then q2kScoresVNNI's second half) write the same
+		// the two halves in turn (q2kPrep, then q2kScoresInt's second half) write the same
 		var scratch2 [4 * q2kMultiMaxDim]float32
 		dig2 := unsafe.Slice((*byte)(unsafe.Pointer(&scratch2[0])), len(want))
 		aux2 := unsafe.Slice((*uint32)(unsafe.Add(unsafe.Pointer(&scratch2[0]), q2kDigBytes)), len(wantAux))

@@ -17,7 +17,7 @@ func Q2KFastPath(d int) bool { return hasQ2KKernel && d%32 == 0 && d <= q2kMulti
 // 64, sixteen cells a pass, one per lane, four chains of d/4 products a query summed pairwise
 // (q2kScores): within (d/4 + 4)·2⁻²⁴·Σ_c |q_c·k̂_c|; with AVX-512 VNNI and VBMI too and d a
 // multiple of 64, integer dots of the codes with q_c·scale_c rounded per group and 32-channel
-// block to one signed byte (q2kScoresVNNI, which states the bound). Elsewhere it is
+// block to one signed byte (q2kScoresInt, which states the bound). Elsewhere it is
 // ScoresRange per query. A query's scores do not depend on n or its place among them.
 func (h *Q2KHead) ScoresRangeMulti(q []float32, n, first int, out []float32) {
 	if n <= 0 {
