@@ -693,11 +693,19 @@ func main() {
 // block) pairs' |q'| maxima are taken as integers (the bits of non-negative floats order as the
 // floats do, and a NaN or ±Inf exceeds every finite value) and reduced sixteen vectors at once
 // (reduce16); one division each forms s = m/127 and inv = 127/m for all sixteen. q' is formed
-// again (the same product) rather than kept, times inv, converted, and the digits packed with
-// saturation (VPACKSSDW, VPACKSSWB, then VPERMB by q2kDigPermB into query order and the turbo2
-// kernel's order of each 16 digits); ΣQ is VPDPBUSD
-// of them with ones, reduced (reduceHalves). A non-finite q' makes it return false, having
-// written nothing the caller uses.
+// again (the same product) rather than kept, times inv (broadcast from the aux word the first
+// half stored), converted, and the low bytes of the int32 gathered by two VPERMT2B and a
+// VPBLENDMB into query order and the turbo2 kernel's order of each 16 digits (q2kDigGather);
+// ΣQ is VPDPBUSD of them with ones, reduced (reduceHalves). A non-finite q' makes it return
+// false, having written nothing the caller uses.
+//
+// Measured on Zen 4 (thread CPU, d 128, four queries, TestQ2KDecodeSplit, alternated with the
+// previous build, load average ~20 on the shared VM): inv by embedded broadcast, where VSHUFPS
+// spread it from a VBROADCASTF32X4 of the block's four, took the preparation from 2.36 to 2.25 ns
+// a cell (its group's work over 32 cells); the gather, where VPACKSSDW, VPACKSSWB and VPERMB
+// (by q2kDigPermB, from which q2kDigGather derives its tables) took four shuffles a 64 digits,
+// to 2.16–2.17; the scores (preparation and cells) from 5.59–5.61 to 5.47–5.55 ns a cell. The
+// shuffles share a pipe with the multiplies, the prepared digits' first user.
 func q2kDigits() string {
 	var b strings.Builder
 	b.WriteString(`
@@ -707,20 +715,55 @@ func q2kDigits() string {
 		fmt.Fprintf(&b, "DATA ·q2kDigPerm+%d(SB)/4, $%d\n", 4*p, 4*(p%4)+p/4)
 	}
 	b.WriteString("GLOBL ·q2kDigPerm(SB), RODATA|NOPTR, $64\n\n")
-	// q2kDigPermB: q2kDigPerm's transpose of the dwords, then t2DigT's of the bytes in each
-	// 16-byte run (the turbo2 kernel's order of the digits).
-	b.WriteString("// q2kDigPermB: byte 16c + 4t + b takes byte t of dword 4·(p mod 4) + p/4, p = 4c + b.\n")
+	// q2kDigPermB (the order of the packed digits, VPACKSSDW then VPACKSSWB, that puts them in
+	// query order and the turbo2 kernel's): q2kDigPerm's transpose of the dwords, then t2DigT's
+	// of the bytes in each 16-byte run; byte 16c + 4t + b takes byte t of dword
+	// 4·(p mod 4) + p/4, p = 4c + b.
 	var pb [64]byte
 	for i := range pb {
 		c, t, bb := i/16, i%16/4, i%4
 		p := 4*c + bb
 		pb[i] = byte(4*(4*(p%4)+p/4) + t)
 	}
-	b.WriteString(bytes64("q2kDigPermB", pb))
+	// q2kDigT1, q2kDigT2 and q2kDigMask: the same 64 digits gathered straight from the four
+	// vectors of int32 (Z0, Z1: query 2hp's values 0..15, 16..31; Z4, Z5: query 2hp+1's), the
+	// low byte of each, by VPERMT2B from (Z0, Z1) and from (Z4, Z5), then VPBLENDMB by the mask.
+	b.WriteString("// q2kDigT1, q2kDigT2, q2kDigMask: see q2kDigGather (gen_tq4vnni.go).\n")
+	t1, t2, mask := q2kDigGather(pb)
+	b.WriteString(bytes64("q2kDigT1", t1))
+	b.WriteString(bytes64("q2kDigT2", t2))
+	fmt.Fprintf(&b, "DATA ·q2kDigMask+0(SB)/8, $%#016x\nGLOBL ·q2kDigMask(SB), RODATA|NOPTR, $8\n", mask)
 	b.WriteString(q2kDigitsText("q2kDigitsAVX512", "Q2KD", q2kDigitsChunk, true))
 	b.WriteString(q2kDigitsText("q2kDigitsAAVX512", "Q2KA", q2kDigitsChunkA, true))
 	b.WriteString(q2kDigitsText("q2kDigitsBAVX512", "Q2KB", q2kDigitsChunkB, false))
 	return b.String()
+}
+
+// q2kDigGather works out where each byte of the packed digits comes from: VPACKSSDW of
+// (Z0, Z1) and of (Z4, Z5), VPACKSSWB of the two, then VPERMB by pb. It returns the VPERMT2B
+// indices that take the low byte of the same int32 lanes from (Z0, Z1) (t1) and (Z4, Z5) (t2),
+// and the mask of the bytes that come from the second pair. The digits are within ±127 (q'·inv
+// rounds to at most 127 in magnitude), so the packs' saturation never acts and the low byte is
+// the digit.
+func q2kDigGather(pb [64]byte) (t1, t2 [64]byte, mask uint64) {
+	for i := range pb {
+		p := int(pb[i])
+		lane, pos := p/16, p%16
+		second := pos >= 8 // the second source of VPACKSSWB: the (Z4, Z5) words
+		w := pos % 8       // word w of the lane's VPACKSSDW
+		hi := w >= 4       // its second source: Z1 (or Z5)
+		off := 4 * (4*lane + w%4)
+		if hi {
+			off += 64
+		}
+		if second {
+			t2[i] = byte(off)
+			mask |= 1 << i
+		} else {
+			t1[i] = byte(off)
+		}
+	}
+	return t1, t2, mask
 }
 
 // q2kDigitsText is a digits function: chunk over the channels, 128 at a time (the last 64 where
@@ -826,25 +869,25 @@ func q2kDigitsChunkB(nblk int) string {
 	var b strings.Builder
 	qa := []string{"(SI)", "(SI)(R8*1)", "(SI)(R8*2)", "(SI)(R12*1)"}
 	b.WriteString(`	VMOVDQU32 ·q2kDigPerm(SB), Z15
-	VMOVDQU64 ·q2kDigPermB(SB), Z14
+	VMOVDQU64 ·q2kDigT1(SB), Z12
+	VMOVDQU64 ·q2kDigT2(SB), Z13
+	KMOVQ ·q2kDigMask(SB), K3
 `)
 	// Per block k and pair of queries hp (2hp, 2hp+1): the digits of 64 values into one vector
 	// (stored at the block's query 2hp), and its dword sums of four digits into Z16 + 2k + hp.
 	for k := 0; k < nblk; k++ {
-		fmt.Fprintf(&b, "\tVBROADCASTF32X4 %d(DX), Z9   // block k's four inv in every lane\n", 96*k+16)
 		fmt.Fprintf(&b, "\tVCVTPH2PS %d(DI), Z10\n\tVCVTPH2PS %d(DI), Z11\n", 64*k, 64*k+32)
 		for hp := 0; hp < 2; hp++ {
 			for j := 0; j < 2; j++ {
 				x0, x1 := 4*j, 4*j+1
 				h := 2*hp + j
-				fmt.Fprintf(&b, "\tVSHUFPS $%#02x, Z9, Z9, Z8\n", 0x55*h)
 				fmt.Fprintf(&b, "\tVMULPS %d%s, Z10, Z%d\n\tVMULPS %d%s, Z11, Z%d\n", 128*k, qa[h], x0, 128*k+64, qa[h], x1)
-				fmt.Fprintf(&b, "\tVMULPS Z8, Z%d, Z%d\n\tVMULPS Z8, Z%d, Z%d\n", x0, x0, x1, x1)
+				// times query h's inv (aux word 4 + h), broadcast from memory
+				fmt.Fprintf(&b, "\tVMULPS.BCST %d(DX), Z%d, Z%d\n\tVMULPS.BCST %d(DX), Z%d, Z%d\n", 96*k+16+4*h, x0, x0, 96*k+16+4*h, x1, x1)
 				fmt.Fprintf(&b, "\tVCVTPS2DQ Z%d, Z%d\n\tVCVTPS2DQ Z%d, Z%d\n", x0, x0, x1, x1)
-				fmt.Fprintf(&b, "\tVPACKSSDW Z%d, Z%d, Z%d\n", x1, x0, x0)
 			}
 			acc := 16 + 2*k + hp
-			fmt.Fprintf(&b, "\tVPACKSSWB Z4, Z0, Z0\n\tVPERMB Z0, Z14, Z0\n\tVMOVDQU32 Z0, %d(BX)\n", 128*k+64*hp)
+			fmt.Fprintf(&b, "\tVPERMT2B Z1, Z12, Z0\n\tVPERMT2B Z5, Z13, Z4\n\tVPBLENDMB Z4, Z0, K3, Z0\n\tVMOVDQU32 Z0, %d(BX)\n", 128*k+64*hp)
 			fmt.Fprintf(&b, "\tVPXORD Z%d, Z%d, Z%d\n\tVPDPBUSD Z0, Z31, Z%d\n", acc, acc, acc, acc)
 		}
 	}
