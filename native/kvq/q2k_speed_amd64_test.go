@@ -16,7 +16,8 @@ import (
 )
 
 // TestQ2KDecodeSplit reports where a q2k decode step's time goes at head dimension 128, four
-// queries (one KV head of the judged 32/8 shape), per cell in thread CPU time: the scores
+// queries (one KV head of the judged 32/8 shape), per cell in thread CPU time, on the kernels
+// this CPU and the KVLAB_NO_* switches select: the scores
 // (ScoresRangeMulti over 4096-cell calls, as attn.Decode's chunks), their per-group query
 // preparation alone (both halves, per cell: a group's work over its 32 cells) and the cells'
 // kernel alone, and q4_0's values (AccumulateManyMulti, q2k's V), each in cache (4096 cells)
@@ -84,11 +85,14 @@ func TestQ2KDecodeSplit(t *testing.T) {
 		prep(GroupCells) // the digits of group 0 for the kernel's timing (its sums do not depend on them)
 		off := [5]float32{4: turboUnit2}
 		dig, aux := (*byte)(unsafe.Pointer(&scratch[0])), (*uint32)(unsafe.Add(unsafe.Pointer(&scratch[0]), q2kDigBytes))
+		var stage [16]uint32
 		kern := func(cells int) {
-			for c := 0; c < cells; c += chunk {
-				multiScoresQ2KPVNNI(dig, aux, d/64, &h.Groups()[(c/GroupCells)*gb+2*d], d/4, GroupCells, &out[0], 16, &off[0], nil)
-				for g := 1; g < chunk/GroupCells; g++ {
-					multiScoresQ2KPVNNI(dig, aux, d/64, &h.Groups()[(c/GroupCells+g)*gb+2*d], d/4, GroupCells, &out[0], 16, &off[0], nil)
+			for g := 0; g < cells/GroupCells; g++ {
+				rows := &h.Groups()[g*gb+2*d]
+				if hasAVX512BW {
+					multiScoresQ2KPVNNI(dig, aux, d/64, rows, d/4, GroupCells, &out[0], 16, &off[0], nil)
+				} else {
+					q2kCellsAVX2(dig, aux, d/64, rows, d/4, GroupCells, &out[0], 16, &off[0], &stage[0])
 				}
 			}
 		}
