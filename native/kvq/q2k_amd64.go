@@ -61,6 +61,15 @@ func q2kCellsAVX2(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *fl
 	multiScoresQ2KAVX2I(dig, aux, nb, rows, rb, m, out, ostride, off, stage)
 }
 
+// q2kAVX2L9 is turboInts2 / 9 as signed bytes (four times): the levels multiScoresQ2KAVX2I
+// looks up (gen_tq4avx2.go, q2kChunkAVX2).
+var q2kAVX2L9 = func() (t [16]byte) {
+	for k := range t {
+		t[k] = byte(turboInts2[k&3] / 9)
+	}
+	return t
+}()
+
 // q2kDigitsAVX2 is q2kDigitsAVX512 for the AVX2 kernels: the same digits in t2AVX2Perm's order
 // within each 32-channel block (gen_tq4avx2.go).
 //
