@@ -1,8 +1,8 @@
 //go:build ignore
 
 // gen_tq4avx2 writes multi_tq4avx2_amd64.s: the AVX2 integer scores kernels of tq4, turbo4,
-// turbo3 (t3Group), turbo2 (t2Chunk) and q2k (turbo2's with every row scale 1, and its query
-// preparation, q2kDigitsAVX2), the 256-bit ports of gen_tq4vnni.go's AVX-512 VNNI kernels (the same digits, the same exact
+// turbo3 (t3Group), turbo2 (t2Chunk) and q2k (turbo2's with every row scale 1, the plain
+// flavour's dots by q2kChunkAVX2, and its query preparation, q2kDigitsAVX2), the 256-bit ports of gen_tq4vnni.go's AVX-512 VNNI kernels (the same digits, the same exact
 // int32 group dots, the same float32 operations in the same order after them, so the same
 // scores bit for bit). Run with `go generate ./native/kvq`.
 //
@@ -144,23 +144,32 @@ func t2Chunk(vnni bool) string {
 }
 
 // q2kChunkAVX2 is t2Chunk's plain AVX2 flavour for q2k (multiScoresQ2KAVX2I), with the same
-// int32 group dots by fewer operations. turboInts2 are 9 times {−10, −3, 3, 10} (Y12 holds
-// those, q2kAVX2L9), so VPMADDUBSW of |l| by sign(l)·Q gives pair sums of at most
-// 2·10·127 = 2540, and the eight code vectors of a group add up in int16 (VPADDW, at most
-// 20320 < 2¹⁵: nothing saturates or wraps) where t2Chunk widens each by VPMADDWD and adds it in
-// int32; once a group VPMADDWD by ones widens the four sums and 8x + x restores the factor 9:
-// Σ Q·L exactly, the dot t2Chunk forms, so the scores are the same bit for bit. Per code vector
-// and query that is VPSIGNB, VPMADDUBSW and VPADDW where t2Chunk takes VPSIGNB, VPMADDUBSW,
-// VPMADDWD and VPADDD. Measured on Zen 4 under KVLAB_NO_AVX512 (thread CPU, d 128, four
-// queries, TestQ2KDecodeSplit, alternated with t2Chunk's build, three runs): the cells 9.19–9.21
-// → 7.94–7.96 ns a cell, the scores 11.82–11.86 → 10.60–10.66.
+// int32 group dots by fewer operations. turboInts2 are 9 times l = {−10, −3, 3, 10}, so
+// VPMADDUBSW can take l + 10 (0, 7, 13, 20: Y12 holds them, q2kAVX2U) as its unsigned operand
+// and the query's digits Q as they are as the signed one, with no VPABSB and no VPSIGNB: a pair
+// sum is at most 2·20·127 = 5080 in magnitude, so the four code vectors of a half group add up
+// in int16 (VPADDW, at most 20320 < 2¹⁵: nothing saturates or wraps) before one VPMADDWD by
+// ones widens them into the query's int32 chain, which starts at −10·ΣQ (aux words 8..11,
+// q2kDigitsAVX2): Σ (l + 10)·Q − 10·ΣQ = Σ l·Q, and 8x + x of that is Σ Q·L exactly, the dot
+// t2Chunk forms, so the scores are the same bit for bit. The four float sums live in the 32
+// stage words (R13) instead of Y8..Y11, which hold the int16 sums. Per code vector VPSHUFB and
+// four of VPMADDUBSW and VPADDW, where t2Chunk takes VPSHUFB, VPABSB and four of VPSIGNB,
+// VPMADDUBSW, VPMADDWD and VPADDD. Measured on Zen 4 under KVLAB_NO_AVX512 (thread CPU, d 128,
+// four queries, TestQ2KDecodeSplit, alternated, three runs): the cells 9.21–9.22 ns a cell with
+// t2Chunk, 7.96 with l signed and the int16 sums (VPABSB, VPSIGNB), 6.80–6.82 so; the scores
+// (preparation and cells) 11.83–11.88 → 9.59–9.62.
 func q2kChunkAVX2() string {
 	var b strings.Builder
 	w := func(f string, a ...any) { fmt.Fprintf(&b, "\t"+f+"\n", a...) }
 	loadRows(&b)
 	for g := 0; g < 2; g++ {
-		chainStart(&b, false)
+		for h := 0; h < 4; h++ {
+			w("VPBROADCASTD %d(DX), Y%d // −10·ΣQ", 32+4*h, 4+h)
+		}
 		for k := 2 * g; k < 2*g+2; k++ {
+			for h := 0; h < 4; h++ {
+				w("VPXOR Y%d, Y%d, Y%d", 8+h, 8+h, 8+h)
+			}
 			for t := 0; t < 4; t++ {
 				if t == 0 {
 					w("VPAND ·t2AVX2Mask3(SB), Y%d, Y13", k)
@@ -168,22 +177,29 @@ func q2kChunkAVX2() string {
 					w("VPSRLW $%d, Y%d, Y13", 2*t, k)
 					w("VPAND ·t2AVX2Mask3(SB), Y13, Y13")
 				}
-				w("VPSHUFB Y13, Y12, Y14 // l = L/9")
-				w("VPABSB Y14, Y15       // |l|")
+				w("VPSHUFB Y13, Y12, Y14 // l + 10")
 				for h := 0; h < 4; h++ {
 					w("VPBROADCASTD %d(SI), Y13", 16*(k%2)+4*t+32*h)
-					w("VPSIGNB Y14, Y13, Y13")
-					w("VPMADDUBSW Y13, Y15, Y13")
-					w("VPADDW Y13, Y%d, Y%d", 4+h, 4+h)
+					w("VPMADDUBSW Y13, Y14, Y13")
+					w("VPADDW Y13, Y%d, Y%d", 8+h, 8+h)
 				}
+			}
+			for h := 0; h < 4; h++ {
+				w("VPMADDWD ·avx2Ones16(SB), Y%d, Y%d", 8+h, 8+h)
+				w("VPADDD Y%d, Y%d, Y%d", 8+h, 4+h, 4+h)
 			}
 		}
 		for h := 0; h < 4; h++ {
-			w("VPMADDWD ·avx2Ones16(SB), Y%d, Y%d", 4+h, 4+h)
 			w("VPSLLD $3, Y%d, Y13", 4+h)
 			w("VPADDD Y13, Y%d, Y%d // 9·Σ Q·l = Σ Q·L", 4+h, 4+h)
+			w("VCVTDQ2PS Y%d, Y%d", 4+h, 4+h)
+			w("VBROADCASTSS %d(DX), Y13", 4*h)
+			w("VMOVUPS %d(R13), Y14", 32*h)
+			w("VFMADD231PS Y13, Y%d, Y14", 4+h)
+			w("VMOVUPS Y14, %d(R13)", 32*h)
 		}
-		chainEnd(&b)
+		w("ADDQ $128, SI")
+		w("ADDQ $96, DX")
 	}
 	return b.String()
 }
@@ -325,10 +341,7 @@ TEXT ·multiScores@(SB), NOSPLIT, $0-80
 	MOVQ aux+8(FP), DX
 	MOVQ nb+16(FP), R11
 	%TABLE%
-	VPXOR Y8, Y8, Y8
-	VPXOR Y9, Y9, Y9
-	VPXOR Y10, Y10, Y10
-	VPXOR Y11, Y11, Y11
+	%INIT%
 	MOVQ R8, AX                // prefetch pointer: 128 rows ahead, PFSTEP bytes per chunk of
 	SHLQ $7, AX                // codes (at least eight rows' share of a chunk)
 	ADDQ DI, AX
@@ -338,7 +351,7 @@ TEXT ·multiScores@(SB), NOSPLIT, $0-80
 	ADDQ $%STEP%, BX
 	DECQ R11
 	JNZ  @_blk
-
+%FINI%
 	// CX and BX now point at the row scales: lane l from row l, times the levels' unit
 	// (off[4]), into Y12.
 	MOVQ stage+72(FP), SI
@@ -413,8 +426,9 @@ func stage(f32 bool) string {
 // quantized per 32-channel block as vnniQuant quantizes them (the same float32 operations:
 // q' = q·scale, m = max|q'|, s = m/127, inv = 127/m, Q = round(q'·inv) to nearest even; a
 // block with s < 2⁻¹²⁶ all zero), the digits in t2AVX2Perm's order for the turbo2 AVX2
-// kernels, the aux words they read (s, −128·ΣQ) and inv in words 4..7 (which they do not
-// read); false where a q' is not finite.
+// kernels, the aux words they read (s, −10·ΣQ in words 8..11 for the plain flavour, −128·ΣQ
+// for the AVX-VNNI one) and inv in words 4..7 (which they do not read); false where a q' is not
+// finite.
 //
 // Two blocks go a pass, their eight (query, block) pairs side by side, so that the maxima's
 // reductions, the divisions, the zero tests and the sums' reductions run eight pairs to a vector
@@ -536,11 +550,17 @@ q2kd_blk:
 	b.WriteString(`	VPERM2I128 $0x20, Y15, Y14, Y0
 	VPERM2I128 $0x31, Y15, Y14, Y1
 	VPADDD Y1, Y0, Y0          // ΣQ
+	VPSLLD $1, Y0, Y2
+	VPSLLD $3, Y0, Y3
+	VPADDD Y3, Y2, Y2          // 10·ΣQ
 	VPSLLD $7, Y0, Y0
 	VPXOR Y1, Y1, Y1
 	VPSUBD Y0, Y1, Y0          // −128·ΣQ
+	VPSUBD Y2, Y1, Y2          // −10·ΣQ (multiScoresQ2KAVX2I's chains start there)
 	VMOVDQU X0, 48(DX)
 	VEXTRACTI128 $1, Y0, 144(DX)
+	VMOVDQU X2, 32(DX)
+	VEXTRACTI128 $1, Y2, 128(DX)
 	ADDQ $256, SI
 	ADDQ $128, R8
 	ADDQ $256, DI
@@ -631,10 +651,15 @@ func main() {
 		if strings.HasPrefix(k.name, "Q2K") { // q2k's cells have no row scale: turbo2's with 1
 			stg = "MOVL $0x3F800000, AX\n\tVMOVD AX, X12\n\tVPBROADCASTD X12, Y12"
 		}
-		if k.name == "Q2KAVX2I" {
-			table, grp = "VBROADCASTI128 ·q2kAVX2L9(SB), Y12", q2kChunkAVX2()
+		init := "VPXOR Y8, Y8, Y8\n\tVPXOR Y9, Y9, Y9\n\tVPXOR Y10, Y10, Y10\n\tVPXOR Y11, Y11, Y11"
+		fini := ""
+		if k.name == "Q2KAVX2I" { // the sums in the stage words (q2kChunkAVX2)
+			table, grp = "VBROADCASTI128 ·q2kAVX2U(SB), Y12", q2kChunkAVX2()
+			init = "MOVQ stage+72(FP), R13\n\tVPXOR Y8, Y8, Y8\n\tVMOVUPS Y8, (R13)\n\tVMOVUPS Y8, 32(R13)\n\tVMOVUPS Y8, 64(R13)\n\tVMOVUPS Y8, 96(R13)"
+			fini = "\tVMOVUPS (R13), Y8\n\tVMOVUPS 32(R13), Y9\n\tVMOVUPS 64(R13), Y10\n\tVMOVUPS 96(R13), Y11\n"
 		}
-		r := strings.NewReplacer("@", k.name, "%TABLE%", table, "%GROUP%", grp, "%STAGE%", stg, "%PF%", pf, "%STEP%", step)
+		r := strings.NewReplacer("@", k.name, "%TABLE%", table, "%GROUP%", grp, "%STAGE%", stg, "%PF%", pf, "%STEP%", step,
+			"%INIT%", init, "%FINI%", fini)
 		out.WriteString(r.Replace(body))
 	}
 	out.WriteString(q2kDigitsTables())

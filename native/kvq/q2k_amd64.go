@@ -52,20 +52,21 @@ func q2kScores(q *float32, d int, grp *byte, j0, m int, qs *float32, out *float3
 	q2kScoresAVX2(q, d, grp, j0, m, qs, out, ostride)
 }
 
-// q2kCellsAVX2 runs q2k's AVX2 scores kernel on this CPU (m a multiple of 8).
-func q2kCellsAVX2(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32) {
+// q2kCellsAVX2 runs q2k's AVX2 scores kernel on this CPU (m a multiple of 8); stage is the
+// plain kernel's 32 words of float sums.
+func q2kCellsAVX2(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *[32]uint32) {
 	if hasAVXVNNI {
-		multiScoresQ2KAVXVNNI(dig, aux, nb, rows, rb, m, out, ostride, off, stage)
+		multiScoresQ2KAVXVNNI(dig, aux, nb, rows, rb, m, out, ostride, off, &stage[0])
 		return
 	}
-	multiScoresQ2KAVX2I(dig, aux, nb, rows, rb, m, out, ostride, off, stage)
+	multiScoresQ2KAVX2I(dig, aux, nb, rows, rb, m, out, ostride, off, &stage[0])
 }
 
-// q2kAVX2L9 is turboInts2 / 9 as signed bytes (four times): the levels multiScoresQ2KAVX2I
+// q2kAVX2U is turboInts2/9 + 10 as unsigned bytes (four times): the levels multiScoresQ2KAVX2I
 // looks up (gen_tq4avx2.go, q2kChunkAVX2).
-var q2kAVX2L9 = func() (t [16]byte) {
+var q2kAVX2U = func() (t [16]byte) {
 	for k := range t {
-		t[k] = byte(turboInts2[k&3] / 9)
+		t[k] = byte(turboInts2[k&3]/9 + 10)
 	}
 	return t
 }()
@@ -77,7 +78,10 @@ var q2kAVX2L9 = func() (t [16]byte) {
 func q2kDigitsAVX2(q *float32, d int, grp *byte, dig *byte, aux *uint32) bool
 
 // multiScoresQ2KAVX2I and multiScoresQ2KAVXVNNI are multiScoresT2AVX2I and
-// multiScoresT2AVXVNNI for cells without a row scale (every row scale 1).
+// multiScoresT2AVXVNNI for cells without a row scale (every row scale 1), their scores bit for
+// bit; multiScoresQ2KAVX2I forms the group dots by q2k's own chunk (gen_tq4avx2.go,
+// q2kChunkAVX2), reads aux words 8..11 (−10·ΣQ, which q2kDigitsAVX2 writes) and keeps its sums
+// in stage (32 words).
 //
 //go:noescape
 func multiScoresQ2KAVX2I(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
@@ -169,9 +173,10 @@ var _ [4*4*q2kMultiMaxDim - q2kDigBytes - q2kAuxBytes]struct{} // the scratch fi
 //
 // avx512 false is the same on CPUs with AVX2 and no AVX-512 (tq4AVX2Int; prepped must be
 // false): the queries prepared by q2kDigitsAVX2 (the same digits and scales, in the order the
-// turbo2 AVX2 kernels read the codes, t2AVX2Perm) and the cells scored by turbo2's AVX2 kernel
-// with every row scale 1 (multi_tq4avx2_amd64.go's flavours), so the scores are the AVX-512
-// kernel's bit for bit and the bound holds as it is.
+// turbo2 AVX2 kernels read the codes, t2AVX2Perm) and the cells scored by q2k's AVX2 kernels
+// (turbo2's with every row scale 1, the plain flavour with q2k's own chunk, q2kChunkAVX2:
+// the same int32 dots), so the scores are the AVX-512 kernel's bit for bit and the bound holds
+// as it is.
 func q2kScoresInt(avx512 bool, q *float32, d int, grp *byte, cells *byte, m int, scratch *float32, out *float32, ostride int, prepped bool) bool {
 	dig := (*byte)(unsafe.Pointer(scratch))
 	aux := (*uint32)(unsafe.Add(unsafe.Pointer(scratch), q2kDigBytes))
@@ -186,13 +191,13 @@ func q2kScoresInt(avx512 bool, q *float32, d int, grp *byte, cells *byte, m int,
 		return false
 	}
 	off := [5]float32{4: turboUnit2}
-	var stage [16]uint32
+	var stage [32]uint32 // multiScoresQ2KAVX2I's float sums
 	rb := d / 4
 	// Direct calls (not through a func value) keep the stack buffers from escaping.
 	kernel := func(rows *byte, m int, out *float32, ostride int) {
 		switch {
 		case !avx512:
-			q2kCellsAVX2(dig, aux, d/64, rows, rb, m, out, ostride, &off[0], &stage[0])
+			q2kCellsAVX2(dig, aux, d/64, rows, rb, m, out, ostride, &off[0], &stage)
 		case rb <= 48:
 			multiScoresQ2KPVNNI(dig, aux, d/64, rows, rb, m, out, ostride, &off[0], nil)
 		default:

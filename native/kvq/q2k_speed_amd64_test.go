@@ -85,14 +85,14 @@ func TestQ2KDecodeSplit(t *testing.T) {
 		prep(GroupCells) // the digits of group 0 for the kernel's timing (its sums do not depend on them)
 		off := [5]float32{4: turboUnit2}
 		dig, aux := (*byte)(unsafe.Pointer(&scratch[0])), (*uint32)(unsafe.Add(unsafe.Pointer(&scratch[0]), q2kDigBytes))
-		var stage [16]uint32
+		var stage [32]uint32
 		kern := func(cells int) {
 			for g := 0; g < cells/GroupCells; g++ {
 				rows := &h.Groups()[g*gb+2*d]
 				if hasAVX512BW {
 					multiScoresQ2KPVNNI(dig, aux, d/64, rows, d/4, GroupCells, &out[0], 16, &off[0], nil)
 				} else {
-					q2kCellsAVX2(dig, aux, d/64, rows, d/4, GroupCells, &out[0], 16, &off[0], &stage[0])
+					q2kCellsAVX2(dig, aux, d/64, rows, d/4, GroupCells, &out[0], 16, &off[0], &stage)
 				}
 			}
 		}
