@@ -3,6 +3,8 @@
 package attn
 
 import (
+	"math"
+
 	"github.com/kvlab/kvlab/internal/isa"
 	"golang.org/x/sys/cpu"
 )
@@ -15,10 +17,10 @@ var (
 )
 
 //go:noescape
-func scaleMaxAVX512(x *float32, n int, scale float32, mx *[16]float32)
+func maxAVX512(x *float32, n int, mx *[16]float32)
 
 //go:noescape
-func expSumAVX512(x *float32, n int, m *[16]float32, sum *[16]float32)
+func expSumAVX512(x *float32, n int, c float32, m *[16]float32, sum *[16]float32)
 
 //go:noescape
 func scaleMaxAVX2(x *float32, n int, scale float32, mx *[16]float32)
@@ -38,14 +40,19 @@ func softmaxVec(sco []float32, n int, scale float32, mx, sums []float32) (done i
 			return 0, false
 		}
 	}
-	if lanes%n != 0 || len(sco) < lanes {
+	if lanes%n != 0 || len(sco) < lanes || (lanes == 16 && !(scale > 0)) {
 		return 0, false
 	}
 	nv := len(sco) &^ (lanes - 1)
 	var lane [16]float32
 	// Direct calls (not through function values), so lane and sum stay on the stack.
 	if lanes == 16 {
-		scaleMaxAVX512(&sco[0], nv, scale, &lane)
+		// The scores stay unscaled (expSumAVX512 folds the scale in): with scale > 0, the
+		// largest scaled score is the largest score scaled.
+		maxAVX512(&sco[0], nv, &lane)
+		for l := range lane {
+			lane[l] *= scale
+		}
 	} else {
 		scaleMaxAVX2(&sco[0], nv, scale, &lane)
 	}
@@ -64,7 +71,7 @@ func softmaxVec(sco []float32, n int, scale float32, mx, sums []float32) (done i
 	}
 	var sum [16]float32
 	if lanes == 16 {
-		expSumAVX512(&sco[0], nv, &lane, &sum)
+		expSumAVX512(&sco[0], nv, scale*1.4426950408889634, &lane, &sum)
 	} else {
 		expSumAVX2(&sco[0], nv, &lane, &sum)
 	}
@@ -78,7 +85,18 @@ func softmaxVec(sco []float32, n int, scale float32, mx, sums []float32) (done i
 }
 
 // expConst holds log₂e, expNeg's polynomial coefficients, highest degree first, and
-// expFloor, for expSumAVX512.
+// expFloor, for expSumAVX2 (expSumAVX512 takes log₂e and expFloor).
 var expConst = [9]float32{1.4426950408889634, 1.5403530393381606e-4, 1.3333558146428443e-3,
 	9.6181291076284772e-3, 5.5504108664821580e-2, 2.4022650695910071e-1, 6.9314718055994531e-1, 1,
 	expFloor}
+
+// expTabConst holds the shift that rounds to a multiple of 1/16 (1.5·2¹⁹) and 2^r's Taylor
+// coefficients ln³2/6, ln²2/2, ln 2, for expSumAVX512; expTable holds 2^(j/16) for j < 16.
+var expTabConst = [4]float32{0x1.8p19, 0.05550410866482158, 0.2402265069591007, 0.6931471805599453}
+
+var expTable = func() (t [16]float32) {
+	for j := range t {
+		t[j] = float32(math.Exp2(float64(j) / 16))
+	}
+	return t
+}()

@@ -14,45 +14,49 @@ import (
 // sums of the weights.
 func TestSoftmaxRowsFloor(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
-	for _, n := range []int{1, 2, 3, 4, 8} {
-		for _, m := range []int{1, 15, 64, 333} {
-			sco := make([]float32, n*m)
-			for i := range sco {
-				sco[i] = float32(rng.NormFloat64() * 80)
-			}
-			orig := append([]float32(nil), sco...)
-			const scale = 0.75
-			mx, sums := make([]float32, n), make([]float32, n)
-			softmaxRows(sco, n, scale, mx, sums)
-			for i := 0; i < n; i++ {
-				want := math.Inf(-1)
-				for j := 0; j < m; j++ {
-					want = math.Max(want, float64(orig[j*n+i]*scale))
+	// Scores spread over a few nats too, where the bound is tight enough to catch an error of
+	// 2⁻¹⁸ in the exponential itself.
+	for _, spread := range []float64{80, 2} {
+		for _, n := range []int{1, 2, 3, 4, 8} {
+			for _, m := range []int{1, 15, 64, 333} {
+				sco := make([]float32, n*m)
+				for i := range sco {
+					sco[i] = float32(rng.NormFloat64() * spread)
 				}
-				if float64(mx[i]) != want {
-					t.Fatalf("n%d m%d column %d: max %g, want %g", n, m, i, mx[i], want)
-				}
-				var sum float64
-				for j := 0; j < m; j++ {
-					x := float64(orig[j*n+i]*scale) - want
-					got := float64(sco[j*n+i])
-					sum += got
-					if got != 0 && got < 0x1p-126 {
-						t.Fatalf("n%d m%d: weight %g is subnormal", n, m, got)
+				orig := append([]float32(nil), sco...)
+				const scale = 0.75
+				mx, sums := make([]float32, n), make([]float32, n)
+				softmaxRows(sco, n, scale, mx, sums)
+				for i := 0; i < n; i++ {
+					want := math.Inf(-1)
+					for j := 0; j < m; j++ {
+						want = math.Max(want, float64(orig[j*n+i]*scale))
 					}
-					if x*math.Log2E <= expFloor {
-						if got != 0 {
-							t.Fatalf("n%d m%d: e^%g = %g, want 0 below the floor", n, m, x, got)
+					if float64(mx[i]) != want {
+						t.Fatalf("n%d m%d column %d: max %g, want %g", n, m, i, mx[i], want)
+					}
+					var sum float64
+					for j := 0; j < m; j++ {
+						x := float64(orig[j*n+i]*scale) - want
+						got := float64(sco[j*n+i])
+						sum += got
+						if got != 0 && got < 0x1p-126 {
+							t.Fatalf("n%d m%d: weight %g is subnormal", n, m, got)
 						}
-						continue
+						if x*math.Log2E <= expFloor {
+							if got != 0 {
+								t.Fatalf("n%d m%d: e^%g = %g, want 0 below the floor", n, m, x, got)
+							}
+							continue
+						}
+						tol := math.Exp(x) * (0x1p-21 + 0x1p-22*(math.Abs(float64(orig[j*n+i]*scale))+math.Abs(want)))
+						if e := math.Abs(got - math.Exp(x)); e > tol {
+							t.Fatalf("n%d m%d: e^%g = %g, want %g", n, m, x, got, math.Exp(x))
+						}
 					}
-					tol := math.Exp(x) * (0x1p-21 + 0x1p-22*(math.Abs(float64(orig[j*n+i]*scale))+math.Abs(want)))
-					if e := math.Abs(got - math.Exp(x)); e > tol {
-						t.Fatalf("n%d m%d: e^%g = %g, want %g", n, m, x, got, math.Exp(x))
+					if math.Abs(float64(sums[i])-sum) > 1e-6*sum {
+						t.Fatalf("n%d m%d column %d: sum %g, weights add to %g", n, m, i, sums[i], sum)
 					}
-				}
-				if math.Abs(float64(sums[i])-sum) > 1e-6*sum {
-					t.Fatalf("n%d m%d column %d: sum %g, weights add to %g", n, m, i, sums[i], sum)
 				}
 			}
 		}
