@@ -73,7 +73,7 @@ func TestDecodeBreakdown(t *testing.T) {
 			Decode(out, q, s, ks, vs, 0, cells)
 			whole = append(whole, cputime.Thread()-t0)
 			// The phases, as decodeJob.run runs them, each timed apart.
-			chunk := DefaultChunk
+			chunk := defaultChunk(cells, s.KVHeads)
 			if c, err := strconv.Atoi(os.Getenv("KVLAB_CHUNK")); err == nil {
 				chunk = c
 				s.ChunkSize = c

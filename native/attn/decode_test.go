@@ -69,6 +69,8 @@ func TestDecodeMatchesReference(t *testing.T) {
 		{"window range", 4, 1, 32, 32, 500, 200, 450, 37, 3},
 		{"k and v dims differ", 4, 2, 24, 40, 300, 0, 300, 50, 2},
 		{"single cell", 2, 1, 8, 8, 1, 0, 1, 0, 1},
+		// defaultChunk takes 16384-cell chunks here, the last one 100 cells.
+		{"long context default chunk", 64, 32, 8, 8, 32868, 0, 32868, 0, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, 2))
@@ -98,6 +100,21 @@ func TestDecodeMatchesReference(t *testing.T) {
 				t.Errorf("fast path differs from the reference by %.2e (bound 1e-5)", e)
 			}
 		})
+	}
+}
+
+// TestDefaultChunk checks defaultChunk's doubling: up to 4 × DefaultChunk while 64 work items
+// remain, and whole tiles of the values kernels.
+func TestDefaultChunk(t *testing.T) {
+	for _, tc := range []struct{ n, kv, want int }{
+		{0, 8, 4096}, {100, 8, 4096}, {32768, 8, 4096}, {65536, 8, 8192}, {65537, 8, 8192},
+		{131072, 8, 16384}, {1 << 20, 8, 16384}, {1 << 20, 1, 16384}, {262144, 1, 4096}, {524288, 1, 8192},
+		{32868, 32, 16384}, {131072, 4, 8192},
+	} {
+		c := defaultChunk(tc.n, tc.kv)
+		if c != tc.want || c%kvq.AccumulateTile != 0 {
+			t.Errorf("defaultChunk(%d, %d) = %d, want %d", tc.n, tc.kv, c, tc.want)
+		}
 	}
 }
 
