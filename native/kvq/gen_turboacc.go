@@ -326,6 +326,13 @@ const t4qConsts = `VMOVDQU64 ·tAccT4QBuild(SB), Z28
 	VMOVDQU64 ·tAccT4QBuild+64(SB), Z30
 	VMOVDQU64 ·tAccT4STab0(SB), Z29`
 
+// tile8 is the rows of the 8-bit kernels' rounding groups, each a tile of its own (its largest
+// weight, its T, its finish), counted from the call's first row: a divisor of AccumulateTile, so
+// that the groups lie inside its tiles. Keep multi_turboacc_amd64.go's turboAcc8Rows equal (the
+// kernels' tests compare with the Go reference grouped by it). 64 (one group a tile): 32 and 16
+// were measured (multi_turboacc_amd64.go).
+const tile8 = 64
+
 // Frame layout (hardware SP offsets).
 const (
 	oWS   = 0    // w·s of the next tile's rows, 16 bytes a row; three zero rows after
@@ -585,9 +592,9 @@ TEXT ·multiAcc@INT(SB), 0, $%FRAME%-64
 	MOVQ DI, R12
 	MOVQ w+48(FP), R8
 	MOVQ m+40(FP), R10
-	CMPQ R10, $64
+	CMPQ R10, $%TILE%
 	JLE  a@_f0
-	MOVQ $64, R10
+	MOVQ $%TILE%, R10
 a@_f0:
 	%P1A%
 
@@ -633,9 +640,9 @@ a@_p2:
 	MOVQ %RL%(SP), R10
 	TESTQ R10, R10
 	JZ   a@_nonext
-	CMPQ R10, $64
+	CMPQ R10, $%TILE%
 	JLE  a@_f1
-	MOVQ $64, R10
+	MOVQ $%TILE%, R10
 a@_f1:
 	MOVQ %TN%(SP), AX
 	MOVQ AX, R12
@@ -1102,7 +1109,11 @@ func main() {
 		} else {
 			lone = "// a lone last row: b's bytes zero, with weight 0\n\t" + lone
 		}
-		r := strings.NewReplacer("@", f.name, "%DOC%", f.doc, "%CONSTS%", f.consts, "%FRAME%", fmt.Sprint(frame),
+		tile := 64
+		if f.b8 {
+			tile = tile8
+		}
+		r := strings.NewReplacer("@", f.name, "%DOC%", f.doc, "%TILE%", fmt.Sprint(tile), "%CONSTS%", f.consts, "%FRAME%", fmt.Sprint(frame),
 			"%P1A%", strings.ReplaceAll(p1.Replace(p1Tmpl), "#", "a"), "%P1B%", strings.ReplaceAll(p1.Replace(p1Tmpl), "#", "b"),
 			"%BITS%", fmt.Sprint(f.bits), "%UBYTE%", fmt.Sprint(f.ubyte),
 			"%WS%", fmt.Sprint(oWS), "%QP%", fmt.Sprint(oQP), "%TU%", fmt.Sprint(oTU),

@@ -123,3 +123,13 @@ func intAccRound(wd []float32, q float32, out []int32) (T float32) {
 	}
 	return 1 / inv
 }
+
+// intAccRoundSub is intAccRound over consecutive groups of sub weights (sub-tiles; the last one
+// may be shorter), each with its own M: group g's W to out, its T to T[g]. The Go reference of
+// kernels that round against a sub-tile's largest weight rather than the whole tile's.
+func intAccRoundSub(wd []float32, q float32, sub int, out []int32, T []float32) {
+	for g, j := 0, 0; j < len(wd); g, j = g+1, j+sub {
+		e := min(j+sub, len(wd))
+		T[g] = intAccRound(wd[j:e], q, out[j:e])
+	}
+}

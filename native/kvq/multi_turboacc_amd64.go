@@ -83,6 +83,10 @@ var (
 // bytes (|W| ≤ 127, 2⁻⁸) broadcast from memory ({1to16}, sums started at −128·ΣW), ran at the
 // same speed (0.61 to 0.64 of the 16-bit kernels' time, 0.79 for turbo3) for twice the
 // weights' rounding.
+// turboAcc8Rows is the rows of the 8-bit kernels' rounding groups (gen_turboacc.go's tile8):
+// M, T and the bound above are per group; 64, one group per tile.
+const turboAcc8Rows = 64
+
 var (
 	intAccT2B  = &multiKernels{acc: multiAccT2BINT}
 	intAccT3B  = &multiKernels{acc: multiAccT3BINT}

@@ -15,27 +15,32 @@ import (
 
 // turboAccRef is the Go reference of the turbo tiers' and tq4's integer accumulate kernels
 // (multi_turboacc_amd64.go) for four accumulators at acc[h·d:], weights w[j·ws + h]: per tile of
-// AccumulateTile rows and accumulator, w·s rounded by intAccRound to integers of magnitude at
-// most qmax, the levels summed exactly in int32 and added as float32(Σ W·L)·(T·unit) with one
+// AccumulateTile rows and accumulator, w·s rounded by intAccRoundSub (groups of sub rows: 64,
+// or turboAcc8Rows for the 8-bit kernels) to integers of magnitude at most qmax, the levels summed exactly in int32 and added as float32(Σ W·L)·(T·unit) with one
 // fused multiply-add.
 func turboAccRef(acc []float32, d, nv int, rows []byte, rb, m int, w []float32, ws int, qmax, unit float32,
-	scale func([]byte) float32, level func([]byte, int) int32) {
+	sub int, scale func([]byte) float32, level func([]byte, int) int32) {
 	W := make([]int32, AccumulateTile)
 	wsv := make([]float32, AccumulateTile)
+	T := make([]float32, AccumulateTile)
 	for t0 := 0; t0 < m; t0 += AccumulateTile {
 		t1 := min(t0+AccumulateTile, m)
 		for h := 0; h < 4; h++ {
 			for j := t0; j < t1; j++ {
 				wsv[j-t0] = w[j*ws+h] * scale(rows[j*rb:(j+1)*rb])
 			}
-			tu := intAccRound(wsv[:t1-t0], qmax, W) * unit
-			for i := 0; i < nv; i++ {
-				var s int32
-				for j := t0; j < t1; j++ {
-					s += W[j-t0] * level(rows[j*rb:(j+1)*rb], i)
+			intAccRoundSub(wsv[:t1-t0], qmax, sub, W, T)
+			for g0 := t0; g0 < t1; g0 += sub {
+				g1 := min(g0+sub, t1)
+				tu := T[(g0-t0)/sub] * unit
+				for i := 0; i < nv; i++ {
+					var s int32
+					for j := g0; j < g1; j++ {
+						s += W[j-t0] * level(rows[j*rb:(j+1)*rb], i)
+					}
+					a := &acc[h*d+i]
+					*a = float32(math.FMA(float64(float32(s)), float64(tu), float64(*a)))
 				}
-				a := &acc[h*d+i]
-				*a = float32(math.FMA(float64(float32(s)), float64(tu), float64(*a)))
 			}
 		}
 	}
@@ -133,7 +138,8 @@ func TestTurboAccMatchesRef(t *testing.T) {
 							name string
 							fn   accKernel
 							qmax float32
-						}{{"16-bit", tc.k16, 32767}, {"8-bit", tc.k8, 255}} {
+							sub  int
+						}{{"16-bit", tc.k16, 32767, AccumulateTile}, {"8-bit", tc.k8, 255, turboAcc8Rows}} {
 							const pad = 5
 							got := make([]float32, 4*d+pad)
 							for i := range got {
@@ -141,7 +147,7 @@ func TestTurboAccMatchesRef(t *testing.T) {
 							}
 							want := append([]float32(nil), got...)
 							k.fn(&got[0], d, d, &enc[0], rb, rows, &w[0], 16)
-							turboAccRef(want, d, d, enc, rb, rows, w, 4, k.qmax, tc.unit, scale, level)
+							turboAccRef(want, d, d, enc, rb, rows, w, 4, k.qmax, tc.unit, k.sub, scale, level)
 							checkBits(t, k.name, got, want)
 						}
 					})
@@ -232,6 +238,43 @@ func TestTurboAcc8Speed(t *testing.T) {
 			b0, b1 := stat(ts[1])
 			t.Logf("%-6s rows %6d: 16-bit %.2f / %.2f ns a row (min / median), 8-bit %.2f / %.2f (%.2f×)",
 				tc.f, total, a0, a1, b0, b1, b0/a0)
+		}
+	}
+}
+
+// TestIntAccRoundSub checks intAccRoundSub: each group of sub weights (the last one shorter)
+// rounded as intAccRound rounds it alone, its largest |W| exactly q where it has a nonzero weight.
+func TestIntAccRoundSub(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, sub := range []int{16, 32, 64} {
+		for n := 1; n <= 130; n++ {
+			wd := make([]float32, n)
+			for j := range wd {
+				wd[j] = float32(rng.NormFloat64() * math.Exp(4*rng.NormFloat64()))
+				if rng.IntN(9) == 0 {
+					wd[j] = 0
+				}
+			}
+			out := make([]int32, n)
+			T := make([]float32, (n+sub-1)/sub)
+			intAccRoundSub(wd, 255, sub, out, T)
+			for g := range T {
+				j0, j1 := g*sub, min(g*sub+sub, n)
+				want := make([]int32, j1-j0)
+				if wt := intAccRound(wd[j0:j1], 255, want); wt != T[g] {
+					t.Fatalf("sub %d n %d group %d: T %g, want %g", sub, n, g, T[g], wt)
+				}
+				var big int32
+				for j := j0; j < j1; j++ {
+					if out[j] != want[j-j0] {
+						t.Fatalf("sub %d n %d: W[%d] %d, want %d", sub, n, j, out[j], want[j-j0])
+					}
+					big = max(big, out[j], -out[j])
+				}
+				if T[g] != 0 && big != 255 {
+					t.Fatalf("sub %d n %d group %d: largest |W| %d, want 255", sub, n, g, big)
+				}
+			}
 		}
 	}
 }
