@@ -533,7 +533,8 @@ func (s *pagedStore) ScoresMulti(pq []float32, n, lo int, out []float32) {
 }
 
 // runBatch is the most pages one kvq.DotManyMultiRuns call of a paged store takes: a 4096-cell
-// chunk of attention (attn.DefaultChunk) in one.
+// chunk of attention (attn.DefaultChunk) in one; the longer chunks of long contexts (up to 4×,
+// attn's defaultChunk) take several calls.
 const runBatch = 64
 
 var runBufs = sync.Pool{New: func() any { return new([runBatch][]byte) }}
