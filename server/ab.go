@@ -101,9 +101,10 @@ func (s *Server) checkAB(req api.ABRequest) (abPlan, error) {
 }
 
 // checkABSpill refuses, on a server whose GPU caches keep a host-spill tail (serve
-// --kv-resident), an arm with the FP16 overlay (+w, +s, window, sinks) whose caches of cells
-// cells would take a tail, which takes no overlay: the error names the arm, the conflict and
-// the flag, before any run (the device's own refusal came after the reference's).
+// --kv-resident), an arm with the FP16 overlay (+w, +s, window, sinks) or an f16 recent window
+// (+p) whose caches of cells cells would take a tail, which takes neither: the error names the
+// arm, the conflict and the flag, before any run (the device's own refusal came after the
+// reference's).
 func (e *Engine) checkABSpill(arms []lab.Arm, cells int) error {
 	if !e.spill.HasTail(cells) {
 		return nil
@@ -112,6 +113,10 @@ func (e *Engine) checkABSpill(arms []lab.Arm, cells int) error {
 		if a.Window > 0 || a.Sinks > 0 {
 			return badRequest("arms", "arms: %s: this server keeps the cells of a cache past the first %d in host memory (serve --kv-resident %d), and that host-spill tail takes no FP16 overlay (window %d, sinks %d): compare the overlay on a server without --kv-resident, or with a prompt and n of at most %d tokens",
 				a, e.spill.Resident, e.spill.Resident, a.Window, a.Sinks, e.spill.Resident)
+		}
+		if a.Recent > 0 {
+			return badRequest("arms", "arms: %s: this server keeps the cells of a cache past the first %d in host memory (serve --kv-resident %d), and that host-spill tail takes no f16 recent window (+p%d): compare it on a server without --kv-resident, or with a prompt and n of at most %d tokens",
+				a, e.spill.Resident, e.spill.Resident, a.Recent, e.spill.Resident)
 		}
 	}
 	return nil

@@ -168,8 +168,8 @@ func TestABAPI(t *testing.T) {
 }
 
 // TestABSpillOverlay: on a server whose caches keep a host-spill tail (serve --kv-resident, set
-// here on a CPU engine), an A/B arm with the FP16 overlay whose caches would take a tail is
-// refused before it runs, the error naming the arm, the overlay and the flag; one whose caches
+// here on a CPU engine), an A/B arm with the FP16 overlay or an f16 recent window (+p) whose
+// caches would take a tail is refused before it runs, the error naming the arm, the overlay and the flag; one whose caches
 // fit the resident cells runs.
 func TestABSpillOverlay(t *testing.T) {
 	s := mustNew(t, storiesConfig(t))
@@ -179,11 +179,11 @@ func TestABSpillOverlay(t *testing.T) {
 	}
 	eng.spill = engine.SpillOptions{Resident: 32}
 	h := s.Handler()
-	for _, arms := range []string{`["q4_0+w16"]`, `["q8_0","q4_0"],"window":16`, `["q4_0+s4"]`} {
+	for _, arms := range []string{`["q4_0+w16"]`, `["q8_0","q4_0"],"window":16`, `["q4_0+s4"]`, `["q4_0+p16"]`} {
 		r := do(t, h, http.MethodPost, "/api/ab", `{"model":"stories260K","prompt":"Once upon a time, there was a little girl named Lily. She loved to play outside.","arms":`+arms+`,"n":16}`)
 		var e apiErr
 		decode(t, r, &e)
-		if r.StatusCode != 400 || e.Error.Param != "arms" || !strings.Contains(e.Error.Message, "(serve --kv-resident 32), and that host-spill tail takes no FP16 overlay") {
+		if r.StatusCode != 400 || e.Error.Param != "arms" || !strings.Contains(e.Error.Message, "(serve --kv-resident 32), and that host-spill tail takes no ") {
 			t.Errorf("arms %s: %d %+v", arms, r.StatusCode, e)
 		}
 	}
