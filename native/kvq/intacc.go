@@ -1,25 +1,27 @@
 package kvq
 
-import "math"
-
 // AccumulateTile is the rows of the integer kernels' tiles: the weights of one tile share
 // their int16 scale. Callers that must read the same values whatever their layout (paged or
 // contiguous caches, split calls) start their calls on multiples of it (attn.RowStore does).
 const AccumulateTile = 64
 
 // AccumulateStep is the relative rounding of the weights in c's multi-query accumulation
-// (MultiQuery.AccumulateManyMulti) on this CPU: 2⁻¹⁶ where the values accumulate through the
-// integer kernels (each weight w·d off by at most 2⁻¹⁶ of the largest in its 64-row tile and
-// block, multi_intacc_amd64.go, on AVX2 CPUs multi_avx2intacc_amd64.go; a turbo tier's or
-// tq4's w·s off by at most 2⁻¹⁶ of the largest in its tile, multi_turboacc_amd64.go, on AVX2
-// CPUs multi_t4accavx2_amd64.go); 2⁻⁹ where the turbo tiers' and tq4's AVX-512 kernels run
-// with unsigned 8-bit weights (unless isa.Acc16: w·s off by at most 1/510 ≈ 1.004·2⁻⁹ of the
-// tile's largest, multi_turboacc_amd64.go); 2⁻⁸ where q4_0's, q4_1's and iq4_nl's round the
-// weights to signed 8 bits (multi_intacc_amd64.go's intAcc8; q4_0's and q4_1's on AVX2 CPUs,
-// multi_avx2intacc_amd64.go's VPMADDUBSW kernels) and where fp8's accumulate with
-// bf16 weights (each w·scale off by at most 2⁻⁸ of itself, multi_fp8bf16_amd64.go); 0 where
-// they accumulate in float32. Tests of code built on
-// the codecs widen their float32 tolerances by it.
+// (MultiQuery.AccumulateManyMulti) on this CPU, the half-step of the weights' integer grid as a
+// power of two (the exact half-step, M/(2q) for the largest weight M of a tile rounded to at
+// most q, is up to 1.008 times it; the tests check the exact one):
+//   - 2⁻¹⁶ where the values accumulate through the int16-weight integer kernels (each w·d off by
+//     about 2⁻¹⁶ of the largest in its 64-row tile and block: multi_intacc_amd64.go, on AVX2
+//     CPUs multi_avx2intacc_amd64.go; a turbo tier's or tq4's w·s: multi_turboacc_amd64.go, on
+//     AVX2 CPUs multi_t4accavx2_amd64.go; and every integer kernel under isa.Acc16);
+//   - 2⁻⁹ where the turbo tiers' and tq4's AVX-512 kernels take unsigned 8-bit weights (M/510,
+//     multi_turboacc_amd64.go);
+//   - 2⁻⁸ where q4_0's, q4_1's and iq4_nl's take signed 8-bit weights (M/254: intAcc8 in
+//     multi_intacc_amd64.go; q4_0's and q4_1's VPMADDUBSW kernels on AVX2 CPUs,
+//     multi_avx2intacc_amd64.go), and where fp8's accumulate with bf16 weights (each w·scale
+//     off by at most 2⁻⁸ of itself, multi_fp8bf16_amd64.go);
+//   - 0 where they accumulate in float32.
+//
+// Tests of code built on the codecs widen their float32 tolerances by it.
 func AccumulateStep(c Codec) float64 {
 	c = Unwrap(c)
 	if fc, ok := c.(fp8Codec); ok && fc.d >= 32 && fp8BF16AccActive() {
@@ -99,37 +101,4 @@ func intAccOr(k, i *multiKernels) *multiKernels {
 		return a
 	}
 	return k
-}
-
-// intAccRound is the integer kernels' rounding of one tile's weights w'_j = w_j·d_j (float32) of
-// one block and accumulator to integers of at most q in magnitude (q = 32767: int16 weights;
-// 127: the 8-bit weights of intAcc8), as their prepass does it in float32: M = max |w'_j|,
-// inv = min(q/M, 2¹⁰⁰), T = 1/inv (both 0 where M = 0), W_j = round-to-even(w'_j·inv). It
-// returns T and writes W to out. The Go reference the kernels' tests compare with, bit for bit
-// (the turbo tiers' and tq4's too, w'_j = w_j·s_j and q = 255 for their 8-bit weights). The
-// kernels then add float32(Σ_j W_j·L_j[i])·(T·unit) per tile with one fused multiply-add.
-func intAccRound(wd []float32, q float32, out []int32) (T float32) {
-	var m float32
-	for _, v := range wd {
-		m = max(m, float32(math.Abs(float64(v))))
-	}
-	if m == 0 {
-		clear(out[:len(wd)])
-		return 0
-	}
-	inv := min(q/m, float32(0x1p100))
-	for j, v := range wd {
-		out[j] = int32(math.RoundToEven(float64(v * inv)))
-	}
-	return 1 / inv
-}
-
-// intAccRoundSub is intAccRound over consecutive groups of sub weights (sub-tiles; the last one
-// may be shorter), each with its own M: group g's W to out, its T to T[g]. The Go reference of
-// kernels that round against a sub-tile's largest weight rather than the whole tile's.
-func intAccRoundSub(wd []float32, q float32, sub int, out []int32, T []float32) {
-	for g, j := 0, 0; j < len(wd); g, j = g+1, j+sub {
-		e := min(j+sub, len(wd))
-		T[g] = intAccRound(wd[j:e], q, out[j:e])
-	}
 }

@@ -294,3 +294,36 @@ func fp8AccSlack(c fp8Codec, n int, w []float32, rows []byte) []float64 {
 	}
 	return slack
 }
+
+// intAccRound is the integer kernels' rounding of one tile's weights w'_j = w_j·d_j (float32) of
+// one block and accumulator to integers of at most q in magnitude (q = 32767: int16 weights;
+// 127: the 8-bit weights of intAcc8), as their prepass does it in float32: M = max |w'_j|,
+// inv = min(q/M, 2¹⁰⁰), T = 1/inv (both 0 where M = 0), W_j = round-to-even(w'_j·inv). It
+// returns T and writes W to out. The Go reference the kernels' tests compare with, bit for bit
+// (the turbo tiers' and tq4's too, w'_j = w_j·s_j and q = 255 for their 8-bit weights). The
+// kernels then add float32(Σ_j W_j·L_j[i])·(T·unit) per tile with one fused multiply-add.
+func intAccRound(wd []float32, q float32, out []int32) (T float32) {
+	var m float32
+	for _, v := range wd {
+		m = max(m, float32(math.Abs(float64(v))))
+	}
+	if m == 0 {
+		clear(out[:len(wd)])
+		return 0
+	}
+	inv := min(q/m, float32(0x1p100))
+	for j, v := range wd {
+		out[j] = int32(math.RoundToEven(float64(v * inv)))
+	}
+	return 1 / inv
+}
+
+// intAccRoundSub is intAccRound over consecutive groups of sub weights (sub-tiles; the last one
+// may be shorter), each with its own M: group g's W to out, its T to T[g]. The Go reference of
+// kernels that round against a sub-tile's largest weight rather than the whole tile's.
+func intAccRoundSub(wd []float32, q float32, sub int, out []int32, T []float32) {
+	for g, j := 0, 0; j < len(wd); g, j = g+1, j+sub {
+		e := min(j+sub, len(wd))
+		T[g] = intAccRound(wd[j:e], q, out[j:e])
+	}
+}

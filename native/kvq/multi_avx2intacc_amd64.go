@@ -105,7 +105,7 @@ func avx2IntAccFor(i *multiKernels) *multiKernels {
 // tile, block and accumulator, M the largest |w·d|, inv = min(127/M, 2¹⁰⁰), T = 1/inv (0 where
 // M = 0), each weight W = round(w·d·inv) (round to nearest even, VCVTPS2DQ) in −127..127, so
 // each weight is off by at most T/2 = M/254 (≈ 1.008·2⁻⁸ of the largest in its tile and block),
-// and acc += T·(Σ W·c − off·ΣW) (+ Σ w·m) as before (intAccRound, intacc.go, is the Go
+// and acc += T·(Σ W·c − off·ΣW) (+ Σ w·m) as before (intAccRound, intacc_test.go, is the Go
 // reference). The codes c are unsigned, the nibbles 0..15 (q4_0, q4_1) or the 5-bit codes 0..31
 // (q5_0, q5_1), so VPMADDUBSW (unsigned codes × signed weights, two products summed into a word,
 // saturating) adds two rows' products of one value into a word, |Wa·ca + Wb·cb| ≤ 2·127·15 =

@@ -58,12 +58,30 @@ var (
 	intAccT4F = &multiKernels{acc: multiAccT4FINT}
 )
 
+// turboAcc8Rows is the rows of the 8-bit kernels' rounding groups (gen_turboacc.go's tile8):
+// M, T and the bound above are per group; 64, one group per tile. Groups of 32 and 16 rows,
+// each run as a tile of its own (its prepass, scale and finish), were measured on AMD Zen 4
+// and not kept. The weights' rounding error in the output (TestTurboAcc8ErrorReport, relative
+// RMS, softmax weights; 16-bit ~5e-5) falls from 2.5e-3..6.9e-3 at 64 rows to 1.8e-3..5.1e-3
+// at 32 and 1.2e-3..3.6e-3 at 16, but the KL it adds is near noise at 64 already: kvlab ab,
+// kvlab-tiny-64 and its outlier fixture, seeds 1..64, turbo2/3/4, tq4 and q8_0/turbo4, each
+// arm's decode and prompt KL against KVLAB_ACC16=1: every mean change within ±0.8 % (standard
+// errors 0.2 to 0.7 %), all of them together +0.21 ± 0.15 % at 64 rows, +0.10 ± 0.11 at 32,
+// −0.03 ± 0.10 at 16. The kernels slow down (TestTurboAcc8Speed, thread CPU, d 128, in cache
+// and streamed alike, best of 5 alternations, ns a row, 64 → 32 → 16 rows; 16-bit): turbo2
+// 3.38 → 3.87 → 4.82 (5.32), turbo3 4.64 → 5.28 → 6.58 (5.90), turbo4 3.58 → 4.04 → 4.95
+// (5.59), tq4 3.59 → 4.07 → 4.92 (5.59); the whole decode too (attn TestDecodeSpeedReport,
+// 131072 cells, 32/8 heads, d 128, one thread, best of 5, ms): turbo2 8.66 → 9.18 → 10.08
+// (10.70), turbo3 10.92 → 11.51 → 12.76 (12.16), turbo4 11.16 → 11.65 → 12.01 (12.53), tq4
+// 11.24 → 11.64 → 12.44 (12.52).
+const turboAcc8Rows = 64
+
 // The kernels with 8-bit weights (AccumulateStep 2⁻⁹; isa.Acc16 keeps the ones above): the
 // same prepass with 255 in place of 32767,
 //
 //	M = max_{j∈t} |w'_j|,  inv = min(255/M, 2¹⁰⁰),  T = 1/inv,  W_j = round(w'_j·inv),  |W_j| ≤ 255,
 //
-// (intAccRound in intacc.go is its Go reference); the rows go in quads, each value's level of
+// (intAccRound in intacc_test.go is its Go reference); the rows go in quads, each value's level of
 // the quad's four rows fills one dword of signed bytes, and VPDPBUSD adds Σ_{r<4} U_r·L_r[i]
 // into the int32 sum (64 products an instruction where VPDPWSSD takes 32) with U_r the unsigned
 // byte max(W_r, 0); where the tile has a negative W (never for softmax weights and the turbo
@@ -83,24 +101,6 @@ var (
 // bytes (|W| ≤ 127, 2⁻⁸) broadcast from memory ({1to16}, sums started at −128·ΣW), ran at the
 // same speed (0.61 to 0.64 of the 16-bit kernels' time, 0.79 for turbo3) for twice the
 // weights' rounding.
-// turboAcc8Rows is the rows of the 8-bit kernels' rounding groups (gen_turboacc.go's tile8):
-// M, T and the bound above are per group; 64, one group per tile. Groups of 32 and 16 rows,
-// each run as a tile of its own (its prepass, scale and finish), were measured on AMD Zen 4
-// and not kept. The weights' rounding error in the output (TestTurboAcc8ErrorReport, relative
-// RMS, softmax weights; 16-bit ~5e-5) falls from 2.5e-3..6.9e-3 at 64 rows to 1.8e-3..5.1e-3
-// at 32 and 1.2e-3..3.6e-3 at 16, but the KL it adds is near noise at 64 already: kvlab ab,
-// kvlab-tiny-64 and its outlier fixture, seeds 1..64, turbo2/3/4, tq4 and q8_0/turbo4, each
-// arm's decode and prompt KL against KVLAB_ACC16=1: every mean change within ±0.8 % (standard
-// errors 0.2 to 0.7 %), all of them together +0.21 ± 0.15 % at 64 rows, +0.10 ± 0.11 at 32,
-// −0.03 ± 0.10 at 16. The kernels slow down (TestTurboAcc8Speed, thread CPU, d 128, in cache
-// and streamed alike, best of 5 alternations, ns a row, 64 → 32 → 16 rows; 16-bit): turbo2
-// 3.38 → 3.87 → 4.82 (5.32), turbo3 4.64 → 5.28 → 6.58 (5.90), turbo4 3.58 → 4.04 → 4.95
-// (5.59), tq4 3.59 → 4.07 → 4.92 (5.59); the whole decode too (attn TestDecodeSpeedReport,
-// 131072 cells, 32/8 heads, d 128, one thread, best of 5, ms): turbo2 8.66 → 9.18 → 10.08
-// (10.70), turbo3 10.92 → 11.51 → 12.76 (12.16), turbo4 11.16 → 11.65 → 12.01 (12.53), tq4
-// 11.24 → 11.64 → 12.44 (12.52).
-const turboAcc8Rows = 64
-
 var (
 	intAccT2B  = &multiKernels{acc: multiAccT2BINT}
 	intAccT3B  = &multiKernels{acc: multiAccT3BINT}
