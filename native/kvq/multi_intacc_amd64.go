@@ -103,11 +103,13 @@ var (
 // 11.15 → 9.46. Whole one-thread decodes at 131072 cells, 32 heads on 8 KV heads, d 128 (attn's
 // TestDecodeSpeedReport, thread CPU time, best of 7 rounds, five runs alternated with
 // KVLAB_ACC16=1, median), int16 → 8-bit: q4_0 13.92 → 13.26 ms, iq4_nl 14.83 → 13.30, q4_1
-// 18.22 → 14.17 (f16 30 ms). Quality (kvlab ab on the small test models, four rotation
-// seeds, with and without KVLAB_ACC16): decode KL +0.7% ± 1.2% on average, prompt KL +1.8% ±
-// 1.0%, single runs within about ±10%.
-var intAcc8Formats = [...]**multiKernels{&intAccQ4_0, &intAccQ4_1, &intAccIQ4NL}
-
+// 18.22 → 14.17 (f16 30 ms). Quality (kvlab ab, kvlab-tiny-64 and its outlier fixture, 32
+// rotation seeds each, with and without KVLAB_ACC16, mean change ± standard error, decode /
+// prompt KL): q4_0 +0.0 ± 0.8 / +0.8 ± 0.6 %, q4_1 +0.1 ± 1.0 / +0.7 ± 0.7, iq4_nl +0.5 ± 0.7 /
+// +0.9 ± 0.6, q8_0/q4_0 +1.1 ± 0.8 / +1.7 ± 0.5; single runs move by up to ±15 % either way.
+// Rounding per 32 rows instead of 64 took q8_0/q4_0's to +0.4 / +0.9 for 1–2 % more decode
+// time, and was not kept.
+//
 // intAcc8 is k, or the kernel w8 with 8-bit weights on CPUs with AVX-512 VBMI unless isa.Acc16.
 func intAcc8(k *multiKernels, w8 accKernel) *multiKernels {
 	if hasVBMI && !isa.Acc16 {
@@ -117,8 +119,8 @@ func intAcc8(k *multiKernels, w8 accKernel) *multiKernels {
 }
 
 // hasBITALG reports AVX-512 BITALG, which q5_0's and q5_1's kernels with 8-bit weights take
-// (VPSHUFBITQMB).
-var hasBITALG = cpu.X86.HasAVX512BITALG
+// (VPSHUFBITQMB), hidden with VBMI by the KVLAB_NO_AVX512VNNI and KVLAB_NO_AVX512VBMI switches.
+var hasBITALG = isa.AVX512VBMI && cpu.X86.HasAVX512BITALG
 
 // q5W8 chooses q5_0's and q5_1's kernels with 8-bit weights where they can run (intAcc8q5).
 // Off: their quality cost is above the q4 formats'. kvlab ab on the small test models (two
