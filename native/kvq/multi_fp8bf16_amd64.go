@@ -5,9 +5,9 @@ package kvq
 import "github.com/kvlab/kvlab/internal/isa"
 
 // hasFP8BF16 reports fp8's bf16 scores kernel (multi_avx512x_amd64.s, gen_avx512.go's
-// fp8BF16): AVX-512 BW, VBMI (VPERMI2B) and BF16 (VDPBF16PS, VCVTNEPS2BF16), as on AMD Zen 4
-// and later and Intel Sapphire Rapids and later.
-var hasFP8BF16 = hasFP8VBMI && isa.AVX512BF16
+// fp8BF16): AVX-512 BW, VBMI (VPERMI2B), BF16 (VDPBF16PS, VCVTNEPS2BF16) and VL (the values
+// kernel's 256-bit VCVTNEPS2BF16), as on AMD Zen 4 and later and Intel Sapphire Rapids and later.
+var hasFP8BF16 = hasFP8VBMI && isa.AVX512BF16 && hasAVX512VL
 
 // fp8 scores through bf16. Each query's values are rounded to bf16 (to nearest even,
 // VCVTNEPS2BF16; a value below 2⁻¹²⁶ in magnitude becomes 0), so |q − q̃| ≤ 2⁻⁸·|q| per
