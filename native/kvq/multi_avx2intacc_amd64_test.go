@@ -129,15 +129,20 @@ func TestAVX2IntAccChosen(t *testing.T) {
 	ks := avx2IntAccKernels(hasAVXVNNI)
 	for _, tc := range avx2IntAccCases {
 		want, step := ks[tc.i], 0x1p-16
+		wantTwo := avx2IntAccTwoK[tc.i]
+		if hasAVXVNNI {
+			wantTwo = avx2VNNIAccTwoK[tc.i]
+		}
 		q5 := tc.f == Q5_0 || tc.f == Q5_1
 		if b8 := avx2B8On && !hasAVXVNNI; b8 && tc.f != Q8_0 && tc.f != IQ4_NL && (!q5 || avx2B8Q5) {
-			want, step = avx2B8Acc[map[Format]int{Q4_0: 0, Q4_1: 1, Q5_0: 2, Q5_1: 3}[tc.f]], 0x1p-8 // the 8-bit-weight kernels
+			j := map[Format]int{Q4_0: 0, Q4_1: 1, Q5_0: 2, Q5_1: 3}[tc.f]
+			want, wantTwo, step = avx2B8Acc[j], avx2B8TwoK[j], 0x1p-8 // the 8-bit-weight kernels
 		}
 		if got := avx2IntAccFor(*tc.avx512Kern); got != want {
 			t.Errorf("%s: another kernel runs", tc.f)
 		}
-		if two := multiTwo(want); two == nil || two != avx2IntAccTwo(want) {
-			t.Errorf("%s: no two-accumulator kernel", tc.f)
+		if two := multiTwo(want); two != wantTwo {
+			t.Errorf("%s: another two-accumulator kernel", tc.f)
 		}
 		if s := AccumulateStep(mustCodec(t, tc.f, 128)); s != step {
 			t.Errorf("%s: AccumulateStep %g", tc.f, s)
