@@ -28,21 +28,44 @@ func AccumulateStep(c Codec) float64 {
 		return 0x1p-8
 	}
 	if k := turboAccKernels(c); k != nil {
-		if turboAcc8(k) {
-			return 0x1p-9
-		}
-		return 0x1p-16
+		return intAccStep(k)
 	}
-	if bc := intAccBlocks(c); bc != nil && bc.full > 0 && blockIntAcc() {
-		if s := intAcc8Step(c); s > 0 {
-			return s // 8-bit weights (multi_intacc_amd64.go's intAcc8)
+	if bc := intAccBlocks(c); bc != nil && bc.full > 0 {
+		if k := blockIntAccKernel(c); k != nil {
+			return intAccStep(k)
 		}
-		if s := avx2AccStep8(c); s != 0 {
-			return s // the 8-bit-weight AVX2 kernels (multi_avx2intacc_amd64.go)
-		}
-		return 0x1p-16
 	}
 	return 0
+}
+
+// intAccStep is AccumulateStep's figure for the integer accumulate kernel k: its w8step where it
+// takes 8-bit weights, else 2⁻¹⁶ (int16 weights).
+func intAccStep(k *multiKernels) float64 {
+	if k.w8step > 0 {
+		return k.w8step
+	}
+	return 0x1p-16
+}
+
+// blockIntAccKernel is the integer kernel a block format's values accumulate through on this CPU
+// (intAccOr's choice, as AccumulateManyMulti makes it), nil where they accumulate in float.
+func blockIntAccKernel(c Codec) *multiKernels {
+	var i *multiKernels
+	switch c.(type) {
+	case *q4_0Codec:
+		i = intAccQ4_0
+	case *q8_0Codec:
+		i = intAccQ8_0
+	case *q4_1Codec:
+		i = intAccQ4_1
+	case *q5_0Codec:
+		i = intAccQ5_0
+	case *q5_1Codec:
+		i = intAccQ5_1
+	case *iq4nlCodec:
+		i = intAccIQ4NL
+	}
+	return intAccOr(nil, i)
 }
 
 // turboAccKernels is the integer accumulate kernel of a turbo tier's or tq4's rows on this CPU

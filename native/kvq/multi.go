@@ -60,6 +60,9 @@ type MultiQuery interface {
 type multiKernels struct {
 	scores func(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
 	acc    func(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+	// w8step is the half-step (AccumulateStep) of an integer acc kernel with 8-bit weights:
+	// 2⁻⁸ (signed) or 2⁻⁹ (unsigned); 0 for the others.
+	w8step float64
 }
 
 // multiBatch is the number of rows the generic paths stage at a time on the stack.

@@ -25,14 +25,14 @@ var (
 
 var (
 	avx512Kernels = [3]*multiKernels{
-		{f16Scores4, multiAccF16AVX512}, // f16Scores4: multi_f16acc_amd64.go
-		{multiScoresQ80AVX512, multiAccQ80AVX512},
-		{multiScoresQ40AVX512, multiAccQ40AVX512},
+		{scores: f16Scores4, acc: multiAccF16AVX512}, // f16Scores4: multi_f16acc_amd64.go
+		{scores: multiScoresQ80AVX512, acc: multiAccQ80AVX512},
+		{scores: multiScoresQ40AVX512, acc: multiAccQ40AVX512},
 	}
 	avx2Kernels = [3]*multiKernels{
 		f16AVX2, // multi_avx2f_amd64.go
-		{multiScoresQ80AVX2, multiAccQ80AVX2},
-		{multiScoresQ40AVX2, multiAccQ40AVX2},
+		{scores: multiScoresQ80AVX2, acc: multiAccQ80AVX2},
+		{scores: multiScoresQ40AVX2, acc: multiAccQ40AVX2},
 	}
 )
 

@@ -37,14 +37,14 @@ func withAVX2Kernels(f func()) {
 		multiQ5_1, multiFP8, multiTurbo4, multiTurbo3, multiTurbo2}
 	multiF16, multiQ8_0, multiQ4_0, multiTQ4 = avx2Kernels[0], avx2Kernels[1], avx2Kernels[2], tq4AVX2
 	multiBF16 = bf16AVX2
-	multiIQ4NL = &multiKernels{multiScoresIQ4NLAVX2, multiAccIQ4NLAVX2}
-	multiQ4_1 = &multiKernels{multiScoresQ41AVX2, multiAccQ41AVX2}
-	multiQ5_0 = &multiKernels{multiScoresQ50AVX2, multiAccQ50AVX2}
-	multiQ5_1 = &multiKernels{multiScoresQ51AVX2, multiAccQ51AVX2}
+	multiIQ4NL = &multiKernels{scores: multiScoresIQ4NLAVX2, acc: multiAccIQ4NLAVX2}
+	multiQ4_1 = &multiKernels{scores: multiScoresQ41AVX2, acc: multiAccQ41AVX2}
+	multiQ5_0 = &multiKernels{scores: multiScoresQ50AVX2, acc: multiAccQ50AVX2}
+	multiQ5_1 = &multiKernels{scores: multiScoresQ51AVX2, acc: multiAccQ51AVX2}
 	multiFP8 = fp8AVX2
-	multiTurbo4 = &multiKernels{multiScoresT4AVX2, multiAccT4AVX2}
-	multiTurbo3 = &multiKernels{multiScoresT3AVX2, multiAccT3AVX2}
-	multiTurbo2 = &multiKernels{multiScoresT2AVX2, multiAccT2AVX2}
+	multiTurbo4 = &multiKernels{scores: multiScoresT4AVX2, acc: multiAccT4AVX2}
+	multiTurbo3 = &multiKernels{scores: multiScoresT3AVX2, acc: multiAccT3AVX2}
+	multiTurbo2 = &multiKernels{scores: multiScoresT2AVX2, acc: multiAccT2AVX2}
 	defer func() {
 		multiF16, multiQ8_0, multiQ4_0, multiTQ4, multiBF16, multiIQ4NL, multiQ4_1, multiQ5_0 = saved[0], saved[1], saved[2], saved[3], saved[4], saved[5], saved[6], saved[7]
 		multiQ5_1, multiFP8, multiTurbo4, multiTurbo3, multiTurbo2 = saved[8], saved[9], saved[10], saved[11], saved[12]

@@ -25,21 +25,21 @@ import (
 // (q2k_arm64.go) scores a group's cells with turbo2's decoder against the queries multiplied
 // by the channel scales.
 var (
-	multiF16  = &multiKernels{multiScoresF16NEON, multiAccF16NEON}
-	multiQ8_0 = &multiKernels{multiScoresQ80NEON, multiAccQ80NEON}
-	multiQ4_0 = &multiKernels{multiScoresQ40NEON, multiAccQ40NEON}
-	multiTQ4  = &multiKernels{multiScoresTQ4NEON, multiAccTQ4NEON}
+	multiF16  = &multiKernels{scores: multiScoresF16NEON, acc: multiAccF16NEON}
+	multiQ8_0 = &multiKernels{scores: multiScoresQ80NEON, acc: multiAccQ80NEON}
+	multiQ4_0 = &multiKernels{scores: multiScoresQ40NEON, acc: multiAccQ40NEON}
+	multiTQ4  = &multiKernels{scores: multiScoresTQ4NEON, acc: multiAccTQ4NEON}
 
-	multiBF16  = &multiKernels{multiScoresBF16NEON, multiAccBF16NEON}
-	multiIQ4NL = &multiKernels{multiScoresIQ4NLNEON, multiAccIQ4NLNEON}
-	multiQ4_1  = &multiKernels{multiScoresQ41NEON, multiAccQ41NEON}
-	multiQ5_0  = &multiKernels{multiScoresQ50NEON, multiAccQ50NEON}
-	multiQ5_1  = &multiKernels{multiScoresQ51NEON, multiAccQ51NEON}
+	multiBF16  = &multiKernels{scores: multiScoresBF16NEON, acc: multiAccBF16NEON}
+	multiIQ4NL = &multiKernels{scores: multiScoresIQ4NLNEON, acc: multiAccIQ4NLNEON}
+	multiQ4_1  = &multiKernels{scores: multiScoresQ41NEON, acc: multiAccQ41NEON}
+	multiQ5_0  = &multiKernels{scores: multiScoresQ50NEON, acc: multiAccQ50NEON}
+	multiQ5_1  = &multiKernels{scores: multiScoresQ51NEON, acc: multiAccQ51NEON}
 
-	multiTurbo4 = &multiKernels{multiScoresT4NEON, multiAccT4NEON}
-	multiTurbo3 = &multiKernels{multiScoresT3NEON, multiAccT3NEON}
-	multiTurbo2 = &multiKernels{multiScoresT2NEON, multiAccT2NEON}
-	multiFP8    = &multiKernels{multiScoresFP8NEON, multiAccFP8NEON}
+	multiTurbo4 = &multiKernels{scores: multiScoresT4NEON, acc: multiAccT4NEON}
+	multiTurbo3 = &multiKernels{scores: multiScoresT3NEON, acc: multiAccT3NEON}
+	multiTurbo2 = &multiKernels{scores: multiScoresT2NEON, acc: multiAccT2NEON}
+	multiFP8    = &multiKernels{scores: multiScoresFP8NEON, acc: multiAccFP8NEON}
 )
 
 // fp8Consts are the fp8 kernels' constants: 256 (float32, four lanes), then the f16-bit masks

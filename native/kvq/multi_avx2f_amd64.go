@@ -22,9 +22,9 @@ package kvq
 
 // f16AVX2, bf16AVX2 and fp8AVX2 are the kernels.
 var (
-	f16AVX2  = &multiKernels{multiScoresF16AVX2T, multiAccF16AVX2T}
-	bf16AVX2 = &multiKernels{multiScoresBF16AVX2T, multiAccBF16AVX2T}
-	fp8AVX2  = &multiKernels{multiScoresFP8AVX2T, multiAccFP8AVX2T}
+	f16AVX2  = &multiKernels{scores: multiScoresF16AVX2T, acc: multiAccF16AVX2T}
+	bf16AVX2 = &multiKernels{scores: multiScoresBF16AVX2T, acc: multiAccBF16AVX2T}
+	fp8AVX2  = &multiKernels{scores: multiScoresFP8AVX2T, acc: multiAccFP8AVX2T}
 )
 
 //go:noescape

@@ -153,25 +153,8 @@ var avx2B8TwoK = [4]*multiKernels{{acc: multiAccQ40B8TwoAVX2INT}, {acc: multiAcc
 	{acc: multiAccQ50B8TwoAVX2INT}, {acc: multiAccQ51B8TwoAVX2INT}}
 
 // avx2B8Acc are the 8-bit-weight kernels of q4_0, q4_1, q5_0 and q5_1.
-var avx2B8Acc = [4]*multiKernels{{acc: multiAccQ40B8AVX2INT}, {acc: multiAccQ41B8AVX2INT},
-	{acc: multiAccQ50B8AVX2INT}, {acc: multiAccQ51B8AVX2INT}}
-
-// avx2AccStep8 is AccumulateStep's figure where an 8-bit-weight AVX2 kernel accumulates c's
-// values (2⁻⁸), 0 elsewhere.
-func avx2AccStep8(c Codec) float64 {
-	if intAcc() || !avx2B8On || hasAVXVNNI || !avx2IntAccOn || !hasAVX2 {
-		return 0
-	}
-	switch c.(type) {
-	case *q4_0Codec, *q4_1Codec:
-		return 0x1p-8
-	case *q5_0Codec, *q5_1Codec:
-		if avx2B8Q5 {
-			return 0x1p-8
-		}
-	}
-	return 0
-}
+var avx2B8Acc = [4]*multiKernels{{acc: multiAccQ40B8AVX2INT, w8step: 0x1p-8}, {acc: multiAccQ41B8AVX2INT, w8step: 0x1p-8},
+	{acc: multiAccQ50B8AVX2INT, w8step: 0x1p-8}, {acc: multiAccQ51B8AVX2INT, w8step: 0x1p-8}}
 
 // avx2IntAcc and avx2VNNIAcc are the kernels of q4_0, q8_0, q4_1, q5_0, q5_1 and iq4_nl.
 var (

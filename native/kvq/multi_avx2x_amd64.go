@@ -14,10 +14,10 @@ var multiBF16, multiQ4_1, multiQ5_0, multiQ5_1, multiIQ4NL, multiFP8 = func() (a
 		return
 	}
 	bf16 := bf16AVX2 // multi_avx2f_amd64.go, as fp8AVX2
-	iq4nl := &multiKernels{multiScoresIQ4NLAVX2, multiAccIQ4NLAVX2}
-	q41 := &multiKernels{multiScoresQ41AVX2, multiAccQ41AVX2}
-	q50 := &multiKernels{multiScoresQ50AVX2, multiAccQ50AVX2}
-	q51 := &multiKernels{multiScoresQ51AVX2, multiAccQ51AVX2}
+	iq4nl := &multiKernels{scores: multiScoresIQ4NLAVX2, acc: multiAccIQ4NLAVX2}
+	q41 := &multiKernels{scores: multiScoresQ41AVX2, acc: multiAccQ41AVX2}
+	q50 := &multiKernels{scores: multiScoresQ50AVX2, acc: multiAccQ50AVX2}
+	q51 := &multiKernels{scores: multiScoresQ51AVX2, acc: multiAccQ51AVX2}
 	fp8 := fp8AVX2
 	if hasAVX512 {
 		bf16, iq4nl, q41, q50, q51 = bf16AVX512, iq4nlAVX512, q41AVX512, q50AVX512, q51AVX512
@@ -32,7 +32,7 @@ var multiBF16, multiQ4_1, multiQ5_0, multiQ5_1, multiIQ4NL, multiFP8 = func() (a
 }()
 
 // tq4AVX2 is tq4's AVX2 kernels.
-var tq4AVX2 = &multiKernels{multiScoresTQ4AVX2, multiAccTQ4AVX2}
+var tq4AVX2 = &multiKernels{scores: multiScoresTQ4AVX2, acc: multiAccTQ4AVX2}
 
 // multiTurbo4, multiTurbo3 and multiTurbo2 are the turbo tiers' kernels: AVX-512, else AVX2
 // (turbo4's are tq4's with an f16 row scale), nil for none.
@@ -41,8 +41,8 @@ var multiTurbo4, multiTurbo3, multiTurbo2 = func() (t4, t3, t2 *multiKernels) {
 	case hasAVX512:
 		return t4Z, t3Z, t2Z
 	case hasAVX2:
-		return &multiKernels{multiScoresT4AVX2, multiAccT4AVX2}, &multiKernels{multiScoresT3AVX2, multiAccT3AVX2},
-			&multiKernels{multiScoresT2AVX2, multiAccT2AVX2}
+		return &multiKernels{scores: multiScoresT4AVX2, acc: multiAccT4AVX2}, &multiKernels{scores: multiScoresT3AVX2, acc: multiAccT3AVX2},
+			&multiKernels{scores: multiScoresT2AVX2, acc: multiAccT2AVX2}
 	}
 	return nil, nil, nil
 }()

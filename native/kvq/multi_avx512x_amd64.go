@@ -19,14 +19,14 @@ import (
 var hasAVX512BW = hasAVX512 && cpu.X86.HasAVX512BW
 
 var (
-	q41AVX512 = &multiKernels{multiScoresQ41AVX512, multiAccQ41AVX512}
-	q50AVX512 = &multiKernels{multiScoresQ50AVX512, multiAccQ50AVX512}
-	q51AVX512 = &multiKernels{multiScoresQ51AVX512, multiAccQ51AVX512}
-	fp8AVX512 = &multiKernels{multiScoresFP8AVX512, multiAccFP8AVX512}
+	q41AVX512 = &multiKernels{scores: multiScoresQ41AVX512, acc: multiAccQ41AVX512}
+	q50AVX512 = &multiKernels{scores: multiScoresQ50AVX512, acc: multiAccQ50AVX512}
+	q51AVX512 = &multiKernels{scores: multiScoresQ51AVX512, acc: multiAccQ51AVX512}
+	fp8AVX512 = &multiKernels{scores: multiScoresFP8AVX512, acc: multiAccFP8AVX512}
 	// fp8VBMI is fp8's kernels on CPUs with AVX-512 VBMI too: the accumulate kernel decodes
 	// with VPERMI2B (multiAccFP8VBMI), and the scores go through bf16 where the CPU has
 	// AVX-512 BF16 as well (fp8BF16Active).
-	fp8VBMI = &multiKernels{multiScoresFP8AVX512, multiAccFP8VBMI}
+	fp8VBMI = &multiKernels{scores: multiScoresFP8AVX512, acc: multiAccFP8VBMI}
 )
 
 // hasFP8VBMI reports fp8VBMI: AVX-512 BW and VBMI.

@@ -38,7 +38,7 @@ func fp8BF16Active() bool { return hasFP8BF16 && multiFP8 == fp8VBMI }
 // cache instead of 10.6, 8.3 streamed past the caches instead of 12.9 (Zen 4, thread CPU
 // time, best of 300 and of 10 passes, the two kernels alternated: TestFP8AccBF16Speed);
 // 5.5 ns of the 6.3 are the VDPBF16PS alone (the decode left out).
-var fp8AccBF16 = &multiKernels{multiScoresFP8AVX512, multiAccFP8BF16}
+var fp8AccBF16 = &multiKernels{scores: multiScoresFP8AVX512, acc: multiAccFP8BF16}
 
 // fp8BF16AccOn is isa.Acc16's complement, a variable so that tests can run both kernels.
 var fp8BF16AccOn = !isa.Acc16

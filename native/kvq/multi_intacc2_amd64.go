@@ -49,7 +49,7 @@ var (
 // weights a row, called by AccumulateManyMulti 64 rows at a time, took ~1.9× the int16
 // variant's time (AMD Zen 4, TestIntAcc8Speed, in cache: q4_0 9.8 against 5.2 ns a row).
 func intAccTwo(k *multiKernels) *multiKernels {
-	if intAccIs8(k) {
+	if k != nil && k.w8step > 0 {
 		switch k {
 		case intAccQ4_0:
 			return intAccTwo8Q4_0
@@ -58,7 +58,7 @@ func intAccTwo(k *multiKernels) *multiKernels {
 		case intAccIQ4NL:
 			return intAccTwo8IQ4NL
 		}
-		return nil
+		return avx2IntAccTwo(k) // the AVX2 ones
 	}
 	switch k {
 	case intAccQ4_0:

@@ -39,7 +39,7 @@ func TestIntAccTwoMatchesFour(t *testing.T) {
 			&multiKernels{acc: multiAccIQ4NLV8INT}, intAccTwo8IQ4NL},
 	} {
 		wantTwo := tc.two
-		if intAccIs8(tc.cur) {
+		if tc.cur.w8step > 0 {
 			wantTwo = tc.two8
 		}
 		if got := multiTwo(tc.cur); got != wantTwo {

@@ -113,7 +113,7 @@ var (
 // intAcc8 is k, or the kernel w8 with 8-bit weights on CPUs with AVX-512 VBMI unless isa.Acc16.
 func intAcc8(k *multiKernels, w8 accKernel) *multiKernels {
 	if hasVBMI && !isa.Acc16 {
-		return &multiKernels{acc: w8}
+		return &multiKernels{acc: w8, w8step: 0x1p-8}
 	}
 	return k
 }
@@ -137,29 +137,6 @@ func intAcc8q5(k *multiKernels, w8 accKernel) *multiKernels {
 		return k
 	}
 	return intAcc8(k, w8)
-}
-
-// intAccIs8 reports whether k is one of intAcc8's kernels with 8-bit weights.
-func intAccIs8(k *multiKernels) bool {
-	return k != nil && hasVBMI && !isa.Acc16 && (k == intAccQ4_0 || k == intAccQ4_1 || k == intAccIQ4NL ||
-		q5W8 && hasBITALG && (k == intAccQ5_0 || k == intAccQ5_1))
-}
-
-// intAcc8Step is 2⁻⁸ where c's values accumulate through a kernel with 8-bit weights (intAcc8
-// chose one and the integer kernels run), else 0.
-func intAcc8Step(c Codec) float64 {
-	if !intAcc() || !hasVBMI || isa.Acc16 {
-		return 0
-	}
-	switch c.(type) {
-	case *q4_0Codec, *q4_1Codec, *iq4nlCodec:
-		return 0x1p-8
-	case *q5_0Codec, *q5_1Codec:
-		if q5W8 && hasBITALG {
-			return 0x1p-8
-		}
-	}
-	return 0
 }
 
 // pickZen4 is k, or z4 (the same sums bit for bit, prefetched into L2) where zen4Stream.

@@ -7,6 +7,3 @@ func intAcc() bool { return false }
 
 // The integer accumulate kernels are nil here.
 var intAccQ4_0, intAccQ8_0, intAccQ4_1, intAccQ5_0, intAccQ5_1, intAccIQ4NL *multiKernels
-
-// intAcc8Step is 0: there are no kernels with 8-bit weights here.
-func intAcc8Step(Codec) float64 { return 0 }

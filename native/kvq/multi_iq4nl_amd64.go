@@ -12,7 +12,7 @@ var iq4nlLevels = func() (l [16]float32) {
 
 // iq4nlAVX512 is iq4_nl's AVX-512 kernels (multi_iq4nl_amd64.s); multiIQ4NL uses them on CPUs
 // with AVX-512 F and the AVX2 ones elsewhere.
-var iq4nlAVX512 = &multiKernels{multiScoresIQ4NLAVX512, multiAccIQ4NLAVX512}
+var iq4nlAVX512 = &multiKernels{scores: multiScoresIQ4NLAVX512, acc: multiAccIQ4NLAVX512}
 
 //go:noescape
 func multiScoresIQ4NLAVX512(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)

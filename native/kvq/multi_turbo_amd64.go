@@ -11,10 +11,10 @@ package kvq
 // multiplied by the row scales once a tile. They serve CPUs with AVX-512 F (q2k's with BW, as
 // before); the contracts are multiKernels'.
 var (
-	tq4Z = &multiKernels{multiScoresTQ4Z, multiAccTQ4Z}
-	t4Z  = &multiKernels{multiScoresT4Z, multiAccT4Z}
-	t3Z  = &multiKernels{multiScoresT3Z, multiAccT3Z}
-	t2Z  = &multiKernels{multiScoresT2Z, multiAccT2Z}
+	tq4Z = &multiKernels{scores: multiScoresTQ4Z, acc: multiAccTQ4Z}
+	t4Z  = &multiKernels{scores: multiScoresT4Z, acc: multiAccT4Z}
+	t3Z  = &multiKernels{scores: multiScoresT3Z, acc: multiAccT3Z}
+	t2Z  = &multiKernels{scores: multiScoresT2Z, acc: multiAccT2Z}
 )
 
 //go:noescape

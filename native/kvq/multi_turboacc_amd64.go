@@ -102,16 +102,11 @@ const turboAcc8Rows = 64
 // same speed (0.61 to 0.64 of the 16-bit kernels' time, 0.79 for turbo3) for twice the
 // weights' rounding.
 var (
-	intAccT2B  = &multiKernels{acc: multiAccT2BINT}
-	intAccT3B  = &multiKernels{acc: multiAccT3BINT}
-	intAccT4B  = &multiKernels{acc: multiAccT4BINT}
-	intAccT4FB = &multiKernels{acc: multiAccT4FBINT}
+	intAccT2B  = &multiKernels{acc: multiAccT2BINT, w8step: 0x1p-9}
+	intAccT3B  = &multiKernels{acc: multiAccT3BINT, w8step: 0x1p-9}
+	intAccT4B  = &multiKernels{acc: multiAccT4BINT, w8step: 0x1p-9}
+	intAccT4FB = &multiKernels{acc: multiAccT4FBINT, w8step: 0x1p-9}
 )
-
-// turboAcc8 reports whether k is one of the kernels with 8-bit weights.
-func turboAcc8(k *multiKernels) bool {
-	return k != nil && (k == intAccT2B || k == intAccT3B || k == intAccT4B || k == intAccT4FB)
-}
 
 // turboAccPick is k, or its kernel with 8-bit weights unless isa.Acc16 is set.
 func turboAccPick(k *multiKernels) *multiKernels {

@@ -11,8 +11,5 @@ func tq4IntAcc(d int) bool { return false }
 // The integer accumulate kernels are nil here.
 var intAccT2, intAccT3, intAccT4, intAccT4F *multiKernels
 
-// turboAcc8 is false: no kernels with 8-bit weights here.
-func turboAcc8(k *multiKernels) bool { return false }
-
 // turboAccPick is k.
 func turboAccPick(k *multiKernels) *multiKernels { return k }

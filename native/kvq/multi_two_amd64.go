@@ -8,7 +8,7 @@ package kvq
 // so their results are those kernels' bit for bit and the MultiQuery bounds (multi.go) hold
 // unchanged: |DotManyMulti − Dot| ≤ (d/8 + 6)·2⁻²⁴·Σ|q[i]·x[i]| for the scores, the block
 // formats' AccumulateMany bound for the sums.
-var f16TwoAVX512 = &multiKernels{multiScoresF16TwoAVX512, multiAccF16TwoAVX512}
+var f16TwoAVX512 = &multiKernels{scores: multiScoresF16TwoAVX512, acc: multiAccF16TwoAVX512}
 
 // multiTwo is the two-query variant of kernels k, nil for none: the AVX-512 f16 kernels have
 // one (a last group of two, as in grouped-query attention with two query heads per KV head,
