@@ -11,7 +11,7 @@ import (
 // reader of value i's code minus the format's offset in a full block; ok false otherwise
 // (another format, or no kernels on this CPU).
 func intAccCodes(c Codec) (bc *blockCodec, code func(blk []byte, i int) int, ok bool) {
-	if !blockIntAcc() {
+	if blockIntAccKernel(c) == nil {
 		return nil, nil, false
 	}
 	nib := func(qs []byte, i int) int {

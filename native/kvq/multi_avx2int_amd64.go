@@ -139,7 +139,7 @@ var (
 	avx2PackPerm = [8]int32{0, 4, 1, 5, 2, 6, 3, 7}
 	avx2C128     = [8]int32{128, 128, 128, 128, 128, 128, 128, 128}
 	avx2C255     = [8]int32{255, 255, 255, 255, 255, 255, 255, 255}
-	avx2C80      = [8]uint32{0x80808080, 0x80808080, 0x80808080, 0x80808080, 0x80808080, 0x80808080, 0x80808080, 0x80808080}
+	avx2C80      = bytes32(0x80)
 	avx2EOShuf   = [32]byte{0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15, 0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15}
 	// avx2DMShuf gathers a lane's four even words, then its four odd ones (VPSHUFB): q4_1's
 	// staged (d, m) pairs split.

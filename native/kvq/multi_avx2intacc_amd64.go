@@ -145,9 +145,6 @@ var avx2B8On = !isa.Acc16
 // runs (q4_0 −1.5% to +9%, q4_1 −3.6% to +1.2%), so they stay at int16 for now.
 var avx2B8Q5 = false
 
-// avx2B8Index is each 8-bit kernel's format's index in avx2IntAcc.
-var avx2B8Index = [4]int{0, 2, 3, 4}
-
 // avx2B8TwoK are the two-accumulator variants of avx2B8Acc.
 var avx2B8TwoK = [4]*multiKernels{{acc: multiAccQ40B8TwoAVX2INT}, {acc: multiAccQ41B8TwoAVX2INT},
 	{acc: multiAccQ50B8TwoAVX2INT}, {acc: multiAccQ51B8TwoAVX2INT}}
@@ -212,10 +209,6 @@ var (
 	avx2VNNIAccTwoK = [6]*multiKernels{{acc: multiAccQ40TwoVNNIINT}, {acc: multiAccQ80TwoVNNIINT}, {acc: multiAccQ41TwoVNNIINT},
 		{acc: multiAccQ50TwoVNNIINT}, {acc: multiAccQ51TwoVNNIINT}, {acc: multiAccIQ4NLTwoVNNIINT}}
 )
-
-// blockIntAcc reports whether the block formats' values accumulate through integer kernels:
-// AVX-512's (intAcc) or AVX2's.
-func blockIntAcc() bool { return intAcc() || avx2IntAccOn && hasAVX2 }
 
 // The kernels' contracts are multiKernels' acc, within the bound above.
 

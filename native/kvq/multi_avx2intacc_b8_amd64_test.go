@@ -22,7 +22,7 @@ import (
 func refIntAccNib(acc []float32, d, nv int, enc []byte, rb, m int, w []float32, n int, c Codec, qmax float32) {
 	_, min1 := c.(*q4_1Codec)
 	_, min5 := c.(*q5_1Codec)
-	min := min1 || min5
+	hasMin := min1 || min5
 	bs := intAccBlocks(c).fullBytes
 	off := int32(8)
 	code := func(blk []byte, i int) int32 {
@@ -43,14 +43,14 @@ func refIntAccNib(acc []float32, d, nv int, enc []byte, rb, m int, w []float32, 
 	wd := make([]float32, 64)
 	W := make([]int32, 64)
 	for t0 := 0; t0 < m; t0 += 64 {
-		t1 := minInt(t0+64, m)
+		t1 := min(t0+64, m)
 		for b := 0; b < nv/BlockSize; b++ {
 			for h := 0; h < 4; h++ {
 				var wmC, wdC [2]float32
 				for j := t0; j < t1; j++ {
 					blk := enc[j*rb+b*bs:]
 					wd[j-t0] = w[j*n+h] * blockF16(blk, 0)
-					if min {
+					if hasMin {
 						wmC[(j-t0)%2] = fma32(w[j*n+h], blockF16(blk, 2), wmC[(j-t0)%2])
 						wdC[(j-t0)%2] += wd[j-t0]
 					}
@@ -61,7 +61,7 @@ func refIntAccNib(acc []float32, d, nv int, enc []byte, rb, m int, w []float32, 
 					sw += W[j]
 				}
 				var term float32
-				if min {
+				if hasMin {
 					term = fma32(float32(off), wdC[0]+wdC[1], wmC[0]+wmC[1])
 				}
 				for i := 0; i < BlockSize; i++ {
@@ -71,7 +71,7 @@ func refIntAccNib(acc []float32, d, nv int, enc []byte, rb, m int, w []float32, 
 					}
 					a := &acc[h*d+b*BlockSize+i]
 					x := *a
-					if min {
+					if hasMin {
 						x += term
 					}
 					*a = fma32(T, float32(s-off*sw), x)
@@ -81,12 +81,6 @@ func refIntAccNib(acc []float32, d, nv int, enc []byte, rb, m int, w []float32, 
 	}
 }
 
-func minInt(a, b int) int {
-	if a < b {
-		return a
-	}
-	return b
-}
 
 // b8Rows is rows of codec c: outlier rows, or ("full") every nibble 15 and one scale, where
 // equal weights make every 8-bit weight 127 and the word sums reach the bound's 8·2·127·15.
@@ -116,6 +110,9 @@ func b8Rows(rng *rand.Rand, c Codec, rows int, full bool) []byte {
 	}
 	return enc
 }
+
+// avx2B8Index is each 8-bit kernel's format's index in avx2IntAcc.
+var avx2B8Index = [4]int{0, 2, 3, 4}
 
 // TestAVX2IntAccB8Matches checks the 8-bit-weight AVX2 kernels (q4_0, q4_1) against the Go
 // reference with qmax 127, bit for bit, and the reference itself against the int16 AVX2
