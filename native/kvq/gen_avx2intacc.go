@@ -581,7 +581,6 @@ func header() string {
 		fmt.Fprintf(&b, "DATA ·avx2IntAccB8Q5Sh+%d(SB)/4, $%d\n", 4*i, sh)
 	}
 	b.WriteString("GLOBL ·avx2IntAccB8Q5Sh(SB), RODATA|NOPTR, $64\n\n")
-	fmt.Fprintf(&b, "DATA ·avx2IntAccQMax8+0(SB)/4, $0x%08x\nGLOBL ·avx2IntAccQMax8(SB), RODATA|NOPTR, $4\n\n", u32(127))
 	return b.String()
 }
 
@@ -885,7 +884,7 @@ a@_p1e:
 	// inv = min(127/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.
 	VXORPS Y12, Y12, Y12
 	VCMPPS $0x0E, Y12, Y0, Y1  // M > 0
-	VBROADCASTSS ·avx2IntAccQMax8(SB), Y2
+	VBROADCASTSS ·intAccQMax8(SB), Y2
 	VDIVPS Y0, Y2, Y14
 	VBROADCASTSS ·intAccInvCap(SB), Y3
 	VMINPS Y3, Y14, Y14

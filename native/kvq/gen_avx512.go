@@ -1317,7 +1317,7 @@ fbh_chunk:
 	CMPQ R12, $64
 	JLT  fbh_last
 `)
-	chunk := func(off int, codes, copy_, l string, qoff int) string {
+	chunk := func(off int, codes, copy_, l string) string {
 		o := ""
 		if off > 0 {
 			o = fmt.Sprint(off)
@@ -1335,8 +1335,8 @@ fbh_chunk:
 		}
 		return s.String()
 	}
-	b.WriteString(chunk(0, "4", "5", "6", 0))
-	b.WriteString(chunk(32, "7", "31", "5", 0))
+	b.WriteString(chunk(0, "4", "5", "6"))
+	b.WriteString(chunk(32, "7", "31", "5"))
 	b.WriteString(dp(0, 6, 4))
 	b.WriteString(dp(512, 5, 7))
 	b.WriteString(`	ADDQ $64, BX
@@ -1347,7 +1347,7 @@ fbh_chunk:
 	JMP  fbh_reduce
 fbh_last:                      // a last 32 values
 `)
-	b.WriteString(chunk(0, "4", "5", "6", 0))
+	b.WriteString(chunk(0, "4", "5", "6"))
 	b.WriteString(dp(0, 6, 4))
 	b.WriteString(`
 fbh_reduce:

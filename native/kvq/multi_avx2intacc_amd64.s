@@ -88,9 +88,6 @@ DATA ·avx2IntAccB8Q5Sh+56(SB)/4, $2
 DATA ·avx2IntAccB8Q5Sh+60(SB)/4, $3
 GLOBL ·avx2IntAccB8Q5Sh(SB), RODATA|NOPTR, $64
 
-DATA ·avx2IntAccQMax8+0(SB)/4, $0x42fe0000
-GLOBL ·avx2IntAccQMax8(SB), RODATA|NOPTR, $4
-
 
 // func multiAccQ40AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q4_0: d (f16), 16 nibble bytes; x = (c − 8)·d.
@@ -12224,7 +12221,7 @@ aQ40B8AVX2INT_p1e:
 	// inv = min(127/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.
 	VXORPS Y12, Y12, Y12
 	VCMPPS $0x0E, Y12, Y0, Y1  // M > 0
-	VBROADCASTSS ·avx2IntAccQMax8(SB), Y2
+	VBROADCASTSS ·intAccQMax8(SB), Y2
 	VDIVPS Y0, Y2, Y14
 	VBROADCASTSS ·intAccInvCap(SB), Y3
 	VMINPS Y3, Y14, Y14
@@ -12916,7 +12913,7 @@ aQ40B8TwoAVX2INT_p1e:
 	// inv = min(127/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.
 	VXORPS Y12, Y12, Y12
 	VCMPPS $0x0E, Y12, Y0, Y1  // M > 0
-	VBROADCASTSS ·avx2IntAccQMax8(SB), Y2
+	VBROADCASTSS ·intAccQMax8(SB), Y2
 	VDIVPS Y0, Y2, Y14
 	VBROADCASTSS ·intAccInvCap(SB), Y3
 	VMINPS Y3, Y14, Y14
@@ -13394,7 +13391,7 @@ aQ41B8AVX2INT_p1e:
 	// inv = min(127/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.
 	VXORPS Y12, Y12, Y12
 	VCMPPS $0x0E, Y12, Y0, Y1  // M > 0
-	VBROADCASTSS ·avx2IntAccQMax8(SB), Y2
+	VBROADCASTSS ·intAccQMax8(SB), Y2
 	VDIVPS Y0, Y2, Y14
 	VBROADCASTSS ·intAccInvCap(SB), Y3
 	VMINPS Y3, Y14, Y14
@@ -14129,7 +14126,7 @@ aQ41B8TwoAVX2INT_p1e:
 	// inv = min(127/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.
 	VXORPS Y12, Y12, Y12
 	VCMPPS $0x0E, Y12, Y0, Y1  // M > 0
-	VBROADCASTSS ·avx2IntAccQMax8(SB), Y2
+	VBROADCASTSS ·intAccQMax8(SB), Y2
 	VDIVPS Y0, Y2, Y14
 	VBROADCASTSS ·intAccInvCap(SB), Y3
 	VMINPS Y3, Y14, Y14
@@ -14601,7 +14598,7 @@ aQ50B8AVX2INT_p1e:
 	// inv = min(127/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.
 	VXORPS Y12, Y12, Y12
 	VCMPPS $0x0E, Y12, Y0, Y1  // M > 0
-	VBROADCASTSS ·avx2IntAccQMax8(SB), Y2
+	VBROADCASTSS ·intAccQMax8(SB), Y2
 	VDIVPS Y0, Y2, Y14
 	VBROADCASTSS ·intAccInvCap(SB), Y3
 	VMINPS Y3, Y14, Y14
@@ -15498,7 +15495,7 @@ aQ50B8TwoAVX2INT_p1e:
 	// inv = min(127/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.
 	VXORPS Y12, Y12, Y12
 	VCMPPS $0x0E, Y12, Y0, Y1  // M > 0
-	VBROADCASTSS ·avx2IntAccQMax8(SB), Y2
+	VBROADCASTSS ·intAccQMax8(SB), Y2
 	VDIVPS Y0, Y2, Y14
 	VBROADCASTSS ·intAccInvCap(SB), Y3
 	VMINPS Y3, Y14, Y14
@@ -16111,7 +16108,7 @@ aQ51B8AVX2INT_p1e:
 	// inv = min(127/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.
 	VXORPS Y12, Y12, Y12
 	VCMPPS $0x0E, Y12, Y0, Y1  // M > 0
-	VBROADCASTSS ·avx2IntAccQMax8(SB), Y2
+	VBROADCASTSS ·intAccQMax8(SB), Y2
 	VDIVPS Y0, Y2, Y14
 	VBROADCASTSS ·intAccInvCap(SB), Y3
 	VMINPS Y3, Y14, Y14
@@ -17051,7 +17048,7 @@ aQ51B8TwoAVX2INT_p1e:
 	// inv = min(127/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.
 	VXORPS Y12, Y12, Y12
 	VCMPPS $0x0E, Y12, Y0, Y1  // M > 0
-	VBROADCASTSS ·avx2IntAccQMax8(SB), Y2
+	VBROADCASTSS ·intAccQMax8(SB), Y2
 	VDIVPS Y0, Y2, Y14
 	VBROADCASTSS ·intAccInvCap(SB), Y3
 	VMINPS Y3, Y14, Y14
