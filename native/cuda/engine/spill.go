@@ -65,10 +65,15 @@ func (o SpillOptions) DeviceCells(maxCells int) int {
 	if !o.HasTail(maxCells) {
 		return maxCells
 	}
+	return roundCap(o.Resident) + o.chunk()
+}
+
+// chunk is the tail's chunk cells: Chunk, or DefaultSpillChunk where it is 0.
+func (o SpillOptions) chunk() int {
 	if o.Chunk == 0 {
-		o.Chunk = DefaultSpillChunk
+		return DefaultSpillChunk
 	}
-	return roundCap(o.Resident) + o.Chunk
+	return o.Chunk
 }
 
 // ResidentThatFits is the largest Resident (a multiple of Tile) whose device part (DeviceCells,
@@ -116,7 +121,7 @@ func (e *Engine) NewSpillCache(cfg kvcache.Config, opts SpillOptions) (*Cache, e
 	if opts.Resident < 1 {
 		return nil, fmt.Errorf("engine: spill: %d resident cells: need at least 1", opts.Resident)
 	}
-	if cfg.MaxCells > 0 && roundCap(opts.Resident) >= roundCap(cfg.MaxCells) {
+	if cfg.MaxCells > 0 && !opts.HasTail(cfg.MaxCells) {
 		return e.NewCache(cfg)
 	}
 	return e.newCache(cfg, &opts)
@@ -132,9 +137,7 @@ func (c *Cache) planSpill(o SpillOptions) error {
 	if cfg.Recent > 0 || cfg.Sliding() {
 		return fmt.Errorf("%w: a host-spill tail on a mixed or sliding-window cache", ErrUnsupported)
 	}
-	if o.Chunk == 0 {
-		o.Chunk = DefaultSpillChunk
-	}
+	o.Chunk = o.chunk()
 	if o.Chunk < Tile || o.Chunk%Tile != 0 || o.Chunk > 1<<20 {
 		return fmt.Errorf("engine: spill chunk of %d cells: want a multiple of %d up to %d", o.Chunk, Tile, 1<<20)
 	}
