@@ -110,14 +110,17 @@ func (e *Engine) checkABSpill(arms []lab.Arm, cells int) error {
 		return nil
 	}
 	for _, a := range arms {
-		if a.Window > 0 || a.Sinks > 0 {
-			return badRequest("arms", "arms: %s: this server keeps the cells of a cache past the first %d in host memory (serve --kv-resident %d), and that host-spill tail takes no FP16 overlay (window %d, sinks %d): compare the overlay on a server without --kv-resident, or with a prompt and n of at most %d tokens",
-				a, e.spill.Resident, e.spill.Resident, a.Window, a.Sinks, e.spill.Resident)
+		var what string
+		switch {
+		case a.Window > 0 || a.Sinks > 0:
+			what = fmt.Sprintf("FP16 overlay (window %d, sinks %d)", a.Window, a.Sinks)
+		case a.Recent > 0:
+			what = fmt.Sprintf("f16 recent window (+p%d)", a.Recent)
+		default:
+			continue
 		}
-		if a.Recent > 0 {
-			return badRequest("arms", "arms: %s: this server keeps the cells of a cache past the first %d in host memory (serve --kv-resident %d), and that host-spill tail takes no f16 recent window (+p%d): compare it on a server without --kv-resident, or with a prompt and n of at most %d tokens",
-				a, e.spill.Resident, e.spill.Resident, a.Recent, e.spill.Resident)
-		}
+		return badRequest("arms", "arms: %s: this server keeps the cells of a cache past the first %d in host memory (serve --kv-resident %d), and that host-spill tail takes no %s: compare it on a server without --kv-resident, or with a prompt and n of at most %d tokens",
+			a, e.spill.Resident, e.spill.Resident, what, e.spill.Resident)
 	}
 	return nil
 }
