@@ -90,18 +90,14 @@ const (
 // for a mixed cache's f16 window before NewRowStore kept the answer (d 64, two queries, 70
 // rows: 228 ns a call, now 223; the kernel called directly 221).
 func accPathOf(c kvq.Codec) accPath {
+	_, ok := c.(kvq.MultiQuery)
 	switch {
-	case !isMultiQuery(c):
+	case !ok:
 		return accPerQuery
 	case kvq.AccumulateStep(c) == 0:
 		return accOneCall
 	}
 	return accTiled
-}
-
-func isMultiQuery(c kvq.Codec) bool {
-	_, ok := c.(kvq.MultiQuery)
-	return ok
 }
 
 // NewRowStore wraps n packed rows of codec c.
