@@ -304,8 +304,7 @@ func (c *cpuBackend) AttentionOpts(out, q, k, v ml.Tensor, layer int, scale floa
 				return
 			}
 		}
-		shape := attn.Shape{Heads: qt.cols / cfg.HeadDimK, KVHeads: cfg.KVHeads, HeadDimK: cfg.HeadDimK, HeadDimV: cfg.HeadDimV,
-			Scale: scale, SoftCap: o.SoftCap, Threads: 1}
+		shape := seqShape(cfg, qt.cols, scale, o)
 		// Attention work in multiply-adds: spread it over threads only when it pays.
 		if attnWork(n, p0, shape.Heads, shape.HeadDimK, shape.HeadDimV, o.Window) >= 1<<17 {
 			shape.Threads = c.m.pool.Threads()
@@ -327,19 +326,8 @@ func (c *cpuBackend) AttentionOpts(out, q, k, v ml.Tensor, layer int, scale floa
 				c.fail(fmt.Errorf("model: layer %d: %w", layer, err))
 				return
 			}
-			ad, qm, p := a.d[r0*ao:(r0+m)*ao], qt.d[r0*qo:(r0+m)*qo], p0+t0
-			var err error
-			if m == 1 {
-				lo := 0
-				if o.Window > 0 {
-					lo = max(0, p+1-o.Window)
-				}
-				dec := n == 1
-				err = attn.Decode(ad, qm, shape, s.cache.Keys(layer, dec), s.cache.Values(layer, dec), lo, p+1)
-			} else {
-				err = attn.Prefill(ad, qm, m, p, o.Window, shape, s.cache.Keys(layer, false), s.cache.Values(layer, false))
-			}
-			if err != nil {
+			ad, qm := a.d[r0*ao:(r0+m)*ao], qt.d[r0*qo:(r0+m)*qo]
+			if err := attendRows(ad, qm, m, p0+t0, o.Window, shape, s.cache, layer, n == 1); err != nil {
 				c.fail(fmt.Errorf("model: layer %d attention: %w", layer, err))
 				return
 			}
@@ -437,20 +425,31 @@ type attnAcross struct {
 func (j *attnAcross) Range(lo, hi int) {
 	for i := lo; i < hi; i++ {
 		s := &j.c.seqs[i]
-		n, p, cfg := s.hi-s.lo, s.p0, s.cache.Config()
-		shape := attn.Shape{Heads: j.q.cols / cfg.HeadDimK, KVHeads: cfg.KVHeads, HeadDimK: cfg.HeadDimK, HeadDimV: cfg.HeadDimV,
-			Scale: j.scale, SoftCap: j.o.SoftCap, Threads: 1}
+		shape := seqShape(s.cache.Config(), j.q.cols, j.scale, j.o)
 		ad, qm := j.a.d[s.lo*j.a.cols:s.hi*j.a.cols], j.q.d[s.lo*j.q.cols:s.hi*j.q.cols]
-		if n == 1 {
-			lo := 0
-			if j.o.Window > 0 {
-				lo = max(0, p+1-j.o.Window)
-			}
-			j.errs[i] = attn.Decode(ad, qm, shape, s.cache.Keys(j.layer, true), s.cache.Values(j.layer, true), lo, p+1)
-		} else {
-			j.errs[i] = attn.Prefill(ad, qm, n, p, j.o.Window, shape, s.cache.Keys(j.layer, false), s.cache.Values(j.layer, false))
-		}
+		j.errs[i] = attendRows(ad, qm, s.hi-s.lo, s.p0, j.o.Window, shape, s.cache, j.layer, true)
 	}
+}
+
+// seqShape is the one-thread attention shape of a sequence's queries of qcols columns over its
+// cache of cfg.
+func seqShape(cfg kvcache.Config, qcols int, scale float32, o ml.AttnOptions) attn.Shape {
+	return attn.Shape{Heads: qcols / cfg.HeadDimK, KVHeads: cfg.KVHeads, HeadDimK: cfg.HeadDimK, HeadDimV: cfg.HeadDimV,
+		Scale: scale, SoftCap: o.SoftCap, Threads: 1}
+}
+
+// attendRows is the attention of m written rows of one sequence from position p over cache's
+// layer: one row a decode over the window's cells (dec: through the cache's decode-time
+// readers), more a prefill.
+func attendRows(ad, qm []float32, m, p, window int, shape attn.Shape, cache *kvcache.Cache, layer int, dec bool) error {
+	if m == 1 {
+		lo := 0
+		if window > 0 {
+			lo = max(0, p+1-window)
+		}
+		return attn.Decode(ad, qm, shape, cache.Keys(layer, dec), cache.Values(layer, dec), lo, p+1)
+	}
+	return attn.Prefill(ad, qm, m, p, window, shape, cache.Keys(layer, false), cache.Values(layer, false))
 }
 
 // MoEFFN is ml.MoE's: the router over every row, then each used expert's FFN over the rows of
