@@ -65,8 +65,12 @@ func (o SpillOptions) DeviceCells(maxCells int) int {
 	if !o.HasTail(maxCells) {
 		return maxCells
 	}
-	return roundCap(o.Resident) + o.chunk()
+	return o.ResidentCells() + o.chunk()
 }
+
+// ResidentCells is the device cells a tail's cache keeps before it spills: Resident rounded
+// up to a tile.
+func (o SpillOptions) ResidentCells() int { return roundCap(o.Resident) }
 
 // chunk is the tail's chunk cells: Chunk, or DefaultSpillChunk where it is 0.
 func (o SpillOptions) chunk() int {
