@@ -83,13 +83,13 @@ func deviceKVFit(cfg kvcache.Config, resident, chunk int, free int64, source str
 		return nil
 	}
 	fits := engine.ResidentThatFits(cfg, chunk, 1, free-calc.DefaultReserveBytes)
-	what := fmt.Sprintf("a KV cache of %d cells in %s needs %s, more than the %s free on the GPU after the weights (%s)",
-		cfg.MaxCells, cfg.Pair, limits.Bytes(need), limits.Bytes(free), source)
+	var what string
 	if hasTail(cfg, resident) {
 		what = fmt.Sprintf("--kv-resident %d: the GPU part of the KV cache (%d cells in %s, one spill chunk per layer included) needs %s, more than the %s free after the weights (%s)",
 			resident, cells, cfg.Pair, limits.Bytes(need), limits.Bytes(free), source)
 	} else {
-		what = "--device cuda: " + what
+		what = fmt.Sprintf("--device cuda: a KV cache of %d cells in %s needs %s, more than the %s free on the GPU after the weights (%s)",
+			cfg.MaxCells, cfg.Pair, limits.Bytes(need), limits.Bytes(free), source)
 	}
 	if fits == 0 {
 		return fmt.Errorf("%s, and not even a host-spill tail's GPU part fits: lower --ctx or pick a smaller --kv format", what)

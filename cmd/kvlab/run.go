@@ -322,7 +322,7 @@ func runModel(ctx context.Context, o runOptions, out, errw io.Writer, progress f
 		if hasTail(cfg, o.resident) {
 			res.KVResident = o.resident
 			if !o.asJSON {
-				fmt.Fprintf(errw, "%s: KV cells past %d in pinned host memory, copied to the GPU every token (host-spill tail)\n", be.Name(), (o.resident+engine.Tile-1)/engine.Tile*engine.Tile)
+				fmt.Fprintf(errw, "%s: KV cells past %d in pinned host memory, copied to the GPU every token (host-spill tail)\n", be.Name(), engine.SpillOptions{Resident: o.resident}.ResidentCells())
 			}
 		}
 	}
