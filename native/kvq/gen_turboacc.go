@@ -836,16 +836,18 @@ func checkUnpck(f format) {
 	}
 }
 
-func bytes64(name string, t [64]byte) string {
+func bytes64(name string, t [64]byte) string { return bytesTab(name, t[:]) }
+
+func bytesTab(name string, t []byte) string {
 	var b strings.Builder
-	for i := 0; i < 64; i += 8 {
+	for i := 0; i < len(t); i += 8 {
 		var v uint64
 		for k := 7; k >= 0; k-- {
 			v = v<<8 | uint64(t[i+k])
 		}
 		fmt.Fprintf(&b, "DATA ·%s+%d(SB)/8, $0x%016x\n", name, i, v)
 	}
-	fmt.Fprintf(&b, "GLOBL ·%s(SB), RODATA|NOPTR, $64\n\n", name)
+	fmt.Fprintf(&b, "GLOBL ·%s(SB), RODATA|NOPTR, $%d\n\n", name, len(t))
 	return b.String()
 }
 
@@ -970,30 +972,17 @@ func header() string {
 // tables.
 func header8() string {
 	var b strings.Builder
-	var q4 [2][64]byte
+	var q4 [128]byte
 	var q2 [64]byte
 	for k := 0; k < 16; k++ {
 		j := t2Byte(k)
 		for r := 0; r < 4; r++ {
-			q4[0][4*k+r] = byte(32*r + 2*j)
-			q4[1][4*k+r] = byte(32*r + 2*j + 1)
+			q4[4*k+r] = byte(32*r + 2*j)
+			q4[64+4*k+r] = byte(32*r + 2*j + 1)
 			q2[4*k+r] = byte(16*r + j)
 		}
 	}
-	t := bytes64("tAccT4QBuild", q4[0]) + bytes64("tAccT4QBuild", q4[1])
-	var lines []string
-	n := 0
-	for _, line := range strings.Split(t, "\n") {
-		if strings.HasPrefix(line, "GLOBL") || line == "" {
-			continue
-		}
-		var off int
-		var val string
-		fmt.Sscanf(line, "DATA ·tAccT4QBuild+%d(SB)/8, %s", &off, &val)
-		lines = append(lines, fmt.Sprintf("DATA ·tAccT4QBuild+%d(SB)/8, %s", off+64*(n/8), val))
-		n++
-	}
-	b.WriteString(strings.Join(lines, "\n") + "\nGLOBL ·tAccT4QBuild(SB), RODATA|NOPTR, $128\n\n")
+	b.WriteString(bytesTab("tAccT4QBuild", q4[:]))
 	b.WriteString(bytes64("tAccT2QBuild", q2))
 	var qs [16]byte
 	for r := 0; r < 4; r++ {
@@ -1001,14 +990,7 @@ func header8() string {
 			qs[4*h+r] = byte(4*r + h)
 		}
 	}
-	for i := 0; i < 16; i += 8 {
-		var v uint64
-		for k := 7; k >= 0; k-- {
-			v = v<<8 | uint64(qs[i+k])
-		}
-		fmt.Fprintf(&b, "DATA ·tAccQuadShuf+%d(SB)/8, $0x%016x\n", i, v)
-	}
-	b.WriteString("GLOBL ·tAccQuadShuf(SB), RODATA|NOPTR, $16\n\n")
+	b.WriteString(bytesTab("tAccQuadShuf", qs[:]))
 	fmt.Fprintf(&b, "DATA ·tAccQMax8+0(SB)/4, $0x%08x\nGLOBL ·tAccQMax8(SB), RODATA|NOPTR, $4\n\n", math.Float32bits(255))
 	// the signed level tables: byte i → the level of code (i >> (bits·t)) & (2^bits − 1)
 	for _, f := range formats {
