@@ -81,7 +81,6 @@ func refIntAccNib(acc []float32, d, nv int, enc []byte, rb, m int, w []float32, 
 	}
 }
 
-
 // b8Rows is rows of codec c: outlier rows, or ("full") every nibble 15 and one scale, where
 // equal weights make every 8-bit weight 127 and the word sums reach the bound's 8·2·127·15.
 func b8Rows(rng *rand.Rand, c Codec, rows int, full bool) []byte {
