@@ -11,7 +11,9 @@
 //   - KVLAB_ACC16: the values kernels keep their exact weights where kernels with 8-bit ones
 //     exist: 16-bit integer weights for the block formats and the turbo tiers, float32 weights
 //     and the older eight-accumulator scores for fp8 (native/kvq's AccumulateStep says which
-//     a codec runs).
+//     a codec runs);
+//   - KVLAB_NO_AVX2INTACC: the AVX2 values kernels with float32 weights instead of the integer
+//     ones (the block formats on CPUs without AVX-512).
 //
 // Any value sets a switch. Off amd64 every flag is false.
 package isa
@@ -23,7 +25,7 @@ import (
 )
 
 // Switches are the names of the switches, in the order Set lists them.
-var Switches = []string{"KVLAB_NO_AVX512", "KVLAB_NO_AVX512VNNI", "KVLAB_NO_AVX512VBMI", "KVLAB_NO_AVXVNNI", "KVLAB_ACC16"}
+var Switches = []string{"KVLAB_NO_AVX512", "KVLAB_NO_AVX512VNNI", "KVLAB_NO_AVX512VBMI", "KVLAB_NO_AVXVNNI", "KVLAB_ACC16", "KVLAB_NO_AVX2INTACC"}
 
 var (
 	// NoAVX512 is KVLAB_NO_AVX512, read at start.
@@ -48,6 +50,10 @@ var (
 	// Acc16 is KVLAB_ACC16, read at start: the values kernels with exact weights run even where
 	// kernels with 8-bit weights exist (half the multiplies, a looser rounding of the weights).
 	Acc16 = on("KVLAB_ACC16")
+
+	// NoAVX2IntAcc is KVLAB_NO_AVX2INTACC, read at start: the AVX2 values kernels of the block
+	// formats take float32 weights instead of integer ones.
+	NoAVX2IntAcc = on("KVLAB_NO_AVX2INTACC")
 )
 
 // Set is the switches set in the environment now (read at each call: a run's record names the

@@ -2,11 +2,7 @@
 
 package kvq
 
-import (
-	"os"
-
-	"github.com/kvlab/kvlab/internal/isa"
-)
+import "github.com/kvlab/kvlab/internal/isa"
 
 //go:generate go run gen_avx2intacc.go gen_vexlib.go
 
@@ -46,7 +42,7 @@ import (
 // the byte interleave and widening (2 shuffles, port 5 or 1 and 5) over three ports, about 6.7
 // cycles, and with AVX-VNNI 4 VPDPWSSD cycles and the split, about 5; the weight broadcasts and
 // code loads (6 a row pair and half) stay under the 3 loads a cycle.
-var avx2IntAccOn = avx2Int && os.Getenv("KVLAB_NO_AVX2INTACC") == ""
+var avx2IntAccOn = avx2Int && !isa.NoAVX2IntAcc
 
 // hasAVXVNNI reports the VEX-coded AVX-VNNI instructions (cpu.X86.HasAVXVNNI: CPUID leaf 7
 // subleaf 1, EAX bit 4); KVLAB_NO_AVXVNNI set (any value, read once at start) turns them off so

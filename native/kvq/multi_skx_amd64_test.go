@@ -40,7 +40,7 @@ func TestSKXDispatch(t *testing.T) {
 	if !avx2Int || !intScores || !intScoresBW || avxVNNI || hasAVXVNNI {
 		t.Fatalf("scores: avx2Int %v intScores %v intScoresBW %v avxVNNI %v", avx2Int, intScores, intScoresBW, avxVNNI)
 	}
-	if os.Getenv("KVLAB_NO_AVX2INTACC") == "" && !avx2IntAccOn {
+	if !isa.NoAVX2IntAcc && !avx2IntAccOn {
 		t.Fatal("the AVX2 integer accumulate kernels are off")
 	}
 	if tq4AVX2Int || multiTQ4 != tq4Z || multiTurbo4 != t4Z || multiTurbo3 != t3Z || multiTurbo2 != t2Z {
