@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"slices"
 	"testing"
+
+	"github.com/kvlab/kvlab/internal/isa"
 )
 
 // TestThisMachineKernelSwitches checks that a run made with the switches that turn CPU features
@@ -12,7 +14,7 @@ func TestThisMachineKernelSwitches(t *testing.T) {
 	if runtime.GOARCH != "amd64" {
 		t.Skip("the feature list is amd64's")
 	}
-	switches := []string{"KVLAB_NO_AVX512", "KVLAB_NO_AVX512VNNI", "KVLAB_NO_AVX512VBMI", "KVLAB_NO_AVXVNNI"}
+	switches := isa.Switches
 	for _, env := range switches {
 		t.Setenv(env, "")
 	}

@@ -7,6 +7,7 @@
 //   - KVLAB_NO_AVX512VNNI: what Intel Skylake-SP/X runs (AVX-512 F, CD, BW, DQ, VL alone): AVX-512
 //     VNNI, VBMI and BF16 hidden, and AVX-VNNI on an AVX-512 CPU (Skylake has none);
 //   - KVLAB_NO_AVX512VBMI: what Intel Cascade Lake runs (VNNI without VBMI or BF16);
+//   - KVLAB_NO_AVX512BF16: what Intel Ice Lake-SP runs (VNNI and VBMI without BF16);
 //   - KVLAB_NO_AVXVNNI: the plain AVX2 kernels on a CPU with the VEX AVX-VNNI forms;
 //   - KVLAB_ACC16: the values kernels keep their exact weights where kernels with 8-bit ones
 //     exist: 16-bit integer weights for the block formats and the turbo tiers, float32 weights
@@ -25,7 +26,7 @@ import (
 )
 
 // Switches are the names of the switches, in the order Set lists them.
-var Switches = []string{"KVLAB_NO_AVX512", "KVLAB_NO_AVX512VNNI", "KVLAB_NO_AVX512VBMI", "KVLAB_NO_AVXVNNI", "KVLAB_ACC16", "KVLAB_NO_AVX2INTACC"}
+var Switches = []string{"KVLAB_NO_AVX512", "KVLAB_NO_AVX512VNNI", "KVLAB_NO_AVX512VBMI", "KVLAB_NO_AVX512BF16", "KVLAB_NO_AVXVNNI", "KVLAB_ACC16", "KVLAB_NO_AVX2INTACC"}
 
 var (
 	// NoAVX512 is KVLAB_NO_AVX512, read at start.
@@ -39,10 +40,10 @@ var (
 	AVX512F = cpu.X86.HasAVX512F && !NoAVX512
 	// AVX512VNNI, AVX512VBMI and AVX512BF16 are the CPU's AVX-512 VNNI, VBMI and BF16 as the
 	// kernels may use them (KVLAB_NO_AVX512VNNI hides all three, KVLAB_NO_AVX512VBMI the last
-	// two). They do not fold in KVLAB_NO_AVX512: their users check AVX-512 F (AVX512F) too.
+	// two, KVLAB_NO_AVX512BF16 the last). They do not fold in KVLAB_NO_AVX512: their users check AVX-512 F (AVX512F) too.
 	AVX512VNNI = cpu.X86.HasAVX512VNNI && !noAVX512VNNI
 	AVX512VBMI = cpu.X86.HasAVX512VBMI && !noAVX512VBMI
-	AVX512BF16 = cpu.X86.HasAVX512BF16 && !noAVX512VBMI
+	AVX512BF16 = cpu.X86.HasAVX512BF16 && !noAVX512VBMI && !on("KVLAB_NO_AVX512BF16")
 	// AVXVNNI is the VEX-coded AVX-VNNI instructions (CPUID leaf 7 subleaf 1, EAX bit 4) unless
 	// KVLAB_NO_AVXVNNI is set, or KVLAB_NO_AVX512VNNI on an AVX-512 CPU.
 	AVXVNNI = cpu.X86.HasAVXVNNI && !on("KVLAB_NO_AVXVNNI") && !(noAVX512VNNI && cpu.X86.HasAVX512F)
