@@ -71,10 +71,14 @@
 // into the negated sums. turbo4's decode: two VPERMI2B over the quad's 128 code bytes (rows 0,
 // 1 and 2, 3 in two registers) give bytes 2j and 2j + 1 of each row per dword, then the nibble
 // lookups as above with no zeroing (every byte is a level now). turbo2's: one register holds
-// the quad's 64 code bytes, one VPERMB spreads byte j of each row into a dword. turbo3's: two
-// pair decodes as t3Dec's (rows 0, 2 and rows 1, 3), each shifted code looked up into the even
-// bytes of one (zeroing) and, moved to the high byte, into the odd bytes of the other (merging
-// under K4), so its decode costs ~25 operations a quad and unit.
+// the quad's 64 code bytes, one VPERMB spreads byte j of each row into a dword. turbo3's
+// (t3vDec): two two-table byte permutes give each qword the four rows' 16-bit windows of one
+// group of four values, one VPMULTISHIFTQB a group's two codes of each row into the low six bits of a
+// byte, and two lookups (the low code, the high one) make its two vectors: 11 operations a quad
+// and unit. Its first form, two pair decodes as t3Dec's (rows 0, 2 and rows 1, 3), each shifted
+// code looked up into the even bytes of one and, moved to the high byte, into the odd bytes of
+// the other, took ~25; on AMD Zen 4 the new one took the kernel from 4.66 to 4.10 ns a row
+// (multi_turboacc_amd64.go).
 //
 // Run with `go generate ./native/kvq`.
 package main
@@ -113,8 +117,9 @@ type format struct {
 	// b8: 8-bit weights (rows8Tmpl: quads of rows, VPDPBUSD; dec decodes a quad into bytes,
 	// dword k of vector t holding the four rows' levels + 128 of value val(t, k)).
 	b8 bool
-	// kset runs at the start of each prepass (the row loops use K4).
-	kset string
+	// ownPerm: the finish's VPERMI2D tables are this format's own (its val differs from the
+	// one of the format whose other tables it reads).
+	ownPerm bool
 }
 
 // t2Byte is the code byte (of the unit's 16) that turbo2's lane k holds: 4(k%4) + k/4, so that
@@ -187,38 +192,43 @@ const t2qDec = `VMOVDQU32 (R12), X20
 	VPSRLW $6, Z21, Z21
 	VPERMB Z29, Z21, Z19`
 
-// t3qDec is turbo3's quad decode: t3Dec's words for rows 0 and 2 (Z21) and for rows 1 and 3
-// (Z22); vector t's even bytes are Z21's words shifted right by 3t looked up (zeroing the odd
-// bytes), its odd bytes Z22's words with bits 3t.. moved to bit 8 (left by 8 − 3t, right by 1
-// for t = 3) looked up, merged under K4: dword k holds rows 0, 1, 2, 3 in bytes 0..3.
-var t3qDec = func() string {
-	var b strings.Builder
-	b.WriteString(`VMOVDQU8.Z (R12), K2, Y20
-	VMOVDQU8.Z (R12)(R13*1), K2, Y21
+// t3vGroup is the group of four values (values 4g..4g+3, bits 12g..12g+11 of a row's unit) that
+// qword q of T3B's build b holds: build 0 groups 0..3 and 8..11, build 1 groups 4..7 and 12..15,
+// so that each build's two vectors hold 16 of the values 0..31 and 16 of 32..63 (perms).
+func t3vGroup(b, q int) int { return 4*b + q + 4*(q/4) }
+
+// t3vVal is T3B's lane value: vector t = 2b + u, dword k = 2q + i holds value 4g + 2i + u of
+// the four rows, g = t3vGroup(b, q).
+func t3vVal(t, k int) int { return 4*t3vGroup(t/2, k/2) + 2*(k%2) + t%2 }
+
+// t3vDec is turbo3's quad decode (T3B): rows 0, 1 at bytes 0..23, 32..55 of
+// Z20 and rows 2, 3 of Z22 (masked loads: the row may end 2 bytes past them); two two-table
+// byte permutes (builds 0 and 1, tAccT3VBuild) give qword q the 16-bit window of each row that
+// holds group g = t3vGroup(b, q) (bytes ⌊3g/2⌋, ⌊3g/2⌋ + 1, the group at bit 4·(g%2) of it), row
+// r in word r; VPMULTISHIFTQB by Z31 puts the bits of values 2i, 2i + 1 of the group of row r
+// at bits 0..5 of the qword's byte 4i + r, and VPERMB looks the two codes up: the low three
+// bits in the signed levels (Z29, tAccT3STab0), the high three in a table of bits 3..5 (Z28,
+// tAccT3VSTab1). 11 operations a quad and unit, two of them VPMULTISHIFTQB, where t3qDec takes
+// 25: on AMD Zen 4 VPMULTISHIFTQB issues on the two pipes that run VPDPBUSD (each costs a
+// VPDPBUSD's cycle), the byte permutes and shifts beside them.
+const t3vDec = `VMOVDQU8.Z (R12), K2, Y20
+	VMOVDQU8.Z (R12)(R9*1), K2, Y21
 	VINSERTI64X4 $1, Y21, Z20, Z20
-	VMOVDQU8.Z (R12)(R9*1), K2, Y23
-	VMOVDQU8.Z (R12)(SI*1), K2, Y21
-	VINSERTI64X4 $1, Y21, Z23, Z23
-	VPERMB Z20, Z28, Z21
-	VPSRLW $4, Z21, K3, Z21
-	VPERMB Z23, Z28, Z22
-	VPSRLW $4, Z22, K3, Z22`)
-	for t := 0; t < 4; t++ {
-		src := "Z21"
-		if t > 0 {
-			fmt.Fprintf(&b, "\n\tVPSRLW $%d, Z21, Z20", 3*t)
-			src = "Z20"
-		}
-		fmt.Fprintf(&b, "\n\tVPERMB.Z Z29, %s, K1, Z%d", src, 16+t)
-		if t < 3 {
-			fmt.Fprintf(&b, "\n\tVPSLLW $%d, Z22, Z23", 8-3*t)
-		} else {
-			b.WriteString("\n\tVPSRLW $1, Z22, Z23")
-		}
-		fmt.Fprintf(&b, "\n\tVPERMB Z29, Z23, K4, Z%d", 16+t)
-	}
-	return b.String()
-}()
+	VMOVDQU8.Z (R12)(R13*1), K2, Y22
+	VMOVDQU8.Z (R12)(SI*1), K2, Y23
+	VINSERTI64X4 $1, Y23, Z22, Z22
+	VMOVDQU64 ·tAccT3VBuild(SB), Z21
+	VPERMI2B Z22, Z20, Z21
+	VPERMT2B Z22, Z30, Z20
+	VPMULTISHIFTQB Z21, Z31, Z21
+	VPMULTISHIFTQB Z20, Z31, Z20
+	VPERMB Z29, Z21, Z16
+	VPERMB Z28, Z21, Z17
+	VPERMB Z29, Z20, Z18
+	VPERMB Z28, Z20, Z19`
+
+// t3Ints are turbo3's levels in units (turboInts3).
+var t3Ints = []int8{-88, -55, -31, -10, 10, 31, 55, 88}
 
 // t4Ints are turbo4's and tq4's levels in units (tq4Ints).
 var t4Ints = []int8{-104, -79, -62, -48, -36, -25, -15, -5, 5, 15, 25, 36, 48, 62, 79, 104}
@@ -303,19 +313,14 @@ var formats = []format{
 		dec: t2qDec},
 	{name: "T3B", doc: "turbo3 as T3, with 8-bit weights (quads of rows, VPDPBUSD).",
 		bits: 3, ints: []int8{-88, -55, -31, -10, 10, 31, 55, 88}, unit: 0.02444615, ubyte: 24, tables: "T3", b8: true,
-		val: func(t, k int) int {
-			if k < 8 {
-				return 8*k + t
-			}
-			return 8*(k-8) + 4 + t
-		},
-		consts: `VMOVDQU64 ·tAccT3Build(SB), Z28
+		val: t3vVal, ownPerm: true,
+		consts: `VMOVDQU64 ·tAccT3VMs(SB), Z31
+	VMOVDQU64 ·tAccT3VSTab1(SB), Z28
+	VMOVDQU64 ·tAccT3VBuild+64(SB), Z30
 	VMOVDQU64 ·tAccT3STab0(SB), Z29
 	MOVL $0xffffff, AX
 	KMOVD AX, K2`,
-		dec:       t3qDec,
-		unitSetup: "MOVL $0xffff0000, AX\n\tKMOVD AX, K3           // the words of lanes 8..15\n\tMOVQ $0xAAAAAAAAAAAAAAAA, AX\n\tKMOVQ AX, K4           // the odd bytes",
-		kset:      "\n\tMOVL $0x000f, AX           // K4 again (the row loops' odd bytes)\n\tKMOVW AX, K4"},
+		dec: t3vDec},
 	{name: "T4FB", doc: "tq4 as T4F, with 8-bit weights (quads of rows, VPDPBUSD).",
 		bits: 4, ints: t4Ints, unit: 0.02621692, ubyte: 32, f32: true, tables: "T4", b8: true,
 		val: func(t, k int) int { return 4*t2Byte(k) + t }, unpck: true, consts: t4qConsts, dec: t4qDec},
@@ -360,7 +365,7 @@ const (
 const p1Tmpl = `MOVQ R10, %NN%(SP)
 	LEAQ %WS%(SP), R15
 	MOVQ wstride+56(FP), R9
-	MOVQ rb+32(FP), R11%KSET%
+	MOVQ rb+32(FP), R11
 	LEAQ (R9)(R9*2), R13
 	VXORPS Z10, Z10, Z10
 	SHRQ $2, R10
@@ -783,7 +788,7 @@ func finish(f format) string {
 				break
 			}
 			tab := f.name
-			if f.tables != "" {
+			if f.tables != "" && !f.ownPerm {
 				tab = f.tables
 			}
 			fmt.Fprintf(&b, "\tVMOVDQU32 ·tAcc%sPerm+%d(SB), %s\n\tVPERMI2D %s, %s, %s\n", tab, 64*i, p[2], p[1], p[0], p[2])
@@ -836,6 +841,18 @@ func checkUnpck(f format) {
 	}
 }
 
+// permTab is f's finish tables (perms), tAcc<name>Perm.
+func permTab(f format) string {
+	var b strings.Builder
+	for i, p := range perms(f) {
+		for k := 0; k < 16; k += 2 {
+			fmt.Fprintf(&b, "DATA ·tAcc%sPerm+%d(SB)/8, $0x%08x%08x\n", f.name, 64*i+4*k, p[k+1], p[k])
+		}
+	}
+	fmt.Fprintf(&b, "GLOBL ·tAcc%sPerm(SB), RODATA|NOPTR, $512\n\n", f.name)
+	return b.String()
+}
+
 func bytes64(name string, t [64]byte) string { return bytesTab(name, t[:]) }
 
 func bytesTab(name string, t []byte) string {
@@ -865,6 +882,9 @@ func header() string {
 `)
 	for _, f := range formats {
 		if f.tables != "" {
+			if f.ownPerm {
+				b.WriteString(permTab(f))
+			}
 			fmt.Fprintf(&b, "DATA ·tAcc%sUnit+0(SB)/4, $0x%08x\nGLOBL ·tAcc%sUnit(SB), RODATA|NOPTR, $4\n\n", f.name, math.Float32bits(f.unit), f.name)
 			continue
 		}
@@ -922,12 +942,7 @@ func header() string {
 			b.WriteString(bytes64(fmt.Sprintf("tAcc%sBuild", f.name), build))
 		}
 		if !f.unpck {
-			for i, p := range perms(f) {
-				for k := 0; k < 16; k += 2 {
-					fmt.Fprintf(&b, "DATA ·tAcc%sPerm+%d(SB)/8, $0x%08x%08x\n", f.name, 64*i+4*k, p[k+1], p[k])
-				}
-			}
-			fmt.Fprintf(&b, "GLOBL ·tAcc%sPerm(SB), RODATA|NOPTR, $512\n\n", f.name)
+			b.WriteString(permTab(f))
 		}
 		fmt.Fprintf(&b, "DATA ·tAcc%sUnit+0(SB)/4, $0x%08x\nGLOBL ·tAcc%sUnit(SB), RODATA|NOPTR, $4\n\n", f.name, math.Float32bits(f.unit), f.name)
 	}
@@ -984,6 +999,33 @@ func header8() string {
 	}
 	b.WriteString(bytesTab("tAccT4QBuild", q4[:]))
 	b.WriteString(bytes64("tAccT2QBuild", q2))
+	// T3B's builds (qword q of build b: row r's bytes ⌊3g/2⌋ and ⌊3g/2⌋ + 1 at 8q + 2r, rows at
+	// 0, 32, 64, 96 of the VPERMI2B pair), its VPMULTISHIFTQB control (byte 4i + r of each
+	// qword: bit 16r + 4·(g%2) + 6i, g%2 = q%2 for both builds) and its table of bits 3..5.
+	var t3b [128]byte
+	var t3m, t3s [64]byte
+	for bld := 0; bld < 2; bld++ {
+		for q := 0; q < 8; q++ {
+			g := t3vGroup(bld, q)
+			for r := 0; r < 4; r++ {
+				t3b[64*bld+8*q+2*r] = byte(32*r + 3*g/2)
+				t3b[64*bld+8*q+2*r+1] = byte(32*r + 3*g/2 + 1)
+			}
+		}
+	}
+	for q := 0; q < 8; q++ {
+		for i := 0; i < 2; i++ {
+			for r := 0; r < 4; r++ {
+				t3m[8*q+4*i+r] = byte(16*r + 4*(q%2) + 6*i)
+			}
+		}
+	}
+	for i := range t3s {
+		t3s[i] = byte(t3Ints[i>>3&7])
+	}
+	b.WriteString(bytesTab("tAccT3VBuild", t3b[:]))
+	b.WriteString(bytesTab("tAccT3VMs", t3m[:]))
+	b.WriteString(bytesTab("tAccT3VSTab1", t3s[:]))
 	var qs [16]byte
 	for r := 0; r < 4; r++ {
 		for h := 0; h < 4; h++ {
@@ -1084,7 +1126,7 @@ func main() {
 		}
 		p1 := strings.NewReplacer("@", f.name, "%NN%", fmt.Sprint(oNN), "%WS%", fmt.Sprint(oWS), "%INV%", fmt.Sprint(oINV),
 			"%TUN%", fmt.Sprint(oTUN), "%BC%", bc, "%BV%", bv, "%CVT4%", cvt4, "%CVT1%", cvt1,
-			"%QMAX%", qmax, "%KSET%", f.kset)
+			"%QMAX%", qmax)
 		lone := f.lone
 		if lone == "" {
 			lone = "XORQ R9, R9                // a lone last row: b reads a again, with weight 0\n\t" + f.dec
