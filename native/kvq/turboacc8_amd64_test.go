@@ -79,7 +79,8 @@ func turboAccLevels(c Codec) (scale func([]byte) float32, level func([]byte, int
 // (qmax 32767) and 8-bit weights (127), against the Go reference bit for bit. The rows end at
 // an inaccessible page (a kernel reading past the last row faults) and carry every code
 // (outlier rows, and random bytes with random finite scales); the row counts cover quads with
-// one to three rows left, lone last rows and the 64-row tiles; the weights are softmax-like
+// one to three rows left, lone last rows and the 64-row tiles (more than 128 rows: the
+// accumulators kept in the lanes' order, gen_turboacc.go's laneOrder); the weights are softmax-like
 // with some exactly 0 and one large per tile; signed: some weights and scales negative (the
 // 8-bit kernels' second pass); values past the last accumulator must stay as they were.
 func TestTurboAccMatchesRef(t *testing.T) {
@@ -89,7 +90,7 @@ func TestTurboAccMatchesRef(t *testing.T) {
 	rng := rand.New(rand.NewPCG(81, 82))
 	for _, tc := range turboAccCases() {
 		for _, d := range []int{64, 128, 192, 256} {
-			for _, rows := range []int{1, 2, 3, 4, 5, 6, 7, 63, 64, 65, 66, 67, 68, 130, 131, 200} {
+			for _, rows := range []int{1, 2, 3, 4, 5, 6, 7, 63, 64, 65, 66, 67, 68, 128, 129, 130, 131, 200, 257} {
 				for _, signed := range []bool{false, true} {
 					t.Run(fmt.Sprintf("%s/d%d/rows%d/signed=%v", tc.f, d, rows, signed), func(t *testing.T) {
 						c := Unwrap(mustCodec(t, tc.f, d))
