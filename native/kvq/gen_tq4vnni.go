@@ -33,8 +33,14 @@
 //
 // turbo3 (VBMI too) reads a group's 12 code bytes a row (masked loads: the row may end 2 bytes
 // past them), spreads them with VPSHUFB so that dword k holds bytes 3k..3k+2 (values
-// 8k..8k+7), transposes, and takes each dword's two halves of four codes with VPMULTISHIFTQB
-// (bits 3b and 12 + 3b for byte b) and VPERMB in a table repeating turboInts3 + 128.
+// 8k..8k+7), transposes, and takes each dword's codes two to a byte with VPMULTISHIFTQB
+// (bits 6b..6b + 5 for byte b: codes 2b, 2b + 1) and VPERMB in a table repeating turboInts3 +
+// 128 (the low code; bits 3..5 select a repeat) and one of turboInts3 + 128 by bits 3..5 (the
+// high code): code vectors 2k and 2k + 1 of a group hold values 8k + 2b and 8k + 2b + 1 in byte
+// b, whose digits t3DigitsPermute puts there (each 8-byte run as its bytes 0, 2, 4, 6, 1, 3, 5,
+// 7). Its first form, a VPMULTISHIFTQB a code vector (bits 3b and 12 + 3b), took twice as many:
+// on AMD Zen 4 VPMULTISHIFTQB takes the two pipes of VPDPBUSD for a cycle, the VPERMB issue
+// beside them.
 // T3P is turbo3's kernel for rows at most 52 bytes apart (rb ≤ 52: d ≤ 133; multiScoresT3PVNNI):
 // per four rows two loads masked by K1 to a row's 12 bytes and the next row's (rb bytes on) and
 // one VPERMT2B by Z31 (t3PairIdx, adjusted for rb once a call) with zeroing (K7) that spreads
@@ -149,22 +155,18 @@ const t3chunk = `	LOAD4M(CX, Z24, X24)
 	VPSHUFB ·turbo3VNNIShuf(SB), Z26, Z26
 	VPSHUFB ·turbo3VNNIShuf(SB), Z27, Z27
 	TRANSPOSE4
-	VPMULTISHIFTQB Z25, Z22, Z0
-	VPMULTISHIFTQB Z25, Z23, Z1
-	VPMULTISHIFTQB Z26, Z22, Z2
-	VPMULTISHIFTQB Z26, Z23, Z3
-	VPMULTISHIFTQB Z27, Z22, Z4
-	VPMULTISHIFTQB Z27, Z23, Z5
-	VPMULTISHIFTQB Z28, Z22, Z6
-	VPMULTISHIFTQB Z28, Z23, Z7
-	VPERMB Z20, Z0, Z0
-	VPERMB Z20, Z1, Z1
-	VPERMB Z20, Z2, Z2
-	VPERMB Z20, Z3, Z3
-	VPERMB Z20, Z4, Z4
-	VPERMB Z20, Z5, Z5
-	VPERMB Z20, Z6, Z6
-	VPERMB Z20, Z7, Z7
+	VPMULTISHIFTQB Z25, Z22, Z1
+	VPERMB Z20, Z1, Z0
+	VPERMB Z23, Z1, Z1
+	VPMULTISHIFTQB Z26, Z22, Z3
+	VPERMB Z20, Z3, Z2
+	VPERMB Z23, Z3, Z3
+	VPMULTISHIFTQB Z27, Z22, Z5
+	VPERMB Z20, Z5, Z4
+	VPERMB Z23, Z5, Z5
+	VPMULTISHIFTQB Z28, Z22, Z7
+	VPERMB Z20, Z7, Z6
+	VPERMB Z23, Z7, Z7
 	VPBROADCASTD 48(DX), Z12   // −128·ΣQ: the levels' offset
 	VPBROADCASTD 52(DX), Z13
 	VPBROADCASTD 56(DX), Z14
@@ -580,7 +582,7 @@ func main() {
 	out.WriteString(macros)
 	const tq4Consts = "MOVL $0x0F0F0F0F, AX\n\tVPBROADCASTD AX, Z31\n\tVBROADCASTI32X4 ·tq4VNNIU8(SB), Z20"
 	const t2Consts = "VMOVDQU64 ·turbo2VNNITab(SB), Z20\n\tVMOVDQU64 ·turbo2VNNITab+64(SB), Z22\n\tVMOVDQU64 ·turbo2VNNITab+128(SB), Z23"
-	const t3Consts = "VMOVDQU64 ·turbo3VNNIU8(SB), Z20\n\tVMOVDQU64 ·turbo3VNNIShift(SB), Z22\n\tVMOVDQU64 ·turbo3VNNIShift+64(SB), Z23\n\tMOVL $0x0FFF, AX\n\tKMOVW AX, K1"
+	const t3Consts = "VMOVDQU64 ·turbo3VNNIU8(SB), Z20\n\tVMOVDQU64 ·turbo3VNNIShift(SB), Z22\n\tVMOVDQU64 ·turbo3VNNIU8Hi(SB), Z23\n\tMOVL $0x0FFF, AX\n\tKMOVW AX, K1"
 	// pairSetupOf is a paired kernel's setup: its VPERMT2B index (idx: byte 16g + i from row
 	// g's byte i, rows 1 and 3 rb bytes on in their loads, added here once a call) in Z31, then
 	// extra, then the loads' mask in K1 (mask: a row's n bytes and the next row's).
@@ -656,6 +658,7 @@ func main() {
 	out.WriteString(q2kT())
 	out.WriteString(q2kDigits())
 	out.WriteString(t2DigitsPermute())
+	out.WriteString(t3DigitsPermute())
 	var si [64]byte // word 4m+g from row m's scale (rows 0, 1 in the first load, 2, 3 the second)
 	for i := 0; i < 32; i++ {
 		m := i / 8
@@ -971,6 +974,37 @@ T2P_loop:
 	JNZ  T2P_loop
 
 T2P_done:
+	VZEROUPPER
+	RET
+`
+}
+
+// t3DigitsPermute writes t3DigitsPermute, which puts vnniDigits' one-digit-a-value digits in
+// the turbo3 kernel's order: each 8-byte run as its bytes 0, 2, 4, 6, 1, 3, 5, 7, one VPERMB a
+// 64 bytes.
+func t3DigitsPermute() string {
+	var t [64]byte
+	for i := range t {
+		j := i % 8
+		t[i] = byte(i&^7 + 2*(j%4) + j/4)
+	}
+	return "\n// t3DigT: byte 8c + j takes byte 8c + 2(j%4) + j/4.\n" + bytes64("t3DigT", t) + `// func t3DigitsPermute(dig *byte, n int)
+TEXT ·t3DigitsPermute(SB), NOSPLIT, $0-16
+	MOVQ dig+0(FP), SI
+	MOVQ n+8(FP), CX
+	TESTQ CX, CX
+	JZ   T3D_done
+	VMOVDQU64 ·t3DigT(SB), Z1
+
+T3D_loop:
+	VMOVDQU64 (SI), Z0
+	VPERMB Z0, Z1, Z0
+	VMOVDQU64 Z0, (SI)
+	ADDQ $64, SI
+	DECQ CX
+	JNZ  T3D_loop
+
+T3D_done:
 	VZEROUPPER
 	RET
 `

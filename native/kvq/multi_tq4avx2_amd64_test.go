@@ -125,6 +125,10 @@ func TestTQ4AVX2ScoresMatch(t *testing.T) {
 					dig512 = append([]byte(nil), dig...)
 					t2DigitsPermute(&dig512[0], len(dig512)/64)
 				}
+				if kind == vnniT3 && hasVNNIBW && hasVBMI {
+					dig512 = append([]byte(nil), dig...)
+					t3DigitsPermute(&dig512[0], len(dig512)/64)
+				}
 				if kind == vnniT3 || kind == vnniT2 {
 					perm := &t3AVX2Perm
 					if kind == vnniT2 {

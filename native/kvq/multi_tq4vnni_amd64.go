@@ -66,14 +66,23 @@ var turbo3VNNIShuf = func() (t [64]byte) {
 	return t
 }()
 
-// turbo3VNNIShift are the turbo3 kernel's VPMULTISHIFTQB controls (64 bytes each) for the low
-// and the high four codes of each dword (values 8k..8k+3, 8k+4..8k+7): byte b of a dword takes
-// the bits from 3b, or 12 + 3b, of it.
-var turbo3VNNIShift = func() (t [2][64]byte) {
-	for j := range t {
-		for p := range t[j] {
-			t[j][p] = byte(32*(p%8/4) + 12*j + 3*(p%4))
-		}
+// turbo3VNNIShift is the turbo3 kernel's VPMULTISHIFTQB control: byte b of each dword takes
+// the bits from 6b of it (codes 2b and 2b + 1 of its eight in bits 0..5). One VPMULTISHIFTQB
+// for two code vectors, where the kernel took one each: on AMD Zen 4 (TestT3PairSpeed, old and
+// new test binaries alternated five times, best/median of 9 rounds, load ~9) multiScoresT3PVNNI
+// went from 4.22–4.24 to 4.12–4.15 ns a row in cache (streamed within noise, 4.5–4.8).
+var turbo3VNNIShift = func() (t [64]byte) {
+	for p := range t {
+		t[p] = byte(32*(p%8/4) + 6*(p%4))
+	}
+	return t
+}()
+
+// turbo3VNNIU8Hi is the turbo3 kernel's VPERMB table of the high code of a byte: index bits 3..5
+// to turboInts3 + 128.
+var turbo3VNNIU8Hi = func() (t [64]byte) {
+	for i := range t {
+		t[i] = byte(int(turboInts3[i>>3&7]) + 128)
 	}
 	return t
 }()
@@ -99,6 +108,12 @@ func multiScoresT3VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, ou
 //
 //go:noescape
 func multiScoresT3PVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
+// t3DigitsPermute puts n·64 bytes of vnniDigits' digits (one digit a value) in the turbo3
+// kernel's order: each 8-byte run as its bytes 0, 2, 4, 6, 1, 3, 5, 7 (gen_tq4vnni.go).
+//
+//go:noescape
+func t3DigitsPermute(dig *byte, n int)
 
 // t2DigitsPermute puts n·64 bytes of vnniDigits' digits (one digit a value) in the turbo2
 // kernel's order: each 16-byte run transposed as a 4×4 matrix of bytes (gen_tq4vnni.go).
@@ -277,6 +292,9 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 		}
 		if kind == vnniT2 && hasVNNIBW { // the AVX2 kernels read t2AVX2Perm's order instead
 			t2DigitsPermute(&dig[0], nb*vnniBlockBytes/2/64)
+		}
+		if kind == vnniT3 && hasVNNIBW { // likewise t3AVX2Perm's
+			t3DigitsPermute(&dig[0], nb*vnniBlockBytes/2/64)
 		}
 		base := 0 // the run's first row in out
 		for i, rows := range runs {

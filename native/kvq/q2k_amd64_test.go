@@ -290,6 +290,34 @@ func TestT2DigitsPermute(t *testing.T) {
 	}
 }
 
+// TestT3DigitsPermute checks t3DigitsPermute against the order it documents: byte 8c + j of
+// the result from byte 8c + 2(j%4) + j/4 (each 8-byte run as its bytes 0, 2, 4, 6, 1, 3, 5, 7).
+func TestT3DigitsPermute(t *testing.T) {
+	if !hasAVX512VNNIVBMI() {
+		t.Skip("no AVX-512 VNNI + VBMI")
+	}
+	dig := make([]byte, 5*64+1)
+	for i := range dig {
+		dig[i] = byte(7*i + 3)
+	}
+	want := make([]byte, 5*64)
+	for c := 0; c < len(want)/8; c++ {
+		for j, src := range []int{0, 2, 4, 6, 1, 3, 5, 7} {
+			want[8*c+j] = dig[8*c+src]
+		}
+	}
+	last := dig[5*64]
+	t3DigitsPermute(&dig[0], 5)
+	for i := range want {
+		if dig[i] != want[i] {
+			t.Fatalf("byte %d = %d, want %d", i, dig[i], want[i])
+		}
+	}
+	if dig[5*64] != last {
+		t.Fatal("wrote past n·64 bytes")
+	}
+}
+
 // vnniScoresKern is the signature of the VNNI scores kernels of tq4, the turbo tiers and q2k
 // (multiScores*VNNI), which the tests compare with each other.
 type vnniScoresKern = func(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
