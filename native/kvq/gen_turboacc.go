@@ -114,6 +114,8 @@ type format struct {
 	tables string
 	// lone decodes a lone last row (the pair's row b given weight 0); "" for dec with R9 = 0.
 	lone string
+	// rest8 decodes an 8-bit kernel's last quad of one to three rows (AX of them); "" for dec.
+	rest8 string
 	// b8: 8-bit weights (rows8Tmpl: quads of rows, VPDPBUSD; dec decodes a quad into bytes,
 	// dword k of vector t holding the four rows' levels + 128 of value val(t, k)).
 	b8 bool
@@ -191,6 +193,33 @@ const t2qDec = `VMOVDQU32 (R12), X20
 	VPERMB Z31, Z21, Z18
 	VPSRLW $6, Z21, Z21
 	VPERMB Z29, Z21, Z19`
+
+// t2pDec is turbo2's quad decode for rows at most 48 bytes apart (T2BM): two loads masked by
+// K2 take rows 0, 1 (row 1 rb bytes on, the bytes between zero) and rows 2, 3, and one VPERMT2B
+// by Z28 (tAccT2QMBuild, adjusted for rb once a call) spreads them as t2qDec's VPERMB does,
+// where t2qDec takes a load, three inserts and a VPERMB.
+const t2pDec = `VMOVDQU8.Z (R12), K2, Z20
+	VMOVDQU8.Z (R12)(R13*1), K2, Z22
+	VPERMT2B Z22, Z28, Z20
+	VPERMB Z29, Z20, Z16
+	VPERMB Z30, Z20, Z17
+	VPERMB Z31, Z20, Z18
+	VPSRLW $6, Z20, Z20
+	VPERMB Z29, Z20, Z19`
+
+// t2pRest is t2pDec for a last quad of AX = 1..3 rows (R13 = 2rb for 3, else 0): a load's
+// second row masked off where it is past the rows (row 0 alone: K3 for rows 0, 1 when one row
+// is left, K1 for rows 2, 3, or 0, 1 again, when one or three are).
+var t2pRest = `KMOVQ K2, DX
+	MOVQ $0xFFFF, R10
+	CMPQ AX, $1
+	CMOVQEQ R10, DX
+	KMOVQ DX, K3
+	KMOVQ K2, DX
+	CMPQ AX, $2
+	CMOVQNE R10, DX
+	KMOVQ DX, K1
+	` + strings.Replace(strings.Replace(t2pDec, "(R12), K2", "(R12), K3", 1), "(R13*1), K2", "(R13*1), K1", 1)
 
 // t3vGroup is the group of four values (values 4g..4g+3, bits 12g..12g+11 of a row's unit) that
 // qword q of T3B's build b holds: build 0 groups 0..3 and 8..11, build 1 groups 4..7 and 12..15,
@@ -311,6 +340,23 @@ var formats = []format{
 	VMOVDQU64 ·tAccT2STab1(SB), Z30
 	VMOVDQU64 ·tAccT2STab2(SB), Z31`,
 		dec: t2qDec},
+	{name: "T2BM", doc: "turbo2 as T2B, for rows at most 48 bytes apart (rb ≤ 48: d ≤ 184; t2pDec).",
+		bits: 2, ints: []int8{-90, -27, 27, 90}, unit: 0.01678167, ubyte: 16, tables: "T2", b8: true,
+		val: func(t, k int) int { return 4*t2Byte(k) + t }, unpck: true,
+		consts: `VMOVDQU64 ·tAccT2QMBuild(SB), Z28
+	MOVQ rb+32(FP), CX
+	VPBROADCASTB CX, Z20
+	MOVQ $0xAAAAAAAAAAAAAAAA, AX
+	KMOVQ AX, K2
+	VPADDB Z20, Z28, K2, Z28   // rows 1 and 3: rb bytes into their loads
+	MOVQ $0xFFFF, AX
+	SHLQ CX, AX
+	ORQ  $0xFFFF, AX
+	KMOVQ AX, K2               // a row's 16 bytes and the next row's
+	VMOVDQU64 ·tAccT2STab0(SB), Z29
+	VMOVDQU64 ·tAccT2STab1(SB), Z30
+	VMOVDQU64 ·tAccT2STab2(SB), Z31`,
+		dec: t2pDec, rest8: t2pRest},
 	{name: "T3B", doc: "turbo3 as T3, with 8-bit weights (quads of rows, VPDPBUSD).",
 		bits: 3, ints: []int8{-88, -55, -31, -10, 10, 31, 55, 88}, unit: 0.02444615, ubyte: 24, tables: "T3", b8: true,
 		val: t3vVal, ownPerm: true,
@@ -553,7 +599,7 @@ a@_rest#:
 	CMOVQNE SI, R13
 	CMPQ AX, $2
 	CMOVQLT SI, R9
-	%DEC%
+	%DECREST%
 %DOTS%
 a@_end#:`
 
@@ -1099,6 +1145,15 @@ func header8() string {
 	}
 	b.WriteString(bytesTab("tAccT4QBuild", q4[:]))
 	b.WriteString(bytes64("tAccT2QBuild", q2))
+	// T2BM's build before the rb adjustment: dword k byte r from byte t2Byte(k) of row r's load
+	// (rows 0, 1 the first, 2, 3 the second, 64 bytes on).
+	var q2m [64]byte
+	for k := 0; k < 16; k++ {
+		for r := 0; r < 4; r++ {
+			q2m[4*k+r] = byte(64*(r/2) + t2Byte(k))
+		}
+	}
+	b.WriteString(bytes64("tAccT2QMBuild", q2m))
 	// T3B's builds (qword q of build b: row r's bytes ⌊3g/2⌋ and ⌊3g/2⌋ + 1 at 8q + 2r, rows at
 	// 0, 32, 64, 96 of the VPERMI2B pair), its VPMULTISHIFTQB control (byte 4i + r of each
 	// qword: bit 16r + 4·(g%2) + 6i, g%2 = q%2 for both builds) and its table of bits 3..5.
@@ -1209,7 +1264,13 @@ func main() {
 			p2pack = p2pack8
 			p2end = strings.NewReplacer("%FLAG%", fmt.Sprint(oFLAG), "%WS%", fmt.Sprint(oWS), "%QP%", fmt.Sprint(oQP),
 				"%TN%", fmt.Sprint(oTN)).Replace(p2end8)
-			pass := func(n string) string { return strings.ReplaceAll(pass8Tmpl, "#", n) }
+			rest := f.rest8
+			if rest == "" {
+				rest = f.dec
+			}
+			pass := func(n string) string {
+				return strings.ReplaceAll(strings.Replace(pass8Tmpl, "%DECREST%", rest, 1), "#", n)
+			}
 			tmpl = strings.NewReplacer("%PASS1%", pass("p"), "%PASS2%", pass("n"), "%NEG%", neg8,
 				"%QN%", fmt.Sprint(oQP+256), "%FLAG%", fmt.Sprint(oFLAG)).Replace(tmpl)
 		} else {

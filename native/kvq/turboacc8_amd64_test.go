@@ -58,6 +58,7 @@ func turboAccCases() []turboAccCase {
 	return []turboAccCase{
 		{Turbo4, multiAccT4INT, multiAccT4BINT, tq4Unit, 2},
 		{Turbo2, multiAccT2, multiAccT2BINT, turboUnit2, 2},
+		{Turbo2, multiAccT2, multiAccT2B, turboUnit2, 2}, // multiAccT2BMINT where d ≤ 184
 		{Turbo3, multiAccT3INT, multiAccT3BINT, turboUnit3, 2},
 		{TQ4, multiAccT4FINT, multiAccT4FBINT, tq4Unit, 4},
 	}
