@@ -522,17 +522,32 @@ DATA ·vnniQHByte3+48(SB)/8, $0x0707070703030303
 DATA ·vnniQHByte3+56(SB)/8, $0x0f0f0f0f0b0b0b0b
 GLOBL ·vnniQHByte3(SB), RODATA|NOPTR, $64
 
-// STAGEHDR copies the 8-byte headers (d, m, qh) of the four rows at p, p+rb, p+2rb, p+3rb to
-// lanes g, 4+g, 8+g, 12+g of the sixteen qwords at SI.
-#define STAGEHDR(p, g) \
-	MOVQ (p), AX; \
-	MOVQ AX, (8*g)(SI); \
-	MOVQ (p)(R8*1), AX; \
-	MOVQ AX, (32+8*g)(SI); \
-	MOVQ (p)(R8*2), AX; \
-	MOVQ AX, (64+8*g)(SI); \
-	MOVQ (p)(R12*1), AX; \
-	MOVQ AX, (96+8*g)(SI)
+// HDRI loads the 8-byte headers at off from the sixteen rows' block pointers into Z29 (lanes
+// 0..7) and Z30 (8..15), row 4g+m's at lane 4m+g (as the other kernels stage them): two rows an xmm
+// (a load and an insert), put together by inserts. Clobbers Z12..Z15.
+#define HDRI(off) \
+	VMOVQ off(CX), X29; \
+	VPINSRQ $1, off(BX), X29, X29; \
+	VMOVQ off(R14), X12; \
+	VPINSRQ $1, off(R15), X12, X12; \
+	VINSERTI64X2 $1, X12, Y29, Y29; \
+	VMOVQ off(CX)(R8*1), X13; \
+	VPINSRQ $1, off(BX)(R8*1), X13, X13; \
+	VMOVQ off(R14)(R8*1), X14; \
+	VPINSRQ $1, off(R15)(R8*1), X14, X14; \
+	VINSERTI64X2 $1, X14, Y13, Y13; \
+	VINSERTI64X4 $1, Y13, Z29, Z29; \
+	VMOVQ off(CX)(R8*2), X30; \
+	VPINSRQ $1, off(BX)(R8*2), X30, X30; \
+	VMOVQ off(R14)(R8*2), X12; \
+	VPINSRQ $1, off(R15)(R8*2), X12, X12; \
+	VINSERTI64X2 $1, X12, Y30, Y30; \
+	VMOVQ off(CX)(R12*1), X13; \
+	VPINSRQ $1, off(BX)(R12*1), X13, X13; \
+	VMOVQ off(R14)(R12*1), X14; \
+	VPINSRQ $1, off(R15)(R12*1), X14, X14; \
+	VINSERTI64X2 $1, X14, Y13, Y13; \
+	VINSERTI64X4 $1, Y13, Z30, Z30
 
 // vnniHdr50QH selects words 1 and 2 (qh) of each of sixteen staged q5_0 headers into a dword
 // (VPERMI2W over two vectors of eight qwords); vnniHdr50D word 0 (d) of each, then zeros.
@@ -557,9 +572,15 @@ GLOBL ·vnniHdr50D(SB), RODATA|NOPTR, $64
 
 // func multiScoresQ50VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // The q5_0 scores kernel: multiScoresQ40VNNI's method for q5_0's 22-byte blocks (scale d, the
-// 32 fifth bits qh, the low nibbles: x = d·(c − 16)). The stage holds the first 8 bytes of
-// each of a block's sixteen rows (128 bytes a block), unpacked by two permutes; each code vector gets its fifth bits
-// (FIFTH) before the chains, the first of which starts at −16·ΣQ.
+// 32 fifth bits qh, the low nibbles: x = d·(c − 16)). HDRI loads the first 8 bytes of each of
+// a block's sixteen rows into two registers, unpacked by two permutes; each code vector gets
+// its fifth bits (FIFTH) before the chains, the first of which starts at −16·ΣQ. The stage is
+// not used: staging the headers through memory (a scalar load and store a row and block, in a
+// pass before the blocks) took ~0.6 ns of the ~6.2 a row of 128 values (AMD Zen 4, 4 queries,
+// in cache, thread CPU time, TestQ5ScoresGFNISpeed's medians before and after; q5_1 6.5 → 6.05).
+// Not measured on Intel: there (instruction tables, Ice Lake to Sapphire Rapids) HDRI's eight
+// inserting loads and six inserts are port-5 µops beside the block's ~30 other shuffles, where
+// the stage took sixteen scalar stores on the store ports, so it may gain less or cost there.
 TEXT ·multiScoresQ50VNNI(SB), NOSPLIT, $0-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
@@ -584,31 +605,12 @@ vnniQ50_group:
 	LEAQ (BX)(R8*4), R14
 	LEAQ (R14)(R8*4), R15
 
-	// Stage every block's sixteen headers (d, qh) as the first 8 bytes of each block (128
-	// bytes per block), row 4g+m's at lane 4m+g, before the arithmetic needs them: one load and
-	// one store a row.
-	MOVQ stage+16(FP), SI
-	MOVQ nb+24(FP), R11
-vnniQ50_stage:
-	STAGEHDR(CX, 0)
-	STAGEHDR(BX, 1)
-	STAGEHDR(R14, 2)
-	STAGEHDR(R15, 3)
-	ADDQ $22, CX
-	ADDQ $22, BX
-	ADDQ $22, R14
-	ADDQ $22, R15
-	ADDQ $128, SI
-	DECQ R11
-	JNZ  vnniQ50_stage
-
 	LEAQ 6(DI), CX             // payloads of block 0
 	LEAQ (CX)(R8*4), BX
 	LEAQ (BX)(R8*4), R14
 	LEAQ (R14)(R8*4), R15
 	MOVQ dig+0(FP), SI
 	MOVQ aux+8(FP), DX
-	MOVQ stage+16(FP), R13
 	MOVQ nb+24(FP), R11
 	MOVQ off+72(FP), AX        // the scores start at the queries' offsets
 	VBROADCASTSS (AX), Z8
@@ -647,9 +649,12 @@ vnniQ50_blk:
 	VPSRLD $4, Z28, Z7
 	VPANDD Z31, Z7, Z7
 
+	HDRI(-6)                   // the rows' headers (Z29, Z30)
 	VMOVDQU64 ·vnniHdr50QH(SB), Z23 // the rows' high-bit dwords: words 1 and 2 of each header
-	VMOVDQU64 (R13), Z29
-	VPERMI2W 64(R13), Z29, Z23
+	VPERMI2W Z30, Z29, Z23
+	VMOVDQU64 ·vnniHdr50D(SB), Z24 // the rows' block scales: word 0 of each header
+	VPERMI2W Z30, Z29, Z24
+	VCVTPH2PS Y24, Z24
 	FIFTH(·vnniQHByte0(SB), Z0, Z1)
 	FIFTH(·vnniQHByte1(SB), Z2, Z3)
 	FIFTH(·vnniQHByte2(SB), Z4, Z5)
@@ -663,10 +668,6 @@ vnniQ50_blk:
 	VPXORD Z18, Z18, Z18
 	VPXORD Z19, Z19, Z19
 	CHAINS1
-	VMOVDQU64 ·vnniHdr50D(SB), Z24 // the rows' block scales: word 0 of each header
-	VMOVDQU64 (R13), Z0
-	VPERMI2W 64(R13), Z0, Z24
-	VCVTPH2PS Y24, Z24
 	FINISH1(Z12, Z16, 0, Z8)
 	FINISH1(Z13, Z17, 1, Z9)
 	FINISH1(Z14, Z18, 2, Z10)
@@ -678,7 +679,6 @@ vnniQ50_blk:
 	ADDQ $22, R15
 	ADDQ $128, SI
 	ADDQ $96, DX
-	ADDQ $128, R13
 	DECQ R11
 	JNZ  vnniQ50_blk
 
@@ -730,8 +730,8 @@ GLOBL ·vnniHdrDM(SB), RODATA|NOPTR, $64
 
 // func multiScoresQ51VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // The q5_1 scores kernel: the q5_0 kernel's codes for q5_1's 24-byte blocks (scale d, minimum m,
-// qh, nibbles: x = d·c + m), with the q4_1 kernel's chains and finish; the stage holds the
-// rows' 8-byte headers (128 bytes a block), which the block loop unpacks with two permutes.
+// qh, nibbles: x = d·c + m), with the q4_1 kernel's chains and finish; HDRI loads the rows'
+// 8-byte headers, which the block loop unpacks with two permutes (the stage is not used).
 TEXT ·multiScoresQ51VNNI(SB), NOSPLIT, $0-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
@@ -756,31 +756,12 @@ vnniQ51_group:
 	LEAQ (BX)(R8*4), R14
 	LEAQ (R14)(R8*4), R15
 
-	// Stage every block's sixteen 8-byte headers (d, m, qh; 128 bytes per block), row 4g+m's at
-	// lane 4m+g, before the arithmetic needs them: one load and one store a row, where staging
-	// the scales, minima and qh apart took three (the stores bound this pass).
-	MOVQ stage+16(FP), SI
-	MOVQ nb+24(FP), R11
-vnniQ51_stage:
-	STAGEHDR(CX, 0)
-	STAGEHDR(BX, 1)
-	STAGEHDR(R14, 2)
-	STAGEHDR(R15, 3)
-	ADDQ $24, CX
-	ADDQ $24, BX
-	ADDQ $24, R14
-	ADDQ $24, R15
-	ADDQ $128, SI
-	DECQ R11
-	JNZ  vnniQ51_stage
-
 	LEAQ 8(DI), CX             // payloads of block 0
 	LEAQ (CX)(R8*4), BX
 	LEAQ (BX)(R8*4), R14
 	LEAQ (R14)(R8*4), R15
 	MOVQ dig+0(FP), SI
 	MOVQ aux+8(FP), DX
-	MOVQ stage+16(FP), R13
 	MOVQ nb+24(FP), R11
 	MOVQ off+72(FP), AX        // the scores start at the queries' offsets
 	VBROADCASTSS (AX), Z8
@@ -819,9 +800,14 @@ vnniQ51_blk:
 	VPSRLD $4, Z28, Z7
 	VPANDD Z31, Z7, Z7
 
+	HDRI(-8)                   // the rows' headers (Z29, Z30)
 	VMOVDQU64 ·vnniHdrQH(SB), Z23 // the rows' high-bit dwords: dword 1 of each header
-	VMOVDQU64 (R13), Z29
-	VPERMI2D 64(R13), Z29, Z23
+	VPERMI2D Z30, Z29, Z23
+	VMOVDQU64 ·vnniHdrDM(SB), Z24 // the rows' block scales (words 0..15) and minima (16..31):
+	VPERMI2W Z30, Z29, Z24       // words 0 and 1 of each header
+	VEXTRACTI64X4 $1, Z24, Y25
+	VCVTPH2PS Y24, Z24
+	VCVTPH2PS Y25, Z25
 	FIFTH(·vnniQHByte0(SB), Z0, Z1)
 	FIFTH(·vnniQHByte1(SB), Z2, Z3)
 	FIFTH(·vnniQHByte2(SB), Z4, Z5)
@@ -835,12 +821,6 @@ vnniQ51_blk:
 	VPXORD Z18, Z18, Z18
 	VPXORD Z19, Z19, Z19
 	CHAINS1
-	VMOVDQU64 ·vnniHdrDM(SB), Z24 // the rows' block scales (words 0..15) and minima (16..31):
-	VMOVDQU64 (R13), Z0          // words 0 and 1 of each header
-	VPERMI2W 64(R13), Z0, Z24
-	VEXTRACTI64X4 $1, Z24, Y25
-	VCVTPH2PS Y24, Z24
-	VCVTPH2PS Y25, Z25
 	FINISHES41
 
 	ADDQ $24, CX
@@ -849,7 +829,6 @@ vnniQ51_blk:
 	ADDQ $24, R15
 	ADDQ $128, SI
 	ADDQ $96, DX
-	ADDQ $128, R13
 	DECQ R11
 	JNZ  vnniQ51_blk
 
@@ -1316,5 +1295,329 @@ digits_next:
 	RET
 digits_nonfinite:
 	MOVB $0, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// NIBBLESG splits V0..V3 (Z25..Z28) into the code vectors Z0..Z7 as the q5 kernels' twelve
+// operations do: the low nibbles by a mask (Z31), the high ones moved down by one GF(2) affine
+// byte transform (Z20: out bits 0..3 = bits 4..7, the rest 0) in place of a shift and a mask.
+#define NIBBLESG \
+	VPANDD Z31, Z25, Z0; \
+	VGF2P8AFFINEQB $0, Z20, Z25, Z4; \
+	VPANDD Z31, Z26, Z1; \
+	VGF2P8AFFINEQB $0, Z20, Z26, Z5; \
+	VPANDD Z31, Z27, Z2; \
+	VGF2P8AFFINEQB $0, Z20, Z27, Z6; \
+	VPANDD Z31, Z28, Z3; \
+	VGF2P8AFFINEQB $0, Z20, Z28, Z7
+
+// FIFTHG adds 16 (Z22) to the bytes of code vector c (values 4k..4k+3 of each lane) whose
+// fifth bit is set: VPSHUFBITQMB picks, for byte i of lane L, bit 32·(L mod 2) + 4k + i of
+// the lanes' qh dwords (Z23, two lanes a qword) into mask bit 4L + i (·vnniQ5Bit, 64 bytes a
+// k): one mask operation a vector where FIFTH takes a shuffle and two tests a pair.
+#define FIFTHG(k, c, m) \
+	VPSHUFBITQMB ·vnniQ5Bit+(64*k)(SB), Z23, m; \
+	VPADDB Z22, c, m, c
+
+// FIFTHSG is FIFTHG over the eight code vectors Z0..Z7 (values 4k.. in Zk).
+#define FIFTHSG \
+	FIFTHG(0, Z0, K1); \
+	FIFTHG(1, Z1, K2); \
+	FIFTHG(2, Z2, K3); \
+	FIFTHG(3, Z3, K4); \
+	FIFTHG(4, Z4, K1); \
+	FIFTHG(5, Z5, K2); \
+	FIFTHG(6, Z6, K3); \
+	FIFTHG(7, Z7, K4)
+
+// vnniQ5Bit: FIFTHG's bit indices, 64 bytes for each k = 0..7; every qword (lanes 2j and
+// 2j+1) reads 4k+i (i = 0..3) for the even lane's bytes and 32+4k+i for the odd lane's.
+DATA ·vnniQ5Bit+0(SB)/8, $0x2322212003020100
+DATA ·vnniQ5Bit+8(SB)/8, $0x2322212003020100
+DATA ·vnniQ5Bit+16(SB)/8, $0x2322212003020100
+DATA ·vnniQ5Bit+24(SB)/8, $0x2322212003020100
+DATA ·vnniQ5Bit+32(SB)/8, $0x2322212003020100
+DATA ·vnniQ5Bit+40(SB)/8, $0x2322212003020100
+DATA ·vnniQ5Bit+48(SB)/8, $0x2322212003020100
+DATA ·vnniQ5Bit+56(SB)/8, $0x2322212003020100
+DATA ·vnniQ5Bit+64(SB)/8, $0x2726252407060504
+DATA ·vnniQ5Bit+72(SB)/8, $0x2726252407060504
+DATA ·vnniQ5Bit+80(SB)/8, $0x2726252407060504
+DATA ·vnniQ5Bit+88(SB)/8, $0x2726252407060504
+DATA ·vnniQ5Bit+96(SB)/8, $0x2726252407060504
+DATA ·vnniQ5Bit+104(SB)/8, $0x2726252407060504
+DATA ·vnniQ5Bit+112(SB)/8, $0x2726252407060504
+DATA ·vnniQ5Bit+120(SB)/8, $0x2726252407060504
+DATA ·vnniQ5Bit+128(SB)/8, $0x2b2a29280b0a0908
+DATA ·vnniQ5Bit+136(SB)/8, $0x2b2a29280b0a0908
+DATA ·vnniQ5Bit+144(SB)/8, $0x2b2a29280b0a0908
+DATA ·vnniQ5Bit+152(SB)/8, $0x2b2a29280b0a0908
+DATA ·vnniQ5Bit+160(SB)/8, $0x2b2a29280b0a0908
+DATA ·vnniQ5Bit+168(SB)/8, $0x2b2a29280b0a0908
+DATA ·vnniQ5Bit+176(SB)/8, $0x2b2a29280b0a0908
+DATA ·vnniQ5Bit+184(SB)/8, $0x2b2a29280b0a0908
+DATA ·vnniQ5Bit+192(SB)/8, $0x2f2e2d2c0f0e0d0c
+DATA ·vnniQ5Bit+200(SB)/8, $0x2f2e2d2c0f0e0d0c
+DATA ·vnniQ5Bit+208(SB)/8, $0x2f2e2d2c0f0e0d0c
+DATA ·vnniQ5Bit+216(SB)/8, $0x2f2e2d2c0f0e0d0c
+DATA ·vnniQ5Bit+224(SB)/8, $0x2f2e2d2c0f0e0d0c
+DATA ·vnniQ5Bit+232(SB)/8, $0x2f2e2d2c0f0e0d0c
+DATA ·vnniQ5Bit+240(SB)/8, $0x2f2e2d2c0f0e0d0c
+DATA ·vnniQ5Bit+248(SB)/8, $0x2f2e2d2c0f0e0d0c
+DATA ·vnniQ5Bit+256(SB)/8, $0x3332313013121110
+DATA ·vnniQ5Bit+264(SB)/8, $0x3332313013121110
+DATA ·vnniQ5Bit+272(SB)/8, $0x3332313013121110
+DATA ·vnniQ5Bit+280(SB)/8, $0x3332313013121110
+DATA ·vnniQ5Bit+288(SB)/8, $0x3332313013121110
+DATA ·vnniQ5Bit+296(SB)/8, $0x3332313013121110
+DATA ·vnniQ5Bit+304(SB)/8, $0x3332313013121110
+DATA ·vnniQ5Bit+312(SB)/8, $0x3332313013121110
+DATA ·vnniQ5Bit+320(SB)/8, $0x3736353417161514
+DATA ·vnniQ5Bit+328(SB)/8, $0x3736353417161514
+DATA ·vnniQ5Bit+336(SB)/8, $0x3736353417161514
+DATA ·vnniQ5Bit+344(SB)/8, $0x3736353417161514
+DATA ·vnniQ5Bit+352(SB)/8, $0x3736353417161514
+DATA ·vnniQ5Bit+360(SB)/8, $0x3736353417161514
+DATA ·vnniQ5Bit+368(SB)/8, $0x3736353417161514
+DATA ·vnniQ5Bit+376(SB)/8, $0x3736353417161514
+DATA ·vnniQ5Bit+384(SB)/8, $0x3b3a39381b1a1918
+DATA ·vnniQ5Bit+392(SB)/8, $0x3b3a39381b1a1918
+DATA ·vnniQ5Bit+400(SB)/8, $0x3b3a39381b1a1918
+DATA ·vnniQ5Bit+408(SB)/8, $0x3b3a39381b1a1918
+DATA ·vnniQ5Bit+416(SB)/8, $0x3b3a39381b1a1918
+DATA ·vnniQ5Bit+424(SB)/8, $0x3b3a39381b1a1918
+DATA ·vnniQ5Bit+432(SB)/8, $0x3b3a39381b1a1918
+DATA ·vnniQ5Bit+440(SB)/8, $0x3b3a39381b1a1918
+DATA ·vnniQ5Bit+448(SB)/8, $0x3f3e3d3c1f1e1d1c
+DATA ·vnniQ5Bit+456(SB)/8, $0x3f3e3d3c1f1e1d1c
+DATA ·vnniQ5Bit+464(SB)/8, $0x3f3e3d3c1f1e1d1c
+DATA ·vnniQ5Bit+472(SB)/8, $0x3f3e3d3c1f1e1d1c
+DATA ·vnniQ5Bit+480(SB)/8, $0x3f3e3d3c1f1e1d1c
+DATA ·vnniQ5Bit+488(SB)/8, $0x3f3e3d3c1f1e1d1c
+DATA ·vnniQ5Bit+496(SB)/8, $0x3f3e3d3c1f1e1d1c
+DATA ·vnniQ5Bit+504(SB)/8, $0x3f3e3d3c1f1e1d1c
+GLOBL ·vnniQ5Bit(SB), RODATA|NOPTR, $512
+
+// func multiScoresQ50GFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+// multiScoresQ50GFNI and multiScoresQ51GFNI are multiScoresQ50VNNI and multiScoresQ51VNNI with
+// the codes formed by NIBBLESG and FIFTHSG (AVX-512 GFNI and BITALG): the same code vectors,
+// so the same scores bit for bit, in 24 vector operations a block and sixteen rows where the
+// others take 32 (8 of them mask tests; multi_vnni_amd64.go's q5ScoresGFNI has the
+// measurements).
+TEXT ·multiScoresQ50GFNI(SB), NOSPLIT, $0-80
+	MOVQ rows+32(FP), DI
+	MOVQ rb+40(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+56(FP), R9
+	MOVQ m+48(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   gfniQ50_done
+	MOVL $0x0F0F0F0F, AX
+	VPBROADCASTD AX, Z31
+	MOVQ $0x1020408000000000, AX // NIBBLESG's matrix: bits 4..7 to 0..3
+	VPBROADCASTQ AX, Z20
+	MOVL $0x10101010, AX       // FIFTHSG's 16
+	VPBROADCASTD AX, Z22
+
+gfniQ50_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	LEAQ 6(DI), CX             // payloads of block 0
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ nb+24(FP), R11
+	MOVQ off+72(FP), AX        // the scores start at the queries' offsets
+	VBROADCASTSS (AX), Z8
+	VBROADCASTSS 4(AX), Z9
+	VBROADCASTSS 8(AX), Z10
+	VBROADCASTSS 12(AX), Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 448 bytes
+	SHLQ $4, AX                // per block (a group is 16·22 = 352 bytes per block)
+	IMULQ $PFGROUPS, AX
+	ADDQ DI, AX
+
+gfniQ50_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	PREFETCHT0 320(AX)
+	PREFETCHT0 384(AX)
+	ADDQ $448, AX
+	LOAD4(CX, Z24, X24)
+	LOAD4(BX, Z25, X25)
+	LOAD4(R14, Z26, X26)
+	LOAD4(R15, Z27, X27)
+	TRANSPOSE4
+	NIBBLESG
+
+	HDRI(-6)                   // the rows' headers (Z29, Z30)
+	VMOVDQU64 ·vnniHdr50QH(SB), Z23 // the rows' high-bit dwords: words 1 and 2 of each header
+	VPERMI2W Z30, Z29, Z23
+	FIFTHSG
+	VPBROADCASTD 32(DX), Z12   // −16·ΣQ: the codes' offset
+	VPBROADCASTD 36(DX), Z13
+	VPBROADCASTD 40(DX), Z14
+	VPBROADCASTD 44(DX), Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	CHAINS1
+	VMOVDQU64 ·vnniHdr50D(SB), Z24 // the rows' block scales: word 0 of each header
+	VPERMI2W Z30, Z29, Z24
+	VCVTPH2PS Y24, Z24
+	FINISH1(Z12, Z16, 0, Z8)
+	FINISH1(Z13, Z17, 1, Z9)
+	FINISH1(Z14, Z18, 2, Z10)
+	FINISH1(Z15, Z19, 3, Z11)
+
+	ADDQ $22, CX
+	ADDQ $22, BX
+	ADDQ $22, R14
+	ADDQ $22, R15
+	ADDQ $128, SI
+	ADDQ $96, DX
+	DECQ R11
+	JNZ  gfniQ50_blk
+
+	SCORES_T
+	MOVQ ostride+64(FP), AX
+	CMPQ AX, $16
+	JNE  gfniQ50_strided
+	SCORES_CONTIG
+	JMP  gfniQ50_next
+
+gfniQ50_strided:
+	SCORES_STRIDED
+
+gfniQ50_next:
+	MOVQ ostride+64(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  gfniQ50_group
+
+gfniQ50_done:
+	VZEROUPPER
+	RET
+
+// func multiScoresQ51GFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+TEXT ·multiScoresQ51GFNI(SB), NOSPLIT, $0-80
+	MOVQ rows+32(FP), DI
+	MOVQ rb+40(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+56(FP), R9
+	MOVQ m+48(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   gfniQ51_done
+	MOVL $0x0F0F0F0F, AX
+	VPBROADCASTD AX, Z31
+	MOVQ $0x1020408000000000, AX // NIBBLESG's matrix: bits 4..7 to 0..3
+	VPBROADCASTQ AX, Z20
+	MOVL $0x10101010, AX       // FIFTHSG's 16
+	VPBROADCASTD AX, Z22
+
+gfniQ51_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	LEAQ 8(DI), CX             // payloads of block 0
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ nb+24(FP), R11
+	MOVQ off+72(FP), AX        // the scores start at the queries' offsets
+	VBROADCASTSS (AX), Z8
+	VBROADCASTSS 4(AX), Z9
+	VBROADCASTSS 8(AX), Z10
+	VBROADCASTSS 12(AX), Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 448 bytes
+	SHLQ $4, AX                // per block (a group is 16·24 = 384 bytes per block)
+	IMULQ $PFGROUPS, AX
+	ADDQ DI, AX
+
+gfniQ51_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	PREFETCHT0 320(AX)
+	PREFETCHT0 384(AX)
+	ADDQ $448, AX
+	LOAD4(CX, Z24, X24)
+	LOAD4(BX, Z25, X25)
+	LOAD4(R14, Z26, X26)
+	LOAD4(R15, Z27, X27)
+	TRANSPOSE4
+	NIBBLESG
+
+	HDRI(-8)                   // the rows' headers (Z29, Z30)
+	VMOVDQU64 ·vnniHdrQH(SB), Z23 // the rows' high-bit dwords: dword 1 of each header
+	VPERMI2D Z30, Z29, Z23
+	VMOVDQU64 ·vnniHdrDM(SB), Z24 // the rows' block scales (words 0..15) and minima (16..31):
+	VPERMI2W Z30, Z29, Z24       // words 0 and 1 of each header
+	VEXTRACTI64X4 $1, Z24, Y25
+	VCVTPH2PS Y24, Z24
+	VCVTPH2PS Y25, Z25
+	FIFTHSG
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	CHAINS1
+	FINISHES41
+
+	ADDQ $24, CX
+	ADDQ $24, BX
+	ADDQ $24, R14
+	ADDQ $24, R15
+	ADDQ $128, SI
+	ADDQ $96, DX
+	DECQ R11
+	JNZ  gfniQ51_blk
+
+	SCORES_T
+	MOVQ ostride+64(FP), AX
+	CMPQ AX, $16
+	JNE  gfniQ51_strided
+	SCORES_CONTIG
+	JMP  gfniQ51_next
+
+gfniQ51_strided:
+	SCORES_STRIDED
+
+gfniQ51_next:
+	MOVQ ostride+64(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  gfniQ51_group
+
+gfniQ51_done:
 	VZEROUPPER
 	RET

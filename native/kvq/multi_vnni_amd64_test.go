@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
 )
 
@@ -355,5 +356,83 @@ func TestVNNIScoresInPlace(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestQ5ScoresGFNI checks q5_0's and q5_1's scores kernels with AVX-512 BITALG and GFNI
+// against the VNNI ones bit for bit, as TestIQ4NLScoresVBMI does iq4_nl's: every code and
+// fifth bit (random qh and payload bytes under encoded scales and minima), several dims (a
+// short tail block too), a padded last group of queries, row counts around the 16-row groups,
+// a zero query block, and a strided output.
+func TestQ5ScoresGFNI(t *testing.T) {
+	if !q5ScoresGFNI {
+		t.Skip("no AVX-512 VNNI, BW, BITALG and GFNI")
+	}
+	defer func(v bool) { q5ScoresGFNI = v }(q5ScoresGFNI)
+	rng := rand.New(rand.NewPCG(83, 84))
+	for _, f := range []Format{Q5_0, Q5_1} {
+		hdr, bs := 2, 22 // the bytes after the scale (and minimum) are random
+		if f == Q5_1 {
+			hdr, bs = 4, 24
+		}
+		for _, d := range []int{32, 128, 200, 256} {
+			for _, rows := range []int{1, 15, 16, 17, 64, 100} {
+				c := mustCodec(t, f, d)
+				mq := c.(MultiQuery)
+				rb := c.RowBytes()
+				src := outlierRows(rng, rows, d)
+				enc := make([]byte, rows*rb)
+				for r := 0; r < rows; r++ {
+					row := enc[r*rb : (r+1)*rb]
+					c.Encode(row, src[r*d:(r+1)*d])
+					for b := 0; b < d/32; b++ {
+						for i := b*bs + hdr; i < (b+1)*bs; i++ {
+							row[i] = byte(rng.Uint32())
+						}
+					}
+				}
+				for _, n := range []int{4, 6} {
+					q := gaussianRows(rng, n, d, 1)
+					for i := 0; i < min(32, d); i++ {
+						q[d+i] = 0 // query 1's first block is zero
+					}
+					var out [2][]float32
+					for k, v := range []bool{true, false} {
+						q5ScoresGFNI = v
+						out[k] = make([]float32, rows*n)
+						mq.DotManyMulti(q, n, enc, out[k])
+					}
+					for i := range out[0] {
+						if math.Float32bits(out[0][i]) != math.Float32bits(out[1][i]) {
+							t.Fatalf("%v d%d rows%d n%d: score %d (row %d, query %d): GFNI kernel %g, VNNI %g",
+								f, d, rows, n, i, i/n, i%n, out[0][i], out[1][i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestQ5ScoresGFNISpeed reports (KVLAB_SPEED_REPORT set), per row of benchDim values and four
+// queries, the thread-CPU time of q5_0's and q5_1's DotManyMulti through the VNNI kernels and
+// the GFNI ones (q5ScoresGFNI), alternated (scoreSpeeds): in cache and streamed, ns min/median.
+func TestQ5ScoresGFNISpeed(t *testing.T) {
+	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
+		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
+	}
+	if !q5ScoresGFNI {
+		t.Skip("no AVX-512 VNNI, BW, BITALG and GFNI")
+	}
+	defer func(v bool) { q5ScoresGFNI = v }(q5ScoresGFNI)
+	modes := []func(func()){
+		func(f func()) { q5ScoresGFNI = false; f() },
+		func(f func()) { q5ScoresGFNI = true; f() },
+	}
+	for _, f := range []Format{Q5_0, Q5_1} {
+		cache, stream, passRows := scoreSpeeds(t, f, modes)
+		t.Logf("%v scores per row of %d values, 4 queries, ns min/median: in cache VNNI %s, GFNI %s; streamed VNNI %s, GFNI %s",
+			f, benchDim, minMedian(cache[0], benchRows), minMedian(cache[1], benchRows),
+			minMedian(stream[0], passRows), minMedian(stream[1], passRows))
 	}
 }
