@@ -444,7 +444,7 @@ func kernel(k kern) {
 		fmt.Fprintf(&out, "// %s\n", k.doc)
 	}
 	frame := 0
-	if !k.q5 {
+	if !k.q5 || k.min {
 		frame = 8 // the next group's offset from this one's rows
 	}
 	if q8VNNI(k) {
@@ -460,13 +460,19 @@ func kernel(k kern) {
 	p("JZ   a2%s_done", n)
 	// ahead: the eight rows' scales (and minima) of the next group are staged during this
 	// group's block loop, each block's after its own are read, so a group's stage is written a
-	// whole group before it is read; staged just before (q5_0, q5_1), the block loop's first
+	// whole group before it is read; staged just before (q5_0), the block loop's first
 	// vector load of the stage waits for the eight 2-byte stores it spans to retire, as a load
 	// cannot take its bytes from several stores. Measured on AMD Zen 5 (TestAVX2IntSpeed, in
 	// cache, best of four runs alternating with the kernels that staged each group at its start):
 	// q4_0 5.57 → 5.31 ns a row (AVX-VNNI 5.05 → 4.90), q4_1 6.20 → 5.76 (5.64 → 5.51), q8_0
 	// and iq4_nl within the noise. It issues the same loads and stores, less the stage loop's.
-	ahead := !k.q5
+	// q5_1 too, on AMD Zen 4 (TestAVX2IntSpeed, five runs alternated with the kernel staging
+	// each group at its start, median): 10.15 → 9.20 ns a row in cache, 10.81 → 10.05
+	// streamed; whole decodes (attn's TestDecodeBreakdown, KVLAB_NO_AVX512, 131072 cells, eight
+	// runs alternated, median) 26.0 → 25.0 ns a cell. q5_0 (one 2-byte scale a row to stage)
+	// moved 8.39 → 8.06 in cache but 9.05 → 9.42 streamed and 23.2 → 23.45 whole, within the
+	// noise of a loaded machine, and keeps its stage loop.
+	ahead := !k.q5 || k.min
 	if ahead {
 		p("// The first group's scales (and minima) are staged here, each next group's during its")
 		p("// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).")

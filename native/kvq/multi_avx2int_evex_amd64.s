@@ -955,7 +955,7 @@ a2Q50EVEX_done:
 
 // func avx2ScoresQ51EVEX(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // avx2ScoresQ51 with AVX-VNNI: VPDPBUSD or VPDPWSSD (EVEX: the twin of avx2ScoresQ51VNNI) for each product and its add.
-TEXT ·avx2ScoresQ51EVEX(SB), NOSPLIT, $0-80
+TEXT ·avx2ScoresQ51EVEX(SB), NOSPLIT, $8-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -963,7 +963,8 @@ TEXT ·avx2ScoresQ51EVEX(SB), NOSPLIT, $0-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2Q51EVEX_done
-a2Q51EVEX_group:
+	// The first group's scales (and minima) are staged here, each next group's during its
+	// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
 	LEAQ (CX)(R8*4), BX
@@ -1008,6 +1009,13 @@ a2Q51EVEX_stage:
 	DECQ R11
 	JNZ  a2Q51EVEX_stage
 
+a2Q51EVEX_group:
+	MOVQ R8, R14
+	SHLQ $3, R14
+	XORQ R15, R15
+	CMPQ R10, $1
+	CMOVQEQ R15, R14
+	MOVQ R14, 0(SP)
 	MOVQ DI, CX
 	LEAQ (CX)(R8*4), BX
 	MOVQ bq+0(FP), SI
@@ -1172,6 +1180,42 @@ a2Q51EVEX_blk:
 	VFMADD231PS 32(R13), Y14, Y13
 	VBROADCASTSS 12(DX), Y14
 	VFMADD231PS Y14, Y13, Y11
+	// The next group's scales (and minima) of this block, over the ones just read.
+	MOVQ 0(SP), R14
+	ADDQ CX, R14
+	MOVWLZX 0(R14), R15
+	MOVW R15, 0(R13)
+	MOVWLZX 2(R14), R15
+	MOVW R15, 16(R13)
+	MOVWLZX 0(R14)(R8*1), R15
+	MOVW R15, 2(R13)
+	MOVWLZX 2(R14)(R8*1), R15
+	MOVW R15, 18(R13)
+	MOVWLZX 0(R14)(R8*2), R15
+	MOVW R15, 4(R13)
+	MOVWLZX 2(R14)(R8*2), R15
+	MOVW R15, 20(R13)
+	MOVWLZX 0(R14)(R12*1), R15
+	MOVW R15, 6(R13)
+	MOVWLZX 2(R14)(R12*1), R15
+	MOVW R15, 22(R13)
+	LEAQ (R14)(R8*4), R14
+	MOVWLZX 0(R14), R15
+	MOVW R15, 8(R13)
+	MOVWLZX 2(R14), R15
+	MOVW R15, 24(R13)
+	MOVWLZX 0(R14)(R8*1), R15
+	MOVW R15, 10(R13)
+	MOVWLZX 2(R14)(R8*1), R15
+	MOVW R15, 26(R13)
+	MOVWLZX 0(R14)(R8*2), R15
+	MOVW R15, 12(R13)
+	MOVWLZX 2(R14)(R8*2), R15
+	MOVW R15, 28(R13)
+	MOVWLZX 0(R14)(R12*1), R15
+	MOVW R15, 14(R13)
+	MOVWLZX 2(R14)(R12*1), R15
+	MOVW R15, 30(R13)
 	ADDQ $24, CX
 	ADDQ $24, BX
 	ADDQ $1024, SI
@@ -2804,7 +2848,7 @@ a2Q50Base_done:
 
 // func avx2ScoresQ51Base(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // q5_1: codes c (the fifth bit from qh), d·Σ Q·c + m·ΣQ, times s.
-TEXT ·avx2ScoresQ51Base(SB), NOSPLIT, $0-80
+TEXT ·avx2ScoresQ51Base(SB), NOSPLIT, $8-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -2812,7 +2856,8 @@ TEXT ·avx2ScoresQ51Base(SB), NOSPLIT, $0-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2Q51Base_done
-a2Q51Base_group:
+	// The first group's scales (and minima) are staged here, each next group's during its
+	// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
 	LEAQ (CX)(R8*4), BX
@@ -2857,6 +2902,13 @@ a2Q51Base_stage:
 	DECQ R11
 	JNZ  a2Q51Base_stage
 
+a2Q51Base_group:
+	MOVQ R8, R14
+	SHLQ $3, R14
+	XORQ R15, R15
+	CMPQ R10, $1
+	CMOVQEQ R15, R14
+	MOVQ R14, 0(SP)
 	MOVQ DI, CX
 	LEAQ (CX)(R8*4), BX
 	MOVQ bq+0(FP), SI
@@ -3044,6 +3096,42 @@ a2Q51Base_blk:
 	VFMADD231PS 32(R13), Y14, Y13
 	VBROADCASTSS 12(DX), Y14
 	VFMADD231PS Y14, Y13, Y11
+	// The next group's scales (and minima) of this block, over the ones just read.
+	MOVQ 0(SP), R14
+	ADDQ CX, R14
+	MOVWLZX 0(R14), R15
+	MOVW R15, 0(R13)
+	MOVWLZX 2(R14), R15
+	MOVW R15, 16(R13)
+	MOVWLZX 0(R14)(R8*1), R15
+	MOVW R15, 2(R13)
+	MOVWLZX 2(R14)(R8*1), R15
+	MOVW R15, 18(R13)
+	MOVWLZX 0(R14)(R8*2), R15
+	MOVW R15, 4(R13)
+	MOVWLZX 2(R14)(R8*2), R15
+	MOVW R15, 20(R13)
+	MOVWLZX 0(R14)(R12*1), R15
+	MOVW R15, 6(R13)
+	MOVWLZX 2(R14)(R12*1), R15
+	MOVW R15, 22(R13)
+	LEAQ (R14)(R8*4), R14
+	MOVWLZX 0(R14), R15
+	MOVW R15, 8(R13)
+	MOVWLZX 2(R14), R15
+	MOVW R15, 24(R13)
+	MOVWLZX 0(R14)(R8*1), R15
+	MOVW R15, 10(R13)
+	MOVWLZX 2(R14)(R8*1), R15
+	MOVW R15, 26(R13)
+	MOVWLZX 0(R14)(R8*2), R15
+	MOVW R15, 12(R13)
+	MOVWLZX 2(R14)(R8*2), R15
+	MOVW R15, 28(R13)
+	MOVWLZX 0(R14)(R12*1), R15
+	MOVW R15, 14(R13)
+	MOVWLZX 2(R14)(R12*1), R15
+	MOVW R15, 30(R13)
 	ADDQ $24, CX
 	ADDQ $24, BX
 	ADDQ $1024, SI
