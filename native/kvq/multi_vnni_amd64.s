@@ -578,6 +578,10 @@ GLOBL ·vnniHdr50D(SB), RODATA|NOPTR, $64
 // not used: staging the headers through memory (a scalar load and store a row and block, in a
 // pass before the blocks) took ~0.6 ns of the ~6.2 a row of 128 values (AMD Zen 4, 4 queries,
 // in cache, thread CPU time, TestQ5ScoresGFNISpeed's medians before and after; q5_1 6.5 → 6.05).
+// Staging each next group's headers during this group's block loop instead (as the AVX2
+// kernels stage their scales: the stores retire long before the loads) took q5_0's GFNI kernel
+// 5.25 → 4.89 ns a row in cache but 6.2 → 8.9 streamed past the caches (its scalar loads of
+// the next group's rows waiting on memory), and was not kept.
 // Not measured on Intel: there (instruction tables, Ice Lake to Sapphire Rapids) HDRI's eight
 // inserting loads and six inserts are port-5 µops beside the block's ~30 other shuffles, where
 // the stage took sixteen scalar stores on the store ports, so it may gain less or cost there.
