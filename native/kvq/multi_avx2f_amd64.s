@@ -6,8 +6,9 @@
 
 // AVX2 + FMA + F16C MultiQuery kernels of f16, bf16 and fp8 (gen_avx2f.go describes them).
 
-// PFDISTF is how far ahead of a row the scores kernels prefetch, in bytes.
-#define PFDISTF 6144
+// PFDISTF is how far ahead of a row the scores kernels prefetch, in bytes (gen_avx2f.go says
+// why 3072).
+#define PFDISTF 3072
 
 DATA ·avx2fW4000+0(SB)/8, $0x4000400040004000
 DATA ·avx2fW4000+8(SB)/8, $0x4000400040004000
@@ -418,6 +419,7 @@ ff16a_tn:
 	MOVQ AX, tn-8(SP)
 	MOVQ rb+32(FP), R14
 	SHLQ $6, R14
+	MOVQ R14, AX
 	ADDQ DI, R14
 	MOVQ nv+16(FP), R11
 	XORQ BX, BX
@@ -443,6 +445,7 @@ ff16a_win:
 	MOVQ tn-8(SP), R15
 ff16a_row24:
 	PREFETCHT0 (R14)
+	PREFETCHT1 (R14)(AX*1)
 	ADDQ $48, R14
 	VCVTPH2PS 0(R12), Y12
 	VCVTPH2PS 16(R12), Y13
@@ -500,6 +503,7 @@ ff16a_w16:
 	MOVQ tn-8(SP), R15
 ff16a_row16:
 	PREFETCHT0 (R14)
+	PREFETCHT1 (R14)(AX*1)
 	ADDQ $32, R14
 	VCVTPH2PS 0(R12), Y12
 	VCVTPH2PS 16(R12), Y13
@@ -542,6 +546,7 @@ ff16a_w8:
 	MOVQ tn-8(SP), R15
 ff16a_row8:
 	PREFETCHT0 (R14)
+	PREFETCHT1 (R14)(AX*1)
 	ADDQ $16, R14
 	VCVTPH2PS 0(R12), Y12
 	VBROADCASTSS 0(R8), Y15
@@ -972,6 +977,7 @@ fbf16a_tn:
 	MOVQ AX, tn-8(SP)
 	MOVQ rb+32(FP), R14
 	SHLQ $6, R14
+	MOVQ R14, AX
 	ADDQ DI, R14
 	MOVQ nv+16(FP), R11
 	XORQ BX, BX
@@ -997,6 +1003,7 @@ fbf16a_win:
 	MOVQ tn-8(SP), R15
 fbf16a_row24:
 	PREFETCHT0 (R14)
+	PREFETCHT1 (R14)(AX*1)
 	ADDQ $48, R14
 	VPMOVZXWD 0(R12), Y12
 	VPSLLD $16, Y12, Y12
@@ -1057,6 +1064,7 @@ fbf16a_w16:
 	MOVQ tn-8(SP), R15
 fbf16a_row16:
 	PREFETCHT0 (R14)
+	PREFETCHT1 (R14)(AX*1)
 	ADDQ $32, R14
 	VPMOVZXWD 0(R12), Y12
 	VPSLLD $16, Y12, Y12
@@ -1101,6 +1109,7 @@ fbf16a_w8:
 	MOVQ tn-8(SP), R15
 fbf16a_row8:
 	PREFETCHT0 (R14)
+	PREFETCHT1 (R14)(AX*1)
 	ADDQ $16, R14
 	VPMOVZXWD 0(R12), Y12
 	VPSLLD $16, Y12, Y12
