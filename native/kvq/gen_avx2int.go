@@ -93,8 +93,20 @@ var vnni bool
 var evex, s16Q8 bool
 
 // base writes the plain kernels as they were before the change under measurement
-// (avx2Scores*Base in the kvlabevex build; TestAVX2IntBaseSpeed times the two interleaved).
+// (avx2Scores*Base in the kvlabevex build; TestAVX2IntBaseSpeed times the two interleaved):
+// now without q8_0's PREFETCHT1 (q8T1).
 var base bool
+
+// q8T1 is how far beyond its PREFETCHT0 (PFGROUPS2) q8_0's kernels also prefetch each line into
+// L2 (PREFETCHT1), in bytes: 8 KiB, 16.5 KiB ahead of the rows in all at 128 values, which the
+// hardware prefetchers, stopping at 4 KiB pages, do not reach. Measured on AMD Zen 4, plain
+// AVX2 (TestAVX2IntBaseSpeed, KVLAB_SPEED_Q8, kvlabevex build: thread CPU, interleaved with the
+// kernels without it, 25 rounds, load 7, ns a row of 128 values and 4 queries streamed past
+// the caches, min/median): 12.20/12.66 → 10.65/11.04 and 13.71/15.24 → 11.88/12.71; 4 KiB and
+// 16 KiB beyond ~1.0–1.5 less; in cache the same. The other formats, nearer their arithmetic
+// bound streamed, measured no better with it (q4_0, q4_1 within the noise; iq4_nl, q5_0, q5_1
+// 0.3–1 ns a row slower).
+const q8T1 = 8192
 
 // dot is VPDPBUSD or VPDPWSSD (op) of ymm v and disp(SI) into ymm acc: VEX bytes (vexSI), or the
 // mnemonic where evex.
@@ -164,15 +176,7 @@ func u8Nibbles() {
 // codes reach 31, so a chain adds four products (|Σ| ≤ 4·2·31·127 = 31496), two chains a query.
 func u8Block(k kern) {
 	loadTranspose(k.hdr)
-	if base {
-		for i := 0; i < 4; i++ {
-			p("VPAND ·avx2Nib(SB), Y%d, Y%d", 12+i, i)
-			p("VPSRLW $4, Y%d, Y%d", 12+i, 4+i)
-			p("VPAND ·avx2Nib(SB), Y%d, Y%d", 4+i, 4+i)
-		}
-	} else {
-		u8Nibbles()
-	}
+	u8Nibbles()
 	if k.q5 {
 		// The rows' qh dwords transposed as the payload's (lane l: row l's), and a copy with
 		// each byte's low nibble moved to its high one, so that every tested bit sits in bits
@@ -555,6 +559,9 @@ func kernel(k kern) {
 	label("a2" + n + "_blk")
 	for l := 0; l < lines; l++ {
 		p("PREFETCHT0 %d(AX)", 64*l)
+		if !base && k.wide {
+			p("PREFETCHT1 %d(AX)", q8T1+64*l)
+		}
 	}
 	p("ADDQ $%d, AX", 64*lines)
 	if q8VNNI(k) {
