@@ -115,9 +115,9 @@ aQ40AVX2INT_tn:
 	MOVQ AX, 3200(SP)
 	SUBQ AX, 3216(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $7, R12
+	SHLQ $6, R12
 	ADDQ DI, R12
-	MOVQ R12, 3248(SP)         // the tile after next, prefetched 18 bytes a row-pair step and half
+	MOVQ R12, 3248(SP)         // the next tile, prefetched 18 bytes a row-pair step and half
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 3224(SP)
@@ -674,9 +674,9 @@ aQ80AVX2INT_tn:
 	MOVQ AX, 3200(SP)
 	SUBQ AX, 3216(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $7, R12
+	SHLQ $6, R12
 	ADDQ DI, R12
-	MOVQ R12, 3248(SP)         // the tile after next, prefetched 34 bytes a row-pair step and half
+	MOVQ R12, 3248(SP)         // the next tile, prefetched 34 bytes a row-pair step and half
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 3224(SP)
@@ -1210,9 +1210,9 @@ aQ41AVX2INT_tn:
 	MOVQ AX, 3200(SP)
 	SUBQ AX, 3216(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $7, R12
+	SHLQ $6, R12
 	ADDQ DI, R12
-	MOVQ R12, 3248(SP)         // the tile after next, prefetched 20 bytes a row-pair step and half
+	MOVQ R12, 3248(SP)         // the next tile, prefetched 20 bytes a row-pair step and half
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 3224(SP)
@@ -1814,9 +1814,9 @@ aQ50AVX2INT_tn:
 	MOVQ AX, 3200(SP)
 	SUBQ AX, 3216(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $7, R12
+	SHLQ $6, R12
 	ADDQ DI, R12
-	MOVQ R12, 3248(SP)         // the tile after next, prefetched 22 bytes a row-pair step and half
+	MOVQ R12, 3248(SP)         // the next tile, prefetched 22 bytes a row-pair step and half
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 3224(SP)
@@ -2487,9 +2487,9 @@ aQ51AVX2INT_tn:
 	MOVQ AX, 3200(SP)
 	SUBQ AX, 3216(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $7, R12
+	SHLQ $6, R12
 	ADDQ DI, R12
-	MOVQ R12, 3248(SP)         // the tile after next, prefetched 24 bytes a row-pair step and half
+	MOVQ R12, 3248(SP)         // the next tile, prefetched 24 bytes a row-pair step and half
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 3224(SP)
@@ -3203,9 +3203,9 @@ aIQ4NLAVX2INT_tn:
 	MOVQ AX, 3200(SP)
 	SUBQ AX, 3216(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $7, R12
+	SHLQ $6, R12
 	ADDQ DI, R12
-	MOVQ R12, 3248(SP)         // the tile after next, prefetched 18 bytes a row-pair step and half
+	MOVQ R12, 3248(SP)         // the next tile, prefetched 18 bytes a row-pair step and half
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 3224(SP)
@@ -3819,9 +3819,9 @@ aQ40VNNIINT_tn:
 	MOVQ AX, 3200(SP)
 	SUBQ AX, 3216(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $7, R12
+	SHLQ $6, R12
 	ADDQ DI, R12
-	MOVQ R12, 3248(SP)         // the tile after next, prefetched 18 bytes a row-pair step and half
+	MOVQ R12, 3248(SP)         // the next tile, prefetched 18 bytes a row-pair step and half
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 3224(SP)
@@ -4314,9 +4314,9 @@ aQ80VNNIINT_tn:
 	MOVQ AX, 3200(SP)
 	SUBQ AX, 3216(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $7, R12
+	SHLQ $6, R12
 	ADDQ DI, R12
-	MOVQ R12, 3248(SP)         // the tile after next, prefetched 34 bytes a row-pair step and half
+	MOVQ R12, 3248(SP)         // the next tile, prefetched 34 bytes a row-pair step and half
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 3224(SP)
@@ -4786,9 +4786,9 @@ aQ41VNNIINT_tn:
 	MOVQ AX, 3200(SP)
 	SUBQ AX, 3216(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $7, R12
+	SHLQ $6, R12
 	ADDQ DI, R12
-	MOVQ R12, 3248(SP)         // the tile after next, prefetched 20 bytes a row-pair step and half
+	MOVQ R12, 3248(SP)         // the next tile, prefetched 20 bytes a row-pair step and half
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 3224(SP)
@@ -5326,9 +5326,9 @@ aQ50VNNIINT_tn:
 	MOVQ AX, 3200(SP)
 	SUBQ AX, 3216(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $7, R12
+	SHLQ $6, R12
 	ADDQ DI, R12
-	MOVQ R12, 3248(SP)         // the tile after next, prefetched 22 bytes a row-pair step and half
+	MOVQ R12, 3248(SP)         // the next tile, prefetched 22 bytes a row-pair step and half
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 3224(SP)
@@ -5935,9 +5935,9 @@ aQ51VNNIINT_tn:
 	MOVQ AX, 3200(SP)
 	SUBQ AX, 3216(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $7, R12
+	SHLQ $6, R12
 	ADDQ DI, R12
-	MOVQ R12, 3248(SP)         // the tile after next, prefetched 24 bytes a row-pair step and half
+	MOVQ R12, 3248(SP)         // the next tile, prefetched 24 bytes a row-pair step and half
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 3224(SP)
@@ -6587,9 +6587,9 @@ aIQ4NLVNNIINT_tn:
 	MOVQ AX, 3200(SP)
 	SUBQ AX, 3216(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $7, R12
+	SHLQ $6, R12
 	ADDQ DI, R12
-	MOVQ R12, 3248(SP)         // the tile after next, prefetched 18 bytes a row-pair step and half
+	MOVQ R12, 3248(SP)         // the next tile, prefetched 18 bytes a row-pair step and half
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 3224(SP)
@@ -7139,9 +7139,9 @@ aQ40TwoAVX2INT_tn:
 	MOVQ AX, 3200(SP)
 	SUBQ AX, 3216(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $7, R12
+	SHLQ $6, R12
 	ADDQ DI, R12
-	MOVQ R12, 3248(SP)         // the tile after next, prefetched 18 bytes a row-pair step and half
+	MOVQ R12, 3248(SP)         // the next tile, prefetched 18 bytes a row-pair step and half
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 3224(SP)
@@ -7521,9 +7521,9 @@ aQ80TwoAVX2INT_tn:
 	MOVQ AX, 3200(SP)
 	SUBQ AX, 3216(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $7, R12
+	SHLQ $6, R12
 	ADDQ DI, R12
-	MOVQ R12, 3248(SP)         // the tile after next, prefetched 34 bytes a row-pair step and half
+	MOVQ R12, 3248(SP)         // the next tile, prefetched 34 bytes a row-pair step and half
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 3224(SP)
@@ -7892,9 +7892,9 @@ aQ41TwoAVX2INT_tn:
 	MOVQ AX, 3200(SP)
 	SUBQ AX, 3216(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $7, R12
+	SHLQ $6, R12
 	ADDQ DI, R12
-	MOVQ R12, 3248(SP)         // the tile after next, prefetched 20 bytes a row-pair step and half
+	MOVQ R12, 3248(SP)         // the next tile, prefetched 20 bytes a row-pair step and half
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 3224(SP)
@@ -8307,9 +8307,9 @@ aQ50TwoAVX2INT_tn:
 	MOVQ AX, 3200(SP)
 	SUBQ AX, 3216(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $7, R12
+	SHLQ $6, R12
 	ADDQ DI, R12
-	MOVQ R12, 3248(SP)         // the tile after next, prefetched 22 bytes a row-pair step and half
+	MOVQ R12, 3248(SP)         // the next tile, prefetched 22 bytes a row-pair step and half
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 3224(SP)
@@ -8791,9 +8791,9 @@ aQ51TwoAVX2INT_tn:
 	MOVQ AX, 3200(SP)
 	SUBQ AX, 3216(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $7, R12
+	SHLQ $6, R12
 	ADDQ DI, R12
-	MOVQ R12, 3248(SP)         // the tile after next, prefetched 24 bytes a row-pair step and half
+	MOVQ R12, 3248(SP)         // the next tile, prefetched 24 bytes a row-pair step and half
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 3224(SP)
@@ -9306,9 +9306,9 @@ aIQ4NLTwoAVX2INT_tn:
 	MOVQ AX, 3200(SP)
 	SUBQ AX, 3216(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $7, R12
+	SHLQ $6, R12
 	ADDQ DI, R12
-	MOVQ R12, 3248(SP)         // the tile after next, prefetched 18 bytes a row-pair step and half
+	MOVQ R12, 3248(SP)         // the next tile, prefetched 18 bytes a row-pair step and half
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 3224(SP)
@@ -9733,9 +9733,9 @@ aQ40TwoVNNIINT_tn:
 	MOVQ AX, 3200(SP)
 	SUBQ AX, 3216(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $7, R12
+	SHLQ $6, R12
 	ADDQ DI, R12
-	MOVQ R12, 3248(SP)         // the tile after next, prefetched 18 bytes a row-pair step and half
+	MOVQ R12, 3248(SP)         // the next tile, prefetched 18 bytes a row-pair step and half
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 3224(SP)
@@ -10083,9 +10083,9 @@ aQ80TwoVNNIINT_tn:
 	MOVQ AX, 3200(SP)
 	SUBQ AX, 3216(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $7, R12
+	SHLQ $6, R12
 	ADDQ DI, R12
-	MOVQ R12, 3248(SP)         // the tile after next, prefetched 34 bytes a row-pair step and half
+	MOVQ R12, 3248(SP)         // the next tile, prefetched 34 bytes a row-pair step and half
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 3224(SP)
@@ -10422,9 +10422,9 @@ aQ41TwoVNNIINT_tn:
 	MOVQ AX, 3200(SP)
 	SUBQ AX, 3216(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $7, R12
+	SHLQ $6, R12
 	ADDQ DI, R12
-	MOVQ R12, 3248(SP)         // the tile after next, prefetched 20 bytes a row-pair step and half
+	MOVQ R12, 3248(SP)         // the next tile, prefetched 20 bytes a row-pair step and half
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 3224(SP)
@@ -10805,9 +10805,9 @@ aQ50TwoVNNIINT_tn:
 	MOVQ AX, 3200(SP)
 	SUBQ AX, 3216(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $7, R12
+	SHLQ $6, R12
 	ADDQ DI, R12
-	MOVQ R12, 3248(SP)         // the tile after next, prefetched 22 bytes a row-pair step and half
+	MOVQ R12, 3248(SP)         // the next tile, prefetched 22 bytes a row-pair step and half
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 3224(SP)
@@ -11257,9 +11257,9 @@ aQ51TwoVNNIINT_tn:
 	MOVQ AX, 3200(SP)
 	SUBQ AX, 3216(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $7, R12
+	SHLQ $6, R12
 	ADDQ DI, R12
-	MOVQ R12, 3248(SP)         // the tile after next, prefetched 24 bytes a row-pair step and half
+	MOVQ R12, 3248(SP)         // the next tile, prefetched 24 bytes a row-pair step and half
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 3224(SP)
@@ -11740,9 +11740,9 @@ aIQ4NLTwoVNNIINT_tn:
 	MOVQ AX, 3200(SP)
 	SUBQ AX, 3216(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $7, R12
+	SHLQ $6, R12
 	ADDQ DI, R12
-	MOVQ R12, 3248(SP)         // the tile after next, prefetched 18 bytes a row-pair step and half
+	MOVQ R12, 3248(SP)         // the next tile, prefetched 18 bytes a row-pair step and half
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 3224(SP)
@@ -12135,9 +12135,9 @@ aQ40B8AVX2INT_tn:
 	MOVQ AX, 2784(SP)
 	SUBQ AX, 2800(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $7, R12
+	SHLQ $6, R12
 	ADDQ DI, R12
-	MOVQ R12, 2832(SP)         // the tile after next, prefetched
+	MOVQ R12, 2832(SP)         // the next tile, prefetched
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 2808(SP)
@@ -12824,9 +12824,9 @@ aQ40B8TwoAVX2INT_tn:
 	MOVQ AX, 2784(SP)
 	SUBQ AX, 2800(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $7, R12
+	SHLQ $6, R12
 	ADDQ DI, R12
-	MOVQ R12, 2832(SP)         // the tile after next, prefetched
+	MOVQ R12, 2832(SP)         // the next tile, prefetched
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 2808(SP)
@@ -13286,9 +13286,9 @@ aQ41B8AVX2INT_tn:
 	MOVQ AX, 2784(SP)
 	SUBQ AX, 2800(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $7, R12
+	SHLQ $6, R12
 	ADDQ DI, R12
-	MOVQ R12, 2832(SP)         // the tile after next, prefetched
+	MOVQ R12, 2832(SP)         // the next tile, prefetched
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 2808(SP)
@@ -14018,9 +14018,9 @@ aQ41B8TwoAVX2INT_tn:
 	MOVQ AX, 2784(SP)
 	SUBQ AX, 2800(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $7, R12
+	SHLQ $6, R12
 	ADDQ DI, R12
-	MOVQ R12, 2832(SP)         // the tile after next, prefetched
+	MOVQ R12, 2832(SP)         // the next tile, prefetched
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 2808(SP)
@@ -14512,9 +14512,9 @@ aQ50B8AVX2INT_tn:
 	MOVQ AX, 2784(SP)
 	SUBQ AX, 2800(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $7, R12
+	SHLQ $6, R12
 	ADDQ DI, R12
-	MOVQ R12, 2832(SP)         // the tile after next, prefetched
+	MOVQ R12, 2832(SP)         // the next tile, prefetched
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 2808(SP)
@@ -15406,9 +15406,9 @@ aQ50B8TwoAVX2INT_tn:
 	MOVQ AX, 2784(SP)
 	SUBQ AX, 2800(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $7, R12
+	SHLQ $6, R12
 	ADDQ DI, R12
-	MOVQ R12, 2832(SP)         // the tile after next, prefetched
+	MOVQ R12, 2832(SP)         // the next tile, prefetched
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 2808(SP)
@@ -16003,9 +16003,9 @@ aQ51B8AVX2INT_tn:
 	MOVQ AX, 2784(SP)
 	SUBQ AX, 2800(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $7, R12
+	SHLQ $6, R12
 	ADDQ DI, R12
-	MOVQ R12, 2832(SP)         // the tile after next, prefetched
+	MOVQ R12, 2832(SP)         // the next tile, prefetched
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 2808(SP)
@@ -16940,9 +16940,9 @@ aQ51B8TwoAVX2INT_tn:
 	MOVQ AX, 2784(SP)
 	SUBQ AX, 2800(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $7, R12
+	SHLQ $6, R12
 	ADDQ DI, R12
-	MOVQ R12, 2832(SP)         // the tile after next, prefetched
+	MOVQ R12, 2832(SP)         // the next tile, prefetched
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	MOVQ AX, 2808(SP)
