@@ -34,6 +34,12 @@ import (
 	"strings"
 )
 
+// The row loops prefetch the next tile's rows into L1 (PREFETCHT0), spread over the tile's
+// passes, where they took the tile four tiles on: streamed past the caches, 0.22–0.35 ns a row
+// less for turbo4, 0.09–0.12 for turbo2 (medians of the per-round differences, two runs of
+// 30–40 rounds interleaved by call, 4096-row calls over 64 MiB, AMD Zen 4, plain AVX2, load
+// 8.5; two tiles on in between; in cache the same).
+
 // Frame layout (hardware SP offsets).
 const (
 	oWS   = 0    // w·s of the tile's rows, 16 bytes a row; a zero row after
@@ -239,9 +245,9 @@ TEXT ·multiAcc@(SB), 0, $%FRAME%-64
 	MOVQ R10, %TN%(SP)
 	SUBQ R10, %RL%(SP)
 	MOVQ rb+32(FP), AX
-	SHLQ $8, AX
+	SHLQ $6, AX
 	ADDQ DI, AX
-	MOVQ AX, %PF%(SP)          // four tiles on
+	MOVQ AX, %PF%(SP)          // the next tile (prefetchTiles)
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
 	MOVQ DI, R12

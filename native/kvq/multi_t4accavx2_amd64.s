@@ -64,9 +64,9 @@ T4AVX2I_tn:
 	MOVQ R10, 1584(SP)
 	SUBQ R10, 1616(SP)
 	MOVQ rb+32(FP), AX
-	SHLQ $8, AX
+	SHLQ $6, AX
 	ADDQ DI, AX
-	MOVQ AX, 1592(SP)          // four tiles on
+	MOVQ AX, 1592(SP)          // the next tile (prefetchTiles)
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
 	MOVQ DI, R12
@@ -337,9 +337,9 @@ T4FAVX2I_tn:
 	MOVQ R10, 1584(SP)
 	SUBQ R10, 1616(SP)
 	MOVQ rb+32(FP), AX
-	SHLQ $8, AX
+	SHLQ $6, AX
 	ADDQ DI, AX
-	MOVQ AX, 1592(SP)          // four tiles on
+	MOVQ AX, 1592(SP)          // the next tile (prefetchTiles)
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
 	MOVQ DI, R12
@@ -609,9 +609,9 @@ T4AVXVNNI_tn:
 	MOVQ R10, 1584(SP)
 	SUBQ R10, 1616(SP)
 	MOVQ rb+32(FP), AX
-	SHLQ $8, AX
+	SHLQ $6, AX
 	ADDQ DI, AX
-	MOVQ AX, 1592(SP)          // four tiles on
+	MOVQ AX, 1592(SP)          // the next tile (prefetchTiles)
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
 	MOVQ DI, R12
@@ -866,9 +866,9 @@ T4FAVXVNNI_tn:
 	MOVQ R10, 1584(SP)
 	SUBQ R10, 1616(SP)
 	MOVQ rb+32(FP), AX
-	SHLQ $8, AX
+	SHLQ $6, AX
 	ADDQ DI, AX
-	MOVQ AX, 1592(SP)          // four tiles on
+	MOVQ AX, 1592(SP)          // the next tile (prefetchTiles)
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
 	MOVQ DI, R12
@@ -1123,9 +1123,9 @@ T3AVX2I_tn:
 	MOVQ R10, 1584(SP)
 	SUBQ R10, 1616(SP)
 	MOVQ rb+32(FP), AX
-	SHLQ $8, AX
+	SHLQ $6, AX
 	ADDQ DI, AX
-	MOVQ AX, 1592(SP)          // four tiles on
+	MOVQ AX, 1592(SP)          // the next tile (prefetchTiles)
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
 	MOVQ DI, R12
@@ -1397,9 +1397,9 @@ T3AVXVNNI_tn:
 	MOVQ R10, 1584(SP)
 	SUBQ R10, 1616(SP)
 	MOVQ rb+32(FP), AX
-	SHLQ $8, AX
+	SHLQ $6, AX
 	ADDQ DI, AX
-	MOVQ AX, 1592(SP)          // four tiles on
+	MOVQ AX, 1592(SP)          // the next tile (prefetchTiles)
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
 	MOVQ DI, R12
@@ -1654,9 +1654,9 @@ T2AVX2I_tn:
 	MOVQ R10, 1584(SP)
 	SUBQ R10, 1616(SP)
 	MOVQ rb+32(FP), AX
-	SHLQ $8, AX
+	SHLQ $6, AX
 	ADDQ DI, AX
-	MOVQ AX, 1592(SP)          // four tiles on
+	MOVQ AX, 1592(SP)          // the next tile (prefetchTiles)
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
 	MOVQ DI, R12
@@ -1935,9 +1935,9 @@ T2AVXVNNI_tn:
 	MOVQ R10, 1584(SP)
 	SUBQ R10, 1616(SP)
 	MOVQ rb+32(FP), AX
-	SHLQ $8, AX
+	SHLQ $6, AX
 	ADDQ DI, AX
-	MOVQ AX, 1592(SP)          // four tiles on
+	MOVQ AX, 1592(SP)          // the next tile (prefetchTiles)
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
 	MOVQ DI, R12
