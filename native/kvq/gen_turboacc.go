@@ -56,9 +56,10 @@
 // permutes (VPERMI2D, tables computed here from the lanes' values).
 //
 // The tiles' first prepass runs one tile ahead, before the previous tile's row loops, so that
-// its chain (the largest weight, two divisions) overlaps them; the row loops prefetch the rows
-// four tiles on, a line's worth each step (in a stream of 4096-row calls over 1M turbo2 rows
-// ~6% faster than two tiles on; eight gained nothing more).
+// its chain (the largest weight, two divisions) overlaps them; the 16-bit kernels' row loops
+// prefetch the rows four tiles on, a line's worth each step (in a stream of 4096-row calls over
+// 1M turbo2 rows ~6% faster than two tiles on; eight gained nothing more), the 8-bit kernels'
+// each line once, 3 KiB past the tile after next (pfRepl).
 // The 8-bit kernels (T4B, T2B, T3B, T4FB) share the frame, the first prepass (255 in place of
 // 32767), the finish and the builds; the second prepass packs each quad's 16 weights W to
 // bytes (VPMOVDB) and transposes them so that accumulator h's four rows are one dword at
@@ -406,7 +407,7 @@ const (
 	oTN   = 1632 // rows in the tile
 	oWP   = 1640 // the tile's first weight
 	oRL   = 1648 // rows left after this tile
-	oPF   = 1656 // prefetch pointer
+	oPF   = 1656 // prefetch pointer (8-bit kernels: the line pointer, pfRepl)
 	oPS   = 1664 // prefetch step a row pair
 	oUL   = 1672 // units left in the row
 	oINV  = 1680 // the next tile's inv per accumulator
@@ -414,7 +415,8 @@ const (
 	oNN   = 1712 // rows in the next tile
 	oFLAG = 1720 // 8-bit kernels: nonzero where the tile has a negative weight
 	oLO   = 1728 // nonzero: the accumulators are in the lanes' order (laneOrder)
-	frame = 1736
+	oPT   = 1736 // 8-bit kernels: pfRepl's byte pointer
+	frame = 1744
 )
 
 // p1Tmpl is the first prepass of a tile (R12 its first row, R8 its first weight, R10 its rows):
@@ -580,9 +582,7 @@ const pass8Tmpl = `	LEAQ (DI)(BX*1), R12
 	SHRQ $2, R10
 	JZ   a@_rest#
 a@_quad#:
-	PREFETCHT0 (R15)
-	PREFETCHT0 64(R15)
-	ADDQ R11, R15
+%PFQ#%
 	%DEC%
 %DOTS%
 	ADDQ $16, R8
@@ -590,7 +590,7 @@ a@_quad#:
 	DECQ R10
 	JNZ  a@_quad#
 a@_rest#:
-	MOVQ R15, %PF%(SP)
+%PFEND#%
 	MOVQ %TN%(SP), AX
 	ANDQ $3, AX
 	JZ   a@_end#
@@ -639,7 +639,7 @@ TEXT ·multiAcc@INT(SB), 0, $%FRAME%-64
 	IMULQ $%BITS%, R14
 	ADDQ $7, R14
 	SHRQ $3, R14
-	MOVQ rb+32(FP), AX         // prefetch step: ⌈%GROUP%·rb / units⌉ a row %GROUPN% and unit
+	MOVQ rb+32(FP), AX         // prefetch step: ⌈%GROUP%·rb / units⌉ a %GROUPN% and unit
 	SHLQ $%GSHIFT%, AX
 	MOVQ nv+16(FP), CX
 	SHRQ $6, CX
@@ -679,9 +679,10 @@ a@_tile:
 	MOVQ AX, %TN%(SP)
 	SUBQ AX, %RL%(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $8, R12
+	SHLQ $%PFSHIFT%, R12
 	ADDQ DI, R12
-	MOVQ R12, %PF%(SP)         // four tiles on
+	MOVQ R12, %PF%(SP)         // %PFDOC%
+%PFTINIT%
 	VMOVUPS %TUN%(SP), X15
 	VMOVUPS X15, %TU%(SP)
 
@@ -1251,19 +1252,57 @@ a@_p2s:
 a@_p2d:
 	VPXORD Z18, Z18, Z18`
 
+// pfRepl fills in the prefetch pieces of f's template. The 16-bit kernels prefetch the rows
+// four tiles on, a line's worth each row pair (⌈2·rb / units⌉ bytes). The 8-bit kernels
+// (rows8Tmpl) prefetch each line of the rows once (PREFETCHT0), pfNear bytes ahead of a line
+// pointer (R15, %PF%) that follows a byte pointer (%PT%) sweeping the tile after next (the next
+// tile's first prepass runs before this one's row loops), a unit's share in the unit's first
+// pass: each row quad moves the byte pointer on by ⌈4·rb / units⌉ bytes (%PS%) and the line
+// pointer, a line at a time, past it, so the lines are spread over the quads as evenly as they
+// allow; the second pass (negative weights) reads the same rows and prefetches nothing.
+// Prefetches past the last row reach at most pfNear bytes past the tile after next and never
+// fault. The previous scheme (four tiles on, the quad's two lines at a pointer moved on by
+// ⌈4·rb / units⌉ bytes: turbo2's and turbo3's lines prefetched 1.3–1.9 times, a line of
+// turbo4's in 33 not at all) against this one, on AMD Zen 4 (4 queries, 128 values; 64 MiB of
+// rows in calls of 16384 rows, the kernels alternated call by call, thread CPU time, 21 passes,
+// median, shared machine at load ~10), ns a row: turbo4 5.27 → 4.56, tq4 5.18 → 4.83, turbo3
+// 5.60 → 5.41, turbo2 3.97 → 3.89; in cache unchanged (3.5–4.8). 2048 bytes ahead ran within
+// ±0.1 of 3072. Adding PREFETCHT1 12–24 KiB ahead (with PREFETCHT0 1.5–6 KiB), as
+// gen_f16acc.go's Zen 4 scores kernel does, was slower than PREFETCHT0 alone: turbo2 3.7 →
+// 4.2, turbo4 ±0. Not measured on Zen 5 or Intel cores.
+func pfRepl(f format) *strings.Replacer {
+	if !f.b8 {
+		return strings.NewReplacer("%PFSHIFT%", "8", "%PFDOC%", "four tiles on", "%PFTINIT%\n", "")
+	}
+	q := fmt.Sprintf(`	ADDQ R11, %%PT%%(SP)
+a@_pfq:
+	CMPQ R15, %%PT%%(SP)
+	JAE  a@_pfqd
+	PREFETCHT0 %d(R15)
+	ADDQ $64, R15
+	JMP  a@_pfq
+a@_pfqd:`, pfNear)
+	return strings.NewReplacer("%PFSHIFT%", "7", "%PFQp%", q, "%PFQn%\n", "", "%PFENDp%", "\tMOVQ R15, %PF%(SP)", "%PFENDn%\n", "",
+		"%PFTINIT%", "\tMOVQ R12, %PT%(SP)",
+		"%PFDOC%", fmt.Sprintf("the tile after next, prefetched %d bytes on", pfNear))
+}
+
+// pfNear is the 8-bit kernels' prefetch distance (pfRepl), in bytes.
+const pfNear = 3072
+
 func main() {
 	var out strings.Builder
 	out.WriteString(header())
 	for _, f := range formats {
-		tmpl, qmax, group := accTmpl, "tAccQMax", [4]string{"2", "pair", "1", "32"}
+		tmpl, qmax, group := accTmpl, "tAccQMax", [4]string{"2", "row pair", "1", "32"}
 		p2end := ""
 		p2pack := "VPMOVDW Z16, Y16\n\tVPSHUFB ·tAccPairShuf(SB), Y16, Y16\n\tVMOVDQU32 Y16, (R12)"
 		if f.b8 {
 			tmpl = strings.Replace(tmpl, "%ROWS%", rows8Tmpl, 1)
-			qmax, group = "tAccQMax8", [4]string{"4", "quad", "2", "16"}
 			p2pack = p2pack8
 			p2end = strings.NewReplacer("%FLAG%", fmt.Sprint(oFLAG), "%WS%", fmt.Sprint(oWS), "%QP%", fmt.Sprint(oQP),
 				"%TN%", fmt.Sprint(oTN)).Replace(p2end8)
+			qmax, group = "tAccQMax8", [4]string{"4", "row quad", "2", "16"}
 			rest := f.rest8
 			if rest == "" {
 				rest = f.dec
@@ -1280,6 +1319,7 @@ func main() {
 		if f.b8 {
 			p2init = "\n\tVPXORD Z19, Z19, Z19"
 		}
+		tmpl = pfRepl(f).Replace(tmpl)
 		tmpl = strings.NewReplacer("%P2INIT%", p2init, "%P2PACK%", p2pack, "%P2END%", p2end, "%FLAG%", fmt.Sprint(oFLAG), "%QPSTEP%", group[3], "%GROUP%", group[0], "%GROUPN%", group[1], "%GSHIFT%", group[2]).Replace(tmpl)
 		bc, bv, cvt4, cvt1 := "VPBROADCASTW", "Y16", "VCVTPH2PS Y16, Z16", "VCVTPH2PS X16, X16"
 		if f.f32 {
@@ -1303,7 +1343,7 @@ func main() {
 			"%BITS%", fmt.Sprint(f.bits), "%UBYTE%", fmt.Sprint(f.ubyte),
 			"%WS%", fmt.Sprint(oWS), "%QP%", fmt.Sprint(oQP), "%TU%", fmt.Sprint(oTU),
 			"%SS%", fmt.Sprint(oSS), "%SS4%", fmt.Sprint(oSS+4), "%SS8%", fmt.Sprint(oSS+8), "%SS12%", fmt.Sprint(oSS+12),
-			"%TN%", fmt.Sprint(oTN), "%WP%", fmt.Sprint(oWP), "%RL%", fmt.Sprint(oRL), "%PF%", fmt.Sprint(oPF),
+			"%TN%", fmt.Sprint(oTN), "%WP%", fmt.Sprint(oWP), "%RL%", fmt.Sprint(oRL), "%PF%", fmt.Sprint(oPF), "%PT%", fmt.Sprint(oPT),
 			"%PS%", fmt.Sprint(oPS), "%UL%", fmt.Sprint(oUL), "%NN%", fmt.Sprint(oNN), "%INV%", fmt.Sprint(oINV),
 			"%TUN%", fmt.Sprint(oTUN),
 			"%DEC%", f.dec, "%LONE%", lone, "%DOTS%", dots(f), "%UNITSETUP%", f.unitSetup, "%FINISH%", finish(f),

@@ -550,7 +550,7 @@ GLOBL ·tAccT3STab0(SB), RODATA|NOPTR, $64
 
 // func multiAccT4INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // turbo4: tq4's nibbles (code 2j low in byte j, 2j+1 high), an f16 row scale after d/2 bytes.
-TEXT ·multiAccT4INT(SB), 0, $1736-64
+TEXT ·multiAccT4INT(SB), 0, $1744-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aT4_done
@@ -1259,7 +1259,7 @@ aT4_done:
 
 // func multiAccT2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // turbo2: 2-bit codes as a little-endian bit stream, an f16 row scale after d/4 bytes.
-TEXT ·multiAccT2INT(SB), 0, $1736-64
+TEXT ·multiAccT2INT(SB), 0, $1744-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aT2_done
@@ -1965,7 +1965,7 @@ aT2_done:
 
 // func multiAccT2MINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // turbo2 as T2, for rows at most 48 bytes apart (rb ≤ 48: d ≤ 184).
-TEXT ·multiAccT2MINT(SB), 0, $1736-64
+TEXT ·multiAccT2MINT(SB), 0, $1744-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aT2M_done
@@ -2680,7 +2680,7 @@ aT2M_done:
 
 // func multiAccT3INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // turbo3: 3-bit codes as a little-endian bit stream, an f16 row scale after 3d/8 bytes.
-TEXT ·multiAccT3INT(SB), 0, $1736-64
+TEXT ·multiAccT3INT(SB), 0, $1744-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aT3_done
@@ -3492,7 +3492,7 @@ aT3_done:
 
 // func multiAccT4FINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // tq4: turbo4's codes and levels (T4's tables), an f32 row scale after d/2 bytes.
-TEXT ·multiAccT4FINT(SB), 0, $1736-64
+TEXT ·multiAccT4FINT(SB), 0, $1744-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aT4F_done
@@ -4197,7 +4197,7 @@ aT4F_done:
 
 // func multiAccT4BINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // turbo4 as T4, with 8-bit weights (quads of rows, VPDPBUSD).
-TEXT ·multiAccT4BINT(SB), 0, $1736-64
+TEXT ·multiAccT4BINT(SB), 0, $1744-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aT4B_done
@@ -4404,9 +4404,10 @@ aT4B_tile:
 	MOVQ AX, 1632(SP)
 	SUBQ AX, 1648(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $8, R12
+	SHLQ $7, R12
 	ADDQ DI, R12
-	MOVQ R12, 1656(SP)         // four tiles on
+	MOVQ R12, 1656(SP)         // the tile after next, prefetched 3072 bytes on
+	MOVQ R12, 1736(SP)
 	VMOVUPS 1696(SP), X15
 	VMOVUPS X15, 1600(SP)
 
@@ -4592,9 +4593,14 @@ aT4B_unit:
 	SHRQ $2, R10
 	JZ   aT4B_restp
 aT4B_quadp:
-	PREFETCHT0 (R15)
-	PREFETCHT0 64(R15)
-	ADDQ R11, R15
+	ADDQ R11, 1736(SP)
+aT4B_pfq:
+	CMPQ R15, 1736(SP)
+	JAE  aT4B_pfqd
+	PREFETCHT0 3072(R15)
+	ADDQ $64, R15
+	JMP  aT4B_pfq
+aT4B_pfqd:
 	VMOVDQU32 (R12), Y20
 	VINSERTI64X4 $1, (R12)(R9*1), Z20, Z20
 	VMOVDQU32 (R12)(R13*1), Y23
@@ -4708,9 +4714,6 @@ aT4B_endp:
 	SHRQ $2, R10
 	JZ   aT4B_restn
 aT4B_quadn:
-	PREFETCHT0 (R15)
-	PREFETCHT0 64(R15)
-	ADDQ R11, R15
 	VMOVDQU32 (R12), Y20
 	VINSERTI64X4 $1, (R12)(R9*1), Z20, Z20
 	VMOVDQU32 (R12)(R13*1), Y23
@@ -4750,7 +4753,6 @@ aT4B_quadn:
 	DECQ R10
 	JNZ  aT4B_quadn
 aT4B_restn:
-	MOVQ R15, 1656(SP)
 	MOVQ 1632(SP), AX
 	ANDQ $3, AX
 	JZ   aT4B_endn
@@ -5087,7 +5089,7 @@ aT4B_done:
 
 // func multiAccT2BINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // turbo2 as T2, with 8-bit weights (quads of rows, VPDPBUSD).
-TEXT ·multiAccT2BINT(SB), 0, $1736-64
+TEXT ·multiAccT2BINT(SB), 0, $1744-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aT2B_done
@@ -5295,9 +5297,10 @@ aT2B_tile:
 	MOVQ AX, 1632(SP)
 	SUBQ AX, 1648(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $8, R12
+	SHLQ $7, R12
 	ADDQ DI, R12
-	MOVQ R12, 1656(SP)         // four tiles on
+	MOVQ R12, 1656(SP)         // the tile after next, prefetched 3072 bytes on
+	MOVQ R12, 1736(SP)
 	VMOVUPS 1696(SP), X15
 	VMOVUPS X15, 1600(SP)
 
@@ -5483,9 +5486,14 @@ aT2B_unit:
 	SHRQ $2, R10
 	JZ   aT2B_restp
 aT2B_quadp:
-	PREFETCHT0 (R15)
-	PREFETCHT0 64(R15)
-	ADDQ R11, R15
+	ADDQ R11, 1736(SP)
+aT2B_pfq:
+	CMPQ R15, 1736(SP)
+	JAE  aT2B_pfqd
+	PREFETCHT0 3072(R15)
+	ADDQ $64, R15
+	JMP  aT2B_pfq
+aT2B_pfqd:
 	VMOVDQU32 (R12), X20
 	VINSERTI32X4 $1, (R12)(R9*1), Y20, Y20
 	VINSERTI32X4 $2, (R12)(R13*1), Z20, Z20
@@ -5591,9 +5599,6 @@ aT2B_endp:
 	SHRQ $2, R10
 	JZ   aT2B_restn
 aT2B_quadn:
-	PREFETCHT0 (R15)
-	PREFETCHT0 64(R15)
-	ADDQ R11, R15
 	VMOVDQU32 (R12), X20
 	VINSERTI32X4 $1, (R12)(R9*1), Y20, Y20
 	VINSERTI32X4 $2, (R12)(R13*1), Z20, Z20
@@ -5629,7 +5634,6 @@ aT2B_quadn:
 	DECQ R10
 	JNZ  aT2B_quadn
 aT2B_restn:
-	MOVQ R15, 1656(SP)
 	MOVQ 1632(SP), AX
 	ANDQ $3, AX
 	JZ   aT2B_endn
@@ -5962,7 +5966,7 @@ aT2B_done:
 
 // func multiAccT2BMINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // turbo2 as T2B, for rows at most 48 bytes apart (rb ≤ 48: d ≤ 184; t2pDec).
-TEXT ·multiAccT2BMINT(SB), 0, $1736-64
+TEXT ·multiAccT2BMINT(SB), 0, $1744-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aT2BM_done
@@ -6179,9 +6183,10 @@ aT2BM_tile:
 	MOVQ AX, 1632(SP)
 	SUBQ AX, 1648(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $8, R12
+	SHLQ $7, R12
 	ADDQ DI, R12
-	MOVQ R12, 1656(SP)         // four tiles on
+	MOVQ R12, 1656(SP)         // the tile after next, prefetched 3072 bytes on
+	MOVQ R12, 1736(SP)
 	VMOVUPS 1696(SP), X15
 	VMOVUPS X15, 1600(SP)
 
@@ -6367,9 +6372,14 @@ aT2BM_unit:
 	SHRQ $2, R10
 	JZ   aT2BM_restp
 aT2BM_quadp:
-	PREFETCHT0 (R15)
-	PREFETCHT0 64(R15)
-	ADDQ R11, R15
+	ADDQ R11, 1736(SP)
+aT2BM_pfq:
+	CMPQ R15, 1736(SP)
+	JAE  aT2BM_pfqd
+	PREFETCHT0 3072(R15)
+	ADDQ $64, R15
+	JMP  aT2BM_pfq
+aT2BM_pfqd:
 	VMOVDQU8.Z (R12), K2, Z20
 	VMOVDQU8.Z (R12)(R13*1), K2, Z22
 	VPERMT2B Z22, Z28, Z20
@@ -6480,9 +6490,6 @@ aT2BM_endp:
 	SHRQ $2, R10
 	JZ   aT2BM_restn
 aT2BM_quadn:
-	PREFETCHT0 (R15)
-	PREFETCHT0 64(R15)
-	ADDQ R11, R15
 	VMOVDQU8.Z (R12), K2, Z20
 	VMOVDQU8.Z (R12)(R13*1), K2, Z22
 	VPERMT2B Z22, Z28, Z20
@@ -6516,7 +6523,6 @@ aT2BM_quadn:
 	DECQ R10
 	JNZ  aT2BM_quadn
 aT2BM_restn:
-	MOVQ R15, 1656(SP)
 	MOVQ 1632(SP), AX
 	ANDQ $3, AX
 	JZ   aT2BM_endn
@@ -6856,7 +6862,7 @@ aT2BM_done:
 
 // func multiAccT3BINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // turbo3 as T3, with 8-bit weights (quads of rows, VPDPBUSD).
-TEXT ·multiAccT3BINT(SB), 0, $1736-64
+TEXT ·multiAccT3BINT(SB), 0, $1744-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aT3B_done
@@ -7098,9 +7104,10 @@ aT3B_tile:
 	MOVQ AX, 1632(SP)
 	SUBQ AX, 1648(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $8, R12
+	SHLQ $7, R12
 	ADDQ DI, R12
-	MOVQ R12, 1656(SP)         // four tiles on
+	MOVQ R12, 1656(SP)         // the tile after next, prefetched 3072 bytes on
+	MOVQ R12, 1736(SP)
 	VMOVUPS 1696(SP), X15
 	VMOVUPS X15, 1600(SP)
 
@@ -7286,9 +7293,14 @@ aT3B_unit:
 	SHRQ $2, R10
 	JZ   aT3B_restp
 aT3B_quadp:
-	PREFETCHT0 (R15)
-	PREFETCHT0 64(R15)
-	ADDQ R11, R15
+	ADDQ R11, 1736(SP)
+aT3B_pfq:
+	CMPQ R15, 1736(SP)
+	JAE  aT3B_pfqd
+	PREFETCHT0 3072(R15)
+	ADDQ $64, R15
+	JMP  aT3B_pfq
+aT3B_pfqd:
 	VMOVDQU8.Z (R12), K2, Y20
 	VMOVDQU8.Z (R12)(R9*1), K2, Y21
 	VINSERTI64X4 $1, Y21, Z20, Z20
@@ -7404,9 +7416,6 @@ aT3B_endp:
 	SHRQ $2, R10
 	JZ   aT3B_restn
 aT3B_quadn:
-	PREFETCHT0 (R15)
-	PREFETCHT0 64(R15)
-	ADDQ R11, R15
 	VMOVDQU8.Z (R12), K2, Y20
 	VMOVDQU8.Z (R12)(R9*1), K2, Y21
 	VINSERTI64X4 $1, Y21, Z20, Z20
@@ -7447,7 +7456,6 @@ aT3B_quadn:
 	DECQ R10
 	JNZ  aT3B_quadn
 aT3B_restn:
-	MOVQ R15, 1656(SP)
 	MOVQ 1632(SP), AX
 	ANDQ $3, AX
 	JZ   aT3B_endn
@@ -7849,7 +7857,7 @@ aT3B_done:
 
 // func multiAccT4FBINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // tq4 as T4F, with 8-bit weights (quads of rows, VPDPBUSD).
-TEXT ·multiAccT4FBINT(SB), 0, $1736-64
+TEXT ·multiAccT4FBINT(SB), 0, $1744-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aT4FB_done
@@ -8054,9 +8062,10 @@ aT4FB_tile:
 	MOVQ AX, 1632(SP)
 	SUBQ AX, 1648(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $8, R12
+	SHLQ $7, R12
 	ADDQ DI, R12
-	MOVQ R12, 1656(SP)         // four tiles on
+	MOVQ R12, 1656(SP)         // the tile after next, prefetched 3072 bytes on
+	MOVQ R12, 1736(SP)
 	VMOVUPS 1696(SP), X15
 	VMOVUPS X15, 1600(SP)
 
@@ -8240,9 +8249,14 @@ aT4FB_unit:
 	SHRQ $2, R10
 	JZ   aT4FB_restp
 aT4FB_quadp:
-	PREFETCHT0 (R15)
-	PREFETCHT0 64(R15)
-	ADDQ R11, R15
+	ADDQ R11, 1736(SP)
+aT4FB_pfq:
+	CMPQ R15, 1736(SP)
+	JAE  aT4FB_pfqd
+	PREFETCHT0 3072(R15)
+	ADDQ $64, R15
+	JMP  aT4FB_pfq
+aT4FB_pfqd:
 	VMOVDQU32 (R12), Y20
 	VINSERTI64X4 $1, (R12)(R9*1), Z20, Z20
 	VMOVDQU32 (R12)(R13*1), Y23
@@ -8356,9 +8370,6 @@ aT4FB_endp:
 	SHRQ $2, R10
 	JZ   aT4FB_restn
 aT4FB_quadn:
-	PREFETCHT0 (R15)
-	PREFETCHT0 64(R15)
-	ADDQ R11, R15
 	VMOVDQU32 (R12), Y20
 	VINSERTI64X4 $1, (R12)(R9*1), Z20, Z20
 	VMOVDQU32 (R12)(R13*1), Y23
@@ -8398,7 +8409,6 @@ aT4FB_quadn:
 	DECQ R10
 	JNZ  aT4FB_quadn
 aT4FB_restn:
-	MOVQ R15, 1656(SP)
 	MOVQ 1632(SP), AX
 	ANDQ $3, AX
 	JZ   aT4FB_endn
