@@ -56,10 +56,8 @@
 // permutes (VPERMI2D, tables computed here from the lanes' values).
 //
 // The tiles' first prepass runs one tile ahead, before the previous tile's row loops, so that
-// its chain (the largest weight, two divisions) overlaps them; the 16-bit kernels' row loops
-// prefetch the rows four tiles on, a line's worth each step (in a stream of 4096-row calls over
-// 1M turbo2 rows ~6% faster than two tiles on; eight gained nothing more), the 8-bit kernels'
-// each line once, 3 KiB past the tile after next (pfRepl).
+// its chain (the largest weight, two divisions) overlaps them; the row loops prefetch each line
+// of the rows once, 3 KiB past the tile after next (pfRepl).
 // The 8-bit kernels (T4B, T2B, T3B, T4FB) share the frame, the first prepass (255 in place of
 // 32767), the finish and the builds; the second prepass packs each quad's 16 weights W to
 // bytes (VPMOVDB) and transposes them so that accumulator h's four rows are one dword at
@@ -407,15 +405,15 @@ const (
 	oTN   = 1632 // rows in the tile
 	oWP   = 1640 // the tile's first weight
 	oRL   = 1648 // rows left after this tile
-	oPF   = 1656 // prefetch pointer (8-bit kernels: the line pointer, pfRepl)
-	oPS   = 1664 // prefetch step a row pair
+	oPF   = 1656 // prefetch line pointer (pfRepl)
+	oPS   = 1664 // prefetch step a row pair (8-bit kernels: quad)
 	oUL   = 1672 // units left in the row
 	oINV  = 1680 // the next tile's inv per accumulator
 	oTUN  = 1696 // the next tile's T·unit
 	oNN   = 1712 // rows in the next tile
 	oFLAG = 1720 // 8-bit kernels: nonzero where the tile has a negative weight
 	oLO   = 1728 // nonzero: the accumulators are in the lanes' order (laneOrder)
-	oPT   = 1736 // 8-bit kernels: pfRepl's byte pointer
+	oPT   = 1736 // prefetch byte pointer (pfRepl)
 	frame = 1744
 )
 
@@ -523,8 +521,7 @@ const rows16Tmpl = `	VPBROADCASTD %SS%(SP), Z0
 	SHRQ $1, R10
 	JZ   a@_odd
 a@_pair:
-	PREFETCHT0 (R15)
-	ADDQ R11, R15
+%PFP%
 	%DEC%
 %DOTS%
 	ADDQ $16, R8
@@ -679,10 +676,10 @@ a@_tile:
 	MOVQ AX, %TN%(SP)
 	SUBQ AX, %RL%(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $%PFSHIFT%, R12
+	SHLQ $7, R12
 	ADDQ DI, R12
 	MOVQ R12, %PF%(SP)         // %PFDOC%
-%PFTINIT%
+	MOVQ R12, %PT%(SP)
 	VMOVUPS %TUN%(SP), X15
 	VMOVUPS X15, %TU%(SP)
 
@@ -1252,28 +1249,26 @@ a@_p2s:
 a@_p2d:
 	VPXORD Z18, Z18, Z18`
 
-// pfRepl fills in the prefetch pieces of f's template. The 16-bit kernels prefetch the rows
-// four tiles on, a line's worth each row pair (⌈2·rb / units⌉ bytes). The 8-bit kernels
-// (rows8Tmpl) prefetch each line of the rows once (PREFETCHT0), pfNear bytes ahead of a line
-// pointer (R15, %PF%) that follows a byte pointer (%PT%) sweeping the tile after next (the next
-// tile's first prepass runs before this one's row loops), a unit's share in the unit's first
-// pass: each row quad moves the byte pointer on by ⌈4·rb / units⌉ bytes (%PS%) and the line
-// pointer, a line at a time, past it, so the lines are spread over the quads as evenly as they
-// allow; the second pass (negative weights) reads the same rows and prefetches nothing.
-// Prefetches past the last row reach at most pfNear bytes past the tile after next and never
-// fault. The previous scheme (four tiles on, the quad's two lines at a pointer moved on by
-// ⌈4·rb / units⌉ bytes: turbo2's and turbo3's lines prefetched 1.3–1.9 times, a line of
-// turbo4's in 33 not at all) against this one, on AMD Zen 4 (4 queries, 128 values; 64 MiB of
-// rows in calls of 16384 rows, the kernels alternated call by call, thread CPU time, 21 passes,
-// median, shared machine at load ~10), ns a row: turbo4 5.27 → 4.56, tq4 5.18 → 4.83, turbo3
-// 5.60 → 5.41, turbo2 3.97 → 3.89; in cache unchanged (3.5–4.8). 2048 bytes ahead ran within
-// ±0.1 of 3072. Adding PREFETCHT1 12–24 KiB ahead (with PREFETCHT0 1.5–6 KiB), as
-// gen_f16acc.go's Zen 4 scores kernel does, was slower than PREFETCHT0 alone: turbo2 3.7 →
-// 4.2, turbo4 ±0. Not measured on Zen 5 or Intel cores.
+// pfRepl fills in the prefetch pieces of f's template. The row loops prefetch each line of the
+// rows once (PREFETCHT0), pfNear bytes ahead of a line pointer (R15, %PF%) that follows a byte
+// pointer (%PT%) sweeping the tile after next (the next tile's first prepass runs before this
+// one's row loops), a unit's share in the unit's row loop (the 8-bit kernels' first pass): each
+// row pair (quad) moves the byte pointer on by ⌈2·rb / units⌉ (⌈4·rb / units⌉) bytes, %PS%, and
+// the line pointer, a line at a time, past it, so the lines are spread over the rows as evenly
+// as they allow; the 8-bit kernels' second pass (negative weights) reads the same rows and
+// prefetches nothing. Prefetches past the last row reach at most pfNear bytes past the tile
+// after next and never fault. The previous scheme (four tiles on, a line (the 8-bit kernels:
+// two) at a pointer moved on by the pair's (quad's) share: turbo2's and turbo3's lines
+// prefetched 1.3–1.9 times, a line of turbo4's and tq4's in 33 not at all) against this one, on
+// AMD Zen 4 (4 queries, 128 values; 64 MiB of rows in calls of 16384 rows, the kernels
+// alternated call by call, thread CPU time, 21 passes, median, shared machine at load ~4–10),
+// ns a row, 8-bit kernels: turbo4 5.27 → 4.56, tq4 5.18 → 4.83, turbo3 5.60 → 5.41, turbo2
+// 3.97 → 3.89; 16-bit: turbo4 6.6–7.0 → 6.0–6.1, tq4 6.7–6.9 → 6.1–6.2, turbo3 6.4–6.7 →
+// 6.3–6.6, turbo2 ±0; in cache unchanged or up to 0.1 less. 2048 bytes ahead ran within ±0.1
+// of 3072. Adding PREFETCHT1 12–24 KiB ahead (with PREFETCHT0 1.5–6 KiB), as gen_f16acc.go's
+// Zen 4 scores kernel does, was slower than PREFETCHT0 alone: turbo2 3.7 → 4.2, turbo4 ±0. Not
+// measured on Zen 5 or Intel cores.
 func pfRepl(f format) *strings.Replacer {
-	if !f.b8 {
-		return strings.NewReplacer("%PFSHIFT%", "8", "%PFDOC%", "four tiles on", "%PFTINIT%\n", "")
-	}
 	q := fmt.Sprintf(`	ADDQ R11, %%PT%%(SP)
 a@_pfq:
 	CMPQ R15, %%PT%%(SP)
@@ -1282,8 +1277,7 @@ a@_pfq:
 	ADDQ $64, R15
 	JMP  a@_pfq
 a@_pfqd:`, pfNear)
-	return strings.NewReplacer("%PFSHIFT%", "7", "%PFQp%", q, "%PFQn%\n", "", "%PFENDp%", "\tMOVQ R15, %PF%(SP)", "%PFENDn%\n", "",
-		"%PFTINIT%", "\tMOVQ R12, %PT%(SP)",
+	return strings.NewReplacer("%PFP%", q, "%PFQp%", q, "%PFQn%\n", "", "%PFENDp%", "\tMOVQ R15, %PF%(SP)", "%PFENDn%\n", "",
 		"%PFDOC%", fmt.Sprintf("the tile after next, prefetched %d bytes on", pfNear))
 }
 

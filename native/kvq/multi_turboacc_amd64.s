@@ -757,9 +757,10 @@ aT4_tile:
 	MOVQ AX, 1632(SP)
 	SUBQ AX, 1648(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $8, R12
+	SHLQ $7, R12
 	ADDQ DI, R12
-	MOVQ R12, 1656(SP)         // four tiles on
+	MOVQ R12, 1656(SP)         // the tile after next, prefetched 3072 bytes on
+	MOVQ R12, 1736(SP)
 	VMOVUPS 1696(SP), X15
 	VMOVUPS X15, 1600(SP)
 
@@ -912,8 +913,14 @@ aT4_unit:
 	SHRQ $1, R10
 	JZ   aT4_odd
 aT4_pair:
-	PREFETCHT0 (R15)
-	ADDQ R11, R15
+	ADDQ R11, 1736(SP)
+aT4_pfq:
+	CMPQ R15, 1736(SP)
+	JAE  aT4_pfqd
+	PREFETCHT0 3072(R15)
+	ADDQ $64, R15
+	JMP  aT4_pfq
+aT4_pfqd:
 	VMOVDQU32 (R12), Y20
 	VINSERTI64X4 $1, (R12)(R9*1), Z20, Z20
 	VPERMB Z20, Z28, Z21
@@ -1467,9 +1474,10 @@ aT2_tile:
 	MOVQ AX, 1632(SP)
 	SUBQ AX, 1648(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $8, R12
+	SHLQ $7, R12
 	ADDQ DI, R12
-	MOVQ R12, 1656(SP)         // four tiles on
+	MOVQ R12, 1656(SP)         // the tile after next, prefetched 3072 bytes on
+	MOVQ R12, 1736(SP)
 	VMOVUPS 1696(SP), X15
 	VMOVUPS X15, 1600(SP)
 
@@ -1622,8 +1630,14 @@ aT2_unit:
 	SHRQ $1, R10
 	JZ   aT2_odd
 aT2_pair:
-	PREFETCHT0 (R15)
-	ADDQ R11, R15
+	ADDQ R11, 1736(SP)
+aT2_pfq:
+	CMPQ R15, 1736(SP)
+	JAE  aT2_pfqd
+	PREFETCHT0 3072(R15)
+	ADDQ $64, R15
+	JMP  aT2_pfq
+aT2_pfqd:
 	VMOVDQU32 (R12), X20
 	VINSERTI32X4 $1, (R12)(R9*1), Y20, Y20
 	VPERMB Z20, Z28, Z21
@@ -2182,9 +2196,10 @@ aT2M_tile:
 	MOVQ AX, 1632(SP)
 	SUBQ AX, 1648(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $8, R12
+	SHLQ $7, R12
 	ADDQ DI, R12
-	MOVQ R12, 1656(SP)         // four tiles on
+	MOVQ R12, 1656(SP)         // the tile after next, prefetched 3072 bytes on
+	MOVQ R12, 1736(SP)
 	VMOVUPS 1696(SP), X15
 	VMOVUPS X15, 1600(SP)
 
@@ -2339,8 +2354,14 @@ aT2M_unit:
 	SHRQ $1, R10
 	JZ   aT2M_odd
 aT2M_pair:
-	PREFETCHT0 (R15)
-	ADDQ R11, R15
+	ADDQ R11, 1736(SP)
+aT2M_pfq:
+	CMPQ R15, 1736(SP)
+	JAE  aT2M_pfqd
+	PREFETCHT0 3072(R15)
+	ADDQ $64, R15
+	JMP  aT2M_pfq
+aT2M_pfqd:
 	VMOVDQU8.Z (R12), K2, Z20
 	VPERMB Z20, Z28, Z21
 	VPERMB.Z Z29, Z21, K1, Z16
@@ -2920,9 +2941,10 @@ aT3_tile:
 	MOVQ AX, 1632(SP)
 	SUBQ AX, 1648(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $8, R12
+	SHLQ $7, R12
 	ADDQ DI, R12
-	MOVQ R12, 1656(SP)         // four tiles on
+	MOVQ R12, 1656(SP)         // the tile after next, prefetched 3072 bytes on
+	MOVQ R12, 1736(SP)
 	VMOVUPS 1696(SP), X15
 	VMOVUPS X15, 1600(SP)
 
@@ -3077,8 +3099,14 @@ aT3_unit:
 	SHRQ $1, R10
 	JZ   aT3_odd
 aT3_pair:
-	PREFETCHT0 (R15)
-	ADDQ R11, R15
+	ADDQ R11, 1736(SP)
+aT3_pfq:
+	CMPQ R15, 1736(SP)
+	JAE  aT3_pfqd
+	PREFETCHT0 3072(R15)
+	ADDQ $64, R15
+	JMP  aT3_pfq
+aT3_pfqd:
 	VMOVDQU8.Z (R12), K2, Y20
 	VMOVDQU8.Z (R12)(R9*1), K2, Y21
 	VINSERTI64X4 $1, Y21, Z20, Z20
@@ -3697,9 +3725,10 @@ aT4F_tile:
 	MOVQ AX, 1632(SP)
 	SUBQ AX, 1648(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $8, R12
+	SHLQ $7, R12
 	ADDQ DI, R12
-	MOVQ R12, 1656(SP)         // four tiles on
+	MOVQ R12, 1656(SP)         // the tile after next, prefetched 3072 bytes on
+	MOVQ R12, 1736(SP)
 	VMOVUPS 1696(SP), X15
 	VMOVUPS X15, 1600(SP)
 
@@ -3850,8 +3879,14 @@ aT4F_unit:
 	SHRQ $1, R10
 	JZ   aT4F_odd
 aT4F_pair:
-	PREFETCHT0 (R15)
-	ADDQ R11, R15
+	ADDQ R11, 1736(SP)
+aT4F_pfq:
+	CMPQ R15, 1736(SP)
+	JAE  aT4F_pfqd
+	PREFETCHT0 3072(R15)
+	ADDQ $64, R15
+	JMP  aT4F_pfq
+aT4F_pfqd:
 	VMOVDQU32 (R12), Y20
 	VINSERTI64X4 $1, (R12)(R9*1), Z20, Z20
 	VPERMB Z20, Z28, Z21
