@@ -21,9 +21,11 @@ import (
 // each): the scores kernel, the softmax, the values kernel, the queries' Prepare, beside the
 // whole Decode call, in ns a cell of one KV head (min and median of 5 rounds); "rest" is the
 // whole less the phases (the merges, the bookkeeping; negative where the phases timed apart run
-// slower than inside Decode). KVLAB_CHUNK sets the chunk; KVLAB_TOUCH=1 reads each chunk's value
-// rows before its values kernel (the read is counted in the softmax), which times the kernel
-// with its rows in cache. Runs only with KVLAB_SPEED_REPORT set.
+// slower than inside Decode). KVLAB_CHUNK sets the chunk; KVLAB_TOUCH=1 (or v) reads each chunk's
+// value rows before its values kernel (the read is counted in the softmax), which times the
+// kernel with its rows in cache; KVLAB_TOUCH=k reads the chunk's key rows before its scores
+// kernel (counted in no phase), kv both: the scores or values time streamed less the time in
+// cache is the kernel's wait on memory. Runs only with KVLAB_SPEED_REPORT set.
 //
 // Zen 4 (shared, 2 vCPUs, load 3), ns a cell, medians: q4_0 whole 13.5, scores 5.3, softmax
 // 0.78, values 7.7 (5.9 with KVLAB_TOUCH: 1.8–2.7 of it waits on memory); turbo2 9.0, 4.0,
@@ -65,6 +67,9 @@ func TestDecodeBreakdown(t *testing.T) {
 	}
 	tick := (cputime.Thread() - t0) / 1000
 	t.Logf("clock read %v", tick)
+	touch := os.Getenv("KVLAB_TOUCH")
+	touchK := strings.Contains(touch, "k")
+	touchV := touch == "1" || strings.Contains(touch, "v")
 	for _, f := range formats {
 		ks, vs := benchStores(&b, f, cells)
 		var whole, sco, smx, val, prep []time.Duration
@@ -99,6 +104,9 @@ func TestDecodeBreakdown(t *testing.T) {
 				ql := ks[g].QueryLen()
 				p := pq[g*group*ql : (g+1)*group*ql]
 				buf := sc.scores(group * m)
+				if touchK {
+					touchRows(ks[g], a, bb)
+				}
 				t1 := cputime.Thread()
 				scoresMulti(ks[g], p, group, ql, a, buf, sc)
 				t2 := cputime.Thread()
@@ -106,14 +114,8 @@ func TestDecodeBreakdown(t *testing.T) {
 				softmaxRows(buf, group, s.Scale, mx, sums)
 				t3 := cputime.Thread()
 				acc := accs[it*group*accLen : (it+1)*group*accLen]
-				if os.Getenv("KVLAB_TOUCH") != "" {
-					rs := vs[g].(*RowStore)
-					d := rs.Data[a*rs.Codec.RowBytes() : bb*rs.Codec.RowBytes()]
-					var x byte
-					for i := 0; i < len(d); i += 64 {
-						x += d[i]
-					}
-					bsink += int(x)
+				if touchV {
+					touchRows(vs[g], a, bb)
 				}
 				t3 = cputime.Thread()
 				accumulateMulti(vs[g], acc, group, accLen, buf, a, sc)
@@ -140,6 +142,24 @@ func TestDecodeBreakdown(t *testing.T) {
 			f, mn(whole), med(whole), mn(sco), med(sco), mn(smx), med(smx), mn(val), med(val), mn(prep),
 			med(whole)-med(sco)-med(smx)-med(val)-med(prep))
 	}
+}
+
+// touchRows reads one byte of every 64 of cells [a, b) of store s (a RowStore, or
+// benchStores' q2k keys: the part of its groups in proportion), bringing them into cache.
+func touchRows(s any, a, b int) {
+	var d []byte
+	switch s := s.(type) {
+	case *RowStore:
+		d = s.Data[a*s.Codec.RowBytes() : b*s.Codec.RowBytes()]
+	case q2kKeys:
+		g, n := s.h.Groups(), s.h.Len()
+		d = g[len(g)*a/n : len(g)*b/n]
+	}
+	var x byte
+	for i := 0; i < len(d); i += 64 {
+		x += d[i]
+	}
+	bsink += int(x)
 }
 
 var bsink int
