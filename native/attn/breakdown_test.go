@@ -29,7 +29,11 @@ import (
 //
 // Zen 4 (shared, 2 vCPUs, load 3), ns a cell, medians: q4_0 whole 13.5, scores 5.3, softmax
 // 0.78, values 7.7 (5.9 with KVLAB_TOUCH: 1.8–2.7 of it waits on memory); turbo2 9.0, 4.0,
-// 0.77, 4.5 (3.5); turbo4 11.8, 4.9, 0.80, 6.3 (3.9); f16 36.8, 21.1, 1.31, 15.6 (9.5).
+// 0.77, 4.5 (3.5); turbo4 11.8, 4.9, 0.80, 6.3 (3.9); f16 36.8, 21.1, 1.31, 15.6 (9.5). The
+// scores streamed and with KVLAB_TOUCH=k (load 1.5; chunks of 16384 rows, so the touched keys,
+// 1.1–2.1 MiB, sit in L2 and L3): q4_0 5.0 and 4.8, q4_1 5.5 and 5.5, iq4_nl 5.4 and 5.3,
+// q8_0 7.8 and 7.6, q5_0 6.5 and 6.4, fp8 9.6 and 7.6, tq4 4.6 and 4.3, turbo2 3.7 and 3.5,
+// turbo3 4.4 and 4.2, turbo4 4.8 and 4.4, q2k 5.4 and 5.5: only fp8's kernel waits much.
 func TestDecodeBreakdown(t *testing.T) {
 	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
 		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
