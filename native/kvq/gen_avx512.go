@@ -1213,7 +1213,13 @@ fba_done:
 // issues twice the loads of multiScoresFP8BF16 a row (its query vectors as memory operands,
 // duplicated per half); the loop over four rows (fp8ScoresBF16Quad), which loads them once
 // for two pairs, streams at 11.5–11.7 ns a row against multiScoresFP8BF16's 11.2–11.6 in the
-// same runs, 7.4 in cache.
+// same runs, 7.4 in cache. Its prefetch (PREFETCHT0 PFDISTZ ahead of each row) against others
+// on Zen 4, in that decode (native/attn's TestDecodeBreakdown, builds alternated 8–12 times,
+// load 8–12 on 2 vCPUs, scores ns a cell, medians): none 9.2–9.8 against 9.8–9.9 when the
+// memory was busier, but 8.8–9.2 against 8.5–8.7 when it was less (slower in all 12 pairs of
+// one run); two levels, PREFETCHT1 12 KiB and PREFETCHT0 3 KiB ahead (the f16 Zen 4 kernel's),
+// 10.9 against 10.5 and 9.1 against 8.5 (at load 3: 9.8 against 8.9, none 9.3); PREFETCHT1
+// alone 4 or 12 KiB ahead ~15 against ~10.
 func fp8ScoresBF16H() string {
 	var b strings.Builder
 	b.WriteString(`

@@ -270,7 +270,14 @@ TEXT ·multiScores@VNNI(SB), NOSPLIT, $0-80
 	RET
 `
 
-const macros = `// PFGROUPS is how many groups of sixteen rows ahead the kernels prefetch.
+const macros = `// PFGROUPS is how many groups of sixteen rows ahead the kernels prefetch (PREFETCHT0). On AMD
+// Zen 4 (the one-thread decode of 131072 cells, native/attn's TestDecodeBreakdown, builds
+// alternated five or six times, load 8–11 on 2 vCPUs, scores ns a cell, medians) 2, 4, 12 groups
+// scored within ~0.4 of 8, 16 slower (tq4 5.4 against 4.8, turbo4 5.5 against 5.0), none
+// slower (tq4 5.2 against 4.8); a second level, PREFETCHT1 4 or 8 KiB beyond these, slower
+// still (tq4 5.5–5.8 against 4.8, turbo2 4.2 against 3.8, turbo3 5.0–5.2 against 4.6, turbo4
+// 5.7–5.8 against 4.9–5.0, q2k 5.9–6.6 against 5.5–5.7; at load 3, PREFETCHT1 8 KiB beyond:
+// tq4 5.1 against 4.6, turbo4 5.2 against 4.6).
 #define PFGROUPS 8
 
 // CHAIN1 adds code vector c times the four query bytes at offset off of each of the four

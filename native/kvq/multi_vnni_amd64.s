@@ -21,7 +21,15 @@
 // (q4_0) to 8.5 KiB (q8_0) of 128 values, ahead of the memory latency at any of their rates.
 // Four, not eight: on AMD Zen 4 (4096 rows of 128 values, 4 queries, streamed past the caches,
 // thread CPU time, interleaved, median of 15) q4_0's scores took ~3% less time, q4_1's ~4%,
-// q5_0's ~6%, q5_1's ~12%, iq4_nl's ~8%, q8_0's ~15–20%; in cache the same.
+// q5_0's ~6%, q5_1's ~12%, iq4_nl's ~8%, q8_0's ~15–20%; in cache the same. In the one-thread
+// decode of 131072 cells on Zen 4 (native/attn's TestDecodeBreakdown, builds alternated five
+// or six times, load 8–11 on 2 vCPUs, scores ns a cell, medians; q8_0 there runs its
+// PREFETCHT1 flavour) 2, 3, 6 and 8 groups scored within noise of 4 or slower (q8_0 10.0 at 8
+// against 8.3); no prefetch slower (q4_0 5.7 against 5.1, q8_0 11.6 against 8.1); a second
+// level, PREFETCHT1 4 or 8 KiB beyond these (the f16 Zen 4 kernel's scheme), slower still
+// (q4_0 6.2–6.4 against 5.1–5.2, q4_1 7.0–7.1 against 5.7, iq4_nl 6.7–7.1 against 5.6, q8_0
+// 10.1–10.3 against 8.1–8.3, q5_0 7.6–7.9 against 6.6–7.0; at load 3, PREFETCHT1 8 KiB beyond:
+// q4_0 5.7 against 5.0, q8_0 8.9 against 7.9).
 #define PFGROUPS 4
 
 // CHAIN1 adds code vector c times the four query bytes at offset off of each of the four
