@@ -10,8 +10,37 @@ import (
 )
 
 // hasVNNI reports the AVX-512 VNNI q4_0, q4_1 and q8_0 scores kernels (multi_vnni_amd64.s), which
-// also use AVX-512 DQ (every CPU with VNNI so far has it; checked all the same).
-var hasVNNI = hasAVX512 && isa.AVX512VNNI && cpu.X86.HasAVX512DQ
+// also use AVX-512 DQ and BW (the header-register kernels' byte-masked loads and word
+// permutes; every CPU with VNNI so far has both; checked all the same).
+var hasVNNI = hasAVX512 && isa.AVX512VNNI && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512BW
+
+// vnniStaged makes the q4_0, q4_1 and iq4_nl VNNI scores take the kernels that stage the rows'
+// block headers through memory (multiScoresQ40VNNI, multiScoresQ41VNNI, multiScoresIQ4NLVNNI,
+// multiScoresIQ4NLVBMI) in place of the ones that read them into registers (the same names
+// with Hdr; multi_vnni_amd64.s says how): the same scores bit for bit (TestVNNIHeaderRegs).
+// For the tests only: the reference twin, and the comparison of TestVNNIHeaderRegsSpeed. On AMD
+// Zen 4 (4096 rows of 128 values, 4 queries, thread CPU time, alternated, medians), ns a row,
+// staged → registers: q4_0 4.88 → 4.50 in cache, 5.24 → 4.92 streamed; q4_1 5.35 → 4.84,
+// 5.82 → 5.28; iq4_nl 5.34 → 4.90, 5.66 → 5.32. In the one-thread decode at the bench shape
+// (native/attn TestDecodeBreakdown, 131072 cells, 7 alternations, load ~2.4), the scores
+// phase, ns a cell: q4_0 5.02 → 4.68, q4_1 5.57 → 5.04, iq4_nl 5.60 → 5.15.
+var vnniStaged bool
+
+// multiScoresQ40HdrVNNI, multiScoresQ41HdrVNNI, multiScoresIQ4NLHdrVNNI and
+// multiScoresIQ4NLHdrVBMI are the kernels without Hdr with the rows' block headers read into
+// registers four blocks at a time (vnniStaged); stage is not used.
+//
+//go:noescape
+func multiScoresQ40HdrVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
+//go:noescape
+func multiScoresQ41HdrVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
+//go:noescape
+func multiScoresIQ4NLHdrVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
+//go:noescape
+func multiScoresIQ4NLHdrVBMI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 
 // hasVNNIBW reports the iq4_nl, q5_0 and q5_1 VNNI kernels, which also use AVX-512 BW byte
 // operations (VPSHUFB, VPTESTMB, masked VPADDB, VPERMI2W).
@@ -309,6 +338,23 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 		if bq != nil {
 			avx2IntKernel(kind, &bq[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 			return
+		}
+		if !vnniStaged {
+			switch kind {
+			case vnniIQ4NL:
+				if iq4ScoresVBMI {
+					multiScoresIQ4NLHdrVBMI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
+					return
+				}
+				multiScoresIQ4NLHdrVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
+				return
+			case vnniQ4_1:
+				multiScoresQ41HdrVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
+				return
+			case vnniQ4_0:
+				multiScoresQ40HdrVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
+				return
+			}
 		}
 		switch kind {
 		case vnniQ8_0:

@@ -1633,3 +1633,713 @@ gfniQ51_next:
 gfniQ51_done:
 	VZEROUPPER
 	RET
+
+// The header-register kernels (multiScoresQ40HdrVNNI, multiScoresQ41HdrVNNI,
+// multiScoresIQ4NLHdrVNNI and multiScoresIQ4NLHdrVBMI) are the kernels above with the rows'
+// block headers read into registers at the start of each chunk of four blocks in place of the
+// stage: one masked 64-byte load of each row from the chunk's first block holds every header
+// of the chunk (K3 masks it to the chunk's last header: K1 for a whole chunk, K2 for the row's
+// last one, short or whole; no byte past a row is read), VPERMT2W gathers two rows' headers
+// into one vector, inserts put four rows together, and VPERMI2W puts them in the stage's order
+// (row 4g+m's at lane 4m+g), from which each block takes its own and moves the next ones down
+// (NEXT18, NEXT20). The same headers in the same lanes, so the same scores bit for bit
+// (TestVNNIHeaderRegs). The stage took, per row and block, a scalar load and a 2- or 4-byte
+// store in a pass before the blocks, and each block's 32- or 64-byte load of it waited for
+// those stores; this takes per row and chunk one load, and per chunk 10 (q4_0, iq4_nl) or 16
+// (q4_1) word permutes and 6 or 4 inserts, no store. AMD Zen 4 (multi_vnni_amd64.go,
+// vnniStaged, has the measurements).
+//
+// Not kept: staging with these loads and permutes through 64-byte stores, the block loops as
+// they were: in cache as fast, streamed slower (q8_0 8.1 → 12.5 ns a row, q4_0's gain 0.15 of
+// its 0.47 in cache); and q8_0 in registers (two blocks a chunk, 34-byte blocks): in cache
+// 7.5 → 7.4, streamed 8.6 → 12.7 (9.8 with the stage pass's row reads kept as loads: the pass
+// had pulled the group's lines into L1 ahead of its block loop, which prefetches into L2 only
+// on Zen 4), so q8_0 keeps its stage.
+//
+// On Intel (instruction tables, Ice Lake to Sapphire Rapids; not measured) the permutes and
+// inserts are port-5 µops (a zmm VPERMT2W/VPERMI2W two of them): ~8 a block (q4_0) and ~9
+// (q4_1) beside the block's ~30 other port-5 shuffles and the 32 VPDPBUSD on port 0, where
+// the stage took 16 stores a block on the store ports in a pass of its own; expect less gain
+// there than on Zen 4, or none where port 5 then bounds the block loop.
+
+// HQ18 gathers the four block scales of the chunk at off of the rows at p, p+rb, p+2rb, p+3rb
+// (18-byte blocks: q4_0, iq4_nl) into the low 16 words of za (row m's block k at word 4m+k),
+// Z28 = vnniHdr18Pair. Clobbers zb, zc, zd.
+#define HQ18(off, p, za, zb, zc, zd, xc, ya) \
+	VMOVDQU8.Z off(p), K3, za; \
+	VMOVDQU8.Z off(p)(R8*1), K3, zb; \
+	VPERMT2W zb, Z28, za; \
+	VMOVDQU8.Z off(p)(R8*2), K3, zc; \
+	VMOVDQU8.Z off(p)(R12*1), K3, zd; \
+	VPERMT2W zd, Z28, zc; \
+	VINSERTI32X4 $1, xc, ya, ya
+
+// HDRR18 reads the scales of a chunk of up to four 18-byte blocks of the sixteen rows (CX, BX,
+// R14, R15 at the chunk's first block, off the header's offset from them) into Z22 (blocks 0
+// and 1 of the chunk, 16 halves each) and Z23 (2, 3). Clobbers Z0..Z7, Z12..Z15, Z28.
+#define HDRR18(off) \
+	VMOVDQU64 ·vnniHdr18Pair(SB), Z28; \
+	HQ18(off, CX, Z0, Z1, Z2, Z3, X2, Y0); \
+	HQ18(off, BX, Z4, Z5, Z6, Z7, X6, Y4); \
+	VINSERTI64X4 $1, Y4, Z0, Z0; \
+	HQ18(off, R14, Z4, Z5, Z6, Z7, X6, Y4); \
+	HQ18(off, R15, Z12, Z13, Z14, Z15, X14, Y12); \
+	VINSERTI64X4 $1, Y12, Z4, Z4; \
+	VMOVDQU64 ·vnniHdr18Out0(SB), Z22; \
+	VPERMI2W Z4, Z0, Z22; \
+	VMOVDQU64 ·vnniHdr18Out1(SB), Z23; \
+	VPERMI2W Z4, Z0, Z23
+
+// NEXT18 moves the next block's scales into Y22 (Z22, Z23 as one 128-byte queue).
+#define NEXT18 \
+	VALIGNQ $4, Z22, Z23, Z22; \
+	VEXTRACTI64X4 $1, Z23, Y23
+
+// HQ20 is HQ18 for q4_1's 20-byte blocks: the four headers (d, m) of the chunk into the 32 words
+// of za (row m's block k at words 8m+2k, 8m+2k+1), Z28 = vnniHdr20Pair.
+#define HQ20(off, p, za, zb, zc, zd, yc) \
+	VMOVDQU8.Z off(p), K3, za; \
+	VMOVDQU8.Z off(p)(R8*1), K3, zb; \
+	VPERMT2W zb, Z28, za; \
+	VMOVDQU8.Z off(p)(R8*2), K3, zc; \
+	VMOVDQU8.Z off(p)(R12*1), K3, zd; \
+	VPERMT2W zd, Z28, zc; \
+	VINSERTI64X4 $1, yc, za, za
+
+// HDRR20 is HDRR18 for q4_1's 20-byte blocks and 4-byte headers: Z20..Z23 each one block's
+// sixteen headers as the stage held them (d the low word of lane 4m+g's dword, m the high).
+// The four rows' vectors of each half of the group are split by blocks 0, 1 and 2, 3
+// (vnniHdr20Half0/1), and each block's headers taken from the two halves (vnniHdr20Out0/1).
+// Clobbers Z0..Z7, Z12..Z15, Z28.
+#define HDRR20(off) \
+	VMOVDQU64 ·vnniHdr20Pair(SB), Z28; \
+	HQ20(off, CX, Z0, Z1, Z2, Z3, Y2); \
+	HQ20(off, BX, Z4, Z5, Z6, Z7, Y6); \
+	VMOVDQU64 ·vnniHdr20Half0(SB), Z12; \
+	VPERMI2W Z4, Z0, Z12; \
+	VMOVDQU64 ·vnniHdr20Half1(SB), Z13; \
+	VPERMI2W Z4, Z0, Z13; \
+	HQ20(off, R14, Z0, Z1, Z2, Z3, Y2); \
+	HQ20(off, R15, Z4, Z5, Z6, Z7, Y6); \
+	VMOVDQU64 ·vnniHdr20Half0(SB), Z14; \
+	VPERMI2W Z4, Z0, Z14; \
+	VMOVDQU64 ·vnniHdr20Half1(SB), Z15; \
+	VPERMI2W Z4, Z0, Z15; \
+	VMOVDQU64 ·vnniHdr20Out0(SB), Z20; \
+	VPERMI2W Z14, Z12, Z20; \
+	VMOVDQU64 ·vnniHdr20Out1(SB), Z21; \
+	VPERMI2W Z14, Z12, Z21; \
+	VMOVDQU64 ·vnniHdr20Out0(SB), Z22; \
+	VPERMI2W Z15, Z13, Z22; \
+	VMOVDQU64 ·vnniHdr20Out1(SB), Z23; \
+	VPERMI2W Z15, Z13, Z23
+
+// NEXT20 moves the next block's headers into Z20.
+#define NEXT20 \
+	VMOVDQA64 Z21, Z20; \
+	VMOVDQA64 Z22, Z21; \
+	VMOVDQA64 Z23, Z22
+
+// HDRMASKS sets K1 (a whole chunk of c blocks) and K2 (the row's last chunk) from the table at
+// tab (vnniHdrNMask: the bytes to load of each row for a chunk of 1, 2, ... blocks). Clobbers
+// AX, R13.
+#define HDRMASKS(tab, c) \
+	LEAQ tab, R13; \
+	KMOVQ (8*(c-1))(R13), K1; \
+	MOVQ nb+24(FP), AX; \
+	DECQ AX; \
+	ANDQ $(c-1), AX; \
+	KMOVQ (R13)(AX*8), K2
+
+// Tables of the header-register kernels. vnniHdrNPair: VPERMT2W's words of two rows' chunk
+// headers (N-byte blocks); vnniHdrNOut*, vnniHdr20Half*: the permutes into the stage's order;
+// vnniHdrNMask: the bytes to load of each row for a chunk of 1, 2, ... blocks.
+DATA ·vnniHdr18Pair+0(SB)/8, $0x001b001200090000
+DATA ·vnniHdr18Pair+8(SB)/8, $0x003b003200290020
+DATA ·vnniHdr18Pair+16(SB)/8, $0x0000000000000000
+DATA ·vnniHdr18Pair+24(SB)/8, $0x0000000000000000
+DATA ·vnniHdr18Pair+32(SB)/8, $0x0000000000000000
+DATA ·vnniHdr18Pair+40(SB)/8, $0x0000000000000000
+DATA ·vnniHdr18Pair+48(SB)/8, $0x0000000000000000
+DATA ·vnniHdr18Pair+56(SB)/8, $0x0000000000000000
+GLOBL ·vnniHdr18Pair(SB), RODATA|NOPTR, $64
+
+DATA ·vnniHdr18Out0+0(SB)/8, $0x0030002000100000
+DATA ·vnniHdr18Out0+8(SB)/8, $0x0034002400140004
+DATA ·vnniHdr18Out0+16(SB)/8, $0x0038002800180008
+DATA ·vnniHdr18Out0+24(SB)/8, $0x003c002c001c000c
+DATA ·vnniHdr18Out0+32(SB)/8, $0x0031002100110001
+DATA ·vnniHdr18Out0+40(SB)/8, $0x0035002500150005
+DATA ·vnniHdr18Out0+48(SB)/8, $0x0039002900190009
+DATA ·vnniHdr18Out0+56(SB)/8, $0x003d002d001d000d
+GLOBL ·vnniHdr18Out0(SB), RODATA|NOPTR, $64
+
+DATA ·vnniHdr18Out1+0(SB)/8, $0x0032002200120002
+DATA ·vnniHdr18Out1+8(SB)/8, $0x0036002600160006
+DATA ·vnniHdr18Out1+16(SB)/8, $0x003a002a001a000a
+DATA ·vnniHdr18Out1+24(SB)/8, $0x003e002e001e000e
+DATA ·vnniHdr18Out1+32(SB)/8, $0x0033002300130003
+DATA ·vnniHdr18Out1+40(SB)/8, $0x0037002700170007
+DATA ·vnniHdr18Out1+48(SB)/8, $0x003b002b001b000b
+DATA ·vnniHdr18Out1+56(SB)/8, $0x003f002f001f000f
+GLOBL ·vnniHdr18Out1(SB), RODATA|NOPTR, $64
+
+DATA ·vnniHdr18Mask+0(SB)/8, $0x0000000000000003
+DATA ·vnniHdr18Mask+8(SB)/8, $0x00000000000fffff
+DATA ·vnniHdr18Mask+16(SB)/8, $0x0000003fffffffff
+DATA ·vnniHdr18Mask+24(SB)/8, $0x00ffffffffffffff
+GLOBL ·vnniHdr18Mask(SB), RODATA|NOPTR, $32
+
+DATA ·vnniHdr20Pair+0(SB)/8, $0x000b000a00010000
+DATA ·vnniHdr20Pair+8(SB)/8, $0x001f001e00150014
+DATA ·vnniHdr20Pair+16(SB)/8, $0x002b002a00210020
+DATA ·vnniHdr20Pair+24(SB)/8, $0x003f003e00350034
+DATA ·vnniHdr20Pair+32(SB)/8, $0x0000000000000000
+DATA ·vnniHdr20Pair+40(SB)/8, $0x0000000000000000
+DATA ·vnniHdr20Pair+48(SB)/8, $0x0000000000000000
+DATA ·vnniHdr20Pair+56(SB)/8, $0x0000000000000000
+GLOBL ·vnniHdr20Pair(SB), RODATA|NOPTR, $64
+
+DATA ·vnniHdr20Half0+0(SB)/8, $0x0009000800010000
+DATA ·vnniHdr20Half0+8(SB)/8, $0x0019001800110010
+DATA ·vnniHdr20Half0+16(SB)/8, $0x0029002800210020
+DATA ·vnniHdr20Half0+24(SB)/8, $0x0039003800310030
+DATA ·vnniHdr20Half0+32(SB)/8, $0x000b000a00030002
+DATA ·vnniHdr20Half0+40(SB)/8, $0x001b001a00130012
+DATA ·vnniHdr20Half0+48(SB)/8, $0x002b002a00230022
+DATA ·vnniHdr20Half0+56(SB)/8, $0x003b003a00330032
+GLOBL ·vnniHdr20Half0(SB), RODATA|NOPTR, $64
+
+DATA ·vnniHdr20Half1+0(SB)/8, $0x000d000c00050004
+DATA ·vnniHdr20Half1+8(SB)/8, $0x001d001c00150014
+DATA ·vnniHdr20Half1+16(SB)/8, $0x002d002c00250024
+DATA ·vnniHdr20Half1+24(SB)/8, $0x003d003c00350034
+DATA ·vnniHdr20Half1+32(SB)/8, $0x000f000e00070006
+DATA ·vnniHdr20Half1+40(SB)/8, $0x001f001e00170016
+DATA ·vnniHdr20Half1+48(SB)/8, $0x002f002e00270026
+DATA ·vnniHdr20Half1+56(SB)/8, $0x003f003e00370036
+GLOBL ·vnniHdr20Half1(SB), RODATA|NOPTR, $64
+
+DATA ·vnniHdr20Out0+0(SB)/8, $0x0009000800010000
+DATA ·vnniHdr20Out0+8(SB)/8, $0x0029002800210020
+DATA ·vnniHdr20Out0+16(SB)/8, $0x000b000a00030002
+DATA ·vnniHdr20Out0+24(SB)/8, $0x002b002a00230022
+DATA ·vnniHdr20Out0+32(SB)/8, $0x000d000c00050004
+DATA ·vnniHdr20Out0+40(SB)/8, $0x002d002c00250024
+DATA ·vnniHdr20Out0+48(SB)/8, $0x000f000e00070006
+DATA ·vnniHdr20Out0+56(SB)/8, $0x002f002e00270026
+GLOBL ·vnniHdr20Out0(SB), RODATA|NOPTR, $64
+
+DATA ·vnniHdr20Out1+0(SB)/8, $0x0019001800110010
+DATA ·vnniHdr20Out1+8(SB)/8, $0x0039003800310030
+DATA ·vnniHdr20Out1+16(SB)/8, $0x001b001a00130012
+DATA ·vnniHdr20Out1+24(SB)/8, $0x003b003a00330032
+DATA ·vnniHdr20Out1+32(SB)/8, $0x001d001c00150014
+DATA ·vnniHdr20Out1+40(SB)/8, $0x003d003c00350034
+DATA ·vnniHdr20Out1+48(SB)/8, $0x001f001e00170016
+DATA ·vnniHdr20Out1+56(SB)/8, $0x003f003e00370036
+GLOBL ·vnniHdr20Out1(SB), RODATA|NOPTR, $64
+
+DATA ·vnniHdr20Mask+0(SB)/8, $0x000000000000000f
+DATA ·vnniHdr20Mask+8(SB)/8, $0x0000000000ffffff
+DATA ·vnniHdr20Mask+16(SB)/8, $0x00000fffffffffff
+DATA ·vnniHdr20Mask+24(SB)/8, $0xffffffffffffffff
+GLOBL ·vnniHdr20Mask(SB), RODATA|NOPTR, $32
+
+// func multiScoresQ40HdrVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+// multiScoresQ40VNNI with the headers in registers (HDRR18); the stage is not used.
+TEXT ·multiScoresQ40HdrVNNI(SB), NOSPLIT, $0-80
+	MOVQ rows+32(FP), DI
+	MOVQ rb+40(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+56(FP), R9
+	MOVQ m+48(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   hdrQ40_done
+	MOVL $0x0F0F0F0F, AX
+	VPBROADCASTD AX, Z31
+
+	HDRMASKS(·vnniHdr18Mask(SB), 4)
+
+hdrQ40_group:
+	// Row-group pointers at the payloads of block 0: CX rows 0..3, BX rows 4..7, R14 rows
+	// 8..11, R15 rows 12..15.
+	LEAQ 2(DI), CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	XORL R13, R13              // blocks left of the chunk in registers
+	MOVQ nb+24(FP), R11
+	MOVQ off+72(FP), AX        // the scores start at the queries' offsets
+	VBROADCASTSS (AX), Z8
+	VBROADCASTSS 4(AX), Z9
+	VBROADCASTSS 8(AX), Z10
+	VBROADCASTSS 12(AX), Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
+	SHLQ $4, AX                // per block (a group is 16·18 = 288 bytes per block)
+	IMULQ $PFGROUPS, AX
+	ADDQ DI, AX
+
+hdrQ40_blk:
+	TESTQ R13, R13
+	JNZ  hdrQ40_have
+	MOVQ $4, R13               // a chunk's first block: its headers
+	KMOVQ K1, K3
+	CMPQ R11, R13
+	JGE  hdrQ40_whole
+	KMOVQ K2, K3
+hdrQ40_whole:
+	HDRR18(-2)
+hdrQ40_have:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	ADDQ $320, AX
+	LOAD4(CX, Z24, X24)
+	LOAD4(BX, Z25, X25)
+	LOAD4(R14, Z26, X26)
+	LOAD4(R15, Z27, X27)
+	TRANSPOSE4
+	VPANDD Z31, Z25, Z0
+	VPSRLD $4, Z25, Z4
+	VPANDD Z31, Z4, Z4
+	VPANDD Z31, Z26, Z1
+	VPSRLD $4, Z26, Z5
+	VPANDD Z31, Z5, Z5
+	VPANDD Z31, Z27, Z2
+	VPSRLD $4, Z27, Z6
+	VPANDD Z31, Z6, Z6
+	VPANDD Z31, Z28, Z3
+	VPSRLD $4, Z28, Z7
+	VPANDD Z31, Z7, Z7
+
+	VPBROADCASTD 16(DX), Z12   // −8·ΣQ: the codes' offset
+	VPBROADCASTD 20(DX), Z13
+	VPBROADCASTD 24(DX), Z14
+	VPBROADCASTD 28(DX), Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	CHAINS1
+	VCVTPH2PS Y22, Z24         // the rows' block scales
+	FINISH1(Z12, Z16, 0, Z8)
+	FINISH1(Z13, Z17, 1, Z9)
+	FINISH1(Z14, Z18, 2, Z10)
+	FINISH1(Z15, Z19, 3, Z11)
+
+	ADDQ $18, CX
+	ADDQ $18, BX
+	ADDQ $18, R14
+	ADDQ $18, R15
+	ADDQ $128, SI
+	ADDQ $96, DX
+	NEXT18
+	DECQ R13
+	DECQ R11
+	JNZ  hdrQ40_blk
+
+	SCORES_T
+	MOVQ ostride+64(FP), AX
+	CMPQ AX, $16
+	JNE  hdrQ40_strided
+	SCORES_CONTIG
+	JMP  hdrQ40_next
+
+hdrQ40_strided:
+	SCORES_STRIDED
+
+hdrQ40_next:
+	MOVQ ostride+64(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  hdrQ40_group
+
+hdrQ40_done:
+	VZEROUPPER
+	RET
+
+
+// func multiScoresIQ4NLHdrVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+// multiScoresIQ4NLVNNI with the headers in registers (HDRR18); the stage is not used.
+TEXT ·multiScoresIQ4NLHdrVNNI(SB), NOSPLIT, $0-80
+	MOVQ rows+32(FP), DI
+	MOVQ rb+40(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+56(FP), R9
+	MOVQ m+48(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   hdrIQ4_done
+	MOVL $0x0F0F0F0F, AX
+	VPBROADCASTD AX, Z31
+
+	HDRMASKS(·vnniHdr18Mask(SB), 4)
+
+hdrIQ4_group:
+	// Row-group pointers at the payloads of block 0: CX rows 0..3, BX rows 4..7, R14 rows
+	// 8..11, R15 rows 12..15.
+	LEAQ 2(DI), CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	XORL R13, R13              // blocks left of the chunk in registers
+	MOVQ nb+24(FP), R11
+	MOVQ off+72(FP), AX        // the scores start at the queries' offsets
+	VBROADCASTSS (AX), Z8
+	VBROADCASTSS 4(AX), Z9
+	VBROADCASTSS 8(AX), Z10
+	VBROADCASTSS 12(AX), Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
+	SHLQ $4, AX                // per block (a group is 16·18 = 288 bytes per block)
+	IMULQ $PFGROUPS, AX
+	ADDQ DI, AX
+
+hdrIQ4_blk:
+	TESTQ R13, R13
+	JNZ  hdrIQ4_have
+	MOVQ $4, R13               // a chunk's first block: its headers
+	KMOVQ K1, K3
+	CMPQ R11, R13
+	JGE  hdrIQ4_whole
+	KMOVQ K2, K3
+hdrIQ4_whole:
+	HDRR18(-2)
+hdrIQ4_have:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	ADDQ $320, AX
+	LOAD4(CX, Z24, X24)
+	LOAD4(BX, Z25, X25)
+	LOAD4(R14, Z26, X26)
+	LOAD4(R15, Z27, X27)
+	TRANSPOSE4
+	VPANDD Z31, Z25, Z0
+	VPSRLD $4, Z25, Z4
+	VPANDD Z31, Z4, Z4
+	VPANDD Z31, Z26, Z1
+	VPSRLD $4, Z26, Z5
+	VPANDD Z31, Z5, Z5
+	VPANDD Z31, Z27, Z2
+	VPSRLD $4, Z27, Z6
+	VPANDD Z31, Z6, Z6
+	VPANDD Z31, Z28, Z3
+	VPSRLD $4, Z28, Z7
+	VPANDD Z31, Z7, Z7
+	VBROADCASTI32X4 ·vnniIQ4NLU8(SB), Z30
+	VPSHUFB Z0, Z30, Z0
+	VPSHUFB Z1, Z30, Z1
+	VPSHUFB Z2, Z30, Z2
+	VPSHUFB Z3, Z30, Z3
+	VPSHUFB Z4, Z30, Z4
+	VPSHUFB Z5, Z30, Z5
+	VPSHUFB Z6, Z30, Z6
+	VPSHUFB Z7, Z30, Z7
+
+	VPBROADCASTD 48(DX), Z12   // −128·ΣQ: the levels' offset
+	VPBROADCASTD 52(DX), Z13
+	VPBROADCASTD 56(DX), Z14
+	VPBROADCASTD 60(DX), Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	CHAINS1
+	VCVTPH2PS Y22, Z24         // the rows' block scales
+	FINISH1(Z12, Z16, 0, Z8)
+	FINISH1(Z13, Z17, 1, Z9)
+	FINISH1(Z14, Z18, 2, Z10)
+	FINISH1(Z15, Z19, 3, Z11)
+
+	ADDQ $18, CX
+	ADDQ $18, BX
+	ADDQ $18, R14
+	ADDQ $18, R15
+	ADDQ $128, SI
+	ADDQ $96, DX
+	NEXT18
+	DECQ R13
+	DECQ R11
+	JNZ  hdrIQ4_blk
+
+	SCORES_T
+	MOVQ ostride+64(FP), AX
+	CMPQ AX, $16
+	JNE  hdrIQ4_strided
+	SCORES_CONTIG
+	JMP  hdrIQ4_next
+
+hdrIQ4_strided:
+	SCORES_STRIDED
+
+hdrIQ4_next:
+	MOVQ ostride+64(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  hdrIQ4_group
+
+hdrIQ4_done:
+	VZEROUPPER
+	RET
+
+
+// func multiScoresIQ4NLHdrVBMI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+// multiScoresIQ4NLVBMI with the headers in registers (HDRR18); the stage is not used.
+TEXT ·multiScoresIQ4NLHdrVBMI(SB), NOSPLIT, $0-80
+	MOVQ rows+32(FP), DI
+	MOVQ rb+40(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+56(FP), R9
+	MOVQ m+48(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   hdrVIQ4_done
+	VBROADCASTI32X4 ·vnniIQ4NLU8(SB), Z20 // the levels + 128, four times over
+
+	HDRMASKS(·vnniHdr18Mask(SB), 4)
+
+hdrVIQ4_group:
+	// Row-group pointers at the payloads of block 0: CX rows 0..3, BX rows 4..7, R14 rows
+	// 8..11, R15 rows 12..15.
+	LEAQ 2(DI), CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	XORL R13, R13              // blocks left of the chunk in registers
+	MOVQ nb+24(FP), R11
+	MOVQ off+72(FP), AX        // the scores start at the queries' offsets
+	VBROADCASTSS (AX), Z8
+	VBROADCASTSS 4(AX), Z9
+	VBROADCASTSS 8(AX), Z10
+	VBROADCASTSS 12(AX), Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
+	SHLQ $4, AX                // per block (a group is 16·18 = 288 bytes per block)
+	IMULQ $PFGROUPS, AX
+	ADDQ DI, AX
+
+hdrVIQ4_blk:
+	TESTQ R13, R13
+	JNZ  hdrVIQ4_have
+	MOVQ $4, R13               // a chunk's first block: its headers
+	KMOVQ K1, K3
+	CMPQ R11, R13
+	JGE  hdrVIQ4_whole
+	KMOVQ K2, K3
+hdrVIQ4_whole:
+	HDRR18(-2)
+hdrVIQ4_have:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	ADDQ $320, AX
+	LOAD4(CX, Z24, X24)
+	LOAD4(BX, Z25, X25)
+	LOAD4(R14, Z26, X26)
+	LOAD4(R15, Z27, X27)
+	TRANSPOSE4
+	VPERMB Z20, Z25, Z0
+	VPSRLD $4, Z25, Z4
+	VPERMB Z20, Z4, Z4
+	VPERMB Z20, Z26, Z1
+	VPSRLD $4, Z26, Z5
+	VPERMB Z20, Z5, Z5
+	VPERMB Z20, Z27, Z2
+	VPSRLD $4, Z27, Z6
+	VPERMB Z20, Z6, Z6
+	VPERMB Z20, Z28, Z3
+	VPSRLD $4, Z28, Z7
+	VPERMB Z20, Z7, Z7
+
+	VPBROADCASTD 48(DX), Z12   // −128·ΣQ: the levels' offset
+	VPBROADCASTD 52(DX), Z13
+	VPBROADCASTD 56(DX), Z14
+	VPBROADCASTD 60(DX), Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	CHAINS1
+	VCVTPH2PS Y22, Z24         // the rows' block scales
+	FINISH1(Z12, Z16, 0, Z8)
+	FINISH1(Z13, Z17, 1, Z9)
+	FINISH1(Z14, Z18, 2, Z10)
+	FINISH1(Z15, Z19, 3, Z11)
+
+	ADDQ $18, CX
+	ADDQ $18, BX
+	ADDQ $18, R14
+	ADDQ $18, R15
+	ADDQ $128, SI
+	ADDQ $96, DX
+	NEXT18
+	DECQ R13
+	DECQ R11
+	JNZ  hdrVIQ4_blk
+
+	SCORES_T
+	MOVQ ostride+64(FP), AX
+	CMPQ AX, $16
+	JNE  hdrVIQ4_strided
+	SCORES_CONTIG
+	JMP  hdrVIQ4_next
+
+hdrVIQ4_strided:
+	SCORES_STRIDED
+
+hdrVIQ4_next:
+	MOVQ ostride+64(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  hdrVIQ4_group
+
+hdrVIQ4_done:
+	VZEROUPPER
+	RET
+
+
+// func multiScoresQ41HdrVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+// multiScoresQ41VNNI with the headers in registers (HDRR20); the stage is not used.
+TEXT ·multiScoresQ41HdrVNNI(SB), NOSPLIT, $0-80
+	MOVQ rows+32(FP), DI
+	MOVQ rb+40(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+56(FP), R9
+	MOVQ m+48(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   hdrQ41_done
+	MOVL $0x0F0F0F0F, AX
+	VPBROADCASTD AX, Z31
+
+	HDRMASKS(·vnniHdr20Mask(SB), 4)
+
+hdrQ41_group:
+	// Row-group pointers at the payloads of block 0: CX rows 0..3, BX rows 4..7, R14 rows
+	// 8..11, R15 rows 12..15.
+	LEAQ 4(DI), CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	XORL R13, R13              // blocks left of the chunk in registers
+	MOVQ nb+24(FP), R11
+	MOVQ off+72(FP), AX        // the scores start at the queries' offsets
+	VBROADCASTSS (AX), Z8
+	VBROADCASTSS 4(AX), Z9
+	VBROADCASTSS 8(AX), Z10
+	VBROADCASTSS 12(AX), Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 384 bytes
+	SHLQ $4, AX                // per block (a group is 16·20 = 320 bytes per block)
+	IMULQ $PFGROUPS, AX
+	ADDQ DI, AX
+
+hdrQ41_blk:
+	TESTQ R13, R13
+	JNZ  hdrQ41_have
+	MOVQ $4, R13               // a chunk's first block: its headers
+	KMOVQ K1, K3
+	CMPQ R11, R13
+	JGE  hdrQ41_whole
+	KMOVQ K2, K3
+hdrQ41_whole:
+	HDRR20(-4)
+hdrQ41_have:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	PREFETCHT0 320(AX)
+	ADDQ $384, AX
+	LOAD4(CX, Z24, X24)
+	LOAD4(BX, Z25, X25)
+	LOAD4(R14, Z26, X26)
+	LOAD4(R15, Z27, X27)
+	TRANSPOSE4
+	VPANDD Z31, Z25, Z0
+	VPSRLD $4, Z25, Z4
+	VPANDD Z31, Z4, Z4
+	VPANDD Z31, Z26, Z1
+	VPSRLD $4, Z26, Z5
+	VPANDD Z31, Z5, Z5
+	VPANDD Z31, Z27, Z2
+	VPSRLD $4, Z27, Z6
+	VPANDD Z31, Z6, Z6
+	VPANDD Z31, Z28, Z3
+	VPSRLD $4, Z28, Z7
+	VPANDD Z31, Z7, Z7
+
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	CHAINS1
+	VPMOVDW Z20, Y24           // the rows' headers: block scales (low words)
+	VPSRLD $16, Z20, Z25       // and minima (high words)
+	VPMOVDW Z25, Y25
+	VCVTPH2PS Y24, Z24
+	VCVTPH2PS Y25, Z25
+	FINISHES41
+
+	ADDQ $20, CX
+	ADDQ $20, BX
+	ADDQ $20, R14
+	ADDQ $20, R15
+	ADDQ $128, SI
+	ADDQ $96, DX
+	NEXT20
+	DECQ R13
+	DECQ R11
+	JNZ  hdrQ41_blk
+
+	SCORES_T
+	MOVQ ostride+64(FP), AX
+	CMPQ AX, $16
+	JNE  hdrQ41_strided
+	SCORES_CONTIG
+	JMP  hdrQ41_next
+
+hdrQ41_strided:
+	SCORES_STRIDED
+
+hdrQ41_next:
+	MOVQ ostride+64(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  hdrQ41_group
+
+hdrQ41_done:
+	VZEROUPPER
+	RET
+

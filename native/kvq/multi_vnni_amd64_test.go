@@ -436,3 +436,108 @@ func TestQ5ScoresGFNISpeed(t *testing.T) {
 			minMedian(stream[0], passRows), minMedian(stream[1], passRows))
 	}
 }
+
+// headerRows encodes rows of f (d values) from outlier data, then overwrites every block's
+// header words (scale, and q4_1's minimum) with random finite halves, so each row and block
+// has its own header and a header taken from the wrong row or block changes the scores.
+func headerRows(t *testing.T, rng *rand.Rand, f Format, d, rows int) (MultiQuery, []byte) {
+	c := mustCodec(t, f, d)
+	rb := c.RowBytes()
+	bs, hw := 18, 1
+	if f == Q4_1 {
+		bs, hw = 20, 2
+	}
+	src := outlierRows(rng, rows, d)
+	enc := make([]byte, rows*rb)
+	for r := 0; r < rows; r++ {
+		row := enc[r*rb : (r+1)*rb]
+		c.Encode(row, src[r*d:(r+1)*d])
+		for b := 0; b < d/32; b++ {
+			for w := 0; w < hw; w++ {
+				h := uint16(rng.Uint32())&^(0x1f<<10) | uint16(1+rng.IntN(29))<<10 // finite
+				row[b*bs+2*w], row[b*bs+2*w+1] = byte(h), byte(h>>8)
+			}
+		}
+	}
+	return c.(MultiQuery), enc
+}
+
+// TestVNNIHeaderRegs checks the q4_0, q4_1 and iq4_nl (both) VNNI scores kernels that read the
+// rows' headers into registers against the ones that stage them (vnniStaged) bit for bit: rows
+// of 1 to 9 whole blocks (short last chunks of headers), a tail past them, groups of 16 rows
+// whole, short and padded, 2 to 6 queries, and that nothing is written past the scores.
+func TestVNNIHeaderRegs(t *testing.T) {
+	if !hasVNNI {
+		t.Skip("no AVX-512 VNNI")
+	}
+	defer func(v, i bool) { vnniStaged, iq4ScoresVBMI = v, i }(vnniStaged, iq4ScoresVBMI)
+	rng := rand.New(rand.NewPCG(85, 86))
+	const sentinel = float32(-7777.25)
+	type kind struct {
+		f    Format
+		vbmi bool
+	}
+	kinds := []kind{{Q4_0, false}, {Q4_1, false}}
+	if hasVNNIBW {
+		kinds = append(kinds, kind{IQ4_NL, false})
+		if hasVBMI {
+			kinds = append(kinds, kind{IQ4_NL, true})
+		}
+	}
+	for _, k := range kinds {
+		iq4ScoresVBMI = k.vbmi
+		for _, d := range []int{32, 64, 96, 128, 160, 200, 224, 256, 288} {
+			for _, rows := range []int{1, 15, 16, 17, 33, 64, 100} {
+				mq, enc := headerRows(t, rng, k.f, d, rows)
+				for _, n := range []int{2, 3, 4, 6} {
+					q := gaussianRows(rng, n, d, 1)
+					var out [2][]float32
+					for i, staged := range []bool{true, false} {
+						vnniStaged = staged
+						buf := make([]float32, rows*n+16)
+						for j := range buf {
+							buf[j] = sentinel
+						}
+						mq.DotManyMulti(q, n, enc, buf[:rows*n])
+						for j := rows * n; j < len(buf); j++ {
+							if buf[j] != sentinel {
+								t.Fatalf("%v d%d rows%d n%d staged %v: out[%d] written past the scores", k.f, d, rows, n, staged, j)
+							}
+						}
+						out[i] = buf[:rows*n]
+					}
+					for i := range out[0] {
+						if math.Float32bits(out[0][i]) != math.Float32bits(out[1][i]) {
+							t.Fatalf("%v (VBMI %v) d%d rows%d n%d: score %d (row %d, query %d): registers %g, staged %g",
+								k.f, k.vbmi, d, rows, n, i, i/n, i%n, out[1][i], out[0][i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestVNNIHeaderRegsSpeed reports (KVLAB_SPEED_REPORT set), per row of benchDim values and four
+// queries, the thread-CPU time of q4_0's, q4_1's and iq4_nl's DotManyMulti through the kernels
+// that stage the rows' headers (vnniStaged) and those that read them into registers, alternated
+// (scoreSpeeds): in cache and streamed, ns min/median.
+func TestVNNIHeaderRegsSpeed(t *testing.T) {
+	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
+		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
+	}
+	if !hasVNNIBW {
+		t.Skip("no AVX-512 VNNI and BW")
+	}
+	defer func(v bool) { vnniStaged = v }(vnniStaged)
+	modes := []func(func()){
+		func(f func()) { vnniStaged = true; f() },
+		func(f func()) { vnniStaged = false; f() },
+	}
+	for _, f := range []Format{Q4_0, Q4_1, IQ4_NL} {
+		cache, stream, passRows := scoreSpeeds(t, f, modes)
+		t.Logf("%v scores per row of %d values, 4 queries, ns min/median: in cache staged %s, registers %s; streamed staged %s, registers %s",
+			f, benchDim, minMedian(cache[0], benchRows), minMedian(cache[1], benchRows),
+			minMedian(stream[0], passRows), minMedian(stream[1], passRows))
+	}
+}
