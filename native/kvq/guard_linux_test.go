@@ -4,23 +4,11 @@ package kvq
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"syscall"
 	"testing"
 	"unsafe"
 )
-
-// checkBits fails t unless got holds want's values bit for bit; what names them ("q4_0:
-// score") in the message.
-func checkBits(t testing.TB, what string, got, want []float32) {
-	t.Helper()
-	for i := range want {
-		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-			t.Fatalf("%s %d = %g, want %g", what, i, got[i], want[i])
-		}
-	}
-}
 
 // guardedBytes returns n bytes whose last one is followed by an inaccessible page (end), or
 // whose first one follows such a page (start): a kernel that reads or writes past either end of

@@ -556,3 +556,14 @@ func TestMultiQueryShortBlocks(t *testing.T) {
 		}
 	}
 }
+
+// checkBits fails t unless got holds want's values bit for bit; what names them ("q4_0:
+// score") in the message.
+func checkBits(t testing.TB, what string, got, want []float32) {
+	t.Helper()
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s %d = %g, want %g", what, i, got[i], want[i])
+		}
+	}
+}
