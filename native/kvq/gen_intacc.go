@@ -63,7 +63,11 @@
 // VPSHUFBITQMB masks, quadDec5), and each accumulator's two VPDPBUSD a quad read the weight
 // dword by memory broadcast: 8 multiplies a quad and block where the int16 kernels issue 16.
 // Two quads a step (two sets of sums); the first prepass pipelined into the row loops where
-// the VBMI kernels pipeline it (p1Pipe), a row of the next tile each quad.
+// the VBMI kernels pipeline it (p1Pipe), a row of the next tile each quad. q5_1's (w8u) rounds
+// the weights to unsigned bytes (q = 255), the VPDPBUSD's unsigned operand broadcast into a
+// register and the codes its signed one, a tile's block quad with a negative weight taking a
+// second pass (p2QuadsU, pass2U); on AMD Zen 4 (TestIntAcc8Speed, thread CPU time, median ns a
+// row, int16 VBMI kernel → this one) 9.2 → 7.9 in cache, 9.8–10.1 → 8.9–9.3 streamed.
 //
 // Run with `go generate ./native/kvq`.
 package main
@@ -114,6 +118,10 @@ type format struct {
 	// w8dec decodes a row quad's codes for the kernel with 8-bit weights (quadDec; nil for
 	// none): its name takes V8 (multiAccQ40V8INT, multiAccQ40V8TwoINT).
 	w8dec func(a string) string
+	// w8u: the kernel with 8-bit weights rounds them to unsigned bytes (q = 255) and takes them
+	// as VPDPBUSD's unsigned operand, broadcast into a register, the codes the signed one
+	// (p2QuadsU, pass2U).
+	w8u bool
 }
 
 // q40Dec: the two rows' 16 payload bytes interleaved (a0 b0 a1 b1 …) and zero-extended to words
@@ -310,7 +318,7 @@ var formats = []format{
 	{name: "Q51", doc: "q5_1: d, m (f16), qh, 16 nibble bytes; x = (c − 16)·d + (m + 16·d).", bs: 24, off: 16, offShift: 4,
 		min: true,
 		qh:  true, bcst: true, consts: "MOVL $0x00100010, AX\n\tVPBROADCASTD AX, Z19", dec: q5Dec(4, 8, q40Dec),
-		vdec: q5Dec(4, 8, q40DecVBMI), vtwo: true, w8dec: quadDec5(8, 4)},
+		vdec: q5Dec(4, 8, q40DecVBMI), vtwo: true, w8dec: quadDec5(8, 4), w8u: true},
 	{name: "IQ4NL", doc: "iq4_nl: d (f16), 16 nibble bytes; x = kvalues[c]·d (int8 levels).", bs: 18, off: 128, offShift: 7,
 		consts: "VBROADCASTI32X4 ·intAccIQ4Levels(SB), Z19\n\tMOVQ $0x5555555555555555, AX\n\tKMOVQ AX, K6", dec: iq4Dec,
 		vdec: iq4DecVBMI, vtwo: true, pipe: true, w8dec: quadDec(2, true)},
@@ -335,6 +343,7 @@ const (
 	oP1S   = 6544 // where its w·d goes
 	oPAR   = 6552 // 64·(its index & 1): which of the two chains it adds into
 	oPRE   = 6560 // 1 where the tile's first prepass ran in the previous tile's row loops
+	oFLG   = 6568 // w8u: nonzero where the tile's block quad has a negative weight
 	oCH    = 6592 // the chains Σ w·d (row index even, odd) and Σ w·m (even, odd), 64 bytes each
 	frame  = 6848
 	consts = `VPBROADCASTD ·intAccNibW(SB), Z31
@@ -412,6 +421,126 @@ a@_p2:
 	ADDQ $64, R12
 	DECQ R10
 	JNZ  a@_p2`
+
+// p2QuadsU is p2Quads for the kernels with unsigned 8-bit weights (w8u; q = 255): the same
+// packing, the tile's smallest W kept (Z10); where one is negative the flag (oFLG) is set and the
+// tile's weights are packed again split into max(W, 0) (at QP) and max(−W, 0) (1024 bytes on),
+// for the row loop's second pass (pass2U). ΣW stays the sum of the signed W.
+const p2QuadsU = `	// W = round(w·d·inv) as unsigned bytes, rows in quads: (W_4q … W_4q+3) per dword; ΣW per
+	// lane; the smallest W per lane in Z10.
+	LEAQ %PB%(SP), R8
+	LEAQ %QP%(SP), R12
+	MOVQ %TN%(SP), R10
+	ADDQ $3, R10
+	SHRQ $2, R10
+	VPXORD Z18, Z18, Z18
+	VPXORD Z10, Z10, Z10
+a@_p2:
+	VMULPS (R8), Z14, Z16
+	VMULPS 64(R8), Z14, Z17
+	VMULPS 128(R8), Z14, Z12
+	VMULPS 192(R8), Z14, Z13
+	VCVTPS2DQ Z16, Z16
+	VCVTPS2DQ Z17, Z17
+	VCVTPS2DQ Z12, Z12
+	VCVTPS2DQ Z13, Z13
+	VPADDD Z16, Z17, Z20
+	VPADDD Z12, Z13, Z21
+	VPADDD Z20, Z21, Z20
+	VPADDD Z20, Z18, Z18
+	VPMINSD Z16, Z17, Z20
+	VPMINSD Z12, Z13, Z21
+	VPMINSD Z20, Z21, Z20
+	VPMINSD Z20, Z10, Z10
+	VPMOVDB Z16, X16
+	VPMOVDB Z17, X17
+	VPMOVDB Z12, X12
+	VPMOVDB Z13, X13
+	VINSERTI32X4 $1, X17, Z16, Z16
+	VINSERTI32X4 $2, X12, Z16, Z16
+	VINSERTI32X4 $3, X13, Z16, Z16
+	VPERMB Z16, Z30, Z16
+	VMOVDQU32 Z16, (R12)
+	ADDQ $256, R8
+	ADDQ $64, R12
+	DECQ R10
+	JNZ  a@_p2
+	VPXORD Z9, Z9, Z9
+	VPCMPD $1, Z9, Z10, K1
+	KMOVW K1, AX
+	MOVL AX, %FLG%(SP)
+	TESTL AX, AX
+	JZ   a@_p2d
+	LEAQ %PB%(SP), R8
+	LEAQ %QP%(SP), R12
+	MOVQ %TN%(SP), R10
+	ADDQ $3, R10
+	SHRQ $2, R10
+a@_p2s:
+	VMULPS (R8), Z14, Z16
+	VMULPS 64(R8), Z14, Z17
+	VMULPS 128(R8), Z14, Z12
+	VMULPS 192(R8), Z14, Z13
+	VCVTPS2DQ Z16, Z16
+	VCVTPS2DQ Z17, Z17
+	VCVTPS2DQ Z12, Z12
+	VCVTPS2DQ Z13, Z13
+	VPSUBD Z16, Z9, Z20
+	VPSUBD Z17, Z9, Z21
+	VPSUBD Z12, Z9, Z22
+	VPSUBD Z13, Z9, Z23
+	VPMAXSD Z9, Z16, Z16
+	VPMAXSD Z9, Z17, Z17
+	VPMAXSD Z9, Z12, Z12
+	VPMAXSD Z9, Z13, Z13
+	VPMAXSD Z9, Z20, Z20
+	VPMAXSD Z9, Z21, Z21
+	VPMAXSD Z9, Z22, Z22
+	VPMAXSD Z9, Z23, Z23
+	VPMOVDB Z16, X16
+	VPMOVDB Z17, X17
+	VPMOVDB Z12, X12
+	VPMOVDB Z13, X13
+	VINSERTI32X4 $1, X17, Z16, Z16
+	VINSERTI32X4 $2, X12, Z16, Z16
+	VINSERTI32X4 $3, X13, Z16, Z16
+	VPERMB Z16, Z30, Z16
+	VMOVDQU32 Z16, (R12)
+	VPMOVDB Z20, X20
+	VPMOVDB Z21, X21
+	VPMOVDB Z22, X22
+	VPMOVDB Z23, X23
+	VINSERTI32X4 $1, X21, Z20, Z20
+	VINSERTI32X4 $2, X22, Z20, Z20
+	VINSERTI32X4 $3, X23, Z20, Z20
+	VPERMB Z20, Z30, Z20
+	VMOVDQU32 Z20, 1024(R12)
+	ADDQ $256, R8
+	ADDQ $64, R12
+	DECQ R10
+	JNZ  a@_p2s
+a@_p2d:`
+
+// pass2U is the second pass of the kernels with unsigned 8-bit weights (w8u) over a block's
+// rows, where the flag is set: the sums negated, the negative parts max(−W, 0) added by the row
+// loop again, and the sums negated back: Σ max(W, 0)·c − Σ max(−W, 0)·c = Σ W·c, exact in int32.
+func pass2U(loop, tail, setup string) string {
+	var neg strings.Builder
+	neg.WriteString("\tVPXORD Z22, Z22, Z22\n")
+	for _, r := range append(set1[:], set2[:]...) {
+		fmt.Fprintf(&neg, "\tVPSUBD %[1]s, Z22, %[1]s\n", r)
+	}
+	body := strings.ReplaceAll(loop+"a@_odd:\n"+tail+"\na@_join:\n", "a@_", "a@_n")
+	return `	CMPL %FLG%(SP), $0
+	JEQ  a@_pass1
+` + neg.String() + `	LEAQ (DI)(BX*1), R12
+	MOVQ %QB%(SP), R8
+	ADDQ $1024, R8
+	MOVQ %PF%(SP), R15
+	MOVQ rb+32(FP), R9
+	MOVQ %TN%(SP), R10
+	` + setup + "\n" + body + neg.String() + "a@_pass1:"
+}
 
 // quadSetup starts a block's row-quad loop (8-bit weights): R14 two rows on, Z13 quadDec's
 // index, K1..K3 the lanes of a quad's rows 1..3 (the last quad's loads).
@@ -605,6 +734,7 @@ a@_odd:
 	MOVQ R15, %PF%(SP)
 %TAIL%
 a@_join:
+%PASS2%
 %JOIN%
 
 a@_fin:
@@ -734,6 +864,12 @@ func dotsW(w8 bool, f format, off int, set [8]string) string {
 		return dotsOf(f, off, set)
 	}
 	var b strings.Builder
+	if f.w8u {
+		for h := 0; h < nacc; h++ {
+			fmt.Fprintf(&b, "\tVPBROADCASTD %d(R8), Z22\n\tVPDPBUSD Z23, Z22, %s\n\tVPDPBUSD Z24, Z22, %s\n", off+4*h, set[2*h], set[2*h+1])
+		}
+		return strings.TrimRight(b.String(), "\n")
+	}
 	for h := 0; h < nacc; h++ {
 		fmt.Fprintf(&b, "\tVPDPBUSD.BCST %d(R8), Z23, %s\n\tVPDPBUSD.BCST %d(R8), Z24, %s\n", off+4*h, set[2*h], off+4*h, set[2*h+1])
 	}
@@ -873,7 +1009,7 @@ func header() string {
 	for _, c := range []struct {
 		name string
 		v    uint32
-	}{{"intAccNib", 0x0f0f0f0f}, {"intAccNibW", 0x000f000f}, {"intAccQMax", u32(32767)}, {"intAccQMax8", u32(127)}, {"intAccQ5Bit", 0x10101010},
+	}{{"intAccNib", 0x0f0f0f0f}, {"intAccNibW", 0x000f000f}, {"intAccQMax", u32(32767)}, {"intAccQMax8", u32(127)}, {"intAccQMax8U", u32(255)}, {"intAccQ5Bit", 0x10101010},
 		{"intAccInvCap", u32(0x1p100)}, {"intAccOne", u32(1)}} {
 		fmt.Fprintf(&b, "DATA ·%s+0(SB)/4, $0x%08x\nGLOBL ·%s(SB), RODATA|NOPTR, $4\n\n", c.name, c.v, c.name)
 	}
@@ -1015,7 +1151,12 @@ func gen(suffix string) string {
 			}
 			zrows, zdoc = "\tVMOVUPS Z15, 64(R15)\n\tVMOVUPS Z15, 128(R15)\n", "the zero rows that fill the last quad"
 		}
-		s := strings.NewReplacer("%LOOP%", loop, "%P2%", p2, "%TAIL%", tail, "%ZROWS%", zrows, "%ZROWDOC%", zdoc).Replace(accTmpl)
+		pass2 := ""
+		if k.w8 && f.w8u {
+			p2, pass2 = p2QuadsU, pass2U(loop, tail, pairSetup)
+		}
+		s := strings.NewReplacer("%LOOP%", loop, "%P2%", p2, "%TAIL%", tail, "%ZROWS%", zrows, "%ZROWDOC%", zdoc,
+			"%PASS2%\n", pass2).Replace(accTmpl)
 		cs := strings.ReplaceAll(consts, "@", f.name)
 		if k.w8 {
 			cs = strings.Replace(cs, "·intAccNibW(SB)", "·intAccNib(SB)", 1)
@@ -1027,7 +1168,7 @@ func gen(suffix string) string {
 			"%FRAME%", fmt.Sprint(frame), "%BS%", fmt.Sprint(f.bs), "%BS2%", fmt.Sprint(2*f.bs), "%HDR%", fmt.Sprint(hdr),
 			"%PB%", fmt.Sprint(oPB), "%QP%", fmt.Sprint(oQP), "%TT%", fmt.Sprint(oTT), "%TN%", fmt.Sprint(oTN),
 			"%WP%", fmt.Sprint(oWP), "%RL%", fmt.Sprint(oRL), "%BL%", fmt.Sprint(oBL), "%NQ%", fmt.Sprint(oNQ),
-			"%QB%", fmt.Sprint(oQB), "%PF%", fmt.Sprint(oPF), "%MINCONST%", f.consts,
+			"%QB%", fmt.Sprint(oQB), "%PF%", fmt.Sprint(oPF), "%FLG%", fmt.Sprint(oFLG), "%MINCONST%", f.consts,
 			"%P1A%", p1(false), "%P1B%", p1(true), "%MINJOIN%", minJoin, "%PAIRSETUP%", pairSetup,
 			"%MINSTORE%", minStore, "%SUMSTORE%", sumStore,
 			"%DEC%", f.dec("R12"), "%DECT%", f.dec("tail:R12"), "%DOTS0%", dotsW(k.w8, f, 0, set1), "%DOTS1%", dotsW(k.w8, f, 64, set2),
@@ -1035,7 +1176,9 @@ func gen(suffix string) string {
 		s = p1Pipe(f, s, f.pipe && nacc == 4 && (strings.HasSuffix(k.name, "V") || k.w8), k.w8)
 		s = pfRepl(f, k.pf).Replace(s)
 		s = r.Replace(s)
-		if k.w8 {
+		if k.w8 && f.w8u {
+			s = strings.ReplaceAll(s, "·intAccQMax(SB)", "·intAccQMax8U(SB)")
+		} else if k.w8 {
 			s = strings.ReplaceAll(s, "·intAccQMax(SB)", "·intAccQMax8(SB)")
 		}
 		out.WriteString(s)

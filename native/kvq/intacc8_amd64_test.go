@@ -19,18 +19,20 @@ import (
 )
 
 // intAcc8Cases are the nibble and 5-bit formats' VBMI kernels with int16 weights and with 8-bit
-// weights (q5_0's and q5_1's need AVX-512 BITALG too).
+// weights (q5_0's and q5_1's need AVX-512 BITALG too), q the 8-bit kernel's rounding (127:
+// signed weights, 255: unsigned, q5_1's).
 var intAcc8Cases = []struct {
 	f          Format
 	int16, w8  accKernel
 	cur        **multiKernels
 	off, shift int
+	q          float32
 }{
-	{Q4_0, multiAccQ40VINT, multiAccQ40V8INT, &intAccQ4_0, 8, 3},
-	{Q4_1, multiAccQ41VINT, multiAccQ41V8INT, &intAccQ4_1, 8, 3},
-	{IQ4_NL, multiAccIQ4NLVINT, multiAccIQ4NLV8INT, &intAccIQ4NL, 128, 7},
-	{Q5_0, multiAccQ50VINT, multiAccQ50V8INT, &intAccQ5_0, 16, 4},
-	{Q5_1, multiAccQ51VINT, multiAccQ51V8INT, &intAccQ5_1, 16, 4},
+	{Q4_0, multiAccQ40VINT, multiAccQ40V8INT, &intAccQ4_0, 8, 3, 127},
+	{Q4_1, multiAccQ41VINT, multiAccQ41V8INT, &intAccQ4_1, 8, 3, 127},
+	{IQ4_NL, multiAccIQ4NLVINT, multiAccIQ4NLV8INT, &intAccIQ4NL, 128, 7, 127},
+	{Q5_0, multiAccQ50VINT, multiAccQ50V8INT, &intAccQ5_0, 16, 4, 127},
+	{Q5_1, multiAccQ51VINT, multiAccQ51V8INT, &intAccQ5_1, 16, 4, 255},
 }
 
 // fma32 is a·b + c rounded once to float32 (as VFMADD231PS).
@@ -125,6 +127,8 @@ func TestIntAcc8Matches(t *testing.T) {
 								x = 0
 							case j%64 == h:
 								x = 1
+							case rows%3 == 2 && rng.IntN(5) == 0:
+								x = -x // a negative weight (q5_1's second pass)
 							}
 							w[4*j+h] = x
 						}
@@ -143,7 +147,7 @@ func TestIntAcc8Matches(t *testing.T) {
 						name string
 						q    float32
 						acc  accKernel
-					}{{"int16", 32767, tc.int16}, {"8-bit", 127, tc.w8}} {
+					}{{"int16", 32767, tc.int16}, {"8-bit", tc.q, tc.w8}} {
 						got, want := slices.Clone(init), slices.Clone(init)
 						k.acc(&got[0], d, nv, &enc[0], rb, rows, &w[0], 16)
 						intAccRef(c, k.q, want, d, nv, rows, w, enc)
@@ -171,6 +175,9 @@ func TestIntAcc8Choice(t *testing.T) {
 		want, step := tc.int16, 0x1p-16
 		if hasVBMI && !isa.Acc16 && (q5W8 && hasBITALG || tc.f != Q5_0 && tc.f != Q5_1) {
 			want, step = tc.w8, 0x1p-8
+		}
+		if tc.f == Q5_1 && hasVBMI && !isa.Acc16 && q51W8 && hasBITALG {
+			want, step = tc.w8, 0x1p-9
 		}
 		if !hasVBMI {
 			continue // the non-VBMI int16 kernels: not this test's

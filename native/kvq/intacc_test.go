@@ -72,9 +72,12 @@ func intAccSlack(c Codec, n int, w []float32, rows []byte) []float64 {
 	}
 	d, rb := c.Dim(), c.RowBytes()
 	m := len(rows) / rb
-	q := float32(32767) // the weights' largest integer: int16, or 127 where AccumulateStep says 8 bits
-	if AccumulateStep(c) == 0x1p-8 {
+	q := float32(32767) // the weights' largest integer: int16, or 127 (255) where AccumulateStep says 2⁻⁸ (2⁻⁹)
+	switch AccumulateStep(c) {
+	case 0x1p-8:
 		q = 127
+	case 0x1p-9:
+		q = 255
 	}
 	slack := make([]float64, n*d)
 	for h := 0; h < n; h++ {

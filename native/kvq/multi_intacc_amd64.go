@@ -71,7 +71,7 @@ var (
 	intAccQ8_0  = &multiKernels{acc: pickZen4(multiAccQ80INT, multiAccQ80Z4INT)}
 	intAccQ4_1  = intAcc8(intAccVBMI(multiAccQ41INT, multiAccQ41VINT), multiAccQ41V8INT)
 	intAccQ5_0  = intAcc8q5(intAccVBMI(multiAccQ50INT, multiAccQ50VINT), multiAccQ50V8INT)
-	intAccQ5_1  = intAcc8q5(intAccVBMI(multiAccQ51INT, multiAccQ51VINT), multiAccQ51V8INT)
+	intAccQ5_1  = intAcc8q51(intAccVBMI(multiAccQ51INT, multiAccQ51VINT), multiAccQ51V8INT)
 	intAccIQ4NL = intAcc8(intAccVBMI(multiAccIQ4NLINT, multiAccIQ4NLVINT), multiAccIQ4NLV8INT)
 )
 
@@ -122,7 +122,7 @@ func intAcc8(k *multiKernels, w8 accKernel) *multiKernels {
 // (VPSHUFBITQMB), hidden with VBMI by the KVLAB_NO_AVX512VNNI and KVLAB_NO_AVX512VBMI switches.
 var hasBITALG = isa.AVX512VBMI && cpu.X86.HasAVX512BITALG
 
-// q5W8 chooses q5_0's and q5_1's kernels with 8-bit weights where they can run (intAcc8q5).
+// q5W8 chooses q5_0's kernel with 8-bit weights where it can run (intAcc8q5; q5_1's: q51W8).
 // Off: their quality cost is above the q4 formats'. kvlab ab on the small test models (two
 // models, four rotation seeds each, against the int16 kernels of the same binary): q5_0's decode
 // KL +11% ± 4% on average (single runs −4 … +29%), prompt KL +5% ± 3%; q5_1's +2% ± 3% and
@@ -138,16 +138,40 @@ var hasBITALG = isa.AVX512VBMI && cpu.X86.HasAVX512BITALG
 // 0.8; +0.9 ± 1.6 / +1.8 ± 0.9, q5_1 −0.5 ± 1.0 / +1.2 ± 0.8; +1.7 ± 1.2 / +0.1 ± 0.8 (PPL
 // within 0.31 % in every run). So q5_0 stays above ~1 % even with unsigned 8-bit weights; q5_1's
 // would be within about 1 % or the noise with them, which takes the turbo kernels' layout (the
-// weights the unsigned operand, a second pass where a tile holds a negative weight), not
-// written for q5_1. Its row loop's speed, measured with the q5_1 kernel above changed to that
-// operand order (each accumulator's weight dword broadcast into a register, the quad's codes
-// the signed operand; no second pass, the rounding unchanged): AMD Zen 4, TestIntAcc8Speed,
-// 4096 rows of 128, four accumulators, thread CPU time, min/median ns a row, int16 VBMI
-// kernel → unsigned layout: 9.22/9.25 → 7.73/7.77 in cache, 10.42/10.49 → 9.08/9.16
-// streamed (the int16 kernel with the fifth bits' masks moved by KMOVD, gen_intacc.go's q5Dec).
+// weights the unsigned operand, a second pass where a tile holds a negative weight): q5_1 now
+// takes such a kernel (intAcc8q51), q5W8 chooses q5_0's only.
 const q5W8 = false
 
-// intAcc8q5 is intAcc8 for q5_0 and q5_1: k where the CPU lacks AVX-512 BITALG or q5W8 is off.
+// q51W8 chooses q5_1's kernel with unsigned 8-bit weights (intAcc8q51).
+const q51W8 = true
+
+// intAcc8q51 is k, or q5_1's kernel w8 with unsigned 8-bit weights (AccumulateStep 2⁻⁹) on CPUs
+// with AVX-512 VBMI and BITALG unless isa.Acc16 or q51W8 is off. multiAccQ51V8INT (gen_intacc.go's
+// w8u) rounds each weight w·d against its tile's largest M in that block and accumulator with
+// q = 255 (the int16 prepass's operations with 255 in place of 32767: intAccRound's reference),
+// lays four rows' |W| ≤ 255 into a dword per accumulator and block, and adds them as VPDPBUSD's
+// unsigned operand (broadcast into a register) times the quad's codes 0…31 as its signed one
+// (|Σ| ≤ 64·255·31 < 2³¹, exact). Where a tile's block quad holds a negative W the weights are
+// packed again as max(W, 0) and max(−W, 0) and the rows taken a second time with the negative
+// parts into the negated sums: Σ W·c exactly, as with signed weights. The bound above holds with
+// T = M/255: each weight off by at most M/510 (≈ 2⁻⁹ of its tile's largest, plus float32
+// rounding), AccumulateStep 2⁻⁹; KVLAB_ACC16 keeps the int16 kernels. Its calls for one or two
+// accumulators take it with zero weights (no two-accumulator variant), so a query's sums do not
+// depend on its grouping. Measured on AMD Zen 4 (TestIntAcc8Speed, 4096 rows of 128, four
+// accumulators, thread CPU time, median ns a row, the int16 VBMI kernel → this one): 9.2 → 7.9
+// in cache, 9.8–10.1 → 8.9–9.3 streamed. Quality (kvlab ab --arms f16,q5_1, 20 rotation seeds
+// each on kvlab-tiny-64 and its outlier fixture, against KVLAB_ACC16=1 in the same binary, mean
+// change ± standard error): decode KL −0.8 ± 1.3 % and +2.1 ± 1.6 %, prompt KL +1.3 ± 0.9 % and
+// −0.3 ± 1.0 %, PPL −0.05 ± 0.02 % and −0.04 ± 0.02 %, decode top-1 −0.2 ± 0.2 points both:
+// inside the run-to-run noise (single runs −13 … +15 %).
+func intAcc8q51(k *multiKernels, w8 accKernel) *multiKernels {
+	if !hasVBMI || !hasBITALG || isa.Acc16 || !q51W8 {
+		return k
+	}
+	return &multiKernels{acc: w8, w8step: 0x1p-9}
+}
+
+// intAcc8q5 is intAcc8 for q5_0: k where the CPU lacks AVX-512 BITALG or q5W8 is off.
 func intAcc8q5(k *multiKernels, w8 accKernel) *multiKernels {
 	if !hasBITALG || !q5W8 {
 		return k
