@@ -67,7 +67,11 @@
 // the weights to unsigned bytes (q = 255), the VPDPBUSD's unsigned operand broadcast into a
 // register and the codes its signed one, a tile's block quad with a negative weight taking a
 // second pass (p2QuadsU, pass2U); on AMD Zen 4 (TestIntAcc8Speed, thread CPU time, median ns a
-// row, int16 VBMI kernel → this one) 9.2 → 7.9 in cache, 9.8–10.1 → 8.9–9.3 streamed.
+// row, int16 VBMI kernel → this one) 9.2 → 7.9 in cache, 9.8–10.1 → 8.9–9.3 streamed. Tried
+// and not kept: its first prepass pipelined into the row loops (p1Pipe, the chains in the frame,
+// both fifth-bit masks in K6 in turn so that K7 is free for the fourth block's min): 8.5 in
+// cache, no gain streamed; q5_0's kernel the same way (w8u): 12.7 in cache, as q5_0's scale d
+// takes either sign, so that most tiles hold a negative weight and take the second pass.
 //
 // Run with `go generate ./native/kvq`.
 package main
