@@ -10,17 +10,21 @@ import (
 )
 
 // hasAVX512 and hasFMA select softmaxRows' vector kernels (softmax_amd64.s): 16 lanes with
-// AVX-512, else 8 with AVX2 + FMA; KVLAB_NO_AVX512 set selects the 8-lane ones.
+// AVX-512 (F and DQ: VREDUCEPS), else 8 with AVX2 + FMA; KVLAB_NO_AVX512 set selects the 8-lane
+// ones.
 var (
-	hasAVX512 = isa.AVX512F
+	hasAVX512 = isa.AVX512F && cpu.X86.HasAVX512DQ
 	hasFMA    = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 )
 
 //go:noescape
-func maxAVX512(x *float32, n int, mx *[16]float32)
+func maxMinAVX512(x *float32, n int, mx, mn *[16]float32)
 
 //go:noescape
 func expSumAVX512(x *float32, n int, c float32, m *[16]float32, sum *[16]float32)
+
+//go:noescape
+func expSumAVX512U(x *float32, n int, c float32, m *[16]float32, sum *[16]float32)
 
 //go:noescape
 func scaleMaxAVX2(x *float32, n int, scale float32, mx *[16]float32)
@@ -44,12 +48,12 @@ func softmaxVec(sco []float32, n int, scale float32, mx, sums []float32) (done i
 		return 0, false
 	}
 	nv := len(sco) &^ (lanes - 1)
-	var lane [16]float32
+	var lane, low [16]float32
 	// Direct calls (not through function values), so lane and sum stay on the stack.
 	if lanes == 16 {
 		// The scores stay unscaled (expSumAVX512 folds the scale in): with scale > 0, the
 		// largest scaled score is the largest score scaled.
-		maxAVX512(&sco[0], nv, &lane)
+		maxMinAVX512(&sco[0], nv, &lane, &low)
 		for l := range lane {
 			lane[l] *= scale
 		}
@@ -71,7 +75,23 @@ func softmaxVec(sco []float32, n int, scale float32, mx, sums []float32) (done i
 	}
 	var sum [16]float32
 	if lanes == 16 {
-		expSumAVX512(&sco[0], nv, scale*1.4426950408889634, &lane, &sum)
+		c := scale * 1.4426950408889634
+		// Every exponent above the floor (a margin of 1 for the kernel's roundings; an
+		// infinite score or maximum fails the test): the kernel without the floor test.
+		above := true
+		for l := range lane {
+			ml := float64(float32(lane[l] * 1.4426950408889634))
+			above = above && float64(low[l])*float64(c)-ml > expFloor+1
+		}
+		if above {
+			expSumAVX512U(&sco[0], nv, c, &lane, &sum)
+			if s := sum[0] + sum[1] + sum[2] + sum[3] + sum[4] + sum[5] + sum[6] + sum[7] + sum[8] +
+				sum[9] + sum[10] + sum[11] + sum[12] + sum[13] + sum[14] + sum[15]; s != s {
+				zeroNaNs(sco[:nv], &sum)
+			}
+		} else {
+			expSumAVX512(&sco[0], nv, c, &lane, &sum)
+		}
 	} else {
 		expSumAVX2(&sco[0], nv, &lane, &sum)
 	}
@@ -90,13 +110,26 @@ var expConst = [9]float32{1.4426950408889634, 1.5403530393381606e-4, 1.333355814
 	9.6181291076284772e-3, 5.5504108664821580e-2, 2.4022650695910071e-1, 6.9314718055994531e-1, 1,
 	expFloor}
 
-// expTabConst holds the shift that rounds to a multiple of 1/16 (1.5·2¹⁹) and 2^r's Taylor
-// coefficients ln³2/6, ln²2/2, ln 2, for expSumAVX512; expTable holds 2^(j/16) for j < 16.
-var expTabConst = [4]float32{0x1.8p19, 0.05550410866482158, 0.2402265069591007, 0.6931471805599453}
+// zeroNaNs sets the NaN weights of x (a NaN score's, from expSumAVX512U) to 0, as
+// expSumAVX512 leaves them, and sums the 16 lanes again in expSumAVX512's order.
+func zeroNaNs(x []float32, sum *[16]float32) {
+	*sum = [16]float32{}
+	for i, w := range x {
+		if w != w {
+			x[i], w = 0, 0
+		}
+		sum[i%16] += w
+	}
+}
 
-var expTable = func() (t [16]float32) {
+// exp32Const holds the shift that rounds to a multiple of 1/32 (1.5·2¹⁸) and the coefficients
+// c2, c1 of expSumAVX512's 2^r ≈ 1 + r·(c1 + c2·r) on [0, 1/32) (fitted to the relative
+// error, below 2⁻²³·⁸); exp32Table holds 2^(j/32) for j < 32.
+var exp32Const = [3]float32{0x1.8p18, 0.24265276427757185, 0.6931237302541635}
+
+var exp32Table = func() (t [32]float32) {
 	for j := range t {
-		t[j] = float32(math.Exp2(float64(j) / 16))
+		t[j] = float32(math.Exp2(float64(j) / 32))
 	}
 	return t
 }()

@@ -2,52 +2,71 @@
 
 #include "textflag.h"
 
-// func maxAVX512(x *float32, n int, mx *[16]float32)
-// mx[l] = the largest x[i] with i ≡ l mod 16, for i < n (n a multiple of 16); x is only read.
-TEXT ·maxAVX512(SB), NOSPLIT, $0-24
+// func maxMinAVX512(x *float32, n int, mx, mn *[16]float32)
+// mx[l] and mn[l] = the largest and the smallest x[i] with i ≡ l mod 16, for i < n (n a
+// multiple of 16); x is only read. The pass reads the scores from L2 (0.18 ns a cell of 4
+// queries on Zen 4, the same as the maximum alone): the minimum costs nothing here and lets
+// softmaxVec pick expSumAVX512U, whose exponential skips the floor test.
+TEXT ·maxMinAVX512(SB), NOSPLIT, $0-32
 	MOVQ x+0(FP), SI
 	MOVQ n+8(FP), CX
 	MOVQ mx+16(FP), DI
+	MOVQ mn+24(FP), DX
 	MOVL $0xff800000, AX       // −Inf
 	VPBROADCASTD AX, Z0
 	VMOVAPS Z0, Z2
+	MOVL $0x7f800000, AX       // +Inf
+	VPBROADCASTD AX, Z4
+	VMOVAPS Z4, Z6
 	SHRQ $4, CX
 	TESTQ CX, CX
 	JZ   mx_done
 	TESTQ $1, CX
 	JZ   mx_pairs
-	VMAXPS (SI), Z0, Z0
+	VMOVUPS (SI), Z1
+	VMAXPS Z1, Z0, Z0
+	VMINPS Z1, Z4, Z4
 	ADDQ $64, SI
 	DECQ CX
 	JZ   mx_done
 
 mx_pairs:
-	VMAXPS (SI), Z0, Z0
-	VMAXPS 64(SI), Z2, Z2
+	VMOVUPS (SI), Z1
+	VMOVUPS 64(SI), Z3
+	VMAXPS Z1, Z0, Z0
+	VMINPS Z1, Z4, Z4
+	VMAXPS Z3, Z2, Z2
+	VMINPS Z3, Z6, Z6
 	ADDQ $128, SI
 	SUBQ $2, CX
 	JNZ  mx_pairs
 
 mx_done:
 	VMAXPS Z2, Z0, Z0
+	VMINPS Z6, Z4, Z4
 	VMOVUPS Z0, (DI)
+	VMOVUPS Z4, (DX)
 	VZEROUPPER
 	RET
 
 // func expSumAVX512(x *float32, n int, c float32, m *[16]float32, sum *[16]float32)
 // x[i] = 2^(x[i]·c − m[i mod 16]·log₂e) for i < n (n a multiple of 16), and sum[l] = the sum of
 // the new x[i] with i ≡ l mod 16: with c = scale·log₂e and m the maxima of the scaled scores,
-// e^(scale·x − m). Every exponent y ≤ 0 (up to its rounding) is split as y = n + j/16 + r,
-// n + j/16 = y rounded to a multiple of 1/16 (by adding 1.5·2¹⁹, whose last 4 mantissa bits
-// then hold j and the bits above them n), |r| ≤ 1/32; 2^y = 2^n · 2^(j/16) · (1 + r·p(r)),
-// 2^(j/16) from the 16-entry table expTable (VPERMPS), p the degree-2 rest of 2^r's Taylor
-// series (its error below 2⁻²⁶ of the result at |r| = 1/32; with the table's and the
-// arithmetic's roundings the result is within 2⁻²¹, expNeg's bound), and 2^n applied by
-// VSCALEFPS, which takes ⌊n + j/16⌋. 0 where y ≤ expFloor (or is NaN), as expNeg. Against
-// expNeg's degree-6 polynomial, with the scores scaled in a pass of their own, this is 13
-// vector operations a vector instead of 15 plus the scaling pass's store: softmaxRows over
-// 4096 cells × 4 queries (in L2) 0.83 → 0.70 ns a cell, thread CPU on Zen 4; inside a
-// decode (right after the scores kernel, q4_0 and turbo2, 131072 cells) 0.92 → 0.86–0.92.
+// e^(scale·x − m); 0 where y ≤ expFloor (or is NaN), as expNeg. Every exponent y ≤ 0 (up to
+// its rounding) is split as y = n + j/32 + r, n + j/32 = ⌊32y⌋/32 (y + 1.5·2¹⁸ rounded down,
+// whose last 5 mantissa bits then hold j), r ∈ [0, 1/32) (VREDUCEPS, exact); 2^y = 2^n ·
+// 2^(j/32) · (1 + r·p(r)), 2^(j/32) from the 32-entry table exp32Table (VPERMI2PS), p = c1 +
+// c2·r fitted to 2^r's relative error on [0, 1/32) (below 2⁻²³·⁸; with the table's and the
+// arithmetic's roundings within 2⁻²¹, expNeg's bound), and 2^n applied by VSCALEFPS, which
+// takes ⌊y⌋ = n. The pass is bound by the FP pipes' throughput: on Zen 4 a zmm FMA, add,
+// VPERMI2PS or VCMPPS issues one a cycle, VREDUCEPS and VSCALEFPS one every 2 cycles. Against
+// the 16-entry table with y rounded to nearest (its degree-3 polynomial, two subtractions for
+// r and n + j/16: 12 operations a vector, against 10 here and 9 in expSumAVX512U), over
+// 16384 cells × 4 queries (256 KiB, in L2), thread CPU on Zen 4: this pass 0.57 → 0.50 ns a
+// cell (expSumAVX512U 0.48); softmaxRows 0.71 → 0.62; inside the decode (TestDecodeBreakdown,
+// q4_0, turbo2) 0.77–0.82 → 0.65–0.71. Tried and no faster: 2^n added to the exponent bits
+// with integer operations (a table less j·2¹⁸, VPSLLD + VPADDD) instead of VSCALEFPS, r by two
+// subtractions instead of VREDUCEPS, PREFETCHT0 1 KiB ahead.
 TEXT ·expSumAVX512(SB), NOSPLIT, $0-40
 	MOVQ x+0(FP), SI
 	MOVQ n+8(FP), CX
@@ -56,11 +75,11 @@ TEXT ·expSumAVX512(SB), NOSPLIT, $0-40
 	MOVQ sum+32(FP), DI
 	VBROADCASTSS ·expConst+0(SB), Z19   // log₂e
 	VMULPS (DX), Z19, Z21               // m·log₂e
-	VBROADCASTSS ·expTabConst+0(SB), Z22   // 1.5·2¹⁹
-	VBROADCASTSS ·expTabConst+4(SB), Z24   // ln³2/6
-	VBROADCASTSS ·expTabConst+8(SB), Z25   // ln²2/2
-	VBROADCASTSS ·expTabConst+12(SB), Z26  // ln 2
-	VMOVUPS ·expTable(SB), Z23          // 2^(j/16), j < 16
+	VBROADCASTSS ·exp32Const+0(SB), Z22 // 1.5·2¹⁸
+	VBROADCASTSS ·exp32Const+4(SB), Z25 // c2
+	VBROADCASTSS ·exp32Const+8(SB), Z26 // c1
+	VMOVUPS ·exp32Table+0(SB), Z23      // 2^(j/32), j < 16
+	VMOVUPS ·exp32Table+64(SB), Z24     // 2^(j/32), 16 ≤ j < 32
 	VBROADCASTSS ·expConst+32(SB), Z29  // expFloor
 	VXORPS Z0, Z0, Z0
 	SHRQ $4, CX
@@ -69,25 +88,65 @@ TEXT ·expSumAVX512(SB), NOSPLIT, $0-40
 
 es_loop:
 	VMOVUPS (SI), Z1
-	VFMSUB213PS Z21, Z20, Z1      // y = x·c − m·log₂e
-	VCMPPS $0x1E, Z29, Z1, K1     // y > expFloor
-	VADDPS Z22, Z1, Z2            // z = y + 1.5·2¹⁹: y to a multiple of 1/16
-	VSUBPS Z22, Z2, Z3            // n + j/16
-	VSUBPS Z3, Z1, Z1             // r = y − n − j/16 (exact)
-	VPERMPS Z23, Z2, Z4           // T = 2^(j/16)
-	VMOVAPS Z24, Z5
-	VFMADD213PS Z25, Z1, Z5       // p = ln³2/6·r + ln²2/2
-	VFMADD213PS Z26, Z1, Z5       // p = p·r + ln 2
-	VMULPS Z4, Z1, Z6             // r·T
-	VFMADD213PS Z4, Z6, Z5        // T·(1 + r·p)
-	VSCALEFPS.Z Z3, Z5, K1, Z5    // ·2^⌊n + j/16⌋ = ·2^n, 0 at or below the floor
-	VMOVUPS Z5, (SI)
-	VADDPS Z5, Z0, Z0
+	VFMSUB213PS Z21, Z20, Z1            // y = x·c − m·log₂e
+	VCMPPS $0x1E, Z29, Z1, K1          // y > expFloor
+	VADDPS.RD_SAE Z22, Z1, Z2           // ⌊32y⌋/32 + 1.5·2¹⁸: j in the low 5 bits
+	VREDUCEPS $0x59, Z1, Z3             // r = y − ⌊32y⌋/32 (exact)
+	VPERMI2PS Z24, Z23, Z2              // T = 2^(j/32)
+	VMULPS Z2, Z3, Z6                   // r·T
+	VFMADD213PS Z26, Z25, Z3            // p = c2·r + c1
+	VFMADD213PS Z2, Z6, Z3              // T·(1 + r·p)
+	VSCALEFPS.Z Z1, Z3, K1, Z3         // ·2^⌊y⌋, 0 at or below the floor
+	VMOVUPS Z3, (SI)
+	VADDPS Z3, Z0, Z0
 	ADDQ $64, SI
 	DECQ CX
 	JNZ  es_loop
 
 es_done:
+	VMOVUPS Z0, (DI)
+	VZEROUPPER
+	RET
+
+// func expSumAVX512U(x *float32, n int, c float32, m *[16]float32, sum *[16]float32)
+// expSumAVX512 without the floor test, for scores whose every y is above expFloor (softmaxVec
+// checks it on the columns' minima; a NaN score, which the minima miss, gives a NaN weight that
+// softmaxVec then sets to 0): bit for bit expSumAVX512's results there.
+TEXT ·expSumAVX512U(SB), NOSPLIT, $0-40
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS c+16(FP), Z20          // scale·log₂e
+	MOVQ m+24(FP), DX
+	MOVQ sum+32(FP), DI
+	VBROADCASTSS ·expConst+0(SB), Z19   // log₂e
+	VMULPS (DX), Z19, Z21               // m·log₂e
+	VBROADCASTSS ·exp32Const+0(SB), Z22 // 1.5·2¹⁸
+	VBROADCASTSS ·exp32Const+4(SB), Z25 // c2
+	VBROADCASTSS ·exp32Const+8(SB), Z26 // c1
+	VMOVUPS ·exp32Table+0(SB), Z23      // 2^(j/32), j < 16
+	VMOVUPS ·exp32Table+64(SB), Z24     // 2^(j/32), 16 ≤ j < 32
+	VXORPS Z0, Z0, Z0
+	SHRQ $4, CX
+	TESTQ CX, CX
+	JZ   eu_done
+
+eu_loop:
+	VMOVUPS (SI), Z1
+	VFMSUB213PS Z21, Z20, Z1            // y = x·c − m·log₂e
+	VADDPS.RD_SAE Z22, Z1, Z2           // ⌊32y⌋/32 + 1.5·2¹⁸: j in the low 5 bits
+	VREDUCEPS $0x59, Z1, Z3             // r = y − ⌊32y⌋/32 (exact)
+	VPERMI2PS Z24, Z23, Z2              // T = 2^(j/32)
+	VMULPS Z2, Z3, Z6                   // r·T
+	VFMADD213PS Z26, Z25, Z3            // p = c2·r + c1
+	VFMADD213PS Z2, Z6, Z3              // T·(1 + r·p)
+	VSCALEFPS Z1, Z3, Z3               // ·2^⌊y⌋
+	VMOVUPS Z3, (SI)
+	VADDPS Z3, Z0, Z0
+	ADDQ $64, SI
+	DECQ CX
+	JNZ  eu_loop
+
+eu_done:
 	VMOVUPS Z0, (DI)
 	VZEROUPPER
 	RET

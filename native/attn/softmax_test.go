@@ -62,3 +62,43 @@ func TestSoftmaxRowsFloor(t *testing.T) {
 		}
 	}
 }
+
+// TestSoftmaxRowsNaN checks that a NaN score gets weight 0 and leaves the other weights
+// e^(x − max) and the sums the sums of the weights (AVX-512: the kernel without the floor test
+// runs on these scores, and softmaxVec zeroes its NaN weights).
+func TestSoftmaxRowsNaN(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	const n, m, scale = 4, 333, 0.75
+	sco := make([]float32, n*m)
+	for i := range sco {
+		sco[i] = float32(rng.NormFloat64() * 2)
+	}
+	nan := map[int]bool{5: true, 77: true, 640: true, 1001: true} // in whole vectors
+	for i := range nan {
+		sco[i] = float32(math.NaN())
+	}
+	orig := append([]float32(nil), sco...)
+	mx, sums := make([]float32, n), make([]float32, n)
+	softmaxRows(sco, n, scale, mx, sums)
+	for i := 0; i < n; i++ {
+		var sum float64
+		for j := 0; j < m; j++ {
+			k := j*n + i
+			got := float64(sco[k])
+			sum += got
+			if nan[k] {
+				if got != 0 {
+					t.Fatalf("cell %d column %d: NaN score's weight %g, want 0", j, i, got)
+				}
+				continue
+			}
+			x := float64(orig[k]*scale) - float64(mx[i])
+			if e := math.Abs(got - math.Exp(x)); !(e <= math.Exp(x)*0x1p-19) {
+				t.Fatalf("cell %d column %d: e^%g = %g, want %g", j, i, x, got, math.Exp(x))
+			}
+		}
+		if !(math.Abs(float64(sums[i])-sum) <= 1e-6*sum) {
+			t.Fatalf("column %d: sum %g, weights add to %g", i, sums[i], sum)
+		}
+	}
+}
