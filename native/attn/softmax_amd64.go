@@ -27,10 +27,13 @@ func expSumAVX512(x *float32, n int, c float32, m *[16]float32, sum *[16]float32
 func expSumAVX512U(x *float32, n int, c float32, m *[16]float32, sum *[16]float32)
 
 //go:noescape
-func scaleMaxAVX2(x *float32, n int, scale float32, mx *[16]float32)
+func scaleMaxMinAVX2(x *float32, n int, scale float32, mx, mn *[16]float32)
 
 //go:noescape
 func expSumAVX2(x *float32, n int, m *[16]float32, sum *[16]float32)
+
+//go:noescape
+func expSumAVX2U(x *float32, n int, m *[16]float32, sum *[16]float32)
 
 // softmaxVec is softmaxRows' vector path for n query columns with n dividing the vector's
 // lanes (16 with AVX-512, 8 with AVX2 + FMA: a lane then always holds the same query), over the
@@ -58,7 +61,7 @@ func softmaxVec(sco []float32, n int, scale float32, mx, sums []float32) (done i
 			lane[l] *= scale
 		}
 	} else {
-		scaleMaxAVX2(&sco[0], nv, scale, &lane)
+		scaleMaxMinAVX2(&sco[0], nv, scale, &lane, &low)
 	}
 	for i := range mx {
 		mx[i] = lane[i]
@@ -74,26 +77,32 @@ func softmaxVec(sco []float32, n int, scale float32, mx, sums []float32) (done i
 		lane[l] = mx[l%n]
 	}
 	var sum [16]float32
-	if lanes == 16 {
-		c := scale * 1.4426950408889634
-		// Every exponent above the floor (a margin of 1 for the kernel's roundings; an
-		// infinite score or maximum fails the test): the kernel without the floor test.
-		above := true
-		for l := range lane {
-			ml := float64(float32(lane[l] * 1.4426950408889634))
-			above = above && float64(low[l])*float64(c)-ml > expFloor+1
-		}
-		if above {
-			expSumAVX512U(&sco[0], nv, c, &lane, &sum)
-			if s := sum[0] + sum[1] + sum[2] + sum[3] + sum[4] + sum[5] + sum[6] + sum[7] + sum[8] +
-				sum[9] + sum[10] + sum[11] + sum[12] + sum[13] + sum[14] + sum[15]; s != s {
-				zeroNaNs(sco[:nv], &sum)
-			}
-		} else {
-			expSumAVX512(&sco[0], nv, c, &lane, &sum)
-		}
-	} else {
+	// Every exponent above the floor (a margin of 1 for the kernel's roundings; an infinite
+	// score or maximum fails the test): the kernel without the floor test.
+	c := scale * 1.4426950408889634 // the scale the AVX-512 kernels fold in
+	if lanes == 8 {
+		c = 1.4426950408889634 // scaleMaxMinAVX2 scaled the scores
+	}
+	above := true
+	for l := range lanes {
+		ml := float64(float32(lane[l] * 1.4426950408889634))
+		above = above && float64(low[l])*float64(c)-ml > expFloor+1
+	}
+	switch {
+	case lanes == 16 && above:
+		expSumAVX512U(&sco[0], nv, c, &lane, &sum)
+	case lanes == 16:
+		expSumAVX512(&sco[0], nv, c, &lane, &sum)
+	case above:
+		expSumAVX2U(&sco[0], nv, &lane, &sum)
+	default:
 		expSumAVX2(&sco[0], nv, &lane, &sum)
+	}
+	if above {
+		if s := sum[0] + sum[1] + sum[2] + sum[3] + sum[4] + sum[5] + sum[6] + sum[7] + sum[8] +
+			sum[9] + sum[10] + sum[11] + sum[12] + sum[13] + sum[14] + sum[15]; s != s {
+			zeroNaNs(sco[:nv], lanes, &sum)
+		}
 	}
 	for i := range sums {
 		sums[i] = 0
@@ -104,21 +113,31 @@ func softmaxVec(sco []float32, n int, scale float32, mx, sums []float32) (done i
 	return nv, true
 }
 
-// expConst holds log₂e, expNeg's polynomial coefficients, highest degree first, and
-// expFloor, for expSumAVX2 (expSumAVX512 takes log₂e and expFloor).
-var expConst = [9]float32{1.4426950408889634, 1.5403530393381606e-4, 1.3333558146428443e-3,
-	9.6181291076284772e-3, 5.5504108664821580e-2, 2.4022650695910071e-1, 6.9314718055994531e-1, 1,
-	expFloor}
+// expConst holds log₂e and expFloor, for the exponential kernels.
+var expConst = [2]float32{1.4426950408889634, expFloor}
 
-// zeroNaNs sets the NaN weights of x (a NaN score's, from expSumAVX512U) to 0, as
-// expSumAVX512 leaves them, and sums the 16 lanes again in expSumAVX512's order.
-func zeroNaNs(x []float32, sum *[16]float32) {
+// exp8Const holds the shift that rounds to a multiple of 1/8 (1.5·2²⁰) and the coefficients
+// c3, c2, c1 of expSumAVX2's 2^r ≈ 1 + r·(c1 + c2·r + c3·r²) on [−1/16, 1/16] (fitted to the
+// relative error, below 2⁻²⁵·²); exp8Table holds the bits of 2^(j/8) less j·2²⁰ for j < 8
+// (adding z's bits shifted by 20, (8n + j)·2²⁰, makes them 2^(n + j/8)'s).
+var exp8Const = [4]float32{0x1.8p20, 0.05549622222495455, 0.24025763627963698, 0.6931472142709922}
+
+var exp8Table = func() (t [8]uint32) {
+	for j := range t {
+		t[j] = math.Float32bits(float32(math.Exp2(float64(j)/8))) - uint32(j)<<20
+	}
+	return t
+}()
+
+// zeroNaNs sets the NaN weights of x (a NaN score's, from expSumAVX512U or expSumAVX2U) to
+// 0, as the kernels with the floor test leave them, and sums the lanes again in their order.
+func zeroNaNs(x []float32, lanes int, sum *[16]float32) {
 	*sum = [16]float32{}
 	for i, w := range x {
 		if w != w {
 			x[i], w = 0, 0
 		}
-		sum[i%16] += w
+		sum[i%lanes] += w
 	}
 }
 

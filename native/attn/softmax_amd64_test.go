@@ -14,57 +14,72 @@ import (
 	"github.com/kvlab/kvlab/internal/cputime"
 )
 
-// TestExpSumAVX512U checks that expSumAVX512U, the kernel without the floor test, gives
-// expSumAVX512's weights and sums bit for bit on exponents above the floor, and that
-// softmaxVec picks it only there: with a score 64 nats below the rest the weights must still
-// be exactly 0 below the floor.
-func TestExpSumAVX512U(t *testing.T) {
-	if !hasAVX512 {
-		t.Skip("no AVX-512")
-	}
+// TestExpSumUnmasked checks that the kernels without the floor test (expSumAVX512U,
+// expSumAVX2U) give their masked twins' weights and sums bit for bit on exponents above the
+// floor, and that softmaxVec picks them only there: with a score 100 nats below the rest the
+// weight must still be exactly 0.
+func TestExpSumUnmasked(t *testing.T) {
 	rng := rand.New(rand.NewPCG(45, 46))
-	for _, nv := range []int{16, 48, 1024} {
-		x := make([]float32, nv+16)
-		for i := range x {
-			x[i] = float32(rng.NormFloat64() * 8)
+	for _, lanes := range []int{16, 8} {
+		if lanes == 16 && !hasAVX512 || lanes == 8 && !hasFMA {
+			continue
 		}
-		x[nv+3] = 12345 // past the end: untouched
-		var m [16]float32
-		for l := range m {
-			m[l] = float32(-math.MaxFloat32)
-			for i := l; i < nv; i += 16 {
-				m[l] = max(m[l], x[i]*0.5)
+		for _, nv := range []int{lanes, 3 * lanes, 1024} {
+			x := make([]float32, nv+16)
+			for i := range x {
+				x[i] = float32(rng.NormFloat64() * 8)
 			}
-		}
-		a, b := append([]float32(nil), x...), append([]float32(nil), x...)
-		var sa, sb [16]float32
-		c := float32(0.5) * 1.4426950408889634
-		expSumAVX512(&a[0], nv, c, &m, &sa)
-		expSumAVX512U(&b[0], nv, c, &m, &sb)
-		for i := range a {
-			if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-				t.Fatalf("nv %d: x[%d] %g and %g", nv, i, a[i], b[i])
+			x[nv+3] = 12345 // past the end: untouched
+			var m [16]float32
+			for l := range m {
+				m[l] = float32(-math.MaxFloat32)
+				for i := l % lanes; i < nv; i += lanes {
+					m[l] = max(m[l], x[i]*0.5)
+				}
 			}
-		}
-		if sa != sb {
-			t.Fatalf("nv %d: sums %v and %v", nv, sa, sb)
-		}
-		if a[nv+3] != 12345 {
-			t.Fatalf("nv %d: wrote past the end", nv)
+			a, b := append([]float32(nil), x...), append([]float32(nil), x...)
+			var sa, sb [16]float32
+			if lanes == 16 {
+				c := float32(0.5) * 1.4426950408889634
+				expSumAVX512(&a[0], nv, c, &m, &sa)
+				expSumAVX512U(&b[0], nv, c, &m, &sb)
+			} else {
+				for i := range nv {
+					a[i] *= 0.5
+					b[i] *= 0.5
+				}
+				expSumAVX2(&a[0], nv, &m, &sa)
+				expSumAVX2U(&b[0], nv, &m, &sb)
+			}
+			for i := range a {
+				if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+					t.Fatalf("lanes %d nv %d: x[%d] %g and %g", lanes, nv, i, a[i], b[i])
+				}
+			}
+			if sa != sb {
+				t.Fatalf("lanes %d nv %d: sums %v and %v", lanes, nv, sa, sb)
+			}
+			if a[nv+3] != 12345 {
+				t.Fatalf("lanes %d nv %d: wrote past the end", lanes, nv)
+			}
 		}
 	}
 	// One score 100 nats (scaled) below its column's others: softmaxVec must take the kernel
-	// with the floor test.
+	// with the floor test, which gives −Inf and NaN scores weight 0 too.
 	const n = 4
 	sco := make([]float32, n*64)
 	for i := range sco {
 		sco[i] = float32(rng.NormFloat64())
 	}
 	sco[9] = -100 / 0.5
+	sco[13] = float32(math.Inf(-1))
+	sco[22] = float32(math.NaN())
 	mx, sums := make([]float32, n), make([]float32, n)
 	softmaxRows(sco, n, 0.5, mx, sums)
-	if sco[9] != 0 {
-		t.Fatalf("weight %g below the floor, want 0", sco[9])
+	for _, i := range []int{9, 13, 22} {
+		if sco[i] != 0 {
+			t.Fatalf("score %d: weight %g, want 0", i, sco[i])
+		}
 	}
 }
 
@@ -74,7 +89,9 @@ func TestExpSumAVX512U(t *testing.T) {
 // KVLAB_SPEED_REPORT set.
 //
 // Zen 4 (shared, load 2.5): softmaxRows 0.62, maxMinAVX512 0.175, expSumAVX512 0.50,
-// expSumAVX512U 0.48 (the 16-entry-table kernel before: softmaxRows 0.71, exp pass 0.57).
+// expSumAVX512U 0.48 (the 16-entry-table kernel before: softmaxRows 0.71, exp pass 0.57); with
+// KVLAB_NO_AVX512=1 softmaxRows 0.74 (expNeg's polynomial before: 1.06), scaleMaxMinAVX2
+// 0.20, expSumAVX2 0.72, expSumAVX2U 0.58.
 func TestSoftmaxSpeed(t *testing.T) {
 	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
 		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
@@ -97,6 +114,16 @@ func TestSoftmaxSpeed(t *testing.T) {
 		f    func()
 	}{
 		{"softmaxRows", func() { softmaxRows(buf, n, 0.75, mx, sums) }},
+	}
+	if hasFMA {
+		fns = append(fns, []struct {
+			name string
+			f    func()
+		}{
+			{"scaleMaxMinAVX2", func() { scaleMaxMinAVX2(&buf[0], len(buf), 0.75, &lane, &low) }},
+			{"expSumAVX2", func() { expSumAVX2(&buf[0], len(buf), &lane, &sum) }},
+			{"expSumAVX2U", func() { expSumAVX2U(&buf[0], len(buf), &lane, &sum) }},
+		}...)
 	}
 	if hasAVX512 {
 		fns = append(fns, []struct {
@@ -127,7 +154,7 @@ func TestSoftmaxSpeed(t *testing.T) {
 		y := res[i]
 		sort.Slice(y, func(a, b int) bool { return y[a] < y[b] })
 		per := float64(20 * cells)
-		t.Logf("%-13s ns/cell min %.3f med %.3f", fn.name, float64(y[0].Nanoseconds())/per,
+		t.Logf("%-15s ns/cell min %.3f med %.3f", fn.name, float64(y[0].Nanoseconds())/per,
 			float64(y[len(y)/2].Nanoseconds())/per)
 	}
 }
