@@ -42,7 +42,8 @@ func ThisMachine(version string) Machine {
 		}{{"avx2", cpu.X86.HasAVX2}, {"fma", cpu.X86.HasFMA}, {"f16c", cpu.X86.HasF16C},
 			{"avxvnni", cpu.X86.HasAVXVNNI}, {"avx512f", cpu.X86.HasAVX512F},
 			{"avx512bw", cpu.X86.HasAVX512BW}, {"avx512vnni", cpu.X86.HasAVX512VNNI},
-			{"avx512vbmi", cpu.X86.HasAVX512VBMI}} {
+			{"avx512vbmi", cpu.X86.HasAVX512VBMI}, {"avx512bitalg", cpu.X86.HasAVX512BITALG},
+			{"gfni", cpu.X86.HasAVX512GFNI}, {"avx512bf16", cpu.X86.HasAVX512BF16}} {
 			if f.ok {
 				m.Features = append(m.Features, f.name)
 			}

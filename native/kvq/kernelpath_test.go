@@ -67,7 +67,11 @@ func TestKernelISA(t *testing.T) {
 		os.Getenv("KVLAB_NO_AVX512") == "" {
 		t.Fatalf("KVLAB_NO_AVX512VNNI set, KernelISA %q", isa)
 	}
-	if os.Getenv("KVLAB_NO_AVX512VBMI") != "" && strings.Contains(isa, "VBMI") {
+	if os.Getenv("KVLAB_NO_AVX512VBMI") != "" && (strings.Contains(isa, "VBMI") || strings.Contains(isa, "BITALG") ||
+		strings.Contains(isa, "GFNI") || strings.Contains(isa, "BF16")) {
 		t.Fatalf("KVLAB_NO_AVX512VBMI set, KernelISA %q", isa)
+	}
+	if os.Getenv("KVLAB_NO_AVX512BF16") != "" && strings.Contains(isa, "BF16") {
+		t.Fatalf("KVLAB_NO_AVX512BF16 set, KernelISA %q", isa)
 	}
 }

@@ -102,8 +102,10 @@ func multiAccQ40AVX512(acc *float32, d, nv int, rows *byte, rb, m int, w *float3
 var reduceOrder = [16]int32{0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15}
 
 // KernelISA names the instruction sets the decode-attention kernels use on this CPU and build,
-// as KVLAB_NO_AVX512, KVLAB_NO_AVX512VNNI, KVLAB_NO_AVX512VBMI and KVLAB_NO_AVXVNNI leave
-// them: "AVX-512 (VNNI, VBMI)", "AVX-512 (VNNI)", "AVX-512 + AVX2 integer" (AVX-512 without
+// as KVLAB_NO_AVX512, KVLAB_NO_AVX512VNNI, KVLAB_NO_AVX512VBMI, KVLAB_NO_AVX512BF16 and
+// KVLAB_NO_AVXVNNI leave them: "AVX-512 (VNNI, VBMI, BITALG, GFNI, BF16)" (each extension named
+// where a kernel that uses it runs: BITALG q5's kernels, GFNI q5's scores, BF16 fp8's),
+// "AVX-512 (VNNI)", "AVX-512 + AVX2 integer" (AVX-512 without
 // VNNI: the integer kernels are the AVX2 ones, avx2Int), "AVX2 + AVX-VNNI", "AVX2", or "Go"
 // where the CPU lacks AVX2, FMA or F16C.
 func KernelISA() string {
@@ -117,6 +119,15 @@ func KernelISA() string {
 		}
 		if hasVNNI && hasVBMI {
 			ext = append(ext, "VBMI")
+		}
+		if hasVNNI && hasBITALG {
+			ext = append(ext, "BITALG")
+		}
+		if q5ScoresGFNI {
+			ext = append(ext, "GFNI")
+		}
+		if hasFP8BF16 {
+			ext = append(ext, "BF16")
 		}
 		if len(ext) == 0 {
 			return "AVX-512"
