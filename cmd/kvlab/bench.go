@@ -182,8 +182,12 @@ func fillRatios(rep *benchReport) {
 
 func writeBenchTable(w io.Writer, rep benchReport) error {
 	if rep.Device == "cpu" {
-		fmt.Fprintf(w, "decode attention on the CPU (%d threads, %s kernels), %d heads / %d KV heads × %d; memory read bandwidth %.1f GB/s (%s)\n\n",
-			rep.Threads, rep.Kernels, rep.Heads, rep.KVHeads, rep.HeadDim, rep.BandwidthGBps, rep.Method)
+		threads := fmt.Sprintf("%d threads", rep.Threads)
+		if rep.Threads == 1 {
+			threads = "1 thread"
+		}
+		fmt.Fprintf(w, "decode attention on the CPU (%s, %s kernels), %d heads / %d KV heads × %d; memory read bandwidth %.1f GB/s (%s)\n\n",
+			threads, rep.Kernels, rep.Heads, rep.KVHeads, rep.HeadDim, rep.BandwidthGBps, rep.Method)
 	} else {
 		fmt.Fprintf(w, "decode attention on %s, %d heads / %d KV heads × %d; copy bandwidth %.0f GB/s (%s), streaming read %.0f GB/s\n\n",
 			rep.DeviceName, rep.Heads, rep.KVHeads, rep.HeadDim, rep.BandwidthGBps, rep.Method, rep.ReadGBps)
