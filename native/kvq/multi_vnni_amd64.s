@@ -532,7 +532,7 @@ GLOBL ·vnniQHByte3(SB), RODATA|NOPTR, $64
 
 // HDRI loads the 8-byte headers at off from the sixteen rows' block pointers into Z29 (lanes
 // 0..7) and Z30 (8..15), row 4g+m's at lane 4m+g (as the other kernels stage them): two rows an xmm
-// (a load and an insert), put together by inserts. Clobbers Z12..Z15.
+// (a load and an insert), put together by inserts. Clobbers Z12..Z14.
 #define HDRI(off) \
 	VMOVQ off(CX), X29; \
 	VPINSRQ $1, off(BX), X29, X29; \
@@ -611,13 +611,9 @@ TEXT ·multiScoresQ50VNNI(SB), NOSPLIT, $0-80
 	VPBROADCASTD AX, Z22
 
 vnniQ50_group:
-	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
-	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
-	LEAQ (BX)(R8*4), R14
-	LEAQ (R14)(R8*4), R15
-
-	LEAQ 6(DI), CX             // payloads of block 0
+	// Row-group pointers to block 0's payloads: CX rows 0..3, BX rows 4..7, R14 rows 8..11,
+	// R15 rows 12..15.
+	LEAQ 6(DI), CX
 	LEAQ (CX)(R8*4), BX
 	LEAQ (BX)(R8*4), R14
 	LEAQ (R14)(R8*4), R15
@@ -762,13 +758,9 @@ TEXT ·multiScoresQ51VNNI(SB), NOSPLIT, $0-80
 	VPBROADCASTD AX, Z22
 
 vnniQ51_group:
-	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
-	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
-	LEAQ (BX)(R8*4), R14
-	LEAQ (R14)(R8*4), R15
-
-	LEAQ 8(DI), CX             // payloads of block 0
+	// Row-group pointers to block 0's payloads: CX rows 0..3, BX rows 4..7, R14 rows 8..11,
+	// R15 rows 12..15.
+	LEAQ 8(DI), CX
 	LEAQ (CX)(R8*4), BX
 	LEAQ (BX)(R8*4), R14
 	LEAQ (R14)(R8*4), R15
@@ -1432,13 +1424,9 @@ TEXT ·multiScoresQ50GFNI(SB), NOSPLIT, $0-80
 	VPBROADCASTD AX, Z22
 
 gfniQ50_group:
-	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
-	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
-	LEAQ (BX)(R8*4), R14
-	LEAQ (R14)(R8*4), R15
-
-	LEAQ 6(DI), CX             // payloads of block 0
+	// Row-group pointers to block 0's payloads: CX rows 0..3, BX rows 4..7, R14 rows 8..11,
+	// R15 rows 12..15.
+	LEAQ 6(DI), CX
 	LEAQ (CX)(R8*4), BX
 	LEAQ (BX)(R8*4), R14
 	LEAQ (R14)(R8*4), R15
@@ -1542,13 +1530,9 @@ TEXT ·multiScoresQ51GFNI(SB), NOSPLIT, $0-80
 	VPBROADCASTD AX, Z22
 
 gfniQ51_group:
-	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
-	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
-	LEAQ (BX)(R8*4), R14
-	LEAQ (R14)(R8*4), R15
-
-	LEAQ 8(DI), CX             // payloads of block 0
+	// Row-group pointers to block 0's payloads: CX rows 0..3, BX rows 4..7, R14 rows 8..11,
+	// R15 rows 12..15.
+	LEAQ 8(DI), CX
 	LEAQ (CX)(R8*4), BX
 	LEAQ (BX)(R8*4), R14
 	LEAQ (R14)(R8*4), R15
