@@ -1,6 +1,7 @@
 package attn
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -158,6 +159,8 @@ func touchRows(s any, a, b int) {
 	case q2kKeys:
 		g, n := s.h.Groups(), s.h.Len()
 		d = g[len(g)*a/n : len(g)*b/n]
+	default:
+		panic(fmt.Sprintf("touchRows: no rows to read in a %T", s))
 	}
 	var x byte
 	for i := 0; i < len(d); i += 64 {
