@@ -247,7 +247,7 @@ TEXT ·multiAcc@(SB), 0, $%FRAME%-64
 	MOVQ rb+32(FP), AX
 	SHLQ $6, AX
 	ADDQ DI, AX
-	MOVQ AX, %PF%(SP)          // the next tile (prefetchTiles)
+	MOVQ AX, %PF%(SP)          // the next tile, which the row loops prefetch
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
 	MOVQ DI, R12

@@ -164,7 +164,7 @@ func TestIntAcc8Matches(t *testing.T) {
 }
 
 // TestIntAcc8Choice checks which kernels the codecs take: the 8-bit ones (and AccumulateStep
-// 2⁻⁸) where the integer kernels and VBMI run, unless KVLAB_ACC16 (isa.Acc16), which keeps the
+// 2⁻⁸; q5_1's unsigned ones 2⁻⁹, with BITALG too) where the integer kernels and VBMI run, unless KVLAB_ACC16 (isa.Acc16), which keeps the
 // int16 ones (AccumulateStep 2⁻¹⁶) as they were.
 func TestIntAcc8Choice(t *testing.T) {
 	if !intAcc() {

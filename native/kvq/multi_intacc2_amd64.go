@@ -43,7 +43,8 @@ var (
 // intAccTwo is the two-accumulator variant of integer accumulate kernels k (AVX2's too,
 // avx2IntAccTwo), nil for none.
 //
-// The kernels with 8-bit weights (intAcc8) have their own (intAccTwo8), so that an
+// The kernels with 8-bit weights (intAcc8) have their own (intAccTwo8; q5_1's has none: its
+// four-accumulator kernel runs with zero weights, as before it took 8-bit ones), so that an
 // accumulator's result does not depend on how the queries are grouped
 // (TestMultiQueryIndependentOfGrouping): the four-accumulator 8-bit kernel with two zero
 // weights a row, called by AccumulateManyMulti 64 rows at a time, took ~1.9× the int16

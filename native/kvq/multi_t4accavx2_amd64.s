@@ -66,7 +66,7 @@ T4AVX2I_tn:
 	MOVQ rb+32(FP), AX
 	SHLQ $6, AX
 	ADDQ DI, AX
-	MOVQ AX, 1592(SP)          // the next tile (prefetchTiles)
+	MOVQ AX, 1592(SP)          // the next tile, which the row loops prefetch
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
 	MOVQ DI, R12
@@ -339,7 +339,7 @@ T4FAVX2I_tn:
 	MOVQ rb+32(FP), AX
 	SHLQ $6, AX
 	ADDQ DI, AX
-	MOVQ AX, 1592(SP)          // the next tile (prefetchTiles)
+	MOVQ AX, 1592(SP)          // the next tile, which the row loops prefetch
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
 	MOVQ DI, R12
@@ -611,7 +611,7 @@ T4AVXVNNI_tn:
 	MOVQ rb+32(FP), AX
 	SHLQ $6, AX
 	ADDQ DI, AX
-	MOVQ AX, 1592(SP)          // the next tile (prefetchTiles)
+	MOVQ AX, 1592(SP)          // the next tile, which the row loops prefetch
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
 	MOVQ DI, R12
@@ -868,7 +868,7 @@ T4FAVXVNNI_tn:
 	MOVQ rb+32(FP), AX
 	SHLQ $6, AX
 	ADDQ DI, AX
-	MOVQ AX, 1592(SP)          // the next tile (prefetchTiles)
+	MOVQ AX, 1592(SP)          // the next tile, which the row loops prefetch
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
 	MOVQ DI, R12
@@ -1125,7 +1125,7 @@ T3AVX2I_tn:
 	MOVQ rb+32(FP), AX
 	SHLQ $6, AX
 	ADDQ DI, AX
-	MOVQ AX, 1592(SP)          // the next tile (prefetchTiles)
+	MOVQ AX, 1592(SP)          // the next tile, which the row loops prefetch
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
 	MOVQ DI, R12
@@ -1399,7 +1399,7 @@ T3AVXVNNI_tn:
 	MOVQ rb+32(FP), AX
 	SHLQ $6, AX
 	ADDQ DI, AX
-	MOVQ AX, 1592(SP)          // the next tile (prefetchTiles)
+	MOVQ AX, 1592(SP)          // the next tile, which the row loops prefetch
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
 	MOVQ DI, R12
@@ -1656,7 +1656,7 @@ T2AVX2I_tn:
 	MOVQ rb+32(FP), AX
 	SHLQ $6, AX
 	ADDQ DI, AX
-	MOVQ AX, 1592(SP)          // the next tile (prefetchTiles)
+	MOVQ AX, 1592(SP)          // the next tile, which the row loops prefetch
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
 	MOVQ DI, R12
@@ -1937,7 +1937,7 @@ T2AVXVNNI_tn:
 	MOVQ rb+32(FP), AX
 	SHLQ $6, AX
 	ADDQ DI, AX
-	MOVQ AX, 1592(SP)          // the next tile (prefetchTiles)
+	MOVQ AX, 1592(SP)          // the next tile, which the row loops prefetch
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
 	MOVQ DI, R12

@@ -91,14 +91,15 @@ const turboAcc8Rows = 64
 // of one to three rows reads its first row in place of the missing ones, whose weights are 0.
 //
 // Cost per row of 128 values and four accumulators: 8 VPDPBUSD, 2 weight broadcasts (loads),
-// and per quad and 64 values 10 (turbo2), 14 (turbo4) or 15 (turbo3: two of them
+// and per quad and 64 values 10 (turbo2; 2 masked loads, 1 VPERMT2B, 4 VPERMB and a shift in
+// multiAccT2BMINT, which takes rows at most 48 bytes apart: d 64 and 128), 14 (turbo4) or 15 (turbo3: two of them
 // VPMULTISHIFTQB, which on AMD Zen 4 takes the pipes of VPDPBUSD for a cycle) loads, byte
 // shuffles and shifts; the prepass packs the weights once (again, split, only in a tile with a negative
 // one: packing every tile split cost ~0.25 ns a row). Measured on AMD Zen 4 (TestTurboAcc8Speed:
 // thread CPU time, d 128, four accumulators, interleaved with the 16-bit kernels, best of 7;
 // in cache / 131072 rows streamed, ns a row, load average ~10): turbo2 5.40 → 3.40 / 5.37 →
 // 3.39, turbo3 5.90 → 4.66 / 5.91 → 4.66 (its first decode, ~25 operations; the one now,
-// gen_turboacc.go's t3vDec, 4.64 → 4.10 streamed, best of 9 alternations at load ~3), turbo4 5.60 → 3.61 / 5.71 → 3.68, tq4 6.24 → 4.02 /
+// gen_turboacc.go's t3vDec, 4.66 → 4.10 streamed, best of 9 alternations at load ~3), turbo4 5.60 → 3.61 / 5.71 → 3.68, tq4 6.24 → 4.02 /
 // 5.71 → 3.68. The other layout, levels + 128 as the unsigned bytes and the weights as signed
 // bytes (|W| ≤ 127, 2⁻⁸) broadcast from memory ({1to16}, sums started at −128·ΣW), ran at the
 // same speed (0.61 to 0.64 of the 16-bit kernels' time, 0.79 for turbo3) for twice the
