@@ -392,104 +392,33 @@ const tailPair = `	TESTQ $1, %TN%(SP)
 // p2Quads is the second prepass of the kernels with 8-bit weights: four rows' int32 W (each
 // within ±127) narrowed to bytes, one row a 128-bit lane, and permuted as the codes are
 // (quadDec), so dword 4b+h of quad q holds accumulator h's weights of rows 4q..4q+3 in block b.
-const p2Quads = `	// W = round(w·d·inv) as int8, rows in quads: (W_4q … W_4q+3) per dword; ΣW per lane.
-	LEAQ %PB%(SP), R8
-	LEAQ %QP%(SP), R12
-	MOVQ %TN%(SP), R10
-	ADDQ $3, R10
-	SHRQ $2, R10
-	VPXORD Z18, Z18, Z18
+var p2Quads = `	// W = round(w·d·inv) as int8, rows in quads: (W_4q … W_4q+3) per dword; ΣW per lane.
+` + p2Head + `	VPXORD Z18, Z18, Z18
 a@_p2:
-	VMULPS (R8), Z14, Z16
-	VMULPS 64(R8), Z14, Z17
-	VMULPS 128(R8), Z14, Z12
-	VMULPS 192(R8), Z14, Z13
-	VCVTPS2DQ Z16, Z16
-	VCVTPS2DQ Z17, Z17
-	VCVTPS2DQ Z12, Z12
-	VCVTPS2DQ Z13, Z13
-	VPADDD Z16, Z17, Z20
-	VPADDD Z12, Z13, Z21
-	VPADDD Z20, Z21, Z20
-	VPADDD Z20, Z18, Z18
-	VPMOVDB Z16, X16
-	VPMOVDB Z17, X17
-	VPMOVDB Z12, X12
-	VPMOVDB Z13, X13
-	VINSERTI32X4 $1, X17, Z16, Z16
-	VINSERTI32X4 $2, X12, Z16, Z16
-	VINSERTI32X4 $3, X13, Z16, Z16
-	VPERMB Z16, Z30, Z16
-	VMOVDQU32 Z16, (R12)
-	ADDQ $256, R8
-	ADDQ $64, R12
-	DECQ R10
-	JNZ  a@_p2`
+` + p2Round + p2Sum + p2Pack("Z16", "Z17", "Z12", "Z13", "(R12)") + p2Next + `	JNZ  a@_p2`
 
 // p2QuadsU is p2Quads for the kernels with unsigned 8-bit weights (w8u; q = 255): the same
 // packing, the tile's smallest W kept (Z10); where one is negative the flag (oFLG) is set and the
 // tile's weights are packed again split into max(W, 0) (at QP) and max(−W, 0) (1024 bytes on),
 // for the row loop's second pass (pass2U). ΣW stays the sum of the signed W.
-const p2QuadsU = `	// W = round(w·d·inv) as unsigned bytes, rows in quads: (W_4q … W_4q+3) per dword; ΣW per
+var p2QuadsU = `	// W = round(w·d·inv) as unsigned bytes, rows in quads: (W_4q … W_4q+3) per dword; ΣW per
 	// lane; the smallest W per lane in Z10.
-	LEAQ %PB%(SP), R8
-	LEAQ %QP%(SP), R12
-	MOVQ %TN%(SP), R10
-	ADDQ $3, R10
-	SHRQ $2, R10
-	VPXORD Z18, Z18, Z18
+` + p2Head + `	VPXORD Z18, Z18, Z18
 	VPXORD Z10, Z10, Z10
 a@_p2:
-	VMULPS (R8), Z14, Z16
-	VMULPS 64(R8), Z14, Z17
-	VMULPS 128(R8), Z14, Z12
-	VMULPS 192(R8), Z14, Z13
-	VCVTPS2DQ Z16, Z16
-	VCVTPS2DQ Z17, Z17
-	VCVTPS2DQ Z12, Z12
-	VCVTPS2DQ Z13, Z13
-	VPADDD Z16, Z17, Z20
-	VPADDD Z12, Z13, Z21
-	VPADDD Z20, Z21, Z20
-	VPADDD Z20, Z18, Z18
-	VPMINSD Z16, Z17, Z20
+` + p2Round + p2Sum + `	VPMINSD Z16, Z17, Z20
 	VPMINSD Z12, Z13, Z21
 	VPMINSD Z20, Z21, Z20
 	VPMINSD Z20, Z10, Z10
-	VPMOVDB Z16, X16
-	VPMOVDB Z17, X17
-	VPMOVDB Z12, X12
-	VPMOVDB Z13, X13
-	VINSERTI32X4 $1, X17, Z16, Z16
-	VINSERTI32X4 $2, X12, Z16, Z16
-	VINSERTI32X4 $3, X13, Z16, Z16
-	VPERMB Z16, Z30, Z16
-	VMOVDQU32 Z16, (R12)
-	ADDQ $256, R8
-	ADDQ $64, R12
-	DECQ R10
-	JNZ  a@_p2
+` + p2Pack("Z16", "Z17", "Z12", "Z13", "(R12)") + p2Next + `	JNZ  a@_p2
 	VPXORD Z9, Z9, Z9
 	VPCMPD $1, Z9, Z10, K1
 	KMOVW K1, AX
 	MOVL AX, %FLG%(SP)
 	TESTL AX, AX
 	JZ   a@_p2d
-	LEAQ %PB%(SP), R8
-	LEAQ %QP%(SP), R12
-	MOVQ %TN%(SP), R10
-	ADDQ $3, R10
-	SHRQ $2, R10
-a@_p2s:
-	VMULPS (R8), Z14, Z16
-	VMULPS 64(R8), Z14, Z17
-	VMULPS 128(R8), Z14, Z12
-	VMULPS 192(R8), Z14, Z13
-	VCVTPS2DQ Z16, Z16
-	VCVTPS2DQ Z17, Z17
-	VCVTPS2DQ Z12, Z12
-	VCVTPS2DQ Z13, Z13
-	VPSUBD Z16, Z9, Z20
+` + p2Head + `a@_p2s:
+` + p2Round + `	VPSUBD Z16, Z9, Z20
 	VPSUBD Z17, Z9, Z21
 	VPSUBD Z12, Z9, Z22
 	VPSUBD Z13, Z9, Z23
@@ -501,29 +430,57 @@ a@_p2s:
 	VPMAXSD Z9, Z21, Z21
 	VPMAXSD Z9, Z22, Z22
 	VPMAXSD Z9, Z23, Z23
-	VPMOVDB Z16, X16
-	VPMOVDB Z17, X17
-	VPMOVDB Z12, X12
-	VPMOVDB Z13, X13
-	VINSERTI32X4 $1, X17, Z16, Z16
-	VINSERTI32X4 $2, X12, Z16, Z16
-	VINSERTI32X4 $3, X13, Z16, Z16
-	VPERMB Z16, Z30, Z16
-	VMOVDQU32 Z16, (R12)
-	VPMOVDB Z20, X20
-	VPMOVDB Z21, X21
-	VPMOVDB Z22, X22
-	VPMOVDB Z23, X23
-	VINSERTI32X4 $1, X21, Z20, Z20
-	VINSERTI32X4 $2, X22, Z20, Z20
-	VINSERTI32X4 $3, X23, Z20, Z20
-	VPERMB Z20, Z30, Z20
-	VMOVDQU32 Z20, 1024(R12)
-	ADDQ $256, R8
+` + p2Pack("Z16", "Z17", "Z12", "Z13", "(R12)") + p2Pack("Z20", "Z21", "Z22", "Z23", "1024(R12)") + p2Next + `	JNZ  a@_p2s
+a@_p2d:`
+
+// p2Head points the second prepass at the tile's products (R8) and packed weights (R12), R10
+// its row quads.
+const p2Head = `	LEAQ %PB%(SP), R8
+	LEAQ %QP%(SP), R12
+	MOVQ %TN%(SP), R10
+	ADDQ $3, R10
+	SHRQ $2, R10
+`
+
+// p2Round rounds a quad's four rows of w·d (R8) times inv (Z14) to int32 W in Z16, Z17, Z12, Z13.
+const p2Round = `	VMULPS (R8), Z14, Z16
+	VMULPS 64(R8), Z14, Z17
+	VMULPS 128(R8), Z14, Z12
+	VMULPS 192(R8), Z14, Z13
+	VCVTPS2DQ Z16, Z16
+	VCVTPS2DQ Z17, Z17
+	VCVTPS2DQ Z12, Z12
+	VCVTPS2DQ Z13, Z13
+`
+
+// p2Sum adds a quad's W to ΣW (Z18).
+const p2Sum = `	VPADDD Z16, Z17, Z20
+	VPADDD Z12, Z13, Z21
+	VPADDD Z20, Z21, Z20
+	VPADDD Z20, Z18, Z18
+`
+
+// p2Next steps the second prepass to the next quad.
+const p2Next = `	ADDQ $256, R8
 	ADDQ $64, R12
 	DECQ R10
-	JNZ  a@_p2s
-a@_p2d:`
+`
+
+// p2Pack narrows four rows' int32 W (a, b, c, d) to bytes, one row a 128-bit lane, permutes
+// them as the codes are (Z30) and stores the 64 bytes at dst.
+func p2Pack(a, b, c, d, dst string) string {
+	x := func(z string) string { return "X" + z[1:] }
+	return fmt.Sprintf(`	VPMOVDB %[1]s, %[5]s
+	VPMOVDB %[2]s, %[6]s
+	VPMOVDB %[3]s, %[7]s
+	VPMOVDB %[4]s, %[8]s
+	VINSERTI32X4 $1, %[6]s, %[1]s, %[1]s
+	VINSERTI32X4 $2, %[7]s, %[1]s, %[1]s
+	VINSERTI32X4 $3, %[8]s, %[1]s, %[1]s
+	VPERMB %[1]s, Z30, %[1]s
+	VMOVDQU32 %[1]s, %[9]s
+`, a, b, c, d, x(a), x(b), x(c), x(d), dst)
+}
 
 // pass2U is the second pass of the kernels with unsigned 8-bit weights (w8u) over a block's
 // rows, where the flag is set: the sums negated, the negative parts max(−W, 0) added by the row
