@@ -136,6 +136,39 @@ func multiScoresQ80VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byt
 //go:noescape
 func multiScoresQ80Z4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 
+// vnniQ8One makes q8_0's VNNI scores quantize the query to one signed byte a value (qmax
+// vnniQMax1, as llama.cpp's q8_0 dot and the q4 kernels here), not two digits, and take
+// multiScoresQ80OneVNNI (multiScoresQ80OneZ4VNNI on Zen 4): eight VPDPBUSD a query and block,
+// not sixteen. Off by default; the AVX2 kernels keep two digits either way. Measured on AMD
+// Zen 4 (shared 2 vCPUs, load 2–4), two digits → one:
+//   - TestVNNIQ8OneSpeed (4096 rows of 128 values, 4 queries, thread CPU, alternated, ns a row
+//     min/median): in cache 7.46/7.53 → 5.59/5.63, streamed 8.33/8.57 → 7.98/8.17;
+//   - native/attn TestDecodeBreakdown at the bench shape (131072 cells, 9 alternations, ns a
+//     cell, median of the rounds' medians): scores 8.90 → 8.00, whole 19.8 → 18.4;
+//   - kvlab ab on kvlab-tiny-64 (20 seeds, mean change ± standard error): q8_0 decode KL
+//     5.98e-5 → +16.6 % ± 3.2 %, prompt KL 5.32e-5 → +18.9 % ± 2.1 % (llama.cpp's q8_0 there:
+//     6.3e-5 rotated), PPL and top-1 within noise; q8_0/q4_0 and q8_0/turbo4 within noise but
+//     q8_0/q4_0's decode KL (+3.4 % ± 1.1 %); the outlier fixture alike (q8_0 +15 %, +20 %).
+var vnniQ8One bool
+
+// multiScoresQ80OneVNNI and multiScoresQ80OneZ4VNNI are multiScoresQ80VNNI and
+// multiScoresQ80Z4VNNI for one-digit queries (vnniQ8One).
+//
+//go:noescape
+func multiScoresQ80OneVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
+//go:noescape
+func multiScoresQ80OneZ4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
+// vnniND is the digits per query value of kind's AVX-512 kernel: vnniNDigits, but one for
+// q8_0 under vnniQ8One.
+func vnniND(kind int) int {
+	if kind == vnniQ8_0 && vnniQ8One && !avx2Int {
+		return 1
+	}
+	return vnniNDigits[kind]
+}
+
 // vnniQuant is the quantization of one block of 32 query values at nd digits (1 or 2): the
 // scale s and the integers Q. s is NaN for a block with a non-finite value (every score of the
 // query is then NaN) and 0 for a block with max|q| < qmax·2⁻¹²⁶, where s would not be a normal
@@ -316,7 +349,7 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 	if m == 0 {
 		return
 	}
-	nd := vnniNDigits[kind]
+	nd := vnniND(kind)
 	var digStack [vnniMaxBlocks * vnniBlockBytes]byte
 	var auxStack [vnniMaxBlocks * vnniAuxWords]uint32
 	var stageStack [vnniMaxBlocks * 64]uint16 // per block 16 scales (and minima, high bits)
@@ -358,6 +391,14 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 		}
 		switch kind {
 		case vnniQ8_0:
+			if nd == 1 {
+				if zen4Stream {
+					multiScoresQ80OneZ4VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
+					break
+				}
+				multiScoresQ80OneVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
+				break
+			}
 			if zen4Stream {
 				multiScoresQ80Z4VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 				break
@@ -514,7 +555,7 @@ func scoresDigits(c Codec) (nd, nb int) {
 		}
 	case *q8_0Codec:
 		if intScores && c.full > 0 {
-			return vnniNDigits[vnniQ8_0], c.full
+			return vnniND(vnniQ8_0), c.full
 		}
 	case *iq4nlCodec:
 		if intScoresBW && c.full > 0 {

@@ -1152,6 +1152,27 @@ TEXT ·multiScoresQ80Z4VNNI(SB), NOSPLIT, $0-80
 #include "multi_vnni_q80_amd64.h"
 #undef Q80PF
 
+// func multiScoresQ80OneVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+// multiScoresQ80VNNI with a one-digit query (vnniQ8One): the codes as there (c + 128), each
+// query's two chains as in the q4_0 kernel, the first started at −128·ΣQ, so their sum is
+// Σ Q·c exactly in int32 (at most 32·127·128 = 520192 in magnitude, exact in float32 too):
+// eight VPDPBUSD a query and block, not sixteen.
+TEXT ·multiScoresQ80OneVNNI(SB), NOSPLIT, $0-80
+#define Q80PF PREFETCHT0
+#define Q80ONE
+#include "multi_vnni_q80_amd64.h"
+#undef Q80ONE
+#undef Q80PF
+
+// func multiScoresQ80OneZ4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+// multiScoresQ80OneVNNI prefetching into L2 (PREFETCHT1), as multiScoresQ80Z4VNNI.
+TEXT ·multiScoresQ80OneZ4VNNI(SB), NOSPLIT, $0-80
+#define Q80PF PREFETCHT1
+#define Q80ONE
+#include "multi_vnni_q80_amd64.h"
+#undef Q80ONE
+#undef Q80PF
+
 // DIGITS2 writes the two digit rows of sixteen integers z (Q) at off(DI) and off+32(DI):
 // lo = ((Q+128)&255)−128, hi = (Q−lo)>>8, each packed to bytes (Z20 = 128, Z21 = 255), and adds
 // them to Z26 (hi) and Z27 (lo). Clobbers Z16, Z17.

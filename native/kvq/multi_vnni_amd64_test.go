@@ -5,6 +5,7 @@ package kvq
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"os"
 	"testing"
@@ -540,4 +541,137 @@ func TestVNNIHeaderRegsSpeed(t *testing.T) {
 			f, benchDim, minMedian(cache[0], benchRows), minMedian(cache[1], benchRows),
 			minMedian(stream[0], passRows), minMedian(stream[1], passRows))
 	}
+}
+
+// q8OneModel is the one-digit q8_0 kernel's arithmetic in Go (vnniQ8One): per query h and whole
+// block b, Q and s from vnniQuant at one digit, the exact int32 Σ Q·c converted to float32,
+// times float32(s·d) (one rounding), added to the score by a fused multiply-add (one
+// rounding, through big.Float), then the tail's dot added as vnniScoresRunsStride adds it.
+func q8OneModel(c *q8_0Codec, q []float32, n int, rows []byte, out []float32) {
+	d, rb, nb := c.d, c.rb, c.full
+	td, _ := c.tails()
+	m := len(out) / n
+	for j := 0; j < m; j++ {
+		row := rows[j*rb : (j+1)*rb]
+		for h := 0; h < n; h++ {
+			qh := q[h*d : (h+1)*d]
+			var acc float32
+			for b := 0; b < nb; b++ {
+				s, Q := vnniQuant((*[32]float32)(qh[32*b:]), 1)
+				blk := row[34*b : 34*b+34]
+				var dot int32
+				for i, v := range Q {
+					dot += v * int32(int8(blk[2+i]))
+				}
+				sd := s * F16ToF32(uint16(blk[0])|uint16(blk[1])<<8)
+				x := new(big.Float).SetPrec(256).SetFloat64(float64(float32(dot)))
+				x.Mul(x, new(big.Float).SetFloat64(float64(sd)))
+				x.Add(x, new(big.Float).SetFloat64(float64(acc)))
+				acc, _ = x.Float32()
+			}
+			if td != nil {
+				acc += td(qh, row)
+			}
+			out[j*n+h] = acc
+		}
+	}
+}
+
+// TestVNNIQ8One checks the one-digit q8_0 scores kernels (vnniQ8One; the L1- and the L2-
+// prefetching flavour) against q8OneModel bit for bit: random code bytes (−128 included) under
+// random finite scales, rows of 1 to 9 whole blocks and a tail past them, groups of 16 rows
+// whole, short and padded, 1 to 6 queries, a zero block and a block too small to quantize (s =
+// 0), and that nothing is written past the scores.
+func TestVNNIQ8One(t *testing.T) {
+	if !hasVNNI {
+		t.Skip("no AVX-512 VNNI")
+	}
+	defer func(o, z bool) { vnniQ8One, zen4Stream = o, z }(vnniQ8One, zen4Stream)
+	vnniQ8One = true
+	rng := rand.New(rand.NewPCG(87, 88))
+	const sentinel = float32(-7777.25)
+	for _, z4 := range []bool{false, true} {
+		zen4Stream = z4
+		for _, d := range []int{32, 64, 96, 128, 160, 200, 224, 256, 288} {
+			c := mustCodec(t, Q8_0, d).(*q8_0Codec)
+			if nd, _ := scoresDigits(c); nd != 1 {
+				t.Fatalf("d%d: q8_0 takes %d digits under vnniQ8One", d, nd)
+			}
+			rb := c.RowBytes()
+			for _, rows := range []int{1, 15, 16, 17, 33, 64, 100} {
+				enc := make([]byte, rows*rb)
+				for i := range enc {
+					enc[i] = byte(rng.Uint32())
+				}
+				for r := 0; r < rows; r++ {
+					for b := 0; b*32 < d; b++ {
+						h := uint16(rng.Uint32())&^(0x1f<<10) | uint16(1+rng.IntN(29))<<10 // finite
+						enc[r*rb+34*b], enc[r*rb+34*b+1] = byte(h), byte(h>>8)
+					}
+				}
+				for _, n := range []int{1, 2, 3, 4, 5, 6} {
+					q := gaussianRows(rng, n, d, 1)
+					if d >= 64 {
+						clear(q[32:64]) // a zero block
+						for i := 0; i < 32; i++ {
+							q[(n-1)*d+i] *= 0x1p-120 // max|q| < 127·2⁻¹²⁶: s = 0
+						}
+					}
+					buf := make([]float32, rows*n+16)
+					for j := range buf {
+						buf[j] = sentinel
+					}
+					c.DotManyMulti(q, n, enc, buf[:rows*n])
+					for j := rows * n; j < len(buf); j++ {
+						if buf[j] != sentinel {
+							t.Fatalf("d%d rows%d n%d: out[%d] written past the scores", d, rows, n, j)
+						}
+					}
+					want := make([]float32, rows*n)
+					q8OneModel(c, q, n, enc, want)
+					for i := range want {
+						if math.Float32bits(buf[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("Zen 4 flavour %v d%d rows%d n%d: score %d (row %d, query %d): %g, model %g",
+								z4, d, rows, n, i, i/n, i%n, buf[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestVNNIBoundQ8One is TestVNNIBound's check of q8_0 with a one-digit query (vnniQ8One:
+// qmax 127).
+func TestVNNIBoundQ8One(t *testing.T) {
+	if !hasVNNI {
+		t.Skip("no AVX-512 VNNI")
+	}
+	defer func(o bool) { vnniQ8One = o }(vnniQ8One)
+	vnniQ8One = true
+	rng := rand.New(rand.NewPCG(89, 90))
+	for _, d := range []int{32, 128, 200, 1024} {
+		checkVNNIBound(t, rng, Q8_0, d)
+	}
+}
+
+// TestVNNIQ8OneSpeed reports (KVLAB_SPEED_REPORT set), per row of benchDim values and four
+// queries, the thread-CPU time of q8_0's DotManyMulti through the two-digit kernel and the
+// one-digit one (vnniQ8One), alternated (scoreSpeeds): in cache and streamed, ns min/median.
+func TestVNNIQ8OneSpeed(t *testing.T) {
+	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
+		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
+	}
+	if !hasVNNI {
+		t.Skip("no AVX-512 VNNI")
+	}
+	defer func(o bool) { vnniQ8One = o }(vnniQ8One)
+	modes := []func(func()){
+		func(f func()) { vnniQ8One = false; f() },
+		func(f func()) { vnniQ8One = true; f() },
+	}
+	cache, stream, passRows := scoreSpeeds(t, Q8_0, modes)
+	t.Logf("q8_0 scores per row of %d values, 4 queries, ns min/median: in cache two digits %s, one %s; streamed two digits %s, one %s",
+		benchDim, minMedian(cache[0], benchRows), minMedian(cache[1], benchRows),
+		minMedian(stream[0], passRows), minMedian(stream[1], passRows))
 }

@@ -1,5 +1,6 @@
 // The body of the q8_0 scores kernels (multi_vnni_amd64.s: multiScoresQ80VNNI and its Zen 4
-// flavour multiScoresQ80Z4VNNI), included once for each with Q80PF the prefetch instruction.
+// flavour multiScoresQ80Z4VNNI), included once for each with Q80PF the prefetch instruction;
+// with Q80ONE defined, the one-digit kernels (multiScoresQ80OneVNNI, multiScoresQ80OneZ4VNNI).
 
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
@@ -82,6 +83,18 @@ vnniQ80_blk:
 	VPXORD Z31, Z27, Z6
 	VPXORD Z31, Z28, Z7
 
+#ifdef Q80ONE
+	VPBROADCASTD 48(DX), Z12   // −128·ΣQ: the codes' offset (one digit: aux[12+h])
+	VPBROADCASTD 52(DX), Z13
+	VPBROADCASTD 56(DX), Z14
+	VPBROADCASTD 60(DX), Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	CHAINS1
+	FINISHES1
+#else
 	VPBROADCASTD 48(DX), Z12   // −128·Σ(digit): the codes' offset
 	VPBROADCASTD 56(DX), Z13
 	VPBROADCASTD 64(DX), Z14
@@ -105,11 +118,17 @@ vnniQ80_blk:
 	FINISH2(Z14, Z18, 2, Z10)
 	FINISH2(Z15, Z19, 3, Z11)
 
+#endif
+
 	ADDQ $34, CX
 	ADDQ $34, BX
 	ADDQ $34, R14
 	ADDQ $34, R15
+#ifdef Q80ONE
+	ADDQ $128, SI
+#else
 	ADDQ $256, SI
+#endif
 	ADDQ $96, DX
 	ADDQ $32, R13
 	DECQ R11
