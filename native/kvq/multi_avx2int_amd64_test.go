@@ -76,7 +76,8 @@ func avx2IntRows(rng *rand.Rand, c Codec, rows int) []byte {
 // for bit (their contract, multi_avx2int_amd64.go): encoded and random payloads, row counts
 // around the kernels' groups of eight and the driver's sixteen, one to eight queries (the
 // driver pads and gathers short groups), rows of one to 32 blocks (the heap buffers past
-// vnniMaxBlocks) with a short last block, and scores started from channel offsets.
+// vnniMaxBlocks) with a short last block, and scores started from channel offsets; q8_0 also
+// with one-digit queries (vnniQ8One), which its AVX-VNNI kernel does not take.
 //
 // The reference runs wherever the CPU has the VNNI kernels (vnniReference), so the check keeps
 // its meaning under KVLAB_NO_AVX512VNNI and KVLAB_NO_AVX512VBMI, which only hide them from the
@@ -86,41 +87,51 @@ func TestAVX2IntScores(t *testing.T) {
 		t.Skip("needs AVX-512 VNNI and BW for the reference kernels")
 	}
 	rng := rand.New(rand.NewPCG(61, 62))
-	for _, f := range avx2IntFormats {
-		for _, d := range []int{32, 64, 128, 200, 1024} {
-			for _, n := range []int{1, 3, 4, 5, 8} {
-				for _, rows := range []int{1, 8, 16, 37, 130} {
-					t.Run(fmt.Sprintf("%s/d%d/n%d/rows%d", f, d, n, rows), func(t *testing.T) {
-						c := mustCodec(t, f, d)
-						if rc, ok := c.(*rotCodec); ok {
-							c = rc.inner
-						}
-						enc := avx2IntRows(rng, c, rows)
-						q := gaussianRows(rng, n, d, 1)
-						for i := range q { // a spread of block scales
-							q[i] *= float32(math.Ldexp(1, i/32%7-3))
-						}
-						var mu []float32
-						if rows%2 == 1 {
-							mu = gaussianRows(rng, 1, d, 1)
-						}
-						mq := c.(muScorer)
-						want := make([]float32, rows*n)
-						withVNNIScores(func() { mq.dotManyMultiMu(q, n, enc, want, mu) })
-						got := make([]float32, rows*n)
-						for i := range got {
-							got[i] = float32(math.NaN())
-						}
-						for _, vnni := range avx2IntForms() {
-							withAVX2Int(vnni, func() { mq.dotManyMultiMu(q, n, enc, got, mu) })
-							for i := range got {
-								if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-									t.Fatalf("AVX-VNNI %v: row %d query %d: AVX2 %g, AVX-512 VNNI %g", vnni, i/n, i%n, got[i], want[i])
-								}
+	defer func(o bool) { vnniQ8One = o }(vnniQ8One)
+	for _, one := range []bool{false, true} {
+		for _, f := range avx2IntFormats {
+			if one && f != Q8_0 {
+				continue
+			}
+			vnniQ8One = one
+			for _, d := range []int{32, 64, 128, 200, 1024} {
+				for _, n := range []int{1, 3, 4, 5, 8} {
+					for _, rows := range []int{1, 8, 16, 37, 130} {
+						t.Run(fmt.Sprintf("%s/one%v/d%d/n%d/rows%d", f, one, d, n, rows), func(t *testing.T) {
+							c := mustCodec(t, f, d)
+							if rc, ok := c.(*rotCodec); ok {
+								c = rc.inner
 							}
-							clear(got)
-						}
-					})
+							enc := avx2IntRows(rng, c, rows)
+							q := gaussianRows(rng, n, d, 1)
+							for i := range q { // a spread of block scales
+								q[i] *= float32(math.Ldexp(1, i/32%7-3))
+							}
+							var mu []float32
+							if rows%2 == 1 {
+								mu = gaussianRows(rng, 1, d, 1)
+							}
+							mq := c.(muScorer)
+							want := make([]float32, rows*n)
+							withVNNIScores(func() { mq.dotManyMultiMu(q, n, enc, want, mu) })
+							got := make([]float32, rows*n)
+							for i := range got {
+								got[i] = float32(math.NaN())
+							}
+							for _, vnni := range avx2IntForms() {
+								if one && vnni {
+									continue // two digits: not the reference's
+								}
+								withAVX2Int(vnni, func() { mq.dotManyMultiMu(q, n, enc, got, mu) })
+								for i := range got {
+									if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+										t.Fatalf("AVX-VNNI %v: row %d query %d: AVX2 %g, AVX-512 VNNI %g", vnni, i/n, i%n, got[i], want[i])
+									}
+								}
+								clear(got)
+							}
+						})
+					}
 				}
 			}
 		}

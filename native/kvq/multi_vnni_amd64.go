@@ -139,8 +139,9 @@ func multiScoresQ80Z4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *b
 // vnniQ8One makes q8_0's VNNI scores quantize the query to one signed byte a value (qmax
 // vnniQMax1, as llama.cpp's q8_0 dot and the q4 kernels here), not two digits, and take
 // multiScoresQ80OneVNNI (multiScoresQ80OneZ4VNNI on Zen 4): eight VPDPBUSD a query and block,
-// not sixteen. Off by default; the AVX2 kernels keep two digits either way. Measured on AMD
-// Zen 4 (shared 2 vCPUs, load 2–4), two digits → one:
+// not sixteen. Off by default. AVX2 without AVX-VNNI takes one digit with it too (vnniND), the
+// same scores; AVX-VNNI keeps two. Measured on AMD Zen 4 (shared 2 vCPUs, load 2–4), two
+// digits → one:
 //   - TestVNNIQ8OneSpeed (4096 rows of 128 values, 4 queries, thread CPU, alternated, ns a row
 //     min/median): in cache 7.46/7.53 → 5.59/5.63, streamed 8.33/8.57 → 7.98/8.17;
 //   - native/attn TestDecodeBreakdown at the bench shape (131072 cells, 9 alternations, ns a
@@ -160,10 +161,13 @@ func multiScoresQ80OneVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *
 //go:noescape
 func multiScoresQ80OneZ4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 
-// vnniND is the digits per query value of kind's AVX-512 kernel: vnniNDigits, but one for
-// q8_0 under vnniQ8One.
+// vnniND is the digits per query value of kind's kernel: vnniNDigits, but one for q8_0 under
+// vnniQ8One, on AVX-512 VNNI and on AVX2 without AVX-VNNI (whose s16 route takes the integers
+// Q of either, iq4_nl's one digit as q8_0's two, and forms the same Σ Q·c: the AVX-512
+// kernel's scores bit for bit); the AVX-VNNI q8_0 kernel keeps two (its byte route is written
+// for two digits).
 func vnniND(kind int) int {
-	if kind == vnniQ8_0 && vnniQ8One && !avx2Int {
+	if kind == vnniQ8_0 && vnniQ8One && !(avx2Int && avxVNNI) {
 		return 1
 	}
 	return vnniNDigits[kind]
