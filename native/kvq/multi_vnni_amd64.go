@@ -149,7 +149,12 @@ func multiScoresQ80Z4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *b
 //   - kvlab ab on kvlab-tiny-64 (20 seeds, mean change ± standard error): q8_0 decode KL
 //     5.98e-5 → +16.6 % ± 3.2 %, prompt KL 5.32e-5 → +18.9 % ± 2.1 % (llama.cpp's q8_0 there:
 //     6.3e-5 rotated), PPL and top-1 within noise; q8_0/q4_0 and q8_0/turbo4 within noise but
-//     q8_0/q4_0's decode KL (+3.4 % ± 1.1 %); the outlier fixture alike (q8_0 +15 %, +20 %).
+//     q8_0/q4_0's decode KL (+3.4 % ± 1.1 %); the outlier fixture alike (q8_0 +15 %, +20 %);
+//     unrotated q8_0 (q8_0-r, the same for every seed) decode KL 6.23e-5 → 7.76e-5, prompt KL
+//     6.17e-5 → 6.82e-5 (llama.cpp's: 7.9e-5);
+//   - kvlab bench attn --ctx 131072 --kv q8_0 --heads 32 --kv-heads 8 --head-dim 128
+//     --threads 1 (12 alternations, wall clock, load ~3.4): median 18.1 → 16.8 ms, min 17.1 →
+//     15.5 ms, median of the pairs' differences −1.6 ms (f16 median 25.7 ms, min 25.1).
 var vnniQ8One bool
 
 // multiScoresQ80OneVNNI and multiScoresQ80OneZ4VNNI are multiScoresQ80VNNI and
