@@ -264,37 +264,11 @@ func TestIQ4NLScoresVBMI(t *testing.T) {
 	rng := rand.New(rand.NewPCG(81, 82))
 	for _, d := range []int{32, 128, 200, 256} {
 		for _, rows := range []int{1, 15, 16, 17, 64, 100} {
-			c := mustCodec(t, IQ4_NL, d)
-			mq := c.(MultiQuery)
-			rb := c.RowBytes()
-			src := outlierRows(rng, rows, d)
-			enc := make([]byte, rows*rb)
-			for r := 0; r < rows; r++ {
-				row := enc[r*rb : (r+1)*rb]
-				c.Encode(row, src[r*d:(r+1)*d])
-				for b := 0; b < d/32; b++ { // keep the f16 scale, any codes
-					for i := b*18 + 2; i < b*18+18; i++ {
-						row[i] = byte(rng.Uint32())
-					}
-				}
-			}
+			// Keep the f16 scale, any codes.
+			mq, enc := payloadRows(t, rng, IQ4_NL, d, rows, 2, 18)
 			for _, n := range []int{4, 6} {
-				q := gaussianRows(rng, n, d, 1)
-				for i := 0; i < min(32, d); i++ {
-					q[d+i] = 0 // query 1's first block is zero
-				}
-				var out [2][]float32
-				for k, v := range []bool{true, false} {
-					iq4ScoresVBMI = v
-					out[k] = make([]float32, rows*n)
-					mq.DotManyMulti(q, n, enc, out[k])
-				}
-				for i := range out[0] {
-					if math.Float32bits(out[0][i]) != math.Float32bits(out[1][i]) {
-						t.Fatalf("d%d rows%d n%d: score %d (row %d, query %d): VBMI kernel %g, the other %g",
-							d, rows, n, i, i/n, i%n, out[0][i], out[1][i])
-					}
-				}
+				checkSwitchScores(t, mq, n, enc, rows, &iq4ScoresVBMI, rng,
+					fmt.Sprintf("d%d rows%d n%d", d, rows, n), [2]string{"VBMI kernel", "the other"})
 			}
 		}
 	}
@@ -378,39 +352,56 @@ func TestQ5ScoresGFNI(t *testing.T) {
 		}
 		for _, d := range []int{32, 128, 200, 256} {
 			for _, rows := range []int{1, 15, 16, 17, 64, 100} {
-				c := mustCodec(t, f, d)
-				mq := c.(MultiQuery)
-				rb := c.RowBytes()
-				src := outlierRows(rng, rows, d)
-				enc := make([]byte, rows*rb)
-				for r := 0; r < rows; r++ {
-					row := enc[r*rb : (r+1)*rb]
-					c.Encode(row, src[r*d:(r+1)*d])
-					for b := 0; b < d/32; b++ {
-						for i := b*bs + hdr; i < (b+1)*bs; i++ {
-							row[i] = byte(rng.Uint32())
-						}
-					}
-				}
+				mq, enc := payloadRows(t, rng, f, d, rows, hdr, bs)
 				for _, n := range []int{4, 6} {
-					q := gaussianRows(rng, n, d, 1)
-					for i := 0; i < min(32, d); i++ {
-						q[d+i] = 0 // query 1's first block is zero
-					}
-					var out [2][]float32
-					for k, v := range []bool{true, false} {
-						q5ScoresGFNI = v
-						out[k] = make([]float32, rows*n)
-						mq.DotManyMulti(q, n, enc, out[k])
-					}
-					for i := range out[0] {
-						if math.Float32bits(out[0][i]) != math.Float32bits(out[1][i]) {
-							t.Fatalf("%v d%d rows%d n%d: score %d (row %d, query %d): GFNI kernel %g, VNNI %g",
-								f, d, rows, n, i, i/n, i%n, out[0][i], out[1][i])
-						}
-					}
+					checkSwitchScores(t, mq, n, enc, rows, &q5ScoresGFNI, rng,
+						fmt.Sprintf("%v d%d rows%d n%d", f, d, rows, n), [2]string{"GFNI kernel", "VNNI"})
 				}
 			}
+		}
+	}
+}
+
+// payloadRows encodes rows outlier rows of d values in format f (blocks of bs bytes) and
+// replaces each whole block's bytes past its first hdr (the scale, and minimum) with random
+// ones: every code, under encoded scales.
+func payloadRows(t *testing.T, rng *rand.Rand, f Format, d, rows, hdr, bs int) (MultiQuery, []byte) {
+	t.Helper()
+	c := mustCodec(t, f, d)
+	rb := c.RowBytes()
+	src := outlierRows(rng, rows, d)
+	enc := make([]byte, rows*rb)
+	for r := 0; r < rows; r++ {
+		row := enc[r*rb : (r+1)*rb]
+		c.Encode(row, src[r*d:(r+1)*d])
+		for b := 0; b < d/32; b++ {
+			for i := b*bs + hdr; i < (b+1)*bs; i++ {
+				row[i] = byte(rng.Uint32())
+			}
+		}
+	}
+	return c.(MultiQuery), enc
+}
+
+// checkSwitchScores scores n random queries (query 1's first block zero) over rows rows of enc
+// with *sw true and then false, and fails t unless the two agree bit for bit; what and names
+// (the kernels under true and false) label a failure.
+func checkSwitchScores(t *testing.T, mq MultiQuery, n int, enc []byte, rows int, sw *bool, rng *rand.Rand, what string, names [2]string) {
+	t.Helper()
+	d := mq.(Codec).Dim()
+	q := gaussianRows(rng, n, d, 1)
+	for i := 0; i < min(32, d); i++ {
+		q[d+i] = 0
+	}
+	var out [2][]float32
+	for k, v := range []bool{true, false} {
+		*sw = v
+		out[k] = make([]float32, rows*n)
+		mq.DotManyMulti(q, n, enc, out[k])
+	}
+	for i := range out[0] {
+		if math.Float32bits(out[0][i]) != math.Float32bits(out[1][i]) {
+			t.Fatalf("%s: score %d (row %d, query %d): %s %g, %s %g", what, i, i/n, i%n, names[0], out[0][i], names[1], out[1][i])
 		}
 	}
 }
