@@ -411,6 +411,15 @@ a@_p2:
 // with p2Quads' kernels, median ns a row): q4_0 5.03 → 4.78, q4_1 5.97 → 5.73, iq4_nl 5.15 →
 // 4.90. With the pass removed altogether (not a working kernel) q4_0 took 4.24: the rest of the
 // pass, ~0.5 ns a row, runs before the row loops with nothing beside it.
+//
+// Where q4_0's kernel (with p2QuadsPack) spends its 4.78 ns a row, by ablation (the time saved
+// with each piece dropped from a copy of the kernel, not a working one; same measurement): the
+// VPDPBUSD 1.45, the decoder's mask and shifts 0.7 (one mask since dropped: rawLo), VPERMT2B
+// 0.5, this pass 0.5, and the pipelined first prepass's vector operations 1.0 (q4_1's 2.1, with
+// its mins): of those VCVTPH2PS 0.4 (q4_1's two 0.8), VPERMW 0.3, VBROADCASTF32X4 0.25, VMULPS and VRANGEPS
+// 0.15 each; the prefetches nothing in cache. The vector pipes are the bound (each 512-bit
+// operation costs its slots), not the multiplies nor the scalar work: the first prepass's row
+// pointer kept in SI rather than the frame changed nothing (5.01 and 5.01 ns, medians).
 var p2QuadsPack = `	// W = round(w·d·inv) as int8, rows in quads: (W_4q … W_4q+3) per dword; ΣW per lane.
 ` + p2Head + `	VPXORD Z18, Z18, Z18
 	VPBROADCASTD ·intAccOnes8(SB), Z20
