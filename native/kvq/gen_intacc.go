@@ -117,8 +117,8 @@ type format struct {
 	// vtwo: the VBMI kernel takes two row pairs a step (loop2) with its weights broadcast into
 	// registers, whatever two and bcst say for the other.
 	vtwo bool
-	// pipe: the VBMI kernel (four accumulators) forms the next tile's w·d in this tile's row
-	// loops (p1Pipe).
+	// pipe: the VBMI kernel (four accumulators; q8_0's, which has no VBMI flavour: its two
+	// kernels) forms the next tile's w·d in this tile's row loops (p1Pipe).
 	pipe bool
 	// w8dec decodes a row quad's codes for the kernel with 8-bit weights (quadDec; nil for
 	// none): its name takes V8 (multiAccQ40V8INT, multiAccQ40V8TwoINT).
@@ -317,7 +317,7 @@ func quadDec5(pay, qh int) func(a string) string {
 var formats = []format{
 	{name: "Q40", doc: "q4_0: d (f16), 16 nibble bytes; x = (c − 8)·d.", bs: 18, off: 8, offShift: 3, two: true, dec: q40Dec(2),
 		vdec: q40DecVBMI(2), pipe: true, w8dec: quadDec(2, false), w8raw: true},
-	{name: "Q80", doc: "q8_0: d (f16), 32 int8 codes; x = c·d.", bs: 34, perm: true, two: true, dec: q80Dec},
+	{name: "Q80", doc: "q8_0: d (f16), 32 int8 codes; x = c·d.", bs: 34, perm: true, two: true, dec: q80Dec, pipe: true},
 	{name: "Q41", doc: "q4_1: d, m (f16), 16 nibble bytes; x = (c − 8)·d + (m + 8·d).", bs: 20, off: 8, offShift: 3,
 		min: true, two: true, dec: q40Dec(4), vdec: q40DecVBMI(4), pipe: true, w8dec: quadDec(4, false), w8raw: true},
 	{name: "Q50", doc: "q5_0: d (f16), qh (32 fifth bits), 16 nibble bytes; x = (c − 16)·d.", bs: 22, off: 16, offShift: 4,
@@ -385,6 +385,12 @@ a@_p2:
 	ADDQ $64, R12
 	DECQ R10
 	JNZ  a@_p2`
+
+// p2PairsNoSum is p2Pairs without ΣW, for q8_0 (off = 0: no off·ΣW to subtract). On AMD Zen 4
+// (TestIntAccQ80Speed, in cache, thread CPU time, 201 calls alternated, median ns a row) 7.14 →
+// 6.99.
+var p2PairsNoSum = strings.Replace(strings.Replace(p2Pairs, "\tVPXORD Z18, Z18, Z18\n", "", 1),
+	"\tVPADDD Z16, Z17, Z13\n\tVPADDD Z13, Z18, Z18\n", "", 1)
 
 // tailPair is the row-pair loop's lone last row (int16 weights).
 const tailPair = `	TESTQ $1, %TN%(SP)
@@ -1148,6 +1154,9 @@ func gen(suffix string) string {
 			sumStore = fmt.Sprintf("VPSLLD $%d, Z18, Z18\n\tVMOVDQU32 Z18, %d(SP)", f.offShift, oSS)
 		}
 		loop, p2, tail, zrows, zdoc := loop1, p2Pairs, tailPair, "", "the zero row that pairs with a lone last row"
+		if f.off == 0 {
+			p2 = p2PairsNoSum
+		}
 		if f.two {
 			loop = loop2
 		}
@@ -1183,7 +1192,7 @@ func gen(suffix string) string {
 			"%MINSTORE%", minStore, "%SUMSTORE%", sumStore,
 			"%DEC%", f.dec("R12"), "%DECT%", f.dec("tail:R12"), "%DOTS0%", dotsW(k.w8, f, 0, set1), "%DOTS1%", dotsW(k.w8, f, 64, set2),
 			"%SET2%", strings.Join(set2[:], ", "), "%ZERO%", zero(f.two), "%JOIN%", join(f.two), "%FINISH%", finish(f))
-		s = p1Pipe(f, s, f.pipe && nacc == 4 && (strings.HasSuffix(k.name, "V") || k.w8), k.w8)
+		s = p1Pipe(f, s, f.pipe && nacc == 4 && (strings.HasSuffix(k.name, "V") || k.w8 || f.vdec == nil), k.w8)
 		s = pfRepl(f, k.pf).Replace(s)
 		s = r.Replace(s)
 		if k.w8 && f.w8u {
@@ -1238,9 +1247,18 @@ func pfRepl(f format, inst string) *strings.Replacer {
 // broadcast; with the prepass loop's second load and two-table permute −1%); iq4_nl −3% and
 // −5%. q5_1 (its fourth scale and min broadcast so too, or loaded and permuted as q5_0's were)
 // was 1–2% slower and keeps its own prepass loop, and so do the two-accumulator kernels (not
-// measured). Not measured on Zen 5 or
-// Intel: the prepass's operations are the same ones, now beside the multiplies rather than
-// alone, with ~12 scalar operations (pointers kept in the frame) a row added.
+// measured). q8_0's two kernels (no VBMI flavour; its blocks' third and fourth scales past the
+// first 64 bytes, broadcast by K6 and K5) pipeline it too: on AMD Zen 4 (4096 rows of 128
+// values, four accumulators, thread CPU time, 201 calls alternated with the previous
+// multiAccQ80Z4INT, three runs, median ns a row, with p2PairsNoSum) 7.11–7.20 → 6.59–6.65 in
+// cache (−7.5%), streamed 9.66–10.33 → 9.37–10.18 (−0.1 to −0.3: there it waits on memory). Its
+// prepass loop alone had cost ~1.4 ns a row (a copy without it, not a working kernel: 5.59),
+// the decoder's unpacks and sign extensions ~0.1 (6.99 → 6.88 with two plain loads in their
+// place); the VPDPWSSD broadcasting their weights from memory measured alike (6.53 and 6.60), a
+// VPERMT2W for p2Pairs' shift and blend slower (−0.26 against this −0.53, one run).
+// Not measured on Zen 5 or Intel: the prepass's operations are the same ones, now beside the
+// multiplies rather than alone, with ~12 scalar operations (pointers kept in the frame) a row
+// added.
 // Registers: Z22, Z25..Z27 (the inv constants, reloaded by pre), R11 (the next tile's rows
 // left), Z29 and K4, K5 (the quad's, unchanged while one quad is the whole row).
 // chainRegs are the registers of the pipelined prepass's chains (Σ w·d, Σ w·m) of rows of even
@@ -1291,6 +1309,10 @@ func p1Pipe(f format, s string, on, w8 bool) string {
 			// The fourth block's scale (and min) past the first 64 bytes: broadcast into its
 			// lanes (K5: words 12..15; K7: words 28..31), which VPERMW filled from the index
 			// mod 32.
+			if 2*f.bs+hdr > 64 {
+				// q8_0: the third block's scale too (K6: words 8..11).
+				fmt.Fprintf(&b, "\tVPBROADCASTW %d(AX), K6, Z26\n", 2*f.bs)
+			}
 			fmt.Fprintf(&b, "\tVPBROADCASTW %d(AX), K5, Z26\n", 3*f.bs)
 			if f.min {
 				fmt.Fprintf(&b, "\tVPBROADCASTW %d(AX), K7, Z26\n", 3*f.bs+2)
@@ -1391,6 +1413,9 @@ a@_pn:
 		// Four blocks exactly, so that the fourth block's scale is in the row.
 		jump = "JNE "
 		setup.WriteString("\tMOVL $0xF000, AX\n\tKMOVD AX, K5\n")
+		if 2*f.bs+hdr > 64 {
+			setup.WriteString("\tMOVL $0x0F00, AX\n\tKMOVD AX, K6\n")
+		}
 		if f.min {
 			setup.WriteString("\tMOVL $0xF0000000, AX\n\tKMOVD AX, K7\n")
 		}

@@ -1469,6 +1469,7 @@ TEXT ·multiAccQ80INT(SB), 0, $6848-64
 	MOVQ AX, 6472(SP)
 	MOVQ m+40(FP), AX
 	MOVQ AX, 6480(SP)
+	MOVQ $0, 6560(SP)
 
 aQ80_tile:
 	MOVQ 6480(SP), AX
@@ -1508,6 +1509,8 @@ aQ80_nq:
 	SHRQ $32, R9
 	KMOVQ R9, K5
 
+	CMPQ 6560(SP), $0
+	JNE  aQ80_pre
 	// w·d per row (lane 4b+h), its largest magnitude per lane (and Σ w·m), two rows a step
 	// with a chain each (row a: Z10, Z11, Z9; row b: Z28, Z18, Z17), joined after.
 	LEAQ (DI)(BX*1), R12
@@ -1546,6 +1549,20 @@ aQ80_p1:
 	ADDQ $128, R15
 	DECQ R10
 	JNZ  aQ80_p1
+	JMP  aQ80_p1o
+aQ80_pre:
+	// The tile's w·d, formed in the previous tile's row loops: its largest magnitudes (Z27) and
+	// chains into the registers the prepass loop leaves them in.
+	MOVQ $0, 6560(SP)
+	VMOVAPS Z27, Z10
+	VXORPS Z28, Z28, Z28
+	MOVQ 6464(SP), AX
+	SHLQ $6, AX
+	LEAQ 0(SP)(AX*1), R15
+	VPBROADCASTD ·intAccQMax(SB), Z27
+	VPBROADCASTD ·intAccInvCap(SB), Z26
+	VPBROADCASTD ·intAccOne(SB), Z25
+	JMP  aQ80_p1e
 aQ80_p1o:
 	TESTQ $1, 6464(SP)
 	JZ   aQ80_p1e
@@ -1576,14 +1593,11 @@ aQ80_p1e:
 	MOVQ 6464(SP), R10
 	INCQ R10
 	SHRQ $1, R10
-	VPXORD Z18, Z18, Z18
 aQ80_p2:
 	VMULPS (R8), Z14, Z16
 	VMULPS 64(R8), Z14, Z17
 	VCVTPS2DQ Z16, Z16
 	VCVTPS2DQ Z17, Z17
-	VPADDD Z16, Z17, Z13
-	VPADDD Z13, Z18, Z18
 	VPSLLD $16, Z17, Z17
 	VPBLENDMW Z16, Z17, K3, Z16
 	VMOVDQU32 Z16, (R12)
@@ -1594,6 +1608,37 @@ aQ80_p2:
 	LEAQ 4224(SP), AX
 	MOVQ AX, 6504(SP)
 	LEAQ 6272(SP), R13
+	// The next tile's first prepass in this tile's row loops where a row is one quad.
+	XORQ R11, R11
+	MOVQ nv+16(FP), AX
+	SHRQ $5, AX
+	CMPQ AX, $4
+	JNE  aQ80_nopipe
+	MOVQ 6480(SP), R11
+	CMPQ R11, $64
+	JLE  aQ80_pn
+	MOVQ $64, R11
+aQ80_pn:
+	TESTQ R11, R11
+	JZ   aQ80_nopipe
+	MOVQ 6464(SP), AX
+	IMULQ rb+32(FP), AX
+	ADDQ DI, AX
+	MOVQ AX, 6528(SP)
+	MOVQ 6464(SP), AX
+	IMULQ wstride+56(FP), AX
+	ADDQ 6472(SP), AX
+	MOVQ AX, 6536(SP)
+	LEAQ 0(SP), AX
+	MOVQ AX, 6544(SP)
+	MOVQ $0, 6552(SP)
+	MOVQ $1, 6560(SP)
+	VXORPS Z27, Z27, Z27
+	MOVL $0xF000, AX
+	KMOVD AX, K5
+	MOVL $0x0F00, AX
+	KMOVD AX, K6
+aQ80_nopipe:
 
 aQ80_blk:
 	// Row pairs: the codes of rows a and b widened and multiplied into int32 sums (Z0..Z7; where
@@ -1642,6 +1687,28 @@ aQ80_pair:
 	VPDPWSSD Z13, Z23, Z6
 	VPDPWSSD Z13, Z24, Z7
 	LEAQ (R12)(R9*2), R12
+	TESTQ R11, R11
+	JZ   aQ80_s1
+	MOVQ 6528(SP), AX
+	VMOVDQU16.Z (AX), K4, Z26
+	VPERMW Z26, Z29, Z26
+	VPBROADCASTW 68(AX), K6, Z26
+	VPBROADCASTW 102(AX), K5, Z26
+	ADDQ R9, AX
+	MOVQ AX, 6528(SP)
+	MOVQ 6536(SP), AX
+	VBROADCASTF32X4 (AX), Z25
+	ADDQ wstride+56(FP), AX
+	MOVQ AX, 6536(SP)
+	VCVTPH2PS Y26, Z22
+	VMULPS Z25, Z22, Z22
+	MOVQ 6544(SP), AX
+	VMOVUPS Z22, (AX)
+	ADDQ $64, AX
+	MOVQ AX, 6544(SP)
+	VRANGEPS $0x0B, Z22, Z27, Z27
+	DECQ R11
+aQ80_s1:
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	VMOVDQU8 2(R12), Y20
@@ -1788,6 +1855,31 @@ aQ80_fin:
 	JNZ  aQ80_blk
 	CMPQ 6488(SP), $0
 	JNE  aQ80_quad
+	MOVQ rb+32(FP), R9
+aQ80_cu:
+	TESTQ R11, R11
+	JZ   aQ80_cud
+	MOVQ 6528(SP), AX
+	VMOVDQU16.Z (AX), K4, Z26
+	VPERMW Z26, Z29, Z26
+	VPBROADCASTW 68(AX), K6, Z26
+	VPBROADCASTW 102(AX), K5, Z26
+	ADDQ R9, AX
+	MOVQ AX, 6528(SP)
+	MOVQ 6536(SP), AX
+	VBROADCASTF32X4 (AX), Z25
+	ADDQ wstride+56(FP), AX
+	MOVQ AX, 6536(SP)
+	VCVTPH2PS Y26, Z22
+	VMULPS Z25, Z22, Z22
+	MOVQ 6544(SP), AX
+	VMOVUPS Z22, (AX)
+	ADDQ $64, AX
+	MOVQ AX, 6544(SP)
+	VRANGEPS $0x0B, Z22, Z27, Z27
+	DECQ R11
+	JMP  aQ80_cu
+aQ80_cud:
 
 	MOVQ 6464(SP), AX
 	MOVQ AX, R12
@@ -1824,6 +1916,7 @@ TEXT ·multiAccQ80Z4INT(SB), 0, $6848-64
 	MOVQ AX, 6472(SP)
 	MOVQ m+40(FP), AX
 	MOVQ AX, 6480(SP)
+	MOVQ $0, 6560(SP)
 
 aQ80Z4_tile:
 	MOVQ 6480(SP), AX
@@ -1863,6 +1956,8 @@ aQ80Z4_nq:
 	SHRQ $32, R9
 	KMOVQ R9, K5
 
+	CMPQ 6560(SP), $0
+	JNE  aQ80Z4_pre
 	// w·d per row (lane 4b+h), its largest magnitude per lane (and Σ w·m), two rows a step
 	// with a chain each (row a: Z10, Z11, Z9; row b: Z28, Z18, Z17), joined after.
 	LEAQ (DI)(BX*1), R12
@@ -1901,6 +1996,20 @@ aQ80Z4_p1:
 	ADDQ $128, R15
 	DECQ R10
 	JNZ  aQ80Z4_p1
+	JMP  aQ80Z4_p1o
+aQ80Z4_pre:
+	// The tile's w·d, formed in the previous tile's row loops: its largest magnitudes (Z27) and
+	// chains into the registers the prepass loop leaves them in.
+	MOVQ $0, 6560(SP)
+	VMOVAPS Z27, Z10
+	VXORPS Z28, Z28, Z28
+	MOVQ 6464(SP), AX
+	SHLQ $6, AX
+	LEAQ 0(SP)(AX*1), R15
+	VPBROADCASTD ·intAccQMax(SB), Z27
+	VPBROADCASTD ·intAccInvCap(SB), Z26
+	VPBROADCASTD ·intAccOne(SB), Z25
+	JMP  aQ80Z4_p1e
 aQ80Z4_p1o:
 	TESTQ $1, 6464(SP)
 	JZ   aQ80Z4_p1e
@@ -1931,14 +2040,11 @@ aQ80Z4_p1e:
 	MOVQ 6464(SP), R10
 	INCQ R10
 	SHRQ $1, R10
-	VPXORD Z18, Z18, Z18
 aQ80Z4_p2:
 	VMULPS (R8), Z14, Z16
 	VMULPS 64(R8), Z14, Z17
 	VCVTPS2DQ Z16, Z16
 	VCVTPS2DQ Z17, Z17
-	VPADDD Z16, Z17, Z13
-	VPADDD Z13, Z18, Z18
 	VPSLLD $16, Z17, Z17
 	VPBLENDMW Z16, Z17, K3, Z16
 	VMOVDQU32 Z16, (R12)
@@ -1949,6 +2055,37 @@ aQ80Z4_p2:
 	LEAQ 4224(SP), AX
 	MOVQ AX, 6504(SP)
 	LEAQ 6272(SP), R13
+	// The next tile's first prepass in this tile's row loops where a row is one quad.
+	XORQ R11, R11
+	MOVQ nv+16(FP), AX
+	SHRQ $5, AX
+	CMPQ AX, $4
+	JNE  aQ80Z4_nopipe
+	MOVQ 6480(SP), R11
+	CMPQ R11, $64
+	JLE  aQ80Z4_pn
+	MOVQ $64, R11
+aQ80Z4_pn:
+	TESTQ R11, R11
+	JZ   aQ80Z4_nopipe
+	MOVQ 6464(SP), AX
+	IMULQ rb+32(FP), AX
+	ADDQ DI, AX
+	MOVQ AX, 6528(SP)
+	MOVQ 6464(SP), AX
+	IMULQ wstride+56(FP), AX
+	ADDQ 6472(SP), AX
+	MOVQ AX, 6536(SP)
+	LEAQ 0(SP), AX
+	MOVQ AX, 6544(SP)
+	MOVQ $0, 6552(SP)
+	MOVQ $1, 6560(SP)
+	VXORPS Z27, Z27, Z27
+	MOVL $0xF000, AX
+	KMOVD AX, K5
+	MOVL $0x0F00, AX
+	KMOVD AX, K6
+aQ80Z4_nopipe:
 
 aQ80Z4_blk:
 	// Row pairs: the codes of rows a and b widened and multiplied into int32 sums (Z0..Z7; where
@@ -1997,6 +2134,28 @@ aQ80Z4_pair:
 	VPDPWSSD Z13, Z23, Z6
 	VPDPWSSD Z13, Z24, Z7
 	LEAQ (R12)(R9*2), R12
+	TESTQ R11, R11
+	JZ   aQ80Z4_s1
+	MOVQ 6528(SP), AX
+	VMOVDQU16.Z (AX), K4, Z26
+	VPERMW Z26, Z29, Z26
+	VPBROADCASTW 68(AX), K6, Z26
+	VPBROADCASTW 102(AX), K5, Z26
+	ADDQ R9, AX
+	MOVQ AX, 6528(SP)
+	MOVQ 6536(SP), AX
+	VBROADCASTF32X4 (AX), Z25
+	ADDQ wstride+56(FP), AX
+	MOVQ AX, 6536(SP)
+	VCVTPH2PS Y26, Z22
+	VMULPS Z25, Z22, Z22
+	MOVQ 6544(SP), AX
+	VMOVUPS Z22, (AX)
+	ADDQ $64, AX
+	MOVQ AX, 6544(SP)
+	VRANGEPS $0x0B, Z22, Z27, Z27
+	DECQ R11
+aQ80Z4_s1:
 	PREFETCHT1 (R15)
 	ADDQ $64, R15
 	VMOVDQU8 2(R12), Y20
@@ -2143,6 +2302,31 @@ aQ80Z4_fin:
 	JNZ  aQ80Z4_blk
 	CMPQ 6488(SP), $0
 	JNE  aQ80Z4_quad
+	MOVQ rb+32(FP), R9
+aQ80Z4_cu:
+	TESTQ R11, R11
+	JZ   aQ80Z4_cud
+	MOVQ 6528(SP), AX
+	VMOVDQU16.Z (AX), K4, Z26
+	VPERMW Z26, Z29, Z26
+	VPBROADCASTW 68(AX), K6, Z26
+	VPBROADCASTW 102(AX), K5, Z26
+	ADDQ R9, AX
+	MOVQ AX, 6528(SP)
+	MOVQ 6536(SP), AX
+	VBROADCASTF32X4 (AX), Z25
+	ADDQ wstride+56(FP), AX
+	MOVQ AX, 6536(SP)
+	VCVTPH2PS Y26, Z22
+	VMULPS Z25, Z22, Z22
+	MOVQ 6544(SP), AX
+	VMOVUPS Z22, (AX)
+	ADDQ $64, AX
+	MOVQ AX, 6544(SP)
+	VRANGEPS $0x0B, Z22, Z27, Z27
+	DECQ R11
+	JMP  aQ80Z4_cu
+aQ80Z4_cud:
 
 	MOVQ 6464(SP), AX
 	MOVQ AX, R12
