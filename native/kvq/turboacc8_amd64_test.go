@@ -280,3 +280,42 @@ func TestIntAccRoundSub(t *testing.T) {
 		}
 	}
 }
+
+// TestTurboAccWStride checks that the turbo tiers' and tq4's integer kernels read weights laid
+// out wstride bytes apart (20: a fifth weight between rows; the first prepass's general path)
+// as they read them packed 16 bytes apart: bit for bit, odd row counts included.
+func TestTurboAccWStride(t *testing.T) {
+	if !turboIntAcc(4, 64) {
+		t.Skip("no AVX-512 VBMI integer accumulate kernels here")
+	}
+	rng := rand.New(rand.NewPCG(83, 84))
+	for _, tc := range turboAccCases() {
+		const d = 128
+		c := Unwrap(mustCodec(t, tc.f, d))
+		rb := c.RowBytes()
+		for _, rows := range []int{1, 3, 5, 17, 64, 67, 130, 259} {
+			enc := make([]byte, rows*rb)
+			EncodeRows(c, enc, outlierRows(rng, rows, d), rows)
+			w16 := make([]float32, 4*rows)
+			w20 := make([]float32, 5*rows)
+			for j := 0; j < rows; j++ {
+				for h := 0; h < 4; h++ {
+					x := float32(math.Exp(-8 * rng.Float64()))
+					if rng.IntN(6) == 0 {
+						x = -x
+					}
+					w16[4*j+h], w20[5*j+h] = x, x
+				}
+				w20[5*j+4] = float32(rng.NormFloat64() * 1e6)
+			}
+			for _, k := range []accKernel{tc.k16, tc.k8} {
+				acc0 := gaussianRows(rng, 1, 4*d, 1)
+				a16 := append([]float32(nil), acc0...)
+				a20 := append([]float32(nil), acc0...)
+				k(&a16[0], d, d, &enc[0], rb, rows, &w16[0], 16)
+				k(&a20[0], d, d, &enc[0], rb, rows, &w20[0], 20)
+				checkBits(t, fmt.Sprintf("%s rows %d", tc.f, rows), a20, a16)
+			}
+		}
+	}
+}
