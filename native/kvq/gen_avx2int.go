@@ -447,8 +447,9 @@ func kernel(k kern) {
 	} else {
 		fmt.Fprintf(&out, "// %s\n", k.doc)
 	}
+	ahead := !k.q5 || k.min
 	frame := 0
-	if !k.q5 || k.min {
+	if ahead {
 		frame = 8 // the next group's offset from this one's rows
 	}
 	if q8VNNI(k) {
@@ -476,7 +477,6 @@ func kernel(k kern) {
 	// runs alternated, median) 26.0 → 25.0 ns a cell. q5_0 (one 2-byte scale a row to stage)
 	// moved 8.39 → 8.06 in cache but 9.05 → 9.42 streamed and 23.2 → 23.45 whole, within the
 	// noise of a loaded machine, and keeps its stage loop.
-	ahead := !k.q5 || k.min
 	if ahead {
 		p("// The first group's scales (and minima) are staged here, each next group's during its")
 		p("// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).")

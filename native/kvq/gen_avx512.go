@@ -644,12 +644,7 @@ TEXT ·multiScoresFP8BF16(SB), NOSPLIT, $0-72
 	MOVQ so+56(FP), R14
 	MOVQ off+64(FP), AX
 	VBROADCASTF32X4 (AX), Y30
-	VMOVDQU64 ·fp8BF16Hi+0(SB), Z24
-	VMOVDQU64 ·fp8BF16Hi+64(SB), Z25
-	VMOVDQU64 ·fp8BF16Lo+0(SB), Z26
-	VMOVDQU64 ·fp8BF16Lo+64(SB), Z27
-	VPBROADCASTD ·fp8SignMask(SB), Z28
-	VMOVUPS ·reduceOrder(SB), Z29
+` + fp8BF16Tabs + `	VMOVUPS ·reduceOrder(SB), Z29
 	TESTQ R10, R10
 	JZ   fbs_done
 
@@ -770,12 +765,7 @@ TEXT ·multiAccFP8VBMI(SB), 0, $1040-64
 	MOVQ rows+24(FP), DI
 	MOVQ m+40(FP), R10
 	MOVQ w+48(FP), R9
-	VMOVDQU64 ·fp8BF16Hi+0(SB), Z24
-	VMOVDQU64 ·fp8BF16Hi+64(SB), Z25
-	VMOVDQU64 ·fp8BF16Lo+0(SB), Z26
-	VMOVDQU64 ·fp8BF16Lo+64(SB), Z27
-	VPBROADCASTD ·fp8SignMask(SB), Z28
-	VPXORD Z29, Z29, Z29
+` + fp8BF16Tabs + `	VPXORD Z29, Z29, Z29
 	TESTQ R10, R10
 	JZ   fva_done
 	MOVQ nv+16(FP), AX
@@ -1006,6 +996,14 @@ func fvaStoreH(idx string, a, b, c, d int) string { return fvaStoreN(idx, true, 
 // ns a row of 128 values less streamed past the caches than one line (8.5–9.8 ns against
 // 8.9–11.0, three runs on a busy machine, thread CPU time, alternated), and prefetching two
 // tiles ahead was slower (9.9–12.4).
+// fp8BF16Tabs loads the fp8 → bf16 tables (Z24..Z27) and the sign mask (Z28) FP8BF16DEC takes.
+const fp8BF16Tabs = `	VMOVDQU64 ·fp8BF16Hi+0(SB), Z24
+	VMOVDQU64 ·fp8BF16Hi+64(SB), Z25
+	VMOVDQU64 ·fp8BF16Lo+0(SB), Z26
+	VMOVDQU64 ·fp8BF16Lo+64(SB), Z27
+	VPBROADCASTD ·fp8SignMask(SB), Z28
+`
+
 func fp8AccBF16() string {
 	var b strings.Builder
 	b.WriteString(`
@@ -1041,12 +1039,7 @@ TEXT ·multiAccFP8BF16(SB), 0, $536-64
 	MOVQ rows+24(FP), DI
 	MOVQ m+40(FP), R10
 	MOVQ w+48(FP), R9
-	VMOVDQU64 ·fp8BF16Hi+0(SB), Z24
-	VMOVDQU64 ·fp8BF16Hi+64(SB), Z25
-	VMOVDQU64 ·fp8BF16Lo+0(SB), Z26
-	VMOVDQU64 ·fp8BF16Lo+64(SB), Z27
-	VPBROADCASTD ·fp8SignMask(SB), Z28
-	TESTQ R10, R10
+` + fp8BF16Tabs + `	TESTQ R10, R10
 	JZ   fba_done
 	MOVQ nv+16(FP), AX
 	TESTQ AX, AX
@@ -1290,12 +1283,7 @@ TEXT ·multiScoresFP8BF16H(SB), NOSPLIT, $0-72
 	MOVQ so+56(FP), R14
 	MOVQ off+64(FP), AX
 	VBROADCASTF32X4 (AX), Y30
-	VMOVDQU64 ·fp8BF16Hi+0(SB), Z24
-	VMOVDQU64 ·fp8BF16Hi+64(SB), Z25
-	VMOVDQU64 ·fp8BF16Lo+0(SB), Z26
-	VMOVDQU64 ·fp8BF16Lo+64(SB), Z27
-	VPBROADCASTD ·fp8SignMask(SB), Z28
-	VMOVUPS ·fp8PairOrder(SB), Z29
+` + fp8BF16Tabs + `	VMOVUPS ·fp8PairOrder(SB), Z29
 	TESTQ R10, R10
 	JZ   fbh_done
 ` + fp8ScoresBF16Quad() + `

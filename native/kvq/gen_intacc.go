@@ -356,7 +356,7 @@ const (
 	frame  = 6848
 	consts = `VPBROADCASTD ·intAccNibW(SB), Z31
 	VMOVDQU16 ·intAcc@DIdx(SB), Z29
-	VPBROADCASTD ·intAccQMax(SB), Z27
+	VPBROADCASTD ·%QMAX%(SB), Z27
 	VPBROADCASTD ·intAccInvCap(SB), Z26
 	VPBROADCASTD ·intAccOne(SB), Z25
 	MOVL $0x55555555, AX
@@ -1195,11 +1195,13 @@ func gen(suffix string) string {
 		s = p1Pipe(f, s, f.pipe && nacc == 4 && (strings.HasSuffix(k.name, "V") || k.w8 || f.vdec == nil), k.w8)
 		s = pfRepl(f, k.pf).Replace(s)
 		s = r.Replace(s)
+		qmax := "intAccQMax"
 		if k.w8 && f.w8u {
-			s = strings.ReplaceAll(s, "·intAccQMax(SB)", "·intAccQMax8U(SB)")
+			qmax = "intAccQMax8U"
 		} else if k.w8 {
-			s = strings.ReplaceAll(s, "·intAccQMax(SB)", "·intAccQMax8(SB)")
+			qmax = "intAccQMax8"
 		}
+		s = strings.ReplaceAll(s, "%QMAX%", qmax)
 		if k.w8 && f.w8raw {
 			s = rawLo(s)
 		}
@@ -1271,21 +1273,6 @@ func pfRepl(f format, inst string) *strings.Replacer {
 // longer wait on store forwarding.
 var chainRegs = [2][2]string{{"Z10", "Z11"}, {"Z12", "Z19"}}
 
-// evenPar and oddPar are the parities of the w8 loop's two steps where regs, else -1 (oPAR).
-func evenPar(regs bool) int {
-	if regs {
-		return 0
-	}
-	return -1
-}
-
-func oddPar(regs bool) int {
-	if regs {
-		return 1
-	}
-	return -1
-}
-
 func p1Pipe(f format, s string, on, w8 bool) string {
 	if !on {
 		return strings.NewReplacer("%PRECHECK%\n", "", "%PREBLOCK%\n", "", "%PIPESETUP%\n", "", "%CATCHUP%\n", "",
@@ -1298,6 +1285,12 @@ func p1Pipe(f format, s string, on, w8 bool) string {
 	// regs: the w8 kernels of formats with a min keep the chains in registers (chainRegs), a
 	// step's parity fixed by its place in the loop (par 0 or 1), -1: in the frame by oPAR.
 	regs := w8 && f.min
+	par := func(p int) int { // p where regs, else -1 (oPAR)
+		if regs {
+			return p
+		}
+		return -1
+	}
 	step := func(label string, test bool, par int) string {
 		var b strings.Builder
 		if test {
@@ -1342,36 +1335,27 @@ func p1Pipe(f format, s string, on, w8 bool) string {
 		return b.String()
 	}
 	var pre strings.Builder
-	fmt.Fprintf(&pre, `	JMP  a@_p1o
-a@_pre:
-	// The tile's w·d, formed in the previous tile's row loops: its largest magnitudes (Z27) and
-	// chains into the registers the prepass loop leaves them in.
-	MOVQ $0, %[1]d(SP)
-	VMOVAPS Z27, Z10
-	VXORPS Z28, Z28, Z28
-`, oPRE)
+	chains, moves := "chains", ""
 	if regs {
 		// Z10 (Σ w·d, even rows) moves before the largest magnitudes overwrite it; Z11 is Σ w·m
 		// of the even rows in both.
-		pre.Reset()
-		fmt.Fprintf(&pre, `	JMP  a@_p1o
+		chains, moves = "chains (chainRegs)", "\tVMOVAPS Z10, Z9\n\tVMOVAPS Z12, Z17\n\tVMOVAPS Z19, Z18\n"
+	}
+	fmt.Fprintf(&pre, `	JMP  a@_p1o
 a@_pre:
 	// The tile's w·d, formed in the previous tile's row loops: its largest magnitudes (Z27) and
-	// chains (chainRegs) into the registers the prepass loop leaves them in.
+	// %[2]s into the registers the prepass loop leaves them in.
 	MOVQ $0, %[1]d(SP)
-	VMOVAPS Z10, Z9
-	VMOVAPS Z12, Z17
-	VMOVAPS Z19, Z18
-	VMOVAPS Z27, Z10
+%[3]s	VMOVAPS Z27, Z10
 	VXORPS Z28, Z28, Z28
-`, oPRE)
-	} else if f.min {
+`, oPRE, chains, moves)
+	if !regs && f.min {
 		fmt.Fprintf(&pre, "\tVMOVUPS %d(SP), Z9\n\tVMOVUPS %d(SP), Z17\n\tVMOVUPS %d(SP), Z11\n\tVMOVUPS %d(SP), Z18\n", oCH, oCH+64, oCH+128, oCH+192)
 	}
 	pre.WriteString(`	MOVQ %TN%(SP), AX
 	SHLQ $6, AX
 	LEAQ %PB%(SP)(AX*1), R15
-	VPBROADCASTD ·intAccQMax(SB), Z27
+	VPBROADCASTD ·%QMAX%(SB), Z27
 	VPBROADCASTD ·intAccInvCap(SB), Z26
 	VPBROADCASTD ·intAccOne(SB), Z25
 	JMP  a@_p1e`)
@@ -1438,11 +1422,11 @@ a@_pn:
 		if !strings.Contains(s, old2) {
 			panic("p1Pipe: quad loop changed")
 		}
-		s = strings.Replace(s, old2, old2+step("s2", true, oddPar(regs)), 1)
+		s = strings.Replace(s, old2, old2+step("s2", true, par(1)), 1)
 		if !strings.Contains(s, old) {
 			panic("p1Pipe: quad loop changed")
 		}
-		s = strings.Replace(s, old, "%DOTS0%\n\tLEAQ (R12)(R9*4), R12\n\tLEAQ (R14)(R9*4), R14\n"+step("s1", true, evenPar(regs))+"\t%PFI% (R15)", 1)
+		s = strings.Replace(s, old, "%DOTS0%\n\tLEAQ (R12)(R9*4), R12\n\tLEAQ (R14)(R9*4), R14\n"+step("s1", true, par(0))+"\t%PFI% (R15)", 1)
 	} else {
 		if !strings.Contains(s, old) {
 			panic("p1Pipe: loop changed")
