@@ -964,26 +964,7 @@ func t2DigitsPermute() string {
 	for i := range t {
 		t[i] = byte(i&^15 + 4*(i%4) + i%16/4)
 	}
-	return "\n// t2DigT: byte 16c + 4t + b takes byte 16c + 4b + t.\n" + bytes64("t2DigT", t) + `// func t2DigitsPermute(dig *byte, n int)
-TEXT ·t2DigitsPermute(SB), NOSPLIT, $0-16
-	MOVQ dig+0(FP), SI
-	MOVQ n+8(FP), CX
-	TESTQ CX, CX
-	JZ   T2P_done
-	VMOVDQU64 ·t2DigT(SB), Z1
-
-T2P_loop:
-	VMOVDQU64 (SI), Z0
-	VPERMB Z0, Z1, Z0
-	VMOVDQU64 Z0, (SI)
-	ADDQ $64, SI
-	DECQ CX
-	JNZ  T2P_loop
-
-T2P_done:
-	VZEROUPPER
-	RET
-`
+	return digitsPermute("t2", "T2P", "byte 16c + 4t + b takes byte 16c + 4b + t.", t)
 }
 
 // t3DigitsPermute writes t3DigitsPermute, which puts vnniDigits' one-digit-a-value digits in
@@ -995,26 +976,32 @@ func t3DigitsPermute() string {
 		j := i % 8
 		t[i] = byte(i&^7 + 2*(j%4) + j/4)
 	}
-	return "\n// t3DigT: byte 8c + j takes byte 8c + 2(j%4) + j/4.\n" + bytes64("t3DigT", t) + `// func t3DigitsPermute(dig *byte, n int)
-TEXT ·t3DigitsPermute(SB), NOSPLIT, $0-16
+	return digitsPermute("t3", "T3D", "byte 8c + j takes byte 8c + 2(j%4) + j/4.", t)
+}
+
+// digitsPermute is <p>DigitsPermute(dig *byte, n int): n·64 bytes at dig permuted in place by
+// one VPERMB each with the table <p>DigT (t, doc its comment); label prefixes its labels.
+func digitsPermute(p, label, doc string, t [64]byte) string {
+	return "\n// " + p + "DigT: " + doc + "\n" + bytes64(p+"DigT", t) + strings.NewReplacer("@", p, "L_", label+"_").Replace(`// func @DigitsPermute(dig *byte, n int)
+TEXT ·@DigitsPermute(SB), NOSPLIT, $0-16
 	MOVQ dig+0(FP), SI
 	MOVQ n+8(FP), CX
 	TESTQ CX, CX
-	JZ   T3D_done
-	VMOVDQU64 ·t3DigT(SB), Z1
+	JZ   L_done
+	VMOVDQU64 ·@DigT(SB), Z1
 
-T3D_loop:
+L_loop:
 	VMOVDQU64 (SI), Z0
 	VPERMB Z0, Z1, Z0
 	VMOVDQU64 Z0, (SI)
 	ADDQ $64, SI
 	DECQ CX
-	JNZ  T3D_loop
+	JNZ  L_loop
 
-T3D_done:
+L_done:
 	VZEROUPPER
 	RET
-`
+`)
 }
 
 // bytes64 is the DATA and GLOBL of a 64-byte table.

@@ -255,6 +255,12 @@ const t3vDec = `VMOVDQU8.Z (R12), K2, Y20
 	VPERMB Z29, Z20, Z18
 	VPERMB Z28, Z20, Z19`
 
+// t2Val is the lane value of the formats with turbo2's lanes: vector t lane k holds value 4·t2Byte(k) + t.
+func t2Val(t, k int) int { return 4*t2Byte(k) + t }
+
+// t2Ints are turbo2's levels in units (turboInts2).
+var t2Ints = []int8{-90, -27, 27, 90}
+
 // t3Ints are turbo3's levels in units (turboInts3).
 var t3Ints = []int8{-88, -55, -31, -10, 10, 31, 55, 88}
 
@@ -280,19 +286,19 @@ const t2mDec = `VMOVDQU8.Z (R12), K2, Z20
 var formats = []format{
 	{name: "T4", doc: "turbo4: tq4's nibbles (code 2j low in byte j, 2j+1 high), an f16 row scale after d/2 bytes.",
 		bits: 4, ints: t4Ints, unit: 0.02621692, ubyte: 32,
-		val: func(t, k int) int { return 4*t2Byte(k) + t }, unpck: true, consts: t4Consts, dec: t4Dec,
+		val: t2Val, unpck: true, consts: t4Consts, dec: t4Dec,
 		wreg: [4]string{"Z24", "Z25", "Z26", "Z27"}},
 	{name: "T2", doc: "turbo2: 2-bit codes as a little-endian bit stream, an f16 row scale after d/4 bytes.",
-		bits: 2, ints: []int8{-90, -27, 27, 90}, unit: 0.01678167, ubyte: 16,
-		val: func(t, k int) int { return 4*t2Byte(k) + t }, unpck: true,
+		bits: 2, ints: t2Ints, unit: 0.01678167, ubyte: 16,
+		val: t2Val, unpck: true,
 		consts: `VMOVDQU64 ·tAccT2Build(SB), Z28
 	VMOVDQU64 ·tAccT2Tab0(SB), Z29
 	VMOVDQU64 ·tAccT2Tab1(SB), Z30
 	VMOVDQU64 ·tAccT2Tab2(SB), Z31`,
 		dec: t2Dec, wreg: [4]string{"Z24", "Z25", "Z26", "Z27"}},
 	{name: "T2M", doc: "turbo2 as T2, for rows at most 48 bytes apart (rb ≤ 48: d ≤ 184).",
-		bits: 2, ints: []int8{-90, -27, 27, 90}, unit: 0.01678167, ubyte: 16, tables: "T2",
-		val: func(t, k int) int { return 4*t2Byte(k) + t }, unpck: true,
+		bits: 2, ints: t2Ints, unit: 0.01678167, ubyte: 16, tables: "T2",
+		val: t2Val, unpck: true,
 		consts: `VMOVDQU64 ·tAccT2MBuild(SB), Z28
 	MOVQ rb+32(FP), CX
 	VPBROADCASTB CX, Z20
@@ -310,7 +316,7 @@ var formats = []format{
 		unitSetup: "MOVL $0xffff, AX\n\tKMOVQ AX, K3           // a lone row's load",
 		lone:      strings.Replace(t2mDec, "K2", "K3", 1)},
 	{name: "T3", doc: "turbo3: 3-bit codes as a little-endian bit stream, an f16 row scale after 3d/8 bytes.",
-		bits: 3, ints: []int8{-88, -55, -31, -10, 10, 31, 55, 88}, unit: 0.02444615, ubyte: 24,
+		bits: 3, ints: t3Ints, unit: 0.02444615, ubyte: 24,
 		val: func(t, k int) int {
 			if k < 8 {
 				return 8*k + t
@@ -325,23 +331,23 @@ var formats = []format{
 		unitSetup: "MOVL $0xffff0000, AX\n\tKMOVD AX, K3           // the words of lanes 8..15"},
 	{name: "T4F", doc: "tq4: turbo4's codes and levels (T4's tables), an f32 row scale after d/2 bytes.",
 		bits: 4, ints: t4Ints, unit: 0.02621692, ubyte: 32,
-		val: func(t, k int) int { return 4*t2Byte(k) + t }, unpck: true, f32: true, tables: "T4",
+		val: t2Val, unpck: true, f32: true, tables: "T4",
 		consts: t4Consts, dec: t4Dec, wreg: [4]string{"Z24", "Z25", "Z26", "Z27"}},
 	// The 8-bit weights' kernels (b8): the same levels, units, lanes and finishes, rows in quads.
 	{name: "T4B", doc: "turbo4 as T4, with 8-bit weights (quads of rows, VPDPBUSD).",
 		bits: 4, ints: t4Ints, unit: 0.02621692, ubyte: 32, tables: "T4", b8: true,
-		val: func(t, k int) int { return 4*t2Byte(k) + t }, unpck: true, consts: t4qConsts, dec: t4qDec},
+		val: t2Val, unpck: true, consts: t4qConsts, dec: t4qDec},
 	{name: "T2B", doc: "turbo2 as T2, with 8-bit weights (quads of rows, VPDPBUSD).",
-		bits: 2, ints: []int8{-90, -27, 27, 90}, unit: 0.01678167, ubyte: 16, tables: "T2", b8: true,
-		val: func(t, k int) int { return 4*t2Byte(k) + t }, unpck: true,
+		bits: 2, ints: t2Ints, unit: 0.01678167, ubyte: 16, tables: "T2", b8: true,
+		val: t2Val, unpck: true,
 		consts: `VMOVDQU64 ·tAccT2QBuild(SB), Z28
 	VMOVDQU64 ·tAccT2STab0(SB), Z29
 	VMOVDQU64 ·tAccT2STab1(SB), Z30
 	VMOVDQU64 ·tAccT2STab2(SB), Z31`,
 		dec: t2qDec},
 	{name: "T2BM", doc: "turbo2 as T2B, for rows at most 48 bytes apart (rb ≤ 48: d ≤ 184; t2pDec).",
-		bits: 2, ints: []int8{-90, -27, 27, 90}, unit: 0.01678167, ubyte: 16, tables: "T2", b8: true,
-		val: func(t, k int) int { return 4*t2Byte(k) + t }, unpck: true,
+		bits: 2, ints: t2Ints, unit: 0.01678167, ubyte: 16, tables: "T2", b8: true,
+		val: t2Val, unpck: true,
 		consts: `VMOVDQU64 ·tAccT2QMBuild(SB), Z28
 	MOVQ rb+32(FP), CX
 	VPBROADCASTB CX, Z20
@@ -357,7 +363,7 @@ var formats = []format{
 	VMOVDQU64 ·tAccT2STab2(SB), Z31`,
 		dec: t2pDec, rest8: t2pRest},
 	{name: "T3B", doc: "turbo3 as T3, with 8-bit weights (quads of rows, VPDPBUSD).",
-		bits: 3, ints: []int8{-88, -55, -31, -10, 10, 31, 55, 88}, unit: 0.02444615, ubyte: 24, tables: "T3", b8: true,
+		bits: 3, ints: t3Ints, unit: 0.02444615, ubyte: 24, tables: "T3", b8: true,
 		val: t3vVal, ownPerm: true,
 		consts: `VMOVDQU64 ·tAccT3VMs(SB), Z31
 	VMOVDQU64 ·tAccT3VSTab1(SB), Z28
@@ -368,20 +374,13 @@ var formats = []format{
 		dec: t3vDec},
 	{name: "T4FB", doc: "tq4 as T4F, with 8-bit weights (quads of rows, VPDPBUSD).",
 		bits: 4, ints: t4Ints, unit: 0.02621692, ubyte: 32, f32: true, tables: "T4", b8: true,
-		val: func(t, k int) int { return 4*t2Byte(k) + t }, unpck: true, consts: t4qConsts, dec: t4qDec},
+		val: t2Val, unpck: true, consts: t4qConsts, dec: t4qDec},
 }
 
 // t4qConsts loads turbo4's (and tq4's) quad builds and level table.
 const t4qConsts = `VMOVDQU64 ·tAccT4QBuild(SB), Z28
 	VMOVDQU64 ·tAccT4QBuild+64(SB), Z30
 	VMOVDQU64 ·tAccT4STab0(SB), Z29`
-
-// tile8 is the rows of the 8-bit kernels' rounding groups, each a tile of its own (its largest
-// weight, its T, its finish), counted from the call's first row: a divisor of AccumulateTile, so
-// that the groups lie inside its tiles. Keep multi_turboacc_amd64.go's turboAcc8Rows equal (the
-// kernels' tests compare with the Go reference grouped by it). 64 (one group a tile): 32 and 16
-// were measured (multi_turboacc_amd64.go).
-const tile8 = 64
 
 // loMin: calls of more rows than this keep the accumulators in the lanes' order (laneOrder).
 //
@@ -663,19 +662,14 @@ TEXT ·multiAcc@INT(SB), 0, $%FRAME%-64
 	CMPQ AX, $%LOMIN%
 	JLE  a@_lo0
 	MOVL $1, %LO%(SP)
-	MOVQ acc+0(FP), R12
-	MOVQ d+8(FP), DX
-	SHLQ $2, DX
-	MOVQ nv+16(FP), AX
-	SHRQ $6, AX
 %REORDERIN%a@_lo0:
 	// the first tile's prepass
 	MOVQ DI, R12
 	MOVQ w+48(FP), R8
 	MOVQ m+40(FP), R10
-	CMPQ R10, $%TILE%
+	CMPQ R10, $64
 	JLE  a@_f0
-	MOVQ $%TILE%, R10
+	MOVQ $64, R10
 a@_f0:
 	%P1A%
 
@@ -708,9 +702,9 @@ a@_tile:
 	MOVQ %RL%(SP), R10
 	TESTQ R10, R10
 	JZ   a@_nonext
-	CMPQ R10, $%TILE%
+	CMPQ R10, $64
 	JLE  a@_f1
-	MOVQ $%TILE%, R10
+	MOVQ $64, R10
 a@_f1:
 	MOVQ %TN%(SP), AX
 	MOVQ AX, R12
@@ -756,11 +750,6 @@ a@_finlo:
 	JNE  a@_tile
 	CMPL %LO%(SP), $0
 	JEQ  a@_done
-	MOVQ acc+0(FP), R12        // the accumulators back in the values' order
-	MOVQ d+8(FP), DX
-	SHLQ $2, DX
-	MOVQ nv+16(FP), AX
-	SHRQ $6, AX
 %REORDEROUT%
 a@_done:
 	VZEROUPPER
@@ -906,10 +895,15 @@ func finishLO() string {
 }
 
 // reorder is laneOrder's pass over the accumulators (R12 the first, DX bytes apart, AX units of
-// 64 values): each unit's four vectors loaded, put in the lanes' order (inverse) or back in the
+// 64 values, all set up here): each unit's four vectors loaded, put in the lanes' order (inverse) or back in the
 // values' order, and stored. Clobbers R12, R11, AX, Z0..Z3, Z16..Z23.
 func reorder(f format, label string, inverse bool) string {
 	var b strings.Builder
+	b.WriteString("\tMOVQ acc+0(FP), R12")
+	if !inverse {
+		b.WriteString("        // the accumulators back in the values' order")
+	}
+	b.WriteString("\n\tMOVQ d+8(FP), DX\n\tSHLQ $2, DX\n\tMOVQ nv+16(FP), AX\n\tSHRQ $6, AX\n")
 	fmt.Fprintf(&b, "%s:\n\tMOVQ R12, R11\n", label)
 	for h := 0; h < 4; h++ {
 		for t := 0; t < 4; t++ {
@@ -1361,14 +1355,13 @@ func main() {
 	var out strings.Builder
 	out.WriteString(header())
 	for _, f := range formats {
-		tmpl, qmax, group := accTmpl, "tAccQMax", [4]string{"2", "row pair", "1", "32"}
+		tmpl, qmax, group := accTmpl, "tAccQMax", [3]string{"2", "row pair", "1"}
 		p2end, p2loop, p1z := "", p2loop16, ""
 		if f.b8 {
 			tmpl = strings.Replace(tmpl, "%ROWS%", rows8Tmpl, 1)
 			p2loop, p1z = p2loop8, p1Zero8(f.name)
-			p2end = strings.NewReplacer("%FLAG%", fmt.Sprint(oFLAG), "%WS%", fmt.Sprint(oWS), "%QP%", fmt.Sprint(oQP),
-				"%TN%", fmt.Sprint(oTN)).Replace(p2end8)
-			qmax, group = "tAccQMax8", [4]string{"4", "row quad", "2", "16"}
+			p2end = p2end8
+			qmax, group = "tAccQMax8", [3]string{"4", "row quad", "2"}
 			rest := f.rest8
 			if rest == "" {
 				rest = f.dec
@@ -1377,12 +1370,12 @@ func main() {
 				return strings.ReplaceAll(strings.Replace(pass8Tmpl, "%DECREST%", rest, 1), "#", n)
 			}
 			tmpl = strings.NewReplacer("%PASS1%", pass("p"), "%PASS2%", pass("n"), "%NEG%", neg8,
-				"%QN%", fmt.Sprint(oQP+256), "%FLAG%", fmt.Sprint(oFLAG)).Replace(tmpl)
+				"%QN%", fmt.Sprint(oQP+256)).Replace(tmpl)
 		} else {
 			tmpl = strings.Replace(tmpl, "%ROWS%", rows16Tmpl, 1)
 		}
 		tmpl = pfRepl(f).Replace(tmpl)
-		tmpl = strings.NewReplacer("%P2LOOP%", p2loop, "%P2END%", p2end, "%WS%", fmt.Sprint(oWS), "%QP%", fmt.Sprint(oQP), "%TN%", fmt.Sprint(oTN), "%FLAG%", fmt.Sprint(oFLAG), "%QPSTEP%", group[3], "%GROUP%", group[0], "%GROUPN%", group[1], "%GSHIFT%", group[2]).Replace(tmpl)
+		tmpl = strings.NewReplacer("%P2LOOP%", p2loop, "%P2END%", p2end, "%GROUP%", group[0], "%GROUPN%", group[1], "%GSHIFT%", group[2]).Replace(tmpl)
 		bc, bv, cvt4, cvt1 := "VPBROADCASTW", "Y16", "VCVTPH2PS Y16, Z16", "VCVTPH2PS X16, X16"
 		if f.f32 {
 			bc, bv, cvt4, cvt1 = "VPBROADCASTD", "Z16", "", ""
@@ -1396,11 +1389,7 @@ func main() {
 		} else {
 			lone = "// a lone last row: b's bytes zero, with weight 0\n\t" + lone
 		}
-		tile := 64
-		if f.b8 {
-			tile = tile8
-		}
-		r := strings.NewReplacer("@", f.name, "%DOC%", f.doc, "%TILE%", fmt.Sprint(tile), "%CONSTS%", f.consts, "%FRAME%", fmt.Sprint(frame),
+		r := strings.NewReplacer("@", f.name, "%DOC%", f.doc, "%CONSTS%", f.consts, "%FRAME%", fmt.Sprint(frame),
 			"%P1A%", strings.ReplaceAll(p1.Replace(p1Tmpl), "#", "a"), "%P1B%", strings.ReplaceAll(p1.Replace(p1Tmpl), "#", "b"),
 			"%BITS%", fmt.Sprint(f.bits), "%UBYTE%", fmt.Sprint(f.ubyte),
 			"%WS%", fmt.Sprint(oWS), "%QP%", fmt.Sprint(oQP), "%TU%", fmt.Sprint(oTU),
@@ -1409,7 +1398,7 @@ func main() {
 			"%PS%", fmt.Sprint(oPS), "%UL%", fmt.Sprint(oUL), "%NN%", fmt.Sprint(oNN), "%INV%", fmt.Sprint(oINV),
 			"%TUN%", fmt.Sprint(oTUN),
 			"%DEC%", f.dec, "%LONE%", lone, "%DOTS%", dots(f), "%UNITSETUP%", f.unitSetup, "%FINISH%", finish(f),
-			"%FINISHLO%", finishLO(), "%LO%", fmt.Sprint(oLO), "%LOMIN%", fmt.Sprint(loMin),
+			"%FINISHLO%", finishLO(), "%LO%", fmt.Sprint(oLO), "%LOMIN%", fmt.Sprint(loMin), "%FLAG%", fmt.Sprint(oFLAG),
 			"%REORDERIN%", reorder(f, "a"+f.name+"_loi", true), "%REORDEROUT%", reorder(f, "a"+f.name+"_loo", false))
 		out.WriteString(r.Replace(tmpl))
 	}

@@ -58,8 +58,8 @@ var (
 	intAccT4F = &multiKernels{acc: multiAccT4FINT}
 )
 
-// turboAcc8Rows is the rows of the 8-bit kernels' rounding groups (gen_turboacc.go's tile8):
-// M, T and the bound above are per group; 64, one group per tile. Groups of 32 and 16 rows,
+// turboAcc8Rows is the rows of the 8-bit kernels' rounding groups: M, T and the bound above are
+// per group; one group per tile (AccumulateTile). Groups of 32 and 16 rows,
 // each run as a tile of its own (its prepass, scale and finish), were measured on AMD Zen 4
 // and not kept. The weights' rounding error in the output (TestTurboAcc8ErrorReport, relative
 // RMS, softmax weights; 16-bit ~5e-5) falls from 2.5e-3..6.9e-3 at 64 rows to 1.8e-3..5.1e-3
@@ -74,7 +74,7 @@ var (
 // 131072 cells, 32/8 heads, d 128, one thread, best of 5, ms): turbo2 8.66 → 9.18 → 10.08
 // (10.70), turbo3 10.92 → 11.51 → 12.76 (12.16), turbo4 11.16 → 11.65 → 12.01 (12.53), tq4
 // 11.24 → 11.64 → 12.44 (12.52).
-const turboAcc8Rows = 64
+const turboAcc8Rows = AccumulateTile
 
 // The kernels with 8-bit weights (AccumulateStep 2⁻⁹; isa.Acc16 keeps the ones above): the
 // same prepass with 255 in place of 32767,
