@@ -429,6 +429,26 @@ const (
 // own for the weights' stride of 16 with the four scales read at R12 + {0, 1, 2, 3}·rb (6
 // instructions a quad fewer) measured within ±0.02, and sixteen rows' scales by one
 // VPGATHERDD (spread by four VPERMPS) took 0.4–0.5 ns a row more: Zen 4's gathers are slow.
+//
+// Nor did these (8-bit kernels, AMD Zen 4, d 128, thread CPU, old and new kernels alternated
+// in one process nine rounds, min ns a row; in cache 256 rows, streamed 524288 rows (past the
+// 32 MiB L3) in calls of 4096; load 1–2 unless said):
+//   - the next tile's pass pipelined into this tile's row loops, as gen_intacc.go's p1Pipe does
+//     for q4_0 (one quad of the next tile a quad of the first unit's first pass, the weights
+//     broadcast into two registers so that two are free, the pointers in the frame, the quads'
+//     rest and the tail, inv and T·unit after that unit; bit for bit): in cache turbo4 −0.06 to
+//     −0.09, tq4 −0.04 to −0.06, turbo3 −0.06, turbo2 ±0.01, but streamed turbo4 +0.17 to
+//     +0.67 and tq4 +0.40 to +0.98 (turbo2, turbo3 within ±0.1). The pass as one burst of
+//     loads before the row loops reads the next tile's lines many at a time; spread over the
+//     row loop its misses stall the loop. With the next tile's rows prefetched at the tile's
+//     start (a PREFETCHT0 a row) streamed came back to −0.02..+0.13, but in cache +0.13..+0.16;
+//     with the quads at the loop's top, the prefetches a tile further ahead, or in the last
+//     unit rather than the first: streamed still +0.13 to +0.7.
+//   - sixteen rows' f16 scales built in general registers (four 16-bit loads, shifts and ORs a
+//     quad), moved by VMOVQ/VPINSRQ, widened by one VCVTPH2PS and spread by four VPERMPS, where
+//     this loop takes sixteen masked broadcasts and four VCVTPH2PS: in cache −0.05 to +0.06;
+//     the same scales stored to the frame as words and loaded back (a failed store forward):
+//     +0.4 to +0.7.
 const p1Tmpl = `MOVQ R10, %NN%(SP)
 	LEAQ %WS%(SP), R15
 	MOVQ wstride+56(FP), R9
