@@ -47,6 +47,17 @@
 // them as LOAD4M and VPSHUFB do, where those took four loads, three inserts and a VPSHUFB; and
 // its row scales staged by vector as T2P's are (stageP). On AMD Zen 4 (the time a row: see
 // multiScoresT3PVNNI) this took ~16% off the kernel.
+//
+// Where T2P's and T3P's time goes on AMD Zen 4 (d 128, four queries, 4096-row calls in cache,
+// thread CPU, min ns a row, each piece left out of a copy, not a working kernel, alternated with
+// the kernel; T2P 3.5, T3P 4.15): all the VPDPBUSD (eight a row) 1.40 and 1.47; TRANSPOSE4 (T2P
+// one unpack a row, T3P two) 0.23 and 0.35; the VPERMB lookups (two a row; T2P's with its
+// half a shift) 0.26 and 0.43; FINISH's VCVTDQ2PS (one a row) 0.25 and 0.12, its FMA (one a
+// row) 0.26 and 0.11. Each operation a row costs ~0.12–0.25 ns, VPDPBUSD ~0.18: the pipes,
+// not the multiplies alone, bound them, and the dots' FINISH, the transposes and the lookups
+// are each near their fewest (one lookup a code vector; a transpose of sixteen rows of two-row
+// loads needs three two-source stages). T2P's LOAD4P with three loads merge-masked into their
+// lanes for its VPERMT2B: in cache −0.03, streamed +0.11.
 package main
 
 import (
@@ -116,6 +127,17 @@ const t2chunk = load4 + `	T2GROUP(Z25, Z26)
 // nibble's low bits) only select a repeat, so the low nibble needs no mask and the high one only
 // its shift: eight VPERMB and four shifts where chunk4 takes eight VPSHUFB, four shifts and
 // eight VPANDD. On AMD Zen 4 2–5% off the kernel in cache (multiScoresTQ4BVNNI).
+//
+// Tried on AMD Zen 4 and not kept (d 128, thread CPU, old and new kernels alternated in one
+// process, 4096-row calls, min ns a row; streamed over 64 MiB): two chunks a step, each four
+// rows' 32 code bytes by two 32-byte loads (a load and a VINSERTI64X4) and split into the two
+// chunks' LOAD4 layout by two VSHUFI64X2, four operations where two LOAD4 take six inserts (the
+// scores bit for bit): in cache turbo4 4.35 → 4.00 and tq4 4.22 → 3.95, but streamed turbo4
+// +0.7 to +1.1 and tq4 +0.8 to +1.3, with the prefetch distance anywhere from 2 to 16 groups,
+// and at the bench shape (native/attn TestDecodeBreakdown, 131072 cells, one thread) the
+// scores 4.6–4.8 → 4.8–5.9 ns a cell: the 32-byte loads, half of them across two lines of
+// rows 66 or 68 bytes apart, stall where the 16-byte ones do not. LOAD4's three inserts as
+// three loads merge-masked into their lanes: in cache +0.06 to +0.14, streamed +0.06 to +0.2.
 const chunk4B = load4 + nibbles4B + tail4
 
 // nibbles4B is nibbles4 by VPERMB (chunk4B).
