@@ -1354,7 +1354,15 @@ a@_p2d:
 // 6.3–6.6, turbo2 ±0; in cache unchanged or up to 0.1 less. 2048 bytes ahead ran within ±0.1
 // of 3072. Adding PREFETCHT1 12–24 KiB ahead (with PREFETCHT0 1.5–6 KiB), as gen_f16acc.go's
 // Zen 4 scores kernel does, was slower than PREFETCHT0 alone: turbo2 3.7 → 4.2, turbo4 ±0. Not
-// measured on Zen 5 or Intel cores.
+// measured on Zen 5 or Intel cores. At the bench shape (native/attn TestDecodeBreakdown, 131072
+// cells, 32/8 heads, one thread, builds alternated three times, values ns a cell, min; load
+// ~10) the prefetches carry the 8-bit kernels: without them turbo4 8.4–8.5 against 4.7–5.3,
+// turbo2 5.0–5.1 against 3.4–3.6; PREFETCHT1 in their place 6.3–6.6 and 3.7–4.1, PREFETCHNTA
+// 5.2–6.5 and 3.5–3.9. 1536 bytes ahead ran within ±0.05 of 3072 (TestTurboAcc8Speed's
+// shape, 524288 rows streamed past the L3, alternated in one process), 6144 turbo4 +0.1 to
+// +0.27, 9216 +0.3 to +0.6. turbo4's quad loads as sixteen-byte pieces (fewer of them across
+// two lines than of the 32-byte ones; three inserts more): in cache +0.38, streamed +0.14, at
+// the bench shape alike: loads across lines are not what the streamed rows cost.
 func pfRepl(f format) *strings.Replacer {
 	q := fmt.Sprintf(`	ADDQ R11, %%PT%%(SP)
 a@_pfq:
