@@ -722,9 +722,16 @@ func main() {
 // 32-value block as vnniDigits quantizes a query at one digit a value (vnniQuant), with the
 // same float32 operations, so its digits, scales and −128·ΣQ are vnniDigits' bit for bit. It
 // works on 128 channels at a time (the last 64 where d mod 128 = 64). The sixteen (query,
-// block) pairs' |q'| maxima are taken as integers (the bits of non-negative floats order as the
-// floats do, and a NaN or ±Inf exceeds every finite value) and reduced sixteen vectors at once
-// (reduce16); one division each forms s = m/127 and inv = 127/m for all sixteen. q' is formed
+// block) pairs' |q'| maxima: VRANGEPS (max of the absolute values, sign cleared) of each pair
+// of 16-lane halves, then as integers (the bits of non-negative floats order as the floats do,
+// and ±Inf exceeds every finite value) reduced sixteen vectors at once (reduce16); one
+// division each forms s = m/127 and inv = 127/m for all sixteen. VRANGEPS drops a quiet NaN
+// (it returns the other value), so the queries must be finite (the caller checks them once a
+// call, q2kFiniteAVX512) and a NaN q' is caught by the only ways to one from finite queries,
+// a scale that is not finite: the sum of the block's scales (at most 8·65504 where all are
+// finite) is classed by VFPCLASSPS. Where VPANDD twice and VPMAXUD took a pair, on Zen 4 the
+// first half's time went from 1.00 to 0.87 ns a cell (the half alone over 128 groups, d 128,
+// thread CPU, in cache, alternated with the previous build). q' is formed
 // again (the same product) rather than kept, times inv (broadcast from the aux word the first
 // half stored), converted, and the low bytes of the int32 gathered by two VPERMT2B and a
 // VPBLENDMB into query order and the turbo2 kernel's order of each 16 digits (q2kDigGather);
@@ -737,7 +744,10 @@ func main() {
 // a cell (its group's work over 32 cells); the gather, where VPACKSSDW, VPACKSSWB and VPERMB
 // (by q2kDigPermB, from which q2kDigGather derives its tables) took four shuffles a 64 digits,
 // to 2.16–2.17; the scores (preparation and cells) from 5.59–5.61 to 5.47–5.55 ns a cell. The
-// shuffles share a pipe with the multiplies, the prepared digits' first user.
+// shuffles share a pipe with the multiplies, the prepared digits' first user. Keeping q'
+// from the first half (32 stores a group, read back by the second instead of the product
+// formed again) took the second half from 1.11 to 0.92 ns a cell but the scores from 5.35 to
+// 5.67: it did not pay.
 func q2kDigits() string {
 	var b strings.Builder
 	b.WriteString(`
@@ -765,11 +775,43 @@ func q2kDigits() string {
 	b.WriteString(bytes64("q2kDigT1", t1))
 	b.WriteString(bytes64("q2kDigT2", t2))
 	fmt.Fprintf(&b, "DATA ·q2kDigMask+0(SB)/8, $%#016x\nGLOBL ·q2kDigMask(SB), RODATA|NOPTR, $8\n", mask)
+	b.WriteString(q2kFinite)
 	b.WriteString(q2kDigitsText("q2kDigitsAVX512", "Q2KD", q2kDigitsChunk, true))
 	b.WriteString(q2kDigitsText("q2kDigitsAAVX512", "Q2KA", q2kDigitsChunkA, true))
 	b.WriteString(q2kDigitsText("q2kDigitsBAVX512", "Q2KB", q2kDigitsChunkB, false))
 	return b.String()
 }
+
+// q2kFinite is q2kFiniteAVX512: whether the n floats at q (n a multiple of 64) are all finite,
+// by VFPCLASSPS, four vectors a step.
+const q2kFinite = `
+// func q2kFiniteAVX512(q *float32, n int) bool
+TEXT ·q2kFiniteAVX512(SB), NOSPLIT, $0-17
+	MOVQ q+0(FP), SI
+	MOVQ n+8(FP), CX
+	SHRQ $6, CX
+	KXORW K1, K1, K1
+	TESTQ CX, CX
+	JZ   Q2KF_done
+
+Q2KF_loop:
+	VFPCLASSPSZ $0x99, (SI), K2     // NaN or ±Inf
+	VFPCLASSPSZ $0x99, 64(SI), K3
+	KORW K2, K1, K1
+	VFPCLASSPSZ $0x99, 128(SI), K2
+	KORW K3, K1, K1
+	VFPCLASSPSZ $0x99, 192(SI), K3
+	KORW K2, K1, K1
+	KORW K3, K1, K1
+	ADDQ $256, SI
+	DECQ CX
+	JNZ  Q2KF_loop
+
+Q2KF_done:
+	KORTESTW K1, K1
+	SETEQ ret+16(FP)
+	RET
+`
 
 // q2kDigGather works out where each byte of the packed digits comes from: VPACKSSDW of
 // (Z0, Z1) and of (Z4, Z5), VPACKSSWB of the two, then VPERMB by pb. It returns the VPERMT2B
@@ -829,8 +871,6 @@ TEXT ·%NAME%(SB), NOSPLIT, %FRAME%
 	VPBROADCASTD AX, Z28
 
 Q2KD_chunk:
-	MOVL $0x7FFFFFFF, AX
-	VPBROADCASTD AX, Z27       // |x| (reduce16 clobbers Z27)
 	CMPQ R10, $128
 	JLT  Q2KD_half
 %CHUNK4%	ADDQ $512, SI
@@ -864,12 +904,21 @@ func q2kDigitsChunkA(nblk int) string {
 	qa := []string{"(SI)", "(SI)(R8*1)", "(SI)(R8*2)", "(SI)(R12*1)"}
 	for k := 0; k < nblk; k++ {
 		fmt.Fprintf(&b, "\tVCVTPH2PS %d(DI), Z16\n\tVCVTPH2PS %d(DI), Z17\n", 64*k, 64*k+32)
+		// the scales' sum (Z20): not finite where a scale is not (at most 8·65504 where all are)
+		if k == 0 {
+			b.WriteString("\tVADDPS Z17, Z16, Z20\n")
+		} else {
+			b.WriteString("\tVADDPS Z16, Z20, Z20\n\tVADDPS Z17, Z20, Z20\n")
+		}
 		for h := 0; h < 4; h++ {
 			v := 4*h + k
 			fmt.Fprintf(&b, "\tVMULPS %d%s, Z16, Z18\n\tVMULPS %d%s, Z17, Z19\n", 128*k, qa[h], 128*k+64, qa[h])
-			fmt.Fprintf(&b, "\tVPANDD Z27, Z18, Z18\n\tVPANDD Z27, Z19, Z19\n\tVPMAXUD Z19, Z18, Z%d\n", v)
+			// max(|q'_c|, |q'_c+16|), sign cleared (a NaN drops out: the scales' check and
+			// the caller's of q catch it)
+			fmt.Fprintf(&b, "\tVRANGEPS $0x0B, Z19, Z18, Z%d\n", v)
 		}
 	}
+	b.WriteString("\tVFPCLASSPSZ $0x99, Z20, K4      // a scale NaN or ±Inf\n")
 	for k := nblk; k < 4; k++ {
 		for h := 0; h < 4; h++ {
 			fmt.Fprintf(&b, "\tVPXORD Z%d, Z%d, Z%d\n", 4*h+k, 4*h+k, 4*h+k)
@@ -877,7 +926,7 @@ func q2kDigitsChunkA(nblk int) string {
 	}
 	b.WriteString(reduce16("VPMAXUD"))
 	b.WriteString(`	VPCMPUD $5, Z28, Z0, K1    // m ≥ +Inf (as bits): not finite
-	KORTESTW K1, K1
+	KORTESTW K4, K1
 	JNZ  Q2KD_nonfinite
 	VDIVPS Z30, Z0, Z1         // s = m / qmax
 	VCMPPS $0x1D, Z29, Z1, K2  // s ≥ 2⁻¹²⁶: a normal scale; else the block counts as zero

@@ -27,12 +27,13 @@ var hasQ2KKernel = hasAVX2
 // With AVX-512 VNNI and VBMI too and d a multiple of 64, the scores are integer dots instead
 // (q2kScoresInt with avx512); on CPUs with AVX2 and no AVX-512 likewise (q2kScoresInt without).
 //
-// prepped says that q2kPrep(q, d, grp, qs) returned true: the first half of the query
-// preparation is in qs already (AVX-512 only; q2kPrep returns false elsewhere).
-func q2kScores(q *float32, d int, grp *byte, j0, m int, qs *float32, out *float32, ostride int, prepped bool) {
+// prepped says that q2kPrep(q, d, grp, qs, finite) returned true: the first half of the query
+// preparation is in qs already (AVX-512 only; q2kPrep returns false elsewhere). finite is
+// q2kQueriesFinite(q, d): the AVX-512 integer path takes only finite queries.
+func q2kScores(q *float32, d int, grp *byte, j0, m int, qs *float32, out *float32, ostride int, prepped, finite bool) {
 	if hasAVX512BW {
 		cells := (*byte)(unsafe.Add(unsafe.Pointer(grp), 2*d+j0*(d/4)))
-		if q2kVNNI(d) && q2kScoresInt(true, q, d, grp, cells, m, qs, out, ostride, prepped) {
+		if finite && q2kVNNI(d) && q2kScoresInt(true, q, d, grp, cells, m, qs, out, ostride, prepped) {
 			return
 		}
 		q2kScaleAVX512(q, d, grp, qs)
@@ -167,7 +168,9 @@ var _ [4*4*q2kMultiMaxDim - q2kDigBytes - q2kAuxBytes]struct{} // the scratch fi
 // (TestQ2KScoresVNNIAttention), where the q2k codes themselves move it by 95 %; on the tiny
 // test model's decode the mean KL to f16 rose 1–3 % (0.27–0.62 nats, 1.7–2 standard errors).
 //
-// prepped: q2kPrep(q, d, grp, scratch) has run the first half of the preparation
+// With avx512 the queries must be finite (q2kQueriesFinite; q2kDigitsAVX512).
+//
+// prepped: q2kPrep(q, d, grp, scratch, true) has run the first half of the preparation
 // (q2kDigitsAAVX512: the blocks' maxima and scales) and returned true; the second
 // (q2kDigitsBAVX512) runs here.
 //
@@ -231,18 +234,38 @@ func q2kScoresInt(avx512 bool, q *float32, d int, grp *byte, cells *byte, m int,
 // vnniDigits(dig, aux, q', d, d/32, 1) does for q' = q·scale, the digits in the turbo2 kernel's
 // order (t2DigitsPermute's) (its aux words 4..11 and 20..23
 // of a block excepted, which the kernel does not read); false where a q' is not finite
-// (gen_tq4vnni.go).
+// (gen_tq4vnni.go). The queries must be finite (q2kQueriesFinite): the blocks' maxima drop a
+// NaN, so a NaN q' is caught only as a scale that is not finite (the only way to one from
+// finite queries: NaN, or ±Inf times a zero query value); an overflow to ±Inf is caught by the
+// maxima.
 //
 //go:noescape
 func q2kDigitsAVX512(q *float32, d int, grp *byte, dig *byte, aux *uint32) bool
 
+// q2kQueriesFinite reports whether the four queries q[h·d:] are finite where q2kScores would
+// take the AVX-512 integer path (q2kFiniteAVX512), else true: that path's preparation
+// (q2kDigitsAVX512, q2kDigitsAAVX512) catches a non-finite q' = q·scale only where q is finite.
+func q2kQueriesFinite(q *float32, d int) bool {
+	if !hasAVX512BW || !q2kVNNI(d) {
+		return true
+	}
+	return q2kFiniteAVX512(q, 4*d)
+}
+
+// q2kFiniteAVX512 reports whether the n floats at q (n a multiple of 64) are all finite
+// (gen_tq4vnni.go).
+//
+//go:noescape
+func q2kFiniteAVX512(q *float32, n int) bool
+
 // q2kPrep runs the first half of q2kScoresInt's query preparation for the group at grp into
-// scratch (q2kDigitsAAVX512) where q2kScores takes the VNNI kernel, and reports whether it did
-// (false too where a q' is not finite: q2kScores then starts afresh). ScoresRangeMulti runs it
+// scratch (q2kDigitsAAVX512) where q2kScores takes the VNNI kernel and the queries are finite
+// (finite: q2kQueriesFinite), and reports whether it did (false too where a q' is not finite:
+// q2kScores then starts afresh). ScoresRangeMulti runs it
 // for the next group before the current one's second half and cells, so that the half's long
 // chain (the maxima's reduction and two divisions) overlaps independent work.
-func q2kPrep(q *float32, d int, grp *byte, scratch *float32) bool {
-	if !hasAVX512BW || !q2kVNNI(d) {
+func q2kPrep(q *float32, d int, grp *byte, scratch *float32, finite bool) bool {
+	if !finite || !hasAVX512BW || !q2kVNNI(d) {
 		return false
 	}
 	dig := (*byte)(unsafe.Pointer(scratch))
@@ -252,7 +275,7 @@ func q2kPrep(q *float32, d int, grp *byte, scratch *float32) bool {
 
 // q2kDigitsAAVX512 is the first half of q2kDigitsAVX512: the blocks' maxima, the scales s into
 // aux words 0..3 of each block and inv = qmax/max into words 4..7; false where a q' is not
-// finite. q2kDigitsBAVX512 is the second: from inv, the digits and −128·ΣQ. The two in turn
+// finite (the queries finite, as q2kDigitsAVX512's). q2kDigitsBAVX512 is the second: from inv, the digits and −128·ΣQ. The two in turn
 // write what q2kDigitsAVX512 writes (gen_tq4vnni.go).
 //
 //go:noescape

@@ -131,14 +131,95 @@ func TestQ2KDigits(t *testing.T) {
 				}
 			}
 		}
-		for _, bad := range []float32{float32(math.Inf(1)), float32(math.NaN())} {
-			qb := append([]float32(nil), q...)
-			qb[3*d+d-1] = bad
-			if q2kDigitsAVX512(&qb[0], d, &grp[0], &dig[0], &aux[0]) {
-				t.Errorf("d %d: true with a query value %g", d, bad)
+		// Not finite: a q' overflowing to ±Inf, and a scale ±Inf or NaN, with the query value
+		// there 0 (q' NaN) or not, in the first and the last block (the queries finite, as the
+		// functions require).
+		for _, c := range []int{0, 17, d - 1} {
+			for _, bad := range []struct {
+				q     float32
+				scale uint16
+			}{{3e38, 0x7BFF}, {-3e38, 0x7BFF}, {1, 0x7C00}, {0, 0x7C00}, {0, 0xFC00}, {1, 0x7E00}, {0, 0x7E01}} {
+				qb, gb := append([]float32(nil), q...), append([]byte(nil), grp...)
+				qb[3*d+c] = bad.q
+				binary.LittleEndian.PutUint16(gb[2*c:], bad.scale)
+				if q2kDigitsAVX512(&qb[0], d, &gb[0], &dig[0], &aux[0]) {
+					t.Errorf("d %d channel %d: true with a query value %g times scale %#04x", d, c, bad.q, bad.scale)
+				}
+				if q2kDigitsAAVX512(&qb[0], d, &gb[0], &dig[0], &aux[0]) {
+					t.Errorf("d %d channel %d: first half true with a query value %g times scale %#04x", d, c, bad.q, bad.scale)
+				}
 			}
-			if q2kDigitsAAVX512(&qb[0], d, &grp[0], &dig[0], &aux[0]) {
-				t.Errorf("d %d: first half true with a query value %g", d, bad)
+		}
+		// q2kQueriesFinite: any of the 4·d values NaN or ±Inf makes it false.
+		if !q2kQueriesFinite(&q[0], d) {
+			t.Errorf("d %d: q2kQueriesFinite false on finite queries", d)
+		}
+		for _, i := range []int{0, 63, 64, 2*d + 5, 4*d - 1} {
+			for _, bad := range []float32{float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())} {
+				qb := append([]float32(nil), q...)
+				qb[i] = bad
+				if q2kQueriesFinite(&qb[0], d) {
+					t.Errorf("d %d: q2kQueriesFinite true with value %d %g", d, i, bad)
+				}
+			}
+		}
+	}
+}
+
+// TestQ2KScoresNonFinite checks that ScoresRangeMulti scores a four-query batch whose queries
+// are not all finite, and a group whose scales are not, with the float kernels (NaN where they
+// give NaN), the other groups as the integer kernel does, for four and three queries.
+func TestQ2KScoresNonFinite(t *testing.T) {
+	const d, cells = 128, 5 * GroupCells
+	h := newQ2K(t, d, 1.1)
+	h.Append(q2kCells(91, cells, d, true))
+	good := newQ2K(t, d, 1.1)
+	good.Append(q2kCells(91, cells, d, true))
+	gb := int(q2kGroupBytes(d))
+	rng := rand.New(rand.NewPCG(92, 93))
+	same := func(a, b float32) bool {
+		return math.Float32bits(a) == math.Float32bits(b) || a != a && b != b
+	}
+	for _, n := range []int{4, 3} {
+		// A group with a non-finite scale: group 2, channel 9 (NaN) or 70 (+Inf where the
+		// queries are 0).
+		for _, bad := range []struct {
+			c     int
+			scale uint16
+		}{{9, 0x7E00}, {70, 0x7C00}, {127, 0xFC00}} {
+			binary.LittleEndian.PutUint16(h.data[2*gb+2*bad.c:], bad.scale)
+			q := gaussianRows(rng, n, d, 1)
+			if bad.scale != 0x7E00 {
+				for i := 0; i < n; i++ {
+					q[i*d+bad.c] = 0
+				}
+			}
+			got, gotGood, float := make([]float32, n*cells), make([]float32, n*cells), make([]float32, n*cells)
+			h.ScoresRangeMulti(q, n, 0, got)
+			good.ScoresRangeMulti(q, n, 0, gotGood)
+			withoutVNNI(func() { h.ScoresRangeMulti(q, n, 0, float) })
+			for i := range got {
+				want := gotGood[i]
+				if i/n/GroupCells == 2 {
+					want = float[i]
+				}
+				if !same(got[i], want) {
+					t.Fatalf("n %d scale %#04x at %d: score %d = %g, want %g", n, bad.scale, bad.c, i, got[i], want)
+				}
+			}
+			copy(h.data[2*gb+2*bad.c:2*gb+2*bad.c+2], good.data[2*gb+2*bad.c:])
+		}
+		// Queries not all finite: every group in float.
+		for _, v := range []float32{float32(math.NaN()), float32(math.Inf(-1))} {
+			q := gaussianRows(rng, n, d, 1)
+			q[(n-1)*d+40] = v
+			got, float := make([]float32, n*cells), make([]float32, n*cells)
+			h.ScoresRangeMulti(q, n, 3, got[:n*(cells-3)])
+			withoutVNNI(func() { h.ScoresRangeMulti(q, n, 3, float[:n*(cells-3)]) })
+			for i := range got {
+				if !same(got[i], float[i]) {
+					t.Fatalf("n %d query value %g: score %d = %g, the float kernel's %g", n, v, i, got[i], float[i])
+				}
 			}
 		}
 	}

@@ -13,14 +13,17 @@ const hasQ2KKernel = true
 // codes being turbo2's bit stream with q2k's levels (q2kPlanes), without a row scale; 16 lanes of fused
 // multiply-adds a query, reduced pairwise). Direct calls keep the caller's stack buffers from
 // escaping. prepped is never true here (q2kPrep prepares nothing).
-func q2kScores(q *float32, d int, grp *byte, j0, m int, qs *float32, out *float32, ostride int, prepped bool) {
+func q2kScores(q *float32, d int, grp *byte, j0, m int, qs *float32, out *float32, ostride int, prepped, finite bool) {
 	q2kScaleNEON(q, d, grp, qs)
 	cells := (*byte)(unsafe.Add(unsafe.Pointer(grp), 2*d+j0*(d/4)))
 	multiScoresQ2KNEON(qs, d, d, cells, d/4, m, out, ostride)
 }
 
 // q2kPrep: nothing to prepare ahead on arm64.
-func q2kPrep(q *float32, d int, grp *byte, scratch *float32) bool { return false }
+func q2kPrep(q *float32, d int, grp *byte, scratch *float32, finite bool) bool { return false }
+
+// q2kQueriesFinite: no kernel here needs to know.
+func q2kQueriesFinite(q *float32, d int) bool { return true }
 
 // q2kScaleNEON writes qs_h[c] = q_h[c]·scale_c for the four queries q[h·d:] (d a multiple of
 // 32) and the channel scales (f16) that open the group at grp (multi_arm64.s).

@@ -58,6 +58,9 @@ func (h *Q2KHead) ScoresRangeMulti(q []float32, n, first int, out []float32) {
 			copy(qp[:r*d], q[i*d:n*d])
 			qq = qp[:]
 		}
+		// Whether the four queries are finite: the AVX-512 VNNI preparation takes them so
+		// (q2kQueriesFinite; true where no kernel needs it).
+		fin := q2kQueriesFinite(&qq[0], d)
 		cur, prepped := 0, false
 		for cell := first; cell < first+m; {
 			g, j0 := cell/GroupCells, cell%GroupCells
@@ -66,13 +69,13 @@ func (h *Q2KHead) ScoresRangeMulti(q []float32, n, first int, out []float32) {
 			nextPrepped := false
 			if cell+k < first+m {
 				next := h.data[(g+1)*gb : (g+2)*gb]
-				nextPrepped = q2kPrep(&qq[0], d, &next[0], &qs[1-cur][0])
+				nextPrepped = q2kPrep(&qq[0], d, &next[0], &qs[1-cur][0], fin)
 			}
 			o := out[(cell-first)*n+i:]
 			if r == 4 {
-				q2kScores(&qq[0], d, &grp[0], j0, k, &qs[cur][0], &o[0], 4*n, prepped)
+				q2kScores(&qq[0], d, &grp[0], j0, k, &qs[cur][0], &o[0], 4*n, prepped, fin)
 			} else {
-				q2kScores(&qq[0], d, &grp[0], j0, k, &qs[cur][0], &tmp[0], 16, prepped)
+				q2kScores(&qq[0], d, &grp[0], j0, k, &qs[cur][0], &tmp[0], 16, prepped, fin)
 				for j := 0; j < k; j++ {
 					copy(o[j*n:j*n+r], tmp[4*j:4*j+r])
 				}

@@ -68,7 +68,7 @@ func TestQ2KDecodeSplit(t *testing.T) {
 	prep := func(cells int) {
 		for g := 0; g < cells/GroupCells; g++ {
 			grp := h.Groups()[g*gb:]
-			if q2kPrep(&q[0], d, &grp[0], &scratch[0]) {
+			if q2kPrep(&q[0], d, &grp[0], &scratch[0], true) {
 				q2kDigitsBAVX512(&q[0], d, &grp[0], (*byte)(unsafe.Pointer(&scratch[0])), (*uint32)(unsafe.Add(unsafe.Pointer(&scratch[0]), q2kDigBytes)))
 			} else {
 				q2kDigitsAVX2(&q[0], d, &grp[0], (*byte)(unsafe.Pointer(&scratch[0])), (*uint32)(unsafe.Add(unsafe.Pointer(&scratch[0]), q2kDigBytes)))
