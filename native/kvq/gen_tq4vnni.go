@@ -284,7 +284,7 @@ TEXT ·multiScores@VNNI(SB), NOSPLIT, $0-80
 	MOVQ R8, AX
 	SHLQ $4, AX
 	ADDQ AX, DI
-	DECQ R10
+%NEXTG%	DECQ R10
 	JNZ  @_group
 
 @_done:
@@ -666,21 +666,39 @@ func main() {
 	const shl4 = "SHLQ $4, R11"
 	// q2k's cells have no row scale: its kernel is turbo2's with every row scale 1.
 	const q2kStage = "MOVL $0x3F800000, AX        // q2k: no row scale, 1\n\tVPBROADCASTD AX, Z21"
+	// q2kNextG: the group flavours' step to the next group of 32 cells after every second
+	// sixteen (R10 odd): the cells past the group's 2d bytes of scales (8·rb), the digits and
+	// aux words of the next group's query preparation (4d and 3d bytes on).
+	const q2kNextG = `	TESTQ $1, R10
+	JZ   @_sameg
+	LEAQ (DI)(R8*8), DI        // past the next group's scales
+	MOVQ nb+16(FP), AX
+	SHLQ $8, AX
+	ADDQ AX, dig+0(FP)         // 4d bytes of digits a group
+	MOVQ nb+16(FP), AX
+	IMULQ $192, AX
+	ADDQ AX, aux+8(FP)         // 3d bytes of aux words a group
+
+@_sameg:
+`
 	for _, k := range []struct {
 		name, consts, chunk, soff, step, stage string
+		nextg                                  string
 	}{
-		{"TQ4", tq4Consts, chunk4, shl4, "16", stage(true)},
-		{"TQ4B", tq4Consts, chunk4B, shl4, "16", stage(true)},
-		{"T4B", tq4Consts, chunk4B, shl4, "16", stage(false)},
-		{"T4", tq4Consts, chunk4, shl4, "16", stage(false)},
-		{"T2", t2Consts, t2chunk, shl4, "16", stage(false)},
-		{"T3", t3Consts, t3chunk, "IMULQ $12, R11", "12", stage(false)},
-		{"T3P", t3Consts + t3PairSetup + stagePSetup, t3chunkP, "IMULQ $12, R11", "12", stageP.String()},
-		{"Q2K", t2Consts, t2chunk, "// (q2k has no row scales)", "16", q2kStage},
-		{"T2P", t2Consts + pairSetup + stagePSetup, t2chunkP, shl4, "16", stageP.String()},
-		{"Q2KP", t2Consts + pairSetup, t2chunkP, "// (q2k has no row scales)", "16", q2kStage},
+		{"TQ4", tq4Consts, chunk4, shl4, "16", stage(true), ""},
+		{"TQ4B", tq4Consts, chunk4B, shl4, "16", stage(true), ""},
+		{"T4B", tq4Consts, chunk4B, shl4, "16", stage(false), ""},
+		{"T4", tq4Consts, chunk4, shl4, "16", stage(false), ""},
+		{"T2", t2Consts, t2chunk, shl4, "16", stage(false), ""},
+		{"T3", t3Consts, t3chunk, "IMULQ $12, R11", "12", stage(false), ""},
+		{"T3P", t3Consts + t3PairSetup + stagePSetup, t3chunkP, "IMULQ $12, R11", "12", stageP.String(), ""},
+		{"Q2K", t2Consts, t2chunk, "// (q2k has no row scales)", "16", q2kStage, ""},
+		{"T2P", t2Consts + pairSetup + stagePSetup, t2chunkP, shl4, "16", stageP.String(), ""},
+		{"Q2KP", t2Consts + pairSetup, t2chunkP, "// (q2k has no row scales)", "16", q2kStage, ""},
+		{"Q2KG", t2Consts, t2chunk, "// (q2k has no row scales)", "16", q2kStage, q2kNextG},
+		{"Q2KGP", t2Consts + pairSetup, t2chunkP, "// (q2k has no row scales)", "16", q2kStage, q2kNextG},
 	} {
-		r := strings.NewReplacer("@", k.name, "%STAGE%", k.stage, "%CONSTS%", k.consts, "%CHUNK%", k.chunk,
+		r := strings.NewReplacer("%NEXTG%", strings.ReplaceAll(k.nextg, "@", k.name), "@", k.name, "%STAGE%", k.stage, "%CONSTS%", k.consts, "%CHUNK%", k.chunk,
 			"%SOFF%", k.soff, "%STEP%", k.step)
 		out.WriteString(r.Replace(body))
 	}
@@ -747,7 +765,13 @@ func main() {
 // shuffles share a pipe with the multiplies, the prepared digits' first user. Keeping q'
 // from the first half (32 stores a group, read back by the second instead of the product
 // formed again) took the second half from 1.11 to 0.92 ns a cell but the scores from 5.35 to
-// 5.67: it did not pay.
+// 5.67: it did not pay. Runs of whole groups go in batches (q2kDigitsGroupsAVX512, then one
+// call of the kernel's group flavour), where four calls a group took ~0.35 ns a cell of the
+// scores' time (5.33 → 4.97 in cache, TestQ2KDecodeSplit, alternated builds). Two blocks at
+// a time with their sixteen vectors of q' kept in registers from the maxima to the digits
+// (no product formed twice, four divisions a group where there were two) did not pay either:
+// 4.99 → 5.21–5.25 in cache, 5.3–5.45 with inv broadcast by VPERMPS from its register (the
+// chain from the maxima through the division to the digits is exposed two blocks at a time).
 func q2kDigits() string {
 	var b strings.Builder
 	b.WriteString(`
@@ -777,6 +801,7 @@ func q2kDigits() string {
 	fmt.Fprintf(&b, "DATA ·q2kDigMask+0(SB)/8, $%#016x\nGLOBL ·q2kDigMask(SB), RODATA|NOPTR, $8\n", mask)
 	b.WriteString(q2kFinite)
 	b.WriteString(q2kDigitsText("q2kDigitsAVX512", "Q2KD", q2kDigitsChunk, true))
+	b.WriteString(q2kDigitsGroupsText())
 	b.WriteString(q2kDigitsText("q2kDigitsAAVX512", "Q2KA", q2kDigitsChunkA, true))
 	b.WriteString(q2kDigitsText("q2kDigitsBAVX512", "Q2KB", q2kDigitsChunkB, false))
 	return b.String()
@@ -891,6 +916,79 @@ Q2KD_done:
 		"%DONE%", done, "%FAIL%", fail)
 	b.WriteString(strings.ReplaceAll(r.Replace(t), "Q2KD_", label+"_"))
 	return b.String()
+}
+
+// q2kDigitsGroupsText writes q2kDigitsGroupsAVX512: q2kDigitsAVX512 for ng groups in turn (10d
+// bytes apart), the digits 4d bytes a group apart at dig and the aux words 3d at aux, up to the
+// first group with a q' that is not finite; it returns the groups prepared. In one loop the
+// next group's maxima and divisions overlap this one's digits (out of order), with no call
+// between them.
+// q2kPFG is how many groups ahead q2kDigitsGroupsAVX512 prefetches a group's scales (and its
+// first code bytes: 512 bytes). Without it the batches' preparation waited on them where the
+// cells stream from memory (TestQ2KDecodeSplit, 2²⁰ cells, Zen 4: 5.7–6.0 ns a cell against
+// 5.4–5.5 before the batches); 2, 4 and 6 groups ahead scored 5.2–5.3.
+const q2kPFG = 4
+
+func q2kDigitsGroupsText() string {
+	t := `
+
+// func q2kDigitsGroupsAVX512(q *float32, d int, grp *byte, ng int, dig *byte, aux *uint32) int
+TEXT ·q2kDigitsGroupsAVX512(SB), NOSPLIT, $0-56
+	MOVQ d+8(FP), R8
+	SHLQ $2, R8                // bytes between queries
+	LEAQ (R8)(R8*2), R12       // 3 queries
+	MOVQ grp+16(FP), DI
+	MOVQ dig+32(FP), BX
+	MOVQ aux+40(FP), DX
+	XORQ R11, R11              // groups prepared
+	MOVL $0x01010101, AX
+	VPBROADCASTD AX, Z31       // ones, for ΣQ
+	MOVL $0x42FE0000, AX       // 127.0, vnniQMax1
+	VPBROADCASTD AX, Z30
+	MOVL $0x00800000, AX       // 2⁻¹²⁶, the smallest normal float32
+	VPBROADCASTD AX, Z29
+	MOVL $0x7F800000, AX       // +Inf: |x| bits at or above it are not finite
+	VPBROADCASTD AX, Z28
+
+Q2KD_group:
+	CMPQ R11, ng+24(FP)
+	JGE  Q2KD_nonfinite
+	MOVQ q+0(FP), SI
+	MOVQ d+8(FP), R10
+%PF%
+Q2KD_chunk:
+	CMPQ R10, $128
+	JLT  Q2KD_half
+%CHUNK4%	ADDQ $512, SI
+	ADDQ $256, DI
+	ADDQ $512, BX
+	ADDQ $384, DX
+	SUBQ $128, R10
+	JNZ  Q2KD_chunk
+	JMP  Q2KD_next
+
+Q2KD_half:
+%CHUNK2%	ADDQ $128, DI
+	ADDQ $256, BX
+	ADDQ $192, DX
+
+Q2KD_next:
+	LEAQ (DI)(R8*2), DI        // past the group's codes (8d bytes) to the next one's scales
+	INCQ R11
+	JMP  Q2KD_group
+
+Q2KD_nonfinite:
+	MOVQ R11, ret+48(FP)
+	VZEROUPPER
+	RET
+`
+	// AX = DI + q2kPFG groups (10d·q2kPFG = 2.5·q2kPFG·R8 bytes)
+	pf := fmt.Sprintf("\tMOVQ R8, AX\n\tIMULQ $%d, AX\n\tSHRQ $1, AX\n\tADDQ DI, AX\n", 5*q2kPFG)
+	for i := 0; i < 8; i++ {
+		pf += fmt.Sprintf("\tPREFETCHT0 %d(AX)\n", 64*i)
+	}
+	r := strings.NewReplacer("%CHUNK4%", q2kDigitsChunk(4), "%CHUNK2%", q2kDigitsChunk(2), "%PF%", pf)
+	return strings.ReplaceAll(r.Replace(t), "Q2KD_", "Q2KM_")
 }
 
 // q2kDigitsChunk prepares nblk blocks (4 or 2) of 32 channels of the four queries at SI (R8

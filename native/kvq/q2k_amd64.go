@@ -25,7 +25,9 @@ var hasQ2KKernel = hasAVX2
 // another order, within (d/4 + 4)·2⁻²⁴·Σ_c |q_c·k̂_c| of the exact score.
 //
 // With AVX-512 VNNI and VBMI too and d a multiple of 64, the scores are integer dots instead
-// (q2kScoresInt with avx512); on CPUs with AVX2 and no AVX-512 likewise (q2kScoresInt without).
+// (q2kScoresInt with avx512; ScoresRangeMulti scores runs of whole groups for four queries by
+// q2kScoresGroups, the same scores); on CPUs with AVX2 and no AVX-512 likewise (q2kScoresInt
+// without).
 //
 // prepped says that q2kPrep(q, d, grp, qs, finite) returned true: the first half of the query
 // preparation is in qs already (AVX-512 only; q2kPrep returns false elsewhere). finite is
@@ -241,6 +243,67 @@ func q2kScoresInt(avx512 bool, q *float32, d int, grp *byte, cells *byte, m int,
 //
 //go:noescape
 func q2kDigitsAVX512(q *float32, d int, grp *byte, dig *byte, aux *uint32) bool
+
+// q2kScoresGroups scores the ng whole groups (32 cells each) that start at grp (10d bytes
+// apart) for the four finite queries q[h·d:] (q2kQueriesFinite), out row j (ostride bytes
+// apart) the four scores of cell j, where q2kScores takes the AVX-512 VNNI kernel, and returns
+// the groups it scored: all ng, or fewer where the next group's q' is not finite (q2kScores then
+// scores it in float), or 0 where the kernel is not there. The scores are q2kScoresInt's bit
+// for bit: per batch of the groups that fit scratch (q2kScratchBytes), q2kDigitsGroupsAVX512
+// prepares their queries in one loop and one call of the kernel's group flavour
+// (multiScoresQ2KGPVNNI, multiScoresQ2KGVNNI: the next group's digits, aux words and cells
+// every 32 cells) scores their cells; where q2kScores took four calls a group.
+func q2kScoresGroups(q *float32, d int, grp *byte, ng int, scratch *float32, out *float32, ostride int) int {
+	if !hasAVX512BW || !q2kVNNI(d) {
+		return 0
+	}
+	batch := q2kScratchBytes / (7 * d) // 4d digit bytes and 3d aux bytes a group
+	dig := (*byte)(unsafe.Pointer(scratch))
+	aux := (*uint32)(unsafe.Add(unsafe.Pointer(scratch), batch*4*d))
+	off := [5]float32{4: turboUnit2}
+	gb := int(q2kGroupBytes(d))
+	done := 0
+	for done < ng {
+		b := min(batch, ng-done)
+		g := unsafe.Add(unsafe.Pointer(grp), done*gb)
+		p := q2kDigitsGroupsAVX512(q, d, (*byte)(g), b, dig, aux)
+		if p > 0 {
+			rows := (*byte)(unsafe.Add(g, 2*d))
+			o := (*float32)(unsafe.Add(unsafe.Pointer(out), done*GroupCells*ostride))
+			if d <= 192 {
+				multiScoresQ2KGPVNNI(dig, aux, d/64, rows, d/4, p*GroupCells, o, ostride, &off[0], nil)
+			} else {
+				multiScoresQ2KGVNNI(dig, aux, d/64, rows, d/4, p*GroupCells, o, ostride, &off[0], nil)
+			}
+		}
+		done += p
+		if p < b {
+			break
+		}
+	}
+	return done
+}
+
+// q2kScratchBytes is the scratch q2kScoresGroups takes: ScoresRangeMulti's two buffers.
+const q2kScratchBytes = 2 * 4 * 4 * q2kMultiMaxDim
+
+// q2kDigitsGroupsAVX512 is q2kDigitsAVX512 for the ng groups at grp (10d bytes apart) in turn,
+// the digits of group i at dig + 4d·i and its aux words at aux + 3d·i bytes, up to the first
+// group with a q' that is not finite; it returns the groups prepared (gen_tq4vnni.go).
+//
+//go:noescape
+func q2kDigitsGroupsAVX512(q *float32, d int, grp *byte, ng int, dig *byte, aux *uint32) int
+
+// multiScoresQ2KGVNNI and multiScoresQ2KGPVNNI are multiScoresQ2KVNNI and multiScoresQ2KPVNNI
+// for the cells of m/32 whole groups, their scores bit for bit: every 32 cells they go on to the
+// next group's digits (4d bytes on), aux words (3d bytes on) and cells (past its 2d bytes of
+// scales) (gen_tq4vnni.go).
+//
+//go:noescape
+func multiScoresQ2KGVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
+//go:noescape
+func multiScoresQ2KGPVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
 
 // q2kQueriesFinite reports whether the four queries q[h·d:] are finite where q2kScores would
 // take the AVX-512 integer path (q2kFiniteAVX512), else true: that path's preparation

@@ -602,3 +602,60 @@ func TestQ2KScoresPipelined(t *testing.T) {
 		}
 	}
 }
+
+// TestQ2KScoresGroups checks ScoresRangeMulti, which scores runs of whole groups in batches
+// (q2kScoresGroups), against q2kScores group by group (each group's preparation and cells in
+// separate calls), bit for bit: head dimensions 64 to 256 (batches of 18 to 4 groups), ranges
+// that start and end inside groups and span several batches, query counts 4, 3 and 8, and a
+// group in the middle of a batch whose q' overflows (scored in float, the batch resumed after
+// it), with sentinels past the range's scores.
+func TestQ2KScoresGroups(t *testing.T) {
+	for _, d := range []int{64, 128, 192, 256} {
+		const groups = 23
+		cells := groups*GroupCells + 7
+		h := newQ2K(t, d, 1.1)
+		h.Append(q2kCells(uint64(d)+40, cells, d, true))
+		gb := int(q2kGroupBytes(d))
+		binary.LittleEndian.PutUint16(h.data[6*gb+2*5:], 0x7BFF) // group 6, channel 5: the largest f16
+		rng := rand.New(rand.NewPCG(uint64(d), 41))
+		for _, n := range []int{4, 3, 8} {
+			q := gaussianRows(rng, n, d, 1)
+			for i := 0; i < n; i++ {
+				q[i*d+5] = 1e36 // times 65504: +Inf in group 6 only
+			}
+			for _, r := range [][2]int{{0, cells}, {7, cells - 7 - 3}, {3 * GroupCells, 12 * GroupCells}, {GroupCells, 1}} {
+				got := make([]float32, r[1]*n+4)
+				for i := range got {
+					got[i] = -7
+				}
+				h.ScoresRangeMulti(q, n, r[0], got[:r[1]*n])
+				for i := r[1] * n; i < len(got); i++ {
+					if got[i] != -7 {
+						t.Fatalf("d %d n %d range %v: sentinel %d overwritten", d, n, r, i)
+					}
+				}
+				for i := 0; i < n; i += 4 {
+					qq := make([]float32, 4*d)
+					copy(qq, q[i*d:min(i+4, n)*d])
+					fin := q2kQueriesFinite(&qq[0], d)
+					var scratch [4 * q2kMultiMaxDim]float32
+					var want [4 * GroupCells]float32
+					for cell := r[0]; cell < r[0]+r[1]; {
+						g, j0 := cell/GroupCells, cell%GroupCells
+						k := min(GroupCells-j0, r[0]+r[1]-cell)
+						q2kScores(&qq[0], d, &h.data[g*gb], j0, k, &scratch[0], &want[0], 16, false, fin)
+						for j := 0; j < k; j++ {
+							for x := 0; x < min(4, n-i); x++ {
+								w, g := want[4*j+x], got[(cell-r[0]+j)*n+i+x]
+								if math.Float32bits(w) != math.Float32bits(g) {
+									t.Fatalf("d %d n %d range %v cell %d query %d: %g, group by group %g", d, n, r, cell+j, i+x, g, w)
+								}
+							}
+						}
+						cell += k
+					}
+				}
+			}
+		}
+	}
+}

@@ -64,6 +64,16 @@ func (h *Q2KHead) ScoresRangeMulti(q []float32, n, first int, out []float32) {
 		cur, prepped := 0, false
 		for cell := first; cell < first+m; {
 			g, j0 := cell/GroupCells, cell%GroupCells
+			if ng := (first + m - cell) / GroupCells; r == 4 && j0 == 0 && ng > 0 && fin {
+				// Whole groups, where the kernel takes them in one go (qs its scratch).
+				grp := h.data[g*gb : (g+ng)*gb]
+				done := q2kScoresGroups(&qq[0], d, &grp[0], ng, &qs[0][0], &out[(cell-first)*n+i], 4*n)
+				cur, prepped = 0, false // qs holds the groups' preparation now
+				if done > 0 {
+					cell += done * GroupCells
+					continue
+				}
+			}
 			k := min(GroupCells-j0, first+m-cell)
 			grp := h.data[g*gb : (g+1)*gb]
 			nextPrepped := false
