@@ -772,6 +772,11 @@ func main() {
 // (no product formed twice, four divisions a group where there were two) did not pay either:
 // 4.99 → 5.21–5.25 in cache, 5.3–5.45 with inv broadcast by VPERMPS from its register (the
 // chain from the maxima through the division to the digits is exposed two blocks at a time).
+// Nor did the maxima's and ΣQ's reductions with a blend (VPBLENDMD) and one shuffle a halving
+// where reduce16 and reduceHalves take two shuffles (and one VPERMD at the end): 4.98 → 5.04.
+// Ablations of the batched scores (4.96–5.01 ns a cell in cache): without the maxima's
+// reduction 4.60, without the product formed again 4.85, without the digits' gather 4.81,
+// without ΣQ 4.84.
 func q2kDigits() string {
 	var b strings.Builder
 	b.WriteString(`
@@ -920,9 +925,12 @@ Q2KD_done:
 
 // q2kDigitsGroupsText writes q2kDigitsGroupsAVX512: q2kDigitsAVX512 for ng groups in turn (10d
 // bytes apart), the digits 4d bytes a group apart at dig and the aux words 3d at aux, up to the
-// first group with a q' that is not finite; it returns the groups prepared. In one loop the
-// next group's maxima and divisions overlap this one's digits (out of order), with no call
-// between them.
+// first group with a q' that is not finite; it returns the groups prepared. The loop is
+// pipelined as ScoresRangeMulti's calls were: the first half of group g+1 (its maxima, the
+// reduction and the two divisions, a long chain) runs before the second half of group g, so
+// that the chain overlaps the digits' independent work (on Zen 4, d 128, in cache: 4.96 → 4.84
+// ns a cell of the scores, streamed 5.18 → 5.03; TestQ2KDecodeSplit, alternated builds).
+// Where group g+1's q' is not finite, group g's second half still runs and the loop stops.
 // q2kPFG is how many groups ahead q2kDigitsGroupsAVX512 prefetches a group's scales (and its
 // first code bytes: 512 bytes). Without it the batches' preparation waited on them where the
 // cells stream from memory (TestQ2KDecodeSplit, 2²⁰ cells, Zen 4: 5.7–6.0 ns a cell against
@@ -935,12 +943,15 @@ func q2kDigitsGroupsText() string {
 // func q2kDigitsGroupsAVX512(q *float32, d int, grp *byte, ng int, dig *byte, aux *uint32) int
 TEXT ·q2kDigitsGroupsAVX512(SB), NOSPLIT, $0-56
 	MOVQ d+8(FP), R8
-	SHLQ $2, R8                // bytes between queries
+	SHLQ $2, R8                // bytes between queries (4d)
 	LEAQ (R8)(R8*2), R12       // 3 queries
-	MOVQ grp+16(FP), DI
-	MOVQ dig+32(FP), BX
-	MOVQ aux+40(FP), DX
+	LEAQ (R8)(R8*4), CX
+	SHRQ $1, CX                // 10d: a group's bytes
+	MOVQ grp+16(FP), R9        // group g
+	MOVQ dig+32(FP), R13       // its digits
+	MOVQ aux+40(FP), R14       // its aux words
 	XORQ R11, R11              // groups prepared
+	MOVQ R11, ret+48(FP)
 	MOVL $0x01010101, AX
 	VPBROADCASTD AX, Z31       // ones, for ΣQ
 	MOVL $0x42FE0000, AX       // 127.0, vnniQMax1
@@ -949,45 +960,79 @@ TEXT ·q2kDigitsGroupsAVX512(SB), NOSPLIT, $0-56
 	VPBROADCASTD AX, Z29
 	MOVL $0x7F800000, AX       // +Inf: |x| bits at or above it are not finite
 	VPBROADCASTD AX, Z28
+	CMPQ ng+24(FP), $0
+	JLE  Q2KD_ret
 
+	// the first half of group 0
+	MOVQ R9, DI
+	MOVQ R14, DX
+%AFIRST%
 Q2KD_group:
-	CMPQ R11, ng+24(FP)
-	JGE  Q2KD_nonfinite
-	MOVQ q+0(FP), SI
-	MOVQ d+8(FP), R10
-%PF%
-Q2KD_chunk:
-	CMPQ R10, $128
-	JLT  Q2KD_half
-%CHUNK4%	ADDQ $512, SI
-	ADDQ $256, DI
-	ADDQ $512, BX
-	ADDQ $384, DX
-	SUBQ $128, R10
-	JNZ  Q2KD_chunk
-	JMP  Q2KD_next
+%PF%	// the first half of group g+1 where there is one (R15: stop after group g)
+	MOVQ $1, R15
+	LEAQ 1(R11), AX
+	CMPQ AX, ng+24(FP)
+	JGE  Q2KD_second
+	LEAQ (R9)(CX*1), DI
+	MOVQ R12, DX
+	SHRQ $2, DX
+	ADDQ R14, DX               // aux + 3d
+%ANEXT%	XORQ R15, R15
 
-Q2KD_half:
-%CHUNK2%	ADDQ $128, DI
-	ADDQ $256, BX
-	ADDQ $192, DX
-
-Q2KD_next:
-	LEAQ (DI)(R8*2), DI        // past the group's codes (8d bytes) to the next one's scales
-	INCQ R11
+Q2KD_second:
+	// the second half of group g
+	MOVQ R9, DI
+	MOVQ R13, BX
+	MOVQ R14, DX
+%B%	INCQ R11
+	TESTQ R15, R15
+	JNZ  Q2KD_done
+	ADDQ CX, R9
+	ADDQ R8, R13
+	MOVQ R12, AX
+	SHRQ $2, AX
+	ADDQ AX, R14
 	JMP  Q2KD_group
 
-Q2KD_nonfinite:
+Q2KD_done:
 	MOVQ R11, ret+48(FP)
+
+Q2KD_ret:
 	VZEROUPPER
 	RET
 `
-	// AX = DI + q2kPFG groups (10d·q2kPFG = 2.5·q2kPFG·R8 bytes)
-	pf := fmt.Sprintf("\tMOVQ R8, AX\n\tIMULQ $%d, AX\n\tSHRQ $1, AX\n\tADDQ DI, AX\n", 5*q2kPFG)
+	// a half's loop over the channels, 128 at a time (the last 64 where d mod 128 = 64);
+	// label prefixes its labels, fail is where a q' that is not finite goes
+	half := func(label, fail string, chunk func(int) string, dig bool) string {
+		adv := "\tADDQ $512, SI\n\tADDQ $256, DI\n\tADDQ $384, DX\n"
+		if dig {
+			adv += "\tADDQ $512, BX\n"
+		}
+		x := `	MOVQ q+0(FP), SI
+	MOVQ d+8(FP), R10
+
+L_chunk:
+	CMPQ R10, $128
+	JLT  L_half
+` + chunk(4) + adv + `	SUBQ $128, R10
+	JNZ  L_chunk
+	JMP  L_end
+
+L_half:
+` + chunk(2) + `
+L_end:
+`
+		x = strings.ReplaceAll(x, "Q2KD_nonfinite", fail)
+		return strings.ReplaceAll(x, "L_", label)
+	}
+	// AX = R9 + q2kPFG groups (10d·q2kPFG bytes)
+	pf := fmt.Sprintf("\tIMUL3Q $%d, CX, AX\n\tADDQ R9, AX\n", q2kPFG)
 	for i := 0; i < 8; i++ {
 		pf += fmt.Sprintf("\tPREFETCHT0 %d(AX)\n", 64*i)
 	}
-	r := strings.NewReplacer("%CHUNK4%", q2kDigitsChunk(4), "%CHUNK2%", q2kDigitsChunk(2), "%PF%", pf)
+	r := strings.NewReplacer("%AFIRST%", half("Q2KD_a0", "Q2KD_ret", q2kDigitsChunkA, false),
+		"%ANEXT%", half("Q2KD_a1", "Q2KD_second", q2kDigitsChunkA, false),
+		"%B%", half("Q2KD_b", "Q2KD_never", q2kDigitsChunkB, true), "%PF%", pf)
 	return strings.ReplaceAll(r.Replace(t), "Q2KD_", "Q2KM_")
 }
 
