@@ -934,8 +934,10 @@ Q2KD_done:
 // q2kPFG is how many groups ahead q2kDigitsGroupsAVX512 prefetches a group's scales (and its
 // first code bytes: 512 bytes). Without it the batches' preparation waited on them where the
 // cells stream from memory (TestQ2KDecodeSplit, 2²⁰ cells, Zen 4: 5.7–6.0 ns a cell against
-// 5.4–5.5 before the batches); 2, 4 and 6 groups ahead scored 5.2–5.3.
-const q2kPFG = 4
+// 5.4–5.5 before the batches); 2, 4 and 6 groups ahead scored 5.2–5.3. With the pipelined loop
+// (min of 7, alternated): 2 groups 5.53, 4 to 16 groups 4.93–5.04 (8: 4.94–5.01); the whole
+// group (20 lines at d 128) four ahead 5.36.
+const q2kPFG = 8
 
 func q2kDigitsGroupsText() string {
 	t := `
