@@ -683,23 +683,30 @@ func main() {
 `
 	for _, k := range []struct {
 		name, consts, chunk, soff, step, stage string
-		nextg                                  string
 	}{
-		{"TQ4", tq4Consts, chunk4, shl4, "16", stage(true), ""},
-		{"TQ4B", tq4Consts, chunk4B, shl4, "16", stage(true), ""},
-		{"T4B", tq4Consts, chunk4B, shl4, "16", stage(false), ""},
-		{"T4", tq4Consts, chunk4, shl4, "16", stage(false), ""},
-		{"T2", t2Consts, t2chunk, shl4, "16", stage(false), ""},
-		{"T3", t3Consts, t3chunk, "IMULQ $12, R11", "12", stage(false), ""},
-		{"T3P", t3Consts + t3PairSetup + stagePSetup, t3chunkP, "IMULQ $12, R11", "12", stageP.String(), ""},
-		{"Q2K", t2Consts, t2chunk, "// (q2k has no row scales)", "16", q2kStage, ""},
-		{"T2P", t2Consts + pairSetup + stagePSetup, t2chunkP, shl4, "16", stageP.String(), ""},
-		{"Q2KP", t2Consts + pairSetup, t2chunkP, "// (q2k has no row scales)", "16", q2kStage, ""},
-		{"Q2KG", t2Consts, t2chunk, "// (q2k has no row scales)", "16", q2kStage, q2kNextG},
-		{"Q2KGP", t2Consts + pairSetup, t2chunkP, "// (q2k has no row scales)", "16", q2kStage, q2kNextG},
+		{"TQ4", tq4Consts, chunk4, shl4, "16", stage(true)},
+		{"TQ4B", tq4Consts, chunk4B, shl4, "16", stage(true)},
+		{"T4B", tq4Consts, chunk4B, shl4, "16", stage(false)},
+		{"T4", tq4Consts, chunk4, shl4, "16", stage(false)},
+		{"T2", t2Consts, t2chunk, shl4, "16", stage(false)},
+		{"T3", t3Consts, t3chunk, "IMULQ $12, R11", "12", stage(false)},
+		{"T3P", t3Consts + t3PairSetup + stagePSetup, t3chunkP, "IMULQ $12, R11", "12", stageP.String()},
+		{"Q2K", t2Consts, t2chunk, "// (q2k has no row scales)", "16", q2kStage},
+		{"T2P", t2Consts + pairSetup + stagePSetup, t2chunkP, shl4, "16", stageP.String()},
+		{"Q2KP", t2Consts + pairSetup, t2chunkP, "// (q2k has no row scales)", "16", q2kStage},
 	} {
-		r := strings.NewReplacer("%NEXTG%", strings.ReplaceAll(k.nextg, "@", k.name), "@", k.name, "%STAGE%", k.stage, "%CONSTS%", k.consts, "%CHUNK%", k.chunk,
+		r := strings.NewReplacer("%NEXTG%", "", "@", k.name, "%STAGE%", k.stage, "%CONSTS%", k.consts, "%CHUNK%", k.chunk,
 			"%SOFF%", k.soff, "%STEP%", k.step)
+		out.WriteString(r.Replace(body))
+	}
+	// q2k's group flavours (multiScoresQ2KGVNNI, multiScoresQ2KGPVNNI): Q2K's and Q2KP's with
+	// q2kNextG.
+	for _, k := range []struct{ name, consts, chunk string }{
+		{"Q2KG", t2Consts, t2chunk},
+		{"Q2KGP", t2Consts + pairSetup, t2chunkP},
+	} {
+		r := strings.NewReplacer("%NEXTG%", strings.ReplaceAll(q2kNextG, "@", k.name), "@", k.name, "%STAGE%", q2kStage,
+			"%CONSTS%", k.consts, "%CHUNK%", k.chunk, "%SOFF%", "// (q2k has no row scales)", "%STEP%", "16")
 		out.WriteString(r.Replace(body))
 	}
 	out.WriteString(q2kT())
