@@ -441,22 +441,24 @@ a@_p2:
 	VMOVDQU32 Z16, (R12)
 ` + p2Next + `	JNZ  a@_p2`
 
-// p2QuadsU is p2Quads for the kernels with unsigned 8-bit weights (w8u; q = 255): the same
-// packing, the tile's smallest W kept (Z10); where one is negative the flag (oFLG) is set and the
-// tile's weights are packed again split into max(W, 0) (at QP) and max(−W, 0) (1024 bytes on),
-// for the row loop's second pass (pass2U). ΣW stays the sum of the signed W.
-var p2QuadsU = `	// W = round(w·d·inv) as unsigned bytes, rows in quads: (W_4q … W_4q+3) per dword; ΣW per
-	// lane; the smallest W per lane in Z10.
+// p2QuadsU is p2Quads for the kernels with unsigned 8-bit weights (w8u; q = 255): the bytes
+// packed by p2PackU, and beside ΣW (the sum of the signed W) Σ max(W, 0) per lane by one
+// VPDPBUSD of the packed bytes with bytes 1 (Z10): the two differ exactly where a lane has a
+// negative W, and there the flag (oFLG) is set and the tile's weights are packed again split into
+// max(W, 0) (at QP) and max(−W, 0) (1024 bytes on), for the row loop's second pass (pass2U). On
+// AMD Zen 4 (TestIntAcc8Speed's shape, 61 calls alternated with the previous kernel, which
+// packed by p2Pack and found a negative W by VPMINSD, min/median ns a row, three runs) q5_1
+// 7.40–7.44/7.52–7.55 → 7.14–7.18/7.23–7.32 in cache, streamed 9.6–10.2 → 9.5–9.8 (medians).
+var p2QuadsU = `	// W = round(w·d·inv) as unsigned bytes, rows in quads: (W_4q … W_4q+3) per dword; ΣW and
+	// Σ max(W, 0) per lane (Z18, Z10).
 ` + p2Head + `	VPXORD Z18, Z18, Z18
 	VPXORD Z10, Z10, Z10
+	VPBROADCASTD ·intAccOnes8(SB), Z15
 a@_p2:
-` + p2Round + p2Sum + `	VPMINSD Z16, Z17, Z20
-	VPMINSD Z12, Z13, Z21
-	VPMINSD Z20, Z21, Z20
-	VPMINSD Z20, Z10, Z10
-` + p2Pack("Z16", "Z17", "Z12", "Z13", "(R12)") + p2Next + `	JNZ  a@_p2
+` + p2Round + p2Sum + p2PackU + `	VPDPBUSD Z15, Z16, Z10
+` + p2Next + `	JNZ  a@_p2
 	VPXORD Z9, Z9, Z9
-	VPCMPD $1, Z9, Z10, K1
+	VPCMPD $4, Z18, Z10, K1
 	KMOVW K1, AX
 	MOVL AX, %FLG%(SP)
 	TESTL AX, AX
@@ -476,6 +478,17 @@ a@_p2:
 	VPMAXSD Z9, Z23, Z23
 ` + p2Pack("Z16", "Z17", "Z12", "Z13", "(R12)") + p2Pack("Z20", "Z21", "Z22", "Z23", "1024(R12)") + p2Next + `	JNZ  a@_p2s
 a@_p2d:`
+
+// p2PackU is p2Pack of Z16, Z17, Z12, Z13 into (R12) for W within 0…255 (w8u), as p2QuadsPack
+// packs (two VPACKSSDW, VPACKUSWB, the in-lane VPSHUFB ·intAccPackIdx: 4 shuffles where p2Pack
+// takes 8); a negative W becomes 0 (VPACKUSWB saturates), which the caller's flag catches and
+// its second pass packs again with p2Pack. The packed bytes stay in Z16.
+const p2PackU = `	VPACKSSDW Z17, Z16, Z16
+	VPACKSSDW Z13, Z12, Z12
+	VPACKUSWB Z12, Z16, Z16
+	VPSHUFB ·intAccPackIdx(SB), Z16, Z16
+	VMOVDQU32 Z16, (R12)
+`
 
 // p2Head points the second prepass at the tile's products (R8) and packed weights (R12), R10
 // its row quads.
