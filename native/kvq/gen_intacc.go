@@ -74,6 +74,21 @@
 // cache, no gain streamed; q5_0's kernel the same way (w8u): 12.7 in cache, as q5_0's scale d
 // takes either sign, so that most tiles hold a negative weight and take the second pass.
 //
+// q5_0's kernel with 8-bit weights (w8sgn) therefore takes |W| as the unsigned operand and folds
+// the sign of each row's block into its codes: V = s·W with s accumulator 0's sign of w·d (the
+// sign of d for softmax weights), S and P per quad and block from the second prepass
+// (p2QuadsS), and the codes split as c XOR S plus P where the fifth bit is set (sgnCodes: the
+// same vector operations as quadDec5's split), ~c = −c − 1 for a negative row, the −1's taken
+// back through the offset sum; the second pass only where a weight's sign differs from its
+// block's s. Its sums are intAccRef's with q = 255 bit for bit (TestIntAcc8Matches): the same
+// weights as the w8u kernel it replaces, and as q5_1's. On AMD Zen 4 (TestIntAcc8Speed's shape,
+// 61 calls alternated with the int16 VBMI kernel, min/median ns a row, three runs; a shared
+// machine at load 7–8): 7.88–7.90/7.90–7.94 → 6.73–7.38/7.35–7.42 in cache, streamed
+// 8.4–9.0/9.2–9.7 → 8.5–9.0/8.8–9.5: the gain in cache, none clear streamed. Measured on the way
+// (same shape): the sign masks by scalar PEXTQ, PDEPQ and multiplies a quad and block cost
+// 0.5 ns a row (the second prepass runs alone), a masked VPSUBB from zero of each code vector
+// 0.4. Whether multi_intacc_amd64.go's q5W8 chooses it: its comment.
+//
 // Run with `go generate ./native/kvq`.
 package main
 
@@ -127,6 +142,10 @@ type format struct {
 	// as VPDPBUSD's unsigned operand, broadcast into a register, the codes the signed one
 	// (p2QuadsU, pass2U).
 	w8u bool
+	// w8sgn (with w8u): the kernel with 8-bit weights takes the weights' magnitudes as unsigned
+	// bytes and the sign of each row's block into its codes (p2QuadsS, sgnCodes), so that a
+	// scale d of either sign (q5_0's) needs no second pass.
+	w8sgn bool
 	// w8raw: the kernel with 8-bit weights multiplies the low nibbles' weights by the whole code
 	// bytes, unmasked (rawLo).
 	w8raw bool
@@ -292,7 +311,11 @@ func quadDec(pay int, iq4 bool) func(a string) string {
 // 7.40/7.51 and 7.92/8.07 → 7.53/7.62 in cache, streamed alike (9.7–9.8 both): one permute
 // and one shift fewer a quad and block than one permute for each half (the low 16 bits into
 // every qword, then the high ones after a 16-bit shift).
-func quadDec5(pay, qh int) func(a string) string {
+func quadDec5(pay, qh int) func(a string) string { return quadDec5Of(pay, qh, false) }
+
+// quadDec5Of is quadDec5, or where raw its fifth-bit masks and the quad's permuted bytes (Z20)
+// only, the nibbles split by sgnCodes (w8sgn).
+func quadDec5Of(pay, qh int, raw bool) func(a string) string {
 	return func(a string) string {
 		var s string
 		if t := strings.TrimPrefix(a, "tail:"); t != a {
@@ -307,11 +330,20 @@ func quadDec5(pay, qh int) func(a string) string {
 	VPINSRD $2, %[2]d(R14), X10, X10
 	VPINSRD $3, %[2]d(R14)(R9*1), X10, X10`, a, qh)
 		}
-		return s + `
+		s += `
 	VPERMB Z10, Z12, Z11
 	VPSHUFBITQMB ·intAccQ5BitIdx(SB), Z11, K6
 	VPSHUFBITQMB ·intAccQ5BitIdx+64(SB), Z11, K7
-	` + quadDec(pay, false)(a) + `
+	`
+		if raw {
+			const split = "\n\tVPANDD Z31, Z20, Z23\n\tVPSRLW $4, Z20, Z24\n\tVPANDD Z31, Z24, Z24"
+			q := quadDec(pay, false)(a)
+			if !strings.HasSuffix(q, split) {
+				panic("quadDec5Of: quadDec changed")
+			}
+			return s + strings.TrimSuffix(q, split)
+		}
+		return s + quadDec(pay, false)(a) + `
 	VPADDB Z19, Z23, K6, Z23
 	VPADDB Z19, Z24, K7, Z24`
 	}
@@ -325,7 +357,7 @@ var formats = []format{
 		min: true, two: true, dec: q40Dec(4), vdec: q40DecVBMI(4), pipe: true, w8dec: quadDec(4, false), w8raw: true},
 	{name: "Q50", doc: "q5_0: d (f16), qh (32 fifth bits), 16 nibble bytes; x = (c − 16)·d.", bs: 22, off: 16, offShift: 4,
 		qh: true, bcst: true, consts: "MOVL $0x00100010, AX\n\tVPBROADCASTD AX, Z19", dec: q5Dec(2, 6, q40Dec),
-		vdec: q5Dec(2, 6, q40DecVBMI), vtwo: true, pipe: true, w8dec: quadDec5(6, 2)},
+		vdec: q5Dec(2, 6, q40DecVBMI), vtwo: true, pipe: true, w8dec: quadDec5Of(6, 2, true), w8u: true, w8sgn: true},
 	{name: "Q51", doc: "q5_1: d, m (f16), qh, 16 nibble bytes; x = (c − 16)·d + (m + 16·d).", bs: 24, off: 16, offShift: 4,
 		min: true,
 		qh:  true, bcst: true, consts: "MOVL $0x00100010, AX\n\tVPBROADCASTD AX, Z19", dec: q5Dec(4, 8, q40Dec),
@@ -364,6 +396,13 @@ const (
 	VPBROADCASTD ·intAccOne(SB), Z25
 	MOVL $0x55555555, AX
 	KMOVD AX, K3`
+)
+
+// The w8sgn kernels' frame: quad q's and block b's S and P (sgnCodes) at oSM + 64q + 16b and 4
+// bytes on (the row loop reads them at R8 + oSM − oQP), after the others' frame.
+const (
+	oSM    = frame
+	frameS = oSM + 1024
 )
 
 // p2Pairs is the second prepass of the kernels with int16 weights.
@@ -479,6 +518,116 @@ a@_p2:
 ` + p2Pack("Z16", "Z17", "Z12", "Z13", "(R12)") + p2Pack("Z20", "Z21", "Z22", "Z23", "1024(R12)") + p2Next + `	JNZ  a@_p2s
 a@_p2d:`
 
+// p2QuadsS is p2QuadsU for the kernels that fold the sign into the codes (w8sgn): per row and
+// block the sign s of accumulator 0's w·d (lane 4b: the sign of d where the weights are ≥ +0) is
+// spread over the block's four lanes (VPSHUFD, VPMOVD2M), ΣW summed from the signed W, and
+// V = s·W (a masked VPSUBD from zero) packed as p2QuadsU packs W: V ≥ 0 wherever a block's
+// weights share accumulator 0's sign, so no second pass unless some weight is negative. The four
+// rows' masks, joined (KUNPCK) and made bytes (VPMOVM2B), permuted as the weights are, give the
+// quad's S (byte 4(4b+h) + i 0xFF where row i's s is −1 in block b); Z11 sums −Σ V over the rows
+// of negative sign (VPDPBUSD of the packed V with S), and the odd dwords become P (0x10, or 0xF0
+// where S is set; K7), stored at oSM for sgnCodes. Where the flag is set the second pass packs
+// max(V, 0) and max(−V, 0) and sums Z11 again from the two parts.
+var p2QuadsS = `	// W = round(w·d·inv), ΣW per lane; V = s·W as unsigned bytes, rows in quads, the smallest V
+	// per lane in Z10; S and P; −Σ V over the negative rows in Z11.
+` + p2Head + `	VPXORD Z18, Z18, Z18
+	VPXORD Z10, Z10, Z10
+	VPXORD Z9, Z9, Z9
+	VPXORD Z11, Z11, Z11
+	MOVL $0xAAAA, AX
+	KMOVW AX, K7
+a@_p2:
+` + p2Sign + p2Sum + p2Neg + `	VPMINSD Z16, Z17, Z20
+	VPMINSD Z12, Z13, Z21
+	VPMINSD Z20, Z21, Z20
+	VPMINSD Z20, Z10, Z10
+	KUNPCKWD K1, K2, K1
+	KUNPCKWD K3, K6, K3
+	KUNPCKDQ K1, K3, K1
+	VPMOVM2B K1, Z22
+	VPERMB Z22, Z30, Z22
+` + p2PackU + `	VPDPBUSD Z22, Z16, Z11
+	VPTERNLOGD $0xDC, Z31, Z19, K7, Z22
+` + fmt.Sprintf("\tVMOVDQU32 Z22, %d(R12)\n", oSM-oQP) + p2Next + `	JNZ  a@_p2
+	VPCMPD $1, Z9, Z10, K1
+	KMOVW K1, AX
+	MOVL AX, %FLG%(SP)
+	TESTL AX, AX
+	JZ   a@_p2d
+	VPXORD Z11, Z11, Z11
+	VPXORD Z15, Z15, Z15
+` + p2Head + `a@_p2s:
+` + p2Sign + p2Neg + fmt.Sprintf("\tVPSHUFD $0xA0, %d(R12), Z8\n", oSM-oQP) + `	VPSUBD Z16, Z9, Z20
+	VPSUBD Z17, Z9, Z21
+	VPSUBD Z12, Z9, Z22
+	VPSUBD Z13, Z9, Z23
+	VPMAXSD Z9, Z16, Z16
+	VPMAXSD Z9, Z17, Z17
+	VPMAXSD Z9, Z12, Z12
+	VPMAXSD Z9, Z13, Z13
+	VPMAXSD Z9, Z20, Z20
+	VPMAXSD Z9, Z21, Z21
+	VPMAXSD Z9, Z22, Z22
+	VPMAXSD Z9, Z23, Z23
+` + p2Pack("Z16", "Z17", "Z12", "Z13", "(R12)") + p2Pack("Z20", "Z21", "Z22", "Z23", "1024(R12)") + `	VPDPBUSD Z8, Z16, Z11
+	VPDPBUSD Z8, Z20, Z15
+` + p2Next + `	JNZ  a@_p2s
+	VPSUBD Z15, Z11, Z11
+a@_p2d:`
+
+// p2Sign is p2Round for p2QuadsS: between the multiplies and the conversions, lane 4b's sign of
+// each row (accumulator 0's w·d·inv) spread over block b's lanes, as masks K1, K2, K3, K6.
+const p2Sign = `	VMULPS (R8), Z14, Z16
+	VMULPS 64(R8), Z14, Z17
+	VMULPS 128(R8), Z14, Z12
+	VMULPS 192(R8), Z14, Z13
+	VPSHUFD $0, Z16, Z20
+	VPSHUFD $0, Z17, Z21
+	VPSHUFD $0, Z12, Z22
+	VPSHUFD $0, Z13, Z23
+	VPMOVD2M Z20, K1
+	VPMOVD2M Z21, K2
+	VPMOVD2M Z22, K3
+	VPMOVD2M Z23, K6
+	VCVTPS2DQ Z16, Z16
+	VCVTPS2DQ Z17, Z17
+	VCVTPS2DQ Z12, Z12
+	VCVTPS2DQ Z13, Z13
+`
+
+// p2Neg negates each row's W where its sign mask is set (Z9 = 0): V = s·W.
+const p2Neg = `	VPSUBD Z16, Z9, K1, Z16
+	VPSUBD Z17, Z9, K2, Z17
+	VPSUBD Z12, Z9, K3, Z12
+	VPSUBD Z13, Z9, K6, Z13
+`
+
+// sgnCodes splits a row quad's permuted bytes (Z20, quadDec5Of raw) into the codes of values
+// 0..15 (Z20) and 16..31 (Z24) with each row's sign folded in: nibble XOR S (one VPTERNLOGD,
+// S the block's dword at off(R8), broadcast: byte i 0xFF where row i's s is −1, else 0), then
+// P added where the fifth bit is set (K6, K7; P at off+4(R8): byte i 0x10, or 0xF0 where
+// negative), so each byte is c where s = 1 and ~c = −c − 1 where s = −1 (c = nibble + 16·fifth
+// bit ≤ 31, as int8). With V = s·W, V·(c XOR S) = W·c − V·[s = −1], and p2QuadsS adds the
+// second term back through the offset sum. The same vector operations as quadDec5's split.
+func sgnCodes(off int) string {
+	return fmt.Sprintf(`	VPSRLW $4, Z20, Z24
+	VPTERNLOGD.BCST $0x6A, %[1]d(R8), Z31, Z24
+	VPTERNLOGD.BCST $0x6A, %[1]d(R8), Z31, Z20
+	VPBROADCASTD %[2]d(R8), Z21
+	VPADDB Z21, Z20, K6, Z20
+	VPADDB Z21, Z24, K7, Z24
+`, off, off+4)
+}
+
+// sgnDots is dots, the row loop's products of a quad, for a w8sgn kernel: sgnCodes first (the
+// quad's S and P at sm(R8)) and the low codes taken from Z20.
+func sgnDots(dots string, sm int) string {
+	if !strings.Contains(dots, "VPDPBUSD Z23, ") {
+		panic("sgnDots: dots changed")
+	}
+	return sgnCodes(sm) + strings.ReplaceAll(dots, "VPDPBUSD Z23, ", "VPDPBUSD Z20, ")
+}
+
 // p2PackU is p2Pack of Z16, Z17, Z12, Z13 into (R12) for W within 0…255 (w8u), as p2QuadsPack
 // packs (two VPACKSSDW, VPACKUSWB, the in-lane VPSHUFB ·intAccPackIdx: 4 shuffles where p2Pack
 // takes 8); a negative W becomes 0 (VPACKUSWB saturates), which the caller's flag catches and
@@ -548,7 +697,8 @@ func pass2U(loop, tail, setup string) string {
 	for _, r := range append(set1[:], set2[:]...) {
 		fmt.Fprintf(&neg, "\tVPSUBD %[1]s, Z22, %[1]s\n", r)
 	}
-	body := strings.ReplaceAll(loop+"a@_odd:\n"+tail+"\na@_join:\n", "a@_", "a@_n")
+	body := strings.NewReplacer("a@_", "a@_n", "%DOTS0%", "%DOTS0N%", "%DOTS1%", "%DOTS1N%").Replace(
+		loop + "a@_odd:\n" + tail + "\na@_join:\n")
 	return `	CMPL %FLG%(SP), $0
 	JEQ  a@_pass1
 ` + neg.String() + `	LEAQ (DI)(BX*1), R12
@@ -1170,6 +1320,10 @@ func gen(suffix string) string {
 		sumStore := ""
 		if f.off != 0 {
 			sumStore = fmt.Sprintf("VPSLLD $%d, Z18, Z18\n\tVMOVDQU32 Z18, %d(SP)", f.offShift, oSS)
+			if k.w8 && f.w8sgn {
+				// off·ΣW less Σ V over the rows of negative sign (Z11 holds −Σ V: sgnCodes' ~c = −c − 1).
+				sumStore = fmt.Sprintf("VPSLLD $%d, Z18, Z18\n\tVPADDD Z11, Z18, Z18\n\tVMOVDQU32 Z18, %d(SP)", f.offShift, oSS)
+			}
 		}
 		loop, p2, tail, zrows, zdoc := loop1, p2Pairs, tailPair, "", "the zero row that pairs with a lone last row"
 		if f.off == 0 {
@@ -1191,6 +1345,9 @@ func gen(suffix string) string {
 		pass2 := ""
 		if k.w8 && f.w8u {
 			p2, pass2 = p2QuadsU, pass2U(loop, tail, pairSetup)
+			if f.w8sgn {
+				p2 = p2QuadsS
+			}
 		}
 		s := strings.NewReplacer("%LOOP%", loop, "%P2%", p2, "%TAIL%", tail, "%ZROWS%", zrows, "%ZROWDOC%", zdoc,
 			"%PASS2%\n", pass2).Replace(accTmpl)
@@ -1201,14 +1358,23 @@ func gen(suffix string) string {
 		if nacc == 2 {
 			cs += "\n\tMOVL $0x3333, AX\n\tKMOVW AX, K7"
 		}
+		fr := frame
+		// The second pass's (pass2U) products: its R8 is 1024 bytes on, S and P are not.
+		d0, d1 := dotsW(k.w8, f, 0, set1), dotsW(k.w8, f, 64, set2)
+		d0n, d1n := d0, d1
+		if k.w8 && f.w8sgn {
+			fr = frameS
+			d0, d1 = sgnDots(d0, oSM-oQP), sgnDots(d1, oSM-oQP+64)
+			d0n, d1n = sgnDots(d0n, oSM-oQP-1024), sgnDots(d1n, oSM-oQP-1024+64)
+		}
 		r := strings.NewReplacer("@", k.name+suffix, "%DOC%", f.doc, "%CONSTS%", cs,
-			"%FRAME%", fmt.Sprint(frame), "%BS%", fmt.Sprint(f.bs), "%BS2%", fmt.Sprint(2*f.bs), "%HDR%", fmt.Sprint(hdr),
+			"%FRAME%", fmt.Sprint(fr), "%BS%", fmt.Sprint(f.bs), "%BS2%", fmt.Sprint(2*f.bs), "%HDR%", fmt.Sprint(hdr),
 			"%PB%", fmt.Sprint(oPB), "%QP%", fmt.Sprint(oQP), "%TT%", fmt.Sprint(oTT), "%TN%", fmt.Sprint(oTN),
 			"%WP%", fmt.Sprint(oWP), "%RL%", fmt.Sprint(oRL), "%BL%", fmt.Sprint(oBL), "%NQ%", fmt.Sprint(oNQ),
 			"%QB%", fmt.Sprint(oQB), "%PF%", fmt.Sprint(oPF), "%FLG%", fmt.Sprint(oFLG), "%MINCONST%", f.consts,
 			"%P1A%", p1(false), "%P1B%", p1(true), "%MINJOIN%", minJoin, "%PAIRSETUP%", pairSetup,
 			"%MINSTORE%", minStore, "%SUMSTORE%", sumStore,
-			"%DEC%", f.dec("R12"), "%DECT%", f.dec("tail:R12"), "%DOTS0%", dotsW(k.w8, f, 0, set1), "%DOTS1%", dotsW(k.w8, f, 64, set2),
+			"%DEC%", f.dec("R12"), "%DECT%", f.dec("tail:R12"), "%DOTS0%", d0, "%DOTS1%", d1, "%DOTS0N%", d0n, "%DOTS1N%", d1n,
 			"%SET2%", strings.Join(set2[:], ", "), "%ZERO%", zero(f.two), "%JOIN%", join(f.two), "%FINISH%", finish(f))
 		s = p1Pipe(f, s, f.pipe && nacc == 4 && (strings.HasSuffix(k.name, "V") || k.w8 || f.vdec == nil), k.w8)
 		s = pfRepl(f, k.pf).Replace(s)

@@ -20,7 +20,7 @@ import (
 
 // intAcc8Cases are the nibble and 5-bit formats' VBMI kernels with int16 weights and with 8-bit
 // weights (q5_0's and q5_1's need AVX-512 BITALG too), q the 8-bit kernel's rounding (127:
-// signed weights, 255: unsigned, q5_1's).
+// signed weights, 255: unsigned, q5_0's and q5_1's).
 var intAcc8Cases = []struct {
 	f          Format
 	int16, w8  accKernel
@@ -31,7 +31,7 @@ var intAcc8Cases = []struct {
 	{Q4_0, multiAccQ40VINT, multiAccQ40V8INT, &intAccQ4_0, 8, 3, 127},
 	{Q4_1, multiAccQ41VINT, multiAccQ41V8INT, &intAccQ4_1, 8, 3, 127},
 	{IQ4_NL, multiAccIQ4NLVINT, multiAccIQ4NLV8INT, &intAccIQ4NL, 128, 7, 127},
-	{Q5_0, multiAccQ50VINT, multiAccQ50V8INT, &intAccQ5_0, 16, 4, 127},
+	{Q5_0, multiAccQ50VINT, multiAccQ50V8INT, &intAccQ5_0, 16, 4, 255},
 	{Q5_1, multiAccQ51VINT, multiAccQ51V8INT, &intAccQ5_1, 16, 4, 255},
 }
 
@@ -164,7 +164,7 @@ func TestIntAcc8Matches(t *testing.T) {
 }
 
 // TestIntAcc8Choice checks which kernels the codecs take: the 8-bit ones (and AccumulateStep
-// 2⁻⁸; q5_1's unsigned ones 2⁻⁹, with BITALG too) where the integer kernels and VBMI run, unless KVLAB_ACC16 (isa.Acc16), which keeps the
+// 2⁻⁸; q5_1's unsigned ones 2⁻⁹, with BITALG too, and q5_0's where q5W8 chooses them) where the integer kernels and VBMI run, unless KVLAB_ACC16 (isa.Acc16), which keeps the
 // int16 ones (AccumulateStep 2⁻¹⁶) as they were.
 func TestIntAcc8Choice(t *testing.T) {
 	if !intAcc() {
@@ -173,10 +173,10 @@ func TestIntAcc8Choice(t *testing.T) {
 	for _, tc := range intAcc8Cases {
 		c := Unwrap(mustCodec(t, tc.f, 128))
 		want, step := tc.int16, 0x1p-16
-		if hasVBMI && !isa.Acc16 && (q5W8 && hasBITALG || tc.f != Q5_0 && tc.f != Q5_1) {
+		if hasVBMI && !isa.Acc16 && tc.f != Q5_0 && tc.f != Q5_1 {
 			want, step = tc.w8, 0x1p-8
 		}
-		if tc.f == Q5_1 && hasVBMI && !isa.Acc16 && q51W8 && hasBITALG {
+		if hasVBMI && !isa.Acc16 && hasBITALG && (tc.f == Q5_1 && q51W8 || tc.f == Q5_0 && q5W8) {
 			want, step = tc.w8, 0x1p-9
 		}
 		if !hasVBMI {
