@@ -29,6 +29,7 @@ var amdFamily = func() uint32 {
 // 7.2–7.5 in cache; scores 10.4 -> 9.2 streamed, 7.3 in cache both. With PREFETCHT0 the q8_0
 // values kernel streamed at ~2× its in-cache time (the other block formats, half the bytes a
 // row, at ~1.2–1.3×) and as fast as with no prefetch at all. The nibble formats' kernels ran up
-// to ~20% slower streamed with PREFETCHT1 (q4_1's scores 3% faster) and keep PREFETCHT0. The
+// to ~20% slower streamed with PREFETCHT1 (q4_1's scores 3% faster) and keep PREFETCHT0, but
+// q5_0's and q5_1's values kernels with 8-bit weights take it (multiAccQ51V8Z4INT). The
 // Zen 5 the kernels were tuned on (48 KiB L1D) keeps PREFETCHT0: not measured with PREFETCHT1.
 var zen4Stream = amdFamily == 0x19

@@ -1273,6 +1273,11 @@ func gen(suffix string) string {
 			}
 			v.two, v.bcst = true, true
 			kernels = append(kernels, kernel{v, f.name + "V8", "PREFETCHT0", true})
+			if f.qh {
+				// q5's flavour for AMD Zen 4 (zen4Stream): into L2 (multi_intacc_amd64.go's
+				// multiAccQ51V8Z4INT has the measurements).
+				kernels = append(kernels, kernel{v, f.name + "V8Z4", "PREFETCHT1", true})
+			}
 		}
 	}
 	for _, k := range kernels {

@@ -35,6 +35,9 @@ var intAcc8Cases = []struct {
 	{Q5_1, multiAccQ51VINT, multiAccQ51V8INT, &intAccQ5_1, 16, 4, 255},
 }
 
+// intAcc8Z4 is the 8-bit kernels' flavours prefetching into L2 (pickZen4, zen4Stream), q5's.
+var intAcc8Z4 = map[Format]accKernel{Q5_0: multiAccQ50V8Z4INT, Q5_1: multiAccQ51V8Z4INT}
+
 // fma32 is a·b + c rounded once to float32 (as VFMADD231PS).
 func fma32(a, b, c float32) float32 {
 	x := new(big.Float).SetPrec(200).SetFloat64(float64(a))
@@ -87,7 +90,7 @@ func intAccRef(c Codec, q float32, acc []float32, d, nv, m int, w []float32, row
 }
 
 // TestIntAcc8Matches checks the kernels with 8-bit weights (intAcc8) against the Go reference
-// of their computation (intAccRef with q = 127) bit for bit, and the reference itself with
+// of their computation (intAccRef with q = 127, or 255; q5's flavours for Zen 4 too) bit for bit, and the reference itself with
 // q = 32767 against the int16 kernels, bit for bit: softmax-like weights with some exactly 0,
 // one large per tile and some negative scales; the dims one block, partial and whole quads of
 // blocks (the first prepass in the row loops where a row is one quad) and a short tail block;
@@ -143,11 +146,16 @@ func TestIntAcc8Matches(t *testing.T) {
 							}
 						}
 					}
-					for _, k := range []struct {
+					ks := []struct {
 						name string
 						q    float32
 						acc  accKernel
-					}{{"int16", 32767, tc.int16}, {"8-bit", tc.q, tc.w8}} {
+					}{{"int16", 32767, tc.int16}, {"8-bit", tc.q, tc.w8}}
+					if z4 := intAcc8Z4[tc.f]; z4 != nil {
+						ks = append(ks, ks[1])
+						ks[2].name, ks[2].acc = "8-bit (PREFETCHT1)", z4
+					}
+					for _, k := range ks {
 						got, want := slices.Clone(init), slices.Clone(init)
 						k.acc(&got[0], d, nv, &enc[0], rb, rows, &w[0], 16)
 						intAccRef(c, k.q, want, d, nv, rows, w, enc)
@@ -177,7 +185,7 @@ func TestIntAcc8Choice(t *testing.T) {
 			want, step = tc.w8, 0x1p-8
 		}
 		if hasVBMI && !isa.Acc16 && hasBITALG && (tc.f == Q5_1 && q51W8 || tc.f == Q5_0 && q5W8) {
-			want, step = tc.w8, 0x1p-9
+			want, step = pickZen4(tc.w8, intAcc8Z4[tc.f]), 0x1p-9
 		}
 		if !hasVBMI {
 			continue // the non-VBMI int16 kernels: not this test's
