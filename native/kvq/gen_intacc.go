@@ -73,6 +73,13 @@
 // both fifth-bit masks in K6 in turn so that K7 is free for the fourth block's min): 8.5 in
 // cache, no gain streamed; q5_0's kernel the same way (w8u): 12.7 in cache, as q5_0's scale d
 // takes either sign, so that most tiles hold a negative weight and take the second pass.
+// Where q5_1's kernel spends its time (in cache, as above, before p2QuadsU's packs, alternated
+// with copies of the kernel with a piece removed, not working ones; ns a row, median): whole
+// 7.50, without the fifth bits' loads, permute, masks and adds 6.46, without its first prepass
+// loop (formed alone before the row loops, not pipelined) 5.10 (streamed 2.2 less too), without
+// prefetches 7.47 (streamed ~0.5 more); q4_1's kernel beside it 5.73. Of the first prepass,
+// VRANGEPS took ~0.4, the mins' extraction, conversion and FMA ~0.7, the Σ w·d adds ~0.27, the
+// stores ~0.1.
 //
 // q5_0's kernel with 8-bit weights (w8sgn) therefore takes |W| as the unsigned operand and folds
 // the sign of each row's block into its codes: V = s·W with s accumulator 0's sign of w·d (the

@@ -152,7 +152,12 @@ var hasBITALG = isa.AVX512VBMI && cpu.X86.HasAVX512BITALG
 // 1.3 / +1.2 ± 0.8 and +1.7 ± 1.5 / +0.2 ± 0.9. With the 32-seed figures above, q5_0's prompt KL
 // rises ~2 % beyond the noise and its decode KL 2–3 % within about 1.5 standard errors: at the
 // edge of the ~1–2 % allowed, for a kernel 7 % faster in cache than the int16 one and no clearly
-// faster streamed (gen_intacc.go's w8sgn). Left off.
+// faster streamed (gen_intacc.go's w8sgn); in whole decodes no clear gain either: attn's
+// TestDecodeBreakdown (131072 cells, 32 heads on 8 KV heads, d 128, thread CPU time, min of 5
+// each, alternated with the int16 kernel; AMD Zen 4 at load 7–8; its PREFETCHT1 flavour) had
+// q5_0's values phase 7 % slower in ten runs out of ten (10.1–10.5 → 10.8–11.3 ns a row), then
+// faster in 7 of 8 and in 16 of 20 (median −3.5 %, 9.62 → 9.16): ~2 % of the whole decode at
+// best, for the quality above. Left off.
 const q5W8 = false
 
 // q51W8 chooses q5_1's kernel with unsigned 8-bit weights (intAcc8q51).
