@@ -361,7 +361,7 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 	nd := vnniND(kind)
 	var digStack [vnniMaxBlocks * vnniBlockBytes]byte
 	var auxStack [vnniMaxBlocks * vnniAuxWords]uint32
-	var stageStack [vnniMaxBlocks * 64]uint16 // per block 16 scales (and minima, high bits)
+	var stageStack [vnniMaxBlocks * 64]uint16 // per block 16 scales (and minima, high bits; q8_0: two groups' scales)
 	dig, aux, stage := digStack[:], auxStack[:], stageStack[:]
 	if nb > vnniMaxBlocks {
 		dig, aux, stage = make([]byte, nb*vnniBlockBytes), make([]uint32, nb*vnniAuxWords), make([]uint16, nb*64)

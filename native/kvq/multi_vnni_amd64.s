@@ -81,6 +81,18 @@
 	MOVWLZX (p)(R12*1), AX; \
 	MOVW AX, (24+2*g)(SI)
 
+// STAGEN is STAGE for the next group's rows at their codes (p, p+rb, p+2rb, p+3rb; each scale
+// 2 bytes before) into the other buffer of the stage, at (R13)(R11*1), through DI.
+#define STAGEN(p, g) \
+	MOVWLZX -2(p), DI; \
+	MOVW DI, (2*g)(R13)(R11*1); \
+	MOVWLZX -2(p)(R8*1), DI; \
+	MOVW DI, (8+2*g)(R13)(R11*1); \
+	MOVWLZX -2(p)(R8*2), DI; \
+	MOVW DI, (16+2*g)(R13)(R11*1); \
+	MOVWLZX -2(p)(R12*1), DI; \
+	MOVW DI, (24+2*g)(R13)(R11*1)
+
 // LOAD4 loads the 16-byte payloads of rows p, p+rb, p+2rb, p+3rb into the four 128-bit lanes
 // of z.
 #define LOAD4(p, z, x) \
@@ -1139,7 +1151,38 @@ vbmiIQ4_done:
 // VPDPBUSD takes them as unsigned bytes c + 128, so each digit's chain starts at −128·Σ(its
 // digits) (aux) and holds that digit's exact dot with the codes; 2⁸·hi + lo (at most 2²⁷ in
 // magnitude) is formed in int32 and scaled as in the q4_0 kernel.
-TEXT ·multiScoresQ80VNNI(SB), NOSPLIT, $0-80
+//
+// The rows' block scales reach the blocks through the stage (32 bytes a block, row 4g+m's at
+// lane 4m+g, as VCVTPH2PS takes them), written a group ahead: a pass stages the first group's
+// before its blocks, and each group's blocks stage the next group's (STAGEN: a scalar load and
+// a 2-byte store a row and block) into the stage's other buffer, so no block waits on stores
+// just made, and the next group's rows come into L1 before its blocks; the last group stages
+// nothing and reads no row past its own (TestVNNIQ8Guard). The same scales in the same lanes,
+// so the same scores bit for bit (TestVNNIQ8Scores: q8Model, which the kernels staging each
+// group in a pass before its blocks matched too).
+//
+// On AMD Zen 4 (EPYC Genoa, ~3.45 GHz, shared), the Zen 4 flavour against those kernels, ns a
+// row of 128 values: 4096 rows, four queries, thread CPU time, alternated, 7–9 rounds,
+// min/median: in cache 7.32/7.37 → 6.36/6.48, streamed past the caches (64 MiB) 8.00/8.06 →
+// 6.92/6.98. The one-thread decode at the bench shape (native/attn, 131072 cells, q8_0 keys
+// and values, min of 7, 5 alternations, load ~13): whole 20.0–21.6 → 18.1–19.9, its scores
+// alone 8.4–8.7 → 7.1–8.0 (TestDecodeBreakdown, 15 alternations, median of the mins: scores
+// 8.43 → 6.81). The pass had cost ~1 ns a row in cache (scales left stale, for the measurement
+// only: 7.33 → 6.35) and had pulled the group's rows into L1, which the blocks, prefetching
+// only into L2, need streamed (10.2 without it). Not kept: the pass kept and the next group
+// prefetched into L1 (PREFETCHT0 one or two groups ahead): streamed 7.9 → 8.5–8.7; staging
+// two groups ahead (four buffers): streamed 6.7 → 7.6 (8.0 with PFGROUPS 6 or 8); the staging
+// after the block's VPDPBUSD: in cache 0.1–0.2 less, streamed 10–12.6; PFGROUPS 3, 5, 6, 8:
+// streamed 7.4, 6.9, 7.1, 7.6 against 6.9 at 4; each row's 32 codes loaded whole, two rows a
+// vector (VINSERTI64X4), split by VSHUFI64X2 before the transposes: in cache the same,
+// streamed 6.8 → 7.8; masked VBROADCASTI32X4 loads for the inserts, or s·d formed before the
+// VPDPBUSD: no faster. What is left is the vector pipes': the 64 VPDPBUSD of a block of
+// sixteen rows hold both multiply pipes 64 cycles (61 measured alone: 4.4 ns a row), the
+// block ~87 (without its 24 inserts, wrong scores, 0.8 ns a row less).
+// Not measured on Intel (Ice Lake to Sapphire Rapids): the staging's loads and stores take the
+// load and store ports as the pass's did, no shuffle is added, and the scale load no longer
+// waits on stores, so it should not cost there.
+TEXT ·multiScoresQ80VNNI(SB), NOSPLIT, $48-80
 #define Q80PF PREFETCHT0
 #include "multi_vnni_q80_amd64.h"
 #undef Q80PF
@@ -1147,7 +1190,7 @@ TEXT ·multiScoresQ80VNNI(SB), NOSPLIT, $0-80
 // func multiScoresQ80Z4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // multiScoresQ80VNNI prefetching into L2 (PREFETCHT1), not L1, for AMD Zen 4 (zen4Stream,
 // cpuid_amd64.go, has the measurements).
-TEXT ·multiScoresQ80Z4VNNI(SB), NOSPLIT, $0-80
+TEXT ·multiScoresQ80Z4VNNI(SB), NOSPLIT, $48-80
 #define Q80PF PREFETCHT1
 #include "multi_vnni_q80_amd64.h"
 #undef Q80PF
@@ -1157,7 +1200,7 @@ TEXT ·multiScoresQ80Z4VNNI(SB), NOSPLIT, $0-80
 // query's two chains as in the q4_0 kernel, the first started at −128·ΣQ, so their sum is
 // Σ Q·c exactly in int32 (at most 32·127·128 = 520192 in magnitude, exact in float32 too):
 // eight VPDPBUSD a query and block, not sixteen.
-TEXT ·multiScoresQ80OneVNNI(SB), NOSPLIT, $0-80
+TEXT ·multiScoresQ80OneVNNI(SB), NOSPLIT, $48-80
 #define Q80PF PREFETCHT0
 #define Q80ONE
 #include "multi_vnni_q80_amd64.h"
@@ -1166,7 +1209,7 @@ TEXT ·multiScoresQ80OneVNNI(SB), NOSPLIT, $0-80
 
 // func multiScoresQ80OneZ4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // multiScoresQ80OneVNNI prefetching into L2 (PREFETCHT1), as multiScoresQ80Z4VNNI.
-TEXT ·multiScoresQ80OneZ4VNNI(SB), NOSPLIT, $0-80
+TEXT ·multiScoresQ80OneZ4VNNI(SB), NOSPLIT, $48-80
 #define Q80PF PREFETCHT1
 #define Q80ONE
 #include "multi_vnni_q80_amd64.h"
@@ -1659,7 +1702,7 @@ gfniQ51_done:
 // its 0.47 in cache); and q8_0 in registers (two blocks a chunk, 34-byte blocks): in cache
 // 7.5 → 7.4, streamed 8.6 → 12.7 (9.8 with the stage pass's row reads kept as loads: the pass
 // had pulled the group's lines into L1 ahead of its block loop, which prefetches into L2 only
-// on Zen 4), so q8_0 keeps its stage.
+// on Zen 4), so q8_0 keeps its stage, now written a group ahead (multiScoresQ80VNNI).
 //
 // On Intel (instruction tables, Ice Lake to Sapphire Rapids; not measured) the permutes and
 // inserts are port-5 µops (a zmm VPERMT2W/VPERMI2W two of them): ~8 a block (q4_0) and ~9

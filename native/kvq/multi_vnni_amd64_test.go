@@ -534,11 +534,18 @@ func TestVNNIHeaderRegsSpeed(t *testing.T) {
 	}
 }
 
-// q8OneModel is the one-digit q8_0 kernel's arithmetic in Go (vnniQ8One): per query h and whole
-// block b, Q and s from vnniQuant at one digit, the exact int32 Σ Q·c converted to float32,
-// times float32(s·d) (one rounding), added to the score by a fused multiply-add (one
-// rounding, through big.Float), then the tail's dot added as vnniScoresRunsStride adds it.
+// q8OneModel is the one-digit q8_0 kernel's arithmetic in Go (vnniQ8One): q8Model at one digit.
 func q8OneModel(c *q8_0Codec, q []float32, n int, rows []byte, out []float32) {
+	q8Model(c, 1, q, n, rows, out)
+}
+
+// q8Model is the q8_0 scores kernels' arithmetic in Go at nd digits a query value (two:
+// multiScoresQ80VNNI, multiScoresQ80Z4VNNI; one: vnniQ8One): per query h and whole block b, Q
+// and s from vnniQuant, the exact int32 Σ Q·c (the two digits' dots, 2⁸·hi + lo, are that sum
+// exactly) converted to float32, times float32(s·d) (one rounding), added to the score by a
+// fused multiply-add (one rounding, through big.Float), then the tail's dot added as
+// vnniScoresRunsStride adds it.
+func q8Model(c *q8_0Codec, nd int, q []float32, n int, rows []byte, out []float32) {
 	d, rb, nb := c.d, c.rb, c.full
 	td, _ := c.tails()
 	m := len(out) / n
@@ -548,7 +555,7 @@ func q8OneModel(c *q8_0Codec, q []float32, n int, rows []byte, out []float32) {
 			qh := q[h*d : (h+1)*d]
 			var acc float32
 			for b := 0; b < nb; b++ {
-				s, Q := vnniQuant((*[32]float32)(qh[32*b:]), 1)
+				s, Q := vnniQuant((*[32]float32)(qh[32*b:]), nd)
 				blk := row[34*b : 34*b+34]
 				var dot int32
 				for i, v := range Q {
@@ -630,6 +637,79 @@ func TestVNNIQ8One(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestVNNIQ8Scores checks q8_0's two-digit scores kernels (the L1- and the L2-prefetching
+// flavour; their stage of the rows' scales is written one group ahead, during the group
+// before, so rows of several groups are what tries it) against q8Model bit for bit: random
+// code bytes (−128 included) under random finite scales, rows of 1 to 9 whole blocks and a
+// tail past them, groups of 16 rows whole, short and padded, 1 to 6 queries (contiguous and
+// strided scores), a zero block and a block too small to quantize (s = 0), and that nothing
+// is written past the scores.
+func TestVNNIQ8Scores(t *testing.T) {
+	if !hasVNNI || avx2Int {
+		t.Skip("no AVX-512 VNNI kernels here")
+	}
+	defer func(o, z bool) { vnniQ8One, zen4Stream = o, z }(vnniQ8One, zen4Stream)
+	vnniQ8One = false
+	rng := rand.New(rand.NewPCG(93, 94))
+	const sentinel = float32(-7777.25)
+	for _, z4 := range []bool{false, true} {
+		zen4Stream = z4
+		for _, d := range []int{32, 64, 96, 128, 160, 200, 224, 256, 288} {
+			c := mustCodec(t, Q8_0, d).(*q8_0Codec)
+			if nd, _ := scoresDigits(c); nd != 2 {
+				t.Fatalf("d%d: q8_0 takes %d digits", d, nd)
+			}
+			rb := c.RowBytes()
+			for _, rows := range []int{1, 16, 17, 32, 33, 48, 64, 100} {
+				enc := q8RandRows(rng, rows, d, rb)
+				for _, n := range []int{1, 2, 3, 4, 5, 6} {
+					q := gaussianRows(rng, n, d, 1)
+					if d >= 64 {
+						clear(q[32:64]) // a zero block
+						for i := 0; i < 32; i++ {
+							q[(n-1)*d+i] *= 0x1p-120 // max|q| < vnniQMax2·2⁻¹²⁶: s = 0
+						}
+					}
+					buf := make([]float32, rows*n+16)
+					for j := range buf {
+						buf[j] = sentinel
+					}
+					c.DotManyMulti(q, n, enc, buf[:rows*n])
+					for j := rows * n; j < len(buf); j++ {
+						if buf[j] != sentinel {
+							t.Fatalf("d%d rows%d n%d: out[%d] written past the scores", d, rows, n, j)
+						}
+					}
+					want := make([]float32, rows*n)
+					q8Model(c, 2, q, n, enc, want)
+					for i := range want {
+						if math.Float32bits(buf[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("Zen 4 flavour %v d%d rows%d n%d: score %d (row %d, query %d): %g, model %g",
+								z4, d, rows, n, i, i/n, i%n, buf[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// q8RandRows is rows of q8_0 of d values (rb bytes a row): random bytes, every block's scale a
+// random finite f16.
+func q8RandRows(rng *rand.Rand, rows, d, rb int) []byte {
+	enc := make([]byte, rows*rb)
+	for i := range enc {
+		enc[i] = byte(rng.Uint32())
+	}
+	for r := 0; r < rows; r++ {
+		for b := 0; b*32 < d; b++ {
+			h := uint16(rng.Uint32())&^(0x1f<<10) | uint16(1+rng.IntN(29))<<10 // finite
+			enc[r*rb+34*b], enc[r*rb+34*b+1] = byte(h), byte(h>>8)
+		}
+	}
+	return enc
 }
 
 // TestVNNIBoundQ8One is TestVNNIBound's check of q8_0 with a one-digit query (vnniQ8One:

@@ -52,3 +52,51 @@ func TestVNNIHeaderRegsGuard(t *testing.T) {
 		}
 	}
 }
+
+// TestVNNIQ8Guard runs q8_0's scores kernels (both prefetch flavours, one and two digits) over
+// rows that end where an unreadable page starts: staging the next group's scales during a
+// group must read no row past the last (a fault otherwise), and the scores match q8Model.
+// Rows of one to four groups: the last group stages nothing.
+func TestVNNIQ8Guard(t *testing.T) {
+	if !hasVNNI || avx2Int {
+		t.Skip("no AVX-512 VNNI kernels here")
+	}
+	defer func(o, z bool) { vnniQ8One, zen4Stream = o, z }(vnniQ8One, zen4Stream)
+	page := unix.Getpagesize()
+	const readable = 4 // pages before the unreadable one: 64 rows of 160 values
+	mem, err := unix.Mmap(-1, 0, (readable+1)*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer unix.Munmap(mem)
+	if err := unix.Mprotect(mem[readable*page:], unix.PROT_NONE); err != nil {
+		t.Skip(err)
+	}
+	rng := rand.New(rand.NewPCG(95, 96))
+	for _, nd := range []int{1, 2} {
+		vnniQ8One = nd == 1
+		for _, z4 := range []bool{false, true} {
+			zen4Stream = z4
+			for _, d := range []int{32, 64, 96, 128, 160} {
+				c := mustCodec(t, Q8_0, d).(*q8_0Codec)
+				rb := c.RowBytes()
+				for _, rows := range []int{16, 32, 48, 64} {
+					const n = 4
+					enc := q8RandRows(rng, rows, d, rb)
+					rowsAt := mem[readable*page-len(enc) : readable*page]
+					copy(rowsAt, enc)
+					q := gaussianRows(rng, n, d, 1)
+					out := make([]float32, rows*n)
+					c.DotManyMulti(q, n, rowsAt, out)
+					want := make([]float32, rows*n)
+					q8Model(c, nd, q, n, enc, want)
+					for i := range want {
+						if math.Float32bits(out[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("digits %d Zen 4 flavour %v d%d rows%d: score %d: %g, model %g", nd, z4, d, rows, i, out[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}

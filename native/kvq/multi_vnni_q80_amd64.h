@@ -1,26 +1,33 @@
 // The body of the q8_0 scores kernels (multi_vnni_amd64.s: multiScoresQ80VNNI and its Zen 4
 // flavour multiScoresQ80Z4VNNI), included once for each with Q80PF the prefetch instruction;
 // with Q80ONE defined, the one-digit kernels (multiScoresQ80OneVNNI, multiScoresQ80OneZ4VNNI).
+// The TEXT line gives the frame $48: five locals, cnt (blocks left of the group), grp (groups
+// left), outp (the group's scores), dlt (the offset of the stage buffer the group writes from
+// the one it reads) and rbase (the buffer it reads).
 
-	MOVQ rows+32(FP), DI
+	MOVQ rows+32(FP), R9       // the group's first row
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12       // 3 rows
-	MOVQ out+56(FP), R9
+	MOVQ out+56(FP), AX
+	MOVQ AX, outp-24(SP)
 	MOVQ m+48(FP), R10
 	SHRQ $4, R10               // groups of sixteen rows
 	JZ   vnniQ80_done
+	MOVQ R10, grp-16(SP)
 	MOVL $0x80808080, AX
 	VPBROADCASTD AX, Z31
 
-vnniQ80_group:
-	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
-	MOVQ DI, CX
+	// Stage group 0's scales (32 bytes a block) into the first buffer of the stage; each group
+	// stages the next one's into the other buffer during its blocks (STAGEN).
+	MOVQ R9, CX
 	LEAQ (CX)(R8*4), BX
 	LEAQ (BX)(R8*4), R14
 	LEAQ (R14)(R8*4), R15
-
-	// Stage every block's sixteen scales (32 bytes per block) before the arithmetic needs them.
 	MOVQ stage+16(FP), SI
+	MOVQ SI, rbase-40(SP)
+	MOVQ nb+24(FP), R11
+	SHLQ $5, R11
+	MOVQ R11, dlt-32(SP)       // +32·nb, then −32·nb, +32·nb, ...
 	MOVQ nb+24(FP), R11
 vnniQ80_stage:
 	STAGE(CX, 0)
@@ -35,14 +42,19 @@ vnniQ80_stage:
 	DECQ R11
 	JNZ  vnniQ80_stage
 
-	LEAQ 2(DI), CX             // codes of block 0
+vnniQ80_group:
+	// Row-group pointers at the codes of block 0: CX rows 0..3, BX rows 4..7, R14 rows 8..11,
+	// R15 rows 12..15.
+	LEAQ 2(R9), CX
 	LEAQ (CX)(R8*4), BX
 	LEAQ (BX)(R8*4), R14
 	LEAQ (R14)(R8*4), R15
 	MOVQ dig+0(FP), SI
 	MOVQ aux+8(FP), DX
-	MOVQ stage+16(FP), R13
-	MOVQ nb+24(FP), R11
+	MOVQ rbase-40(SP), R13
+	MOVQ dlt-32(SP), R11
+	MOVQ nb+24(FP), AX
+	MOVQ AX, cnt-8(SP)
 	MOVQ off+72(FP), AX        // the scores start at the queries' offsets
 	VBROADCASTSS (AX), Z8
 	VBROADCASTSS 4(AX), Z9
@@ -51,7 +63,7 @@ vnniQ80_stage:
 	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 576 bytes
 	SHLQ $4, AX                // per block (a group is 16·34 = 544 bytes per block)
 	IMULQ $PFGROUPS, AX
-	ADDQ DI, AX
+	ADDQ R9, AX
 
 vnniQ80_blk:
 	Q80PF (AX)
@@ -64,6 +76,17 @@ vnniQ80_blk:
 	Q80PF 448(AX)
 	Q80PF 512(AX)
 	ADDQ $576, AX
+	CMPQ grp-16(SP), $1
+	JEQ  vnniQ80_staged        // the last group: no next one to stage
+	LEAQ (R15)(R8*4), R10      // the next group's rows 0..3 at this block's codes
+	STAGEN(R10, 0)
+	LEAQ (R10)(R8*4), R10
+	STAGEN(R10, 1)
+	LEAQ (R10)(R8*4), R10
+	STAGEN(R10, 2)
+	LEAQ (R10)(R8*4), R10
+	STAGEN(R10, 3)
+vnniQ80_staged:
 	LOAD4(CX, Z24, X24)
 	LOAD4(BX, Z25, X25)
 	LOAD4(R14, Z26, X26)
@@ -93,7 +116,11 @@ vnniQ80_blk:
 	VPXORD Z18, Z18, Z18
 	VPXORD Z19, Z19, Z19
 	CHAINS1
-	FINISHES1
+	VCVTPH2PS (R13), Z24       // the rows' block scales
+	FINISH1(Z12, Z16, 0, Z8)
+	FINISH1(Z13, Z17, 1, Z9)
+	FINISH1(Z14, Z18, 2, Z10)
+	FINISH1(Z15, Z19, 3, Z11)
 #else
 	VPBROADCASTD 48(DX), Z12   // −128·Σ(digit): the codes' offset
 	VPBROADCASTD 56(DX), Z13
@@ -131,10 +158,11 @@ vnniQ80_blk:
 #endif
 	ADDQ $96, DX
 	ADDQ $32, R13
-	DECQ R11
+	DECQ cnt-8(SP)
 	JNZ  vnniQ80_blk
 
 	SCORES_T
+	MOVQ outp-24(SP), R9
 	MOVQ ostride+64(FP), AX
 	CMPQ AX, $16
 	JNE  vnniQ80_strided
@@ -148,10 +176,19 @@ vnniQ80_next:
 	MOVQ ostride+64(FP), AX
 	SHLQ $4, AX
 	ADDQ AX, R9
+	MOVQ R9, outp-24(SP)
+	MOVQ dlt-32(SP), AX        // the next group reads the buffer this one wrote
+	ADDQ AX, rbase-40(SP)
+	NEGQ AX
+	MOVQ AX, dlt-32(SP)
+	MOVQ nb+24(FP), AX         // the next group's first row: CX less 2 and this group's
+	IMULQ $34, AX              // blocks, plus sixteen rows
+	LEAQ -2(CX), R9
+	SUBQ AX, R9
 	MOVQ R8, AX
 	SHLQ $4, AX
-	ADDQ AX, DI
-	DECQ R10
+	ADDQ AX, R9
+	DECQ grp-16(SP)
 	JNZ  vnniQ80_group
 
 vnniQ80_done:
