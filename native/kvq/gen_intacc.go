@@ -156,6 +156,9 @@ type format struct {
 	// w8raw: the kernel with 8-bit weights multiplies the low nibbles' weights by the whole code
 	// bytes, unmasked (rawLo).
 	w8raw bool
+	// w8rl: the kernel with 8-bit weights (four accumulators) forms w·d with a quad's rows in
+	// lanes (rlPipe, p2RL).
+	w8rl bool
 }
 
 // q40Dec: the two rows' 16 payload bytes interleaved (a0 b0 a1 b1 …) and zero-extended to words
@@ -358,7 +361,7 @@ func quadDec5Of(pay, qh int, raw bool) func(a string) string {
 
 var formats = []format{
 	{name: "Q40", doc: "q4_0: d (f16), 16 nibble bytes; x = (c − 8)·d.", bs: 18, off: 8, offShift: 3, two: true, dec: q40Dec(2),
-		vdec: q40DecVBMI(2), pipe: true, w8dec: quadDec(2, false), w8raw: true},
+		vdec: q40DecVBMI(2), pipe: true, w8dec: quadDec(2, false), w8raw: true, w8rl: true},
 	{name: "Q80", doc: "q8_0: d (f16), 32 int8 codes; x = c·d.", bs: 34, perm: true, two: true, dec: q80Dec, pipe: true},
 	{name: "Q41", doc: "q4_1: d, m (f16), 16 nibble bytes; x = (c − 8)·d + (m + 8·d).", bs: 20, off: 8, offShift: 3,
 		min: true, two: true, dec: q40Dec(4), vdec: q40DecVBMI(4), pipe: true, w8dec: quadDec(4, false), w8raw: true},
@@ -371,7 +374,7 @@ var formats = []format{
 		vdec: q5Dec(4, 8, q40DecVBMI), vtwo: true, w8dec: quadDec5(8, 4), w8u: true},
 	{name: "IQ4NL", doc: "iq4_nl: d (f16), 16 nibble bytes; x = kvalues[c]·d (int8 levels).", bs: 18, off: 128, offShift: 7,
 		consts: "VBROADCASTI32X4 ·intAccIQ4Levels(SB), Z19\n\tMOVQ $0x5555555555555555, AX\n\tKMOVQ AX, K6", dec: iq4Dec,
-		vdec: iq4DecVBMI, vtwo: true, pipe: true, w8dec: quadDec(2, true)},
+		vdec: iq4DecVBMI, vtwo: true, pipe: true, w8dec: quadDec(2, true), w8rl: true},
 }
 
 // Frame layout (hardware SP offsets).
@@ -1169,6 +1172,28 @@ func header() string {
 		fmt.Fprintf(&b, "DATA ·intAccPackIdx+%d(SB)/8, $0x%016x\n", i, v)
 	}
 	b.WriteString("GLOBL ·intAccPackIdx(SB), RODATA|NOPTR, $64\n\n")
+	// rlGather's VPERMW index (blocks of 18 bytes): word 4r + b takes word 9b + r; and p2RL's
+	// VPERMB index: byte 16b + 4h + r takes byte 16r + 4b + h.
+	for i := 0; i < 32; i += 4 {
+		var v uint64
+		for j := 0; j < 4; j++ {
+			if k := i + j; k < 16 {
+				v |= uint64(9*(k%4)+k/4) << (16 * j)
+			}
+		}
+		fmt.Fprintf(&b, "DATA ·intAccRL18Idx+%d(SB)/8, $0x%016x\n", 2*i, v)
+	}
+	b.WriteString("GLOBL ·intAccRL18Idx(SB), RODATA|NOPTR, $64\n\n")
+	for i := 0; i < 64; i += 8 {
+		var v uint64
+		for j := 0; j < 8; j++ {
+			t := i + j
+			bb, h, r := t/16, t/4%4, t%4
+			v |= uint64(16*r+4*bb+h) << (8 * j)
+		}
+		fmt.Fprintf(&b, "DATA ·intAccRLPackIdx+%d(SB)/8, $0x%016x\n", i, v)
+	}
+	b.WriteString("GLOBL ·intAccRLPackIdx(SB), RODATA|NOPTR, $64\n\n")
 	// quadDec's VPERMT2B index: byte 4k+i of the 64 takes row i's byte k, rows 0 and 1 the
 	// first table's lanes 0 and 1, rows 2 and 3 the second's (64 + 16(i − 2) + k).
 	for i := 0; i < 64; i += 8 {
@@ -1375,11 +1400,18 @@ func gen(suffix string) string {
 				p2 = p2QuadsS
 			}
 		}
+		tmpl, rl := accTmpl, k.w8 && f.w8rl && nacc == 4
+		if rl {
+			tmpl, p2 = rlTemplate(tmpl), p2RL
+		}
 		s := strings.NewReplacer("%LOOP%", loop, "%P2%", p2, "%TAIL%", tail, "%ZROWS%", zrows, "%ZROWDOC%", zdoc,
-			"%PASS2%\n", pass2).Replace(accTmpl)
+			"%PASS2%\n", pass2).Replace(tmpl)
 		cs := strings.ReplaceAll(consts, "@", f.name)
 		if k.w8 {
 			cs = strings.Replace(cs, "·intAccNibW(SB)", "·intAccNib(SB)", 1)
+		}
+		if rl {
+			cs = strings.Replace(cs, "·intAcc"+f.name+"DIdx(SB)", fmt.Sprintf("·intAccRL%dIdx(SB)", f.bs), 1)
 		}
 		if nacc == 2 {
 			cs += "\n\tMOVL $0x3333, AX\n\tKMOVW AX, K7"
@@ -1402,7 +1434,11 @@ func gen(suffix string) string {
 			"%MINSTORE%", minStore, "%SUMSTORE%", sumStore,
 			"%DEC%", f.dec("R12"), "%DECT%", f.dec("tail:R12"), "%DOTS0%", d0, "%DOTS1%", d1, "%DOTS0N%", d0n, "%DOTS1N%", d1n,
 			"%SET2%", strings.Join(set2[:], ", "), "%ZERO%", zero(f.two), "%JOIN%", join(f.two), "%FINISH%", finish(f))
-		s = p1Pipe(f, s, f.pipe && nacc == 4 && (strings.HasSuffix(k.name, "V") || k.w8 || f.vdec == nil), k.w8)
+		if rl {
+			s = rlPipe(f, s)
+		} else {
+			s = p1Pipe(f, s, f.pipe && nacc == 4 && (strings.HasSuffix(k.name, "V") || k.w8 || f.vdec == nil), k.w8)
+		}
 		s = pfRepl(f, k.pf).Replace(s)
 		s = r.Replace(s)
 		qmax := "intAccQMax"
@@ -1702,4 +1738,303 @@ func rawLo(s string) string {
 		panic("rawLo fin")
 	}
 	return strings.Replace(s, old, old+b.String(), 1)
+}
+
+// rlMx are the pipelined rows-in-lanes prepass's largest magnitudes of block b's products (lane
+// 4r + h), free in q4_0's and iq4_nl's row loops.
+var rlMx = [4]string{"Z27", "Z10", "Z11", "Z12"}
+
+// rlProducts forms block b's products of a row quad (lane 4r + h: row r, accumulator h) from
+// the scales in d (lane 4r + b) and the weights in w (lane 4r + h): element b of each 128-bit
+// lane of d times w into p, stored at 64b(dst), and its magnitudes into mx[b].
+func rlProducts(d, w, p, dst string, mx [4]string) string {
+	var b strings.Builder
+	for k := 0; k < 4; k++ {
+		fmt.Fprintf(&b, "\tVPERMILPS $0x%02X, %[2]s, %[3]s\n\tVMULPS %[4]s, %[3]s, %[3]s\n\tVMOVUPS %[3]s, %[5]d(%[6]s)\n\tVRANGEPS $0x0B, %[3]s, %[7]s, %[7]s\n",
+			0x55*k, d, p, w, 64*k, dst, mx[k])
+	}
+	return b.String()
+}
+
+// rlGather loads a row quad's scales and weights: row r's block b scale (f16) at word 9b + r of
+// d (rows r's 64 bytes loaded 2r bytes before its block at row, merged by K4..K7), permuted to
+// words 4r + b (Z29, ·intAccRL18Idx) and converted; row r's four weights into lane r of w. rows
+// (rb bytes apart, rbr) and wts (ws bytes apart, wsr) are registers; AX scratch. Where n is set
+// (a register holding 1..3), only that many rows, the others' lanes left zero (lbl: a label).
+func rlGather(rows, rbr, wts, wsr, d, w, n, lbl string) string {
+	x := "X" + w[1:]
+	if n == "" {
+		return fmt.Sprintf(`	VMOVDQU16.Z (%[1]s), K4, %[5]s
+	VMOVDQU16 -2(%[1]s)(%[2]s*1), K5, %[5]s
+	LEAQ (%[1]s)(%[2]s*2), AX
+	VMOVDQU16 -4(AX), K6, %[5]s
+	VMOVDQU16 -6(AX)(%[2]s*1), K7, %[5]s
+	VMOVUPS (%[3]s), %[7]s
+	VINSERTF32X4 $1, (%[3]s)(%[4]s*1), %[6]s, %[6]s
+	LEAQ (%[3]s)(%[4]s*2), AX
+	VINSERTF32X4 $2, (AX), %[6]s, %[6]s
+	VINSERTF32X4 $3, (AX)(%[4]s*1), %[6]s, %[6]s
+	VPERMW %[5]s, Z29, %[5]s
+	VCVTPH2PS Y%[8]s, %[5]s
+`, rows, rbr, wts, wsr, d, w, x, d[1:])
+	}
+	return fmt.Sprintf(`	VMOVDQU16.Z (%[1]s), K4, %[5]s
+	VMOVUPS (%[3]s), %[7]s
+	CMPQ %[9]s, $2
+	JB   %[10]s
+	VMOVDQU16 -2(%[1]s)(%[2]s*1), K5, %[5]s
+	VINSERTF32X4 $1, (%[3]s)(%[4]s*1), %[6]s, %[6]s
+	CMPQ %[9]s, $3
+	JB   %[10]s
+	VMOVDQU16 -4(%[1]s)(%[2]s*2), K6, %[5]s
+	VINSERTF32X4 $2, (%[3]s)(%[4]s*2), %[6]s, %[6]s
+%[10]s:
+	VPERMW %[5]s, Z29, %[5]s
+	VCVTPH2PS Y%[8]s, %[5]s
+`, rows, rbr, wts, wsr, d, w, x, d[1:], n, lbl)
+}
+
+// rlReduce joins the largest magnitudes mx[b] (lane 4r + h) over the rows r into lane 4b + h of
+// Z10 (t: four scratch registers, none of mx but mx[0] may be Z10).
+func rlReduce(mx, t [4]string) string {
+	return fmt.Sprintf(`	VSHUFF32X4 $0x44, %[2]s, %[1]s, %[5]s
+	VSHUFF32X4 $0xEE, %[2]s, %[1]s, %[6]s
+	VRANGEPS $0x0B, %[6]s, %[5]s, %[5]s
+	VSHUFF32X4 $0x44, %[4]s, %[3]s, %[6]s
+	VSHUFF32X4 $0xEE, %[4]s, %[3]s, %[7]s
+	VRANGEPS $0x0B, %[7]s, %[6]s, %[6]s
+	VSHUFF32X4 $0x88, %[6]s, %[5]s, %[7]s
+	VSHUFF32X4 $0xDD, %[6]s, %[5]s, %[8]s
+	VRANGEPS $0x0B, %[8]s, %[7]s, Z10
+`, mx[0], mx[1], mx[2], mx[3], t[0], t[1], t[2], t[3])
+}
+
+// rlMasks computes K4..K7 for rlGather from the quad's blocks (AX on entry): bit 9b + r of K(4+r)
+// for its blocks b.
+const rlMasks = `	DECQ AX
+	IMULQ $%BS%, AX
+	ADDQ $%HDR%, AX
+	SHRQ $1, AX
+	MOVL $0x08040201, R9
+	BZHIL AX, R9, R9
+	KMOVD R9, K4
+	KSHIFTLD $1, K4, K5
+	KSHIFTLD $1, K5, K6
+	KSHIFTLD $1, K6, K7
+`
+
+// oldMasks is accTmpl's K4, K5 of the quad.
+const oldMasks = `	DECQ AX
+	IMULQ $%BS%, AX
+	ADDQ $%HDR%, AX
+	SHRQ $1, AX
+	MOVQ $-1, R9
+	BZHIQ AX, R9, R9
+	KMOVQ R9, K4
+	SHRQ $32, R9
+	KMOVQ R9, K5
+`
+
+// rlTemplate is accTmpl with the first prepass of the rows-in-lanes kernels (%RLP1%) and their
+// masks.
+func rlTemplate(t string) string {
+	if !strings.Contains(t, oldMasks) {
+		panic("rlTemplate: masks")
+	}
+	t = strings.Replace(t, oldMasks, rlMasks, 1)
+	i := strings.Index(t, "\t// w·d per row (lane 4b+h)")
+	j := strings.Index(t, "\t// inv = min(")
+	if i < 0 || j < i {
+		panic("rlTemplate: prepass")
+	}
+	return t[:i] + "%RLP1%" + t[j:]
+}
+
+// p2RL is p2QuadsPack for the rows-in-lanes products (a quad's block b at 256q + 64b, lane
+// 4r + h): block b's vector times the lanes 4b..4b+3 of inv (Z0..Z3), packed as p2QuadsPack's
+// (byte 16r + 4b + h) and put into p2Quads' order (byte 16b + 4h + r) by one VPERMB
+// (·intAccRLPackIdx, Z4).
+var p2RL = `	// W = round(w·d·inv) as int8, rows in quads: (W_4q … W_4q+3) per dword; ΣW per lane.
+` + p2Head + `	VPXORD Z18, Z18, Z18
+	VPBROADCASTD ·intAccOnes8(SB), Z20
+	VSHUFF32X4 $0x00, Z14, Z14, Z0
+	VSHUFF32X4 $0x55, Z14, Z14, Z1
+	VSHUFF32X4 $0xAA, Z14, Z14, Z2
+	VSHUFF32X4 $0xFF, Z14, Z14, Z3
+	VMOVDQU64 ·intAccRLPackIdx(SB), Z4
+a@_p2:
+	VMULPS (R8), Z0, Z16
+	VMULPS 64(R8), Z1, Z17
+	VMULPS 128(R8), Z2, Z12
+	VMULPS 192(R8), Z3, Z13
+	VCVTPS2DQ Z16, Z16
+	VCVTPS2DQ Z17, Z17
+	VCVTPS2DQ Z12, Z12
+	VCVTPS2DQ Z13, Z13
+	VPACKSSDW Z17, Z16, Z16
+	VPACKSSDW Z13, Z12, Z12
+	VPACKSSWB Z12, Z16, Z16
+	VPERMB Z16, Z4, Z16
+	VPDPBUSD Z16, Z20, Z18
+	VMOVDQU32 Z16, (R12)
+` + p2Next + `	JNZ  a@_p2`
+
+// rlPipe fills in the first prepass of q4_0's and iq4_nl's kernels with 8-bit weights (four
+// accumulators) with a quad's rows in lanes: the quad's 16 block scales gathered into one
+// register (row r's 64 bytes loaded 2r bytes early under the masks K4..K7, so that its block b
+// lands in word 9b + r), moved to words 4r + b by one VPERMW and converted by one VCVTPH2PS; the
+// four rows' weights one 128-bit lane each (one load where wstride is 16); block b's products
+// by one VPERMILPS (element b of each lane) and one VMULPS, lane 4r + h; their largest
+// magnitudes kept per block (four registers) and joined once per tile (rlReduce). p1Pipe's
+// operations a row were one VPERMW, one VCVTPH2PS and one VBROADCASTF32X4 besides the
+// VMULPS and VRANGEPS: now one VPERMILPS and a quarter of a VPERMW and a VCVTPH2PS. The same
+// products (the same float32 multiplications), the same maxima (exact in any order) and so
+// the same weights and sums bit for bit (TestIntAcc8Matches). It runs pipelined as p1Pipe's, a
+// row quad of the next tile each two-quad step of the row loops (the first half of a tile's
+// block loops), the rest after them; the tile's own loop where it was not. Measured on AMD Zen 4
+// (TestIntAcc8Speed-style, 4096 rows of 128 values, four accumulators, thread CPU time, 201
+// calls alternated with the p1Pipe kernels, median ns a row, two runs, a loaded machine): q4_0
+// 5.14 → 4.81 and 4.95 → 4.64 in cache, 6.69 → 6.62 and 6.70 → 6.60 streamed (7 passes over
+// 64 MiB); iq4_nl 5.33 → 5.05 and 5.17 → 4.87, 7.02 → 7.05 and 6.98 → 6.82. Ablations (not
+// working kernels, same measurement): the prepass dropped altogether q4_0 4.0 in cache (it still
+// costs ~0.8 ns a row); run after the row loops in its own loop instead of pipelined 5.1 (no
+// gain, +0.6 streamed); the step after a step's first quad rather than its second: alike. Not
+// measured on Intel: there VPERMILPS runs on port 5 beside the permutes, the VPDPBUSD on port 0,
+// and three VPERMW and three VCVTPH2PS (ports 0 and 5) a quad fewer.
+func rlPipe(f format, s string) string {
+	if f.bs != 18 || f.min {
+		panic("rlPipe: q4_0's and iq4_nl's layout only")
+	}
+	own := [4]string{"Z10", "Z11", "Z9", "Z28"}
+	var p1 strings.Builder
+	p1.WriteString(`	// w·d with a quad's rows in lanes (rlPipe): block b's products of rows 4q..4q+3 at
+	// 256q + 64b, lane 4r + h; the largest magnitudes per block (Z10, Z11, Z9, Z28), joined after.
+	LEAQ (DI)(BX*1), R12
+	MOVQ %WP%(SP), R8
+	LEAQ %PB%(SP), R15
+	MOVQ %TN%(SP), R10
+	MOVQ wstride+56(FP), SI
+	MOVQ rb+32(FP), R11
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z9, Z9, Z9
+	VXORPS Z28, Z28, Z28
+	SHRQ $2, R10
+	JZ   a@_p1o
+a@_p1:
+`)
+	p1.WriteString(rlGather("R12", "R11", "R8", "SI", "Z13", "Z12", "", ""))
+	p1.WriteString(rlProducts("Z13", "Z12", "Z15", "R15", own))
+	p1.WriteString(`	LEAQ (R12)(R11*4), R12
+	LEAQ (R8)(SI*4), R8
+	ADDQ $256, R15
+	DECQ R10
+	JNZ  a@_p1
+%PREBLOCK%
+a@_p1o:
+	MOVQ %TN%(SP), R10
+	ANDQ $3, R10
+	JZ   a@_p1r
+`)
+	p1.WriteString(rlGather("R12", "R11", "R8", "SI", "Z13", "Z12", "R10", "a@_p1g"))
+	p1.WriteString(rlProducts("Z13", "Z12", "Z15", "R15", own))
+	p1.WriteString("a@_p1r:\n")
+	p1.WriteString(rlReduce(own, [4]string{"Z12", "Z13", "Z15", "Z16"}))
+	p1.WriteString("a@_p1e:\n")
+
+	pre := fmt.Sprintf(`	JMP  a@_p1o
+a@_pre:
+	// The tile's w·d, formed in the previous tile's row loops: its largest magnitudes (rlMx)
+	// joined into Z10.
+	MOVQ $0, %d(SP)
+`, oPRE) + rlReduce(rlMx, [4]string{"Z13", "Z14", "Z15", "Z16"}) + `	VPBROADCASTD ·%QMAX%(SB), Z27
+	VPBROADCASTD ·intAccInvCap(SB), Z26
+	VPBROADCASTD ·intAccOne(SB), Z25
+	JMP  a@_p1e`
+
+	setup := fmt.Sprintf(`	// The next tile's first prepass in this tile's row loops where a row is one quad: a row
+	// quad a row-loop step (R11: the full quads left), the rest after the loops.
+	XORQ R11, R11
+	MOVQ nv+16(FP), AX
+	SHRQ $5, AX
+	CMPQ AX, $4
+	JA   a@_nopipe
+	MOVQ %%RL%%(SP), AX
+	CMPQ AX, $64
+	JLE  a@_pn
+	MOVQ $64, AX
+a@_pn:
+	TESTQ AX, AX
+	JZ   a@_nopipe
+	MOVQ AX, R11
+	SHRQ $2, R11
+	MOVQ %%TN%%(SP), AX
+	IMULQ rb+32(FP), AX
+	ADDQ DI, AX
+	MOVQ AX, %[1]d(SP)
+	MOVQ %%TN%%(SP), AX
+	IMULQ wstride+56(FP), AX
+	ADDQ %%WP%%(SP), AX
+	MOVQ AX, %[2]d(SP)
+	LEAQ %%PB%%(SP), AX
+	MOVQ AX, %[3]d(SP)
+	MOVQ $1, %[4]d(SP)
+	VXORPS Z27, Z27, Z27
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+a@_nopipe:`, oP1R, oP1W, oP1S, oPRE)
+
+	// A full quad's step (R9 = rb); AX, SI scratch.
+	full := fmt.Sprintf(`	MOVQ %[1]d(SP), AX
+	VMOVDQU16.Z (AX), K4, Z26
+	VMOVDQU16 -2(AX)(R9*1), K5, Z26
+	LEAQ (AX)(R9*2), AX
+	VMOVDQU16 -4(AX), K6, Z26
+	VMOVDQU16 -6(AX)(R9*1), K7, Z26
+	LEAQ (AX)(R9*2), AX
+	MOVQ AX, %[1]d(SP)
+	MOVQ %[2]d(SP), AX
+	MOVQ wstride+56(FP), SI
+	CMPQ SI, $16
+	JNE  a@_wg@L@
+	VMOVUPS (AX), Z25
+	JMP  a@_wd@L@
+a@_wg@L@:
+	VMOVUPS (AX), X25
+	VINSERTF32X4 $1, (AX)(SI*1), Z25, Z25
+	LEAQ (AX)(SI*2), DX
+	VINSERTF32X4 $2, (DX), Z25, Z25
+	VINSERTF32X4 $3, (DX)(SI*1), Z25, Z25
+a@_wd@L@:
+	LEAQ (AX)(SI*4), AX
+	MOVQ AX, %[2]d(SP)
+	VPERMW Z26, Z29, Z26
+	VCVTPH2PS Y26, Z26
+	MOVQ %[3]d(SP), AX
+`, oP1R, oP1W, oP1S) + rlProducts("Z26", "Z25", "Z22", "AX", rlMx) + fmt.Sprintf("\tADDQ $256, AX\n\tMOVQ AX, %d(SP)\n\tDECQ R11\n", oP1S)
+
+	catch := "\tMOVQ rb+32(FP), R9\na@_cu:\n\tTESTQ R11, R11\n\tJZ   a@_cud\n" + strings.ReplaceAll(full, "@L@", "c") + "\tJMP  a@_cu\na@_cud:\n" +
+		fmt.Sprintf(`	CMPQ %[1]d(SP), $0
+	JE   a@_cue
+	MOVQ %%RL%%(SP), R10
+	CMPQ R10, $64
+	JAE  a@_cue
+	ANDQ $3, R10
+	JZ   a@_cue
+	MOVQ %[2]d(SP), R12
+	MOVQ %[3]d(SP), R8
+	MOVQ wstride+56(FP), SI
+`, oPRE, oP1R, oP1W) + rlGather("R12", "R9", "R8", "SI", "Z26", "Z25", "R10", "a@_cug") +
+		fmt.Sprintf("\tMOVQ %d(SP), AX\n", oP1S) + rlProducts("Z26", "Z25", "Z22", "AX", rlMx) + "a@_cue:"
+
+	// A row quad of the next tile each two-quad step, after its second quad.
+	old := "%DOTS1%\n\tADDQ $128, R8\n\tLEAQ (R12)(R9*4), R12\n\tLEAQ (R14)(R9*4), R14\n"
+	if !strings.Contains(s, old) {
+		panic("rlPipe: quad loop changed")
+	}
+	s = strings.Replace(s, old, old+"\tTESTQ R11, R11\n\tJZ   a@_s1\n"+strings.ReplaceAll(full, "@L@", "s")+"a@_s1:\n", 1)
+	s = strings.Replace(s, "%RLP1%", p1.String(), 1)
+	return strings.NewReplacer("%PRECHECK%", fmt.Sprintf("\tCMPQ %d(SP), $0\n\tJNE  a@_pre", oPRE),
+		"%PREBLOCK%", pre, "%PIPESETUP%", setup, "%CATCHUP%", catch, "%PREINIT%", fmt.Sprintf("\tMOVQ $0, %d(SP)", oPRE)).Replace(s)
 }

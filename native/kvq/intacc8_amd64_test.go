@@ -94,8 +94,9 @@ func intAccRef(c Codec, q float32, acc []float32, d, nv, m int, w []float32, row
 // q = 32767 against the int16 kernels, bit for bit: softmax-like weights with some exactly 0,
 // one large per tile and some negative scales; the dims one block, partial and whole quads of
 // blocks (the first prepass in the row loops where a row is one quad) and a short tail block;
-// the row counts every remainder of a row quad around the 64-row tiles. Sentinels past each
-// accumulator's nv values check that nothing is written there.
+// the row counts every remainder of a row quad around the 64-row tiles; the weights 16 bytes a
+// row and 20 (a fifth weight between rows). Sentinels past each accumulator's nv values check
+// that nothing is written there.
 func TestIntAcc8Matches(t *testing.T) {
 	if !intAcc() || !hasVBMI {
 		t.Skip("no AVX-512 VBMI integer accumulate kernels here")
@@ -162,6 +163,19 @@ func TestIntAcc8Matches(t *testing.T) {
 						for i := range got {
 							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 								t.Fatalf("%s kernel: accumulator %d [%d] = %g, the reference %g", k.name, i/d, i%d, got[i], want[i])
+							}
+						}
+						// The same weights with a fifth, huge one between rows (wstride 20).
+						w5 := make([]float32, 5*rows)
+						for j := 0; j < rows; j++ {
+							copy(w5[5*j:5*j+4], w[4*j:4*j+4])
+							w5[5*j+4] = 1e30
+						}
+						got = slices.Clone(init)
+						k.acc(&got[0], d, nv, &enc[0], rb, rows, &w5[0], 20)
+						for i := range got {
+							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+								t.Fatalf("%s kernel, wstride 20: accumulator %d [%d] = %g, the reference %g", k.name, i/d, i%d, got[i], want[i])
 							}
 						}
 					}
