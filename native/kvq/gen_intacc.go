@@ -153,8 +153,8 @@ type format struct {
 	// bytes and the sign of each row's block into its codes (p2QuadsS, sgnCodes), so that a
 	// scale d of either sign (q5_0's) needs no second pass.
 	w8sgn bool
-	// w8raw: the kernel with 8-bit weights multiplies the low nibbles' weights by the whole code
-	// bytes, unmasked (rawLo).
+	// w8raw: the kernel with 8-bit weights multiplies the high nibbles' weights by the whole code
+	// bytes, unshifted and unmasked (rawHi).
 	w8raw bool
 	// w8rl: the kernel with 8-bit weights (four accumulators) forms w·d with a quad's rows in
 	// lanes (rlPipe, p2RL).
@@ -472,7 +472,7 @@ a@_p2:
 //
 // Where q4_0's kernel (with p2QuadsPack) spends its 4.78 ns a row, by ablation (the time saved
 // with each piece dropped from a copy of the kernel, not a working one; same measurement): the
-// VPDPBUSD 1.45, the decoder's mask and shifts 0.7 (one mask since dropped: rawLo), VPERMT2B
+// VPDPBUSD 1.45, the decoder's mask and shifts 0.7 (a mask and a shift since dropped: rawHi), VPERMT2B
 // 0.5, this pass 0.5, and the pipelined first prepass's vector operations 1.0 (q4_1's 2.1, with
 // its mins): of those VCVTPH2PS 0.4 (q4_1's two 0.8), VPERMW 0.3, VBROADCASTF32X4 0.25, VMULPS and VRANGEPS
 // 0.15 each; the prefetches nothing in cache. The vector pipes are the bound (each 512-bit
@@ -1449,7 +1449,7 @@ func gen(suffix string) string {
 		}
 		s = strings.ReplaceAll(s, "%QMAX%", qmax)
 		if k.w8 && f.w8raw {
-			s = rawLo(s)
+			s = rawHi(s)
 		}
 		if k.w8 && f.qh && f.min {
 			s = laneMins(s, f.name)
@@ -1715,29 +1715,35 @@ func laneMins(s, name string) string {
 	return strings.Replace(s, old, fmt.Sprintf("·intAcc%sLDIdx(SB), Z29", name), 1)
 }
 
-// rawLo rewrites a w8raw kernel (q4_0, q4_1 with 8-bit weights): the low nibbles' VPDPBUSD
-// take the whole code bytes b = lo + 16·hi (Z20, as quadDec leaves them) in place of the masked
-// lo (Z23), and once per tile and block lo's sums lose 16·(hi's sums): Σ W·b − 16·Σ W·hi = Σ W·lo
-// exactly in int32 (|W| ≤ 127, b ≤ 255, ≤ 64 rows), so the results are the masked kernel's bit for
-// bit (TestIntAcc8Matches), one 512-bit AND a row quad and block fewer. On AMD Zen 4 (as
-// p2QuadsPack's measurement, alternated with the kernel with the mask): q4_0 4.78 → 4.69 ns a
-// row, q4_1 5.73 → 5.58.
-func rawLo(s string) string {
-	n := strings.Count(s, "\tVPANDD Z31, Z20, Z23\n")
-	s = strings.ReplaceAll(s, "\tVPANDD Z31, Z20, Z23\n", "")
-	if n == 0 {
-		panic("rawLo")
+// rawHi rewrites a w8raw kernel (q4_0, q4_1 with 8-bit weights): the high nibbles' VPDPBUSD
+// take the whole code bytes b = lo + 16·hi (Z20, as quadDec leaves them) in place of the
+// shifted and masked hi (Z24), and once per tile and block hi's sums become (b's sums − lo's
+// sums) / 16: Σ W·b − Σ W·lo = 16·Σ W·hi exactly in int32 (|W| ≤ 127, b ≤ 255, ≤ 64 rows), so
+// the results are the masked kernel's bit for bit (TestIntAcc8Matches), the decoder's one
+// 512-bit AND a row quad and block (the low nibbles'). It replaces rawLo, which took the whole
+// bytes for the low nibbles' sums instead (lo = b − 16·hi) and so kept a shift and an AND for
+// the high ones (q4_0 4.78 → 4.69 ns a row, q4_1 5.73 → 5.58 against the masked kernel). On AMD
+// Zen 4 (4096 rows of 128 values, four accumulators, in cache, thread CPU time, 201 calls
+// alternated with rawLo's kernels, median ns a row, two runs, a loaded machine): q4_0 4.51 →
+// 4.44 and 4.48 → 4.41, q4_1 5.63 → 5.48 and 5.62 → 5.47; streamed alike (±0.1). On Intel
+// (instruction tables, not measured) the shift ran on port 0 beside the VPDPBUSD, the AND on
+// port 0 or 5.
+func rawHi(s string) string {
+	old := "\tVPSRLW $4, Z20, Z24\n\tVPANDD Z31, Z24, Z24\n"
+	if !strings.Contains(s, old) {
+		panic("rawHi")
 	}
-	s = strings.ReplaceAll(s, "(R8), Z23, Z", "(R8), Z20, Z")
+	s = strings.ReplaceAll(s, old, "")
+	s = strings.ReplaceAll(s, "(R8), Z24, Z", "(R8), Z20, Z")
 	var b strings.Builder
 	for h := 0; h < nacc; h++ {
-		fmt.Fprintf(&b, "\tVPSLLD $4, Z%d, Z8\n\tVPSUBD Z8, Z%d, Z%d\n", 2*h+1, 2*h, 2*h)
+		fmt.Fprintf(&b, "\tVPSUBD Z%d, Z%d, Z%d\n\tVPSRAD $4, Z%d, Z%d\n", 2*h, 2*h+1, 2*h+1, 2*h+1, 2*h+1)
 	}
-	old := "\tMOVQ CX, R12\n"
-	if !strings.Contains(s, old) {
-		panic("rawLo fin")
+	fin := "\tMOVQ CX, R12\n"
+	if !strings.Contains(s, fin) {
+		panic("rawHi fin")
 	}
-	return strings.Replace(s, old, old+b.String(), 1)
+	return strings.Replace(s, fin, fin+b.String(), 1)
 }
 
 // rlMx are the pipelined rows-in-lanes prepass's largest magnitudes of block b's products (lane
