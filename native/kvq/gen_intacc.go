@@ -159,6 +159,9 @@ type format struct {
 	// w8rl: the kernel with 8-bit weights (four accumulators) forms w·d with a quad's rows in
 	// lanes (rlPipe, p2RL).
 	w8rl bool
+	// w8z4: the kernel with 8-bit weights (four accumulators) has a flavour prefetching into L2
+	// (PREFETCHT1) for AMD Zen 4, its name with V8Z4.
+	w8z4 bool
 }
 
 // q40Dec: the two rows' 16 payload bytes interleaved (a0 b0 a1 b1 …) and zero-extended to words
@@ -361,20 +364,20 @@ func quadDec5Of(pay, qh int, raw bool) func(a string) string {
 
 var formats = []format{
 	{name: "Q40", doc: "q4_0: d (f16), 16 nibble bytes; x = (c − 8)·d.", bs: 18, off: 8, offShift: 3, two: true, dec: q40Dec(2),
-		vdec: q40DecVBMI(2), pipe: true, w8dec: quadDec(2, false), w8raw: true, w8rl: true},
+		vdec: q40DecVBMI(2), pipe: true, w8dec: quadDec(2, false), w8raw: true, w8rl: true, w8z4: true},
 	{name: "Q80", doc: "q8_0: d (f16), 32 int8 codes; x = c·d.", bs: 34, perm: true, two: true, dec: q80Dec, pipe: true},
 	{name: "Q41", doc: "q4_1: d, m (f16), 16 nibble bytes; x = (c − 8)·d + (m + 8·d).", bs: 20, off: 8, offShift: 3,
-		min: true, two: true, dec: q40Dec(4), vdec: q40DecVBMI(4), pipe: true, w8dec: quadDec(4, false), w8raw: true},
+		min: true, two: true, dec: q40Dec(4), vdec: q40DecVBMI(4), pipe: true, w8dec: quadDec(4, false), w8raw: true, w8z4: true},
 	{name: "Q50", doc: "q5_0: d (f16), qh (32 fifth bits), 16 nibble bytes; x = (c − 16)·d.", bs: 22, off: 16, offShift: 4,
 		qh: true, bcst: true, consts: "MOVL $0x00100010, AX\n\tVPBROADCASTD AX, Z19", dec: q5Dec(2, 6, q40Dec),
-		vdec: q5Dec(2, 6, q40DecVBMI), vtwo: true, pipe: true, w8dec: quadDec5Of(6, 2, true), w8u: true, w8sgn: true},
+		vdec: q5Dec(2, 6, q40DecVBMI), vtwo: true, pipe: true, w8dec: quadDec5Of(6, 2, true), w8u: true, w8sgn: true, w8z4: true},
 	{name: "Q51", doc: "q5_1: d, m (f16), qh, 16 nibble bytes; x = (c − 16)·d + (m + 16·d).", bs: 24, off: 16, offShift: 4,
 		min: true,
 		qh:  true, bcst: true, consts: "MOVL $0x00100010, AX\n\tVPBROADCASTD AX, Z19", dec: q5Dec(4, 8, q40Dec),
-		vdec: q5Dec(4, 8, q40DecVBMI), vtwo: true, w8dec: quadDec5(8, 4), w8u: true},
+		vdec: q5Dec(4, 8, q40DecVBMI), vtwo: true, w8dec: quadDec5(8, 4), w8u: true, w8z4: true},
 	{name: "IQ4NL", doc: "iq4_nl: d (f16), 16 nibble bytes; x = kvalues[c]·d (int8 levels).", bs: 18, off: 128, offShift: 7,
 		consts: "VBROADCASTI32X4 ·intAccIQ4Levels(SB), Z19\n\tMOVQ $0x5555555555555555, AX\n\tKMOVQ AX, K6", dec: iq4Dec,
-		vdec: iq4DecVBMI, vtwo: true, pipe: true, w8dec: quadDec(2, true), w8rl: true},
+		vdec: iq4DecVBMI, vtwo: true, pipe: true, w8dec: quadDec(2, true), w8rl: true, w8z4: true},
 }
 
 // Frame layout (hardware SP offsets).
@@ -1319,9 +1322,9 @@ func gen(suffix string) string {
 			}
 			v.two, v.bcst = true, true
 			kernels = append(kernels, kernel{v, f.name + "V8", "PREFETCHT0", true})
-			if f.qh {
-				// q5's flavour for AMD Zen 4 (zen4Stream): into L2 (multi_intacc_amd64.go's
-				// multiAccQ51V8Z4INT has the measurements).
+			if f.w8z4 && suffix == "" {
+				// The flavour for AMD Zen 4 (cpuid_amd64.go's zen4Stream): into L2 (measurements:
+				// multi_intacc_amd64.go, and multiAccQ51V8Z4INT's for q5).
 				kernels = append(kernels, kernel{v, f.name + "V8Z4", "PREFETCHT1", true})
 			}
 		}

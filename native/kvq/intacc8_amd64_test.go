@@ -24,19 +24,17 @@ import (
 var intAcc8Cases = []struct {
 	f          Format
 	int16, w8  accKernel
+	z4         accKernel // w8's flavour prefetching into L2 (zen4Stream), or nil
 	cur        **multiKernels
 	off, shift int
 	q          float32
 }{
-	{Q4_0, multiAccQ40VINT, multiAccQ40V8INT, &intAccQ4_0, 8, 3, 127},
-	{Q4_1, multiAccQ41VINT, multiAccQ41V8INT, &intAccQ4_1, 8, 3, 127},
-	{IQ4_NL, multiAccIQ4NLVINT, multiAccIQ4NLV8INT, &intAccIQ4NL, 128, 7, 127},
-	{Q5_0, multiAccQ50VINT, multiAccQ50V8INT, &intAccQ5_0, 16, 4, 255},
-	{Q5_1, multiAccQ51VINT, multiAccQ51V8INT, &intAccQ5_1, 16, 4, 255},
+	{Q4_0, multiAccQ40VINT, multiAccQ40V8INT, multiAccQ40V8Z4INT, &intAccQ4_0, 8, 3, 127},
+	{Q4_1, multiAccQ41VINT, multiAccQ41V8INT, multiAccQ41V8Z4INT, &intAccQ4_1, 8, 3, 127},
+	{IQ4_NL, multiAccIQ4NLVINT, multiAccIQ4NLV8INT, multiAccIQ4NLV8Z4INT, &intAccIQ4NL, 128, 7, 127},
+	{Q5_0, multiAccQ50VINT, multiAccQ50V8INT, multiAccQ50V8Z4INT, &intAccQ5_0, 16, 4, 255},
+	{Q5_1, multiAccQ51VINT, multiAccQ51V8INT, multiAccQ51V8Z4INT, &intAccQ5_1, 16, 4, 255},
 }
-
-// intAcc8Z4 is the 8-bit kernels' flavours prefetching into L2 (pickZen4, zen4Stream), q5's.
-var intAcc8Z4 = map[Format]accKernel{Q5_0: multiAccQ50V8Z4INT, Q5_1: multiAccQ51V8Z4INT}
 
 // fma32 is a·b + c rounded once to float32 (as VFMADD231PS).
 func fma32(a, b, c float32) float32 {
@@ -147,16 +145,14 @@ func TestIntAcc8Matches(t *testing.T) {
 							}
 						}
 					}
-					ks := []struct {
+					for _, k := range []struct {
 						name string
 						q    float32
 						acc  accKernel
-					}{{"int16", 32767, tc.int16}, {"8-bit", tc.q, tc.w8}}
-					if z4 := intAcc8Z4[tc.f]; z4 != nil {
-						ks = append(ks, ks[1])
-						ks[2].name, ks[2].acc = "8-bit (PREFETCHT1)", z4
-					}
-					for _, k := range ks {
+					}{{"int16", 32767, tc.int16}, {"8-bit", tc.q, tc.w8}, {"8-bit Zen 4", tc.q, tc.z4}} {
+						if k.acc == nil {
+							continue
+						}
 						got, want := slices.Clone(init), slices.Clone(init)
 						k.acc(&got[0], d, nv, &enc[0], rb, rows, &w[0], 16)
 						intAccRef(c, k.q, want, d, nv, rows, w, enc)
@@ -197,9 +193,12 @@ func TestIntAcc8Choice(t *testing.T) {
 		want, step := tc.int16, 0x1p-16
 		if hasVBMI && !isa.Acc16 && tc.f != Q5_0 && tc.f != Q5_1 {
 			want, step = tc.w8, 0x1p-8
+			if zen4Stream && tc.z4 != nil {
+				want = tc.z4
+			}
 		}
 		if hasVBMI && !isa.Acc16 && hasBITALG && (tc.f == Q5_1 && q51W8 || tc.f == Q5_0 && q5W8) {
-			want, step = pickZen4(tc.w8, intAcc8Z4[tc.f]), 0x1p-9
+			want, step = pickZen4(tc.w8, tc.z4), 0x1p-9
 		}
 		if !hasVBMI {
 			continue // the non-VBMI int16 kernels: not this test's
