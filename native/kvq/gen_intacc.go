@@ -64,7 +64,8 @@
 // VPSHUFBITQMB masks, quadDec5), and each accumulator's two VPDPBUSD a quad read the weight
 // dword by memory broadcast: 8 multiplies a quad and block where the int16 kernels issue 16.
 // Two quads a step (two sets of sums); the first prepass pipelined into the row loops where
-// the VBMI kernels pipeline it (p1Pipe), a row of the next tile each quad. q5_1's (w8u) rounds
+// the VBMI kernels pipeline it (p1Pipe), a row of the next tile each quad (q4_0's and iq4_nl's
+// with a quad's rows in lanes, a row quad of the next tile each two quads: rlPipe). q5_1's (w8u) rounds
 // the weights to unsigned bytes (q = 255), the VPDPBUSD's unsigned operand broadcast into a
 // register and the codes its signed one, a tile's block quad with a negative weight taking a
 // second pass (p2QuadsU, pass2U); on AMD Zen 4 (TestIntAcc8Speed, thread CPU time, median ns a
@@ -476,7 +477,8 @@ a@_p2:
 // Where q4_0's kernel (with p2QuadsPack) spends its 4.78 ns a row, by ablation (the time saved
 // with each piece dropped from a copy of the kernel, not a working one; same measurement): the
 // VPDPBUSD 1.45, the decoder's mask and shifts 0.7 (a mask and a shift since dropped: rawHi), VPERMT2B
-// 0.5, this pass 0.5, and the pipelined first prepass's vector operations 1.0 (q4_1's 2.1, with
+// 0.5, this pass 0.5, and the pipelined first prepass's vector operations 1.0 (~0.8 since with
+// rows in lanes, rlPipe; q4_1's 2.1, with
 // its mins): of those VCVTPH2PS 0.4 (q4_1's two 0.8), VPERMW 0.3, VBROADCASTF32X4 0.25, VMULPS and VRANGEPS
 // 0.15 each; the prefetches nothing in cache. The vector pipes are the bound (each 512-bit
 // operation costs its slots), not the multiplies nor the scalar work: the first prepass's row
@@ -1909,7 +1911,12 @@ a@_p2:
 // costs ~0.8 ns a row); run after the row loops in its own loop instead of pipelined 5.1 (no
 // gain, +0.6 streamed); the step after a step's first quad rather than its second: alike. Not
 // measured on Intel: there VPERMILPS runs on port 5 beside the permutes, the VPDPBUSD on port 0,
-// and three VPERMW and three VCVTPH2PS (ports 0 and 5) a quad fewer.
+// and three VPERMW and three VCVTPH2PS (ports 0 and 5) a quad fewer. Not written for q4_1: its
+// chains Σ w·d and Σ w·m add the rows of even and odd index in order (float32 sums, so bound to
+// that order for the same sums bit for bit); with rows in lanes each block's chains would take a
+// 256-bit extract and two 256-bit adds a quad, its mins two more permutes, an extract and two
+// FMAs, besides its scales' and mins' gather (three VPERMT2W, two conversions): counted, ~8.3
+// 512-bit operations a row (256-bit ones at half) against p1Pipe's ~8.5, so no cut to expect.
 func rlPipe(f format, s string) string {
 	if f.bs != 18 || f.min {
 		panic("rlPipe: q4_0's and iq4_nl's layout only")
