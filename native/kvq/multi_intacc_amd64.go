@@ -284,7 +284,10 @@ func multiAccIQ4NLV8INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float
 // 6.01, 6.51. In cache alike (4096 rows of 128 values: ±0.01 ns a row); 4096-row calls over 64
 // MiB (TestIntAcc8Speed-style, alternated, five runs, median) q4_0 −0.2 to −0.6 ns a row,
 // iq4_nl −0.3 to −0.5, q4_1 −0.0 to −0.5. With PREFETCHT0 these kernels' cut of the in-cache time
-// (gen_intacc.go's rlPipe and rawHi) did not show in those decodes.
+// (gen_intacc.go's rlPipe and rawHi) did not show in those decodes. Against the previous kernels
+// (PREFETCHT0, p1Pipe's first prepass, rawLo; separate test binaries alternated, eight runs, the values
+// phase, ns a row, mean of the paired differences, the machine loaded ~9 on 2 CPUs): q4_0 −1.05
+// (new lower in all eight), q2k −0.6; q4_1 and iq4_nl within the noise (±1 a run).
 
 //go:noescape
 func multiAccQ40V8Z4INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
