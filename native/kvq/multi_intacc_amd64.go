@@ -287,7 +287,8 @@ func multiAccIQ4NLV8INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float
 // (gen_intacc.go's rlPipe and rawHi) did not show in those decodes. Against the previous kernels
 // (PREFETCHT0, p1Pipe's first prepass, rawLo; separate test binaries alternated, eight runs, the values
 // phase, ns a row, mean of the paired differences, the machine loaded ~9 on 2 CPUs): q4_0 −1.05
-// (new lower in all eight), q2k −0.6; q4_1 and iq4_nl within the noise (±1 a run).
+// (new lower in all eight), q2k −0.6; q4_1 and iq4_nl within the noise (±1 a run). Prefetching
+// three or four tiles ahead with PREFETCHT1 gained nothing more (4096-row calls over 64 MiB).
 
 //go:noescape
 func multiAccQ40V8Z4INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
