@@ -1914,7 +1914,9 @@ a@_p2:
 // already replicated (two VPERMW a quad), stored to the frame and converted from there by four
 // VCVTPH2PS in place of the VPERMILPS: +0.7 in cache and streamed. Not
 // measured on Intel: there VPERMILPS runs on port 5 beside the permutes, the VPDPBUSD on port 0,
-// and three VPERMW and three VCVTPH2PS (ports 0 and 5) a quad fewer. Not written for q4_1: its
+// and three VPERMW and three VCVTPH2PS (ports 0 and 5) a quad fewer, against three merge-masked
+// VMOVDQU16 loads a quad (a load and a port 0/5 µop each; three VINSERTF32X4 more where the
+// weights are not 16 bytes apart): no more port 5 µops than p1Pipe's in total. Not written for q4_1: its
 // chains Σ w·d and Σ w·m add the rows of even and odd index in order (float32 sums, so bound to
 // that order for the same sums bit for bit); with rows in lanes each block's chains would take a
 // 256-bit extract and two 256-bit adds a quad, its mins two more permutes, an extract and two

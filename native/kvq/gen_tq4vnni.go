@@ -938,8 +938,8 @@ Q2KD_done:
 // that the chain overlaps the digits' independent work (on Zen 4, d 128, in cache: 4.96 → 4.84
 // ns a cell of the scores, streamed 5.18 → 5.03; TestQ2KDecodeSplit, alternated builds).
 // Where group g+1's q' is not finite, group g's second half still runs and the loop stops.
-// q2kPFG is how many groups ahead q2kDigitsGroupsAVX512 prefetches a group's scales (and its
-// first code bytes: 512 bytes). Without it the batches' preparation waited on them where the
+// q2kPFG is how many groups ahead q2kDigitsGroupsAVX512 prefetches a group's first 512 bytes
+// (its scales, and at d < 256 some code bytes too). Without it the batches' preparation waited on them where the
 // cells stream from memory (TestQ2KDecodeSplit, 2²⁰ cells, Zen 4: 5.7–6.0 ns a cell against
 // 5.4–5.5 before the batches); 2, 4 and 6 groups ahead scored 5.2–5.3. With the pipelined loop
 // (min of 7, alternated): 2 groups 5.53, 4 to 16 groups 4.93–5.04 (8: 4.94–5.01); the whole

@@ -128,7 +128,7 @@ func TestMultiQueryGuardPages(t *testing.T) {
 // groups and row counts around the kernels' steps, against the same calls on ordinary slices.
 func TestQ2KGuardPages(t *testing.T) {
 	rng := rand.New(rand.NewPCG(99, 100))
-	for _, d := range []int{32, 64, 96, 128, 256} {
+	for _, d := range []int{32, 64, 96, 128, 192, 256} { // 192: the paired group kernel at its 48-byte row limit
 		for _, cells := range []int{1, 7, 8, 9, 17, 31, 32, 33, 70} {
 			h := newQ2K(t, d, 1.1)
 			h.Append(q2kCells(uint64(d+cells), cells, d, true))

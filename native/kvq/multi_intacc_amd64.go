@@ -77,15 +77,18 @@ var (
 
 // Kernels with 8-bit weights (the V8 kernels of multi_intacc_amd64.s; q4_0, q4_1 and iq4_nl;
 // q5_0's and q5_1's, with AVX-512 BITALG too, take unsigned ones: intAcc8q51, q5W8; AVX-512
-// VBMI): the same tiles,
-// prepass and sums as the VBMI kernels
-// above, with the weights rounded to int8 instead of int16,
+// VBMI): the same tiles, prepass and sums as the VBMI kernels above, with the weights rounded to
+// int8 instead of int16,
 //
 //	inv = min(127/M, 2¹⁰⁰),  T = 1/inv,  W_j = round(w'_j·inv),  |W_j| ≤ 127
 //
 // (intAccRound with q = 127), and four rows' codes (unsigned bytes: the nibbles 0…15, q5's
 // 0…31, iq4_nl's levels + 128) multiplied with their four weight bytes and summed into a
-// dword by one VPDPBUSD: half the multiplies of VPDPWSSD over row pairs (|Σ| ≤ 64·127·241 < 2³¹, exact).
+// dword by one VPDPBUSD: half the multiplies of VPDPWSSD over row pairs (|Σ| ≤ 64·127·255 < 2³¹,
+// exact: rawHi multiplies the whole code bytes). The weights are softmax weights, finite and
+// ≥ 0 (native/attn's softmax gives a NaN score weight 0): a NaN weight is outside this contract,
+// and q4_0's, iq4_nl's and q5_0's integer kernels (int16 and 8-bit) drop it where the float
+// kernels return NaN.
 // The bound above holds with the weights' step T = M/127 in place of M/32767:
 //
 //	|AccumulateManyMulti − Σ AccumulateScaled| ≤ Σ_t Σ_{j∈t} (T_{t,b}/2)·|c_j[i] − o|

@@ -18,7 +18,9 @@ func Q2KFastPath(d int) bool { return hasQ2KKernel && d%32 == 0 && d <= q2kMulti
 // (q2kScores): within (d/4 + 4)·2⁻²⁴·Σ_c |q_c·k̂_c|; with AVX-512 VNNI and VBMI too and d a
 // multiple of 64, integer dots of the codes with q_c·scale_c rounded per group and 32-channel
 // block to one signed byte (q2kScoresInt, which states the bound). Elsewhere it is
-// ScoresRange per query. A query's scores do not depend on n or its place among them.
+// ScoresRange per query. For finite queries and scales a query's scores do not depend on n or
+// its place among them; where a query of a batch of four is not finite, or a group's q' overflows,
+// the whole batch takes the float kernel for that group.
 func (h *Q2KHead) ScoresRangeMulti(q []float32, n, first int, out []float32) {
 	if n <= 0 {
 		return
