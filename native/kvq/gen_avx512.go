@@ -995,7 +995,16 @@ func fvaStoreH(idx string, a, b, c, d int) string { return fvaStoreN(idx, true, 
 // 64 bytes on, so the pass over the last chunk reaches the row scale): on AMD Zen 4 ~0.4–1.1
 // ns a row of 128 values less streamed past the caches than one line (8.5–9.8 ns against
 // 8.9–11.0, three runs on a busy machine, thread CPU time, alternated), and prefetching two
-// tiles ahead was slower (9.9–12.4).
+// tiles ahead instead was slower (9.9–12.4). The same lines two tiles ahead are prefetched
+// into L2 as well (PREFETCHT1), as the f16 kernels do on Zen 4: in attention's decode there
+// (native/attn's TestDecodeBreakdown, fp8, 131072 cells, one thread, thread CPU time, 30 runs
+// alternated with one level, load ~8 on 2 vCPUs) the values took 6.83/7.19/7.88 ns a row
+// (min/first quartile/median of the runs' minima) instead of 8.15/8.49/8.85, the whole decode
+// 15.09/15.92/16.62 instead of 16.43/17.04/18.41; PREFETCHT1 one tile ahead alone (instead
+// of PREFETCHT0) was ~1.2 ns slower (four runs), PREFETCHT1 three tiles ahead the same as two
+// (6.81/6.88/7.35 against 6.91/7.03/7.22, 15 runs each). Streamed alone past the caches
+// (TestFP8AccBF16Speed: values only, 64 MiB, no scores between) the second level measured
+// slower (10.4–12.2 against 8.3–8.8): the decode's is the access pattern that counts.
 // fp8BF16Tabs loads the fp8 → bf16 tables (Z24..Z27) and the sign mask (Z28) FP8BF16DEC takes.
 const fp8BF16Tabs = `	VMOVDQU64 ·fp8BF16Hi+0(SB), Z24
 	VMOVDQU64 ·fp8BF16Hi+64(SB), Z25
@@ -1114,6 +1123,13 @@ fba_pair:
 	MOVQ pfb-24(SP), AX
 	PREFETCHT0 (R12)(AX*1)
 	PREFETCHT0 64(R12)(AX*1)
+	MOVQ pf-16(SP), AX
+	LEAQ (R12)(AX*2), AX       // the same lines two tiles on, into L2
+	PREFETCHT1 (AX)
+	PREFETCHT1 64(AX)
+	ADDQ rb+32(FP), AX
+	PREFETCHT1 (AX)
+	PREFETCHT1 64(AX)
 	MOVQ rb+32(FP), AX
 	CMPQ R15, $1
 	JNE  fba_two
@@ -1212,7 +1228,10 @@ fba_done:
 // memory was busier, but 8.8–9.2 against 8.5–8.7 when it was less (slower in all 12 pairs of
 // one run); two levels, PREFETCHT1 12 KiB and PREFETCHT0 3 KiB ahead (the f16 Zen 4 kernel's),
 // 10.9 against 10.5 and 9.1 against 8.5 (at load 3: 9.8 against 8.9, none 9.3); PREFETCHT1
-// alone 4 or 12 KiB ahead ~15 against ~10.
+// alone 4 or 12 KiB ahead ~15 against ~10. With the values kernel's second level in place,
+// PREFETCHT1 12 or 24 KiB ahead added to the loop over four rows did not help either (scores
+// 7.16/7.55/7.79 and 7.32/7.54/7.92 ns a row against 7.27/7.48/7.69, min/first quartile/
+// median of 15 decodes each, alternated).
 func fp8ScoresBF16H() string {
 	var b strings.Builder
 	b.WriteString(`

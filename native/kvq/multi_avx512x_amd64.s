@@ -993,6 +993,13 @@ fba_pair:
 	MOVQ pfb-24(SP), AX
 	PREFETCHT0 (R12)(AX*1)
 	PREFETCHT0 64(R12)(AX*1)
+	MOVQ pf-16(SP), AX
+	LEAQ (R12)(AX*2), AX       // the same lines two tiles on, into L2
+	PREFETCHT1 (AX)
+	PREFETCHT1 64(AX)
+	ADDQ rb+32(FP), AX
+	PREFETCHT1 (AX)
+	PREFETCHT1 64(AX)
 	MOVQ rb+32(FP), AX
 	CMPQ R15, $1
 	JNE  fba_two
