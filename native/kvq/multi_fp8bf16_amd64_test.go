@@ -224,3 +224,76 @@ func TestFP8ScoresBF16HSpeed(t *testing.T) {
 		benchDim, minMedian(cache[0], benchRows), minMedian(cache[1], benchRows),
 		minMedian(stream[0], passRows), minMedian(stream[1], passRows))
 }
+
+// TestFP8ScoresBF16HStores checks the stores of multiScoresFP8BF16H's loop over four rows: with
+// a row's four scores adjacent to the next row's (ostride 16: one 64-byte store for four rows)
+// and apart (ostride 32: four 16-byte stores), the same scores bit for bit, nothing written
+// between the rows' scores or past the last row's; and a row's scores independent of its
+// place among the four (the rows of each four rotated), the offsets included.
+func TestFP8ScoresBF16HStores(t *testing.T) {
+	if !fp8BF16Active() {
+		t.Skip("no AVX-512 VBMI and BF16")
+	}
+	rng := rand.New(rand.NewPCG(45, 46))
+	const d = 128
+	c := mustCodec(t, FP8, d)
+	rb := c.RowBytes()
+	sentinel := math.Float32frombits(0x7fc0dead)
+	for _, m := range []int{4, 5, 7, 8, 9, 12, 13} {
+		src := outlierRows(rng, m, d)
+		enc := make([]byte, m*rb)
+		for r := 0; r < m; r++ {
+			c.Encode(enc[r*rb:(r+1)*rb], src[r*d:(r+1)*d])
+		}
+		q := gaussianRows(rng, 4, d, 1)
+		pack := make([]uint16, d*8)
+		fp8QueryBF16H(&pack[0], &q[0], d, d)
+		off := [4]float32{0.5, -1.25, 3, -0.125}
+		run := func(rows []byte, ostride int) []float32 {
+			w := ostride / 4
+			out := make([]float32, m*w+16)
+			for i := range out {
+				out[i] = sentinel
+			}
+			multiScoresFP8BF16H(&pack[0], d, &rows[0], rb, m, &out[0], ostride, d, &off[0])
+			res := make([]float32, 4*m)
+			for i, x := range out {
+				j, k := i/w, i%w
+				if j < m && k < 4 {
+					res[4*j+k] = x
+					continue
+				}
+				if math.Float32bits(x) != math.Float32bits(sentinel) {
+					t.Fatalf("m%d ostride %d: float %d (row %d, %d) written: %g", m, ostride, i, j, k, x)
+				}
+			}
+			return res
+		}
+		a, b := run(enc, 16), run(enc, 32)
+		for i := range a {
+			if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+				t.Fatalf("m%d row %d query %d: %g with ostride 16, %g with ostride 32", m, i/4, i%4, a[i], b[i])
+			}
+		}
+		// Rotate the rows of each whole four: row j takes row from(j)'s codes.
+		quads := m &^ 3
+		from := func(j int) int {
+			if j >= quads {
+				return j
+			}
+			return j&^3 | (j+1)&3
+		}
+		rot := make([]byte, len(enc))
+		for j := 0; j < m; j++ {
+			copy(rot[j*rb:(j+1)*rb], enc[from(j)*rb:(from(j)+1)*rb])
+		}
+		r := run(rot, 16)
+		for j := 0; j < m; j++ {
+			for h := 0; h < 4; h++ {
+				if got, want := r[4*j+h], a[4*from(j)+h]; math.Float32bits(got) != math.Float32bits(want) {
+					t.Fatalf("m%d: row %d query %d in place %d: %g, in place %d: %g", m, from(j), h, j%4, got, from(j)%4, want)
+				}
+			}
+		}
+	}
+}
