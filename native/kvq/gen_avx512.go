@@ -995,16 +995,20 @@ func fvaStoreH(idx string, a, b, c, d int) string { return fvaStoreN(idx, true, 
 // 64 bytes on, so the pass over the last chunk reaches the row scale): on AMD Zen 4 ~0.4–1.1
 // ns a row of 128 values less streamed past the caches than one line (8.5–9.8 ns against
 // 8.9–11.0, three runs on a busy machine, thread CPU time, alternated), and prefetching two
-// tiles ahead instead was slower (9.9–12.4). The same lines two tiles ahead are prefetched
-// into L2 as well (PREFETCHT1), as the f16 kernels do on Zen 4: in attention's decode there
-// (native/attn's TestDecodeBreakdown, fp8, 131072 cells, one thread, thread CPU time, 30 runs
-// alternated with one level, load ~8 on 2 vCPUs) the values took 6.83/7.19/7.88 ns a row
-// (min/first quartile/median of the runs' minima) instead of 8.15/8.49/8.85, the whole decode
-// 15.09/15.92/16.62 instead of 16.43/17.04/18.41; PREFETCHT1 one tile ahead alone (instead
-// of PREFETCHT0) was ~1.2 ns slower (four runs), PREFETCHT1 three tiles ahead the same as two
-// (6.81/6.88/7.35 against 6.91/7.03/7.22, 15 runs each). Streamed alone past the caches
-// (TestFP8AccBF16Speed: values only, 64 MiB, no scores between) the second level measured
-// slower (10.4–12.2 against 8.3–8.8): the decode's is the access pattern that counts.
+// tiles ahead instead was slower (9.9–12.4). The same lines a tile and a half ahead (96 rows)
+// are prefetched into L2 as well (PREFETCHT1), as the f16 kernels do on Zen 4. In attention's
+// decode there (native/attn's TestDecodeBreakdown, fp8, 131072 cells, one thread, thread CPU
+// time, runs alternated, load 4–8 on 2 vCPUs; min/first quartile/median of the runs' minima,
+// ns a row): two tiles ahead against one level, 30 runs each, values 6.83/7.19/7.88 instead of
+// 8.15/8.49/8.85, the whole decode 15.09/15.92/16.62 instead of 16.43/17.04/18.41; a tile and
+// a half against two tiles, 25 runs each, values 7.22/7.58/7.69 against 7.60/7.91/8.05, whole
+// 16.01/16.73/16.90 against 16.83/17.24/17.89. PREFETCHT1 one tile ahead alone (instead of
+// PREFETCHT0) was ~1.2 ns slower (four runs), three tiles ahead the same as two (15 runs), the
+// second level in the first pass over a tile only no better (10 runs). Streamed alone past the
+// caches (TestFP8AccBF16Speed: values only, 64 MiB, no scores between; medians of six runs at
+// load ~4) a tile and a half measured 7.72–8.60 ns a row against 8.17–8.44 with one level and
+// 8.08–8.45 with two tiles; on a busier machine two tiles measured 9.6–14.2 there against
+// 8.4–9.2 with one level.
 // fp8BF16Tabs loads the fp8 → bf16 tables (Z24..Z27) and the sign mask (Z28) FP8BF16DEC takes.
 const fp8BF16Tabs = `	VMOVDQU64 ·fp8BF16Hi+0(SB), Z24
 	VMOVDQU64 ·fp8BF16Hi+64(SB), Z25
@@ -1124,7 +1128,9 @@ fba_pair:
 	PREFETCHT0 (R12)(AX*1)
 	PREFETCHT0 64(R12)(AX*1)
 	MOVQ pf-16(SP), AX
-	LEAQ (R12)(AX*2), AX       // the same lines two tiles on, into L2
+	LEAQ (AX)(AX*2), AX
+	SHRQ $1, AX
+	ADDQ R12, AX               // the same lines a tile and a half on, into L2
 	PREFETCHT1 (AX)
 	PREFETCHT1 64(AX)
 	ADDQ rb+32(FP), AX
