@@ -1008,7 +1008,9 @@ func fvaStoreH(idx string, a, b, c, d int) string { return fvaStoreN(idx, true, 
 // caches (TestFP8AccBF16Speed: values only, 64 MiB, no scores between; medians of six runs at
 // load ~4) a tile and a half measured 7.72–8.60 ns a row against 8.17–8.44 with one level and
 // 8.08–8.45 with two tiles; on a busier machine two tiles measured 9.6–14.2 there against
-// 8.4–9.2 with one level.
+// 8.4–9.2 with one level. Where other processes kept the memory busier (the decode's scores
+// 9.2–11 ns a row instead of 7.2–8.3), the second level did not pay in the decode either:
+// values 8.45/9.51/10.23 against 8.39/8.61/8.91 with one level (20 runs each, alternated).
 // fp8BF16Tabs loads the fp8 → bf16 tables (Z24..Z27) and the sign mask (Z28) FP8BF16DEC takes.
 const fp8BF16Tabs = `	VMOVDQU64 ·fp8BF16Hi+0(SB), Z24
 	VMOVDQU64 ·fp8BF16Hi+64(SB), Z25
