@@ -305,7 +305,7 @@ func newStore(f kvq.Format, d int, cfg Config, cells, l, h int, isK bool) (store
 	if err != nil {
 		return nil, err
 	}
-	s := &rowStore{RowStore: attn.NewRowStore(c, make([]byte, cells*c.RowBytes()), 0)}
+	s := &rowStore{RowStore: attn.NewRowStore(c, hugeBytes(cells*c.RowBytes()), 0)}
 	if cal, ok := c.(kvq.Calibrator); ok && isK {
 		s.cal = cal
 	}
