@@ -393,6 +393,26 @@ type decodeJob struct {
 // run computes work item item (KV head item/nChunks, chunk item%nChunks): its queries'
 // scores over the chunk, their softmax, and the weighted sum of the chunk's values, left as
 // one part per query head.
+//
+// Software prefetches around the kernels, to overlap one phase's memory reads with another's
+// compute, did not pay on Zen 4 (a VM, 2 vCPUs shared, load 7–9; one-thread decode at 131072
+// cells, 8 KV heads, thread CPU, ns a cell of one KV head, min of 5–9 rounds alternated):
+//   - the scores in sub-calls of S rows, each followed by a prefetch of every 64-byte line of
+//     its rows' values (PREFETCHT0, T1, T2 or NTA): S = 512, turbo4 9.6 → 11.3–11.7, q4_0
+//     11.1 → 12.5–12.8, f16 23.8 → 27.3–29.1. The sub-calls alone cost 0.3–0.45 µs each
+//     (S = 64: turbo4 9.8 → 14.2 without a prefetch);
+//   - the values in sub-calls, each followed by a prefetch of the next work item's key rows
+//     in proportion: turbo4 10.6 → 13.2–13.9, q4_0 12.2 → 14.6–14.9, f16 26.4 → 31.7–33.0;
+//     with 4096-cell chunks, whose keys and values fit in L2 together, turbo4 11.0 → 13.2.
+//     A prefetch from DRAM costs about its line's transfer (2.0–2.3 ns a line alone, every
+//     hint, bursts of 8 to 4096 lines) and hides little of it behind work between bursts;
+//   - one line a 4 KiB page instead of every line: the values' pages during the scores (two
+//     sub-calls a chunk) q4_0 11.3 → 11.0, turbo4 10.1 → 9.9; the next item's key pages during
+//     the values f16 25.7 → 24.1, bf16 27.3 → 25.8, q4_0 +3%. What that bought was the TLB
+//     miss a page, which huge pages remove: over stores on transparent huge pages (kvcache's
+//     row stores) neither pays (turbo4 9.4 → 9.5–9.7, q4_0 10.8 → 10.9–11.1).
+//
+// Chunks of 4096 or 8192 cells instead of 16384 were slower too (turbo4 10.5 → 11.0 and 10.8).
 func (j *decodeJob) run(item int, sc *scratch) {
 	s, group, accLen := j.s, j.group, j.accLen
 	g, c := item/j.nChunks, item%j.nChunks
