@@ -120,7 +120,7 @@ func benchStores(b *testing.B, f kvq.Format, cells int) ([]Keys, []Values) {
 				}
 				c.Encode(tile[j*rb:(j+1)*rb], row)
 			}
-			data := make([]byte, cells*rb)
+			data := benchRowMemory(cells * rb)
 			for off := 0; off < len(data); off += len(tile) {
 				copy(data[off:], tile)
 			}
