@@ -14,7 +14,10 @@
 //     and the older eight-accumulator scores for fp8 (native/kvq's AccumulateStep says which
 //     a codec runs);
 //   - KVLAB_NO_AVX2INTACC: the AVX2 values kernels with float32 weights instead of the integer
-//     ones (the block formats on CPUs without AVX-512).
+//     ones (the block formats on CPUs without AVX-512);
+//   - KVLAB_NO_HUGEPAGES: not an instruction set but listed with them, so that a run's record
+//     names it: the caches' row stores and the bandwidth yardstick stay on the system's default
+//     pages (internal/hugemem reads it).
 //
 // Any value sets a switch. Off amd64 every flag is false.
 package isa
@@ -26,7 +29,7 @@ import (
 )
 
 // Switches are the names of the switches, in the order Set lists them.
-var Switches = []string{"KVLAB_NO_AVX512", "KVLAB_NO_AVX512VNNI", "KVLAB_NO_AVX512VBMI", "KVLAB_NO_AVX512BF16", "KVLAB_NO_AVXVNNI", "KVLAB_ACC16", "KVLAB_NO_AVX2INTACC"}
+var Switches = []string{"KVLAB_NO_AVX512", "KVLAB_NO_AVX512VNNI", "KVLAB_NO_AVX512VBMI", "KVLAB_NO_AVX512BF16", "KVLAB_NO_AVXVNNI", "KVLAB_ACC16", "KVLAB_NO_AVX2INTACC", "KVLAB_NO_HUGEPAGES"}
 
 var (
 	// NoAVX512 is KVLAB_NO_AVX512, read at start.

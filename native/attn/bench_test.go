@@ -2,7 +2,6 @@ package attn
 
 import (
 	"fmt"
-	"github.com/kvlab/kvlab/internal/cputime"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -11,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kvlab/kvlab/internal/cputime"
+	"github.com/kvlab/kvlab/internal/hugemem"
 
 	"github.com/kvlab/kvlab/native/kvq"
 )
@@ -120,7 +122,7 @@ func benchStores(b *testing.B, f kvq.Format, cells int) ([]Keys, []Values) {
 				}
 				c.Encode(tile[j*rb:(j+1)*rb], row)
 			}
-			data := benchRowMemory(cells * rb)
+			data := hugemem.Bytes(cells * rb)
 			for off := 0; off < len(data); off += len(tile) {
 				copy(data[off:], tile)
 			}

@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/kvlab/kvlab/internal/cputime"
+	"github.com/kvlab/kvlab/internal/hugemem"
 	"github.com/kvlab/kvlab/native/attn"
 )
 
 // TestHugeDecodeSpeed prints (KVLAB_SPEED_REPORT set) the best and median thread-CPU time of a
 // one-thread decode step's attention at 131072 cells, 32 query heads over 8 KV heads of 128
 // values, over a cache built with KVLAB_NO_HUGEPAGES's effect (4 KiB pages) and one built
-// without it (transparent huge pages, hugeBytes), alternated for 7 rounds, with the process's
+// without it (transparent huge pages, hugemem.Bytes), alternated for 7 rounds, with the process's
 // memory in huge pages after each cache is built. Run one format a process
 // (KVLAB_SPEED_FORMATS=f16, …): memory a freed cache leaves behind keeps its advice, so a later
 // format's 4 KiB arm could land on advised memory.
@@ -40,11 +41,11 @@ func TestHugeDecodeSpeed(t *testing.T) {
 	q := randVec(r, heads*d)
 	out := make([]float32, heads*d)
 	s := attn.Shape{Heads: heads, KVHeads: hn, HeadDimK: d, HeadDimV: d, Scale: 0.088, Threads: 1}
-	defer func(o bool) { noHugePages = o }(noHugePages)
+	defer func(o bool) { hugemem.Off = o }(hugemem.Off)
 	for _, f := range formats {
 		var arms []*arm
 		for _, off := range []bool{true, false} {
-			noHugePages = off
+			hugemem.Off = off
 			c, err := New(Config{Layers: 1, KVHeads: hn, HeadDimK: d, HeadDimV: d, Pair: mustPair(t, f), MaxCells: ctx, Seed: 1})
 			if err != nil {
 				t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kvlab/kvlab/internal/hugemem"
 	"github.com/kvlab/kvlab/internal/limits"
 	"github.com/kvlab/kvlab/native/attn"
 	"github.com/kvlab/kvlab/native/kvq"
@@ -305,7 +306,7 @@ func newStore(f kvq.Format, d int, cfg Config, cells, l, h int, isK bool) (store
 	if err != nil {
 		return nil, err
 	}
-	s := &rowStore{RowStore: attn.NewRowStore(c, hugeBytes(cells*c.RowBytes()), 0)}
+	s := &rowStore{RowStore: attn.NewRowStore(c, hugemem.Bytes(cells*c.RowBytes()), 0)}
 	if cal, ok := c.(kvq.Calibrator); ok && isK {
 		s.cal = cal
 	}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package kvcache
+package hugemem
 
 import (
 	"bufio"
@@ -37,19 +37,19 @@ func thpEligible(t *testing.T, a uintptr) bool {
 	return false
 }
 
-// TestHugeBytes checks hugeBytes's buffers (zeroed, of the asked length) and, where the system
-// gives huge pages on request only (transparent_hugepage "madvise"), that adviseHuge makes the
+// TestHugeBytes checks Bytes's buffers (zeroed, of the asked length) and, where the system
+// gives huge pages on request only (transparent_hugepage "madvise"), that Advise makes the
 // whole 2 MiB pages inside a buffer, and nothing around them, eligible for huge pages. The
 // buffer is fresh anonymous memory: Go's heap may hand out memory an earlier buffer advised.
 func TestHugeBytes(t *testing.T) {
-	for _, n := range []int{0, 1, 4095, hugePage + 1, 3*hugePage + 12345} {
-		b := hugeBytes(n)
+	for _, n := range []int{0, 1, 4095, Page + 1, 3*Page + 12345} {
+		b := Bytes(n)
 		if len(b) != n {
-			t.Fatalf("hugeBytes(%d) has %d bytes", n, len(b))
+			t.Fatalf("Bytes(%d) has %d bytes", n, len(b))
 		}
 		for i, x := range b {
 			if x != 0 {
-				t.Fatalf("hugeBytes(%d)[%d] = %d", n, i, x)
+				t.Fatalf("Bytes(%d)[%d] = %d", n, i, x)
 			}
 		}
 		for i := range b {
@@ -60,10 +60,10 @@ func TestHugeBytes(t *testing.T) {
 	if err != nil || !strings.Contains(string(mode), "[madvise]") {
 		t.Skipf("transparent_hugepage is not \"madvise\" here (%q, %v)", mode, err)
 	}
-	if noHugePages {
+	if Off {
 		t.Skip("KVLAB_NO_HUGEPAGES is set")
 	}
-	m, err := unix.Mmap(-1, 0, 8*hugePage, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	m, err := unix.Mmap(-1, 0, 8*Page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
 	if err != nil {
 		t.Skip(err)
 	}
@@ -72,18 +72,18 @@ func TestHugeBytes(t *testing.T) {
 	// 2 MiB boundary inside and ends at the last.
 	b := m[4096 : len(m)-4096]
 	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	lo, hi := hugeRange(p, len(b))
+	lo, hi := Range(p, len(b))
 	if lo == hi {
 		t.Fatalf("no whole huge page in %d bytes", len(b))
 	}
 	if thpEligible(t, p+uintptr(lo)) {
 		t.Skip("fresh anonymous memory is eligible for huge pages before any advice")
 	}
-	adviseHuge(b)
+	Advise(b)
 	if !thpEligible(t, p+uintptr(lo)) || !thpEligible(t, p+uintptr(hi)-1) {
-		t.Errorf("adviseHuge: [%d, %d) of %d bytes not advised for huge pages", lo, hi, len(b))
+		t.Errorf("Advise: [%d, %d) of %d bytes not advised for huge pages", lo, hi, len(b))
 	}
 	if thpEligible(t, p+uintptr(lo)-1) || thpEligible(t, p+uintptr(hi)) {
-		t.Errorf("adviseHuge: bytes outside [%d, %d) of %d advised too", lo, hi, len(b))
+		t.Errorf("Advise: bytes outside [%d, %d) of %d advised too", lo, hi, len(b))
 	}
 }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package kvcache
+package hugemem
 
 import (
 	"unsafe"
@@ -8,7 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// hugeBytes is make([]byte, n) with the whole 2 MiB pages inside it advised MADV_HUGEPAGE, so
+// Bytes is make([]byte, n) with the whole 2 MiB pages inside it advised MADV_HUGEPAGE, so
 // that the kernel backs them with transparent huge pages when they are first written (where
 // /sys/kernel/mm/transparent_hugepage/enabled is "always" or "madvise"; nothing changes where
 // it is "never", or for memory written before the advice, which Go's heap may hand out again).
@@ -29,19 +29,19 @@ import (
 //
 // Memory: a cell's first write faults in its whole 2 MiB page, so a store's resident memory
 // grows in 2 MiB steps up to what it reserves (which the cache counts in full already).
-func hugeBytes(n int) []byte {
+func Bytes(n int) []byte {
 	b := make([]byte, n)
-	adviseHuge(b)
+	Advise(b)
 	return b
 }
 
-// adviseHuge advises the whole 2 MiB pages inside b MADV_HUGEPAGE (hugeBytes), unless
+// Advise advises the whole 2 MiB pages inside b MADV_HUGEPAGE (Bytes), unless
 // KVLAB_NO_HUGEPAGES is set: for memory allocated elsewhere and not yet written.
-func adviseHuge(b []byte) {
-	if noHugePages || len(b) == 0 {
+func Advise(b []byte) {
+	if Off || len(b) == 0 {
 		return
 	}
-	if lo, hi := hugeRange(uintptr(unsafe.Pointer(unsafe.SliceData(b))), len(b)); lo < hi {
+	if lo, hi := Range(uintptr(unsafe.Pointer(unsafe.SliceData(b))), len(b)); lo < hi {
 		_ = unix.Madvise(b[lo:hi], unix.MADV_HUGEPAGE) // a hint: without it, 4 KiB pages
 	}
 }
