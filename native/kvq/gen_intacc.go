@@ -518,7 +518,12 @@ a@_p2:
 	TESTL AX, AX
 	JZ   a@_p2d
 ` + p2Head + `a@_p2s:
-` + p2Round + `	VPSUBD Z16, Z9, Z20
+` + p2Round + p2Split + p2Next + `	JNZ  a@_p2s
+a@_p2d:`
+
+// p2Split is the second pass's split of the four rows' W (Z16, Z17, Z12, Z13; Z9 zero) into
+// max(W, 0), packed at (R12), and max(−W, 0), packed 1024 bytes on (p2QuadsU's and p2QuadsS's).
+var p2Split = `	VPSUBD Z16, Z9, Z20
 	VPSUBD Z17, Z9, Z21
 	VPSUBD Z12, Z9, Z22
 	VPSUBD Z13, Z9, Z23
@@ -530,8 +535,7 @@ a@_p2:
 	VPMAXSD Z9, Z21, Z21
 	VPMAXSD Z9, Z22, Z22
 	VPMAXSD Z9, Z23, Z23
-` + p2Pack("Z16", "Z17", "Z12", "Z13", "(R12)") + p2Pack("Z20", "Z21", "Z22", "Z23", "1024(R12)") + p2Next + `	JNZ  a@_p2s
-a@_p2d:`
+` + p2Pack("Z16", "Z17", "Z12", "Z13", "(R12)") + p2Pack("Z20", "Z21", "Z22", "Z23", "1024(R12)")
 
 // p2QuadsS is p2QuadsU for the kernels that fold the sign into the codes (w8sgn): per row and
 // block the sign s of accumulator 0's w·d (lane 4b: the sign of d where the weights are ≥ +0) is
@@ -572,19 +576,7 @@ a@_p2:
 	VPXORD Z11, Z11, Z11
 	VPXORD Z15, Z15, Z15
 ` + p2Head + `a@_p2s:
-` + p2Sign + p2Neg + fmt.Sprintf("\tVPSHUFD $0xA0, %d(R12), Z8\n", oSM-oQP) + `	VPSUBD Z16, Z9, Z20
-	VPSUBD Z17, Z9, Z21
-	VPSUBD Z12, Z9, Z22
-	VPSUBD Z13, Z9, Z23
-	VPMAXSD Z9, Z16, Z16
-	VPMAXSD Z9, Z17, Z17
-	VPMAXSD Z9, Z12, Z12
-	VPMAXSD Z9, Z13, Z13
-	VPMAXSD Z9, Z20, Z20
-	VPMAXSD Z9, Z21, Z21
-	VPMAXSD Z9, Z22, Z22
-	VPMAXSD Z9, Z23, Z23
-` + p2Pack("Z16", "Z17", "Z12", "Z13", "(R12)") + p2Pack("Z20", "Z21", "Z22", "Z23", "1024(R12)") + `	VPDPBUSD Z8, Z16, Z11
+` + p2Sign + p2Neg + fmt.Sprintf("\tVPSHUFD $0xA0, %d(R12), Z8\n", oSM-oQP) + p2Split + `	VPDPBUSD Z8, Z16, Z11
 	VPDPBUSD Z8, Z20, Z15
 ` + p2Next + `	JNZ  a@_p2s
 	VPSUBD Z15, Z11, Z11
