@@ -1704,11 +1704,119 @@ gfniQ51_done:
 // had pulled the group's lines into L1 ahead of its block loop, which prefetches into L2 only
 // on Zen 4), so q8_0 keeps its stage, now written a group ahead (multiScoresQ80VNNI).
 //
+// The block loop of these kernels, per block of the sixteen rows: the payloads by one load and
+// three merge-masked loads a vector of four rows (LOAD4M) in place of three 128-bit inserts;
+// one VPDPBUSD chain a query (CHAINSM) in place of two summed by a VPADDD (so four zeroed
+// accumulators fewer); q4_1's scales and minima split once a chunk (HDRR20) in place of two
+// VPMOVDW and a shift a block. q4_0's loop is per block 32 VPDPBUSD, 16 payload loads (12 of
+// them masked), 8 unpacks, 12 nibble operations, 4 offset broadcasts, 13 to finish, 2 to move
+// the headers down and ~9 (35 a chunk) to read them, and 5 prefetches: ~101, 25 a row of 128
+// values, where it was ~109. All exact: the same int32 sums and the same float operations, so
+// the same scores bit for bit (TestVNNIHeaderRegs). The merge-masked loads start 16L bytes
+// before lane L's row (masked-off bytes are neither read nor faulted on). AMD Zen 4 (4096 rows
+// of 128 values, 4 queries, thread CPU time, old and new alternated 20 times, three runs, ns a
+// row, min): q4_0 4.30 → 4.02 in cache, 4.69–4.87 → 4.54–4.87 streamed past the caches; q4_1
+// 4.77 → 4.25, 5.00–5.41 → 4.72–5.49; iq4_nl (VBMI) 4.87 → 4.22, 5.17–5.37 → 4.70–5.29. In the
+// one-thread decode at the bench shape (native/attn TestDecodeBreakdown, 131072 cells, old and
+// new alternated 8 times, load ~7 on 2 vCPUs), the scores phase, ns a cell, min: q4_0 4.81 →
+// 4.30, q4_1 4.99 → 4.64, iq4_nl 5.00 → 4.65; with the keys in cache (KVLAB_TOUCH=k) 4.34 →
+// 4.03, 4.78 → 4.20, 4.94 → 4.19. Not kept: a 128-bit VBROADCASTI32X4 merge-masked in place of each masked load (q4_0 4.16 in
+// cache, no faster than the inserts); the high nibbles by one GF(2) affine transform each
+// (NIBBLESG's; four operations a block fewer): q4_0 4.00 against 4.02, q4_1 4.33 against 4.25
+// (it likely shares the multiply pipes with the VPDPBUSD on Zen 4, where the shift and mask do
+// not); each block's sixteen headers by one VPGATHERDD (row 4g+m's dword at lane 4m+g) and a
+// VPMOVDW in place of the chunk's loads and permutes: 4.78 in cache, streamed ~0.6 slower; the
+// chunk's headers stored once to the stack and each block's converted from there in place of
+// NEXT18's two shuffles: 4.03–4.06, no faster. Where q4_0's 4.02 goes (each piece taken out alone, wrong scores, timing only, in
+// cache): the 32 VPDPBUSD 1.29 ns a row, reading the headers 0.35, the four queries' finish
+// (conversion, scale product, FMA) 0.22 over plain adds, the transpose 0.13, the nibble split
+// 0.13: every vector operation a block costs ~0.04 ns a row (~0.16 a row's), so what is left
+// to cut is operations, not one dear piece.
+//
 // On Intel (instruction tables, Ice Lake to Sapphire Rapids; not measured) the permutes and
 // inserts are port-5 µops (a zmm VPERMT2W/VPERMI2W two of them): ~8 a block (q4_0) and ~9
-// (q4_1) beside the block's ~30 other port-5 shuffles and the 32 VPDPBUSD on port 0, where
-// the stage took 16 stores a block on the store ports in a pass of its own; expect less gain
-// there than on Zen 4, or none where port 5 then bounds the block loop.
+// (q4_1) beside the block's other port-5 µops (8 unpacks, 2 header-queue moves, and the
+// masked loads' 12 blends on port 0 or 5, where the inserts were 12 port-5 shuffles) and the
+// 32 VPDPBUSD on port 0, where the stage took 16 stores a block on the store ports in a pass
+// of its own; expect less gain there than on Zen 4, or none where port 5 then bounds the
+// block loop.
+
+// CHAINSM runs the block's eight code vectors Z0..Z7 through CHAIN1 into one accumulator a
+// query (Z12..Z15), where CHAINS1 keeps two (C0..C3 and C4..C7) and FINISH1 adds them: the same
+// exact int32 sum, one VPADDD a query and block fewer and no second chain to clear. Each
+// query's chain is eight VPDPBUSD deep in place of four; the next block's chains, started from
+// their own offsets, do not wait on it.
+#define CHAINSM \
+	CHAIN1(Z0, 0, Z12, Z13, Z14, Z15); \
+	CHAIN1(Z4, 16, Z12, Z13, Z14, Z15); \
+	CHAIN1(Z1, 4, Z12, Z13, Z14, Z15); \
+	CHAIN1(Z5, 20, Z12, Z13, Z14, Z15); \
+	CHAIN1(Z2, 8, Z12, Z13, Z14, Z15); \
+	CHAIN1(Z6, 24, Z12, Z13, Z14, Z15); \
+	CHAIN1(Z3, 12, Z12, Z13, Z14, Z15); \
+	CHAIN1(Z7, 28, Z12, Z13, Z14, Z15)
+
+// FINISHM is FINISH1 for CHAINSM's one accumulator a query (a; t a temporary).
+#define FINISHM(a, t, h, acc) \
+	VCVTDQ2PS a, a; \
+	VMULPS.BCST (4*h)(DX), Z24, t; \
+	VFMADD231PS t, a, acc
+
+// FINISHES41M is FINISHES41 for CHAINSM's one accumulator a query: the same operations less
+// the four VPADDD.
+#define FINISHES41M \
+	VCVTDQ2PS Z12, Z12; \
+	VCVTDQ2PS Z13, Z13; \
+	VCVTDQ2PS Z14, Z14; \
+	VCVTDQ2PS Z15, Z15; \
+	VMULPS Z24, Z12, Z12; \
+	VMULPS Z24, Z13, Z13; \
+	VMULPS Z24, Z14, Z14; \
+	VMULPS Z24, Z15, Z15; \
+	VFMADD231PS.BCST 80(DX), Z25, Z12; \
+	VFMADD231PS.BCST 84(DX), Z25, Z13; \
+	VFMADD231PS.BCST 88(DX), Z25, Z14; \
+	VFMADD231PS.BCST 92(DX), Z25, Z15; \
+	VFMADD231PS.BCST (DX), Z12, Z8; \
+	VFMADD231PS.BCST 4(DX), Z13, Z9; \
+	VFMADD231PS.BCST 8(DX), Z14, Z10; \
+	VFMADD231PS.BCST 12(DX), Z15, Z11
+
+// LANEMASKS sets LOAD4M's lane masks: K4 dwords 4..7, K5 8..11, K6 12..15. Clobbers AX.
+#define LANEMASKS \
+	MOVL $0x00F0, AX; \
+	KMOVW AX, K4; \
+	MOVL $0x0F00, AX; \
+	KMOVW AX, K5; \
+	MOVL $0xF000, AX; \
+	KMOVW AX, K6
+
+// LOAD4M is LOAD4 by merge-masked loads in place of inserts: lane L of z from row p+L·rb by a
+// 64-byte load at p+L·rb−16L masked to dwords 4L..4L+3 (K4, K5, K6; masked-off bytes are not
+// read, so nothing before or past the rows faults). On Intel (instruction tables, not
+// measured) each is a load µop and a port-0 or port-5 blend µop, where an insert with a memory
+// operand is a load and a port-5 shuffle.
+#define LOAD4M(p, z, x) \
+	VMOVDQU32 (p), x; \
+	VMOVDQU32 -16(p)(R8*1), K4, z; \
+	VMOVDQU32 -32(p)(R8*2), K5, z; \
+	VMOVDQU32 -48(p)(R12*1), K6, z
+
+// NIBBLES4S splits V0..V3 (Z25..Z28) into the code vectors Z0..Z7: the low nibbles by a mask
+// (Z31), the high ones by a shift and the mask (twelve operations).
+#define NIBBLES4S \
+	VPANDD Z31, Z25, Z0; \
+	VPSRLD $4, Z25, Z4; \
+	VPANDD Z31, Z4, Z4; \
+	VPANDD Z31, Z26, Z1; \
+	VPSRLD $4, Z26, Z5; \
+	VPANDD Z31, Z5, Z5; \
+	VPANDD Z31, Z27, Z2; \
+	VPSRLD $4, Z27, Z6; \
+	VPANDD Z31, Z6, Z6; \
+	VPANDD Z31, Z28, Z3; \
+	VPSRLD $4, Z28, Z7; \
+	VPANDD Z31, Z7, Z7
 
 // HQ18 gathers the four block scales of the chunk at off of the rows at p, p+rb, p+2rb, p+3rb
 // (18-byte blocks: q4_0, iq4_nl) into the low 16 words of za (row m's block k at word 4m+k),
@@ -1755,7 +1863,9 @@ gfniQ51_done:
 	VINSERTI64X4 $1, yc, za, za
 
 // HDRR20 is HDRR18 for q4_1's 20-byte blocks and 4-byte headers: Z20..Z23 each one block's
-// sixteen headers as the stage held them (d the low word of lane 4m+g's dword, m the high).
+// sixteen headers, the scales d in words 0..15 and the minima m in words 16..31 (lane 4m+g's
+// at word 4m+g and 16+4m+g), so the block loop converts the low half and the extracted high
+// half (one shuffle, where splitting the stage's (d, m) dwords took two VPMOVDW and a shift).
 // The four rows' vectors of each half of the group are split by blocks 0, 1 and 2, 3
 // (vnniHdr20Half0/1), and each block's headers taken from the two halves (vnniHdr20Out0/1).
 // Clobbers Z0..Z7, Z12..Z15, Z28.
@@ -1868,24 +1978,24 @@ DATA ·vnniHdr20Half1+48(SB)/8, $0x002f002e00270026
 DATA ·vnniHdr20Half1+56(SB)/8, $0x003f003e00370036
 GLOBL ·vnniHdr20Half1(SB), RODATA|NOPTR, $64
 
-DATA ·vnniHdr20Out0+0(SB)/8, $0x0009000800010000
-DATA ·vnniHdr20Out0+8(SB)/8, $0x0029002800210020
-DATA ·vnniHdr20Out0+16(SB)/8, $0x000b000a00030002
-DATA ·vnniHdr20Out0+24(SB)/8, $0x002b002a00230022
-DATA ·vnniHdr20Out0+32(SB)/8, $0x000d000c00050004
-DATA ·vnniHdr20Out0+40(SB)/8, $0x002d002c00250024
-DATA ·vnniHdr20Out0+48(SB)/8, $0x000f000e00070006
-DATA ·vnniHdr20Out0+56(SB)/8, $0x002f002e00270026
+DATA ·vnniHdr20Out0+0(SB)/8, $0x0028002000080000
+DATA ·vnniHdr20Out0+8(SB)/8, $0x002a0022000a0002
+DATA ·vnniHdr20Out0+16(SB)/8, $0x002c0024000c0004
+DATA ·vnniHdr20Out0+24(SB)/8, $0x002e0026000e0006
+DATA ·vnniHdr20Out0+32(SB)/8, $0x0029002100090001
+DATA ·vnniHdr20Out0+40(SB)/8, $0x002b0023000b0003
+DATA ·vnniHdr20Out0+48(SB)/8, $0x002d0025000d0005
+DATA ·vnniHdr20Out0+56(SB)/8, $0x002f0027000f0007
 GLOBL ·vnniHdr20Out0(SB), RODATA|NOPTR, $64
 
-DATA ·vnniHdr20Out1+0(SB)/8, $0x0019001800110010
-DATA ·vnniHdr20Out1+8(SB)/8, $0x0039003800310030
-DATA ·vnniHdr20Out1+16(SB)/8, $0x001b001a00130012
-DATA ·vnniHdr20Out1+24(SB)/8, $0x003b003a00330032
-DATA ·vnniHdr20Out1+32(SB)/8, $0x001d001c00150014
-DATA ·vnniHdr20Out1+40(SB)/8, $0x003d003c00350034
-DATA ·vnniHdr20Out1+48(SB)/8, $0x001f001e00170016
-DATA ·vnniHdr20Out1+56(SB)/8, $0x003f003e00370036
+DATA ·vnniHdr20Out1+0(SB)/8, $0x0038003000180010
+DATA ·vnniHdr20Out1+8(SB)/8, $0x003a0032001a0012
+DATA ·vnniHdr20Out1+16(SB)/8, $0x003c0034001c0014
+DATA ·vnniHdr20Out1+24(SB)/8, $0x003e0036001e0016
+DATA ·vnniHdr20Out1+32(SB)/8, $0x0039003100190011
+DATA ·vnniHdr20Out1+40(SB)/8, $0x003b0033001b0013
+DATA ·vnniHdr20Out1+48(SB)/8, $0x003d0035001d0015
+DATA ·vnniHdr20Out1+56(SB)/8, $0x003f0037001f0017
 GLOBL ·vnniHdr20Out1(SB), RODATA|NOPTR, $64
 
 DATA ·vnniHdr20Mask+0(SB)/8, $0x000000000000000f
@@ -1908,6 +2018,7 @@ TEXT ·multiScoresQ40HdrVNNI(SB), NOSPLIT, $0-80
 	VPBROADCASTD AX, Z31
 
 	HDRMASKS(·vnniHdr18Mask(SB), 4)
+	LANEMASKS
 
 hdrQ40_group:
 	// Row-group pointers at the payloads of block 0: CX rows 0..3, BX rows 4..7, R14 rows
@@ -1947,38 +2058,23 @@ hdrQ40_have:
 	PREFETCHT0 192(AX)
 	PREFETCHT0 256(AX)
 	ADDQ $320, AX
-	LOAD4(CX, Z24, X24)
-	LOAD4(BX, Z25, X25)
-	LOAD4(R14, Z26, X26)
-	LOAD4(R15, Z27, X27)
+	LOAD4M(CX, Z24, X24)
+	LOAD4M(BX, Z25, X25)
+	LOAD4M(R14, Z26, X26)
+	LOAD4M(R15, Z27, X27)
 	TRANSPOSE4
-	VPANDD Z31, Z25, Z0
-	VPSRLD $4, Z25, Z4
-	VPANDD Z31, Z4, Z4
-	VPANDD Z31, Z26, Z1
-	VPSRLD $4, Z26, Z5
-	VPANDD Z31, Z5, Z5
-	VPANDD Z31, Z27, Z2
-	VPSRLD $4, Z27, Z6
-	VPANDD Z31, Z6, Z6
-	VPANDD Z31, Z28, Z3
-	VPSRLD $4, Z28, Z7
-	VPANDD Z31, Z7, Z7
+	NIBBLES4S
 
 	VPBROADCASTD 16(DX), Z12   // −8·ΣQ: the codes' offset
 	VPBROADCASTD 20(DX), Z13
 	VPBROADCASTD 24(DX), Z14
 	VPBROADCASTD 28(DX), Z15
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
-	CHAINS1
+	CHAINSM
 	VCVTPH2PS Y22, Z24         // the rows' block scales
-	FINISH1(Z12, Z16, 0, Z8)
-	FINISH1(Z13, Z17, 1, Z9)
-	FINISH1(Z14, Z18, 2, Z10)
-	FINISH1(Z15, Z19, 3, Z11)
+	FINISHM(Z12, Z16, 0, Z8)
+	FINISHM(Z13, Z17, 1, Z9)
+	FINISHM(Z14, Z18, 2, Z10)
+	FINISHM(Z15, Z19, 3, Z11)
 
 	ADDQ $18, CX
 	ADDQ $18, BX
@@ -2030,6 +2126,7 @@ TEXT ·multiScoresIQ4NLHdrVNNI(SB), NOSPLIT, $0-80
 	VPBROADCASTD AX, Z31
 
 	HDRMASKS(·vnniHdr18Mask(SB), 4)
+	LANEMASKS
 
 hdrIQ4_group:
 	// Row-group pointers at the payloads of block 0: CX rows 0..3, BX rows 4..7, R14 rows
@@ -2069,10 +2166,10 @@ hdrIQ4_have:
 	PREFETCHT0 192(AX)
 	PREFETCHT0 256(AX)
 	ADDQ $320, AX
-	LOAD4(CX, Z24, X24)
-	LOAD4(BX, Z25, X25)
-	LOAD4(R14, Z26, X26)
-	LOAD4(R15, Z27, X27)
+	LOAD4M(CX, Z24, X24)
+	LOAD4M(BX, Z25, X25)
+	LOAD4M(R14, Z26, X26)
+	LOAD4M(R15, Z27, X27)
 	TRANSPOSE4
 	VPANDD Z31, Z25, Z0
 	VPSRLD $4, Z25, Z4
@@ -2100,16 +2197,12 @@ hdrIQ4_have:
 	VPBROADCASTD 52(DX), Z13
 	VPBROADCASTD 56(DX), Z14
 	VPBROADCASTD 60(DX), Z15
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
-	CHAINS1
+	CHAINSM
 	VCVTPH2PS Y22, Z24         // the rows' block scales
-	FINISH1(Z12, Z16, 0, Z8)
-	FINISH1(Z13, Z17, 1, Z9)
-	FINISH1(Z14, Z18, 2, Z10)
-	FINISH1(Z15, Z19, 3, Z11)
+	FINISHM(Z12, Z16, 0, Z8)
+	FINISHM(Z13, Z17, 1, Z9)
+	FINISHM(Z14, Z18, 2, Z10)
+	FINISHM(Z15, Z19, 3, Z11)
 
 	ADDQ $18, CX
 	ADDQ $18, BX
@@ -2160,6 +2253,7 @@ TEXT ·multiScoresIQ4NLHdrVBMI(SB), NOSPLIT, $0-80
 	VBROADCASTI32X4 ·vnniIQ4NLU8(SB), Z20 // the levels + 128, four times over
 
 	HDRMASKS(·vnniHdr18Mask(SB), 4)
+	LANEMASKS
 
 hdrVIQ4_group:
 	// Row-group pointers at the payloads of block 0: CX rows 0..3, BX rows 4..7, R14 rows
@@ -2199,10 +2293,10 @@ hdrVIQ4_have:
 	PREFETCHT0 192(AX)
 	PREFETCHT0 256(AX)
 	ADDQ $320, AX
-	LOAD4(CX, Z24, X24)
-	LOAD4(BX, Z25, X25)
-	LOAD4(R14, Z26, X26)
-	LOAD4(R15, Z27, X27)
+	LOAD4M(CX, Z24, X24)
+	LOAD4M(BX, Z25, X25)
+	LOAD4M(R14, Z26, X26)
+	LOAD4M(R15, Z27, X27)
 	TRANSPOSE4
 	VPERMB Z20, Z25, Z0
 	VPSRLD $4, Z25, Z4
@@ -2221,16 +2315,12 @@ hdrVIQ4_have:
 	VPBROADCASTD 52(DX), Z13
 	VPBROADCASTD 56(DX), Z14
 	VPBROADCASTD 60(DX), Z15
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
-	CHAINS1
+	CHAINSM
 	VCVTPH2PS Y22, Z24         // the rows' block scales
-	FINISH1(Z12, Z16, 0, Z8)
-	FINISH1(Z13, Z17, 1, Z9)
-	FINISH1(Z14, Z18, 2, Z10)
-	FINISH1(Z15, Z19, 3, Z11)
+	FINISHM(Z12, Z16, 0, Z8)
+	FINISHM(Z13, Z17, 1, Z9)
+	FINISHM(Z14, Z18, 2, Z10)
+	FINISHM(Z15, Z19, 3, Z11)
 
 	ADDQ $18, CX
 	ADDQ $18, BX
@@ -2282,6 +2372,7 @@ TEXT ·multiScoresQ41HdrVNNI(SB), NOSPLIT, $0-80
 	VPBROADCASTD AX, Z31
 
 	HDRMASKS(·vnniHdr20Mask(SB), 4)
+	LANEMASKS
 
 hdrQ41_group:
 	// Row-group pointers at the payloads of block 0: CX rows 0..3, BX rows 4..7, R14 rows
@@ -2322,39 +2413,22 @@ hdrQ41_have:
 	PREFETCHT0 256(AX)
 	PREFETCHT0 320(AX)
 	ADDQ $384, AX
-	LOAD4(CX, Z24, X24)
-	LOAD4(BX, Z25, X25)
-	LOAD4(R14, Z26, X26)
-	LOAD4(R15, Z27, X27)
+	LOAD4M(CX, Z24, X24)
+	LOAD4M(BX, Z25, X25)
+	LOAD4M(R14, Z26, X26)
+	LOAD4M(R15, Z27, X27)
 	TRANSPOSE4
-	VPANDD Z31, Z25, Z0
-	VPSRLD $4, Z25, Z4
-	VPANDD Z31, Z4, Z4
-	VPANDD Z31, Z26, Z1
-	VPSRLD $4, Z26, Z5
-	VPANDD Z31, Z5, Z5
-	VPANDD Z31, Z27, Z2
-	VPSRLD $4, Z27, Z6
-	VPANDD Z31, Z6, Z6
-	VPANDD Z31, Z28, Z3
-	VPSRLD $4, Z28, Z7
-	VPANDD Z31, Z7, Z7
+	NIBBLES4S
 
 	VPXORD Z12, Z12, Z12
 	VPXORD Z13, Z13, Z13
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
-	CHAINS1
-	VPMOVDW Z20, Y24           // the rows' headers: block scales (low words)
-	VPSRLD $16, Z20, Z25       // and minima (high words)
-	VPMOVDW Z25, Y25
-	VCVTPH2PS Y24, Z24
+	CHAINSM
+	VCVTPH2PS Y20, Z24         // the rows' block scales (the low 16 words)
+	VEXTRACTI64X4 $1, Z20, Y25 // and minima (the high 16)
 	VCVTPH2PS Y25, Z25
-	FINISHES41
+	FINISHES41M
 
 	ADDQ $20, CX
 	ADDQ $20, BX
@@ -2390,4 +2464,5 @@ hdrQ41_next:
 hdrQ41_done:
 	VZEROUPPER
 	RET
+
 
