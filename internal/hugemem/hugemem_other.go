@@ -2,8 +2,8 @@
 
 package hugemem
 
-// Bytes is make([]byte, n): transparent huge pages are advised on Linux only.
-func Bytes(n int) []byte { return make([]byte, n) }
+const supported = false
 
-// Advise does nothing: transparent huge pages are advised on Linux only.
-func Advise([]byte) {}
+func alignOffset([]byte) int { return 0 }
+
+func advise([]byte) {}

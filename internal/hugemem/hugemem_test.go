@@ -1,42 +1,56 @@
 package hugemem
 
-import "testing"
+import (
+	"testing"
+	"unsafe"
+)
 
-func TestHugeRange(t *testing.T) {
-	for _, c := range []struct {
-		p      uintptr
-		n      int
-		lo, hi int
-	}{
-		{0, 0, 0, 0},
-		{0, Page - 1, 0, 0},
-		{0, Page, 0, Page},
-		{0, 3*Page + 5, 0, 3 * Page},
-		{1, 2 * Page, Page - 1, 2*Page - 1},
-		{1, 2*Page - 1, Page - 1, 2*Page - 1},
-		{1, 2*Page - 2, 0, 0},
-		{8192, 2*Page - 8192, Page - 8192, 2*Page - 8192},
-		{8192, 2*Page - 8193, 0, 0},
-		{5*Page + 4096, 7 * Page, Page - 4096, 7*Page - 4096},
-	} {
-		lo, hi := Range(c.p, c.n)
-		if lo != c.lo || hi != c.hi {
-			t.Errorf("Range(%#x, %d) = %d, %d, want %d, %d", c.p, c.n, lo, hi, c.lo, c.hi)
+func TestRoundUp(t *testing.T) {
+	for _, c := range []struct{ n, want int }{{0, 0}, {1, Align}, {Align, Align}, {Align + 1, 2 * Align}, {5 << 20, 6 << 20}} {
+		if got := roundUp(c.n, Align); got != c.want {
+			t.Errorf("roundUp(%d) = %d, want %d", c.n, got, c.want)
 		}
 	}
-	// Every case: inside the buffer, aligned, whole pages, and no further whole page left out.
-	for _, p := range []uintptr{0, 1, 4096, 8192, Page - 1, Page + 8192} {
-		for _, n := range []int{0, 1, 4096, Page - 1, Page, Page + 1, 2*Page + 4096, 5*Page - 1} {
-			lo, hi := Range(p, n)
-			if lo == 0 && hi == 0 {
-				if off := int(-p & (Page - 1)); off+Page <= n {
-					t.Errorf("Range(%#x, %d): no page, but [%d, %d) fits", p, n, off, off+Page)
-				}
-				continue
+}
+
+// TestBytes checks the length, capacity and zeroing for sizes either side of the threshold and
+// of a huge page, the alignment where huge pages apply, and that the buffer is writable end to
+// end.
+func TestBytes(t *testing.T) {
+	for _, n := range []int{0, 1, 4095, Threshold - 1, Threshold, Threshold + 1, 5<<20 + 3, 3 * Align, 16<<20 - 1} {
+		b := Bytes(n)
+		if len(b) != n || cap(b) != n {
+			t.Fatalf("Bytes(%d): len %d cap %d", n, len(b), cap(b))
+		}
+		for i := 0; i < n; i += 4093 {
+			if b[i] != 0 {
+				t.Fatalf("Bytes(%d)[%d] = %d, want 0", n, i, b[i])
 			}
-			if lo < 0 || hi > n || (p+uintptr(lo))%Page != 0 || (hi-lo)%Page != 0 || n-hi >= Page || lo >= Page {
-				t.Errorf("Range(%#x, %d) = %d, %d", p, n, lo, hi)
+			b[i] = 1
+		}
+		if n > 0 {
+			b[n-1] = 1
+		}
+		if supported && !Off && n >= Threshold {
+			if p := uintptr(unsafe.Pointer(unsafe.SliceData(b))); p%Align != 0 {
+				t.Errorf("Bytes(%d) at %#x: not 2 MiB-aligned", n, p)
 			}
+		}
+	}
+}
+
+func TestAlignOffset(t *testing.T) {
+	if !supported {
+		t.Skip("no huge pages here")
+	}
+	raw := make([]byte, 3*Align)
+	for s := 0; s < Align; s += 4097 {
+		off := alignOffset(raw[s:])
+		if off < 0 || off >= Align {
+			t.Fatalf("alignOffset at %d = %d", s, off)
+		}
+		if p := uintptr(unsafe.Pointer(&raw[s+off])); p%Align != 0 {
+			t.Fatalf("alignOffset at %d = %d: %#x not aligned", s, off, p)
 		}
 	}
 }

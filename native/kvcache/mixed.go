@@ -3,6 +3,7 @@ package kvcache
 import (
 	"fmt"
 
+	"github.com/kvlab/kvlab/internal/hugemem"
 	"github.com/kvlab/kvlab/native/attn"
 	"github.com/kvlab/kvlab/native/kvq"
 )
@@ -63,8 +64,8 @@ func newMixed(cfg Config) (*mixed, error) {
 	}
 	rows := sinks + ring
 	for h := 0; h < cfg.KVHeads; h++ {
-		m.fK = append(m.fK, attn.NewRowStore(ck, make([]byte, rows*ck.RowBytes()), rows))
-		m.fV = append(m.fV, attn.NewRowStore(cv, make([]byte, rows*cv.RowBytes()), rows))
+		m.fK = append(m.fK, attn.NewRowStore(ck, hugemem.Bytes(rows*ck.RowBytes()), rows))
+		m.fV = append(m.fV, attn.NewRowStore(cv, hugemem.Bytes(rows*cv.RowBytes()), rows))
 	}
 	return m, nil
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/kvlab/kvlab/internal/hugemem"
 	"github.com/kvlab/kvlab/native/attn"
 	"github.com/kvlab/kvlab/native/kvq"
 )
@@ -240,7 +241,7 @@ func (p *PagePool) fill() {
 			return
 		}
 		p.mu.Unlock()
-		slab := make([]byte, int64(n)*p.pageBytes)
+		slab := hugemem.Bytes(int(int64(n) * p.pageBytes))
 		for i := range int64(n) {
 			page := slab[i*p.pageBytes : (i+1)*p.pageBytes : (i+1)*p.pageBytes]
 			for j := 0; j < len(page); j += step {
