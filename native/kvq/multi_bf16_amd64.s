@@ -131,7 +131,10 @@ multiScoresBF16AVX512_done:
 // func multiAccBF16AVX512(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // Rows go in tiles of 64 so a tile stays in L1 while its 32-value groups are read one by one,
 // each group's four pairs of accumulator vectors held in registers across the tile, the
-// weights taken as the f16 kernel takes them (accw_amd64.h).
+// weights taken as the f16 kernel takes them (accw_amd64.h), and the rows prefetched as the
+// f16 kernel prefetches them: the next tile into L1, and in the ACC4_BCST loop (AMD Zen 4) the
+// tile three ahead into L2 as well (on Zen 4, rows on 2 MiB pages: 9.70 against 10.96 ns a row
+// streamed, thread CPU time, alternated, 15 rounds).
 TEXT ·multiAccBF16AVX512(SB), NOSPLIT, $16-64
 	MOVQ acc+0(FP), SI
 	MOVQ d+8(FP), DX
@@ -159,6 +162,8 @@ multiAccBF16AVX512_tn:
 	SHLQ $6, R12
 	LEAQ (DI)(R12*1), R15      // the next tile, prefetched 64 bytes a row step: the passes
 	                           // over this tile cover it evenly
+	LEAQ (R12)(R12*2), R14
+	ADDQ DI, R14               // the tile three ahead, into L2 the same way (the Zen 4 loop)
 	MOVQ nv+16(FP), R11
 	SHRQ $5, R11
 	XORQ BX, BX                // byte offset of the group in a row
@@ -196,7 +201,9 @@ multiAccBF16AVX512_row:
 
 multiAccBF16AVX512_rowz:
 	PREFETCHT0 (R15)
+	PREFETCHT1 (R14)
 	ADDQ $64, R15
+	ADDQ $64, R14
 	DEC_BF16(R12, Z8, Z9, Z10)
 	ACC4_BCST
 	ADDQ rb+32(FP), R12
