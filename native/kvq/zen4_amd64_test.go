@@ -104,3 +104,52 @@ func TestQ80Zen4Matches(t *testing.T) {
 		}
 	}
 }
+
+// TestBF16ScoresZen4Matches checks that the bf16 AVX-512 scores kernel gives the same scores bit
+// for bit through its loop for AMD Zen 4 (zen4Stream: the same code prefetching into L2 as
+// well) and the other, over dims with and without a tail past the last 32-value group, row
+// counts odd and even, short and past both prefetch distances, outputs contiguous and strided
+// with sentinels after the last score, and rows with outliers.
+func TestBF16ScoresZen4Matches(t *testing.T) {
+	if !hasAVX512 {
+		t.Skip("no AVX-512")
+	}
+	saved := zen4Stream
+	defer func() { zen4Stream = saved }()
+	rng := rand.New(rand.NewPCG(93, 94))
+	const sentinel = float32(-12345.5)
+	for _, d := range []int{32, 64, 100, 128, 256} {
+		c := mustCodec(t, BF16, d)
+		rb, nv := c.RowBytes(), d&^31
+		for _, m := range []int{1, 2, 3, 7, 64, 65, 200} {
+			for _, ostride := range []int{16, 20} {
+				t.Run(fmt.Sprintf("d%d/rows%d/stride%d", d, m, ostride), func(t *testing.T) {
+					rows := make([]byte, m*rb)
+					EncodeRows(c, rows, outlierRows(rng, m, d), m)
+					q := gaussianRows(rng, 4, d, 1)
+					n := (m-1)*ostride/4 + 4
+					var got [2][]float32
+					for i, z4 := range []bool{false, true} {
+						zen4Stream = z4
+						out := make([]float32, n+8)
+						for j := range out {
+							out[j] = sentinel
+						}
+						multiScoresBF16AVX512(&q[0], d, nv, &rows[0], rb, m, &out[0], ostride)
+						for j := range out {
+							if (j >= n || j%(ostride/4) >= 4) && out[j] != sentinel {
+								t.Fatalf("zen4Stream %v: [%d] written past the scores: %g", z4, j, out[j])
+							}
+						}
+						got[i] = out
+					}
+					for j := range got[0] {
+						if math.Float32bits(got[0][j]) != math.Float32bits(got[1][j]) {
+							t.Fatalf("[%d]: Zen 4 loop %g, the other %g", j, got[1][j], got[0][j])
+						}
+					}
+				})
+			}
+		}
+	}
+}
