@@ -1283,20 +1283,21 @@ func write(file, head, suffix string) {
 func gen(suffix string) string {
 	var out strings.Builder
 	type kernel struct {
-		f    format
-		name string // the kernel's name between multiAcc and the suffix
-		pf   string // the prefetch instruction
-		w8   bool   // 8-bit weights, row quads (VPDPBUSD)
+		f     format
+		name  string // the kernel's name between multiAcc and the suffix
+		pf    string // the prefetch instruction
+		w8    bool   // 8-bit weights, row quads (VPDPBUSD)
+		pfOff int    // bytes past the tile after next the row loops prefetch (pfRepl)
 	}
 	var kernels []kernel
 	for _, f := range formats {
 		if suffix != "" && !twoFormats[f.name] {
 			continue
 		}
-		kernels = append(kernels, kernel{f, f.name, "PREFETCHT0", false})
+		kernels = append(kernels, kernel{f, f.name, "PREFETCHT0", false, 0})
 		if f.name == "Q80" {
 			// The flavour for AMD Zen 4 (cpuid_amd64.go's zen4Stream): into L2.
-			kernels = append(kernels, kernel{f, f.name + "Z4", "PREFETCHT1", false})
+			kernels = append(kernels, kernel{f, f.name + "Z4", "PREFETCHT1", false, 0})
 		}
 		if f.vdec != nil {
 			v := f
@@ -1305,7 +1306,7 @@ func gen(suffix string) string {
 			if f.vtwo {
 				v.two, v.bcst = true, false
 			}
-			kernels = append(kernels, kernel{v, f.name + "V", "PREFETCHT0", false})
+			kernels = append(kernels, kernel{v, f.name + "V", "PREFETCHT0", false, 0})
 		}
 		if f.w8dec != nil {
 			v := f
@@ -1315,11 +1316,11 @@ func gen(suffix string) string {
 				v.consts = "VPBROADCASTD ·intAccQ5Bit(SB), Z19\n\tVMOVDQU64 ·intAccQuadIdx(SB), Z30"
 			}
 			v.two, v.bcst = true, true
-			kernels = append(kernels, kernel{v, f.name + "V8", "PREFETCHT0", true})
+			kernels = append(kernels, kernel{v, f.name + "V8", "PREFETCHT0", true, 0})
 			if f.w8z4 && suffix == "" {
 				// The flavour for AMD Zen 4 (cpuid_amd64.go's zen4Stream): into L2 (measurements:
 				// multi_intacc_amd64.go, and multiAccQ51V8Z4INT's for q5).
-				kernels = append(kernels, kernel{v, f.name + "V8Z4", "PREFETCHT1", true})
+				kernels = append(kernels, kernel{v, f.name + "V8Z4", "PREFETCHT1", true, pfFar[f.name]})
 			}
 		}
 	}
@@ -1436,7 +1437,7 @@ func gen(suffix string) string {
 		} else {
 			s = p1Pipe(f, s, f.pipe && nacc == 4 && (strings.HasSuffix(k.name, "V") || k.w8 || f.vdec == nil), k.w8)
 		}
-		s = pfRepl(f, k.pf).Replace(s)
+		s = pfRepl(f, k.pf, k.pfOff).Replace(s)
 		s = r.Replace(s)
 		qmax := "intAccQMax"
 		if k.w8 && f.w8u {
@@ -1456,13 +1457,28 @@ func gen(suffix string) string {
 	return out.String()
 }
 
+// pfFar is how many bytes past the tile after next the Zen 4 flavours of the 8-bit kernels
+// (V8Z4, PREFETCHT1) prefetch, by format. With the rows on 2 MiB pages (internal/hugemem) the
+// hardware prefetchers no longer stop at 4 KiB boundaries and a prefetch there costs no TLB
+// walk: on AMD Zen 4 (native/attn TestDecodeBreakdown, 131072 cells, 32/8 heads, one thread,
+// thread CPU time, test binaries alternated, 7–12 runs a round, four rounds, ns a row, values
+// min/median) q4_0 4.93–4.99/5.02–5.10 → 4.82–4.83/4.86–4.93 with 32768 bytes further (16384
+// and 4096 alike, 8192 4.74/5.06, 65536 4.86/4.95; 2048 bytes short of the tile after next
+// 7.88/7.94, iq4_nl 8.06 too, q4_1 6.27: not measured why), iq4_nl 5.31–5.47/5.42–5.61 →
+// 5.26–5.28/5.43–5.44; q4_1 ±0.05 (the same distance kept for it); in cache (KVLAB_TOUCH=kv)
+// q4_0 4.82, iq4_nl 5.27: their wait on memory is gone. q8_0 (Z4) and q5_1 within noise
+// either way (4096 to 65536 further), left at the tile after next.
+// PREFETCHT0 in place of PREFETCHT1 at the tile after next: q4_0 5.08 → 5.72, q8_0 7.19 →
+// 12.20; no prefetches: q4_0 8.13, q8_0 13.33, q5_1 8.92 against 7.56 (min of six).
+var pfFar = map[string]int{"Q40": 32768, "Q41": 32768, "IQ4NL": 32768}
+
 // pfRepl fills in the template's prefetch pieces for f with instruction inst. A row-pair step
 // prefetches a line and advances 2·bs bytes, or 64 where 2·bs is more (q8_0), the block's other
 // (bs − 32)·64 bytes of a 64-row tile prefetched after the loop: so every line of the tile after
 // next is prefetched (2·34-byte steps missed one line in 17; on AMD Zen 4, q8_0's values of 4096
 // rows of 128 streamed past the caches took ~6–10% less time with every line: thread CPU time,
 // interleaved with the previous kernel, best and median of 11).
-func pfRepl(f format, inst string) *strings.Replacer {
+func pfRepl(f format, inst string, off int) *strings.Replacer {
 	step, extra := 2*f.bs, ""
 	doc := fmt.Sprintf("the tile after next, prefetched 2·%d bytes a row-pair step", f.bs)
 	if step > 64 {
@@ -1476,7 +1492,15 @@ func pfRepl(f format, inst string) *strings.Replacer {
 		extra += fmt.Sprintf("MOVQ %%TN%%(SP), AX\n\tLEAQ (R15)(AX*%d), R15", f.bs-32)
 		doc = fmt.Sprintf("the tile after next, a line a row-pair step and %d bytes a row after", f.bs-32)
 	}
-	return strings.NewReplacer("%PFI%", inst, "%PFSTEP%", fmt.Sprint(step), "%PFEXTRA%", extra, "%PFDOC%", doc)
+	pfi := inst + " (R15)"
+	if off != 0 {
+		if extra != "" {
+			panic("pfRepl: no offset for the block's extra lines")
+		}
+		pfi = fmt.Sprintf("%s %d(R15)", inst, off)
+		doc += fmt.Sprintf(", %d bytes further on", off)
+	}
+	return strings.NewReplacer("%PFI% (R15)", pfi, "%PFI%", inst, "%PFSTEP%", fmt.Sprint(step), "%PFEXTRA%", extra, "%PFDOC%", doc)
 }
 
 // p1Pipe fills in the template's pieces of the pipelined first prepass (on, else empty). Where a

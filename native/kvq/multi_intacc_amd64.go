@@ -278,7 +278,8 @@ func multiAccQ41V8INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32
 func multiAccIQ4NLV8INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 
 // multiAccQ40V8Z4INT, multiAccQ41V8Z4INT and multiAccIQ4NLV8Z4INT are the kernels above
-// prefetching with PREFETCHT1 (zen4Stream), as far ahead, the same sums bit for bit. On AMD Zen 4
+// prefetching with PREFETCHT1 (zen4Stream), 32 KiB further ahead (gen_intacc.go's pfFar), the
+// same sums bit for bit. On AMD Zen 4
 // (EPYC Genoa, a shared and loaded machine) in whole one-thread decodes at 131072 cells, 32
 // heads on 8 KV heads, d 128 (attn's TestDecodeBreakdown, thread CPU time, the values phase, ns
 // a row of one KV head, min of each run, three runs alternated with PREFETCHT0 in the same
@@ -292,6 +293,9 @@ func multiAccIQ4NLV8INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float
 // phase, ns a row, mean of the paired differences, the machine loaded ~9 on 2 CPUs): q4_0 −1.05
 // (new lower in all eight), q2k −0.6; q4_1 and iq4_nl within the noise (±1 a run). Prefetching
 // three or four tiles ahead with PREFETCHT1 gained nothing more (4096-row calls over 64 MiB).
+// On 2 MiB pages (internal/hugemem) 32 KiB past the tile after next took q4_0's values phase
+// from 4.98 to 4.82 ns a row (min of 12 alternated runs; medians 5.13 → 4.90), its in-cache
+// time (gen_intacc.go's pfFar has the rest).
 
 //go:noescape
 func multiAccQ40V8Z4INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
