@@ -1369,15 +1369,29 @@ a@_pfq:
 	CMPQ R15, %%PT%%(SP)
 	JAE  a@_pfqd
 	PREFETCHT0 %d(R15)
+	PREFETCHT1 %d(R15)
 	ADDQ $64, R15
 	JMP  a@_pfq
-a@_pfqd:`, pfNear)
+a@_pfqd:`, pfNear, pfFar)
 	return strings.NewReplacer("%PFP%", q, "%PFQp%", q, "%PFQn%\n", "", "%PFENDp%", "\tMOVQ R15, %PF%(SP)", "%PFENDn%\n", "",
-		"%PFDOC%", fmt.Sprintf("the tile after next, prefetched %d bytes on", pfNear))
+		"%PFDOC%", fmt.Sprintf("the tile after next, prefetched %d bytes on (L2: %d)", pfNear, pfFar))
 }
 
 // pfNear is the 8-bit kernels' prefetch distance (pfRepl), in bytes.
 const pfNear = 3072
+
+// pfFar is how far ahead the row loops prefetch each line into L2 as well (PREFETCHT1), in
+// bytes. On 4 KiB pages a second level lost (pfRepl); with the rows on 2 MiB pages
+// (internal/hugemem) it pays on AMD Zen 4 (native/attn TestDecodeBreakdown, 131072 cells, 32/8
+// heads, one thread, thread CPU time, test binaries alternated, 8 and 10 runs, values ns a
+// row, min/median): turbo4 4.27–4.40/4.60–4.61 → 3.59–3.72/3.80–4.60, tq4 4.29/4.45 →
+// 3.55/3.72 (in cache, KVLAB_TOUCH=kv, turbo4 3.51), turbo3 4.03–4.07/4.18–4.46 →
+// 3.91–4.12/4.05–4.17, turbo2 3.30–3.42/3.45–3.47 → 3.22–3.33/3.38–3.50; 16384 alike
+// (turbo4 3.72–3.96/3.99–4.12). With the PREFETCHT0 distance alone changed (1536 to 12288,
+// or no PREFETCHT0) nothing gained on huge pages. The 16-bit kernels (KVLAB_ACC16=1) ±0.05;
+// on 4 KiB pages (KVLAB_NO_HUGEPAGES=1, 5 runs) turbo4 4.51/4.80 → 4.23/4.38, tq4 4.58/4.92 →
+// 3.77/4.12, turbo2 3.56/3.83 → 3.73/3.82. Not measured on Intel cores or Zen 5.
+const pfFar = 32768
 
 func main() {
 	var out strings.Builder

@@ -765,7 +765,7 @@ aT4_tile:
 	MOVQ rb+32(FP), R12
 	SHLQ $7, R12
 	ADDQ DI, R12
-	MOVQ R12, 1656(SP)         // the tile after next, prefetched 3072 bytes on
+	MOVQ R12, 1656(SP)         // the tile after next, prefetched 3072 bytes on (L2: 32768)
 	MOVQ R12, 1736(SP)
 	VMOVUPS 1696(SP), X15
 	VMOVUPS X15, 1600(SP)
@@ -924,6 +924,7 @@ aT4_pfq:
 	CMPQ R15, 1736(SP)
 	JAE  aT4_pfqd
 	PREFETCHT0 3072(R15)
+	PREFETCHT1 32768(R15)
 	ADDQ $64, R15
 	JMP  aT4_pfq
 aT4_pfqd:
@@ -1482,7 +1483,7 @@ aT2_tile:
 	MOVQ rb+32(FP), R12
 	SHLQ $7, R12
 	ADDQ DI, R12
-	MOVQ R12, 1656(SP)         // the tile after next, prefetched 3072 bytes on
+	MOVQ R12, 1656(SP)         // the tile after next, prefetched 3072 bytes on (L2: 32768)
 	MOVQ R12, 1736(SP)
 	VMOVUPS 1696(SP), X15
 	VMOVUPS X15, 1600(SP)
@@ -1641,6 +1642,7 @@ aT2_pfq:
 	CMPQ R15, 1736(SP)
 	JAE  aT2_pfqd
 	PREFETCHT0 3072(R15)
+	PREFETCHT1 32768(R15)
 	ADDQ $64, R15
 	JMP  aT2_pfq
 aT2_pfqd:
@@ -2204,7 +2206,7 @@ aT2M_tile:
 	MOVQ rb+32(FP), R12
 	SHLQ $7, R12
 	ADDQ DI, R12
-	MOVQ R12, 1656(SP)         // the tile after next, prefetched 3072 bytes on
+	MOVQ R12, 1656(SP)         // the tile after next, prefetched 3072 bytes on (L2: 32768)
 	MOVQ R12, 1736(SP)
 	VMOVUPS 1696(SP), X15
 	VMOVUPS X15, 1600(SP)
@@ -2365,6 +2367,7 @@ aT2M_pfq:
 	CMPQ R15, 1736(SP)
 	JAE  aT2M_pfqd
 	PREFETCHT0 3072(R15)
+	PREFETCHT1 32768(R15)
 	ADDQ $64, R15
 	JMP  aT2M_pfq
 aT2M_pfqd:
@@ -2949,7 +2952,7 @@ aT3_tile:
 	MOVQ rb+32(FP), R12
 	SHLQ $7, R12
 	ADDQ DI, R12
-	MOVQ R12, 1656(SP)         // the tile after next, prefetched 3072 bytes on
+	MOVQ R12, 1656(SP)         // the tile after next, prefetched 3072 bytes on (L2: 32768)
 	MOVQ R12, 1736(SP)
 	VMOVUPS 1696(SP), X15
 	VMOVUPS X15, 1600(SP)
@@ -3110,6 +3113,7 @@ aT3_pfq:
 	CMPQ R15, 1736(SP)
 	JAE  aT3_pfqd
 	PREFETCHT0 3072(R15)
+	PREFETCHT1 32768(R15)
 	ADDQ $64, R15
 	JMP  aT3_pfq
 aT3_pfqd:
@@ -3733,7 +3737,7 @@ aT4F_tile:
 	MOVQ rb+32(FP), R12
 	SHLQ $7, R12
 	ADDQ DI, R12
-	MOVQ R12, 1656(SP)         // the tile after next, prefetched 3072 bytes on
+	MOVQ R12, 1656(SP)         // the tile after next, prefetched 3072 bytes on (L2: 32768)
 	MOVQ R12, 1736(SP)
 	VMOVUPS 1696(SP), X15
 	VMOVUPS X15, 1600(SP)
@@ -3890,6 +3894,7 @@ aT4F_pfq:
 	CMPQ R15, 1736(SP)
 	JAE  aT4F_pfqd
 	PREFETCHT0 3072(R15)
+	PREFETCHT1 32768(R15)
 	ADDQ $64, R15
 	JMP  aT4F_pfq
 aT4F_pfqd:
@@ -4460,7 +4465,7 @@ aT4B_tile:
 	MOVQ rb+32(FP), R12
 	SHLQ $7, R12
 	ADDQ DI, R12
-	MOVQ R12, 1656(SP)         // the tile after next, prefetched 3072 bytes on
+	MOVQ R12, 1656(SP)         // the tile after next, prefetched 3072 bytes on (L2: 32768)
 	MOVQ R12, 1736(SP)
 	VMOVUPS 1696(SP), X15
 	VMOVUPS X15, 1600(SP)
@@ -4679,6 +4684,7 @@ aT4B_pfq:
 	CMPQ R15, 1736(SP)
 	JAE  aT4B_pfqd
 	PREFETCHT0 3072(R15)
+	PREFETCHT1 32768(R15)
 	ADDQ $64, R15
 	JMP  aT4B_pfq
 aT4B_pfqd:
@@ -5393,7 +5399,7 @@ aT2B_tile:
 	MOVQ rb+32(FP), R12
 	SHLQ $7, R12
 	ADDQ DI, R12
-	MOVQ R12, 1656(SP)         // the tile after next, prefetched 3072 bytes on
+	MOVQ R12, 1656(SP)         // the tile after next, prefetched 3072 bytes on (L2: 32768)
 	MOVQ R12, 1736(SP)
 	VMOVUPS 1696(SP), X15
 	VMOVUPS X15, 1600(SP)
@@ -5612,6 +5618,7 @@ aT2B_pfq:
 	CMPQ R15, 1736(SP)
 	JAE  aT2B_pfqd
 	PREFETCHT0 3072(R15)
+	PREFETCHT1 32768(R15)
 	ADDQ $64, R15
 	JMP  aT2B_pfq
 aT2B_pfqd:
@@ -6319,7 +6326,7 @@ aT2BM_tile:
 	MOVQ rb+32(FP), R12
 	SHLQ $7, R12
 	ADDQ DI, R12
-	MOVQ R12, 1656(SP)         // the tile after next, prefetched 3072 bytes on
+	MOVQ R12, 1656(SP)         // the tile after next, prefetched 3072 bytes on (L2: 32768)
 	MOVQ R12, 1736(SP)
 	VMOVUPS 1696(SP), X15
 	VMOVUPS X15, 1600(SP)
@@ -6538,6 +6545,7 @@ aT2BM_pfq:
 	CMPQ R15, 1736(SP)
 	JAE  aT2BM_pfqd
 	PREFETCHT0 3072(R15)
+	PREFETCHT1 32768(R15)
 	ADDQ $64, R15
 	JMP  aT2BM_pfq
 aT2BM_pfqd:
@@ -7280,7 +7288,7 @@ aT3B_tile:
 	MOVQ rb+32(FP), R12
 	SHLQ $7, R12
 	ADDQ DI, R12
-	MOVQ R12, 1656(SP)         // the tile after next, prefetched 3072 bytes on
+	MOVQ R12, 1656(SP)         // the tile after next, prefetched 3072 bytes on (L2: 32768)
 	MOVQ R12, 1736(SP)
 	VMOVUPS 1696(SP), X15
 	VMOVUPS X15, 1600(SP)
@@ -7499,6 +7507,7 @@ aT3B_pfq:
 	CMPQ R15, 1736(SP)
 	JAE  aT3B_pfqd
 	PREFETCHT0 3072(R15)
+	PREFETCHT1 32768(R15)
 	ADDQ $64, R15
 	JMP  aT3B_pfq
 aT3B_pfqd:
@@ -8278,7 +8287,7 @@ aT4FB_tile:
 	MOVQ rb+32(FP), R12
 	SHLQ $7, R12
 	ADDQ DI, R12
-	MOVQ R12, 1656(SP)         // the tile after next, prefetched 3072 bytes on
+	MOVQ R12, 1656(SP)         // the tile after next, prefetched 3072 bytes on (L2: 32768)
 	MOVQ R12, 1736(SP)
 	VMOVUPS 1696(SP), X15
 	VMOVUPS X15, 1600(SP)
@@ -8495,6 +8504,7 @@ aT4FB_pfq:
 	CMPQ R15, 1736(SP)
 	JAE  aT4FB_pfqd
 	PREFETCHT0 3072(R15)
+	PREFETCHT1 32768(R15)
 	ADDQ $64, R15
 	JMP  aT4FB_pfq
 aT4FB_pfqd:
