@@ -97,7 +97,9 @@ Quantized decode should be bandwidth-bound, not kernel-bound: its time should sc
 with the bytes it reads, so q4_0 should take about 54/192 of f16's time at long context.
 
   --device cpu    native/attn.Decode over native/kvcache on --threads goroutines; the bandwidth
-                  yardstick is a large-buffer read loop on as many threads. The pairs of one
+                  yardstick is a large-buffer read loop on as many threads, on the same pages
+                  as the caches (2 MiB transparent huge pages where Linux grants them;
+                  KVLAB_NO_HUGEPAGES=1 keeps the default pages for both). The pairs of one
                   context are timed in interleaved rounds and each keeps its best round (the
                   JSON has the median too), so a busy machine slows every pair alike; all the
                   pairs' caches of one context are in memory at once (f16 at 131072 cells,
@@ -267,7 +269,7 @@ func (r *readBandwidth) pass() {
 
 func benchAttnCPU(o benchAttnOptions, errw io.Writer) (benchReport, error) {
 	rep := benchReport{Device: "cpu", DeviceName: runtime.GOARCH, Threads: o.threads, Heads: o.heads, KVHeads: o.kvHeads,
-		HeadDim: o.headDim, Method: "large-buffer read loop, best pass, interleaved with the rounds", Kernels: kvq.KernelISA()}
+		HeadDim: o.headDim, Method: "large-buffer read loop, best pass, interleaved with the rounds; it and the caches on " + hugemem.Pages(), Kernels: kvq.KernelISA()}
 	// The yardstick is read three times now and once more in each timing round (up to
 	// maxBandwidthPasses), so a busy machine slows it as it slows the pairs; its best pass is
 	// the one reported.

@@ -54,3 +54,19 @@ func Bytes(n int) []byte {
 
 // roundUp is n rounded up to a multiple of a (a power of two).
 func roundUp(n, a int) int { return (n + a - 1) &^ (a - 1) }
+
+// Pages names the pages Bytes's large buffers get here, for reports that compare memory speeds
+// (bench attn's bandwidth yardstick and caches): "2 MiB pages (MADV_HUGEPAGE)" where they are
+// advised and the system's transparent huge pages are not "never", else the default pages and
+// why.
+func Pages() string {
+	switch {
+	case !supported:
+		return "the system's default pages"
+	case Off:
+		return "the system's default pages (KVLAB_NO_HUGEPAGES)"
+	case thpNever():
+		return "the system's default pages (transparent huge pages are off)"
+	}
+	return "2 MiB pages (MADV_HUGEPAGE)"
+}

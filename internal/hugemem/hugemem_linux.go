@@ -3,6 +3,8 @@
 package hugemem
 
 import (
+	"os"
+	"strings"
 	"syscall"
 	"unsafe"
 )
@@ -19,3 +21,10 @@ func alignOffset(b []byte) int {
 // "madvise" mode (and defrag "madvise", the default) the kernel then maps 2 MiB pages on first
 // touch; pages already touched (memory the Go heap reused and zeroed) are left to khugepaged.
 func advise(b []byte) { _ = syscall.Madvise(b, syscall.MADV_HUGEPAGE) }
+
+// thpNever reports the system's transparent huge pages set to "never" (or unreadable as
+// enabled: no advice takes effect then).
+func thpNever() bool {
+	b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	return err != nil || strings.Contains(string(b), "[never]")
+}

@@ -7,3 +7,5 @@ const supported = false
 func alignOffset([]byte) int { return 0 }
 
 func advise([]byte) {}
+
+func thpNever() bool { return true }

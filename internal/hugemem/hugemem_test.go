@@ -54,3 +54,18 @@ func TestAlignOffset(t *testing.T) {
 		}
 	}
 }
+
+// TestPages checks the page report against the switch: the default pages named with the
+// switch where it is set, 2 MiB pages only where Bytes advises them and the system can grant them.
+func TestPages(t *testing.T) {
+	defer func(o bool) { Off = o }(Off)
+	Off = true
+	if got := Pages(); got != "the system's default pages (KVLAB_NO_HUGEPAGES)" && supported {
+		t.Errorf("Off: Pages() = %q", got)
+	}
+	Off = false
+	got := Pages()
+	if want := supported && !thpNever(); (got == "2 MiB pages (MADV_HUGEPAGE)") != want {
+		t.Errorf("Pages() = %q with supported %v, THP never %v", got, supported, thpNever())
+	}
+}
