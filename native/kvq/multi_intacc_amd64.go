@@ -70,8 +70,8 @@ var (
 	intAccQ4_0  = intAcc8(intAccVBMI(multiAccQ40INT, multiAccQ40VINT), pickZen4(multiAccQ40V8INT, multiAccQ40V8Z4INT))
 	intAccQ8_0  = &multiKernels{acc: pickZen4(multiAccQ80INT, multiAccQ80Z4INT)}
 	intAccQ4_1  = intAcc8(intAccVBMI(multiAccQ41INT, multiAccQ41VINT), pickZen4(multiAccQ41V8INT, multiAccQ41V8Z4INT))
-	intAccQ5_0  = intAcc8q5(intAccVBMI(multiAccQ50INT, multiAccQ50VINT), pickZen4(multiAccQ50V8INT, multiAccQ50V8Z4INT))
-	intAccQ5_1  = intAcc8q51(intAccVBMI(multiAccQ51INT, multiAccQ51VINT), pickZen4(multiAccQ51V8INT, multiAccQ51V8Z4INT))
+	intAccQ5_0  = intAcc8q51(intAccVBMI(multiAccQ50INT, multiAccQ50VINT), pickZen4(multiAccQ50V8INT, multiAccQ50V8Z4INT), q5W8)
+	intAccQ5_1  = intAcc8q51(intAccVBMI(multiAccQ51INT, multiAccQ51VINT), pickZen4(multiAccQ51V8INT, multiAccQ51V8Z4INT), q51W8)
 	intAccIQ4NL = intAcc8(intAccVBMI(multiAccIQ4NLINT, multiAccIQ4NLVINT), pickZen4(multiAccIQ4NLV8INT, multiAccIQ4NLV8Z4INT))
 )
 
@@ -126,7 +126,7 @@ func intAcc8(k *multiKernels, w8 accKernel) *multiKernels {
 // (VPSHUFBITQMB), hidden with VBMI by the KVLAB_NO_AVX512VNNI and KVLAB_NO_AVX512VBMI switches.
 var hasBITALG = isa.AVX512VBMI && cpu.X86.HasAVX512BITALG
 
-// q5W8 chooses q5_0's kernel with 8-bit weights where it can run (intAcc8q5; q5_1's: q51W8).
+// q5W8 chooses q5_0's kernel with 8-bit weights where it can run (intAcc8q51; q5_1's: q51W8).
 // Off: their quality cost is above the q4 formats'. kvlab ab on the small test models (two
 // models, four rotation seeds each, against the int16 kernels of the same binary): q5_0's decode
 // KL +11% ± 4% on average (single runs −4 … +29%), prompt KL +5% ± 3%; q5_1's +2% ± 3% and
@@ -146,7 +146,7 @@ var hasBITALG = isa.AVX512VBMI && cpu.X86.HasAVX512BITALG
 // takes such a kernel (intAcc8q51), q5W8 chooses q5_0's only.
 //
 // q5_0's kernel with 8-bit weights now takes those unsigned weights (q = 255, the weights' 255
-// figures above) without a second pass in most tiles (intAcc8q5), and its quality was measured
+// figures above) without a second pass in most tiles (intAcc8q51 with q5W8), and its quality was measured
 // against KVLAB_ACC16=1 in the same binary (kvlab ab --arms f16,q5_0,q5_1 --no-needle, seeds 1–24
 // on kvlab-tiny-64 and its outlier fixture; stories260K's heads of 8 values take no integer
 // kernel), mean change ± standard error, decode KL / prompt KL / PPL / decode top-1: tiny q5_0
@@ -167,7 +167,7 @@ const q5W8 = false
 const q51W8 = true
 
 // intAcc8q51 is k, or q5_1's kernel w8 with unsigned 8-bit weights (AccumulateStep 2⁻⁹) on CPUs
-// with AVX-512 VBMI and BITALG unless isa.Acc16 or q51W8 is off. multiAccQ51V8INT (gen_intacc.go's
+// with AVX-512 VBMI and BITALG where on (q51W8) unless isa.Acc16. multiAccQ51V8INT (gen_intacc.go's
 // w8u) rounds each weight w·d against its tile's largest M in that block and accumulator with
 // q = 255 (the int16 prepass's operations with 255 in place of 32767: intAccRound's reference),
 // lays four rows' |W| ≤ 255 into a dword per accumulator and block, and adds them as VPDPBUSD's
@@ -185,21 +185,13 @@ const q51W8 = true
 // change ± standard error): decode KL −0.8 ± 1.3 % and +2.1 ± 1.6 %, prompt KL +1.3 ± 0.9 % and
 // −0.3 ± 1.0 %, PPL −0.05 ± 0.02 % and −0.04 ± 0.02 %, decode top-1 −0.2 ± 0.2 points both:
 // inside the run-to-run noise (single runs −13 … +15 %).
-func intAcc8q51(k *multiKernels, w8 accKernel) *multiKernels {
-	if !hasVBMI || !hasBITALG || isa.Acc16 || !q51W8 {
-		return k
-	}
-	return &multiKernels{acc: w8, w8step: 0x1p-9}
-}
-
-// intAcc8q5 is k, or q5_0's kernel w8 with unsigned 8-bit weights (AccumulateStep 2⁻⁹, the
-// bound of intAcc8q51 with T = M/255) on CPUs with AVX-512 VBMI and BITALG unless isa.Acc16 or
-// q5W8 is off. multiAccQ50V8INT (gen_intacc.go's w8sgn) rounds w·d as intAcc8q51 does and
-// takes |W| as the unsigned operand, each row's sign in its block folded into its codes, so
-// that a scale d of either sign needs no second pass: Σ W·c exact in int32 as there
-// (TestIntAcc8Matches, bit for bit intAccRef with q = 255).
-func intAcc8q5(k *multiKernels, w8 accKernel) *multiKernels {
-	if !hasVBMI || !hasBITALG || isa.Acc16 || !q5W8 {
+//
+// q5_0's kernel (intAcc8q51 with q5W8: multiAccQ50V8INT, gen_intacc.go's w8sgn) rounds w·d the
+// same way and takes |W| as the unsigned operand, each row's sign in its block folded into its
+// codes, so that a scale d of either sign needs no second pass: Σ W·c exact in int32 as here
+// (TestIntAcc8Matches, bit for bit intAccRef with q = 255), the same bound and AccumulateStep.
+func intAcc8q51(k *multiKernels, w8 accKernel, on bool) *multiKernels {
+	if !hasVBMI || !hasBITALG || isa.Acc16 || !on {
 		return k
 	}
 	return &multiKernels{acc: w8, w8step: 0x1p-9}
