@@ -285,7 +285,7 @@ func q2kScoresGroups(q *float32, d int, grp *byte, ng int, scratch *float32, out
 }
 
 // q2kScratchBytes is the scratch q2kScoresGroups takes: ScoresRangeMulti's two buffers.
-const q2kScratchBytes = 2 * 4 * 4 * q2kMultiMaxDim
+const q2kScratchBytes = int(unsafe.Sizeof(q2kScratch{}))
 
 // q2kDigitsGroupsAVX512 is q2kDigitsAVX512 for the ng groups at grp (10d bytes apart) in turn,
 // the digits of group i at dig + 4d·i and its aux words at aux + 3d·i bytes, up to the first

@@ -8,6 +8,10 @@ const q2kMultiMaxDim = 256
 // and BW run a 512-bit kernel) and on every arm64 CPU (NEON), outside purego builds.
 func Q2KFastPath(d int) bool { return hasQ2KKernel && d%32 == 0 && d <= q2kMultiMaxDim }
 
+// q2kScratch is ScoresRangeMulti's two scratch buffers of four queries' preparation, which
+// q2kScoresGroups also takes whole as one (q2kScratchBytes).
+type q2kScratch = [2][4 * q2kMultiMaxDim]float32
+
 // ScoresRangeMulti writes out[j·n+h] = q_h·k̂_{first+j} for the n queries q[h·d:(h+1)·d] and the
 // cells [first, first+len(out)/n), which must lie within [0, Len()). Where Q2KFastPath(d) it
 // reads each cell once for four queries at a time: per group q_h[c]·scale_c is formed once
@@ -49,7 +53,7 @@ func (h *Q2KHead) ScoresRangeMulti(q []float32, n, first int, out []float32) {
 	gb := int(q2kGroupBytes(d))
 	// Two scratch buffers: the current group's and the next one's, whose preparation q2kPrep
 	// starts before the current group's cells (where the kernel has one to start).
-	var qs [2][4 * q2kMultiMaxDim]float32
+	var qs q2kScratch
 	var qp [4 * q2kMultiMaxDim]float32
 	var tmp [GroupCells * 4]float32
 	for i := 0; i < n; i += 4 {
