@@ -1543,6 +1543,28 @@ func pfRepl(f format, inst string, off int) *strings.Replacer {
 // longer wait on store forwarding.
 var chainRegs = [2][2]string{{"Z10", "Z11"}, {"Z12", "Z19"}}
 
+// p1Next is the pipelined first prepass's setup (p1Pipe's and rlPipe's, at their %P1NEXT%):
+// the next tile's first row, its weights and the products' buffer, into the frame.
+var p1Next = fmt.Sprintf(`	MOVQ %%TN%%(SP), AX
+	IMULQ rb+32(FP), AX
+	ADDQ DI, AX
+	MOVQ AX, %d(SP)
+	MOVQ %%TN%%(SP), AX
+	IMULQ wstride+56(FP), AX
+	ADDQ %%WP%%(SP), AX
+	MOVQ AX, %d(SP)
+	LEAQ %%PB%%(SP), AX
+	MOVQ AX, %d(SP)
+`, oP1R, oP1W, oP1S)
+
+// withP1Next is s with p1Next in place of its %P1NEXT% line.
+func withP1Next(s string) string {
+	if strings.Count(s, "%P1NEXT%\n") != 1 {
+		panic("withP1Next: no single %P1NEXT%")
+	}
+	return strings.Replace(s, "%P1NEXT%\n", p1Next, 1)
+}
+
 func p1Pipe(f format, s string, on, w8 bool) string {
 	if !on {
 		return strings.NewReplacer("%PRECHECK%\n", "", "%PREBLOCK%\n", "", "%PIPESETUP%\n", "", "%CATCHUP%\n", "",
@@ -1630,7 +1652,7 @@ a@_pre:
 	VPBROADCASTD ·intAccOne(SB), Z25
 	JMP  a@_p1e`)
 	var setup strings.Builder
-	fmt.Fprintf(&setup, `	// The next tile's first prepass in this tile's row loops where a row is one quad.
+	setup.WriteString(withP1Next(fmt.Sprintf(`	// The next tile's first prepass in this tile's row loops where a row is one quad.
 	XORQ R11, R11
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
@@ -1643,20 +1665,11 @@ a@_pre:
 a@_pn:
 	TESTQ R11, R11
 	JZ   a@_nopipe
-	MOVQ %%TN%%(SP), AX
-	IMULQ rb+32(FP), AX
-	ADDQ DI, AX
-	MOVQ AX, %[1]d(SP)
-	MOVQ %%TN%%(SP), AX
-	IMULQ wstride+56(FP), AX
-	ADDQ %%WP%%(SP), AX
-	MOVQ AX, %[2]d(SP)
-	LEAQ %%PB%%(SP), AX
-	MOVQ AX, %[3]d(SP)
+%%P1NEXT%%
 	MOVQ $0, %[4]d(SP)
 	MOVQ $1, %[5]d(SP)
 	VXORPS Z27, Z27, Z27
-`, oP1R, oP1W, oP1S, oPAR, oPRE)
+`, oP1R, oP1W, oP1S, oPAR, oPRE)))
 	if regs {
 		fmt.Fprintf(&setup, "\tVXORPS Z10, Z10, Z10\n\tVXORPS Z11, Z11, Z11\n\tVXORPS Z12, Z12, Z12\n\tVXORPS Z19, Z19, Z19\n")
 	} else if f.min {
@@ -1989,7 +2002,7 @@ a@_pre:
 	VPBROADCASTD ·intAccOne(SB), Z25
 	JMP  a@_p1e`
 
-	setup := fmt.Sprintf(`	// The next tile's first prepass in this tile's row loops where a row is one quad: a row
+	setup := withP1Next(fmt.Sprintf(`	// The next tile's first prepass in this tile's row loops where a row is one quad: a row
 	// quad a row-loop step (R11: the full quads left), the rest after the loops.
 	XORQ R11, R11
 	MOVQ nv+16(FP), AX
@@ -2005,22 +2018,13 @@ a@_pn:
 	JZ   a@_nopipe
 	MOVQ AX, R11
 	SHRQ $2, R11
-	MOVQ %%TN%%(SP), AX
-	IMULQ rb+32(FP), AX
-	ADDQ DI, AX
-	MOVQ AX, %[1]d(SP)
-	MOVQ %%TN%%(SP), AX
-	IMULQ wstride+56(FP), AX
-	ADDQ %%WP%%(SP), AX
-	MOVQ AX, %[2]d(SP)
-	LEAQ %%PB%%(SP), AX
-	MOVQ AX, %[3]d(SP)
+%%P1NEXT%%
 	MOVQ $1, %[4]d(SP)
 	VXORPS Z27, Z27, Z27
 	VXORPS Z10, Z10, Z10
 	VXORPS Z11, Z11, Z11
 	VXORPS Z12, Z12, Z12
-a@_nopipe:`, oP1R, oP1W, oP1S, oPRE)
+a@_nopipe:`, oP1R, oP1W, oP1S, oPRE))
 
 	// A full quad's step (R9 = rb); AX, SI scratch.
 	full := fmt.Sprintf(`	MOVQ %[1]d(SP), AX
