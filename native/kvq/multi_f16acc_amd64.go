@@ -71,8 +71,9 @@ func f16ScoresWide(c *f16Codec, m int) func(q *float32, qs int, rows *byte, rb, 
 // generator): multiScoresF16AVX512 in 256-bit operations, its scores bit for bit
 // (TestF16ScoresZ4Matches), so the MultiQuery bound holds unchanged. On Zen 4 a 512-bit
 // VCVTPH2PS and a lane-crossing 512-bit shuffle take issue slots of the FMA pipes where the
-// 256-bit ones do not; each pair's last reduction levels overlap the next pair's FMAs; and the
-// rows are prefetched into L2 12 KiB ahead as well as into L1 3 KiB ahead. On a Zen 4 (EPYC
+// 256-bit ones do not; each pair's last reduction levels overlap the next pair's FMAs; the
+// rows are prefetched into L2 12 KiB ahead as well as into L1 3 KiB ahead; and the scores are
+// stored with ordinary stores, not non-temporal ones (gen_f16acc.go). On a Zen 4 (EPYC
 // Genoa) in cache it takes ~9.6 ns a row of 128 values against ~11.7 (thread CPU time, 4
 // queries, medians of 21 alternated rounds on a busy shared machine; TestF16ScoresZ4Speed).
 // Other CPUs keep the 512-bit kernel: those with two 512-bit FMA units would halve their

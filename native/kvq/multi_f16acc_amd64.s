@@ -358,7 +358,7 @@ w64_done:
 // func multiScoresF16Z4(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
 // Sums: Y0..Y15 (item k's lanes 0..7 in Yk, 8..15 in Y(8+k)); a row's eight values Y16, Y17;
 // the queries' Y18..Y21; the previous pair's partial sums Y22..Y25, their temporaries
-// Y26..Y29; the first pair's scores of a line Y30; the lane order Y31.
+// Y26..Y29; the lane order Y31.
 TEXT ·multiScoresF16Z4(SB), NOSPLIT, $0-64
 	MOVQ q+0(FP), SI
 	MOVQ d+8(FP), DX
@@ -375,13 +375,7 @@ TEXT ·multiScoresF16Z4(SB), NOSPLIT, $0-64
 	JZ   multiScoresF16Z4_ret
 	TESTQ R11, R11
 	JZ   multiScoresF16Z4_ret
-	XORQ R14, R14              // rows left for whole-line non-temporal stores
-	CMPQ ostride+56(FP), $16
-	JNE  multiScoresF16Z4_pair
-	TESTQ $63, R9
-	JNZ  multiScoresF16Z4_pair
-	MOVQ R10, R14
-	ANDQ $-4, R14
+	MOVQ ostride+56(FP), R14   // bytes between rows' scores
 
 multiScoresF16Z4_pair:
 	CMPQ R10, $1
@@ -481,24 +475,16 @@ multiScoresF16Z4_two:
 	VFMADD231PS Y19, Y17, Y13
 	VFMADD231PS Y20, Y17, Y14
 	VFMADD231PS Y21, Y17, Y15
-	TESTQ R14, R14
-	JZ   multiScoresF16Z4_sta
-	SUBQ $2, R14
-	TESTQ $2, R14
-	JZ   multiScoresF16Z4_lna
-	VMOVAPS Y22, Y30           // the first pair of four rows: held for the second
-	JMP  multiScoresF16Z4_sda
-multiScoresF16Z4_lna:
-	VINSERTF64X4 $1, Y22, Z30, Z30 // [first pair's 8 scores | second pair's 8]
-	VMOVNTPS Z30, (R9)
-	ADDQ $64, R9
+	CMPQ R14, $16
+	JNE  multiScoresF16Z4_sta
+	VMOVUPS Y22, (R9)
+	ADDQ $32, R9
 	JMP  multiScoresF16Z4_sda
 multiScoresF16Z4_sta:
-	MOVQ ostride+56(FP), AX
 	VMOVUPS X22, (R9)
 	VEXTRACTF32X4 $1, Y22, X26
-	VMOVUPS X26, (R9)(AX*1)
-	LEAQ (R9)(AX*2), R9
+	VMOVUPS X26, (R9)(R14*1)
+	LEAQ (R9)(R14*2), R9
 multiScoresF16Z4_sda:
 	JMP  multiScoresF16Z4_next
 
@@ -676,24 +662,16 @@ multiScoresF16Z4_red:
 	VSHUFPS $0xDD, Y23, Y22, Y27
 	VADDPS Y27, Y26, Y22
 	VPERMPS Y22, Y31, Y22
-	TESTQ R14, R14
-	JZ   multiScoresF16Z4_stz
-	SUBQ $2, R14
-	TESTQ $2, R14
-	JZ   multiScoresF16Z4_lnz
-	VMOVAPS Y22, Y30           // the first pair of four rows: held for the second
-	JMP  multiScoresF16Z4_sdz
-multiScoresF16Z4_lnz:
-	VINSERTF64X4 $1, Y22, Z30, Z30 // [first pair's 8 scores | second pair's 8]
-	VMOVNTPS Z30, (R9)
-	ADDQ $64, R9
+	CMPQ R14, $16
+	JNE  multiScoresF16Z4_stz
+	VMOVUPS Y22, (R9)
+	ADDQ $32, R9
 	JMP  multiScoresF16Z4_sdz
 multiScoresF16Z4_stz:
-	MOVQ ostride+56(FP), AX
 	VMOVUPS X22, (R9)
 	VEXTRACTF32X4 $1, Y22, X26
-	VMOVUPS X26, (R9)(AX*1)
-	LEAQ (R9)(AX*2), R9
+	VMOVUPS X26, (R9)(R14*1)
+	LEAQ (R9)(R14*2), R9
 multiScoresF16Z4_sdz:
 	JMP  multiScoresF16Z4_done
 
@@ -712,8 +690,6 @@ multiScoresF16Z4_last1:
 	VMOVUPS X22, (R9)
 
 multiScoresF16Z4_done:
-	SFENCE
-
 multiScoresF16Z4_ret:
 	VZEROUPPER
 	RET
