@@ -1033,7 +1033,7 @@ func dots(off int, set [8]string) string {
 // four signed weight bytes (the dword at off+4h(R8), broadcast from memory by each VPDPBUSD).
 func dotsW(w8 bool, f format, off int, set [8]string) string {
 	if !w8 {
-		if off != 0 {
+		if off != 0 && !f.bcst {
 			return dots(off, set)
 		}
 		return dotsOf(f, off, set)
@@ -1296,8 +1296,11 @@ func gen(suffix string) string {
 		}
 		kernels = append(kernels, kernel{f, f.name, "PREFETCHT0", false, 0})
 		if f.name == "Q80" {
-			// The flavour for AMD Zen 4 (cpuid_amd64.go's zen4Stream): into L2.
-			kernels = append(kernels, kernel{f, f.name + "Z4", "PREFETCHT1", false, 0})
+			// The flavour for AMD Zen 4 (cpuid_amd64.go's zen4Stream): into L2, and with four
+			// accumulators its weights broadcast from memory by each VPDPWSSD (q80Z4Bcst).
+			z := f
+			z.bcst = suffix == "" && q80Z4Bcst
+			kernels = append(kernels, kernel{z, f.name + "Z4", "PREFETCHT1", false, 0})
 		}
 		if f.vdec != nil {
 			v := f
@@ -1456,6 +1459,22 @@ func gen(suffix string) string {
 	}
 	return out.String()
 }
+
+// q80Z4Bcst makes q8_0's Zen 4 kernel with four accumulators (multiAccQ80Z4INT) broadcast each
+// weight dword from memory in its VPDPWSSD (VPDPWSSD.BCST) instead of into a register once a
+// row pair (VPBROADCASTD) and read by two: four instructions a row pair fewer, eight 4-byte
+// loads where there were four, the same products and sums, so the same results bit for bit
+// (TestIntAccQ80Matches). AMD Zen 4 (EPYC Genoa, 2 shared vCPUs at load 5–20; 4096 rows of 128
+// values, four accumulators, thread CPU time, the old kernel and the new alternated in one
+// process, 201 calls in cache, 9 passes over 96 MiB on 2 MiB pages streamed, seven runs, ns a
+// row min): in cache 6.56–6.67 → 6.37–6.54 (−0.15 to −0.2), streamed 6.92–7.17 → 6.86–7.52
+// (medians 7.10–7.88 → 7.04–7.64); native/attn TestDecodeBreakdown (131072 cells, 32/8 heads,
+// q8_0 keys and values, test binaries alternated, values ns a row min) 6.84–7.22 → 6.68–6.77
+// (five rounds at load ~5), 6.95–7.89 → 6.77–7.24 (six at load ~20, lower in five). Zen 5 took
+// ~17% longer with memory broadcasts (the comment at the top) and runs multiAccQ80INT, which
+// keeps the registers; the two-accumulator flavour was not measured and keeps them too. Intel
+// (instruction tables) never runs the Zen 4 flavour.
+const q80Z4Bcst = true
 
 // pfFar is how many bytes past the tile after next the Zen 4 flavours of the 8-bit kernels
 // (V8Z4, PREFETCHT1) prefetch, by format. With the rows on 2 MiB pages (internal/hugemem) the

@@ -224,7 +224,9 @@ func multiAccQ40INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, 
 //go:noescape
 func multiAccQ80INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 
-// multiAccQ80Z4INT is multiAccQ80INT prefetching with PREFETCHT1 (zen4Stream).
+// multiAccQ80Z4INT is multiAccQ80INT prefetching with PREFETCHT1 (zen4Stream), its VPDPWSSD
+// broadcasting their weights from memory (gen_intacc.go's q80Z4Bcst has the measurements); the
+// same results bit for bit.
 //
 //go:noescape
 func multiAccQ80Z4INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
