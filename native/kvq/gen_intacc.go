@@ -1494,6 +1494,17 @@ const q80Z4Regs = true
 // 6.38–7.73/6.42–7.79 (medians lower in five of five, by 0.08–0.16), streamed past the caches
 // (96 MiB on 2 MiB pages) medians 8.53–8.70 → 8.39–8.68 (lower in four). Not measured
 // elsewhere: only AMD Zen 4 runs this flavour (zen4Stream).
+//
+// Tried on the same machine for this kernel and not kept (4096-row harness as above, or
+// native/attn TestDecodeBreakdown at the bench shape, binaries alternated, values ns a row
+// min): a PREFETCHT0 of the next tile's line beside each PREFETCHT1 of the tile after next's
+// (decode 6.82–7.01 → 7.20–7.47, four rounds); the prepass's first two scales by two masked
+// word broadcasts in place of the masked load and VPERMW (within noise); the third pointer
+// (oP1W) in DX, the finish's accumulator stride in R9 (in cache −0.01 to −0.04, streamed
+// within noise); PREFETCHT1 over the first two tiles at entry, which the tile-after-next
+// prefetches miss (streamed within noise: the first tiles' wait is not what streaming costs);
+// the finish's two VSHUFI64X2 a sum pair ablated (wrong results, an upper bound for keeping the
+// accumulators in the decoder's order): in cache −0.01 to −0.14, not worth a permuted copy.
 func p1Regs(s string) string {
 	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
 		if f == "R14" || f == "SI" {

@@ -4,6 +4,13 @@
 // The TEXT line gives the frame $48: five locals, cnt (blocks left of the group), grp (groups
 // left), outp (the group's scores), dlt (the offset of the stage buffer the group writes from
 // the one it reads) and rbase (the buffer it reads).
+//
+// Not kept (AMD Zen 4, shared 2 vCPUs at load ~15–20, thread CPU time, alternated): the high
+// digit's chains started at zero (VPXORD) and the low digit's at −128·ΣQ (aux[4+h], rewritten
+// by the driver as 2⁸·aux[12+2h] + aux[13+2h]), four offset broadcasts a block fewer, the same
+// sums: 4096 rows of 128 values, four queries, in cache 6.44–6.68 → 6.36–6.51 ns a row (min,
+// six runs; lower in four), but native/attn TestDecodeBreakdown at the bench shape (131072
+// cells, streamed, ten alternations) scores median of mins 6.90 → 7.12, higher in eight of ten.
 
 	MOVQ rows+32(FP), R9       // the group's first row
 	MOVQ rb+40(FP), R8
