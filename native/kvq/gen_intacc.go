@@ -65,7 +65,8 @@
 // dword by memory broadcast: 8 multiplies a quad and block where the int16 kernels issue 16.
 // Two quads a step (two sets of sums); the first prepass pipelined into the row loops where
 // the VBMI kernels pipeline it (p1Pipe), a row of the next tile each quad (q4_0's and iq4_nl's
-// with a quad's rows in lanes, a row quad of the next tile each two quads: rlPipe). q5_1's (w8u) rounds
+// with a quad's rows in lanes, a row quad of the next tile each two quads: rlPipe; q4_1's so
+// too, rlPipeMin). q5_1's (w8u) rounds
 // the weights to unsigned bytes (q = 255), the VPDPBUSD's unsigned operand broadcast into a
 // register and the codes its signed one, a tile's block quad with a negative weight taking a
 // second pass (p2QuadsU, pass2U); on AMD Zen 4 (TestIntAcc8Speed, thread CPU time, median ns a
@@ -159,7 +160,7 @@ type format struct {
 	// bytes, unshifted and unmasked (rawHi).
 	w8raw bool
 	// w8rl: the kernel with 8-bit weights (four accumulators) forms w·d with a quad's rows in
-	// lanes (rlPipe, p2RL).
+	// lanes (rlPipe, or rlPipeMin where min; p2RL).
 	w8rl bool
 	// w8z4: the kernel with 8-bit weights (four accumulators) has a flavour prefetching into L2
 	// (PREFETCHT1) for AMD Zen 4, its name with V8Z4.
@@ -369,7 +370,7 @@ var formats = []format{
 		vdec: q40DecVBMI(2), pipe: true, w8dec: quadDec(2, false), w8raw: true, w8rl: true, w8z4: true},
 	{name: "Q80", doc: "q8_0: d (f16), 32 int8 codes; x = c·d.", bs: 34, perm: true, two: true, dec: q80Dec, pipe: true},
 	{name: "Q41", doc: "q4_1: d, m (f16), 16 nibble bytes; x = (c − 8)·d + (m + 8·d).", bs: 20, off: 8, offShift: 3,
-		min: true, two: true, dec: q40Dec(4), vdec: q40DecVBMI(4), pipe: true, w8dec: quadDec(4, false), w8raw: true, w8z4: true},
+		min: true, two: true, dec: q40Dec(4), vdec: q40DecVBMI(4), pipe: true, w8dec: quadDec(4, false), w8raw: true, w8rl: true, w8z4: true},
 	{name: "Q50", doc: "q5_0: d (f16), qh (32 fifth bits), 16 nibble bytes; x = (c − 16)·d.", bs: 22, off: 16, offShift: 4,
 		qh: true, bcst: true, consts: "MOVL $0x00100010, AX\n\tVPBROADCASTD AX, Z19", dec: q5Dec(2, 6, q40Dec),
 		vdec: q5Dec(2, 6, q40DecVBMI), vtwo: true, pipe: true, w8dec: quadDec5Of(6, 2, true), w8u: true, w8sgn: true, w8z4: true},
@@ -1182,6 +1183,18 @@ func header() string {
 		fmt.Fprintf(&b, "DATA ·intAccRL18Idx+%d(SB)/8, $0x%016x\n", 2*i, v)
 	}
 	b.WriteString("GLOBL ·intAccRL18Idx(SB), RODATA|NOPTR, $64\n\n")
+	// rlGatherMin's VPERMT2W index (blocks of 20 bytes, two rows): word 4r + b (and 8 on) takes
+	// row r's d, word 10b of table r; word 16 + 4r + b (and 8 on) its m, word 10b + 1.
+	for i := 0; i < 32; i += 4 {
+		var v uint64
+		for j := 0; j < 4; j++ {
+			k := i + j
+			x := 32*(k%8/4) + 10*(k%4) + k/16
+			v |= uint64(x) << (16 * j)
+		}
+		fmt.Fprintf(&b, "DATA ·intAccRL20Idx+%d(SB)/8, $0x%016x\n", 2*i, v)
+	}
+	b.WriteString("GLOBL ·intAccRL20Idx(SB), RODATA|NOPTR, $64\n\n")
 	for i := 0; i < 64; i += 8 {
 		var v uint64
 		for j := 0; j < 8; j++ {
@@ -1235,7 +1248,7 @@ func header() string {
 		name string
 		v    uint32
 	}{{"intAccNib", 0x0f0f0f0f}, {"intAccNibW", 0x000f000f}, {"intAccQMax", u32(32767)}, {"intAccQMax8", u32(127)}, {"intAccQMax8U", u32(255)}, {"intAccQ5Bit", 0x10101010}, {"intAccOnes8", 0x01010101},
-		{"intAccInvCap", u32(0x1p100)}, {"intAccOne", u32(1)}} {
+		{"intAccInvCap", u32(0x1p100)}, {"intAccOne", u32(1)}, {"intAccEight", u32(8)}} {
 		fmt.Fprintf(&b, "DATA ·%s+0(SB)/4, $0x%08x\nGLOBL ·%s(SB), RODATA|NOPTR, $4\n\n", c.name, c.v, c.name)
 	}
 	return b.String()
@@ -1404,7 +1417,7 @@ func gen(suffix string) string {
 		}
 		tmpl, rl := accTmpl, k.w8 && f.w8rl && nacc == 4
 		if rl {
-			tmpl, p2 = rlTemplate(tmpl), p2RL
+			tmpl, p2 = rlTemplate(tmpl, f.min), p2RL
 		}
 		s := strings.NewReplacer("%LOOP%", loop, "%P2%", p2, "%TAIL%", tail, "%ZROWS%", zrows, "%ZROWDOC%", zdoc,
 			"%PASS2%\n", pass2).Replace(tmpl)
@@ -1436,7 +1449,9 @@ func gen(suffix string) string {
 			"%MINSTORE%", minStore, "%SUMSTORE%", sumStore,
 			"%DEC%", f.dec("R12"), "%DECT%", f.dec("tail:R12"), "%DOTS0%", d0, "%DOTS1%", d1, "%DOTS0N%", d0n, "%DOTS1N%", d1n,
 			"%SET2%", strings.Join(set2[:], ", "), "%ZERO%", zero(f.two), "%JOIN%", join(f.two), "%FINISH%", finish(f))
-		if rl {
+		if rl && f.min {
+			s = rlPipeMin(f, s)
+		} else if rl {
 			s = rlPipe(f, s)
 		} else {
 			s = p1Pipe(f, s, f.pipe && nacc == 4 && (strings.HasSuffix(k.name, "V") || k.w8 || f.vdec == nil), k.w8)
@@ -1458,6 +1473,12 @@ func gen(suffix string) string {
 		}
 		if k.w8 && f.qh && f.min {
 			s = laneMins(s, f.name)
+		}
+		if rl && f.min {
+			s = rlMinRegs(s)
+		}
+		if k.w8 && f.min && !f.qh && nacc == 2 {
+			s = minFour(s, "a"+k.name+suffix)
 		}
 		out.WriteString(s)
 	}
@@ -1934,11 +1955,15 @@ const oldMasks = `	DECQ AX
 
 // rlTemplate is accTmpl with the first prepass of the rows-in-lanes kernels (%RLP1%) and their
 // masks.
-func rlTemplate(t string) string {
+func rlTemplate(t string, min bool) string {
 	if !strings.Contains(t, oldMasks) {
 		panic("rlTemplate: masks")
 	}
-	t = strings.Replace(t, oldMasks, rlMasks, 1)
+	if min {
+		t = strings.Replace(t, oldMasks, rlMinMasks, 1)
+	} else {
+		t = strings.Replace(t, oldMasks, rlMasks, 1)
+	}
 	i := strings.Index(t, "\t// w·d per row (lane 4b+h)")
 	j := strings.Index(t, "\t// inv = min(")
 	if i < 0 || j < i {
@@ -2002,12 +2027,10 @@ a@_p2:
 // measured on Intel: there VPERMILPS runs on port 5 beside the permutes, the VPDPBUSD on port 0,
 // and three VPERMW and three VCVTPH2PS (ports 0 and 5) a quad fewer, against three merge-masked
 // VMOVDQU16 loads a quad (a load and a port 0/5 µop each; three VINSERTF32X4 more where the
-// weights are not 16 bytes apart): no more port 5 µops than p1Pipe's in total. Not written for q4_1: its
-// chains Σ w·d and Σ w·m add the rows of even and odd index in order (float32 sums, so bound to
-// that order for the same sums bit for bit); with rows in lanes each block's chains would take a
-// 256-bit extract and two 256-bit adds a quad, its mins two more permutes, an extract and two
-// FMAs, besides its scales' and mins' gather (three VPERMT2W, two conversions): counted, ~8.3
-// 512-bit operations a row (256-bit ones at half) against p1Pipe's ~8.5, so no cut to expect.
+// weights are not 16 bytes apart): no more port 5 µops than p1Pipe's in total. q4_1's is
+// rlPipeMin: kept in p1Pipe's order (chains Σ w·d and Σ w·m by row parity) rows in lanes had
+// counted ~8.3 512-bit operations a row against p1Pipe's ~8.5, so it forms its min term in
+// another order.
 func rlPipe(f format, s string) string {
 	if f.bs != 18 || f.min {
 		panic("rlPipe: q4_0's and iq4_nl's layout only")
@@ -2135,4 +2158,344 @@ a@_wd@L@:
 	s = strings.Replace(s, "%RLP1%", p1.String(), 1)
 	return strings.NewReplacer("%PRECHECK%", fmt.Sprintf("\tCMPQ %d(SP), $0\n\tJNE  a@_pre", oPRE),
 		"%PREBLOCK%", pre, "%PIPESETUP%", setup, "%CATCHUP%", catch, "%PREINIT%", fmt.Sprintf("\tMOVQ $0, %d(SP)", oPRE)).Replace(s)
+}
+
+// rlChains are the pipelined rows-in-lanes prepass's chains Σ w·e of q4_1's kernels (block b's,
+// lane 4r + h), where the row loops hold them: Z30 and Z31 freed for them (rlMinRegs).
+var rlChains = [4]string{"Z19", "Z24", "Z30", "Z31"}
+
+// rlGatherMin loads a row quad's scales and mins (q4_1: 20-byte blocks, d and m at words 10b
+// and 10b + 1 of a row's 64 bytes from its quad, masked by K4) and weights for rlPipeMin: rows 0
+// and 1 into d by one two-table word permute (Z29, ·intAccRL20Idx: word 4r + b of the 32 row
+// r's d of block b, word 16 + 4r + b its m, the same words again 8 on), rows 2 and 3 into s2
+// the same way and merged into words 8..15 and 24..31 (K5); d and m converted (d into d's lanes
+// 4r + b, m into e's) and e = m + 8·d (one FMA: 8·d is exact, so e is m + 8·d rounded once);
+// row r's four weights into lane r of w. AX, s1, s2 scratch. Where n is set (a register holding
+// 1..3), only that many rows, the others' words and weights zero (lbl: a label prefix).
+func rlGatherMin(rows, rbr, wts, wsr, d, e, w, s1, s2, n, lbl string) string {
+	x := "X" + w[1:]
+	y := func(z string) string { return "Y" + z[1:] }
+	var b strings.Builder
+	if n == "" {
+		fmt.Fprintf(&b, `	VMOVDQU16.Z (%[1]s), K4, %[3]s
+	VMOVDQU16.Z (%[1]s)(%[2]s*1), K4, %[4]s
+	VPERMT2W %[4]s, Z29, %[3]s
+	LEAQ (%[1]s)(%[2]s*2), AX
+	VMOVDQU16.Z (AX), K4, %[5]s
+	VMOVDQU16.Z (AX)(%[2]s*1), K4, %[4]s
+	VPERMT2W %[4]s, Z29, %[5]s
+	VMOVDQU16 %[5]s, K5, %[3]s
+	VMOVUPS (%[6]s), %[8]s
+	VINSERTF32X4 $1, (%[6]s)(%[7]s*1), %[9]s, %[9]s
+	LEAQ (%[6]s)(%[7]s*2), AX
+	VINSERTF32X4 $2, (AX), %[9]s, %[9]s
+	VINSERTF32X4 $3, (AX)(%[7]s*1), %[9]s, %[9]s
+`, rows, rbr, d, s1, s2, wts, wsr, x, w)
+	} else {
+		fmt.Fprintf(&b, `	VMOVDQU16.Z (%[1]s), K4, %[3]s
+	VMOVUPS (%[6]s), %[8]s
+	VPXORD %[4]s, %[4]s, %[4]s
+	VPXORD %[5]s, %[5]s, %[5]s
+	CMPQ %[10]s, $2
+	JB   %[11]sa
+	VMOVDQU16.Z (%[1]s)(%[2]s*1), K4, %[4]s
+	VINSERTF32X4 $1, (%[6]s)(%[7]s*1), %[9]s, %[9]s
+	CMPQ %[10]s, $3
+	JB   %[11]sa
+	VMOVDQU16.Z (%[1]s)(%[2]s*2), K4, %[5]s
+	VINSERTF32X4 $2, (%[6]s)(%[7]s*2), %[9]s, %[9]s
+%[11]sa:
+	VPERMT2W %[4]s, Z29, %[3]s
+	VPXORD %[4]s, %[4]s, %[4]s
+	VPERMT2W %[4]s, Z29, %[5]s
+	VMOVDQU16 %[5]s, K5, %[3]s
+`, rows, rbr, d, s1, s2, wts, wsr, x, w, n, lbl)
+	}
+	fmt.Fprintf(&b, `	VEXTRACTI64X4 $1, %[1]s, %[3]s
+	VCVTPH2PS %[4]s, %[1]s
+	VCVTPH2PS %[3]s, %[2]s
+	VFMADD231PS.BCST ·intAccEight(SB), %[1]s, %[2]s
+`, d, e, y(e), y(d))
+	return b.String()
+}
+
+// rlProductsMin is rlProducts with q4_1's chains: block b's e (element b of each 128-bit lane of
+// e, into q) times w added into ch[b] (one FMA, lane 4r + h: rows 4q + r over the quads q in
+// order).
+func rlProductsMin(d, e, w, p, q, dst string, mx, ch [4]string) string {
+	var b strings.Builder
+	for k := 0; k < 4; k++ {
+		fmt.Fprintf(&b, "\tVPERMILPS $0x%02X, %[2]s, %[3]s\n\tVMULPS %[4]s, %[3]s, %[3]s\n\tVMOVUPS %[3]s, %[5]d(%[6]s)\n\tVRANGEPS $0x0B, %[3]s, %[7]s, %[7]s\n",
+			0x55*k, d, p, w, 64*k, dst, mx[k])
+		fmt.Fprintf(&b, "\tVPERMILPS $0x%02X, %[2]s, %[3]s\n\tVFMADD231PS %[4]s, %[3]s, %[5]s\n", 0x55*k, e, q, w, ch[k])
+	}
+	return b.String()
+}
+
+// rlReduceSum is rlReduce with sums in place of the largest magnitudes, into out: lane 4b + h
+// of out is (L0 + L2) + (L1 + L3) of ch[b], Lr its lane 4r + h.
+func rlReduceSum(ch, t [4]string, out string) string {
+	s := rlReduce(ch, t)
+	s = strings.ReplaceAll(s, "VRANGEPS $0x0B,", "VADDPS")
+	if !strings.HasSuffix(s, ", Z10\n") {
+		panic("rlReduceSum")
+	}
+	return strings.TrimSuffix(s, "Z10\n") + out + "\n"
+}
+
+// rlMinMasks is accTmpl's masks for rlPipeMin: K4 the words of the quad's scales and mins in
+// the row's first 64 bytes (oldMasks' K4), K5 rlGatherMin's merge of rows 2 and 3.
+const rlMinMasks = `	DECQ AX
+	IMULQ $%BS%, AX
+	ADDQ $%HDR%, AX
+	SHRQ $1, AX
+	MOVQ $-1, R9
+	BZHIQ AX, R9, R9
+	KMOVQ R9, K4
+	MOVL $0xFF00FF00, R9
+	KMOVD R9, K5
+`
+
+// rlMinRegs frees Z30 and Z31 in a rlPipeMin kernel for rlChains: the low nibbles' mask
+// broadcast from memory by the VPANDD, the last quad's permute index loaded into Z21 before it.
+func rlMinRegs(s string) string {
+	for _, r := range []struct{ old, new string }{
+		{"VPANDD Z31, Z20, Z23", "VPANDD.BCST ·intAccNib(SB), Z20, Z23"},
+		{"\tVPERMB Z20, Z30, Z20\n", "\tVMOVDQU64 ·intAccQuadIdx(SB), Z21\n\tVPERMB Z20, Z21, Z20\n"},
+		{"\tVPBROADCASTD ·intAccNib(SB), Z31\n", ""},
+		{"\tVMOVDQU64 ·intAccQuadIdx(SB), Z30\n", ""},
+	} {
+		if !strings.Contains(s, r.old) {
+			panic("rlMinRegs: " + r.old)
+		}
+		s = strings.ReplaceAll(s, r.old, r.new)
+	}
+	return s
+}
+
+// rlPipeMin is rlPipe for q4_1 (its mins): the first prepass with a quad's rows in lanes
+// (rlGatherMin, rlProductsMin), pipelined into the row loops as rlPipe's, and Σ_j w_j·(m_j +
+// 8·d_j) (the offset and min term) formed as e_j = m_j + 8·d_j (rounded once) times w_j added in
+// four float32 chains per lane, one per row index mod 4 (rows of a tile in order), joined as
+// (c₀ + c₂) + (c₁ + c₃) once per tile (rlReduceSum): in place of p1Pipe's Σ w·d and Σ w·m in two
+// chains each (row index even, odd) and 8·Σ w·d + Σ w·m, so that this sum alone differs from
+// p1Pipe's by float32 rounding (multi_intacc_amd64.go states the bound; TestIntAccMinBound).
+// The w·d, their largest magnitudes and so the weights are rlPipe's and p1Pipe's bit for bit.
+// A quad's steps: two masked loads and a two-table word permute for each row pair (rows 0, 1
+// and 2, 3: rlGatherMin; q4_0's masked loads 2r bytes early do not fit: a row's four 20-byte
+// blocks fill its first 64 bytes), a merge, an extract, two conversions and the FMA for e, and
+// per block rlPipe's VPERMILPS, VMULPS, store and VRANGEPS and a VPERMILPS and an FMA for the
+// chain: ~31 vector operations a quad where p1Pipe's four rows took ~42 (Z30 and Z31 freed for
+// the chains: rlMinRegs). On AMD Zen 4 (4096 rows of 128 values, four accumulators, thread CPU
+// time, 201 calls in cache and 7 passes over 96 MiB on 2 MiB pages streamed, alternated with the
+// p1Pipe kernel (PREFETCHT1 flavour), three runs, min/median ns a row): in cache
+// 5.47–5.55/5.55–5.63 → 5.16–5.24/5.21–5.30, streamed 5.80–5.85/5.90–6.07 → 5.44–5.58/5.56–5.78
+// (q4_0's kernel beside them 4.34–4.46/4.46–4.54 and 4.62–4.83/4.86–5.07). Not measured on
+// Intel: by the published tables (Skylake-SP, Ice Lake) VPERMT2W is three µops, two on port 5,
+// so the two a quad take about what p1Pipe's four VPERMW took there; the conversions, FMAs and
+// VRANGEPS (ports 0 and 5) are 12 a quad fewer.
+func rlPipeMin(f format, s string) string {
+	if f.bs != 20 || !f.min {
+		panic("rlPipeMin: q4_1's layout only")
+	}
+	own, och := [4]string{"Z10", "Z11", "Z9", "Z28"}, [4]string{"Z0", "Z1", "Z2", "Z3"}
+	var p1 strings.Builder
+	p1.WriteString(`	// w·d with a quad's rows in lanes (rlPipeMin): block b's products of rows 4q..4q+3 at
+	// 256q + 64b, lane 4r + h; the largest magnitudes per block (Z10, Z11, Z9, Z28) and the
+	// chains Σ w·e (Z0..Z3), joined after.
+	LEAQ (DI)(BX*1), R12
+	MOVQ %WP%(SP), R8
+	LEAQ %PB%(SP), R15
+	MOVQ %TN%(SP), R10
+	MOVQ wstride+56(FP), SI
+	MOVQ rb+32(FP), R11
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z9, Z9, Z9
+	VXORPS Z28, Z28, Z28
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	SHRQ $2, R10
+	JZ   a@_p1o
+a@_p1:
+`)
+	p1.WriteString(rlGatherMin("R12", "R11", "R8", "SI", "Z13", "Z17", "Z12", "Z16", "Z18", "", ""))
+	p1.WriteString(rlProductsMin("Z13", "Z17", "Z12", "Z15", "Z16", "R15", own, och))
+	p1.WriteString(`	LEAQ (R12)(R11*4), R12
+	LEAQ (R8)(SI*4), R8
+	ADDQ $256, R15
+	DECQ R10
+	JNZ  a@_p1
+%PREBLOCK%
+a@_p1o:
+	MOVQ %TN%(SP), R10
+	ANDQ $3, R10
+	JZ   a@_p1r
+`)
+	p1.WriteString(rlGatherMin("R12", "R11", "R8", "SI", "Z13", "Z17", "Z12", "Z16", "Z18", "R10", "a@_p1g"))
+	p1.WriteString(rlProductsMin("Z13", "Z17", "Z12", "Z15", "Z16", "R15", own, och))
+	p1.WriteString("a@_p1r:\n")
+	p1.WriteString(rlReduce(own, [4]string{"Z12", "Z13", "Z15", "Z16"}))
+	p1.WriteString(rlReduceSum(och, [4]string{"Z12", "Z13", "Z15", "Z16"}, "Z9"))
+	fmt.Fprintf(&p1, "a@_p1e:\n\tVMOVUPS Z9, %d(SP)\n", oMT)
+
+	pre := fmt.Sprintf(`	JMP  a@_p1o
+a@_pre:
+	// The tile's w·d, formed in the previous tile's row loops: its largest magnitudes (rlMx)
+	// joined into Z10, its chains (rlChains) into Z9.
+	MOVQ $0, %d(SP)
+`, oPRE) + rlReduce(rlMx, [4]string{"Z13", "Z14", "Z15", "Z16"}) + rlReduceSum(rlChains, [4]string{"Z13", "Z14", "Z15", "Z16"}, "Z9") +
+		`	VPBROADCASTD ·%QMAX%(SB), Z27
+	VPBROADCASTD ·intAccInvCap(SB), Z26
+	VPBROADCASTD ·intAccOne(SB), Z25
+	JMP  a@_p1e`
+
+	setup := withP1Next(fmt.Sprintf(`	// The next tile's first prepass in this tile's row loops where a row is one quad: a row
+	// quad a row-loop step (R11: the full quads left), the rest after the loops.
+	XORQ R11, R11
+	MOVQ nv+16(FP), AX
+	SHRQ $5, AX
+	CMPQ AX, $4
+	JA   a@_nopipe
+	MOVQ %%RL%%(SP), AX
+	CMPQ AX, $64
+	JLE  a@_pn
+	MOVQ $64, AX
+a@_pn:
+	TESTQ AX, AX
+	JZ   a@_nopipe
+	MOVQ AX, R11
+	SHRQ $2, R11
+%%P1NEXT%%
+	MOVQ $1, %[4]d(SP)
+	VXORPS Z27, Z27, Z27
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z12, Z12, Z12
+	VXORPS Z19, Z19, Z19
+	VXORPS Z24, Z24, Z24
+	VXORPS Z30, Z30, Z30
+	VXORPS Z31, Z31, Z31
+a@_nopipe:`, oP1R, oP1W, oP1S, oPRE))
+
+	// A full quad's step (R9 = rb); AX, SI, DX scratch; Z26 d, Z23 e, Z25 w, Z22 and Z20, Z21
+	// scratch.
+	full := fmt.Sprintf(`	MOVQ %[1]d(SP), AX
+	VMOVDQU16.Z (AX), K4, Z26
+	VMOVDQU16.Z (AX)(R9*1), K4, Z21
+	VPERMT2W Z21, Z29, Z26
+	LEAQ (AX)(R9*2), AX
+	VMOVDQU16.Z (AX), K4, Z20
+	VMOVDQU16.Z (AX)(R9*1), K4, Z21
+	VPERMT2W Z21, Z29, Z20
+	VMOVDQU16 Z20, K5, Z26
+	LEAQ (AX)(R9*2), AX
+	MOVQ AX, %[1]d(SP)
+	MOVQ %[2]d(SP), AX
+	MOVQ wstride+56(FP), SI
+	CMPQ SI, $16
+	JNE  a@_wg@L@
+	VMOVUPS (AX), Z25
+	JMP  a@_wd@L@
+a@_wg@L@:
+	VMOVUPS (AX), X25
+	VINSERTF32X4 $1, (AX)(SI*1), Z25, Z25
+	LEAQ (AX)(SI*2), DX
+	VINSERTF32X4 $2, (DX), Z25, Z25
+	VINSERTF32X4 $3, (DX)(SI*1), Z25, Z25
+a@_wd@L@:
+	LEAQ (AX)(SI*4), AX
+	MOVQ AX, %[2]d(SP)
+	VEXTRACTI64X4 $1, Z26, Y23
+	VCVTPH2PS Y26, Z26
+	VCVTPH2PS Y23, Z23
+	VFMADD231PS.BCST ·intAccEight(SB), Z26, Z23
+	MOVQ %[3]d(SP), AX
+`, oP1R, oP1W, oP1S) + rlProductsMin("Z26", "Z23", "Z25", "Z22", "Z21", "AX", rlMx, rlChains) +
+		fmt.Sprintf("\tADDQ $256, AX\n\tMOVQ AX, %d(SP)\n\tDECQ R11\n", oP1S)
+
+	catch := "\tMOVQ rb+32(FP), R9\na@_cu:\n\tTESTQ R11, R11\n\tJZ   a@_cud\n" + strings.ReplaceAll(full, "@L@", "c") + "\tJMP  a@_cu\na@_cud:\n" +
+		fmt.Sprintf(`	CMPQ %[1]d(SP), $0
+	JE   a@_cue
+	MOVQ %%RL%%(SP), R10
+	CMPQ R10, $64
+	JAE  a@_cue
+	ANDQ $3, R10
+	JZ   a@_cue
+	MOVQ %[2]d(SP), R12
+	MOVQ %[3]d(SP), R8
+	MOVQ wstride+56(FP), SI
+`, oPRE, oP1R, oP1W) + rlGatherMin("R12", "R9", "R8", "SI", "Z26", "Z23", "Z25", "Z21", "Z20", "R10", "a@_cug") +
+		fmt.Sprintf("\tMOVQ %d(SP), AX\n", oP1S) + rlProductsMin("Z26", "Z23", "Z25", "Z22", "Z21", "AX", rlMx, rlChains) + "a@_cue:"
+
+	// A row quad of the next tile each two-quad step, after its second quad.
+	old := "%DOTS1%\n\tADDQ $128, R8\n\tLEAQ (R12)(R9*4), R12\n\tLEAQ (R14)(R9*4), R14\n"
+	if !strings.Contains(s, old) {
+		panic("rlPipeMin: quad loop changed")
+	}
+	s = strings.Replace(s, old, old+"\tTESTQ R11, R11\n\tJZ   a@_s1\n"+strings.ReplaceAll(full, "@L@", "s")+"a@_s1:\n", 1)
+	s = strings.Replace(s, "%RLP1%", p1.String(), 1)
+	return strings.NewReplacer("%PRECHECK%", fmt.Sprintf("\tCMPQ %d(SP), $0\n\tJNE  a@_pre", oPRE),
+		"%PREBLOCK%", pre, "%PIPESETUP%", setup, "%CATCHUP%", catch, "%PREINIT%", fmt.Sprintf("\tMOVQ $0, %d(SP)", oPRE)).Replace(s)
+}
+
+// minFour rewrites the first prepass of q4_1's two-accumulator kernel with 8-bit weights (its
+// labels' prefix lbl) to form the offset and min term as rlPipeMin does in the four-accumulator
+// kernel: e = m + 8·d rounded once, w·e added into four chains by row index mod 4 (rows taken
+// four a step), joined as (c₀ + c₂) + (c₁ + c₃), so that its accumulators' results are the
+// four-accumulator kernel's bit for bit (TestIntAccTwoMatchesFour).
+func minFour(s, lbl string) string {
+	start := "\tSHRQ $1, R10\n\tJZ   " + lbl + "_p1o\n"
+	end := fmt.Sprintf("\tVMOVUPS Z11, %d(SP)\n", oMT)
+	i := strings.Index(s, start)
+	j := strings.Index(s, end)
+	if i < 0 || j < i || strings.Count(s, start) != 1 {
+		panic("minFour: the prepass changed")
+	}
+	// row: one row's step (b: the next row, R9 and R11 on), its sum into chain ch.
+	row := func(b bool, ch string) string {
+		w, h, pr, mh, mx := "Z12", "Z13", "Z15", "Z16", "Z10"
+		wa, ra, st := "(R8)", "(R12)", "(R15)"
+		if b {
+			w, h, pr, mh, mx = "Z20", "Z21", "Z22", "Z24", "Z28"
+			wa, ra, st = "(R8)(R9*1)", "(R12)(R11*1)", "64(R15)"
+		}
+		return fmt.Sprintf(`	VBROADCASTF32X2.Z %[6]s, K7, %[1]s
+	VMOVDQU16.Z %[7]s, K4, %[2]s
+	VPERMW %[2]s, Z29, %[2]s
+	VCVTPH2PS Y%[9]s, %[3]s
+	VEXTRACTI64X4 $1, %[2]s, Y%[10]s
+	VCVTPH2PS Y%[10]s, %[4]s
+	VFMADD231PS.BCST ·intAccEight(SB), %[3]s, %[4]s
+	VMULPS %[1]s, %[3]s, %[3]s
+	VMOVUPS %[3]s, %[8]s
+	VRANGEPS $0x0B, %[3]s, %[5]s, %[5]s
+	VFMADD231PS %[1]s, %[4]s, %[11]s
+`, w, h, pr, mh, mx, wa, ra, st, h[1:], mh[1:], ch)
+	}
+	const adv = "\tLEAQ (R8)(R9*2), R8\n\tLEAQ (R12)(R11*2), R12\n\tADDQ $128, R15\n"
+	const adv1 = "\tADDQ R9, R8\n\tADDQ R11, R12\n\tADDQ $64, R15\n"
+	// The chains c₀..c₃: Z11, Z18, Z9, Z17.
+	var b strings.Builder
+	fmt.Fprintf(&b, "\tSHRQ $2, R10\n\tJZ   %[1]s_p1o\n%[1]s_p1:\n", lbl)
+	b.WriteString(row(false, "Z11") + row(true, "Z18") + adv + row(false, "Z9") + row(true, "Z17") + adv)
+	fmt.Fprintf(&b, "\tDECQ R10\n\tJNZ  %[1]s_p1\n%[1]s_p1o:\n\tMOVQ %[2]d(SP), R10\n\tANDQ $3, R10\n\tJZ   %[1]s_p1e\n", lbl, oTN)
+	b.WriteString(row(false, "Z11") + adv1)
+	fmt.Fprintf(&b, "\tCMPQ R10, $2\n\tJB   %s_p1e\n", lbl)
+	b.WriteString(row(false, "Z18") + adv1)
+	fmt.Fprintf(&b, "\tCMPQ R10, $3\n\tJB   %s_p1e\n", lbl)
+	b.WriteString(row(false, "Z9") + adv1)
+	fmt.Fprintf(&b, `%[1]s_p1e:
+	VRANGEPS $0x0B, Z28, Z10, Z10
+	VXORPS Z15, Z15, Z15
+	VMOVUPS Z15, (R15)         // the zero rows that fill the last quad
+	VMOVUPS Z15, 64(R15)
+	VMOVUPS Z15, 128(R15)
+	VADDPS Z9, Z11, Z11
+	VADDPS Z17, Z18, Z18
+	VADDPS Z18, Z11, Z11
+`, lbl)
+	return s[:i] + b.String() + s[j:]
 }

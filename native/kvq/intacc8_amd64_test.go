@@ -49,6 +49,33 @@ func fma32(a, b, c float32) float32 {
 // the weights rounded by intAccRound to at most q (32767: int16, 127: 8-bit): four accumulators
 // (n = 4) from acc0, nv values of d, the rows' tiles of 64 from the first.
 func intAccRef(c Codec, q float32, acc []float32, d, nv, m int, w []float32, rows []byte) {
+	intAccRefOf(c, q, false, acc, d, nv, m, w, rows)
+}
+
+// intAccRefMin is the offset and min term Σ_j w_j·(m_j + o·d_j) of one tile (its rows' weights
+// w and blocks blk) as the kernels with a min form it: where rl as q4_1's kernels with 8-bit
+// weights and four accumulators do (gen_intacc.go's rlPipeMin: e_j = m_j + o·d_j rounded once,
+// four fma chains by row index mod 4, joined as (c₀ + c₂) + (c₁ + c₃)), else as the others
+// (Σ w·d and Σ w·m in two chains each by row parity, then o·Σ w·d + Σ w·m by one fma).
+func intAccRefMin(rl bool, o float32, w []float32, blk [][]byte) float32 {
+	if rl {
+		var ch [4]float32
+		for j := range w {
+			e := blockF16(blk[j], 2) + o*blockF16(blk[j], 0) // o·d is exact (o = 8), so one rounding
+			ch[j%4] = fma32(w[j], e, ch[j%4])
+		}
+		return (ch[0] + ch[2]) + (ch[1] + ch[3])
+	}
+	var ch [2][2]float32
+	for j := range w {
+		ch[j&1][0] += w[j] * blockF16(blk[j], 0)
+		ch[j&1][1] = fma32(w[j], blockF16(blk[j], 2), ch[j&1][1])
+	}
+	return fma32(o, ch[0][0]+ch[1][0], ch[0][1]+ch[1][1])
+}
+
+// intAccRefOf is intAccRef with the offset and min term formed as intAccRefMin's rl says.
+func intAccRefOf(c Codec, q float32, rl bool, acc []float32, d, nv, m int, w []float32, rows []byte) {
 	bc, code, _ := intAccCodes(c)
 	rb := c.RowBytes()
 	hasMin := centre(c) != 0
@@ -59,16 +86,17 @@ func intAccRef(c Codec, q float32, acc []float32, d, nv, m int, w []float32, row
 		t1 := min(t0+64, m)
 		for b := 0; b < nv/BlockSize; b++ {
 			for h := 0; h < 4; h++ {
-				var ch [2][2]float32 // Σ w·d, Σ w·m of rows of even and odd index in the tile
+				var tw []float32
+				var tb [][]byte
 				for j := t0; j < t1; j++ {
 					blk := rows[j*rb+b*bc.fullBytes:]
 					wj := w[4*j+h]
 					wd[j-t0] = wj * blockF16(blk, 0)
-					if hasMin {
-						p := (j - t0) & 1
-						ch[p][0] += wd[j-t0]
-						ch[p][1] = fma32(wj, blockF16(blk, 2), ch[p][1])
-					}
+					tw, tb = append(tw, wj), append(tb, blk)
+				}
+				var mt float32
+				if hasMin {
+					mt = intAccRefMin(rl, o, tw, tb)
 				}
 				T := intAccRound(wd[:t1-t0], q, W)
 				for i := 0; i < BlockSize; i++ {
@@ -78,7 +106,7 @@ func intAccRef(c Codec, q float32, acc []float32, d, nv, m int, w []float32, row
 					}
 					a := &acc[h*d+b*BlockSize+i]
 					if hasMin {
-						*a += fma32(o, ch[0][0]+ch[1][0], ch[0][1]+ch[1][1])
+						*a += mt
 					}
 					*a = fma32(float32(s), T, *a)
 				}
@@ -155,7 +183,8 @@ func TestIntAcc8Matches(t *testing.T) {
 						}
 						got, want := slices.Clone(init), slices.Clone(init)
 						k.acc(&got[0], d, nv, &enc[0], rb, rows, &w[0], 16)
-						intAccRef(c, k.q, want, d, nv, rows, w, enc)
+						// q4_1's 8-bit kernels form the min term as rlPipeMin does.
+						intAccRefOf(c, k.q, tc.f == Q4_1 && k.name != "int16", want, d, nv, rows, w, enc)
 						for i := range got {
 							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 								t.Fatalf("%s kernel: accumulator %d [%d] = %g, the reference %g", k.name, i/d, i%d, got[i], want[i])
@@ -295,4 +324,51 @@ func TestIntAcc8Speed(t *testing.T) {
 		t.Logf("%-6s two accumulators, in cache, ns min/median: int16 two-accumulator kernel %s, 8-bit kernel (two zero weights) %s, AccumulateManyMulti %s",
 			tc.f, mm(c2[0]), mm(c2[1]), mm(c2[2]))
 	}
+}
+
+// TestIntAccMinBound checks the bound of q4_1's offset and min term as its kernels with 8-bit
+// weights and four accumulators form it (intAccRefMin with rl, bit for bit those kernels' by
+// TestIntAcc8Matches and TestIntAccTwoMatchesFour): within 20·2⁻²⁴·Σ_j |w_j|·(|m_j| + 8·|d_j|)
+// of the exact sum (19 roundings on any term's path: e, at most 16 fma, two adds), and so
+// within 2⁻¹⁸ of that of the other kernels' order (at most 35 roundings), as
+// multi_intacc_amd64.go states. Tiles of every length to 64 rows, softmax-like weights (some
+// 0, some tiny), scales and mins of either sign and mixed magnitudes.
+func TestIntAccMinBound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(91, 92))
+	const u = 0x1p-24
+	worst := 0.0
+	for it := 0; it < 4000; it++ {
+		n := 1 + it%64
+		w := make([]float32, n)
+		blk := make([][]byte, n)
+		for j := range w {
+			w[j] = float32(math.Exp(-12 * rng.Float64()))
+			if rng.IntN(9) == 0 {
+				w[j] = 0
+			}
+			b := make([]byte, 4)
+			d := float32(rng.NormFloat64() * math.Exp(4*rng.Float64()-2))
+			m := float32(rng.NormFloat64() * math.Exp(6*rng.Float64()-3))
+			f32ToF16Go(b, []float32{d, m})
+			blk[j] = b
+		}
+		var exact, mag float64
+		for j := range w {
+			d, m := float64(blockF16(blk[j], 0)), float64(blockF16(blk[j], 2))
+			exact += float64(w[j]) * (m + 8*d)
+			mag += math.Abs(float64(w[j])) * (math.Abs(m) + 8*math.Abs(d))
+		}
+		got := float64(intAccRefMin(true, 8, w, blk))
+		old := float64(intAccRefMin(false, 8, w, blk))
+		if e := math.Abs(got - exact); e > 20*u*mag {
+			t.Fatalf("tile of %d rows: the min term %g, exact %g: off by %g > 20·2⁻²⁴·%g", n, got, exact, e, mag)
+		}
+		if e := math.Abs(got - old); e > 0x1p-18*mag {
+			t.Fatalf("tile of %d rows: the min term %g, the other order's %g: off by %g > 2⁻¹⁸·%g", n, got, old, e, mag)
+		}
+		if mag > 0 {
+			worst = max(worst, math.Abs(got-exact)/(u*mag))
+		}
+	}
+	t.Logf("worst error of the min term: %.2f·2⁻²⁴·Σ|w|(|m| + 8|d|)", worst)
 }

@@ -95,7 +95,13 @@ var (
 //	                                             + the block formats' AccumulateMany bound,
 //
 // i.e. each weight off by at most M/254 (≈ 2⁻⁸ of its tile's largest in that block, plus float32
-// rounding): AccumulateStep says 2⁻⁸ for these formats where the kernels run. Their calls for
+// rounding): AccumulateStep says 2⁻⁸ for these formats where the kernels run. q4_1's kernels form
+// its offset and min term Σ_j w_j·(m_j + 8·d_j) per tile, block and accumulator in another
+// float32 order than the int16 ones (gen_intacc.go's rlPipeMin: e_j = m_j + 8·d_j rounded once,
+// four fma chains by row index mod 4, (c₀ + c₂) + (c₁ + c₃)): within 20·2⁻²⁴·Σ_j |w_j|·(|m_j| +
+// 8·|d_j|) of the exact sum, and within 2⁻¹⁸ of that of the int16 kernels' order (Σ w·d and
+// Σ w·m by row parity, then 8·Σ w·d + Σ w·m), a float32 rounding term of the float kernels'
+// bound's kind (TestIntAccMinBound); the two-accumulator variant forms it alike, bit for bit. Their calls for
 // one or two accumulators take their own two-accumulator variants (multi_intacc2_amd64.go's
 // intAccTwo8; AccumulateManyMulti of two accumulators, in cache, int16 → 8-bit: q4_0 5.17 →
 // 4.04 ns a row, q4_1 6.11 → 5.13, iq4_nl 5.64 → 4.43). KVLAB_ACC16 (isa.Acc16) keeps the int16
