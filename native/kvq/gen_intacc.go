@@ -1195,6 +1195,37 @@ func header() string {
 		fmt.Fprintf(&b, "DATA ·intAccRL20Idx+%d(SB)/8, $0x%016x\n", 2*i, v)
 	}
 	b.WriteString("GLOBL ·intAccRL20Idx(SB), RODATA|NOPTR, $64\n\n")
+	// rlProductsMin's rotation (vector k, lane 4r + b: block b's accumulator (b + k) mod 4):
+	// p2RLMin's inv for vector k (lane 4r + b takes 4b + (b + k) mod 4), rlRotOut's index (lane
+	// 4b + h takes 4·((h − b) mod 4) + b) and p2RLMin's VPERMB index (byte 16b + 4h + r takes
+	// byte 16r + 4·((h − b) mod 4) + b).
+	for k := 0; k < 4; k++ {
+		for i := 0; i < 16; i += 2 {
+			b0, b1 := i%4, (i+1)%4
+			v := uint64(4*b0+(b0+k)%4) | uint64(4*b1+(b1+k)%4)<<32
+			fmt.Fprintf(&b, "DATA ·intAccRotInvIdx+%d(SB)/8, $0x%016x\n", 64*k+4*i, v)
+		}
+	}
+	b.WriteString("GLOBL ·intAccRotInvIdx(SB), RODATA|NOPTR, $256\n\n")
+	for i := 0; i < 16; i += 2 {
+		var v uint64
+		for j := 0; j < 2; j++ {
+			bb, h := (i+j)/4, (i+j)%4
+			v |= uint64(4*((h-bb+4)%4)+bb) << (32 * j)
+		}
+		fmt.Fprintf(&b, "DATA ·intAccRotOutIdx+%d(SB)/8, $0x%016x\n", 4*i, v)
+	}
+	b.WriteString("GLOBL ·intAccRotOutIdx(SB), RODATA|NOPTR, $64\n\n")
+	for i := 0; i < 64; i += 8 {
+		var v uint64
+		for j := 0; j < 8; j++ {
+			t := i + j
+			bb, h, r := t/16, t/4%4, t%4
+			v |= uint64(16*r+4*((h-bb+4)%4)+bb) << (8 * j)
+		}
+		fmt.Fprintf(&b, "DATA ·intAccRLRotPackIdx+%d(SB)/8, $0x%016x\n", i, v)
+	}
+	b.WriteString("GLOBL ·intAccRLRotPackIdx(SB), RODATA|NOPTR, $64\n\n")
 	for i := 0; i < 64; i += 8 {
 		var v uint64
 		for j := 0; j < 8; j++ {
@@ -1418,6 +1449,12 @@ func gen(suffix string) string {
 		tmpl, rl := accTmpl, k.w8 && f.w8rl && nacc == 4
 		if rl {
 			tmpl, p2 = rlTemplate(tmpl, f.min), p2RL
+			if f.min {
+				if p2RLMin == p2RL {
+					panic("p2RLMin: p2RL changed")
+				}
+				p2 = p2RLMin
+			}
 		}
 		s := strings.NewReplacer("%LOOP%", loop, "%P2%", p2, "%TAIL%", tail, "%ZROWS%", zrows, "%ZROWDOC%", zdoc,
 			"%PASS2%\n", pass2).Replace(tmpl)
@@ -2001,6 +2038,27 @@ a@_p2:
 	VMOVDQU32 Z16, (R12)
 ` + p2Next + `	JNZ  a@_p2`
 
+// p2RLMin is p2RL for rlProductsMin's rotated products: vector k of a quad, lane 4r + b, is
+// block b's accumulator (b + k) mod 4, so it is multiplied by inv permuted to match (Z0..Z3:
+// lane 4r + b of Zk takes inv's lane 4b + (b + k) mod 4) and the packed bytes (byte 16r + 4k + b)
+// put into p2Quads' order (byte 16b + 4h + r) by ·intAccRLRotPackIdx: p2RL's weights and sums
+// bit for bit from the same products.
+var p2RLMin = strings.Replace(p2RL, `	VSHUFF32X4 $0x00, Z14, Z14, Z0
+	VSHUFF32X4 $0x55, Z14, Z14, Z1
+	VSHUFF32X4 $0xAA, Z14, Z14, Z2
+	VSHUFF32X4 $0xFF, Z14, Z14, Z3
+	VMOVDQU64 ·intAccRLPackIdx(SB), Z4
+`, `	VMOVDQU64 ·intAccRotInvIdx(SB), Z0
+	VMOVDQU64 ·intAccRotInvIdx+64(SB), Z1
+	VMOVDQU64 ·intAccRotInvIdx+128(SB), Z2
+	VMOVDQU64 ·intAccRotInvIdx+192(SB), Z3
+	VPERMPS Z14, Z0, Z0
+	VPERMPS Z14, Z1, Z1
+	VPERMPS Z14, Z2, Z2
+	VPERMPS Z14, Z3, Z3
+	VMOVDQU64 ·intAccRLRotPackIdx(SB), Z4
+`, 1)
+
 // rlPipe fills in the first prepass of q4_0's and iq4_nl's kernels with 8-bit weights (four
 // accumulators) with a quad's rows in lanes: the quad's 16 block scales gathered into one
 // register (row r's 64 bytes loaded 2r bytes early under the masks K4..K7, so that its block b
@@ -2219,17 +2277,35 @@ func rlGatherMin(rows, rbr, wts, wsr, d, e, w, s1, s2, n, lbl string) string {
 	return b.String()
 }
 
-// rlProductsMin is rlProducts with q4_1's chains: block b's e (element b of each 128-bit lane of
-// e, into q) times w added into ch[b] (one FMA, lane 4r + h: rows 4q + r over the quads q in
-// order).
-func rlProductsMin(d, e, w, p, q, dst string, mx, ch [4]string) string {
+// rlProductsMin is rlProducts for q4_1 (rlPipeMin) with the weights rotated instead of the
+// scales spread: for k = 0..3, w's lanes rotated by k within each 128-bit lane (wk: lane 4r + b
+// holds row r's weight h = (b + k) mod 4; w itself for k = 0, one VPERMILPS for each other k)
+// times d (lane 4r + b: row r's block b) into p, stored at 64k(dst) (p2RLMin takes them in this
+// order), its magnitudes into mx[k], and wk times e added into ch[k]: three shuffles a quad
+// where spreading d (and e) over the weights' lanes took eight. Lane 4r + b of vector k is
+// block b's accumulator (b + k) mod 4, put back by rlRotOut once per tile.
+func rlProductsMin(d, e, w, wk, p, dst string, mx, ch [4]string) string {
 	var b strings.Builder
 	for k := 0; k < 4; k++ {
-		fmt.Fprintf(&b, "\tVPERMILPS $0x%02X, %[2]s, %[3]s\n\tVMULPS %[4]s, %[3]s, %[3]s\n\tVMOVUPS %[3]s, %[5]d(%[6]s)\n\tVRANGEPS $0x0B, %[3]s, %[7]s, %[7]s\n",
-			0x55*k, d, p, w, 64*k, dst, mx[k])
-		fmt.Fprintf(&b, "\tVPERMILPS $0x%02X, %[2]s, %[3]s\n\tVFMADD231PS %[4]s, %[3]s, %[5]s\n", 0x55*k, e, q, w, ch[k])
+		x := w
+		if k > 0 {
+			imm := 0
+			for i := 0; i < 4; i++ {
+				imm |= (i + k) % 4 << (2 * i)
+			}
+			fmt.Fprintf(&b, "\tVPERMILPS $0x%02X, %s, %s\n", imm, w, wk)
+			x = wk
+		}
+		fmt.Fprintf(&b, "\tVMULPS %[1]s, %[2]s, %[3]s\n\tVMOVUPS %[3]s, %[4]d(%[5]s)\n\tVRANGEPS $0x0B, %[3]s, %[6]s, %[6]s\n\tVFMADD231PS %[1]s, %[7]s, %[8]s\n",
+			x, d, p, 64*k, dst, mx[k], e, ch[k])
 	}
 	return b.String()
+}
+
+// rlRotOut puts rlReduce's (or rlReduceSum's) result in r back into p2's lanes: lane 4b + h
+// takes lane 4k + b, k = (h − b) mod 4 (rlProductsMin's rotation), by one VPERMPS (t scratch).
+func rlRotOut(r, t string) string {
+	return fmt.Sprintf("\tVMOVDQU64 ·intAccRotOutIdx(SB), %[2]s\n\tVPERMPS %[1]s, %[2]s, %[1]s\n", r, t)
 }
 
 // rlReduceSum is rlReduce with sums in place of the largest magnitudes, into out: lane 4b + h
@@ -2284,13 +2360,18 @@ func rlMinRegs(s string) string {
 // A quad's steps: two masked loads and a two-table word permute for each row pair (rows 0, 1
 // and 2, 3: rlGatherMin; q4_0's masked loads 2r bytes early do not fit: a row's four 20-byte
 // blocks fill its first 64 bytes), a merge, an extract, two conversions and the FMA for e, and
-// per block rlPipe's VPERMILPS, VMULPS, store and VRANGEPS and a VPERMILPS and an FMA for the
-// chain: ~31 vector operations a quad where p1Pipe's four rows took ~42 (Z30 and Z31 freed for
-// the chains: rlMinRegs). On AMD Zen 4 (4096 rows of 128 values, four accumulators, thread CPU
-// time, 201 calls in cache and 7 passes over 96 MiB on 2 MiB pages streamed, alternated with the
-// p1Pipe kernel (PREFETCHT1 flavour), three runs, min/median ns a row): in cache
-// 5.47–5.55/5.55–5.63 → 5.16–5.24/5.21–5.30, streamed 5.80–5.85/5.90–6.07 → 5.44–5.58/5.56–5.78
-// (q4_0's kernel beside them 4.34–4.46/4.46–4.54 and 4.62–4.83/4.86–5.07). Not measured on
+// per block a VMULPS, store, VRANGEPS and FMA, with three VPERMILPS a quad rotating the
+// weights (rlProductsMin): ~26 vector operations a quad where p1Pipe's four rows took ~42 (Z30
+// and Z31 freed for the chains: rlMinRegs). On AMD Zen 4 (4096 rows of 128 values, four
+// accumulators, thread CPU time, 201 calls in cache and 7 passes over 96 MiB on 2 MiB pages
+// streamed, alternated with the p1Pipe kernel (PREFETCHT1 flavour), three runs, min/median ns a
+// row): in cache 5.47–5.50/5.52–5.55 → 4.95–4.99/4.99–5.02, streamed 5.86–5.96/5.90–7.16 →
+// 5.18–5.28/5.32–6.30 (q4_0's kernel beside them 4.42–4.52/4.46–4.56 and 4.66–4.76/5.00–6.13);
+// with d and e spread over the weights' lanes instead (four VPERMILPS each a quad, the products
+// in rlProducts' order) 5.14–5.20/5.20–5.25 and 5.47–5.53/5.54–6.76. Whole decodes (attn's
+// TestDecodeBreakdown, 131072 cells, 32 heads on 8 KV heads, d 128, thread CPU time, test
+// binaries alternated five times, a machine at load ~20 on 2 CPUs), the values phase, min ns a
+// row: 6.56, 6.65, 7.71, 7.49, 7.01 → 6.13, 6.80, 6.98, 6.64, 6.41. Not measured on
 // Intel: by the published tables (Skylake-SP, Ice Lake) VPERMT2W is three µops, two on port 5,
 // so the two a quad take about what p1Pipe's four VPERMW took there; the conversions, FMAs and
 // VRANGEPS (ports 0 and 5) are 12 a quad fewer.
@@ -2322,7 +2403,7 @@ func rlPipeMin(f format, s string) string {
 a@_p1:
 `)
 	p1.WriteString(rlGatherMin("R12", "R11", "R8", "SI", "Z13", "Z17", "Z12", "Z16", "Z18", "", ""))
-	p1.WriteString(rlProductsMin("Z13", "Z17", "Z12", "Z15", "Z16", "R15", own, och))
+	p1.WriteString(rlProductsMin("Z13", "Z17", "Z12", "Z16", "Z15", "R15", own, och))
 	p1.WriteString(`	LEAQ (R12)(R11*4), R12
 	LEAQ (R8)(SI*4), R8
 	ADDQ $256, R15
@@ -2335,10 +2416,11 @@ a@_p1o:
 	JZ   a@_p1r
 `)
 	p1.WriteString(rlGatherMin("R12", "R11", "R8", "SI", "Z13", "Z17", "Z12", "Z16", "Z18", "R10", "a@_p1g"))
-	p1.WriteString(rlProductsMin("Z13", "Z17", "Z12", "Z15", "Z16", "R15", own, och))
+	p1.WriteString(rlProductsMin("Z13", "Z17", "Z12", "Z16", "Z15", "R15", own, och))
 	p1.WriteString("a@_p1r:\n")
 	p1.WriteString(rlReduce(own, [4]string{"Z12", "Z13", "Z15", "Z16"}))
 	p1.WriteString(rlReduceSum(och, [4]string{"Z12", "Z13", "Z15", "Z16"}, "Z9"))
+	p1.WriteString(rlRotOut("Z10", "Z12") + rlRotOut("Z9", "Z12"))
 	fmt.Fprintf(&p1, "a@_p1e:\n\tVMOVUPS Z9, %d(SP)\n", oMT)
 
 	pre := fmt.Sprintf(`	JMP  a@_p1o
@@ -2347,6 +2429,7 @@ a@_pre:
 	// joined into Z10, its chains (rlChains) into Z9.
 	MOVQ $0, %d(SP)
 `, oPRE) + rlReduce(rlMx, [4]string{"Z13", "Z14", "Z15", "Z16"}) + rlReduceSum(rlChains, [4]string{"Z13", "Z14", "Z15", "Z16"}, "Z9") +
+		rlRotOut("Z10", "Z13") + rlRotOut("Z9", "Z13") +
 		`	VPBROADCASTD ·%QMAX%(SB), Z27
 	VPBROADCASTD ·intAccInvCap(SB), Z26
 	VPBROADCASTD ·intAccOne(SB), Z25
@@ -2413,7 +2496,7 @@ a@_wd@L@:
 	VCVTPH2PS Y23, Z23
 	VFMADD231PS.BCST ·intAccEight(SB), Z26, Z23
 	MOVQ %[3]d(SP), AX
-`, oP1R, oP1W, oP1S) + rlProductsMin("Z26", "Z23", "Z25", "Z22", "Z21", "AX", rlMx, rlChains) +
+`, oP1R, oP1W, oP1S) + rlProductsMin("Z26", "Z23", "Z25", "Z21", "Z22", "AX", rlMx, rlChains) +
 		fmt.Sprintf("\tADDQ $256, AX\n\tMOVQ AX, %d(SP)\n\tDECQ R11\n", oP1S)
 
 	catch := "\tMOVQ rb+32(FP), R9\na@_cu:\n\tTESTQ R11, R11\n\tJZ   a@_cud\n" + strings.ReplaceAll(full, "@L@", "c") + "\tJMP  a@_cu\na@_cud:\n" +
@@ -2428,7 +2511,7 @@ a@_wd@L@:
 	MOVQ %[3]d(SP), R8
 	MOVQ wstride+56(FP), SI
 `, oPRE, oP1R, oP1W) + rlGatherMin("R12", "R9", "R8", "SI", "Z26", "Z23", "Z25", "Z21", "Z20", "R10", "a@_cug") +
-		fmt.Sprintf("\tMOVQ %d(SP), AX\n", oP1S) + rlProductsMin("Z26", "Z23", "Z25", "Z22", "Z21", "AX", rlMx, rlChains) + "a@_cue:"
+		fmt.Sprintf("\tMOVQ %d(SP), AX\n", oP1S) + rlProductsMin("Z26", "Z23", "Z25", "Z21", "Z22", "AX", rlMx, rlChains) + "a@_cue:"
 
 	// A row quad of the next tile each two-quad step, after its second quad.
 	old := "%DOTS1%\n\tADDQ $128, R8\n\tLEAQ (R12)(R9*4), R12\n\tLEAQ (R14)(R9*4), R14\n"
