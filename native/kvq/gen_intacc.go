@@ -1365,9 +1365,10 @@ func gen(suffix string) string {
 			}
 			v.two, v.bcst = true, true
 			kernels = append(kernels, kernel{v, f.name + "V8", "PREFETCHT0", true, 0})
-			if f.w8z4 && suffix == "" {
+			if f.w8z4 {
 				// The flavour for AMD Zen 4 (cpuid_amd64.go's zen4Stream): into L2 (measurements:
-				// multi_intacc_amd64.go, and multiAccQ51V8Z4INT's for q5).
+				// multi_intacc_amd64.go, and multiAccQ51V8Z4INT's for q5; the two-accumulator
+				// variants': multi_intacc2_amd64.go).
 				kernels = append(kernels, kernel{v, f.name + "V8Z4", "PREFETCHT1", true, pfFar[f.name]})
 			}
 		}

@@ -29,14 +29,15 @@ func TestIntAccTwoMatchesFour(t *testing.T) {
 		cur         *multiKernels // the codec's four-accumulator kernels
 		four, two   *multiKernels // the int16 ones
 		four8, two8 *multiKernels // the 8-bit ones (intAcc8), nil for none
+		two8k       [2]accKernel  // two8's flavours: PREFETCHT0 and into L2 (pickZen4), nil for none
 	}{
 		{Q4_0, intAccQ4_0, intAccVBMI(multiAccQ40INT, multiAccQ40VINT), intAccTwoQ4_0,
-			&multiKernels{acc: multiAccQ40V8INT}, intAccTwo8Q4_0},
-		{Q8_0, intAccQ8_0, intAccQ8_0, intAccTwoQ8_0, nil, nil},
+			&multiKernels{acc: multiAccQ40V8INT}, intAccTwo8Q4_0, [2]accKernel{multiAccQ40V8TwoINT, multiAccQ40V8Z4TwoINT}},
+		{Q8_0, intAccQ8_0, intAccQ8_0, intAccTwoQ8_0, nil, nil, [2]accKernel{}},
 		{Q4_1, intAccQ4_1, intAccVBMI(multiAccQ41INT, multiAccQ41VINT), intAccTwoQ4_1,
-			&multiKernels{acc: multiAccQ41V8INT}, intAccTwo8Q4_1},
+			&multiKernels{acc: multiAccQ41V8INT}, intAccTwo8Q4_1, [2]accKernel{multiAccQ41V8TwoINT, multiAccQ41V8Z4TwoINT}},
 		{IQ4_NL, intAccIQ4NL, intAccVBMI(multiAccIQ4NLINT, multiAccIQ4NLVINT), intAccTwoIQ4NL,
-			&multiKernels{acc: multiAccIQ4NLV8INT}, intAccTwo8IQ4NL},
+			&multiKernels{acc: multiAccIQ4NLV8INT}, intAccTwo8IQ4NL, [2]accKernel{multiAccIQ4NLV8TwoINT, multiAccIQ4NLV8Z4TwoINT}},
 	} {
 		wantTwo := tc.two
 		if tc.cur.w8step > 0 {
@@ -103,6 +104,11 @@ func TestIntAccTwoMatchesFour(t *testing.T) {
 					}
 					check("int16", tc.four, tc.two)
 					check("8-bit", tc.four8, tc.two8)
+					for i, k := range tc.two8k {
+						if k != nil {
+							check([2]string{"8-bit, PREFETCHT0", "8-bit, Zen 4"}[i], tc.four8, &multiKernels{acc: k})
+						}
+					}
 				})
 			}
 		}
