@@ -31,7 +31,8 @@ var amdFamily = func() uint32 {
 // row, at ~1.2–1.3×) and as fast as with no prefetch at all. The nibble formats' kernels ran up
 // to ~20% slower streamed with PREFETCHT1 (q4_1's scores 3% faster) and keep PREFETCHT0, but
 // the values kernels with 8-bit weights take it: q4_0's, q4_1's and iq4_nl's
-// (multiAccQ40V8Z4INT, multiAccQ41V8Z4INT, multiAccIQ4NLV8Z4INT), q5_0's and q5_1's
+// (multiAccQ40V8Z4INT, multiAccQ41V8Z4INT, multiAccIQ4NLV8Z4INT, and their two-accumulator
+// variants, multiAccQ40V8Z4TwoINT etc., multi_intacc2_amd64.go), q5_0's and q5_1's
 // (multiAccQ51V8Z4INT; multi_intacc_amd64.go and gen_intacc.go have the measurements) took less
 // time streamed. The Zen 5 the kernels were tuned on (48 KiB L1D) keeps PREFETCHT0: not
 // measured with PREFETCHT1.
