@@ -656,6 +656,7 @@ func main() {
 			kernel8(&out, f, 2)
 		}
 	}
+	kernel8u(&out, formats[4]) // q5_1
 	s := out.String()
 	for strings.Contains(s, "\n\t\n") {
 		s = strings.ReplaceAll(s, "\n\t\n", "\n")
@@ -1128,4 +1129,116 @@ func kernel8(out *strings.Builder, f format, nacc int) {
 		"%P1A%", p1(f, false, nacc), "%P1B%", p1(f, true, nacc), "%MINJOIN%", minJoin,
 		"%MINSTORE%", minStore, "%SUMSTORE%", sumStore)
 	out.WriteString(r.Replace(s))
+}
+
+// Frame additions of the unsigned 8-bit kernel (kernel8u), after frame8's slots.
+const (
+	o8uQN   = 3136 // the negative parts max(−W, 0), laid out as o8QP's
+	o8uSN   = 3648 // the first pass's int32 sums of a half (8 vectors) where a second pass runs
+	o8uNF   = 3904 // the sign bits of the tile's weights, OR'ed (0: no second pass)
+	o8uPS   = 3912 // the pass's weight offset: 0, then o8uQN − o8QP
+	frame8u = 3936
+)
+
+// kernel8u writes f's kernel with unsigned 8-bit weights (q5_1; plain AVX2, four
+// accumulators): kernel8's tiles, prepass and row loop with the weights rounded against 255 in
+// place of 127 (intAccQMax8U, the AVX-512 kernels' intAcc8q51 rounding), so |W| ≤ 255 is
+// VPMADDUBSW's unsigned operand and the codes its signed one, centred, c − 16 in −16..15 (the
+// fifth bits' VPAND and VPOR become VPANDN and VPSUBB): |Wa·(ca − 16) + Wb·(cb − 16)| ≤ 2·255·16 = 8160, four
+// steps' words ≤ 32640 < 32767, so steps8 (4) holds and the int32 sums Σ W·(c − 16) are exact;
+// the finish subtracts no off·ΣW. The prepass packs max(W, 0) (VPACKUSWB) and max(−W, 0) apart;
+// where a tile's weights hold a negative W (a negative scale d: never from the encoders, whose
+// d ≥ 0) each half takes its rows a second time with the negative parts and subtracts those
+// sums from the first pass's: Σ W·(c − 16) exactly, as with signed weights.
+func kernel8u(out *strings.Builder, f format) {
+	var b strings.Builder
+	kernel8(&b, f, 4)
+	s := b.String()
+	name := f.name + "B8AVX2INT"
+	rep := func(old, new string, n int) {
+		if c := strings.Count(s, old); c != n {
+			panic(fmt.Sprintf("kernel8u: %q found %d times, want %d", old, c, n))
+		}
+		s = strings.ReplaceAll(s, old, new)
+	}
+	s = strings.ReplaceAll(s, name, f.name+"U8AVX2INT")
+	rep(" 8-bit weights (VPMADDUBSW).", " Unsigned 8-bit weights (VPMADDUBSW), centred codes.", 1)
+	rep(fmt.Sprintf("$%d-64", frame8), fmt.Sprintf("$%d-64", frame8u), 1)
+	rep("·intAccQMax8(SB)", "·intAccQMax8U(SB)", 1)
+	rep("inv = min(127/M, cap)", "inv = min(255/M, cap)", 1)
+	// The second prepass: W+ = max(W, 0) and W− = max(−W, 0) as bytes, the sign bits OR'ed.
+	rep(`	VPADDD Y0, Y1, Y4
+	VPADDD Y2, Y3, Y5
+	VPADDD Y4, Y5, Y4
+	VPADDD Y4, Y6, Y6
+	VPACKSSDW Y1, Y0, Y0
+	VPACKSSDW Y3, Y2, Y2
+	VPACKSSWB Y2, Y0, Y0
+	VPSHUFB Y7, Y0, Y0
+	VMOVDQU Y0, (R12)
+`, fmt.Sprintf(`	VPOR Y0, Y1, Y4
+	VPOR Y2, Y3, Y5
+	VPOR Y4, Y5, Y4
+	VPOR Y4, Y6, Y6
+	VPACKSSDW Y1, Y0, Y4
+	VPACKSSDW Y3, Y2, Y5
+	VPACKUSWB Y5, Y4, Y4
+	VPSHUFB Y7, Y4, Y4
+	VMOVDQU Y4, (R12)
+	VPSUBD Y0, Y9, Y0
+	VPSUBD Y1, Y9, Y1
+	VPSUBD Y2, Y9, Y2
+	VPSUBD Y3, Y9, Y3
+	VPACKSSDW Y1, Y0, Y0
+	VPACKSSDW Y3, Y2, Y2
+	VPACKUSWB Y2, Y0, Y0
+	VPSHUFB Y7, Y0, Y0
+	VMOVDQU Y0, %d(R12)
+`, o8uQN-o8QP), 1)
+	rep("	VPXOR Y6, Y6, Y6\n	VMOVDQU ·avx2IntAccB8T(SB), Y7\n",
+		"	VPXOR Y6, Y6, Y6\n	VPXOR Y9, Y9, Y9\n	VMOVDQU ·avx2IntAccB8T(SB), Y7\n", 1)
+	rep(fmt.Sprintf("VPSLLD $%d, Y6, Y6\n\tVMOVDQU Y6, %d(SP)", f.offShift, o8SS),
+		fmt.Sprintf("VMOVMSKPS Y6, AX\n\tMOVQ AX, %d(SP)", o8uNF), 1)
+	for h := 0; h < 2; h++ {
+		H := fmt.Sprint(h)
+		// Each half a pass, or two: PS the weights' offset.
+		rep(fmt.Sprintf("	// Half %d: values %d.. and %d...\n	VPXOR Y0, Y0, Y0\n", h, f.lo[h], f.hi[h]),
+			fmt.Sprintf("	// Half %d: values %d.. and %d...\n	MOVQ $0, %d(SP)\n%s_pass%s:\n	VPXOR Y0, Y0, Y0\n", h, f.lo[h], f.hi[h], o8uPS, "a"+f.name+"U8AVX2INT", H), 1)
+	}
+	rep("	MOVQ "+fmt.Sprint(o8QB)+"(SP), R8\n	MOVQ "+fmt.Sprint(o8PF)+"(SP), R15\n",
+		"	MOVQ "+fmt.Sprint(o8QB)+"(SP), R8\n	ADDQ "+fmt.Sprint(o8uPS)+"(SP), R8\n	MOVQ "+fmt.Sprint(o8PF)+"(SP), R15\n", 2)
+	lbl := "a" + f.name + "U8AVX2INT"
+	for h := 0; h < 2; h++ {
+		H := fmt.Sprint(h)
+		rep("	JZ   "+lbl+"_fin"+H+"\n", "	JZ   "+lbl+"_s2"+H+"\n", 1)
+		var sec strings.Builder
+		fmt.Fprintf(&sec, "%s_s2%s:\n\t// The negative parts' pass where the tile has any: its sums subtracted from the first's.\n", lbl, H)
+		fmt.Fprintf(&sec, "\tCMPQ %d(SP), $0\n\tJNE  %s_sub%s\n\tCMPQ %d(SP), $0\n\tJEQ  %s_fin%s\n", o8uPS, lbl, H, o8uNF, lbl, H)
+		for i := 0; i < 8; i++ {
+			fmt.Fprintf(&sec, "\tVMOVDQU Y%d, %d(SP)\n", i, o8uSN+32*i)
+		}
+		fmt.Fprintf(&sec, "\tMOVQ $%d, %d(SP)\n\tJMP  %s_pass%s\n%s_sub%s:\n", o8uQN-o8QP, o8uPS, lbl, H, lbl, H)
+		for i := 0; i < 8; i++ {
+			fmt.Fprintf(&sec, "\tVMOVDQU %d(SP), Y8\n\tVPSUBD Y%d, Y8, Y%d\n", o8uSN+32*i, i, i)
+		}
+		rep(lbl+"_fin"+H+":\n", sec.String()+lbl+"_fin"+H+":\n", 1)
+	}
+	// Codes centred, c − 16 = nibble − 16·(1 − bit) (signed): VPANDN keeps 16 where the fifth
+	// bit is clear and VPSUBB takes it off, as many operations as VPAND and VPOR.
+	for _, c := range []string{"Y12", "Y13"} {
+		rep(fmt.Sprintf("VPAND Y11, Y15, Y15\n\tVPOR Y15, %[1]s, %[1]s\n", c), fmt.Sprintf("VPANDN Y11, Y15, Y15\n\tVPSUBB Y15, %[1]s, %[1]s\n", c), 4)
+	}
+	for h := 0; h < 2; h++ { // accumulators h and h+2 share Y8+h
+		w := fmt.Sprintf("Y%d", 8+h)
+		for i, c := range []string{"Y12", "Y13"} {
+			t := fmt.Sprintf("Y%d", 14+i)
+			rep(fmt.Sprintf("VPMADDUBSW %s, %s, %s\n", w, c, t), fmt.Sprintf("VPMADDUBSW %s, %s, %s\n", c, w, t), 8)
+		}
+	}
+	// No off·ΣW: the finish's subtraction of it goes.
+	for h := 0; h < 4; h++ {
+		old := fmt.Sprintf("\tVPBROADCASTD %d(R13), Y14\n\tVPSUBD Y14, Y%d, Y%d\n\tVPSUBD Y14, Y%d, Y%d\n", 32+4*h, 2*h, 2*h, 2*h+1, 2*h+1)
+		rep(old, "", 2)
+	}
+	out.WriteString(s)
 }

@@ -15,7 +15,8 @@ const AccumulateTile = 64
 //     AVX2 CPUs multi_t4accavx2_amd64.go; and every integer kernel under isa.Acc16);
 //   - 2⁻⁹ where the turbo tiers' and tq4's AVX-512 kernels take unsigned 8-bit weights (M/510,
 //     multi_turboacc_amd64.go), and q5_1's on AVX-512 VBMI and BITALG CPUs (intAcc8q51 in
-//     multi_intacc_amd64.go; q5_0's there too where q5W8 chooses them, intAcc8q51);
+//     multi_intacc_amd64.go; q5_0's there too where q5W8 chooses them, intAcc8q51) and on AVX2
+//     CPUs (avx2U8Q51, multi_avx2intacc_amd64.go);
 //   - 2⁻⁸ where q4_0's, q4_1's and iq4_nl's take signed 8-bit weights (M/254: intAcc8 in
 //     multi_intacc_amd64.go; q4_0's and q4_1's VPMADDUBSW kernels on AVX2 CPUs,
 //     multi_avx2intacc_amd64.go), and where fp8's accumulate with bf16 weights (each w·scale

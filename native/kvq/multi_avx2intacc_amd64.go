@@ -71,6 +71,9 @@ func avx2IntAccFor(i *multiKernels) *multiKernels {
 			if avx2B8Q5 {
 				return avx2B8Acc[3]
 			}
+			if avx2U8Q51 {
+				return avx2U8Acc
+			}
 		}
 	}
 	k := avx2IntAccKernels(hasAVXVNNI)
@@ -140,6 +143,44 @@ var avx2B8On = !isa.Acc16
 // attention error rose 1.5–2% (q4_0, q4_1: 0.3–0.7%) and decode KL by 4–16% in six of eight
 // runs (q4_0 −1.5% to +9%, q4_1 −3.6% to +1.2%), so they stay at int16 for now.
 var avx2B8Q5 = false
+
+// avx2U8Q51 lets q5_1 take its kernel with unsigned 8-bit weights (avx2U8Acc; with avx2B8On,
+// not where avx2B8Q5 gives it the signed ones).
+//
+// multiAccQ51U8AVX2INT (gen_avx2intacc.go's kernel8u) rounds the weights as the AVX-512 kernel
+// that q5_1 takes there does (multi_intacc_amd64.go's intAcc8q51): per 64-row tile, block and
+// accumulator, M the largest |w·d|, inv = min(255/M, 2¹⁰⁰), T = 1/inv (0 where M = 0), W =
+// round(w·d·inv) in −255..255 (intAccRound with q = 255, the Go reference), so each weight is off
+// by at most T/2 = M/510 (≈ 2⁻⁹ of the largest in its tile and block): AccumulateStep 2⁻⁹.
+// VPMADDUBSW takes max(W, 0) as its unsigned operand and the codes centred, c − 16 in −16..15,
+// as its signed one: |Wa·(ca − 16) + Wb·(cb − 16)| ≤ 2·255·16 = 8160, and four such words
+// added (16 rows) ≤ 32640 < 32767 before VPMADDWD by ones widens them, so Σ W·(c − 16) is
+// exact in int32; where a tile holds a negative W (a negative d, which the encoders never
+// write) each half takes its rows again with max(−W, 0) and subtracts. The finish is the
+// int16 kernels' (acc += T·Σ W·(c − 16) + Σ w·m + 16·Σ w·d), so the bound of
+// multi_intacc_amd64.go holds with M/510 in place of M/65534 (TestAVX2IntAccB8Matches checks
+// the kernel against the reference bit for bit, TestAVX2IntAccB8Bound the bound). Its calls
+// for one or two accumulators take it with zero weights (no two-accumulator variant), as the
+// AVX-512 one does.
+//
+// Measured on AMD Zen 4, plain AVX2 (KVLAB_NO_AVX512; a shared machine at load 9–20):
+// TestAVX2IntAccB8Speed with KVLAB_SPEED_U8 (AccumulateManyMulti over 4096 rows of 128 values,
+// four accumulators, thread CPU time, interleaved with the int16 kernel, five runs, min of each)
+// 13.3 → 10.7 ns a row in cache (0.80×), 14.0–14.8 → 11.8–12.1 streamed (0.81–0.84×), as the
+// signed 8-bit kernel (avx2B8Q5); attn's TestDecodeBreakdown (131072 cells, 32 heads on 8 KV
+// heads, d 128, min ns a row, three runs alternated with KVLAB_ACC16=1) values 14.1–16.6 →
+// 11.6–13.3, whole 24.7–27.7 → 22.1–23.8. Quality (kvlab ab --arms f16,q5_1 --no-needle, seeds
+// 1–24 on kvlab-tiny-64 and its outlier fixture, plain AVX2, against KVLAB_ACC16=1 in the same
+// binary, mean change ± standard error): decode KL −1.0 ± 1.3 % and +1.7 ± 1.5 %, prompt KL
+// +1.2 ± 0.8 % and +0.1 ± 0.9 %, PPL −0.05 ± 0.02 % both, decode top-1 +0.0 ± 0.2 and
+// −0.3 ± 0.2 points, attention error +0.5 %: the AVX-512 kernel's figures, inside the noise.
+var avx2U8Q51 = true
+
+// avx2U8Acc is q5_1's kernel with unsigned 8-bit weights.
+var avx2U8Acc = &multiKernels{acc: multiAccQ51U8AVX2INT, w8step: 0x1p-9}
+
+//go:noescape
+func multiAccQ51U8AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 
 // avx2B8TwoK are the two-accumulator variants of avx2B8Acc.
 var avx2B8TwoK = [4]*multiKernels{{acc: multiAccQ40B8TwoAVX2INT}, {acc: multiAccQ41B8TwoAVX2INT},

@@ -110,6 +110,25 @@ func b8Rows(rng *rand.Rand, c Codec, rows int, full bool) []byte {
 	return enc
 }
 
+// b8Fill sets every code byte (payload and qh, not the scales) of rows of codec c to v.
+func b8Fill(c Codec, enc []byte, rows int, v byte) {
+	d, rb := c.Dim(), c.RowBytes()
+	bs := intAccBlocks(c).fullBytes
+	sc := 2
+	switch c.(type) {
+	case *q4_1Codec, *q5_1Codec:
+		sc = 4
+	}
+	for r := 0; r < rows; r++ {
+		for b := 0; b < d/BlockSize; b++ {
+			blk := enc[r*rb+b*bs:]
+			for i := sc; i < bs; i++ {
+				blk[i] = v
+			}
+		}
+	}
+}
+
 // avx2B8Index is each 8-bit kernel's format's index in avx2IntAcc.
 var avx2B8Index = [4]int{0, 2, 3, 4}
 
@@ -155,6 +174,15 @@ func TestAVX2IntAccB8Matches(t *testing.T) {
 							}
 							checkB8(t, rng, c, d, rows, n, enc, w, avx2B8Acc[i].acc, 127)
 							checkB8(t, rng, c, d, rows, n, enc, w, avx2IntAcc[avx2B8Index[i]].acc, 32767)
+							if f == Q5_1 {
+								checkB8(t, rng, c, d, rows, n, enc, w, avx2U8Acc.acc, 255)
+								if shape != "softmax" {
+									// Every code 0 (c − 16 = −16): the centred word sums at the
+									// bound's −4·2·255·16 = −32640 with equal weights.
+									b8Fill(c, enc, rows, 0)
+									checkB8(t, rng, c, d, rows, n, enc, w, avx2U8Acc.acc, 255)
+								}
+							}
 						})
 					}
 				}
@@ -210,18 +238,27 @@ func TestAVX2IntAccB8Speed(t *testing.T) {
 	if n, err := fmt.Sscan(os.Getenv("KVLAB_SPEED_ROUNDS"), &rounds); n != 1 || err != nil {
 		rounds = 10
 	}
+	on, q5, u8 := avx2B8On, avx2B8Q5, avx2U8Q51
+	defer func() { avx2B8On, avx2B8Q5, avx2U8Q51 = on, q5, u8 }()
+	avx2B8Q5 = true
+	if os.Getenv("KVLAB_SPEED_U8") != "" {
+		// q5_1's kernels: int16, the unsigned 8-bit one (avx2U8Acc), the signed one.
+		avx2SpeedB8(t, rounds, []string{"int16", "u8", "s8"}, func(i int) {
+			avx2B8On, avx2B8Q5, avx2U8Q51 = i > 0, i == 2, i == 1
+		}, []Format{Q5_1}, []int{4})
+		return
+	}
+	avx2SpeedB8(t, rounds, []string{"int16", "int8"}, func(i int) { avx2B8On = i == 1 },
+		[]Format{Q4_0, Q4_1, Q5_0, Q5_1, Q4_0, Q4_1}, []int{4, 4, 4, 4, 2, 2})
+}
+
+// avx2SpeedB8 is TestAVX2IntAccB8Speed's loop: formats fs[i] with ns[i] accumulators, the
+// kernels that set(k) chooses interleaved.
+func avx2SpeedB8(t *testing.T, rounds int, names []string, set func(int), fs []Format, ns []int) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	on, q5 := avx2B8On, avx2B8Q5
-	defer func() { avx2B8On, avx2B8Q5 = on, q5 }()
-	avx2B8Q5 = true
-	names := []string{"int16", "int8"}
-	set := func(i int) { avx2B8On = i == 1 }
-	for _, fn := range []struct {
-		f Format
-		n int
-	}{{Q4_0, 4}, {Q4_1, 4}, {Q5_0, 4}, {Q5_1, 4}, {Q4_0, 2}, {Q4_1, 2}} {
-		f, n := fn.f, fn.n
+	for fi := range fs {
+		f, n := fs[fi], ns[fi]
 		c := mustCodec(t, f, benchDim)
 		mq := c.(MultiQuery)
 		tile, _ := benchRowsOf(c)
@@ -292,6 +329,31 @@ func TestAVX2IntAccB8Bound(t *testing.T) {
 					checkIntAccBound(t, rng, c, rows)
 				})
 			}
+		}
+	}
+}
+
+// TestAVX2IntAccU8Bound runs TestIntAccBound's check on q5_1 through its kernel with unsigned
+// 8-bit weights where it runs (KVLAB_NO_AVX512 set on this CPU): the bound with 255 in place
+// of 32767 (AccumulateStep 2⁻⁹), on encoded rows and on rows whose scales are negated (the
+// second pass over the negative weights).
+func TestAVX2IntAccU8Bound(t *testing.T) {
+	if !avx2IntAccOn || !hasAVX2 || hasAVXVNNI || intAcc() || !avx2B8On || avx2B8Q5 || !avx2U8Q51 {
+		t.Skip("the plain AVX2 unsigned 8-bit kernel does not run here")
+	}
+	rng := rand.New(rand.NewPCG(87, 88))
+	for _, d := range []int{32, 128, 200} {
+		for _, rows := range []int{1, 15, 16, 17, 63, 64, 65, 200} {
+			t.Run(fmt.Sprintf("d%d/rows%d", d, rows), func(t *testing.T) {
+				c := mustCodec(t, Q5_1, d)
+				if AccumulateStep(c) != 0x1p-9 {
+					t.Fatalf("AccumulateStep %g", AccumulateStep(c))
+				}
+				if blockIntAccKernel(Unwrap(c)) != avx2U8Acc {
+					t.Fatal("q5_1 does not take avx2U8Acc")
+				}
+				checkIntAccBound(t, rng, c, rows)
+			})
 		}
 	}
 }
