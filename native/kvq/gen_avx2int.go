@@ -498,6 +498,10 @@ func kernel(k kern) {
 	// block and group where 16 and 16 were. Measured on AMD Zen 5 (TestAVX2IntSpeed, best of
 	// eight runs alternating with the kernels that staged d and m apart): AVX-VNNI 5.75 → 5.31
 	// ns a row in cache, 6.84 → 6.61 streamed; plain AVX2 within the noise (6.04 → 5.97).
+	// q5_1 staged so too (its minima converted and stored as float32 at 32 of the stage in the
+	// block loop) measured on AMD Zen 4, plain AVX2 (TestAVX2IntBaseSpeed, six runs, min ns a
+	// row): 8.9–9.0 → 7.7–8.7 in cache, but streamed 11.0–12.8 → 10.8–13.5, slower in five runs
+	// of six (~2–3%); not kept.
 	pairDM := k.min && !k.q5
 	if pairDM {
 		fields = 0
