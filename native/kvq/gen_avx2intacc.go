@@ -656,7 +656,8 @@ func main() {
 			kernel8(&out, f, 2)
 		}
 	}
-	kernel8u(&out, formats[4]) // q5_1
+	kernel8u(&out, formats[4], 4) // q5_1
+	kernel8u(&out, formats[4], 2)
 	s := out.String()
 	for strings.Contains(s, "\n\t\n") {
 		s = strings.ReplaceAll(s, "\n\t\n", "\n")
@@ -1153,18 +1154,22 @@ const (
 // max(−W, 0) in every tile took 1.5–3% more thread CPU time (median of five runs, 10.52 → 10.24
 // ns a row in cache, 11.58 → 11.40 streamed; TestAVX2IntAccB8Speed's shape, AMD Zen 4, plain
 // AVX2, interleaved).
-func kernel8u(out *strings.Builder, f format) {
+func kernel8u(out *strings.Builder, f format, nacc int) {
 	var b strings.Builder
-	kernel8(&b, f, 4)
+	kernel8(&b, f, nacc)
 	s := b.String()
-	name := f.name + "B8AVX2INT"
+	name, uname := f.name+"B8AVX2INT", f.name+"U8AVX2INT"
+	halves := 2 // passes over the rows a block: the four-accumulator kernel's halves, or one
+	if nacc == 2 {
+		name, uname, halves = f.name+"B8TwoAVX2INT", f.name+"U8TwoAVX2INT", 1
+	}
 	rep := func(old, new string, n int) {
 		if c := strings.Count(s, old); c != n {
 			panic(fmt.Sprintf("kernel8u: %q found %d times, want %d", old, c, n))
 		}
 		s = strings.ReplaceAll(s, old, new)
 	}
-	s = strings.ReplaceAll(s, name, f.name+"U8AVX2INT")
+	s = strings.ReplaceAll(s, name, uname)
 	rep(" 8-bit weights (VPMADDUBSW).", " Unsigned 8-bit weights (VPMADDUBSW), centred codes.", 1)
 	rep(fmt.Sprintf("$%d-64", frame8), fmt.Sprintf("$%d-64", frame8u), 1)
 	rep("·intAccQMax8(SB)", "·intAccQMax8U(SB)", 1)
@@ -1192,7 +1197,7 @@ func kernel8u(out *strings.Builder, f format) {
 	rep("	VPXOR Y6, Y6, Y6\n	VMOVDQU ·avx2IntAccB8T(SB), Y7\n",
 		"	VPXOR Y6, Y6, Y6\n	VPXOR Y9, Y9, Y9\n	VMOVDQU ·avx2IntAccB8T(SB), Y7\n", 1)
 	// W− only where the tile has a negative W: the second prepass's products again, negated.
-	lbl := "a" + f.name + "U8AVX2INT"
+	lbl := "a" + uname
 	rep(fmt.Sprintf("VPSLLD $%d, Y6, Y6\n\tVMOVDQU Y6, %d(SP)", f.offShift, o8SS),
 		fmt.Sprintf(`VMOVMSKPS Y6, AX
 	MOVQ AX, %[1]d(SP)
@@ -1226,15 +1231,18 @@ func kernel8u(out *strings.Builder, f format) {
 	DECQ R10
 	JNZ  %[2]s_p3
 %[2]s_nn:`, o8uNF, lbl, o8PB, o8uQN, o8TN), 1)
-	for h := 0; h < 2; h++ {
+	for h := 0; h < halves; h++ {
 		H := fmt.Sprint(h)
 		// Each half a pass, or two: PS the weights' offset.
-		rep(fmt.Sprintf("	// Half %d: values %d.. and %d...\n	VPXOR Y0, Y0, Y0\n", h, f.lo[h], f.hi[h]),
-			fmt.Sprintf("	// Half %d: values %d.. and %d...\n	MOVQ $0, %d(SP)\n%s_pass%s:\n	VPXOR Y0, Y0, Y0\n", h, f.lo[h], f.hi[h], o8uPS, "a"+f.name+"U8AVX2INT", H), 1)
+		hd := fmt.Sprintf("	// Half %d: values %d.. and %d...\n", h, f.lo[h], f.hi[h])
+		if nacc == 2 {
+			hd = "	// The whole block, both halves' sums apart.\n"
+		}
+		rep(hd+"	VPXOR Y0, Y0, Y0\n", fmt.Sprintf("%s	MOVQ $0, %d(SP)\n%s_pass%s:\n	VPXOR Y0, Y0, Y0\n", hd, o8uPS, lbl, H), 1)
 	}
 	rep("	MOVQ "+fmt.Sprint(o8QB)+"(SP), R8\n	MOVQ "+fmt.Sprint(o8PF)+"(SP), R15\n",
-		"	MOVQ "+fmt.Sprint(o8QB)+"(SP), R8\n	ADDQ "+fmt.Sprint(o8uPS)+"(SP), R8\n	MOVQ "+fmt.Sprint(o8PF)+"(SP), R15\n", 2)
-	for h := 0; h < 2; h++ {
+		"	MOVQ "+fmt.Sprint(o8QB)+"(SP), R8\n	ADDQ "+fmt.Sprint(o8uPS)+"(SP), R8\n	MOVQ "+fmt.Sprint(o8PF)+"(SP), R15\n", halves)
+	for h := 0; h < halves; h++ {
 		H := fmt.Sprint(h)
 		rep("	JZ   "+lbl+"_fin"+H+"\n", "	JZ   "+lbl+"_s2"+H+"\n", 1)
 		var sec strings.Builder
@@ -1258,13 +1266,14 @@ func kernel8u(out *strings.Builder, f format) {
 		w := fmt.Sprintf("Y%d", 8+h)
 		for i, c := range []string{"Y12", "Y13"} {
 			t := fmt.Sprintf("Y%d", 14+i)
-			rep(fmt.Sprintf("VPMADDUBSW %s, %s, %s\n", w, c, t), fmt.Sprintf("VPMADDUBSW %s, %s, %s\n", c, w, t), 8)
+			rep(fmt.Sprintf("VPMADDUBSW %s, %s, %s\n", w, c, t), fmt.Sprintf("VPMADDUBSW %s, %s, %s\n", c, w, t), 2*nacc)
 		}
 	}
 	// No off·ΣW: the finish's subtraction of it goes.
-	for h := 0; h < 4; h++ {
-		old := fmt.Sprintf("\tVPBROADCASTD %d(R13), Y14\n\tVPSUBD Y14, Y%d, Y%d\n\tVPSUBD Y14, Y%d, Y%d\n", 32+4*h, 2*h, 2*h, 2*h+1, 2*h+1)
-		rep(old, "", 2)
+	for r := 0; r < 4; r++ { // sums Y2r, Y2r+1: accumulator r (both halves), or r%2 (half r/2)
+		h := r % nacc
+		old := fmt.Sprintf("\tVPBROADCASTD %d(R13), Y14\n\tVPSUBD Y14, Y%d, Y%d\n\tVPSUBD Y14, Y%d, Y%d\n", 32+4*h, 2*r, 2*r, 2*r+1, 2*r+1)
+		rep(old, "", halves)
 	}
 	out.WriteString(s)
 }

@@ -159,9 +159,9 @@ var avx2B8Q5 = false
 // write) each half takes its rows again with max(−W, 0) and subtracts. The finish is the
 // int16 kernels' (acc += T·Σ W·(c − 16) + Σ w·m + 16·Σ w·d), so the bound of
 // multi_intacc_amd64.go holds with M/510 in place of M/65534 (TestAVX2IntAccB8Matches checks
-// the kernel against the reference bit for bit, TestAVX2IntAccB8Bound the bound). Its calls
-// for one or two accumulators take it with zero weights (no two-accumulator variant), as the
-// AVX-512 one does.
+// the kernel against the reference bit for bit, TestAVX2IntAccU8Bound the bound). Its calls
+// for one or two accumulators take its two-accumulator variant (avx2U8Two), each accumulator's
+// sums the four-accumulator kernel's bit for bit (TestAVX2IntAccU8TwoMatchesFour).
 //
 // Measured on AMD Zen 4, plain AVX2 (KVLAB_NO_AVX512; a shared machine at load 9–20):
 // TestAVX2IntAccB8Speed with KVLAB_SPEED_U8 (AccumulateManyMulti over 4096 rows of 128 values,
@@ -176,11 +176,23 @@ var avx2B8Q5 = false
 // −0.3 ± 0.2 points, attention error +0.5 %: the AVX-512 kernel's figures, inside the noise.
 var avx2U8Q51 = true
 
-// avx2U8Acc is q5_1's kernel with unsigned 8-bit weights.
-var avx2U8Acc = &multiKernels{acc: multiAccQ51U8AVX2INT, w8step: 0x1p-9}
+// avx2U8Acc is q5_1's kernel with unsigned 8-bit weights, avx2U8Two its two-accumulator
+// variant (kernel8u's with Two: the whole block a pass over the rows, as avx2B8TwoK's).
+// Measured on AMD Zen 4, plain AVX2 (TestAVX2IntAccB8Speed with KVLAB_SPEED_U8, five runs, min
+// ns a row in cache / streamed): two accumulators, the int16 two-accumulator kernel 10.0 /
+// 10.5–10.8, this one 7.3–8.5 / 9.3–9.6, where the four-accumulator kernel with two zero
+// weights (the AVX-512 kernel's way) takes the four-accumulator time, 10.2–10.3 / 11.3–11.4,
+// more than the int16 kernel it replaces.
+var (
+	avx2U8Acc = &multiKernels{acc: multiAccQ51U8AVX2INT, w8step: 0x1p-9}
+	avx2U8Two = &multiKernels{acc: multiAccQ51U8TwoAVX2INT, w8step: 0x1p-9}
+)
 
 //go:noescape
 func multiAccQ51U8AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccQ51U8TwoAVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 
 // avx2B8TwoK are the two-accumulator variants of avx2B8Acc.
 var avx2B8TwoK = [4]*multiKernels{{acc: multiAccQ40B8TwoAVX2INT}, {acc: multiAccQ41B8TwoAVX2INT},
@@ -217,6 +229,9 @@ func avx2IntAccKernels(vnni bool) *[6]*multiKernels {
 // and q5_1 (plain AVX2 and AVX-VNNI alike). On Intel (instruction tables) it issues half the
 // VPMADDWD or VPDPWSSD, the row loop's bottleneck on ports 0 and 1.
 func avx2IntAccTwo(k *multiKernels) *multiKernels {
+	if k == avx2U8Acc {
+		return avx2U8Two
+	}
 	for i, b := range avx2B8Acc {
 		if k == b {
 			// The 8-bit kernels' two-accumulator variants: each accumulator's sums are the

@@ -138,7 +138,7 @@ func TestAVX2IntAccChosen(t *testing.T) {
 			j := map[Format]int{Q4_0: 0, Q4_1: 1, Q5_0: 2, Q5_1: 3}[tc.f]
 			want, wantTwo, step = avx2B8Acc[j], avx2B8TwoK[j], 0x1p-8 // the 8-bit-weight kernels
 		} else if b8 && tc.f == Q5_1 && avx2U8Q51 {
-			want, wantTwo, step = avx2U8Acc, nil, 0x1p-9 // unsigned 8-bit weights, no two-accumulator variant
+			want, wantTwo, step = avx2U8Acc, avx2U8Two, 0x1p-9 // unsigned 8-bit weights
 		}
 		if got := avx2IntAccFor(*tc.avx512Kern); got != want {
 			t.Errorf("%s: another kernel runs", tc.f)

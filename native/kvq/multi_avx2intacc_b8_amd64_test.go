@@ -245,7 +245,7 @@ func TestAVX2IntAccB8Speed(t *testing.T) {
 		// q5_1's kernels: int16, the unsigned 8-bit one (avx2U8Acc), the signed one.
 		avx2SpeedB8(t, rounds, []string{"int16", "u8", "s8"}, func(i int) {
 			avx2B8On, avx2B8Q5, avx2U8Q51 = i > 0, i == 2, i == 1
-		}, []Format{Q5_1}, []int{4})
+		}, []Format{Q5_1, Q5_1}, []int{4, 2})
 		return
 	}
 	avx2SpeedB8(t, rounds, []string{"int16", "int8"}, func(i int) { avx2B8On = i == 1 },
@@ -367,23 +367,39 @@ func TestAVX2IntAccB8TwoMatchesFour(t *testing.T) {
 		t.Skip("no AVX2")
 	}
 	rng := rand.New(rand.NewPCG(85, 86))
+	type kcase struct {
+		f         Format
+		four, two *multiKernels
+		name      string
+	}
+	var cases []kcase
 	for i, f := range []Format{Q4_0, Q4_1, Q5_0, Q5_1} {
-		four, two := avx2B8Acc[i], avx2B8TwoK[i]
+		cases = append(cases, kcase{f, avx2B8Acc[i], avx2B8TwoK[i], "s8"})
+	}
+	cases = append(cases, kcase{Q5_1, avx2U8Acc, avx2U8Two, "u8"}) // q5_1's unsigned 8-bit weights
+	for _, kc := range cases {
+		f, four, two := kc.f, kc.four, kc.two
 		if multiTwo(four) != two {
-			t.Fatalf("%s: multiTwo does not choose the 8-bit two-accumulator kernel", f)
+			t.Fatalf("%s %s: multiTwo does not choose the 8-bit two-accumulator kernel", f, kc.name)
 		}
 		for _, d := range []int{32, 64, 96, 128, 200} {
 			for _, rows := range []int{1, 2, 3, 5, 17, 33, 63, 64, 65, 130} {
-				for _, shape := range []string{"softmax", "full+"} {
-					t.Run(fmt.Sprintf("%s/d%d/rows%d/%s", f, d, rows, shape), func(t *testing.T) {
+				for _, shape := range []string{"softmax", "full+", "full-", "low+"} {
+					t.Run(fmt.Sprintf("%s/%s/d%d/rows%d/%s", f, kc.name, d, rows, shape), func(t *testing.T) {
 						c := Unwrap(mustCodec(t, f, d))
 						nv, rb := intAccBlocks(c).full*BlockSize, c.RowBytes()
 						enc := b8Rows(rng, c, rows, shape != "softmax")
+						if shape == "low+" {
+							b8Fill(c, enc, rows, 0) // every code 0
+						}
 						w2 := make([]float32, 2*rows)
 						w4 := make([]float32, 4*rows)
 						for j := 0; j < rows; j++ {
 							for h := 0; h < 4; h++ {
 								x := float32(1)
+								if shape == "full-" {
+									x = -1
+								}
 								if shape == "softmax" {
 									x = float32(math.Exp(-8 * rng.Float64()))
 									switch {
