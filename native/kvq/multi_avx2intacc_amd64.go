@@ -141,7 +141,8 @@ var avx2B8On = !isa.Acc16
 // and q4_1's did not move beyond the perturbation noise (kvlab ab, plain AVX2 on Zen 4,
 // kvlab-tiny-64 and its outlier copy, 64 and 192 decode positions, against KVLAB_ACC16): the
 // attention error rose 1.5–2% (q4_0, q4_1: 0.3–0.7%) and decode KL by 4–16% in six of eight
-// runs (q4_0 −1.5% to +9%, q4_1 −3.6% to +1.2%), so they stay at int16 for now.
+// runs (q4_0 −1.5% to +9%, q4_1 −3.6% to +1.2%), so they stay off: q5_0 keeps int16 weights,
+// q5_1 takes unsigned 8-bit ones (avx2U8Q51, half these weights' step).
 var avx2B8Q5 = false
 
 // avx2U8Q51 lets q5_1 take its kernel with unsigned 8-bit weights (avx2U8Acc; with avx2B8On,
