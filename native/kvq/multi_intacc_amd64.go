@@ -167,6 +167,35 @@ var hasBITALG = isa.AVX512VBMI && cpu.X86.HasAVX512BITALG
 // q5_0's values phase 7 % slower in ten runs out of ten (10.1–10.5 → 10.8–11.3 ns a row), then
 // faster in 7 of 8 and in 16 of 20 (median −3.5 %, 9.62 → 9.16): ~2 % of the whole decode at
 // best, for the quality above. Left off.
+//
+// Measured again on AMD Zen 4 with the rows on 2 MiB pages (internal/hugemem), and finer
+// roundings tried, still left off. Speed: attn's TestDecodeBreakdown (as above, six rounds
+// alternated with KVLAB_ACC16=1 in one binary, a quieter machine, min ns a row) whole
+// 14.64–14.87 → 13.99–14.24, values 8.81–9.03 → 7.88–8.28: −4 % of the decode; a 4096-row call
+// streamed over 64 MiB of huge pages 8.29–10.18 → 7.62–10.16 (median of the paired runs −0.57).
+// Quality: kvlab ab --arms f16,q5_0 --no-needle, kvlab-tiny-64 and its outlier fixture, each
+// seed's KL against KVLAB_ACC16=1, mean change ± standard error (the weights' roundings below
+// emulated in Go through AccumulateManyMulti; with 64 rows and q = 255 the emulation's KL is
+// this kernel's bit for bit), decode / prompt KL, tiny; outlier:
+//   - this kernel (64 rows, 23–24 seeds): +3.2 ± 1.9 / +2.6 ± 1.0; +1.9 ± 1.9 / +1.7 ± 1.1;
+//   - rounding groups of 32 rows (16 seeds): +4.9 ± 2.1 / +1.3 ± 1.2; +2.0 ± 2.1 / +2.1 ± 1.0;
+//   - of 16 rows (16 seeds): +2.4 ± 1.6 / +1.1 ± 1.0; +0.9 ± 1.5 / +1.3 ± 1.1;
+//   - error diffusion along the rows (each W = round(w·d·inv + e), e the previous row's
+//     rounding error, q = 254.5; 23–24 seeds), one chain: +3.1 ± 1.6 / +2.1 ± 1.1; +3.6 ± 1.8 /
+//     +2.2 ± 1.3; four chains (rows mod 4): +2.8 ± 1.4 / +1.4 ± 1.0; +2.5 ± 1.5 / +2.0 ± 1.3;
+//   - the two largest |w·d| of each tile, block and accumulator added in float32, the rest
+//     rounded against the third (24 seeds): +0.3 ± 1.0 / −0.1 ± 0.5; +1.4 ± 1.0 / +0.9 ± 0.6
+//     (the largest one alone: +2.4 ± 1.3 / +1.1 ± 0.8; +2.8 ± 1.4 / +0.4 ± 0.9).
+//
+// PPL within ±0.05 % in all. Only the last is within the ~1 % allowed (not written: it needs
+// the two largest found per lane in the first prepass and two rows' values decoded to float
+// per tile, block and accumulator, ~8 operations each, ~4 a row beside the prepass's: about
+// the 8-bit kernel's whole gain, unless the rows are shared). The 32-row groups written into
+// this kernel (a tile of 32 rows, its prepasses and finish twice as often) took the gain away: TestIntAcc8Speed's
+// shape with its PREFETCHT1 flavour, six runs alternated with the int16 VBMI kernel, min ns a
+// row: in cache 7.86–7.92 → 7.87–9.91, streamed over huge pages 8.19–9.41 → 8.36–10.77 (the
+// 64-row kernel in the same runs of the other binary: 7.86–9.08 → 6.52–8.70, 8.29–10.18 →
+// 7.62–10.16).
 const q5W8 = false
 
 // q51W8 chooses q5_1's kernel with unsigned 8-bit weights (intAcc8q51).
