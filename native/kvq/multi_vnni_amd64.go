@@ -42,6 +42,42 @@ func multiScoresIQ4NLHdrVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows
 //go:noescape
 func multiScoresIQ4NLHdrVBMI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 
+// vnniHdrZ4 makes the header-register kernels take their flavours for AMD Zen 4 (zen4Stream;
+// the same names with Z4), which also prefetch every line of the rows 32 KiB past the near
+// prefetches into L2 (PREFETCHT1; multi_vnni_amd64.s's HDRFAR): the same scores bit for bit
+// (TestVNNIHeaderRegs). On AMD Zen 4 (EPYC Genoa, shared 2 vCPUs, load 5–24), ns a row, min
+// (median), near → near and far:
+//   - native/attn TestDecodeBreakdown at the bench shape (131072 cells, 32/8 heads, d 128, one
+//     thread, keys on 2 MiB pages; test binaries alternated 8 times, twice; the scores phase,
+//     min of the runs' minima): q4_0 4.26 → 4.18, 4.24 → 4.11; iq4_nl 4.41 → 4.26, 4.43 →
+//     4.22; q4_1 4.43 → 4.42, 4.38 → 4.33 (medians 4.77 → 4.55, 4.50 → 4.53). With the keys in
+//     L2/L3 first (KVLAB_TOUCH=k) the near kernels took ~4.0, 4.2, 4.2: the far prefetches take
+//     about half of the wait on memory away. 8, 16 and 64 KiB in place of 32 scored alike
+//     (q4_0 4.14, 4.07, 4.09 against 4.07 and 4.18 near only); the far PREFETCHT1 alone, no
+//     near PREFETCHT0, 4.17 (near only 4.14).
+//   - TestVNNIHdrZ4Speed (4096 rows of 128 values, 4 queries; streamed over 96 MiB on 2 MiB
+//     pages; two runs): streamed q4_0 4.68 → 4.34, 4.63 → 4.35; q4_1 4.90 → 4.66, 4.90 →
+//     4.63; iq4_nl 4.77 → 4.51, 4.85 → 4.46; in cache q4_0 4.02 → 4.05, q4_1 4.23 → 4.28,
+//     iq4_nl 4.21 → 4.22 (the five prefetches more a block).
+//
+// Other CPUs keep the near prefetches only: not measured with the far ones.
+var vnniHdrZ4 = zen4Stream
+
+// multiScoresQ40HdrZ4VNNI, multiScoresQ41HdrZ4VNNI, multiScoresIQ4NLHdrZ4VNNI and
+// multiScoresIQ4NLHdrZ4VBMI are the kernels above with the far prefetches (vnniHdrZ4).
+//
+//go:noescape
+func multiScoresQ40HdrZ4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
+//go:noescape
+func multiScoresQ41HdrZ4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
+//go:noescape
+func multiScoresIQ4NLHdrZ4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
+//go:noescape
+func multiScoresIQ4NLHdrZ4VBMI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
 // hasVNNIBW reports the iq4_nl, q5_0 and q5_1 VNNI kernels, which also use AVX-512 BW byte
 // operations (VPSHUFB, VPTESTMB, masked VPADDB, VPERMI2W).
 var hasVNNIBW = hasVNNI && cpu.X86.HasAVX512BW
@@ -384,16 +420,29 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 		if !vnniStaged {
 			switch kind {
 			case vnniIQ4NL:
-				if iq4ScoresVBMI {
+				switch {
+				case iq4ScoresVBMI && vnniHdrZ4:
+					multiScoresIQ4NLHdrZ4VBMI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
+				case iq4ScoresVBMI:
 					multiScoresIQ4NLHdrVBMI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
-					return
+				case vnniHdrZ4:
+					multiScoresIQ4NLHdrZ4VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
+				default:
+					multiScoresIQ4NLHdrVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 				}
-				multiScoresIQ4NLHdrVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 				return
 			case vnniQ4_1:
+				if vnniHdrZ4 {
+					multiScoresQ41HdrZ4VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
+					return
+				}
 				multiScoresQ41HdrVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 				return
 			case vnniQ4_0:
+				if vnniHdrZ4 {
+					multiScoresQ40HdrZ4VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
+					return
+				}
 				multiScoresQ40HdrVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 				return
 			}

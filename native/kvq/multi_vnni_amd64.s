@@ -29,7 +29,9 @@
 // level, PREFETCHT1 4 or 8 KiB beyond these (the f16 Zen 4 kernel's scheme), slower still
 // (q4_0 6.2–6.4 against 5.1–5.2, q4_1 7.0–7.1 against 5.7, iq4_nl 6.7–7.1 against 5.6, q8_0
 // 10.1–10.3 against 8.1–8.3, q5_0 7.6–7.9 against 6.6–7.0; at load 3, PREFETCHT1 8 KiB beyond:
-// q4_0 5.7 against 5.0, q8_0 8.9 against 7.9).
+// q4_0 5.7 against 5.0, q8_0 8.9 against 7.9). With the rows on 2 MiB pages (internal/hugemem)
+// the header-register kernels' Zen 4 flavours do take a second level, 32 KiB beyond these
+// (HDRFAR).
 #define PFGROUPS 4
 
 // CHAIN1 adds code vector c times the four query bytes at offset off of each of the four
@@ -2004,465 +2006,296 @@ DATA ·vnniHdr20Mask+16(SB)/8, $0x00000fffffffffff
 DATA ·vnniHdr20Mask+24(SB)/8, $0xffffffffffffffff
 GLOBL ·vnniHdr20Mask(SB), RODATA|NOPTR, $32
 
+// HDRFAR is how far past the near prefetches (PFGROUPS groups ahead, PREFETCHT0) the Zen 4
+// flavours of the header-register kernels (Z4, zen4Stream) prefetch into L2 (PREFETCHT1),
+// every line once: 32 KiB, the values kernels' distance (gen_intacc.go's pfFar).
+// Measurements: multi_vnni_amd64.go's vnniHdrZ4.
+#define HDRFAR 32768
+
+// PF18 prefetches (PREFETCHT0) the 320 bytes at AX, a block's of a group of 18-byte-block
+// rows PFGROUPS groups ahead, and moves AX on; PF18Z4 also the 320 bytes HDRFAR on into L2.
+#define PF18 \
+	PREFETCHT0 (AX); \
+	PREFETCHT0 64(AX); \
+	PREFETCHT0 128(AX); \
+	PREFETCHT0 192(AX); \
+	PREFETCHT0 256(AX); \
+	ADDQ $320, AX
+
+#define PF18Z4 \
+	PREFETCHT0 (AX); \
+	PREFETCHT0 64(AX); \
+	PREFETCHT0 128(AX); \
+	PREFETCHT0 192(AX); \
+	PREFETCHT0 256(AX); \
+	PREFETCHT1 (HDRFAR)(AX); \
+	PREFETCHT1 (HDRFAR+64)(AX); \
+	PREFETCHT1 (HDRFAR+128)(AX); \
+	PREFETCHT1 (HDRFAR+192)(AX); \
+	PREFETCHT1 (HDRFAR+256)(AX); \
+	ADDQ $320, AX
+
+// PF20 and PF20Z4 are PF18 and PF18Z4 for 20-byte blocks: 384 bytes a block.
+#define PF20 \
+	PREFETCHT0 (AX); \
+	PREFETCHT0 64(AX); \
+	PREFETCHT0 128(AX); \
+	PREFETCHT0 192(AX); \
+	PREFETCHT0 256(AX); \
+	PREFETCHT0 320(AX); \
+	ADDQ $384, AX
+
+#define PF20Z4 \
+	PREFETCHT0 (AX); \
+	PREFETCHT0 64(AX); \
+	PREFETCHT0 128(AX); \
+	PREFETCHT0 192(AX); \
+	PREFETCHT0 256(AX); \
+	PREFETCHT0 320(AX); \
+	PREFETCHT1 (HDRFAR)(AX); \
+	PREFETCHT1 (HDRFAR+64)(AX); \
+	PREFETCHT1 (HDRFAR+128)(AX); \
+	PREFETCHT1 (HDRFAR+192)(AX); \
+	PREFETCHT1 (HDRFAR+256)(AX); \
+	PREFETCHT1 (HDRFAR+320)(AX); \
+	ADDQ $384, AX
+
+// INITQ4 sets the nibble mask Z31 (q4_0, q4_1, iq4_nl without VBMI); INITIQ4V the levels + 128,
+// four times over, in Z20 (iq4_nl with VBMI).
+#define INITQ4 \
+	MOVL $0x0F0F0F0F, AX; \
+	VPBROADCASTD AX, Z31
+
+#define INITIQ4V \
+	VBROADCASTI32X4 ·vnniIQ4NLU8(SB), Z20
+
+// DECIQ4S is NIBBLES4S with the codes mapped to iq4_nl's levels + 128 (VPSHUFB); DECIQ4V the
+// same by VBMI byte permutes of the unmasked bytes (VPERMB takes six index bits, and the table
+// repeats every 16 bytes).
+#define DECIQ4S \
+	NIBBLES4S; \
+	VBROADCASTI32X4 ·vnniIQ4NLU8(SB), Z30; \
+	VPSHUFB Z0, Z30, Z0; \
+	VPSHUFB Z1, Z30, Z1; \
+	VPSHUFB Z2, Z30, Z2; \
+	VPSHUFB Z3, Z30, Z3; \
+	VPSHUFB Z4, Z30, Z4; \
+	VPSHUFB Z5, Z30, Z5; \
+	VPSHUFB Z6, Z30, Z6; \
+	VPSHUFB Z7, Z30, Z7
+
+#define DECIQ4V \
+	VPERMB Z20, Z25, Z0; \
+	VPSRLD $4, Z25, Z4; \
+	VPERMB Z20, Z4, Z4; \
+	VPERMB Z20, Z26, Z1; \
+	VPSRLD $4, Z26, Z5; \
+	VPERMB Z20, Z5, Z5; \
+	VPERMB Z20, Z27, Z2; \
+	VPSRLD $4, Z27, Z6; \
+	VPERMB Z20, Z6, Z6; \
+	VPERMB Z20, Z28, Z3; \
+	VPSRLD $4, Z28, Z7; \
+	VPERMB Z20, Z7, Z7
+
+// HDRGROUP starts a group of sixteen rows of hdr-byte headers: the row-group pointers at the
+// payloads of block 0 (CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15), the
+// digits, the block count, the scores at the queries' offsets and the prefetch pointer AX,
+// PFGROUPS groups of rows ahead.
+#define HDRGROUP(hdr) \
+	LEAQ hdr(DI), CX; \
+	LEAQ (CX)(R8*4), BX; \
+	LEAQ (BX)(R8*4), R14; \
+	LEAQ (R14)(R8*4), R15; \
+	MOVQ dig+0(FP), SI; \
+	MOVQ aux+8(FP), DX; \
+	XORL R13, R13; \
+	MOVQ nb+24(FP), R11; \
+	MOVQ off+72(FP), AX; \
+	VBROADCASTSS (AX), Z8; \
+	VBROADCASTSS 4(AX), Z9; \
+	VBROADCASTSS 8(AX), Z10; \
+	VBROADCASTSS 12(AX), Z11; \
+	MOVQ R8, AX; \
+	SHLQ $4, AX; \
+	IMULQ $PFGROUPS, AX; \
+	ADDQ DI, AX
+
+// HDREND stores the group's scores and moves out and the rows to the next group.
+#define HDREND \
+	SCORES_T; \
+	MOVQ ostride+64(FP), AX; \
+	CMPQ AX, $16; \
+	JNE  strided; \
+	SCORES_CONTIG; \
+	JMP  next; \
+strided: \
+	SCORES_STRIDED; \
+next: \
+	MOVQ ostride+64(FP), AX; \
+	SHLQ $4, AX; \
+	ADDQ AX, R9; \
+	MOVQ R8, AX; \
+	SHLQ $4, AX; \
+	ADDQ AX, DI; \
+	DECQ R10; \
+	JNZ  group
+
+// HDRK18 is the body of the 18-byte-block header-register kernels (q4_0, iq4_nl): init sets
+// the constants, dec splits the transposed payloads Z25..Z28 into the code vectors Z0..Z7,
+// offs is the aux offset of the chains' starting values (−8·ΣQ, −128·ΣQ), pf the block's
+// prefetches (PF18, PF18Z4). A chunk's first block reads the chunk's headers (HDRR18: K3 = K1
+// for a whole chunk of four, K2 for the row's last, short one); R13 counts the blocks left of
+// the chunk.
+#define HDRK18(init, dec, offs, pf) \
+	MOVQ rows+32(FP), DI; \
+	MOVQ rb+40(FP), R8; \
+	LEAQ (R8)(R8*2), R12; \
+	MOVQ out+56(FP), R9; \
+	MOVQ m+48(FP), R10; \
+	SHRQ $4, R10; \
+	JZ   done; \
+	init; \
+	HDRMASKS(·vnniHdr18Mask(SB), 4); \
+	LANEMASKS; \
+group: \
+	HDRGROUP(2); \
+blk: \
+	TESTQ R13, R13; \
+	JNZ  have; \
+	MOVQ $4, R13; \
+	KMOVQ K1, K3; \
+	CMPQ R11, R13; \
+	JGE  whole; \
+	KMOVQ K2, K3; \
+whole: \
+	HDRR18(-2); \
+have: \
+	pf; \
+	LOAD4M(CX, Z24, X24); \
+	LOAD4M(BX, Z25, X25); \
+	LOAD4M(R14, Z26, X26); \
+	LOAD4M(R15, Z27, X27); \
+	TRANSPOSE4; \
+	dec; \
+	VPBROADCASTD offs(DX), Z12; \
+	VPBROADCASTD offs+4(DX), Z13; \
+	VPBROADCASTD offs+8(DX), Z14; \
+	VPBROADCASTD offs+12(DX), Z15; \
+	CHAINSM; \
+	VCVTPH2PS Y22, Z24; \
+	FINISHM(Z12, Z16, 0, Z8); \
+	FINISHM(Z13, Z17, 1, Z9); \
+	FINISHM(Z14, Z18, 2, Z10); \
+	FINISHM(Z15, Z19, 3, Z11); \
+	ADDQ $18, CX; \
+	ADDQ $18, BX; \
+	ADDQ $18, R14; \
+	ADDQ $18, R15; \
+	ADDQ $128, SI; \
+	ADDQ $96, DX; \
+	NEXT18; \
+	DECQ R13; \
+	DECQ R11; \
+	JNZ  blk; \
+	HDREND; \
+done: \
+	VZEROUPPER; \
+	RET
+
+// HDRK20 is HDRK18 for q4_1's 20-byte blocks (HDRR20): chains from zero, the scales and
+// minima of each block converted apart (FINISHES41M); pf PF20 or PF20Z4.
+#define HDRK20(pf) \
+	MOVQ rows+32(FP), DI; \
+	MOVQ rb+40(FP), R8; \
+	LEAQ (R8)(R8*2), R12; \
+	MOVQ out+56(FP), R9; \
+	MOVQ m+48(FP), R10; \
+	SHRQ $4, R10; \
+	JZ   done; \
+	INITQ4; \
+	HDRMASKS(·vnniHdr20Mask(SB), 4); \
+	LANEMASKS; \
+group: \
+	HDRGROUP(4); \
+blk: \
+	TESTQ R13, R13; \
+	JNZ  have; \
+	MOVQ $4, R13; \
+	KMOVQ K1, K3; \
+	CMPQ R11, R13; \
+	JGE  whole; \
+	KMOVQ K2, K3; \
+whole: \
+	HDRR20(-4); \
+have: \
+	pf; \
+	LOAD4M(CX, Z24, X24); \
+	LOAD4M(BX, Z25, X25); \
+	LOAD4M(R14, Z26, X26); \
+	LOAD4M(R15, Z27, X27); \
+	TRANSPOSE4; \
+	NIBBLES4S; \
+	VPXORD Z12, Z12, Z12; \
+	VPXORD Z13, Z13, Z13; \
+	VPXORD Z14, Z14, Z14; \
+	VPXORD Z15, Z15, Z15; \
+	CHAINSM; \
+	VCVTPH2PS Y20, Z24; \
+	VEXTRACTI64X4 $1, Z20, Y25; \
+	VCVTPH2PS Y25, Z25; \
+	FINISHES41M; \
+	ADDQ $20, CX; \
+	ADDQ $20, BX; \
+	ADDQ $20, R14; \
+	ADDQ $20, R15; \
+	ADDQ $128, SI; \
+	ADDQ $96, DX; \
+	NEXT20; \
+	DECQ R13; \
+	DECQ R11; \
+	JNZ  blk; \
+	HDREND; \
+done: \
+	VZEROUPPER; \
+	RET
+
 // func multiScoresQ40HdrVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // multiScoresQ40VNNI with the headers in registers (HDRR18); the stage is not used.
 TEXT ·multiScoresQ40HdrVNNI(SB), NOSPLIT, $0-80
-	MOVQ rows+32(FP), DI
-	MOVQ rb+40(FP), R8
-	LEAQ (R8)(R8*2), R12       // 3 rows
-	MOVQ out+56(FP), R9
-	MOVQ m+48(FP), R10
-	SHRQ $4, R10               // groups of sixteen rows
-	JZ   hdrQ40_done
-	MOVL $0x0F0F0F0F, AX
-	VPBROADCASTD AX, Z31
+	HDRK18(INITQ4, NIBBLES4S, 16, PF18)
 
-	HDRMASKS(·vnniHdr18Mask(SB), 4)
-	LANEMASKS
-
-hdrQ40_group:
-	// Row-group pointers at the payloads of block 0: CX rows 0..3, BX rows 4..7, R14 rows
-	// 8..11, R15 rows 12..15.
-	LEAQ 2(DI), CX
-	LEAQ (CX)(R8*4), BX
-	LEAQ (BX)(R8*4), R14
-	LEAQ (R14)(R8*4), R15
-	MOVQ dig+0(FP), SI
-	MOVQ aux+8(FP), DX
-	XORL R13, R13              // blocks left of the chunk in registers
-	MOVQ nb+24(FP), R11
-	MOVQ off+72(FP), AX        // the scores start at the queries' offsets
-	VBROADCASTSS (AX), Z8
-	VBROADCASTSS 4(AX), Z9
-	VBROADCASTSS 8(AX), Z10
-	VBROADCASTSS 12(AX), Z11
-	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
-	SHLQ $4, AX                // per block (a group is 16·18 = 288 bytes per block)
-	IMULQ $PFGROUPS, AX
-	ADDQ DI, AX
-
-hdrQ40_blk:
-	TESTQ R13, R13
-	JNZ  hdrQ40_have
-	MOVQ $4, R13               // a chunk's first block: its headers
-	KMOVQ K1, K3
-	CMPQ R11, R13
-	JGE  hdrQ40_whole
-	KMOVQ K2, K3
-hdrQ40_whole:
-	HDRR18(-2)
-hdrQ40_have:
-	PREFETCHT0 (AX)
-	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	PREFETCHT0 192(AX)
-	PREFETCHT0 256(AX)
-	ADDQ $320, AX
-	LOAD4M(CX, Z24, X24)
-	LOAD4M(BX, Z25, X25)
-	LOAD4M(R14, Z26, X26)
-	LOAD4M(R15, Z27, X27)
-	TRANSPOSE4
-	NIBBLES4S
-
-	VPBROADCASTD 16(DX), Z12   // −8·ΣQ: the codes' offset
-	VPBROADCASTD 20(DX), Z13
-	VPBROADCASTD 24(DX), Z14
-	VPBROADCASTD 28(DX), Z15
-	CHAINSM
-	VCVTPH2PS Y22, Z24         // the rows' block scales
-	FINISHM(Z12, Z16, 0, Z8)
-	FINISHM(Z13, Z17, 1, Z9)
-	FINISHM(Z14, Z18, 2, Z10)
-	FINISHM(Z15, Z19, 3, Z11)
-
-	ADDQ $18, CX
-	ADDQ $18, BX
-	ADDQ $18, R14
-	ADDQ $18, R15
-	ADDQ $128, SI
-	ADDQ $96, DX
-	NEXT18
-	DECQ R13
-	DECQ R11
-	JNZ  hdrQ40_blk
-
-	SCORES_T
-	MOVQ ostride+64(FP), AX
-	CMPQ AX, $16
-	JNE  hdrQ40_strided
-	SCORES_CONTIG
-	JMP  hdrQ40_next
-
-hdrQ40_strided:
-	SCORES_STRIDED
-
-hdrQ40_next:
-	MOVQ ostride+64(FP), AX
-	SHLQ $4, AX
-	ADDQ AX, R9
-	MOVQ R8, AX
-	SHLQ $4, AX
-	ADDQ AX, DI
-	DECQ R10
-	JNZ  hdrQ40_group
-
-hdrQ40_done:
-	VZEROUPPER
-	RET
-
+// func multiScoresQ40HdrZ4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+// multiScoresQ40HdrVNNI prefetching HDRFAR further into L2 as well (zen4Stream).
+TEXT ·multiScoresQ40HdrZ4VNNI(SB), NOSPLIT, $0-80
+	HDRK18(INITQ4, NIBBLES4S, 16, PF18Z4)
 
 // func multiScoresIQ4NLHdrVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // multiScoresIQ4NLVNNI with the headers in registers (HDRR18); the stage is not used.
 TEXT ·multiScoresIQ4NLHdrVNNI(SB), NOSPLIT, $0-80
-	MOVQ rows+32(FP), DI
-	MOVQ rb+40(FP), R8
-	LEAQ (R8)(R8*2), R12       // 3 rows
-	MOVQ out+56(FP), R9
-	MOVQ m+48(FP), R10
-	SHRQ $4, R10               // groups of sixteen rows
-	JZ   hdrIQ4_done
-	MOVL $0x0F0F0F0F, AX
-	VPBROADCASTD AX, Z31
+	HDRK18(INITQ4, DECIQ4S, 48, PF18)
 
-	HDRMASKS(·vnniHdr18Mask(SB), 4)
-	LANEMASKS
-
-hdrIQ4_group:
-	// Row-group pointers at the payloads of block 0: CX rows 0..3, BX rows 4..7, R14 rows
-	// 8..11, R15 rows 12..15.
-	LEAQ 2(DI), CX
-	LEAQ (CX)(R8*4), BX
-	LEAQ (BX)(R8*4), R14
-	LEAQ (R14)(R8*4), R15
-	MOVQ dig+0(FP), SI
-	MOVQ aux+8(FP), DX
-	XORL R13, R13              // blocks left of the chunk in registers
-	MOVQ nb+24(FP), R11
-	MOVQ off+72(FP), AX        // the scores start at the queries' offsets
-	VBROADCASTSS (AX), Z8
-	VBROADCASTSS 4(AX), Z9
-	VBROADCASTSS 8(AX), Z10
-	VBROADCASTSS 12(AX), Z11
-	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
-	SHLQ $4, AX                // per block (a group is 16·18 = 288 bytes per block)
-	IMULQ $PFGROUPS, AX
-	ADDQ DI, AX
-
-hdrIQ4_blk:
-	TESTQ R13, R13
-	JNZ  hdrIQ4_have
-	MOVQ $4, R13               // a chunk's first block: its headers
-	KMOVQ K1, K3
-	CMPQ R11, R13
-	JGE  hdrIQ4_whole
-	KMOVQ K2, K3
-hdrIQ4_whole:
-	HDRR18(-2)
-hdrIQ4_have:
-	PREFETCHT0 (AX)
-	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	PREFETCHT0 192(AX)
-	PREFETCHT0 256(AX)
-	ADDQ $320, AX
-	LOAD4M(CX, Z24, X24)
-	LOAD4M(BX, Z25, X25)
-	LOAD4M(R14, Z26, X26)
-	LOAD4M(R15, Z27, X27)
-	TRANSPOSE4
-	VPANDD Z31, Z25, Z0
-	VPSRLD $4, Z25, Z4
-	VPANDD Z31, Z4, Z4
-	VPANDD Z31, Z26, Z1
-	VPSRLD $4, Z26, Z5
-	VPANDD Z31, Z5, Z5
-	VPANDD Z31, Z27, Z2
-	VPSRLD $4, Z27, Z6
-	VPANDD Z31, Z6, Z6
-	VPANDD Z31, Z28, Z3
-	VPSRLD $4, Z28, Z7
-	VPANDD Z31, Z7, Z7
-	VBROADCASTI32X4 ·vnniIQ4NLU8(SB), Z30
-	VPSHUFB Z0, Z30, Z0
-	VPSHUFB Z1, Z30, Z1
-	VPSHUFB Z2, Z30, Z2
-	VPSHUFB Z3, Z30, Z3
-	VPSHUFB Z4, Z30, Z4
-	VPSHUFB Z5, Z30, Z5
-	VPSHUFB Z6, Z30, Z6
-	VPSHUFB Z7, Z30, Z7
-
-	VPBROADCASTD 48(DX), Z12   // −128·ΣQ: the levels' offset
-	VPBROADCASTD 52(DX), Z13
-	VPBROADCASTD 56(DX), Z14
-	VPBROADCASTD 60(DX), Z15
-	CHAINSM
-	VCVTPH2PS Y22, Z24         // the rows' block scales
-	FINISHM(Z12, Z16, 0, Z8)
-	FINISHM(Z13, Z17, 1, Z9)
-	FINISHM(Z14, Z18, 2, Z10)
-	FINISHM(Z15, Z19, 3, Z11)
-
-	ADDQ $18, CX
-	ADDQ $18, BX
-	ADDQ $18, R14
-	ADDQ $18, R15
-	ADDQ $128, SI
-	ADDQ $96, DX
-	NEXT18
-	DECQ R13
-	DECQ R11
-	JNZ  hdrIQ4_blk
-
-	SCORES_T
-	MOVQ ostride+64(FP), AX
-	CMPQ AX, $16
-	JNE  hdrIQ4_strided
-	SCORES_CONTIG
-	JMP  hdrIQ4_next
-
-hdrIQ4_strided:
-	SCORES_STRIDED
-
-hdrIQ4_next:
-	MOVQ ostride+64(FP), AX
-	SHLQ $4, AX
-	ADDQ AX, R9
-	MOVQ R8, AX
-	SHLQ $4, AX
-	ADDQ AX, DI
-	DECQ R10
-	JNZ  hdrIQ4_group
-
-hdrIQ4_done:
-	VZEROUPPER
-	RET
-
+// func multiScoresIQ4NLHdrZ4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+// multiScoresIQ4NLHdrVNNI prefetching HDRFAR further into L2 as well (zen4Stream).
+TEXT ·multiScoresIQ4NLHdrZ4VNNI(SB), NOSPLIT, $0-80
+	HDRK18(INITQ4, DECIQ4S, 48, PF18Z4)
 
 // func multiScoresIQ4NLHdrVBMI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // multiScoresIQ4NLVBMI with the headers in registers (HDRR18); the stage is not used.
 TEXT ·multiScoresIQ4NLHdrVBMI(SB), NOSPLIT, $0-80
-	MOVQ rows+32(FP), DI
-	MOVQ rb+40(FP), R8
-	LEAQ (R8)(R8*2), R12       // 3 rows
-	MOVQ out+56(FP), R9
-	MOVQ m+48(FP), R10
-	SHRQ $4, R10               // groups of sixteen rows
-	JZ   hdrVIQ4_done
-	VBROADCASTI32X4 ·vnniIQ4NLU8(SB), Z20 // the levels + 128, four times over
+	HDRK18(INITIQ4V, DECIQ4V, 48, PF18)
 
-	HDRMASKS(·vnniHdr18Mask(SB), 4)
-	LANEMASKS
-
-hdrVIQ4_group:
-	// Row-group pointers at the payloads of block 0: CX rows 0..3, BX rows 4..7, R14 rows
-	// 8..11, R15 rows 12..15.
-	LEAQ 2(DI), CX
-	LEAQ (CX)(R8*4), BX
-	LEAQ (BX)(R8*4), R14
-	LEAQ (R14)(R8*4), R15
-	MOVQ dig+0(FP), SI
-	MOVQ aux+8(FP), DX
-	XORL R13, R13              // blocks left of the chunk in registers
-	MOVQ nb+24(FP), R11
-	MOVQ off+72(FP), AX        // the scores start at the queries' offsets
-	VBROADCASTSS (AX), Z8
-	VBROADCASTSS 4(AX), Z9
-	VBROADCASTSS 8(AX), Z10
-	VBROADCASTSS 12(AX), Z11
-	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
-	SHLQ $4, AX                // per block (a group is 16·18 = 288 bytes per block)
-	IMULQ $PFGROUPS, AX
-	ADDQ DI, AX
-
-hdrVIQ4_blk:
-	TESTQ R13, R13
-	JNZ  hdrVIQ4_have
-	MOVQ $4, R13               // a chunk's first block: its headers
-	KMOVQ K1, K3
-	CMPQ R11, R13
-	JGE  hdrVIQ4_whole
-	KMOVQ K2, K3
-hdrVIQ4_whole:
-	HDRR18(-2)
-hdrVIQ4_have:
-	PREFETCHT0 (AX)
-	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	PREFETCHT0 192(AX)
-	PREFETCHT0 256(AX)
-	ADDQ $320, AX
-	LOAD4M(CX, Z24, X24)
-	LOAD4M(BX, Z25, X25)
-	LOAD4M(R14, Z26, X26)
-	LOAD4M(R15, Z27, X27)
-	TRANSPOSE4
-	VPERMB Z20, Z25, Z0
-	VPSRLD $4, Z25, Z4
-	VPERMB Z20, Z4, Z4
-	VPERMB Z20, Z26, Z1
-	VPSRLD $4, Z26, Z5
-	VPERMB Z20, Z5, Z5
-	VPERMB Z20, Z27, Z2
-	VPSRLD $4, Z27, Z6
-	VPERMB Z20, Z6, Z6
-	VPERMB Z20, Z28, Z3
-	VPSRLD $4, Z28, Z7
-	VPERMB Z20, Z7, Z7
-
-	VPBROADCASTD 48(DX), Z12   // −128·ΣQ: the levels' offset
-	VPBROADCASTD 52(DX), Z13
-	VPBROADCASTD 56(DX), Z14
-	VPBROADCASTD 60(DX), Z15
-	CHAINSM
-	VCVTPH2PS Y22, Z24         // the rows' block scales
-	FINISHM(Z12, Z16, 0, Z8)
-	FINISHM(Z13, Z17, 1, Z9)
-	FINISHM(Z14, Z18, 2, Z10)
-	FINISHM(Z15, Z19, 3, Z11)
-
-	ADDQ $18, CX
-	ADDQ $18, BX
-	ADDQ $18, R14
-	ADDQ $18, R15
-	ADDQ $128, SI
-	ADDQ $96, DX
-	NEXT18
-	DECQ R13
-	DECQ R11
-	JNZ  hdrVIQ4_blk
-
-	SCORES_T
-	MOVQ ostride+64(FP), AX
-	CMPQ AX, $16
-	JNE  hdrVIQ4_strided
-	SCORES_CONTIG
-	JMP  hdrVIQ4_next
-
-hdrVIQ4_strided:
-	SCORES_STRIDED
-
-hdrVIQ4_next:
-	MOVQ ostride+64(FP), AX
-	SHLQ $4, AX
-	ADDQ AX, R9
-	MOVQ R8, AX
-	SHLQ $4, AX
-	ADDQ AX, DI
-	DECQ R10
-	JNZ  hdrVIQ4_group
-
-hdrVIQ4_done:
-	VZEROUPPER
-	RET
-
+// func multiScoresIQ4NLHdrZ4VBMI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+// multiScoresIQ4NLHdrVBMI prefetching HDRFAR further into L2 as well (zen4Stream).
+TEXT ·multiScoresIQ4NLHdrZ4VBMI(SB), NOSPLIT, $0-80
+	HDRK18(INITIQ4V, DECIQ4V, 48, PF18Z4)
 
 // func multiScoresQ41HdrVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // multiScoresQ41VNNI with the headers in registers (HDRR20); the stage is not used.
 TEXT ·multiScoresQ41HdrVNNI(SB), NOSPLIT, $0-80
-	MOVQ rows+32(FP), DI
-	MOVQ rb+40(FP), R8
-	LEAQ (R8)(R8*2), R12       // 3 rows
-	MOVQ out+56(FP), R9
-	MOVQ m+48(FP), R10
-	SHRQ $4, R10               // groups of sixteen rows
-	JZ   hdrQ41_done
-	MOVL $0x0F0F0F0F, AX
-	VPBROADCASTD AX, Z31
+	HDRK20(PF20)
 
-	HDRMASKS(·vnniHdr20Mask(SB), 4)
-	LANEMASKS
-
-hdrQ41_group:
-	// Row-group pointers at the payloads of block 0: CX rows 0..3, BX rows 4..7, R14 rows
-	// 8..11, R15 rows 12..15.
-	LEAQ 4(DI), CX
-	LEAQ (CX)(R8*4), BX
-	LEAQ (BX)(R8*4), R14
-	LEAQ (R14)(R8*4), R15
-	MOVQ dig+0(FP), SI
-	MOVQ aux+8(FP), DX
-	XORL R13, R13              // blocks left of the chunk in registers
-	MOVQ nb+24(FP), R11
-	MOVQ off+72(FP), AX        // the scores start at the queries' offsets
-	VBROADCASTSS (AX), Z8
-	VBROADCASTSS 4(AX), Z9
-	VBROADCASTSS 8(AX), Z10
-	VBROADCASTSS 12(AX), Z11
-	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 384 bytes
-	SHLQ $4, AX                // per block (a group is 16·20 = 320 bytes per block)
-	IMULQ $PFGROUPS, AX
-	ADDQ DI, AX
-
-hdrQ41_blk:
-	TESTQ R13, R13
-	JNZ  hdrQ41_have
-	MOVQ $4, R13               // a chunk's first block: its headers
-	KMOVQ K1, K3
-	CMPQ R11, R13
-	JGE  hdrQ41_whole
-	KMOVQ K2, K3
-hdrQ41_whole:
-	HDRR20(-4)
-hdrQ41_have:
-	PREFETCHT0 (AX)
-	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	PREFETCHT0 192(AX)
-	PREFETCHT0 256(AX)
-	PREFETCHT0 320(AX)
-	ADDQ $384, AX
-	LOAD4M(CX, Z24, X24)
-	LOAD4M(BX, Z25, X25)
-	LOAD4M(R14, Z26, X26)
-	LOAD4M(R15, Z27, X27)
-	TRANSPOSE4
-	NIBBLES4S
-
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
-	CHAINSM
-	VCVTPH2PS Y20, Z24         // the rows' block scales (the low 16 words)
-	VEXTRACTI64X4 $1, Z20, Y25 // and minima (the high 16)
-	VCVTPH2PS Y25, Z25
-	FINISHES41M
-
-	ADDQ $20, CX
-	ADDQ $20, BX
-	ADDQ $20, R14
-	ADDQ $20, R15
-	ADDQ $128, SI
-	ADDQ $96, DX
-	NEXT20
-	DECQ R13
-	DECQ R11
-	JNZ  hdrQ41_blk
-
-	SCORES_T
-	MOVQ ostride+64(FP), AX
-	CMPQ AX, $16
-	JNE  hdrQ41_strided
-	SCORES_CONTIG
-	JMP  hdrQ41_next
-
-hdrQ41_strided:
-	SCORES_STRIDED
-
-hdrQ41_next:
-	MOVQ ostride+64(FP), AX
-	SHLQ $4, AX
-	ADDQ AX, R9
-	MOVQ R8, AX
-	SHLQ $4, AX
-	ADDQ AX, DI
-	DECQ R10
-	JNZ  hdrQ41_group
-
-hdrQ41_done:
-	VZEROUPPER
-	RET
-
-
+// func multiScoresQ41HdrZ4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+// multiScoresQ41HdrVNNI prefetching HDRFAR further into L2 as well (zen4Stream).
+TEXT ·multiScoresQ41HdrZ4VNNI(SB), NOSPLIT, $0-80
+	HDRK20(PF20Z4)

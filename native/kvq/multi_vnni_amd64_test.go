@@ -455,14 +455,15 @@ func headerRows(t *testing.T, rng *rand.Rand, f Format, d, rows int) (MultiQuery
 }
 
 // TestVNNIHeaderRegs checks the q4_0, q4_1 and iq4_nl (both) VNNI scores kernels that read the
-// rows' headers into registers against the ones that stage them (vnniStaged) bit for bit: rows
+// rows' headers into registers, with and without the far prefetches (vnniHdrZ4), against the
+// ones that stage them (vnniStaged) bit for bit: rows
 // of 1 to 9 whole blocks (short last chunks of headers), a tail past them, groups of 16 rows
 // whole, short and padded, 2 to 6 queries, and that nothing is written past the scores.
 func TestVNNIHeaderRegs(t *testing.T) {
 	if !hasVNNI {
 		t.Skip("no AVX-512 VNNI")
 	}
-	defer func(v, i bool) { vnniStaged, iq4ScoresVBMI = v, i }(vnniStaged, iq4ScoresVBMI)
+	defer func(v, i, z bool) { vnniStaged, iq4ScoresVBMI, vnniHdrZ4 = v, i, z }(vnniStaged, iq4ScoresVBMI, vnniHdrZ4)
 	rng := rand.New(rand.NewPCG(85, 86))
 	const sentinel = float32(-7777.25)
 	type kind struct {
@@ -483,9 +484,10 @@ func TestVNNIHeaderRegs(t *testing.T) {
 				mq, enc := headerRows(t, rng, k.f, d, rows)
 				for _, n := range []int{2, 3, 4, 6} {
 					q := gaussianRows(rng, n, d, 1)
-					var out [2][]float32
-					for i, staged := range []bool{true, false} {
-						vnniStaged = staged
+					var out [3][]float32
+					for i, mode := range []struct{ staged, z4 bool }{{true, false}, {false, false}, {false, true}} {
+						vnniStaged, vnniHdrZ4 = mode.staged, mode.z4
+						staged := mode.staged
 						buf := make([]float32, rows*n+16)
 						for j := range buf {
 							buf[j] = sentinel
@@ -498,10 +500,12 @@ func TestVNNIHeaderRegs(t *testing.T) {
 						}
 						out[i] = buf[:rows*n]
 					}
-					for i := range out[0] {
-						if math.Float32bits(out[0][i]) != math.Float32bits(out[1][i]) {
-							t.Fatalf("%v (VBMI %v) d%d rows%d n%d: score %d (row %d, query %d): registers %g, staged %g",
-								k.f, k.vbmi, d, rows, n, i, i/n, i%n, out[1][i], out[0][i])
+					for z := 1; z < len(out); z++ {
+						for i := range out[0] {
+							if math.Float32bits(out[0][i]) != math.Float32bits(out[z][i]) {
+								t.Fatalf("%v (VBMI %v, Z4 %v) d%d rows%d n%d: score %d (row %d, query %d): registers %g, staged %g",
+									k.f, k.vbmi, z == 2, d, rows, n, i, i/n, i%n, out[z][i], out[0][i])
+							}
 						}
 					}
 				}
