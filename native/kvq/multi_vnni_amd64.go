@@ -43,28 +43,50 @@ func multiScoresIQ4NLHdrVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows
 func multiScoresIQ4NLHdrVBMI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 
 // vnniHdrZ4 makes the header-register kernels take their flavours for AMD Zen 4 (zen4Stream;
-// the same names with Z4), which also prefetch every line of the rows 32 KiB past the near
-// prefetches into L2 (PREFETCHT1; multi_vnni_amd64.s's HDRFAR): the same scores bit for bit
-// (TestVNNIHeaderRegs). On AMD Zen 4 (EPYC Genoa, shared 2 vCPUs, load 5–24), ns a row, min
-// (median), near → near and far:
-//   - native/attn TestDecodeBreakdown at the bench shape (131072 cells, 32/8 heads, d 128, one
-//     thread, keys on 2 MiB pages; test binaries alternated 8 times, twice; the scores phase,
-//     min of the runs' minima): q4_0 4.26 → 4.18, 4.24 → 4.11; iq4_nl 4.41 → 4.26, 4.43 →
-//     4.22; q4_1 4.43 → 4.42, 4.38 → 4.33 (medians 4.77 → 4.55, 4.50 → 4.53). With the keys in
-//     L2/L3 first (KVLAB_TOUCH=k) the near kernels took ~4.0, 4.2, 4.2: the far prefetches take
-//     about half of the wait on memory away. 8, 16 and 64 KiB in place of 32 scored alike
-//     (q4_0 4.14, 4.07, 4.09 against 4.07 and 4.18 near only); the far PREFETCHT1 alone, no
-//     near PREFETCHT0, 4.17 (near only 4.14).
-//   - TestVNNIHdrZ4Speed (4096 rows of 128 values, 4 queries; streamed over 96 MiB on 2 MiB
-//     pages; two runs): streamed q4_0 4.68 → 4.34, 4.63 → 4.35; q4_1 4.90 → 4.66, 4.90 →
-//     4.63; iq4_nl 4.77 → 4.51, 4.85 → 4.46; in cache q4_0 4.02 → 4.05, q4_1 4.23 → 4.28,
-//     iq4_nl 4.21 → 4.22 (the five prefetches more a block).
+// the same names with Z4): they also prefetch every line of the rows 32 KiB past the near
+// prefetches into L2 (PREFETCHT1; multi_vnni_amd64.s's HDRFAR), read a whole chunk's headers
+// by plain loads (HDRR18U, HDRR20U), and q4_0's and q4_1's load each block's payloads by
+// 128-bit loads and inserts (LOAD4Y) in place of merge-masked loads: the same scores bit for
+// bit (TestVNNIHeaderRegs, TestVNNIHeaderRegsGuard). Measured on AMD Zen 4 (EPYC Genoa, shared
+// 2 vCPUs, load 5–24), ns a row, min:
+//   - the far prefetches alone (native/attn TestDecodeBreakdown at the bench shape, 131072
+//     cells, 32/8 heads, d 128, one thread, keys on 2 MiB pages; test binaries alternated 8
+//     times, twice; the scores phase, min of the runs' minima): q4_0 4.26 → 4.18, 4.24 →
+//     4.11; iq4_nl 4.41 → 4.26, 4.43 → 4.22; q4_1 4.43 → 4.42, 4.38 → 4.33. With the keys in
+//     L2/L3 first (KVLAB_TOUCH=k) the near kernels took ~4.0, 4.2, 4.2: the far prefetches
+//     take about half of the wait on memory away. 8, 16 and 64 KiB in place of 32 scored
+//     alike (q4_0 4.14, 4.07, 4.09 against 4.07, and 4.18 near only); the far PREFETCHT1
+//     alone, no near PREFETCHT0, 4.17 (near only 4.14). In TestVNNIHdrZ4Speed (4096 rows of
+//     128 values, 4 queries, streamed over 96 MiB on 2 MiB pages) streamed q4_0 4.68 → 4.34,
+//     q4_1 4.90 → 4.66, iq4_nl 4.77 → 4.51; in cache 0.00–0.05 slower (five prefetches more a
+//     block).
+//   - then LOAD4Y and the plain header loads (the same decode test, 10 alternations, against
+//     the far prefetches alone): q4_0 4.15 → 3.99 (median 4.27 → 4.10), q4_1 4.35 → 4.19
+//     (4.47 → 4.30); iq4_nl 4.28 → 4.63 with LOAD4Y (its VPERMB or VPSHUFB lookups and the
+//     inserts share the shuffle pipes), so iq4_nl keeps LOAD4M: 4.27 → 4.30 with the plain
+//     header loads alone (median 4.42 → 4.37), within the noise. q4_0 alone, in cache
+//     (4096 rows, alternated): LOAD4Y 4.06 → 3.99, the plain header loads 4.08 → 4.05, both
+//     3.99.
+//   - all of it against the kernels before (TestVNNIHdrZ4Speed, two runs): q4_0 in cache
+//     4.03 → 3.96, 4.04 → 3.97, streamed 4.70 → 4.33, 4.71 → 4.26; q4_1 in cache 4.24 → 4.12,
+//     streamed 4.94 → 4.36, 4.98 → 4.42; iq4_nl in cache 4.22 → 4.18, 4.21 → 4.15, streamed
+//     4.80 → 4.45, 4.84 → 4.64.
 //
-// Other CPUs keep the near prefetches only: not measured with the far ones.
+// Not kept (q4_0, in cache, alternated): LOAD4M's masked loads zero-masked and ORed
+// (VPTERNLOGD, VPORD) in place of merged, 4.06 → 4.48: the merge-masked loads take no
+// vector ALU operation here; a whole chunk's headers by four word-masked loads a group of
+// four rows (row m's four headers, 9 words apart, into words m, m+9, m+18, m+27 of one
+// vector) and four VPERMI2W, 4 word permutes a chunk in place of 16 shuffles, 4.04 → 4.07.
+// What the headers cost (0.34 ns a row: 4.05 → 3.71 without them, wrong scores, timing
+// only) is not their shuffles. The query digits as register operands in place of the 32
+// VPDPBUSD's broadcasts from memory (wrong scores, timing only) took 4.05 → 3.87.
+//
+// Other CPUs keep the kernels without Z4: not measured with these changes (on Intel the
+// inserts are port-5 shuffles where the merge-masked loads' blends take port 0 or 5).
 var vnniHdrZ4 = zen4Stream
 
 // multiScoresQ40HdrZ4VNNI, multiScoresQ41HdrZ4VNNI, multiScoresIQ4NLHdrZ4VNNI and
-// multiScoresIQ4NLHdrZ4VBMI are the kernels above with the far prefetches (vnniHdrZ4).
+// multiScoresIQ4NLHdrZ4VBMI are the kernels above for AMD Zen 4 (vnniHdrZ4).
 //
 //go:noescape
 func multiScoresQ40HdrZ4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)

@@ -1804,6 +1804,25 @@ gfniQ51_done:
 	VMOVDQU32 -32(p)(R8*2), K5, z; \
 	VMOVDQU32 -48(p)(R12*1), K6, z
 
+// LOAD4MT is LOAD4M with LOAD4Y's arguments (the temporaries unused).
+#define LOAD4MT(p, z, x, y, tx, ty) \
+	LOAD4M(p, z, x)
+
+// LOAD4Y is LOAD4M for AMD Zen 4 (q4_0's and q4_1's Z4 flavours): rows p and p+rb into y by a
+// 128-bit load and a 256-bit insert from memory, rows p+2rb and p+3rb likewise into ty, and ty
+// into the high half of z (tx, ty a temporary): lane L of z from row p+L·rb as LOAD4M's, 16
+// bytes a row read. Two 256-bit inserts and one 512-bit one in place of three merge-masked
+// 512-bit loads: measurements at vnniHdrZ4 (multi_vnni_amd64.go). iq4_nl's, whose lookups
+// share the shuffle pipes with the inserts, took longer with it and keep LOAD4M. On Intel
+// (instruction tables, not measured) three port-5 shuffles in place of three blends (port 0
+// or 5): the other flavours keep LOAD4M.
+#define LOAD4Y(p, z, x, y, tx, ty) \
+	VMOVDQU32 (p), x; \
+	VINSERTI32X4 $1, (p)(R8*1), y, y; \
+	VMOVDQU32 (p)(R8*2), tx; \
+	VINSERTI32X4 $1, (p)(R12*1), ty, ty; \
+	VINSERTI64X4 $1, ty, z, z
+
 // NIBBLES4S splits V0..V3 (Z25..Z28) into the code vectors Z0..Z7: the low nibbles by a mask
 // (Z31), the high ones by a shift and the mask (twelve operations).
 #define NIBBLES4S \
@@ -1847,6 +1866,37 @@ gfniQ51_done:
 	VPERMI2W Z4, Z0, Z22; \
 	VMOVDQU64 ·vnniHdr18Out1(SB), Z23; \
 	VPERMI2W Z4, Z0, Z23
+
+// HQ18U and HDRR18U are HQ18 and HDRR18 by plain 64-byte loads, for a whole chunk (four
+// blocks, 72 bytes from its first header: the loads read none past it); the permutes take
+// only the header words, so the other bytes loaded do not matter, and the scales come out as
+// HDRR18's. The Z4 flavours take them for whole chunks, HDRR18 for a row's short last one.
+#define HQ18U(off, p, za, zb, zc, zd, xc, ya) \
+	VMOVDQU64 off(p), za; \
+	VMOVDQU64 off(p)(R8*1), zb; \
+	VPERMT2W zb, Z28, za; \
+	VMOVDQU64 off(p)(R8*2), zc; \
+	VMOVDQU64 off(p)(R12*1), zd; \
+	VPERMT2W zd, Z28, zc; \
+	VINSERTI32X4 $1, xc, ya, ya
+
+#define HDRR18U(off) \
+	VMOVDQU64 ·vnniHdr18Pair(SB), Z28; \
+	HQ18U(off, CX, Z0, Z1, Z2, Z3, X2, Y0); \
+	HQ18U(off, BX, Z4, Z5, Z6, Z7, X6, Y4); \
+	VINSERTI64X4 $1, Y4, Z0, Z0; \
+	HQ18U(off, R14, Z4, Z5, Z6, Z7, X6, Y4); \
+	HQ18U(off, R15, Z12, Z13, Z14, Z15, X14, Y12); \
+	VINSERTI64X4 $1, Y12, Z4, Z4; \
+	VMOVDQU64 ·vnniHdr18Out0(SB), Z22; \
+	VPERMI2W Z4, Z0, Z22; \
+	VMOVDQU64 ·vnniHdr18Out1(SB), Z23; \
+	VPERMI2W Z4, Z0, Z23
+
+// HDRR18M is HDRR18 for a whole chunk (K1), as the other flavours take it.
+#define HDRR18M(off) \
+	KMOVQ K1, K3; \
+	HDRR18(off)
 
 // NEXT18 moves the next block's scales into Y22 (Z22, Z23 as one 128-byte queue).
 #define NEXT18 \
@@ -1893,6 +1943,44 @@ gfniQ51_done:
 	VPERMI2W Z15, Z13, Z22; \
 	VMOVDQU64 ·vnniHdr20Out1(SB), Z23; \
 	VPERMI2W Z15, Z13, Z23
+
+// HQ20U and HDRR20U are HQ20 and HDRR20 by plain 64-byte loads, for a whole chunk (80 bytes from
+// its first header), as HQ18U and HDRR18U; HDRR20M is HDRR20 for a whole chunk (K1).
+#define HQ20U(off, p, za, zb, zc, zd, yc) \
+	VMOVDQU64 off(p), za; \
+	VMOVDQU64 off(p)(R8*1), zb; \
+	VPERMT2W zb, Z28, za; \
+	VMOVDQU64 off(p)(R8*2), zc; \
+	VMOVDQU64 off(p)(R12*1), zd; \
+	VPERMT2W zd, Z28, zc; \
+	VINSERTI64X4 $1, yc, za, za
+
+#define HDRR20U(off) \
+	VMOVDQU64 ·vnniHdr20Pair(SB), Z28; \
+	HQ20U(off, CX, Z0, Z1, Z2, Z3, Y2); \
+	HQ20U(off, BX, Z4, Z5, Z6, Z7, Y6); \
+	VMOVDQU64 ·vnniHdr20Half0(SB), Z12; \
+	VPERMI2W Z4, Z0, Z12; \
+	VMOVDQU64 ·vnniHdr20Half1(SB), Z13; \
+	VPERMI2W Z4, Z0, Z13; \
+	HQ20U(off, R14, Z0, Z1, Z2, Z3, Y2); \
+	HQ20U(off, R15, Z4, Z5, Z6, Z7, Y6); \
+	VMOVDQU64 ·vnniHdr20Half0(SB), Z14; \
+	VPERMI2W Z4, Z0, Z14; \
+	VMOVDQU64 ·vnniHdr20Half1(SB), Z15; \
+	VPERMI2W Z4, Z0, Z15; \
+	VMOVDQU64 ·vnniHdr20Out0(SB), Z20; \
+	VPERMI2W Z14, Z12, Z20; \
+	VMOVDQU64 ·vnniHdr20Out1(SB), Z21; \
+	VPERMI2W Z14, Z12, Z21; \
+	VMOVDQU64 ·vnniHdr20Out0(SB), Z22; \
+	VPERMI2W Z15, Z13, Z22; \
+	VMOVDQU64 ·vnniHdr20Out1(SB), Z23; \
+	VPERMI2W Z15, Z13, Z23
+
+#define HDRR20M(off) \
+	KMOVQ K1, K3; \
+	HDRR20(off)
 
 // NEXT20 moves the next block's headers into Z20.
 #define NEXT20 \
@@ -2144,10 +2232,11 @@ next: \
 // HDRK18 is the body of the 18-byte-block header-register kernels (q4_0, iq4_nl): init sets
 // the constants, dec splits the transposed payloads Z25..Z28 into the code vectors Z0..Z7,
 // offs is the aux offset of the chains' starting values (−8·ΣQ, −128·ΣQ), pf the block's
-// prefetches (PF18, PF18Z4). A chunk's first block reads the chunk's headers (HDRR18: K3 = K1
-// for a whole chunk of four, K2 for the row's last, short one); R13 counts the blocks left of
-// the chunk.
-#define HDRK18(init, dec, offs, pf) \
+// prefetches (PF18, PF18Z4), ld its payload loads (LOAD4MT, LOAD4Y), hw the headers of a
+// whole chunk (HDRR18M, HDRR18U). A chunk's first block reads the chunk's headers (hw for a
+// whole chunk of four, HDRR18 with K3 = K2 for the row's last, short one); R13 counts the
+// blocks left of the chunk.
+#define HDRK18(init, dec, offs, pf, ld, hw) \
 	MOVQ rows+32(FP), DI; \
 	MOVQ rb+40(FP), R8; \
 	LEAQ (R8)(R8*2), R12; \
@@ -2164,18 +2253,19 @@ blk: \
 	TESTQ R13, R13; \
 	JNZ  have; \
 	MOVQ $4, R13; \
-	KMOVQ K1, K3; \
 	CMPQ R11, R13; \
-	JGE  whole; \
+	JL   short; \
+	hw(-2); \
+	JMP  have; \
+short: \
 	KMOVQ K2, K3; \
-whole: \
 	HDRR18(-2); \
 have: \
 	pf; \
-	LOAD4M(CX, Z24, X24); \
-	LOAD4M(BX, Z25, X25); \
-	LOAD4M(R14, Z26, X26); \
-	LOAD4M(R15, Z27, X27); \
+	ld(CX, Z24, X24, Y24, X0, Y0); \
+	ld(BX, Z25, X25, Y25, X1, Y1); \
+	ld(R14, Z26, X26, Y26, X2, Y2); \
+	ld(R15, Z27, X27, Y27, X3, Y3); \
 	TRANSPOSE4; \
 	dec; \
 	VPBROADCASTD offs(DX), Z12; \
@@ -2204,8 +2294,9 @@ done: \
 	RET
 
 // HDRK20 is HDRK18 for q4_1's 20-byte blocks (HDRR20): chains from zero, the scales and
-// minima of each block converted apart (FINISHES41M); pf PF20 or PF20Z4.
-#define HDRK20(pf) \
+// minima of each block converted apart (FINISHES41M); pf PF20 or PF20Z4, hw HDRR20M or
+// HDRR20U.
+#define HDRK20(pf, ld, hw) \
 	MOVQ rows+32(FP), DI; \
 	MOVQ rb+40(FP), R8; \
 	LEAQ (R8)(R8*2), R12; \
@@ -2222,18 +2313,19 @@ blk: \
 	TESTQ R13, R13; \
 	JNZ  have; \
 	MOVQ $4, R13; \
-	KMOVQ K1, K3; \
 	CMPQ R11, R13; \
-	JGE  whole; \
+	JL   short; \
+	hw(-4); \
+	JMP  have; \
+short: \
 	KMOVQ K2, K3; \
-whole: \
 	HDRR20(-4); \
 have: \
 	pf; \
-	LOAD4M(CX, Z24, X24); \
-	LOAD4M(BX, Z25, X25); \
-	LOAD4M(R14, Z26, X26); \
-	LOAD4M(R15, Z27, X27); \
+	ld(CX, Z24, X24, Y24, X0, Y0); \
+	ld(BX, Z25, X25, Y25, X1, Y1); \
+	ld(R14, Z26, X26, Y26, X2, Y2); \
+	ld(R15, Z27, X27, Y27, X3, Y3); \
 	TRANSPOSE4; \
 	NIBBLES4S; \
 	VPXORD Z12, Z12, Z12; \
@@ -2263,39 +2355,41 @@ done: \
 // func multiScoresQ40HdrVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // multiScoresQ40VNNI with the headers in registers (HDRR18); the stage is not used.
 TEXT ·multiScoresQ40HdrVNNI(SB), NOSPLIT, $0-80
-	HDRK18(INITQ4, NIBBLES4S, 16, PF18)
+	HDRK18(INITQ4, NIBBLES4S, 16, PF18, LOAD4MT, HDRR18M)
 
 // func multiScoresQ40HdrZ4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
-// multiScoresQ40HdrVNNI prefetching HDRFAR further into L2 as well (zen4Stream).
+// multiScoresQ40HdrVNNI for AMD Zen 4 (zen4Stream): prefetching HDRFAR further into L2 as
+// well, the payloads by LOAD4Y and whole chunks' headers by HDRR18U.
 TEXT ·multiScoresQ40HdrZ4VNNI(SB), NOSPLIT, $0-80
-	HDRK18(INITQ4, NIBBLES4S, 16, PF18Z4)
+	HDRK18(INITQ4, NIBBLES4S, 16, PF18Z4, LOAD4Y, HDRR18U)
 
 // func multiScoresIQ4NLHdrVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // multiScoresIQ4NLVNNI with the headers in registers (HDRR18); the stage is not used.
 TEXT ·multiScoresIQ4NLHdrVNNI(SB), NOSPLIT, $0-80
-	HDRK18(INITQ4, DECIQ4S, 48, PF18)
+	HDRK18(INITQ4, DECIQ4S, 48, PF18, LOAD4MT, HDRR18M)
 
 // func multiScoresIQ4NLHdrZ4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
-// multiScoresIQ4NLHdrVNNI prefetching HDRFAR further into L2 as well (zen4Stream).
+// multiScoresIQ4NLHdrVNNI for AMD Zen 4: prefetching HDRFAR further into L2 as well, whole
+// chunks' headers by HDRR18U (the payloads by LOAD4M).
 TEXT ·multiScoresIQ4NLHdrZ4VNNI(SB), NOSPLIT, $0-80
-	HDRK18(INITQ4, DECIQ4S, 48, PF18Z4)
+	HDRK18(INITQ4, DECIQ4S, 48, PF18Z4, LOAD4MT, HDRR18U)
 
 // func multiScoresIQ4NLHdrVBMI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // multiScoresIQ4NLVBMI with the headers in registers (HDRR18); the stage is not used.
 TEXT ·multiScoresIQ4NLHdrVBMI(SB), NOSPLIT, $0-80
-	HDRK18(INITIQ4V, DECIQ4V, 48, PF18)
+	HDRK18(INITIQ4V, DECIQ4V, 48, PF18, LOAD4MT, HDRR18M)
 
 // func multiScoresIQ4NLHdrZ4VBMI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
-// multiScoresIQ4NLHdrVBMI prefetching HDRFAR further into L2 as well (zen4Stream).
+// multiScoresIQ4NLHdrVBMI for AMD Zen 4 as multiScoresIQ4NLHdrZ4VNNI.
 TEXT ·multiScoresIQ4NLHdrZ4VBMI(SB), NOSPLIT, $0-80
-	HDRK18(INITIQ4V, DECIQ4V, 48, PF18Z4)
+	HDRK18(INITIQ4V, DECIQ4V, 48, PF18Z4, LOAD4MT, HDRR18U)
 
 // func multiScoresQ41HdrVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // multiScoresQ41VNNI with the headers in registers (HDRR20); the stage is not used.
 TEXT ·multiScoresQ41HdrVNNI(SB), NOSPLIT, $0-80
-	HDRK20(PF20)
+	HDRK20(PF20, LOAD4MT, HDRR20M)
 
 // func multiScoresQ41HdrZ4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
-// multiScoresQ41HdrVNNI prefetching HDRFAR further into L2 as well (zen4Stream).
+// multiScoresQ41HdrVNNI for AMD Zen 4 as multiScoresQ40HdrZ4VNNI (HDRR20U).
 TEXT ·multiScoresQ41HdrZ4VNNI(SB), NOSPLIT, $0-80
-	HDRK20(PF20Z4)
+	HDRK20(PF20Z4, LOAD4Y, HDRR20U)
