@@ -45,9 +45,10 @@ func multiScoresIQ4NLHdrVBMI(dig *byte, aux *uint32, stage *uint16, nb int, rows
 // vnniHdrZ4 makes the header-register kernels take their flavours for AMD Zen 4 (zen4Stream;
 // the same names with Z4): they also prefetch every line of the rows 32 KiB past the near
 // prefetches into L2 (PREFETCHT1; multi_vnni_amd64.s's HDRFAR), read a whole chunk's headers
-// by plain loads (HDRR18U, HDRR20U), and q4_0's and q4_1's load each block's payloads by
-// 128-bit loads and inserts (LOAD4Y) in place of merge-masked loads: the same scores bit for
-// bit (TestVNNIHeaderRegs, TestVNNIHeaderRegsGuard). Measured on AMD Zen 4 (EPYC Genoa, shared
+// by plain loads (HDRR18U, HDRR20U), q4_0's and q4_1's load each block's payloads by 128-bit
+// loads and inserts (LOAD4Y) in place of merge-masked loads, and q4_0's converts each block's
+// scales from a copy of the chunk's in its frame (HDRK18Z4) in place of moving them down: the
+// same scores bit for bit (TestVNNIHeaderRegs, TestVNNIHeaderRegsGuard). Measured on AMD Zen 4 (EPYC Genoa, shared
 // 2 vCPUs, load 5–24), ns a row, min:
 //   - the far prefetches alone (native/attn TestDecodeBreakdown at the bench shape, 131072
 //     cells, 32/8 heads, d 128, one thread, keys on 2 MiB pages; test binaries alternated 8
@@ -67,8 +68,13 @@ func multiScoresIQ4NLHdrVBMI(dig *byte, aux *uint32, stage *uint16, nb int, rows
 //     header loads alone (median 4.42 → 4.37), within the noise. q4_0 alone, in cache
 //     (4096 rows, alternated): LOAD4Y 4.06 → 3.99, the plain header loads 4.08 → 4.05, both
 //     3.99.
+//   - then q4_0's scales from the frame (the same decode test, 10 alternations): 3.94 → 3.78
+//     (median 4.06 → 3.84); in TestVNNIHdrZ4Speed's cache 3.97 → 3.77, 3.96 → 3.82. For q4_1
+//     (its four header vectors stored, scales and minima converted from there, no extract and
+//     no moves) 4.11 → 4.10 in the decode, in cache 4.13 → 4.07, streamed 4.38 → 4.46; for
+//     iq4_nl 4.20 → 4.24, in cache 4.15 → 4.14, streamed 4.46 → 4.53: not kept.
 //   - all of it against the kernels before (TestVNNIHdrZ4Speed, two runs): q4_0 in cache
-//     4.03 → 3.96, 4.04 → 3.97, streamed 4.70 → 4.33, 4.71 → 4.26; q4_1 in cache 4.24 → 4.12,
+//     4.01 → 3.77, 4.02 → 3.82, streamed 4.67 → 3.97, 4.68 → 4.21; q4_1 in cache 4.24 → 4.12,
 //     streamed 4.94 → 4.36, 4.98 → 4.42; iq4_nl in cache 4.22 → 4.18, 4.21 → 4.15, streamed
 //     4.80 → 4.45, 4.84 → 4.64.
 //

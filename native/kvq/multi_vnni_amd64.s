@@ -34,6 +34,17 @@
 // (HDRFAR).
 #define PFGROUPS 4
 
+// The queue of a chunk's block scales in the frame of q4_0's Z4 header-register kernel
+// (HDRK18Z4): HDRSTASH18 stores Z22, Z23 (blocks 0, 1 and 2, 3: 32 bytes a block) and
+// HDRCVT18 converts the block at R13 (0, 32, 64, 96) into Z24. Defined before any function:
+// they address the frame by the hardware SP.
+#define HDRSTASH18 \
+	VMOVDQU64 Z22, (SP); \
+	VMOVDQU64 Z23, 64(SP)
+
+#define HDRCVT18 \
+	VCVTPH2PS (SP)(R13*1), Z24
+
 // CHAIN1 adds code vector c times the four query bytes at offset off of each of the four
 // queries' digit rows (query h at h·32) into accumulators a0..a3.
 #define CHAIN1(c, off, a0, a1, a2, a3) \
@@ -1893,11 +1904,6 @@ gfniQ51_done:
 	VMOVDQU64 ·vnniHdr18Out1(SB), Z23; \
 	VPERMI2W Z4, Z0, Z23
 
-// HDRR18M is HDRR18 for a whole chunk (K1), as the other flavours take it.
-#define HDRR18M(off) \
-	KMOVQ K1, K3; \
-	HDRR18(off)
-
 // NEXT18 moves the next block's scales into Y22 (Z22, Z23 as one 128-byte queue).
 #define NEXT18 \
 	VALIGNQ $4, Z22, Z23, Z22; \
@@ -1945,7 +1951,7 @@ gfniQ51_done:
 	VPERMI2W Z15, Z13, Z23
 
 // HQ20U and HDRR20U are HQ20 and HDRR20 by plain 64-byte loads, for a whole chunk (80 bytes from
-// its first header), as HQ18U and HDRR18U; HDRR20M is HDRR20 for a whole chunk (K1).
+// its first header), as HQ18U and HDRR18U.
 #define HQ20U(off, p, za, zb, zc, zd, yc) \
 	VMOVDQU64 off(p), za; \
 	VMOVDQU64 off(p)(R8*1), zb; \
@@ -1977,10 +1983,6 @@ gfniQ51_done:
 	VPERMI2W Z15, Z13, Z22; \
 	VMOVDQU64 ·vnniHdr20Out1(SB), Z23; \
 	VPERMI2W Z15, Z13, Z23
-
-#define HDRR20M(off) \
-	KMOVQ K1, K3; \
-	HDRR20(off)
 
 // NEXT20 moves the next block's headers into Z20.
 #define NEXT20 \
@@ -2232,11 +2234,132 @@ next: \
 // HDRK18 is the body of the 18-byte-block header-register kernels (q4_0, iq4_nl): init sets
 // the constants, dec splits the transposed payloads Z25..Z28 into the code vectors Z0..Z7,
 // offs is the aux offset of the chains' starting values (−8·ΣQ, −128·ΣQ), pf the block's
-// prefetches (PF18, PF18Z4), ld its payload loads (LOAD4MT, LOAD4Y), hw the headers of a
-// whole chunk (HDRR18M, HDRR18U). A chunk's first block reads the chunk's headers (hw for a
-// whole chunk of four, HDRR18 with K3 = K2 for the row's last, short one); R13 counts the
-// blocks left of the chunk.
-#define HDRK18(init, dec, offs, pf, ld, hw) \
+// prefetches (PF18). A chunk's first block reads the chunk's headers (HDRR18: K3 = K1 for a
+// whole chunk of four, K2 for the row's last, short one); R13 counts the blocks left of the
+// chunk.
+#define HDRK18(init, dec, offs, pf) \
+	MOVQ rows+32(FP), DI; \
+	MOVQ rb+40(FP), R8; \
+	LEAQ (R8)(R8*2), R12; \
+	MOVQ out+56(FP), R9; \
+	MOVQ m+48(FP), R10; \
+	SHRQ $4, R10; \
+	JZ   done; \
+	init; \
+	HDRMASKS(·vnniHdr18Mask(SB), 4); \
+	LANEMASKS; \
+group: \
+	HDRGROUP(2); \
+blk: \
+	TESTQ R13, R13; \
+	JNZ  have; \
+	MOVQ $4, R13; \
+	KMOVQ K1, K3; \
+	CMPQ R11, R13; \
+	JGE  whole; \
+	KMOVQ K2, K3; \
+whole: \
+	HDRR18(-2); \
+have: \
+	pf; \
+	LOAD4M(CX, Z24, X24); \
+	LOAD4M(BX, Z25, X25); \
+	LOAD4M(R14, Z26, X26); \
+	LOAD4M(R15, Z27, X27); \
+	TRANSPOSE4; \
+	dec; \
+	VPBROADCASTD offs(DX), Z12; \
+	VPBROADCASTD offs+4(DX), Z13; \
+	VPBROADCASTD offs+8(DX), Z14; \
+	VPBROADCASTD offs+12(DX), Z15; \
+	CHAINSM; \
+	VCVTPH2PS Y22, Z24; \
+	FINISHM(Z12, Z16, 0, Z8); \
+	FINISHM(Z13, Z17, 1, Z9); \
+	FINISHM(Z14, Z18, 2, Z10); \
+	FINISHM(Z15, Z19, 3, Z11); \
+	ADDQ $18, CX; \
+	ADDQ $18, BX; \
+	ADDQ $18, R14; \
+	ADDQ $18, R15; \
+	ADDQ $128, SI; \
+	ADDQ $96, DX; \
+	NEXT18; \
+	DECQ R13; \
+	DECQ R11; \
+	JNZ  blk; \
+	HDREND; \
+done: \
+	VZEROUPPER; \
+	RET
+
+// HDRK18Z4 is HDRK18 for AMD Zen 4 (the Z4 flavours, a 128-byte frame): the far prefetches
+// (PF18Z4), the payloads by ld (LOAD4Y, or LOAD4MT for iq4_nl), a whole chunk's headers by
+// HDRR18U, and the chunk's scales stored to the frame (HDRSTASH18) and each block's converted
+// from there (HDRCVT18), R13 the block's offset in it, in place of NEXT18's two shuffles a
+// block.
+#define HDRK18Z4(init, dec, offs, ld) \
+	MOVQ rows+32(FP), DI; \
+	MOVQ rb+40(FP), R8; \
+	LEAQ (R8)(R8*2), R12; \
+	MOVQ out+56(FP), R9; \
+	MOVQ m+48(FP), R10; \
+	SHRQ $4, R10; \
+	JZ   done; \
+	init; \
+	HDRMASKS(·vnniHdr18Mask(SB), 4); \
+	LANEMASKS; \
+group: \
+	HDRGROUP(2); \
+	MOVQ $(4*32), R13; \
+blk: \
+	CMPQ R13, $(4*32); \
+	JNE  have; \
+	XORL R13, R13; \
+	CMPQ R11, $4; \
+	JL   short; \
+	HDRR18U(-2); \
+	JMP  stash; \
+short: \
+	KMOVQ K2, K3; \
+	HDRR18(-2); \
+stash: \
+	HDRSTASH18; \
+have: \
+	PF18Z4; \
+	ld(CX, Z24, X24, Y24, X0, Y0); \
+	ld(BX, Z25, X25, Y25, X1, Y1); \
+	ld(R14, Z26, X26, Y26, X2, Y2); \
+	ld(R15, Z27, X27, Y27, X3, Y3); \
+	TRANSPOSE4; \
+	dec; \
+	VPBROADCASTD offs(DX), Z12; \
+	VPBROADCASTD offs+4(DX), Z13; \
+	VPBROADCASTD offs+8(DX), Z14; \
+	VPBROADCASTD offs+12(DX), Z15; \
+	CHAINSM; \
+	HDRCVT18; \
+	FINISHM(Z12, Z16, 0, Z8); \
+	FINISHM(Z13, Z17, 1, Z9); \
+	FINISHM(Z14, Z18, 2, Z10); \
+	FINISHM(Z15, Z19, 3, Z11); \
+	ADDQ $18, CX; \
+	ADDQ $18, BX; \
+	ADDQ $18, R14; \
+	ADDQ $18, R15; \
+	ADDQ $128, SI; \
+	ADDQ $96, DX; \
+	ADDQ $32, R13; \
+	DECQ R11; \
+	JNZ  blk; \
+	HDREND; \
+done: \
+	VZEROUPPER; \
+	RET
+
+// HDRK18Z4R is HDRK18Z4 with HDRK18's queue of the chunk's scales in Z22, Z23 (NEXT18), for
+// iq4_nl, where the frame's queue did not pay.
+#define HDRK18Z4R(init, dec, offs, ld) \
 	MOVQ rows+32(FP), DI; \
 	MOVQ rb+40(FP), R8; \
 	LEAQ (R8)(R8*2), R12; \
@@ -2255,13 +2378,13 @@ blk: \
 	MOVQ $4, R13; \
 	CMPQ R11, R13; \
 	JL   short; \
-	hw(-2); \
+	HDRR18U(-2); \
 	JMP  have; \
 short: \
 	KMOVQ K2, K3; \
 	HDRR18(-2); \
 have: \
-	pf; \
+	PF18Z4; \
 	ld(CX, Z24, X24, Y24, X0, Y0); \
 	ld(BX, Z25, X25, Y25, X1, Y1); \
 	ld(R14, Z26, X26, Y26, X2, Y2); \
@@ -2294,9 +2417,65 @@ done: \
 	RET
 
 // HDRK20 is HDRK18 for q4_1's 20-byte blocks (HDRR20): chains from zero, the scales and
-// minima of each block converted apart (FINISHES41M); pf PF20 or PF20Z4, hw HDRR20M or
-// HDRR20U.
-#define HDRK20(pf, ld, hw) \
+// minima of each block converted apart (FINISHES41M); pf PF20.
+#define HDRK20(pf) \
+	MOVQ rows+32(FP), DI; \
+	MOVQ rb+40(FP), R8; \
+	LEAQ (R8)(R8*2), R12; \
+	MOVQ out+56(FP), R9; \
+	MOVQ m+48(FP), R10; \
+	SHRQ $4, R10; \
+	JZ   done; \
+	INITQ4; \
+	HDRMASKS(·vnniHdr20Mask(SB), 4); \
+	LANEMASKS; \
+group: \
+	HDRGROUP(4); \
+blk: \
+	TESTQ R13, R13; \
+	JNZ  have; \
+	MOVQ $4, R13; \
+	KMOVQ K1, K3; \
+	CMPQ R11, R13; \
+	JGE  whole; \
+	KMOVQ K2, K3; \
+whole: \
+	HDRR20(-4); \
+have: \
+	pf; \
+	LOAD4M(CX, Z24, X24); \
+	LOAD4M(BX, Z25, X25); \
+	LOAD4M(R14, Z26, X26); \
+	LOAD4M(R15, Z27, X27); \
+	TRANSPOSE4; \
+	NIBBLES4S; \
+	VPXORD Z12, Z12, Z12; \
+	VPXORD Z13, Z13, Z13; \
+	VPXORD Z14, Z14, Z14; \
+	VPXORD Z15, Z15, Z15; \
+	CHAINSM; \
+	VCVTPH2PS Y20, Z24; \
+	VEXTRACTI64X4 $1, Z20, Y25; \
+	VCVTPH2PS Y25, Z25; \
+	FINISHES41M; \
+	ADDQ $20, CX; \
+	ADDQ $20, BX; \
+	ADDQ $20, R14; \
+	ADDQ $20, R15; \
+	ADDQ $128, SI; \
+	ADDQ $96, DX; \
+	NEXT20; \
+	DECQ R13; \
+	DECQ R11; \
+	JNZ  blk; \
+	HDREND; \
+done: \
+	VZEROUPPER; \
+	RET
+
+// HDRK20Z4 is HDRK20 for AMD Zen 4 (PF20Z4, LOAD4Y, HDRR20U for whole chunks), the headers
+// moved down a block at a time as HDRK20's (a stack queue as HDRK18Z4's did not pay here).
+#define HDRK20Z4 \
 	MOVQ rows+32(FP), DI; \
 	MOVQ rb+40(FP), R8; \
 	LEAQ (R8)(R8*2), R12; \
@@ -2315,17 +2494,17 @@ blk: \
 	MOVQ $4, R13; \
 	CMPQ R11, R13; \
 	JL   short; \
-	hw(-4); \
+	HDRR20U(-4); \
 	JMP  have; \
 short: \
 	KMOVQ K2, K3; \
 	HDRR20(-4); \
 have: \
-	pf; \
-	ld(CX, Z24, X24, Y24, X0, Y0); \
-	ld(BX, Z25, X25, Y25, X1, Y1); \
-	ld(R14, Z26, X26, Y26, X2, Y2); \
-	ld(R15, Z27, X27, Y27, X3, Y3); \
+	PF20Z4; \
+	LOAD4Y(CX, Z24, X24, Y24, X0, Y0); \
+	LOAD4Y(BX, Z25, X25, Y25, X1, Y1); \
+	LOAD4Y(R14, Z26, X26, Y26, X2, Y2); \
+	LOAD4Y(R15, Z27, X27, Y27, X3, Y3); \
 	TRANSPOSE4; \
 	NIBBLES4S; \
 	VPXORD Z12, Z12, Z12; \
@@ -2355,41 +2534,41 @@ done: \
 // func multiScoresQ40HdrVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // multiScoresQ40VNNI with the headers in registers (HDRR18); the stage is not used.
 TEXT ·multiScoresQ40HdrVNNI(SB), NOSPLIT, $0-80
-	HDRK18(INITQ4, NIBBLES4S, 16, PF18, LOAD4MT, HDRR18M)
+	HDRK18(INITQ4, NIBBLES4S, 16, PF18)
 
 // func multiScoresQ40HdrZ4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // multiScoresQ40HdrVNNI for AMD Zen 4 (zen4Stream): prefetching HDRFAR further into L2 as
 // well, the payloads by LOAD4Y and whole chunks' headers by HDRR18U.
-TEXT ·multiScoresQ40HdrZ4VNNI(SB), NOSPLIT, $0-80
-	HDRK18(INITQ4, NIBBLES4S, 16, PF18Z4, LOAD4Y, HDRR18U)
+TEXT ·multiScoresQ40HdrZ4VNNI(SB), NOSPLIT, $128-80
+	HDRK18Z4(INITQ4, NIBBLES4S, 16, LOAD4Y)
 
 // func multiScoresIQ4NLHdrVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // multiScoresIQ4NLVNNI with the headers in registers (HDRR18); the stage is not used.
 TEXT ·multiScoresIQ4NLHdrVNNI(SB), NOSPLIT, $0-80
-	HDRK18(INITQ4, DECIQ4S, 48, PF18, LOAD4MT, HDRR18M)
+	HDRK18(INITQ4, DECIQ4S, 48, PF18)
 
 // func multiScoresIQ4NLHdrZ4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // multiScoresIQ4NLHdrVNNI for AMD Zen 4: prefetching HDRFAR further into L2 as well, whole
 // chunks' headers by HDRR18U (the payloads by LOAD4M).
 TEXT ·multiScoresIQ4NLHdrZ4VNNI(SB), NOSPLIT, $0-80
-	HDRK18(INITQ4, DECIQ4S, 48, PF18Z4, LOAD4MT, HDRR18U)
+	HDRK18Z4R(INITQ4, DECIQ4S, 48, LOAD4MT)
 
 // func multiScoresIQ4NLHdrVBMI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // multiScoresIQ4NLVBMI with the headers in registers (HDRR18); the stage is not used.
 TEXT ·multiScoresIQ4NLHdrVBMI(SB), NOSPLIT, $0-80
-	HDRK18(INITIQ4V, DECIQ4V, 48, PF18, LOAD4MT, HDRR18M)
+	HDRK18(INITIQ4V, DECIQ4V, 48, PF18)
 
 // func multiScoresIQ4NLHdrZ4VBMI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // multiScoresIQ4NLHdrVBMI for AMD Zen 4 as multiScoresIQ4NLHdrZ4VNNI.
 TEXT ·multiScoresIQ4NLHdrZ4VBMI(SB), NOSPLIT, $0-80
-	HDRK18(INITIQ4V, DECIQ4V, 48, PF18Z4, LOAD4MT, HDRR18U)
+	HDRK18Z4R(INITIQ4V, DECIQ4V, 48, LOAD4MT)
 
 // func multiScoresQ41HdrVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // multiScoresQ41VNNI with the headers in registers (HDRR20); the stage is not used.
 TEXT ·multiScoresQ41HdrVNNI(SB), NOSPLIT, $0-80
-	HDRK20(PF20, LOAD4MT, HDRR20M)
+	HDRK20(PF20)
 
 // func multiScoresQ41HdrZ4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // multiScoresQ41HdrVNNI for AMD Zen 4 as multiScoresQ40HdrZ4VNNI (HDRR20U).
 TEXT ·multiScoresQ41HdrZ4VNNI(SB), NOSPLIT, $0-80
-	HDRK20(PF20Z4, LOAD4Y, HDRR20U)
+	HDRK20Z4
