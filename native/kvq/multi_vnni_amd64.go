@@ -48,8 +48,8 @@ func multiScoresIQ4NLHdrVBMI(dig *byte, aux *uint32, stage *uint16, nb int, rows
 // by plain loads (HDRR18U, HDRR20U), q4_0's and q4_1's load each block's payloads by 128-bit
 // loads and inserts (LOAD4Y) in place of merge-masked loads, and q4_0's converts each block's
 // scales from a copy of the chunk's in its frame (HDRK18Z4) in place of moving them down: the
-// same scores bit for bit (TestVNNIHeaderRegs, TestVNNIHeaderRegsGuard). Measured on AMD Zen 4 (EPYC Genoa, shared
-// 2 vCPUs, load 5–24), ns a row, min:
+// same scores bit for bit (TestVNNIHeaderRegs, TestVNNIHeaderRegsGuard). Measured on AMD Zen 4
+// (EPYC Genoa, shared 2 vCPUs, load 5–24), ns a row, min:
 //   - the far prefetches alone (native/attn TestDecodeBreakdown at the bench shape, 131072
 //     cells, 32/8 heads, d 128, one thread, keys on 2 MiB pages; test binaries alternated 8
 //     times, twice; the scores phase, min of the runs' minima): q4_0 4.26 → 4.18, 4.24 →
