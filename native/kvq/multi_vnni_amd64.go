@@ -73,6 +73,15 @@ func multiScoresIQ4NLHdrVBMI(dig *byte, aux *uint32, stage *uint16, nb int, rows
 //     (its four header vectors stored, scales and minima converted from there, no extract and
 //     no moves) 4.11 → 4.10 in the decode, in cache 4.13 → 4.07, streamed 4.38 → 4.46; for
 //     iq4_nl 4.20 → 4.24, in cache 4.15 → 4.14, streamed 4.46 → 4.53: not kept.
+//   - all of it against the kernels before, in the decode (10 alternations, three times, load
+//     11–16, 11–16, 1): scores q4_0 4.48 → 3.96, 4.25 → 3.82, 4.16 → 3.75 (median 4.21 →
+//     3.85); q4_1 4.51 → 4.28, 4.30 → 4.21, 4.34 → 4.14; iq4_nl 4.64 → 4.56, 4.39 → 4.20,
+//     4.45 → 4.23; the whole decode at load 1 q4_0 9.44 → 9.08, q4_1 10.74 → 10.44, iq4_nl
+//     10.18 → 9.76. With the keys in L2/L3 first (KVLAB_TOUCH=k) 3.83, 4.17, 4.13: what is
+//     left is arithmetic. kvlab bench attn --ctx 131072 --heads 32 --kv-heads 8 --head-dim 128
+//     --threads 1 (three alternations, load 1–2.5, best round, ms): q4_0 10.14, 10.57, 10.16
+//     → 9.52, 9.55, 9.70; q4_1 11.42, 11.38, 12.14 → 10.94, 11.12, 11.05; iq4_nl 11.43,
+//     11.46, 12.59 → 11.30, 11.48, 11.43 (f16 21.6–23.8 in both).
 //   - all of it against the kernels before (TestVNNIHdrZ4Speed, two runs): q4_0 in cache
 //     4.01 → 3.77, 4.02 → 3.82, streamed 4.67 → 3.97, 4.68 → 4.21; q4_1 in cache 4.24 → 4.12,
 //     streamed 4.94 → 4.36, 4.98 → 4.42; iq4_nl in cache 4.22 → 4.18, 4.21 → 4.15, streamed
