@@ -93,8 +93,13 @@ func multiScoresIQ4NLHdrVBMI(dig *byte, aux *uint32, stage *uint16, nb int, rows
 // four rows (row m's four headers, 9 words apart, into words m, m+9, m+18, m+27 of one
 // vector) and four VPERMI2W, 4 word permutes a chunk in place of 16 shuffles, 4.04 → 4.07.
 // What the headers cost (0.34 ns a row: 4.05 → 3.71 without them, wrong scores, timing
-// only) is not their shuffles. The query digits as register operands in place of the 32
-// VPDPBUSD's broadcasts from memory (wrong scores, timing only) took 4.05 → 3.87.
+// only) is not their shuffles (nor, with LOAD4Y and the frame's queue, 4.43 → 4.42 at a
+// slower hour). The query digits as register operands in place of the 32 VPDPBUSD's
+// broadcasts from memory (wrong scores, timing only) took 4.05 → 3.87. On the final q4_0
+// kernel: two chains a query (CHAINS1, FINISH1) 3.79 → 3.85; LOAD4Y for two of the four
+// quads and LOAD4M for the others 3.95 → 4.03 (iq4_nl 4.39 → 4.43). The near prefetches 2
+// or 8 groups ahead in place of 4 with the far ones: within noise in the decode. iq4_nl's
+// Z4 flavour without VBMI (VPSHUFB) stays slower than with it: 4.33 against 4.16 in cache.
 //
 // Other CPUs keep the kernels without Z4: not measured with these changes (on Intel the
 // inserts are port-5 shuffles where the merge-masked loads' blends take port 0 or 5).
