@@ -21,7 +21,10 @@
 // which at most the 2 MiB page holding the buffer's end is resident beyond the buffer itself.
 package hugemem
 
-import "os"
+import (
+	"os"
+	"sync"
+)
 
 const (
 	// Align is the huge page size the buffers are aligned to (x86-64 and arm64 with 4 KiB
@@ -51,6 +54,14 @@ func Bytes(n int) []byte {
 	advise(raw[off : off+span])
 	return raw[off : off+n : off+n]
 }
+
+// Huge reports whether Bytes's large buffers get 2 MiB pages here, as Pages says: Linux,
+// KVLAB_NO_HUGEPAGES not set (Off, read at each call), transparent huge pages not "never"
+// (read once). Kernels whose best form differs between huge and 4 KiB pages choose by it.
+func Huge() bool { return supported && !Off && !thpNeverOnce() }
+
+// thpNeverOnce is thpNever, read once.
+var thpNeverOnce = sync.OnceValue(thpNever)
 
 // roundUp is n rounded up to a multiple of a (a power of two).
 func roundUp(n, a int) int { return (n + a - 1) &^ (a - 1) }
