@@ -128,17 +128,72 @@ const t2chunk = load4 + `	T2GROUP(Z25, Z26)
 // its shift: eight VPERMB and four shifts where chunk4 takes eight VPSHUFB, four shifts and
 // eight VPANDD. On AMD Zen 4 2–5% off the kernel in cache (multiScoresTQ4BVNNI).
 //
-// Tried on AMD Zen 4 and not kept (d 128, thread CPU, old and new kernels alternated in one
-// process, 4096-row calls, min ns a row; streamed over 64 MiB): two chunks a step, each four
-// rows' 32 code bytes by two 32-byte loads (a load and a VINSERTI64X4) and split into the two
-// chunks' LOAD4 layout by two VSHUFI64X2, four operations where two LOAD4 take six inserts (the
-// scores bit for bit): in cache turbo4 4.35 → 4.00 and tq4 4.22 → 3.95, but streamed turbo4
-// +0.7 to +1.1 and tq4 +0.8 to +1.3, with the prefetch distance anywhere from 2 to 16 groups,
-// and at the bench shape (native/attn TestDecodeBreakdown, 131072 cells, one thread) the
-// scores 4.6–4.8 → 4.8–5.9 ns a cell: the 32-byte loads, half of them across two lines of
-// rows 66 or 68 bytes apart, stall where the 16-byte ones do not. LOAD4's three inserts as
-// three loads merge-masked into their lanes: in cache +0.06 to +0.14, streamed +0.06 to +0.2.
+// Two chunks a step (TQ4B2, T4B2: chunk4B2), each four rows' 32 code bytes by two 32-byte
+// loads (a load and a VINSERTI64X4) split into the two chunks' LOAD4 layout by two VSHUFI64X2
+// (LOAD8), four operations where two LOAD4 take six inserts (the scores bit for bit), with
+// each line also prefetched into L2 PFFAR bytes beyond the PREFETCHT0 (~25 KiB ahead of the
+// rows), on rows of an even number of chunks where the large buffers get 2 MiB pages
+// (hugemem.Huge: the KV caches' row stores come from hugemem.Bytes). On AMD Zen 4 (d 128,
+// four queries, thread CPU, the kernels alternated pass by pass in one process; 128 MiB of
+// keys and of values from hugemem.Bytes in 16384-row chunks, each chunk's scores then its
+// values, as attention's Decode takes them; min ns a row of 10–12 passes, load 5–15 on 2
+// vCPUs): streamed tq4 4.38 → 4.07, turbo4 4.47 → 4.10; in cache (4096 rows) tq4 4.22 →
+// 4.00, turbo4 4.38 → 4.08. At the bench shape (native/attn TestDecodeBreakdown, 131072
+// cells, 32/8 heads, one thread, one test binary alternated five times, scores min ns a cell)
+// tq4 4.33–4.59 → 3.99–4.13 (one 5.1 pair: 4.67 against 5.11), turbo4 4.40–4.60 → 4.05–4.24.
+// Its parts alone, in the same runs: two chunks a step without the L2 prefetch, in cache tq4
+// 3.89 and turbo4 3.98 but streamed 4.35 and 4.54 (no gain; the 32-byte loads, half of them
+// across two lines of rows 66 or 68 bytes apart, wait where the 16-byte ones do not, which is
+// why this form first lost: +0.7 to +1.3 streamed); the L2 prefetch alone, one chunk a step,
+// streamed −0.1; the loop unrolled to two chunks with LOAD4's 16-byte loads and the L2
+// prefetch, ±0.05 (the gain is LOAD8's, not the loop's); L2 prefetch 8 or 32 KiB beyond the
+// PREFETCHT0 instead of 16, within ±0.05. On 4 KiB pages (KVLAB_NO_HUGEPAGES=1) the two-chunk
+// kernel streamed tq4 4.63 → 5.08 and 4.53 → 4.84, turbo4 4.62 → 4.59 and 4.53 → 4.32:
+// hence the one-chunk kernels there (where a page boundary stops the hardware prefetchers).
+// LOAD4's three inserts as three loads merge-masked into their lanes: in cache +0.06 to
+// +0.14, streamed +0.06 to +0.2. Not measured on Intel cores or Zen 5; by instruction tables
+// (Ice Lake, Sapphire Rapids: VINSERTI32X4 and VSHUFI64X2 both one port-5 shuffle) LOAD8's
+// two shuffles and two inserts for LOAD4's six inserts take four port-5 uops for six.
 const chunk4B = load4 + nibbles4B + tail4
+
+// chunk4B2 is two chunk4B a step (TQ4B2, T4B2): LOAD8 for eight LOAD4 (both chunks' layout at
+// once, the second's in Z16..Z19), then each chunk's transpose, lookups, dots and scores.
+const chunk4B2 = `	LOAD8(CX, Z24, Y24, Z16)
+	LOAD8(BX, Z25, Y25, Z17)
+	LOAD8(R14, Z26, Y26, Z18)
+	LOAD8(R15, Z27, Y27, Z19)
+	TRANSPOSE4
+` + nibbles4B + tail4 + "\tTRANSPOSE4X\n" + nibbles4B + tail4
+
+// pairBody is body for chunk4B2's kernels: the loop runs over pairs of chunks (nb even), and
+// prefetches each line into L1 as body does and into L2 PFFAR bytes further on.
+var pairBody = func() string {
+	const pf = `	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	ADDQ $320, AX
+`
+	const pf2 = `	PREFETCHT0 (AX)
+	PREFETCHT1 PFFAR(AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT1 PFFAR+64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT1 PFFAR+128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT1 PFFAR+192(AX)
+	PREFETCHT0 256(AX)
+	PREFETCHT1 PFFAR+256(AX)
+	ADDQ $320, AX
+`
+	const nb = "\tMOVQ nb+16(FP), R11\n\tVPXORD Z8"
+	if !strings.Contains(body, pf) || !strings.Contains(body, nb) {
+		panic("pairBody: body changed")
+	}
+	b := strings.Replace(body, pf, pf2+pf2, 1)
+	return strings.Replace(b, nb, "\tMOVQ nb+16(FP), R11\n\tSHRQ $1, R11               // pairs of chunks\n\tVPXORD Z8", 1)
+}()
 
 // nibbles4B is nibbles4 by VPERMB (chunk4B).
 const nibbles4B = `	VPSRLD $4, Z25, Z4
@@ -302,6 +357,10 @@ const macros = `// PFGROUPS is how many groups of sixteen rows ahead the kernels
 // tq4 5.1 against 4.6, turbo4 5.2 against 4.6).
 #define PFGROUPS 8
 
+// PFFAR is how far beyond their PREFETCHT0 the two-chunk kernels (TQ4B2, T4B2) also prefetch
+// each line into L2 (PREFETCHT1): gen_tq4vnni.go's chunk4B comment has the measurements.
+#define PFFAR 16384
+
 // CHAIN1 adds code vector c times the four query bytes at offset off of each of the four
 // queries' digit rows (query h at h·32) into accumulators a0..a3.
 #define CHAIN1(c, off, a0, a1, a2, a3) \
@@ -339,6 +398,30 @@ const macros = `// PFGROUPS is how many groups of sixteen rows ahead the kernels
 	VINSERTI32X4 $1, (p)(R8*1), z, z; \
 	VINSERTI32X4 $2, (p)(R8*2), z, z; \
 	VINSERTI32X4 $3, (p)(R12*1), z, z
+
+// LOAD8 loads two chunks' code bytes (32 a row) of rows p, p+rb, p+2rb, p+3rb, the first
+// chunk's into the four 128-bit lanes of a and the second's into those of b, as LOAD4 would:
+// rows 0 and 1 in a, rows 2 and 3 in Z29 (a row's 32 bytes in each half), then lanes 0 and 2 of
+// each (the first chunk's) to a and lanes 1 and 3 to b. Clobbers Z29.
+#define LOAD8(p, a, ya, b) \
+	VMOVDQU64 (p), ya; \
+	VINSERTI64X4 $1, (p)(R8*1), a, a; \
+	VMOVDQU64 (p)(R8*2), Y29; \
+	VINSERTI64X4 $1, (p)(R12*1), Z29, Z29; \
+	VSHUFI64X2 $0xDD, Z29, a, b; \
+	VSHUFI64X2 $0x88, Z29, a, a
+
+// TRANSPOSE4X is TRANSPOSE4 of Z16..Z19 (in place of Z24..Z27), into Z25..Z28. Clobbers Z24,
+// Z29, Z30.
+#define TRANSPOSE4X \
+	VPUNPCKLDQ Z17, Z16, Z28; \
+	VPUNPCKHDQ Z17, Z16, Z29; \
+	VPUNPCKLDQ Z19, Z18, Z30; \
+	VPUNPCKHDQ Z19, Z18, Z24; \
+	VPUNPCKLQDQ Z30, Z28, Z25; \
+	VPUNPCKHQDQ Z30, Z28, Z26; \
+	VPUNPCKLQDQ Z24, Z29, Z27; \
+	VPUNPCKHQDQ Z24, Z29, Z28
 
 // TRANSPOSE4 transposes the dwords of Z24..Z27 within 128-bit lanes: V0..V3 (Z25..Z28) lane
 // (m, g) = dword k of row 4g+m. Clobbers Z24, Z29, Z30.
@@ -698,6 +781,11 @@ func main() {
 		r := strings.NewReplacer("%NEXTG%", "", "@", k.name, "%STAGE%", k.stage, "%CONSTS%", k.consts, "%CHUNK%", k.chunk,
 			"%SOFF%", k.soff, "%STEP%", k.step)
 		out.WriteString(r.Replace(body))
+		if k.name == "TQ4B" || k.name == "T4B" { // their two-chunk flavours, TQ4B2 and T4B2
+			r := strings.NewReplacer("%NEXTG%", "", "@", k.name+"2", "%STAGE%", k.stage, "%CONSTS%", k.consts, "%CHUNK%", chunk4B2,
+				"%SOFF%", k.soff, "%STEP%", "32")
+			out.WriteString(r.Replace(pairBody))
+		}
 	}
 	// q2k's group flavours (multiScoresQ2KGVNNI, multiScoresQ2KGPVNNI): Q2K's and Q2KP's with
 	// q2kNextG.

@@ -2,7 +2,10 @@
 
 package kvq
 
-import "github.com/kvlab/kvlab/internal/isa"
+import (
+	"github.com/kvlab/kvlab/internal/hugemem"
+	"github.com/kvlab/kvlab/internal/isa"
+)
 
 //go:generate go run gen_tq4vnni.go
 
@@ -153,6 +156,30 @@ func multiScoresTQ4BVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, 
 //go:noescape
 func multiScoresT4BVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
 
+// multiScoresTQ4B2VNNI and multiScoresT4B2VNNI are multiScoresTQ4BVNNI and multiScoresT4BVNNI
+// two 32-value chunks a step (nb even), their scores bit for bit: a row's two chunks by one
+// 32-byte load and split by VSHUFI64X2 (gen_tq4vnni.go, LOAD8), where two LOAD4 take six
+// inserts, and each line prefetched into L2 as well, ~25 KiB ahead (PFFAR). On AMD Zen 4
+// they pay with the rows on 2 MiB pages and lose on 4 KiB ones (tq4Pair; gen_tq4vnni.go's
+// chunk4B comment has the measurements).
+//
+//go:noescape
+func multiScoresTQ4B2VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
+//go:noescape
+func multiScoresT4B2VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
+// tq4PairMode picks where tq4 and turbo4 rows of an even number of 32-value chunks score
+// through the two-chunk kernels (tq4Pair): 0 where the large buffers get 2 MiB pages
+// (hugemem.Huge), 1 always, −1 never (tests and speed reports set it).
+var tq4PairMode = 0
+
+// tq4Pair reports whether rows of nb chunks score through multiScoresTQ4B2VNNI and
+// multiScoresT4B2VNNI (on CPUs with VBMI, as multiScoresTQ4BVNNI).
+func tq4Pair(nb int) bool {
+	return nb%2 == 0 && (tq4PairMode > 0 || tq4PairMode == 0 && hugemem.Huge())
+}
+
 // tq4VNNI reports whether tq4 or turbo4 rows of d values score through the VNNI kernels.
 // Without AVX-512 VNNI and BW they are the AVX2 integer kernels (tq4AVX2Int,
 // multi_tq4avx2_amd64.go), whose scores are these kernels' bit for bit.
@@ -236,12 +263,20 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 		switch kind {
 		case vnniTQ4:
 			if hasVBMI {
+				if tq4Pair(nb) {
+					multiScoresTQ4B2VNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
+					return
+				}
 				multiScoresTQ4BVNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
 				return
 			}
 			multiScoresTQ4VNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
 		case vnniT4:
 			if hasVBMI {
+				if tq4Pair(nb) {
+					multiScoresT4B2VNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
+					return
+				}
 				multiScoresT4BVNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
 				return
 			}

@@ -17,6 +17,10 @@
 // tq4 5.1 against 4.6, turbo4 5.2 against 4.6).
 #define PFGROUPS 8
 
+// PFFAR is how far beyond their PREFETCHT0 the two-chunk kernels (TQ4B2, T4B2) also prefetch
+// each line into L2 (PREFETCHT1): gen_tq4vnni.go's chunk4B comment has the measurements.
+#define PFFAR 16384
+
 // CHAIN1 adds code vector c times the four query bytes at offset off of each of the four
 // queries' digit rows (query h at h·32) into accumulators a0..a3.
 #define CHAIN1(c, off, a0, a1, a2, a3) \
@@ -54,6 +58,30 @@
 	VINSERTI32X4 $1, (p)(R8*1), z, z; \
 	VINSERTI32X4 $2, (p)(R8*2), z, z; \
 	VINSERTI32X4 $3, (p)(R12*1), z, z
+
+// LOAD8 loads two chunks' code bytes (32 a row) of rows p, p+rb, p+2rb, p+3rb, the first
+// chunk's into the four 128-bit lanes of a and the second's into those of b, as LOAD4 would:
+// rows 0 and 1 in a, rows 2 and 3 in Z29 (a row's 32 bytes in each half), then lanes 0 and 2 of
+// each (the first chunk's) to a and lanes 1 and 3 to b. Clobbers Z29.
+#define LOAD8(p, a, ya, b) \
+	VMOVDQU64 (p), ya; \
+	VINSERTI64X4 $1, (p)(R8*1), a, a; \
+	VMOVDQU64 (p)(R8*2), Y29; \
+	VINSERTI64X4 $1, (p)(R12*1), Z29, Z29; \
+	VSHUFI64X2 $0xDD, Z29, a, b; \
+	VSHUFI64X2 $0x88, Z29, a, a
+
+// TRANSPOSE4X is TRANSPOSE4 of Z16..Z19 (in place of Z24..Z27), into Z25..Z28. Clobbers Z24,
+// Z29, Z30.
+#define TRANSPOSE4X \
+	VPUNPCKLDQ Z17, Z16, Z28; \
+	VPUNPCKHDQ Z17, Z16, Z29; \
+	VPUNPCKLDQ Z19, Z18, Z30; \
+	VPUNPCKHDQ Z19, Z18, Z24; \
+	VPUNPCKLQDQ Z30, Z28, Z25; \
+	VPUNPCKHQDQ Z30, Z28, Z26; \
+	VPUNPCKLQDQ Z24, Z29, Z27; \
+	VPUNPCKHQDQ Z24, Z29, Z28
 
 // TRANSPOSE4 transposes the dwords of Z24..Z27 within 128-bit lanes: V0..V3 (Z25..Z28) lane
 // (m, g) = dword k of row 4g+m. Clobbers Z24, Z29, Z30.
@@ -439,6 +467,173 @@ TQ4B_done:
 	VZEROUPPER
 	RET
 
+// func multiScoresTQ4B2VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+TEXT ·multiScoresTQ4B2VNNI(SB), NOSPLIT, $0-80
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+48(FP), R9
+	MOVQ m+40(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   TQ4B2_done
+	MOVL $0x0F0F0F0F, AX
+	VPBROADCASTD AX, Z31
+	VBROADCASTI32X4 ·tq4VNNIU8(SB), Z20
+
+TQ4B2_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	// The sixteen row scales, lane 4m+g from row 4g+m (past the nb chunks of codes), times
+	// the levels' unit (off[4]), into Z21.
+	MOVQ nb+16(FP), R11
+	SHLQ $4, R11
+	MOVQ stage+72(FP), SI
+	STAGE32(CX, 0)
+	STAGE32(BX, 1)
+	STAGE32(R14, 2)
+	STAGE32(R15, 3)
+	VMOVUPS (SI), Z21
+	MOVQ off+64(FP), AX
+	VMULPS.BCST 16(AX), Z21, Z21
+
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ nb+16(FP), R11
+	SHRQ $1, R11               // pairs of chunks
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
+	SHLQ $4, AX                // per chunk of codes (a group of rows is at most 16·(16 + 4)
+	IMULQ $PFGROUPS, AX        // bytes per chunk)
+	ADDQ DI, AX
+
+TQ4B2_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT1 PFFAR(AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT1 PFFAR+64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT1 PFFAR+128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT1 PFFAR+192(AX)
+	PREFETCHT0 256(AX)
+	PREFETCHT1 PFFAR+256(AX)
+	ADDQ $320, AX
+	PREFETCHT0 (AX)
+	PREFETCHT1 PFFAR(AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT1 PFFAR+64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT1 PFFAR+128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT1 PFFAR+192(AX)
+	PREFETCHT0 256(AX)
+	PREFETCHT1 PFFAR+256(AX)
+	ADDQ $320, AX
+	LOAD8(CX, Z24, Y24, Z16)
+	LOAD8(BX, Z25, Y25, Z17)
+	LOAD8(R14, Z26, Y26, Z18)
+	LOAD8(R15, Z27, Y27, Z19)
+	TRANSPOSE4
+	VPSRLD $4, Z25, Z4
+	VPSRLD $4, Z26, Z5
+	VPSRLD $4, Z27, Z6
+	VPSRLD $4, Z28, Z7
+	VPERMB Z20, Z25, Z0
+	VPERMB Z20, Z26, Z1
+	VPERMB Z20, Z27, Z2
+	VPERMB Z20, Z28, Z3
+	VPERMB Z20, Z4, Z4
+	VPERMB Z20, Z5, Z5
+	VPERMB Z20, Z6, Z6
+	VPERMB Z20, Z7, Z7
+
+	VPBROADCASTD 48(DX), Z12   // −128·ΣQ: the levels' offset
+	VPBROADCASTD 52(DX), Z13
+	VPBROADCASTD 56(DX), Z14
+	VPBROADCASTD 60(DX), Z15
+	CHAINS1
+	FINISH(Z12, 0, Z8)
+	FINISH(Z13, 1, Z9)
+	FINISH(Z14, 2, Z10)
+	FINISH(Z15, 3, Z11)
+
+	ADDQ $128, SI
+	ADDQ $96, DX
+	TRANSPOSE4X
+	VPSRLD $4, Z25, Z4
+	VPSRLD $4, Z26, Z5
+	VPSRLD $4, Z27, Z6
+	VPSRLD $4, Z28, Z7
+	VPERMB Z20, Z25, Z0
+	VPERMB Z20, Z26, Z1
+	VPERMB Z20, Z27, Z2
+	VPERMB Z20, Z28, Z3
+	VPERMB Z20, Z4, Z4
+	VPERMB Z20, Z5, Z5
+	VPERMB Z20, Z6, Z6
+	VPERMB Z20, Z7, Z7
+
+	VPBROADCASTD 48(DX), Z12   // −128·ΣQ: the levels' offset
+	VPBROADCASTD 52(DX), Z13
+	VPBROADCASTD 56(DX), Z14
+	VPBROADCASTD 60(DX), Z15
+	CHAINS1
+	FINISH(Z12, 0, Z8)
+	FINISH(Z13, 1, Z9)
+	FINISH(Z14, 2, Z10)
+	FINISH(Z15, 3, Z11)
+
+	ADDQ $128, SI
+	ADDQ $96, DX
+	ADDQ $32, CX
+	ADDQ $32, BX
+	ADDQ $32, R14
+	ADDQ $32, R15
+	DECQ R11
+	JNZ  TQ4B2_blk
+
+	// score = sum·(s·unit) + offset.
+	MOVQ off+64(FP), AX
+	VBROADCASTSS (AX), Z12
+	VFMADD213PS Z12, Z21, Z8
+	VBROADCASTSS 4(AX), Z12
+	VFMADD213PS Z12, Z21, Z9
+	VBROADCASTSS 8(AX), Z12
+	VFMADD213PS Z12, Z21, Z10
+	VBROADCASTSS 12(AX), Z12
+	VFMADD213PS Z12, Z21, Z11
+
+	SCORES_T
+	MOVQ ostride+56(FP), AX
+	CMPQ AX, $16
+	JNE  TQ4B2_strided
+	SCORES_CONTIG
+	JMP  TQ4B2_next
+
+TQ4B2_strided:
+	SCORES_STRIDED
+
+TQ4B2_next:
+	MOVQ ostride+56(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  TQ4B2_group
+
+TQ4B2_done:
+	VZEROUPPER
+	RET
+
 // func multiScoresT4BVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
 TEXT ·multiScoresT4BVNNI(SB), NOSPLIT, $0-80
 	MOVQ rows+24(FP), DI
@@ -560,6 +755,173 @@ T4B_next:
 	JNZ  T4B_group
 
 T4B_done:
+	VZEROUPPER
+	RET
+
+// func multiScoresT4B2VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+TEXT ·multiScoresT4B2VNNI(SB), NOSPLIT, $0-80
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+48(FP), R9
+	MOVQ m+40(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   T4B2_done
+	MOVL $0x0F0F0F0F, AX
+	VPBROADCASTD AX, Z31
+	VBROADCASTI32X4 ·tq4VNNIU8(SB), Z20
+
+T4B2_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	// The sixteen row scales, lane 4m+g from row 4g+m (past the nb chunks of codes), times
+	// the levels' unit (off[4]), into Z21.
+	MOVQ nb+16(FP), R11
+	SHLQ $4, R11
+	MOVQ stage+72(FP), SI
+	STAGE16(CX, 0)
+	STAGE16(BX, 1)
+	STAGE16(R14, 2)
+	STAGE16(R15, 3)
+	VCVTPH2PS (SI), Z21
+	MOVQ off+64(FP), AX
+	VMULPS.BCST 16(AX), Z21, Z21
+
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ nb+16(FP), R11
+	SHRQ $1, R11               // pairs of chunks
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
+	SHLQ $4, AX                // per chunk of codes (a group of rows is at most 16·(16 + 4)
+	IMULQ $PFGROUPS, AX        // bytes per chunk)
+	ADDQ DI, AX
+
+T4B2_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT1 PFFAR(AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT1 PFFAR+64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT1 PFFAR+128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT1 PFFAR+192(AX)
+	PREFETCHT0 256(AX)
+	PREFETCHT1 PFFAR+256(AX)
+	ADDQ $320, AX
+	PREFETCHT0 (AX)
+	PREFETCHT1 PFFAR(AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT1 PFFAR+64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT1 PFFAR+128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT1 PFFAR+192(AX)
+	PREFETCHT0 256(AX)
+	PREFETCHT1 PFFAR+256(AX)
+	ADDQ $320, AX
+	LOAD8(CX, Z24, Y24, Z16)
+	LOAD8(BX, Z25, Y25, Z17)
+	LOAD8(R14, Z26, Y26, Z18)
+	LOAD8(R15, Z27, Y27, Z19)
+	TRANSPOSE4
+	VPSRLD $4, Z25, Z4
+	VPSRLD $4, Z26, Z5
+	VPSRLD $4, Z27, Z6
+	VPSRLD $4, Z28, Z7
+	VPERMB Z20, Z25, Z0
+	VPERMB Z20, Z26, Z1
+	VPERMB Z20, Z27, Z2
+	VPERMB Z20, Z28, Z3
+	VPERMB Z20, Z4, Z4
+	VPERMB Z20, Z5, Z5
+	VPERMB Z20, Z6, Z6
+	VPERMB Z20, Z7, Z7
+
+	VPBROADCASTD 48(DX), Z12   // −128·ΣQ: the levels' offset
+	VPBROADCASTD 52(DX), Z13
+	VPBROADCASTD 56(DX), Z14
+	VPBROADCASTD 60(DX), Z15
+	CHAINS1
+	FINISH(Z12, 0, Z8)
+	FINISH(Z13, 1, Z9)
+	FINISH(Z14, 2, Z10)
+	FINISH(Z15, 3, Z11)
+
+	ADDQ $128, SI
+	ADDQ $96, DX
+	TRANSPOSE4X
+	VPSRLD $4, Z25, Z4
+	VPSRLD $4, Z26, Z5
+	VPSRLD $4, Z27, Z6
+	VPSRLD $4, Z28, Z7
+	VPERMB Z20, Z25, Z0
+	VPERMB Z20, Z26, Z1
+	VPERMB Z20, Z27, Z2
+	VPERMB Z20, Z28, Z3
+	VPERMB Z20, Z4, Z4
+	VPERMB Z20, Z5, Z5
+	VPERMB Z20, Z6, Z6
+	VPERMB Z20, Z7, Z7
+
+	VPBROADCASTD 48(DX), Z12   // −128·ΣQ: the levels' offset
+	VPBROADCASTD 52(DX), Z13
+	VPBROADCASTD 56(DX), Z14
+	VPBROADCASTD 60(DX), Z15
+	CHAINS1
+	FINISH(Z12, 0, Z8)
+	FINISH(Z13, 1, Z9)
+	FINISH(Z14, 2, Z10)
+	FINISH(Z15, 3, Z11)
+
+	ADDQ $128, SI
+	ADDQ $96, DX
+	ADDQ $32, CX
+	ADDQ $32, BX
+	ADDQ $32, R14
+	ADDQ $32, R15
+	DECQ R11
+	JNZ  T4B2_blk
+
+	// score = sum·(s·unit) + offset.
+	MOVQ off+64(FP), AX
+	VBROADCASTSS (AX), Z12
+	VFMADD213PS Z12, Z21, Z8
+	VBROADCASTSS 4(AX), Z12
+	VFMADD213PS Z12, Z21, Z9
+	VBROADCASTSS 8(AX), Z12
+	VFMADD213PS Z12, Z21, Z10
+	VBROADCASTSS 12(AX), Z12
+	VFMADD213PS Z12, Z21, Z11
+
+	SCORES_T
+	MOVQ ostride+56(FP), AX
+	CMPQ AX, $16
+	JNE  T4B2_strided
+	SCORES_CONTIG
+	JMP  T4B2_next
+
+T4B2_strided:
+	SCORES_STRIDED
+
+T4B2_next:
+	MOVQ ostride+56(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  T4B2_group
+
+T4B2_done:
 	VZEROUPPER
 	RET
 
