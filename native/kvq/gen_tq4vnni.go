@@ -150,6 +150,8 @@ const t2chunk = load4 + `	T2GROUP(Z25, Z26)
 // PREFETCHT0 instead of 16, within ±0.05. On 4 KiB pages (KVLAB_NO_HUGEPAGES=1) the two-chunk
 // kernel streamed tq4 4.63 → 5.08 and 4.53 → 4.84, turbo4 4.62 → 4.59 and 4.53 → 4.32:
 // hence the one-chunk kernels there (where a page boundary stops the hardware prefetchers).
+// With the two-chunk kernels, PFGROUPS 4 or 16 instead of 8 scored within noise (decode,
+// four alternations). Their row scales are staged by stageV (which see).
 // LOAD4's three inserts as three loads merge-masked into their lanes: in cache +0.06 to
 // +0.14, streamed +0.06 to +0.2. Not measured on Intel cores or Zen 5; by instruction tables
 // (Ice Lake, Sapphire Rapids: VINSERTI32X4 and VSHUFI64X2 both one port-5 shuffle) LOAD8's
@@ -165,8 +167,9 @@ const chunk4B2 = `	LOAD8(CX, Z24, Y24, Z16)
 	TRANSPOSE4
 ` + nibbles4B + tail4 + "\tTRANSPOSE4X\n" + nibbles4B + tail4
 
-// pairBody is body for chunk4B2's kernels: the loop runs over pairs of chunks (nb even), and
-// prefetches each line into L1 as body does and into L2 PFFAR bytes further on.
+// pairBody is body for chunk4B2's kernels: the loop runs over pairs of chunks (nb even),
+// prefetches each line into L1 as body does and into L2 PFFAR bytes further on, and the row
+// scales are staged by stageV (no stage buffer).
 var pairBody = func() string {
 	const pf = `	PREFETCHT0 (AX)
 	PREFETCHT0 64(AX)
@@ -191,7 +194,12 @@ var pairBody = func() string {
 	if !strings.Contains(body, pf) || !strings.Contains(body, nb) {
 		panic("pairBody: body changed")
 	}
+	const st = "\tMOVQ stage+72(FP), SI\n\t%STAGE%"
+	if !strings.Contains(body, st) {
+		panic("pairBody: body changed")
+	}
 	b := strings.Replace(body, pf, pf2+pf2, 1)
+	b = strings.Replace(b, st, "\t%STAGE%", 1) // stageV needs no stage
 	return strings.Replace(b, nb, "\tMOVQ nb+16(FP), R11\n\tSHRQ $1, R11               // pairs of chunks\n\tVPXORD Z8", 1)
 }()
 
@@ -565,6 +573,50 @@ func stage(f32 bool) string {
 	return b.String()
 }
 
+// stageV is stage by vector inserts, with no stores: the row scale of row 4g+m (group
+// pointer g of CX, BX, R14, R15, row m rb·m bytes on, the scale R11 bytes in) into lane 4m+g
+// of Z21, for f32 scales by VMOVD and VPINSRD into 128-bit lane m's XMM register and three
+// VINSERTI32X4, for f16 ones by VPINSRW into two XMM registers (words 4m+g) joined by
+// VINSERTI128 and converted (each load the scale's own bytes: none past a row's end).
+// Clobbers AX, DX, R13, SI, Z0..Z3. stage's STAGE32/STAGE16 take 16 scalar loads and 16
+// stores, read back by one 64-byte (32-byte) load that no store can forward; on AMD Zen 4
+// (the two-chunk kernels, TestTQ4PairSpeed's shape, alternated in one process, min ns a row)
+// that staging cost 0.21–0.24 in cache and 0.25–0.3 streamed (a copy of the kernels without
+// it), stageV 0.02–0.05: in cache tq4 4.00–4.02 → 3.83–3.86, turbo4 4.05–4.08 → 3.85–3.88,
+// streamed tq4 4.05–4.15 → 3.96–3.99, turbo4 4.13–4.20 → 3.94–3.96; in the decode
+// (TestDecodeBreakdown, five alternations, scores min ns a cell) tq4 4.00–4.14 → 3.85–3.97,
+// turbo4 4.07–4.19 → 3.87–3.95. By instruction tables on Intel cores VPINSRD/VPINSRW from
+// memory are a load and a port-5 shuffle each (16 of them, and 3 inserts): not measured.
+func stageV(f32 bool) string {
+	var b strings.Builder
+	b.WriteString("LEAQ (CX)(R11*1), AX\n\tLEAQ (BX)(R11*1), DX\n\tLEAQ (R14)(R11*1), R13\n\tLEAQ (R15)(R11*1), SI\n\t")
+	ptr := []string{"AX", "DX", "R13", "SI"}
+	off := []string{"", "(R8*1)", "(R8*2)", "(R12*1)"}
+	if f32 {
+		for m := 0; m < 4; m++ {
+			x := fmt.Sprintf("X%d", m)
+			if m == 0 {
+				x = "X21"
+			}
+			fmt.Fprintf(&b, "VMOVD (AX)%s, %s\n\t", off[m], x)
+			for g := 1; g < 4; g++ {
+				fmt.Fprintf(&b, "VPINSRD $%d, (%s)%s, %s, %s\n\t", g, ptr[g], off[m], x, x)
+			}
+		}
+		b.WriteString("VINSERTI32X4 $1, X1, Z21, Z21\n\tVINSERTI32X4 $2, X2, Z21, Z21\n\tVINSERTI32X4 $3, X3, Z21, Z21")
+		return b.String()
+	}
+	b.WriteString("VPXOR X0, X0, X0\n\tVPXOR X1, X1, X1\n\t")
+	for m := 0; m < 4; m++ {
+		x := fmt.Sprintf("X%d", m/2)
+		for g := 0; g < 4; g++ {
+			fmt.Fprintf(&b, "VPINSRW $%d, (%s)%s, %s, %s\n\t", 4*(m%2)+g, ptr[g], off[m], x, x)
+		}
+	}
+	b.WriteString("VINSERTI128 $1, X1, Y0, Y0\n\tVCVTPH2PS Y0, Z21")
+	return b.String()
+}
+
 // q2kT writes q2k's AVX-512 scores kernel, multiScoresQ2KT: float, with the work laid out as
 // the VNNI kernels lay theirs. Sixteen cells go at a time, one per lane; per 64 values their 16
 // code bytes are loaded four cells to a vector and transposed to dwords (LOAD4, TRANSPOSE4), so
@@ -782,7 +834,7 @@ func main() {
 			"%SOFF%", k.soff, "%STEP%", k.step)
 		out.WriteString(r.Replace(body))
 		if k.name == "TQ4B" || k.name == "T4B" { // their two-chunk flavours, TQ4B2 and T4B2
-			r := strings.NewReplacer("%NEXTG%", "", "@", k.name+"2", "%STAGE%", k.stage, "%CONSTS%", k.consts, "%CHUNK%", chunk4B2,
+			r := strings.NewReplacer("%NEXTG%", "", "@", k.name+"2", "%STAGE%", stageV(k.name == "TQ4B"), "%CONSTS%", k.consts, "%CHUNK%", chunk4B2,
 				"%SOFF%", k.soff, "%STEP%", "32")
 			out.WriteString(r.Replace(pairBody))
 		}

@@ -159,7 +159,8 @@ func multiScoresT4BVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, o
 // multiScoresTQ4B2VNNI and multiScoresT4B2VNNI are multiScoresTQ4BVNNI and multiScoresT4BVNNI
 // two 32-value chunks a step (nb even), their scores bit for bit: a row's two chunks by one
 // 32-byte load and split by VSHUFI64X2 (gen_tq4vnni.go, LOAD8), where two LOAD4 take six
-// inserts, and each line prefetched into L2 as well, ~25 KiB ahead (PFFAR). On AMD Zen 4
+// inserts, each line prefetched into L2 as well, ~25 KiB ahead (PFFAR), and the row scales
+// gathered by vector inserts instead of scalar stores (stageV; stage is not used). On AMD Zen 4
 // they pay with the rows on 2 MiB pages and lose on 4 KiB ones (tq4Pair; gen_tq4vnni.go's
 // chunk4B comment has the measurements).
 //
