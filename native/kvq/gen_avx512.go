@@ -1239,7 +1239,10 @@ fba_done:
 // alone 4 or 12 KiB ahead ~15 against ~10. With the values kernel's second level in place,
 // PREFETCHT1 12 or 24 KiB ahead added to the loop over four rows did not help either (scores
 // 7.16/7.55/7.79 and 7.32/7.54/7.92 ns a row against 7.27/7.48/7.69, min/first quartile/
-// median of 15 decodes each, alternated).
+// median of 15 decodes each, alternated). With the rows on 2 MiB pages (internal/hugemem),
+// PFDISTZ 3072 or 12288 instead of 6144: scores 7.35–7.71 and 7.40–7.59 ns a cell against
+// 7.52–8.69 (TestDecodeBreakdown, four alternations, min), within noise; the scores' wait
+// on memory there (streamed against KVLAB_TOUCH=k) was 0–0.8 ns a cell, in noise as large.
 func fp8ScoresBF16H() string {
 	var b strings.Builder
 	b.WriteString(`

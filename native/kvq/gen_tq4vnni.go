@@ -151,7 +151,12 @@ const t2chunk = load4 + `	T2GROUP(Z25, Z26)
 // kernel streamed tq4 4.63 → 5.08 and 4.53 → 4.84, turbo4 4.62 → 4.59 and 4.53 → 4.32:
 // hence the one-chunk kernels there (where a page boundary stops the hardware prefetchers).
 // With the two-chunk kernels, PFGROUPS 4 or 16 instead of 8 scored within noise (decode,
-// four alternations). Their row scales are staged by stageV (which see).
+// four alternations); the L2 prefetch of every other line only (three PREFETCHT1 a chunk):
+// streamed tq4 4.18 → 4.33 and 4.26 → 4.54, turbo4 ±0.2; the L2 prefetch without the
+// PREFETCHT0: streamed 5.8–6.2 against 4.25–4.31, in cache ±0.05. Their row scales are staged by
+// stageV (which see). The L2 prefetch added to the one-chunk turbo3 and turbo2 kernels (T3P,
+// T2P; 16 or 32 KiB beyond the PREFETCHT0, huge pages, decode, five alternations): turbo3
+// 4.13–4.67 → 4.17–4.85, turbo2 3.48–4.06 → 3.44–4.42, no gain.
 // LOAD4's three inserts as three loads merge-masked into their lanes: in cache +0.06 to
 // +0.14, streamed +0.06 to +0.2. Not measured on Intel cores or Zen 5; by instruction tables
 // (Ice Lake, Sapphire Rapids: VINSERTI32X4 and VSHUFI64X2 both one port-5 shuffle) LOAD8's
@@ -586,7 +591,10 @@ func stage(f32 bool) string {
 // streamed tq4 4.05–4.15 → 3.96–3.99, turbo4 4.13–4.20 → 3.94–3.96; in the decode
 // (TestDecodeBreakdown, five alternations, scores min ns a cell) tq4 4.00–4.14 → 3.85–3.97,
 // turbo4 4.07–4.19 → 3.87–3.95. By instruction tables on Intel cores VPINSRD/VPINSRW from
-// memory are a load and a port-5 shuffle each (16 of them, and 3 inserts): not measured.
+// memory are a load and a port-5 shuffle each (16 of them, and 3 inserts): not measured. The
+// one-chunk kernels (TQ4B, T4B, which run on 4 KiB pages) with stageV did not pay: in cache
+// tq4 4.20–4.22 → 4.14–4.16, turbo4 4.32–4.35 → 4.09–4.20, but streamed on huge pages ±0.1
+// and on 4 KiB pages +0.1 to +0.3 (two alternations of the test binaries): they keep stage.
 func stageV(f32 bool) string {
 	var b strings.Builder
 	b.WriteString("LEAQ (CX)(R11*1), AX\n\tLEAQ (BX)(R11*1), DX\n\tLEAQ (R14)(R11*1), R13\n\tLEAQ (R15)(R11*1), SI\n\t")
