@@ -140,27 +140,25 @@ const t2chunk = load4 + `	T2GROUP(Z25, Z26)
 // vCPUs): streamed tq4 4.38 → 4.07, turbo4 4.47 → 4.10; in cache (4096 rows) tq4 4.22 →
 // 4.00, turbo4 4.38 → 4.08. At the bench shape (native/attn TestDecodeBreakdown, 131072
 // cells, 32/8 heads, one thread, one test binary alternated five times, scores min ns a cell)
-// tq4 4.33–4.59 → 3.99–4.13 (one 5.1 pair: 4.67 against 5.11), turbo4 4.40–4.60 → 4.05–4.24.
-// Its parts alone, in the same runs: two chunks a step without the L2 prefetch, in cache tq4
-// 3.89 and turbo4 3.98 but streamed 4.35 and 4.54 (no gain; the 32-byte loads, half of them
-// across two lines of rows 66 or 68 bytes apart, wait where the 16-byte ones do not, which is
-// why this form first lost: +0.7 to +1.3 streamed); the L2 prefetch alone, one chunk a step,
-// streamed −0.1; the loop unrolled to two chunks with LOAD4's 16-byte loads and the L2
-// prefetch, ±0.05 (the gain is LOAD8's, not the loop's); L2 prefetch 8 or 32 KiB beyond the
-// PREFETCHT0 instead of 16, within ±0.05. On 4 KiB pages (KVLAB_NO_HUGEPAGES=1) the two-chunk
-// kernel streamed tq4 4.63 → 5.08 and 4.53 → 4.84, turbo4 4.62 → 4.59 and 4.53 → 4.32:
-// hence the one-chunk kernels there (where a page boundary stops the hardware prefetchers).
-// With the two-chunk kernels, PFGROUPS 4 or 16 instead of 8 scored within noise (decode,
-// four alternations); the L2 prefetch of every other line only (three PREFETCHT1 a chunk):
-// streamed tq4 4.18 → 4.33 and 4.26 → 4.54, turbo4 ±0.2; the L2 prefetch without the
-// PREFETCHT0: streamed 5.8–6.2 against 4.25–4.31, in cache ±0.05. Their row scales are staged by
-// stageV (which see). The L2 prefetch added to the one-chunk turbo3 and turbo2 kernels (T3P,
-// T2P; 16 or 32 KiB beyond the PREFETCHT0, huge pages, decode, five alternations): turbo3
-// 4.13–4.67 → 4.17–4.85, turbo2 3.48–4.06 → 3.44–4.42, no gain.
-// LOAD4's three inserts as three loads merge-masked into their lanes: in cache +0.06 to
-// +0.14, streamed +0.06 to +0.2. Not measured on Intel cores or Zen 5; by instruction tables
-// (Ice Lake, Sapphire Rapids: VINSERTI32X4 and VSHUFI64X2 both one port-5 shuffle) LOAD8's
-// two shuffles and two inserts for LOAD4's six inserts take four port-5 uops for six.
+// tq4 4.33–5.11 → 3.99–4.67 (4.33–4.59 → 3.99–4.13 in four of the five), turbo4 4.40–4.60 →
+// 4.05–4.24. Not measured on Intel cores or Zen 5; by instruction tables (Ice Lake, Sapphire
+// Rapids: VINSERTI32X4 and VSHUFI64X2 each one port-5 shuffle) LOAD8 takes four port-5 uops
+// where two LOAD4 take six. Its parts alone, in the same runs: two chunks a step without the
+// L2 prefetch, in cache tq4 3.89 and turbo4 3.98 but streamed 4.35 and 4.54, no gain (so
+// this form first lost, +0.7 to +1.3 streamed, on 4 KiB pages with PREFETCHT0 alone); the
+// L2 prefetch alone, one chunk a step, streamed −0.1; the loop unrolled to two chunks with
+// LOAD4's 16-byte loads and the L2 prefetch, ±0.05 (the gain is LOAD8's, not the loop's);
+// the L2 prefetch 8 or 32 KiB beyond the PREFETCHT0 instead of 16, within ±0.05; the L2
+// prefetch of every other line only (three PREFETCHT1 a chunk): streamed tq4 4.18 → 4.33 and
+// 4.26 → 4.54, turbo4 ±0.2; the L2 prefetch without the PREFETCHT0: streamed 5.8–6.2 against
+// 4.25–4.31, in cache ±0.05; PFGROUPS 4 or 16 instead of 8 (decode, four alternations):
+// within noise. On 4 KiB pages (KVLAB_NO_HUGEPAGES=1) the two-chunk kernel streamed tq4
+// 4.63 → 5.08 and 4.53 → 4.84, turbo4 4.62 → 4.59 and 4.53 → 4.32: hence the one-chunk
+// kernels there. The row scales are staged by stageV (which see). The L2 prefetch added to
+// the one-chunk turbo3 and turbo2 kernels (T3P, T2P; 16 or 32 KiB beyond the PREFETCHT0,
+// huge pages, decode, five alternations): turbo3 4.13–4.67 → 4.17–4.85, turbo2 3.48–4.06 →
+// 3.44–4.42, no gain. LOAD4's three inserts as three loads merge-masked into their lanes: in
+// cache +0.06 to +0.14, streamed +0.06 to +0.2.
 const chunk4B = load4 + nibbles4B + tail4
 
 // chunk4B2 is two chunk4B a step (TQ4B2, T4B2): LOAD8 for eight LOAD4 (both chunks' layout at
