@@ -30,6 +30,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"strings"
 )
@@ -98,8 +99,8 @@ const t2Dec = `	VMOVD (R12), X10
 
 // t2Finish is finish for turbo2's order: Y2h holds values 4j (j = 0..3) then 4j + 1, Y2h+1
 // 4j + 2 then 4j + 3; two lane permutes, two unpacks and two qword permutes restore it.
-func t2Finish() string {
-	return finishVia(`	VPERM2I128 $0x20, Y%[2]d, Y%[1]d, Y12
+func t2Finish(tu int) string {
+	return finishVia(tu, `	VPERM2I128 $0x20, Y%[2]d, Y%[1]d, Y12
 	VPERM2I128 $0x31, Y%[2]d, Y%[1]d, Y13
 	VPUNPCKLDQ Y13, Y12, Y10
 	VPUNPCKHDQ Y13, Y12, Y11
@@ -109,8 +110,8 @@ func t2Finish() string {
 }
 
 // t3Finish is finish for turbo3's order: Y2h holds values 0..3, 8..11, Y2h+1 4..7, 12..15.
-func t3Finish() string {
-	return finishVia(`	VPERM2I128 $0x20, Y%[2]d, Y%[1]d, Y12
+func t3Finish(tu int) string {
+	return finishVia(tu, `	VPERM2I128 $0x20, Y%[2]d, Y%[1]d, Y12
 	VPERM2I128 $0x31, Y%[2]d, Y%[1]d, Y13
 `)
 }
@@ -180,8 +181,8 @@ func dots(vnni bool) string {
 
 // finish: per accumulator h, Y2h and Y2h+1 put in the values' order, converted and added times
 // T·unit to the accumulator's 16 values at R12.
-func finish() string {
-	return finishVia(`	VPUNPCKLDQ Y%[2]d, Y%[1]d, Y10
+func finish(tu int) string {
+	return finishVia(tu, `	VPUNPCKLDQ Y%[2]d, Y%[1]d, Y10
 	VPUNPCKHDQ Y%[2]d, Y%[1]d, Y11
 	VPERM2I128 $0x20, Y11, Y10, Y12
 	VPERM2I128 $0x31, Y11, Y10, Y13
@@ -190,8 +191,8 @@ func finish() string {
 
 // finishVia is finish with order, per accumulator h, a format of Y%[1]d = Y2h and Y%[2]d =
 // Y2h+1 that leaves the sums of values 0..7 in Y12 and of 8..15 in Y13: they are converted and
-// added times T·unit (%[3]d(SP)) to the accumulator's 16 values at R12.
-func finishVia(order string) string {
+// added times T·unit (%[3]d(SP), tu the frame offset) to the accumulator's 16 values at R12.
+func finishVia(tu int, order string) string {
 	var b strings.Builder
 	for h := 0; h < 4; h++ {
 		fmt.Fprintf(&b, order+`	VCVTDQ2PS Y12, Y12
@@ -204,7 +205,7 @@ func finishVia(order string) string {
 	VFMADD231PS Y14, Y13, Y15
 	VMOVUPS Y15, 32(R12)
 	ADDQ DX, R12
-`, 2*h, 2*h+1, oTU+4*h)
+`, 2*h, 2*h+1, tu+4*h)
 	}
 	return b.String()
 }
@@ -366,6 +367,313 @@ TEXT ·multiAcc@(SB), 0, $%FRAME%-64
 	RET
 `
 
+// The 8-bit kernels of turbo4 and tq4 (T4B8AVX2I, T4FB8AVX2I; contract in
+// multi_t4accavx2_amd64.go): the same first prepass with 127 in place of 32767 (VPMADDUBSW
+// sums two products a word, saturating: 2·127·104 < 2¹⁵ where 255 would not fit), three zero
+// rows after the tile's last; the second prepass rounds a quad's 16 w·s at a time
+// (VCVTPS2DQ), packs them to bytes (VPACKSSDW, VPACKSSWB, VPERMQ) and transposes them with one
+// VPSHUFB so that accumulator h's dword at 16q + 4h holds the quad's four weights (byte r =
+// row 4q + r), and stores max(W, 0) there and max(−W, 0) 256 bytes on; a tile with a negative
+// W is flagged. The row loop takes rows in quads and 16 values (8 code bytes) of each at a
+// time: the four rows' bytes interleaved (two VPUNPCKLBW, two word unpacks, one insert) so
+// that dword k holds byte k of the four rows, the low and high nibbles masked apart and looked
+// up as signed levels (tq4Ints): the even vector's dword k holds the four rows' levels of value
+// 2k, the odd one's of 2k + 1, the order dec's pairs have, so finish serves as it is. Each
+// accumulator's weight dword, broadcast, times them: VPMADDUBSW (the weights the unsigned
+// operand; W_a·L_a + W_b·L_b per word, exact: ≤ 26416), VPMADDWD by ones (the quad's four
+// products per dword) and VPADDD. A flagged tile takes a second pass with the negative parts,
+// subtracted (VPSUBD). The sums are Σ_j W_j·L_j[i] exactly, as the 16-bit kernels'. A last
+// quad of one to three rows reads its first row in place of the missing ones (weights 0).
+//
+// Cost per row of 128 values and four accumulators: 16 VPMADDUBSW, 16 VPMADDWD and 16 VPADDD,
+// where the 16-bit kernels take 32 VPMADDWD and 32 VPADDD, and 28 loads, unpacks, masks and
+// lookups (there 40, with the widenings).
+
+// Frame layout of the 8-bit kernels (hardware SP offsets).
+const (
+	o8WS   = 0    // w·s of the tile's rows, 16 bytes a row; three zero rows after
+	o8QP   = 1088 // 8-bit weights: quad q's at 16q (accumulator h's dword at 16q + 4h), the negative parts 256 bytes on
+	o8TU   = 1600 // T·unit per accumulator
+	o8INV  = 1616 // inv per accumulator
+	o8TN   = 1632 // rows in the tile
+	o8PF   = 1640 // prefetch pointer
+	o8PS   = 1648 // prefetch step a quad
+	o8UL   = 1656 // units left in the row
+	o8RL   = 1664 // rows left after this tile
+	o8WP   = 1672 // the tile's first weight
+	o8FLAG = 1680 // nonzero where the tile has a negative weight
+	frame8 = 1688
+)
+
+// dec8 decodes 16 values (8 code bytes at the unit's offset) of the quad's rows at R12,
+// R12 + R9, R12 + R13, R12 + R14 into Y10 (dword k: the four rows' levels of value 2k) and Y11
+// (2k + 1); X12, X13 temporaries.
+const dec8 = `	VMOVQ (R12), X10
+	VMOVQ (R12)(R9*1), X11
+	VMOVQ (R12)(R13*1), X12
+	VMOVQ (R12)(R14*1), X13
+	VPUNPCKLBW X11, X10, X10
+	VPUNPCKLBW X13, X12, X12
+	VPUNPCKHWD X12, X10, X11
+	VPUNPCKLWD X12, X10, X10
+	VINSERTI128 $1, X11, Y10, Y10
+	VPSRLW $4, Y10, Y11
+	VPAND Y9, Y10, Y10
+	VPAND Y9, Y11, Y11
+	VPSHUFB Y10, Y8, Y10
+	VPSHUFB Y11, Y8, Y11
+`
+
+// dots8: accumulators Y2h (even values) and Y2h+1 (odd) += (op VPADDD) or −= (VPSUBD) the
+// quad's weight bytes of accumulator h (dword h at R8) times the levels Y10, Y11 (Y15: words
+// of 1).
+func dots8(op string) string {
+	var b strings.Builder
+	for h := 0; h < 4; h++ {
+		fmt.Fprintf(&b, "\tVPBROADCASTD %d(R8), Y12\n\tVPMADDUBSW Y10, Y12, Y13\n\tVPMADDUBSW Y11, Y12, Y14\n", 4*h)
+		fmt.Fprintf(&b, "\tVPMADDWD Y15, Y13, Y13\n\tVPMADDWD Y15, Y14, Y14\n\t%[1]s Y13, Y%[2]d, Y%[2]d\n\t%[1]s Y14, Y%[3]d, Y%[3]d\n", op, 2*h, 2*h+1)
+	}
+	return b.String()
+}
+
+// rows8 is one pass of the unit's row loop over the tile's quads, the weights at R8: op VPADDD
+// (the positive parts, prefetching the next tile) or VPSUBD (the negative ones); sfx makes its
+// labels unique.
+func rows8(op, sfx string, prefetch bool) string {
+	pf := ""
+	if prefetch {
+		pf = "\tPREFETCHT0 (R15)\n\tADDQ R11, R15\n"
+	}
+	return strings.NewReplacer("SFX", sfx, "%PFQ%", pf, "%DEC%", dec8, "%DOTS%", dots8(op)).Replace(`	LEAQ (DI)(BX*1), R12
+	MOVQ rb+32(FP), R9
+	LEAQ (R9)(R9*1), R13
+	LEAQ (R13)(R9*1), R14
+	MOVQ %TN%(SP), R10
+	SHRQ $2, R10
+	JZ   @_remSFX
+@_quadSFX:
+%PFQ%%DEC%%DOTS%	ADDQ $16, R8
+	LEAQ (R12)(R9*4), R12
+	DECQ R10
+	JNZ  @_quadSFX
+@_remSFX:
+	MOVQ %TN%(SP), AX
+	ANDQ $3, AX
+	JZ   @_endSFX
+	XORQ R14, R14              // a last quad of one to three rows: the missing ones read row a, weight 0
+	CMPQ AX, $3
+	JGE  @_r3SFX
+	XORQ R13, R13
+@_r3SFX:
+	CMPQ AX, $2
+	JGE  @_r2SFX
+	XORQ R9, R9
+@_r2SFX:
+%DEC%%DOTS%@_endSFX:
+`)
+}
+
+const tmpl8 = `
+// func multiAcc@(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+TEXT ·multiAcc@(SB), 0, $%FRAME%-64
+	MOVQ m+40(FP), AX
+	TESTQ AX, AX
+	JZ   @_done
+	MOVQ nv+16(FP), AX
+	SHRQ $4, AX
+	TESTQ AX, AX
+	JZ   @_done
+	MOVQ d+8(FP), SI           // the scale's byte offset in a row
+	SHRQ $1, SI
+	MOVQ rb+32(FP), AX         // prefetch step: ⌈4·rb / units⌉ a quad and unit
+	SHLQ $2, AX
+	MOVQ nv+16(FP), CX
+	SHRQ $4, CX
+	ADDQ CX, AX
+	DECQ AX
+	XORQ DX, DX
+	DIVQ CX
+	MOVQ AX, %PS%(SP)
+	MOVQ rows+24(FP), DI
+	MOVQ w+48(FP), AX
+	MOVQ AX, %WP%(SP)
+	MOVQ m+40(FP), AX
+	MOVQ AX, %RL%(SP)
+
+@_tile:
+	MOVQ %RL%(SP), R10
+	CMPQ R10, $64
+	JLE  @_tn
+	MOVQ $64, R10
+@_tn:
+	MOVQ R10, %TN%(SP)
+	SUBQ R10, %RL%(SP)
+	MOVQ rb+32(FP), AX
+	SHLQ $6, AX
+	ADDQ DI, AX
+	MOVQ AX, %PF%(SP)          // the next tile, which the row loops prefetch
+
+	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
+	MOVQ DI, R12
+	MOVQ %WP%(SP), R8
+	MOVQ wstride+56(FP), R9
+	MOVQ rb+32(FP), R11
+	LEAQ %WS%(SP), R15
+	VXORPS X10, X10, X10
+	VPCMPEQD X9, X9, X9
+	VPSRLD $1, X9, X9          // the magnitude mask
+@_p1:
+	%SCALE%
+	VMULPS (R8), X0, X0
+	VMOVUPS X0, (R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X10, X10
+	ADDQ R9, R8
+	ADDQ R11, R12
+	ADDQ $16, R15
+	DECQ R10
+	JNZ  @_p1
+	VXORPS X0, X0, X0
+	VMOVUPS X0, (R15)          // the partners of a last quad's rows
+	VMOVUPS X0, 16(R15)
+	VMOVUPS X0, 32(R15)
+	// inv = min(127/M, cap), T = 1/inv where M > 0; both 0 where M = 0.
+	VXORPS X12, X12, X12
+	VCMPPS $0x0E, X12, X10, X11
+	VBROADCASTSS ·t4a8QMax(SB), X13
+	VDIVPS X10, X13, X14
+	VBROADCASTSS ·tAccInvCap(SB), X15
+	VMINPS X15, X14, X14
+	VANDPS X11, X14, X14
+	VMOVUPS X14, %INV%(SP)
+	VBROADCASTSS ·tAccOne(SB), X13
+	VDIVPS X14, X13, X15
+	VANDPS X11, X15, X15
+	VBROADCASTSS ·%UNIT%(SB), X13
+	VMULPS X13, X15, X15
+	VMOVUPS X15, %TU%(SP)
+
+	// W = round(w·s·inv), |W| ≤ 127, as bytes: max(W, 0) at 16q + 4h + r, max(−W, 0) 256 on.
+	VBROADCASTF128 %INV%(SP), Y14
+	VMOVDQU ·t4a8Tr(SB), X12
+	VPXOR Y13, Y13, Y13
+	VPXOR X11, X11, X11
+	LEAQ %WS%(SP), R8
+	LEAQ %QP%(SP), R12
+	MOVQ %TN%(SP), R10
+	ADDQ $3, R10
+	SHRQ $2, R10
+@_p2:
+	VMULPS (R8), Y14, Y0
+	VMULPS 32(R8), Y14, Y1
+	VCVTPS2DQ Y0, Y0
+	VCVTPS2DQ Y1, Y1
+	VPACKSSDW Y1, Y0, Y0       // lane 0: rows 0, 2; lane 1: rows 1, 3 (words, accumulators 0..3)
+	VPOR Y0, Y13, Y13
+	VPACKSSWB Y0, Y0, Y0
+	VPERMQ $0x08, Y0, Y0       // rows 0, 2, 1, 3
+	VPSHUFB X12, X0, X0        // accumulator h's dword: rows 0..3
+	VPMAXSB X11, X0, X1
+	VMOVDQU X1, (R12)
+	VPSUBB X0, X11, X1
+	VPMAXSB X11, X1, X1
+	VMOVDQU X1, 256(R12)
+	ADDQ $64, R8
+	ADDQ $16, R12
+	DECQ R10
+	JNZ  @_p2
+	VPMOVMSKB Y13, AX          // a negative W's word has its sign bits set
+	MOVQ AX, %FLAG%(SP)
+
+	VBROADCASTI128 ·tq4AVX2Ints(SB), Y8
+	VMOVDQU ·avx2Nib(SB), Y9
+	MOVQ nv+16(FP), AX
+	SHRQ $4, AX
+	MOVQ AX, %UL%(SP)
+	XORQ BX, BX                // byte offset of the unit in a row
+	MOVQ acc+0(FP), CX         // the unit's accumulators
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX                // bytes between accumulators
+
+@_unit:
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	VMOVDQU ·t4a8Ones(SB), Y15
+	LEAQ %QP%(SP), R8
+	MOVQ %PF%(SP), R15
+	MOVQ %PS%(SP), R11
+%ROWSP%	CMPQ %FLAG%(SP), $0
+	JE   @_fin
+	LEAQ %QPN%(SP), R8
+%ROWSN%@_fin:
+	MOVQ R15, %PF%(SP)
+	MOVQ CX, R12
+%FINISH%	ADDQ $8, BX
+	ADDQ $64, CX
+	DECQ %UL%(SP)
+	JNZ  @_unit
+
+	MOVQ %TN%(SP), AX
+	MOVQ AX, R12
+	IMULQ rb+32(FP), R12
+	ADDQ R12, DI
+	IMULQ wstride+56(FP), AX
+	ADDQ AX, %WP%(SP)
+	CMPQ %RL%(SP), $0
+	JNE  @_tile
+
+@_done:
+	VZEROUPPER
+	RET
+`
+
+// tables8 writes the 8-bit kernels' constants: 127, the transpose's byte order and words of 1.
+func tables8() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "DATA ·t4a8QMax+0(SB)/4, $0x%08x\nGLOBL ·t4a8QMax(SB), RODATA|NOPTR, $4\n\n", math.Float32bits(127))
+	// After VPERMQ: row 0's weights at bytes 0..3, row 2's at 4..7, row 1's at 8..11, row 3's
+	// at 12..15 (accumulator h at + h); byte 4h + r takes row r's of accumulator h.
+	var tr [16]byte
+	for h := 0; h < 4; h++ {
+		for r := 0; r < 4; r++ {
+			tr[4*h+r] = byte([]int{0, 8, 4, 12}[r] + h)
+		}
+	}
+	for i := 0; i < 16; i += 8 {
+		var x uint64
+		for k := 7; k >= 0; k-- {
+			x = x<<8 | uint64(tr[i+k])
+		}
+		fmt.Fprintf(&b, "DATA ·t4a8Tr+%d(SB)/8, $0x%016x\n", i, x)
+	}
+	b.WriteString("GLOBL ·t4a8Tr(SB), RODATA|NOPTR, $16\n\n")
+	for i := 0; i < 32; i += 8 {
+		fmt.Fprintf(&b, "DATA ·t4a8Ones+%d(SB)/8, $0x0001000100010001\n", i)
+	}
+	b.WriteString("GLOBL ·t4a8Ones(SB), RODATA|NOPTR, $32\n\n")
+	return b.String()
+}
+
+// gen8 writes the 8-bit kernel name (f32: tq4's float32 scale, else turbo4's f16).
+func gen8(name string, f32 bool) string {
+	scale, unit := "VPBROADCASTW (R12)(SI*1), X0\n\tVCVTPH2PS X0, X0", "tAccT4Unit"
+	if f32 {
+		scale, unit = "VBROADCASTSS (R12)(SI*1), X0", "tAccT4FUnit"
+	}
+	s := strings.NewReplacer("%ROWSP%", rows8("VPADDD", "", true), "%ROWSN%", rows8("VPSUBD", "n", false),
+		"%FINISH%", finish(o8TU)).Replace(tmpl8)
+	return strings.NewReplacer("@", name, "%FRAME%", fmt.Sprint(frame8), "%SCALE%", scale, "%UNIT%", unit,
+		"%WS%", fmt.Sprint(o8WS), "%QP%", fmt.Sprint(o8QP), "%QPN%", fmt.Sprint(o8QP+256), "%TU%", fmt.Sprint(o8TU),
+		"%INV%", fmt.Sprint(o8INV), "%TN%", fmt.Sprint(o8TN), "%PF%", fmt.Sprint(o8PF), "%PS%", fmt.Sprint(o8PS),
+		"%UL%", fmt.Sprint(o8UL), "%RL%", fmt.Sprint(o8RL), "%WP%", fmt.Sprint(o8WP), "%FLAG%", fmt.Sprint(o8FLAG)).Replace(s)
+}
+
 func main() {
 	var out strings.Builder
 	out.WriteString(`// Code generated by gen_t4accavx2.go; DO NOT EDIT.
@@ -397,18 +705,18 @@ func main() {
 		if k.f32 {
 			scale, unit = "VBROADCASTSS (R12)(R14*1), X0", "tAccT4FUnit"
 		}
-		soff, tables, dc, fin, ubyte := "SHRQ $1, R14", "VBROADCASTI128 ·tq4AVX2Ints(SB), Y8\n\tVMOVDQU ·avx2Nib(SB), Y9", dec, finish(), "8"
+		soff, tables, dc, fin, ubyte := "SHRQ $1, R14", "VBROADCASTI128 ·tq4AVX2Ints(SB), Y8\n\tVMOVDQU ·avx2Nib(SB), Y9", dec, finish(oTU), "8"
 		if k.t3 {
 			unit = "tAccT3Unit"
 			soff = "IMULQ $3, R14\n\tSHRQ $3, R14"
 			tables = "VBROADCASTI128 ·t3AVX2Ints(SB), Y8\n\tVMOVDQU ·t3AVX2Mask7(SB), Y9"
-			dc, fin, ubyte = t3Dec, t3Finish(), "6"
+			dc, fin, ubyte = t3Dec, t3Finish(oTU), "6"
 		}
 		if strings.HasPrefix(k.name, "T2") {
 			unit = "tAccT2Unit"
 			soff = "SHRQ $2, R14"
 			tables = "VBROADCASTI128 ·t2AVX2Ints(SB), Y8\n\tVMOVDQU ·t2AVX2Mask3(SB), Y9"
-			dc, fin, ubyte = t2Dec, t2Finish(), "4"
+			dc, fin, ubyte = t2Dec, t2Finish(oTU), "4"
 		}
 		r := strings.NewReplacer("@", k.name, "%FRAME%", fmt.Sprint(frame), "%SCALE%", scale, "%UNIT%", unit,
 			"%WS%", fmt.Sprint(oWS), "%QP%", fmt.Sprint(oQP), "%TU%", fmt.Sprint(oTU), "%INV%", fmt.Sprint(oINV),
@@ -417,6 +725,9 @@ func main() {
 			"%DEC%", dc, "%DOTS%", dots(k.vnni), "%FINISH%", fin)
 		out.WriteString(r.Replace(tmpl))
 	}
+	out.WriteString(tables8())
+	out.WriteString(gen8("T4B8AVX2I", false))
+	out.WriteString(gen8("T4FB8AVX2I", true))
 	if err := os.WriteFile("multi_t4accavx2_amd64.s", []byte(out.String()), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -2,6 +2,8 @@
 
 package kvq
 
+import "github.com/kvlab/kvlab/internal/isa"
+
 //go:generate go run gen_t4accavx2.go gen_vexlib.go
 
 // Integer accumulation of the turbo tiers' and tq4's values (AccumulateManyMulti) on CPUs with AVX2, FMA
@@ -64,6 +66,32 @@ var (
 	t2AccAVXVNNI = &multiKernels{acc: multiAccT2AVXVNNI}
 )
 
+//go:noescape
+func multiAccT4B8AVX2I(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccT4FB8AVX2I(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+// turbo4's and tq4's kernels with 8-bit weights (gen_t4accavx2.go's tmpl8), for CPUs without
+// AVX-VNNI, AccumulateStep 2⁻⁸; KVLAB_ACC16 (isa.Acc16) keeps the 16-bit ones. The same prepass
+// with 127 in place of 32767,
+//
+//	M = max_{j∈t} |w'_j|,  inv = min(127/M, 2¹⁰⁰),  T = 1/inv,  W_j = round(w'_j·inv),  |W_j| ≤ 127,
+//
+// (intAccRound in intacc_test.go is its Go reference; 127, not the AVX-512 kernels' 255: the
+// AVX2 product VPMADDUBSW sums two products in a saturating int16, 2·127·104 < 2¹⁵); the rows go
+// in quads and VPMADDUBSW, VPMADDWD by ones and VPADDD add Σ_{r<4} U_r·L_r[i] into the int32 sum
+// (32 products per three operations where VPMADDWD and VPADDD take two per 16), U_r = max(W_r,
+// 0); where the tile has a negative W (never for softmax weights and the turbo scales, which
+// are nonnegative), a second pass subtracts the sums of max(−W_r, 0). The sums are Σ_j W_j·L_j[i]
+// exactly and added as the 16-bit kernels' are, so the bound is the one above with T = M/127:
+// each w·s is off by at most T/2 = M/254 (≈ 1.008·2⁻⁸·M) plus 2⁻²²·|w'_j|
+// (TestT4AccB8AVX2Match checks the kernels against the reference bit for bit).
+var (
+	t4AccB8AVX2I  = &multiKernels{acc: multiAccT4B8AVX2I, w8step: 0x1p-8}
+	t4FAccB8AVX2I = &multiKernels{acc: multiAccT4FB8AVX2I, w8step: 0x1p-8}
+)
+
 // turboAccAVX2 is the AVX2 integer accumulate kernel of turbo rows of bits-bit codes (2, 3, 4;
 // tq4's with f32) and d values on this CPU, nil for none.
 func turboAccAVX2(bits, d int, f32 bool) *multiKernels {
@@ -81,10 +109,14 @@ func turboAccAVX2(bits, d int, f32 bool) *multiKernels {
 		return t3AccAVX2I
 	case f32 && hasAVXVNNI:
 		return t4FAccAVXVNNI
+	case f32 && !isa.Acc16:
+		return t4FAccB8AVX2I
 	case f32:
 		return t4FAccAVX2I
 	case hasAVXVNNI:
 		return t4AccAVXVNNI
+	case !isa.Acc16:
+		return t4AccB8AVX2I
 	}
 	return t4AccAVX2I
 }

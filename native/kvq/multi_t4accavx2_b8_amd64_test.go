@@ -1,0 +1,192 @@
+//go:build linux && amd64 && !purego
+
+package kvq
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"sort"
+	"testing"
+
+	"github.com/kvlab/kvlab/internal/cputime"
+	"github.com/kvlab/kvlab/internal/hugemem"
+)
+
+// TestT4AccB8AVX2Match checks turbo4's and tq4's AVX2 accumulate kernels with 8-bit weights
+// (multiAccT4B8AVX2I, multiAccT4FB8AVX2I) against the Go reference (turboAccRef, weights rounded
+// to at most 127 against each 64-row tile's largest) bit for bit. The rows end at an
+// inaccessible page (a kernel reading past the last row faults) and carry every code (outlier
+// rows, and random bytes with random finite scales); the row counts cover quads with one to
+// three rows left and tiles of 64 rows with short last ones; the weights are softmax-like with
+// some exactly 0 and one large per tile, contiguous and strided; signed: some weights and
+// scales negative (the second pass); nv below d leaves the values past it alone, and values
+// past the last accumulator must stay as they were.
+func TestT4AccB8AVX2Match(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2, FMA and F16C")
+	}
+	rng := rand.New(rand.NewPCG(91, 92))
+	for _, tc := range []struct {
+		f          Format
+		k          accKernel
+		scaleBytes int
+	}{{Turbo4, multiAccT4B8AVX2I, 2}, {TQ4, multiAccT4FB8AVX2I, 4}} {
+		for _, d := range []int{16, 48, 64, 128, 256} {
+			for _, rows := range []int{1, 2, 3, 4, 5, 6, 7, 63, 64, 65, 66, 67, 68, 130, 131, 257} {
+				for _, signed := range []bool{false, true} {
+					t.Run(fmt.Sprintf("%s/d%d/rows%d/signed=%v", tc.f, d, rows, signed), func(t *testing.T) {
+						c := Unwrap(mustCodec(t, tc.f, d))
+						rb := c.RowBytes()
+						enc, free := guardedBytes(t, rows*rb, false)
+						defer free()
+						src := outlierRows(rng, rows, d)
+						for r := 0; r < rows; r++ {
+							row := enc[r*rb : (r+1)*rb]
+							c.Encode(row, src[r*d:(r+1)*d])
+							if r%3 == 2 {
+								nc := rb - tc.scaleBytes
+								for i := 0; i < nc; i++ {
+									row[i] = byte(rng.Uint32())
+								}
+								x := float32(rng.NormFloat64() * 4)
+								if !signed {
+									x = float32(math.Abs(float64(x)))
+								}
+								if tc.scaleBytes == 2 {
+									s := F32ToF16(x)
+									row[nc], row[nc+1] = byte(s), byte(s>>8)
+								} else {
+									b := math.Float32bits(x)
+									row[nc], row[nc+1], row[nc+2], row[nc+3] = byte(b), byte(b>>8), byte(b>>16), byte(b>>24)
+								}
+							}
+						}
+						scale, level := turboAccLevels(c)
+						for _, ws := range []int{4, 7} {
+							w := make([]float32, ws*rows)
+							for j := 0; j < rows; j++ {
+								for h := 0; h < 4; h++ {
+									x := float32(math.Exp(-8 * rng.Float64()))
+									switch {
+									case rng.IntN(7) == 0:
+										x = 0
+									case j%64 == 3*h:
+										x = 1
+									case signed && rng.IntN(5) == 0:
+										x = -x
+									}
+									w[ws*j+h] = x
+								}
+							}
+							for _, nv := range []int{d, d - 16} {
+								if nv == 0 {
+									continue
+								}
+								const pad = 5
+								got := make([]float32, 4*d+pad)
+								for i := range got {
+									got[i] = float32(rng.NormFloat64())
+								}
+								want := append([]float32(nil), got...)
+								tc.k(&got[0], d, nv, &enc[0], rb, rows, &w[0], 4*ws)
+								turboAccRef(want, d, nv, enc, rb, rows, w, ws, 127, tq4Unit, AccumulateTile, scale, level)
+								checkBits(t, fmt.Sprintf("wstride %d nv %d", 4*ws, nv), got, want)
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestT4AccB8AVX2Pick checks which AVX2 kernels turbo4 and tq4 take where the AVX2 integer
+// kernels run (no AVX-512) and the CPU lacks AVX-VNNI: the 8-bit ones, and AccumulateStep 2⁻⁸,
+// unless KVLAB_ACC16 (isa.Acc16) is set; the 16-bit ones and 2⁻¹⁶ under it.
+func TestT4AccB8AVX2Pick(t *testing.T) {
+	if !tq4AVX2Int || hasAVXVNNI {
+		t.Skip("the AVX2 integer kernels without AVX-VNNI do not run here")
+	}
+	acc16 := os.Getenv("KVLAB_ACC16") != ""
+	for _, f := range []Format{Turbo4, TQ4} {
+		c := Unwrap(mustCodec(t, f, 128))
+		k := turboAccKernels(c)
+		if k == nil || (k.w8step > 0) == acc16 {
+			t.Fatalf("%s: kernel %v, want 8-bit %v", f, k, !acc16)
+		}
+		want := 0x1p-8
+		if acc16 {
+			want = 0x1p-16
+		}
+		if s := AccumulateStep(c); s != want {
+			t.Errorf("%s: AccumulateStep %g, want %g", f, s, want)
+		}
+	}
+}
+
+// TestT4AccB8AVX2Speed reports, per row of 128 values and four accumulators, the thread CPU
+// time of turbo4's and tq4's AVX2 accumulate kernels with 16-bit and 8-bit weights,
+// alternated (min and median of 7 rounds), in cache (256 rows) and streamed (2²⁰ rows on huge
+// pages, calls of 4096 rows). It runs only when KVLAB_SPEED_REPORT is set.
+func TestT4AccB8AVX2Speed(t *testing.T) {
+	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
+		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
+	}
+	if !hasAVX2 {
+		t.Skip("no AVX2, FMA and F16C")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	const d = 128
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, tc := range []struct {
+		f       Format
+		k16, k8 accKernel
+	}{{Turbo4, multiAccT4AVX2I, multiAccT4B8AVX2I}, {TQ4, multiAccT4FAVX2I, multiAccT4FB8AVX2I}} {
+		c := Unwrap(mustCodec(t, tc.f, d))
+		rb := c.RowBytes()
+		for _, total := range []int{256, 1 << 20} {
+			call := min(total, 4096)
+			enc := hugemem.Bytes(total * rb)
+			src := gaussianRows(rng, 256, d, 1)
+			for r := 0; r < 256; r++ {
+				c.Encode(enc[r*rb:(r+1)*rb], src[r*d:(r+1)*d])
+			}
+			for r := 256; r < total; r += 256 {
+				copy(enc[r*rb:(r+256)*rb], enc[:256*rb])
+			}
+			w := make([]float32, 4*call)
+			for i := range w {
+				w[i] = float32(math.Exp(-4 * rng.Float64()))
+			}
+			acc := make([]float32, 4*d)
+			reps := max(1, 400*256/total)
+			var ts [2][]float64
+			for round := 0; round < 7; round++ {
+				for i, k := range []accKernel{tc.k16, tc.k8} {
+					t0 := cputime.Thread()
+					for r := 0; r < reps; r++ {
+						for j0 := 0; j0 < total; j0 += call {
+							k(&acc[0], d, d, &enc[j0*rb], rb, call, &w[0], 16)
+						}
+					}
+					ts[i] = append(ts[i], float64((cputime.Thread()-t0).Nanoseconds())/float64(reps*total))
+				}
+			}
+			a0, a1 := minMedianF(ts[0])
+			b0, b1 := minMedianF(ts[1])
+			t.Logf("%-6s rows %7d: 16-bit %.2f / %.2f ns a row (min / median), 8-bit %.2f / %.2f (%.2f×)",
+				tc.f, total, a0, a1, b0, b1, b0/a0)
+		}
+	}
+}
+
+// minMedianF is the least and the median of x.
+func minMedianF(x []float64) (float64, float64) {
+	y := append([]float64(nil), x...)
+	sort.Float64s(y)
+	return y[0], y[len(y)/2]
+}
