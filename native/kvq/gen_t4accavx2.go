@@ -439,12 +439,12 @@ func dots8(op string) string {
 // rows8 is one pass of the unit's row loop over the tile's quads, the weights at R8: op VPADDD
 // (the positive parts, prefetching the next tile) or VPSUBD (the negative ones); sfx makes its
 // labels unique.
-func rows8(op, sfx string, prefetch bool) string {
+func rows8(dec, op, sfx string, prefetch bool) string {
 	pf := ""
 	if prefetch {
 		pf = "\tPREFETCHT0 (R15)\n\tADDQ R11, R15\n"
 	}
-	return strings.NewReplacer("SFX", sfx, "%PFQ%", pf, "%DEC%", dec8, "%DOTS%", dots8(op)).Replace(`	LEAQ (DI)(BX*1), R12
+	return strings.NewReplacer("SFX", sfx, "%PFQ%", pf, "%DEC%", dec, "%DOTS%", dots8(op)).Replace(`	LEAQ (DI)(BX*1), R12
 	MOVQ rb+32(FP), R9
 	LEAQ (R9)(R9*1), R13
 	LEAQ (R13)(R9*1), R14
@@ -484,7 +484,7 @@ TEXT ·multiAcc@(SB), 0, $%FRAME%-64
 	TESTQ AX, AX
 	JZ   @_done
 	MOVQ d+8(FP), SI           // the scale's byte offset in a row
-	SHRQ $1, SI
+	%SOFF%
 	MOVQ rb+32(FP), AX         // prefetch step: ⌈4·rb / units⌉ a quad and unit
 	SHLQ $2, AX
 	MOVQ nv+16(FP), CX
@@ -585,8 +585,7 @@ TEXT ·multiAcc@(SB), 0, $%FRAME%-64
 	VPMOVMSKB Y13, AX          // a negative W's word has its sign bits set
 	MOVQ AX, %FLAG%(SP)
 
-	VBROADCASTI128 ·tq4AVX2Ints(SB), Y8
-	VMOVDQU ·avx2Nib(SB), Y9
+	%TABLES%
 	MOVQ nv+16(FP), AX
 	SHRQ $4, AX
 	MOVQ AX, %UL%(SP)
@@ -614,7 +613,7 @@ TEXT ·multiAcc@(SB), 0, $%FRAME%-64
 %ROWSN%@_fin:
 	MOVQ R15, %PF%(SP)
 	MOVQ CX, R12
-%FINISH%	ADDQ $8, BX
+%FINISH%	ADDQ $%UBYTE%, BX
 	ADDQ $64, CX
 	DECQ %UL%(SP)
 	JNZ  @_unit
@@ -633,7 +632,8 @@ TEXT ·multiAcc@(SB), 0, $%FRAME%-64
 	RET
 `
 
-// tables8 writes the 8-bit kernels' constants: 127, the transpose's byte order and words of 1.
+// tables8 writes the 8-bit kernels' constants: 127, the transpose's byte order, words of 1 and
+// t2Dec8's shift counts.
 func tables8() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "DATA ·t4a8QMax+0(SB)/4, $0x%08x\nGLOBL ·t4a8QMax(SB), RODATA|NOPTR, $4\n\n", math.Float32bits(127))
@@ -657,22 +657,91 @@ func tables8() string {
 		fmt.Fprintf(&b, "DATA ·t4a8Ones+%d(SB)/8, $0x0001000100010001\n", i)
 	}
 	b.WriteString("GLOBL ·t4a8Ones(SB), RODATA|NOPTR, $32\n\n")
+	for q, c := range []int{0, 0, 2, 2, 4, 4, 6, 6} { // t2Dec8's qword shift counts
+		fmt.Fprintf(&b, "DATA ·t2a8Shift+%d(SB)/8, $%d\n", 8*q, c)
+	}
+	b.WriteString("GLOBL ·t2a8Shift(SB), RODATA|NOPTR, $64\n\n")
 	return b.String()
 }
 
-// gen8 writes the 8-bit kernel name (f32: tq4's float32 scale, else turbo4's f16).
-func gen8(name string, f32 bool) string {
+// gen8 writes the 8-bit kernel name of bits-bit codes (4: f32, tq4's float32 scale, else
+// turbo4's f16; 3, 2: turbo3's and turbo2's).
+func gen8(name string, bits int, f32 bool) string {
 	scale, unit := "VPBROADCASTW (R12)(SI*1), X0\n\tVCVTPH2PS X0, X0", "tAccT4Unit"
 	if f32 {
 		scale, unit = "VBROADCASTSS (R12)(SI*1), X0", "tAccT4FUnit"
 	}
-	s := strings.NewReplacer("%ROWSP%", rows8("VPADDD", "", true), "%ROWSN%", rows8("VPSUBD", "n", false),
-		"%FINISH%", finish(o8TU)).Replace(tmpl8)
+	soff, tables, dc, fin, ubyte := "SHRQ $1, SI", "VBROADCASTI128 ·tq4AVX2Ints(SB), Y8\n\tVMOVDQU ·avx2Nib(SB), Y9", dec8, finish(o8TU), "8"
+	switch bits {
+	case 3:
+		unit, soff, ubyte = "tAccT3Unit", "IMULQ $3, SI\n\tSHRQ $3, SI", "6"
+		tables = "VBROADCASTI128 ·t3AVX2Ints(SB), Y8\n\tVMOVDQU ·t3AVX2Mask7(SB), Y9"
+		dc, fin = t3Dec8, finishVia(o8TU, "\tVMOVDQA Y%[1]d, Y12\n\tVMOVDQA Y%[2]d, Y13\n")
+	case 2:
+		unit, soff, ubyte = "tAccT2Unit", "SHRQ $2, SI", "4"
+		tables = "VBROADCASTI128 ·t2AVX2Ints(SB), Y8\n\tVMOVDQU ·t2AVX2Mask3(SB), Y9"
+		dc, fin = t2Dec8, t2Finish(o8TU)
+	}
+	s := strings.NewReplacer("%ROWSP%", rows8(dc, "VPADDD", "", true), "%ROWSN%", rows8(dc, "VPSUBD", "n", false),
+		"%FINISH%", fin).Replace(tmpl8)
 	return strings.NewReplacer("@", name, "%FRAME%", fmt.Sprint(frame8), "%SCALE%", scale, "%UNIT%", unit,
+		"%SOFF%", soff, "%TABLES%", tables, "%UBYTE%", ubyte,
 		"%WS%", fmt.Sprint(o8WS), "%QP%", fmt.Sprint(o8QP), "%QPN%", fmt.Sprint(o8QP+256), "%TU%", fmt.Sprint(o8TU),
 		"%INV%", fmt.Sprint(o8INV), "%TN%", fmt.Sprint(o8TN), "%PF%", fmt.Sprint(o8PF), "%PS%", fmt.Sprint(o8PS),
 		"%UL%", fmt.Sprint(o8UL), "%RL%", fmt.Sprint(o8RL), "%WP%", fmt.Sprint(o8WP), "%FLAG%", fmt.Sprint(o8FLAG)).Replace(s)
 }
+
+// t3Dec8 is dec8 for turbo3 (16 values, 6 code bytes, 8 read): t3Dec's spread, shifts and
+// mask on rows 0 and 2 (codes in the low and high word of each dword) and on rows 1 and 3,
+// whose codes, moved up a byte, join the first pair's: dword j of lane l holds the quad's four
+// codes (byte r = row r) of value 4l + j (Y10) and 8 + 4l + j (Y11), looked up as signed
+// levels: the values in order. 24 operations a quad where t3Dec takes 14 a pair.
+const t3Dec8 = `	VPBROADCASTQ (R12), Y10
+	VPBROADCASTQ (R12)(R13*1), Y11
+	VPBLENDD $0xCC, Y11, Y10, Y10
+	VPBROADCASTQ (R12)(R9*1), Y12
+	VPBROADCASTQ (R12)(R14*1), Y11
+	VPBLENDD $0xCC, Y11, Y12, Y12
+	VPSHUFB ·t3AccSpread(SB), Y10, Y11
+	VPSHUFB ·t3AccSpread+32(SB), Y10, Y10
+	VPSHUFB ·t3AccSpread(SB), Y12, Y13
+	VPSHUFB ·t3AccSpread+32(SB), Y12, Y12
+	VPSRLVD ·t3AccShift(SB), Y11, Y11
+	VPSRLVD ·t3AccShift(SB), Y10, Y10
+	VPSRLVD ·t3AccShift(SB), Y13, Y13
+	VPSRLVD ·t3AccShift(SB), Y12, Y12
+	VPAND Y9, Y11, Y11
+	VPAND Y9, Y10, Y10
+	VPAND Y9, Y13, Y13
+	VPAND Y9, Y12, Y12
+	VPSLLD $8, Y13, Y13
+	VPSLLD $8, Y12, Y12
+	VPOR Y13, Y11, Y13
+	VPOR Y12, Y10, Y12
+	VPSHUFB Y13, Y8, Y10
+	VPSHUFB Y12, Y8, Y11
+`
+
+// t2Dec8 is dec8 for turbo2 (16 values, 4 code bytes): the quad's bytes interleaved so that
+// dword j holds byte j of the four rows, copied to both lanes, and each qword shifted by twice
+// the code it keeps (t2a8Shift: lanes 0, 1 of Y10 codes 0, 1; of Y11 codes 2, 3), masked and
+// looked up: Y10 the four rows' levels of values 4j (lane 0) and 4j + 1 (lane 1), Y11 of 4j +
+// 2 and 4j + 3, t2Dec's order (t2Finish). 14 operations a quad where t2Dec takes 10 a pair.
+const t2Dec8 = `	VMOVD (R12), X10
+	VMOVD (R12)(R9*1), X11
+	VMOVD (R12)(R13*1), X12
+	VMOVD (R12)(R14*1), X13
+	VPUNPCKLBW X11, X10, X10
+	VPUNPCKLBW X13, X12, X12
+	VPUNPCKLWD X12, X10, X10
+	VINSERTI128 $1, X10, Y10, Y10
+	VPSRLVQ ·t2a8Shift+32(SB), Y10, Y11
+	VPSRLVQ ·t2a8Shift(SB), Y10, Y10
+	VPAND Y9, Y10, Y10
+	VPAND Y9, Y11, Y11
+	VPSHUFB Y10, Y8, Y10
+	VPSHUFB Y11, Y8, Y11
+`
 
 func main() {
 	var out strings.Builder
@@ -726,8 +795,10 @@ func main() {
 		out.WriteString(r.Replace(tmpl))
 	}
 	out.WriteString(tables8())
-	out.WriteString(gen8("T4B8AVX2I", false))
-	out.WriteString(gen8("T4FB8AVX2I", true))
+	out.WriteString(gen8("T4B8AVX2I", 4, false))
+	out.WriteString(gen8("T4FB8AVX2I", 4, true))
+	out.WriteString(gen8("T3B8AVX2I", 3, false))
+	out.WriteString(gen8("T2B8AVX2I", 2, false))
 	if err := os.WriteFile("multi_t4accavx2_amd64.s", []byte(out.String()), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

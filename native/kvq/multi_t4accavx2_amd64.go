@@ -72,7 +72,13 @@ func multiAccT4B8AVX2I(acc *float32, d, nv int, rows *byte, rb, m int, w *float3
 //go:noescape
 func multiAccT4FB8AVX2I(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 
-// turbo4's and tq4's kernels with 8-bit weights (gen_t4accavx2.go's tmpl8), for CPUs without
+//go:noescape
+func multiAccT3B8AVX2I(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccT2B8AVX2I(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+// turbo4's, tq4's, turbo3's and turbo2's kernels with 8-bit weights (gen_t4accavx2.go's tmpl8), for CPUs without
 // AVX-VNNI, AccumulateStep 2⁻⁸; KVLAB_ACC16 (isa.Acc16) keeps the 16-bit ones. The same prepass
 // with 127 in place of 32767,
 //
@@ -90,6 +96,8 @@ func multiAccT4FB8AVX2I(acc *float32, d, nv int, rows *byte, rb, m int, w *float
 var (
 	t4AccB8AVX2I  = &multiKernels{acc: multiAccT4B8AVX2I, w8step: 0x1p-8}
 	t4FAccB8AVX2I = &multiKernels{acc: multiAccT4FB8AVX2I, w8step: 0x1p-8}
+	t3AccB8AVX2I  = &multiKernels{acc: multiAccT3B8AVX2I, w8step: 0x1p-8}
+	t2AccB8AVX2I  = &multiKernels{acc: multiAccT2B8AVX2I, w8step: 0x1p-8}
 )
 
 // turboAccAVX2 is the AVX2 integer accumulate kernel of turbo rows of bits-bit codes (2, 3, 4;
@@ -101,10 +109,14 @@ func turboAccAVX2(bits, d int, f32 bool) *multiKernels {
 	switch {
 	case bits == 2 && hasAVXVNNI:
 		return t2AccAVXVNNI
+	case bits == 2 && !isa.Acc16:
+		return t2AccB8AVX2I
 	case bits == 2:
 		return t2AccAVX2I
 	case bits == 3 && hasAVXVNNI:
 		return t3AccAVXVNNI
+	case bits == 3 && !isa.Acc16:
+		return t3AccB8AVX2I
 	case bits == 3:
 		return t3AccAVX2I
 	case f32 && hasAVXVNNI:

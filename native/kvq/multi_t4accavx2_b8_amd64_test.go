@@ -15,8 +15,8 @@ import (
 	"github.com/kvlab/kvlab/internal/hugemem"
 )
 
-// TestT4AccB8AVX2Match checks turbo4's and tq4's AVX2 accumulate kernels with 8-bit weights
-// (multiAccT4B8AVX2I, multiAccT4FB8AVX2I) against the Go reference (turboAccRef, weights rounded
+// TestT4AccB8AVX2Match checks the AVX2 accumulate kernels with 8-bit weights of turbo4, tq4,
+// turbo3 and turbo2 (multiAccT4B8AVX2I, multiAccT4FB8AVX2I, multiAccT3B8AVX2I, multiAccT2B8AVX2I) against the Go reference (turboAccRef, weights rounded
 // to at most 127 against each 64-row tile's largest) bit for bit. The rows end at an
 // inaccessible page (a kernel reading past the last row faults) and carry every code (outlier
 // rows, and random bytes with random finite scales); the row counts cover quads with one to
@@ -32,8 +32,10 @@ func TestT4AccB8AVX2Match(t *testing.T) {
 	for _, tc := range []struct {
 		f          Format
 		k          accKernel
+		unit       float32
 		scaleBytes int
-	}{{Turbo4, multiAccT4B8AVX2I, 2}, {TQ4, multiAccT4FB8AVX2I, 4}} {
+	}{{Turbo4, multiAccT4B8AVX2I, tq4Unit, 2}, {TQ4, multiAccT4FB8AVX2I, tq4Unit, 4},
+		{Turbo3, multiAccT3B8AVX2I, turboUnit3, 2}, {Turbo2, multiAccT2B8AVX2I, turboUnit2, 2}} {
 		for _, d := range []int{16, 48, 64, 128, 256} {
 			for _, rows := range []int{1, 2, 3, 4, 5, 6, 7, 63, 64, 65, 66, 67, 68, 130, 131, 257} {
 				for _, signed := range []bool{false, true} {
@@ -92,7 +94,7 @@ func TestT4AccB8AVX2Match(t *testing.T) {
 								}
 								want := append([]float32(nil), got...)
 								tc.k(&got[0], d, nv, &enc[0], rb, rows, &w[0], 4*ws)
-								turboAccRef(want, d, nv, enc, rb, rows, w, ws, 127, tq4Unit, AccumulateTile, scale, level)
+								turboAccRef(want, d, nv, enc, rb, rows, w, ws, 127, tc.unit, AccumulateTile, scale, level)
 								checkBits(t, fmt.Sprintf("wstride %d nv %d", 4*ws, nv), got, want)
 							}
 						}
@@ -111,7 +113,7 @@ func TestT4AccB8AVX2Pick(t *testing.T) {
 		t.Skip("the AVX2 integer kernels without AVX-VNNI do not run here")
 	}
 	acc16 := os.Getenv("KVLAB_ACC16") != ""
-	for _, f := range []Format{Turbo4, TQ4} {
+	for _, f := range []Format{Turbo4, TQ4, Turbo3, Turbo2} {
 		c := Unwrap(mustCodec(t, f, 128))
 		k := turboAccKernels(c)
 		if k == nil || (k.w8step > 0) == acc16 {
@@ -145,7 +147,8 @@ func TestT4AccB8AVX2Speed(t *testing.T) {
 	for _, tc := range []struct {
 		f       Format
 		k16, k8 accKernel
-	}{{Turbo4, multiAccT4AVX2I, multiAccT4B8AVX2I}, {TQ4, multiAccT4FAVX2I, multiAccT4FB8AVX2I}} {
+	}{{Turbo4, multiAccT4AVX2I, multiAccT4B8AVX2I}, {TQ4, multiAccT4FAVX2I, multiAccT4FB8AVX2I},
+		{Turbo3, multiAccT3AVX2I, multiAccT3B8AVX2I}, {Turbo2, multiAccT2AVX2I, multiAccT2B8AVX2I}} {
 		c := Unwrap(mustCodec(t, tc.f, d))
 		rb := c.RowBytes()
 		for _, total := range []int{256, 1 << 20} {
