@@ -26,6 +26,9 @@
 // VPDPWSSD), and 8 loads and 20 shuffles, masks and widenings, against the float kernels' 64
 // FMAs and ~100 decode operations (two VPERMPS, a blend, a shift, a widening load per 8
 // values), and 16 scale multiplies.
+//
+// The 8-bit kernels (tmpl8, below: 7-bit weights, rows in quads, VPMADDUBSW) replace the plain
+// 16-bit ones where the CPU lacks AVX-VNNI and KVLAB_ACC16 is unset.
 package main
 
 import (

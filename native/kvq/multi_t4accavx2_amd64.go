@@ -78,8 +78,9 @@ func multiAccT3B8AVX2I(acc *float32, d, nv int, rows *byte, rb, m int, w *float3
 //go:noescape
 func multiAccT2B8AVX2I(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 
-// turbo4's, tq4's, turbo3's and turbo2's kernels with 8-bit weights (gen_t4accavx2.go's tmpl8), for CPUs without
-// AVX-VNNI, AccumulateStep 2⁻⁸; KVLAB_ACC16 (isa.Acc16) keeps the 16-bit ones. The same prepass
+// turbo4's, tq4's, turbo3's and turbo2's kernels with 8-bit weights (gen_t4accavx2.go's
+// tmpl8), for CPUs without AVX-VNNI, AccumulateStep 2⁻⁸, where avx2B8Turbo (turbo3, turbo2) or
+// avx2B8T4 (turbo4, tq4) lets them run; KVLAB_ACC16 (isa.Acc16) keeps the 16-bit ones. The same prepass
 // with 127 in place of 32767,
 //
 //	M = max_{j∈t} |w'_j|,  inv = min(127/M, 2¹⁰⁰),  T = 1/inv,  W_j = round(w'_j·inv),  |W_j| ≤ 127,
@@ -93,6 +94,33 @@ func multiAccT2B8AVX2I(acc *float32, d, nv int, rows *byte, rb, m int, w *float3
 // exactly and added as the 16-bit kernels' are, so the bound is the one above with T = M/127:
 // each w·s is off by at most T/2 = M/254 (≈ 1.008·2⁻⁸·M) plus 2⁻²²·|w'_j|
 // (TestT4AccB8AVX2Match checks the kernels against the reference bit for bit).
+//
+// Measured on AMD Zen 4 with KVLAB_NO_AVX512 (TestT4AccB8AVX2Speed: thread CPU time, d 128,
+// four accumulators, 7 alternations with the 16-bit kernels, ns a row, min; a shared machine
+// at load ~14–18; in cache / 2²⁰ rows streamed from huge pages): turbo4 10.3 → 8.4 / 10.3 →
+// 8.9, tq4 9.9 → 8.2 / 10.1 → 9.1, turbo3 13.7 → 10.1 / 13.3 → 10.1, turbo2 11.3 → 8.5 / 11.7 →
+// 8.6 (over two or three runs the ratios: turbo4 0.65–0.88, tq4 0.81–0.90, turbo3 0.74–0.76, turbo2
+// 0.73–0.76). The values phase of the whole decode
+// (attn TestDecodeBreakdown, d 128, 4 queries a KV head, three alternations with
+// KVLAB_ACC16=1, min of each): turbo2 12.5–13.6 → 8.9–9.2 ns a row (the whole step 24.3–24.8
+// → 20.5–21.2), turbo3 14.0–15.2 → 10.7–11.1 (29.4–31.6 → 27.0–28.0), turbo4 10.4–11.3 →
+// 9.5–10.9, tq4 10.0–10.6 → 8.8–9.1 (those two with avx2B8T4 on).
+//
+// Quality (kvlab ab, plain AVX2 on Zen 4, kvlab-tiny-64 and its outlier copy, 64 decode
+// positions, against KVLAB_ACC16=1 in the same binary, mean relative change ± standard error
+// over 24 seeds): turbo3 and turbo2 moved decode and prompt KL by −1.1 % to +1.2 % (± 0.3–0.8),
+// q8_0/turbo2 by +0.2 % to +1.1 % (± 0.4–0.5), perplexity by under 0.1 %, within the ~1 % and
+// the noise the 8-bit weights were held to, so avx2B8Turbo is on. turbo4 and tq4 (33 seeds)
+// moved by +0.2 % to +2.0 % (± 0.6–1.3), and q8_0/turbo4's prompt KL by +2.7 % ± 0.9 and
+// +2.8 % ± 0.9 (decode +1.1 % and +1.3 % ± 0.9): their own KL is a twentieth of turbo2's
+// (turbo4 0.014 against 0.30, q8_0/turbo4 0.0036 against q8_0/turbo2's 0.062), so the
+// weights' rounding shows, as q5's did with the block formats' 8-bit weights (avx2B8Q5); avx2B8T4 stays off until a finer rounding (sub-tiles, or 255 without
+// VPMADDUBSW's saturation) brings it within the bar.
+var (
+	avx2B8Turbo = true
+	avx2B8T4    = false
+)
+
 var (
 	t4AccB8AVX2I  = &multiKernels{acc: multiAccT4B8AVX2I, w8step: 0x1p-8}
 	t4FAccB8AVX2I = &multiKernels{acc: multiAccT4FB8AVX2I, w8step: 0x1p-8}
@@ -109,25 +137,25 @@ func turboAccAVX2(bits, d int, f32 bool) *multiKernels {
 	switch {
 	case bits == 2 && hasAVXVNNI:
 		return t2AccAVXVNNI
-	case bits == 2 && !isa.Acc16:
+	case bits == 2 && avx2B8Turbo && !isa.Acc16:
 		return t2AccB8AVX2I
 	case bits == 2:
 		return t2AccAVX2I
 	case bits == 3 && hasAVXVNNI:
 		return t3AccAVXVNNI
-	case bits == 3 && !isa.Acc16:
+	case bits == 3 && avx2B8Turbo && !isa.Acc16:
 		return t3AccB8AVX2I
 	case bits == 3:
 		return t3AccAVX2I
 	case f32 && hasAVXVNNI:
 		return t4FAccAVXVNNI
-	case f32 && !isa.Acc16:
+	case f32 && avx2B8T4 && !isa.Acc16:
 		return t4FAccB8AVX2I
 	case f32:
 		return t4FAccAVX2I
 	case hasAVXVNNI:
 		return t4AccAVXVNNI
-	case !isa.Acc16:
+	case avx2B8T4 && !isa.Acc16:
 		return t4AccB8AVX2I
 	}
 	return t4AccAVX2I

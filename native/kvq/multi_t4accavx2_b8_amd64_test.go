@@ -105,26 +105,32 @@ func TestT4AccB8AVX2Match(t *testing.T) {
 	}
 }
 
-// TestT4AccB8AVX2Pick checks which AVX2 kernels turbo4 and tq4 take where the AVX2 integer
-// kernels run (no AVX-512) and the CPU lacks AVX-VNNI: the 8-bit ones, and AccumulateStep 2⁻⁸,
-// unless KVLAB_ACC16 (isa.Acc16) is set; the 16-bit ones and 2⁻¹⁶ under it.
+// TestT4AccB8AVX2Pick checks which AVX2 kernels the turbo tiers and tq4 take where the AVX2
+// integer kernels run (no AVX-512) and the CPU lacks AVX-VNNI: the 8-bit ones, and
+// AccumulateStep 2⁻⁸, where avx2B8Turbo (turbo3, turbo2) or avx2B8T4 (turbo4, tq4) is on and
+// KVLAB_ACC16 (isa.Acc16) is unset; else the 16-bit ones and 2⁻¹⁶. Both settings of each.
 func TestT4AccB8AVX2Pick(t *testing.T) {
 	if !tq4AVX2Int || hasAVXVNNI {
 		t.Skip("the AVX2 integer kernels without AVX-VNNI do not run here")
 	}
 	acc16 := os.Getenv("KVLAB_ACC16") != ""
-	for _, f := range []Format{Turbo4, TQ4, Turbo3, Turbo2} {
-		c := Unwrap(mustCodec(t, f, 128))
-		k := turboAccKernels(c)
-		if k == nil || (k.w8step > 0) == acc16 {
-			t.Fatalf("%s: kernel %v, want 8-bit %v", f, k, !acc16)
-		}
-		want := 0x1p-8
-		if acc16 {
-			want = 0x1p-16
-		}
-		if s := AccumulateStep(c); s != want {
-			t.Errorf("%s: AccumulateStep %g, want %g", f, s, want)
+	defer func(a, b bool) { avx2B8Turbo, avx2B8T4 = a, b }(avx2B8Turbo, avx2B8T4)
+	for _, on := range []bool{false, true} {
+		avx2B8Turbo, avx2B8T4 = on, on
+		for _, f := range []Format{Turbo4, TQ4, Turbo3, Turbo2} {
+			c := Unwrap(mustCodec(t, f, 128))
+			k := turboAccKernels(c)
+			b8 := on && !acc16
+			if k == nil || (k.w8step > 0) != b8 {
+				t.Fatalf("%s: kernel %v, want 8-bit %v", f, k, b8)
+			}
+			want := 0x1p-16
+			if b8 {
+				want = 0x1p-8
+			}
+			if s := AccumulateStep(c); s != want {
+				t.Errorf("%s (on %v): AccumulateStep %g, want %g", f, on, s, want)
+			}
 		}
 	}
 }
@@ -192,4 +198,31 @@ func minMedianF(x []float64) (float64, float64) {
 	y := append([]float64(nil), x...)
 	sort.Float64s(y)
 	return y[0], y[len(y)/2]
+}
+
+// TestMultiQueryT4B8AVX2 runs the reference checks (checkMulti: values within the integer
+// accumulation's slack, intAccSlack, for AccumulateStep's 2⁻⁸) through turbo4's and tq4's 8-bit
+// kernels, which avx2B8T4 keeps off by default, with it on, across d, query counts and row
+// counts around quads and tiles.
+func TestMultiQueryT4B8AVX2(t *testing.T) {
+	if !tq4AVX2Int || hasAVXVNNI || os.Getenv("KVLAB_ACC16") != "" {
+		t.Skip("the AVX2 8-bit kernels do not run here")
+	}
+	defer func(a bool) { avx2B8T4 = a }(avx2B8T4)
+	avx2B8T4 = true
+	rng := rand.New(rand.NewPCG(93, 94))
+	for _, f := range []Format{TQ4, Turbo4} {
+		for _, d := range []int{32, 48, 64, 128, 256} {
+			for _, n := range []int{1, 4, 5} {
+				for _, rows := range []int{1, 3, 9, 16, 23, 130} {
+					t.Run(fmt.Sprintf("%s/d%d/n%d/rows%d", f, d, n, rows), func(t *testing.T) {
+						if AccumulateStep(Unwrap(mustCodec(t, f, d))) != 0x1p-8 {
+							t.Fatalf("AccumulateStep %g, want 2⁻⁸", AccumulateStep(Unwrap(mustCodec(t, f, d))))
+						}
+						checkMulti(t, rng, f, d, n, rows)
+					})
+				}
+			}
+		}
+	}
 }
