@@ -370,8 +370,9 @@ TEXT ·multiAcc@(SB), 0, $%FRAME%-64
 	RET
 `
 
-// The 8-bit kernels of turbo4 and tq4 (T4B8AVX2I, T4FB8AVX2I; contract in
-// multi_t4accavx2_amd64.go): the same first prepass with 127 in place of 32767 (VPMADDUBSW
+// The 8-bit kernels (T4B8AVX2I, T4FB8AVX2I, T3B8AVX2I, T2B8AVX2I; contract in
+// multi_t4accavx2_amd64.go; turbo3's and turbo2's decodes t3Dec8 and t2Dec8, turbo4's and
+// tq4's tiles 32 rows, gen8): the same first prepass with 127 in place of 32767 (VPMADDUBSW
 // sums two products a word, saturating: 2·127·104 < 2¹⁵ where 255 would not fit), three zero
 // rows after the tile's last; the second prepass rounds a quad's 16 w·s at a time
 // (VCVTPS2DQ), packs them to bytes (VPACKSSDW, VPACKSSWB, VPERMQ) and transposes them with one
@@ -505,14 +506,14 @@ TEXT ·multiAcc@(SB), 0, $%FRAME%-64
 
 @_tile:
 	MOVQ %RL%(SP), R10
-	CMPQ R10, $64
+	CMPQ R10, $%TILE%
 	JLE  @_tn
-	MOVQ $64, R10
+	MOVQ $%TILE%, R10
 @_tn:
 	MOVQ R10, %TN%(SP)
 	SUBQ R10, %RL%(SP)
 	MOVQ rb+32(FP), AX
-	SHLQ $6, AX
+	SHLQ $%TSHIFT%, AX
 	ADDQ DI, AX
 	MOVQ AX, %PF%(SP)          // the next tile, which the row loops prefetch
 
@@ -635,6 +636,15 @@ TEXT ·multiAcc@(SB), 0, $%FRAME%-64
 	RET
 `
 
+// bitsLen is the bit length of n (tile sizes: powers of two).
+func bitsLen(n int) int {
+	b := 0
+	for ; n > 0; n >>= 1 {
+		b++
+	}
+	return b
+}
+
 // tables8 writes the 8-bit kernels' constants: 127, the transpose's byte order, words of 1 and
 // t2Dec8's shift counts.
 func tables8() string {
@@ -668,8 +678,10 @@ func tables8() string {
 }
 
 // gen8 writes the 8-bit kernel name of bits-bit codes (4: f32, tq4's float32 scale, else
-// turbo4's f16; 3, 2: turbo3's and turbo2's).
-func gen8(name string, bits int, f32 bool) string {
+// turbo4's f16; 3, 2: turbo3's and turbo2's) over tiles of tile rows (a power of two ≤ 64,
+// each with its own largest weight: turbo4's and tq4's take 32, for a smaller rounding error
+// than 64's; tiles of 16 took as long as the 16-bit kernels, multi_t4accavx2_amd64.go).
+func gen8(name string, bits int, f32 bool, tile int) string {
 	scale, unit := "VPBROADCASTW (R12)(SI*1), X0\n\tVCVTPH2PS X0, X0", "tAccT4Unit"
 	if f32 {
 		scale, unit = "VBROADCASTSS (R12)(SI*1), X0", "tAccT4FUnit"
@@ -688,7 +700,7 @@ func gen8(name string, bits int, f32 bool) string {
 	s := strings.NewReplacer("%ROWSP%", rows8(dc, "VPADDD", "", true), "%ROWSN%", rows8(dc, "VPSUBD", "n", false),
 		"%FINISH%", fin).Replace(tmpl8)
 	return strings.NewReplacer("@", name, "%FRAME%", fmt.Sprint(frame8), "%SCALE%", scale, "%UNIT%", unit,
-		"%SOFF%", soff, "%TABLES%", tables, "%UBYTE%", ubyte,
+		"%SOFF%", soff, "%TABLES%", tables, "%UBYTE%", ubyte, "%TILE%", fmt.Sprint(tile), "%TSHIFT%", fmt.Sprint(bitsLen(tile)-1),
 		"%WS%", fmt.Sprint(o8WS), "%QP%", fmt.Sprint(o8QP), "%QPN%", fmt.Sprint(o8QP+256), "%TU%", fmt.Sprint(o8TU),
 		"%INV%", fmt.Sprint(o8INV), "%TN%", fmt.Sprint(o8TN), "%PF%", fmt.Sprint(o8PF), "%PS%", fmt.Sprint(o8PS),
 		"%UL%", fmt.Sprint(o8UL), "%RL%", fmt.Sprint(o8RL), "%WP%", fmt.Sprint(o8WP), "%FLAG%", fmt.Sprint(o8FLAG)).Replace(s)
@@ -798,10 +810,10 @@ func main() {
 		out.WriteString(r.Replace(tmpl))
 	}
 	out.WriteString(tables8())
-	out.WriteString(gen8("T4B8AVX2I", 4, false))
-	out.WriteString(gen8("T4FB8AVX2I", 4, true))
-	out.WriteString(gen8("T3B8AVX2I", 3, false))
-	out.WriteString(gen8("T2B8AVX2I", 2, false))
+	out.WriteString(gen8("T4B8AVX2I", 4, false, 32))
+	out.WriteString(gen8("T4FB8AVX2I", 4, true, 32))
+	out.WriteString(gen8("T3B8AVX2I", 3, false, 64))
+	out.WriteString(gen8("T2B8AVX2I", 2, false, 64))
 	if err := os.WriteFile("multi_t4accavx2_amd64.s", []byte(out.String()), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

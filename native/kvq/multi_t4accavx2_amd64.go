@@ -81,12 +81,13 @@ func multiAccT2B8AVX2I(acc *float32, d, nv int, rows *byte, rb, m int, w *float3
 // turbo4's, tq4's, turbo3's and turbo2's kernels with 8-bit weights (gen_t4accavx2.go's
 // tmpl8), for CPUs without AVX-VNNI, AccumulateStep 2⁻⁸, where avx2B8Turbo (turbo3, turbo2) or
 // avx2B8T4 (turbo4, tq4) lets them run; KVLAB_ACC16 (isa.Acc16) keeps the 16-bit ones. The same prepass
-// with 127 in place of 32767,
+// with 127 in place of 32767, per tile t of 64 rows (turbo3, turbo2) or 32 (turbo4, tq4),
 //
 //	M = max_{j∈t} |w'_j|,  inv = min(127/M, 2¹⁰⁰),  T = 1/inv,  W_j = round(w'_j·inv),  |W_j| ≤ 127,
 //
-// (intAccRound in intacc_test.go is its Go reference; 127, not the AVX-512 kernels' 255: the
-// AVX2 product VPMADDUBSW sums two products in a saturating int16, 2·127·104 < 2¹⁵); the rows go
+// (intAccRoundSub in intacc_test.go is its Go reference, turboAccRef the kernels'; 127, not
+// the AVX-512 kernels' 255: VPMADDUBSW sums two products in a saturating int16, 2·127·104 <
+// 2¹⁵); the rows go
 // in quads and VPMADDUBSW, VPMADDWD by ones and VPADDD add Σ_{r<4} U_r·L_r[i] into the int32 sum
 // (32 products per three operations where VPMADDWD and VPADDD take two per 16), U_r = max(W_r,
 // 0); where the tile has a negative W (never for softmax weights and the turbo scales, which
@@ -97,25 +98,30 @@ func multiAccT2B8AVX2I(acc *float32, d, nv int, rows *byte, rb, m int, w *float3
 //
 // Measured on AMD Zen 4 with KVLAB_NO_AVX512 (TestT4AccB8AVX2Speed: thread CPU time, d 128,
 // four accumulators, 7 alternations with the 16-bit kernels, ns a row, min; a shared machine
-// at load ~14–18; in cache / 2²⁰ rows streamed from huge pages): turbo4 10.3 → 8.4 / 10.3 →
+// at load ~14–18; in cache / 2²⁰ rows streamed from huge pages; turbo4 and tq4 with 64-row
+// tiles): turbo4 10.3 → 8.4 / 10.3 →
 // 8.9, tq4 9.9 → 8.2 / 10.1 → 9.1, turbo3 13.7 → 10.1 / 13.3 → 10.1, turbo2 11.3 → 8.5 / 11.7 →
 // 8.6 (over two or three runs the ratios: turbo4 0.65–0.88, tq4 0.81–0.90, turbo3 0.74–0.76, turbo2
 // 0.73–0.76). The values phase of the whole decode
 // (attn TestDecodeBreakdown, d 128, 4 queries a KV head, three alternations with
 // KVLAB_ACC16=1, min of each): turbo2 12.5–13.6 → 8.9–9.2 ns a row (the whole step 24.3–24.8
 // → 20.5–21.2), turbo3 14.0–15.2 → 10.7–11.1 (29.4–31.6 → 27.0–28.0), turbo4 10.4–11.3 →
-// 9.5–10.9, tq4 10.0–10.6 → 8.8–9.1 (those two with avx2B8T4 on).
+// 9.5–10.9, tq4 10.0–10.6 → 8.8–9.1 (those two with avx2B8T4 on, 64-row tiles).
 //
 // Quality (kvlab ab, plain AVX2 on Zen 4, kvlab-tiny-64 and its outlier copy, 64 decode
 // positions, against KVLAB_ACC16=1 in the same binary, mean relative change ± standard error
 // over 24 seeds): turbo3 and turbo2 moved decode and prompt KL by −1.1 % to +1.2 % (± 0.3–0.8),
 // q8_0/turbo2 by +0.2 % to +1.1 % (± 0.4–0.5), perplexity by under 0.1 %, within the ~1 % and
-// the noise the 8-bit weights were held to, so avx2B8Turbo is on. turbo4 and tq4 (33 seeds)
-// moved by +0.2 % to +2.0 % (± 0.6–1.3), and q8_0/turbo4's prompt KL by +2.7 % ± 0.9 and
-// +2.8 % ± 0.9 (decode +1.1 % and +1.3 % ± 0.9): their own KL is a twentieth of turbo2's
-// (turbo4 0.014 against 0.30, q8_0/turbo4 0.0036 against q8_0/turbo2's 0.062), so the
-// weights' rounding shows, as q5's did with the block formats' 8-bit weights (avx2B8Q5); avx2B8T4 stays off until a finer rounding (sub-tiles, or 255 without
-// VPMADDUBSW's saturation) brings it within the bar.
+// the noise the 8-bit weights were held to, so avx2B8Turbo is on. turbo4 and tq4 with 64-row
+// tiles (33 seeds) moved by +0.2 % to +2.0 % (± 0.6–1.3), and q8_0/turbo4's prompt KL by
+// +2.7 % ± 0.9 and +2.8 % ± 0.9 (decode +1.1 % and +1.3 % ± 0.9): their own KL is a twentieth
+// of turbo2's (turbo4 0.014 against 0.30, q8_0/turbo4 0.0036 against q8_0/turbo2's 0.062), so
+// the weights' rounding shows, as q5's did with the block formats' 8-bit weights (avx2B8Q5).
+// With the 32-row tiles they have now (24 seeds) turbo4 and tq4 moved by −0.3 % to +1.2 %
+// (± 0.6–1.1), q8_0/turbo4 by +0.9 % to +1.4 % (± 0.6–1.0) but its prompt KL on the outlier
+// copy by +2.2 % ± 0.9, still past the bar, so avx2B8T4 stays off. The 32-row tiles cost
+// turbo4's and tq4's kernels 0.86–0.93× the 16-bit ones' time (0.82–0.90× at 64 rows, in
+// separate runs); 16-row tiles took 0.94–1.01×: no gain.
 var (
 	avx2B8Turbo = true
 	avx2B8T4    = false

@@ -2216,14 +2216,14 @@ TEXT ·multiAccT4B8AVX2I(SB), 0, $1688-64
 
 T4B8AVX2I_tile:
 	MOVQ 1664(SP), R10
-	CMPQ R10, $64
+	CMPQ R10, $32
 	JLE  T4B8AVX2I_tn
-	MOVQ $64, R10
+	MOVQ $32, R10
 T4B8AVX2I_tn:
 	MOVQ R10, 1632(SP)
 	SUBQ R10, 1664(SP)
 	MOVQ rb+32(FP), AX
-	SHLQ $6, AX
+	SHLQ $5, AX
 	ADDQ DI, AX
 	MOVQ AX, 1640(SP)          // the next tile, which the row loops prefetch
 
@@ -2653,14 +2653,14 @@ TEXT ·multiAccT4FB8AVX2I(SB), 0, $1688-64
 
 T4FB8AVX2I_tile:
 	MOVQ 1664(SP), R10
-	CMPQ R10, $64
+	CMPQ R10, $32
 	JLE  T4FB8AVX2I_tn
-	MOVQ $64, R10
+	MOVQ $32, R10
 T4FB8AVX2I_tn:
 	MOVQ R10, 1632(SP)
 	SUBQ R10, 1664(SP)
 	MOVQ rb+32(FP), AX
-	SHLQ $6, AX
+	SHLQ $5, AX
 	ADDQ DI, AX
 	MOVQ AX, 1640(SP)          // the next tile, which the row loops prefetch
 

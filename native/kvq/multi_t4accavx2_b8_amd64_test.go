@@ -16,14 +16,15 @@ import (
 )
 
 // TestT4AccB8AVX2Match checks the AVX2 accumulate kernels with 8-bit weights of turbo4, tq4,
-// turbo3 and turbo2 (multiAccT4B8AVX2I, multiAccT4FB8AVX2I, multiAccT3B8AVX2I, multiAccT2B8AVX2I) against the Go reference (turboAccRef, weights rounded
-// to at most 127 against each 64-row tile's largest) bit for bit. The rows end at an
-// inaccessible page (a kernel reading past the last row faults) and carry every code (outlier
-// rows, and random bytes with random finite scales); the row counts cover quads with one to
-// three rows left and tiles of 64 rows with short last ones; the weights are softmax-like with
-// some exactly 0 and one large per tile, contiguous and strided; signed: some weights and
-// scales negative (the second pass); nv below d leaves the values past it alone, and values
-// past the last accumulator must stay as they were.
+// turbo3 and turbo2 (multiAccT4B8AVX2I, multiAccT4FB8AVX2I, multiAccT3B8AVX2I,
+// multiAccT2B8AVX2I) against the Go reference (turboAccRef, weights rounded to at most 127
+// against the largest of each tile: 32 rows for turbo4 and tq4, 64 for turbo3 and turbo2) bit
+// for bit. The rows end at an inaccessible page (a kernel reading past the last row faults)
+// and carry every code (outlier rows, and random bytes with random finite scales); the row
+// counts cover quads with one to three rows left and several tiles with short last ones; the
+// weights are softmax-like with some exactly 0 and one large per 64 rows, contiguous and
+// strided; signed: some weights and scales negative (the second pass); nv below d leaves the
+// values past it alone, and values past the last accumulator must stay as they were.
 func TestT4AccB8AVX2Match(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("no AVX2, FMA and F16C")
@@ -34,8 +35,9 @@ func TestT4AccB8AVX2Match(t *testing.T) {
 		k          accKernel
 		unit       float32
 		scaleBytes int
-	}{{Turbo4, multiAccT4B8AVX2I, tq4Unit, 2}, {TQ4, multiAccT4FB8AVX2I, tq4Unit, 4},
-		{Turbo3, multiAccT3B8AVX2I, turboUnit3, 2}, {Turbo2, multiAccT2B8AVX2I, turboUnit2, 2}} {
+		sub        int // rows a tile
+	}{{Turbo4, multiAccT4B8AVX2I, tq4Unit, 2, 32}, {TQ4, multiAccT4FB8AVX2I, tq4Unit, 4, 32},
+		{Turbo3, multiAccT3B8AVX2I, turboUnit3, 2, 64}, {Turbo2, multiAccT2B8AVX2I, turboUnit2, 2, 64}} {
 		for _, d := range []int{16, 48, 64, 128, 256} {
 			for _, rows := range []int{1, 2, 3, 4, 5, 6, 7, 63, 64, 65, 66, 67, 68, 130, 131, 257} {
 				for _, signed := range []bool{false, true} {
@@ -94,7 +96,7 @@ func TestT4AccB8AVX2Match(t *testing.T) {
 								}
 								want := append([]float32(nil), got...)
 								tc.k(&got[0], d, nv, &enc[0], rb, rows, &w[0], 4*ws)
-								turboAccRef(want, d, nv, enc, rb, rows, w, ws, 127, tc.unit, AccumulateTile, scale, level)
+								turboAccRef(want, d, nv, enc, rb, rows, w, ws, 127, tc.unit, tc.sub, scale, level)
 								checkBits(t, fmt.Sprintf("wstride %d nv %d", 4*ws, nv), got, want)
 							}
 						}
