@@ -13,11 +13,12 @@
 // their time on rows in cache. The three rows of a step come from three streams a third of the
 // call's rows apart (rows j, M+j, 2M+j, M = ⌈m/3⌉; a stream that has ended rereads row a and
 // stores nothing): three adjacent rows a step streamed from memory slower than the one-row
-// kernel did, however far ahead they were prefetched, three sequential streams faster. Where
-// the scores of four rows fill 64-byte lines (ostride 16, out 16-byte aligned) of a call over
-// 256 rows or more they are stored non-temporally, as the AVX-512 f16 kernel's are
-// (multi_amd64.s), and fenced at the end; shorter calls (multiDot's padded groups stage 64 rows
-// at a time in a buffer read back at once) store them plainly. Each group step prefetches
+// kernel did, however far ahead they were prefetched, three sequential streams faster. The
+// scores are stored with ordinary stores: stored non-temporally (as multiScoresF16AVX512 still
+// stores whole lines) they went to DRAM, and the softmax's first pass read them back from there
+// (Zen 4, KVLAB_NO_AVX512=1, decode at 131072 cells, 32/8 heads × 128, rows on 2 MiB pages,
+// thread CPU, three alternations: softmax 1.16–1.19 → 0.86–0.89 ns a row of one KV head for
+// f16, 1.12–1.17 → 0.85–0.86 for bf16, 1.11–1.17 → 0.82–0.99 for fp8; scores the same). Each group step prefetches
 // the three rows' lines 3 KiB ahead (PFDISTF) into L1: on Zen 4 (f16 rows streamed, the
 // kernels alternated by call, 40 rounds, load 6–7) 0.8–1.2 ns a row less than 6 KiB ahead
 // (2–4 KiB measured alike); adding PREFETCHT1 8–24 KiB ahead, as the AVX-512 Zen 4 kernel
@@ -220,20 +221,10 @@ TEXT ·multiScores%[1]sAVX2T(SB), NOSPLIT, $%[3]d-64
 	MOVQ out+48(FP), R9
 	TESTQ R11, R11
 	JZ   %[4]s_done
-	CMPQ R15, $16
-	JNE  %[4]s_step
-	TESTQ $15, R9
-	JNZ  %[4]s_step
-	CMPQ m+40(FP), $256
-	JGE  %[4]s_ntstep
-	JMP  %[4]s_step
 `, f.name, f.doc, frame, n)
 	b.WriteString(scoresLoop(f, n, "", "VMOVUPS"))
-	b.WriteString("\tJMP  " + n + "_done\n")
-	b.WriteString(scoresLoop(f, n, "nt", "VMOVNTPS"))
 	fmt.Fprintf(&b, `
 %[1]s_done:
-	SFENCE
 	VZEROUPPER
 	RET
 `, n)
