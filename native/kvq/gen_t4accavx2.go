@@ -213,6 +213,46 @@ func finishVia(tu int, order string) string {
 	return b.String()
 }
 
+// tileP1 is a tile's start and first prepass, shared by the 16-bit kernels (tmpl: tiles of 64
+// rows) and the 8-bit ones (tmpl8): the tile's rows (at most %TILE%, 2^%TSHIFT%), the next
+// tile's address for the row loops' prefetch, and w·s per row and accumulator with the largest
+// magnitude per accumulator (X10); X0 is zeroed after it.
+const tileP1 = `@_tile:
+	MOVQ %RL%(SP), R10
+	CMPQ R10, $%TILE%
+	JLE  @_tn
+	MOVQ $%TILE%, R10
+@_tn:
+	MOVQ R10, %TN%(SP)
+	SUBQ R10, %RL%(SP)
+	MOVQ rb+32(FP), AX
+	SHLQ $%TSHIFT%, AX
+	ADDQ DI, AX
+	MOVQ AX, %PF%(SP)          // the next tile, which the row loops prefetch
+
+	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
+	MOVQ DI, R12
+	MOVQ %WP%(SP), R8
+	MOVQ wstride+56(FP), R9
+	MOVQ rb+32(FP), R11
+	LEAQ %WS%(SP), R15
+	VXORPS X10, X10, X10
+	VPCMPEQD X9, X9, X9
+	VPSRLD $1, X9, X9          // the magnitude mask
+@_p1:
+	%SCALE%
+	VMULPS (R8), X0, X0
+	VMOVUPS X0, (R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X10, X10
+	ADDQ R9, R8
+	ADDQ R11, R12
+	ADDQ $16, R15
+	DECQ R10
+	JNZ  @_p1
+	VXORPS X0, X0, X0
+`
+
 const tmpl = `
 // func multiAcc@(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 TEXT ·multiAcc@(SB), 0, $%FRAME%-64
@@ -240,41 +280,7 @@ TEXT ·multiAcc@(SB), 0, $%FRAME%-64
 	MOVQ m+40(FP), AX
 	MOVQ AX, %RL%(SP)
 
-@_tile:
-	MOVQ %RL%(SP), R10
-	CMPQ R10, $64
-	JLE  @_tn
-	MOVQ $64, R10
-@_tn:
-	MOVQ R10, %TN%(SP)
-	SUBQ R10, %RL%(SP)
-	MOVQ rb+32(FP), AX
-	SHLQ $6, AX
-	ADDQ DI, AX
-	MOVQ AX, %PF%(SP)          // the next tile, which the row loops prefetch
-
-	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
-	MOVQ DI, R12
-	MOVQ %WP%(SP), R8
-	MOVQ wstride+56(FP), R9
-	MOVQ rb+32(FP), R11
-	LEAQ %WS%(SP), R15
-	VXORPS X10, X10, X10
-	VPCMPEQD X9, X9, X9
-	VPSRLD $1, X9, X9          // the magnitude mask
-@_p1:
-	%SCALE%
-	VMULPS (R8), X0, X0
-	VMOVUPS X0, (R15)
-	VANDPS X9, X0, X1
-	VMAXPS X1, X10, X10
-	ADDQ R9, R8
-	ADDQ R11, R12
-	ADDQ $16, R15
-	DECQ R10
-	JNZ  @_p1
-	VXORPS X0, X0, X0
-	VMOVUPS X0, (R15)          // the partner of a lone last row
+%TILEP1%	VMOVUPS X0, (R15)          // the partner of a lone last row
 	// inv = min(32767/M, cap), T = 1/inv where M > 0; both 0 where M = 0.
 	VXORPS X12, X12, X12
 	VCMPPS $0x0E, X12, X10, X11
@@ -504,41 +510,7 @@ TEXT ·multiAcc@(SB), 0, $%FRAME%-64
 	MOVQ m+40(FP), AX
 	MOVQ AX, %RL%(SP)
 
-@_tile:
-	MOVQ %RL%(SP), R10
-	CMPQ R10, $%TILE%
-	JLE  @_tn
-	MOVQ $%TILE%, R10
-@_tn:
-	MOVQ R10, %TN%(SP)
-	SUBQ R10, %RL%(SP)
-	MOVQ rb+32(FP), AX
-	SHLQ $%TSHIFT%, AX
-	ADDQ DI, AX
-	MOVQ AX, %PF%(SP)          // the next tile, which the row loops prefetch
-
-	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
-	MOVQ DI, R12
-	MOVQ %WP%(SP), R8
-	MOVQ wstride+56(FP), R9
-	MOVQ rb+32(FP), R11
-	LEAQ %WS%(SP), R15
-	VXORPS X10, X10, X10
-	VPCMPEQD X9, X9, X9
-	VPSRLD $1, X9, X9          // the magnitude mask
-@_p1:
-	%SCALE%
-	VMULPS (R8), X0, X0
-	VMOVUPS X0, (R15)
-	VANDPS X9, X0, X1
-	VMAXPS X1, X10, X10
-	ADDQ R9, R8
-	ADDQ R11, R12
-	ADDQ $16, R15
-	DECQ R10
-	JNZ  @_p1
-	VXORPS X0, X0, X0
-	VMOVUPS X0, (R15)          // the partners of a last quad's rows
+%TILEP1%	VMOVUPS X0, (R15)          // the partners of a last quad's rows
 	VMOVUPS X0, 16(R15)
 	VMOVUPS X0, 32(R15)
 	// inv = min(127/M, cap), T = 1/inv where M > 0; both 0 where M = 0.
@@ -698,7 +670,7 @@ func gen8(name string, bits int, f32 bool, tile int) string {
 		dc, fin = t2Dec8, t2Finish(o8TU)
 	}
 	s := strings.NewReplacer("%ROWSP%", rows8(dc, "VPADDD", "", true), "%ROWSN%", rows8(dc, "VPSUBD", "n", false),
-		"%FINISH%", fin).Replace(tmpl8)
+		"%FINISH%", fin, "%TILEP1%", tileP1).Replace(tmpl8)
 	return strings.NewReplacer("@", name, "%FRAME%", fmt.Sprint(frame8), "%SCALE%", scale, "%UNIT%", unit,
 		"%SOFF%", soff, "%TABLES%", tables, "%UBYTE%", ubyte, "%TILE%", fmt.Sprint(tile), "%TSHIFT%", fmt.Sprint(bitsLen(tile)-1),
 		"%WS%", fmt.Sprint(o8WS), "%QP%", fmt.Sprint(o8QP), "%QPN%", fmt.Sprint(o8QP+256), "%TU%", fmt.Sprint(o8TU),
@@ -807,7 +779,8 @@ func main() {
 			"%TN%", fmt.Sprint(oTN), "%PF%", fmt.Sprint(oPF), "%PS%", fmt.Sprint(oPS), "%UL%", fmt.Sprint(oUL),
 			"%RL%", fmt.Sprint(oRL), "%WP%", fmt.Sprint(oWP), "%SOFF%", soff, "%TABLES%", tables, "%UBYTE%", ubyte,
 			"%DEC%", dc, "%DOTS%", dots(k.vnni), "%FINISH%", fin)
-		out.WriteString(r.Replace(tmpl))
+		t := strings.Replace(tmpl, "%TILEP1%", tileP1, 1)
+		out.WriteString(r.Replace(strings.NewReplacer("%TILE%", "64", "%TSHIFT%", "6").Replace(t)))
 	}
 	out.WriteString(tables8())
 	out.WriteString(gen8("T4B8AVX2I", 4, false, 32))
