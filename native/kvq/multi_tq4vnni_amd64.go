@@ -171,14 +171,15 @@ func multiScoresTQ4B2VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int,
 func multiScoresT4B2VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
 
 // tq4PairMode picks where tq4 and turbo4 rows of an even number of 32-value chunks score
-// through the two-chunk kernels (tq4Pair): 0 where the large buffers get 2 MiB pages
-// (hugemem.Huge), 1 always, −1 never (tests and speed reports set it).
+// through the two-chunk kernels (tq4Pair): 0 on AMD Zen 4 (zen4Stream, the only core they were
+// measured on; other CPUs keep the one-chunk kernels tuned before them) where the large buffers
+// get 2 MiB pages (hugemem.Huge), 1 always, −1 never (tests and speed reports set it).
 var tq4PairMode = 0
 
 // tq4Pair reports whether rows of nb chunks score through multiScoresTQ4B2VNNI and
 // multiScoresT4B2VNNI (on CPUs with VBMI, as multiScoresTQ4BVNNI).
 func tq4Pair(nb int) bool {
-	return nb%2 == 0 && (tq4PairMode > 0 || tq4PairMode == 0 && hugemem.Huge())
+	return nb%2 == 0 && (tq4PairMode > 0 || tq4PairMode == 0 && zen4Stream && hugemem.Huge())
 }
 
 // tq4VNNI reports whether tq4 or turbo4 rows of d values score through the VNNI kernels.

@@ -102,6 +102,9 @@ func TestScoresTQ4PairMatch(t *testing.T) {
 // counts around the kernels' four queries and sixteen rows, dims with an even and an odd number
 // of chunks (the odd ones take the one-chunk kernels either way).
 func TestDotManyMultiTQ4Pair(t *testing.T) {
+	if !hasAVX512VNNIVBMI() {
+		t.Skip("no AVX-512 VNNI + VBMI: both modes run the same kernels")
+	}
 	saved := tq4PairMode
 	defer func() { tq4PairMode = saved }()
 	rng := rand.New(rand.NewPCG(133, 134))
