@@ -231,8 +231,8 @@ func tq4AccSlack(c *tq4Codec, n int, w []float32, rows []byte) []float64 {
 }
 
 // accQMax is the largest integer weight of c's integer accumulate kernel on this CPU: 255
-// where it runs with 8-bit weights (AccumulateStep 2⁻⁹), 127 with 7-bit ones (2⁻⁸: turbo4's
-// and tq4's AVX2 kernels, multi_t4accavx2_amd64.go), else 32767.
+// where it runs with 8-bit weights (AccumulateStep 2⁻⁹), 127 with 7-bit ones (2⁻⁸: the turbo
+// tiers' and tq4's AVX2 8-bit kernels, multi_t4accavx2_amd64.go), else 32767.
 func accQMax(c Codec) float32 {
 	switch AccumulateStep(c) {
 	case 0x1p-9:

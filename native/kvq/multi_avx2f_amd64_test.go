@@ -11,7 +11,7 @@ import (
 
 // avx2FloatRows are row counts around the float kernels' steps: three streams of ⌈m/3⌉ rows
 // (m mod 3 = 0, 1, 2; b's or c's stream shorter or empty), the accumulate kernels' 64-row
-// tiles, and calls long enough for the scores' non-temporal stores (256 rows).
+// tiles, and long calls (256 rows and more, where the scores were once stored non-temporally).
 var avx2FloatRows = []int{1, 2, 3, 4, 5, 6, 7, 8, 63, 64, 65, 130, 131, 256, 301}
 
 // avx2FloatKernels are the AVX2 float kernels of each format.
@@ -57,7 +57,7 @@ func TestAVX2FloatScoresPerRow(t *testing.T) {
 				enc := make([]byte, m*rb)
 				EncodeRows(c, enc, outlierRows(rng, m, d), m)
 				q := gaussianRows(rng, 4, d, 1)
-				for _, ostride := range []int{16, 20} { // 16: the non-temporal stores
+				for _, ostride := range []int{16, 20} { // 16: four rows' scores a 64-byte line
 					all := make([]float32, m*ostride/4+4)
 					for i := range all {
 						all[i] = float32(math.NaN())

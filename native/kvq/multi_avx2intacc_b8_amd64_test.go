@@ -335,8 +335,8 @@ func TestAVX2IntAccB8Bound(t *testing.T) {
 
 // TestAVX2IntAccU8Bound runs TestIntAccBound's check on q5_1 through its kernel with unsigned
 // 8-bit weights where it runs (KVLAB_NO_AVX512 set on this CPU): the bound with 255 in place
-// of 32767 (AccumulateStep 2⁻⁹), on encoded rows and on rows whose scales are negated (the
-// second pass over the negative weights).
+// of 32767 (AccumulateStep 2⁻⁹), on encoded rows (non-negative weights; the second pass over
+// negative ones is checked bit for bit against the reference, not against the bound).
 func TestAVX2IntAccU8Bound(t *testing.T) {
 	if !avx2IntAccOn || !hasAVX2 || hasAVXVNNI || intAcc() || !avx2B8On || avx2B8Q5 || !avx2U8Q51 {
 		t.Skip("the plain AVX2 unsigned 8-bit kernel does not run here")

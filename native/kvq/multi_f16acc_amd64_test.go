@@ -223,7 +223,8 @@ func TestF16ScoresTwoWideSpeed(t *testing.T) {
 // (multiScoresF16Z4, multi_f16acc_amd64.go) against the four-query AVX-512 kernel it stands
 // for, bit for bit, on any CPU with AVX-512 VL: rows of 32 to 256 values (nv = d, and nv < d
 // with the queries d apart), odd and even row counts around the pair and four-row line steps,
-// score strides of 16 bytes (64-byte aligned, the whole-line non-temporal stores, and not),
+// score strides of 16 bytes (64-byte aligned: the AVX-512 kernel's whole-line non-temporal
+// stores, the Zen 4 kernel's 32-byte ones; and not),
 // 20 and 32, and rows and queries with edge values: f16 infinities, NaNs with several
 // payloads, subnormals, the largest f16 and −0 (a sum taken with its operands swapped
 // returns another NaN payload). Sentinels around and past the scores check that nothing else
