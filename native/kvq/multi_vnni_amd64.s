@@ -2547,6 +2547,32 @@ TEXT ·multiScoresQ40HdrZ4VNNI(SB), NOSPLIT, $128-80
 TEXT ·multiScoresIQ4NLHdrVNNI(SB), NOSPLIT, $0-80
 	HDRK18(INITQ4, DECIQ4S, 48, PF18)
 
+// iq4_nl's Z4 flavours, variants measured and not kept (AMD Zen 4, TestVNNIHdrZ4Speed's
+// shape: 4096 rows of 128 values, 4 queries, thread CPU time, alternated with the kept VBMI
+// kernel in one process, 200 calls in cache and 10 passes over 96 MiB on 2 MiB pages; ns a
+// row, min/median; all but the last gave the same scores bit for bit):
+//   - TRANSPOSE4's first stage by VPROLQ $32 and VPBLENDMD under odd/even dword masks (four
+//     shuffles fewer, four operations more): in cache 4.19 → 4.54 (median), streamed
+//     4.36/4.40 → 4.71/4.73.
+//   - that stage by merge-masked loads (each pair of quads' two vectors from eight loads
+//     masked to the even or odd dwords of lanes 0..L, the odd rows 4 bytes down or the even
+//     ones 4 up; four unpacks fewer, sixteen masked loads more): 5.13/5.45 → 6.62/7.28 in
+//     cache, 4.45/5.68 → 6.49/7.55 streamed (a loaded hour): a masked load costs more here
+//     than the unpack it saves.
+//   - LOAD4M's masked loads as VBROADCASTI32X4 and VPBLENDMD: 4.15/4.20 → 4.76/4.88 in
+//     cache, 4.52/4.85 → 5.11/5.24 streamed.
+//   - q4_0's HDRK18Z4 (LOAD4Y, the scales from the frame) with the VPERMB lookups: 4.18 →
+//     4.52 (median) in cache, 4.45 → 4.70 streamed; with the VPSHUFB ones (DECIQ4S) 4.66,
+//     4.83.
+//   - the low nibbles by VPERMB and the high ones by shift, mask and VPSHUFB, or the low by
+//     mask and VPSHUFB and the high by shift and VPERMB: 4.14/4.18 → 4.21/4.26 and 4.23/4.28
+//     in cache, 4.35/4.44 → 4.46/4.52 and 4.48/4.60 streamed.
+//   - the lookups dropped (q4_0's NIBBLES4S in their place, wrong scores, timing only):
+//     4.16/4.21 → 4.07/4.10 in cache, 4.38/4.43 → 4.30/4.37 streamed. The lookups cost
+//     ~0.1 ns a row in this kernel, and one 64-byte VPERMB per 64 codes is the fewest any
+//     byte lookup takes (one index vector of both nibbles would need 128 output bytes); the
+//     rest of iq4_nl's gap to q4_0 is what LOAD4Y and the frame's scales take off q4_0, and
+//     here they share the shuffle pipes with the lookups (above).
 // func multiScoresIQ4NLHdrZ4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // multiScoresIQ4NLHdrVNNI for AMD Zen 4: prefetching HDRFAR further into L2 as well, whole
 // chunks' headers by HDRR18U (the payloads by LOAD4M).
