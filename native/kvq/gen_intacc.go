@@ -1506,6 +1506,9 @@ func gen(suffix string) string {
 		if k.name == "Q80Z4" && suffix == "" && q80Z4Regs {
 			s = p1Regs(s)
 		}
+		if k.name == "Q80Z4" && suffix == "" && q80Z4Perm2 {
+			s = p1Perm2(s)
+		}
 		qmax := "intAccQMax"
 		if k.w8 && f.w8u {
 			qmax = "intAccQMax8U"
@@ -1549,6 +1552,47 @@ const q80Z4Bcst = true
 // q80Z4Regs makes q8_0's Zen 4 kernel with four accumulators (multiAccQ80Z4INT) keep two of its
 // pipelined first prepass's pointers in registers (p1Regs).
 const q80Z4Regs = true
+
+// q80Z4Perm2 makes q8_0's Zen 4 kernel with four accumulators (multiAccQ80Z4INT) gather a
+// row's four block scales in its pipelined first prepass by one load and one two-table word
+// permute (p1Perm2).
+const q80Z4Perm2 = true
+
+// p1Perm2 replaces, in the pipelined first prepass (p1Pipe) of q8_0's kernel s, the gathering
+// of a row's four f16 block scales (at bytes 0, 34, 68 and 102) into their lanes, a masked
+// load, a word permute of the row's first 64 bytes and two masked word broadcasts of the third
+// and fourth blocks' scales, by a load of the first 64 bytes and VPERMT2W with the next 64
+// bytes from memory (the index the unpipelined first prepass uses, intAccQ80DIdx: the lanes of
+// the third and fourth blocks from the second table): two vector operations a row where there
+// were four, the same words in every lane, so the same results bit for bit
+// (TestIntAccQ80Matches). The pipe runs only where a row is four blocks (136 bytes), so both
+// 64-byte reads stay in the row; the masks K5 and K6 of the broadcasts are no longer set. AMD
+// Zen 4 (EPYC Genoa, 2 shared vCPUs; 4096 rows of 128 values, four accumulators, thread CPU
+// time, alternated call by call in one process with the kernel before, 7×201 calls in cache and
+// 7×3 passes over 96 MiB on 2 MiB pages streamed, ns a row, four runs): in cache min
+// 6.34–6.41 → 6.24–6.33 (lower in four of four, by 0.08–0.10; medians too), streamed min
+// 6.67–7.13 → 6.55–6.83 (lower in four of four, by 0.08–0.3), medians 6.81–8.69 → 6.72–8.12
+// (lower in three). Only AMD Zen 4 runs this flavour (zen4Stream).
+//
+// Tried on the same machine and harness and not kept: the row pair's codes widened by two
+// VPMOVSXBW from memory and two word unpacks (four operations a pair and block for five, the
+// finish's VSHUFI64X2 pairs replaced by two-table qword permutes): in cache 6.45 → 6.81 min,
+// slower; the second prepass's row pairing (VPSLLD, VPBLENDMW) by one VPERMT2W: within noise
+// (cache medians ±0.08, streamed +0.01 to +0.09); the prepass pointers in R14 and SI addressed
+// directly (four scalar moves a row fewer): within noise.
+func p1Perm2(s string) string {
+	const old = "\tVMOVDQU16.Z (AX), K4, Z26\n\tVPERMW Z26, Z29, Z26\n\tVPBROADCASTW 68(AX), K6, Z26\n\tVPBROADCASTW 102(AX), K5, Z26\n"
+	const masks = "\tMOVL $0xF000, AX\n\tKMOVD AX, K5\n\tMOVL $0x0F00, AX\n\tKMOVD AX, K6\n"
+	if strings.Count(s, old) != 2 || strings.Count(s, masks) != 1 {
+		panic("p1Perm2: prepass step changed")
+	}
+	s = strings.ReplaceAll(s, old, "\tVMOVDQU16 (AX), Z26\n\tVPERMT2W 64(AX), Z29, Z26\n")
+	s = strings.Replace(s, masks, "", 1)
+	if strings.Contains(s, "K6") {
+		panic("p1Perm2: K6 in use")
+	}
+	return s
+}
 
 // p1Regs keeps the pipelined first prepass's (p1Pipe) next-row and store pointers (oP1R, oP1S)
 // of kernel s in R14 and SI, which its code leaves free, not in the frame: per row the prepass
