@@ -1509,6 +1509,9 @@ func gen(suffix string) string {
 		if k.name == "Q80Z4" && suffix == "" && q80Z4Perm2 {
 			s = p1Perm2(s)
 		}
+		if k.name == "Q80Z4" && suffix == "" && q80Z4OneSet {
+			s = oneSet(s)
+		}
 		qmax := "intAccQMax"
 		if k.w8 && f.w8u {
 			qmax = "intAccQMax8U"
@@ -1590,6 +1593,45 @@ func p1Perm2(s string) string {
 	s = strings.Replace(s, masks, "", 1)
 	if strings.Contains(s, "K6") {
 		panic("p1Perm2: K6 in use")
+	}
+	return s
+}
+
+// q80Z4OneSet makes q8_0's Zen 4 kernel with four accumulators (multiAccQ80Z4INT) add both row
+// pairs of a step into one set of sums (oneSet).
+const q80Z4OneSet = true
+
+// oneSet makes the row loops of q8_0's kernel s add the second row pair of a step into the
+// first pair's sums (Z0..Z7), not into a second set joined after the loop: eight VPXORD and
+// eight VPADDD a block and tile fewer. Each sum still takes one VPDPWSSD every eight, more
+// than its latency (AMD Zen 4 and Intel, from instruction tables: 4–5 cycles), so no chain
+// waits. The sums are int32 and exact in any order, so the same results bit for bit
+// (TestIntAccQ80Matches). AMD Zen 4 (the harness of p1Perm2's comment, alternated with the
+// kernel with p1Perm2 and two sets, four runs, ns a row min/median): in cache
+// 6.24–7.29/6.28–7.70 → 6.18–7.21/6.23–7.60, streamed 6.60–8.27/6.75–8.40 →
+// 6.56–8.15/6.68–8.31 (lower in four of four, by 0.02–0.14). Zen 5, where two sets paid for
+// q8_0 (the comment at the top), runs multiAccQ80INT, which keeps them.
+func oneSet(s string) string {
+	set2 := [8]string{"Z8", "Z9", "Z14", "Z15", "Z16", "Z17", "Z18", "Z28"}
+	const note = "where\n\t// the loop takes two pairs a step, the second pair's into Z8, Z9, Z14, Z15, Z16, Z17, Z18, Z28, joined after)."
+	if strings.Count(s, note) != 1 {
+		panic("oneSet: comment changed")
+	}
+	s = strings.Replace(s, note, "two pairs\n\t// a step).", 1)
+	for i, z := range set2 {
+		x := fmt.Sprintf("\tVPXORD %[1]s, %[1]s, %[1]s\n", z)
+		j := fmt.Sprintf("\tVPADDD %s, Z%d, Z%d\n", z, i, i)
+		src := "Z23"
+		if i%2 == 1 {
+			src = "Z24"
+		}
+		d := fmt.Sprintf("VPDPWSSD.BCST %d(R8), %s, %s\n", 64+4*(i/2), src, z)
+		if strings.Count(s, x) != 1 || strings.Count(s, j) != 1 || strings.Count(s, d) != 1 {
+			panic("oneSet: sums changed")
+		}
+		s = strings.Replace(s, x, "", 1)
+		s = strings.Replace(s, j, "", 1)
+		s = strings.Replace(s, d, fmt.Sprintf("VPDPWSSD.BCST %d(R8), %s, Z%d\n", 64+4*(i/2), src, i), 1)
 	}
 	return s
 }
