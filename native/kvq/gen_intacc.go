@@ -1582,7 +1582,10 @@ const q80Z4Perm2 = true
 // finish's VSHUFI64X2 pairs replaced by two-table qword permutes): in cache 6.45 → 6.81 min,
 // slower; the second prepass's row pairing (VPSLLD, VPBLENDMW) by one VPERMT2W: within noise
 // (cache medians ±0.08, streamed +0.01 to +0.09); the prepass pointers in R14 and SI addressed
-// directly (four scalar moves a row fewer): within noise.
+// directly (four scalar moves a row fewer): within noise; the finish's accumulators read by
+// VFMADD213PS from memory, T broadcast into a register once per accumulator (one load a
+// vector pair fewer, the same single rounding of acc + T·x): within noise (four runs, cache
+// medians −0.09 to +0.01, streamed −0.19 to +0.31).
 func p1Perm2(s string) string {
 	const old = "\tVMOVDQU16.Z (AX), K4, Z26\n\tVPERMW Z26, Z29, Z26\n\tVPBROADCASTW 68(AX), K6, Z26\n\tVPBROADCASTW 102(AX), K5, Z26\n"
 	const masks = "\tMOVL $0xF000, AX\n\tKMOVD AX, K5\n\tMOVL $0x0F00, AX\n\tKMOVD AX, K6\n"
