@@ -1585,7 +1585,17 @@ const q80Z4Perm2 = true
 // directly (four scalar moves a row fewer): within noise; the finish's accumulators read by
 // VFMADD213PS from memory, T broadcast into a register once per accumulator (one load a
 // vector pair fewer, the same single rounding of acc + T·x): within noise (four runs, cache
-// medians −0.09 to +0.01, streamed −0.19 to +0.31).
+// medians −0.09 to +0.01, streamed −0.19 to +0.31); the second prepass's row pairing by two
+// masked word stores (K3, the second row's 2 bytes on) in place of the shift, blend and store:
+// in cache +0.15–0.19, streamed +0.10–0.25 (three and four runs; with the first row's store
+// unmasked too: +0.12–0.18, +0.15–0.18). Where the kernel's time goes now (the same harness,
+// alternated with copies with a piece removed, not working ones, three runs, ns a row): the
+// pipelined first prepass ~0.87 in cache but only 0.1–0.25 streamed (its work hides under the
+// memory wait there), the codes' sign extension (VPMOVSXBW) ~0.3 in both, the second prepass's
+// multiplies, conversions and pairing ~0.45 in both. That second prepass moved into the first
+// block's row loops (a step forming the weight pairs of a later step, the first pairs before
+// the loop; the same results) did not pay: one step ahead +0.4 in cache and streamed (the
+// broadcasts waiting on the stores just made), two steps ahead +0.12–0.15, four within noise.
 func p1Perm2(s string) string {
 	const old = "\tVMOVDQU16.Z (AX), K4, Z26\n\tVPERMW Z26, Z29, Z26\n\tVPBROADCASTW 68(AX), K6, Z26\n\tVPBROADCASTW 102(AX), K5, Z26\n"
 	const masks = "\tMOVL $0xF000, AX\n\tKMOVD AX, K5\n\tMOVL $0x0F00, AX\n\tKMOVD AX, K6\n"
