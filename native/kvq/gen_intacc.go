@@ -1243,6 +1243,16 @@ func header() string {
 		fmt.Fprintf(&b, "DATA ·intAccRLPackIdx+%d(SB)/8, $0x%016x\n", i, v)
 	}
 	b.WriteString("GLOBL ·intAccRLPackIdx(SB), RODATA|NOPTR, $64\n\n")
+	for i := 0; i < 64; i += 8 {
+		var v uint64
+		for j := 0; j < 8; j++ {
+			t := i + j
+			bb, h, r := t/16, t/4%4, t%4
+			v |= uint64(64*(bb&1)+16*r+4*h) << (8 * j)
+		}
+		fmt.Fprintf(&b, "DATA ·intAccRLPack2Idx+%d(SB)/8, $0x%016x\n", i, v)
+	}
+	b.WriteString("GLOBL ·intAccRLPack2Idx(SB), RODATA|NOPTR, $64\n\n")
 	// quadDec's VPERMT2B index: byte 4k+i of the 64 takes row i's byte k, rows 0 and 1 the
 	// first table's lanes 0 and 1, rows 2 and 3 the second's (64 + 16(i − 2) + k).
 	for i := 0; i < 64; i += 8 {
@@ -1457,6 +1467,9 @@ func gen(suffix string) string {
 		tmpl, rl := accTmpl, k.w8 && f.w8rl && nacc == 4
 		if rl {
 			tmpl, p2 = rlTemplate(tmpl, f.min), p2RL
+			if !f.min && k.name == f.name+"V8Z4" && p2RLZ4On {
+				p2 = p2RLZ4
+			}
 			if f.min {
 				if p2RLMin == p2RL {
 					panic("p2RLMin: p2RL changed")
@@ -2144,6 +2157,58 @@ a@_p2:
 	VPDPBUSD Z16, Z20, Z18
 	VMOVDQU32 Z16, (R12)
 ` + p2Next + `	JNZ  a@_p2`
+
+// p2RLZ4 is p2RL for the Zen 4 flavours of q4_0's and iq4_nl's kernels (V8Z4): the four
+// blocks' int32 W put into p2Quads' order (byte 16b + 4h + r) by two merge-masked two-table
+// byte permutes (VPERMI2B, AVX-512 VBMI) of the index ·intAccRLPack2Idx, loaded afresh each
+// quad (a load, no vector operation), the first filling the low 32 bytes from blocks 0 and 1,
+// the second the high 32 from blocks 2 and 3: each W is within ±127, so its low byte is the
+// byte the saturating packs gave, and the weights and sums are p2RL's bit for bit
+// (TestIntAcc8Matches). Two shuffles a row quad where p2RL takes four (two VPACKSSDW, a
+// VPACKSSWB and a VPERMB). On AMD Zen 4 (4096 rows of 128 values, four accumulators, random
+// softmax-like weights, thread CPU time, 201 calls in cache and 9 passes over 96 MiB on 2 MiB
+// pages, alternated with p2RL's kernel in one process, ns a row min/median, five runs at load
+// ~2): q4_0 in cache 4.30–4.37/4.33–4.40 → 4.22–4.30/4.26–4.34, streamed 4.54–4.64/4.58–5.01
+// → 4.47–4.59/4.51–4.73; iq4_nl (five runs at a higher load) in cache 5.36–5.59 → 5.39–5.57
+// min, −0.04 in four runs of five. In the one-thread decode (native/attn TestDecodeBreakdown,
+// eight rounds alternated) the values kernel's 4.7–6.3 ns a row moved with the machine's load,
+// not measurably with this. Why the pass pays to shrink rather than to hide: on AMD Zen 4 (2 MiB
+// pages, TestIntAcc8Speed's shape with random weights, thread CPU time, ns a row min) a copy of
+// q4_0's kernel with this pass run 1 row quad in 16 (not a working kernel) took 3.77 in cache
+// where the kernel took 4.31 (4.07 against 4.55 streamed): the pass costs ~0.55 ns a row,
+// bound by its vector operations' issue; the pass of the next tile run instead at the start of
+// the third block loop of this one, into a second set of packed weights, once the pipelined
+// first prepass was complete (so its divisions and joins waited on nothing), measured alike
+// (in cache 4.29/4.33 and 4.35/4.37 → 4.29/4.33 and 4.35/4.39, streamed alike; min/median,
+// 201 calls and 9 passes over 96 MiB alternated): not kept. On Intel (instruction tables, not
+// measured) the four shuffles and the two permutes all issue on port 5: two µops a quad fewer.
+var p2RLZ4 = func() string {
+	old := `	VMOVDQU64 ·intAccRLPackIdx(SB), Z4
+`
+	pack := `	VPACKSSDW Z17, Z16, Z16
+	VPACKSSDW Z13, Z12, Z12
+	VPACKSSWB Z12, Z16, Z16
+	VPERMB Z16, Z4, Z16
+	VPDPBUSD Z16, Z20, Z18
+	VMOVDQU32 Z16, (R12)
+`
+	if strings.Count(p2RL, old) != 1 || strings.Count(p2RL, pack) != 1 {
+		panic("p2RLZ4: p2RL changed")
+	}
+	return strings.NewReplacer(old, `	MOVQ $0x00000000FFFFFFFF, AX
+	KMOVQ AX, K1
+	KNOTQ K1, K2
+`, pack, `	VMOVDQU64 ·intAccRLPack2Idx(SB), Z21
+	VPERMI2B Z17, Z16, K1, Z21
+	VPERMI2B Z13, Z12, K2, Z21
+	VPDPBUSD Z21, Z20, Z18
+	VMOVDQU32 Z21, (R12)
+`).Replace(p2RL)
+}()
+
+// p2RLZ4On makes the Zen 4 flavours of q4_0's and iq4_nl's kernels with 8-bit weights pack by
+// p2RLZ4.
+const p2RLZ4On = true
 
 // p2RLMin is p2RL for rlProductsMin's rotated products: vector k of a quad, lane 4r + b, is
 // block b's accumulator (b + k) mod 4, so it is multiplied by inv permuted to match (Z0..Z3:
