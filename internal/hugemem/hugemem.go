@@ -56,12 +56,13 @@ func Bytes(n int) []byte {
 }
 
 // Huge reports whether Bytes's large buffers get 2 MiB pages here, as Pages says: Linux,
-// KVLAB_NO_HUGEPAGES not set (Off, read at each call), transparent huge pages not "never"
-// (read once). Kernels whose best form differs between huge and 4 KiB pages choose by it.
-func Huge() bool { return supported && !Off && !thpNeverOnce() }
+// KVLAB_NO_HUGEPAGES not set (Off, read at each call), transparent huge pages not "never".
+// Kernels whose best form differs between huge and 4 KiB pages choose by it.
+func Huge() bool { return supported && !Off && !thpNever() }
 
-// thpNeverOnce is thpNever, read once.
-var thpNeverOnce = sync.OnceValue(thpNever)
+// thpNever reports the system's transparent huge pages set to "never" (readTHPNever), read
+// once: Huge and Pages answer from the same reading.
+var thpNever = sync.OnceValue(readTHPNever)
 
 // roundUp is n rounded up to a multiple of a (a power of two).
 func roundUp(n, a int) int { return (n + a - 1) &^ (a - 1) }

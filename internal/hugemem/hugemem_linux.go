@@ -22,9 +22,9 @@ func alignOffset(b []byte) int {
 // touch; pages already touched (memory the Go heap reused and zeroed) are left to khugepaged.
 func advise(b []byte) { _ = syscall.Madvise(b, syscall.MADV_HUGEPAGE) }
 
-// thpNever reports the system's transparent huge pages set to "never" (or unreadable as
+// readTHPNever reports the system's transparent huge pages set to "never" (or unreadable as
 // enabled: no advice takes effect then).
-func thpNever() bool {
+func readTHPNever() bool {
 	b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
 	return err != nil || strings.Contains(string(b), "[never]")
 }

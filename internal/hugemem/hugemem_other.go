@@ -8,4 +8,4 @@ func alignOffset([]byte) int { return 0 }
 
 func advise([]byte) {}
 
-func thpNever() bool { return true }
+func readTHPNever() bool { return true }
