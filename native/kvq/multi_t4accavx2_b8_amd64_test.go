@@ -44,47 +44,10 @@ func TestT4AccB8AVX2Match(t *testing.T) {
 					t.Run(fmt.Sprintf("%s/d%d/rows%d/signed=%v", tc.f, d, rows, signed), func(t *testing.T) {
 						c := Unwrap(mustCodec(t, tc.f, d))
 						rb := c.RowBytes()
-						enc, free := guardedBytes(t, rows*rb, false)
-						defer free()
-						src := outlierRows(rng, rows, d)
-						for r := 0; r < rows; r++ {
-							row := enc[r*rb : (r+1)*rb]
-							c.Encode(row, src[r*d:(r+1)*d])
-							if r%3 == 2 {
-								nc := rb - tc.scaleBytes
-								for i := 0; i < nc; i++ {
-									row[i] = byte(rng.Uint32())
-								}
-								x := float32(rng.NormFloat64() * 4)
-								if !signed {
-									x = float32(math.Abs(float64(x)))
-								}
-								if tc.scaleBytes == 2 {
-									s := F32ToF16(x)
-									row[nc], row[nc+1] = byte(s), byte(s>>8)
-								} else {
-									b := math.Float32bits(x)
-									row[nc], row[nc+1], row[nc+2], row[nc+3] = byte(b), byte(b>>8), byte(b>>16), byte(b>>24)
-								}
-							}
-						}
+						enc := turboAccTestRows(t, rng, c, rows, tc.scaleBytes, signed)
 						scale, level := turboAccLevels(c)
 						for _, ws := range []int{4, 7} {
-							w := make([]float32, ws*rows)
-							for j := 0; j < rows; j++ {
-								for h := 0; h < 4; h++ {
-									x := float32(math.Exp(-8 * rng.Float64()))
-									switch {
-									case rng.IntN(7) == 0:
-										x = 0
-									case j%64 == 3*h:
-										x = 1
-									case signed && rng.IntN(5) == 0:
-										x = -x
-									}
-									w[ws*j+h] = x
-								}
-							}
+							w := turboAccTestWeights(rng, rows, ws, signed)
 							for _, nv := range []int{d, d - 16} {
 								if nv == 0 {
 									continue

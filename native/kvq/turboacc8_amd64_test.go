@@ -96,45 +96,8 @@ func TestTurboAccMatchesRef(t *testing.T) {
 					t.Run(fmt.Sprintf("%s/d%d/rows%d/signed=%v", tc.f, d, rows, signed), func(t *testing.T) {
 						c := Unwrap(mustCodec(t, tc.f, d))
 						rb := c.RowBytes()
-						enc, free := guardedBytes(t, rows*rb, false)
-						defer free()
-						src := outlierRows(rng, rows, d)
-						for r := 0; r < rows; r++ {
-							row := enc[r*rb : (r+1)*rb]
-							c.Encode(row, src[r*d:(r+1)*d])
-							if r%3 == 2 {
-								nc := rb - tc.scaleBytes
-								for i := 0; i < nc; i++ {
-									row[i] = byte(rng.Uint32())
-								}
-								x := float32(rng.NormFloat64() * 4)
-								if !signed {
-									x = float32(math.Abs(float64(x)))
-								}
-								if tc.scaleBytes == 2 {
-									s := F32ToF16(x)
-									row[nc], row[nc+1] = byte(s), byte(s>>8)
-								} else {
-									b := math.Float32bits(x)
-									row[nc], row[nc+1], row[nc+2], row[nc+3] = byte(b), byte(b>>8), byte(b>>16), byte(b>>24)
-								}
-							}
-						}
-						w := make([]float32, 4*rows)
-						for j := 0; j < rows; j++ {
-							for h := 0; h < 4; h++ {
-								x := float32(math.Exp(-8 * rng.Float64()))
-								switch {
-								case rng.IntN(7) == 0:
-									x = 0
-								case j%64 == 3*h:
-									x = 1
-								case signed && rng.IntN(5) == 0:
-									x = -x
-								}
-								w[4*j+h] = x
-							}
-						}
+						enc := turboAccTestRows(t, rng, c, rows, tc.scaleBytes, signed)
+						w := turboAccTestWeights(rng, rows, 4, signed)
 						scale, level := turboAccLevels(c)
 						for _, k := range []struct {
 							name string
@@ -318,4 +281,57 @@ func TestTurboAccWStride(t *testing.T) {
 			}
 		}
 	}
+}
+
+// turboAccTestRows encodes rows random rows of c into a buffer that ends at an inaccessible
+// page (freed when t ends), every third row's codes and row scale (scaleBytes: an f16 or an
+// f32) replaced by random ones, the scale negative at random where signed.
+func turboAccTestRows(t *testing.T, rng *rand.Rand, c Codec, rows, scaleBytes int, signed bool) []byte {
+	d, rb := c.Dim(), c.RowBytes()
+	enc, free := guardedBytes(t, rows*rb, false)
+	t.Cleanup(free)
+	src := outlierRows(rng, rows, d)
+	for r := 0; r < rows; r++ {
+		row := enc[r*rb : (r+1)*rb]
+		c.Encode(row, src[r*d:(r+1)*d])
+		if r%3 == 2 {
+			nc := rb - scaleBytes
+			for i := 0; i < nc; i++ {
+				row[i] = byte(rng.Uint32())
+			}
+			x := float32(rng.NormFloat64() * 4)
+			if !signed {
+				x = float32(math.Abs(float64(x)))
+			}
+			if scaleBytes == 2 {
+				s := F32ToF16(x)
+				row[nc], row[nc+1] = byte(s), byte(s>>8)
+			} else {
+				b := math.Float32bits(x)
+				row[nc], row[nc+1], row[nc+2], row[nc+3] = byte(b), byte(b>>8), byte(b>>16), byte(b>>24)
+			}
+		}
+	}
+	return enc
+}
+
+// turboAccTestWeights is rows × 4 softmax weights, ws apart: e^(−8u), some exactly 0, one 1
+// per tile and accumulator, some negated where signed.
+func turboAccTestWeights(rng *rand.Rand, rows, ws int, signed bool) []float32 {
+	w := make([]float32, ws*rows)
+	for j := 0; j < rows; j++ {
+		for h := 0; h < 4; h++ {
+			x := float32(math.Exp(-8 * rng.Float64()))
+			switch {
+			case rng.IntN(7) == 0:
+				x = 0
+			case j%64 == 3*h:
+				x = 1
+			case signed && rng.IntN(5) == 0:
+				x = -x
+			}
+			w[ws*j+h] = x
+		}
+	}
+	return w
 }
