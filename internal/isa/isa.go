@@ -13,6 +13,8 @@
 //     exist: 16-bit integer weights for the block formats and the turbo tiers, float32 weights
 //     and the older eight-accumulator scores for fp8 (native/kvq's AccumulateStep says which
 //     a codec runs);
+//   - KVLAB_Q8_TWO_DIGITS: q8_0's integer scores quantize the query to two signed bytes a value
+//     (16 bits) instead of one, halving the query's rounding error at twice the multiplies;
 //   - KVLAB_NO_AVX2INTACC: the AVX2 values kernels with float32 weights instead of the integer
 //     ones (the block formats on CPUs without AVX-512);
 //   - KVLAB_NO_HUGEPAGES: not an instruction set but listed with them, so that a run's record
@@ -29,7 +31,7 @@ import (
 )
 
 // Switches are the names of the switches, in the order Set lists them.
-var Switches = []string{"KVLAB_NO_AVX512", "KVLAB_NO_AVX512VNNI", "KVLAB_NO_AVX512VBMI", "KVLAB_NO_AVX512BF16", "KVLAB_NO_AVXVNNI", "KVLAB_ACC16", "KVLAB_NO_AVX2INTACC", "KVLAB_NO_HUGEPAGES"}
+var Switches = []string{"KVLAB_NO_AVX512", "KVLAB_NO_AVX512VNNI", "KVLAB_NO_AVX512VBMI", "KVLAB_NO_AVX512BF16", "KVLAB_NO_AVXVNNI", "KVLAB_ACC16", "KVLAB_Q8_TWO_DIGITS", "KVLAB_NO_AVX2INTACC", "KVLAB_NO_HUGEPAGES"}
 
 var (
 	// NoAVX512 is KVLAB_NO_AVX512, read at start.
@@ -54,6 +56,10 @@ var (
 	// Acc16 is KVLAB_ACC16, read at start: the values kernels with exact weights run even where
 	// kernels with 8-bit weights exist (half the multiplies, a looser rounding of the weights).
 	Acc16 = on("KVLAB_ACC16")
+
+	// Q8TwoDigits is KVLAB_Q8_TWO_DIGITS, read at start: q8_0's integer scores take the query
+	// at two digits (16 bits) a value instead of one byte.
+	Q8TwoDigits = on("KVLAB_Q8_TWO_DIGITS")
 
 	// NoAVX2IntAcc is KVLAB_NO_AVX2INTACC, read at start: the AVX2 values kernels of the block
 	// formats take float32 weights instead of integer ones.

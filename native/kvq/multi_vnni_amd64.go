@@ -217,9 +217,9 @@ func multiScoresQ80Z4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *b
 // vnniQ8One makes q8_0's VNNI scores quantize the query to one signed byte a value (qmax
 // vnniQMax1, as llama.cpp's q8_0 dot and the q4 kernels here), not two digits, and take
 // multiScoresQ80OneVNNI (multiScoresQ80OneZ4VNNI on Zen 4): eight VPDPBUSD a query and block,
-// not sixteen. Off by default. AVX2 without AVX-VNNI takes one digit with it too (vnniND), the
-// same scores; AVX-VNNI keeps two. Measured on AMD Zen 4 (shared 2 vCPUs, load 2–4), two
-// digits → one:
+// not sixteen. On by default; KVLAB_Q8_TWO_DIGITS (isa.Q8TwoDigits) turns it off. AVX2
+// without AVX-VNNI takes one digit with it too (vnniND), the same scores; AVX-VNNI keeps two.
+// Measured on AMD Zen 4 (shared 2 vCPUs, load 2–4), two digits → one:
 //   - TestVNNIQ8OneSpeed (4096 rows of 128 values, 4 queries, thread CPU, alternated, ns a row
 //     min/median): in cache 7.46/7.53 → 5.59/5.63, streamed 8.33/8.57 → 7.98/8.17;
 //   - native/attn TestDecodeBreakdown at the bench shape (131072 cells, 9 alternations, ns a
@@ -232,8 +232,17 @@ func multiScoresQ80Z4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *b
 //     6.17e-5 → 6.82e-5 (llama.cpp's: 7.9e-5);
 //   - kvlab bench attn --ctx 131072 --kv q8_0 --heads 32 --kv-heads 8 --head-dim 128
 //     --threads 1 (12 alternations, wall clock, load ~3.4): median 18.1 → 16.8 ms, min 17.1 →
-//     15.5 ms, median of the pairs' differences −1.6 ms (f16 median 25.7 ms, min 25.1).
-var vnniQ8One bool
+//     15.5 ms, median of the pairs' differences −1.6 ms (f16 median 25.7 ms, min 25.1);
+//   - again on the rotated formats of today (kvlab ab --ctx 128 --no-needle, 24 seeds, the
+//     same binary with and without the switch, mean change ± standard error): kvlab-tiny-64
+//     q8_0 decode KL 7.21e-5 → 8.53e-5 (+20 % ± 3), prompt KL 3.96e-5 → 4.91e-5 (+24 % ± 4;
+//     llama.cpp's rotated q8_0: 6.3e-5), PPL 9.217 both, top-1 100 % both; q8_0/q4_0 decode
+//     +1.3 % ± 1.1, prompt −0.2 % ± 1.4; q8_0/turbo4 +2.3 % ± 1.3, +0.5 % ± 1.4; the outlier
+//     fixture alike (q8_0 +19 % / +25 %, the pairs −0.6 % to +2.3 %).
+//
+// One digit is the default: q8_0 stays below llama.cpp's q8_0 KL and its perplexity does not
+// move, while its scores take half the multiplies.
+var vnniQ8One = !isa.Q8TwoDigits
 
 // multiScoresQ80OneVNNI and multiScoresQ80OneZ4VNNI are multiScoresQ80VNNI and
 // multiScoresQ80Z4VNNI for one-digit queries (vnniQ8One).
