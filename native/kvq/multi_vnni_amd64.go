@@ -209,7 +209,31 @@ var iq4ScoresVBMI = hasVBMI
 func multiScoresQ80VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 
 // multiScoresQ80Z4VNNI is multiScoresQ80VNNI prefetching into L2 four groups of rows ahead
-// (zen4Stream), its scores the same bit for bit.
+// (zen4Stream; q80Z4Scores), its scores the same bit for bit. Each query's two digits go
+// through one chain (multi_vnni_q80_amd64.h's Q80SHLD): from X = −128·Σhi + ⌊−128·Σlo/2⁸⌋
+// (aux[4+h]) the high digit's products are added, VPSHLDD (AVX-512 VBMI2) shifts the chain up
+// by 8 bits and shifts r = −128·Σlo mod 2⁸ (0 or 128; aux[8+h] = r·2²⁴) into its low byte,
+// and the low digit's products are added: 2⁸·(X + Σ hi·(c+128)) + r + Σ lo·(c+128) =
+// 2⁸·Σ hi·c + Σ lo·c, the exact int32 dot that multiScoresQ80VNNI forms from its two chains
+// (a VPSLLD and a VPADDD), so the same scores bit for bit (TestVNNIQ8Scores,
+// TestQ80Zen4Matches). The words come from aux[12..19] (q80ShldAux). Per block of sixteen
+// rows one VPADDD a query fewer (four of the block's ~150 vector operations) and four
+// broadcasts fewer. On AMD Zen 4 (EPYC Genoa, 2 shared vCPUs; 4096 rows of 128 values, four
+// queries, thread CPU time, alternated with the two-chain kernel in one process, 201 calls in
+// cache, 7 passes over 96 MiB on 2 MiB pages streamed, three runs, ns a row min/median): in
+// cache 6.33–6.34/6.47–6.51 → 6.22–6.23/6.30–6.33, streamed 6.93–7.03/7.01–7.12 →
+// 6.78–6.83/6.92–7.00; native/attn TestDecodeBreakdown at the bench shape (131072 cells,
+// 32/8 heads, q8_0 keys and values, test binaries alternated four times, load ~6), the scores
+// phase min 6.64–6.77 → 6.50–6.70 (lower in three of four; median of the mins 6.73 → 6.58).
+// Each chain is sixteen VPDPBUSD deep where it was eight, four chains
+// side by side: one VPDPBUSD issues a cycle, so four chains of latency 4 keep the multiply
+// pipes as busy as eight. Not kept (same harness): the code vectors' XOR with 0x80 by
+// merge-masked VPXORD loads in place of LOAD4's inserts (no VPXORD after the transposes),
+// 6.39 → 7.35 in cache; LOAD4's inserts by merge-masked loads (LOAD4M) 6.34 → 7.35; by LOAD4Y
+// (two 256-bit inserts and a 512-bit one) 6.32–6.34 → 6.17–6.33, medians alike. Dropping the
+// eight VPXORD (wrong scores, timing only) took 0.4 ns a row off in cache: no exact form of
+// the codes as unsigned bytes without them was found (the query digits as the unsigned operand
+// would take 64 register broadcasts a block).
 //
 //go:noescape
 func multiScoresQ80Z4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
@@ -304,7 +328,8 @@ func vnniQuant(qb *[32]float32, nd int) (s float32, Q [32]int32) {
 // nd digits a value (1 or 2). Block b's digits start at dig[b·128·nd]: digit t (hi first) of
 // value 32b+i of query h at (h·nd + t)·32 + i. aux holds vnniAuxWords words a block: [h] the
 // bits of s, [4+h] the int32 −8·ΣQ (q4_0's offset), [8+h] −16·ΣQ, [12 + nd·h + t] −128·Σ of
-// digit t (where q8_0's and iq4_nl's chains start), [20+h] the bits of float32(ΣQ).
+// digit t (where q8_0's and iq4_nl's chains start), [20+h] the bits of float32(ΣQ). For q8_0's
+// kernels the driver then rewrites [4+h] and [8+h] (q80ShldAux).
 func vnniDigits(dig []byte, aux []uint32, q []float32, d, nb, nd int) {
 	for b := 0; b < nb; b++ {
 		a := aux[b*vnniAuxWords : (b+1)*vnniAuxWords]
@@ -334,6 +359,26 @@ func vnniDigits(dig []byte, aux []uint32, q []float32, d, nb, nd int) {
 				a[12+nd*h+t] = uint32(-128 * ds[t])
 			}
 			a[20+h] = math.Float32bits(float32(sum))
+		}
+	}
+}
+
+// q80Z4Scores reports the CPUs where q8_0's two-digit scores may take multiScoresQ80Z4VNNI (on
+// zen4Stream): AVX-512 VBMI2, which every Zen 4 has, for its VPSHLDD.
+var q80Z4Scores = cpu.X86.HasAVX512VBMI2
+
+// q80ShldAux writes into each of the nb blocks' aux words (vnniDigits, two digits) what
+// multiScoresQ80Z4VNNI's one chain a query takes from them, in words 4..11 (q4_0's and q5_0's
+// offsets, which no q8_0 kernel reads): [4+h] X = −128·Σhi + ⌊−128·Σlo/2⁸⌋ and [8+h]
+// r·2²⁴, r = −128·Σlo mod 2⁸ (0 or 128), from [12+2h] = −128·Σhi and [13+2h] = −128·Σlo, so
+// that 2⁸·X + r = −128·(2⁸·Σhi + Σlo). It reads only words 12..19, so it may run twice.
+func q80ShldAux(aux []uint32, nb int) {
+	for b := 0; b < nb; b++ {
+		a := (*[vnniAuxWords]uint32)(aux[b*vnniAuxWords:])
+		for h := 0; h < 4; h++ {
+			hi, lo := int32(a[12+2*h]), int32(a[13+2*h])
+			a[4+h] = uint32(hi + lo>>8)
+			a[8+h] = uint32(lo) << 24
 		}
 	}
 }
@@ -508,7 +553,7 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 				multiScoresQ80OneVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 				break
 			}
-			if zen4Stream {
+			if zen4Stream && q80Z4Scores {
 				multiScoresQ80Z4VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 				break
 			}
@@ -556,6 +601,9 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 			avx2Expand(bq, dig, aux, nb, nd, kind)
 		} else if !vnniDigitsAVX512(&dig[0], &aux[0], &qh[0], d, nb, nd) {
 			vnniDigits(dig, aux, qh, d, nb, nd) // a non-finite value: the reference says what to do
+		}
+		if kind == vnniQ8_0 && nd == 2 && bq == nil {
+			q80ShldAux(aux, nb)
 		}
 		if mu != nil {
 			// A padded query's offset is 0: its digits and values are zeros.

@@ -1158,6 +1158,27 @@ vbmiIQ4_done:
 	VZEROUPPER
 	RET
 
+// CHAINH adds code vector c times the high digit's four bytes at offset off of each query
+// (query h's at off + 64h(SI)) into the query's one chain (Z12+h); CHAINL the low digit's
+// (off + 32 + 64h). FINISHS converts a query's chain a (the exact int32 dot) and adds it, times
+// the query's block scale (4h(DX)) and the rows' block scales (Z24), to acc (b a temporary).
+#define CHAINH(c, off) \
+	VPDPBUSD.BCST off(SI), c, Z12; \
+	VPDPBUSD.BCST off+64(SI), c, Z13; \
+	VPDPBUSD.BCST off+128(SI), c, Z14; \
+	VPDPBUSD.BCST off+192(SI), c, Z15
+
+#define CHAINL(c, off) \
+	VPDPBUSD.BCST off+32(SI), c, Z12; \
+	VPDPBUSD.BCST off+96(SI), c, Z13; \
+	VPDPBUSD.BCST off+160(SI), c, Z14; \
+	VPDPBUSD.BCST off+224(SI), c, Z15
+
+#define FINISHS(a, b, h, acc) \
+	VCVTDQ2PS a, a; \
+	VMULPS.BCST (4*h)(DX), Z24, b; \
+	VFMADD231PS b, a, acc
+
 // func multiScoresQ80VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // The q8_0 scores kernel: multiScoresQ40VNNI's method for 8-bit codes and a two-digit query
 // (Q = 2⁸·hi + lo). A block's 32 codes are eight payload dwords, transposed in two halves;
@@ -1205,7 +1226,9 @@ TEXT ·multiScoresQ80VNNI(SB), NOSPLIT, $48-80
 // cpuid_amd64.go, has the measurements).
 TEXT ·multiScoresQ80Z4VNNI(SB), NOSPLIT, $48-80
 #define Q80PF PREFETCHT1
+#define Q80SHLD
 #include "multi_vnni_q80_amd64.h"
+#undef Q80SHLD
 #undef Q80PF
 
 // func multiScoresQ80OneVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)

@@ -1,6 +1,8 @@
 // The body of the q8_0 scores kernels (multi_vnni_amd64.s: multiScoresQ80VNNI and its Zen 4
 // flavour multiScoresQ80Z4VNNI), included once for each with Q80PF the prefetch instruction;
 // with Q80ONE defined, the one-digit kernels (multiScoresQ80OneVNNI, multiScoresQ80OneZ4VNNI).
+// With Q80SHLD defined (multiScoresQ80Z4VNNI), each query's two digits go through one chain
+// (CHAINH, VPSHLDD, CHAINL, FINISHS) in place of two (CHAIN2, FINISH2).
 // The TEXT line gives the frame $48: five locals, cnt (blocks left of the group), grp (groups
 // left), outp (the group's scores), dlt (the offset of the stage buffer the group writes from
 // the one it reads) and rbase (the buffer it reads).
@@ -129,6 +131,39 @@ vnniQ80_staged:
 	FINISH1(Z14, Z18, 2, Z10)
 	FINISH1(Z15, Z19, 3, Z11)
 #else
+#ifdef Q80SHLD
+	// One chain a query: the high digit's products from X (aux[4+h]: q80ShldAux), shifted up
+	// by 8 bits with r (aux[8+h]'s top byte) shifted in, then the low digit's added.
+	VPBROADCASTD 16(DX), Z12
+	VPBROADCASTD 20(DX), Z13
+	VPBROADCASTD 24(DX), Z14
+	VPBROADCASTD 28(DX), Z15
+	CHAINH(Z0, 0)
+	CHAINH(Z1, 4)
+	CHAINH(Z2, 8)
+	CHAINH(Z3, 12)
+	CHAINH(Z4, 16)
+	CHAINH(Z5, 20)
+	CHAINH(Z6, 24)
+	CHAINH(Z7, 28)
+	VPSHLDD.BCST $8, 32(DX), Z12, Z12
+	VPSHLDD.BCST $8, 36(DX), Z13, Z13
+	VPSHLDD.BCST $8, 40(DX), Z14, Z14
+	VPSHLDD.BCST $8, 44(DX), Z15, Z15
+	CHAINL(Z0, 0)
+	CHAINL(Z1, 4)
+	CHAINL(Z2, 8)
+	CHAINL(Z3, 12)
+	CHAINL(Z4, 16)
+	CHAINL(Z5, 20)
+	CHAINL(Z6, 24)
+	CHAINL(Z7, 28)
+	VCVTPH2PS (R13), Z24       // the rows' block scales
+	FINISHS(Z12, Z16, 0, Z8)
+	FINISHS(Z13, Z17, 1, Z9)
+	FINISHS(Z14, Z18, 2, Z10)
+	FINISHS(Z15, Z19, 3, Z11)
+#else
 	VPBROADCASTD 48(DX), Z12   // −128·Σ(digit): the codes' offset
 	VPBROADCASTD 56(DX), Z13
 	VPBROADCASTD 64(DX), Z14
@@ -151,6 +186,7 @@ vnniQ80_staged:
 	FINISH2(Z13, Z17, 1, Z9)
 	FINISH2(Z14, Z18, 2, Z10)
 	FINISH2(Z15, Z19, 3, Z11)
+#endif
 
 #endif
 

@@ -47,6 +47,7 @@ func TestQ80Zen4Matches(t *testing.T) {
 					aux := make([]uint32, nb*vnniAuxWords)
 					stage := make([]uint16, nb*64)
 					vnniDigits(dig, aux, q, d, nb, 2)
+					q80ShldAux(aux, nb)
 					offs := [4]float32{float32(rng.NormFloat64()), 0, float32(rng.NormFloat64()), -1}
 					n := (m-1)*ostride/4 + 4
 					a, b := make([]float32, n+8), make([]float32, n+8)
