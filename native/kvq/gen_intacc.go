@@ -1615,6 +1615,14 @@ const q80Z4Perm2 = true
 // block's row loops (a step forming the weight pairs of a later step, the first pairs before
 // the loop; the same results) did not pay: one step ahead +0.4 in cache and streamed (the
 // broadcasts waiting on the stores just made), two steps ahead +0.12–0.15, four within noise.
+// The decoder's unpacks and sign extensions (a load, two 256-bit unpacks from memory, two
+// VPMOVSXBW a row pair and block) replaced by the codes + 128 as unsigned bytes (two 256-bit
+// VPXORD from memory, the offset to come back as 128·ΣW) interleaved into zero-extended words
+// by two VPERMI2B (AVX-512 VBMI; each after a copy of its index), timing only (the sums left
+// uncorrected): in cache 6.11–6.12 → 7.23–7.24 ns a row, streamed 6.51–6.58 → 7.62–7.76 (three
+// runs, alternated as above): the byte permutes cost more than the unpacks and widenings here.
+// Row b's codes loaded once into a register for the two unpacks (two loads a row pair and block
+// where there were three, one instruction more): in cache and streamed within noise.
 func p1Perm2(s string) string {
 	const old = "\tVMOVDQU16.Z (AX), K4, Z26\n\tVPERMW Z26, Z29, Z26\n\tVPBROADCASTW 68(AX), K6, Z26\n\tVPBROADCASTW 102(AX), K5, Z26\n"
 	const masks = "\tMOVL $0xF000, AX\n\tKMOVD AX, K5\n\tMOVL $0x0F00, AX\n\tKMOVD AX, K6\n"

@@ -224,13 +224,19 @@ func multiScoresQ80VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byt
 // cache 6.33–6.34/6.47–6.51 → 6.22–6.23/6.30–6.33, streamed 6.93–7.03/7.01–7.12 →
 // 6.78–6.83/6.92–7.00; native/attn TestDecodeBreakdown at the bench shape (131072 cells,
 // 32/8 heads, q8_0 keys and values, test binaries alternated four times, load ~6), the scores
-// phase min 6.64–6.77 → 6.50–6.70 (lower in three of four; median of the mins 6.73 → 6.58).
+// phase min 6.64–6.77 → 6.50–6.70 (lower in three of four; median of the mins 6.73 → 6.58),
+// and five more alternations at load ~8: 6.69–6.95 → 6.62–6.87 (lower in five of five, by
+// 0.03–0.18; median of the mins 6.90 → 6.77).
 // Each chain is sixteen VPDPBUSD deep where it was eight, four chains
 // side by side: one VPDPBUSD issues a cycle, so four chains of latency 4 keep the multiply
 // pipes as busy as eight. Not kept (same harness): the code vectors' XOR with 0x80 by
 // merge-masked VPXORD loads in place of LOAD4's inserts (no VPXORD after the transposes),
 // 6.39 → 7.35 in cache; LOAD4's inserts by merge-masked loads (LOAD4M) 6.34 → 7.35; by LOAD4Y
-// (two 256-bit inserts and a 512-bit one) 6.32–6.34 → 6.17–6.33, medians alike. Dropping the
+// (two 256-bit inserts and a 512-bit one) 6.32–6.34 → 6.17–6.33, medians alike (these three
+// with two chains a query); with one chain, against the two-chain kernel: LOAD4's rows by
+// VBROADCASTI32X4 and a merge-masked VPTERNLOGD that blends and XORs them (no VPXORD after
+// the transposes) 6.40 → 7.00; each row's 16 bytes XORed by a 128-bit VPXORD from memory and
+// inserted from the register, 7.10–7.16 → 7.47–7.55 (at a slower hour). Dropping the
 // eight VPXORD (wrong scores, timing only) took 0.4 ns a row off in cache: no exact form of
 // the codes as unsigned bytes without them was found (the query digits as the unsigned operand
 // would take 64 register broadcasts a block).
