@@ -239,7 +239,14 @@ func multiScoresQ80VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byt
 // inserted from the register, 7.10–7.16 → 7.47–7.55 (at a slower hour). Dropping the
 // eight VPXORD (wrong scores, timing only) took 0.4 ns a row off in cache: no exact form of
 // the codes as unsigned bytes without them was found (the query digits as the unsigned operand
-// would take 64 register broadcasts a block).
+// would take 64 register broadcasts a block). Register broadcasts cost more than the
+// VPDPBUSD's embedded ones here: each digit dword broadcast into a register by VPBROADCASTD and
+// read by a register VPDPBUSD, 6.35–6.47 → 6.91–7.04 in cache; one register broadcast read by
+// two VPDPBUSD (wrong scores, timing only: what two groups a pass sharing them would take)
+// 6.33–6.48 → 6.62–6.76, streamed +0.3: not worth the second group's registers. STAGEN's scale
+// loads also bring the next group's rows into L1: without them (stale scales, timing only) in
+// cache no faster, streamed +0.15–0.2; a PREFETCHT0 of each next-group row's block end beside
+// them, +0.1 in cache and +0.15–0.5 streamed.
 //
 //go:noescape
 func multiScoresQ80Z4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
