@@ -300,14 +300,13 @@ a@_p1e:
 	MOVQ %TN%(SP), R10
 	INCQ R10
 	SHRQ $1, R10
-	VPXOR Y6, Y6, Y6
+	%SUMZERO%
 a@_p2:
 	VMULPS (R8), Y14, Y0
 	VMULPS 32(R8), Y14, Y1
 	VCVTPS2DQ Y0, Y0
 	VCVTPS2DQ Y1, Y1
-	VPADDD Y0, Y1, Y2
-	VPADDD Y2, Y6, Y6
+	%SUMADD%
 	VPSLLD $16, Y1, Y1
 	VPBLENDW $0xAA, Y1, Y0, Y0
 	VMOVDQU Y0, (R12)
@@ -349,14 +348,7 @@ a@_done:
 // halfTmpl is one half of a block: the row pairs' codes of the half widened and multiplied into
 // int32 sums (Y0..Y7: accumulator h's in Y2h, Y2h+1), then scaled into the accumulators.
 const halfTmpl = `	// Half %H%: values %LO%.. and %HI%...
-	VPXOR Y0, Y0, Y0
-	VPXOR Y1, Y1, Y1
-	VPXOR Y2, Y2, Y2
-	VPXOR Y3, Y3, Y3
-	VPXOR Y4, Y4, Y4
-	VPXOR Y5, Y5, Y5
-	VPXOR Y6, Y6, Y6
-	VPXOR Y7, Y7, Y7
+%INIT%
 	LEAQ (DI)(BX*1), R12
 	MOVQ %QB%(SP), R8
 	MOVQ %PF%(SP), R15
@@ -399,6 +391,23 @@ a@_fin%H%:
 	MOVQ CX, R12
 %FINISH%`
 
+// sumsInit starts the int32 sums Y0..Y7 of a pass (sum r: accumulator (r/2) mod nacc) at zero,
+// or where the format has an offset at −off·ΣW of their block and accumulator (the frame's
+// off·ΣW lanes, stored negated, 32 bytes on from R13), so that the finish subtracts nothing:
+// Σ W·c − off·ΣW is the same int32 (exact, wrapping) either way, and two broadcasts (loads)
+// an accumulator stand for its two VPSUBD (ALU operations).
+func sumsInit(f format, nacc int) string {
+	var b strings.Builder
+	for r := 0; r < 8; r++ {
+		if f.off == 0 {
+			fmt.Fprintf(&b, "\tVPXOR Y%[1]d, Y%[1]d, Y%[1]d\n", r)
+			continue
+		}
+		fmt.Fprintf(&b, "\tVPBROADCASTD %d(R13), Y%d\n", 32+4*((r/2)%nacc), r)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
 // dots adds a row pair's codes (Y12, Y13) times accumulator h's two weights (the dword at
 // off+4h(R8), broadcast into Y8 or Y9) into sums base+2h and base+2h+1, h < nacc.
 func dots(vnni bool, off, nacc, base int) string {
@@ -428,14 +437,18 @@ func dotsB(vnni bool, off, nacc, base int, bcst bool) string {
 
 // finish is the conversion and scaling of half `half`'s int32 sums (accumulator h's in
 // base+2h, base+2h+1, h < nacc).
-func finish(f format, half, nacc, base int) string {
+func finish(f format, half, nacc, base int) string { return finishOff(f, half, nacc, base, false) }
+
+// finishOff is finish; where offInit the sums already hold −off·ΣW (sumsInit), so it
+// subtracts nothing.
+func finishOff(f format, half, nacc, base int, offInit bool) string {
 	var b strings.Builder
 	for h := 0; h < nacc; h++ {
 		lo, hi := fmt.Sprintf("Y%d", base+2*h), fmt.Sprintf("Y%d", base+2*h+1)
 		if f.split {
 			fmt.Fprintf(&b, "\tVPERM2I128 $0x31, %[2]s, %[1]s, Y14\n\tVPERM2I128 $0x20, %[2]s, %[1]s, %[1]s\n\tVMOVDQA Y14, %[2]s\n", lo, hi)
 		}
-		if f.off != 0 {
+		if f.off != 0 && !offInit {
 			fmt.Fprintf(&b, "\tVPBROADCASTD %d(R13), Y14\n\tVPSUBD Y14, %[2]s, %[2]s\n\tVPSUBD Y14, %[3]s, %[3]s\n", 32+4*h, lo, hi)
 		}
 		fmt.Fprintf(&b, "\tVCVTDQ2PS %[1]s, %[1]s\n\tVCVTDQ2PS %[2]s, %[2]s\n", lo, hi)
@@ -689,37 +702,57 @@ func kernel(out *strings.Builder, f format, vnni bool, nacc int) {
 				minStore = fmt.Sprintf("MOVL $0x%08x, AX\n\tVMOVD AX, X8\n\tVPBROADCASTD X8, Y8\n\tVFMADD231PS Y8, Y2, Y1\n\tVMOVUPS Y1, %d(SP)", u32(float32(f.off)), oMT)
 				minJoin = "VADDPS Y4, Y1, Y1\n\tVADDPS Y5, Y2, Y2"
 			}
-			sumStore := ""
-			if f.off != 0 {
+			// The plain AVX2 kernels (the AVX-VNNI ones are as they were: not measured) start
+			// their sums at −off·ΣW (sumsInit, offInit) and form ΣW only where the format has
+			// an offset (q8_0 none: two VPADDD a row pair and block pair less). Zen 4, plain
+			// AVX2, attn's TestDecodeBreakdown alternated three times with the former kernels
+			// (values, min ns a row): q8_0 10.55–10.77 → 10.34–10.59; iq4_nl and q5_0 the same
+			// within the noise (a VPSUBD pair an accumulator, half, block and tile is ~1
+			// operation a row).
+			fk, dec, consts, offInit := f, f.dec, f.consts, !vnni
+			sumStore, sumZero, sumAdd := "", "", ""
+			if fk.off != 0 || !offInit {
+				sumZero, sumAdd = "VPXOR Y6, Y6, Y6", "VPADDD Y0, Y1, Y2\n\tVPADDD Y2, Y6, Y6"
+			}
+			switch {
+			case fk.off != 0 && offInit: // stored negated, as sumsInit takes it
+				sumStore = fmt.Sprintf("VPSLLD $%d, Y6, Y6\n\tVPXOR Y7, Y7, Y7\n\tVPSUBD Y6, Y7, Y6\n\tVMOVDQU Y6, %d(SP)", f.offShift, oSS)
+			case fk.off != 0:
 				sumStore = fmt.Sprintf("VPSLLD $%d, Y6, Y6\n\tVMOVDQU Y6, %d(SP)", f.offShift, oSS)
+			}
+			init := func(nacc int) string {
+				if offInit {
+					return sumsInit(fk, nacc)
+				}
+				return sumsInit(format{}, nacc)
 			}
 			var halves [2]string
 			if nacc == 4 {
 				for h := 0; h < 2; h++ {
 					halves[h] = strings.NewReplacer("%H%", fmt.Sprint(h), "%LO%", fmt.Sprint(f.lo[h]), "%HI%", fmt.Sprint(f.hi[h]),
-						"%DEC%", f.dec(h), "%DOTS%", dots(vnni, 0, 4, 0), "%DEC2%", second(f.dec(h)), "%DOTS2%", dots(vnni, 32, 4, 0),
-						"%FINISH%", finish(f, h, 4, 0), "%PF1%", prefetch(f.bs, 1), "%PF2%", prefetch(2*f.bs, (2*f.bs+63)/64)).Replace(halfTmpl)
+						"%DEC%", dec(h), "%DOTS%", dots(vnni, 0, 4, 0), "%DEC2%", second(dec(h)), "%DOTS2%", dots(vnni, 32, 4, 0),
+						"%FINISH%", finishOff(fk, h, 4, 0, offInit), "%INIT%", init(4), "%PF1%", prefetch(f.bs, 1), "%PF2%", prefetch(2*f.bs, (2*f.bs+63)/64)).Replace(halfTmpl)
 				}
 			} else {
 				// One pass: both halves' codes of a row pair, each half's sums apart.
-				dec := f.dec(0) + "\n" + dots(vnni, 0, 2, 0) + "\n\t" + f.dec(1)
-				dec2 := second(f.dec(0)) + "\n" + dots(vnni, 32, 2, 0) + "\n\t" + second(f.dec(1))
+				dec1 := dec(0) + "\n" + dots(vnni, 0, 2, 0) + "\n\t" + dec(1)
+				dec2 := second(dec(0)) + "\n" + dots(vnni, 32, 2, 0) + "\n\t" + second(dec(1))
 				halves[0] = strings.NewReplacer("%H%", "0", "%LO%", "0", "%HI%", "0",
-					"%DEC%", dec, "%DOTS%", dotsB(vnni, 0, 2, 4, f.scratch8), "%DEC2%", dec2, "%DOTS2%", dotsB(vnni, 32, 2, 4, f.scratch8),
-					"%FINISH%", finish(f, 0, 2, 0)+"\n\tMOVQ CX, R12\n"+finish(f, 1, 2, 4),
+					"%DEC%", dec1, "%DOTS%", dotsB(vnni, 0, 2, 4, f.scratch8), "%DEC2%", dec2, "%DOTS2%", dotsB(vnni, 32, 2, 4, f.scratch8),
+					"%FINISH%", finishOff(fk, 0, 2, 0, offInit)+"\n\tMOVQ CX, R12\n"+finishOff(fk, 1, 2, 4, offInit), "%INIT%", init(2),
 					"%PF1%", prefetch(2*f.bs, (2*f.bs+63)/64), "%PF2%", prefetch(4*f.bs, (4*f.bs+63)/64)).Replace(halfTmpl)
 				halves[0] = strings.Replace(halves[0], "// Half 0: values 0.. and 0...", "// The whole block, both halves' sums apart.", 1)
 			}
 			s := strings.NewReplacer("%HALF0%", halves[0], "%HALF1%", halves[1]).Replace(accTmpl)
 			// The prepass's |x| mask comes from memory (Y10, Y11 hold the decoders' constants).
 			p1a, p1b := p1(f, false, nacc), p1(f, true, nacc)
-			r := strings.NewReplacer("@", name, "%DOC%", doc, "%CONSTS%", f.consts,
+			r := strings.NewReplacer("@", name, "%DOC%", doc, "%CONSTS%", consts,
 				"%FRAME%", fmt.Sprint(frame), "%BS%", fmt.Sprint(f.bs),
 				"%PB%", fmt.Sprint(oPB), "%QP%", fmt.Sprint(oQP), "%TT%", fmt.Sprint(oTT), "%TN%", fmt.Sprint(oTN),
 				"%WP%", fmt.Sprint(oWP), "%RL%", fmt.Sprint(oRL), "%BL%", fmt.Sprint(oBL), "%NQ%", fmt.Sprint(oNQ),
 				"%QB%", fmt.Sprint(oQB), "%PF%", fmt.Sprint(oPF),
 				"%P1A%", p1a, "%P1B%", p1b, "%MINJOIN%", minJoin,
-				"%MINSTORE%", minStore, "%SUMSTORE%", sumStore)
+				"%MINSTORE%", minStore, "%SUMSTORE%", sumStore, "%SUMZERO%", sumZero, "%SUMADD%", sumAdd)
 			out.WriteString(r.Replace(s))
 		}
 	}
