@@ -54,6 +54,11 @@ type format struct {
 	lo, hi [2]int
 	consts string
 	dec    func(half int) string
+	// decS, where set, is the plain AVX2 int16 kernels' decoder in place of dec: dec's layout
+	// with the words holding 16·(c − off) (constsS its constants), so that the sums are 16·(Σ W·c
+	// − off·ΣW) and T is taken over 16.
+	decS    func(half int) string
+	constsS string
 	// scratch8: dec uses Y8 and Y9, so the two-accumulator kernels broadcast a row pair's
 	// weights again for the second half.
 	scratch8 bool
@@ -132,6 +137,44 @@ func q5Dec(qh, pay int) func(half int) string {
 	}
 }
 
+// q5DecS is q5Dec for the plain AVX2 int16 kernels with the codes' offset and a factor 16 in
+// the words (format.decS): lane 0 of the interleaved payload bytes P shifted up a nibble
+// (VPSLLVQ, counts 4, 4, 0, 0 by quadword) and both lanes masked with 0xF0 (Y10) leave 16·nib
+// in each byte, the nibble of its own byte (what crosses a byte is masked off); the fifth bits
+// are q5Dec's up to the VPAND with each byte's bit, then VPCMPEQB with zero (Y11) gives 0xFF
+// where the bit is clear; VPUNPCKLBW and VPUNPCKHBW of the nibbles with those bytes (in place
+// of zero) make words 16·nib − 256·(1 − bit) = 16·(c − 16), c the 5-bit code, signed, in
+// q5Dec's split layout. Nine vector operations a half where q5Dec takes eleven (the
+// VPAND with 16 and the VPOR go), and the kernel needs no ΣW (the offset is in the codes).
+// The sums stay exact: |16·(c − 16)| ≤ 256, so a row pair's product is at most 2·32767·256
+// and a 64-row tile's sum at most 32·2·32767·256 < 2³¹; they are 16 times the former kernel's
+// (Σ W·c − 16·ΣW), and T is stored over 16, so the finish's T/16·float(16·x) is T·float(x)
+// exactly (both scalings by a power of two, T ≥ 2⁻¹⁰⁰): the same results bit for bit.
+// Measured on AMD Zen 4, plain AVX2 (KVLAB_NO_AVX512), alternated with the former kernels in
+// one process (min of 9 rounds, ns a row of 128 values): q5_0 four accumulators 12.6 → 11.4 in
+// cache and 13.1 → 11.8 streamed from huge pages (0.90–0.91×), two 0.88–0.90×, q5_1's int16
+// kernel (KVLAB_ACC16) 0.91–0.92×; attn's TestDecodeBreakdown (131072 cells, 32 heads on 8,
+// three runs alternated, min ns a row) q5_0 values 12.97–13.35 → 11.91–12.32 and the whole
+// step 22.6–23.1 → 21.3–21.7, q5_1 with KVLAB_ACC16 values 13.8–14.5 → 12.8–13.1. The
+// AVX-VNNI kernels keep q5Dec (not measured here).
+func q5DecS(qh, pay int) func(half int) string {
+	return func(half int) string {
+		return fmt.Sprintf(`VPBROADCASTQ %[1]d(R12), Y12
+	VPBROADCASTQ %[1]d(R12)(R9*1), Y13
+	VPUNPCKLBW Y13, Y12, Y12
+	VPSLLVQ ·avx2IntAccQ5ShiftL(SB), Y12, Y12
+	VPAND Y10, Y12, Y12
+	VPBROADCASTD %[2]d(R12), Y14
+	VPBROADCASTD %[2]d(R12)(R9*1), Y15
+	VPUNPCKLBW Y15, Y14, Y14
+	VPSHUFB ·avx2IntAccQ5Rep+%[3]d(SB), Y14, Y14
+	VPAND ·avx2IntAccQ5Bit(SB), Y14, Y14
+	VPCMPEQB Y11, Y14, Y14
+	VPUNPCKHBW Y14, Y12, Y13
+	VPUNPCKLBW Y14, Y12, Y12`, pay+8*half, qh, 32*half)
+	}
+}
+
 // iq4Dec: q5Dec's nibbles without the fifth bits (both rows' payload bytes 8h..8h+7 interleaved
 // in both 128-bit lanes from two broadcasts, lane 1 shifted down a nibble, masked with Y10, 0x0F
 // a byte), looked up in the codebook as bytes (Y11, the levels + 128 as unsigned bytes,
@@ -159,6 +202,7 @@ func iq4Dec(half int) string {
 const (
 	nibConsts = "VMOVDQU ·avx2IntAccW000F(SB), Y10"
 	q5Consts  = "VMOVDQU ·avx2Nib(SB), Y10\n\tVMOVDQU ·avx2IntAccB10(SB), Y11"
+	q5SConsts = "VMOVDQU ·avx2IntAccBF0(SB), Y10\n\tVPXOR Y11, Y11, Y11"
 )
 
 var formats = []format{
@@ -169,9 +213,9 @@ var formats = []format{
 	{name: "Q41", doc: "q4_1: d, m (f16), 16 nibble bytes; x = (c − 8)·d + (m + 8·d).", bs: 20, off: 8, offShift: 3,
 		min: true, lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: nibConsts, dec: nibDec(4), dec8: nibDec8(4), steps8: 8},
 	{name: "Q50", doc: "q5_0: d (f16), qh (32 fifth bits), 16 nibble bytes; x = (c − 16)·d.", bs: 22, off: 16, offShift: 4,
-		lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: q5Consts, dec: q5Dec(2, 6), split: true, dec8: q5Dec8(2, 6), steps8: 4},
+		lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: q5Consts, dec: q5Dec(2, 6), decS: q5DecS(2, 6), constsS: q5SConsts, split: true, dec8: q5Dec8(2, 6), steps8: 4},
 	{name: "Q51", doc: "q5_1: d, m (f16), qh, 16 nibble bytes; x = (c − 16)·d + (m + 16·d).", bs: 24, off: 16, offShift: 4,
-		min: true, lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: q5Consts, dec: q5Dec(4, 8), split: true, dec8: q5Dec8(4, 8), steps8: 4},
+		min: true, lo: [2]int{0, 8}, hi: [2]int{16, 24}, consts: q5Consts, dec: q5Dec(4, 8), decS: q5DecS(4, 8), constsS: q5SConsts, split: true, dec8: q5Dec8(4, 8), steps8: 4},
 	{name: "IQ4NL", doc: "iq4_nl: d (f16), 16 nibble bytes; x = kvalues[c]·d (int8 levels).", bs: 18, off: 128, offShift: 7,
 		lo: [2]int{0, 8}, hi: [2]int{16, 24},
 		consts: "VMOVDQU ·avx2Nib(SB), Y10\n\tVBROADCASTI128 ·avx2IntAccIQ4Levels(SB), Y11", dec: iq4Dec, split: true},
@@ -292,6 +336,7 @@ a@_p1e:
 	VBROADCASTSS ·intAccOne(SB), Y4
 	VDIVPS Y14, Y4, Y15
 	VANDPS Y1, Y15, Y15
+	%TSCALE%
 	VMOVUPS Y15, %TT%(SP)
 
 	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
@@ -526,6 +571,11 @@ func header() string {
 `)
 	words(&b, "avx2IntAccW000F", splat(0x000F))
 	words(&b, "avx2IntAccB10", splat(0x1010))
+	words(&b, "avx2IntAccBF0", splat(0xF0F0))
+	b.WriteString("DATA ·avx2IntAccQ5ShiftL+0(SB)/8, $4\nDATA ·avx2IntAccQ5ShiftL+8(SB)/8, $4\n")
+	b.WriteString("DATA ·avx2IntAccQ5ShiftL+16(SB)/8, $0\nDATA ·avx2IntAccQ5ShiftL+24(SB)/8, $0\n")
+	b.WriteString("GLOBL ·avx2IntAccQ5ShiftL(SB), RODATA|NOPTR, $32\n\n")
+	fmt.Fprintf(&b, "DATA ·avx2IntAccSixteenth+0(SB)/4, $0x%08x\nGLOBL ·avx2IntAccSixteenth(SB), RODATA|NOPTR, $4\n\n", u32(1.0/16))
 	// q5Dec's constants (the shifts iq4Dec's too): the quadword shifts, the qh byte copies of
 	// half h (qh byte pair h in lane 0, 2+h in lane 1) and the bit of pair k (bit k, bytes 2k
 	// and 2k+1 of each lane).
@@ -708,8 +758,14 @@ func kernel(out *strings.Builder, f format, vnni bool, nacc int) {
 			// AVX2, attn's TestDecodeBreakdown alternated three times with the former kernels
 			// (values, min ns a row): q8_0 10.55–10.77 → 10.34–10.59; iq4_nl and q5_0 the same
 			// within the noise (a VPSUBD pair an accumulator, half, block and tile is ~1
-			// operation a row).
-			fk, dec, consts, offInit := f, f.dec, f.consts, !vnni
+			// operation a row). Where the format has a scaled decoder (decS) they take it, its
+			// words 16·(c − off), so the offset is in the codes (fk.off 0) and T is stored
+			// over 16.
+			fk, dec, consts, offInit, tScale := f, f.dec, f.consts, !vnni, ""
+			if !vnni && f.decS != nil {
+				fk.off, dec, consts = 0, f.decS, f.constsS
+				tScale = "VBROADCASTSS ·avx2IntAccSixteenth(SB), Y13\n\tVMULPS Y13, Y15, Y15"
+			}
 			sumStore, sumZero, sumAdd := "", "", ""
 			if fk.off != 0 || !offInit {
 				sumZero, sumAdd = "VPXOR Y6, Y6, Y6", "VPADDD Y0, Y1, Y2\n\tVPADDD Y2, Y6, Y6"
@@ -746,7 +802,7 @@ func kernel(out *strings.Builder, f format, vnni bool, nacc int) {
 			s := strings.NewReplacer("%HALF0%", halves[0], "%HALF1%", halves[1]).Replace(accTmpl)
 			// The prepass's |x| mask comes from memory (Y10, Y11 hold the decoders' constants).
 			p1a, p1b := p1(f, false, nacc), p1(f, true, nacc)
-			r := strings.NewReplacer("@", name, "%DOC%", doc, "%CONSTS%", consts,
+			r := strings.NewReplacer("@", name, "%DOC%", doc, "%CONSTS%", consts, "%TSCALE%", tScale,
 				"%FRAME%", fmt.Sprint(frame), "%BS%", fmt.Sprint(f.bs),
 				"%PB%", fmt.Sprint(oPB), "%QP%", fmt.Sprint(oQP), "%TT%", fmt.Sprint(oTT), "%TN%", fmt.Sprint(oTN),
 				"%WP%", fmt.Sprint(oWP), "%RL%", fmt.Sprint(oRL), "%BL%", fmt.Sprint(oBL), "%NQ%", fmt.Sprint(oNQ),

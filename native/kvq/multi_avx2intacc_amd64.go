@@ -42,6 +42,11 @@ import "github.com/kvlab/kvlab/internal/isa"
 // the byte interleave and widening (2 shuffles, port 5 or 1 and 5) over three ports, about 6.7
 // cycles, and with AVX-VNNI 4 VPDPWSSD cycles and the split, about 5; the weight broadcasts and
 // code loads (6 a row pair and half) stay under the 3 loads a cycle.
+//
+// The plain AVX2 kernels of q5_0 and q5_1 widen their codes to words 16·(c − 16) (the fifth
+// bit's complement, 0xFF where clear, as the words' high bytes; gen_avx2intacc.go's q5DecS),
+// so the sums are 16·(Σ W·c − 16·ΣW) and T is stored over 16: the same results bit for bit,
+// two vector operations a row pair and half less (0.90–0.92× the time on Zen 4).
 var avx2IntAccOn = avx2Int && !isa.NoAVX2IntAcc
 
 // hasAVXVNNI reports the VEX-coded AVX-VNNI instructions (cpu.X86.HasAVXVNNI: CPUID leaf 7

@@ -325,3 +325,95 @@ func TestAVX2IntAccTwoMatchesFour(t *testing.T) {
 		}
 	}
 }
+
+// TestAVX2IntAccQ5Extremes checks q5_0's and q5_1's AVX2 integer kernels (four and two
+// accumulators) against the AVX-512 integer kernels bit for bit on rows whose codes are all at
+// the ends of their range or next to the offset (c = 0, 31, 15, 16: every fifth bit clear, set,
+// or mixed) and whose weights are all equal in magnitude, so that every int16 weight is ±32767
+// and the int32 sums reach the largest the kernels can meet (64 rows × 32767 × 16·16 for the
+// plain AVX2 kernels' scaled words), with signs all alike or alternating; rows 64 and 130
+// (whole tiles and a partial one with a lone last row).
+func TestAVX2IntAccQ5Extremes(t *testing.T) {
+	if !hasAVX2 || !vnniReference {
+		t.Skip("needs AVX2 and the AVX-512 integer kernels")
+	}
+	const d = 128
+	rng := rand.New(rand.NewPCG(77, 78))
+	for name, ks := range avx2IntAccFlavours() {
+		for _, tc := range avx2IntAccCases {
+			if tc.f != Q5_0 && tc.f != Q5_1 {
+				continue
+			}
+			c := Unwrap(mustCodec(t, tc.f, d))
+			rb := c.RowBytes()
+			bs := rb / (d / BlockSize)
+			hdr := bs - 20 // d (and m) before qh (4 bytes) and the 16 nibble bytes
+			for _, pattern := range []string{"zero", "max", "mid", "mixed"} {
+				for _, sign := range []string{"same", "alternating", "negative"} {
+					for _, rows := range []int{64, 130} {
+						enc := make([]byte, rows*rb)
+						for r := 0; r < rows; r++ {
+							for b := 0; b < d/BlockSize; b++ {
+								blk := enc[r*rb+b*bs : r*rb+(b+1)*bs]
+								for i := 0; i < hdr; i += 2 {
+									blk[i], blk[i+1] = 0x00, 0x3C // 1.0 (f16)
+								}
+								qh, qs := blk[hdr:hdr+4], blk[hdr+4:]
+								for j := 0; j < BlockSize; j++ {
+									var code int
+									switch pattern {
+									case "zero":
+									case "max":
+										code = 31
+									case "mid":
+										code = 15 + (j+r)%2
+									default:
+										code = []int{0, 31, 15, 16}[rng.IntN(4)]
+									}
+									if code >= 16 {
+										qh[j/8] |= 1 << (j % 8)
+									}
+									if j < 16 {
+										qs[j] |= byte(code & 15)
+									} else {
+										qs[j-16] |= byte(code&15) << 4
+									}
+								}
+							}
+						}
+						w := make([]float32, 4*rows)
+						for j := range w {
+							w[j] = 1
+							if sign == "negative" || (sign == "alternating" && (j/4+j%4)%2 == 1) {
+								w[j] = -1
+							}
+						}
+						w2 := make([]float32, 2*rows)
+						for j := 0; j < rows; j++ {
+							w2[2*j], w2[2*j+1] = w[4*j], w[4*j+1]
+						}
+						a4 := make([]float32, 4*d+8)
+						for i := range a4 {
+							a4[i] = float32(rng.NormFloat64())
+						}
+						ref := append([]float32(nil), a4...)
+						a2 := append([]float32(nil), a4[:2*d]...)
+						ks[tc.i].acc(&a4[0], d, d, &enc[0], rb, rows, &w[0], 16)
+						tc.avx512(&ref[0], d, d, &enc[0], rb, rows, &w[0], 16)
+						avx2IntAccTwo(ks[tc.i]).acc(&a2[0], d, d, &enc[0], rb, rows, &w2[0], 8)
+						for i := range a4 {
+							if math.Float32bits(a4[i]) != math.Float32bits(ref[i]) {
+								t.Fatalf("%s/%s/%s/%s/rows%d: accumulator %d [%d]: AVX2 kernel %g, AVX-512 kernel %g",
+									name, tc.f, pattern, sign, rows, i/d, i%d, a4[i], ref[i])
+							}
+							if i < 2*d && math.Float32bits(a2[i]) != math.Float32bits(ref[i]) {
+								t.Fatalf("%s/%s/%s/%s/rows%d: accumulator %d [%d]: two-accumulator kernel %g, AVX-512 kernel %g",
+									name, tc.f, pattern, sign, rows, i/d, i%d, a2[i], ref[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
