@@ -339,7 +339,8 @@ a@_p1e:
 	%TSCALE%
 	VMOVUPS Y15, %TT%(SP)
 
-	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
+	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
+	// the codes have an offset.
 	LEAQ %PB%(SP), R8
 	LEAQ %QP%(SP), R12
 	MOVQ %TN%(SP), R10

@@ -226,7 +226,8 @@ aQ40AVX2INT_p1e:
 	VANDPS Y1, Y15, Y15
 	VMOVUPS Y15, 3104(SP)
 
-	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
+	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
+	// the codes have an offset.
 	LEAQ 0(SP), R8
 	LEAQ 2080(SP), R12
 	MOVQ 3200(SP), R10
@@ -763,7 +764,8 @@ aQ80AVX2INT_p1e:
 	VANDPS Y1, Y15, Y15
 	VMOVUPS Y15, 3104(SP)
 
-	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
+	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
+	// the codes have an offset.
 	LEAQ 0(SP), R8
 	LEAQ 2080(SP), R12
 	MOVQ 3200(SP), R10
@@ -1315,7 +1317,8 @@ aQ41AVX2INT_p1e:
 	VANDPS Y1, Y15, Y15
 	VMOVUPS Y15, 3104(SP)
 
-	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
+	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
+	// the codes have an offset.
 	LEAQ 0(SP), R8
 	LEAQ 2080(SP), R12
 	MOVQ 3200(SP), R10
@@ -1880,7 +1883,8 @@ aQ50AVX2INT_p1e:
 	VMULPS Y13, Y15, Y15
 	VMOVUPS Y15, 3104(SP)
 
-	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
+	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
+	// the codes have an offset.
 	LEAQ 0(SP), R8
 	LEAQ 2080(SP), R12
 	MOVQ 3200(SP), R10
@@ -2521,7 +2525,8 @@ aQ51AVX2INT_p1e:
 	VMULPS Y13, Y15, Y15
 	VMOVUPS Y15, 3104(SP)
 
-	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
+	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
+	// the codes have an offset.
 	LEAQ 0(SP), R8
 	LEAQ 2080(SP), R12
 	MOVQ 3200(SP), R10
@@ -3165,7 +3170,8 @@ aIQ4NLAVX2INT_p1e:
 	VANDPS Y1, Y15, Y15
 	VMOVUPS Y15, 3104(SP)
 
-	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
+	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
+	// the codes have an offset.
 	LEAQ 0(SP), R8
 	LEAQ 2080(SP), R12
 	MOVQ 3200(SP), R10
@@ -3759,7 +3765,8 @@ aQ40VNNIINT_p1e:
 	VANDPS Y1, Y15, Y15
 	VMOVUPS Y15, 3104(SP)
 
-	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
+	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
+	// the codes have an offset.
 	LEAQ 0(SP), R8
 	LEAQ 2080(SP), R12
 	MOVQ 3200(SP), R10
@@ -4254,7 +4261,8 @@ aQ80VNNIINT_p1e:
 	VANDPS Y1, Y15, Y15
 	VMOVUPS Y15, 3104(SP)
 
-	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
+	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
+	// the codes have an offset.
 	LEAQ 0(SP), R8
 	LEAQ 2080(SP), R12
 	MOVQ 3200(SP), R10
@@ -4745,7 +4753,8 @@ aQ41VNNIINT_p1e:
 	VANDPS Y1, Y15, Y15
 	VMOVUPS Y15, 3104(SP)
 
-	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
+	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
+	// the codes have an offset.
 	LEAQ 0(SP), R8
 	LEAQ 2080(SP), R12
 	MOVQ 3200(SP), R10
@@ -5266,7 +5275,8 @@ aQ50VNNIINT_p1e:
 	VANDPS Y1, Y15, Y15
 	VMOVUPS Y15, 3104(SP)
 
-	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
+	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
+	// the codes have an offset.
 	LEAQ 0(SP), R8
 	LEAQ 2080(SP), R12
 	MOVQ 3200(SP), R10
@@ -5894,7 +5904,8 @@ aQ51VNNIINT_p1e:
 	VANDPS Y1, Y15, Y15
 	VMOVUPS Y15, 3104(SP)
 
-	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
+	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
+	// the codes have an offset.
 	LEAQ 0(SP), R8
 	LEAQ 2080(SP), R12
 	MOVQ 3200(SP), R10
@@ -6527,7 +6538,8 @@ aIQ4NLVNNIINT_p1e:
 	VANDPS Y1, Y15, Y15
 	VMOVUPS Y15, 3104(SP)
 
-	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
+	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
+	// the codes have an offset.
 	LEAQ 0(SP), R8
 	LEAQ 2080(SP), R12
 	MOVQ 3200(SP), R10
@@ -7082,7 +7094,8 @@ aQ40TwoAVX2INT_p1e:
 	VANDPS Y1, Y15, Y15
 	VMOVUPS Y15, 3104(SP)
 
-	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
+	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
+	// the codes have an offset.
 	LEAQ 0(SP), R8
 	LEAQ 2080(SP), R12
 	MOVQ 3200(SP), R10
@@ -7454,7 +7467,8 @@ aQ80TwoAVX2INT_p1e:
 	VANDPS Y1, Y15, Y15
 	VMOVUPS Y15, 3104(SP)
 
-	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
+	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
+	// the codes have an offset.
 	LEAQ 0(SP), R8
 	LEAQ 2080(SP), R12
 	MOVQ 3200(SP), R10
@@ -7841,7 +7855,8 @@ aQ41TwoAVX2INT_p1e:
 	VANDPS Y1, Y15, Y15
 	VMOVUPS Y15, 3104(SP)
 
-	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
+	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
+	// the codes have an offset.
 	LEAQ 0(SP), R8
 	LEAQ 2080(SP), R12
 	MOVQ 3200(SP), R10
@@ -8229,7 +8244,8 @@ aQ50TwoAVX2INT_p1e:
 	VMULPS Y13, Y15, Y15
 	VMOVUPS Y15, 3104(SP)
 
-	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
+	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
+	// the codes have an offset.
 	LEAQ 0(SP), R8
 	LEAQ 2080(SP), R12
 	MOVQ 3200(SP), R10
@@ -8693,7 +8709,8 @@ aQ51TwoAVX2INT_p1e:
 	VMULPS Y13, Y15, Y15
 	VMOVUPS Y15, 3104(SP)
 
-	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
+	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
+	// the codes have an offset.
 	LEAQ 0(SP), R8
 	LEAQ 2080(SP), R12
 	MOVQ 3200(SP), R10
@@ -9148,7 +9165,8 @@ aIQ4NLTwoAVX2INT_p1e:
 	VANDPS Y1, Y15, Y15
 	VMOVUPS Y15, 3104(SP)
 
-	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
+	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
+	// the codes have an offset.
 	LEAQ 0(SP), R8
 	LEAQ 2080(SP), R12
 	MOVQ 3200(SP), R10
@@ -9565,7 +9583,8 @@ aQ40TwoVNNIINT_p1e:
 	VANDPS Y1, Y15, Y15
 	VMOVUPS Y15, 3104(SP)
 
-	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
+	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
+	// the codes have an offset.
 	LEAQ 0(SP), R8
 	LEAQ 2080(SP), R12
 	MOVQ 3200(SP), R10
@@ -9915,7 +9934,8 @@ aQ80TwoVNNIINT_p1e:
 	VANDPS Y1, Y15, Y15
 	VMOVUPS Y15, 3104(SP)
 
-	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
+	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
+	// the codes have an offset.
 	LEAQ 0(SP), R8
 	LEAQ 2080(SP), R12
 	MOVQ 3200(SP), R10
@@ -10273,7 +10293,8 @@ aQ41TwoVNNIINT_p1e:
 	VANDPS Y1, Y15, Y15
 	VMOVUPS Y15, 3104(SP)
 
-	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
+	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
+	// the codes have an offset.
 	LEAQ 0(SP), R8
 	LEAQ 2080(SP), R12
 	MOVQ 3200(SP), R10
@@ -10637,7 +10658,8 @@ aQ50TwoVNNIINT_p1e:
 	VANDPS Y1, Y15, Y15
 	VMOVUPS Y15, 3104(SP)
 
-	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
+	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
+	// the codes have an offset.
 	LEAQ 0(SP), R8
 	LEAQ 2080(SP), R12
 	MOVQ 3200(SP), R10
@@ -11108,7 +11130,8 @@ aQ51TwoVNNIINT_p1e:
 	VANDPS Y1, Y15, Y15
 	VMOVUPS Y15, 3104(SP)
 
-	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
+	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
+	// the codes have an offset.
 	LEAQ 0(SP), R8
 	LEAQ 2080(SP), R12
 	MOVQ 3200(SP), R10
@@ -11572,7 +11595,8 @@ aIQ4NLTwoVNNIINT_p1e:
 	VANDPS Y1, Y15, Y15
 	VMOVUPS Y15, 3104(SP)
 
-	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
+	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
+	// the codes have an offset.
 	LEAQ 0(SP), R8
 	LEAQ 2080(SP), R12
 	MOVQ 3200(SP), R10
