@@ -1550,6 +1550,13 @@ func gen(suffix string) string {
 		if rl && !f.min && k.name == "Q40V8Z4" && hiT16On {
 			s = hiT16(s)
 		}
+		if rl && k.name == "Q41V8Z4" && offInitQ41On {
+			s = offInitOf(s, 3, oCH+64)
+			s = hiT16Of(s, oCH)
+		}
+		if rl && k.name == "IQ4NLV8Z4" && offInitIQ4On {
+			s = offInitOf(s, 7, 0)
+		}
 		out.WriteString(s)
 	}
 	return out.String()
@@ -2783,30 +2790,61 @@ const offInitOn = true
 // against the kernel with p2RLZ4 alone, eleven runs) in cache −0.02 to −0.03 ns a row in ten
 // runs of eleven (min 4.29–4.45 → 4.26–4.42 in the quiet ones), streamed within the noise
 // (±0.1).
-func offInit(s string) string {
+func offInit(s string) string { return offInitOf(s, 3, oMT) }
+
+// offInitOf is offInit for a kernel whose sumStore shifts ΣW left by sh (off = 2^sh) and whose
+// high sums start at hi's lanes: where hi is set (rawHi's kernels, q4_0 and q4_1), the low sums
+// start at −off·ΣW and the whole-byte sums at −(off + 16·off)·ΣW stored at hi; where hi is 0
+// (iq4_nl: both nibbles' codes are levels + 128) both start at −off·ΣW.
+func offInitOf(s string, sh, hi int) string {
 	rep := func(old, new string) {
 		if strings.Count(s, old) != 1 {
 			panic("offInit: " + old)
 		}
 		s = strings.Replace(s, old, new, 1)
 	}
-	rep(fmt.Sprintf("\tVPSLLD $3, Z18, Z18\n\tVMOVDQU32 Z18, %d(SP)\n", oSS), fmt.Sprintf(`	VPSLLD $3, Z18, Z18
+	store := fmt.Sprintf(`	VPSLLD $%d, Z18, Z18
 	VPXORD Z16, Z16, Z16
 	VPSUBD Z18, Z16, Z17
 	VMOVDQU32 Z17, %d(SP)
-	VPSLLD $4, Z18, Z18
+`, sh, oSS)
+	if hi != 0 {
+		store += fmt.Sprintf(`	VPSLLD $4, Z18, Z18
 	VPSUBD Z18, Z17, Z17
 	VMOVDQU32 Z17, %d(SP)
-`, oSS, oMT))
+`, hi)
+	} else {
+		hi = oSS
+	}
+	rep(fmt.Sprintf("\tVPSLLD $%d, Z18, Z18\n\tVMOVDQU32 Z18, %d(SP)\n", sh, oSS), store)
 	for h := 0; h < 4; h++ {
-		lo, hi := fmt.Sprintf("Z%d", 2*h), fmt.Sprintf("Z%d", 2*h+1)
+		lo, hr := fmt.Sprintf("Z%d", 2*h), fmt.Sprintf("Z%d", 2*h+1)
 		rep(fmt.Sprintf("\tVPXORD %[1]s, %[1]s, %[1]s\n", lo), fmt.Sprintf("\tVPBROADCASTD %d(R13), %s\n", oSS-oTT+4*h, lo))
-		rep(fmt.Sprintf("\tVPXORD %[1]s, %[1]s, %[1]s\n", hi), fmt.Sprintf("\tVPBROADCASTD %d(R13), %s\n", oMT-oTT+4*h, hi))
+		rep(fmt.Sprintf("\tVPXORD %[1]s, %[1]s, %[1]s\n", hr), fmt.Sprintf("\tVPBROADCASTD %d(R13), %s\n", hi-oTT+4*h, hr))
 		rep(fmt.Sprintf("\tVPSUBD.BCST %d(R13), %s, %s\n", oSS-oTT+4*h, lo, lo), "")
-		rep(fmt.Sprintf("\tVPSUBD.BCST %d(R13), %s, %s\n", oSS-oTT+4*h, hi, hi), "")
+		rep(fmt.Sprintf("\tVPSUBD.BCST %d(R13), %s, %s\n", oSS-oTT+4*h, hr, hr), "")
 	}
 	return s
 }
+
+// offInitQ41On makes q4_1's Zen 4 kernel with 8-bit weights and four accumulators start its
+// sums at the offset terms (offInitOf: −136·ΣW in the frame at oCH + 64, which rlPipeMin leaves
+// unused) and scale its high nibbles' sums by T/16 (hiT16Of, at oCH): per block and tile eight
+// VPSUBD and four VPSRAD fewer; as in q4_0's kernel the int32 sums are the old ones less their
+// offset terms (no sum comes near 2³¹) and T/16 times 16·x is T times x exactly, so the same
+// results bit for bit (TestIntAcc8Matches). On AMD Zen 4 (4096 rows of 128 values, four
+// accumulators, random softmax-like weights, thread CPU time, 201 calls in cache and 9 passes
+// over 96 MiB on 2 MiB pages streamed, alternated with the kernel before in one process, five
+// runs at load 4–6, ns a row min): in cache 4.86–4.97 → 4.78–4.84 (lower in five of five),
+// streamed 5.15–5.33 → 5.05–5.32 (lower in four).
+const offInitQ41On = true
+
+// offInitIQ4On makes iq4_nl's Zen 4 kernel with 8-bit weights and four accumulators start its
+// sums at the offset terms (offInitOf: both nibbles' sums at −128·ΣW): eight VPSUBD a block
+// and tile fewer, the same sums, so the same results bit for bit (TestIntAcc8Matches). On AMD
+// Zen 4 (offInitQ41On's measurement, the same five runs): in cache 4.60–5.53 → 4.52–5.45
+// (lower in five of five by 0.05–0.11), streamed 4.88–6.34 → 4.76–6.21 (lower in five).
+const offInitIQ4On = true
 
 // hiT16On makes q4_0's Zen 4 kernel with 8-bit weights scale its high nibbles' sums by T/16
 // (hiT16).
@@ -2823,7 +2861,10 @@ const hiT16On = true
 // 4.25–4.52, lower in six runs of eight (−0.02 to −0.04), streamed 4.54–4.69 → 4.50–4.74,
 // lower in five: at the edge of the noise, as four operations a block and tile (1/16 of one a
 // row) predict.
-func hiT16(s string) string {
+func hiT16(s string) string { return hiT16Of(s, oCH) }
+
+// hiT16Of is hiT16 with T/16 stored at slot.
+func hiT16Of(s string, slot int) string {
 	rep := func(old, new string) {
 		if strings.Count(s, old) != 1 {
 			panic("hiT16: " + old)
@@ -2836,11 +2877,11 @@ func hiT16(s string) string {
 	VPBROADCASTD AX, Z16
 	VMULPS Z16, Z15, Z16
 	VMOVUPS Z16, %d(SP)
-`, oTT, u32(1.0/16), oCH))
+`, oTT, u32(1.0/16), slot))
 	for h := 0; h < 4; h++ {
 		hi := fmt.Sprintf("Z%d", 2*h+1)
 		rep(fmt.Sprintf("\tVPSRAD $4, %[1]s, %[1]s\n", hi), "")
-		rep(fmt.Sprintf("\tVFMADD231PS.BCST %d(R13), %s, Z9\n", 4*h, hi), fmt.Sprintf("\tVFMADD231PS.BCST %d(R13), %s, Z9\n", oCH-oTT+4*h, hi))
+		rep(fmt.Sprintf("\tVFMADD231PS.BCST %d(R13), %s, Z9\n", 4*h, hi), fmt.Sprintf("\tVFMADD231PS.BCST %d(R13), %s, Z9\n", slot-oTT+4*h, hi))
 	}
 	return s
 }
