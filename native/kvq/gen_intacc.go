@@ -1567,6 +1567,9 @@ func gen(suffix string) string {
 		if rl && !f.min && k.name == "Q40V8Z4" && hiT16On {
 			s = hiT16(s)
 		}
+		if rl && k.name == "Q41V8Z4" && rlMinPerm2On {
+			s = rlMinPerm2(s)
+		}
 		if rl && k.name == "Q41V8Z4" && offInitQ41On {
 			s = offInitOf(s, 3, oCH+64)
 			s = hiT16Of(s, oCH)
@@ -2763,6 +2766,61 @@ a@_wd@L@:
 	s = strings.Replace(s, "%RLP1%", p1.String(), 1)
 	return strings.NewReplacer("%PRECHECK%", fmt.Sprintf("\tCMPQ %d(SP), $0\n\tJNE  a@_pre", oPRE),
 		"%PREBLOCK%", pre, "%PIPESETUP%", setup, "%CATCHUP%", catch, "%PREINIT%", fmt.Sprintf("\tMOVQ $0, %d(SP)", oPRE)).Replace(s)
+}
+
+// rlMinPerm2On makes q4_1's Zen 4 kernel with 8-bit weights gather a full row quad's scales
+// and mins by rlMinPerm2.
+const rlMinPerm2On = true
+
+// rlMinPerm2 rewrites the full row quads' gathers of q4_1's Zen 4 kernel (rlGatherMin's, in the
+// tile's own first prepass and the pipelined one): the four rows' loads into four registers and
+// two merge-masked two-table word permutes (VPERMI2W) of ·intAccRL20Idx, loaded afresh into
+// the destination each quad, rows 0 and 1 into words 0..7 and 16..23 (K6, the complement of
+// K5), rows 2 and 3 into words 8..15 and 24..31 (K5): in place of two VPERMT2W of the same
+// index and a merge-masked move. The same words, so the same floats and results bit for bit
+// (TestIntAcc8Matches). On AMD Zen 4 (p2RLMinZ4's measurement, against the kernel with
+// p2RLMinZ4, five runs, ns a row min/median): in cache 4.76–4.82/4.79–4.85 →
+// 4.69–4.76/4.72–4.78 (lower in five of five), streamed min 5.05–5.12 → 4.96–5.06 (lower in
+// four), medians 5.09–5.58 → 5.08–5.45 (lower in five). Where q4_0's and iq4_nl's gather
+// (rlGather: three merge-masked loads and one VPERMW, which the Zen 4 merges take no vector
+// operation for) was rewritten the same way (four zero-masked loads, two VPERMI2W), it took
+// longer: q4_0 4.30–4.35 → 4.38–4.42 in cache, 4.52–4.73 → 4.62–4.94 streamed, iq4_nl
+// 4.65–4.67 → 4.74–4.76 and 4.87–5.03 → 4.93–5.18 (min, three runs): not kept. Only AMD Zen 4
+// runs this flavour.
+func rlMinPerm2(s string) string {
+	for _, r := range []struct{ ld, rr, d, a, b, c, e string }{
+		{"AX", "R9", "Z26", "Z21", "Z20", "Z22", "Z23"},
+		{"R12", "R11", "Z13", "Z16", "Z18", "Z20", "Z21"},
+	} {
+		old := fmt.Sprintf(`	VMOVDQU16.Z (%[1]s), K4, %[3]s
+	VMOVDQU16.Z (%[1]s)(%[2]s*1), K4, %[4]s
+	VPERMT2W %[4]s, Z29, %[3]s
+	LEAQ (%[1]s)(%[2]s*2), AX
+	VMOVDQU16.Z (AX), K4, %[5]s
+	VMOVDQU16.Z (AX)(%[2]s*1), K4, %[4]s
+	VPERMT2W %[4]s, Z29, %[5]s
+	VMOVDQU16 %[5]s, K5, %[3]s
+`, r.ld, r.rr, r.d, r.a, r.b)
+		new := fmt.Sprintf(`	VMOVDQU16.Z (%[1]s), K4, %[4]s
+	VMOVDQU16.Z (%[1]s)(%[2]s*1), K4, %[5]s
+	LEAQ (%[1]s)(%[2]s*2), AX
+	VMOVDQU16.Z (AX), K4, %[6]s
+	VMOVDQU16.Z (AX)(%[2]s*1), K4, %[7]s
+	VMOVDQU64 ·intAccRL20Idx(SB), %[3]s
+	VPERMI2W %[5]s, %[4]s, K6, %[3]s
+	VPERMI2W %[7]s, %[6]s, K5, %[3]s
+`, r.ld, r.rr, r.d, r.b, r.a, r.c, r.e)
+		n := strings.Count(s, old)
+		if n == 0 {
+			panic("rlMinPerm2: gather changed")
+		}
+		s = strings.ReplaceAll(s, old, new)
+	}
+	k := "\tMOVL $0xFF00FF00, R9\n\tKMOVD R9, K5\n"
+	if strings.Count(s, k) != 1 {
+		panic("rlMinPerm2: masks changed")
+	}
+	return strings.Replace(s, k, k+"\tKNOTD K5, K6\n", 1)
 }
 
 // minFour rewrites the first prepass of q4_1's two-accumulator kernel with 8-bit weights (its
