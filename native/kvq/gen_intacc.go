@@ -282,7 +282,13 @@ func iq4DecVBMI(a string) string {
 // prefix on a) load into their lanes of Z20 with masks instead (K1..K3 mark lanes 1..3; a
 // missing row's load, masked off, neither reads nor faults; its weights are 0), permuted by
 // ·intAccQuadIdx (Z30). Measured on AMD Zen 4 (thread CPU time, 41 calls alternated, 4096 rows of 128
-// values): the masked loads in the row loop too took ~5% more time in cache, ~3–5% streamed.
+// values): the masked loads in the row loop too took ~5% more time in cache, ~3–5% streamed;
+// in iq4_nl's Zen 4 kernel too, where the inserts share the shuffle pipes with the lookups
+// (alternated in one process, 201 calls in cache and 9 passes over 96 MiB on 2 MiB pages,
+// five runs, ns a row min): 4.56–4.71 → 4.92–5.13 in cache, 4.77–5.05 → 5.20–5.51 streamed.
+// Also not kept there (same measurement): the high nibbles moved down by GF2P8AFFINEQB (a
+// matrix for x >> 4 per byte) in place of VPSRLW, the same codes: 4.54–4.68 → 4.63–4.74 in
+// cache, streamed 4.77–5.23 → 4.86–5.05 (higher in four of five).
 // iq4: the nibbles looked up in the codebook (Z19, levels + 128 four times over) by VPERMB,
 // which reads only a byte's low 6 bits (the other nibble's bits 4, 5 choose the same copy).
 // On AMD Zen 4 (multiAccIQ4NLV8Z4INT, 4096 rows of 128 values, four accumulators, in cache,
@@ -2223,6 +2229,14 @@ a@_p2:
 // (in cache 4.29/4.33 and 4.35/4.37 → 4.29/4.33 and 4.35/4.39, streamed alike; min/median,
 // 201 calls and 9 passes over 96 MiB alternated): not kept. On Intel (instruction tables, not
 // measured) the four shuffles and the two permutes all issue on port 5: two µops a quad fewer.
+// Measured and not kept (AMD Zen 4, the same harness, nine runs at load ~10, ns a row
+// min/median): the products formed with the scales of blocks 0 and 1 spread over a row's lanes
+// as (0, 1, 0, 1), those of blocks 2 and 3 as (2, 3, 2, 3), times the weights as they are and
+// with each pair of accumulators swapped, so that vectors 0 and 1 hold blocks 0 and 1 whole
+// and this pass packs them as here (three VPERMILPS a row quad in place of four, inv and the
+// largest magnitudes permuted once a tile): bit for bit, but q4_0 in cache 4.22–4.40/4.25–4.44
+// → 4.22–4.41/4.24–4.45, streamed min 4.46–4.61 → 4.53–4.63 in the quieter four runs; iq4_nl
+// in cache −0.01 to −0.02, streamed ±0.05.
 var p2RLZ4 = func() string {
 	old := `	VMOVDQU64 ·intAccRLPackIdx(SB), Z4
 `
@@ -2785,8 +2799,11 @@ const rlMinPerm2On = true
 // (rlGather: three merge-masked loads and one VPERMW, which the Zen 4 merges take no vector
 // operation for) was rewritten the same way (four zero-masked loads, two VPERMI2W), it took
 // longer: q4_0 4.30–4.35 → 4.38–4.42 in cache, 4.52–4.73 → 4.62–4.94 streamed, iq4_nl
-// 4.65–4.67 → 4.74–4.76 and 4.87–5.03 → 4.93–5.18 (min, three runs): not kept. Only AMD Zen 4
-// runs this flavour.
+// 4.65–4.67 → 4.74–4.76 and 4.87–5.03 → 4.93–5.18 (min, three runs): not kept. Also not kept
+// (same measurement, five runs on a machine at load ~12): the gathered words stored to the
+// frame and the minima converted from there (VCVTPH2PS from memory) in place of the
+// VEXTRACTI64X4, a store for a shuffle: in cache 5.26–6.15 → 5.31–6.33 min, higher in five of
+// five. Only AMD Zen 4 runs this flavour.
 func rlMinPerm2(s string) string {
 	for _, r := range []struct{ ld, rr, d, a, b, c, e string }{
 		{"AX", "R9", "Z26", "Z21", "Z20", "Z22", "Z23"},
