@@ -995,8 +995,8 @@ func fvaStoreH(idx string, a, b, c, d int) string { return fvaStoreN(idx, true, 
 // 64 bytes on, so the pass over the last chunk reaches the row scale): on AMD Zen 4 ~0.4–1.1
 // ns a row of 128 values less streamed past the caches than one line (8.5–9.8 ns against
 // 8.9–11.0, three runs on a busy machine, thread CPU time, alternated), and prefetching two
-// tiles ahead instead was slower (9.9–12.4). The same lines a tile and a half ahead (96 rows)
-// are prefetched into L2 as well (PREFETCHT1), as the f16 kernels do on Zen 4. In attention's
+// tiles ahead instead was slower (9.9–12.4). The same lines two tiles ahead (128 rows) are
+// prefetched into L2 as well (PREFETCHT1), as the f16 kernels do on Zen 4. In attention's
 // decode there (native/attn's TestDecodeBreakdown, fp8, 131072 cells, one thread, thread CPU
 // time, runs alternated, load 4–8 on 2 vCPUs; min/first quartile/median of the runs' minima,
 // ns a row): two tiles ahead against one level, 30 runs each, values 6.83/7.19/7.88 instead of
@@ -1011,6 +1011,14 @@ func fvaStoreH(idx string, a, b, c, d int) string { return fvaStoreN(idx, true, 
 // 8.4–9.2 with one level. Where other processes kept the memory busier (the decode's scores
 // 9.2–11 ns a row instead of 7.2–8.3), the second level did not pay in the decode either:
 // values 8.45/9.51/10.23 against 8.39/8.61/8.91 with one level (20 runs each, alternated).
+// Those runs had the rows on 4 KiB pages. With the rows on 2 MiB pages (internal/hugemem, as
+// the decode allocates them) the second level two tiles ahead instead of a tile and a half
+// took values 6.63/6.77/6.82 ns a row against 6.93/7.00/7.21 and the whole decode
+// 14.72/14.79/14.97 against 14.97/15.07/15.49 (TestDecodeBreakdown, 10 runs each, old and new
+// test binaries alternated, load ~10 on 2 vCPUs; three tiles and four tiles ahead measured as
+// two in 5–6 runs each, prefetching only the line 64 bytes on in the passes after the first no
+// better); on 4 KiB pages (KVLAB_NO_HUGEPAGES=1) the two measured within noise of each other
+// (values 7.37/7.99/9.04 against 7.69/8.62/8.98, 10 runs each).
 // fp8BF16Tabs loads the fp8 → bf16 tables (Z24..Z27) and the sign mask (Z28) FP8BF16DEC takes.
 const fp8BF16Tabs = `	VMOVDQU64 ·fp8BF16Hi+0(SB), Z24
 	VMOVDQU64 ·fp8BF16Hi+64(SB), Z25
@@ -1130,9 +1138,8 @@ fba_pair:
 	PREFETCHT0 (R12)(AX*1)
 	PREFETCHT0 64(R12)(AX*1)
 	MOVQ pf-16(SP), AX
-	LEAQ (AX)(AX*2), AX
-	SHRQ $1, AX
-	ADDQ R12, AX               // the same lines a tile and a half on, into L2
+	ADDQ AX, AX
+	ADDQ R12, AX               // the same lines two tiles on, into L2
 	PREFETCHT1 (AX)
 	PREFETCHT1 64(AX)
 	ADDQ rb+32(FP), AX

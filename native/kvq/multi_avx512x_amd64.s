@@ -994,9 +994,8 @@ fba_pair:
 	PREFETCHT0 (R12)(AX*1)
 	PREFETCHT0 64(R12)(AX*1)
 	MOVQ pf-16(SP), AX
-	LEAQ (AX)(AX*2), AX
-	SHRQ $1, AX
-	ADDQ R12, AX               // the same lines a tile and a half on, into L2
+	ADDQ AX, AX
+	ADDQ R12, AX               // the same lines two tiles on, into L2
 	PREFETCHT1 (AX)
 	PREFETCHT1 64(AX)
 	ADDQ rb+32(FP), AX
