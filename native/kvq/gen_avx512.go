@@ -983,14 +983,22 @@ func fvaStoreH(idx string, a, b, c, d int) string { return fvaStoreN(idx, true, 
 
 // fp8AccBF16 writes multiAccFP8BF16 (multi_fp8bf16_amd64.go): fp8 accumulate through
 // VDPBF16PS. Rows go in pairs: the codes of a pair's two rows are interleaved byte by byte
-// (VPUNPCKLBW, VPUNPCKHBW), looked up into the high and low bytes of their bf16
-// (fp8BF16Hi/Lo, the scores kernel's tables) and the two interleaved again, so that each dword
-// lane holds one value position of the two rows as two bf16; a pair's weight for a query,
-// w·scale of each row rounded to bf16 in the tile's prepass, is the dword {1to16}
-// embedded-broadcast operand. A pair's 64-value chunk thus costs 16 VDPBF16PS for four
-// queries (32 FMAs in multiAccFP8VBMI) and 12 decode operations (18). The four vectors of a
-// chunk have the layout of multiAccFP8VBMI's (128-bit lane L of vector k holds values
-// 16L+4k..+3), so the accumulators load and store transposed as there (fvaLoad, fvaStore).
+// (two VPERMI2B with the fp8PairIdx indices), looked up into the high and low bytes of their
+// bf16 (fp8BF16Hi/Lo, the scores kernel's tables) and the two interleaved again (VPUNPCKLBW,
+// VPUNPCKHBW), so that each dword lane holds one value position of the two rows as two bf16;
+// a pair's weight for a query, w·scale of each row rounded to bf16 in the tile's prepass, is
+// the dword {1to16} embedded-broadcast operand. A pair's 64-value chunk thus costs 16
+// VDPBF16PS for four queries (32 FMAs in multiAccFP8VBMI) and 12 decode operations (18). The
+// indices order the codes so that vector k of a chunk holds values 16k..16k+15 in order, and
+// the accumulators load and store as they lie in memory (fbaLoad, fbaStore). With
+// VPUNPCKLBW/VPUNPCKHBW for the first interleave instead, vector k held values 16L+4k..+3 in
+// its 128-bit lane L, and each pass over a tile transposed the accumulators by 128-bit lanes
+// as it loaded and stored them (fvaLoad, fvaStore: 64 VSHUFF32X4 a 64-value chunk and tile).
+// The two give the same sums bit for bit (the same products, in the same order); on AMD Zen 4
+// in attention's decode (TestDecodeBreakdown, fp8, 131072 cells, one thread, rows on 2 MiB
+// pages, thread CPU time, 10 runs each, test binaries alternated, load 7–10 on 2 vCPUs;
+// min/first quartile/median of the runs' minima, ns a row) values 6.49/6.56/6.58 against
+// 6.70/6.70/6.74, the whole decode 14.46/14.51/14.54 against 14.65/14.70/14.75.
 // Each pass over a tile prefetches two lines of every row of the next tile (at the chunk and
 // 64 bytes on, so the pass over the last chunk reaches the row scale): on AMD Zen 4 ~0.4–1.1
 // ns a row of 128 values less streamed past the caches than one line (8.5–9.8 ns against
@@ -1034,7 +1042,7 @@ func fp8AccBF16() string {
 DATA ·fp8PairWords+0(SB)/8, $0x0b0a030209080100
 DATA ·fp8PairWords+8(SB)/8, $0x0f0e07060d0c0504
 GLOBL ·fp8PairWords(SB), RODATA|NOPTR, $16
-
+` + fp8PairIdx() + `
 // CVTBF16Y(src, dst) is VCVTNEPS2BF16 Ysrc, Xdst (EVEX.256.F3.0F38.W0 72 /r).
 #define CVTBF16Y(src, dst) BYTE $0x62; \
 	BYTE $(((((dst)>>3)&1)^1)<<7 | ((((src)>>4)&1)^1)<<6 | ((((src)>>3)&1)^1)<<5 | ((((dst)>>4)&1)^1)<<4 | 2); \
@@ -1062,7 +1070,9 @@ TEXT ·multiAccFP8BF16(SB), 0, $536-64
 	MOVQ rows+24(FP), DI
 	MOVQ m+40(FP), R10
 	MOVQ w+48(FP), R9
-` + fp8BF16Tabs + `	TESTQ R10, R10
+` + fp8BF16Tabs + `	VMOVDQU64 ·fp8PairIdx+0(SB), Z29
+	VMOVDQU64 ·fp8PairIdx+64(SB), Z30
+	TESTQ R10, R10
 	JZ   fba_done
 	MOVQ nv+16(FP), AX
 	TESTQ AX, AX
@@ -1115,16 +1125,16 @@ fba_ws1:
 fba_chunk:
 	CMPQ R11, $64
 	JLT  fba_lhalf
-	` + fvaLoad("", 0, 1, 2, 3) + `
-	` + fvaLoad("DX*1", 4, 5, 6, 7) + `
-	` + fvaLoad("DX*2", 8, 9, 10, 11) + `
-	` + fvaLoad("R13*1", 12, 13, 14, 15) + `
+	` + fbaLoad(false, "", 0, 1, 2, 3) + `
+	` + fbaLoad(false, "DX*1", 4, 5, 6, 7) + `
+	` + fbaLoad(false, "DX*2", 8, 9, 10, 11) + `
+	` + fbaLoad(false, "R13*1", 12, 13, 14, 15) + `
 	JMP  fba_rows
 fba_lhalf:
-	` + fvaLoadH("", 0, 1, 2, 3) + `
-	` + fvaLoadH("DX*1", 4, 5, 6, 7) + `
-	` + fvaLoadH("DX*2", 8, 9, 10, 11) + `
-	` + fvaLoadH("R13*1", 12, 13, 14, 15) + `
+	` + fbaLoad(true, "", 0, 1, 2, 3) + `
+	` + fbaLoad(true, "DX*1", 4, 5, 6, 7) + `
+	` + fbaLoad(true, "DX*2", 8, 9, 10, 11) + `
+	` + fbaLoad(true, "R13*1", 12, 13, 14, 15) + `
 fba_rows:
 	LEAQ (DI)(BX*1), R12
 	LEAQ ws-536(SP), R8
@@ -1159,8 +1169,10 @@ fba_half: // 32 codes; the zeros above them decode to 0
 	VMOVDQU32 (R12), Y16
 	VMOVDQU32 (R12)(AX*1), Y17
 fba_dec:
-	VPUNPCKLBW Z17, Z16, Z18
-	VPUNPCKHBW Z17, Z16, Z19
+	VMOVDQA64 Z29, Z18
+	VMOVDQA64 Z30, Z19
+	VPERMI2B Z17, Z16, Z18
+	VPERMI2B Z17, Z16, Z19
 	VMOVDQA64 Z18, Z20
 	VMOVDQA64 Z19, Z21
 	VPERMI2B Z25, Z24, Z18
@@ -1187,20 +1199,20 @@ fba_dec:
 
 	CMPQ R11, $64
 	JLT  fba_shalf
-	` + fvaStore("", 0, 1, 2, 3) + `
-	` + fvaStore("DX*1", 4, 5, 6, 7) + `
-	` + fvaStore("DX*2", 8, 9, 10, 11) + `
-	` + fvaStore("R13*1", 12, 13, 14, 15) + `
+	` + fbaStore(false, "", 0, 1, 2, 3) + `
+	` + fbaStore(false, "DX*1", 4, 5, 6, 7) + `
+	` + fbaStore(false, "DX*2", 8, 9, 10, 11) + `
+	` + fbaStore(false, "R13*1", 12, 13, 14, 15) + `
 	ADDQ $64, BX
 	ADDQ $256, CX
 	SUBQ $64, R11
 	JNZ  fba_chunk
 	JMP  fba_next
 fba_shalf:
-	` + fvaStoreH("", 0, 1, 2, 3) + `
-	` + fvaStoreH("DX*1", 4, 5, 6, 7) + `
-	` + fvaStoreH("DX*2", 8, 9, 10, 11) + `
-	` + fvaStoreH("R13*1", 12, 13, 14, 15) + `
+	` + fbaStore(true, "", 0, 1, 2, 3) + `
+	` + fbaStore(true, "DX*1", 4, 5, 6, 7) + `
+	` + fbaStore(true, "DX*2", 8, 9, 10, 11) + `
+	` + fbaStore(true, "R13*1", 12, 13, 14, 15) + `
 
 fba_next:
 	MOVQ tn-8(SP), AX
@@ -1217,6 +1229,64 @@ fba_done:
 	VZEROUPPER
 	RET
 `)
+	return b.String()
+}
+
+// fp8PairIdx writes fp8PairIdx, the two VPERMI2B indices that interleave a row pair's 64
+// codes (row a's the first table, row b's the second) so that, after the lookups and the
+// VPUNPCKLBW/VPUNPCKHBW of the high and low bytes, vector k of a chunk holds values
+// 16k..16k+15 in order (dword j: value 16k+j of rows a and b): 128-bit lane L of the first
+// index takes values 4L..4L+3 then 16+4L..16+4L+3, each as the pair (a, b), the second index
+// the same 32 values on.
+func fp8PairIdx() string {
+	var idx [128]byte
+	for h := 0; h < 2; h++ {
+		for l := 0; l < 4; l++ {
+			for half := 0; half < 2; half++ {
+				for i := 0; i < 4; i++ {
+					v := 32*h + 16*half + 4*l + i
+					p := 64*h + 16*l + 8*half + 2*i
+					idx[p], idx[p+1] = byte(v), byte(64+v)
+				}
+			}
+		}
+	}
+	var b strings.Builder
+	for i := 0; i < 128; i += 8 {
+		var x uint64
+		for k := 7; k >= 0; k-- {
+			x = x<<8 | uint64(idx[i+k])
+		}
+		fmt.Fprintf(&b, "DATA ·fp8PairIdx+%d(SB)/8, $0x%016x\n", i, x)
+	}
+	b.WriteString("GLOBL ·fp8PairIdx(SB), RODATA|NOPTR, $128\n")
+	return b.String()
+}
+
+// fbaLoad loads the 64 floats of the chunk of the accumulator at CX (+idx) in order into
+// Z(r)..Z(r+3); half, the 32 of a half chunk, zeros for the other 32.
+func fbaLoad(half bool, idx string, r, _, _, _ int) string {
+	var b strings.Builder
+	for k := 0; k < 4; k++ {
+		if half && k >= 2 {
+			fmt.Fprintf(&b, "VPXORD Z%d, Z%d, Z%d\n\t", r+k, r+k, r+k)
+			continue
+		}
+		fmt.Fprintf(&b, "VMOVUPS %s, Z%d\n\t", fvaAddr(idx, k), r+k)
+	}
+	return b.String()
+}
+
+// fbaStore stores Z(r)..Z(r+3) into the chunk of the accumulator at CX (+idx) (half: its
+// first 32 floats).
+func fbaStore(half bool, idx string, r, _, _, _ int) string {
+	var b strings.Builder
+	for k := 0; k < 4; k++ {
+		if half && k >= 2 {
+			break
+		}
+		fmt.Fprintf(&b, "VMOVUPS Z%d, %s\n\t", r+k, fvaAddr(idx, k))
+	}
 	return b.String()
 }
 
