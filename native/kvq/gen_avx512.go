@@ -458,6 +458,21 @@ func main() {
 // bytes (the sign ORed in after) and the low bytes, VPUNPCKLBW and VPUNPCKHBW interleave them
 // into the words of codes 0–7, 16–23, 32–39, 48–55 and of the others, the order in which the
 // packer lays the queries out; VDPBF16PS then takes 32 products per operation.
+//
+// An arithmetic widening instead of the lookups did not pay on AMD Zen 4. With a code in a
+// word's high byte (VPSLLW 8 for the low byte's code), VPSRAW 4 and VPTERNLOGD (the sign and
+// magnitude bits kept, an exponent bias ORed in) give the bf16 of every normal code exactly,
+// but VDPBF16PS takes the bf16 subnormals that codes with exponent 0 become as zero, so
+// subnormal codes need the lookup, and a chunk needs a check before the fast path may be
+// taken (VPADDB of the code to itself and VPMINUB into a running minimum, two operations;
+// VPTESTNMB into a mask issues on the multiply pipes, as VDPBF16PS does). In
+// multiScoresFP8BF16H's loop over four rows (TestFP8ScoresBF16HSpeed, 128 values a row, in
+// cache, thread CPU time, alternated): the lookups 6.87–6.95 ns a row, the arithmetic
+// widening 6.56 without the check (the most it could save) and 6.94 with it; with no
+// widening at all 5.16. There every vector operation besides VDPBF16PS cost ~0.14 ns a row
+// for each in a 64-code chunk, shuffle or not. In a loop of 16 VDPBF16PS, 8 of VPERMI2B,
+// VPERMB, VPSRAW, VPANDD, VPUNPCKLBW or VINSERTI64X4 took no time beside them, 8 of
+// VPTESTNMB, VPSHLDW or VGF2P8AFFINEQB 50% more (6.55 ns against 4.38; thread CPU time).
 func fp8BF16() string {
 	var hi, lo [128]byte
 	for c := range 128 {
@@ -1026,7 +1041,11 @@ func fvaStoreH(idx string, a, b, c, d int) string { return fvaStoreN(idx, true, 
 // test binaries alternated, load ~10 on 2 vCPUs; three tiles and four tiles ahead measured as
 // two in 5–6 runs each, prefetching only the line 64 bytes on in the passes after the first no
 // better); on 4 KiB pages (KVLAB_NO_HUGEPAGES=1) the two measured within noise of each other
-// (values 7.37/7.99/9.04 against 7.69/8.62/8.98, 10 runs each).
+// (values 7.37/7.99/9.04 against 7.69/8.62/8.98, 10 runs each). On 2 MiB pages these were no
+// better than the two levels one and two tiles ahead: a third level, PREFETCHT2 five or eight
+// tiles ahead (values 6.99 and 6.93 against 6.69 ns a row, min of 8 decodes each), and each
+// call's first tile prefetched (PREFETCHT0) and its second (PREFETCHT1) before the first
+// prepass (6.76 against 6.74).
 // fp8BF16Tabs loads the fp8 → bf16 tables (Z24..Z27) and the sign mask (Z28) FP8BF16DEC takes.
 const fp8BF16Tabs = `	VMOVDQU64 ·fp8BF16Hi+0(SB), Z24
 	VMOVDQU64 ·fp8BF16Hi+64(SB), Z25
@@ -1320,6 +1339,12 @@ func fbaStore(half bool, idx string, r, _, _, _ int) string {
 // PFDISTZ 3072 or 12288 instead of 6144: scores 7.35–7.71 and 7.40–7.59 ns a cell against
 // 7.52–8.69 (TestDecodeBreakdown, four alternations, min), within noise; the scores' wait
 // on memory there (streamed against KVLAB_TOUCH=k) was 0–0.8 ns a cell, in noise as large.
+// On 2 MiB pages a PREFETCHT1 16, 24 or 32 KiB ahead of each row added to the loop over four
+// rows did not help either (24 and 32 KiB: scores 7.77 and 7.78 against 7.70 ns a cell, min
+// of 10 decodes each, alternated; 16 KiB 7.90 against 7.91 in 8), nor did the second row's 32 codes come in by a masked VMOVDQU8 (the upper half
+// of the vector) or by VINSERTI64X4 from memory instead of a load and VINSERTI64X4 (scores
+// 7.61/7.80/8.02 and 7.32/7.62/7.81 against 7.46/7.63/7.76, 8 decodes each; min/first
+// quartile/median).
 func fp8ScoresBF16H() string {
 	var b strings.Builder
 	b.WriteString(`
