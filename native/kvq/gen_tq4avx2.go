@@ -1,7 +1,7 @@
 //go:build ignore
 
 // gen_tq4avx2 writes multi_tq4avx2_amd64.s: the AVX2 integer scores kernels of tq4, turbo4,
-// turbo3 (t3Group), turbo2 (t2Chunk) and q2k (turbo2's with every row scale 1, the plain
+// turbo3 (t3Group), turbo2 (t2Chunk, the plain flavour t2ChunkAVX2) and q2k (turbo2's with every row scale 1, the plain
 // flavour's dots by q2kChunkAVX2, and its query preparation, q2kDigitsAVX2), the 256-bit ports of gen_tq4vnni.go's AVX-512 VNNI kernels (the same digits, the same exact
 // int32 group dots, the same float32 operations in the same order after them, so the same
 // scores bit for bit). Run with `go generate ./native/kvq`.
@@ -199,6 +199,78 @@ func q2kChunkAVX2() string {
 			w("VMOVUPS Y14, %d(R13)", 32*h)
 		}
 		w("ADDQ $128, SI")
+		w("ADDQ $96, DX")
+	}
+	return b.String()
+}
+
+// t2ChunkAVX2 writes one 64-value chunk of eight turbo2 rows (two groups) into the sums Y8..Y11
+// for the plain AVX2 flavour, by q2kChunkAVX2's route (l + 10 as VPMADDUBSW's unsigned operand,
+// the query digits as they are, int16 sums of four code vectors) with the looked-up code vectors
+// held in registers and the queries taken one after another: per group the eight code vectors
+// are looked up once into Y0..Y7 (the second group's dwords wait in the stage words, R13),
+// and per query the first product of each run of four starts its int16 sum, which one
+// VPMADDWD by ones widens. The offset and the levels' factor 9 are applied in float32 where
+// the sums are converted: 9·S − 90·ΣQ (S = Σ (l + 10)·Q, at most 32·20·127 in magnitude, and
+// 90·ΣQ are whole numbers below 2²⁴, so the FMA forms Σ Q·L exactly, the float32 t2Chunk
+// converts; ΣQ is the aux word 20 + h), and the group's FMA adds it times the query's scale
+// to the sum in Y8..Y11 as t2Chunk does, so the scores stay the same bit for bit. The query
+// digits come widened (t2AVX2Widen: each dword broadcast to 32 bytes, once per call), so that
+// every VPMADDUBSW takes them as its memory operand instead of after a VPBROADCASTD. Per
+// (code vector, query) VPMADDUBSW and VPADDW where t2Chunk takes VPBROADCASTD, VPSIGNB,
+// VPMADDUBSW, VPMADDWD and VPADDD (and VPSHUFB, VPABSB per code vector). Measured on Zen 4
+// under KVLAB_NO_AVX512 (thread CPU, d 128, four queries, per row; base → this, min of five
+// alternations): kvq's TestMultiQueryStreamSpeed scores 10.05 → 7.28 ns in cache, 10.25 →
+// 7.51 streamed; attn's TestDecodeBreakdown (131072 rows, three alternations) scores 9.89 →
+// 6.93, the whole decode 19.15 → 16.23. Of that, the q2k route alone (t2Chunk's layout, the
+// sums in memory) gave 8.0 in cache, the sums in registers 7.4, the widened digits 6.9 (kvq
+// kernel alone).
+func t2ChunkAVX2() string {
+	var b strings.Builder
+	w := func(f string, a ...any) { fmt.Fprintf(&b, "\t"+f+"\n", a...) }
+	loadRows(&b)
+	w("VMOVDQU Y2, (R13)")
+	w("VMOVDQU Y3, 32(R13)")
+	for g := 0; g < 2; g++ {
+		if g == 1 {
+			w("VMOVDQU (R13), Y0")
+			w("VMOVDQU 32(R13), Y1")
+		}
+		// Code vector 4e + t (code t of the dwords in Y(e)) into Y(cv[4e+t]).
+		cv := []int{2, 3, 4, 5, 6, 7, 0, 1}
+		for e := 0; e < 2; e++ {
+			for t := 0; t < 4; t++ {
+				if t == 0 {
+					w("VPAND ·t2AVX2Mask3(SB), Y%d, Y13", e)
+				} else {
+					w("VPSRLW $%d, Y%d, Y13", 2*t, e)
+					w("VPAND ·t2AVX2Mask3(SB), Y13, Y13")
+				}
+				w("VPSHUFB Y13, Y12, Y%d // l + 10", cv[4*e+t])
+			}
+		}
+		for h := 0; h < 4; h++ {
+			for half, acc := range []int{14, 15} {
+				for t := 0; t < 4; t++ {
+					off := 8 * (16*half + 4*t + 32*h) // the widened digits: 32 bytes a dword
+					if t == 0 {
+						w("VPMADDUBSW %d(SI), Y%d, Y%d", off, cv[4*half+t], acc)
+						continue
+					}
+					w("VPMADDUBSW %d(SI), Y%d, Y13", off, cv[4*half+t])
+					w("VPADDW Y13, Y%d, Y%d", acc, acc)
+				}
+				w("VPMADDWD ·avx2Ones16(SB), Y%d, Y%d", acc, acc)
+			}
+			w("VPADDD Y15, Y14, Y14 // S = Σ (l + 10)·Q")
+			w("VCVTDQ2PS Y14, Y14")
+			w("VBROADCASTSS %d(DX), Y13 // ΣQ", 80+4*h)
+			w("VMULPS ·t2AVX2K+32(SB), Y13, Y13")
+			w("VFMADD231PS ·t2AVX2K(SB), Y14, Y13 // 9·S − 90·ΣQ = Σ Q·L")
+			w("VBROADCASTSS %d(DX), Y14", 4*h)
+			w("VFMADD231PS Y14, Y13, Y%d", 8+h)
+		}
+		w("ADDQ $1024, SI")
 		w("ADDQ $96, DX")
 	}
 	return b.String()
@@ -614,12 +686,13 @@ func main() {
 	out.WriteString(t3Tables())
 	const pf4 = "\tPREFETCHT0 (AX)\n\tPREFETCHT0 64(AX)\n\tPREFETCHT0 128(AX)\n\tADDQ $160, AX\n" // ≥ 8·(16 + 4)
 	const pf3 = "\tPREFETCHT0 (AX)\n\tPREFETCHT0 64(AX)\n\tADDQ $112, AX\n"                       // ≥ 8·(12 + 2)
-	for _, k := range []struct {
+	type kind struct {
 		name string
 		f32  bool
 		vnni bool
 		t3   bool
-	}{
+	}
+	kinds := []kind{
 		{"TQ4AVX2I", true, false, false},
 		{"T4AVX2I", false, false, false},
 		{"TQ4AVXVNNI", true, true, false},
@@ -630,7 +703,8 @@ func main() {
 		{"T2AVXVNNI", false, true, false},
 		{"Q2KAVX2I", false, false, false},
 		{"Q2KAVXVNNI", false, true, false},
-	} {
+	}
+	for _, k := range kinds {
 		table, grp, pf, step := "VBROADCASTI128 ·tq4AVX2Ints(SB), Y12", group(k.vnni), pf4, "16"
 		if k.vnni {
 			table = "VBROADCASTI128 ·tq4VNNIU8(SB), Y12"
@@ -653,6 +727,10 @@ func main() {
 		}
 		init := "VPXOR Y8, Y8, Y8\n\tVPXOR Y9, Y9, Y9\n\tVPXOR Y10, Y10, Y10\n\tVPXOR Y11, Y11, Y11"
 		fini := ""
+		if k.name == "T2AVX2I" { // the second group's codes in the stage words (t2ChunkAVX2)
+			table, grp = "VBROADCASTI128 ·q2kAVX2U(SB), Y12", t2ChunkAVX2()
+			init += "\n\tMOVQ stage+72(FP), R13"
+		}
 		if k.name == "Q2KAVX2I" { // the sums in the stage words (q2kChunkAVX2)
 			table, grp = "VBROADCASTI128 ·q2kAVX2U(SB), Y12", q2kChunkAVX2()
 			init = "MOVQ stage+72(FP), R13\n\tVPXOR Y8, Y8, Y8\n\tVMOVUPS Y8, (R13)\n\tVMOVUPS Y8, 32(R13)\n\tVMOVUPS Y8, 64(R13)\n\tVMOVUPS Y8, 96(R13)"
@@ -662,6 +740,7 @@ func main() {
 			"%INIT%", init, "%FINI%", fini)
 		out.WriteString(r.Replace(body))
 	}
+	out.WriteString(t2WidenText)
 	out.WriteString(q2kDigitsTables())
 	out.WriteString(q2kDigitsAVX2Text())
 	if err := os.WriteFile("multi_tq4avx2_amd64.s", out.Bytes(), 0o644); err != nil {
@@ -669,3 +748,30 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// t2WidenText writes t2AVX2Widen: each dword of the digits broadcast to 32 bytes.
+const t2WidenText = `
+// func t2AVX2Widen(dig *byte, dst *byte, words int)
+TEXT ·t2AVX2Widen(SB), NOSPLIT, $0-24
+	MOVQ dig+0(FP), SI
+	MOVQ dst+8(FP), DI
+	MOVQ words+16(FP), CX
+	SHRQ $2, CX
+	JZ   t2w_done
+t2w_loop:
+	VPBROADCASTD (SI), Y0
+	VPBROADCASTD 4(SI), Y1
+	VPBROADCASTD 8(SI), Y2
+	VPBROADCASTD 12(SI), Y3
+	VMOVDQU Y0, (DI)
+	VMOVDQU Y1, 32(DI)
+	VMOVDQU Y2, 64(DI)
+	VMOVDQU Y3, 96(DI)
+	ADDQ $16, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  t2w_loop
+t2w_done:
+	VZEROUPPER
+	RET
+`

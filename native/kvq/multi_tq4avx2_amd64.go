@@ -3,6 +3,8 @@
 package kvq
 
 import (
+	"unsafe"
+
 	"golang.org/x/sys/cpu"
 )
 
@@ -27,7 +29,10 @@ import (
 // from published instruction tables, not measured) VPMADDUBSW, VPMADDWD and VEX VPDPBUSD
 // issue on ports 0 and 1 as the FMAs do: 16 VPDPBUSD a row take the issue slots of 16 of the
 // float kernels' 64 FMAs, the plain flavour's 48 multiplies and 16 adds about as many as the
-// FMAs, with the float kernels' lookups gone.
+// FMAs, with the float kernels' lookups gone. turbo2's plain flavour has since taken the
+// query digits as they are against l + 10 (t2ChunkAVX2, with digits widened by t2AVX2Widen):
+// on Zen 4 under KVLAB_NO_AVX512 its scores took 7.3 ns a row in cache where the kernel
+// measured above took 10.1 (not measured on Zen 5).
 
 // The AVX-VNNI flavour (VEX VPDPBUSD on 256-bit vectors) runs where hasAVXVNNI
 // (multi_avx2intacc_amd64.go) says so.
@@ -143,6 +148,24 @@ var (
 	}()
 	t2AVX2Mask3 = bytes32(0x03)
 )
+
+// t2AVX2Wide reports that turbo2's scores take the plain AVX2 kernel (multiScoresT2AVX2I),
+// which reads its query digits widened by t2AVX2Widen (the AVX-512 and AVX-VNNI kernels read
+// them as they are).
+func t2AVX2Wide() bool { return !hasVNNIBW && !hasAVXVNNI }
+
+// t2AVX2Widen writes each of the first words dwords of dig (a multiple of 4) 8 times over
+// into dst (32·words bytes): multiScoresT2AVX2I's digits, each dword a VPMADDUBSW operand.
+//
+//go:noescape
+func t2AVX2Widen(dig *byte, dst *byte, words int)
+
+// floatBytes is the first byte of b.
+func floatBytes(b []float32) *byte { return (*byte)(unsafe.Pointer(&b[0])) }
+
+// t2AVX2K is 9 (eight times), then −90 (eight times): the plain turbo2 kernel's factors
+// (t2ChunkAVX2 in gen_tq4avx2.go).
+var t2AVX2K = [16]float32{9, 9, 9, 9, 9, 9, 9, 9, -90, -90, -90, -90, -90, -90, -90, -90}
 
 // avx2Permute writes the n vectors of d values of src (d a multiple of 32) into dst in perm's
 // order within each 32-value group.

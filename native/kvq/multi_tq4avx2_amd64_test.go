@@ -138,6 +138,11 @@ func TestTQ4AVX2ScoresMatch(t *testing.T) {
 					avx2Permute(perm, qp, q, 4, d)
 					dig, aux = digits(qp)
 				}
+				digWide := dig // the plain turbo2 kernel's widened digits
+				if kind == vnniT2 {
+					digWide = make([]byte, 8*len(dig))
+					t2AVX2Widen(&dig[0], &digWide[0], len(dig)/4)
+				}
 				kb := nb // the kernels' chunks: turbo2's of 64 values
 				if kind == vnniT2 {
 					kb = nb / 2
@@ -147,6 +152,7 @@ func TestTQ4AVX2ScoresMatch(t *testing.T) {
 				type named struct {
 					k      kern
 					avx512 bool
+					wide   bool // reads digWide
 				}
 				score := func(k named, ostride int) []float32 {
 					out := make([]float32, m*ostride/4)
@@ -157,18 +163,21 @@ func TestTQ4AVX2ScoresMatch(t *testing.T) {
 					if k.avx512 {
 						dg, ax = dig512, aux512
 					}
+					if k.wide {
+						dg = digWide
+					}
 					k.k(&dg[0], &ax[0], kb, &rows[0], rb, m, &out[0], ostride, &offs[0], &stage[0])
 					return out
 				}
 				pick := func(tq4, t4, t3, t2 kern) kern {
 					return map[int]kern{vnniTQ4: tq4, vnniT4: t4, vnniT3: t3, vnniT2: t2}[kind]
 				}
-				kernels := map[string]named{"avx2": {pick(multiScoresTQ4AVX2I, multiScoresT4AVX2I, multiScoresT3AVX2I, multiScoresT2AVX2I), false}}
+				kernels := map[string]named{"avx2": {pick(multiScoresTQ4AVX2I, multiScoresT4AVX2I, multiScoresT3AVX2I, multiScoresT2AVX2I), false, kind == vnniT2}}
 				if cpuHasAVXVNNI() {
-					kernels["avxvnni"] = named{pick(multiScoresTQ4AVXVNNI, multiScoresT4AVXVNNI, multiScoresT3AVXVNNI, multiScoresT2AVXVNNI), false}
+					kernels["avxvnni"] = named{pick(multiScoresTQ4AVXVNNI, multiScoresT4AVXVNNI, multiScoresT3AVXVNNI, multiScoresT2AVXVNNI), false, false}
 				}
 				if hasVNNIBW && (kind == vnniTQ4 || kind == vnniT4 || hasVBMI) {
-					kernels["avx512"] = named{pick(multiScoresTQ4VNNI, multiScoresT4VNNI, multiScoresT3VNNI, multiScoresT2VNNI), true}
+					kernels["avx512"] = named{pick(multiScoresTQ4VNNI, multiScoresT4VNNI, multiScoresT3VNNI, multiScoresT2VNNI), true, false}
 				}
 				for _, ostride := range []int{16, 24} {
 					want := score(kernels["avx2"], ostride)

@@ -231,9 +231,18 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 	}
 	// The four queries as the kernels read them and the offsets in their order, pooled: on the
 	// stack they would be zeroed every call (5 KiB, a call per page of 64 rows in a paged cache).
-	bp := tq4Scratch(5, d)
+	wide := kind == vnniT2 && t2AVX2Wide() // the plain AVX2 kernel's widened digits
+	nbuf := 5
+	if wide {
+		nbuf = 13 // 32·d bytes more
+	}
+	bp := tq4Scratch(nbuf, d)
 	defer perQueryBufs.Put(bp)
 	qp, muP := (*bp)[:4*d], (*bp)[4*d:5*d]
+	kdig := &dig[0] // the digits the kernels read
+	if wide {
+		kdig = floatBytes((*bp)[5*d:])
+	}
 	permute := kind == vnniTQ4 || kind == vnniT4
 	var avx2Perm *[32]uint8 // the AVX2 kernels' order of turbo3's and turbo2's codes
 	if !hasVNNIBW {
@@ -259,7 +268,7 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 	var stage [16]uint32
 	kernel := func(rows *byte, m int, out *float32, ostride int) {
 		if !hasVNNIBW { // the AVX2 kernels (tq4VNNI, t3VNNI, t2VNNI)
-			tq4ScoresAVX2(kind, &dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
+			tq4ScoresAVX2(kind, kdig, &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
 			return
 		}
 		switch kind {
@@ -326,6 +335,9 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 			for i := range 4 {
 				offs[i] = vnniGridDot(dig, aux, i, nb, 1, muP)
 			}
+		}
+		if wide {
+			t2AVX2Widen(&dig[0], kdig, nb*32)
 		}
 		if kind == vnniT2 && hasVNNIBW { // the AVX2 kernels read t2AVX2Perm's order instead
 			t2DigitsPermute(&dig[0], nb*vnniBlockBytes/2/64)
