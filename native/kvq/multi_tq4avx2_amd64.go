@@ -89,7 +89,8 @@ func tq4ScoresAVX2(kind int, dig *byte, aux *uint32, nb int, rows *byte, rb, m i
 	case kind == vnniT3 && hasAVXVNNI:
 		multiScoresT3AVXVNNI(dig, aux, nb, rows, rb, m, out, ostride, off, stage)
 	case kind == vnniT3:
-		multiScoresT3AVX2I(dig, aux, nb, rows, rb, m, out, ostride, off, stage)
+		var st [32]uint32 // the kernel's packed codes (t3GroupAVX2) and row scales
+		multiScoresT3AVX2I(dig, aux, nb, rows, rb, m, out, ostride, off, &st[0])
 	case kind == vnniT2 && hasAVXVNNI: // nb/2 chunks of 64 values, as multiScoresT2VNNI
 		multiScoresT2AVXVNNI(dig, aux, nb/2, rows, rb, m, out, ostride, off, stage)
 	case kind == vnniT2:
@@ -101,10 +102,10 @@ func tq4ScoresAVX2(kind int, dig *byte, aux *uint32, nb int, rows *byte, rb, m i
 	}
 }
 
-// turbo3's AVX2 scores kernels (gen_tq4avx2.go's t3Group) read each 32-value group's codes in
-// the order t3AVX2Perm (position p of the permuted group holds value t3AVX2Perm[p]): per half
-// h, lane bytes 4k..4k+3 the codes of values 16h + 2k, 16h + 2k + 8, 16h + 2k + 1 and
-// 16h + 2k + 9. The queries and offsets are permuted to match before they are quantized; a
+// turbo3's AVX-VNNI scores kernel (gen_tq4avx2.go's t3Group) reads each 32-value group's codes
+// in the order t3AVX2Perm (position p of the permuted group holds value t3AVX2Perm[p]; the
+// plain kernel's order is t3AVX2PermPlain): per half h, lane bytes 4k..4k+3 the codes of
+// values 16h + 2k, 16h + 2k + 8, 16h + 2k + 1 and 16h + 2k + 9. The queries and offsets are permuted to match before they are quantized; a
 // permutation within a group leaves its quantization (vnniQuant) as it is, and the exact int32
 // dots do not depend on the order, so the scores are the AVX-512 kernel's bit for bit.
 var t3AVX2Perm = func() (p [32]uint8) {
@@ -114,6 +115,32 @@ var t3AVX2Perm = func() (p [32]uint8) {
 	}
 	return p
 }()
+
+// t3AVX2PermPlain is the order of turbo3's codes in the plain AVX2 scores kernel
+// (multiScoresT3AVX2I, gen_tq4avx2.go's t3GroupAVX2 and t3NValue): positions 4d + b hold the
+// values t3N0[d] + 8b, positions 16 + 4d + b the values t3N1[d][b/2] + b%2, with t3N0 = {0, 3, 6,
+// 7} and t3N1 = {{1, 9}, {17, 25}, {4, 12}, {20, 28}}.
+var t3AVX2PermPlain = func() (p [32]uint8) {
+	n0 := [4]int{0, 3, 6, 7}
+	n1 := [4][2]int{{1, 9}, {17, 25}, {4, 12}, {20, 28}}
+	for i := range p {
+		if i < 16 {
+			p[i] = uint8(n0[i/4] + 8*(i%4))
+			continue
+		}
+		q := i - 16
+		p[i] = uint8(n1[q/4][q%4/2] + q%2)
+	}
+	return p
+}()
+
+// t3AVX2PermOf is the order of turbo3's codes in its AVX2 scores kernel on this CPU.
+func t3AVX2PermOf() *[32]uint8 {
+	if hasAVXVNNI {
+		return &t3AVX2Perm
+	}
+	return &t3AVX2PermPlain
+}
 
 // t3AVX2Ints is turboInts3 as signed bytes (twice): the plain flavour's VPSHUFB table.
 var t3AVX2Ints = func() (t [16]byte) {

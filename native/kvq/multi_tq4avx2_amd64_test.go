@@ -129,6 +129,7 @@ func TestTQ4AVX2ScoresMatch(t *testing.T) {
 					dig512 = append([]byte(nil), dig...)
 					t3DigitsPermute(&dig512[0], len(dig512)/64)
 				}
+				digVNNI := dig // the AVX-VNNI kernels' digits: turbo3's in t3AVX2Perm's order
 				if kind == vnniT3 || kind == vnniT2 {
 					perm := &t3AVX2Perm
 					if kind == vnniT2 {
@@ -136,6 +137,12 @@ func TestTQ4AVX2ScoresMatch(t *testing.T) {
 					}
 					qp := make([]float32, len(q))
 					avx2Permute(perm, qp, q, 4, d)
+					dig, aux = digits(qp)
+					digVNNI = dig
+				}
+				if kind == vnniT3 { // the plain kernel's order
+					qp := make([]float32, len(q))
+					avx2Permute(&t3AVX2PermPlain, qp, q, 4, d)
 					dig, aux = digits(qp)
 				}
 				digWide := dig // the plain turbo2 kernel's widened digits
@@ -148,11 +155,12 @@ func TestTQ4AVX2ScoresMatch(t *testing.T) {
 					kb = nb / 2
 				}
 				offs := [5]float32{0.5, -1, 0, 2, tq4Unit}
-				var stage [16]uint32
+				var stage [32]uint32
 				type named struct {
 					k      kern
 					avx512 bool
 					wide   bool // reads digWide
+					vnni   bool // reads digVNNI
 				}
 				score := func(k named, ostride int) []float32 {
 					out := make([]float32, m*ostride/4)
@@ -163,6 +171,9 @@ func TestTQ4AVX2ScoresMatch(t *testing.T) {
 					if k.avx512 {
 						dg, ax = dig512, aux512
 					}
+					if k.vnni {
+						dg = digVNNI
+					}
 					if k.wide {
 						dg = digWide
 					}
@@ -172,12 +183,12 @@ func TestTQ4AVX2ScoresMatch(t *testing.T) {
 				pick := func(tq4, t4, t3, t2 kern) kern {
 					return map[int]kern{vnniTQ4: tq4, vnniT4: t4, vnniT3: t3, vnniT2: t2}[kind]
 				}
-				kernels := map[string]named{"avx2": {pick(multiScoresTQ4AVX2I, multiScoresT4AVX2I, multiScoresT3AVX2I, multiScoresT2AVX2I), false, kind == vnniT2}}
+				kernels := map[string]named{"avx2": {pick(multiScoresTQ4AVX2I, multiScoresT4AVX2I, multiScoresT3AVX2I, multiScoresT2AVX2I), false, kind == vnniT2, false}}
 				if cpuHasAVXVNNI() {
-					kernels["avxvnni"] = named{pick(multiScoresTQ4AVXVNNI, multiScoresT4AVXVNNI, multiScoresT3AVXVNNI, multiScoresT2AVXVNNI), false, false}
+					kernels["avxvnni"] = named{pick(multiScoresTQ4AVXVNNI, multiScoresT4AVXVNNI, multiScoresT3AVXVNNI, multiScoresT2AVXVNNI), false, false, true}
 				}
 				if hasVNNIBW && (kind == vnniTQ4 || kind == vnniT4 || hasVBMI) {
-					kernels["avx512"] = named{pick(multiScoresTQ4VNNI, multiScoresT4VNNI, multiScoresT3VNNI, multiScoresT2VNNI), true, false}
+					kernels["avx512"] = named{pick(multiScoresTQ4VNNI, multiScoresT4VNNI, multiScoresT3VNNI, multiScoresT2VNNI), true, false, false}
 				}
 				for _, ostride := range []int{16, 24} {
 					want := score(kernels["avx2"], ostride)

@@ -248,7 +248,7 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 	if !hasVNNIBW {
 		switch kind {
 		case vnniT3:
-			avx2Perm = &t3AVX2Perm
+			avx2Perm = t3AVX2PermOf()
 		case vnniT2:
 			avx2Perm = &t2AVX2Perm
 		}
