@@ -147,8 +147,8 @@ func TestTQ4AVX2ScoresMatch(t *testing.T) {
 				}
 				digWide := dig // the plain turbo2 kernel's widened digits
 				if kind == vnniT2 {
-					digWide = make([]byte, 8*len(dig))
-					t2AVX2Widen(&dig[0], &digWide[0], len(dig)/4)
+					digWide = make([]byte, 9*len(dig))
+					t2AVX2Widen(&dig[0], &aux[0], &digWide[0], nb)
 				}
 				kb := nb // the kernels' chunks: turbo2's of 64 values
 				if kind == vnniT2 {

@@ -234,7 +234,7 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 	wide := kind == vnniT2 && t2AVX2Wide() // the plain AVX2 kernel's widened digits
 	nbuf := 5
 	if wide {
-		nbuf = 13 // 32·d bytes more
+		nbuf = 14 // 36·d bytes more
 	}
 	bp := tq4Scratch(nbuf, d)
 	defer perQueryBufs.Put(bp)
@@ -337,7 +337,7 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 			}
 		}
 		if wide {
-			t2AVX2Widen(&dig[0], kdig, nb*32)
+			t2AVX2Widen(&dig[0], &aux[0], kdig, nb)
 		}
 		if kind == vnniT2 && hasVNNIBW { // the AVX2 kernels read t2AVX2Perm's order instead
 			t2DigitsPermute(&dig[0], nb*vnniBlockBytes/2/64)
