@@ -29,10 +29,13 @@ import (
 // from published instruction tables, not measured) VPMADDUBSW, VPMADDWD and VEX VPDPBUSD
 // issue on ports 0 and 1 as the FMAs do: 16 VPDPBUSD a row take the issue slots of 16 of the
 // float kernels' 64 FMAs, the plain flavour's 48 multiplies and 16 adds about as many as the
-// FMAs, with the float kernels' lookups gone. turbo2's plain flavour has since taken the
-// query digits as they are against l + 10 (t2ChunkAVX2, with digits widened by t2AVX2Widen):
-// on Zen 4 under KVLAB_NO_AVX512 its scores took 7.3 ns a row in cache where the kernel
-// measured above took 10.1 (not measured on Zen 5).
+// FMAs, with the float kernels' lookups gone. The plain flavour has since changed (not
+// measured on Zen 5): turbo2's takes the query digits as they are against l + 10
+// (t2ChunkAVX2, its digits widened by t2AVX2Widen), turbo3's unpacks its codes by fewer
+// operations in another order (t3GroupAVX2, t3AVX2PermPlain), and every group's chains start
+// with its first products. On Zen 4 under KVLAB_NO_AVX512 (thread CPU, kvq's
+// TestMultiQueryStreamSpeed in cache, min of alternations) the scores took tq4 10.2 → 10.0 ns
+// a row, turbo4 10.3 → 10.1, turbo3 14.1 → 12.1, turbo2 10.1 → 6.9.
 
 // The AVX-VNNI flavour (VEX VPDPBUSD on 256-bit vectors) runs where hasAVXVNNI
 // (multi_avx2intacc_amd64.go) says so.
