@@ -656,6 +656,26 @@ func header() string {
 // p1 is one row's step of the first prepass: row a's registers and addresses, or row b's (the
 // next row: weights R9, bytes R11 on; products stored 32 bytes on). R14 is the second block's
 // scale offset.
+//
+// The prepass is about a fifth of a plain AVX2 int16 kernel's time (the first pass removed:
+// 0.84× for q8_0 in cache, the second 0.93–0.96×). Measured on AMD Zen 4, plain AVX2 (each
+// kernel alone over 256 rows in cache and 2¹⁹ rows streamed from huge pages, 128 values, four
+// accumulators, thread CPU time, alternated with this kernel in one process, 9–21 rounds, min
+// ratios): without the scales' gather (d = 1, an upper bound, not a kernel) 0.92–0.97× for
+// q8_0 and iq4_nl, 0.85–0.91× for q4_0's 8-bit kernel; with inv taken off M's division (the
+// second pass not waiting on it) 0.99–1.00×, so no latency bubble stands between the passes.
+// What did not pay (same measurement):
+//   - the four scales of a row pair gathered as words in a general register (MOVWLZX, shifts,
+//     ORs), stored and broadcast back as a quadword (or VMOVQ and VPUNPCKLQDQ), converted by one
+//     VCVTPH2PS and spread by two VPERMILPS, three vector operations a row pair where this takes
+//     eight: 1.02–1.04× (constants in registers), 1.00–1.08× (from memory);
+//   - the |x| mask held in a register: 0.97–1.02×, noise;
+//   - four rows a step here and two row pairs a step in the second pass (half the loop's pointer
+//     and counter operations): 0.99–1.01×;
+//   - M as the unsigned maximum of the products' bits (VPMAXUD, one operation a row where VANDPS
+//     and VMAXPS take two; exact where every product is finite and ≥ +0, else M taken again):
+//     q8_0 (d ≥ 0) within the noise, q4_0, q5_0 and iq4_nl 1.03–1.06×, whose encoders write
+//     negative scales (d = max/−8, max/−16), so the second scan runs in most tiles.
 func p1(f format, b bool, nacc int) string {
 	w, s, s2, pr, ab, mx, wm, wd := "Y12", "Y13", "Y14", "Y15", "Y14", "Y0", "Y1", "Y2"
 	wa, ra, st := "(R8)", "(R12)", "(R15)"
