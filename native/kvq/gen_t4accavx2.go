@@ -216,7 +216,8 @@ func finishVia(tu int, order string) string {
 // tileP1 is a tile's start and first prepass, shared by the 16-bit kernels (tmpl: tiles of 64
 // rows) and the 8-bit ones (tmpl8): the tile's rows (at most %TILE%, 2^%TSHIFT%), the next
 // tile's address for the row loops' prefetch, and w·s per row and accumulator with the largest
-// magnitude per accumulator (X10); X0 is zeroed after it.
+// magnitude per accumulator (X10), and where %SUMINIT% and %SUM% are set (the adaptive
+// kernels) the sum of the magnitudes (X11); X0 is zeroed after it.
 const tileP1 = `@_tile:
 	MOVQ %RL%(SP), R10
 	CMPQ R10, $%TILE%
@@ -237,20 +238,107 @@ const tileP1 = `@_tile:
 	MOVQ rb+32(FP), R11
 	LEAQ %WS%(SP), R15
 	VXORPS X10, X10, X10
-	VPCMPEQD X9, X9, X9
+%SUMINIT%	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
 @_p1:
 	%SCALE%
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
-	VMAXPS X1, X10, X10
+%SUM%	VMAXPS X1, X10, X10
 	ADDQ R9, R8
 	ADDQ R11, R12
 	ADDQ $16, R15
 	DECQ R10
 	JNZ  @_p1
 	VXORPS X0, X0, X0
+`
+
+// body16 is the 16-bit kernels' work on a tile after its first prepass: inv, T·unit, the
+// int16 weight pairs and every unit's row loop over the tile's row pairs; %W% makes its labels
+// unique, %PSW% is the frame offset of its prefetch step, %QMAX16% sets X13 to the largest
+// weight per accumulator (qmax16; the adaptive kernels' 127 where an accumulator's tile is not a
+// peak's, so that its W, T and sums are body8's whatever the other accumulators' weights).
+const body16 = `	// inv = min(32767/M, cap), T = 1/inv where M > 0; both 0 where M = 0.
+	VXORPS X12, X12, X12
+	VCMPPS $0x0E, X12, X10, X11
+%QMAX16%	VDIVPS X10, X13, X14
+	VBROADCASTSS ·tAccInvCap(SB), X15
+	VMINPS X15, X14, X14
+	VANDPS X11, X14, X14
+	VMOVUPS X14, %INV%(SP)
+	VBROADCASTSS ·tAccOne(SB), X13
+	VDIVPS X14, X13, X15
+	VANDPS X11, X15, X15
+	VBROADCASTSS ·%UNIT%(SB), X13
+	VMULPS X13, X15, X15
+	VMOVUPS X15, %TU%(SP)
+
+	// W = round(w·s·inv) as int16, rows paired: (W_2p, W_2p+1) per dword.
+	VBROADCASTF128 %INV%(SP), Y14
+	LEAQ %WS%(SP), R8
+	LEAQ %QP%(SP), R12
+	MOVQ %TN%(SP), R10
+	INCQ R10
+	SHRQ $1, R10
+@_p2%W%:
+	VMULPS (R8), Y14, Y0
+	VCVTPS2DQ Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPSLLD $16, X1, X1
+	VPBLENDW $0xAA, X1, X0, X0
+	VMOVDQU X0, (R12)
+	ADDQ $32, R8
+	ADDQ $16, R12
+	DECQ R10
+	JNZ  @_p2%W%
+
+	%TABLES%
+	MOVQ nv+16(FP), AX
+	SHRQ $4, AX
+	MOVQ AX, %UL%(SP)
+	XORQ BX, BX                // byte offset of the unit in a row
+	MOVQ acc+0(FP), CX         // the unit's accumulators
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX                // bytes between accumulators
+
+@_unit%W%:
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	LEAQ (DI)(BX*1), R12
+	LEAQ %QP%(SP), R8
+	MOVQ %PF%(SP), R15
+	MOVQ %PSW%(SP), R11
+	MOVQ rb+32(FP), R9
+	MOVQ %TN%(SP), R10
+	SHRQ $1, R10
+	JZ   @_odd%W%
+@_pair%W%:
+	PREFETCHT0 (R15)
+	ADDQ R11, R15
+%DEC%%DOTS%	ADDQ $16, R8
+	LEAQ (R12)(R9*2), R12
+	DECQ R10
+	JNZ  @_pair%W%
+@_odd%W%:
+	MOVQ R15, %PF%(SP)
+	TESTQ $1, %TN%(SP)
+	JZ   @_fin%W%
+	XORQ R9, R9                // a lone last row: b reads a again, with weight 0
+%DEC%%DOTS%
+@_fin%W%:
+	MOVQ CX, R12
+%FINISH%	ADDQ $%UBYTE%, BX
+	ADDQ $64, CX
+	DECQ %UL%(SP)
+	JNZ  @_unit%W%
+
 `
 
 const tmpl = `
@@ -281,88 +369,7 @@ TEXT ·multiAcc@(SB), 0, $%FRAME%-64
 	MOVQ AX, %RL%(SP)
 
 %TILEP1%	VMOVUPS X0, (R15)          // the partner of a lone last row
-	// inv = min(32767/M, cap), T = 1/inv where M > 0; both 0 where M = 0.
-	VXORPS X12, X12, X12
-	VCMPPS $0x0E, X12, X10, X11
-	VBROADCASTSS ·tAccQMax(SB), X13
-	VDIVPS X10, X13, X14
-	VBROADCASTSS ·tAccInvCap(SB), X15
-	VMINPS X15, X14, X14
-	VANDPS X11, X14, X14
-	VMOVUPS X14, %INV%(SP)
-	VBROADCASTSS ·tAccOne(SB), X13
-	VDIVPS X14, X13, X15
-	VANDPS X11, X15, X15
-	VBROADCASTSS ·%UNIT%(SB), X13
-	VMULPS X13, X15, X15
-	VMOVUPS X15, %TU%(SP)
-
-	// W = round(w·s·inv) as int16, rows paired: (W_2p, W_2p+1) per dword.
-	VBROADCASTF128 %INV%(SP), Y14
-	LEAQ %WS%(SP), R8
-	LEAQ %QP%(SP), R12
-	MOVQ %TN%(SP), R10
-	INCQ R10
-	SHRQ $1, R10
-@_p2:
-	VMULPS (R8), Y14, Y0
-	VCVTPS2DQ Y0, Y0
-	VEXTRACTI128 $1, Y0, X1
-	VPSLLD $16, X1, X1
-	VPBLENDW $0xAA, X1, X0, X0
-	VMOVDQU X0, (R12)
-	ADDQ $32, R8
-	ADDQ $16, R12
-	DECQ R10
-	JNZ  @_p2
-
-	%TABLES%
-	MOVQ nv+16(FP), AX
-	SHRQ $4, AX
-	MOVQ AX, %UL%(SP)
-	XORQ BX, BX                // byte offset of the unit in a row
-	MOVQ acc+0(FP), CX         // the unit's accumulators
-	MOVQ d+8(FP), DX
-	SHLQ $2, DX                // bytes between accumulators
-
-@_unit:
-	VPXOR Y0, Y0, Y0
-	VPXOR Y1, Y1, Y1
-	VPXOR Y2, Y2, Y2
-	VPXOR Y3, Y3, Y3
-	VPXOR Y4, Y4, Y4
-	VPXOR Y5, Y5, Y5
-	VPXOR Y6, Y6, Y6
-	VPXOR Y7, Y7, Y7
-	LEAQ (DI)(BX*1), R12
-	LEAQ %QP%(SP), R8
-	MOVQ %PF%(SP), R15
-	MOVQ %PS%(SP), R11
-	MOVQ rb+32(FP), R9
-	MOVQ %TN%(SP), R10
-	SHRQ $1, R10
-	JZ   @_odd
-@_pair:
-	PREFETCHT0 (R15)
-	ADDQ R11, R15
-%DEC%%DOTS%	ADDQ $16, R8
-	LEAQ (R12)(R9*2), R12
-	DECQ R10
-	JNZ  @_pair
-@_odd:
-	MOVQ R15, %PF%(SP)
-	TESTQ $1, %TN%(SP)
-	JZ   @_fin
-	XORQ R9, R9                // a lone last row: b reads a again, with weight 0
-%DEC%%DOTS%
-@_fin:
-	MOVQ CX, R12
-%FINISH%	ADDQ $%UBYTE%, BX
-	ADDQ $64, CX
-	DECQ %UL%(SP)
-	JNZ  @_unit
-
-	MOVQ %TN%(SP), AX
+%BODY16%	MOVQ %TN%(SP), AX
 	MOVQ AX, R12
 	IMULQ rb+32(FP), R12
 	ADDQ R12, DI
@@ -378,7 +385,7 @@ TEXT ·multiAcc@(SB), 0, $%FRAME%-64
 
 // The 8-bit kernels (T4B8AVX2I, T4FB8AVX2I, T3B8AVX2I, T2B8AVX2I; contract in
 // multi_t4accavx2_amd64.go; turbo3's and turbo2's decodes t3Dec8 and t2Dec8, turbo4's and
-// tq4's tiles 32 rows, gen8): the same first prepass with 127 in place of 32767 (VPMADDUBSW
+// tq4's adapting, gen8): the same first prepass with 127 in place of 32767 (VPMADDUBSW
 // sums two products a word, saturating: 2·127·104 < 2¹⁵ where 255 would not fit), three zero
 // rows after the tile's last; the second prepass rounds a quad's 16 w·s at a time
 // (VCVTPS2DQ), packs them to bytes (VPACKSSDW, VPACKSSWB, VPERMQ) and transposes them with one
@@ -398,6 +405,14 @@ TEXT ·multiAcc@(SB), 0, $%FRAME%-64
 // Cost per row of 128 values and four accumulators: 16 VPMADDUBSW, 16 VPMADDWD and 16 VPADDD,
 // where the 16-bit kernels take 32 VPMADDWD and 32 VPADDD, and 28 loads, unpacks, masks and
 // lookups (there 40, with the widenings).
+//
+// turbo4's and tq4's kernels adapt (adapt, body16): their first prepass also sums |w·s| per
+// accumulator (one VADDPS a row), and a tile where t4a8Ratio times some accumulator's largest
+// exceeds its sum (a softmax peak) goes through the 16-bit kernels' work (body16: their
+// rounding, pairs and row loop on the same frame, its own prefetch step), with 32767 as the
+// largest weight of those accumulators and 127 of the others (VBLENDVPS), the other tiles
+// through the 8-bit work; tiles of 64 rows, as the 16-bit kernels', so a peak's accumulator is
+// theirs bit for bit and the others' sums are the 8-bit work's.
 
 // Frame layout of the 8-bit kernels (hardware SP offsets).
 const (
@@ -412,7 +427,8 @@ const (
 	o8RL   = 1664 // rows left after this tile
 	o8WP   = 1672 // the tile's first weight
 	o8FLAG = 1680 // nonzero where the tile has a negative weight
-	frame8 = 1688
+	o8PS16 = 1688 // the adaptive kernels' body16 prefetch step a row pair
+	frame8 = 1696
 )
 
 // dec8 decodes 16 values (8 code bytes at the unit's offset) of the quad's rows at R12,
@@ -483,37 +499,9 @@ func rows8(dec, op, sfx string, prefetch bool) string {
 `)
 }
 
-const tmpl8 = `
-// func multiAcc@(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
-TEXT ·multiAcc@(SB), 0, $%FRAME%-64
-	MOVQ m+40(FP), AX
-	TESTQ AX, AX
-	JZ   @_done
-	MOVQ nv+16(FP), AX
-	SHRQ $4, AX
-	TESTQ AX, AX
-	JZ   @_done
-	MOVQ d+8(FP), SI           // the scale's byte offset in a row
-	%SOFF%
-	MOVQ rb+32(FP), AX         // prefetch step: ⌈4·rb / units⌉ a quad and unit
-	SHLQ $2, AX
-	MOVQ nv+16(FP), CX
-	SHRQ $4, CX
-	ADDQ CX, AX
-	DECQ AX
-	XORQ DX, DX
-	DIVQ CX
-	MOVQ AX, %PS%(SP)
-	MOVQ rows+24(FP), DI
-	MOVQ w+48(FP), AX
-	MOVQ AX, %WP%(SP)
-	MOVQ m+40(FP), AX
-	MOVQ AX, %RL%(SP)
-
-%TILEP1%	VMOVUPS X0, (R15)          // the partners of a last quad's rows
-	VMOVUPS X0, 16(R15)
-	VMOVUPS X0, 32(R15)
-	// inv = min(127/M, cap), T = 1/inv where M > 0; both 0 where M = 0.
+// body8 is the 8-bit kernels' work on a tile after its first prepass (body16's with 7-bit
+// weights in quads).
+const body8 = `	// inv = min(127/M, cap), T = 1/inv where M > 0; both 0 where M = 0.
 	VXORPS X12, X12, X12
 	VCMPPS $0x0E, X12, X10, X11
 	VBROADCASTSS ·t4a8QMax(SB), X13
@@ -594,7 +582,54 @@ TEXT ·multiAcc@(SB), 0, $%FRAME%-64
 	DECQ %UL%(SP)
 	JNZ  @_unit
 
-	MOVQ %TN%(SP), AX
+`
+
+// qmax16 is body16's largest weight, 32767 for every accumulator.
+const qmax16 = "\tVBROADCASTSS ·tAccQMax(SB), X13\n"
+
+// adapt is the adaptive kernels' choice after a tile's first prepass (X10: the largest |w·s|
+// per accumulator, X11 the sum of them all): where some accumulator's sum is below t4a8Ratio
+// times its largest (X12: the mask of those), the tile goes through body16 (@_w16) with int16
+// weights for those accumulators and 7-bit ones for the others, else through body8.
+const adapt = `	VBROADCASTSS ·t4a8Ratio(SB), X13
+	VMULPS X13, X10, X12
+	VCMPPS $0x0E, X11, X12, X12   // ratio·M > Σ|w·s|
+	VMOVMSKPS X12, AX
+	TESTQ AX, AX
+	JNZ  @_w16
+`
+
+const tmpl8 = `
+// func multiAcc@(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+TEXT ·multiAcc@(SB), 0, $%FRAME%-64
+	MOVQ m+40(FP), AX
+	TESTQ AX, AX
+	JZ   @_done
+	MOVQ nv+16(FP), AX
+	SHRQ $4, AX
+	TESTQ AX, AX
+	JZ   @_done
+	MOVQ d+8(FP), SI           // the scale's byte offset in a row
+	%SOFF%
+	MOVQ rb+32(FP), AX         // prefetch step: ⌈4·rb / units⌉ a quad and unit
+	SHLQ $2, AX
+	MOVQ nv+16(FP), CX
+	SHRQ $4, CX
+	ADDQ CX, AX
+	DECQ AX
+	XORQ DX, DX
+	DIVQ CX
+	MOVQ AX, %PS%(SP)
+%PS16INIT%	MOVQ rows+24(FP), DI
+	MOVQ w+48(FP), AX
+	MOVQ AX, %WP%(SP)
+	MOVQ m+40(FP), AX
+	MOVQ AX, %RL%(SP)
+
+%TILEP1%	VMOVUPS X0, (R15)          // the partners of a last quad's rows
+	VMOVUPS X0, 16(R15)
+	VMOVUPS X0, 32(R15)
+%WORK%	MOVQ %TN%(SP), AX
 	MOVQ AX, R12
 	IMULQ rb+32(FP), R12
 	ADDQ R12, DI
@@ -642,6 +677,7 @@ func tables8() string {
 		fmt.Fprintf(&b, "DATA ·t4a8Ones+%d(SB)/8, $0x0001000100010001\n", i)
 	}
 	b.WriteString("GLOBL ·t4a8Ones(SB), RODATA|NOPTR, $32\n\n")
+	fmt.Fprintf(&b, "DATA ·t4a8Ratio+0(SB)/4, $0x%08x\nGLOBL ·t4a8Ratio(SB), RODATA|NOPTR, $4\n\n", math.Float32bits(t4a8Ratio))
 	for q, c := range []int{0, 0, 2, 2, 4, 4, 6, 6} { // t2Dec8's qword shift counts
 		fmt.Fprintf(&b, "DATA ·t2a8Shift+%d(SB)/8, $%d\n", 8*q, c)
 	}
@@ -651,8 +687,8 @@ func tables8() string {
 
 // gen8 writes the 8-bit kernel name of bits-bit codes (4: f32, tq4's float32 scale, else
 // turbo4's f16; 3, 2: turbo3's and turbo2's) over tiles of tile rows (a power of two ≤ 64,
-// each with its own largest weight: turbo4's and tq4's take 32, for a smaller rounding error
-// than 64's; tiles of 16 took as long as the 16-bit kernels, multi_t4accavx2_amd64.go).
+// each with its own largest weight; 4 bits: adapting, with body16 for a softmax peak's tiles;
+// tiles of 16 took as long as the 16-bit kernels, multi_t4accavx2_amd64.go).
 func gen8(name string, bits int, f32 bool, tile int) string {
 	scale, unit := "VPBROADCASTW (R12)(SI*1), X0\n\tVCVTPH2PS X0, X0", "tAccT4Unit"
 	if f32 {
@@ -669,13 +705,33 @@ func gen8(name string, bits int, f32 bool, tile int) string {
 		tables = "VBROADCASTI128 ·t2AVX2Ints(SB), Y8\n\tVMOVDQU ·t2AVX2Mask3(SB), Y9"
 		dc, fin = t2Dec8, t2Finish(o8TU)
 	}
-	s := strings.NewReplacer("%ROWSP%", rows8(dc, "VPADDD", "", true), "%ROWSN%", rows8(dc, "VPSUBD", "n", false),
-		"%FINISH%", fin, "%TILEP1%", tileP1).Replace(tmpl8)
+	work, suminit, sumop, ps16, qmax := body8, "", "", "", qmax16
+	if bits == 4 {
+		work = adapt + body8 + "\tJMP  @_next\n@_w16:\n" + `	VBROADCASTSS ·tAccQMax(SB), X3
+	VBROADCASTSS ·t4a8QMax(SB), X13
+	VBLENDVPS X12, X3, X13, X3    // 32767 for the accumulators whose tile is a peak's, else 127
+` + body16 + "@_next:\n"
+		qmax = "\tVMOVAPS X3, X13\n"
+		suminit = "\tVXORPS X11, X11, X11\n"
+		sumop = "\tVADDPS X1, X11, X11         // the sum of |w·s|\n"
+		ps16 = `	MOVQ rb+32(FP), AX         // body16's: ⌈2·rb / units⌉ a row pair and unit
+	SHLQ $1, AX
+	ADDQ CX, AX
+	DECQ AX
+	XORQ DX, DX
+	DIVQ CX
+	MOVQ AX, %PS16%(SP)
+`
+	}
+	s := strings.NewReplacer("%WORK%", work, "%PS16INIT%", ps16, "%TILEP1%", tileP1).Replace(tmpl8)
+	s = strings.NewReplacer("%ROWSP%", rows8(dc, "VPADDD", "", true), "%ROWSN%", rows8(dc, "VPSUBD", "n", false),
+		"%FINISH%", fin, "%SUMINIT%", suminit, "%SUM%", sumop, "%W%", "w", "%PSW%", "%PS16%", "%DEC%", dec, "%DOTS%", dots(false),
+		"%QMAX16%", qmax).Replace(s)
 	return strings.NewReplacer("@", name, "%FRAME%", fmt.Sprint(frame8), "%SCALE%", scale, "%UNIT%", unit,
 		"%SOFF%", soff, "%TABLES%", tables, "%UBYTE%", ubyte, "%TILE%", fmt.Sprint(tile), "%TSHIFT%", fmt.Sprint(bitsLen(tile)-1),
 		"%WS%", fmt.Sprint(o8WS), "%QP%", fmt.Sprint(o8QP), "%QPN%", fmt.Sprint(o8QP+256), "%TU%", fmt.Sprint(o8TU),
 		"%INV%", fmt.Sprint(o8INV), "%TN%", fmt.Sprint(o8TN), "%PF%", fmt.Sprint(o8PF), "%PS%", fmt.Sprint(o8PS),
-		"%UL%", fmt.Sprint(o8UL), "%RL%", fmt.Sprint(o8RL), "%WP%", fmt.Sprint(o8WP), "%FLAG%", fmt.Sprint(o8FLAG)).Replace(s)
+		"%UL%", fmt.Sprint(o8UL), "%RL%", fmt.Sprint(o8RL), "%WP%", fmt.Sprint(o8WP), "%FLAG%", fmt.Sprint(o8FLAG), "%PS16%", fmt.Sprint(o8PS16)).Replace(s)
 }
 
 // t3Dec8 is dec8 for turbo3 (16 values, 6 code bytes, 8 read): t3Dec's spread, shifts and
@@ -779,12 +835,13 @@ func main() {
 			"%TN%", fmt.Sprint(oTN), "%PF%", fmt.Sprint(oPF), "%PS%", fmt.Sprint(oPS), "%UL%", fmt.Sprint(oUL),
 			"%RL%", fmt.Sprint(oRL), "%WP%", fmt.Sprint(oWP), "%SOFF%", soff, "%TABLES%", tables, "%UBYTE%", ubyte,
 			"%DEC%", dc, "%DOTS%", dots(k.vnni), "%FINISH%", fin)
-		t := strings.Replace(tmpl, "%TILEP1%", tileP1, 1)
+		t := strings.NewReplacer("%TILEP1%", tileP1, "%BODY16%", body16).Replace(tmpl)
+		t = strings.NewReplacer("%SUMINIT%", "", "%SUM%", "", "%W%", "", "%PSW%", "%PS%", "%QMAX16%", qmax16).Replace(t)
 		out.WriteString(r.Replace(strings.NewReplacer("%TILE%", "64", "%TSHIFT%", "6").Replace(t)))
 	}
 	out.WriteString(tables8())
-	out.WriteString(gen8("T4B8AVX2I", 4, false, 32))
-	out.WriteString(gen8("T4FB8AVX2I", 4, true, 32))
+	out.WriteString(gen8("T4B8AVX2I", 4, false, 64))
+	out.WriteString(gen8("T4FB8AVX2I", 4, true, 64))
 	out.WriteString(gen8("T3B8AVX2I", 3, false, 64))
 	out.WriteString(gen8("T2B8AVX2I", 2, false, 64))
 	if err := os.WriteFile("multi_t4accavx2_amd64.s", []byte(out.String()), 0o644); err != nil {
@@ -792,3 +849,8 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// t4a8Ratio: turbo4's and tq4's 8-bit kernels take a tile through the 16-bit work (body16)
+// where this times some accumulator's largest |w·s| exceeds the sum of its |w·s| (adapt); the
+// same figure as multi_t4accavx2_amd64.go's.
+const t4a8Ratio = 4

@@ -325,6 +325,24 @@ func intAccRound(wd []float32, q float32, out []int32) (T float32) {
 	return 1 / inv
 }
 
+// intAccAdaptQ is the 8-bit kernels' choice, per tile and accumulator, between 8-bit and 16-bit
+// weights where they adapt (turbo4's and tq4's on AVX2, multi_t4accavx2_amd64.go): wd the
+// tile's w'_j of one accumulator, it returns 32767 where ratio·M > Σ_j |w'_j| (M the largest
+// |w'_j|; the sum taken in row order, all in float32, as the kernels take it), else q8; the
+// tile's W are then intAccRound's with that q.
+func intAccAdaptQ(wd []float32, ratio, q8 float32) float32 {
+	var m, sum float32
+	for _, v := range wd {
+		a := float32(math.Abs(float64(v)))
+		m = max(m, a)
+		sum += a
+	}
+	if ratio*m > sum {
+		return 32767
+	}
+	return q8
+}
+
 // intAccRoundSub is intAccRound over consecutive groups of sub weights (sub-tiles; the last one
 // may be shorter), each with its own M: group g's W to out, its T to T[g]. The Go reference of
 // kernels that round against a sub-tile's largest weight rather than the whole tile's.

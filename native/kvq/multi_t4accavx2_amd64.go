@@ -81,7 +81,7 @@ func multiAccT2B8AVX2I(acc *float32, d, nv int, rows *byte, rb, m int, w *float3
 // turbo4's, tq4's, turbo3's and turbo2's kernels with 8-bit weights (gen_t4accavx2.go's
 // tmpl8), for CPUs without AVX-VNNI, AccumulateStep 2⁻⁸, where avx2B8Turbo (turbo3, turbo2) or
 // avx2B8T4 (turbo4, tq4) lets them run; KVLAB_ACC16 (isa.Acc16) keeps the 16-bit ones. The same prepass
-// with 127 in place of 32767, per tile t of 64 rows (turbo3, turbo2) or 32 (turbo4, tq4),
+// with 127 in place of 32767, per tile t of 64 rows,
 //
 //	M = max_{j∈t} |w'_j|,  inv = min(127/M, 2¹⁰⁰),  T = 1/inv,  W_j = round(w'_j·inv),  |W_j| ≤ 127,
 //
@@ -96,6 +96,17 @@ func multiAccT2B8AVX2I(acc *float32, d, nv int, rows *byte, rb, m int, w *float3
 // each w·s is off by at most T/2 = M/254 (≈ 1.008·2⁻⁸·M) plus 2⁻²²·|w'_j|
 // (TestT4AccB8AVX2Match checks the kernels against the reference bit for bit).
 //
+// turbo4's and tq4's adapt, per tile and accumulator: where t4a8Ratio·M exceeds Σ_{j∈t} |w'_j|
+// (one to three rows carry most of the tile's weight: a peak of the softmax) the accumulator
+// keeps int16 weights (T = M/32767: the 16-bit kernels' W, sums and result bit for bit), else
+// takes the 7-bit ones above; a tile with such an accumulator goes through the 16-bit kernels'
+// work for all four (the others' W ≤ 127 held in int16, the same sums), so a query's sums do
+// not depend on the other queries' weights. intAccAdaptQ in intacc_test.go is the choice's Go
+// reference, t4AccAdaptRef the kernels'. Their bound is the 8-bit one above (the 16-bit
+// tiles' is tighter), AccumulateStep 2⁻⁸. It is the rows near a peak that the 8-bit grid of
+// the peak's tile rounds coarsely (M/254, where their own weights may be far below M), and a
+// peak's weight dominates the output.
+//
 // Measured on AMD Zen 4 with KVLAB_NO_AVX512 (TestT4AccB8AVX2Speed: thread CPU time, d 128,
 // four accumulators, 7 alternations with the 16-bit kernels, ns a row, min; a shared machine
 // at load ~14–18; in cache / 2²⁰ rows streamed from huge pages; turbo4 and tq4 with 64-row
@@ -106,22 +117,33 @@ func multiAccT2B8AVX2I(acc *float32, d, nv int, rows *byte, rb, m int, w *float3
 // (attn TestDecodeBreakdown, d 128, 4 queries a KV head, three alternations with
 // KVLAB_ACC16=1, min of each): turbo2 12.5–13.6 → 8.9–9.2 ns a row (the whole step 24.3–24.8
 // → 20.5–21.2), turbo3 14.0–15.2 → 10.7–11.1 (29.4–31.6 → 27.0–28.0), turbo4 10.4–11.3 →
-// 9.5–10.9, tq4 10.0–10.6 → 8.8–9.1 (those two with avx2B8T4 on, 64-row tiles).
+// 9.5–10.9, tq4 10.0–10.6 → 8.8–9.1 (those two with avx2B8T4 on, 64-row tiles, before they adapted).
 //
 // Quality (kvlab ab, plain AVX2 on Zen 4, kvlab-tiny-64 and its outlier copy, 64 decode
 // positions, against KVLAB_ACC16=1 in the same binary, mean relative change ± standard error
 // over 24 seeds): turbo3 and turbo2 moved decode and prompt KL by −1.1 % to +1.2 % (± 0.3–0.8),
 // q8_0/turbo2 by +0.2 % to +1.1 % (± 0.4–0.5), perplexity by under 0.1 %, within the ~1 % and
 // the noise the 8-bit weights were held to, so avx2B8Turbo is on. turbo4 and tq4 with 64-row
-// tiles (33 seeds) moved by +0.2 % to +2.0 % (± 0.6–1.3), and q8_0/turbo4's prompt KL by
+// tiles all 8-bit (33 seeds) moved by +0.2 % to +2.0 % (± 0.6–1.3), and q8_0/turbo4's prompt KL by
 // +2.7 % ± 0.9 and +2.8 % ± 0.9 (decode +1.1 % and +1.3 % ± 0.9): their own KL is a twentieth
 // of turbo2's (turbo4 0.014 against 0.30, q8_0/turbo4 0.0036 against q8_0/turbo2's 0.062), so
-// the weights' rounding shows, as q5's did with the block formats' 8-bit weights (avx2B8Q5).
-// With the 32-row tiles they have now (24 seeds) turbo4 and tq4 moved by −0.3 % to +1.2 %
-// (± 0.6–1.1), q8_0/turbo4 by +0.9 % to +1.4 % (± 0.6–1.0) but its prompt KL on the outlier
-// copy by +2.2 % ± 0.9, still past the bar, so avx2B8T4 stays off. The 32-row tiles cost
-// turbo4's and tq4's kernels 0.86–0.93× the 16-bit ones' time (0.82–0.90× at 64 rows, in
-// separate runs); 16-row tiles took 0.94–1.01×: no gain.
+// the weights' rounding shows, as q5's did with the block formats' 8-bit weights (avx2B8Q5);
+// with 32-row tiles (24 seeds) q8_0/turbo4's prompt KL on the outlier copy still +2.2 % ± 0.9.
+// Adapting (t4a8Ratio 4, 24 seeds as above: decode and prompt KL, perplexity, top-1 with the
+// same binary) they moved KL by −0.3 % to +0.5 % (± 0.2–0.7), perplexity by under 0.03 %,
+// top-1 by under 0.4 points, within the noise. With t4a8Ratio 3 outlier
+// turbo4's decode KL moved +1.2 % ± 0.5; with the tile's choice made for all four accumulators
+// at once (3: within ±0.6 %) a query's sums would depend on the others' weights
+// (TestMultiQueryIndependentOfGrouping). Peaks' tiles set apart by the second largest weight
+// instead (16-bit where M > 2·M₂) held the KL too (−0.3 % to +0.7 %) but took half the tiles of
+// kvlab bench attn's random rows (a softmax of N(0, 1) scores) to 16 bits; the sum's test, with
+// 4, takes about 6 % of them there (a simulation of its rows' weights, 16384-row chunks), and
+// half or more of kvlab-tiny-64's, whose attention is sharp. Their cost
+// (TestT4AccB8AVX2Speed as above, two runs, load 6–9): 0.82–0.84× the 16-bit kernels' time
+// in cache and 0.88× streamed on its weights (no tile at 16 bits; 64-row tiles), 1.00–1.03×
+// with a peak in every tile (all at 16 bits: the 16-bit work and the prepass's sums); the
+// values phase of the decode (TestDecodeBreakdown, three alternations with KVLAB_ACC16=1, min)
+// turbo4 10.05–11.29 → 8.63–8.97 ns a row, tq4 9.77–12.30 → 8.63–8.77.
 var (
 	avx2B8Turbo = true
 	avx2B8T4    = false
@@ -133,6 +155,11 @@ var (
 	t3AccB8AVX2I  = &multiKernels{acc: multiAccT3B8AVX2I, w8step: 0x1p-8}
 	t2AccB8AVX2I  = &multiKernels{acc: multiAccT2B8AVX2I, w8step: 0x1p-8}
 )
+
+// t4a8Ratio is turbo4's and tq4's adaptive choice (above): an accumulator keeps int16 weights
+// for a tile where t4a8Ratio times its largest |w·s| exceeds their sum. gen_t4accavx2.go writes
+// the same figure into the kernels.
+const t4a8Ratio = 4
 
 // turboAccAVX2 is the AVX2 integer accumulate kernel of turbo rows of bits-bit codes (2, 3, 4;
 // tq4's with f32) and d values on this CPU, nil for none.

@@ -18,7 +18,7 @@ import (
 // TestT4AccB8AVX2Match checks the AVX2 accumulate kernels with 8-bit weights of turbo4, tq4,
 // turbo3 and turbo2 (multiAccT4B8AVX2I, multiAccT4FB8AVX2I, multiAccT3B8AVX2I,
 // multiAccT2B8AVX2I) against the Go reference (turboAccRef, weights rounded to at most 127
-// against the largest of each tile: 32 rows for turbo4 and tq4, 64 for turbo3 and turbo2) bit
+// against the largest of each 64-row tile; turbo4's and tq4's adapting, t4AccAdaptRef) bit
 // for bit. The rows end at an inaccessible page (a kernel reading past the last row faults)
 // and carry every code (outlier rows, and random bytes with random finite scales); the row
 // counts cover quads with one to three rows left and several tiles with short last ones; the
@@ -36,8 +36,9 @@ func TestT4AccB8AVX2Match(t *testing.T) {
 		unit       float32
 		scaleBytes int
 		sub        int // rows a tile
-	}{{Turbo4, multiAccT4B8AVX2I, tq4Unit, 2, 32}, {TQ4, multiAccT4FB8AVX2I, tq4Unit, 4, 32},
+	}{{Turbo4, multiAccT4B8AVX2I, tq4Unit, 2, 64}, {TQ4, multiAccT4FB8AVX2I, tq4Unit, 4, 64},
 		{Turbo3, multiAccT3B8AVX2I, turboUnit3, 2, 64}, {Turbo2, multiAccT2B8AVX2I, turboUnit2, 2, 64}} {
+		tiles, tiles16 := 0, 0 // turbo4's and tq4's: both kinds of tile must be checked
 		for _, d := range []int{16, 48, 64, 128, 256} {
 			for _, rows := range []int{1, 2, 3, 4, 5, 6, 7, 63, 64, 65, 66, 67, 68, 130, 131, 257} {
 				for _, signed := range []bool{false, true} {
@@ -59,7 +60,13 @@ func TestT4AccB8AVX2Match(t *testing.T) {
 								}
 								want := append([]float32(nil), got...)
 								tc.k(&got[0], d, nv, &enc[0], rb, rows, &w[0], 4*ws)
-								turboAccRef(want, d, nv, enc, rb, rows, w, ws, 127, tc.unit, tc.sub, scale, level)
+								if tc.f == Turbo4 || tc.f == TQ4 {
+									a, b := t4AccAdaptRef(want, d, nv, enc, rb, rows, w, ws, tc.unit, tc.sub, scale, level)
+									tiles += a
+									tiles16 += b
+								} else {
+									turboAccRef(want, d, nv, enc, rb, rows, w, ws, 127, tc.unit, tc.sub, scale, level)
+								}
 								checkBits(t, fmt.Sprintf("wstride %d nv %d", 4*ws, nv), got, want)
 							}
 						}
@@ -67,7 +74,46 @@ func TestT4AccB8AVX2Match(t *testing.T) {
 				}
 			}
 		}
+		if (tc.f == Turbo4 || tc.f == TQ4) && (tiles16 == 0 || tiles16 >= 4*tiles) {
+			t.Errorf("%s: %d of %d tiles' accumulators with 16-bit weights: both kinds must be checked", tc.f, tiles16, 4*tiles)
+		}
 	}
+}
+
+// t4AccAdaptRef is the Go reference of turbo4's and tq4's adaptive 8-bit kernels
+// (multiAccT4B8AVX2I, multiAccT4FB8AVX2I): turboAccRef with, per tile of sub rows, the weights of
+// each accumulator rounded to at most 127 or, where intAccAdaptQ chooses it (t4a8Ratio times its
+// largest |w·s| above their sum), to at most 32767.
+func t4AccAdaptRef(acc []float32, d, nv int, rows []byte, rb, m int, w []float32, ws int, unit float32,
+	sub int, scale func([]byte) float32, level func([]byte, int) int32) (tiles, tiles16 int) {
+	W := make([]int32, sub) // tiles: the tiles, tiles16 the accumulators' tiles with 16-bit weights
+	wd := make([][]float32, 4)
+	for t0 := 0; t0 < m; t0 += sub {
+		t1 := min(t0+sub, m)
+		for h := range wd {
+			wd[h] = make([]float32, t1-t0)
+			for j := t0; j < t1; j++ {
+				wd[h][j-t0] = w[j*ws+h] * scale(rows[j*rb:(j+1)*rb])
+			}
+		}
+		tiles++
+		for h := range wd {
+			q := intAccAdaptQ(wd[h], t4a8Ratio, 127)
+			if q != 127 {
+				tiles16++ // counted per accumulator
+			}
+			tu := intAccRound(wd[h], q, W) * unit
+			for i := 0; i < nv; i++ {
+				var s int32
+				for j := t0; j < t1; j++ {
+					s += W[j-t0] * level(rows[j*rb:(j+1)*rb], i)
+				}
+				a := &acc[h*d+i]
+				*a = float32(math.FMA(float64(float32(s)), float64(tu), float64(*a)))
+			}
+		}
+	}
+	return tiles, tiles16
 }
 
 // TestT4AccB8AVX2Pick checks which AVX2 kernels the turbo tiers and tq4 take where the AVX2
@@ -136,15 +182,27 @@ func TestT4AccB8AVX2Speed(t *testing.T) {
 			for i := range w {
 				w[i] = float32(math.Exp(-4 * rng.Float64()))
 			}
+			// peaky: one weight of each accumulator in 64 rows 64 times the others' largest, so
+			// that turbo4's and tq4's adaptive kernels take every tile through the 16-bit work.
+			peaky := append([]float32(nil), w...)
+			for j := 0; j < call; j += 64 {
+				for h := 0; h < 4; h++ {
+					peaky[4*(j+rng.IntN(64))+h] = 64
+				}
+			}
 			acc := make([]float32, 4*d)
 			reps := max(1, 400*256/total)
-			var ts [2][]float64
+			var ts [3][]float64
 			for round := 0; round < 7; round++ {
-				for i, k := range []accKernel{tc.k16, tc.k8} {
+				for i, k := range []accKernel{tc.k16, tc.k8, tc.k8} {
+					wk := w
+					if i == 2 {
+						wk = peaky
+					}
 					t0 := cputime.Thread()
 					for r := 0; r < reps; r++ {
 						for j0 := 0; j0 < total; j0 += call {
-							k(&acc[0], d, d, &enc[j0*rb], rb, call, &w[0], 16)
+							k(&acc[0], d, d, &enc[j0*rb], rb, call, &wk[0], 16)
 						}
 					}
 					ts[i] = append(ts[i], float64((cputime.Thread()-t0).Nanoseconds())/float64(reps*total))
@@ -152,8 +210,9 @@ func TestT4AccB8AVX2Speed(t *testing.T) {
 			}
 			a0, a1 := minMedianF(ts[0])
 			b0, b1 := minMedianF(ts[1])
-			t.Logf("%-6s rows %7d: 16-bit %.2f / %.2f ns a row (min / median), 8-bit %.2f / %.2f (%.2f×)",
-				tc.f, total, a0, a1, b0, b1, b0/a0)
+			c0, c1 := minMedianF(ts[2])
+			t.Logf("%-6s rows %7d: 16-bit %.2f / %.2f ns a row (min / median), 8-bit %.2f / %.2f (%.2f×), peaky weights %.2f / %.2f (%.2f×)",
+				tc.f, total, a0, a1, b0, b1, b0/a0, c0, c1, c0/a0)
 		}
 	}
 }
@@ -167,7 +226,7 @@ func minMedianF(x []float64) (float64, float64) {
 
 // TestMultiQueryT4B8AVX2 runs the reference checks (checkMulti: values within the integer
 // accumulation's slack, intAccSlack, for AccumulateStep's 2⁻⁸) through turbo4's and tq4's 8-bit
-// kernels, which avx2B8T4 keeps off by default, with it on, across d, query counts and row
+// kernels, with avx2B8T4 on, across d, query counts and row
 // counts around quads and tiles.
 func TestMultiQueryT4B8AVX2(t *testing.T) {
 	if !tq4AVX2Int || hasAVXVNNI || os.Getenv("KVLAB_ACC16") != "" {
