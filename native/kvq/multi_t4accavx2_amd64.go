@@ -131,7 +131,7 @@ func multiAccT2B8AVX2I(acc *float32, d, nv int, rows *byte, rb, m int, w *float3
 // with 32-row tiles (24 seeds) q8_0/turbo4's prompt KL on the outlier copy still +2.2 % ± 0.9.
 // Adapting (t4a8Ratio 4, 24 seeds as above: decode and prompt KL, perplexity, top-1 with the
 // same binary) they moved KL by −0.3 % to +0.5 % (± 0.2–0.7), perplexity by under 0.03 %,
-// top-1 by under 0.4 points, within the noise. With t4a8Ratio 3 outlier
+// top-1 by under 0.4 points, within the noise, so avx2B8T4 is on. With t4a8Ratio 3 outlier
 // turbo4's decode KL moved +1.2 % ± 0.5; with the tile's choice made for all four accumulators
 // at once (3: within ±0.6 %) a query's sums would depend on the others' weights
 // (TestMultiQueryIndependentOfGrouping). Peaks' tiles set apart by the second largest weight
@@ -144,9 +144,12 @@ func multiAccT2B8AVX2I(acc *float32, d, nv int, rows *byte, rb, m int, w *float3
 // with a peak in every tile (all at 16 bits: the 16-bit work and the prepass's sums); the
 // values phase of the decode (TestDecodeBreakdown, three alternations with KVLAB_ACC16=1, min)
 // turbo4 10.05–11.29 → 8.63–8.97 ns a row, tq4 9.77–12.30 → 8.63–8.77.
+// kvlab bench attn --ctx 131072 --heads 32 --kv-heads 8 --head-dim 128 --threads 1,
+// KVLAB_NO_AVX512, alternated with KVLAB_ACC16=1, time / f16's (the quieter of two rounds):
+// turbo4 0.99 → 0.96, tq4 0.98 → 0.92, q8_0/turbo4 0.98 → 0.91.
 var (
 	avx2B8Turbo = true
-	avx2B8T4    = false
+	avx2B8T4    = true
 )
 
 var (
