@@ -49,7 +49,7 @@
 // widened values by its scale in every pass (three multiplies a row step), and widens each
 // 32-value group of the tile once (fp8Grp) into a 4 KiB scratch of f16 the two passes read
 // with VCVTPH2PS, as f16's do its rows, the next group's widening interleaved with the current
-// group's second pass (accFP8), instead of widening 16 values a row step with the extracts and
+// group's two passes (accFP8), instead of widening 16 values a row step with the extracts and
 // conversions twice: ~0.7 of the old kernel's time on rows in cache.
 package main
 
@@ -365,11 +365,19 @@ func acc(f format) string {
 
 // accFP8 writes fp8's accumulate kernel: acc's tiles and passes over the tile's groups widened
 // to f16 in two 4 KiB scratches at 1024(SP) and 5120(SP), 64 bytes a row, alternately: the
-// first group before the passes, each next one by the current group's second pass, one row a
-// row step, so that its integer operations fill the slots the pass's FMAs leave. R12 counts 16
+// first group before the passes, each next one by the current group's two passes, two rows a
+// step, the first pass widening the even rows, the second the odd ones (one row a step each),
+// so that its integer operations fill the slots the passes' FMAs leave. The passes' eight
+// accumulator chains tie them to the FMA latency, 4 cycles a row step: with the whole widening
+// in the second pass (one row a row step, as before) its row steps had more operations than
+// those slots (Zen 4, KVLAB_NO_AVX512=1, rows of 128 values, thread CPU, alternated by call,
+// three runs: 13.5–13.6 → 12.9–13.0 ns a row in cache, 14.2–14.3 → 13.7–13.9 streamed from
+// 2 MiB pages; with no widening at all 11.9 in cache). Each widened row prefetches 32 bytes of
+// the next tile into L1 and of the tile after next into L2 (PREFETCHT1, as acc does; without
+// it the kernel measured 0.1–0.3 ns a row slower streamed, the same in cache). R12 counts 16
 // bytes a row (the prescaled weights at 0(SP)(R12*1), the scratch row at (R12*4)), R15 is its
-// end, AX the row whose next group is widened; the weights' broadcast is Y10, the widening's
-// temporaries Y11, Y13..Y15.
+// end and te-16(SP) that of the pairs of rows, AX the row whose next group is widened, R8 a
+// tile's bytes; the weights' broadcast is Y10, the widening's temporaries Y11, Y13..Y15.
 func accFP8(f format) string {
 	var b strings.Builder
 	n := "ffp8a"
@@ -377,6 +385,9 @@ func accFP8(f format) string {
 	fmt.Fprintf(&b, `	ADDQ DI, R14               // the next tile, prefetched 32 bytes a row step
 	MOVQ AX, R15
 	SHLQ $4, R15               // 16 bytes a row
+	MOVQ R15, AX
+	ANDQ $-32, AX
+	MOVQ AX, te-16(SP)         // the rows' pairs, 32 bytes a pair
 	MOVQ DI, AX
 	MOVQ R9, R8
 	MOVQ d+8(FP), CX
@@ -394,33 +405,56 @@ func accFP8(f format) string {
 	JNE  %[1]s_ws
 	MOVQ DI, AX
 	XORQ R12, R12
+	MOVQ rb+32(FP), R8
+	SHLQ $6, R8                // a tile's bytes: R14 + R8 the tile after next
 %[1]s_dec:
 	PREFETCHT0 (R14)
+	PREFETCHT1 (R14)(R8*1)
 	ADDQ $32, R14
 `, n)
 	b.WriteString(fp8GrpTo("(AX)", "1024(SP)(R12*4)", "1056(SP)(R12*4)", "Y11", "Y13", "Y14", "Y15"))
 	fmt.Fprintf(&b, "\tADDQ rb+32(FP), AX\n\tADDQ $16, R12\n\tCMPQ R12, R15\n\tJNE  %s_dec\n", n)
 	fmt.Fprintf(&b, "\tMOVQ nv+16(FP), R11\n\tSHRQ $5, R11\n\tXORQ BX, BX\n\tMOVQ SI, CX\n")
 	accs := []string{"(CX)", "(CX)(DX*1)", "(CX)(DX*2)", "(CX)(R13*1)"}
-	pass := func(label string, h, cur, next int) {
+	// row writes one row step of pass h over the group at cur, the row at R12 + 16·o.
+	row := func(h, cur, o int) {
+		fmt.Fprintf(&b, "\tVCVTPH2PS %d(SP)(R12*4), Y8\n\tVCVTPH2PS %d(SP)(R12*4), Y9\n", cur+64*o+fp8Slot(2*h), cur+64*o+fp8Slot(2*h+1))
+		for q := 0; q < 4; q++ {
+			fmt.Fprintf(&b, "\tVBROADCASTSS %d(SP)(R12*1), Y10\n\tVFMADD231PS Y10, Y8, Y%d\n\tVFMADD231PS Y10, Y9, Y%d\n", 16*o+4*q, 2*q, 2*q+1)
+		}
+	}
+	// widen widens the next group of the row at AX into the scratch at next, the row at R12 +
+	// 16·o, prefetching 32 bytes of the tiles ahead.
+	widen := func(next, o int) {
+		b.WriteString("\tPREFETCHT0 (R14)\n\tPREFETCHT1 (R14)(R8*1)\n\tADDQ $32, R14\n")
+		b.WriteString(fp8GrpTo("(AX)", fmt.Sprintf("%d(SP)(R12*4)", next+64*o), fmt.Sprintf("%d(SP)(R12*4)", next+64*o+32), "Y11", "Y13", "Y14", "Y15"))
+	}
+	// pass writes pass h over the group at cur, two rows a step (then the odd row left), the
+	// rows of parity par (0, 1; -1: none) widening their next group into next, one a step.
+	pass := func(label string, h, cur, next, par int) {
 		for i, a := range accs {
 			fmt.Fprintf(&b, "\tVMOVUPS %d%s, Y%d\n\tVMOVUPS %d%s, Y%d\n", 64*h, a, 2*i, 64*h+32, a, 2*i+1)
 		}
 		b.WriteString("\tXORQ R12, R12\n")
-		if next >= 0 {
+		if par >= 0 {
 			b.WriteString("\tLEAQ 32(DI)(BX*1), AX\n")
+			if par == 1 {
+				b.WriteString("\tADDQ rb+32(FP), AX\n")
+			}
 		}
-		fmt.Fprintf(&b, "%s:\n", label)
-		fmt.Fprintf(&b, "\tVCVTPH2PS %d(SP)(R12*4), Y8\n\tVCVTPH2PS %d(SP)(R12*4), Y9\n", cur+fp8Slot(2*h), cur+fp8Slot(2*h+1))
-		for q := 0; q < 4; q++ {
-			fmt.Fprintf(&b, "\tVBROADCASTSS %d(SP)(R12*1), Y10\n\tVFMADD231PS Y10, Y8, Y%d\n\tVFMADD231PS Y10, Y9, Y%d\n", 4*q, 2*q, 2*q+1)
+		fmt.Fprintf(&b, "\tCMPQ R12, te-16(SP)\n\tJEQ  %[1]s_e\n%[1]s:\n", label)
+		row(h, cur, 0)
+		if par >= 0 {
+			widen(next, par)
+			b.WriteString("\tADDQ rb+32(FP), AX\n\tADDQ rb+32(FP), AX\n")
 		}
-		if next >= 0 {
-			b.WriteString("\tPREFETCHT0 (R14)\n\tADDQ $32, R14\n")
-			b.WriteString(fp8GrpTo("(AX)", fmt.Sprintf("%d(SP)(R12*4)", next), fmt.Sprintf("%d(SP)(R12*4)", next+32), "Y11", "Y13", "Y14", "Y15"))
-			b.WriteString("\tADDQ rb+32(FP), AX\n")
+		row(h, cur, 1)
+		fmt.Fprintf(&b, "\tADDQ $32, R12\n\tCMPQ R12, te-16(SP)\n\tJNE  %[1]s\n%[1]s_e:\n\tCMPQ R12, R15\n\tJEQ  %[1]s_d\n", label)
+		row(h, cur, 0)
+		if par == 0 {
+			widen(next, 0)
 		}
-		fmt.Fprintf(&b, "\tADDQ $16, R12\n\tCMPQ R12, R15\n\tJNE  %s\n", label)
+		fmt.Fprintf(&b, "%s_d:\n", label)
 		for i, a := range accs {
 			fmt.Fprintf(&b, "\tVMOVUPS Y%d, %d%s\n\tVMOVUPS Y%d, %d%s\n", 2*i, 64*h, a, 2*i+1, 64*h+32, a)
 		}
@@ -428,9 +462,9 @@ func accFP8(f format) string {
 	for k, bufs := range [2][2]int{{1024, 5120}, {5120, 1024}} {
 		g := fmt.Sprintf("%s_g%d", n, k)
 		fmt.Fprintf(&b, "\n%s:\n", g)
-		pass(g+"p0", 0, bufs[0], -1)
 		fmt.Fprintf(&b, "\tCMPQ R11, $1\n\tJEQ  %s_last%d\n", n, k)
-		pass(g+"p1", 1, bufs[0], bufs[1])
+		pass(g+"p0", 0, bufs[0], bufs[1], 0)
+		pass(g+"p1", 1, bufs[0], bufs[1], 1)
 		fmt.Fprintf(&b, "\tADDQ $32, BX\n\tSUBQ $-128, CX\n\tDECQ R11\n")
 		if k == 0 {
 			fmt.Fprintf(&b, "\tJMP  %s_g1\n", n)
@@ -438,7 +472,8 @@ func accFP8(f format) string {
 			fmt.Fprintf(&b, "\tJMP  %s_g0\n", n)
 		}
 		fmt.Fprintf(&b, "%s_last%d:\n", n, k)
-		pass(g+"p1l", 1, bufs[0], -1)
+		pass(g+"p0l", 0, bufs[0], -1, -1)
+		pass(g+"p1l", 1, bufs[0], -1, -1)
 		fmt.Fprintf(&b, "\tJMP  %s_next\n", n)
 	}
 	b.WriteString("\n")
