@@ -119,7 +119,7 @@ func fp8Grp(src string, dst int) string {
 // in cache, 15.8 → 14.5–14.7 streamed; values 14.6–15.1 → 13.2–13.7 in cache, 15.7–16.9 →
 // 14.6–16.2 streamed). The sign taken as 0 > b (VPXOR, VPCMPGTB: one shift fewer) measured the
 // same. With no widening at all (wrong values, the scratch still written) the scores took 11.0
-// and the values 13.9: the values kernel's 16-value passes, eight accumulator chains, bind it.
+// in cache, f16's 10.0.
 func fp8GrpTo(src, d0, d1, hi, t, x, lo string) string {
 	return strings.NewReplacer("HI", hi, "TT", t, "XX", x, "LO", lo, "SRC", src, "D0", d0, "D1", d1).Replace(`	VMOVDQU SRC, XX
 	VPAND ·avx2fB7F(SB), XX, TT
@@ -374,7 +374,11 @@ func acc(f format) string {
 // three runs: 13.5–13.6 → 12.9–13.0 ns a row in cache, 14.2–14.3 → 13.7–13.9 streamed from
 // 2 MiB pages; with no widening at all 11.9 in cache). Each widened row prefetches 32 bytes of
 // the next tile into L1 and of the tile after next into L2 (PREFETCHT1, as acc does; without
-// it the kernel measured 0.1–0.3 ns a row slower streamed, the same in cache). R12 counts 16
+// it the kernel measured 0.1–0.3 ns a row slower streamed, the same in cache). Widening the
+// next tile's first group in the last group's passes, where the first group's widening is a
+// pass of its own, took 13.0 → 11.5 ns a row in cache and 13.9 → 12.5 streamed on 4096-row
+// calls, but nothing in the decode (values 13.0 either way), which calls the kernel a 64-cell
+// page at a time (kvcache.PageCells): one tile a call, no next tile. R12 counts 16
 // bytes a row (the prescaled weights at 0(SP)(R12*1), the scratch row at (R12*4)), R15 is its
 // end and te-16(SP) that of the pairs of rows, AX the row whose next group is widened, R8 a
 // tile's bytes; the weights' broadcast is Y10, the widening's temporaries Y11, Y13..Y15.
