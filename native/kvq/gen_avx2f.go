@@ -378,7 +378,9 @@ func acc(f format) string {
 // next tile's first group in the last group's passes, where the first group's widening is a
 // pass of its own, took 13.0 → 11.5 ns a row in cache and 13.9 → 12.5 streamed on 4096-row
 // calls, but nothing in the decode (values 13.0 either way), which calls the kernel a 64-cell
-// page at a time (kvcache.PageCells): one tile a call, no next tile. R12 counts 16
+// page at a time (kvcache.PageCells): one tile a call, no next tile. Widening the first group
+// in the passes instead (16 values a row step in xmm registers, no scratch) took 0.5 ns a row
+// more in the decode (values 13.4–14.3 → 14.1–14.4). R12 counts 16
 // bytes a row (the prescaled weights at 0(SP)(R12*1), the scratch row at (R12*4)), R15 is its
 // end and te-16(SP) that of the pairs of rows, AX the row whose next group is widened, R8 a
 // tile's bytes; the weights' broadcast is Y10, the widening's temporaries Y11, Y13..Y15.
