@@ -170,6 +170,33 @@ const chunk4B2 = `	LOAD8(CX, Z24, Y24, Z16)
 	TRANSPOSE4
 ` + nibbles4B + tail4 + "\tTRANSPOSE4X\n" + nibbles4B + tail4
 
+// q2kFar is body with each line its loop prefetches (PREFETCHT0, PFGROUPS groups ahead) also
+// prefetched into L2 PFFAR bytes further on (PREFETCHT1): q2k's group flavours for AMD Zen 4
+// (Q2KGZ4, Q2KGPZ4; multiScoresQ2KGZ4VNNI's comment has the measurements).
+func q2kFar(b string) string {
+	const pf = `	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+`
+	const pf2 = `	PREFETCHT0 (AX)
+	PREFETCHT1 PFFAR(AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT1 PFFAR+64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT1 PFFAR+128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT1 PFFAR+192(AX)
+	PREFETCHT0 256(AX)
+	PREFETCHT1 PFFAR+256(AX)
+`
+	if strings.Count(b, pf) != 1 {
+		panic("q2kFar: body changed")
+	}
+	return strings.Replace(b, pf, pf2, 1)
+}
+
 // pairBody is body for chunk4B2's kernels: the loop runs over pairs of chunks (nb even),
 // prefetches each line into L1 as body does and into L2 PFFAR bytes further on, and the row
 // scales are staged by stageV (no stage buffer).
@@ -846,14 +873,23 @@ func main() {
 		}
 	}
 	// q2k's group flavours (multiScoresQ2KGVNNI, multiScoresQ2KGPVNNI): Q2K's and Q2KP's with
-	// q2kNextG.
-	for _, k := range []struct{ name, consts, chunk string }{
-		{"Q2KG", t2Consts, t2chunk},
-		{"Q2KGP", t2Consts + pairSetup, t2chunkP},
+	// q2kNextG; and their Zen 4 flavours (Q2KGZ4, Q2KGPZ4), with q2kFar's L2 prefetches.
+	for _, k := range []struct {
+		name, consts, chunk string
+		far                 bool
+	}{
+		{"Q2KG", t2Consts, t2chunk, false},
+		{"Q2KGP", t2Consts + pairSetup, t2chunkP, false},
+		{"Q2KGZ4", t2Consts, t2chunk, true},
+		{"Q2KGPZ4", t2Consts + pairSetup, t2chunkP, true},
 	} {
 		r := strings.NewReplacer("%NEXTG%", strings.ReplaceAll(q2kNextG, "@", k.name), "@", k.name, "%STAGE%", q2kStage,
 			"%CONSTS%", k.consts, "%CHUNK%", k.chunk, "%SOFF%", "// (q2k has no row scales)", "%STEP%", "16")
-		out.WriteString(r.Replace(body))
+		b := body
+		if k.far {
+			b = q2kFar(body)
+		}
+		out.WriteString(r.Replace(b))
 	}
 	out.WriteString(q2kT())
 	out.WriteString(q2kDigits())

@@ -2064,6 +2064,244 @@ Q2KGP_done:
 	VZEROUPPER
 	RET
 
+// func multiScoresQ2KGZ4VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+TEXT ·multiScoresQ2KGZ4VNNI(SB), NOSPLIT, $0-80
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+48(FP), R9
+	MOVQ m+40(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   Q2KGZ4_done
+	VMOVDQU64 ·turbo2VNNITab(SB), Z20
+	VMOVDQU64 ·turbo2VNNITab+64(SB), Z22
+	VMOVDQU64 ·turbo2VNNITab+128(SB), Z23
+
+Q2KGZ4_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	// The sixteen row scales, lane 4m+g from row 4g+m (past the nb chunks of codes), times
+	// the levels' unit (off[4]), into Z21.
+	MOVQ nb+16(FP), R11
+	// (q2k has no row scales)
+	MOVQ stage+72(FP), SI
+	MOVL $0x3F800000, AX        // q2k: no row scale, 1
+	VPBROADCASTD AX, Z21
+	MOVQ off+64(FP), AX
+	VMULPS.BCST 16(AX), Z21, Z21
+
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ nb+16(FP), R11
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
+	SHLQ $4, AX                // per chunk of codes (a group of rows is at most 16·(16 + 4)
+	IMULQ $PFGROUPS, AX        // bytes per chunk)
+	ADDQ DI, AX
+
+Q2KGZ4_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT1 PFFAR(AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT1 PFFAR+64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT1 PFFAR+128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT1 PFFAR+192(AX)
+	PREFETCHT0 256(AX)
+	PREFETCHT1 PFFAR+256(AX)
+	ADDQ $320, AX
+	LOAD4(CX, Z24, X24)
+	LOAD4(BX, Z25, X25)
+	LOAD4(R14, Z26, X26)
+	LOAD4(R15, Z27, X27)
+	TRANSPOSE4
+	T2GROUP(Z25, Z26)
+	T2GROUP(Z27, Z28)
+	ADDQ $16, CX
+	ADDQ $16, BX
+	ADDQ $16, R14
+	ADDQ $16, R15
+	DECQ R11
+	JNZ  Q2KGZ4_blk
+
+	// score = sum·(s·unit) + offset.
+	MOVQ off+64(FP), AX
+	VBROADCASTSS (AX), Z12
+	VFMADD213PS Z12, Z21, Z8
+	VBROADCASTSS 4(AX), Z12
+	VFMADD213PS Z12, Z21, Z9
+	VBROADCASTSS 8(AX), Z12
+	VFMADD213PS Z12, Z21, Z10
+	VBROADCASTSS 12(AX), Z12
+	VFMADD213PS Z12, Z21, Z11
+
+	SCORES_T
+	MOVQ ostride+56(FP), AX
+	CMPQ AX, $16
+	JNE  Q2KGZ4_strided
+	SCORES_CONTIG
+	JMP  Q2KGZ4_next
+
+Q2KGZ4_strided:
+	SCORES_STRIDED
+
+Q2KGZ4_next:
+	MOVQ ostride+56(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	TESTQ $1, R10
+	JZ   Q2KGZ4_sameg
+	LEAQ (DI)(R8*8), DI        // past the next group's scales
+	MOVQ nb+16(FP), AX
+	SHLQ $8, AX
+	ADDQ AX, dig+0(FP)         // 4d bytes of digits a group
+	MOVQ nb+16(FP), AX
+	IMULQ $192, AX
+	ADDQ AX, aux+8(FP)         // 3d bytes of aux words a group
+
+Q2KGZ4_sameg:
+	DECQ R10
+	JNZ  Q2KGZ4_group
+
+Q2KGZ4_done:
+	VZEROUPPER
+	RET
+
+// func multiScoresQ2KGPZ4VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+TEXT ·multiScoresQ2KGPZ4VNNI(SB), NOSPLIT, $0-80
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+48(FP), R9
+	MOVQ m+40(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   Q2KGPZ4_done
+	VMOVDQU64 ·turbo2VNNITab(SB), Z20
+	VMOVDQU64 ·turbo2VNNITab+64(SB), Z22
+	VMOVDQU64 ·turbo2VNNITab+128(SB), Z23
+	MOVQ rb+32(FP), CX
+	VMOVDQU64 ·t2PairIdx(SB), Z31
+	VPBROADCASTB CX, Z16
+	MOVQ $0xFFFF0000FFFF0000, AX
+	KMOVQ AX, K1
+	VPADDB Z16, Z31, K1, Z31   // rows 1 and 3: rb bytes into their loads
+	MOVQ $0xFFFF, AX
+	SHLQ CX, AX
+	ORQ  $0xFFFF, AX
+	KMOVQ AX, K1               // a row's 16 bytes and the next row's
+
+Q2KGPZ4_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	// The sixteen row scales, lane 4m+g from row 4g+m (past the nb chunks of codes), times
+	// the levels' unit (off[4]), into Z21.
+	MOVQ nb+16(FP), R11
+	// (q2k has no row scales)
+	MOVQ stage+72(FP), SI
+	MOVL $0x3F800000, AX        // q2k: no row scale, 1
+	VPBROADCASTD AX, Z21
+	MOVQ off+64(FP), AX
+	VMULPS.BCST 16(AX), Z21, Z21
+
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ nb+16(FP), R11
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
+	SHLQ $4, AX                // per chunk of codes (a group of rows is at most 16·(16 + 4)
+	IMULQ $PFGROUPS, AX        // bytes per chunk)
+	ADDQ DI, AX
+
+Q2KGPZ4_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT1 PFFAR(AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT1 PFFAR+64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT1 PFFAR+128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT1 PFFAR+192(AX)
+	PREFETCHT0 256(AX)
+	PREFETCHT1 PFFAR+256(AX)
+	ADDQ $320, AX
+	LOAD4P(CX, Z24, X24)
+	LOAD4P(BX, Z25, X25)
+	LOAD4P(R14, Z26, X26)
+	LOAD4P(R15, Z27, X27)
+	TRANSPOSE4
+	T2GROUP(Z25, Z26)
+	T2GROUP(Z27, Z28)
+	ADDQ $16, CX
+	ADDQ $16, BX
+	ADDQ $16, R14
+	ADDQ $16, R15
+	DECQ R11
+	JNZ  Q2KGPZ4_blk
+
+	// score = sum·(s·unit) + offset.
+	MOVQ off+64(FP), AX
+	VBROADCASTSS (AX), Z12
+	VFMADD213PS Z12, Z21, Z8
+	VBROADCASTSS 4(AX), Z12
+	VFMADD213PS Z12, Z21, Z9
+	VBROADCASTSS 8(AX), Z12
+	VFMADD213PS Z12, Z21, Z10
+	VBROADCASTSS 12(AX), Z12
+	VFMADD213PS Z12, Z21, Z11
+
+	SCORES_T
+	MOVQ ostride+56(FP), AX
+	CMPQ AX, $16
+	JNE  Q2KGPZ4_strided
+	SCORES_CONTIG
+	JMP  Q2KGPZ4_next
+
+Q2KGPZ4_strided:
+	SCORES_STRIDED
+
+Q2KGPZ4_next:
+	MOVQ ostride+56(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	TESTQ $1, R10
+	JZ   Q2KGPZ4_sameg
+	LEAQ (DI)(R8*8), DI        // past the next group's scales
+	MOVQ nb+16(FP), AX
+	SHLQ $8, AX
+	ADDQ AX, dig+0(FP)         // 4d bytes of digits a group
+	MOVQ nb+16(FP), AX
+	IMULQ $192, AX
+	ADDQ AX, aux+8(FP)         // 3d bytes of aux words a group
+
+Q2KGPZ4_sameg:
+	DECQ R10
+	JNZ  Q2KGPZ4_group
+
+Q2KGPZ4_done:
+	VZEROUPPER
+	RET
+
 // func multiScoresQ2KT(qs *float32, d int, rows *byte, rb, m int, out *float32, ostride int)
 TEXT ·multiScoresQ2KT(SB), NOSPLIT, $0-56
 	MOVQ rows+16(FP), DI

@@ -270,9 +270,14 @@ func q2kScoresGroups(q *float32, d int, grp *byte, ng int, scratch *float32, out
 		if p > 0 {
 			rows := (*byte)(unsafe.Add(g, 2*d))
 			o := (*float32)(unsafe.Add(unsafe.Pointer(out), done*GroupCells*ostride))
-			if d <= 192 {
+			switch {
+			case d <= 192 && zen4Stream:
+				multiScoresQ2KGPZ4VNNI(dig, aux, d/64, rows, d/4, p*GroupCells, o, ostride, &off[0], nil)
+			case d <= 192:
 				multiScoresQ2KGPVNNI(dig, aux, d/64, rows, d/4, p*GroupCells, o, ostride, &off[0], nil)
-			} else {
+			case zen4Stream:
+				multiScoresQ2KGZ4VNNI(dig, aux, d/64, rows, d/4, p*GroupCells, o, ostride, &off[0], nil)
+			default:
 				multiScoresQ2KGVNNI(dig, aux, d/64, rows, d/4, p*GroupCells, o, ostride, &off[0], nil)
 			}
 		}
@@ -304,6 +309,25 @@ func multiScoresQ2KGVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, 
 
 //go:noescape
 func multiScoresQ2KGPVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
+// multiScoresQ2KGZ4VNNI and multiScoresQ2KGPZ4VNNI are multiScoresQ2KGVNNI and
+// multiScoresQ2KGPVNNI for AMD Zen 4 (zen4Stream), their scores bit for bit
+// (TestQ2KScoresGroups): each line the loop prefetches into L1 (PFGROUPS groups ahead) is
+// also prefetched into L2 PFFAR (16 KiB) further on (gen_tq4vnni.go's q2kFar). On AMD Zen 4
+// (native/attn TestDecodeBreakdown at the bench shape: 131072 cells, 32/8 heads, d 128, one
+// thread, thread CPU time; test binaries alternated, scores ns a row, min/median of the runs'
+// minima): on 2 MiB pages 4.96/5.03 → 4.82/4.88 (lower in 9 of 10), the whole decode
+// 10.34/10.46 → 10.09/10.22; on 4 KiB pages (KVLAB_NO_HUGEPAGES=1) 4.95/5.09 → 4.87/4.89
+// (5 of 5); with the keys in cache first (KVLAB_TOUCH=k) 4.81/4.88 against 4.83/4.90, so the
+// streamed scores now run at their in-cache time. The L2 prefetch 8, 12 or 24 KiB further
+// on: 4.88, 4.91, 5.02 (16 KiB 4.86, old 4.99, eight alternations); 32 KiB 5.53 (old 5.04).
+// Other CPUs keep the kernels without it: not measured there.
+//
+//go:noescape
+func multiScoresQ2KGZ4VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
+//go:noescape
+func multiScoresQ2KGPZ4VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
 
 // q2kQueriesFinite reports whether the four queries q[h·d:] are finite where q2kScores would
 // take the AVX-512 integer path (q2kFiniteAVX512), else true: that path's preparation

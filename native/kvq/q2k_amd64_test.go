@@ -608,8 +608,17 @@ func TestQ2KScoresPipelined(t *testing.T) {
 // separate calls), bit for bit: head dimensions 64 to 256 (batches of 18 to 4 groups), ranges
 // that start and end inside groups and span several batches, query counts 4, 3 and 8, and a
 // group in the middle of a batch whose q' overflows (scored in float, the batch resumed after
-// it), with sentinels past the range's scores.
+// it), with sentinels past the range's scores; with the kernels for AMD Zen 4 (zen4Stream:
+// multiScoresQ2KGZ4VNNI, multiScoresQ2KGPZ4VNNI) and without, on any CPU.
 func TestQ2KScoresGroups(t *testing.T) {
+	defer func(z bool) { zen4Stream = z }(zen4Stream)
+	for _, z4 := range []bool{false, true} {
+		zen4Stream = z4
+		t.Run(fmt.Sprint("zen4Stream=", z4), testQ2KScoresGroups)
+	}
+}
+
+func testQ2KScoresGroups(t *testing.T) {
 	for _, d := range []int{64, 128, 192, 256} {
 		const groups = 23
 		cells := groups*GroupCells + 7
