@@ -1749,7 +1749,11 @@ func p1Regs(s string) string {
 // 7.88/7.94, iq4_nl 8.06 too, q4_1 6.27: not measured why), iq4_nl 5.31–5.47/5.42–5.61 →
 // 5.26–5.28/5.43–5.44; q4_1 ±0.05 (the same distance kept for it); in cache (KVLAB_TOUCH=kv)
 // q4_0 4.82, iq4_nl 5.27: their wait on memory is gone. q8_0 (Z4) and q5_1 within noise
-// either way (4096 to 65536 further), left at the tile after next.
+// either way (4096 to 65536 further), left at the tile after next; measured again (test
+// binaries alternated 8–12 times, values min/median of the runs' minima): q8_0 16 KiB further
+// 6.61/7.28 → 6.61/7.89, 32 KiB 7.18/8.02 → 7.32/7.87; q5_1 16 and 32 KiB 7.27/8.27 →
+// 7.56/8.14 and 7.66/8.04; iq4_nl 16, 48 or 64 KiB in place of 32: 5.41/5.94 → 5.41/6.32,
+// 5.53/6.45, 5.47/6.30. No gain: kept.
 // PREFETCHT0 in place of PREFETCHT1 at the tile after next: q4_0 5.08 → 5.72, q8_0 7.19 →
 // 12.20; no prefetches: q4_0 8.13, q8_0 13.33, q5_1 8.92 against 7.56 (min of six).
 var pfFar = map[string]int{"Q40": 32768, "Q41": 32768, "IQ4NL": 32768}

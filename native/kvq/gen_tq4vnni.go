@@ -157,7 +157,9 @@ const t2chunk = load4 + `	T2GROUP(Z25, Z26)
 // kernels there. The row scales are staged by stageV (which see). The L2 prefetch added to
 // the one-chunk turbo3 and turbo2 kernels (T3P, T2P; 16 or 32 KiB beyond the PREFETCHT0,
 // huge pages, decode, five alternations): turbo3 4.13–4.67 → 4.17–4.85, turbo2 3.48–4.06 →
-// 3.44–4.42, no gain. LOAD4's three inserts as three loads merge-masked into their lanes: in
+// 3.44–4.42, no gain; again with 8 or 16 KiB (ten alternations, scores min/median of the runs'
+// minima): turbo2 3.47/3.50 → 3.42/3.50 and 3.45/3.48, turbo3 4.09/4.14 → 4.05/4.14 and
+// 4.08/4.15, no gain (q2k's group kernels, the same loop, gain: q2kFar). LOAD4's three inserts as three loads merge-masked into their lanes: in
 // cache +0.06 to +0.14, streamed +0.06 to +0.2.
 const chunk4B = load4 + nibbles4B + tail4
 
@@ -395,8 +397,9 @@ const macros = `// PFGROUPS is how many groups of sixteen rows ahead the kernels
 // tq4 5.1 against 4.6, turbo4 5.2 against 4.6).
 #define PFGROUPS 8
 
-// PFFAR is how far beyond their PREFETCHT0 the two-chunk kernels (TQ4B2, T4B2) also prefetch
-// each line into L2 (PREFETCHT1): gen_tq4vnni.go's chunk4B comment has the measurements.
+// PFFAR is how far beyond their PREFETCHT0 the two-chunk kernels (TQ4B2, T4B2) and q2k's Zen 4
+// group kernels (Q2KGZ4, Q2KGPZ4) also prefetch each line into L2 (PREFETCHT1): gen_tq4vnni.go's
+// chunk4B comment and q2k_amd64.go's multiScoresQ2KGZ4VNNI have the measurements.
 #define PFFAR 16384
 
 // CHAIN1 adds code vector c times the four query bytes at offset off of each of the four

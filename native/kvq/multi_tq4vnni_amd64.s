@@ -17,8 +17,9 @@
 // tq4 5.1 against 4.6, turbo4 5.2 against 4.6).
 #define PFGROUPS 8
 
-// PFFAR is how far beyond their PREFETCHT0 the two-chunk kernels (TQ4B2, T4B2) also prefetch
-// each line into L2 (PREFETCHT1): gen_tq4vnni.go's chunk4B comment has the measurements.
+// PFFAR is how far beyond their PREFETCHT0 the two-chunk kernels (TQ4B2, T4B2) and q2k's Zen 4
+// group kernels (Q2KGZ4, Q2KGPZ4) also prefetch each line into L2 (PREFETCHT1): gen_tq4vnni.go's
+// chunk4B comment and q2k_amd64.go's multiScoresQ2KGZ4VNNI have the measurements.
 #define PFFAR 16384
 
 // CHAIN1 adds code vector c times the four query bytes at offset off of each of the four

@@ -13,6 +13,11 @@
 // sums: 4096 rows of 128 values, four queries, in cache 6.44–6.68 → 6.36–6.51 ns a row (min,
 // six runs; lower in four), but native/attn TestDecodeBreakdown at the bench shape (131072
 // cells, streamed, ten alternations) scores median of mins 6.90 → 7.12, higher in eight of ten.
+// The Zen 4 flavour's prefetches (PREFETCHT1) 6, 8, 12 or 16 groups ahead in place of 4, with
+// the rows on 2 MiB pages (the same decode test, 6 and 10 alternations, scores min/median of
+// the runs' minima): 6.82/7.18 → 6.69/6.86, 6.67/6.78, 6.69/6.90 (first round); 6.67/6.79 →
+// 6.62/6.75 at 8 and 6.67/6.78 at 16 (second): within noise (with the keys in cache first,
+// KVLAB_TOUCH=kv, 6.57–6.89: it no longer waits on memory), kept at PFGROUPS.
 
 	MOVQ rows+32(FP), R9       // the group's first row
 	MOVQ rb+40(FP), R8
