@@ -157,59 +157,75 @@ func t2Chunk(vnni bool) string {
 }
 
 // q2kChunkAVX2 is t2Chunk's plain AVX2 flavour for q2k (multiScoresQ2KAVX2I), with the same
-// int32 group dots by fewer operations. turboInts2 are 9 times l = {−10, −3, 3, 10}, so
-// VPMADDUBSW can take l + 10 (0, 7, 13, 20: Y12 holds them, q2kAVX2U) as its unsigned operand
-// and the query's digits Q as they are as the signed one, with no VPABSB and no VPSIGNB: a pair
-// sum is at most 2·20·127 = 5080 in magnitude, so the four code vectors of a half group add up
-// in int16 (VPADDW, at most 20320 < 2¹⁵: nothing saturates or wraps) before one VPMADDWD by
-// ones widens them into the query's int32 chain, which starts at −10·ΣQ (aux words 8..11,
-// q2kDigitsAVX2): Σ (l + 10)·Q − 10·ΣQ = Σ l·Q, and 8x + x of that is Σ Q·L exactly, the dot
-// t2Chunk forms, so the scores are the same bit for bit. The four float sums live in the 32
-// stage words (R13) instead of Y8..Y11, which hold the int16 sums. Per code vector VPSHUFB and
-// four of VPMADDUBSW and VPADDW, where t2Chunk takes VPSHUFB, VPABSB and four of VPSIGNB,
-// VPMADDUBSW, VPMADDWD and VPADDD. Measured on Zen 4 under KVLAB_NO_AVX512 (thread CPU, d 128,
-// four queries, TestQ2KDecodeSplit, alternated, three runs): the cells 9.21–9.22 ns a cell with
-// t2Chunk, 7.96 with l signed and the int16 sums (VPABSB, VPSIGNB), 6.80–6.82 so; the scores
-// (preparation and cells) 11.83–11.88 → 9.59–9.62.
+// int32 group dots by fewer operations: t2ChunkAVX2's route with the digits as q2kDigitsAVX2
+// leaves them (not widened: q2k's digits change every group of 32 cells, where turbo2's serve a
+// whole call). turboInts2 are 9 times l = {−10, −3, 3, 10}, so VPMADDUBSW takes l + 10 (0, 7,
+// 13, 20: Y12 holds them, q2kAVX2U) as its unsigned operand and the query's digits Q as they
+// are (|Q| ≤ 127) as the signed one: a pair sum is at most 2·20·127 = 5080 in magnitude, and
+// the four code vectors of a half group add up in int16 (VPADDW, at most 20320 < 2¹⁵: nothing
+// saturates or wraps) before one VPMADDWD by ones widens them. Per group the eight code
+// vectors are looked up once into Y0..Y7 (the second group's dwords wait in the stage words,
+// R13) and the queries go one after another, each digit dword broadcast (VPBROADCASTD) into
+// the register its product goes to. The offset and the factor 9 are applied in float32 where
+// S = Σ (l + 10)·Q (|S| ≤ 32·20·127) is converted: 9·S − 90·ΣQ, with −90·ΣQ a float32 in aux
+// words 8..11 (q2kDigitsAVX2), all whole numbers below 2²⁴, so the FMA forms Σ Q·L exactly, the
+// dot t2Chunk forms, and the group's FMA adds it times the query's scale to the sum in
+// Y8..Y11 as t2Chunk does: the scores are the same bit for bit. Per (code vector, query)
+// VPBROADCASTD, VPMADDUBSW and VPADDW; per code vector VPSHUFB once for the four queries.
+// Measured on Zen 4 under KVLAB_NO_AVX512 (thread CPU, d 128, four queries, min of five
+// alternated runs of TestQ2KDecodeSplit), against the earlier route (the code vectors looked
+// up per run of four and the queries side by side, the chains in int32 from −10·ΣQ times 9 by
+// a shift and an add, the float sums in the stage words): the cells 6.81 → 6.37 ns a cell in
+// cache, 6.78 → 6.32 streamed; the scores (preparation and cells) 9.67 → 9.21 in cache, 9.83
+// → 9.35 streamed; attn's TestDecodeBreakdown (131072 rows, min of 14 alternations) scores
+// 9.90 → 9.34 ns a row, the whole decode 18.57 → 17.88. Before it (same test, three runs):
+// 9.21–9.22 with t2Chunk, 7.96 with l signed and the int16 sums (VPABSB, VPSIGNB), 6.80–6.82
+// with the earlier route.
 func q2kChunkAVX2() string {
 	var b strings.Builder
 	w := func(f string, a ...any) { fmt.Fprintf(&b, "\t"+f+"\n", a...) }
 	loadRows(&b)
+	w("VMOVDQU Y2, (R13)")
+	w("VMOVDQU Y3, 32(R13)")
 	for g := 0; g < 2; g++ {
-		for h := 0; h < 4; h++ {
-			w("VPBROADCASTD %d(DX), Y%d // −10·ΣQ", 32+4*h, 4+h)
+		if g == 1 {
+			w("VMOVDQU (R13), Y0")
+			w("VMOVDQU 32(R13), Y1")
 		}
-		for k := 2 * g; k < 2*g+2; k++ {
-			for h := 0; h < 4; h++ {
-				w("VPXOR Y%d, Y%d, Y%d", 8+h, 8+h, 8+h)
-			}
+		// Code vector 4e + t (code t of the dwords in Y(e)) into Y(cv[4e+t]).
+		cv := []int{2, 3, 4, 5, 6, 7, 0, 1}
+		for e := 0; e < 2; e++ {
 			for t := 0; t < 4; t++ {
 				if t == 0 {
-					w("VPAND ·t2AVX2Mask3(SB), Y%d, Y13", k)
+					w("VPAND ·t2AVX2Mask3(SB), Y%d, Y13", e)
 				} else {
-					w("VPSRLW $%d, Y%d, Y13", 2*t, k)
+					w("VPSRLW $%d, Y%d, Y13", 2*t, e)
 					w("VPAND ·t2AVX2Mask3(SB), Y13, Y13")
 				}
-				w("VPSHUFB Y13, Y12, Y14 // l + 10")
-				for h := 0; h < 4; h++ {
-					w("VPBROADCASTD %d(SI), Y13", 16*(k%2)+4*t+32*h)
-					w("VPMADDUBSW Y13, Y14, Y13")
-					w("VPADDW Y13, Y%d, Y%d", 8+h, 8+h)
-				}
-			}
-			for h := 0; h < 4; h++ {
-				w("VPMADDWD ·avx2Ones16(SB), Y%d, Y%d", 8+h, 8+h)
-				w("VPADDD Y%d, Y%d, Y%d", 8+h, 4+h, 4+h)
+				w("VPSHUFB Y13, Y12, Y%d // l + 10", cv[4*e+t])
 			}
 		}
 		for h := 0; h < 4; h++ {
-			w("VPSLLD $3, Y%d, Y13", 4+h)
-			w("VPADDD Y13, Y%d, Y%d // 9·Σ Q·l = Σ Q·L", 4+h, 4+h)
-			w("VCVTDQ2PS Y%d, Y%d", 4+h, 4+h)
-			w("VBROADCASTSS %d(DX), Y13", 4*h)
-			w("VMOVUPS %d(R13), Y14", 32*h)
-			w("VFMADD231PS Y13, Y%d, Y14", 4+h)
-			w("VMOVUPS Y14, %d(R13)", 32*h)
+			for half, acc := range []int{14, 15} {
+				for t := 0; t < 4; t++ {
+					off := 16*half + 4*t + 32*h
+					if t == 0 {
+						w("VPBROADCASTD %d(SI), Y%d", off, acc)
+						w("VPMADDUBSW Y%d, Y%d, Y%d", acc, cv[4*half+t], acc)
+						continue
+					}
+					w("VPBROADCASTD %d(SI), Y13", off)
+					w("VPMADDUBSW Y13, Y%d, Y13", cv[4*half+t])
+					w("VPADDW Y13, Y%d, Y%d", acc, acc)
+				}
+				w("VPMADDWD ·avx2Ones16(SB), Y%d, Y%d", acc, acc)
+			}
+			w("VPADDD Y15, Y14, Y14 // S = Σ (l + 10)·Q")
+			w("VCVTDQ2PS Y14, Y14")
+			w("VBROADCASTSS %d(DX), Y13 // −90·ΣQ", 32+4*h)
+			w("VFMADD231PS ·t2AVX2K(SB), Y14, Y13 // 9·S − 90·ΣQ = Σ Q·L")
+			w("VBROADCASTSS %d(DX), Y14", 4*h)
+			w("VFMADD231PS Y14, Y13, Y%d", 8+h)
 		}
 		w("ADDQ $128, SI")
 		w("ADDQ $96, DX")
@@ -663,8 +679,8 @@ func stage(f32 bool) string {
 // quantized per 32-channel block as vnniQuant quantizes them (the same float32 operations:
 // q' = q·scale, m = max|q'|, s = m/127, inv = 127/m, Q = round(q'·inv) to nearest even; a
 // block with s < 2⁻¹²⁶ all zero), the digits in t2AVX2Perm's order for the turbo2 AVX2
-// kernels, the aux words they read (s, −10·ΣQ in words 8..11 for the plain flavour, −128·ΣQ
-// for the AVX-VNNI one) and inv in words 4..7 (which they do not read); false where a q' is not
+// kernels, the aux words they read (s, −90·ΣQ as float32s in words 8..11 for the plain
+// flavour, −128·ΣQ for the AVX-VNNI one) and inv in words 4..7 (which they do not read); false where a q' is not
 // finite.
 //
 // Two blocks go a pass, their eight (query, block) pairs side by side, so that the maxima's
@@ -787,13 +803,11 @@ q2kd_blk:
 	b.WriteString(`	VPERM2I128 $0x20, Y15, Y14, Y0
 	VPERM2I128 $0x31, Y15, Y14, Y1
 	VPADDD Y1, Y0, Y0          // ΣQ
-	VPSLLD $1, Y0, Y2
-	VPSLLD $3, Y0, Y3
-	VPADDD Y3, Y2, Y2          // 10·ΣQ
+	VCVTDQ2PS Y0, Y2
+	VMULPS ·t2AVX2K+32(SB), Y2, Y2 // −90·ΣQ, exact (multiScoresQ2KAVX2I's offset)
 	VPSLLD $7, Y0, Y0
 	VPXOR Y1, Y1, Y1
 	VPSUBD Y0, Y1, Y0          // −128·ΣQ
-	VPSUBD Y2, Y1, Y2          // −10·ΣQ (multiScoresQ2KAVX2I's chains start there)
 	VMOVDQU X0, 48(DX)
 	VEXTRACTI128 $1, Y0, 144(DX)
 	VMOVDQU X2, 32(DX)
@@ -902,10 +916,9 @@ func main() {
 			table, grp = "VBROADCASTI128 ·q2kAVX2U(SB), Y12", t2ChunkAVX2()
 			init += "\n\tMOVQ stage+72(FP), R13"
 		}
-		if k.name == "Q2KAVX2I" { // the sums in the stage words (q2kChunkAVX2)
+		if k.name == "Q2KAVX2I" { // the second group's codes in the stage words (q2kChunkAVX2)
 			table, grp = "VBROADCASTI128 ·q2kAVX2U(SB), Y12", q2kChunkAVX2()
-			init = "MOVQ stage+72(FP), R13\n\tVPXOR Y8, Y8, Y8\n\tVMOVUPS Y8, (R13)\n\tVMOVUPS Y8, 32(R13)\n\tVMOVUPS Y8, 64(R13)\n\tVMOVUPS Y8, 96(R13)"
-			fini = "\tVMOVUPS (R13), Y8\n\tVMOVUPS 32(R13), Y9\n\tVMOVUPS 64(R13), Y10\n\tVMOVUPS 96(R13), Y11\n"
+			init += "\n\tMOVQ stage+72(FP), R13"
 		}
 		r := strings.NewReplacer("@", k.name, "%TABLE%", table, "%GROUP%", grp, "%STAGE%", stg, "%PF%", pf, "%STEP%", step,
 			"%INIT%", init, "%FINI%", fini)

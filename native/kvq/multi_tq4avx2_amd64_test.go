@@ -403,3 +403,85 @@ func TestQ2KDigitsAVX2(t *testing.T) {
 		}
 	}
 }
+
+// TestQ2KAVX2Extremes checks q2k's plain AVX2 kernel (q2kScoresInt without avx512) where its
+// int16 sums are largest: cells of the extreme levels only (l + 10 = 20 on every value, or 0)
+// against queries whose every digit is +127 or −127 (constant per block), so that a half
+// group's int16 sum reaches ±4·2·20·127 = ±20320 and S = Σ (l + 10)·Q ±32·20·127, with mixed
+// and random cells and queries beside them; the scores must equal the exact integer dots' (within
+// the float rounding, 1e-5 of their magnitude) and, where the CPU has the AVX-512 VNNI kernel,
+// its scores bit for bit.
+func TestQ2KAVX2Extremes(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2, FMA and F16C")
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, d := range []int{64, 128, 192, 256} {
+		gb := int(Q2KGroupBytes(d))
+		grp := make([]byte, gb)
+		for c := 0; c < d; c++ {
+			binary.LittleEndian.PutUint16(grp[2*c:], 0x3C00) // scale 1
+		}
+		rb := d / 4
+		for j := 0; j < GroupCells; j++ {
+			cell := grp[2*d+j*rb : 2*d+(j+1)*rb]
+			for i := range cell {
+				switch j % 4 {
+				case 0:
+					cell[i] = 0xFF // code 3 everywhere: l + 10 = 20
+				case 1:
+					cell[i] = 0x00 // code 0: l + 10 = 0
+				case 2:
+					cell[i] = byte(0xFF * (i % 2)) // 20 and 0 by turns
+				default:
+					cell[i] = byte(rng.Uint32())
+				}
+			}
+		}
+		q := make([]float32, 4*d)
+		for c := 0; c < d; c++ {
+			q[c], q[d+c] = 1, -1 // every digit +127, −127
+			q[2*d+c] = float32(1 - 2*(c/32%2))
+			q[3*d+c] = float32(rng.NormFloat64())
+		}
+		code := func(j, c int) int { return int(grp[2*d+j*rb+c/4] >> (2 * (c % 4)) & 3) }
+		for _, m := range []int{32, 13} {
+			got := make([]float32, 4*m)
+			var s [4 * q2kMultiMaxDim]float32
+			if !q2kScoresInt(false, &q[0], d, &grp[0], &grp[2*d], m, &s[0], &got[0], 16, false) {
+				t.Fatal("q2kScoresInt (AVX2): false")
+			}
+			for j := 0; j < m; j++ {
+				for h := 0; h < 4; h++ {
+					var score, mag float64
+					for b := 0; b < d/32; b++ {
+						sc, Q := vnniQuant((*[32]float32)(q[h*d+32*b:]), 1)
+						var dot, abs int64
+						for i, v := range Q {
+							p := int64(v) * int64(turboInts2[code(j, 32*b+i)])
+							dot += p
+							abs += max(p, -p)
+						}
+						score += float64(sc) * float64(dot) * float64(turboUnit2)
+						mag += float64(sc) * float64(abs) * float64(turboUnit2)
+					}
+					if g := float64(got[4*j+h]); math.Abs(g-score) > 1e-5*mag {
+						t.Fatalf("d %d cell %d query %d: %g, exact %g", d, j, h, g, score)
+					}
+				}
+			}
+			if !hasVNNIBW || !hasVBMI {
+				continue
+			}
+			want := make([]float32, 4*m)
+			if !q2kScoresInt(true, &q[0], d, &grp[0], &grp[2*d], m, &s[0], &want[0], 16, false) {
+				t.Fatal("q2kScoresInt (AVX-512): false")
+			}
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("d %d m %d [%d]: %g, AVX-512 %g", d, m, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}

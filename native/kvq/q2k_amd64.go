@@ -83,8 +83,9 @@ func q2kDigitsAVX2(q *float32, d int, grp *byte, dig *byte, aux *uint32) bool
 // multiScoresQ2KAVX2I and multiScoresQ2KAVXVNNI are multiScoresT2AVX2I and
 // multiScoresT2AVXVNNI for cells without a row scale (every row scale 1), their scores bit for
 // bit; multiScoresQ2KAVX2I forms the group dots by q2k's own chunk (gen_tq4avx2.go,
-// q2kChunkAVX2), reads aux words 8..11 (−10·ΣQ, which q2kDigitsAVX2 writes) and keeps its sums
-// in stage (32 words).
+// q2kChunkAVX2: turbo2's plain route, t2ChunkAVX2, on digits not widened), reads aux words
+// 8..11 (−90·ΣQ as float32s, which q2kDigitsAVX2 writes) and keeps the second group of each
+// chunk's codes in stage (16 of its 32 words).
 //
 //go:noescape
 func multiScoresQ2KAVX2I(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
