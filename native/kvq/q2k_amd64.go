@@ -74,6 +74,15 @@ var q2kAVX2U = func() (t [16]byte) {
 	return t
 }()
 
+// q2kAVX2UHi is q2kAVX2U by the upper two bits of a nibble: the level of the nibble's second
+// code (q2kChunkAVX2 looks up two codes a nibble).
+var q2kAVX2UHi = func() (t [16]byte) {
+	for k := range t {
+		t[k] = byte(turboInts2[k>>2]/9 + 10)
+	}
+	return t
+}()
+
 // q2kDigitsAVX2 is q2kDigitsAVX512 for the AVX2 kernels: the same digits in t2AVX2Perm's order
 // within each 32-channel block (gen_tq4avx2.go).
 //
