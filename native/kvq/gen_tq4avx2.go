@@ -177,6 +177,10 @@ func t2Chunk(vnni bool) string {
 // operations and 4 lookups a dword vector where a shift and a mask a code took 7 and 4:
 // TestQ2KDecodeSplit's cells 6.37 → 6.07 ns a cell in cache, scores 8.67 → 8.38 (Zen 4,
 // KVLAB_NO_AVX512, min of five alternated runs).
+// Tried and not paying (same measure): the rows not transposed (a row pair's vector against
+// per-chunk digit patterns, dword k of pattern t the digits of code t of the chunk's dword k,
+// written per group by a pass over the digits; VPHADDD and VSHUFPS sort the dots to rows): the
+// cells 6.05 → 5.90 ns a cell, the scores 8.36 → 8.46 with the patterns' pass.
 // Measured on Zen 4 under KVLAB_NO_AVX512 (thread CPU, d 128, four queries, min of five
 // alternated runs of TestQ2KDecodeSplit), against the earlier route (the code vectors looked
 // up per run of four and the queries side by side, the chains in int32 from −10·ΣQ times 9 by
