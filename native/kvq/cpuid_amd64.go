@@ -22,7 +22,8 @@ var amdFamily = func() uint32 {
 
 // zen4Stream reports the CPUs whose q8_0 AVX-512 kernels prefetch into L2 (PREFETCHT1), not L1:
 // AMD family 0x19, whose AVX-512 parts are Zen 4 (32 KiB L1D). Their flavours
-// (multiScoresQ80Z4VNNI, multiAccQ80Z4INT and multiAccQ80Z4TwoINT, prefetching as far ahead)
+// (multiScoresQ80Z4VNNI where AVX-512 VBMI2 is present too (q80Z4Scores), multiAccQ80Z4INT and
+// multiAccQ80Z4TwoINT, prefetching as far ahead)
 // give the same results bit for bit. Measured on a Zen 4 (EPYC Genoa; 4096 rows of 128 values,
 // 4 queries, thread CPU time, the flavours interleaved, 11 rounds, median; streamed: rows past
 // the caches, 96 MiB; two runs): values 14.5–15.9 -> 9.9–12.1 ns a row streamed, 7.6–7.7 ->

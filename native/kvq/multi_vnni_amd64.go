@@ -377,8 +377,9 @@ func vnniDigits(dig []byte, aux []uint32, q []float32, d, nb, nd int) {
 }
 
 // q80Z4Scores reports the CPUs where q8_0's two-digit scores may take multiScoresQ80Z4VNNI (on
-// zen4Stream): AVX-512 VBMI2, which every Zen 4 has, for its VPSHLDD.
-var q80Z4Scores = cpu.X86.HasAVX512VBMI2
+// zen4Stream): AVX-512 VBMI2, which every Zen 4 has, for its VPSHLDD (hidden with VBMI by the
+// KVLAB_NO_AVX512VBMI and KVLAB_NO_AVX512VNNI switches).
+var q80Z4Scores = cpu.X86.HasAVX512VBMI2 && isa.AVX512VBMI
 
 // q80ShldAux writes into each of the nb blocks' aux words (vnniDigits, two digits) what
 // multiScoresQ80Z4VNNI's one chain a query takes from them, in words 4..11 (q4_0's and q5_0's
@@ -615,7 +616,7 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 		} else if !vnniDigitsAVX512(&dig[0], &aux[0], &qh[0], d, nb, nd) {
 			vnniDigits(dig, aux, qh, d, nb, nd) // a non-finite value: the reference says what to do
 		}
-		if kind == vnniQ8_0 && nd == 2 && bq == nil {
+		if kind == vnniQ8_0 && nd == 2 && bq == nil && zen4Stream && q80Z4Scores {
 			q80ShldAux(aux, nb)
 		}
 		if mu != nil {

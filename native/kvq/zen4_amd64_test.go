@@ -20,6 +20,9 @@ func TestQ80Zen4Matches(t *testing.T) {
 	if !hasVNNI || !intAcc() {
 		t.Skip("no AVX-512 VNNI kernels here")
 	}
+	if !q80Z4Scores {
+		t.Skip("no AVX-512 VBMI2 (multiScoresQ80Z4VNNI's VPSHLDD)")
+	}
 	rng := rand.New(rand.NewPCG(91, 92))
 	randRows := func(rows, nb int) []byte {
 		rb := 34 * nb
