@@ -12,8 +12,8 @@ const AccumulateTile = 64
 //   - 2⁻¹⁶ where the values accumulate through the int16-weight integer kernels (each w·d off by
 //     about 2⁻¹⁶ of the largest in its 64-row tile and block: multi_intacc_amd64.go, on AVX2
 //     CPUs multi_avx2intacc_amd64.go; a turbo tier's or tq4's w·s: multi_turboacc_amd64.go, on
-//     AVX2 CPUs with AVX-VNNI, and for turbo4 and tq4 on the others, multi_t4accavx2_amd64.go;
-//     and every integer kernel under isa.Acc16);
+//     AVX2 CPUs with AVX-VNNI, and for turbo4 and tq4 on the others under isa.Acc16,
+//     multi_t4accavx2_amd64.go; and every integer kernel under isa.Acc16);
 //   - 2⁻⁹ where the turbo tiers' and tq4's AVX-512 kernels take unsigned 8-bit weights (M/510,
 //     multi_turboacc_amd64.go), and q5_1's on AVX-512 VBMI and BITALG CPUs (intAcc8q51 in
 //     multi_intacc_amd64.go; q5_0's there too where q5W8 chooses them, intAcc8q51) and on AVX2
@@ -21,8 +21,9 @@ const AccumulateTile = 64
 //   - 2⁻⁸ where q4_0's, q4_1's and iq4_nl's take signed 8-bit weights (M/254: intAcc8 in
 //     multi_intacc_amd64.go; q4_0's and q4_1's VPMADDUBSW kernels on AVX2 CPUs,
 //     multi_avx2intacc_amd64.go; turbo2's and turbo3's on AVX2 CPUs without AVX-VNNI, and
-//     turbo4's and tq4's where avx2B8T4 chooses them, but for a softmax peak's tiles, which keep int16 weights, multi_t4accavx2_amd64.go), and where fp8's accumulate with bf16 weights (each w·scale
-//     off by at most 2⁻⁸ of itself, multi_fp8bf16_amd64.go);
+//     turbo4's and tq4's where avx2B8T4 chooses them, but for a softmax peak's tiles, which
+//     keep int16 weights, multi_t4accavx2_amd64.go), and where fp8's accumulate with bf16
+//     weights (each w·scale off by at most 2⁻⁸ of itself, multi_fp8bf16_amd64.go);
 //   - 0 where they accumulate in float32.
 //
 // Tests of code built on the codecs widen their float32 tolerances by it.

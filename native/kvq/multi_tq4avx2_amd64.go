@@ -153,10 +153,6 @@ var t3AVX2Ints = func() (t [16]byte) {
 	return t
 }()
 
-// t3AVX2Permute writes the n vectors of d values of src (d a multiple of 32) into dst in
-// t3AVX2Perm's order within each 32-value group.
-func t3AVX2Permute(dst, src []float32, n, d int) { avx2Permute(&t3AVX2Perm, dst, src, n, d) }
-
 // turbo2's AVX2 scores kernels (gen_tq4avx2.go's t2Chunk) read each 32-value group's codes in
 // the order t2AVX2Perm: position 16h + 4t + b holds value 16h + 4b + t (code t of byte b of
 // the half's dword), permuted as turbo3's.
