@@ -73,6 +73,21 @@
 	VMULPS.BCST (4*h)(DX), Z24, b; \
 	VFMADD231PS b, a, acc
 
+// CHAINQ1 adds code vector c times the four query bytes at offset off of each of the four
+// queries' digit rows (query h at h·32) into query h's one chain, Z12+h.
+#define CHAINQ1(c, off) \
+	VPDPBUSD.BCST off(SI), c, Z12; \
+	VPDPBUSD.BCST off+32(SI), c, Z13; \
+	VPDPBUSD.BCST off+64(SI), c, Z14; \
+	VPDPBUSD.BCST off+96(SI), c, Z15
+
+// FINISHQ1 converts query h's one chain a (its exact int32 dot) and adds it, times the query's
+// block scale (4h(DX)) and the rows' block scales (Z24), to acc; b is scratch.
+#define FINISHQ1(a, b, h, acc) \
+	VCVTDQ2PS a, a; \
+	VMULPS.BCST (4*h)(DX), Z24, b; \
+	VFMADD231PS b, a, acc
+
 // FINISHES1 finishes the four queries of a one-digit block into the scores Z8..Z11.
 #define FINISHES1 \
 	VCVTPH2PS (R13), Z24; \
@@ -1244,11 +1259,24 @@ TEXT ·multiScoresQ80OneVNNI(SB), NOSPLIT, $48-80
 #undef Q80PF
 
 // func multiScoresQ80OneZ4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
-// multiScoresQ80OneVNNI prefetching into L2 (PREFETCHT1), as multiScoresQ80Z4VNNI.
+// multiScoresQ80OneVNNI prefetching into L2 (PREFETCHT1), as multiScoresQ80Z4VNNI, with one
+// chain a query (Q80ONE1: CHAINQ1, FINISHQ1), started at −128·ΣQ and eight VPDPBUSD deep, in
+// place of two (four VPXORD and four VPADDD a block fewer, the same int32 sums, so the same
+// scores bit for bit). Four chains of latency 4 still issue one VPDPBUSD a cycle on Zen 4.
+// Measured on AMD Zen 4 (shared 2 vCPUs, load ~3.5–4.5, thread CPU time, alternated),
+// two chains → one: TestVNNIQ8OneSpeed (4096 rows of 128 values, 4 queries, ns a row, min,
+// 8 runs) in cache 4.36–4.45 → 4.25–4.31 (lower in all 8), streamed 6.65–8.39 → 5.94–7.33
+// (lower in 7); native/attn TestDecodeBreakdown (q8_0, 131072 cells on 2 MiB pages, 25
+// alternations, scores ns a cell, min/median of the runs' minima) 5.14/5.35 → 5.01/5.25,
+// lower in 15 of 25 (median difference −0.06). multiScoresQ80OneVNNI keeps two chains: on
+// Intel (instruction tables: VPDPBUSD zmm latency 5, one a cycle) four chains of latency 5
+// would not keep the multiply port busy; not measured there.
 TEXT ·multiScoresQ80OneZ4VNNI(SB), NOSPLIT, $48-80
 #define Q80PF PREFETCHT1
 #define Q80ONE
+#define Q80ONE1
 #include "multi_vnni_q80_amd64.h"
+#undef Q80ONE1
 #undef Q80ONE
 #undef Q80PF
 

@@ -1,6 +1,7 @@
 // The body of the q8_0 scores kernels (multi_vnni_amd64.s: multiScoresQ80VNNI and its Zen 4
 // flavour multiScoresQ80Z4VNNI), included once for each with Q80PF the prefetch instruction;
-// with Q80ONE defined, the one-digit kernels (multiScoresQ80OneVNNI, multiScoresQ80OneZ4VNNI).
+// with Q80ONE defined, the one-digit kernels (multiScoresQ80OneVNNI, multiScoresQ80OneZ4VNNI),
+// and with Q80ONE1 as well (multiScoresQ80OneZ4VNNI) one chain a query in place of two.
 // With Q80SHLD defined (multiScoresQ80Z4VNNI), each query's two digits go through one chain
 // (CHAINH, VPSHLDD, CHAINL, FINISHS) in place of two (CHAIN2, FINISH2).
 // The TEXT line gives the frame $48: five locals, cnt (blocks left of the group), grp (groups
@@ -121,6 +122,26 @@ vnniQ80_staged:
 	VPXORD Z31, Z28, Z7
 
 #ifdef Q80ONE
+#ifdef Q80ONE1
+	// One chain a query (Q80ONE1): started at −128·ΣQ, eight VPDPBUSD deep.
+	VPBROADCASTD 48(DX), Z12
+	VPBROADCASTD 52(DX), Z13
+	VPBROADCASTD 56(DX), Z14
+	VPBROADCASTD 60(DX), Z15
+	CHAINQ1(Z0, 0)
+	CHAINQ1(Z1, 4)
+	CHAINQ1(Z2, 8)
+	CHAINQ1(Z3, 12)
+	CHAINQ1(Z4, 16)
+	CHAINQ1(Z5, 20)
+	CHAINQ1(Z6, 24)
+	CHAINQ1(Z7, 28)
+	VCVTPH2PS (R13), Z24       // the rows' block scales
+	FINISHQ1(Z12, Z16, 0, Z8)
+	FINISHQ1(Z13, Z17, 1, Z9)
+	FINISHQ1(Z14, Z18, 2, Z10)
+	FINISHQ1(Z15, Z19, 3, Z11)
+#else
 	VPBROADCASTD 48(DX), Z12   // −128·ΣQ: the codes' offset (one digit: aux[12+h])
 	VPBROADCASTD 52(DX), Z13
 	VPBROADCASTD 56(DX), Z14
@@ -135,6 +156,7 @@ vnniQ80_staged:
 	FINISH1(Z13, Z17, 1, Z9)
 	FINISH1(Z14, Z18, 2, Z10)
 	FINISH1(Z15, Z19, 3, Z11)
+#endif
 #else
 #ifdef Q80SHLD
 	// One chain a query: the high digit's products from X (aux[4+h]: q80ShldAux), shifted up
