@@ -1270,7 +1270,11 @@ TEXT ·multiScoresQ80OneVNNI(SB), NOSPLIT, $48-80
 // alternations, scores ns a cell, min/median of the runs' minima) 5.14/5.35 → 5.01/5.25,
 // lower in 15 of 25 (median difference −0.06). multiScoresQ80OneVNNI keeps two chains: on
 // Intel (instruction tables: VPDPBUSD zmm latency 5, one a cycle) four chains of latency 5
-// would not keep the multiply port busy; not measured there.
+// would not keep the multiply port busy; not measured there. Not kept (same harness, against
+// this kernel): LOAD4's inserts by LOAD4Y's route (two 256-bit inserts and a 512-bit one, as
+// q4_0's Z4 flavours), in cache 4.26–4.40 → 4.21–4.34 (lower in 4 of 4), streamed 6.19–7.35
+// → 5.83–6.86, but the decode's scores (load ~3.5, 32 alternations) min/median of the runs'
+// minima 5.20/6.38 → 5.37/6.43, lower in 17 of 32: within noise.
 TEXT ·multiScoresQ80OneZ4VNNI(SB), NOSPLIT, $48-80
 #define Q80PF PREFETCHT1
 #define Q80ONE
