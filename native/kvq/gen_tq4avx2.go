@@ -265,7 +265,11 @@ func q2kChunkAVX2() string {
 // 7.51 streamed; attn's TestDecodeBreakdown (131072 rows, three alternations) scores 9.89 →
 // 6.93, the whole decode 19.15 → 16.23. Of that, the q2k route alone (t2Chunk's layout, the
 // sums in memory) gave 8.0 in cache, the sums in registers 7.4, the widened digits 6.9 (kvq
-// kernel alone).
+// kernel alone). The codes are looked up two a nibble as q2kChunkAVX2 looks them up (3
+// operations a dword vector where a shift and a mask a code took 7: 8 fewer a group of eight
+// rows): TestMultiQueryStreamSpeed scores 6.98/7.02 → 6.61/6.68 ns a row in cache (min/median
+// of five alternations), 7.19/7.28 → 6.78/6.88 streamed; attn's TestDecodeBreakdown scores
+// 6.67–6.74 → 6.38–6.58 (min of each of three alternations; Zen 4, KVLAB_NO_AVX512).
 func t2ChunkAVX2() string {
 	var b strings.Builder
 	w := func(f string, a ...any) { fmt.Fprintf(&b, "\t"+f+"\n", a...) }
@@ -277,17 +281,17 @@ func t2ChunkAVX2() string {
 			w("VMOVDQU (R13), Y0")
 			w("VMOVDQU 32(R13), Y1")
 		}
-		// Code vector 4e + t (code t of the dwords in Y(e)) into Y(cv[4e+t]).
+		// Code vector 4e + t (code t of the dwords in Y(e)) into Y(cv[4e+t]), two codes a
+		// nibble as q2kChunkAVX2 looks them up: codes 0 and 1 from the low nibbles (Y12: the
+		// level of the nibble's low code, Y15: of its high one), 2 and 3 from the high nibbles.
 		cv := []int{2, 3, 4, 5, 6, 7, 0, 1}
+		w("VBROADCASTI128 ·q2kAVX2UHi(SB), Y15")
 		for e := 0; e < 2; e++ {
+			w("VPAND ·avx2Nib(SB), Y%d, Y13", e)
+			w("VPSRLW $4, Y%d, Y14", e)
+			w("VPAND ·avx2Nib(SB), Y14, Y14")
 			for t := 0; t < 4; t++ {
-				if t == 0 {
-					w("VPAND ·t2AVX2Mask3(SB), Y%d, Y13", e)
-				} else {
-					w("VPSRLW $%d, Y%d, Y13", 2*t, e)
-					w("VPAND ·t2AVX2Mask3(SB), Y13, Y13")
-				}
-				w("VPSHUFB Y13, Y12, Y%d // l + 10", cv[4*e+t])
+				w("VPSHUFB Y%d, Y%d, Y%d // l + 10", 13+t/2, 12+3*(t%2), cv[4*e+t])
 			}
 		}
 		for h := 0; h < 4; h++ {
