@@ -322,8 +322,9 @@ func TestQ2KScoresRangeMultiAVX2Int(t *testing.T) {
 
 // TestQ2KDigitsAVX2 checks q2kDigitsAVX2 against vnniDigits of the scaled queries, bit for bit
 // (the digits in t2AVX2Perm's order, and the aux words the kernels read: the scales and
-// −128·ΣQ), on groups with a block of zero scales, a query block of zeros and subnormal
-// products, and that a non-finite scaled query reports false; and, where the CPU has the
+// −90·ΣQ and −128·ΣQ), on groups with a block of zero scales, negative scales, a query block
+// of zeros and subnormal products, and that a non-finite scaled query (∞·0 included) reports
+// false; and, where the CPU has the
 // AVX-512 VNNI kernel, that q2kScoresInt's scores without avx512 are its scores with it bit for bit.
 func TestQ2KDigitsAVX2(t *testing.T) {
 	if !hasAVX2 {
@@ -336,6 +337,9 @@ func TestQ2KDigitsAVX2(t *testing.T) {
 		grp := append([]byte(nil), h.Groups()[:Q2KGroupBytes(d)]...)
 		for c := 32; c < 64; c++ { // a block of zero scales
 			binary.LittleEndian.PutUint16(grp[2*c:], 0)
+		}
+		for c := 0; c < 16; c++ { // negative scales
+			binary.LittleEndian.PutUint16(grp[2*c:], binary.LittleEndian.Uint16(grp[2*c:])|0x8000)
 		}
 		q := gaussianRows(rng, 4, d, 1)
 		clear(q[d : d+32])                   // query 1's first block
@@ -362,17 +366,27 @@ func TestQ2KDigitsAVX2(t *testing.T) {
 			}
 		}
 		for b := 0; b < nb; b++ {
-			for _, w := range []int{0, 1, 2, 3, 12, 13, 14, 15} {
-				if g, x := aux[b*vnniAuxWords+w], wantAux[b*vnniAuxWords+w]; g != x {
+			for _, w := range []int{0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15} {
+				x := wantAux[b*vnniAuxWords+w]
+				if w >= 8 && w < 12 { // −90·ΣQ (the plain flavour's) from −128·ΣQ
+					x = math.Float32bits(float32(int32(wantAux[b*vnniAuxWords+w+4])/-128) * -90)
+				}
+				if g := aux[b*vnniAuxWords+w]; g != x {
 					t.Fatalf("d %d: block %d aux word %d = %#x, vnniDigits %#x", d, b, w, g, x)
 				}
 			}
 		}
-		for _, bad := range []float32{float32(math.Inf(1)), float32(math.NaN())} {
+		// Non-finite queries of either sign, and ∞ against a zero scale (∞·0: a NaN with its
+		// sign bit set).
+		for _, bad := range []struct {
+			i int
+			v float32
+		}{{4*d - 1, float32(math.Inf(1))}, {4*d - 1, float32(math.Inf(-1))}, {4*d - 1, float32(math.NaN())},
+			{d + 5, -float32(math.NaN())}, {3*d + 40, float32(math.Inf(1))}, {2*d + 33, float32(math.Inf(-1))}} {
 			qb := append([]float32(nil), q...)
-			qb[3*d+d-1] = bad
+			qb[bad.i] = bad.v
 			if q2kDigitsAVX2(&qb[0], d, &grp[0], &dig[0], &aux[0]) {
-				t.Errorf("d %d: true with a query value %g", d, bad)
+				t.Errorf("d %d: true with query value %d %g", d, bad.i, bad.v)
 			}
 		}
 		if !hasVNNIBW || !hasVBMI {
