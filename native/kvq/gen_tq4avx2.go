@@ -707,6 +707,12 @@ func stage(f32 bool) string {
 // not saturate. The first pass takes the maxima (q' formed once), the second forms q' again,
 // times inv from aux, and the digits and their sums. Measured on AMD Zen 5 (thread CPU time, in cache, best of
 // 300 interleaved runs of 1000 calls): 69 ns a group of d = 128, where one pair a chain took 147.
+// Tried and not paying (Zen 4, KVLAB_NO_AVX512, TestQ2KDecodeSplit, min of each of five to six
+// alternated runs): the first pass's maxima as |q|·|scale| (|q| formed once a
+// q2kScoresGroupsAVX2 call into the scratch's second buffer, the scales' magnitudes 4 VANDPS a
+// block where the products' took 16, VPMAXUD and one VPAND of the maxima so that ∞·0's NaN,
+// sign bit set, still fails): the preparation alone 2.46–2.48 → 2.39–2.41 ns a cell in cache,
+// but the scores 8.36–8.40 → 8.39–8.53 in cache, 8.45–8.66 → 8.53–8.68 streamed.
 func q2kDigitsAVX2Text() string {
 	var b strings.Builder
 	w := func(f string, a ...any) { fmt.Fprintf(&b, "\t"+f+"\n", a...) }
