@@ -248,8 +248,8 @@ func q2kChunkAVX2() string {
 // held in registers and the queries taken one after another: per group the eight code vectors
 // are looked up once into Y0..Y7 (the second group's dwords wait in the stage words, R13),
 // and per query the first product of each run of four starts its int16 sum, which one
-// VPMADDWD by ones widens. The offset and the levels' factor 9 are applied in float32 where
-// the sums are converted: 9·S − 90·ΣQ (S = Σ (l + 10)·Q, at most 32·20·127 in magnitude, and
+// VPMADDWD widens (by 9s: see the end). The offset and the levels' factor 9 were first applied
+// in float32 where the sums are converted: 9·S − 90·ΣQ (S = Σ (l + 10)·Q, at most 32·20·127 in magnitude, and
 // 90·ΣQ are whole numbers below 2²⁴, so the FMA forms Σ Q·L exactly, the float32 t2Chunk
 // converts; ΣQ is the aux word 20 + h), and the group's FMA adds it times the query's scale
 // to the sum in Y8..Y11 as t2Chunk does, so the scores stay the same bit for bit. The query
@@ -269,7 +269,16 @@ func q2kChunkAVX2() string {
 // operations a dword vector where a shift and a mask a code took 7: 8 fewer a group of eight
 // rows): TestMultiQueryStreamSpeed scores 6.98/7.02 → 6.61/6.68 ns a row in cache (min/median
 // of five alternations), 7.19/7.28 → 6.78/6.88 streamed; attn's TestDecodeBreakdown scores
-// 6.67–6.74 → 6.38–6.58 (min of each of three alternations; Zen 4, KVLAB_NO_AVX512).
+// 6.67–6.74 → 6.38–6.58 (min of each of three alternations; Zen 4, KVLAB_NO_AVX512). The factor
+// 9 and the offset are applied in int32 before the conversion, not by an FMA after it: the
+// VPMADDWD that widens the int16 sums takes 9s (t2AVX2Nine16) where it took ones, so the two
+// halves add to 9·S (at most 9·81280 in magnitude), and t2AVX2Widen leaves −90·ΣQ as int32s
+// for a VPADDD memory operand: 9·S − 90·ΣQ is the same whole number below 2²⁴, converted
+// exactly, so the scores stay the same bit for bit; a VPADDD where an FMA took a multiply pipe,
+// per (query, group). TestMultiQueryStreamSpeed scores 6.62/6.70 → 6.40/6.51 ns a row in cache
+// (min/median of six alternations), 6.81/6.93 → 6.56/6.74 streamed; attn's TestDecodeBreakdown
+// scores lower in each of four alternations (6.63 → 6.21 the quietest pair; Zen 4,
+// KVLAB_NO_AVX512).
 func t2ChunkAVX2() string {
 	var b strings.Builder
 	w := func(f string, a ...any) { fmt.Fprintf(&b, "\t"+f+"\n", a...) }
@@ -305,12 +314,11 @@ func t2ChunkAVX2() string {
 					w("VPMADDUBSW %d(SI), Y%d, Y13", off, cv[4*half+t])
 					w("VPADDW Y13, Y%d, Y%d", acc, acc)
 				}
-				w("VPMADDWD ·avx2Ones16(SB), Y%d, Y%d", acc, acc)
+				w("VPMADDWD ·t2AVX2Nine16(SB), Y%d, Y%d", acc, acc)
 			}
-			w("VPADDD Y15, Y14, Y14 // S = Σ (l + 10)·Q")
-			w("VCVTDQ2PS Y14, Y14")
-			w("VMOVUPS %d(SI), Y13 // −90·ΣQ", 1024+32*h)
-			w("VFMADD231PS ·t2AVX2K(SB), Y14, Y13 // 9·S − 90·ΣQ = Σ Q·L")
+			w("VPADDD Y15, Y14, Y14 // 9·S, S = Σ (l + 10)·Q")
+			w("VPADDD %d(SI), Y14, Y14 // 9·S − 90·ΣQ = Σ Q·L", 1024+32*h)
+			w("VCVTDQ2PS Y14, Y13")
 			w("VBROADCASTSS %d(DX), Y14", 4*h)
 			w("VFMADD231PS Y14, Y13, Y%d", 8+h)
 		}
@@ -953,7 +961,8 @@ func main() {
 }
 
 // t2WidenText writes t2AVX2Widen: per block, each dword of the digits broadcast to 32 bytes,
-// then −90·ΣQ of each query (float32(ΣQ), aux word 20 + h, times −90: exact) eight times.
+// then −90·ΣQ of each query (float32(ΣQ), aux word 20 + h, times −90: exact) eight times, as
+// int32s.
 const t2WidenText = `
 // func t2AVX2Widen(dig *byte, aux *uint32, dst *byte, nb int)
 TEXT ·t2AVX2Widen(SB), NOSPLIT, $0-32
@@ -986,10 +995,14 @@ t2w_loop:
 	VMULPS ·t2AVX2K+32(SB), Y1, Y1
 	VMULPS ·t2AVX2K+32(SB), Y2, Y2
 	VMULPS ·t2AVX2K+32(SB), Y3, Y3
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS Y3, 96(DI)
+	VCVTPS2DQ Y0, Y0
+	VCVTPS2DQ Y1, Y1
+	VCVTPS2DQ Y2, Y2
+	VCVTPS2DQ Y3, Y3
+	VMOVDQU Y0, (DI)
+	VMOVDQU Y1, 32(DI)
+	VMOVDQU Y2, 64(DI)
+	VMOVDQU Y3, 96(DI)
 	ADDQ $128, DI
 	ADDQ $96, DX
 	DECQ CX

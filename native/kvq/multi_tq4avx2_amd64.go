@@ -182,7 +182,7 @@ func t2AVX2Wide() bool { return !hasVNNIBW && !hasAVXVNNI }
 
 // t2AVX2Widen writes the digits of nb blocks (dig, aux) widened for multiScoresT2AVX2I into dst
 // (1152·nb bytes): per block each dword of the digits 8 times over (each a VPMADDUBSW operand),
-// then for each query −90·ΣQ (from the aux word 20 + h) 8 times over, as float32s.
+// then for each query −90·ΣQ (from the aux word 20 + h) 8 times over, as int32s.
 //
 //go:noescape
 func t2AVX2Widen(dig *byte, aux *uint32, dst *byte, nb int)
@@ -193,6 +193,10 @@ func floatBytes(b []float32) *byte { return (*byte)(unsafe.Pointer(&b[0])) }
 // t2AVX2K is 9 (eight times), then −90 (eight times): the plain turbo2 kernel's and
 // t2AVX2Widen's factors (t2ChunkAVX2 in gen_tq4avx2.go).
 var t2AVX2K = [16]float32{9, 9, 9, 9, 9, 9, 9, 9, -90, -90, -90, -90, -90, -90, -90, -90}
+
+// t2AVX2Nine16 is 9 as sixteen int16s: the plain turbo2 kernel's VPMADDWD factor, which forms
+// 9·S in int32 (t2ChunkAVX2).
+var t2AVX2Nine16 = [16]int16{9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9}
 
 // avx2Permute writes the n vectors of d values of src (d a multiple of 32) into dst in perm's
 // order within each 32-value group.
