@@ -163,10 +163,10 @@ func t2Chunk(vnni bool) string {
 // 13, 20: Y12 holds them, q2kAVX2U) as its unsigned operand and the query's digits Q as they
 // are (|Q| ≤ 127) as the signed one: a pair sum is at most 2·20·127 = 5080 in magnitude, and
 // the four code vectors of a half group add up in int16 (VPADDW, at most 20320 < 2¹⁵: nothing
-// saturates or wraps) before one VPMADDWD by ones widens them. Per group the eight code
+// saturates or wraps) before one VPMADDWD (by 9s: see the end) widens them. Per group the eight code
 // vectors are looked up once into Y0..Y7 (the second group's dwords wait in the stage words,
 // R13) and the queries go one after another, each digit dword broadcast (VPBROADCASTD) into
-// the register its product goes to. The offset and the factor 9 are applied in float32 where
+// the register its product goes to. The offset and the factor 9 were first applied in float32 where
 // S = Σ (l + 10)·Q (|S| ≤ 32·20·127) is converted: 9·S − 90·ΣQ, with −90·ΣQ a float32 in aux
 // words 8..11 (q2kDigitsAVX2), all whole numbers below 2²⁴, so the FMA forms Σ Q·L exactly, the
 // dot t2Chunk forms, and the group's FMA adds it times the query's scale to the sum in
@@ -189,7 +189,13 @@ func t2Chunk(vnni bool) string {
 // → 9.35 streamed; attn's TestDecodeBreakdown (131072 rows, min of 14 alternations) scores
 // 9.90 → 9.34 ns a row, the whole decode 18.57 → 17.88. Before it (same test, three runs):
 // 9.21–9.22 with t2Chunk, 7.96 with l signed and the int16 sums (VPABSB, VPSIGNB), 6.80–6.82
-// with the earlier route.
+// with the earlier route. As t2ChunkAVX2 now does, the factor 9 and the offset are applied
+// in int32 before the conversion (VPMADDWD by 9s, t2AVX2Nine16; −90·ΣQ an int32 aux word,
+// VPBROADCASTD and VPADDD where VBROADCASTSS and an FMA were): the same whole number below
+// 2²⁴, converted exactly, so the same scores bit for bit. TestQ2KDecodeSplit (Zen 4,
+// KVLAB_NO_AVX512, min of each of six alternations): the cells 6.03–6.07 → 5.82–5.83 ns a cell
+// in cache, the scores 8.33–8.38 → 8.17–8.21 in cache, 8.40–8.56 → 8.22–8.43 streamed; attn's
+// TestDecodeBreakdown scores 8.45 → 8.25 ns a row in the quietest of four alternations.
 func q2kChunkAVX2() string {
 	var b strings.Builder
 	w := func(f string, a ...any) { fmt.Fprintf(&b, "\t"+f+"\n", a...) }
@@ -227,12 +233,12 @@ func q2kChunkAVX2() string {
 					w("VPMADDUBSW Y13, Y%d, Y13", cv[4*half+t])
 					w("VPADDW Y13, Y%d, Y%d", acc, acc)
 				}
-				w("VPMADDWD ·avx2Ones16(SB), Y%d, Y%d", acc, acc)
+				w("VPMADDWD ·t2AVX2Nine16(SB), Y%d, Y%d", acc, acc)
 			}
-			w("VPADDD Y15, Y14, Y14 // S = Σ (l + 10)·Q")
-			w("VCVTDQ2PS Y14, Y14")
-			w("VBROADCASTSS %d(DX), Y13 // −90·ΣQ", 32+4*h)
-			w("VFMADD231PS ·t2AVX2K(SB), Y14, Y13 // 9·S − 90·ΣQ = Σ Q·L")
+			w("VPADDD Y15, Y14, Y14 // 9·S, S = Σ (l + 10)·Q")
+			w("VPBROADCASTD %d(DX), Y13 // −90·ΣQ", 32+4*h)
+			w("VPADDD Y13, Y14, Y14 // 9·S − 90·ΣQ = Σ Q·L")
+			w("VCVTDQ2PS Y14, Y13")
 			w("VBROADCASTSS %d(DX), Y14", 4*h)
 			w("VFMADD231PS Y14, Y13, Y%d", 8+h)
 		}
@@ -700,7 +706,7 @@ func stage(f32 bool) string {
 // quantized per 32-channel block as vnniQuant quantizes them (the same float32 operations:
 // q' = q·scale, m = max|q'|, s = m/127, inv = 127/m, Q = round(q'·inv) to nearest even; a
 // block with s < 2⁻¹²⁶ all zero), the digits in t2AVX2Perm's order for the turbo2 AVX2
-// kernels, the aux words they read (s, −90·ΣQ as float32s in words 8..11 for the plain
+// kernels, the aux words they read (s, −90·ΣQ as int32s in words 8..11 for the plain
 // flavour, −128·ΣQ for the AVX-VNNI one) and inv in words 4..7 (which they do not read); false where a q' is not
 // finite.
 //
@@ -831,7 +837,8 @@ q2kd_blk:
 	VPERM2I128 $0x31, Y15, Y14, Y1
 	VPADDD Y1, Y0, Y0          // ΣQ
 	VCVTDQ2PS Y0, Y2
-	VMULPS ·t2AVX2K+32(SB), Y2, Y2 // −90·ΣQ, exact (multiScoresQ2KAVX2I's offset)
+	VMULPS ·t2AVX2K+32(SB), Y2, Y2 // −90·ΣQ, exact
+	VCVTPS2DQ Y2, Y2           // as int32 (multiScoresQ2KAVX2I's offset)
 	VPSLLD $7, Y0, Y0
 	VPXOR Y1, Y1, Y1
 	VPSUBD Y0, Y1, Y0          // −128·ΣQ

@@ -369,7 +369,7 @@ func TestQ2KDigitsAVX2(t *testing.T) {
 			for _, w := range []int{0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15} {
 				x := wantAux[b*vnniAuxWords+w]
 				if w >= 8 && w < 12 { // −90·ΣQ (the plain flavour's) from −128·ΣQ
-					x = math.Float32bits(float32(int32(wantAux[b*vnniAuxWords+w+4])/-128) * -90)
+					x = uint32(int32(wantAux[b*vnniAuxWords+w+4]) / -128 * -90)
 				}
 				if g := aux[b*vnniAuxWords+w]; g != x {
 					t.Fatalf("d %d: block %d aux word %d = %#x, vnniDigits %#x", d, b, w, g, x)

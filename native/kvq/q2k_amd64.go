@@ -93,7 +93,7 @@ func q2kDigitsAVX2(q *float32, d int, grp *byte, dig *byte, aux *uint32) bool
 // multiScoresT2AVXVNNI for cells without a row scale (every row scale 1), their scores bit for
 // bit; multiScoresQ2KAVX2I forms the group dots by q2k's own chunk (gen_tq4avx2.go,
 // q2kChunkAVX2: turbo2's plain route, t2ChunkAVX2, on digits not widened), reads aux words
-// 8..11 (−90·ΣQ as float32s, which q2kDigitsAVX2 writes) and keeps the second group of each
+// 8..11 (−90·ΣQ as int32s, which q2kDigitsAVX2 writes) and keeps the second group of each
 // chunk's codes in stage (16 of its 32 words).
 //
 //go:noescape
