@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/kvlab/kvlab/native/attn"
 	"github.com/kvlab/kvlab/native/kvq"
@@ -633,5 +634,80 @@ func TestPagedScoresNoQueries(t *testing.T) {
 	}
 	if multi == 0 {
 		t.Fatal("no paged store offers multi-query scores: the test checks nothing")
+	}
+}
+
+// TestPagePoolSlabs: the pages a pool allocates are cut from slabs one after another, zeroed
+// and apart; a slab holds at most slabBytes and never more pages than the budget lets the pool
+// allocate, so that a pool that has allocated every page its budget holds has no slab left
+// over; and Allocated counts the pages cut, not the slab.
+func TestPagePoolSlabs(t *testing.T) {
+	cfg := Config{Layers: 2, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, Pair: mustPair(t, "q8_0/q4_0"), MaxCells: 1 << 20}
+	probe, err := NewPagePool(cfg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb := probe.PageBytes()
+	for _, pages := range []int{1, 3, int(slabBytes/pb) - 1, int(slabBytes/pb) + 5, 2*int(slabBytes/pb) + 1} {
+		pool, err := NewPagePool(cfg, probe.FixedBytes()+int64(pages)*pb+pb/2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pool.MaxPages(); got != pages {
+			t.Fatalf("MaxPages %d, want %d", got, pages)
+		}
+		pt, err := newPageTable(pool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []int32
+		pool.mu.Lock()
+		for i := range pages {
+			id, err := pt.allocLocked()
+			ids = append(ids, id)
+			if err != nil {
+				pool.mu.Unlock()
+				t.Fatalf("%d pages: page %d: %v", pages, i, err)
+			}
+			page := pool.data[id]
+			if int64(len(page)) != pb || int64(cap(page)) != pb {
+				t.Fatalf("%d pages: page %d has len %d cap %d, want %d", pages, i, len(page), cap(page), pb)
+			}
+			if !bytes.Equal(page, make([]byte, pb)) {
+				t.Fatalf("%d pages: page %d is not zeroed", pages, i)
+			}
+			if held := int64(len(pool.data)) + int64(len(pool.slab))/pb; held > int64(pages) {
+				t.Fatalf("%d pages: after page %d the pool holds %d pages and a slab of %d more", pages, i, len(pool.data), len(pool.slab)/int(pb))
+			}
+			if int64(len(pool.slab))+pb > slabBytes && int64(len(pool.slab)) > 0 {
+				t.Fatalf("%d pages: a slab of more than %d bytes", pages, slabBytes)
+			}
+			page[0], page[pb-1] = 1, 1 // pages apart: no write shows in another page
+			if i > 0 {
+				prev := pool.data[id-1]
+				if prev[pb-1] != 1 || prev[0] != 1 {
+					t.Fatalf("%d pages: page %d overlaps page %d", pages, i, i-1)
+				}
+				if i%int(slabBytes/pb) != 0 && uintptr(unsafe.Pointer(&prev[0]))+uintptr(pb) != uintptr(unsafe.Pointer(&page[0])) {
+					t.Fatalf("%d pages: page %d does not follow page %d in its slab", pages, i, i-1)
+				}
+			}
+		}
+		if len(pool.slab) != 0 {
+			t.Fatalf("%d pages: every page of the budget taken and %d bytes of slab left", pages, len(pool.slab))
+		}
+		pool.mu.Unlock()
+		if st := pool.Stats(); st.Allocated != pages || st.Used != pages || st.Free != 0 {
+			t.Fatalf("%d pages: stats %+v", pages, st)
+		}
+		pool.mu.Lock()
+		for _, id := range ids {
+			pool.decrefLocked(id)
+		}
+		pool.mu.Unlock()
+		pt.release()
+		if st := pool.Stats(); st.Allocated != pages || st.Used != 0 || st.Free != pages {
+			t.Fatalf("%d pages, all given back: stats %+v", pages, st)
+		}
 	}
 }
