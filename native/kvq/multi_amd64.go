@@ -73,6 +73,13 @@ func multiScoresF16AVX512(q *float32, d, nv int, rows *byte, rb, m int, out *flo
 //go:noescape
 func multiAccF16AVX512(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 
+// multiAccF16AVX512PF is multiAccF16AVX512 over at most one tile of 64 rows, prefetching the
+// rows pf1 bytes from rows into L1 and those pf3 bytes from rows into L2 (multi_amd64.s)
+// instead of the tiles that follow in memory: accF16Runs.
+//
+//go:noescape
+func multiAccF16AVX512PF(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf1, pf3 int)
+
 //go:noescape
 func multiScoresQ80AVX512(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
 

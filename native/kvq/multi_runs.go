@@ -30,3 +30,29 @@ func DotManyMultiRuns(c Codec, q []float32, n int, runs [][]byte, out []float32)
 		base += m
 	}
 }
+
+// AccumulateManyMultiRuns is c's AccumulateManyMulti over the rows of several runs (the pages
+// of a paged cache): w holds n weights a row, runs[0]'s rows first, then runs[1]'s, and so
+// on, len(w)/n rows in all, and acc n accumulators of Dim values. Every accumulator gets the
+// sums that AccumulateManyMulti over each run in turn adds, bit for bit. Where a kernel takes
+// the runs (f16 on the AVX-512 kernels, four accumulators a call: accRuns) its prefetches
+// follow the runs instead of running past each run's end; otherwise each run's rows are
+// prefetched (Prefetch) as the one before it starts.
+func AccumulateManyMultiRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) {
+	if n <= 0 || accRuns(c, acc, n, w, runs) {
+		return
+	}
+	rb := c.RowBytes()
+	base := 0
+	for i, rows := range runs {
+		m := len(rows) / rb
+		if m == 0 {
+			continue
+		}
+		if i+1 < len(runs) {
+			Prefetch(runs[i+1])
+		}
+		accumulateManyMulti(c, acc, n, w[base*n:(base+m)*n], rows[:m*rb])
+		base += m
+	}
+}

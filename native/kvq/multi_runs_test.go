@@ -94,3 +94,70 @@ func checkRuns(t *testing.T, rng *rand.Rand, c Codec, lens []int) {
 		}
 	}
 }
+
+// TestAccumulateManyMultiRuns checks AccumulateManyMultiRuns against AccumulateManyMulti over
+// each run in turn, bit for bit, and that it writes nothing past the n accumulators: every
+// format with rows (f16 at 128, 64 and 96 values, and rows of 80 and 16), one to three groups
+// of four accumulators and counts that are not a multiple of four, runs of lengths around the
+// kernels' tiles (one empty, one longer than a tile: the per-run path). (TestAccRunsKernel: f16 takes the
+// kernel path where it exists.)
+func TestAccumulateManyMultiRuns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	for _, f := range Formats() {
+		if f.Grouped() {
+			continue
+		}
+		dims := []int{128, 80}
+		if f == F16 {
+			dims = []int{128, 64, 96, 80, 16}
+		}
+		for _, d := range dims {
+			c, err := NewCodec(f, d, CodecOptions{Seed: 3, Head: 1})
+			if err != nil {
+				continue
+			}
+			for _, lens := range [][]int{{64, 17, 0, 16, 3, 64, 1, 31}, {64, 64, 64, 64, 64}, {5}, {64, 65, 2}} {
+				t.Run(fmt.Sprintf("%s/d%d/%v", f, d, lens), func(t *testing.T) { checkAccRuns(t, rng, c, lens) })
+			}
+		}
+	}
+}
+
+func checkAccRuns(t *testing.T, rng *rand.Rand, c Codec, lens []int) {
+	d, rb := c.Dim(), c.RowBytes()
+	var runs [][]byte
+	total := 0
+	for _, m := range lens {
+		run := make([]byte, m*rb) // each run its own allocation, as a cache's pages are
+		src := outlierRows(rng, m, d)
+		for j := 0; j < m; j++ {
+			c.Encode(run[j*rb:(j+1)*rb], src[j*d:(j+1)*d])
+		}
+		runs = append(runs, run)
+		total += m
+	}
+	for _, n := range []int{1, 3, 4, 8, 12} {
+		w := gaussianRows(rng, total, n, 0.1)
+		start := gaussianRows(rng, n, d, 1)
+		const sentinel = 12345.5
+		want := append(append([]float32(nil), start...), sentinel)
+		got := append(append([]float32(nil), start...), sentinel)
+		base := 0
+		for _, run := range runs {
+			m := len(run) / rb
+			if m > 0 {
+				accumulateManyMulti(c, want[:n*d], n, w[base*n:(base+m)*n], run)
+			}
+			base += m
+		}
+		AccumulateManyMultiRuns(c, got[:n*d], n, w, runs)
+		if got[n*d] != sentinel {
+			t.Fatalf("n=%d: wrote past the accumulators", n)
+		}
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n=%d: acc[%d] = %v, per run %v", n, i, got[i], want[i])
+			}
+		}
+	}
+}

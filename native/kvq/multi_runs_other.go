@@ -1,0 +1,6 @@
+//go:build !amd64 || purego
+
+package kvq
+
+// accRuns has no kernel path here (multi_runs_amd64.go).
+func accRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool { return false }
