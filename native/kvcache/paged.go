@@ -575,17 +575,33 @@ func (s *pagedStore) Accumulate(acc []float32, w []float32, lo int) {
 	s.runs(lo, len(w), func(rs attn.RowStore, o, off, n int) { rs.Accumulate(acc, w[off:off+n], o) })
 }
 
-// AccumulateMulti is attn.MultiValues: a call per page, each after a kvq.Prefetch of the next
-// page's rows, which the accumulate kernels' own prefetches (of the rows that follow a tile in
-// memory) miss.
+// AccumulateMulti is attn.MultiValues. The pages' rows go to kvq.AccumulateManyMultiRuns up to
+// runBatch pages a call: f16's AVX-512 kernel then prefetches the next pages' rows rather
+// than the memory that follows a page's rows (another head's), and other codecs get each
+// page's rows prefetched (kvq.Prefetch) as the page before starts; every sum is the one a call
+// per page gives, bit for bit.
 func (s *pagedStore) AccumulateMulti(acc []float32, n int, w []float32, lo int) {
-	m := len(w) / n
-	s.runs(lo, m, func(rs attn.RowStore, o, off, k int) {
-		if next := off + k; next < m {
-			kvq.Prefetch(s.rows(lo+next, min(m-next, PageCells)))
+	if n <= 0 {
+		return
+	}
+	rb := s.Codec.RowBytes()
+	buf := runBufs.Get().(*[runBatch][]byte)
+	k, first := 0, 0 // the batch's pages and its first row in w
+	s.runs(lo, len(w)/n, func(rs attn.RowStore, o, off, m int) {
+		rows := rs.Data[o*rb : (o+m)*rb]
+		if k == runBatch {
+			kvq.Prefetch(rows) // the batch's kernels prefetch no further than its last page
+			kvq.AccumulateManyMultiRuns(s.Codec, acc, n, w[first*n:off*n], buf[:k])
+			k, first = 0, off
 		}
-		rs.AccumulateMulti(acc, n, w[off*n:(off+k)*n], o)
+		buf[k] = rows
+		k++
 	})
+	if k > 0 {
+		kvq.AccumulateManyMultiRuns(s.Codec, acc, n, w[first*n:len(w)/n*n], buf[:k])
+	}
+	clear(buf[:]) // the pool holds no page
+	runBufs.Put(buf)
 }
 
 // rows is the packed rows of the k cells from c, which lie in one page.
