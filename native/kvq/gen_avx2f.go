@@ -521,6 +521,23 @@ TEXT ·multiAcc%[1]sAVX2T(SB), %[5]s, $%[3]d-64
 `, f.name, f.doc, frame, n, flag)
 }
 
+// accRuns is f16's accumulate kernel k made multiAccF16AVX2TPF, the kernel of a run of at most
+// one tile (AccumulateManyMultiRuns): its prefetches go to the rows pf1 bytes from the run's
+// (into L1) and pf2 bytes from them (into L2), the next runs of a paged store, instead of the
+// tile after the run and the one after that in memory, another head's rows there. The
+// instructions are k's but for the prefetch pointers, so are the sums.
+func accRuns(k string) string {
+	setup := "\tMOVQ rb+32(FP), R14\n\tSHLQ $6, R14\n\tMOVQ R14, AX\n\tADDQ DI, R14\n"
+	if strings.Count(k, setup) != 1 {
+		panic("accRuns: the f16 accumulate kernel's prefetch setup changed")
+	}
+	k = strings.Replace(k, setup, "\tMOVQ pf1+64(FP), R14\n\tMOVQ pf2+72(FP), AX\n\tSUBQ R14, AX\n\tADDQ DI, R14\n", 1)
+	k = strings.Replace(k, "// func multiAccF16AVX2T(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)",
+		"// func multiAccF16AVX2TPF(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf1, pf2 int)\n// multiAccF16AVX2T over at most one tile, prefetching the rows pf1 and pf2 bytes on (accRuns).", 1)
+	k = strings.Replace(k, "TEXT ·multiAccF16AVX2T(SB), NOSPLIT, $16-64", "TEXT ·multiAccF16AVX2TPF(SB), NOSPLIT, $16-80", 1)
+	return strings.ReplaceAll(k, "ff16a_", "ff16p_")
+}
+
 // tileEnd writes kernel n's label n_l, where a tile's passes end: the rows and weights step
 // past the tile (tn-8(SP) rows), the next tile if rows are left, else the return.
 func tileEnd(b *strings.Builder, n, l string) {
@@ -577,6 +594,9 @@ func main() {
 			b.WriteString(accFP8(f))
 		} else {
 			b.WriteString(acc(f))
+			if f.name == "F16" {
+				b.WriteString(accRuns(acc(f)))
+			}
 		}
 	}
 	if err := os.WriteFile("multi_avx2f_amd64.s", []byte(b.String()), 0o644); err != nil {

@@ -33,6 +33,13 @@ func multiScoresF16AVX2T(q *float32, d, nv int, rows *byte, rb, m int, out *floa
 //go:noescape
 func multiAccF16AVX2T(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 
+// multiAccF16AVX2TPF is multiAccF16AVX2T over at most one tile of 64 rows, prefetching the
+// rows pf1 bytes from rows into L1 and those pf2 bytes from rows into L2 instead of the tiles
+// that follow in memory (gen_avx2f.go's accRuns; AccumulateManyMultiRuns).
+//
+//go:noescape
+func multiAccF16AVX2TPF(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf1, pf2 int)
+
 //go:noescape
 func multiScoresBF16AVX2T(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
 

@@ -35,7 +35,7 @@ func DotManyMultiRuns(c Codec, q []float32, n int, runs [][]byte, out []float32)
 // of a paged cache): w holds n weights a row, runs[0]'s rows first, then runs[1]'s, and so
 // on, len(w)/n rows in all, and acc n accumulators of Dim values. Every accumulator gets the
 // sums that AccumulateManyMulti over each run in turn adds, bit for bit. Where a kernel takes
-// the runs (f16 on the AVX-512 kernels, four accumulators a call: accRuns) its prefetches
+// the runs (f16 on the AVX-512 or AVX2 kernels, four accumulators a call: accRuns) its prefetches
 // follow the runs instead of running past each run's end; otherwise each run's rows are
 // prefetched (Prefetch) as the one before it starts.
 func AccumulateManyMultiRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) {
