@@ -70,12 +70,15 @@ var multiF16, multiQ8_0, multiQ4_0 = func() (*multiKernels, *multiKernels, *mult
 //go:noescape
 func multiScoresF16AVX512(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
 
-//go:noescape
-func multiAccF16AVX512(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+// multiAccF16AVX512 is multiAccF16AVX512PF prefetching, a tile at a time, the next tile into
+// L1 and the tile three ahead into L2: the rows that follow in memory.
+func multiAccF16AVX512(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int) {
+	multiAccF16AVX512PF(acc, d, nv, rows, rb, m, w, wstride, 64*rb, 3*64*rb)
+}
 
-// multiAccF16AVX512PF is multiAccF16AVX512 over at most one tile of 64 rows, prefetching the
-// rows pf1 bytes from rows into L1 and those pf3 bytes from rows into L2 (multi_amd64.s)
-// instead of the tiles that follow in memory: accF16Runs.
+// multiAccF16AVX512PF is the f16 AVX-512 accumulate kernel, its prefetches pf1 bytes (into L1)
+// and pf3 bytes (into L2) past each 64-row tile's first row (multi_amd64.s): accF16Runs aims
+// them at a paged store's next runs.
 //
 //go:noescape
 func multiAccF16AVX512PF(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf1, pf3 int)

@@ -206,15 +206,17 @@ multiScoresF16AVX512_done:
 	VZEROUPPER
 	RET
 
-// func multiAccF16AVX512(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+// func multiAccF16AVX512PF(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf1, pf3 int)
 // Rows go in tiles of 64 so a tile stays in L1 while its 32-value groups are read one by one,
 // each group's four pairs of accumulator vectors held in registers across the tile. The
 // weights reach the FMAs through ACC4_REG, or ACC4_BCST where accBcastFMA is set
 // (accw_amd64.h).
 //
-// Each row step prefetches 64 bytes of the next tile into L1 (PREFETCHT0, R15); the ACC4_BCST
-// loop (AMD Zen 4) also prefetches 64 bytes of the tile three ahead into L2 (PREFETCHT1, R14,
-// 48 KiB ahead at 128 values). The passes read a tile a column of lines at a time, so the
+// Each row step prefetches 64 bytes of the memory pf1 bytes past the tile's first row into L1
+// (PREFETCHT0, R15); the ACC4_BCST loop (AMD Zen 4) also prefetches 64 bytes of the memory pf3
+// bytes past it into L2 (PREFETCHT1, R14). multiAccF16AVX512 aims them at the next tile and the
+// tile three ahead (48 KiB ahead at 128 values); AccumulateManyMultiRuns at the next runs of a
+// paged store, which are elsewhere in memory. The passes read a tile a column of lines at a time, so the
 // hardware prefetchers do not cover it and the L1 prefetch alone, one tile ahead, still left
 // the last lines of a tile in flight when its first pass began. On Zen 4 with the rows on
 // 2 MiB pages (one thread, 131072 rows, 4 queries, d 128; thread CPU time, old and new
@@ -224,7 +226,7 @@ multiScoresF16AVX512_done:
 // three tiles ahead alone ~10.1-11.0, PREFETCHT0 two tiles ahead alone slower than one, both
 // levels with the far one two or four tiles ahead within ~0.2 of three, no prefetch twice the
 // time (the column order defeats the hardware prefetchers).
-TEXT ·multiAccF16AVX512(SB), NOSPLIT, $16-64
+TEXT ·multiAccF16AVX512PF(SB), NOSPLIT, $16-80
 	MOVQ acc+0(FP), SI
 	MOVQ d+8(FP), DX
 	SHLQ $2, DX                // bytes between accumulators
@@ -234,31 +236,29 @@ TEXT ·multiAccF16AVX512(SB), NOSPLIT, $16-64
 	MOVQ w+48(FP), R9
 	CONSTS
 	TESTQ R10, R10
-	JZ   multiAccF16AVX512_done
+	JZ   multiAccF16AVX512PF_done
 	MOVQ nv+16(FP), AX
 	SHRQ $5, AX
 	TESTQ AX, AX
-	JZ   multiAccF16AVX512_done
+	JZ   multiAccF16AVX512PF_done
 
-multiAccF16AVX512_tile:
+multiAccF16AVX512PF_tile:
 	MOVQ R10, AX               // rows in this tile
 	CMPQ AX, $64
-	JLE  multiAccF16AVX512_tn
+	JLE  multiAccF16AVX512PF_tn
 	MOVQ $64, AX
-multiAccF16AVX512_tn:
+multiAccF16AVX512PF_tn:
 	MOVQ AX, tn-8(SP)
-	MOVQ rb+32(FP), R12
-	SHLQ $6, R12
-	LEAQ (DI)(R12*1), R15      // the next tile, prefetched 64 bytes a row step: the passes
-	                           // over this tile cover it evenly
-	LEAQ (R12)(R12*2), R14
-	ADDQ DI, R14               // the tile three ahead, into L2 the same way (the Zen 4 loop)
+	MOVQ pf1+64(FP), R15
+	ADDQ DI, R15               // the next run, prefetched 64 bytes a row step
+	MOVQ pf3+72(FP), R14
+	ADDQ DI, R14               // the run three ahead, into L2 the same way (the Zen 4 loop)
 	MOVQ nv+16(FP), R11
 	SHRQ $5, R11
 	XORQ BX, BX                // byte offset of the group in a row
 	MOVQ SI, CX                // accumulators of the group
 
-multiAccF16AVX512_grp:
+multiAccF16AVX512PF_grp:
 	VMOVUPS (CX), Z0
 	VMOVUPS 64(CX), Z1
 	VMOVUPS (CX)(DX*1), Z2
@@ -275,9 +275,9 @@ multiAccF16AVX512_grp:
 	MOVQ AX, end-16(SP)        // past this pass's last row
 
 	CMPB ·accBcastFMA(SB), $0
-	JNE  multiAccF16AVX512_rowz
+	JNE  multiAccF16AVX512PF_rowz
 
-multiAccF16AVX512_row:
+multiAccF16AVX512PF_row:
 	PREFETCHT0 (R15)
 	ADDQ $64, R15
 	DEC_F16(R12, Z8, Z9, Z10)
@@ -285,10 +285,10 @@ multiAccF16AVX512_row:
 	ADDQ rb+32(FP), R12
 	ADDQ wstride+56(FP), R8
 	CMPQ R12, end-16(SP)
-	JNE  multiAccF16AVX512_row
-	JMP  multiAccF16AVX512_store
+	JNE  multiAccF16AVX512PF_row
+	JMP  multiAccF16AVX512PF_store
 
-multiAccF16AVX512_rowz:
+multiAccF16AVX512PF_rowz:
 	PREFETCHT0 (R15)
 	PREFETCHT1 (R14)
 	ADDQ $64, R15
@@ -298,9 +298,9 @@ multiAccF16AVX512_rowz:
 	ADDQ rb+32(FP), R12
 	ADDQ wstride+56(FP), R8
 	CMPQ R12, end-16(SP)
-	JNE  multiAccF16AVX512_rowz
+	JNE  multiAccF16AVX512PF_rowz
 
-multiAccF16AVX512_store:
+multiAccF16AVX512PF_store:
 
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, 64(CX)
@@ -313,7 +313,7 @@ multiAccF16AVX512_store:
 	ADDQ $64, BX
 	ADDQ $128, CX
 	DECQ R11
-	JNZ  multiAccF16AVX512_grp
+	JNZ  multiAccF16AVX512PF_grp
 
 	MOVQ tn-8(SP), AX
 	MOVQ AX, R12
@@ -323,9 +323,9 @@ multiAccF16AVX512_store:
 	IMULQ wstride+56(FP), R12
 	ADDQ R12, R9
 	SUBQ AX, R10
-	JNZ  multiAccF16AVX512_tile
+	JNZ  multiAccF16AVX512PF_tile
 
-multiAccF16AVX512_done:
+multiAccF16AVX512PF_done:
 	VZEROUPPER
 	RET
 
@@ -758,113 +758,5 @@ multiAccQ40AVX512_row:
 	JNZ  multiAccQ40AVX512_tile
 
 multiAccQ40AVX512_done:
-	VZEROUPPER
-	RET
-
-// func multiAccF16AVX512PF(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf1, pf3 int)
-// multiAccF16AVX512 over one tile (m <= 64 rows) that prefetches the rows pf1 bytes from rows
-// (into L1) and pf3 bytes from rows (into L2, the Zen 4 loop) instead of the rows that follow
-// the tile in memory: the next runs of a paged store, which are elsewhere (AccumulateManyMultiRuns).
-// The sums are multiAccF16AVX512's (the same instructions but the prefetch addresses).
-TEXT ·multiAccF16AVX512PF(SB), NOSPLIT, $16-80
-	MOVQ acc+0(FP), SI
-	MOVQ d+8(FP), DX
-	SHLQ $2, DX                // bytes between accumulators
-	LEAQ (DX)(DX*2), R13
-	MOVQ rows+24(FP), DI
-	MOVQ m+40(FP), R10
-	MOVQ w+48(FP), R9
-	CONSTS
-	TESTQ R10, R10
-	JZ   multiAccF16AVX512PF_done
-	MOVQ nv+16(FP), AX
-	SHRQ $5, AX
-	TESTQ AX, AX
-	JZ   multiAccF16AVX512PF_done
-
-multiAccF16AVX512PF_tile:
-	MOVQ R10, AX               // rows in this tile
-	CMPQ AX, $64
-	JLE  multiAccF16AVX512PF_tn
-	MOVQ $64, AX
-multiAccF16AVX512PF_tn:
-	MOVQ AX, tn-8(SP)
-	MOVQ pf1+64(FP), R15
-	ADDQ DI, R15               // the next run, prefetched 64 bytes a row step
-	MOVQ pf3+72(FP), R14
-	ADDQ DI, R14               // the run three ahead, into L2 the same way (the Zen 4 loop)
-	MOVQ nv+16(FP), R11
-	SHRQ $5, R11
-	XORQ BX, BX                // byte offset of the group in a row
-	MOVQ SI, CX                // accumulators of the group
-
-multiAccF16AVX512PF_grp:
-	VMOVUPS (CX), Z0
-	VMOVUPS 64(CX), Z1
-	VMOVUPS (CX)(DX*1), Z2
-	VMOVUPS 64(CX)(DX*1), Z3
-	VMOVUPS (CX)(DX*2), Z4
-	VMOVUPS 64(CX)(DX*2), Z5
-	VMOVUPS (CX)(R13*1), Z6
-	VMOVUPS 64(CX)(R13*1), Z7
-	LEAQ (DI)(BX*1), R12
-	MOVQ R9, R8
-	MOVQ tn-8(SP), AX
-	IMULQ rb+32(FP), AX
-	ADDQ R12, AX
-	MOVQ AX, end-16(SP)        // past this pass's last row
-
-	CMPB ·accBcastFMA(SB), $0
-	JNE  multiAccF16AVX512PF_rowz
-
-multiAccF16AVX512PF_row:
-	PREFETCHT0 (R15)
-	ADDQ $64, R15
-	DEC_F16(R12, Z8, Z9, Z10)
-	ACC4_REG
-	ADDQ rb+32(FP), R12
-	ADDQ wstride+56(FP), R8
-	CMPQ R12, end-16(SP)
-	JNE  multiAccF16AVX512PF_row
-	JMP  multiAccF16AVX512PF_store
-
-multiAccF16AVX512PF_rowz:
-	PREFETCHT0 (R15)
-	PREFETCHT1 (R14)
-	ADDQ $64, R15
-	ADDQ $64, R14
-	DEC_F16(R12, Z8, Z9, Z10)
-	ACC4_BCST
-	ADDQ rb+32(FP), R12
-	ADDQ wstride+56(FP), R8
-	CMPQ R12, end-16(SP)
-	JNE  multiAccF16AVX512PF_rowz
-
-multiAccF16AVX512PF_store:
-
-	VMOVUPS Z0, (CX)
-	VMOVUPS Z1, 64(CX)
-	VMOVUPS Z2, (CX)(DX*1)
-	VMOVUPS Z3, 64(CX)(DX*1)
-	VMOVUPS Z4, (CX)(DX*2)
-	VMOVUPS Z5, 64(CX)(DX*2)
-	VMOVUPS Z6, (CX)(R13*1)
-	VMOVUPS Z7, 64(CX)(R13*1)
-	ADDQ $64, BX
-	ADDQ $128, CX
-	DECQ R11
-	JNZ  multiAccF16AVX512PF_grp
-
-	MOVQ tn-8(SP), AX
-	MOVQ AX, R12
-	IMULQ rb+32(FP), R12
-	ADDQ R12, DI
-	MOVQ AX, R12
-	IMULQ wstride+56(FP), R12
-	ADDQ R12, R9
-	SUBQ AX, R10
-	JNZ  multiAccF16AVX512PF_tile
-
-multiAccF16AVX512PF_done:
 	VZEROUPPER
 	RET
