@@ -14,7 +14,7 @@
 //     and the older eight-accumulator scores for fp8 (native/kvq's AccumulateStep says which
 //     a codec runs);
 //   - KVLAB_Q8_TWO_DIGITS: q8_0's integer scores quantize the query to two signed bytes a value
-//     (16 bits) instead of one, halving the query's rounding error at twice the multiplies;
+//     (16 bits) instead of one: a query rounding 2⁸ times finer at twice the multiplies;
 //   - KVLAB_NO_AVX2INTACC: the AVX2 values kernels with float32 weights instead of the integer
 //     ones (the block formats on CPUs without AVX-512);
 //   - KVLAB_NO_HUGEPAGES: not an instruction set but listed with them, so that a run's record
