@@ -546,19 +546,30 @@ func (s *pagedStore) ScoresMulti(pq []float32, n, lo int, out []float32) {
 	if n <= 0 {
 		return // no queries: nothing to score (and no division by n)
 	}
-	rb, q := s.Codec.RowBytes(), pq[:n*s.Codec.Dim()]
+	q := pq[:n*s.Codec.Dim()]
+	s.batches(lo, len(out)/n, func(runs [][]byte, first, end int, _ []byte) {
+		kvq.DotManyMultiRuns(s.Codec, q, n, runs, out[first*n:end*n])
+	})
+}
+
+// batches hands f the packed rows of the m cells from lo, split at page boundaries, runBatch
+// runs (pages) a call: the runs, the first and the end cell (counted from lo) they cover, and
+// the first run of the next batch (nil with the last).
+func (s *pagedStore) batches(lo, m int, f func(runs [][]byte, first, end int, next []byte)) {
+	rb := s.Codec.RowBytes()
 	buf := runBufs.Get().(*[runBatch][]byte)
-	k, first := 0, 0 // the batch's pages and its first row in out
-	s.runs(lo, len(out)/n, func(rs attn.RowStore, o, off, m int) {
+	k, first := 0, 0 // the batch's pages and its first cell
+	s.runs(lo, m, func(rs attn.RowStore, o, off, n int) {
+		rows := rs.Data[o*rb : (o+n)*rb]
 		if k == runBatch {
-			kvq.DotManyMultiRuns(s.Codec, q, n, buf[:k], out[first*n:off*n])
+			f(buf[:k], first, off, rows)
 			k, first = 0, off
 		}
-		buf[k] = rs.Data[o*rb : (o+m)*rb]
+		buf[k] = rows
 		k++
 	})
 	if k > 0 {
-		kvq.DotManyMultiRuns(s.Codec, q, n, buf[:k], out[first*n:len(out)/n*n])
+		f(buf[:k], first, m, nil)
 	}
 	clear(buf[:]) // the pool holds no page
 	runBufs.Put(buf)
@@ -584,30 +595,10 @@ func (s *pagedStore) AccumulateMulti(acc []float32, n int, w []float32, lo int) 
 	if n <= 0 {
 		return
 	}
-	rb := s.Codec.RowBytes()
-	buf := runBufs.Get().(*[runBatch][]byte)
-	k, first := 0, 0 // the batch's pages and its first row in w
-	s.runs(lo, len(w)/n, func(rs attn.RowStore, o, off, m int) {
-		rows := rs.Data[o*rb : (o+m)*rb]
-		if k == runBatch {
-			kvq.Prefetch(rows) // the batch's kernels prefetch no further than its last page
-			kvq.AccumulateManyMultiRuns(s.Codec, acc, n, w[first*n:off*n], buf[:k])
-			k, first = 0, off
-		}
-		buf[k] = rows
-		k++
+	s.batches(lo, len(w)/n, func(runs [][]byte, first, end int, next []byte) {
+		kvq.Prefetch(next) // the batch's kernels prefetch no further than its last page
+		kvq.AccumulateManyMultiRuns(s.Codec, acc, n, w[first*n:end*n], runs)
 	})
-	if k > 0 {
-		kvq.AccumulateManyMultiRuns(s.Codec, acc, n, w[first*n:len(w)/n*n], buf[:k])
-	}
-	clear(buf[:]) // the pool holds no page
-	runBufs.Put(buf)
-}
-
-// rows is the packed rows of the k cells from c, which lie in one page.
-func (s *pagedStore) rows(c, k int) []byte {
-	rb, o := s.Codec.RowBytes(), s.off+c%PageCells*s.Codec.RowBytes()
-	return s.pt.data[c/PageCells][o : o+k*rb]
 }
 
 func (s *pagedStore) Row(dst []float32, i int) {
