@@ -190,9 +190,9 @@ func t2AVX2Widen(dig *byte, aux *uint32, dst *byte, nb int)
 // floatBytes is the first byte of b.
 func floatBytes(b []float32) *byte { return (*byte)(unsafe.Pointer(&b[0])) }
 
-// t2AVX2K is 9 (eight times), then −90 (eight times): the plain turbo2 kernel's and
-// t2AVX2Widen's factors (t2ChunkAVX2 in gen_tq4avx2.go).
-var t2AVX2K = [16]float32{9, 9, 9, 9, 9, 9, 9, 9, -90, -90, -90, -90, -90, -90, -90, -90}
+// t2AVX2M90 is −90 eight times: the factor of ΣQ in t2AVX2Widen's and q2kDigitsAVX2's offsets
+// (t2ChunkAVX2 in gen_tq4avx2.go).
+var t2AVX2M90 = [8]float32{-90, -90, -90, -90, -90, -90, -90, -90}
 
 // t2AVX2Nine16 is 9 as sixteen int16s: the plain turbo2 kernel's VPMADDWD factor, which forms
 // 9·S in int32 (t2ChunkAVX2).
