@@ -510,6 +510,48 @@ a@_p2:
 	VMOVDQU32 Z16, (R12)
 ` + p2Next + `	JNZ  a@_p2`
 
+// p2QuadsPack2 is p2QuadsPack for the Zen 4 flavours of q4_0's, q4_1's and iq4_nl's
+// two-accumulator variants (V8Z4Two): the four rows' int32 W put into p2Quads' order (byte
+// 16b + 4h + r takes row r's lane 4b + h) by two merge-masked two-table byte permutes
+// (VPERMI2B, AVX-512 VBMI) of the index ·intAccQuadPack2Idx, loaded afresh each quad, the
+// first taking rows 0 and 1 under K1 (bytes with r < 2), the second rows 2 and 3 under K2 (the
+// rest), as p2RLZ4 packs: each W is within ±127, so its low byte is the byte the saturating
+// packs gave, and the weights and sums are p2QuadsPack's bit for bit (TestIntAccTwoMatchesFour
+// checks them against the four-accumulator kernels). Two shuffles a row quad
+// where p2QuadsPack takes four (two VPACKSSDW, a VPACKSSWB and a VPSHUFB). On AMD Zen 4
+// (4096 rows of 128 values, two accumulators, weights 1/4096, thread CPU time, 201 calls in
+// cache and 9 passes over 96 MiB on 2 MiB pages, alternated with p2QuadsPack's kernel in one
+// process, five runs at load ~23, ns a row min): in cache q4_0 3.65–3.81 → 3.58–3.75, iq4_nl
+// 3.96–4.13 → 3.89–4.06, q4_1 4.57–4.95 → 4.51–4.91 (lower in five of five each), streamed
+// within ±0.1 either way. Only AMD Zen 4 runs it (zen4Stream); the PREFETCHT0 flavours, which
+// Intel runs, keep p2QuadsPack.
+var p2QuadsPack2 = func() string {
+	pack := `	VPACKSSDW Z17, Z16, Z16
+	VPACKSSDW Z13, Z12, Z12
+	VPACKSSWB Z12, Z16, Z16
+	VPSHUFB ·intAccPackIdx(SB), Z16, Z16
+	VPDPBUSD Z16, Z20, Z18
+	VMOVDQU32 Z16, (R12)
+`
+	loop := "a@_p2:\n"
+	if strings.Count(p2QuadsPack, pack) != 1 || strings.Count(p2QuadsPack, loop) != 1 {
+		panic("p2QuadsPack2: p2QuadsPack changed")
+	}
+	return strings.NewReplacer(loop, `	MOVQ $0x3333333333333333, AX
+	KMOVQ AX, K1
+	KNOTQ K1, K2
+`+loop, pack, `	VMOVDQU64 ·intAccQuadPack2Idx(SB), Z21
+	VPERMI2B Z17, Z16, K1, Z21
+	VPERMI2B Z13, Z12, K2, Z21
+	VPDPBUSD Z21, Z20, Z18
+	VMOVDQU32 Z21, (R12)
+`).Replace(p2QuadsPack)
+}()
+
+// p2QuadsPack2On makes the Zen 4 flavours of the two-accumulator variants with 8-bit weights
+// pack by p2QuadsPack2.
+const p2QuadsPack2On = true
+
 // p2QuadsU is p2Quads for the kernels with unsigned 8-bit weights (w8u; q = 255): the bytes
 // packed by p2PackU, and beside ΣW (the sum of the signed W) Σ max(W, 0) per lane by one
 // VPDPBUSD of the packed bytes with bytes 1 (Z10): the two differ exactly where a lane has a
@@ -1273,6 +1315,18 @@ func header() string {
 		fmt.Fprintf(&b, "DATA ·intAccRLPack2Idx+%d(SB)/8, $0x%016x\n", i, v)
 	}
 	b.WriteString("GLOBL ·intAccRLPack2Idx(SB), RODATA|NOPTR, $64\n\n")
+	// p2QuadsPack2's index: byte 16b + 4h + r takes the low byte of row r's lane 4b + h (rows 0
+	// and 1 from the first table, 2 and 3 from the second: bit 6 the odd row of the pair).
+	for i := 0; i < 64; i += 8 {
+		var v uint64
+		for j := 0; j < 8; j++ {
+			t := i + j
+			bb, h, r := t/16, t/4%4, t%4
+			v |= uint64(64*(r%2)+4*(4*bb+h)) << (8 * j)
+		}
+		fmt.Fprintf(&b, "DATA ·intAccQuadPack2Idx+%d(SB)/8, $0x%016x\n", i, v)
+	}
+	b.WriteString("GLOBL ·intAccQuadPack2Idx(SB), RODATA|NOPTR, $64\n\n")
 	// quadDec's VPERMT2B index: byte 4k+i of the 64 takes row i's byte k, rows 0 and 1 the
 	// first table's lanes 0 and 1, rows 2 and 3 the second's (64 + 16(i − 2) + k).
 	for i := 0; i < 64; i += 8 {
@@ -1471,6 +1525,9 @@ func gen(suffix string) string {
 			loop, p2, tail, pairSetup = loopQuad, p2Quads, tailQuad, quadSetup
 			if !f.qh {
 				p2 = p2QuadsPack
+				if nacc == 2 && k.name == f.name+"V8Z4" && p2QuadsPack2On {
+					p2 = p2QuadsPack2
+				}
 			}
 			if f.qh {
 				pairSetup += "\n\tVMOVDQU64 ·intAccQ5PermIdx(SB), Z12"
@@ -2233,14 +2290,6 @@ a@_p2:
 // (in cache 4.29/4.33 and 4.35/4.37 → 4.29/4.33 and 4.35/4.39, streamed alike; min/median,
 // 201 calls and 9 passes over 96 MiB alternated): not kept. On Intel (instruction tables, not
 // measured) the four shuffles and the two permutes all issue on port 5: two µops a quad fewer.
-// Measured and not kept (AMD Zen 4, the same harness, nine runs at load ~10, ns a row
-// min/median): the products formed with the scales of blocks 0 and 1 spread over a row's lanes
-// as (0, 1, 0, 1), those of blocks 2 and 3 as (2, 3, 2, 3), times the weights as they are and
-// with each pair of accumulators swapped, so that vectors 0 and 1 hold blocks 0 and 1 whole
-// and this pass packs them as here (three VPERMILPS a row quad in place of four, inv and the
-// largest magnitudes permuted once a tile): bit for bit, but q4_0 in cache 4.22–4.40/4.25–4.44
-// → 4.22–4.41/4.24–4.45, streamed min 4.46–4.61 → 4.53–4.63 in the quieter four runs; iq4_nl
-// in cache −0.01 to −0.02, streamed ±0.05.
 var p2RLZ4 = func() string {
 	old := `	VMOVDQU64 ·intAccRLPackIdx(SB), Z4
 `
