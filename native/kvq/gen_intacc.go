@@ -2290,6 +2290,29 @@ a@_p2:
 // (in cache 4.29/4.33 and 4.35/4.37 → 4.29/4.33 and 4.35/4.39, streamed alike; min/median,
 // 201 calls and 9 passes over 96 MiB alternated): not kept. On Intel (instruction tables, not
 // measured) the four shuffles and the two permutes all issue on port 5: two µops a quad fewer.
+// Measured and not kept, a contract change: each weight rounded once, W = round(w·d·inv) of the
+// exact product, by one VFMADD213PS of the loaded w·d with inv and 1.5·2²³ (the float's low
+// byte is then W's, as |w·d·inv| < 2²²; the permutes take it as here), where the VMULPS and
+// VCVTPS2DQ round twice: four conversions a row quad fewer, the multiplies unchanged. AMD Zen 4
+// (TestIntAcc8Speed's shape, weights 1/4096, thread CPU time, 201 calls in cache and 9 passes
+// over 96 MiB on 2 MiB pages, alternated with this kernel in one process, five runs at load
+// ~23, ns a row min): in cache q4_0 4.15–4.24 → 4.23–4.33 (higher in five of five), iq4_nl
+// 4.43–4.49 → 4.50–4.66 (four of five), q4_1 (p2RLMinZ4's) 4.62–4.67 → 4.66–4.78 (five of
+// five); streamed within ±0.15 either way. Copies with the loads folded into the FMA (a copy
+// of 1.5·2²³ into each destination first) took longer still (q4_0 4.40–4.42 against 4.22–4.25),
+// with the loads and FMAs interleaved as long. The cost is in loading apart from the multiply
+// (the FMA forms that read a factor from memory overwrite the addend or the other factor):
+// this pass with the four loads apart and VMULPS from registers took as long as the
+// FMA's (q4_0 4.27–4.37 against 4.19–4.27, iq4_nl 4.60–4.65 against 4.52–4.56, three runs),
+// and with 1.5·2²³ added by VADDPS in place of the conversions (bit for bit these weights) as
+// long as this one: the conversions themselves cost nothing measurable here. In whole
+// decodes (native/attn TestDecodeBreakdown, 8 rounds with test binaries alternated, load ~20,
+// values phase min ns a row, median paired change): q4_0 −0.04, iq4_nl −0.09, q4_1 +0.06,
+// single rounds −0.65 … +0.47: within the noise. Where the packs saturate (p2RL, p2QuadsPack)
+// the float's low bytes need the permutes instead, and the gains measured there were the
+// permutes' alone: the PREFETCHT0 flavours (which Zen 4 does not run), in cache, q4_0 4.30–4.32
+// → 4.23 with the FMA and 4.24 with the permutes after VMULPS and VCVTPS2DQ (bit for bit), q4_1
+// 4.84–4.87 → 4.75–4.79 and 4.77–4.80; the two-accumulator Zen 4 flavours alike (p2QuadsPack2).
 var p2RLZ4 = func() string {
 	old := `	VMOVDQU64 ·intAccRLPackIdx(SB), Z4
 `
