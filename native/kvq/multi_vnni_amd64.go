@@ -195,6 +195,53 @@ func multiScoresQ50GFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byt
 //go:noescape
 func multiScoresQ51GFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 
+// q5ScoresZ4 makes q5_0's and q5_1's GFNI scores (q5ScoresGFNI) take their flavours for AMD
+// Zen 4 (zen4Stream), multiScoresQ50Z4GFNI and multiScoresQ51Z4GFNI: the q4 Z4 kernels' far
+// prefetches into L2 (HDRFAR), their payload loads (LOAD4Y: two 256-bit inserts and one
+// 512-bit one a vector of four rows in place of three 512-bit inserts) and one VPDPBUSD chain
+// a query (CHAINSM: four VPADDD and four zeroed chains a block fewer). The same int32 sums and
+// float operations, so the same scores bit for bit (TestQ5ScoresZ4). Measured on AMD Zen 4
+// (EPYC Genoa, 2 shared vCPUs, load 10–22), ns a row, GFNI → Z4:
+//   - TestQ5ScoresZ4Speed (4096 rows of 128 values, 4 queries, thread CPU time, alternated in
+//     one process, 200 calls in cache, 20 passes over 96 MiB on 2 MiB pages; min/median):
+//     q5_0 in cache 5.16/5.32 → 4.76/4.91, streamed 5.85/6.00 → 5.13/5.43; q5_1 in cache
+//     5.67/7.09 → 5.14/6.75, streamed 6.44/7.53 → 5.60/6.46 (three earlier runs alike).
+//     Without the far prefetches (the near ones as before) in cache the same, streamed q5_0
+//     5.52–5.59, q5_1 5.89–5.99: they take ~0.4 of the streamed gain.
+//   - native/attn TestDecodeBreakdown at the bench shape (131072 cells, 32/8 heads, d 128, one
+//     thread, keys on 2 MiB pages; test binaries alternated six times, load ~15), the scores
+//     phase, min of each run, median over runs: q5_0 5.42 → 4.98, q5_1 5.98 → 5.31 (lower in
+//     six of six each), the whole step 14.54 → 14.12 and 14.14 → 13.46; six alternations at
+//     load ~20: q5_0 5.56 → 5.12 (four of six), q5_1 6.02 → 5.46 (six of six).
+//   - kvlab bench attn (wall clock) at load 12–22 was too noisy to read (main's q5_0 took
+//     0.52–0.72 of f16's time across three runs).
+//
+// Where the Z4 kernels' time goes (TestQ5ScoresZ4Speed in cache, a piece taken out, wrong
+// scores, timing only; q5_0 4.76, q5_1 5.14 whole): FIFTHSG 0.8 (q5_0 3.96, q5_1 4.22 without
+// it; its eight VPSHUFBITQMB 0.42 and eight masked VPADDB 0.38: ~0.05 ns a row for each
+// operation a block, as any other), the headers (HDRI) 0.23 (4.51–4.54, 4.91).
+//
+// Not kept (same speed test, in cache/streamed min): the high nibbles by shift and mask
+// (NIBBLES4S) in place of NIBBLESG's affine transforms, q5_0 4.99–5.00 / 5.30–5.35, slower
+// than with them; the fifth bits merged by bit logic in place of FIFTHSG's masks (each lane's
+// qh bit-transposed by two GF(2) affine transforms with the qh qwords as the matrix and a
+// VPTERNLOGQ, then per transposed payload dword one affine transform making both codes' fifth
+// bits, two VPTERNLOGD merging them with the nibbles and one affine transform moving the high
+// ones down: 24 operations a block for NIBBLESG and FIFTHSG's 24, four of them register
+// moves, no mask operations), bit for bit the same scores: q5_0 4.77–4.78 / 5.12–5.33, q5_1
+// 5.23 / 5.53–5.61, the Z4 kernels' within the noise (likely the affine transforms share
+// the multiply pipes with the 32 VPDPBUSD a block, as q4_0's NIBBLESG measurement suggested).
+//
+// Other CPUs keep the GFNI kernels: not measured (on Intel the inserts are port-5 shuffles,
+// as LOAD4Y's comment says).
+var q5ScoresZ4 = zen4Stream
+
+//go:noescape
+func multiScoresQ50Z4GFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
+//go:noescape
+func multiScoresQ51Z4GFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
 //go:noescape
 func multiScoresIQ4NLVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 
@@ -581,12 +628,20 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 		case vnniQ4_1:
 			multiScoresQ41VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 		case vnniQ5_0:
+			if q5ScoresGFNI && q5ScoresZ4 {
+				multiScoresQ50Z4GFNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
+				break
+			}
 			if q5ScoresGFNI {
 				multiScoresQ50GFNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 				break
 			}
 			multiScoresQ50VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 		case vnniQ5_1:
+			if q5ScoresGFNI && q5ScoresZ4 {
+				multiScoresQ51Z4GFNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
+				break
+			}
 			if q5ScoresGFNI {
 				multiScoresQ51GFNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 				break

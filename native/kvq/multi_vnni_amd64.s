@@ -2653,3 +2653,210 @@ TEXT ·multiScoresQ41HdrVNNI(SB), NOSPLIT, $0-80
 // multiScoresQ41HdrVNNI for AMD Zen 4 as multiScoresQ40HdrZ4VNNI (HDRR20U).
 TEXT ·multiScoresQ41HdrZ4VNNI(SB), NOSPLIT, $0-80
 	HDRK20Z4
+
+// PF22Z4 is PF18Z4 for q5_0's 22-byte blocks: the 352 bytes of a block of a group PFGROUPS
+// groups ahead (six lines) into L1 and HDRFAR on into L2.
+#define PF22Z4 \
+	PREFETCHT0 (AX); \
+	PREFETCHT0 64(AX); \
+	PREFETCHT0 128(AX); \
+	PREFETCHT0 192(AX); \
+	PREFETCHT0 256(AX); \
+	PREFETCHT0 320(AX); \
+	PREFETCHT1 (HDRFAR)(AX); \
+	PREFETCHT1 (HDRFAR+64)(AX); \
+	PREFETCHT1 (HDRFAR+128)(AX); \
+	PREFETCHT1 (HDRFAR+192)(AX); \
+	PREFETCHT1 (HDRFAR+256)(AX); \
+	PREFETCHT1 (HDRFAR+320)(AX); \
+	ADDQ $352, AX
+
+// func multiScoresQ50Z4GFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+// multiScoresQ50GFNI for AMD Zen 4 (q5ScoresZ4): the far prefetches of the q4 Z4 flavours
+// (PF22Z4), the payloads by LOAD4Y, and one chain a query (CHAINSM, FINISHM): the same int32
+// sums and float operations, so the same scores bit for bit.
+TEXT ·multiScoresQ50Z4GFNI(SB), NOSPLIT, $0-80
+	MOVQ rows+32(FP), DI
+	MOVQ rb+40(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+56(FP), R9
+	MOVQ m+48(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   z4Q50_done
+	MOVL $0x0F0F0F0F, AX
+	VPBROADCASTD AX, Z31
+	MOVQ $0x1020408000000000, AX // NIBBLESG's matrix: bits 4..7 to 0..3
+	VPBROADCASTQ AX, Z20
+	MOVL $0x10101010, AX       // FIFTHSG's 16
+	VPBROADCASTD AX, Z22
+
+z4Q50_group:
+	LEAQ 6(DI), CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ nb+24(FP), R11
+	MOVQ off+72(FP), AX        // the scores start at the queries' offsets
+	VBROADCASTSS (AX), Z8
+	VBROADCASTSS 4(AX), Z9
+	VBROADCASTSS 8(AX), Z10
+	VBROADCASTSS 12(AX), Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead
+	SHLQ $4, AX
+	IMULQ $PFGROUPS, AX
+	ADDQ DI, AX
+
+z4Q50_blk:
+	PF22Z4
+	LOAD4Y(CX, Z24, X24, Y24, X0, Y0)
+	LOAD4Y(BX, Z25, X25, Y25, X1, Y1)
+	LOAD4Y(R14, Z26, X26, Y26, X2, Y2)
+	LOAD4Y(R15, Z27, X27, Y27, X3, Y3)
+	TRANSPOSE4
+	NIBBLESG
+
+	HDRI(-6)                   // the rows' headers (Z29, Z30)
+	VMOVDQU64 ·vnniHdr50QH(SB), Z23 // the rows' high-bit dwords: words 1 and 2 of each header
+	VPERMI2W Z30, Z29, Z23
+	FIFTHSG
+	VPBROADCASTD 32(DX), Z12   // −16·ΣQ: the codes' offset
+	VPBROADCASTD 36(DX), Z13
+	VPBROADCASTD 40(DX), Z14
+	VPBROADCASTD 44(DX), Z15
+	CHAINSM
+	VMOVDQU64 ·vnniHdr50D(SB), Z24 // the rows' block scales: word 0 of each header
+	VPERMI2W Z30, Z29, Z24
+	VCVTPH2PS Y24, Z24
+	FINISHM(Z12, Z16, 0, Z8)
+	FINISHM(Z13, Z17, 1, Z9)
+	FINISHM(Z14, Z18, 2, Z10)
+	FINISHM(Z15, Z19, 3, Z11)
+
+	ADDQ $22, CX
+	ADDQ $22, BX
+	ADDQ $22, R14
+	ADDQ $22, R15
+	ADDQ $128, SI
+	ADDQ $96, DX
+	DECQ R11
+	JNZ  z4Q50_blk
+
+	SCORES_T
+	MOVQ ostride+64(FP), AX
+	CMPQ AX, $16
+	JNE  z4Q50_strided
+	SCORES_CONTIG
+	JMP  z4Q50_next
+
+z4Q50_strided:
+	SCORES_STRIDED
+
+z4Q50_next:
+	MOVQ ostride+64(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  z4Q50_group
+
+z4Q50_done:
+	VZEROUPPER
+	RET
+
+// func multiScoresQ51Z4GFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+// multiScoresQ51GFNI for AMD Zen 4 as multiScoresQ50Z4GFNI (PF20Z4: 24-byte blocks, 384
+// bytes a block of a group; FINISHES41M).
+TEXT ·multiScoresQ51Z4GFNI(SB), NOSPLIT, $0-80
+	MOVQ rows+32(FP), DI
+	MOVQ rb+40(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+56(FP), R9
+	MOVQ m+48(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   z4Q51_done
+	MOVL $0x0F0F0F0F, AX
+	VPBROADCASTD AX, Z31
+	MOVQ $0x1020408000000000, AX // NIBBLESG's matrix: bits 4..7 to 0..3
+	VPBROADCASTQ AX, Z20
+	MOVL $0x10101010, AX       // FIFTHSG's 16
+	VPBROADCASTD AX, Z22
+
+z4Q51_group:
+	LEAQ 8(DI), CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ nb+24(FP), R11
+	MOVQ off+72(FP), AX        // the scores start at the queries' offsets
+	VBROADCASTSS (AX), Z8
+	VBROADCASTSS 4(AX), Z9
+	VBROADCASTSS 8(AX), Z10
+	VBROADCASTSS 12(AX), Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead
+	SHLQ $4, AX
+	IMULQ $PFGROUPS, AX
+	ADDQ DI, AX
+
+z4Q51_blk:
+	PF20Z4
+	LOAD4Y(CX, Z24, X24, Y24, X0, Y0)
+	LOAD4Y(BX, Z25, X25, Y25, X1, Y1)
+	LOAD4Y(R14, Z26, X26, Y26, X2, Y2)
+	LOAD4Y(R15, Z27, X27, Y27, X3, Y3)
+	TRANSPOSE4
+	NIBBLESG
+
+	HDRI(-8)                   // the rows' headers (Z29, Z30)
+	VMOVDQU64 ·vnniHdrQH(SB), Z23 // the rows' high-bit dwords: dword 1 of each header
+	VPERMI2D Z30, Z29, Z23
+	FIFTHSG
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	CHAINSM
+	VMOVDQU64 ·vnniHdrDM(SB), Z24 // the rows' block scales (words 0..15) and minima (16..31):
+	VPERMI2W Z30, Z29, Z24       // words 0 and 1 of each header
+	VEXTRACTI64X4 $1, Z24, Y25
+	VCVTPH2PS Y24, Z24
+	VCVTPH2PS Y25, Z25
+	FINISHES41M
+
+	ADDQ $24, CX
+	ADDQ $24, BX
+	ADDQ $24, R14
+	ADDQ $24, R15
+	ADDQ $128, SI
+	ADDQ $96, DX
+	DECQ R11
+	JNZ  z4Q51_blk
+
+	SCORES_T
+	MOVQ ostride+64(FP), AX
+	CMPQ AX, $16
+	JNE  z4Q51_strided
+	SCORES_CONTIG
+	JMP  z4Q51_next
+
+z4Q51_strided:
+	SCORES_STRIDED
+
+z4Q51_next:
+	MOVQ ostride+64(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  z4Q51_group
+
+z4Q51_done:
+	VZEROUPPER
+	RET

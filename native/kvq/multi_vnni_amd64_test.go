@@ -343,7 +343,8 @@ func TestQ5ScoresGFNI(t *testing.T) {
 	if !q5ScoresGFNI {
 		t.Skip("no AVX-512 VNNI, BW, BITALG and GFNI")
 	}
-	defer func(v bool) { q5ScoresGFNI = v }(q5ScoresGFNI)
+	defer func(v, z bool) { q5ScoresGFNI, q5ScoresZ4 = v, z }(q5ScoresGFNI, q5ScoresZ4)
+	q5ScoresZ4 = false // TestQ5ScoresZ4 checks the Zen 4 flavours against these
 	rng := rand.New(rand.NewPCG(83, 84))
 	for _, f := range []Format{Q5_0, Q5_1} {
 		hdr, bs := 2, 22 // the bytes after the scale (and minimum) are random
@@ -356,6 +357,60 @@ func TestQ5ScoresGFNI(t *testing.T) {
 				for _, n := range []int{4, 6} {
 					checkSwitchScores(t, mq, n, enc, rows, &q5ScoresGFNI, rng,
 						fmt.Sprintf("%v d%d rows%d n%d", f, d, rows, n), [2]string{"GFNI kernel", "VNNI"})
+				}
+			}
+		}
+	}
+}
+
+// TestQ5ScoresZ4 checks q5_0's and q5_1's Zen 4 scores kernels (q5ScoresZ4) against the GFNI
+// ones bit for bit, on TestQ5ScoresGFNI's rows (every code and fifth bit, row counts around
+// the 16-row groups, a short tail block, a padded last group of queries, a zero query block,
+// a strided output), and that nothing is written past the scores. It runs wherever the GFNI
+// kernels do, Zen 4 or not.
+func TestQ5ScoresZ4(t *testing.T) {
+	if !q5ScoresGFNI {
+		t.Skip("no AVX-512 VNNI, BW, BITALG and GFNI")
+	}
+	defer func(z bool) { q5ScoresZ4 = z }(q5ScoresZ4)
+	rng := rand.New(rand.NewPCG(87, 88))
+	const sentinel = float32(-7777.25)
+	for _, f := range []Format{Q5_0, Q5_1} {
+		hdr, bs := 2, 22
+		if f == Q5_1 {
+			hdr, bs = 4, 24
+		}
+		for _, d := range []int{32, 64, 128, 200, 256} {
+			for _, rows := range []int{1, 15, 16, 17, 33, 64, 100} {
+				mq, enc := payloadRows(t, rng, f, d, rows, hdr, bs)
+				for _, n := range []int{1, 4, 6} {
+					q := gaussianRows(rng, n, d, 1)
+					if n > 1 {
+						for i := 0; i < min(32, d); i++ {
+							q[d+i] = 0
+						}
+					}
+					var out [2][]float32
+					for k, v := range []bool{true, false} {
+						q5ScoresZ4 = v
+						out[k] = make([]float32, rows*n+16)
+						for i := range out[k] {
+							out[k][i] = sentinel
+						}
+						mq.DotManyMulti(q, n, enc, out[k][:rows*n])
+					}
+					what := fmt.Sprintf("%v d%d rows%d n%d", f, d, rows, n)
+					for i := range out[0] {
+						if i >= rows*n {
+							if out[0][i] != sentinel {
+								t.Fatalf("%s: Z4 kernel wrote past the scores at %d", what, i)
+							}
+							continue
+						}
+						if math.Float32bits(out[0][i]) != math.Float32bits(out[1][i]) {
+							t.Fatalf("%s: score %d (row %d, query %d): Z4 %g, GFNI %g", what, i, i/n, i%n, out[0][i], out[1][i])
+						}
+					}
 				}
 			}
 		}

@@ -68,6 +68,55 @@ func TestVNNIHeaderRegsGuard(t *testing.T) {
 	}
 }
 
+// TestQ5ScoresZ4Guard runs q5_0's and q5_1's scores kernels, GFNI and their Zen 4 flavours
+// (q5ScoresZ4), over rows that end where an unreadable page starts and over rows that start
+// where one ends: their header and payload loads must read no byte past the last row or
+// before the first (a fault otherwise), and the two agree bit for bit.
+func TestQ5ScoresZ4Guard(t *testing.T) {
+	if !q5ScoresGFNI {
+		t.Skip("no AVX-512 VNNI, BW, BITALG and GFNI")
+	}
+	defer func(z bool) { q5ScoresZ4 = z }(q5ScoresZ4)
+	page := unix.Getpagesize()
+	mem, err := unix.Mmap(-1, 0, 3*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer unix.Munmap(mem)
+	if err := unix.Mprotect(mem[:page], unix.PROT_NONE); err != nil {
+		t.Skip(err)
+	}
+	if err := unix.Mprotect(mem[2*page:], unix.PROT_NONE); err != nil {
+		t.Skip(err)
+	}
+	rng := rand.New(rand.NewPCG(89, 90))
+	for _, f := range []Format{Q5_0, Q5_1} {
+		hdr, bs := 2, 22
+		if f == Q5_1 {
+			hdr, bs = 4, 24
+		}
+		for _, d := range []int{32, 64, 96, 128, 160} {
+			const rows, n = 32, 4
+			mq, enc := payloadRows(t, rng, f, d, rows, hdr, bs)
+			for _, at := range []int{2*page - len(enc), page} {
+				rowsAt := mem[at : at+len(enc)]
+				copy(rowsAt, enc)
+				q := gaussianRows(rng, n, d, 1)
+				var out [2][rows * n]float32
+				for i, z := range []bool{false, true} {
+					q5ScoresZ4 = z
+					mq.DotManyMulti(q, n, rowsAt, out[i][:])
+				}
+				for i := range out[0] {
+					if math.Float32bits(out[0][i]) != math.Float32bits(out[1][i]) {
+						t.Fatalf("%v d%d at %d: score %d: Z4 %g, GFNI %g", f, d, at-page, i, out[1][i], out[0][i])
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestVNNIQ8Guard runs q8_0's scores kernels (both prefetch flavours, one and two digits) over
 // rows that end where an unreadable page starts: staging the next group's scales during a
 // group must read no row past the last (a fault otherwise), and the scores match q8Model.

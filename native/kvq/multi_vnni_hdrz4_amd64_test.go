@@ -78,3 +78,27 @@ func TestVNNIHdrZ4Speed(t *testing.T) {
 			minMedian(stream[0], passRows), minMedian(stream[1], passRows))
 	}
 }
+
+// TestQ5ScoresZ4Speed reports (KVLAB_SPEED_REPORT set), per row of benchDim values and four
+// queries, the thread-CPU time of q5_0's and q5_1's DotManyMulti through the GFNI kernels
+// without and with their Zen 4 flavours (q5ScoresZ4), alternated (scoreSpeedsHuge): in cache
+// and streamed from 2 MiB pages, ns min/median.
+func TestQ5ScoresZ4Speed(t *testing.T) {
+	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
+		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
+	}
+	if !q5ScoresGFNI {
+		t.Skip("no AVX-512 VNNI, BW, BITALG and GFNI")
+	}
+	defer func(v bool) { q5ScoresZ4 = v }(q5ScoresZ4)
+	modes := []func(func()){
+		func(f func()) { q5ScoresZ4 = false; f() },
+		func(f func()) { q5ScoresZ4 = true; f() },
+	}
+	for _, f := range []Format{Q5_0, Q5_1} {
+		cache, stream, passRows := scoreSpeedsHuge(t, f, modes)
+		t.Logf("%v scores per row of %d values, 4 queries, ns min/median: in cache %s, Z4 %s; streamed %s, Z4 %s",
+			f, benchDim, minMedian(cache[0], benchRows), minMedian(cache[1], benchRows),
+			minMedian(stream[0], passRows), minMedian(stream[1], passRows))
+	}
+}
