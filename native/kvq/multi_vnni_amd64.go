@@ -101,6 +101,12 @@ func multiScoresIQ4NLHdrVBMI(dig *byte, aux *uint32, stage *uint16, nb int, rows
 // or 8 groups ahead in place of 4 with the far ones: within noise in the decode. iq4_nl's
 // Z4 flavour without VBMI (VPSHUFB) stays slower than with it: 4.33 against 4.16 in cache.
 //
+// Later, iq4_nl's VBMI flavour took q4_0's frame of scales after all, with its payloads by
+// 256-bit masked loads and one insert a quad (LOAD4Q): in cache 4.25 → 3.94, streamed 5.00 →
+// 4.65; in the decode (TestDecodeBreakdown at the bench shape, test binaries alternated, load
+// 10–24, medians of the runs' minima over 13 and 9 runs) the scores 4.32 → 3.95 and the whole
+// 10.07 → 9.78 (multi_vnni_amd64.s, multiScoresIQ4NLHdrZ4VBMI).
+//
 // Other CPUs keep the kernels without Z4: not measured with these changes (on Intel the
 // inserts are port-5 shuffles where the merge-masked loads' blends take port 0 or 5).
 var vnniHdrZ4 = zen4Stream

@@ -1889,6 +1889,20 @@ gfniQ51_done:
 	VINSERTI32X4 $1, (p)(R12*1), ty, ty; \
 	VINSERTI64X4 $1, ty, z, z
 
+// LOAD4Q is LOAD4Y for iq4_nl's VBMI Zen 4 flavour: row p by a 128-bit load into x and row p+rb
+// by a 256-bit load at p+rb−16 masked to its high lane (K4, dwords 4..7; the masked-off bytes
+// are not read) into y, rows p+2rb and p+3rb likewise into tx, ty, and ty into the high half
+// of z by one insert: lane L of z from row p+L·rb as LOAD4M's. One shuffle in place of
+// LOAD4Y's three (its inserts share the shuffle pipes with iq4_nl's VPERMB lookups) and two
+// 256-bit masked loads in place of LOAD4M's three 512-bit ones, which cost most of the
+// block's loads. Measurements at multiScoresIQ4NLHdrZ4VBMI.
+#define LOAD4Q(p, z, x, y, tx, ty) \
+	VMOVDQU32 (p), x; \
+	VMOVDQU32 -16(p)(R8*1), K4, y; \
+	VMOVDQU32 (p)(R8*2), tx; \
+	VMOVDQU32 -16(p)(R12*1), K4, ty; \
+	VINSERTI64X4 $1, ty, z, z
+
 // NIBBLES4S splits V0..V3 (Z25..Z28) into the code vectors Z0..Z7: the low nibbles by a mask
 // (Z31), the high ones by a shift and the mask (twelve operations).
 #define NIBBLES4S \
@@ -2349,7 +2363,7 @@ done: \
 	RET
 
 // HDRK18Z4 is HDRK18 for AMD Zen 4 (the Z4 flavours, a 128-byte frame): the far prefetches
-// (PF18Z4), the payloads by ld (LOAD4Y, or LOAD4MT for iq4_nl), a whole chunk's headers by
+// (PF18Z4), the payloads by ld (LOAD4Y for q4_0, LOAD4Q for iq4_nl with VBMI), a whole chunk's headers by
 // HDRR18U, and the chunk's scales stored to the frame (HDRSTASH18) and each block's converted
 // from there (HDRCVT18), R13 the block's offset in it, in place of NEXT18's two shuffles a
 // block.
@@ -2413,7 +2427,7 @@ done: \
 	RET
 
 // HDRK18Z4R is HDRK18Z4 with HDRK18's queue of the chunk's scales in Z22, Z23 (NEXT18), for
-// iq4_nl, where the frame's queue did not pay.
+// iq4_nl without VBMI, where the frame's queue did not pay (with LOAD4M's payloads).
 #define HDRK18Z4R(init, dec, offs, ld) \
 	MOVQ rows+32(FP), DI; \
 	MOVQ rb+40(FP), R8; \
@@ -2640,9 +2654,32 @@ TEXT ·multiScoresIQ4NLHdrVBMI(SB), NOSPLIT, $0-80
 	HDRK18(INITIQ4V, DECIQ4V, 48, PF18)
 
 // func multiScoresIQ4NLHdrZ4VBMI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
-// multiScoresIQ4NLHdrVBMI for AMD Zen 4 as multiScoresIQ4NLHdrZ4VNNI.
-TEXT ·multiScoresIQ4NLHdrZ4VBMI(SB), NOSPLIT, $0-80
-	HDRK18Z4R(INITIQ4V, DECIQ4V, 48, LOAD4MT)
+// multiScoresIQ4NLHdrVBMI for AMD Zen 4: q4_0's HDRK18Z4 (the far prefetches, whole chunks'
+// headers by HDRR18U, the scales from the frame) with the payloads by LOAD4Q. Measured on AMD
+// Zen 4 (EPYC Genoa, 2 shared vCPUs, load 2–11; 4096 rows of 128 values, 4 queries, thread CPU
+// time; kernels alternated in one process, 3000 calls each in cache, ns a row, p10 of the
+// calls, a robuster figure than the min on this shared machine; streamed: 10 passes over
+// 96 MiB on 2 MiB pages, min):
+//   - against the kernel before (HDRK18Z4R with LOAD4M, the scales queued in registers): in
+//     cache 4.25 → 3.94, 4.23 → 3.95; streamed 5.00 → 4.65, 4.92 → 4.66, 5.01 → 4.65. LOAD4Q
+//     alone (the scales still queued) 4.25 → 4.12, streamed 5.00 → 4.80: the frame's queue
+//     pays once the masked 512-bit loads are gone.
+//   - what the kernel's parts cost before (each taken out, wrong scores, timing only, in
+//     cache 4.26): the payloads' 16 loads a block 0.82 (plain 128-bit loads, uncombined, in
+//     place of LOAD4M 0.62: it is LOAD4M's three merge-masked 512-bit loads a quad), the
+//     header loads 0.32, the finish 0.32, the lookups and shifts 0.25, the transpose 0.24,
+//     the prefetches none in cache; the chains alone 2.52. After: the lookups and shifts
+//     0.49, the payloads 0.44, the finish 0.38, the transpose 0.23, the headers 0.20.
+//   - not kept: LOAD4 (three 512-bit inserts from memory) 4.97; lane 1 by a masked 256-bit
+//     load, lanes 2 and 3 by LOAD4M's 512-bit ones (LOAD4C) 4.12, with the frame 4.09;
+//     LOAD4Y with the frame 4.43; the high nibbles moved down by VPMULHUW by 2¹², by
+//     VGF2P8AFFINEQB or by VPMULTISHIFTQB in place of VPSRLD (the same bytes in the low
+//     nibbles) 4.20 against 4.22 before LOAD4Q, 4.06–4.07 against 4.00 with it; VPSHUFB
+//     lookups (DECIQ4S) with LOAD4Q and the frame 4.19 against 4.00.
+// On Intel (instruction tables, not measured) a masked 256-bit load is a load and a blend
+// (port 0 or 5) and the insert a port-5 shuffle: other CPUs keep the kernels without Z4.
+TEXT ·multiScoresIQ4NLHdrZ4VBMI(SB), NOSPLIT, $128-80
+	HDRK18Z4(INITIQ4V, DECIQ4V, 48, LOAD4Q)
 
 // func multiScoresQ41HdrVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // multiScoresQ41VNNI with the headers in registers (HDRR20); the stage is not used.
