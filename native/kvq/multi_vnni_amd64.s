@@ -1874,7 +1874,7 @@ gfniQ51_done:
 #define LOAD4MT(p, z, x, y, tx, ty) \
 	LOAD4M(p, z, x)
 
-// LOAD4Y is LOAD4M for AMD Zen 4 (q4_0's and q4_1's Z4 flavours): rows p and p+rb into y by a
+// LOAD4Y is LOAD4M for AMD Zen 4 (q5_0's and q5_1's Z4 flavours; q4_0's and q4_1's took it before LOAD4Q): rows p and p+rb into y by a
 // 128-bit load and a 256-bit insert from memory, rows p+2rb and p+3rb likewise into ty, and ty
 // into the high half of z (tx, ty a temporary): lane L of z from row p+L·rb as LOAD4M's, 16
 // bytes a row read. Two 256-bit inserts and one 512-bit one in place of three merge-masked
@@ -1889,13 +1889,16 @@ gfniQ51_done:
 	VINSERTI32X4 $1, (p)(R12*1), ty, ty; \
 	VINSERTI64X4 $1, ty, z, z
 
-// LOAD4Q is LOAD4Y for iq4_nl's VBMI Zen 4 flavour: row p by a 128-bit load into x and row p+rb
+// LOAD4Q is LOAD4Y for the Zen 4 flavours of q4_0, q4_1 and iq4_nl (VBMI): row p by a 128-bit load into x and row p+rb
 // by a 256-bit load at p+rb−16 masked to its high lane (K4, dwords 4..7; the masked-off bytes
 // are not read) into y, rows p+2rb and p+3rb likewise into tx, ty, and ty into the high half
 // of z by one insert: lane L of z from row p+L·rb as LOAD4M's. One shuffle in place of
 // LOAD4Y's three (its inserts share the shuffle pipes with iq4_nl's VPERMB lookups) and two
 // 256-bit masked loads in place of LOAD4M's three 512-bit ones, which cost most of the
-// block's loads. Measurements at multiScoresIQ4NLHdrZ4VBMI.
+// block's loads. Measurements at multiScoresIQ4NLHdrZ4VBMI; q4_0's and q4_1's (AMD Zen 4,
+// thread CPU, 4096 rows × 128 values, 4 queries, old and new alternated in one process, p10 in
+// cache / min streamed over 2 MiB pages, ns a row): q4_0 3.90 → 3.76 / 4.61 → 4.41–4.56,
+// q4_1 4.17 → 4.05 / 4.70 → 4.55.
 #define LOAD4Q(p, z, x, y, tx, ty) \
 	VMOVDQU32 (p), x; \
 	VMOVDQU32 -16(p)(R8*1), K4, y; \
@@ -2363,7 +2366,7 @@ done: \
 	RET
 
 // HDRK18Z4 is HDRK18 for AMD Zen 4 (the Z4 flavours, a 128-byte frame): the far prefetches
-// (PF18Z4), the payloads by ld (LOAD4Y for q4_0, LOAD4Q for iq4_nl with VBMI), a whole chunk's headers by
+// (PF18Z4), the payloads by ld (LOAD4Q for q4_0 and for iq4_nl with VBMI), a whole chunk's headers by
 // HDRR18U, and the chunk's scales stored to the frame (HDRSTASH18) and each block's converted
 // from there (HDRCVT18), R13 the block's offset in it, in place of NEXT18's two shuffles a
 // block.
@@ -2542,7 +2545,7 @@ done: \
 	VZEROUPPER; \
 	RET
 
-// HDRK20Z4 is HDRK20 for AMD Zen 4 (PF20Z4, LOAD4Y, HDRR20U for whole chunks), the headers
+// HDRK20Z4 is HDRK20 for AMD Zen 4 (PF20Z4, LOAD4Q, HDRR20U for whole chunks), the headers
 // moved down a block at a time as HDRK20's (a stack queue as HDRK18Z4's did not pay here).
 #define HDRK20Z4 \
 	MOVQ rows+32(FP), DI; \
@@ -2570,10 +2573,10 @@ short: \
 	HDRR20(-4); \
 have: \
 	PF20Z4; \
-	LOAD4Y(CX, Z24, X24, Y24, X0, Y0); \
-	LOAD4Y(BX, Z25, X25, Y25, X1, Y1); \
-	LOAD4Y(R14, Z26, X26, Y26, X2, Y2); \
-	LOAD4Y(R15, Z27, X27, Y27, X3, Y3); \
+	LOAD4Q(CX, Z24, X24, Y24, X0, Y0); \
+	LOAD4Q(BX, Z25, X25, Y25, X1, Y1); \
+	LOAD4Q(R14, Z26, X26, Y26, X2, Y2); \
+	LOAD4Q(R15, Z27, X27, Y27, X3, Y3); \
 	TRANSPOSE4; \
 	NIBBLES4S; \
 	VPXORD Z12, Z12, Z12; \
@@ -2607,9 +2610,9 @@ TEXT ·multiScoresQ40HdrVNNI(SB), NOSPLIT, $0-80
 
 // func multiScoresQ40HdrZ4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // multiScoresQ40HdrVNNI for AMD Zen 4 (zen4Stream): prefetching HDRFAR further into L2 as
-// well, the payloads by LOAD4Y and whole chunks' headers by HDRR18U.
+// well, the payloads by LOAD4Q and whole chunks' headers by HDRR18U.
 TEXT ·multiScoresQ40HdrZ4VNNI(SB), NOSPLIT, $128-80
-	HDRK18Z4(INITQ4, NIBBLES4S, 16, LOAD4Y)
+	HDRK18Z4(INITQ4, NIBBLES4S, 16, LOAD4Q)
 
 // func multiScoresIQ4NLHdrVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // multiScoresIQ4NLVNNI with the headers in registers (HDRR18); the stage is not used.
