@@ -253,6 +253,13 @@ const nibbles4B = `	VPSRLD $4, Z25, Z4
 // t2chunkP is t2chunk for rows at most 48 bytes apart (T2P, Q2KP): LOAD4P for LOAD4.
 var t2chunkP = strings.ReplaceAll(t2chunk, "LOAD4(", "LOAD4P(")
 
+// q2kChunk is t2chunk for q2k's kernels, whose query grid is per 64 channels (a chunk): the
+// two 32-value groups in one chain a query (Q2KGROUPA, Q2KGROUPB), converted and scaled once.
+var q2kChunk = strings.Replace(strings.Replace(t2chunk, "T2GROUP(Z25", "Q2KGROUPA(Z25", 1), "T2GROUP(Z27", "Q2KGROUPB(Z27", 1)
+
+// q2kChunkP is q2kChunk for rows at most 48 bytes apart (Q2KP and its group flavours).
+var q2kChunkP = strings.ReplaceAll(q2kChunk, "LOAD4(", "LOAD4P(")
+
 // t3chunkP is t3chunk for rows at most 52 bytes apart (T3P): LOAD4T3P for LOAD4M and VPSHUFB.
 var t3chunkP = func() string {
 	s := strings.ReplaceAll(t3chunk, "LOAD4M(", "LOAD4T3P(")
@@ -540,6 +547,33 @@ const macros = `// PFGROUPS is how many groups of sixteen rows ahead the kernels
 	FINISH(Z15, 3, Z11); \
 	ADDQ $128, SI; \
 	ADDQ $96, DX
+
+// Q2KGROUPA starts q2k's chains of a 64-value chunk (its query grid is per 64 channels) with
+// its first 32-value group, data vectors a and b, at −128·ΣQ of the chunk (aux words 12..15
+// of its first group); Q2KGROUPB runs the second group on in the same chains, then converts
+// each query's chain and adds it times the chunk's query scale (FINISH), and steps DX past
+// the chunk's two groups of aux words. One VCVTDQ2PS and one FMA a query and chunk, where
+// T2GROUP takes them a group.
+#define Q2KGROUPA(a, b) \
+	T2CODES(a, Z0, Z1, Z2, Z3); \
+	T2CODES(b, Z4, Z5, Z6, Z7); \
+	VPBROADCASTD 48(DX), Z12; \
+	VPBROADCASTD 52(DX), Z13; \
+	VPBROADCASTD 56(DX), Z14; \
+	VPBROADCASTD 60(DX), Z15; \
+	CHAINS1; \
+	ADDQ $128, SI
+
+#define Q2KGROUPB(a, b) \
+	T2CODES(a, Z0, Z1, Z2, Z3); \
+	T2CODES(b, Z4, Z5, Z6, Z7); \
+	CHAINS1; \
+	FINISH(Z12, 0, Z8); \
+	FINISH(Z13, 1, Z9); \
+	FINISH(Z14, 2, Z10); \
+	FINISH(Z15, 3, Z11); \
+	ADDQ $128, SI; \
+	ADDQ $192, DX
 
 // LOAD4P is LOAD4 for rows at most 48 bytes apart: two loads masked by K1 to a row's 16 bytes
 // and the next row's (rb bytes on), and one VPERMT2B by Z31 (pairIdx) that puts the four rows
@@ -862,9 +896,9 @@ func main() {
 		{"T2", t2Consts, t2chunk, shl4, "16", stage(false)},
 		{"T3", t3Consts, t3chunk, "IMULQ $12, R11", "12", stage(false)},
 		{"T3P", t3Consts + t3PairSetup + stagePSetup, t3chunkP, "IMULQ $12, R11", "12", stageP.String()},
-		{"Q2K", t2Consts, t2chunk, "// (q2k has no row scales)", "16", q2kStage},
+		{"Q2K", t2Consts, q2kChunk, "// (q2k has no row scales)", "16", q2kStage},
 		{"T2P", t2Consts + pairSetup + stagePSetup, t2chunkP, shl4, "16", stageP.String()},
-		{"Q2KP", t2Consts + pairSetup, t2chunkP, "// (q2k has no row scales)", "16", q2kStage},
+		{"Q2KP", t2Consts + pairSetup, q2kChunkP, "// (q2k has no row scales)", "16", q2kStage},
 	} {
 		r := strings.NewReplacer("%NEXTG%", "", "@", k.name, "%STAGE%", k.stage, "%CONSTS%", k.consts, "%CHUNK%", k.chunk,
 			"%SOFF%", k.soff, "%STEP%", k.step)
@@ -881,10 +915,10 @@ func main() {
 		name, consts, chunk string
 		far                 bool
 	}{
-		{"Q2KG", t2Consts, t2chunk, false},
-		{"Q2KGP", t2Consts + pairSetup, t2chunkP, false},
-		{"Q2KGZ4", t2Consts, t2chunk, true},
-		{"Q2KGPZ4", t2Consts + pairSetup, t2chunkP, true},
+		{"Q2KG", t2Consts, q2kChunk, false},
+		{"Q2KGP", t2Consts + pairSetup, q2kChunkP, false},
+		{"Q2KGZ4", t2Consts, q2kChunk, true},
+		{"Q2KGPZ4", t2Consts + pairSetup, q2kChunkP, true},
 	} {
 		r := strings.NewReplacer("%NEXTG%", strings.ReplaceAll(q2kNextG, "@", k.name), "@", k.name, "%STAGE%", q2kStage,
 			"%CONSTS%", k.consts, "%CHUNK%", k.chunk, "%SOFF%", "// (q2k has no row scales)", "%STEP%", "16")
@@ -927,10 +961,13 @@ func main() {
 }
 
 // q2kDigits writes q2kDigitsAVX512, the per-group query preparation of q2k's VNNI scores kernel
-// (multiScoresQ2KVNNI, turbo2's kernel with every row scale 1): the four queries times the
-// group's channel scales, q' = q·scale (one float32 rounding, as ScoresRange's), quantized per
-// 32-value block as vnniDigits quantizes a query at one digit a value (vnniQuant), with the
-// same float32 operations, so its digits, scales and −128·ΣQ are vnniDigits' bit for bit. It
+// (multiScoresQ2KVNNI, turbo2's kernel with every row scale 1 and one chain a query per 64
+// values): the four queries times the group's channel scales, q' = q·scale (one float32
+// rounding, as ScoresRange's), quantized per 64-value block as vnniDigits quantizes a query of
+// 32 at one digit a value (q2kQuant: vnniQuant's float32 operations over 64 values). The
+// maxima and ΣQ are formed per 32-value block as before and each block's then combined with
+// its neighbour's (q2kPair64: one shuffle and a VPMAXUD or VPADDD), so both halves of a
+// 64-value block hold its scale, inv and −128·ΣQ. It
 // works on 128 channels at a time (the last 64 where d mod 128 = 64). The sixteen (query,
 // block) pairs' |q'| maxima: VRANGEPS (max of the absolute values, sign cleared) of each pair
 // of 16-lane halves, then as integers (the bits of non-negative floats order as the floats do,
@@ -1262,6 +1299,7 @@ func q2kDigitsChunkA(nblk int) string {
 		}
 	}
 	b.WriteString(reduce16("VPMAXUD"))
+	b.WriteString(q2kPair64("VPMAXUD", "maxima"))
 	b.WriteString(`	VPCMPUD $5, Z28, Z0, K1    // m ≥ +Inf (as bits): not finite
 	KORTESTW K4, K1
 	JNZ  Q2KD_nonfinite
@@ -1314,6 +1352,7 @@ func q2kDigitsChunkB(nblk int) string {
 	}
 	b.WriteString(reduceHalves("VPADDD"))
 	b.WriteString("\tVPERMD Z0, Z15, Z0         // lane 4h + k → 4k + h\n")
+	b.WriteString(q2kPair64("VPADDD", "sums"))
 	b.WriteString("\tVPSLLD $7, Z0, Z0\n\tVPXORD Z1, Z1, Z1\n\tVPSUBD Z0, Z1, Z0        // −128·ΣQ\n")
 	for k := 0; k < nblk; k++ {
 		if k == 0 {
@@ -1323,6 +1362,13 @@ func q2kDigitsChunkB(nblk int) string {
 		}
 	}
 	return b.String()
+}
+
+// q2kPair64 combines Z0's lanes 4k + h (query h, 32-channel block k) by op with those of
+// block k xor 1, so that both 32-channel halves of a 64-channel block hold its maximum or sum
+// (the query grid is per 64 channels: q2kScoresInt). Clobbers Z1.
+func q2kPair64(op, what string) string {
+	return fmt.Sprintf("\tVSHUFI32X4 $0xB1, Z0, Z0, Z1   // the other half's %s\n\t%s Z1, Z0, Z0\n", what, op)
 }
 
 // reduce16 reduces each of Z0..Z15 across its lanes with op (a VPMAXUD or VPADDD) into Z0,

@@ -324,8 +324,8 @@ func TestQ2KScoresRangeMultiAVX2Int(t *testing.T) {
 // (the digits in t2AVX2Perm's order, and the aux words the kernels read: the scales and
 // −90·ΣQ and −128·ΣQ), on groups with a block of zero scales, negative scales, a query block
 // of zeros and subnormal products, and that a non-finite scaled query (∞·0 included) reports
-// false; and, where the CPU has the
-// AVX-512 VNNI kernel, that q2kScoresInt's scores without avx512 are its scores with it bit for bit.
+// false; and, where the CPU has AVX-VNNI, that q2kScoresInt's scores without avx512 are the
+// same bit for bit with and without it.
 func TestQ2KDigitsAVX2(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("no AVX2, FMA and F16C")
@@ -389,18 +389,21 @@ func TestQ2KDigitsAVX2(t *testing.T) {
 				t.Errorf("d %d: true with query value %d %g", d, bad.i, bad.v)
 			}
 		}
-		if !hasVNNIBW || !hasVBMI {
-			continue
-		}
+		// The AVX2 kernels with and without AVX-VNNI give the same scores bit for bit. (The
+		// AVX-512 kernel's grid is per 64 channels, q2kGridBlock: its scores differ.)
 		grp = h.Groups()[:Q2KGroupBytes(d)]
 		for _, m := range []int{32, 13} {
 			cells := &grp[2*d]
 			want, got := make([]float32, 4*m), make([]float32, 4*m)
 			var s1, s2 [4 * q2kMultiMaxDim]float32
-			if !q2kScoresInt(true, &q[0], d, &grp[0], cells, m, &s1[0], &want[0], 16, false) {
-				t.Fatal("q2kScoresInt (AVX-512): false")
+			sv := hasAVXVNNI
+			hasAVXVNNI = false
+			ok := q2kScoresInt(false, &q[0], d, &grp[0], cells, m, &s1[0], &want[0], 16, false)
+			hasAVXVNNI = sv
+			if !ok {
+				t.Fatal("q2kScoresInt (AVX2): false")
 			}
-			for _, vnni := range []bool{false, tq4AVXVNNICPU} {
+			for _, vnni := range []bool{tq4AVXVNNICPU} {
 				sv := hasAVXVNNI
 				hasAVXVNNI = vnni
 				ok := q2kScoresInt(false, &q[0], d, &grp[0], cells, m, &s2[0], &got[0], 16, false)
@@ -410,7 +413,7 @@ func TestQ2KDigitsAVX2(t *testing.T) {
 				}
 				for i := range got {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("d %d m %d avxvnni %v [%d]: %g, AVX-512 %g", d, m, vnni, i, got[i], want[i])
+						t.Fatalf("d %d m %d avxvnni %v [%d]: %g, without AVX-VNNI %g", d, m, vnni, i, got[i], want[i])
 					}
 				}
 			}
@@ -423,8 +426,8 @@ func TestQ2KDigitsAVX2(t *testing.T) {
 // against queries whose every digit is +127 or −127 (constant per block), so that a half
 // group's int16 sum reaches ±4·2·20·127 = ±20320 and S = Σ (l + 10)·Q ±32·20·127, with mixed
 // and random cells and queries beside them; the scores must equal the exact integer dots' (within
-// the float rounding, 1e-5 of their magnitude) and, where the CPU has the AVX-512 VNNI kernel,
-// its scores bit for bit.
+// the float rounding, 1e-5 of their magnitude); and, where the CPU has the AVX-512 VNNI kernel,
+// its scores likewise against its exact dots (its grid per 64 channels).
 func TestQ2KAVX2Extremes(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("no AVX2, FMA and F16C")
@@ -487,13 +490,30 @@ func TestQ2KAVX2Extremes(t *testing.T) {
 			if !hasVNNIBW || !hasVBMI {
 				continue
 			}
+			// The AVX-512 kernel (its grid per 64 channels, q2kGridBlock) against its exact
+			// integer dots: a 64-value chain reaches ±64·127·90 (Σ Q·l).
 			want := make([]float32, 4*m)
 			if !q2kScoresInt(true, &q[0], d, &grp[0], &grp[2*d], m, &s[0], &want[0], 16, false) {
 				t.Fatal("q2kScoresInt (AVX-512): false")
 			}
-			for i := range got {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("d %d m %d [%d]: %g, AVX-512 %g", d, m, i, got[i], want[i])
+			var Q [64]int32
+			for j := 0; j < m; j++ {
+				for h := 0; h < 4; h++ {
+					var score, mag float64
+					for b := 0; b < d/64; b++ {
+						sc := q2kQuant(q[h*d+64*b:h*d+64*b+64], Q[:])
+						var dot, abs int64
+						for i, v := range Q {
+							p := int64(v) * int64(turboInts2[code(j, 64*b+i)])
+							dot += p
+							abs += max(p, -p)
+						}
+						score += float64(sc) * float64(dot) * float64(turboUnit2)
+						mag += float64(sc) * float64(abs) * float64(turboUnit2)
+					}
+					if g := float64(want[4*j+h]); math.Abs(g-score) > 1e-5*mag {
+						t.Fatalf("AVX-512: d %d cell %d query %d: %g, exact %g", d, j, h, g, score)
+					}
 				}
 			}
 		}

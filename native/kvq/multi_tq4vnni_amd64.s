@@ -161,6 +161,33 @@
 	ADDQ $128, SI; \
 	ADDQ $96, DX
 
+// Q2KGROUPA starts q2k's chains of a 64-value chunk (its query grid is per 64 channels) with
+// its first 32-value group, data vectors a and b, at −128·ΣQ of the chunk (aux words 12..15
+// of its first group); Q2KGROUPB runs the second group on in the same chains, then converts
+// each query's chain and adds it times the chunk's query scale (FINISH), and steps DX past
+// the chunk's two groups of aux words. One VCVTDQ2PS and one FMA a query and chunk, where
+// T2GROUP takes them a group.
+#define Q2KGROUPA(a, b) \
+	T2CODES(a, Z0, Z1, Z2, Z3); \
+	T2CODES(b, Z4, Z5, Z6, Z7); \
+	VPBROADCASTD 48(DX), Z12; \
+	VPBROADCASTD 52(DX), Z13; \
+	VPBROADCASTD 56(DX), Z14; \
+	VPBROADCASTD 60(DX), Z15; \
+	CHAINS1; \
+	ADDQ $128, SI
+
+#define Q2KGROUPB(a, b) \
+	T2CODES(a, Z0, Z1, Z2, Z3); \
+	T2CODES(b, Z4, Z5, Z6, Z7); \
+	CHAINS1; \
+	FINISH(Z12, 0, Z8); \
+	FINISH(Z13, 1, Z9); \
+	FINISH(Z14, 2, Z10); \
+	FINISH(Z15, 3, Z11); \
+	ADDQ $128, SI; \
+	ADDQ $192, DX
+
 // LOAD4P is LOAD4 for rows at most 48 bytes apart: two loads masked by K1 to a row's 16 bytes
 // and the next row's (rb bytes on), and one VPERMT2B by Z31 (pairIdx) that puts the four rows
 // in the vector's 128-bit lanes, where LOAD4 takes three inserts. Clobbers Z16.
@@ -1543,8 +1570,8 @@ Q2K_blk:
 	LOAD4(R14, Z26, X26)
 	LOAD4(R15, Z27, X27)
 	TRANSPOSE4
-	T2GROUP(Z25, Z26)
-	T2GROUP(Z27, Z28)
+	Q2KGROUPA(Z25, Z26)
+	Q2KGROUPB(Z27, Z28)
 	ADDQ $16, CX
 	ADDQ $16, BX
 	ADDQ $16, R14
@@ -1793,8 +1820,8 @@ Q2KP_blk:
 	LOAD4P(R14, Z26, X26)
 	LOAD4P(R15, Z27, X27)
 	TRANSPOSE4
-	T2GROUP(Z25, Z26)
-	T2GROUP(Z27, Z28)
+	Q2KGROUPA(Z25, Z26)
+	Q2KGROUPB(Z27, Z28)
 	ADDQ $16, CX
 	ADDQ $16, BX
 	ADDQ $16, R14
@@ -1891,8 +1918,8 @@ Q2KG_blk:
 	LOAD4(R14, Z26, X26)
 	LOAD4(R15, Z27, X27)
 	TRANSPOSE4
-	T2GROUP(Z25, Z26)
-	T2GROUP(Z27, Z28)
+	Q2KGROUPA(Z25, Z26)
+	Q2KGROUPB(Z27, Z28)
 	ADDQ $16, CX
 	ADDQ $16, BX
 	ADDQ $16, R14
@@ -2010,8 +2037,8 @@ Q2KGP_blk:
 	LOAD4P(R14, Z26, X26)
 	LOAD4P(R15, Z27, X27)
 	TRANSPOSE4
-	T2GROUP(Z25, Z26)
-	T2GROUP(Z27, Z28)
+	Q2KGROUPA(Z25, Z26)
+	Q2KGROUPB(Z27, Z28)
 	ADDQ $16, CX
 	ADDQ $16, BX
 	ADDQ $16, R14
@@ -2124,8 +2151,8 @@ Q2KGZ4_blk:
 	LOAD4(R14, Z26, X26)
 	LOAD4(R15, Z27, X27)
 	TRANSPOSE4
-	T2GROUP(Z25, Z26)
-	T2GROUP(Z27, Z28)
+	Q2KGROUPA(Z25, Z26)
+	Q2KGROUPB(Z27, Z28)
 	ADDQ $16, CX
 	ADDQ $16, BX
 	ADDQ $16, R14
@@ -2248,8 +2275,8 @@ Q2KGPZ4_blk:
 	LOAD4P(R14, Z26, X26)
 	LOAD4P(R15, Z27, X27)
 	TRANSPOSE4
-	T2GROUP(Z25, Z26)
-	T2GROUP(Z27, Z28)
+	Q2KGROUPA(Z25, Z26)
+	Q2KGROUPB(Z27, Z28)
 	ADDQ $16, CX
 	ADDQ $16, BX
 	ADDQ $16, R14
@@ -2983,6 +3010,8 @@ Q2KD_chunk:
 	VSHUFPS $0x88, Z17, Z16, Z0
 	VSHUFPS $0xDD, Z17, Z16, Z16
 	VPMAXUD Z16, Z0, Z0
+	VSHUFI32X4 $0xB1, Z0, Z0, Z1   // the other half's maxima
+	VPMAXUD Z1, Z0, Z0
 	VPCMPUD $5, Z28, Z0, K1    // m ≥ +Inf (as bits): not finite
 	KORTESTW K4, K1
 	JNZ  Q2KD_nonfinite
@@ -3176,6 +3205,8 @@ Q2KD_chunk:
 	VSHUFPS $0xDD, Z17, Z16, Z16
 	VPADDD Z16, Z0, Z0
 	VPERMD Z0, Z15, Z0         // lane 4h + k → 4k + h
+	VSHUFI32X4 $0xB1, Z0, Z0, Z1   // the other half's sums
+	VPADDD Z1, Z0, Z0
 	VPSLLD $7, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPSUBD Z0, Z1, Z0        // −128·ΣQ
@@ -3277,6 +3308,8 @@ Q2KD_half:
 	VSHUFPS $0x88, Z17, Z16, Z0
 	VSHUFPS $0xDD, Z17, Z16, Z16
 	VPMAXUD Z16, Z0, Z0
+	VSHUFI32X4 $0xB1, Z0, Z0, Z1   // the other half's maxima
+	VPMAXUD Z1, Z0, Z0
 	VPCMPUD $5, Z28, Z0, K1    // m ≥ +Inf (as bits): not finite
 	KORTESTW K4, K1
 	JNZ  Q2KD_nonfinite
@@ -3394,6 +3427,8 @@ Q2KD_half:
 	VSHUFPS $0xDD, Z17, Z16, Z16
 	VPADDD Z16, Z0, Z0
 	VPERMD Z0, Z15, Z0         // lane 4h + k → 4k + h
+	VSHUFI32X4 $0xB1, Z0, Z0, Z1   // the other half's sums
+	VPADDD Z1, Z0, Z0
 	VPSLLD $7, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPSUBD Z0, Z1, Z0        // −128·ΣQ
@@ -3552,6 +3587,8 @@ Q2KM_a0chunk:
 	VSHUFPS $0x88, Z17, Z16, Z0
 	VSHUFPS $0xDD, Z17, Z16, Z16
 	VPMAXUD Z16, Z0, Z0
+	VSHUFI32X4 $0xB1, Z0, Z0, Z1   // the other half's maxima
+	VPMAXUD Z1, Z0, Z0
 	VPCMPUD $5, Z28, Z0, K1    // m ≥ +Inf (as bits): not finite
 	KORTESTW K4, K1
 	JNZ  Q2KM_ret
@@ -3660,6 +3697,8 @@ Q2KM_a0half:
 	VSHUFPS $0x88, Z17, Z16, Z0
 	VSHUFPS $0xDD, Z17, Z16, Z16
 	VPMAXUD Z16, Z0, Z0
+	VSHUFI32X4 $0xB1, Z0, Z0, Z1   // the other half's maxima
+	VPMAXUD Z1, Z0, Z0
 	VPCMPUD $5, Z28, Z0, K1    // m ≥ +Inf (as bits): not finite
 	KORTESTW K4, K1
 	JNZ  Q2KM_ret
@@ -3809,6 +3848,8 @@ Q2KM_a1chunk:
 	VSHUFPS $0x88, Z17, Z16, Z0
 	VSHUFPS $0xDD, Z17, Z16, Z16
 	VPMAXUD Z16, Z0, Z0
+	VSHUFI32X4 $0xB1, Z0, Z0, Z1   // the other half's maxima
+	VPMAXUD Z1, Z0, Z0
 	VPCMPUD $5, Z28, Z0, K1    // m ≥ +Inf (as bits): not finite
 	KORTESTW K4, K1
 	JNZ  Q2KM_second
@@ -3917,6 +3958,8 @@ Q2KM_a1half:
 	VSHUFPS $0x88, Z17, Z16, Z0
 	VSHUFPS $0xDD, Z17, Z16, Z16
 	VPMAXUD Z16, Z0, Z0
+	VSHUFI32X4 $0xB1, Z0, Z0, Z1   // the other half's maxima
+	VPMAXUD Z1, Z0, Z0
 	VPCMPUD $5, Z28, Z0, K1    // m ≥ +Inf (as bits): not finite
 	KORTESTW K4, K1
 	JNZ  Q2KM_second
@@ -4121,6 +4164,8 @@ Q2KM_bchunk:
 	VSHUFPS $0xDD, Z17, Z16, Z16
 	VPADDD Z16, Z0, Z0
 	VPERMD Z0, Z15, Z0         // lane 4h + k → 4k + h
+	VSHUFI32X4 $0xB1, Z0, Z0, Z1   // the other half's sums
+	VPADDD Z1, Z0, Z0
 	VPSLLD $7, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPSUBD Z0, Z1, Z0        // −128·ΣQ
@@ -4243,6 +4288,8 @@ Q2KM_bhalf:
 	VSHUFPS $0xDD, Z17, Z16, Z16
 	VPADDD Z16, Z0, Z0
 	VPERMD Z0, Z15, Z0         // lane 4h + k → 4k + h
+	VSHUFI32X4 $0xB1, Z0, Z0, Z1   // the other half's sums
+	VPADDD Z1, Z0, Z0
 	VPSLLD $7, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPSUBD Z0, Z1, Z0        // −128·ΣQ
@@ -4399,6 +4446,8 @@ Q2KA_chunk:
 	VSHUFPS $0x88, Z17, Z16, Z0
 	VSHUFPS $0xDD, Z17, Z16, Z16
 	VPMAXUD Z16, Z0, Z0
+	VSHUFI32X4 $0xB1, Z0, Z0, Z1   // the other half's maxima
+	VPMAXUD Z1, Z0, Z0
 	VPCMPUD $5, Z28, Z0, K1    // m ≥ +Inf (as bits): not finite
 	KORTESTW K4, K1
 	JNZ  Q2KA_nonfinite
@@ -4508,6 +4557,8 @@ Q2KA_half:
 	VSHUFPS $0x88, Z17, Z16, Z0
 	VSHUFPS $0xDD, Z17, Z16, Z16
 	VPMAXUD Z16, Z0, Z0
+	VSHUFI32X4 $0xB1, Z0, Z0, Z1   // the other half's maxima
+	VPMAXUD Z1, Z0, Z0
 	VPCMPUD $5, Z28, Z0, K1    // m ≥ +Inf (as bits): not finite
 	KORTESTW K4, K1
 	JNZ  Q2KA_nonfinite
@@ -4731,6 +4782,8 @@ Q2KB_chunk:
 	VSHUFPS $0xDD, Z17, Z16, Z16
 	VPADDD Z16, Z0, Z0
 	VPERMD Z0, Z15, Z0         // lane 4h + k → 4k + h
+	VSHUFI32X4 $0xB1, Z0, Z0, Z1   // the other half's sums
+	VPADDD Z1, Z0, Z0
 	VPSLLD $7, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPSUBD Z0, Z1, Z0        // −128·ΣQ
@@ -4853,6 +4906,8 @@ Q2KB_half:
 	VSHUFPS $0xDD, Z17, Z16, Z16
 	VPADDD Z16, Z0, Z0
 	VPERMD Z0, Z15, Z0         // lane 4h + k → 4k + h
+	VSHUFI32X4 $0xB1, Z0, Z0, Z1   // the other half's sums
+	VPADDD Z1, Z0, Z0
 	VPSLLD $7, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPSUBD Z0, Z1, Z0        // −128·ΣQ

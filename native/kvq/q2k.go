@@ -390,7 +390,8 @@ func q2kScoresGroup(out, q []float32, grp []byte, d, j0 int, tab []float32) {
 // ScoresGrid reports whether ScoresRangeMulti rounds the queries on this CPU (its integer
 // kernel: AVX-512 VNNI and VBMI, Dim() a multiple of 64), and where it does writes into dst
 // (Dim() values) the query q as it scores the cells of group g (g < ⌈Len()/32⌉): with q' =
-// q·scale rounded per 32-channel block to s·Q, dst[c] = s·Q_c/scale_c (0 where scale_c is 0),
+// q·scale rounded per block of 64 channels (32 on CPUs without AVX-512) to s·Q, dst[c] =
+// s·Q_c/scale_c (0 where scale_c is 0),
 // so that dst·Decode(cell) is that kernel's score of the cell to float rounding (a group whose
 // q' has a non-finite value is scored in float: dst = q). The kernel takes four queries at a
 // time and scores a group in float for all four where any of their q' is not finite there;

@@ -161,12 +161,13 @@ var _ [4*4*q2kMultiMaxDim - q2kDigBytes - q2kAuxBytes]struct{} // the scratch fi
 // query times a channel scale is not finite, which the float kernels then score.
 //
 // Per group the queries times the channel scales, q'_h[c] = q_h[c]·scale_c (one float32
-// rounding, as ScoresRange's), are quantized per 32-channel block as the block formats' VNNI
-// kernels quantize a query, q' ≈ q̃ = s_b·Q (vnniQuant: one signed byte a value, |q' − q̃| ≤
+// rounding, as ScoresRange's), are quantized per block of q2kGridBlock() channels (64 with
+// AVX-512, 32 on the AVX2 path) as the block formats' VNNI kernels quantize a query, q' ≈ q̃ =
+// s_b·Q (q2kQuant, vnniQuant's arithmetic: one signed byte a value, |q' − q̃| ≤
 // (1 + 2⁻⁶)·max_b|q'|/254), by q2kDigitsAVX512; multiScoresQ2KVNNI (turbo2's VNNI kernel with
-// every row scale 1: q2k's codes are turbo2's bit stream and its levels turbo2's, turboInts2
-// units) forms Σ Q·turboInts2[code] exactly in int32 per block, and the score is
-// Σ_b s_b·(that)·turboUnit2. With L_c = turboInts2[code_c]·turboUnit2 (so q'_c·L_c = q_c·k̂_c up
+// every row scale 1 and one chain a query per 64 values: q2k's codes are turbo2's bit stream
+// and its levels turbo2's, turboInts2 units) forms Σ Q·turboInts2[code] exactly in int32 per
+// block, and the score is Σ_b s_b·(that)·turboUnit2. With L_c = turboInts2[code_c]·turboUnit2 (so q'_c·L_c = q_c·k̂_c up
 // to the rounding of q'), the score is within
 //
 //	(1 + 2⁻⁶)/254·Σ_b max_{c∈b}|q'_c|·Σ_{c∈b}|L_c| + 1e-5·Σ_c |q_c·k̂_c|
@@ -175,10 +176,26 @@ var _ [4*4*q2kMultiMaxDim - q2kDigBytes - q2kAuxBytes]struct{} // the scratch fi
 // converted block dots, their scaling and sum, and of q'), and within 1e-5·Σ_c |q̃_c·L_c| of the
 // exact dot of the grid query q̃ with the levels (TestQ2KScoresRangeMulti). The grid is per
 // group and block: a channel 75× the others' RMS coarsens only its own block's grid, for that
-// block's other 31 channels. On the q2k tests' outlier data, where every block holds such a
-// channel (5× to 75×), the softmax attention output moves by 3.4 % of its norm
-// (TestQ2KScoresVNNIAttention), where the q2k codes themselves move it by 95 %; on the tiny
-// test model's decode the mean KL to f16 rose 1–3 % (0.27–0.62 nats, 1.7–2 standard errors).
+// block's other 63 (AVX2: 31) channels. On the q2k tests' outlier data, where every 32 channels
+// hold such a channel (5× to 75×), the softmax attention output moves by 4.0 % of its norm
+// with the 64-channel grid, 3.4 % with the 32-channel one (TestQ2KScoresVNNIAttention), where
+// the q2k codes themselves move it by 95 %; on the tiny test model's decode the mean KL to f16
+// rose 1–3 % with the 32-channel grid (0.27–0.62 nats, 1.7–2 standard errors).
+//
+// The grid went from 32 to 64 channels on AVX-512 for speed: the kernel's chains then run
+// over a whole 64-value chunk, one VCVTDQ2PS and one FMA a query and chunk where they took them
+// per 32 values. On AMD Zen 4 (thread CPU, d 128, four queries, TestQ2KDecodeSplit, old and new
+// test binaries alternated six times, min/median of the runs' minima, load ~20 on 2 vCPUs):
+// the scores 4.86/4.94 → 4.74/4.80 ns a cell in cache, 4.89/5.00 → 4.73/4.82 streamed (the
+// cells' kernel alone 3.32/3.34 → 3.14/3.19; the preparation, two operations more a half,
+// 2.02/2.04 → 2.09/2.10). Quality (kvlab ab, 16 seeds, ctx 128, the q2k arm emulated in Go with
+// the 64-channel grid against the 32-channel one, which reproduced the kernel's KL exactly):
+// kvlab-tiny-64 (d 64: one block a head) decode KL −1.03 ± 0.29 %, prompt KL +0.16 ± 0.46 %;
+// on its outlier fixture (kvlab fixture outlier) the same numbers, as q' = q·scale does not
+// change when a K channel is scaled up and its Q channel down. A grid step from a bound
+// instead of the maxima, max|q|·max scale per block (no products for the maxima), was
+// measured the same way and rejected: decode KL −1.2 ± 0.3 % on kvlab-tiny-64 but +8.5 ± 1.1 %
+// on the outlier fixture (+26 ± 1.4 % per 64 channels).
 //
 // With avx512 the queries must be finite (q2kQueriesFinite; q2kDigitsAVX512).
 //
@@ -187,11 +204,11 @@ var _ [4*4*q2kMultiMaxDim - q2kDigBytes - q2kAuxBytes]struct{} // the scratch fi
 // (q2kDigitsBAVX512) runs here.
 //
 // avx512 false is the same on CPUs with AVX2 and no AVX-512 (tq4AVX2Int; prepped must be
-// false): the queries prepared by q2kDigitsAVX2 (the same digits and scales, in the order the
-// turbo2 AVX2 kernels read the codes, t2AVX2Perm) and the cells scored by q2k's AVX2 kernels
-// (turbo2's with every row scale 1, the plain flavour with q2k's own chunk, q2kChunkAVX2:
-// the same int32 dots), so the scores are the AVX-512 kernel's bit for bit and the bound holds
-// as it is.
+// false): the queries prepared by q2kDigitsAVX2 (per 32-channel block, vnniDigits' digits and
+// scales, in the order the turbo2 AVX2 kernels read the codes, t2AVX2Perm) and the cells scored
+// by q2k's AVX2 kernels (turbo2's with every row scale 1, the plain flavour with q2k's own
+// chunk, q2kChunkAVX2: exact int32 dots), so the bound holds as it is, with 32-channel blocks
+// (the AVX2 kernels' chains are per 32 values).
 func q2kScoresInt(avx512 bool, q *float32, d int, grp *byte, cells *byte, m int, scratch *float32, out *float32, ostride int, prepped bool) bool {
 	dig := (*byte)(unsafe.Pointer(scratch))
 	aux := (*uint32)(unsafe.Add(unsafe.Pointer(scratch), q2kDigBytes))
@@ -242,10 +259,12 @@ func q2kScoresInt(avx512 bool, q *float32, d int, grp *byte, cells *byte, m int,
 }
 
 // q2kDigitsAVX512 quantizes the four queries q[h·d:] (d a multiple of 64) times the channel
-// scales that open the group at grp, per 32-channel block, into dig and aux exactly as
-// vnniDigits(dig, aux, q', d, d/32, 1) does for q' = q·scale, the digits in the turbo2 kernel's
-// order (t2DigitsPermute's) (its aux words 4..11 and 20..23
-// of a block excepted, which the kernel does not read); false where a q' is not finite
+// scales that open the group at grp, per 64-channel block, into dig and aux as
+// vnniDigits(dig, aux, q', d, d/32, 1) lays them out for q' = q·scale, with each 64-channel
+// block quantized as a whole (q2kQuant) and aux words 0..3 (s) and 12..15 (−128·ΣQ over the
+// 64 channels) of both its 32-channel blocks the 64-channel block's, the digits in the turbo2
+// kernel's order (t2DigitsPermute's) (its aux words 4..11 and 16..23 of a block left as they
+// are; words 4..7 hold inv for the second half); false where a q' is not finite
 // (gen_tq4vnni.go). The queries must be finite (q2kQueriesFinite): the blocks' maxima drop a
 // NaN, so a NaN q' is caught only as a scale that is not finite (the only way to one from
 // finite queries: NaN, or ±Inf times a zero query value); an overflow to ±Inf is caught by the
@@ -417,8 +436,11 @@ func q2kDigitsAAVX512(q *float32, d int, grp *byte, dig *byte, aux *uint32) bool
 //go:noescape
 func q2kDigitsBAVX512(q *float32, d int, grp *byte, dig *byte, aux *uint32)
 
-// multiScoresQ2KVNNI is multiScoresT2VNNI for rows without a row scale (every row scale 1):
-// nb chunks of 64 values (gen_tq4vnni.go). stage is unused.
+// multiScoresQ2KVNNI is multiScoresT2VNNI for rows without a row scale (every row scale 1) and
+// a query grid per 64 values (q2kDigitsAVX512): nb chunks of 64 values, one chain a query
+// through both 32-value groups of a chunk, started at the chunk's −128·ΣQ (aux words 12..15
+// of its first group) and scaled by its s (words 0..3 of its first group) (gen_tq4vnni.go,
+// q2kChunk). stage is unused.
 //
 // multiScoresQ2KPVNNI is multiScoresQ2KVNNI for cells at most 48 bytes apart (d ≤ 192), its
 // scores bit for bit (gen_tq4vnni.go, LOAD4P).
@@ -443,10 +465,12 @@ func q2kGridQuery(dst, q []float32, grp []byte, d int) bool {
 			return true
 		}
 	}
-	for b := 0; b < d/32; b++ {
-		s, Q := vnniQuant((*[32]float32)(qs[32*b:]), 1)
-		for i, v := range Q {
-			c := 32*b + i
+	bs := q2kGridBlock()
+	var Q [64]int32
+	for b := 0; b < d/bs; b++ {
+		s := q2kQuant(qs[bs*b:bs*(b+1)], Q[:bs])
+		for i, v := range Q[:bs] {
+			c := bs*b + i
 			if sc := float64(F16ToF32(binary.LittleEndian.Uint16(grp[2*c:]))); sc != 0 {
 				dst[c] = float32(float64(s) * float64(v) / sc)
 			} else {
@@ -455,4 +479,43 @@ func q2kGridQuery(dst, q []float32, grp []byte, d int) bool {
 		}
 	}
 	return true
+}
+
+// q2kGridBlock is the number of channels that share one step of q2kScoresInt's query grid on
+// this CPU: 64 with AVX-512 (q2kDigitsAVX512 and its kernels), 32 on the AVX2 path
+// (q2kDigitsAVX2, vnniDigits' blocks).
+func q2kGridBlock() int {
+	if hasAVX512BW {
+		return 64
+	}
+	return 32
+}
+
+// q2kQuant is vnniQuant at one digit a value for a block of any length (len(Q) = len(qb)),
+// with the same float32 operations: s = m/127 for m = max|q'|, Q = q'·(127/m) rounded to
+// even, s = 0 and Q = 0 where s is below 2⁻¹²⁶, s NaN where a value is not finite.
+func q2kQuant(qb []float32, Q []int32) (s float32) {
+	var m float32
+	finite := true
+	for _, x := range qb {
+		a := math.Float32frombits(math.Float32bits(x) &^ (1 << 31))
+		if a > m {
+			m = a
+		}
+		finite = finite && a <= math.MaxFloat32
+	}
+	clear(Q)
+	if !finite {
+		return float32(math.NaN())
+	}
+	s = m / vnniQMax1
+	if !(s >= 0x1p-126) {
+		return 0
+	}
+	inv := vnniQMax1 / m
+	for i, x := range qb {
+		v := int32(math.RoundToEven(float64(x * inv)))
+		Q[i] = min(max(v, -vnniQMax1), vnniQMax1)
+	}
+	return s
 }

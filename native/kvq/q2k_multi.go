@@ -20,8 +20,8 @@ type q2kScratch = [2][4 * q2kMultiMaxDim]float32
 // within (d/16 + 9)·2⁻²⁴·Σ_c |q_c·k̂_c| of the exact score; with AVX-512 and d a multiple of
 // 64, sixteen cells a pass, one per lane, four chains of d/4 products a query summed pairwise
 // (q2kScores): within (d/4 + 4)·2⁻²⁴·Σ_c |q_c·k̂_c|; with AVX-512 VNNI and VBMI too and d a
-// multiple of 64, integer dots of the codes with q_c·scale_c rounded per group and 32-channel
-// block to one signed byte (q2kScoresInt, which states the bound). Elsewhere it is
+// multiple of 64, integer dots of the codes with q_c·scale_c rounded per group and 64-channel
+// block (32 on CPUs without AVX-512) to one signed byte (q2kScoresInt, which states the bound). Elsewhere it is
 // ScoresRange per query. For finite queries and scales a query's scores do not depend on n or
 // its place among them; where a query of a batch of four is not finite, or a group's q' overflows,
 // the whole batch takes the float kernel for that group.
