@@ -964,10 +964,17 @@ func main() {
 // (multiScoresQ2KVNNI, turbo2's kernel with every row scale 1 and one chain a query per 64
 // values): the four queries times the group's channel scales, q' = q·scale (one float32
 // rounding, as ScoresRange's), quantized per 64-value block as vnniDigits quantizes a query of
-// 32 at one digit a value (q2kQuant: vnniQuant's float32 operations over 64 values). The
-// maxima and ΣQ are formed per 32-value block as before and each block's then combined with
-// its neighbour's (q2kPair64: one shuffle and a VPMAXUD or VPADDD), so both halves of a
-// 64-value block hold its scale, inv and −128·ΣQ. It
+// 32 at one digit a value (q2kQuant: vnniQuant's float32 operations over 64 values); both
+// 32-value halves of a 64-value block get its scale, inv and −128·ΣQ in their aux words. The
+// |q'| maxima of a block's halves are combined first (a VPMAXUD a query and block), so eight
+// vectors are reduced (reduce8) where sixteen were, and each pair of queries' digit sums of a
+// block's halves go into one VPDPBUSD accumulator, so four vectors are reduced (reduce4) where
+// eight were; a VPERMD each puts the results in lane 4k + h (query h, 32-value half k), twice
+// over. That is 47 → 32 operations for the maxima and 32 → 16 for ΣQ besides its eight
+// VPDPBUSD, a group of 128 channels; on Zen 4 (TestQ2KDecodeSplit, d 128, test binaries
+// alternated eight times, min/median of the runs' minima) the preparation alone 2.09/2.10 → 1.98/2.00 ns a cell in cache, the scores
+// 4.73/4.78 → 4.65/4.69 in cache and 4.73/4.82 → 4.63/4.78 streamed (against the same
+// 64-channel grid formed from the 32-channel results, one shuffle and an operation more a half). It
 // works on 128 channels at a time (the last 64 where d mod 128 = 64). The sixteen (query,
 // block) pairs' |q'| maxima: VRANGEPS (max of the absolute values, sign cleared) of each pair
 // of 16-lane halves, then as integers (the bits of non-negative floats order as the floats do,
@@ -1008,15 +1015,31 @@ func main() {
 // without ΣQ 4.84.
 func q2kDigits() string {
 	var b strings.Builder
-	b.WriteString(`
-// q2kDigPerm: dword p takes dword 4·(p mod 4) + p/4 (a 4×4 transpose of the dwords).
-`)
-	for p := 0; p < 16; p++ {
-		fmt.Fprintf(&b, "DATA ·q2kDigPerm+%d(SB)/4, $%d\n", 4*p, 4*(p%4)+p/4)
+	b.WriteString("\n")
+	// q2kMaxPerm64 and q2kSumPerm64: the dwords of reduce8's and reduce4's results (half A's
+	// maxima: A_j = query j/2, 64-channel block j mod 2; half B's sums: Z(16 + 2kk + hp) =
+	// queries 2hp, 2hp + 1 of 64-channel block kk) that lane 4k + h takes: query h, 64-channel
+	// block k/2, so that both 32-channel halves of a block hold its result.
+	pos := func(j int) int {
+		if j < 4 {
+			return 4 * j
+		}
+		return 4*(j-4) + 2
 	}
-	b.WriteString("GLOBL ·q2kDigPerm(SB), RODATA|NOPTR, $64\n\n")
+	b.WriteString("// q2kMaxPerm64, q2kSumPerm64: see q2kDigits (gen_tq4vnni.go).\n")
+	for l := 0; l < 16; l++ {
+		k, h := l/4, l%4
+		fmt.Fprintf(&b, "DATA ·q2kMaxPerm64+%d(SB)/4, $%d\n", 4*l, pos(2*h+k/2))
+	}
+	b.WriteString("GLOBL ·q2kMaxPerm64(SB), RODATA|NOPTR, $64\n")
+	for l := 0; l < 16; l++ {
+		k, h := l/4, l%4
+		fmt.Fprintf(&b, "DATA ·q2kSumPerm64+%d(SB)/4, $%d\n", 4*l, 4*h+2*(k/2))
+	}
+	b.WriteString("GLOBL ·q2kSumPerm64(SB), RODATA|NOPTR, $64\n\n")
 	// q2kDigPermB (the order of the packed digits, VPACKSSDW then VPACKSSWB, that puts them in
-	// query order and the turbo2 kernel's): q2kDigPerm's transpose of the dwords, then t2DigT's
+	// query order and the turbo2 kernel's): a 4×4 transpose of the dwords (dword p takes dword
+	// 4·(p mod 4) + p/4), then t2DigT's
 	// of the bytes in each 16-byte run; byte 16c + 4t + b takes byte t of dword
 	// 4·(p mod 4) + p/4, p = 4c + b.
 	var pb [64]byte
@@ -1293,13 +1316,18 @@ func q2kDigitsChunkA(nblk int) string {
 		}
 	}
 	b.WriteString("\tVFPCLASSPSZ $0x99, Z20, K4      // a scale NaN or ±Inf\n")
-	for k := nblk; k < 4; k++ {
-		for h := 0; h < 4; h++ {
-			fmt.Fprintf(&b, "\tVPXORD Z%d, Z%d, Z%d\n", 4*h+k, 4*h+k, 4*h+k)
+	// each 64-channel block's two halves into Z(4h + 2kk): the eight vectors of reduce8
+	for h := 0; h < 4; h++ {
+		for kk := 0; kk < nblk/2; kk++ {
+			v := 4*h + 2*kk
+			fmt.Fprintf(&b, "\tVPMAXUD Z%d, Z%d, Z%d\n", v+1, v, v)
+		}
+		if nblk == 2 {
+			fmt.Fprintf(&b, "\tVPXORD Z%d, Z%d, Z%d\n", 4*h+2, 4*h+2, 4*h+2)
 		}
 	}
-	b.WriteString(reduce16("VPMAXUD"))
-	b.WriteString(q2kPair64("VPMAXUD", "maxima"))
+	b.WriteString(reduce8("VPMAXUD"))
+	b.WriteString("\tVMOVDQU32 ·q2kMaxPerm64(SB), Z2\n\tVPERMD Z0, Z2, Z0          // lane 4k + h: query h, 64-channel block k/2\n")
 	b.WriteString(`	VPCMPUD $5, Z28, Z0, K1    // m ≥ +Inf (as bits): not finite
 	KORTESTW K4, K1
 	JNZ  Q2KD_nonfinite
@@ -1324,13 +1352,14 @@ func q2kDigitsChunkA(nblk int) string {
 func q2kDigitsChunkB(nblk int) string {
 	var b strings.Builder
 	qa := []string{"(SI)", "(SI)(R8*1)", "(SI)(R8*2)", "(SI)(R12*1)"}
-	b.WriteString(`	VMOVDQU32 ·q2kDigPerm(SB), Z15
+	b.WriteString(`	VMOVDQU32 ·q2kSumPerm64(SB), Z15
 	VMOVDQU64 ·q2kDigT1(SB), Z12
 	VMOVDQU64 ·q2kDigT2(SB), Z13
 	KMOVQ ·q2kDigMask(SB), K3
 `)
 	// Per block k and pair of queries hp (2hp, 2hp+1): the digits of 64 values into one vector
-	// (stored at the block's query 2hp), and its dword sums of four digits into Z16 + 2k + hp.
+	// (stored at the block's query 2hp), and its dword sums of four digits into Z16 + 2(k/2) +
+	// hp (a 64-channel block's two halves into one).
 	for k := 0; k < nblk; k++ {
 		fmt.Fprintf(&b, "\tVCVTPH2PS %d(DI), Z10\n\tVCVTPH2PS %d(DI), Z11\n", 64*k, 64*k+32)
 		for hp := 0; hp < 2; hp++ {
@@ -1342,17 +1371,19 @@ func q2kDigitsChunkB(nblk int) string {
 				fmt.Fprintf(&b, "\tVMULPS.BCST %d(DX), Z%d, Z%d\n\tVMULPS.BCST %d(DX), Z%d, Z%d\n", 96*k+16+4*h, x0, x0, 96*k+16+4*h, x1, x1)
 				fmt.Fprintf(&b, "\tVCVTPS2DQ Z%d, Z%d\n\tVCVTPS2DQ Z%d, Z%d\n", x0, x0, x1, x1)
 			}
-			acc := 16 + 2*k + hp
+			acc := 16 + 2*(k/2) + hp
 			fmt.Fprintf(&b, "\tVPERMT2B Z1, Z12, Z0\n\tVPERMT2B Z5, Z13, Z4\n\tVPBLENDMB Z4, Z0, K3, Z0\n\tVMOVDQU32 Z0, %d(BX)\n", 128*k+64*hp)
-			fmt.Fprintf(&b, "\tVPXORD Z%d, Z%d, Z%d\n\tVPDPBUSD Z0, Z31, Z%d\n", acc, acc, acc, acc)
+			if k%2 == 0 {
+				fmt.Fprintf(&b, "\tVPXORD Z%d, Z%d, Z%d\n", acc, acc, acc)
+			}
+			fmt.Fprintf(&b, "\tVPDPBUSD Z0, Z31, Z%d\n", acc)
 		}
 	}
-	for m := 2 * nblk; m < 8; m++ {
+	for m := nblk; m < 4; m++ {
 		fmt.Fprintf(&b, "\tVPXORD Z%d, Z%d, Z%d\n", 16+m, 16+m, 16+m)
 	}
-	b.WriteString(reduceHalves("VPADDD"))
-	b.WriteString("\tVPERMD Z0, Z15, Z0         // lane 4h + k → 4k + h\n")
-	b.WriteString(q2kPair64("VPADDD", "sums"))
+	b.WriteString(reduce4("VPADDD"))
+	b.WriteString("\tVPERMD Z0, Z15, Z0         // lane 4k + h: query h, 64-channel block k/2\n")
 	b.WriteString("\tVPSLLD $7, Z0, Z0\n\tVPXORD Z1, Z1, Z1\n\tVPSUBD Z0, Z1, Z0        // −128·ΣQ\n")
 	for k := 0; k < nblk; k++ {
 		if k == 0 {
@@ -1364,49 +1395,36 @@ func q2kDigitsChunkB(nblk int) string {
 	return b.String()
 }
 
-// q2kPair64 combines Z0's lanes 4k + h (query h, 32-channel block k) by op with those of
-// block k xor 1, so that both 32-channel halves of a 64-channel block hold its maximum or sum
-// (the query grid is per 64 channels: q2kScoresInt). Clobbers Z1.
-func q2kPair64(op, what string) string {
-	return fmt.Sprintf("\tVSHUFI32X4 $0xB1, Z0, Z0, Z1   // the other half's %s\n\t%s Z1, Z0, Z0\n", what, op)
-}
-
-// reduce16 reduces each of Z0..Z15 across its lanes with op (a VPMAXUD or VPADDD) into Z0,
-// whose lane 4k + h then holds vector 4h + k's result (clobbers Z16..Z27 and the inputs): a
-// first halving by 256-bit halves (VINSERTI64X4, VSHUFI64X2) into Z16..Z23, then reduceHalves.
-func reduce16(op string) string {
+// reduce8 reduces each of Z0, Z2, …, Z14 (A_j = Z(2j), j = 0..7) across its lanes with op
+// into Z0, whose dwords 4j and 4j + 1 then hold A_j's result for j < 4, dwords 4(j − 4) + 2 and
+// + 3 for j ≥ 4 (clobbers Z1, Z16..Z21 and the inputs): a first halving by 256-bit halves
+// (VINSERTI64X4, VSHUFI64X2) into Z16..Z19, each the eight lanes of two sums, then reduce4.
+func reduce8(op string) string {
 	var b strings.Builder
-	// Zi, Zi+1 → Z(16 + i/2): lanes 0..7 partial results of Zi, 8..15 of Zi+1.
-	for i := 0; i < 16; i += 2 {
-		o := 16 + i/2
+	for i := 0; i < 8; i += 2 {
+		a, c, o := 2*i, 2*i+2, 16+i/2
 		fmt.Fprintf(&b, "\tVINSERTI64X4 $1, Y%d, Z%d, Z%d\n\tVSHUFI64X2 $0xEE, Z%d, Z%d, Z%d\n\t%s Z%d, Z%d, Z%d\n",
-			i+1, i, o, i+1, i, i, op, i, o, o)
+			c, a, o, c, a, a, op, a, o, o)
 	}
-	b.WriteString(reduceHalves(op))
+	b.WriteString(reduce4(op))
 	return b.String()
 }
 
-// reduceHalves reduces Z16..Z23, each the eight lanes of two sums (lanes 0..7 and 8..15),
-// with op into Z0: for reduce16's Z(16+m) = (vector 2m, vector 2m+1), vector 4h + k lands in
-// lane 4k + h; for q2kDigitsChunk's Z(16 + 2k + hp) = (query 2hp, query 2hp+1) of block k,
-// query h of block k in lane 4h + k. Halvings by 128-bit lanes (VSHUFI32X4), then pairs and single dwords within lanes
-// (VSHUFPS). Clobbers Z16..Z27.
-func reduceHalves(op string) string {
+// reduce4 reduces Z16..Z19, each the eight lanes of two sums (lanes 0..7 and 8..15: sums
+// 2m and 2m + 1 of Z(16 + m)), with op into Z0: sum j's result in dwords 4j and 4j + 1 for
+// j < 4, in dwords 4(j − 4) + 2 and + 3 for j ≥ 4. A halving by 128-bit lanes (VSHUFI32X4)
+// into Z20, Z21 (sum j in lane j mod 4 of Z(20 + j/4)), one by pairs within lanes (VSHUFPS)
+// into Z0, and one of adjacent dwords (VSHUFPS $0xB1), which leaves each result twice.
+// Clobbers Z1, Z16..Z21.
+func reduce4(op string) string {
 	var b strings.Builder
-	// Z16..Z23 → Z24..Z27: four vectors of four lanes each.
-	for i := 0; i < 8; i += 2 {
-		a, c, o := 16+i, 17+i, 24+i/2
+	for i := 0; i < 4; i += 2 {
+		a, c, o := 16+i, 17+i, 20+i/2
 		fmt.Fprintf(&b, "\tVSHUFI32X4 $0x88, Z%d, Z%d, Z%d\n\tVSHUFI32X4 $0xDD, Z%d, Z%d, Z%d\n\t%s Z%d, Z%d, Z%d\n",
 			c, a, o, c, a, a, op, a, o, o)
 	}
-	// Z24..Z27 → Z16, Z17: pairs within lanes.
-	for i := 0; i < 4; i += 2 {
-		a, c, o := 24+i, 25+i, 16+i/2
-		fmt.Fprintf(&b, "\tVSHUFPS $0x44, Z%d, Z%d, Z%d\n\tVSHUFPS $0xEE, Z%d, Z%d, Z%d\n\t%s Z%d, Z%d, Z%d\n",
-			c, a, o, c, a, a, op, a, o, o)
-	}
-	// Z16, Z17 → Z0.
-	fmt.Fprintf(&b, "\tVSHUFPS $0x88, Z17, Z16, Z0\n\tVSHUFPS $0xDD, Z17, Z16, Z16\n\t%s Z16, Z0, Z0\n", op)
+	fmt.Fprintf(&b, "\tVSHUFPS $0x44, Z21, Z20, Z0\n\tVSHUFPS $0xEE, Z21, Z20, Z20\n\t%s Z20, Z0, Z0\n", op)
+	fmt.Fprintf(&b, "\tVSHUFPS $0xB1, Z0, Z0, Z1\n\t%s Z1, Z0, Z0\n", op)
 	return b.String()
 }
 
