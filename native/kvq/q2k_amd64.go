@@ -188,9 +188,14 @@ var _ [4*4*q2kMultiMaxDim - q2kDigBytes - q2kAuxBytes]struct{} // the scratch fi
 // test binaries alternated six times, min/median of the runs' minima, load ~20 on 2 vCPUs):
 // the scores 4.86/4.94 → 4.74/4.80 ns a cell in cache, 4.89/5.00 → 4.73/4.82 streamed (the
 // cells' kernel alone 3.32/3.34 → 3.14/3.19; the preparation, two operations more a half,
-// 2.02/2.04 → 2.09/2.10). Quality (kvlab ab, 16 seeds, ctx 128, the q2k arm emulated in Go with
-// the 64-channel grid against the 32-channel one, which reproduced the kernel's KL exactly):
-// kvlab-tiny-64 (d 64: one block a head) decode KL −1.03 ± 0.29 %, prompt KL +0.16 ± 0.46 %;
+// 2.02/2.04 → 2.09/2.10; gen_tq4vnni.go's q2kDigits has the preparation's later form). At the
+// bench shape with that later form (native/attn TestDecodeBreakdown: 131072 cells, 32/8 heads,
+// one thread; test binaries alternated four times, min/median of the runs' minima, ns a row of
+// one KV head): the scores 4.81/4.94 → 4.70/4.74, the whole decode 10.24/10.30 → 9.86/10.15. Quality
+// (kvlab ab, seeds 1–16, ctx 128, the q2k arm, mean relative change of the KL to f16 ± its
+// standard error, this kernel against the 32-channel one; a Go emulation of each grid gave
+// their KLs to the last digit): kvlab-tiny-64 (d 64: one block a head) decode KL
+// −1.03 ± 0.29 %, prompt KL +0.16 ± 0.46 %;
 // on its outlier fixture (kvlab fixture outlier) the same numbers, as q' = q·scale does not
 // change when a K channel is scaled up and its Q channel down. A grid step from a bound
 // instead of the maxima, max|q|·max scale per block (no products for the maxima), was
