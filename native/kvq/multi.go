@@ -733,7 +733,9 @@ func (c *tq4Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows [
 // VNNI, turbo3 and turbo2 with VBMI too, multi_tq4vnni_amd64.go; tq4 and the turbo tiers with
 // AVX2 and no AVX-512, multi_tq4avx2_amd64.go), every
 // whole 32-value block
-// b of a query is rounded to q̃ = s·Q, Q integer, |q − q̃| ≤ u·max_{i∈b}|q[i]|, and
+// b of a query is rounded to q̃ = s·Q, Q integer, |q − q̃| ≤ u·max_{i∈b}|q[i]| (for turbo2 and
+// turbo3 on AMD Zen 4, t23Uni, b is all the whole blocks of the query at once:
+// scoresGridBlock), and
 // DotManyMulti agrees with Dot(q̃) within the float bound; where fp8's are bf16 ones (AVX-512
 // VBMI and BF16), every value of the whole 32-value blocks is rounded to bf16 (to nearest
 // even, below 2⁻¹²⁶ to 0), u = 2⁻⁸; elsewhere dst = q and u = 0.
@@ -749,7 +751,11 @@ func ScoresGrid(c Codec, dst, q []float32, n int) (u float64) {
 		copy(dst[:n*d], q[:n*d])
 		return 0
 	}
-	vnniGrid(dst[:n*d], q[:n*d], d, nb, nd)
+	if scoresGridBlock(inner) > BlockSize {
+		vnniGridUni(dst[:n*d], q[:n*d], d, nb)
+	} else {
+		vnniGrid(dst[:n*d], q[:n*d], d, nb, nd)
+	}
 	qmax := 127.0
 	if nd == 2 {
 		qmax = 127<<8 + 127

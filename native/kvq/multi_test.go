@@ -74,9 +74,10 @@ func checkMulti(t *testing.T, rng *rand.Rand, f Format, d, n, rows int) {
 		for h := 0; h < n; h++ {
 			qh, gh := q[h*d:(h+1)*d], grid[h*d:(h+1)*d]
 			var scale, gscale, quant float64
-			for b := 0; b < d; b += BlockSize {
+			gb := scoresGridBlock(Unwrap(c)) // the values under one scale
+			for b := 0; b < d; b += gb {
 				var m, sx float64
-				for i := b; i < min(b+BlockSize, d); i++ {
+				for i := b; i < min(b+gb, d); i++ {
 					ax := math.Abs(float64(x[i])) + blockOffset(c, row, i)
 					scale += math.Abs(float64(qh[i])) * ax
 					gscale += math.Abs(float64(gh[i])) * ax

@@ -3,6 +3,8 @@
 package kvq
 
 import (
+	"math"
+
 	"github.com/kvlab/kvlab/internal/hugemem"
 	"github.com/kvlab/kvlab/internal/isa"
 )
@@ -15,7 +17,8 @@ import (
 // float kernels, tq4Permute; turbo2's and turbo3's as they are) are quantized per 32-value group as the
 // block formats' VNNI kernels quantize them (turbo2's digits then put in its kernel's order,
 // t2DigitsPermute) (vnniQuant, one signed byte a value; a permutation
-// within a group leaves that rounding as it is); the codes are looked up as their integer levels
+// within a group leaves that rounding as it is; on AMD Zen 4 turbo2's and turbo3's are
+// quantized per query instead, t23Uni); the codes are looked up as their integer levels
 // (tq4Ints, turboInts2, turboInts3) and Σ Q·level is formed exactly in int32, so the only departure from
 // Dot is the query's quantization (ScoresGrid): with q̃ = s·Q,
 //
@@ -130,6 +133,141 @@ func t2DigitsPermute(dig *byte, n int)
 //
 //go:noescape
 func multiScoresT2PVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
+// multiScoresT2PUVNNI and multiScoresT3PUVNNI are multiScoresT2PVNNI and multiScoresT3PVNNI for
+// queries quantized with one scale for all their values (vnniDigitsUni; t23Uni): each query's
+// chains run over the whole row and are converted and scaled once (gen_tq4vnni.go, bodyU),
+// where the per-group kernels convert each 32-value group's dot and add it times the group's
+// scale, four broadcasts, four conversions and four FMAs a group and sixteen rows. The scale
+// s_h and offset O_h = −128·ΣQ_h (an int32) of query h are off[8+h] and off[12+h].
+//
+// Scores: Dot(q̃) with q̃ = s·Q one grid a query (vnniGridUni), |q − q̃| ≤ (1 + 2⁻⁶)/254·max|q|
+// over the query's whole blocks; the dot exact in int32, then three float32 roundings
+// (conversion exact below 2²⁴, the products by s_h and by the row scale times the unit with
+// the offset). On the rotated queries the coarser grid did not show in quality: kvlab ab
+// (ctx 128, seeds 1..16, mean change of the per-seed KL ± standard error, per-group → uniform)
+// on kvlab-tiny-64 turbo2 decode KL +0.4 % ± 0.5, prompt +0.2 % ± 1.2, turbo3 +0.9 % ± 0.9,
+// +1.1 % ± 1.6, turbo2/turbo4 +0.3 % ± 0.6, turbo3/turbo4 −0.1 % ± 0.7, PPL within ±0.1 %; on
+// the outlier fixture decode (prompt) KL turbo2 +0.1 % ± 0.9 (−1.1 % ± 0.8), turbo3
+// +0.6 % ± 0.8 (−0.8 % ± 1.2), turbo2/turbo4 −0.3 % ± 0.3 (+0.7 % ± 0.8), turbo3/turbo4
+// −1.2 % ± 1.0 (+1.0 % ± 1.5); q8_0/turbo4 (keys not turbo) the same bit for bit.
+// Measured on AMD Zen 4 (2 shared vCPUs, load ~22; d 128, four queries, thread CPU, 4096-row
+// calls, alternated, ns a row min/median): the kernels alone (TestT23UniKernelSpeed) turbo2
+// in cache 3.46/3.57 → 3.26/3.38, streamed from 2 MiB pages 3.74/3.88 → 3.50/3.57; turbo3
+// 4.14/4.36 → 3.79/4.05 and 4.23/4.43 → 3.86/3.95; DotManyMulti with the query preparation
+// (TestT23UniSpeed; vnniDigitsUniAVX512) turbo2 in cache 3.49/3.53 → 3.27/3.30, streamed
+// 4.05/4.13 → 3.81/3.90, turbo3 4.12/4.16 → 3.82/3.85 and 4.37/4.48 → 4.05/4.18; at the
+// bench shape (native/attn TestDecodeBreakdown, 131072 cells, 32/8 heads, one thread, test
+// binaries alternated six times, load 11–15, scores min ns a cell) turbo2 3.48–3.58 →
+// 3.30–3.43, turbo3 4.15–4.60 → 3.91–3.98, the whole decode turbo3 9.03–9.70 → 8.86–9.02
+// (turbo2's within its values' noise, 7.60–7.65 → 7.25–7.70). Not measured on
+// Intel cores (fewer operations of the same kinds, by instruction tables no slower there) or
+// Zen 5: they keep the per-group kernels (t23Uni) until measured.
+//
+//go:noescape
+func multiScoresT2PUVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
+//go:noescape
+func multiScoresT3PUVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
+// t23UniMode picks where turbo2's and turbo3's scores take the uniform-scale kernels (t23Uni):
+// 0 on AMD Zen 4 (zen4Stream, the only core they were measured on), 1 always, −1 never
+// (tests and speed reports set it).
+var t23UniMode = 0
+
+// t23Uni reports whether rows of kind (vnniT2, vnniT3) and rb bytes score through
+// multiScoresT2PUVNNI or multiScoresT3PUVNNI, their queries quantized with one scale each
+// (vnniDigitsUni, vnniGridUni) where the other kernels take one a 32-value group.
+func t23Uni(kind, rb int) bool {
+	if !hasVNNIBW || !hasVBMI || !(kind == vnniT2 && rb <= 48 || kind == vnniT3 && rb <= 52) {
+		return false
+	}
+	return t23UniMode > 0 || t23UniMode == 0 && zen4Stream
+}
+
+// vnniQuantUni is vnniQuant (one digit) over all the values of x at once: the scale s and the
+// integers Q (len(x) of them).
+func vnniQuantUni(x []float32, Q []int32) (s float32) {
+	const qmax = float32(vnniQMax1)
+	clear(Q[:len(x)])
+	var m float32
+	finite := true
+	for _, v := range x {
+		a := math.Float32frombits(math.Float32bits(v) &^ (1 << 31))
+		m = max(m, a)
+		finite = finite && a <= math.MaxFloat32
+	}
+	if !finite {
+		return float32(math.NaN())
+	}
+	s = m / qmax
+	if !(s >= 0x1p-126) {
+		return 0
+	}
+	inv := qmax / m
+	for i, v := range x {
+		r := int32(math.RoundToEven(float64(v * inv)))
+		Q[i] = min(max(r, -int32(qmax)), int32(qmax))
+	}
+	return s
+}
+
+// vnniDigitsUni is vnniDigits (one digit) for the uniform-scale kernels: each of the four
+// queries of d values (q[h·d:]) quantized over its nb whole blocks at once (vnniQuantUni), the
+// digits laid out as vnniDigits', every block's scale word [h] the query's s (so vnniGridDot
+// holds) and [12+h] the block's −128·ΣQ; off[8+h] = s and off[12+h] the int32 −128·ΣQ_h over
+// all the blocks.
+func vnniDigitsUni(dig []byte, aux []uint32, q []float32, d, nb int, off *[16]float32) {
+	var Q [vnniMaxBlocks * 32]int32
+	qs := Q[:]
+	if nb > vnniMaxBlocks {
+		qs = make([]int32, 32*nb)
+	}
+	qs = qs[:32*nb]
+	for b := 0; b < nb; b++ {
+		clear(aux[b*vnniAuxWords : (b+1)*vnniAuxWords])
+	}
+	for h := 0; h < 4; h++ {
+		s := vnniQuantUni(q[h*d:h*d+32*nb], qs)
+		var total int32
+		for b := 0; b < nb; b++ {
+			dd := dig[b*128+h*32 : b*128+h*32+32]
+			var sum int32
+			for i, v := range qs[32*b : 32*b+32] {
+				dd[i] = byte(int8(v))
+				sum += v
+			}
+			a := aux[b*vnniAuxWords : (b+1)*vnniAuxWords]
+			a[h] = math.Float32bits(s)
+			a[12+h] = uint32(-128 * sum)
+			total += sum
+		}
+		off[8+h] = s
+		off[12+h] = math.Float32frombits(uint32(-128 * total))
+	}
+}
+
+// vnniDigitsUniAVX512 is vnniDigitsUni for four queries of finite values (gen_tq4vnni.go,
+// digitsUni), the same digits, block scales and off words bit for bit, but the aux words other
+// than the blocks' [h] not written; it returns false, having written part of them, where a
+// value is ±Inf or NaN (vnniDigitsUni then says what to do). The Go loops took ~1.7 µs a call
+// on AMD Zen 4, ~0.4 ns a row of 4096-row calls.
+//
+//go:noescape
+func vnniDigitsUniAVX512(dig *byte, aux *uint32, q *float32, d, nb int, off *float32) bool
+
+// vnniGridUni is vnniGrid for the uniform-scale kernels: each query's nb whole blocks as
+// vnniDigitsUni rounds them, q̃ = s·Q with one s a query; the values past them copied.
+func vnniGridUni(dst, q []float32, d, nb int) {
+	copy(dst, q)
+	Q := make([]int32, 32*nb)
+	for h := 0; h < len(q)/d; h++ {
+		s := vnniQuantUni(q[h*d:h*d+32*nb], Q)
+		for i, v := range Q {
+			dst[h*d+i] = s * float32(v)
+		}
+	}
+}
 
 //go:noescape
 func multiScoresT2VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
@@ -263,8 +401,9 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 			copy(muP, mu[:d])
 		}
 	}
-	var offs [5]float32
+	var offs [16]float32 // [0..3] the offsets, [4] the unit, [8..15] the uniform kernels' (t23Uni)
 	offs[4] = tq4Unit
+	uni := t23Uni(kind, rb)
 	var stage [16]uint32
 	kernel := func(rows *byte, m int, out *float32, ostride int) {
 		if !hasVNNIBW { // the AVX2 kernels (tq4VNNI, t3VNNI, t2VNNI)
@@ -293,12 +432,20 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 			}
 			multiScoresT4VNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
 		case vnniT3:
+			if uni {
+				multiScoresT3PUVNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
+				return
+			}
 			if rb <= 52 {
 				multiScoresT3PVNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
 				return
 			}
 			multiScoresT3VNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
 		default:
+			if uni {
+				multiScoresT2PUVNNI(&dig[0], &aux[0], nb/2, rows, rb, m, out, ostride, &offs[0], &stage[0])
+				return
+			}
 			if rb <= 48 {
 				multiScoresT2PVNNI(&dig[0], &aux[0], nb/2, rows, rb, m, out, ostride, &offs[0], &stage[0])
 				return
@@ -327,6 +474,10 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 		if !hasVNNIBW { // the AVX2 kernels' CPUs may lack AVX-512
 			if !hasAVX2 || !avx2Digits(&dig[0], &aux[0], &qp[0], d, nb, 1) {
 				vnniDigits(dig, aux, qp, d, nb, 1) // a non-finite value: the reference says what to do
+			}
+		} else if uni {
+			if !vnniDigitsUniAVX512(&dig[0], &aux[0], &qp[0], d, nb, &offs[0]) {
+				vnniDigitsUni(dig, aux, qp, d, nb, &offs) // a non-finite value: the reference says what to do
 			}
 		} else if !vnniDigitsAVX512(&dig[0], &aux[0], &qp[0], d, nb, 1) {
 			vnniDigits(dig, aux, qp, d, nb, 1) // a non-finite value: the reference says what to do

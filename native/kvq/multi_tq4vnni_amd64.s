@@ -46,6 +46,17 @@
 	CHAIN1(Z3, 12, Z12, Z13, Z14, Z15); \
 	CHAIN1(Z7, 28, Z12, Z13, Z14, Z15)
 
+// CHAINSU is CHAINS1 into the chains a0..a3 (the uniform-scale kernels, T2PU and T3PU).
+#define CHAINSU(a0, a1, a2, a3) \
+	CHAIN1(Z0, 0, a0, a1, a2, a3); \
+	CHAIN1(Z4, 16, a0, a1, a2, a3); \
+	CHAIN1(Z1, 4, a0, a1, a2, a3); \
+	CHAIN1(Z5, 20, a0, a1, a2, a3); \
+	CHAIN1(Z2, 8, a0, a1, a2, a3); \
+	CHAIN1(Z6, 24, a0, a1, a2, a3); \
+	CHAIN1(Z3, 12, a0, a1, a2, a3); \
+	CHAIN1(Z7, 28, a0, a1, a2, a3)
+
 // FINISH converts query h's chain a (its exact int32 dot of the group) and adds it, times the
 // query's group scale (4h(DX)), to acc.
 #define FINISH(a, h, acc) \
@@ -187,6 +198,14 @@
 	FINISH(Z15, 3, Z11); \
 	ADDQ $128, SI; \
 	ADDQ $192, DX
+
+// T2GROUPU is T2GROUP for the uniform-scale kernel (T2PU): the group's products into the
+// chains a0..a3, no per-group offsets and scales.
+#define T2GROUPU(a, b, a0, a1, a2, a3) \
+	T2CODES(a, Z0, Z1, Z2, Z3); \
+	T2CODES(b, Z4, Z5, Z6, Z7); \
+	CHAINSU(a0, a1, a2, a3); \
+	ADDQ $128, SI
 
 // LOAD4P is LOAD4 for rows at most 48 bytes apart: two loads masked by K1 to a row's 16 bytes
 // and the next row's (rb bytes on), and one VPERMT2B by Z31 (pairIdx) that puts the four rows
@@ -1861,6 +1880,324 @@ Q2KP_next:
 	JNZ  Q2KP_group
 
 Q2KP_done:
+	VZEROUPPER
+	RET
+
+// func multiScoresT2PUVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+TEXT ·multiScoresT2PUVNNI(SB), NOSPLIT, $0-80
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+48(FP), R9
+	MOVQ m+40(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   T2PU_done
+	VMOVDQU64 ·turbo2VNNITab(SB), Z20
+	VMOVDQU64 ·turbo2VNNITab+64(SB), Z22
+	VMOVDQU64 ·turbo2VNNITab+128(SB), Z23
+	MOVQ rb+32(FP), CX
+	VMOVDQU64 ·t2PairIdx(SB), Z31
+	VPBROADCASTB CX, Z16
+	MOVQ $0xFFFF0000FFFF0000, AX
+	KMOVQ AX, K1
+	VPADDB Z16, Z31, K1, Z31   // rows 1 and 3: rb bytes into their loads
+	MOVQ $0xFFFF, AX
+	SHLQ CX, AX
+	ORQ  $0xFFFF, AX
+	KMOVQ AX, K1               // a row's 16 bytes and the next row's
+	VMOVDQU64 ·t2ScaleIdx(SB), Z17
+	VPBROADCASTB CX, Z16
+	MOVQ $0x00000000FF00FF00, AX
+	KMOVQ AX, K2
+	VPADDB Z16, Z17, K2, Z17   // rows 4g+1, 4g+3: rb bytes into their loads
+	MOVQ $3, AX
+	SHLQ CX, AX
+	ORQ  $3, AX
+	KMOVQ AX, K2               // a row's scale and the next row's
+	MOVQ $0x03030303, AX
+	KMOVQ AX, K3               // the words of lanes 4m
+	SHLQ $2, AX
+	KMOVQ AX, K4
+	SHLQ $2, AX
+	KMOVQ AX, K5
+	SHLQ $2, AX
+	KMOVQ AX, K6
+
+T2PU_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	// The sixteen row scales, lane 4m+g from row 4g+m (past the nb chunks of codes), times
+	// the levels' unit (off[4]), into Z21.
+	MOVQ nb+16(FP), R11
+	SHLQ $4, R11
+	MOVQ stage+72(FP), SI
+	LEAQ (CX)(R11*1), AX
+	VMOVDQU8.Z (AX), K2, Z0
+	VMOVDQU8.Z (AX)(R8*2), K2, Z1
+	LEAQ (BX)(R11*1), AX
+	VMOVDQU8.Z (AX), K2, Z2
+	VMOVDQU8.Z (AX)(R8*2), K2, Z3
+	LEAQ (R14)(R11*1), AX
+	VMOVDQU8.Z (AX), K2, Z4
+	VMOVDQU8.Z (AX)(R8*2), K2, Z5
+	LEAQ (R15)(R11*1), AX
+	VMOVDQU8.Z (AX), K2, Z6
+	VMOVDQU8.Z (AX)(R8*2), K2, Z7
+	VPERMT2B.Z Z1, Z17, K3, Z0
+	VPERMT2B.Z Z3, Z17, K4, Z2
+	VPERMT2B.Z Z5, Z17, K5, Z4
+	VPERMT2B.Z Z7, Z17, K6, Z6
+	VPTERNLOGD $0xFE, Z4, Z2, Z0
+	VPORD Z6, Z0, Z0
+	VCVTPH2PS Y0, Z21
+	MOVQ off+64(FP), AX
+	VMULPS.BCST 16(AX), Z21, Z21
+
+	MOVQ dig+0(FP), SI
+	MOVQ off+64(FP), DX
+	MOVQ nb+16(FP), R11
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPBROADCASTD 48(DX), Z12   // O_h: the levels' offset
+	VPBROADCASTD 52(DX), Z13
+	VPBROADCASTD 56(DX), Z14
+	VPBROADCASTD 60(DX), Z15
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
+	SHLQ $4, AX                // per chunk of codes (a group of rows is at most 16·(16 + 4)
+	IMULQ $PFGROUPS, AX        // bytes per chunk)
+	ADDQ DI, AX
+
+T2PU_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	ADDQ $320, AX
+	LOAD4P(CX, Z24, X24)
+	LOAD4P(BX, Z25, X25)
+	LOAD4P(R14, Z26, X26)
+	LOAD4P(R15, Z27, X27)
+	TRANSPOSE4
+	T2GROUPU(Z25, Z26, Z12, Z13, Z14, Z15)
+	T2GROUPU(Z27, Z28, Z12, Z13, Z14, Z15)
+	ADDQ $16, CX
+	ADDQ $16, BX
+	ADDQ $16, R14
+	ADDQ $16, R15
+	DECQ R11
+	JNZ  T2PU_blk
+
+	// score = (Σ + O_h)·s_h·(s·unit) + offset_h: query h's chains added, converted, times its
+	// scale s_h (off[8+h]), times s·unit plus offset_h.
+	MOVQ off+64(FP), AX
+	VCVTDQ2PS Z12, Z8
+	VMULPS.BCST 32(AX), Z8, Z8
+	VFMADD213PS.BCST 0(AX), Z21, Z8
+	VCVTDQ2PS Z13, Z9
+	VMULPS.BCST 36(AX), Z9, Z9
+	VFMADD213PS.BCST 4(AX), Z21, Z9
+	VCVTDQ2PS Z14, Z10
+	VMULPS.BCST 40(AX), Z10, Z10
+	VFMADD213PS.BCST 8(AX), Z21, Z10
+	VCVTDQ2PS Z15, Z11
+	VMULPS.BCST 44(AX), Z11, Z11
+	VFMADD213PS.BCST 12(AX), Z21, Z11
+
+	SCORES_T
+	MOVQ ostride+56(FP), AX
+	CMPQ AX, $16
+	JNE  T2PU_strided
+	SCORES_CONTIG
+	JMP  T2PU_next
+
+T2PU_strided:
+	SCORES_STRIDED
+
+T2PU_next:
+	MOVQ ostride+56(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  T2PU_group
+
+T2PU_done:
+	VZEROUPPER
+	RET
+
+// func multiScoresT3PUVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+TEXT ·multiScoresT3PUVNNI(SB), NOSPLIT, $0-80
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+48(FP), R9
+	MOVQ m+40(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   T3PU_done
+	VMOVDQU64 ·turbo3VNNIU8(SB), Z20
+	VMOVDQU64 ·turbo3VNNIShift(SB), Z22
+	VMOVDQU64 ·turbo3VNNIU8Hi(SB), Z23
+	MOVL $0x0FFF, AX
+	KMOVW AX, K1
+	MOVQ rb+32(FP), CX
+	VMOVDQU64 ·t3PairIdx(SB), Z31
+	VPBROADCASTB CX, Z16
+	MOVQ $0xFFFF0000FFFF0000, AX
+	KMOVQ AX, K1
+	VPADDB Z16, Z31, K1, Z31   // rows 1 and 3: rb bytes into their loads
+	MOVQ $0x7777777777777777, AX
+	KMOVQ AX, K7               // byte 3 of each dword zero
+	MOVQ $0x0FFF, AX
+	SHLQ CX, AX
+	ORQ  $0x0FFF, AX
+	KMOVQ AX, K1               // a row's 12 bytes and the next row's
+	VMOVDQU64 ·t2ScaleIdx(SB), Z17
+	VPBROADCASTB CX, Z16
+	MOVQ $0x00000000FF00FF00, AX
+	KMOVQ AX, K2
+	VPADDB Z16, Z17, K2, Z17   // rows 4g+1, 4g+3: rb bytes into their loads
+	MOVQ $3, AX
+	SHLQ CX, AX
+	ORQ  $3, AX
+	KMOVQ AX, K2               // a row's scale and the next row's
+	MOVQ $0x03030303, AX
+	KMOVQ AX, K3               // the words of lanes 4m
+	SHLQ $2, AX
+	KMOVQ AX, K4
+	SHLQ $2, AX
+	KMOVQ AX, K5
+	SHLQ $2, AX
+	KMOVQ AX, K6
+
+T3PU_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	// The sixteen row scales, lane 4m+g from row 4g+m (past the nb chunks of codes), times
+	// the levels' unit (off[4]), into Z21.
+	MOVQ nb+16(FP), R11
+	IMULQ $12, R11
+	MOVQ stage+72(FP), SI
+	LEAQ (CX)(R11*1), AX
+	VMOVDQU8.Z (AX), K2, Z0
+	VMOVDQU8.Z (AX)(R8*2), K2, Z1
+	LEAQ (BX)(R11*1), AX
+	VMOVDQU8.Z (AX), K2, Z2
+	VMOVDQU8.Z (AX)(R8*2), K2, Z3
+	LEAQ (R14)(R11*1), AX
+	VMOVDQU8.Z (AX), K2, Z4
+	VMOVDQU8.Z (AX)(R8*2), K2, Z5
+	LEAQ (R15)(R11*1), AX
+	VMOVDQU8.Z (AX), K2, Z6
+	VMOVDQU8.Z (AX)(R8*2), K2, Z7
+	VPERMT2B.Z Z1, Z17, K3, Z0
+	VPERMT2B.Z Z3, Z17, K4, Z2
+	VPERMT2B.Z Z5, Z17, K5, Z4
+	VPERMT2B.Z Z7, Z17, K6, Z6
+	VPTERNLOGD $0xFE, Z4, Z2, Z0
+	VPORD Z6, Z0, Z0
+	VCVTPH2PS Y0, Z21
+	MOVQ off+64(FP), AX
+	VMULPS.BCST 16(AX), Z21, Z21
+
+	MOVQ dig+0(FP), SI
+	MOVQ off+64(FP), DX
+	MOVQ nb+16(FP), R11
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPBROADCASTD 48(DX), Z12   // O_h: the levels' offset
+	VPBROADCASTD 52(DX), Z13
+	VPBROADCASTD 56(DX), Z14
+	VPBROADCASTD 60(DX), Z15
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
+	SHLQ $4, AX                // per chunk of codes (a group of rows is at most 16·(16 + 4)
+	IMULQ $PFGROUPS, AX        // bytes per chunk)
+	ADDQ DI, AX
+
+T3PU_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	ADDQ $320, AX
+	LOAD4T3P(CX, Z24, X24)
+	LOAD4T3P(BX, Z25, X25)
+	LOAD4T3P(R14, Z26, X26)
+	LOAD4T3P(R15, Z27, X27)
+	TRANSPOSE4
+	VPMULTISHIFTQB Z25, Z22, Z1
+	VPERMB Z20, Z1, Z0
+	VPERMB Z23, Z1, Z1
+	VPMULTISHIFTQB Z26, Z22, Z3
+	VPERMB Z20, Z3, Z2
+	VPERMB Z23, Z3, Z3
+	VPMULTISHIFTQB Z27, Z22, Z5
+	VPERMB Z20, Z5, Z4
+	VPERMB Z23, Z5, Z5
+	VPMULTISHIFTQB Z28, Z22, Z7
+	VPERMB Z20, Z7, Z6
+	VPERMB Z23, Z7, Z7
+	CHAINSU(Z12, Z13, Z14, Z15)
+	ADDQ $128, SI
+	ADDQ $12, CX
+	ADDQ $12, BX
+	ADDQ $12, R14
+	ADDQ $12, R15
+	DECQ R11
+	JNZ  T3PU_blk
+
+	// score = (Σ + O_h)·s_h·(s·unit) + offset_h: query h's chains added, converted, times its
+	// scale s_h (off[8+h]), times s·unit plus offset_h.
+	MOVQ off+64(FP), AX
+	VCVTDQ2PS Z12, Z8
+	VMULPS.BCST 32(AX), Z8, Z8
+	VFMADD213PS.BCST 0(AX), Z21, Z8
+	VCVTDQ2PS Z13, Z9
+	VMULPS.BCST 36(AX), Z9, Z9
+	VFMADD213PS.BCST 4(AX), Z21, Z9
+	VCVTDQ2PS Z14, Z10
+	VMULPS.BCST 40(AX), Z10, Z10
+	VFMADD213PS.BCST 8(AX), Z21, Z10
+	VCVTDQ2PS Z15, Z11
+	VMULPS.BCST 44(AX), Z11, Z11
+	VFMADD213PS.BCST 12(AX), Z21, Z11
+
+	SCORES_T
+	MOVQ ostride+56(FP), AX
+	CMPQ AX, $16
+	JNE  T3PU_strided
+	SCORES_CONTIG
+	JMP  T3PU_next
+
+T3PU_strided:
+	SCORES_STRIDED
+
+T3PU_next:
+	MOVQ ostride+56(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  T3PU_group
+
+T3PU_done:
 	VZEROUPPER
 	RET
 
@@ -4755,6 +5092,103 @@ T3D_loop:
 
 T3D_done:
 	VZEROUPPER
+	RET
+
+// func vnniDigitsUniAVX512(dig *byte, aux *uint32, q *float32, d, nb int, off *float32) bool
+TEXT ·vnniDigitsUniAVX512(SB), NOSPLIT, $0-49
+	MOVQ dig+0(FP), DI
+	MOVQ aux+8(FP), R8
+	MOVQ q+16(FP), SI
+	MOVQ d+24(FP), DX
+	SHLQ $2, DX                // bytes between queries
+	MOVQ nb+32(FP), R10
+	MOVQ off+40(FP), R9
+	TESTQ R10, R10
+	JZ   du_ok
+	MOVL $0x7FFFFFFF, AX
+	VPBROADCASTD AX, Z30       // the sign cleared
+	MOVL $0x42FE0000, AX       // 127
+	VMOVD AX, X29
+	XORQ CX, CX                // query h
+
+du_query:
+	MOVQ SI, R11
+	MOVQ R10, R12
+	VPXORD Z0, Z0, Z0
+du_max:
+	VPANDD (R11), Z30, Z1
+	VPANDD 64(R11), Z30, Z2
+	VPMAXUD Z1, Z0, Z0
+	VPMAXUD Z2, Z0, Z0
+	ADDQ $128, R11
+	DECQ R12
+	JNZ  du_max
+	VEXTRACTI64X4 $1, Z0, Y1
+	VPMAXUD Y1, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPMAXUD X1, X0, X0
+	VPSHUFD $0x4E, X0, X1
+	VPMAXUD X1, X0, X0
+	VPSHUFD $0xB1, X0, X1
+	VPMAXUD X1, X0, X0         // lane 0: the bits of m
+	VMOVD X0, AX
+	CMPL AX, $0x7F7FFFFF
+	JA   du_fail               // ±Inf or NaN
+	VDIVSS X29, X0, X2         // s = m/127
+	VMOVD X2, AX
+	CMPL AX, $0x00800000
+	JAE  du_normal
+	XORL AX, AX                // s below 2⁻¹²⁶: s and inv 0
+	VPXORD Z3, Z3, Z3
+	JMP  du_scale
+du_normal:
+	VDIVSS X0, X29, X3         // inv = 127/m
+	VBROADCASTSS X3, Z3
+du_scale:
+	MOVL AX, 32(R9)(CX*4)      // off[8+h] = s
+	MOVQ SI, R11
+	MOVQ DI, R13
+	LEAQ (R8)(CX*4), R14
+	MOVQ R10, R12
+	VPXORD Z5, Z5, Z5
+du_q:
+	VMULPS (R11), Z3, Z1
+	VMULPS 64(R11), Z3, Z2
+	VCVTPS2DQ Z1, Z1
+	VCVTPS2DQ Z2, Z2
+	VPADDD Z1, Z5, Z5
+	VPADDD Z2, Z5, Z5
+	VPMOVSDB Z1, (R13)
+	VPMOVSDB Z2, 16(R13)
+	MOVL AX, (R14)             // the block's s
+	ADDQ $128, R11
+	ADDQ $128, R13
+	ADDQ $96, R14
+	DECQ R12
+	JNZ  du_q
+	VEXTRACTI64X4 $1, Z5, Y1
+	VPADDD Y1, Y5, Y5
+	VEXTRACTI128 $1, Y5, X1
+	VPADDD X1, X5, X5
+	VPSHUFD $0x4E, X5, X1
+	VPADDD X1, X5, X5
+	VPSHUFD $0xB1, X5, X1
+	VPADDD X1, X5, X5
+	VMOVD X5, AX
+	IMULL $-128, AX
+	MOVL AX, 48(R9)(CX*4)      // off[12+h] = −128·ΣQ
+	ADDQ DX, SI
+	ADDQ $32, DI
+	INCQ CX
+	CMPQ CX, $4
+	JLT  du_query
+du_ok:
+	VZEROUPPER
+	MOVB $1, ret+48(FP)
+	RET
+du_fail:
+	VZEROUPPER
+	MOVB $0, ret+48(FP)
 	RET
 
 // t2ScaleIdx: byte 2(4m+g) + e from byte e of row m's scale in its load (before rb).

@@ -818,6 +818,18 @@ func scoresDigits(c Codec) (nd, nb int) {
 	return 0, 0
 }
 
+// scoresGridBlock is the number of values c's DotManyMulti rounds to one scale (ScoresGrid):
+// all its whole 32-value blocks at once for turbo2 and turbo3 where they take the
+// uniform-scale kernels (t23Uni), else BlockSize.
+func scoresGridBlock(c Codec) int {
+	if c, ok := c.(*lmCodec); ok {
+		if k, ok := c.vnniKind(); ok && t23Uni(k, c.nb+2) {
+			return c.d / 32 * 32
+		}
+	}
+	return BlockSize
+}
+
 // q41ScoresVNNI is q4ScoresVNNI for q4_1 rows.
 func (c *q4_1Codec) q41ScoresVNNI(q []float32, n int, rows []byte, out, mu []float32) {
 	td, _ := c.tails()

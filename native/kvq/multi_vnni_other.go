@@ -37,6 +37,11 @@ func scoresDigits(c Codec) (nd, nb int) { return 0, 0 }
 
 func vnniGrid(dst, q []float32, d, nb, nd int) { copy(dst, q) }
 
+func vnniGridUni(dst, q []float32, d, nb int) { copy(dst, q) }
+
+// scoresGridBlock is BlockSize: no rounding of the query here.
+func scoresGridBlock(c Codec) int { return BlockSize }
+
 // tq4VNNI is false: the tq4, turbo4 and turbo2 VNNI kernels are amd64 assembly.
 func tq4VNNI(d int) bool { return false }
 
