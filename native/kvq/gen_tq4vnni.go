@@ -289,6 +289,16 @@ var t2chunkPU = func() string {
 	return s
 }()
 
+// t2chunkU is t2chunk for T2U (rows more than 48 bytes apart): the groups' chains continue.
+var t2chunkU = func() string {
+	s := strings.Replace(t2chunk, "T2GROUP(Z25, Z26)", "T2GROUPU(Z25, Z26, Z12, Z13, Z14, Z15)", 1)
+	s = strings.Replace(s, "T2GROUP(Z27, Z28)", "T2GROUPU(Z27, Z28, Z12, Z13, Z14, Z15)", 1)
+	if s == t2chunk || strings.Contains(s, "T2GROUP(") {
+		panic("t2chunkU: t2chunk changed")
+	}
+	return s
+}()
+
 // t3chunkPU is t3chunkP for T3PU: the group's chains continue (CHAINSU into Z12..Z15), no
 // per-group offsets and scales.
 var t3chunkPU = func() string {
@@ -304,11 +314,16 @@ var t3chunkPU = func() string {
 	ADDQ $128, SI
 	ADDQ $96, DX
 `
-	if !strings.HasSuffix(t3chunkP, tail) {
+	if !strings.HasSuffix(t3chunkP, tail) || !strings.HasSuffix(t3chunk, tail) {
 		panic("t3chunkPU: t3chunkP changed")
 	}
-	return strings.TrimSuffix(t3chunkP, tail) + "\tCHAINSU(Z12, Z13, Z14, Z15)\n\tADDQ $128, SI\n"
+	const u = "\tCHAINSU(Z12, Z13, Z14, Z15)\n\tADDQ $128, SI\n"
+	t3chunkU = strings.TrimSuffix(t3chunk, tail) + u
+	return strings.TrimSuffix(t3chunkP, tail) + u
 }()
+
+// t3chunkU is t3chunk for T3U (rows more than 52 bytes apart), as t3chunkPU is t3chunkP's.
+var t3chunkU string
 
 // bodyU is body for the uniform-scale kernels: the chains Z12..Z15 start at O_h = −128·ΣQ_h
 // (the int32 at off[12+h]), and per query h the score is (Σ + O_h)·s_h·(s·unit) + offset_h,
@@ -1005,12 +1020,14 @@ func main() {
 	}
 	// The uniform-scale flavours of T2P and T3P (AMD Zen 4: multiScoresT2PUVNNI).
 	for _, k := range []struct {
-		name, consts, chunk, soff, step string
+		name, consts, chunk, soff, step, stage string
 	}{
-		{"T2PU", t2Consts + pairSetup + stagePSetup, t2chunkPU, shl4, "16"},
-		{"T3PU", t3Consts + t3PairSetup + stagePSetup, t3chunkPU, "IMULQ $12, R11", "12"},
+		{"T2PU", t2Consts + pairSetup + stagePSetup, t2chunkPU, shl4, "16", stageP.String()},
+		{"T3PU", t3Consts + t3PairSetup + stagePSetup, t3chunkPU, "IMULQ $12, R11", "12", stageP.String()},
+		{"T2U", t2Consts, t2chunkU, shl4, "16", stage(false)},
+		{"T3U", t3Consts, t3chunkU, "IMULQ $12, R11", "12", stage(false)},
 	} {
-		r := strings.NewReplacer("%NEXTG%", "", "@", k.name, "%STAGE%", stageP.String(), "%CONSTS%", k.consts, "%CHUNK%", k.chunk,
+		r := strings.NewReplacer("%NEXTG%", "", "@", k.name, "%STAGE%", k.stage, "%CONSTS%", k.consts, "%CHUNK%", k.chunk,
 			"%SOFF%", k.soff, "%STEP%", k.step)
 		out.WriteString(r.Replace(bodyU))
 	}

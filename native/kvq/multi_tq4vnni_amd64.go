@@ -170,16 +170,34 @@ func multiScoresT2PUVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, 
 //go:noescape
 func multiScoresT3PUVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
 
+// multiScoresT2UVNNI and multiScoresT3UVNNI are the uniform-scale flavours of
+// multiScoresT2VNNI and multiScoresT3VNNI (rows farther apart: d above 184 and 133), as
+// multiScoresT2PUVNNI and multiScoresT3PUVNNI are of the paired kernels. On AMD Zen 4
+// (TestT23UniKernelSpeed at d 256, load ~13, as above, ns a row min/median) turbo2 in cache
+// 6.68/6.93 → 5.80/6.01, streamed 6.59/6.84 → 5.96/6.11; turbo3 9.66/9.92 → 8.65/8.82 and
+// 9.92/10.08 → 9.06/9.24. The ab models have d 64, so the coarser grid over 256 values was not
+// measured in quality: on rotated (near-Gaussian) queries max|q| over 256 values is ~1.3 times
+// that over 32, the query's rounding ~0.7 % of a typical score's size where the per-group grid
+// gives ~0.5 %, against ~34 % for turbo2's keys' own rounding (MSE 0.117).
+//
+//go:noescape
+func multiScoresT2UVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
+//go:noescape
+func multiScoresT3UVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
 // t23UniMode picks where turbo2's and turbo3's scores take the uniform-scale kernels (t23Uni):
 // 0 on AMD Zen 4 (zen4Stream, the only core they were measured on), 1 always, −1 never
 // (tests and speed reports set it).
 var t23UniMode = 0
 
-// t23Uni reports whether rows of kind (vnniT2, vnniT3) and rb bytes score through
-// multiScoresT2PUVNNI or multiScoresT3PUVNNI, their queries quantized with one scale each
-// (vnniDigitsUni, vnniGridUni) where the other kernels take one a 32-value group.
-func t23Uni(kind, rb int) bool {
-	if !hasVNNIBW || !hasVBMI || !(kind == vnniT2 && rb <= 48 || kind == vnniT3 && rb <= 52) {
+// t23Uni reports whether turbo2 or turbo3 rows (kind vnniT2, vnniT3) of d values score
+// through the uniform-scale kernels (multiScoresT2PUVNNI, multiScoresT3PUVNNI, and for rows
+// farther apart multiScoresT2UVNNI, multiScoresT3UVNNI), their queries quantized with one scale
+// each (vnniDigitsUni, vnniGridUni) where the other kernels take one a 32-value group: for d
+// up to 512, where a row's dot |Σ Q·L| ≤ d·127·90 stays below 2²⁴, so its conversion is exact.
+func t23Uni(kind, d int) bool {
+	if !hasVNNIBW || !hasVBMI || kind != vnniT2 && kind != vnniT3 || d > 512 {
 		return false
 	}
 	return t23UniMode > 0 || t23UniMode == 0 && zen4Stream
@@ -403,7 +421,7 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 	}
 	var offs [16]float32 // [0..3] the offsets, [4] the unit, [8..15] the uniform kernels' (t23Uni)
 	offs[4] = tq4Unit
-	uni := t23Uni(kind, rb)
+	uni := t23Uni(kind, d)
 	var stage [16]uint32
 	kernel := func(rows *byte, m int, out *float32, ostride int) {
 		if !hasVNNIBW { // the AVX2 kernels (tq4VNNI, t3VNNI, t2VNNI)
@@ -433,7 +451,11 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 			multiScoresT4VNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
 		case vnniT3:
 			if uni {
-				multiScoresT3PUVNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
+				if rb <= 52 {
+					multiScoresT3PUVNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
+					return
+				}
+				multiScoresT3UVNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
 				return
 			}
 			if rb <= 52 {
@@ -443,7 +465,11 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 			multiScoresT3VNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
 		default:
 			if uni {
-				multiScoresT2PUVNNI(&dig[0], &aux[0], nb/2, rows, rb, m, out, ostride, &offs[0], &stage[0])
+				if rb <= 48 {
+					multiScoresT2PUVNNI(&dig[0], &aux[0], nb/2, rows, rb, m, out, ostride, &offs[0], &stage[0])
+					return
+				}
+				multiScoresT2UVNNI(&dig[0], &aux[0], nb/2, rows, rb, m, out, ostride, &offs[0], &stage[0])
 				return
 			}
 			if rb <= 48 {

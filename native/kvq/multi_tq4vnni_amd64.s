@@ -2201,6 +2201,244 @@ T3PU_done:
 	VZEROUPPER
 	RET
 
+// func multiScoresT2UVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+TEXT ·multiScoresT2UVNNI(SB), NOSPLIT, $0-80
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+48(FP), R9
+	MOVQ m+40(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   T2U_done
+	VMOVDQU64 ·turbo2VNNITab(SB), Z20
+	VMOVDQU64 ·turbo2VNNITab+64(SB), Z22
+	VMOVDQU64 ·turbo2VNNITab+128(SB), Z23
+
+T2U_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	// The sixteen row scales, lane 4m+g from row 4g+m (past the nb chunks of codes), times
+	// the levels' unit (off[4]), into Z21.
+	MOVQ nb+16(FP), R11
+	SHLQ $4, R11
+	MOVQ stage+72(FP), SI
+	STAGE16(CX, 0)
+	STAGE16(BX, 1)
+	STAGE16(R14, 2)
+	STAGE16(R15, 3)
+	VCVTPH2PS (SI), Z21
+	MOVQ off+64(FP), AX
+	VMULPS.BCST 16(AX), Z21, Z21
+
+	MOVQ dig+0(FP), SI
+	MOVQ off+64(FP), DX
+	MOVQ nb+16(FP), R11
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPBROADCASTD 48(DX), Z12   // O_h: the levels' offset
+	VPBROADCASTD 52(DX), Z13
+	VPBROADCASTD 56(DX), Z14
+	VPBROADCASTD 60(DX), Z15
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
+	SHLQ $4, AX                // per chunk of codes (a group of rows is at most 16·(16 + 4)
+	IMULQ $PFGROUPS, AX        // bytes per chunk)
+	ADDQ DI, AX
+
+T2U_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	ADDQ $320, AX
+	LOAD4(CX, Z24, X24)
+	LOAD4(BX, Z25, X25)
+	LOAD4(R14, Z26, X26)
+	LOAD4(R15, Z27, X27)
+	TRANSPOSE4
+	T2GROUPU(Z25, Z26, Z12, Z13, Z14, Z15)
+	T2GROUPU(Z27, Z28, Z12, Z13, Z14, Z15)
+	ADDQ $16, CX
+	ADDQ $16, BX
+	ADDQ $16, R14
+	ADDQ $16, R15
+	DECQ R11
+	JNZ  T2U_blk
+
+	// score = (Σ + O_h)·s_h·(s·unit) + offset_h: query h's chains added, converted, times its
+	// scale s_h (off[8+h]), times s·unit plus offset_h.
+	MOVQ off+64(FP), AX
+	VCVTDQ2PS Z12, Z8
+	VMULPS.BCST 32(AX), Z8, Z8
+	VFMADD213PS.BCST 0(AX), Z21, Z8
+	VCVTDQ2PS Z13, Z9
+	VMULPS.BCST 36(AX), Z9, Z9
+	VFMADD213PS.BCST 4(AX), Z21, Z9
+	VCVTDQ2PS Z14, Z10
+	VMULPS.BCST 40(AX), Z10, Z10
+	VFMADD213PS.BCST 8(AX), Z21, Z10
+	VCVTDQ2PS Z15, Z11
+	VMULPS.BCST 44(AX), Z11, Z11
+	VFMADD213PS.BCST 12(AX), Z21, Z11
+
+	SCORES_T
+	MOVQ ostride+56(FP), AX
+	CMPQ AX, $16
+	JNE  T2U_strided
+	SCORES_CONTIG
+	JMP  T2U_next
+
+T2U_strided:
+	SCORES_STRIDED
+
+T2U_next:
+	MOVQ ostride+56(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  T2U_group
+
+T2U_done:
+	VZEROUPPER
+	RET
+
+// func multiScoresT3UVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+TEXT ·multiScoresT3UVNNI(SB), NOSPLIT, $0-80
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+48(FP), R9
+	MOVQ m+40(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   T3U_done
+	VMOVDQU64 ·turbo3VNNIU8(SB), Z20
+	VMOVDQU64 ·turbo3VNNIShift(SB), Z22
+	VMOVDQU64 ·turbo3VNNIU8Hi(SB), Z23
+	MOVL $0x0FFF, AX
+	KMOVW AX, K1
+
+T3U_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	// The sixteen row scales, lane 4m+g from row 4g+m (past the nb chunks of codes), times
+	// the levels' unit (off[4]), into Z21.
+	MOVQ nb+16(FP), R11
+	IMULQ $12, R11
+	MOVQ stage+72(FP), SI
+	STAGE16(CX, 0)
+	STAGE16(BX, 1)
+	STAGE16(R14, 2)
+	STAGE16(R15, 3)
+	VCVTPH2PS (SI), Z21
+	MOVQ off+64(FP), AX
+	VMULPS.BCST 16(AX), Z21, Z21
+
+	MOVQ dig+0(FP), SI
+	MOVQ off+64(FP), DX
+	MOVQ nb+16(FP), R11
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPBROADCASTD 48(DX), Z12   // O_h: the levels' offset
+	VPBROADCASTD 52(DX), Z13
+	VPBROADCASTD 56(DX), Z14
+	VPBROADCASTD 60(DX), Z15
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
+	SHLQ $4, AX                // per chunk of codes (a group of rows is at most 16·(16 + 4)
+	IMULQ $PFGROUPS, AX        // bytes per chunk)
+	ADDQ DI, AX
+
+T3U_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	ADDQ $320, AX
+	LOAD4M(CX, Z24, X24)
+	LOAD4M(BX, Z25, X25)
+	LOAD4M(R14, Z26, X26)
+	LOAD4M(R15, Z27, X27)
+	VPSHUFB ·turbo3VNNIShuf(SB), Z24, Z24
+	VPSHUFB ·turbo3VNNIShuf(SB), Z25, Z25
+	VPSHUFB ·turbo3VNNIShuf(SB), Z26, Z26
+	VPSHUFB ·turbo3VNNIShuf(SB), Z27, Z27
+	TRANSPOSE4
+	VPMULTISHIFTQB Z25, Z22, Z1
+	VPERMB Z20, Z1, Z0
+	VPERMB Z23, Z1, Z1
+	VPMULTISHIFTQB Z26, Z22, Z3
+	VPERMB Z20, Z3, Z2
+	VPERMB Z23, Z3, Z3
+	VPMULTISHIFTQB Z27, Z22, Z5
+	VPERMB Z20, Z5, Z4
+	VPERMB Z23, Z5, Z5
+	VPMULTISHIFTQB Z28, Z22, Z7
+	VPERMB Z20, Z7, Z6
+	VPERMB Z23, Z7, Z7
+	CHAINSU(Z12, Z13, Z14, Z15)
+	ADDQ $128, SI
+	ADDQ $12, CX
+	ADDQ $12, BX
+	ADDQ $12, R14
+	ADDQ $12, R15
+	DECQ R11
+	JNZ  T3U_blk
+
+	// score = (Σ + O_h)·s_h·(s·unit) + offset_h: query h's chains added, converted, times its
+	// scale s_h (off[8+h]), times s·unit plus offset_h.
+	MOVQ off+64(FP), AX
+	VCVTDQ2PS Z12, Z8
+	VMULPS.BCST 32(AX), Z8, Z8
+	VFMADD213PS.BCST 0(AX), Z21, Z8
+	VCVTDQ2PS Z13, Z9
+	VMULPS.BCST 36(AX), Z9, Z9
+	VFMADD213PS.BCST 4(AX), Z21, Z9
+	VCVTDQ2PS Z14, Z10
+	VMULPS.BCST 40(AX), Z10, Z10
+	VFMADD213PS.BCST 8(AX), Z21, Z10
+	VCVTDQ2PS Z15, Z11
+	VMULPS.BCST 44(AX), Z11, Z11
+	VFMADD213PS.BCST 12(AX), Z21, Z11
+
+	SCORES_T
+	MOVQ ostride+56(FP), AX
+	CMPQ AX, $16
+	JNE  T3U_strided
+	SCORES_CONTIG
+	JMP  T3U_next
+
+T3U_strided:
+	SCORES_STRIDED
+
+T3U_next:
+	MOVQ ostride+56(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  T3U_group
+
+T3U_done:
+	VZEROUPPER
+	RET
+
 // func multiScoresQ2KGVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
 TEXT ·multiScoresQ2KGVNNI(SB), NOSPLIT, $0-80
 	MOVQ rows+24(FP), DI

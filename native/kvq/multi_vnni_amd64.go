@@ -823,7 +823,7 @@ func scoresDigits(c Codec) (nd, nb int) {
 // uniform-scale kernels (t23Uni), else BlockSize.
 func scoresGridBlock(c Codec) int {
 	if c, ok := c.(*lmCodec); ok {
-		if k, ok := c.vnniKind(); ok && t23Uni(k, c.nb+2) {
+		if k, ok := c.vnniKind(); ok && t23Uni(k, c.d) {
 			return c.d / 32 * 32
 		}
 	}

@@ -19,7 +19,8 @@ import (
 // multiScoresT3PUVNNI) bit for bit against the dot they state: per row and query the exact
 // int32 Σ Q·level of vnniDigitsUni's digits, converted, times the query's scale, times the
 // row's f16 scale times the unit (offsets zero), and within two roundings of that plus an
-// offset; for every d the kernels take (rb ≤ 48 and 52), 32 rows (two groups of sixteen) at a
+// offset; for every d the paired kernels take (rb ≤ 48 and 52) and d up to 512 for the general
+// ones (multiScoresT2UVNNI, multiScoresT3UVNNI), 32 rows (two groups of sixteen) at a
 // strided output with sentinels between the scores, queries with an outlier and an all-zero
 // one, codes from random bytes (every code, the row scales random f16 of either sign).
 func TestT23UniScores(t *testing.T) {
@@ -40,6 +41,8 @@ func TestT23UniScores(t *testing.T) {
 	for _, k := range []kcase{
 		{"turbo2", 2, turboInts2[:], turboUnit2, []int{64, 128}, multiScoresT2PUVNNI, t2DigitsPermute, 64},
 		{"turbo3", 3, turboInts3[:], turboUnit3, []int{32, 64, 96, 128}, multiScoresT3PUVNNI, t3DigitsPermute, 32},
+		{"turbo2 general", 2, turboInts2[:], turboUnit2, []int{64, 128, 192, 256, 512}, multiScoresT2UVNNI, t2DigitsPermute, 64},
+		{"turbo3 general", 3, turboInts3[:], turboUnit3, []int{32, 96, 160, 256, 512}, multiScoresT3UVNNI, t3DigitsPermute, 32},
 	} {
 		for _, d := range k.ds {
 			nb := d / 32
@@ -176,8 +179,8 @@ func TestT23UniSpeed(t *testing.T) {
 }
 
 // TestT23UniKernelSpeed reports (KVLAB_SPEED_REPORT set) the kernels alone, without the query
-// preparation: per row of benchDim values and four queries, T2P against T2PU and T3P against
-// T3PU, alternated, 4096-row calls in cache and over 96 MiB of 2 MiB pages, ns min/median of
+// preparation: per row and four queries, T2P against T2PU and T3P against T3PU (d 128), T2
+// against T2U and T3 against T3U (d 256), alternated, 4096-row calls in cache and over 96 MiB of 2 MiB pages, ns min/median of
 // KVLAB_SPEED_ROUNDS rounds.
 func TestT23UniKernelSpeed(t *testing.T) {
 	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
@@ -191,22 +194,30 @@ func TestT23UniKernelSpeed(t *testing.T) {
 	rounds := speedRounds(9)
 	for _, k := range []struct {
 		f        Format
+		d        int
 		old, uni vnniScoresKern
-		perm     func(*byte, int)
-		chunk    int
-		unit     float32
+
+		perm  func(*byte, int)
+		chunk int
+		unit  float32
 	}{
-		{Turbo2, multiScoresT2PVNNI, multiScoresT2PUVNNI, t2DigitsPermute, 64, turboUnit2},
-		{Turbo3, multiScoresT3PVNNI, multiScoresT3PUVNNI, t3DigitsPermute, 32, turboUnit3},
+		{Turbo2, 128, multiScoresT2PVNNI, multiScoresT2PUVNNI, t2DigitsPermute, 64, turboUnit2},
+		{Turbo3, 128, multiScoresT3PVNNI, multiScoresT3PUVNNI, t3DigitsPermute, 32, turboUnit3},
+		{Turbo2, 256, multiScoresT2VNNI, multiScoresT2UVNNI, t2DigitsPermute, 64, turboUnit2},
+		{Turbo3, 256, multiScoresT3VNNI, multiScoresT3UVNNI, t3DigitsPermute, 32, turboUnit3},
 	} {
-		c := mustCodec(t, k.f, benchDim)
-		tile, _ := benchRowsOf(c)
+		c := mustCodec(t, k.f, k.d)
 		rb := c.RowBytes()
+		src := outlierRows(rand.New(rand.NewPCG(9, 10)), benchRows, k.d)
+		tile := make([]byte, benchRows*rb)
+		for r := 0; r < benchRows; r++ {
+			c.Encode(tile[r*rb:(r+1)*rb], src[r*k.d:(r+1)*k.d])
+		}
 		big := hugemem.Bytes((96 << 20) / len(tile) * len(tile))
 		for o := 0; o < len(big); o += len(tile) {
 			copy(big[o:], tile)
 		}
-		d, nb := benchDim, benchDim/32
+		d, nb := k.d, k.d/32
 		q := gaussianRows(rand.New(rand.NewPCG(7, 8)), 4, d, 1)
 		dig, aux := make([]byte, nb*vnniBlockBytes/2), make([]uint32, nb*vnniAuxWords)
 		digU, auxU := make([]byte, nb*vnniBlockBytes/2), make([]uint32, nb*vnniAuxWords)
