@@ -25,6 +25,8 @@
 //     multiplied by the query's even or odd values as int16 (VPMADDWD; q8_0's Q = 2⁸·hi + lo,
 //     |Q| ≤ 32639) and added into int32: |Σ Q·c| ≤ 32·128·32639 < 2³¹. VPMADDUBSW would
 //     saturate here (2·255·128 for offset codes).
+//   - high-byte (iq4_nl, and q8_0 at one-byte query digits: hbBlock): the s16 route with the
+//     codes as 2⁸·c in their int16 and software-pipelined row loads, plain AVX2 only.
 //
 // The AVX-VNNI forms (vnni) replace each product and its add by VPDPBUSD or VPDPWSSD, emitted
 // as VEX bytes (vexSI, gen_vexlib.go): Go's assembler encodes both mnemonics as EVEX, the AVX-512 VL form,
@@ -69,6 +71,7 @@ type kern struct {
 	// stride is the stage's bytes a block where not 16 (the scales) or 32 (scales, minima):
 	// q5_1 keeps its minima as float32 at 32 too.
 	stride int
+	hb     bool // the high-byte route (hbBlock): plain AVX2 only, one-byte query digits
 }
 
 var kerns = []kern{
@@ -78,6 +81,8 @@ var kerns = []kern{
 	{name: "Q50", doc: "q5_0: codes c − 16 (the fifth bit from qh), the −16·ΣQ of aux added.", block: 22, hdr: 6, offset: 32, q5: true, qh: 2},
 	{name: "Q51", doc: "q5_1: codes c (the fifth bit from qh), d·Σ Q·c + m·ΣQ, times s.", block: 24, hdr: 8, min: true, q5: true, qh: 4, stride: 64},
 	{name: "IQ4NL", doc: "iq4_nl: its levels (VPSHUFB), the s16 route.", block: 18, hdr: 2, s16: true, iq4: true},
+	{name: "Q80One", doc: "q8_0 at one-byte query digits: signed codes, the high-byte route.", block: 34, hdr: 2, s16: true, wide: true, hb: true},
+	{name: "IQ4NLHB", doc: "iq4_nl: its levels (VPSHUFB), the high-byte route.", block: 18, hdr: 2, s16: true, iq4: true, hb: true},
 }
 
 var out bytes.Buffer
@@ -125,6 +130,12 @@ func label(l string)               { fmt.Fprintf(&out, "%s:\n", l) }
 // (temporaries Y0..Y3).
 func loadTranspose(off int) {
 	loadRowBytes(off)
+	transpose()
+}
+
+// transpose transposes the row bytes loadRowBytes leaves in Y12..Y15 within their lanes
+// (temporaries Y0..Y3).
+func transpose() {
 	p("VPUNPCKLDQ Y13, Y12, Y0")
 	p("VPUNPCKHDQ Y13, Y12, Y1")
 	p("VPUNPCKLDQ Y15, Y14, Y2")
@@ -327,6 +338,115 @@ func s16Block(k kern) {
 	}
 	p("VCVTPH2PS (R13), Y3")
 	for h := 0; h < 4; h++ {
+		p("VCVTDQ2PS Y%d, Y%d", 4+h, 4+h)
+		p("VBROADCASTSS %d(DX), Y2", 4*h)
+		p("VMULPS Y3, Y2, Y2")
+		p("VFMADD231PS Y2, Y%d, Y%d", 4+h, 8+h)
+	}
+}
+
+// hbBlock is one block of the high-byte route (q8_0 at one-byte digits, iq4_nl): s16Block's
+// layout and multiplies, with two changes, both measured on AMD Zen 4, plain AVX2 (thread CPU,
+// TestAVX2HBSpeed: interleaved with the s16 kernels, ns a row of 128 values and 4 queries,
+// min/median, a shared machine at load 15–23).
+//
+//   - Each code vector's (q8_0's codes, iq4_nl's levels) even bytes are moved to the high byte
+//     of their int16 (VPSLLW $8) and its odd bytes kept there (VPAND 0xFF00), so the int16 are
+//     2⁸·c: two operations where the sign extension took three shifts. The int32 sums are then
+//     2⁸·Σ Q·c, |Σ| ≤ 32·128·127, so within ±2²⁸ at one-byte digits (not at two: q8_0's
+//     two-digit queries keep s16Block), and VPSRAD $8 before the conversion leaves the s16
+//     route's integer, so the scores are the same. Alone: q8_0 in cache 9.38 → 9.17.
+//   - Software pipelining (preload): each payload register, once its code vector is read, takes
+//     the raw bytes of the next half's rows (the next block's at the last half; not past the
+//     last block, whose body the kernel writes apart), transposed at the end of the half, so
+//     the row loads' latency overlaps the multiplies. The loads had bound the kernel more than
+//     its arithmetic: the s16 kernel with its row loads removed (wrong scores, timing only)
+//     took 5.7 ns a row in cache where it took 9.2, without its unpacks 8.2.
+//
+// Both: q8_0 in cache 9.29–9.37/9.33–11.51 → 8.63–8.69/8.61–11.11, streamed
+// 10.00–11.68/12.42–12.75 → 9.40–10.33/11.99–12.50; iq4_nl in cache 9.20–9.24/11.25–11.43 →
+// 8.54–8.56/10.77–11.22, streamed 9.84–10.14/11.81–11.96 → 9.64–9.90/11.40–11.80. Whole
+// decodes (attn's TestDecodeBreakdown, KVLAB_NO_AVX512, 131072 cells, four runs alternated with
+// main's binary, scores ns a cell, min): q8_0 9.72–9.87 → 9.03–9.31, iq4_nl 9.47–11.36 →
+// 9.02–9.22; whole 21.06–21.76 → 20.17–20.96 and 21.23–22.03 → 20.64–21.08.
+//
+// On Intel's cores (not measured; instruction tables) the shifts and multiplies share ports 0
+// and 1, where VPAND may take port 5 too, so the first change should help there as well; the
+// loads and unpacks are the same ones, issued earlier.
+//
+// Tried and slower: the sign route, |c| (VPABSB) as VPMADDUBSW's unsigned operand against
+// Q·sgn(c) (VPSIGNB; exact, pairs within 2·128·127), then VPMADDWD by ones: q8_0 in cache
+// 9.30 → 9.65, iq4_nl 9.20 → 9.86. Zen 4 runs VPSIGNB and VPABSB on the two pipes of its
+// integer multiplies (a loop of VPMADDWD and VPSIGNB alternated: two a cycle, as VPMADDWD
+// alone; VPMADDWD with VPADDD, VPSRAW, VPAND or VPMINUB: four), so the route's 13 such
+// operations a code vector cost more than the s16 route's 8 multiplies and 3 shifts.
+func hbBlock(k kern, preload bool) {
+	halves := 1
+	if k.wide {
+		halves = 2
+	}
+	for half := 0; half < halves; half++ {
+		// The payload dwords of this half are transposed in Y12..Y15 (by the previous half or
+		// block, or the kernel's prologue). Each is replaced, once read, by the raw bytes of
+		// the next half's (next block's at the last half) rows, transposed at the end of the half.
+		next := k.hdr + 16*(half+1)
+		if half == halves-1 {
+			next = k.block + k.hdr
+		}
+		more := preload || half < halves-1 // a next half to load
+		load := func(m int) {
+			if !more {
+				return
+			}
+			idx := [...]string{"", "(R8*1)", "(R8*2)", "(R12*1)"}[m]
+			p("VMOVDQU %d(CX)%s, X%d", next, idx, 12+m)
+			p("VINSERTI128 $1, %d(BX)%s, Y%d, Y%d", next, idx, 12+m, 12+m)
+		}
+		ncode := 4
+		if k.iq4 {
+			ncode = 8
+			p("VMOVDQU ·avx2IQ4Levels(SB), Y2")
+		}
+		for c := 0; c < ncode; c++ {
+			dw := 4*half + c // the payload dword's values (iq4_nl's high nibbles: dw 4..7)
+			src := 12 + c
+			if k.iq4 {
+				src = 12 + c%4
+				if c < 4 {
+					p("VPAND ·avx2Nib(SB), Y%d, Y0", src)
+				} else {
+					p("VPSRLW $4, Y%d, Y0", src)
+					p("VPAND ·avx2Nib(SB), Y0, Y0")
+					load(c % 4)
+				}
+				p("VPSHUFB Y0, Y2, Y0")
+				src = 0
+			}
+			// Y1: 2⁸ times the even bytes, Y0: the odd ones.
+			p("VPSLLW $8, Y%d, Y1", src)
+			p("VPAND ·avx2HiByte(SB), Y%d, Y0", src)
+			if !k.iq4 {
+				load(c)
+			}
+			for h := 0; h < 4; h++ {
+				off := (dw*4 + h) * 64
+				if dw == 0 {
+					p("VPMADDWD %d(SI), Y1, Y%d", off, 4+h)
+				} else {
+					p("VPMADDWD %d(SI), Y1, Y3", off)
+					p("VPADDD Y3, Y%d, Y%d", 4+h, 4+h)
+				}
+				p("VPMADDWD %d(SI), Y0, Y3", off+32)
+				p("VPADDD Y3, Y%d, Y%d", 4+h, 4+h)
+			}
+		}
+		if more {
+			transpose()
+		}
+	}
+	p("VCVTPH2PS (R13), Y3")
+	for h := 0; h < 4; h++ {
+		p("VPSRAD $8, Y%d, Y%d", 4+h, 4+h)
 		p("VCVTDQ2PS Y%d, Y%d", 4+h, 4+h)
 		p("VBROADCASTSS %d(DX), Y2", 4*h)
 		p("VMULPS Y3, Y2, Y2")
@@ -560,48 +680,69 @@ func kernel(k kern) {
 	p("SHLQ $3, AX")
 	p("IMULQ $PFGROUPS2, AX")
 	p("ADDQ DI, AX")
-	label("a2" + n + "_blk")
-	for l := 0; l < lines; l++ {
-		p("PREFETCHT0 %d(AX)", 64*l)
-		if !base && k.wide {
-			p("PREFETCHT1 %d(AX)", q8T1+64*l)
+	// body is one block's code; preload (the high-byte route) also loads the next block's payload.
+	body := func(preload bool) {
+		for l := 0; l < lines; l++ {
+			p("PREFETCHT0 %d(AX)", 64*l)
+			if !base && k.wide {
+				p("PREFETCHT1 %d(AX)", q8T1+64*l)
+			}
 		}
+		p("ADDQ $%d, AX", 64*lines)
+		if q8VNNI(k) {
+			q8VNNIBlock(k)
+		} else if k.hb {
+			hbBlock(k, preload)
+		} else if k.s16 {
+			s16Block(k)
+		} else {
+			u8Block(k)
+		}
+		if ahead {
+			p("// The next group's scales (and minima) of this block, over the ones just read.")
+			p("MOVQ 0(SP), R14")
+			p("ADDQ CX, R14")
+			for r := 0; r < 8; r++ {
+				if r == 4 {
+					p("LEAQ (R14)(R8*4), R14")
+				}
+				idx := [...]string{"", "(R8*1)", "(R8*2)", "(R12*1)"}[r%4]
+				if pairDM {
+					p("MOVL (R14)%s, R15", idx)
+					p("MOVL R15, %d(R13)", 4*r)
+				}
+				for f := 0; f < fields; f++ {
+					p("MOVWLZX %d(R14)%s, R15", 2*f, idx)
+					p("MOVW R15, %d(R13)", 16*f+2*r)
+				}
+			}
+		}
+		p("ADDQ $%d, CX", k.block)
+		p("ADDQ $%d, BX", k.block)
+		p("ADDQ $%d, SI", bq)
+		p("ADDQ $96, DX")
+		p("ADDQ $%d, R13", stageStride)
 	}
-	p("ADDQ $%d, AX", 64*lines)
-	if q8VNNI(k) {
-		q8VNNIBlock(k)
-	} else if k.s16 {
-		s16Block(k)
+	if !k.hb {
+		label("a2" + n + "_blk")
+		body(false)
+		p("DECQ R11")
+		p("JNZ  a2%s_blk", n)
+		p("")
 	} else {
-		u8Block(k)
+		// Software-pipelined: the first block's payload is loaded here, each next block's
+		// during its predecessor (hbBlock), the last block's body without it.
+		loadTranspose(k.hdr)
+		p("DECQ R11")
+		p("JZ   a2%s_last", n)
+		label("a2" + n + "_blk")
+		body(true)
+		p("DECQ R11")
+		p("JNZ  a2%s_blk", n)
+		label("a2" + n + "_last")
+		body(false)
+		p("")
 	}
-	if ahead {
-		p("// The next group's scales (and minima) of this block, over the ones just read.")
-		p("MOVQ 0(SP), R14")
-		p("ADDQ CX, R14")
-		for r := 0; r < 8; r++ {
-			if r == 4 {
-				p("LEAQ (R14)(R8*4), R14")
-			}
-			idx := [...]string{"", "(R8*1)", "(R8*2)", "(R12*1)"}[r%4]
-			if pairDM {
-				p("MOVL (R14)%s, R15", idx)
-				p("MOVL R15, %d(R13)", 4*r)
-			}
-			for f := 0; f < fields; f++ {
-				p("MOVWLZX %d(R14)%s, R15", 2*f, idx)
-				p("MOVW R15, %d(R13)", 16*f+2*r)
-			}
-		}
-	}
-	p("ADDQ $%d, CX", k.block)
-	p("ADDQ $%d, BX", k.block)
-	p("ADDQ $%d, SI", bq)
-	p("ADDQ $96, DX")
-	p("ADDQ $%d, R13", stageStride)
-	p("DECQ R11")
-	p("JNZ  a2%s_blk", n)
-	p("")
 	if q8VNNI(k) {
 		p("VMOVUPS %d(SP), Y10", q8Spill(2))
 		p("VMOVUPS %d(SP), Y11", q8Spill(3))
@@ -928,6 +1069,9 @@ func main() {
 	for _, v := range []bool{false, true} {
 		vnni = v
 		for _, k := range kerns {
+			if k.hb && vnni {
+				continue // plain AVX2 only
+			}
 			kernel(k)
 		}
 	}
@@ -938,13 +1082,17 @@ func main() {
 		"integer scores kernels of", "integer scores kernels' AVX-VNNI forms in EVEX (the kvlabevex build's twins) of", 1))
 	vnni, evex = true, true
 	for _, k := range kerns {
-		kernel(k)
+		if !k.hb {
+			kernel(k)
+		}
 	}
 	s16Q8 = true
 	kernel(kerns[2])
 	vnni, evex, s16Q8, base = false, false, false, true
 	for _, k := range kerns {
-		kernel(k)
+		if !k.hb {
+			kernel(k)
+		}
 	}
 	write("multi_avx2int_evex_amd64.s")
 }

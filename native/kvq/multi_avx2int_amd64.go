@@ -79,6 +79,18 @@ func avx2BQBytes(kind int) int {
 	return 1024
 }
 
+// avx2HB selects the high-byte route (gen_avx2int.go's hbBlock) for iq4_nl and for q8_0 at
+// one-byte digits on plain AVX2 (avx2ScoresIQ4NLHB, avx2ScoresQ80One): the s16 route's
+// layout and multiplies with the codes as 2⁸·c, one shift fewer a code vector; the same
+// integers, so the same scores. q8_0 at two digits (KVLAB_Q8_TWO_DIGITS) keeps the s16 route
+// (avx2ScoresQ80). The tests turn it off for the s16 kernels (avx2ScoresIQ4NL).
+var avx2HB = true
+
+// avx2HBRoute reports that kind's plain AVX2 kernel takes the high-byte route (avx2HB).
+func avx2HBRoute(kind int) bool {
+	return avx2HB && !avxVNNI && (kind == vnniIQ4NL || kind == vnniQ8_0 && vnniND(kind) == 1)
+}
+
 // avx2BQMax is avx2BQBytes' largest value.
 const avx2BQMax = 2176
 
@@ -140,6 +152,7 @@ var (
 	avx2C128     = [8]int32{128, 128, 128, 128, 128, 128, 128, 128}
 	avx2C255     = [8]int32{255, 255, 255, 255, 255, 255, 255, 255}
 	avx2C80      = bytes32(0x80)
+	avx2HiByte   = [16]uint16{0xFF00, 0xFF00, 0xFF00, 0xFF00, 0xFF00, 0xFF00, 0xFF00, 0xFF00, 0xFF00, 0xFF00, 0xFF00, 0xFF00, 0xFF00, 0xFF00, 0xFF00, 0xFF00}
 	avx2EOShuf   = [32]byte{0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15, 0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15}
 	// avx2DMShuf gathers a lane's four even words, then its four odd ones (VPSHUFB): q4_1's
 	// staged (d, m) pairs split.
@@ -181,6 +194,12 @@ func avx2ScoresQ80(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb,
 //go:noescape
 func avx2ScoresIQ4NL(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 
+//go:noescape
+func avx2ScoresQ80One(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
+//go:noescape
+func avx2ScoresIQ4NLHB(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
 // avx2IntKernel runs the AVX2 kernel of kind, its AVX-VNNI form where avxVNNI.
 func avx2IntKernel(kind int, bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32) {
 	if avx2IntTwin(kind, bq, aux, stage, nb, rows, rb, m, out, ostride, off) {
@@ -205,10 +224,18 @@ func avx2IntKernel(kind int, bq *byte, aux *uint32, stage *uint16, nb int, rows 
 	}
 	switch kind {
 	case vnniQ8_0:
+		if avx2HBRoute(kind) {
+			avx2ScoresQ80One(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
+			break
+		}
 		avx2ScoresQ80(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
 	case vnniQ4_1:
 		avx2ScoresQ41(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
 	case vnniIQ4NL:
+		if avx2HBRoute(kind) {
+			avx2ScoresIQ4NLHB(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
+			break
+		}
 		avx2ScoresIQ4NL(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
 	case vnniQ5_0:
 		avx2ScoresQ50(bq, aux, stage, nb, rows, rb, m, out, ostride, off)

@@ -77,7 +77,8 @@ func avx2IntRows(rng *rand.Rand, c Codec, rows int) []byte {
 // around the kernels' groups of eight and the driver's sixteen, one to eight queries (the
 // driver pads and gathers short groups), rows of one to 32 blocks (the heap buffers past
 // vnniMaxBlocks) with a short last block, and scores started from channel offsets; q8_0 also
-// with one-digit queries (vnniQ8One), which its AVX-VNNI kernel does not take.
+// with one-digit queries (vnniQ8One), which its AVX-VNNI kernel does not take; q8_0 and
+// iq4_nl through both their high-byte (avx2HB) and s16 kernels.
 //
 // The reference runs wherever the CPU has the VNNI kernels (vnniReference), so the check keeps
 // its meaning under KVLAB_NO_AVX512VNNI and KVLAB_NO_AVX512VBMI, which only hide them from the
@@ -119,16 +120,23 @@ func TestAVX2IntScores(t *testing.T) {
 								got[i] = float32(math.NaN())
 							}
 							for _, vnni := range avx2IntForms() {
-								if one && vnni {
-									continue // two digits: not the reference's
-								}
-								withAVX2Int(vnni, func() { mq.dotManyMultiMu(q, n, enc, got, mu) })
-								for i := range got {
-									if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-										t.Fatalf("AVX-VNNI %v: row %d query %d: AVX2 %g, AVX-512 VNNI %g", vnni, i/n, i%n, got[i], want[i])
+								for _, hb := range []bool{true, false} {
+									if one && vnni {
+										continue // two digits: not the reference's
 									}
+									if !hb && (vnni || f != Q8_0 && f != IQ4_NL) {
+										continue // the s16 kernels the high-byte route replaced
+									}
+									avx2HB = hb
+									withAVX2Int(vnni, func() { mq.dotManyMultiMu(q, n, enc, got, mu) })
+									avx2HB = true
+									for i := range got {
+										if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+											t.Fatalf("AVX-VNNI %v, high-byte route %v: row %d query %d: AVX2 %g, AVX-512 VNNI %g", vnni, hb, i/n, i%n, got[i], want[i])
+										}
+									}
+									clear(got)
 								}
-								clear(got)
 							}
 						})
 					}
@@ -255,12 +263,16 @@ func TestAVX2Expand(t *testing.T) {
 		t.Skip("no AVX2")
 	}
 	rng := rand.New(rand.NewPCG(65, 66))
-	x := avxVNNI
-	defer func() { avxVNNI = x }()
-	for i := 0; i < 12; i++ {
+	x, one := avxVNNI, vnniQ8One
+	defer func() { avxVNNI, vnniQ8One = x, one }()
+	for i := 0; i < 24; i++ {
 		kind := []int{vnniQ4_0, vnniQ4_1, vnniQ5_0, vnniQ5_1, vnniQ8_0, vnniIQ4NL}[i%6]
-		avxVNNI = i >= 6 // the AVX-VNNI q8_0 kernel's layout (avx2BQBytes)
-		nd := vnniNDigits[kind]
+		avxVNNI = i%12 >= 6 // the AVX-VNNI q8_0 kernel's layout (avx2BQBytes)
+		vnniQ8One = i < 12  // q8_0's one-digit queries in the s16 layout, then two
+		nd := vnniND(kind)
+		if avxVNNI && kind == vnniQ8_0 {
+			nd = 2 // as vnniND where avx2Int
+		}
 		for nb := 1; nb <= 9; nb++ {
 			dig := make([]byte, nb*128*nd)
 			for i := range dig {
@@ -295,7 +307,8 @@ func TestAVX2Expand(t *testing.T) {
 
 // TestAVX2IntScoresSaturationEdge scores rows at the u8 route's int16 edge (gen_avx2int.go):
 // every payload byte 0xFF (q4_0, q4_1, iq4_nl: code 15; q5_0, q5_1: 31 with every fifth bit
-// set; q8_0: −1) or 0x00, unit scales, against queries whose every digit is +127 (even
+// set), 0x80 (q8_0: −128, the high-byte route's edge, 2·128·127 = 32512 a pair) or 0x00 (iq4_nl:
+// level −127, 2·127·127 a pair), unit scales, against queries whose every digit is +127 (even
 // queries) or −127 (odd ones), so that a chain's products all add (8·2·15·127 = 30480 for the
 // nibble formats, 4·2·31·127 = 31496 for each of q5's two chains) and the blocks' integers do
 // not cancel, through whatever scores kernels run here (the AVX2 ones under KVLAB_NO_AVX512,
@@ -317,6 +330,9 @@ func TestAVX2IntScoresSaturationEdge(t *testing.T) {
 			for b := 0; b < bc.full; b++ {
 				blk := enc[r*rb+b*bc.fullBytes : r*rb+(b+1)*bc.fullBytes]
 				fill := []byte{0xFF, 0x00}[r/8%2]
+				if f == Q8_0 && fill == 0xFF {
+					fill = 0x80 // −128: the high-byte route's pairs at 2·128·127 = 32512
+				}
 				for i := range blk {
 					blk[i] = fill
 				}
@@ -364,5 +380,35 @@ func TestAVX2IntScoresSaturationEdge(t *testing.T) {
 		for _, vnni := range avx2IntForms() {
 			withAVX2Int(vnni, func() { check(fmt.Sprintf("AVX-VNNI %v", vnni)) })
 		}
+	}
+}
+
+// TestAVX2HBSpeed prints (KVLAB_SPEED_REPORT set) the thread-CPU time a row of the plain AVX2
+// q8_0 (one-byte digits) and iq4_nl scores kernels, the s16 route (avx2HB off) and the high-byte
+// route, interleaved, in cache and streamed from 2 MiB pages (scoreSpeedsHuge); min and median
+// of the rounds.
+func TestAVX2HBSpeed(t *testing.T) {
+	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
+		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
+	}
+	if !hasAVX2 {
+		t.Skip("no AVX2")
+	}
+	route := func(sign bool) func(func()) {
+		return func(f func()) {
+			withAVX2Kernels(func() {
+				withAVX2Int(false, func() {
+					avx2HB = sign
+					defer func() { avx2HB = true }()
+					f()
+				})
+			})
+		}
+	}
+	for _, f := range []Format{Q8_0, IQ4_NL} {
+		cache, stream, passRows := scoreSpeedsHuge(t, f, []func(func()){route(false), route(true)})
+		t.Logf("%-6s ns a row (min/median), in cache: s16 %s, high-byte %s; streamed: s16 %s, high-byte %s",
+			f, minMedian(cache[0], benchRows), minMedian(cache[1], benchRows),
+			minMedian(stream[0], passRows), minMedian(stream[1], passRows))
 	}
 }
