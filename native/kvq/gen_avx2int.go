@@ -178,13 +178,14 @@ func u8Nibbles() {
 // u8Block is one block of the u8 route: codes into Y0..Y7, four int32 dots, finished into
 // the scores Y8..Y11. Y12 holds the rows' scales (and Y15 q4_1's minima) when the dots finish.
 // q5_0's and q5_1's fifth bits come from the rows' qh dwords, loaded and transposed as the
-// payload is (lane l: row l's qh), and a copy with each byte's low nibble shifted up (VPSLLW):
-// for code vector k the byte k/2 of each lane (of the copy where k is even) is copied to its
-// four bytes (VPSHUFB), byte j's bit 4 + j kept (VPAND), VPMINUB with 16 leaves 16 where it is
-// set and 0 where not, OR'ed into the codes: three operations a code vector, where staging
-// qh and testing with VPCMPEQB took four and two scalar moves a row (DotManyMulti of q5_0
-// and q5_1 ~5–8% less thread CPU time than the float kernels' on Zen 5, TestAVX2IntSpeed); their
-// codes reach 31, so a chain adds four products (|Σ| ≤ 4·2·31·127 = 31496), two chains a query.
+// payload is (lane l: row l's qh; the plain kernels read them so from the stage, qhStage),
+// and a copy with each byte's low nibble shifted up (VPSLLW): for code vector k the byte k/2
+// of each lane (of the copy where k is even) is copied to its four bytes (VPSHUFB), byte j's
+// bit 4 + j kept (VPAND), VPMINUB with 16 leaves 16 where it is set and 0 where not, OR'ed
+// into the codes: three operations a code vector, where staging qh and testing with VPCMPEQB
+// took four and two scalar moves a row (DotManyMulti of q5_0 and q5_1 ~5–8% less thread CPU
+// time than the float kernels' on Zen 5, TestAVX2IntSpeed); their codes reach 31, so a chain
+// adds four products (|Σ| ≤ 4·2·31·127 = 31496), two chains a query.
 func u8Block(k kern) {
 	loadTranspose(k.hdr)
 	u8Nibbles()
@@ -192,10 +193,14 @@ func u8Block(k kern) {
 		// The rows' qh dwords transposed as the payload's (lane l: row l's), and a copy with
 		// each byte's low nibble moved to its high one, so that every tested bit sits in bits
 		// 4..7 of its byte: then VPMINUB with 16 gives 16 where it is set, 0 where not.
-		loadRowBytes(k.qh)
-		p("VPUNPCKLDQ Y13, Y12, Y12")
-		p("VPUNPCKLDQ Y15, Y14, Y14")
-		p("VPUNPCKLQDQ Y14, Y12, Y12 // the rows' qh")
+		if qhs := qhStage(k); qhs >= 0 {
+			p("VMOVDQU %d(R13), Y12 // the rows' qh, staged", qhs)
+		} else {
+			loadRowBytes(k.qh)
+			p("VPUNPCKLDQ Y13, Y12, Y12")
+			p("VPUNPCKLDQ Y15, Y14, Y14")
+			p("VPUNPCKLQDQ Y14, Y12, Y12 // the rows' qh")
+		}
 		p("VPSLLW $4, Y12, Y15")
 		for b := 0; b < 4; b++ {
 			for c := 2 * b; c < 2*b+2; c++ {
@@ -281,6 +286,37 @@ func u8Block(k kern) {
 		p("VMULPS Y12, Y14, Y14")
 		p("VFMADD231PS Y14, Y13, Y%d", 8+h)
 	}
+}
+
+// qhStage is the stage offset of q5_0's and q5_1's qh dwords (lane order) in their plain AVX2
+// kernels, -1 where the block loads and transposes them from the rows (the AVX-VNNI forms and
+// the baseline). Staged as the scales are (the stage loop, and for q5_1 a group ahead in the
+// block loop), each a scalar load and store a row, they leave one vector load where eight
+// loads (four VINSERTI128) and three unpacks were; q5_0 then stages a group ahead as q5_1
+// (staged at its group's start, the block's vector load of qh waited on the eight stores:
+// 8.49 → 8.9 in cache). Measured on AMD Zen 4, plain AVX2 (TestAVX2IntBaseSpeed, kvlabevex
+// build: thread CPU, interleaved with the baseline, five runs, ns a row of 128 values and 4
+// queries, min/median, load 12–16): q5_0 in cache 8.38–8.40/8.48–8.50 → 7.87–7.93/8.08–8.10,
+// streamed 9.41–10.87 → 9.41–10.69 (min; medians ±2 %); q5_1 in cache 8.95–9.03/9.12–9.31 →
+// 8.80–8.84/8.99–9.15, streamed 10.93–12.31 → 10.61–11.99. Without qh at all (wrong scores,
+// timing only) the bound: q5_0 7.67 in cache, 8.88 streamed; q5_1 8.16, 10.92; without the
+// payload's row loads too, 7.26 and 8.50, 8.39 and 10.10. Software pipelining those loads as
+// hbBlock does did not pay here: loaded over codes 0..3 once query 3's first chain had read
+// them (the rest of the block's lead), q5_0 7.84–7.88 and q5_1 8.96–8.98 in cache (no better
+// than without it); with every query's first chain run first and kept on the stack for the
+// longer lead, 8.46–8.50 and 9.53–9.56 (worse). Whole decodes
+// (attn's TestDecodeBreakdown, KVLAB_NO_AVX512, four runs alternated with main's binary, scores
+// ns a row, min): q5_0 8.70–11.73 → 8.40–8.52, q5_1 9.60–12.31 → 9.41–9.59. On Intel (not
+// measured; instruction tables) the unpacks and VINSERTI128 it drops all take port 5, the
+// scalar moves any integer port and the store ports.
+func qhStage(k kern) int {
+	if !k.q5 || vnni || base {
+		return -1
+	}
+	if k.min {
+		return 64 // after q5_1's scales, minima and minima as float32
+	}
+	return 16
 }
 
 // s16Block is one block of the s16 route: int32 dots in Y4..Y7, finished into Y8..Y11.
@@ -557,6 +593,10 @@ func kernel(k kern) {
 	if k.stride != 0 {
 		stageStride = k.stride
 	}
+	qhs := qhStage(k)
+	if qhs >= 0 {
+		stageStride = qhs + 32
+	}
 	fmt.Fprintf(&out, "\n// func avx2Scores%s(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)\n", n)
 	if vnni {
 		enc := "VEX"
@@ -567,7 +607,7 @@ func kernel(k kern) {
 	} else {
 		fmt.Fprintf(&out, "// %s\n", k.doc)
 	}
-	ahead := !k.q5 || k.min
+	ahead := !k.q5 || k.min || qhStage(k) >= 0 // q5_0's plain kernel stages its qh too
 	frame := 0
 	if ahead {
 		frame = 8 // the next group's offset from this one's rows
@@ -596,7 +636,8 @@ func kernel(k kern) {
 	// streamed; whole decodes (attn's TestDecodeBreakdown, KVLAB_NO_AVX512, 131072 cells, eight
 	// runs alternated, median) 26.0 → 25.0 ns a cell. q5_0 (one 2-byte scale a row to stage)
 	// moved 8.39 → 8.06 in cache but 9.05 → 9.42 streamed and 23.2 → 23.45 whole, within the
-	// noise of a loaded machine, and keeps its stage loop.
+	// noise of a loaded machine, and keeps its stage loop in its AVX-VNNI forms; its plain
+	// kernel, which stages its qh too (qhStage), stages ahead.
 	if ahead {
 		p("// The first group's scales (and minima) are staged here, each next group's during its")
 		p("// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).")
@@ -644,6 +685,17 @@ func kernel(k kern) {
 			idx := [...]string{"", "(R8*1)", "(R8*2)", "(R12*1)"}[r%4]
 			p("MOVWLZX %d(%s)%s, AX", 2*f, base, idx)
 			p("MOVW AX, %d(SI)", 16*f+2*r)
+		}
+	}
+	if qhs >= 0 {
+		for r := 0; r < 8; r++ {
+			base := "CX"
+			if r >= 4 {
+				base = "BX"
+			}
+			idx := [...]string{"", "(R8*1)", "(R8*2)", "(R12*1)"}[r%4]
+			p("MOVL %d(%s)%s, AX // qh", k.qh, base, idx)
+			p("MOVL AX, %d(SI)", qhs+4*r)
 		}
 	}
 	p("ADDQ $%d, CX", k.block)
@@ -714,6 +766,10 @@ func kernel(k kern) {
 				for f := 0; f < fields; f++ {
 					p("MOVWLZX %d(R14)%s, R15", 2*f, idx)
 					p("MOVW R15, %d(R13)", 16*f+2*r)
+				}
+				if qhs >= 0 {
+					p("MOVL %d(R14)%s, R15 // qh", k.qh, idx)
+					p("MOVL R15, %d(R13)", qhs+4*r)
 				}
 			}
 		}

@@ -860,7 +860,7 @@ a2Q80_done:
 
 // func avx2ScoresQ50(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // q5_0: codes c − 16 (the fifth bit from qh), the −16·ΣQ of aux added.
-TEXT ·avx2ScoresQ50(SB), NOSPLIT, $0-80
+TEXT ·avx2ScoresQ50(SB), NOSPLIT, $8-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -868,7 +868,8 @@ TEXT ·avx2ScoresQ50(SB), NOSPLIT, $0-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2Q50_done
-a2Q50_group:
+	// The first group's scales (and minima) are staged here, each next group's during its
+	// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
 	LEAQ (CX)(R8*4), BX
@@ -891,12 +892,35 @@ a2Q50_stage:
 	MOVW AX, 12(SI)
 	MOVWLZX 0(BX)(R12*1), AX
 	MOVW AX, 14(SI)
+	MOVL 2(CX), AX // qh
+	MOVL AX, 16(SI)
+	MOVL 2(CX)(R8*1), AX // qh
+	MOVL AX, 20(SI)
+	MOVL 2(CX)(R8*2), AX // qh
+	MOVL AX, 24(SI)
+	MOVL 2(CX)(R12*1), AX // qh
+	MOVL AX, 28(SI)
+	MOVL 2(BX), AX // qh
+	MOVL AX, 32(SI)
+	MOVL 2(BX)(R8*1), AX // qh
+	MOVL AX, 36(SI)
+	MOVL 2(BX)(R8*2), AX // qh
+	MOVL AX, 40(SI)
+	MOVL 2(BX)(R12*1), AX // qh
+	MOVL AX, 44(SI)
 	ADDQ $22, CX
 	ADDQ $22, BX
-	ADDQ $16, SI
+	ADDQ $48, SI
 	DECQ R11
 	JNZ  a2Q50_stage
 
+a2Q50_group:
+	MOVQ R8, R14
+	SHLQ $3, R14
+	XORQ R15, R15
+	CMPQ R10, $1
+	CMOVQEQ R15, R14
+	MOVQ R14, 0(SP)
 	MOVQ DI, CX
 	LEAQ (CX)(R8*4), BX
 	MOVQ bq+0(FP), SI
@@ -946,17 +970,7 @@ a2Q50_blk:
 	VPAND Y7, Y15, Y3
 	VPSRLW $4, Y15, Y15
 	VPAND Y7, Y15, Y7
-	VMOVDQU 2(CX), X12
-	VINSERTI128 $1, 2(BX), Y12, Y12
-	VMOVDQU 2(CX)(R8*1), X13
-	VINSERTI128 $1, 2(BX)(R8*1), Y13, Y13
-	VMOVDQU 2(CX)(R8*2), X14
-	VINSERTI128 $1, 2(BX)(R8*2), Y14, Y14
-	VMOVDQU 2(CX)(R12*1), X15
-	VINSERTI128 $1, 2(BX)(R12*1), Y15, Y15
-	VPUNPCKLDQ Y13, Y12, Y12
-	VPUNPCKLDQ Y15, Y14, Y14
-	VPUNPCKLQDQ Y14, Y12, Y12 // the rows' qh
+	VMOVDQU 16(R13), Y12 // the rows' qh, staged
 	VPSLLW $4, Y12, Y15
 	VPSHUFB ·avx2Rep+0(SB), Y15, Y13
 	VPAND ·avx2BitHi(SB), Y13, Y13
@@ -1083,11 +1097,47 @@ a2Q50_blk:
 	VBROADCASTSS 12(DX), Y14
 	VMULPS Y12, Y14, Y14
 	VFMADD231PS Y14, Y13, Y11
+	// The next group's scales (and minima) of this block, over the ones just read.
+	MOVQ 0(SP), R14
+	ADDQ CX, R14
+	MOVWLZX 0(R14), R15
+	MOVW R15, 0(R13)
+	MOVL 2(R14), R15 // qh
+	MOVL R15, 16(R13)
+	MOVWLZX 0(R14)(R8*1), R15
+	MOVW R15, 2(R13)
+	MOVL 2(R14)(R8*1), R15 // qh
+	MOVL R15, 20(R13)
+	MOVWLZX 0(R14)(R8*2), R15
+	MOVW R15, 4(R13)
+	MOVL 2(R14)(R8*2), R15 // qh
+	MOVL R15, 24(R13)
+	MOVWLZX 0(R14)(R12*1), R15
+	MOVW R15, 6(R13)
+	MOVL 2(R14)(R12*1), R15 // qh
+	MOVL R15, 28(R13)
+	LEAQ (R14)(R8*4), R14
+	MOVWLZX 0(R14), R15
+	MOVW R15, 8(R13)
+	MOVL 2(R14), R15 // qh
+	MOVL R15, 32(R13)
+	MOVWLZX 0(R14)(R8*1), R15
+	MOVW R15, 10(R13)
+	MOVL 2(R14)(R8*1), R15 // qh
+	MOVL R15, 36(R13)
+	MOVWLZX 0(R14)(R8*2), R15
+	MOVW R15, 12(R13)
+	MOVL 2(R14)(R8*2), R15 // qh
+	MOVL R15, 40(R13)
+	MOVWLZX 0(R14)(R12*1), R15
+	MOVW R15, 14(R13)
+	MOVL 2(R14)(R12*1), R15 // qh
+	MOVL R15, 44(R13)
 	ADDQ $22, CX
 	ADDQ $22, BX
 	ADDQ $1024, SI
 	ADDQ $96, DX
-	ADDQ $16, R13
+	ADDQ $48, R13
 	DECQ R11
 	JNZ  a2Q50_blk
 
@@ -1169,9 +1219,25 @@ a2Q51_stage:
 	MOVW AX, 28(SI)
 	MOVWLZX 2(BX)(R12*1), AX
 	MOVW AX, 30(SI)
+	MOVL 4(CX), AX // qh
+	MOVL AX, 64(SI)
+	MOVL 4(CX)(R8*1), AX // qh
+	MOVL AX, 68(SI)
+	MOVL 4(CX)(R8*2), AX // qh
+	MOVL AX, 72(SI)
+	MOVL 4(CX)(R12*1), AX // qh
+	MOVL AX, 76(SI)
+	MOVL 4(BX), AX // qh
+	MOVL AX, 80(SI)
+	MOVL 4(BX)(R8*1), AX // qh
+	MOVL AX, 84(SI)
+	MOVL 4(BX)(R8*2), AX // qh
+	MOVL AX, 88(SI)
+	MOVL 4(BX)(R12*1), AX // qh
+	MOVL AX, 92(SI)
 	ADDQ $24, CX
 	ADDQ $24, BX
-	ADDQ $64, SI
+	ADDQ $96, SI
 	DECQ R11
 	JNZ  a2Q51_stage
 
@@ -1231,17 +1297,7 @@ a2Q51_blk:
 	VPAND Y7, Y15, Y3
 	VPSRLW $4, Y15, Y15
 	VPAND Y7, Y15, Y7
-	VMOVDQU 4(CX), X12
-	VINSERTI128 $1, 4(BX), Y12, Y12
-	VMOVDQU 4(CX)(R8*1), X13
-	VINSERTI128 $1, 4(BX)(R8*1), Y13, Y13
-	VMOVDQU 4(CX)(R8*2), X14
-	VINSERTI128 $1, 4(BX)(R8*2), Y14, Y14
-	VMOVDQU 4(CX)(R12*1), X15
-	VINSERTI128 $1, 4(BX)(R12*1), Y15, Y15
-	VPUNPCKLDQ Y13, Y12, Y12
-	VPUNPCKLDQ Y15, Y14, Y14
-	VPUNPCKLQDQ Y14, Y12, Y12 // the rows' qh
+	VMOVDQU 64(R13), Y12 // the rows' qh, staged
 	VPSLLW $4, Y12, Y15
 	VPSHUFB ·avx2Rep+0(SB), Y15, Y13
 	VPAND ·avx2BitHi(SB), Y13, Y13
@@ -1377,40 +1433,56 @@ a2Q51_blk:
 	MOVW R15, 0(R13)
 	MOVWLZX 2(R14), R15
 	MOVW R15, 16(R13)
+	MOVL 4(R14), R15 // qh
+	MOVL R15, 64(R13)
 	MOVWLZX 0(R14)(R8*1), R15
 	MOVW R15, 2(R13)
 	MOVWLZX 2(R14)(R8*1), R15
 	MOVW R15, 18(R13)
+	MOVL 4(R14)(R8*1), R15 // qh
+	MOVL R15, 68(R13)
 	MOVWLZX 0(R14)(R8*2), R15
 	MOVW R15, 4(R13)
 	MOVWLZX 2(R14)(R8*2), R15
 	MOVW R15, 20(R13)
+	MOVL 4(R14)(R8*2), R15 // qh
+	MOVL R15, 72(R13)
 	MOVWLZX 0(R14)(R12*1), R15
 	MOVW R15, 6(R13)
 	MOVWLZX 2(R14)(R12*1), R15
 	MOVW R15, 22(R13)
+	MOVL 4(R14)(R12*1), R15 // qh
+	MOVL R15, 76(R13)
 	LEAQ (R14)(R8*4), R14
 	MOVWLZX 0(R14), R15
 	MOVW R15, 8(R13)
 	MOVWLZX 2(R14), R15
 	MOVW R15, 24(R13)
+	MOVL 4(R14), R15 // qh
+	MOVL R15, 80(R13)
 	MOVWLZX 0(R14)(R8*1), R15
 	MOVW R15, 10(R13)
 	MOVWLZX 2(R14)(R8*1), R15
 	MOVW R15, 26(R13)
+	MOVL 4(R14)(R8*1), R15 // qh
+	MOVL R15, 84(R13)
 	MOVWLZX 0(R14)(R8*2), R15
 	MOVW R15, 12(R13)
 	MOVWLZX 2(R14)(R8*2), R15
 	MOVW R15, 28(R13)
+	MOVL 4(R14)(R8*2), R15 // qh
+	MOVL R15, 88(R13)
 	MOVWLZX 0(R14)(R12*1), R15
 	MOVW R15, 14(R13)
 	MOVWLZX 2(R14)(R12*1), R15
 	MOVW R15, 30(R13)
+	MOVL 4(R14)(R12*1), R15 // qh
+	MOVL R15, 92(R13)
 	ADDQ $24, CX
 	ADDQ $24, BX
 	ADDQ $1024, SI
 	ADDQ $96, DX
-	ADDQ $64, R13
+	ADDQ $96, R13
 	DECQ R11
 	JNZ  a2Q51_blk
 
