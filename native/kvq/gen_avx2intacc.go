@@ -650,6 +650,7 @@ func header() string {
 		fmt.Fprintf(&b, "DATA ·avx2IntAccB8Q5Sh+%d(SB)/4, $%d\n", 4*i, sh)
 	}
 	b.WriteString("GLOBL ·avx2IntAccB8Q5Sh(SB), RODATA|NOPTR, $64\n\n")
+	fmt.Fprintf(&b, "DATA ·avx2A8Ratio+0(SB)/4, $0x%08x\nGLOBL ·avx2A8Ratio(SB), RODATA|NOPTR, $4\n\n", u32(a8Ratio))
 	return b.String()
 }
 
@@ -743,6 +744,8 @@ func main() {
 	}
 	kernel8u(&out, formats[4], 4) // q5_1
 	kernel8u(&out, formats[4], 2)
+	kernelA8(&out, formats[1], 4) // q8_0
+	kernelA8(&out, formats[1], 2)
 	s := out.String()
 	for strings.Contains(s, "\n\t\n") {
 		s = strings.ReplaceAll(s, "\n\t\n", "\n")
@@ -1439,6 +1442,283 @@ func kernel8u(out *strings.Builder, f format, nacc int) {
 		h := r % nacc
 		old := fmt.Sprintf("\tVPBROADCASTD %d(R13), Y14\n\tVPSUBD Y14, Y%d, Y%d\n\tVPSUBD Y14, Y%d, Y%d\n", 32+4*h, 2*r, 2*r, 2*r+1, 2*r+1)
 		rep(old, "", halves)
+	}
+	out.WriteString(s)
+}
+
+// Frame additions of the adaptive kernel (kernelA8), after frame's slots.
+const (
+	oA8QP   = 3264 // 8-bit weights of the tile: quad g's (four rows) at 32g, block b's accumulator h's dword at 32g + 16b + 4h
+	frameA8 = 3776
+)
+
+// a8Ratio is the adaptive kernel's peak test (kernelA8): a lane keeps int16 weights for a tile
+// where a8Ratio times its largest |w·d| exceeds their sum (multi_avx2intacc_amd64.go's
+// avx2A8Ratio, the same figure).
+const a8Ratio = 4
+
+// q80Dec8 widens nothing: half `half`'s 16 code bytes of four rows at a, b, c, d into Y12 and
+// Y13, dword k of each holding one value's four codes (row a's byte first): Y12 values lo..lo+3
+// (lane 0) and hi..hi+3 (lane 1), Y13 lo+4.. and hi+4.. (split; lo, hi = 16h, 16h+8). Each
+// row's 16 bytes broadcast to both lanes (VBROADCASTI128, a load), rows a and b interleaved by
+// byte (VPUNPCKLBW: values 0..7; VPUNPCKHBW: 8..15) and the two joined by lane (VPBLENDD:
+// lane 0 the low values, lane 1 the high), the same for c and d, then the pairs interleaved by
+// word (VPUNPCKLWD, VPUNPCKHWD): eight vector operations and four loads a quad and half, where
+// the int16 kernel's decoder takes eight (two row pairs' unpacks and VPMOVSXBW) and six loads.
+// Scratch Y8, Y9, Y14, Y15 (the weights are broadcast after it).
+func q80Dec8(half int, a, b, c, d string) string {
+	return q80Dec8R(half, a, b, c, d, "Y12", "Y13", "Y14", "Y15", "Y8", "Y9")
+}
+
+// q80Dec8R is q80Dec8 into o0, o1 (Y12's and Y13's layout) with scratch s0..s3.
+func q80Dec8R(half int, a, b, c, d, o0, o1, s0, s1, s2, s3 string) string {
+	return strings.NewReplacer("O0", o0, "O1", o1, "S0", s0, "S1", s1, "S2", s2, "S3", s3).Replace(fmt.Sprintf(`VBROADCASTI128 %[1]d%[2]s, O0
+	VBROADCASTI128 %[1]d%[3]s, O1
+	VBROADCASTI128 %[1]d%[4]s, S0
+	VBROADCASTI128 %[1]d%[5]s, S1
+	VPUNPCKHBW O1, O0, S2
+	VPUNPCKLBW O1, O0, O0
+	VPBLENDD $0xF0, S2, O0, O0
+	VPUNPCKHBW S1, S0, S3
+	VPUNPCKLBW S1, S0, S0
+	VPBLENDD $0xF0, S3, S0, S0
+	VPUNPCKHWD S0, O0, O1
+	VPUNPCKLWD S0, O0, O0`, 2+16*half, a, b, c, d))
+}
+
+// dotsA8 adds four rows' codes (Y12, Y13, signed) times accumulator h's four weight bytes (the
+// dword at 4h(R8), unsigned 0..127, broadcast) into int32 sums 2h and 2h+1: VPMADDUBSW (each
+// word W_a·c_a + W_b·c_b, |·| ≤ 2·127·128 = 32512: no saturation), VPMADDWD by ones (Y10: the
+// quad's four products a dword) and VPADDD.
+func dotsA8() string { return dotsA8O("Y10") }
+
+// dotsA8O is dotsA8 with the words of ones at ones (a register or memory).
+func dotsA8O(ones string) string { return dotsA8N(ones, 4, 0, true) }
+
+// dotsA8N is dotsA8O for nacc accumulators into sums base+2h, base+2h+1, the weights broadcast
+// first where bcst (else already in Y8, Y9).
+func dotsA8N(ones string, nacc, base int, bcst bool) string {
+	var b strings.Builder
+	for h := 0; h < nacc; h++ {
+		w := fmt.Sprintf("Y%d", 8+h%2)
+		if bcst {
+			fmt.Fprintf(&b, "\tVPBROADCASTD %d(R8), %s\n", 4*h, w)
+		}
+		for i, c := range []string{"Y12", "Y13"} {
+			t := fmt.Sprintf("Y%d", 14+i)
+			s := base + 2*h + i
+			fmt.Fprintf(&b, "\tVPMADDUBSW %[2]s, %[1]s, %[3]s\n\tVPMADDWD %[5]s, %[3]s, %[3]s\n\tVPADDD %[3]s, Y%[4]d, Y%[4]d\n", w, c, t, s, ones)
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// halfA8Tmpl is one half of a block on the 8-bit path of the adaptive kernel: four rows a step,
+// int32 sums in Y0..Y7 (accumulator h's in Y2h, Y2h+1); a last quad of one to three rows reads
+// row a in place of the missing ones (their weights 0: the prepass's zero rows).
+const halfA8Tmpl = `	// Half %H% (8-bit weights): values %LO%.. and %HI%...
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	LEAQ (DI)(BX*1), R12
+	MOVQ %QB%(SP), R8
+	MOVQ %PF%(SP), R15
+	MOVQ rb+32(FP), R9
+	LEAQ (R9)(R9*2), R11
+	MOVQ %TN%(SP), R10
+	SHRQ $2, R10
+	JZ   a@_u%H%
+a@_q%H%:
+	// Four rows a step: at R12, R12+R9, R12+2·R9 and R12+R11.
+	%PFX%
+	%DEC%
+%DOTS%
+	ADDQ $32, R8
+	LEAQ (R12)(R9*4), R12
+	DECQ R10
+	JNZ  a@_q%H%
+a@_u%H%:
+	MOVQ R15, %PF%(SP)
+	MOVQ %TN%(SP), R10
+	ANDQ $3, R10
+	JZ   a@_v%H%
+	MOVQ R12, AX
+	MOVQ R12, DX
+	CMPQ R10, $2
+	JL   a@_ua%H%
+	LEAQ (R12)(R9*1), AX
+	JE   a@_ua%H%
+	LEAQ (R12)(R9*2), DX
+a@_ua%H%:
+	%DECT%
+%DOTS%
+a@_v%H%:
+	// acc_h += T·Σ W·c, as the int16 path.
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX                // bytes between accumulators
+	MOVQ CX, R12
+%FINISH%`
+
+// adaptPrepass is kernelA8's edits of the int16 kernel text s (of format f,
+// nacc accumulators, named name): the name aname, the frame, the first prepass's sums of |w·d|
+// and three zero rows, and the largest weight per lane (32767 for a peak's, else 127; SI the
+// peaks' lanes) in place of 32767.
+func adaptPrepass(s string, f format, nacc int, name, aname string, frame2 int) string {
+	rep := func(old, new string, n int) {
+		if c := strings.Count(s, old); c != n {
+			panic(fmt.Sprintf("adaptPrepass: %q found %d times, want %d", old, c, n))
+		}
+		s = strings.ReplaceAll(s, old, new)
+	}
+	s = strings.ReplaceAll(s, name, aname)
+	doc := f.doc
+	if nacc == 2 {
+		doc += " Two accumulators."
+	}
+	rep(doc, doc+" Adaptive 8-bit weights (VPMADDUBSW) where a tile has no peak.", 1)
+	rep(fmt.Sprintf("$%d-64", frame), fmt.Sprintf("$%d-64", frame2), 1)
+	// The first prepass's sums of |w·d|: row a's chain in Y1, row b's in Y4 (no m: those
+	// registers are free).
+	if f.min {
+		panic("adaptPrepass: a format with m")
+	}
+	rep("VANDPS ·avx2IntAccAbsV(SB), Y15, Y14\n\tVMAXPS Y14, Y0, Y0", "VANDPS ·avx2IntAccAbsV(SB), Y15, Y14\n\tVMAXPS Y14, Y0, Y0\n\tVADDPS Y14, Y1, Y1", 2)
+	rep("VANDPS ·avx2IntAccAbsV(SB), Y9, Y8\n\tVMAXPS Y8, Y3, Y3", "VANDPS ·avx2IntAccAbsV(SB), Y9, Y8\n\tVMAXPS Y8, Y3, Y3\n\tVADDPS Y8, Y4, Y4", 1)
+	rep("	VMOVUPS Y15, (R15)         // the zero row that pairs with a lone last row\n",
+		"	VADDPS Y4, Y1, Y1\n	VMOVUPS Y15, (R15)         // the zero rows that pair with a lone last row and fill the last quad\n	VMOVUPS Y15, 32(R15)\n	VMOVUPS Y15, 64(R15)\n", 1)
+	rep("	// inv = min(32767/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.\n",
+		`	// The largest weight per lane: 32767 where a8Ratio·M > Σ|w·d| (a peak), else 127; SI
+	// the peaks' lanes.
+	VBROADCASTSS ·avx2A8Ratio(SB), Y2
+	VMULPS Y2, Y0, Y2
+	VCMPPS $0x0E, Y1, Y2, Y3
+	VMOVMSKPS Y3, SI
+	VBROADCASTSS ·intAccQMax(SB), Y2
+	VBROADCASTSS ·intAccQMax8(SB), Y4
+	VBLENDVPS Y3, Y2, Y4, Y2
+	// inv = min(qmax/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.
+`, 1)
+	rep("	VBROADCASTSS ·intAccQMax(SB), Y2\n	VDIVPS Y0, Y2, Y14\n", "	VDIVPS Y0, Y2, Y14\n", 1)
+	return s
+}
+
+// kernelA8 writes q8_0's adaptive kernel (plain AVX2, four accumulators; named A8): the int16
+// kernel's tiles, prepass, row loops and finish, with the weights' scale chosen per tile and
+// lane (block b of the pair, accumulator h) as turbo4's and tq4's AVX2 kernels choose it
+// (gen_t4accavx2.go's adapt): the first prepass also sums |w·d| (a VADDPS a row, in the two
+// rows' chains, joined after), and a lane where a8Ratio·M exceeds that sum (a softmax peak)
+// rounds against 32767, the others against 127. A tile and block pair with a peak's lane goes
+// through the int16 kernel's work (its second prepass and row loops) for all eight lanes; the
+// others pack their weights (0..127) to bytes, four rows a dword, and take the 8-bit row loop
+// (halfA8Tmpl): VPMADDUBSW with the weights as its unsigned operand and the codes as its
+// signed one. A negative W (a negative w or d: never softmax weights and q8_0's encoder, d ≥
+// 0) sends the tile to the int16 path too. Each lane's W, T and sums are the same on either
+// path, so a query's sums do not depend on the other lanes' weights.
+func kernelA8(out *strings.Builder, f format, nacc int) {
+	var b strings.Builder
+	kernel(&b, f, false, nacc)
+	s := b.String()
+	name, aname := f.name+"AVX2INT", f.name+"A8AVX2INT"
+	if nacc == 2 {
+		name, aname = f.name+"TwoAVX2INT", f.name+"A8TwoAVX2INT"
+	}
+	rep := func(old, new string, n int) {
+		if c := strings.Count(s, old); c != n {
+			panic(fmt.Sprintf("kernelA8: %q found %d times, want %d", old, c, n))
+		}
+		s = strings.ReplaceAll(s, old, new)
+	}
+	s = adaptPrepass(s, f, nacc, name, aname, frameA8)
+	lbl := "a" + aname
+	// After T: the 8-bit path where no lane is a peak's and no W negative.
+	tt := fmt.Sprintf("	VMOVUPS Y15, %d(SP)\n\n", oTT)
+	var halves [2]string
+	fs := f
+	fs.split = true
+	for h := 0; h < 2 && nacc == 4; h++ {
+		halves[h] = strings.NewReplacer("%H%", fmt.Sprint(h), "%LO%", fmt.Sprint(f.lo[h]), "%HI%", fmt.Sprint(f.hi[h]),
+			"%DEC%", q80Dec8(h, "(R12)", "(R12)(R9*1)", "(R12)(R9*2)", "(R12)(R11*1)"),
+			"%DECT%", q80Dec8(h, "(R12)", "(AX)", "(DX)", "(R12)"), "%DOTS%", dotsA8(),
+			"%FINISH%", finish(fs, h, 4, 0), "%PFX%", prefetch(2*f.bs, (2*f.bs+63)/64),
+			"@", aname, "%QB%", fmt.Sprint(oQB), "%PF%", fmt.Sprint(oPF), "%TN%", fmt.Sprint(oTN)).Replace(halfA8Tmpl)
+	}
+	if nacc == 2 {
+		// The whole block a pass (as the int16 two-accumulator kernel): half 0's sums in Y0..Y3,
+		// half 1's in Y4..Y7; the decoder's scratch Y10, Y11 in place of the weights' Y8, Y9, so
+		// that a quad's two weights are broadcast once, the ones words from memory.
+		dec := func(a, b, c, d string) string {
+			return q80Dec8R(0, a, b, c, d, "Y12", "Y13", "Y14", "Y15", "Y10", "Y11") + "\n" +
+				dotsA8N("·avx2Ones16(SB)", 2, 0, true) + "\n\t" + q80Dec8R(1, a, b, c, d, "Y12", "Y13", "Y14", "Y15", "Y10", "Y11")
+		}
+		halves[0] = strings.NewReplacer("%H%", "0", "%LO%", "0", "%HI%", "0",
+			"%DEC%", dec("(R12)", "(R12)(R9*1)", "(R12)(R9*2)", "(R12)(R11*1)"),
+			"%DECT%", dec("(R12)", "(AX)", "(DX)", "(R12)"), "%DOTS%", dotsA8N("·avx2Ones16(SB)", 2, 4, false),
+			"%FINISH%", finish(fs, 0, 2, 0)+"\n\tMOVQ CX, R12\n"+finish(fs, 1, 2, 4), "%PFX%", prefetch(4*f.bs, (4*f.bs+63)/64),
+			"@", aname, "%QB%", fmt.Sprint(oQB), "%PF%", fmt.Sprint(oPF), "%TN%", fmt.Sprint(oTN)).Replace(halfA8Tmpl)
+		halves[0] = strings.Replace(halves[0], "// Half 0 (8-bit weights): values 0.. and 0...", "// The whole block (8-bit weights), both halves' sums apart.", 1)
+	}
+	path8 := fmt.Sprintf(`	TESTQ SI, SI
+	JNZ  %[1]s_w16
+
+	// W = round(w·d·inv) (0..127) of four rows packed to bytes (VPACKSSDW, VPACKSSWB) and
+	// transposed (VPSHUFB) so that dword l holds lane l's W_4g .. W_4g+3, as the 8-bit kernels
+	// of q4_0 and q4_1 pack theirs; their signs OR'ed (a negative W: the int16 path).
+	LEAQ %[2]d(SP), R8
+	LEAQ %[3]d(SP), R12
+	MOVQ %[4]d(SP), R10
+	ADDQ $3, R10
+	SHRQ $2, R10
+	VPXOR Y6, Y6, Y6
+	VMOVDQU ·avx2IntAccB8T(SB), Y7
+%[1]s_p8:
+	VMULPS (R8), Y14, Y0
+	VMULPS 32(R8), Y14, Y1
+	VMULPS 64(R8), Y14, Y2
+	VMULPS 96(R8), Y14, Y3
+	VCVTPS2DQ Y0, Y0
+	VCVTPS2DQ Y1, Y1
+	VCVTPS2DQ Y2, Y2
+	VCVTPS2DQ Y3, Y3
+	VPACKSSDW Y1, Y0, Y0
+	VPACKSSDW Y3, Y2, Y2
+	VPACKSSWB Y2, Y0, Y0
+	VPOR Y0, Y6, Y6
+	VPSHUFB Y7, Y0, Y0
+	VMOVDQU Y0, (R12)
+	ADDQ $128, R8
+	ADDQ $32, R12
+	DECQ R10
+	JNZ  %[1]s_p8
+	VPMOVMSKB Y6, AX
+	TESTL AX, AX
+	JNZ  %[1]s_w16
+	LEAQ %[3]d(SP), AX
+	MOVQ AX, %[5]d(SP)
+	LEAQ %[6]d(SP), R13
+	VMOVDQU ·avx2Ones16(SB), Y10
+
+%[1]s_blk8:
+%[7]s
+%[8]s
+	ADDQ $%[9]d, BX
+	ADDQ $128, CX
+	ADDQ $16, %[5]d(SP)
+	ADDQ $16, R13
+	DECQ %[10]d(SP)
+	JNZ  %[1]s_blk8
+	JMP  %[1]s_bend
+
+%[1]s_w16:
+`, lbl, oPB, oA8QP, oTN, oQB, oTT, halves[0], halves[1], f.bs, oNQ)
+	rep(tt, tt+path8, 1)
+	rep("	CMPQ "+fmt.Sprint(oBL)+"(SP), $0\n	JNE  "+lbl+"_bpair\n", lbl+"_bend:\n	CMPQ "+fmt.Sprint(oBL)+"(SP), $0\n	JNE  "+lbl+"_bpair\n", 1)
+	if regexp.MustCompile(`%[A-Z0-9]+%|@`).MatchString(s) {
+		panic("kernelA8: a placeholder left")
 	}
 	out.WriteString(s)
 }

@@ -68,6 +68,10 @@ func avx2IntAccFor(i *multiKernels) *multiKernels {
 			return avx2B8Acc[0]
 		case intAccQ4_1:
 			return avx2B8Acc[1]
+		case intAccQ8_0:
+			if avx2A8Q80 {
+				return avx2A8Acc
+			}
 		case intAccQ5_0:
 			if avx2B8Q5 {
 				return avx2B8Acc[2]
@@ -200,6 +204,78 @@ func multiAccQ51U8AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *flo
 //go:noescape
 func multiAccQ51U8TwoAVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 
+// avx2A8Q80 lets q8_0 take its adaptive 8-bit-weight kernel (avx2A8Acc; with avx2B8On, so
+// not under KVLAB_ACC16 nor on CPUs with AVX-VNNI).
+//
+// multiAccQ80A8AVX2INT (gen_avx2intacc.go's kernelA8) keeps the int16 kernel's tiles, prepass
+// and finish and chooses each weight's scale per 64-row tile, block and accumulator, as
+// turbo4's and tq4's AVX2 kernels do (avx2B8T4, multi_t4accavx2_amd64.go): with M the largest
+// |w·d| of the tile and S their sum (two rows' chains in float32, joined), a lane where
+// avx2A8Ratio·M > S (one to three rows carry most of the tile's weight: a softmax peak) keeps
+// int16 weights (inv = min(32767/M, 2¹⁰⁰), the int16 kernel's W, sums and result bit for
+// bit), the others round against 127: inv = min(127/M, 2¹⁰⁰), T = 1/inv (0 where M = 0), W =
+// round(w·d·inv) in 0..127, each weight off by at most T/2 = M/254 (≈ 1.008·2⁻⁸ of the largest
+// in its tile and block): AccumulateStep 2⁻⁸. Where no lane of a tile's block pair is a peak's
+// and no W is negative (a negative w or d: never softmax weights and q8_0's encoder) the rows
+// go in quads through VPMADDUBSW with the weights as its unsigned operand (0..127) and the
+// codes as its signed one (−128..127): |W_a·c_a + W_b·c_b| ≤ 2·127·128 = 32512 < 32767, so
+// the word never saturates, and VPMADDWD by ones (the quad's four products a dword) and VPADDD
+// add it into the int32 sum exactly. (Unsigned weights to 255 would saturate, 2·255·127 =
+// 64770, and the codes as the unsigned operand, c + 128 up to 255, would need weights of 64 at
+// most, 2⁻⁷: the 7-bit unsigned weights are the exact choice of VPMADDUBSW with q4's step 2⁻⁸,
+// and the widening each quad is its price: 32 products for three operations, where VPMADDWD
+// and VPADDD take two for 16.) The other tiles take the int16 kernel's work for all eight
+// lanes, the non-peak lanes' W ≤ 127 held in int16: the same W, T and sums, so an
+// accumulator's result does not depend on the other lanes' weights or on the path
+// (TestAVX2IntAccA8Matches checks the kernel against its Go reference bit for bit).
+//
+// Measured on AMD Zen 4, plain AVX2 (TestAVX2IntAccA8Speed: d 128, four accumulators, 4096
+// rows a call, thread CPU time, seven alternations with the int16 kernel, min; a shared
+// machine at load 10–20): 9.03–9.12 → 8.24–8.27 ns a row in cache (0.91–0.92×), 10.45–10.76 →
+// 10.16–10.42 streamed from huge pages (0.96–0.99×); with a peak in every tile (the int16
+// path, plus the prepass's sums) 1.01–1.03× in cache and 1.00–1.06× streamed. The row loop
+// issues as many multiplies as the int16 kernel's (a quad and half: 8 VPMADDUBSW and 8
+// VPMADDWD where that takes 16 VPMADDWD), which Zen 4 runs two a cycle, and saves only adds
+// and decode operations (32 vector operations where that takes 40); streamed past the caches
+// the kernel waits on memory as long as the int16 one does. attn's TestDecodeBreakdown (q8_0,
+// 131072 cells, 32 heads on 8, alternated with main's binary five times, load 13–22) values
+// 10.66–12.26 → 10.36–12.12 ns a row (min), within the noise of the shared machine. On Intel
+// client cores (instruction tables, not measured) VPMADDUBSW and VPMADDWD issue on ports 0 and
+// 1, VPADDD on 0, 1 and 5, the unpacks on 5 and VPBLENDD on any: a quad and half is about 10.7
+// cycles on ports 0, 1 and 5 where the int16 kernel's is 13.3.
+//
+// Quality (kvlab ab --arms f16,q8_0,q8_0/q4_0,iq4_nl --ctx 128 --no-needle, seeds 1–16,
+// kvlab-tiny-64 and its outlier fixture, plain AVX2, against the int16 kernel in the same
+// binary, mean change ± standard error): q8_0's attention error +2.6 % ± 0.1 and +2.8 % ± 0.1,
+// decode KL +2.5 % ± 1.5 and +1.7 % ± 1.5, prompt KL +0.8 % ± 2.0 and +1.3 % ± 1.8, perplexity
+// unchanged (< 0.01 %). With avx2A8Ratio 8 the KL moved within the noise (decode +0.3 % ± 0.6
+// and −0.5 % ± 0.6, prompt +0.3 % ± 0.2 and −0.6 % ± 0.5, attention error +0.55 %), but a
+// softmax of N(0, 1) scores (kvlab bench attn's rows) then has a peak's lane in about two
+// thirds of the tiles' block pairs (a simulation: 24 % of one lane's 64-row tiles have
+// 8·M > S, 1.6 % have 4·M > S), which take the int16 path: the speed goes with it. Weights of
+// 63 at most (step 2⁻⁷), two quads' words added before one VPMADDWD (6 multiplies for 8), took
+// 0.85–0.86× the int16 kernel's time in cache and 0.95–0.98× streamed, and moved q8_0's KL by
+// +5.6 % to +14.4 % (attention error +9.4 %): not kept.
+var avx2A8Q80 = true
+
+// avx2A8Ratio is q8_0's adaptive choice (avx2A8Q80); gen_avx2intacc.go's a8Ratio writes the
+// same figure into the kernel.
+const avx2A8Ratio = 4
+
+// avx2A8Acc is q8_0's adaptive 8-bit-weight kernel, avx2A8Two its two-accumulator variant
+// (kernelA8's with nacc 2: the whole block a pass over the quads, as the int16 two-accumulator
+// kernel's; each accumulator's sums the four-accumulator kernel's bit for bit,
+// TestAVX2IntAccA8Matches).
+var avx2A8Two = &multiKernels{acc: multiAccQ80A8TwoAVX2INT, w8step: 0x1p-8}
+
+var avx2A8Acc = &multiKernels{acc: multiAccQ80A8AVX2INT, w8step: 0x1p-8}
+
+//go:noescape
+func multiAccQ80A8TwoAVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccQ80A8AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
 // avx2B8TwoK are the two-accumulator variants of avx2B8Acc.
 var avx2B8TwoK = [4]*multiKernels{{acc: multiAccQ40B8TwoAVX2INT}, {acc: multiAccQ41B8TwoAVX2INT},
 	{acc: multiAccQ50B8TwoAVX2INT}, {acc: multiAccQ51B8TwoAVX2INT}}
@@ -237,6 +313,9 @@ func avx2IntAccKernels(vnni bool) *[6]*multiKernels {
 func avx2IntAccTwo(k *multiKernels) *multiKernels {
 	if k == avx2U8Acc {
 		return avx2U8Two
+	}
+	if k == avx2A8Acc {
+		return avx2A8Two
 	}
 	for i, b := range avx2B8Acc {
 		if k == b {
