@@ -651,6 +651,7 @@ func header() string {
 	}
 	b.WriteString("GLOBL ·avx2IntAccB8Q5Sh(SB), RODATA|NOPTR, $64\n\n")
 	fmt.Fprintf(&b, "DATA ·avx2A8Ratio+0(SB)/4, $0x%08x\nGLOBL ·avx2A8Ratio(SB), RODATA|NOPTR, $4\n\n", u32(a8Ratio))
+	fmt.Fprintf(&b, "DATA ·avx2A8Sixteen+0(SB)/4, $0x%08x\nGLOBL ·avx2A8Sixteen(SB), RODATA|NOPTR, $4\n\n", u32(16))
 	return b.String()
 }
 
@@ -746,6 +747,8 @@ func main() {
 	kernel8u(&out, formats[4], 2)
 	kernelA8(&out, formats[1], 4) // q8_0
 	kernelA8(&out, formats[1], 2)
+	kernelA8Q5(&out, formats[3], 4) // q5_0
+	kernelA8Q5(&out, formats[3], 2)
 	s := out.String()
 	for strings.Contains(s, "\n\t\n") {
 		s = strings.ReplaceAll(s, "\n\t\n", "\n")
@@ -1564,7 +1567,7 @@ a@_v%H%:
 	MOVQ CX, R12
 %FINISH%`
 
-// adaptPrepass is kernelA8's edits of the int16 kernel text s (of format f,
+// adaptPrepass is kernelA8's and kernelA8Q5's edits of the int16 kernel text s (of format f,
 // nacc accumulators, named name): the name aname, the frame, the first prepass's sums of |w·d|
 // and three zero rows, and the largest weight per lane (32767 for a peak's, else 127; SI the
 // peaks' lanes) in place of 32767.
@@ -1719,6 +1722,125 @@ func kernelA8(out *strings.Builder, f format, nacc int) {
 	rep("	CMPQ "+fmt.Sprint(oBL)+"(SP), $0\n	JNE  "+lbl+"_bpair\n", lbl+"_bend:\n	CMPQ "+fmt.Sprint(oBL)+"(SP), $0\n	JNE  "+lbl+"_bpair\n", 1)
 	if regexp.MustCompile(`%[A-Z0-9]+%|@`).MatchString(s) {
 		panic("kernelA8: a placeholder left")
+	}
+	out.WriteString(s)
+}
+
+// Frame additions of q5_0's adaptive kernel (kernelA8Q5), after frameA8's slots.
+const (
+	oA8S32    = 3776 // the 8-bit path's int32 sums of a half's first rows (8 vectors)
+	frameA8Q5 = 4032
+)
+
+// kernelA8Q5 writes q5_0's adaptive kernel (plain AVX2, four accumulators or two; named A8,
+// A8Two): the int16
+// kernel's (its scaled decoder, q5DecS) with adaptPrepass's choice, and on the 8-bit path (no
+// lane a peak's) the 8-bit kernel's work (kernel8: signed weights −127..127 packed with ΣW, the
+// codes 0..31 VPMADDUBSW's unsigned operand, four steps' words added before they are widened,
+// the finish subtracting off·ΣW), its halves taken from kernel8's text with their frame offsets
+// moved to this frame's. The int16 path stores T over 16 (its words hold 16·(c − 16)): the
+// 8-bit path takes it back times 16 (exact), and each path loads its decoder's constants.
+func kernelA8Q5(out *strings.Builder, f format, nacc int) {
+	var b strings.Builder
+	kernel(&b, f, false, nacc)
+	name, aname, name8 := f.name+"AVX2INT", f.name+"A8AVX2INT", f.name+"B8AVX2INT"
+	if nacc == 2 {
+		name, aname, name8 = f.name+"TwoAVX2INT", f.name+"A8TwoAVX2INT", f.name+"B8TwoAVX2INT"
+	}
+	s := adaptPrepass(b.String(), f, nacc, name, aname, frameA8Q5)
+	lbl := "a" + aname
+	rep := func(old, new string, n int) {
+		if c := strings.Count(s, old); c != n {
+			panic(fmt.Sprintf("kernelA8Q5: %q found %d times, want %d", old, c, n))
+		}
+		s = strings.ReplaceAll(s, old, new)
+	}
+	// kernel8's halves, moved: labels, the tile's and the sums' slots.
+	var b8 strings.Builder
+	kernel8(&b8, f, nacc)
+	k8 := b8.String()
+	i, j := strings.Index(k8, "_blk:\n"), strings.Index(k8, fmt.Sprintf("\tADDQ $%d, BX\n", f.bs))
+	halves := k8[i+len("_blk:\n") : j]
+	halves = strings.ReplaceAll(halves, "a"+name8+"_", lbl+"_b")
+	moves := []string{fmt.Sprintf("%d(SP)", o8QB), fmt.Sprintf("%d(SP)", oQB), fmt.Sprintf("%d(SP)", o8PF), fmt.Sprintf("%d(SP)", oPF),
+		fmt.Sprintf("%d(SP)", o8TN), fmt.Sprintf("%d(SP)", oTN)}
+	for k := 0; k < 8; k++ {
+		moves = append(moves, fmt.Sprintf("%d(SP)", o8S32+32*k), fmt.Sprintf("%d(SP)", oA8S32+32*k))
+	}
+	halves = strings.NewReplacer(moves...).Replace(halves)
+	if m := regexp.MustCompile(`\d+\(SP\)`).FindAllString(halves, -1); len(m) > 0 {
+		for _, x := range m {
+			ok := false
+			for k := 1; k < len(moves); k += 2 {
+				ok = ok || x == moves[k]
+			}
+			if !ok {
+				panic("kernelA8Q5: a slot not moved: " + x)
+			}
+		}
+	}
+	path8 := fmt.Sprintf(`	TESTQ SI, SI
+	JNZ  %[1]s_w16
+
+	// T back from T/16 (the int16 path's), and W = round(w·d·inv) (−127..127) of four rows
+	// packed to bytes as kernel8 packs them, ΣW per lane (off·ΣW stored for the finish).
+	VBROADCASTSS ·avx2A8Sixteen(SB), Y13
+	VMULPS Y13, Y15, Y15
+	VMOVUPS Y15, %[6]d(SP)
+	LEAQ %[2]d(SP), R8
+	LEAQ %[3]d(SP), R12
+	MOVQ %[4]d(SP), R10
+	ADDQ $3, R10
+	SHRQ $2, R10
+	VPXOR Y6, Y6, Y6
+	VMOVDQU ·avx2IntAccB8T(SB), Y7
+%[1]s_p8:
+	VMULPS (R8), Y14, Y0
+	VMULPS 32(R8), Y14, Y1
+	VMULPS 64(R8), Y14, Y2
+	VMULPS 96(R8), Y14, Y3
+	VCVTPS2DQ Y0, Y0
+	VCVTPS2DQ Y1, Y1
+	VCVTPS2DQ Y2, Y2
+	VCVTPS2DQ Y3, Y3
+	VPADDD Y0, Y1, Y4
+	VPADDD Y2, Y3, Y5
+	VPADDD Y4, Y5, Y4
+	VPADDD Y4, Y6, Y6
+	VPACKSSDW Y1, Y0, Y0
+	VPACKSSDW Y3, Y2, Y2
+	VPACKSSWB Y2, Y0, Y0
+	VPSHUFB Y7, Y0, Y0
+	VMOVDQU Y0, (R12)
+	ADDQ $128, R8
+	ADDQ $32, R12
+	DECQ R10
+	JNZ  %[1]s_p8
+	VPSLLD $%[11]d, Y6, Y6
+	VMOVDQU Y6, %[12]d(SP)
+	LEAQ %[3]d(SP), AX
+	MOVQ AX, %[5]d(SP)
+	LEAQ %[6]d(SP), R13
+	%[13]s
+
+%[1]s_blk8:
+%[7]s
+	ADDQ $%[9]d, BX
+	ADDQ $128, CX
+	ADDQ $16, %[5]d(SP)
+	ADDQ $16, R13
+	DECQ %[10]d(SP)
+	JNZ  %[1]s_blk8
+	JMP  %[1]s_bend
+
+%[1]s_w16:
+	%[8]s
+`, lbl, oPB, oA8QP, oTN, oQB, oTT, halves, f.constsS, f.bs, oNQ, f.offShift, oSS, q5Consts)
+	tt := fmt.Sprintf("	VMOVUPS Y15, %d(SP)\n\n", oTT)
+	rep(tt, tt+path8, 1)
+	rep("	CMPQ "+fmt.Sprint(oBL)+"(SP), $0\n	JNE  "+lbl+"_bpair\n", lbl+"_bend:\n	CMPQ "+fmt.Sprint(oBL)+"(SP), $0\n	JNE  "+lbl+"_bpair\n", 1)
+	if regexp.MustCompile(`%[A-Z0-9]+%|@`).MatchString(s) {
+		panic("kernelA8Q5: a placeholder left")
 	}
 	out.WriteString(s)
 }

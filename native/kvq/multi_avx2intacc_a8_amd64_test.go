@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/kvlab/kvlab/internal/cputime"
@@ -180,6 +181,139 @@ func checkA8Two(t *testing.T, rng *rand.Rand, d, rows int, enc []byte, w2, w4 []
 	}
 }
 
+// refIntAccQ50A8 is the Go reference of q5_0's adaptive kernel (multiAccQ50A8AVX2INT):
+// refIntAccQ80A8's choice of the weights' scale per tile, block and accumulator (32767 for a
+// peak's, else 127), the codes c − 16, c the 5-bit code: acc = fma(T, float32(Σ W·c −
+// 16·ΣW), acc).
+func refIntAccQ50A8(acc []float32, d, nv int, enc []byte, rb, m int, w []float32, n int) {
+	const bs = 22
+	wd := make([]float32, 64)
+	W := make([]int32, 64)
+	for t0 := 0; t0 < m; t0 += 64 {
+		t1 := min(t0+64, m)
+		for b := 0; b < nv/BlockSize; b++ {
+			for h := 0; h < 4; h++ {
+				var mx float32
+				var ch [2]float32
+				for j := t0; j < t1; j++ {
+					wd[j-t0] = w[j*n+h] * blockF16(enc[j*rb+b*bs:], 0)
+					a := float32(math.Abs(float64(wd[j-t0])))
+					mx = max(mx, a)
+					ch[(j-t0)%2] += a
+				}
+				q := float32(127)
+				if avx2A8Ratio*mx > ch[0]+ch[1] {
+					q = 32767
+				}
+				T := intAccRound(wd[:t1-t0], q, W)
+				var sw int32
+				for j := range t1 - t0 {
+					sw += W[j]
+				}
+				for i := 0; i < BlockSize; i++ {
+					var s int32
+					for j := t0; j < t1; j++ {
+						blk := enc[j*rb+b*bs:]
+						s += W[j-t0] * int32(blockCode5(blk[2:6], blk[6:22], BlockSize, i))
+					}
+					a := &acc[h*d+b*BlockSize+i]
+					*a = fma32(T, float32(s-16*sw), *a)
+				}
+			}
+		}
+	}
+}
+
+// TestAVX2IntAccA8Q5Matches checks q5_0's adaptive kernel against refIntAccQ50A8 bit for bit:
+// TestAVX2IntAccA8Matches's weights, on the encoder's rows (negative scales among them) and on
+// rows whose codes are all 31 or all 0 with one scale.
+func TestAVX2IntAccA8Q5Matches(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2")
+	}
+	rng := rand.New(rand.NewPCG(93, 94))
+	for _, d := range []int{32, 64, 96, 128, 200} {
+		for _, rows := range []int{1, 2, 3, 4, 5, 7, 8, 15, 16, 17, 31, 33, 63, 64, 65, 67, 130, 200} {
+			for _, n := range []int{4, 5} {
+				for _, shape := range []string{"mixed", "soft", "flat+", "flat-", "max+", "min+", "max-"} {
+					t.Run(fmt.Sprintf("d%d/rows%d/n%d/%s", d, rows, n, shape), func(t *testing.T) {
+						c := Unwrap(mustCodec(t, Q5_0, d))
+						rb := c.RowBytes()
+						enc := b8Rows(rng, c, rows, strings.HasPrefix(shape, "max") || shape == "min+")
+						if shape == "min+" {
+							b8Fill(c, enc, rows, 0)
+						}
+						w := a8Weights(rng, shape, n, rows)
+						nv := d / BlockSize * BlockSize
+						const sentinel = 12345.5
+						a1 := make([]float32, 4*d+8)
+						for i := range a1 {
+							a1[i] = float32(rng.NormFloat64())
+						}
+						for i := 4 * d; i < len(a1); i++ {
+							a1[i] = sentinel
+						}
+						for h := 0; h < 4; h++ {
+							for i := nv; i < d; i++ {
+								a1[h*d+i] = sentinel
+							}
+						}
+						a2 := append([]float32(nil), a1...)
+						multiAccQ50A8AVX2INT(&a1[0], d, nv, &enc[0], rb, rows, &w[0], 4*n)
+						refIntAccQ50A8(a2, d, nv, enc, rb, rows, w, n)
+						for i := range a1 {
+							if math.Float32bits(a1[i]) != math.Float32bits(a2[i]) {
+								t.Fatalf("accumulator %d [%d]: kernel %g, reference %g", i/d, i%d, a1[i], a2[i])
+							}
+						}
+						for i := 4 * d; i < len(a1); i++ {
+							if a1[i] != sentinel {
+								t.Fatalf("the kernel wrote %g past the accumulators (at %d)", a1[i], i-4*d)
+							}
+						}
+						// The two-accumulator kernel: accumulators 0 and 1 of the reference with
+						// the weights of 2 and 3 zero.
+						if multiTwo(avx2A8Q5Acc) != avx2A8Q5Two {
+							t.Fatal("multiTwo does not choose the adaptive two-accumulator kernel")
+						}
+						w2, w4 := make([]float32, 2*rows), make([]float32, 4*rows)
+						for j := 0; j < rows; j++ {
+							w2[2*j], w2[2*j+1] = w[n*j], w[n*j+1]
+							w4[4*j], w4[4*j+1] = w[n*j], w[n*j+1]
+						}
+						b2 := make([]float32, 2*d+8)
+						b4 := make([]float32, 4*d)
+						for i := range b4 {
+							b4[i] = float32(rng.NormFloat64())
+						}
+						copy(b2, b4[:2*d])
+						for i := 2 * d; i < len(b2); i++ {
+							b2[i] = sentinel
+						}
+						for h := 0; h < 2; h++ {
+							for i := nv; i < d; i++ {
+								b2[h*d+i], b4[h*d+i] = sentinel, sentinel
+							}
+						}
+						multiAccQ50A8TwoAVX2INT(&b2[0], d, nv, &enc[0], rb, rows, &w2[0], 8)
+						refIntAccQ50A8(b4, d, nv, enc, rb, rows, w4, 4)
+						for i := 0; i < 2*d; i++ {
+							if math.Float32bits(b2[i]) != math.Float32bits(b4[i]) {
+								t.Fatalf("two accumulators: accumulator %d [%d]: kernel %g, reference %g", i/d, i%d, b2[i], b4[i])
+							}
+						}
+						for i := 2 * d; i < len(b2); i++ {
+							if b2[i] != sentinel {
+								t.Fatalf("the two-accumulator kernel wrote %g past the accumulators (at %d)", b2[i], i-2*d)
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
 // a8Weights is n accumulators' weights of rows rows in TestAVX2IntAccA8Matches's shapes.
 func a8Weights(rng *rand.Rand, shape string, n, rows int) []float32 {
 	w := make([]float32, n*rows)
@@ -214,7 +348,7 @@ func a8Weights(rng *rand.Rand, shape string, n, rows int) []float32 {
 }
 
 // TestAVX2IntAccA8Speed reports (KVLAB_SPEED_REPORT set) the thread-CPU time per row of q8_0's
-// int16 AVX2 kernels and its adaptive ones (softmax-like weights without peaks, and with a peak
+// and q5_0's int16 AVX2 kernels and their adaptive ones (softmax-like weights without peaks, and with a peak
 // in every tile and accumulator: the int16 path), d 128, four accumulators and two, 4096 rows a call,
 // alternated seven times, in cache (256 rows) and streamed (2²⁰ rows on huge pages).
 func TestAVX2IntAccA8Speed(t *testing.T) {
@@ -232,8 +366,8 @@ func TestAVX2IntAccA8Speed(t *testing.T) {
 		f       Format
 		k16, k8 accKernel
 		n       int
-	}{{Q8_0, multiAccQ80AVX2INT, multiAccQ80A8AVX2INT, 4},
-		{Q8_0, multiAccQ80TwoAVX2INT, multiAccQ80A8TwoAVX2INT, 2}} {
+	}{{Q8_0, multiAccQ80AVX2INT, multiAccQ80A8AVX2INT, 4}, {Q5_0, multiAccQ50AVX2INT, multiAccQ50A8AVX2INT, 4},
+		{Q8_0, multiAccQ80TwoAVX2INT, multiAccQ80A8TwoAVX2INT, 2}, {Q5_0, multiAccQ50TwoAVX2INT, multiAccQ50A8TwoAVX2INT, 2}} {
 		c := Unwrap(mustCodec(t, tc.f, d))
 		rb := c.RowBytes()
 		for _, total := range []int{256, 1 << 20} {

@@ -76,6 +76,9 @@ func avx2IntAccFor(i *multiKernels) *multiKernels {
 			if avx2B8Q5 {
 				return avx2B8Acc[2]
 			}
+			if avx2A8Q50 {
+				return avx2A8Q5Acc
+			}
 		case intAccQ5_1:
 			if avx2B8Q5 {
 				return avx2B8Acc[3]
@@ -150,8 +153,9 @@ var avx2B8On = !isa.Acc16
 // and q4_1's did not move beyond the perturbation noise (kvlab ab, plain AVX2 on Zen 4,
 // kvlab-tiny-64 and its outlier copy, 64 and 192 decode positions, against KVLAB_ACC16): the
 // attention error rose 1.5–2% (q4_0, q4_1: 0.3–0.7%) and decode KL by 4–16% in six of eight
-// runs (q4_0 −1.5% to +9%, q4_1 −3.6% to +1.2%), so they stay off: q5_0 keeps int16 weights,
-// q5_1 takes unsigned 8-bit ones (avx2U8Q51, half these weights' step).
+// runs (q4_0 −1.5% to +9%, q4_1 −3.6% to +1.2%), so they stay off: q5_0 keeps int16 weights
+// in its tiles with a softmax peak and takes these in the others (avx2A8Q50), q5_1 takes
+// unsigned 8-bit ones (avx2U8Q51, half these weights' step).
 var avx2B8Q5 = false
 
 // avx2U8Q51 lets q5_1 take its kernel with unsigned 8-bit weights (avx2U8Acc; with avx2B8On,
@@ -270,6 +274,51 @@ var avx2A8Two = &multiKernels{acc: multiAccQ80A8TwoAVX2INT, w8step: 0x1p-8}
 
 var avx2A8Acc = &multiKernels{acc: multiAccQ80A8AVX2INT, w8step: 0x1p-8}
 
+// avx2A8Q50 lets q5_0 take its adaptive 8-bit-weight kernel (avx2A8Q5Acc; with avx2B8On, not
+// where avx2B8Q5 gives it the signed 8-bit kernel in every tile).
+//
+// multiAccQ50A8AVX2INT (gen_avx2intacc.go's kernelA8Q5) chooses each lane's scale per 64-row
+// tile as q8_0's adaptive kernel does (avx2A8Q80: 32767 where avx2A8Ratio·M > S, a softmax
+// peak, else 127), and takes a tile's block pair without a peak's lane through the signed
+// 8-bit kernel's work (avx2B8Acc's: W in −127..127, VPMADDUBSW of the 5-bit codes by them,
+// four steps' words added before VPMADDWD widens them; q5_0's encoder writes negative scales,
+// which the signed weights take as they are), the others through the int16 kernel's (its
+// scaled decoder; the non-peak lanes' W ≤ 127 in int16): each lane's W, T and sums are the
+// same on either path, so its results do not depend on the other lanes' weights, and the bound
+// is the 8-bit one, each weight off by at most M/254 (AccumulateStep 2⁻⁸). The 8-bit kernel in
+// every tile (avx2B8Q5) moved q5's KL beyond the noise; the peaks' tiles were where its error
+// came from.
+//
+// Measured on AMD Zen 4, plain AVX2 (TestAVX2IntAccA8Speed: d 128, 4096 rows a call, thread
+// CPU time, seven alternations with the int16 kernel, min; load 12–20): four accumulators
+// 11.35–11.51 → 9.91–10.02 ns a row in cache (0.87–0.88×), 11.72–12.41 → 10.35–10.86 streamed
+// from huge pages (0.88–0.90×), with a peak in every tile 1.01–1.03× and 0.98–1.05×; two
+// accumulators (avx2A8Q5Two) 1.00× both, peaks 1.02–1.03×. attn's TestDecodeBreakdown (131072
+// cells, 32 heads on 8, d 128, three alternations with main's binary, min): q5_0 values
+// 11.93–13.79 → 10.89–11.51 ns a row, the whole step 21.69–23.21 → 20.28–20.71.
+//
+// Quality (kvlab ab --arms f16,q5_0,q8_0/q5_0 --ctx 128 --no-needle, seeds 1–16,
+// kvlab-tiny-64 and its outlier fixture, plain AVX2, against the int16 kernel in the same
+// binary, mean change ± standard error): q5_0's decode KL −0.2 % ± 0.6 and −1.1 % ± 0.6,
+// prompt KL +1.0 % ± 1.0 and −1.5 % ± 1.0, attention error +0.05 % and +0.06 %, perplexity
+// under 0.01 %, decode top-1 +0.1 and +0.2 points; q8_0/q5_0's decode KL −0.8 % ± 1.2 and
+// +1.0 % ± 1.1, prompt KL +3.6 % ± 4.1 and +4.1 % ± 3.5, attention error +0.1 %.
+var avx2A8Q50 = true
+
+// avx2A8Q5Acc is q5_0's adaptive kernel (gen_avx2intacc.go's kernelA8Q5), avx2A8Q5Two its
+// two-accumulator variant (the int16 and 8-bit two-accumulator kernels' work: each
+// accumulator's sums the four-accumulator kernel's bit for bit, TestAVX2IntAccA8Q5Matches).
+var (
+	avx2A8Q5Acc = &multiKernels{acc: multiAccQ50A8AVX2INT, w8step: 0x1p-8}
+	avx2A8Q5Two = &multiKernels{acc: multiAccQ50A8TwoAVX2INT, w8step: 0x1p-8}
+)
+
+//go:noescape
+func multiAccQ50A8TwoAVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccQ50A8AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
 //go:noescape
 func multiAccQ80A8TwoAVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 
@@ -316,6 +365,9 @@ func avx2IntAccTwo(k *multiKernels) *multiKernels {
 	}
 	if k == avx2A8Acc {
 		return avx2A8Two
+	}
+	if k == avx2A8Q5Acc {
+		return avx2A8Q5Two
 	}
 	for i, b := range avx2B8Acc {
 		if k == b {

@@ -120,7 +120,7 @@ func checkAVX2IntAcc(t *testing.T, rng *rand.Rand, f Format, d, rows, n int, got
 
 // TestAVX2IntAccChosen checks that the block formats' AccumulateManyMulti run the AVX2 integer
 // kernels where avx2IntAccOn (KVLAB_NO_AVX512 set on this CPU), the AVX-VNNI flavour where
-// hasAVXVNNI, q4_0's and q4_1's 8-bit-weight kernels (q5_1's unsigned one, q8_0's adaptive one) where neither
+// hasAVXVNNI, q4_0's and q4_1's 8-bit-weight kernels (q5_1's unsigned one, q8_0's and q5_0's adaptive ones) where neither
 // AVX-VNNI nor KVLAB_ACC16, and that AccumulateStep says so.
 func TestAVX2IntAccChosen(t *testing.T) {
 	if !avx2IntAccOn {
@@ -137,6 +137,8 @@ func TestAVX2IntAccChosen(t *testing.T) {
 		if b8 := avx2B8On && !hasAVXVNNI; b8 && tc.f != Q8_0 && tc.f != IQ4_NL && (!q5 || avx2B8Q5) {
 			j := map[Format]int{Q4_0: 0, Q4_1: 1, Q5_0: 2, Q5_1: 3}[tc.f]
 			want, wantTwo, step = avx2B8Acc[j], avx2B8TwoK[j], 0x1p-8 // the 8-bit-weight kernels
+		} else if b8 && tc.f == Q5_0 && avx2A8Q50 {
+			want, wantTwo, step = avx2A8Q5Acc, avx2A8Q5Two, 0x1p-8 // adaptive 8-bit weights
 		} else if b8 && tc.f == Q8_0 && avx2A8Q80 {
 			want, wantTwo, step = avx2A8Acc, avx2A8Two, 0x1p-8 // adaptive 8-bit weights
 		} else if b8 && tc.f == Q5_1 && avx2U8Q51 {
