@@ -650,7 +650,8 @@ func header() string {
 		fmt.Fprintf(&b, "DATA ·avx2IntAccB8Q5Sh+%d(SB)/4, $%d\n", 4*i, sh)
 	}
 	b.WriteString("GLOBL ·avx2IntAccB8Q5Sh(SB), RODATA|NOPTR, $64\n\n")
-	fmt.Fprintf(&b, "DATA ·avx2A8Ratio+0(SB)/4, $0x%08x\nGLOBL ·avx2A8Ratio(SB), RODATA|NOPTR, $4\n\n", u32(a8Ratio))
+	fmt.Fprintf(&b, "DATA ·avx2A8RatioQ80+0(SB)/4, $0x%08x\nGLOBL ·avx2A8RatioQ80(SB), RODATA|NOPTR, $4\n\n", u32(a8RatioQ80))
+	fmt.Fprintf(&b, "DATA ·avx2A8RatioQ50+0(SB)/4, $0x%08x\nGLOBL ·avx2A8RatioQ50(SB), RODATA|NOPTR, $4\n\n", u32(a8RatioQ50))
 	fmt.Fprintf(&b, "DATA ·avx2A8Sixteen+0(SB)/4, $0x%08x\nGLOBL ·avx2A8Sixteen(SB), RODATA|NOPTR, $4\n\n", u32(16))
 	return b.String()
 }
@@ -1455,10 +1456,13 @@ const (
 	frameA8 = 3776
 )
 
-// a8Ratio is the adaptive kernel's peak test (kernelA8): a lane keeps int16 weights for a tile
-// where a8Ratio times its largest |w·d| exceeds their sum (multi_avx2intacc_amd64.go's
-// avx2A8Ratio, the same figure).
-const a8Ratio = 4
+// a8RatioQ80 and a8RatioQ50 are the adaptive kernels' peak tests (kernelA8, kernelA8Q5): a lane
+// keeps int16 weights for a tile where the ratio times its largest |w·d| exceeds their sum
+// (multi_avx2intacc_amd64.go's avx2A8RatioQ80 and avx2A8RatioQ50, the same figures).
+const (
+	a8RatioQ80 = 6
+	a8RatioQ50 = 4
+)
 
 // q80Dec8 widens nothing: half `half`'s 16 code bytes of four rows at a, b, c, d into Y12 and
 // Y13, dword k of each holding one value's four codes (row a's byte first): Y12 values lo..lo+3
@@ -1595,9 +1599,9 @@ func adaptPrepass(s string, f format, nacc int, name, aname string, frame2 int) 
 	rep("	VMOVUPS Y15, (R15)         // the zero row that pairs with a lone last row\n",
 		"	VADDPS Y4, Y1, Y1\n	VMOVUPS Y15, (R15)         // the zero rows that pair with a lone last row and fill the last quad\n	VMOVUPS Y15, 32(R15)\n	VMOVUPS Y15, 64(R15)\n", 1)
 	rep("	// inv = min(32767/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.\n",
-		`	// The largest weight per lane: 32767 where a8Ratio·M > Σ|w·d| (a peak), else 127; SI
+		`	// The largest weight per lane: 32767 where ratio·M > Σ|w·d| (a peak), else 127; SI
 	// the peaks' lanes.
-	VBROADCASTSS ·avx2A8Ratio(SB), Y2
+	VBROADCASTSS ·avx2A8Ratio`+f.name+`(SB), Y2
 	VMULPS Y2, Y0, Y2
 	VCMPPS $0x0E, Y1, Y2, Y3
 	VMOVMSKPS Y3, SI
@@ -1614,7 +1618,7 @@ func adaptPrepass(s string, f format, nacc int, name, aname string, frame2 int) 
 // kernel's tiles, prepass, row loops and finish, with the weights' scale chosen per tile and
 // lane (block b of the pair, accumulator h) as turbo4's and tq4's AVX2 kernels choose it
 // (gen_t4accavx2.go's adapt): the first prepass also sums |w·d| (a VADDPS a row, in the two
-// rows' chains, joined after), and a lane where a8Ratio·M exceeds that sum (a softmax peak)
+// rows' chains, joined after), and a lane where a8RatioQ80·M exceeds that sum (a softmax peak)
 // rounds against 32767, the others against 127. A tile and block pair with a peak's lane goes
 // through the int16 kernel's work (its second prepass and row loops) for all eight lanes; the
 // others pack their weights (0..127) to bytes, four rows a dword, and take the 8-bit row loop

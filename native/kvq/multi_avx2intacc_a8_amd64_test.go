@@ -19,7 +19,7 @@ import (
 // 64-row tile, block and accumulator h < 4, w'_j = w_j·d_j, M = max |w'_j| and S = Σ |w'_j|
 // summed as the kernel's prepass sums it (the tile's even rows and odd rows in two chains, a
 // lone last row in the first, joined), the weights rounded against 32767 where
-// avx2A8Ratio·M > S, else against 127 (intAccRound), S_i = Σ W·c_i exactly and acc =
+// avx2A8RatioQ80·M > S, else against 127 (intAccRound), S_i = Σ W·c_i exactly and acc =
 // fma(T, float32(S_i), acc). With force > 0 every tile rounds against force instead.
 func refIntAccQ80A8(acc []float32, d, nv int, enc []byte, rb, m int, w []float32, n int, force, q8 float32) {
 	const bs = 34
@@ -38,7 +38,7 @@ func refIntAccQ80A8(acc []float32, d, nv int, enc []byte, rb, m int, w []float32
 					ch[(j-t0)%2] += a
 				}
 				q := q8
-				if avx2A8Ratio*mx > ch[0]+ch[1] {
+				if avx2A8RatioQ80*mx > ch[0]+ch[1] {
 					q = 32767
 				}
 				if force > 0 {
@@ -183,7 +183,7 @@ func checkA8Two(t *testing.T, rng *rand.Rand, d, rows int, enc []byte, w2, w4 []
 
 // refIntAccQ50A8 is the Go reference of q5_0's adaptive kernel (multiAccQ50A8AVX2INT):
 // refIntAccQ80A8's choice of the weights' scale per tile, block and accumulator (32767 for a
-// peak's, else 127), the codes c − 16, c the 5-bit code: acc = fma(T, float32(Σ W·c −
+// peak's, avx2A8RatioQ50·M > S, else 127), the codes c − 16, c the 5-bit code: acc = fma(T, float32(Σ W·c −
 // 16·ΣW), acc).
 func refIntAccQ50A8(acc []float32, d, nv int, enc []byte, rb, m int, w []float32, n int) {
 	const bs = 22
@@ -202,7 +202,7 @@ func refIntAccQ50A8(acc []float32, d, nv int, enc []byte, rb, m int, w []float32
 					ch[(j-t0)%2] += a
 				}
 				q := float32(127)
-				if avx2A8Ratio*mx > ch[0]+ch[1] {
+				if avx2A8RatioQ50*mx > ch[0]+ch[1] {
 					q = 32767
 				}
 				T := intAccRound(wd[:t1-t0], q, W)

@@ -215,7 +215,7 @@ func multiAccQ51U8TwoAVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *
 // and finish and chooses each weight's scale per 64-row tile, block and accumulator, as
 // turbo4's and tq4's AVX2 kernels do (avx2B8T4, multi_t4accavx2_amd64.go): with M the largest
 // |w·d| of the tile and S their sum (two rows' chains in float32, joined), a lane where
-// avx2A8Ratio·M > S (one to three rows carry most of the tile's weight: a softmax peak) keeps
+// avx2A8RatioQ80·M > S (a few rows carry most of the tile's weight: a softmax peak) keeps
 // int16 weights (inv = min(32767/M, 2¹⁰⁰), the int16 kernel's W, sums and result bit for
 // bit), the others round against 127: inv = min(127/M, 2¹⁰⁰), T = 1/inv (0 where M = 0), W =
 // round(w·d·inv) in 0..127, each weight off by at most T/2 = M/254 (≈ 1.008·2⁻⁸ of the largest
@@ -233,38 +233,47 @@ func multiAccQ51U8TwoAVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *
 // accumulator's result does not depend on the other lanes' weights or on the path
 // (TestAVX2IntAccA8Matches checks the kernel against its Go reference bit for bit).
 //
-// Measured on AMD Zen 4, plain AVX2 (TestAVX2IntAccA8Speed: d 128, four accumulators, 4096
-// rows a call, thread CPU time, seven alternations with the int16 kernel, min; a shared
-// machine at load 10–20): 9.03–9.12 → 8.24–8.27 ns a row in cache (0.91–0.92×), 10.45–10.76 →
-// 10.16–10.42 streamed from huge pages (0.96–0.99×); with a peak in every tile (the int16
-// path, plus the prepass's sums) 1.01–1.03× in cache and 1.00–1.06× streamed. The row loop
-// issues as many multiplies as the int16 kernel's (a quad and half: 8 VPMADDUBSW and 8
-// VPMADDWD where that takes 16 VPMADDWD), which Zen 4 runs two a cycle, and saves only adds
-// and decode operations (32 vector operations where that takes 40); streamed past the caches
-// the kernel waits on memory as long as the int16 one does. attn's TestDecodeBreakdown (q8_0,
-// 131072 cells, 32 heads on 8, alternated with main's binary five times, load 13–22) values
-// 10.66–12.26 → 10.36–12.12 ns a row (min), within the noise of the shared machine. On Intel
-// client cores (instruction tables, not measured) VPMADDUBSW and VPMADDWD issue on ports 0 and
-// 1, VPADDD on 0, 1 and 5, the unpacks on 5 and VPBLENDD on any: a quad and half is about 10.7
-// cycles on ports 0, 1 and 5 where the int16 kernel's is 13.3.
+// Measured on AMD Zen 4, plain AVX2 (TestAVX2IntAccA8Speed: d 128, 4096 rows a call, thread
+// CPU time, seven alternations with the int16 kernel, min; a shared machine at load 10–20):
+// four accumulators 9.03–9.12 → 8.23–8.27 ns a row in cache (0.91–0.92×), 10.45–10.87 →
+// 10.16–10.45 streamed from huge pages (0.96–0.99×); with a peak in every tile (the int16
+// path, plus the prepass's sums) 1.01–1.03× in cache and 1.00–1.06× streamed; two
+// accumulators (avx2A8Two) 0.99× in cache, 0.96× streamed. The row loop issues as many
+// multiplies as the int16 kernel's (a quad and half: 8 VPMADDUBSW and 8 VPMADDWD where that
+// takes 16 VPMADDWD), which Zen 4 runs two a cycle, and saves only adds and decode operations
+// (32 vector operations where that takes 40); streamed, the kernel waits on memory about as
+// long as the int16 one. attn's TestDecodeBreakdown (q8_0, 131072 cells, 32 heads on 8, d 128,
+// alternated with main's binary, min, load 7–8): values 10.53–10.82 → 10.18–10.39 ns a row
+// with the ratio 4, 10.29–10.51 with 6 (a softmax of N(0, 1) scores, as kvlab bench attn's
+// rows: a simulation puts one lane's 64-row tile at a peak in 1.6 % of tiles with 4, 9 % with
+// 6, 24 % with 8, and a block pair at the int16 path where any of its lanes is); the whole
+// step within the noise (20.7–21.3 ns a row either way). On Intel client cores (instruction
+// tables, not measured) VPMADDUBSW and VPMADDWD issue on ports 0 and 1, VPADDD on 0, 1 and 5,
+// the unpacks on 5 and VPBLENDD on any: a quad and half is about 10.7 cycles on ports 0, 1 and
+// 5 where the int16 kernel's is 13.3.
 //
 // Quality (kvlab ab --arms f16,q8_0,q8_0/q4_0,iq4_nl --ctx 128 --no-needle, seeds 1–16,
 // kvlab-tiny-64 and its outlier fixture, plain AVX2, against the int16 kernel in the same
-// binary, mean change ± standard error): q8_0's attention error +2.6 % ± 0.1 and +2.8 % ± 0.1,
-// decode KL +2.5 % ± 1.5 and +1.7 % ± 1.5, prompt KL +0.8 % ± 2.0 and +1.3 % ± 1.8, perplexity
-// unchanged (< 0.01 %). With avx2A8Ratio 8 the KL moved within the noise (decode +0.3 % ± 0.6
-// and −0.5 % ± 0.6, prompt +0.3 % ± 0.2 and −0.6 % ± 0.5, attention error +0.55 %), but a
-// softmax of N(0, 1) scores (kvlab bench attn's rows) then has a peak's lane in about two
-// thirds of the tiles' block pairs (a simulation: 24 % of one lane's 64-row tiles have
-// 8·M > S, 1.6 % have 4·M > S), which take the int16 path: the speed goes with it. Weights of
-// 63 at most (step 2⁻⁷), two quads' words added before one VPMADDWD (6 multiplies for 8), took
-// 0.85–0.86× the int16 kernel's time in cache and 0.95–0.98× streamed, and moved q8_0's KL by
-// +5.6 % to +14.4 % (attention error +9.4 %): not kept.
+// binary, mean change ± standard error), by the ratio: 4, q8_0's attention error +2.6 % and
+// +2.8 % (± 0.1), decode KL +2.5 % ± 1.5 and +1.7 % ± 1.5, prompt KL +0.8 % ± 2.0 and +1.3 %
+// ± 1.8; 5, attention error +1.7 % and +1.8 %, decode KL +0.6 % ± 1.1 and +0.2 % ± 1.0,
+// prompt KL +2.6 % ± 1.7 and +1.0 % ± 1.3; 6 (avx2A8RatioQ80), attention error +1.2 % and
+// +1.3 % (± 0.04), decode KL +0.9 % ± 0.8 and +0.7 % ± 0.7, prompt KL +0.9 % ± 0.7 and
+// −0.2 % ± 0.7; 8, attention error +0.55 %, decode KL +0.3 % ± 0.6 and −0.5 % ± 0.6, prompt KL
+// +0.3 % ± 0.2 and −0.6 % ± 0.5, but two thirds of the bench's block pairs at the int16 path;
+// perplexity under 0.01 % throughout. Weights of 63 at most (step 2⁻⁷), two quads' words added
+// before one VPMADDWD (6 multiplies for 8), took 0.85–0.86× the int16 kernel's time in cache
+// and 0.95–0.98× streamed, and moved q8_0's KL by +5.6 % to +14.4 % (attention error +9.4 %,
+// the ratio 4): not kept.
 var avx2A8Q80 = true
 
-// avx2A8Ratio is q8_0's adaptive choice (avx2A8Q80); gen_avx2intacc.go's a8Ratio writes the
-// same figure into the kernel.
-const avx2A8Ratio = 4
+// avx2A8RatioQ80 and avx2A8RatioQ50 are q8_0's and q5_0's adaptive choices (avx2A8Q80,
+// avx2A8Q50); gen_avx2intacc.go's a8RatioQ80 and a8RatioQ50 write the same figures into the
+// kernels. q5_0's own error, several times q8_0's, hides the 8-bit weights' share at 4.
+const (
+	avx2A8RatioQ80 = 6
+	avx2A8RatioQ50 = 4
+)
 
 // avx2A8Acc is q8_0's adaptive 8-bit-weight kernel, avx2A8Two its two-accumulator variant
 // (kernelA8's with nacc 2: the whole block a pass over the quads, as the int16 two-accumulator
@@ -278,7 +287,7 @@ var avx2A8Acc = &multiKernels{acc: multiAccQ80A8AVX2INT, w8step: 0x1p-8}
 // where avx2B8Q5 gives it the signed 8-bit kernel in every tile).
 //
 // multiAccQ50A8AVX2INT (gen_avx2intacc.go's kernelA8Q5) chooses each lane's scale per 64-row
-// tile as q8_0's adaptive kernel does (avx2A8Q80: 32767 where avx2A8Ratio·M > S, a softmax
+// tile as q8_0's adaptive kernel does (avx2A8Q80: 32767 where avx2A8RatioQ50·M > S, a softmax
 // peak, else 127), and takes a tile's block pair without a peak's lane through the signed
 // 8-bit kernel's work (avx2B8Acc's: W in −127..127, VPMADDUBSW of the 5-bit codes by them,
 // four steps' words added before VPMADDWD widens them; q5_0's encoder writes negative scales,

@@ -103,8 +103,11 @@ DATA ·avx2IntAccB8Q5Sh+56(SB)/4, $2
 DATA ·avx2IntAccB8Q5Sh+60(SB)/4, $3
 GLOBL ·avx2IntAccB8Q5Sh(SB), RODATA|NOPTR, $64
 
-DATA ·avx2A8Ratio+0(SB)/4, $0x40800000
-GLOBL ·avx2A8Ratio(SB), RODATA|NOPTR, $4
+DATA ·avx2A8RatioQ80+0(SB)/4, $0x40c00000
+GLOBL ·avx2A8RatioQ80(SB), RODATA|NOPTR, $4
+
+DATA ·avx2A8RatioQ50+0(SB)/4, $0x40800000
+GLOBL ·avx2A8RatioQ50(SB), RODATA|NOPTR, $4
 
 DATA ·avx2A8Sixteen+0(SB)/4, $0x41800000
 GLOBL ·avx2A8Sixteen(SB), RODATA|NOPTR, $4
@@ -19363,9 +19366,9 @@ aQ80A8AVX2INT_p1e:
 	VMOVUPS Y15, (R15)         // the zero rows that pair with a lone last row and fill the last quad
 	VMOVUPS Y15, 32(R15)
 	VMOVUPS Y15, 64(R15)
-	// The largest weight per lane: 32767 where a8Ratio·M > Σ|w·d| (a peak), else 127; SI
+	// The largest weight per lane: 32767 where ratio·M > Σ|w·d| (a peak), else 127; SI
 	// the peaks' lanes.
-	VBROADCASTSS ·avx2A8Ratio(SB), Y2
+	VBROADCASTSS ·avx2A8RatioQ80(SB), Y2
 	VMULPS Y2, Y0, Y2
 	VCMPPS $0x0E, Y1, Y2, Y3
 	VMOVMSKPS Y3, SI
@@ -20314,9 +20317,9 @@ aQ80A8TwoAVX2INT_p1e:
 	VMOVUPS Y15, (R15)         // the zero rows that pair with a lone last row and fill the last quad
 	VMOVUPS Y15, 32(R15)
 	VMOVUPS Y15, 64(R15)
-	// The largest weight per lane: 32767 where a8Ratio·M > Σ|w·d| (a peak), else 127; SI
+	// The largest weight per lane: 32767 where ratio·M > Σ|w·d| (a peak), else 127; SI
 	// the peaks' lanes.
-	VBROADCASTSS ·avx2A8Ratio(SB), Y2
+	VBROADCASTSS ·avx2A8RatioQ80(SB), Y2
 	VMULPS Y2, Y0, Y2
 	VCMPPS $0x0E, Y1, Y2, Y3
 	VMOVMSKPS Y3, SI
@@ -20943,9 +20946,9 @@ aQ50A8AVX2INT_p1e:
 	VMOVUPS Y15, (R15)         // the zero rows that pair with a lone last row and fill the last quad
 	VMOVUPS Y15, 32(R15)
 	VMOVUPS Y15, 64(R15)
-	// The largest weight per lane: 32767 where a8Ratio·M > Σ|w·d| (a peak), else 127; SI
+	// The largest weight per lane: 32767 where ratio·M > Σ|w·d| (a peak), else 127; SI
 	// the peaks' lanes.
-	VBROADCASTSS ·avx2A8Ratio(SB), Y2
+	VBROADCASTSS ·avx2A8RatioQ50(SB), Y2
 	VMULPS Y2, Y0, Y2
 	VCMPPS $0x0E, Y1, Y2, Y3
 	VMOVMSKPS Y3, SI
@@ -22404,9 +22407,9 @@ aQ50A8TwoAVX2INT_p1e:
 	VMOVUPS Y15, (R15)         // the zero rows that pair with a lone last row and fill the last quad
 	VMOVUPS Y15, 32(R15)
 	VMOVUPS Y15, 64(R15)
-	// The largest weight per lane: 32767 where a8Ratio·M > Σ|w·d| (a peak), else 127; SI
+	// The largest weight per lane: 32767 where ratio·M > Σ|w·d| (a peak), else 127; SI
 	// the peaks' lanes.
-	VBROADCASTSS ·avx2A8Ratio(SB), Y2
+	VBROADCASTSS ·avx2A8RatioQ50(SB), Y2
 	VMULPS Y2, Y0, Y2
 	VCMPPS $0x0E, Y1, Y2, Y3
 	VMOVMSKPS Y3, SI
