@@ -265,7 +265,13 @@ func multiAccQ51U8TwoAVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *
 // before one VPMADDWD (6 multiplies for 8), took 0.85–0.86× the int16 kernel's time in cache
 // and 0.95–0.98× streamed, and moved q8_0's KL by +5.6 % to +14.4 % (attention error +9.4 %,
 // the ratio 4): not kept.
-var avx2A8Q80 = true
+//
+// It is off: with the ratio 6 the decode's values phase did not move beyond the noise (attn's
+// TestDecodeBreakdown, q8_0, four alternations with main's binary at load ~5, min ns a row:
+// values 10.29–10.51 → 10.18–10.45, the whole step 20.76–20.94 → 20.74–20.87; q5_0's adaptive
+// kernel in the same runs 11.87–12.10 → 10.71–10.90), and with 4 it took ~3 % off the values
+// phase (~1 % of the step) for +2.7 % attention error; the int16 kernel runs.
+var avx2A8Q80 = false
 
 // avx2A8RatioQ80 and avx2A8RatioQ50 are q8_0's and q5_0's adaptive choices (avx2A8Q80,
 // avx2A8Q50); gen_avx2intacc.go's a8RatioQ80 and a8RatioQ50 write the same figures into the
