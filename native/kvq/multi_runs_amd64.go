@@ -4,6 +4,8 @@ package kvq
 
 import "unsafe"
 
+//go:generate go run gen_runs.go
+
 // accRuns is AccumulateManyMultiRuns's kernel path: f16 rows of a multiple of 32 values on the
 // AVX-512 or the AVX2 f16 kernels, four accumulators a call (n a multiple of 4), runs of at
 // most AccumulateTile rows. Each run goes to multiAccF16AVX512PF, its prefetches aimed at the
@@ -17,6 +19,9 @@ import "unsafe"
 // values alone 11.5 -> 3.2 ms against 2.4), KVLAB_NO_AVX512=1 18.2 -> 9.6 ms (contiguous 5.7).
 // Intel not measured: the prefetches are the same instructions at other addresses.
 func accRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool {
+	if accIntRuns(c, acc, n, w, runs) {
+		return true
+	}
 	f, ok := c.(*f16Codec)
 	avx2 := multiF16 == f16AVX2
 	if !ok || (multiF16 != avx512Kernels[0] && !avx2) || f.short() || f.d%32 != 0 || n%4 != 0 {
@@ -59,3 +64,150 @@ func accRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool {
 	}
 	return true
 }
+
+// runsPF is the pf argument of the scores kernel of kind at nd digits (avx2: the AVX2 kernels)
+// for the run rows followed by the runs next (vnniScoresRunsStride): the byte offset of the
+// first non-empty one from rows where that kernel prefetches the next run's rows itself
+// (multiScoresQ80OneZ4RunsVNNI), else 0 (the caller prefetches the next run whole, Prefetch).
+// The one-digit q8_0 kernel on Zen 4 prefetches 64 rows past each group of sixteen: one page
+// of a paged cache on, but at the memory that follows the run (the same head's V rows), with
+// the next page's 8.5 KiB left to Prefetch's burst of PREFETCHT1 at the run's start. Zen 4,
+// kvcache TestPagedDecodeSpeed's shape (one thread, 32768 cells, 32/8 heads of 128, 4 queries
+// a KV head, thread CPU, best of 12 rounds, 3 alternated runs, min), the scores of the 8
+// heads alone: paged 3.41–3.91 → 1.74–2.20 ms (contiguous 1.50–1.94); the values then read
+// their rows from memory rather than where the scores' prefetches had left them (2.85–3.10 →
+// 3.02–3.15 ms) until accIntRuns (whose figures are both's).
+func runsPF(kind, nd int, avx2 bool, rows []byte, next [][]byte) int {
+	if kind != vnniQ8_0 || nd != 1 || avx2 || !zen4Stream || len(rows) == 0 {
+		return 0
+	}
+	for _, r := range next {
+		if len(r) > 0 {
+			if pf := int(uintptr(unsafe.Pointer(&r[0])) - uintptr(unsafe.Pointer(&rows[0]))); pf != 0 {
+				return pf
+			}
+			return 1 // the same rows again (a prefetch of them costs nothing)
+		}
+	}
+	return 0
+}
+
+// multiScoresQ80OneZ4RunsVNNI is multiScoresQ80OneZ4VNNI prefetching pf bytes past each
+// group of rows (the next run's rows) in place of 64 rows on (multi_vnni_amd64.s).
+//
+//go:noescape
+func multiScoresQ80OneZ4RunsVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, pf int)
+
+// accRunsQ80 is whether q8_0's values take multiAccQ80Z4INT (intAccQ8_0 on Zen 4, chosen at
+// start), whose runs flavour accIntRuns calls.
+var accRunsQ80 = zen4Stream
+
+// accIntRuns is accRuns for q8_0 rows (or rotated q8_0 rows) of whole blocks where their values accumulate through
+// multiAccQ80Z4INT (Zen 4), four accumulators a call (n a multiple of 4), runs of at most
+// AccumulateTile rows: each run goes to multiAccQ80Z4RunsINT, whose prefetches go to the run
+// after next (the kernel's own go to the tile after next, 128 rows on: in a paged cache
+// another head's rows). One call a run and four accumulators, as AccumulateManyMulti over
+// each run calls the kernel, so the sums are its bit for bit. It reports false, doing nothing,
+// where it does not apply. Zen 4, TestPagedDecodeSpeed's shape as in runsPF, the values of the
+// 8 heads alone: paged 2.75–3.15 → 2.07–2.14 ms (contiguous 1.77–1.88). The whole paged q8_0
+// decode with both (kvcache TestPagedDecodeSpeed, min of 3 alternated runs): 7.24 → 4.25 ms,
+// contiguous 3.33 (2.17× → 1.28×). Intel not measured: the same instructions, the
+// prefetches at other addresses.
+func accIntRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool {
+	rot, _ := c.(*rotCodec) // a rotated codec: its offsets added after each run's sums, as its AccumulateManyMulti does
+	if rot != nil {
+		c = rot.inner
+	}
+	q, ok := c.(*q8_0Codec)
+	if !ok || !accRunsQ80 || !intAcc() || q.full == 0 || q.full*BlockSize != q.d || n%4 != 0 {
+		return false
+	}
+	d, rb := q.d, q.rb
+	for _, r := range runs {
+		if len(r) > AccumulateTile*rb {
+			return false
+		}
+	}
+	acc = acc[:n*d]
+	if len(runs) > 1 {
+		Prefetch(runs[1]) // the first run's prefetches reach the third
+	}
+	base := 0
+	for i, r := range runs {
+		m := len(r) / rb
+		if m == 0 {
+			continue
+		}
+		pf := 0 // the run after next's offset; the last two runs prefetch their own rows again
+		if j := i + 2; j < len(runs) && len(runs[j]) > 0 {
+			pf = int(uintptr(unsafe.Pointer(&runs[j][0])) - uintptr(unsafe.Pointer(&r[0])))
+		}
+		ws := w[base*n : (base+m)*n]
+		for h := 0; h < n; h += 4 {
+			multiAccQ80Z4RunsINT(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf)
+		}
+		if rot != nil {
+			rot.accOffsets(acc, d, n, ws)
+		}
+		base += m
+	}
+	return true
+}
+
+// multiAccQ80Z4RunsINT is multiAccQ80Z4INT prefetching pf bytes past each tile's first row in
+// place of 128 rows on (gen_runs.go, multi_runs_amd64.s).
+//
+//go:noescape
+func multiAccQ80Z4RunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int)
+
+// f16ScoresRuns is whether f16's four-query scores take multiScoresF16Z4 (f16Scores4's
+// choice at start), whose runs flavour scoresRuns calls.
+var f16ScoresRuns = zen4Stream && hasAVX512VL
+
+// scoresRuns is DotManyMultiRuns's kernel path for f16 rows of a multiple of 32 values where
+// the four-query scores run multiScoresF16Z4 (Zen 4), n a multiple of 4: each run goes to
+// multiScoresF16Z4Runs, whose L2 prefetches (PREFETCHT1) go to the same rows of the next run,
+// where multiScoresF16Z4's go 12 KiB on (past a 16 KiB page's run of rows of 128 values, into
+// the memory that follows it: in a paged cache the same head's V rows). Its L1 prefetches
+// (PREFETCHT0, 3 KiB on) are the kernel's. The scores are multiScoresF16Z4's, bit for bit. It
+// reports false, doing nothing, where it does not apply. Zen 4, kvcache TestPagedDecodeSpeed
+// (as in runsPF, min of 3 alternated runs): paged f16 8.00 → 6.87 ms, contiguous 5.34 (1.50×
+// → 1.29×); the scores of the 8 heads alone 4.93–5.24 → 3.57–3.75 ms (contiguous 2.72–2.80).
+// Not kept: the L2 prefetches at the run after next (3.60–3.78 ms, within noise). What is
+// left of the gap is not the calls (the contiguous rows called 64 at a time through here: 2.78–
+// 2.88 ms); the L1 prefetches, 3 KiB on, miss the next run's first 12 rows and read the V rows
+// past the run instead. Only Zen 4 runs it (other CPUs keep multiScoresF16AVX512).
+func scoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bool {
+	f, ok := c.(*f16Codec)
+	if !ok || !f16ScoresRuns || multiF16 != avx512Kernels[0] || f.short() || f.d%32 != 0 || n%4 != 0 {
+		return false
+	}
+	d, rb := f.d, f.rb
+	q = q[:n*d]
+	base := 0
+	for i, r := range runs {
+		m := len(r) / rb
+		if m == 0 {
+			continue
+		}
+		pf := 0 // the next non-empty run's offset; the last run prefetches its own rows again
+		for _, nx := range runs[i+1:] {
+			if len(nx) > 0 {
+				pf = int(uintptr(unsafe.Pointer(&nx[0])) - uintptr(unsafe.Pointer(&r[0])))
+				break
+			}
+		}
+		o := out[base*n : (base+m)*n]
+		for h := 0; h < n; h += 4 {
+			multiScoresF16Z4Runs(&q[h*d], d, d, &r[0], rb, m, &o[h], 4*n, pf)
+		}
+		base += m
+	}
+	return true
+}
+
+// multiScoresF16Z4Runs is multiScoresF16Z4 prefetching into L2 pf bytes past each row in
+// place of 12 KiB (gen_runs.go, multi_runs_amd64.s).
+//
+//go:noescape
+func multiScoresF16Z4Runs(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int, pf int)

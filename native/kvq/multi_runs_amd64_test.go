@@ -17,3 +17,34 @@ func TestAccRunsKernel(t *testing.T) {
 		t.Error("f16: AccumulateManyMultiRuns does not take the f16 kernel")
 	}
 }
+
+// TestRunsKernels: on Zen 4, q8_0 runs (rotated or not) take the runs flavours, whose
+// prefetches follow the runs: with the integer kernels the values' multiAccQ80Z4RunsINT
+// (accIntRuns) and, at one query digit, the scores' multiScoresQ80OneZ4RunsVNNI (runsPF); and
+// f16's scores multiScoresF16Z4Runs (scoresRuns).
+// TestAccumulateManyMultiRuns and TestDotManyMultiRuns check them bit for bit.
+func TestRunsKernels(t *testing.T) {
+	for _, rot := range []bool{false, true} {
+		c, err := NewCodec(Q8_0, 128, CodecOptions{Seed: 3, Rotate: rot})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rb := c.RowBytes()
+		runs := [][]byte{make([]byte, 64*rb), make([]byte, 64*rb), make([]byte, 3*rb)}
+		if accRunsQ80 && intAcc() && !accIntRuns(c, make([]float32, 4*128), 4, make([]float32, 4*131), runs) {
+			t.Errorf("rot=%v: q8_0 values do not take multiAccQ80Z4RunsINT", rot)
+		}
+	}
+	if f16ScoresRuns && multiF16 == avx512Kernels[0] {
+		c := mustCodec(t, F16, 128)
+		if !scoresRuns(c, make([]float32, 4*128), 4, [][]byte{make([]byte, 64*c.RowBytes()), make([]byte, 3*c.RowBytes())}, make([]float32, 4*67)) {
+			t.Error("f16 scores do not take multiScoresF16Z4Runs")
+		}
+	}
+	if vnniQ8One && zen4Stream && intScores {
+		rows := make([]byte, 64*136)
+		if runsPF(vnniQ8_0, 1, false, rows[:8*136], [][]byte{nil, rows[16*136:]}) != 16*136 {
+			t.Error("q8_0 scores: runsPF is not the next non-empty run's offset")
+		}
+	}
+}

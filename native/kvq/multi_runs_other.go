@@ -4,3 +4,6 @@ package kvq
 
 // accRuns has no kernel path here (multi_runs_amd64.go).
 func accRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool { return false }
+
+// scoresRuns has no kernel path here (multi_runs_amd64.go).
+func scoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bool { return false }

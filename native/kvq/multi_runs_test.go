@@ -112,12 +112,20 @@ func TestAccumulateManyMultiRuns(t *testing.T) {
 			dims = []int{128, 64, 96, 80, 16}
 		}
 		for _, d := range dims {
-			c, err := NewCodec(f, d, CodecOptions{Seed: 3, Head: 1})
-			if err != nil {
-				continue
-			}
-			for _, lens := range [][]int{{64, 17, 0, 16, 3, 64, 1, 31}, {64, 64, 64, 64, 64}, {5}, {64, 65, 2}} {
-				t.Run(fmt.Sprintf("%s/d%d/%v", f, d, lens), func(t *testing.T) { checkAccRuns(t, rng, c, lens) })
+			for _, rot := range []bool{false, true} {
+				if rot && !f.Rotatable() {
+					continue // the same codec as without
+				}
+				c, err := NewCodec(f, d, CodecOptions{Seed: 3, Head: 1, Rotate: rot})
+				if err != nil {
+					continue
+				}
+				if rc, ok := c.(*rotCodec); ok {
+					rc.muR = gaussianRows(rng, 1, d, 0.5) // value offsets, added per run
+				}
+				for _, lens := range [][]int{{64, 17, 0, 16, 3, 64, 1, 31}, {64, 64, 64, 64, 64}, {5}, {64, 65, 2}} {
+					t.Run(fmt.Sprintf("%s/d%d/rot=%v/%v", f, d, rot, lens), func(t *testing.T) { checkAccRuns(t, rng, c, lens) })
+				}
 			}
 		}
 	}

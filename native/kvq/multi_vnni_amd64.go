@@ -575,6 +575,9 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 		defer avx2BQPool.Put(bp)
 		bq = bp[:]
 	}
+	// pf, where the q8_0 one-digit Zen 4 kernel takes runs (len(runs) > 1), is the byte offset
+	// of the next run's rows from the run's (multiScoresQ80OneZ4RunsVNNI), 0 for none.
+	pf := 0
 	kernel := func(rows *byte, m int, out *float32, ostride int) {
 		if bq != nil {
 			avx2IntKernel(kind, &bq[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
@@ -613,6 +616,10 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 		switch kind {
 		case vnniQ8_0:
 			if nd == 1 {
+				if zen4Stream && pf != 0 {
+					multiScoresQ80OneZ4RunsVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0], pf)
+					break
+				}
 				if zen4Stream {
 					multiScoresQ80OneZ4VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 					break
@@ -693,8 +700,11 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 			if mr <= 0 {
 				continue // an empty run
 			}
+			pf = 0
 			if i+1 < len(runs) {
-				Prefetch(runs[i+1]) // the kernels' prefetches run past this run's end
+				if pf = runsPF(kind, nd, bq != nil, rows, runs[i+1:]); pf == 0 {
+					Prefetch(runs[i+1]) // the kernels' prefetches run past this run's end
+				}
 			}
 			out := out[base*n : (base+mr)*n]
 			base += mr
@@ -736,6 +746,7 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 				}
 				pad = pad[:16*rb]
 				clear(pad[copy(pad, rows[whole*rb:mr*rb]):])
+				pf = 0 // the pad's rows: the kernel prefetches past them
 				kernel(&pad[0], 16, &tmp[0], 16)
 				for j := 0; j < rest; j++ {
 					copy(out[(whole+j)*n+h:(whole+j)*n+h+r], tmp[4*j:4*j+r])

@@ -1284,6 +1284,24 @@ TEXT ·multiScoresQ80OneZ4VNNI(SB), NOSPLIT, $48-80
 #undef Q80ONE
 #undef Q80PF
 
+// func multiScoresQ80OneZ4RunsVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, pf int)
+// multiScoresQ80OneZ4VNNI for one run of a paged cache's rows (vnniScoresRunsStride), its
+// prefetches (Q80RUNS) pf bytes past each group's rows, pf the offset of the next run from
+// this one, where multiScoresQ80OneZ4VNNI's go 64 rows on: a page of 64 rows ahead either
+// way, but at the next page's rows rather than at the memory that follows this page's (in a
+// paged cache the same head's V rows). The same scores, bit for bit (measurements: runsPF,
+// multi_runs_amd64.go).
+TEXT ·multiScoresQ80OneZ4RunsVNNI(SB), NOSPLIT, $48-88
+#define Q80PF PREFETCHT1
+#define Q80ONE
+#define Q80ONE1
+#define Q80RUNS
+#include "multi_vnni_q80_amd64.h"
+#undef Q80RUNS
+#undef Q80ONE1
+#undef Q80ONE
+#undef Q80PF
+
 // DIGITS2 writes the two digit rows of sixteen integers z (Q) at off(DI) and off+32(DI):
 // lo = ((Q+128)&255)−128, hi = (Q−lo)>>8, each packed to bytes (Z20 = 128, Z21 = 255), and adds
 // them to Z26 (hi) and Z27 (lo). Clobbers Z16, Z17.
