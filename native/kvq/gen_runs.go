@@ -1,15 +1,17 @@
 //go:build ignore
 
-// gen_runs writes multi_runs_amd64.s: the "runs" flavours of integer values kernels for a paged
-// cache's pages (AccumulateManyMultiRuns), each a copy of a kernel gen_intacc.go wrote into
-// multi_intacc_amd64.s whose prefetches go pf bytes (an argument after the kernel's own) past
-// each tile's first row, where the kernel's go to the tile after next (128 rows on). A paged
-// cache's run of one page is one tile of at most 64 rows; the driver (accIntRuns) passes the
-// offset of the run after next, so each run's prefetches reach the page two on, as the
-// contiguous kernel's reach the tile two on, rather than the memory 128 rows past the run
-// (another head's rows). Everything else is the kernel's, so the sums are its, bit for bit.
-// Run with `go generate ./native/kvq` (after gen_intacc.go: multi_runs_amd64.go's go:generate
-// line comes after multi_intacc_amd64.go's).
+// gen_runs writes multi_runs_amd64.s: the "runs" flavours of kernels for a paged cache's pages
+// (DotManyMultiRuns, AccumulateManyMultiRuns), each a copy of a kernel gen_intacc.go or
+// gen_f16acc.go wrote whose prefetches go pf bytes on, pf an argument after the kernel's own,
+// where the kernel's go a fixed distance past the rows it reads. A paged cache's run of one
+// page is one tile of at most 64 rows; the drivers (multi_runs_amd64.go: accIntRuns,
+// scoresRuns) pass the offset of a later run, so the prefetches reach the pages to come rather
+// than the memory that follows a page's rows (the same head's V rows, or another head's).
+// Everything else is the kernel's, so the results are its, bit for bit; each replacement must
+// match as many times as it says, so a change to a kernel that moves its prefetches stops the
+// generator rather than leaving a flavour behind. Run with `go generate ./native/kvq` (after
+// gen_intacc.go and gen_f16acc.go: multi_runs_amd64.go's go:generate line comes after theirs
+// in file order).
 package main
 
 import (
@@ -43,6 +45,18 @@ var flavours = []flavour{
 			{"\tMOVQ rb+32(FP), R12\n\tSHLQ $7, R12\n\tADDQ DI, R12\n\tMOVQ R12, 6512(SP)         // the tile after next",
 				"\tMOVQ pf+64(FP), R12\n\tADDQ DI, R12\n\tMOVQ R12, 6512(SP)         // pf bytes on (the run after next)", 1},
 			{"aQ80Z4_", "aQ80Z4R_", -1},
+		},
+	},
+	{
+		src: "multi_intacc_amd64.s", name: "multiAccQ40V8Z4INT", runs: "multiAccQ40V8Z4RunsINT",
+		frame: "$6848-64", runsFrame: "$6848-72",
+		doc: "prefetching pf bytes past each tile's first row (the run after next), not 32 KiB past the tile after next.",
+		repl: []repl{
+			{"wstride int)\n", "wstride int, pf int)\n", 1},
+			{"\tMOVQ rb+32(FP), R12\n\tSHLQ $7, R12\n\tADDQ DI, R12\n\tMOVQ R12, 6512(SP)         // the tile after next, prefetched 2·18 bytes a row-pair step, 32768 bytes further on",
+				"\tMOVQ pf+64(FP), R12\n\tADDQ DI, R12\n\tMOVQ R12, 6512(SP)         // pf bytes on (the run after next), prefetched 2·18 bytes a row-pair step", 1},
+			{"PREFETCHT1 32768(R15)", "PREFETCHT1 (R15)", 6},
+			{"aQ40V8Z4_", "aQ40V8Z4R_", -1},
 		},
 	},
 	{

@@ -2,7 +2,11 @@
 
 package kvq
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/kvlab/kvlab/internal/isa"
+)
 
 //go:generate go run gen_runs.go
 
@@ -76,9 +80,16 @@ func accRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool {
 // a KV head, thread CPU, best of 12 rounds, 3 alternated runs, min), the scores of the 8
 // heads alone: paged 3.41–3.91 → 1.74–2.20 ms (contiguous 1.50–1.94); the values then read
 // their rows from memory rather than where the scores' prefetches had left them (2.85–3.10 →
-// 3.02–3.15 ms) until accIntRuns (whose figures are both's).
+// 3.02–3.15 ms) until accIntRuns (whose figures are both's). q4_0's Zen 4 kernel
+// (multiScoresQ40HdrZ4RunsVNNI) likewise, its far prefetches (HDRFAR, 32 KiB on) at the near
+// ones' lines: the scores of the 8 heads 2.53–2.76 → 1.64–1.85 ms (contiguous 1.57–2.01).
 func runsPF(kind, nd int, avx2 bool, rows []byte, next [][]byte) int {
-	if kind != vnniQ8_0 || nd != 1 || avx2 || !zen4Stream || len(rows) == 0 {
+	switch {
+	case avx2 || len(rows) == 0:
+		return 0
+	case kind == vnniQ8_0 && nd == 1 && zen4Stream:
+	case kind == vnniQ4_0 && vnniHdrZ4 && !vnniStaged:
+	default:
 		return 0
 	}
 	for _, r := range next {
@@ -92,37 +103,59 @@ func runsPF(kind, nd int, avx2 bool, rows []byte, next [][]byte) int {
 	return 0
 }
 
-// multiScoresQ80OneZ4RunsVNNI is multiScoresQ80OneZ4VNNI prefetching pf bytes past each
-// group of rows (the next run's rows) in place of 64 rows on (multi_vnni_amd64.s).
+// multiScoresQ40HdrZ4RunsVNNI and multiScoresQ80OneZ4RunsVNNI are multiScoresQ40HdrZ4VNNI and
+// multiScoresQ80OneZ4VNNI prefetching pf bytes past each group of rows (the next run's rows) in
+// place of 64 rows on (multi_vnni_amd64.s).
 //
+//go:noescape
+func multiScoresQ40HdrZ4RunsVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, pf int)
+
 //go:noescape
 func multiScoresQ80OneZ4RunsVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, pf int)
 
-// accRunsQ80 is whether q8_0's values take multiAccQ80Z4INT (intAccQ8_0 on Zen 4, chosen at
-// start), whose runs flavour accIntRuns calls.
-var accRunsQ80 = zen4Stream
+// accRunsQ80 and accRunsQ40 are whether q8_0's values take multiAccQ80Z4INT and q4_0's
+// multiAccQ40V8Z4INT (intAccQ8_0's and intAccQ4_0's choice at start, on Zen 4), whose runs
+// flavours accIntRuns calls.
+var (
+	accRunsQ80 = zen4Stream
+	accRunsQ40 = zen4Stream && hasVBMI && !isa.Acc16
+)
 
-// accIntRuns is accRuns for q8_0 rows (or rotated q8_0 rows) of whole blocks where their values accumulate through
-// multiAccQ80Z4INT (Zen 4), four accumulators a call (n a multiple of 4), runs of at most
-// AccumulateTile rows: each run goes to multiAccQ80Z4RunsINT, whose prefetches go to the run
-// after next (the kernel's own go to the tile after next, 128 rows on: in a paged cache
-// another head's rows). One call a run and four accumulators, as AccumulateManyMulti over
-// each run calls the kernel, so the sums are its bit for bit. It reports false, doing nothing,
-// where it does not apply. Zen 4, TestPagedDecodeSpeed's shape as in runsPF, the values of the
+// accIntRuns is accRuns for q8_0 and q4_0 rows (rotated or not) of whole blocks where their
+// values accumulate through multiAccQ80Z4INT and multiAccQ40V8Z4INT (Zen 4), four accumulators
+// a call (n a multiple of 4), runs of at most AccumulateTile rows: each run goes to the
+// kernel's runs flavour, whose prefetches go to the run after next (the kernel's own go to the
+// tile after next, 128 rows on: in a paged cache another head's rows). One call a run and
+// four accumulators, as AccumulateManyMulti over each run calls the kernel, so the sums are
+// its bit for bit. It reports false, doing nothing, where it does not apply. Zen 4,
+// TestPagedDecodeSpeed's shape as in runsPF, q8_0's values of the
 // 8 heads alone: paged 2.75–3.15 → 2.07–2.14 ms (contiguous 1.77–1.88). The whole paged q8_0
 // decode with both (kvcache TestPagedDecodeSpeed, min of 3 alternated runs): 7.24 → 4.25 ms,
-// contiguous 3.33 (2.17× → 1.28×). Intel not measured: the same instructions, the
-// prefetches at other addresses.
+// contiguous 3.33 (2.17× → 1.28×). q4_0's (multiAccQ40V8Z4RunsINT, 8-bit weights, without
+// the kernel's prefetches 32 KiB further): the values 1.64–2.00 (after the scores' runs
+// flavour 1.87–2.14) → 1.48 ms; the whole paged q4_0 decode with its scores' flavour 4.69 →
+// 3.36 ms (contiguous 3.26–4.12 in the same runs, load ~16). Intel not measured: the same
+// instructions, the prefetches at other addresses.
 func accIntRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool {
+	ok := false
 	rot, _ := c.(*rotCodec) // a rotated codec: its offsets added after each run's sums, as its AccumulateManyMulti does
 	if rot != nil {
 		c = rot.inner
 	}
-	q, ok := c.(*q8_0Codec)
-	if !ok || !accRunsQ80 || !intAcc() || q.full == 0 || q.full*BlockSize != q.d || n%4 != 0 {
+	var kernel func(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int)
+	var b *blockCodec
+	switch q := c.(type) {
+	case *q8_0Codec:
+		kernel, b = multiAccQ80Z4RunsINT, &q.blockCodec
+		ok = accRunsQ80
+	case *q4_0Codec:
+		kernel, b = multiAccQ40V8Z4RunsINT, &q.blockCodec
+		ok = accRunsQ40
+	}
+	if !ok || !intAcc() || b.full == 0 || b.full*BlockSize != b.d || n%4 != 0 {
 		return false
 	}
-	d, rb := q.d, q.rb
+	d, rb := b.d, b.rb
 	for _, r := range runs {
 		if len(r) > AccumulateTile*rb {
 			return false
@@ -144,7 +177,7 @@ func accIntRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool 
 		}
 		ws := w[base*n : (base+m)*n]
 		for h := 0; h < n; h += 4 {
-			multiAccQ80Z4RunsINT(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf)
+			kernel(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf)
 		}
 		if rot != nil {
 			rot.accOffsets(acc, d, n, ws)
@@ -154,9 +187,13 @@ func accIntRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool 
 	return true
 }
 
-// multiAccQ80Z4RunsINT is multiAccQ80Z4INT prefetching pf bytes past each tile's first row in
-// place of 128 rows on (gen_runs.go, multi_runs_amd64.s).
+// multiAccQ40V8Z4RunsINT and multiAccQ80Z4RunsINT are multiAccQ40V8Z4INT and multiAccQ80Z4INT
+// prefetching pf bytes past each tile's first row in place of 128 rows on (and for q4_0 32 KiB
+// further: gen_intacc.go's pfFar) (gen_runs.go, multi_runs_amd64.s).
 //
+//go:noescape
+func multiAccQ40V8Z4RunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int)
+
 //go:noescape
 func multiAccQ80Z4RunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int)
 

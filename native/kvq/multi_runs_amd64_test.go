@@ -18,10 +18,11 @@ func TestAccRunsKernel(t *testing.T) {
 	}
 }
 
-// TestRunsKernels: on Zen 4, q8_0 runs (rotated or not) take the runs flavours, whose
-// prefetches follow the runs: with the integer kernels the values' multiAccQ80Z4RunsINT
-// (accIntRuns) and, at one query digit, the scores' multiScoresQ80OneZ4RunsVNNI (runsPF); and
-// f16's scores multiScoresF16Z4Runs (scoresRuns).
+// TestRunsKernels: on Zen 4, q8_0 and q4_0 runs (rotated or not) take the runs flavours, whose
+// prefetches follow the runs: with the integer kernels the values' multiAccQ80Z4RunsINT and
+// multiAccQ40V8Z4RunsINT (accIntRuns) and the scores' multiScoresQ80OneZ4RunsVNNI (q8_0 at one
+// query digit) and multiScoresQ40HdrZ4RunsVNNI (runsPF); and f16's scores
+// multiScoresF16Z4Runs (scoresRuns).
 // TestAccumulateManyMultiRuns and TestDotManyMultiRuns check them bit for bit.
 func TestRunsKernels(t *testing.T) {
 	for _, rot := range []bool{false, true} {
@@ -33,6 +34,22 @@ func TestRunsKernels(t *testing.T) {
 		runs := [][]byte{make([]byte, 64*rb), make([]byte, 64*rb), make([]byte, 3*rb)}
 		if accRunsQ80 && intAcc() && !accIntRuns(c, make([]float32, 4*128), 4, make([]float32, 4*131), runs) {
 			t.Errorf("rot=%v: q8_0 values do not take multiAccQ80Z4RunsINT", rot)
+		}
+	}
+	for _, rot := range []bool{false, true} {
+		c, err := NewCodec(Q4_0, 128, CodecOptions{Seed: 3, Rotate: rot})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rb := c.RowBytes()
+		if accRunsQ40 && intAcc() && !accIntRuns(c, make([]float32, 4*128), 4, make([]float32, 4*67), [][]byte{make([]byte, 64*rb), make([]byte, 3*rb)}) {
+			t.Errorf("rot=%v: q4_0 values do not take multiAccQ40V8Z4RunsINT", rot)
+		}
+	}
+	if vnniHdrZ4 && !vnniStaged && intScores {
+		rows := make([]byte, 64*72)
+		if runsPF(vnniQ4_0, 1, false, rows[:8*72], [][]byte{rows[16*72:]}) != 16*72 {
+			t.Error("q4_0 scores: runsPF is not the next run's offset")
 		}
 	}
 	if f16ScoresRuns && multiF16 == avx512Kernels[0] {

@@ -575,8 +575,8 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 		defer avx2BQPool.Put(bp)
 		bq = bp[:]
 	}
-	// pf, where the q8_0 one-digit Zen 4 kernel takes runs (len(runs) > 1), is the byte offset
-	// of the next run's rows from the run's (multiScoresQ80OneZ4RunsVNNI), 0 for none.
+	// pf, where the Zen 4 kernel takes runs (len(runs) > 1: runsPF), is the byte offset of the
+	// next run's rows from the run's, 0 for none.
 	pf := 0
 	kernel := func(rows *byte, m int, out *float32, ostride int) {
 		if bq != nil {
@@ -605,6 +605,10 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 				multiScoresQ41HdrVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 				return
 			case vnniQ4_0:
+				if vnniHdrZ4 && pf != 0 {
+					multiScoresQ40HdrZ4RunsVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0], pf)
+					return
+				}
 				if vnniHdrZ4 {
 					multiScoresQ40HdrZ4VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 					return

@@ -2278,10 +2278,18 @@ GLOBL ·vnniHdr20Mask(SB), RODATA|NOPTR, $32
 	VPSRLD $4, Z28, Z7; \
 	VPERMB Z20, Z7, Z7
 
+// HDRPF sets the prefetch pointer AX of a group of sixteen rows at DI (HDRGROUP): PFGROUPS
+// groups of rows ahead (multiScoresQ40HdrZ4RunsVNNI's is pf bytes on).
+#define HDRPF \
+	MOVQ R8, AX; \
+	SHLQ $4, AX; \
+	IMULQ $PFGROUPS, AX; \
+	ADDQ DI, AX
+
 // HDRGROUP starts a group of sixteen rows of hdr-byte headers: the row-group pointers at the
 // payloads of block 0 (CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15), the
-// digits, the block count, the scores at the queries' offsets and the prefetch pointer AX,
-// PFGROUPS groups of rows ahead.
+// digits, the block count, the scores at the queries' offsets and the prefetch pointer AX
+// (HDRPF).
 #define HDRGROUP(hdr) \
 	LEAQ hdr(DI), CX; \
 	LEAQ (CX)(R8*4), BX; \
@@ -2296,10 +2304,7 @@ GLOBL ·vnniHdr20Mask(SB), RODATA|NOPTR, $32
 	VBROADCASTSS 4(AX), Z9; \
 	VBROADCASTSS 8(AX), Z10; \
 	VBROADCASTSS 12(AX), Z11; \
-	MOVQ R8, AX; \
-	SHLQ $4, AX; \
-	IMULQ $PFGROUPS, AX; \
-	ADDQ DI, AX
+	HDRPF
 
 // HDREND stores the group's scores and moves out and the rows to the next group.
 #define HDREND \
@@ -2631,6 +2636,25 @@ TEXT ·multiScoresQ40HdrVNNI(SB), NOSPLIT, $0-80
 // well, the payloads by LOAD4Q and whole chunks' headers by HDRR18U.
 TEXT ·multiScoresQ40HdrZ4VNNI(SB), NOSPLIT, $128-80
 	HDRK18Z4(INITQ4, NIBBLES4S, 16, LOAD4Q)
+
+// func multiScoresQ40HdrZ4RunsVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, pf int)
+// multiScoresQ40HdrZ4VNNI for one run of a paged cache's rows (vnniScoresRunsStride): its
+// near prefetches (PREFETCHT0) pf bytes past each group's rows, pf the offset of the next run,
+// where multiScoresQ40HdrZ4VNNI's go 64 rows on (a page on either way, but at the next page's
+// rows, not the memory after this one's), and its far ones (PREFETCHT1) at the same lines (no
+// offset left to aim them a few pages on: HDRFAR is 0 here). The same scores, bit for bit
+// (measurements: runsPF, multi_runs_amd64.go).
+#include "multi_vnni_runs_amd64.h"
+TEXT ·multiScoresQ40HdrZ4RunsVNNI(SB), NOSPLIT, $128-88
+	HDRK18Z4(INITQ4, NIBBLES4S, 16, LOAD4Y)
+#undef HDRFAR
+#define HDRFAR 32768
+#undef HDRPF
+#define HDRPF \
+	MOVQ R8, AX; \
+	SHLQ $4, AX; \
+	IMULQ $PFGROUPS, AX; \
+	ADDQ DI, AX
 
 // func multiScoresIQ4NLHdrVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // multiScoresIQ4NLVNNI with the headers in registers (HDRR18); the stage is not used.
