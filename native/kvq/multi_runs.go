@@ -2,7 +2,9 @@ package kvq
 
 // DotManyMultiRuns is c's DotManyMulti over the rows of several runs (the pages of a paged
 // cache): out holds n scores a row, runs[0]'s rows first, then runs[1]'s, and so on; the runs
-// hold whole rows, len(out)/n of them in all. Every score is the one DotManyMulti (DotMany per
+// hold whole rows, len(out)/n of them in all, or more: the rows past those, which the runs
+// that follow the last one scored may hold (the pages a later call reads), are only
+// prefetched, as the rows of a run after the one being scored. Every score is the one DotManyMulti (DotMany per
 // query, for a codec without MultiQuery) gives over the row's run alone. Where c's scores
 // kernels round each group of four queries to integer digits first (the VNNI kernels,
 // multi_vnni_amd64.go), it rounds them once for all the runs instead of once a run: ~100 ns a
@@ -18,10 +20,10 @@ func DotManyMultiRuns(c Codec, q []float32, n int, runs [][]byte, out []float32)
 		return
 	}
 	rb := c.RowBytes()
-	base := 0
+	base, total := 0, len(out)/n
 	for i, rows := range runs {
-		m := len(rows) / rb
-		if m == 0 {
+		m := min(len(rows)/rb, total-base)
+		if m <= 0 {
 			continue
 		}
 		if i+1 < len(runs) {
@@ -35,7 +37,8 @@ func DotManyMultiRuns(c Codec, q []float32, n int, runs [][]byte, out []float32)
 
 // AccumulateManyMultiRuns is c's AccumulateManyMulti over the rows of several runs (the pages
 // of a paged cache): w holds n weights a row, runs[0]'s rows first, then runs[1]'s, and so
-// on, len(w)/n rows in all, and acc n accumulators of Dim values. Every accumulator gets the
+// on, len(w)/n rows in all (rows past those, as in DotManyMultiRuns, are only prefetched), and
+// acc n accumulators of Dim values. Every accumulator gets the
 // sums that AccumulateManyMulti over each run in turn adds, bit for bit. Where a kernel takes
 // the runs (f16 on the AVX-512 or AVX2 kernels, q8_0 on Zen 4's integer kernels, four
 // accumulators a call: accRuns) its prefetches
@@ -46,10 +49,10 @@ func AccumulateManyMultiRuns(c Codec, acc []float32, n int, w []float32, runs []
 		return
 	}
 	rb := c.RowBytes()
-	base := 0
+	base, total := 0, len(w)/n
 	for i, rows := range runs {
-		m := len(rows) / rb
-		if m == 0 {
+		m := min(len(rows)/rb, total-base)
+		if m <= 0 {
 			continue
 		}
 		if i+1 < len(runs) {

@@ -38,10 +38,10 @@ func accRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool {
 		}
 	}
 	acc = acc[:n*d]
-	base := 0
+	base, total := 0, len(w)/n
 	for i, r := range runs {
-		m := len(r) / rb
-		if m == 0 {
+		m := min(len(r)/rb, total-base)
+		if m <= 0 {
 			continue
 		}
 		// Byte offsets from this run to the next and to the third on (the last run's own
@@ -165,10 +165,10 @@ func accIntRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool 
 	if len(runs) > 1 {
 		Prefetch(runs[1]) // the first run's prefetches reach the third
 	}
-	base := 0
+	base, total := 0, len(w)/n
 	for i, r := range runs {
-		m := len(r) / rb
-		if m == 0 {
+		m := min(len(r)/rb, total-base)
+		if m <= 0 {
 			continue
 		}
 		pf := 0 // the run after next's offset; the last two runs prefetch their own rows again
@@ -221,10 +221,10 @@ func scoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bool 
 	}
 	d, rb := f.d, f.rb
 	q = q[:n*d]
-	base := 0
+	base, total := 0, len(out)/n
 	for i, r := range runs {
-		m := len(r) / rb
-		if m == 0 {
+		m := min(len(r)/rb, total-base)
+		if m <= 0 {
 			continue
 		}
 		pf := 0 // the next non-empty run's offset; the last run prefetches its own rows again

@@ -82,14 +82,27 @@ func checkRuns(t *testing.T, rng *rand.Rand, c Codec, lens []int) {
 			}
 			base += m
 		}
-		got := make([]float32, total*n)
-		for i := range got {
-			got[i] = float32(math.NaN()) // every score must be written
-		}
-		DotManyMultiRuns(c, q, n, runs, got)
-		for i := range got {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("n %d: row %d query %d: %g over the runs, %g over its run alone", n, i/n, i%n, got[i], want[i])
+		// Then with a run past the scored rows (a later call's page: prefetched only) and a
+		// sentinel past out.
+		const sentinel = 12345.5
+		for _, extra := range [][]byte{nil, append([]byte(nil), runs[0]...)} {
+			got := make([]float32, total*n+1)
+			for i := range got {
+				got[i] = float32(math.NaN()) // every score must be written
+			}
+			got[total*n] = sentinel
+			rs := runs
+			if extra != nil {
+				rs = append(runs[:len(runs):len(runs)], extra)
+			}
+			DotManyMultiRuns(c, q, n, rs, got[:total*n])
+			if got[total*n] != sentinel {
+				t.Fatalf("n %d, extra run %v: wrote past out", n, extra != nil)
+			}
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("n %d: row %d query %d: %g over the runs, %g over its run alone", n, i/n, i%n, got[i], want[i])
+				}
 			}
 		}
 	}
@@ -158,7 +171,8 @@ func checkAccRuns(t *testing.T, rng *rand.Rand, c Codec, lens []int) {
 			}
 			base += m
 		}
-		AccumulateManyMultiRuns(c, got[:n*d], n, w, runs)
+		// A run past the weighted rows (a later call's page) is prefetched only.
+		AccumulateManyMultiRuns(c, got[:n*d], n, w, append(runs[:len(runs):len(runs)], runs[0]))
 		if got[n*d] != sentinel {
 			t.Fatalf("n=%d: wrote past the accumulators", n)
 		}
