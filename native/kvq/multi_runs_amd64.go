@@ -83,6 +83,11 @@ func accRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool {
 // 3.02–3.15 ms) until accIntRuns (whose figures are both's). q4_0's Zen 4 kernel
 // (multiScoresQ40HdrZ4RunsVNNI) likewise, its far prefetches (HDRFAR, 32 KiB on) at the near
 // ones' lines: the scores of the 8 heads 2.53–2.76 → 1.64–1.85 ms (contiguous 1.57–2.01).
+// Not kept: tq4's pair kernel (multiScoresTQ4B2VNNI) so, prefetching the run after next
+// without its far prefetches: kvcache TestPagedBreakdown, 3 alternations, scores 2.03–2.44 →
+// 1.72–2.17 ms, but the values 1.86–2.18 → 2.24–2.64, which no longer found their V rows where
+// the scores' prefetches past each page had left them (tq4's values kernel would need a runs
+// flavour too, as q8_0's and q4_0's have).
 func runsPF(kind, nd int, avx2 bool, rows []byte, next [][]byte) int {
 	switch {
 	case avx2 || len(rows) == 0:
@@ -210,7 +215,10 @@ var f16ScoresRuns = zen4Stream && hasAVX512VL
 // reports false, doing nothing, where it does not apply. Zen 4, kvcache TestPagedDecodeSpeed
 // (as in runsPF, min of 3 alternated runs): paged f16 8.00 → 6.87 ms, contiguous 5.34 (1.50×
 // → 1.29×); the scores of the 8 heads alone 4.93–5.24 → 3.57–3.75 ms (contiguous 2.72–2.80).
-// Not kept: the L2 prefetches at the run after next (3.60–3.78 ms, within noise). What is
+// Not kept: the L2 prefetches at the run after next (3.60–3.78 ms, within noise); each run's
+// last 12 rows in a second call after a PREFETCHT0 of the next run's first 3 KiB, so that
+// the L1 prefetches reach the next run too (kvcache TestPagedBreakdown, 3 alternations: 3.42–
+// 3.68 against 3.60–3.68 ms, within noise). What is
 // left of the gap is not the calls (the contiguous rows called 64 at a time through here: 2.78–
 // 2.88 ms); the L1 prefetches, 3 KiB on, miss the next run's first 12 rows and read the V rows
 // past the run instead. Only Zen 4 runs it (other CPUs keep multiScoresF16AVX512).
