@@ -2646,7 +2646,7 @@ TEXT ·multiScoresQ40HdrZ4VNNI(SB), NOSPLIT, $128-80
 // (measurements: runsPF, multi_runs_amd64.go).
 #include "multi_vnni_runs_amd64.h"
 TEXT ·multiScoresQ40HdrZ4RunsVNNI(SB), NOSPLIT, $128-88
-	HDRK18Z4(INITQ4, NIBBLES4S, 16, LOAD4Y)
+	HDRK18Z4(INITQ4, NIBBLES4S, 16, LOAD4Q)
 #undef HDRFAR
 #define HDRFAR 32768
 #undef HDRPF
