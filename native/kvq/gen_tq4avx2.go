@@ -113,11 +113,32 @@ func chainEnd(b *strings.Builder) {
 // rb, R12 = 3rb) and transposes their dwords within the 128-bit lanes, so that Yk (k = 0..3)
 // holds dword k of row l in lane l; it clobbers Y4..Y7.
 func loadRows(b *strings.Builder) {
-	w := func(f string, a ...any) { fmt.Fprintf(b, "\t"+f+"\n", a...) }
-	for r, idx := range []string{"", "(R8*1)", "(R8*2)", "(R12*1)"} {
-		w("VMOVDQU (CX)%s, X%d", idx, r)
-		w("VINSERTI128 $1, (BX)%s, Y%d, Y%d", idx, r, r)
+	for r := 0; r < 4; r++ {
+		loadRow(b, r, 0)
 	}
+	transposeRows(b)
+}
+
+// loadRow loads the 16 payload bytes at offset o of rows r (CX) and 4 + r (BX) into Yr.
+func loadRow(b *strings.Builder, r, o int) {
+	w := func(f string, a ...any) { fmt.Fprintf(b, "\t"+f+"\n", a...) }
+	idx := []string{"", "(R8*1)", "(R8*2)", "(R12*1)"}[r]
+	w("VMOVDQU %s(CX)%s, X%d", disp(o), idx, r)
+	w("VINSERTI128 $1, %s(BX)%s, Y%d, Y%d", disp(o), idx, r, r)
+}
+
+// disp writes the displacement o ("" for 0, as the loads were written before loadRow).
+func disp(o int) string {
+	if o == 0 {
+		return ""
+	}
+	return fmt.Sprint(o)
+}
+
+// transposeRows transposes the dwords of Y0..Y3 (rows r and 4 + r in Yr) within the 128-bit
+// lanes, as loadRows; it clobbers Y4..Y7.
+func transposeRows(b *strings.Builder) {
+	w := func(f string, a ...any) { fmt.Fprintf(b, "\t"+f+"\n", a...) }
 	w("VPUNPCKLDQ Y1, Y0, Y4")
 	w("VPUNPCKHDQ Y1, Y0, Y5")
 	w("VPUNPCKLDQ Y3, Y2, Y6")
@@ -348,6 +369,40 @@ func group(vnni bool) string {
 		w("VPAND ·avx2Nib(SB), Y%d, Y%d", k, k)
 		chain(&b, vnni, 13, 13, 4*k)
 		chain(&b, vnni, k, 13, 16+4*k)
+	}
+	chainEnd(&b)
+	return b.String()
+}
+
+// groupPipe writes the plain flavour's group as group(false) does, but with its rows already
+// in Y0..Y3 (loadRow, not transposed): each Yk, once its codes are looked up, is loaded with
+// the next group's rows r = k (16 bytes on), unless last (the row's last group, whose next 16
+// bytes would run past the rows). The kernels run the first group's loads before the loop and
+// the last group apart, so nothing reads past the rows. Measured on Zen 4 under KVLAB_NO_AVX512
+// (thread CPU, d 128, four queries, ns a row, min of 100 alternations in cache and of 7 passes
+// over 128 MiB of hugemem rows streamed, six runs, three of each order; turbo2's unchanged
+// kernel alternated beside them moved ±0.05): tq4 in cache 10.01–10.06 → 9.85–9.87, streamed
+// 10.13–10.37 → 9.87–10.15; turbo4 in cache 10.10–10.18 → 9.94–9.98, streamed 10.25–10.38 →
+// 9.96–10.32; attn's TestDecodeBreakdown (131072 rows, old and new test binaries alternated,
+// the four pairs on a quiet machine) scores tq4 10.07–10.22 → 9.93–10.00, turbo4 10.21–10.39 →
+// 10.06–10.23. The rows' loads are a small part of these kernels' cost: a timing-only run with
+// them replaced by register copies took tq4 10.01 → 9.92, turbo4 10.12 → 10.04 in cache, and
+// turbo3's (t3GroupAVX2) no faster, turbo2's (t2ChunkAVX2) 6.30 → 6.14; turbo2's registers are
+// all taken until its chunk's last products, so both keep their loads where they are.
+func groupPipe(last bool) string {
+	var b strings.Builder
+	w := func(f string, a ...any) { fmt.Fprintf(&b, "\t"+f+"\n", a...) }
+	transposeRows(&b)
+	chainStart(&b, false)
+	for k := 0; k < 4; k++ {
+		w("VPAND ·avx2Nib(SB), Y%d, Y13", k)
+		w("VPSRLW $4, Y%d, Y%d", k, k)
+		w("VPAND ·avx2Nib(SB), Y%d, Y%d", k, k)
+		chain(&b, false, 13, 13, 4*k)
+		chain(&b, false, k, 13, 16+4*k)
+		if !last {
+			loadRow(&b, k, 16)
+		}
 	}
 	chainEnd(&b)
 	return b.String()
@@ -945,6 +1000,15 @@ func main() {
 			grp = t3GroupAVX2(false)
 			init += "\n\tMOVQ stage+72(FP), R13\n\tDECQ R11\n\tJZ   " + k.name + "_last"
 			fini = k.name + "_last:\n" + t3GroupAVX2(true) + "\tADDQ $12, CX\n\tADDQ $12, BX\n"
+		}
+		if k.name == "TQ4AVX2I" || k.name == "T4AVX2I" { // rows loaded a group ahead (groupPipe)
+			grp = groupPipe(false)
+			var lb strings.Builder
+			for r := 0; r < 4; r++ {
+				loadRow(&lb, r, 0)
+			}
+			init += "\n" + strings.TrimSuffix(lb.String(), "\n") + "\n\tDECQ R11\n\tJZ   " + k.name + "_last"
+			fini = k.name + "_last:\n" + groupPipe(true) + "\tADDQ $16, CX\n\tADDQ $16, BX\n"
 		}
 		if k.name == "T2AVX2I" { // the second group's codes in the stage words (t2ChunkAVX2)
 			table, grp = "VBROADCASTI128 ·q2kAVX2U(SB), Y12", t2ChunkAVX2()
