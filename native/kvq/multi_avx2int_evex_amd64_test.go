@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -162,7 +163,7 @@ func TestAVX2IntBase(t *testing.T) {
 // TestAVX2IntBaseSpeed prints (KVLAB_SPEED_REPORT set) TestAVX2IntSpeed's thread-CPU times a
 // row for the plain AVX2 integer kernels' baseline (avx2Scores*Base) and the kernels,
 // interleaved, in cache and streamed; min and median of the rounds (KVLAB_SPEED_Q8 set: q8_0
-// alone).
+// alone; KVLAB_SPEED_FORMATS: the formats named, comma-separated).
 func TestAVX2IntBaseSpeed(t *testing.T) {
 	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
 		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
@@ -176,6 +177,16 @@ func TestAVX2IntBaseSpeed(t *testing.T) {
 	formats := avx2IntFormats
 	if os.Getenv("KVLAB_SPEED_Q8") != "" {
 		formats = []Format{Q8_0}
+	}
+	if list := os.Getenv("KVLAB_SPEED_FORMATS"); list != "" {
+		formats = nil
+		for _, name := range strings.Split(list, ",") {
+			f, err := Parse(strings.TrimSpace(name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			formats = append(formats, f)
+		}
 	}
 	for _, f := range formats {
 		cache, stream, passRows := scoreSpeeds(t, f, modes)
