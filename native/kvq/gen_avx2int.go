@@ -28,6 +28,8 @@
 //   - high-byte (iq4_nl, and q8_0 at one-byte query digits: hbBlock): the s16 route with the
 //     codes as 2⁸·c in their int16 and software-pipelined row loads, plain AVX2 only.
 //
+// q4_0's and q4_1's plain kernels pipeline their row loads too (u8PipeBlock).
+//
 // The AVX-VNNI forms (vnni) replace each product and its add by VPDPBUSD or VPDPWSSD, emitted
 // as VEX bytes (vexSI, gen_vexlib.go): Go's assembler encodes both mnemonics as EVEX, the AVX-512 VL form,
 // which faults on AVX2-only CPUs. The same forms with the EVEX mnemonics, otherwise
@@ -299,6 +301,92 @@ func u8Block(k kern) {
 		p("VBROADCASTSS %d(DX), Y14", 4*h)
 		p("VMULPS Y12, Y14, Y14")
 		p("VFMADD231PS Y14, Y13, Y%d", 8+h)
+	}
+}
+
+// pipe reports the u8 route's pipelined form (u8PipeBlock) for k: q4_0's and q4_1's plain
+// kernels (not their AVX-VNNI forms, not the baseline).
+func pipe(k kern) bool { return !k.s16 && !k.q5 && !vnni && !base }
+
+// u8PipeBlock is one block of q4_0's and q4_1's plain kernels: u8Block's products, sums and
+// float operations in the same order for each query (so the same scores bit for bit), with the
+// loops turned: the codes outer, the four queries' int16 chains (Y12..Y15) inner, so that code
+// vector c is dead once its four products are issued. Code 0's products start the chains (no
+// temporary); Y0 is then the products' temporary, and where preload, the next block's raw
+// row bytes (rows m and 4+m) are loaded into Y1+m right after code 1+m's last product, three
+// quarters of the block's multiplies ahead of their use, and transposed into Y12..Y15 at the
+// end of the block (the last block's body, which the kernel writes apart, loads nothing).
+//
+// The loads had bound the kernels: with the row loads replaced by zeroing (wrong scores, timing
+// only) q4_0 took 5.11 ns a row in cache where it took 5.97, q4_1 5.53 where 6.25 (Zen 4, plain
+// AVX2, TestAVX2IntBaseSpeed as below). Measured on AMD Zen 4, plain AVX2 (TestAVX2IntBaseSpeed,
+// kvlabevex build, KVLAB_NO_AVX512: thread CPU, interleaved with the former kernels
+// (avx2Scores*Base), five runs, load 3–4, ns a row of 128 values and 4 queries, min): q4_0 in
+// cache 5.97–6.00 → 5.14–5.22, streamed 8.10–8.45 → 7.54–7.86; q4_1 in cache 6.23–6.27 →
+// 5.57–5.61, streamed 8.67–9.41 → 7.61–8.34. Whole decodes (attn's TestDecodeBreakdown,
+// KVLAB_NO_AVX512, 131072 cells, seven runs alternated with the former binary, scores ns a
+// cell, min/median of the runs' minima): q4_0 6.19/7.34 → 5.89/6.60, q4_1 7.15/7.76 →
+// 6.59/6.92. On Intel's cores (not measured; instruction tables) the same multiplies, adds,
+// loads and shuffles issue, in another order: the ports' load is unchanged.
+func u8PipeBlock(k kern, preload bool) {
+	u8Nibbles()
+	for c := 0; c < 8; c++ {
+		for h := 0; h < 4; h++ {
+			if c == 0 {
+				p("VPMADDUBSW %d(SI), Y0, Y%d", h*8*32, 12+h)
+			} else {
+				p("VPMADDUBSW %d(SI), Y%d, Y0", (h*8+c)*32, c)
+				p("VPADDW Y0, Y%d, Y%d", 12+h, 12+h)
+			}
+		}
+		if m := c - 1; preload && m >= 0 && m < 4 {
+			idx := [...]string{"", "(R8*1)", "(R8*2)", "(R12*1)"}[m]
+			next := k.block + k.hdr
+			p("VMOVDQU %d(CX)%s, X%d", next, idx, 1+m)
+			p("VINSERTI128 $1, %d(BX)%s, Y%d, Y%d", next, idx, 1+m, 1+m)
+		}
+	}
+	// Y5: the rows' scales, Y6: q4_1's minima.
+	if k.min {
+		p("VMOVDQU (R13), Y6")
+		p("VPSHUFB ·avx2DMShuf(SB), Y6, Y6")
+		p("VPERMQ $0xD8, Y6, Y6")
+		p("VCVTPH2PS X6, Y5")
+		p("VEXTRACTI128 $1, Y6, X6")
+		p("VCVTPH2PS X6, Y6")
+	} else {
+		p("VCVTPH2PS (R13), Y5")
+	}
+	for h := 0; h < 4; h++ {
+		acc := 12 + h
+		p("VPMADDWD ·avx2Ones16(SB), Y%d, Y%d", acc, acc)
+		if k.offset != 0 {
+			p("VPBROADCASTD %d(DX), Y0", k.offset+4*h)
+			p("VPADDD Y0, Y%d, Y%d", acc, acc)
+		}
+		p("VCVTDQ2PS Y%d, Y%d", acc, acc)
+		if k.min {
+			p("VMULPS Y5, Y%d, Y%d", acc, acc)
+			p("VBROADCASTSS %d(DX), Y0", 80+4*h)
+			p("VFMADD231PS Y0, Y6, Y%d", acc)
+			p("VBROADCASTSS %d(DX), Y0", 4*h)
+			p("VFMADD231PS Y0, Y%d, Y%d", acc, 8+h)
+			continue
+		}
+		p("VBROADCASTSS %d(DX), Y0", 4*h)
+		p("VMULPS Y5, Y0, Y0")
+		p("VFMADD231PS Y0, Y%d, Y%d", acc, 8+h)
+	}
+	if preload {
+		// transpose's shuffles with the raw rows in Y1..Y4 and temporaries Y0, Y5..Y7.
+		p("VPUNPCKLDQ Y2, Y1, Y0")
+		p("VPUNPCKHDQ Y2, Y1, Y5")
+		p("VPUNPCKLDQ Y4, Y3, Y6")
+		p("VPUNPCKHDQ Y4, Y3, Y7")
+		p("VPUNPCKLQDQ Y6, Y0, Y12")
+		p("VPUNPCKHQDQ Y6, Y0, Y13")
+		p("VPUNPCKLQDQ Y7, Y5, Y14")
+		p("VPUNPCKHQDQ Y7, Y5, Y15")
 	}
 }
 
@@ -767,6 +855,8 @@ func kernel(k kern) {
 			q8VNNIBlock(k)
 		} else if k.hb {
 			hbBlock(k, preload)
+		} else if pipe(k) {
+			u8PipeBlock(k, preload)
 		} else if k.s16 {
 			s16Block(k)
 		} else {
@@ -801,7 +891,7 @@ func kernel(k kern) {
 		p("ADDQ $96, DX")
 		p("ADDQ $%d, R13", stageStride)
 	}
-	if !k.hb {
+	if !k.hb && !pipe(k) {
 		label("a2" + n + "_blk")
 		body(false)
 		p("DECQ R11")
@@ -809,7 +899,7 @@ func kernel(k kern) {
 		p("")
 	} else {
 		// Software-pipelined: the first block's payload is loaded here, each next block's
-		// during its predecessor (hbBlock), the last block's body without it.
+		// during its predecessor (hbBlock, u8PipeBlock), the last block's body without it.
 		loadTranspose(k.hdr)
 		p("DECQ R11")
 		p("JZ   a2%s_last", n)
