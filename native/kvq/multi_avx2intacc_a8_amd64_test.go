@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"sort"
 	"strings"
 	"testing"
 
@@ -415,4 +416,11 @@ func TestAVX2IntAccA8Speed(t *testing.T) {
 				tc.f, tc.n, total, a0, a1, b0, b1, b0/a0, c0, c1, c0/a0)
 		}
 	}
+}
+
+// minMedianF is the least and the median of x (shared with the linux-only speed tests).
+func minMedianF(x []float64) (float64, float64) {
+	y := append([]float64(nil), x...)
+	sort.Float64s(y)
+	return y[0], y[len(y)/2]
 }

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
-	"sort"
 	"testing"
 
 	"github.com/kvlab/kvlab/internal/cputime"
@@ -215,13 +214,6 @@ func TestT4AccB8AVX2Speed(t *testing.T) {
 				tc.f, total, a0, a1, b0, b1, b0/a0, c0, c1, c0/a0)
 		}
 	}
-}
-
-// minMedianF is the least and the median of x.
-func minMedianF(x []float64) (float64, float64) {
-	y := append([]float64(nil), x...)
-	sort.Float64s(y)
-	return y[0], y[len(y)/2]
 }
 
 // TestMultiQueryT4B8AVX2 runs the reference checks (checkMulti: values within the integer
