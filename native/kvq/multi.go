@@ -32,11 +32,13 @@ import "sync"
 // AVX2 ports, multi_avx2int_amd64.go, same bound, same scores), and so do tq4's and turbo4's (with
 // AVX-512 VBMI too, turbo3's and turbo2's; multi_tq4vnni_amd64.go) for d a multiple of 32
 // (turbo2: 64), their levels being integer multiples of one unit (on CPUs with AVX2 but not
-// AVX-512, those four formats' through AVX2 kernels with the same results,
-// multi_tq4avx2_amd64.go): the query
+// AVX-512, those four formats' through AVX2 kernels, multi_tq4avx2_amd64.go, with the same
+// results as the AVX-512 ones except for turbo2 and turbo3 on AMD Zen 4, below): the query
 // is rounded to integers per
-// 32-value block (ScoresGrid; one byte, two for q8_0), adding at most
-// u·Σ_b max_{i∈b}|q[i]|·Σ_{i∈b}|x[i]| to that bound, u = (1 + 2⁻⁶)/254 or (1 + 2⁻⁶)/65278;
+// 32-value block (ScoresGrid; one byte, two for q8_0; for turbo2 and turbo3 on AMD Zen 4,
+// t23Uni, per query: all its whole 32-value blocks under one scale), adding at most
+// u·Σ_b max_{i∈b}|q[i]|·Σ_{i∈b}|x[i]| to that bound, u = (1 + 2⁻⁶)/254 or (1 + 2⁻⁶)/65278,
+// b running over blocks of scoresGridBlock values (the whole query where it is one block);
 // DotManyMulti(q) agrees with Dot of the rounded query within the float bound. On CPUs with
 // AVX-512 VBMI and BF16 too, fp8 scores go through bf16 (multi_fp8bf16_amd64.go): the query
 // rounded to bf16 (ScoresGrid, u = 2⁻⁸, every value within 2⁻⁸ of itself), the codes exact.

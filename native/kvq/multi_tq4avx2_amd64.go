@@ -15,8 +15,10 @@ import (
 // multi_tq4vnni_amd64.go, stay as they are), for rows whose d is a multiple of 32. They take the AVX-512
 // kernels' prepared queries and digits (vnniDigits) and form the same exact int32 group dots,
 // converted and scaled by the same float32 operations in the same order, so their scores are
-// the AVX-512 kernels' bit for bit (TestTQ4AVX2ScoresMatch) and the VNNI bounds
-// (multi_tq4vnni_amd64.go) hold as they are; ScoresGrid reports the same rounding. Two
+// the AVX-512 per-group kernels' bit for bit (TestTQ4AVX2ScoresMatch) and the VNNI bounds
+// (multi_tq4vnni_amd64.go, per 32-value group) hold as they are; ScoresGrid reports the same
+// rounding. (turbo3 on an AVX-512 AMD Zen 4 takes the uniform-scale kernels instead, t23Uni,
+// whose scores differ.) Two
 // flavours: one with the VEX-coded VPDPBUSD of AVX-VNNI (Intel Alder Lake and later, AMD Zen 5),
 // chosen where cpu.X86 reports it and KVLAB_NO_AVXVNNI is unset (read once at start), and one
 // with VPMADDUBSW, VPMADDWD and the sign trick of gen_tq4avx2.go for every other AVX2 CPU.

@@ -25,7 +25,10 @@ import (
 //	|DotManyMulti − Dot(q̃)| ≤ 1e-5·Σ_i |q̃[i]·x[i]|,
 //	|DotManyMulti − Dot|    ≤ (1 + 2⁻⁶)/254·Σ_b max_{i∈b}|q[i]|·Σ_{i∈b}|x[i]| + 1e-5·Σ_i |q[i]·x[i]|,
 //
-// x the row's rotated values, the 1e-5 term the float rounding of the converted group dots,
+// b running over the query's blocks of scoresGridBlock(c) values under one scale: the 32-value
+// groups, or for turbo2 and turbo3 where they take the uniform-scale kernels (t23Uni) all the
+// whole groups of the query at once, so one large value anywhere in the query coarsens every
+// group's rounding; x the row's rotated values, the 1e-5 term the float rounding of the converted group dots,
 // their scaling by the group scales, the row scale and the levels' unit, and the sum over groups. With
 // offsets mu (a rotated codec's channel offsets, dotManyMultiMu) every score of query h starts
 // from q̃_h·mu. A row's score depends only on its own bytes and the query: rows run sixteen at
