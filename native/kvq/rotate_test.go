@@ -196,7 +196,8 @@ func checkRowCodec(t *testing.T, c Codec, rows [][]float32, maxRel float64) {
 		mo := make([]float32, n*len(rows))
 		mq.DotManyMulti(qs, n, enc, mo)
 		// Integer kernels score the prepared query rounded per block of the inner codec's
-		// domain (ScoresGrid): DotManyMulti is within the float tolerance of DotMany of the
+		// domain (ScoresGrid; scoresGridBlock values a block, the whole query for turbo2 and
+		// turbo3 where t23Uni): DotManyMulti is within the float tolerance of DotMany of the
 		// rounded query, and within u·Σ_b max|q_b|·Σ_b(|x| + o_b) more of DotMany's.
 		inner := c
 		if rc, ok := c.(*rotCodec); ok {
@@ -211,9 +212,10 @@ func checkRowCodec(t *testing.T, c Codec, rows [][]float32, maxRel float64) {
 			row := enc[i*rb : (i+1)*rb]
 			inner.Decode(x, row)
 			var quant float64
-			for b := 0; b < d; b += BlockSize {
+			gb := scoresGridBlock(inner) // the values under one scale
+			for b := 0; b < d; b += gb {
 				var m, sx float64
-				for j := b; j < min(b+BlockSize, d); j++ {
+				for j := b; j < min(b+gb, d); j++ {
 					m = math.Max(m, math.Abs(float64(pq[j])))
 					sx += math.Abs(float64(x[j])) + blockOffset(inner, row, j)
 				}
