@@ -57,66 +57,71 @@ func TestMultiQueryGuardPages(t *testing.T) {
 	rng := rand.New(rand.NewPCG(97, 98))
 	for _, f := range multiFormats {
 		for _, d := range guardDims {
-			c := mustCodec(t, f, d)
-			if rc, ok := c.(*rotCodec); ok {
-				c = rc.inner
-			}
-			mq := c.(MultiQuery)
-			rb := c.RowBytes()
-			for _, n := range []int{1, 2, 4, 5} {
-				for _, rows := range []int{1, 2, 7, 8, 9, 16, 17, 64, 65} {
-					for _, atStart := range []bool{false, true} {
-						name := fmt.Sprintf("%s/d%d/n%d/rows%d/start%v", f, d, n, rows, atStart)
-						src := outlierRows(rng, rows, d)
-						enc := make([]byte, rows*rb)
-						for r := 0; r < rows; r++ {
-							c.Encode(enc[r*rb:(r+1)*rb], src[r*d:(r+1)*d])
-						}
-						q := gaussianRows(rng, n, d, 1)
-						w := make([]float32, rows*n)
-						for i := range w {
-							w[i] = float32(rng.Float64())
-						}
-						acc0 := gaussianRows(rng, n, d, 1)
+			guardMulti(t, rng, f, d)
+		}
+	}
+}
 
-						want := make([]float32, rows*n)
-						mq.DotManyMulti(q, n, enc, want)
-						wantAcc := append([]float32(nil), acc0...)
-						mq.AccumulateManyMulti(wantAcc, n, w, enc)
+// guardMulti is TestMultiQueryGuardPages for format f at d.
+func guardMulti(t *testing.T, rng *rand.Rand, f Format, d int) {
+	c := mustCodec(t, f, d)
+	if rc, ok := c.(*rotCodec); ok {
+		c = rc.inner
+	}
+	mq := c.(MultiQuery)
+	rb := c.RowBytes()
+	for _, n := range []int{1, 2, 4, 5} {
+		for _, rows := range []int{1, 2, 7, 8, 9, 16, 17, 64, 65} {
+			for _, atStart := range []bool{false, true} {
+				name := fmt.Sprintf("%s/d%d/n%d/rows%d/start%v", f, d, n, rows, atStart)
+				src := outlierRows(rng, rows, d)
+				enc := make([]byte, rows*rb)
+				for r := 0; r < rows; r++ {
+					c.Encode(enc[r*rb:(r+1)*rb], src[r*d:(r+1)*d])
+				}
+				q := gaussianRows(rng, n, d, 1)
+				w := make([]float32, rows*n)
+				for i := range w {
+					w[i] = float32(rng.Float64())
+				}
+				acc0 := gaussianRows(rng, n, d, 1)
 
-						gr, f1 := guardedBytes(t, len(enc), atStart)
-						copy(gr, enc)
-						gq, f2 := guardedF32(t, len(q), q, atStart)
-						gout, f3 := guardedF32(t, len(want), nil, atStart)
-						gw, f4 := guardedF32(t, len(w), w, atStart)
-						gacc, f5 := guardedF32(t, len(acc0), acc0, atStart)
-						mq.DotManyMulti(gq, n, gr, gout)
-						mq.AccumulateManyMulti(gacc, n, gw, gr)
-						checkBits(t, name+": score", gout, want)
-						checkBits(t, name+": acc", gacc, wantAcc)
-						// Strided: queries and accumulators d+3 apart, the last one ending the page.
-						s := d + 3
-						qs := make([]float32, (n-1)*s+d)
-						as := make([]float32, (n-1)*s+d)
-						for h := 0; h < n; h++ {
-							copy(qs[h*s:], q[h*d:(h+1)*d])
-							copy(as[h*s:], acc0[h*d:(h+1)*d])
-						}
-						wantS := make([]float32, rows*n)
-						DotManyMultiStride(c, qs, s, n, enc, wantS)
-						wantAS := append([]float32(nil), as...)
-						AccumulateManyMultiStride(c, wantAS, s, n, w, enc)
-						gqs, f6 := guardedF32(t, len(qs), qs, atStart)
-						gouts, f7 := guardedF32(t, len(wantS), nil, atStart)
-						gas, f8 := guardedF32(t, len(as), as, atStart)
-						DotManyMultiStride(c, gqs, s, n, gr, gouts)
-						AccumulateManyMultiStride(c, gas, s, n, gw, gr)
-						checkBits(t, name+": strided score", gouts, wantS)
-						checkBits(t, name+": strided acc", gas, wantAS)
-						for _, free := range []func(){f1, f2, f3, f4, f5, f6, f7, f8} {
-							free()
-						}
-					}
+				want := make([]float32, rows*n)
+				mq.DotManyMulti(q, n, enc, want)
+				wantAcc := append([]float32(nil), acc0...)
+				mq.AccumulateManyMulti(wantAcc, n, w, enc)
+
+				gr, f1 := guardedBytes(t, len(enc), atStart)
+				copy(gr, enc)
+				gq, f2 := guardedF32(t, len(q), q, atStart)
+				gout, f3 := guardedF32(t, len(want), nil, atStart)
+				gw, f4 := guardedF32(t, len(w), w, atStart)
+				gacc, f5 := guardedF32(t, len(acc0), acc0, atStart)
+				mq.DotManyMulti(gq, n, gr, gout)
+				mq.AccumulateManyMulti(gacc, n, gw, gr)
+				checkBits(t, name+": score", gout, want)
+				checkBits(t, name+": acc", gacc, wantAcc)
+				// Strided: queries and accumulators d+3 apart, the last one ending the page.
+				s := d + 3
+				qs := make([]float32, (n-1)*s+d)
+				as := make([]float32, (n-1)*s+d)
+				for h := 0; h < n; h++ {
+					copy(qs[h*s:], q[h*d:(h+1)*d])
+					copy(as[h*s:], acc0[h*d:(h+1)*d])
+				}
+				wantS := make([]float32, rows*n)
+				DotManyMultiStride(c, qs, s, n, enc, wantS)
+				wantAS := append([]float32(nil), as...)
+				AccumulateManyMultiStride(c, wantAS, s, n, w, enc)
+				gqs, f6 := guardedF32(t, len(qs), qs, atStart)
+				gouts, f7 := guardedF32(t, len(wantS), nil, atStart)
+				gas, f8 := guardedF32(t, len(as), as, atStart)
+				DotManyMultiStride(c, gqs, s, n, gr, gouts)
+				AccumulateManyMultiStride(c, gas, s, n, gw, gr)
+				checkBits(t, name+": strided score", gouts, wantS)
+				checkBits(t, name+": strided acc", gas, wantAS)
+				for _, free := range []func(){f1, f2, f3, f4, f5, f6, f7, f8} {
+					free()
 				}
 			}
 		}

@@ -1,0 +1,60 @@
+//go:build amd64 && !purego
+
+package kvq
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// t23Modes runs f for turbo2's and turbo3's two scores paths in turn: t23UniMode −1 (the
+// per-group kernels, T2P/T3P/T2/T3, as Intel and Zen 5 run them) and 1 (the uniform-scale
+// kernels, T2PU/T3PU/T2U/T3U, as Zen 4 runs them; skipped where they cannot run: no AVX-512
+// VNNI + BW + VBMI, so t23Uni is false whatever the mode). uni tells f which is on.
+func t23Modes(t *testing.T, f func(t *testing.T, uni bool)) {
+	defer func(v int) { t23UniMode = v }(t23UniMode)
+	for _, mode := range []int{-1, 1} {
+		uni := mode > 0
+		t.Run(fmt.Sprintf("uni%v", uni), func(t *testing.T) {
+			if uni && !hasAVX512VNNIVBMI() {
+				t.Skip("the uniform-scale kernels do not run here")
+			}
+			t23UniMode = mode
+			f(t, uni)
+		})
+	}
+}
+
+// checkT23Path fails unless turbo2's or turbo3's codec at d takes the path asked for
+// (ScoresGrid's block: the whole query where uniform), so the mode tests test what they say.
+func checkT23Path(t *testing.T, f Format, d int, uni bool) {
+	t.Helper()
+	c := Unwrap(mustCodec(t, f, d))
+	want := uni && d%32 == 0 && d >= 64 && d <= 512
+	if got := scoresGridBlock(c) > BlockSize; got != want {
+		t.Fatalf("%s d%d: uniform grid %v, want %v", f, d, got, want)
+	}
+}
+
+// TestMultiQueryT23Modes runs the reference checks (checkMulti: DotManyMulti against Dot
+// within the scoresGridBlock bound and against Dot of ScoresGrid's query within the float
+// bound, AccumulateManyMulti against AccumulateScaled) for turbo2 and turbo3 through both
+// scores paths on every CPU that can run them, not only the one t23UniMode 0 picks.
+func TestMultiQueryT23Modes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(171, 172))
+	t23Modes(t, func(t *testing.T, uni bool) {
+		for _, f := range []Format{Turbo2, Turbo3} {
+			for _, d := range []int{64, 128, 200, 256, 512, 1024} {
+				checkT23Path(t, f, d, uni)
+				for _, n := range []int{1, 4, 5} {
+					for _, rows := range []int{1, 7, 17, 130} {
+						t.Run(fmt.Sprintf("%s/d%d/n%d/rows%d", f, d, n, rows), func(t *testing.T) {
+							checkMulti(t, rng, f, d, n, rows)
+						})
+					}
+				}
+			}
+		}
+	})
+}
