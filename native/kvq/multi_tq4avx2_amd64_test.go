@@ -324,8 +324,8 @@ func TestQ2KScoresRangeMultiAVX2Int(t *testing.T) {
 // (the digits in t2AVX2Perm's order, and the aux words the kernels read: the scales and
 // −90·ΣQ and −128·ΣQ), on groups with a block of zero scales, negative scales, a query block
 // of zeros and subnormal products, and that a non-finite scaled query (∞·0 included) reports
-// false; and, where the CPU has AVX-VNNI, that q2kScoresInt's scores without avx512 are the
-// same bit for bit with and without it.
+// false; and that q2kScoresInt's scores without avx512 (the plain AVX2 kernel, and where the
+// CPU has AVX-VNNI that one too) are q2kAVX2Model's bit for bit.
 func TestQ2KDigitsAVX2(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("no AVX2, FMA and F16C")
@@ -389,21 +389,20 @@ func TestQ2KDigitsAVX2(t *testing.T) {
 				t.Errorf("d %d: true with query value %d %g", d, bad.i, bad.v)
 			}
 		}
-		// The AVX2 kernels with and without AVX-VNNI give the same scores bit for bit. (The
-		// AVX-512 kernel's grid is per 64 channels, q2kGridBlock: its scores differ.)
+		// The AVX2 kernels, with and without AVX-VNNI, give q2kAVX2Model's scores (the
+		// 32-channel grid and the kernels' float steps) bit for bit. (The AVX-512 kernel's grid
+		// is per 64 channels, q2kGridBlock: its scores differ.)
 		grp = h.Groups()[:Q2KGroupBytes(d)]
 		for _, m := range []int{32, 13} {
 			cells := &grp[2*d]
-			want, got := make([]float32, 4*m), make([]float32, 4*m)
-			var s1, s2 [4 * q2kMultiMaxDim]float32
-			sv := hasAVXVNNI
-			hasAVXVNNI = false
-			ok := q2kScoresInt(false, &q[0], d, &grp[0], cells, m, &s1[0], &want[0], 16, false)
-			hasAVXVNNI = sv
-			if !ok {
-				t.Fatal("q2kScoresInt (AVX2): false")
+			want := q2kAVX2Model(q, d, grp, m)
+			vnnis := []bool{false}
+			if tq4AVXVNNICPU {
+				vnnis = append(vnnis, true)
 			}
-			for _, vnni := range []bool{tq4AVXVNNICPU} {
+			for _, vnni := range vnnis {
+				got := make([]float32, 4*m)
+				var s2 [4 * q2kMultiMaxDim]float32
 				sv := hasAVXVNNI
 				hasAVXVNNI = vnni
 				ok := q2kScoresInt(false, &q[0], d, &grp[0], cells, m, &s2[0], &got[0], 16, false)
@@ -413,7 +412,7 @@ func TestQ2KDigitsAVX2(t *testing.T) {
 				}
 				for i := range got {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("d %d m %d avxvnni %v [%d]: %g, without AVX-VNNI %g", d, m, vnni, i, got[i], want[i])
+						t.Fatalf("d %d m %d avxvnni %v cell %d query %d: %g, the 32-channel model %g", d, m, vnni, i/4, i%4, got[i], want[i])
 					}
 				}
 			}
@@ -518,4 +517,38 @@ func TestQ2KAVX2Extremes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// q2kAVX2Model is what q2kScoresInt(false, …) writes for the four queries q[h·d:] and the first
+// m cells of the group grp (out[4j + h]: cell j, query h), formed in Go: q'_c = q_c·scale_c
+// (float32), each 32-channel block quantized by q2kQuant (vnniQuant's arithmetic) to s_b·Q, the
+// exact int32 dot Σ_c Q_c·turboInts2[code_c] per block, converted, and the kernels' float steps:
+// acc = fma(dot_b, s_b, acc) over the blocks in order from 0, then fma(acc, 1·turboUnit2, 0).
+func q2kAVX2Model(q []float32, d int, grp []byte, m int) []float32 {
+	out := make([]float32, 4*m)
+	nb := d / 32
+	Q := make([]int32, d)
+	s := make([]float32, nb)
+	qs := make([]float32, d)
+	for h := 0; h < 4; h++ {
+		for c := range qs {
+			qs[c] = q[h*d+c] * F16ToF32(binary.LittleEndian.Uint16(grp[2*c:]))
+		}
+		for b := 0; b < nb; b++ {
+			s[b] = q2kQuant(qs[32*b:32*(b+1)], Q[32*b:32*(b+1)])
+		}
+		for j := 0; j < m; j++ {
+			var acc float32
+			for b := 0; b < nb; b++ {
+				var dot int32
+				for c := 32 * b; c < 32*(b+1); c++ {
+					k := j*d + c
+					dot += Q[c] * int32(turboInts2[grp[2*d+k/4]>>(2*(k%4))&3])
+				}
+				acc = fma32(float32(dot), s[b], acc)
+			}
+			out[4*j+h] = fma32(acc, turboUnit2, 0)
+		}
+	}
+	return out
 }
