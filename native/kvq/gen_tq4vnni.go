@@ -327,8 +327,8 @@ var t3chunkU string
 
 // bodyU is body for the uniform-scale kernels: the chains Z12..Z15 start at O_h = −128·ΣQ_h
 // (the int32 at off[12+h]), and per query h the score is (Σ + O_h)·s_h·(s·unit) + offset_h,
-// s_h the query's scale (off[8+h]): the sum exact in int32 and converted exactly (|Σ + O| <
-// 2²⁴ for d ≤ 184), then two roundings (the product by s_h, the FMA). Its first form, the
+// s_h the query's scale (off[8+h]): the sum exact in int32 and converted exactly (|Σ + O| =
+// |Σ Q·L| ≤ d·127·90 < 2²⁴ for the d ≤ 512 that t23Uni admits), then two roundings (the product by s_h, the FMA). Its first form, the
 // chains started at zero and O_h added at the end by VPADDD, the offset broadcast by
 // VBROADCASTSS: turbo3's kernel 4.03 → 3.86 ns a row in cache with this one (AMD Zen 4).
 var bodyU = func() string {

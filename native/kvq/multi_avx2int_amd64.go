@@ -21,7 +21,9 @@ import (
 // through them with KVLAB_NO_AVX512 set or under withAVX2Int.
 //
 // The kernels take the digits pre-broadcast (avx2Expand) and run eight rows at a time (m a
-// multiple of 8); their stage buffer holds up to 64 bytes a block (scales, minima).
+// multiple of 8); they stage up to 96 bytes a block (scales, minima and q5_1's qh dwords:
+// q5_0 strides 48, q5_1 96, qhStage) in a stage buffer of 128 bytes a block (vnniScores'
+// stageStack).
 
 // avx2Int reports that the AVX2 integer scores kernels run: AVX2 without the AVX-512 VNNI ones
 // (hasVNNIBW), so on CPUs without AVX-512 and on AVX-512 CPUs without VNNI (Intel Skylake-SP/X)

@@ -46,8 +46,10 @@ type StoredRows interface {
 
 // QueryGrid is implemented by a GateCache whose decode and prefill score the cells of its K
 // codec with each query rounded to the integer grid that codec's multi-query scores use on
-// this CPU (kvq.ScoresGrid: the AVX-512 VNNI kernels round a query per 32-value block to one
-// signed byte), the FP16 overlay's exact cells with the query as it is. Where RoundsQueries
+// this CPU (kvq.ScoresGrid: the AVX-512 VNNI kernels round a query to one signed byte a value
+// per 32-value block; for turbo2 and turbo3 on AMD Zen 4 per query, one scale for all its whole
+// 32-value blocks; for q2k per 64 channels with AVX-512, 32 on the AVX2 path), the FP16
+// overlay's exact cells with the query as it is. Where RoundsQueries
 // reports true the gate's reference rounds the same way (gridReference), so that
 // DeviceAttnBound stays a check of float rounding and not of the grid's own effect (a few 1e-3
 // of the output for a one-byte grid, a format cost that RunGate's FastVsRef accounts for).
