@@ -223,8 +223,8 @@ var formats = []format{
 
 // Frame layout (hardware SP offsets).
 const (
-	oPB   = 0    // w·d of the tile's rows (lane 4b+h: block b of the pair, accumulator h), a zero row after
-	oQP   = 2080 // int16 weight pairs: pair p at 32p, block b's accumulator h's dword at 32p + 16b + 4h
+	oPB   = 0    // w·d of the tile's rows (lane 4b+h: block b of the pair, accumulator h), a zero row after (65 rows; the adaptive kernels write three, adaptPrepass)
+	oQP   = 2080 // int16 weight pairs: pair p at 32p, block b's accumulator h's dword at 32p + 16b + 4h (the adaptive kernels': a8PairsBytes at their frame's end)
 	oTT   = 3104 // T per lane
 	oSS   = 3136 // off·ΣW per lane (int32)
 	oMT   = 3168 // Σ w·m + off·Σ w·d per lane
@@ -1571,10 +1571,16 @@ a@_v%H%:
 	MOVQ CX, R12
 %FINISH%`
 
+// a8PairsBytes is the adaptive kernels' int16 weight-pair area (oQP's layout, 32 pairs of 32
+// bytes), which adaptPrepass moves from oQP to the end of their frame: their prepass writes
+// three zero rows after the tile's last row (rows TN..TN+2, up to 66 for a tile of 64), past
+// oPB's 65 rows, where oQP's first pairs were.
+const a8PairsBytes = 1024
+
 // adaptPrepass is kernelA8's and kernelA8Q5's edits of the int16 kernel text s (of format f,
-// nacc accumulators, named name): the name aname, the frame, the first prepass's sums of |w·d|
-// and three zero rows, and the largest weight per lane (32767 for a peak's, else 127; SI the
-// peaks' lanes) in place of 32767.
+// nacc accumulators, named name): the name aname, the frame (frame2 and the weight pairs after
+// it, a8PairsBytes), the first prepass's sums of |w·d| and three zero rows, and the largest
+// weight per lane (32767 for a peak's, else 127; SI the peaks' lanes) in place of 32767.
 func adaptPrepass(s string, f format, nacc int, name, aname string, frame2 int) string {
 	rep := func(old, new string, n int) {
 		if c := strings.Count(s, old); c != n {
@@ -1588,7 +1594,9 @@ func adaptPrepass(s string, f format, nacc int, name, aname string, frame2 int) 
 		doc += " Two accumulators."
 	}
 	rep(doc, doc+" Adaptive 8-bit weights (VPMADDUBSW) where a tile has no peak.", 1)
-	rep(fmt.Sprintf("$%d-64", frame), fmt.Sprintf("$%d-64", frame2), 1)
+	rep(fmt.Sprintf("$%d-64", frame), fmt.Sprintf("$%d-64", frame2+a8PairsBytes), 1)
+	rep(fmt.Sprintf("LEAQ %d(SP), R12", oQP), fmt.Sprintf("LEAQ %d(SP), R12", frame2), 1)
+	rep(fmt.Sprintf("LEAQ %d(SP), AX", oQP), fmt.Sprintf("LEAQ %d(SP), AX", frame2), 1)
 	// The first prepass's sums of |w·d|: row a's chain in Y1, row b's in Y4 (no m: those
 	// registers are free).
 	if f.min {

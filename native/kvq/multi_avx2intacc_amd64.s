@@ -19254,7 +19254,7 @@ aQ51U8TwoAVX2INT_done:
 
 // func multiAccQ80A8AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q8_0: d (f16), 32 int8 codes; x = c·d. Adaptive 8-bit weights (VPMADDUBSW) where a tile has no peak.
-TEXT ·multiAccQ80A8AVX2INT(SB), 0, $3776-64
+TEXT ·multiAccQ80A8AVX2INT(SB), 0, $4800-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ80A8AVX2INT_done
@@ -19790,7 +19790,7 @@ aQ80A8AVX2INT_w16:
 	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
 	// the codes have an offset.
 	LEAQ 0(SP), R8
-	LEAQ 2080(SP), R12
+	LEAQ 3776(SP), R12
 	MOVQ 3200(SP), R10
 	INCQ R10
 	SHRQ $1, R10
@@ -19806,7 +19806,7 @@ aQ80A8AVX2INT_p2:
 	ADDQ $32, R12
 	DECQ R10
 	JNZ  aQ80A8AVX2INT_p2
-	LEAQ 2080(SP), AX
+	LEAQ 3776(SP), AX
 	MOVQ AX, 3240(SP)
 	LEAQ 3104(SP), R13
 
@@ -20202,7 +20202,7 @@ aQ80A8AVX2INT_done:
 
 // func multiAccQ80A8TwoAVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q8_0: d (f16), 32 int8 codes; x = c·d. Two accumulators. Adaptive 8-bit weights (VPMADDUBSW) where a tile has no peak.
-TEXT ·multiAccQ80A8TwoAVX2INT(SB), 0, $3776-64
+TEXT ·multiAccQ80A8TwoAVX2INT(SB), 0, $4800-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ80A8TwoAVX2INT_done
@@ -20588,7 +20588,7 @@ aQ80A8TwoAVX2INT_w16:
 	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
 	// the codes have an offset.
 	LEAQ 0(SP), R8
-	LEAQ 2080(SP), R12
+	LEAQ 3776(SP), R12
 	MOVQ 3200(SP), R10
 	INCQ R10
 	SHRQ $1, R10
@@ -20604,7 +20604,7 @@ aQ80A8TwoAVX2INT_p2:
 	ADDQ $32, R12
 	DECQ R10
 	JNZ  aQ80A8TwoAVX2INT_p2
-	LEAQ 2080(SP), AX
+	LEAQ 3776(SP), AX
 	MOVQ AX, 3240(SP)
 	LEAQ 3104(SP), R13
 
@@ -20832,7 +20832,7 @@ aQ80A8TwoAVX2INT_done:
 
 // func multiAccQ50A8AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q5_0: d (f16), qh (32 fifth bits), 16 nibble bytes; x = (c − 16)·d. Adaptive 8-bit weights (VPMADDUBSW) where a tile has no peak.
-TEXT ·multiAccQ50A8AVX2INT(SB), 0, $4032-64
+TEXT ·multiAccQ50A8AVX2INT(SB), 0, $5056-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ50A8AVX2INT_done
@@ -21792,7 +21792,7 @@ aQ50A8AVX2INT_w16:
 	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
 	// the codes have an offset.
 	LEAQ 0(SP), R8
-	LEAQ 2080(SP), R12
+	LEAQ 4032(SP), R12
 	MOVQ 3200(SP), R10
 	INCQ R10
 	SHRQ $1, R10
@@ -21808,7 +21808,7 @@ aQ50A8AVX2INT_p2:
 	ADDQ $32, R12
 	DECQ R10
 	JNZ  aQ50A8AVX2INT_p2
-	LEAQ 2080(SP), AX
+	LEAQ 4032(SP), AX
 	MOVQ AX, 3240(SP)
 	LEAQ 3104(SP), R13
 
@@ -22290,7 +22290,7 @@ aQ50A8AVX2INT_done:
 
 // func multiAccQ50A8TwoAVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q5_0: d (f16), qh (32 fifth bits), 16 nibble bytes; x = (c − 16)·d. Two accumulators. Adaptive 8-bit weights (VPMADDUBSW) where a tile has no peak.
-TEXT ·multiAccQ50A8TwoAVX2INT(SB), 0, $4032-64
+TEXT ·multiAccQ50A8TwoAVX2INT(SB), 0, $5056-64
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ50A8TwoAVX2INT_done
@@ -22899,7 +22899,7 @@ aQ50A8TwoAVX2INT_w16:
 	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
 	// the codes have an offset.
 	LEAQ 0(SP), R8
-	LEAQ 2080(SP), R12
+	LEAQ 4032(SP), R12
 	MOVQ 3200(SP), R10
 	INCQ R10
 	SHRQ $1, R10
@@ -22915,7 +22915,7 @@ aQ50A8TwoAVX2INT_p2:
 	ADDQ $32, R12
 	DECQ R10
 	JNZ  aQ50A8TwoAVX2INT_p2
-	LEAQ 2080(SP), AX
+	LEAQ 4032(SP), AX
 	MOVQ AX, 3240(SP)
 	LEAQ 3104(SP), R13
 
