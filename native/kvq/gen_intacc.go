@@ -344,6 +344,13 @@ func quadDec5(pay, qh int) func(a string) string { return quadDec5Of(pay, qh, fa
 
 // quadDec5Of is quadDec5, or where raw its fifth-bit masks and the quad's permuted bytes (Z20)
 // only, the nibbles split by sgnCodes (w8sgn).
+// Tried and not kept in the Zen 4 kernels (V8Z4): rows b, c and d's qh dwords put into X10 by
+// VPBLENDD from the 16 bytes that hold each in place (4, 8 and 12 bytes before its qh) in place
+// of the three VPINSRD (a load and a blend any vector pipe takes, against a load and a
+// shuffle): the same bits; on AMD Zen 4 (4096 rows of 128 values, four accumulators, thread
+// CPU time, 61 calls alternated in one process, in cache and over 1M rows on 2 MiB pages, five
+// runs, ns a row min) q5_1 6.83–7.97 → 6.86–7.96 in cache (higher in four of five), streamed
+// alike; q5_0 within ±0.1 either way.
 func quadDec5Of(pay, qh int, raw bool) func(a string) string {
 	return func(a string) string {
 		var s string
@@ -577,6 +584,40 @@ a@_p2:
 ` + p2Head + `a@_p2s:
 ` + p2Round + p2Split + p2Next + `	JNZ  a@_p2s
 a@_p2d:`
+
+// p2QuadsU2 is p2QuadsU for q5_1's Zen 4 kernel (V8Z4): the four rows' int32 W put into
+// p2Quads' order by p2QuadsPack2's two merge-masked two-table byte permutes (VPERMI2B,
+// ·intAccQuadPack2Idx loaded afresh each quad; K1 rows 0 and 1, K2 rows 2 and 3) in place of
+// p2PackU's two VPACKSSDW, VPACKUSWB and VPSHUFB: a W within 0..255 has the saturating packs'
+// byte as its low byte, so where a lane holds no negative W the bytes are p2PackU's; a negative
+// W (≥ −255) leaves W + 256 there, its Σ of bytes then exceeds ΣW by 256 a negative W where
+// p2PackU's exceeded it by −W, so the flag is set for the same lanes and the second pass
+// packs the whole tile again as before: the same weights, sums and flag bit for bit
+// (TestIntAcc8Matches). Two shuffles a row quad fewer. On AMD Zen 4 (4096 rows of 128 values,
+// four accumulators, weights > 0, thread CPU time, 61 calls alternated with the kernel before in
+// one process, in cache and over 1M rows on 2 MiB pages, six runs at load ~9–20, ns a row
+// min/median): in cache 6.89–7.97/7.02–8.23 → 6.81–7.90/6.93–8.21, streamed 7.06–8.23/7.17–8.59
+// → 7.01–8.22/7.10–8.51, lower in six of six each (−0.05 to −0.08 in cache, ~1 %). Only AMD
+// Zen 4 runs it (zen4Stream); the V8 kernel, which Intel runs, keeps p2PackU.
+var p2QuadsU2 = func() string {
+	pack := p2PackU + "\tVPDPBUSD Z15, Z16, Z10\n"
+	loop := "a@_p2:\n"
+	if strings.Count(p2QuadsU, pack) != 1 || strings.Count(p2QuadsU, loop) != 1 {
+		panic("p2QuadsU2: p2QuadsU changed")
+	}
+	return strings.NewReplacer(loop, `	MOVQ $0x3333333333333333, AX
+	KMOVQ AX, K1
+	KNOTQ K1, K2
+`+loop, pack, `	VMOVDQU64 ·intAccQuadPack2Idx(SB), Z21
+	VPERMI2B Z17, Z16, K1, Z21
+	VPERMI2B Z13, Z12, K2, Z21
+	VMOVDQU32 Z21, (R12)
+	VPDPBUSD Z15, Z21, Z10
+`).Replace(p2QuadsU)
+}()
+
+// p2QuadsU2On makes q5_1's Zen 4 kernel with 8-bit weights pack by p2QuadsU2.
+const p2QuadsU2On = true
 
 // p2Split is the second pass's split of the four rows' W (Z16, Z17, Z12, Z13; Z9 zero) into
 // max(W, 0), packed at (R12), and max(−W, 0), packed 1024 bytes on (p2QuadsU's and p2QuadsS's).
@@ -1539,6 +1580,9 @@ func gen(suffix string) string {
 			p2, pass2 = p2QuadsU, pass2U(loop, tail, pairSetup)
 			if f.w8sgn {
 				p2 = p2QuadsS
+			}
+			if !f.w8sgn && k.name == f.name+"V8Z4" && p2QuadsU2On {
+				p2 = p2QuadsU2
 			}
 		}
 		tmpl, rl := accTmpl, k.w8 && f.w8rl && nacc == 4
