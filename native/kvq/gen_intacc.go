@@ -619,6 +619,39 @@ var p2QuadsU2 = func() string {
 // p2QuadsU2On makes q5_1's Zen 4 kernel with 8-bit weights pack by p2QuadsU2.
 const p2QuadsU2On = true
 
+// p2QuadsS2 is p2QuadsS for q5_0's Zen 4 kernel (V8Z4): the four rows' int32 V put into
+// p2Quads' order by two two-table byte permutes (VPERMT2B of ·intAccQuadPack2Idx, kept in Z0
+// for the tile: rows 0 and 1 from Z16:Z17, rows 2 and 3 from Z12:Z13, each byte at its place)
+// and one bitwise select of the two (VPTERNLOGD, Z1: 0xFFFF0000 a dword, rows 2 and 3's bytes),
+// in place of p2PackU's two VPACKSSDW, VPACKUSWB and VPSHUFB (the k registers are taken here,
+// so not p2QuadsU2's masked permutes). A V within 0..255 has the saturating packs' byte as its
+// low byte; a negative V sets the flag by the smallest V (Z10) as before, and the second pass
+// packs the tile and sums Z11 afresh: the same weights, S, P and sums bit for bit
+// (TestIntAcc8Matches). Z0 and Z1, the row loop's sums, are zeroed there. One shuffle a row
+// quad fewer (two permutes and a logic operation for four shuffles). On AMD Zen 4 (4096 rows of
+// 128 values, four accumulators, weights > 0, thread CPU time, 61 calls alternated with the
+// kernel before in one process, in cache and over 1M rows on 2 MiB pages, six runs at load
+// ~9, ns a row min/median): in cache 7.18–7.25/7.30–8.69 → 7.14–7.24/7.27–8.49, streamed
+// 7.40–7.55/7.56–8.38 → 7.37–7.49/7.53–8.45, min lower in six of six each (−0.01 to −0.08,
+// ~0.5 %). Only AMD Zen 4 runs it (zen4Stream); the V8 kernel keeps p2PackU.
+var p2QuadsS2 = func() string {
+	pack := "\tVPACKSSDW Z17, Z16, Z16\n\tVPACKSSDW Z13, Z12, Z12\n\tVPACKUSWB Z12, Z16, Z16\n\tVPSHUFB ·intAccPackIdx(SB), Z16, Z16\n"
+	loop := "a@_p2:\n"
+	if strings.Count(p2QuadsS, pack) != 1 || strings.Count(p2QuadsS, loop) != 1 {
+		panic("p2QuadsS2: p2QuadsS changed")
+	}
+	return strings.NewReplacer(loop, `	VMOVDQU64 ·intAccQuadPack2Idx(SB), Z0
+	MOVL $0xFFFF0000, AX
+	VPBROADCASTD AX, Z1
+`+loop, pack, `	VPERMT2B Z17, Z0, Z16
+	VPERMT2B Z13, Z0, Z12
+	VPTERNLOGD $0xD8, Z1, Z12, Z16
+`).Replace(p2QuadsS)
+}()
+
+// p2QuadsS2On makes q5_0's Zen 4 kernel with 8-bit weights pack by p2QuadsS2.
+const p2QuadsS2On = true
+
 // p2Split is the second pass's split of the four rows' W (Z16, Z17, Z12, Z13; Z9 zero) into
 // max(W, 0), packed at (R12), and max(−W, 0), packed 1024 bytes on (p2QuadsU's and p2QuadsS's).
 var p2Split = `	VPSUBD Z16, Z9, Z20
@@ -1583,6 +1616,9 @@ func gen(suffix string) string {
 			}
 			if !f.w8sgn && k.name == f.name+"V8Z4" && p2QuadsU2On {
 				p2 = p2QuadsU2
+			}
+			if f.w8sgn && k.name == f.name+"V8Z4" && p2QuadsS2On {
+				p2 = p2QuadsS2
 			}
 		}
 		tmpl, rl := accTmpl, k.w8 && f.w8rl && nacc == 4
