@@ -1255,6 +1255,16 @@ func header() string {
 				fmt.Fprintf(&b, "DATA ·intAcc%sLDIdx+%d(SB)/8, $0x%04x%04x%04x%04x\n", f.name, 2*i, idx[i+3], idx[i+2], idx[i+1], idx[i])
 			}
 			fmt.Fprintf(&b, "GLOBL ·intAcc%sLDIdx(SB), RODATA|NOPTR, $64\n\n", f.name)
+			// pairHeads' index: lane b of the 16 words row a's d and min of block b, then row b's
+			// (loaded two words on).
+			for k := 0; k < 16; k++ {
+				idx[k] = uint16(k/4*f.bs/2 + k%4)
+				idx[16+k] = idx[k]
+			}
+			for i := 0; i < 32; i += 4 {
+				fmt.Fprintf(&b, "DATA ·intAcc%sLD2Idx+%d(SB)/8, $0x%04x%04x%04x%04x\n", f.name, 2*i, idx[i+3], idx[i+2], idx[i+1], idx[i])
+			}
+			fmt.Fprintf(&b, "GLOBL ·intAcc%sLD2Idx(SB), RODATA|NOPTR, $64\n\n", f.name)
 		}
 	}
 	// iq4_nl's codebook as its levels + 128 (unsigned bytes), for VPSHUFB.
@@ -1697,6 +1707,9 @@ func gen(suffix string) string {
 		}
 		if k.w8 && f.qh && f.min {
 			s = laneMins(s, f.name)
+		}
+		if k.w8 && f.qh && f.min && k.name == f.name+"V8Z4" && pairHeadsOn {
+			s = pairHeads(s, f.name)
 		}
 		if rl && f.min {
 			s = rlMinRegs(s)
@@ -2171,6 +2184,89 @@ func laneMins(s, name string) string {
 	}
 	return strings.Replace(s, old, fmt.Sprintf("·intAcc%sLDIdx(SB), Z29", name), 1)
 }
+
+// pairHeads rewrites the first prepass's row-pair loop of q5_1's Zen 4 kernel with 8-bit
+// weights (V8Z4, after laneMins): the two rows' d and m in one register, row a's header words
+// (K4, K5 narrowed to them: words 12b and 12b + 1) and row b's loaded 4 bytes lower (K6, K7:
+// the same shifted up two words) merged into Z13 and Z14, one permute (·intAccQ51LD2Idx, Z7:
+// lane b = row a's d and m, row b's d and m) and one VCVTPH2PS for both rows, and four in-lane
+// VPERMILPS spread them, where each row took its own permute and conversion: the same floats
+// into the same operations, so the same results bit for bit (TestIntAcc8Matches). A row's
+// masked-off words are not read: row b's load starts in row a's bytes. One permute and one
+// conversion a row pair fewer. On AMD Zen 4 (4096 rows of 128 values, four accumulators,
+// weights > 0, thread CPU time, 61 calls alternated with p2QuadsU2's kernel in one process, in
+// cache and over 1M rows on 2 MiB pages, six runs at load ~9–20, ns a row min/median): in cache
+// 6.82–7.96/6.97–8.28 → 6.64–7.87/6.82–8.21, streamed 6.98–7.10/7.20–8.53 → 6.84–6.95/7.04–8.46,
+// lower in six of six each (−0.16 to −0.20 in cache, −0.12 to −0.18 streamed, ~2.5 %). On Intel
+// (instruction tables, not measured; no Z4 kernel runs there) the permute and the conversion's
+// shuffle are port-5 µops, the merge-masked loads a load and a blend each.
+func pairHeads(s, name string) string {
+	old := `	VBROADCASTF32X4 (R8), Z12
+	VMOVDQU16.Z (R12), K4, Z13
+	VMOVDQU16.Z 64(R12), K5, Z14
+	VPERMT2W Z14, Z29, Z13
+	VCVTPH2PS Y13, Z16
+	VPERMILPS $0x00, Z16, Z15
+	VPERMILPS $0x55, Z16, Z16
+	VMULPS Z12, Z15, Z15
+	VMOVUPS Z15, (R15)
+	VRANGEPS $0x0B, Z15, Z10, Z10
+	VFMADD231PS Z12, Z16, Z11
+	VADDPS Z15, Z9, Z9
+	VBROADCASTF32X4 (R8)(R9*1), Z20
+	VMOVDQU16.Z (R12)(R11*1), K4, Z21
+	VMOVDQU16.Z 64(R12)(R11*1), K5, Z23
+	VPERMT2W Z23, Z29, Z21
+	VCVTPH2PS Y21, Z24
+	VPERMILPS $0x00, Z24, Z22
+	VPERMILPS $0x55, Z24, Z24
+	VMULPS Z20, Z22, Z22
+	VMOVUPS Z22, 64(R15)
+	VRANGEPS $0x0B, Z22, Z28, Z28
+	VFMADD231PS Z20, Z24, Z18
+	VADDPS Z22, Z17, Z17
+`
+	setup := "\tKMOVQ R9, K5\n"
+	if name != "Q51" || strings.Count(s, old) != 1 || strings.Count(s, setup) != 1 {
+		panic("pairHeads: the first prepass changed")
+	}
+	s = strings.Replace(s, setup, setup+`	MOVL $0x03003003, AX
+	KMOVQ AX, K6
+	KANDQ K6, K4, K4
+	KSHIFTLQ $2, K4, K6
+	MOVL $0x30, AX
+	KMOVQ AX, K7
+	KANDQ K7, K5, K5
+	KSHIFTLQ $2, K5, K7
+	VMOVDQU16 ·intAccQ51LD2Idx(SB), Z7
+`, 1)
+	return strings.Replace(s, old, `	VBROADCASTF32X4 (R8), Z12
+	VBROADCASTF32X4 (R8)(R9*1), Z20
+	VMOVDQU16.Z (R12), K4, Z13
+	VMOVDQU16 -4(R12)(R11*1), K6, Z13
+	VMOVDQU16.Z 64(R12), K5, Z14
+	VMOVDQU16 60(R12)(R11*1), K7, Z14
+	VPERMT2W Z14, Z7, Z13
+	VCVTPH2PS Y13, Z16
+	VPERMILPS $0x00, Z16, Z15
+	VPERMILPS $0xAA, Z16, Z22
+	VPERMILPS $0x55, Z16, Z24
+	VPERMILPS $0xFF, Z16, Z16
+	VMULPS Z12, Z15, Z15
+	VMOVUPS Z15, (R15)
+	VRANGEPS $0x0B, Z15, Z10, Z10
+	VFMADD231PS Z12, Z24, Z11
+	VADDPS Z15, Z9, Z9
+	VMULPS Z20, Z22, Z22
+	VMOVUPS Z22, 64(R15)
+	VRANGEPS $0x0B, Z22, Z28, Z28
+	VFMADD231PS Z20, Z16, Z18
+	VADDPS Z22, Z17, Z17
+`, 1)
+}
+
+// pairHeadsOn makes q5_1's Zen 4 kernel with 8-bit weights form its first prepass by pairHeads.
+const pairHeadsOn = true
 
 // rawHi rewrites a w8raw kernel (q4_0, q4_1 with 8-bit weights): the high nibbles' VPDPBUSD
 // take the whole code bytes b = lo + 16·hi (Z20, as quadDec leaves them) in place of the
