@@ -21,6 +21,23 @@
 // latency (each sum takes one a row pair): the second pair's products through VPMADDWD and
 // VPADDD, which shortens each sum's chain, took 3–17% more time on Zen 5.
 //
+// Unlike the plain AVX2 scores kernels (gen_avx2int.go, whose row loads bound them), the plain
+// AVX2 values row loops are not bound by their row loads on AMD Zen 4. A timing-only build with
+// every row load of the row loops replaced by zeroing (VPXOR; prefetches kept, without them the
+// prepass's scale loads miss), AccumulateManyMulti over 4096 rows of 128 values, four
+// accumulators, thread CPU time, six runs alternated (KVLAB_NO_AVX512), median ns a row in
+// cache / streamed: q8_0 9.14 → 8.94 / 11.37 → 10.54, iq4_nl 10.33 → 10.00 / 10.92 → 10.61,
+// q4_1's 8-bit kernel 7.94 → 7.55 / 8.73 → 8.53, q4_0's 8-bit kernel within the noise in cache
+// / 8.17 → 8.03; attn's TestDecodeBreakdown (values, min ns a row, best of three runs
+// alternated): q8_0 10.72 → 9.96, q4_0 8.17 → 7.79, q4_1 8.46 → 8.20, iq4_nl 10.86 → 10.46.
+// So at most 0.2–0.8 ns a row (2–7%) is the loads'; the rest is issue-bound (q8_0: 32
+// VPMADDWD and 32 VPADDD a row of 128 values, besides the decode and broadcasts). q8_0's int16
+// kernel with its row loads pipelined as the scores kernels' are (X10, X11 holding the next row
+// pair's 16 bytes, loaded right after the previous pair's interleave; the last step its own
+// body) was bit for bit the same and took the same time: 9.16 → 9.21 ns in cache, 11.91 both
+// streamed (medians of seven alternations); TestDecodeBreakdown values 10.77 → 10.66 (median of
+// four runs' minima, within the noise). It is not kept.
+//
 // The two-accumulator variants (named with Two) take a whole block a pass: two accumulators'
 // sums of 32 values fill the same eight registers, so a row pair's codes are decoded once a
 // block and its two weights broadcast once (twice where the decoder needs Y8 and Y9).
