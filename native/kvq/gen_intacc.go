@@ -288,7 +288,13 @@ func iq4DecVBMI(a string) string {
 // five runs, ns a row min): 4.56–4.71 → 4.92–5.13 in cache, 4.77–5.05 → 5.20–5.51 streamed.
 // Also not kept there (same measurement): the high nibbles moved down by GF2P8AFFINEQB (a
 // matrix for x >> 4 per byte) in place of VPSRLW, the same codes: 4.54–4.68 → 4.63–4.74 in
-// cache, streamed 4.77–5.23 → 4.86–5.05 (higher in four of five).
+// cache, streamed 4.77–5.23 → 4.86–5.05 (higher in four of five). Nor rows 1..3 of a quad
+// loaded into their lanes of Z20 by merge-masked 128-bit broadcasts (VBROADCASTI32X4 with
+// dword masks: 16 bytes read a row, no line crossed that the plain loads do not) and permuted
+// by the one-table ·intAccQuadIdx, in place of the two inserts and the two-table permute (AMD
+// Zen 4, iq4_nl's kernel, alternated in one process, 201 calls in cache and 9 passes over
+// 96 MiB on 2 MiB pages, five runs, ns a row min): 4.49–4.53 → 4.90–4.95 in cache,
+// 4.75–4.83 → 5.19–5.30 streamed: the merges cost more than the shuffles they replace.
 // iq4: the nibbles looked up in the codebook (Z19, levels + 128 four times over) by VPERMB,
 // which reads only a byte's low 6 bits (the other nibble's bits 4, 5 choose the same copy).
 // On AMD Zen 4 (multiAccIQ4NLV8Z4INT, 4096 rows of 128 values, four accumulators, in cache,
@@ -1732,6 +1738,9 @@ func gen(suffix string) string {
 		}
 		if rl && k.name == "IQ4NLV8Z4" && offInitIQ4On {
 			s = offInitOf(s, 7, 0)
+		}
+		if rl && k.name == "IQ4NLV8Z4" && oneSetIQ4On {
+			s = oneSetQuad(s)
 		}
 		out.WriteString(s)
 	}
@@ -3259,4 +3268,49 @@ func hiT16Of(s string, slot int) string {
 		rep(fmt.Sprintf("\tVFMADD231PS.BCST %d(R13), %s, Z9\n", 4*h, hi), fmt.Sprintf("\tVFMADD231PS.BCST %d(R13), %s, Z9\n", slot-oTT+4*h, hi))
 	}
 	return s
+}
+
+// oneSetIQ4On makes iq4_nl's Zen 4 kernel with 8-bit weights and four accumulators add both
+// row quads of a step into one set of sums (oneSetQuad).
+const oneSetIQ4On = true
+
+// oneSetQuad is oneSet for the row-quad loops of a kernel with 8-bit weights (VPDPBUSD): the
+// second quad of a step adds into the first quad's sums (Z0..Z7), not into a second set
+// cleared at the block's start and joined after the loop: eight VPXORD and eight VPADDD a
+// block and tile fewer. Each sum still takes one VPDPBUSD every eight, more than its latency,
+// and the int32 sums are exact in any order: the same results bit for bit (TestIntAcc8Matches).
+// AMD Zen 4 (EPYC Genoa, 2 shared vCPUs at load 4–11; 4096 rows of 128 values, four
+// accumulators, thread CPU time, alternated in one process with the kernel keeping two sets,
+// 201 calls in cache and 9 passes over 96 MiB on 2 MiB pages, six runs, ns a row min): in cache
+// 4.49–4.63 → 4.44–4.56 (lower in six of six, by 0.06–0.08), streamed 4.77–5.20 → 4.68–4.98
+// (lower in six). Not kept (same measurement against this kernel): the pipelined first
+// prepass's three pointers kept in CX, DI and R13 across the row loop (as p1Regs; six memory
+// operations a quad step fewer), in cache −0.09 to +0.02, streamed −0.05 to +0.05: noise.
+func oneSetQuad(s string) string {
+	set2 := [8]string{"Z8", "Z9", "Z14", "Z15", "Z16", "Z17", "Z18", "Z28"}
+	const note = "where\n\t// the loop takes two pairs a step, the second pair's into Z8, Z9, Z14, Z15, Z16, Z17, Z18, Z28, joined after)."
+	if strings.Count(s, note) != 1 {
+		panic("oneSetQuad: comment changed")
+	}
+	s = strings.Replace(s, note, "two quads\n\t// a step).", 1)
+	// The block's start: from the comment above to the row-quad loop.
+	i := strings.Index(s, "two quads\n\t// a step).")
+	j := i + strings.Index(s[i:], "_pair:\n")
+	head, body, tail := s[:i], s[i:j], s[j:]
+	for k, z := range set2 {
+		x := fmt.Sprintf("\tVPXORD %[1]s, %[1]s, %[1]s\n", z)
+		jn := fmt.Sprintf("\tVPADDD %s, Z%d, Z%d\n", z, k, k)
+		src := "Z23"
+		if k%2 == 1 {
+			src = "Z24"
+		}
+		d := fmt.Sprintf("VPDPBUSD.BCST %d(R8), %s, %s\n", 64+4*(k/2), src, z)
+		if strings.Count(body, x) != 1 || strings.Count(tail, jn) != 1 || strings.Count(tail, d) != 1 {
+			panic("oneSetQuad: sums changed")
+		}
+		body = strings.Replace(body, x, "", 1)
+		tail = strings.Replace(tail, jn, "", 1)
+		tail = strings.Replace(tail, d, fmt.Sprintf("VPDPBUSD.BCST %d(R8), %s, Z%d\n", 64+4*(k/2), src, k), 1)
+	}
+	return head + body + tail
 }
