@@ -8,8 +8,6 @@ import (
 	"github.com/kvlab/kvlab/internal/isa"
 )
 
-//go:generate go run gen_runs.go
-
 // accRuns is AccumulateManyMultiRuns's kernel path: f16 rows of a multiple of 32 values on the
 // AVX-512 or the AVX2 f16 kernels, four accumulators a call (n a multiple of 4), runs of at
 // most AccumulateTile rows. Each run goes to multiAccF16AVX512PF, its prefetches aimed at the
@@ -83,11 +81,11 @@ func accRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool {
 // 3.02–3.15 ms) until accIntRuns (whose figures are both's). q4_0's Zen 4 kernel
 // (multiScoresQ40HdrZ4RunsVNNI) likewise, its far prefetches (HDRFAR, 32 KiB on) at the near
 // ones' lines: the scores of the 8 heads 2.53–2.76 → 1.64–1.85 ms (contiguous 1.57–2.01).
-// Not kept: tq4's pair kernel (multiScoresTQ4B2VNNI) so, prefetching the run after next
-// without its far prefetches: kvcache TestPagedBreakdown, 3 alternations, scores 2.03–2.44 →
-// 1.72–2.17 ms, but the values 1.86–2.18 → 2.24–2.64, which no longer found their V rows where
-// the scores' prefetches past each page had left them (tq4's values kernel would need a runs
-// flavour too, as q8_0's and q4_0's have).
+// tq4's pair kernel alone so (multiScoresTQ4B2VNNI prefetching the run after next, without its
+// far prefetches) made the scores faster (kvcache TestPagedBreakdown, 3 alternations, 2.03–2.44
+// → 1.72–2.17 ms) but the values slower (1.86–2.18 → 2.24–2.64), which no longer found their V
+// rows where the scores' prefetches past each page had left them: tq4 takes runs flavours of
+// both (scoresRunsTQ4, accIntRuns).
 func runsPF(kind, nd int, avx2 bool, rows []byte, next [][]byte) int {
 	switch {
 	case avx2 || len(rows) == 0:
@@ -124,6 +122,8 @@ func multiScoresQ80OneZ4RunsVNNI(dig *byte, aux *uint32, stage *uint16, nb int, 
 var (
 	accRunsQ80 = zen4Stream
 	accRunsQ40 = zen4Stream && hasVBMI && !isa.Acc16
+	// accRunsTQ4: tq4's values on multiAccT4FBINT (8-bit weights) take its runs flavour on Zen 4.
+	accRunsTQ4 = zen4Stream
 )
 
 // accIntRuns is accRuns for q8_0 and q4_0 rows (rotated or not) of whole blocks where their
@@ -156,11 +156,26 @@ func accIntRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool 
 	case *q4_0Codec:
 		kernel, b = multiAccQ40V8Z4RunsINT, &q.blockCodec
 		ok = accRunsQ40
+	case *tq4Codec:
+		// tq4's values through multiAccT4FBINT (turboAccKernels; d a multiple of 64, no tail).
+		if !accRunsTQ4 || turboAccKernels(q) != intAccT4FB || n%4 != 0 {
+			return false
+		}
+		kernel = multiAccT4FBRunsINT
+		return accRunsLoop(kernel, rot, q.d, q.RowBytes(), acc, n, w, runs, true)
 	}
 	if !ok || !intAcc() || b.full == 0 || b.full*BlockSize != b.d || n%4 != 0 {
 		return false
 	}
-	d, rb := b.d, b.rb
+	return accRunsLoop(kernel, rot, b.d, b.rb, acc, n, w, runs, false)
+}
+
+// accRunsLoop is accIntRuns's loop: each run to kernel, four accumulators a call, prefetching
+// the run after next, and with far the run four on into L2 (Prefetch) before each run's calls
+// (in place of the L2 prefetches the tq4 kernel aims 32 KiB past its near ones); false, doing
+// nothing, where a run holds more than AccumulateTile rows.
+func accRunsLoop(kernel func(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int),
+	rot *rotCodec, d, rb int, acc []float32, n int, w []float32, runs [][]byte, far bool) bool {
 	for _, r := range runs {
 		if len(r) > AccumulateTile*rb {
 			return false
@@ -180,6 +195,9 @@ func accIntRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool 
 		if j := i + 2; j < len(runs) && len(runs[j]) > 0 {
 			pf = int(uintptr(unsafe.Pointer(&runs[j][0])) - uintptr(unsafe.Pointer(&r[0])))
 		}
+		if j := i + 4; far && j < len(runs) {
+			Prefetch(runs[j])
+		}
 		ws := w[base*n : (base+m)*n]
 		for h := 0; h < n; h += 4 {
 			kernel(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf)
@@ -198,6 +216,9 @@ func accIntRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool 
 //
 //go:noescape
 func multiAccQ40V8Z4RunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int)
+
+//go:noescape
+func multiAccT4FBRunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int)
 
 //go:noescape
 func multiAccQ80Z4RunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int)
@@ -256,3 +277,37 @@ func scoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bool 
 //
 //go:noescape
 func multiScoresF16Z4Runs(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int, pf int)
+
+// scoresRunsTQ4 is whether tq4's scores over runs take multiScoresTQ4B2RunsVNNI where they
+// would take multiScoresTQ4B2VNNI (tq4Pair: Zen 4 with the rows on 2 MiB pages), four queries
+// a call (tq4ScoresVNNIRuns), and its values multiAccT4FBRunsINT where they would take
+// multiAccT4FBINT (accIntRuns). The scores' L1 prefetches go to the run after next (where the
+// kernel's go 8 groups of rows on, past a page into its V rows), and a Prefetch (PREFETCHT1)
+// of the run three on before each run stands for the kernel's L2 prefetches 16 KiB further;
+// the values' prefetches go to the run after next and a Prefetch takes the run four on (the
+// kernel's go 3 KiB past the tile after next and 32 KiB further). Zen 4, kvcache
+// TestPagedBreakdown and TestPagedDecodeSpeed (one thread, 32768 cells, 32/8 heads of 128,
+// thread CPU, min of 3 runs alternated with the old binary; load ~15): paged tq4 scores
+// 1.69–2.95 → 1.45–1.56 ms (contiguous 1.26–1.76), values with the runs flavour and no far
+// Prefetch 1.59–1.86, with Prefetch of the run four on 1.29–1.32 (of the run eight on
+// 1.31–1.55; contiguous 1.20–1.60); the paged decode 4.20–5.67 → 2.81–4.36 ms (contiguous
+// 2.57–3.95, noise of a machine at load ~15). Only Zen 4 runs them; other CPUs keep the
+// Prefetch of each next run whole. Intel not measured: the same instructions, the prefetches
+// at other addresses.
+var scoresRunsTQ4 = zen4Stream
+
+// runsAfterNext is the byte offset from runs[i] (not empty) to runs[i+2], 0 (its own rows
+// again) where that run is missing or empty.
+func runsAfterNext(runs [][]byte, i int) int {
+	if j := i + 2; j < len(runs) && len(runs[j]) > 0 {
+		return int(uintptr(unsafe.Pointer(&runs[j][0])) - uintptr(unsafe.Pointer(&runs[i][0])))
+	}
+	return 0
+}
+
+// multiScoresTQ4B2RunsVNNI is multiScoresTQ4B2VNNI prefetching pf bytes past each group of
+// rows (the run after next) in place of PFGROUPS groups on, without its L2 prefetches PFFAR
+// further (gen_runs.go, multi_runs_amd64.s).
+//
+//go:noescape
+func multiScoresTQ4B2RunsVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32, pf int)

@@ -2,7 +2,10 @@
 
 package kvq
 
-import "testing"
+import (
+	"math/rand/v2"
+	"testing"
+)
 
 // TestAccRunsKernel: where the CPU has the AVX-512 or the AVX2 f16 kernels, f16 runs of up to a tile with
 // four accumulators take AccumulateManyMultiRuns's kernel path (accRuns), which
@@ -22,7 +25,9 @@ func TestAccRunsKernel(t *testing.T) {
 // prefetches follow the runs: with the integer kernels the values' multiAccQ80Z4RunsINT and
 // multiAccQ40V8Z4RunsINT (accIntRuns) and the scores' multiScoresQ80OneZ4RunsVNNI (q8_0 at one
 // query digit) and multiScoresQ40HdrZ4RunsVNNI (runsPF); and f16's scores
-// multiScoresF16Z4Runs (scoresRuns).
+// multiScoresF16Z4Runs (scoresRuns); tq4's values multiAccT4FBRunsINT (accIntRuns), whose
+// scores' multiScoresTQ4B2RunsVNNI (scoresRunsTQ4) is checked here bit for bit with the pair
+// kernels forced (tq4PairMode 1) against DotManyMulti over each run.
 // TestAccumulateManyMultiRuns and TestDotManyMultiRuns check them bit for bit.
 func TestRunsKernels(t *testing.T) {
 	for _, rot := range []bool{false, true} {
@@ -62,6 +67,26 @@ func TestRunsKernels(t *testing.T) {
 		rows := make([]byte, 64*136)
 		if runsPF(vnniQ8_0, 1, false, rows[:8*136], [][]byte{nil, rows[16*136:]}) != 16*136 {
 			t.Error("q8_0 scores: runsPF is not the next non-empty run's offset")
+		}
+	}
+	for _, rot := range []bool{false, true} {
+		c, err := NewCodec(TQ4, 128, CodecOptions{Seed: 3, Rotate: rot})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rb := c.RowBytes()
+		runs := [][]byte{make([]byte, 64*rb), make([]byte, 64*rb), make([]byte, 3*rb)}
+		if accRunsTQ4 && turboAccKernels(c) == intAccT4FB && !accIntRuns(c, make([]float32, 4*128), 4, make([]float32, 4*131), runs) {
+			t.Errorf("rot=%v: tq4 values do not take multiAccT4FBRunsINT", rot)
+		}
+	}
+	if scoresRunsTQ4 && hasVNNIBW && hasVBMI {
+		defer func(m int) { tq4PairMode = m }(tq4PairMode)
+		tq4PairMode = 1
+		rng := rand.New(rand.NewPCG(51, 52))
+		c := mustCodec(t, TQ4, 128)
+		for _, lens := range [][]int{{64, 64, 64, 64}, {64, 17, 0, 16, 3, 64, 1, 31}, {16}} {
+			checkRuns(t, rng, c, lens)
 		}
 	}
 }
