@@ -61,34 +61,13 @@ var flavours = []flavour{
 			{"aQ40V8Z4_", "aQ40V8Z4R_", -1},
 		},
 	},
-	{
-		src: "multi_turboacc_amd64.s", name: "multiAccT4FBINT", runs: "multiAccT4FBRunsINT",
-		frame: "$1744-64", runsFrame: "$1744-72",
-		doc: "prefetching pf bytes past each tile's first row (the run after next), not 3 KiB past the tile after next and 32 KiB further.",
-		repl: []repl{
-			{"wstride int)\n", "wstride int, pf int)\n", 1},
-			{"\tMOVQ rb+32(FP), R12\n\tSHLQ $7, R12\n\tADDQ DI, R12\n\tMOVQ R12, 1656(SP)         // the tile after next, prefetched 3072 bytes on (L2: 32768)",
-				"\tMOVQ pf+64(FP), R12\n\tADDQ DI, R12\n\tMOVQ R12, 1656(SP)         // pf bytes on (the run after next)", 1},
-			{"\tPREFETCHT0 3072(R15)\n\tPREFETCHT1 32768(R15)\n", "\tPREFETCHT0 (R15)\n", 1},
-			{"aT4FB_", "aT4FBR_", -1},
-		},
-	},
-	{
-		src: "multi_tq4vnni_amd64.s", name: "multiScoresTQ4B2VNNI", runs: "multiScoresTQ4B2RunsVNNI",
-		frame: "$0-80", runsFrame: "$0-88", defs: true,
-		doc: "prefetching pf bytes past each group of rows (the run after next) in place of PFGROUPS groups on, without the L2 prefetches PFFAR further.",
-		repl: []repl{
-			{"stage *uint32)\n", "stage *uint32, pf int)\n", 1},
-			{"\tMOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes\n\tSHLQ $4, AX                // per chunk of codes (a group of rows is at most 16·(16 + 4)\n\tIMULQ $PFGROUPS, AX        // bytes per chunk)\n\tADDQ DI, AX\n",
-				"\tMOVQ pf+80(FP), AX         // prefetch pointer: pf bytes on (the run after next), 320 bytes\n\tADDQ DI, AX                // per chunk of codes\n", 1},
-			{"\tPREFETCHT1 PFFAR(AX)\n", "", 2},
-			{"\tPREFETCHT1 PFFAR+64(AX)\n", "", 2},
-			{"\tPREFETCHT1 PFFAR+128(AX)\n", "", 2},
-			{"\tPREFETCHT1 PFFAR+192(AX)\n", "", 2},
-			{"\tPREFETCHT1 PFFAR+256(AX)\n", "", 2},
-			{"TQ4B2_", "TQ4B2R_", -1},
-		},
-	},
+	turboAccRuns("multiAccT4FBINT", "multiAccT4FBRunsINT", "aT4FB_"),
+	turboAccRuns("multiAccT4BINT", "multiAccT4BRunsINT", "aT4B_"),
+	turboAccRuns("multiAccT3BINT", "multiAccT3BRunsINT", "aT3B_"),
+	turboAccRuns("multiAccT2BINT", "multiAccT2BRunsINT", "aT2B_"),
+	turboAccRuns("multiAccT2BMINT", "multiAccT2BMRunsINT", "aT2BM_"),
+	pairScoresRuns("multiScoresTQ4B2VNNI", "multiScoresTQ4B2RunsVNNI", "TQ4B2_"),
+	pairScoresRuns("multiScoresT4B2VNNI", "multiScoresT4B2RunsVNNI", "T4B2_"),
 	{
 		src: "multi_f16acc_amd64.s", name: "multiScoresF16Z4", runs: "multiScoresF16Z4Runs",
 		frame: "$0-64", runsFrame: "$0-72",
@@ -101,6 +80,46 @@ var flavours = []flavour{
 			{"PREFETCHT1 12288(R15)", "PREFETCHT1 (R15)(AX*1)", -1},
 		},
 	},
+}
+
+// turboAccRuns is the runs flavour of gen_turboacc.go's 8-bit kernel name (labels from label
+// on): its prefetches (pfRepl) sweep pf bytes on from each tile's first row, at the lines
+// themselves and without the L2 prefetches pfFar further.
+func turboAccRuns(name, runs, label string) flavour {
+	return flavour{
+		src: "multi_turboacc_amd64.s", name: name, runs: runs,
+		frame: "$1744-64", runsFrame: "$1744-72",
+		doc: "prefetching pf bytes past each tile's first row (the run after next), not 3 KiB past the tile after next and 32 KiB further.",
+		repl: []repl{
+			{"wstride int)\n", "wstride int, pf int)\n", 1},
+			{"\tMOVQ rb+32(FP), R12\n\tSHLQ $7, R12\n\tADDQ DI, R12\n\tMOVQ R12, 1656(SP)         // the tile after next, prefetched 3072 bytes on (L2: 32768)",
+				"\tMOVQ pf+64(FP), R12\n\tADDQ DI, R12\n\tMOVQ R12, 1656(SP)         // pf bytes on (the run after next)", 1},
+			{"\tPREFETCHT0 3072(R15)\n\tPREFETCHT1 32768(R15)\n", "\tPREFETCHT0 (R15)\n", 1},
+			{label, label[:len(label)-1] + "R_", -1},
+		},
+	}
+}
+
+// pairScoresRuns is the runs flavour of gen_tq4vnni.go's two-chunk scores kernel name (TQ4B2,
+// T4B2; labels from label on): its L1 prefetches pf bytes on from each group of rows, without
+// the L2 prefetches PFFAR further.
+func pairScoresRuns(name, runs, label string) flavour {
+	return flavour{
+		src: "multi_tq4vnni_amd64.s", name: name, runs: runs,
+		frame: "$0-80", runsFrame: "$0-88", defs: true,
+		doc: "prefetching pf bytes past each group of rows (the run after next) in place of PFGROUPS groups on, without the L2 prefetches PFFAR further.",
+		repl: []repl{
+			{"stage *uint32)\n", "stage *uint32, pf int)\n", 1},
+			{"\tMOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes\n\tSHLQ $4, AX                // per chunk of codes (a group of rows is at most 16·(16 + 4)\n\tIMULQ $PFGROUPS, AX        // bytes per chunk)\n\tADDQ DI, AX\n",
+				"\tMOVQ pf+80(FP), AX         // prefetch pointer: pf bytes on (the run after next), 320 bytes\n\tADDQ DI, AX                // per chunk of codes\n", 1},
+			{"\tPREFETCHT1 PFFAR(AX)\n", "", 2},
+			{"\tPREFETCHT1 PFFAR+64(AX)\n", "", 2},
+			{"\tPREFETCHT1 PFFAR+128(AX)\n", "", 2},
+			{"\tPREFETCHT1 PFFAR+192(AX)\n", "", 2},
+			{"\tPREFETCHT1 PFFAR+256(AX)\n", "", 2},
+			{label, label[:len(label)-1] + "R_", -1},
+		},
+	}
 }
 
 func main() {

@@ -122,7 +122,9 @@ func multiScoresQ80OneZ4RunsVNNI(dig *byte, aux *uint32, stage *uint16, nb int, 
 var (
 	accRunsQ80 = zen4Stream
 	accRunsQ40 = zen4Stream && hasVBMI && !isa.Acc16
-	// accRunsTQ4: tq4's values on multiAccT4FBINT (8-bit weights) take its runs flavour on Zen 4.
+	// accRunsTQ4: the values of tq4 and the turbo tiers on their 8-bit kernels
+	// (multiAccT4FBINT, multiAccT4BINT, multiAccT3BINT, multiAccT2B) take their runs flavours
+	// on Zen 4 (scoresRunsTQ4 has the measurements).
 	accRunsTQ4 = zen4Stream
 )
 
@@ -162,6 +164,22 @@ func accIntRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool 
 			return false
 		}
 		kernel = multiAccT4FBRunsINT
+		return accRunsLoop(kernel, rot, q.d, q.RowBytes(), acc, n, w, runs, true)
+	case *lmCodec:
+		// The turbo tiers' values through their 8-bit kernels (turboAccKernels).
+		if !accRunsTQ4 || n%4 != 0 {
+			return false
+		}
+		switch turboAccKernels(q) {
+		case intAccT4B:
+			kernel = multiAccT4BRunsINT
+		case intAccT3B:
+			kernel = multiAccT3BRunsINT
+		case intAccT2B:
+			kernel = multiAccT2BRuns
+		default:
+			return false
+		}
 		return accRunsLoop(kernel, rot, q.d, q.RowBytes(), acc, n, w, runs, true)
 	}
 	if !ok || !intAcc() || b.full == 0 || b.full*BlockSize != b.d || n%4 != 0 {
@@ -216,6 +234,28 @@ func accRunsLoop(kernel func(acc *float32, d, nv int, rows *byte, rb, m int, w *
 //
 //go:noescape
 func multiAccQ40V8Z4RunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int)
+
+// multiAccT2BRuns is multiAccT2B's runs flavour: multiAccT2BMRunsINT for rows at most 48 bytes
+// apart, else multiAccT2BRunsINT.
+func multiAccT2BRuns(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int) {
+	if rb <= 48 {
+		multiAccT2BMRunsINT(acc, d, nv, rows, rb, m, w, wstride, pf)
+		return
+	}
+	multiAccT2BRunsINT(acc, d, nv, rows, rb, m, w, wstride, pf)
+}
+
+//go:noescape
+func multiAccT4BRunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int)
+
+//go:noescape
+func multiAccT3BRunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int)
+
+//go:noescape
+func multiAccT2BRunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int)
+
+//go:noescape
+func multiAccT2BMRunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int)
 
 //go:noescape
 func multiAccT4FBRunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int)
@@ -291,7 +331,14 @@ func multiScoresF16Z4Runs(q *float32, d, nv int, rows *byte, rb, m int, out *flo
 // 1.69–2.95 → 1.45–1.56 ms (contiguous 1.26–1.76), values with the runs flavour and no far
 // Prefetch 1.59–1.86, with Prefetch of the run four on 1.29–1.32 (of the run eight on
 // 1.31–1.55; contiguous 1.20–1.60); the paged decode 4.20–5.67 → 2.81–4.36 ms (contiguous
-// 2.57–3.95, noise of a machine at load ~15). Only Zen 4 runs them; other CPUs keep the
+// 2.57–3.95, noise of a machine at load ~15). turbo4 likewise (multiScoresT4B2RunsVNNI,
+// multiAccT4BRunsINT; 3 alternations): scores 1.82–1.98 → 1.38–1.50, values 1.98–2.13 →
+// 1.25–1.32 (contiguous 1.40–1.72, 1.25–1.62), the paged decode 4.12–4.63 → 2.77–2.86
+// (contiguous 2.65–3.04). turbo3's and turbo2's values (multiAccT3BRunsINT, multiAccT2BRuns):
+// 2.09–2.20 → 1.33–1.37 and 1.39–1.43 → 1.08–1.10, but their scores (kernels without runs
+// flavours, a Prefetch of each next run) 1.46–1.51 → 1.84–2.28 and 1.17–1.21 → 1.27–1.59,
+// which had found rows where the values' prefetches past each page had left them; the paged
+// decode 3.86–3.99 → 3.29–3.61 and 2.79–3.66 → 2.72–3.19. Only Zen 4 runs them; other CPUs keep the
 // Prefetch of each next run whole. Intel not measured: the same instructions, the prefetches
 // at other addresses.
 var scoresRunsTQ4 = zen4Stream
@@ -309,5 +356,8 @@ func runsAfterNext(runs [][]byte, i int) int {
 // rows (the run after next) in place of PFGROUPS groups on, without its L2 prefetches PFFAR
 // further (gen_runs.go, multi_runs_amd64.s).
 //
+//go:noescape
+func multiScoresT4B2RunsVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32, pf int)
+
 //go:noescape
 func multiScoresTQ4B2RunsVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32, pf int)

@@ -25,9 +25,10 @@ func TestAccRunsKernel(t *testing.T) {
 // prefetches follow the runs: with the integer kernels the values' multiAccQ80Z4RunsINT and
 // multiAccQ40V8Z4RunsINT (accIntRuns) and the scores' multiScoresQ80OneZ4RunsVNNI (q8_0 at one
 // query digit) and multiScoresQ40HdrZ4RunsVNNI (runsPF); and f16's scores
-// multiScoresF16Z4Runs (scoresRuns); tq4's values multiAccT4FBRunsINT (accIntRuns), whose
-// scores' multiScoresTQ4B2RunsVNNI (scoresRunsTQ4) is checked here bit for bit with the pair
-// kernels forced (tq4PairMode 1) against DotManyMulti over each run.
+// multiScoresF16Z4Runs (scoresRuns); the values of tq4 and the turbo tiers their 8-bit
+// kernels' runs flavours (accIntRuns), and the scores of tq4 and turbo4
+// multiScoresTQ4B2RunsVNNI and multiScoresT4B2RunsVNNI (scoresRunsTQ4), checked here bit for
+// bit with the pair kernels forced (tq4PairMode 1) against DotManyMulti over each run.
 // TestAccumulateManyMultiRuns and TestDotManyMultiRuns check them bit for bit.
 func TestRunsKernels(t *testing.T) {
 	for _, rot := range []bool{false, true} {
@@ -80,13 +81,24 @@ func TestRunsKernels(t *testing.T) {
 			t.Errorf("rot=%v: tq4 values do not take multiAccT4FBRunsINT", rot)
 		}
 	}
+	for _, f := range []Format{Turbo4, Turbo3, Turbo2} {
+		c := mustCodec(t, f, 128)
+		rb := c.RowBytes()
+		runs := [][]byte{make([]byte, 64*rb), make([]byte, 64*rb), make([]byte, 3*rb)}
+		k := turboAccKernels(c)
+		if accRunsTQ4 && (k == intAccT4B || k == intAccT3B || k == intAccT2B) && !accIntRuns(c, make([]float32, 4*128), 4, make([]float32, 4*131), runs) {
+			t.Errorf("%s values do not take their runs flavour", f)
+		}
+	}
 	if scoresRunsTQ4 && hasVNNIBW && hasVBMI {
 		defer func(m int) { tq4PairMode = m }(tq4PairMode)
 		tq4PairMode = 1
 		rng := rand.New(rand.NewPCG(51, 52))
-		c := mustCodec(t, TQ4, 128)
-		for _, lens := range [][]int{{64, 64, 64, 64}, {64, 17, 0, 16, 3, 64, 1, 31}, {16}} {
-			checkRuns(t, rng, c, lens)
+		for _, f := range []Format{TQ4, Turbo4} {
+			c := mustCodec(t, f, 128)
+			for _, lens := range [][]int{{64, 64, 64, 64}, {64, 17, 0, 16, 3, 64, 1, 31}, {16}} {
+				checkRuns(t, rng, c, lens)
+			}
 		}
 	}
 }

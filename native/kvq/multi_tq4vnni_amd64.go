@@ -526,10 +526,10 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 			t3DigitsPermute(&dig[0], nb*vnniBlockBytes/2/64)
 		}
 		base := 0 // the run's first row in out
-		// pairRuns: tq4's pair kernel's runs flavour, prefetching the run after next
+		// pairRuns: tq4's and turbo4's pair kernels' runs flavours, prefetching the run after next
 		// (scoresRunsTQ4, multi_runs_amd64.go), and the run three on into L2 (Prefetch) before
 		// each run, the first run's call the second run whole.
-		pairRuns := kind == vnniTQ4 && r == 4 && len(runs) > 1 && scoresRunsTQ4 && hasVNNIBW && hasVBMI && tq4Pair(nb)
+		pairRuns := (kind == vnniTQ4 || kind == vnniT4) && r == 4 && len(runs) > 1 && scoresRunsTQ4 && hasVNNIBW && hasVBMI && tq4Pair(nb)
 		if pairRuns && len(runs[1]) > 0 {
 			Prefetch(runs[1])
 		}
@@ -549,7 +549,12 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 					if j := i + 3; j < len(runs) {
 						Prefetch(runs[j])
 					}
-					multiScoresTQ4B2RunsVNNI(&dig[0], &aux[0], nb, &rows[0], rb, whole, &out[h], 4*n, &offs[0], &stage[0], runsAfterNext(runs, i))
+					// Direct calls: through a func value dig, aux, offs and stage would escape.
+					if kind == vnniT4 {
+						multiScoresT4B2RunsVNNI(&dig[0], &aux[0], nb, &rows[0], rb, whole, &out[h], 4*n, &offs[0], &stage[0], runsAfterNext(runs, i))
+					} else {
+						multiScoresTQ4B2RunsVNNI(&dig[0], &aux[0], nb, &rows[0], rb, whole, &out[h], 4*n, &offs[0], &stage[0], runsAfterNext(runs, i))
+					}
 				} else if r == 4 {
 					kernel(&rows[0], whole, &out[h], 4*n)
 				} else {
