@@ -338,7 +338,11 @@ func multiScoresF16Z4Runs(q *float32, d, nv int, rows *byte, rb, m int, out *flo
 // 2.09–2.20 → 1.33–1.37 and 1.39–1.43 → 1.08–1.10, but their scores (kernels without runs
 // flavours, a Prefetch of each next run) 1.46–1.51 → 1.84–2.28 and 1.17–1.21 → 1.27–1.59,
 // which had found rows where the values' prefetches past each page had left them; the paged
-// decode 3.86–3.99 → 3.29–3.61 and 2.79–3.66 → 2.72–3.19. Only Zen 4 runs them; other CPUs keep the
+// decode 3.86–3.99 → 3.29–3.61 and 2.79–3.66 → 2.72–3.19. Not kept (3 alternations, load
+// ~20): a Prefetch of the run three on besides each next run for turbo3's and turbo2's scores,
+// 2.03–2.61 → 1.86–2.13 and 1.60–2.07 → 1.56–1.67 ms, the paged decode within noise (turbo3
+// 3.50–4.45 against 3.60–3.78); runs flavours of their scores kernels are what is left to try.
+// Only Zen 4 runs them; other CPUs keep the
 // Prefetch of each next run whole. Intel not measured: the same instructions, the prefetches
 // at other addresses.
 var scoresRunsTQ4 = zen4Stream
