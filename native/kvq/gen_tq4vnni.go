@@ -1087,7 +1087,7 @@ func main() {
 // (multiScoresQ2KVNNI, turbo2's kernel with every row scale 1 and one chain a query per 64
 // values): the four queries times the group's channel scales, q' = q·scale (one float32
 // rounding, as ScoresRange's), quantized per 64-value block as vnniDigits quantizes a query of
-// 32 at one digit a value (q2kQuant: vnniQuant's float32 operations over 64 values); both
+// 32 at one digit a value (vnniQuantUni: vnniQuant's float32 operations over 64 values); both
 // 32-value halves of a 64-value block get its scale, inv and −128·ΣQ in their aux words. The
 // |q'| maxima of a block's halves are combined first (a VPMAXUD a query and block), so eight
 // vectors are reduced (reduce8) where sixteen were, and each pair of queries' digit sums of a

@@ -500,7 +500,7 @@ func TestQ2KAVX2Extremes(t *testing.T) {
 				for h := 0; h < 4; h++ {
 					var score, mag float64
 					for b := 0; b < d/64; b++ {
-						sc := q2kQuant(q[h*d+64*b:h*d+64*b+64], Q[:])
+						sc := vnniQuantUni(q[h*d+64*b:h*d+64*b+64], Q[:])
 						var dot, abs int64
 						for i, v := range Q {
 							p := int64(v) * int64(turboInts2[code(j, 64*b+i)])
@@ -521,7 +521,7 @@ func TestQ2KAVX2Extremes(t *testing.T) {
 
 // q2kAVX2Model is what q2kScoresInt(false, …) writes for the four queries q[h·d:] and the first
 // m cells of the group grp (out[4j + h]: cell j, query h), formed in Go: q'_c = q_c·scale_c
-// (float32), each 32-channel block quantized by q2kQuant (vnniQuant's arithmetic) to s_b·Q, the
+// (float32), each 32-channel block quantized by vnniQuantUni (vnniQuant's arithmetic) to s_b·Q, the
 // exact int32 dot Σ_c Q_c·turboInts2[code_c] per block, converted, and the kernels' float steps:
 // acc = fma(dot_b, s_b, acc) over the blocks in order from 0, then fma(acc, 1·turboUnit2, 0).
 func q2kAVX2Model(q []float32, d int, grp []byte, m int) []float32 {
@@ -535,7 +535,7 @@ func q2kAVX2Model(q []float32, d int, grp []byte, m int) []float32 {
 			qs[c] = q[h*d+c] * F16ToF32(binary.LittleEndian.Uint16(grp[2*c:]))
 		}
 		for b := 0; b < nb; b++ {
-			s[b] = q2kQuant(qs[32*b:32*(b+1)], Q[32*b:32*(b+1)])
+			s[b] = vnniQuantUni(qs[32*b:32*(b+1)], Q[32*b:32*(b+1)])
 		}
 		for j := 0; j < m; j++ {
 			var acc float32

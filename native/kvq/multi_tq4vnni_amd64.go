@@ -206,8 +206,10 @@ func t23Uni(kind, d int) bool {
 	return t23UniMode > 0 || t23UniMode == 0 && zen4Stream
 }
 
-// vnniQuantUni is vnniQuant (one digit) over all the values of x at once: the scale s and the
-// integers Q (len(x) of them).
+// vnniQuantUni is vnniQuant (one digit) over all the values of x at once, with the same
+// float32 operations: s = m/127 for m = max|x|, Q = x·(127/m) rounded to even (len(x) of them),
+// s = 0 and Q = 0 where s is below 2⁻¹²⁶, s NaN where a value is not finite. The uniform-scale
+// turbo2/turbo3 kernels take it over a whole query, q2k's over each block of its grid.
 func vnniQuantUni(x []float32, Q []int32) (s float32) {
 	const qmax = float32(vnniQMax1)
 	clear(Q[:len(x)])

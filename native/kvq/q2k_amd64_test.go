@@ -19,7 +19,7 @@ import (
 
 // q2kGridScore is the score the VNNI kernel gives query q and cell (ok where q2kVNNI(Dim())),
 // formed independently: q' = q·scale per channel (float32), each block of q2kGridBlock()
-// channels quantized by q2kQuant (vnniQuant's arithmetic) to s·Q, and Σ_b s·Σ_c Q_c·turboInts2[code_c]·turboUnit2 in float64 over exact
+// channels quantized by vnniQuantUni (vnniQuant's arithmetic) to s·Q, and Σ_b s·Σ_c Q_c·turboInts2[code_c]·turboUnit2 in float64 over exact
 // integers. mag is Σ_b |s|·Σ_c |Q_c·turboInts2[code_c]|·turboUnit2, the scale of the kernel's float
 // rounding; grid is the bound (1 + 2⁻⁶)/254·Σ_b max_{c∈b}|q'_c|·Σ_{c∈b}|L_c| of the grid's
 // departure from q·k̂ (with the rounding of q' itself, 2⁻²⁴ of Σ|q·k̂|, left to the caller's
@@ -44,7 +44,7 @@ func q2kGridScore(h *Q2KHead, q []float32, cell int) (score, mag, grid float64, 
 	bs := q2kGridBlock()
 	Q := make([]int32, bs)
 	for b := 0; b < d/bs; b++ {
-		s := q2kQuant(qs[bs*b:bs*(b+1)], Q)
+		s := vnniQuantUni(qs[bs*b:bs*(b+1)], Q)
 		var dot, abs int64
 		var m, l1 float64
 		for i, v := range Q {
@@ -66,7 +66,7 @@ func q2kGridScore(h *Q2KHead, q []float32, cell int) (score, mag, grid float64, 
 func TestQ2KScoresRangeMultiFloat(t *testing.T) { withoutVNNI(func() { checkQ2KScoresRangeMulti(t) }) }
 
 // q2kDigits64 is vnniDigits(dig, aux, qs, d, d/32, 1) with the grid per 64 channels, as
-// q2kDigitsAVX512 writes it: each 64-channel block quantized by q2kQuant, its digits where
+// q2kDigitsAVX512 writes it: each 64-channel block quantized by vnniQuantUni, its digits where
 // vnniDigits puts them, and aux words 0..3 (s) and 12..15 (−128·ΣQ over the 64 channels) of
 // both its 32-channel blocks the 64-channel block's. The other aux words stay 0.
 func q2kDigits64(dig []byte, aux []uint32, qs []float32, d int) {
@@ -74,7 +74,7 @@ func q2kDigits64(dig []byte, aux []uint32, qs []float32, d int) {
 	var Q [64]int32
 	for h := 0; h < 4; h++ {
 		for b := 0; b < d/64; b++ {
-			s := q2kQuant(qs[h*d+64*b:h*d+64*b+64], Q[:])
+			s := vnniQuantUni(qs[h*d+64*b:h*d+64*b+64], Q[:])
 			var sum int32
 			for i, v := range Q {
 				blk := 2*b + i/32
