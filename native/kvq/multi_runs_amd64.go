@@ -45,10 +45,10 @@ func accRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool {
 		// Byte offsets from this run to the next and to the third on (the last run's own
 		// rows where there are none: prefetching them again costs nothing).
 		at := func(j int) int {
-			if j >= len(runs) || len(runs[j]) == 0 {
+			if j >= len(runs) {
 				return 0
 			}
-			return int(uintptr(unsafe.Pointer(&runs[j][0])) - uintptr(unsafe.Pointer(&r[0])))
+			return runOffset(r, runs[j])
 		}
 		ws := w[base*n : (base+m)*n]
 		if avx2 {
@@ -97,7 +97,7 @@ func runsPF(kind, nd int, avx2 bool, rows []byte, next [][]byte) int {
 	}
 	for _, r := range next {
 		if len(r) > 0 {
-			if pf := int(uintptr(unsafe.Pointer(&r[0])) - uintptr(unsafe.Pointer(&rows[0]))); pf != 0 {
+			if pf := runOffset(rows, r); pf != 0 {
 				return pf
 			}
 			return 1 // the same rows again (a prefetch of them costs nothing)
@@ -209,10 +209,7 @@ func accRunsLoop(kernel func(acc *float32, d, nv int, rows *byte, rb, m int, w *
 		if m <= 0 {
 			continue
 		}
-		pf := 0 // the run after next's offset; the last two runs prefetch their own rows again
-		if j := i + 2; j < len(runs) && len(runs[j]) > 0 {
-			pf = int(uintptr(unsafe.Pointer(&runs[j][0])) - uintptr(unsafe.Pointer(&r[0])))
-		}
+		pf := runsAfterNext(runs, i) // the last two runs prefetch their own rows again
 		if j := i + 4; far && j < len(runs) {
 			Prefetch(runs[j])
 		}
@@ -299,7 +296,7 @@ func scoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bool 
 		pf := 0 // the next non-empty run's offset; the last run prefetches its own rows again
 		for _, nx := range runs[i+1:] {
 			if len(nx) > 0 {
-				pf = int(uintptr(unsafe.Pointer(&nx[0])) - uintptr(unsafe.Pointer(&r[0])))
+				pf = runOffset(r, nx)
 				break
 			}
 		}
@@ -350,10 +347,19 @@ var scoresRunsTQ4 = zen4Stream
 // runsAfterNext is the byte offset from runs[i] (not empty) to runs[i+2], 0 (its own rows
 // again) where that run is missing or empty.
 func runsAfterNext(runs [][]byte, i int) int {
-	if j := i + 2; j < len(runs) && len(runs[j]) > 0 {
-		return int(uintptr(unsafe.Pointer(&runs[j][0])) - uintptr(unsafe.Pointer(&runs[i][0])))
+	if j := i + 2; j < len(runs) {
+		return runOffset(runs[i], runs[j])
 	}
 	return 0
+}
+
+// runOffset is the byte offset from run from's rows (not empty) to run to's, 0 (from's own
+// rows again) where to is empty: the pf argument of the runs kernels.
+func runOffset(from, to []byte) int {
+	if len(to) == 0 {
+		return 0
+	}
+	return int(uintptr(unsafe.Pointer(&to[0])) - uintptr(unsafe.Pointer(&from[0])))
 }
 
 // multiScoresTQ4B2RunsVNNI is multiScoresTQ4B2VNNI prefetching pf bytes past each group of
