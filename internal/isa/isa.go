@@ -17,6 +17,9 @@
 //     (16 bits) instead of one: a query rounding 2⁸ times finer at twice the multiplies;
 //   - KVLAB_NO_AVX2INTACC: the AVX2 values kernels with float32 weights instead of the integer
 //     ones (the block formats on CPUs without AVX-512);
+//   - KVLAB_NO_ZEN4: the AVX-512 kernels other CPUs run (Intel Xeon, AMD Zen 5) on an AMD Zen 4,
+//     whose own flavours (prefetch distance and hint, row loads, turbo2/turbo3's query scale)
+//     are otherwise chosen there;
 //   - KVLAB_NO_HUGEPAGES: not an instruction set but listed with them, so that a run's record
 //     names it: the caches' row stores and the bandwidth yardstick stay on the system's default
 //     pages (internal/hugemem reads it).
@@ -31,7 +34,7 @@ import (
 )
 
 // Switches are the names of the switches, in the order Set lists them.
-var Switches = []string{"KVLAB_NO_AVX512", "KVLAB_NO_AVX512VNNI", "KVLAB_NO_AVX512VBMI", "KVLAB_NO_AVX512BF16", "KVLAB_NO_AVXVNNI", "KVLAB_ACC16", "KVLAB_Q8_TWO_DIGITS", "KVLAB_NO_AVX2INTACC", "KVLAB_NO_HUGEPAGES"}
+var Switches = []string{"KVLAB_NO_AVX512", "KVLAB_NO_AVX512VNNI", "KVLAB_NO_AVX512VBMI", "KVLAB_NO_AVX512BF16", "KVLAB_NO_AVXVNNI", "KVLAB_ACC16", "KVLAB_Q8_TWO_DIGITS", "KVLAB_NO_AVX2INTACC", "KVLAB_NO_ZEN4", "KVLAB_NO_HUGEPAGES"}
 
 var (
 	// NoAVX512 is KVLAB_NO_AVX512, read at start.
@@ -64,6 +67,10 @@ var (
 	// NoAVX2IntAcc is KVLAB_NO_AVX2INTACC, read at start: the AVX2 values kernels of the block
 	// formats take float32 weights instead of integer ones.
 	NoAVX2IntAcc = on("KVLAB_NO_AVX2INTACC")
+
+	// NoZen4 is KVLAB_NO_ZEN4, read at start: an AMD Zen 4 runs the AVX-512 kernels other CPUs
+	// run, not its own flavours.
+	NoZen4 = on("KVLAB_NO_ZEN4")
 )
 
 // Set is the switches set in the environment now (read at each call: a run's record names the

@@ -2,6 +2,8 @@
 
 package kvq
 
+import "github.com/kvlab/kvlab/internal/isa"
+
 //go:noescape
 func cpuid(leaf, sub uint32) (a, b, c, d uint32)
 
@@ -36,5 +38,6 @@ var amdFamily = func() uint32 {
 // variants, multiAccQ40V8Z4TwoINT etc., multi_intacc2_amd64.go), q5_0's and q5_1's
 // (multiAccQ51V8Z4INT; multi_intacc_amd64.go and gen_intacc.go have the measurements) took less
 // time streamed. The Zen 5 the kernels were tuned on (48 KiB L1D) keeps PREFETCHT0: not
-// measured with PREFETCHT1.
-var zen4Stream = amdFamily == 0x19
+// measured with PREFETCHT1. KVLAB_NO_ZEN4 (isa.NoZen4) turns the flavours off, so that a Zen 4
+// can run and measure what other AVX-512 CPUs run.
+var zen4Stream = amdFamily == 0x19 && !isa.NoZen4
