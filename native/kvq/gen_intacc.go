@@ -1736,6 +1736,9 @@ func gen(suffix string) string {
 			s = offInitOf(s, 3, oCH+64)
 			s = hiT16Of(s, oCH)
 		}
+		if rl && k.name == "Q41V8Z4" && q41Z4RowsOn {
+			s = q41Z4Rows(s, "a"+k.name+suffix)
+		}
 		if rl && k.name == "IQ4NLV8Z4" && offInitIQ4On {
 			s = offInitOf(s, 7, 0)
 		}
@@ -3286,7 +3289,11 @@ const oneSetIQ4On = true
 // (lower in six). Not kept (same measurement against this kernel): the pipelined first
 // prepass's three pointers kept in CX, DI and R13 across the row loop (as p1Regs; six memory
 // operations a quad step fewer), in cache −0.09 to +0.02, streamed −0.05 to +0.05: noise.
-func oneSetQuad(s string) string {
+func oneSetQuad(s string) string { return oneSetQuadOf(s, "Z24") }
+
+// oneSetQuadOf is oneSetQuad for a kernel whose VPDPBUSD take the high codes from hi (iq4_nl's
+// Z24; rawHi's whole code bytes, Z20, in q4_0's and q4_1's).
+func oneSetQuadOf(s, hi string) string {
 	set2 := [8]string{"Z8", "Z9", "Z14", "Z15", "Z16", "Z17", "Z18", "Z28"}
 	const note = "where\n\t// the loop takes two pairs a step, the second pair's into Z8, Z9, Z14, Z15, Z16, Z17, Z18, Z28, joined after)."
 	if strings.Count(s, note) != 1 {
@@ -3302,7 +3309,7 @@ func oneSetQuad(s string) string {
 		jn := fmt.Sprintf("\tVPADDD %s, Z%d, Z%d\n", z, k, k)
 		src := "Z23"
 		if k%2 == 1 {
-			src = "Z24"
+			src = hi
 		}
 		d := fmt.Sprintf("VPDPBUSD.BCST %d(R8), %s, %s\n", 64+4*(k/2), src, z)
 		if strings.Count(body, x) != 1 || strings.Count(tail, jn) != 1 || strings.Count(tail, d) != 1 {
@@ -3313,4 +3320,80 @@ func oneSetQuad(s string) string {
 		tail = strings.Replace(tail, d, fmt.Sprintf("VPDPBUSD.BCST %d(R8), %s, Z%d\n", 64+4*(k/2), src, k), 1)
 	}
 	return head + body + tail
+}
+
+// q41Z4RowsOn makes q4_1's Zen 4 kernel with 8-bit weights and four accumulators take its row
+// loops as q41Z4Rows rewrites them.
+const q41Z4RowsOn = true
+
+// q41Z4Rows rewrites q4_1's Zen 4 kernel with 8-bit weights and four accumulators (its labels'
+// prefix lbl) in three ways, each leaving the same operations on the same numbers, so the same
+// results bit for bit (TestIntAcc8Matches):
+//   - both row quads of a step add into one set of sums (oneSetQuadOf, as iq4_nl's kernel):
+//     eight VPXORD and eight VPADDD a block and tile fewer, and Z8, Z9, Z14..Z18, Z28 free in
+//     the row loops;
+//   - the low nibbles' mask kept in Z28 (broadcast once a block and tile) in place of
+//     rlMinRegs' broadcast from memory by each VPANDD;
+//   - a whole quad's scales and mins (four blocks: K4 all 32 words, KORTESTD) gathered by
+//     plain 64-byte loads in place of the zero-masked ones (a row's four blocks are 80 bytes
+//     from the quad's first, so nothing past the row is read; VPERMI2W takes the header words
+//     only), in the tile's own first prepass and the pipelined one; a short quad keeps the
+//     masked loads. Zen 4 runs a masked 512-bit load slower than a plain one (the mask all
+//     ones here all the same).
+//
+// On AMD Zen 4 (EPYC Genoa, 2 shared vCPUs at load 2–12; 4096 and 16384 rows of 128 values a
+// call, four accumulators, random softmax-like weights, thread CPU time, 101 calls in cache and
+// 6 passes over 96 MiB on 2 MiB pages streamed, alternated with the kernel before in one
+// process, six runs, ns a row min): in cache 4.63–4.68 → 4.38–4.44, streamed 4.82–4.93 →
+// 4.60–4.79 (lower in six of six). Each alone (three runs, without the quad's branch): the first
+// 4.48–4.52 in cache, 4.67–4.76 streamed; with the second 4.47–4.50, 4.67–4.69. Not kept: the
+// FMA's constant 8 from a freed register (the broadcast from memory kept): no change.
+func q41Z4Rows(s, lbl string) string {
+	s = oneSetQuadOf(s, "Z20")
+	// The mask: from Z28, set at the block's start.
+	const and = "VPANDD.BCST ·intAccNib(SB), Z20, Z23"
+	blk := lbl + "_blk:\n"
+	i, j := strings.Index(s, blk), strings.Index(s, lbl+"_fin:\n")
+	if strings.Count(s, blk) != 1 || j < i || strings.Count(s[i:j], and) != 4 || strings.Count(s, and) != 4 {
+		panic("q41Z4Rows: row loops changed")
+	}
+	if strings.Contains(s[i:j], "Z28") {
+		panic("q41Z4Rows: Z28 taken")
+	}
+	s = strings.ReplaceAll(s, and, "VPANDD Z28, Z20, Z23")
+	s = strings.Replace(s, blk, blk+"\tVPBROADCASTD ·intAccNib(SB), Z28\n", 1)
+	// The gathers: plain loads for a whole quad.
+	n := 0
+	for _, r := range []struct{ p, rr, a, b, c, d string }{
+		{"R12", "R11", "Z18", "Z16", "Z20", "Z21"},
+		{"AX", "R9", "Z20", "Z21", "Z22", "Z23"},
+	} {
+		old := fmt.Sprintf(`	VMOVDQU16.Z (%[1]s), K4, %[3]s
+	VMOVDQU16.Z (%[1]s)(%[2]s*1), K4, %[4]s
+	LEAQ (%[1]s)(%[2]s*2), AX
+	VMOVDQU16.Z (AX), K4, %[5]s
+	VMOVDQU16.Z (AX)(%[2]s*1), K4, %[6]s
+`, r.p, r.rr, r.a, r.b, r.c, r.d)
+		plain := fmt.Sprintf(`	VMOVDQU64 (%[1]s), %[3]s
+	VMOVDQU64 (%[1]s)(%[2]s*1), %[4]s
+	LEAQ (%[1]s)(%[2]s*2), AX
+	VMOVDQU64 (AX), %[5]s
+	VMOVDQU64 (AX)(%[2]s*1), %[6]s
+`, r.p, r.rr, r.a, r.b, r.c, r.d)
+		c := strings.Count(s, old)
+		if c == 0 {
+			panic("q41Z4Rows: gather changed")
+		}
+		for from := 0; c > 0; c-- {
+			k := from + strings.Index(s[from:], old)
+			g := fmt.Sprintf("\tKORTESTD K4, K4\n\tJCC  %[1]s_gm%[2]d\n%[3]s\tJMP  %[1]s_gd%[2]d\n%[1]s_gm%[2]d:\n%[4]s%[1]s_gd%[2]d:\n", lbl, n, plain, old)
+			s = s[:k] + g + s[k+len(old):]
+			from = k + len(g)
+			n++
+		}
+	}
+	if n != 3 {
+		panic("q41Z4Rows: gathers changed")
+	}
+	return s
 }
