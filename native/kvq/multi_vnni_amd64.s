@@ -2074,6 +2074,50 @@ gfniQ51_done:
 	VMOVDQU64 ·vnniHdr20Out1(SB), Z23; \
 	VPERMI2W Z15, Z13, Z23
 
+// HDRR20P is HDRR20U in sixteen two-table word permutes where HDRR20U takes twenty (eight
+// VPERMT2W, four inserts, eight VPERMI2W), for q4_1's Zen 4 flavour: each row quad's four plain
+// 64-byte loads gathered by two VPERMI2W of ·vnniHdr20Quad merged under K5 and K6 (rows 0, 1
+// and 2, 3) into one vector of the quad's headers (Z12..Z15, block b's (d, m) of row r at words
+// 8b + r and 8b + 4 + r), then each block's sixteen headers from those four by two VPERMI2W of
+// its ·vnniHdr20Blk (row quads 0, 1 and 2, 3, the same masks: lane 4m+g's at word 4m+g, the
+// minima 16 on): the same words as HDRR20U's, so the same scores bit for bit
+// (TestVNNIHeaderRegs). K5 = 0x33333333, K6 its complement (HDRK20Z4 sets them; LOAD4Q takes
+// K4 alone). Clobbers Z0..Z7, Z12..Z15. AMD Zen 4 (EPYC Genoa, 2 shared vCPUs at load 11–15;
+// TestVNNIHdrZ4Speed's shape, 4096 rows of 128 values, 4 queries, alternated with the kernel
+// before in one process, 200 calls in cache and 6 passes over 96 MiB on 2 MiB pages, four runs,
+// ns a row min/median): in cache 4.03–4.05/4.16–4.21 → 3.98–4.00/4.11–4.17, lower in four of
+// four; streamed within the noise (4.67–8.5 either way). The headers cost ~0.45 of q4_1's ~4.0
+// here (wrong scores, timing only, three runs: the gather taken out 3.55–3.56; its sixteen
+// loads kept, the permutes out, 3.79–3.85): ~0.25 the 64-byte loads (three rows of four start
+// off a 64-byte line: 80-byte rows), ~0.2 the permutes (four fewer took 0.05). Not kept (not
+// measurable at load 15–19): PF20Z4's five lines a block in place of six (its 384 bytes a block
+// cover 1536 where a group's rows are 1280).
+// On Intel (instruction tables, not measured) a zmm VPERMI2W is three µops, two on port 5, and
+// an insert one: this flavour runs only on Zen 4.
+#define HQ20P(off, p, a, b, c, d, g) \
+	VMOVDQU64 off(p), a; \
+	VMOVDQU64 off(p)(R8*1), b; \
+	VMOVDQU64 off(p)(R8*2), c; \
+	VMOVDQU64 off(p)(R12*1), d; \
+	VMOVDQU64 ·vnniHdr20Quad(SB), g; \
+	VPERMI2W b, a, K5, g; \
+	VPERMI2W d, c, K6, g
+
+#define HB20P(o, z) \
+	VMOVDQU64 ·vnniHdr20Blk+o(SB), z; \
+	VPERMI2W Z13, Z12, K5, z; \
+	VPERMI2W Z15, Z14, K6, z
+
+#define HDRR20P(off) \
+	HQ20P(off, CX, Z0, Z1, Z2, Z3, Z12); \
+	HQ20P(off, BX, Z4, Z5, Z6, Z7, Z13); \
+	HQ20P(off, R14, Z0, Z1, Z2, Z3, Z14); \
+	HQ20P(off, R15, Z4, Z5, Z6, Z7, Z15); \
+	HB20P(0, Z20); \
+	HB20P(64, Z21); \
+	HB20P(128, Z22); \
+	HB20P(192, Z23)
+
 // NEXT20 moves the next block's headers into Z20.
 #define NEXT20 \
 	VMOVDQA64 Z21, Z20; \
@@ -2179,6 +2223,51 @@ DATA ·vnniHdr20Out1+40(SB)/8, $0x003b0033001b0013
 DATA ·vnniHdr20Out1+48(SB)/8, $0x003d0035001d0015
 DATA ·vnniHdr20Out1+56(SB)/8, $0x003f0037001f0017
 GLOBL ·vnniHdr20Out1(SB), RODATA|NOPTR, $64
+
+// vnniHdr20Quad and vnniHdr20Blk (four blocks' tables, 64 bytes each): HDRR20P's permutes.
+DATA ·vnniHdr20Quad+0(SB)/8, $0x0020000000200000
+DATA ·vnniHdr20Quad+8(SB)/8, $0x0021000100210001
+DATA ·vnniHdr20Quad+16(SB)/8, $0x002a000a002a000a
+DATA ·vnniHdr20Quad+24(SB)/8, $0x002b000b002b000b
+DATA ·vnniHdr20Quad+32(SB)/8, $0x0034001400340014
+DATA ·vnniHdr20Quad+40(SB)/8, $0x0035001500350015
+DATA ·vnniHdr20Quad+48(SB)/8, $0x003e001e003e001e
+DATA ·vnniHdr20Quad+56(SB)/8, $0x003f001f003f001f
+GLOBL ·vnniHdr20Quad(SB), RODATA|NOPTR, $64
+
+DATA ·vnniHdr20Blk+0(SB)/8, $0x0020000000200000
+DATA ·vnniHdr20Blk+8(SB)/8, $0x0021000100210001
+DATA ·vnniHdr20Blk+16(SB)/8, $0x0022000200220002
+DATA ·vnniHdr20Blk+24(SB)/8, $0x0023000300230003
+DATA ·vnniHdr20Blk+32(SB)/8, $0x0024000400240004
+DATA ·vnniHdr20Blk+40(SB)/8, $0x0025000500250005
+DATA ·vnniHdr20Blk+48(SB)/8, $0x0026000600260006
+DATA ·vnniHdr20Blk+56(SB)/8, $0x0027000700270007
+DATA ·vnniHdr20Blk+64(SB)/8, $0x0028000800280008
+DATA ·vnniHdr20Blk+72(SB)/8, $0x0029000900290009
+DATA ·vnniHdr20Blk+80(SB)/8, $0x002a000a002a000a
+DATA ·vnniHdr20Blk+88(SB)/8, $0x002b000b002b000b
+DATA ·vnniHdr20Blk+96(SB)/8, $0x002c000c002c000c
+DATA ·vnniHdr20Blk+104(SB)/8, $0x002d000d002d000d
+DATA ·vnniHdr20Blk+112(SB)/8, $0x002e000e002e000e
+DATA ·vnniHdr20Blk+120(SB)/8, $0x002f000f002f000f
+DATA ·vnniHdr20Blk+128(SB)/8, $0x0030001000300010
+DATA ·vnniHdr20Blk+136(SB)/8, $0x0031001100310011
+DATA ·vnniHdr20Blk+144(SB)/8, $0x0032001200320012
+DATA ·vnniHdr20Blk+152(SB)/8, $0x0033001300330013
+DATA ·vnniHdr20Blk+160(SB)/8, $0x0034001400340014
+DATA ·vnniHdr20Blk+168(SB)/8, $0x0035001500350015
+DATA ·vnniHdr20Blk+176(SB)/8, $0x0036001600360016
+DATA ·vnniHdr20Blk+184(SB)/8, $0x0037001700370017
+DATA ·vnniHdr20Blk+192(SB)/8, $0x0038001800380018
+DATA ·vnniHdr20Blk+200(SB)/8, $0x0039001900390019
+DATA ·vnniHdr20Blk+208(SB)/8, $0x003a001a003a001a
+DATA ·vnniHdr20Blk+216(SB)/8, $0x003b001b003b001b
+DATA ·vnniHdr20Blk+224(SB)/8, $0x003c001c003c001c
+DATA ·vnniHdr20Blk+232(SB)/8, $0x003d001d003d001d
+DATA ·vnniHdr20Blk+240(SB)/8, $0x003e001e003e001e
+DATA ·vnniHdr20Blk+248(SB)/8, $0x003f001f003f001f
+GLOBL ·vnniHdr20Blk(SB), RODATA|NOPTR, $256
 
 DATA ·vnniHdr20Mask+0(SB)/8, $0x000000000000000f
 DATA ·vnniHdr20Mask+8(SB)/8, $0x0000000000ffffff
@@ -2568,7 +2657,7 @@ done: \
 	VZEROUPPER; \
 	RET
 
-// HDRK20Z4 is HDRK20 for AMD Zen 4 (PF20Z4, LOAD4Q, HDRR20U for whole chunks), the headers
+// HDRK20Z4 is HDRK20 for AMD Zen 4 (PF20Z4, LOAD4Q, HDRR20P for whole chunks), the headers
 // moved down a block at a time as HDRK20's (a stack queue as HDRK18Z4's did not pay here).
 #define HDRK20Z4 \
 	MOVQ rows+32(FP), DI; \
@@ -2581,6 +2670,9 @@ done: \
 	INITQ4; \
 	HDRMASKS(·vnniHdr20Mask(SB), 4); \
 	LANEMASKS; \
+	MOVL $0x33333333, AX; \
+	KMOVD AX, K5; \
+	KNOTD K5, K6; \
 group: \
 	HDRGROUP(4); \
 blk: \
@@ -2589,7 +2681,7 @@ blk: \
 	MOVQ $4, R13; \
 	CMPQ R11, R13; \
 	JL   short; \
-	HDRR20U(-4); \
+	HDRR20P(-4); \
 	JMP  have; \
 short: \
 	KMOVQ K2, K3; \
