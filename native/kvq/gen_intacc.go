@@ -3277,6 +3277,36 @@ func hiT16Of(s string, slot int) string {
 // row quads of a step into one set of sums (oneSetQuad).
 const oneSetIQ4On = true
 
+// Where iq4_nl's Zen 4 kernel with 8-bit weights and four accumulators (multiAccIQ4NLV8Z4INT)
+// spends the time q4_0's does not. AMD Zen 4 (EPYC Genoa, 2 shared vCPUs at load 10–15; 4096
+// rows of 128 values, four accumulators, thread CPU time, copies of the kernel alternated in one
+// process, 201 calls in cache and 8 passes over 96 MiB on 2 MiB pages, three runs, ns a row, p10
+// in cache / min streamed): the kernel 4.50–4.57 / 4.71–4.88, q4_0's (multiAccQ40V8Z4INT)
+// 4.27–4.50 / 4.51–4.57. Each piece taken out (wrong values, timing only), in cache: the two
+// VPERMB lookups (a VPANDD each in their place) 4.34–4.39, streamed 4.53–4.63, q4_0's time; the
+// shift for the high nibbles 4.39–4.42; of the pipelined first prepass (a row quad of the next
+// tile every two quads), its four VPERMILPS 4.37–4.44, its four VRANGEPS 4.37–4.40, its four
+// VMULPS 4.34–4.35, its four stores 4.35–4.37. Every vector operation of a step costs about as
+// much as any other (~0.1–0.15 ns a row for four of them): no one pipe bounds the loop, and
+// fewer operations is what pays. The decode's are fewest already: a quad's 64 code bytes hold
+// 128 codes, two 64-byte lookups at least, the high nibbles moved down for VPERMB's 6-bit index,
+// and no rawHi form exists (quadDec). In whole decodes (native/attn TestDecodeBreakdown, 131072
+// cells, 32 heads on 8 KV heads, d 128, test binaries alternated six times at load ~11) both
+// iq4_nl kernels with their lookups replaced by VPANDD (wrong results, timing only) took the
+// whole decode 9.41–9.82 → 9.01–9.45 ns a row (q4_0 8.72–9.13 in the same runs; five times at
+// load 2–10: 9.24–9.43 → 8.92–9.05): the lookups are ~0.3 ns of the decode, most of its gap to
+// q4_0. Not kept (the same values bit for bit; same measurement): the prepass's four block
+// vectors of d by four VPERMW (one index each) and VCVTPH2PS in place of one VPERMW, one
+// VCVTPH2PS and four VPERMILPS, 4.85–4.87 against 4.50–4.58; by two VPERMW stored to the frame
+// and four VCVTPH2PS from it, 4.83–4.85 (streamed 5.03 against 4.71); the tile maxima by VPANDD
+// and VPMAXUD on the products' bits (the same maxima) in place of VRANGEPS, 4.75–4.78 against
+// 4.50–4.54; each weight dword broadcast into a register (VPBROADCASTD) for its two VPDPBUSD in
+// place of their memory broadcasts, 4.64–4.69 against 4.50–4.57. Not tried: two blocks a step,
+// each row's two payloads by one 64-byte load (no inserts) and a block's quad by two levels of
+// VPERMT2B (four a quad and two blocks, against four inserts and two permutes now): one shuffle
+// fewer a quad and block, ~0.1 ns a row by the figures above, for 16 sum registers and new
+// tails.
+
 // oneSetQuad is oneSet for the row-quad loops of a kernel with 8-bit weights (VPDPBUSD): the
 // second quad of a step adds into the first quad's sums (Z0..Z7), not into a second set
 // cleared at the block's start and joined after the loop: eight VPXORD and eight VPADDD a

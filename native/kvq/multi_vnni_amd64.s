@@ -2779,6 +2779,15 @@ TEXT ·multiScoresIQ4NLHdrVNNI(SB), NOSPLIT, $0-80
 //     byte lookup takes (one index vector of both nibbles would need 128 output bytes); the
 //     rest of iq4_nl's gap to q4_0 is what LOAD4Y and the frame's scales take off q4_0, and
 //     here they share the shuffle pipes with the lookups (above).
+//   - later, with LOAD4Q and the frame's scales (multiScoresIQ4NLHdrZ4VBMI), in whole decodes
+//     (native/attn TestDecodeBreakdown, 131072 cells, 32/8 heads, d 128; test binaries
+//     alternated five times, load 2–10; the values kernel's lookups dropped too, gen_intacc.go
+//     has its side): the scores phase 3.78–3.85 → 3.61–3.66 ns a row without the lookups
+//     (VPANDD in place of each VPERMB, wrong scores, timing only), q4_0's 3.65–3.77 in the same
+//     hour. The lookups are ~0.2 ns of the scores; the 8 VPERMB and 4 shifts a block are the
+//     fewest (a byte lookup takes the code in the index's low bits, and 64 code bytes hold 128
+//     codes), and a permute that moves bytes cannot look them up too (the codes are its table,
+//     not its index).
 // func multiScoresIQ4NLHdrZ4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // multiScoresIQ4NLHdrVNNI for AMD Zen 4: prefetching HDRFAR further into L2 as well, whole
 // chunks' headers by HDRR18U (the payloads by LOAD4M).
