@@ -669,6 +669,7 @@ func header() string {
 	b.WriteString("GLOBL ·avx2IntAccB8Q5Sh(SB), RODATA|NOPTR, $64\n\n")
 	fmt.Fprintf(&b, "DATA ·avx2A8RatioQ80+0(SB)/4, $0x%08x\nGLOBL ·avx2A8RatioQ80(SB), RODATA|NOPTR, $4\n\n", u32(a8RatioQ80))
 	fmt.Fprintf(&b, "DATA ·avx2A8RatioQ50+0(SB)/4, $0x%08x\nGLOBL ·avx2A8RatioQ50(SB), RODATA|NOPTR, $4\n\n", u32(a8RatioQ50))
+	fmt.Fprintf(&b, "DATA ·avx2A8RatioIQ4NL+0(SB)/4, $0x%08x\nGLOBL ·avx2A8RatioIQ4NL(SB), RODATA|NOPTR, $4\n\n", u32(a8RatioIQ4))
 	fmt.Fprintf(&b, "DATA ·avx2A8Sixteen+0(SB)/4, $0x%08x\nGLOBL ·avx2A8Sixteen(SB), RODATA|NOPTR, $4\n\n", u32(16))
 	return b.String()
 }
@@ -767,6 +768,8 @@ func main() {
 	kernelA8(&out, formats[1], 2)
 	kernelA8Q5(&out, formats[3], 4) // q5_0
 	kernelA8Q5(&out, formats[3], 2)
+	kernelA8IQ4(&out, formats[5], 4) // iq4_nl
+	kernelA8IQ4(&out, formats[5], 2)
 	s := out.String()
 	for strings.Contains(s, "\n\t\n") {
 		s = strings.ReplaceAll(s, "\n\t\n", "\n")
@@ -1870,6 +1873,159 @@ func kernelA8Q5(out *strings.Builder, f format, nacc int) {
 	rep("	CMPQ "+fmt.Sprint(oBL)+"(SP), $0\n	JNE  "+lbl+"_bpair\n", lbl+"_bend:\n	CMPQ "+fmt.Sprint(oBL)+"(SP), $0\n	JNE  "+lbl+"_bpair\n", 1)
 	if regexp.MustCompile(`%[A-Z0-9]+%|@`).MatchString(s) {
 		panic("kernelA8Q5: a placeholder left")
+	}
+	out.WriteString(s)
+}
+
+// Frame additions of iq4_nl's adaptive kernel (kernelA8IQ4), after frameA8's slots.
+const (
+	oA8IQ4S    = 3776 // the 8-bit weights' row signs: quad g's at 32g, block b's (four bytes, each dword of its lane) at 32g + 16b
+	frameA8IQ4 = 4288
+)
+
+// a8RatioIQ4 is iq4_nl's adaptive peak test (kernelA8IQ4; multi_avx2intacc_amd64.go's
+// avx2A8RatioIQ4, the same figure).
+const a8RatioIQ4 = 4
+
+// iq4Dec8 is nibDec8's nibbles (four rows' payload bytes of half `half` at a, b, c, d: dword k
+// holds the four rows' nibble of one value, split layout) looked up as iq4_nl's signed levels
+// (Y11, VPSHUFB) and each row's byte multiplied by the sign of its row's scale in the block
+// (VPSIGNB by the quad's sign dword at 512(R8), broadcast: −1, 0 or +1 a row), so that the
+// weights |W| are VPMADDUBSW's unsigned operand. Scratch Y14, Y15.
+func iq4Dec8(half int, a, b, c, d string) string {
+	return nibDec8(2)(half, a, b, c, d) + `
+	VPSHUFB Y12, Y11, Y12
+	VPSHUFB Y13, Y11, Y13
+	VPBROADCASTD 512(R8), Y14
+	VPSIGNB Y14, Y12, Y12
+	VPSIGNB Y14, Y13, Y13`
+}
+
+// kernelA8IQ4 writes iq4_nl's adaptive kernel (plain AVX2, four accumulators or two; named A8,
+// A8Two): the int16 kernel's tiles, prepass, row loops and finish with adaptPrepass's choice of
+// the weights' scale per tile and lane (32767 for a softmax peak's, avx2A8RatioIQ4·M > S, else
+// 127), and where no lane of a tile's block pair is a peak's, an 8-bit path. The levels are
+// signed (−127..113) and the scales d of either sign (the encoder writes d = max/−127), so the
+// weights W = round(w·d·inv) (−127..127) are not VPMADDUBSW's unsigned operand as they stand:
+// the 8-bit prepass ORs the four accumulators' W of each row and block (a byte: its sign is the
+// sign of the row's d·w, zero where every W is), stores those bytes S (a dword of four rows per
+// quad and block) and W·sign(S) = |W|, and the row loop multiplies the levels by sign(S)
+// (VPSIGNB): Σ |W|·sign(S)·L = Σ W·L where every nonzero W of a row and block has S's sign,
+// which holds for weights of one sign (softmax weights); a byte of W·sign(S) below zero (weights
+// of both signs) sends the block pair to the int16 path. |W|·|L| ≤ 127·127, so a word of two
+// products is at most 32258 and VPMADDWD by ones widens each quad's words into the int32 sums
+// (dotsA8: three operations for 32 products). Each lane's W, T and sums are the same on either
+// path (Σ W·L exactly), so a query's sums do not depend on the other lanes' or on the path.
+func kernelA8IQ4(out *strings.Builder, f format, nacc int) {
+	var b strings.Builder
+	kernel(&b, f, false, nacc)
+	s := b.String()
+	name, aname := f.name+"AVX2INT", f.name+"A8AVX2INT"
+	if nacc == 2 {
+		name, aname = f.name+"TwoAVX2INT", f.name+"A8TwoAVX2INT"
+	}
+	rep := func(old, new string, n int) {
+		if c := strings.Count(s, old); c != n {
+			panic(fmt.Sprintf("kernelA8IQ4: %q found %d times, want %d", old, c, n))
+		}
+		s = strings.ReplaceAll(s, old, new)
+	}
+	s = adaptPrepass(s, f, nacc, name, aname, frameA8IQ4)
+	lbl := "a" + aname
+	tt := fmt.Sprintf("	VMOVUPS Y15, %d(SP)\n\n", oTT)
+	fs := f
+	fs.split, fs.off = true, 0 // Σ W·L: no offset to take off
+	ones := "·avx2Ones16(SB)"
+	var halves [2]string
+	for h := 0; h < 2 && nacc == 4; h++ {
+		halves[h] = strings.NewReplacer("%H%", fmt.Sprint(h), "%LO%", fmt.Sprint(f.lo[h]), "%HI%", fmt.Sprint(f.hi[h]),
+			"%DEC%", iq4Dec8(h, "(R12)", "(R12)(R9*1)", "(R12)(R9*2)", "(R12)(R11*1)"),
+			"%DECT%", iq4Dec8(h, "(R12)", "(AX)", "(DX)", "(R12)"), "%DOTS%", dotsA8O(ones),
+			"%FINISH%", finish(fs, h, 4, 0), "%PFX%", prefetch(2*f.bs, (2*f.bs+63)/64),
+			"@", aname, "%QB%", fmt.Sprint(oQB), "%PF%", fmt.Sprint(oPF), "%TN%", fmt.Sprint(oTN)).Replace(halfA8Tmpl)
+	}
+	if nacc == 2 {
+		// The whole block a pass: half 0's sums in Y0..Y3, half 1's in Y4..Y7, a quad's two
+		// weights broadcast once (the decoder leaves Y8, Y9).
+		dec := func(a, b, c, d string) string {
+			return iq4Dec8(0, a, b, c, d) + "\n" + dotsA8N(ones, 2, 0, true) + "\n\t" + iq4Dec8(1, a, b, c, d)
+		}
+		halves[0] = strings.NewReplacer("%H%", "0", "%LO%", "0", "%HI%", "0",
+			"%DEC%", dec("(R12)", "(R12)(R9*1)", "(R12)(R9*2)", "(R12)(R11*1)"),
+			"%DECT%", dec("(R12)", "(AX)", "(DX)", "(R12)"), "%DOTS%", dotsA8N(ones, 2, 4, false),
+			"%FINISH%", finish(fs, 0, 2, 0)+"\n\tMOVQ CX, R12\n"+finish(fs, 1, 2, 4), "%PFX%", prefetch(4*f.bs, (4*f.bs+63)/64),
+			"@", aname, "%QB%", fmt.Sprint(oQB), "%PF%", fmt.Sprint(oPF), "%TN%", fmt.Sprint(oTN)).Replace(halfA8Tmpl)
+		halves[0] = strings.Replace(halves[0], "// Half 0 (8-bit weights): values 0.. and 0...", "// The whole block (8-bit weights), both halves' sums apart.", 1)
+	}
+	path8 := fmt.Sprintf(`	TESTQ SI, SI
+	JNZ  %[1]s_w16
+
+	// W = round(w·d·inv) (−127..127) of four rows packed to bytes and transposed as kernel8
+	// packs them (dword h of lane b: accumulator h's W of the quad's rows); S, the OR of a
+	// lane's four dwords (VPSHUFD, VPOR: every dword the same), stored 512 bytes on, and
+	// W·sign(S) in place of W; a byte of it below zero (weights of both signs) sends the block
+	// pair to the int16 path.
+	LEAQ %[2]d(SP), R8
+	LEAQ %[3]d(SP), R12
+	MOVQ %[4]d(SP), R10
+	ADDQ $3, R10
+	SHRQ $2, R10
+	VPXOR Y6, Y6, Y6
+	VMOVDQU ·avx2IntAccB8T(SB), Y7
+%[1]s_p8:
+	VMULPS (R8), Y14, Y0
+	VMULPS 32(R8), Y14, Y1
+	VMULPS 64(R8), Y14, Y2
+	VMULPS 96(R8), Y14, Y3
+	VCVTPS2DQ Y0, Y0
+	VCVTPS2DQ Y1, Y1
+	VCVTPS2DQ Y2, Y2
+	VCVTPS2DQ Y3, Y3
+	VPACKSSDW Y1, Y0, Y0
+	VPACKSSDW Y3, Y2, Y2
+	VPACKSSWB Y2, Y0, Y0
+	VPSHUFB Y7, Y0, Y0
+	VPSHUFD $0x4E, Y0, Y1
+	VPOR Y1, Y0, Y1
+	VPSHUFD $0xB1, Y1, Y2
+	VPOR Y2, Y1, Y1
+	VPSIGNB Y1, Y0, Y0
+	VPOR Y0, Y6, Y6
+	VMOVDQU Y0, (R12)
+	VMOVDQU Y1, 512(R12)
+	ADDQ $128, R8
+	ADDQ $32, R12
+	DECQ R10
+	JNZ  %[1]s_p8
+	VPMOVMSKB Y6, AX
+	TESTL AX, AX
+	JNZ  %[1]s_w16
+	LEAQ %[3]d(SP), AX
+	MOVQ AX, %[5]d(SP)
+	LEAQ %[6]d(SP), R13
+	VMOVDQU ·avx2IQ4Levels(SB), Y11
+
+%[1]s_blk8:
+%[7]s
+%[8]s
+	ADDQ $%[9]d, BX
+	ADDQ $128, CX
+	ADDQ $16, %[5]d(SP)
+	ADDQ $16, R13
+	DECQ %[10]d(SP)
+	JNZ  %[1]s_blk8
+	VBROADCASTI128 ·avx2IntAccIQ4Levels(SB), Y11
+	JMP  %[1]s_bend
+
+%[1]s_w16:
+`, lbl, oPB, oA8QP, oTN, oQB, oTT, halves[0], halves[1], f.bs, oNQ)
+	rep(tt, tt+path8, 1)
+	rep("	CMPQ "+fmt.Sprint(oBL)+"(SP), $0\n	JNE  "+lbl+"_bpair\n", lbl+"_bend:\n	CMPQ "+fmt.Sprint(oBL)+"(SP), $0\n	JNE  "+lbl+"_bpair\n", 1)
+	if oA8QP+512 != oA8IQ4S || oA8IQ4S+512 != frameA8IQ4 {
+		panic("kernelA8IQ4: frame")
+	}
+	if regexp.MustCompile(`%[A-Z0-9]+%|@`).MatchString(s) {
+		panic("kernelA8IQ4: a placeholder left")
 	}
 	out.WriteString(s)
 }

@@ -86,6 +86,10 @@ func avx2IntAccFor(i *multiKernels) *multiKernels {
 			if avx2U8Q51 {
 				return avx2U8Acc
 			}
+		case intAccIQ4NL:
+			if avx2A8IQ4 {
+				return avx2A8IQ4Acc
+			}
 		}
 	}
 	k := avx2IntAccKernels(hasAVXVNNI)
@@ -328,6 +332,64 @@ var (
 	avx2A8Q5Two = &multiKernels{acc: multiAccQ50A8TwoAVX2INT, w8step: 0x1p-8}
 )
 
+// avx2A8IQ4 lets iq4_nl take its adaptive 8-bit-weight kernel (avx2A8IQ4Acc; with avx2B8On).
+//
+// multiAccIQ4NLA8AVX2INT (gen_avx2intacc.go's kernelA8IQ4) chooses each lane's scale per 64-row
+// tile as q5_0's adaptive kernel does (avx2A8Q50: 32767 where avx2A8RatioIQ4·M > S, a softmax
+// peak, else 127), and takes a tile's block pair without a peak's lane through an 8-bit path:
+// the levels (−127..113) are signed, so the weights must be VPMADDUBSW's unsigned operand, and
+// the encoder's scales are of either sign (d = max/−127): the prepass stores |W| and, per row
+// and block, the sign of its weights (the OR of the four accumulators' W bytes), and the row
+// loop multiplies the looked-up levels by that sign (VPSIGNB). A block pair whose weights are
+// of both signs in some row (never softmax weights) takes the int16 path. |W|·|L| ≤ 127·127,
+// so a word of two products never saturates and VPMADDWD by ones widens it into the int32 sum
+// Σ W·L exactly, the int16 path's sum: the bound is the 8-bit one, each weight off by at most
+// M/254 (AccumulateStep 2⁻⁸), and a lane's results do not depend on the other lanes' weights
+// or on the path (TestAVX2IntAccA8IQ4Matches checks the kernel against its Go reference bit
+// for bit).
+//
+// Measured on AMD Zen 4, plain AVX2 (TestAVX2IntAccA8IQ4Speed: d 128, 4096 rows a call,
+// thread CPU time, seven alternations with the int16 kernel, min; load 8–12): four
+// accumulators 10.18–10.24 → 9.46 ns a row in cache (0.93×), 10.59–10.70 → 9.91–9.92
+// streamed from huge pages (0.93–0.94×), with a peak in every tile 1.00×; two accumulators
+// 0.98× in cache, 1.00× streamed. The row loop is bound by its multiplies: a quad and half
+// issues 8 VPMADDUBSW and 8 VPMADDWD, as many as the int16 kernel's VPMADDWD for its two row
+// pairs, and 36 vector operations where that issues 44; in cache the kernel took 3.03 ns a row
+// without its row loop (prepass and finish), 5.97 without the products and 7.12 without the
+// decoder (timing-only builds). Fewer multiplies need words that hold two quads' products,
+// so weights of 64 at most (2⁻⁷ of the tile's largest): with those (the rounding alone, in
+// this kernel) kvlab ab (as below) moved iq4_nl's prompt KL +2.2 % ± 0.9 and +1.5 % ± 2.0,
+// its decode KL +3.3 % ± 2.1 and −2.5 % ± 2.8, q8_0/iq4_nl's prompt KL +0.1 % ± 0.6 and
+// +1.6 % ± 1.0, the attention error five times the 127 weights' (+0.05 % against +0.01 %, on
+// models whose tiles mostly hold a peak): that kernel is not written. attn's TestDecodeBreakdown (iq4_nl, 131072 cells, 32 heads on 8, d 128, three
+// alternations with main's binary, min ns a row): values 10.72–10.85 → 10.37–10.46, the whole
+// step 20.37–20.53 → 19.71–19.78.
+//
+// Quality (kvlab ab --arms iq4_nl,q8_0/iq4_nl --ctx 128 --no-needle, seeds 1–16, kvlab-tiny-64
+// and its outlier fixture, plain AVX2, against the int16 kernel (KVLAB_ACC16) in the same
+// binary, mean change ± standard error): iq4_nl's decode KL +2.1 % ± 2.0 and −2.3 % ± 2.7,
+// prompt KL +1.0 % ± 1.2 and +0.4 % ± 1.8; q8_0/iq4_nl's decode KL +0.3 % ± 0.6 and +0.1 % ±
+// 0.5, prompt KL +0.9 % ± 0.6 and +0.8 % ± 0.6; attention error +0.01–0.03 %, perplexity
+// within 0.01 %.
+var avx2A8IQ4 = true
+
+// avx2A8RatioIQ4 is iq4_nl's adaptive choice (avx2A8IQ4); gen_avx2intacc.go's a8RatioIQ4 writes
+// the same figure into the kernels.
+const avx2A8RatioIQ4 = 4
+
+// avx2A8IQ4Acc is iq4_nl's adaptive kernel, avx2A8IQ4Two its two-accumulator variant (each
+// accumulator's sums the four-accumulator kernel's bit for bit).
+var (
+	avx2A8IQ4Acc = &multiKernels{acc: multiAccIQ4NLA8AVX2INT, w8step: 0x1p-8}
+	avx2A8IQ4Two = &multiKernels{acc: multiAccIQ4NLA8TwoAVX2INT, w8step: 0x1p-8}
+)
+
+//go:noescape
+func multiAccIQ4NLA8AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccIQ4NLA8TwoAVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
 //go:noescape
 func multiAccQ50A8TwoAVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 
@@ -383,6 +445,9 @@ func avx2IntAccTwo(k *multiKernels) *multiKernels {
 	}
 	if k == avx2A8Q5Acc {
 		return avx2A8Q5Two
+	}
+	if k == avx2A8IQ4Acc {
+		return avx2A8IQ4Two
 	}
 	for i, b := range avx2B8Acc {
 		if k == b {

@@ -120,7 +120,7 @@ func checkAVX2IntAcc(t *testing.T, rng *rand.Rand, f Format, d, rows, n int, got
 
 // TestAVX2IntAccChosen checks that the block formats' AccumulateManyMulti run the AVX2 integer
 // kernels where avx2IntAccOn (KVLAB_NO_AVX512 set on this CPU), the AVX-VNNI flavour where
-// hasAVXVNNI, q4_0's and q4_1's 8-bit-weight kernels (q5_1's unsigned one, q8_0's and q5_0's adaptive ones) where neither
+// hasAVXVNNI, q4_0's and q4_1's 8-bit-weight kernels (q5_1's unsigned one, q8_0's, q5_0's and iq4_nl's adaptive ones) where neither
 // AVX-VNNI nor KVLAB_ACC16, and that AccumulateStep says so.
 func TestAVX2IntAccChosen(t *testing.T) {
 	if !avx2IntAccOn {
@@ -143,6 +143,8 @@ func TestAVX2IntAccChosen(t *testing.T) {
 			want, wantTwo, step = avx2A8Acc, avx2A8Two, 0x1p-8 // adaptive 8-bit weights
 		} else if b8 && tc.f == Q5_1 && avx2U8Q51 {
 			want, wantTwo, step = avx2U8Acc, avx2U8Two, 0x1p-9 // unsigned 8-bit weights
+		} else if b8 && tc.f == IQ4_NL && avx2A8IQ4 {
+			want, wantTwo, step = avx2A8IQ4Acc, avx2A8IQ4Two, 0x1p-8 // adaptive 8-bit weights
 		}
 		if got := avx2IntAccFor(*tc.avx512Kern); got != want {
 			t.Errorf("%s: another kernel runs", tc.f)
