@@ -869,6 +869,13 @@ func kernel(out *strings.Builder, f format, vnni bool, nacc int) {
 // four codes (unsigned bytes 0..15), and multiplies them by a query's weight dword with
 // VPMADDUBSW (32 products an operation, two adjacent summed into a word), adding the words
 // with VPADDW; every eight steps (32 rows) VPMADDWD by ones widens the word sums into int32.
+// Two quads a step in the four-accumulator row loop of q4_0 and q4_1 (the second's rows from
+// R12 + 4·R9, half the pointer, counter and branch operations) took 0.98–1.01× the time of one
+// (Zen 4, plain AVX2, 256 rows of 128 values in cache, thread CPU time, five alternations by
+// process, min): not kept. In cache the q4_0 kernel took 7.0 ns a row, 2.7 without its row
+// loop, 6.0 without the first prepass's body, 6.4 without the second's, 6.5 without the
+// finish's vector operations and 6.6 without the row loop's weight broadcasts (timing-only
+// builds): the row loop, at its 24 vector operations a quad and half, is ~60% of the time.
 
 // nibDec8: four rows' payload bytes 8h..8h+7, each broadcast to the four quadwords,
 // interleaved (a b, c d, then the two pairs: dword k holds byte k of each row, k < 4 in Y12, 4..7
