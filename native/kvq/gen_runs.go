@@ -68,6 +68,7 @@ var flavours = []flavour{
 	turboAccRuns("multiAccT2BMINT", "multiAccT2BMRunsINT", "aT2BM_"),
 	pairScoresRuns("multiScoresTQ4B2VNNI", "multiScoresTQ4B2RunsVNNI", "TQ4B2_"),
 	pairScoresRuns("multiScoresT4B2VNNI", "multiScoresT4B2RunsVNNI", "T4B2_"),
+	pairScoresRuns("multiScoresTQ4B2UVNNI", "multiScoresTQ4B2URunsVNNI", "TQ4B2U_"),
 	{
 		src: "multi_f16acc_amd64.s", name: "multiScoresF16Z4", runs: "multiScoresF16Z4Runs",
 		frame: "$0-64", runsFrame: "$0-72",

@@ -331,7 +331,10 @@ var t3chunkU string
 // |Σ Q·L| ≤ d·127·90 < 2²⁴ for the d ≤ 512 that t23Uni admits), then two roundings (the product by s_h, the FMA). Its first form, the
 // chains started at zero and O_h added at the end by VPADDD, the offset broadcast by
 // VBROADCASTSS: turbo3's kernel 4.03 → 3.86 ns a row in cache with this one (AMD Zen 4).
-var bodyU = func() string {
+var bodyU = uniBody(body)
+
+// uniBody is bodyU's change made to a kernel body b (body, or pairBody for TQ4B2U).
+func uniBody(body string) string {
 	const zero = "\tVPXORD Z11, Z11, Z11\n"
 	const aux = "\tMOVQ aux+8(FP), DX\n"
 	const fin = `	// score = sum·(s·unit) + offset.
@@ -357,6 +360,16 @@ var bodyU = func() string {
 	b := strings.Replace(body, aux, "\tMOVQ off+64(FP), DX\n", 1)
 	b = strings.Replace(b, zero, zero+"\tVPBROADCASTD 48(DX), Z12   // O_h: the levels' offset\n\tVPBROADCASTD 52(DX), Z13\n\tVPBROADCASTD 56(DX), Z14\n\tVPBROADCASTD 60(DX), Z15\n", 1)
 	return strings.Replace(b, fin, f.String(), 1)
+}
+
+// chunk4B2U is chunk4B2 for TQ4B2U, the uniform-scale flavour of TQ4B2 (tq4Uni): each chunk's
+// chains continue (CHAINSU into Z12..Z15), no per-chunk offsets, conversions and scales.
+var chunk4B2U = func() string {
+	const u = "\tCHAINSU(Z12, Z13, Z14, Z15)\n\tADDQ $128, SI\n"
+	if strings.Count(chunk4B2, tail4) != 2 {
+		panic("chunk4B2U: chunk4B2 changed")
+	}
+	return strings.ReplaceAll(chunk4B2, tail4, "\n"+u)
 }()
 
 // t3chunk is turbo3's chunk: 12 code bytes a row, one group of 32 values.
@@ -1031,6 +1044,9 @@ func main() {
 			"%SOFF%", k.soff, "%STEP%", k.step)
 		out.WriteString(r.Replace(bodyU))
 	}
+	// The uniform-scale flavour of TQ4B2 (AMD Zen 4: multiScoresTQ4B2UVNNI, tq4Uni).
+	out.WriteString(strings.NewReplacer("%NEXTG%", "", "@", "TQ4B2U", "%STAGE%", stageV(true), "%CONSTS%", tq4Consts,
+		"%CHUNK%", chunk4B2U, "%SOFF%", shl4, "%STEP%", "32").Replace(uniBody(pairBody)))
 	// q2k's group flavours (multiScoresQ2KGVNNI, multiScoresQ2KGPVNNI): Q2K's and Q2KP's with
 	// q2kNextG; and their Zen 4 flavours (Q2KGZ4, Q2KGPZ4), with q2kFar's L2 prefetches.
 	for _, k := range []struct {

@@ -36,7 +36,8 @@ import "sync"
 // results as the AVX-512 ones except for turbo2 and turbo3 on AMD Zen 4, below): the query
 // is rounded to integers per
 // 32-value block (ScoresGrid; one byte, two for q8_0; for turbo2 and turbo3 on AMD Zen 4,
-// t23Uni, per query: all its whole 32-value blocks under one scale), adding at most
+// t23Uni, and tq4 there where it takes its two-chunk kernels, tq4Uni, per query: all its whole
+// 32-value blocks under one scale), adding at most
 // u·Σ_b max_{i∈b}|q[i]|·Σ_{i∈b}|x[i]| to that bound, u = (1 + 2⁻⁶)/254 or (1 + 2⁻⁶)/65278,
 // b running over blocks of scoresGridBlock values (the whole query where it is one block);
 // DotManyMulti(q) agrees with Dot of the rounded query within the float bound. On CPUs with
@@ -736,8 +737,8 @@ func (c *tq4Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows [
 // AVX2 and no AVX-512, multi_tq4avx2_amd64.go), every
 // whole 32-value block
 // b of a query is rounded to q̃ = s·Q, Q integer, |q − q̃| ≤ u·max_{i∈b}|q[i]| (for turbo2 and
-// turbo3 on AMD Zen 4, t23Uni, b is all the whole blocks of the query at once:
-// scoresGridBlock), and
+// turbo3 on AMD Zen 4, t23Uni, and tq4 there, tq4Uni, b is all the whole blocks of the query at
+// once: scoresGridBlock), and
 // DotManyMulti agrees with Dot(q̃) within the float bound; where fp8's are bf16 ones (AVX-512
 // VBMI and BF16), every value of the whole 32-value blocks is rounded to bf16 (to nearest
 // even, below 2⁻¹²⁶ to 0), u = 2⁻⁸; elsewhere dst = q and u = 0.

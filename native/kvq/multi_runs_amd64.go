@@ -371,3 +371,9 @@ func multiScoresT4B2RunsVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m i
 
 //go:noescape
 func multiScoresTQ4B2RunsVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32, pf int)
+
+// multiScoresTQ4B2URunsVNNI is multiScoresTQ4B2UVNNI (tq4Uni) prefetching as
+// multiScoresTQ4B2RunsVNNI does (gen_runs.go, multi_runs_amd64.s).
+//
+//go:noescape
+func multiScoresTQ4B2URunsVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32, pf int)

@@ -6299,6 +6299,169 @@ T4B2R_done:
 	RET
 
 
+// func multiScoresTQ4B2URunsVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32, pf int)
+// multiScoresTQ4B2UVNNI prefetching pf bytes past each group of rows (the run after next) in place of PFGROUPS groups on, without the L2 prefetches PFFAR further.
+TEXT ·multiScoresTQ4B2URunsVNNI(SB), NOSPLIT, $0-88
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+48(FP), R9
+	MOVQ m+40(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   TQ4B2UR_done
+	MOVL $0x0F0F0F0F, AX
+	VPBROADCASTD AX, Z31
+	VBROADCASTI32X4 ·tq4VNNIU8(SB), Z20
+
+TQ4B2UR_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	// The sixteen row scales, lane 4m+g from row 4g+m (past the nb chunks of codes), times
+	// the levels' unit (off[4]), into Z21.
+	MOVQ nb+16(FP), R11
+	SHLQ $4, R11
+	LEAQ (CX)(R11*1), AX
+	LEAQ (BX)(R11*1), DX
+	LEAQ (R14)(R11*1), R13
+	LEAQ (R15)(R11*1), SI
+	VMOVD (AX), X21
+	VPINSRD $1, (DX), X21, X21
+	VPINSRD $2, (R13), X21, X21
+	VPINSRD $3, (SI), X21, X21
+	VMOVD (AX)(R8*1), X1
+	VPINSRD $1, (DX)(R8*1), X1, X1
+	VPINSRD $2, (R13)(R8*1), X1, X1
+	VPINSRD $3, (SI)(R8*1), X1, X1
+	VMOVD (AX)(R8*2), X2
+	VPINSRD $1, (DX)(R8*2), X2, X2
+	VPINSRD $2, (R13)(R8*2), X2, X2
+	VPINSRD $3, (SI)(R8*2), X2, X2
+	VMOVD (AX)(R12*1), X3
+	VPINSRD $1, (DX)(R12*1), X3, X3
+	VPINSRD $2, (R13)(R12*1), X3, X3
+	VPINSRD $3, (SI)(R12*1), X3, X3
+	VINSERTI32X4 $1, X1, Z21, Z21
+	VINSERTI32X4 $2, X2, Z21, Z21
+	VINSERTI32X4 $3, X3, Z21, Z21
+	MOVQ off+64(FP), AX
+	VMULPS.BCST 16(AX), Z21, Z21
+
+	MOVQ dig+0(FP), SI
+	MOVQ off+64(FP), DX
+	MOVQ nb+16(FP), R11
+	SHRQ $1, R11               // pairs of chunks
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPBROADCASTD 48(DX), Z12   // O_h: the levels' offset
+	VPBROADCASTD 52(DX), Z13
+	VPBROADCASTD 56(DX), Z14
+	VPBROADCASTD 60(DX), Z15
+	MOVQ pf+80(FP), AX         // prefetch pointer: pf bytes on (the run after next), 320 bytes
+	ADDQ DI, AX                // per chunk of codes
+
+TQ4B2UR_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	ADDQ $320, AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	ADDQ $320, AX
+	LOAD8(CX, Z24, Y24, Z16)
+	LOAD8(BX, Z25, Y25, Z17)
+	LOAD8(R14, Z26, Y26, Z18)
+	LOAD8(R15, Z27, Y27, Z19)
+	TRANSPOSE4
+	VPSRLD $4, Z25, Z4
+	VPSRLD $4, Z26, Z5
+	VPSRLD $4, Z27, Z6
+	VPSRLD $4, Z28, Z7
+	VPERMB Z20, Z25, Z0
+	VPERMB Z20, Z26, Z1
+	VPERMB Z20, Z27, Z2
+	VPERMB Z20, Z28, Z3
+	VPERMB Z20, Z4, Z4
+	VPERMB Z20, Z5, Z5
+	VPERMB Z20, Z6, Z6
+	VPERMB Z20, Z7, Z7
+
+	CHAINSU(Z12, Z13, Z14, Z15)
+	ADDQ $128, SI
+	TRANSPOSE4X
+	VPSRLD $4, Z25, Z4
+	VPSRLD $4, Z26, Z5
+	VPSRLD $4, Z27, Z6
+	VPSRLD $4, Z28, Z7
+	VPERMB Z20, Z25, Z0
+	VPERMB Z20, Z26, Z1
+	VPERMB Z20, Z27, Z2
+	VPERMB Z20, Z28, Z3
+	VPERMB Z20, Z4, Z4
+	VPERMB Z20, Z5, Z5
+	VPERMB Z20, Z6, Z6
+	VPERMB Z20, Z7, Z7
+
+	CHAINSU(Z12, Z13, Z14, Z15)
+	ADDQ $128, SI
+	ADDQ $32, CX
+	ADDQ $32, BX
+	ADDQ $32, R14
+	ADDQ $32, R15
+	DECQ R11
+	JNZ  TQ4B2UR_blk
+
+	// score = (Σ + O_h)·s_h·(s·unit) + offset_h: query h's chains added, converted, times its
+	// scale s_h (off[8+h]), times s·unit plus offset_h.
+	MOVQ off+64(FP), AX
+	VCVTDQ2PS Z12, Z8
+	VMULPS.BCST 32(AX), Z8, Z8
+	VFMADD213PS.BCST 0(AX), Z21, Z8
+	VCVTDQ2PS Z13, Z9
+	VMULPS.BCST 36(AX), Z9, Z9
+	VFMADD213PS.BCST 4(AX), Z21, Z9
+	VCVTDQ2PS Z14, Z10
+	VMULPS.BCST 40(AX), Z10, Z10
+	VFMADD213PS.BCST 8(AX), Z21, Z10
+	VCVTDQ2PS Z15, Z11
+	VMULPS.BCST 44(AX), Z11, Z11
+	VFMADD213PS.BCST 12(AX), Z21, Z11
+
+	SCORES_T
+	MOVQ ostride+56(FP), AX
+	CMPQ AX, $16
+	JNE  TQ4B2UR_strided
+	SCORES_CONTIG
+	JMP  TQ4B2UR_next
+
+TQ4B2UR_strided:
+	SCORES_STRIDED
+
+TQ4B2UR_next:
+	MOVQ ostride+56(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  TQ4B2UR_group
+
+TQ4B2UR_done:
+	VZEROUPPER
+	RET
+
+
 // func multiScoresF16Z4Runs(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int, pf int)
 // multiScoresF16Z4 prefetching into L2 pf bytes past each row (the same row of the next run) in place of 12 KiB.
 // Sums: Y0..Y15 (item k's lanes 0..7 in Yk, 8..15 in Y(8+k)); a row's eight values Y16, Y17;

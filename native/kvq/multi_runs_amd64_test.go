@@ -27,8 +27,9 @@ func TestAccRunsKernel(t *testing.T) {
 // query digit) and multiScoresQ40HdrZ4RunsVNNI (runsPF); and f16's scores
 // multiScoresF16Z4Runs (scoresRuns); the values of tq4 and the turbo tiers their 8-bit
 // kernels' runs flavours (accIntRuns), and the scores of tq4 and turbo4
-// multiScoresTQ4B2RunsVNNI and multiScoresT4B2RunsVNNI (scoresRunsTQ4), checked here bit for
-// bit with the pair kernels forced (tq4PairMode 1) against DotManyMulti over each run.
+// multiScoresTQ4B2RunsVNNI and multiScoresT4B2RunsVNNI (scoresRunsTQ4; tq4's uniform-scale
+// multiScoresTQ4B2URunsVNNI where tq4Uni), checked here bit for bit with the pair kernels forced
+// (tq4PairMode 1) against DotManyMulti over each run.
 // TestAccumulateManyMultiRuns and TestDotManyMultiRuns check them bit for bit.
 func TestRunsKernels(t *testing.T) {
 	for _, rot := range []bool{false, true} {
@@ -91,13 +92,16 @@ func TestRunsKernels(t *testing.T) {
 		}
 	}
 	if scoresRunsTQ4 && hasVNNIBW && hasVBMI {
-		defer func(m int) { tq4PairMode = m }(tq4PairMode)
+		defer func(m, u int) { tq4PairMode, tq4UniMode = m, u }(tq4PairMode, tq4UniMode)
 		tq4PairMode = 1
 		rng := rand.New(rand.NewPCG(51, 52))
-		for _, f := range []Format{TQ4, Turbo4} {
-			c := mustCodec(t, f, 128)
-			for _, lens := range [][]int{{64, 64, 64, 64}, {64, 17, 0, 16, 3, 64, 1, 31}, {16}} {
-				checkRuns(t, rng, c, lens)
+		for _, uni := range []int{-1, 1} { // tq4 on the per-chunk grid, and uniform (tq4Uni: TQ4B2URuns)
+			tq4UniMode = uni
+			for _, f := range []Format{TQ4, Turbo4} {
+				c := mustCodec(t, f, 128)
+				for _, lens := range [][]int{{64, 64, 64, 64}, {64, 17, 0, 16, 3, 64, 1, 31}, {16}} {
+					checkRuns(t, rng, c, lens)
+				}
 			}
 		}
 	}

@@ -18,7 +18,7 @@ import (
 // block formats' VNNI kernels quantize them (turbo2's digits then put in its kernel's order,
 // t2DigitsPermute) (vnniQuant, one signed byte a value; a permutation
 // within a group leaves that rounding as it is; on AMD Zen 4 turbo2's and turbo3's are
-// quantized per query instead, t23Uni); the codes are looked up as their integer levels
+// quantized per query instead, t23Uni, and tq4's where it takes the two-chunk kernels, tq4Uni); the codes are looked up as their integer levels
 // (tq4Ints, turboInts2, turboInts3) and Σ Q·level is formed exactly in int32, so the only departure from
 // Dot is the query's quantization (ScoresGrid): with q̃ = s·Q,
 //
@@ -26,7 +26,7 @@ import (
 //	|DotManyMulti − Dot|    ≤ (1 + 2⁻⁶)/254·Σ_b max_{i∈b}|q[i]|·Σ_{i∈b}|x[i]| + 1e-5·Σ_i |q[i]·x[i]|,
 //
 // b running over the query's blocks of scoresGridBlock(c) values under one scale: the 32-value
-// groups, or for turbo2 and turbo3 where they take the uniform-scale kernels (t23Uni) all the
+// groups, or for turbo2, turbo3 and tq4 where they take the uniform-scale kernels (t23Uni, tq4Uni) all the
 // whole groups of the query at once, so one large value anywhere in the query coarsens every
 // group's rounding; x the row's rotated values, the 1e-5 term the float rounding of the converted group dots,
 // their scaling by the group scales, the row scale and the levels' unit, and the sum over groups. With
@@ -331,6 +331,45 @@ func multiScoresTQ4B2VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int,
 //go:noescape
 func multiScoresT4B2VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
 
+// multiScoresTQ4B2UVNNI is multiScoresTQ4B2VNNI for queries quantized with one scale for all
+// their values (vnniDigitsUni; tq4Uni), as multiScoresT3PUVNNI is multiScoresT3PVNNI's: each
+// query's chains run over the whole row and are converted and scaled once (gen_tq4vnni.go,
+// chunk4B2U, uniBody), where the per-group kernel converts each 32-value chunk's dot and adds
+// it times the chunk's scale, four conversions and four FMAs a chunk and sixteen rows. The
+// scale s_h and offset O_h = −128·ΣQ_h (an int32) of query h are off[8+h] and off[12+h]; the
+// dot is exact in int32 and converted exactly (|Σ Q·L| ≤ d·127·104 < 2²⁴ for d ≤ 512). AMD Zen 4
+// (EPYC Genoa, 2 shared vCPUs, load ~8; d 128, four queries, thread CPU, 4096-row calls, the two
+// kernels alternated in one process, 201 calls in cache and 9 passes over 96 MiB on 2 MiB pages
+// streamed, ns a row min/median, three runs): in cache 3.80–3.83/3.85–3.87 → 3.59–3.60/3.62–3.63,
+// streamed 4.01–4.03/4.08–4.16 → 3.75–3.79/3.82–3.86; at the bench shape (native/attn
+// TestDecodeBreakdown, 131072 cells, 32/8 heads, one thread, test binaries alternated five
+// times, load ~15, ns a cell min) scores 3.88–3.99 → 3.70–3.75, the whole decode 8.32–8.60 →
+// 8.11–8.47. The coarser grid costs a little quality: kvlab ab (ctx 128, seeds 1..16, mean
+// change of the per-seed KL ± standard error, per-chunk → uniform; d 64, so two chunks under
+// one scale where the bench's d 128 puts four) on kvlab-tiny-64 tq4 decode KL +0.2 % ± 0.8,
+// prompt +2.7 % ± 1.2, PPL +0.05 % ± 0.02, tq4/q8_0 −0.4 % ± 0.6 and +0.7 % ± 1.0; on the
+// outlier fixture tq4 +2.0 % ± 2.1 and +3.7 % ± 2.0, tq4/q8_0 +2.8 % ± 1.8 and +0.3 % ± 2.0;
+// q8_0/tq4 (values only) the same bit for bit.
+//
+//go:noescape
+func multiScoresTQ4B2UVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
+// tq4UniMode picks where tq4's scores take the uniform-scale kernels (tq4Uni): 0 on AMD Zen 4
+// (zen4Stream, the only core they were measured on), 1 always, −1 never (tests and speed
+// reports set it).
+var tq4UniMode = 0
+
+// tq4Uni reports whether tq4 rows (kind vnniTQ4) of d values score through the uniform-scale
+// two-chunk kernels (multiScoresTQ4B2UVNNI, multiScoresTQ4B2URunsVNNI), their queries quantized
+// with one scale each (vnniDigitsUni, vnniGridUni): where they would take the two-chunk kernels
+// (tq4Pair), for d up to 512.
+func tq4Uni(kind, d int) bool {
+	if !hasVNNIBW || !hasVBMI || kind != vnniTQ4 || d%32 != 0 || d > 512 || !tq4Pair(d/32) {
+		return false
+	}
+	return tq4UniMode > 0 || tq4UniMode == 0 && zen4Stream
+}
+
 // tq4PairMode picks where tq4 and turbo4 rows of an even number of 32-value chunks score
 // through the two-chunk kernels (tq4Pair): 0 on AMD Zen 4 (zen4Stream, the only core they were
 // measured on; other CPUs keep the one-chunk kernels tuned before them) where the large buffers
@@ -426,7 +465,7 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 	}
 	var offs [16]float32 // [0..3] the offsets, [4] the unit, [8..15] the uniform kernels' (t23Uni)
 	offs[4] = tq4Unit
-	uni := t23Uni(kind, d)
+	uni := t23Uni(kind, d) || tq4Uni(kind, d)
 	var stage [16]uint32
 	kernel := func(rows *byte, m int, out *float32, ostride int) {
 		if !hasVNNIBW { // the AVX2 kernels (tq4VNNI, t3VNNI, t2VNNI)
@@ -436,6 +475,10 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 		switch kind {
 		case vnniTQ4:
 			if hasVBMI {
+				if uni {
+					multiScoresTQ4B2UVNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
+					return
+				}
 				if tq4Pair(nb) {
 					multiScoresTQ4B2VNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
 					return
@@ -554,6 +597,8 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 					// Direct calls: through a func value dig, aux, offs and stage would escape.
 					if kind == vnniT4 {
 						multiScoresT4B2RunsVNNI(&dig[0], &aux[0], nb, &rows[0], rb, whole, &out[h], 4*n, &offs[0], &stage[0], runsAfterNext(runs, i))
+					} else if uni {
+						multiScoresTQ4B2URunsVNNI(&dig[0], &aux[0], nb, &rows[0], rb, whole, &out[h], 4*n, &offs[0], &stage[0], runsAfterNext(runs, i))
 					} else {
 						multiScoresTQ4B2RunsVNNI(&dig[0], &aux[0], nb, &rows[0], rb, whole, &out[h], 4*n, &offs[0], &stage[0], runsAfterNext(runs, i))
 					}

@@ -835,10 +835,15 @@ func scoresDigits(c Codec) (nd, nb int) {
 
 // scoresGridBlock is the number of values c's DotManyMulti rounds to one scale (ScoresGrid):
 // all its whole 32-value blocks at once for turbo2 and turbo3 where they take the
-// uniform-scale kernels (t23Uni), else BlockSize.
+// uniform-scale kernels (t23Uni) and for tq4 where it does (tq4Uni), else BlockSize.
 func scoresGridBlock(c Codec) int {
-	if c, ok := c.(*lmCodec); ok {
+	switch c := c.(type) {
+	case *lmCodec:
 		if k, ok := c.vnniKind(); ok && t23Uni(k, c.d) {
+			return c.d / 32 * 32
+		}
+	case *tq4Codec:
+		if tq4VNNI(c.d) && tq4Uni(vnniTQ4, c.d) {
 			return c.d / 32 * 32
 		}
 	}

@@ -100,13 +100,15 @@ func TestScoresTQ4PairMatch(t *testing.T) {
 // TestDotManyMultiTQ4Pair checks tq4's and turbo4's DotManyMulti with the two-chunk kernels
 // chosen (tq4PairMode 1) against the one-chunk ones (−1) bit for bit, for query counts and row
 // counts around the kernels' four queries and sixteen rows, dims with an even and an odd number
-// of chunks (the odd ones take the one-chunk kernels either way).
+// of chunks (the odd ones take the one-chunk kernels either way), tq4's queries on the
+// per-chunk grid (tq4UniMode −1).
 func TestDotManyMultiTQ4Pair(t *testing.T) {
 	if !hasAVX512VNNIVBMI() {
 		t.Skip("no AVX-512 VNNI + VBMI: both modes run the same kernels")
 	}
-	saved := tq4PairMode
-	defer func() { tq4PairMode = saved }()
+	saved, savedUni := tq4PairMode, tq4UniMode
+	defer func() { tq4PairMode, tq4UniMode = saved, savedUni }()
+	tq4UniMode = -1 // the per-chunk query grid both ways (tq4Uni's kernels: TestTQ4UniScores)
 	rng := rand.New(rand.NewPCG(133, 134))
 	for _, f := range []Format{TQ4, Turbo4} {
 		for _, d := range []int{64, 96, 128, 256} {
