@@ -2611,6 +2611,23 @@ const p2RLMinZ4On = true
 // rlPipeMin: kept in p1Pipe's order (chains Σ w·d and Σ w·m by row parity) rows in lanes had
 // counted ~8.3 512-bit operations a row against p1Pipe's ~8.5, so it forms its min term in
 // another order.
+//
+// Tried in q4_0's Zen 4 kernel and not kept (AMD Zen 4, EPYC Genoa, 2 shared vCPUs, load ~2–10;
+// 4096 rows of 128 values, four accumulators, weights 1/4096, thread CPU time, 101 calls in
+// cache and 9 passes over 96 MiB on 2 MiB pages, old and new copies alternated in one process,
+// three runs, ns a row median): where rows are 72 bytes apart, the pipelined step's scale
+// gather (four merge-masked word loads and the VPERMW) by two plain 64-byte loads and two
+// VPERMI2W with the next 64 bytes from memory (rows 0 and 1's scales lie within the first
+// row's 128 bytes, rows 2 and 3's within the third's; words 0..7 and 8..15 under two masks):
+// in cache 4.25–4.41 → 4.26–4.43, streamed 4.60–4.71 → 4.64–4.71, no gain. Where the kernel's
+// time goes (the same harness, copies with a piece removed, not working kernels, two to three
+// runs): whole 4.23–4.42 in cache, 4.55–4.68 streamed; without the pipelined first prepass
+// (its steps and catch-up skipped) 3.54–3.70 and 3.92–4.10; without the second prepass's loop
+// as well 3.40–3.56 and 3.60–3.77 (tq4's kernel, one scale a row and so no per-block weights,
+// sits near there); within the first prepass the merge-masked scale loads ~0.25, the products'
+// VMULPS and stores ~0.22, VRANGEPS ~0.1, VCVTPH2PS ~0.08, VPERMW ~0.05; in the row loops the
+// codes' VPERMT2B and VPANDD ~0.2, their two inserts ~0.15, half the VPDPBUSD ~0.7; the
+// finish's conversions ~0.1.
 func rlPipe(f format, s string) string {
 	if f.bs != 18 || f.min {
 		panic("rlPipe: q4_0's and iq4_nl's layout only")
