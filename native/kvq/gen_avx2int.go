@@ -101,8 +101,15 @@ var evex, s16Q8 bool
 
 // base writes the plain kernels as they were before the change under measurement
 // (avx2Scores*Base in the kvlabevex build; TestAVX2IntBaseSpeed times the two interleaved):
-// now without q8_0's PREFETCHT1 (q8T1).
+// now without q8_0's PREFETCHT1 (q8T1), and q5_0's and q5_1's fifth bits by q5Fifth (not
+// q5SwapFifth).
 var base bool
+
+// kname and kstride are the name and the stage's bytes a block of the kernel being written.
+var (
+	kname   string
+	kstride int
+)
 
 // q8T1 is how far beyond its PREFETCHT0 (PFGROUPS2) q8_0's kernels also prefetch each line into
 // L2 (PREFETCHT1), in bytes: 8 KiB, 16.5 KiB ahead of the rows in all at 128 values, which the
@@ -203,32 +210,10 @@ func u8Block(k kern) {
 			p("VPUNPCKLDQ Y15, Y14, Y14")
 			p("VPUNPCKLQDQ Y14, Y12, Y12 // the rows' qh")
 		}
-		p("VPSLLW $4, Y12, Y15")
-		// The plain kernels keep the 16s in Y14 (one temporary, Y13): eight memory operands
-		// fewer a block. Measured on AMD Zen 4 (TestAVX2IntBaseSpeed, kvlabevex build, three
-		// runs each way alternated, medians): in cache q5_0 8.05–8.10 → 7.68–7.73 ns a row, q5_1
-		// 9.00–9.02 → 8.74–8.79; streamed the same against the baseline of the same run. The
-		// dots' int16 ones in a register too (the scales then read as float32 from the stage)
-		// measured within the noise of that (q5_0 7.62–7.66, q5_1 8.65 in cache); not kept.
-		c10 := "·avx2C10(SB)"
-		if qhStage(k) >= 0 {
-			p("VMOVDQU ·avx2C10(SB), Y14")
-			c10 = "Y14"
-		}
-		for b := 0; b < 4; b++ {
-			for c := 2 * b; c < 2*b+2; c++ {
-				src, t := 15, 13 // code vector 2b: bits 0..3 of byte b, moved up
-				if c%2 == 1 {
-					src, t = 12, 14
-				}
-				if qhStage(k) >= 0 {
-					t = 13 // Y14 holds the 16s
-				}
-				p("VPSHUFB ·avx2Rep+%d(SB), Y%d, Y%d", 32*b, src, t)
-				p("VPAND ·avx2BitHi(SB), Y%d, Y%d", t, t)
-				p("VPMINUB %s, Y%d, Y%d", c10, t, t)
-				p("VPOR Y%d, Y%d, Y%d", t, c, c)
-			}
+		if swapQH(k) {
+			q5SwapFifth(k)
+		} else {
+			q5Fifth(k)
 		}
 	}
 	if k.min && !k.q5 {
@@ -411,8 +396,11 @@ func u8PipeBlock(k kern, preload bool) {
 // ns a row, min): q5_0 8.70–11.73 → 8.40–8.52, q5_1 9.60–12.31 → 9.41–9.59. On Intel (not
 // measured; instruction tables) the unpacks and VINSERTI128 it drops all take port 5, the
 // scalar moves any integer port and the store ports.
+//
+// The plain kernels transpose each block's staged qh in place a block ahead of its use
+// (q5SwapQH, q5SwapFifth).
 func qhStage(k kern) int {
-	if !k.q5 || vnni || base {
+	if !k.q5 || vnni {
 		return -1
 	}
 	if k.min {
@@ -725,6 +713,7 @@ func kernel(k kern) {
 	if q8VNNI(k) {
 		frame = 72 // and queries 2 and 3's scores
 	}
+	kname, kstride = n, stageStride
 	fmt.Fprintf(&out, "TEXT ·avx2Scores%s(SB), NOSPLIT, $%d-80\n", n, frame)
 	p("MOVQ rows+32(FP), DI")
 	p("MOVQ rb+40(FP), R8")
@@ -813,6 +802,12 @@ func kernel(k kern) {
 	p("ADDQ $%d, SI", stageStride)
 	p("DECQ R11")
 	p("JNZ  a2%s_stage", n)
+	if swapQH(k) {
+		p("// The first group's first block's qh transposed (q5SwapQH); each next one a block")
+		p("// ahead of its use (u8Block).")
+		p("MOVQ stage+16(FP), R14")
+		q5SwapQH(qhs)
+	}
 	p("")
 	if ahead {
 		label("a2" + n + "_group")
@@ -889,6 +884,14 @@ func kernel(k kern) {
 		p("ADDQ $%d, BX", k.block)
 		p("ADDQ $%d, SI", bq)
 		p("ADDQ $96, DX")
+		if swapQH(k) {
+			p("// One block a row: its next group's qh, just staged, transposed (q5SwapQH).")
+			p("CMPQ nb+24(FP), $1")
+			p("JNE  a2%s_swapped", n)
+			p("MOVQ R13, R14")
+			q5SwapQH(qhs)
+			label("a2" + n + "_swapped")
+		}
 		p("ADDQ $%d, R13", stageStride)
 	}
 	if !k.hb && !pipe(k) {
@@ -1271,4 +1274,113 @@ func write(name string) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+// q5Fifth ORs the fifth bits into q5_0's and q5_1's code vectors Y0..Y7 from the rows' qh dwords
+// in Y12 (u8Block): per code vector a byte of qh (or of a copy with each byte's low nibble
+// shifted up) replicated (VPSHUFB), its bit kept (VPAND), VPMINUB with 16 and VPOR.
+func q5Fifth(k kern) {
+	p("VPSLLW $4, Y12, Y15")
+	// The plain kernels keep the 16s in Y14 (one temporary, Y13): eight memory operands
+	// fewer a block. Measured on AMD Zen 4 (TestAVX2IntBaseSpeed, kvlabevex build, three
+	// runs each way alternated, medians): in cache q5_0 8.05–8.10 → 7.68–7.73 ns a row, q5_1
+	// 9.00–9.02 → 8.74–8.79; streamed the same against the baseline of the same run. The
+	// dots' int16 ones in a register too (the scales then read as float32 from the stage)
+	// measured within the noise of that (q5_0 7.62–7.66, q5_1 8.65 in cache); not kept.
+	c10 := "·avx2C10(SB)"
+	if qhStage(k) >= 0 {
+		p("VMOVDQU ·avx2C10(SB), Y14")
+		c10 = "Y14"
+	}
+	for b := 0; b < 4; b++ {
+		for c := 2 * b; c < 2*b+2; c++ {
+			src, t := 15, 13 // code vector 2b: bits 0..3 of byte b, moved up
+			if c%2 == 1 {
+				src, t = 12, 14
+			}
+			if qhStage(k) >= 0 {
+				t = 13 // Y14 holds the 16s
+			}
+			p("VPSHUFB ·avx2Rep+%d(SB), Y%d, Y%d", 32*b, src, t)
+			p("VPAND ·avx2BitHi(SB), Y%d, Y%d", t, t)
+			p("VPMINUB %s, Y%d, Y%d", c10, t, t)
+			p("VPOR Y%d, Y%d, Y%d", t, c, c)
+		}
+	}
+}
+
+// swapQH reports q5SwapFifth for k: q5_0's and q5_1's plain kernels (staged qh), not the
+// baseline.
+func swapQH(k kern) bool { return qhStage(k) >= 0 && !base }
+
+// q5SwapFifth ORs the fifth bits into the code vectors Y0..Y7 from the rows' qh dwords in Y12
+// (lane l: row l's) as q5Fifth does, without its byte replications (VPSHUFB). Code vector k
+// takes bits 4k..4k+3 of qh, bit 4k + j for its byte j: at bit index [k2 k1 k0 j1 j0] all four
+// sit in byte k/2. The stage holds qh transposed (q5SwapQH), each bit at [j1 j0 k0 k2 k1]: in
+// byte j, at 4 + k/2 for odd k, at k/2 for even k, which a copy shifted up by 4 moves to 4 + k/2
+// too. So a code vector takes three operations (VPAND with 2^(4+k/2) in each byte, VPMINUB with
+// 16, VPOR) where q5Fifth took four and a shuffle; the stage's next block is transposed here,
+// between its fifth bits and its products, a block ahead of its use (the group's first block at
+// its last; at one block a row, the kernel's body does it after staging). Y14 holds the 16s,
+// Y13 and Y15 are temporaries.
+//
+// Measured on AMD Zen 4, plain AVX2 (KVLAB_NO_AVX512, load 11–15, so thread CPU time min and
+// median; TestAVX2IntBaseSpeed interleaved with q5Fifth's kernels, four runs, ns a row of 128
+// values and 4 queries; TestDecodeBreakdown five runs alternated with main's binary, 131072
+// cells, scores ns a row, min of each run): q5_1 in cache 8.56–8.62 → 8.34–8.43, streamed
+// about 0.1–0.4 less, decode scores 9.02–9.43 (median 9.18) → 8.83–9.19 (median 8.94); q5_0
+// in cache 7.52–7.66 → 7.50–7.55, streamed 0.3–0.5 less, decode 7.85–8.12 (median 7.88) →
+// 7.74–7.98 (7.89), no change. The shuffles had cost more than their count: q5Fifth without
+// its eight replications (wrong scores, timing only) took 7.08–7.11 ns in cache for q5_0,
+// 8.07–8.17 for q5_1 (without any fifth bits 6.1–6.5 and 7.1–7.4), and Zen 4 runs VPSHUFB, VINSERTI128 and
+// VPERM2I128 on two pipes of which one also multiplies (a loop of 32 VPMADDWD and 32 VPSHUFB
+// takes 21.4 cycles where either alone takes 16), VPAND, VPOR, VPMINUB, shifts, blends and
+// VPUNPCK* beside the multiplies. The transposes' two delta swaps cost about what the
+// replications did when placed at the end of the block, just ahead of their use (q5_0 8.04–8.27
+// in cache, a chain of 12 operations the next block's fifth bits waited on). Also measured:
+// the replications halved (one a qh byte, the even code vector's bit moved up by VPSLLW) about
+// as fast in cache (q5_0 7.38–7.49, q5_1 8.43–8.49 against 7.52–7.64 and 8.55–8.68) but
+// streamed no faster than q5Fifth; one replication a qh byte with the even code vector's 16s
+// from a VPSHUFB table, within the noise of q5Fifth.
+func q5SwapFifth(k kern) {
+	p("VPSLLD $4, Y12, Y15")
+	p("VMOVDQU ·avx2C10(SB), Y14")
+	for c := 0; c < 8; c++ {
+		src := 15
+		if c%2 == 1 {
+			src = 12
+		}
+		p("VPAND ·avx2BitPos+%d(SB), Y%d, Y13", 32*(c/2), src)
+		p("VPMINUB Y14, Y13, Y13")
+		p("VPOR Y13, Y%d, Y%d", c, c)
+	}
+	// The next block's qh transposed in the stage (the group's first at the group's last
+	// block); not at one block a row, where that is this block's, read above and staged for
+	// the next group later in the body.
+	p("CMPQ nb+24(FP), $1")
+	p("JEQ  a2%s_swapnext", kname)
+	p("LEAQ %d(R13), R14", kstride)
+	p("CMPQ R11, $1")
+	p("CMOVQEQ stage+16(FP), R14")
+	q5SwapQH(qhStage(k))
+	label("a2" + kname + "_swapnext")
+}
+
+// q5SwapQH transposes the eight rows' qh dwords at qhs(R14) in place for q5SwapFifth, each
+// bit at index [k2 k1 k0 j1 j0] to [j1 j0 k0 k2 k1]: two delta swaps, index bits 4 and 1
+// (distance 14), then 3 and 0 (distance 7). Temporaries Y12, Y13.
+func q5SwapQH(qhs int) {
+	p("VMOVDQU %d(R14), Y12", qhs)
+	for _, sw := range []struct {
+		d    int
+		mask string
+	}{{14, "·avx2QHSwap14(SB)"}, {7, "·avx2QHSwap7(SB)"}} {
+		p("VPSRLD $%d, Y12, Y13", sw.d)
+		p("VPXOR Y12, Y13, Y13")
+		p("VPAND %s, Y13, Y13", sw.mask)
+		p("VPXOR Y13, Y12, Y12")
+		p("VPSLLD $%d, Y13, Y13", sw.d)
+		p("VPXOR Y13, Y12, Y12")
+	}
+	p("VMOVDQU Y12, %d(R14)", qhs)
 }

@@ -161,6 +161,18 @@ var (
 	avx2DMShuf = [32]byte{0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15, 0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15}
 	avx2C10    = [32]byte{0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10}
 	avx2BitHi  = [32]byte{16, 32, 64, 128, 16, 32, 64, 128, 16, 32, 64, 128, 16, 32, 64, 128, 16, 32, 64, 128, 16, 32, 64, 128, 16, 32, 64, 128, 16, 32, 64, 128}
+	// avx2QHSwap14 and avx2QHSwap7 are the delta swaps' masks and avx2BitPos[b] the bytes
+	// 16·2^b (gen_avx2int.go's q5SwapFifth).
+	avx2QHSwap14 = [8]uint32{0xCCCC, 0xCCCC, 0xCCCC, 0xCCCC, 0xCCCC, 0xCCCC, 0xCCCC, 0xCCCC}
+	avx2QHSwap7  = [8]uint32{0xAA00AA, 0xAA00AA, 0xAA00AA, 0xAA00AA, 0xAA00AA, 0xAA00AA, 0xAA00AA, 0xAA00AA}
+	avx2BitPos   = func() (r [4][32]byte) {
+		for b := range r {
+			for i := range r[b] {
+				r[b][i] = 16 << b
+			}
+		}
+		return
+	}()
 	// avx2Rep[b] copies byte b of each dword to its four bytes (VPSHUFB).
 	avx2Rep = func() (r [4][32]byte) {
 		for b := range r {
