@@ -506,6 +506,32 @@ func s16Block(k kern) {
 // integer multiplies (a loop of VPMADDWD and VPSIGNB alternated: two a cycle, as VPMADDWD
 // alone; VPMADDWD with VPADDD, VPSRAW, VPAND or VPMINUB: four), so the route's 13 such
 // operations a code vector cost more than the s16 route's 8 multiplies and 3 shifts.
+//
+// Where the time goes, by ablation (wrong scores, timing only; AMD Zen 4, plain AVX2,
+// TestAVX2IntBaseSpeed alternated with the unchanged kernel, three runs, in cache, ns a row of
+// 128 values and 4 queries, min; q8_0 8.3–8.6, iq4_nl 8.6–8.9, q4_0 5.2): without the 64
+// VPMADDWD a block 5.5–5.6 and 5.8–5.9; without the 60 VPADDD 0.2–0.55 less; with the
+// multiplies' query from registers (no loads) 0.1–0.5 less for q8_0, the same for iq4_nl;
+// without the row loads 0.8 less for q8_0, 0.1 for iq4_nl; without the transposes 0.1–0.25;
+// without the float finish 0.5–0.55; without the scales' staging 0.2 for q8_0. So the
+// multiplies are the largest piece, twice q4_0's: VPMADDWD takes two values of a lane where
+// VPMADDUBSW takes four. Zen 4 runs two of either a cycle on the two pipes that also run
+// VMULPS and VFMADD*PS and, one of them, VPSHUFB, VINSERTI128 and VPERM2I128 (a loop of 32
+// independent VPMADDWD and 32 other operations: 16 cycles with VPADDD, VPAND, VPOR, VPMINUB,
+// shifts, VPUNPCK*, VPBLENDD, VCVTDQ2PS or loads, 21.4 with VPSHUFB, VINSERTI128 or
+// VPERM2I128, 32 with VMULPS or VFMADD231PS).
+//
+// No exact route takes fewer multiplies. VPMADDUBSW's pair of u8·s8 products must stay within
+// int16: 8-bit codes (q8_0's −128..127, iq4_nl's levels −127..113) against one-byte digits
+// (±127) reach 2·128·127 = 32512 a pair, so no chain of two pairs fits and a VPMADDWD must
+// widen each, two multiplies again; the query as the unsigned operand (Q + 128) against signed
+// codes saturates (2·255·128 = 65280 a pair), as do iq4_nl's levels + 128 against signed
+// digits (2·241·127 = 61214); codes or digits split into nibbles (each chain then fits) take
+// two VPMADDUBSW a code vector and query; the sign route widens after each product too
+// (above). So the goals of 6 (iq4_nl) and 7 (q8_0) ns a row would need the multiplies hidden
+// behind the rest, which takes 5.5 ns without them. Also measured and not better: VPBLENDD
+// with a 32-byte load in place of each VINSERTI128 (so that the row loads' second halves run
+// beside the multiplies): q8_0, iq4_nl, q4_0 and q5_0 within ±0.1 ns in cache and streamed.
 func hbBlock(k kern, preload bool) {
 	halves := 1
 	if k.wide {
