@@ -1,7 +1,8 @@
 //go:build ignore
 
 // gen_tq4avx2 writes multi_tq4avx2_amd64.s: the AVX2 integer scores kernels of tq4, turbo4,
-// turbo3 (t3Group, the plain flavour t3GroupAVX2), turbo2 (t2Chunk, the plain flavour t2ChunkAVX2) and q2k (turbo2's with every row scale 1, the plain
+// turbo3 (t3Group, the plain flavour t3GroupAVX2, and its uniform-scale form t3GroupUAVX2,
+// whose digits and scores differ: multiScoresT3UAVX2I), turbo2 (t2Chunk, the plain flavour t2ChunkAVX2) and q2k (turbo2's with every row scale 1, the plain
 // flavour's dots by q2kChunkAVX2, and its query preparation, q2kDigitsAVX2), the 256-bit ports of gen_tq4vnni.go's AVX-512 VNNI kernels (the same digits, the same exact
 // int32 group dots, the same float32 operations in the same order after them, so the same
 // scores bit for bit). Run with `go generate ./native/kvq`.
@@ -607,7 +608,36 @@ func t3NTables() string {
 // alternations): kvq's TestMultiQueryStreamSpeed scores 14.09 → 12.25 ns in cache, 14.27 →
 // 12.42 streamed; attn's TestDecodeBreakdown (131072 rows, three alternations) scores 13.98 →
 // 12.26, the whole decode 24.33 → 22.59.
-func t3GroupAVX2(last bool) string {
+func t3GroupAVX2(last bool) string { return t3GroupAVX2x(last, false) }
+
+// t3GroupUAVX2 is t3GroupAVX2 for the uniform-scale kernel (multiScoresT3UAVX2I): the same
+// code vectors, each looked up as u = L + 88 (0..176, t3AVX2U) and multiplied by the query's
+// widened digits (|Q| ≤ 93, t3UniQMax: a pair sum at most 2·176·93 = 32736 < 2¹⁵, so
+// VPMADDUBSW never saturates) as VPMADDUBSW's memory operand, widened by VPMADDWD by ones
+// (Y8) into the row's chains Y4..Y7, which run over the whole row: per (code vector, query)
+// three operations where t3GroupAVX2 takes five (VPBROADCASTD, VPSIGNB, VPMADDUBSW, VPMADDWD,
+// VPADDD) and no VPABSB, and no conversion, broadcast or FMA per group (chainU). Measured on
+// Zen 4 under KVLAB_NO_AVX512 (attn's TestDecodeBreakdown, 131072 rows, d 128, 32/8 heads, one
+// thread, thread CPU, old and new test binaries alternated five times, min ns a row of each
+// run): scores 11.95–12.18 → 9.54–9.66, the whole decode 22.59–22.90 → 20.20–20.52 (with the
+// query preparation in Go, ~10 µs a call; uniDigitsAVX2 then took it to ~0.34 µs: scores
+// 11.84–12.41 → 9.39–9.52 in three more alternations on a busier machine).
+func t3GroupUAVX2(last bool) string { return t3GroupAVX2x(last, true) }
+
+// chainU writes code vector Yc (turbo3 codes 0..7) looked up as u = L + 88 (Y12) and its
+// products with the four queries' widened digits (32 bytes a dword of digits: query h's dword
+// k of the group at SI + 256·h + 32·k) added to the chains Y4..Y7; it clobbers Yc and Yt.
+func chainU(b *strings.Builder, c, t, k int) {
+	w := func(f string, a ...any) { fmt.Fprintf(b, "\t"+f+"\n", a...) }
+	w("VPSHUFB Y%d, Y12, Y%d // u = L + 88", c, c)
+	for h := 0; h < 4; h++ {
+		w("VPMADDUBSW %d(SI), Y%d, Y%d", 256*h+32*k, c, t)
+		w("VPMADDWD Y8, Y%d, Y%d", t, t)
+		w("VPADDD Y%d, Y%d, Y%d", t, 4+h, 4+h)
+	}
+}
+
+func t3GroupAVX2x(last, uni bool) string {
 	var b strings.Builder
 	w := func(f string, a ...any) { fmt.Fprintf(&b, "\t"+f+"\n", a...) }
 	w("VMOVDQU ·t3AVX2Blend(SB), Y15")
@@ -647,12 +677,22 @@ func t3GroupAVX2(last bool) string {
 		w("VPUNPCKHQDQ Y0, Y13, Y3")
 		w("VPUNPCKLQDQ Y1, Y14, Y13")
 		w("VPUNPCKHQDQ Y1, Y14, Y0")
+		if uni {
+			for k, reg := range []int{2, 3, 13, 0} {
+				chainU(&b, reg, 1, 4*half+k)
+			}
+			continue
+		}
 		if half == 0 {
 			chainStart(&b, false)
 		}
 		for k, reg := range []int{2, 3, 13, 0} {
 			chain(&b, false, reg, 1, 16*half+4*k)
 		}
+	}
+	if uni {
+		w("ADDQ $1024, SI")
+		return b.String()
 	}
 	chainEnd(&b)
 	return b.String()
@@ -968,6 +1008,7 @@ func main() {
 		{"T4AVXVNNI", false, true, false},
 		{"T3AVX2I", false, false, true},
 		{"T3AVXVNNI", false, true, true},
+		{"T3UAVX2I", false, false, true},
 		{"T2AVX2I", false, false, false},
 		{"T2AVXVNNI", false, true, false},
 		{"Q2KAVX2I", false, false, false},
@@ -1001,6 +1042,12 @@ func main() {
 			init += "\n\tMOVQ stage+72(FP), R13\n\tDECQ R11\n\tJZ   " + k.name + "_last"
 			fini = k.name + "_last:\n" + t3GroupAVX2(true) + "\tADDQ $12, CX\n\tADDQ $12, BX\n"
 		}
+		if k.name == "T3UAVX2I" { // the whole row's chains, the last group apart (t3GroupUAVX2)
+			table, grp = "VBROADCASTI128 ·t3AVX2U(SB), Y12", t3GroupUAVX2(false)
+			init = "VPXOR Y4, Y4, Y4\n\tVPXOR Y5, Y5, Y5\n\tVPXOR Y6, Y6, Y6\n\tVPXOR Y7, Y7, Y7\n\tVMOVDQU ·avx2Ones16(SB), Y8" +
+				"\n\tMOVQ stage+72(FP), R13\n\tDECQ R11\n\tJZ   " + k.name + "_last"
+			fini = k.name + "_last:\n" + t3GroupUAVX2(true) + "\tADDQ $12, CX\n\tADDQ $12, BX\n" + t3UniFini
+		}
 		if k.name == "TQ4AVX2I" || k.name == "T4AVX2I" { // rows loaded a group ahead (groupPipe)
 			grp = groupPipe(false)
 			var lb strings.Builder
@@ -1023,6 +1070,7 @@ func main() {
 		out.WriteString(r.Replace(body))
 	}
 	out.WriteString(t2WidenText)
+	out.WriteString(uniDigitsText)
 	out.WriteString(q2kDigitsTables())
 	out.WriteString(q2kDigitsAVX2Text())
 	if err := os.WriteFile("multi_tq4avx2_amd64.s", out.Bytes(), 0o644); err != nil {
@@ -1030,6 +1078,203 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// t3UniFini ends multiScoresT3UAVX2I's rows: per query h the chain plus −88·ΣQ_h (the int32s
+// after the widened digits, at SI once the groups are done) is Σ Q·L, exact in int32 and
+// converted exactly (|Σ Q·L| ≤ d·93·88 < 2²⁴ for d ≤ 2048), then times the query's scale s_h
+// (off[8+h]) into Y8..Y11, which the body's end multiplies by the row scale times the unit and
+// adds the offset to, as the AVX-512 uniform kernels do (gen_tq4vnni.go, bodyU).
+var t3UniFini = uniFini(4, "Σ u·Q − 88·ΣQ = Σ Q·L")
+
+// uniFini is t3UniFini for chains Y(c)..Y(c+3).
+func uniFini(c int, what string) string {
+	var b strings.Builder
+	b.WriteString("\tMOVQ off+64(FP), AX\n")
+	for h := 0; h < 4; h++ {
+		fmt.Fprintf(&b, "\tVPADDD %d(SI), Y%d, Y%d\n", 32*h, c+h, c+h)
+	}
+	b.WriteString("\t// " + what + "\n")
+	for h := 0; h < 4; h++ {
+		fmt.Fprintf(&b, "\tVCVTDQ2PS Y%d, Y%d\n", c+h, 8+h)
+	}
+	for h := 0; h < 4; h++ {
+		fmt.Fprintf(&b, "\tVBROADCASTSS %d(AX), Y13\n\tVMULPS Y13, Y%d, Y%d\n", 32+4*h, 8+h, 8+h)
+	}
+	return b.String()
+}
+
+// uniDigitsText writes uniDigitsAVX2, vnniDigitsUniQ and uniWiden at once for the uniform-scale
+// AVX2 kernels: per query the maximum magnitude over its nb blocks (as integers on the
+// magnitudes' bits, as avx2Digits takes it; a NaN's or an infinity's bits exceed the largest
+// finite float's, so one compare tests finiteness), s = m/qmax and inv = qmax/m by the same
+// float32 divisions (both 0 where s is below 2⁻¹²⁶, which makes every digit 0), the digits
+// Q = RN(q·inv) clamped to ±qmax (vnniQuantUniQ's float32 operations), written to dig in
+// vnniDigits' layout and each dword 8 times over to wide (1024 bytes a block: query h's dword k
+// at 256·h + 32·k), the block scale words aux[24·b + h] = s (what vnniGridDot reads; the
+// other aux words are not written), off[8+h] = s, off[12+h] = −128·ΣQ (int32 bits), and
+// lmid·ΣQ eight times at wide + 1024·nb + 32·h. It returns false, having written part of
+// them, where a value is not finite. The Go functions took ~12 µs a call of four queries of
+// d 128 on Zen 4, ~0.7 ns a row of attention's 16384-row chunks.
+const uniDigitsText = `
+// func uniDigitsAVX2(dig *byte, aux *uint32, wide *byte, q *float32, d, nb int, off *float32, qmax, lmid int) bool
+TEXT ·uniDigitsAVX2(SB), NOSPLIT, $0-73
+	MOVQ dig+0(FP), DI
+	MOVQ aux+8(FP), DX
+	MOVQ wide+16(FP), R8
+	MOVQ q+24(FP), SI
+	MOVQ nb+40(FP), R9
+	MOVQ off+48(FP), R11
+	MOVQ qmax+56(FP), AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15      // qmax
+	VPXOR Y14, Y14, Y14
+	VPSUBD Y15, Y14, Y14       // −qmax
+	VCVTDQ2PS X15, X13         // qmax as float32 (exact)
+	MOVL $0x7FFFFFFF, AX
+	VMOVD AX, X12
+	VPBROADCASTD X12, Y12      // |x|
+	MOVL $0x7F7FFFFF, AX       // the largest finite magnitude
+	VMOVD AX, X11
+	VPBROADCASTD X11, Y11
+	MOVL $0x00800000, AX       // 2⁻¹²⁶, the smallest normal float32
+	VMOVD AX, X10
+	XORQ R10, R10              // query
+ud_q:
+	// the maximum magnitude over the query's blocks
+	MOVQ SI, BX
+	MOVQ R9, CX
+	VPXOR Y4, Y4, Y4
+ud_max:
+	VPAND (BX), Y12, Y0
+	VPAND 32(BX), Y12, Y1
+	VPAND 64(BX), Y12, Y2
+	VPAND 96(BX), Y12, Y3
+	VPMAXSD Y1, Y0, Y0
+	VPMAXSD Y3, Y2, Y2
+	VPMAXSD Y2, Y0, Y0
+	VPMAXSD Y0, Y4, Y4
+	ADDQ $128, BX
+	DECQ CX
+	JNZ  ud_max
+	VPCMPGTD Y11, Y4, Y5       // a NaN or an infinity
+	VPTEST Y5, Y5
+	JNZ  ud_fail
+	VEXTRACTI128 $1, Y4, X5
+	VPMAXSD X5, X4, X4
+	VPSHUFD $0x4E, X4, X5
+	VPMAXSD X5, X4, X4
+	VPSHUFD $0xB1, X4, X5
+	VPMAXSD X5, X4, X4         // m in every lane
+	VDIVSS X13, X4, X6         // s = m / qmax
+	VDIVSS X4, X13, X5         // inv = qmax / m
+	VUCOMISS X10, X6
+	JAE  ud_scaled             // s is a normal number
+	VXORPS X6, X6, X6          // s and inv 0: every digit 0
+	VXORPS X5, X5, X5
+ud_scaled:
+	VMOVSS X6, 32(R11)(R10*4)  // off[8+h] = s
+	VBROADCASTSS X5, Y5
+	VPXOR Y8, Y8, Y8           // ΣQ
+	MOVQ SI, BX
+	MOVQ R10, R13
+	SHLQ $5, R13
+	ADDQ DI, R13               // query h's digits in block 0
+	MOVQ R10, R12
+	SHLQ $8, R12
+	ADDQ R8, R12               // query h's widened digits in block 0
+	MOVQ R10, R14
+	SHLQ $2, R14
+	ADDQ DX, R14               // aux word h of block 0
+	MOVQ R9, CX
+ud_blk:
+	VMULPS (BX), Y5, Y0
+	VMULPS 32(BX), Y5, Y1
+	VMULPS 64(BX), Y5, Y2
+	VMULPS 96(BX), Y5, Y3
+	VCVTPS2DQ Y0, Y0           // round to nearest even
+	VCVTPS2DQ Y1, Y1
+	VCVTPS2DQ Y2, Y2
+	VCVTPS2DQ Y3, Y3
+	VPMINSD Y15, Y0, Y0
+	VPMINSD Y15, Y1, Y1
+	VPMINSD Y15, Y2, Y2
+	VPMINSD Y15, Y3, Y3
+	VPMAXSD Y14, Y0, Y0
+	VPMAXSD Y14, Y1, Y1
+	VPMAXSD Y14, Y2, Y2
+	VPMAXSD Y14, Y3, Y3
+	VPADDD Y1, Y0, Y4
+	VPADDD Y3, Y2, Y7
+	VPADDD Y7, Y4, Y4
+	VPADDD Y4, Y8, Y8
+	VPACKSSDW Y1, Y0, Y0
+	VPACKSSDW Y3, Y2, Y2
+	VPACKSSWB Y2, Y0, Y0
+	VMOVDQU ·avx2PackPerm(SB), Y1
+	VPERMD Y0, Y1, Y0
+	VMOVDQU Y0, (R13)
+	VMOVSS X6, (R14)           // the block's scale word h
+	VPSHUFD $0x00, Y0, Y1      // dword k of each lane to all of it: k and 4 + k
+	VPSHUFD $0x55, Y0, Y2
+	VPSHUFD $0xAA, Y0, Y3
+	VPSHUFD $0xFF, Y0, Y4
+	VPERM2I128 $0x00, Y1, Y1, Y7
+	VMOVDQU Y7, (R12)
+	VPERM2I128 $0x11, Y1, Y1, Y7
+	VMOVDQU Y7, 128(R12)
+	VPERM2I128 $0x00, Y2, Y2, Y7
+	VMOVDQU Y7, 32(R12)
+	VPERM2I128 $0x11, Y2, Y2, Y7
+	VMOVDQU Y7, 160(R12)
+	VPERM2I128 $0x00, Y3, Y3, Y7
+	VMOVDQU Y7, 64(R12)
+	VPERM2I128 $0x11, Y3, Y3, Y7
+	VMOVDQU Y7, 192(R12)
+	VPERM2I128 $0x00, Y4, Y4, Y7
+	VMOVDQU Y7, 96(R12)
+	VPERM2I128 $0x11, Y4, Y4, Y7
+	VMOVDQU Y7, 224(R12)
+	ADDQ $128, BX
+	ADDQ $128, R13
+	ADDQ $1024, R12
+	ADDQ $96, R14
+	DECQ CX
+	JNZ  ud_blk
+	VEXTRACTI128 $1, Y8, X9
+	VPADDD X9, X8, X8
+	VPSHUFD $0x4E, X8, X9
+	VPADDD X9, X8, X8
+	VPSHUFD $0xB1, X8, X9
+	VPADDD X9, X8, X8          // ΣQ in every lane
+	VMOVD X8, AX
+	MOVL AX, CX
+	IMULL $-128, CX
+	MOVL CX, 48(R11)(R10*4)    // off[12+h] = −128·ΣQ
+	MOVQ lmid+64(FP), CX
+	IMULL AX, CX
+	VMOVD CX, X9
+	VPBROADCASTD X9, Y9
+	MOVQ R9, AX
+	SHLQ $10, AX
+	ADDQ R8, AX
+	MOVQ R10, CX
+	SHLQ $5, CX
+	VMOVDQU Y9, (AX)(CX*1)     // lmid·ΣQ
+	ADDQ d+32(FP), SI          // the next query: d floats on
+	ADDQ d+32(FP), SI
+	ADDQ d+32(FP), SI
+	ADDQ d+32(FP), SI
+	INCQ R10
+	CMPQ R10, $4
+	JNE  ud_q
+	MOVB $1, ret+72(FP)
+	VZEROUPPER
+	RET
+ud_fail:
+	MOVB $0, ret+72(FP)
+	VZEROUPPER
+	RET
+`
 
 // t2WidenText writes t2AVX2Widen: per block, each dword of the digits broadcast to 32 bytes,
 // then −90·ΣQ of each query (float32(ΣQ), aux word 20 + h, times −90: exact) eight times, as

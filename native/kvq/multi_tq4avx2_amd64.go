@@ -3,6 +3,8 @@
 package kvq
 
 import (
+	"encoding/binary"
+	"math"
 	"unsafe"
 
 	"golang.org/x/sys/cpu"
@@ -37,7 +39,9 @@ import (
 // operations in another order (t3GroupAVX2, t3AVX2PermPlain), and every group's chains start
 // with its first products. On Zen 4 under KVLAB_NO_AVX512 (thread CPU, kvq's
 // TestMultiQueryStreamSpeed in cache, min of alternations) the scores took tq4 10.2 → 10.0 ns
-// a row, turbo4 10.3 → 10.1, turbo3 14.1 → 12.1, turbo2 10.1 → 6.9.
+// a row, turbo4 10.3 → 10.1, turbo3 14.1 → 12.1, turbo2 10.1 → 6.9. turbo3's plain flavour now
+// takes its queries at one scale each instead (multiScoresT3UAVX2I, t3UniAVX2), whose scores
+// are not the AVX-512 kernels'.
 
 // The AVX-VNNI flavour (VEX VPDPBUSD on 256-bit vectors) runs where hasAVXVNNI
 // (multi_avx2intacc_amd64.go) says so.
@@ -93,6 +97,9 @@ func tq4ScoresAVX2(kind int, dig *byte, aux *uint32, nb int, rows *byte, rb, m i
 		multiScoresTQ4AVX2I(dig, aux, nb, rows, rb, m, out, ostride, off, stage)
 	case kind == vnniT3 && hasAVXVNNI:
 		multiScoresT3AVXVNNI(dig, aux, nb, rows, rb, m, out, ostride, off, stage)
+	case kind == vnniT3 && t3UniAVX2(nb*32):
+		var st [32]uint32 // the kernel's packed codes and row scales, as multiScoresT3AVX2I's
+		multiScoresT3UAVX2I(dig, aux, nb, rows, rb, m, out, ostride, off, &st[0])
 	case kind == vnniT3:
 		var st [32]uint32 // the kernel's packed codes (t3GroupAVX2) and row scales
 		multiScoresT3AVX2I(dig, aux, nb, rows, rb, m, out, ostride, off, &st[0])
@@ -231,3 +238,89 @@ var turbo2VNNIU8 = func() (t [16]byte) {
 	}
 	return t
 }()
+
+// turbo3's uniform-scale AVX2 scores kernel (multiScoresT3UAVX2I, gen_tq4avx2.go's
+// t3GroupUAVX2) takes each query rounded with one scale for all its values as the AVX-512
+// uniform kernels do (t23Uni), but to |Q| ≤ 93 (t3UniQMax) instead of 127: the codes are
+// looked up as u = L + 88 (0..176, t3AVX2U), VPMADDUBSW's unsigned operand, and 2·176·93 =
+// 32736 keeps its int16 pair sums from saturating, so each (code vector, query) takes
+// VPMADDUBSW, VPMADDWD and VPADDD where the per-group kernel's sign trick takes VPBROADCASTD,
+// VPSIGNB, VPMADDUBSW, VPMADDWD and VPADDD (and VPABSB per code vector), and a row's chains
+// run over all its groups, converted once after −88·ΣQ is added (exact: |Σ Q·L| ≤ d·93·88 <
+// 2²⁴ for d ≤ 2048). The digits come widened (t3UniWiden; uniDigitsAVX2 forms them), each
+// dword 8 times over, so that VPMADDUBSW reads them from memory.
+//
+// Scores: Dot(q̃), q̃ = s·Q one grid a query with s = max|q|/93 (vnniGridUni, ScoresGrid's u =
+// (1 + 2⁻⁶)/186), the dot exact in int32, then three float32 roundings as the AVX-512 uniform
+// kernels (the conversion exact, the product by s_h, the FMA by the row scale times the unit
+// and the offset). Quality (kvlab ab, ctx 128, seeds 1..16, KVLAB_NO_AVX512, mean change of
+// the per-seed KL ± standard error, per-group → this): kvlab-tiny-64 turbo3 decode KL
+// +0.7 % ± 1.0, prompt −0.3 % ± 2.4, turbo3/turbo4 −1.0 % ± 1.2 and +10 % ± 9 (one seed
+// 0.023 → 0.057, the rest within −11 %..+18 %); the outlier fixture turbo3 −0.3 % ± 1.1 and
+// +1.9 % ± 1.8, turbo3/turbo4 −2.0 % ± 1.1 and 0.0 % ± 2.1. Speed: gen_tq4avx2.go's
+// t3GroupUAVX2.
+var (
+	t3AVX2U = func() (t [16]byte) {
+		for k := range t {
+			t[k] = byte(int(turboInts3[k&7]) + 88)
+		}
+		return t
+	}()
+)
+
+// t3UniQMax is the largest |Q| of turbo3's uniform-scale AVX2 digits.
+const t3UniQMax = 93
+
+// t3UniAVX2Mode picks where turbo3's scores take the uniform-scale AVX2 kernel (t3UniAVX2):
+// 0 wherever the plain AVX2 flavour runs (tq4AVX2Int without AVX-VNNI), −1 never (tests and
+// speed reports set it).
+var t3UniAVX2Mode = 0
+
+// t3UniAVX2 reports whether turbo3 rows of d values score through multiScoresT3UAVX2I.
+func t3UniAVX2(d int) bool {
+	return t3UniAVX2Mode >= 0 && tq4AVX2Int && !hasVNNIBW && !hasAVXVNNI && d%32 == 0 && d > 0 && d <= 2048
+}
+
+// multiScoresT3UAVX2I has multiScoresT3AVX2I's contract, with dig the widened digits
+// (t3UniWiden), aux unused, and off[8+h] the scale s_h of query h.
+//
+//go:noescape
+func multiScoresT3UAVX2I(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
+// t3UniWiden writes vnniDigitsUniQ's digits of nb blocks (dig; off[12+h] = −128·ΣQ_h as int32
+// bits) widened for multiScoresT3UAVX2I into dst (1024·nb + 128 bytes): per block and query
+// each dword of the digits 8 times over, then per query −88·ΣQ_h 8 times over, as int32s.
+func t3UniWiden(dig []byte, off *[16]float32, dst []byte, nb int) { uniWiden(dig, off, dst, nb, -88) }
+
+// uniWiden is t3UniWiden with the offsets −f·ΣQ_h (88 for turbo3, 90 for turbo2: the levels'
+// offsets in the kernels' unsigned lookups, times their factor).
+func uniWiden(dig []byte, off *[16]float32, dst []byte, nb int, f int32) {
+	dst = dst[:1024*nb+128]
+	for b := 0; b < nb; b++ {
+		src := dig[128*b : 128*b+128]
+		out := dst[1024*b : 1024*b+1024]
+		for k := 0; k < 32; k++ { // dword k of the block's 128 digit bytes (query k/8)
+			w := binary.LittleEndian.Uint32(src[4*k:])
+			for r := 0; r < 8; r++ {
+				binary.LittleEndian.PutUint32(out[32*k+4*r:], w)
+			}
+		}
+	}
+	for h := 0; h < 4; h++ {
+		sum := -int32(math.Float32bits(off[12+h])) / 128
+		for r := 0; r < 8; r++ {
+			binary.LittleEndian.PutUint32(dst[1024*nb+32*h+4*r:], uint32(f*sum))
+		}
+	}
+}
+
+// floatBytesN is b as bytes.
+func floatBytesN(b []float32) []byte { return unsafe.Slice(floatBytes(b), 4*len(b)) }
+
+// uniDigitsAVX2 is vnniDigitsUniQ (at qmax) and uniWiden (at lmid) for four queries of finite
+// values (gen_tq4avx2.go, uniDigitsText): the same digits, widened digits, block scale words
+// aux[24·b + h] and off[8..15] bit for bit (the other aux words not written); false, having
+// written part of them, where a value is ±Inf or NaN (the Go functions then say what to do).
+//
+//go:noescape
+func uniDigitsAVX2(dig *byte, aux *uint32, wide *byte, q *float32, d, nb int, off *float32, qmax, lmid int) bool

@@ -48,6 +48,11 @@ func TestMultiQueryTQ4AVX2Int(t *testing.T) {
 		withTurboAVX2Int(true, func() { run("avxvnni") })
 	}
 	withTurboAVX2Int(false, func() { run("avx2") })
+	withTurboAVX2Int(false, func() { // turbo3's per-group plain kernel, not the uniform one
+		defer func(v int) { t3UniAVX2Mode = v }(t3UniAVX2Mode)
+		t3UniAVX2Mode = -1
+		run("avx2pergroup")
+	})
 	withAVX2Kernels(func() {
 		i := tq4AVX2Int
 		tq4AVX2Int = false

@@ -210,8 +210,11 @@ func t23Uni(kind, d int) bool {
 // float32 operations: s = m/127 for m = max|x|, Q = x·(127/m) rounded to even (len(x) of them),
 // s = 0 and Q = 0 where s is below 2⁻¹²⁶, s NaN where a value is not finite. The uniform-scale
 // turbo2/turbo3 kernels take it over a whole query, q2k's over each block of its grid.
-func vnniQuantUni(x []float32, Q []int32) (s float32) {
-	const qmax = float32(vnniQMax1)
+func vnniQuantUni(x []float32, Q []int32) (s float32) { return vnniQuantUniQ(x, Q, vnniQMax1) }
+
+// vnniQuantUniQ is vnniQuantUni with qmax in place of 127 (|Q| ≤ qmax, s = m/qmax): turbo3's
+// uniform-scale AVX2 kernel takes 93 (t3UniQMax).
+func vnniQuantUniQ(x []float32, Q []int32, qmax float32) (s float32) {
 	clear(Q[:len(x)])
 	var m float32
 	finite := true
@@ -241,6 +244,11 @@ func vnniQuantUni(x []float32, Q []int32) (s float32) {
 // holds) and [12+h] the block's −128·ΣQ; off[8+h] = s and off[12+h] the int32 −128·ΣQ_h over
 // all the blocks.
 func vnniDigitsUni(dig []byte, aux []uint32, q []float32, d, nb int, off *[16]float32) {
+	vnniDigitsUniQ(dig, aux, q, d, nb, off, vnniQMax1)
+}
+
+// vnniDigitsUniQ is vnniDigitsUni with the queries quantized to |Q| ≤ qmax (vnniQuantUniQ).
+func vnniDigitsUniQ(dig []byte, aux []uint32, q []float32, d, nb int, off *[16]float32, qmax float32) {
 	var Q [vnniMaxBlocks * 32]int32
 	qs := Q[:]
 	if nb > vnniMaxBlocks {
@@ -251,7 +259,7 @@ func vnniDigitsUni(dig []byte, aux []uint32, q []float32, d, nb int, off *[16]fl
 		clear(aux[b*vnniAuxWords : (b+1)*vnniAuxWords])
 	}
 	for h := 0; h < 4; h++ {
-		s := vnniQuantUni(q[h*d:h*d+32*nb], qs)
+		s := vnniQuantUniQ(q[h*d:h*d+32*nb], qs, qmax)
 		var total int32
 		for b := 0; b < nb; b++ {
 			dd := dig[b*128+h*32 : b*128+h*32+32]
@@ -280,12 +288,13 @@ func vnniDigitsUni(dig []byte, aux []uint32, q []float32, d, nb int, off *[16]fl
 func vnniDigitsUniAVX512(dig *byte, aux *uint32, q *float32, d, nb int, off *float32) bool
 
 // vnniGridUni is vnniGrid for the uniform-scale kernels: each query's nb whole blocks as
-// vnniDigitsUni rounds them, q̃ = s·Q with one s a query; the values past them copied.
-func vnniGridUni(dst, q []float32, d, nb int) {
+// vnniDigitsUniQ rounds them (|Q| ≤ qmax), q̃ = s·Q with one s a query; the values past them
+// copied.
+func vnniGridUni(dst, q []float32, d, nb int, qmax float32) {
 	copy(dst, q)
 	Q := make([]int32, 32*nb)
 	for h := 0; h < len(q)/d; h++ {
-		s := vnniQuantUni(q[h*d:h*d+32*nb], Q)
+		s := vnniQuantUniQ(q[h*d:h*d+32*nb], Q, qmax)
 		for i, v := range Q {
 			dst[h*d+i] = s * float32(v)
 		}
@@ -431,10 +440,13 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 	}
 	// The four queries as the kernels read them and the offsets in their order, pooled: on the
 	// stack they would be zeroed every call (5 KiB, a call per page of 64 rows in a paged cache).
-	wide := kind == vnniT2 && t2AVX2Wide() // the plain AVX2 kernel's widened digits
+	// turbo3's uniform-scale AVX2 kernel (t3UniAVX2) and turbo2's plain AVX2 one read their
+	// digits widened.
+	uniA2 := kind == vnniT3 && t3UniAVX2(d)
+	wide := kind == vnniT2 && t2AVX2Wide() || uniA2
 	nbuf := 5
 	if wide {
-		nbuf = 14 // 36·d bytes more
+		nbuf = 14 // 36·d bytes more (t3UniWiden: 32·d + 128)
 	}
 	bp := tq4Scratch(nbuf, d)
 	defer perQueryBufs.Put(bp)
@@ -545,7 +557,17 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 			copy(qp, q[h*d:(h+r)*d])
 		}
 		clear(qp[r*d:])
-		if !hasVNNIBW { // the AVX2 kernels' CPUs may lack AVX-512
+		if uniA2 {
+			qm, lmid := vnniQMax1, -90 // turbo2's l + 10 times 9
+			if kind == vnniT3 {
+				qm, lmid = t3UniQMax, -88
+			}
+			if wb := floatBytesN((*bp)[5*d:]); !uniDigitsAVX2(&dig[0], &aux[0], &wb[0], &qp[0], d, nb, &offs[0], qm, lmid) {
+				// A non-finite value: the reference says what to do.
+				vnniDigitsUniQ(dig, aux, qp, d, nb, &offs, float32(qm))
+				uniWiden(dig, &offs, wb, nb, int32(lmid))
+			}
+		} else if !hasVNNIBW { // the AVX2 kernels' CPUs may lack AVX-512
 			if !hasAVX2 || !avx2Digits(&dig[0], &aux[0], &qp[0], d, nb, 1) {
 				vnniDigits(dig, aux, qp, d, nb, 1) // a non-finite value: the reference says what to do
 			}
@@ -561,7 +583,7 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 				offs[i] = vnniGridDot(dig, aux, i, nb, 1, muP)
 			}
 		}
-		if wide {
+		if wide && !uniA2 {
 			t2AVX2Widen(&dig[0], &aux[0], kdig, nb)
 		}
 		if kind == vnniT2 && hasVNNIBW { // the AVX2 kernels read t2AVX2Perm's order instead

@@ -37,7 +37,10 @@ func scoresDigits(c Codec) (nd, nb int) { return 0, 0 }
 
 func vnniGrid(dst, q []float32, d, nb, nd int) { copy(dst, q) }
 
-func vnniGridUni(dst, q []float32, d, nb int) { copy(dst, q) }
+func vnniGridUni(dst, q []float32, d, nb int, qmax float32) { copy(dst, q) }
+
+// scoresGridQMax is 127: no rounding of the query here.
+func scoresGridQMax(c Codec) float32 { return 127 }
 
 // scoresGridBlock is BlockSize: no rounding of the query here.
 func scoresGridBlock(c Codec) int { return BlockSize }

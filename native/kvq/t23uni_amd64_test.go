@@ -124,7 +124,7 @@ func TestVNNIGridUni(t *testing.T) {
 		q := gaussianRows(rng, 4, d, 1)
 		q[2*d+7] = -1e3
 		grid := make([]float32, 4*d)
-		vnniGridUni(grid, q, d, nb)
+		vnniGridUni(grid, q, d, nb, vnniQMax1)
 		dig, aux := make([]byte, nb*vnniBlockBytes/2), make([]uint32, nb*vnniAuxWords)
 		var off [16]float32
 		vnniDigitsUni(dig, aux, q, d, nb, &off)
