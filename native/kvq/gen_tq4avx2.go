@@ -307,7 +307,20 @@ func q2kChunkAVX2() string {
 // (min/median of six alternations), 6.81/6.93 → 6.56/6.74 streamed; attn's TestDecodeBreakdown
 // scores lower in each of four alternations (6.63 → 6.21 the quietest pair; Zen 4,
 // KVLAB_NO_AVX512).
-func t2ChunkAVX2() string {
+func t2ChunkAVX2() string { return t2ChunkAVX2x(false) }
+
+// t2ChunkUAVX2 is t2ChunkAVX2 for the uniform-scale kernel (multiScoresT2UAVX2I): the queries'
+// digits at one scale each (vnniDigitsUni, |Q| ≤ 127, as the AVX-512 uniform kernels take
+// them), so each query's 9·S of a group is added to its row chain (Y8..Y11, int32) and the
+// offset, conversion and scaling wait for the row's end (uniFini): per group and query one
+// VPADDD where t2ChunkAVX2 takes a VPADDD, a conversion, a broadcast and an FMA; the widened
+// digits 1024 bytes a group, the offsets after the last (uniWiden, uniDigitsAVX2). Measured on
+// Zen 4 under KVLAB_NO_AVX512 (attn's TestDecodeBreakdown, 131072 rows, d 128, 32/8 heads, one
+// thread, thread CPU, old and new test binaries alternated five times, min ns a row of each
+// run, load ~14): scores 6.39–6.51 → 5.68–5.77, the whole decode 15.45–16.20 → 15.05–15.34.
+func t2ChunkUAVX2() string { return t2ChunkAVX2x(true) }
+
+func t2ChunkAVX2x(uni bool) string {
 	var b strings.Builder
 	w := func(f string, a ...any) { fmt.Fprintf(&b, "\t"+f+"\n", a...) }
 	loadRows(&b)
@@ -345,10 +358,18 @@ func t2ChunkAVX2() string {
 				w("VPMADDWD ·t2AVX2Nine16(SB), Y%d, Y%d", acc, acc)
 			}
 			w("VPADDD Y15, Y14, Y14 // 9·S, S = Σ (l + 10)·Q")
+			if uni {
+				w("VPADDD Y14, Y%d, Y%d", 8+h, 8+h)
+				continue
+			}
 			w("VPADDD %d(SI), Y14, Y14 // 9·S − 90·ΣQ = Σ Q·L", 1024+32*h)
 			w("VCVTDQ2PS Y14, Y13")
 			w("VBROADCASTSS %d(DX), Y14", 4*h)
 			w("VFMADD231PS Y14, Y13, Y%d", 8+h)
+		}
+		if uni {
+			w("ADDQ $1024, SI")
+			continue
 		}
 		w("ADDQ $1152, SI")
 		w("ADDQ $96, DX")
@@ -1009,6 +1030,7 @@ func main() {
 		{"T3AVX2I", false, false, true},
 		{"T3AVXVNNI", false, true, true},
 		{"T3UAVX2I", false, false, true},
+		{"T2UAVX2I", false, false, false},
 		{"T2AVX2I", false, false, false},
 		{"T2AVXVNNI", false, true, false},
 		{"Q2KAVX2I", false, false, false},
@@ -1061,6 +1083,11 @@ func main() {
 			table, grp = "VBROADCASTI128 ·q2kAVX2U(SB), Y12", t2ChunkAVX2()
 			init += "\n\tMOVQ stage+72(FP), R13"
 		}
+		if k.name == "T2UAVX2I" { // the whole row's chains in Y8..Y11 (t2ChunkUAVX2)
+			table, grp = "VBROADCASTI128 ·q2kAVX2U(SB), Y12", t2ChunkUAVX2()
+			init += "\n\tMOVQ stage+72(FP), R13"
+			fini = uniFini(8, "Σ 9·S − 90·ΣQ = Σ Q·L")
+		}
 		if k.name == "Q2KAVX2I" { // the second group's codes in the stage words (q2kChunkAVX2)
 			table, grp = "VBROADCASTI128 ·q2kAVX2U(SB), Y12", q2kChunkAVX2()
 			init += "\n\tMOVQ stage+72(FP), R13"
@@ -1086,7 +1113,8 @@ func main() {
 // adds the offset to, as the AVX-512 uniform kernels do (gen_tq4vnni.go, bodyU).
 var t3UniFini = uniFini(4, "Σ u·Q − 88·ΣQ = Σ Q·L")
 
-// uniFini is t3UniFini for chains Y(c)..Y(c+3).
+// uniFini is t3UniFini for chains Y(c)..Y(c+3): turbo2's uniform kernel has them in Y8..Y11
+// (9·S summed over the groups, plus −90·ΣQ_h: Σ Q·L, |Σ Q·L| ≤ d·127·90 < 2²⁴ for d ≤ 1024).
 func uniFini(c int, what string) string {
 	var b strings.Builder
 	b.WriteString("\tMOVQ off+64(FP), AX\n")

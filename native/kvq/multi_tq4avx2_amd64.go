@@ -39,9 +39,10 @@ import (
 // operations in another order (t3GroupAVX2, t3AVX2PermPlain), and every group's chains start
 // with its first products. On Zen 4 under KVLAB_NO_AVX512 (thread CPU, kvq's
 // TestMultiQueryStreamSpeed in cache, min of alternations) the scores took tq4 10.2 → 10.0 ns
-// a row, turbo4 10.3 → 10.1, turbo3 14.1 → 12.1, turbo2 10.1 → 6.9. turbo3's plain flavour now
-// takes its queries at one scale each instead (multiScoresT3UAVX2I, t3UniAVX2), whose scores
-// are not the AVX-512 kernels'.
+// a row, turbo4 10.3 → 10.1, turbo3 14.1 → 12.1, turbo2 10.1 → 6.9. turbo3's and turbo2's
+// plain flavours now take their queries at one scale each instead (multiScoresT3UAVX2I,
+// t3UniAVX2; multiScoresT2UAVX2I, t2UniAVX2), whose scores are not the AVX-512 per-group
+// kernels' (turbo2's are the AVX-512 uniform kernels').
 
 // The AVX-VNNI flavour (VEX VPDPBUSD on 256-bit vectors) runs where hasAVXVNNI
 // (multi_avx2intacc_amd64.go) says so.
@@ -105,6 +106,8 @@ func tq4ScoresAVX2(kind int, dig *byte, aux *uint32, nb int, rows *byte, rb, m i
 		multiScoresT3AVX2I(dig, aux, nb, rows, rb, m, out, ostride, off, &st[0])
 	case kind == vnniT2 && hasAVXVNNI: // nb/2 chunks of 64 values, as multiScoresT2VNNI
 		multiScoresT2AVXVNNI(dig, aux, nb/2, rows, rb, m, out, ostride, off, stage)
+	case kind == vnniT2 && t2UniAVX2(nb*32):
+		multiScoresT2UAVX2I(dig, aux, nb/2, rows, rb, m, out, ostride, off, stage)
 	case kind == vnniT2:
 		multiScoresT2AVX2I(dig, aux, nb/2, rows, rb, m, out, ostride, off, stage)
 	case hasAVXVNNI:
@@ -316,6 +319,33 @@ func uniWiden(dig []byte, off *[16]float32, dst []byte, nb int, f int32) {
 
 // floatBytesN is b as bytes.
 func floatBytesN(b []float32) []byte { return unsafe.Slice(floatBytes(b), 4*len(b)) }
+
+// turbo2's uniform-scale AVX2 scores kernel (multiScoresT2UAVX2I, gen_tq4avx2.go's
+// t2ChunkUAVX2) takes the queries as the AVX-512 uniform kernels do (vnniDigitsUni: one scale
+// a query, |Q| ≤ 127; t23Uni) and forms the same exact Σ Q·L, converted and scaled by the same
+// float32 operations, so its scores are multiScoresT2PUVNNI's bit for bit: t2ChunkAVX2's
+// products and int16 sums, each group's 9·S added to the row's int32 chain, −90·ΣQ_h added
+// and the chain converted and multiplied by s_h once a row (|Σ Q·L| ≤ d·127·90 < 2²⁴ for
+// d ≤ 1024), where t2ChunkAVX2 converts and scales every group. The digits come widened as
+// turbo3's (uniWiden, uniDigitsAVX2: 1024 bytes a group, the offsets after the last).
+// Quality (kvlab ab, ctx 128, seeds 1..16, KVLAB_NO_AVX512, mean change of the per-seed KL ±
+// standard error, per-group → this): kvlab-tiny-64 turbo2 decode KL −1.7 % ± 0.7, prompt
+// 0.0 % ± 0.8, turbo2/turbo4 −0.1 % ± 0.5 and +0.8 % ± 0.7; the outlier fixture turbo2
+// −0.5 % ± 0.5 and −0.7 % ± 1.0, turbo2/turbo4 +0.3 % ± 0.5 and −0.1 % ± 0.5. Speed:
+// gen_tq4avx2.go's t2ChunkUAVX2.
+//
+//go:noescape
+func multiScoresT2UAVX2I(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
+// t2UniAVX2Mode picks where turbo2's scores take the uniform-scale AVX2 kernel (t2UniAVX2):
+// 0 wherever the plain AVX2 flavour runs (t2AVX2Wide), −1 never (tests and speed reports set
+// it).
+var t2UniAVX2Mode = 0
+
+// t2UniAVX2 reports whether turbo2 rows of d values score through multiScoresT2UAVX2I.
+func t2UniAVX2(d int) bool {
+	return t2UniAVX2Mode >= 0 && tq4AVX2Int && t2AVX2Wide() && d%64 == 0 && d > 0 && d <= 1024
+}
 
 // uniDigitsAVX2 is vnniDigitsUniQ (at qmax) and uniWiden (at lmid) for four queries of finite
 // values (gen_tq4avx2.go, uniDigitsText): the same digits, widened digits, block scale words

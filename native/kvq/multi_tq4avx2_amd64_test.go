@@ -48,9 +48,9 @@ func TestMultiQueryTQ4AVX2Int(t *testing.T) {
 		withTurboAVX2Int(true, func() { run("avxvnni") })
 	}
 	withTurboAVX2Int(false, func() { run("avx2") })
-	withTurboAVX2Int(false, func() { // turbo3's per-group plain kernel, not the uniform one
-		defer func(v int) { t3UniAVX2Mode = v }(t3UniAVX2Mode)
-		t3UniAVX2Mode = -1
+	withTurboAVX2Int(false, func() { // turbo3's and turbo2's per-group plain kernels
+		defer func(v, w int) { t3UniAVX2Mode, t2UniAVX2Mode = v, w }(t3UniAVX2Mode, t2UniAVX2Mode)
+		t3UniAVX2Mode, t2UniAVX2Mode = -1, -1
 		run("avx2pergroup")
 	})
 	withAVX2Kernels(func() {

@@ -440,9 +440,9 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 	}
 	// The four queries as the kernels read them and the offsets in their order, pooled: on the
 	// stack they would be zeroed every call (5 KiB, a call per page of 64 rows in a paged cache).
-	// turbo3's uniform-scale AVX2 kernel (t3UniAVX2) and turbo2's plain AVX2 one read their
-	// digits widened.
-	uniA2 := kind == vnniT3 && t3UniAVX2(d)
+	// The uniform-scale AVX2 kernels (t3UniAVX2, t2UniAVX2) and turbo2's plain AVX2 one read
+	// their digits widened.
+	uniA2 := kind == vnniT3 && t3UniAVX2(d) || kind == vnniT2 && t2UniAVX2(d)
 	wide := kind == vnniT2 && t2AVX2Wide() || uniA2
 	nbuf := 5
 	if wide {

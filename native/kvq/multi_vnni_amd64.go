@@ -839,7 +839,7 @@ func scoresDigits(c Codec) (nd, nb int) {
 func scoresGridBlock(c Codec) int {
 	switch c := c.(type) {
 	case *lmCodec:
-		if k, ok := c.vnniKind(); ok && (t23Uni(k, c.d) || k == vnniT3 && t3UniAVX2(c.d)) {
+		if k, ok := c.vnniKind(); ok && (t23Uni(k, c.d) || k == vnniT3 && t3UniAVX2(c.d) || k == vnniT2 && t2UniAVX2(c.d)) {
 			return c.d / 32 * 32
 		}
 	case *tq4Codec:

@@ -10,15 +10,16 @@ import (
 	"testing"
 )
 
-// TestT23UniAVX2Scores checks the uniform-scale AVX2 kernel of turbo3 (multiScoresT3UAVX2I)
-// bit for bit against the dot it states: per row and query the exact int32 Σ Q·L of the
-// query's digits (vnniQuantUniQ at t3UniQMax over the unpermuted query, so the permutation to
-// the kernel's order is checked too), converted, times the query's scale, times the row's f16
-// scale times the unit (offsets zero), and within two roundings of that plus an offset; for d
-// from 32 to 2048, 8 and 24 rows at a strided output with sentinels between the scores,
-// queries with an outlier, an all-zero one and a constant one (every digit the largest),
-// codes from random bytes and rows of all-ones bytes (every code the largest level: u = 176,
-// the largest VPMADDUBSW pair sums, 2·176·93).
+// TestT23UniAVX2Scores checks the uniform-scale AVX2 kernels of turbo3 (multiScoresT3UAVX2I)
+// and turbo2 (multiScoresT2UAVX2I) bit for bit against the dot they state: per row and query
+// the exact int32 Σ Q·L of the query's digits (vnniQuantUniQ at t3UniQMax, or 127 for turbo2,
+// over the unpermuted query, so the permutation to the kernel's order is checked too),
+// converted, times the query's scale, times the row's f16 scale times the unit (offsets zero),
+// and within two roundings of that plus an offset; for d from 32 (turbo2: 64) to 2048 (1024),
+// 8 and 24 rows at a strided output with sentinels between the scores, queries with an outlier,
+// an all-zero one and a constant one (every digit the largest), codes from random bytes and
+// rows of all-ones bytes (every code the largest level: turbo3's u = 176, the largest
+// VPMADDUBSW pair sums, 2·176·93; turbo2's int16 sums of four, 4·2·20·127).
 func TestT23UniAVX2Scores(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("no AVX2, FMA and F16C")
@@ -38,6 +39,7 @@ func TestT23UniAVX2Scores(t *testing.T) {
 	}
 	for _, k := range []kcase{
 		{"turbo3", 3, turboInts3[:], turboUnit3, t3UniQMax, &t3AVX2PermPlain, []int{32, 64, 96, 128, 160, 256, 512, 2048}, 32, multiScoresT3UAVX2I, -88},
+		{"turbo2", 2, turboInts2[:], turboUnit2, vnniQMax1, &t2AVX2Perm, []int{64, 128, 192, 256, 512, 1024}, 64, multiScoresT2UAVX2I, -90},
 	} {
 		for _, d := range k.ds {
 			for _, m := range []int{8, 24} {
