@@ -411,20 +411,43 @@ func group(vnni bool) string {
 // them replaced by register copies took tq4 10.01 → 9.92, turbo4 10.12 → 10.04 in cache, and
 // turbo3's (t3GroupAVX2) no faster, turbo2's (t2ChunkAVX2) 6.30 → 6.14; turbo2's registers are
 // all taken until its chunk's last products, so both keep their loads where they are.
-func groupPipe(last bool) string {
+func groupPipe(last bool) string { return groupPipeX(last, false) }
+
+// groupPipeU is groupPipe for turbo4's uniform-scale kernel (multiScoresT4UAVX2I): the nibbles
+// looked up as u = L + 104 (0..208, tq4AVX2U) against the queries' widened digits at one scale
+// a query, |Q| ≤ 78 (t4UniQMax: a VPMADDUBSW pair sum at most 2·208·78 = 32448 < 2¹⁵), chained
+// over the whole row as turbo3's (chainU; in tq4UChains, as transposeRows takes Y4..Y7), the
+// offset −104·ΣQ, conversion and scaling once a row (uniFiniX). Measured on Zen 4 under
+// KVLAB_NO_AVX512 (attn's TestDecodeBreakdown, 131072 rows, d 128, 32/8 heads, one thread,
+// thread CPU, old and new test binaries alternated five times, min ns a row of each run, load
+// ~8): scores 10.11–10.20 → 7.12–7.26, the whole decode 19.42–19.65 → 16.89–17.48.
+func groupPipeU(last bool) string { return groupPipeX(last, true) }
+
+func groupPipeX(last, uni bool) string {
 	var b strings.Builder
 	w := func(f string, a ...any) { fmt.Fprintf(&b, "\t"+f+"\n", a...) }
 	transposeRows(&b)
-	chainStart(&b, false)
+	if !uni {
+		chainStart(&b, false)
+	}
 	for k := 0; k < 4; k++ {
 		w("VPAND ·avx2Nib(SB), Y%d, Y13", k)
 		w("VPSRLW $4, Y%d, Y%d", k, k)
 		w("VPAND ·avx2Nib(SB), Y%d, Y%d", k, k)
-		chain(&b, false, 13, 13, 4*k)
-		chain(&b, false, k, 13, 16+4*k)
+		if uni {
+			chainUX(&b, 13, 14, k, tq4UChains, "u = L + 104")
+			chainUX(&b, k, 14, 4+k, tq4UChains, "u = L + 104")
+		} else {
+			chain(&b, false, 13, 13, 4*k)
+			chain(&b, false, k, 13, 16+4*k)
+		}
 		if !last {
 			loadRow(&b, k, 16)
 		}
+	}
+	if uni {
+		w("ADDQ $1024, SI")
+		return b.String()
 	}
 	chainEnd(&b)
 	return b.String()
@@ -648,15 +671,21 @@ func t3GroupUAVX2(last bool) string { return t3GroupAVX2x(last, true) }
 // chainU writes code vector Yc (turbo3 codes 0..7) looked up as u = L + 88 (Y12) and its
 // products with the four queries' widened digits (32 bytes a dword of digits: query h's dword
 // k of the group at SI + 256·h + 32·k) added to the chains Y4..Y7; it clobbers Yc and Yt.
-func chainU(b *strings.Builder, c, t, k int) {
+func chainU(b *strings.Builder, c, t, k int) { chainUX(b, c, t, k, [4]int{4, 5, 6, 7}, "u = L + 88") }
+
+// chainUX is chainU with the chains in Y(ch[h]).
+func chainUX(b *strings.Builder, c, t, k int, ch [4]int, what string) {
 	w := func(f string, a ...any) { fmt.Fprintf(b, "\t"+f+"\n", a...) }
-	w("VPSHUFB Y%d, Y12, Y%d // u = L + 88", c, c)
+	w("VPSHUFB Y%d, Y12, Y%d // %s", c, c, what)
 	for h := 0; h < 4; h++ {
 		w("VPMADDUBSW %d(SI), Y%d, Y%d", 256*h+32*k, c, t)
 		w("VPMADDWD Y8, Y%d, Y%d", t, t)
-		w("VPADDD Y%d, Y%d, Y%d", t, 4+h, 4+h)
+		w("VPADDD Y%d, Y%d, Y%d", t, ch[h], ch[h])
 	}
 }
+
+// tq4UChains are turbo4's uniform kernel's chains (transposeRows takes Y4..Y7).
+var tq4UChains = [4]int{9, 10, 11, 15}
 
 func t3GroupAVX2x(last, uni bool) string {
 	var b strings.Builder
@@ -1031,6 +1060,7 @@ func main() {
 		{"T3AVXVNNI", false, true, true},
 		{"T3UAVX2I", false, false, true},
 		{"T2UAVX2I", false, false, false},
+		{"T4UAVX2I", false, false, false},
 		{"T2AVX2I", false, false, false},
 		{"T2AVXVNNI", false, true, false},
 		{"Q2KAVX2I", false, false, false},
@@ -1079,6 +1109,17 @@ func main() {
 			init += "\n" + strings.TrimSuffix(lb.String(), "\n") + "\n\tDECQ R11\n\tJZ   " + k.name + "_last"
 			fini = k.name + "_last:\n" + groupPipe(true) + "\tADDQ $16, CX\n\tADDQ $16, BX\n"
 		}
+		if k.name == "T4UAVX2I" { // groupPipe's loads, the whole row's chains
+			grp = groupPipeU(false)
+			table = "VBROADCASTI128 ·tq4AVX2U(SB), Y12"
+			var lb strings.Builder
+			for r := 0; r < 4; r++ {
+				loadRow(&lb, r, 0)
+			}
+			init = "VPXOR Y9, Y9, Y9\n\tVPXOR Y10, Y10, Y10\n\tVPXOR Y11, Y11, Y11\n\tVPXOR Y15, Y15, Y15\n\tVMOVDQU ·avx2Ones16(SB), Y8\n" +
+				strings.TrimSuffix(lb.String(), "\n") + "\n\tDECQ R11\n\tJZ   " + k.name + "_last"
+			fini = k.name + "_last:\n" + groupPipeU(true) + "\tADDQ $16, CX\n\tADDQ $16, BX\n" + uniFiniX(tq4UChains, "Σ u·Q − 104·ΣQ = Σ Q·L")
+		}
 		if k.name == "T2AVX2I" { // the second group's codes in the stage words (t2ChunkAVX2)
 			table, grp = "VBROADCASTI128 ·q2kAVX2U(SB), Y12", t2ChunkAVX2()
 			init += "\n\tMOVQ stage+72(FP), R13"
@@ -1115,15 +1156,18 @@ var t3UniFini = uniFini(4, "Σ u·Q − 88·ΣQ = Σ Q·L")
 
 // uniFini is t3UniFini for chains Y(c)..Y(c+3): turbo2's uniform kernel has them in Y8..Y11
 // (9·S summed over the groups, plus −90·ΣQ_h: Σ Q·L, |Σ Q·L| ≤ d·127·90 < 2²⁴ for d ≤ 1024).
-func uniFini(c int, what string) string {
+func uniFini(c int, what string) string { return uniFiniX([4]int{c, c + 1, c + 2, c + 3}, what) }
+
+// uniFiniX is uniFini with the chains in Y(ch[h]), converted in order into Y8..Y11.
+func uniFiniX(ch [4]int, what string) string {
 	var b strings.Builder
 	b.WriteString("\tMOVQ off+64(FP), AX\n")
 	for h := 0; h < 4; h++ {
-		fmt.Fprintf(&b, "\tVPADDD %d(SI), Y%d, Y%d\n", 32*h, c+h, c+h)
+		fmt.Fprintf(&b, "\tVPADDD %d(SI), Y%d, Y%d\n", 32*h, ch[h], ch[h])
 	}
 	b.WriteString("\t// " + what + "\n")
 	for h := 0; h < 4; h++ {
-		fmt.Fprintf(&b, "\tVCVTDQ2PS Y%d, Y%d\n", c+h, 8+h)
+		fmt.Fprintf(&b, "\tVCVTDQ2PS Y%d, Y%d\n", ch[h], 8+h)
 	}
 	for h := 0; h < 4; h++ {
 		fmt.Fprintf(&b, "\tVBROADCASTSS %d(AX), Y13\n\tVMULPS Y13, Y%d, Y%d\n", 32+4*h, 8+h, 8+h)

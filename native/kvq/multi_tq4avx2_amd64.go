@@ -20,7 +20,7 @@ import (
 // the AVX-512 per-group kernels' bit for bit (TestTQ4AVX2ScoresMatch) and the VNNI bounds
 // (multi_tq4vnni_amd64.go, per 32-value group) hold as they are; ScoresGrid reports the same
 // rounding. (turbo3 on an AVX-512 AMD Zen 4 takes the uniform-scale kernels instead, t23Uni,
-// whose scores differ.) Two
+// whose scores differ; so do turbo2, turbo3 and turbo4 in the plain AVX2 flavour, below.) Two
 // flavours: one with the VEX-coded VPDPBUSD of AVX-VNNI (Intel Alder Lake and later, AMD Zen 5),
 // chosen where cpu.X86 reports it and KVLAB_NO_AVXVNNI is unset (read once at start), and one
 // with VPMADDUBSW, VPMADDWD and the sign trick of gen_tq4avx2.go for every other AVX2 CPU.
@@ -39,10 +39,11 @@ import (
 // operations in another order (t3GroupAVX2, t3AVX2PermPlain), and every group's chains start
 // with its first products. On Zen 4 under KVLAB_NO_AVX512 (thread CPU, kvq's
 // TestMultiQueryStreamSpeed in cache, min of alternations) the scores took tq4 10.2 → 10.0 ns
-// a row, turbo4 10.3 → 10.1, turbo3 14.1 → 12.1, turbo2 10.1 → 6.9. turbo3's and turbo2's
-// plain flavours now take their queries at one scale each instead (multiScoresT3UAVX2I,
-// t3UniAVX2; multiScoresT2UAVX2I, t2UniAVX2), whose scores are not the AVX-512 per-group
-// kernels' (turbo2's are the AVX-512 uniform kernels').
+// a row, turbo4 10.3 → 10.1, turbo3 14.1 → 12.1, turbo2 10.1 → 6.9. turbo3's, turbo2's and
+// turbo4's plain flavours now take their queries at one scale each instead
+// (multiScoresT3UAVX2I, t3UniAVX2; multiScoresT2UAVX2I, t2UniAVX2; multiScoresT4UAVX2I,
+// t4UniAVX2), whose scores are not the AVX-512 per-group kernels' (turbo2's are the AVX-512
+// uniform kernels').
 
 // The AVX-VNNI flavour (VEX VPDPBUSD on 256-bit vectors) runs where hasAVXVNNI
 // (multi_avx2intacc_amd64.go) says so.
@@ -94,6 +95,8 @@ func tq4ScoresAVX2(kind int, dig *byte, aux *uint32, nb int, rows *byte, rb, m i
 	switch {
 	case kind == vnniTQ4 && hasAVXVNNI:
 		multiScoresTQ4AVXVNNI(dig, aux, nb, rows, rb, m, out, ostride, off, stage)
+	case kind == vnniT4 && t4UniAVX2(nb*32):
+		multiScoresT4UAVX2I(dig, aux, nb, rows, rb, m, out, ostride, off, stage)
 	case kind == vnniTQ4:
 		multiScoresTQ4AVX2I(dig, aux, nb, rows, rb, m, out, ostride, off, stage)
 	case kind == vnniT3 && hasAVXVNNI:
@@ -354,3 +357,42 @@ func t2UniAVX2(d int) bool {
 //
 //go:noescape
 func uniDigitsAVX2(dig *byte, aux *uint32, wide *byte, q *float32, d, nb int, off *float32, qmax, lmid int) bool
+
+// turbo4's uniform-scale AVX2 scores kernel (multiScoresT4UAVX2I, gen_tq4avx2.go's
+// groupPipeU) is turbo3's route (multiScoresT3UAVX2I) for its nibbles: the queries rounded
+// with one scale each to |Q| ≤ 78 (t4UniQMax), the nibbles looked up as u = L + 104 (0..208,
+// tq4AVX2U; 2·208·78 = 32448 keeps VPMADDUBSW's pair sums from saturating), one VPMADDUBSW,
+// VPMADDWD and VPADDD a (code vector, query) where the per-group kernel takes five, the row's
+// chains converted once after −104·ΣQ is added (exact: |Σ Q·L| ≤ d·78·104 < 2²⁴ for
+// d ≤ 2048), times s_h, then the body's row scale times the unit and offset. Scores: Dot(q̃),
+// q̃ = s·Q one grid a query with s = max|q|/78 (ScoresGrid's u = (1 + 2⁻⁶)/156).
+// tq4 keeps its per-group kernel: through the same route (an f32 row scale) its KL on the
+// outlier fixture rose (kvlab ab, ctx 128, seeds 1..16, KVLAB_NO_AVX512, mean change of the
+// per-seed KL ± standard error) decode +4.8 % ± 1.8, prompt +2.8 % ± 1.8 (kvlab-tiny-64
+// −0.4 % ± 0.8, −0.7 % ± 1.4). turbo4 (same runs): kvlab-tiny-64 decode +0.3 % ± 0.8, prompt
+// +3.0 % ± 2.1; the outlier fixture −0.2 % ± 1.5, +0.5 % ± 1.9; q8_0/turbo4 the same bit for
+// bit (turbo4 values only).
+//
+//go:noescape
+func multiScoresT4UAVX2I(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
+// tq4AVX2U is tq4Ints + 104 as unsigned bytes: turbo4's uniform kernel's VPSHUFB table.
+var tq4AVX2U = func() (t [16]byte) {
+	for k, v := range tq4Ints {
+		t[k] = byte(int(v) + 104)
+	}
+	return t
+}()
+
+// t4UniQMax is the largest |Q| of turbo4's uniform-scale AVX2 digits.
+const t4UniQMax = 78
+
+// t4UniAVX2Mode picks where turbo4's scores take the uniform-scale AVX2 kernel (t4UniAVX2): 0
+// wherever the plain AVX2 flavour runs (tq4AVX2Int without AVX-VNNI), −1 never (tests and
+// speed reports set it).
+var t4UniAVX2Mode = 0
+
+// t4UniAVX2 reports whether turbo4 rows of d values score through multiScoresT4UAVX2I.
+func t4UniAVX2(d int) bool {
+	return t4UniAVX2Mode >= 0 && tq4AVX2Int && !hasVNNIBW && !hasAVXVNNI && d%32 == 0 && d > 0 && d <= 2048
+}

@@ -48,9 +48,9 @@ func TestMultiQueryTQ4AVX2Int(t *testing.T) {
 		withTurboAVX2Int(true, func() { run("avxvnni") })
 	}
 	withTurboAVX2Int(false, func() { run("avx2") })
-	withTurboAVX2Int(false, func() { // turbo3's and turbo2's per-group plain kernels
-		defer func(v, w int) { t3UniAVX2Mode, t2UniAVX2Mode = v, w }(t3UniAVX2Mode, t2UniAVX2Mode)
-		t3UniAVX2Mode, t2UniAVX2Mode = -1, -1
+	withTurboAVX2Int(false, func() { // turbo3's, turbo2's and turbo4's per-group plain kernels
+		defer func(v, w, x int) { t3UniAVX2Mode, t2UniAVX2Mode, t4UniAVX2Mode = v, w, x }(t3UniAVX2Mode, t2UniAVX2Mode, t4UniAVX2Mode)
+		t3UniAVX2Mode, t2UniAVX2Mode, t4UniAVX2Mode = -1, -1, -1
 		run("avx2pergroup")
 	})
 	withAVX2Kernels(func() {

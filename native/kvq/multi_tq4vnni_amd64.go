@@ -393,7 +393,8 @@ func tq4Pair(nb int) bool {
 
 // tq4VNNI reports whether tq4 or turbo4 rows of d values score through the VNNI kernels.
 // Without AVX-512 VNNI and BW they are the AVX2 integer kernels (tq4AVX2Int,
-// multi_tq4avx2_amd64.go), whose scores are these kernels' bit for bit.
+// multi_tq4avx2_amd64.go), whose scores are these kernels' bit for bit (turbo4's plain AVX2
+// flavour rounds its queries with one scale each instead: t4UniAVX2).
 func tq4VNNI(d int) bool { return (hasVNNIBW || tq4AVX2Int) && d%32 == 0 && d > 0 }
 
 // t2VNNI reports whether turbo2 rows of d values score through the VNNI kernel.
@@ -440,9 +441,10 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 	}
 	// The four queries as the kernels read them and the offsets in their order, pooled: on the
 	// stack they would be zeroed every call (5 KiB, a call per page of 64 rows in a paged cache).
-	// The uniform-scale AVX2 kernels (t3UniAVX2, t2UniAVX2) and turbo2's plain AVX2 one read
+	// The uniform-scale AVX2 kernels (t3UniAVX2, t2UniAVX2, t4UniAVX2) and turbo2's plain AVX2 one read
 	// their digits widened.
-	uniA2 := kind == vnniT3 && t3UniAVX2(d) || kind == vnniT2 && t2UniAVX2(d)
+	uniA2 := kind == vnniT3 && t3UniAVX2(d) || kind == vnniT2 && t2UniAVX2(d) ||
+		kind == vnniT4 && t4UniAVX2(d)
 	wide := kind == vnniT2 && t2AVX2Wide() || uniA2
 	nbuf := 5
 	if wide {
@@ -559,8 +561,11 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 		clear(qp[r*d:])
 		if uniA2 {
 			qm, lmid := vnniQMax1, -90 // turbo2's l + 10 times 9
-			if kind == vnniT3 {
+			switch kind {
+			case vnniT3:
 				qm, lmid = t3UniQMax, -88
+			case vnniT4:
+				qm, lmid = t4UniQMax, -104
 			}
 			if wb := floatBytesN((*bp)[5*d:]); !uniDigitsAVX2(&dig[0], &aux[0], &wb[0], &qp[0], d, nb, &offs[0], qm, lmid) {
 				// A non-finite value: the reference says what to do.

@@ -839,7 +839,7 @@ func scoresDigits(c Codec) (nd, nb int) {
 func scoresGridBlock(c Codec) int {
 	switch c := c.(type) {
 	case *lmCodec:
-		if k, ok := c.vnniKind(); ok && (t23Uni(k, c.d) || k == vnniT3 && t3UniAVX2(c.d) || k == vnniT2 && t2UniAVX2(c.d)) {
+		if k, ok := c.vnniKind(); ok && (t23Uni(k, c.d) || k == vnniT3 && t3UniAVX2(c.d) || k == vnniT2 && t2UniAVX2(c.d) || k == vnniT4 && t4UniAVX2(c.d)) {
 			return c.d / 32 * 32
 		}
 	case *tq4Codec:
@@ -851,12 +851,15 @@ func scoresGridBlock(c Codec) int {
 }
 
 // scoresGridQMax is the largest digit of c's uniform-scale query rounding (scoresGridBlock
-// above BlockSize): 93 for turbo3 through its uniform-scale AVX2 kernel (t3UniAVX2,
-// t3UniQMax), else 127.
+// above BlockSize): 93 for turbo3 and 78 for turbo4 through their uniform-scale AVX2 kernels
+// (t3UniAVX2, t3UniQMax; t4UniAVX2, t4UniQMax), else 127.
 func scoresGridQMax(c Codec) float32 {
 	if c, ok := c.(*lmCodec); ok {
 		if k, ok := c.vnniKind(); ok && k == vnniT3 && t3UniAVX2(c.d) {
 			return t3UniQMax
+		}
+		if k, ok := c.vnniKind(); ok && k == vnniT4 && t4UniAVX2(c.d) {
+			return t4UniQMax
 		}
 	}
 	return vnniQMax1

@@ -36,16 +36,22 @@ func TestT23UniAVX2Scores(t *testing.T) {
 		chunk int
 		kern  func(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
 		lmid  int32
+		nib   bool // tq4's nibbles (even values low, odd high a 32-value group), not a bit stream
+		f32   bool // an f32 row scale (tq4), not f16
 	}
 	for _, k := range []kcase{
-		{"turbo3", 3, turboInts3[:], turboUnit3, t3UniQMax, &t3AVX2PermPlain, []int{32, 64, 96, 128, 160, 256, 512, 2048}, 32, multiScoresT3UAVX2I, -88},
-		{"turbo2", 2, turboInts2[:], turboUnit2, vnniQMax1, &t2AVX2Perm, []int{64, 128, 192, 256, 512, 1024}, 64, multiScoresT2UAVX2I, -90},
+		{"turbo3", 3, turboInts3[:], turboUnit3, t3UniQMax, &t3AVX2PermPlain, []int{32, 64, 96, 128, 160, 256, 512, 2048}, 32, multiScoresT3UAVX2I, -88, false, false},
+		{"turbo2", 2, turboInts2[:], turboUnit2, vnniQMax1, &t2AVX2Perm, []int{64, 128, 192, 256, 512, 1024}, 64, multiScoresT2UAVX2I, -90, false, false},
+		{"turbo4", 4, tq4Ints[:], tq4Unit, t4UniQMax, nil, []int{32, 64, 96, 128, 160, 256, 512, 2048}, 32, multiScoresT4UAVX2I, -104, true, false},
 	} {
 		for _, d := range k.ds {
 			for _, m := range []int{8, 24} {
 				t.Run(fmt.Sprintf("%s/d%d/m%d", k.name, d, m), func(t *testing.T) {
 					nb := d / 32
 					rb := k.bits*d/8 + 2
+					if k.f32 {
+						rb += 2
+					}
 					rows := make([]byte, m*rb)
 					for i := range rows {
 						rows[i] = byte(rng.Uint32())
@@ -57,6 +63,10 @@ func TestT23UniAVX2Scores(t *testing.T) {
 							}
 						}
 						s := float32(rng.NormFloat64())
+						if k.f32 {
+							binary.LittleEndian.PutUint32(rows[j*rb+rb-4:], math.Float32bits(s))
+							continue
+						}
 						binary.LittleEndian.PutUint16(rows[j*rb+rb-2:], F32ToF16(s))
 					}
 					q := gaussianRows(rng, 4, d, 1)
@@ -69,7 +79,11 @@ func TestT23UniAVX2Scores(t *testing.T) {
 						q[3*d+7] = -0.75
 					}
 					qp := make([]float32, 4*d)
-					avx2Permute(k.perm, qp, q, 4, d)
+					if k.nib {
+						tq4Permute(qp, q, 4, d)
+					} else {
+						avx2Permute(k.perm, qp, q, 4, d)
+					}
 					for _, withOff := range []bool{false, true} {
 						dig, aux := make([]byte, nb*vnniBlockBytes/2), make([]uint32, nb*vnniAuxWords)
 						var off [16]float32
@@ -99,11 +113,17 @@ func TestT23UniAVX2Scores(t *testing.T) {
 						for j := 0; j < m; j++ {
 							row := rows[j*rb : (j+1)*rb]
 							z := F16ToF32(binary.LittleEndian.Uint16(row[rb-2:])) * k.unit
+							if k.f32 {
+								z = math.Float32frombits(binary.LittleEndian.Uint32(row[rb-4:])) * k.unit
+							}
 							for h := 0; h < 4; h++ {
 								var dot int32
 								for i := 0; i < d; i++ {
 									bit := k.bits * i
 									code := int(binary.LittleEndian.Uint16(row[bit/8:])>>(bit%8)) & (1<<k.bits - 1)
+									if k.nib {
+										code = int(row[16*(i/32)+i%32/2]>>(4*(i%2))) & 15
+									}
 									dot += Q[h][i] * int32(k.ints[code])
 								}
 								want := float32(float32(dot)*s[h]*z) + off[h]
