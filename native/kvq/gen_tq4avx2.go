@@ -687,6 +687,12 @@ func chainUX(b *strings.Builder, c, t, k int, ch [4]int, what string) {
 // tq4UChains are turbo4's uniform kernel's chains (transposeRows takes Y4..Y7).
 var tq4UChains = [4]int{9, 10, 11, 15}
 
+// t3USecond are the registers of t3GroupUAVX2's second packed vectors, rows r and 4 + r, where
+// t3GroupAVX2 stores them to the stage words and loads them back (its chains' Y8..Y11 and Y15
+// are free here): attn's TestDecodeBreakdown scores (Zen 4, KVLAB_NO_AVX512, five alternations
+// of test binaries, min ns a row) 9.63/9.64/9.72/9.69/9.67 → 9.34/9.64/9.44/9.67/9.52.
+var t3USecond = [4]int{9, 10, 11, 15}
+
 func t3GroupAVX2x(last, uni bool) string {
 	var b strings.Builder
 	w := func(f string, a ...any) { fmt.Fprintf(&b, "\t"+f+"\n", a...) }
@@ -709,10 +715,29 @@ func t3GroupAVX2x(last, uni bool) string {
 		w("VPSRLVD ·t3AVX2ShA(SB), Y13, Y14")
 		w("VPSLLVD ·t3AVX2ShB(SB), Y13, Y13")
 		w("VPBLENDVB Y15, Y13, Y14, Y13")
+		if uni { // the second vectors wait in Y9, Y10, Y11 and Y15 (the blend mask's last use)
+			w("VPAND ·t3AVX2Mask3(SB), Y13, Y%d", t3USecond[r])
+			continue
+		}
 		w("VPAND ·t3AVX2Mask3(SB), Y13, Y13")
 		w("VMOVDQU Y13, %d(R13)", 32*r)
 	}
 	for half := 0; half < 2; half++ {
+		if uni && half == 1 {
+			// Transpose Y9, Y10, Y11, Y15 as below: K0..K3 in Y11, Y15, Y13, Y9.
+			w("VPUNPCKLDQ Y10, Y9, Y13")
+			w("VPUNPCKHDQ Y10, Y9, Y14")
+			w("VPUNPCKLDQ Y15, Y11, Y9")
+			w("VPUNPCKHDQ Y15, Y11, Y10")
+			w("VPUNPCKLQDQ Y9, Y13, Y11")
+			w("VPUNPCKHQDQ Y9, Y13, Y15")
+			w("VPUNPCKLQDQ Y10, Y14, Y13")
+			w("VPUNPCKHQDQ Y10, Y14, Y9")
+			for k, reg := range []int{11, 15, 13, 9} {
+				chainU(&b, reg, 14, 4+k)
+			}
+			continue
+		}
 		if half == 1 {
 			for r := 0; r < 4; r++ {
 				w("VMOVDQU %d(R13), Y%d", 32*r, r)
