@@ -32,15 +32,14 @@ import "sync"
 // AVX2 ports, multi_avx2int_amd64.go, same bound, same scores), and so do tq4's and turbo4's (with
 // AVX-512 VBMI too, turbo3's and turbo2's; multi_tq4vnni_amd64.go) for d a multiple of 32
 // (turbo2: 64), their levels being integer multiples of one unit (on CPUs with AVX2 but not
-// AVX-512, those four formats' through AVX2 kernels, multi_tq4avx2_amd64.go, with the same
-// results as the AVX-512 ones except for turbo2 and turbo3 on AMD Zen 4, below): the query
-// is rounded to integers per
-// 32-value block (ScoresGrid; one byte, two for q8_0; for turbo2 and turbo3 on AMD Zen 4,
-// t23Uni, tq4 there where it takes its two-chunk kernels, tq4Uni, and turbo2, turbo3 and turbo4 through their plain AVX2 kernels, t2UniAVX2,
-// t3UniAVX2 and t4UniAVX2, per query: all its whole 32-value blocks under one scale, turbo3's
-// AVX2 digits to |Q| ≤ 93, turbo4's to 78), adding at most
-// u·Σ_b max_{i∈b}|q[i]|·Σ_{i∈b}|x[i]| to that bound, u = (1 + 2⁻⁶)/254, (1 + 2⁻⁶)/186 and
-// (1 + 2⁻⁶)/156 (turbo3's and turbo4's uniform AVX2 grids) or (1 + 2⁻⁶)/65278,
+// AVX-512, those four formats' through AVX2 kernels, multi_tq4avx2_amd64.go): the query is
+// rounded to integers per 32-value block (ScoresGrid; one byte, two for q8_0), or per query, all
+// its whole 32-value blocks under one scale (scoresGridBlock), for turbo2 and turbo3 on AMD
+// Zen 4 (t23Uni), tq4 there where it takes its two-chunk kernels (tq4Uni), and turbo2, turbo3
+// and turbo4 through their plain AVX2 kernels (t2UniAVX2, t3UniAVX2, t4UniAVX2; turbo3's digits
+// to |Q| ≤ 93, turbo4's to 78), adding at most u·Σ_b max_{i∈b}|q[i]|·Σ_{i∈b}|x[i]| to that
+// bound, u = (1 + 2⁻⁶)/254, (1 + 2⁻⁶)/186 and (1 + 2⁻⁶)/156 (turbo3's and turbo4's uniform
+// AVX2 grids) or (1 + 2⁻⁶)/65278,
 // b running over blocks of scoresGridBlock values (the whole query where it is one block);
 // DotManyMulti(q) agrees with Dot of the rounded query within the float bound. On CPUs with
 // AVX-512 VBMI and BF16 too, fp8 scores go through bf16 (multi_fp8bf16_amd64.go): the query
@@ -738,11 +737,10 @@ func (c *tq4Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows [
 // VNNI, turbo3 and turbo2 with VBMI too, multi_tq4vnni_amd64.go; tq4 and the turbo tiers with
 // AVX2 and no AVX-512, multi_tq4avx2_amd64.go), every
 // whole 32-value block
-// b of a query is rounded to q̃ = s·Q, Q integer, |q − q̃| ≤ u·max_{i∈b}|q[i]| (for turbo2 and
-// turbo3 on AMD Zen 4, t23Uni, tq4 there, tq4Uni, and turbo2, turbo3 and turbo4 through their plain AVX2 kernels,
-// t2UniAVX2, t3UniAVX2 and t4UniAVX2, b is all the whole blocks of the query at once:
-// scoresGridBlock; turbo3's AVX2 digits with |Q| ≤ 93, turbo4's ≤ 78, scoresGridQMax, u =
-// (1 + 2⁻⁶)/186 and (1 + 2⁻⁶)/156), and
+// b of a query is rounded to q̃ = s·Q, Q integer, |q − q̃| ≤ u·max_{i∈b}|q[i]| (b all the whole
+// blocks of the query at once where the per-query kernels above run: scoresGridBlock; turbo3's
+// AVX2 digits with |Q| ≤ 93, turbo4's ≤ 78, scoresGridQMax, u = (1 + 2⁻⁶)/186 and
+// (1 + 2⁻⁶)/156), and
 // DotManyMulti agrees with Dot(q̃) within the float bound; where fp8's are bf16 ones (AVX-512
 // VBMI and BF16), every value of the whole 32-value blocks is rounded to bf16 (to nearest
 // even, below 2⁻¹²⁶ to 0), u = 2⁻⁸; elsewhere dst = q and u = 0.
