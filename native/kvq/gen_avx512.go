@@ -473,6 +473,18 @@ func main() {
 // for each in a 64-code chunk, shuffle or not. In a loop of 16 VDPBF16PS, 8 of VPERMI2B,
 // VPERMB, VPSRAW, VPANDD, VPUNPCKLBW or VINSERTI64X4 took no time beside them, 8 of
 // VPTESTNMB, VPSHLDW or VGF2P8AFFINEQB 50% more (6.55 ns against 4.38; thread CPU time).
+// A loop of 16 VDPBF16PS on independent accumulators takes 16 cycles on Zen 4 (the clock
+// ~3.65 GHz); beside them, per iteration, 12, 16 or 24 operations that cross 128-bit lanes
+// (VPERMI2B, VPERMB, VSHUFF32X4, VINSERTI64X4; VPSRAW alike) took 18.5, 21.2 and 26.5
+// cycles, in-lane VPUNPCKLBW or VSHUFPS 17.2, 17.7 and 19.8, VPTERNLOGD 18.6, 20.0 and
+// 23.3, VPBLENDMD 16.3, 18.9 and 19.9, register copies (VMOVDQA64) none; alone, 16 of the
+// lane-crossing ones or VPSRAW take 16 cycles, VPUNPCKLBW or VSHUFPS 10.6, VPTERNLOGD 9.0,
+// VPBLENDMD 7.9 (thread CPU time, best of 15 runs of 200000 iterations). So beside the 16
+// VDPBF16PS a row of 128 values needs for four queries, about 8 lane-crossing operations
+// are free and each further one costs ~0.66 cycle. Arithmetic with the scale folded in (a
+// code's bf16 (b&0x80)<<8 | (b&0x7F)<<4, 2⁻¹²⁰ of its value) does not help: on Zen 4
+// VDPBF16PS takes bf16 subnormal inputs (the codes with exponent 0) as zero and flushes
+// subnormal float32 results (checked: 0x0010 × 2¹²⁰ gave 0, 2⁻¹²⁶ × 2⁻³ gave 0).
 func fp8BF16() string {
 	var hi, lo [128]byte
 	for c := range 128 {
@@ -1046,6 +1058,12 @@ func fvaStoreH(idx string, a, b, c, d int) string { return fvaStoreN(idx, true, 
 // tiles ahead (values 6.99 and 6.93 against 6.69 ns a row, min of 8 decodes each), and each
 // call's first tile prefetched (PREFETCHT0) and its second (PREFETCHT1) before the first
 // prepass (6.76 against 6.74).
+// The pair loop alone (its instructions from fba_pair on, rows in L1) takes 18.3–18.5 cycles
+// a pair and 64-value chunk on Zen 4, 5.0 ns a row of 128 values, against 16 for its
+// VDPBF16PS; the kernel takes 6.2 with its rows in L2 (TestFP8AccBF16Speed) and 6.5–7.0 in
+// the decode. Without the tile's prepass it took 6.01–6.08 against 6.18–6.24 in L2, with the
+// weights in registers instead of {1to16} operands 6.11 against 6.19, without its
+// prefetches the same (thread CPU time; the rest is the rows' way through the caches).
 // fp8BF16Tabs loads the fp8 → bf16 tables (Z24..Z27) and the sign mask (Z28) FP8BF16DEC takes.
 const fp8BF16Tabs = `	VMOVDQU64 ·fp8BF16Hi+0(SB), Z24
 	VMOVDQU64 ·fp8BF16Hi+64(SB), Z25
@@ -1623,6 +1641,18 @@ fbq_reduce:
 	// calls it. On AMD Zen 4, rows of 128 values in cache: 7.07–7.20 ns a row instead of
 	// 7.45–7.55 (TestFP8ScoresBF16HSpeed, thread CPU time, medians of five runs alternated
 	// with the previous kernel on a busy machine).
+	//
+	// This reduction waits on the last VDPBF16PS of the four rows: with its first shuffles
+	// fed from other registers (the same operations, no wait), the kernel took 6.05–6.10 ns a
+	// row in cache instead of 6.86–6.88, with no reduction at all 5.37–5.46; without the
+	// decode (FP8BF16DEC) 5.21, without the VDPBF16PS 4.03 (Zen 4, TestFP8ScoresBF16HSpeed,
+	// 4096 rows, thread CPU time). Deferring it into the next four rows' first chunk did not
+	// pay where it counts, in the decode streaming its rows from memory: the eight sums kept
+	// in Z12..Z19 with the queries as VDPBF16PS memory operands (6.12–6.14 in cache), or
+	// stored to the frame with the queries kept in registers (6.58–6.63), scored 9.2–9.4 and
+	// 7.4–7.7 ns a cell in native/attn's TestDecodeBreakdown against 7.1–7.3 (fp8, 131072
+	// cells, one thread, test binaries alternated 5–6 times), the whole decode 14.55–14.98
+	// and 14.57–15.44 against 14.50–15.65 (the same within noise).
 	b.WriteString(`	MOVQ ostride+48(FP), AX
 	VSHUFF32X4 $0x88, Z8, Z0, Z20
 	VSHUFF32X4 $0xDD, Z8, Z0, Z21
