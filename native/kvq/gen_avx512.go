@@ -1362,7 +1362,9 @@ func fbaStore(half bool, idx string, r, _, _, _ int) string {
 // of 10 decodes each, alternated; 16 KiB 7.90 against 7.91 in 8), nor did the second row's 32 codes come in by a masked VMOVDQU8 (the upper half
 // of the vector) or by VINSERTI64X4 from memory instead of a load and VINSERTI64X4 (scores
 // 7.61/7.80/8.02 and 7.32/7.62/7.81 against 7.46/7.63/7.76, 8 decodes each; min/first
-// quartile/median).
+// quartile/median). Those prefetch variants were measured with the loop over four rows bound
+// by its reduction's wait; with the reduction deferred, the L2 prefetch pays
+// (fp8ScoresBF16Quad).
 func fp8ScoresBF16H() string {
 	var b strings.Builder
 	b.WriteString(`
@@ -1423,7 +1425,8 @@ fqh_query:
 // multiScoresFP8BF16's contract, with the queries packed by fp8QueryBF16H: per row pair and
 // 32-value chunk, row a's codes and row b's in one vector's halves, decoded once
 // (FP8BF16DEC) for the four queries into accumulator Z(h) (row a in the low half).
-TEXT ·multiScoresFP8BF16H(SB), NOSPLIT, $0-72
+TEXT ·multiScoresFP8BF16H(SB), 0, $648-72
+	MOVB $0, pend-8(SP)        // no four rows' sums wait in the frame (fp8ScoresBF16Quad)
 	MOVQ q+0(FP), SI
 	MOVQ nv+8(FP), R11
 	MOVQ rows+16(FP), DI
@@ -1542,9 +1545,29 @@ fbh_done:
 // loaded once for both pairs (half the loads a row of the pair loop's memory operands, 24
 // a pair of 128 values), the pairs' products into Z0..Z3 and Z8..Z11 (one chain per query and
 // pair: two pairs interleaved keep eight chains going).
+// The four rows' sums go to the frame and are reduced and stored after the next four rows'
+// first chunk (fp8QuadReduce; a flag in the frame says that sums wait), and each chunk
+// prefetches into L2 as well (PREFETCHT1 PFDISTZ2 ahead of each row, beside PREFETCHT0
+// PFDISTZ): the loop's loads and prefetches alone (no decode, no VDPBF16PS) took 7.6–7.9 ns a
+// cell in attention's decode with PREFETCHT0 only, 6.1–6.9 with no prefetch, 5.5–5.8 with
+// both, 5.9–6.1 with PREFETCHT0 8.25 KiB ahead and both (native/attn's TestDecodeBreakdown,
+// fp8, 131072 cells, one thread, rows on 2 MiB pages; the kernel with its decode 7.1–7.3
+// either way), so the kernel was bound by that memory floor, not by its arithmetic. The
+// whole decode (same test, test binaries alternated five times, load 9–12 on 2 vCPUs, Zen 4)
+// took 14.16–14.98 ns a cell, median 14.19, against 14.63–15.32, median 14.65, before; the
+// L2 prefetch alone 14.40–15.06, median 14.55; the deferred reduction alone 14.57–15.44
+// against 14.62–15.65 (six alternations). The scores timed apart there measured the same
+// (7.1–7.4) in all four; the values after them 6.5–6.6 against 6.6–7.1. Deferring the
+// reduction with the sums kept in Z12..Z19 and the queries as VDPBF16PS memory operands
+// instead (6.12–6.14 ns a row in cache) scored 9.2–9.8 ns a cell timed apart in the decode,
+// the whole 14.38–15.80 with the L2 prefetch.
 func fp8ScoresBF16Quad() string {
 	var b strings.Builder
 	b.WriteString(`
+// PFDISTZ2 is how far ahead of a row the loop over four rows prefetches into L2
+// (fp8ScoresBF16Quad): 128 rows of 128 values, 16.5 KiB.
+#define PFDISTZ2 16896
+
 fbq_quad:
 	CMPQ R10, $4
 	JLT  fbq_end
@@ -1565,9 +1588,13 @@ fbq_quad:
 
 fbq_chunk:
 	PREFETCHT0 PFDISTZ(BX)
+	PREFETCHT1 PFDISTZ2(BX)
 	PREFETCHT0 PFDISTZ(R15)
+	PREFETCHT1 PFDISTZ2(R15)
 	PREFETCHT0 PFDISTZ(R13)
+	PREFETCHT1 PFDISTZ2(R13)
 	PREFETCHT0 PFDISTZ(DX)
+	PREFETCHT1 PFDISTZ2(DX)
 	CMPQ R12, $64
 	JLT  fbq_last
 `)
@@ -1619,62 +1646,34 @@ fbq_chunk:
 	ADDQ $64, R13
 	ADDQ $64, DX
 	ADDQ $1024, CX
+	CMPB pend-8(SP), $0
+	JNE  fbq_pend
+fbq_next:
 	SUBQ $64, R12
 	JNZ  fbq_chunk
-	JMP  fbq_reduce
+	JMP  fbq_qend
+fbq_pend:
+` + fp8QuadReduce("p") + `	JMP  fbq_next
 fbq_last:                      // a last 32 values
 `)
 	b.WriteString(dec(0, ra, ta))
 	b.WriteString(dp(0, ra))
-	b.WriteString(`
-fbq_reduce:
+	b.WriteString(`	CMPB pend-8(SP), $0
+	JEQ  fbq_qend
+` + fp8QuadReduce("l") + `
+fbq_qend:
 `)
-	// The eight accumulators (Z(h): rows 0 and 1, Z(8+h): rows 2 and 3, each row's 32-value
-	// partial sums in two 128-bit lanes) are reduced into one vector whose 128-bit lane k holds
-	// row k's four sums: per query, the lanes of each row added (VSHUFF32X4 pairs; lane k of
-	// the sum is row k), then the four dwords of each lane added across the four queries
-	// (VSHUFPS pairs, twice), in the order the pair loop's reduction adds them (so the same
-	// sums bit for bit): 8 VSHUFF32X4, 6 VSHUFPS and 7 adds for four rows, against 20
-	// shuffles (VPERMPS among them) and 8 adds for two reductions of a pair, and one
-	// multiply-add with the row scales for the four rows; their 64 bytes of output are stored
-	// at once where the rows' outputs are adjacent (ostride 16: four queries), as the decode
-	// calls it. On AMD Zen 4, rows of 128 values in cache: 7.07–7.20 ns a row instead of
-	// 7.45–7.55 (TestFP8ScoresBF16HSpeed, thread CPU time, medians of five runs alternated
-	// with the previous kernel on a busy machine).
-	//
-	// This reduction waits on the last VDPBF16PS of the four rows: with its first shuffles
-	// fed from other registers (the same operations, no wait), the kernel took 6.05–6.10 ns a
-	// row in cache instead of 6.86–6.88, with no reduction at all 5.37–5.46; without the
-	// decode (FP8BF16DEC) 5.21, without the VDPBF16PS 4.03 (Zen 4, TestFP8ScoresBF16HSpeed,
-	// 4096 rows, thread CPU time). Deferring it into the next four rows' first chunk did not
-	// pay where it counts, in the decode streaming its rows from memory: the eight sums kept
-	// in Z12..Z19 with the queries as VDPBF16PS memory operands (6.12–6.14 in cache), or
-	// stored to the frame with the queries kept in registers (6.58–6.63), scored 9.2–9.4 and
-	// 7.4–7.7 ns a cell in native/attn's TestDecodeBreakdown against 7.1–7.3 (fp8, 131072
-	// cells, one thread, test binaries alternated 5–6 times), the whole decode 14.55–14.98
-	// and 14.57–15.44 against 14.50–15.65 (the same within noise).
-	b.WriteString(`	MOVQ ostride+48(FP), AX
-	VSHUFF32X4 $0x88, Z8, Z0, Z20
-	VSHUFF32X4 $0xDD, Z8, Z0, Z21
-	VADDPS Z21, Z20, Z20       // query 0: lane k row k
-	VSHUFF32X4 $0x88, Z9, Z1, Z21
-	VSHUFF32X4 $0xDD, Z9, Z1, Z22
-	VADDPS Z22, Z21, Z21
-	VSHUFF32X4 $0x88, Z10, Z2, Z22
-	VSHUFF32X4 $0xDD, Z10, Z2, Z23
-	VADDPS Z23, Z22, Z22
-	VSHUFF32X4 $0x88, Z11, Z3, Z23
-	VSHUFF32X4 $0xDD, Z11, Z3, Z0
-	VADDPS Z0, Z23, Z23
-	VSHUFPS $0x88, Z21, Z20, Z0
-	VSHUFPS $0xDD, Z21, Z20, Z1
-	VADDPS Z1, Z0, Z0          // lane k: queries 0, 0, 1, 1 of row k
-	VSHUFPS $0x88, Z23, Z22, Z2
-	VSHUFPS $0xDD, Z23, Z22, Z3
-	VADDPS Z3, Z2, Z2          // lane k: queries 2, 2, 3, 3 of row k
-	VSHUFPS $0x88, Z2, Z0, Z20
-	VSHUFPS $0xDD, Z2, Z0, Z21
-	VADDPS Z21, Z20, Z20       // lane k: queries 0..3 of row k
+	b.WriteString(`	LEAQ buf-648(SP), AX
+	ADDQ $63, AX
+	ANDQ $~63, AX              // the frame's 64-byte aligned buffer, 576 bytes below pend
+	VMOVUPS Z0, (AX)           // the sums, reduced after the next four rows' first chunk
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	VMOVUPS Z8, 256(AX)
+	VMOVUPS Z9, 320(AX)
+	VMOVUPS Z10, 384(AX)
+	VMOVUPS Z11, 448(AX)
 	LEAQ (DI)(R8*1), R15
 	LEAQ (DI)(R8*2), R13
 	LEAQ (R13)(R8*1), DX
@@ -1685,15 +1684,83 @@ fbq_reduce:
 	VINSERTF32X4 $1, X5, Y4, Y4
 	VINSERTF32X4 $1, X7, Y6, Y6
 	VINSERTF64X4 $1, Y6, Z4, Z4
-	VFMADD213PS Z30, Z4, Z20
+	VMOVUPS Z4, 512(AX)
+	MOVB $1, pend-8(SP)
 	LEAQ (DI)(R8*4), DI
 	SUBQ $4, R10
+	JMP  fbq_quad
+fbq_end:
+	CMPB pend-8(SP), $0
+	JEQ  fbq_none
+` + fp8QuadReduce("e") + `
+fbq_none:
+	VMOVUPS ·fp8PairOrder(SB), Z29
+	TESTQ R10, R10
+	JZ   fbh_done
+`)
+	return b.String()
+}
+
+// fp8QuadReduce writes the reduction of four rows' sums that fp8ScoresBF16Quad's loop left in
+// its frame (the 64-byte aligned buffer at AX: at 64k the vector of query k of rows 0 and 1,
+// at 256 + 64k that of rows 2 and 3, at 512 the four rows' scales, each in a 128-bit lane)
+// and the stores of their scores at R9, which it advances; l makes its labels unique. It
+// takes AX, Z4..Z7 and Z20..Z23, which are free at the end of a chunk.
+//
+// The eight vectors are reduced into one whose 128-bit lane k holds row k's four sums: per
+// query, the lanes of each row added (VSHUFF32X4 pairs; lane k of the sum is row k), then the
+// four dwords of each lane added across the four queries (VSHUFPS pairs, twice), in the order
+// the pair loop's reduction adds them (so the same sums bit for bit): 8 VSHUFF32X4, 6 VSHUFPS
+// and 7 adds for four rows, against 20 shuffles (VPERMPS among them) and 8 adds for two
+// reductions of a pair, and one multiply-add with the row scales for the four rows; their 64
+// bytes of output are stored at once where the rows' outputs are adjacent (ostride 16: four
+// queries), as the decode calls it. On AMD Zen 4, rows of 128 values in cache: 7.07–7.20 ns a
+// row instead of 7.45–7.55 (TestFP8ScoresBF16HSpeed, thread CPU time, medians of five runs
+// alternated with the previous kernel on a busy machine).
+//
+// The loop runs this after the first chunk of the next four rows (or after the last four
+// rows), not right after their last VDPBF16PS, where it waited on the products' latency with
+// little else to issue: with its first shuffles fed from other registers (the same work, no
+// wait) the kernel took 6.05–6.10 ns a row in cache instead of 6.86–6.88; deferred through the
+// frame, 6.58–6.64 (Zen 4, TestFP8ScoresBF16HSpeed, 4096 rows, thread CPU time).
+func fp8QuadReduce(l string) string {
+	return strings.NewReplacer("%L%", l).Replace(`	MOVB $0, pend-8(SP)
+	LEAQ buf-648(SP), AX
+	ADDQ $63, AX
+	ANDQ $~63, AX              // the frame's 64-byte aligned buffer, 576 bytes below pend
+	VMOVUPS (AX), Z4
+	VSHUFF32X4 $0x88, 256(AX), Z4, Z20
+	VSHUFF32X4 $0xDD, 256(AX), Z4, Z21
+	VADDPS Z21, Z20, Z20       // query 0: lane k row k
+	VMOVUPS 64(AX), Z4
+	VSHUFF32X4 $0x88, 320(AX), Z4, Z21
+	VSHUFF32X4 $0xDD, 320(AX), Z4, Z22
+	VADDPS Z22, Z21, Z21
+	VMOVUPS 128(AX), Z4
+	VSHUFF32X4 $0x88, 384(AX), Z4, Z22
+	VSHUFF32X4 $0xDD, 384(AX), Z4, Z23
+	VADDPS Z23, Z22, Z22
+	VMOVUPS 192(AX), Z4
+	VSHUFF32X4 $0x88, 448(AX), Z4, Z23
+	VSHUFF32X4 $0xDD, 448(AX), Z4, Z5
+	VADDPS Z5, Z23, Z23
+	VSHUFPS $0x88, Z21, Z20, Z4
+	VSHUFPS $0xDD, Z21, Z20, Z5
+	VADDPS Z5, Z4, Z4          // lane k: queries 0, 0, 1, 1 of row k
+	VSHUFPS $0x88, Z23, Z22, Z6
+	VSHUFPS $0xDD, Z23, Z22, Z7
+	VADDPS Z7, Z6, Z6          // lane k: queries 2, 2, 3, 3 of row k
+	VSHUFPS $0x88, Z6, Z4, Z20
+	VSHUFPS $0xDD, Z6, Z4, Z21
+	VADDPS Z21, Z20, Z20       // lane k: queries 0..3 of row k
+	VFMADD132PS 512(AX), Z30, Z20
+	MOVQ ostride+48(FP), AX
 	CMPQ AX, $16
-	JNE  fbq_store4
+	JNE  fbq_store4%L%
 	VMOVUPS Z20, (R9)
 	ADDQ $64, R9
-	JMP  fbq_quad
-fbq_store4:
+	JMP  fbq_stored%L%
+fbq_store4%L%:
 	VMOVUPS X20, (R9)
 	VEXTRACTF32X4 $1, Z20, X21
 	VMOVUPS X21, (R9)(AX*1)
@@ -1703,11 +1770,6 @@ fbq_store4:
 	VEXTRACTF32X4 $3, Z20, X21
 	VMOVUPS X21, (R9)(AX*1)
 	LEAQ (R9)(AX*2), R9
-	JMP  fbq_quad
-fbq_end:
-	VMOVUPS ·fp8PairOrder(SB), Z29
-	TESTQ R10, R10
-	JZ   fbh_done
+fbq_stored%L%:
 `)
-	return b.String()
 }

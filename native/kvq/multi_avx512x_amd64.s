@@ -1104,7 +1104,8 @@ fqh_query:
 // multiScoresFP8BF16's contract, with the queries packed by fp8QueryBF16H: per row pair and
 // 32-value chunk, row a's codes and row b's in one vector's halves, decoded once
 // (FP8BF16DEC) for the four queries into accumulator Z(h) (row a in the low half).
-TEXT ·multiScoresFP8BF16H(SB), NOSPLIT, $0-72
+TEXT ·multiScoresFP8BF16H(SB), 0, $648-72
+	MOVB $0, pend-8(SP)        // no four rows' sums wait in the frame (fp8ScoresBF16Quad)
 	MOVQ q+0(FP), SI
 	MOVQ nv+8(FP), R11
 	MOVQ rows+16(FP), DI
@@ -1122,6 +1123,10 @@ TEXT ·multiScoresFP8BF16H(SB), NOSPLIT, $0-72
 	VMOVUPS ·fp8PairOrder(SB), Z29
 	TESTQ R10, R10
 	JZ   fbh_done
+
+// PFDISTZ2 is how far ahead of a row the loop over four rows prefetches into L2
+// (fp8ScoresBF16Quad): 128 rows of 128 values, 16.5 KiB.
+#define PFDISTZ2 16896
 
 fbq_quad:
 	CMPQ R10, $4
@@ -1143,9 +1148,13 @@ fbq_quad:
 
 fbq_chunk:
 	PREFETCHT0 PFDISTZ(BX)
+	PREFETCHT1 PFDISTZ2(BX)
 	PREFETCHT0 PFDISTZ(R15)
+	PREFETCHT1 PFDISTZ2(R15)
 	PREFETCHT0 PFDISTZ(R13)
+	PREFETCHT1 PFDISTZ2(R13)
 	PREFETCHT0 PFDISTZ(DX)
+	PREFETCHT1 PFDISTZ2(DX)
 	CMPQ R12, $64
 	JLT  fbq_last
 	VMOVDQU64 0(BX), Y4
@@ -1221,9 +1230,61 @@ fbq_chunk:
 	ADDQ $64, R13
 	ADDQ $64, DX
 	ADDQ $1024, CX
+	CMPB pend-8(SP), $0
+	JNE  fbq_pend
+fbq_next:
 	SUBQ $64, R12
 	JNZ  fbq_chunk
-	JMP  fbq_reduce
+	JMP  fbq_qend
+fbq_pend:
+	MOVB $0, pend-8(SP)
+	LEAQ buf-648(SP), AX
+	ADDQ $63, AX
+	ANDQ $~63, AX              // the frame's 64-byte aligned buffer, 576 bytes below pend
+	VMOVUPS (AX), Z4
+	VSHUFF32X4 $0x88, 256(AX), Z4, Z20
+	VSHUFF32X4 $0xDD, 256(AX), Z4, Z21
+	VADDPS Z21, Z20, Z20       // query 0: lane k row k
+	VMOVUPS 64(AX), Z4
+	VSHUFF32X4 $0x88, 320(AX), Z4, Z21
+	VSHUFF32X4 $0xDD, 320(AX), Z4, Z22
+	VADDPS Z22, Z21, Z21
+	VMOVUPS 128(AX), Z4
+	VSHUFF32X4 $0x88, 384(AX), Z4, Z22
+	VSHUFF32X4 $0xDD, 384(AX), Z4, Z23
+	VADDPS Z23, Z22, Z22
+	VMOVUPS 192(AX), Z4
+	VSHUFF32X4 $0x88, 448(AX), Z4, Z23
+	VSHUFF32X4 $0xDD, 448(AX), Z4, Z5
+	VADDPS Z5, Z23, Z23
+	VSHUFPS $0x88, Z21, Z20, Z4
+	VSHUFPS $0xDD, Z21, Z20, Z5
+	VADDPS Z5, Z4, Z4          // lane k: queries 0, 0, 1, 1 of row k
+	VSHUFPS $0x88, Z23, Z22, Z6
+	VSHUFPS $0xDD, Z23, Z22, Z7
+	VADDPS Z7, Z6, Z6          // lane k: queries 2, 2, 3, 3 of row k
+	VSHUFPS $0x88, Z6, Z4, Z20
+	VSHUFPS $0xDD, Z6, Z4, Z21
+	VADDPS Z21, Z20, Z20       // lane k: queries 0..3 of row k
+	VFMADD132PS 512(AX), Z30, Z20
+	MOVQ ostride+48(FP), AX
+	CMPQ AX, $16
+	JNE  fbq_store4p
+	VMOVUPS Z20, (R9)
+	ADDQ $64, R9
+	JMP  fbq_storedp
+fbq_store4p:
+	VMOVUPS X20, (R9)
+	VEXTRACTF32X4 $1, Z20, X21
+	VMOVUPS X21, (R9)(AX*1)
+	LEAQ (R9)(AX*2), R9
+	VEXTRACTF32X4 $2, Z20, X21
+	VMOVUPS X21, (R9)
+	VEXTRACTF32X4 $3, Z20, X21
+	VMOVUPS X21, (R9)(AX*1)
+	LEAQ (R9)(AX*2), R9
+fbq_storedp:
+	JMP  fbq_next
 fbq_last:                      // a last 32 values
 	VMOVDQU64 0(BX), Y4
 	VMOVDQU64 0(R15), Y5
@@ -1259,30 +1320,68 @@ fbq_last:                      // a last 32 values
 	DPBF16(18, 7, 10)
 	DPBF16(19, 4, 3)
 	DPBF16(19, 7, 11)
-
-fbq_reduce:
-	MOVQ ostride+48(FP), AX
-	VSHUFF32X4 $0x88, Z8, Z0, Z20
-	VSHUFF32X4 $0xDD, Z8, Z0, Z21
+	CMPB pend-8(SP), $0
+	JEQ  fbq_qend
+	MOVB $0, pend-8(SP)
+	LEAQ buf-648(SP), AX
+	ADDQ $63, AX
+	ANDQ $~63, AX              // the frame's 64-byte aligned buffer, 576 bytes below pend
+	VMOVUPS (AX), Z4
+	VSHUFF32X4 $0x88, 256(AX), Z4, Z20
+	VSHUFF32X4 $0xDD, 256(AX), Z4, Z21
 	VADDPS Z21, Z20, Z20       // query 0: lane k row k
-	VSHUFF32X4 $0x88, Z9, Z1, Z21
-	VSHUFF32X4 $0xDD, Z9, Z1, Z22
+	VMOVUPS 64(AX), Z4
+	VSHUFF32X4 $0x88, 320(AX), Z4, Z21
+	VSHUFF32X4 $0xDD, 320(AX), Z4, Z22
 	VADDPS Z22, Z21, Z21
-	VSHUFF32X4 $0x88, Z10, Z2, Z22
-	VSHUFF32X4 $0xDD, Z10, Z2, Z23
+	VMOVUPS 128(AX), Z4
+	VSHUFF32X4 $0x88, 384(AX), Z4, Z22
+	VSHUFF32X4 $0xDD, 384(AX), Z4, Z23
 	VADDPS Z23, Z22, Z22
-	VSHUFF32X4 $0x88, Z11, Z3, Z23
-	VSHUFF32X4 $0xDD, Z11, Z3, Z0
-	VADDPS Z0, Z23, Z23
-	VSHUFPS $0x88, Z21, Z20, Z0
-	VSHUFPS $0xDD, Z21, Z20, Z1
-	VADDPS Z1, Z0, Z0          // lane k: queries 0, 0, 1, 1 of row k
-	VSHUFPS $0x88, Z23, Z22, Z2
-	VSHUFPS $0xDD, Z23, Z22, Z3
-	VADDPS Z3, Z2, Z2          // lane k: queries 2, 2, 3, 3 of row k
-	VSHUFPS $0x88, Z2, Z0, Z20
-	VSHUFPS $0xDD, Z2, Z0, Z21
+	VMOVUPS 192(AX), Z4
+	VSHUFF32X4 $0x88, 448(AX), Z4, Z23
+	VSHUFF32X4 $0xDD, 448(AX), Z4, Z5
+	VADDPS Z5, Z23, Z23
+	VSHUFPS $0x88, Z21, Z20, Z4
+	VSHUFPS $0xDD, Z21, Z20, Z5
+	VADDPS Z5, Z4, Z4          // lane k: queries 0, 0, 1, 1 of row k
+	VSHUFPS $0x88, Z23, Z22, Z6
+	VSHUFPS $0xDD, Z23, Z22, Z7
+	VADDPS Z7, Z6, Z6          // lane k: queries 2, 2, 3, 3 of row k
+	VSHUFPS $0x88, Z6, Z4, Z20
+	VSHUFPS $0xDD, Z6, Z4, Z21
 	VADDPS Z21, Z20, Z20       // lane k: queries 0..3 of row k
+	VFMADD132PS 512(AX), Z30, Z20
+	MOVQ ostride+48(FP), AX
+	CMPQ AX, $16
+	JNE  fbq_store4l
+	VMOVUPS Z20, (R9)
+	ADDQ $64, R9
+	JMP  fbq_storedl
+fbq_store4l:
+	VMOVUPS X20, (R9)
+	VEXTRACTF32X4 $1, Z20, X21
+	VMOVUPS X21, (R9)(AX*1)
+	LEAQ (R9)(AX*2), R9
+	VEXTRACTF32X4 $2, Z20, X21
+	VMOVUPS X21, (R9)
+	VEXTRACTF32X4 $3, Z20, X21
+	VMOVUPS X21, (R9)(AX*1)
+	LEAQ (R9)(AX*2), R9
+fbq_storedl:
+
+fbq_qend:
+	LEAQ buf-648(SP), AX
+	ADDQ $63, AX
+	ANDQ $~63, AX              // the frame's 64-byte aligned buffer, 576 bytes below pend
+	VMOVUPS Z0, (AX)           // the sums, reduced after the next four rows' first chunk
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	VMOVUPS Z8, 256(AX)
+	VMOVUPS Z9, 320(AX)
+	VMOVUPS Z10, 384(AX)
+	VMOVUPS Z11, 448(AX)
 	LEAQ (DI)(R8*1), R15
 	LEAQ (DI)(R8*2), R13
 	LEAQ (R13)(R8*1), DX
@@ -1293,15 +1392,51 @@ fbq_reduce:
 	VINSERTF32X4 $1, X5, Y4, Y4
 	VINSERTF32X4 $1, X7, Y6, Y6
 	VINSERTF64X4 $1, Y6, Z4, Z4
-	VFMADD213PS Z30, Z4, Z20
+	VMOVUPS Z4, 512(AX)
+	MOVB $1, pend-8(SP)
 	LEAQ (DI)(R8*4), DI
 	SUBQ $4, R10
+	JMP  fbq_quad
+fbq_end:
+	CMPB pend-8(SP), $0
+	JEQ  fbq_none
+	MOVB $0, pend-8(SP)
+	LEAQ buf-648(SP), AX
+	ADDQ $63, AX
+	ANDQ $~63, AX              // the frame's 64-byte aligned buffer, 576 bytes below pend
+	VMOVUPS (AX), Z4
+	VSHUFF32X4 $0x88, 256(AX), Z4, Z20
+	VSHUFF32X4 $0xDD, 256(AX), Z4, Z21
+	VADDPS Z21, Z20, Z20       // query 0: lane k row k
+	VMOVUPS 64(AX), Z4
+	VSHUFF32X4 $0x88, 320(AX), Z4, Z21
+	VSHUFF32X4 $0xDD, 320(AX), Z4, Z22
+	VADDPS Z22, Z21, Z21
+	VMOVUPS 128(AX), Z4
+	VSHUFF32X4 $0x88, 384(AX), Z4, Z22
+	VSHUFF32X4 $0xDD, 384(AX), Z4, Z23
+	VADDPS Z23, Z22, Z22
+	VMOVUPS 192(AX), Z4
+	VSHUFF32X4 $0x88, 448(AX), Z4, Z23
+	VSHUFF32X4 $0xDD, 448(AX), Z4, Z5
+	VADDPS Z5, Z23, Z23
+	VSHUFPS $0x88, Z21, Z20, Z4
+	VSHUFPS $0xDD, Z21, Z20, Z5
+	VADDPS Z5, Z4, Z4          // lane k: queries 0, 0, 1, 1 of row k
+	VSHUFPS $0x88, Z23, Z22, Z6
+	VSHUFPS $0xDD, Z23, Z22, Z7
+	VADDPS Z7, Z6, Z6          // lane k: queries 2, 2, 3, 3 of row k
+	VSHUFPS $0x88, Z6, Z4, Z20
+	VSHUFPS $0xDD, Z6, Z4, Z21
+	VADDPS Z21, Z20, Z20       // lane k: queries 0..3 of row k
+	VFMADD132PS 512(AX), Z30, Z20
+	MOVQ ostride+48(FP), AX
 	CMPQ AX, $16
-	JNE  fbq_store4
+	JNE  fbq_store4e
 	VMOVUPS Z20, (R9)
 	ADDQ $64, R9
-	JMP  fbq_quad
-fbq_store4:
+	JMP  fbq_storede
+fbq_store4e:
 	VMOVUPS X20, (R9)
 	VEXTRACTF32X4 $1, Z20, X21
 	VMOVUPS X21, (R9)(AX*1)
@@ -1311,8 +1446,9 @@ fbq_store4:
 	VEXTRACTF32X4 $3, Z20, X21
 	VMOVUPS X21, (R9)(AX*1)
 	LEAQ (R9)(AX*2), R9
-	JMP  fbq_quad
-fbq_end:
+fbq_storede:
+
+fbq_none:
 	VMOVUPS ·fp8PairOrder(SB), Z29
 	TESTQ R10, R10
 	JZ   fbh_done

@@ -297,3 +297,88 @@ func TestFP8ScoresBF16HStores(t *testing.T) {
 		}
 	}
 }
+
+// fp8ScoresBF16HGolden is the FNV-1a hash of every score fp8ScoresBF16HHash writes, as
+// multiScoresFP8BF16H computed them before its loop over four rows deferred the reduction of
+// their sums into the next four rows: a kernel change that keeps the products and the order of
+// their sums must keep it.
+const fp8ScoresBF16HGolden = 0x5c1bb0082d6089f9
+
+// fp8ScoresBF16HHash runs multiScoresFP8BF16H over row counts around its loops over four rows
+// and pairs, head dimensions with a last half chunk, outputs adjacent and apart (ostride 16
+// and 32), rows with outliers, subnormal codes and a zero row, and hashes the scores' bits
+// (FNV-1a, 64 bits); it fails if a float between or past the rows' scores is written.
+func fp8ScoresBF16HHash(t *testing.T) uint64 {
+	rng := rand.New(rand.NewPCG(47, 48))
+	sentinel := math.Float32frombits(0x7fc0dead)
+	h := uint64(14695981039346656037)
+	for _, d := range []int{32, 64, 96, 128, 160} {
+		c := mustCodec(t, FP8, d)
+		rb := c.RowBytes()
+		for _, m := range []int{1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 64, 67} {
+			src := outlierRows(rng, m, d)
+			for i := 0; i < d; i += 5 { // subnormal codes: values far below the row's largest
+				src[i] *= 1e-5
+			}
+			if m > 2 {
+				clear(src[2*d : 3*d]) // a zero row: scale 0, codes 0
+			}
+			enc := make([]byte, m*rb)
+			for r := 0; r < m; r++ {
+				c.Encode(enc[r*rb:(r+1)*rb], src[r*d:(r+1)*d])
+			}
+			q := gaussianRows(rng, 4, d, 1)
+			pack := make([]uint16, d*8)
+			fp8QueryBF16H(&pack[0], &q[0], d, d)
+			off := [4]float32{float32(rng.NormFloat64()), 0, -2.5, 1e-3}
+			for _, ostride := range []int{16, 32} {
+				w := ostride / 4
+				out := make([]float32, m*w+16)
+				for i := range out {
+					out[i] = sentinel
+				}
+				multiScoresFP8BF16H(&pack[0], d, &enc[0], rb, m, &out[0], ostride, d, &off[0])
+				for i, x := range out {
+					if i/w < m && i%w < 4 {
+						b := math.Float32bits(x)
+						for k := 0; k < 4; k++ {
+							h = (h ^ uint64(b>>(8*k)&0xff)) * 1099511628211
+						}
+						continue
+					}
+					if math.Float32bits(x) != math.Float32bits(sentinel) {
+						t.Fatalf("d %d m %d ostride %d: float %d written: %g", d, m, ostride, i, x)
+					}
+				}
+			}
+		}
+	}
+	return h
+}
+
+// TestFP8ScoresBF16HGolden checks multiScoresFP8BF16H's scores bit for bit against those of
+// the kernel it replaced (fp8ScoresBF16HGolden), called at several stack depths (the kernel
+// keeps partial sums in its frame).
+func TestFP8ScoresBF16HGolden(t *testing.T) {
+	if !fp8BF16Active() {
+		t.Skip("no AVX-512 VBMI and BF16")
+	}
+	for depth := 0; depth < 9; depth++ {
+		if got := fp8GoldenAt(t, depth); got != fp8ScoresBF16HGolden {
+			t.Fatalf("stack depth %d: scores hash %#x, want %#x", depth, got, uint64(fp8ScoresBF16HGolden))
+		}
+	}
+}
+
+// fp8GoldenAt is fp8ScoresBF16HHash called depth frames deeper (a frame of 8 bytes more each
+// time through pad), so that the kernel's frame takes other alignments.
+//
+//go:noinline
+func fp8GoldenAt(t *testing.T, depth int) uint64 {
+	var pad [1]uint64
+	pad[0] = uint64(depth)
+	if depth > 0 {
+		return fp8GoldenAt(t, depth-1) + pad[0] - uint64(depth)
+	}
+	return fp8ScoresBF16HHash(t)
+}
