@@ -30,6 +30,12 @@ type flavour struct {
 	doc              string
 	repl             []repl
 	defs             bool // the kernel uses src's macros: they are copied (once a file) before it
+	// out is the file the flavour goes to (multi_runs_amd64.s where empty): a src whose
+	// macros share names with another src's (multi_vnni_amd64.s's and multi_avx512x_amd64.s's
+	// with multi_tq4vnni_amd64.s's or multi_bf16_amd64.s's) has its flavours in a file of
+	// their own.
+	out string
+	pre string // text that goes before the flavour (after src's macros)
 }
 
 type repl struct {
@@ -61,11 +67,66 @@ var flavours = []flavour{
 			{"aQ40V8Z4_", "aQ40V8Z4R_", -1},
 		},
 	},
+	v8Z4AccRuns("multiAccQ41V8Z4INT", "multiAccQ41V8Z4RunsINT", "aQ41V8Z4_", 20),
+	v8Z4AccRuns("multiAccIQ4NLV8Z4INT", "multiAccIQ4NLV8Z4RunsINT", "aIQ4NLV8Z4_", 18),
+	intAccRuns("multiAccQ50VINT", "multiAccQ50VRunsINT", "aQ50V_", "the tile after next, prefetched 2·22 bytes a row-pair step"),
+	intAccRuns("multiAccQ51V8Z4INT", "multiAccQ51V8Z4RunsINT", "aQ51V8Z4_", "the tile after next, prefetched 2·24 bytes a row-pair step"),
 	turboAccRuns("multiAccT4FBINT", "multiAccT4FBRunsINT", "aT4FB_"),
 	turboAccRuns("multiAccT4BINT", "multiAccT4BRunsINT", "aT4B_"),
 	turboAccRuns("multiAccT3BINT", "multiAccT3BRunsINT", "aT3B_"),
 	turboAccRuns("multiAccT2BINT", "multiAccT2BRunsINT", "aT2B_"),
 	turboAccRuns("multiAccT2BMINT", "multiAccT2BMRunsINT", "aT2BM_"),
+	{
+		src: "multi_bf16_amd64.s", name: "multiAccBF16AVX512", runs: "multiAccBF16RunsAVX512",
+		frame: "$16-64", runsFrame: "$16-80", defs: true,
+		doc: "prefetching pf1 bytes past each tile's first row into L1 and pf3 bytes past it into L2 (the next run and the third on), as multiAccF16AVX512PF does f16's, not the next tile and the tile three ahead.",
+		repl: []repl{
+			{"wstride int)\n", "wstride int, pf1, pf3 int)\n", 1},
+			{"\tMOVQ rb+32(FP), R12\n\tSHLQ $6, R12\n\tLEAQ (DI)(R12*1), R15      // the next tile, prefetched 64 bytes a row step: the passes\n\t                           // over this tile cover it evenly\n\tLEAQ (R12)(R12*2), R14\n\tADDQ DI, R14               // the tile three ahead, into L2 the same way (the Zen 4 loop)\n",
+				"\tMOVQ pf1+64(FP), R15\n\tADDQ DI, R15               // the next run, prefetched 64 bytes a row step\n\tMOVQ pf3+72(FP), R14\n\tADDQ DI, R14               // the run three ahead, into L2 the same way (the Zen 4 loop)\n", 1},
+		},
+	},
+	{
+		src: "multi_bf16_amd64.s", name: "multiScoresBF16AVX512", runs: "multiScoresBF16RunsAVX512",
+		frame: "$0-64", runsFrame: "$0-72", defs: true,
+		doc: "prefetching into L2 (the Zen 4 loop) pf bytes past each row (the same row of the next run) in place of PFDISTZ4L2.",
+		repl: []repl{
+			{"ostride int)\n", "ostride int, pf int)\n", 1},
+			{"\tMOVQ out+48(FP), R9\n\tCONSTS\n", "\tMOVQ out+48(FP), R9\n\tCONSTS\n\tMOVQ pf+64(FP), R14         // the L2 prefetches' offset (CONSTS's R14 is not used here)\n", 1},
+			{"PREFETCHT1 PFDISTZ4L2(BX)", "PREFETCHT1 (BX)(R14*1)", 1},
+			{"PREFETCHT1 PFDISTZ4L2(R15)", "PREFETCHT1 (R15)(R14*1)", 1},
+		},
+	},
+	q5ScoresRuns("multiScoresQ50Z4GFNI", "multiScoresQ50Z4RunsGFNI", "z4Q50_", "\tPF22Z4\n",
+		"\tPREFETCHT0 (AX)\n\tPREFETCHT0 64(AX)\n\tPREFETCHT0 128(AX)\n\tPREFETCHT0 192(AX)\n\tPREFETCHT0 256(AX)\n\tPREFETCHT0 320(AX)\n\tADDQ $352, AX\n"),
+	q5ScoresRuns("multiScoresQ51Z4GFNI", "multiScoresQ51Z4RunsGFNI", "z4Q51_", "\tPF20Z4\n", "\tPF20\n"),
+	{
+		src: "multi_avx512x_amd64.s", name: "multiAccFP8BF16", runs: "multiAccFP8BF16RunsAVX512",
+		frame: "$536-64", runsFrame: "$544-80", defs: true, out: "multi_runs_avx512x_amd64.s",
+		doc: "prefetching into L1 pf1 bytes past each row pair (the next run) and into L2 pf2 bytes past it (the run after next), not the next tile and the tile after.",
+		repl: []repl{
+			{"wstride int)\n", "wstride int, pf1, pf2 int)\n", 1},
+			{"\tMOVQ rb+32(FP), R12\n\tMOVQ R12, R15\n\tSHLQ $6, R12\n\tMOVQ R12, pf-16(SP)        // bytes to the next tile, which the pair loop prefetches\n\tADDQ R15, R12\n\tMOVQ R12, pfb-24(SP)       // the same from a pair's second row\n",
+				"\tMOVQ pf1+64(FP), R12\n\tMOVQ R12, pf-16(SP)        // bytes to the next run, which the pair loop prefetches\n\tADDQ rb+32(FP), R12\n\tMOVQ R12, pfb-24(SP)       // the same from a pair's second row\n\tMOVQ pf2+72(FP), R12\n\tMOVQ R12, pf2-544(SP)      // bytes to the run after next (L2)\n", 1},
+			{"\tMOVQ pf-16(SP), AX\n\tADDQ AX, AX\n\tADDQ R12, AX               // the same lines two tiles on, into L2\n",
+				"\tMOVQ pf2-544(SP), AX\n\tADDQ R12, AX               // the same lines of the run after next, into L2\n", 1},
+			{"fba_", "fbaR_", -1},
+		},
+	},
+	{
+		src: "multi_avx512x_amd64.s", name: "multiScoresFP8BF16H", runs: "multiScoresFP8BF16HRunsAVX512",
+		frame: "$648-72", runsFrame: "$648-80", defs: true, out: "multi_runs_avx512x_amd64.s",
+		doc: "prefetching, in its loop of four rows, pf bytes past each row (the same row of the next run) into L1 in place of PFDISTZ, and nothing into L2 in place of PFDISTZ2 (past a run's end that would be another head's rows).",
+		repl: []repl{
+			{"off *float32)\n", "off *float32, pf int)\n", 1},
+			{"\tPREFETCHT0 PFDISTZ(BX)\n\tPREFETCHT1 PFDISTZ2(BX)\n\tPREFETCHT0 PFDISTZ(R15)\n\tPREFETCHT1 PFDISTZ2(R15)\n\tPREFETCHT0 PFDISTZ(R13)\n\tPREFETCHT1 PFDISTZ2(R13)\n\tPREFETCHT0 PFDISTZ(DX)\n\tPREFETCHT1 PFDISTZ2(DX)\n",
+				"\tMOVQ pf+72(FP), AX         // the prefetches' offset (AX is the pending sums' buffer in fbqR_pend)\n\tPREFETCHT0 (BX)(AX*1)\n\tPREFETCHT0 (R15)(AX*1)\n\tPREFETCHT0 (R13)(AX*1)\n\tPREFETCHT0 (DX)(AX*1)\n", 1},
+			{"fbq_", "fbqR_", -1},
+			{"fbh_", "fbhR_", -1},
+		},
+	},
+	hdrScoresRuns("multiScoresQ41HdrZ4VNNI", "multiScoresQ41HdrZ4RunsVNNI", "$0-80", "$0-88"),
+	hdrScoresRuns("multiScoresIQ4NLHdrZ4VBMI", "multiScoresIQ4NLHdrZ4RunsVBMI", "$128-80", "$128-88"),
 	pairScoresRuns("multiScoresTQ4B2VNNI", "multiScoresTQ4B2RunsVNNI", "TQ4B2_"),
 	pairScoresRuns("multiScoresT4B2VNNI", "multiScoresT4B2RunsVNNI", "T4B2_"),
 	pairScoresRuns("multiScoresTQ4B2UVNNI", "multiScoresTQ4B2URunsVNNI", "TQ4B2U_"),
@@ -83,6 +144,43 @@ var flavours = []flavour{
 	},
 }
 
+// intAccRuns is the runs flavour of gen_intacc.go's kernel name (labels from label on) whose
+// prefetch pointer starts at the tile after next (its comment what), as multiAccQ80Z4INT's:
+// pf bytes past each tile's first row (the run after next) in place of 128 rows on.
+func intAccRuns(name, runs, label, what string) flavour {
+	return flavour{
+		src: "multi_intacc_amd64.s", name: name, runs: runs,
+		frame: "$6848-64", runsFrame: "$6848-72",
+		doc: "prefetching pf bytes past each tile's first row (the run after next), not the tile after next.",
+		repl: []repl{
+			{"wstride int)\n", "wstride int, pf int)\n", 1},
+			{"\tMOVQ rb+32(FP), R12\n\tSHLQ $7, R12\n\tADDQ DI, R12\n\tMOVQ R12, 6512(SP)         // " + what + "\n",
+				"\tMOVQ pf+64(FP), R12\n\tADDQ DI, R12\n\tMOVQ R12, 6512(SP)         // pf bytes on (the run after next)\n", 1},
+			{label, label[:len(label)-1] + "R_", -1},
+		},
+	}
+}
+
+// v8Z4AccRuns is the runs flavour of gen_intacc.go's Zen 4 8-bit nibble kernel name (labels
+// from label on; blocks of bb bytes) as multiAccQ40V8Z4RunsINT is q4_0's: pf bytes past each
+// tile's first row (the run after next) in place of 128 rows on, without the L2 prefetches
+// 32 KiB further (its prefetches at the lines themselves).
+func v8Z4AccRuns(name, runs, label string, bb int) flavour {
+	step := fmt.Sprintf("prefetched 2·%d bytes a row-pair step", bb)
+	return flavour{
+		src: "multi_intacc_amd64.s", name: name, runs: runs,
+		frame: "$6848-64", runsFrame: "$6848-72",
+		doc: "prefetching pf bytes past each tile's first row (the run after next), not 32 KiB past the tile after next.",
+		repl: []repl{
+			{"wstride int)\n", "wstride int, pf int)\n", 1},
+			{"\tMOVQ rb+32(FP), R12\n\tSHLQ $7, R12\n\tADDQ DI, R12\n\tMOVQ R12, 6512(SP)         // the tile after next, " + step + ", 32768 bytes further on",
+				"\tMOVQ pf+64(FP), R12\n\tADDQ DI, R12\n\tMOVQ R12, 6512(SP)         // pf bytes on (the run after next), " + step, 1},
+			{"PREFETCHT1 32768(R15)", "PREFETCHT1 (R15)", 6},
+			{label, label[:len(label)-1] + "R_", -1},
+		},
+	}
+}
+
 // turboAccRuns is the runs flavour of gen_turboacc.go's 8-bit kernel name (labels from label
 // on): its prefetches (pfRepl) sweep pf bytes on from each tile's first row, at the lines
 // themselves and without the L2 prefetches pfFar further.
@@ -97,6 +195,42 @@ func turboAccRuns(name, runs, label string) flavour {
 				"\tMOVQ pf+64(FP), R12\n\tADDQ DI, R12\n\tMOVQ R12, 1656(SP)         // pf bytes on (the run after next)", 1},
 			{"\tPREFETCHT0 3072(R15)\n\tPREFETCHT1 32768(R15)\n", "\tPREFETCHT0 (R15)\n", 1},
 			{label, label[:len(label)-1] + "R_", -1},
+		},
+	}
+}
+
+// q5ScoresRuns is the runs flavour of multi_vnni_amd64.s's Zen 4 q5 scores kernel name (labels
+// from label on): its prefetch pointer pf bytes on from each group of rows (the next run, as
+// multiScoresQ40HdrZ4RunsVNNI's) in place of PFGROUPS groups on, the block's prefetches pfOld
+// made pfNew: the near ones alone (PREFETCHT0), without the far ones (PREFETCHT1 HDRFAR on).
+func q5ScoresRuns(name, runs, label, pfOld, pfNew string) flavour {
+	return flavour{
+		src: "multi_vnni_amd64.s", name: name, runs: runs, out: "multi_runs_vnni_amd64.s",
+		frame: "$0-80", runsFrame: "$0-88", defs: true,
+		doc: "prefetching pf bytes past each group of rows (the next run) in place of PFGROUPS groups on, into L1 alone (without the far prefetches HDRFAR further).",
+		repl: []repl{
+			{"off *float32)\n", "off *float32, pf int)\n", 1},
+			{"\tMOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead\n\tSHLQ $4, AX\n\tIMULQ $PFGROUPS, AX\n\tADDQ DI, AX\n",
+				"\tMOVQ pf+80(FP), AX         // prefetch pointer: pf bytes on (the next run)\n\tADDQ DI, AX\n", 1},
+			{pfOld, pfNew, 1},
+			{label, label[:len(label)-1] + "R_", -1},
+		},
+	}
+}
+
+// hdrScoresRuns is the runs flavour of multi_vnni_amd64.s's header-register Zen 4 scores
+// kernel name (HDRK18Z4, HDRK20Z4), as multiScoresQ40HdrZ4RunsVNNI is q4_0's: the same macro
+// after multi_vnni_runs_amd64.h, whose HDRPF aims the near prefetches pf bytes past each group
+// of rows (the next run) and whose HDRFAR (0) the far ones at the same lines. The header
+// leaves them so for what follows: these flavours come last in their file.
+func hdrScoresRuns(name, runs, frame, runsFrame string) flavour {
+	return flavour{
+		src: "multi_vnni_amd64.s", name: name, runs: runs, out: "multi_runs_vnni_amd64.s",
+		frame: frame, runsFrame: runsFrame, defs: true,
+		pre: "#include \"multi_vnni_runs_amd64.h\"\n",
+		doc: "prefetching pf bytes past each group of rows (the next run) in place of PFGROUPS groups on, its far prefetches at the same lines (multi_vnni_runs_amd64.h).",
+		repl: []repl{
+			{"off *float32)\n", "off *float32, pf int)\n", 1},
 		},
 	}
 }
@@ -124,27 +258,43 @@ func pairScoresRuns(name, runs, label string) flavour {
 }
 
 func main() {
-	var b strings.Builder
-	b.WriteString("// Code generated by gen_runs.go; DO NOT EDIT.\n\n//go:build amd64 && !purego\n\n#include \"textflag.h\"\n\n")
-	b.WriteString("// The runs flavours of kernels (gen_runs.go): each a kernel of multi_intacc_amd64.s or\n// multi_f16acc_amd64.s whose prefetches go pf bytes on, pf an argument after the kernel's.\n")
+	files := map[string]*strings.Builder{}
+	var order []string
 	copied := map[string]bool{}
 	for _, f := range flavours {
+		out := f.out
+		if out == "" {
+			out = "multi_runs_amd64.s"
+		}
+		b := files[out]
+		if b == nil {
+			b = &strings.Builder{}
+			files[out] = b
+			order = append(order, out)
+			b.WriteString("// Code generated by gen_runs.go; DO NOT EDIT.\n\n//go:build amd64 && !purego\n\n#include \"textflag.h\"\n")
+			if out == "multi_runs_amd64.s" {
+				b.WriteString("#include \"accw_amd64.h\"\n")
+			}
+			b.WriteString("\n// The runs flavours of kernels (gen_runs.go): each a kernel of another file whose\n// prefetches go pf bytes on (pf, or pf1 and pf3, arguments after the kernel's).\n")
+		}
 		src, err := os.ReadFile(f.src)
 		if err != nil {
 			fail(err)
 		}
-		if f.defs && !copied[f.src] {
-			copied[f.src] = true
+		if f.defs && !copied[out+" "+f.src] {
+			copied[out+" "+f.src] = true
 			b.WriteString("\n// The macros of " + f.src + ".\n" + defines(string(src)))
 		}
 		body, err := runsKernel(string(src), f)
 		if err != nil {
 			fail(err)
 		}
-		b.WriteString("\n" + body)
+		b.WriteString("\n" + f.pre + body)
 	}
-	if err := os.WriteFile("multi_runs_amd64.s", []byte(b.String()), 0o644); err != nil {
-		fail(err)
+	for _, out := range order {
+		if err := os.WriteFile(out, []byte(files[out].String()), 0o644); err != nil {
+			fail(err)
+		}
 	}
 }
 
@@ -157,12 +307,21 @@ func runsKernel(src string, f flavour) (string, error) {
 	}
 	body := src[i:]
 	end := len(body)
-	for _, next := range []string{"\n// func ", "\nDATA ", "\nGLOBL "} {
+	for _, next := range []string{"\n// func ", "\nDATA ", "\nGLOBL ", "\n#define ", "\n#undef ", "\n#include "} {
 		if j := strings.Index(body[len(head):], next); j >= 0 {
 			end = min(end, len(head)+j+1)
 		}
 	}
 	body = body[:end]
+	// Without the comment lines that end it (those of what follows in src).
+	for {
+		t := strings.TrimRight(body, "\n")
+		i := strings.LastIndex(t, "\n")
+		if i < 0 || !strings.HasPrefix(t[i+1:], "//") {
+			break
+		}
+		body = t[:i+1]
+	}
 	rs := append([]repl{
 		{"TEXT ·" + f.name + "(SB)", "TEXT ·" + f.name + "(SB)", 1},
 		{"(SB), NOSPLIT, " + f.frame + "\n", "(SB), NOSPLIT, " + f.runsFrame + "\n", -1},
@@ -185,12 +344,13 @@ func runsKernel(src string, f flavour) (string, error) {
 	return body, nil
 }
 
-// defines is the #define lines of src (each with its continuation lines), in order.
+// defines is the #define and #undef lines of src (each with its continuation lines), in
+// order.
 func defines(src string) string {
 	var b strings.Builder
 	in := false
 	for _, l := range strings.SplitAfter(src, "\n") {
-		if strings.HasPrefix(l, "#define ") {
+		if strings.HasPrefix(l, "#define ") || strings.HasPrefix(l, "#undef ") {
 			in = true
 		}
 		if in {

@@ -60,6 +60,11 @@ GLOBL ·avx512F256(SB), RODATA|NOPTR, $4
 // PFDISTZ is how far ahead of a row the scores kernels prefetch, in bytes (multi_amd64.s's PFDIST).
 #define PFDISTZ 6144
 
+// PFDISTZ2 is how far ahead of a row fp8's loop over four rows prefetches into L2
+// (fp8ScoresBF16Quad): 128 rows of 128 values, 16.5 KiB. (Defined here, not inside the
+// kernel, so that gen_runs finds the kernel's text whole.)
+#define PFDISTZ2 16896
+
 // fp8BF16Hi and fp8BF16Lo are the high and low bytes of the bf16 of every e4m3 magnitude
 // (codes 0..0x7f; 0x7f, a NaN, is the bf16 NaN 0x7fc0). Every value is a normal bf16 (the
 // smallest, 2⁻⁹, included), so VDPBF16PS, which takes subnormal inputs as zero, loses none.
@@ -1123,10 +1128,6 @@ TEXT ·multiScoresFP8BF16H(SB), 0, $648-72
 	VMOVUPS ·fp8PairOrder(SB), Z29
 	TESTQ R10, R10
 	JZ   fbh_done
-
-// PFDISTZ2 is how far ahead of a row the loop over four rows prefetches into L2
-// (fp8ScoresBF16Quad): 128 rows of 128 values, 16.5 KiB.
-#define PFDISTZ2 16896
 
 fbq_quad:
 	CMPQ R10, $4

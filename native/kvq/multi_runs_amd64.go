@@ -21,7 +21,7 @@ import (
 // values alone 11.5 -> 3.2 ms against 2.4), KVLAB_NO_AVX512=1 18.2 -> 9.6 ms (contiguous 5.7).
 // Intel not measured: the prefetches are the same instructions at other addresses.
 func accRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool {
-	if accIntRuns(c, acc, n, w, runs) {
+	if accIntRuns(c, acc, n, w, runs) || accBF16Runs(c, acc, n, w, runs) || accFP8Runs(c, acc, n, w, runs) {
 		return true
 	}
 	f, ok := c.(*f16Codec)
@@ -67,6 +67,135 @@ func accRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool {
 	return true
 }
 
+// bf16RunsZ4 is whether bf16's values (multiAccBF16AVX512) and scores (multiScoresBF16AVX512,
+// its Zen 4 loop) over runs take their runs flavours, multiAccBF16RunsAVX512 (accBF16Runs)
+// and multiScoresBF16RunsAVX512 (scoresRuns), as f16's do: Zen 4 only (other CPUs keep the
+// Prefetch of each next run whole; Intel not measured).
+var bf16RunsZ4 = zen4Stream
+
+// accBF16Runs is accRuns for bf16 rows of a multiple of 32 values on the AVX-512 kernel
+// (bf16RunsZ4), four accumulators a call (n a multiple of 4), runs of at most AccumulateTile
+// rows: each run to multiAccBF16RunsAVX512, prefetching the next run into L1 and the third on
+// into L2 where multiAccBF16AVX512 prefetches the 16 KiB and 48 KiB that follow the run (in a
+// paged cache the same head's K rows' successor: another head's rows). The sums are
+// multiAccBF16AVX512's bit for bit. It reports false, doing nothing, where it does not apply.
+func accBF16Runs(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool {
+	b, ok := c.(*bf16Codec)
+	if !ok || !bf16RunsZ4 || multiBF16 != bf16AVX512 || b.d%32 != 0 || n%4 != 0 {
+		return false
+	}
+	d, rb := b.d, b.rb
+	for _, r := range runs {
+		if len(r) > AccumulateTile*rb {
+			return false
+		}
+	}
+	acc = acc[:n*d]
+	base, total := 0, len(w)/n
+	for i, r := range runs {
+		m := min(len(r)/rb, total-base)
+		if m <= 0 {
+			continue
+		}
+		at := func(j int) int {
+			if j >= len(runs) {
+				return 0
+			}
+			return runOffset(r, runs[j])
+		}
+		pf1, pf3 := at(i+1), at(min(i+3, len(runs)-1))
+		ws := w[base*n : (base+m)*n]
+		for h := 0; h < n; h += 4 {
+			multiAccBF16RunsAVX512(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf1, pf3)
+		}
+		base += m
+	}
+	return true
+}
+
+// accFP8Runs is accRuns for fp8 rows of a multiple of 32 values whose values take
+// multiAccFP8BF16 (fp8AccKernels; fp8RunsZ4), four accumulators a call (n a multiple of 4),
+// runs of at most AccumulateTile rows: each run to multiAccFP8BF16RunsAVX512, prefetching the
+// next run into L1 and the run after next into L2 where multiAccFP8BF16 prefetches the 64 and
+// 128 rows that follow the run's first (in a paged cache the memory past the page's rows:
+// another head's). A rotated codec's offsets are added after each run's sums, as its
+// AccumulateManyMulti adds them. The sums are multiAccFP8BF16's bit for bit. It reports false,
+// doing nothing, where it does not apply.
+func accFP8Runs(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool {
+	rot, _ := c.(*rotCodec)
+	if rot != nil {
+		c = rot.inner
+	}
+	f, ok := c.(fp8Codec)
+	if !ok || !fp8RunsZ4 || !fp8BF16AccActive() || f.d%32 != 0 || n%4 != 0 {
+		return false
+	}
+	d, rb := f.d, f.d+4
+	for _, r := range runs {
+		if len(r) > AccumulateTile*rb {
+			return false
+		}
+	}
+	acc = acc[:n*d]
+	base, total := 0, len(w)/n
+	for i, r := range runs {
+		m := min(len(r)/rb, total-base)
+		if m <= 0 {
+			continue
+		}
+		at := func(j int) int {
+			if j >= len(runs) {
+				return 0
+			}
+			return runOffset(r, runs[j])
+		}
+		pf1, pf2 := at(i+1), at(min(i+2, len(runs)-1))
+		ws := w[base*n : (base+m)*n]
+		for h := 0; h < n; h += 4 {
+			multiAccFP8BF16RunsAVX512(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf1, pf2)
+		}
+		if rot != nil {
+			rot.accOffsets(acc, d, n, ws)
+		}
+		base += m
+	}
+	return true
+}
+
+// multiScoresFP8BF16HRunsAVX512 is multiScoresFP8BF16H whose loop of four rows prefetches
+// pf bytes past each row in place of PFDISTZ (gen_runs.go, multi_runs_avx512x_amd64.s).
+//
+//go:noescape
+func multiScoresFP8BF16HRunsAVX512(q *uint16, nv int, rows *byte, rb, m int, out *float32, ostride, so int, off *float32, pf int)
+
+// multiAccFP8BF16RunsAVX512 is multiAccFP8BF16 prefetching pf1 bytes past each row pair into
+// L1 and pf2 bytes past it into L2 (gen_runs.go, multi_runs_avx512x_amd64.s).
+//
+//go:noescape
+func multiAccFP8BF16RunsAVX512(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf1, pf2 int)
+
+// multiAccBF16RunsAVX512 is multiAccBF16AVX512 prefetching pf1 bytes past each tile's first
+// row into L1 and pf3 bytes past it into L2 (gen_runs.go, multi_runs_amd64.s).
+//
+//go:noescape
+func multiAccBF16RunsAVX512(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf1, pf3 int)
+
+// multiScoresBF16RunsAVX512 is multiScoresBF16AVX512 whose Zen 4 loop prefetches into L2 pf
+// bytes past each row in place of PFDISTZ4L2 (gen_runs.go, multi_runs_amd64.s).
+//
+//go:noescape
+func multiScoresBF16RunsAVX512(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int, pf int)
+
+// multiScoresQ50Z4RunsGFNI and multiScoresQ51Z4RunsGFNI are multiScoresQ50Z4GFNI and
+// multiScoresQ51Z4GFNI prefetching into L1 pf bytes past each group of rows in place of 64
+// rows on, without their far prefetches (gen_runs.go, multi_runs_vnni_amd64.s).
+//
+//go:noescape
+func multiScoresQ50Z4RunsGFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, pf int)
+
+//go:noescape
+func multiScoresQ51Z4RunsGFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, pf int)
+
 // runsPF is the pf argument of the scores kernel of kind at nd digits (avx2: the AVX2 kernels)
 // for the run rows followed by the runs next (vnniScoresRunsStride): the byte offset of the
 // first non-empty one from rows where that kernel prefetches the next run's rows itself
@@ -92,6 +221,9 @@ func runsPF(kind, nd int, avx2 bool, rows []byte, next [][]byte) int {
 		return 0
 	case kind == vnniQ8_0 && nd == 1 && zen4Stream:
 	case kind == vnniQ4_0 && vnniHdrZ4 && !vnniStaged:
+	case kind == vnniQ4_1 && vnniHdrZ4 && !vnniStaged:
+	case kind == vnniIQ4NL && iq4ScoresVBMI && vnniHdrZ4 && !vnniStaged:
+	case (kind == vnniQ5_0 || kind == vnniQ5_1) && q5ScoresGFNI && q5ScoresZ4:
 	default:
 		return 0
 	}
@@ -105,6 +237,33 @@ func runsPF(kind, nd int, avx2 bool, rows []byte, next [][]byte) int {
 	}
 	return 0
 }
+
+// runsFar is how many runs on vnniScoresRunsStride prefetches (Prefetch, into L2) before each
+// run where the kernel of kind prefetches the next run itself (runsPF), 0 for none: the q5
+// kernels' runs flavours, three (their far prefetches, HDRFAR on, dropped). Zen 4, kvcache
+// TestPagedBreakdown (one thread, 32768 cells, 8 KV heads of 128, 4 queries, thread CPU, 2
+// alternations, load ~2), the scores of a paged cache: q5_0 2.18–2.39 ms without, 1.72–1.85
+// with the run three on (two on 1.79–1.93, four 1.75–1.82), q5_1 2.46–2.49 → 1.87–1.99
+// (contiguous 1.9–2.1, the q5 scores before their runs flavours 5.8–6.4). The same for bf16's
+// scores (whose runs flavour prefetches the next run into L2 itself) was slower: 4.15–4.21 →
+// 4.66–4.97 ms.
+func runsFar(kind int) int {
+	switch kind {
+	case vnniQ5_0, vnniQ5_1, vnniQ4_1, vnniIQ4NL:
+		return 3
+	}
+	return 0
+}
+
+// multiScoresQ41HdrZ4RunsVNNI and multiScoresIQ4NLHdrZ4RunsVBMI are multiScoresQ41HdrZ4VNNI
+// and multiScoresIQ4NLHdrZ4VBMI as multiScoresQ40HdrZ4RunsVNNI is multiScoresQ40HdrZ4VNNI
+// (gen_runs.go, multi_runs_vnni_amd64.s).
+//
+//go:noescape
+func multiScoresQ41HdrZ4RunsVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, pf int)
+
+//go:noescape
+func multiScoresIQ4NLHdrZ4RunsVBMI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, pf int)
 
 // multiScoresQ40HdrZ4RunsVNNI and multiScoresQ80OneZ4RunsVNNI are multiScoresQ40HdrZ4VNNI and
 // multiScoresQ80OneZ4VNNI prefetching pf bytes past each group of rows (the next run's rows) in
@@ -121,7 +280,19 @@ func multiScoresQ80OneZ4RunsVNNI(dig *byte, aux *uint32, stage *uint16, nb int, 
 // flavours accIntRuns calls.
 var (
 	accRunsQ80 = zen4Stream
+	// accRunsQ40 also stands for q4_1's and iq4_nl's values on their 8-bit Zen 4 kernels
+	// (multiAccQ41V8Z4INT, multiAccIQ4NLV8Z4INT: intAcc8's choice, as q4_0's), whose runs
+	// flavours accIntRuns calls since their scores take runs flavours too (runsPF): measurements
+	// at runsFar.
 	accRunsQ40 = zen4Stream && hasVBMI && !isa.Acc16
+	// accRunsQ50 and accRunsQ51: q5_0's values on multiAccQ50VINT (16-bit weights: q5W8) and
+	// q5_1's on multiAccQ51V8Z4INT (intAccQ5_0's and intAccQ5_1's choices on Zen 4) take their
+	// runs flavours (accIntRuns). Without them the values of a paged q5 cache once found their
+	// V rows in cache where the scores' kernels had prefetched them, 64 rows past each page's
+	// K rows; the scores' runs flavours (multiScoresQ50Z4RunsGFNI, runsPF) prefetch the next
+	// page instead, and the values then read theirs cold: measurements at runsPF.
+	accRunsQ50 = zen4Stream && hasVBMI && !(hasBITALG && !isa.Acc16 && q5W8)
+	accRunsQ51 = zen4Stream && hasVBMI && hasBITALG && !isa.Acc16 && q51W8
 	// accRunsTQ4: the values of tq4 and the turbo tiers on their 8-bit kernels
 	// (multiAccT4FBINT, multiAccT4BINT, multiAccT3BINT, multiAccT2B) take their runs flavours
 	// on Zen 4 (scoresRunsTQ4 has the measurements).
@@ -158,6 +329,18 @@ func accIntRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool 
 	case *q4_0Codec:
 		kernel, b = multiAccQ40V8Z4RunsINT, &q.blockCodec
 		ok = accRunsQ40
+	case *q4_1Codec:
+		kernel, b = multiAccQ41V8Z4RunsINT, &q.blockCodec
+		ok = accRunsQ40
+	case *iq4nlCodec:
+		kernel, b = multiAccIQ4NLV8Z4RunsINT, &q.blockCodec
+		ok = accRunsQ40
+	case *q5_0Codec:
+		kernel, b = multiAccQ50VRunsINT, &q.blockCodec
+		ok = accRunsQ50
+	case *q5_1Codec:
+		kernel, b = multiAccQ51V8Z4RunsINT, &q.blockCodec
+		ok = accRunsQ51
 	case *tq4Codec:
 		// tq4's values through multiAccT4FBINT (turboAccKernels; d a multiple of 64, no tail).
 		if !accRunsTQ4 || turboAccKernels(q) != intAccT4FB || n%4 != 0 {
@@ -243,6 +426,18 @@ func multiAccT2BRuns(acc *float32, d, nv int, rows *byte, rb, m int, w *float32,
 }
 
 //go:noescape
+func multiAccQ41V8Z4RunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int)
+
+//go:noescape
+func multiAccIQ4NLV8Z4RunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int)
+
+//go:noescape
+func multiAccQ50VRunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int)
+
+//go:noescape
+func multiAccQ51V8Z4RunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int)
+
+//go:noescape
 func multiAccT4BRunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int)
 
 //go:noescape
@@ -281,11 +476,28 @@ var f16ScoresRuns = zen4Stream && hasAVX512VL
 // 2.88 ms); the L1 prefetches, 3 KiB on, miss the next run's first 12 rows and read the V rows
 // past the run instead. Only Zen 4 runs it (other CPUs keep multiScoresF16AVX512).
 func scoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bool {
-	f, ok := c.(*f16Codec)
-	if !ok || !f16ScoresRuns || multiF16 != avx512Kernels[0] || f.short() || f.d%32 != 0 || n%4 != 0 {
+	if fp8ScoresRuns(c, q, n, runs, out) {
+		return true
+	}
+	var d, rb int
+	kernel := multiScoresF16Z4Runs
+	switch f := c.(type) {
+	case *f16Codec:
+		if !f16ScoresRuns || multiF16 != avx512Kernels[0] || f.short() {
+			return false
+		}
+		d, rb = f.d, f.rb
+	case *bf16Codec:
+		if !bf16RunsZ4 || multiBF16 != bf16AVX512 {
+			return false
+		}
+		d, rb, kernel = f.d, f.rb, multiScoresBF16RunsAVX512
+	default:
 		return false
 	}
-	d, rb := f.d, f.rb
+	if d%32 != 0 || n%4 != 0 {
+		return false
+	}
 	q = q[:n*d]
 	base, total := 0, len(out)/n
 	for i, r := range runs {
@@ -302,9 +514,84 @@ func scoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bool 
 		}
 		o := out[base*n : (base+m)*n]
 		for h := 0; h < n; h += 4 {
-			multiScoresF16Z4Runs(&q[h*d], d, d, &r[0], rb, m, &o[h], 4*n, pf)
+			kernel(&q[h*d], d, d, &r[0], rb, m, &o[h], 4*n, pf)
 		}
 		base += m
+	}
+	return true
+}
+
+// fp8RunsZ4 is whether fp8's scores over runs go through fp8ScoresRuns and its values
+// (multiAccFP8BF16) through their runs flavour, multiAccFP8BF16RunsAVX512 (accFP8Runs): Zen 4
+// only (other CPUs keep DotManyMultiRuns's run-by-run calls; Intel not measured).
+var fp8RunsZ4 = zen4Stream
+
+// fp8ScoresRuns is DotManyMultiRuns for fp8 rows of a multiple of 32 values through the bf16
+// kernels (scoresBF16's choice: fp8BF16Active, fp8BF16ScoresH), n a multiple of 4, plain or
+// rotated (the channel offsets, mu, start the scores as scoresBF16 has them do): each group of
+// four queries is packed to bf16 (and its offsets summed) once for all the runs, not once a
+// run, and each run's rows go to the kernel scoresBF16 calls with the next run prefetched
+// (Prefetch) as it starts. The kernel's arguments are scoresBF16's, so the scores are its bit
+// for bit. It reports false, doing nothing, where it does not apply. Zen 4, kvcache
+// TestPagedBreakdown: measurements at fp8RunsZ4's use in accRuns.
+func fp8ScoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bool {
+	var mu []float32
+	if r, ok := c.(*rotCodec); ok {
+		c, mu = r.inner, r.muR
+	}
+	f, ok := c.(fp8Codec)
+	if !ok || !fp8RunsZ4 || !f.bf16Scores() || f.d%32 != 0 || n%4 != 0 || f.d > multiScratchDim {
+		return false
+	}
+	d, rb := f.d, f.d+4
+	if mu != nil {
+		mu = mu[:d]
+	}
+	m := len(out) / n
+	q, out = q[:n*d], out[:m*n]
+	hv := fp8BF16ScoresH
+	var pack [8 * multiScratchDim]uint16
+	for h := 0; h < n; h += 4 {
+		qh := q[h*d : (h+4)*d]
+		if hv {
+			fp8QueryBF16H(&pack[0], &qh[0], d, d)
+		} else {
+			fp8QueryBF16(&pack[0], &qh[0], d, d)
+		}
+		var offs [4]float32
+		if mu != nil {
+			fp8Offsets(&offs[0], &qh[0], d, d, &mu[0])
+			for i := range offs {
+				offs[i] += lmDot(qh[(i+1)*d:(i+1)*d], mu[d:]) // no values past the whole 32s: as scoresBF16 adds them
+			}
+		}
+		base := 0
+		for i, r := range runs {
+			mr := min(len(r)/rb, m-base)
+			if mr <= 0 {
+				continue
+			}
+			if hv {
+				// The next non-empty run's offset (0 for none: this run's rows again).
+				pf := 0
+				for _, nx := range runs[i+1:] {
+					if len(nx) > 0 {
+						pf = runOffset(r, nx)
+						break
+					}
+				}
+				if i+3 < len(runs) {
+					Prefetch(runs[i+3]) // into L2, ahead of the kernel's L1 prefetches
+				}
+				multiScoresFP8BF16HRunsAVX512(&pack[0], d, &r[0], rb, mr, &out[base*n+h], 4*n, d, &offs[0], pf)
+			} else {
+				if i+1 < len(runs) {
+					Prefetch(runs[i+1]) // the kernel's prefetches run past this run's end
+				}
+				multiScoresFP8BF16(&pack[0], d, &r[0], rb, mr, &out[base*n+h], 4*n, d, &offs[0])
+			}
+			base += mr
+		}
 	}
 	return true
 }

@@ -30,6 +30,13 @@ func TestAccRunsKernel(t *testing.T) {
 // multiScoresTQ4B2RunsVNNI and multiScoresT4B2RunsVNNI (scoresRunsTQ4; tq4's uniform-scale
 // multiScoresTQ4B2URunsVNNI where tq4Uni), checked here bit for bit with the pair kernels forced
 // (tq4PairMode 1) against DotManyMulti over each run.
+// bf16's values and scores take multiAccBF16RunsAVX512 and multiScoresBF16RunsAVX512 (accRuns,
+// scoresRuns), q5_0's and q5_1's values multiAccQ50VRunsINT and multiAccQ51V8Z4RunsINT
+// (accIntRuns) and their scores multiScoresQ50Z4RunsGFNI and multiScoresQ51Z4RunsGFNI (runsPF),
+// q4_1's and iq4_nl's values multiAccQ41V8Z4RunsINT and multiAccIQ4NLV8Z4RunsINT and their
+// scores multiScoresQ41HdrZ4RunsVNNI and multiScoresIQ4NLHdrZ4RunsVBMI; fp8's values
+// multiAccFP8BF16RunsAVX512 (accFP8Runs) and scores multiScoresFP8BF16HRunsAVX512
+// (fp8ScoresRuns).
 // TestAccumulateManyMultiRuns and TestDotManyMultiRuns check them bit for bit.
 func TestRunsKernels(t *testing.T) {
 	for _, rot := range []bool{false, true} {
@@ -89,6 +96,62 @@ func TestRunsKernels(t *testing.T) {
 		k := turboAccKernels(c)
 		if accRunsTQ4 && (k == intAccT4B || k == intAccT3B || k == intAccT2B) && !accIntRuns(c, make([]float32, 4*128), 4, make([]float32, 4*131), runs) {
 			t.Errorf("%s values do not take their runs flavour", f)
+		}
+	}
+	if bf16RunsZ4 && multiBF16 == bf16AVX512 {
+		c := mustCodec(t, BF16, 128)
+		rb := c.RowBytes()
+		runs := [][]byte{make([]byte, 64*rb), make([]byte, 3*rb)}
+		if !accRuns(c, make([]float32, 4*128), 4, make([]float32, 4*67), runs) {
+			t.Error("bf16 values do not take multiAccBF16RunsAVX512")
+		}
+		if !scoresRuns(c, make([]float32, 4*128), 4, runs, make([]float32, 4*67)) {
+			t.Error("bf16 scores do not take multiScoresBF16RunsAVX512")
+		}
+	}
+	for _, f := range []Format{Q4_1, IQ4_NL} {
+		c := mustCodec(t, f, 128)
+		rb := c.RowBytes()
+		runs := [][]byte{make([]byte, 64*rb), make([]byte, 64*rb), make([]byte, 3*rb)}
+		if accRunsQ40 && intAcc() && !accIntRuns(c, make([]float32, 4*128), 4, make([]float32, 4*131), runs) {
+			t.Errorf("%s values do not take their runs flavour", f)
+		}
+		kind, on := vnniQ4_1, vnniHdrZ4 && !vnniStaged && intScores
+		if f == IQ4_NL {
+			kind, on = vnniIQ4NL, on && iq4ScoresVBMI && intScoresBW
+		}
+		if on && runsPF(kind, 1, false, runs[0], runs[1:]) != runOffset(runs[0], runs[1]) {
+			t.Errorf("%s scores: runsPF is not the next run's offset", f)
+		}
+	}
+	if fp8RunsZ4 && fp8BF16AccActive() && fp8BF16ScoresH {
+		c := mustCodec(t, FP8, 128)
+		rb := c.RowBytes()
+		runs := [][]byte{make([]byte, 64*rb), make([]byte, 3*rb)}
+		if !accRuns(c, make([]float32, 4*128), 4, make([]float32, 4*67), runs) {
+			t.Error("fp8 values do not take multiAccFP8BF16RunsAVX512")
+		}
+		if !scoresRuns(c, make([]float32, 4*128), 4, runs, make([]float32, 4*67)) {
+			t.Error("fp8 scores do not take fp8ScoresRuns")
+		}
+	}
+	for _, f := range []Format{Q5_0, Q5_1} {
+		c := mustCodec(t, f, 128)
+		rb := c.RowBytes()
+		runs := [][]byte{make([]byte, 64*rb), make([]byte, 64*rb), make([]byte, 3*rb)}
+		on := accRunsQ50
+		if f == Q5_1 {
+			on = accRunsQ51
+		}
+		if on && intAcc() && !accIntRuns(c, make([]float32, 4*128), 4, make([]float32, 4*131), runs) {
+			t.Errorf("%s values do not take their runs flavour", f)
+		}
+		kind := vnniQ5_0
+		if f == Q5_1 {
+			kind = vnniQ5_1
+		}
+		if q5ScoresGFNI && q5ScoresZ4 && intScoresBW && runsPF(kind, 1, false, runs[0], runs[1:]) != runOffset(runs[0], runs[1]) {
+			t.Errorf("%s scores: runsPF is not the next run's offset", f)
 		}
 	}
 	if scoresRunsTQ4 && hasVNNIBW && hasVBMI {

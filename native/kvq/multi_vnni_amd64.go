@@ -587,6 +587,8 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 			switch kind {
 			case vnniIQ4NL:
 				switch {
+				case iq4ScoresVBMI && vnniHdrZ4 && pf != 0:
+					multiScoresIQ4NLHdrZ4RunsVBMI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0], pf)
 				case iq4ScoresVBMI && vnniHdrZ4:
 					multiScoresIQ4NLHdrZ4VBMI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 				case iq4ScoresVBMI:
@@ -598,6 +600,10 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 				}
 				return
 			case vnniQ4_1:
+				if vnniHdrZ4 && pf != 0 {
+					multiScoresQ41HdrZ4RunsVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0], pf)
+					return
+				}
 				if vnniHdrZ4 {
 					multiScoresQ41HdrZ4VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 					return
@@ -645,6 +651,10 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 		case vnniQ4_1:
 			multiScoresQ41VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 		case vnniQ5_0:
+			if q5ScoresGFNI && q5ScoresZ4 && pf != 0 {
+				multiScoresQ50Z4RunsGFNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0], pf)
+				break
+			}
 			if q5ScoresGFNI && q5ScoresZ4 {
 				multiScoresQ50Z4GFNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 				break
@@ -655,6 +665,10 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 			}
 			multiScoresQ50VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 		case vnniQ5_1:
+			if q5ScoresGFNI && q5ScoresZ4 && pf != 0 {
+				multiScoresQ51Z4RunsGFNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0], pf)
+				break
+			}
 			if q5ScoresGFNI && q5ScoresZ4 {
 				multiScoresQ51Z4GFNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 				break
@@ -708,6 +722,8 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 			if i+1 < len(runs) {
 				if pf = runsPF(kind, nd, bq != nil, rows, runs[i+1:]); pf == 0 {
 					Prefetch(runs[i+1]) // the kernels' prefetches run past this run's end
+				} else if j := i + runsFar(kind); j > i && j < len(runs) {
+					Prefetch(runs[j]) // into L2, ahead of the kernel's L1 prefetches of the next run
 				}
 			}
 			out := out[base*n : (base+mr)*n]
@@ -920,6 +936,18 @@ func vnniRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bool {
 		if intScores && c.full > 0 {
 			td, _ := c.tails()
 			vnniScoresRuns(vnniQ4_1, c.d, c.rb, c.full, td, q, n, runs, out, mu)
+			return true
+		}
+	case *q5_0Codec:
+		if intScoresBW && c.full > 0 {
+			td, _ := c.tails()
+			vnniScoresRuns(vnniQ5_0, c.d, c.rb, c.full, td, q, n, runs, out, mu)
+			return true
+		}
+	case *q5_1Codec:
+		if intScoresBW && c.full > 0 {
+			td, _ := c.tails()
+			vnniScoresRuns(vnniQ5_1, c.d, c.rb, c.full, td, q, n, runs, out, mu)
 			return true
 		}
 	case *tq4Codec:
