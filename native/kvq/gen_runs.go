@@ -127,6 +127,8 @@ var flavours = []flavour{
 	},
 	hdrScoresRuns("multiScoresQ41HdrZ4VNNI", "multiScoresQ41HdrZ4RunsVNNI", "$0-80", "$0-88"),
 	hdrScoresRuns("multiScoresIQ4NLHdrZ4VBMI", "multiScoresIQ4NLHdrZ4RunsVBMI", "$128-80", "$128-88"),
+	t23ScoresRuns("multiScoresT3PUVNNI", "multiScoresT3PURunsVNNI", "T3PU_"),
+	t23ScoresRuns("multiScoresT2PUVNNI", "multiScoresT2PURunsVNNI", "T2PU_"),
 	pairScoresRuns("multiScoresTQ4B2VNNI", "multiScoresTQ4B2RunsVNNI", "TQ4B2_"),
 	pairScoresRuns("multiScoresT4B2VNNI", "multiScoresT4B2RunsVNNI", "T4B2_"),
 	pairScoresRuns("multiScoresTQ4B2UVNNI", "multiScoresTQ4B2URunsVNNI", "TQ4B2U_"),
@@ -231,6 +233,23 @@ func hdrScoresRuns(name, runs, frame, runsFrame string) flavour {
 		doc: "prefetching pf bytes past each group of rows (the next run) in place of PFGROUPS groups on, its far prefetches at the same lines (multi_vnni_runs_amd64.h).",
 		repl: []repl{
 			{"off *float32)\n", "off *float32, pf int)\n", 1},
+		},
+	}
+}
+
+// t23ScoresRuns is the runs flavour of gen_tq4vnni.go's packed uniform-scale turbo3 or turbo2
+// scores kernel name (T3PU, T2PU; labels from label on): its L1 prefetches pf bytes on from
+// each group of rows (the run after next) in place of PFGROUPS groups on.
+func t23ScoresRuns(name, runs, label string) flavour {
+	return flavour{
+		src: "multi_tq4vnni_amd64.s", name: name, runs: runs,
+		frame: "$0-80", runsFrame: "$0-88", defs: true,
+		doc: "prefetching pf bytes past each group of rows (the run after next) in place of PFGROUPS groups on.",
+		repl: []repl{
+			{"stage *uint32)\n", "stage *uint32, pf int)\n", 1},
+			{"\tMOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes\n\tSHLQ $4, AX                // per chunk of codes (a group of rows is at most 16·(16 + 4)\n\tIMULQ $PFGROUPS, AX        // bytes per chunk)\n\tADDQ DI, AX\n",
+				"\tMOVQ pf+80(FP), AX         // prefetch pointer: pf bytes on (the run after next), 320 bytes\n\tADDQ DI, AX                // per chunk of codes\n", 1},
+			{label, label[:len(label)-1] + "R_", -1},
 		},
 	}
 }

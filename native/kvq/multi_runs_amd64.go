@@ -70,7 +70,11 @@ func accRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool {
 // bf16RunsZ4 is whether bf16's values (multiAccBF16AVX512) and scores (multiScoresBF16AVX512,
 // its Zen 4 loop) over runs take their runs flavours, multiAccBF16RunsAVX512 (accBF16Runs)
 // and multiScoresBF16RunsAVX512 (scoresRuns), as f16's do: Zen 4 only (other CPUs keep the
-// Prefetch of each next run whole; Intel not measured).
+// Prefetch of each next run whole; Intel not measured). Zen 4, kvcache TestPagedBreakdown (one
+// thread, 32768 cells, 8 KV heads of 128, 4 queries, thread CPU, 2 alternations, load ~2),
+// paged bf16: values 6.96–7.77 → 2.67–2.72 ms (contiguous 2.49–2.62), scores 5.80–6.22 →
+// 4.02–4.11 (contiguous 3.18–3.38; a Prefetch of the run two, three or four on besides:
+// 4.66–5.09, slower).
 var bf16RunsZ4 = zen4Stream
 
 // accBF16Runs is accRuns for bf16 rows of a multiple of 32 values on the AVX-512 kernel
@@ -532,8 +536,16 @@ var fp8RunsZ4 = zen4Stream
 // four queries is packed to bf16 (and its offsets summed) once for all the runs, not once a
 // run, and each run's rows go to the kernel scoresBF16 calls with the next run prefetched
 // (Prefetch) as it starts. The kernel's arguments are scoresBF16's, so the scores are its bit
-// for bit. It reports false, doing nothing, where it does not apply. Zen 4, kvcache
-// TestPagedBreakdown: measurements at fp8RunsZ4's use in accRuns.
+// for bit. It reports false, doing nothing, where it does not apply. The kernel is
+// multiScoresFP8BF16H's runs flavour (multiScoresFP8BF16HRunsAVX512), its L1 prefetches at the
+// next run, with the run three on prefetched into L2 (Prefetch) before each run. Zen 4, kvcache
+// TestPagedBreakdown (one thread, 32768 cells, 8 KV heads of 128, 4 queries, thread CPU, 2
+// alternations, load ~2), fp8's scores: paged 4.24–5.04 ms, 4.60–4.63 with the queries
+// packed once a batch (contiguous in runs 3.09–3.19 → 2.33), 3.62–3.93 with the runs flavour
+// (L1 at the next run), 2.64–2.75 with the run three on into L2 besides (the run two on
+// 2.71–3.16, four on 2.86–2.92, the run after next in L1 with the run three or four on
+// 2.86–3.03; contiguous 1.92–2.00). Its values through multiAccFP8BF16RunsAVX512
+// (accFP8Runs): 3.75–4.12 → 1.84–2.04 ms (contiguous 1.73–1.81).
 func fp8ScoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bool {
 	var mu []float32
 	if r, ok := c.(*rotCodec); ok {
@@ -625,11 +637,38 @@ func multiScoresF16Z4Runs(q *float32, d, nv int, rows *byte, rb, m int, out *flo
 // decode 3.86–3.99 → 3.29–3.61 and 2.79–3.66 → 2.72–3.19. Not kept (3 alternations, load
 // ~20): a Prefetch of the run three on besides each next run for turbo3's and turbo2's scores,
 // 2.03–2.61 → 1.86–2.13 and 1.60–2.07 → 1.56–1.67 ms, the paged decode within noise (turbo3
-// 3.50–4.45 against 3.60–3.78); runs flavours of their scores kernels are what is left to try.
+// 3.50–4.45 against 3.60–3.78). Their packed kernels' runs flavours (t23ScoresRuns, the
+// pair kernels' scheme; 2 alternations, load ~2): turbo2's scores 1.46–1.58 → 1.11–1.12,
+// turbo3's 1.98–2.03 → 1.31–1.45 (contiguous 1.03–1.05, 1.18–1.28), the values unchanged.
 // Only Zen 4 runs them; other CPUs keep the
 // Prefetch of each next run whole. Intel not measured: the same instructions, the prefetches
 // at other addresses.
 var scoresRunsTQ4 = zen4Stream
+
+// t23ScoresRuns is whether the scores of turbo3 or turbo2 (kind) rows of d values, rb bytes,
+// over runs take the runs flavours of their packed uniform-scale kernels (multiScoresT3PUVNNI,
+// multiScoresT2PUVNNI: tq4ScoresVNNI's choice where t23Uni and rb ≤ 52 or 48, with the
+// AVX-512 VNNI and VBMI kernels), multiScoresT3PURunsVNNI and multiScoresT2PURunsVNNI, as
+// tq4's and turbo4's pair kernels take theirs (scoresRunsTQ4): their L1 prefetches at the run
+// after next and a Prefetch of the run three on before each run. Zen 4 only.
+func t23ScoresRuns(kind, d, rb int) bool {
+	if !scoresRunsTQ4 || !hasVNNIBW || !hasVBMI || !t23Uni(kind, d) {
+		return false
+	}
+	switch kind {
+	case vnniT3:
+		return rb <= 52
+	case vnniT2:
+		return rb <= 48
+	}
+	return false
+}
+
+//go:noescape
+func multiScoresT3PURunsVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32, pf int)
+
+//go:noescape
+func multiScoresT2PURunsVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32, pf int)
 
 // runsAfterNext is the byte offset from runs[i] (not empty) to runs[i+2], 0 (its own rows
 // again) where that run is missing or empty.

@@ -36,7 +36,8 @@ func TestAccRunsKernel(t *testing.T) {
 // q4_1's and iq4_nl's values multiAccQ41V8Z4RunsINT and multiAccIQ4NLV8Z4RunsINT and their
 // scores multiScoresQ41HdrZ4RunsVNNI and multiScoresIQ4NLHdrZ4RunsVBMI; fp8's values
 // multiAccFP8BF16RunsAVX512 (accFP8Runs) and scores multiScoresFP8BF16HRunsAVX512
-// (fp8ScoresRuns).
+// (fp8ScoresRuns); turbo3's and turbo2's scores multiScoresT3PURunsVNNI and
+// multiScoresT2PURunsVNNI (t23ScoresRuns).
 // TestAccumulateManyMultiRuns and TestDotManyMultiRuns check them bit for bit.
 func TestRunsKernels(t *testing.T) {
 	for _, rot := range []bool{false, true} {
@@ -152,6 +153,16 @@ func TestRunsKernels(t *testing.T) {
 		}
 		if q5ScoresGFNI && q5ScoresZ4 && intScoresBW && runsPF(kind, 1, false, runs[0], runs[1:]) != runOffset(runs[0], runs[1]) {
 			t.Errorf("%s scores: runsPF is not the next run's offset", f)
+		}
+	}
+	for _, f := range []Format{Turbo3, Turbo2} {
+		c := mustCodec(t, f, 128)
+		kind := vnniT3
+		if f == Turbo2 {
+			kind = vnniT2
+		}
+		if scoresRunsTQ4 && hasVNNIBW && hasVBMI && t23Uni(kind, 128) && !t23ScoresRuns(kind, 128, c.RowBytes()) {
+			t.Errorf("%s scores do not take their packed kernel's runs flavour", f)
 		}
 	}
 	if scoresRunsTQ4 && hasVNNIBW && hasVBMI {

@@ -602,6 +602,10 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 		// (scoresRunsTQ4, multi_runs_amd64.go), and the run three on into L2 (Prefetch) before
 		// each run, the first run's call the second run whole.
 		pairRuns := (kind == vnniTQ4 || kind == vnniT4) && r == 4 && len(runs) > 1 && scoresRunsTQ4 && hasVNNIBW && hasVBMI && tq4Pair(nb)
+		// t23Runs: turbo3's and turbo2's packed uniform-scale kernels' runs flavours, the same
+		// way (t23ScoresRuns, multi_runs_amd64.go).
+		t23Runs := !pairRuns && r == 4 && len(runs) > 1 && t23ScoresRuns(kind, d, rb)
+		pairRuns = pairRuns || t23Runs
 		if pairRuns && len(runs[1]) > 0 {
 			Prefetch(runs[1])
 		}
@@ -622,11 +626,16 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 						Prefetch(runs[j])
 					}
 					// Direct calls: through a func value dig, aux, offs and stage would escape.
-					if kind == vnniT4 {
+					switch {
+					case kind == vnniT3:
+						multiScoresT3PURunsVNNI(&dig[0], &aux[0], nb, &rows[0], rb, whole, &out[h], 4*n, &offs[0], &stage[0], runsAfterNext(runs, i))
+					case kind == vnniT2:
+						multiScoresT2PURunsVNNI(&dig[0], &aux[0], nb/2, &rows[0], rb, whole, &out[h], 4*n, &offs[0], &stage[0], runsAfterNext(runs, i))
+					case kind == vnniT4:
 						multiScoresT4B2RunsVNNI(&dig[0], &aux[0], nb, &rows[0], rb, whole, &out[h], 4*n, &offs[0], &stage[0], runsAfterNext(runs, i))
-					} else if uni {
+					case uni:
 						multiScoresTQ4B2URunsVNNI(&dig[0], &aux[0], nb, &rows[0], rb, whole, &out[h], 4*n, &offs[0], &stage[0], runsAfterNext(runs, i))
-					} else {
+					default:
 						multiScoresTQ4B2RunsVNNI(&dig[0], &aux[0], nb, &rows[0], rb, whole, &out[h], 4*n, &offs[0], &stage[0], runsAfterNext(runs, i))
 					}
 				} else if r == 4 {
