@@ -129,6 +129,17 @@ var flavours = []flavour{
 	hdrScoresRuns("multiScoresIQ4NLHdrZ4VBMI", "multiScoresIQ4NLHdrZ4RunsVBMI", "$128-80", "$128-88"),
 	t23ScoresRuns("multiScoresT3PUVNNI", "multiScoresT3PURunsVNNI", "T3PU_"),
 	t23ScoresRuns("multiScoresT2PUVNNI", "multiScoresT2PURunsVNNI", "T2PU_"),
+	{
+		src: "multi_avx2f_amd64.s", name: "multiAccBF16AVX2T", runs: "multiAccBF16AVX2TPF",
+		frame: "$16-64", runsFrame: "$16-80",
+		doc: "over at most one tile, prefetching the rows pf1 and pf2 bytes on, as gen_avx2f.go's accRuns makes multiAccF16AVX2TPF of f16's.",
+		repl: []repl{
+			{"wstride int)\n", "wstride int, pf1, pf2 int)\n", 1},
+			{"\tMOVQ rb+32(FP), R14\n\tSHLQ $6, R14\n\tMOVQ R14, AX\n\tADDQ DI, R14\n",
+				"\tMOVQ pf1+64(FP), R14\n\tMOVQ pf2+72(FP), AX\n\tSUBQ R14, AX\n\tADDQ DI, R14\n", 1},
+			{"fbf16a_", "fbf16p_", -1},
+		},
+	},
 	pairScoresRuns("multiScoresTQ4B2VNNI", "multiScoresTQ4B2RunsVNNI", "TQ4B2_"),
 	pairScoresRuns("multiScoresT4B2VNNI", "multiScoresT4B2RunsVNNI", "T4B2_"),
 	pairScoresRuns("multiScoresTQ4B2UVNNI", "multiScoresTQ4B2URunsVNNI", "TQ4B2U_"),

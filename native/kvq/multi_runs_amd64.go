@@ -81,11 +81,16 @@ var bf16RunsZ4 = zen4Stream
 // (bf16RunsZ4), four accumulators a call (n a multiple of 4), runs of at most AccumulateTile
 // rows: each run to multiAccBF16RunsAVX512, prefetching the next run into L1 and the third on
 // into L2 where multiAccBF16AVX512 prefetches the 16 KiB and 48 KiB that follow the run (in a
-// paged cache the same head's K rows' successor: another head's rows). The sums are
-// multiAccBF16AVX512's bit for bit. It reports false, doing nothing, where it does not apply.
+// paged cache another head's rows). The sums are multiAccBF16AVX512's bit for bit. On the
+// AVX2 kernels (every CPU that runs them, as f16's multiAccF16AVX2TPF) each run goes to
+// multiAccBF16AVX2TPF, the next run into L1 and the one after into L2: Zen 4 with
+// KVLAB_NO_AVX512=1, kvcache TestPagedBreakdown (as at bf16RunsZ4), paged bf16 values
+// 11.51–11.88 → 3.25–3.27 ms (contiguous 3.06–3.10, 2 alternations). It reports false, doing nothing, where it does not
+// apply.
 func accBF16Runs(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool {
 	b, ok := c.(*bf16Codec)
-	if !ok || !bf16RunsZ4 || multiBF16 != bf16AVX512 || b.d%32 != 0 || n%4 != 0 {
+	avx2 := multiBF16 == bf16AVX2
+	if !ok || !(bf16RunsZ4 && multiBF16 == bf16AVX512 || avx2) || b.d%32 != 0 || n%4 != 0 {
 		return false
 	}
 	d, rb := b.d, b.rb
@@ -107,8 +112,16 @@ func accBF16Runs(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool
 			}
 			return runOffset(r, runs[j])
 		}
-		pf1, pf3 := at(i+1), at(min(i+3, len(runs)-1))
 		ws := w[base*n : (base+m)*n]
+		if avx2 {
+			pf1, pf2 := at(i+1), at(min(i+2, len(runs)-1))
+			for h := 0; h < n; h += 4 {
+				multiAccBF16AVX2TPF(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf1, pf2)
+			}
+			base += m
+			continue
+		}
+		pf1, pf3 := at(i+1), at(min(i+3, len(runs)-1))
 		for h := 0; h < n; h += 4 {
 			multiAccBF16RunsAVX512(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf1, pf3)
 		}
@@ -177,6 +190,13 @@ func multiScoresFP8BF16HRunsAVX512(q *uint16, nv int, rows *byte, rb, m int, out
 //
 //go:noescape
 func multiAccFP8BF16RunsAVX512(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf1, pf2 int)
+
+// multiAccBF16AVX2TPF is multiAccBF16AVX2T over at most one tile prefetching the rows pf1
+// (into L1) and pf2 bytes on (into L2), as multiAccF16AVX2TPF is f16's (gen_runs.go,
+// multi_runs_amd64.s).
+//
+//go:noescape
+func multiAccBF16AVX2TPF(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf1, pf2 int)
 
 // multiAccBF16RunsAVX512 is multiAccBF16AVX512 prefetching pf1 bytes past each tile's first
 // row into L1 and pf3 bytes past it into L2 (gen_runs.go, multi_runs_amd64.s).
@@ -250,7 +270,9 @@ func runsPF(kind, nd int, avx2 bool, rows []byte, next [][]byte) int {
 // with the run three on (two on 1.79–1.93, four 1.75–1.82), q5_1 2.46–2.49 → 1.87–1.99
 // (contiguous 1.9–2.1, the q5 scores before their runs flavours 5.8–6.4). The same for bf16's
 // scores (whose runs flavour prefetches the next run into L2 itself) was slower: 4.15–4.21 →
-// 4.66–4.97 ms.
+// 4.66–4.97 ms; and for q8_0's one-digit scores (multiScoresQ80OneZ4RunsVNNI): 1.72–1.79 →
+// 1.96–2.04 (two on 2.04–2.06), q8_0's values with accRunsLoop's far Prefetch (the run four
+// on) 2.07–2.12 → 2.64–2.67 (contiguous 1.45–1.52 and 1.75–1.81).
 func runsFar(kind int) int {
 	switch kind {
 	case vnniQ5_0, vnniQ5_1, vnniQ4_1, vnniIQ4NL:

@@ -37,7 +37,8 @@ func TestAccRunsKernel(t *testing.T) {
 // scores multiScoresQ41HdrZ4RunsVNNI and multiScoresIQ4NLHdrZ4RunsVBMI; fp8's values
 // multiAccFP8BF16RunsAVX512 (accFP8Runs) and scores multiScoresFP8BF16HRunsAVX512
 // (fp8ScoresRuns); turbo3's and turbo2's scores multiScoresT3PURunsVNNI and
-// multiScoresT2PURunsVNNI (t23ScoresRuns).
+// multiScoresT2PURunsVNNI (t23ScoresRuns). On the AVX2 kernels (any CPU) bf16's values take
+// multiAccBF16AVX2TPF.
 // TestAccumulateManyMultiRuns and TestDotManyMultiRuns check them bit for bit.
 func TestRunsKernels(t *testing.T) {
 	for _, rot := range []bool{false, true} {
@@ -97,6 +98,13 @@ func TestRunsKernels(t *testing.T) {
 		k := turboAccKernels(c)
 		if accRunsTQ4 && (k == intAccT4B || k == intAccT3B || k == intAccT2B) && !accIntRuns(c, make([]float32, 4*128), 4, make([]float32, 4*131), runs) {
 			t.Errorf("%s values do not take their runs flavour", f)
+		}
+	}
+	if multiBF16 == bf16AVX2 {
+		c := mustCodec(t, BF16, 128)
+		rb := c.RowBytes()
+		if !accRuns(c, make([]float32, 4*128), 4, make([]float32, 4*67), [][]byte{make([]byte, 64*rb), make([]byte, 3*rb)}) {
+			t.Error("bf16 values do not take multiAccBF16AVX2TPF")
 		}
 	}
 	if bf16RunsZ4 && multiBF16 == bf16AVX512 {
