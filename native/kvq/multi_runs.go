@@ -20,6 +20,7 @@ func DotManyMultiRuns(c Codec, q []float32, n int, runs [][]byte, out []float32)
 		return
 	}
 	rb := c.RowBytes()
+	far := scoresRunsFar(c) // a run further on prefetched too (0: none)
 	base, total := 0, len(out)/n
 	for i, rows := range runs {
 		m := min(len(rows)/rb, total-base)
@@ -28,6 +29,9 @@ func DotManyMultiRuns(c Codec, q []float32, n int, runs [][]byte, out []float32)
 		}
 		if i+1 < len(runs) {
 			Prefetch(runs[i+1]) // the kernels' prefetches run past this run's end
+		}
+		if j := i + far; far > 0 && j < len(runs) {
+			Prefetch(runs[j])
 		}
 		o := out[base*n : (base+m)*n]
 		dotManyMulti(c, q, n, rows[:m*rb], o)

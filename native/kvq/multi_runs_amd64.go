@@ -262,6 +262,30 @@ func runsPF(kind, nd int, avx2 bool, rows []byte, next [][]byte) int {
 	return 0
 }
 
+// scoresRunsFar is how many runs on DotManyMultiRuns's run-by-run loop prefetches (Prefetch,
+// into L2) before each run besides the next one, 0 for none: f16's and bf16's AVX2 scores
+// kernels (multiScoresF16AVX2T, multiScoresBF16AVX2T), three. Their three row streams a call
+// read a 64-row run as three of 21–22 rows, which the hardware prefetchers do not follow, and
+// their L1 prefetches 3 KiB on run past each stream. Zen 4 with KVLAB_NO_AVX512=1, kvcache
+// TestPagedBreakdown (one thread, 32768 cells, 8 KV heads of 128, 4 queries, thread CPU, 2
+// runs each, load ~2–4), paged f16 scores: 7.03–7.16 ms without, 4.94–5.55 with the run three
+// on (no Prefetch at all 6.87–7.01, the run two on in place of the next 6.54–6.73, three on in
+// place of it 7.02–7.04, the next and the run four on 5.29–5.32; contiguous 2.9); bf16's
+// 6.8 → 6.0–6.1 (contiguous 3.3).
+func scoresRunsFar(c Codec) int {
+	switch c.(type) {
+	case *f16Codec:
+		if multiF16 == f16AVX2 {
+			return 3
+		}
+	case *bf16Codec:
+		if multiBF16 == bf16AVX2 {
+			return 3
+		}
+	}
+	return 0
+}
+
 // runsFar is how many runs on vnniScoresRunsStride prefetches (Prefetch, into L2) before each
 // run where the kernel of kind prefetches the next run itself (runsPF), 0 for none: the q5
 // kernels' runs flavours, three (their far prefetches, HDRFAR on, dropped). Zen 4, kvcache

@@ -7,3 +7,6 @@ func accRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool { r
 
 // scoresRuns has no kernel path here (multi_runs_amd64.go).
 func scoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bool { return false }
+
+// scoresRunsFar prefetches no run further on here (multi_runs_amd64.go).
+func scoresRunsFar(c Codec) int { return 0 }
