@@ -271,7 +271,10 @@ func runsPF(kind, nd int, avx2 bool, rows []byte, next [][]byte) int {
 // runs each, load ~2–4), paged f16 scores: 7.03–7.16 ms without, 4.94–5.55 with the run three
 // on (no Prefetch at all 6.87–7.01, the run two on in place of the next 6.54–6.73, three on in
 // place of it 7.02–7.04, the next and the run four on 5.29–5.32; contiguous 2.9); bf16's
-// 6.8 → 6.0–6.1 (contiguous 3.3).
+// 6.8 → 6.0–6.1 (contiguous 3.3). Not kept: the same for q8_0's and q4_0's AVX2 integer scores
+// (vnniScoresRunsStride's run-by-run Prefetch; 2 runs): q8_0's scores 4.66–4.75 → 3.92–4.33 ms
+// but its values 3.22–3.25 → 3.34–3.79 (their V rows no longer where the scores' prefetches
+// past each page left them), q4_0's scores 2.31–2.52 → 2.22–2.46, within noise.
 func scoresRunsFar(c Codec) int {
 	switch c.(type) {
 	case *f16Codec:
