@@ -926,7 +926,9 @@ aQ40V8Two_done:
 
 // func multiAccQ40V8Z4TwoINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q4_0: d (f16), 16 nibble bytes; x = (c − 8)·d. 8-bit weights, rows in quads (VPDPBUSD), AVX-512 VBMI.
-TEXT ·multiAccQ40V8Z4TwoINT(SB), 0, $6848-64
+TEXT ·multiAccQ40V8Z4TwoINT(SB), 0, $13760-64
+	LEAQ 6911(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ40V8Z4Two_done
@@ -992,7 +994,7 @@ aQ40V8Z4Two_nq:
 	// with a chain each (row a: Z10, Z11, Z9; row b: Z28, Z18, Z17), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 6472(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 6464(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -1047,11 +1049,11 @@ aQ40V8Z4Two_p1e:
 	VDIVPS.Z Z10, Z27, K1, Z14
 	VMINPS Z26, Z14, K1, Z14
 	VDIVPS.Z Z14, Z25, K1, Z15
-	VMOVUPS Z15, 6272(SP)
+	VMOVUPS Z15, 6272(BP)
 
 	// W = round(w·d·inv) as int8, rows in quads: (W_4q … W_4q+3) per dword; ΣW per lane.
-	LEAQ 0(SP), R8
-	LEAQ 4224(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 4224(BP), R12
 	MOVQ 6464(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -1079,10 +1081,10 @@ aQ40V8Z4Two_p2:
 	DECQ R10
 	JNZ  aQ40V8Z4Two_p2
 	VPSLLD $3, Z18, Z18
-	VMOVDQU32 Z18, 6336(SP)
-	LEAQ 4224(SP), AX
+	VMOVDQU32 Z18, 6336(BP)
+	LEAQ 4224(BP), AX
 	MOVQ AX, 6504(SP)
-	LEAQ 6272(SP), R13
+	LEAQ 6272(BP), R13
 
 aQ40V8Z4Two_blk:
 	// Row pairs: the codes of rows a and b widened and multiplied into int32 sums (Z0..Z7; where
@@ -1547,7 +1549,9 @@ aQ80Two_done:
 
 // func multiAccQ80Z4TwoINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q8_0: d (f16), 32 int8 codes; x = c·d.
-TEXT ·multiAccQ80Z4TwoINT(SB), 0, $6848-64
+TEXT ·multiAccQ80Z4TwoINT(SB), 0, $13760-64
+	LEAQ 6911(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ80Z4Two_done
@@ -1612,7 +1616,7 @@ aQ80Z4Two_nq:
 	// with a chain each (row a: Z10, Z11, Z9; row b: Z28, Z18, Z17), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 6472(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 6464(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -1668,11 +1672,11 @@ aQ80Z4Two_p1e:
 	VDIVPS.Z Z10, Z27, K1, Z14
 	VMINPS Z26, Z14, K1, Z14
 	VDIVPS.Z Z14, Z25, K1, Z15
-	VMOVUPS Z15, 6272(SP)
+	VMOVUPS Z15, 6272(BP)
 
 	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
-	LEAQ 0(SP), R8
-	LEAQ 4224(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 4224(BP), R12
 	MOVQ 6464(SP), R10
 	INCQ R10
 	SHRQ $1, R10
@@ -1688,9 +1692,9 @@ aQ80Z4Two_p2:
 	ADDQ $64, R12
 	DECQ R10
 	JNZ  aQ80Z4Two_p2
-	LEAQ 4224(SP), AX
+	LEAQ 4224(BP), AX
 	MOVQ AX, 6504(SP)
-	LEAQ 6272(SP), R13
+	LEAQ 6272(BP), R13
 
 aQ80Z4Two_blk:
 	// Row pairs: the codes of rows a and b widened and multiplied into int32 sums (Z0..Z7; where
@@ -2879,7 +2883,9 @@ aQ41V8Two_done:
 
 // func multiAccQ41V8Z4TwoINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q4_1: d, m (f16), 16 nibble bytes; x = (c − 8)·d + (m + 8·d). 8-bit weights, rows in quads (VPDPBUSD), AVX-512 VBMI.
-TEXT ·multiAccQ41V8Z4TwoINT(SB), 0, $6848-64
+TEXT ·multiAccQ41V8Z4TwoINT(SB), 0, $13760-64
+	LEAQ 6911(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ41V8Z4Two_done
@@ -2945,7 +2951,7 @@ aQ41V8Z4Two_nq:
 	// with a chain each (row a: Z10, Z11, Z9; row b: Z28, Z18, Z17), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 6472(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 6464(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -3069,18 +3075,18 @@ aQ41V8Z4Two_p1e:
 	VADDPS Z9, Z11, Z11
 	VADDPS Z17, Z18, Z18
 	VADDPS Z18, Z11, Z11
-	VMOVUPS Z11, 6400(SP)
+	VMOVUPS Z11, 6400(BP)
 	// inv = min(32767/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.
 	VXORPS Z12, Z12, Z12
 	VCMPPS $0x0E, Z12, Z10, K1 // M > 0
 	VDIVPS.Z Z10, Z27, K1, Z14
 	VMINPS Z26, Z14, K1, Z14
 	VDIVPS.Z Z14, Z25, K1, Z15
-	VMOVUPS Z15, 6272(SP)
+	VMOVUPS Z15, 6272(BP)
 
 	// W = round(w·d·inv) as int8, rows in quads: (W_4q … W_4q+3) per dword; ΣW per lane.
-	LEAQ 0(SP), R8
-	LEAQ 4224(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 4224(BP), R12
 	MOVQ 6464(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -3108,10 +3114,10 @@ aQ41V8Z4Two_p2:
 	DECQ R10
 	JNZ  aQ41V8Z4Two_p2
 	VPSLLD $3, Z18, Z18
-	VMOVDQU32 Z18, 6336(SP)
-	LEAQ 4224(SP), AX
+	VMOVDQU32 Z18, 6336(BP)
+	LEAQ 4224(BP), AX
 	MOVQ AX, 6504(SP)
-	LEAQ 6272(SP), R13
+	LEAQ 6272(BP), R13
 
 aQ41V8Z4Two_blk:
 	// Row pairs: the codes of rows a and b widened and multiplied into int32 sums (Z0..Z7; where
@@ -4176,7 +4182,9 @@ aIQ4NLV8Two_done:
 
 // func multiAccIQ4NLV8Z4TwoINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // iq4_nl: d (f16), 16 nibble bytes; x = kvalues[c]·d (int8 levels). 8-bit weights, rows in quads (VPDPBUSD), AVX-512 VBMI.
-TEXT ·multiAccIQ4NLV8Z4TwoINT(SB), 0, $6848-64
+TEXT ·multiAccIQ4NLV8Z4TwoINT(SB), 0, $13760-64
+	LEAQ 6911(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aIQ4NLV8Z4Two_done
@@ -4245,7 +4253,7 @@ aIQ4NLV8Z4Two_nq:
 	// with a chain each (row a: Z10, Z11, Z9; row b: Z28, Z18, Z17), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 6472(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 6464(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -4300,11 +4308,11 @@ aIQ4NLV8Z4Two_p1e:
 	VDIVPS.Z Z10, Z27, K1, Z14
 	VMINPS Z26, Z14, K1, Z14
 	VDIVPS.Z Z14, Z25, K1, Z15
-	VMOVUPS Z15, 6272(SP)
+	VMOVUPS Z15, 6272(BP)
 
 	// W = round(w·d·inv) as int8, rows in quads: (W_4q … W_4q+3) per dword; ΣW per lane.
-	LEAQ 0(SP), R8
-	LEAQ 4224(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 4224(BP), R12
 	MOVQ 6464(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -4332,10 +4340,10 @@ aIQ4NLV8Z4Two_p2:
 	DECQ R10
 	JNZ  aIQ4NLV8Z4Two_p2
 	VPSLLD $7, Z18, Z18
-	VMOVDQU32 Z18, 6336(SP)
-	LEAQ 4224(SP), AX
+	VMOVDQU32 Z18, 6336(BP)
+	LEAQ 4224(BP), AX
 	MOVQ AX, 6504(SP)
-	LEAQ 6272(SP), R13
+	LEAQ 6272(BP), R13
 
 aIQ4NLV8Z4Two_blk:
 	// Row pairs: the codes of rows a and b widened and multiplied into int32 sums (Z0..Z7; where

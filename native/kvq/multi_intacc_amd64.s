@@ -1721,7 +1721,9 @@ aQ40V8_done:
 
 // func multiAccQ40V8Z4INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q4_0: d (f16), 16 nibble bytes; x = (c − 8)·d. 8-bit weights, rows in quads (VPDPBUSD), AVX-512 VBMI.
-TEXT ·multiAccQ40V8Z4INT(SB), 0, $6848-64
+TEXT ·multiAccQ40V8Z4INT(SB), 0, $13760-64
+	LEAQ 6911(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ40V8Z4_done
@@ -1789,7 +1791,7 @@ aQ40V8Z4_nq:
 	// 256q + 64b, lane 4r + h; the largest magnitudes per block (Z10, Z11, Z9, Z28), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 6472(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 6464(SP), R10
 	MOVQ wstride+56(FP), SI
 	MOVQ rb+32(FP), R11
@@ -1901,15 +1903,15 @@ aQ40V8Z4_p1e:
 	VDIVPS.Z Z10, Z27, K1, Z14
 	VMINPS Z26, Z14, K1, Z14
 	VDIVPS.Z Z14, Z25, K1, Z15
-	VMOVUPS Z15, 6272(SP)
+	VMOVUPS Z15, 6272(BP)
 	MOVL $0x3d800000, AX
 	VPBROADCASTD AX, Z16
 	VMULPS Z16, Z15, Z16
-	VMOVUPS Z16, 6592(SP)
+	VMOVUPS Z16, 6592(BP)
 
 	// W = round(w·d·inv) as int8, rows in quads: (W_4q … W_4q+3) per dword; ΣW per lane.
-	LEAQ 0(SP), R8
-	LEAQ 4224(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 4224(BP), R12
 	MOVQ 6464(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -1943,13 +1945,13 @@ aQ40V8Z4_p2:
 	VPSLLD $3, Z18, Z18
 	VPXORD Z16, Z16, Z16
 	VPSUBD Z18, Z16, Z17
-	VMOVDQU32 Z17, 6336(SP)
+	VMOVDQU32 Z17, 6336(BP)
 	VPSLLD $4, Z18, Z18
 	VPSUBD Z18, Z17, Z17
-	VMOVDQU32 Z17, 6400(SP)
-	LEAQ 4224(SP), AX
+	VMOVDQU32 Z17, 6400(BP)
+	LEAQ 4224(BP), AX
 	MOVQ AX, 6504(SP)
-	LEAQ 6272(SP), R13
+	LEAQ 6272(BP), R13
 	// The next tile's first prepass in this tile's row loops where a row is one quad: a row
 	// quad a row-loop step (R11: the full quads left), the rest after the loops.
 	XORQ R11, R11
@@ -1974,7 +1976,7 @@ aQ40V8Z4_pn:
 	IMULQ wstride+56(FP), AX
 	ADDQ 6472(SP), AX
 	MOVQ AX, 6536(SP)
-	LEAQ 0(SP), AX
+	LEAQ 0(BP), AX
 	MOVQ AX, 6544(SP)
 	MOVQ $1, 6560(SP)
 	MOVQ $0, 6584(SP)
@@ -2790,7 +2792,9 @@ aQ80_done:
 
 // func multiAccQ80Z4INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q8_0: d (f16), 32 int8 codes; x = c·d.
-TEXT ·multiAccQ80Z4INT(SB), 0, $6848-64
+TEXT ·multiAccQ80Z4INT(SB), 0, $13760-64
+	LEAQ 6911(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ80Z4_done
@@ -2856,7 +2860,7 @@ aQ80Z4_nq:
 	// with a chain each (row a: Z10, Z11, Z9; row b: Z28, Z18, Z17), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 6472(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 6464(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -2899,7 +2903,7 @@ aQ80Z4_pre:
 	VXORPS Z28, Z28, Z28
 	MOVQ 6464(SP), AX
 	SHLQ $6, AX
-	LEAQ 0(SP)(AX*1), R15
+	LEAQ 0(BP)(AX*1), R15
 	VPBROADCASTD ·intAccQMax(SB), Z27
 	VPBROADCASTD ·intAccInvCap(SB), Z26
 	VPBROADCASTD ·intAccOne(SB), Z25
@@ -2926,11 +2930,11 @@ aQ80Z4_p1e:
 	VDIVPS.Z Z10, Z27, K1, Z14
 	VMINPS Z26, Z14, K1, Z14
 	VDIVPS.Z Z14, Z25, K1, Z15
-	VMOVUPS Z15, 6272(SP)
+	VMOVUPS Z15, 6272(BP)
 
 	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
-	LEAQ 0(SP), R8
-	LEAQ 4224(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 4224(BP), R12
 	MOVQ 6464(SP), R10
 	INCQ R10
 	SHRQ $1, R10
@@ -2946,9 +2950,9 @@ aQ80Z4_p2:
 	ADDQ $64, R12
 	DECQ R10
 	JNZ  aQ80Z4_p2
-	LEAQ 4224(SP), AX
+	LEAQ 4224(BP), AX
 	MOVQ AX, 6504(SP)
-	LEAQ 6272(SP), R13
+	LEAQ 6272(BP), R13
 	// The next tile's first prepass in this tile's row loops where a row is one quad.
 	XORQ R11, R11
 	MOVQ nv+16(FP), AX
@@ -2970,7 +2974,7 @@ aQ80Z4_pn:
 	IMULQ wstride+56(FP), AX
 	ADDQ 6472(SP), AX
 	MOVQ AX, 6536(SP)
-	LEAQ 0(SP), AX
+	LEAQ 0(BP), AX
 	MOVQ AX, SI
 	MOVQ $0, 6552(SP)
 	MOVQ $1, 6560(SP)
@@ -4772,7 +4776,9 @@ aQ41V8_done:
 
 // func multiAccQ41V8Z4INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q4_1: d, m (f16), 16 nibble bytes; x = (c − 8)·d + (m + 8·d). 8-bit weights, rows in quads (VPDPBUSD), AVX-512 VBMI.
-TEXT ·multiAccQ41V8Z4INT(SB), 0, $6848-64
+TEXT ·multiAccQ41V8Z4INT(SB), 0, $13760-64
+	LEAQ 6911(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ41V8Z4_done
@@ -4839,7 +4845,7 @@ aQ41V8Z4_nq:
 	// chains Σ w·e (Z0..Z3), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 6472(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 6464(SP), R10
 	MOVQ wstride+56(FP), SI
 	MOVQ rb+32(FP), R11
@@ -5004,22 +5010,22 @@ aQ41V8Z4_p1r:
 	VMOVDQU64 ·intAccRotOutIdx(SB), Z12
 	VPERMPS Z9, Z12, Z9
 aQ41V8Z4_p1e:
-	VMOVUPS Z9, 6400(SP)
+	VMOVUPS Z9, 6400(BP)
 	// inv = min(32767/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.
 	VXORPS Z12, Z12, Z12
 	VCMPPS $0x0E, Z12, Z10, K1 // M > 0
 	VDIVPS.Z Z10, Z27, K1, Z14
 	VMINPS Z26, Z14, K1, Z14
 	VDIVPS.Z Z14, Z25, K1, Z15
-	VMOVUPS Z15, 6272(SP)
+	VMOVUPS Z15, 6272(BP)
 	MOVL $0x3d800000, AX
 	VPBROADCASTD AX, Z16
 	VMULPS Z16, Z15, Z16
-	VMOVUPS Z16, 6592(SP)
+	VMOVUPS Z16, 6592(BP)
 
 	// W = round(w·d·inv) as int8, rows in quads: (W_4q … W_4q+3) per dword; ΣW per lane.
-	LEAQ 0(SP), R8
-	LEAQ 4224(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 4224(BP), R12
 	MOVQ 6464(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -5055,13 +5061,13 @@ aQ41V8Z4_p2:
 	VPSLLD $3, Z18, Z18
 	VPXORD Z16, Z16, Z16
 	VPSUBD Z18, Z16, Z17
-	VMOVDQU32 Z17, 6336(SP)
+	VMOVDQU32 Z17, 6336(BP)
 	VPSLLD $4, Z18, Z18
 	VPSUBD Z18, Z17, Z17
-	VMOVDQU32 Z17, 6656(SP)
-	LEAQ 4224(SP), AX
+	VMOVDQU32 Z17, 6656(BP)
+	LEAQ 4224(BP), AX
 	MOVQ AX, 6504(SP)
-	LEAQ 6272(SP), R13
+	LEAQ 6272(BP), R13
 	// The next tile's first prepass in this tile's row loops where a row is one quad: a row
 	// quad a row-loop step (R11: the full quads left), the rest after the loops.
 	XORQ R11, R11
@@ -5086,7 +5092,7 @@ aQ41V8Z4_pn:
 	IMULQ wstride+56(FP), AX
 	ADDQ 6472(SP), AX
 	MOVQ AX, 6536(SP)
-	LEAQ 0(SP), AX
+	LEAQ 0(BP), AX
 	MOVQ AX, 6544(SP)
 	MOVQ $1, 6560(SP)
 	VXORPS Z27, Z27, Z27
@@ -7154,7 +7160,9 @@ aQ50V8_done:
 
 // func multiAccQ50V8Z4INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q5_0: d (f16), qh (32 fifth bits), 16 nibble bytes; x = (c − 16)·d. 8-bit weights, rows in quads (VPDPBUSD), AVX-512 VBMI.
-TEXT ·multiAccQ50V8Z4INT(SB), 0, $7872-64
+TEXT ·multiAccQ50V8Z4INT(SB), 0, $15808-64
+	LEAQ 7935(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ50V8Z4_done
@@ -7222,7 +7230,7 @@ aQ50V8Z4_nq:
 	// with a chain each (row a: Z10, Z11, Z9; row b: Z28, Z18, Z17), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 6472(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 6464(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -7265,7 +7273,7 @@ aQ50V8Z4_pre:
 	VXORPS Z28, Z28, Z28
 	MOVQ 6464(SP), AX
 	SHLQ $6, AX
-	LEAQ 0(SP)(AX*1), R15
+	LEAQ 0(BP)(AX*1), R15
 	VPBROADCASTD ·intAccQMax8U(SB), Z27
 	VPBROADCASTD ·intAccInvCap(SB), Z26
 	VPBROADCASTD ·intAccOne(SB), Z25
@@ -7294,12 +7302,12 @@ aQ50V8Z4_p1e:
 	VDIVPS.Z Z10, Z27, K1, Z14
 	VMINPS Z26, Z14, K1, Z14
 	VDIVPS.Z Z14, Z25, K1, Z15
-	VMOVUPS Z15, 6272(SP)
+	VMOVUPS Z15, 6272(BP)
 
 	// W = round(w·d·inv), ΣW per lane; V = s·W as unsigned bytes, rows in quads, the smallest V
 	// per lane in Z10; S and P; −Σ V over the negative rows in Z11.
-	LEAQ 0(SP), R8
-	LEAQ 4224(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 4224(BP), R12
 	MOVQ 6464(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -7364,8 +7372,8 @@ aQ50V8Z4_p2:
 	JZ   aQ50V8Z4_p2d
 	VPXORD Z11, Z11, Z11
 	VPXORD Z15, Z15, Z15
-	LEAQ 0(SP), R8
-	LEAQ 4224(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 4224(BP), R12
 	MOVQ 6464(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -7431,10 +7439,10 @@ aQ50V8Z4_p2s:
 aQ50V8Z4_p2d:
 	VPSLLD $4, Z18, Z18
 	VPADDD Z11, Z18, Z18
-	VMOVDQU32 Z18, 6336(SP)
-	LEAQ 4224(SP), AX
+	VMOVDQU32 Z18, 6336(BP)
+	LEAQ 4224(BP), AX
 	MOVQ AX, 6504(SP)
-	LEAQ 6272(SP), R13
+	LEAQ 6272(BP), R13
 	// The next tile's first prepass in this tile's row loops where a row is one quad.
 	XORQ R11, R11
 	MOVQ nv+16(FP), AX
@@ -7456,7 +7464,7 @@ aQ50V8Z4_pn:
 	IMULQ wstride+56(FP), AX
 	ADDQ 6472(SP), AX
 	MOVQ AX, 6536(SP)
-	LEAQ 0(SP), AX
+	LEAQ 0(BP), AX
 	MOVQ AX, 6544(SP)
 	MOVQ $0, 6552(SP)
 	MOVQ $1, 6560(SP)
@@ -9512,7 +9520,9 @@ aQ51V8_done:
 
 // func multiAccQ51V8Z4INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q5_1: d, m (f16), qh, 16 nibble bytes; x = (c − 16)·d + (m + 16·d). 8-bit weights, rows in quads (VPDPBUSD), AVX-512 VBMI.
-TEXT ·multiAccQ51V8Z4INT(SB), 0, $6848-64
+TEXT ·multiAccQ51V8Z4INT(SB), 0, $13760-64
+	LEAQ 6911(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ51V8Z4_done
@@ -9586,7 +9596,7 @@ aQ51V8Z4_nq:
 	// with a chain each (row a: Z10, Z11, Z9; row b: Z28, Z18, Z17), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 6472(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 6464(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -9653,19 +9663,19 @@ aQ51V8Z4_p1e:
 	MOVL $0x41800000, AX
 	VPBROADCASTD AX, Z8
 	VFMADD231PS Z8, Z9, Z11
-	VMOVUPS Z11, 6400(SP)
+	VMOVUPS Z11, 6400(BP)
 	// inv = min(32767/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.
 	VXORPS Z12, Z12, Z12
 	VCMPPS $0x0E, Z12, Z10, K1 // M > 0
 	VDIVPS.Z Z10, Z27, K1, Z14
 	VMINPS Z26, Z14, K1, Z14
 	VDIVPS.Z Z14, Z25, K1, Z15
-	VMOVUPS Z15, 6272(SP)
+	VMOVUPS Z15, 6272(BP)
 
 	// W = round(w·d·inv) as unsigned bytes, rows in quads: (W_4q … W_4q+3) per dword; ΣW and
 	// Σ max(W, 0) per lane (Z18, Z10).
-	LEAQ 0(SP), R8
-	LEAQ 4224(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 4224(BP), R12
 	MOVQ 6464(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -9703,8 +9713,8 @@ aQ51V8Z4_p2:
 	MOVL AX, 6568(SP)
 	TESTL AX, AX
 	JZ   aQ51V8Z4_p2d
-	LEAQ 0(SP), R8
-	LEAQ 4224(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 4224(BP), R12
 	MOVQ 6464(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -9753,10 +9763,10 @@ aQ51V8Z4_p2s:
 	JNZ  aQ51V8Z4_p2s
 aQ51V8Z4_p2d:
 	VPSLLD $4, Z18, Z18
-	VMOVDQU32 Z18, 6336(SP)
-	LEAQ 4224(SP), AX
+	VMOVDQU32 Z18, 6336(BP)
+	LEAQ 4224(BP), AX
 	MOVQ AX, 6504(SP)
-	LEAQ 6272(SP), R13
+	LEAQ 6272(BP), R13
 
 aQ51V8Z4_blk:
 	// Row pairs: the codes of rows a and b widened and multiplied into int32 sums (Z0..Z7; where
@@ -11608,7 +11618,9 @@ aIQ4NLV8_done:
 
 // func multiAccIQ4NLV8Z4INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // iq4_nl: d (f16), 16 nibble bytes; x = kvalues[c]·d (int8 levels). 8-bit weights, rows in quads (VPDPBUSD), AVX-512 VBMI.
-TEXT ·multiAccIQ4NLV8Z4INT(SB), 0, $6848-64
+TEXT ·multiAccIQ4NLV8Z4INT(SB), 0, $13760-64
+	LEAQ 6911(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aIQ4NLV8Z4_done
@@ -11679,7 +11691,7 @@ aIQ4NLV8Z4_nq:
 	// 256q + 64b, lane 4r + h; the largest magnitudes per block (Z10, Z11, Z9, Z28), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 6472(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 6464(SP), R10
 	MOVQ wstride+56(FP), SI
 	MOVQ rb+32(FP), R11
@@ -11791,11 +11803,11 @@ aIQ4NLV8Z4_p1e:
 	VDIVPS.Z Z10, Z27, K1, Z14
 	VMINPS Z26, Z14, K1, Z14
 	VDIVPS.Z Z14, Z25, K1, Z15
-	VMOVUPS Z15, 6272(SP)
+	VMOVUPS Z15, 6272(BP)
 
 	// W = round(w·d·inv) as int8, rows in quads: (W_4q … W_4q+3) per dword; ΣW per lane.
-	LEAQ 0(SP), R8
-	LEAQ 4224(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 4224(BP), R12
 	MOVQ 6464(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -11829,10 +11841,10 @@ aIQ4NLV8Z4_p2:
 	VPSLLD $7, Z18, Z18
 	VPXORD Z16, Z16, Z16
 	VPSUBD Z18, Z16, Z17
-	VMOVDQU32 Z17, 6336(SP)
-	LEAQ 4224(SP), AX
+	VMOVDQU32 Z17, 6336(BP)
+	LEAQ 4224(BP), AX
 	MOVQ AX, 6504(SP)
-	LEAQ 6272(SP), R13
+	LEAQ 6272(BP), R13
 	// The next tile's first prepass in this tile's row loops where a row is one quad: a row
 	// quad a row-loop step (R11: the full quads left), the rest after the loops.
 	XORQ R11, R11
@@ -11857,7 +11869,7 @@ aIQ4NLV8Z4_pn:
 	IMULQ wstride+56(FP), AX
 	ADDQ 6472(SP), AX
 	MOVQ AX, 6536(SP)
-	LEAQ 0(SP), AX
+	LEAQ 0(BP), AX
 	MOVQ AX, 6544(SP)
 	MOVQ $1, 6560(SP)
 	VXORPS Z27, Z27, Z27

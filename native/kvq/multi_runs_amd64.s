@@ -11,7 +11,9 @@
 // func multiAccQ80Z4RunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int)
 // multiAccQ80Z4INT prefetching pf bytes past each tile's first row (the run after next), not the tile after next.
 // q8_0: d (f16), 32 int8 codes; x = c·d.
-TEXT ·multiAccQ80Z4RunsINT(SB), 0, $6848-72
+TEXT ·multiAccQ80Z4RunsINT(SB), 0, $13760-72
+	LEAQ 6911(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ80Z4R_done
@@ -76,7 +78,7 @@ aQ80Z4R_nq:
 	// with a chain each (row a: Z10, Z11, Z9; row b: Z28, Z18, Z17), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 6472(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 6464(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -119,7 +121,7 @@ aQ80Z4R_pre:
 	VXORPS Z28, Z28, Z28
 	MOVQ 6464(SP), AX
 	SHLQ $6, AX
-	LEAQ 0(SP)(AX*1), R15
+	LEAQ 0(BP)(AX*1), R15
 	VPBROADCASTD ·intAccQMax(SB), Z27
 	VPBROADCASTD ·intAccInvCap(SB), Z26
 	VPBROADCASTD ·intAccOne(SB), Z25
@@ -146,11 +148,11 @@ aQ80Z4R_p1e:
 	VDIVPS.Z Z10, Z27, K1, Z14
 	VMINPS Z26, Z14, K1, Z14
 	VDIVPS.Z Z14, Z25, K1, Z15
-	VMOVUPS Z15, 6272(SP)
+	VMOVUPS Z15, 6272(BP)
 
 	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
-	LEAQ 0(SP), R8
-	LEAQ 4224(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 4224(BP), R12
 	MOVQ 6464(SP), R10
 	INCQ R10
 	SHRQ $1, R10
@@ -166,9 +168,9 @@ aQ80Z4R_p2:
 	ADDQ $64, R12
 	DECQ R10
 	JNZ  aQ80Z4R_p2
-	LEAQ 4224(SP), AX
+	LEAQ 4224(BP), AX
 	MOVQ AX, 6504(SP)
-	LEAQ 6272(SP), R13
+	LEAQ 6272(BP), R13
 	// The next tile's first prepass in this tile's row loops where a row is one quad.
 	XORQ R11, R11
 	MOVQ nv+16(FP), AX
@@ -190,7 +192,7 @@ aQ80Z4R_pn:
 	IMULQ wstride+56(FP), AX
 	ADDQ 6472(SP), AX
 	MOVQ AX, 6536(SP)
-	LEAQ 0(SP), AX
+	LEAQ 0(BP), AX
 	MOVQ AX, SI
 	MOVQ $0, 6552(SP)
 	MOVQ $1, 6560(SP)
@@ -419,7 +421,9 @@ aQ80Z4R_done:
 // func multiAccQ40V8Z4RunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int)
 // multiAccQ40V8Z4INT prefetching pf bytes past each tile's first row (the run after next), not 32 KiB past the tile after next.
 // q4_0: d (f16), 16 nibble bytes; x = (c − 8)·d. 8-bit weights, rows in quads (VPDPBUSD), AVX-512 VBMI.
-TEXT ·multiAccQ40V8Z4RunsINT(SB), 0, $6848-72
+TEXT ·multiAccQ40V8Z4RunsINT(SB), 0, $13760-72
+	LEAQ 6911(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ40V8Z4R_done
@@ -486,7 +490,7 @@ aQ40V8Z4R_nq:
 	// 256q + 64b, lane 4r + h; the largest magnitudes per block (Z10, Z11, Z9, Z28), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 6472(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 6464(SP), R10
 	MOVQ wstride+56(FP), SI
 	MOVQ rb+32(FP), R11
@@ -598,15 +602,15 @@ aQ40V8Z4R_p1e:
 	VDIVPS.Z Z10, Z27, K1, Z14
 	VMINPS Z26, Z14, K1, Z14
 	VDIVPS.Z Z14, Z25, K1, Z15
-	VMOVUPS Z15, 6272(SP)
+	VMOVUPS Z15, 6272(BP)
 	MOVL $0x3d800000, AX
 	VPBROADCASTD AX, Z16
 	VMULPS Z16, Z15, Z16
-	VMOVUPS Z16, 6592(SP)
+	VMOVUPS Z16, 6592(BP)
 
 	// W = round(w·d·inv) as int8, rows in quads: (W_4q … W_4q+3) per dword; ΣW per lane.
-	LEAQ 0(SP), R8
-	LEAQ 4224(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 4224(BP), R12
 	MOVQ 6464(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -640,13 +644,13 @@ aQ40V8Z4R_p2:
 	VPSLLD $3, Z18, Z18
 	VPXORD Z16, Z16, Z16
 	VPSUBD Z18, Z16, Z17
-	VMOVDQU32 Z17, 6336(SP)
+	VMOVDQU32 Z17, 6336(BP)
 	VPSLLD $4, Z18, Z18
 	VPSUBD Z18, Z17, Z17
-	VMOVDQU32 Z17, 6400(SP)
-	LEAQ 4224(SP), AX
+	VMOVDQU32 Z17, 6400(BP)
+	LEAQ 4224(BP), AX
 	MOVQ AX, 6504(SP)
-	LEAQ 6272(SP), R13
+	LEAQ 6272(BP), R13
 	// The next tile's first prepass in this tile's row loops where a row is one quad: a row
 	// quad a row-loop step (R11: the full quads left), the rest after the loops.
 	XORQ R11, R11
@@ -671,7 +675,7 @@ aQ40V8Z4R_pn:
 	IMULQ wstride+56(FP), AX
 	ADDQ 6472(SP), AX
 	MOVQ AX, 6536(SP)
-	LEAQ 0(SP), AX
+	LEAQ 0(BP), AX
 	MOVQ AX, 6544(SP)
 	MOVQ $1, 6560(SP)
 	MOVQ $0, 6584(SP)

@@ -1,0 +1,200 @@
+//go:build amd64 && !purego
+
+package kvq
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"testing"
+	"unsafe"
+
+	"github.com/kvlab/kvlab/internal/cputime"
+)
+
+// frameMod is p's address mod 64.
+//
+//go:noinline
+func frameMod(p unsafe.Pointer) int { return int(uintptr(p) & 63) }
+
+// depthCall calls k from a frame of its own, its local's address mod 64 the result; depth1 to
+// depth8 have locals of 1 to 8 words.
+type depthCall func(k accKernel, acc *float32, d, nv int, rows *byte, rb, m int, w *float32, ws int) int
+
+//go:noinline
+func depth1(k accKernel, acc *float32, d, nv int, rows *byte, rb, m int, w *float32, ws int) int {
+	var p [1]uint64
+	k(acc, d, nv, rows, rb, m, w, ws)
+	return frameMod(unsafe.Pointer(&p))
+}
+
+//go:noinline
+func depth2(k accKernel, acc *float32, d, nv int, rows *byte, rb, m int, w *float32, ws int) int {
+	var p [2]uint64
+	k(acc, d, nv, rows, rb, m, w, ws)
+	return frameMod(unsafe.Pointer(&p))
+}
+
+//go:noinline
+func depth3(k accKernel, acc *float32, d, nv int, rows *byte, rb, m int, w *float32, ws int) int {
+	var p [3]uint64
+	k(acc, d, nv, rows, rb, m, w, ws)
+	return frameMod(unsafe.Pointer(&p))
+}
+
+//go:noinline
+func depth4(k accKernel, acc *float32, d, nv int, rows *byte, rb, m int, w *float32, ws int) int {
+	var p [4]uint64
+	k(acc, d, nv, rows, rb, m, w, ws)
+	return frameMod(unsafe.Pointer(&p))
+}
+
+//go:noinline
+func depth5(k accKernel, acc *float32, d, nv int, rows *byte, rb, m int, w *float32, ws int) int {
+	var p [5]uint64
+	k(acc, d, nv, rows, rb, m, w, ws)
+	return frameMod(unsafe.Pointer(&p))
+}
+
+//go:noinline
+func depth6(k accKernel, acc *float32, d, nv int, rows *byte, rb, m int, w *float32, ws int) int {
+	var p [6]uint64
+	k(acc, d, nv, rows, rb, m, w, ws)
+	return frameMod(unsafe.Pointer(&p))
+}
+
+//go:noinline
+func depth7(k accKernel, acc *float32, d, nv int, rows *byte, rb, m int, w *float32, ws int) int {
+	var p [7]uint64
+	k(acc, d, nv, rows, rb, m, w, ws)
+	return frameMod(unsafe.Pointer(&p))
+}
+
+//go:noinline
+func depth8(k accKernel, acc *float32, d, nv int, rows *byte, rb, m int, w *float32, ws int) int {
+	var p [8]uint64
+	k(acc, d, nv, rows, rb, m, w, ws)
+	return frameMod(unsafe.Pointer(&p))
+}
+
+// depthCalls are depth1 to depth8.
+var depthCalls = []depthCall{depth1, depth2, depth3, depth4, depth5, depth6, depth7, depth8}
+
+// frameDepthCases are the kernels gen_align.go rewrites that take four accumulators' weights
+// (the two-accumulator ones read the first two of each four), with their formats.
+func frameDepthCases() []struct {
+	f  Format
+	ks []accKernel
+} {
+	cases := []struct {
+		f  Format
+		ks []accKernel
+	}{
+		{Q4_0, []accKernel{multiAccQ40V8Z4INT}},
+		{Q4_1, []accKernel{multiAccQ41V8Z4INT}},
+		{IQ4_NL, []accKernel{multiAccIQ4NLV8Z4INT}},
+		{Q8_0, []accKernel{multiAccQ80Z4INT}},
+		{Q4_0, []accKernel{multiAccQ40V8Z4TwoINT}},
+		{Q4_1, []accKernel{multiAccQ41V8Z4TwoINT}},
+		{IQ4_NL, []accKernel{multiAccIQ4NLV8Z4TwoINT}},
+		{Q8_0, []accKernel{multiAccQ80Z4TwoINT}},
+	}
+	if hasBITALG {
+		cases = append(cases, []struct {
+			f  Format
+			ks []accKernel
+		}{{Q5_0, []accKernel{multiAccQ50V8Z4INT}}, {Q5_1, []accKernel{multiAccQ51V8Z4INT}}}...)
+	}
+	return cases
+}
+
+// TestFrameDepthMatches checks that the kernels gen_align.go rewrites give the same sums bit
+// for bit called from eight stack depths 8 bytes apart (their aligned frame base moves by 0 to
+// 56 bytes) and from the test itself, odd row counts and tiles included, and write nothing
+// past their accumulators. TestIntAcc8Matches and the q8_0 tests check the sums themselves.
+func TestFrameDepthMatches(t *testing.T) {
+	if !intAcc() || !hasVBMI {
+		t.Skip("no AVX-512 VBMI integer accumulate kernels here")
+	}
+	rng := rand.New(rand.NewPCG(21, 22))
+	for ci, tc := range frameDepthCases() {
+		c := Unwrap(mustCodec(t, tc.f, benchDim))
+		rb := c.RowBytes()
+		tile, _ := benchRowsOf(c)
+		for _, m := range []int{1, 63, 64, 130, 777} {
+			w := make([]float32, 4*m)
+			for i := range w {
+				w[i] = float32(rng.NormFloat64()) / float32(m)
+			}
+			want := make([]float32, 4*benchDim+16)
+			for i := range want {
+				want[i] = float32(i) * 0.25
+			}
+			start := slices.Clone(want)
+			tc.ks[0](&want[0], benchDim, benchDim, &tile[0], rb, m, &w[0], 16)
+			mods := map[int]bool{}
+			for _, call := range depthCalls {
+				got := slices.Clone(start)
+				mods[call(tc.ks[0], &got[0], benchDim, benchDim, &tile[0], rb, m, &w[0], 16)] = true
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("case %d %v m %d: acc[%d] %v called from a depth, %v not", ci, tc.f, m, i, got[i], want[i])
+					}
+				}
+			}
+			for i := 4 * benchDim; i < len(want); i++ {
+				if want[i] != start[i] {
+					t.Fatalf("case %d %v m %d: acc[%d] written past the accumulators", ci, tc.f, m, i)
+				}
+			}
+			if len(mods) != 8 {
+				t.Fatalf("the depths' locals sit at %d offsets mod 64, not 8", len(mods))
+			}
+		}
+	}
+}
+
+// TestFrameDepthSpeed times the Zen 4 values kernels whose frame vectors gen_align.go aligns,
+// called from eight stack depths 8 bytes apart (without it their frame vectors sat at eight
+// offsets mod 64), in cache, thread CPU time, the depths alternated; each line gives the
+// callers' local's address mod 64 and the time a row, min/median. The kernels' ks: more kernels
+// with their signature to alternate with (an unaligned copy, say).
+func TestFrameDepthSpeed(t *testing.T) {
+	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
+		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
+	}
+	if !intAcc() || !hasVBMI {
+		t.Skip("no AVX-512 VBMI integer accumulate kernels here")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for _, tc := range frameDepthCases() {
+		c := Unwrap(mustCodec(t, tc.f, benchDim))
+		rb := c.RowBytes()
+		tile, _ := benchRowsOf(c)
+		_, _, w, acc := benchQueries()
+		nk := len(tc.ks)
+		ns := make([][8][]float64, nk)
+		var mod [8]int
+		for r := 0; r < 61; r++ {
+			for j := range 8 * nk {
+				j = (j + r) % (8 * nk) // rotate the order
+				i, k := j%8, j/8
+				t0 := cputime.Thread()
+				mod[i] = depthCalls[i](tc.ks[k], &acc[0], benchDim, benchDim, &tile[0], rb, benchRows, &w[0], 16)
+				ns[k][i] = append(ns[k][i], float64((cputime.Thread()-t0).Nanoseconds())/benchRows)
+			}
+		}
+		for k := range ns {
+			s := ""
+			for i := range ns[k] {
+				slices.Sort(ns[k][i])
+				s += fmt.Sprintf(" [%2d] %.3f/%.3f", mod[i], ns[k][i][0], ns[k][i][len(ns[k][i])/2])
+			}
+			t.Logf("%-6s kernel %d: ns a row min/med by caller local mod 64:%s", tc.f, k, s)
+		}
+	}
+}

@@ -1,0 +1,143 @@
+//go:build ignore
+
+// gen_align rewrites Zen 4 kernels that gen_intacc.go and gen_runs.go wrote so that the 64-byte
+// vectors in their frame (the tile's weights and codes they stage, spilled sums) sit 64-byte
+// aligned whatever the caller's stack depth: Go aligns SP to 8 bytes only. Each listed kernel's
+// frame grows to 2·F + 64 (F its own), BP = (SP + F + 63) &^ 63 first (the assembler saves and
+// restores BP around a frame; the kernels do not use it), and the frame addresses of its vector
+// instructions and LEAQs (the staged areas it reads through pointers) become N(BP) in place of
+// N(SP); the scalars (counters, pointers) stay at N(SP), below F, so the two never overlap.
+// Nothing else changes: the results are the kernel's, bit for bit. Run by `go generate
+// ./native/kvq` after the generators it rewrites (stackalign_gen_amd64.go's go:generate line
+// sorts after theirs). A kernel already rewritten is left as it is; one missing, using BP, or
+// with an offset that both a scalar and a vector instruction address stops it.
+//
+// Measured on AMD Zen 4 (EPYC Genoa, shared, load ~13; kvq's TestFrameDepthSpeed: each kernel
+// called from eight stack depths 8 bytes apart, d 128, 4096 rows in cache, thread CPU time, 61
+// calls a depth, the old and aligned kernels alternated in one process, three runs, median ns a
+// row): the old kernels ran at two of eight depths (their frame 32-byte aligned: Zen 4 splits a
+// 64-byte access in two 32-byte halves) as fast as aligned ones and 1–2 % slower at the other six
+// (four of eight for the two-accumulator kernels): four accumulators q4_0 4.21–4.23 / 4.26–4.30
+// (good depths / others) → 4.22–4.23 at every depth, q4_1 4.68–4.73 / 4.69–4.77 → 4.68–4.74,
+// iq4_nl 4.40–4.44 / 4.46–4.51 → 4.40–4.44, q8_0 6.13–6.15 / 6.22–6.24 → 6.13–6.14, q5_0
+// 7.26–7.32 / 7.34–7.42 → 7.25–7.34, q5_1 6.71–6.81 / 6.85–6.93 → 6.70–6.81; two accumulators
+// q4_0 3.64–3.67 / 3.72–3.75 → 3.64–3.67, q4_1 4.48–4.49 / 4.54–4.58 → 4.48–4.49, iq4_nl
+// 3.93–3.98 / 4.02–4.05 → 3.94–4.00, q8_0 4.80–4.82 / 4.88–4.90 → 4.80–4.87. In attn's
+// TestDecodeBreakdown (six alternated runs, median of the per-run minima, ns a row) the values
+// phase timed alone, which called them from a bad depth, went q4_0 4.69 → 4.50, q4_1 5.40 →
+// 4.84, iq4_nl 5.17 → 4.58 (the breakdown's negative "rest"); whole decodes, which already
+// called them from a good depth, moved within noise (q4_1 9.75 → 9.64, iq4_nl 9.36 → 9.23,
+// q4_0 8.91 → 8.96, q8_0 13.27 → 13.24). Addressing the scalars through BP too (frame + 64,
+// every N(SP) → N(BP)) was as flat but slower (q4_1 4.75 against the old kernel's 4.65–4.69 at
+// every depth). The turbo kernels with 8-bit weights (gen_turboacc.go: their frame vectors are
+// outside the row loop) showed no depth effect (turbo2/3/4 within 0.02 ns a row) and are left as
+// they are; the kernels that run on other CPUs too keep their machine code.
+package main
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// kernels are the rewritten kernels by file (all Zen 4 flavours: pickZen4, zen4Stream).
+var kernels = map[string][]string{
+	"multi_intacc_amd64.s":  {"multiAccQ40V8Z4INT", "multiAccQ41V8Z4INT", "multiAccIQ4NLV8Z4INT", "multiAccQ80Z4INT", "multiAccQ50V8Z4INT", "multiAccQ51V8Z4INT"},
+	"multi_intacc2_amd64.s": {"multiAccQ40V8Z4TwoINT", "multiAccQ41V8Z4TwoINT", "multiAccIQ4NLV8Z4TwoINT", "multiAccQ80Z4TwoINT"},
+	"multi_runs_amd64.s":    {"multiAccQ80Z4RunsINT", "multiAccQ40V8Z4RunsINT"},
+}
+
+// tag ends the second line of a rewritten kernel.
+const tag = "// the frame's vectors 64-byte aligned (gen_align.go)\n"
+
+var (
+	spRef   = regexp.MustCompile(`(^|[^A-Za-z0-9_.])(-?[0-9]+)\(SP\)`)
+	bpUse   = regexp.MustCompile(`\bBP\b`)
+	textHdr = regexp.MustCompile(`^(TEXT ·\w+\(SB\), [A-Z0-9|]+, \$)([0-9]+)(-[0-9]+)$`)
+)
+
+// align rewrites kernel name in s.
+func align(s, name string) (string, error) {
+	start := strings.Index(s, "\nTEXT ·"+name+"(SB)")
+	if start < 0 {
+		return "", fmt.Errorf("%s: no TEXT line", name)
+	}
+	start++
+	end := strings.Index(s[start+1:], "\nTEXT ")
+	if end < 0 {
+		end = len(s)
+	} else {
+		end += start + 2
+	}
+	lines := strings.SplitAfter(s[start:end], "\n")
+	if len(lines) > 2 && strings.HasSuffix(lines[2], tag) {
+		return s, nil // already aligned
+	}
+	hdr := strings.TrimSuffix(lines[0], "\n")
+	m := textHdr.FindStringSubmatch(hdr)
+	if m == nil {
+		return "", fmt.Errorf("%s: TEXT line %q", name, hdr)
+	}
+	frame, _ := strconv.Atoi(m[2])
+	if frame == 0 {
+		return "", fmt.Errorf("%s: no frame", name)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s%d%s\n\tLEAQ %d(SP), BP\n\tANDQ $-64, BP             %s", m[1], 2*frame+64, m[3], frame+63, tag)
+	scalar, vector := map[string]bool{}, map[string]bool{}
+	for _, l := range lines[1:] {
+		code, comment := l, ""
+		if i := strings.Index(l, "//"); i >= 0 {
+			code, comment = l[:i], l[i:]
+		}
+		if bpUse.MatchString(code) {
+			return "", fmt.Errorf("%s uses BP: %q", name, l)
+		}
+		op := strings.Fields(code)
+		if len(op) == 0 {
+			b.WriteString(l)
+			continue
+		}
+		vec := op[0][0] == 'V' || op[0] == "LEAQ"
+		for _, r := range spRef.FindAllStringSubmatch(code, -1) {
+			if vec {
+				vector[r[2]] = true
+			} else {
+				scalar[r[2]] = true
+			}
+		}
+		if vec {
+			code = spRef.ReplaceAllString(code, "${1}${2}(BP)")
+		}
+		b.WriteString(code + comment)
+	}
+	for o := range scalar {
+		if vector[o] {
+			return "", fmt.Errorf("%s: %s(SP) is both a scalar's and a vector's", name, o)
+		}
+	}
+	return s[:start] + b.String() + s[end:], nil
+}
+
+func main() {
+	for file, names := range kernels {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		s := string(src)
+		for _, n := range names {
+			if s, err = align(s, n); err != nil {
+				fmt.Fprintln(os.Stderr, "gen_align:", file, err)
+				os.Exit(1)
+			}
+		}
+		if err := os.WriteFile(file, []byte(s), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+}
