@@ -111,16 +111,49 @@ func frameDepthCases() []struct {
 	return cases
 }
 
-// TestFrameDepthMatches checks that the kernels gen_align.go rewrites give the same sums bit
+// frameDepthAVX2Cases are the AVX2 kernels gen_align.go rewrites, with their formats.
+func frameDepthAVX2Cases() []struct {
+	f  Format
+	ks []accKernel
+} {
+	return []struct {
+		f  Format
+		ks []accKernel
+	}{
+		{Q4_0, []accKernel{multiAccQ40AVX2INT}}, {Q4_0, []accKernel{multiAccQ40B8AVX2INT}},
+		{Q4_0, []accKernel{multiAccQ40TwoAVX2INT}}, {Q4_0, []accKernel{multiAccQ40B8TwoAVX2INT}},
+		{Q4_1, []accKernel{multiAccQ41AVX2INT}}, {Q4_1, []accKernel{multiAccQ41B8AVX2INT}},
+		{Q4_1, []accKernel{multiAccQ41TwoAVX2INT}}, {Q4_1, []accKernel{multiAccQ41B8TwoAVX2INT}},
+		{Q5_0, []accKernel{multiAccQ50AVX2INT}}, {Q5_0, []accKernel{multiAccQ50B8AVX2INT}},
+		{Q5_0, []accKernel{multiAccQ50A8AVX2INT}}, {Q5_0, []accKernel{multiAccQ50TwoAVX2INT}},
+		{Q5_0, []accKernel{multiAccQ50B8TwoAVX2INT}}, {Q5_0, []accKernel{multiAccQ50A8TwoAVX2INT}},
+		{Q5_1, []accKernel{multiAccQ51AVX2INT}}, {Q5_1, []accKernel{multiAccQ51B8AVX2INT}},
+		{Q5_1, []accKernel{multiAccQ51U8AVX2INT}}, {Q5_1, []accKernel{multiAccQ51TwoAVX2INT}},
+		{Q5_1, []accKernel{multiAccQ51B8TwoAVX2INT}}, {Q5_1, []accKernel{multiAccQ51U8TwoAVX2INT}},
+		{Q8_0, []accKernel{multiAccQ80AVX2INT}}, {Q8_0, []accKernel{multiAccQ80A8AVX2INT}},
+		{Q8_0, []accKernel{multiAccQ80TwoAVX2INT}}, {Q8_0, []accKernel{multiAccQ80A8TwoAVX2INT}},
+		{IQ4_NL, []accKernel{multiAccIQ4NLAVX2INT}}, {IQ4_NL, []accKernel{multiAccIQ4NLTwoAVX2INT}},
+	}
+}
+
+// TestFrameDepthMatches checks that the kernels gen_align.go rewrites (those this CPU runs) give the same sums bit
 // for bit called from eight stack depths 8 bytes apart (their aligned frame base moves by 0 to
 // 56 bytes) and from the test itself, odd row counts and tiles included, and write nothing
-// past their accumulators. TestIntAcc8Matches and the q8_0 tests check the sums themselves.
+// past their accumulators. TestIntAcc8Matches, TestAVX2IntAccMatches and the others check the sums
+// themselves.
 func TestFrameDepthMatches(t *testing.T) {
-	if !intAcc() || !hasVBMI {
-		t.Skip("no AVX-512 VBMI integer accumulate kernels here")
+	var cases []struct {
+		f  Format
+		ks []accKernel
+	}
+	if intAcc() && hasVBMI {
+		cases = frameDepthCases()
+	}
+	if hasAVX2 {
+		cases = append(cases, frameDepthAVX2Cases()...)
 	}
 	rng := rand.New(rand.NewPCG(21, 22))
-	for ci, tc := range frameDepthCases() {
+	for ci, tc := range cases {
 		c := Unwrap(mustCodec(t, tc.f, benchDim))
 		rb := c.RowBytes()
 		tile, _ := benchRowsOf(c)
@@ -166,12 +199,16 @@ func TestFrameDepthSpeed(t *testing.T) {
 	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
 		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
 	}
-	if !intAcc() || !hasVBMI {
-		t.Skip("no AVX-512 VBMI integer accumulate kernels here")
+	if !hasAVX2 {
+		t.Skip("no AVX2 here")
+	}
+	cases := frameDepthAVX2Cases()
+	if intAcc() && hasVBMI {
+		cases = append(frameDepthCases(), cases...)
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	for _, tc := range frameDepthCases() {
+	for _, tc := range cases {
 		c := Unwrap(mustCodec(t, tc.f, benchDim))
 		rb := c.RowBytes()
 		tile, _ := benchRowsOf(c)

@@ -1,7 +1,7 @@
 //go:build ignore
 
-// gen_align rewrites Zen 4 kernels that gen_intacc.go and gen_runs.go wrote so that the 64-byte
-// vectors in their frame (the tile's weights and codes they stage, spilled sums) sit 64-byte
+// gen_align rewrites kernels that gen_intacc.go, gen_runs.go (Zen 4's) and gen_avx2intacc.go
+// (every AVX2 CPU's) wrote so that the 64-byte (32-byte) vectors in their frame (the tile's weights and codes they stage, spilled sums) sit 64-byte
 // aligned whatever the caller's stack depth: Go aligns SP to 8 bytes only. Each listed kernel's
 // frame grows to 2·F + 64 (F its own), BP = (SP + F + 63) &^ 63 first (the assembler saves and
 // restores BP around a frame; the kernels do not use it), and the frame addresses of its vector
@@ -31,7 +31,26 @@
 // every N(SP) → N(BP)) was as flat but slower (q4_1 4.75 against the old kernel's 4.65–4.69 at
 // every depth). The turbo kernels with 8-bit weights (gen_turboacc.go: their frame vectors are
 // outside the row loop) showed no depth effect (turbo2/3/4 within 0.02 ns a row) and are left as
-// they are; the kernels that run on other CPUs too keep their machine code.
+// they are, as are the non-Zen 4 AVX-512 kernels (not measured: Zen 4 runs the Z4 flavours).
+//
+// The AVX2 values kernels (gen_avx2intacc.go: 32-byte vectors, int16 and 8-bit weights; the
+// same Zen 4 with KVLAB_NO_AVX512=1, the same test, two runs, the old kernel alternated in the
+// same process) ran 3–5 % slower at six of eight depths (their frame 32-byte aligned at the other
+// two), e.g. four accumulators q4_0 int16 9.20–9.28 / 9.54–9.61 → 9.23–9.24, q4_0 8-bit (four
+// more runs of it alone) 7.04–7.13 / 7.14–7.28 → 7.04–7.14 (one of two runs among the others
+// had it 7.20–7.24 against 7.03–7.16: noise or layout), q4_1 int16
+// 10.06 / 10.36–10.40 → 9.93–9.95, q5_0 int16 11.23–11.33 / 11.58–11.68 → 11.29–11.31, q5_1
+// int16 12.12 / 12.45–12.49 → 11.99–12.01, q8_0 int16 9.00–9.02 / 9.35–9.37 → 8.97–8.99, q8_0
+// 8-bit 8.12–8.13 / 8.41–8.42 (at three depths) → 8.11–8.12, iq4_nl 10.11–10.21 / 10.46–10.54 →
+// 10.12–10.14, q5_1 8-bit (U8) 10.07–10.08 / 10.36–10.39 → 10.09–10.11; two accumulators alike
+// (q4_1 int16 7.09–7.16 / 7.48–7.52 → 7.09–7.11). In attn's TestDecodeBreakdown
+// (KVLAB_NO_AVX512=1, four alternated runs, min / median of the per-run minima, ns a row, load
+// ~7–10) the values phase went q4_0 8.00 / 8.08 → 7.76 / 7.85, iq4_nl 10.73 / 10.82 → 10.34 /
+// 10.43, q8_0 10.99 / 11.51 → 10.49 / 11.16, q5_0 10.69 / 11.05 → 10.33 / 10.82, and whole
+// decodes iq4_nl 20.19 / 20.88 → 19.93 / 20.17, q5_1 20.92 / 21.93 → 20.61 / 21.41, q4_0, q4_1
+// and q8_0 within noise. On Intel (not measured here) a 32- or 64-byte access that crosses a
+// cache line is a split load or store (an extra load-port cycle, two L1 accesses): alignment can
+// only remove those; the two added instructions run once a call.
 package main
 
 import (
@@ -42,11 +61,13 @@ import (
 	"strings"
 )
 
-// kernels are the rewritten kernels by file (all Zen 4 flavours: pickZen4, zen4Stream).
+// kernels are the rewritten kernels by file: the AVX-512 ones are Zen 4 flavours (pickZen4,
+// zen4Stream), the AVX2 ones run on every AVX2 CPU.
 var kernels = map[string][]string{
-	"multi_intacc_amd64.s":  {"multiAccQ40V8Z4INT", "multiAccQ41V8Z4INT", "multiAccIQ4NLV8Z4INT", "multiAccQ80Z4INT", "multiAccQ50V8Z4INT", "multiAccQ51V8Z4INT"},
-	"multi_intacc2_amd64.s": {"multiAccQ40V8Z4TwoINT", "multiAccQ41V8Z4TwoINT", "multiAccIQ4NLV8Z4TwoINT", "multiAccQ80Z4TwoINT"},
-	"multi_runs_amd64.s":    {"multiAccQ80Z4RunsINT", "multiAccQ40V8Z4RunsINT"},
+	"multi_intacc_amd64.s":     {"multiAccQ40V8Z4INT", "multiAccQ41V8Z4INT", "multiAccIQ4NLV8Z4INT", "multiAccQ80Z4INT", "multiAccQ50V8Z4INT", "multiAccQ51V8Z4INT"},
+	"multi_intacc2_amd64.s":    {"multiAccQ40V8Z4TwoINT", "multiAccQ41V8Z4TwoINT", "multiAccIQ4NLV8Z4TwoINT", "multiAccQ80Z4TwoINT"},
+	"multi_runs_amd64.s":       {"multiAccQ80Z4RunsINT", "multiAccQ40V8Z4RunsINT"},
+	"multi_avx2intacc_amd64.s": {"multiAccQ40B8AVX2INT", "multiAccQ41B8AVX2INT", "multiAccQ50B8AVX2INT", "multiAccQ51B8AVX2INT", "multiAccQ51U8AVX2INT", "multiAccQ50A8AVX2INT", "multiAccQ80A8AVX2INT", "multiAccIQ4NLAVX2INT", "multiAccQ40AVX2INT", "multiAccQ41AVX2INT", "multiAccQ50AVX2INT", "multiAccQ51AVX2INT", "multiAccQ80AVX2INT", "multiAccQ40B8TwoAVX2INT", "multiAccQ41B8TwoAVX2INT", "multiAccQ50B8TwoAVX2INT", "multiAccQ51B8TwoAVX2INT", "multiAccQ51U8TwoAVX2INT", "multiAccQ50A8TwoAVX2INT", "multiAccQ80A8TwoAVX2INT", "multiAccIQ4NLTwoAVX2INT", "multiAccQ40TwoAVX2INT", "multiAccQ41TwoAVX2INT", "multiAccQ50TwoAVX2INT", "multiAccQ51TwoAVX2INT", "multiAccQ80TwoAVX2INT"},
 }
 
 // tag ends the second line of a rewritten kernel.

@@ -118,7 +118,9 @@ GLOBL ·avx2A8Sixteen(SB), RODATA|NOPTR, $4
 
 // func multiAccQ40AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q4_0: d (f16), 16 nibble bytes; x = (c − 8)·d.
-TEXT ·multiAccQ40AVX2INT(SB), 0, $3264-64
+TEXT ·multiAccQ40AVX2INT(SB), 0, $6592-64
+	LEAQ 3327(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ40AVX2INT_done
@@ -171,7 +173,7 @@ aQ40AVX2INT_nq:
 	// step with a chain each (row a: Y0, Y1, Y2; row b: Y3, Y4, Y5), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 3208(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 3200(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -236,12 +238,12 @@ aQ40AVX2INT_p1e:
 	VBROADCASTSS ·intAccOne(SB), Y4
 	VDIVPS Y14, Y4, Y15
 	VANDPS Y1, Y15, Y15
-	VMOVUPS Y15, 3104(SP)
+	VMOVUPS Y15, 3104(BP)
 
 	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
 	// the codes have an offset.
-	LEAQ 0(SP), R8
-	LEAQ 2080(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 2080(BP), R12
 	MOVQ 3200(SP), R10
 	INCQ R10
 	SHRQ $1, R10
@@ -263,10 +265,10 @@ aQ40AVX2INT_p2:
 	VPSLLD $3, Y6, Y6
 	VPXOR Y7, Y7, Y7
 	VPSUBD Y6, Y7, Y6
-	VMOVDQU Y6, 3136(SP)
-	LEAQ 2080(SP), AX
+	VMOVDQU Y6, 3136(BP)
+	LEAQ 2080(BP), AX
 	MOVQ AX, 3240(SP)
-	LEAQ 3104(SP), R13
+	LEAQ 3104(BP), R13
 
 aQ40AVX2INT_blk:
 	// Half 0: values 0.. and 16...
@@ -657,7 +659,9 @@ aQ40AVX2INT_done:
 
 // func multiAccQ80AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q8_0: d (f16), 32 int8 codes; x = c·d.
-TEXT ·multiAccQ80AVX2INT(SB), 0, $3264-64
+TEXT ·multiAccQ80AVX2INT(SB), 0, $6592-64
+	LEAQ 3327(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ80AVX2INT_done
@@ -709,7 +713,7 @@ aQ80AVX2INT_nq:
 	// step with a chain each (row a: Y0, Y1, Y2; row b: Y3, Y4, Y5), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 3208(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 3200(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -774,12 +778,12 @@ aQ80AVX2INT_p1e:
 	VBROADCASTSS ·intAccOne(SB), Y4
 	VDIVPS Y14, Y4, Y15
 	VANDPS Y1, Y15, Y15
-	VMOVUPS Y15, 3104(SP)
+	VMOVUPS Y15, 3104(BP)
 
 	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
 	// the codes have an offset.
-	LEAQ 0(SP), R8
-	LEAQ 2080(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 2080(BP), R12
 	MOVQ 3200(SP), R10
 	INCQ R10
 	SHRQ $1, R10
@@ -795,9 +799,9 @@ aQ80AVX2INT_p2:
 	ADDQ $32, R12
 	DECQ R10
 	JNZ  aQ80AVX2INT_p2
-	LEAQ 2080(SP), AX
+	LEAQ 2080(BP), AX
 	MOVQ AX, 3240(SP)
-	LEAQ 3104(SP), R13
+	LEAQ 3104(BP), R13
 
 aQ80AVX2INT_blk:
 	// Half 0: values 0.. and 8...
@@ -1190,7 +1194,9 @@ aQ80AVX2INT_done:
 
 // func multiAccQ41AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q4_1: d, m (f16), 16 nibble bytes; x = (c − 8)·d + (m + 8·d).
-TEXT ·multiAccQ41AVX2INT(SB), 0, $3264-64
+TEXT ·multiAccQ41AVX2INT(SB), 0, $6592-64
+	LEAQ 3327(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ41AVX2INT_done
@@ -1243,7 +1249,7 @@ aQ41AVX2INT_nq:
 	// step with a chain each (row a: Y0, Y1, Y2; row b: Y3, Y4, Y5), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 3208(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 3200(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -1315,7 +1321,7 @@ aQ41AVX2INT_p1e:
 	VMOVD AX, X8
 	VPBROADCASTD X8, Y8
 	VFMADD231PS Y8, Y2, Y1
-	VMOVUPS Y1, 3168(SP)
+	VMOVUPS Y1, 3168(BP)
 	// inv = min(32767/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.
 	VXORPS Y12, Y12, Y12
 	VCMPPS $0x0E, Y12, Y0, Y1  // M > 0
@@ -1327,12 +1333,12 @@ aQ41AVX2INT_p1e:
 	VBROADCASTSS ·intAccOne(SB), Y4
 	VDIVPS Y14, Y4, Y15
 	VANDPS Y1, Y15, Y15
-	VMOVUPS Y15, 3104(SP)
+	VMOVUPS Y15, 3104(BP)
 
 	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
 	// the codes have an offset.
-	LEAQ 0(SP), R8
-	LEAQ 2080(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 2080(BP), R12
 	MOVQ 3200(SP), R10
 	INCQ R10
 	SHRQ $1, R10
@@ -1354,10 +1360,10 @@ aQ41AVX2INT_p2:
 	VPSLLD $3, Y6, Y6
 	VPXOR Y7, Y7, Y7
 	VPSUBD Y6, Y7, Y6
-	VMOVDQU Y6, 3136(SP)
-	LEAQ 2080(SP), AX
+	VMOVDQU Y6, 3136(BP)
+	LEAQ 2080(BP), AX
 	MOVQ AX, 3240(SP)
-	LEAQ 3104(SP), R13
+	LEAQ 3104(BP), R13
 
 aQ41AVX2INT_blk:
 	// Half 0: values 0.. and 16...
@@ -1772,7 +1778,9 @@ aQ41AVX2INT_done:
 
 // func multiAccQ50AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q5_0: d (f16), qh (32 fifth bits), 16 nibble bytes; x = (c − 16)·d.
-TEXT ·multiAccQ50AVX2INT(SB), 0, $3264-64
+TEXT ·multiAccQ50AVX2INT(SB), 0, $6592-64
+	LEAQ 3327(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ50AVX2INT_done
@@ -1826,7 +1834,7 @@ aQ50AVX2INT_nq:
 	// step with a chain each (row a: Y0, Y1, Y2; row b: Y3, Y4, Y5), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 3208(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 3200(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -1893,12 +1901,12 @@ aQ50AVX2INT_p1e:
 	VANDPS Y1, Y15, Y15
 	VBROADCASTSS ·avx2IntAccSixteenth(SB), Y13
 	VMULPS Y13, Y15, Y15
-	VMOVUPS Y15, 3104(SP)
+	VMOVUPS Y15, 3104(BP)
 
 	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
 	// the codes have an offset.
-	LEAQ 0(SP), R8
-	LEAQ 2080(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 2080(BP), R12
 	MOVQ 3200(SP), R10
 	INCQ R10
 	SHRQ $1, R10
@@ -1914,9 +1922,9 @@ aQ50AVX2INT_p2:
 	ADDQ $32, R12
 	DECQ R10
 	JNZ  aQ50AVX2INT_p2
-	LEAQ 2080(SP), AX
+	LEAQ 2080(BP), AX
 	MOVQ AX, 3240(SP)
-	LEAQ 3104(SP), R13
+	LEAQ 3104(BP), R13
 
 aQ50AVX2INT_blk:
 	// Half 0: values 0.. and 16...
@@ -2395,7 +2403,9 @@ aQ50AVX2INT_done:
 
 // func multiAccQ51AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q5_1: d, m (f16), qh, 16 nibble bytes; x = (c − 16)·d + (m + 16·d).
-TEXT ·multiAccQ51AVX2INT(SB), 0, $3264-64
+TEXT ·multiAccQ51AVX2INT(SB), 0, $6592-64
+	LEAQ 3327(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ51AVX2INT_done
@@ -2449,7 +2459,7 @@ aQ51AVX2INT_nq:
 	// step with a chain each (row a: Y0, Y1, Y2; row b: Y3, Y4, Y5), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 3208(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 3200(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -2521,7 +2531,7 @@ aQ51AVX2INT_p1e:
 	VMOVD AX, X8
 	VPBROADCASTD X8, Y8
 	VFMADD231PS Y8, Y2, Y1
-	VMOVUPS Y1, 3168(SP)
+	VMOVUPS Y1, 3168(BP)
 	// inv = min(32767/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.
 	VXORPS Y12, Y12, Y12
 	VCMPPS $0x0E, Y12, Y0, Y1  // M > 0
@@ -2535,12 +2545,12 @@ aQ51AVX2INT_p1e:
 	VANDPS Y1, Y15, Y15
 	VBROADCASTSS ·avx2IntAccSixteenth(SB), Y13
 	VMULPS Y13, Y15, Y15
-	VMOVUPS Y15, 3104(SP)
+	VMOVUPS Y15, 3104(BP)
 
 	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
 	// the codes have an offset.
-	LEAQ 0(SP), R8
-	LEAQ 2080(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 2080(BP), R12
 	MOVQ 3200(SP), R10
 	INCQ R10
 	SHRQ $1, R10
@@ -2556,9 +2566,9 @@ aQ51AVX2INT_p2:
 	ADDQ $32, R12
 	DECQ R10
 	JNZ  aQ51AVX2INT_p2
-	LEAQ 2080(SP), AX
+	LEAQ 2080(BP), AX
 	MOVQ AX, 3240(SP)
-	LEAQ 3104(SP), R13
+	LEAQ 3104(BP), R13
 
 aQ51AVX2INT_blk:
 	// Half 0: values 0.. and 16...
@@ -3061,7 +3071,9 @@ aQ51AVX2INT_done:
 
 // func multiAccIQ4NLAVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // iq4_nl: d (f16), 16 nibble bytes; x = kvalues[c]·d (int8 levels).
-TEXT ·multiAccIQ4NLAVX2INT(SB), 0, $3264-64
+TEXT ·multiAccIQ4NLAVX2INT(SB), 0, $6592-64
+	LEAQ 3327(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aIQ4NLAVX2INT_done
@@ -3115,7 +3127,7 @@ aIQ4NLAVX2INT_nq:
 	// step with a chain each (row a: Y0, Y1, Y2; row b: Y3, Y4, Y5), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 3208(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 3200(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -3180,12 +3192,12 @@ aIQ4NLAVX2INT_p1e:
 	VBROADCASTSS ·intAccOne(SB), Y4
 	VDIVPS Y14, Y4, Y15
 	VANDPS Y1, Y15, Y15
-	VMOVUPS Y15, 3104(SP)
+	VMOVUPS Y15, 3104(BP)
 
 	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
 	// the codes have an offset.
-	LEAQ 0(SP), R8
-	LEAQ 2080(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 2080(BP), R12
 	MOVQ 3200(SP), R10
 	INCQ R10
 	SHRQ $1, R10
@@ -3207,10 +3219,10 @@ aIQ4NLAVX2INT_p2:
 	VPSLLD $7, Y6, Y6
 	VPXOR Y7, Y7, Y7
 	VPSUBD Y6, Y7, Y6
-	VMOVDQU Y6, 3136(SP)
-	LEAQ 2080(SP), AX
+	VMOVDQU Y6, 3136(BP)
+	LEAQ 2080(BP), AX
 	MOVQ AX, 3240(SP)
-	LEAQ 3104(SP), R13
+	LEAQ 3104(BP), R13
 
 aIQ4NLAVX2INT_blk:
 	// Half 0: values 0.. and 16...
@@ -6983,7 +6995,9 @@ aIQ4NLVNNIINT_done:
 
 // func multiAccQ40TwoAVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q4_0: d (f16), 16 nibble bytes; x = (c − 8)·d. Two accumulators.
-TEXT ·multiAccQ40TwoAVX2INT(SB), 0, $3264-64
+TEXT ·multiAccQ40TwoAVX2INT(SB), 0, $6592-64
+	LEAQ 3327(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ40TwoAVX2INT_done
@@ -7036,7 +7050,7 @@ aQ40TwoAVX2INT_nq:
 	// step with a chain each (row a: Y0, Y1, Y2; row b: Y3, Y4, Y5), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 3208(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 3200(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -7104,12 +7118,12 @@ aQ40TwoAVX2INT_p1e:
 	VBROADCASTSS ·intAccOne(SB), Y4
 	VDIVPS Y14, Y4, Y15
 	VANDPS Y1, Y15, Y15
-	VMOVUPS Y15, 3104(SP)
+	VMOVUPS Y15, 3104(BP)
 
 	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
 	// the codes have an offset.
-	LEAQ 0(SP), R8
-	LEAQ 2080(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 2080(BP), R12
 	MOVQ 3200(SP), R10
 	INCQ R10
 	SHRQ $1, R10
@@ -7131,10 +7145,10 @@ aQ40TwoAVX2INT_p2:
 	VPSLLD $3, Y6, Y6
 	VPXOR Y7, Y7, Y7
 	VPSUBD Y6, Y7, Y6
-	VMOVDQU Y6, 3136(SP)
-	LEAQ 2080(SP), AX
+	VMOVDQU Y6, 3136(BP)
+	LEAQ 2080(BP), AX
 	MOVQ AX, 3240(SP)
-	LEAQ 3104(SP), R13
+	LEAQ 3104(BP), R13
 
 aQ40TwoAVX2INT_blk:
 	// The whole block, both halves' sums apart.
@@ -7357,7 +7371,9 @@ aQ40TwoAVX2INT_done:
 
 // func multiAccQ80TwoAVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q8_0: d (f16), 32 int8 codes; x = c·d. Two accumulators.
-TEXT ·multiAccQ80TwoAVX2INT(SB), 0, $3264-64
+TEXT ·multiAccQ80TwoAVX2INT(SB), 0, $6592-64
+	LEAQ 3327(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ80TwoAVX2INT_done
@@ -7409,7 +7425,7 @@ aQ80TwoAVX2INT_nq:
 	// step with a chain each (row a: Y0, Y1, Y2; row b: Y3, Y4, Y5), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 3208(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 3200(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -7477,12 +7493,12 @@ aQ80TwoAVX2INT_p1e:
 	VBROADCASTSS ·intAccOne(SB), Y4
 	VDIVPS Y14, Y4, Y15
 	VANDPS Y1, Y15, Y15
-	VMOVUPS Y15, 3104(SP)
+	VMOVUPS Y15, 3104(BP)
 
 	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
 	// the codes have an offset.
-	LEAQ 0(SP), R8
-	LEAQ 2080(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 2080(BP), R12
 	MOVQ 3200(SP), R10
 	INCQ R10
 	SHRQ $1, R10
@@ -7498,9 +7514,9 @@ aQ80TwoAVX2INT_p2:
 	ADDQ $32, R12
 	DECQ R10
 	JNZ  aQ80TwoAVX2INT_p2
-	LEAQ 2080(SP), AX
+	LEAQ 2080(BP), AX
 	MOVQ AX, 3240(SP)
-	LEAQ 3104(SP), R13
+	LEAQ 3104(BP), R13
 
 aQ80TwoAVX2INT_blk:
 	// The whole block, both halves' sums apart.
@@ -7725,7 +7741,9 @@ aQ80TwoAVX2INT_done:
 
 // func multiAccQ41TwoAVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q4_1: d, m (f16), 16 nibble bytes; x = (c − 8)·d + (m + 8·d). Two accumulators.
-TEXT ·multiAccQ41TwoAVX2INT(SB), 0, $3264-64
+TEXT ·multiAccQ41TwoAVX2INT(SB), 0, $6592-64
+	LEAQ 3327(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ41TwoAVX2INT_done
@@ -7778,7 +7796,7 @@ aQ41TwoAVX2INT_nq:
 	// step with a chain each (row a: Y0, Y1, Y2; row b: Y3, Y4, Y5), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 3208(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 3200(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -7853,7 +7871,7 @@ aQ41TwoAVX2INT_p1e:
 	VMOVD AX, X8
 	VPBROADCASTD X8, Y8
 	VFMADD231PS Y8, Y2, Y1
-	VMOVUPS Y1, 3168(SP)
+	VMOVUPS Y1, 3168(BP)
 	// inv = min(32767/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.
 	VXORPS Y12, Y12, Y12
 	VCMPPS $0x0E, Y12, Y0, Y1  // M > 0
@@ -7865,12 +7883,12 @@ aQ41TwoAVX2INT_p1e:
 	VBROADCASTSS ·intAccOne(SB), Y4
 	VDIVPS Y14, Y4, Y15
 	VANDPS Y1, Y15, Y15
-	VMOVUPS Y15, 3104(SP)
+	VMOVUPS Y15, 3104(BP)
 
 	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
 	// the codes have an offset.
-	LEAQ 0(SP), R8
-	LEAQ 2080(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 2080(BP), R12
 	MOVQ 3200(SP), R10
 	INCQ R10
 	SHRQ $1, R10
@@ -7892,10 +7910,10 @@ aQ41TwoAVX2INT_p2:
 	VPSLLD $3, Y6, Y6
 	VPXOR Y7, Y7, Y7
 	VPSUBD Y6, Y7, Y6
-	VMOVDQU Y6, 3136(SP)
-	LEAQ 2080(SP), AX
+	VMOVDQU Y6, 3136(BP)
+	LEAQ 2080(BP), AX
 	MOVQ AX, 3240(SP)
-	LEAQ 3104(SP), R13
+	LEAQ 3104(BP), R13
 
 aQ41TwoAVX2INT_blk:
 	// The whole block, both halves' sums apart.
@@ -8130,7 +8148,9 @@ aQ41TwoAVX2INT_done:
 
 // func multiAccQ50TwoAVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q5_0: d (f16), qh (32 fifth bits), 16 nibble bytes; x = (c − 16)·d. Two accumulators.
-TEXT ·multiAccQ50TwoAVX2INT(SB), 0, $3264-64
+TEXT ·multiAccQ50TwoAVX2INT(SB), 0, $6592-64
+	LEAQ 3327(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ50TwoAVX2INT_done
@@ -8184,7 +8204,7 @@ aQ50TwoAVX2INT_nq:
 	// step with a chain each (row a: Y0, Y1, Y2; row b: Y3, Y4, Y5), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 3208(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 3200(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -8254,12 +8274,12 @@ aQ50TwoAVX2INT_p1e:
 	VANDPS Y1, Y15, Y15
 	VBROADCASTSS ·avx2IntAccSixteenth(SB), Y13
 	VMULPS Y13, Y15, Y15
-	VMOVUPS Y15, 3104(SP)
+	VMOVUPS Y15, 3104(BP)
 
 	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
 	// the codes have an offset.
-	LEAQ 0(SP), R8
-	LEAQ 2080(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 2080(BP), R12
 	MOVQ 3200(SP), R10
 	INCQ R10
 	SHRQ $1, R10
@@ -8275,9 +8295,9 @@ aQ50TwoAVX2INT_p2:
 	ADDQ $32, R12
 	DECQ R10
 	JNZ  aQ50TwoAVX2INT_p2
-	LEAQ 2080(SP), AX
+	LEAQ 2080(BP), AX
 	MOVQ AX, 3240(SP)
-	LEAQ 3104(SP), R13
+	LEAQ 3104(BP), R13
 
 aQ50TwoAVX2INT_blk:
 	// The whole block, both halves' sums apart.
@@ -8576,7 +8596,9 @@ aQ50TwoAVX2INT_done:
 
 // func multiAccQ51TwoAVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q5_1: d, m (f16), qh, 16 nibble bytes; x = (c − 16)·d + (m + 16·d). Two accumulators.
-TEXT ·multiAccQ51TwoAVX2INT(SB), 0, $3264-64
+TEXT ·multiAccQ51TwoAVX2INT(SB), 0, $6592-64
+	LEAQ 3327(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ51TwoAVX2INT_done
@@ -8630,7 +8652,7 @@ aQ51TwoAVX2INT_nq:
 	// step with a chain each (row a: Y0, Y1, Y2; row b: Y3, Y4, Y5), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 3208(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 3200(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -8705,7 +8727,7 @@ aQ51TwoAVX2INT_p1e:
 	VMOVD AX, X8
 	VPBROADCASTD X8, Y8
 	VFMADD231PS Y8, Y2, Y1
-	VMOVUPS Y1, 3168(SP)
+	VMOVUPS Y1, 3168(BP)
 	// inv = min(32767/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.
 	VXORPS Y12, Y12, Y12
 	VCMPPS $0x0E, Y12, Y0, Y1  // M > 0
@@ -8719,12 +8741,12 @@ aQ51TwoAVX2INT_p1e:
 	VANDPS Y1, Y15, Y15
 	VBROADCASTSS ·avx2IntAccSixteenth(SB), Y13
 	VMULPS Y13, Y15, Y15
-	VMOVUPS Y15, 3104(SP)
+	VMOVUPS Y15, 3104(BP)
 
 	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
 	// the codes have an offset.
-	LEAQ 0(SP), R8
-	LEAQ 2080(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 2080(BP), R12
 	MOVQ 3200(SP), R10
 	INCQ R10
 	SHRQ $1, R10
@@ -8740,9 +8762,9 @@ aQ51TwoAVX2INT_p2:
 	ADDQ $32, R12
 	DECQ R10
 	JNZ  aQ51TwoAVX2INT_p2
-	LEAQ 2080(SP), AX
+	LEAQ 2080(BP), AX
 	MOVQ AX, 3240(SP)
-	LEAQ 3104(SP), R13
+	LEAQ 3104(BP), R13
 
 aQ51TwoAVX2INT_blk:
 	// The whole block, both halves' sums apart.
@@ -9053,7 +9075,9 @@ aQ51TwoAVX2INT_done:
 
 // func multiAccIQ4NLTwoAVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // iq4_nl: d (f16), 16 nibble bytes; x = kvalues[c]·d (int8 levels). Two accumulators.
-TEXT ·multiAccIQ4NLTwoAVX2INT(SB), 0, $3264-64
+TEXT ·multiAccIQ4NLTwoAVX2INT(SB), 0, $6592-64
+	LEAQ 3327(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aIQ4NLTwoAVX2INT_done
@@ -9107,7 +9131,7 @@ aIQ4NLTwoAVX2INT_nq:
 	// step with a chain each (row a: Y0, Y1, Y2; row b: Y3, Y4, Y5), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 3208(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 3200(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -9175,12 +9199,12 @@ aIQ4NLTwoAVX2INT_p1e:
 	VBROADCASTSS ·intAccOne(SB), Y4
 	VDIVPS Y14, Y4, Y15
 	VANDPS Y1, Y15, Y15
-	VMOVUPS Y15, 3104(SP)
+	VMOVUPS Y15, 3104(BP)
 
 	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
 	// the codes have an offset.
-	LEAQ 0(SP), R8
-	LEAQ 2080(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 2080(BP), R12
 	MOVQ 3200(SP), R10
 	INCQ R10
 	SHRQ $1, R10
@@ -9202,10 +9226,10 @@ aIQ4NLTwoAVX2INT_p2:
 	VPSLLD $7, Y6, Y6
 	VPXOR Y7, Y7, Y7
 	VPSUBD Y6, Y7, Y6
-	VMOVDQU Y6, 3136(SP)
-	LEAQ 2080(SP), AX
+	VMOVDQU Y6, 3136(BP)
+	LEAQ 2080(BP), AX
 	MOVQ AX, 3240(SP)
-	LEAQ 3104(SP), R13
+	LEAQ 3104(BP), R13
 
 aIQ4NLTwoAVX2INT_blk:
 	// The whole block, both halves' sums apart.
@@ -11880,7 +11904,9 @@ aIQ4NLTwoVNNIINT_done:
 
 // func multiAccQ40B8AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q4_0: d (f16), 16 nibble bytes; x = (c − 8)·d. 8-bit weights (VPMADDUBSW).
-TEXT ·multiAccQ40B8AVX2INT(SB), 0, $3136-64
+TEXT ·multiAccQ40B8AVX2INT(SB), 0, $6336-64
+	LEAQ 3199(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ40B8AVX2INT_done
@@ -11931,7 +11957,7 @@ aQ40B8AVX2INT_nq:
 	// kernels.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 2792(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 2784(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -11998,15 +12024,15 @@ aQ40B8AVX2INT_p1e:
 	VBROADCASTSS ·intAccOne(SB), Y4
 	VDIVPS Y14, Y4, Y15
 	VANDPS Y1, Y15, Y15
-	VMOVUPS Y15, 2688(SP)
+	VMOVUPS Y15, 2688(BP)
 
 	// W = round(w·d·inv) (−127..127) of four rows packed to bytes (VPACKSSDW, VPACKSSWB: exact,
 	// |W| ≤ 127; in each 128-bit lane rows 0..3's four lanes in turn), then transposed (VPSHUFB)
 	// so that dword l holds lane l's W_4g .. W_4g+3; ΣW per lane. Masking, shifting and OR'ing
 	// the four rows' low bytes together took ten operations where this takes four, and ~2% more
 	// time (q4_0, q4_1 on Zen 4, plain AVX2, in cache, interleaved).
-	LEAQ 0(SP), R8
-	LEAQ 2176(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 2176(BP), R12
 	MOVQ 2784(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -12035,10 +12061,10 @@ aQ40B8AVX2INT_p2:
 	DECQ R10
 	JNZ  aQ40B8AVX2INT_p2
 	VPSLLD $3, Y6, Y6
-	VMOVDQU Y6, 2720(SP)
-	LEAQ 2176(SP), AX
+	VMOVDQU Y6, 2720(BP)
+	LEAQ 2176(BP), AX
 	MOVQ AX, 2824(SP)
-	LEAQ 2688(SP), R13
+	LEAQ 2688(BP), R13
 
 aQ40B8AVX2INT_blk:
 	// Half 0: values 0.. and 16...
@@ -12064,21 +12090,21 @@ aQ40B8AVX2INT_g0:
 	CMPQ R14, $8
 	JNE  aQ40B8AVX2INT_ng0
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 2848(SP)
+	VMOVDQU Y8, 2848(BP)
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 2880(SP)
+	VMOVDQU Y8, 2880(BP)
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 2912(SP)
+	VMOVDQU Y8, 2912(BP)
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 2944(SP)
+	VMOVDQU Y8, 2944(BP)
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 2976(SP)
+	VMOVDQU Y8, 2976(BP)
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3008(SP)
+	VMOVDQU Y8, 3008(BP)
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3040(SP)
+	VMOVDQU Y8, 3040(BP)
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 3072(SP)
+	VMOVDQU Y8, 3072(BP)
 	XORQ R14, R14
 	MOVQ $1, SI
 	// The step after a flush: its products written over the flushed word sums.
@@ -12159,28 +12185,28 @@ aQ40B8AVX2INT_tl0:
 	CMPQ R14, $8
 	JNE  aQ40B8AVX2INT_nt0
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 2848(SP)
+	VMOVDQU Y8, 2848(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 2880(SP)
+	VMOVDQU Y8, 2880(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 2912(SP)
+	VMOVDQU Y8, 2912(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 2944(SP)
+	VMOVDQU Y8, 2944(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 2976(SP)
+	VMOVDQU Y8, 2976(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3008(SP)
+	VMOVDQU Y8, 3008(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3040(SP)
+	VMOVDQU Y8, 3040(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 3072(SP)
+	VMOVDQU Y8, 3072(BP)
 	VPXOR Y7, Y7, Y7
 	XORQ R14, R14
 	MOVQ $1, SI
@@ -12238,14 +12264,14 @@ aQ40B8AVX2INT_end0:
 	VPMADDWD ·avx2Ones16(SB), Y7, Y7
 	TESTQ SI, SI
 	JZ   aQ40B8AVX2INT_fin0
-	VPADDD 2848(SP), Y0, Y0
-	VPADDD 2880(SP), Y1, Y1
-	VPADDD 2912(SP), Y2, Y2
-	VPADDD 2944(SP), Y3, Y3
-	VPADDD 2976(SP), Y4, Y4
-	VPADDD 3008(SP), Y5, Y5
-	VPADDD 3040(SP), Y6, Y6
-	VPADDD 3072(SP), Y7, Y7
+	VPADDD 2848(BP), Y0, Y0
+	VPADDD 2880(BP), Y1, Y1
+	VPADDD 2912(BP), Y2, Y2
+	VPADDD 2944(BP), Y3, Y3
+	VPADDD 2976(BP), Y4, Y4
+	VPADDD 3008(BP), Y5, Y5
+	VPADDD 3040(BP), Y6, Y6
+	VPADDD 3072(BP), Y7, Y7
 aQ40B8AVX2INT_fin0:
 	// acc_h += T·(Σ W·c − off·ΣW) (+ Σ w·m), as the int16 kernels.
 	MOVQ d+8(FP), DX
@@ -12337,21 +12363,21 @@ aQ40B8AVX2INT_g1:
 	CMPQ R14, $8
 	JNE  aQ40B8AVX2INT_ng1
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 2848(SP)
+	VMOVDQU Y8, 2848(BP)
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 2880(SP)
+	VMOVDQU Y8, 2880(BP)
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 2912(SP)
+	VMOVDQU Y8, 2912(BP)
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 2944(SP)
+	VMOVDQU Y8, 2944(BP)
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 2976(SP)
+	VMOVDQU Y8, 2976(BP)
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3008(SP)
+	VMOVDQU Y8, 3008(BP)
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3040(SP)
+	VMOVDQU Y8, 3040(BP)
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 3072(SP)
+	VMOVDQU Y8, 3072(BP)
 	XORQ R14, R14
 	MOVQ $1, SI
 	// The step after a flush: its products written over the flushed word sums.
@@ -12432,28 +12458,28 @@ aQ40B8AVX2INT_tl1:
 	CMPQ R14, $8
 	JNE  aQ40B8AVX2INT_nt1
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 2848(SP)
+	VMOVDQU Y8, 2848(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 2880(SP)
+	VMOVDQU Y8, 2880(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 2912(SP)
+	VMOVDQU Y8, 2912(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 2944(SP)
+	VMOVDQU Y8, 2944(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 2976(SP)
+	VMOVDQU Y8, 2976(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3008(SP)
+	VMOVDQU Y8, 3008(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3040(SP)
+	VMOVDQU Y8, 3040(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 3072(SP)
+	VMOVDQU Y8, 3072(BP)
 	VPXOR Y7, Y7, Y7
 	XORQ R14, R14
 	MOVQ $1, SI
@@ -12511,14 +12537,14 @@ aQ40B8AVX2INT_end1:
 	VPMADDWD ·avx2Ones16(SB), Y7, Y7
 	TESTQ SI, SI
 	JZ   aQ40B8AVX2INT_fin1
-	VPADDD 2848(SP), Y0, Y0
-	VPADDD 2880(SP), Y1, Y1
-	VPADDD 2912(SP), Y2, Y2
-	VPADDD 2944(SP), Y3, Y3
-	VPADDD 2976(SP), Y4, Y4
-	VPADDD 3008(SP), Y5, Y5
-	VPADDD 3040(SP), Y6, Y6
-	VPADDD 3072(SP), Y7, Y7
+	VPADDD 2848(BP), Y0, Y0
+	VPADDD 2880(BP), Y1, Y1
+	VPADDD 2912(BP), Y2, Y2
+	VPADDD 2944(BP), Y3, Y3
+	VPADDD 2976(BP), Y4, Y4
+	VPADDD 3008(BP), Y5, Y5
+	VPADDD 3040(BP), Y6, Y6
+	VPADDD 3072(BP), Y7, Y7
 aQ40B8AVX2INT_fin1:
 	// acc_h += T·(Σ W·c − off·ΣW) (+ Σ w·m), as the int16 kernels.
 	MOVQ d+8(FP), DX
@@ -12611,7 +12637,9 @@ aQ40B8AVX2INT_done:
 
 // func multiAccQ40B8TwoAVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q4_0: d (f16), 16 nibble bytes; x = (c − 8)·d. 8-bit weights (VPMADDUBSW). Two accumulators.
-TEXT ·multiAccQ40B8TwoAVX2INT(SB), 0, $3136-64
+TEXT ·multiAccQ40B8TwoAVX2INT(SB), 0, $6336-64
+	LEAQ 3199(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ40B8TwoAVX2INT_done
@@ -12662,7 +12690,7 @@ aQ40B8TwoAVX2INT_nq:
 	// kernels.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 2792(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 2784(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -12732,15 +12760,15 @@ aQ40B8TwoAVX2INT_p1e:
 	VBROADCASTSS ·intAccOne(SB), Y4
 	VDIVPS Y14, Y4, Y15
 	VANDPS Y1, Y15, Y15
-	VMOVUPS Y15, 2688(SP)
+	VMOVUPS Y15, 2688(BP)
 
 	// W = round(w·d·inv) (−127..127) of four rows packed to bytes (VPACKSSDW, VPACKSSWB: exact,
 	// |W| ≤ 127; in each 128-bit lane rows 0..3's four lanes in turn), then transposed (VPSHUFB)
 	// so that dword l holds lane l's W_4g .. W_4g+3; ΣW per lane. Masking, shifting and OR'ing
 	// the four rows' low bytes together took ten operations where this takes four, and ~2% more
 	// time (q4_0, q4_1 on Zen 4, plain AVX2, in cache, interleaved).
-	LEAQ 0(SP), R8
-	LEAQ 2176(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 2176(BP), R12
 	MOVQ 2784(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -12769,10 +12797,10 @@ aQ40B8TwoAVX2INT_p2:
 	DECQ R10
 	JNZ  aQ40B8TwoAVX2INT_p2
 	VPSLLD $3, Y6, Y6
-	VMOVDQU Y6, 2720(SP)
-	LEAQ 2176(SP), AX
+	VMOVDQU Y6, 2720(BP)
+	LEAQ 2176(BP), AX
 	MOVQ AX, 2824(SP)
-	LEAQ 2688(SP), R13
+	LEAQ 2688(BP), R13
 
 aQ40B8TwoAVX2INT_blk:
 	// The whole block, both halves' sums apart.
@@ -12798,28 +12826,28 @@ aQ40B8TwoAVX2INT_g0:
 	CMPQ R14, $8
 	JNE  aQ40B8TwoAVX2INT_ng0
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 2848(SP)
+	VMOVDQU Y8, 2848(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 2880(SP)
+	VMOVDQU Y8, 2880(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 2912(SP)
+	VMOVDQU Y8, 2912(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 2944(SP)
+	VMOVDQU Y8, 2944(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 2976(SP)
+	VMOVDQU Y8, 2976(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3008(SP)
+	VMOVDQU Y8, 3008(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3040(SP)
+	VMOVDQU Y8, 3040(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 3072(SP)
+	VMOVDQU Y8, 3072(BP)
 	VPXOR Y7, Y7, Y7
 	XORQ R14, R14
 	MOVQ $1, SI
@@ -12883,28 +12911,28 @@ aQ40B8TwoAVX2INT_tl0:
 	CMPQ R14, $8
 	JNE  aQ40B8TwoAVX2INT_nt0
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 2848(SP)
+	VMOVDQU Y8, 2848(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 2880(SP)
+	VMOVDQU Y8, 2880(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 2912(SP)
+	VMOVDQU Y8, 2912(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 2944(SP)
+	VMOVDQU Y8, 2944(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 2976(SP)
+	VMOVDQU Y8, 2976(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3008(SP)
+	VMOVDQU Y8, 3008(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3040(SP)
+	VMOVDQU Y8, 3040(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 3072(SP)
+	VMOVDQU Y8, 3072(BP)
 	VPXOR Y7, Y7, Y7
 	XORQ R14, R14
 	MOVQ $1, SI
@@ -12972,14 +13000,14 @@ aQ40B8TwoAVX2INT_end0:
 	VPMADDWD ·avx2Ones16(SB), Y7, Y7
 	TESTQ SI, SI
 	JZ   aQ40B8TwoAVX2INT_fin0
-	VPADDD 2848(SP), Y0, Y0
-	VPADDD 2880(SP), Y1, Y1
-	VPADDD 2912(SP), Y2, Y2
-	VPADDD 2944(SP), Y3, Y3
-	VPADDD 2976(SP), Y4, Y4
-	VPADDD 3008(SP), Y5, Y5
-	VPADDD 3040(SP), Y6, Y6
-	VPADDD 3072(SP), Y7, Y7
+	VPADDD 2848(BP), Y0, Y0
+	VPADDD 2880(BP), Y1, Y1
+	VPADDD 2912(BP), Y2, Y2
+	VPADDD 2944(BP), Y3, Y3
+	VPADDD 2976(BP), Y4, Y4
+	VPADDD 3008(BP), Y5, Y5
+	VPADDD 3040(BP), Y6, Y6
+	VPADDD 3072(BP), Y7, Y7
 aQ40B8TwoAVX2INT_fin0:
 	// acc_h += T·(Σ W·c − off·ΣW) (+ Σ w·m), as the int16 kernels.
 	MOVQ d+8(FP), DX
@@ -13073,7 +13101,9 @@ aQ40B8TwoAVX2INT_done:
 
 // func multiAccQ41B8AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q4_1: d, m (f16), 16 nibble bytes; x = (c − 8)·d + (m + 8·d). 8-bit weights (VPMADDUBSW).
-TEXT ·multiAccQ41B8AVX2INT(SB), 0, $3136-64
+TEXT ·multiAccQ41B8AVX2INT(SB), 0, $6336-64
+	LEAQ 3199(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ41B8AVX2INT_done
@@ -13124,7 +13154,7 @@ aQ41B8AVX2INT_nq:
 	// kernels.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 2792(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 2784(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -13198,7 +13228,7 @@ aQ41B8AVX2INT_p1e:
 	VMOVD AX, X8
 	VPBROADCASTD X8, Y8
 	VFMADD231PS Y8, Y2, Y1
-	VMOVUPS Y1, 2752(SP)
+	VMOVUPS Y1, 2752(BP)
 	// inv = min(127/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.
 	VXORPS Y12, Y12, Y12
 	VCMPPS $0x0E, Y12, Y0, Y1  // M > 0
@@ -13210,15 +13240,15 @@ aQ41B8AVX2INT_p1e:
 	VBROADCASTSS ·intAccOne(SB), Y4
 	VDIVPS Y14, Y4, Y15
 	VANDPS Y1, Y15, Y15
-	VMOVUPS Y15, 2688(SP)
+	VMOVUPS Y15, 2688(BP)
 
 	// W = round(w·d·inv) (−127..127) of four rows packed to bytes (VPACKSSDW, VPACKSSWB: exact,
 	// |W| ≤ 127; in each 128-bit lane rows 0..3's four lanes in turn), then transposed (VPSHUFB)
 	// so that dword l holds lane l's W_4g .. W_4g+3; ΣW per lane. Masking, shifting and OR'ing
 	// the four rows' low bytes together took ten operations where this takes four, and ~2% more
 	// time (q4_0, q4_1 on Zen 4, plain AVX2, in cache, interleaved).
-	LEAQ 0(SP), R8
-	LEAQ 2176(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 2176(BP), R12
 	MOVQ 2784(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -13247,10 +13277,10 @@ aQ41B8AVX2INT_p2:
 	DECQ R10
 	JNZ  aQ41B8AVX2INT_p2
 	VPSLLD $3, Y6, Y6
-	VMOVDQU Y6, 2720(SP)
-	LEAQ 2176(SP), AX
+	VMOVDQU Y6, 2720(BP)
+	LEAQ 2176(BP), AX
 	MOVQ AX, 2824(SP)
-	LEAQ 2688(SP), R13
+	LEAQ 2688(BP), R13
 
 aQ41B8AVX2INT_blk:
 	// Half 0: values 0.. and 16...
@@ -13276,21 +13306,21 @@ aQ41B8AVX2INT_g0:
 	CMPQ R14, $8
 	JNE  aQ41B8AVX2INT_ng0
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 2848(SP)
+	VMOVDQU Y8, 2848(BP)
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 2880(SP)
+	VMOVDQU Y8, 2880(BP)
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 2912(SP)
+	VMOVDQU Y8, 2912(BP)
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 2944(SP)
+	VMOVDQU Y8, 2944(BP)
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 2976(SP)
+	VMOVDQU Y8, 2976(BP)
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3008(SP)
+	VMOVDQU Y8, 3008(BP)
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3040(SP)
+	VMOVDQU Y8, 3040(BP)
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 3072(SP)
+	VMOVDQU Y8, 3072(BP)
 	XORQ R14, R14
 	MOVQ $1, SI
 	// The step after a flush: its products written over the flushed word sums.
@@ -13371,28 +13401,28 @@ aQ41B8AVX2INT_tl0:
 	CMPQ R14, $8
 	JNE  aQ41B8AVX2INT_nt0
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 2848(SP)
+	VMOVDQU Y8, 2848(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 2880(SP)
+	VMOVDQU Y8, 2880(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 2912(SP)
+	VMOVDQU Y8, 2912(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 2944(SP)
+	VMOVDQU Y8, 2944(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 2976(SP)
+	VMOVDQU Y8, 2976(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3008(SP)
+	VMOVDQU Y8, 3008(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3040(SP)
+	VMOVDQU Y8, 3040(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 3072(SP)
+	VMOVDQU Y8, 3072(BP)
 	VPXOR Y7, Y7, Y7
 	XORQ R14, R14
 	MOVQ $1, SI
@@ -13450,14 +13480,14 @@ aQ41B8AVX2INT_end0:
 	VPMADDWD ·avx2Ones16(SB), Y7, Y7
 	TESTQ SI, SI
 	JZ   aQ41B8AVX2INT_fin0
-	VPADDD 2848(SP), Y0, Y0
-	VPADDD 2880(SP), Y1, Y1
-	VPADDD 2912(SP), Y2, Y2
-	VPADDD 2944(SP), Y3, Y3
-	VPADDD 2976(SP), Y4, Y4
-	VPADDD 3008(SP), Y5, Y5
-	VPADDD 3040(SP), Y6, Y6
-	VPADDD 3072(SP), Y7, Y7
+	VPADDD 2848(BP), Y0, Y0
+	VPADDD 2880(BP), Y1, Y1
+	VPADDD 2912(BP), Y2, Y2
+	VPADDD 2944(BP), Y3, Y3
+	VPADDD 2976(BP), Y4, Y4
+	VPADDD 3008(BP), Y5, Y5
+	VPADDD 3040(BP), Y6, Y6
+	VPADDD 3072(BP), Y7, Y7
 aQ41B8AVX2INT_fin0:
 	// acc_h += T·(Σ W·c − off·ΣW) (+ Σ w·m), as the int16 kernels.
 	MOVQ d+8(FP), DX
@@ -13561,21 +13591,21 @@ aQ41B8AVX2INT_g1:
 	CMPQ R14, $8
 	JNE  aQ41B8AVX2INT_ng1
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 2848(SP)
+	VMOVDQU Y8, 2848(BP)
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 2880(SP)
+	VMOVDQU Y8, 2880(BP)
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 2912(SP)
+	VMOVDQU Y8, 2912(BP)
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 2944(SP)
+	VMOVDQU Y8, 2944(BP)
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 2976(SP)
+	VMOVDQU Y8, 2976(BP)
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3008(SP)
+	VMOVDQU Y8, 3008(BP)
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3040(SP)
+	VMOVDQU Y8, 3040(BP)
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 3072(SP)
+	VMOVDQU Y8, 3072(BP)
 	XORQ R14, R14
 	MOVQ $1, SI
 	// The step after a flush: its products written over the flushed word sums.
@@ -13656,28 +13686,28 @@ aQ41B8AVX2INT_tl1:
 	CMPQ R14, $8
 	JNE  aQ41B8AVX2INT_nt1
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 2848(SP)
+	VMOVDQU Y8, 2848(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 2880(SP)
+	VMOVDQU Y8, 2880(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 2912(SP)
+	VMOVDQU Y8, 2912(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 2944(SP)
+	VMOVDQU Y8, 2944(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 2976(SP)
+	VMOVDQU Y8, 2976(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3008(SP)
+	VMOVDQU Y8, 3008(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3040(SP)
+	VMOVDQU Y8, 3040(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 3072(SP)
+	VMOVDQU Y8, 3072(BP)
 	VPXOR Y7, Y7, Y7
 	XORQ R14, R14
 	MOVQ $1, SI
@@ -13735,14 +13765,14 @@ aQ41B8AVX2INT_end1:
 	VPMADDWD ·avx2Ones16(SB), Y7, Y7
 	TESTQ SI, SI
 	JZ   aQ41B8AVX2INT_fin1
-	VPADDD 2848(SP), Y0, Y0
-	VPADDD 2880(SP), Y1, Y1
-	VPADDD 2912(SP), Y2, Y2
-	VPADDD 2944(SP), Y3, Y3
-	VPADDD 2976(SP), Y4, Y4
-	VPADDD 3008(SP), Y5, Y5
-	VPADDD 3040(SP), Y6, Y6
-	VPADDD 3072(SP), Y7, Y7
+	VPADDD 2848(BP), Y0, Y0
+	VPADDD 2880(BP), Y1, Y1
+	VPADDD 2912(BP), Y2, Y2
+	VPADDD 2944(BP), Y3, Y3
+	VPADDD 2976(BP), Y4, Y4
+	VPADDD 3008(BP), Y5, Y5
+	VPADDD 3040(BP), Y6, Y6
+	VPADDD 3072(BP), Y7, Y7
 aQ41B8AVX2INT_fin1:
 	// acc_h += T·(Σ W·c − off·ΣW) (+ Σ w·m), as the int16 kernels.
 	MOVQ d+8(FP), DX
@@ -13847,7 +13877,9 @@ aQ41B8AVX2INT_done:
 
 // func multiAccQ41B8TwoAVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q4_1: d, m (f16), 16 nibble bytes; x = (c − 8)·d + (m + 8·d). 8-bit weights (VPMADDUBSW). Two accumulators.
-TEXT ·multiAccQ41B8TwoAVX2INT(SB), 0, $3136-64
+TEXT ·multiAccQ41B8TwoAVX2INT(SB), 0, $6336-64
+	LEAQ 3199(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ41B8TwoAVX2INT_done
@@ -13898,7 +13930,7 @@ aQ41B8TwoAVX2INT_nq:
 	// kernels.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 2792(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 2784(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -13975,7 +14007,7 @@ aQ41B8TwoAVX2INT_p1e:
 	VMOVD AX, X8
 	VPBROADCASTD X8, Y8
 	VFMADD231PS Y8, Y2, Y1
-	VMOVUPS Y1, 2752(SP)
+	VMOVUPS Y1, 2752(BP)
 	// inv = min(127/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.
 	VXORPS Y12, Y12, Y12
 	VCMPPS $0x0E, Y12, Y0, Y1  // M > 0
@@ -13987,15 +14019,15 @@ aQ41B8TwoAVX2INT_p1e:
 	VBROADCASTSS ·intAccOne(SB), Y4
 	VDIVPS Y14, Y4, Y15
 	VANDPS Y1, Y15, Y15
-	VMOVUPS Y15, 2688(SP)
+	VMOVUPS Y15, 2688(BP)
 
 	// W = round(w·d·inv) (−127..127) of four rows packed to bytes (VPACKSSDW, VPACKSSWB: exact,
 	// |W| ≤ 127; in each 128-bit lane rows 0..3's four lanes in turn), then transposed (VPSHUFB)
 	// so that dword l holds lane l's W_4g .. W_4g+3; ΣW per lane. Masking, shifting and OR'ing
 	// the four rows' low bytes together took ten operations where this takes four, and ~2% more
 	// time (q4_0, q4_1 on Zen 4, plain AVX2, in cache, interleaved).
-	LEAQ 0(SP), R8
-	LEAQ 2176(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 2176(BP), R12
 	MOVQ 2784(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -14024,10 +14056,10 @@ aQ41B8TwoAVX2INT_p2:
 	DECQ R10
 	JNZ  aQ41B8TwoAVX2INT_p2
 	VPSLLD $3, Y6, Y6
-	VMOVDQU Y6, 2720(SP)
-	LEAQ 2176(SP), AX
+	VMOVDQU Y6, 2720(BP)
+	LEAQ 2176(BP), AX
 	MOVQ AX, 2824(SP)
-	LEAQ 2688(SP), R13
+	LEAQ 2688(BP), R13
 
 aQ41B8TwoAVX2INT_blk:
 	// The whole block, both halves' sums apart.
@@ -14053,28 +14085,28 @@ aQ41B8TwoAVX2INT_g0:
 	CMPQ R14, $8
 	JNE  aQ41B8TwoAVX2INT_ng0
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 2848(SP)
+	VMOVDQU Y8, 2848(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 2880(SP)
+	VMOVDQU Y8, 2880(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 2912(SP)
+	VMOVDQU Y8, 2912(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 2944(SP)
+	VMOVDQU Y8, 2944(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 2976(SP)
+	VMOVDQU Y8, 2976(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3008(SP)
+	VMOVDQU Y8, 3008(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3040(SP)
+	VMOVDQU Y8, 3040(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 3072(SP)
+	VMOVDQU Y8, 3072(BP)
 	VPXOR Y7, Y7, Y7
 	XORQ R14, R14
 	MOVQ $1, SI
@@ -14138,28 +14170,28 @@ aQ41B8TwoAVX2INT_tl0:
 	CMPQ R14, $8
 	JNE  aQ41B8TwoAVX2INT_nt0
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 2848(SP)
+	VMOVDQU Y8, 2848(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 2880(SP)
+	VMOVDQU Y8, 2880(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 2912(SP)
+	VMOVDQU Y8, 2912(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 2944(SP)
+	VMOVDQU Y8, 2944(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 2976(SP)
+	VMOVDQU Y8, 2976(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3008(SP)
+	VMOVDQU Y8, 3008(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3040(SP)
+	VMOVDQU Y8, 3040(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 3072(SP)
+	VMOVDQU Y8, 3072(BP)
 	VPXOR Y7, Y7, Y7
 	XORQ R14, R14
 	MOVQ $1, SI
@@ -14227,14 +14259,14 @@ aQ41B8TwoAVX2INT_end0:
 	VPMADDWD ·avx2Ones16(SB), Y7, Y7
 	TESTQ SI, SI
 	JZ   aQ41B8TwoAVX2INT_fin0
-	VPADDD 2848(SP), Y0, Y0
-	VPADDD 2880(SP), Y1, Y1
-	VPADDD 2912(SP), Y2, Y2
-	VPADDD 2944(SP), Y3, Y3
-	VPADDD 2976(SP), Y4, Y4
-	VPADDD 3008(SP), Y5, Y5
-	VPADDD 3040(SP), Y6, Y6
-	VPADDD 3072(SP), Y7, Y7
+	VPADDD 2848(BP), Y0, Y0
+	VPADDD 2880(BP), Y1, Y1
+	VPADDD 2912(BP), Y2, Y2
+	VPADDD 2944(BP), Y3, Y3
+	VPADDD 2976(BP), Y4, Y4
+	VPADDD 3008(BP), Y5, Y5
+	VPADDD 3040(BP), Y6, Y6
+	VPADDD 3072(BP), Y7, Y7
 aQ41B8TwoAVX2INT_fin0:
 	// acc_h += T·(Σ W·c − off·ΣW) (+ Σ w·m), as the int16 kernels.
 	MOVQ d+8(FP), DX
@@ -14340,7 +14372,9 @@ aQ41B8TwoAVX2INT_done:
 
 // func multiAccQ50B8AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q5_0: d (f16), qh (32 fifth bits), 16 nibble bytes; x = (c − 16)·d. 8-bit weights (VPMADDUBSW).
-TEXT ·multiAccQ50B8AVX2INT(SB), 0, $3136-64
+TEXT ·multiAccQ50B8AVX2INT(SB), 0, $6336-64
+	LEAQ 3199(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ50B8AVX2INT_done
@@ -14392,7 +14426,7 @@ aQ50B8AVX2INT_nq:
 	// kernels.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 2792(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 2784(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -14459,15 +14493,15 @@ aQ50B8AVX2INT_p1e:
 	VBROADCASTSS ·intAccOne(SB), Y4
 	VDIVPS Y14, Y4, Y15
 	VANDPS Y1, Y15, Y15
-	VMOVUPS Y15, 2688(SP)
+	VMOVUPS Y15, 2688(BP)
 
 	// W = round(w·d·inv) (−127..127) of four rows packed to bytes (VPACKSSDW, VPACKSSWB: exact,
 	// |W| ≤ 127; in each 128-bit lane rows 0..3's four lanes in turn), then transposed (VPSHUFB)
 	// so that dword l holds lane l's W_4g .. W_4g+3; ΣW per lane. Masking, shifting and OR'ing
 	// the four rows' low bytes together took ten operations where this takes four, and ~2% more
 	// time (q4_0, q4_1 on Zen 4, plain AVX2, in cache, interleaved).
-	LEAQ 0(SP), R8
-	LEAQ 2176(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 2176(BP), R12
 	MOVQ 2784(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -14496,10 +14530,10 @@ aQ50B8AVX2INT_p2:
 	DECQ R10
 	JNZ  aQ50B8AVX2INT_p2
 	VPSLLD $4, Y6, Y6
-	VMOVDQU Y6, 2720(SP)
-	LEAQ 2176(SP), AX
+	VMOVDQU Y6, 2720(BP)
+	LEAQ 2176(BP), AX
 	MOVQ AX, 2824(SP)
-	LEAQ 2688(SP), R13
+	LEAQ 2688(BP), R13
 
 aQ50B8AVX2INT_blk:
 	// Half 0: values 0.. and 16...
@@ -14527,47 +14561,47 @@ aQ50B8AVX2INT_g0:
 	TESTQ SI, SI
 	JNZ  aQ50B8AVX2INT_fag0
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 2848(SP)
+	VMOVDQU Y8, 2848(BP)
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 2880(SP)
+	VMOVDQU Y8, 2880(BP)
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 2912(SP)
+	VMOVDQU Y8, 2912(BP)
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 2944(SP)
+	VMOVDQU Y8, 2944(BP)
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 2976(SP)
+	VMOVDQU Y8, 2976(BP)
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3008(SP)
+	VMOVDQU Y8, 3008(BP)
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3040(SP)
+	VMOVDQU Y8, 3040(BP)
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 3072(SP)
+	VMOVDQU Y8, 3072(BP)
 	JMP  aQ50B8AVX2INT_fdg0
 aQ50B8AVX2INT_fag0:
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VPADDD 2848(SP), Y8, Y8
-	VMOVDQU Y8, 2848(SP)
+	VPADDD 2848(BP), Y8, Y8
+	VMOVDQU Y8, 2848(BP)
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VPADDD 2880(SP), Y8, Y8
-	VMOVDQU Y8, 2880(SP)
+	VPADDD 2880(BP), Y8, Y8
+	VMOVDQU Y8, 2880(BP)
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VPADDD 2912(SP), Y8, Y8
-	VMOVDQU Y8, 2912(SP)
+	VPADDD 2912(BP), Y8, Y8
+	VMOVDQU Y8, 2912(BP)
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VPADDD 2944(SP), Y8, Y8
-	VMOVDQU Y8, 2944(SP)
+	VPADDD 2944(BP), Y8, Y8
+	VMOVDQU Y8, 2944(BP)
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VPADDD 2976(SP), Y8, Y8
-	VMOVDQU Y8, 2976(SP)
+	VPADDD 2976(BP), Y8, Y8
+	VMOVDQU Y8, 2976(BP)
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VPADDD 3008(SP), Y8, Y8
-	VMOVDQU Y8, 3008(SP)
+	VPADDD 3008(BP), Y8, Y8
+	VMOVDQU Y8, 3008(BP)
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VPADDD 3040(SP), Y8, Y8
-	VMOVDQU Y8, 3040(SP)
+	VPADDD 3040(BP), Y8, Y8
+	VMOVDQU Y8, 3040(BP)
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VPADDD 3072(SP), Y8, Y8
-	VMOVDQU Y8, 3072(SP)
+	VPADDD 3072(BP), Y8, Y8
+	VMOVDQU Y8, 3072(BP)
 aQ50B8AVX2INT_fdg0:
 	XORQ R14, R14
 	MOVQ $1, SI
@@ -14679,62 +14713,62 @@ aQ50B8AVX2INT_tl0:
 	TESTQ SI, SI
 	JNZ  aQ50B8AVX2INT_fat0
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 2848(SP)
+	VMOVDQU Y8, 2848(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 2880(SP)
+	VMOVDQU Y8, 2880(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 2912(SP)
+	VMOVDQU Y8, 2912(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 2944(SP)
+	VMOVDQU Y8, 2944(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 2976(SP)
+	VMOVDQU Y8, 2976(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3008(SP)
+	VMOVDQU Y8, 3008(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3040(SP)
+	VMOVDQU Y8, 3040(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 3072(SP)
+	VMOVDQU Y8, 3072(BP)
 	VPXOR Y7, Y7, Y7
 	JMP  aQ50B8AVX2INT_fdt0
 aQ50B8AVX2INT_fat0:
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VPADDD 2848(SP), Y8, Y8
-	VMOVDQU Y8, 2848(SP)
+	VPADDD 2848(BP), Y8, Y8
+	VMOVDQU Y8, 2848(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VPADDD 2880(SP), Y8, Y8
-	VMOVDQU Y8, 2880(SP)
+	VPADDD 2880(BP), Y8, Y8
+	VMOVDQU Y8, 2880(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VPADDD 2912(SP), Y8, Y8
-	VMOVDQU Y8, 2912(SP)
+	VPADDD 2912(BP), Y8, Y8
+	VMOVDQU Y8, 2912(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VPADDD 2944(SP), Y8, Y8
-	VMOVDQU Y8, 2944(SP)
+	VPADDD 2944(BP), Y8, Y8
+	VMOVDQU Y8, 2944(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VPADDD 2976(SP), Y8, Y8
-	VMOVDQU Y8, 2976(SP)
+	VPADDD 2976(BP), Y8, Y8
+	VMOVDQU Y8, 2976(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VPADDD 3008(SP), Y8, Y8
-	VMOVDQU Y8, 3008(SP)
+	VPADDD 3008(BP), Y8, Y8
+	VMOVDQU Y8, 3008(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VPADDD 3040(SP), Y8, Y8
-	VMOVDQU Y8, 3040(SP)
+	VPADDD 3040(BP), Y8, Y8
+	VMOVDQU Y8, 3040(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VPADDD 3072(SP), Y8, Y8
-	VMOVDQU Y8, 3072(SP)
+	VPADDD 3072(BP), Y8, Y8
+	VMOVDQU Y8, 3072(BP)
 	VPXOR Y7, Y7, Y7
 aQ50B8AVX2INT_fdt0:
 	XORQ R14, R14
@@ -14807,14 +14841,14 @@ aQ50B8AVX2INT_end0:
 	VPMADDWD ·avx2Ones16(SB), Y7, Y7
 	TESTQ SI, SI
 	JZ   aQ50B8AVX2INT_fin0
-	VPADDD 2848(SP), Y0, Y0
-	VPADDD 2880(SP), Y1, Y1
-	VPADDD 2912(SP), Y2, Y2
-	VPADDD 2944(SP), Y3, Y3
-	VPADDD 2976(SP), Y4, Y4
-	VPADDD 3008(SP), Y5, Y5
-	VPADDD 3040(SP), Y6, Y6
-	VPADDD 3072(SP), Y7, Y7
+	VPADDD 2848(BP), Y0, Y0
+	VPADDD 2880(BP), Y1, Y1
+	VPADDD 2912(BP), Y2, Y2
+	VPADDD 2944(BP), Y3, Y3
+	VPADDD 2976(BP), Y4, Y4
+	VPADDD 3008(BP), Y5, Y5
+	VPADDD 3040(BP), Y6, Y6
+	VPADDD 3072(BP), Y7, Y7
 aQ50B8AVX2INT_fin0:
 	// acc_h += T·(Σ W·c − off·ΣW) (+ Σ w·m), as the int16 kernels.
 	MOVQ d+8(FP), DX
@@ -14908,47 +14942,47 @@ aQ50B8AVX2INT_g1:
 	TESTQ SI, SI
 	JNZ  aQ50B8AVX2INT_fag1
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 2848(SP)
+	VMOVDQU Y8, 2848(BP)
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 2880(SP)
+	VMOVDQU Y8, 2880(BP)
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 2912(SP)
+	VMOVDQU Y8, 2912(BP)
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 2944(SP)
+	VMOVDQU Y8, 2944(BP)
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 2976(SP)
+	VMOVDQU Y8, 2976(BP)
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3008(SP)
+	VMOVDQU Y8, 3008(BP)
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3040(SP)
+	VMOVDQU Y8, 3040(BP)
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 3072(SP)
+	VMOVDQU Y8, 3072(BP)
 	JMP  aQ50B8AVX2INT_fdg1
 aQ50B8AVX2INT_fag1:
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VPADDD 2848(SP), Y8, Y8
-	VMOVDQU Y8, 2848(SP)
+	VPADDD 2848(BP), Y8, Y8
+	VMOVDQU Y8, 2848(BP)
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VPADDD 2880(SP), Y8, Y8
-	VMOVDQU Y8, 2880(SP)
+	VPADDD 2880(BP), Y8, Y8
+	VMOVDQU Y8, 2880(BP)
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VPADDD 2912(SP), Y8, Y8
-	VMOVDQU Y8, 2912(SP)
+	VPADDD 2912(BP), Y8, Y8
+	VMOVDQU Y8, 2912(BP)
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VPADDD 2944(SP), Y8, Y8
-	VMOVDQU Y8, 2944(SP)
+	VPADDD 2944(BP), Y8, Y8
+	VMOVDQU Y8, 2944(BP)
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VPADDD 2976(SP), Y8, Y8
-	VMOVDQU Y8, 2976(SP)
+	VPADDD 2976(BP), Y8, Y8
+	VMOVDQU Y8, 2976(BP)
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VPADDD 3008(SP), Y8, Y8
-	VMOVDQU Y8, 3008(SP)
+	VPADDD 3008(BP), Y8, Y8
+	VMOVDQU Y8, 3008(BP)
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VPADDD 3040(SP), Y8, Y8
-	VMOVDQU Y8, 3040(SP)
+	VPADDD 3040(BP), Y8, Y8
+	VMOVDQU Y8, 3040(BP)
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VPADDD 3072(SP), Y8, Y8
-	VMOVDQU Y8, 3072(SP)
+	VPADDD 3072(BP), Y8, Y8
+	VMOVDQU Y8, 3072(BP)
 aQ50B8AVX2INT_fdg1:
 	XORQ R14, R14
 	MOVQ $1, SI
@@ -15060,62 +15094,62 @@ aQ50B8AVX2INT_tl1:
 	TESTQ SI, SI
 	JNZ  aQ50B8AVX2INT_fat1
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 2848(SP)
+	VMOVDQU Y8, 2848(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 2880(SP)
+	VMOVDQU Y8, 2880(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 2912(SP)
+	VMOVDQU Y8, 2912(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 2944(SP)
+	VMOVDQU Y8, 2944(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 2976(SP)
+	VMOVDQU Y8, 2976(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3008(SP)
+	VMOVDQU Y8, 3008(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3040(SP)
+	VMOVDQU Y8, 3040(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 3072(SP)
+	VMOVDQU Y8, 3072(BP)
 	VPXOR Y7, Y7, Y7
 	JMP  aQ50B8AVX2INT_fdt1
 aQ50B8AVX2INT_fat1:
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VPADDD 2848(SP), Y8, Y8
-	VMOVDQU Y8, 2848(SP)
+	VPADDD 2848(BP), Y8, Y8
+	VMOVDQU Y8, 2848(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VPADDD 2880(SP), Y8, Y8
-	VMOVDQU Y8, 2880(SP)
+	VPADDD 2880(BP), Y8, Y8
+	VMOVDQU Y8, 2880(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VPADDD 2912(SP), Y8, Y8
-	VMOVDQU Y8, 2912(SP)
+	VPADDD 2912(BP), Y8, Y8
+	VMOVDQU Y8, 2912(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VPADDD 2944(SP), Y8, Y8
-	VMOVDQU Y8, 2944(SP)
+	VPADDD 2944(BP), Y8, Y8
+	VMOVDQU Y8, 2944(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VPADDD 2976(SP), Y8, Y8
-	VMOVDQU Y8, 2976(SP)
+	VPADDD 2976(BP), Y8, Y8
+	VMOVDQU Y8, 2976(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VPADDD 3008(SP), Y8, Y8
-	VMOVDQU Y8, 3008(SP)
+	VPADDD 3008(BP), Y8, Y8
+	VMOVDQU Y8, 3008(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VPADDD 3040(SP), Y8, Y8
-	VMOVDQU Y8, 3040(SP)
+	VPADDD 3040(BP), Y8, Y8
+	VMOVDQU Y8, 3040(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VPADDD 3072(SP), Y8, Y8
-	VMOVDQU Y8, 3072(SP)
+	VPADDD 3072(BP), Y8, Y8
+	VMOVDQU Y8, 3072(BP)
 	VPXOR Y7, Y7, Y7
 aQ50B8AVX2INT_fdt1:
 	XORQ R14, R14
@@ -15188,14 +15222,14 @@ aQ50B8AVX2INT_end1:
 	VPMADDWD ·avx2Ones16(SB), Y7, Y7
 	TESTQ SI, SI
 	JZ   aQ50B8AVX2INT_fin1
-	VPADDD 2848(SP), Y0, Y0
-	VPADDD 2880(SP), Y1, Y1
-	VPADDD 2912(SP), Y2, Y2
-	VPADDD 2944(SP), Y3, Y3
-	VPADDD 2976(SP), Y4, Y4
-	VPADDD 3008(SP), Y5, Y5
-	VPADDD 3040(SP), Y6, Y6
-	VPADDD 3072(SP), Y7, Y7
+	VPADDD 2848(BP), Y0, Y0
+	VPADDD 2880(BP), Y1, Y1
+	VPADDD 2912(BP), Y2, Y2
+	VPADDD 2944(BP), Y3, Y3
+	VPADDD 2976(BP), Y4, Y4
+	VPADDD 3008(BP), Y5, Y5
+	VPADDD 3040(BP), Y6, Y6
+	VPADDD 3072(BP), Y7, Y7
 aQ50B8AVX2INT_fin1:
 	// acc_h += T·(Σ W·c − off·ΣW) (+ Σ w·m), as the int16 kernels.
 	MOVQ d+8(FP), DX
@@ -15288,7 +15322,9 @@ aQ50B8AVX2INT_done:
 
 // func multiAccQ50B8TwoAVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q5_0: d (f16), qh (32 fifth bits), 16 nibble bytes; x = (c − 16)·d. 8-bit weights (VPMADDUBSW). Two accumulators.
-TEXT ·multiAccQ50B8TwoAVX2INT(SB), 0, $3136-64
+TEXT ·multiAccQ50B8TwoAVX2INT(SB), 0, $6336-64
+	LEAQ 3199(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ50B8TwoAVX2INT_done
@@ -15340,7 +15376,7 @@ aQ50B8TwoAVX2INT_nq:
 	// kernels.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 2792(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 2784(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -15410,15 +15446,15 @@ aQ50B8TwoAVX2INT_p1e:
 	VBROADCASTSS ·intAccOne(SB), Y4
 	VDIVPS Y14, Y4, Y15
 	VANDPS Y1, Y15, Y15
-	VMOVUPS Y15, 2688(SP)
+	VMOVUPS Y15, 2688(BP)
 
 	// W = round(w·d·inv) (−127..127) of four rows packed to bytes (VPACKSSDW, VPACKSSWB: exact,
 	// |W| ≤ 127; in each 128-bit lane rows 0..3's four lanes in turn), then transposed (VPSHUFB)
 	// so that dword l holds lane l's W_4g .. W_4g+3; ΣW per lane. Masking, shifting and OR'ing
 	// the four rows' low bytes together took ten operations where this takes four, and ~2% more
 	// time (q4_0, q4_1 on Zen 4, plain AVX2, in cache, interleaved).
-	LEAQ 0(SP), R8
-	LEAQ 2176(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 2176(BP), R12
 	MOVQ 2784(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -15447,10 +15483,10 @@ aQ50B8TwoAVX2INT_p2:
 	DECQ R10
 	JNZ  aQ50B8TwoAVX2INT_p2
 	VPSLLD $4, Y6, Y6
-	VMOVDQU Y6, 2720(SP)
-	LEAQ 2176(SP), AX
+	VMOVDQU Y6, 2720(BP)
+	LEAQ 2176(BP), AX
 	MOVQ AX, 2824(SP)
-	LEAQ 2688(SP), R13
+	LEAQ 2688(BP), R13
 
 aQ50B8TwoAVX2INT_blk:
 	// The whole block, both halves' sums apart.
@@ -15478,62 +15514,62 @@ aQ50B8TwoAVX2INT_g0:
 	TESTQ SI, SI
 	JNZ  aQ50B8TwoAVX2INT_fag0
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 2848(SP)
+	VMOVDQU Y8, 2848(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 2880(SP)
+	VMOVDQU Y8, 2880(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 2912(SP)
+	VMOVDQU Y8, 2912(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 2944(SP)
+	VMOVDQU Y8, 2944(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 2976(SP)
+	VMOVDQU Y8, 2976(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3008(SP)
+	VMOVDQU Y8, 3008(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3040(SP)
+	VMOVDQU Y8, 3040(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 3072(SP)
+	VMOVDQU Y8, 3072(BP)
 	VPXOR Y7, Y7, Y7
 	JMP  aQ50B8TwoAVX2INT_fdg0
 aQ50B8TwoAVX2INT_fag0:
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VPADDD 2848(SP), Y8, Y8
-	VMOVDQU Y8, 2848(SP)
+	VPADDD 2848(BP), Y8, Y8
+	VMOVDQU Y8, 2848(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VPADDD 2880(SP), Y8, Y8
-	VMOVDQU Y8, 2880(SP)
+	VPADDD 2880(BP), Y8, Y8
+	VMOVDQU Y8, 2880(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VPADDD 2912(SP), Y8, Y8
-	VMOVDQU Y8, 2912(SP)
+	VPADDD 2912(BP), Y8, Y8
+	VMOVDQU Y8, 2912(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VPADDD 2944(SP), Y8, Y8
-	VMOVDQU Y8, 2944(SP)
+	VPADDD 2944(BP), Y8, Y8
+	VMOVDQU Y8, 2944(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VPADDD 2976(SP), Y8, Y8
-	VMOVDQU Y8, 2976(SP)
+	VPADDD 2976(BP), Y8, Y8
+	VMOVDQU Y8, 2976(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VPADDD 3008(SP), Y8, Y8
-	VMOVDQU Y8, 3008(SP)
+	VPADDD 3008(BP), Y8, Y8
+	VMOVDQU Y8, 3008(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VPADDD 3040(SP), Y8, Y8
-	VMOVDQU Y8, 3040(SP)
+	VPADDD 3040(BP), Y8, Y8
+	VMOVDQU Y8, 3040(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VPADDD 3072(SP), Y8, Y8
-	VMOVDQU Y8, 3072(SP)
+	VPADDD 3072(BP), Y8, Y8
+	VMOVDQU Y8, 3072(BP)
 	VPXOR Y7, Y7, Y7
 aQ50B8TwoAVX2INT_fdg0:
 	XORQ R14, R14
@@ -15630,62 +15666,62 @@ aQ50B8TwoAVX2INT_tl0:
 	TESTQ SI, SI
 	JNZ  aQ50B8TwoAVX2INT_fat0
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 2848(SP)
+	VMOVDQU Y8, 2848(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 2880(SP)
+	VMOVDQU Y8, 2880(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 2912(SP)
+	VMOVDQU Y8, 2912(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 2944(SP)
+	VMOVDQU Y8, 2944(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 2976(SP)
+	VMOVDQU Y8, 2976(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3008(SP)
+	VMOVDQU Y8, 3008(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3040(SP)
+	VMOVDQU Y8, 3040(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 3072(SP)
+	VMOVDQU Y8, 3072(BP)
 	VPXOR Y7, Y7, Y7
 	JMP  aQ50B8TwoAVX2INT_fdt0
 aQ50B8TwoAVX2INT_fat0:
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VPADDD 2848(SP), Y8, Y8
-	VMOVDQU Y8, 2848(SP)
+	VPADDD 2848(BP), Y8, Y8
+	VMOVDQU Y8, 2848(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VPADDD 2880(SP), Y8, Y8
-	VMOVDQU Y8, 2880(SP)
+	VPADDD 2880(BP), Y8, Y8
+	VMOVDQU Y8, 2880(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VPADDD 2912(SP), Y8, Y8
-	VMOVDQU Y8, 2912(SP)
+	VPADDD 2912(BP), Y8, Y8
+	VMOVDQU Y8, 2912(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VPADDD 2944(SP), Y8, Y8
-	VMOVDQU Y8, 2944(SP)
+	VPADDD 2944(BP), Y8, Y8
+	VMOVDQU Y8, 2944(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VPADDD 2976(SP), Y8, Y8
-	VMOVDQU Y8, 2976(SP)
+	VPADDD 2976(BP), Y8, Y8
+	VMOVDQU Y8, 2976(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VPADDD 3008(SP), Y8, Y8
-	VMOVDQU Y8, 3008(SP)
+	VPADDD 3008(BP), Y8, Y8
+	VMOVDQU Y8, 3008(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VPADDD 3040(SP), Y8, Y8
-	VMOVDQU Y8, 3040(SP)
+	VPADDD 3040(BP), Y8, Y8
+	VMOVDQU Y8, 3040(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VPADDD 3072(SP), Y8, Y8
-	VMOVDQU Y8, 3072(SP)
+	VPADDD 3072(BP), Y8, Y8
+	VMOVDQU Y8, 3072(BP)
 	VPXOR Y7, Y7, Y7
 aQ50B8TwoAVX2INT_fdt0:
 	XORQ R14, R14
@@ -15784,14 +15820,14 @@ aQ50B8TwoAVX2INT_end0:
 	VPMADDWD ·avx2Ones16(SB), Y7, Y7
 	TESTQ SI, SI
 	JZ   aQ50B8TwoAVX2INT_fin0
-	VPADDD 2848(SP), Y0, Y0
-	VPADDD 2880(SP), Y1, Y1
-	VPADDD 2912(SP), Y2, Y2
-	VPADDD 2944(SP), Y3, Y3
-	VPADDD 2976(SP), Y4, Y4
-	VPADDD 3008(SP), Y5, Y5
-	VPADDD 3040(SP), Y6, Y6
-	VPADDD 3072(SP), Y7, Y7
+	VPADDD 2848(BP), Y0, Y0
+	VPADDD 2880(BP), Y1, Y1
+	VPADDD 2912(BP), Y2, Y2
+	VPADDD 2944(BP), Y3, Y3
+	VPADDD 2976(BP), Y4, Y4
+	VPADDD 3008(BP), Y5, Y5
+	VPADDD 3040(BP), Y6, Y6
+	VPADDD 3072(BP), Y7, Y7
 aQ50B8TwoAVX2INT_fin0:
 	// acc_h += T·(Σ W·c − off·ΣW) (+ Σ w·m), as the int16 kernels.
 	MOVQ d+8(FP), DX
@@ -15885,7 +15921,9 @@ aQ50B8TwoAVX2INT_done:
 
 // func multiAccQ51B8AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q5_1: d, m (f16), qh, 16 nibble bytes; x = (c − 16)·d + (m + 16·d). 8-bit weights (VPMADDUBSW).
-TEXT ·multiAccQ51B8AVX2INT(SB), 0, $3136-64
+TEXT ·multiAccQ51B8AVX2INT(SB), 0, $6336-64
+	LEAQ 3199(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ51B8AVX2INT_done
@@ -15937,7 +15975,7 @@ aQ51B8AVX2INT_nq:
 	// kernels.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 2792(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 2784(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -16011,7 +16049,7 @@ aQ51B8AVX2INT_p1e:
 	VMOVD AX, X8
 	VPBROADCASTD X8, Y8
 	VFMADD231PS Y8, Y2, Y1
-	VMOVUPS Y1, 2752(SP)
+	VMOVUPS Y1, 2752(BP)
 	// inv = min(127/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.
 	VXORPS Y12, Y12, Y12
 	VCMPPS $0x0E, Y12, Y0, Y1  // M > 0
@@ -16023,15 +16061,15 @@ aQ51B8AVX2INT_p1e:
 	VBROADCASTSS ·intAccOne(SB), Y4
 	VDIVPS Y14, Y4, Y15
 	VANDPS Y1, Y15, Y15
-	VMOVUPS Y15, 2688(SP)
+	VMOVUPS Y15, 2688(BP)
 
 	// W = round(w·d·inv) (−127..127) of four rows packed to bytes (VPACKSSDW, VPACKSSWB: exact,
 	// |W| ≤ 127; in each 128-bit lane rows 0..3's four lanes in turn), then transposed (VPSHUFB)
 	// so that dword l holds lane l's W_4g .. W_4g+3; ΣW per lane. Masking, shifting and OR'ing
 	// the four rows' low bytes together took ten operations where this takes four, and ~2% more
 	// time (q4_0, q4_1 on Zen 4, plain AVX2, in cache, interleaved).
-	LEAQ 0(SP), R8
-	LEAQ 2176(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 2176(BP), R12
 	MOVQ 2784(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -16060,10 +16098,10 @@ aQ51B8AVX2INT_p2:
 	DECQ R10
 	JNZ  aQ51B8AVX2INT_p2
 	VPSLLD $4, Y6, Y6
-	VMOVDQU Y6, 2720(SP)
-	LEAQ 2176(SP), AX
+	VMOVDQU Y6, 2720(BP)
+	LEAQ 2176(BP), AX
 	MOVQ AX, 2824(SP)
-	LEAQ 2688(SP), R13
+	LEAQ 2688(BP), R13
 
 aQ51B8AVX2INT_blk:
 	// Half 0: values 0.. and 16...
@@ -16091,47 +16129,47 @@ aQ51B8AVX2INT_g0:
 	TESTQ SI, SI
 	JNZ  aQ51B8AVX2INT_fag0
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 2848(SP)
+	VMOVDQU Y8, 2848(BP)
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 2880(SP)
+	VMOVDQU Y8, 2880(BP)
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 2912(SP)
+	VMOVDQU Y8, 2912(BP)
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 2944(SP)
+	VMOVDQU Y8, 2944(BP)
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 2976(SP)
+	VMOVDQU Y8, 2976(BP)
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3008(SP)
+	VMOVDQU Y8, 3008(BP)
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3040(SP)
+	VMOVDQU Y8, 3040(BP)
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 3072(SP)
+	VMOVDQU Y8, 3072(BP)
 	JMP  aQ51B8AVX2INT_fdg0
 aQ51B8AVX2INT_fag0:
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VPADDD 2848(SP), Y8, Y8
-	VMOVDQU Y8, 2848(SP)
+	VPADDD 2848(BP), Y8, Y8
+	VMOVDQU Y8, 2848(BP)
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VPADDD 2880(SP), Y8, Y8
-	VMOVDQU Y8, 2880(SP)
+	VPADDD 2880(BP), Y8, Y8
+	VMOVDQU Y8, 2880(BP)
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VPADDD 2912(SP), Y8, Y8
-	VMOVDQU Y8, 2912(SP)
+	VPADDD 2912(BP), Y8, Y8
+	VMOVDQU Y8, 2912(BP)
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VPADDD 2944(SP), Y8, Y8
-	VMOVDQU Y8, 2944(SP)
+	VPADDD 2944(BP), Y8, Y8
+	VMOVDQU Y8, 2944(BP)
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VPADDD 2976(SP), Y8, Y8
-	VMOVDQU Y8, 2976(SP)
+	VPADDD 2976(BP), Y8, Y8
+	VMOVDQU Y8, 2976(BP)
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VPADDD 3008(SP), Y8, Y8
-	VMOVDQU Y8, 3008(SP)
+	VPADDD 3008(BP), Y8, Y8
+	VMOVDQU Y8, 3008(BP)
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VPADDD 3040(SP), Y8, Y8
-	VMOVDQU Y8, 3040(SP)
+	VPADDD 3040(BP), Y8, Y8
+	VMOVDQU Y8, 3040(BP)
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VPADDD 3072(SP), Y8, Y8
-	VMOVDQU Y8, 3072(SP)
+	VPADDD 3072(BP), Y8, Y8
+	VMOVDQU Y8, 3072(BP)
 aQ51B8AVX2INT_fdg0:
 	XORQ R14, R14
 	MOVQ $1, SI
@@ -16243,62 +16281,62 @@ aQ51B8AVX2INT_tl0:
 	TESTQ SI, SI
 	JNZ  aQ51B8AVX2INT_fat0
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 2848(SP)
+	VMOVDQU Y8, 2848(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 2880(SP)
+	VMOVDQU Y8, 2880(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 2912(SP)
+	VMOVDQU Y8, 2912(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 2944(SP)
+	VMOVDQU Y8, 2944(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 2976(SP)
+	VMOVDQU Y8, 2976(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3008(SP)
+	VMOVDQU Y8, 3008(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3040(SP)
+	VMOVDQU Y8, 3040(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 3072(SP)
+	VMOVDQU Y8, 3072(BP)
 	VPXOR Y7, Y7, Y7
 	JMP  aQ51B8AVX2INT_fdt0
 aQ51B8AVX2INT_fat0:
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VPADDD 2848(SP), Y8, Y8
-	VMOVDQU Y8, 2848(SP)
+	VPADDD 2848(BP), Y8, Y8
+	VMOVDQU Y8, 2848(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VPADDD 2880(SP), Y8, Y8
-	VMOVDQU Y8, 2880(SP)
+	VPADDD 2880(BP), Y8, Y8
+	VMOVDQU Y8, 2880(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VPADDD 2912(SP), Y8, Y8
-	VMOVDQU Y8, 2912(SP)
+	VPADDD 2912(BP), Y8, Y8
+	VMOVDQU Y8, 2912(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VPADDD 2944(SP), Y8, Y8
-	VMOVDQU Y8, 2944(SP)
+	VPADDD 2944(BP), Y8, Y8
+	VMOVDQU Y8, 2944(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VPADDD 2976(SP), Y8, Y8
-	VMOVDQU Y8, 2976(SP)
+	VPADDD 2976(BP), Y8, Y8
+	VMOVDQU Y8, 2976(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VPADDD 3008(SP), Y8, Y8
-	VMOVDQU Y8, 3008(SP)
+	VPADDD 3008(BP), Y8, Y8
+	VMOVDQU Y8, 3008(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VPADDD 3040(SP), Y8, Y8
-	VMOVDQU Y8, 3040(SP)
+	VPADDD 3040(BP), Y8, Y8
+	VMOVDQU Y8, 3040(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VPADDD 3072(SP), Y8, Y8
-	VMOVDQU Y8, 3072(SP)
+	VPADDD 3072(BP), Y8, Y8
+	VMOVDQU Y8, 3072(BP)
 	VPXOR Y7, Y7, Y7
 aQ51B8AVX2INT_fdt0:
 	XORQ R14, R14
@@ -16371,14 +16409,14 @@ aQ51B8AVX2INT_end0:
 	VPMADDWD ·avx2Ones16(SB), Y7, Y7
 	TESTQ SI, SI
 	JZ   aQ51B8AVX2INT_fin0
-	VPADDD 2848(SP), Y0, Y0
-	VPADDD 2880(SP), Y1, Y1
-	VPADDD 2912(SP), Y2, Y2
-	VPADDD 2944(SP), Y3, Y3
-	VPADDD 2976(SP), Y4, Y4
-	VPADDD 3008(SP), Y5, Y5
-	VPADDD 3040(SP), Y6, Y6
-	VPADDD 3072(SP), Y7, Y7
+	VPADDD 2848(BP), Y0, Y0
+	VPADDD 2880(BP), Y1, Y1
+	VPADDD 2912(BP), Y2, Y2
+	VPADDD 2944(BP), Y3, Y3
+	VPADDD 2976(BP), Y4, Y4
+	VPADDD 3008(BP), Y5, Y5
+	VPADDD 3040(BP), Y6, Y6
+	VPADDD 3072(BP), Y7, Y7
 aQ51B8AVX2INT_fin0:
 	// acc_h += T·(Σ W·c − off·ΣW) (+ Σ w·m), as the int16 kernels.
 	MOVQ d+8(FP), DX
@@ -16484,47 +16522,47 @@ aQ51B8AVX2INT_g1:
 	TESTQ SI, SI
 	JNZ  aQ51B8AVX2INT_fag1
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 2848(SP)
+	VMOVDQU Y8, 2848(BP)
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 2880(SP)
+	VMOVDQU Y8, 2880(BP)
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 2912(SP)
+	VMOVDQU Y8, 2912(BP)
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 2944(SP)
+	VMOVDQU Y8, 2944(BP)
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 2976(SP)
+	VMOVDQU Y8, 2976(BP)
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3008(SP)
+	VMOVDQU Y8, 3008(BP)
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3040(SP)
+	VMOVDQU Y8, 3040(BP)
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 3072(SP)
+	VMOVDQU Y8, 3072(BP)
 	JMP  aQ51B8AVX2INT_fdg1
 aQ51B8AVX2INT_fag1:
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VPADDD 2848(SP), Y8, Y8
-	VMOVDQU Y8, 2848(SP)
+	VPADDD 2848(BP), Y8, Y8
+	VMOVDQU Y8, 2848(BP)
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VPADDD 2880(SP), Y8, Y8
-	VMOVDQU Y8, 2880(SP)
+	VPADDD 2880(BP), Y8, Y8
+	VMOVDQU Y8, 2880(BP)
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VPADDD 2912(SP), Y8, Y8
-	VMOVDQU Y8, 2912(SP)
+	VPADDD 2912(BP), Y8, Y8
+	VMOVDQU Y8, 2912(BP)
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VPADDD 2944(SP), Y8, Y8
-	VMOVDQU Y8, 2944(SP)
+	VPADDD 2944(BP), Y8, Y8
+	VMOVDQU Y8, 2944(BP)
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VPADDD 2976(SP), Y8, Y8
-	VMOVDQU Y8, 2976(SP)
+	VPADDD 2976(BP), Y8, Y8
+	VMOVDQU Y8, 2976(BP)
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VPADDD 3008(SP), Y8, Y8
-	VMOVDQU Y8, 3008(SP)
+	VPADDD 3008(BP), Y8, Y8
+	VMOVDQU Y8, 3008(BP)
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VPADDD 3040(SP), Y8, Y8
-	VMOVDQU Y8, 3040(SP)
+	VPADDD 3040(BP), Y8, Y8
+	VMOVDQU Y8, 3040(BP)
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VPADDD 3072(SP), Y8, Y8
-	VMOVDQU Y8, 3072(SP)
+	VPADDD 3072(BP), Y8, Y8
+	VMOVDQU Y8, 3072(BP)
 aQ51B8AVX2INT_fdg1:
 	XORQ R14, R14
 	MOVQ $1, SI
@@ -16636,62 +16674,62 @@ aQ51B8AVX2INT_tl1:
 	TESTQ SI, SI
 	JNZ  aQ51B8AVX2INT_fat1
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 2848(SP)
+	VMOVDQU Y8, 2848(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 2880(SP)
+	VMOVDQU Y8, 2880(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 2912(SP)
+	VMOVDQU Y8, 2912(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 2944(SP)
+	VMOVDQU Y8, 2944(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 2976(SP)
+	VMOVDQU Y8, 2976(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3008(SP)
+	VMOVDQU Y8, 3008(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3040(SP)
+	VMOVDQU Y8, 3040(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 3072(SP)
+	VMOVDQU Y8, 3072(BP)
 	VPXOR Y7, Y7, Y7
 	JMP  aQ51B8AVX2INT_fdt1
 aQ51B8AVX2INT_fat1:
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VPADDD 2848(SP), Y8, Y8
-	VMOVDQU Y8, 2848(SP)
+	VPADDD 2848(BP), Y8, Y8
+	VMOVDQU Y8, 2848(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VPADDD 2880(SP), Y8, Y8
-	VMOVDQU Y8, 2880(SP)
+	VPADDD 2880(BP), Y8, Y8
+	VMOVDQU Y8, 2880(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VPADDD 2912(SP), Y8, Y8
-	VMOVDQU Y8, 2912(SP)
+	VPADDD 2912(BP), Y8, Y8
+	VMOVDQU Y8, 2912(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VPADDD 2944(SP), Y8, Y8
-	VMOVDQU Y8, 2944(SP)
+	VPADDD 2944(BP), Y8, Y8
+	VMOVDQU Y8, 2944(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VPADDD 2976(SP), Y8, Y8
-	VMOVDQU Y8, 2976(SP)
+	VPADDD 2976(BP), Y8, Y8
+	VMOVDQU Y8, 2976(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VPADDD 3008(SP), Y8, Y8
-	VMOVDQU Y8, 3008(SP)
+	VPADDD 3008(BP), Y8, Y8
+	VMOVDQU Y8, 3008(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VPADDD 3040(SP), Y8, Y8
-	VMOVDQU Y8, 3040(SP)
+	VPADDD 3040(BP), Y8, Y8
+	VMOVDQU Y8, 3040(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VPADDD 3072(SP), Y8, Y8
-	VMOVDQU Y8, 3072(SP)
+	VPADDD 3072(BP), Y8, Y8
+	VMOVDQU Y8, 3072(BP)
 	VPXOR Y7, Y7, Y7
 aQ51B8AVX2INT_fdt1:
 	XORQ R14, R14
@@ -16764,14 +16802,14 @@ aQ51B8AVX2INT_end1:
 	VPMADDWD ·avx2Ones16(SB), Y7, Y7
 	TESTQ SI, SI
 	JZ   aQ51B8AVX2INT_fin1
-	VPADDD 2848(SP), Y0, Y0
-	VPADDD 2880(SP), Y1, Y1
-	VPADDD 2912(SP), Y2, Y2
-	VPADDD 2944(SP), Y3, Y3
-	VPADDD 2976(SP), Y4, Y4
-	VPADDD 3008(SP), Y5, Y5
-	VPADDD 3040(SP), Y6, Y6
-	VPADDD 3072(SP), Y7, Y7
+	VPADDD 2848(BP), Y0, Y0
+	VPADDD 2880(BP), Y1, Y1
+	VPADDD 2912(BP), Y2, Y2
+	VPADDD 2944(BP), Y3, Y3
+	VPADDD 2976(BP), Y4, Y4
+	VPADDD 3008(BP), Y5, Y5
+	VPADDD 3040(BP), Y6, Y6
+	VPADDD 3072(BP), Y7, Y7
 aQ51B8AVX2INT_fin1:
 	// acc_h += T·(Σ W·c − off·ΣW) (+ Σ w·m), as the int16 kernels.
 	MOVQ d+8(FP), DX
@@ -16876,7 +16914,9 @@ aQ51B8AVX2INT_done:
 
 // func multiAccQ51B8TwoAVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q5_1: d, m (f16), qh, 16 nibble bytes; x = (c − 16)·d + (m + 16·d). 8-bit weights (VPMADDUBSW). Two accumulators.
-TEXT ·multiAccQ51B8TwoAVX2INT(SB), 0, $3136-64
+TEXT ·multiAccQ51B8TwoAVX2INT(SB), 0, $6336-64
+	LEAQ 3199(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ51B8TwoAVX2INT_done
@@ -16928,7 +16968,7 @@ aQ51B8TwoAVX2INT_nq:
 	// kernels.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 2792(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 2784(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -17005,7 +17045,7 @@ aQ51B8TwoAVX2INT_p1e:
 	VMOVD AX, X8
 	VPBROADCASTD X8, Y8
 	VFMADD231PS Y8, Y2, Y1
-	VMOVUPS Y1, 2752(SP)
+	VMOVUPS Y1, 2752(BP)
 	// inv = min(127/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.
 	VXORPS Y12, Y12, Y12
 	VCMPPS $0x0E, Y12, Y0, Y1  // M > 0
@@ -17017,15 +17057,15 @@ aQ51B8TwoAVX2INT_p1e:
 	VBROADCASTSS ·intAccOne(SB), Y4
 	VDIVPS Y14, Y4, Y15
 	VANDPS Y1, Y15, Y15
-	VMOVUPS Y15, 2688(SP)
+	VMOVUPS Y15, 2688(BP)
 
 	// W = round(w·d·inv) (−127..127) of four rows packed to bytes (VPACKSSDW, VPACKSSWB: exact,
 	// |W| ≤ 127; in each 128-bit lane rows 0..3's four lanes in turn), then transposed (VPSHUFB)
 	// so that dword l holds lane l's W_4g .. W_4g+3; ΣW per lane. Masking, shifting and OR'ing
 	// the four rows' low bytes together took ten operations where this takes four, and ~2% more
 	// time (q4_0, q4_1 on Zen 4, plain AVX2, in cache, interleaved).
-	LEAQ 0(SP), R8
-	LEAQ 2176(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 2176(BP), R12
 	MOVQ 2784(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -17054,10 +17094,10 @@ aQ51B8TwoAVX2INT_p2:
 	DECQ R10
 	JNZ  aQ51B8TwoAVX2INT_p2
 	VPSLLD $4, Y6, Y6
-	VMOVDQU Y6, 2720(SP)
-	LEAQ 2176(SP), AX
+	VMOVDQU Y6, 2720(BP)
+	LEAQ 2176(BP), AX
 	MOVQ AX, 2824(SP)
-	LEAQ 2688(SP), R13
+	LEAQ 2688(BP), R13
 
 aQ51B8TwoAVX2INT_blk:
 	// The whole block, both halves' sums apart.
@@ -17085,62 +17125,62 @@ aQ51B8TwoAVX2INT_g0:
 	TESTQ SI, SI
 	JNZ  aQ51B8TwoAVX2INT_fag0
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 2848(SP)
+	VMOVDQU Y8, 2848(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 2880(SP)
+	VMOVDQU Y8, 2880(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 2912(SP)
+	VMOVDQU Y8, 2912(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 2944(SP)
+	VMOVDQU Y8, 2944(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 2976(SP)
+	VMOVDQU Y8, 2976(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3008(SP)
+	VMOVDQU Y8, 3008(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3040(SP)
+	VMOVDQU Y8, 3040(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 3072(SP)
+	VMOVDQU Y8, 3072(BP)
 	VPXOR Y7, Y7, Y7
 	JMP  aQ51B8TwoAVX2INT_fdg0
 aQ51B8TwoAVX2INT_fag0:
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VPADDD 2848(SP), Y8, Y8
-	VMOVDQU Y8, 2848(SP)
+	VPADDD 2848(BP), Y8, Y8
+	VMOVDQU Y8, 2848(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VPADDD 2880(SP), Y8, Y8
-	VMOVDQU Y8, 2880(SP)
+	VPADDD 2880(BP), Y8, Y8
+	VMOVDQU Y8, 2880(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VPADDD 2912(SP), Y8, Y8
-	VMOVDQU Y8, 2912(SP)
+	VPADDD 2912(BP), Y8, Y8
+	VMOVDQU Y8, 2912(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VPADDD 2944(SP), Y8, Y8
-	VMOVDQU Y8, 2944(SP)
+	VPADDD 2944(BP), Y8, Y8
+	VMOVDQU Y8, 2944(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VPADDD 2976(SP), Y8, Y8
-	VMOVDQU Y8, 2976(SP)
+	VPADDD 2976(BP), Y8, Y8
+	VMOVDQU Y8, 2976(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VPADDD 3008(SP), Y8, Y8
-	VMOVDQU Y8, 3008(SP)
+	VPADDD 3008(BP), Y8, Y8
+	VMOVDQU Y8, 3008(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VPADDD 3040(SP), Y8, Y8
-	VMOVDQU Y8, 3040(SP)
+	VPADDD 3040(BP), Y8, Y8
+	VMOVDQU Y8, 3040(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VPADDD 3072(SP), Y8, Y8
-	VMOVDQU Y8, 3072(SP)
+	VPADDD 3072(BP), Y8, Y8
+	VMOVDQU Y8, 3072(BP)
 	VPXOR Y7, Y7, Y7
 aQ51B8TwoAVX2INT_fdg0:
 	XORQ R14, R14
@@ -17237,62 +17277,62 @@ aQ51B8TwoAVX2INT_tl0:
 	TESTQ SI, SI
 	JNZ  aQ51B8TwoAVX2INT_fat0
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 2848(SP)
+	VMOVDQU Y8, 2848(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 2880(SP)
+	VMOVDQU Y8, 2880(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 2912(SP)
+	VMOVDQU Y8, 2912(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 2944(SP)
+	VMOVDQU Y8, 2944(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 2976(SP)
+	VMOVDQU Y8, 2976(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3008(SP)
+	VMOVDQU Y8, 3008(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3040(SP)
+	VMOVDQU Y8, 3040(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 3072(SP)
+	VMOVDQU Y8, 3072(BP)
 	VPXOR Y7, Y7, Y7
 	JMP  aQ51B8TwoAVX2INT_fdt0
 aQ51B8TwoAVX2INT_fat0:
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VPADDD 2848(SP), Y8, Y8
-	VMOVDQU Y8, 2848(SP)
+	VPADDD 2848(BP), Y8, Y8
+	VMOVDQU Y8, 2848(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VPADDD 2880(SP), Y8, Y8
-	VMOVDQU Y8, 2880(SP)
+	VPADDD 2880(BP), Y8, Y8
+	VMOVDQU Y8, 2880(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VPADDD 2912(SP), Y8, Y8
-	VMOVDQU Y8, 2912(SP)
+	VPADDD 2912(BP), Y8, Y8
+	VMOVDQU Y8, 2912(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VPADDD 2944(SP), Y8, Y8
-	VMOVDQU Y8, 2944(SP)
+	VPADDD 2944(BP), Y8, Y8
+	VMOVDQU Y8, 2944(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VPADDD 2976(SP), Y8, Y8
-	VMOVDQU Y8, 2976(SP)
+	VPADDD 2976(BP), Y8, Y8
+	VMOVDQU Y8, 2976(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VPADDD 3008(SP), Y8, Y8
-	VMOVDQU Y8, 3008(SP)
+	VPADDD 3008(BP), Y8, Y8
+	VMOVDQU Y8, 3008(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VPADDD 3040(SP), Y8, Y8
-	VMOVDQU Y8, 3040(SP)
+	VPADDD 3040(BP), Y8, Y8
+	VMOVDQU Y8, 3040(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VPADDD 3072(SP), Y8, Y8
-	VMOVDQU Y8, 3072(SP)
+	VPADDD 3072(BP), Y8, Y8
+	VMOVDQU Y8, 3072(BP)
 	VPXOR Y7, Y7, Y7
 aQ51B8TwoAVX2INT_fdt0:
 	XORQ R14, R14
@@ -17391,14 +17431,14 @@ aQ51B8TwoAVX2INT_end0:
 	VPMADDWD ·avx2Ones16(SB), Y7, Y7
 	TESTQ SI, SI
 	JZ   aQ51B8TwoAVX2INT_fin0
-	VPADDD 2848(SP), Y0, Y0
-	VPADDD 2880(SP), Y1, Y1
-	VPADDD 2912(SP), Y2, Y2
-	VPADDD 2944(SP), Y3, Y3
-	VPADDD 2976(SP), Y4, Y4
-	VPADDD 3008(SP), Y5, Y5
-	VPADDD 3040(SP), Y6, Y6
-	VPADDD 3072(SP), Y7, Y7
+	VPADDD 2848(BP), Y0, Y0
+	VPADDD 2880(BP), Y1, Y1
+	VPADDD 2912(BP), Y2, Y2
+	VPADDD 2944(BP), Y3, Y3
+	VPADDD 2976(BP), Y4, Y4
+	VPADDD 3008(BP), Y5, Y5
+	VPADDD 3040(BP), Y6, Y6
+	VPADDD 3072(BP), Y7, Y7
 aQ51B8TwoAVX2INT_fin0:
 	// acc_h += T·(Σ W·c − off·ΣW) (+ Σ w·m), as the int16 kernels.
 	MOVQ d+8(FP), DX
@@ -17504,7 +17544,9 @@ aQ51B8TwoAVX2INT_done:
 
 // func multiAccQ51U8AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q5_1: d, m (f16), qh, 16 nibble bytes; x = (c − 16)·d + (m + 16·d). Unsigned 8-bit weights (VPMADDUBSW), centred codes.
-TEXT ·multiAccQ51U8AVX2INT(SB), 0, $3936-64
+TEXT ·multiAccQ51U8AVX2INT(SB), 0, $7936-64
+	LEAQ 3999(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ51U8AVX2INT_done
@@ -17556,7 +17598,7 @@ aQ51U8AVX2INT_nq:
 	// kernels.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 2792(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 2784(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -17630,7 +17672,7 @@ aQ51U8AVX2INT_p1e:
 	VMOVD AX, X8
 	VPBROADCASTD X8, Y8
 	VFMADD231PS Y8, Y2, Y1
-	VMOVUPS Y1, 2752(SP)
+	VMOVUPS Y1, 2752(BP)
 	// inv = min(255/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.
 	VXORPS Y12, Y12, Y12
 	VCMPPS $0x0E, Y12, Y0, Y1  // M > 0
@@ -17642,15 +17684,15 @@ aQ51U8AVX2INT_p1e:
 	VBROADCASTSS ·intAccOne(SB), Y4
 	VDIVPS Y14, Y4, Y15
 	VANDPS Y1, Y15, Y15
-	VMOVUPS Y15, 2688(SP)
+	VMOVUPS Y15, 2688(BP)
 
 	// W = round(w·d·inv) (−127..127) of four rows packed to bytes (VPACKSSDW, VPACKSSWB: exact,
 	// |W| ≤ 127; in each 128-bit lane rows 0..3's four lanes in turn), then transposed (VPSHUFB)
 	// so that dword l holds lane l's W_4g .. W_4g+3; ΣW per lane. Masking, shifting and OR'ing
 	// the four rows' low bytes together took ten operations where this takes four, and ~2% more
 	// time (q4_0, q4_1 on Zen 4, plain AVX2, in cache, interleaved).
-	LEAQ 0(SP), R8
-	LEAQ 2176(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 2176(BP), R12
 	MOVQ 2784(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -17683,8 +17725,8 @@ aQ51U8AVX2INT_p2:
 	MOVQ AX, 3904(SP)
 	TESTQ AX, AX
 	JZ   aQ51U8AVX2INT_nn
-	LEAQ 0(SP), R8
-	LEAQ 3136(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 3136(BP), R12
 	MOVQ 2784(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -17711,9 +17753,9 @@ aQ51U8AVX2INT_p3:
 	DECQ R10
 	JNZ  aQ51U8AVX2INT_p3
 aQ51U8AVX2INT_nn:
-	LEAQ 2176(SP), AX
+	LEAQ 2176(BP), AX
 	MOVQ AX, 2824(SP)
-	LEAQ 2688(SP), R13
+	LEAQ 2688(BP), R13
 
 aQ51U8AVX2INT_blk:
 	// Half 0: values 0.. and 16...
@@ -17744,47 +17786,47 @@ aQ51U8AVX2INT_g0:
 	TESTQ SI, SI
 	JNZ  aQ51U8AVX2INT_fag0
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 2848(SP)
+	VMOVDQU Y8, 2848(BP)
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 2880(SP)
+	VMOVDQU Y8, 2880(BP)
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 2912(SP)
+	VMOVDQU Y8, 2912(BP)
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 2944(SP)
+	VMOVDQU Y8, 2944(BP)
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 2976(SP)
+	VMOVDQU Y8, 2976(BP)
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3008(SP)
+	VMOVDQU Y8, 3008(BP)
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3040(SP)
+	VMOVDQU Y8, 3040(BP)
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 3072(SP)
+	VMOVDQU Y8, 3072(BP)
 	JMP  aQ51U8AVX2INT_fdg0
 aQ51U8AVX2INT_fag0:
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VPADDD 2848(SP), Y8, Y8
-	VMOVDQU Y8, 2848(SP)
+	VPADDD 2848(BP), Y8, Y8
+	VMOVDQU Y8, 2848(BP)
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VPADDD 2880(SP), Y8, Y8
-	VMOVDQU Y8, 2880(SP)
+	VPADDD 2880(BP), Y8, Y8
+	VMOVDQU Y8, 2880(BP)
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VPADDD 2912(SP), Y8, Y8
-	VMOVDQU Y8, 2912(SP)
+	VPADDD 2912(BP), Y8, Y8
+	VMOVDQU Y8, 2912(BP)
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VPADDD 2944(SP), Y8, Y8
-	VMOVDQU Y8, 2944(SP)
+	VPADDD 2944(BP), Y8, Y8
+	VMOVDQU Y8, 2944(BP)
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VPADDD 2976(SP), Y8, Y8
-	VMOVDQU Y8, 2976(SP)
+	VPADDD 2976(BP), Y8, Y8
+	VMOVDQU Y8, 2976(BP)
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VPADDD 3008(SP), Y8, Y8
-	VMOVDQU Y8, 3008(SP)
+	VPADDD 3008(BP), Y8, Y8
+	VMOVDQU Y8, 3008(BP)
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VPADDD 3040(SP), Y8, Y8
-	VMOVDQU Y8, 3040(SP)
+	VPADDD 3040(BP), Y8, Y8
+	VMOVDQU Y8, 3040(BP)
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VPADDD 3072(SP), Y8, Y8
-	VMOVDQU Y8, 3072(SP)
+	VPADDD 3072(BP), Y8, Y8
+	VMOVDQU Y8, 3072(BP)
 aQ51U8AVX2INT_fdg0:
 	XORQ R14, R14
 	MOVQ $1, SI
@@ -17896,62 +17938,62 @@ aQ51U8AVX2INT_tl0:
 	TESTQ SI, SI
 	JNZ  aQ51U8AVX2INT_fat0
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 2848(SP)
+	VMOVDQU Y8, 2848(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 2880(SP)
+	VMOVDQU Y8, 2880(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 2912(SP)
+	VMOVDQU Y8, 2912(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 2944(SP)
+	VMOVDQU Y8, 2944(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 2976(SP)
+	VMOVDQU Y8, 2976(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3008(SP)
+	VMOVDQU Y8, 3008(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3040(SP)
+	VMOVDQU Y8, 3040(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 3072(SP)
+	VMOVDQU Y8, 3072(BP)
 	VPXOR Y7, Y7, Y7
 	JMP  aQ51U8AVX2INT_fdt0
 aQ51U8AVX2INT_fat0:
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VPADDD 2848(SP), Y8, Y8
-	VMOVDQU Y8, 2848(SP)
+	VPADDD 2848(BP), Y8, Y8
+	VMOVDQU Y8, 2848(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VPADDD 2880(SP), Y8, Y8
-	VMOVDQU Y8, 2880(SP)
+	VPADDD 2880(BP), Y8, Y8
+	VMOVDQU Y8, 2880(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VPADDD 2912(SP), Y8, Y8
-	VMOVDQU Y8, 2912(SP)
+	VPADDD 2912(BP), Y8, Y8
+	VMOVDQU Y8, 2912(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VPADDD 2944(SP), Y8, Y8
-	VMOVDQU Y8, 2944(SP)
+	VPADDD 2944(BP), Y8, Y8
+	VMOVDQU Y8, 2944(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VPADDD 2976(SP), Y8, Y8
-	VMOVDQU Y8, 2976(SP)
+	VPADDD 2976(BP), Y8, Y8
+	VMOVDQU Y8, 2976(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VPADDD 3008(SP), Y8, Y8
-	VMOVDQU Y8, 3008(SP)
+	VPADDD 3008(BP), Y8, Y8
+	VMOVDQU Y8, 3008(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VPADDD 3040(SP), Y8, Y8
-	VMOVDQU Y8, 3040(SP)
+	VPADDD 3040(BP), Y8, Y8
+	VMOVDQU Y8, 3040(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VPADDD 3072(SP), Y8, Y8
-	VMOVDQU Y8, 3072(SP)
+	VPADDD 3072(BP), Y8, Y8
+	VMOVDQU Y8, 3072(BP)
 	VPXOR Y7, Y7, Y7
 aQ51U8AVX2INT_fdt0:
 	XORQ R14, R14
@@ -18024,46 +18066,46 @@ aQ51U8AVX2INT_end0:
 	VPMADDWD ·avx2Ones16(SB), Y7, Y7
 	TESTQ SI, SI
 	JZ   aQ51U8AVX2INT_s20
-	VPADDD 2848(SP), Y0, Y0
-	VPADDD 2880(SP), Y1, Y1
-	VPADDD 2912(SP), Y2, Y2
-	VPADDD 2944(SP), Y3, Y3
-	VPADDD 2976(SP), Y4, Y4
-	VPADDD 3008(SP), Y5, Y5
-	VPADDD 3040(SP), Y6, Y6
-	VPADDD 3072(SP), Y7, Y7
+	VPADDD 2848(BP), Y0, Y0
+	VPADDD 2880(BP), Y1, Y1
+	VPADDD 2912(BP), Y2, Y2
+	VPADDD 2944(BP), Y3, Y3
+	VPADDD 2976(BP), Y4, Y4
+	VPADDD 3008(BP), Y5, Y5
+	VPADDD 3040(BP), Y6, Y6
+	VPADDD 3072(BP), Y7, Y7
 aQ51U8AVX2INT_s20:
 	// The negative parts' pass where the tile has any: its sums subtracted from the first's.
 	CMPQ 3912(SP), $0
 	JNE  aQ51U8AVX2INT_sub0
 	CMPQ 3904(SP), $0
 	JEQ  aQ51U8AVX2INT_fin0
-	VMOVDQU Y0, 3648(SP)
-	VMOVDQU Y1, 3680(SP)
-	VMOVDQU Y2, 3712(SP)
-	VMOVDQU Y3, 3744(SP)
-	VMOVDQU Y4, 3776(SP)
-	VMOVDQU Y5, 3808(SP)
-	VMOVDQU Y6, 3840(SP)
-	VMOVDQU Y7, 3872(SP)
+	VMOVDQU Y0, 3648(BP)
+	VMOVDQU Y1, 3680(BP)
+	VMOVDQU Y2, 3712(BP)
+	VMOVDQU Y3, 3744(BP)
+	VMOVDQU Y4, 3776(BP)
+	VMOVDQU Y5, 3808(BP)
+	VMOVDQU Y6, 3840(BP)
+	VMOVDQU Y7, 3872(BP)
 	MOVQ $960, 3912(SP)
 	JMP  aQ51U8AVX2INT_pass0
 aQ51U8AVX2INT_sub0:
-	VMOVDQU 3648(SP), Y8
+	VMOVDQU 3648(BP), Y8
 	VPSUBD Y0, Y8, Y0
-	VMOVDQU 3680(SP), Y8
+	VMOVDQU 3680(BP), Y8
 	VPSUBD Y1, Y8, Y1
-	VMOVDQU 3712(SP), Y8
+	VMOVDQU 3712(BP), Y8
 	VPSUBD Y2, Y8, Y2
-	VMOVDQU 3744(SP), Y8
+	VMOVDQU 3744(BP), Y8
 	VPSUBD Y3, Y8, Y3
-	VMOVDQU 3776(SP), Y8
+	VMOVDQU 3776(BP), Y8
 	VPSUBD Y4, Y8, Y4
-	VMOVDQU 3808(SP), Y8
+	VMOVDQU 3808(BP), Y8
 	VPSUBD Y5, Y8, Y5
-	VMOVDQU 3840(SP), Y8
+	VMOVDQU 3840(BP), Y8
 	VPSUBD Y6, Y8, Y6
-	VMOVDQU 3872(SP), Y8
+	VMOVDQU 3872(BP), Y8
 	VPSUBD Y7, Y8, Y7
 aQ51U8AVX2INT_fin0:
 	// acc_h += T·(Σ W·c − off·ΣW) (+ Σ w·m), as the int16 kernels.
@@ -18161,47 +18203,47 @@ aQ51U8AVX2INT_g1:
 	TESTQ SI, SI
 	JNZ  aQ51U8AVX2INT_fag1
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 2848(SP)
+	VMOVDQU Y8, 2848(BP)
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 2880(SP)
+	VMOVDQU Y8, 2880(BP)
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 2912(SP)
+	VMOVDQU Y8, 2912(BP)
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 2944(SP)
+	VMOVDQU Y8, 2944(BP)
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 2976(SP)
+	VMOVDQU Y8, 2976(BP)
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3008(SP)
+	VMOVDQU Y8, 3008(BP)
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3040(SP)
+	VMOVDQU Y8, 3040(BP)
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 3072(SP)
+	VMOVDQU Y8, 3072(BP)
 	JMP  aQ51U8AVX2INT_fdg1
 aQ51U8AVX2INT_fag1:
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VPADDD 2848(SP), Y8, Y8
-	VMOVDQU Y8, 2848(SP)
+	VPADDD 2848(BP), Y8, Y8
+	VMOVDQU Y8, 2848(BP)
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VPADDD 2880(SP), Y8, Y8
-	VMOVDQU Y8, 2880(SP)
+	VPADDD 2880(BP), Y8, Y8
+	VMOVDQU Y8, 2880(BP)
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VPADDD 2912(SP), Y8, Y8
-	VMOVDQU Y8, 2912(SP)
+	VPADDD 2912(BP), Y8, Y8
+	VMOVDQU Y8, 2912(BP)
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VPADDD 2944(SP), Y8, Y8
-	VMOVDQU Y8, 2944(SP)
+	VPADDD 2944(BP), Y8, Y8
+	VMOVDQU Y8, 2944(BP)
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VPADDD 2976(SP), Y8, Y8
-	VMOVDQU Y8, 2976(SP)
+	VPADDD 2976(BP), Y8, Y8
+	VMOVDQU Y8, 2976(BP)
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VPADDD 3008(SP), Y8, Y8
-	VMOVDQU Y8, 3008(SP)
+	VPADDD 3008(BP), Y8, Y8
+	VMOVDQU Y8, 3008(BP)
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VPADDD 3040(SP), Y8, Y8
-	VMOVDQU Y8, 3040(SP)
+	VPADDD 3040(BP), Y8, Y8
+	VMOVDQU Y8, 3040(BP)
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VPADDD 3072(SP), Y8, Y8
-	VMOVDQU Y8, 3072(SP)
+	VPADDD 3072(BP), Y8, Y8
+	VMOVDQU Y8, 3072(BP)
 aQ51U8AVX2INT_fdg1:
 	XORQ R14, R14
 	MOVQ $1, SI
@@ -18313,62 +18355,62 @@ aQ51U8AVX2INT_tl1:
 	TESTQ SI, SI
 	JNZ  aQ51U8AVX2INT_fat1
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 2848(SP)
+	VMOVDQU Y8, 2848(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 2880(SP)
+	VMOVDQU Y8, 2880(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 2912(SP)
+	VMOVDQU Y8, 2912(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 2944(SP)
+	VMOVDQU Y8, 2944(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 2976(SP)
+	VMOVDQU Y8, 2976(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3008(SP)
+	VMOVDQU Y8, 3008(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3040(SP)
+	VMOVDQU Y8, 3040(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 3072(SP)
+	VMOVDQU Y8, 3072(BP)
 	VPXOR Y7, Y7, Y7
 	JMP  aQ51U8AVX2INT_fdt1
 aQ51U8AVX2INT_fat1:
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VPADDD 2848(SP), Y8, Y8
-	VMOVDQU Y8, 2848(SP)
+	VPADDD 2848(BP), Y8, Y8
+	VMOVDQU Y8, 2848(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VPADDD 2880(SP), Y8, Y8
-	VMOVDQU Y8, 2880(SP)
+	VPADDD 2880(BP), Y8, Y8
+	VMOVDQU Y8, 2880(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VPADDD 2912(SP), Y8, Y8
-	VMOVDQU Y8, 2912(SP)
+	VPADDD 2912(BP), Y8, Y8
+	VMOVDQU Y8, 2912(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VPADDD 2944(SP), Y8, Y8
-	VMOVDQU Y8, 2944(SP)
+	VPADDD 2944(BP), Y8, Y8
+	VMOVDQU Y8, 2944(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VPADDD 2976(SP), Y8, Y8
-	VMOVDQU Y8, 2976(SP)
+	VPADDD 2976(BP), Y8, Y8
+	VMOVDQU Y8, 2976(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VPADDD 3008(SP), Y8, Y8
-	VMOVDQU Y8, 3008(SP)
+	VPADDD 3008(BP), Y8, Y8
+	VMOVDQU Y8, 3008(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VPADDD 3040(SP), Y8, Y8
-	VMOVDQU Y8, 3040(SP)
+	VPADDD 3040(BP), Y8, Y8
+	VMOVDQU Y8, 3040(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VPADDD 3072(SP), Y8, Y8
-	VMOVDQU Y8, 3072(SP)
+	VPADDD 3072(BP), Y8, Y8
+	VMOVDQU Y8, 3072(BP)
 	VPXOR Y7, Y7, Y7
 aQ51U8AVX2INT_fdt1:
 	XORQ R14, R14
@@ -18441,46 +18483,46 @@ aQ51U8AVX2INT_end1:
 	VPMADDWD ·avx2Ones16(SB), Y7, Y7
 	TESTQ SI, SI
 	JZ   aQ51U8AVX2INT_s21
-	VPADDD 2848(SP), Y0, Y0
-	VPADDD 2880(SP), Y1, Y1
-	VPADDD 2912(SP), Y2, Y2
-	VPADDD 2944(SP), Y3, Y3
-	VPADDD 2976(SP), Y4, Y4
-	VPADDD 3008(SP), Y5, Y5
-	VPADDD 3040(SP), Y6, Y6
-	VPADDD 3072(SP), Y7, Y7
+	VPADDD 2848(BP), Y0, Y0
+	VPADDD 2880(BP), Y1, Y1
+	VPADDD 2912(BP), Y2, Y2
+	VPADDD 2944(BP), Y3, Y3
+	VPADDD 2976(BP), Y4, Y4
+	VPADDD 3008(BP), Y5, Y5
+	VPADDD 3040(BP), Y6, Y6
+	VPADDD 3072(BP), Y7, Y7
 aQ51U8AVX2INT_s21:
 	// The negative parts' pass where the tile has any: its sums subtracted from the first's.
 	CMPQ 3912(SP), $0
 	JNE  aQ51U8AVX2INT_sub1
 	CMPQ 3904(SP), $0
 	JEQ  aQ51U8AVX2INT_fin1
-	VMOVDQU Y0, 3648(SP)
-	VMOVDQU Y1, 3680(SP)
-	VMOVDQU Y2, 3712(SP)
-	VMOVDQU Y3, 3744(SP)
-	VMOVDQU Y4, 3776(SP)
-	VMOVDQU Y5, 3808(SP)
-	VMOVDQU Y6, 3840(SP)
-	VMOVDQU Y7, 3872(SP)
+	VMOVDQU Y0, 3648(BP)
+	VMOVDQU Y1, 3680(BP)
+	VMOVDQU Y2, 3712(BP)
+	VMOVDQU Y3, 3744(BP)
+	VMOVDQU Y4, 3776(BP)
+	VMOVDQU Y5, 3808(BP)
+	VMOVDQU Y6, 3840(BP)
+	VMOVDQU Y7, 3872(BP)
 	MOVQ $960, 3912(SP)
 	JMP  aQ51U8AVX2INT_pass1
 aQ51U8AVX2INT_sub1:
-	VMOVDQU 3648(SP), Y8
+	VMOVDQU 3648(BP), Y8
 	VPSUBD Y0, Y8, Y0
-	VMOVDQU 3680(SP), Y8
+	VMOVDQU 3680(BP), Y8
 	VPSUBD Y1, Y8, Y1
-	VMOVDQU 3712(SP), Y8
+	VMOVDQU 3712(BP), Y8
 	VPSUBD Y2, Y8, Y2
-	VMOVDQU 3744(SP), Y8
+	VMOVDQU 3744(BP), Y8
 	VPSUBD Y3, Y8, Y3
-	VMOVDQU 3776(SP), Y8
+	VMOVDQU 3776(BP), Y8
 	VPSUBD Y4, Y8, Y4
-	VMOVDQU 3808(SP), Y8
+	VMOVDQU 3808(BP), Y8
 	VPSUBD Y5, Y8, Y5
-	VMOVDQU 3840(SP), Y8
+	VMOVDQU 3840(BP), Y8
 	VPSUBD Y6, Y8, Y6
-	VMOVDQU 3872(SP), Y8
+	VMOVDQU 3872(BP), Y8
 	VPSUBD Y7, Y8, Y7
 aQ51U8AVX2INT_fin1:
 	// acc_h += T·(Σ W·c − off·ΣW) (+ Σ w·m), as the int16 kernels.
@@ -18574,7 +18616,9 @@ aQ51U8AVX2INT_done:
 
 // func multiAccQ51U8TwoAVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q5_1: d, m (f16), qh, 16 nibble bytes; x = (c − 16)·d + (m + 16·d). Unsigned 8-bit weights (VPMADDUBSW), centred codes. Two accumulators.
-TEXT ·multiAccQ51U8TwoAVX2INT(SB), 0, $3936-64
+TEXT ·multiAccQ51U8TwoAVX2INT(SB), 0, $7936-64
+	LEAQ 3999(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ51U8TwoAVX2INT_done
@@ -18626,7 +18670,7 @@ aQ51U8TwoAVX2INT_nq:
 	// kernels.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 2792(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 2784(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -18703,7 +18747,7 @@ aQ51U8TwoAVX2INT_p1e:
 	VMOVD AX, X8
 	VPBROADCASTD X8, Y8
 	VFMADD231PS Y8, Y2, Y1
-	VMOVUPS Y1, 2752(SP)
+	VMOVUPS Y1, 2752(BP)
 	// inv = min(255/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.
 	VXORPS Y12, Y12, Y12
 	VCMPPS $0x0E, Y12, Y0, Y1  // M > 0
@@ -18715,15 +18759,15 @@ aQ51U8TwoAVX2INT_p1e:
 	VBROADCASTSS ·intAccOne(SB), Y4
 	VDIVPS Y14, Y4, Y15
 	VANDPS Y1, Y15, Y15
-	VMOVUPS Y15, 2688(SP)
+	VMOVUPS Y15, 2688(BP)
 
 	// W = round(w·d·inv) (−127..127) of four rows packed to bytes (VPACKSSDW, VPACKSSWB: exact,
 	// |W| ≤ 127; in each 128-bit lane rows 0..3's four lanes in turn), then transposed (VPSHUFB)
 	// so that dword l holds lane l's W_4g .. W_4g+3; ΣW per lane. Masking, shifting and OR'ing
 	// the four rows' low bytes together took ten operations where this takes four, and ~2% more
 	// time (q4_0, q4_1 on Zen 4, plain AVX2, in cache, interleaved).
-	LEAQ 0(SP), R8
-	LEAQ 2176(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 2176(BP), R12
 	MOVQ 2784(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -18756,8 +18800,8 @@ aQ51U8TwoAVX2INT_p2:
 	MOVQ AX, 3904(SP)
 	TESTQ AX, AX
 	JZ   aQ51U8TwoAVX2INT_nn
-	LEAQ 0(SP), R8
-	LEAQ 3136(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 3136(BP), R12
 	MOVQ 2784(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -18784,9 +18828,9 @@ aQ51U8TwoAVX2INT_p3:
 	DECQ R10
 	JNZ  aQ51U8TwoAVX2INT_p3
 aQ51U8TwoAVX2INT_nn:
-	LEAQ 2176(SP), AX
+	LEAQ 2176(BP), AX
 	MOVQ AX, 2824(SP)
-	LEAQ 2688(SP), R13
+	LEAQ 2688(BP), R13
 
 aQ51U8TwoAVX2INT_blk:
 	// The whole block, both halves' sums apart.
@@ -18817,62 +18861,62 @@ aQ51U8TwoAVX2INT_g0:
 	TESTQ SI, SI
 	JNZ  aQ51U8TwoAVX2INT_fag0
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 2848(SP)
+	VMOVDQU Y8, 2848(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 2880(SP)
+	VMOVDQU Y8, 2880(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 2912(SP)
+	VMOVDQU Y8, 2912(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 2944(SP)
+	VMOVDQU Y8, 2944(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 2976(SP)
+	VMOVDQU Y8, 2976(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3008(SP)
+	VMOVDQU Y8, 3008(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3040(SP)
+	VMOVDQU Y8, 3040(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 3072(SP)
+	VMOVDQU Y8, 3072(BP)
 	VPXOR Y7, Y7, Y7
 	JMP  aQ51U8TwoAVX2INT_fdg0
 aQ51U8TwoAVX2INT_fag0:
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VPADDD 2848(SP), Y8, Y8
-	VMOVDQU Y8, 2848(SP)
+	VPADDD 2848(BP), Y8, Y8
+	VMOVDQU Y8, 2848(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VPADDD 2880(SP), Y8, Y8
-	VMOVDQU Y8, 2880(SP)
+	VPADDD 2880(BP), Y8, Y8
+	VMOVDQU Y8, 2880(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VPADDD 2912(SP), Y8, Y8
-	VMOVDQU Y8, 2912(SP)
+	VPADDD 2912(BP), Y8, Y8
+	VMOVDQU Y8, 2912(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VPADDD 2944(SP), Y8, Y8
-	VMOVDQU Y8, 2944(SP)
+	VPADDD 2944(BP), Y8, Y8
+	VMOVDQU Y8, 2944(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VPADDD 2976(SP), Y8, Y8
-	VMOVDQU Y8, 2976(SP)
+	VPADDD 2976(BP), Y8, Y8
+	VMOVDQU Y8, 2976(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VPADDD 3008(SP), Y8, Y8
-	VMOVDQU Y8, 3008(SP)
+	VPADDD 3008(BP), Y8, Y8
+	VMOVDQU Y8, 3008(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VPADDD 3040(SP), Y8, Y8
-	VMOVDQU Y8, 3040(SP)
+	VPADDD 3040(BP), Y8, Y8
+	VMOVDQU Y8, 3040(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VPADDD 3072(SP), Y8, Y8
-	VMOVDQU Y8, 3072(SP)
+	VPADDD 3072(BP), Y8, Y8
+	VMOVDQU Y8, 3072(BP)
 	VPXOR Y7, Y7, Y7
 aQ51U8TwoAVX2INT_fdg0:
 	XORQ R14, R14
@@ -18969,62 +19013,62 @@ aQ51U8TwoAVX2INT_tl0:
 	TESTQ SI, SI
 	JNZ  aQ51U8TwoAVX2INT_fat0
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 2848(SP)
+	VMOVDQU Y8, 2848(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 2880(SP)
+	VMOVDQU Y8, 2880(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 2912(SP)
+	VMOVDQU Y8, 2912(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 2944(SP)
+	VMOVDQU Y8, 2944(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 2976(SP)
+	VMOVDQU Y8, 2976(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3008(SP)
+	VMOVDQU Y8, 3008(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3040(SP)
+	VMOVDQU Y8, 3040(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 3072(SP)
+	VMOVDQU Y8, 3072(BP)
 	VPXOR Y7, Y7, Y7
 	JMP  aQ51U8TwoAVX2INT_fdt0
 aQ51U8TwoAVX2INT_fat0:
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VPADDD 2848(SP), Y8, Y8
-	VMOVDQU Y8, 2848(SP)
+	VPADDD 2848(BP), Y8, Y8
+	VMOVDQU Y8, 2848(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VPADDD 2880(SP), Y8, Y8
-	VMOVDQU Y8, 2880(SP)
+	VPADDD 2880(BP), Y8, Y8
+	VMOVDQU Y8, 2880(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VPADDD 2912(SP), Y8, Y8
-	VMOVDQU Y8, 2912(SP)
+	VPADDD 2912(BP), Y8, Y8
+	VMOVDQU Y8, 2912(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VPADDD 2944(SP), Y8, Y8
-	VMOVDQU Y8, 2944(SP)
+	VPADDD 2944(BP), Y8, Y8
+	VMOVDQU Y8, 2944(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VPADDD 2976(SP), Y8, Y8
-	VMOVDQU Y8, 2976(SP)
+	VPADDD 2976(BP), Y8, Y8
+	VMOVDQU Y8, 2976(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VPADDD 3008(SP), Y8, Y8
-	VMOVDQU Y8, 3008(SP)
+	VPADDD 3008(BP), Y8, Y8
+	VMOVDQU Y8, 3008(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VPADDD 3040(SP), Y8, Y8
-	VMOVDQU Y8, 3040(SP)
+	VPADDD 3040(BP), Y8, Y8
+	VMOVDQU Y8, 3040(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VPADDD 3072(SP), Y8, Y8
-	VMOVDQU Y8, 3072(SP)
+	VPADDD 3072(BP), Y8, Y8
+	VMOVDQU Y8, 3072(BP)
 	VPXOR Y7, Y7, Y7
 aQ51U8TwoAVX2INT_fdt0:
 	XORQ R14, R14
@@ -19123,46 +19167,46 @@ aQ51U8TwoAVX2INT_end0:
 	VPMADDWD ·avx2Ones16(SB), Y7, Y7
 	TESTQ SI, SI
 	JZ   aQ51U8TwoAVX2INT_s20
-	VPADDD 2848(SP), Y0, Y0
-	VPADDD 2880(SP), Y1, Y1
-	VPADDD 2912(SP), Y2, Y2
-	VPADDD 2944(SP), Y3, Y3
-	VPADDD 2976(SP), Y4, Y4
-	VPADDD 3008(SP), Y5, Y5
-	VPADDD 3040(SP), Y6, Y6
-	VPADDD 3072(SP), Y7, Y7
+	VPADDD 2848(BP), Y0, Y0
+	VPADDD 2880(BP), Y1, Y1
+	VPADDD 2912(BP), Y2, Y2
+	VPADDD 2944(BP), Y3, Y3
+	VPADDD 2976(BP), Y4, Y4
+	VPADDD 3008(BP), Y5, Y5
+	VPADDD 3040(BP), Y6, Y6
+	VPADDD 3072(BP), Y7, Y7
 aQ51U8TwoAVX2INT_s20:
 	// The negative parts' pass where the tile has any: its sums subtracted from the first's.
 	CMPQ 3912(SP), $0
 	JNE  aQ51U8TwoAVX2INT_sub0
 	CMPQ 3904(SP), $0
 	JEQ  aQ51U8TwoAVX2INT_fin0
-	VMOVDQU Y0, 3648(SP)
-	VMOVDQU Y1, 3680(SP)
-	VMOVDQU Y2, 3712(SP)
-	VMOVDQU Y3, 3744(SP)
-	VMOVDQU Y4, 3776(SP)
-	VMOVDQU Y5, 3808(SP)
-	VMOVDQU Y6, 3840(SP)
-	VMOVDQU Y7, 3872(SP)
+	VMOVDQU Y0, 3648(BP)
+	VMOVDQU Y1, 3680(BP)
+	VMOVDQU Y2, 3712(BP)
+	VMOVDQU Y3, 3744(BP)
+	VMOVDQU Y4, 3776(BP)
+	VMOVDQU Y5, 3808(BP)
+	VMOVDQU Y6, 3840(BP)
+	VMOVDQU Y7, 3872(BP)
 	MOVQ $960, 3912(SP)
 	JMP  aQ51U8TwoAVX2INT_pass0
 aQ51U8TwoAVX2INT_sub0:
-	VMOVDQU 3648(SP), Y8
+	VMOVDQU 3648(BP), Y8
 	VPSUBD Y0, Y8, Y0
-	VMOVDQU 3680(SP), Y8
+	VMOVDQU 3680(BP), Y8
 	VPSUBD Y1, Y8, Y1
-	VMOVDQU 3712(SP), Y8
+	VMOVDQU 3712(BP), Y8
 	VPSUBD Y2, Y8, Y2
-	VMOVDQU 3744(SP), Y8
+	VMOVDQU 3744(BP), Y8
 	VPSUBD Y3, Y8, Y3
-	VMOVDQU 3776(SP), Y8
+	VMOVDQU 3776(BP), Y8
 	VPSUBD Y4, Y8, Y4
-	VMOVDQU 3808(SP), Y8
+	VMOVDQU 3808(BP), Y8
 	VPSUBD Y5, Y8, Y5
-	VMOVDQU 3840(SP), Y8
+	VMOVDQU 3840(BP), Y8
 	VPSUBD Y6, Y8, Y6
-	VMOVDQU 3872(SP), Y8
+	VMOVDQU 3872(BP), Y8
 	VPSUBD Y7, Y8, Y7
 aQ51U8TwoAVX2INT_fin0:
 	// acc_h += T·(Σ W·c − off·ΣW) (+ Σ w·m), as the int16 kernels.
@@ -19257,7 +19301,9 @@ aQ51U8TwoAVX2INT_done:
 
 // func multiAccQ80A8AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q8_0: d (f16), 32 int8 codes; x = c·d. Adaptive 8-bit weights (VPMADDUBSW) where a tile has no peak.
-TEXT ·multiAccQ80A8AVX2INT(SB), 0, $4800-64
+TEXT ·multiAccQ80A8AVX2INT(SB), 0, $9664-64
+	LEAQ 4863(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ80A8AVX2INT_done
@@ -19309,7 +19355,7 @@ aQ80A8AVX2INT_nq:
 	// step with a chain each (row a: Y0, Y1, Y2; row b: Y3, Y4, Y5), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 3208(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 3200(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -19388,7 +19434,7 @@ aQ80A8AVX2INT_p1e:
 	VBROADCASTSS ·intAccOne(SB), Y4
 	VDIVPS Y14, Y4, Y15
 	VANDPS Y1, Y15, Y15
-	VMOVUPS Y15, 3104(SP)
+	VMOVUPS Y15, 3104(BP)
 
 	TESTQ SI, SI
 	JNZ  aQ80A8AVX2INT_w16
@@ -19396,8 +19442,8 @@ aQ80A8AVX2INT_p1e:
 	// W = round(w·d·inv) (0..127) of four rows packed to bytes (VPACKSSDW, VPACKSSWB) and
 	// transposed (VPSHUFB) so that dword l holds lane l's W_4g .. W_4g+3, as the 8-bit kernels
 	// of q4_0 and q4_1 pack theirs; their signs OR'ed (a negative W: the int16 path).
-	LEAQ 0(SP), R8
-	LEAQ 3264(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 3264(BP), R12
 	MOVQ 3200(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -19425,9 +19471,9 @@ aQ80A8AVX2INT_p8:
 	VPMOVMSKB Y6, AX
 	TESTL AX, AX
 	JNZ  aQ80A8AVX2INT_w16
-	LEAQ 3264(SP), AX
+	LEAQ 3264(BP), AX
 	MOVQ AX, 3240(SP)
-	LEAQ 3104(SP), R13
+	LEAQ 3104(BP), R13
 	VMOVDQU ·avx2Ones16(SB), Y10
 
 aQ80A8AVX2INT_blk8:
@@ -19792,8 +19838,8 @@ aQ80A8AVX2INT_v1:
 aQ80A8AVX2INT_w16:
 	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
 	// the codes have an offset.
-	LEAQ 0(SP), R8
-	LEAQ 3776(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 3776(BP), R12
 	MOVQ 3200(SP), R10
 	INCQ R10
 	SHRQ $1, R10
@@ -19809,9 +19855,9 @@ aQ80A8AVX2INT_p2:
 	ADDQ $32, R12
 	DECQ R10
 	JNZ  aQ80A8AVX2INT_p2
-	LEAQ 3776(SP), AX
+	LEAQ 3776(BP), AX
 	MOVQ AX, 3240(SP)
-	LEAQ 3104(SP), R13
+	LEAQ 3104(BP), R13
 
 aQ80A8AVX2INT_blk:
 	// Half 0: values 0.. and 8...
@@ -20205,7 +20251,9 @@ aQ80A8AVX2INT_done:
 
 // func multiAccQ80A8TwoAVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q8_0: d (f16), 32 int8 codes; x = c·d. Two accumulators. Adaptive 8-bit weights (VPMADDUBSW) where a tile has no peak.
-TEXT ·multiAccQ80A8TwoAVX2INT(SB), 0, $4800-64
+TEXT ·multiAccQ80A8TwoAVX2INT(SB), 0, $9664-64
+	LEAQ 4863(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ80A8TwoAVX2INT_done
@@ -20257,7 +20305,7 @@ aQ80A8TwoAVX2INT_nq:
 	// step with a chain each (row a: Y0, Y1, Y2; row b: Y3, Y4, Y5), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 3208(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 3200(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -20339,7 +20387,7 @@ aQ80A8TwoAVX2INT_p1e:
 	VBROADCASTSS ·intAccOne(SB), Y4
 	VDIVPS Y14, Y4, Y15
 	VANDPS Y1, Y15, Y15
-	VMOVUPS Y15, 3104(SP)
+	VMOVUPS Y15, 3104(BP)
 
 	TESTQ SI, SI
 	JNZ  aQ80A8TwoAVX2INT_w16
@@ -20347,8 +20395,8 @@ aQ80A8TwoAVX2INT_p1e:
 	// W = round(w·d·inv) (0..127) of four rows packed to bytes (VPACKSSDW, VPACKSSWB) and
 	// transposed (VPSHUFB) so that dword l holds lane l's W_4g .. W_4g+3, as the 8-bit kernels
 	// of q4_0 and q4_1 pack theirs; their signs OR'ed (a negative W: the int16 path).
-	LEAQ 0(SP), R8
-	LEAQ 3264(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 3264(BP), R12
 	MOVQ 3200(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -20376,9 +20424,9 @@ aQ80A8TwoAVX2INT_p8:
 	VPMOVMSKB Y6, AX
 	TESTL AX, AX
 	JNZ  aQ80A8TwoAVX2INT_w16
-	LEAQ 3264(SP), AX
+	LEAQ 3264(BP), AX
 	MOVQ AX, 3240(SP)
-	LEAQ 3104(SP), R13
+	LEAQ 3104(BP), R13
 	VMOVDQU ·avx2Ones16(SB), Y10
 
 aQ80A8TwoAVX2INT_blk8:
@@ -20590,8 +20638,8 @@ aQ80A8TwoAVX2INT_v0:
 aQ80A8TwoAVX2INT_w16:
 	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
 	// the codes have an offset.
-	LEAQ 0(SP), R8
-	LEAQ 3776(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 3776(BP), R12
 	MOVQ 3200(SP), R10
 	INCQ R10
 	SHRQ $1, R10
@@ -20607,9 +20655,9 @@ aQ80A8TwoAVX2INT_p2:
 	ADDQ $32, R12
 	DECQ R10
 	JNZ  aQ80A8TwoAVX2INT_p2
-	LEAQ 3776(SP), AX
+	LEAQ 3776(BP), AX
 	MOVQ AX, 3240(SP)
-	LEAQ 3104(SP), R13
+	LEAQ 3104(BP), R13
 
 aQ80A8TwoAVX2INT_blk:
 	// The whole block, both halves' sums apart.
@@ -20835,7 +20883,9 @@ aQ80A8TwoAVX2INT_done:
 
 // func multiAccQ50A8AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q5_0: d (f16), qh (32 fifth bits), 16 nibble bytes; x = (c − 16)·d. Adaptive 8-bit weights (VPMADDUBSW) where a tile has no peak.
-TEXT ·multiAccQ50A8AVX2INT(SB), 0, $5056-64
+TEXT ·multiAccQ50A8AVX2INT(SB), 0, $10176-64
+	LEAQ 5119(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ50A8AVX2INT_done
@@ -20889,7 +20939,7 @@ aQ50A8AVX2INT_nq:
 	// step with a chain each (row a: Y0, Y1, Y2; row b: Y3, Y4, Y5), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 3208(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 3200(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -20970,7 +21020,7 @@ aQ50A8AVX2INT_p1e:
 	VANDPS Y1, Y15, Y15
 	VBROADCASTSS ·avx2IntAccSixteenth(SB), Y13
 	VMULPS Y13, Y15, Y15
-	VMOVUPS Y15, 3104(SP)
+	VMOVUPS Y15, 3104(BP)
 
 	TESTQ SI, SI
 	JNZ  aQ50A8AVX2INT_w16
@@ -20979,9 +21029,9 @@ aQ50A8AVX2INT_p1e:
 	// packed to bytes as kernel8 packs them, ΣW per lane (off·ΣW stored for the finish).
 	VBROADCASTSS ·avx2A8Sixteen(SB), Y13
 	VMULPS Y13, Y15, Y15
-	VMOVUPS Y15, 3104(SP)
-	LEAQ 0(SP), R8
-	LEAQ 3264(SP), R12
+	VMOVUPS Y15, 3104(BP)
+	LEAQ 0(BP), R8
+	LEAQ 3264(BP), R12
 	MOVQ 3200(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -21010,10 +21060,10 @@ aQ50A8AVX2INT_p8:
 	DECQ R10
 	JNZ  aQ50A8AVX2INT_p8
 	VPSLLD $4, Y6, Y6
-	VMOVDQU Y6, 3136(SP)
-	LEAQ 3264(SP), AX
+	VMOVDQU Y6, 3136(BP)
+	LEAQ 3264(BP), AX
 	MOVQ AX, 3240(SP)
-	LEAQ 3104(SP), R13
+	LEAQ 3104(BP), R13
 	VMOVDQU ·avx2Nib(SB), Y10
 	VMOVDQU ·avx2IntAccB10(SB), Y11
 
@@ -21043,47 +21093,47 @@ aQ50A8AVX2INT_bg0:
 	TESTQ SI, SI
 	JNZ  aQ50A8AVX2INT_bfag0
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 3776(SP)
+	VMOVDQU Y8, 3776(BP)
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 3808(SP)
+	VMOVDQU Y8, 3808(BP)
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 3840(SP)
+	VMOVDQU Y8, 3840(BP)
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 3872(SP)
+	VMOVDQU Y8, 3872(BP)
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 3904(SP)
+	VMOVDQU Y8, 3904(BP)
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3936(SP)
+	VMOVDQU Y8, 3936(BP)
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3968(SP)
+	VMOVDQU Y8, 3968(BP)
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 4000(SP)
+	VMOVDQU Y8, 4000(BP)
 	JMP  aQ50A8AVX2INT_bfdg0
 aQ50A8AVX2INT_bfag0:
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VPADDD 3776(SP), Y8, Y8
-	VMOVDQU Y8, 3776(SP)
+	VPADDD 3776(BP), Y8, Y8
+	VMOVDQU Y8, 3776(BP)
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VPADDD 3808(SP), Y8, Y8
-	VMOVDQU Y8, 3808(SP)
+	VPADDD 3808(BP), Y8, Y8
+	VMOVDQU Y8, 3808(BP)
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VPADDD 3840(SP), Y8, Y8
-	VMOVDQU Y8, 3840(SP)
+	VPADDD 3840(BP), Y8, Y8
+	VMOVDQU Y8, 3840(BP)
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VPADDD 3872(SP), Y8, Y8
-	VMOVDQU Y8, 3872(SP)
+	VPADDD 3872(BP), Y8, Y8
+	VMOVDQU Y8, 3872(BP)
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VPADDD 3904(SP), Y8, Y8
-	VMOVDQU Y8, 3904(SP)
+	VPADDD 3904(BP), Y8, Y8
+	VMOVDQU Y8, 3904(BP)
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VPADDD 3936(SP), Y8, Y8
-	VMOVDQU Y8, 3936(SP)
+	VPADDD 3936(BP), Y8, Y8
+	VMOVDQU Y8, 3936(BP)
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VPADDD 3968(SP), Y8, Y8
-	VMOVDQU Y8, 3968(SP)
+	VPADDD 3968(BP), Y8, Y8
+	VMOVDQU Y8, 3968(BP)
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VPADDD 4000(SP), Y8, Y8
-	VMOVDQU Y8, 4000(SP)
+	VPADDD 4000(BP), Y8, Y8
+	VMOVDQU Y8, 4000(BP)
 aQ50A8AVX2INT_bfdg0:
 	XORQ R14, R14
 	MOVQ $1, SI
@@ -21195,62 +21245,62 @@ aQ50A8AVX2INT_btl0:
 	TESTQ SI, SI
 	JNZ  aQ50A8AVX2INT_bfat0
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 3776(SP)
+	VMOVDQU Y8, 3776(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 3808(SP)
+	VMOVDQU Y8, 3808(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 3840(SP)
+	VMOVDQU Y8, 3840(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 3872(SP)
+	VMOVDQU Y8, 3872(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 3904(SP)
+	VMOVDQU Y8, 3904(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3936(SP)
+	VMOVDQU Y8, 3936(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3968(SP)
+	VMOVDQU Y8, 3968(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 4000(SP)
+	VMOVDQU Y8, 4000(BP)
 	VPXOR Y7, Y7, Y7
 	JMP  aQ50A8AVX2INT_bfdt0
 aQ50A8AVX2INT_bfat0:
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VPADDD 3776(SP), Y8, Y8
-	VMOVDQU Y8, 3776(SP)
+	VPADDD 3776(BP), Y8, Y8
+	VMOVDQU Y8, 3776(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VPADDD 3808(SP), Y8, Y8
-	VMOVDQU Y8, 3808(SP)
+	VPADDD 3808(BP), Y8, Y8
+	VMOVDQU Y8, 3808(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VPADDD 3840(SP), Y8, Y8
-	VMOVDQU Y8, 3840(SP)
+	VPADDD 3840(BP), Y8, Y8
+	VMOVDQU Y8, 3840(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VPADDD 3872(SP), Y8, Y8
-	VMOVDQU Y8, 3872(SP)
+	VPADDD 3872(BP), Y8, Y8
+	VMOVDQU Y8, 3872(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VPADDD 3904(SP), Y8, Y8
-	VMOVDQU Y8, 3904(SP)
+	VPADDD 3904(BP), Y8, Y8
+	VMOVDQU Y8, 3904(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VPADDD 3936(SP), Y8, Y8
-	VMOVDQU Y8, 3936(SP)
+	VPADDD 3936(BP), Y8, Y8
+	VMOVDQU Y8, 3936(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VPADDD 3968(SP), Y8, Y8
-	VMOVDQU Y8, 3968(SP)
+	VPADDD 3968(BP), Y8, Y8
+	VMOVDQU Y8, 3968(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VPADDD 4000(SP), Y8, Y8
-	VMOVDQU Y8, 4000(SP)
+	VPADDD 4000(BP), Y8, Y8
+	VMOVDQU Y8, 4000(BP)
 	VPXOR Y7, Y7, Y7
 aQ50A8AVX2INT_bfdt0:
 	XORQ R14, R14
@@ -21323,14 +21373,14 @@ aQ50A8AVX2INT_bend0:
 	VPMADDWD ·avx2Ones16(SB), Y7, Y7
 	TESTQ SI, SI
 	JZ   aQ50A8AVX2INT_bfin0
-	VPADDD 3776(SP), Y0, Y0
-	VPADDD 3808(SP), Y1, Y1
-	VPADDD 3840(SP), Y2, Y2
-	VPADDD 3872(SP), Y3, Y3
-	VPADDD 3904(SP), Y4, Y4
-	VPADDD 3936(SP), Y5, Y5
-	VPADDD 3968(SP), Y6, Y6
-	VPADDD 4000(SP), Y7, Y7
+	VPADDD 3776(BP), Y0, Y0
+	VPADDD 3808(BP), Y1, Y1
+	VPADDD 3840(BP), Y2, Y2
+	VPADDD 3872(BP), Y3, Y3
+	VPADDD 3904(BP), Y4, Y4
+	VPADDD 3936(BP), Y5, Y5
+	VPADDD 3968(BP), Y6, Y6
+	VPADDD 4000(BP), Y7, Y7
 aQ50A8AVX2INT_bfin0:
 	// acc_h += T·(Σ W·c − off·ΣW) (+ Σ w·m), as the int16 kernels.
 	MOVQ d+8(FP), DX
@@ -21424,47 +21474,47 @@ aQ50A8AVX2INT_bg1:
 	TESTQ SI, SI
 	JNZ  aQ50A8AVX2INT_bfag1
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 3776(SP)
+	VMOVDQU Y8, 3776(BP)
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 3808(SP)
+	VMOVDQU Y8, 3808(BP)
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 3840(SP)
+	VMOVDQU Y8, 3840(BP)
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 3872(SP)
+	VMOVDQU Y8, 3872(BP)
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 3904(SP)
+	VMOVDQU Y8, 3904(BP)
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3936(SP)
+	VMOVDQU Y8, 3936(BP)
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3968(SP)
+	VMOVDQU Y8, 3968(BP)
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 4000(SP)
+	VMOVDQU Y8, 4000(BP)
 	JMP  aQ50A8AVX2INT_bfdg1
 aQ50A8AVX2INT_bfag1:
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VPADDD 3776(SP), Y8, Y8
-	VMOVDQU Y8, 3776(SP)
+	VPADDD 3776(BP), Y8, Y8
+	VMOVDQU Y8, 3776(BP)
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VPADDD 3808(SP), Y8, Y8
-	VMOVDQU Y8, 3808(SP)
+	VPADDD 3808(BP), Y8, Y8
+	VMOVDQU Y8, 3808(BP)
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VPADDD 3840(SP), Y8, Y8
-	VMOVDQU Y8, 3840(SP)
+	VPADDD 3840(BP), Y8, Y8
+	VMOVDQU Y8, 3840(BP)
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VPADDD 3872(SP), Y8, Y8
-	VMOVDQU Y8, 3872(SP)
+	VPADDD 3872(BP), Y8, Y8
+	VMOVDQU Y8, 3872(BP)
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VPADDD 3904(SP), Y8, Y8
-	VMOVDQU Y8, 3904(SP)
+	VPADDD 3904(BP), Y8, Y8
+	VMOVDQU Y8, 3904(BP)
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VPADDD 3936(SP), Y8, Y8
-	VMOVDQU Y8, 3936(SP)
+	VPADDD 3936(BP), Y8, Y8
+	VMOVDQU Y8, 3936(BP)
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VPADDD 3968(SP), Y8, Y8
-	VMOVDQU Y8, 3968(SP)
+	VPADDD 3968(BP), Y8, Y8
+	VMOVDQU Y8, 3968(BP)
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VPADDD 4000(SP), Y8, Y8
-	VMOVDQU Y8, 4000(SP)
+	VPADDD 4000(BP), Y8, Y8
+	VMOVDQU Y8, 4000(BP)
 aQ50A8AVX2INT_bfdg1:
 	XORQ R14, R14
 	MOVQ $1, SI
@@ -21576,62 +21626,62 @@ aQ50A8AVX2INT_btl1:
 	TESTQ SI, SI
 	JNZ  aQ50A8AVX2INT_bfat1
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 3776(SP)
+	VMOVDQU Y8, 3776(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 3808(SP)
+	VMOVDQU Y8, 3808(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 3840(SP)
+	VMOVDQU Y8, 3840(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 3872(SP)
+	VMOVDQU Y8, 3872(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 3904(SP)
+	VMOVDQU Y8, 3904(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3936(SP)
+	VMOVDQU Y8, 3936(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3968(SP)
+	VMOVDQU Y8, 3968(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 4000(SP)
+	VMOVDQU Y8, 4000(BP)
 	VPXOR Y7, Y7, Y7
 	JMP  aQ50A8AVX2INT_bfdt1
 aQ50A8AVX2INT_bfat1:
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VPADDD 3776(SP), Y8, Y8
-	VMOVDQU Y8, 3776(SP)
+	VPADDD 3776(BP), Y8, Y8
+	VMOVDQU Y8, 3776(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VPADDD 3808(SP), Y8, Y8
-	VMOVDQU Y8, 3808(SP)
+	VPADDD 3808(BP), Y8, Y8
+	VMOVDQU Y8, 3808(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VPADDD 3840(SP), Y8, Y8
-	VMOVDQU Y8, 3840(SP)
+	VPADDD 3840(BP), Y8, Y8
+	VMOVDQU Y8, 3840(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VPADDD 3872(SP), Y8, Y8
-	VMOVDQU Y8, 3872(SP)
+	VPADDD 3872(BP), Y8, Y8
+	VMOVDQU Y8, 3872(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VPADDD 3904(SP), Y8, Y8
-	VMOVDQU Y8, 3904(SP)
+	VPADDD 3904(BP), Y8, Y8
+	VMOVDQU Y8, 3904(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VPADDD 3936(SP), Y8, Y8
-	VMOVDQU Y8, 3936(SP)
+	VPADDD 3936(BP), Y8, Y8
+	VMOVDQU Y8, 3936(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VPADDD 3968(SP), Y8, Y8
-	VMOVDQU Y8, 3968(SP)
+	VPADDD 3968(BP), Y8, Y8
+	VMOVDQU Y8, 3968(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VPADDD 4000(SP), Y8, Y8
-	VMOVDQU Y8, 4000(SP)
+	VPADDD 4000(BP), Y8, Y8
+	VMOVDQU Y8, 4000(BP)
 	VPXOR Y7, Y7, Y7
 aQ50A8AVX2INT_bfdt1:
 	XORQ R14, R14
@@ -21704,14 +21754,14 @@ aQ50A8AVX2INT_bend1:
 	VPMADDWD ·avx2Ones16(SB), Y7, Y7
 	TESTQ SI, SI
 	JZ   aQ50A8AVX2INT_bfin1
-	VPADDD 3776(SP), Y0, Y0
-	VPADDD 3808(SP), Y1, Y1
-	VPADDD 3840(SP), Y2, Y2
-	VPADDD 3872(SP), Y3, Y3
-	VPADDD 3904(SP), Y4, Y4
-	VPADDD 3936(SP), Y5, Y5
-	VPADDD 3968(SP), Y6, Y6
-	VPADDD 4000(SP), Y7, Y7
+	VPADDD 3776(BP), Y0, Y0
+	VPADDD 3808(BP), Y1, Y1
+	VPADDD 3840(BP), Y2, Y2
+	VPADDD 3872(BP), Y3, Y3
+	VPADDD 3904(BP), Y4, Y4
+	VPADDD 3936(BP), Y5, Y5
+	VPADDD 3968(BP), Y6, Y6
+	VPADDD 4000(BP), Y7, Y7
 aQ50A8AVX2INT_bfin1:
 	// acc_h += T·(Σ W·c − off·ΣW) (+ Σ w·m), as the int16 kernels.
 	MOVQ d+8(FP), DX
@@ -21794,8 +21844,8 @@ aQ50A8AVX2INT_w16:
 	VPXOR Y11, Y11, Y11
 	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
 	// the codes have an offset.
-	LEAQ 0(SP), R8
-	LEAQ 4032(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 4032(BP), R12
 	MOVQ 3200(SP), R10
 	INCQ R10
 	SHRQ $1, R10
@@ -21811,9 +21861,9 @@ aQ50A8AVX2INT_p2:
 	ADDQ $32, R12
 	DECQ R10
 	JNZ  aQ50A8AVX2INT_p2
-	LEAQ 4032(SP), AX
+	LEAQ 4032(BP), AX
 	MOVQ AX, 3240(SP)
-	LEAQ 3104(SP), R13
+	LEAQ 3104(BP), R13
 
 aQ50A8AVX2INT_blk:
 	// Half 0: values 0.. and 16...
@@ -22293,7 +22343,9 @@ aQ50A8AVX2INT_done:
 
 // func multiAccQ50A8TwoAVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q5_0: d (f16), qh (32 fifth bits), 16 nibble bytes; x = (c − 16)·d. Two accumulators. Adaptive 8-bit weights (VPMADDUBSW) where a tile has no peak.
-TEXT ·multiAccQ50A8TwoAVX2INT(SB), 0, $5056-64
+TEXT ·multiAccQ50A8TwoAVX2INT(SB), 0, $10176-64
+	LEAQ 5119(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ50A8TwoAVX2INT_done
@@ -22347,7 +22399,7 @@ aQ50A8TwoAVX2INT_nq:
 	// step with a chain each (row a: Y0, Y1, Y2; row b: Y3, Y4, Y5), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 3208(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 3200(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -22431,7 +22483,7 @@ aQ50A8TwoAVX2INT_p1e:
 	VANDPS Y1, Y15, Y15
 	VBROADCASTSS ·avx2IntAccSixteenth(SB), Y13
 	VMULPS Y13, Y15, Y15
-	VMOVUPS Y15, 3104(SP)
+	VMOVUPS Y15, 3104(BP)
 
 	TESTQ SI, SI
 	JNZ  aQ50A8TwoAVX2INT_w16
@@ -22440,9 +22492,9 @@ aQ50A8TwoAVX2INT_p1e:
 	// packed to bytes as kernel8 packs them, ΣW per lane (off·ΣW stored for the finish).
 	VBROADCASTSS ·avx2A8Sixteen(SB), Y13
 	VMULPS Y13, Y15, Y15
-	VMOVUPS Y15, 3104(SP)
-	LEAQ 0(SP), R8
-	LEAQ 3264(SP), R12
+	VMOVUPS Y15, 3104(BP)
+	LEAQ 0(BP), R8
+	LEAQ 3264(BP), R12
 	MOVQ 3200(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -22471,10 +22523,10 @@ aQ50A8TwoAVX2INT_p8:
 	DECQ R10
 	JNZ  aQ50A8TwoAVX2INT_p8
 	VPSLLD $4, Y6, Y6
-	VMOVDQU Y6, 3136(SP)
-	LEAQ 3264(SP), AX
+	VMOVDQU Y6, 3136(BP)
+	LEAQ 3264(BP), AX
 	MOVQ AX, 3240(SP)
-	LEAQ 3104(SP), R13
+	LEAQ 3104(BP), R13
 	VMOVDQU ·avx2Nib(SB), Y10
 	VMOVDQU ·avx2IntAccB10(SB), Y11
 
@@ -22504,62 +22556,62 @@ aQ50A8TwoAVX2INT_bg0:
 	TESTQ SI, SI
 	JNZ  aQ50A8TwoAVX2INT_bfag0
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 3776(SP)
+	VMOVDQU Y8, 3776(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 3808(SP)
+	VMOVDQU Y8, 3808(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 3840(SP)
+	VMOVDQU Y8, 3840(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 3872(SP)
+	VMOVDQU Y8, 3872(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 3904(SP)
+	VMOVDQU Y8, 3904(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3936(SP)
+	VMOVDQU Y8, 3936(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3968(SP)
+	VMOVDQU Y8, 3968(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 4000(SP)
+	VMOVDQU Y8, 4000(BP)
 	VPXOR Y7, Y7, Y7
 	JMP  aQ50A8TwoAVX2INT_bfdg0
 aQ50A8TwoAVX2INT_bfag0:
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VPADDD 3776(SP), Y8, Y8
-	VMOVDQU Y8, 3776(SP)
+	VPADDD 3776(BP), Y8, Y8
+	VMOVDQU Y8, 3776(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VPADDD 3808(SP), Y8, Y8
-	VMOVDQU Y8, 3808(SP)
+	VPADDD 3808(BP), Y8, Y8
+	VMOVDQU Y8, 3808(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VPADDD 3840(SP), Y8, Y8
-	VMOVDQU Y8, 3840(SP)
+	VPADDD 3840(BP), Y8, Y8
+	VMOVDQU Y8, 3840(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VPADDD 3872(SP), Y8, Y8
-	VMOVDQU Y8, 3872(SP)
+	VPADDD 3872(BP), Y8, Y8
+	VMOVDQU Y8, 3872(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VPADDD 3904(SP), Y8, Y8
-	VMOVDQU Y8, 3904(SP)
+	VPADDD 3904(BP), Y8, Y8
+	VMOVDQU Y8, 3904(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VPADDD 3936(SP), Y8, Y8
-	VMOVDQU Y8, 3936(SP)
+	VPADDD 3936(BP), Y8, Y8
+	VMOVDQU Y8, 3936(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VPADDD 3968(SP), Y8, Y8
-	VMOVDQU Y8, 3968(SP)
+	VPADDD 3968(BP), Y8, Y8
+	VMOVDQU Y8, 3968(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VPADDD 4000(SP), Y8, Y8
-	VMOVDQU Y8, 4000(SP)
+	VPADDD 4000(BP), Y8, Y8
+	VMOVDQU Y8, 4000(BP)
 	VPXOR Y7, Y7, Y7
 aQ50A8TwoAVX2INT_bfdg0:
 	XORQ R14, R14
@@ -22656,62 +22708,62 @@ aQ50A8TwoAVX2INT_btl0:
 	TESTQ SI, SI
 	JNZ  aQ50A8TwoAVX2INT_bfat0
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VMOVDQU Y8, 3776(SP)
+	VMOVDQU Y8, 3776(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VMOVDQU Y8, 3808(SP)
+	VMOVDQU Y8, 3808(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VMOVDQU Y8, 3840(SP)
+	VMOVDQU Y8, 3840(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VMOVDQU Y8, 3872(SP)
+	VMOVDQU Y8, 3872(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VMOVDQU Y8, 3904(SP)
+	VMOVDQU Y8, 3904(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VMOVDQU Y8, 3936(SP)
+	VMOVDQU Y8, 3936(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VMOVDQU Y8, 3968(SP)
+	VMOVDQU Y8, 3968(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VMOVDQU Y8, 4000(SP)
+	VMOVDQU Y8, 4000(BP)
 	VPXOR Y7, Y7, Y7
 	JMP  aQ50A8TwoAVX2INT_bfdt0
 aQ50A8TwoAVX2INT_bfat0:
 	VPMADDWD ·avx2Ones16(SB), Y0, Y8
-	VPADDD 3776(SP), Y8, Y8
-	VMOVDQU Y8, 3776(SP)
+	VPADDD 3776(BP), Y8, Y8
+	VMOVDQU Y8, 3776(BP)
 	VPXOR Y0, Y0, Y0
 	VPMADDWD ·avx2Ones16(SB), Y1, Y8
-	VPADDD 3808(SP), Y8, Y8
-	VMOVDQU Y8, 3808(SP)
+	VPADDD 3808(BP), Y8, Y8
+	VMOVDQU Y8, 3808(BP)
 	VPXOR Y1, Y1, Y1
 	VPMADDWD ·avx2Ones16(SB), Y2, Y8
-	VPADDD 3840(SP), Y8, Y8
-	VMOVDQU Y8, 3840(SP)
+	VPADDD 3840(BP), Y8, Y8
+	VMOVDQU Y8, 3840(BP)
 	VPXOR Y2, Y2, Y2
 	VPMADDWD ·avx2Ones16(SB), Y3, Y8
-	VPADDD 3872(SP), Y8, Y8
-	VMOVDQU Y8, 3872(SP)
+	VPADDD 3872(BP), Y8, Y8
+	VMOVDQU Y8, 3872(BP)
 	VPXOR Y3, Y3, Y3
 	VPMADDWD ·avx2Ones16(SB), Y4, Y8
-	VPADDD 3904(SP), Y8, Y8
-	VMOVDQU Y8, 3904(SP)
+	VPADDD 3904(BP), Y8, Y8
+	VMOVDQU Y8, 3904(BP)
 	VPXOR Y4, Y4, Y4
 	VPMADDWD ·avx2Ones16(SB), Y5, Y8
-	VPADDD 3936(SP), Y8, Y8
-	VMOVDQU Y8, 3936(SP)
+	VPADDD 3936(BP), Y8, Y8
+	VMOVDQU Y8, 3936(BP)
 	VPXOR Y5, Y5, Y5
 	VPMADDWD ·avx2Ones16(SB), Y6, Y8
-	VPADDD 3968(SP), Y8, Y8
-	VMOVDQU Y8, 3968(SP)
+	VPADDD 3968(BP), Y8, Y8
+	VMOVDQU Y8, 3968(BP)
 	VPXOR Y6, Y6, Y6
 	VPMADDWD ·avx2Ones16(SB), Y7, Y8
-	VPADDD 4000(SP), Y8, Y8
-	VMOVDQU Y8, 4000(SP)
+	VPADDD 4000(BP), Y8, Y8
+	VMOVDQU Y8, 4000(BP)
 	VPXOR Y7, Y7, Y7
 aQ50A8TwoAVX2INT_bfdt0:
 	XORQ R14, R14
@@ -22810,14 +22862,14 @@ aQ50A8TwoAVX2INT_bend0:
 	VPMADDWD ·avx2Ones16(SB), Y7, Y7
 	TESTQ SI, SI
 	JZ   aQ50A8TwoAVX2INT_bfin0
-	VPADDD 3776(SP), Y0, Y0
-	VPADDD 3808(SP), Y1, Y1
-	VPADDD 3840(SP), Y2, Y2
-	VPADDD 3872(SP), Y3, Y3
-	VPADDD 3904(SP), Y4, Y4
-	VPADDD 3936(SP), Y5, Y5
-	VPADDD 3968(SP), Y6, Y6
-	VPADDD 4000(SP), Y7, Y7
+	VPADDD 3776(BP), Y0, Y0
+	VPADDD 3808(BP), Y1, Y1
+	VPADDD 3840(BP), Y2, Y2
+	VPADDD 3872(BP), Y3, Y3
+	VPADDD 3904(BP), Y4, Y4
+	VPADDD 3936(BP), Y5, Y5
+	VPADDD 3968(BP), Y6, Y6
+	VPADDD 4000(BP), Y7, Y7
 aQ50A8TwoAVX2INT_bfin0:
 	// acc_h += T·(Σ W·c − off·ΣW) (+ Σ w·m), as the int16 kernels.
 	MOVQ d+8(FP), DX
@@ -22901,8 +22953,8 @@ aQ50A8TwoAVX2INT_w16:
 	VPXOR Y11, Y11, Y11
 	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
 	// the codes have an offset.
-	LEAQ 0(SP), R8
-	LEAQ 4032(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 4032(BP), R12
 	MOVQ 3200(SP), R10
 	INCQ R10
 	SHRQ $1, R10
@@ -22918,9 +22970,9 @@ aQ50A8TwoAVX2INT_p2:
 	ADDQ $32, R12
 	DECQ R10
 	JNZ  aQ50A8TwoAVX2INT_p2
-	LEAQ 4032(SP), AX
+	LEAQ 4032(BP), AX
 	MOVQ AX, 3240(SP)
-	LEAQ 3104(SP), R13
+	LEAQ 3104(BP), R13
 
 aQ50A8TwoAVX2INT_blk:
 	// The whole block, both halves' sums apart.
