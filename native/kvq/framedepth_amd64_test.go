@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"runtime"
 	"slices"
 	"testing"
@@ -133,7 +134,14 @@ func frameDepthAVX2Cases() []struct {
 		{Q8_0, []accKernel{multiAccQ80AVX2INT}}, {Q8_0, []accKernel{multiAccQ80A8AVX2INT}},
 		{Q8_0, []accKernel{multiAccQ80TwoAVX2INT}}, {Q8_0, []accKernel{multiAccQ80A8TwoAVX2INT}},
 		{IQ4_NL, []accKernel{multiAccIQ4NLAVX2INT}}, {IQ4_NL, []accKernel{multiAccIQ4NLTwoAVX2INT}},
+		{FP8, []accKernel{multiAccFP8AVX2T}}, {FP8, []accKernel{fp8ScoresAVX2AsAcc}},
 	}
+}
+
+// fp8ScoresAVX2AsAcc is multiScoresFP8AVX2T (gen_align.go aligns its frame too) called as an
+// accumulate kernel: acc its four queries, w its scores (four a row: wstride must be 4).
+func fp8ScoresAVX2AsAcc(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int) {
+	multiScoresFP8AVX2T(acc, d, nv, rows, rb, m, w, wstride)
 }
 
 // TestFrameDepthMatches checks that the kernels gen_align.go rewrites (those this CPU runs) give the same sums bit
@@ -154,6 +162,10 @@ func TestFrameDepthMatches(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(21, 22))
 	for ci, tc := range cases {
+		if reflect.ValueOf(tc.ks[0]).Pointer() == reflect.ValueOf(fp8ScoresAVX2AsAcc).Pointer() {
+			checkScoresDepths(t, tc.ks[0], rng)
+			continue
+		}
 		c := Unwrap(mustCodec(t, tc.f, benchDim))
 		rb := c.RowBytes()
 		tile, _ := benchRowsOf(c)
@@ -190,6 +202,39 @@ func TestFrameDepthMatches(t *testing.T) {
 	}
 }
 
+// checkScoresDepths is TestFrameDepthMatches for fp8ScoresAVX2AsAcc: the scores of four
+// queries, four a row, the same from every depth, nothing written past them.
+func checkScoresDepths(t *testing.T, k accKernel, rng *rand.Rand) {
+	c := Unwrap(mustCodec(t, FP8, benchDim))
+	tile, _ := benchRowsOf(c)
+	q := make([]float32, 4*benchDim)
+	for i := range q {
+		q[i] = float32(rng.NormFloat64())
+	}
+	for _, m := range []int{1, 63, 64, 130, 777} {
+		want := make([]float32, 4*m+16)
+		for i := range want {
+			want[i] = -1
+		}
+		start := slices.Clone(want)
+		k(&q[0], benchDim, benchDim, &tile[0], c.RowBytes(), m, &want[0], 4)
+		for _, call := range depthCalls {
+			got := slices.Clone(start)
+			call(k, &q[0], benchDim, benchDim, &tile[0], c.RowBytes(), m, &got[0], 4)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("fp8 scores m %d: out[%d] %v called from a depth, %v not", m, i, got[i], want[i])
+				}
+			}
+		}
+		for i := 4 * m; i < len(want); i++ {
+			if want[i] != -1 {
+				t.Fatalf("fp8 scores m %d: out[%d] written past the scores", m, i)
+			}
+		}
+	}
+}
+
 // TestFrameDepthSpeed times the Zen 4 values kernels whose frame vectors gen_align.go aligns,
 // called from eight stack depths 8 bytes apart (without it their frame vectors sat at eight
 // offsets mod 64), in cache, thread CPU time, the depths alternated; each line gives the
@@ -213,6 +258,10 @@ func TestFrameDepthSpeed(t *testing.T) {
 		rb := c.RowBytes()
 		tile, _ := benchRowsOf(c)
 		_, _, w, acc := benchQueries()
+		ws := 16
+		if reflect.ValueOf(tc.ks[0]).Pointer() == reflect.ValueOf(fp8ScoresAVX2AsAcc).Pointer() {
+			ws = 4 // acc the queries, w the scores
+		}
 		nk := len(tc.ks)
 		ns := make([][8][]float64, nk)
 		var mod [8]int
@@ -221,7 +270,7 @@ func TestFrameDepthSpeed(t *testing.T) {
 				j = (j + r) % (8 * nk) // rotate the order
 				i, k := j%8, j/8
 				t0 := cputime.Thread()
-				mod[i] = depthCalls[i](tc.ks[k], &acc[0], benchDim, benchDim, &tile[0], rb, benchRows, &w[0], 16)
+				mod[i] = depthCalls[i](tc.ks[k], &acc[0], benchDim, benchDim, &tile[0], rb, benchRows, &w[0], ws)
 				ns[k][i] = append(ns[k][i], float64((cputime.Thread()-t0).Nanoseconds())/benchRows)
 			}
 		}

@@ -1,7 +1,7 @@
 //go:build ignore
 
-// gen_align rewrites kernels that gen_intacc.go, gen_runs.go (Zen 4's) and gen_avx2intacc.go
-// (every AVX2 CPU's) wrote so that the 64-byte (32-byte) vectors in their frame (the tile's weights and codes they stage, spilled sums) sit 64-byte
+// gen_align rewrites kernels that gen_intacc.go, gen_runs.go (Zen 4's), gen_avx2intacc.go and
+// gen_avx2f.go (fp8's; every AVX2 CPU's) wrote so that the 64-byte (32-byte) vectors in their frame (the tile's weights and codes they stage, spilled sums) sit 64-byte
 // aligned whatever the caller's stack depth: Go aligns SP to 8 bytes only. Each listed kernel's
 // frame grows to 2·F + 64 (F its own), BP = (SP + F + 63) &^ 63 first (the assembler saves and
 // restores BP around a frame; the kernels do not use it), and the frame addresses of its vector
@@ -51,6 +51,14 @@
 // and q8_0 within noise. On Intel (not measured here) a 32- or 64-byte access that crosses a
 // cache line is a split load or store (an extra load-port cycle, two L1 accesses): alignment can
 // only remove those; the two added instructions run once a call.
+//
+// fp8's AVX2 kernels (gen_avx2f.go; the same test, three runs, alternated with the old kernels in
+// one process): values (multiAccFP8AVX2T) 11.76–12.45 at two depths / 12.55–13.67 at the others
+// → 11.74–12.21 at five depths and 12.40–12.58 at three (no slower than the old kernel at any),
+// scores (multiScoresFP8AVX2T) 13.41–13.53 / 13.70–13.99 → 13.43–13.53; TestDecodeBreakdown
+// (KVLAB_NO_AVX512=1, fp8, three undisturbed alternated runs, min) values 13.00–13.33 → 12.39–12.89,
+// whole 27.52–28.56 → 27.32–27.66 (the decode's own depth was a good one). Their named locals
+// (x-8(SP), the frame's top) stay where the assembler puts them, above the vectors.
 package main
 
 import (
@@ -67,6 +75,7 @@ var kernels = map[string][]string{
 	"multi_intacc_amd64.s":     {"multiAccQ40V8Z4INT", "multiAccQ41V8Z4INT", "multiAccIQ4NLV8Z4INT", "multiAccQ80Z4INT", "multiAccQ50V8Z4INT", "multiAccQ51V8Z4INT"},
 	"multi_intacc2_amd64.s":    {"multiAccQ40V8Z4TwoINT", "multiAccQ41V8Z4TwoINT", "multiAccIQ4NLV8Z4TwoINT", "multiAccQ80Z4TwoINT"},
 	"multi_runs_amd64.s":       {"multiAccQ80Z4RunsINT", "multiAccQ40V8Z4RunsINT"},
+	"multi_avx2f_amd64.s":      {"multiScoresFP8AVX2T", "multiAccFP8AVX2T"},
 	"multi_avx2intacc_amd64.s": {"multiAccQ40B8AVX2INT", "multiAccQ41B8AVX2INT", "multiAccQ50B8AVX2INT", "multiAccQ51B8AVX2INT", "multiAccQ51U8AVX2INT", "multiAccQ50A8AVX2INT", "multiAccQ80A8AVX2INT", "multiAccIQ4NLAVX2INT", "multiAccQ40AVX2INT", "multiAccQ41AVX2INT", "multiAccQ50AVX2INT", "multiAccQ51AVX2INT", "multiAccQ80AVX2INT", "multiAccQ40B8TwoAVX2INT", "multiAccQ41B8TwoAVX2INT", "multiAccQ50B8TwoAVX2INT", "multiAccQ51B8TwoAVX2INT", "multiAccQ51U8TwoAVX2INT", "multiAccQ50A8TwoAVX2INT", "multiAccQ80A8TwoAVX2INT", "multiAccIQ4NLTwoAVX2INT", "multiAccQ40TwoAVX2INT", "multiAccQ41TwoAVX2INT", "multiAccQ50TwoAVX2INT", "multiAccQ51TwoAVX2INT", "multiAccQ80TwoAVX2INT"},
 }
 
@@ -74,7 +83,9 @@ var kernels = map[string][]string{
 const tag = "// the frame's vectors 64-byte aligned (gen_align.go)\n"
 
 var (
-	spRef   = regexp.MustCompile(`(^|[^A-Za-z0-9_.])(-?[0-9]+)\(SP\)`)
+	spRef   = regexp.MustCompile(`(^|[^-+A-Za-z0-9_.])(-?[0-9]+)\(SP\)`)
+	spBare  = regexp.MustCompile(`([\s,])\(SP\)`)                // (SP)(R12*1): offset 0
+	spNamed = regexp.MustCompile(`[A-Za-z_]\w*[-+][0-9]+\(SP\)`) // x-8(SP): the frame's top, pseudo-SP
 	bpUse   = regexp.MustCompile(`\bBP\b`)
 	textHdr = regexp.MustCompile(`^(TEXT ·\w+\(SB\), [A-Z0-9|]+, \$)([0-9]+)(-[0-9]+)$`)
 )
@@ -122,15 +133,26 @@ func align(s, name string) (string, error) {
 			continue
 		}
 		vec := op[0][0] == 'V' || op[0] == "LEAQ"
+		offs := []string{}
 		for _, r := range spRef.FindAllStringSubmatch(code, -1) {
+			offs = append(offs, r[2])
+		}
+		if spBare.MatchString(code) {
+			offs = append(offs, "0")
+		}
+		for _, o := range offs {
 			if vec {
-				vector[r[2]] = true
+				vector[o] = true
 			} else {
-				scalar[r[2]] = true
+				scalar[o] = true
 			}
 		}
 		if vec {
+			if spNamed.MatchString(code) {
+				return "", fmt.Errorf("%s: a vector instruction addresses a named local: %q", name, l)
+			}
 			code = spRef.ReplaceAllString(code, "${1}${2}(BP)")
+			code = spBare.ReplaceAllString(code, "${1}(BP)")
 		}
 		b.WriteString(code + comment)
 	}
