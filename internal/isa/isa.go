@@ -18,8 +18,9 @@
 //   - KVLAB_NO_AVX2INTACC: the AVX2 values kernels with float32 weights instead of the integer
 //     ones (the block formats on CPUs without AVX-512);
 //   - KVLAB_NO_ZEN4: the AVX-512 kernels other CPUs run (Intel Xeon, AMD Zen 5) on an AMD Zen 4,
-//     whose own flavours (prefetch distance and hint, row loads, turbo2/turbo3's query scale)
-//     are otherwise chosen there;
+//     whose own flavours (prefetch distance and hint, row loads, turbo2's and turbo3's query
+//     scale, and tq4's on 2 MiB pages: with KVLAB_NO_HUGEPAGES, or transparent huge pages off,
+//     tq4's scores round the query per 32 values there too) are otherwise chosen there;
 //   - KVLAB_NO_HUGEPAGES: not an instruction set but listed with them, so that a run's record
 //     names it: the caches' row stores and the bandwidth yardstick stay on the system's default
 //     pages (internal/hugemem reads it).

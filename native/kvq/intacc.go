@@ -24,6 +24,7 @@ const AccumulateTile = 64
 //     turbo4's and tq4's where avx2B8T4 chooses them, but for a softmax peak's tiles, which
 //     keep int16 weights, multi_t4accavx2_amd64.go; q5_0's on AVX2 CPUs without AVX-VNNI,
 //     whose peaks' tiles keep int16 weights too, avx2A8Q50 in multi_avx2intacc_amd64.go, and
+//     iq4_nl's there the same way, avx2A8IQ4, and
 //     q8_0's where avx2A8Q80 is set, unsigned, 0..127), and where fp8's accumulate with bf16
 //     weights (each w·scale off by at most 2⁻⁸ of itself, multi_fp8bf16_amd64.go);
 //   - 0 where they accumulate in float32.

@@ -23,8 +23,9 @@ import (
 // Dot is the query's quantization (ScoresGrid): with q̃ = s·Q,
 //
 //	|DotManyMulti − Dot(q̃)| ≤ 1e-5·Σ_i |q̃[i]·x[i]|,
-//	|DotManyMulti − Dot|    ≤ (1 + 2⁻⁶)/254·Σ_b max_{i∈b}|q[i]|·Σ_{i∈b}|x[i]| + 1e-5·Σ_i |q[i]·x[i]|,
+//	|DotManyMulti − Dot|    ≤ (1 + 2⁻⁶)/(2·qmax)·Σ_b max_{i∈b}|q[i]|·Σ_{i∈b}|x[i]| + 1e-5·Σ_i |q[i]·x[i]|,
 //
+// qmax = 127, or scoresGridQMax(c) for turbo3's and turbo4's uniform-scale AVX2 kernels (93, 78),
 // b running over the query's blocks of scoresGridBlock(c) values under one scale: the 32-value
 // groups, or for turbo2, turbo3 and tq4 where they take the uniform-scale kernels (t23Uni, tq4Uni) all the
 // whole groups of the query at once, so one large value anywhere in the query coarsens every
