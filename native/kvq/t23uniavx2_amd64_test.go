@@ -151,7 +151,7 @@ func TestT23UniAVX2Scores(t *testing.T) {
 
 // TestUniDigitsAVX2 checks uniDigitsAVX2 against vnniDigitsUniQ and uniWiden bit for bit (the
 // digits, the widened digits and offsets, the blocks' scale words, off[8..15]) and the bytes
-// past them untouched, at turbo3's and turbo2's qmax and offsets, on Gaussian queries with an
+// past them untouched, at turbo3's, turbo4's and turbo2's qmax and offsets, on Gaussian queries with an
 // outlier, an all-zero query, one below the normal range (s 0), one near the largest float32
 // and ties (values at half-integer multiples of s); and false for a query holding ±Inf or NaN.
 func TestUniDigitsAVX2(t *testing.T) {
@@ -159,7 +159,7 @@ func TestUniDigitsAVX2(t *testing.T) {
 		t.Skip("no AVX2, FMA and F16C")
 	}
 	rng := rand.New(rand.NewPCG(11, 12))
-	for _, k := range []struct{ qmax, lmid int }{{t3UniQMax, -88}, {vnniQMax1, -90}} {
+	for _, k := range []struct{ qmax, lmid int }{{t3UniQMax, -88}, {t4UniQMax, -104}, {vnniQMax1, -90}} {
 		for _, d := range []int{32, 64, 96, 128, 256, 320, 2048} {
 			nb := d / 32
 			for trial := 0; trial < 6; trial++ {
