@@ -102,6 +102,7 @@ func frameDepthCases() []struct {
 		{Q4_1, []accKernel{multiAccQ41V8Z4TwoINT}},
 		{IQ4_NL, []accKernel{multiAccIQ4NLV8Z4TwoINT}},
 		{Q8_0, []accKernel{multiAccQ80Z4TwoINT}},
+		{Q5_0, []accKernel{multiAccQ50VINT}},
 	}
 	if hasBITALG {
 		cases = append(cases, []struct {
@@ -134,6 +135,7 @@ func frameDepthAVX2Cases() []struct {
 		{Q8_0, []accKernel{multiAccQ80AVX2INT}}, {Q8_0, []accKernel{multiAccQ80A8AVX2INT}},
 		{Q8_0, []accKernel{multiAccQ80TwoAVX2INT}}, {Q8_0, []accKernel{multiAccQ80A8TwoAVX2INT}},
 		{IQ4_NL, []accKernel{multiAccIQ4NLAVX2INT}}, {IQ4_NL, []accKernel{multiAccIQ4NLTwoAVX2INT}},
+		{IQ4_NL, []accKernel{multiAccIQ4NLA8AVX2INT}}, {IQ4_NL, []accKernel{multiAccIQ4NLA8TwoAVX2INT}},
 		{FP8, []accKernel{multiAccFP8AVX2T}}, {FP8, []accKernel{fp8ScoresAVX2AsAcc}},
 	}
 }

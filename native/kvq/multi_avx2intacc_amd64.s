@@ -23272,7 +23272,9 @@ aQ50A8TwoAVX2INT_done:
 
 // func multiAccIQ4NLA8AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // iq4_nl: d (f16), 16 nibble bytes; x = kvalues[c]·d (int8 levels). Adaptive 8-bit weights (VPMADDUBSW) where a tile has no peak.
-TEXT ·multiAccIQ4NLA8AVX2INT(SB), 0, $5312-64
+TEXT ·multiAccIQ4NLA8AVX2INT(SB), 0, $10688-64
+	LEAQ 5375(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aIQ4NLA8AVX2INT_done
@@ -23326,7 +23328,7 @@ aIQ4NLA8AVX2INT_nq:
 	// step with a chain each (row a: Y0, Y1, Y2; row b: Y3, Y4, Y5), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 3208(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 3200(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -23405,7 +23407,7 @@ aIQ4NLA8AVX2INT_p1e:
 	VBROADCASTSS ·intAccOne(SB), Y4
 	VDIVPS Y14, Y4, Y15
 	VANDPS Y1, Y15, Y15
-	VMOVUPS Y15, 3104(SP)
+	VMOVUPS Y15, 3104(BP)
 
 	TESTQ SI, SI
 	JNZ  aIQ4NLA8AVX2INT_w16
@@ -23415,8 +23417,8 @@ aIQ4NLA8AVX2INT_p1e:
 	// lane's four dwords (VPSHUFD, VPOR: every dword the same), stored 512 bytes on, and
 	// W·sign(S) in place of W; a byte of it below zero (weights of both signs) sends the block
 	// pair to the int16 path.
-	LEAQ 0(SP), R8
-	LEAQ 3264(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 3264(BP), R12
 	MOVQ 3200(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -23450,9 +23452,9 @@ aIQ4NLA8AVX2INT_p8:
 	VPMOVMSKB Y6, AX
 	TESTL AX, AX
 	JNZ  aIQ4NLA8AVX2INT_w16
-	LEAQ 3264(SP), AX
+	LEAQ 3264(BP), AX
 	MOVQ AX, 3240(SP)
-	LEAQ 3104(SP), R13
+	LEAQ 3104(BP), R13
 	VMOVDQU ·avx2IQ4Levels(SB), Y11
 
 aIQ4NLA8AVX2INT_blk8:
@@ -23836,8 +23838,8 @@ aIQ4NLA8AVX2INT_v1:
 aIQ4NLA8AVX2INT_w16:
 	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
 	// the codes have an offset.
-	LEAQ 0(SP), R8
-	LEAQ 4288(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 4288(BP), R12
 	MOVQ 3200(SP), R10
 	INCQ R10
 	SHRQ $1, R10
@@ -23859,10 +23861,10 @@ aIQ4NLA8AVX2INT_p2:
 	VPSLLD $7, Y6, Y6
 	VPXOR Y7, Y7, Y7
 	VPSUBD Y6, Y7, Y6
-	VMOVDQU Y6, 3136(SP)
-	LEAQ 4288(SP), AX
+	VMOVDQU Y6, 3136(BP)
+	LEAQ 4288(BP), AX
 	MOVQ AX, 3240(SP)
-	LEAQ 3104(SP), R13
+	LEAQ 3104(BP), R13
 
 aIQ4NLA8AVX2INT_blk:
 	// Half 0: values 0.. and 16...
@@ -24310,7 +24312,9 @@ aIQ4NLA8AVX2INT_done:
 
 // func multiAccIQ4NLA8TwoAVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // iq4_nl: d (f16), 16 nibble bytes; x = kvalues[c]·d (int8 levels). Two accumulators. Adaptive 8-bit weights (VPMADDUBSW) where a tile has no peak.
-TEXT ·multiAccIQ4NLA8TwoAVX2INT(SB), 0, $5312-64
+TEXT ·multiAccIQ4NLA8TwoAVX2INT(SB), 0, $10688-64
+	LEAQ 5375(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aIQ4NLA8TwoAVX2INT_done
@@ -24364,7 +24368,7 @@ aIQ4NLA8TwoAVX2INT_nq:
 	// step with a chain each (row a: Y0, Y1, Y2; row b: Y3, Y4, Y5), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 3208(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 3200(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -24446,7 +24450,7 @@ aIQ4NLA8TwoAVX2INT_p1e:
 	VBROADCASTSS ·intAccOne(SB), Y4
 	VDIVPS Y14, Y4, Y15
 	VANDPS Y1, Y15, Y15
-	VMOVUPS Y15, 3104(SP)
+	VMOVUPS Y15, 3104(BP)
 
 	TESTQ SI, SI
 	JNZ  aIQ4NLA8TwoAVX2INT_w16
@@ -24456,8 +24460,8 @@ aIQ4NLA8TwoAVX2INT_p1e:
 	// lane's four dwords (VPSHUFD, VPOR: every dword the same), stored 512 bytes on, and
 	// W·sign(S) in place of W; a byte of it below zero (weights of both signs) sends the block
 	// pair to the int16 path.
-	LEAQ 0(SP), R8
-	LEAQ 3264(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 3264(BP), R12
 	MOVQ 3200(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -24491,9 +24495,9 @@ aIQ4NLA8TwoAVX2INT_p8:
 	VPMOVMSKB Y6, AX
 	TESTL AX, AX
 	JNZ  aIQ4NLA8TwoAVX2INT_w16
-	LEAQ 3264(SP), AX
+	LEAQ 3264(BP), AX
 	MOVQ AX, 3240(SP)
-	LEAQ 3104(SP), R13
+	LEAQ 3104(BP), R13
 	VMOVDQU ·avx2IQ4Levels(SB), Y11
 
 aIQ4NLA8TwoAVX2INT_blk8:
@@ -24725,8 +24729,8 @@ aIQ4NLA8TwoAVX2INT_v0:
 aIQ4NLA8TwoAVX2INT_w16:
 	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane where
 	// the codes have an offset.
-	LEAQ 0(SP), R8
-	LEAQ 4288(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 4288(BP), R12
 	MOVQ 3200(SP), R10
 	INCQ R10
 	SHRQ $1, R10
@@ -24748,10 +24752,10 @@ aIQ4NLA8TwoAVX2INT_p2:
 	VPSLLD $7, Y6, Y6
 	VPXOR Y7, Y7, Y7
 	VPSUBD Y6, Y7, Y6
-	VMOVDQU Y6, 3136(SP)
-	LEAQ 4288(SP), AX
+	VMOVDQU Y6, 3136(BP)
+	LEAQ 4288(BP), AX
 	MOVQ AX, 3240(SP)
-	LEAQ 3104(SP), R13
+	LEAQ 3104(BP), R13
 
 aIQ4NLA8TwoAVX2INT_blk:
 	// The whole block, both halves' sums apart.

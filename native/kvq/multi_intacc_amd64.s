@@ -5806,7 +5806,9 @@ aQ50_done:
 
 // func multiAccQ50VINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 // q5_0: d (f16), qh (32 fifth bits), 16 nibble bytes; x = (c − 16)·d. Decoded with AVX-512 VBMI byte permutes.
-TEXT ·multiAccQ50VINT(SB), 0, $6848-64
+TEXT ·multiAccQ50VINT(SB), 0, $13760-64
+	LEAQ 6911(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ50V_done
@@ -5875,7 +5877,7 @@ aQ50V_nq:
 	// with a chain each (row a: Z10, Z11, Z9; row b: Z28, Z18, Z17), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 6472(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 6464(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -5918,7 +5920,7 @@ aQ50V_pre:
 	VXORPS Z28, Z28, Z28
 	MOVQ 6464(SP), AX
 	SHLQ $6, AX
-	LEAQ 0(SP)(AX*1), R15
+	LEAQ 0(BP)(AX*1), R15
 	VPBROADCASTD ·intAccQMax(SB), Z27
 	VPBROADCASTD ·intAccInvCap(SB), Z26
 	VPBROADCASTD ·intAccOne(SB), Z25
@@ -5945,11 +5947,11 @@ aQ50V_p1e:
 	VDIVPS.Z Z10, Z27, K1, Z14
 	VMINPS Z26, Z14, K1, Z14
 	VDIVPS.Z Z14, Z25, K1, Z15
-	VMOVUPS Z15, 6272(SP)
+	VMOVUPS Z15, 6272(BP)
 
 	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
-	LEAQ 0(SP), R8
-	LEAQ 4224(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 4224(BP), R12
 	MOVQ 6464(SP), R10
 	INCQ R10
 	SHRQ $1, R10
@@ -5969,10 +5971,10 @@ aQ50V_p2:
 	DECQ R10
 	JNZ  aQ50V_p2
 	VPSLLD $4, Z18, Z18
-	VMOVDQU32 Z18, 6336(SP)
-	LEAQ 4224(SP), AX
+	VMOVDQU32 Z18, 6336(BP)
+	LEAQ 4224(BP), AX
 	MOVQ AX, 6504(SP)
-	LEAQ 6272(SP), R13
+	LEAQ 6272(BP), R13
 	// The next tile's first prepass in this tile's row loops where a row is one quad.
 	XORQ R11, R11
 	MOVQ nv+16(FP), AX
@@ -5994,7 +5996,7 @@ aQ50V_pn:
 	IMULQ wstride+56(FP), AX
 	ADDQ 6472(SP), AX
 	MOVQ AX, 6536(SP)
-	LEAQ 0(SP), AX
+	LEAQ 0(BP), AX
 	MOVQ AX, 6544(SP)
 	MOVQ $0, 6552(SP)
 	MOVQ $1, 6560(SP)
