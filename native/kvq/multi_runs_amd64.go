@@ -29,11 +29,36 @@ func accRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool {
 	if !ok || (multiF16 != avx512Kernels[0] && !avx2) || f.short() || f.d%32 != 0 || n%4 != 0 {
 		return false
 	}
-	d, rb := f.d, f.rb
+	k := runsF16
+	if avx2 {
+		k = runsF16AVX2
+	}
+	return accFloatRuns(k, acc, n, f.d, f.rb, w, runs)
+}
+
+// Float values kernels over runs (accFloatRuns): each prefetches the next run into L1, and into
+// L2 the run after it (the AVX2 ones) or the third on (the AVX-512 ones).
+const (
+	runsF16      = iota // multiAccF16AVX512PF
+	runsF16AVX2         // multiAccF16AVX2TPF
+	runsBF16            // multiAccBF16RunsAVX512
+	runsBF16AVX2        // multiAccBF16AVX2TPF
+)
+
+// accFloatRuns is accRuns's and accBF16Runs's loop: each run of rows (rb bytes a row, d values)
+// to kernel k, four accumulators a call, with the offsets of the runs its prefetches aim at (the
+// last run's own rows where there are none: prefetching them again costs nothing); false,
+// doing nothing, where a run is longer than AccumulateTile rows. The calls are direct (a func
+// value would make acc's and w's slices escape).
+func accFloatRuns(k int, acc []float32, n, d, rb int, w []float32, runs [][]byte) bool {
 	for _, r := range runs {
 		if len(r) > AccumulateTile*rb {
 			return false
 		}
+	}
+	far := 3
+	if k == runsF16AVX2 || k == runsBF16AVX2 {
+		far = 2
 	}
 	acc = acc[:n*d]
 	base, total := 0, len(w)/n
@@ -42,24 +67,22 @@ func accRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool {
 		if m <= 0 {
 			continue
 		}
-		// Byte offsets from this run to the next and to the third on (the last run's own
-		// rows where there are none: prefetching them again costs nothing).
-		at := func(j int) int {
-			if j >= len(runs) {
-				return 0
-			}
-			return runOffset(r, runs[j])
+		pf1, pf2 := 0, 0
+		if i+1 < len(runs) {
+			pf1 = runOffset(r, runs[i+1])
+			pf2 = runOffset(r, runs[min(i+far, len(runs)-1)])
 		}
 		ws := w[base*n : (base+m)*n]
-		if avx2 {
-			pf1, pf2 := at(i+1), at(min(i+2, len(runs)-1))
-			for h := 0; h < n; h += 4 {
+		for h := 0; h < n; h += 4 {
+			switch k {
+			case runsF16:
+				multiAccF16AVX512PF(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf1, pf2)
+			case runsF16AVX2:
 				multiAccF16AVX2TPF(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf1, pf2)
-			}
-		} else {
-			pf1, pf3 := at(i+1), at(min(i+3, len(runs)-1))
-			for h := 0; h < n; h += 4 {
-				multiAccF16AVX512PF(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf1, pf3)
+			case runsBF16:
+				multiAccBF16RunsAVX512(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf1, pf2)
+			default:
+				multiAccBF16AVX2TPF(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf1, pf2)
 			}
 		}
 		base += m
@@ -93,41 +116,11 @@ func accBF16Runs(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool
 	if !ok || !(bf16RunsZ4 && multiBF16 == bf16AVX512 || avx2) || b.d%32 != 0 || n%4 != 0 {
 		return false
 	}
-	d, rb := b.d, b.rb
-	for _, r := range runs {
-		if len(r) > AccumulateTile*rb {
-			return false
-		}
+	k := runsBF16
+	if avx2 {
+		k = runsBF16AVX2
 	}
-	acc = acc[:n*d]
-	base, total := 0, len(w)/n
-	for i, r := range runs {
-		m := min(len(r)/rb, total-base)
-		if m <= 0 {
-			continue
-		}
-		at := func(j int) int {
-			if j >= len(runs) {
-				return 0
-			}
-			return runOffset(r, runs[j])
-		}
-		ws := w[base*n : (base+m)*n]
-		if avx2 {
-			pf1, pf2 := at(i+1), at(min(i+2, len(runs)-1))
-			for h := 0; h < n; h += 4 {
-				multiAccBF16AVX2TPF(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf1, pf2)
-			}
-			base += m
-			continue
-		}
-		pf1, pf3 := at(i+1), at(min(i+3, len(runs)-1))
-		for h := 0; h < n; h += 4 {
-			multiAccBF16RunsAVX512(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf1, pf3)
-		}
-		base += m
-	}
-	return true
+	return accFloatRuns(k, acc, n, b.d, b.rb, w, runs)
 }
 
 // accFP8Runs is accRuns for fp8 rows of a multiple of 32 values whose values take
