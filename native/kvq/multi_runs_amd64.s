@@ -1046,7 +1046,9 @@ aQ40V8Z4R_done:
 // func multiAccQ41V8Z4RunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int)
 // multiAccQ41V8Z4INT prefetching pf bytes past each tile's first row (the run after next), not 32 KiB past the tile after next.
 // q4_1: d, m (f16), 16 nibble bytes; x = (c − 8)·d + (m + 8·d). 8-bit weights, rows in quads (VPDPBUSD), AVX-512 VBMI.
-TEXT ·multiAccQ41V8Z4RunsINT(SB), 0, $6848-72
+TEXT ·multiAccQ41V8Z4RunsINT(SB), 0, $13760-72
+	LEAQ 6911(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ41V8Z4R_done
@@ -1112,7 +1114,7 @@ aQ41V8Z4R_nq:
 	// chains Σ w·e (Z0..Z3), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 6472(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 6464(SP), R10
 	MOVQ wstride+56(FP), SI
 	MOVQ rb+32(FP), R11
@@ -1277,22 +1279,22 @@ aQ41V8Z4R_p1r:
 	VMOVDQU64 ·intAccRotOutIdx(SB), Z12
 	VPERMPS Z9, Z12, Z9
 aQ41V8Z4R_p1e:
-	VMOVUPS Z9, 6400(SP)
+	VMOVUPS Z9, 6400(BP)
 	// inv = min(32767/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.
 	VXORPS Z12, Z12, Z12
 	VCMPPS $0x0E, Z12, Z10, K1 // M > 0
 	VDIVPS.Z Z10, Z27, K1, Z14
 	VMINPS Z26, Z14, K1, Z14
 	VDIVPS.Z Z14, Z25, K1, Z15
-	VMOVUPS Z15, 6272(SP)
+	VMOVUPS Z15, 6272(BP)
 	MOVL $0x3d800000, AX
 	VPBROADCASTD AX, Z16
 	VMULPS Z16, Z15, Z16
-	VMOVUPS Z16, 6592(SP)
+	VMOVUPS Z16, 6592(BP)
 
 	// W = round(w·d·inv) as int8, rows in quads: (W_4q … W_4q+3) per dword; ΣW per lane.
-	LEAQ 0(SP), R8
-	LEAQ 4224(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 4224(BP), R12
 	MOVQ 6464(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -1328,13 +1330,13 @@ aQ41V8Z4R_p2:
 	VPSLLD $3, Z18, Z18
 	VPXORD Z16, Z16, Z16
 	VPSUBD Z18, Z16, Z17
-	VMOVDQU32 Z17, 6336(SP)
+	VMOVDQU32 Z17, 6336(BP)
 	VPSLLD $4, Z18, Z18
 	VPSUBD Z18, Z17, Z17
-	VMOVDQU32 Z17, 6656(SP)
-	LEAQ 4224(SP), AX
+	VMOVDQU32 Z17, 6656(BP)
+	LEAQ 4224(BP), AX
 	MOVQ AX, 6504(SP)
-	LEAQ 6272(SP), R13
+	LEAQ 6272(BP), R13
 	// The next tile's first prepass in this tile's row loops where a row is one quad: a row
 	// quad a row-loop step (R11: the full quads left), the rest after the loops.
 	XORQ R11, R11
@@ -1359,7 +1361,7 @@ aQ41V8Z4R_pn:
 	IMULQ wstride+56(FP), AX
 	ADDQ 6472(SP), AX
 	MOVQ AX, 6536(SP)
-	LEAQ 0(SP), AX
+	LEAQ 0(BP), AX
 	MOVQ AX, 6544(SP)
 	MOVQ $1, 6560(SP)
 	VXORPS Z27, Z27, Z27
@@ -1766,7 +1768,9 @@ aQ41V8Z4R_done:
 // func multiAccIQ4NLV8Z4RunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int)
 // multiAccIQ4NLV8Z4INT prefetching pf bytes past each tile's first row (the run after next), not 32 KiB past the tile after next.
 // iq4_nl: d (f16), 16 nibble bytes; x = kvalues[c]·d (int8 levels). 8-bit weights, rows in quads (VPDPBUSD), AVX-512 VBMI.
-TEXT ·multiAccIQ4NLV8Z4RunsINT(SB), 0, $6848-72
+TEXT ·multiAccIQ4NLV8Z4RunsINT(SB), 0, $13760-72
+	LEAQ 6911(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aIQ4NLV8Z4R_done
@@ -1836,7 +1840,7 @@ aIQ4NLV8Z4R_nq:
 	// 256q + 64b, lane 4r + h; the largest magnitudes per block (Z10, Z11, Z9, Z28), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 6472(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 6464(SP), R10
 	MOVQ wstride+56(FP), SI
 	MOVQ rb+32(FP), R11
@@ -1948,11 +1952,11 @@ aIQ4NLV8Z4R_p1e:
 	VDIVPS.Z Z10, Z27, K1, Z14
 	VMINPS Z26, Z14, K1, Z14
 	VDIVPS.Z Z14, Z25, K1, Z15
-	VMOVUPS Z15, 6272(SP)
+	VMOVUPS Z15, 6272(BP)
 
 	// W = round(w·d·inv) as int8, rows in quads: (W_4q … W_4q+3) per dword; ΣW per lane.
-	LEAQ 0(SP), R8
-	LEAQ 4224(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 4224(BP), R12
 	MOVQ 6464(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -1986,10 +1990,10 @@ aIQ4NLV8Z4R_p2:
 	VPSLLD $7, Z18, Z18
 	VPXORD Z16, Z16, Z16
 	VPSUBD Z18, Z16, Z17
-	VMOVDQU32 Z17, 6336(SP)
-	LEAQ 4224(SP), AX
+	VMOVDQU32 Z17, 6336(BP)
+	LEAQ 4224(BP), AX
 	MOVQ AX, 6504(SP)
-	LEAQ 6272(SP), R13
+	LEAQ 6272(BP), R13
 	// The next tile's first prepass in this tile's row loops where a row is one quad: a row
 	// quad a row-loop step (R11: the full quads left), the rest after the loops.
 	XORQ R11, R11
@@ -2014,7 +2018,7 @@ aIQ4NLV8Z4R_pn:
 	IMULQ wstride+56(FP), AX
 	ADDQ 6472(SP), AX
 	MOVQ AX, 6536(SP)
-	LEAQ 0(SP), AX
+	LEAQ 0(BP), AX
 	MOVQ AX, 6544(SP)
 	MOVQ $1, 6560(SP)
 	VXORPS Z27, Z27, Z27
@@ -2363,7 +2367,9 @@ aIQ4NLV8Z4R_done:
 // func multiAccQ50VRunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int)
 // multiAccQ50VINT prefetching pf bytes past each tile's first row (the run after next), not the tile after next.
 // q5_0: d (f16), qh (32 fifth bits), 16 nibble bytes; x = (c − 16)·d. Decoded with AVX-512 VBMI byte permutes.
-TEXT ·multiAccQ50VRunsINT(SB), 0, $6848-72
+TEXT ·multiAccQ50VRunsINT(SB), 0, $13760-72
+	LEAQ 6911(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ50VR_done
@@ -2431,7 +2437,7 @@ aQ50VR_nq:
 	// with a chain each (row a: Z10, Z11, Z9; row b: Z28, Z18, Z17), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 6472(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 6464(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -2474,7 +2480,7 @@ aQ50VR_pre:
 	VXORPS Z28, Z28, Z28
 	MOVQ 6464(SP), AX
 	SHLQ $6, AX
-	LEAQ 0(SP)(AX*1), R15
+	LEAQ 0(BP)(AX*1), R15
 	VPBROADCASTD ·intAccQMax(SB), Z27
 	VPBROADCASTD ·intAccInvCap(SB), Z26
 	VPBROADCASTD ·intAccOne(SB), Z25
@@ -2501,11 +2507,11 @@ aQ50VR_p1e:
 	VDIVPS.Z Z10, Z27, K1, Z14
 	VMINPS Z26, Z14, K1, Z14
 	VDIVPS.Z Z14, Z25, K1, Z15
-	VMOVUPS Z15, 6272(SP)
+	VMOVUPS Z15, 6272(BP)
 
 	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
-	LEAQ 0(SP), R8
-	LEAQ 4224(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 4224(BP), R12
 	MOVQ 6464(SP), R10
 	INCQ R10
 	SHRQ $1, R10
@@ -2525,10 +2531,10 @@ aQ50VR_p2:
 	DECQ R10
 	JNZ  aQ50VR_p2
 	VPSLLD $4, Z18, Z18
-	VMOVDQU32 Z18, 6336(SP)
-	LEAQ 4224(SP), AX
+	VMOVDQU32 Z18, 6336(BP)
+	LEAQ 4224(BP), AX
 	MOVQ AX, 6504(SP)
-	LEAQ 6272(SP), R13
+	LEAQ 6272(BP), R13
 	// The next tile's first prepass in this tile's row loops where a row is one quad.
 	XORQ R11, R11
 	MOVQ nv+16(FP), AX
@@ -2550,7 +2556,7 @@ aQ50VR_pn:
 	IMULQ wstride+56(FP), AX
 	ADDQ 6472(SP), AX
 	MOVQ AX, 6536(SP)
-	LEAQ 0(SP), AX
+	LEAQ 0(BP), AX
 	MOVQ AX, 6544(SP)
 	MOVQ $0, 6552(SP)
 	MOVQ $1, 6560(SP)
@@ -2848,7 +2854,9 @@ aQ50VR_done:
 // func multiAccQ51V8Z4RunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int)
 // multiAccQ51V8Z4INT prefetching pf bytes past each tile's first row (the run after next), not the tile after next.
 // q5_1: d, m (f16), qh, 16 nibble bytes; x = (c − 16)·d + (m + 16·d). 8-bit weights, rows in quads (VPDPBUSD), AVX-512 VBMI.
-TEXT ·multiAccQ51V8Z4RunsINT(SB), 0, $6848-72
+TEXT ·multiAccQ51V8Z4RunsINT(SB), 0, $13760-72
+	LEAQ 6911(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
 	TESTQ AX, AX
 	JZ   aQ51V8Z4R_done
@@ -2921,7 +2929,7 @@ aQ51V8Z4R_nq:
 	// with a chain each (row a: Z10, Z11, Z9; row b: Z28, Z18, Z17), joined after.
 	LEAQ (DI)(BX*1), R12
 	MOVQ 6472(SP), R8
-	LEAQ 0(SP), R15
+	LEAQ 0(BP), R15
 	MOVQ 6464(SP), R10
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
@@ -2988,19 +2996,19 @@ aQ51V8Z4R_p1e:
 	MOVL $0x41800000, AX
 	VPBROADCASTD AX, Z8
 	VFMADD231PS Z8, Z9, Z11
-	VMOVUPS Z11, 6400(SP)
+	VMOVUPS Z11, 6400(BP)
 	// inv = min(32767/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.
 	VXORPS Z12, Z12, Z12
 	VCMPPS $0x0E, Z12, Z10, K1 // M > 0
 	VDIVPS.Z Z10, Z27, K1, Z14
 	VMINPS Z26, Z14, K1, Z14
 	VDIVPS.Z Z14, Z25, K1, Z15
-	VMOVUPS Z15, 6272(SP)
+	VMOVUPS Z15, 6272(BP)
 
 	// W = round(w·d·inv) as unsigned bytes, rows in quads: (W_4q … W_4q+3) per dword; ΣW and
 	// Σ max(W, 0) per lane (Z18, Z10).
-	LEAQ 0(SP), R8
-	LEAQ 4224(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 4224(BP), R12
 	MOVQ 6464(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -3038,8 +3046,8 @@ aQ51V8Z4R_p2:
 	MOVL AX, 6568(SP)
 	TESTL AX, AX
 	JZ   aQ51V8Z4R_p2d
-	LEAQ 0(SP), R8
-	LEAQ 4224(SP), R12
+	LEAQ 0(BP), R8
+	LEAQ 4224(BP), R12
 	MOVQ 6464(SP), R10
 	ADDQ $3, R10
 	SHRQ $2, R10
@@ -3088,10 +3096,10 @@ aQ51V8Z4R_p2s:
 	JNZ  aQ51V8Z4R_p2s
 aQ51V8Z4R_p2d:
 	VPSLLD $4, Z18, Z18
-	VMOVDQU32 Z18, 6336(SP)
-	LEAQ 4224(SP), AX
+	VMOVDQU32 Z18, 6336(BP)
+	LEAQ 4224(BP), AX
 	MOVQ AX, 6504(SP)
-	LEAQ 6272(SP), R13
+	LEAQ 6272(BP), R13
 
 aQ51V8Z4R_blk:
 	// Row pairs: the codes of rows a and b widened and multiplied into int32 sums (Z0..Z7; where
