@@ -1732,6 +1732,9 @@ func gen(suffix string) string {
 		if rl && !f.min && k.name == "Q40V8Z4" && p1SpreadOn {
 			s = p1Spread(s)
 		}
+		if rl && !f.min && k.name == "Q40V8Z4" && oneSetQ40On {
+			s = oneSetQuadOf(s, "Z20")
+		}
 		if rl && k.name == "Q41V8Z4" && rlMinPerm2On {
 			s = rlMinPerm2(s)
 		}
@@ -3451,6 +3454,19 @@ func q41Z4Rows(s, lbl string) string {
 // p1SpreadOn makes q4_0's Zen 4 kernel with 8-bit weights and four accumulators
 // (multiAccQ40V8Z4INT) spread its pipelined first prepass over all four block loops (p1Spread).
 const p1SpreadOn = true
+
+// oneSetQ40On makes q4_0's Zen 4 kernel with 8-bit weights and four accumulators
+// (multiAccQ40V8Z4INT, and its runs form multiAccQ40V8Z4RunsINT) add both row quads of a step
+// into one set of sums (oneSetQuadOf, with rawHi's high codes in Z20, as q4_1's and iq4_nl's
+// kernels): eight VPXORD and eight VPADDD a block and tile fewer, the same int32 sums exact in
+// any order, so the same results bit for bit (TestIntAcc8Matches, TestFrameDepthMatches). AMD
+// Zen 4 (EPYC Genoa, 2 shared vCPUs at load ~1.4; 4096 rows of 128 values, four accumulators,
+// thread CPU time, a copy of the kernel before alternated in one process, 101 calls in cache
+// and 9 passes over the streamed rows, five runs, ns a row p10): in cache 4.10–4.11 →
+// 3.98–4.01, streamed 4.97–5.17 → 4.92–5.07 (lower in five of five each); native/attn
+// TestDecodeBreakdown q4_0 (test binaries alternated eight times, ns a row min) values
+// 4.26–4.45 → 4.11–4.51 and the whole decode 8.70–8.85 → 8.56–8.85 (each lower in six of eight).
+const oneSetQ40On = true
 
 // oSPR is p1Spread's mask in the frame.
 const oSPR = 6584
