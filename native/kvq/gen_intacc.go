@@ -3462,10 +3462,15 @@ const p1SpreadOn = true
 // any order, so the same results bit for bit (TestIntAcc8Matches, TestFrameDepthMatches). AMD
 // Zen 4 (EPYC Genoa, 2 shared vCPUs at load ~1.4; 4096 rows of 128 values, four accumulators,
 // thread CPU time, a copy of the kernel before alternated in one process, 101 calls in cache
-// and 9 passes over the streamed rows, five runs, ns a row p10): in cache 4.10–4.11 →
+// and 9 passes over the streamed rows, five runs, ns a row p10): in cache 4.10–4.12 →
 // 3.98–4.01, streamed 4.97–5.17 → 4.92–5.07 (lower in five of five each); native/attn
 // TestDecodeBreakdown q4_0 (test binaries alternated eight times, ns a row min) values
 // 4.26–4.45 → 4.11–4.51 and the whole decode 8.70–8.85 → 8.56–8.85 (each lower in six of eight).
+// Not kept (same harness against this kernel, five runs each, ns a row p10): where a row is four
+// blocks (oSPR set), the pipelined step's scale gather by four plain 64-byte loads (into the
+// freed Z8, Z9, Z14) and three VPBLENDMW in place of the four masked loads, in cache
+// 3.98–4.16 → 3.99–4.08, streamed 5.02–5.29 → 5.07–5.28 (worse in four of five); only its
+// first, zero-masked, load plain, 3.98–4.02 → 3.97–4.00, 5.08–5.43 → 5.06–5.47: noise.
 const oneSetQ40On = true
 
 // oSPR is p1Spread's mask in the frame.
