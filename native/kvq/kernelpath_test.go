@@ -60,6 +60,9 @@ func TestKernelISA(t *testing.T) {
 	if os.Getenv("KVLAB_NO_AVX512") != "" && strings.Contains(isa, "AVX-512") {
 		t.Fatalf("KVLAB_NO_AVX512 set, KernelISA %q", isa)
 	}
+	if os.Getenv("KVLAB_NO_ZEN4") != "" && strings.Contains(isa, "Zen 4") {
+		t.Fatalf("KVLAB_NO_ZEN4 set, KernelISA %q", isa)
+	}
 	if os.Getenv("KVLAB_NO_AVXVNNI") != "" && strings.Contains(isa, "AVX-VNNI") {
 		t.Fatalf("KVLAB_NO_AVXVNNI set, KernelISA %q", isa)
 	}

@@ -117,7 +117,8 @@ var reduceOrder = [16]int32{0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15
 // where a kernel that uses it runs: BITALG q5's kernels, GFNI q5's scores, BF16 fp8's),
 // "AVX-512 (VNNI)", "AVX-512 + AVX2 integer" (AVX-512 without
 // VNNI: the integer kernels are the AVX2 ones, avx2Int), "AVX2 + AVX-VNNI", "AVX2", or "Go"
-// where the CPU lacks AVX2, FMA or F16C.
+// where the CPU lacks AVX2, FMA or F16C. On an AMD Zen 4 the AVX-512 names end with "; Zen 4
+// flavours" inside the brackets where its own kernel flavours run (zen4Stream; KVLAB_NO_ZEN4 turns them off).
 func KernelISA() string {
 	switch {
 	case hasAVX512 && avx2Int:
@@ -139,10 +140,17 @@ func KernelISA() string {
 		if hasFP8BF16 {
 			ext = append(ext, "BF16")
 		}
-		if len(ext) == 0 {
+		s := strings.Join(ext, ", ")
+		if zen4Stream {
+			if s != "" {
+				s += "; "
+			}
+			s += "Zen 4 flavours"
+		}
+		if s == "" {
 			return "AVX-512"
 		}
-		return "AVX-512 (" + strings.Join(ext, ", ") + ")"
+		return "AVX-512 (" + s + ")"
 	case hasAVX2 && hasAVXVNNI:
 		return "AVX2 + AVX-VNNI"
 	case hasAVX2:

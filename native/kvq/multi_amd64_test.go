@@ -5,8 +5,20 @@ package kvq
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
+
+// TestKernelISAZen4 checks that KernelISA names the Zen 4 flavours exactly where they run: an
+// AVX-512 name with its own integer kernels (not "AVX-512 + AVX2 integer") on a CPU where
+// zen4Stream is set, and nowhere else.
+func TestKernelISAZen4(t *testing.T) {
+	isa := KernelISA()
+	want := zen4Stream && strings.HasPrefix(isa, "AVX-512") && !strings.HasPrefix(isa, "AVX-512 + ")
+	if strings.Contains(isa, "Zen 4 flavours") != want {
+		t.Fatalf("zen4Stream %v: KernelISA %q", zen4Stream, isa)
+	}
+}
 
 // TestMultiQueryAVX2Kernels runs the reference checks with the AVX2 kernels selected, whatever
 // the CPU prefers, so they are tested on AVX-512 machines too.
