@@ -33,31 +33,34 @@ func accRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool {
 	if avx2 {
 		k = runsF16AVX2
 	}
-	return accFloatRuns(k, acc, n, f.d, f.rb, w, runs)
+	return accFloatRuns(k, nil, acc, n, f.d, f.rb, w, runs)
 }
 
 // Float values kernels over runs (accFloatRuns): each prefetches the next run into L1, and into
-// L2 the run after it (the AVX2 ones) or the third on (the AVX-512 ones).
+// L2 the run after it (the AVX2 ones and fp8's) or the third on (f16's and bf16's AVX-512 ones).
 const (
 	runsF16      = iota // multiAccF16AVX512PF
 	runsF16AVX2         // multiAccF16AVX2TPF
 	runsBF16            // multiAccBF16RunsAVX512
 	runsBF16AVX2        // multiAccBF16AVX2TPF
+	runsFP8             // multiAccFP8BF16RunsAVX512
 )
 
-// accFloatRuns is accRuns's and accBF16Runs's loop: each run of rows (rb bytes a row, d values)
-// to kernel k, four accumulators a call, with the offsets of the runs its prefetches aim at (the
-// last run's own rows where there are none: prefetching them again costs nothing); false,
-// doing nothing, where a run is longer than AccumulateTile rows. The calls are direct (a func
-// value would make acc's and w's slices escape).
-func accFloatRuns(k int, acc []float32, n, d, rb int, w []float32, runs [][]byte) bool {
+// accFloatRuns is accRuns's, accBF16Runs's and accFP8Runs's loop: each run of rows (rb bytes a
+// row, d values) to kernel k, four accumulators a call, with the offsets of the runs its
+// prefetches aim at (the last run's own rows where there are none: prefetching them again costs
+// nothing), and where rot is set its offsets added after each run's sums, as its
+// AccumulateManyMulti adds them; false, doing nothing, where a run is longer than
+// AccumulateTile rows. The calls are direct (a func value would make acc's and w's slices
+// escape).
+func accFloatRuns(k int, rot *rotCodec, acc []float32, n, d, rb int, w []float32, runs [][]byte) bool {
 	for _, r := range runs {
 		if len(r) > AccumulateTile*rb {
 			return false
 		}
 	}
 	far := 3
-	if k == runsF16AVX2 || k == runsBF16AVX2 {
+	if k == runsF16AVX2 || k == runsBF16AVX2 || k == runsFP8 {
 		far = 2
 	}
 	acc = acc[:n*d]
@@ -81,9 +84,14 @@ func accFloatRuns(k int, acc []float32, n, d, rb int, w []float32, runs [][]byte
 				multiAccF16AVX2TPF(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf1, pf2)
 			case runsBF16:
 				multiAccBF16RunsAVX512(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf1, pf2)
-			default:
+			case runsBF16AVX2:
 				multiAccBF16AVX2TPF(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf1, pf2)
+			default:
+				multiAccFP8BF16RunsAVX512(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf1, pf2)
 			}
+		}
+		if rot != nil {
+			rot.accOffsets(acc, d, n, ws)
 		}
 		base += m
 	}
@@ -120,7 +128,7 @@ func accBF16Runs(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool
 	if avx2 {
 		k = runsBF16AVX2
 	}
-	return accFloatRuns(k, acc, n, b.d, b.rb, w, runs)
+	return accFloatRuns(k, nil, acc, n, b.d, b.rb, w, runs)
 }
 
 // accFP8Runs is accRuns for fp8 rows of a multiple of 32 values whose values take
@@ -140,36 +148,7 @@ func accFP8Runs(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool 
 	if !ok || !fp8RunsZ4 || !fp8BF16AccActive() || f.d%32 != 0 || n%4 != 0 {
 		return false
 	}
-	d, rb := f.d, f.d+4
-	for _, r := range runs {
-		if len(r) > AccumulateTile*rb {
-			return false
-		}
-	}
-	acc = acc[:n*d]
-	base, total := 0, len(w)/n
-	for i, r := range runs {
-		m := min(len(r)/rb, total-base)
-		if m <= 0 {
-			continue
-		}
-		at := func(j int) int {
-			if j >= len(runs) {
-				return 0
-			}
-			return runOffset(r, runs[j])
-		}
-		pf1, pf2 := at(i+1), at(min(i+2, len(runs)-1))
-		ws := w[base*n : (base+m)*n]
-		for h := 0; h < n; h += 4 {
-			multiAccFP8BF16RunsAVX512(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf1, pf2)
-		}
-		if rot != nil {
-			rot.accOffsets(acc, d, n, ws)
-		}
-		base += m
-	}
-	return true
+	return accFloatRuns(runsFP8, rot, acc, n, f.d, f.d+4, w, runs)
 }
 
 // multiScoresFP8BF16HRunsAVX512 is multiScoresFP8BF16H whose loop of four rows prefetches
