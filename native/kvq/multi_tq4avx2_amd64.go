@@ -253,7 +253,7 @@ var turbo2VNNIU8 = func() (t [16]byte) {
 // VPMADDUBSW, VPMADDWD and VPADDD where the per-group kernel's sign trick takes VPBROADCASTD,
 // VPSIGNB, VPMADDUBSW, VPMADDWD and VPADDD (and VPABSB per code vector), and a row's chains
 // run over all its groups, converted once after −88·ΣQ is added (exact: |Σ Q·L| ≤ d·93·88 <
-// 2²⁴ for d ≤ 2048). The digits come widened (t3UniWiden; uniDigitsAVX2 forms them), each
+// 2²⁴ for d ≤ 2048). The digits come widened (uniWiden; uniDigitsAVX2 forms them), each
 // dword 8 times over, so that VPMADDUBSW reads them from memory.
 //
 // Scores: Dot(q̃), q̃ = s·Q one grid a query with s = max|q|/93 (vnniGridUni, ScoresGrid's u =
@@ -283,23 +283,40 @@ const t3UniQMax = 93
 var t3UniAVX2Mode = 0
 
 // t3UniAVX2 reports whether turbo3 rows of d values score through multiScoresT3UAVX2I.
-func t3UniAVX2(d int) bool {
-	return t3UniAVX2Mode >= 0 && tq4AVX2Int && !hasVNNIBW && !hasAVXVNNI && d%32 == 0 && d > 0 && d <= 2048
+func t3UniAVX2(d int) bool { return plainUniAVX2(t3UniAVX2Mode, d) }
+
+// plainUniAVX2 reports whether rows of d values take a uniform-scale kernel of the plain AVX2
+// flavour (tq4AVX2Int without AVX-VNNI) where its mode (t3UniAVX2Mode, t4UniAVX2Mode) is not −1.
+func plainUniAVX2(mode, d int) bool {
+	return mode >= 0 && tq4AVX2Int && !hasVNNIBW && !hasAVXVNNI && d%32 == 0 && d > 0 && d <= 2048
+}
+
+// uniAVX2 reports whether rows of kind and d values score through a uniform-scale AVX2 kernel
+// (t3UniAVX2, t2UniAVX2, t4UniAVX2), and with which query digits (|Q| ≤ qmax) and offset lmid
+// (uniDigitsAVX2's, uniWiden's: the levels' offset in the kernel's unsigned lookup, times its
+// factor).
+func uniAVX2(kind, d int) (qmax, lmid int, ok bool) {
+	switch kind {
+	case vnniT3:
+		return t3UniQMax, -88, t3UniAVX2(d)
+	case vnniT2:
+		return vnniQMax1, -90, t2UniAVX2(d) // turbo2's l + 10 times 9
+	case vnniT4:
+		return t4UniQMax, -104, t4UniAVX2(d)
+	}
+	return 0, 0, false
 }
 
 // multiScoresT3UAVX2I has multiScoresT3AVX2I's contract, with dig the widened digits
-// (t3UniWiden), aux unused, and off[8+h] the scale s_h of query h.
+// (uniWiden), aux unused, and off[8+h] the scale s_h of query h.
 //
 //go:noescape
 func multiScoresT3UAVX2I(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
 
-// t3UniWiden writes vnniDigitsUniQ's digits of nb blocks (dig; off[12+h] = −128·ΣQ_h as int32
-// bits) widened for multiScoresT3UAVX2I into dst (1024·nb + 128 bytes): per block and query
-// each dword of the digits 8 times over, then per query −88·ΣQ_h 8 times over, as int32s.
-func t3UniWiden(dig []byte, off *[16]float32, dst []byte, nb int) { uniWiden(dig, off, dst, nb, -88) }
-
-// uniWiden is t3UniWiden with the offsets −f·ΣQ_h (88 for turbo3, 90 for turbo2: the levels'
-// offsets in the kernels' unsigned lookups, times their factor).
+// uniWiden writes vnniDigitsUniQ's digits of nb blocks (dig; off[12+h] = −128·ΣQ_h as int32
+// bits) widened for the uniform-scale AVX2 kernels into dst (1024·nb + 128 bytes): per block
+// and query each dword of the digits 8 times over, then per query f·ΣQ_h 8 times over, as
+// int32s (f = lmid, uniAVX2's: −88 for turbo3, −90 for turbo2, −104 for turbo4).
 func uniWiden(dig []byte, off *[16]float32, dst []byte, nb int, f int32) {
 	dst = dst[:1024*nb+128]
 	for b := 0; b < nb; b++ {
@@ -393,6 +410,4 @@ const t4UniQMax = 78
 var t4UniAVX2Mode = 0
 
 // t4UniAVX2 reports whether turbo4 rows of d values score through multiScoresT4UAVX2I.
-func t4UniAVX2(d int) bool {
-	return t4UniAVX2Mode >= 0 && tq4AVX2Int && !hasVNNIBW && !hasAVXVNNI && d%32 == 0 && d > 0 && d <= 2048
-}
+func t4UniAVX2(d int) bool { return plainUniAVX2(t4UniAVX2Mode, d) }

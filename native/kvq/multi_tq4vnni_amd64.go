@@ -444,12 +444,11 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 	// stack they would be zeroed every call (5 KiB, a call per page of 64 rows in a paged cache).
 	// The uniform-scale AVX2 kernels (t3UniAVX2, t2UniAVX2, t4UniAVX2) and turbo2's plain AVX2 one read
 	// their digits widened.
-	uniA2 := kind == vnniT3 && t3UniAVX2(d) || kind == vnniT2 && t2UniAVX2(d) ||
-		kind == vnniT4 && t4UniAVX2(d)
+	qm, lmid, uniA2 := uniAVX2(kind, d)
 	wide := kind == vnniT2 && t2AVX2Wide() || uniA2
 	nbuf := 5
 	if wide {
-		nbuf = 14 // 36·d bytes more (t3UniWiden: 32·d + 128)
+		nbuf = 14 // 36·d bytes more (uniWiden: 32·d + 128)
 	}
 	bp := tq4Scratch(nbuf, d)
 	defer perQueryBufs.Put(bp)
@@ -561,13 +560,6 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 		}
 		clear(qp[r*d:])
 		if uniA2 {
-			qm, lmid := vnniQMax1, -90 // turbo2's l + 10 times 9
-			switch kind {
-			case vnniT3:
-				qm, lmid = t3UniQMax, -88
-			case vnniT4:
-				qm, lmid = t4UniQMax, -104
-			}
 			if wb := floatBytesN((*bp)[5*d:]); !uniDigitsAVX2(&dig[0], &aux[0], &wb[0], &qp[0], d, nb, &offs[0], qm, lmid) {
 				// A non-finite value: the reference says what to do.
 				vnniDigitsUniQ(dig, aux, qp, d, nb, &offs, float32(qm))

@@ -855,8 +855,10 @@ func scoresDigits(c Codec) (nd, nb int) {
 func scoresGridBlock(c Codec) int {
 	switch c := c.(type) {
 	case *lmCodec:
-		if k, ok := c.vnniKind(); ok && (t23Uni(k, c.d) || k == vnniT3 && t3UniAVX2(c.d) || k == vnniT2 && t2UniAVX2(c.d) || k == vnniT4 && t4UniAVX2(c.d)) {
-			return c.d / 32 * 32
+		if k, ok := c.vnniKind(); ok {
+			if _, _, a2 := uniAVX2(k, c.d); t23Uni(k, c.d) || a2 {
+				return c.d / 32 * 32
+			}
 		}
 	case *tq4Codec:
 		if tq4VNNI(c.d) && tq4Uni(vnniTQ4, c.d) {
@@ -871,11 +873,10 @@ func scoresGridBlock(c Codec) int {
 // (t3UniAVX2, t3UniQMax; t4UniAVX2, t4UniQMax), else 127.
 func scoresGridQMax(c Codec) float32 {
 	if c, ok := c.(*lmCodec); ok {
-		if k, ok := c.vnniKind(); ok && k == vnniT3 && t3UniAVX2(c.d) {
-			return t3UniQMax
-		}
-		if k, ok := c.vnniKind(); ok && k == vnniT4 && t4UniAVX2(c.d) {
-			return t4UniQMax
+		if k, ok := c.vnniKind(); ok {
+			if qm, _, a2 := uniAVX2(k, c.d); a2 {
+				return float32(qm) // 127 for turbo2
+			}
 		}
 	}
 	return vnniQMax1
