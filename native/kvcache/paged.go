@@ -548,40 +548,44 @@ func (s *pagedStore) ScoresMulti(pq []float32, n, lo int, out []float32) {
 		return // no queries: nothing to score (and no division by n)
 	}
 	q := pq[:n*s.Codec.Dim()]
-	s.batches(lo, len(out)/n, func(runs [][]byte, first, end int, next []byte) {
-		if next != nil {
-			runs = append(runs, next) // prefetched only: out ends with the batch's rows
-		}
+	s.batches(lo, len(out)/n, func(runs [][]byte, first, end int) {
 		kvq.DotManyMultiRuns(s.Codec, q, n, runs, out[first*n:end*n])
 	})
 }
 
 // batches hands f the packed rows of the m cells from lo, split at page boundaries, runBatch
 // runs (pages) a call: the runs, the first and the end cell (counted from lo) they cover, and
-// the rows that follow the batch's, to prefetch: the first run of the next batch, and with
+// after them, as one more run, the rows that follow the batch's, to prefetch only (the outputs
+// and weights f takes end with the batch's cells): the first run of the next batch, and with
 // the last the store's rows in the page after the range (after), which the next call of a
-// decode's work items reads (attn.Decode takes a head's chunks in order), nil for none. The
-// runs slice has room for one more run (next). The scores and values hand next to the kernels
-// as a run past their rows, prefetched only, as a contiguous store's kernels prefetch past a
-// chunk's rows into the next one's: Zen 4, TestPagedDecodeSpeed (one thread, 32768 cells,
+// decode's work items reads (attn.Decode takes a head's chunks in order), none where there
+// are none. So the kernels prefetch past the batch's rows as a contiguous store's kernels
+// prefetch past a chunk's rows into the next one's: Zen 4, TestPagedDecodeSpeed (one thread, 32768 cells,
 // thread CPU, 5 alternated runs, load 12–14, min) paged q8_0 4.33 → 4.01 ms, q4_0 3.57 →
 // 3.34, f16 6.86 → 6.68, tq4 4.56 → 4.32 (before, the values' next batch alone was
 // prefetched, by kvq.Prefetch as the batch started).
-func (s *pagedStore) batches(lo, m int, f func(runs [][]byte, first, end int, next []byte)) {
+func (s *pagedStore) batches(lo, m int, f func(runs [][]byte, first, end int)) {
 	rb := s.Codec.RowBytes()
 	buf := runBufs.Get().(*[runBatch + 1][]byte)
 	k, first := 0, 0 // the batch's pages and its first cell
+	call := func(end int, next []byte) {
+		runs := buf[: k : runBatch+1]
+		if next != nil {
+			runs = append(runs, next) // buf's spare slot
+		}
+		f(runs, first, end)
+	}
 	s.runs(lo, m, func(rs attn.RowStore, o, off, n int) {
 		rows := rs.Data[o*rb : (o+n)*rb]
 		if k == runBatch {
-			f(buf[:k:runBatch+1], first, off, rows)
+			call(off, rows)
 			k, first = 0, off
 		}
 		buf[k] = rows
 		k++
 	})
 	if k > 0 {
-		f(buf[:k:runBatch+1], first, m, s.after(lo+m))
+		call(m, s.after(lo+m))
 	}
 	clear(buf[:]) // the pool holds no page
 	runBufs.Put(buf)
@@ -620,10 +624,7 @@ func (s *pagedStore) AccumulateMulti(acc []float32, n int, w []float32, lo int) 
 	if n <= 0 {
 		return
 	}
-	s.batches(lo, len(w)/n, func(runs [][]byte, first, end int, next []byte) {
-		if next != nil {
-			runs = append(runs, next) // prefetched only: w ends with the batch's rows
-		}
+	s.batches(lo, len(w)/n, func(runs [][]byte, first, end int) {
 		kvq.AccumulateManyMultiRuns(s.Codec, acc, n, w[first*n:end*n], runs)
 	})
 }
