@@ -238,6 +238,30 @@ func multiScoresQ51GFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byt
 // 5.23 / 5.53–5.61, the Z4 kernels' within the noise (likely the affine transforms share
 // the multiply pipes with the 32 VPDPBUSD a block, as q4_0's NIBBLESG measurement suggested).
 //
+// Later, also not kept (AMD Zen 4, TestQ5ScoresZ4Speed's harness, the Z4 kernels alternated
+// with each variant in one process, 200 calls in cache, 10–20 passes streamed over 2 MiB
+// pages, three to five runs; ns a row, min, q5_0 / q5_1; Z4 in cache 4.75–4.83 / 5.16–5.22,
+// streamed 5.41–5.76 / 5.64–5.74):
+//   - the eight masks loaded by KMOVQ from a 64-byte nibble transpose of the qh dwords (two
+//     VPERMI2B, one affine nibble swap, one VPTERNLOGD, one store; qword k byte j = nibble k
+//     of lanes 2j and 2j+1) in place of the eight VPSHUFBITQMB: the transpose in the block
+//     that reads it 6.02–6.10 / 6.44–6.66 in cache (the 8-byte loads wait for the 64-byte
+//     store to reach the cache); in a pass over the group's blocks before them (their scales
+//     staged with it) 5.02–5.12 / 5.44–5.47, streamed 6.00–6.04 / 5.84–5.96. The transpose
+//     alone (its masks unused) cost 0.2–0.45; the masks' loads alone (stale bytes, wrong
+//     scores, timing only) took 4.51–4.58 / 4.86–4.90, streamed 5.05–5.43 / 5.21–5.32: the
+//     eight VPSHUFBITQMB cost ~0.3, no more than any transpose that replaces them.
+//   - the payloads by LOAD4Q (as q4_0's Z4 kernel): 4.78–4.96 / 5.21–5.35, streamed
+//     5.42–5.77 / 5.61–5.78.
+//   - five of the eight VPSHUFBITQMB controls held in registers (the rest from memory):
+//     4.69–4.81 / 5.17–5.25, streamed 5.30–5.70 / 5.61–5.70, within the noise.
+//
+// Each code vector takes three operations (its nibbles, its mask, the masked add): one
+// VPTERNLOGD could merge a fifth-bit byte into the nibbles only if that byte were clean in
+// bits 5..7, which takes an operation of its own. Without the fifth bits at all (FIFTHSG out,
+// above) q5_0's whole decode step would still take ~13.3 ns a row (native/attn
+// TestDecodeBreakdown at the bench shape: whole 14.13, scores 5.03).
+//
 // Other CPUs keep the GFNI kernels: not measured (on Intel the inserts are port-5 shuffles,
 // as LOAD4Y's comment says).
 var q5ScoresZ4 = zen4Stream
