@@ -2634,6 +2634,38 @@ const p2RLMinZ4On = true
 // VMULPS and stores ~0.22, VRANGEPS ~0.1, VCVTPH2PS ~0.08, VPERMW ~0.05; in the row loops the
 // codes' VPERMT2B and VPANDD ~0.2, their two inserts ~0.15, half the VPDPBUSD ~0.7; the
 // finish's conversions ~0.1.
+//
+// Tried later in the same kernel and not kept (AMD Zen 4, EPYC Genoa, 2 shared vCPUs, load 1–15;
+// 4096 rows of 128 values, four accumulators, weights 1/4096, thread CPU time, 101 calls in cache
+// and 5–9 passes over 96 MiB on 2 MiB pages, copies alternated in one process, two to three runs,
+// ns a row p10 in cache / min streamed). What one operation costs: four independent ones on free
+// registers added to each two-quad step of the row loops (two a row) took in cache +0.17–0.21 for
+// VPANDD, VMULPS, VPERMILPS, VRANGEPS, VCVTDQ2PS, VCVTPS2DQ, VPSRLW, VPSHUFD, VSHUFPS, VPUNPCKLBW,
+// 16- and 32-byte loads and VPBROADCASTD from memory (VPBLENDMW, VPMAXUW, VPMULTISHIFTQB and a ymm
+// VPERMB as much as VPANDD in a run where it was +0.07); VINSERTI32X4 (ymm, from memory) +0.23;
+// VPDPBUSD +0.30, with its memory broadcast +0.345; VPERMB, VPERMW, VPERMD, VPSHUFB, VSHUFI64X2,
+// VPBROADCASTD from a register, merge-masked VMOVDQU16 loads and 64-byte loads +0.38–0.40
+// (VPACKSSDW, VPMOVDB and VPERMQ 3.5 times VPANDD in the loaded run); a ymm VPERMT2B +0.44, a
+// 64-byte store +0.45, VCVTPH2PS +0.61, a zmm VPERMT2B +0.68. Scalar instructions cost nothing
+// measurable: the prefetches taken out (timing only) −0.01 in cache, and a step's four prefetches
+// with one ADDQ in place of four, its second quad addressed off an index of 3·rb (two LEAQ a step
+// fewer), alike (3.97–3.99 each). Two blocks a step (each row's two payloads by one 64-byte load,
+// 0 or rb − 64 bytes into the row; a block's quad by two levels of VPERMT2B, four a quad and two
+// blocks, in place of four inserts and two permutes; 16 sums): 4.01 → 4.58 in cache, 4.35 → 4.92
+// streamed (the second table in a register first: 3.99 → 4.55, 4.29 → 4.79). The second prepass
+// forming the products again from the quad's scales (one 64-byte store a quad in the first prepass
+// in place of four) and the weights (four VPERMILPS and four VMULPS more a quad), the same weights
+// bit for bit: 3.97–3.99 → 4.16–4.17 in cache, 4.24–4.28 → 4.43–4.44 streamed (taking out, timing
+// only, three of the first prepass's four stores gains 0.06 in cache, the finish's loads and
+// stores of the accumulators 0.09, its stores alone 0.05: a second set of sums to finish two tiles
+// at once would gain less than that). Two prefetches of 72 bytes a step in place of four of 36
+// (one line in nine missed): streamed 4.25 → 8.1. A tile's maxima bounded by max w · max |d|
+// (cheaper first prepass, not bit for bit; quality first, through a Go model of the kernels whose
+// exact maxima gave the kernels' results): kvlab ab, 16 seeds on kvlab-tiny-64 and its outlier
+// fixture (two queries a KV head: the two-accumulator kernels' rounding), q4_0 and iq4_nl against
+// the exact maxima, decode / prompt KL: tiny q4_0 +2.5 ± 2.5 / +4.0 ± 3.6 %, iq4_nl +1.6 ± 2.0 /
+// +4.5 ± 3.5; outlier q4_0 +6.6 ± 2.0 / −1.6 ± 2.2, iq4_nl +1.6 ± 1.9 / +6.5 ± 3.1: above the 1–2
+// % this rounding may move.
 func rlPipe(f format, s string) string {
 	if f.bs != 18 || f.min {
 		panic("rlPipe: q4_0's and iq4_nl's layout only")
@@ -3324,11 +3356,9 @@ const oneSetIQ4On = true
 // and four VCVTPH2PS from it, 4.83–4.85 (streamed 5.03 against 4.71); the tile maxima by VPANDD
 // and VPMAXUD on the products' bits (the same maxima) in place of VRANGEPS, 4.75–4.78 against
 // 4.50–4.54; each weight dword broadcast into a register (VPBROADCASTD) for its two VPDPBUSD in
-// place of their memory broadcasts, 4.64–4.69 against 4.50–4.57. Not tried: two blocks a step,
-// each row's two payloads by one 64-byte load (no inserts) and a block's quad by two levels of
-// VPERMT2B (four a quad and two blocks, against four inserts and two permutes now): one shuffle
-// fewer a quad and block, ~0.1 ns a row by the figures above, for 16 sum registers and new
-// tails.
+// place of their memory broadcasts, 4.64–4.69 against 4.50–4.57. Two blocks a step (each row's
+// two payloads by one 64-byte load, a block's quad by two levels of VPERMT2B) lost 0.55 ns a row
+// in q4_0's kernel, where a 512-bit VPERMT2B costs about four VPANDD (rlPipe's comment).
 
 // oneSetQuad is oneSet for the row-quad loops of a kernel with 8-bit weights (VPDPBUSD): the
 // second quad of a step adds into the first quad's sums (Z0..Z7), not into a second set
