@@ -505,7 +505,7 @@ func TestQ2KAVX2Extremes(t *testing.T) {
 				for h := 0; h < 4; h++ {
 					var score, mag float64
 					for b := 0; b < d/64; b++ {
-						sc := vnniQuantUni(q[h*d+64*b:h*d+64*b+64], Q[:])
+						sc := q2kQuantUniFMA(q[h*d+64*b:h*d+64*b+64], Q[:])
 						var dot, abs int64
 						for i, v := range Q {
 							p := int64(v) * int64(turboInts2[code(j, 64*b+i)])

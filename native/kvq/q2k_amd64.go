@@ -163,7 +163,7 @@ var _ [4*4*q2kMultiMaxDim - q2kDigBytes - q2kAuxBytes]struct{} // the scratch fi
 // Per group the queries times the channel scales, q'_h[c] = q_h[c]·scale_c (one float32
 // rounding, as ScoresRange's), are quantized per block of q2kGridBlock() channels (64 with
 // AVX-512, 32 on the AVX2 path) as the block formats' VNNI kernels quantize a query, q' ≈ q̃ =
-// s_b·Q (vnniQuantUni, vnniQuant's arithmetic: one signed byte a value, |q' − q̃| ≤
+// s_b·Q (q2kQuant: vnniQuant's arithmetic, each digit rounded once with AVX-512; one signed byte a value, |q' − q̃| ≤
 // (1 + 2⁻⁶)·max_b|q'|/254), by q2kDigitsAVX512; multiScoresQ2KVNNI (turbo2's VNNI kernel with
 // every row scale 1 and one chain a query per 64 values: q2k's codes are turbo2's bit stream
 // and its levels turbo2's, turboInts2 units) forms Σ Q·turboInts2[code] exactly in int32 per
@@ -266,7 +266,7 @@ func q2kScoresInt(avx512 bool, q *float32, d int, grp *byte, cells *byte, m int,
 // q2kDigitsAVX512 quantizes the four queries q[h·d:] (d a multiple of 64) times the channel
 // scales that open the group at grp, per 64-channel block, into dig and aux as
 // vnniDigits(dig, aux, q', d, d/32, 1) lays them out for q' = q·scale, with each 64-channel
-// block quantized as a whole (vnniQuantUni) and aux words 0..3 (s) and 12..15 (−128·ΣQ over the
+// block quantized as a whole (q2kQuantUniFMA) and aux words 0..3 (s) and 12..15 (−128·ΣQ over the
 // 64 channels) of both its 32-channel blocks the 64-channel block's, the digits in the turbo2
 // kernel's order (t2DigitsPermute's) (its aux words 4..11 and 16..23 of a block left as they
 // are; words 4..7 hold inv for the second half); false where a q' is not finite
@@ -473,7 +473,7 @@ func q2kGridQuery(dst, q []float32, grp []byte, d int) bool {
 	bs := q2kGridBlock()
 	var Q [64]int32
 	for b := 0; b < d/bs; b++ {
-		s := vnniQuantUni(qs[bs*b:bs*(b+1)], Q[:bs])
+		s := q2kQuant(qs[bs*b:bs*(b+1)], Q[:bs])
 		for i, v := range Q[:bs] {
 			c := bs*b + i
 			if sc := float64(F16ToF32(binary.LittleEndian.Uint16(grp[2*c:]))); sc != 0 {
@@ -484,6 +484,44 @@ func q2kGridQuery(dst, q []float32, grp []byte, d int) bool {
 		}
 	}
 	return true
+}
+
+// q2kQuant quantizes one block of q2k's scaled query q' = q·scale (x) into Q as this CPU's
+// kernels do and returns its step s: with AVX-512, q2kQuantUniFMA; on the AVX2 path,
+// vnniQuantUni (q2kDigitsAVX2).
+func q2kQuant(x []float32, Q []int32) float32 {
+	if hasAVX512BW {
+		return q2kQuantUniFMA(x, Q)
+	}
+	return vnniQuantUni(x, Q)
+}
+
+// q2kQuantUniFMA is vnniQuantUni with each digit rounded once: Q = RN(q'·inv), the exact
+// product of the two float32 rounded to the nearest integer (ties to even), where
+// vnniQuantUni rounds the product to float32 first. q2kDigitsAVX512 forms it by one FMA,
+// q'·inv + 1.5·2²³, whose float32 result holds the digit in its low byte (gen_tq4vnni.go's
+// q2kDigits). The two differ only where the float32 product lands on a half (about one digit
+// in 10⁶ on Gaussian queries), by one.
+func q2kQuantUniFMA(x []float32, Q []int32) (s float32) {
+	clear(Q[:len(x)])
+	var m float32
+	for _, v := range x {
+		a := math.Float32frombits(math.Float32bits(v) &^ (1 << 31))
+		if !(a <= math.MaxFloat32) {
+			return float32(math.NaN())
+		}
+		m = max(m, a)
+	}
+	s = m / vnniQMax1
+	if !(s >= 0x1p-126) {
+		return 0
+	}
+	inv := vnniQMax1 / m
+	for i, v := range x {
+		r := int32(math.RoundToEven(float64(v) * float64(inv)))
+		Q[i] = min(max(r, -vnniQMax1), vnniQMax1)
+	}
+	return s
 }
 
 // q2kGridBlock is the number of channels that share one step of q2kScoresInt's query grid on

@@ -19,7 +19,7 @@ import (
 
 // q2kGridScore is the score the VNNI kernel gives query q and cell (ok where q2kVNNI(Dim())),
 // formed independently: q' = q·scale per channel (float32), each block of q2kGridBlock()
-// channels quantized by vnniQuantUni (vnniQuant's arithmetic) to s·Q, and Σ_b s·Σ_c Q_c·turboInts2[code_c]·turboUnit2 in float64 over exact
+// channels quantized by q2kQuant (this CPU's kernels' rounding) to s·Q, and Σ_b s·Σ_c Q_c·turboInts2[code_c]·turboUnit2 in float64 over exact
 // integers. mag is Σ_b |s|·Σ_c |Q_c·turboInts2[code_c]|·turboUnit2, the scale of the kernel's float
 // rounding; grid is the bound (1 + 2⁻⁶)/254·Σ_b max_{c∈b}|q'_c|·Σ_{c∈b}|L_c| of the grid's
 // departure from q·k̂ (with the rounding of q' itself, 2⁻²⁴ of Σ|q·k̂|, left to the caller's
@@ -44,7 +44,7 @@ func q2kGridScore(h *Q2KHead, q []float32, cell int) (score, mag, grid float64, 
 	bs := q2kGridBlock()
 	Q := make([]int32, bs)
 	for b := 0; b < d/bs; b++ {
-		s := vnniQuantUni(qs[bs*b:bs*(b+1)], Q)
+		s := q2kQuant(qs[bs*b:bs*(b+1)], Q)
 		var dot, abs int64
 		var m, l1 float64
 		for i, v := range Q {
@@ -66,7 +66,7 @@ func q2kGridScore(h *Q2KHead, q []float32, cell int) (score, mag, grid float64, 
 func TestQ2KScoresRangeMultiFloat(t *testing.T) { withoutVNNI(func() { checkQ2KScoresRangeMulti(t) }) }
 
 // q2kDigits64 is vnniDigits(dig, aux, qs, d, d/32, 1) with the grid per 64 channels, as
-// q2kDigitsAVX512 writes it: each 64-channel block quantized by vnniQuantUni, its digits where
+// q2kDigitsAVX512 writes it: each 64-channel block quantized by q2kQuantUniFMA, its digits where
 // vnniDigits puts them, and aux words 0..3 (s) and 12..15 (−128·ΣQ over the 64 channels) of
 // both its 32-channel blocks the 64-channel block's. The other aux words stay 0.
 func q2kDigits64(dig []byte, aux []uint32, qs []float32, d int) {
@@ -74,7 +74,7 @@ func q2kDigits64(dig []byte, aux []uint32, qs []float32, d int) {
 	var Q [64]int32
 	for h := 0; h < 4; h++ {
 		for b := 0; b < d/64; b++ {
-			s := vnniQuantUni(qs[h*d+64*b:h*d+64*b+64], Q[:])
+			s := q2kQuantUniFMA(qs[h*d+64*b:h*d+64*b+64], Q[:])
 			var sum int32
 			for i, v := range Q {
 				blk := 2*b + i/32
@@ -92,8 +92,9 @@ func q2kDigits64(dig []byte, aux []uint32, qs []float32, d int) {
 // TestQ2KDigits checks q2kDigitsAVX512, and its two halves in turn, against q2kDigits64 of the
 // scaled queries in the turbo2 kernel's order (t2DigitsOrder), bit for bit
 // (the digits and the aux words the kernel reads: the scales and −128·ΣQ), on groups with
-// outlier channels, a block of zero scales, a query block of zeros and subnormal products, and
-// that a non-finite scaled query reports false.
+// outlier channels, a block of zero scales, a query block of zeros and subnormal products,
+// values whose float32 product q'·inv lands on a half (q2kPlantHalves: the digits' one
+// rounding), and that a non-finite scaled query reports false.
 func TestQ2KDigits(t *testing.T) {
 	if !hasAVX512VNNIVBMI() {
 		t.Skip("no AVX-512 VNNI + VBMI")
@@ -110,6 +111,9 @@ func TestQ2KDigits(t *testing.T) {
 		clear(q[d : d+32])                   // query 1's first block
 		for c := 2*d + 64; c < 2*d+96; c++ { // query 2's third block: products far below 2⁻¹²⁶·127
 			q[c] = 0x1p-120
+		}
+		if n := q2kPlantHalves(q, grp, d); n == 0 {
+			t.Fatalf("d %d: no query value planted on a float32 half", d)
 		}
 		qs := make([]float32, 4*d)
 		for i := range qs {
@@ -190,6 +194,47 @@ func TestQ2KDigits(t *testing.T) {
 			}
 		}
 	}
+}
+
+// q2kPlantHalves sets some of query 0's values in its last 64-channel block (which keeps its
+// largest |q'|) so that q'·inv rounded to float32 is an integer and a half while the exact
+// product is not, where q2kQuantUniFMA's one rounding and a float32 product rounded again
+// (vnniQuantUni's) give digits one apart; it returns how many it set.
+func q2kPlantHalves(q []float32, grp []byte, d int) int {
+	b0 := d - 64
+	scale := func(c int) float32 { return F16ToF32(binary.LittleEndian.Uint16(grp[2*c:])) }
+	var m float32
+	top := -1
+	for c := b0; c < d; c++ {
+		if a := float32(math.Abs(float64(q[c] * scale(c)))); a > m {
+			m, top = a, c
+		}
+	}
+	if !(m/vnniQMax1 >= 0x1p-126) {
+		return 0
+	}
+	inv := vnniQMax1 / m
+	n := 0
+	for c := b0; c < d && n < 8; c++ {
+		s := scale(c)
+		if c == top || s == 0 {
+			continue
+		}
+	search:
+		for k := 1; k < 120; k += 2 { // k odd: a float32 tie at k + 1/2 rounds up, the exact product down
+			x := float32((float64(k) + 0.5) / float64(inv) / float64(s))
+			for i := -64; i <= 64; i++ {
+				qv := math.Float32frombits(uint32(int32(math.Float32bits(x)) + int32(i)))
+				v := qv * s
+				if p := v * inv; p == float32(k)+0.5 && float64(v)*float64(inv) < float64(k)+0.5 && float32(math.Abs(float64(v))) < m {
+					q[c] = qv
+					n++
+					break search
+				}
+			}
+		}
+	}
+	return n
 }
 
 // TestQ2KScoresNonFinite checks that ScoresRangeMulti scores a four-query batch whose queries
