@@ -63,6 +63,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 )
@@ -496,6 +497,44 @@ TEXT ·multiScores@VNNI(SB), NOSPLIT, $0-80
 	VZEROUPPER
 	RET
 `
+
+// q2kBody is body for q2k's kernels, whose cells have no row scale and whose scores no offset
+// or unit: q2kDigits folds the levels' unit into each chunk's query scale, so the chains'
+// FINISH sums are the scores, where body's row scales 1 (Z21) times off[4] and four FMAs a
+// sixteen rows scaled them (six operations a sixteen rows fewer; the scores round
+// differently, within q2kScoresInt's bound). On Zen 4 (TestQ2KDecodeSplit, d 128, four
+// queries, test binaries alternated five times, min/median of the runs' minima, load ~13 on 2
+// vCPUs): the cells' kernel 3.15/3.17 → 3.05/3.09 ns a cell in cache, the scores 4.49/4.56 →
+// 4.43/4.48 in cache and 4.44/4.49 → 4.33/4.42 streamed.
+var q2kBody = func() string {
+	const st = `	// The sixteen row scales, lane 4m+g from row 4g+m (past the nb chunks of codes), times
+	// the levels' unit (off[4]), into Z21.
+	MOVQ nb+16(FP), R11
+	%SOFF%
+	MOVQ stage+72(FP), SI
+	%STAGE%
+	MOVQ off+64(FP), AX
+	VMULPS.BCST 16(AX), Z21, Z21
+
+`
+	const fin = `	// score = sum·(s·unit) + offset.
+	MOVQ off+64(FP), AX
+	VBROADCASTSS (AX), Z12
+	VFMADD213PS Z12, Z21, Z8
+	VBROADCASTSS 4(AX), Z12
+	VFMADD213PS Z12, Z21, Z9
+	VBROADCASTSS 8(AX), Z12
+	VFMADD213PS Z12, Z21, Z10
+	VBROADCASTSS 12(AX), Z12
+	VFMADD213PS Z12, Z21, Z11
+
+`
+	if strings.Count(body, st) != 1 || strings.Count(body, fin) != 1 {
+		panic("q2kBody: body changed")
+	}
+	b := strings.Replace(body, st, "", 1)
+	return strings.Replace(b, fin, "\t// the sums are the scores (the unit is in the chunks' scales: q2kDigits)\n\n", 1)
+}()
 
 const macros = `// PFGROUPS is how many groups of sixteen rows ahead the kernels prefetch (PREFETCHT0). On AMD
 // Zen 4 (the one-thread decode of 131072 cells, native/attn's TestDecodeBreakdown, builds
@@ -991,8 +1030,6 @@ func main() {
 	}
 	stageP.WriteString("VPTERNLOGD $0xFE, Z4, Z2, Z0\n\tVPORD Z6, Z0, Z0\n\tVCVTPH2PS Y0, Z21")
 	const shl4 = "SHLQ $4, R11"
-	// q2k's cells have no row scale: its kernel is turbo2's with every row scale 1.
-	const q2kStage = "MOVL $0x3F800000, AX        // q2k: no row scale, 1\n\tVPBROADCASTD AX, Z21"
 	// q2kNextG: the group flavours' step to the next group of 32 cells after every second
 	// sixteen (R10 odd): the cells past the group's 2d bytes of scales (8·rb), the digits and
 	// aux words of the next group's query preparation (4d and 3d bytes on).
@@ -1018,9 +1055,7 @@ func main() {
 		{"T2", t2Consts, t2chunk, shl4, "16", stage(false)},
 		{"T3", t3Consts, t3chunk, "IMULQ $12, R11", "12", stage(false)},
 		{"T3P", t3Consts + t3PairSetup + stagePSetup, t3chunkP, "IMULQ $12, R11", "12", stageP.String()},
-		{"Q2K", t2Consts, q2kChunk, "// (q2k has no row scales)", "16", q2kStage},
 		{"T2P", t2Consts + pairSetup + stagePSetup, t2chunkP, shl4, "16", stageP.String()},
-		{"Q2KP", t2Consts + pairSetup, q2kChunkP, "// (q2k has no row scales)", "16", q2kStage},
 	} {
 		r := strings.NewReplacer("%NEXTG%", "", "@", k.name, "%STAGE%", k.stage, "%CONSTS%", k.consts, "%CHUNK%", k.chunk,
 			"%SOFF%", k.soff, "%STEP%", k.step)
@@ -1029,6 +1064,15 @@ func main() {
 			r := strings.NewReplacer("%NEXTG%", "", "@", k.name+"2", "%STAGE%", stageV(k.name == "TQ4B"), "%CONSTS%", k.consts, "%CHUNK%", chunk4B2,
 				"%SOFF%", k.soff, "%STEP%", "32")
 			out.WriteString(r.Replace(pairBody))
+		}
+		if k.name == "T3P" || k.name == "T2P" { // q2k's kernels where they stood
+			q := "Q2K"
+			consts, chunk := t2Consts, q2kChunk
+			if k.name == "T2P" {
+				q, consts, chunk = "Q2KP", t2Consts+pairSetup, q2kChunkP
+			}
+			r := strings.NewReplacer("%NEXTG%", "", "@", q, "%CONSTS%", consts, "%CHUNK%", chunk, "%STEP%", "16")
+			out.WriteString(r.Replace(q2kBody))
 		}
 	}
 	// The uniform-scale flavours of T2P and T3P (AMD Zen 4: multiScoresT2PUVNNI).
@@ -1058,11 +1102,11 @@ func main() {
 		{"Q2KGZ4", t2Consts, q2kChunk, true},
 		{"Q2KGPZ4", t2Consts + pairSetup, q2kChunkP, true},
 	} {
-		r := strings.NewReplacer("%NEXTG%", strings.ReplaceAll(q2kNextG, "@", k.name), "@", k.name, "%STAGE%", q2kStage,
-			"%CONSTS%", k.consts, "%CHUNK%", k.chunk, "%SOFF%", "// (q2k has no row scales)", "%STEP%", "16")
-		b := body
+		r := strings.NewReplacer("%NEXTG%", strings.ReplaceAll(q2kNextG, "@", k.name), "@", k.name,
+			"%CONSTS%", k.consts, "%CHUNK%", k.chunk, "%STEP%", "16")
+		b := q2kBody
 		if k.far {
-			b = q2kFar(body)
+			b = q2kFar(q2kBody)
 		}
 		out.WriteString(r.Replace(b))
 	}
@@ -1188,6 +1232,8 @@ func q2kDigits() string {
 		fmt.Fprintf(&b, "DATA ·q2kSumPerm64+%d(SB)/4, $%d\n", 4*l, 4*h+2*(k/2))
 	}
 	b.WriteString("GLOBL ·q2kSumPerm64(SB), RODATA|NOPTR, $64\n\n")
+	// q2kUnit: turboUnit2 (the levels' unit), which the first half folds into each block's s.
+	fmt.Fprintf(&b, "// q2kUnit: turboUnit2, see q2kDigitsChunkA (gen_tq4vnni.go).\nDATA ·q2kUnit+0(SB)/4, $%#08x\nGLOBL ·q2kUnit(SB), RODATA|NOPTR, $4\n\n", math.Float32bits(0.01678167))
 	// q2kDigPermB (the order of the packed digits, VPACKSSDW then VPACKSSWB, that puts them in
 	// query order and the turbo2 kernel's): a 4×4 transpose of the dwords (dword p takes dword
 	// 4·(p mod 4) + p/4), then t2DigT's
@@ -1490,6 +1536,7 @@ func q2kDigitsChunkA(nblk int) string {
 	VCMPPS $0x1D, Z29, Z1, K2  // s ≥ 2⁻¹²⁶: a normal scale; else the block counts as zero
 	VDIVPS.Z Z0, Z30, K2, Z2   // inv = qmax / m
 	VMOVAPS.Z Z1, K2, Z1
+	VMULPS.BCST ·q2kUnit(SB), Z1, Z1   // s·unit: the kernels' chunk scale (q2kBody)
 `)
 	// s into aux words 0..3 of each block, inv into words 4..7 (which the kernel does not read)
 	for k := 0; k < nblk; k++ {

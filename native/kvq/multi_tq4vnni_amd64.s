@@ -1555,16 +1555,6 @@ Q2K_group:
 	LEAQ (BX)(R8*4), R14
 	LEAQ (R14)(R8*4), R15
 
-	// The sixteen row scales, lane 4m+g from row 4g+m (past the nb chunks of codes), times
-	// the levels' unit (off[4]), into Z21.
-	MOVQ nb+16(FP), R11
-	// (q2k has no row scales)
-	MOVQ stage+72(FP), SI
-	MOVL $0x3F800000, AX        // q2k: no row scale, 1
-	VPBROADCASTD AX, Z21
-	MOVQ off+64(FP), AX
-	VMULPS.BCST 16(AX), Z21, Z21
-
 	MOVQ dig+0(FP), SI
 	MOVQ aux+8(FP), DX
 	MOVQ nb+16(FP), R11
@@ -1598,16 +1588,7 @@ Q2K_blk:
 	DECQ R11
 	JNZ  Q2K_blk
 
-	// score = sum·(s·unit) + offset.
-	MOVQ off+64(FP), AX
-	VBROADCASTSS (AX), Z12
-	VFMADD213PS Z12, Z21, Z8
-	VBROADCASTSS 4(AX), Z12
-	VFMADD213PS Z12, Z21, Z9
-	VBROADCASTSS 8(AX), Z12
-	VFMADD213PS Z12, Z21, Z10
-	VBROADCASTSS 12(AX), Z12
-	VFMADD213PS Z12, Z21, Z11
+	// the sums are the scores (the unit is in the chunks' scales: q2kDigits)
 
 	SCORES_T
 	MOVQ ostride+56(FP), AX
@@ -1805,16 +1786,6 @@ Q2KP_group:
 	LEAQ (BX)(R8*4), R14
 	LEAQ (R14)(R8*4), R15
 
-	// The sixteen row scales, lane 4m+g from row 4g+m (past the nb chunks of codes), times
-	// the levels' unit (off[4]), into Z21.
-	MOVQ nb+16(FP), R11
-	// (q2k has no row scales)
-	MOVQ stage+72(FP), SI
-	MOVL $0x3F800000, AX        // q2k: no row scale, 1
-	VPBROADCASTD AX, Z21
-	MOVQ off+64(FP), AX
-	VMULPS.BCST 16(AX), Z21, Z21
-
 	MOVQ dig+0(FP), SI
 	MOVQ aux+8(FP), DX
 	MOVQ nb+16(FP), R11
@@ -1848,16 +1819,7 @@ Q2KP_blk:
 	DECQ R11
 	JNZ  Q2KP_blk
 
-	// score = sum·(s·unit) + offset.
-	MOVQ off+64(FP), AX
-	VBROADCASTSS (AX), Z12
-	VFMADD213PS Z12, Z21, Z8
-	VBROADCASTSS 4(AX), Z12
-	VFMADD213PS Z12, Z21, Z9
-	VBROADCASTSS 8(AX), Z12
-	VFMADD213PS Z12, Z21, Z10
-	VBROADCASTSS 12(AX), Z12
-	VFMADD213PS Z12, Z21, Z11
+	// the sums are the scores (the unit is in the chunks' scales: q2kDigits)
 
 	SCORES_T
 	MOVQ ostride+56(FP), AX
@@ -2632,16 +2594,6 @@ Q2KG_group:
 	LEAQ (BX)(R8*4), R14
 	LEAQ (R14)(R8*4), R15
 
-	// The sixteen row scales, lane 4m+g from row 4g+m (past the nb chunks of codes), times
-	// the levels' unit (off[4]), into Z21.
-	MOVQ nb+16(FP), R11
-	// (q2k has no row scales)
-	MOVQ stage+72(FP), SI
-	MOVL $0x3F800000, AX        // q2k: no row scale, 1
-	VPBROADCASTD AX, Z21
-	MOVQ off+64(FP), AX
-	VMULPS.BCST 16(AX), Z21, Z21
-
 	MOVQ dig+0(FP), SI
 	MOVQ aux+8(FP), DX
 	MOVQ nb+16(FP), R11
@@ -2675,16 +2627,7 @@ Q2KG_blk:
 	DECQ R11
 	JNZ  Q2KG_blk
 
-	// score = sum·(s·unit) + offset.
-	MOVQ off+64(FP), AX
-	VBROADCASTSS (AX), Z12
-	VFMADD213PS Z12, Z21, Z8
-	VBROADCASTSS 4(AX), Z12
-	VFMADD213PS Z12, Z21, Z9
-	VBROADCASTSS 8(AX), Z12
-	VFMADD213PS Z12, Z21, Z10
-	VBROADCASTSS 12(AX), Z12
-	VFMADD213PS Z12, Z21, Z11
+	// the sums are the scores (the unit is in the chunks' scales: q2kDigits)
 
 	SCORES_T
 	MOVQ ostride+56(FP), AX
@@ -2751,16 +2694,6 @@ Q2KGP_group:
 	LEAQ (BX)(R8*4), R14
 	LEAQ (R14)(R8*4), R15
 
-	// The sixteen row scales, lane 4m+g from row 4g+m (past the nb chunks of codes), times
-	// the levels' unit (off[4]), into Z21.
-	MOVQ nb+16(FP), R11
-	// (q2k has no row scales)
-	MOVQ stage+72(FP), SI
-	MOVL $0x3F800000, AX        // q2k: no row scale, 1
-	VPBROADCASTD AX, Z21
-	MOVQ off+64(FP), AX
-	VMULPS.BCST 16(AX), Z21, Z21
-
 	MOVQ dig+0(FP), SI
 	MOVQ aux+8(FP), DX
 	MOVQ nb+16(FP), R11
@@ -2794,16 +2727,7 @@ Q2KGP_blk:
 	DECQ R11
 	JNZ  Q2KGP_blk
 
-	// score = sum·(s·unit) + offset.
-	MOVQ off+64(FP), AX
-	VBROADCASTSS (AX), Z12
-	VFMADD213PS Z12, Z21, Z8
-	VBROADCASTSS 4(AX), Z12
-	VFMADD213PS Z12, Z21, Z9
-	VBROADCASTSS 8(AX), Z12
-	VFMADD213PS Z12, Z21, Z10
-	VBROADCASTSS 12(AX), Z12
-	VFMADD213PS Z12, Z21, Z11
+	// the sums are the scores (the unit is in the chunks' scales: q2kDigits)
 
 	SCORES_T
 	MOVQ ostride+56(FP), AX
@@ -2860,16 +2784,6 @@ Q2KGZ4_group:
 	LEAQ (BX)(R8*4), R14
 	LEAQ (R14)(R8*4), R15
 
-	// The sixteen row scales, lane 4m+g from row 4g+m (past the nb chunks of codes), times
-	// the levels' unit (off[4]), into Z21.
-	MOVQ nb+16(FP), R11
-	// (q2k has no row scales)
-	MOVQ stage+72(FP), SI
-	MOVL $0x3F800000, AX        // q2k: no row scale, 1
-	VPBROADCASTD AX, Z21
-	MOVQ off+64(FP), AX
-	VMULPS.BCST 16(AX), Z21, Z21
-
 	MOVQ dig+0(FP), SI
 	MOVQ aux+8(FP), DX
 	MOVQ nb+16(FP), R11
@@ -2908,16 +2822,7 @@ Q2KGZ4_blk:
 	DECQ R11
 	JNZ  Q2KGZ4_blk
 
-	// score = sum·(s·unit) + offset.
-	MOVQ off+64(FP), AX
-	VBROADCASTSS (AX), Z12
-	VFMADD213PS Z12, Z21, Z8
-	VBROADCASTSS 4(AX), Z12
-	VFMADD213PS Z12, Z21, Z9
-	VBROADCASTSS 8(AX), Z12
-	VFMADD213PS Z12, Z21, Z10
-	VBROADCASTSS 12(AX), Z12
-	VFMADD213PS Z12, Z21, Z11
+	// the sums are the scores (the unit is in the chunks' scales: q2kDigits)
 
 	SCORES_T
 	MOVQ ostride+56(FP), AX
@@ -2984,16 +2889,6 @@ Q2KGPZ4_group:
 	LEAQ (BX)(R8*4), R14
 	LEAQ (R14)(R8*4), R15
 
-	// The sixteen row scales, lane 4m+g from row 4g+m (past the nb chunks of codes), times
-	// the levels' unit (off[4]), into Z21.
-	MOVQ nb+16(FP), R11
-	// (q2k has no row scales)
-	MOVQ stage+72(FP), SI
-	MOVL $0x3F800000, AX        // q2k: no row scale, 1
-	VPBROADCASTD AX, Z21
-	MOVQ off+64(FP), AX
-	VMULPS.BCST 16(AX), Z21, Z21
-
 	MOVQ dig+0(FP), SI
 	MOVQ aux+8(FP), DX
 	MOVQ nb+16(FP), R11
@@ -3032,16 +2927,7 @@ Q2KGPZ4_blk:
 	DECQ R11
 	JNZ  Q2KGPZ4_blk
 
-	// score = sum·(s·unit) + offset.
-	MOVQ off+64(FP), AX
-	VBROADCASTSS (AX), Z12
-	VFMADD213PS Z12, Z21, Z8
-	VBROADCASTSS 4(AX), Z12
-	VFMADD213PS Z12, Z21, Z9
-	VBROADCASTSS 8(AX), Z12
-	VFMADD213PS Z12, Z21, Z10
-	VBROADCASTSS 12(AX), Z12
-	VFMADD213PS Z12, Z21, Z11
+	// the sums are the scores (the unit is in the chunks' scales: q2kDigits)
 
 	SCORES_T
 	MOVQ ostride+56(FP), AX
@@ -3592,6 +3478,10 @@ DATA ·q2kSumPerm64+56(SB)/4, $10
 DATA ·q2kSumPerm64+60(SB)/4, $14
 GLOBL ·q2kSumPerm64(SB), RODATA|NOPTR, $64
 
+// q2kUnit: turboUnit2, see q2kDigitsChunkA (gen_tq4vnni.go).
+DATA ·q2kUnit+0(SB)/4, $0x3c8979b6
+GLOBL ·q2kUnit(SB), RODATA|NOPTR, $4
+
 // q2kDigT1, q2kDigT2, q2kDigMask: see q2kDigGather (gen_tq4vnni.go).
 DATA ·q2kDigT1+0(SB)/8, $0x3424140430201000
 DATA ·q2kDigT1+8(SB)/8, $0x3c2c1c0c38281808
@@ -3772,6 +3662,7 @@ Q2KD_chunk:
 	VCMPPS $0x1D, Z29, Z1, K2  // s ≥ 2⁻¹²⁶: a normal scale; else the block counts as zero
 	VDIVPS.Z Z0, Z30, K2, Z2   // inv = qmax / m
 	VMOVAPS.Z Z1, K2, Z1
+	VMULPS.BCST ·q2kUnit(SB), Z1, Z1   // s·unit: the kernels' chunk scale (q2kBody)
 	VMOVUPS X1, (DX)
 	VMOVUPS X2, 16(DX)
 	VEXTRACTF32X4 $1, Z1, 96(DX)
@@ -4000,6 +3891,7 @@ Q2KD_half:
 	VCMPPS $0x1D, Z29, Z1, K2  // s ≥ 2⁻¹²⁶: a normal scale; else the block counts as zero
 	VDIVPS.Z Z0, Z30, K2, Z2   // inv = qmax / m
 	VMOVAPS.Z Z1, K2, Z1
+	VMULPS.BCST ·q2kUnit(SB), Z1, Z1   // s·unit: the kernels' chunk scale (q2kBody)
 	VMOVUPS X1, (DX)
 	VMOVUPS X2, 16(DX)
 	VEXTRACTF32X4 $1, Z1, 96(DX)
@@ -4235,6 +4127,7 @@ Q2KM_a0chunk:
 	VCMPPS $0x1D, Z29, Z1, K2  // s ≥ 2⁻¹²⁶: a normal scale; else the block counts as zero
 	VDIVPS.Z Z0, Z30, K2, Z2   // inv = qmax / m
 	VMOVAPS.Z Z1, K2, Z1
+	VMULPS.BCST ·q2kUnit(SB), Z1, Z1   // s·unit: the kernels' chunk scale (q2kBody)
 	VMOVUPS X1, (DX)
 	VMOVUPS X2, 16(DX)
 	VEXTRACTF32X4 $1, Z1, 96(DX)
@@ -4323,6 +4216,7 @@ Q2KM_a0half:
 	VCMPPS $0x1D, Z29, Z1, K2  // s ≥ 2⁻¹²⁶: a normal scale; else the block counts as zero
 	VDIVPS.Z Z0, Z30, K2, Z2   // inv = qmax / m
 	VMOVAPS.Z Z1, K2, Z1
+	VMULPS.BCST ·q2kUnit(SB), Z1, Z1   // s·unit: the kernels' chunk scale (q2kBody)
 	VMOVUPS X1, (DX)
 	VMOVUPS X2, 16(DX)
 	VEXTRACTF32X4 $1, Z1, 96(DX)
@@ -4460,6 +4354,7 @@ Q2KM_a1chunk:
 	VCMPPS $0x1D, Z29, Z1, K2  // s ≥ 2⁻¹²⁶: a normal scale; else the block counts as zero
 	VDIVPS.Z Z0, Z30, K2, Z2   // inv = qmax / m
 	VMOVAPS.Z Z1, K2, Z1
+	VMULPS.BCST ·q2kUnit(SB), Z1, Z1   // s·unit: the kernels' chunk scale (q2kBody)
 	VMOVUPS X1, (DX)
 	VMOVUPS X2, 16(DX)
 	VEXTRACTF32X4 $1, Z1, 96(DX)
@@ -4548,6 +4443,7 @@ Q2KM_a1half:
 	VCMPPS $0x1D, Z29, Z1, K2  // s ≥ 2⁻¹²⁶: a normal scale; else the block counts as zero
 	VDIVPS.Z Z0, Z30, K2, Z2   // inv = qmax / m
 	VMOVAPS.Z Z1, K2, Z1
+	VMULPS.BCST ·q2kUnit(SB), Z1, Z1   // s·unit: the kernels' chunk scale (q2kBody)
 	VMOVUPS X1, (DX)
 	VMOVUPS X2, 16(DX)
 	VEXTRACTF32X4 $1, Z1, 96(DX)
@@ -4944,6 +4840,7 @@ Q2KA_chunk:
 	VCMPPS $0x1D, Z29, Z1, K2  // s ≥ 2⁻¹²⁶: a normal scale; else the block counts as zero
 	VDIVPS.Z Z0, Z30, K2, Z2   // inv = qmax / m
 	VMOVAPS.Z Z1, K2, Z1
+	VMULPS.BCST ·q2kUnit(SB), Z1, Z1   // s·unit: the kernels' chunk scale (q2kBody)
 	VMOVUPS X1, (DX)
 	VMOVUPS X2, 16(DX)
 	VEXTRACTF32X4 $1, Z1, 96(DX)
@@ -5033,6 +4930,7 @@ Q2KA_half:
 	VCMPPS $0x1D, Z29, Z1, K2  // s ≥ 2⁻¹²⁶: a normal scale; else the block counts as zero
 	VDIVPS.Z Z0, Z30, K2, Z2   // inv = qmax / m
 	VMOVAPS.Z Z1, K2, Z1
+	VMULPS.BCST ·q2kUnit(SB), Z1, Z1   // s·unit: the kernels' chunk scale (q2kBody)
 	VMOVUPS X1, (DX)
 	VMOVUPS X2, 16(DX)
 	VEXTRACTF32X4 $1, Z1, 96(DX)

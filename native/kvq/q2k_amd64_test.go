@@ -67,7 +67,7 @@ func TestQ2KScoresRangeMultiFloat(t *testing.T) { withoutVNNI(func() { checkQ2KS
 
 // q2kDigits64 is vnniDigits(dig, aux, qs, d, d/32, 1) with the grid per 64 channels, as
 // q2kDigitsAVX512 writes it: each 64-channel block quantized by q2kQuantUniFMA, its digits where
-// vnniDigits puts them, and aux words 0..3 (s) and 12..15 (−128·ΣQ over the 64 channels) of
+// vnniDigits puts them, and aux words 0..3 (s·turboUnit2) and 12..15 (−128·ΣQ over the 64 channels) of
 // both its 32-channel blocks the 64-channel block's. The other aux words stay 0.
 func q2kDigits64(dig []byte, aux []uint32, qs []float32, d int) {
 	clear(aux)
@@ -82,7 +82,7 @@ func q2kDigits64(dig []byte, aux []uint32, qs []float32, d int) {
 				sum += v
 			}
 			for _, blk := range []int{2 * b, 2*b + 1} {
-				aux[blk*vnniAuxWords+h] = math.Float32bits(s)
+				aux[blk*vnniAuxWords+h] = math.Float32bits(s * turboUnit2)
 				aux[blk*vnniAuxWords+12+h] = uint32(-128 * sum)
 			}
 		}
