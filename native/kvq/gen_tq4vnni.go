@@ -1208,6 +1208,17 @@ func main() {
 // 4.60/4.69 → 4.48/4.56 streamed. The decode's KL to f16 (kvlab ab, q2k, seeds 1–16, ctx
 // 128, kvlab-tiny-64 and its outlier fixture): 15 of 16 seeds identical, the mean change
 // below 0.001 %.
+//
+// Ablations with that and q2kBody (copies with one piece left out, timing only; Zen 4,
+// TestQ2KDecodeSplit, alternated three times, in cache, the scores 4.38–4.48 ns a cell):
+// without the maxima's reduction (reduce8 and its VPERMD, 24 operations a group) 4.20–4.26;
+// without the digits' gather (24) 4.27–4.29; without ΣQ (8 VPDPBUSD, reduce4, VPERMD) 4.24–4.26;
+// with the second half's scales loaded as they are, not converted (VCVTPH2PS), 4.35–4.46;
+// without the kernel's FINISH (a VCVTDQ2PS and an FMA a query and chunk) 4.14–4.19 (the
+// cells' kernel 3.07–3.11 → 2.77–2.80). Each is at about the fewest operations its work
+// needs (a halving of two vectors' lanes three operations; the gather three a 64 digits), so
+// what would pay is less of it: a grid per 128 channels at d 128 (one FINISH a query and row,
+// half the reductions) changes the query's rounding where the test models (d 64) cannot show it.
 func q2kDigits() string {
 	var b strings.Builder
 	b.WriteString("\n")
