@@ -1,0 +1,166 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+func TestParseSpec(t *testing.T) {
+	name, loops, err := ParseSpec("multiScoresF16AVX512:blk*2,pair*0.5,tile")
+	if err != nil || name != "multiScoresF16AVX512" || len(loops) != 3 ||
+		loops[0] != (LoopWeight{"blk", 2}) || loops[1] != (LoopWeight{"pair", 0.5}) || loops[2] != (LoopWeight{"tile", 1}) {
+		t.Fatalf("got %q %v %v", name, loops, err)
+	}
+	if name, loops, err := ParseSpec("k"); name != "k" || loops != nil || err != nil {
+		t.Fatalf("bare name: %q %v %v", name, loops, err)
+	}
+	if _, _, err := ParseSpec("k:blk*x"); err == nil {
+		t.Fatal("a bad weight parsed")
+	}
+}
+
+func TestCleanInsn(t *testing.T) {
+	for in, want := range map[string]string{
+		"vfmadd231ps\t%zmm10, %zmm4, %zmm0":                             "vfmadd231ps %zmm10, %zmm4, %zmm0",
+		"jne\t0x69da2c <github.com/kvlab/kvlab/native/kvq.x.abi0+0xac>": "jne .Lloop",
+		"jmp\t0x69da2c": "jmp .Lloop",
+		"vpermps\t(%r14,%rax,4){1to16}, %zmm31, %zmm6 {%k1} {z}": "vpermps (%r14,%rax,4){1to16}, %zmm31, %zmm6 {%k1} {z}",
+		"movq\t0x40(%rsp), %rax   # 0x123 <foo>":                 "movq 0x40(%rsp), %rax",
+		"{vex}\tvpdpbusd\t0x20(%rsi), %ymm1, %ymm13":             "{vex} vpdpbusd 0x20(%rsi), %ymm1, %ymm13",
+		"   ": "",
+	} {
+		if got := CleanInsn(in); got != want {
+			t.Errorf("CleanInsn(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// report is the part of an llvm-mca report that ParseMCA reads: two zmm FMAs that the model
+// issues to port 0 alone and one shuffle on port 5, 100 iterations.
+const report = `Iterations:        100
+Instructions:      300
+Total Cycles:      205
+Total uOps:        300
+
+Dispatch Width:    6
+Block RThroughput: 2.0
+
+Resources:
+[0]   - SPRPort00
+[1]   - SPRPort01
+[2]   - SPRPort05
+[3]   - SPRPort06
+
+Resource pressure per iteration:
+[0]    [1]    [2]    [3]
+2.00    -     1.00   0.50
+
+Resource pressure by instruction:
+[0]    [1]    [2]    [3]    Instructions:
+1.00    -      -      -     vfmadd231ps	%zmm1, %zmm2, %zmm3
+1.00    -      -      -     vfmadd231ps	%zmm1, %zmm2, %zmm4
+ -      -     1.00   0.50   vpermb	%zmm1, %zmm2, %zmm5
+`
+
+func TestParseMCA(t *testing.T) {
+	r, err := ParseMCA(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.CyclesPerIter != 2.05 || r.RThroughput != 2 {
+		t.Errorf("cycles %v, rthroughput %v; want 2.05, 2", r.CyclesPerIter, r.RThroughput)
+	}
+	if !strings.HasPrefix(r.Bottleneck, "SPRPort00 2.00, SPRPort05 1.00") {
+		t.Errorf("bottleneck %q", r.Bottleneck)
+	}
+	// Port 5's shuffle stays; the two FMAs split 0.5/1.5 at best: 1.5 a loop.
+	if r.TwoFMA != 1.5 {
+		t.Errorf("two-FMA bound %v (%s), want 1.5", r.TwoFMA, r.TwoFMASplit)
+	}
+	if _, err := ParseMCA("no report"); err == nil {
+		t.Error("an empty report parsed")
+	}
+}
+
+// TestKernels translates a few generated kernels: a plain one (labels of its own), one that is
+// a single macro (loops L1, L2), and an AVX2 one with VEX VPDPBUSD written as BYTE directives;
+// and runs llvm-mca on the f16 scores loop where llvm-mca is installed.
+func TestKernels(t *testing.T) {
+	if testing.Short() || runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		t.Skip("builds native/kvq's test binary (linux/amd64)")
+	}
+	objdump := firstTool("llvm-objdump-19", "llvm-objdump")
+	if _, err := exec.LookPath(objdump); err != nil {
+		t.Skip("no llvm-objdump")
+	}
+	bin := filepath.Join(t.TempDir(), "kvq.test")
+	cmd := exec.Command("go", "test", "-c", "-o", bin, "../../../native/kvq")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Kernel("multiScoresF16AVX512"); err != nil {
+		t.Skip("no assembly kernels in the binary (purego?): ", err)
+	}
+	tool := &Tool{Bin: b, MCA: firstTool("llvm-mca-19", "llvm-mca"), Objdump: objdump, Iterations: 100}
+
+	rs, err := tool.Regions("multiScoresF16AVX512", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 2 || rs[0].Label != "multiScoresF16AVX512_pair" || rs[1].Label != "multiScoresF16AVX512_blk" {
+		t.Fatalf("loops %+v", rs)
+	}
+	blk := rs[1]
+	// Two prefetches, four conversions, eight query loads, sixteen FMAs, three pointer steps,
+	// the count and the branch.
+	if blk.Instrs != 35 || strings.Count(blk.Asm, "vfmadd231ps %zmm") != 16 ||
+		!strings.Contains(blk.Asm, "vcvtph2ps 0x20(%rbx), %zmm5") || !strings.HasSuffix(blk.Asm, "jne .Lloop\n") {
+		t.Errorf("blk: %d instructions\n%s", blk.Instrs, blk.Asm)
+	}
+	// The pair loop's own body leaves the blk loop out.
+	if strings.Contains(rs[0].Asm, "vfmadd231ps") || !strings.Contains(rs[0].Asm, "vshuff32x4") {
+		t.Errorf("pair:\n%s", rs[0].Asm)
+	}
+
+	rs, err = tool.Regions("multiScoresQ40HdrVNNI", []LoopWeight{{"L2", 0.25}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(rs[0].Asm, "vpdpbusd"); n != 32 {
+		t.Errorf("q4_0 VNNI blocks: %d VPDPBUSD, want 32 (4 queries × 8 code vectors)\n%s", n, rs[0].Asm)
+	}
+
+	rs, err = tool.Regions("avx2ScoresQ40VNNI", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := ""
+	for _, r := range rs {
+		all += r.Asm
+	}
+	if !strings.Contains(all, "{vex} vpdpbusd") || strings.Contains(all, "(bad)") || strings.Contains(all, ".byte") {
+		t.Errorf("AVX2 VEX kernel:\n%s", all)
+	}
+
+	if _, err := exec.LookPath(tool.MCA); err != nil {
+		t.Log("no llvm-mca: translation checked only")
+		return
+	}
+	// Sixteen zmm FMAs a loop: 16 cycles at one a cycle (Zen 4's model).
+	res, err := tool.Run(blk.Asm, "znver4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.CyclesPerIter < 15.5 || res.CyclesPerIter > 18 || !strings.HasPrefix(res.Bottleneck, "Zn4FP") {
+		t.Errorf("znver4: %.2f cycles a loop, bottleneck %s", res.CyclesPerIter, res.Bottleneck)
+	}
+}
