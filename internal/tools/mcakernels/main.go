@@ -7,7 +7,11 @@
 // A SPEC is a kernel's name (the TEXT symbol in native/kvq/*_amd64.s, without the middle dot),
 // optionally followed by the loops to weigh and how often each runs per unit of work (a row,
 // say): multiScoresF16AVX512:blk*2,pair*0.5 reports the inner loop labelled blk run twice and the
-// body of the pair loop outside blk run half a time per row, and their sum. A bare kernel name
+// body of the pair loop outside blk run half a time per row, and their sum. A kernel that is one
+// macro has no labels of its own: its loops are L1, L2, ... in address order. label/N is the
+// loop less the span that its N-th forward branch skips, label%N that span alone, for code run
+// on some iterations only: multiScoresQ40HdrVNNI:L2/1*0.25,L2%1*0.0625 weighs a block's work a
+// quarter a row and the chunk's header reads, on every fourth block, a sixteenth. A bare kernel name
 // lists every loop of the kernel (a label that a later branch of the same kernel jumps back to)
 // with its cycles per iteration. A loop's region is its instructions from the label to the last
 // branch back to it, less the regions of the loops nested in it.
@@ -51,9 +55,23 @@ func main() {
 	ghz := flag.Float64("ghz", 3.0, "clock for the ns columns, GHz")
 	iters := flag.Int("iterations", 200, "llvm-mca -iterations")
 	show := flag.Bool("asm", false, "print each region's translated assembly")
+	specFile := flag.String("specs", "", "read SPECs from this file too: one a line, text after # ignored")
 	csv := flag.Bool("csv", false, "print comma-separated values: kernel, loop, per unit, mcpu, cycles/iter, RThroughput, bottleneck")
 	flag.Parse()
-	if flag.NArg() == 0 {
+	specs := flag.Args()
+	if *specFile != "" {
+		data, err := os.ReadFile(*specFile)
+		check(err)
+		for _, l := range strings.Split(string(data), "\n") {
+			if i := strings.Index(l, "#"); i >= 0 {
+				l = l[:i]
+			}
+			if l = strings.TrimSpace(l); l != "" {
+				specs = append(specs, l)
+			}
+		}
+	}
+	if len(specs) == 0 {
 		fmt.Fprintln(os.Stderr, "usage: mcakernels [flags] kernel[:label*perunit,...] ...")
 		os.Exit(2)
 	}
@@ -76,7 +94,7 @@ func main() {
 	} else {
 		fmt.Printf("%-34s %-10s %6s %-16s %9s %8s %9s %8s  %s\n", "kernel", "loop", "x/unit", "mcpu", "cyc/iter", "RThru", "cyc/unit", fmt.Sprintf("ns@%.1f", *ghz), "bottleneck (resource cycles/iter)")
 	}
-	for _, spec := range flag.Args() {
+	for _, spec := range specs {
 		name, loops, err := ParseSpec(spec)
 		check(err)
 		regions, err := t.Regions(name, loops)
@@ -85,7 +103,7 @@ func main() {
 			total := 0.0
 			for _, r := range regions {
 				if *show && cpu == cpus[0] {
-					fmt.Printf("# %s %s\n%s", name, r.Label, r.Asm)
+					fmt.Printf("# %s %s: %d instructions; its forward branches skip %v\n%s", name, r.Label, r.Instrs, r.Spans, r.Asm)
 				}
 				res, err := t.Run(r.Asm, cpu)
 				if err != nil {
@@ -342,6 +360,8 @@ type Region struct {
 	Weight float64
 	Asm    string
 	Instrs int
+	// Spans is how many instructions each forward branch of the region skips (label/N, label%N).
+	Spans []int
 }
 
 // Tool holds what the translation and the runs need.
@@ -373,9 +393,20 @@ func (t *Tool) Regions(name string, want []LoopWeight) ([]Region, error) {
 	}
 	var out []Region
 	for _, w := range want {
+		// label/N leaves out the span that the region's N-th forward branch skips (from the
+		// branch to its target); label%N is that span alone: code a loop runs on some
+		// iterations only, such as a chunk's headers read on its first block.
+		label, span, only := w.Label, 0, false
+		if i := strings.IndexAny(label, "/%"); i >= 0 {
+			n, err := strconv.Atoi(label[i+1:])
+			if err != nil || n < 1 {
+				return nil, fmt.Errorf("kernel %s: %q: want label/N or label%%N, N ≥ 1", name, w.Label)
+			}
+			label, span, only = label[:i], n, w.Label[i] == '%'
+		}
 		var loop *Loop
 		for i := range loops {
-			if l := loops[i].Label; l == w.Label || strings.HasSuffix(l, "_"+w.Label) {
+			if l := loops[i].Label; l == label || strings.HasSuffix(l, "_"+label) {
 				loop = &loops[i]
 			}
 		}
@@ -386,17 +417,50 @@ func (t *Tool) Regions(name string, want []LoopWeight) ([]Region, error) {
 			}
 			return nil, fmt.Errorf("kernel %s: no loop %q (loops: %s)", name, w.Label, strings.Join(names, ", "))
 		}
-		asm, n := Translate(insns, *loop, loops)
+		keep := func(uint64) bool { return true }
+		if span > 0 {
+			from, to, err := forwardSpan(insns, *loop, loops, span)
+			if err != nil {
+				return nil, fmt.Errorf("kernel %s: %s: %v", name, w.Label, err)
+			}
+			keep = func(a uint64) bool { return (a >= from && a < to) == only }
+		}
+		asm, n := Translate(insns, *loop, loops, keep)
 		if n == 0 {
 			return nil, fmt.Errorf("kernel %s: loop %s has no instructions of its own", name, loop.Label)
 		}
-		out = append(out, Region{Label: loop.Label, Weight: w.Weight, Asm: asm, Instrs: n})
+		var spans []int
+		for i := 1; ; i++ {
+			from, to, err := forwardSpan(insns, *loop, loops, i)
+			if err != nil {
+				break
+			}
+			_, c := Translate(insns, *loop, loops, func(a uint64) bool { return a >= from && a < to })
+			spans = append(spans, c)
+		}
+		out = append(out, Region{Label: loop.Label + w.Label[len(label):], Weight: w.Weight, Asm: asm, Instrs: n, Spans: spans})
 	}
 	return out, nil
 }
 
-// Translate is loop's instructions, less those of the loops nested in it, as llvm-mca input.
-func Translate(insns []Insn, loop Loop, all []Loop) (string, int) {
+// forwardSpan is the addresses [from, to) that the n-th forward branch of loop's own body
+// skips: from the instruction after the branch to its target.
+func forwardSpan(insns []Insn, loop Loop, all []Loop, n int) (uint64, uint64, error) {
+	seen := 0
+	for i, in := range insns {
+		if in.Addr < loop.Start || in.Addr >= loop.End || in.Target <= in.Addr || in.Target > loop.End || i+1 == len(insns) {
+			continue
+		}
+		if seen++; seen == n {
+			return insns[i+1].Addr, in.Target, nil
+		}
+	}
+	return 0, 0, fmt.Errorf("loop %s has %d forward branches, not %d", loop.Label, seen, n)
+}
+
+// Translate is loop's instructions for which keep holds, less those of the loops nested in
+// it, as llvm-mca input.
+func Translate(insns []Insn, loop Loop, all []Loop, keep func(addr uint64) bool) (string, int) {
 	var sb strings.Builder
 	sb.WriteString(".Lloop:\n")
 	n := 0
@@ -410,7 +474,7 @@ func Translate(insns []Insn, loop Loop, all []Loop) (string, int) {
 				nested = true
 			}
 		}
-		if !nested {
+		if !nested && keep(in.Addr) {
 			sb.WriteString(in.Text + "\n")
 			n++
 		}
