@@ -363,6 +363,58 @@ func uniBody(body string) string {
 	return strings.Replace(b, fin, f.String(), 1)
 }
 
+// splitGroups is how many groups of sixteen rows splitU's kernels take a block.
+const splitGroups = 8
+
+// splitU is a uniform-scale kernel's text k (multiScores<name>VNNI, a paged kernel: its row
+// scales staged by vector) as kernel <to>, for scores sixteen bytes apart (ostride 16, which it
+// does not read): the groups go in blocks of up to splitGroups, each block in two passes. The
+// first runs each group's chains and stores them raw, four vectors of int32, where the group's
+// scores go; the second stages each group's row scales, loads its chains back and converts,
+// scales, transposes and stores them as k does, so the scores are k's bit for bit. In k the
+// conversion waits on the last links of the group's chains, and the next group's stage and
+// chains wait behind it. On AMD Zen 4 (native/attn TestDecodeBreakdown, turbo2, 131072 cells,
+// 32/8 heads, one thread, builds alternated three times, scores min ns a cell): 3.25–3.35 →
+// 3.02–3.03 with blocks of 4 or 8 groups, 3.04–3.08 with 32; in one pass over the whole call
+// (16384 rows) 3.13–3.16. turbo3's (T3PU) measured the same as its kernel with blocks of 4 or
+// 8 (3.83–3.89 both) and slower in one pass (4.08–4.34): it is not split.
+func splitU(k, name, to string) string {
+	k = strings.ReplaceAll(k, name+"_", to+"_")
+	k = strings.Replace(k, "multiScores"+name+"VNNI", "multiScores"+to+"VNNI", 2)
+	cut := func(from, to string) (string, int, int) {
+		i, j := strings.Index(k, from), strings.Index(k, to)
+		if i < 0 || j < i || strings.Count(k, from) != 1 || strings.Count(k, to) != 1 {
+			panic("splitU: " + name + " changed")
+		}
+		return k[i:j], i, j
+	}
+	_, g, _ := cut(to+"_group:\n", "\t// The sixteen row scales")
+	stage, s0, s1 := cut("\t// The sixteen row scales", "\tMOVQ dig+0(FP), SI\n")
+	fin, f0, _ := cut("\t// score = (Σ + O_h)", "\tSCORES_T\n")
+	if strings.Count(k, "R12") != 1 || strings.Count(k[:g], "LEAQ (R8)(R8*2), R12") != 1 || strings.Contains(k, "R13") {
+		panic("splitU: " + name + " uses R12 or R13") // the block's counters
+	}
+	const step = "\tADDQ $256, R9\n\tMOVQ R8, AX\n\tSHLQ $4, AX\n\tADDQ AX, DI\n"
+	const ptrs = "\tMOVQ DI, CX\n\tLEAQ (CX)(R8*4), BX\n\tLEAQ (BX)(R8*4), R14\n\tLEAQ (R14)(R8*4), R15\n"
+	var b strings.Builder
+	b.WriteString(k[:g])
+	fmt.Fprintf(&b, "@_block:\n\tMOVQ $%d, R13               // groups in this block\n\tCMPQ R10, R13\n\tCMOVQLT R10, R13\n\tMOVQ R13, R12\n\n", splitGroups)
+	b.WriteString(k[g:s0])
+	b.WriteString(k[s1:f0])
+	b.WriteString("\t// The chains, raw, where the group's scores go; the block's second pass converts them.\n")
+	for h := 0; h < 4; h++ {
+		fmt.Fprintf(&b, "\tVMOVDQU32 Z%d, %d(R9)\n", 12+h, 64*h)
+	}
+	b.WriteString(step + "\tDECQ R12\n\tJNZ  @_group\n\n")
+	b.WriteString("\t// Back to the block's first group.\n\tMOVQ R13, AX\n\tSHLQ $8, AX\n\tSUBQ AX, R9\n\tMOVQ R8, AX\n\tSHLQ $4, AX\n\tIMULQ R13, AX\n\tSUBQ AX, DI\n\tMOVQ R13, R12\n\n")
+	b.WriteString("@_fin:\n" + ptrs + stage)
+	for h := 0; h < 4; h++ {
+		fmt.Fprintf(&b, "\tVMOVDQU32 %d(R9), Z%d\n", 64*h, 12+h)
+	}
+	b.WriteString(fin + "\tSCORES_T\n\tSCORES_CONTIG\n" + step + "\tDECQ R12\n\tJNZ  @_fin\n\tSUBQ R13, R10\n\tJNZ  @_block\n\n@_done:\n\tVZEROUPPER\n\tRET\n")
+	return strings.ReplaceAll(b.String(), "@", to)
+}
+
 // chunk4B2U is chunk4B2 for TQ4B2U, the uniform-scale flavour of TQ4B2 (tq4Uni): each chunk's
 // chains continue (CHAINSU into Z12..Z15), no per-chunk offsets, conversions and scales.
 var chunk4B2U = func() string {
@@ -1088,6 +1140,9 @@ func main() {
 			"%SOFF%", k.soff, "%STEP%", k.step)
 		out.WriteString(r.Replace(bodyU))
 	}
+	// T2PU in blocks of groups, each block's dots first and then its scores (multiScoresT2PUSVNNI).
+	out.WriteString(splitU(strings.NewReplacer("%NEXTG%", "", "@", "T2PU", "%STAGE%", stageP.String(),
+		"%CONSTS%", t2Consts+pairSetup+stagePSetup, "%CHUNK%", t2chunkPU, "%SOFF%", shl4, "%STEP%", "16").Replace(bodyU), "T2PU", "T2PUS"))
 	// The uniform-scale flavour of TQ4B2 (AMD Zen 4: multiScoresTQ4B2UVNNI, tq4Uni).
 	out.WriteString(strings.NewReplacer("%NEXTG%", "", "@", "TQ4B2U", "%STAGE%", stageV(true), "%CONSTS%", tq4Consts,
 		"%CHUNK%", chunk4B2U, "%SOFF%", shl4, "%STEP%", "32").Replace(uniBody(pairBody)))

@@ -171,6 +171,19 @@ func multiScoresT2PVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, o
 //go:noescape
 func multiScoresT2PUVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
 
+// multiScoresT2PUSVNNI is multiScoresT2PUVNNI, its scores bit for bit, for scores 16 bytes apart
+// (ostride 16: four queries' scores of a row together, as attention's decode asks): the
+// sixteen-row groups in blocks of eight, each block's dots first, stored raw where its scores
+// go, then its scores (gen_tq4vnni.go, splitU, has the measurements: on AMD Zen 4 the decode's
+// turbo2 scores 3.25–3.35 → 3.02–3.03 ns a cell). It reads ostride as 16.
+//
+//go:noescape
+func multiScoresT2PUSVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
+// t2PUSplit is whether turbo2's scores take multiScoresT2PUSVNNI where it applies (tests clear
+// it to compare).
+var t2PUSplit = true
+
 //go:noescape
 func multiScoresT3PUVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
 
@@ -528,6 +541,10 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 		default:
 			if uni {
 				if rb <= 48 {
+					if ostride == 16 && t2PUSplit {
+						multiScoresT2PUSVNNI(&dig[0], &aux[0], nb/2, rows, rb, m, out, ostride, &offs[0], &stage[0])
+						return
+					}
 					multiScoresT2PUVNNI(&dig[0], &aux[0], nb/2, rows, rb, m, out, ostride, &offs[0], &stage[0])
 					return
 				}
