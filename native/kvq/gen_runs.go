@@ -129,6 +129,7 @@ var flavours = []flavour{
 	hdrScoresRuns("multiScoresIQ4NLHdrZ4VBMI", "multiScoresIQ4NLHdrZ4RunsVBMI", "$128-80", "$128-88"),
 	t23ScoresRuns("multiScoresT3PUVNNI", "multiScoresT3PURunsVNNI", "T3PU_"),
 	t23ScoresRuns("multiScoresT2PUVNNI", "multiScoresT2PURunsVNNI", "T2PU_"),
+	t23ScoresRuns("multiScoresT2PUSVNNI", "multiScoresT2PUSRunsVNNI", "T2PUS_"),
 	{
 		src: "multi_avx2f_amd64.s", name: "multiAccBF16AVX2T", runs: "multiAccBF16AVX2TPF",
 		frame: "$16-64", runsFrame: "$16-80",
@@ -249,7 +250,7 @@ func hdrScoresRuns(name, runs, frame, runsFrame string) flavour {
 }
 
 // t23ScoresRuns is the runs flavour of gen_tq4vnni.go's packed uniform-scale turbo3 or turbo2
-// scores kernel name (T3PU, T2PU; labels from label on): its L1 prefetches pf bytes on from
+// scores kernel name (T3PU, T2PU, T2PUS; labels from label on): its L1 prefetches pf bytes on from
 // each group of rows (the run after next) in place of PFGROUPS groups on.
 func t23ScoresRuns(name, runs, label string) flavour {
 	return flavour{

@@ -688,6 +688,12 @@ func t23ScoresRuns(kind, d, rb int) bool {
 //go:noescape
 func multiScoresT3PURunsVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32, pf int)
 
+// multiScoresT2PUSRunsVNNI is multiScoresT2PUSVNNI's runs flavour (multiScoresT2PURunsVNNI's
+// prefetches), for scores 16 bytes apart.
+//
+//go:noescape
+func multiScoresT2PUSRunsVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32, pf int)
+
 //go:noescape
 func multiScoresT2PURunsVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32, pf int)
 

@@ -9096,6 +9096,185 @@ T2PUR_done:
 	RET
 
 
+// func multiScoresT2PUSRunsVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32, pf int)
+// multiScoresT2PUSVNNI prefetching pf bytes past each group of rows (the run after next) in place of PFGROUPS groups on.
+TEXT ·multiScoresT2PUSRunsVNNI(SB), NOSPLIT, $0-88
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+48(FP), R9
+	MOVQ m+40(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   T2PUSR_done
+	VMOVDQU64 ·turbo2VNNITab(SB), Z20
+	VMOVDQU64 ·turbo2VNNITab+64(SB), Z22
+	VMOVDQU64 ·turbo2VNNITab+128(SB), Z23
+	MOVQ rb+32(FP), CX
+	VMOVDQU64 ·t2PairIdx(SB), Z31
+	VPBROADCASTB CX, Z16
+	MOVQ $0xFFFF0000FFFF0000, AX
+	KMOVQ AX, K1
+	VPADDB Z16, Z31, K1, Z31   // rows 1 and 3: rb bytes into their loads
+	MOVQ $0xFFFF, AX
+	SHLQ CX, AX
+	ORQ  $0xFFFF, AX
+	KMOVQ AX, K1               // a row's 16 bytes and the next row's
+	VMOVDQU64 ·t2ScaleIdx(SB), Z17
+	VPBROADCASTB CX, Z16
+	MOVQ $0x00000000FF00FF00, AX
+	KMOVQ AX, K2
+	VPADDB Z16, Z17, K2, Z17   // rows 4g+1, 4g+3: rb bytes into their loads
+	MOVQ $3, AX
+	SHLQ CX, AX
+	ORQ  $3, AX
+	KMOVQ AX, K2               // a row's scale and the next row's
+	MOVQ $0x03030303, AX
+	KMOVQ AX, K3               // the words of lanes 4m
+	SHLQ $2, AX
+	KMOVQ AX, K4
+	SHLQ $2, AX
+	KMOVQ AX, K5
+	SHLQ $2, AX
+	KMOVQ AX, K6
+
+T2PUSR_block:
+	MOVQ $8, R13               // groups in this block
+	CMPQ R10, R13
+	CMOVQLT R10, R13
+	MOVQ R13, R12
+
+T2PUSR_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	MOVQ dig+0(FP), SI
+	MOVQ off+64(FP), DX
+	MOVQ nb+16(FP), R11
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPBROADCASTD 48(DX), Z12   // O_h: the levels' offset
+	VPBROADCASTD 52(DX), Z13
+	VPBROADCASTD 56(DX), Z14
+	VPBROADCASTD 60(DX), Z15
+	MOVQ pf+80(FP), AX         // prefetch pointer: pf bytes on (the run after next), 320 bytes
+	ADDQ DI, AX                // per chunk of codes
+
+T2PUSR_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	ADDQ $320, AX
+	LOAD4P(CX, Z24, X24)
+	LOAD4P(BX, Z25, X25)
+	LOAD4P(R14, Z26, X26)
+	LOAD4P(R15, Z27, X27)
+	TRANSPOSE4
+	T2GROUPU(Z25, Z26, Z12, Z13, Z14, Z15)
+	T2GROUPU(Z27, Z28, Z12, Z13, Z14, Z15)
+	ADDQ $16, CX
+	ADDQ $16, BX
+	ADDQ $16, R14
+	ADDQ $16, R15
+	DECQ R11
+	JNZ  T2PUSR_blk
+
+	// The chains, raw, where the group's scores go; the block's second pass converts them.
+	VMOVDQU32 Z12, 0(R9)
+	VMOVDQU32 Z13, 64(R9)
+	VMOVDQU32 Z14, 128(R9)
+	VMOVDQU32 Z15, 192(R9)
+	ADDQ $256, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R12
+	JNZ  T2PUSR_group
+
+	// Back to the block's first group.
+	MOVQ R13, AX
+	SHLQ $8, AX
+	SUBQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	IMULQ R13, AX
+	SUBQ AX, DI
+	MOVQ R13, R12
+
+T2PUSR_fin:
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+	// The sixteen row scales, lane 4m+g from row 4g+m (past the nb chunks of codes), times
+	// the levels' unit (off[4]), into Z21.
+	MOVQ nb+16(FP), R11
+	SHLQ $4, R11
+	MOVQ stage+72(FP), SI
+	LEAQ (CX)(R11*1), AX
+	VMOVDQU8.Z (AX), K2, Z0
+	VMOVDQU8.Z (AX)(R8*2), K2, Z1
+	LEAQ (BX)(R11*1), AX
+	VMOVDQU8.Z (AX), K2, Z2
+	VMOVDQU8.Z (AX)(R8*2), K2, Z3
+	LEAQ (R14)(R11*1), AX
+	VMOVDQU8.Z (AX), K2, Z4
+	VMOVDQU8.Z (AX)(R8*2), K2, Z5
+	LEAQ (R15)(R11*1), AX
+	VMOVDQU8.Z (AX), K2, Z6
+	VMOVDQU8.Z (AX)(R8*2), K2, Z7
+	VPERMT2B.Z Z1, Z17, K3, Z0
+	VPERMT2B.Z Z3, Z17, K4, Z2
+	VPERMT2B.Z Z5, Z17, K5, Z4
+	VPERMT2B.Z Z7, Z17, K6, Z6
+	VPTERNLOGD $0xFE, Z4, Z2, Z0
+	VPORD Z6, Z0, Z0
+	VCVTPH2PS Y0, Z21
+	MOVQ off+64(FP), AX
+	VMULPS.BCST 16(AX), Z21, Z21
+
+	VMOVDQU32 0(R9), Z12
+	VMOVDQU32 64(R9), Z13
+	VMOVDQU32 128(R9), Z14
+	VMOVDQU32 192(R9), Z15
+	// score = (Σ + O_h)·s_h·(s·unit) + offset_h: query h's chains added, converted, times its
+	// scale s_h (off[8+h]), times s·unit plus offset_h.
+	MOVQ off+64(FP), AX
+	VCVTDQ2PS Z12, Z8
+	VMULPS.BCST 32(AX), Z8, Z8
+	VFMADD213PS.BCST 0(AX), Z21, Z8
+	VCVTDQ2PS Z13, Z9
+	VMULPS.BCST 36(AX), Z9, Z9
+	VFMADD213PS.BCST 4(AX), Z21, Z9
+	VCVTDQ2PS Z14, Z10
+	VMULPS.BCST 40(AX), Z10, Z10
+	VFMADD213PS.BCST 8(AX), Z21, Z10
+	VCVTDQ2PS Z15, Z11
+	VMULPS.BCST 44(AX), Z11, Z11
+	VFMADD213PS.BCST 12(AX), Z21, Z11
+
+	SCORES_T
+	SCORES_CONTIG
+	ADDQ $256, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R12
+	JNZ  T2PUSR_fin
+	SUBQ R13, R10
+	JNZ  T2PUSR_block
+
+T2PUSR_done:
+	VZEROUPPER
+	RET
+
+
 // func multiAccBF16AVX2TPF(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf1, pf2 int)
 // multiAccBF16AVX2T over at most one tile, prefetching the rows pf1 and pf2 bytes on, as gen_avx2f.go's accRuns makes multiAccF16AVX2TPF of f16's.
 // bf16: each value its bits << 16 (VPMOVZXWD, VPSLLD).

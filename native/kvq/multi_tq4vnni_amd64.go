@@ -639,6 +639,8 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 					switch {
 					case kind == vnniT3:
 						multiScoresT3PURunsVNNI(&dig[0], &aux[0], nb, &rows[0], rb, whole, &out[h], 4*n, &offs[0], &stage[0], runsAfterNext(runs, i))
+					case kind == vnniT2 && n == 4 && t2PUSplit: // scores 16 bytes apart
+						multiScoresT2PUSRunsVNNI(&dig[0], &aux[0], nb/2, &rows[0], rb, whole, &out[h], 4*n, &offs[0], &stage[0], runsAfterNext(runs, i))
 					case kind == vnniT2:
 						multiScoresT2PURunsVNNI(&dig[0], &aux[0], nb/2, &rows[0], rb, whole, &out[h], 4*n, &offs[0], &stage[0], runsAfterNext(runs, i))
 					case kind == vnniT4:

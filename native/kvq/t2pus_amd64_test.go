@@ -86,7 +86,7 @@ func TestT2PUSplit(t *testing.T) {
 
 // TestT2PUSplitSpeed reports (KVLAB_SPEED_REPORT set) the thread-CPU time per row of d 128, four
 // queries, of multiScoresT2PUVNNI and multiScoresT2PUSVNNI alternated, 4096-row calls in cache
-// and over 96 MiB of rows from hugemem.Bytes in 4096- and 16384-row calls (streamed), min and
+// and over 96 MiB of rows from hugemem.Bytes in 4096-, 16384- and 64-row calls (streamed), min and
 // median of KVLAB_SPEED_ROUNDS rounds (default 9).
 func TestT2PUSplitSpeed(t *testing.T) {
 	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
@@ -120,7 +120,7 @@ func TestT2PUSplitSpeed(t *testing.T) {
 	var stage [16]uint32
 	out := make([]float32, 4*4*benchRows)
 	chunks := len(big) / len(tile)
-	var ns [2][3][]time.Duration
+	var ns [2][4][]time.Duration
 	for r := 0; r < rounds; r++ {
 		for i, kern := range []vnniScoresKern{multiScoresT2PUVNNI, multiScoresT2PUSVNNI} {
 			var dc time.Duration
@@ -137,13 +137,21 @@ func TestT2PUSplitSpeed(t *testing.T) {
 			for j := 0; j+4 <= chunks; j += 4 {
 				kern(&dig[0], &aux[0], d/64, &big[j*len(tile)], rb, 4*benchRows, &out[0], 16, &off[0], &stage[0])
 			}
+			t3 := cputime.Thread()
+			for j := 0; j < chunks; j++ { // a paged cache's pages: 64-row calls
+				for o := 0; o < benchRows; o += 64 {
+					kern(&dig[0], &aux[0], d/64, &big[j*len(tile)+o*rb], rb, 64, &out[0], 16, &off[0], &stage[0])
+				}
+			}
+			ns[i][3] = append(ns[i][3], cputime.Thread()-t3)
 			ns[i][0] = append(ns[i][0], dc)
 			ns[i][1] = append(ns[i][1], t2-t1)
-			ns[i][2] = append(ns[i][2], cputime.Thread()-t2)
+			ns[i][2] = append(ns[i][2], t3-t2)
 		}
 	}
-	t.Logf("turbo2 scores per row of %d values, 4 queries, ns min/median: in cache %s, split %s; streamed %s, split %s; streamed in 4x calls %s, split %s",
+	t.Logf("turbo2 scores per row of %d values, 4 queries, ns min/median: in cache %s, split %s; streamed %s, split %s; streamed in 4x calls %s, split %s; streamed in 64-row calls %s, split %s",
 		d, minMedian(ns[0][0], 50*benchRows), minMedian(ns[1][0], 50*benchRows),
 		minMedian(ns[0][1], chunks*benchRows), minMedian(ns[1][1], chunks*benchRows),
-		minMedian(ns[0][2], chunks/4*4*benchRows), minMedian(ns[1][2], chunks/4*4*benchRows))
+		minMedian(ns[0][2], chunks/4*4*benchRows), minMedian(ns[1][2], chunks/4*4*benchRows),
+		minMedian(ns[0][3], chunks*benchRows), minMedian(ns[1][3], chunks*benchRows))
 }
