@@ -376,8 +376,18 @@ const splitGroups = 8
 // chains wait behind it. On AMD Zen 4 (native/attn TestDecodeBreakdown, turbo2, 131072 cells,
 // 32/8 heads, one thread, builds alternated three times, scores min ns a cell): 3.25–3.35 →
 // 3.02–3.03 with blocks of 4 or 8 groups, 3.04–3.08 with 32; in one pass over the whole call
-// (16384 rows) 3.13–3.16. turbo3's (T3PU) measured the same as its kernel with blocks of 4 or
-// 8 (3.83–3.89 both) and slower in one pass (4.08–4.34): it is not split.
+// (16384 rows) 3.13–3.16; with blocks of 8, five alternations against main, scores 3.23–3.32 →
+// 3.00–3.03 and the whole decode 7.24–7.63 → 6.99–7.09 (on 4 KiB pages, KVLAB_NO_HUGEPAGES=1,
+// four alternations: scores 3.41–3.46 → 3.23–3.42, the whole within noise). The kernel alone
+// (TestT2PUSplitSpeed, d 128, min ns a row, three alternations): in cache 3.26–3.41 →
+// 2.96–3.08, streamed in 4096-row calls 3.20–3.24 → 2.99–3.03, in 64-row calls (a paged
+// cache's pages, the runs flavour's) 3.25–3.27 → 3.00–3.02. What did not pay on top: two chains
+// a query (the groups alternating, added before the stores; ±0.05), the loads unmasked with the
+// second folded into the VPERMT2B (−0.03, and it would read past the rows). turbo3's (T3PU)
+// measured the same as its kernel with blocks of 4 or 8 (3.83–3.89 both) and slower in one pass
+// (4.08–4.34): it is not split. Its finish left out of a copy (timing only) took 0.27 ns a row
+// off, about what its twenty operations a group cost at turbo3's ~0.2 ns an operation a row:
+// there the tail is issue, not waiting, and the split keeps every operation.
 func splitU(k, name, to string) string {
 	k = strings.ReplaceAll(k, name+"_", to+"_")
 	k = strings.Replace(k, "multiScores"+name+"VNNI", "multiScores"+to+"VNNI", 2)
