@@ -180,8 +180,9 @@ func multiScoresT2PUVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, 
 //go:noescape
 func multiScoresT2PUSVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
 
-// t2PUSplit is whether turbo2's scores take multiScoresT2PUSVNNI where it applies (tests clear
-// it to compare).
+// t2PUSplit is whether turbo2's scores take multiScoresT2PUSVNNI (over runs,
+// multiScoresT2PUSRunsVNNI) where it applies, four queries a call; false keeps
+// multiScoresT2PUVNNI's one pass (the scores are the same bit for bit: TestT2PUSplit).
 var t2PUSplit = true
 
 //go:noescape
