@@ -376,9 +376,10 @@ const splitGroups = 8
 // chains wait behind it. On AMD Zen 4 (native/attn TestDecodeBreakdown, turbo2, 131072 cells,
 // 32/8 heads, one thread, builds alternated three times, scores min ns a cell): 3.25–3.35 →
 // 3.02–3.03 with blocks of 4 or 8 groups, 3.04–3.08 with 32; in one pass over the whole call
-// (16384 rows) 3.13–3.16; with blocks of 8, five alternations against main, scores 3.23–3.32 →
-// 3.00–3.03 and the whole decode 7.24–7.63 → 6.99–7.09 (on 4 KiB pages, KVLAB_NO_HUGEPAGES=1,
-// four alternations: scores 3.41–3.46 → 3.23–3.42, the whole within noise). The kernel alone
+// (16384 rows) 3.13–3.16; with blocks of 8, eight alternations against main at load ~11, means
+// of the minima, scores 3.32 → 3.04, values 3.44 → 3.38, the whole decode 7.37 → 7.15 (on 4 KiB
+// pages, KVLAB_NO_HUGEPAGES=1, eight alternations, means of the minima: scores 3.40 → 3.28, the
+// values' phase 3.82 → 3.94, unexplained, the whole 7.92 → 7.88). The kernel alone
 // (TestT2PUSplitSpeed, d 128, min ns a row, three alternations): in cache 3.26–3.41 →
 // 2.96–3.08, streamed in 4096-row calls 3.20–3.24 → 2.99–3.03, in 64-row calls (a paged
 // cache's pages, the runs flavour's) 3.25–3.27 → 3.00–3.02. What did not pay on top: two chains
