@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/kvlab/kvlab/internal/cputime"
 )
@@ -381,4 +382,21 @@ func fp8GoldenAt(t *testing.T, depth int) uint64 {
 		return fp8GoldenAt(t, depth-1) + pad[0] - uint64(depth)
 	}
 	return fp8ScoresBF16HHash(t)
+}
+
+// TestAlign64 checks align64: from each word offset of a buffer, a slice 32 words shorter
+// that starts at a 64-byte boundary within the words given.
+func TestAlign64(t *testing.T) {
+	buf := make([]uint16, 256)
+	for o := 0; o < 40; o++ {
+		p := buf[o : o+100]
+		a := align64(p)
+		start := uintptr(unsafe.Pointer(&a[0]))
+		if start%64 != 0 || len(a) != len(p)-32 {
+			t.Fatalf("offset %d: start %d bytes past a 64-byte boundary, %d words", o, start%64, len(a))
+		}
+		if w := int(start-uintptr(unsafe.Pointer(&p[0]))) / 2; w < 0 || w+len(a) > len(p) {
+			t.Fatalf("offset %d: the aligned words %d..%d lie outside the %d given", o, w, w+len(a), len(p))
+		}
+	}
 }

@@ -583,7 +583,8 @@ func fp8ScoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bo
 	m := len(out) / n
 	q, out = q[:n*d], out[:m*n]
 	hv := fp8BF16ScoresH
-	var pack [8 * multiScratchDim]uint16
+	var packStack [8*multiScratchDim + 32]uint16
+	pack := align64(packStack[:]) // as scoresBF16 aligns it
 	for h := 0; h < n; h += 4 {
 		qh := q[h*d : (h+4)*d]
 		if hv {
