@@ -1440,7 +1440,7 @@ TEXT ·multiScoresFP8BF16H(SB), 0, $648-72
 ` + fp8BF16Tabs + `	VMOVUPS ·fp8PairOrder(SB), Z29
 	TESTQ R10, R10
 	JZ   fbh_done
-` + fp8ScoresBF16Quad() + `
+` + fp8ScoresBF16Quad(false) + `
 fbh_pair:
 	CMPQ R10, $1
 	JNE  fbh_two
@@ -1538,22 +1538,29 @@ fbh_done:
 	VZEROUPPER
 	RET
 `)
-	return b.String()
+	// multiScoresFP8BF16HZ4: the same kernel with fp8ScoresBF16Quad's Zen 4 loop.
+	s := b.String()
+	k := s[strings.Index(s, "// func multiScoresFP8BF16H("):]
+	z4 := strings.Replace(k, fp8ScoresBF16Quad(false), fp8ScoresBF16Quad(true), 1)
+	z4 = strings.NewReplacer("multiScoresFP8BF16H(", "multiScoresFP8BF16HZ4(", "fbh_", "fzh_", "fbq_", "fzq_").Replace(z4)
+	z4 = strings.Replace(z4, "\n// multiScoresFP8BF16's contract,", "\n// multiScoresFP8BF16H with its loop over four rows keeping their sums in registers\n// (fp8ScoresBF16Quad's z4; AMD Zen 4): the same scores bit for bit.\n// multiScoresFP8BF16's contract,", 1)
+	return s + "\n" + z4
 }
 
 // fp8ScoresBF16Quad is multiScoresFP8BF16H's loop over four rows at a time (two pairs, rows
 // DI, BX = DI+R8 … as R15, R13, DX), while four are left: each 32-value chunk's query vectors
-// loaded once for both pairs (half the loads a row of the pair loop's memory operands, 24
-// a pair of 128 values), the pairs' products into Z0..Z3 and Z8..Z11 (one chain per query and
-// pair: two pairs interleaved keep eight chains going).
-// The four rows' sums go to the frame and are reduced and stored after the next four rows'
-// first chunk (fp8QuadReduce; a flag in the frame says that sums wait), and each chunk
-// prefetches into L2 as well (PREFETCHT1 PFDISTZ2 ahead of each row, beside PREFETCHT0
+// loaded once for both pairs (half the loads a row of the pair loop's memory operands, 24 a
+// pair of 128 values; z4: memory operands too), the pairs' products into Z0..Z3 and Z8..Z11
+// (one chain per query and pair: two pairs interleaved keep eight chains going).
+// The four rows' sums go to the frame (z4: Z12..Z19) and are reduced and stored after the
+// next four rows' first chunk (fp8QuadReduce; a flag in the frame says that sums wait), and
+// each chunk prefetches into L2 as well (PREFETCHT1 PFDISTZ2 ahead of each row, beside PREFETCHT0
 // PFDISTZ): the loop's loads and prefetches alone (no decode, no VDPBF16PS) took 7.6–7.9 ns a
 // cell in attention's decode with PREFETCHT0 only, 6.1–6.9 with no prefetch, 5.5–5.8 with
 // both, 5.9–6.1 with PREFETCHT0 8.25 KiB ahead and both (native/attn's TestDecodeBreakdown,
 // fp8, 131072 cells, one thread, rows on 2 MiB pages; the kernel with its decode 7.1–7.3
-// either way), so the kernel was bound by that memory floor, not by its arithmetic. The
+// either way), so the kernel was bound by that memory floor, not by its arithmetic (but see
+// below: that floor was the loop's own cost). The
 // whole decode (same test, test binaries alternated five times, load 9–12 on 2 vCPUs, Zen 4)
 // took 14.16–14.98 ns a cell, median 14.19, against 14.63–15.32, median 14.65, before; the
 // L2 prefetch alone 14.40–15.06, median 14.55; the deferred reduction alone 14.57–15.44
@@ -1562,7 +1569,34 @@ fbh_done:
 // reduction with the sums kept in Z12..Z19 and the queries as VDPBF16PS memory operands
 // instead (6.12–6.14 ns a row in cache) scored 9.2–9.8 ns a cell timed apart in the decode,
 // the whole 14.38–15.80 with the L2 prefetch.
-func fp8ScoresBF16Quad() string {
+//
+// That memory floor was the loop's own cost, not the memory's. With the packed queries on a
+// 64-byte boundary (scoresBF16), chunks of 16384 rows of 2 MiB pages streamed one after another
+// with a read of as many V bytes between (AMD Zen 4, thread CPU time, min of five, ns a row):
+// the loop's loads alone (32-byte loads of four rows, its prefetches, no query loads) 2.5–3.1,
+// none of its prefetches 2.4–2.7, a plain read of the same bytes 2.2–2.7 (49 GB/s); the kernel
+// 6.7–6.9 streamed and 6.6–7.0 with its 4096 rows in L2. Without decode and VDPBF16PS it still
+// took 5.4–5.5 streamed (6.4–6.6 in L2), without the deferred reductions too 4.2–4.4, and the
+// query loads were most of that in L2. In the whole kernel, in L2, each part removed saved
+// (timing only, most with the queries not yet aligned): the reductions 0.7–1.1 ns a row (a
+// second one per four rows cost 0.56 more; with their lane shuffles made VADDPS or integer
+// operations, or their operations spread one or two after each VDPBF16PS of the next chunk,
+// the same), the decode 0.4, all query loads 0.2–0.4, half of them 0.1–0.3, the sums' frame
+// stores 0.35, the VINSERTI64X4 0.2, the prefetches 0.0; rows 128 bytes apart instead of 132
+// (no load across a line) the same.
+//
+// So on Zen 4 (z4: multiScoresFP8BF16HZ4, fp8BF16ScoresZ4) the four rows' sums wait in
+// Z12..Z19, not in the frame, and VDPBF16PS takes the queries as memory operands (twice the loads of them, each 64 bytes from one line now that
+// scoresBF16 aligns them; unaligned, that measured 9.1–9.3 ns a row in L2): on Zen 4 the kernel
+// 6.55–6.68 ns a row streamed and 6.44–6.65 in L2 against 6.74–6.86 and 6.67–6.74, and in the
+// decode (TestDecodeBreakdown, fp8, 131072 cells, one thread, test binaries alternated four
+// times, min) scores 6.66–6.75 against 6.88–6.99, the whole 13.88–14.22 against 14.09–14.76.
+// Not kept: the four rows' codes in one vector, 16 of each row in each 128-bit lane
+// (VBROADCASTI32X4 and VPBLENDMD), which makes the reduction one VADDPS per query with the
+// same sums bit for bit but needs each query's 16 bytes broadcast from memory for every four
+// rows: 11.0–11.4 ns a row in L2 (10.5 with the broadcasts as plain loads, 10.2 without the
+// blends).
+func fp8ScoresBF16Quad(z4 bool) string {
 	var b strings.Builder
 	b.WriteString(`
 fbq_quad:
@@ -1611,17 +1645,28 @@ fbq_chunk:
 	FP8BF16DEC(Z%[5]d, Z%[7]d, Z%[4]d)
 `, off, r[0], r[1], r[2], r[3], t[0], t[1])
 	}
-	// dp multiplies the decoded chunk (r as dec left it) by the four queries' words at qoff(CX).
+	// dp multiplies the decoded chunk (r as dec left it) by the four queries' words at qoff(CX):
+	// loaded into Z12..Z19, or (z4) as VDPBF16PS memory operands, Z12..Z19 holding the previous
+	// four rows' sums.
 	dp := func(qoff int, r [4]int) string {
 		var s strings.Builder
-		for h := 0; h < 4; h++ {
-			fmt.Fprintf(&s, "\tVMOVDQU64 %d(CX), Z%d\n\tVMOVDQU64 %d(CX), Z%d\n", qoff+128*h, 12+h, qoff+128*h+64, 16+h)
+		if !z4 {
+			for h := 0; h < 4; h++ {
+				fmt.Fprintf(&s, "\tVMOVDQU64 %d(CX), Z%d\n\tVMOVDQU64 %d(CX), Z%d\n", qoff+128*h, 12+h, qoff+128*h+64, 16+h)
+			}
+			for h := 0; h < 4; h++ {
+				fmt.Fprintf(&s, "\tDPBF16(%d, %d, %d)\n\tDPBF16(%d, %d, %d)\n", 12+h, r[0], h, 12+h, r[2], 8+h)
+			}
+			for h := 0; h < 4; h++ {
+				fmt.Fprintf(&s, "\tDPBF16(%d, %d, %d)\n\tDPBF16(%d, %d, %d)\n", 16+h, r[1], h, 16+h, r[3], 8+h)
+			}
+			return s.String()
 		}
 		for h := 0; h < 4; h++ {
-			fmt.Fprintf(&s, "\tDPBF16(%d, %d, %d)\n\tDPBF16(%d, %d, %d)\n", 12+h, r[0], h, 12+h, r[2], 8+h)
+			fmt.Fprintf(&s, "\tDPBF16CX(%d, %d, %d)\n\tDPBF16CX(%d, %d, %d)\n", (qoff+128*h)/64, r[0], h, (qoff+128*h)/64, r[2], 8+h)
 		}
 		for h := 0; h < 4; h++ {
-			fmt.Fprintf(&s, "\tDPBF16(%d, %d, %d)\n\tDPBF16(%d, %d, %d)\n", 16+h, r[1], h, 16+h, r[3], 8+h)
+			fmt.Fprintf(&s, "\tDPBF16CX(%d, %d, %d)\n\tDPBF16CX(%d, %d, %d)\n", (qoff+128*h+64)/64, r[1], h, (qoff+128*h+64)/64, r[3], 8+h)
 		}
 		return s.String()
 	}
@@ -1650,20 +1695,17 @@ fbq_next:
 	JNZ  fbq_chunk
 	JMP  fbq_qend
 fbq_pend:
-` + fp8QuadReduce("p") + `	JMP  fbq_next
+` + fp8QuadReduce("p", z4) + `	JMP  fbq_next
 fbq_last:                      // a last 32 values
 `)
 	b.WriteString(dec(0, ra, ta))
 	b.WriteString(dp(0, ra))
 	b.WriteString(`	CMPB pend-8(SP), $0
 	JEQ  fbq_qend
-` + fp8QuadReduce("l") + `
+` + fp8QuadReduce("l", z4) + `
 fbq_qend:
 `)
-	b.WriteString(`	LEAQ buf-648(SP), AX
-	ADDQ $63, AX
-	ANDQ $~63, AX              // the frame's 64-byte aligned buffer, 576 bytes below pend
-	VMOVUPS Z0, (AX)           // the sums, reduced after the next four rows' first chunk
+	sums := `	VMOVUPS Z0, (AX)           // the sums, reduced after the next four rows' first chunk
 	VMOVUPS Z1, 64(AX)
 	VMOVUPS Z2, 128(AX)
 	VMOVUPS Z3, 192(AX)
@@ -1671,7 +1713,22 @@ fbq_qend:
 	VMOVUPS Z9, 320(AX)
 	VMOVUPS Z10, 384(AX)
 	VMOVUPS Z11, 448(AX)
-	LEAQ (DI)(R8*1), R15
+`
+	if z4 {
+		sums = `	VMOVAPS Z0, Z12            // the sums, reduced after the next four rows' first chunk
+	VMOVAPS Z1, Z13
+	VMOVAPS Z2, Z14
+	VMOVAPS Z3, Z15
+	VMOVAPS Z8, Z16
+	VMOVAPS Z9, Z17
+	VMOVAPS Z10, Z18
+	VMOVAPS Z11, Z19
+`
+	}
+	b.WriteString(`	LEAQ buf-648(SP), AX
+	ADDQ $63, AX
+	ANDQ $~63, AX              // the frame's 64-byte aligned buffer, 576 bytes below pend
+` + sums + `	LEAQ (DI)(R8*1), R15
 	LEAQ (DI)(R8*2), R13
 	LEAQ (R13)(R8*1), DX
 	VBROADCASTSS (DI)(R14*1), X4
@@ -1689,7 +1746,7 @@ fbq_qend:
 fbq_end:
 	CMPB pend-8(SP), $0
 	JEQ  fbq_none
-` + fp8QuadReduce("e") + `
+` + fp8QuadReduce("e", z4) + `
 fbq_none:
 	VMOVUPS ·fp8PairOrder(SB), Z29
 	TESTQ R10, R10
@@ -1700,8 +1757,8 @@ fbq_none:
 
 // fp8QuadReduce writes the reduction of four rows' sums that fp8ScoresBF16Quad's loop left in
 // its frame (the 64-byte aligned buffer at AX: at 64k the vector of query k of rows 0 and 1,
-// at 256 + 64k that of rows 2 and 3, at 512 the four rows' scales, each in a 128-bit lane)
-// and the stores of their scores at R9, which it advances; l makes its labels unique. It
+// at 256 + 64k that of rows 2 and 3; z4: in Z(12+k) and Z(16+k)) with the four rows' scales
+// (at 512, each in a 128-bit lane) and the stores of their scores at R9, which it advances; l makes its labels unique. It
 // takes AX, Z4..Z7 and Z20..Z23, which are free at the end of a chunk.
 //
 // The eight vectors are reduced into one whose 128-bit lane k holds row k's four sums: per
@@ -1719,13 +1776,10 @@ fbq_none:
 // rows), not right after their last VDPBF16PS, where it waited on the products' latency with
 // little else to issue: with its first shuffles fed from other registers (the same work, no
 // wait) the kernel took 6.05–6.10 ns a row in cache instead of 6.86–6.88; deferred through the
-// frame, 6.58–6.64 (Zen 4, TestFP8ScoresBF16HSpeed, 4096 rows, thread CPU time).
-func fp8QuadReduce(l string) string {
-	return strings.NewReplacer("%L%", l).Replace(`	MOVB $0, pend-8(SP)
-	LEAQ buf-648(SP), AX
-	ADDQ $63, AX
-	ANDQ $~63, AX              // the frame's 64-byte aligned buffer, 576 bytes below pend
-	VMOVUPS (AX), Z4
+// frame, 6.58–6.64 (Zen 4, TestFP8ScoresBF16HSpeed, 4096 rows, thread CPU time); deferred in
+// registers, see fp8ScoresBF16Quad.
+func fp8QuadReduce(l string, z4 bool) string {
+	sums := `	VMOVUPS (AX), Z4
 	VSHUFF32X4 $0x88, 256(AX), Z4, Z20
 	VSHUFF32X4 $0xDD, 256(AX), Z4, Z21
 	VADDPS Z21, Z20, Z20       // query 0: lane k row k
@@ -1741,7 +1795,27 @@ func fp8QuadReduce(l string) string {
 	VSHUFF32X4 $0x88, 448(AX), Z4, Z23
 	VSHUFF32X4 $0xDD, 448(AX), Z4, Z5
 	VADDPS Z5, Z23, Z23
-	VSHUFPS $0x88, Z21, Z20, Z4
+`
+	if z4 {
+		sums = `	VSHUFF32X4 $0x88, Z16, Z12, Z20
+	VSHUFF32X4 $0xDD, Z16, Z12, Z21
+	VADDPS Z21, Z20, Z20       // query 0: lane k row k
+	VSHUFF32X4 $0x88, Z17, Z13, Z21
+	VSHUFF32X4 $0xDD, Z17, Z13, Z22
+	VADDPS Z22, Z21, Z21
+	VSHUFF32X4 $0x88, Z18, Z14, Z22
+	VSHUFF32X4 $0xDD, Z18, Z14, Z23
+	VADDPS Z23, Z22, Z22
+	VSHUFF32X4 $0x88, Z19, Z15, Z23
+	VSHUFF32X4 $0xDD, Z19, Z15, Z5
+	VADDPS Z5, Z23, Z23
+`
+	}
+	return strings.NewReplacer("%L%", l, "%SUMS%", sums).Replace(`	MOVB $0, pend-8(SP)
+	LEAQ buf-648(SP), AX
+	ADDQ $63, AX
+	ANDQ $~63, AX              // the frame's 64-byte aligned buffer, 576 bytes below pend
+%SUMS%	VSHUFPS $0x88, Z21, Z20, Z4
 	VSHUFPS $0xDD, Z21, Z20, Z5
 	VADDPS Z5, Z4, Z4          // lane k: queries 0, 0, 1, 1 of row k
 	VSHUFPS $0x88, Z23, Z22, Z6

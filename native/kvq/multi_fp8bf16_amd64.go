@@ -66,6 +66,16 @@ func fp8AccKernels() *multiKernels {
 // can run both.
 var fp8BF16ScoresH = !isa.Acc16
 
+// fp8BF16ScoresZ4 selects multiScoresFP8BF16HZ4 where multiScoresFP8BF16H runs: the same
+// scores bit for bit, its loop over four rows keeping the sums that wait for their reduction
+// in registers and taking the queries as VDPBF16PS memory operands (gen_avx512.go's
+// fp8ScoresBF16Quad). AMD Zen 4 only (zen4Stream; Intel not measured); a variable so that
+// tests can run both.
+var fp8BF16ScoresZ4 = zen4Stream
+
+//go:noescape
+func multiScoresFP8BF16HZ4(q *uint16, nv int, rows *byte, rb, m int, out *float32, ostride, so int, off *float32)
+
 //go:noescape
 func fp8QueryBF16H(dst *uint16, q *float32, d, nv int)
 
@@ -135,7 +145,9 @@ func (c fp8Codec) scoresBF16(q []float32, n int, rows []byte, out, mu []float32)
 			}
 		}
 		if r == 4 {
-			if hv {
+			if hv && fp8BF16ScoresZ4 {
+				multiScoresFP8BF16HZ4(&pack[0], nv, &rows[0], rb, m, &out[h], 4*n, d, &offs[0])
+			} else if hv {
 				multiScoresFP8BF16H(&pack[0], nv, &rows[0], rb, m, &out[h], 4*n, d, &offs[0])
 			} else {
 				multiScoresFP8BF16(&pack[0], nv, &rows[0], rb, m, &out[h], 4*n, d, &offs[0])

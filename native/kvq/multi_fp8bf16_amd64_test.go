@@ -305,11 +305,11 @@ func TestFP8ScoresBF16HStores(t *testing.T) {
 // their sums must keep it.
 const fp8ScoresBF16HGolden = 0x5c1bb0082d6089f9
 
-// fp8ScoresBF16HHash runs multiScoresFP8BF16H over row counts around its loops over four rows
+// fp8ScoresBF16HHash runs kernel (multiScoresFP8BF16H or its Zen 4 flavour) over row counts around its loops over four rows
 // and pairs, head dimensions with a last half chunk, outputs adjacent and apart (ostride 16
 // and 32), rows with outliers, subnormal codes and a zero row, and hashes the scores' bits
 // (FNV-1a, 64 bits); it fails if a float between or past the rows' scores is written.
-func fp8ScoresBF16HHash(t *testing.T) uint64 {
+func fp8ScoresBF16HHash(t *testing.T, kernel fp8ScoresKernel) uint64 {
 	rng := rand.New(rand.NewPCG(47, 48))
 	sentinel := math.Float32frombits(0x7fc0dead)
 	h := uint64(14695981039346656037)
@@ -338,7 +338,7 @@ func fp8ScoresBF16HHash(t *testing.T) uint64 {
 				for i := range out {
 					out[i] = sentinel
 				}
-				multiScoresFP8BF16H(&pack[0], d, &enc[0], rb, m, &out[0], ostride, d, &off[0])
+				kernel(&pack[0], d, &enc[0], rb, m, &out[0], ostride, d, &off[0])
 				for i, x := range out {
 					if i/w < m && i%w < 4 {
 						b := math.Float32bits(x)
@@ -357,31 +357,40 @@ func fp8ScoresBF16HHash(t *testing.T) uint64 {
 	return h
 }
 
-// TestFP8ScoresBF16HGolden checks multiScoresFP8BF16H's scores bit for bit against those of
-// the kernel it replaced (fp8ScoresBF16HGolden), called at several stack depths (the kernel
-// keeps partial sums in its frame).
+// TestFP8ScoresBF16HGolden checks the scores of multiScoresFP8BF16H and of
+// multiScoresFP8BF16HZ4 bit for bit against those of the kernel they replaced
+// (fp8ScoresBF16HGolden), called at several stack depths (the kernels keep partial sums or the
+// row scales in their frame).
 func TestFP8ScoresBF16HGolden(t *testing.T) {
 	if !fp8BF16Active() {
 		t.Skip("no AVX-512 VBMI and BF16")
 	}
-	for depth := 0; depth < 9; depth++ {
-		if got := fp8GoldenAt(t, depth); got != fp8ScoresBF16HGolden {
-			t.Fatalf("stack depth %d: scores hash %#x, want %#x", depth, got, uint64(fp8ScoresBF16HGolden))
+	for _, k := range []struct {
+		name   string
+		kernel fp8ScoresKernel
+	}{{"multiScoresFP8BF16H", multiScoresFP8BF16H}, {"multiScoresFP8BF16HZ4", multiScoresFP8BF16HZ4}} {
+		for depth := 0; depth < 9; depth++ {
+			if got := fp8GoldenAt(t, k.kernel, depth); got != fp8ScoresBF16HGolden {
+				t.Fatalf("%s, stack depth %d: scores hash %#x, want %#x", k.name, depth, got, uint64(fp8ScoresBF16HGolden))
+			}
 		}
 	}
 }
+
+// fp8ScoresKernel is multiScoresFP8BF16H's signature.
+type fp8ScoresKernel func(q *uint16, nv int, rows *byte, rb, m int, out *float32, ostride, so int, off *float32)
 
 // fp8GoldenAt is fp8ScoresBF16HHash called depth frames deeper (a frame of 8 bytes more each
 // time through pad), so that the kernel's frame takes other alignments.
 //
 //go:noinline
-func fp8GoldenAt(t *testing.T, depth int) uint64 {
+func fp8GoldenAt(t *testing.T, kernel fp8ScoresKernel, depth int) uint64 {
 	var pad [1]uint64
 	pad[0] = uint64(depth)
 	if depth > 0 {
-		return fp8GoldenAt(t, depth-1) + pad[0] - uint64(depth)
+		return fp8GoldenAt(t, kernel, depth-1) + pad[0] - uint64(depth)
 	}
-	return fp8ScoresBF16HHash(t)
+	return fp8ScoresBF16HHash(t, kernel)
 }
 
 // TestAlign64 checks align64: from each word offset of a buffer, a slice 32 words shorter
