@@ -2,7 +2,8 @@
 
 // gen_runs writes multi_runs_amd64.s: the "runs" flavours of kernels for a paged cache's pages
 // (DotManyMultiRuns, AccumulateManyMultiRuns), each a copy of a kernel gen_intacc.go,
-// gen_f16acc.go, gen_tq4vnni.go or gen_turboacc.go wrote whose prefetches go pf bytes on, pf an argument after the kernel's own,
+// gen_f16acc.go, gen_tq4vnni.go, gen_turboacc.go, gen_avx2f.go, gen_avx2int.go or
+// gen_avx2intacc.go wrote whose prefetches go pf bytes on, pf an argument after the kernel's own,
 // where the kernel's go a fixed distance past the rows it reads. A paged cache's run of one
 // page is one tile of at most 64 rows; the drivers (multi_runs_amd64.go: accIntRuns,
 // scoresRuns) pass the offset of a later run, so the prefetches reach the pages to come rather
@@ -144,6 +145,48 @@ var flavours = []flavour{
 	pairScoresRuns("multiScoresTQ4B2VNNI", "multiScoresTQ4B2RunsVNNI", "TQ4B2_"),
 	pairScoresRuns("multiScoresT4B2VNNI", "multiScoresT4B2RunsVNNI", "T4B2_"),
 	pairScoresRuns("multiScoresTQ4B2UVNNI", "multiScoresTQ4B2URunsVNNI", "TQ4B2U_"),
+	avx2fScoresRuns("multiScoresF16AVX2T", "multiScoresF16AVX2TRuns", "ff16s_", "$32-64"),
+	avx2fScoresRuns("multiScoresBF16AVX2T", "multiScoresBF16AVX2TRuns", "fbf16s_", "$32-64"),
+	avx2fScoresRuns("multiScoresFP8AVX2T", "multiScoresFP8AVX2TRuns", "ffp8s_", "$224-64"),
+	{
+		src: "multi_avx2f_amd64.s", name: "multiAccFP8AVX2T", runs: "multiAccFP8AVX2TPF",
+		frame: "$9232-64", runsFrame: "$9232-80",
+		doc: "over at most one tile, prefetching the rows pf1 (into L1) and pf2 bytes on (into L2), as multiAccBF16AVX2TPF is multiAccBF16AVX2T's.",
+		repl: []repl{
+			{"wstride int)\n", "wstride int, pf1, pf2 int)\n", 1},
+			{"\tMOVQ rb+32(FP), R14\n\tSHLQ $6, R14\n\tADDQ DI, R14               // the next tile, prefetched 32 bytes a row step\n",
+				"\tMOVQ pf1+64(FP), R14\n\tADDQ DI, R14               // the next run, prefetched 32 bytes a row step\n", 1},
+			{"\tMOVQ rb+32(FP), R8\n\tSHLQ $6, R8                // a tile's bytes: R14 + R8 the tile after next\n",
+				"\tMOVQ pf2+72(FP), R8\n\tSUBQ pf1+64(FP), R8        // R14 + R8 the run after next\n", 1},
+			{"ffp8a_", "ffp8aR_", -1},
+		},
+	},
+	{
+		src: "multi_avx2intacc_amd64.s", name: "multiAccQ80AVX2INT", runs: "multiAccQ80AVX2RunsINT",
+		frame: "$3264-64", runsFrame: "$3264-72",
+		doc: "over at most one tile, prefetching the rows pf bytes on (the next run) in place of the next tile.",
+		repl: []repl{
+			{"wstride int)\n", "wstride int, pf int)\n", 1},
+			{"\tMOVQ rb+32(FP), R12\n\tSHLQ $6, R12\n\tADDQ DI, R12\n\tMOVQ R12, 3248(SP)         // the next tile,",
+				"\tMOVQ pf+64(FP), R12\n\tADDQ DI, R12\n\tMOVQ R12, 3248(SP)         // the next run,", 1},
+		},
+	},
+	{
+		src: "multi_avx2int_amd64.s", name: "avx2ScoresQ80One", runs: "avx2ScoresQ80OneRuns",
+		frame: "$8-80", runsFrame: "$8-88",
+		doc: "prefetching into L1 the same rows of the next run, pf bytes on, in place of 64 rows on, without the L2 prefetches 8 KiB further.",
+		repl: []repl{
+			{"off *float32)\n", "off *float32, pf int)\n", 1},
+			{"\tMOVQ R8, AX // prefetch pointer: PFGROUPS2 groups of eight rows ahead, 320 bytes a block\n\tSHLQ $3, AX\n\tIMULQ $PFGROUPS2, AX\n\tADDQ DI, AX\n",
+				"\tMOVQ pf+80(FP), AX // prefetch pointer: the same rows of the next run, 320 bytes a block\n\tADDQ DI, AX\n", 1},
+			{"\tPREFETCHT1 8192(AX)\n", "", 2},
+			{"\tPREFETCHT1 8256(AX)\n", "", 2},
+			{"\tPREFETCHT1 8320(AX)\n", "", 2},
+			{"\tPREFETCHT1 8384(AX)\n", "", 2},
+			{"\tPREFETCHT1 8448(AX)\n", "", 2},
+			{"a2Q80One_", "a2Q80OneR_", -1},
+		},
+	},
 	{
 		src: "multi_f16acc_amd64.s", name: "multiScoresF16Z4", runs: "multiScoresF16Z4Runs",
 		frame: "$0-64", runsFrame: "$0-72",
@@ -156,6 +199,35 @@ var flavours = []flavour{
 			{"PREFETCHT1 12288(R15)", "PREFETCHT1 (R15)(AX*1)", -1},
 		},
 	},
+}
+
+// avx2fScoresRuns is the runs flavour of gen_avx2f.go's scores kernel name (labels from label
+// on; frame its TEXT line's frame before gen_align.go): at each step (rows a, b and c of its
+// three streams) the same three rows of the next run, pf bytes on, are prefetched into L2, a
+// line each 64 bytes of a row, and stream c's L1 prefetches PFDISTF ahead are dropped (over a
+// run's last rows they read the memory past it: in a paged cache another head's rows; streams
+// a's and b's land in the run's later streams). Zen 4 with KVLAB_NO_AVX512=1, kvcache
+// TestPagedBreakdown (one thread, 32768 cells, 8 KV heads of 128, 4 queries, thread CPU, 3
+// alternations, load ~8), paged scores with stream c's prefetches kept → dropped: f16
+// 4.05–4.12 → 3.30–3.62 ms, bf16 4.31–4.41 → 3.75–3.99, fp8 5.03–5.11 → 4.89–5.04 (the
+// kernels a run a call with Prefetch of the next run: 4.9–5.1, 5.3–5.6, 6.1–6.6; contiguous
+// 2.9, 3.3, 4.2). The next run's rows prefetched into L1 in place of all the PFDISTF
+// prefetches: 4.97–5.07, 4.67–5.01, 4.69–4.90 (16 KiB runs of f16 and bf16 rows crowd L1); a
+// Prefetch of the run two or three on besides, before each run: 4.57–4.88 (f16).
+func avx2fScoresRuns(name, runs, label, frame string) flavour {
+	l := label[:len(label)-1] + "R_"
+	return flavour{
+		src: "multi_avx2f_amd64.s", name: name, runs: runs,
+		frame: frame, runsFrame: strings.TrimSuffix(frame, "64") + "72", defs: true,
+		doc: "prefetching at each step the same rows of the next run (pf bytes on) into L2, without stream c's prefetches PFDISTF ahead.",
+		repl: []repl{
+			{"ostride int)\n", "ostride int, pf int)\n", 1},
+			{label + "rows:\n", label + "rows:\n\tMOVQ pf+64(FP), BX\n\tADDQ DI, BX                // row a of the next run: its lines, and rows b's and c's\n\tMOVQ R8, CX\n" +
+				l + "pf:\n\tPREFETCHT1 (BX)\n\tPREFETCHT1 (BX)(AX*1)\n\tPREFETCHT1 (BX)(R14*1)\n\tADDQ $64, BX\n\tSUBQ $64, CX\n\tJG   " + l + "pf\n", 1},
+			{"\tPREFETCHT0 PFDISTF(BX)(R14*1)\n", "", 1},
+			{label, l, -1},
+		},
+	}
 }
 
 // intAccRuns is the runs flavour of gen_intacc.go's kernel name (labels from label on) whose

@@ -69,3 +69,6 @@ func avx2IntTwin(kind int, bq *byte, aux *uint32, stage *uint16, nb int, rows *b
 	avx2TwinKernels[avx2Twins-1][kind](bq, aux, stage, nb, rows, rb, m, out, ostride, off)
 	return true
 }
+
+// avx2TwinsOn reports whether avx2IntTwin runs the kernels (the runs flavours then stand aside).
+func avx2TwinsOn() bool { return avx2Twins != 0 }

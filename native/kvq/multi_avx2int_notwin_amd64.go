@@ -9,3 +9,6 @@ package kvq
 func avx2IntTwin(kind int, bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32) bool {
 	return false
 }
+
+// avx2TwinsOn reports whether avx2IntTwin runs the kernels (the runs flavours then stand aside).
+func avx2TwinsOn() bool { return false }

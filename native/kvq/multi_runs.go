@@ -13,8 +13,8 @@ package kvq
 // ahead of the rows they read, which past a run's end is not the next run, and separate runs
 // of a few KiB each read cold otherwise (on an AMD EPYC, 16 KiB runs 256 KiB apart read at
 // about a third of a contiguous read's rate). Kernels that take the runs (q8_0 at one digit
-// and f16 on Zen 4: runsPF and scoresRuns, multi_runs_amd64.go) aim their own prefetches at
-// the next run instead.
+// and f16 on Zen 4, f16, bf16 and fp8 on the AVX2 kernels, q8_0's AVX2 high-byte kernel: runsPF
+// and scoresRuns, multi_runs_amd64.go) aim their own prefetches at the next run instead.
 func DotManyMultiRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) {
 	if n <= 0 || vnniRuns(c, q, n, runs, out) || scoresRuns(c, q, n, runs, out) {
 		return
@@ -44,8 +44,8 @@ func DotManyMultiRuns(c Codec, q []float32, n int, runs [][]byte, out []float32)
 // on, len(w)/n rows in all (rows past those, as in DotManyMultiRuns, are only prefetched), and
 // acc n accumulators of Dim values. Every accumulator gets the
 // sums that AccumulateManyMulti over each run in turn adds, bit for bit. Where a kernel takes
-// the runs (f16 on the AVX-512 or AVX2 kernels, q8_0 on Zen 4's integer kernels, four
-// accumulators a call: accRuns) its prefetches
+// the runs (f16 on the AVX-512 or AVX2 kernels, q8_0 on Zen 4's integer kernels or the AVX2
+// int16 kernel, fp8 and bf16 on the AVX2 kernels, four accumulators a call: accRuns) its prefetches
 // follow the runs instead of running past each run's end; otherwise each run's rows are
 // prefetched (Prefetch) as the one before it starts.
 func AccumulateManyMultiRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) {

@@ -44,6 +44,7 @@ const (
 	runsBF16            // multiAccBF16RunsAVX512
 	runsBF16AVX2        // multiAccBF16AVX2TPF
 	runsFP8             // multiAccFP8BF16RunsAVX512
+	runsFP8AVX2         // multiAccFP8AVX2TPF
 )
 
 // accFloatRuns is accRuns's, accBF16Runs's and accFP8Runs's loop: each run of rows (rb bytes a
@@ -60,7 +61,7 @@ func accFloatRuns(k int, rot *rotCodec, acc []float32, n, d, rb int, w []float32
 		}
 	}
 	far := 3
-	if k == runsF16AVX2 || k == runsBF16AVX2 || k == runsFP8 {
+	if k == runsF16AVX2 || k == runsBF16AVX2 || k == runsFP8 || k == runsFP8AVX2 {
 		far = 2
 	}
 	acc = acc[:n*d]
@@ -86,6 +87,8 @@ func accFloatRuns(k int, rot *rotCodec, acc []float32, n, d, rb int, w []float32
 				multiAccBF16RunsAVX512(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf1, pf2)
 			case runsBF16AVX2:
 				multiAccBF16AVX2TPF(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf1, pf2)
+			case runsFP8AVX2:
+				multiAccFP8AVX2TPF(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf1, pf2)
 			default:
 				multiAccFP8BF16RunsAVX512(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf1, pf2)
 			}
@@ -131,7 +134,12 @@ func accBF16Runs(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool
 	return accFloatRuns(k, nil, acc, n, b.d, b.rb, w, runs)
 }
 
-// accFP8Runs is accRuns for fp8 rows of a multiple of 32 values whose values take
+// accFP8Runs is accRuns for fp8 rows of a multiple of 32 values on the AVX2 kernel
+// (multiAccFP8AVX2T, fp8AccKernels; every CPU that runs it), four accumulators a call: each run
+// to multiAccFP8AVX2TPF, the next run into L1 and the one after into L2 as multiAccBF16AVX2TPF
+// does bf16's (Zen 4 with KVLAB_NO_AVX512=1, kvcache TestPagedBreakdown as at
+// avx2FloatScoresRuns, 4 runs: paged fp8 values 5.00–5.15 → 3.44–3.66 ms, contiguous
+// 3.27–3.49); and for those whose values take
 // multiAccFP8BF16 (fp8AccKernels; fp8RunsZ4), four accumulators a call (n a multiple of 4),
 // runs of at most AccumulateTile rows: each run to multiAccFP8BF16RunsAVX512, prefetching the
 // next run into L1 and the run after next into L2 where multiAccFP8BF16 prefetches the 64 and
@@ -145,7 +153,13 @@ func accFP8Runs(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool 
 		c = rot.inner
 	}
 	f, ok := c.(fp8Codec)
-	if !ok || !fp8RunsZ4 || !fp8BF16AccActive() || f.d%32 != 0 || n%4 != 0 {
+	if !ok || f.d%32 != 0 || n%4 != 0 {
+		return false
+	}
+	if fp8AccKernels() == fp8AVX2 {
+		return accFloatRuns(runsFP8AVX2, rot, acc, n, f.d, f.d+4, w, runs)
+	}
+	if !fp8RunsZ4 || !fp8BF16AccActive() {
 		return false
 	}
 	return accFloatRuns(runsFP8, rot, acc, n, f.d, f.d+4, w, runs)
@@ -162,6 +176,12 @@ func multiScoresFP8BF16HRunsAVX512(q *uint16, nv int, rows *byte, rb, m int, out
 //
 //go:noescape
 func multiAccFP8BF16RunsAVX512(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf1, pf2 int)
+
+// multiAccFP8AVX2TPF is multiAccFP8AVX2T over at most one tile prefetching the rows pf1
+// (into L1) and pf2 bytes on (into L2) (gen_runs.go, multi_runs_amd64.s).
+//
+//go:noescape
+func multiAccFP8AVX2TPF(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf1, pf2 int)
 
 // multiAccBF16AVX2TPF is multiAccBF16AVX2T over at most one tile prefetching the rows pf1
 // (into L1) and pf2 bytes on (into L2), as multiAccF16AVX2TPF is f16's (gen_runs.go,
@@ -213,8 +233,12 @@ func multiScoresQ51Z4RunsGFNI(dig *byte, aux *uint32, stage *uint16, nb int, row
 // both (scoresRunsTQ4, accIntRuns).
 func runsPF(kind, nd int, avx2 bool, rows []byte, next [][]byte) int {
 	switch {
-	case avx2 || len(rows) == 0:
+	case len(rows) == 0:
 		return 0
+	case avx2:
+		if kind != vnniQ8_0 || nd != 1 || !avx2HBRoute(kind) || avx2TwinsOn() {
+			return 0
+		}
 	case kind == vnniQ8_0 && nd == 1 && zen4Stream:
 	case kind == vnniQ4_0 && vnniHdrZ4 && !vnniStaged:
 	case kind == vnniQ4_1 && vnniHdrZ4 && !vnniStaged:
@@ -236,7 +260,8 @@ func runsPF(kind, nd int, avx2 bool, rows []byte, next [][]byte) int {
 
 // scoresRunsFar is how many runs on DotManyMultiRuns's run-by-run loop prefetches (Prefetch,
 // into L2) before each run besides the next one, 0 for none: f16's and bf16's AVX2 scores
-// kernels (multiScoresF16AVX2T, multiScoresBF16AVX2T), three. Their three row streams a call
+// kernels (multiScoresF16AVX2T, multiScoresBF16AVX2T), three, where their runs flavours do not
+// apply (avx2FloatScoresRuns: rows of a multiple of 32 values, queries four at a time). Their three row streams a call
 // read a 64-row run as three of 21–22 rows, which the hardware prefetchers do not follow, and
 // their L1 prefetches 3 KiB on run past each stream. Zen 4 with KVLAB_NO_AVX512=1, kvcache
 // TestPagedBreakdown (one thread, 32768 cells, 8 KV heads of 128, 4 queries, thread CPU, 2
@@ -272,7 +297,17 @@ func scoresRunsFar(c Codec) int {
 // 4.66–4.97 ms; and for q8_0's one-digit scores (multiScoresQ80OneZ4RunsVNNI): 1.72–1.79 →
 // 1.96–2.04 (two on 2.04–2.06), q8_0's values with accRunsLoop's far Prefetch (the run four
 // on) 2.07–2.12 → 2.64–2.67 (contiguous 1.45–1.52 and 1.75–1.81).
+//
+// q8_0's AVX2 one-digit scores on the high-byte route (avx2ScoresQ80OneRuns, runsPF: the next
+// run into L1 in place of 64 rows on, without its L2 prefetches 8 KiB further, which in a paged
+// cache read the memory past each page), two: Zen 4 with KVLAB_NO_AVX512=1, TestPagedBreakdown
+// (2 alternations, load ~8), paged scores 3.99–4.71 ms run by run with Prefetch, 3.73–3.93
+// with the runs flavour alone, 2.96–3.18 with the run two on (three on 3.23–3.26, four on
+// 3.40–4.08; contiguous 2.35).
 func runsFar(kind int) int {
+	if avx2Int && kind == vnniQ8_0 {
+		return 2
+	}
 	switch kind {
 	case vnniQ5_0, vnniQ5_1, vnniQ4_1, vnniIQ4NL:
 		return 3
@@ -351,6 +386,21 @@ func accIntRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool 
 	case *q8_0Codec:
 		kernel, b = multiAccQ80Z4RunsINT, &q.blockCodec
 		ok = accRunsQ80
+		// q8_0's values on the AVX2 int16 kernel (multiAccQ80AVX2INT, the plain AVX2 CPUs'):
+		// multiAccQ80AVX2RunsINT, its prefetches at the next run in place of the next tile,
+		// with the run after next into L2 (Prefetch). Zen 4 with KVLAB_NO_AVX512=1,
+		// TestPagedBreakdown (2 alternations, load ~8): paged q8_0 values 3.16–3.20 ms run by
+		// run, 4.78–5.10 after the scores' runs flavour (avx2ScoresQ80OneRuns no longer
+		// prefetches the V rows past each page), 3.14–3.25 through here with no Prefetch,
+		// 2.94–2.98 with the run after next (three on 2.97–3.01; contiguous 2.70). The whole
+		// paged q8_0 decode (kvcache TestPagedDecodeSpeed as at avx2FloatScoresRuns, both
+		// flavours): 8.10–8.58 → 6.27–6.42 ms (contiguous 5.31–5.42: 1.50–1.58× → 1.18–1.20×).
+		if !intAcc() && avx2IntAccFor(intAccQ8_0) == avx2IntAcc[1] {
+			if q.full == 0 || q.full*BlockSize != q.d || n%4 != 0 {
+				return false
+			}
+			return accRunsLoop(multiAccQ80AVX2RunsINT, rot, q.d, q.rb, acc, n, w, runs, false, true)
+		}
 	case *q4_0Codec:
 		kernel, b = multiAccQ40V8Z4RunsINT, &q.blockCodec
 		ok = accRunsQ40
@@ -372,7 +422,7 @@ func accIntRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool 
 			return false
 		}
 		kernel = multiAccT4FBRunsINT
-		return accRunsLoop(kernel, rot, q.d, q.RowBytes(), acc, n, w, runs, true)
+		return accRunsLoop(kernel, rot, q.d, q.RowBytes(), acc, n, w, runs, true, false)
 	case *lmCodec:
 		// The turbo tiers' values through their 8-bit kernels (turboAccKernels).
 		if !accRunsTQ4 || n%4 != 0 {
@@ -388,27 +438,28 @@ func accIntRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool 
 		default:
 			return false
 		}
-		return accRunsLoop(kernel, rot, q.d, q.RowBytes(), acc, n, w, runs, true)
+		return accRunsLoop(kernel, rot, q.d, q.RowBytes(), acc, n, w, runs, true, false)
 	}
 	if !ok || !intAcc() || b.full == 0 || b.full*BlockSize != b.d || n%4 != 0 {
 		return false
 	}
-	return accRunsLoop(kernel, rot, b.d, b.rb, acc, n, w, runs, false)
+	return accRunsLoop(kernel, rot, b.d, b.rb, acc, n, w, runs, false, false)
 }
 
 // accRunsLoop is accIntRuns's loop: each run to kernel, four accumulators a call, prefetching
-// the run after next, and with far the run four on into L2 (Prefetch) before each run's calls
-// (in place of the L2 prefetches the tq4 kernel aims 32 KiB past its near ones); false, doing
-// nothing, where a run holds more than AccumulateTile rows.
+// the run after next (with next the next run, and the run after next into L2 by Prefetch), and
+// with far the run four on into L2 (Prefetch) before each run's calls (in place of the L2
+// prefetches the tq4 kernel aims 32 KiB past its near ones); false, doing nothing, where a run
+// holds more than AccumulateTile rows.
 func accRunsLoop(kernel func(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int),
-	rot *rotCodec, d, rb int, acc []float32, n int, w []float32, runs [][]byte, far bool) bool {
+	rot *rotCodec, d, rb int, acc []float32, n int, w []float32, runs [][]byte, far, next bool) bool {
 	for _, r := range runs {
 		if len(r) > AccumulateTile*rb {
 			return false
 		}
 	}
 	acc = acc[:n*d]
-	if len(runs) > 1 {
+	if len(runs) > 1 && !next {
 		Prefetch(runs[1]) // the first run's prefetches reach the third
 	}
 	base, total := 0, len(w)/n
@@ -418,8 +469,14 @@ func accRunsLoop(kernel func(acc *float32, d, nv int, rows *byte, rb, m int, w *
 			continue
 		}
 		pf := runsAfterNext(runs, i) // the last two runs prefetch their own rows again
+		if next {
+			pf = runsNext(runs, i)
+		}
 		if j := i + 4; far && j < len(runs) {
 			Prefetch(runs[j])
+		}
+		if j := i + 2; next && j < len(runs) {
+			Prefetch(runs[j]) // into L2, ahead of the kernel's L1 prefetches of the next run
 		}
 		ws := w[base*n : (base+m)*n]
 		for h := 0; h < n; h += 4 {
@@ -501,7 +558,7 @@ var f16ScoresRuns = zen4Stream && hasAVX512VL
 // 2.88 ms); the L1 prefetches, 3 KiB on, miss the next run's first 12 rows and read the V rows
 // past the run instead. Only Zen 4 runs it (other CPUs keep multiScoresF16AVX512).
 func scoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bool {
-	if fp8ScoresRuns(c, q, n, runs, out) {
+	if fp8ScoresRuns(c, q, n, runs, out) || avx2FloatScoresRuns(c, q, n, runs, out) {
 		return true
 	}
 	var d, rb int
@@ -731,3 +788,113 @@ func multiScoresTQ4B2RunsVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m 
 //
 //go:noescape
 func multiScoresTQ4B2URunsVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32, pf int)
+
+// avx2FloatScoresRuns is DotManyMultiRuns's kernel path for f16, bf16 and fp8 rows of a
+// multiple of 32 values on the AVX2 kernels (multiScoresF16AVX2T, multiScoresBF16AVX2T,
+// multiScoresFP8AVX2T; every CPU that runs them), plain or rotated (its offsets added after, as
+// rotCodec.DotManyMulti adds them), n a multiple of 4: each run goes to the kernel's runs
+// flavour (gen_runs.go's avx2fScoresRuns), which prefetches the next run's rows into L2 a step
+// at a time, where the run-by-run loop prefetched it (and the run three on) whole before each
+// run (scoresRunsFar) and the kernel's L1 prefetches ran past the run. The scores are the
+// kernels' bit for bit. It reports false, doing nothing, where it does not apply. Zen 4 with
+// KVLAB_NO_AVX512=1, kvcache TestPagedDecodeSpeed (one thread, 32768 cells, 32/8 heads of 128,
+// thread CPU, best of 12 rounds, 3 runs alternated with the old code, load ~12), with fp8's
+// values through multiAccFP8AVX2TPF (accFP8Runs): paged f16 8.14–8.31 → 6.31–6.64 ms
+// (contiguous 5.82–5.96: 1.37–1.43× → 1.06–1.13×), bf16 8.87–9.10 → 6.98–7.22 (contiguous
+// 6.57–6.70), fp8 11.95–12.43 → 8.44–8.98 (contiguous 7.81–8.10). Intel not measured: the
+// same instructions, the prefetches at other addresses.
+func avx2FloatScoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bool {
+	rot, _ := c.(*rotCodec)
+	if rot != nil {
+		c = rot.inner
+	}
+	var d, rb, k int
+	switch f := c.(type) {
+	case *f16Codec:
+		if multiF16 != f16AVX2 || f.short() {
+			return false
+		}
+		d, rb, k = f.d, f.rb, 0
+	case *bf16Codec:
+		if multiBF16 != bf16AVX2 {
+			return false
+		}
+		d, rb, k = f.d, f.rb, 1
+	case fp8Codec:
+		if multiFP8 != fp8AVX2 {
+			return false
+		}
+		d, rb, k = f.d, f.d+4, 2
+	default:
+		return false
+	}
+	if d%32 != 0 || n%4 != 0 || d == 0 {
+		return false
+	}
+	q = q[:n*d]
+	base, total := 0, len(out)/n
+	for i, r := range runs {
+		m := min(len(r)/rb, total-base)
+		if m <= 0 {
+			continue
+		}
+		pf := 0 // the next non-empty run's offset; the last run prefetches its own rows again
+		for _, nx := range runs[i+1:] {
+			if len(nx) > 0 {
+				pf = runOffset(r, nx)
+				break
+			}
+		}
+		o := out[base*n : (base+m)*n]
+		for h := 0; h < n; h += 4 {
+			switch k {
+			case 0:
+				multiScoresF16AVX2TRuns(&q[h*d], d, d, &r[0], rb, m, &o[h], 4*n, pf)
+			case 1:
+				multiScoresBF16AVX2TRuns(&q[h*d], d, d, &r[0], rb, m, &o[h], 4*n, pf)
+			default:
+				multiScoresFP8AVX2TRuns(&q[h*d], d, d, &r[0], rb, m, &o[h], 4*n, pf)
+			}
+		}
+		base += m
+	}
+	if rot != nil && rot.muR != nil {
+		addOffsets(d, q, n, out[:base*n], rot.muR)
+	}
+	return true
+}
+
+// multiScoresF16AVX2TRuns, multiScoresBF16AVX2TRuns and multiScoresFP8AVX2TRuns are
+// multiScoresF16AVX2T, multiScoresBF16AVX2T and multiScoresFP8AVX2T prefetching at each step
+// the same rows of the next run, pf bytes on (gen_runs.go, multi_runs_amd64.s).
+//
+//go:noescape
+func multiScoresF16AVX2TRuns(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int, pf int)
+
+//go:noescape
+func multiScoresBF16AVX2TRuns(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int, pf int)
+
+//go:noescape
+func multiScoresFP8AVX2TRuns(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int, pf int)
+
+// runsNext is the byte offset from runs[i] (not empty) to runs[i+1], 0 (its own rows again)
+// where that run is missing or empty.
+func runsNext(runs [][]byte, i int) int {
+	if j := i + 1; j < len(runs) {
+		return runOffset(runs[i], runs[j])
+	}
+	return 0
+}
+
+// multiAccQ80AVX2RunsINT is multiAccQ80AVX2INT over at most one tile prefetching the rows pf
+// bytes on (the next run) in place of the next tile (gen_runs.go, multi_runs_amd64.s).
+//
+//go:noescape
+func multiAccQ80AVX2RunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int)
+
+// avx2ScoresQ80OneRuns is avx2ScoresQ80One prefetching into L1 the same rows of the next run,
+// pf bytes on, in place of 64 rows on, without its L2 prefetches 8 KiB further (gen_runs.go,
+// multi_runs_amd64.s).
+//
+//go:noescape
+func avx2ScoresQ80OneRuns(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, pf int)

@@ -38,7 +38,9 @@ func TestAccRunsKernel(t *testing.T) {
 // multiAccFP8BF16RunsAVX512 (accFP8Runs) and scores multiScoresFP8BF16HRunsAVX512
 // (fp8ScoresRuns); turbo3's and turbo2's scores multiScoresT3PURunsVNNI and
 // multiScoresT2PURunsVNNI (t23ScoresRuns). On the AVX2 kernels (any CPU) bf16's values take
-// multiAccBF16AVX2TPF.
+// multiAccBF16AVX2TPF, fp8's multiAccFP8AVX2TPF, q8_0's multiAccQ80AVX2RunsINT (its int16 kernel),
+// and f16's, bf16's and fp8's scores their runs flavours (avx2FloatScoresRuns), q8_0's one-digit
+// scores on the high-byte route avx2ScoresQ80OneRuns.
 // TestAccumulateManyMultiRuns and TestDotManyMultiRuns check them bit for bit.
 func TestRunsKernels(t *testing.T) {
 	for _, rot := range []bool{false, true} {
@@ -105,6 +107,45 @@ func TestRunsKernels(t *testing.T) {
 		rb := c.RowBytes()
 		if !accRuns(c, make([]float32, 4*128), 4, make([]float32, 4*67), [][]byte{make([]byte, 64*rb), make([]byte, 3*rb)}) {
 			t.Error("bf16 values do not take multiAccBF16AVX2TPF")
+		}
+	}
+	// The AVX2 kernels: f16's, bf16's and fp8's scores (avx2FloatScoresRuns), fp8's and q8_0's
+	// values (multiAccFP8AVX2TPF, multiAccQ80AVX2RunsINT) and q8_0's one-digit scores on the
+	// high-byte route (avx2ScoresQ80OneRuns: runsPF).
+	for _, f := range []Format{F16, BF16, FP8} {
+		for _, rot := range []bool{false, true} {
+			c, err := NewCodec(f, 128, CodecOptions{Seed: 3, Rotate: rot})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rb := c.RowBytes()
+			runs := [][]byte{make([]byte, 64*rb), make([]byte, 3*rb)}
+			on := (f == F16 && multiF16 == f16AVX2) || (f == BF16 && multiBF16 == bf16AVX2) || (f == FP8 && multiFP8 == fp8AVX2)
+			if on && !scoresRuns(c, make([]float32, 4*128), 4, runs, make([]float32, 4*67)) {
+				t.Errorf("%s rot=%v: scores do not take their AVX2 runs flavour", f, rot)
+			}
+			if f == FP8 && fp8AccKernels() == fp8AVX2 && !accRuns(c, make([]float32, 4*128), 4, make([]float32, 4*67), runs) {
+				t.Errorf("%s rot=%v: values do not take multiAccFP8AVX2TPF", f, rot)
+			}
+		}
+	}
+	if !intAcc() && avx2IntAccFor(intAccQ8_0) == avx2IntAcc[1] {
+		for _, rot := range []bool{false, true} {
+			c, err := NewCodec(Q8_0, 128, CodecOptions{Seed: 3, Rotate: rot})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rb := c.RowBytes()
+			runs := [][]byte{make([]byte, 64*rb), make([]byte, 64*rb), make([]byte, 3*rb)}
+			if !accIntRuns(c, make([]float32, 4*128), 4, make([]float32, 4*131), runs) {
+				t.Errorf("rot=%v: q8_0 values do not take multiAccQ80AVX2RunsINT", rot)
+			}
+		}
+	}
+	if avx2Int && !hasVNNI && avx2HBRoute(vnniQ8_0) && !avx2TwinsOn() {
+		rows := make([]byte, 64*136)
+		if runsPF(vnniQ8_0, 1, true, rows[:8*136], [][]byte{nil, rows[16*136:]}) != 16*136 {
+			t.Error("q8_0 AVX2 scores: runsPF is not the next non-empty run's offset")
 		}
 	}
 	if bf16RunsZ4 && multiBF16 == bf16AVX512 {

@@ -604,6 +604,10 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 	pf := 0
 	kernel := func(rows *byte, m int, out *float32, ostride int) {
 		if bq != nil {
+			if pf != 0 && kind == vnniQ8_0 {
+				avx2ScoresQ80OneRuns(&bq[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0], pf)
+				return
+			}
 			avx2IntKernel(kind, &bq[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 			return
 		}
