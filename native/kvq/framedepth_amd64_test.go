@@ -108,9 +108,55 @@ func frameDepthCases() []struct {
 		cases = append(cases, []struct {
 			f  Format
 			ks []accKernel
-		}{{Q5_0, []accKernel{multiAccQ50V8Z4INT}}, {Q5_1, []accKernel{multiAccQ51V8Z4INT}}}...)
+		}{{Q5_0, []accKernel{multiAccQ50V8Z4INT}}, {Q5_1, []accKernel{multiAccQ51V8Z4INT}}, {Q5_1, []accKernel{q51RunsAsAcc}}}...)
 	}
-	return cases
+	return append(cases, []struct {
+		f  Format
+		ks []accKernel
+	}{
+		{Q8_0, []accKernel{q80RunsAsAcc}}, {Q4_0, []accKernel{q40RunsAsAcc}}, {Q4_1, []accKernel{q41RunsAsAcc}},
+		{IQ4_NL, []accKernel{iq4nlRunsAsAcc}}, {Q5_0, []accKernel{q50RunsAsAcc}},
+	}...)
+}
+
+// The runs flavours gen_align.go rewrites (gen_runs.go), called as their kernels are: pf 0
+// (the prefetches at the rows themselves), which does not change the sums.
+func q80RunsAsAcc(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int) {
+	multiAccQ80Z4RunsINT(acc, d, nv, rows, rb, m, w, wstride, 0)
+}
+
+func q40RunsAsAcc(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int) {
+	multiAccQ40V8Z4RunsINT(acc, d, nv, rows, rb, m, w, wstride, 0)
+}
+
+func q41RunsAsAcc(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int) {
+	multiAccQ41V8Z4RunsINT(acc, d, nv, rows, rb, m, w, wstride, 0)
+}
+
+func iq4nlRunsAsAcc(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int) {
+	multiAccIQ4NLV8Z4RunsINT(acc, d, nv, rows, rb, m, w, wstride, 0)
+}
+
+func q50RunsAsAcc(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int) {
+	multiAccQ50VRunsINT(acc, d, nv, rows, rb, m, w, wstride, 0)
+}
+
+func q51RunsAsAcc(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int) {
+	multiAccQ51V8Z4RunsINT(acc, d, nv, rows, rb, m, w, wstride, 0)
+}
+
+func q80AVX2RunsAsAcc(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int) {
+	multiAccQ80AVX2RunsINT(acc, d, nv, rows, rb, m, w, wstride, 0)
+}
+
+func fp8AVX2RunsAsAcc(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int) {
+	multiAccFP8AVX2TPF(acc, d, nv, rows, rb, m, w, wstride, 0, 0)
+}
+
+// fp8ScoresRunsAVX2AsAcc is multiScoresFP8AVX2TRuns called as fp8ScoresAVX2AsAcc calls its
+// kernel, pf 0.
+func fp8ScoresRunsAVX2AsAcc(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int) {
+	multiScoresFP8AVX2TRuns(acc, d, nv, rows, rb, m, w, wstride, 0)
 }
 
 // frameDepthAVX2Cases are the AVX2 kernels gen_align.go rewrites, with their formats.
@@ -137,6 +183,7 @@ func frameDepthAVX2Cases() []struct {
 		{IQ4_NL, []accKernel{multiAccIQ4NLAVX2INT}}, {IQ4_NL, []accKernel{multiAccIQ4NLTwoAVX2INT}},
 		{IQ4_NL, []accKernel{multiAccIQ4NLA8AVX2INT}}, {IQ4_NL, []accKernel{multiAccIQ4NLA8TwoAVX2INT}},
 		{FP8, []accKernel{multiAccFP8AVX2T}}, {FP8, []accKernel{fp8ScoresAVX2AsAcc}},
+		{Q8_0, []accKernel{q80AVX2RunsAsAcc}}, {FP8, []accKernel{fp8AVX2RunsAsAcc}}, {FP8, []accKernel{fp8ScoresRunsAVX2AsAcc}},
 	}
 }
 
@@ -164,7 +211,7 @@ func TestFrameDepthMatches(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(21, 22))
 	for ci, tc := range cases {
-		if reflect.ValueOf(tc.ks[0]).Pointer() == reflect.ValueOf(fp8ScoresAVX2AsAcc).Pointer() {
+		if p := reflect.ValueOf(tc.ks[0]).Pointer(); p == reflect.ValueOf(fp8ScoresAVX2AsAcc).Pointer() || p == reflect.ValueOf(fp8ScoresRunsAVX2AsAcc).Pointer() {
 			checkScoresDepths(t, tc.ks[0], rng)
 			continue
 		}
