@@ -190,13 +190,15 @@ var flavours = []flavour{
 	{
 		src: "multi_f16acc_amd64.s", name: "multiScoresF16Z4", runs: "multiScoresF16Z4Runs",
 		frame: "$0-64", runsFrame: "$0-72",
-		doc: "prefetching into L2 pf bytes past each row (the same row of the next run) in place of 12 KiB.",
+		doc: "prefetching into L2 pf bytes past each row (the same row of the next run) in place of 12 KiB, without its L1 prefetches 3 KiB on.",
 		repl: []repl{
 			{"ostride int)\n", "ostride int, pf int)\n", 1},
 			{"\tMOVQ ostride+56(FP), R14   // bytes between rows' scores\n",
 				"\tMOVQ ostride+56(FP), R14   // bytes between rows' scores\n\tMOVQ pf+64(FP), AX         // the L2 prefetches' offset\n", 1},
 			{"PREFETCHT1 12288(BX)", "PREFETCHT1 (BX)(AX*1)", -1},
 			{"PREFETCHT1 12288(R15)", "PREFETCHT1 (R15)(AX*1)", -1},
+			{"\tPREFETCHT0 3072(BX)\n", "", -1},
+			{"\tPREFETCHT0 3072(R15)\n", "", -1},
 		},
 	},
 }

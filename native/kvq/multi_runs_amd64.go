@@ -545,18 +545,23 @@ var f16ScoresRuns = zen4Stream && hasAVX512VL
 // the four-query scores run multiScoresF16Z4 (Zen 4), n a multiple of 4: each run goes to
 // multiScoresF16Z4Runs, whose L2 prefetches (PREFETCHT1) go to the same rows of the next run,
 // where multiScoresF16Z4's go 12 KiB on (past a 16 KiB page's run of rows of 128 values, into
-// the memory that follows it: in a paged cache the same head's V rows). Its L1 prefetches
-// (PREFETCHT0, 3 KiB on) are the kernel's. The scores are multiScoresF16Z4's, bit for bit. It
+// the memory that follows it: in a paged cache the same head's V rows), and which leaves out
+// the kernel's L1 prefetches (PREFETCHT0, 3 KiB on; see below). The scores are multiScoresF16Z4's, bit for bit. It
 // reports false, doing nothing, where it does not apply. Zen 4, kvcache TestPagedDecodeSpeed
 // (as in runsPF, min of 3 alternated runs): paged f16 8.00 → 6.87 ms, contiguous 5.34 (1.50×
 // → 1.29×); the scores of the 8 heads alone 4.93–5.24 → 3.57–3.75 ms (contiguous 2.72–2.80).
 // Not kept: the L2 prefetches at the run after next (3.60–3.78 ms, within noise); each run's
 // last 12 rows in a second call after a PREFETCHT0 of the next run's first 3 KiB, so that
 // the L1 prefetches reach the next run too (kvcache TestPagedBreakdown, 3 alternations: 3.42–
-// 3.68 against 3.60–3.68 ms, within noise). What is
-// left of the gap is not the calls (the contiguous rows called 64 at a time through here: 2.78–
-// 2.88 ms); the L1 prefetches, 3 KiB on, miss the next run's first 12 rows and read the V rows
-// past the run instead. Only Zen 4 runs it (other CPUs keep multiScoresF16AVX512).
+// 3.68 against 3.60–3.68 ms, within noise). The L1 prefetches, 3 KiB on, missed the next run's
+// first 12 rows and read the memory past the run instead (in a paged cache another head's
+// rows): the flavour leaves them out, the L2 prefetches of the next run and the hardware's
+// L1 prefetcher within each run feeding the loads (kvcache TestPagedBreakdown, 2 alternations,
+// load ~15: the scores of the 8 heads 3.69–3.88 → 2.84–2.99 ms, contiguous 2.70–2.83; the
+// values 2.73–2.89 → 2.81–3.02, within noise; the L1 prefetches aimed at the next run's rows
+// in place of both: 5.51–5.57); the whole paged f16 decode (kvcache TestPagedDecodeSpeed, 3
+// alternations, load ~12) 6.56–6.74 → 5.68–5.81 ms, contiguous 5.29–5.36 (1.24–1.27× →
+// 1.07–1.09×). Only Zen 4 runs it (other CPUs keep multiScoresF16AVX512).
 func scoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bool {
 	if fp8ScoresRuns(c, q, n, runs, out) || avx2FloatScoresRuns(c, q, n, runs, out) {
 		return true
@@ -688,7 +693,7 @@ func fp8ScoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bo
 }
 
 // multiScoresF16Z4Runs is multiScoresF16Z4 prefetching into L2 pf bytes past each row in
-// place of 12 KiB (gen_runs.go, multi_runs_amd64.s).
+// place of 12 KiB, without its L1 prefetches 3 KiB on (gen_runs.go, multi_runs_amd64.s).
 //
 //go:noescape
 func multiScoresF16Z4Runs(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int, pf int)

@@ -12509,7 +12509,7 @@ a2Q80OneR_done:
 
 
 // func multiScoresF16Z4Runs(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int, pf int)
-// multiScoresF16Z4 prefetching into L2 pf bytes past each row (the same row of the next run) in place of 12 KiB.
+// multiScoresF16Z4 prefetching into L2 pf bytes past each row (the same row of the next run) in place of 12 KiB, without its L1 prefetches 3 KiB on.
 // Sums: Y0..Y15 (item k's lanes 0..7 in Yk, 8..15 in Y(8+k)); a row's eight values Y16, Y17;
 // the queries' Y18..Y21; the previous pair's partial sums Y22..Y25, their temporaries
 // Y26..Y29; the lane order Y31.
@@ -12562,8 +12562,6 @@ multiScoresF16Z4Runs_two:
 	// The first group, the previous pair's tail among its instructions, then its store.
 	PREFETCHT1 (BX)(AX*1)
 	PREFETCHT1 (R15)(AX*1)
-	PREFETCHT0 3072(BX)
-	PREFETCHT0 3072(R15)
 	VCVTPH2PS 0(BX), Y16
 	VSHUFPS $0x88, Y23, Y22, Y26
 	VCVTPH2PS 0(R15), Y17
@@ -12646,8 +12644,6 @@ multiScoresF16Z4Runs_sda:
 multiScoresF16Z4Runs_first:
 	PREFETCHT1 (BX)(AX*1)
 	PREFETCHT1 (R15)(AX*1)
-	PREFETCHT0 3072(BX)
-	PREFETCHT0 3072(R15)
 	VCVTPH2PS 0(BX), Y16
 	VCVTPH2PS 0(R15), Y17
 	VMOVUPS 0(CX), Y18
@@ -12715,8 +12711,6 @@ multiScoresF16Z4Runs_next:
 multiScoresF16Z4Runs_blk:
 	PREFETCHT1 (BX)(AX*1)
 	PREFETCHT1 (R15)(AX*1)
-	PREFETCHT0 3072(BX)
-	PREFETCHT0 3072(R15)
 	VCVTPH2PS 0(BX), Y16
 	VCVTPH2PS 0(R15), Y17
 	VMOVUPS 0(CX), Y18
