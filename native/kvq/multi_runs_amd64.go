@@ -297,17 +297,7 @@ func scoresRunsFar(c Codec) int {
 // 4.66–4.97 ms; and for q8_0's one-digit scores (multiScoresQ80OneZ4RunsVNNI): 1.72–1.79 →
 // 1.96–2.04 (two on 2.04–2.06), q8_0's values with accRunsLoop's far Prefetch (the run four
 // on) 2.07–2.12 → 2.64–2.67 (contiguous 1.45–1.52 and 1.75–1.81).
-//
-// q8_0's AVX2 one-digit scores on the high-byte route (avx2ScoresQ80OneRuns, runsPF: the next
-// run into L1 in place of 64 rows on, without its L2 prefetches 8 KiB further, which in a paged
-// cache read the memory past each page), two: Zen 4 with KVLAB_NO_AVX512=1, TestPagedBreakdown
-// (2 alternations, load ~8), paged scores 3.99–4.71 ms run by run with Prefetch, 3.73–3.93
-// with the runs flavour alone, 2.96–3.18 with the run two on (three on 3.23–3.26, four on
-// 3.40–4.08; contiguous 2.35).
 func runsFar(kind int) int {
-	if avx2Int && kind == vnniQ8_0 {
-		return 2
-	}
 	switch kind {
 	case vnniQ5_0, vnniQ5_1, vnniQ4_1, vnniIQ4NL:
 		return 3
@@ -897,9 +887,17 @@ func runsNext(runs [][]byte, i int) int {
 //go:noescape
 func multiAccQ80AVX2RunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int)
 
-// avx2ScoresQ80OneRuns is avx2ScoresQ80One prefetching into L1 the same rows of the next run,
-// pf bytes on, in place of 64 rows on, without its L2 prefetches 8 KiB further (gen_runs.go,
-// multi_runs_amd64.s).
+// avx2ScoresQ80OneRuns is avx2ScoresQ80One (q8_0's AVX2 one-digit scores on the high-byte
+// route; runsPF) prefetching into L1 the same rows of the next run, pf bytes on, in place of
+// 64 rows on, and into L2 those of the run after next, pf2 bytes on, in place of 8 KiB
+// further: in a paged cache both of the kernel's read the memory past each page (gen_runs.go,
+// multi_runs_amd64.s). Zen 4 with KVLAB_NO_AVX512=1, kvcache TestPagedBreakdown (2–3
+// alternations, load ~8), paged q8_0 scores: 3.99–4.71 ms run by run with Prefetch,
+// 3.73–3.93 with the L1 prefetches alone, 2.96–3.18 with a Prefetch of the run two on before
+// each run besides (three on 3.23–3.26, four on 3.40–4.08), 2.62–2.68 with the L2 prefetches
+// in the kernel in its place (2.78–2.88 in those runs; contiguous 2.35); the whole paged q8_0
+// decode (TestPagedDecodeSpeed, 3 alternations, load ~8) 5.98–6.07 → 5.85–5.95 ms
+// (contiguous 5.27–5.35).
 //
 //go:noescape
-func avx2ScoresQ80OneRuns(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, pf int)
+func avx2ScoresQ80OneRuns(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, pf, pf2 int)

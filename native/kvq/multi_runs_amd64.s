@@ -11959,10 +11959,10 @@ aQ80AVX2INT_done:
 	RET
 
 
-// func avx2ScoresQ80OneRuns(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, pf int)
-// avx2ScoresQ80One prefetching into L1 the same rows of the next run, pf bytes on, in place of 64 rows on, without the L2 prefetches 8 KiB further.
+// func avx2ScoresQ80OneRuns(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, pf, pf2 int)
+// avx2ScoresQ80One prefetching into L1 the same rows of the next run, pf bytes on, in place of 64 rows on, and into L2 those of the run after next, pf2 bytes on, in place of 8 KiB further (8(SP): pf2 − pf).
 // q8_0 at one-byte query digits: signed codes, the high-byte route.
-TEXT ·avx2ScoresQ80OneRuns(SB), NOSPLIT, $8-88
+TEXT ·avx2ScoresQ80OneRuns(SB), NOSPLIT, $16-96
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -12018,6 +12018,9 @@ a2Q80OneR_group:
 	VBROADCASTSS 4(AX), Y9
 	VBROADCASTSS 8(AX), Y10
 	VBROADCASTSS 12(AX), Y11
+	MOVQ pf2+88(FP), AX
+	SUBQ pf+80(FP), AX
+	MOVQ AX, 8(SP)             // from the next run's rows to the run after next's
 	MOVQ pf+80(FP), AX // prefetch pointer: the same rows of the next run, 320 bytes a block
 	ADDQ DI, AX
 	VMOVDQU 2(CX), X12
@@ -12039,11 +12042,17 @@ a2Q80OneR_group:
 	DECQ R11
 	JZ   a2Q80OneR_last
 a2Q80OneR_blk:
+	MOVQ 8(SP), R15
 	PREFETCHT0 0(AX)
+	PREFETCHT1 (AX)(R15*1)
 	PREFETCHT0 64(AX)
+	PREFETCHT1 64(AX)(R15*1)
 	PREFETCHT0 128(AX)
+	PREFETCHT1 128(AX)(R15*1)
 	PREFETCHT0 192(AX)
+	PREFETCHT1 192(AX)(R15*1)
 	PREFETCHT0 256(AX)
+	PREFETCHT1 256(AX)(R15*1)
 	ADDQ $320, AX
 	VMOVDQU ·avx2HiByte(SB), Y2
 	VPSLLW $8, Y12, Y1
@@ -12268,11 +12277,17 @@ a2Q80OneR_blk:
 	DECQ R11
 	JNZ  a2Q80OneR_blk
 a2Q80OneR_last:
+	MOVQ 8(SP), R15
 	PREFETCHT0 0(AX)
+	PREFETCHT1 (AX)(R15*1)
 	PREFETCHT0 64(AX)
+	PREFETCHT1 64(AX)(R15*1)
 	PREFETCHT0 128(AX)
+	PREFETCHT1 128(AX)(R15*1)
 	PREFETCHT0 192(AX)
+	PREFETCHT1 192(AX)(R15*1)
 	PREFETCHT0 256(AX)
+	PREFETCHT1 256(AX)(R15*1)
 	ADDQ $320, AX
 	VMOVDQU ·avx2HiByte(SB), Y2
 	VPSLLW $8, Y12, Y1

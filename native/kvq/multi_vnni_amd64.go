@@ -601,11 +601,11 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 	}
 	// pf, where the Zen 4 kernel takes runs (len(runs) > 1: runsPF), is the byte offset of the
 	// next run's rows from the run's, 0 for none.
-	pf := 0
+	pf, pf2 := 0, 0
 	kernel := func(rows *byte, m int, out *float32, ostride int) {
 		if bq != nil {
 			if pf != 0 && kind == vnniQ8_0 {
-				avx2ScoresQ80OneRuns(&bq[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0], pf)
+				avx2ScoresQ80OneRuns(&bq[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0], pf, pf2)
 				return
 			}
 			avx2IntKernel(kind, &bq[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
@@ -748,7 +748,13 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 			}
 			pf = 0
 			if i+1 < len(runs) {
-				if pf = runsPF(kind, nd, bq != nil, rows, runs[i+1:]); pf == 0 {
+				if pf = runsPF(kind, nd, bq != nil, rows, runs[i+1:]); pf != 0 {
+					pf2 = pf // the run after next, for the kernels that take it (the next one where there is none)
+					if i+2 < len(runs) && len(runs[i+2]) > 0 {
+						pf2 = runOffset(rows, runs[i+2])
+					}
+				}
+				if pf == 0 {
 					Prefetch(runs[i+1]) // the kernels' prefetches run past this run's end
 				} else if j := i + runsFar(kind); j > i && j < len(runs) {
 					Prefetch(runs[j]) // into L2, ahead of the kernel's L1 prefetches of the next run
