@@ -166,10 +166,11 @@ func accFP8Runs(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool 
 }
 
 // multiScoresFP8BF16HRunsAVX512 is multiScoresFP8BF16H whose loop of four rows prefetches
-// pf bytes past each row in place of PFDISTZ (gen_runs.go, multi_runs_avx512x_amd64.s).
+// pf bytes past each row into L1 in place of PFDISTZ and pf2 bytes past it into L2 in place
+// of PFDISTZ2 (gen_runs.go, multi_runs_avx512x_amd64.s).
 //
 //go:noescape
-func multiScoresFP8BF16HRunsAVX512(q *uint16, nv int, rows *byte, rb, m int, out *float32, ostride, so int, off *float32, pf int)
+func multiScoresFP8BF16HRunsAVX512(q *uint16, nv int, rows *byte, rb, m int, out *float32, ostride, so int, off *float32, pf, pf2 int)
 
 // multiAccFP8BF16RunsAVX512 is multiAccFP8BF16 prefetching pf1 bytes past each row pair into
 // L1 and pf2 bytes past it into L2 (gen_runs.go, multi_runs_avx512x_amd64.s).
@@ -611,13 +612,18 @@ var fp8RunsZ4 = zen4Stream
 // (Prefetch) as it starts. The kernel's arguments are scoresBF16's, so the scores are its bit
 // for bit. It reports false, doing nothing, where it does not apply. The kernel is
 // multiScoresFP8BF16H's runs flavour (multiScoresFP8BF16HRunsAVX512), its L1 prefetches at the
-// next run, with the run three on prefetched into L2 (Prefetch) before each run. Zen 4, kvcache
+// next run and its L2 prefetches at the run three on. Zen 4, kvcache
 // TestPagedBreakdown (one thread, 32768 cells, 8 KV heads of 128, 4 queries, thread CPU, 2
 // alternations, load ~2), fp8's scores: paged 4.24–5.04 ms, 4.60–4.63 with the queries
 // packed once a batch (contiguous in runs 3.09–3.19 → 2.33), 3.62–3.93 with the runs flavour
 // (L1 at the next run), 2.64–2.75 with the run three on into L2 besides (the run two on
 // 2.71–3.16, four on 2.86–2.92, the run after next in L1 with the run three or four on
-// 2.86–3.03; contiguous 1.92–2.00). Its values through multiAccFP8BF16RunsAVX512
+// 2.86–3.03; contiguous 1.92–2.00). The run three on prefetched by the kernel into L2 as
+// it goes, the same rows as its L1 prefetches' (pf2), in place of the Prefetch before each run
+// (TestPagedBreakdown, 2 alternations, load ~6): 2.49–2.57 → 2.40–2.43 ms (the run after next
+// 2.40–2.43; contiguous 1.90–1.93; the calls a run each over contiguous rows 2.45–2.51 →
+// 2.26–2.32), the whole paged fp8 decode (TestPagedDecodeSpeed, 3 alternations) 4.69–4.87 →
+// 4.61–4.66 ms (one run 5.24; contiguous 3.77–3.80). Its values through multiAccFP8BF16RunsAVX512
 // (accFP8Runs): 3.75–4.12 → 1.84–2.04 ms (contiguous 1.73–1.81).
 func fp8ScoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bool {
 	var mu []float32
@@ -666,10 +672,11 @@ func fp8ScoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bo
 						break
 					}
 				}
-				if i+3 < len(runs) {
-					Prefetch(runs[i+3]) // into L2, ahead of the kernel's L1 prefetches
+				pf3 := pf // the run three on, into L2 ahead of the L1 prefetches (the next run where there is none)
+				if j := i + 3; j < len(runs) && len(runs[j]) > 0 {
+					pf3 = runOffset(r, runs[j])
 				}
-				multiScoresFP8BF16HRunsAVX512(&pack[0], d, &r[0], rb, mr, &out[base*n+h], 4*n, d, &offs[0], pf)
+				multiScoresFP8BF16HRunsAVX512(&pack[0], d, &r[0], rb, mr, &out[base*n+h], 4*n, d, &offs[0], pf, pf3)
 			} else {
 				if i+1 < len(runs) {
 					Prefetch(runs[i+1]) // the kernel's prefetches run past this run's end

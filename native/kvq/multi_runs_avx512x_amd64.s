@@ -264,12 +264,12 @@ fbaR_done:
 	RET
 
 
-// func multiScoresFP8BF16HRunsAVX512(q *uint16, nv int, rows *byte, rb, m int, out *float32, ostride, so int, off *float32, pf int)
-// multiScoresFP8BF16H prefetching, in its loop of four rows, pf bytes past each row (the same row of the next run) into L1 in place of PFDISTZ, and nothing into L2 in place of PFDISTZ2 (past a run's end that would be another head's rows).
+// func multiScoresFP8BF16HRunsAVX512(q *uint16, nv int, rows *byte, rb, m int, out *float32, ostride, so int, off *float32, pf, pf2 int)
+// multiScoresFP8BF16H prefetching, in its loop of four rows, pf bytes past each row (the same row of the next run) into L1 in place of PFDISTZ, and pf2 bytes past it (the run three on) into L2 in place of PFDISTZ2 (past a run's end that would be another head's rows).
 // multiScoresFP8BF16's contract, with the queries packed by fp8QueryBF16H: per row pair and
 // 32-value chunk, row a's codes and row b's in one vector's halves, decoded once
 // (FP8BF16DEC) for the four queries into accumulator Z(h) (row a in the low half).
-TEXT ·multiScoresFP8BF16HRunsAVX512(SB), 0, $648-80
+TEXT ·multiScoresFP8BF16HRunsAVX512(SB), 0, $648-88
 	MOVB $0, pend-8(SP)        // no four rows' sums wait in the frame (fp8ScoresBF16Quad)
 	MOVQ q+0(FP), SI
 	MOVQ nv+8(FP), R11
@@ -313,6 +313,11 @@ fbqR_chunk:
 	PREFETCHT0 (R15)(AX*1)
 	PREFETCHT0 (R13)(AX*1)
 	PREFETCHT0 (DX)(AX*1)
+	MOVQ pf2+80(FP), AX
+	PREFETCHT1 (BX)(AX*1)
+	PREFETCHT1 (R15)(AX*1)
+	PREFETCHT1 (R13)(AX*1)
+	PREFETCHT1 (DX)(AX*1)
 	CMPQ R12, $64
 	JLT  fbqR_last
 	VMOVDQU64 0(BX), Y4
