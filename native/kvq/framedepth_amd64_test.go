@@ -114,7 +114,7 @@ func frameDepthCases() []struct {
 		f  Format
 		ks []accKernel
 	}{
-		{Q8_0, []accKernel{q80RunsAsAcc}}, {Q4_0, []accKernel{q40RunsAsAcc}}, {Q4_1, []accKernel{q41RunsAsAcc}},
+		{Q8_0, []accKernel{q80RunsAsAcc}}, {Q8_0, []accKernel{q80ListAsAcc}}, {Q4_0, []accKernel{q40RunsAsAcc}}, {Q4_1, []accKernel{q41RunsAsAcc}},
 		{IQ4_NL, []accKernel{iq4nlRunsAsAcc}}, {Q5_0, []accKernel{q50RunsAsAcc}},
 	}...)
 }
@@ -123,6 +123,16 @@ func frameDepthCases() []struct {
 // (the prefetches at the rows themselves), which does not change the sums.
 func q80RunsAsAcc(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int) {
 	multiAccQ80Z4RunsINT(acc, d, nv, rows, rb, m, w, wstride, 0)
+}
+
+// q80ListAsAcc is multiAccQ80Z4ListINT over the m rows as runs of 64 (the last shorter).
+func q80ListAsAcc(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int) {
+	list := make([]runEntry, 0, m/64+2)
+	for j := 0; j < m; j += 64 {
+		list = append(list, runEntry{unsafe.Add(unsafe.Pointer(rows), j*rb), uintptr(min(64, m-j)), 0})
+	}
+	list = append(list, list[len(list)-1])
+	multiAccQ80Z4ListINT(acc, d, nv, rows, rb, m, w, wstride, &list[0])
 }
 
 func q40RunsAsAcc(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int) {

@@ -76,7 +76,7 @@ import (
 var kernels = map[string][]string{
 	"multi_intacc_amd64.s":     {"multiAccQ40V8Z4INT", "multiAccQ41V8Z4INT", "multiAccIQ4NLV8Z4INT", "multiAccQ80Z4INT", "multiAccQ50V8Z4INT", "multiAccQ51V8Z4INT", "multiAccQ50VINT"},
 	"multi_intacc2_amd64.s":    {"multiAccQ40V8Z4TwoINT", "multiAccQ41V8Z4TwoINT", "multiAccIQ4NLV8Z4TwoINT", "multiAccQ80Z4TwoINT"},
-	"multi_runs_amd64.s":       {"multiAccQ80Z4RunsINT", "multiAccQ40V8Z4RunsINT", "multiAccQ41V8Z4RunsINT", "multiAccIQ4NLV8Z4RunsINT", "multiAccQ50VRunsINT", "multiAccQ51V8Z4RunsINT", "multiScoresFP8AVX2TRuns", "multiAccFP8AVX2TPF", "multiAccQ80AVX2RunsINT"},
+	"multi_runs_amd64.s":       {"multiAccQ80Z4RunsINT", "multiAccQ80Z4ListINT", "multiAccQ40V8Z4RunsINT", "multiAccQ41V8Z4RunsINT", "multiAccIQ4NLV8Z4RunsINT", "multiAccQ50VRunsINT", "multiAccQ51V8Z4RunsINT", "multiScoresFP8AVX2TRuns", "multiAccFP8AVX2TPF", "multiAccQ80AVX2RunsINT"},
 	"multi_avx2f_amd64.s":      {"multiScoresFP8AVX2T", "multiAccFP8AVX2T"},
 	"multi_avx2intacc_amd64.s": {"multiAccQ40B8AVX2INT", "multiAccQ41B8AVX2INT", "multiAccQ50B8AVX2INT", "multiAccQ51B8AVX2INT", "multiAccQ51U8AVX2INT", "multiAccQ50A8AVX2INT", "multiAccQ80A8AVX2INT", "multiAccIQ4NLAVX2INT", "multiAccIQ4NLA8AVX2INT", "multiAccIQ4NLA8TwoAVX2INT", "multiAccQ40AVX2INT", "multiAccQ41AVX2INT", "multiAccQ50AVX2INT", "multiAccQ51AVX2INT", "multiAccQ80AVX2INT", "multiAccQ40B8TwoAVX2INT", "multiAccQ41B8TwoAVX2INT", "multiAccQ50B8TwoAVX2INT", "multiAccQ51B8TwoAVX2INT", "multiAccQ51U8TwoAVX2INT", "multiAccQ50A8TwoAVX2INT", "multiAccQ80A8TwoAVX2INT", "multiAccIQ4NLTwoAVX2INT", "multiAccQ40TwoAVX2INT", "multiAccQ41TwoAVX2INT", "multiAccQ50TwoAVX2INT", "multiAccQ51TwoAVX2INT", "multiAccQ80TwoAVX2INT"},
 }

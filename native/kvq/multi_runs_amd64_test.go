@@ -3,6 +3,7 @@
 package kvq
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -22,7 +23,8 @@ func TestAccRunsKernel(t *testing.T) {
 }
 
 // TestRunsKernels: on Zen 4, q8_0 and q4_0 runs (rotated or not) take the runs flavours, whose
-// prefetches follow the runs: with the integer kernels the values' multiAccQ80Z4RunsINT and
+// prefetches follow the runs: with the integer kernels the values' multiAccQ80Z4RunsINT (q8_0
+// without a rotated codec's offsets: multiAccQ80Z4ListINT, runs a call) and
 // multiAccQ40V8Z4RunsINT (accIntRuns) and the scores' multiScoresQ80OneZ4RunsVNNI (q8_0 at one
 // query digit) and multiScoresQ40HdrZ4RunsVNNI (runsPF); and f16's scores
 // multiScoresF16Z4Runs (scoresRuns); the values of tq4 and the turbo tiers their 8-bit
@@ -51,7 +53,7 @@ func TestRunsKernels(t *testing.T) {
 		rb := c.RowBytes()
 		runs := [][]byte{make([]byte, 64*rb), make([]byte, 64*rb), make([]byte, 3*rb)}
 		if accRunsQ80 && intAcc() && !accIntRuns(c, make([]float32, 4*128), 4, make([]float32, 4*131), runs) {
-			t.Errorf("rot=%v: q8_0 values do not take multiAccQ80Z4RunsINT", rot)
+			t.Errorf("rot=%v: q8_0 values do not take multiAccQ80Z4RunsINT (multiAccQ80Z4ListINT)", rot)
 		}
 	}
 	for _, rot := range []bool{false, true} {
@@ -225,6 +227,41 @@ func TestRunsKernels(t *testing.T) {
 				for _, lens := range [][]int{{64, 64, 64, 64}, {64, 17, 0, 16, 3, 64, 1, 31}, {16}} {
 					checkRuns(t, rng, c, lens)
 				}
+			}
+		}
+	}
+}
+
+// TestQ80ListMatchesKernel: multiAccQ80Z4ListINT over rows split into runs of 64 (the last
+// shorter) gives multiAccQ80Z4INT's sums over the same rows bit for bit (its tiles are those
+// runs), odd row counts included, and writes nothing past the accumulators.
+func TestQ80ListMatchesKernel(t *testing.T) {
+	if !intAcc() {
+		t.Skip("no Zen 4 integer values kernels")
+	}
+	c := Unwrap(mustCodec(t, Q8_0, 128))
+	rb := c.RowBytes()
+	rng := rand.New(rand.NewPCG(61, 62))
+	const m0 = 777
+	rows := make([]byte, m0*rb)
+	src := outlierRows(rng, m0, 128)
+	for j := 0; j < m0; j++ {
+		c.Encode(rows[j*rb:(j+1)*rb], src[j*128:(j+1)*128])
+	}
+	for _, m := range []int{1, 63, 64, 65, 130, 777} {
+		w := gaussianRows(rng, m, 4, 0.1)
+		start := gaussianRows(rng, 4, 128, 1)
+		const sentinel = 12345.5
+		want := append(append([]float32(nil), start...), sentinel)
+		got := append(append([]float32(nil), start...), sentinel)
+		multiAccQ80Z4INT(&want[0], 128, 128, &rows[0], rb, m, &w[0], 16)
+		q80ListAsAcc(&got[0], 128, 128, &rows[0], rb, m, &w[0], 16)
+		if got[4*128] != sentinel {
+			t.Fatalf("m %d: wrote past the accumulators", m)
+		}
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("m %d: acc[%d] %v over the list, %v", m, i, got[i], want[i])
 			}
 		}
 	}
