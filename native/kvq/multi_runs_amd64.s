@@ -418,411 +418,6 @@ aQ80Z4R_done:
 	RET
 
 
-// func multiAccQ80Z4ListINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, list *uintptr)
-// multiAccQ80Z4INT over a list of runs, a tile each: list holds (rows, row count, prefetch offset) for each run (and one more entry, read and not used), the row counts summing to m and each at most 64; each tile's prefetches go its entry's offset on (the run after next), and the next tile's prepass, pipelined into this tile's row loops, reads the next entry's rows.
-// q8_0: d (f16), 32 int8 codes; x = c·d.
-TEXT ·multiAccQ80Z4ListINT(SB), 0, $13760-72
-	LEAQ 6911(SP), BP
-	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
-	MOVQ m+40(FP), AX
-	TESTQ AX, AX
-	JZ   aQ80Z4L_done
-	MOVQ nv+16(FP), AX
-	SHRQ $5, AX
-	TESTQ AX, AX
-	JZ   aQ80Z4L_done
-	VPBROADCASTD ·intAccNibW(SB), Z31
-	VMOVDQU16 ·intAccQ80DIdx(SB), Z29
-	VPBROADCASTD ·intAccQMax(SB), Z27
-	VPBROADCASTD ·intAccInvCap(SB), Z26
-	VPBROADCASTD ·intAccOne(SB), Z25
-	MOVL $0x55555555, AX
-	KMOVD AX, K3
-	MOVQ list+64(FP), DI
-	MOVQ DI, 6576(SP)          // the tile's entry in list
-	MOVQ (DI), DI
-	MOVQ w+48(FP), AX
-	MOVQ AX, 6472(SP)
-	MOVQ m+40(FP), AX
-	MOVQ AX, 6480(SP)
-	MOVQ $0, 6560(SP)
-
-aQ80Z4L_tile:
-	MOVQ 6576(SP), R12
-	MOVQ 8(R12), AX            // the run's rows
-	MOVQ AX, 6464(SP)
-	SUBQ AX, 6480(SP)
-	MOVQ 16(R12), R12
-	ADDQ DI, R12
-	MOVQ R12, 6512(SP)         // the entry's offset on (the run after next), a line a row-pair step and 2 bytes a row after
-	MOVQ nv+16(FP), AX
-	SHRQ $5, AX
-	MOVQ AX, 6488(SP)
-	XORQ BX, BX                // byte offset of the block in a row
-	MOVQ acc+0(FP), CX         // accumulators of the block
-
-aQ80Z4L_quad:
-	// Up to four blocks at a time: K4 (K5) marks the words of the row's first (second) 64
-	// bytes from the quad's first block that hold its scales (and mins).
-	MOVQ 6488(SP), AX
-	CMPQ AX, $4
-	JLE  aQ80Z4L_nq
-	MOVQ $4, AX
-aQ80Z4L_nq:
-	MOVQ AX, 6496(SP)
-	SUBQ AX, 6488(SP)
-	DECQ AX
-	IMULQ $34, AX
-	ADDQ $2, AX
-	SHRQ $1, AX
-	MOVQ $-1, R9
-	BZHIQ AX, R9, R9
-	KMOVQ R9, K4
-	SHRQ $32, R9
-	KMOVQ R9, K5
-
-	CMPQ 6560(SP), $0
-	JNE  aQ80Z4L_pre
-	// w·d per row (lane 4b+h), its largest magnitude per lane (and Σ w·m), two rows a step
-	// with a chain each (row a: Z10, Z11, Z9; row b: Z28, Z18, Z17), joined after.
-	LEAQ (DI)(BX*1), R12
-	MOVQ 6472(SP), R8
-	LEAQ 0(BP), R15
-	MOVQ 6464(SP), R10
-	MOVQ wstride+56(FP), R9
-	MOVQ rb+32(FP), R11
-	VXORPS Z10, Z10, Z10       // max |w·d|
-	VXORPS Z11, Z11, Z11       // Σ w·m
-	VXORPS Z9, Z9, Z9          // Σ w·d
-	VXORPS Z28, Z28, Z28
-	VXORPS Z18, Z18, Z18
-	VXORPS Z17, Z17, Z17
-	SHRQ $1, R10
-	JZ   aQ80Z4L_p1o
-aQ80Z4L_p1:
-	VBROADCASTF32X4 (R8), Z12
-	VMOVDQU16.Z (R12), K4, Z13
-	VMOVDQU16.Z 64(R12), K5, Z14
-	VPERMT2W Z14, Z29, Z13
-	VCVTPH2PS Y13, Z15
-	VMULPS Z12, Z15, Z15
-	VMOVUPS Z15, (R15)
-	VRANGEPS $0x0B, Z15, Z10, Z10
-	VBROADCASTF32X4 (R8)(R9*1), Z20
-	VMOVDQU16.Z (R12)(R11*1), K4, Z21
-	VMOVDQU16.Z 64(R12)(R11*1), K5, Z23
-	VPERMT2W Z23, Z29, Z21
-	VCVTPH2PS Y21, Z22
-	VMULPS Z20, Z22, Z22
-	VMOVUPS Z22, 64(R15)
-	VRANGEPS $0x0B, Z22, Z28, Z28
-	LEAQ (R8)(R9*2), R8
-	LEAQ (R12)(R11*2), R12
-	ADDQ $128, R15
-	DECQ R10
-	JNZ  aQ80Z4L_p1
-	JMP  aQ80Z4L_p1o
-aQ80Z4L_pre:
-	// The tile's w·d, formed in the previous tile's row loops: its largest magnitudes (Z27) and
-	// chains into the registers the prepass loop leaves them in.
-	MOVQ $0, 6560(SP)
-	VMOVAPS Z27, Z10
-	VXORPS Z28, Z28, Z28
-	MOVQ 6464(SP), AX
-	SHLQ $6, AX
-	LEAQ 0(BP)(AX*1), R15
-	VPBROADCASTD ·intAccQMax(SB), Z27
-	VPBROADCASTD ·intAccInvCap(SB), Z26
-	VPBROADCASTD ·intAccOne(SB), Z25
-	JMP  aQ80Z4L_p1e
-aQ80Z4L_p1o:
-	TESTQ $1, 6464(SP)
-	JZ   aQ80Z4L_p1e
-	VBROADCASTF32X4 (R8), Z12
-	VMOVDQU16.Z (R12), K4, Z13
-	VMOVDQU16.Z 64(R12), K5, Z14
-	VPERMT2W Z14, Z29, Z13
-	VCVTPH2PS Y13, Z15
-	VMULPS Z12, Z15, Z15
-	VMOVUPS Z15, (R15)
-	VRANGEPS $0x0B, Z15, Z10, Z10
-	ADDQ $64, R15
-aQ80Z4L_p1e:
-	VRANGEPS $0x0B, Z28, Z10, Z10
-	VXORPS Z15, Z15, Z15
-	VMOVUPS Z15, (R15)         // the zero row that pairs with a lone last row
-	// inv = min(32767/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.
-	VXORPS Z12, Z12, Z12
-	VCMPPS $0x0E, Z12, Z10, K1 // M > 0
-	VDIVPS.Z Z10, Z27, K1, Z14
-	VMINPS Z26, Z14, K1, Z14
-	VDIVPS.Z Z14, Z25, K1, Z15
-	VMOVUPS Z15, 6272(BP)
-
-	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
-	LEAQ 0(BP), R8
-	LEAQ 4224(BP), R12
-	MOVQ 6464(SP), R10
-	INCQ R10
-	SHRQ $1, R10
-aQ80Z4L_p2:
-	VMULPS (R8), Z14, Z16
-	VMULPS 64(R8), Z14, Z17
-	VCVTPS2DQ Z16, Z16
-	VCVTPS2DQ Z17, Z17
-	VPSLLD $16, Z17, Z17
-	VPBLENDMW Z16, Z17, K3, Z16
-	VMOVDQU32 Z16, (R12)
-	ADDQ $128, R8
-	ADDQ $64, R12
-	DECQ R10
-	JNZ  aQ80Z4L_p2
-	LEAQ 4224(BP), AX
-	MOVQ AX, 6504(SP)
-	LEAQ 6272(BP), R13
-	// The next tile's first prepass in this tile's row loops where a row is one quad.
-	XORQ R11, R11
-	MOVQ nv+16(FP), AX
-	SHRQ $5, AX
-	CMPQ AX, $4
-	JNE  aQ80Z4L_nopipe
-	MOVQ 6480(SP), R11
-	TESTQ R11, R11
-	JZ   aQ80Z4L_nopipe
-	MOVQ 6576(SP), AX
-	MOVQ 32(AX), R11           // the next run's rows
-	MOVQ 24(AX), R14
-	MOVQ 6464(SP), AX
-	IMULQ wstride+56(FP), AX
-	ADDQ 6472(SP), AX
-	MOVQ AX, 6536(SP)
-	LEAQ 0(BP), AX
-	MOVQ AX, SI
-	MOVQ $0, 6552(SP)
-	MOVQ $1, 6560(SP)
-	VXORPS Z27, Z27, Z27
-aQ80Z4L_nopipe:
-
-aQ80Z4L_blk:
-	// Row pairs: the codes of rows a and b widened and multiplied into int32 sums (Z0..Z7; two pairs
-	// a step).
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	LEAQ (DI)(BX*1), R12
-	MOVQ 6504(SP), R8
-	MOVQ 6512(SP), R15
-	MOVQ rb+32(FP), R9
-	MOVQ 6464(SP), R10
-	SHRQ $2, R10
-	JZ   aQ80Z4L_pair1
-aQ80Z4L_pair:
-	PREFETCHT1 (R15)
-	ADDQ $64, R15
-	VMOVDQU8 2(R12), Y20
-	VPUNPCKLBW 2(R12)(R9*1), Y20, Y21
-	VPUNPCKHBW 2(R12)(R9*1), Y20, Y22
-	VPMOVSXBW Y21, Z23
-	VPMOVSXBW Y22, Z24
-	VPDPWSSD.BCST 0(R8), Z23, Z0
-	VPDPWSSD.BCST 0(R8), Z24, Z1
-	VPDPWSSD.BCST 4(R8), Z23, Z2
-	VPDPWSSD.BCST 4(R8), Z24, Z3
-	VPDPWSSD.BCST 8(R8), Z23, Z4
-	VPDPWSSD.BCST 8(R8), Z24, Z5
-	VPDPWSSD.BCST 12(R8), Z23, Z6
-	VPDPWSSD.BCST 12(R8), Z24, Z7
-	LEAQ (R12)(R9*2), R12
-	TESTQ R11, R11
-	JZ   aQ80Z4L_s1
-	MOVQ R14, AX
-	VMOVDQU16 (AX), Z26
-	VPERMT2W 64(AX), Z29, Z26
-	ADDQ R9, AX
-	MOVQ AX, R14
-	MOVQ 6536(SP), AX
-	VBROADCASTF32X4 (AX), Z25
-	ADDQ wstride+56(FP), AX
-	MOVQ AX, 6536(SP)
-	VCVTPH2PS Y26, Z22
-	VMULPS Z25, Z22, Z22
-	MOVQ SI, AX
-	VMOVUPS Z22, (AX)
-	ADDQ $64, AX
-	MOVQ AX, SI
-	VRANGEPS $0x0B, Z22, Z27, Z27
-	DECQ R11
-aQ80Z4L_s1:
-	PREFETCHT1 (R15)
-	ADDQ $64, R15
-	VMOVDQU8 2(R12), Y20
-	VPUNPCKLBW 2(R12)(R9*1), Y20, Y21
-	VPUNPCKHBW 2(R12)(R9*1), Y20, Y22
-	VPMOVSXBW Y21, Z23
-	VPMOVSXBW Y22, Z24
-	VPDPWSSD.BCST 64(R8), Z23, Z0
-	VPDPWSSD.BCST 64(R8), Z24, Z1
-	VPDPWSSD.BCST 68(R8), Z23, Z2
-	VPDPWSSD.BCST 68(R8), Z24, Z3
-	VPDPWSSD.BCST 72(R8), Z23, Z4
-	VPDPWSSD.BCST 72(R8), Z24, Z5
-	VPDPWSSD.BCST 76(R8), Z23, Z6
-	VPDPWSSD.BCST 76(R8), Z24, Z7
-	ADDQ $128, R8
-	LEAQ (R12)(R9*2), R12
-	DECQ R10
-	JNZ  aQ80Z4L_pair
-aQ80Z4L_pair1:
-	TESTQ $2, 6464(SP)
-	JZ   aQ80Z4L_odd
-	PREFETCHT1 (R15)
-	ADDQ $64, R15
-	VMOVDQU8 2(R12), Y20
-	VPUNPCKLBW 2(R12)(R9*1), Y20, Y21
-	VPUNPCKHBW 2(R12)(R9*1), Y20, Y22
-	VPMOVSXBW Y21, Z23
-	VPMOVSXBW Y22, Z24
-	VPDPWSSD.BCST 0(R8), Z23, Z0
-	VPDPWSSD.BCST 0(R8), Z24, Z1
-	VPDPWSSD.BCST 4(R8), Z23, Z2
-	VPDPWSSD.BCST 4(R8), Z24, Z3
-	VPDPWSSD.BCST 8(R8), Z23, Z4
-	VPDPWSSD.BCST 8(R8), Z24, Z5
-	VPDPWSSD.BCST 12(R8), Z23, Z6
-	VPDPWSSD.BCST 12(R8), Z24, Z7
-	ADDQ $64, R8
-	LEAQ (R12)(R9*2), R12
-
-aQ80Z4L_odd:
-	PREFETCHT1 0(R15)
-	PREFETCHT1 64(R15)
-	MOVQ 6464(SP), AX
-	LEAQ (R15)(AX*2), R15
-	MOVQ R15, 6512(SP)
-	TESTQ $1, 6464(SP)
-	JZ   aQ80Z4L_join
-	XORQ R9, R9                // a lone last row: b reads a again, with weight 0
-	VMOVDQU8 2(R12), Y20
-	VPUNPCKLBW 2(R12)(R9*1), Y20, Y21
-	VPUNPCKHBW 2(R12)(R9*1), Y20, Y22
-	VPMOVSXBW Y21, Z23
-	VPMOVSXBW Y22, Z24
-	VPDPWSSD.BCST 0(R8), Z23, Z0
-	VPDPWSSD.BCST 0(R8), Z24, Z1
-	VPDPWSSD.BCST 4(R8), Z23, Z2
-	VPDPWSSD.BCST 4(R8), Z24, Z3
-	VPDPWSSD.BCST 8(R8), Z23, Z4
-	VPDPWSSD.BCST 8(R8), Z24, Z5
-	VPDPWSSD.BCST 12(R8), Z23, Z6
-	VPDPWSSD.BCST 12(R8), Z24, Z7
-aQ80Z4L_join:
-
-aQ80Z4L_fin:
-	// acc_h += T·(Σ W·c − off·ΣW) (+ Σ w·m), per accumulator's two vectors (R13: the block's
-	// lanes of T; off·ΣW 64 bytes on, Σ w·m 128).
-	MOVQ d+8(FP), DX
-	SHLQ $2, DX                // bytes between accumulators
-	MOVQ CX, R12
-	VSHUFI64X2 $0x44, Z1, Z0, Z8
-	VSHUFI64X2 $0xEE, Z1, Z0, Z1
-	VMOVDQA64 Z8, Z0
-	VCVTDQ2PS Z0, Z0
-	VCVTDQ2PS Z1, Z1
-	VMOVUPS (R12), Z8
-	VMOVUPS 64(R12), Z9
-	VFMADD231PS.BCST 0(R13), Z0, Z8
-	VFMADD231PS.BCST 0(R13), Z1, Z9
-	VMOVUPS Z8, (R12)
-	VMOVUPS Z9, 64(R12)
-	ADDQ DX, R12
-	VSHUFI64X2 $0x44, Z3, Z2, Z8
-	VSHUFI64X2 $0xEE, Z3, Z2, Z3
-	VMOVDQA64 Z8, Z2
-	VCVTDQ2PS Z2, Z2
-	VCVTDQ2PS Z3, Z3
-	VMOVUPS (R12), Z8
-	VMOVUPS 64(R12), Z9
-	VFMADD231PS.BCST 4(R13), Z2, Z8
-	VFMADD231PS.BCST 4(R13), Z3, Z9
-	VMOVUPS Z8, (R12)
-	VMOVUPS Z9, 64(R12)
-	ADDQ DX, R12
-	VSHUFI64X2 $0x44, Z5, Z4, Z8
-	VSHUFI64X2 $0xEE, Z5, Z4, Z5
-	VMOVDQA64 Z8, Z4
-	VCVTDQ2PS Z4, Z4
-	VCVTDQ2PS Z5, Z5
-	VMOVUPS (R12), Z8
-	VMOVUPS 64(R12), Z9
-	VFMADD231PS.BCST 8(R13), Z4, Z8
-	VFMADD231PS.BCST 8(R13), Z5, Z9
-	VMOVUPS Z8, (R12)
-	VMOVUPS Z9, 64(R12)
-	ADDQ DX, R12
-	VSHUFI64X2 $0x44, Z7, Z6, Z8
-	VSHUFI64X2 $0xEE, Z7, Z6, Z7
-	VMOVDQA64 Z8, Z6
-	VCVTDQ2PS Z6, Z6
-	VCVTDQ2PS Z7, Z7
-	VMOVUPS (R12), Z8
-	VMOVUPS 64(R12), Z9
-	VFMADD231PS.BCST 12(R13), Z6, Z8
-	VFMADD231PS.BCST 12(R13), Z7, Z9
-	VMOVUPS Z8, (R12)
-	VMOVUPS Z9, 64(R12)
-
-	ADDQ $34, BX
-	ADDQ $128, CX
-	ADDQ $16, 6504(SP)
-	ADDQ $16, R13
-	DECQ 6496(SP)
-	JNZ  aQ80Z4L_blk
-	CMPQ 6488(SP), $0
-	JNE  aQ80Z4L_quad
-	MOVQ rb+32(FP), R9
-aQ80Z4L_cu:
-	TESTQ R11, R11
-	JZ   aQ80Z4L_cud
-	MOVQ R14, AX
-	VMOVDQU16 (AX), Z26
-	VPERMT2W 64(AX), Z29, Z26
-	ADDQ R9, AX
-	MOVQ AX, R14
-	MOVQ 6536(SP), AX
-	VBROADCASTF32X4 (AX), Z25
-	ADDQ wstride+56(FP), AX
-	MOVQ AX, 6536(SP)
-	VCVTPH2PS Y26, Z22
-	VMULPS Z25, Z22, Z22
-	MOVQ SI, AX
-	VMOVUPS Z22, (AX)
-	ADDQ $64, AX
-	MOVQ AX, SI
-	VRANGEPS $0x0B, Z22, Z27, Z27
-	DECQ R11
-	JMP  aQ80Z4L_cu
-aQ80Z4L_cud:
-
-	MOVQ 6464(SP), AX
-	MOVQ 6576(SP), R12
-	ADDQ $24, R12
-	MOVQ R12, 6576(SP)
-	MOVQ (R12), DI             // the next run
-	IMULQ wstride+56(FP), AX
-	ADDQ AX, 6472(SP)
-	CMPQ 6480(SP), $0
-	JNE  aQ80Z4L_tile
-
-aQ80Z4L_done:
-	VZEROUPPER
-	RET
-
-
 // func multiAccQ40V8Z4RunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int)
 // multiAccQ40V8Z4INT prefetching pf bytes past each tile's first row (the run after next), not 32 KiB past the tile after next.
 // q4_0: d (f16), 16 nibble bytes; x = (c − 8)·d. 8-bit weights, rows in quads (VPDPBUSD), AVX-512 VBMI.
@@ -13260,6 +12855,411 @@ multiScoresF16Z4Runs_last1:
 
 multiScoresF16Z4Runs_done:
 multiScoresF16Z4Runs_ret:
+	VZEROUPPER
+	RET
+
+
+// func multiAccQ80Z4ListINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, list *uintptr)
+// multiAccQ80Z4INT over a list of runs, a tile each: list holds (rows, row count, prefetch offset) for each run (and one more entry, read and not used), the row counts summing to m and each at most 64; each tile's prefetches go its entry's offset on (the run after next), and the next tile's prepass, pipelined into this tile's row loops, reads the next entry's rows.
+// q8_0: d (f16), 32 int8 codes; x = c·d.
+TEXT ·multiAccQ80Z4ListINT(SB), 0, $13760-72
+	LEAQ 6911(SP), BP
+	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
+	MOVQ m+40(FP), AX
+	TESTQ AX, AX
+	JZ   aQ80Z4L_done
+	MOVQ nv+16(FP), AX
+	SHRQ $5, AX
+	TESTQ AX, AX
+	JZ   aQ80Z4L_done
+	VPBROADCASTD ·intAccNibW(SB), Z31
+	VMOVDQU16 ·intAccQ80DIdx(SB), Z29
+	VPBROADCASTD ·intAccQMax(SB), Z27
+	VPBROADCASTD ·intAccInvCap(SB), Z26
+	VPBROADCASTD ·intAccOne(SB), Z25
+	MOVL $0x55555555, AX
+	KMOVD AX, K3
+	MOVQ list+64(FP), DI
+	MOVQ DI, 6576(SP)          // the tile's entry in list
+	MOVQ (DI), DI
+	MOVQ w+48(FP), AX
+	MOVQ AX, 6472(SP)
+	MOVQ m+40(FP), AX
+	MOVQ AX, 6480(SP)
+	MOVQ $0, 6560(SP)
+
+aQ80Z4L_tile:
+	MOVQ 6576(SP), R12
+	MOVQ 8(R12), AX            // the run's rows
+	MOVQ AX, 6464(SP)
+	SUBQ AX, 6480(SP)
+	MOVQ 16(R12), R12
+	ADDQ DI, R12
+	MOVQ R12, 6512(SP)         // the entry's offset on (the run after next), a line a row-pair step and 2 bytes a row after
+	MOVQ nv+16(FP), AX
+	SHRQ $5, AX
+	MOVQ AX, 6488(SP)
+	XORQ BX, BX                // byte offset of the block in a row
+	MOVQ acc+0(FP), CX         // accumulators of the block
+
+aQ80Z4L_quad:
+	// Up to four blocks at a time: K4 (K5) marks the words of the row's first (second) 64
+	// bytes from the quad's first block that hold its scales (and mins).
+	MOVQ 6488(SP), AX
+	CMPQ AX, $4
+	JLE  aQ80Z4L_nq
+	MOVQ $4, AX
+aQ80Z4L_nq:
+	MOVQ AX, 6496(SP)
+	SUBQ AX, 6488(SP)
+	DECQ AX
+	IMULQ $34, AX
+	ADDQ $2, AX
+	SHRQ $1, AX
+	MOVQ $-1, R9
+	BZHIQ AX, R9, R9
+	KMOVQ R9, K4
+	SHRQ $32, R9
+	KMOVQ R9, K5
+
+	CMPQ 6560(SP), $0
+	JNE  aQ80Z4L_pre
+	// w·d per row (lane 4b+h), its largest magnitude per lane (and Σ w·m), two rows a step
+	// with a chain each (row a: Z10, Z11, Z9; row b: Z28, Z18, Z17), joined after.
+	LEAQ (DI)(BX*1), R12
+	MOVQ 6472(SP), R8
+	LEAQ 0(BP), R15
+	MOVQ 6464(SP), R10
+	MOVQ wstride+56(FP), R9
+	MOVQ rb+32(FP), R11
+	VXORPS Z10, Z10, Z10       // max |w·d|
+	VXORPS Z11, Z11, Z11       // Σ w·m
+	VXORPS Z9, Z9, Z9          // Σ w·d
+	VXORPS Z28, Z28, Z28
+	VXORPS Z18, Z18, Z18
+	VXORPS Z17, Z17, Z17
+	SHRQ $1, R10
+	JZ   aQ80Z4L_p1o
+aQ80Z4L_p1:
+	VBROADCASTF32X4 (R8), Z12
+	VMOVDQU16.Z (R12), K4, Z13
+	VMOVDQU16.Z 64(R12), K5, Z14
+	VPERMT2W Z14, Z29, Z13
+	VCVTPH2PS Y13, Z15
+	VMULPS Z12, Z15, Z15
+	VMOVUPS Z15, (R15)
+	VRANGEPS $0x0B, Z15, Z10, Z10
+	VBROADCASTF32X4 (R8)(R9*1), Z20
+	VMOVDQU16.Z (R12)(R11*1), K4, Z21
+	VMOVDQU16.Z 64(R12)(R11*1), K5, Z23
+	VPERMT2W Z23, Z29, Z21
+	VCVTPH2PS Y21, Z22
+	VMULPS Z20, Z22, Z22
+	VMOVUPS Z22, 64(R15)
+	VRANGEPS $0x0B, Z22, Z28, Z28
+	LEAQ (R8)(R9*2), R8
+	LEAQ (R12)(R11*2), R12
+	ADDQ $128, R15
+	DECQ R10
+	JNZ  aQ80Z4L_p1
+	JMP  aQ80Z4L_p1o
+aQ80Z4L_pre:
+	// The tile's w·d, formed in the previous tile's row loops: its largest magnitudes (Z27) and
+	// chains into the registers the prepass loop leaves them in.
+	MOVQ $0, 6560(SP)
+	VMOVAPS Z27, Z10
+	VXORPS Z28, Z28, Z28
+	MOVQ 6464(SP), AX
+	SHLQ $6, AX
+	LEAQ 0(BP)(AX*1), R15
+	VPBROADCASTD ·intAccQMax(SB), Z27
+	VPBROADCASTD ·intAccInvCap(SB), Z26
+	VPBROADCASTD ·intAccOne(SB), Z25
+	JMP  aQ80Z4L_p1e
+aQ80Z4L_p1o:
+	TESTQ $1, 6464(SP)
+	JZ   aQ80Z4L_p1e
+	VBROADCASTF32X4 (R8), Z12
+	VMOVDQU16.Z (R12), K4, Z13
+	VMOVDQU16.Z 64(R12), K5, Z14
+	VPERMT2W Z14, Z29, Z13
+	VCVTPH2PS Y13, Z15
+	VMULPS Z12, Z15, Z15
+	VMOVUPS Z15, (R15)
+	VRANGEPS $0x0B, Z15, Z10, Z10
+	ADDQ $64, R15
+aQ80Z4L_p1e:
+	VRANGEPS $0x0B, Z28, Z10, Z10
+	VXORPS Z15, Z15, Z15
+	VMOVUPS Z15, (R15)         // the zero row that pairs with a lone last row
+	// inv = min(32767/M, cap) and T = 1/inv where M > 0; both 0 where M = 0.
+	VXORPS Z12, Z12, Z12
+	VCMPPS $0x0E, Z12, Z10, K1 // M > 0
+	VDIVPS.Z Z10, Z27, K1, Z14
+	VMINPS Z26, Z14, K1, Z14
+	VDIVPS.Z Z14, Z25, K1, Z15
+	VMOVUPS Z15, 6272(BP)
+
+	// W = round(w·d·inv) as int16, rows paired: (W_2p, W_2p+1) per dword; ΣW per lane.
+	LEAQ 0(BP), R8
+	LEAQ 4224(BP), R12
+	MOVQ 6464(SP), R10
+	INCQ R10
+	SHRQ $1, R10
+aQ80Z4L_p2:
+	VMULPS (R8), Z14, Z16
+	VMULPS 64(R8), Z14, Z17
+	VCVTPS2DQ Z16, Z16
+	VCVTPS2DQ Z17, Z17
+	VPSLLD $16, Z17, Z17
+	VPBLENDMW Z16, Z17, K3, Z16
+	VMOVDQU32 Z16, (R12)
+	ADDQ $128, R8
+	ADDQ $64, R12
+	DECQ R10
+	JNZ  aQ80Z4L_p2
+	LEAQ 4224(BP), AX
+	MOVQ AX, 6504(SP)
+	LEAQ 6272(BP), R13
+	// The next tile's first prepass in this tile's row loops where a row is one quad.
+	XORQ R11, R11
+	MOVQ nv+16(FP), AX
+	SHRQ $5, AX
+	CMPQ AX, $4
+	JNE  aQ80Z4L_nopipe
+	MOVQ 6480(SP), R11
+	TESTQ R11, R11
+	JZ   aQ80Z4L_nopipe
+	MOVQ 6576(SP), AX
+	MOVQ 32(AX), R11           // the next run's rows
+	MOVQ 24(AX), R14
+	MOVQ 6464(SP), AX
+	IMULQ wstride+56(FP), AX
+	ADDQ 6472(SP), AX
+	MOVQ AX, 6536(SP)
+	LEAQ 0(BP), AX
+	MOVQ AX, SI
+	MOVQ $0, 6552(SP)
+	MOVQ $1, 6560(SP)
+	VXORPS Z27, Z27, Z27
+aQ80Z4L_nopipe:
+
+aQ80Z4L_blk:
+	// Row pairs: the codes of rows a and b widened and multiplied into int32 sums (Z0..Z7; two pairs
+	// a step).
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	LEAQ (DI)(BX*1), R12
+	MOVQ 6504(SP), R8
+	MOVQ 6512(SP), R15
+	MOVQ rb+32(FP), R9
+	MOVQ 6464(SP), R10
+	SHRQ $2, R10
+	JZ   aQ80Z4L_pair1
+aQ80Z4L_pair:
+	PREFETCHT1 (R15)
+	ADDQ $64, R15
+	VMOVDQU8 2(R12), Y20
+	VPUNPCKLBW 2(R12)(R9*1), Y20, Y21
+	VPUNPCKHBW 2(R12)(R9*1), Y20, Y22
+	VPMOVSXBW Y21, Z23
+	VPMOVSXBW Y22, Z24
+	VPDPWSSD.BCST 0(R8), Z23, Z0
+	VPDPWSSD.BCST 0(R8), Z24, Z1
+	VPDPWSSD.BCST 4(R8), Z23, Z2
+	VPDPWSSD.BCST 4(R8), Z24, Z3
+	VPDPWSSD.BCST 8(R8), Z23, Z4
+	VPDPWSSD.BCST 8(R8), Z24, Z5
+	VPDPWSSD.BCST 12(R8), Z23, Z6
+	VPDPWSSD.BCST 12(R8), Z24, Z7
+	LEAQ (R12)(R9*2), R12
+	TESTQ R11, R11
+	JZ   aQ80Z4L_s1
+	MOVQ R14, AX
+	VMOVDQU16 (AX), Z26
+	VPERMT2W 64(AX), Z29, Z26
+	ADDQ R9, AX
+	MOVQ AX, R14
+	MOVQ 6536(SP), AX
+	VBROADCASTF32X4 (AX), Z25
+	ADDQ wstride+56(FP), AX
+	MOVQ AX, 6536(SP)
+	VCVTPH2PS Y26, Z22
+	VMULPS Z25, Z22, Z22
+	MOVQ SI, AX
+	VMOVUPS Z22, (AX)
+	ADDQ $64, AX
+	MOVQ AX, SI
+	VRANGEPS $0x0B, Z22, Z27, Z27
+	DECQ R11
+aQ80Z4L_s1:
+	PREFETCHT1 (R15)
+	ADDQ $64, R15
+	VMOVDQU8 2(R12), Y20
+	VPUNPCKLBW 2(R12)(R9*1), Y20, Y21
+	VPUNPCKHBW 2(R12)(R9*1), Y20, Y22
+	VPMOVSXBW Y21, Z23
+	VPMOVSXBW Y22, Z24
+	VPDPWSSD.BCST 64(R8), Z23, Z0
+	VPDPWSSD.BCST 64(R8), Z24, Z1
+	VPDPWSSD.BCST 68(R8), Z23, Z2
+	VPDPWSSD.BCST 68(R8), Z24, Z3
+	VPDPWSSD.BCST 72(R8), Z23, Z4
+	VPDPWSSD.BCST 72(R8), Z24, Z5
+	VPDPWSSD.BCST 76(R8), Z23, Z6
+	VPDPWSSD.BCST 76(R8), Z24, Z7
+	ADDQ $128, R8
+	LEAQ (R12)(R9*2), R12
+	DECQ R10
+	JNZ  aQ80Z4L_pair
+aQ80Z4L_pair1:
+	TESTQ $2, 6464(SP)
+	JZ   aQ80Z4L_odd
+	PREFETCHT1 (R15)
+	ADDQ $64, R15
+	VMOVDQU8 2(R12), Y20
+	VPUNPCKLBW 2(R12)(R9*1), Y20, Y21
+	VPUNPCKHBW 2(R12)(R9*1), Y20, Y22
+	VPMOVSXBW Y21, Z23
+	VPMOVSXBW Y22, Z24
+	VPDPWSSD.BCST 0(R8), Z23, Z0
+	VPDPWSSD.BCST 0(R8), Z24, Z1
+	VPDPWSSD.BCST 4(R8), Z23, Z2
+	VPDPWSSD.BCST 4(R8), Z24, Z3
+	VPDPWSSD.BCST 8(R8), Z23, Z4
+	VPDPWSSD.BCST 8(R8), Z24, Z5
+	VPDPWSSD.BCST 12(R8), Z23, Z6
+	VPDPWSSD.BCST 12(R8), Z24, Z7
+	ADDQ $64, R8
+	LEAQ (R12)(R9*2), R12
+
+aQ80Z4L_odd:
+	PREFETCHT1 0(R15)
+	PREFETCHT1 64(R15)
+	MOVQ 6464(SP), AX
+	LEAQ (R15)(AX*2), R15
+	MOVQ R15, 6512(SP)
+	TESTQ $1, 6464(SP)
+	JZ   aQ80Z4L_join
+	XORQ R9, R9                // a lone last row: b reads a again, with weight 0
+	VMOVDQU8 2(R12), Y20
+	VPUNPCKLBW 2(R12)(R9*1), Y20, Y21
+	VPUNPCKHBW 2(R12)(R9*1), Y20, Y22
+	VPMOVSXBW Y21, Z23
+	VPMOVSXBW Y22, Z24
+	VPDPWSSD.BCST 0(R8), Z23, Z0
+	VPDPWSSD.BCST 0(R8), Z24, Z1
+	VPDPWSSD.BCST 4(R8), Z23, Z2
+	VPDPWSSD.BCST 4(R8), Z24, Z3
+	VPDPWSSD.BCST 8(R8), Z23, Z4
+	VPDPWSSD.BCST 8(R8), Z24, Z5
+	VPDPWSSD.BCST 12(R8), Z23, Z6
+	VPDPWSSD.BCST 12(R8), Z24, Z7
+aQ80Z4L_join:
+
+aQ80Z4L_fin:
+	// acc_h += T·(Σ W·c − off·ΣW) (+ Σ w·m), per accumulator's two vectors (R13: the block's
+	// lanes of T; off·ΣW 64 bytes on, Σ w·m 128).
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX                // bytes between accumulators
+	MOVQ CX, R12
+	VSHUFI64X2 $0x44, Z1, Z0, Z8
+	VSHUFI64X2 $0xEE, Z1, Z0, Z1
+	VMOVDQA64 Z8, Z0
+	VCVTDQ2PS Z0, Z0
+	VCVTDQ2PS Z1, Z1
+	VMOVUPS (R12), Z8
+	VMOVUPS 64(R12), Z9
+	VFMADD231PS.BCST 0(R13), Z0, Z8
+	VFMADD231PS.BCST 0(R13), Z1, Z9
+	VMOVUPS Z8, (R12)
+	VMOVUPS Z9, 64(R12)
+	ADDQ DX, R12
+	VSHUFI64X2 $0x44, Z3, Z2, Z8
+	VSHUFI64X2 $0xEE, Z3, Z2, Z3
+	VMOVDQA64 Z8, Z2
+	VCVTDQ2PS Z2, Z2
+	VCVTDQ2PS Z3, Z3
+	VMOVUPS (R12), Z8
+	VMOVUPS 64(R12), Z9
+	VFMADD231PS.BCST 4(R13), Z2, Z8
+	VFMADD231PS.BCST 4(R13), Z3, Z9
+	VMOVUPS Z8, (R12)
+	VMOVUPS Z9, 64(R12)
+	ADDQ DX, R12
+	VSHUFI64X2 $0x44, Z5, Z4, Z8
+	VSHUFI64X2 $0xEE, Z5, Z4, Z5
+	VMOVDQA64 Z8, Z4
+	VCVTDQ2PS Z4, Z4
+	VCVTDQ2PS Z5, Z5
+	VMOVUPS (R12), Z8
+	VMOVUPS 64(R12), Z9
+	VFMADD231PS.BCST 8(R13), Z4, Z8
+	VFMADD231PS.BCST 8(R13), Z5, Z9
+	VMOVUPS Z8, (R12)
+	VMOVUPS Z9, 64(R12)
+	ADDQ DX, R12
+	VSHUFI64X2 $0x44, Z7, Z6, Z8
+	VSHUFI64X2 $0xEE, Z7, Z6, Z7
+	VMOVDQA64 Z8, Z6
+	VCVTDQ2PS Z6, Z6
+	VCVTDQ2PS Z7, Z7
+	VMOVUPS (R12), Z8
+	VMOVUPS 64(R12), Z9
+	VFMADD231PS.BCST 12(R13), Z6, Z8
+	VFMADD231PS.BCST 12(R13), Z7, Z9
+	VMOVUPS Z8, (R12)
+	VMOVUPS Z9, 64(R12)
+
+	ADDQ $34, BX
+	ADDQ $128, CX
+	ADDQ $16, 6504(SP)
+	ADDQ $16, R13
+	DECQ 6496(SP)
+	JNZ  aQ80Z4L_blk
+	CMPQ 6488(SP), $0
+	JNE  aQ80Z4L_quad
+	MOVQ rb+32(FP), R9
+aQ80Z4L_cu:
+	TESTQ R11, R11
+	JZ   aQ80Z4L_cud
+	MOVQ R14, AX
+	VMOVDQU16 (AX), Z26
+	VPERMT2W 64(AX), Z29, Z26
+	ADDQ R9, AX
+	MOVQ AX, R14
+	MOVQ 6536(SP), AX
+	VBROADCASTF32X4 (AX), Z25
+	ADDQ wstride+56(FP), AX
+	MOVQ AX, 6536(SP)
+	VCVTPH2PS Y26, Z22
+	VMULPS Z25, Z22, Z22
+	MOVQ SI, AX
+	VMOVUPS Z22, (AX)
+	ADDQ $64, AX
+	MOVQ AX, SI
+	VRANGEPS $0x0B, Z22, Z27, Z27
+	DECQ R11
+	JMP  aQ80Z4L_cu
+aQ80Z4L_cud:
+
+	MOVQ 6464(SP), AX
+	MOVQ 6576(SP), R12
+	ADDQ $24, R12
+	MOVQ R12, 6576(SP)
+	MOVQ (R12), DI             // the next run
+	IMULQ wstride+56(FP), AX
+	ADDQ AX, 6472(SP)
+	CMPQ 6480(SP), $0
+	JNE  aQ80Z4L_tile
+
+aQ80Z4L_done:
 	VZEROUPPER
 	RET
 
