@@ -116,12 +116,13 @@ var flavours = []flavour{
 	},
 	{
 		src: "multi_avx512x_amd64.s", name: "multiScoresFP8BF16H", runs: "multiScoresFP8BF16HRunsAVX512",
-		frame: "$648-72", runsFrame: "$648-88", defs: true, out: "multi_runs_avx512x_amd64.s",
-		doc: "prefetching, in its loop of four rows, pf bytes past each row (the same row of the next run) into L1 in place of PFDISTZ, and pf2 bytes past it (the run three on) into L2 in place of PFDISTZ2 (past a run's end that would be another head's rows).",
+		frame: "$648-72", runsFrame: "$648-96", defs: true, out: "multi_runs_avx512x_amd64.s",
+		doc: "prefetching, in its loop of four rows, into L1 PFDISTZ bytes on in the rows of this run and the next (pf bytes past each row: the same row of the next run) taken as one, and pf2 bytes past each row (the run after next) into L2 in place of PFDISTZ2 (past a run's end that would be another head's rows); cur is scratch.",
 		repl: []repl{
-			{"off *float32)\n", "off *float32, pf, pf2 int)\n", 1},
+			{"off *float32)\n", "off *float32, pf, pf2, cur int)\n", 1},
+			{"fbq_quad:\n\tCMPQ R10, $4\n\tJLT  fbq_end\n", "fbq_quad:\n\tCMPQ R10, $4\n\tJLT  fbq_end\n\tMOVQ R10, AX\n\tIMULQ R8, AX               // the bytes left in the run\n\tMOVQ $PFDISTZ, R12\n\tCMPQ AX, R12\n\tJGT  fbq_pfin\n\tMOVQ m+32(FP), R12\n\tIMULQ R8, R12\n\tNEGQ R12\n\tADDQ pf+72(FP), R12\n\tADDQ $PFDISTZ, R12         // PFDISTZ bytes on, into the next run\nfbq_pfin:\n\tMOVQ R12, cur+88(FP)\n", 1},
 			{"\tPREFETCHT0 PFDISTZ(BX)\n\tPREFETCHT1 PFDISTZ2(BX)\n\tPREFETCHT0 PFDISTZ(R15)\n\tPREFETCHT1 PFDISTZ2(R15)\n\tPREFETCHT0 PFDISTZ(R13)\n\tPREFETCHT1 PFDISTZ2(R13)\n\tPREFETCHT0 PFDISTZ(DX)\n\tPREFETCHT1 PFDISTZ2(DX)\n",
-				"\tMOVQ pf+72(FP), AX         // the prefetches' offset (AX is the pending sums' buffer in fbqR_pend)\n\tPREFETCHT0 (BX)(AX*1)\n\tPREFETCHT0 (R15)(AX*1)\n\tPREFETCHT0 (R13)(AX*1)\n\tPREFETCHT0 (DX)(AX*1)\n\tMOVQ pf2+80(FP), AX\n\tPREFETCHT1 (BX)(AX*1)\n\tPREFETCHT1 (R15)(AX*1)\n\tPREFETCHT1 (R13)(AX*1)\n\tPREFETCHT1 (DX)(AX*1)\n", 1},
+				"\tMOVQ cur+88(FP), AX        // the L1 prefetches' offset (AX is the pending sums' buffer in fbqR_pend)\n\tPREFETCHT0 (BX)(AX*1)\n\tPREFETCHT0 (R15)(AX*1)\n\tPREFETCHT0 (R13)(AX*1)\n\tPREFETCHT0 (DX)(AX*1)\n\tMOVQ pf2+80(FP), AX\n\tPREFETCHT1 (BX)(AX*1)\n\tPREFETCHT1 (R15)(AX*1)\n\tPREFETCHT1 (R13)(AX*1)\n\tPREFETCHT1 (DX)(AX*1)\n", 1},
 			{"fbq_", "fbqR_", -1},
 			{"fbh_", "fbhR_", -1},
 		},

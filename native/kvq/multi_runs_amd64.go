@@ -166,11 +166,12 @@ func accFP8Runs(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool 
 }
 
 // multiScoresFP8BF16HRunsAVX512 is multiScoresFP8BF16H whose loop of four rows prefetches
-// pf bytes past each row into L1 in place of PFDISTZ and pf2 bytes past it into L2 in place
-// of PFDISTZ2 (gen_runs.go, multi_runs_avx512x_amd64.s).
+// into L1 PFDISTZ bytes on in this run's rows and the next run's (pf bytes past each row) taken
+// as one, and pf2 bytes past each row into L2 in place of PFDISTZ2; cur is scratch, its
+// value not used (gen_runs.go, multi_runs_avx512x_amd64.s).
 //
 //go:noescape
-func multiScoresFP8BF16HRunsAVX512(q *uint16, nv int, rows *byte, rb, m int, out *float32, ostride, so int, off *float32, pf, pf2 int)
+func multiScoresFP8BF16HRunsAVX512(q *uint16, nv int, rows *byte, rb, m int, out *float32, ostride, so int, off *float32, pf, pf2, cur int)
 
 // multiAccFP8BF16RunsAVX512 is multiAccFP8BF16 prefetching pf1 bytes past each row pair into
 // L1 and pf2 bytes past it into L2 (gen_runs.go, multi_runs_avx512x_amd64.s).
@@ -681,8 +682,8 @@ var fp8RunsZ4 = zen4Stream
 // run, and each run's rows go to the kernel scoresBF16 calls with the next run prefetched
 // (Prefetch) as it starts. The kernel's arguments are scoresBF16's, so the scores are its bit
 // for bit. It reports false, doing nothing, where it does not apply. The kernel is
-// multiScoresFP8BF16H's runs flavour (multiScoresFP8BF16HRunsAVX512), its L1 prefetches at the
-// next run and its L2 prefetches at the run three on. Zen 4, kvcache
+// multiScoresFP8BF16H's runs flavour (multiScoresFP8BF16HRunsAVX512), its L1 prefetches
+// PFDISTZ on in the run and the next taken as one and its L2 prefetches at the run after next. Zen 4, kvcache
 // TestPagedBreakdown (one thread, 32768 cells, 8 KV heads of 128, 4 queries, thread CPU, 2
 // alternations, load ~2), fp8's scores: paged 4.24–5.04 ms, 4.60–4.63 with the queries
 // packed once a batch (contiguous in runs 3.09–3.19 → 2.33), 3.62–3.93 with the runs flavour
@@ -692,8 +693,18 @@ var fp8RunsZ4 = zen4Stream
 // it goes, the same rows as its L1 prefetches' (pf2), in place of the Prefetch before each run
 // (TestPagedBreakdown, 2 alternations, load ~6): 2.49–2.57 → 2.40–2.43 ms (the run after next
 // 2.40–2.43; contiguous 1.90–1.93; the calls a run each over contiguous rows 2.45–2.51 →
-// 2.26–2.32), the whole paged fp8 decode (TestPagedDecodeSpeed, 3 alternations) 4.69–4.87 →
-// 4.61–4.66 ms (one run 5.24; contiguous 3.77–3.80). Its values through multiAccFP8BF16RunsAVX512
+// 2.26–2.32), the whole paged fp8 decode within noise (TestPagedDecodeSpeed, 4 alternations:
+// 4.63–4.76 ms before, 4.67–4.71 after). Its L1 prefetches at the same rows of the next run
+// were 64 rows (8.4 KiB) ahead where the kernel's go PFDISTZ (6 KiB) ahead: streamed over
+// contiguous rows (kvq, 2^20 rows in calls of 64, thread CPU, 3 runs) the runs flavour took
+// 0.5–0.9 ns a row more than the kernel, the L2 prefetches three runs on 0.3 of it. Aimed
+// PFDISTZ on in this run and the next taken as one (per four rows: PFDISTZ on while that is
+// in the run, else into the next run), with the L2 prefetches at the run after next, the
+// flavour took the kernel's time (8.17 against 8.21, 8.03 against 8.04 ns a row); paged scores
+// (TestPagedBreakdown, 3 alternations) 2.50–2.57 → 2.07–2.17 ms (the run three on in L2
+// 2.09–2.13; contiguous 1.89–1.96), the whole paged fp8 decode (TestPagedDecodeSpeed, 4
+// alternations) 4.68–4.75 → 4.08–4.20 ms, contiguous 3.70–3.78 (1.24–1.28× → 1.08–1.11×).
+// Its values through multiAccFP8BF16RunsAVX512
 // (accFP8Runs): 3.75–4.12 → 1.84–2.04 ms (contiguous 1.73–1.81).
 func fp8ScoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bool {
 	var mu []float32
@@ -742,11 +753,11 @@ func fp8ScoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bo
 						break
 					}
 				}
-				pf3 := pf // the run three on, into L2 ahead of the L1 prefetches (the next run where there is none)
-				if j := i + 3; j < len(runs) && len(runs[j]) > 0 {
-					pf3 = runOffset(r, runs[j])
+				pf2 := pf // the run after next, into L2 ahead of the L1 prefetches (the next run where there is none)
+				if j := i + 2; j < len(runs) && len(runs[j]) > 0 {
+					pf2 = runOffset(r, runs[j])
 				}
-				multiScoresFP8BF16HRunsAVX512(&pack[0], d, &r[0], rb, mr, &out[base*n+h], 4*n, d, &offs[0], pf, pf3)
+				multiScoresFP8BF16HRunsAVX512(&pack[0], d, &r[0], rb, mr, &out[base*n+h], 4*n, d, &offs[0], pf, pf2, 0)
 			} else {
 				if i+1 < len(runs) {
 					Prefetch(runs[i+1]) // the kernel's prefetches run past this run's end

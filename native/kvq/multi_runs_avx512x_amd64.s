@@ -264,12 +264,12 @@ fbaR_done:
 	RET
 
 
-// func multiScoresFP8BF16HRunsAVX512(q *uint16, nv int, rows *byte, rb, m int, out *float32, ostride, so int, off *float32, pf, pf2 int)
-// multiScoresFP8BF16H prefetching, in its loop of four rows, pf bytes past each row (the same row of the next run) into L1 in place of PFDISTZ, and pf2 bytes past it (the run three on) into L2 in place of PFDISTZ2 (past a run's end that would be another head's rows).
+// func multiScoresFP8BF16HRunsAVX512(q *uint16, nv int, rows *byte, rb, m int, out *float32, ostride, so int, off *float32, pf, pf2, cur int)
+// multiScoresFP8BF16H prefetching, in its loop of four rows, into L1 PFDISTZ bytes on in the rows of this run and the next (pf bytes past each row: the same row of the next run) taken as one, and pf2 bytes past each row (the run after next) into L2 in place of PFDISTZ2 (past a run's end that would be another head's rows); cur is scratch.
 // multiScoresFP8BF16's contract, with the queries packed by fp8QueryBF16H: per row pair and
 // 32-value chunk, row a's codes and row b's in one vector's halves, decoded once
 // (FP8BF16DEC) for the four queries into accumulator Z(h) (row a in the low half).
-TEXT ·multiScoresFP8BF16HRunsAVX512(SB), 0, $648-88
+TEXT ·multiScoresFP8BF16HRunsAVX512(SB), 0, $648-96
 	MOVB $0, pend-8(SP)        // no four rows' sums wait in the frame (fp8ScoresBF16Quad)
 	MOVQ q+0(FP), SI
 	MOVQ nv+8(FP), R11
@@ -292,6 +292,18 @@ TEXT ·multiScoresFP8BF16HRunsAVX512(SB), 0, $648-88
 fbqR_quad:
 	CMPQ R10, $4
 	JLT  fbqR_end
+	MOVQ R10, AX
+	IMULQ R8, AX               // the bytes left in the run
+	MOVQ $PFDISTZ, R12
+	CMPQ AX, R12
+	JGT  fbqR_pfin
+	MOVQ m+32(FP), R12
+	IMULQ R8, R12
+	NEGQ R12
+	ADDQ pf+72(FP), R12
+	ADDQ $PFDISTZ, R12         // PFDISTZ bytes on, into the next run
+fbqR_pfin:
+	MOVQ R12, cur+88(FP)
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
 	VXORPS Z2, Z2, Z2
@@ -308,7 +320,7 @@ fbqR_quad:
 	MOVQ R11, R12              // values left
 
 fbqR_chunk:
-	MOVQ pf+72(FP), AX         // the prefetches' offset (AX is the pending sums' buffer in fbqR_pend)
+	MOVQ cur+88(FP), AX        // the L1 prefetches' offset (AX is the pending sums' buffer in fbqR_pend)
 	PREFETCHT0 (BX)(AX*1)
 	PREFETCHT0 (R15)(AX*1)
 	PREFETCHT0 (R13)(AX*1)
