@@ -156,7 +156,7 @@ func q51RunsAsAcc(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, ws
 }
 
 func q80AVX2RunsAsAcc(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int) {
-	multiAccQ80AVX2RunsINT(acc, d, nv, rows, rb, m, w, wstride, 0)
+	multiAccQ80AVX2RunsINT(acc, d, nv, rows, rb, m, w, wstride, 0, 0)
 }
 
 func fp8AVX2RunsAsAcc(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int) {

@@ -164,12 +164,15 @@ var flavours = []flavour{
 	},
 	{
 		src: "multi_avx2intacc_amd64.s", name: "multiAccQ80AVX2INT", runs: "multiAccQ80AVX2RunsINT",
-		frame: "$3264-64", runsFrame: "$3264-72",
-		doc: "over at most one tile, prefetching the rows pf bytes on (the next run) in place of the next tile.",
+		frame: "$3264-64", runsFrame: "$3264-80",
+		doc: "over at most one tile, prefetching into L1 the rows pf bytes on (the next run) in place of the next tile, and into L2 those pf2 bytes on (the run after next).",
 		repl: []repl{
-			{"wstride int)\n", "wstride int, pf int)\n", 1},
+			{"wstride int)\n", "wstride int, pf, pf2 int)\n", 1},
 			{"\tMOVQ rb+32(FP), R12\n\tSHLQ $6, R12\n\tADDQ DI, R12\n\tMOVQ R12, 3248(SP)         // the next tile,",
 				"\tMOVQ pf+64(FP), R12\n\tADDQ DI, R12\n\tMOVQ R12, 3248(SP)         // the next run,", 1},
+			{"\tMOVQ 3248(SP), R15\n", "\tMOVQ 3248(SP), R15\n\tMOVQ pf2+72(FP), AX\n\tSUBQ pf+64(FP), AX\n", 2},
+			{"\tPREFETCHT0 0(R15)\n", "\tPREFETCHT0 0(R15)\n\tPREFETCHT1 0(R15)(AX*1)\n", -1},
+			{"\tPREFETCHT0 64(R15)\n", "\tPREFETCHT0 64(R15)\n\tPREFETCHT1 64(R15)(AX*1)\n", -1},
 		},
 	},
 	{

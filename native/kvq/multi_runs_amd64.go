@@ -379,19 +379,20 @@ func accIntRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool 
 		kernel, b = multiAccQ80Z4RunsINT, &q.blockCodec
 		ok = accRunsQ80
 		// q8_0's values on the AVX2 int16 kernel (multiAccQ80AVX2INT, the plain AVX2 CPUs'):
-		// multiAccQ80AVX2RunsINT, its prefetches at the next run in place of the next tile,
-		// with the run after next into L2 (Prefetch). Zen 4 with KVLAB_NO_AVX512=1,
+		// multiAccQ80AVX2RunsINT (accQ80AVX2Runs), its prefetches at the next run in place of
+		// the next tile, with the run after next into L2. Zen 4 with KVLAB_NO_AVX512=1,
 		// TestPagedBreakdown (2 alternations, load ~8): paged q8_0 values 3.16–3.20 ms run by
 		// run, 4.78–5.10 after the scores' runs flavour (avx2ScoresQ80OneRuns no longer
 		// prefetches the V rows past each page), 3.14–3.25 through here with no Prefetch,
-		// 2.94–2.98 with the run after next (three on 2.97–3.01; contiguous 2.70). The whole
+		// 2.94–2.98 with a Prefetch of the run after next before each run (three on 2.97–3.01;
+		// contiguous 2.70; the kernel's own L2 prefetches: accQ80AVX2Runs). The whole
 		// paged q8_0 decode (kvcache TestPagedDecodeSpeed as at avx2FloatScoresRuns, both
 		// flavours): 8.10–8.58 → 6.27–6.42 ms (contiguous 5.31–5.42: 1.50–1.58× → 1.18–1.20×).
 		if !intAcc() && avx2IntAccFor(intAccQ8_0) == avx2IntAcc[1] {
 			if q.full == 0 || q.full*BlockSize != q.d || n%4 != 0 {
 				return false
 			}
-			return accRunsLoop(multiAccQ80AVX2RunsINT, rot, q.d, q.rb, acc, n, w, runs, false, true)
+			return accQ80AVX2Runs(rot, q.d, q.rb, acc, n, w, runs)
 		}
 	case *q4_0Codec:
 		kernel, b = multiAccQ40V8Z4RunsINT, &q.blockCodec
@@ -414,7 +415,7 @@ func accIntRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool 
 			return false
 		}
 		kernel = multiAccT4FBRunsINT
-		return accRunsLoop(kernel, rot, q.d, q.RowBytes(), acc, n, w, runs, true, false)
+		return accRunsLoop(kernel, rot, q.d, q.RowBytes(), acc, n, w, runs, true)
 	case *lmCodec:
 		// The turbo tiers' values through their 8-bit kernels (turboAccKernels).
 		if !accRunsTQ4 || n%4 != 0 {
@@ -430,7 +431,7 @@ func accIntRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool 
 		default:
 			return false
 		}
-		return accRunsLoop(kernel, rot, q.d, q.RowBytes(), acc, n, w, runs, true, false)
+		return accRunsLoop(kernel, rot, q.d, q.RowBytes(), acc, n, w, runs, true)
 	}
 	if !ok || !intAcc() || b.full == 0 || b.full*BlockSize != b.d || n%4 != 0 {
 		return false
@@ -438,7 +439,7 @@ func accIntRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool 
 	if _, q8 := c.(*q8_0Codec); q8 && (rot == nil || rot.muR == nil) {
 		return accQ80List(b.d, b.rb, acc, n, w, runs)
 	}
-	return accRunsLoop(kernel, rot, b.d, b.rb, acc, n, w, runs, false, false)
+	return accRunsLoop(kernel, rot, b.d, b.rb, acc, n, w, runs, false)
 }
 
 // runEntry is an entry of multiAccQ80Z4ListINT's list: a run's rows, its row count and the
@@ -509,19 +510,18 @@ func accQ80List(d, rb int, acc []float32, n int, w []float32, runs [][]byte) boo
 func multiAccQ80Z4ListINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, list *runEntry)
 
 // accRunsLoop is accIntRuns's loop: each run to kernel, four accumulators a call, prefetching
-// the run after next (with next the next run, and the run after next into L2 by Prefetch), and
-// with far the run four on into L2 (Prefetch) before each run's calls (in place of the L2
-// prefetches the tq4 kernel aims 32 KiB past its near ones); false, doing nothing, where a run
-// holds more than AccumulateTile rows.
+// the run after next, and with far the run four on into L2 (Prefetch) before each run's calls
+// (in place of the L2 prefetches the tq4 kernel aims 32 KiB past its near ones); false, doing
+// nothing, where a run holds more than AccumulateTile rows.
 func accRunsLoop(kernel func(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int),
-	rot *rotCodec, d, rb int, acc []float32, n int, w []float32, runs [][]byte, far, next bool) bool {
+	rot *rotCodec, d, rb int, acc []float32, n int, w []float32, runs [][]byte, far bool) bool {
 	for _, r := range runs {
 		if len(r) > AccumulateTile*rb {
 			return false
 		}
 	}
 	acc = acc[:n*d]
-	if len(runs) > 1 && !next {
+	if len(runs) > 1 {
 		Prefetch(runs[1]) // the first run's prefetches reach the third
 	}
 	base, total := 0, len(w)/n
@@ -531,14 +531,8 @@ func accRunsLoop(kernel func(acc *float32, d, nv int, rows *byte, rb, m int, w *
 			continue
 		}
 		pf := runsAfterNext(runs, i) // the last two runs prefetch their own rows again
-		if next {
-			pf = runsNext(runs, i)
-		}
 		if j := i + 4; far && j < len(runs) {
 			Prefetch(runs[j])
-		}
-		if j := i + 2; next && j < len(runs) {
-			Prefetch(runs[j]) // into L2, ahead of the kernel's L1 prefetches of the next run
 		}
 		ws := w[base*n : (base+m)*n]
 		for h := 0; h < n; h += 4 {
@@ -969,11 +963,12 @@ func runsNext(runs [][]byte, i int) int {
 	return 0
 }
 
-// multiAccQ80AVX2RunsINT is multiAccQ80AVX2INT over at most one tile prefetching the rows pf
-// bytes on (the next run) in place of the next tile (gen_runs.go, multi_runs_amd64.s).
+// multiAccQ80AVX2RunsINT is multiAccQ80AVX2INT over at most one tile prefetching into L1 the
+// rows pf bytes on (the next run) in place of the next tile, and into L2 those pf2 bytes on
+// (gen_runs.go, multi_runs_amd64.s).
 //
 //go:noescape
-func multiAccQ80AVX2RunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int)
+func multiAccQ80AVX2RunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf, pf2 int)
 
 // avx2ScoresQ80OneRuns is avx2ScoresQ80One (q8_0's AVX2 one-digit scores on the high-byte
 // route; runsPF) prefetching into L1 the same rows of the next run, pf bytes on, in place of
@@ -989,3 +984,43 @@ func multiAccQ80AVX2RunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *f
 //
 //go:noescape
 func avx2ScoresQ80OneRuns(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, pf, pf2 int)
+
+// accQ80AVX2Runs is accIntRuns for q8_0's values on the AVX2 int16 kernel (multiAccQ80AVX2INT,
+// the plain AVX2 CPUs'), four accumulators a call, runs of at most AccumulateTile rows: each
+// run to multiAccQ80AVX2RunsINT, its L1 prefetches at the next run in place of the next tile
+// and its L2 prefetches (added) at the run after next, a rotated codec's offsets after each
+// run's sums as accRunsLoop adds them. The sums are multiAccQ80AVX2INT's over each run, bit for
+// bit. False, doing nothing, where a run is longer than AccumulateTile rows. Zen 4 with
+// KVLAB_NO_AVX512=1, kvcache TestPagedBreakdown (3 alternations, load ~4): the values of the
+// 8 heads 3.01–3.05 ms with a Prefetch of the run after next before each run in place of the
+// L2 prefetches → 2.63–2.83 (contiguous 2.66–2.83); the whole paged q8_0 decode
+// (TestPagedDecodeSpeed, 4 alternations) 5.93–6.03 → 5.54–5.67 ms, contiguous 5.26–5.38
+// (1.10–1.13× → 1.05–1.06×).
+func accQ80AVX2Runs(rot *rotCodec, d, rb int, acc []float32, n int, w []float32, runs [][]byte) bool {
+	for _, r := range runs {
+		if len(r) > AccumulateTile*rb {
+			return false
+		}
+	}
+	acc = acc[:n*d]
+	base, total := 0, len(w)/n
+	for i, r := range runs {
+		m := min(len(r)/rb, total-base)
+		if m <= 0 {
+			continue
+		}
+		pf, pf2 := runsNext(runs, i), runsAfterNext(runs, i)
+		if pf2 == 0 {
+			pf2 = pf
+		}
+		ws := w[base*n : (base+m)*n]
+		for h := 0; h < n; h += 4 {
+			multiAccQ80AVX2RunsINT(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf, pf2)
+		}
+		if rot != nil {
+			rot.accOffsets(acc, d, n, ws)
+		}
+		base += m
+	}
+	return true
+}

@@ -11423,10 +11423,10 @@ ffp8aR_done:
 	VZEROUPPER
 	RET
 
-// func multiAccQ80AVX2RunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int)
-// multiAccQ80AVX2INT over at most one tile, prefetching the rows pf bytes on (the next run) in place of the next tile.
+// func multiAccQ80AVX2RunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf, pf2 int)
+// multiAccQ80AVX2INT over at most one tile, prefetching into L1 the rows pf bytes on (the next run) in place of the next tile, and into L2 those pf2 bytes on (the run after next).
 // q8_0: d (f16), 32 int8 codes; x = c·d.
-TEXT ·multiAccQ80AVX2RunsINT(SB), 0, $6592-72
+TEXT ·multiAccQ80AVX2RunsINT(SB), 0, $6592-80
 	LEAQ 3327(SP), BP
 	ANDQ $-64, BP             // the frame's vectors 64-byte aligned (gen_align.go)
 	MOVQ m+40(FP), AX
@@ -11582,6 +11582,8 @@ aQ80AVX2INT_blk:
 	LEAQ (DI)(BX*1), R12
 	MOVQ 3240(SP), R8
 	MOVQ 3248(SP), R15
+	MOVQ pf2+72(FP), AX
+	SUBQ pf+64(FP), AX
 	MOVQ rb+32(FP), R9
 	LEAQ (R9)(R9*2), R11
 	MOVQ 3200(SP), R10
@@ -11590,7 +11592,9 @@ aQ80AVX2INT_blk:
 aQ80AVX2INT_pair0:
 	// Two row pairs a step: rows a and b at R12 and R12+R9, the next two at R12+2·R9 and R12+R11.
 	PREFETCHT0 0(R15)
+	PREFETCHT1 0(R15)(AX*1)
 	PREFETCHT0 64(R15)
+	PREFETCHT1 64(R15)(AX*1)
 	ADDQ $68, R15
 	VMOVDQU 2(R12), X14
 	VPUNPCKLBW 2(R12)(R9*1), X14, X12
@@ -11650,6 +11654,7 @@ aQ80AVX2INT_one0:
 	TESTQ $2, 3200(SP)
 	JZ   aQ80AVX2INT_odd0
 	PREFETCHT0 0(R15)
+	PREFETCHT1 0(R15)(AX*1)
 	ADDQ $34, R15
 	VMOVDQU 2(R12), X14
 	VPUNPCKLBW 2(R12)(R9*1), X14, X12
@@ -11765,6 +11770,8 @@ aQ80AVX2INT_fin0:
 	LEAQ (DI)(BX*1), R12
 	MOVQ 3240(SP), R8
 	MOVQ 3248(SP), R15
+	MOVQ pf2+72(FP), AX
+	SUBQ pf+64(FP), AX
 	MOVQ rb+32(FP), R9
 	LEAQ (R9)(R9*2), R11
 	MOVQ 3200(SP), R10
@@ -11773,7 +11780,9 @@ aQ80AVX2INT_fin0:
 aQ80AVX2INT_pair1:
 	// Two row pairs a step: rows a and b at R12 and R12+R9, the next two at R12+2·R9 and R12+R11.
 	PREFETCHT0 0(R15)
+	PREFETCHT1 0(R15)(AX*1)
 	PREFETCHT0 64(R15)
+	PREFETCHT1 64(R15)(AX*1)
 	ADDQ $68, R15
 	VMOVDQU 18(R12), X14
 	VPUNPCKLBW 18(R12)(R9*1), X14, X12
@@ -11833,6 +11842,7 @@ aQ80AVX2INT_one1:
 	TESTQ $2, 3200(SP)
 	JZ   aQ80AVX2INT_odd1
 	PREFETCHT0 0(R15)
+	PREFETCHT1 0(R15)(AX*1)
 	ADDQ $34, R15
 	VMOVDQU 18(R12), X14
 	VPUNPCKLBW 18(R12)(R9*1), X14, X12
