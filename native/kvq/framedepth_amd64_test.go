@@ -104,7 +104,7 @@ func frameDepthCases() []struct {
 		{Q8_0, []accKernel{multiAccQ80Z4TwoINT}},
 		{Q5_0, []accKernel{multiAccQ50VINT}},
 	}
-	if hasBITALG {
+	if hasBITALG && hasGFNI512 {
 		cases = append(cases, []struct {
 			f  Format
 			ks []accKernel

@@ -71,7 +71,7 @@ var (
 	intAccQ8_0  = &multiKernels{acc: pickZen4(multiAccQ80INT, multiAccQ80Z4INT)}
 	intAccQ4_1  = intAcc8(intAccVBMI(multiAccQ41INT, multiAccQ41VINT), pickZen4(multiAccQ41V8INT, multiAccQ41V8Z4INT))
 	intAccQ5_0  = intAcc8q51(intAccVBMI(multiAccQ50INT, multiAccQ50VINT), pickZen4(multiAccQ50V8INT, multiAccQ50V8Z4INT), q5W8)
-	intAccQ5_1  = intAcc8q51(intAccVBMI(multiAccQ51INT, multiAccQ51VINT), pickZen4(multiAccQ51V8INT, multiAccQ51V8Z4INT), q51W8)
+	intAccQ5_1  = intAcc8q51(intAccVBMI(multiAccQ51INT, multiAccQ51VINT), pickZen4GFNI(multiAccQ51V8INT, multiAccQ51V8Z4INT), q51W8)
 	intAccIQ4NL = intAcc8(intAccVBMI(multiAccIQ4NLINT, multiAccIQ4NLVINT), pickZen4(multiAccIQ4NLV8INT, multiAccIQ4NLV8Z4INT))
 )
 
@@ -240,6 +240,18 @@ func pickZen4(k, z4 accKernel) accKernel {
 	return k
 }
 
+// pickZen4GFNI is pickZen4 for a Zen 4 flavour that takes AVX-512 GFNI too (q5_1's,
+// gen_intacc.go's q51GFHi): k where the CPU lacks it.
+func pickZen4GFNI(k, z4 accKernel) accKernel {
+	if hasGFNI512 {
+		return pickZen4(k, z4)
+	}
+	return k
+}
+
+// hasGFNI512 reports GFNI with AVX-512 (its 512-bit EVEX forms).
+var hasGFNI512 = cpu.X86.HasAVX512GFNI
+
 // accKernel is a multiKernels acc.
 type accKernel = func(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 
@@ -357,7 +369,9 @@ func multiAccQ51V8INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32
 //go:noescape
 func multiAccQ50V8Z4INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 
-// multiAccQ51V8Z4INT is multiAccQ51V8INT prefetching with PREFETCHT1 (zen4Stream).
+// multiAccQ51V8Z4INT is multiAccQ51V8INT prefetching with PREFETCHT1 (zen4Stream), its code
+// bytes' high nibbles moved down by VGF2P8AFFINEQB (GFNI: pickZen4GFNI; gen_intacc.go's q51GFHi
+// has the measurements).
 //
 //go:noescape
 func multiAccQ51V8Z4INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)

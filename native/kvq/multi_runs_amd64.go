@@ -344,7 +344,7 @@ var (
 	// K rows; the scores' runs flavours (multiScoresQ50Z4RunsGFNI, runsPF) prefetch the next
 	// page instead, and the values then read theirs cold: measurements at runsPF.
 	accRunsQ50 = zen4Stream && hasVBMI && !(hasBITALG && !isa.Acc16 && q5W8)
-	accRunsQ51 = zen4Stream && hasVBMI && hasBITALG && !isa.Acc16 && q51W8
+	accRunsQ51 = zen4Stream && hasGFNI512 && hasVBMI && hasBITALG && !isa.Acc16 && q51W8
 	// accRunsTQ4: the values of tq4 and the turbo tiers on their 8-bit kernels
 	// (multiAccT4FBINT, multiAccT4BINT, multiAccT3BINT, multiAccT2B) take their runs flavours
 	// on Zen 4 (scoresRunsTQ4 has the measurements).
