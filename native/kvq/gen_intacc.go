@@ -218,7 +218,14 @@ func q40DecVBMI(pay int) func(a string) string {
 // KMOVQ and a KSHIFTRQ: VBMI kernels q5_0 8.2 → 7.9 in cache, 9.0 → 8.8 streamed, q5_1 9.3 →
 // 9.1 and ~10.4 both streamed; the kernels without VBMI q5_0 8.15 → 8.0, q5_1 9.15 → 9.0 in
 // cache. The fifth bits cost ~1.2 ns a row in cache before (the kernels without them: q5_0 6.9,
-// q5_1 8.2). Tried and not kept: the masks by VPSHUFBITQMB from the two rows' qh broadcast into
+// q5_1 8.2). q5_0's VBMI kernel (multiAccQ50VINT, the one q5_0 takes on AMD Zen 4) measured
+// again piece by piece (the same harness, alternated with copies with a piece removed, three
+// runs, ns a row median): whole 7.8 in cache, 9.3–9.8 streamed over 64 MiB of 4 KiB pages;
+// without the fifth bits (their scalar work, mask moves and masked adds) 6.9 in cache, streamed
+// alike (the loop waits on memory there); without the pipelined first prepass (p1Pipe's rows)
+// 6.75 and 8.1–8.9 (−1.1 both); without the second prepass's loop 7.3; without the nibbles'
+// mask and shift 7.4; without prefetches 7.8 and 12.6–13.5. Its 16 VPDPWSSD a row (~4.6 in cache,
+// the q4_0 measurement above) leave no way to 6.5 ns a row with int16 weights. Tried and not kept: the masks by VPSHUFBITQMB from the two rows' qh broadcast into
 // every qword (AVX-512 BITALG; no scalar work, no mask moves): +0.45 ns a row in cache, +0.3
 // streamed, the row loop bound by vector operations there; q5_1's first prepass pipelined into
 // the previous tile's row loops as q5_0's is (p1Pipe): +0.1 ns a row in cache, streamed alike.
@@ -356,7 +363,14 @@ func quadDec5(pay, qh int) func(a string) string { return quadDec5Of(pay, qh, fa
 // shuffle): the same bits; on AMD Zen 4 (4096 rows of 128 values, four accumulators, thread
 // CPU time, 61 calls alternated in one process, in cache and over 1M rows on 2 MiB pages, five
 // runs, ns a row min) q5_1 6.83–7.97 → 6.86–7.96 in cache (higher in four of five), streamed
-// alike; q5_0 within ±0.1 either way.
+// alike; q5_0 within ±0.1 either way. Nor a full quad's four blocks loaded whole, 32 bytes a
+// row (rows a and b into the halves of Z20 by a load and VINSERTI64X4, c and d into Z21's, row d
+// from 32 − bs bytes before its block so that nothing past it is read), the qh bytes placed by
+// VPERMI2B and the payload by VPERMT2B from those two tables, in place of the VMOVD, three
+// VPINSRD, VPERMB and the 16-byte loads and VINSERTI32X4: the same masks and codes, three
+// shuffles fewer but two of 512 bits where there were 256, and loads across lines; AMD Zen 4
+// (the same harness, 101 calls in cache, five passes over 64 MiB, min ns a row) q5_1 6.61 →
+// 7.04 in cache, 9.23 → 9.30 streamed; q5_0 7.25 → 7.39, 9.80 → 9.81.
 func quadDec5Of(pay, qh int, raw bool) func(a string) string {
 	return func(a string) string {
 		var s string
@@ -406,6 +420,22 @@ const q51GFHiOn = true
 // 6.64–6.69/6.76–6.85 → 6.08–6.56/6.67–6.70, streamed 6.96–7.08/7.09–7.19 → 6.90–6.98/
 // 6.99–7.13, lower in five of five. Only AMD Zen 4 runs this flavour (zen4Stream; GFNI checked
 // by intAccQ5_1's choice): the other CPUs' q5_1 kernels keep the shift and mask.
+//
+// Where this kernel spends its time (before this rewrite; AMD Zen 4, the same harness, 61
+// calls in cache and three passes over 64 MiB, alternated with copies with a piece removed,
+// not working ones, two to three runs, ns a row, median): whole 6.7 in cache; without its first
+// prepass loop 4.8 (−1.9; streamed −2.1); of that loop, its four VPERMILPS ~0.65, the Σ w·m
+// and Σ w·d chains ~0.35, the two VRANGEPS ~0.3, the two merge-masked loads ~0.15; the second
+// prepass ~0.6; the fifth bits ~1.0 (the VMOVD and VPINSRD gather ~0.3, VPERMB ~0.1, the two
+// VPSHUFBITQMB ~0.3, the low nibbles' mask and masked add ~0.25); the weights' four
+// VPBROADCASTD a quad and block ~0.05 (so VPDPBUSD.BCST of the weights as its signed operand,
+// W − 128 with 128·Σ c added back, would not pay: two VPDPBUSD more); the high nibbles' shift
+// and mask ~0.2 (this rewrite). Tried in that loop and not kept: PREFETCHT0 of the next tile
+// beside each PREFETCHT1 (its rows in L1 for the prepass): no change (6.52/6.64 → 6.53/6.64 in
+// cache, streamed alike); d and m spread over the lanes by a store of the converted words and
+// four VBROADCASTF32X4 from it, the weights by VPERMPS (a lane order 4h + b, timing only), in
+// place of the four VPERMILPS: +0.45 (6.52 → 6.97 in cache, 6.92 → 7.32 streamed). A first
+// prepass with a quad's rows in lanes (q4_1's rlPipeMin) is what is left to try there.
 func q51GFHi(s string) string {
 	const old = "\tVPSRLW $4, Z20, Z24\n\tVPANDD Z31, Z24, Z24\n\tVPADDB Z19, Z23, K6, Z23\n"
 	const new = "\tVGF2P8AFFINEQB.BCST $0, ·intAccHiNibGF(SB), Z20, Z24\n\tVPADDB Z19, Z23, K6, Z23\n"
