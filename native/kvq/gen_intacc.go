@@ -218,17 +218,24 @@ func q40DecVBMI(pay int) func(a string) string {
 // KMOVQ and a KSHIFTRQ: VBMI kernels q5_0 8.2 → 7.9 in cache, 9.0 → 8.8 streamed, q5_1 9.3 →
 // 9.1 and ~10.4 both streamed; the kernels without VBMI q5_0 8.15 → 8.0, q5_1 9.15 → 9.0 in
 // cache. The fifth bits cost ~1.2 ns a row in cache before (the kernels without them: q5_0 6.9,
-// q5_1 8.2). q5_0's VBMI kernel (multiAccQ50VINT, the one q5_0 takes on AMD Zen 4) measured
-// again piece by piece (the same harness, alternated with copies with a piece removed, three
-// runs, ns a row median): whole 7.8 in cache, 9.3–9.8 streamed over 64 MiB of 4 KiB pages;
-// without the fifth bits (their scalar work, mask moves and masked adds) 6.9 in cache, streamed
-// alike (the loop waits on memory there); without the pipelined first prepass (p1Pipe's rows)
-// 6.75 and 8.1–8.9 (−1.1 both); without the second prepass's loop 7.3; without the nibbles'
-// mask and shift 7.4; without prefetches 7.8 and 12.6–13.5. Its 16 VPDPWSSD a row (~4.6 in cache,
-// the q4_0 measurement above) leave no way to 6.5 ns a row with int16 weights. Tried and not kept: the masks by VPSHUFBITQMB from the two rows' qh broadcast into
+// q5_1 8.2). Tried and not kept: the masks by VPSHUFBITQMB from the two rows' qh broadcast into
 // every qword (AVX-512 BITALG; no scalar work, no mask moves): +0.45 ns a row in cache, +0.3
 // streamed, the row loop bound by vector operations there; q5_1's first prepass pipelined into
 // the previous tile's row loops as q5_0's is (p1Pipe): +0.1 ns a row in cache, streamed alike.
+//
+// q5_0's VBMI kernel (multiAccQ50VINT, the one q5_0 takes on AMD Zen 4) measured again piece by
+// piece (the same harness, alternated with copies with a piece removed, three runs, ns a row
+// median): whole 7.8 in cache, 9.3–9.8 streamed over 64 MiB of 4 KiB pages; without the fifth
+// bits (their scalar work, mask moves and masked adds) 6.9 in cache, streamed alike (the loop
+// waits on memory there); without the pipelined first prepass (p1Pipe's rows) 6.75 and 8.1–8.9
+// (−1.1 both); without the second prepass's loop 7.3; without the nibbles' mask and shift 7.4;
+// without prefetches 7.8 and 12.6–13.5. Its 16 VPDPWSSD a row (~4.6 in cache, the q4_0
+// measurement above) leave no way to 6.5 ns a row with int16 weights. Tried there and not kept
+// (alternated in one process, 201 calls in cache and 9 passes over 96 MiB on 2 MiB pages, five
+// runs, ns a row min): the pipelined prepass's two pointers in R14 and DX (p1Regs's rewrite,
+// the PDEPQ mask from memory): 7.79–7.87 → 7.79–7.87 in cache, streamed alike; the fourth
+// block's scale by a masked load and VPERMT2W, as p1Pipe's comment had it before: 7.82–7.84 →
+// 7.93–8.02 in cache, 8.15–8.25 → 8.28–8.34 streamed.
 func q5Dec(qh, pay int, nib func(pay int) func(a string) string) func(a string) string {
 	return func(a string) string {
 		return fmt.Sprintf(`MOVL %[2]d(%[1]s), AX
