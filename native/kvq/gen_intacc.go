@@ -1783,6 +1783,9 @@ func gen(suffix string) string {
 		if k.name == "Q51V8Z4" && q51GFHiOn {
 			s = q51GFHi(s)
 		}
+		if k.name == "Q51V8Z4" && offInitQ51On {
+			s = offInitOf(s, 4, 0)
+		}
 		if rl && f.min {
 			s = rlMinRegs(s)
 		}
@@ -3346,6 +3349,17 @@ func offInitOf(s string, sh, hi int) string {
 // runs at load 4–6, ns a row min): in cache 4.86–4.97 → 4.78–4.84 (lower in five of five),
 // streamed 5.15–5.33 → 5.05–5.32 (lower in four).
 const offInitQ41On = true
+
+// offInitQ51On makes q5_1's Zen 4 kernel with 8-bit weights start its sums at the offset
+// terms (offInitOf: both nibbles' sums at −16·ΣW, ΣW over the tile's W of either sign): eight
+// VPSUBD a block and tile fewer. Its second pass (pass2U) negates the sums before and after
+// adding the negative weights' products, so they end at −16·ΣW + Σ W⁺·c − Σ W⁻·c, the sums the
+// finish formed before: the same int32 values, so the same results bit for bit
+// (TestIntAcc8Matches). On AMD Zen 4 (q51GFHi's measurement, against the kernel with q51GFHi,
+// five runs at load 6–9, ns a row min/median): in cache 6.50–6.64/6.61–6.76 → 6.45–6.59/
+// 6.61–6.72 (min lower in five of five, by 0.04–0.05), streamed 6.87–7.09/6.95–7.18 →
+// 6.85–7.04/6.88–7.21 (min lower in four): the 1/8 operation a row it removes.
+const offInitQ51On = true
 
 // offInitIQ4On makes iq4_nl's Zen 4 kernel with 8-bit weights and four accumulators start its
 // sums at the offset terms (offInitOf: both nibbles' sums at −128·ΣW): eight VPSUBD a block
