@@ -1786,6 +1786,9 @@ func gen(suffix string) string {
 		if k.name == "Q51V8Z4" && offInitQ51On {
 			s = offInitOf(s, 4, 0)
 		}
+		if k.name == "Q51V8Z4" && q51P1PlainOn {
+			s = q51P1Plain(s, "a"+k.name+suffix)
+		}
 		if rl && f.min {
 			s = rlMinRegs(s)
 		}
@@ -3360,6 +3363,41 @@ const offInitQ41On = true
 // 6.61–6.72 (min lower in five of five, by 0.04–0.05), streamed 6.87–7.09/6.95–7.18 →
 // 6.85–7.04/6.88–7.21 (min lower in four): the 1/8 operation a row it removes.
 const offInitQ51On = true
+
+// q51P1PlainOn makes q5_1's Zen 4 kernel with 8-bit weights read row a's header bytes in its
+// first prepass's row-pair loop by plain loads where a quad is four blocks (q51P1Plain).
+const q51P1PlainOn = true
+
+// q51P1Plain rewrites the first prepass's row-pair loop of q5_1's Zen 4 kernel with 8-bit
+// weights s (labels from lbl on; after pairHeads): where the block quad is four blocks (oNQ),
+// a copy of the loop reads row a's 128 bytes from the quad's first block by two plain 64-byte
+// loads in place of the two zero-masked ones (K4, K5), the quad's 96 bytes and 32 of what
+// follows, row a's next blocks or row b's first (row b, the pair's second row, is in the
+// call's rows, so nothing past them is read); row b's merge-masked loads and the permute,
+// which takes the header words only, are unchanged: the same words, so the same results bit
+// for bit (TestIntAcc8Matches). A shorter quad takes the loop as it was. Zen 4 runs a masked
+// 512-bit load slower than a plain one (q41Z4Rows). On AMD Zen 4 (q51GFHi's measurement,
+// against the kernel with offInitQ51On, four runs at load 6–9, ns a row median): in cache
+// 6.63–6.68 → 6.51–6.55 (lower in four of four), streamed within the noise (the machine
+// loaded by other tests in those runs).
+func q51P1Plain(s, lbl string) string {
+	start := "\tSHRQ $1, R10\n\tJZ   " + lbl + "_p1o\n" + lbl + "_p1:\n"
+	end := "\tJNZ  " + lbl + "_p1\n"
+	i := strings.Index(s, start)
+	if i < 0 || strings.Count(s, start) != 1 {
+		panic("q51P1Plain: the prepass loop changed")
+	}
+	i += len(start) - len(lbl+"_p1:\n")
+	j := i + strings.Index(s[i:], end) + len(end)
+	loop := s[i:j]
+	const za, zb = "\tVMOVDQU16.Z (R12), K4, Z13\n", "\tVMOVDQU16.Z 64(R12), K5, Z14\n"
+	if strings.Count(loop, za) != 1 || strings.Count(loop, zb) != 1 {
+		panic("q51P1Plain: the prepass loads changed")
+	}
+	plain := strings.NewReplacer(lbl+"_p1", lbl+"_p1f", za, "\tVMOVDQU64 (R12), Z13\n", zb, "\tVMOVDQU64 64(R12), Z14\n").Replace(loop)
+	check := fmt.Sprintf("\tCMPQ %d(SP), $4\n\tJNE  %s_p1\n", oNQ, lbl)
+	return s[:i] + check + plain + "\tJMP  " + lbl + "_p1o\n" + s[i:]
+}
 
 // offInitIQ4On makes iq4_nl's Zen 4 kernel with 8-bit weights and four accumulators start its
 // sums at the offset terms (offInitOf: both nibbles' sums at −128·ΣW): eight VPSUBD a block
