@@ -1792,6 +1792,9 @@ func gen(suffix string) string {
 		if k.name == "Q51V8Z4" && q51OneSetOn {
 			s = q51OneSet(s, "a"+k.name+suffix)
 		}
+		if k.name == "Q51V8Z4" && q51P2OrOn {
+			s = q51P2Or(s, "a"+k.name+suffix)
+		}
 		if rl && f.min {
 			s = rlMinRegs(s)
 		}
@@ -3447,6 +3450,41 @@ func q51OneSet(s, lbl string) string {
 		}
 	}
 	return head + body + tail
+}
+
+// q51P2OrOn makes q5_1's Zen 4 kernel with 8-bit weights find a negative weight in its second
+// prepass by the W's sign bits (q51P2Or).
+const q51P2OrOn = true
+
+// q51P2Or rewrites the second prepass of q5_1's Zen 4 kernel with 8-bit weights s (labels from
+// lbl on; p2QuadsU2's): per row quad the four rows' int32 W OR-ed into Z18 (two VPTERNLOGD) in
+// place of their sum (four VPADDD), a lane's flag its sign bit (VPMOVD2M) in place of ΣW ≠ the
+// Σ of the packed bytes (VPCMPD), and ΣW that Σ of bytes where no W is negative (every W then
+// 0…255, its own byte), else the sum of the W formed in the second pass's pack loop (p2s),
+// which runs then: the same flag (set where a W is negative: W ≥ −255 and ≤ 255) and the same
+// ΣW, so the same results bit for bit (TestIntAcc8Matches, its negative weights too). Two
+// operations a row quad fewer. On AMD Zen 4 (q51GFHi's measurement, against the kernel with
+// q51OneSet, five runs at load 5–7, ns a row median): in cache 6.38–6.52 → 6.32–6.46, streamed
+// 6.70–9.02 → 6.62–8.95 (lower in five of five each).
+func q51P2Or(s, lbl string) string {
+	rep := func(old, new string) {
+		if strings.Count(s, old) != 1 {
+			panic("q51P2Or: " + old)
+		}
+		s = strings.Replace(s, old, new, 1)
+	}
+	rep("\tVPADDD Z16, Z17, Z20\n\tVPADDD Z12, Z13, Z21\n\tVPADDD Z20, Z21, Z20\n\tVPADDD Z20, Z18, Z18\n",
+		"\tVPTERNLOGD $0xFE, Z13, Z12, Z18\n\tVPTERNLOGD $0xFE, Z17, Z16, Z18\n")
+	rep("\tVPCMPD $4, Z18, Z10, K1\n", "\tVPMOVD2M Z18, K1\n\tVMOVDQA32 Z10, Z18\n")
+	cvt := "\tVCVTPS2DQ Z16, Z16\n\tVCVTPS2DQ Z17, Z17\n\tVCVTPS2DQ Z12, Z12\n\tVCVTPS2DQ Z13, Z13\n"
+	i := strings.Index(s, lbl+"_p2s:\n")
+	j := i + strings.Index(s[i:], cvt)
+	if i < 0 || j < i || strings.Count(s[i:], lbl+"_p2s:\n") != 1 {
+		panic("q51P2Or: the second pass's pack loop changed")
+	}
+	s = s[:i] + "\tVPXORD Z18, Z18, Z18\n" + s[i:j] + cvt +
+		"\tVPADDD Z16, Z18, Z18\n\tVPADDD Z17, Z18, Z18\n\tVPADDD Z12, Z18, Z18\n\tVPADDD Z13, Z18, Z18\n" + s[j+len(cvt):]
+	return s
 }
 
 // offInitIQ4On makes iq4_nl's Zen 4 kernel with 8-bit weights and four accumulators start its
