@@ -1795,6 +1795,12 @@ func gen(suffix string) string {
 		if k.name == "Q51V8Z4" && q51P2OrOn {
 			s = q51P2Or(s, "a"+k.name+suffix)
 		}
+		if k.name == "Q50V" && suffix == "" && q50OneSetOn {
+			s = q50OneSet(s)
+		}
+		if k.name == "Q50V" && suffix == "" && offInitQ50On {
+			s = offInitOf(s, 4, 0)
+		}
 		if rl && f.min {
 			s = rlMinRegs(s)
 		}
@@ -3485,6 +3491,53 @@ func q51P2Or(s, lbl string) string {
 	s = s[:i] + "\tVPXORD Z18, Z18, Z18\n" + s[i:j] + cvt +
 		"\tVPADDD Z16, Z18, Z18\n\tVPADDD Z17, Z18, Z18\n\tVPADDD Z12, Z18, Z18\n\tVPADDD Z13, Z18, Z18\n" + s[j+len(cvt):]
 	return s
+}
+
+// q50OneSetOn makes q5_0's VBMI kernel (multiAccQ50VINT) add both row pairs of a step into one
+// set of sums (q50OneSet).
+const q50OneSetOn = true
+
+// offInitQ50On makes q5_0's VBMI kernel (multiAccQ50VINT) start its sums at the offset terms
+// (offInitOf: both nibbles' sums at −16·ΣW): eight VPSUBD a block and tile fewer, the same
+// int32 sums, so the same results bit for bit (TestIntAccVBMIMatches).
+const offInitQ50On = false
+
+// q50OneSet is oneSetQuad for q5_0's VBMI kernel s (two row pairs a step, VPDPWSSD with the
+// weights in Z10..Z13): the second pair of a step adds into the first pair's sums (Z0..Z7), not
+// into a second set cleared at the block's start and joined after: eight VPXORD and eight
+// VPADDD a block and tile fewer. Each sum still takes one VPDPWSSD every eight, and the int32
+// sums are exact in any order: the same results bit for bit (TestIntAccVBMIMatches). On AMD
+// Zen 4 (4096 rows of 128 values, four accumulators, thread CPU time, alternated call by call in
+// one process with the kernel before, 201 calls in cache and 9 passes over 96 MiB on 2 MiB pages,
+// four runs at load 3–5, ns a row min/median): in cache 7.79–7.91/7.82–7.96 → 7.56–7.68/
+// 7.58–7.73, streamed 8.11–9.26/8.17–11.89 → 7.89–9.10/7.95–11.23 (lower in four of four each).
+func q50OneSet(s string) string {
+	set2 := [8]string{"Z8", "Z9", "Z14", "Z15", "Z16", "Z17", "Z18", "Z28"}
+	const note = "where\n\t// the loop takes two pairs a step, the second pair's into Z8, Z9, Z14, Z15, Z16, Z17, Z18, Z28, joined after)."
+	if strings.Count(s, note) != 1 {
+		panic("q50OneSet: comment changed")
+	}
+	s = strings.Replace(s, note, "two pairs\n\t// a step).", 1)
+	i := strings.Index(s, "two pairs\n\t// a step).")
+	j := i + strings.Index(s[i:], "_pair:\n")
+	head, body, tail := s[:i], s[i:j], s[j:]
+	rep := func(t *string, old, new string) {
+		if strings.Count(*t, old) != 1 {
+			panic(fmt.Sprintf("q50OneSet: %q %d times", old, strings.Count(*t, old)))
+		}
+		*t = strings.Replace(*t, old, new, 1)
+	}
+	for k, z := range set2 {
+		src := "Z23"
+		if k%2 == 1 {
+			src = "Z24"
+		}
+		w := fmt.Sprintf("Z%d", 10+k/2)
+		rep(&body, fmt.Sprintf("\tVPXORD %[1]s, %[1]s, %[1]s\n", z), "")
+		rep(&tail, fmt.Sprintf("\tVPDPWSSD %s, %s, %s\n", w, src, z), fmt.Sprintf("\tVPDPWSSD %s, %s, Z%d\n", w, src, k))
+		rep(&tail, fmt.Sprintf("\tVPADDD %s, Z%d, Z%d\n", z, k, k), "")
+	}
+	return head + body + tail
 }
 
 // offInitIQ4On makes iq4_nl's Zen 4 kernel with 8-bit weights and four accumulators start its

@@ -5993,24 +5993,16 @@ aQ50V_pn:
 aQ50V_nopipe:
 
 aQ50V_blk:
-	// Row pairs: the codes of rows a and b widened and multiplied into int32 sums (Z0..Z7; where
-	// the loop takes two pairs a step, the second pair's into Z8, Z9, Z14, Z15, Z16, Z17, Z18, Z28, joined after).
+	// Row pairs: the codes of rows a and b widened and multiplied into int32 sums (Z0..Z7; two pairs
+	// a step).
 	VPXORD Z0, Z0, Z0
-	VPXORD Z8, Z8, Z8
 	VPXORD Z1, Z1, Z1
-	VPXORD Z9, Z9, Z9
 	VPXORD Z2, Z2, Z2
-	VPXORD Z14, Z14, Z14
 	VPXORD Z3, Z3, Z3
-	VPXORD Z15, Z15, Z15
 	VPXORD Z4, Z4, Z4
-	VPXORD Z16, Z16, Z16
 	VPXORD Z5, Z5, Z5
-	VPXORD Z17, Z17, Z17
 	VPXORD Z6, Z6, Z6
-	VPXORD Z18, Z18, Z18
 	VPXORD Z7, Z7, Z7
-	VPXORD Z28, Z28, Z28
 	LEAQ (DI)(BX*1), R12
 	MOVQ 6504(SP), R8
 	MOVQ 6512(SP), R15
@@ -6092,14 +6084,14 @@ aQ50V_s1:
 	VPBROADCASTD 68(R8), Z11
 	VPBROADCASTD 72(R8), Z12
 	VPBROADCASTD 76(R8), Z13
-	VPDPWSSD Z10, Z23, Z8
-	VPDPWSSD Z10, Z24, Z9
-	VPDPWSSD Z11, Z23, Z14
-	VPDPWSSD Z11, Z24, Z15
-	VPDPWSSD Z12, Z23, Z16
-	VPDPWSSD Z12, Z24, Z17
-	VPDPWSSD Z13, Z23, Z18
-	VPDPWSSD Z13, Z24, Z28
+	VPDPWSSD Z10, Z23, Z0
+	VPDPWSSD Z10, Z24, Z1
+	VPDPWSSD Z11, Z23, Z2
+	VPDPWSSD Z11, Z24, Z3
+	VPDPWSSD Z12, Z23, Z4
+	VPDPWSSD Z12, Z24, Z5
+	VPDPWSSD Z13, Z23, Z6
+	VPDPWSSD Z13, Z24, Z7
 	ADDQ $128, R8
 	LEAQ (R12)(R9*2), R12
 	DECQ R10
@@ -6172,14 +6164,6 @@ aQ50V_odd:
 	VPDPWSSD Z13, Z23, Z6
 	VPDPWSSD Z13, Z24, Z7
 aQ50V_join:
-	VPADDD Z8, Z0, Z0
-	VPADDD Z9, Z1, Z1
-	VPADDD Z14, Z2, Z2
-	VPADDD Z15, Z3, Z3
-	VPADDD Z16, Z4, Z4
-	VPADDD Z17, Z5, Z5
-	VPADDD Z18, Z6, Z6
-	VPADDD Z28, Z7, Z7
 
 aQ50V_fin:
 	// acc_h += T·(Σ W·c − off·ΣW) (+ Σ w·m), per accumulator's two vectors (R13: the block's
