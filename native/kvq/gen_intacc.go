@@ -3499,8 +3499,11 @@ const q50OneSetOn = true
 
 // offInitQ50On makes q5_0's VBMI kernel (multiAccQ50VINT) start its sums at the offset terms
 // (offInitOf: both nibbles' sums at −16·ΣW): eight VPSUBD a block and tile fewer, the same
-// int32 sums, so the same results bit for bit (TestIntAccVBMIMatches).
-const offInitQ50On = false
+// int32 sums, so the same results bit for bit (TestIntAccVBMIMatches). On AMD Zen 4
+// (q50OneSet's measurement, against the kernel with it, five runs at load 2–4, ns a row
+// min/median): in cache 7.58–7.64/7.60–7.67 → 7.53–7.60/7.56–7.62, streamed 7.91–8.01/
+// 7.93–8.42 → 7.85–7.94/7.93–8.47 (min lower in five of five).
+const offInitQ50On = true
 
 // q50OneSet is oneSetQuad for q5_0's VBMI kernel s (two row pairs a step, VPDPWSSD with the
 // weights in Z10..Z13): the second pair of a step adds into the first pair's sums (Z0..Z7), not
