@@ -235,7 +235,9 @@ func q40DecVBMI(pay int) func(a string) string {
 // runs, ns a row min): the pipelined prepass's two pointers in R14 and DX (p1Regs's rewrite,
 // the PDEPQ mask from memory): 7.79–7.87 → 7.79–7.87 in cache, streamed alike; the fourth
 // block's scale by a masked load and VPERMT2W, as p1Pipe's comment had it before: 7.82–7.84 →
-// 7.93–8.02 in cache, 8.15–8.25 → 8.28–8.34 streamed.
+// 7.93–8.02 in cache, 8.15–8.25 → 8.28–8.34 streamed; with q50OneSet and offInitQ50On, the
+// second prepass's ΣW by one VPDPWSSD of each packed weight pair with (1, 1) in place of two
+// VPADDD: 7.53–7.60 → 7.52–7.60 in cache, streamed alike.
 func q5Dec(qh, pay int, nib func(pay int) func(a string) string) func(a string) string {
 	return func(a string) string {
 		return fmt.Sprintf(`MOVL %[2]d(%[1]s), AX
