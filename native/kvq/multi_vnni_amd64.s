@@ -2788,6 +2788,17 @@ TEXT ·multiScoresIQ4NLHdrVNNI(SB), NOSPLIT, $0-80
 //     fewest (a byte lookup takes the code in the index's low bits, and 64 code bytes hold 128
 //     codes), and a permute that moves bytes cannot look them up too (the codes are its table,
 //     not its index).
+//   - later still, against multiScoresIQ4NLHdrZ4VBMI (the same shape; six alternated rounds of
+//     200 calls in cache and 10 passes streamed, ns a row min/median; all three gave the same
+//     scores bit for bit): each query's digit dword by VPBROADCASTD into a register and the
+//     VPDPBUSD from there, in place of the embedded broadcast, in cache 3.82–3.84/3.87–3.89 →
+//     4.01–4.03/4.04–4.07, streamed 4.00–4.13/4.03–4.20 → 4.17–4.32/4.22–4.40; LOAD4Q's masked
+//     256-bit loads as plain ones and a register VPBLENDMD each, in cache 3.82–3.85/3.87–3.91 →
+//     3.87–3.92/3.92–3.96, streamed 3.97–4.02/4.02–4.09 → 4.04–4.08/4.08–4.15; a quad's lanes
+//     1–3 by VPBLENDMD from 512-bit memory operands at p+L·rb−16L (no masked load, no insert),
+//     in cache 3.81–3.84 → 4.14–4.17 (min), streamed 3.99–4.03 → 4.35–4.43. Every operation
+//     added a block costs here; the block is at its fewest (32 VPDPBUSD, 4 inserts, 8 unpacks,
+//     8 VPERMB and 4 shifts, 4 chain starts, 12 for the finish, a conversion of the scales).
 // func multiScoresIQ4NLHdrZ4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // multiScoresIQ4NLHdrVNNI for AMD Zen 4: prefetching HDRFAR further into L2 as well, whole
 // chunks' headers by HDRR18U (the payloads by LOAD4M).
