@@ -1468,6 +1468,7 @@ func header() string {
 		fmt.Fprintf(&b, "DATA ·intAccRLPack2Idx+%d(SB)/8, $0x%016x\n", i, v)
 	}
 	b.WriteString("GLOBL ·intAccRLPack2Idx(SB), RODATA|NOPTR, $64\n\n")
+	q51RLData(&b)
 	// p2QuadsPack2's index: byte 16b + 4h + r takes the low byte of row r's lane 4b + h (rows 0
 	// and 1 from the first table, 2 and 3 from the second: bit 6 the odd row of the pair).
 	for i := 0; i < 64; i += 8 {
@@ -1796,6 +1797,9 @@ func gen(suffix string) string {
 		}
 		if k.name == "Q51V8Z4" && q51P2OrOn {
 			s = q51P2Or(s, "a"+k.name+suffix)
+		}
+		if k.name == "Q51V8Z4" && q51RLOn {
+			s = q51RL(s, "a"+k.name+suffix)
 		}
 		if k.name == "Q50V" && suffix == "" && q50OneSetOn {
 			s = q50OneSet(s)
@@ -3808,4 +3812,262 @@ aQ40V8Z4_spr:
 	JNZ  aQ40V8Z4_s1
 `, oSPR))
 	return s
+}
+
+// q51RLOn makes q5_1's Zen 4 kernel with 8-bit weights form its first prepass with a quad's
+// rows in lanes (q51RL). multi_intacc_amd64.go's q51Z4RL must say the same (the tests' reference
+// of the min term).
+const q51RLOn = true
+
+// q51RL rewrites the first prepass of q5_1's Zen 4 kernel with 8-bit weights s (labels from lbl
+// on) in q4_1's layout (rlPipeMin): per row quad, both row pairs' header loads as before (row b's
+// merged into row a's registers 4 bytes on), one two-table word permute per pair into one vector
+// (·intAccQ51RLIdx: d of row r's block b at word 4r + b, its m 16 words on), converted in two
+// halves; e = m + 16·d by one fma; the four rows' weights in lanes 4r + h, rotated within their
+// lane (VPERMILPS) for products j = 0..3: lane 4r + b takes query (b + j) mod 4, stored at
+// 256q + 64j, its largest magnitude per j (VRANGEPS) and Σ w·e in four chains by row index mod 4
+// (intAccRefMin's rl order), joined as rlPipeMin joins them. The second prepass takes inv rotated
+// as the products are (·intAccRotInvIdx) and packs the W by ·intAccQ51RLPackIdx (and its second
+// pass by ·intAccQ51RLQuadIdx; its ΣW from the packed bytes, as a lane of the products is no
+// longer one of the sums'). Where wstride is 16 (four queries a row: multiAccStride's) a quad's
+// weights are one load (p1w), else one load and three VINSERTF32X4. Per row where the row-pair
+// loop spent two VPERMILPS, a multiply, a VRANGEPS, an fma and an add, this spends 0.75
+// VPERMILPS, a multiply, a VRANGEPS, an fma and per quad one fma, an extract and a convert
+// more. On AMD Zen 4 (TestQ51Z4Speed, old and new builds alternated five times, load 7–9, ns a
+// row min/median): in cache 6.28–6.44/6.34–6.51 → 5.98–6.06/6.01–6.10, streamed 8.05–8.98/
+// 8.21–9.15 → 7.77–9.24/7.86–9.27 (noisy); without p1w (the weights by inserts) in cache
+// 6.07–6.22/6.11–6.26. TestDecodeBreakdown q5_1 (four alternations, min): values 6.47–6.74 →
+// 6.21–6.38, whole 12.45–12.70 → 12.07–12.23.
+func q51RL(s, lbl string) string {
+	start := "\t// w·d per row (lane 4b+h), its largest magnitude per lane (and Σ w·m), two rows a step\n"
+	end := "\tVFMADD231PS Z8, Z9, Z11\n\tVMOVUPS Z11, 6400(SP)\n"
+	i, j := strings.Index(s, start), strings.Index(s, end)
+	if i < 0 || j < i || strings.Count(s, start) != 1 || strings.Count(s, end) != 1 {
+		panic("q51RL: the first prepass changed")
+	}
+	body := func(t string) string {
+		return t + `	VMOVDQU64 ·intAccQ51RLIdx(SB), Z16
+	VPERMI2W Z14, Z13, K1, Z16
+	VPERMI2W Z21, Z20, K2, Z16
+	VEXTRACTI64X4 $1, Z16, Y17
+	VCVTPH2PS Y16, Z16
+	VCVTPH2PS Y17, Z17
+	VFMADD231PS Z5, Z16, Z17
+	VMULPS Z12, Z16, Z15
+	VMOVUPS Z15, 0(R15)
+	VRANGEPS $0x0B, Z15, Z10, Z10
+	VFMADD231PS Z12, Z17, Z0
+	VPERMILPS $0x39, Z12, Z22
+	VMULPS Z22, Z16, Z15
+	VMOVUPS Z15, 64(R15)
+	VRANGEPS $0x0B, Z15, Z11, Z11
+	VFMADD231PS Z22, Z17, Z1
+	VPERMILPS $0x4E, Z12, Z22
+	VMULPS Z22, Z16, Z15
+	VMOVUPS Z15, 128(R15)
+	VRANGEPS $0x0B, Z15, Z9, Z9
+	VFMADD231PS Z22, Z17, Z2
+	VPERMILPS $0x93, Z12, Z22
+	VMULPS Z22, Z16, Z15
+	VMOVUPS Z15, 192(R15)
+	VRANGEPS $0x0B, Z15, Z28, Z28
+	VFMADD231PS Z22, Z17, Z3
+`
+	}
+	wts := `	VMOVUPS (R8), X12
+	VINSERTF32X4 $1, (R8)(R9*1), Z12, Z12
+	LEAQ (R8)(R9*2), AX
+	VINSERTF32X4 $2, (AX), Z12, Z12
+	VINSERTF32X4 $3, (AX)(R9*1), Z12, Z12
+`
+	step := `	LEAQ (R12)(R11*4), R12
+	LEAQ (R8)(R9*4), R8
+	ADDQ $256, R15
+	DECQ R10
+`
+	p1 := `	// w·d with a quad's rows in lanes (q51RL): block b's products of rows 4q..4q+3 at
+	// 256q + 64j, lane 4r + b: query (b + j) mod 4; the largest magnitudes per j (Z10, Z11, Z9,
+	// Z28) and the chains Σ w·e, e = m + 16·d, by row index mod 4 (Z0..Z3), joined after.
+	LEAQ (DI)(BX*1), R12
+	MOVQ 6472(SP), R8
+	LEAQ 0(SP), R15
+	MOVQ 6464(SP), R10
+	MOVQ wstride+56(FP), R9
+	MOVQ rb+32(FP), R11
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	VXORPS Z9, Z9, Z9
+	VXORPS Z28, Z28, Z28
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	MOVL $0x41800000, AX
+	VPBROADCASTD AX, Z5
+	MOVL $0x00FF00FF, AX
+	KMOVD AX, K1
+	KNOTD K1, K2
+	SHRQ $2, R10
+	JZ   @_p1o
+	CMPQ 6496(SP), $4
+	JNE  @_p1
+	CMPQ R9, $16
+	JNE  @_p1f
+@_p1w:
+` + body(`	VMOVDQU64 (R12), Z13
+	VMOVDQU16 -4(R12)(R11*1), K6, Z13
+	VMOVDQU64 64(R12), Z14
+	VMOVDQU16 60(R12)(R11*1), K7, Z14
+	LEAQ (R12)(R11*2), R14
+	VMOVDQU64 (R14), Z20
+	VMOVDQU16 -4(R14)(R11*1), K6, Z20
+	VMOVDQU64 64(R14), Z21
+	VMOVDQU16 60(R14)(R11*1), K7, Z21
+	VMOVUPS (R8), Z12
+`) + step + `	JNZ  @_p1w
+	JMP  @_p1o
+@_p1f:
+` + body(`	VMOVDQU64 (R12), Z13
+	VMOVDQU16 -4(R12)(R11*1), K6, Z13
+	VMOVDQU64 64(R12), Z14
+	VMOVDQU16 60(R12)(R11*1), K7, Z14
+	LEAQ (R12)(R11*2), R14
+	VMOVDQU64 (R14), Z20
+	VMOVDQU16 -4(R14)(R11*1), K6, Z20
+	VMOVDQU64 64(R14), Z21
+	VMOVDQU16 60(R14)(R11*1), K7, Z21
+`+wts) + step + `	JNZ  @_p1f
+	JMP  @_p1o
+@_p1:
+` + body(`	VMOVDQU16.Z (R12), K4, Z13
+	VMOVDQU16 -4(R12)(R11*1), K6, Z13
+	VMOVDQU16.Z 64(R12), K5, Z14
+	VMOVDQU16 60(R12)(R11*1), K7, Z14
+	LEAQ (R12)(R11*2), R14
+	VMOVDQU16.Z (R14), K4, Z20
+	VMOVDQU16 -4(R14)(R11*1), K6, Z20
+	VMOVDQU16.Z 64(R14), K5, Z21
+	VMOVDQU16 60(R14)(R11*1), K7, Z21
+`+wts) + step + `	JNZ  @_p1
+@_p1o:
+	MOVQ 6464(SP), R10
+	ANDQ $3, R10
+	JZ   @_p1r
+	VMOVDQU16.Z (R12), K4, Z13
+	VMOVDQU16.Z 64(R12), K5, Z14
+	VMOVUPS (R8), X12
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	CMPQ R10, $2
+	JB   @_p1ga
+	VMOVDQU16 -4(R12)(R11*1), K6, Z13
+	VMOVDQU16 60(R12)(R11*1), K7, Z14
+	VINSERTF32X4 $1, (R8)(R9*1), Z12, Z12
+	CMPQ R10, $3
+	JB   @_p1ga
+	LEAQ (R12)(R11*2), R14
+	VMOVDQU16.Z (R14), K4, Z20
+	VMOVDQU16.Z 64(R14), K5, Z21
+	VINSERTF32X4 $2, (R8)(R9*2), Z12, Z12
+@_p1ga:
+` + body("") + `@_p1r:
+	VSHUFF32X4 $0x44, Z11, Z10, Z12
+	VSHUFF32X4 $0xEE, Z11, Z10, Z13
+	VRANGEPS $0x0B, Z13, Z12, Z12
+	VSHUFF32X4 $0x44, Z28, Z9, Z13
+	VSHUFF32X4 $0xEE, Z28, Z9, Z15
+	VRANGEPS $0x0B, Z15, Z13, Z13
+	VSHUFF32X4 $0x88, Z13, Z12, Z15
+	VSHUFF32X4 $0xDD, Z13, Z12, Z16
+	VRANGEPS $0x0B, Z16, Z15, Z10
+	VSHUFF32X4 $0x44, Z1, Z0, Z12
+	VSHUFF32X4 $0xEE, Z1, Z0, Z13
+	VADDPS Z13, Z12, Z12
+	VSHUFF32X4 $0x44, Z3, Z2, Z13
+	VSHUFF32X4 $0xEE, Z3, Z2, Z15
+	VADDPS Z15, Z13, Z13
+	VSHUFF32X4 $0x88, Z13, Z12, Z15
+	VSHUFF32X4 $0xDD, Z13, Z12, Z16
+	VADDPS Z16, Z15, Z9
+	VMOVDQU64 ·intAccRotOutIdx(SB), Z12
+	VPERMPS Z10, Z12, Z10
+	VPERMPS Z9, Z12, Z9
+	VMOVUPS Z9, 6400(SP)
+`
+	s = s[:i] + strings.ReplaceAll(p1, "@", lbl) + s[j+len(end):]
+	rep := func(old, new string, n int) {
+		if strings.Count(s, old) != n {
+			panic(fmt.Sprintf("q51RL: %q %d times, want %d", old, strings.Count(s, old), n))
+		}
+		s = strings.ReplaceAll(s, old, new)
+	}
+	rep("\tVPBROADCASTD ·intAccOnes8(SB), Z15\n\tMOVQ $0x3333333333333333, AX\n\tKMOVQ AX, K1\n\tKNOTQ K1, K2\n",
+		fmt.Sprintf("\tVPBROADCASTD ·intAccOnes8(SB), Z15\n\tMOVQ $0x%016x, AX\n\tKMOVQ AX, K1\n\tKNOTQ K1, K2\n", q51RLPackMask())+
+			"\tVMOVDQU64 ·intAccRotInvIdx(SB), Z0\n\tVMOVDQU64 ·intAccRotInvIdx+64(SB), Z1\n"+
+			"\tVMOVDQU64 ·intAccRotInvIdx+128(SB), Z2\n\tVMOVDQU64 ·intAccRotInvIdx+192(SB), Z3\n"+
+			"\tVPERMPS Z14, Z0, Z0\n\tVPERMPS Z14, Z1, Z1\n\tVPERMPS Z14, Z2, Z2\n\tVPERMPS Z14, Z3, Z3\n", 1)
+	for k, o := range []string{"(R8)", "64(R8)", "128(R8)", "192(R8)"} {
+		rep("\tVMULPS "+o+", Z14, ", fmt.Sprintf("\tVMULPS %s, Z%d, ", o, k), 2)
+	}
+	rep("\tVMOVDQU64 ·intAccQuadPack2Idx(SB), Z21\n", "\tVMOVDQU64 ·intAccQ51RLPackIdx(SB), Z21\n", 1)
+	p2s := lbl + "_p2s:\n"
+	rep(p2s, "\tVMOVDQU64 ·intAccQ51RLQuadIdx(SB), Z4\n"+p2s, 1)
+	// ΣW from the packed bytes (a lane of the products is not one of the sums'): Σ max(W, 0)
+	// (Z18) less Σ max(−W, 0) (Z5).
+	rep("\tVPERMB Z16, Z30, Z16\n\tVMOVDQU32 Z16, (R12)\n", "\tVPERMB Z16, Z4, Z16\n\tVMOVDQU32 Z16, (R12)\n\tVPDPBUSD Z15, Z16, Z18\n", 1)
+	rep("\tVPERMB Z20, Z30, Z20\n\tVMOVDQU32 Z20, 1024(R12)\n", "\tVPERMB Z20, Z4, Z20\n\tVMOVDQU32 Z20, 1024(R12)\n\tVPDPBUSD Z15, Z20, Z5\n", 1)
+	rep("\tVPADDD Z16, Z18, Z18\n\tVPADDD Z17, Z18, Z18\n\tVPADDD Z12, Z18, Z18\n\tVPADDD Z13, Z18, Z18\n", "", 1)
+	rep("\tVMOVDQU64 ·intAccQ51RLQuadIdx(SB), Z4\n"+p2s, "\tVMOVDQU64 ·intAccQ51RLQuadIdx(SB), Z4\n\tVPXORD Z5, Z5, Z5\n"+p2s, 1)
+	rep("\tJNZ  "+p2s[:len(p2s)-2]+"\n", "\tJNZ  "+p2s[:len(p2s)-2]+"\n\tVPSUBD Z5, Z18, Z18\n", 1)
+	return s
+}
+
+// q51RLPackMask is q51RL's VPERMI2B mask: byte 16b + 4h + r of the packed W takes vector
+// (h − b) mod 4 of its quad, the first VPERMI2B (this mask) vectors 0 and 1.
+func q51RLPackMask() uint64 {
+	var m uint64
+	for t := 0; t < 64; t++ {
+		bb, h := t/16, t/4%4
+		if (h-bb+4)%4 < 2 {
+			m |= 1 << t
+		}
+	}
+	return m
+}
+
+// q51RLData is q51RL's tables: ·intAccQ51RLIdx (word 4r + b: d of row r's block b, word 16 +
+// 4r + b its m; rows 0 and 1 from the first pair's registers, 2 and 3 from the second's: the
+// same index, row b's words 2 on, block 3's in the second register), ·intAccQ51RLPackIdx (byte
+// 16b + 4h + r takes the low byte of vector k = (h − b) mod 4's lane 4r + b: k odd from the
+// second table of each VPERMI2B, vectors 0 and 1 by the first, 2 and 3 by the second) and ·intAccQ51RLQuadIdx (the same from vector k's
+// bytes at 16k, lane 4r + b at 16k + 4r + b).
+func q51RLData(b *strings.Builder) {
+	for i := 0; i < 32; i += 4 {
+		var v uint64
+		for j := 0; j < 4; j++ {
+			o := i + j
+			mm, r, bb := o/16, o%16/4, o%4
+			x := 12*bb + 2*(r%2) + mm
+			if bb == 3 {
+				x = 32 + 4 + 2*(r%2) + mm
+			}
+			v |= uint64(x) << (16 * j)
+		}
+		fmt.Fprintf(b, "DATA ·intAccQ51RLIdx+%d(SB)/8, $0x%016x\n", 2*i, v)
+	}
+	b.WriteString("GLOBL ·intAccQ51RLIdx(SB), RODATA|NOPTR, $64\n\n")
+	for i := 0; i < 64; i += 8 {
+		var v, u uint64
+		for j := 0; j < 8; j++ {
+			t := i + j
+			bb, h, r := t/16, t/4%4, t%4
+			k := (h - bb + 4) % 4
+			v |= uint64(64*(k%2)+4*(4*r+bb)) << (8 * j)
+			u |= uint64(16*k+4*r+bb) << (8 * j)
+		}
+		fmt.Fprintf(b, "DATA ·intAccQ51RLPackIdx+%d(SB)/8, $0x%016x\n", i, v)
+		fmt.Fprintf(b, "DATA ·intAccQ51RLQuadIdx+%d(SB)/8, $0x%016x\n", i, u)
+	}
+	b.WriteString("GLOBL ·intAccQ51RLPackIdx(SB), RODATA|NOPTR, $64\n\n")
+	b.WriteString("GLOBL ·intAccQ51RLQuadIdx(SB), RODATA|NOPTR, $64\n\n")
 }

@@ -371,7 +371,12 @@ func multiAccQ50V8Z4INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float
 
 // multiAccQ51V8Z4INT is multiAccQ51V8INT prefetching with PREFETCHT1 (zen4Stream), its code
 // bytes' high nibbles moved down by VGF2P8AFFINEQB (GFNI: pickZen4GFNI; gen_intacc.go's q51GFHi
-// has the measurements).
+// has the measurements), its first prepass with a quad's rows in lanes (q51Z4RL).
 //
 //go:noescape
 func multiAccQ51V8Z4INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+// q51Z4RL says that multiAccQ51V8Z4INT forms its min term Σ w·(m + 16·d) as q4_1's kernels with
+// 8-bit weights do (four chains by row index mod 4; gen_intacc.go's q51RLOn, which it must
+// match), not in two chains of Σ w·d and Σ w·m as multiAccQ51V8INT does.
+const q51Z4RL = true
