@@ -3838,6 +3838,11 @@ const q51RLOn = true
 // 8.21–9.15 → 7.77–9.24/7.86–9.27 (noisy); without p1w (the weights by inserts) in cache
 // 6.07–6.22/6.11–6.26. TestDecodeBreakdown q5_1 (four alternations, min): values 6.47–6.74 →
 // 6.21–6.38, whole 12.45–12.70 → 12.07–12.23.
+// In its full-quad loops (p1w, p1f) block 3's d and m of a row pair come by VMOVD and
+// VPINSRD (4 bytes each, ·intAccQ51RLIdxD) in place of a 64-byte load and a masked 64-byte
+// merge: the same words, half the bytes loaded. Against the kernel without it (the same
+// harness, five alternations, load 8): in cache 5.97–6.06/6.01–6.10 → 5.89–6.05/5.91–6.08
+// (lower in four of five), streamed 8.51–9.82 → 8.46–9.52 min (lower in five of five).
 func q51RL(s, lbl string) string {
 	start := "\t// w·d per row (lane 4b+h), its largest magnitude per lane (and Σ w·m), two rows a step\n"
 	end := "\tVFMADD231PS Z8, Z9, Z11\n\tVMOVUPS Z11, 6400(SP)\n"
@@ -3846,7 +3851,11 @@ func q51RL(s, lbl string) string {
 		panic("q51RL: the first prepass changed")
 	}
 	body := func(t string) string {
-		return t + `	VMOVDQU64 ·intAccQ51RLIdx(SB), Z16
+		idx := "·intAccQ51RLIdx(SB)"
+		if strings.Contains(t, "VMOVD 72(") {
+			idx = "·intAccQ51RLIdxD(SB)"
+		}
+		return t + `	VMOVDQU64 ` + idx + `, Z16
 	VPERMI2W Z14, Z13, K1, Z16
 	VPERMI2W Z21, Z20, K2, Z16
 	VEXTRACTI64X4 $1, Z16, Y17
@@ -3916,26 +3925,26 @@ func q51RL(s, lbl string) string {
 @_p1w:
 ` + body(`	VMOVDQU64 (R12), Z13
 	VMOVDQU16 -4(R12)(R11*1), K6, Z13
-	VMOVDQU64 64(R12), Z14
-	VMOVDQU16 60(R12)(R11*1), K7, Z14
+	VMOVD 72(R12), X14
+	VPINSRD $1, 72(R12)(R11*1), X14, X14
 	LEAQ (R12)(R11*2), R14
 	VMOVDQU64 (R14), Z20
 	VMOVDQU16 -4(R14)(R11*1), K6, Z20
-	VMOVDQU64 64(R14), Z21
-	VMOVDQU16 60(R14)(R11*1), K7, Z21
+	VMOVD 72(R14), X21
+	VPINSRD $1, 72(R14)(R11*1), X21, X21
 	VMOVUPS (R8), Z12
 `) + step + `	JNZ  @_p1w
 	JMP  @_p1o
 @_p1f:
 ` + body(`	VMOVDQU64 (R12), Z13
 	VMOVDQU16 -4(R12)(R11*1), K6, Z13
-	VMOVDQU64 64(R12), Z14
-	VMOVDQU16 60(R12)(R11*1), K7, Z14
+	VMOVD 72(R12), X14
+	VPINSRD $1, 72(R12)(R11*1), X14, X14
 	LEAQ (R12)(R11*2), R14
 	VMOVDQU64 (R14), Z20
 	VMOVDQU16 -4(R14)(R11*1), K6, Z20
-	VMOVDQU64 64(R14), Z21
-	VMOVDQU16 60(R14)(R11*1), K7, Z21
+	VMOVD 72(R14), X21
+	VPINSRD $1, 72(R14)(R11*1), X21, X21
 `+wts) + step + `	JNZ  @_p1f
 	JMP  @_p1o
 @_p1:
@@ -4056,6 +4065,20 @@ func q51RLData(b *strings.Builder) {
 		fmt.Fprintf(b, "DATA ·intAccQ51RLIdx+%d(SB)/8, $0x%016x\n", 2*i, v)
 	}
 	b.WriteString("GLOBL ·intAccQ51RLIdx(SB), RODATA|NOPTR, $64\n\n")
+	for i := 0; i < 32; i += 4 {
+		var v uint64
+		for j := 0; j < 4; j++ {
+			o := i + j
+			mm, r, bb := o/16, o%16/4, o%4
+			x := 12*bb + 2*(r%2) + mm
+			if bb == 3 {
+				x = 32 + 2*(r%2) + mm
+			}
+			v |= uint64(x) << (16 * j)
+		}
+		fmt.Fprintf(b, "DATA ·intAccQ51RLIdxD+%d(SB)/8, $0x%016x\n", 2*i, v)
+	}
+	b.WriteString("GLOBL ·intAccQ51RLIdxD(SB), RODATA|NOPTR, $64\n\n")
 	for i := 0; i < 64; i += 8 {
 		var v, u uint64
 		for j := 0; j < 8; j++ {
