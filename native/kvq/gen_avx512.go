@@ -1550,7 +1550,8 @@ fbh_done:
 // fp8ScoresBF16Quad is multiScoresFP8BF16H's loop over four rows at a time (two pairs, rows
 // DI, BX = DI+R8 … as R15, R13, DX), while four are left: each 32-value chunk's query vectors
 // loaded once for both pairs (half the loads a row of the pair loop's memory operands, 24 a
-// pair of 128 values; z4: memory operands too), the pairs' products into Z0..Z3 and Z8..Z11
+// pair of 128 values; z4: each into Z29 just before its two VDPBF16PS, see below), the pairs'
+// products into Z0..Z3 and Z8..Z11
 // (one chain per query and pair: two pairs interleaved keep eight chains going).
 // The four rows' sums go to the frame (z4: Z12..Z19) and are reduced and stored after the
 // next four rows' first chunk (fp8QuadReduce; a flag in the frame says that sums wait), and
@@ -1591,6 +1592,28 @@ fbh_done:
 // 6.55–6.68 ns a row streamed and 6.44–6.65 in L2 against 6.74–6.86 and 6.67–6.74, and in the
 // decode (TestDecodeBreakdown, fp8, 131072 cells, one thread, test binaries alternated four
 // times, min) scores 6.66–6.75 against 6.88–6.99, the whole 13.88–14.22 against 14.09–14.76.
+//
+// Since then each query vector is loaded once into Z29 for the two pairs' VDPBF16PS (register
+// operands; renaming keeps the eight loads of a chunk apart), not taken twice as a memory
+// operand: the same products in the same order, half the query loads and eight loads more
+// instructions a chunk. On Zen 4 (thread CPU time, in one process alternated with the memory
+// operand kernel, 200 calls in cache and 10 passes streamed, three runs, a busy machine, load
+// 8–11): 6.15–6.16 ns a row in cache against 6.40–6.46 (medians 6.73–6.78 against 7.0–7.2),
+// streamed 10.82–11.43 against 11.40–11.90; in the decode (TestDecodeBreakdown, fp8, 131072
+// cells, one thread, test binaries alternated four times, min) scores 6.23–6.39 against
+// 6.67–6.76 and the whole 13.49–13.60 against 13.95–14.26; kvlab bench attn (131072 cells, 32
+// heads, 8 KV heads, one thread, binaries alternated three times) fp8 14.01–14.20 ms against
+// 14.55–14.75 (a fourth, noisy round 17.3). What the kernel's time went to, measured the same way in cache (each variant
+// timing only): without the deferred reductions' shuffles and adds (all 21, or the eight lane
+// shuffles and four adds) the same 6.33–6.45; without the decode the same; with every
+// VDPBF16PS taking one register and no query loads 6.15; with no VDPBF16PS 3.75; with the
+// second row pair's products in Z12..Z19 (16 chains of 4 a four rows, not 8 of 8) 6.83. Also
+// not paying, same measure, each alone: the loop over two sets of sums (Z0..Z3, Z8..Z11 and
+// Z12..Z19 taking turns, no VMOVAPS of the sums) in cache 6.33–6.50 against 6.18–6.64 but
+// streamed 0.1–0.35 slower each run; each pair's second row by VINSERTI64X4 from memory, or by
+// a VBROADCASTI64X4 merge-masked to the upper half, 6.42–6.58 against 6.47–6.64; the scales
+// stored as four broadcast 16-byte vectors (no lane inserts) 6.39–6.57.
+//
 // Not kept: the four rows' codes in one vector, 16 of each row in each 128-bit lane
 // (VBROADCASTI32X4 and VPBLENDMD), which makes the reduction one VADDPS per query with the
 // same sums bit for bit but needs each query's 16 bytes broadcast from memory for every four
@@ -1646,8 +1669,8 @@ fbq_chunk:
 `, off, r[0], r[1], r[2], r[3], t[0], t[1])
 	}
 	// dp multiplies the decoded chunk (r as dec left it) by the four queries' words at qoff(CX):
-	// loaded into Z12..Z19, or (z4) as VDPBF16PS memory operands, Z12..Z19 holding the previous
-	// four rows' sums.
+	// loaded into Z12..Z19, or (z4) each into Z29 just before its two VDPBF16PS, Z12..Z19
+	// holding the previous four rows' sums.
 	dp := func(qoff int, r [4]int) string {
 		var s strings.Builder
 		if !z4 {
@@ -1663,10 +1686,10 @@ fbq_chunk:
 			return s.String()
 		}
 		for h := 0; h < 4; h++ {
-			fmt.Fprintf(&s, "\tDPBF16CX(%d, %d, %d)\n\tDPBF16CX(%d, %d, %d)\n", (qoff+128*h)/64, r[0], h, (qoff+128*h)/64, r[2], 8+h)
+			fmt.Fprintf(&s, "\tVMOVDQU64 %d(CX), Z29\n\tDPBF16(29, %d, %d)\n\tDPBF16(29, %d, %d)\n", qoff+128*h, r[0], h, r[2], 8+h)
 		}
 		for h := 0; h < 4; h++ {
-			fmt.Fprintf(&s, "\tDPBF16CX(%d, %d, %d)\n\tDPBF16CX(%d, %d, %d)\n", (qoff+128*h+64)/64, r[1], h, (qoff+128*h+64)/64, r[3], 8+h)
+			fmt.Fprintf(&s, "\tVMOVDQU64 %d(CX), Z29\n\tDPBF16(29, %d, %d)\n\tDPBF16(29, %d, %d)\n", qoff+128*h+64, r[1], h, r[3], 8+h)
 		}
 		return s.String()
 	}

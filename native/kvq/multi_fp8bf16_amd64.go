@@ -68,7 +68,7 @@ var fp8BF16ScoresH = !isa.Acc16
 
 // fp8BF16ScoresZ4 selects multiScoresFP8BF16HZ4 where multiScoresFP8BF16H runs: the same
 // scores bit for bit, its loop over four rows keeping the sums that wait for their reduction
-// in registers and taking the queries as VDPBF16PS memory operands (gen_avx512.go's
+// in registers and loading each query vector once for both row pairs (gen_avx512.go's
 // fp8ScoresBF16Quad). AMD Zen 4 only (zen4Stream; Intel not measured); a variable so that
 // tests can run both.
 var fp8BF16ScoresZ4 = zen4Stream
