@@ -1603,16 +1603,27 @@ fbh_done:
 // cells, one thread, test binaries alternated four times, min) scores 6.23–6.39 against
 // 6.67–6.76 and the whole 13.49–13.60 against 13.95–14.26; kvlab bench attn (131072 cells, 32
 // heads, 8 KV heads, one thread, binaries alternated three times) fp8 14.01–14.20 ms against
-// 14.55–14.75 (a fourth, noisy round 17.3). What the kernel's time went to, measured the same way in cache (each variant
-// timing only): without the deferred reductions' shuffles and adds (all 21, or the eight lane
-// shuffles and four adds) the same 6.33–6.45; without the decode the same; with every
-// VDPBF16PS taking one register and no query loads 6.15; with no VDPBF16PS 3.75; with the
-// second row pair's products in Z12..Z19 (16 chains of 4 a four rows, not 8 of 8) 6.83. Also
-// not paying, same measure, each alone: the loop over two sets of sums (Z0..Z3, Z8..Z11 and
-// Z12..Z19 taking turns, no VMOVAPS of the sums) in cache 6.33–6.50 against 6.18–6.64 but
-// streamed 0.1–0.35 slower each run; each pair's second row by VINSERTI64X4 from memory, or by
-// a VBROADCASTI64X4 merge-masked to the upper half, 6.42–6.58 against 6.47–6.64; the scales
-// stored as four broadcast 16-byte vectors (no lane inserts) 6.39–6.57.
+// 14.55–14.75 (a fourth, noisy round 17.3).
+//
+// Where the time went, the same measure in cache (variants for timing only). With the queries
+// as memory operands, before: without the deferred reductions' 14 shuffles and 7 adds the
+// same 6.33–6.45; without the decode the same; every VDPBF16PS taking one register and no
+// query loads 6.15; no VDPBF16PS 3.75; the second row pair's products in Z12..Z19 (16 chains
+// of 4 a four rows, not 8 of 8) 6.83: bound by the query loads, not by the chains' latency.
+// With each query vector loaded once (6.11–6.22 in those runs): without the reductions'
+// shuffles and adds 5.42–5.52, without the decode 4.43–4.80: now bound by the vector
+// operations' issue, where each zmm operation a row costs about 0.13 ns. Not paying then,
+// bit for bit, each alone, 6.07–6.24 against 6.11–6.22 in cache and the same streamed: the
+// loop over two sets of sums (Z0..Z3, Z8..Z11 and Z12..Z19 taking turns, no VMOVAPS of the
+// sums: those moves cost nothing); each pair's second row by VINSERTI64X4 from memory, or by a
+// VBROADCASTI64X4 merge-masked to the upper half; the scales stored as four broadcast 16-byte
+// vectors (no lane inserts); the reduction with the rows paired 0 with 2 and 1 with 3 and
+// each add's operands by two VBLENDMPS and one single-source shuffle (VSHUFF32X4 $0xB1,
+// VPERMILPS $0xB1 or $0x4E) instead of two two-source shuffles (half the shuffles, a third
+// more operations), for its first level or all three. The reductions' 7 adds and 14 shuffles
+// a four rows are the fewest operations for their order (each add needs its operands moved
+// across lanes: two two-source shuffles, or two blends and a shuffle); the decode takes 5 (and
+// a copy) per 64 codes.
 //
 // Not kept: the four rows' codes in one vector, 16 of each row in each 128-bit lane
 // (VBROADCASTI32X4 and VPBLENDMD), which makes the reduction one VADDPS per query with the
