@@ -114,19 +114,8 @@ var flavours = []flavour{
 			{"fba_", "fbaR_", -1},
 		},
 	},
-	{
-		src: "multi_avx512x_amd64.s", name: "multiScoresFP8BF16H", runs: "multiScoresFP8BF16HRunsAVX512",
-		frame: "$648-72", runsFrame: "$648-96", defs: true, out: "multi_runs_avx512x_amd64.s",
-		doc: "prefetching, in its loop of four rows, into L1 PFDISTZ bytes on in the rows of this run and the next (pf bytes past each row: the same row of the next run) taken as one, and pf2 bytes past each row (the run after next) into L2 in place of PFDISTZ2 (past a run's end that would be another head's rows); cur is scratch.",
-		repl: []repl{
-			{"off *float32)\n", "off *float32, pf, pf2, cur int)\n", 1},
-			{"fbq_quad:\n\tCMPQ R10, $4\n\tJLT  fbq_end\n", "fbq_quad:\n\tCMPQ R10, $4\n\tJLT  fbq_end\n\tMOVQ R10, AX\n\tIMULQ R8, AX               // the bytes left in the run\n\tMOVQ $PFDISTZ, R12\n\tCMPQ AX, R12\n\tJGT  fbq_pfin\n\tMOVQ m+32(FP), R12\n\tIMULQ R8, R12\n\tNEGQ R12\n\tADDQ pf+72(FP), R12\n\tADDQ $PFDISTZ, R12         // PFDISTZ bytes on, into the next run\nfbq_pfin:\n\tMOVQ R12, cur+88(FP)\n", 1},
-			{"\tPREFETCHT0 PFDISTZ(BX)\n\tPREFETCHT1 PFDISTZ2(BX)\n\tPREFETCHT0 PFDISTZ(R15)\n\tPREFETCHT1 PFDISTZ2(R15)\n\tPREFETCHT0 PFDISTZ(R13)\n\tPREFETCHT1 PFDISTZ2(R13)\n\tPREFETCHT0 PFDISTZ(DX)\n\tPREFETCHT1 PFDISTZ2(DX)\n",
-				"\tMOVQ cur+88(FP), AX        // the L1 prefetches' offset (AX is the pending sums' buffer in fbqR_pend)\n\tPREFETCHT0 (BX)(AX*1)\n\tPREFETCHT0 (R15)(AX*1)\n\tPREFETCHT0 (R13)(AX*1)\n\tPREFETCHT0 (DX)(AX*1)\n\tMOVQ pf2+80(FP), AX\n\tPREFETCHT1 (BX)(AX*1)\n\tPREFETCHT1 (R15)(AX*1)\n\tPREFETCHT1 (R13)(AX*1)\n\tPREFETCHT1 (DX)(AX*1)\n", 1},
-			{"fbq_", "fbqR_", -1},
-			{"fbh_", "fbhR_", -1},
-		},
-	},
+	fp8HScoresRuns("multiScoresFP8BF16H", "multiScoresFP8BF16HRunsAVX512", "fbq_", "fbh_"),
+	fp8HScoresRuns("multiScoresFP8BF16HZ4", "multiScoresFP8BF16HZ4RunsAVX512", "fzq_", "fzh_"),
 	hdrScoresRuns("multiScoresQ41HdrZ4VNNI", "multiScoresQ41HdrZ4RunsVNNI", "$0-80", "$0-88"),
 	hdrScoresRuns("multiScoresIQ4NLHdrZ4VBMI", "multiScoresIQ4NLHdrZ4RunsVBMI", "$128-80", "$128-88"),
 	t23ScoresRuns("multiScoresT3PUVNNI", "multiScoresT3PURunsVNNI", "T3PU_"),
@@ -224,6 +213,29 @@ var flavours = []flavour{
 			{"aQ80Z4_", "aQ80Z4L_", -1},
 		},
 	},
+}
+
+// fp8HScoresRuns is the runs flavour of gen_avx512.go's fp8 scores kernel name with a row pair
+// in one vector's halves (multiScoresFP8BF16H, its Zen 4 loop's multiScoresFP8BF16HZ4; labels
+// from q, the loop of four rows's, and h on): in its loop of four rows it prefetches into L1
+// PFDISTZ bytes on in the rows of this run and the next (pf bytes past each row: the same row
+// of the next run) taken as one, and pf2 bytes past each row (the run after next) into L2 in
+// place of PFDISTZ2 (past a run's end that would be another head's rows); cur is scratch.
+func fp8HScoresRuns(name, runs, q, h string) flavour {
+	qr, hr := q[:len(q)-1]+"R_", h[:len(h)-1]+"R_"
+	return flavour{
+		src: "multi_avx512x_amd64.s", name: name, runs: runs,
+		frame: "$648-72", runsFrame: "$648-96", defs: true, out: "multi_runs_avx512x_amd64.s",
+		doc: "prefetching, in its loop of four rows, into L1 PFDISTZ bytes on in the rows of this run and the next (pf bytes past each row: the same row of the next run) taken as one, and pf2 bytes past each row (the run after next) into L2 in place of PFDISTZ2 (past a run's end that would be another head's rows); cur is scratch.",
+		repl: []repl{
+			{"off *float32)\n", "off *float32, pf, pf2, cur int)\n", 1},
+			{q + "quad:\n\tCMPQ R10, $4\n\tJLT  " + q + "end\n", q + "quad:\n\tCMPQ R10, $4\n\tJLT  " + q + "end\n\tMOVQ R10, AX\n\tIMULQ R8, AX               // the bytes left in the run\n\tMOVQ $PFDISTZ, R12\n\tCMPQ AX, R12\n\tJGT  " + qr + "pfin\n\tMOVQ m+32(FP), R12\n\tIMULQ R8, R12\n\tNEGQ R12\n\tADDQ pf+72(FP), R12\n\tADDQ $PFDISTZ, R12         // PFDISTZ bytes on, into the next run\n" + qr + "pfin:\n\tMOVQ R12, cur+88(FP)\n", 1},
+			{"\tPREFETCHT0 PFDISTZ(BX)\n\tPREFETCHT1 PFDISTZ2(BX)\n\tPREFETCHT0 PFDISTZ(R15)\n\tPREFETCHT1 PFDISTZ2(R15)\n\tPREFETCHT0 PFDISTZ(R13)\n\tPREFETCHT1 PFDISTZ2(R13)\n\tPREFETCHT0 PFDISTZ(DX)\n\tPREFETCHT1 PFDISTZ2(DX)\n",
+				"\tMOVQ cur+88(FP), AX        // the L1 prefetches' offset (AX is the pending sums' buffer in " + qr + "pend)\n\tPREFETCHT0 (BX)(AX*1)\n\tPREFETCHT0 (R15)(AX*1)\n\tPREFETCHT0 (R13)(AX*1)\n\tPREFETCHT0 (DX)(AX*1)\n\tMOVQ pf2+80(FP), AX\n\tPREFETCHT1 (BX)(AX*1)\n\tPREFETCHT1 (R15)(AX*1)\n\tPREFETCHT1 (R13)(AX*1)\n\tPREFETCHT1 (DX)(AX*1)\n", 1},
+			{q, qr, -1},
+			{h, hr, -1},
+		},
+	}
 }
 
 // avx2fScoresRuns is the runs flavour of gen_avx2f.go's scores kernel name (labels from label

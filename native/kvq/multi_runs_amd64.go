@@ -173,6 +173,13 @@ func accFP8Runs(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool 
 //go:noescape
 func multiScoresFP8BF16HRunsAVX512(q *uint16, nv int, rows *byte, rb, m int, out *float32, ostride, so int, off *float32, pf, pf2, cur int)
 
+// multiScoresFP8BF16HZ4RunsAVX512 is multiScoresFP8BF16HZ4 (fp8BF16ScoresZ4, Zen 4) as
+// multiScoresFP8BF16HRunsAVX512 is multiScoresFP8BF16H (gen_runs.go's fp8HScoresRuns): the
+// same scores bit for bit.
+//
+//go:noescape
+func multiScoresFP8BF16HZ4RunsAVX512(q *uint16, nv int, rows *byte, rb, m int, out *float32, ostride, so int, off *float32, pf, pf2, cur int)
+
 // multiAccFP8BF16RunsAVX512 is multiAccFP8BF16 prefetching pf1 bytes past each row pair into
 // L1 and pf2 bytes past it into L2 (gen_runs.go, multi_runs_avx512x_amd64.s).
 //
@@ -699,7 +706,14 @@ var fp8RunsZ4 = zen4Stream
 // 2.09–2.13; contiguous 1.89–1.96), the whole paged fp8 decode (TestPagedDecodeSpeed, 4
 // alternations) 4.68–4.75 → 4.08–4.20 ms, contiguous 3.70–3.78 (1.24–1.28× → 1.08–1.11×).
 // Its values through multiAccFP8BF16RunsAVX512
-// (accFP8Runs): 3.75–4.12 → 1.84–2.04 ms (contiguous 1.73–1.81).
+// (accFP8Runs): 3.75–4.12 → 1.84–2.04 ms (contiguous 1.73–1.81). On Zen 4 (fp8BF16ScoresZ4)
+// the runs flavour is multiScoresFP8BF16HZ4's, as over contiguous rows (the same scores bit for
+// bit). Measured first against the Z4 kernel before it loaded each query vector once for both
+// row pairs: within noise (TestPagedDecodeSpeed, 5 alternations, paged 4.15–4.27 → 4.18–4.29
+// ms); against that kernel (which multiScoresFP8BF16H's runs flavour does not follow): the
+// whole paged fp8 decode (5 alternations, load ~8) 4.14–4.30 → 3.95–4.10 ms, contiguous
+// 3.50–3.56 (1.17–1.22× → 1.11–1.17×), the 8 heads' scores (TestPagedBreakdown) 2.07 → 1.92
+// paged, 1.96 → 1.79 over contiguous rows in runs (contiguous 1.68–1.70).
 func fp8ScoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bool {
 	var mu []float32
 	if r, ok := c.(*rotCodec); ok {
@@ -751,7 +765,11 @@ func fp8ScoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bo
 				if j := i + 2; j < len(runs) && len(runs[j]) > 0 {
 					pf2 = runOffset(r, runs[j])
 				}
-				multiScoresFP8BF16HRunsAVX512(&pack[0], d, &r[0], rb, mr, &out[base*n+h], 4*n, d, &offs[0], pf, pf2, 0)
+				if fp8BF16ScoresZ4 {
+					multiScoresFP8BF16HZ4RunsAVX512(&pack[0], d, &r[0], rb, mr, &out[base*n+h], 4*n, d, &offs[0], pf, pf2, 0)
+				} else {
+					multiScoresFP8BF16HRunsAVX512(&pack[0], d, &r[0], rb, mr, &out[base*n+h], 4*n, d, &offs[0], pf, pf2, 0)
+				}
 			} else {
 				if i+1 < len(runs) {
 					Prefetch(runs[i+1]) // the kernel's prefetches run past this run's end

@@ -3,6 +3,7 @@
 package kvq
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -263,6 +264,35 @@ func TestQ80ListMatchesKernel(t *testing.T) {
 			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 				t.Fatalf("m %d: acc[%d] %v over the list, %v", m, i, got[i], want[i])
 			}
+		}
+	}
+}
+
+// TestFP8ScoresRunsBothLoops checks fp8's scores over runs (fp8ScoresRuns) against
+// DotManyMulti over each run, bit for bit, with each of the kernels' loops of four rows:
+// multiScoresFP8BF16HRunsAVX512 (fp8BF16ScoresZ4 false) and multiScoresFP8BF16HZ4RunsAVX512
+// (true, Zen 4's choice): runs of odd lengths, one empty, of a page (64 rows) and one past the
+// scored rows (checkRuns).
+func TestFP8ScoresRunsBothLoops(t *testing.T) {
+	if f, ok := mustCodec(t, FP8, 128).(fp8Codec); !ok || !fp8RunsZ4 || !fp8BF16ScoresH || !f.bf16Scores() {
+		t.Skip("fp8's scores do not take fp8ScoresRuns")
+	}
+	saved := fp8BF16ScoresZ4
+	defer func() { fp8BF16ScoresZ4 = saved }()
+	rng := rand.New(rand.NewPCG(51, 52))
+	for _, z4 := range []bool{false, true} {
+		fp8BF16ScoresZ4 = z4
+		for _, rot := range []bool{false, true} {
+			c, err := NewCodec(FP8, 128, CodecOptions{Seed: 3, Head: 1, Rotate: rot})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !scoresRuns(c, make([]float32, 4*128), 4, [][]byte{make([]byte, 64*c.RowBytes())}, make([]float32, 4*64)) {
+				t.Fatalf("z4=%v rot=%v: fp8 scores do not take fp8ScoresRuns", z4, rot)
+			}
+			t.Run(fmt.Sprintf("z4=%v/rot=%v", z4, rot), func(t *testing.T) {
+				checkRuns(t, rng, c, []int{64, 17, 0, 64, 3, 64, 1, 31, 5})
+			})
 		}
 	}
 }

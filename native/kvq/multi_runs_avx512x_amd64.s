@@ -738,3 +738,468 @@ fbhR_done:
 	VZEROUPPER
 	RET
 
+
+// func multiScoresFP8BF16HZ4RunsAVX512(q *uint16, nv int, rows *byte, rb, m int, out *float32, ostride, so int, off *float32, pf, pf2, cur int)
+// multiScoresFP8BF16HZ4 prefetching, in its loop of four rows, into L1 PFDISTZ bytes on in the rows of this run and the next (pf bytes past each row: the same row of the next run) taken as one, and pf2 bytes past each row (the run after next) into L2 in place of PFDISTZ2 (past a run's end that would be another head's rows); cur is scratch.
+// multiScoresFP8BF16H with its loop over four rows keeping their sums in registers
+// (fp8ScoresBF16Quad's z4; AMD Zen 4): the same scores bit for bit.
+// multiScoresFP8BF16's contract, with the queries packed by fp8QueryBF16H: per row pair and
+// 32-value chunk, row a's codes and row b's in one vector's halves, decoded once
+// (FP8BF16DEC) for the four queries into accumulator Z(h) (row a in the low half).
+TEXT ·multiScoresFP8BF16HZ4RunsAVX512(SB), 0, $648-96
+	MOVB $0, pend-8(SP)        // no four rows' sums wait in the frame (fp8ScoresBF16Quad)
+	MOVQ q+0(FP), SI
+	MOVQ nv+8(FP), R11
+	MOVQ rows+16(FP), DI
+	MOVQ rb+24(FP), R8
+	MOVQ m+32(FP), R10
+	MOVQ out+40(FP), R9
+	MOVQ so+56(FP), R14
+	MOVQ off+64(FP), AX
+	VBROADCASTF32X4 (AX), Z30
+	VMOVDQU64 ·fp8BF16Hi+0(SB), Z24
+	VMOVDQU64 ·fp8BF16Hi+64(SB), Z25
+	VMOVDQU64 ·fp8BF16Lo+0(SB), Z26
+	VMOVDQU64 ·fp8BF16Lo+64(SB), Z27
+	VPBROADCASTD ·fp8SignMask(SB), Z28
+	VMOVUPS ·fp8PairOrder(SB), Z29
+	TESTQ R10, R10
+	JZ   fzhR_done
+
+fzqR_quad:
+	CMPQ R10, $4
+	JLT  fzqR_end
+	MOVQ R10, AX
+	IMULQ R8, AX               // the bytes left in the run
+	MOVQ $PFDISTZ, R12
+	CMPQ AX, R12
+	JGT  fzqR_pfin
+	MOVQ m+32(FP), R12
+	IMULQ R8, R12
+	NEGQ R12
+	ADDQ pf+72(FP), R12
+	ADDQ $PFDISTZ, R12         // PFDISTZ bytes on, into the next run
+fzqR_pfin:
+	MOVQ R12, cur+88(FP)
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	MOVQ DI, BX
+	LEAQ (DI)(R8*1), R15
+	LEAQ (DI)(R8*2), R13
+	LEAQ (R13)(R8*1), DX
+	MOVQ SI, CX
+	MOVQ R11, R12              // values left
+
+fzqR_chunk:
+	MOVQ cur+88(FP), AX        // the L1 prefetches' offset (AX is the pending sums' buffer in fzqR_pend)
+	PREFETCHT0 (BX)(AX*1)
+	PREFETCHT0 (R15)(AX*1)
+	PREFETCHT0 (R13)(AX*1)
+	PREFETCHT0 (DX)(AX*1)
+	MOVQ pf2+80(FP), AX
+	PREFETCHT1 (BX)(AX*1)
+	PREFETCHT1 (R15)(AX*1)
+	PREFETCHT1 (R13)(AX*1)
+	PREFETCHT1 (DX)(AX*1)
+	CMPQ R12, $64
+	JLT  fzqR_last
+	VMOVDQU64 0(BX), Y4
+	VMOVDQU64 0(R15), Y5
+	VINSERTI64X4 $1, Y5, Z4, Z4
+	VMOVDQA64 Z4, Z5
+	FP8BF16DEC(Z4, Z5, Z6)
+	VMOVDQU64 0(R13), Y7
+	VMOVDQU64 0(DX), Y31
+	VINSERTI64X4 $1, Y31, Z7, Z7
+	VMOVDQA64 Z7, Z31
+	FP8BF16DEC(Z7, Z31, Z5)
+	VMOVDQU64 32(BX), Y20
+	VMOVDQU64 32(R15), Y21
+	VINSERTI64X4 $1, Y21, Z20, Z20
+	VMOVDQA64 Z20, Z21
+	FP8BF16DEC(Z20, Z21, Z22)
+	VMOVDQU64 32(R13), Y23
+	VMOVDQU64 32(DX), Y29
+	VINSERTI64X4 $1, Y29, Z23, Z23
+	VMOVDQA64 Z23, Z29
+	FP8BF16DEC(Z23, Z29, Z21)
+	VMOVDQU64 0(CX), Z29
+	DPBF16(29, 6, 0)
+	DPBF16(29, 5, 8)
+	VMOVDQU64 128(CX), Z29
+	DPBF16(29, 6, 1)
+	DPBF16(29, 5, 9)
+	VMOVDQU64 256(CX), Z29
+	DPBF16(29, 6, 2)
+	DPBF16(29, 5, 10)
+	VMOVDQU64 384(CX), Z29
+	DPBF16(29, 6, 3)
+	DPBF16(29, 5, 11)
+	VMOVDQU64 64(CX), Z29
+	DPBF16(29, 4, 0)
+	DPBF16(29, 7, 8)
+	VMOVDQU64 192(CX), Z29
+	DPBF16(29, 4, 1)
+	DPBF16(29, 7, 9)
+	VMOVDQU64 320(CX), Z29
+	DPBF16(29, 4, 2)
+	DPBF16(29, 7, 10)
+	VMOVDQU64 448(CX), Z29
+	DPBF16(29, 4, 3)
+	DPBF16(29, 7, 11)
+	VMOVDQU64 512(CX), Z29
+	DPBF16(29, 22, 0)
+	DPBF16(29, 21, 8)
+	VMOVDQU64 640(CX), Z29
+	DPBF16(29, 22, 1)
+	DPBF16(29, 21, 9)
+	VMOVDQU64 768(CX), Z29
+	DPBF16(29, 22, 2)
+	DPBF16(29, 21, 10)
+	VMOVDQU64 896(CX), Z29
+	DPBF16(29, 22, 3)
+	DPBF16(29, 21, 11)
+	VMOVDQU64 576(CX), Z29
+	DPBF16(29, 20, 0)
+	DPBF16(29, 23, 8)
+	VMOVDQU64 704(CX), Z29
+	DPBF16(29, 20, 1)
+	DPBF16(29, 23, 9)
+	VMOVDQU64 832(CX), Z29
+	DPBF16(29, 20, 2)
+	DPBF16(29, 23, 10)
+	VMOVDQU64 960(CX), Z29
+	DPBF16(29, 20, 3)
+	DPBF16(29, 23, 11)
+	ADDQ $64, BX
+	ADDQ $64, R15
+	ADDQ $64, R13
+	ADDQ $64, DX
+	ADDQ $1024, CX
+	CMPB pend-8(SP), $0
+	JNE  fzqR_pend
+fzqR_next:
+	SUBQ $64, R12
+	JNZ  fzqR_chunk
+	JMP  fzqR_qend
+fzqR_pend:
+	MOVB $0, pend-8(SP)
+	LEAQ buf-648(SP), AX
+	ADDQ $63, AX
+	ANDQ $~63, AX              // the frame's 64-byte aligned buffer, 576 bytes below pend
+	VSHUFF32X4 $0x88, Z16, Z12, Z20
+	VSHUFF32X4 $0xDD, Z16, Z12, Z21
+	VADDPS Z21, Z20, Z20       // query 0: lane k row k
+	VSHUFF32X4 $0x88, Z17, Z13, Z21
+	VSHUFF32X4 $0xDD, Z17, Z13, Z22
+	VADDPS Z22, Z21, Z21
+	VSHUFF32X4 $0x88, Z18, Z14, Z22
+	VSHUFF32X4 $0xDD, Z18, Z14, Z23
+	VADDPS Z23, Z22, Z22
+	VSHUFF32X4 $0x88, Z19, Z15, Z23
+	VSHUFF32X4 $0xDD, Z19, Z15, Z5
+	VADDPS Z5, Z23, Z23
+	VSHUFPS $0x88, Z21, Z20, Z4
+	VSHUFPS $0xDD, Z21, Z20, Z5
+	VADDPS Z5, Z4, Z4          // lane k: queries 0, 0, 1, 1 of row k
+	VSHUFPS $0x88, Z23, Z22, Z6
+	VSHUFPS $0xDD, Z23, Z22, Z7
+	VADDPS Z7, Z6, Z6          // lane k: queries 2, 2, 3, 3 of row k
+	VSHUFPS $0x88, Z6, Z4, Z20
+	VSHUFPS $0xDD, Z6, Z4, Z21
+	VADDPS Z21, Z20, Z20       // lane k: queries 0..3 of row k
+	VFMADD132PS 512(AX), Z30, Z20
+	MOVQ ostride+48(FP), AX
+	CMPQ AX, $16
+	JNE  fzqR_store4p
+	VMOVUPS Z20, (R9)
+	ADDQ $64, R9
+	JMP  fzqR_storedp
+fzqR_store4p:
+	VMOVUPS X20, (R9)
+	VEXTRACTF32X4 $1, Z20, X21
+	VMOVUPS X21, (R9)(AX*1)
+	LEAQ (R9)(AX*2), R9
+	VEXTRACTF32X4 $2, Z20, X21
+	VMOVUPS X21, (R9)
+	VEXTRACTF32X4 $3, Z20, X21
+	VMOVUPS X21, (R9)(AX*1)
+	LEAQ (R9)(AX*2), R9
+fzqR_storedp:
+	JMP  fzqR_next
+fzqR_last:                      // a last 32 values
+	VMOVDQU64 0(BX), Y4
+	VMOVDQU64 0(R15), Y5
+	VINSERTI64X4 $1, Y5, Z4, Z4
+	VMOVDQA64 Z4, Z5
+	FP8BF16DEC(Z4, Z5, Z6)
+	VMOVDQU64 0(R13), Y7
+	VMOVDQU64 0(DX), Y31
+	VINSERTI64X4 $1, Y31, Z7, Z7
+	VMOVDQA64 Z7, Z31
+	FP8BF16DEC(Z7, Z31, Z5)
+	VMOVDQU64 0(CX), Z29
+	DPBF16(29, 6, 0)
+	DPBF16(29, 5, 8)
+	VMOVDQU64 128(CX), Z29
+	DPBF16(29, 6, 1)
+	DPBF16(29, 5, 9)
+	VMOVDQU64 256(CX), Z29
+	DPBF16(29, 6, 2)
+	DPBF16(29, 5, 10)
+	VMOVDQU64 384(CX), Z29
+	DPBF16(29, 6, 3)
+	DPBF16(29, 5, 11)
+	VMOVDQU64 64(CX), Z29
+	DPBF16(29, 4, 0)
+	DPBF16(29, 7, 8)
+	VMOVDQU64 192(CX), Z29
+	DPBF16(29, 4, 1)
+	DPBF16(29, 7, 9)
+	VMOVDQU64 320(CX), Z29
+	DPBF16(29, 4, 2)
+	DPBF16(29, 7, 10)
+	VMOVDQU64 448(CX), Z29
+	DPBF16(29, 4, 3)
+	DPBF16(29, 7, 11)
+	CMPB pend-8(SP), $0
+	JEQ  fzqR_qend
+	MOVB $0, pend-8(SP)
+	LEAQ buf-648(SP), AX
+	ADDQ $63, AX
+	ANDQ $~63, AX              // the frame's 64-byte aligned buffer, 576 bytes below pend
+	VSHUFF32X4 $0x88, Z16, Z12, Z20
+	VSHUFF32X4 $0xDD, Z16, Z12, Z21
+	VADDPS Z21, Z20, Z20       // query 0: lane k row k
+	VSHUFF32X4 $0x88, Z17, Z13, Z21
+	VSHUFF32X4 $0xDD, Z17, Z13, Z22
+	VADDPS Z22, Z21, Z21
+	VSHUFF32X4 $0x88, Z18, Z14, Z22
+	VSHUFF32X4 $0xDD, Z18, Z14, Z23
+	VADDPS Z23, Z22, Z22
+	VSHUFF32X4 $0x88, Z19, Z15, Z23
+	VSHUFF32X4 $0xDD, Z19, Z15, Z5
+	VADDPS Z5, Z23, Z23
+	VSHUFPS $0x88, Z21, Z20, Z4
+	VSHUFPS $0xDD, Z21, Z20, Z5
+	VADDPS Z5, Z4, Z4          // lane k: queries 0, 0, 1, 1 of row k
+	VSHUFPS $0x88, Z23, Z22, Z6
+	VSHUFPS $0xDD, Z23, Z22, Z7
+	VADDPS Z7, Z6, Z6          // lane k: queries 2, 2, 3, 3 of row k
+	VSHUFPS $0x88, Z6, Z4, Z20
+	VSHUFPS $0xDD, Z6, Z4, Z21
+	VADDPS Z21, Z20, Z20       // lane k: queries 0..3 of row k
+	VFMADD132PS 512(AX), Z30, Z20
+	MOVQ ostride+48(FP), AX
+	CMPQ AX, $16
+	JNE  fzqR_store4l
+	VMOVUPS Z20, (R9)
+	ADDQ $64, R9
+	JMP  fzqR_storedl
+fzqR_store4l:
+	VMOVUPS X20, (R9)
+	VEXTRACTF32X4 $1, Z20, X21
+	VMOVUPS X21, (R9)(AX*1)
+	LEAQ (R9)(AX*2), R9
+	VEXTRACTF32X4 $2, Z20, X21
+	VMOVUPS X21, (R9)
+	VEXTRACTF32X4 $3, Z20, X21
+	VMOVUPS X21, (R9)(AX*1)
+	LEAQ (R9)(AX*2), R9
+fzqR_storedl:
+
+fzqR_qend:
+	LEAQ buf-648(SP), AX
+	ADDQ $63, AX
+	ANDQ $~63, AX              // the frame's 64-byte aligned buffer, 576 bytes below pend
+	VMOVAPS Z0, Z12            // the sums, reduced after the next four rows' first chunk
+	VMOVAPS Z1, Z13
+	VMOVAPS Z2, Z14
+	VMOVAPS Z3, Z15
+	VMOVAPS Z8, Z16
+	VMOVAPS Z9, Z17
+	VMOVAPS Z10, Z18
+	VMOVAPS Z11, Z19
+	LEAQ (DI)(R8*1), R15
+	LEAQ (DI)(R8*2), R13
+	LEAQ (R13)(R8*1), DX
+	VBROADCASTSS (DI)(R14*1), X4
+	VBROADCASTSS (R15)(R14*1), X5
+	VBROADCASTSS (R13)(R14*1), X6
+	VBROADCASTSS (DX)(R14*1), X7
+	VINSERTF32X4 $1, X5, Y4, Y4
+	VINSERTF32X4 $1, X7, Y6, Y6
+	VINSERTF64X4 $1, Y6, Z4, Z4
+	VMOVUPS Z4, 512(AX)
+	MOVB $1, pend-8(SP)
+	LEAQ (DI)(R8*4), DI
+	SUBQ $4, R10
+	JMP  fzqR_quad
+fzqR_end:
+	CMPB pend-8(SP), $0
+	JEQ  fzqR_none
+	MOVB $0, pend-8(SP)
+	LEAQ buf-648(SP), AX
+	ADDQ $63, AX
+	ANDQ $~63, AX              // the frame's 64-byte aligned buffer, 576 bytes below pend
+	VSHUFF32X4 $0x88, Z16, Z12, Z20
+	VSHUFF32X4 $0xDD, Z16, Z12, Z21
+	VADDPS Z21, Z20, Z20       // query 0: lane k row k
+	VSHUFF32X4 $0x88, Z17, Z13, Z21
+	VSHUFF32X4 $0xDD, Z17, Z13, Z22
+	VADDPS Z22, Z21, Z21
+	VSHUFF32X4 $0x88, Z18, Z14, Z22
+	VSHUFF32X4 $0xDD, Z18, Z14, Z23
+	VADDPS Z23, Z22, Z22
+	VSHUFF32X4 $0x88, Z19, Z15, Z23
+	VSHUFF32X4 $0xDD, Z19, Z15, Z5
+	VADDPS Z5, Z23, Z23
+	VSHUFPS $0x88, Z21, Z20, Z4
+	VSHUFPS $0xDD, Z21, Z20, Z5
+	VADDPS Z5, Z4, Z4          // lane k: queries 0, 0, 1, 1 of row k
+	VSHUFPS $0x88, Z23, Z22, Z6
+	VSHUFPS $0xDD, Z23, Z22, Z7
+	VADDPS Z7, Z6, Z6          // lane k: queries 2, 2, 3, 3 of row k
+	VSHUFPS $0x88, Z6, Z4, Z20
+	VSHUFPS $0xDD, Z6, Z4, Z21
+	VADDPS Z21, Z20, Z20       // lane k: queries 0..3 of row k
+	VFMADD132PS 512(AX), Z30, Z20
+	MOVQ ostride+48(FP), AX
+	CMPQ AX, $16
+	JNE  fzqR_store4e
+	VMOVUPS Z20, (R9)
+	ADDQ $64, R9
+	JMP  fzqR_storede
+fzqR_store4e:
+	VMOVUPS X20, (R9)
+	VEXTRACTF32X4 $1, Z20, X21
+	VMOVUPS X21, (R9)(AX*1)
+	LEAQ (R9)(AX*2), R9
+	VEXTRACTF32X4 $2, Z20, X21
+	VMOVUPS X21, (R9)
+	VEXTRACTF32X4 $3, Z20, X21
+	VMOVUPS X21, (R9)(AX*1)
+	LEAQ (R9)(AX*2), R9
+fzqR_storede:
+
+fzqR_none:
+	VMOVUPS ·fp8PairOrder(SB), Z29
+	TESTQ R10, R10
+	JZ   fzhR_done
+
+fzhR_pair:
+	CMPQ R10, $1
+	JNE  fzhR_two
+	XORQ R8, R8                // odd last row: b reads a again
+fzhR_two:
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z8, Z8, Z8
+	VXORPS Z9, Z9, Z9
+	VXORPS Z10, Z10, Z10
+	VXORPS Z11, Z11, Z11
+	MOVQ DI, BX
+	LEAQ (DI)(R8*1), R15
+	MOVQ SI, CX
+	MOVQ R11, R12              // values left
+
+fzhR_chunk:
+	PREFETCHT0 PFDISTZ(BX)
+	PREFETCHT0 PFDISTZ(R15)
+	CMPQ R12, $64
+	JLT  fzhR_last
+	VMOVDQU64 (BX), Y4
+	VMOVDQU64 (R15), Y5
+	VINSERTI64X4 $1, Y5, Z4, Z4
+	VMOVDQA64 Z4, Z5
+	FP8BF16DEC(Z4, Z5, Z6)
+	VMOVDQU64 32(BX), Y7
+	VMOVDQU64 32(R15), Y31
+	VINSERTI64X4 $1, Y31, Z7, Z7
+	VMOVDQA64 Z7, Z31
+	FP8BF16DEC(Z7, Z31, Z5)
+	DPBF16CX(0, 6, 0)
+	DPBF16CX(1, 4, 8)
+	DPBF16CX(2, 6, 1)
+	DPBF16CX(3, 4, 9)
+	DPBF16CX(4, 6, 2)
+	DPBF16CX(5, 4, 10)
+	DPBF16CX(6, 6, 3)
+	DPBF16CX(7, 4, 11)
+	DPBF16CX(8, 5, 0)
+	DPBF16CX(9, 7, 8)
+	DPBF16CX(10, 5, 1)
+	DPBF16CX(11, 7, 9)
+	DPBF16CX(12, 5, 2)
+	DPBF16CX(13, 7, 10)
+	DPBF16CX(14, 5, 3)
+	DPBF16CX(15, 7, 11)
+	ADDQ $64, BX
+	ADDQ $64, R15
+	ADDQ $1024, CX
+	SUBQ $64, R12
+	JNZ  fzhR_chunk
+	JMP  fzhR_reduce
+fzhR_last:                      // a last 32 values
+	VMOVDQU64 (BX), Y4
+	VMOVDQU64 (R15), Y5
+	VINSERTI64X4 $1, Y5, Z4, Z4
+	VMOVDQA64 Z4, Z5
+	FP8BF16DEC(Z4, Z5, Z6)
+	DPBF16CX(0, 6, 0)
+	DPBF16CX(1, 4, 8)
+	DPBF16CX(2, 6, 1)
+	DPBF16CX(3, 4, 9)
+	DPBF16CX(4, 6, 2)
+	DPBF16CX(5, 4, 10)
+	DPBF16CX(6, 6, 3)
+	DPBF16CX(7, 4, 11)
+
+fzhR_reduce:
+	VADDPS Z8, Z0, Z0
+	VADDPS Z9, Z1, Z1
+	VADDPS Z10, Z2, Z2
+	VADDPS Z11, Z3, Z3
+	// Z(h) lanes: row a's two, row b's two; sum the 128-bit lanes of each row, pairing queries,
+	// then the four dwords of each lane.
+	VSHUFF32X4 $0x88, Z1, Z0, Z4
+	VSHUFF32X4 $0xDD, Z1, Z0, Z5
+	VADDPS Z5, Z4, Z4          // lanes: q0 a, q0 b, q1 a, q1 b
+	VSHUFF32X4 $0x88, Z3, Z2, Z5
+	VSHUFF32X4 $0xDD, Z3, Z2, Z6
+	VADDPS Z6, Z5, Z5          // lanes: q2 a, q2 b, q3 a, q3 b
+	VSHUFPS $0x88, Z5, Z4, Z6
+	VSHUFPS $0xDD, Z5, Z4, Z7
+	VADDPS Z7, Z6, Z6
+	VPERMILPS $0xB1, Z6, Z7
+	VADDPS Z7, Z6, Z6          // lane L dwords 0, 2: queries L/2 and 2+L/2 of row L&1
+	VPERMPS Z6, Z29, Z11       // [a0 a1 a2 a3 b0 b1 b2 b3 …]
+	VBROADCASTSS (DI)(R14*1), X12
+	LEAQ (DI)(R8*1), AX
+	VBROADCASTSS (AX)(R14*1), X13
+	VINSERTF128 $1, X13, Y12, Y12
+	VFMADD213PS Y30, Y12, Y11
+	VMOVUPS X11, (R9)
+	CMPQ R10, $1
+	JEQ  fzhR_done
+	VEXTRACTF32X4 $1, Z11, X12
+	MOVQ ostride+48(FP), AX
+	VMOVUPS X12, (R9)(AX*1)
+
+	LEAQ (DI)(R8*2), DI
+	LEAQ (R9)(AX*2), R9
+	SUBQ $2, R10
+	JNZ  fzhR_pair
+
+fzhR_done:
+	VZEROUPPER
+	RET
+
