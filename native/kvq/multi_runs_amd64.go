@@ -327,6 +327,15 @@ func multiScoresIQ4NLHdrZ4RunsVBMI(dig *byte, aux *uint32, stage *uint16, nb int
 // multiScoresQ40HdrZ4RunsVNNI and multiScoresQ80OneZ4RunsVNNI are multiScoresQ40HdrZ4VNNI and
 // multiScoresQ80OneZ4VNNI prefetching pf bytes past each group of rows (the next run's rows) in
 // place of 64 rows on (multi_vnni_amd64.s).
+// Not kept: q8_0's one-digit scores over a list of runs in one call (as multiAccQ80Z4ListINT
+// takes the values: entries of rows, row count and prefetch offset; the group that ends a run
+// staging the next run's first group's scales, where a call a run stages its first group alone
+// at its start), bit for bit the same scores. In cache (4096 rows in runs of 64, thread CPU)
+// 4.92 → 4.68 ns a row, but a paged cache's scores (kvcache TestPagedBreakdown, Zen 4, 3–5
+// alternations, the 8 heads' scores) 1.62–1.79 ms → 2.14–2.44 with up to 64 runs a call,
+// 2.14–2.23 with one; with its bookkeeping stripped down to the rows and prefetch offset read
+// from the list (one run a call), the rows in runs of 64 contiguous, 1.61–1.64 → 1.76–1.81.
+// Why those few scalar instructions cost so much there was not found.
 //
 //go:noescape
 func multiScoresQ40HdrZ4RunsVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, pf int)
