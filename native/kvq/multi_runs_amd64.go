@@ -206,7 +206,15 @@ func multiAccBF16AVX2TPF(acc *float32, d, nv int, rows *byte, rb, m int, w *floa
 func multiAccBF16RunsAVX512(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf1, pf3 int)
 
 // multiScoresBF16RunsAVX512 is multiScoresBF16AVX512 whose Zen 4 loop prefetches into L2 pf
-// bytes past each row in place of PFDISTZ4L2 (gen_runs.go, multi_runs_amd64.s).
+// bytes past each row in place of PFDISTZ4L2, and into L1 PFDISTZ4L1 (16 rows) on in this run
+// and the next taken as one (per row pair: PFDISTZ4L1 on while that is in the run, else into
+// the next run, as multiScoresFP8BF16HRunsAVX512's), where the kernel's L1 prefetches of a
+// run's last 16 rows read the memory past the run (in a paged cache another head's rows) and
+// the next run's first 16 rows came in without them (gen_runs.go, multi_runs_amd64.s). Zen 4,
+// kvcache TestPagedBreakdown (3 alternations, load ~8), the 8 heads' paged bf16 scores
+// 3.78–3.92 → 3.50–3.58 ms (contiguous 3.20–3.27, the values 2.70–2.74 against 2.75–2.77); the
+// whole paged bf16 decode (TestPagedDecodeSpeed, 4 alternations) 6.79–7.00 → 6.45–6.72 ms,
+// contiguous 5.78–5.94 (1.16–1.20× → 1.10–1.15×).
 //
 //go:noescape
 func multiScoresBF16RunsAVX512(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int, pf int)

@@ -8565,7 +8565,7 @@ multiAccBF16RunsAVX512_done:
 	RET
 
 // func multiScoresBF16RunsAVX512(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int, pf int)
-// multiScoresBF16AVX512 prefetching into L2 (the Zen 4 loop) pf bytes past each row (the same row of the next run) in place of PFDISTZ4L2.
+// multiScoresBF16AVX512 prefetching into L2 (the Zen 4 loop) pf bytes past each row (the same row of the next run) in place of PFDISTZ4L2, and into L1 PFDISTZ4L1 on in this run and the next taken as one.
 // Rows go in pairs, a and b (b = a on an odd last row), each query's partial sums in one
 // vector per row: Z0..Z3 for a, Z16..Z19 for b. The eight sums are then reduced together.
 // Each 32-value group of both rows is prefetched into L1 PFDIST ahead, or on AMD Zen 4
@@ -8612,6 +8612,19 @@ multiScoresBF16RunsAVX512_two:
 	MOVQ SI, CX
 	MOVQ R11, R12
 
+	MOVQ R10, AX
+	IMULQ R8, AX               // the bytes left in the run
+	CMPQ AX, $PFDISTZ4L1
+	JLE  multiScoresBF16RunsAVX512_pfnx
+	MOVQ $PFDISTZ4L1, AX
+	JMP  multiScoresBF16RunsAVX512_pfin
+multiScoresBF16RunsAVX512_pfnx:
+	MOVQ m+40(FP), AX
+	IMULQ R8, AX
+	NEGQ AX
+	ADDQ R14, AX
+	ADDQ $PFDISTZ4L1, AX       // PFDISTZ4L1 on, into the next run
+multiScoresBF16RunsAVX512_pfin:
 	CMPB ·zen4Stream(SB), $0
 	JNE  multiScoresBF16RunsAVX512_blkz
 
@@ -8646,8 +8659,8 @@ multiScoresBF16RunsAVX512_blk:
 multiScoresBF16RunsAVX512_blkz:
 	PREFETCHT1 (BX)(R14*1)
 	PREFETCHT1 (R15)(R14*1)
-	PREFETCHT0 PFDISTZ4L1(BX)
-	PREFETCHT0 PFDISTZ4L1(R15)
+	PREFETCHT0 (BX)(AX*1)
+	PREFETCHT0 (R15)(AX*1)
 	DEC_BF16(BX, Z4, Z5, Z6)
 	DEC_BF16(R15, Z7, Z8, Z9)
 	VFMADD231PS (CX), Z4, Z0
