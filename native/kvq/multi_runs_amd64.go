@@ -665,6 +665,15 @@ func scoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bool 
 	if d%32 != 0 || n%4 != 0 {
 		return false
 	}
+	floatScoresRuns(kernel, q, n, d, rb, runs, out)
+	return true
+}
+
+// floatScoresRuns runs kernel, the runs flavour of a float scores kernel (four queries a
+// call, n a multiple of 4, d values a row, rb bytes a row), over each run in turn, its
+// prefetches at the next non-empty run, and returns how many rows it scored.
+func floatScoresRuns(kernel func(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int, pf int),
+	q []float32, n, d, rb int, runs [][]byte, out []float32) int {
 	q = q[:n*d]
 	base, total := 0, len(out)/n
 	for i, r := range runs {
@@ -672,20 +681,14 @@ func scoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bool 
 		if m <= 0 {
 			continue
 		}
-		pf := 0 // the next non-empty run's offset; the last run prefetches its own rows again
-		for _, nx := range runs[i+1:] {
-			if len(nx) > 0 {
-				pf = runOffset(r, nx)
-				break
-			}
-		}
+		pf := nextRunOffset(runs, i)
 		o := out[base*n : (base+m)*n]
 		for h := 0; h < n; h += 4 {
 			kernel(&q[h*d], d, d, &r[0], rb, m, &o[h], 4*n, pf)
 		}
 		base += m
 	}
-	return true
+	return base
 }
 
 // fp8RunsZ4 is whether fp8's scores over runs go through fp8ScoresRuns and its values
@@ -770,14 +773,7 @@ func fp8ScoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bo
 				continue
 			}
 			if hv {
-				// The next non-empty run's offset (0 for none: this run's rows again).
-				pf := 0
-				for _, nx := range runs[i+1:] {
-					if len(nx) > 0 {
-						pf = runOffset(r, nx)
-						break
-					}
-				}
+				pf := nextRunOffset(runs, i)
 				pf2 := pf // the run after next, into L2 ahead of the L1 prefetches (the next run where there is none)
 				if j := i + 2; j < len(runs) && len(runs[j]) > 0 {
 					pf2 = runOffset(r, runs[j])
@@ -867,6 +863,17 @@ func multiScoresT2PUSRunsVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m 
 //go:noescape
 func multiScoresT2PURunsVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32, pf int)
 
+// nextRunOffset is the byte offset from runs[i] (not empty) to the next non-empty run, 0 (its
+// own rows again) where none follows.
+func nextRunOffset(runs [][]byte, i int) int {
+	for _, nx := range runs[i+1:] {
+		if len(nx) > 0 {
+			return runOffset(runs[i], nx)
+		}
+	}
+	return 0
+}
+
 // runsAfterNext is the byte offset from runs[i] (not empty) to runs[i+2], 0 (its own rows
 // again) where that run is missing or empty.
 func runsAfterNext(runs [][]byte, i int) int {
@@ -920,56 +927,31 @@ func avx2FloatScoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float
 	if rot != nil {
 		c = rot.inner
 	}
-	var d, rb, k int
+	var d, rb int
+	var kernel func(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int, pf int)
 	switch f := c.(type) {
 	case *f16Codec:
 		if multiF16 != f16AVX2 || f.short() {
 			return false
 		}
-		d, rb, k = f.d, f.rb, 0
+		d, rb, kernel = f.d, f.rb, multiScoresF16AVX2TRuns
 	case *bf16Codec:
 		if multiBF16 != bf16AVX2 {
 			return false
 		}
-		d, rb, k = f.d, f.rb, 1
+		d, rb, kernel = f.d, f.rb, multiScoresBF16AVX2TRuns
 	case fp8Codec:
 		if multiFP8 != fp8AVX2 {
 			return false
 		}
-		d, rb, k = f.d, f.d+4, 2
+		d, rb, kernel = f.d, f.d+4, multiScoresFP8AVX2TRuns
 	default:
 		return false
 	}
 	if d%32 != 0 || n%4 != 0 || d == 0 {
 		return false
 	}
-	q = q[:n*d]
-	base, total := 0, len(out)/n
-	for i, r := range runs {
-		m := min(len(r)/rb, total-base)
-		if m <= 0 {
-			continue
-		}
-		pf := 0 // the next non-empty run's offset; the last run prefetches its own rows again
-		for _, nx := range runs[i+1:] {
-			if len(nx) > 0 {
-				pf = runOffset(r, nx)
-				break
-			}
-		}
-		o := out[base*n : (base+m)*n]
-		for h := 0; h < n; h += 4 {
-			switch k {
-			case 0:
-				multiScoresF16AVX2TRuns(&q[h*d], d, d, &r[0], rb, m, &o[h], 4*n, pf)
-			case 1:
-				multiScoresBF16AVX2TRuns(&q[h*d], d, d, &r[0], rb, m, &o[h], 4*n, pf)
-			default:
-				multiScoresFP8AVX2TRuns(&q[h*d], d, d, &r[0], rb, m, &o[h], 4*n, pf)
-			}
-		}
-		base += m
-	}
+	base := floatScoresRuns(kernel, q, n, d, rb, runs, out)
 	if rot != nil && rot.muR != nil {
 		addOffsets(d, q, n, out[:base*n], rot.muR)
 	}
