@@ -716,7 +716,7 @@ var fp8RunsZ4 = zen4Stream
 // 2.40–2.43; contiguous 1.90–1.93; the calls a run each over contiguous rows 2.45–2.51 →
 // 2.26–2.32), the whole paged fp8 decode within noise (TestPagedDecodeSpeed, 4 alternations:
 // 4.63–4.76 ms before, 4.67–4.71 after). Its L1 prefetches at the same rows of the next run
-// were 64 rows (8.4 KiB) ahead where the kernel's go PFDISTZ (6 KiB) ahead: streamed over
+// were 64 rows (8.25 KiB) ahead where the kernel's go PFDISTZ (6 KiB) ahead: streamed over
 // contiguous rows (kvq, 2^20 rows in calls of 64, thread CPU, 3 runs) the runs flavour took
 // 0.5–0.9 ns a row more than the kernel, the L2 prefetches three runs on 0.3 of it. Aimed
 // PFDISTZ on in this run and the next taken as one (per four rows: PFDISTZ on while that is

@@ -266,7 +266,7 @@ func q2kScoresInt(avx512 bool, q *float32, d int, grp *byte, cells *byte, m int,
 // q2kDigitsAVX512 quantizes the four queries q[h·d:] (d a multiple of 64) times the channel
 // scales that open the group at grp, per 64-channel block, into dig and aux as
 // vnniDigits(dig, aux, q', d, d/32, 1) lays them out for q' = q·scale, with each 64-channel
-// block quantized as a whole (q2kQuantUniFMA) and aux words 0..3 (s) and 12..15 (−128·ΣQ over the
+// block quantized as a whole (q2kQuantUniFMA) and aux words 0..3 (s·turboUnit2: the levels' unit folded in) and 12..15 (−128·ΣQ over the
 // 64 channels) of both its 32-channel blocks the 64-channel block's, the digits in the turbo2
 // kernel's order (t2DigitsPermute's) (its aux words 4..11 and 16..23 of a block left as they
 // are; words 4..7 hold inv for the second half); false where a q' is not finite
