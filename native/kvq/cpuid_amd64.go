@@ -22,6 +22,14 @@ var amdFamily = func() uint32 {
 	return f
 }()
 
+// intelCPU reports an Intel CPU (CPUID leaf 0 vendor "GenuineIntel"). Some kernels that AMD
+// Zen 4 takes in its own flavours (zen4Stream) are faster on Intel's AVX-512 cores too, where
+// Zen 5 keeps the generic ones; each selection that takes it says what was measured.
+var intelCPU = func() bool {
+	_, b, c, d := cpuid(0, 0)
+	return b == 0x756e6547 && d == 0x49656e69 && c == 0x6c65746e // "GenuineIntel"
+}()
+
 // zen4Stream reports the CPUs whose q8_0 AVX-512 kernels prefetch into L2 (PREFETCHT1), not L1:
 // AMD family 0x19, whose AVX-512 parts are Zen 4 (32 KiB L1D). Their flavours
 // (multiScoresQ80Z4VNNI where AVX-512 VBMI2 is present too (q80Z4Scores), multiAccQ80Z4INT and

@@ -107,12 +107,25 @@ func multiScoresIQ4NLHdrVBMI(dig *byte, aux *uint32, stage *uint16, nb int, rows
 // 10–24, medians of the runs' minima over 13 and 9 runs) the scores 4.32 → 3.95 and the whole
 // 10.07 → 9.78 (multi_vnni_amd64.s, multiScoresIQ4NLHdrZ4VBMI).
 //
-// Other CPUs keep the kernels without Z4: not measured with these changes (on Intel the
-// inserts are port-5 shuffles where the merge-masked loads' blends take port 0 or 5).
-var vnniHdrZ4 = zen4Stream
+// Intel CPUs (intelCPU) take the Z4 flavours too: on an Intel Xeon (family 6 model 167,
+// Sapphire Rapids class, 2 shared vCPUs, load 5–12; TestVNNIHdrZ4Speed: 4096 rows of 128
+// values, 4 queries, alternated in one process, ns a row min/median, two runs) without → with
+// Z4, in cache q4_0 4.03/4.06 → 3.68/3.70 and 4.60/4.75 → 4.15/4.28, q4_1 4.19/4.24 →
+// 4.04/4.06 and 4.73/4.89 → 4.45/4.59, iq4_nl 3.69/4.06 → 3.56/3.67 and 4.84/5.00 →
+// 4.79/4.95; streamed (96 MiB on 2 MiB pages) q4_0 6.29/6.82 → 5.47/5.83 and 6.71/7.10 →
+// 5.95/6.24, q4_1 7.43/7.82 → 6.35/6.47 and 7.69/7.82 → 6.48/6.69, iq4_nl 6.66/6.77 →
+// 5.67/5.84 and 6.93/7.17 → 6.39/6.65; under KVLAB_NO_AVX512VBMI (iq4_nl's VPSHUFB flavour)
+// iq4_nl 4.69 → 4.64 in cache, 6.84 → 6.37 streamed. In the decode (native/attn
+// TestDecodeBreakdown at the bench shape, test binaries alternated six times, load ~6, ns a
+// row min/median of the runs' minima) the scores q4_0 7.05/7.22 → 6.00/6.38, q4_1 7.48/7.83 →
+// 6.92/7.13. q4_1's kernel without Z4 with the far prefetches alone (PF20Z4; HDRFAR 16, 32 or
+// 64 KiB) took 5.00–5.19 streamed where its Z4 flavour took 4.79 and the kernel before 5.46,
+// and 4.32 in cache against 4.05 and 4.20: LOAD4Q and HDRR20P pay on Intel too, although the
+// instruction tables count more port-5 µops for them. Zen 5 keeps the kernels without Z4.
+var vnniHdrZ4 = zen4Stream || intelCPU
 
 // multiScoresQ40HdrZ4VNNI, multiScoresQ41HdrZ4VNNI, multiScoresIQ4NLHdrZ4VNNI and
-// multiScoresIQ4NLHdrZ4VBMI are the kernels above for AMD Zen 4 (vnniHdrZ4).
+// multiScoresIQ4NLHdrZ4VBMI are the kernels above for AMD Zen 4 and Intel (vnniHdrZ4).
 //
 //go:noescape
 func multiScoresQ40HdrZ4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
