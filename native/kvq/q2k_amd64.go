@@ -309,11 +309,11 @@ func q2kScoresGroups(q *float32, d int, grp *byte, ng int, scratch *float32, out
 			rows := (*byte)(unsafe.Add(g, 2*d))
 			o := (*float32)(unsafe.Add(unsafe.Pointer(out), done*GroupCells*ostride))
 			switch {
-			case d <= 192 && zen4Stream:
+			case d <= 192 && q2kFar:
 				multiScoresQ2KGPZ4VNNI(dig, aux, d/64, rows, d/4, p*GroupCells, o, ostride, &off[0], nil)
 			case d <= 192:
 				multiScoresQ2KGPVNNI(dig, aux, d/64, rows, d/4, p*GroupCells, o, ostride, &off[0], nil)
-			case zen4Stream:
+			case q2kFar:
 				multiScoresQ2KGZ4VNNI(dig, aux, d/64, rows, d/4, p*GroupCells, o, ostride, &off[0], nil)
 			default:
 				multiScoresQ2KGVNNI(dig, aux, d/64, rows, d/4, p*GroupCells, o, ostride, &off[0], nil)
@@ -391,13 +391,23 @@ func multiScoresQ2KGPVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int,
 // (5 of 5); with the keys in cache first (KVLAB_TOUCH=k) 4.81/4.88 against 4.83/4.90, so the
 // streamed scores now run at their in-cache time. The L2 prefetch 8, 12 or 24 KiB further
 // on: 4.88, 4.91, 5.02 (16 KiB 4.86, old 4.99, eight alternations); 32 KiB 5.53 (old 5.04).
-// Other CPUs keep the kernels without it: not measured there.
+// Intel CPUs take them too (q2kFar); Zen 5 keeps the kernels without the L2 prefetch: not
+// measured there.
 //
 //go:noescape
 func multiScoresQ2KGZ4VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
 
 //go:noescape
 func multiScoresQ2KGPZ4VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
+// q2kFar makes q2kScoresGroups take the group kernels' flavours with the L2 prefetch
+// (multiScoresQ2KGZ4VNNI, multiScoresQ2KGPZ4VNNI): on AMD Zen 4 (zen4Stream) and on Intel
+// (intelCPU). On an Intel Xeon (family 6 model 167, Sapphire Rapids class, 2 shared vCPUs, load
+// ~6; ScoresRangeMulti at d 128, four queries, 4096-cell calls, the two alternated in one
+// process, 15 rounds, ns a cell min/median) in cache 3.90/3.92 → 3.94/3.95, streamed (2²⁰
+// cells) 4.63/4.70 → 4.17/4.22; in the decode (native/attn TestDecodeBreakdown at the bench
+// shape, test binaries alternated six times, the runs' minima) the scores 5.85/6.01 → 5.24/5.43.
+var q2kFar = zen4Stream || intelCPU
 
 // q2kQueriesFinite reports whether the four queries q[h·d:] are finite where q2kScores would
 // take the AVX-512 integer path (q2kFiniteAVX512), else true: that path's preparation

@@ -680,14 +680,14 @@ func TestQ2KScoresPipelined(t *testing.T) {
 // separate calls), bit for bit: head dimensions 64 to 256 (batches of 18 to 4 groups), ranges
 // that start and end inside groups and span several batches, query counts 4, 3 and 8, and a
 // group in the middle of a batch whose q' overflows (scored in float, the batch resumed after
-// it), with sentinels past the range's scores; with the kernels for AMD Zen 4 (zen4Stream:
-// multiScoresQ2KGZ4VNNI, multiScoresQ2KGPZ4VNNI) and without, on any CPU. Under KVLAB_NO_AVX512
-// it checks the AVX2 loop (q2kScoresGroupsAVX2) so.
+// it), with sentinels past the range's scores; with the kernels that prefetch into L2 too
+// (q2kFar: multiScoresQ2KGZ4VNNI, multiScoresQ2KGPZ4VNNI) and without, on any CPU. Under
+// KVLAB_NO_AVX512 it checks the AVX2 loop (q2kScoresGroupsAVX2) so.
 func TestQ2KScoresGroups(t *testing.T) {
-	defer func(z bool) { zen4Stream = z }(zen4Stream)
-	for _, z4 := range []bool{false, true} {
-		zen4Stream = z4
-		t.Run(fmt.Sprint("zen4Stream=", z4), testQ2KScoresGroups)
+	defer func(z bool) { q2kFar = z }(q2kFar)
+	for _, far := range []bool{false, true} {
+		q2kFar = far
+		t.Run(fmt.Sprint("q2kFar=", far), testQ2KScoresGroups)
 	}
 }
 
