@@ -223,8 +223,8 @@ func TestIntAcc8Choice(t *testing.T) {
 		want, step := tc.int16, 0x1p-16
 		if hasVBMI && !isa.Acc16 && tc.f != Q5_0 && tc.f != Q5_1 {
 			want, step = tc.w8, 0x1p-8
-			if zen4Stream && tc.z4 != nil {
-				want = tc.z4
+			if (zen4Stream || intelCPU && tc.f == Q4_1) && tc.z4 != nil {
+				want = tc.z4 // pickZen4, or pickFar for q4_1
 			}
 		}
 		if hasVBMI && !isa.Acc16 && hasBITALG && (tc.f == Q5_1 && q51W8 || tc.f == Q5_0 && q5W8) {

@@ -69,7 +69,7 @@ func intAcc() bool { return hasVNNIBW && hasAVX512VL }
 var (
 	intAccQ4_0  = intAcc8(intAccVBMI(multiAccQ40INT, multiAccQ40VINT), pickZen4(multiAccQ40V8INT, multiAccQ40V8Z4INT))
 	intAccQ8_0  = &multiKernels{acc: pickZen4(multiAccQ80INT, multiAccQ80Z4INT)}
-	intAccQ4_1  = intAcc8(intAccVBMI(multiAccQ41INT, multiAccQ41VINT), pickZen4(multiAccQ41V8INT, multiAccQ41V8Z4INT))
+	intAccQ4_1  = intAcc8(intAccVBMI(multiAccQ41INT, multiAccQ41VINT), pickFar(multiAccQ41V8INT, multiAccQ41V8Z4INT))
 	intAccQ5_0  = intAcc8q51(intAccVBMI(multiAccQ50INT, multiAccQ50VINT), pickZen4(multiAccQ50V8INT, multiAccQ50V8Z4INT), q5W8)
 	intAccQ5_1  = intAcc8q51(intAccVBMI(multiAccQ51INT, multiAccQ51VINT), pickZen4GFNI(multiAccQ51V8INT, multiAccQ51V8Z4INT), q51W8)
 	intAccIQ4NL = intAcc8(intAccVBMI(multiAccIQ4NLINT, multiAccIQ4NLVINT), pickZen4(multiAccIQ4NLV8INT, multiAccIQ4NLV8Z4INT))
@@ -235,6 +235,30 @@ func intAcc8q51(k *multiKernels, w8 accKernel, on bool) *multiKernels {
 // pickZen4 is k, or z4 (the same sums bit for bit, prefetched into L2) where zen4Stream.
 func pickZen4(k, z4 accKernel) accKernel {
 	if zen4Stream {
+		return z4
+	}
+	return k
+}
+
+// pickFar is pickZen4 for a kernel whose Zen 4 flavour (the same sums bit for bit, prefetched
+// into L2) Intel CPUs (intelCPU) take too: q4_1's values, multiAccQ41V8Z4INT. On an Intel Xeon
+// (family 6 model 167, Sapphire Rapids class, 2 shared vCPUs, load ~6; 4096 rows of 128
+// values, four accumulators, thread CPU time, the two kernels alternated in one process, 61
+// calls in cache and 9 passes over 96 MiB on 2 MiB pages, ns a row min/median, three runs):
+// in cache 5.46/5.49 → 5.06/5.07, 5.12/5.15 → 4.74/4.77, 5.12/5.14 → 4.74/4.76; streamed
+// 6.00/6.76 → 5.52/6.15, 5.99/6.45 → 5.51/5.95, 5.94/6.09 → 5.62/5.66; in the decode
+// (native/attn TestDecodeBreakdown at the bench shape, test binaries alternated six times,
+// the runs' minima) the values 6.36/6.52 → 6.23/6.26. q4_0's Zen 4 flavour in the same runs:
+// in cache 4.00/4.68 → 4.42/4.46, 3.95/4.68 → 4.44/4.46, 4.50/4.54 → 4.29/4.31, streamed
+// 5.68/5.96 → 5.41/5.78, 5.37/5.64 → 5.43/5.60, 5.36/5.59 → 5.28/5.51, but in the decode
+// 6.01/6.77 → 6.56/7.02: q4_0 keeps pickZen4. Nor did other prefetches pay for q4_0's values
+// on Intel (q2k's decode, whose values are q4_0's; five alternations at load ~10, values
+// min/median; the kernel as it is 6.17/6.84): PREFETCHT0 8 or 32 KiB past the tile after next
+// 6.90/6.97 and 6.10/7.31, PREFETCHT1 8 KiB on 6.66/6.80, PREFETCHT2 at the tile after next
+// 6.54/6.67, PREFETCHNTA there 11.67/11.87, the Zen 4 flavour (PREFETCHT1 32 KiB on) 6.35/6.84.
+// The two-accumulator variants keep pickZen4 (not measured on Intel).
+func pickFar(k, z4 accKernel) accKernel {
+	if zen4Stream || intelCPU {
 		return z4
 	}
 	return k
