@@ -2014,6 +2014,16 @@ func p1Regs(s string) string {
 // 5.53/6.45, 5.47/6.30. No gain: kept.
 // PREFETCHT0 in place of PREFETCHT1 at the tile after next: q4_0 5.08 → 5.72, q8_0 7.19 →
 // 12.20; no prefetches: q4_0 8.13, q8_0 13.33, q5_1 8.92 against 7.56 (min of six).
+//
+// On an Intel Xeon (family 6 model 167, Sapphire Rapids class; multi_intacc_amd64.go's pickFar)
+// q4_1 takes its V8Z4 flavour too; q4_0's values took no prefetch variant better than its
+// PREFETCHT0 flavour there (q2k's decode, whose values are q4_0's: TestDecodeBreakdown at the
+// bench shape, five alternations at load ~10, values min/median ns a row; the kernel as it is
+// 6.17/6.84): PREFETCHT0 8 or 32 KiB past the tile after next 6.90/6.97 and 6.10/7.31,
+// PREFETCHT1 8 KiB on 6.66/6.80, PREFETCHT2 at the tile after next 6.54/6.67, PREFETCHNTA there
+// 11.67/11.87, V8Z4 (PREFETCHT1 32 KiB on) 6.35/6.84. perf's samples of the streamed loop
+// there fall most after its PREFETCHT0 instructions (likely waiting for a free line fill
+// buffer): a wait on memory that moving the prefetches did not shorten.
 var pfFar = map[string]int{"Q40": 32768, "Q41": 32768, "IQ4NL": 32768}
 
 // pfRepl fills in the template's prefetch pieces for f with instruction inst. A row-pair step

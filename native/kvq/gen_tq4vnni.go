@@ -259,6 +259,19 @@ var t2chunkP = strings.ReplaceAll(t2chunk, "LOAD4(", "LOAD4P(")
 var q2kChunk = strings.Replace(strings.Replace(t2chunk, "T2GROUP(Z25", "Q2KGROUPA(Z25", 1), "T2GROUP(Z27", "Q2KGROUPB(Z27", 1)
 
 // q2kChunkP is q2kChunk for rows at most 48 bytes apart (Q2KP and its group flavours).
+//
+// On an Intel Xeon (family 6 model 167, Sapphire Rapids class) a 512-bit VPDPBUSD issues on
+// ports 0 and 5, not port 0 alone: 1.80–1.85 a cycle from registers (12 independent chains),
+// 1.60–1.66 with the embedded broadcast from memory, the 256-bit form 2.0, VPERMB zmm 1.0,
+// VFMADD231PS zmm 1.85–1.9, VPDPBUSD and VPERMB mixed 1.84 a cycle together, masked
+// zeroing byte loads no port-5 µop beside VPERMB; a VPDPBUSD's latency ~5.5 cycles (four
+// chains four deep: 22.8 cycles an iteration); the clock ~4.0 GHz (a dependent IMUL chain).
+// Not kept there: two chains a query a chunk (the second group's products in four chains of
+// their own from zero, VPADDD before FINISH: the same sums, chains eight VPDPBUSD deep in place
+// of sixteen): ScoresRangeMulti at d 128 with q2kFar's kernels (4096 and 16384-cell calls,
+// alternated in one process, load ~16, ns a cell min/median) in cache 3.89/3.90 → 3.97/3.99 and
+// 3.87/3.90 → 3.94/3.96, streamed 5.15/5.35 → 5.23/5.33 and 4.33/4.57 → 4.55/4.71: the
+// out-of-order window already overlaps a chunk's chains with the next chunk's.
 var q2kChunkP = strings.ReplaceAll(q2kChunk, "LOAD4(", "LOAD4P(")
 
 // t3chunkP is t3chunk for rows at most 52 bytes apart (T3P): LOAD4T3P for LOAD4M and VPSHUFB.

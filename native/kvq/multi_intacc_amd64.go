@@ -251,12 +251,8 @@ func pickZen4(k, z4 accKernel) accKernel {
 // the runs' minima) the values 6.36/6.52 → 6.23/6.26. q4_0's Zen 4 flavour in the same runs:
 // in cache 4.00/4.68 → 4.42/4.46, 3.95/4.68 → 4.44/4.46, 4.50/4.54 → 4.29/4.31, streamed
 // 5.68/5.96 → 5.41/5.78, 5.37/5.64 → 5.43/5.60, 5.36/5.59 → 5.28/5.51, but in the decode
-// 6.01/6.77 → 6.56/7.02: q4_0 keeps pickZen4. Nor did other prefetches pay for q4_0's values
-// on Intel (q2k's decode, whose values are q4_0's; five alternations at load ~10, values
-// min/median; the kernel as it is 6.17/6.84): PREFETCHT0 8 or 32 KiB past the tile after next
-// 6.90/6.97 and 6.10/7.31, PREFETCHT1 8 KiB on 6.66/6.80, PREFETCHT2 at the tile after next
-// 6.54/6.67, PREFETCHNTA there 11.67/11.87, the Zen 4 flavour (PREFETCHT1 32 KiB on) 6.35/6.84.
-// The two-accumulator variants keep pickZen4 (not measured on Intel).
+// 6.01/6.77 → 6.56/7.02: q4_0 keeps pickZen4 (gen_intacc.go's pfFar: other prefetches on
+// Intel did not pay either). The two-accumulator variants keep pickZen4 (not measured on Intel).
 func pickFar(k, z4 accKernel) accKernel {
 	if zen4Stream || intelCPU {
 		return z4
