@@ -271,7 +271,12 @@ var q2kChunk = strings.Replace(strings.Replace(t2chunk, "T2GROUP(Z25", "Q2KGROUP
 // of sixteen): ScoresRangeMulti at d 128 with q2kFar's kernels (4096 and 16384-cell calls,
 // alternated in one process, load ~16, ns a cell min/median) in cache 3.89/3.90 → 3.97/3.99 and
 // 3.87/3.90 → 3.94/3.96, streamed 5.15/5.35 → 5.23/5.33 and 4.33/4.57 → 4.55/4.71: the
-// out-of-order window already overlaps a chunk's chains with the next chunk's.
+// out-of-order window already overlaps a chunk's chains with the next chunk's. Where
+// multiScoresQ2KGPZ4VNNI's 2.67–2.74 ns a cell in cache goes there (a group's 32 cells a
+// call, 4096 cells, d 128; each piece taken out alone, wrong scores, timing only, load ~24):
+// the 16 VPERMB a chunk 0.2, the digits' embedded broadcasts (a register instead) 0.14, the
+// transpose 0.1, the prefetches nothing; the 64 VPDPBUSD a chunk (35 cycles at 1.8 a cycle)
+// and the rest ~2.2.
 var q2kChunkP = strings.ReplaceAll(q2kChunk, "LOAD4(", "LOAD4P(")
 
 // t3chunkP is t3chunk for rows at most 52 bytes apart (T3P): LOAD4T3P for LOAD4M and VPSHUFB.
