@@ -411,6 +411,8 @@ func main() {
 	out.WriteString(fp8BF16())
 	out.WriteString(fp8AccBF16())
 	out.WriteString(fp8ScoresBF16H())
+	out.WriteString(fp8ScoresF32())
+	out.WriteString(fp8PackF32Text())
 	for _, f := range formats {
 		rowTab, accTab, grpOff := "", "", ""
 		if f.rowTab != nil {
@@ -1877,4 +1879,272 @@ fbq_store4%L%:
 	LEAQ (R9)(AX*2), R9
 fbq_stored%L%:
 `)
+}
+
+// fp8ScoresF32 writes multiScoresFP8F32 (multi_fp8f32_amd64.go, Intel CPUs with AVX-512 VBMI:
+// intelCPU): fp8 scores with float32 multiply-adds, the query as it is (no bf16 rounding).
+// A row pair's 32-value group comes in as one vector, row a's codes below and row b's above
+// (VINSERTI64X4 from memory), decodes as the bf16 kernels decode it (FP8BF16DEC: two VPERMI2B
+// lookups, the sign ORed in, VPUNPCKLBW/VPUNPCKHBW) and widens to floats (VPSLLD 16 for a
+// word pair's first bf16, VPANDD with the high words for its second): four vectors whose
+// 128-bit lanes 0 and 1 hold row a's values and lanes 2 and 3 row b's. The packer
+// (fp8PackF32) lays each query's values out in that order, once per half, so that every
+// multiply-add takes both rows; the loop takes four rows (two pairs) at a time, each query
+// vector loaded once for both pairs: 32 FMAs and 16 loads a group, query h's products of a
+// pair in one accumulator. The sums are of the exact products q·x, each row's times its scale.
+//
+// Why not the bf16 kernels on Intel: there VDPBF16PS Z takes 2.2 cycles (16 of them on
+// independent accumulators: 35 cycles) where VFMADD231PS takes 0.55, so its 32 products an
+// operation cost 2× an FMA's 16; VPERMI2B Z (or VPERMT2B) takes 2.0 cycles, VPERMB,
+// VPUNPCKLBW, VPMOVSXBW and VEXTRACTI64X4 1.0, VCVTPH2PS 1.15, VPTERNLOGD, VPDPBUSD and
+// VFMADD231PH 0.55 (2 vCPUs of a Xeon, family 6 model 167 as reported, ~4.07 GHz by a
+// dependent IMULQ chain; 16 independent operations a loop, thread CPU time, best of 15 runs
+// of 200000 loops; 16 VDPBF16PS with 8 VPERMI2B 53 cycles, with 8 VPUNPCKLBW 45; 16 FMAs with
+// 8 VPERMI2B 25.5, with 8 VCVTPH2PS 19). 16 FMAs on 8 accumulators took 9.7 cycles from
+// registers but 12.7 with their query vectors as 64-byte memory operands (aligned), hence the
+// four-row loop. An FMA with a subnormal float32 input or result took ~146 cycles there (a
+// microcode assist; AMD takes none), so a decode that leaves e4m3's subnormal codes as
+// float32 subnormals (their bits shifted into place, the exponent bias folded into the scale)
+// does not pay there. In L1 (the loops alone, same method): multiScoresFP8AVX512's row pair
+// and group (fp8Dec through VCVTPH2PS, 16 FMAs) 20.8 cycles, 10.5 its decode alone and 11.9
+// its FMAs with their loads; this kernel's pair loop 18.4 (VPUNPCKLWD/VPUNPCKHWD under zero
+// words to widen) or 19.2 (VPSLLD/VPANDD), its four-row loop 35.5 cycles a group of four rows
+// (14.6 the two decodes alone, 20.9 the 32 FMAs with their 16 loads alone: the two add up,
+// as every vector operation here issues on ports 0 and 5). Rows of 128 values, four queries,
+// thread CPU time, alternated (fp8f32_amd64_test.go's TestFP8F32Speed), ns a row min/median:
+// in cache (L2) 10.64/10.69 against 13.87/13.89 for multiScoresFP8BF16H and 13.09/13.16 for
+// multiScoresFP8AVX512; streamed from 2 MiB pages 13.15/13.50 against 15.45/15.89 and
+// 14.48/14.97 (load ~15 on the 2 vCPUs). Beside PREFETCHT0 PFDISTZ ahead of each row, a
+// PREFETCHT1 PFDISTZ2 ahead: attention's decode scores (native/attn TestDecodeBreakdown,
+// fp8, test binaries alternated three times, load ~18, min) 13.26–13.65 ns a row against
+// 13.57–13.91.
+func fp8ScoresF32() string {
+	var b strings.Builder
+	b.WriteString(`
+// fp8F32Order picks, from multiScoresFP8F32's reduced vector (128-bit lane L, dword i: query
+// 2i + L/2's sum of row L&1), row a's four sums, then row b's.
+DATA ·fp8F32Order+0(SB)/8, $0x0000000800000000
+DATA ·fp8F32Order+8(SB)/8, $0x0000000900000001
+DATA ·fp8F32Order+16(SB)/8, $0x0000000c00000004
+DATA ·fp8F32Order+24(SB)/8, $0x0000000d00000005
+DATA ·fp8F32Order+32(SB)/8, $0
+DATA ·fp8F32Order+40(SB)/8, $0
+DATA ·fp8F32Order+48(SB)/8, $0
+DATA ·fp8F32Order+56(SB)/8, $0
+GLOBL ·fp8F32Order(SB), RODATA|NOPTR, $64
+
+DATA ·fp8F32High+0(SB)/4, $0xffff0000
+GLOBL ·fp8F32High(SB), RODATA|NOPTR, $4
+
+// func multiScoresFP8F32(q *float32, nv int, rows *byte, rb, m int, out *float32, ostride, so int)
+// fp8 scores (multiKernels' contract but for q) of the four queries packed by fp8PackF32
+// (nv values each, nv a positive multiple of 32: per 32-value group g, vector k and query h
+// the 16 floats at q[((4g + k)·4 + h)·16:]) over the first nv values of the m rows at rows
+// (rb bytes apart, the row scale so bytes into a row): query h's score of row j at
+// out[j·ostride/4 + h]. Four rows a loop (two pairs: each query vector loaded once for
+// both), the last one to three in pairs; either way query h's products of a pair go into one
+// accumulator in the same order, so a row's scores do not depend on its place.
+TEXT ·multiScoresFP8F32(SB), NOSPLIT, $0-64
+	MOVQ q+0(FP), SI
+	MOVQ nv+8(FP), R11
+	SHRQ $5, R11               // 32-value groups a row
+	MOVQ rows+16(FP), DI
+	MOVQ rb+24(FP), R8
+	MOVQ m+32(FP), R10
+	MOVQ out+40(FP), R9
+	MOVQ so+56(FP), R14
+` + fp8BF16Tabs + `	VPBROADCASTD ·fp8F32High(SB), Z29
+	VMOVDQU64 ·fp8F32Order(SB), Z30
+	TESTQ R10, R10
+	JZ   f32s_done
+	TESTQ R11, R11
+	JZ   f32s_done
+
+f32s_quad:
+	CMPQ R10, $4
+	JLT  f32s_pair
+` + f32sZero(8) + `	MOVQ DI, BX
+	LEAQ (DI)(R8*1), R15
+	MOVQ SI, CX
+	MOVQ R11, R12
+f32s_qgrp:
+	PREFETCHT0 PFDISTZ(BX)
+	PREFETCHT0 PFDISTZ(R15)
+	PREFETCHT0 PFDISTZ(BX)(R8*2)
+	PREFETCHT0 PFDISTZ(R15)(R8*2)
+	PREFETCHT1 PFDISTZ2(BX)
+	PREFETCHT1 PFDISTZ2(R15)
+	PREFETCHT1 PFDISTZ2(BX)(R8*2)
+	PREFETCHT1 PFDISTZ2(R15)(R8*2)
+` + f32sDec("(BX)", "(R15)", 16, 8) + f32sDec("(BX)(R8*2)", "(R15)(R8*2)", 19, 12))
+	for k := 0; k < 4; k++ {
+		for h := 0; h < 4; h++ {
+			qr := 22 + h&1
+			fmt.Fprintf(&b, "\tVMOVUPS %d(CX), Z%d\n\tVFMADD231PS Z%d, Z%d, Z%d\n\tVFMADD231PS Z%d, Z%d, Z%d\n",
+				64*(4*k+h), qr, qr, 8+k, h, qr, 12+k, 4+h)
+		}
+	}
+	b.WriteString(`	ADDQ $32, BX
+	ADDQ $32, R15
+	ADDQ $1024, CX
+	DECQ R12
+	JNZ  f32s_qgrp
+	MOVQ ostride+48(FP), AX
+	LEAQ (R9)(AX*2), DX
+` + f32sReduce(0, "DI", "(DI)(R8*1)") + `	VMOVUPS X11, (R9)
+	VEXTRACTF128 $1, Y11, X12
+	VMOVUPS X12, (R9)(AX*1)
+	LEAQ (DI)(R8*2), BX
+` + f32sReduce(4, "BX", "(BX)(R8*1)") + `	VMOVUPS X11, (DX)
+	VEXTRACTF128 $1, Y11, X12
+	VMOVUPS X12, (DX)(AX*1)
+	LEAQ (DI)(R8*4), DI
+	LEAQ (R9)(AX*4), R9
+	SUBQ $4, R10
+	JNZ  f32s_quad
+	JMP  f32s_done
+
+f32s_pair:
+	CMPQ R10, $1
+	JNE  f32s_two
+	XORQ R8, R8                // odd last row: b reads a again
+f32s_two:
+` + f32sZero(4) + `	MOVQ DI, BX
+	LEAQ (DI)(R8*1), R15
+	MOVQ SI, CX
+	MOVQ R11, R12
+f32s_grp:
+	PREFETCHT0 PFDISTZ(BX)
+	PREFETCHT0 PFDISTZ(R15)
+` + f32sDec("(BX)", "(R15)", 16, 8))
+	for k := 0; k < 4; k++ {
+		for h := 0; h < 4; h++ {
+			fmt.Fprintf(&b, "\tVFMADD231PS %d(CX), Z%d, Z%d\n", 64*(4*k+h), 8+k, h)
+		}
+	}
+	b.WriteString(`	ADDQ $32, BX
+	ADDQ $32, R15
+	ADDQ $1024, CX
+	DECQ R12
+	JNZ  f32s_grp
+` + f32sReduce(0, "DI", "(DI)(R8*1)") + `	VMOVUPS X11, (R9)
+	CMPQ R10, $1
+	JEQ  f32s_done
+	VEXTRACTF128 $1, Y11, X12
+	MOVQ ostride+48(FP), AX
+	VMOVUPS X12, (R9)(AX*1)
+	LEAQ (DI)(R8*2), DI
+	LEAQ (R9)(AX*2), R9
+	SUBQ $2, R10
+	JNZ  f32s_pair
+
+f32s_done:
+	VZEROUPPER
+	RET
+`)
+	return b.String()
+}
+
+// fp8PackF32Text writes fp8PackF32, multiScoresFP8F32's query packer, and its indices: per
+// query and 32-value group, the group's two vectors (values 0–15, 16–31) and one VPERMI2PS
+// for each of the kernel's four vectors.
+func fp8PackF32Text() string {
+	var b strings.Builder
+	for k := 0; k < 4; k++ {
+		var idx [16]uint32
+		for l := 0; l < 4; l++ {
+			for i := 0; i < 4; i++ {
+				idx[4*l+i] = uint32(16*(l&1) + 8*(k>>1) + k&1 + 2*i)
+			}
+		}
+		for i := 0; i < 16; i += 2 {
+			fmt.Fprintf(&b, "DATA ·fp8F32Pack+%d(SB)/8, $0x%08x%08x\n", 64*k+4*i, idx[i+1], idx[i])
+		}
+	}
+	b.WriteString(`GLOBL ·fp8F32Pack(SB), RODATA|NOPTR, $256
+
+// func fp8PackF32(dst, q *float32, d, nv int)
+// Writes the first nv values (nv a positive multiple of 32) of the four queries q[h·d:] into
+// dst (8·nv floats) as multiScoresFP8F32 takes them: per 32-value group g, vector k and query
+// h, the 16 floats at dst[((4g + k)·4 + h)·16:] hold in dword i of 128-bit lane L the query's
+// value 32g + 16(L&1) + 8(k>>1) + 2i + (k&1) (lanes 2 and 3 repeat lanes 0 and 1).
+TEXT ·fp8PackF32(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ q+8(FP), SI
+	MOVQ d+16(FP), DX
+	SHLQ $2, DX                // bytes between queries
+	LEAQ (DX)(DX*2), R10
+	MOVQ nv+24(FP), CX
+	SHRQ $5, CX                // groups
+	VMOVDQU64 ·fp8F32Pack+0(SB), Z4
+	VMOVDQU64 ·fp8F32Pack+64(SB), Z5
+	VMOVDQU64 ·fp8F32Pack+128(SB), Z6
+	VMOVDQU64 ·fp8F32Pack+192(SB), Z7
+f32p_grp:
+`)
+	for h, a := range []string{"(SI)", "(SI)(DX*1)", "(SI)(DX*2)", "(SI)(R10*1)"} {
+		fmt.Fprintf(&b, "\tVMOVUPS %s, Z0\n\tVMOVUPS 64%s, Z1\n", a, a)
+		for k := 0; k < 4; k++ {
+			fmt.Fprintf(&b, "\tVMOVDQA64 Z%d, Z2\n\tVPERMI2PS Z1, Z0, Z2\n\tVMOVUPS Z2, %d(DI)\n", 4+k, 64*(4*k+h))
+		}
+	}
+	b.WriteString(`	ADDQ $128, SI
+	ADDQ $1024, DI
+	DECQ CX
+	JNZ  f32p_grp
+	VZEROUPPER
+	RET
+`)
+	return b.String()
+}
+
+// f32sZero zeroes Z0..Z(n-1).
+func f32sZero(n int) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "\tVPXORD Z%d, Z%d, Z%d\n", i, i, i)
+	}
+	return b.String()
+}
+
+// f32sDec decodes a row pair's 32-value group (row a's codes at a, row b's at bb) through
+// Z(t)..Z(t+2) into the floats Z(v)..Z(v+3): 128-bit lanes 0 and 1 row a's, 2 and 3 row b's,
+// dword i of lane L in vector k value 16(L&1) + 8(k>>1) + 2i + (k&1) of its row's group
+// (VPSLLD 16 takes a word pair's first bf16 to a float, VPANDD with the high words its second).
+func f32sDec(a, bb string, t, v int) string {
+	return fmt.Sprintf(`	VMOVDQU32 %[1]s, Y%[3]d
+	VINSERTI64X4 $1, %[2]s, Z%[3]d, Z%[3]d
+	VMOVDQA64 Z%[3]d, Z%[4]d
+	FP8BF16DEC(Z%[3]d, Z%[4]d, Z%[5]d)
+	VPSLLD $16, Z%[5]d, Z%[6]d
+	VPANDD Z29, Z%[5]d, Z%[7]d
+	VPSLLD $16, Z%[3]d, Z%[8]d
+	VPANDD Z29, Z%[3]d, Z%[9]d
+`, a, bb, t, t+1, t+2, v, v+1, v+2, v+3)
+}
+
+// f32sReduce sums each of the accumulators Z(a)..Z(a+3) (query h's in Z(a+h), row a's
+// products in 128-bit lanes 0 and 1, row b's in 2 and 3) into Y11, [a0 a1 a2 a3 b0 b1 b2 b3]
+// times the rows' scales (row a at ra, row b at the address rb; R14 the scale's offset), with
+// Z8..Z13 as scratch.
+func f32sReduce(a int, ra, rb string) string {
+	return fmt.Sprintf(`	VSHUFF32X4 $0x88, Z%[2]d, Z%[1]d, Z8
+	VSHUFF32X4 $0xDD, Z%[2]d, Z%[1]d, Z9
+	VADDPS Z9, Z8, Z8          // lanes: q0 a, q0 b, q1 a, q1 b (four floats each)
+	VSHUFF32X4 $0x88, Z%[4]d, Z%[3]d, Z9
+	VSHUFF32X4 $0xDD, Z%[4]d, Z%[3]d, Z10
+	VADDPS Z10, Z9, Z9         // lanes: q2 a, q2 b, q3 a, q3 b
+	VSHUFPS $0x88, Z9, Z8, Z10
+	VSHUFPS $0xDD, Z9, Z8, Z11
+	VADDPS Z11, Z10, Z10
+	VSHUFPS $0x88, Z10, Z10, Z11
+	VSHUFPS $0xDD, Z10, Z10, Z12
+	VADDPS Z12, Z11, Z11       // lane L: dword 0 Z8's lane L summed, dword 1 Z9's
+	VPERMPS Z11, Z30, Z11      // [a0 a1 a2 a3 b0 b1 b2 b3 …]
+	VBROADCASTSS (%[5]s)(R14*1), X12
+	LEAQ %[6]s, R13
+	VBROADCASTSS (R13)(R14*1), X13
+	VINSERTF128 $1, X13, Y12, Y12
+	VMULPS Y12, Y11, Y11
+`, a, a+1, a+2, a+3, ra, rb)
 }

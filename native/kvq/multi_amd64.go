@@ -137,7 +137,7 @@ func KernelISA() string {
 		if q5ScoresGFNI {
 			ext = append(ext, "GFNI")
 		}
-		if hasFP8BF16 {
+		if fp8BF16Active() { // not on Intel, whose fp8 kernels take float32 (fp8F32)
 			ext = append(ext, "BF16")
 		}
 		s := strings.Join(ext, ", ")

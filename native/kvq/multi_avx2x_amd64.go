@@ -27,6 +27,9 @@ var multiBF16, multiQ4_1, multiQ5_0, multiQ5_1, multiIQ4NL, multiFP8 = func() (a
 	}
 	if hasFP8VBMI {
 		fp8 = fp8VBMI
+		if fp8F32On {
+			fp8 = fp8F32 // Intel: multi_fp8f32_amd64.go
+		}
 	}
 	return bf16, q41, q50, q51, iq4nl, fp8
 }()

@@ -33,7 +33,7 @@ func TestMultiQueryFP8BF16(t *testing.T) {
 		name string
 		k    *multiKernels
 		bf16 bool
-	}{{"vbmi+bf16", fp8VBMI, true}, {"vbmi", fp8VBMI, false}, {"bw", fp8AVX512, false}}
+	}{{"vbmi+bf16", fp8VBMI, true}, {"vbmi", fp8VBMI, false}, {"f32", fp8F32, false}, {"bw", fp8AVX512, false}}
 	savedAcc, savedH := fp8BF16AccOn, fp8BF16ScoresH
 	defer func() { fp8BF16AccOn, fp8BF16ScoresH = savedAcc, savedH }()
 	sets = append(sets[:1], append([]struct {
@@ -42,7 +42,7 @@ func TestMultiQueryFP8BF16(t *testing.T) {
 		bf16 bool
 	}{{"vbmi+bf16+acc16", fp8VBMI, true}}, sets[1:]...)...)
 	for _, set := range sets {
-		if set.k == fp8VBMI && !hasFP8VBMI || set.bf16 && !savedB {
+		if (set.k == fp8VBMI || set.k == fp8F32) && !hasFP8VBMI || set.bf16 && !savedB {
 			continue
 		}
 		multiFP8, hasFP8BF16 = set.k, set.bf16

@@ -1,0 +1,52 @@
+//go:build amd64 && !purego
+
+package kvq
+
+import "unsafe"
+
+// fp8F32 is fp8's kernels on Intel CPUs with AVX-512 VBMI (intelCPU, hasFP8VBMI): the scores
+// through multiScoresFP8F32 (gen_avx512.go's fp8ScoresF32), float32 multiply-adds on the
+// codes decoded by table, the values through multiAccFP8VBMI (float32 weights). Against the
+// bf16 kernels that fp8VBMI runs where the CPU has AVX-512 BF16 (fp8BF16Active) neither the
+// query nor the weights are rounded to bf16: the float bound alone (ScoresGrid is the query as
+// it is; AccumulateStep the float kernels'). There VDPBF16PS Z takes 2.2 cycles and VPERMI2B Z
+// 2.0 (cpuid_amd64.go's intelCPU), so the bf16 kernels took about twice the cycles they take
+// on AMD Zen 4. On 2 vCPUs of a Xeon (family 6 model 167 as reported), rows of 128 values,
+// four queries, thread CPU time, alternated (TestFP8F32Speed), ns a row min/median: scores
+// in cache 10.64/10.69 against 13.87/13.89 (multiScoresFP8BF16H), streamed 13.15/13.50
+// against 15.45/15.89; values in cache 9.47/9.51 against 13.44/13.47 (multiAccFP8BF16),
+// streamed 15.27/15.88 against 16.83/17.15. Attention's decode (native/attn
+// TestDecodeBreakdown, fp8, 131072 cells, one thread, test binaries alternated three times,
+// load ~14 on the 2 vCPUs, min): whole 31.31–31.65 ns a row against 34.35–36.40, scores
+// 13.27–14.10 against 15.81–16.76, values 17.12–17.71 against 17.87–18.56.
+var fp8F32 = &multiKernels{scores: fp8ScoresF32, acc: multiAccFP8VBMI}
+
+// fp8F32On selects fp8F32 over fp8VBMI: Intel CPUs (intelCPU). A variable so that tests can
+// run both.
+var fp8F32On = intelCPU
+
+// fp8ScoresF32 is multiKernels' scores for fp8 through multiScoresFP8F32: the four queries
+// (d apart) packed as the kernel takes them (fp8PackF32, 64-byte aligned on the stack up to
+// multiScratchDim values), the row scale 4 bytes before a row's end.
+func fp8ScoresF32(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int) {
+	var stack [8*multiScratchDim + 16]float32
+	pack := align64f(stack[:])
+	if 8*nv > len(pack) {
+		pack = make([]float32, 8*nv)
+	}
+	fp8PackF32(&pack[0], q, d, nv)
+	multiScoresFP8F32(&pack[0], nv, rows, rb, m, out, ostride, rb-4)
+}
+
+// align64f is p from its first float at a 64-byte boundary on, 16 floats shorter (the callers
+// give p 16 floats more than they need).
+func align64f(p []float32) []float32 {
+	o := int(-uintptr(unsafe.Pointer(&p[0])) & 63 / 4)
+	return p[o : len(p)-16+o]
+}
+
+//go:noescape
+func fp8PackF32(dst, q *float32, d, nv int)
+
+//go:noescape
+func multiScoresFP8F32(q *float32, nv int, rows *byte, rb, m int, out *float32, ostride, so int)
