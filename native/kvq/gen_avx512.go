@@ -786,6 +786,14 @@ fbs_done:
 // way round: where accBcastFMA is set (Zen 4) the row loop gives each FMA its weight as an
 // embedded broadcast (fvaRow), ~12.1 → ~10.9 ns a row of 128 values in cache there (thread
 // CPU time, the two alternated, best of 7; the same sums bit for bit, TestAccBcastFMA).
+// Intel CPUs run this kernel (fp8F32, multi_fp8f32_amd64.go), with weights from registers
+// (fva_row): there each row's pass prefetches two lines of the row a tile on (at the chunk
+// and 64 bytes past it, so that the last pass reaches the row scale) and the same lines two
+// tiles on into L2 (PREFETCHT1), where one line a tile on was all: attention's decode values
+// (native/attn TestDecodeBreakdown, fp8, test binaries alternated three times, load ~16, min)
+// 14.83–15.01 ns a row against 16.81–17.50; the L2 ones four tiles on 15.27–15.53 against
+// 14.83–15.31, all four PREFETCHT1 (none into L1) 15.18–15.91 against 14.92–15.72. fva_rowz
+// (accBcastFMA: Zen 4 under KVLAB_ACC16) keeps its one line.
 TEXT ·multiAccFP8VBMI(SB), 0, $1040-64
 	MOVQ acc+0(FP), SI
 	MOVQ d+8(FP), R14          // byte offset of the row scale
@@ -888,17 +896,26 @@ fva_done:
 	RET
 `
 
-// fvaRow is multiAccFP8VBMI's row loop (label l): a row's 64 codes (32 in a half chunk)
+// fvaRow is multiAccFP8VBMI's row loop (label l; without bcst it prefetches two lines a tile
+// on and two tiles on, see the kernel's comment): a row's 64 codes (32 in a half chunk)
 // decoded and widened into Z19..Z22, then its four scaled weights (ws, at R8) multiplied into
 // the sixteen accumulator vectors, broadcast into Z16, Z17, Z18 and Z23 (bcst false) or as each
 // FMA's embedded broadcast (bcst true, where accBcastFMA is set: AMD Zen 4; the same products
 // and sums).
 func fvaRow(l string, bcst bool) string {
 	var b strings.Builder
+	pf := ""
+	if !bcst {
+		pf = `PREFETCHT0 64(R12)(AX*1)
+	ADDQ AX, AX
+	PREFETCHT1 (R12)(AX*1)
+	PREFETCHT1 64(R12)(AX*1)
+	`
+	}
 	fmt.Fprintf(&b, `%[1]s:
 	MOVQ pf-16(SP), AX
 	PREFETCHT0 (R12)(AX*1)
-	CMPQ R11, $64
+	%[2]sCMPQ R11, $64
 	JLT  %[1]s_half
 	VMOVDQU64 (R12), Z16
 	VMOVDQU64 (R12), Z17
@@ -912,7 +929,7 @@ func fvaRow(l string, bcst bool) string {
 	VPUNPCKHWD Z18, Z29, Z20
 	VPUNPCKLWD Z16, Z29, Z21
 	VPUNPCKHWD Z16, Z29, Z22
-`, l)
+`, l, pf)
 	wr := [4]string{"Z16", "Z17", "Z18", "Z23"}
 	for h := 0; h < 4; h++ {
 		off := ""

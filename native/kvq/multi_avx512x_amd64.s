@@ -390,6 +390,14 @@ fbs_done:
 // way round: where accBcastFMA is set (Zen 4) the row loop gives each FMA its weight as an
 // embedded broadcast (fvaRow), ~12.1 → ~10.9 ns a row of 128 values in cache there (thread
 // CPU time, the two alternated, best of 7; the same sums bit for bit, TestAccBcastFMA).
+// Intel CPUs run this kernel (fp8F32, multi_fp8f32_amd64.go), with weights from registers
+// (fva_row): there each row's pass prefetches two lines of the row a tile on (at the chunk
+// and 64 bytes past it, so that the last pass reaches the row scale) and the same lines two
+// tiles on into L2 (PREFETCHT1), where one line a tile on was all: attention's decode values
+// (native/attn TestDecodeBreakdown, fp8, test binaries alternated three times, load ~16, min)
+// 14.83–15.01 ns a row against 16.81–17.50; the L2 ones four tiles on 15.27–15.53 against
+// 14.83–15.31, all four PREFETCHT1 (none into L1) 15.18–15.91 against 14.92–15.72. fva_rowz
+// (accBcastFMA: Zen 4 under KVLAB_ACC16) keeps its one line.
 TEXT ·multiAccFP8VBMI(SB), 0, $1040-64
 	MOVQ acc+0(FP), SI
 	MOVQ d+8(FP), R14          // byte offset of the row scale
@@ -559,6 +567,10 @@ fva_rows:
 fva_row:
 	MOVQ pf-16(SP), AX
 	PREFETCHT0 (R12)(AX*1)
+	PREFETCHT0 64(R12)(AX*1)
+	ADDQ AX, AX
+	PREFETCHT1 (R12)(AX*1)
+	PREFETCHT1 64(R12)(AX*1)
 	CMPQ R11, $64
 	JLT  fva_row_half
 	VMOVDQU64 (R12), Z16

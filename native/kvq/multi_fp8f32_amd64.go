@@ -16,9 +16,10 @@ import "unsafe"
 // in cache 10.64/10.69 against 13.87/13.89 (multiScoresFP8BF16H), streamed 13.15/13.50
 // against 15.45/15.89; values in cache 9.47/9.51 against 13.44/13.47 (multiAccFP8BF16),
 // streamed 15.27/15.88 against 16.83/17.15. Attention's decode (native/attn
-// TestDecodeBreakdown, fp8, 131072 cells, one thread, test binaries alternated three times,
-// load ~14 on the 2 vCPUs, min): whole 31.31–31.65 ns a row against 34.35–36.40, scores
-// 13.27–14.10 against 15.81–16.76, values 17.12–17.71 against 17.87–18.56.
+// TestDecodeBreakdown, fp8, 131072 cells, one thread, test binaries alternated four times,
+// load 21–24 on the 2 vCPUs, min): whole 30.69–31.06 ns a row against 34.68–38.34 (f16 in
+// the same runs 32.63–36.75), scores 13.84–15.02 against 16.17–17.50, values 16.02–17.35
+// against 18.80–20.22; at load ~16, three alternations: whole 28.95–29.26 against 34.35–36.40.
 var fp8F32 = &multiKernels{scores: fp8ScoresF32, acc: multiAccFP8VBMI}
 
 // fp8F32On selects fp8F32 over fp8VBMI: Intel CPUs (intelCPU). A variable so that tests can
