@@ -20,6 +20,10 @@ import "unsafe"
 // load 21–24 on the 2 vCPUs, min): whole 30.69–31.06 ns a row against 34.68–38.34 (f16 in
 // the same runs 32.63–36.75), scores 13.84–15.02 against 16.17–17.50, values 16.02–17.35
 // against 18.80–20.22; at load ~16, three alternations: whole 28.95–29.26 against 34.35–36.40.
+// A weight whose w·scale is subnormal costs a microcode assist in each of its FMAs there:
+// weights of 1e-41 took 1174 ns a row of 128 values against 13.1 (multiAccFP8BF16, which
+// flushes them to 0 as it rounds them to bf16: 48 against 13.5). Attention's softmax gives no
+// weight below 2⁻⁶⁴ (native/attn's expFloor), so only rows whose scale is below ~2⁻⁶² reach it.
 var fp8F32 = &multiKernels{scores: fp8ScoresF32, acc: multiAccFP8VBMI}
 
 // fp8F32On selects fp8F32 over fp8VBMI: Intel CPUs (intelCPU). A variable so that tests can

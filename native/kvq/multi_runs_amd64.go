@@ -288,7 +288,10 @@ func runsPF(kind, nd int, avx2 bool, rows []byte, next [][]byte) int {
 // 6.8 → 6.0–6.1 (contiguous 3.3). Not kept: the same for q8_0's and q4_0's AVX2 integer scores
 // (vnniScoresRunsStride's run-by-run Prefetch; 2 runs): q8_0's scores 4.66–4.75 → 3.92–4.33 ms
 // but its values 3.22–3.25 → 3.34–3.79 (their V rows no longer where the scores' prefetches
-// past each page left them), q4_0's scores 2.31–2.52 → 2.22–2.46, within noise.
+// past each page left them), q4_0's scores 2.31–2.52 → 2.22–2.46, within noise. Nor for fp8
+// on Intel's float32 kernels (fp8F32): the whole paged fp8 decode (TestPagedDecodeSpeed, 3
+// alternations, load ~22 on 2 vCPUs of a Xeon) 13.85–14.77 ms with the run three on against
+// 13.34–15.08 without (contiguous 8.2–8.6 both).
 func scoresRunsFar(c Codec) int {
 	switch c.(type) {
 	case *f16Codec:
