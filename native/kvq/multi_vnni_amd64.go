@@ -279,6 +279,24 @@ func multiScoresQ51GFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byt
 // as LOAD4Y's comment says).
 var q5ScoresZ4 = zen4Stream
 
+// q51ScoresX makes q5_1's GFNI scores (q5ScoresGFNI) take multiScoresQ51Z4GFNI on Intel CPUs
+// (intelCPU) too: the same scores bit for bit (TestQ5ScoresZ4). A paged cache's runs (runsPF)
+// keep their prefetches past each run's rows there: the Z4 runs flavour prefetches the next
+// run, which Zen 4 pairs with its values' runs flavour (accRunsQ51), not Intel's values kernel
+// (q51X). Measured on an Intel Xeon (KVM, 2 shared vCPUs; AVX-512 with VNNI, VBMI, BITALG,
+// GFNI, FP16) in the one-thread decode at the bench shape (attn's TestDecodeBreakdown shape:
+// 131072 cells, 32 heads on 8 KV heads, d 128; the kernels switched in one process round by
+// round, 15 rounds, min/median ns a row), the scores phase: GFNI 9.31/9.85 → 8.53/8.97 (load
+// 8–12 on the 2 vCPUs; other runs: 9.11/9.55 → 8.36/8.58, 9.64/9.98 → 8.55/8.80). Of the Z4
+// flavour's changes its far prefetches (HDRFAR, 32 KiB on, into L2) make the gain: with its
+// PREFETCHT0 alone it scored as GFNI (9.70/9.86); 16 or 64 KiB on in place of 32 within the
+// noise (8.40–8.63); its payloads by LOAD4 (inserts) or LOAD4M (merge-masked loads) in place of
+// LOAD4Y, and two chains a query (CHAINS1) in place of CHAINSM, within the noise too. Where the
+// Z4 flavour's time goes there (pieces taken out, wrong scores, timing only, the same harness):
+// its 32 VPDPBUSD a block 0.6–0.9 ns a row, FIFTHSG 0.75–0.8, HDRI, TRANSPOSE4 and the
+// payload loads nothing measurable each.
+var q51ScoresX = intelCPU
+
 //go:noescape
 func multiScoresQ50Z4GFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 
@@ -710,7 +728,7 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 				multiScoresQ51Z4RunsGFNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0], pf)
 				break
 			}
-			if q5ScoresGFNI && q5ScoresZ4 {
+			if q5ScoresGFNI && (q5ScoresZ4 || q51ScoresX) {
 				multiScoresQ51Z4GFNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 				break
 			}

@@ -343,8 +343,8 @@ func TestQ5ScoresGFNI(t *testing.T) {
 	if !q5ScoresGFNI {
 		t.Skip("no AVX-512 VNNI, BW, BITALG and GFNI")
 	}
-	defer func(v, z bool) { q5ScoresGFNI, q5ScoresZ4 = v, z }(q5ScoresGFNI, q5ScoresZ4)
-	q5ScoresZ4 = false // TestQ5ScoresZ4 checks the Zen 4 flavours against these
+	defer func(v, z, x bool) { q5ScoresGFNI, q5ScoresZ4, q51ScoresX = v, z, x }(q5ScoresGFNI, q5ScoresZ4, q51ScoresX)
+	q5ScoresZ4, q51ScoresX = false, false // TestQ5ScoresZ4 checks the Zen 4 flavours against these
 	rng := rand.New(rand.NewPCG(83, 84))
 	for _, f := range []Format{Q5_0, Q5_1} {
 		hdr, bs := 2, 22 // the bytes after the scale (and minimum) are random
@@ -372,7 +372,7 @@ func TestQ5ScoresZ4(t *testing.T) {
 	if !q5ScoresGFNI {
 		t.Skip("no AVX-512 VNNI, BW, BITALG and GFNI")
 	}
-	defer func(z bool) { q5ScoresZ4 = z }(q5ScoresZ4)
+	defer func(z, x bool) { q5ScoresZ4, q51ScoresX = z, x }(q5ScoresZ4, q51ScoresX)
 	rng := rand.New(rand.NewPCG(87, 88))
 	const sentinel = float32(-7777.25)
 	for _, f := range []Format{Q5_0, Q5_1} {
@@ -392,7 +392,7 @@ func TestQ5ScoresZ4(t *testing.T) {
 					}
 					var out [2][]float32
 					for k, v := range []bool{true, false} {
-						q5ScoresZ4 = v
+						q5ScoresZ4, q51ScoresX = v, v
 						out[k] = make([]float32, rows*n+16)
 						for i := range out[k] {
 							out[k][i] = sentinel

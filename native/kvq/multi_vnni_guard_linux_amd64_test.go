@@ -76,7 +76,7 @@ func TestQ5ScoresZ4Guard(t *testing.T) {
 	if !q5ScoresGFNI {
 		t.Skip("no AVX-512 VNNI, BW, BITALG and GFNI")
 	}
-	defer func(z bool) { q5ScoresZ4 = z }(q5ScoresZ4)
+	defer func(z, x bool) { q5ScoresZ4, q51ScoresX = z, x }(q5ScoresZ4, q51ScoresX)
 	page := unix.Getpagesize()
 	mem, err := unix.Mmap(-1, 0, 3*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
 	if err != nil {
@@ -104,7 +104,7 @@ func TestQ5ScoresZ4Guard(t *testing.T) {
 				q := gaussianRows(rng, n, d, 1)
 				var out [2][rows * n]float32
 				for i, z := range []bool{false, true} {
-					q5ScoresZ4 = z
+					q5ScoresZ4, q51ScoresX = z, z
 					mq.DotManyMulti(q, n, rowsAt, out[i][:])
 				}
 				for i := range out[0] {
