@@ -108,7 +108,7 @@ func frameDepthCases() []struct {
 		cases = append(cases, []struct {
 			f  Format
 			ks []accKernel
-		}{{Q5_0, []accKernel{multiAccQ50V8Z4INT}}, {Q5_1, []accKernel{multiAccQ51V8Z4INT}}, {Q5_1, []accKernel{q51RunsAsAcc}}}...)
+		}{{Q5_0, []accKernel{multiAccQ50V8Z4INT}}, {Q5_1, []accKernel{multiAccQ51V8Z4INT}}, {Q5_1, []accKernel{multiAccQ51V8XINT}}, {Q5_1, []accKernel{q51RunsAsAcc}}}...)
 	}
 	return append(cases, []struct {
 		f  Format

@@ -454,6 +454,28 @@ func q51GFHi(s string) string {
 	return strings.ReplaceAll(s, old, new)
 }
 
+// q51XDoc: q5_1's kernel with 8-bit weights for Intel CPUs (V8X, multi_intacc_amd64.go's
+// q51X) is the Zen 4 flavour's code (PREFETCHT1 at the tile after next; q51GFHi, offInitOf,
+// q51P1Plain, q51OneSet, q51P2Or, pairHeads, each bit for bit) without q51RL, whose min term
+// rounds in another order, and without p2QuadsU2 (two VPERMI2B a row quad, each ~3 µops on
+// Intel, for four one-µop packs): the V8 kernel's sums bit for bit (TestIntAcc8Matches). On an
+// Intel Xeon (KVM, 2 shared vCPUs at load 15–20; 4096 rows of 128 values, four accumulators,
+// weights ≥ 0, thread CPU time, alternated call by call in one process, 61 calls in cache and
+// 7 passes over 64 MiB, two runs, ns a row min/median): V8 6.97/7.37 in cache, 12.44–13.12/
+// 13.10–13.48 streamed; V8X 6.32–6.34/6.69–6.71, 12.20–12.21/12.33–12.47; V8Z4 6.42/6.80,
+// 13.12–13.57/13.41–13.79. In the one-thread decode at the bench shape (attn's
+// TestDecodeBreakdown shape, the kernels switched round by round in one process, 15 rounds,
+// min/median ns a row, load 9–16) the values phase: V8 10.54–11.22/10.95–11.83, this code (q51RL
+// off, before gen_align) 10.66/11.00, V8Z4 10.18–10.77/10.54–10.95; the same code with
+// PREFETCHT0 11.01/11.33 (the Zen 4 code with PREFETCHT0 11.06/11.55): on Intel the L2 hint
+// makes most of it. Measured on the way (same harness, wrong sums, timing only): without its
+// two VPSHUFBITQMB a row quad and block the values phase took ~0.3 ns a row less; with no
+// prefetch at all ~2 more. Per-operation facts from a throughput loop there (16 independent
+// VPDPBUSD zmm chains with 8 other operations interleaved, relative to a VPANDD's cost): a zmm
+// VPSHUFBITQMB, VCVTPH2PS or VPERMI2W costs two, VPERMT2B three, VPERMB, VPUNPCKLDQ, VPSRLW,
+// VGF2P8AFFINEQB, a masked VPADDB, VPMOVM2B, VPTERNLOGD, KMOVD from memory and an insert from
+// memory (VINSERTI32X4, VINSERTI64X4) one each.
+
 var formats = []format{
 	{name: "Q40", doc: "q4_0: d (f16), 16 nibble bytes; x = (c − 8)·d.", bs: 18, off: 8, offShift: 3, two: true, dec: q40Dec(2),
 		vdec: q40DecVBMI(2), pipe: true, w8dec: quadDec(2, false), w8raw: true, w8rl: true, w8z4: true},
@@ -1618,6 +1640,10 @@ func gen(suffix string) string {
 				// variants': multi_intacc2_amd64.go).
 				kernels = append(kernels, kernel{v, f.name + "V8Z4", "PREFETCHT1", true, pfFar[f.name]})
 			}
+			if f.name == "Q51" && suffix == "" {
+				// The flavour for Intel (multi_intacc_amd64.go's q51X): q51XDoc.
+				kernels = append(kernels, kernel{v, f.name + "V8X", "PREFETCHT1", true, 0})
+			}
 		}
 	}
 	for _, k := range kernels {
@@ -1780,22 +1806,22 @@ func gen(suffix string) string {
 		if k.w8 && f.qh && f.min {
 			s = laneMins(s, f.name)
 		}
-		if k.w8 && f.qh && f.min && k.name == f.name+"V8Z4" && pairHeadsOn {
+		if k.w8 && f.qh && f.min && (k.name == f.name+"V8Z4" || k.name == "Q51V8X") && pairHeadsOn {
 			s = pairHeads(s, f.name)
 		}
-		if k.name == "Q51V8Z4" && q51GFHiOn {
+		if (k.name == "Q51V8Z4" || k.name == "Q51V8X") && q51GFHiOn {
 			s = q51GFHi(s)
 		}
-		if k.name == "Q51V8Z4" && offInitQ51On {
+		if (k.name == "Q51V8Z4" || k.name == "Q51V8X") && offInitQ51On {
 			s = offInitOf(s, 4, 0)
 		}
-		if k.name == "Q51V8Z4" && q51P1PlainOn {
+		if (k.name == "Q51V8Z4" || k.name == "Q51V8X") && q51P1PlainOn {
 			s = q51P1Plain(s, "a"+k.name+suffix)
 		}
-		if k.name == "Q51V8Z4" && q51OneSetOn {
+		if (k.name == "Q51V8Z4" || k.name == "Q51V8X") && q51OneSetOn {
 			s = q51OneSet(s, "a"+k.name+suffix)
 		}
-		if k.name == "Q51V8Z4" && q51P2OrOn {
+		if (k.name == "Q51V8Z4" || k.name == "Q51V8X") && q51P2OrOn {
 			s = q51P2Or(s, "a"+k.name+suffix)
 		}
 		if k.name == "Q51V8Z4" && q51RLOn {

@@ -36,6 +36,10 @@ var intAcc8Cases = []struct {
 	{Q5_1, multiAccQ51VINT, multiAccQ51V8INT, multiAccQ51V8Z4INT, &intAccQ5_1, 16, 4, 255},
 }
 
+// intAcc8Intel are the kernels with 8-bit weights that Intel CPUs take in place of intAcc8Cases'
+// w8 (q51X), by format: the same sums bit for bit.
+var intAcc8Intel = map[Format]accKernel{Q5_1: multiAccQ51V8XINT}
+
 // fma32 is a·b + c rounded once to float32 (as VFMADD231PS).
 func fma32(a, b, c float32) float32 {
 	x := new(big.Float).SetPrec(200).SetFloat64(float64(a))
@@ -177,8 +181,8 @@ func TestIntAcc8Matches(t *testing.T) {
 						name string
 						q    float32
 						acc  accKernel
-					}{{"int16", 32767, tc.int16}, {"8-bit", tc.q, tc.w8}, {"8-bit Zen 4", tc.q, tc.z4}} {
-						if k.acc == nil || tc.f == Q5_1 && k.name == "8-bit Zen 4" && !hasGFNI512 {
+					}{{"int16", 32767, tc.int16}, {"8-bit", tc.q, tc.w8}, {"8-bit Zen 4", tc.q, tc.z4}, {"8-bit Intel", tc.q, intAcc8Intel[tc.f]}} {
+						if k.acc == nil || tc.f == Q5_1 && k.name != "int16" && k.name != "8-bit" && !hasGFNI512 {
 							continue
 						}
 						got, want := slices.Clone(init), slices.Clone(init)
@@ -230,7 +234,7 @@ func TestIntAcc8Choice(t *testing.T) {
 		if hasVBMI && !isa.Acc16 && hasBITALG && (tc.f == Q5_1 && q51W8 || tc.f == Q5_0 && q5W8) {
 			want, step = pickZen4(tc.w8, tc.z4), 0x1p-9
 			if tc.f == Q5_1 {
-				want = pickZen4GFNI(tc.w8, tc.z4)
+				want = pickQ51(tc.w8, tc.z4, intAcc8Intel[Q5_1])
 			}
 		}
 		if !hasVBMI {

@@ -71,7 +71,7 @@ var (
 	intAccQ8_0  = &multiKernels{acc: pickZen4(multiAccQ80INT, multiAccQ80Z4INT)}
 	intAccQ4_1  = intAcc8(intAccVBMI(multiAccQ41INT, multiAccQ41VINT), pickFar(multiAccQ41V8INT, multiAccQ41V8Z4INT))
 	intAccQ5_0  = intAcc8q51(intAccVBMI(multiAccQ50INT, multiAccQ50VINT), pickZen4(multiAccQ50V8INT, multiAccQ50V8Z4INT), q5W8)
-	intAccQ5_1  = intAcc8q51(intAccVBMI(multiAccQ51INT, multiAccQ51VINT), pickZen4GFNI(multiAccQ51V8INT, multiAccQ51V8Z4INT), q51W8)
+	intAccQ5_1  = intAcc8q51(intAccVBMI(multiAccQ51INT, multiAccQ51VINT), pickQ51(multiAccQ51V8INT, multiAccQ51V8Z4INT, multiAccQ51V8XINT), q51W8)
 	intAccIQ4NL = intAcc8(intAccVBMI(multiAccIQ4NLINT, multiAccIQ4NLVINT), pickZen4(multiAccIQ4NLV8INT, multiAccIQ4NLV8Z4INT))
 )
 
@@ -269,6 +269,15 @@ func pickZen4GFNI(k, z4 accKernel) accKernel {
 	return k
 }
 
+// pickQ51 is q5_1's kernel with 8-bit weights: pickZen4GFNI's choice of k and z4, or x (its
+// Intel flavour, with GFNI) where q51X.
+func pickQ51(k, z4, x accKernel) accKernel {
+	if q51X && hasGFNI512 {
+		return x
+	}
+	return pickZen4GFNI(k, z4)
+}
+
 // hasGFNI512 reports GFNI with AVX-512 (its 512-bit EVEX forms).
 var hasGFNI512 = cpu.X86.HasAVX512GFNI
 
@@ -395,6 +404,19 @@ func multiAccQ50V8Z4INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float
 //
 //go:noescape
 func multiAccQ51V8Z4INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+// multiAccQ51V8XINT is multiAccQ51V8INT for Intel (q51X): multiAccQ51V8Z4INT's code with
+// multiAccQ51V8INT's first prepass (so its min term and every sum bit for bit
+// multiAccQ51V8INT's) and its second prepass's packs (p2PackU; gen_intacc.go's q51X has the
+// measurements).
+//
+//go:noescape
+func multiAccQ51V8XINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+// q51X chooses multiAccQ51V8XINT for q5_1's values on Intel CPUs (intelCPU) where q5_1 takes
+// its kernel with 8-bit weights (intAcc8q51) and GFNI is present; KVLAB_NO_ZEN4 does not
+// concern it.
+var q51X = intelCPU
 
 // q51Z4RL says that multiAccQ51V8Z4INT forms its min term Σ w·(m + 16·d) as q4_1's kernels with
 // 8-bit weights do (four chains by row index mod 4; gen_intacc.go's q51RLOn, which it must
