@@ -476,6 +476,37 @@ func q51GFHi(s string) string {
 // VGF2P8AFFINEQB, a masked VPADDB, VPMOVM2B, VPTERNLOGD, KMOVD from memory and an insert from
 // memory (VINSERTI32X4, VINSERTI64X4) one each.
 
+// q51XPFOn makes q5_1's Intel kernel with 8-bit weights prefetch as q51XPF says.
+const q51XPFOn = true
+
+// q51XPF rewrites the row-quad loops' prefetches of q5_1's Intel kernel with 8-bit weights s:
+// each PREFETCHT1 of the tile after next becomes a PREFETCHT0 of the same bytes of the next tile
+// (R11 = −64·rb, set where the loops load their prefetch pointer; R11 is free there) and a
+// PREFETCHT1 32 KiB past the tile after next: the same instructions otherwise, so the same sums.
+// On an Intel Xeon (the harness of q51XDoc's decode figures, 25 rounds, load ~16), the values
+// phase min/median ns a row: PREFETCHT1 at the tile after next alone 10.49/10.88, this
+// 9.86/10.46; in other runs (15 rounds) 10.40/10.75 → 9.82/10.28 and 10.41/10.87 → 10.08/10.69.
+// Tried there and not kept (within the noise of the PREFETCHT1 alone, or between): a second
+// PREFETCHT1 32 or 64 KiB on (10.18/10.75), the PREFETCHT0 of the next tile beside the PREFETCHT1
+// (10.04/10.49), PREFETCHT2 in place of PREFETCHT1 (4096 rows streamed over 64 MiB: 11.87–12.07
+// against 11.71–11.76), the prefetch pointer at the next tile with its PREFETCHT0 there and a
+// PREFETCHT1 16, 32, 40 or 64 KiB on (10.09–10.46/10.74–10.99).
+func q51XPF(s string) string {
+	const setup = "\tMOVQ 6512(SP), R15\n\tMOVQ rb+32(FP), R9\n"
+	const pf = "\tPREFETCHT1 (R15)\n"
+	if n := strings.Count(s, setup); n != 2 {
+		panic(fmt.Sprintf("q51XPF: %d prefetch setups, want 2", n))
+	}
+	if n := strings.Count(s, pf); n != 12 {
+		panic(fmt.Sprintf("q51XPF: %d prefetches, want 12", n))
+	}
+	if strings.Contains(s, "(R15)(R11*1)") {
+		panic("q51XPF: already rewritten")
+	}
+	s = strings.ReplaceAll(s, setup, setup+"\tMOVQ R9, R11\n\tSHLQ $6, R11\n\tNEGQ R11                   // back to the next tile\n")
+	return strings.ReplaceAll(s, pf, "\tPREFETCHT0 (R15)(R11*1)\n\tPREFETCHT1 32768(R15)\n")
+}
+
 var formats = []format{
 	{name: "Q40", doc: "q4_0: d (f16), 16 nibble bytes; x = (c − 8)·d.", bs: 18, off: 8, offShift: 3, two: true, dec: q40Dec(2),
 		vdec: q40DecVBMI(2), pipe: true, w8dec: quadDec(2, false), w8raw: true, w8rl: true, w8z4: true},
@@ -1823,6 +1854,9 @@ func gen(suffix string) string {
 		}
 		if (k.name == "Q51V8Z4" || k.name == "Q51V8X") && q51P2OrOn {
 			s = q51P2Or(s, "a"+k.name+suffix)
+		}
+		if k.name == "Q51V8X" && q51XPFOn {
+			s = q51XPF(s)
 		}
 		if k.name == "Q51V8Z4" && q51RLOn {
 			s = q51RL(s, "a"+k.name+suffix)
