@@ -892,6 +892,12 @@ done: \
 	PREFETCHT1 (HDRFAR+256)(AX); \
 	PREFETCHT1 (HDRFAR+320)(AX); \
 	ADDQ $352, AX
+#define FIFTHX(ctrl, lo, hi) \
+	VPSHUFB ctrl, Z23, Z18; \
+	VPTESTMB Z16, Z18, K1; \
+	VPTESTMB Z17, Z18, K2; \
+	VPADDB Z22, lo, K1, lo; \
+	VPADDB Z22, hi, K2, hi
 
 // func multiScoresQ50Z4RunsGFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, pf int)
 // multiScoresQ50Z4GFNI prefetching pf bytes past each group of rows (the next run) in place of PFGROUPS groups on, into L1 alone (without the far prefetches HDRFAR further).
@@ -1087,6 +1093,7 @@ z4Q51R_next:
 z4Q51R_done:
 	VZEROUPPER
 	RET
+
 
 #include "multi_vnni_runs_amd64.h"
 // func multiScoresQ41HdrZ4RunsVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, pf int)

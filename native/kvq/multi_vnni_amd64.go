@@ -279,8 +279,8 @@ func multiScoresQ51GFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byt
 // as LOAD4Y's comment says).
 var q5ScoresZ4 = zen4Stream
 
-// q51ScoresX makes q5_1's GFNI scores (q5ScoresGFNI) take multiScoresQ51Z4GFNI on Intel CPUs
-// (intelCPU) too: the same scores bit for bit (TestQ5ScoresZ4). A paged cache's runs (runsPF)
+// q51ScoresX makes q5_1's GFNI scores (q5ScoresGFNI) take multiScoresQ51Z4GFNI's code on Intel
+// CPUs (intelCPU) too, as multiScoresQ51XGFNI: the same scores bit for bit (TestQ5ScoresZ4). A paged cache's runs (runsPF)
 // keep their prefetches past each run's rows there: the Z4 runs flavour prefetches the next
 // run, which Zen 4 pairs with its values' runs flavour (accRunsQ51), not Intel's values kernel
 // (q51X). Measured on an Intel Xeon (KVM, 2 shared vCPUs; AVX-512 with VNNI, VBMI, BITALG,
@@ -296,6 +296,22 @@ var q5ScoresZ4 = zen4Stream
 // its 32 VPDPBUSD a block 0.6–0.9 ns a row, FIFTHSG 0.75–0.8, HDRI, TRANSPOSE4 and the
 // payload loads nothing measurable each.
 var q51ScoresX = intelCPU
+
+// multiScoresQ51XGFNI is multiScoresQ51Z4GFNI with the fifth bits by multiScoresQ51VNNI's
+// shuffle and mask tests in place of VPSHUFBITQMB (a VPSHUFB a pair of code vectors and a
+// VPTESTMB each: on this Intel a zmm VPSHUFBITQMB costs about two other vector operations):
+// the same scores bit for bit (TestQ5ScoresZ4). q5_1 takes it where q51ScoresX (and not
+// q5ScoresZ4). Intel Xeon (as q51ScoresX; TestQ5ScoresGFNISpeed's harness, the kernels
+// alternated in one process, 200 calls in cache, two runs, load ~25, ns a row min/median):
+// Z4 5.15–5.16/5.22–5.31 → 4.85–4.86/5.16–5.26 in cache (the VNNI kernel 5.16–5.17, GFNI
+// 5.28–5.29); streamed (10 passes over 64 MiB) 12.35–12.39 → 12.48–12.82 min, memory-bound at
+// that load. In the decode's scores phase (as q51ScoresX, 15 rounds, three runs) Z4 → this
+// 8.82 → 8.60, 8.69 → 8.75, 8.60 → 8.30 min; TestDecodeBreakdown (q5_1, test binaries with
+// the Z4 and this kernel alternated six times, load ~20, min ns a row) scores 8.15–8.66 →
+// 7.91–8.30, whole 18.22–19.32 → 17.42–18.18 (lower in six of six).
+//
+//go:noescape
+func multiScoresQ51XGFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 
 //go:noescape
 func multiScoresQ50Z4GFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
@@ -728,7 +744,11 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 				multiScoresQ51Z4RunsGFNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0], pf)
 				break
 			}
-			if q5ScoresGFNI && (q5ScoresZ4 || q51ScoresX) {
+			if q5ScoresGFNI && q51ScoresX && !q5ScoresZ4 {
+				multiScoresQ51XGFNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
+				break
+			}
+			if q5ScoresGFNI && q5ScoresZ4 {
 				multiScoresQ51Z4GFNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 				break
 			}

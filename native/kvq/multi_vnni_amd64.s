@@ -3055,3 +3055,114 @@ z4Q51_next:
 z4Q51_done:
 	VZEROUPPER
 	RET
+
+// FIFTHX is FIFTH (multiScoresQ51VNNI's) for multiScoresQ51XGFNI: its bit masks in Z16 and Z17,
+// its scratch Z18 (Z20 and Z29 hold other things there).
+#define FIFTHX(ctrl, lo, hi) \
+	VPSHUFB ctrl, Z23, Z18; \
+	VPTESTMB Z16, Z18, K1; \
+	VPTESTMB Z17, Z18, K2; \
+	VPADDB Z22, lo, K1, lo; \
+	VPADDB Z22, hi, K2, hi
+
+// func multiScoresQ51XGFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+// multiScoresQ51Z4GFNI for Intel CPUs (multi_vnni_amd64.go's q51ScoresX): the fifth bits by
+// FIFTH's shuffle and two mask tests a pair of code vectors (FIFTHX) in place of FIFTHSG's
+// VPSHUFBITQMB a vector. The same code vectors, so the same scores bit for bit.
+TEXT ·multiScoresQ51XGFNI(SB), NOSPLIT, $0-80
+	MOVQ rows+32(FP), DI
+	MOVQ rb+40(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+56(FP), R9
+	MOVQ m+48(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   xQ51_done
+	MOVL $0x0F0F0F0F, AX
+	VPBROADCASTD AX, Z31
+	MOVQ $0x1020408000000000, AX // NIBBLESG's matrix: bits 4..7 to 0..3
+	VPBROADCASTQ AX, Z20
+	MOVL $0x10101010, AX       // FIFTHX's 16
+	VPBROADCASTD AX, Z22
+	MOVL $0x08040201, AX       // FIFTHX's bit masks
+	VPBROADCASTD AX, Z16
+	MOVL $0x80402010, AX
+	VPBROADCASTD AX, Z17
+
+xQ51_group:
+	LEAQ 8(DI), CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ nb+24(FP), R11
+	MOVQ off+72(FP), AX        // the scores start at the queries' offsets
+	VBROADCASTSS (AX), Z8
+	VBROADCASTSS 4(AX), Z9
+	VBROADCASTSS 8(AX), Z10
+	VBROADCASTSS 12(AX), Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead
+	SHLQ $4, AX
+	IMULQ $PFGROUPS, AX
+	ADDQ DI, AX
+
+xQ51_blk:
+	PF20Z4
+	LOAD4Y(CX, Z24, X24, Y24, X0, Y0)
+	LOAD4Y(BX, Z25, X25, Y25, X1, Y1)
+	LOAD4Y(R14, Z26, X26, Y26, X2, Y2)
+	LOAD4Y(R15, Z27, X27, Y27, X3, Y3)
+	TRANSPOSE4
+	NIBBLESG
+
+	HDRI(-8)                   // the rows' headers (Z29, Z30)
+	VMOVDQU64 ·vnniHdrQH(SB), Z23 // the rows' high-bit dwords: dword 1 of each header
+	VPERMI2D Z30, Z29, Z23
+	FIFTHX(·vnniQHByte0(SB), Z0, Z1)
+	FIFTHX(·vnniQHByte1(SB), Z2, Z3)
+	FIFTHX(·vnniQHByte2(SB), Z4, Z5)
+	FIFTHX(·vnniQHByte3(SB), Z6, Z7)
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	CHAINSM
+	VMOVDQU64 ·vnniHdrDM(SB), Z24 // the rows' block scales (words 0..15) and minima (16..31):
+	VPERMI2W Z30, Z29, Z24       // words 0 and 1 of each header
+	VEXTRACTI64X4 $1, Z24, Y25
+	VCVTPH2PS Y24, Z24
+	VCVTPH2PS Y25, Z25
+	FINISHES41M
+
+	ADDQ $24, CX
+	ADDQ $24, BX
+	ADDQ $24, R14
+	ADDQ $24, R15
+	ADDQ $128, SI
+	ADDQ $96, DX
+	DECQ R11
+	JNZ  xQ51_blk
+
+	SCORES_T
+	MOVQ ostride+64(FP), AX
+	CMPQ AX, $16
+	JNE  xQ51_strided
+	SCORES_CONTIG
+	JMP  xQ51_next
+
+xQ51_strided:
+	SCORES_STRIDED
+
+xQ51_next:
+	MOVQ ostride+64(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  xQ51_group
+
+xQ51_done:
+	VZEROUPPER
+	RET

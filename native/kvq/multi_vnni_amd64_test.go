@@ -363,8 +363,8 @@ func TestQ5ScoresGFNI(t *testing.T) {
 	}
 }
 
-// TestQ5ScoresZ4 checks q5_0's and q5_1's Zen 4 scores kernels (q5ScoresZ4) against the GFNI
-// ones bit for bit, on TestQ5ScoresGFNI's rows (every code and fifth bit, row counts around
+// TestQ5ScoresZ4 checks q5_0's and q5_1's Zen 4 scores kernels (q5ScoresZ4) and q5_1's Intel
+// one (q51ScoresX) against the GFNI ones bit for bit, on TestQ5ScoresGFNI's rows (every code and fifth bit, row counts around
 // the 16-row groups, a short tail block, a padded last group of queries, a zero query block,
 // a strided output), and that nothing is written past the scores. It runs wherever the GFNI
 // kernels do, Zen 4 or not.
@@ -390,9 +390,14 @@ func TestQ5ScoresZ4(t *testing.T) {
 							q[d+i] = 0
 						}
 					}
-					var out [2][]float32
-					for k, v := range []bool{true, false} {
-						q5ScoresZ4, q51ScoresX = v, v
+					// Z4, GFNI, and for q5_1 its Intel flavour (q51ScoresX without q5ScoresZ4).
+					modes := [][2]bool{{true, false}, {false, false}, {false, true}}
+					if f != Q5_1 {
+						modes = modes[:2]
+					}
+					out := make([][]float32, len(modes))
+					for k, v := range modes {
+						q5ScoresZ4, q51ScoresX = v[0], v[1]
 						out[k] = make([]float32, rows*n+16)
 						for i := range out[k] {
 							out[k][i] = sentinel
@@ -400,15 +405,17 @@ func TestQ5ScoresZ4(t *testing.T) {
 						mq.DotManyMulti(q, n, enc, out[k][:rows*n])
 					}
 					what := fmt.Sprintf("%v d%d rows%d n%d", f, d, rows, n)
-					for i := range out[0] {
-						if i >= rows*n {
-							if out[0][i] != sentinel {
-								t.Fatalf("%s: Z4 kernel wrote past the scores at %d", what, i)
+					for k, name := range []string{"Z4", "GFNI", "Intel"}[:len(modes)] {
+						for i := range out[k] {
+							if i >= rows*n {
+								if out[k][i] != sentinel {
+									t.Fatalf("%s: %s kernel wrote past the scores at %d", what, name, i)
+								}
+								continue
 							}
-							continue
-						}
-						if math.Float32bits(out[0][i]) != math.Float32bits(out[1][i]) {
-							t.Fatalf("%s: score %d (row %d, query %d): Z4 %g, GFNI %g", what, i, i/n, i%n, out[0][i], out[1][i])
+							if math.Float32bits(out[k][i]) != math.Float32bits(out[1][i]) {
+								t.Fatalf("%s: score %d (row %d, query %d): %s %g, GFNI %g", what, i, i/n, i%n, name, out[k][i], out[1][i])
+							}
 						}
 					}
 				}

@@ -69,9 +69,9 @@ func TestVNNIHeaderRegsGuard(t *testing.T) {
 }
 
 // TestQ5ScoresZ4Guard runs q5_0's and q5_1's scores kernels, GFNI and their Zen 4 flavours
-// (q5ScoresZ4), over rows that end where an unreadable page starts and over rows that start
+// (q5ScoresZ4), and q5_1's Intel flavour (q51ScoresX), over rows that end where an unreadable page starts and over rows that start
 // where one ends: their header and payload loads must read no byte past the last row or
-// before the first (a fault otherwise), and the two agree bit for bit.
+// before the first (a fault otherwise), and all agree bit for bit.
 func TestQ5ScoresZ4Guard(t *testing.T) {
 	if !q5ScoresGFNI {
 		t.Skip("no AVX-512 VNNI, BW, BITALG and GFNI")
@@ -102,14 +102,16 @@ func TestQ5ScoresZ4Guard(t *testing.T) {
 				rowsAt := mem[at : at+len(enc)]
 				copy(rowsAt, enc)
 				q := gaussianRows(rng, n, d, 1)
-				var out [2][rows * n]float32
-				for i, z := range []bool{false, true} {
-					q5ScoresZ4, q51ScoresX = z, z
+				var out [3][rows * n]float32 // GFNI, Z4, q5_1's Intel flavour (q51ScoresX)
+				for i, z := range [][2]bool{{false, false}, {true, false}, {false, true}} {
+					q5ScoresZ4, q51ScoresX = z[0], z[1]
 					mq.DotManyMulti(q, n, rowsAt, out[i][:])
 				}
-				for i := range out[0] {
-					if math.Float32bits(out[0][i]) != math.Float32bits(out[1][i]) {
-						t.Fatalf("%v d%d at %d: score %d: Z4 %g, GFNI %g", f, d, at-page, i, out[1][i], out[0][i])
+				for k := 1; k < len(out); k++ {
+					for i := range out[0] {
+						if math.Float32bits(out[0][i]) != math.Float32bits(out[k][i]) {
+							t.Fatalf("%v d%d at %d: score %d: flavour %d %g, GFNI %g", f, d, at-page, i, k, out[k][i], out[0][i])
+						}
 					}
 				}
 			}
