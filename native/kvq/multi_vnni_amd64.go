@@ -280,10 +280,11 @@ func multiScoresQ51GFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byt
 var q5ScoresZ4 = zen4Stream
 
 // q51ScoresX makes q5_1's GFNI scores (q5ScoresGFNI) take multiScoresQ51Z4GFNI's code on Intel
-// CPUs (intelCPU) too, as multiScoresQ51XGFNI: the same scores bit for bit (TestQ5ScoresZ4). A paged cache's runs (runsPF)
-// keep their prefetches past each run's rows there: the Z4 runs flavour prefetches the next
-// run, which Zen 4 pairs with its values' runs flavour (accRunsQ51), not Intel's values kernel
-// (q51X). Measured on an Intel Xeon (KVM, 2 shared vCPUs; AVX-512 with VNNI, VBMI, BITALG,
+// CPUs (intelCPU) too, as multiScoresQ51XGFNI: the same scores bit for bit (TestQ5ScoresZ4). A
+// paged cache's runs (runsPF) keep their prefetches past each run's rows there: the Z4 runs
+// flavour prefetches the next run, which Zen 4 pairs with its values' runs flavour
+// (accRunsQ51), not Intel's values kernel (q51X). The figures below are for
+// multiScoresQ51Z4GFNI itself, before multiScoresQ51XGFNI. Measured on an Intel Xeon (KVM, 2 shared vCPUs; AVX-512 with VNNI, VBMI, BITALG,
 // GFNI, FP16) in the one-thread decode at the bench shape (attn's TestDecodeBreakdown shape:
 // 131072 cells, 32 heads on 8 KV heads, d 128; the kernels switched in one process round by
 // round, 15 rounds, min/median ns a row), the scores phase: GFNI 9.31/9.85 → 8.53/8.97 (load
