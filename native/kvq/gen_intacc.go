@@ -207,6 +207,26 @@ func q40DecVBMI(pay int) func(a string) string {
 	}
 }
 
+// q40DecVBMIB is q40DecVBMI with row b's 16 bytes inserted into the second 128-bit lane of row
+// a's register (VINSERTI32X4 from memory into the 256-bit register, which clears the rest) and
+// the words formed by a one-table byte permute (VPERMB; the index ·intAccPairIdxB in Z30: byte
+// 4k takes byte k, byte 4k+2 byte 16 + k, bytes 4k+1 and 4k+3 byte 32, a zero): the same words
+// bit for bit. q5_0's Intel flavour takes it (multiAccQ50VIINT, intelCPU): on the Intel Xeon
+// these were measured on (family 6 model 0xA7 as KVM reports it, 2 vCPUs; uops measured with
+// sixteen independent operations a loop, thread CPU time, ~4 GHz) VPERMT2B zmm issues one every
+// two cycles and VPERMB one a cycle (port 5), where VPDPWSSD, VPDPBUSD, VPMADDWD and VPMADDUBSW
+// zmm each issue two a cycle (ports 0 and 5, as the FMAs), VPSRLW zmm one a cycle, KMOVD
+// (from a GPR) one a cycle, VCVTPH2PS ymm→zmm one every ~1.2 cycles.
+func q40DecVBMIB(pay int) func(a string) string {
+	return func(a string) string {
+		return fmt.Sprintf(`VMOVDQU8 %[2]d(%[1]s), X20
+	VINSERTI32X4 $1, %[2]d(%[1]s)(R9*1), Y20, Y20
+	VPERMB Z20, Z30, Z20
+	VPANDD Z31, Z20, Z23
+	VPSRLW $4, Z20, Z24`, a, pay)
+	}
+}
+
 // q5Dec: the nibbles (nib: q40Dec or q40DecVBMI), then each word whose fifth bit is set gets 16
 // added (Z19): bit k of row
 // a's qh goes to mask bit 2k and row b's to bit 2k+1 (one 64-bit PDEP per row spreads a row's
@@ -1411,6 +1431,23 @@ func header() string {
 		fmt.Fprintf(&b, "DATA ·intAccPairIdx+%d(SB)/8, $0x%016x\n", i, v)
 	}
 	b.WriteString("GLOBL ·intAccPairIdx(SB), RODATA|NOPTR, $64\n\n")
+	// q40DecVBMIB's VPERMB index: byte 4k takes row a's byte k, byte 4k+2 row b's (16 + k: the
+	// register's second 128-bit lane), bytes 4k+1 and 4k+3 byte 32, which the insert zeroed.
+	for i := 0; i < 64; i += 8 {
+		var v uint64
+		for j := 0; j < 8; j++ {
+			k, x := (i+j)/4, uint64(32)
+			switch (i + j) % 4 {
+			case 0:
+				x = uint64(k)
+			case 2:
+				x = uint64(16 + k)
+			}
+			v |= x << (8 * j)
+		}
+		fmt.Fprintf(&b, "DATA ·intAccPairIdxB+%d(SB)/8, $0x%016x\n", i, v)
+	}
+	b.WriteString("GLOBL ·intAccPairIdxB(SB), RODATA|NOPTR, $64\n\n")
 	// quadDec's and p2Quads' VPERMB index: byte 4k+i of the 64 takes byte 16i+k (row i's byte
 	// k, each row a 128-bit lane).
 	for i := 0; i < 64; i += 8 {
@@ -1655,6 +1692,14 @@ func gen(suffix string) string {
 				v.two, v.bcst = true, false
 			}
 			kernels = append(kernels, kernel{v, f.name + "V", "PREFETCHT0", false, 0})
+			if f.name == "Q50" && suffix == "" {
+				// The flavour for Intel (cpuid_amd64.go's intelCPU): q40DecVBMIB's nibbles and
+				// q50Intel's prepass, the same sums bit for bit.
+				vi := v
+				vi.dec = q5Dec(2, 6, q40DecVBMIB)
+				vi.consts = strings.TrimPrefix(f.consts+"\n\tVMOVDQU64 ·intAccPairIdxB(SB), Z30", "\n\t")
+				kernels = append(kernels, kernel{vi, f.name + "VI", "PREFETCHT0", false, 0})
+			}
 		}
 		if f.w8dec != nil {
 			v := f
@@ -1811,7 +1856,7 @@ func gen(suffix string) string {
 		} else if rl {
 			s = rlPipe(f, s)
 		} else {
-			s = p1Pipe(f, s, f.pipe && nacc == 4 && (strings.HasSuffix(k.name, "V") || k.w8 || f.vdec == nil), k.w8)
+			s = p1Pipe(f, s, f.pipe && nacc == 4 && (strings.HasSuffix(k.name, "V") || k.name == "Q50VI" || k.w8 || f.vdec == nil), k.w8)
 		}
 		s = pfRepl(f, k.pf, k.pfOff).Replace(s)
 		s = r.Replace(s)
@@ -1861,11 +1906,14 @@ func gen(suffix string) string {
 		if k.name == "Q51V8Z4" && q51RLOn {
 			s = q51RL(s, "a"+k.name+suffix)
 		}
-		if k.name == "Q50V" && suffix == "" && q50OneSetOn {
+		if (k.name == "Q50V" || k.name == "Q50VI") && suffix == "" && q50OneSetOn {
 			s = q50OneSet(s)
 		}
-		if k.name == "Q50V" && suffix == "" && offInitQ50On {
+		if (k.name == "Q50V" || k.name == "Q50VI") && suffix == "" && offInitQ50On {
 			s = offInitOf(s, 4, 0)
+		}
+		if k.name == "Q50VI" {
+			s = q50Intel(s)
 		}
 		if rl && f.min {
 			s = rlMinRegs(s)
@@ -3620,6 +3668,20 @@ func q50OneSet(s string) string {
 		rep(&tail, fmt.Sprintf("\tVPADDD %s, Z%d, Z%d\n", z, k, k), "")
 	}
 	return head + body + tail
+}
+
+// q50Intel is q5_0's Intel flavour's prepass (multiAccQ50VIINT, intelCPU): the rows pipelined
+// into the previous tile's row loops (p1Pipe, rows of four blocks: 88 bytes) gather their four
+// block scales by a VPERMW that reads its table from the row's first 64 bytes, in place of a
+// masked load and a VPERMW: one port-0/5 operation a row fewer on Intel, the same words in the
+// lanes the conversion reads (the index picks words 0, 11 and 22; the fourth scale is
+// broadcast into lanes 12..15 after), so the same sums bit for bit.
+func q50Intel(s string) string {
+	const old = "\tVMOVDQU16.Z (AX), K4, Z26\n\tVPERMW Z26, Z29, Z26\n"
+	if n := strings.Count(s, old); n != 2 {
+		panic(fmt.Sprintf("q50Intel: the pipelined prepass's gather %d times", n))
+	}
+	return strings.ReplaceAll(s, old, "\tVPERMW (AX), Z29, Z26\n")
 }
 
 // offInitIQ4On makes iq4_nl's Zen 4 kernel with 8-bit weights and four accumulators start its

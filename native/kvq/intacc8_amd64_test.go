@@ -32,7 +32,7 @@ var intAcc8Cases = []struct {
 	{Q4_0, multiAccQ40VINT, multiAccQ40V8INT, multiAccQ40V8Z4INT, &intAccQ4_0, 8, 3, 127},
 	{Q4_1, multiAccQ41VINT, multiAccQ41V8INT, multiAccQ41V8Z4INT, &intAccQ4_1, 8, 3, 127},
 	{IQ4_NL, multiAccIQ4NLVINT, multiAccIQ4NLV8INT, multiAccIQ4NLV8Z4INT, &intAccIQ4NL, 128, 7, 127},
-	{Q5_0, multiAccQ50VINT, multiAccQ50V8INT, multiAccQ50V8Z4INT, &intAccQ5_0, 16, 4, 255},
+	{Q5_0, pickIntel(multiAccQ50VINT, multiAccQ50VIINT), multiAccQ50V8INT, multiAccQ50V8Z4INT, &intAccQ5_0, 16, 4, 255},
 	{Q5_1, multiAccQ51VINT, multiAccQ51V8INT, multiAccQ51V8Z4INT, &intAccQ5_1, 16, 4, 255},
 }
 
@@ -332,6 +332,53 @@ func TestIntAcc8Speed(t *testing.T) {
 		t.Logf("%-6s two accumulators, in cache, ns min/median: int16 two-accumulator kernel %s, 8-bit kernel (two zero weights) %s, AccumulateManyMulti %s",
 			tc.f, mm(c2[0]), mm(c2[1]), mm(c2[2]))
 	}
+}
+
+// TestQ50IntelSpeed reports, per row of benchDim values and four accumulators, the thread CPU
+// time of q5_0's VBMI kernel (multiAccQ50VINT) and its Intel flavour (multiAccQ50VIINT),
+// alternated call by call as TestIntAcc8Speed alternates its kernels, in cache and streamed: min
+// and median. It runs only when KVLAB_SPEED_REPORT is set.
+func TestQ50IntelSpeed(t *testing.T) {
+	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
+		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
+	}
+	if !intAcc() || !hasVBMI {
+		t.Skip("no AVX-512 VBMI integer accumulate kernels here")
+	}
+	rounds := speedRounds(5)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	c := Unwrap(mustCodec(t, Q5_0, benchDim))
+	rb := c.RowBytes()
+	tile, big := benchStreamRows(c)
+	_, _, w, acc := benchQueries()
+	ks := [2]accKernel{multiAccQ50VINT, multiAccQ50VIINT}
+	var cache, stream [2][]float64
+	for r := 0; r < 101; r++ {
+		for i, k := range ks {
+			t0 := cputime.Thread()
+			k(&acc[0], benchDim, benchDim, &tile[0], rb, benchRows, &w[0], 16)
+			cache[i] = append(cache[i], float64((cputime.Thread()-t0).Nanoseconds())/benchRows)
+		}
+	}
+	chunks := len(big) / len(tile)
+	for r := 0; r < rounds; r++ {
+		for i, k := range ks {
+			var d time.Duration
+			for ch := 0; ch < chunks; ch++ {
+				t0 := cputime.Thread()
+				k(&acc[0], benchDim, benchDim, &big[ch*len(tile)], rb, benchRows, &w[0], 16)
+				d += cputime.Thread() - t0
+			}
+			stream[i] = append(stream[i], float64(d.Nanoseconds())/float64(chunks*benchRows))
+		}
+	}
+	mm := func(x []float64) string {
+		slices.Sort(x)
+		return fmt.Sprintf("%.2f/%.2f", x[0], x[len(x)/2])
+	}
+	t.Logf("q5_0 values per row of %d, 4 accumulators, ns min/median: in cache VINT %s, VIINT %s; streamed VINT %s, VIINT %s",
+		benchDim, mm(cache[0]), mm(cache[1]), mm(stream[0]), mm(stream[1]))
 }
 
 // TestIntAccMinBound checks the bound of q4_1's offset and min term as its kernels with 8-bit

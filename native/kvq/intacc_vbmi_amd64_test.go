@@ -16,7 +16,8 @@ import (
 // the one they do not. The weights are softmax-like with some exactly 0 and one large per
 // tile; the dims cover one block, a partial and a whole quad of blocks, two quads and a short
 // tail block; the row counts a lone last row, odd pairs and the 64-row tiles; the rows carry
-// every code (outlier rows) and random bytes.
+// every code (outlier rows) and random bytes. q5_0's Intel flavour (multiAccQ50VIINT) is
+// checked against the same plain kernel, on every CPU with AVX-512 VBMI.
 func TestIntAccVBMIMatches(t *testing.T) {
 	if !intAcc() || !hasVBMI {
 		t.Skip("no AVX-512 VBMI integer accumulate kernels here")
@@ -31,6 +32,7 @@ func TestIntAccVBMIMatches(t *testing.T) {
 		{Q4_0, multiAccQ40INT, multiAccQ40VINT, multiAccQ40TwoINT, multiAccQ40VTwoINT},
 		{Q4_1, multiAccQ41INT, multiAccQ41VINT, multiAccQ41TwoINT, multiAccQ41VTwoINT},
 		{Q5_0, multiAccQ50INT, multiAccQ50VINT, nil, nil},
+		{Q5_0, multiAccQ50INT, multiAccQ50VIINT, nil, nil}, // Intel's flavour (pickIntel)
 		{Q5_1, multiAccQ51INT, multiAccQ51VINT, nil, nil},
 		{IQ4_NL, multiAccIQ4NLINT, multiAccIQ4NLVINT, multiAccIQ4NLTwoINT, multiAccIQ4NLVTwoINT},
 	} {

@@ -70,7 +70,7 @@ var (
 	intAccQ4_0  = intAcc8(intAccVBMI(multiAccQ40INT, multiAccQ40VINT), pickZen4(multiAccQ40V8INT, multiAccQ40V8Z4INT))
 	intAccQ8_0  = &multiKernels{acc: pickZen4(multiAccQ80INT, multiAccQ80Z4INT)}
 	intAccQ4_1  = intAcc8(intAccVBMI(multiAccQ41INT, multiAccQ41VINT), pickFar(multiAccQ41V8INT, multiAccQ41V8Z4INT))
-	intAccQ5_0  = intAcc8q51(intAccVBMI(multiAccQ50INT, multiAccQ50VINT), pickZen4(multiAccQ50V8INT, multiAccQ50V8Z4INT), q5W8)
+	intAccQ5_0  = intAcc8q51(intAccVBMI(multiAccQ50INT, pickIntel(multiAccQ50VINT, multiAccQ50VIINT)), pickZen4(multiAccQ50V8INT, multiAccQ50V8Z4INT), q5W8)
 	intAccQ5_1  = intAcc8q51(intAccVBMI(multiAccQ51INT, multiAccQ51VINT), pickQ51(multiAccQ51V8INT, multiAccQ51V8Z4INT, multiAccQ51V8XINT), q51W8)
 	intAccIQ4NL = intAcc8(intAccVBMI(multiAccIQ4NLINT, multiAccIQ4NLVINT), pickZen4(multiAccIQ4NLV8INT, multiAccIQ4NLV8Z4INT))
 )
@@ -260,6 +260,15 @@ func pickFar(k, z4 accKernel) accKernel {
 	return k
 }
 
+// pickIntel is k, or in (the same sums bit for bit, its operations chosen for Intel's ports)
+// where intelCPU.
+func pickIntel(k, in accKernel) accKernel {
+	if intelCPU {
+		return in
+	}
+	return k
+}
+
 // pickZen4GFNI is pickZen4 for a Zen 4 flavour that takes AVX-512 GFNI too (q5_1's,
 // gen_intacc.go's q51GFHi): k where the CPU lacks it.
 func pickZen4GFNI(k, z4 accKernel) accKernel {
@@ -329,6 +338,15 @@ func multiAccQ41VINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32,
 
 //go:noescape
 func multiAccQ50VINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+// multiAccQ50VIINT is multiAccQ50VINT for Intel (pickIntel): the same sums bit for bit, the row
+// pairs' nibbles interleaved by an insert and a one-table VPERMB (gen_intacc.go's q40DecVBMIB)
+// where VPERMT2B takes two port-5 µops there, and the pipelined prepass's scales gathered by a
+// VPERMW from memory (q50Intel). Measured on an Intel Xeon (family 6 model 0xA7 under KVM, 2
+// vCPUs shared with other work; figures in the commit that added it and gen_intacc.go).
+//
+//go:noescape
+func multiAccQ50VIINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 
 //go:noescape
 func multiAccQ51VINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
