@@ -343,8 +343,9 @@ func TestQ5ScoresGFNI(t *testing.T) {
 	if !q5ScoresGFNI {
 		t.Skip("no AVX-512 VNNI, BW, BITALG and GFNI")
 	}
-	defer func(v, z, x bool) { q5ScoresGFNI, q5ScoresZ4, q51ScoresX = v, z, x }(q5ScoresGFNI, q5ScoresZ4, q51ScoresX)
+	defer func(v, z, x, i bool) { q5ScoresGFNI, q5ScoresZ4, q51ScoresX, q50ScoresVNNI = v, z, x, i }(q5ScoresGFNI, q5ScoresZ4, q51ScoresX, q50ScoresVNNI)
 	q5ScoresZ4, q51ScoresX = false, false // TestQ5ScoresZ4 checks the Zen 4 flavours against these
+	q50ScoresVNNI = false                 // q5_0's GFNI kernel is checked on Intel too
 	rng := rand.New(rand.NewPCG(83, 84))
 	for _, f := range []Format{Q5_0, Q5_1} {
 		hdr, bs := 2, 22 // the bytes after the scale (and minimum) are random
@@ -478,7 +479,8 @@ func TestQ5ScoresGFNISpeed(t *testing.T) {
 	if !q5ScoresGFNI {
 		t.Skip("no AVX-512 VNNI, BW, BITALG and GFNI")
 	}
-	defer func(v bool) { q5ScoresGFNI = v }(q5ScoresGFNI)
+	defer func(v, i bool) { q5ScoresGFNI, q50ScoresVNNI = v, i }(q5ScoresGFNI, q50ScoresVNNI)
+	q50ScoresVNNI = false // q5_0's GFNI kernel where q5ScoresGFNI, on Intel too
 	modes := []func(func()){
 		func(f func()) { q5ScoresGFNI = false; f() },
 		func(f func()) { q5ScoresGFNI = true; f() },
