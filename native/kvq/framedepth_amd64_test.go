@@ -103,13 +103,12 @@ func frameDepthCases() []struct {
 		{IQ4_NL, []accKernel{multiAccIQ4NLV8Z4TwoINT}},
 		{Q8_0, []accKernel{multiAccQ80Z4TwoINT}},
 		{Q5_0, []accKernel{multiAccQ50VINT}},
-		{Q5_0, []accKernel{multiAccQ50VIINT}},
 	}
 	if hasBITALG && hasGFNI512 {
 		cases = append(cases, []struct {
 			f  Format
 			ks []accKernel
-		}{{Q5_0, []accKernel{multiAccQ50V8Z4INT}}, {Q5_1, []accKernel{multiAccQ51V8Z4INT}}, {Q5_1, []accKernel{multiAccQ51V8XINT}}, {Q5_1, []accKernel{q51RunsAsAcc}}}...)
+		}{{Q5_0, []accKernel{multiAccQ50V8Z4INT}}, {Q5_0, []accKernel{multiAccQ50VIINT}}, {Q5_1, []accKernel{multiAccQ51V8Z4INT}}, {Q5_1, []accKernel{multiAccQ51V8XINT}}, {Q5_1, []accKernel{q51RunsAsAcc}}}...)
 	}
 	return append(cases, []struct {
 		f  Format

@@ -227,6 +227,33 @@ func q40DecVBMIB(pay int) func(a string) string {
 	}
 }
 
+// q5DecGF is q5Dec for q5_0's Intel flavour (multiAccQ50VIINT; AVX-512 VBMI and GFNI): the
+// row pair's 16 payload bytes broadcast into the 128-bit lanes a, a, b, b (row b's by a
+// masked broadcast, K7), their low nibbles (lanes 0 and 2) and high nibbles (lanes 1 and 3)
+// moved to bits 0..3 by one GF(2) affine transform (Z31: ·intAccQ5GFMat, a matrix per qword),
+// so the 64 bytes hold the codes of values 0..31 of row a then of row b, in qh's bit order: the
+// fifth bits are 16 added (Z19, 0x10 bytes) under one 64-bit mask, row a's qh in its low 32
+// bits and row b's in its high 32 (K1, one KMOVQ), and two one-table byte permutes with the
+// odd bytes zeroed (K6) form q5Dec's words (Z23: values 0..15 of rows a, b, index Z30; Z24:
+// 16..31, index Z28, ·intAccQ5GFIdx2, loaded at each block). The same words bit for bit, in
+// six operations on ports 0 and 5 where q5Dec with q40DecVBMIB takes eight (two KMOVD, two
+// masked VPADDW, a VPANDD, a VPSRLW, an insert, a VPERMB) and no PDEP.
+func q5DecGF(qh, pay int) func(a string) string {
+	return func(a string) string {
+		return fmt.Sprintf(`MOVL %[2]d(%[1]s), AX
+	MOVL %[2]d(%[1]s)(R9*1), SI
+	SHLQ $32, SI
+	ORQ SI, AX
+	KMOVQ AX, K1
+	VBROADCASTI32X4 %[3]d(%[1]s), Z20
+	VBROADCASTI32X4 %[3]d(%[1]s)(R9*1), K7, Z20
+	VGF2P8AFFINEQB $0, Z31, Z20, Z20
+	VPADDB Z19, Z20, K1, Z20
+	VPERMB.Z Z20, Z30, K6, Z23
+	VPERMB.Z Z20, Z28, K6, Z24`, a, qh, pay)
+	}
+}
+
 // q5Dec: the nibbles (nib: q40Dec or q40DecVBMI), then each word whose fifth bit is set gets 16
 // added (Z19): bit k of row
 // a's qh goes to mask bit 2k and row b's to bit 2k+1 (one 64-bit PDEP per row spreads a row's
@@ -1448,6 +1475,36 @@ func header() string {
 		fmt.Fprintf(&b, "DATA ·intAccPairIdxB+%d(SB)/8, $0x%016x\n", i, v)
 	}
 	b.WriteString("GLOBL ·intAccPairIdxB(SB), RODATA|NOPTR, $64\n\n")
+	// q5DecGF's VPERMB indices (byte 4k takes code k of row a, byte 4k+2 code k of row b: byte
+	// k and 32 + k of the 64 for values 0..15, 16 + k and 48 + k for values 16..31; the odd
+	// bytes zeroed by the mask) and its affine matrices (per 128-bit lane: the low nibbles to
+	// bits 0..3 in lanes 0 and 2, the high nibbles in lanes 1 and 3, the other bits 0).
+	for t, base := range [2]int{0, 16} {
+		name := [2]string{"intAccQ5GFIdx", "intAccQ5GFIdx2"}[t]
+		for i := 0; i < 64; i += 8 {
+			var v uint64
+			for j := 0; j < 8; j++ {
+				k, x := (i+j)/4, uint64(0)
+				switch (i + j) % 4 {
+				case 0:
+					x = uint64(base + k)
+				case 2:
+					x = uint64(32 + base + k)
+				}
+				v |= x << (8 * j)
+			}
+			fmt.Fprintf(&b, "DATA ·%s+%d(SB)/8, $0x%016x\n", name, i, v)
+		}
+		fmt.Fprintf(&b, "GLOBL ·%s(SB), RODATA|NOPTR, $64\n\n", name)
+	}
+	for q := 0; q < 8; q++ {
+		m := uint64(0x0102040800000000) // out bits 0..3 = in bits 0..3
+		if q/2%2 == 1 {
+			m = 0x1020408000000000 // out bits 0..3 = in bits 4..7
+		}
+		fmt.Fprintf(&b, "DATA ·intAccQ5GFMat+%d(SB)/8, $0x%016x\n", 8*q, m)
+	}
+	b.WriteString("GLOBL ·intAccQ5GFMat(SB), RODATA|NOPTR, $64\n\n")
 	// quadDec's and p2Quads' VPERMB index: byte 4k+i of the 64 takes byte 16i+k (row i's byte
 	// k, each row a 128-bit lane).
 	for i := 0; i < 64; i += 8 {
@@ -1696,8 +1753,9 @@ func gen(suffix string) string {
 				// The flavour for Intel (cpuid_amd64.go's intelCPU): q40DecVBMIB's nibbles and
 				// q50Intel's prepass, the same sums bit for bit.
 				vi := v
-				vi.dec = q5Dec(2, 6, q40DecVBMIB)
-				vi.consts = strings.TrimPrefix(f.consts+"\n\tVMOVDQU64 ·intAccPairIdxB(SB), Z30", "\n\t")
+				vi.dec = q5DecGF(2, 6)
+				vi.consts = "MOVL $0x10101010, AX\n\tVPBROADCASTD AX, Z19\n\tVMOVDQU64 ·intAccQ5GFIdx(SB), Z30\n\t" +
+					"MOVQ $0x5555555555555555, AX\n\tKMOVQ AX, K6\n\tMOVL $0xFF00, AX\n\tKMOVW AX, K7"
 				kernels = append(kernels, kernel{vi, f.name + "VI", "PREFETCHT0", false, 0})
 			}
 		}
@@ -3681,7 +3739,19 @@ func q50Intel(s string) string {
 	if n := strings.Count(s, old); n != 2 {
 		panic(fmt.Sprintf("q50Intel: the pipelined prepass's gather %d times", n))
 	}
-	return strings.ReplaceAll(s, old, "\tVPERMW (AX), Z29, Z26\n")
+	s = strings.ReplaceAll(s, old, "\tVPERMW (AX), Z29, Z26\n")
+	// q5DecGF's constants: the affine matrices in Z31 (the nibble mask's register, which it does
+	// not take), the second permute index in Z28 at each block (the prepasses clobber Z28).
+	for _, r := range [][2]string{
+		{"\tVPBROADCASTD ·intAccNibW(SB), Z31\n", "\tVMOVDQU64 ·intAccQ5GFMat(SB), Z31\n"},
+		{"aQ50VI_blk:\n", "aQ50VI_blk:\n\tVMOVDQU64 ·intAccQ5GFIdx2(SB), Z28\n"},
+	} {
+		if n := strings.Count(s, r[0]); n != 1 {
+			panic(fmt.Sprintf("q50Intel: %q %d times", r[0], n))
+		}
+		s = strings.Replace(s, r[0], r[1], 1)
+	}
+	return s
 }
 
 // offInitIQ4On makes iq4_nl's Zen 4 kernel with 8-bit weights and four accumulators start its

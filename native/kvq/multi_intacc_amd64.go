@@ -260,10 +260,10 @@ func pickFar(k, z4 accKernel) accKernel {
 	return k
 }
 
-// pickIntel is k, or in (the same sums bit for bit, its operations chosen for Intel's ports)
-// where intelCPU.
+// pickIntel is k, or in (the same sums bit for bit, its operations chosen for Intel's ports;
+// it takes AVX-512 GFNI) where intelCPU and hasGFNI512.
 func pickIntel(k, in accKernel) accKernel {
-	if intelCPU {
+	if intelCPU && hasGFNI512 {
 		return in
 	}
 	return k
