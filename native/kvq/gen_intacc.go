@@ -207,26 +207,6 @@ func q40DecVBMI(pay int) func(a string) string {
 	}
 }
 
-// q40DecVBMIB is q40DecVBMI with row b's 16 bytes inserted into the second 128-bit lane of row
-// a's register (VINSERTI32X4 from memory into the 256-bit register, which clears the rest) and
-// the words formed by a one-table byte permute (VPERMB; the index ·intAccPairIdxB in Z30: byte
-// 4k takes byte k, byte 4k+2 byte 16 + k, bytes 4k+1 and 4k+3 byte 32, a zero): the same words
-// bit for bit. q5_0's Intel flavour takes it (multiAccQ50VIINT, intelCPU): on the Intel Xeon
-// these were measured on (family 6 model 0xA7 as KVM reports it, 2 vCPUs; uops measured with
-// sixteen independent operations a loop, thread CPU time, ~4 GHz) VPERMT2B zmm issues one every
-// two cycles and VPERMB one a cycle (port 5), where VPDPWSSD, VPDPBUSD, VPMADDWD and VPMADDUBSW
-// zmm each issue two a cycle (ports 0 and 5, as the FMAs), VPSRLW zmm one a cycle, KMOVD
-// (from a GPR) one a cycle, VCVTPH2PS ymm→zmm one every ~1.2 cycles.
-func q40DecVBMIB(pay int) func(a string) string {
-	return func(a string) string {
-		return fmt.Sprintf(`VMOVDQU8 %[2]d(%[1]s), X20
-	VINSERTI32X4 $1, %[2]d(%[1]s)(R9*1), Y20, Y20
-	VPERMB Z20, Z30, Z20
-	VPANDD Z31, Z20, Z23
-	VPSRLW $4, Z20, Z24`, a, pay)
-	}
-}
-
 // q5DecGF is q5Dec for q5_0's Intel flavour (multiAccQ50VIINT; AVX-512 VBMI and GFNI): the
 // row pair's 16 payload bytes broadcast into the 128-bit lanes a, a, b, b (row b's by a
 // masked broadcast, K7), their low nibbles (lanes 0 and 2) and high nibbles (lanes 1 and 3)
@@ -236,8 +216,26 @@ func q40DecVBMIB(pay int) func(a string) string {
 // bits and row b's in its high 32 (K1, one KMOVQ), and two one-table byte permutes with the
 // odd bytes zeroed (K6) form q5Dec's words (Z23: values 0..15 of rows a, b, index Z30; Z24:
 // 16..31, index Z28, ·intAccQ5GFIdx2, loaded at each block). The same words bit for bit, in
-// six operations on ports 0 and 5 where q5Dec with q40DecVBMIB takes eight (two KMOVD, two
+// six operations on ports 0 and 5 where q5Dec with an insert and a one-table VPERMB (this
+// flavour's first form, e1f35b6) takes eight (two KMOVD, two
 // masked VPADDW, a VPANDD, a VPSRLW, an insert, a VPERMB) and no PDEP.
+//
+// On the Intel Xeon this was measured on (family 6 model 0xA7 as KVM reports it, 2 vCPUs,
+// ~4 GHz; sixteen independent operations a loop, thread CPU time) VPDPWSSD, VPDPBUSD,
+// VPMADDWD, VPMADDUBSW, VPADDW (masked), VCVTPS2DQ, VCVTDQ2PS, VRANGEPS and the FMAs zmm issue
+// two a cycle (ports 0 and 5: the integer multiplies are not port 0 alone there), VPERMB,
+// VPSHUFB, VPUNPCKLDQ, VPSRLW, VGF2P8AFFINEQB, VPSHUFBITQMB, VPTESTMB zmm and KMOVD (from a
+// GPR) one a cycle, VPERMT2B and VPERMI2W zmm one every two cycles, VCVTPH2PS ymm→zmm one
+// every ~1.2. multiAccQ50VINT there, piece by piece (TestIntAcc8Speed's harness, each piece
+// removed from a copy, ns a row in cache against ~7.2–7.9 whole, load 7–11): its 16 VPDPWSSD a
+// row ~1.5–2 (~25%), the fifth bits ~0.9 (12%), the VPERMT2B ~0.7 (10%), the pipelined
+// prepass ~1.3 (17%), the code loads ~1 (L2), the second prepass, finish and loop the rest (~2):
+// no one part dominates, and the 8-bit-weight kernel (multiAccQ50V8INT) took as long as it
+// (6.9 against 6.8 in cache), its halved multiplies being cheap here. Tried there and not
+// kept (time against the kernel, alternated): the weights broadcast from memory by each
+// VPDPWSSD (.BCST) in place of four VPBROADCASTD, ~1% slower; the fifth-bit masks stored by
+// a MOVQ and loaded by two KMOVD from memory in place of two KMOVD from a GPR, ~3% slower; the
+// scores' PFGROUPS 12 in place of 4, within the noise (streamed, load 7).
 func q5DecGF(qh, pay int) func(a string) string {
 	return func(a string) string {
 		return fmt.Sprintf(`MOVL %[2]d(%[1]s), AX
@@ -1458,23 +1456,6 @@ func header() string {
 		fmt.Fprintf(&b, "DATA ·intAccPairIdx+%d(SB)/8, $0x%016x\n", i, v)
 	}
 	b.WriteString("GLOBL ·intAccPairIdx(SB), RODATA|NOPTR, $64\n\n")
-	// q40DecVBMIB's VPERMB index: byte 4k takes row a's byte k, byte 4k+2 row b's (16 + k: the
-	// register's second 128-bit lane), bytes 4k+1 and 4k+3 byte 32, which the insert zeroed.
-	for i := 0; i < 64; i += 8 {
-		var v uint64
-		for j := 0; j < 8; j++ {
-			k, x := (i+j)/4, uint64(32)
-			switch (i + j) % 4 {
-			case 0:
-				x = uint64(k)
-			case 2:
-				x = uint64(16 + k)
-			}
-			v |= x << (8 * j)
-		}
-		fmt.Fprintf(&b, "DATA ·intAccPairIdxB+%d(SB)/8, $0x%016x\n", i, v)
-	}
-	b.WriteString("GLOBL ·intAccPairIdxB(SB), RODATA|NOPTR, $64\n\n")
 	// q5DecGF's VPERMB indices (byte 4k takes code k of row a, byte 4k+2 code k of row b: byte
 	// k and 32 + k of the 64 for values 0..15, 16 + k and 48 + k for values 16..31; the odd
 	// bytes zeroed by the mask) and its affine matrices (per 128-bit lane: the low nibbles to
@@ -1750,7 +1731,7 @@ func gen(suffix string) string {
 			}
 			kernels = append(kernels, kernel{v, f.name + "V", "PREFETCHT0", false, 0})
 			if f.name == "Q50" && suffix == "" {
-				// The flavour for Intel (cpuid_amd64.go's intelCPU): q40DecVBMIB's nibbles and
+				// The flavour for Intel (cpuid_amd64.go's intelCPU): q5DecGF's codes and
 				// q50Intel's prepass, the same sums bit for bit.
 				vi := v
 				vi.dec = q5DecGF(2, 6)

@@ -339,11 +339,14 @@ func multiAccQ41VINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32,
 //go:noescape
 func multiAccQ50VINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 
-// multiAccQ50VIINT is multiAccQ50VINT for Intel (pickIntel): the same sums bit for bit, the row
-// pairs' nibbles interleaved by an insert and a one-table VPERMB (gen_intacc.go's q40DecVBMIB)
-// where VPERMT2B takes two port-5 µops there, and the pipelined prepass's scales gathered by a
-// VPERMW from memory (q50Intel). Measured on an Intel Xeon (family 6 model 0xA7 under KVM, 2
-// vCPUs shared with other work; figures in the commit that added it and gen_intacc.go).
+// multiAccQ50VIINT is multiAccQ50VINT for Intel (pickIntel): the same sums bit for bit, each
+// row pair's codes formed by one affine transform, one masked add and two VPERMB
+// (gen_intacc.go's q5DecGF, which has the per-operation figures measured there) and the
+// pipelined prepass's scales gathered by a VPERMW from memory (q50Intel). On an Intel Xeon
+// (family 6 model 0xA7 under KVM, 2 vCPUs shared with other work; TestQ50IntelSpeed, 4096 rows
+// of 128 values, four accumulators, alternated, three runs) ns a row min in cache: 7.54–7.82
+// → 6.76–7.06; native/attn TestDecodeBreakdown's values phase with its rows in cache
+// (KVLAB_TOUCH=v) 8.26–8.48 → 7.25–7.60; streamed at load 20+ both memory-bound.
 //
 //go:noescape
 func multiAccQ50VIINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
