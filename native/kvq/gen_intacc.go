@@ -235,7 +235,12 @@ func q40DecVBMI(pay int) func(a string) string {
 // kept (time against the kernel, alternated): the weights broadcast from memory by each
 // VPDPWSSD (.BCST) in place of four VPBROADCASTD, ~1% slower; the fifth-bit masks stored by
 // a MOVQ and loaded by two KMOVD from memory in place of two KMOVD from a GPR, ~3% slower; the
-// scores' PFGROUPS 12 in place of 4, within the noise (streamed, load 7).
+// scores' PFGROUPS 12 in place of 4, within the noise (streamed, load 7). multiAccQ50VIINT
+// piece by piece the same way (TestQ50IntelSpeed, load 14, two runs, ns a row in cache, 6.8
+// whole against multiAccQ50VINT's 7.5–7.8 in the same runs): without its 16 VPDPWSSD a row
+// 4.7, without its pipelined prepass 5.2–5.4, without q5DecGF's codes (loads, affine, mask,
+// add, permutes) 5.0–5.3: the multiplies ~1.8 ns, the codes ~1.6, the prepass ~1.4, the
+// weights' loads, the second prepass, the finish and the loop the remaining ~2.
 func q5DecGF(qh, pay int) func(a string) string {
 	return func(a string) string {
 		return fmt.Sprintf(`MOVL %[2]d(%[1]s), AX
