@@ -79,7 +79,7 @@ func multiAccT3B8AVX2I(acc *float32, d, nv int, rows *byte, rb, m int, w *float3
 func multiAccT2B8AVX2I(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 
 // turbo4's, tq4's, turbo3's and turbo2's kernels with 8-bit weights (gen_t4accavx2.go's
-// tmpl8), for CPUs without AVX-VNNI, AccumulateStep 2⁻⁸, where avx2B8Turbo (turbo3, turbo2) or
+// tmpl8), AccumulateStep 2⁻⁸, where avx2B8Turbo (turbo3, turbo2) or
 // avx2B8T4 (turbo4, tq4) lets them run; KVLAB_ACC16 (isa.Acc16) keeps the 16-bit ones. The same prepass
 // with 127 in place of 32767, per tile t of 64 rows,
 //
@@ -147,9 +147,42 @@ func multiAccT2B8AVX2I(acc *float32, d, nv int, rows *byte, rb, m int, w *float3
 // kvlab bench attn --ctx 131072 --heads 32 --kv-heads 8 --head-dim 128 --threads 1,
 // KVLAB_NO_AVX512, alternated with KVLAB_ACC16=1, time / f16's (the quieter of two rounds):
 // turbo4 0.99 → 0.96, tq4 0.98 → 0.92, q8_0/turbo4 0.98 → 0.91.
+//
+// With AVX-VNNI (hasAVXVNNI) the 8-bit kernels take the quads' products with one VEX VPDPBUSD
+// per 32 (multiAccT4B8AVXVNNI, multiAccT4FB8AVXVNNI, multiAccT3B8AVXVNNI, multiAccT2B8AVXVNNI;
+// the weights the unsigned operand, as VPMADDUBSW's): exact int32 sums, so the plain 8-bit
+// kernels' accumulators bit for bit (TestT4AccB8AVX2Match), and where avx2B8Turbo and
+// avx2B8T4 are on and KVLAB_ACC16 unset they replace the 16-bit VPDPWSSD kernels there too: a
+// rounding change on AVX-VNNI CPUs, to the 8-bit kernels' results the kvlab ab runs above
+// measured. Measured on an Intel Xeon (Sapphire Rapids class, 2 vCPUs, KVLAB_NO_AVX512,
+// TestT4AccB8AVX2Speed, 7 alternations, min, load 4.5–7; in cache / 2²⁰ rows streamed):
+// turbo4 8.52 → 6.00 / 10.58 → 6.77 ns a row, tq4 8.51 → 6.07 / 10.19 → 6.62, turbo3 10.97 →
+// 8.16 / 12.12 → 9.14, turbo2 9.41 → 6.31 / 9.77 → 6.96; the decode's values phase (attn
+// TestDecodeBreakdown, two alternations with the old binary, min) turbo2 9.75–10.34 →
+// 6.60–6.89, turbo3 11.28–12.07 → 8.57–8.85, turbo4 9.95–10.18 → 7.41–7.48, tq4 9.77 →
+// 6.85–7.07.
 var (
 	avx2B8Turbo = true
 	avx2B8T4    = true
+)
+
+//go:noescape
+func multiAccT4B8AVXVNNI(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccT4FB8AVXVNNI(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccT3B8AVXVNNI(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccT2B8AVXVNNI(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+var (
+	t4AccB8AVXVNNI  = &multiKernels{acc: multiAccT4B8AVXVNNI, w8step: 0x1p-8}
+	t4FAccB8AVXVNNI = &multiKernels{acc: multiAccT4FB8AVXVNNI, w8step: 0x1p-8}
+	t3AccB8AVXVNNI  = &multiKernels{acc: multiAccT3B8AVXVNNI, w8step: 0x1p-8}
+	t2AccB8AVXVNNI  = &multiKernels{acc: multiAccT2B8AVXVNNI, w8step: 0x1p-8}
 )
 
 var (
@@ -170,29 +203,41 @@ func turboAccAVX2(bits, d int, f32 bool) *multiKernels {
 	if !tq4AVX2Int || d%16 != 0 || d <= 0 || bits < 2 || bits > 4 {
 		return nil
 	}
+	b8 := avx2B8Turbo && !isa.Acc16
+	if bits == 4 {
+		b8 = avx2B8T4 && !isa.Acc16
+	}
 	switch {
+	case bits == 2 && b8 && hasAVXVNNI:
+		return t2AccB8AVXVNNI
+	case bits == 2 && b8:
+		return t2AccB8AVX2I
 	case bits == 2 && hasAVXVNNI:
 		return t2AccAVXVNNI
-	case bits == 2 && avx2B8Turbo && !isa.Acc16:
-		return t2AccB8AVX2I
 	case bits == 2:
 		return t2AccAVX2I
+	case bits == 3 && b8 && hasAVXVNNI:
+		return t3AccB8AVXVNNI
+	case bits == 3 && b8:
+		return t3AccB8AVX2I
 	case bits == 3 && hasAVXVNNI:
 		return t3AccAVXVNNI
-	case bits == 3 && avx2B8Turbo && !isa.Acc16:
-		return t3AccB8AVX2I
 	case bits == 3:
 		return t3AccAVX2I
+	case f32 && b8 && hasAVXVNNI:
+		return t4FAccB8AVXVNNI
+	case f32 && b8:
+		return t4FAccB8AVX2I
 	case f32 && hasAVXVNNI:
 		return t4FAccAVXVNNI
-	case f32 && avx2B8T4 && !isa.Acc16:
-		return t4FAccB8AVX2I
 	case f32:
 		return t4FAccAVX2I
+	case b8 && hasAVXVNNI:
+		return t4AccB8AVXVNNI
+	case b8:
+		return t4AccB8AVX2I
 	case hasAVXVNNI:
 		return t4AccAVXVNNI
-	case avx2B8T4 && !isa.Acc16:
-		return t4AccB8AVX2I
 	}
 	return t4AccAVX2I
 }

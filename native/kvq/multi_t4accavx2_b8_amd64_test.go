@@ -35,13 +35,19 @@ func TestT4AccB8AVX2Match(t *testing.T) {
 		unit       float32
 		scaleBytes int
 		sub        int // rows a tile
-	}{{Turbo4, multiAccT4B8AVX2I, tq4Unit, 2, 64}, {TQ4, multiAccT4FB8AVX2I, tq4Unit, 4, 64},
-		{Turbo3, multiAccT3B8AVX2I, turboUnit3, 2, 64}, {Turbo2, multiAccT2B8AVX2I, turboUnit2, 2, 64}} {
+		vnni       bool
+	}{{Turbo4, multiAccT4B8AVX2I, tq4Unit, 2, 64, false}, {TQ4, multiAccT4FB8AVX2I, tq4Unit, 4, 64, false},
+		{Turbo3, multiAccT3B8AVX2I, turboUnit3, 2, 64, false}, {Turbo2, multiAccT2B8AVX2I, turboUnit2, 2, 64, false},
+		{Turbo4, multiAccT4B8AVXVNNI, tq4Unit, 2, 64, true}, {TQ4, multiAccT4FB8AVXVNNI, tq4Unit, 4, 64, true},
+		{Turbo3, multiAccT3B8AVXVNNI, turboUnit3, 2, 64, true}, {Turbo2, multiAccT2B8AVXVNNI, turboUnit2, 2, 64, true}} {
+		if tc.vnni && !tq4AVXVNNICPU {
+			continue // the CPU lacks AVX-VNNI
+		}
 		tiles, tiles16 := 0, 0 // turbo4's and tq4's: both kinds of tile must be checked
 		for _, d := range []int{16, 48, 64, 128, 256} {
 			for _, rows := range []int{1, 2, 3, 4, 5, 6, 7, 63, 64, 65, 66, 67, 68, 130, 131, 257} {
 				for _, signed := range []bool{false, true} {
-					t.Run(fmt.Sprintf("%s/d%d/rows%d/signed=%v", tc.f, d, rows, signed), func(t *testing.T) {
+					t.Run(fmt.Sprintf("%s/vnni=%v/d%d/rows%d/signed=%v", tc.f, tc.vnni, d, rows, signed), func(t *testing.T) {
 						c := Unwrap(mustCodec(t, tc.f, d))
 						rb := c.RowBytes()
 						enc := turboAccTestRows(t, rng, c, rows, tc.scaleBytes, signed)
@@ -116,12 +122,12 @@ func t4AccAdaptRef(acc []float32, d, nv int, rows []byte, rb, m int, w []float32
 }
 
 // TestT4AccB8AVX2Pick checks which AVX2 kernels the turbo tiers and tq4 take where the AVX2
-// integer kernels run (no AVX-512) and the CPU lacks AVX-VNNI: the 8-bit ones, and
+// integer kernels run (no AVX-512), with AVX-VNNI or without: the 8-bit ones, and
 // AccumulateStep 2⁻⁸, where avx2B8Turbo (turbo3, turbo2) or avx2B8T4 (turbo4, tq4) is on and
 // KVLAB_ACC16 (isa.Acc16) is unset; else the 16-bit ones and 2⁻¹⁶. Both settings of each.
 func TestT4AccB8AVX2Pick(t *testing.T) {
-	if !tq4AVX2Int || hasAVXVNNI {
-		t.Skip("the AVX2 integer kernels without AVX-VNNI do not run here")
+	if !tq4AVX2Int {
+		t.Skip("the AVX2 integer kernels do not run here")
 	}
 	acc16 := os.Getenv("KVLAB_ACC16") != ""
 	defer func(a, b bool) { avx2B8Turbo, avx2B8T4 = a, b }(avx2B8Turbo, avx2B8T4)
@@ -163,8 +169,14 @@ func TestT4AccB8AVX2Speed(t *testing.T) {
 	for _, tc := range []struct {
 		f       Format
 		k16, k8 accKernel
-	}{{Turbo4, multiAccT4AVX2I, multiAccT4B8AVX2I}, {TQ4, multiAccT4FAVX2I, multiAccT4FB8AVX2I},
-		{Turbo3, multiAccT3AVX2I, multiAccT3B8AVX2I}, {Turbo2, multiAccT2AVX2I, multiAccT2B8AVX2I}} {
+		vnni    bool
+	}{{Turbo4, multiAccT4AVX2I, multiAccT4B8AVX2I, false}, {TQ4, multiAccT4FAVX2I, multiAccT4FB8AVX2I, false},
+		{Turbo3, multiAccT3AVX2I, multiAccT3B8AVX2I, false}, {Turbo2, multiAccT2AVX2I, multiAccT2B8AVX2I, false},
+		{Turbo4, multiAccT4AVXVNNI, multiAccT4B8AVXVNNI, true}, {TQ4, multiAccT4FAVXVNNI, multiAccT4FB8AVXVNNI, true},
+		{Turbo3, multiAccT3AVXVNNI, multiAccT3B8AVXVNNI, true}, {Turbo2, multiAccT2AVXVNNI, multiAccT2B8AVXVNNI, true}} {
+		if tc.vnni && !tq4AVXVNNICPU {
+			continue
+		}
 		c := Unwrap(mustCodec(t, tc.f, d))
 		rb := c.RowBytes()
 		for _, total := range []int{256, 1 << 20} {
@@ -210,8 +222,8 @@ func TestT4AccB8AVX2Speed(t *testing.T) {
 			a0, a1 := minMedianF(ts[0])
 			b0, b1 := minMedianF(ts[1])
 			c0, c1 := minMedianF(ts[2])
-			t.Logf("%-6s rows %7d: 16-bit %.2f / %.2f ns a row (min / median), 8-bit %.2f / %.2f (%.2f×), peaky weights %.2f / %.2f (%.2f×)",
-				tc.f, total, a0, a1, b0, b1, b0/a0, c0, c1, c0/a0)
+			t.Logf("%-6s vnni=%-5v rows %7d: 16-bit %.2f / %.2f ns a row (min / median), 8-bit %.2f / %.2f (%.2f×), peaky weights %.2f / %.2f (%.2f×)",
+				tc.f, tc.vnni, total, a0, a1, b0, b1, b0/a0, c0, c1, c0/a0)
 		}
 	}
 }
@@ -221,7 +233,7 @@ func TestT4AccB8AVX2Speed(t *testing.T) {
 // kernels, with avx2B8T4 on, across d, query counts and row
 // counts around quads and tiles.
 func TestMultiQueryT4B8AVX2(t *testing.T) {
-	if !tq4AVX2Int || hasAVXVNNI || os.Getenv("KVLAB_ACC16") != "" {
+	if !tq4AVX2Int || os.Getenv("KVLAB_ACC16") != "" {
 		t.Skip("the AVX2 8-bit kernels do not run here")
 	}
 	defer func(a bool) { avx2B8T4 = a }(avx2B8T4)
