@@ -1,7 +1,7 @@
 //go:build ignore
 
 // gen_tq4avx2 writes multi_tq4avx2_amd64.s: the AVX2 integer scores kernels of tq4, turbo4,
-// turbo3 (t3Group, the plain flavour t3GroupAVX2, and its uniform-scale form t3GroupUAVX2,
+// turbo3 (t3GroupVAVX2, the plain flavour t3GroupAVX2, and its uniform-scale form t3GroupUAVX2,
 // whose digits and scores differ: multiScoresT3UAVX2I), turbo2 (t2Chunk, the plain flavour t2ChunkAVX2) and q2k (turbo2's with every row scale 1, the plain
 // flavour's dots by q2kChunkAVX2, and its query preparation, q2kDigitsAVX2), the 256-bit ports of gen_tq4vnni.go's AVX-512 VNNI kernels (the same digits, the same exact
 // int32 group dots, the same float32 operations in the same order after them, so the same
@@ -453,103 +453,13 @@ func groupPipeX(last, uni bool) string {
 	return b.String()
 }
 
-// t3Pair is the first value i of dword j of turbo3's spread vector v (0..3): the dword holds
-// the 16-bit windows of values i and i + 8, whose codes lie at the same bit offset 3i mod 8
-// of their windows (24 bits, three bytes, apart).
-func t3Pair(v, j int) int { return 16*(v/2) + 4*(v%2) + j }
-
-// t3Tables writes turbo3's spread controls (per half h of the group, the eight code bytes
-// loaded from byte 4h of it: vectors 2h and 2h + 1), shift counts and masks.
+// t3Tables writes turbo3's code mask (the values kernels' t3Dec8).
 func t3Tables() string {
 	var b strings.Builder
-	var spread [4][32]byte
-	var shift [2][8]uint32
-	for v := 0; v < 4; v++ {
-		off := 4 * (v / 2)
-		for l := 0; l < 2; l++ {
-			for j := 0; j < 4; j++ {
-				i := t3Pair(v, j)
-				p, sh := 3*i/8, 3*i%8
-				for k, src := range []int{p, p + 1, p + 3, p + 4} {
-					x := src - off
-					if x < 0 || x >= 8 {
-						if x < 0 || (k == 1 || k == 3) && sh >= 6 {
-							panic(fmt.Sprintf("turbo3: value %d needs byte %d, not loaded", i, src))
-						}
-						x = 0x80 // beyond the code bytes the window needs
-					}
-					spread[v][16*l+4*j+k] = byte(x)
-				}
-				shift[v%2][4*l+j] = uint32(sh)
-			}
-		}
-	}
-	for v := range spread {
-		for i := 0; i < 32; i += 8 {
-			var x uint64
-			for k := 7; k >= 0; k-- {
-				x = x<<8 | uint64(spread[v][i+k])
-			}
-			fmt.Fprintf(&b, "DATA ·t3AVX2Spread+%d(SB)/8, $0x%016x\n", 32*v+i, x)
-		}
-	}
-	b.WriteString("GLOBL ·t3AVX2Spread(SB), RODATA|NOPTR, $128\n\n")
-	for v := range shift {
-		for i := 0; i < 8; i += 2 {
-			fmt.Fprintf(&b, "DATA ·t3AVX2Shift+%d(SB)/8, $0x%08x%08x\n", 32*v+4*i, shift[v][i+1], shift[v][i])
-		}
-	}
-	b.WriteString("GLOBL ·t3AVX2Shift(SB), RODATA|NOPTR, $64\n\n")
 	for i := 0; i < 32; i += 8 {
 		fmt.Fprintf(&b, "DATA ·t3AVX2Mask7+%d(SB)/8, $0x0007000700070007\n", i)
 	}
 	b.WriteString("GLOBL ·t3AVX2Mask7(SB), RODATA|NOPTR, $32\n")
-	return b.String()
-}
-
-// t3Group writes one 32-value group of eight turbo3 rows (12 code bytes each; CX rows 0..3,
-// BX rows 4..7) into the sums Y8..Y11. Per half of the group (values 16h..16h+15), the eight
-// code bytes at 4h of rows r and 4 + r are broadcast into one vector (row r low, 4 + r high);
-// two VPSHUFB spread the 16-bit windows of its values into dwords (values i and i + 8 in the
-// low and the high word, t3Pair), VPSRLVD shifts each dword by its values' common bit offset,
-// a mask keeps the codes and VPACKUSWB packs the two vectors' words to bytes: lane bytes 4k..4k+3
-// the codes of values 16h + 2k, 16h + 2k + 8, 16h + 2k + 1, 16h + 2k + 9 (t3AVX2Perm, the order
-// the queries are permuted to). The four row pairs' vectors are transposed to dwords (lane l
-// row l) and looked up and chained as tq4's.
-func t3Group(vnni bool) string {
-	var b strings.Builder
-	w := func(f string, a ...any) { fmt.Fprintf(&b, "\t"+f+"\n", a...) }
-	for h := 0; h < 2; h++ {
-		for r, idx := range []string{"", "(R8*1)", "(R8*2)", "(R12*1)"} {
-			w("VPBROADCASTQ %d(CX)%s, Y13", 4*h, idx)
-			w("VPBROADCASTQ %d(BX)%s, Y14", 4*h, idx)
-			w("VPBLENDD $0xF0, Y14, Y13, Y13")
-			for e := 0; e < 2; e++ {
-				v := 2*h + e
-				w("VPSHUFB ·t3AVX2Spread+%d(SB), Y13, Y%d", 32*v, 14+e)
-				w("VPSRLVD ·t3AVX2Shift+%d(SB), Y%d, Y%d", 32*e, 14+e, 14+e)
-				w("VPAND ·t3AVX2Mask7(SB), Y%d, Y%d", 14+e, 14+e)
-			}
-			w("VPACKUSWB Y15, Y14, Y%d", r)
-		}
-		// Transpose the dwords within 128-bit lanes with two temporaries: K_k lane l = dword k
-		// of row l, K0..K3 in Y2, Y3, Y13, Y0.
-		w("VPUNPCKLDQ Y1, Y0, Y13")
-		w("VPUNPCKHDQ Y1, Y0, Y14")
-		w("VPUNPCKLDQ Y3, Y2, Y0")
-		w("VPUNPCKHDQ Y3, Y2, Y1")
-		w("VPUNPCKLQDQ Y0, Y13, Y2")
-		w("VPUNPCKHQDQ Y0, Y13, Y3")
-		w("VPUNPCKLQDQ Y1, Y14, Y13")
-		w("VPUNPCKHQDQ Y1, Y14, Y0")
-		if h == 0 {
-			chainStart(&b, vnni)
-		}
-		for k, reg := range []int{2, 3, 13, 0} {
-			chain(&b, vnni, reg, 1, 16*h+4*k)
-		}
-	}
-	chainEnd(&b)
 	return b.String()
 }
 
@@ -637,7 +547,7 @@ func t3NTables() string {
 }
 
 // t3GroupAVX2 writes one 32-value group of eight turbo3 rows (12 code bytes each; CX rows 0..3,
-// BX rows 4..7) into the sums Y8..Y11 for the plain flavour (t3Group's other route). Each row
+// BX rows 4..7) into the sums Y8..Y11 for the plain flavour. Each row
 // pair's 12 code bytes go into one vector (row r low, 4 + r high; the 16 bytes from the group's
 // start, or for the row's last group, whose 16 bytes would run past the row, 8 and 4 of them),
 // and two packed vectors are formed of them, 16 codes a row each, in t3NValue's order: one
@@ -645,14 +555,25 @@ func t3NTables() string {
 // offset a dword) and a mask keeps them; for the codes that straddle two bytes, one VPSHUFB
 // puts two 16-bit windows in each dword, VPSRLVD aligns each window's first code (bit offset
 // 3 or 4) in the even bytes, VPSLLVD its second (3 bits above) in the odd ones, and VPBLENDVB
-// and a mask join them. The first vectors are transposed to dwords and chained as t3Group's
+// and a mask join them. The first vectors are transposed to dwords and chained as tq4's
 // (VPSIGNB, VPMADDUBSW, VPMADDWD), the second wait in the stage words (R13) meanwhile. Per row
-// pair and group 9 operations and a load, where t3Group takes 16. Measured on Zen 4 under
+// pair and group 9 operations and a load, where t3Group (since removed: t3GroupVAVX2) took 16. Measured on Zen 4 under
 // KVLAB_NO_AVX512 (thread CPU, d 128, four queries, per row; t3Group → this, min of five
 // alternations): kvq's TestMultiQueryStreamSpeed scores 14.09 → 12.25 ns in cache, 14.27 →
 // 12.42 streamed; attn's TestDecodeBreakdown (131072 rows, three alternations) scores 13.98 →
 // 12.26, the whole decode 24.33 → 22.59.
-func t3GroupAVX2(last bool) string { return t3GroupAVX2x(last, false) }
+func t3GroupAVX2(last bool) string { return t3GroupAVX2x(last, false, false) }
+
+// t3GroupVAVX2 is t3GroupAVX2 with the AVX-VNNI chains (chain's VPDPBUSD on the levels + 128,
+// started at −128·ΣQ): the AVX-VNNI kernel's group (multiScoresT3AVXVNNI), its digits in
+// t3AVX2PermPlain's order. It replaced t3Group, which spread each 16-bit window with VPSHUFB,
+// shifted and masked 16 codes an operation and packed them (16 operations a row pair and
+// group, where this takes 9; the digits in another order, the same int32 dots, so the same
+// scores bit for bit). Intel Xeon (Sapphire Rapids class, 2 vCPUs, KVLAB_NO_AVX512, thread
+// CPU, load 12–13; the two alternated in one process, 15 rounds, min; in cache / streamed):
+// 8.50–8.68 → 7.55–7.65 / 8.98–9.03 → 8.78–8.83 ns a row; the decode's scores (attn
+// TestDecodeBreakdown, three alternations, min) 9.39–9.75 → 8.92–9.09.
+func t3GroupVAVX2(last bool) string { return t3GroupAVX2x(last, false, true) }
 
 // t3GroupUAVX2 is t3GroupAVX2 for the uniform-scale kernel (multiScoresT3UAVX2I): the same
 // code vectors, each looked up as u = L + 88 (0..176, t3AVX2U) and multiplied by the query's
@@ -666,7 +587,7 @@ func t3GroupAVX2(last bool) string { return t3GroupAVX2x(last, false) }
 // run): scores 11.95–12.18 → 9.54–9.66, the whole decode 22.59–22.90 → 20.20–20.52 (with the
 // query preparation in Go, ~10 µs a call; uniDigitsAVX2 then took it to ~0.34 µs: scores
 // 11.84–12.41 → 9.39–9.52 in three more alternations on a busier machine).
-func t3GroupUAVX2(last bool) string { return t3GroupAVX2x(last, true) }
+func t3GroupUAVX2(last bool) string { return t3GroupAVX2x(last, true, false) }
 
 // chainU writes code vector Yc (turbo3 codes 0..7) looked up as u = L + 88 (Y12) and its
 // products with the four queries' widened digits (32 bytes a dword of digits: query h's dword
@@ -693,7 +614,7 @@ var tq4UChains = [4]int{9, 10, 11, 15}
 // of test binaries, min ns a row) 9.63/9.64/9.72/9.69/9.67 → 9.34/9.64/9.44/9.67/9.52.
 var t3USecond = [4]int{9, 10, 11, 15}
 
-func t3GroupAVX2x(last, uni bool) string {
+func t3GroupAVX2x(last, uni, vnni bool) string {
 	var b strings.Builder
 	w := func(f string, a ...any) { fmt.Fprintf(&b, "\t"+f+"\n", a...) }
 	w("VMOVDQU ·t3AVX2Blend(SB), Y15")
@@ -743,7 +664,8 @@ func t3GroupAVX2x(last, uni bool) string {
 				w("VMOVDQU %d(R13), Y%d", 32*r, r)
 			}
 		}
-		// Transpose the dwords within 128-bit lanes, as t3Group: K0..K3 in Y2, Y3, Y13, Y0.
+		// Transpose the dwords within 128-bit lanes (transposeRows with two temporaries):
+		// K0..K3 in Y2, Y3, Y13, Y0.
 		w("VPUNPCKLDQ Y1, Y0, Y13")
 		w("VPUNPCKHDQ Y1, Y0, Y14")
 		w("VPUNPCKLDQ Y3, Y2, Y0")
@@ -759,10 +681,10 @@ func t3GroupAVX2x(last, uni bool) string {
 			continue
 		}
 		if half == 0 {
-			chainStart(&b, false)
+			chainStart(&b, vnni)
 		}
 		for k, reg := range []int{2, 3, 13, 0} {
-			chain(&b, false, reg, 1, 16*half+4*k)
+			chain(&b, vnni, reg, 1, 16*half+4*k)
 		}
 	}
 	if uni {
@@ -1097,7 +1019,7 @@ func main() {
 			table = "VBROADCASTI128 ·tq4VNNIU8(SB), Y12"
 		}
 		if k.t3 {
-			table, grp, pf, step = "VBROADCASTI128 ·t3AVX2Ints(SB), Y12", t3Group(k.vnni), pf3, "12"
+			table, pf, step = "VBROADCASTI128 ·t3AVX2Ints(SB), Y12", pf3, "12" // grp: below
 			if k.vnni {
 				table = "VBROADCASTI128 ·turbo3VNNIU8(SB), Y12"
 			}
@@ -1118,6 +1040,11 @@ func main() {
 			grp = t3GroupAVX2(false)
 			init += "\n\tMOVQ stage+72(FP), R13\n\tDECQ R11\n\tJZ   " + k.name + "_last"
 			fini = k.name + "_last:\n" + t3GroupAVX2(true) + "\tADDQ $12, CX\n\tADDQ $12, BX\n"
+		}
+		if k.name == "T3AVXVNNI" { // likewise (t3GroupVAVX2)
+			grp = t3GroupVAVX2(false)
+			init += "\n\tMOVQ stage+72(FP), R13\n\tDECQ R11\n\tJZ   " + k.name + "_last"
+			fini = k.name + "_last:\n" + t3GroupVAVX2(true) + "\tADDQ $12, CX\n\tADDQ $12, BX\n"
 		}
 		if k.name == "T3UAVX2I" { // the whole row's chains, the last group apart (t3GroupUAVX2)
 			table, grp = "VBROADCASTI128 ·t3AVX2U(SB), Y12", t3GroupUAVX2(false)

@@ -100,7 +100,8 @@ func tq4ScoresAVX2(kind int, dig *byte, aux *uint32, nb int, rows *byte, rb, m i
 	case kind == vnniTQ4:
 		multiScoresTQ4AVX2I(dig, aux, nb, rows, rb, m, out, ostride, off, stage)
 	case kind == vnniT3 && hasAVXVNNI:
-		multiScoresT3AVXVNNI(dig, aux, nb, rows, rb, m, out, ostride, off, stage)
+		var st [32]uint32 // the kernel's packed codes (t3GroupVAVX2) and row scales
+		multiScoresT3AVXVNNI(dig, aux, nb, rows, rb, m, out, ostride, off, &st[0])
 	case kind == vnniT3 && t3UniAVX2(nb*32):
 		var st [32]uint32 // the kernel's packed codes and row scales, as multiScoresT3AVX2I's
 		multiScoresT3UAVX2I(dig, aux, nb, rows, rb, m, out, ostride, off, &st[0])
@@ -120,22 +121,11 @@ func tq4ScoresAVX2(kind int, dig *byte, aux *uint32, nb int, rows *byte, rb, m i
 	}
 }
 
-// turbo3's AVX-VNNI scores kernel (gen_tq4avx2.go's t3Group) reads each 32-value group's codes
-// in the order t3AVX2Perm (position p of the permuted group holds value t3AVX2Perm[p]; the
-// plain kernel's order is t3AVX2PermPlain): per half h, lane bytes 4k..4k+3 the codes of
-// values 16h + 2k, 16h + 2k + 8, 16h + 2k + 1 and 16h + 2k + 9. The queries and offsets are permuted to match before they are quantized; a
-// permutation within a group leaves its quantization (vnniQuant) as it is, and the exact int32
-// dots do not depend on the order, so the scores are the AVX-512 kernel's bit for bit.
-var t3AVX2Perm = func() (p [32]uint8) {
-	for i := range p {
-		h, k, b := i/16, i%16/4, i%4
-		p[i] = uint8(16*h + 2*k + b>>1 + 8*(b&1))
-	}
-	return p
-}()
-
-// t3AVX2PermPlain is the order of turbo3's codes in the plain AVX2 scores kernel
-// (multiScoresT3AVX2I, gen_tq4avx2.go's t3GroupAVX2 and t3NValue): positions 4d + b hold the
+// t3AVX2PermPlain is the order of turbo3's codes in the AVX2 scores kernels (multiScoresT3AVX2I
+// and multiScoresT3AVXVNNI, gen_tq4avx2.go's t3GroupAVX2 and t3GroupVAVX2, and t3NValue); the
+// queries and offsets are permuted to match before they are quantized: a permutation within a
+// group leaves its quantization (vnniQuant) as it is, and the exact int32 dots do not depend on
+// the order, so the scores are the AVX-512 kernel's bit for bit. Positions 4d + b hold the
 // values t3N0[d] + 8b, positions 16 + 4d + b the values t3N1[d][b/2] + b%2, with t3N0 = {0, 3, 6,
 // 7} and t3N1 = {{1, 9}, {17, 25}, {4, 12}, {20, 28}}.
 var t3AVX2PermPlain = func() (p [32]uint8) {
@@ -151,14 +141,6 @@ var t3AVX2PermPlain = func() (p [32]uint8) {
 	}
 	return p
 }()
-
-// t3AVX2PermOf is the order of turbo3's codes in its AVX2 scores kernel on this CPU.
-func t3AVX2PermOf() *[32]uint8 {
-	if hasAVXVNNI {
-		return &t3AVX2Perm
-	}
-	return &t3AVX2PermPlain
-}
 
 // t3AVX2Ints is turboInts3 as signed bytes (twice): the plain flavour's VPSHUFB table.
 var t3AVX2Ints = func() (t [16]byte) {

@@ -118,7 +118,7 @@ func TestTQ4AVX2ScoresMatch(t *testing.T) {
 					}
 				}
 				// The digits of the queries as the kernels read them: turbo3's AVX2 kernels in
-				// t3AVX2Perm's order, the AVX-512 one in the values'.
+				// t3AVX2PermPlain's order, the AVX-512 one in the values'.
 				digits := func(q []float32) ([]byte, []uint32) {
 					dig, aux := make([]byte, nb*vnniBlockBytes/2), make([]uint32, nb*vnniAuxWords)
 					vnniDigits(dig, aux, q, d, nb, 1)
@@ -134,21 +134,18 @@ func TestTQ4AVX2ScoresMatch(t *testing.T) {
 					dig512 = append([]byte(nil), dig...)
 					t3DigitsPermute(&dig512[0], len(dig512)/64)
 				}
-				digVNNI := dig // the AVX-VNNI kernels' digits: turbo3's in t3AVX2Perm's order
-				if kind == vnniT3 || kind == vnniT2 {
-					perm := &t3AVX2Perm
-					if kind == vnniT2 {
-						perm = &t2AVX2Perm
-					}
+				digVNNI := dig // the AVX-VNNI kernels' digits: turbo2's in t2AVX2Perm's order
+				if kind == vnniT2 {
 					qp := make([]float32, len(q))
-					avx2Permute(perm, qp, q, 4, d)
+					avx2Permute(&t2AVX2Perm, qp, q, 4, d)
 					dig, aux = digits(qp)
 					digVNNI = dig
 				}
-				if kind == vnniT3 { // the plain kernel's order
+				if kind == vnniT3 { // both turbo3 kernels' order
 					qp := make([]float32, len(q))
 					avx2Permute(&t3AVX2PermPlain, qp, q, 4, d)
 					dig, aux = digits(qp)
+					digVNNI = dig
 				}
 				digWide := dig // the plain turbo2 kernel's widened digits
 				if kind == vnniT2 {

@@ -476,7 +476,7 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 	if !hasVNNIBW {
 		switch kind {
 		case vnniT3:
-			avx2Perm = t3AVX2PermOf()
+			avx2Perm = &t3AVX2PermPlain
 		case vnniT2:
 			avx2Perm = &t2AVX2Perm
 		}
@@ -605,7 +605,7 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 		if kind == vnniT2 && hasVNNIBW { // the AVX2 kernels read t2AVX2Perm's order instead
 			t2DigitsPermute(&dig[0], nb*vnniBlockBytes/2/64)
 		}
-		if kind == vnniT3 && hasVNNIBW { // likewise t3AVX2Perm's
+		if kind == vnniT3 && hasVNNIBW { // likewise t3AVX2PermPlain's
 			t3DigitsPermute(&dig[0], nb*vnniBlockBytes/2/64)
 		}
 		base := 0 // the run's first row in out
