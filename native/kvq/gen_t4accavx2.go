@@ -220,7 +220,17 @@ func finishVia(tu int, order string) string {
 // rows) and the 8-bit ones (tmpl8): the tile's rows (at most %TILE%, 2^%TSHIFT%), the next
 // tile's address for the row loops' prefetch, and w·s per row and accumulator with the largest
 // magnitude per accumulator (X10), and where %SUMINIT% and %SUM% are set (the adaptive
-// kernels) the sum of the magnitudes (X11); X0 is zeroed after it.
+// kernels) the sum of the magnitudes (X11, in row order); X0 is zeroed after it. The largest
+// magnitudes of the even rows and of the odd ones go in two chains (X10, X13), joined at the
+// end: the same M (max is exact), where one VMAXPS chain a row held the loop to its latency
+// and the row loops, which need inv, waited on it. Intel Xeon (Sapphire Rapids class,
+// KVLAB_NO_AVX512, AVX-VNNI 8-bit kernels, TestT4AccB8AVX2Speed, old and new test binaries
+// alternated twice, min, load 14–17; in cache / streamed): turbo2 6.32–6.41 → 5.28 / 6.68–7.05
+// → 6.18–6.44 ns a row, turbo3 7.23–7.68 → 6.74–6.77 / 8.79–9.02 → 8.40–8.48, turbo4
+// 5.71–6.15 → 5.24–5.97 / 6.56–6.71 → 5.79–5.89, tq4 5.44–5.57 → 4.97–5.04 / 6.28–6.79 →
+// 5.80–6.78; the decode's values phase (attn TestDecodeBreakdown, two alternations, min)
+// turbo2 6.80–7.01 → 6.44–6.62, turbo3 8.66–9.04 → 8.20–8.84, turbo4 7.44–7.45 → 7.08–7.21,
+// tq4 6.99–7.21 → 6.41–6.69.
 const tileP1 = `@_tile:
 	MOVQ %RL%(SP), R10
 	CMPQ R10, $%TILE%
@@ -241,6 +251,7 @@ const tileP1 = `@_tile:
 	MOVQ rb+32(FP), R11
 	LEAQ %WS%(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X13, X13, X13
 %SUMINIT%	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
 @_p1:
@@ -253,7 +264,19 @@ const tileP1 = `@_tile:
 	ADDQ R11, R12
 	ADDQ $16, R15
 	DECQ R10
+	JZ   @_p1e
+	%SCALE%
+	VMULPS (R8), X0, X0
+	VMOVUPS X0, (R15)
+	VANDPS X9, X0, X1
+%SUM%	VMAXPS X1, X13, X13        // odd rows: a second chain
+	ADDQ R9, R8
+	ADDQ R11, R12
+	ADDQ $16, R15
+	DECQ R10
 	JNZ  @_p1
+@_p1e:
+	VMAXPS X13, X10, X10
 	VXORPS X0, X0, X0
 `
 

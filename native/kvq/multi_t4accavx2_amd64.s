@@ -75,6 +75,7 @@ T4AVX2I_tn:
 	MOVQ rb+32(FP), R11
 	LEAQ 0(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X13, X13, X13
 	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
 T4AVX2I_p1:
@@ -88,7 +89,20 @@ T4AVX2I_p1:
 	ADDQ R11, R12
 	ADDQ $16, R15
 	DECQ R10
+	JZ   T4AVX2I_p1e
+	VPBROADCASTW (R12)(R14*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8), X0, X0
+	VMOVUPS X0, (R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X13, X13        // odd rows: a second chain
+	ADDQ R9, R8
+	ADDQ R11, R12
+	ADDQ $16, R15
+	DECQ R10
 	JNZ  T4AVX2I_p1
+T4AVX2I_p1e:
+	VMAXPS X13, X10, X10
 	VXORPS X0, X0, X0
 	VMOVUPS X0, (R15)          // the partner of a lone last row
 	// inv = min(32767/M, cap), T = 1/inv where M > 0; both 0 where M = 0.
@@ -348,6 +362,7 @@ T4FAVX2I_tn:
 	MOVQ rb+32(FP), R11
 	LEAQ 0(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X13, X13, X13
 	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
 T4FAVX2I_p1:
@@ -360,7 +375,19 @@ T4FAVX2I_p1:
 	ADDQ R11, R12
 	ADDQ $16, R15
 	DECQ R10
+	JZ   T4FAVX2I_p1e
+	VBROADCASTSS (R12)(R14*1), X0
+	VMULPS (R8), X0, X0
+	VMOVUPS X0, (R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X13, X13        // odd rows: a second chain
+	ADDQ R9, R8
+	ADDQ R11, R12
+	ADDQ $16, R15
+	DECQ R10
 	JNZ  T4FAVX2I_p1
+T4FAVX2I_p1e:
+	VMAXPS X13, X10, X10
 	VXORPS X0, X0, X0
 	VMOVUPS X0, (R15)          // the partner of a lone last row
 	// inv = min(32767/M, cap), T = 1/inv where M > 0; both 0 where M = 0.
@@ -620,6 +647,7 @@ T4AVXVNNI_tn:
 	MOVQ rb+32(FP), R11
 	LEAQ 0(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X13, X13, X13
 	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
 T4AVXVNNI_p1:
@@ -633,7 +661,20 @@ T4AVXVNNI_p1:
 	ADDQ R11, R12
 	ADDQ $16, R15
 	DECQ R10
+	JZ   T4AVXVNNI_p1e
+	VPBROADCASTW (R12)(R14*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8), X0, X0
+	VMOVUPS X0, (R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X13, X13        // odd rows: a second chain
+	ADDQ R9, R8
+	ADDQ R11, R12
+	ADDQ $16, R15
+	DECQ R10
 	JNZ  T4AVXVNNI_p1
+T4AVXVNNI_p1e:
+	VMAXPS X13, X10, X10
 	VXORPS X0, X0, X0
 	VMOVUPS X0, (R15)          // the partner of a lone last row
 	// inv = min(32767/M, cap), T = 1/inv where M > 0; both 0 where M = 0.
@@ -877,6 +918,7 @@ T4FAVXVNNI_tn:
 	MOVQ rb+32(FP), R11
 	LEAQ 0(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X13, X13, X13
 	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
 T4FAVXVNNI_p1:
@@ -889,7 +931,19 @@ T4FAVXVNNI_p1:
 	ADDQ R11, R12
 	ADDQ $16, R15
 	DECQ R10
+	JZ   T4FAVXVNNI_p1e
+	VBROADCASTSS (R12)(R14*1), X0
+	VMULPS (R8), X0, X0
+	VMOVUPS X0, (R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X13, X13        // odd rows: a second chain
+	ADDQ R9, R8
+	ADDQ R11, R12
+	ADDQ $16, R15
+	DECQ R10
 	JNZ  T4FAVXVNNI_p1
+T4FAVXVNNI_p1e:
+	VMAXPS X13, X10, X10
 	VXORPS X0, X0, X0
 	VMOVUPS X0, (R15)          // the partner of a lone last row
 	// inv = min(32767/M, cap), T = 1/inv where M > 0; both 0 where M = 0.
@@ -1134,6 +1188,7 @@ T3AVX2I_tn:
 	MOVQ rb+32(FP), R11
 	LEAQ 0(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X13, X13, X13
 	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
 T3AVX2I_p1:
@@ -1147,7 +1202,20 @@ T3AVX2I_p1:
 	ADDQ R11, R12
 	ADDQ $16, R15
 	DECQ R10
+	JZ   T3AVX2I_p1e
+	VPBROADCASTW (R12)(R14*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8), X0, X0
+	VMOVUPS X0, (R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X13, X13        // odd rows: a second chain
+	ADDQ R9, R8
+	ADDQ R11, R12
+	ADDQ $16, R15
+	DECQ R10
 	JNZ  T3AVX2I_p1
+T3AVX2I_p1e:
+	VMAXPS X13, X10, X10
 	VXORPS X0, X0, X0
 	VMOVUPS X0, (R15)          // the partner of a lone last row
 	// inv = min(32767/M, cap), T = 1/inv where M > 0; both 0 where M = 0.
@@ -1408,6 +1476,7 @@ T3AVXVNNI_tn:
 	MOVQ rb+32(FP), R11
 	LEAQ 0(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X13, X13, X13
 	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
 T3AVXVNNI_p1:
@@ -1421,7 +1490,20 @@ T3AVXVNNI_p1:
 	ADDQ R11, R12
 	ADDQ $16, R15
 	DECQ R10
+	JZ   T3AVXVNNI_p1e
+	VPBROADCASTW (R12)(R14*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8), X0, X0
+	VMOVUPS X0, (R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X13, X13        // odd rows: a second chain
+	ADDQ R9, R8
+	ADDQ R11, R12
+	ADDQ $16, R15
+	DECQ R10
 	JNZ  T3AVXVNNI_p1
+T3AVXVNNI_p1e:
+	VMAXPS X13, X10, X10
 	VXORPS X0, X0, X0
 	VMOVUPS X0, (R15)          // the partner of a lone last row
 	// inv = min(32767/M, cap), T = 1/inv where M > 0; both 0 where M = 0.
@@ -1665,6 +1747,7 @@ T2AVX2I_tn:
 	MOVQ rb+32(FP), R11
 	LEAQ 0(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X13, X13, X13
 	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
 T2AVX2I_p1:
@@ -1678,7 +1761,20 @@ T2AVX2I_p1:
 	ADDQ R11, R12
 	ADDQ $16, R15
 	DECQ R10
+	JZ   T2AVX2I_p1e
+	VPBROADCASTW (R12)(R14*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8), X0, X0
+	VMOVUPS X0, (R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X13, X13        // odd rows: a second chain
+	ADDQ R9, R8
+	ADDQ R11, R12
+	ADDQ $16, R15
+	DECQ R10
 	JNZ  T2AVX2I_p1
+T2AVX2I_p1e:
+	VMAXPS X13, X10, X10
 	VXORPS X0, X0, X0
 	VMOVUPS X0, (R15)          // the partner of a lone last row
 	// inv = min(32767/M, cap), T = 1/inv where M > 0; both 0 where M = 0.
@@ -1946,6 +2042,7 @@ T2AVXVNNI_tn:
 	MOVQ rb+32(FP), R11
 	LEAQ 0(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X13, X13, X13
 	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
 T2AVXVNNI_p1:
@@ -1959,7 +2056,20 @@ T2AVXVNNI_p1:
 	ADDQ R11, R12
 	ADDQ $16, R15
 	DECQ R10
+	JZ   T2AVXVNNI_p1e
+	VPBROADCASTW (R12)(R14*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8), X0, X0
+	VMOVUPS X0, (R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X13, X13        // odd rows: a second chain
+	ADDQ R9, R8
+	ADDQ R11, R12
+	ADDQ $16, R15
+	DECQ R10
 	JNZ  T2AVXVNNI_p1
+T2AVXVNNI_p1e:
+	VMAXPS X13, X10, X10
 	VXORPS X0, X0, X0
 	VMOVUPS X0, (R15)          // the partner of a lone last row
 	// inv = min(32767/M, cap), T = 1/inv where M > 0; both 0 where M = 0.
@@ -2244,6 +2354,7 @@ T4B8AVX2I_tn:
 	MOVQ rb+32(FP), R11
 	LEAQ 0(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X13, X13, X13
 	VXORPS X11, X11, X11
 	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
@@ -2259,7 +2370,21 @@ T4B8AVX2I_p1:
 	ADDQ R11, R12
 	ADDQ $16, R15
 	DECQ R10
+	JZ   T4B8AVX2I_p1e
+	VPBROADCASTW (R12)(SI*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8), X0, X0
+	VMOVUPS X0, (R15)
+	VANDPS X9, X0, X1
+	VADDPS X1, X11, X11         // the sum of |w·s|
+	VMAXPS X1, X13, X13        // odd rows: a second chain
+	ADDQ R9, R8
+	ADDQ R11, R12
+	ADDQ $16, R15
+	DECQ R10
 	JNZ  T4B8AVX2I_p1
+T4B8AVX2I_p1e:
+	VMAXPS X13, X10, X10
 	VXORPS X0, X0, X0
 	VMOVUPS X0, (R15)          // the partners of a last quad's rows
 	VMOVUPS X0, 16(R15)
@@ -2900,6 +3025,7 @@ T4FB8AVX2I_tn:
 	MOVQ rb+32(FP), R11
 	LEAQ 0(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X13, X13, X13
 	VXORPS X11, X11, X11
 	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
@@ -2914,7 +3040,20 @@ T4FB8AVX2I_p1:
 	ADDQ R11, R12
 	ADDQ $16, R15
 	DECQ R10
+	JZ   T4FB8AVX2I_p1e
+	VBROADCASTSS (R12)(SI*1), X0
+	VMULPS (R8), X0, X0
+	VMOVUPS X0, (R15)
+	VANDPS X9, X0, X1
+	VADDPS X1, X11, X11         // the sum of |w·s|
+	VMAXPS X1, X13, X13        // odd rows: a second chain
+	ADDQ R9, R8
+	ADDQ R11, R12
+	ADDQ $16, R15
+	DECQ R10
 	JNZ  T4FB8AVX2I_p1
+T4FB8AVX2I_p1e:
+	VMAXPS X13, X10, X10
 	VXORPS X0, X0, X0
 	VMOVUPS X0, (R15)          // the partners of a last quad's rows
 	VMOVUPS X0, 16(R15)
@@ -3549,6 +3688,7 @@ T3B8AVX2I_tn:
 	MOVQ rb+32(FP), R11
 	LEAQ 0(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X13, X13, X13
 	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
 T3B8AVX2I_p1:
@@ -3562,7 +3702,20 @@ T3B8AVX2I_p1:
 	ADDQ R11, R12
 	ADDQ $16, R15
 	DECQ R10
+	JZ   T3B8AVX2I_p1e
+	VPBROADCASTW (R12)(SI*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8), X0, X0
+	VMOVUPS X0, (R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X13, X13        // odd rows: a second chain
+	ADDQ R9, R8
+	ADDQ R11, R12
+	ADDQ $16, R15
+	DECQ R10
 	JNZ  T3B8AVX2I_p1
+T3B8AVX2I_p1e:
+	VMAXPS X13, X10, X10
 	VXORPS X0, X0, X0
 	VMOVUPS X0, (R15)          // the partners of a last quad's rows
 	VMOVUPS X0, 16(R15)
@@ -4018,6 +4171,7 @@ T2B8AVX2I_tn:
 	MOVQ rb+32(FP), R11
 	LEAQ 0(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X13, X13, X13
 	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
 T2B8AVX2I_p1:
@@ -4031,7 +4185,20 @@ T2B8AVX2I_p1:
 	ADDQ R11, R12
 	ADDQ $16, R15
 	DECQ R10
+	JZ   T2B8AVX2I_p1e
+	VPBROADCASTW (R12)(SI*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8), X0, X0
+	VMOVUPS X0, (R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X13, X13        // odd rows: a second chain
+	ADDQ R9, R8
+	ADDQ R11, R12
+	ADDQ $16, R15
+	DECQ R10
 	JNZ  T2B8AVX2I_p1
+T2B8AVX2I_p1e:
+	VMAXPS X13, X10, X10
 	VXORPS X0, X0, X0
 	VMOVUPS X0, (R15)          // the partners of a last quad's rows
 	VMOVUPS X0, 16(R15)
@@ -4470,6 +4637,7 @@ T4B8AVXVNNI_tn:
 	MOVQ rb+32(FP), R11
 	LEAQ 0(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X13, X13, X13
 	VXORPS X11, X11, X11
 	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
@@ -4485,7 +4653,21 @@ T4B8AVXVNNI_p1:
 	ADDQ R11, R12
 	ADDQ $16, R15
 	DECQ R10
+	JZ   T4B8AVXVNNI_p1e
+	VPBROADCASTW (R12)(SI*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8), X0, X0
+	VMOVUPS X0, (R15)
+	VANDPS X9, X0, X1
+	VADDPS X1, X11, X11         // the sum of |w·s|
+	VMAXPS X1, X13, X13        // odd rows: a second chain
+	ADDQ R9, R8
+	ADDQ R11, R12
+	ADDQ $16, R15
+	DECQ R10
 	JNZ  T4B8AVXVNNI_p1
+T4B8AVXVNNI_p1e:
+	VMAXPS X13, X10, X10
 	VXORPS X0, X0, X0
 	VMOVUPS X0, (R15)          // the partners of a last quad's rows
 	VMOVUPS X0, 16(R15)
@@ -5078,6 +5260,7 @@ T4FB8AVXVNNI_tn:
 	MOVQ rb+32(FP), R11
 	LEAQ 0(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X13, X13, X13
 	VXORPS X11, X11, X11
 	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
@@ -5092,7 +5275,20 @@ T4FB8AVXVNNI_p1:
 	ADDQ R11, R12
 	ADDQ $16, R15
 	DECQ R10
+	JZ   T4FB8AVXVNNI_p1e
+	VBROADCASTSS (R12)(SI*1), X0
+	VMULPS (R8), X0, X0
+	VMOVUPS X0, (R15)
+	VANDPS X9, X0, X1
+	VADDPS X1, X11, X11         // the sum of |w·s|
+	VMAXPS X1, X13, X13        // odd rows: a second chain
+	ADDQ R9, R8
+	ADDQ R11, R12
+	ADDQ $16, R15
+	DECQ R10
 	JNZ  T4FB8AVXVNNI_p1
+T4FB8AVXVNNI_p1e:
+	VMAXPS X13, X10, X10
 	VXORPS X0, X0, X0
 	VMOVUPS X0, (R15)          // the partners of a last quad's rows
 	VMOVUPS X0, 16(R15)
@@ -5679,6 +5875,7 @@ T3B8AVXVNNI_tn:
 	MOVQ rb+32(FP), R11
 	LEAQ 0(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X13, X13, X13
 	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
 T3B8AVXVNNI_p1:
@@ -5692,7 +5889,20 @@ T3B8AVXVNNI_p1:
 	ADDQ R11, R12
 	ADDQ $16, R15
 	DECQ R10
+	JZ   T3B8AVXVNNI_p1e
+	VPBROADCASTW (R12)(SI*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8), X0, X0
+	VMOVUPS X0, (R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X13, X13        // odd rows: a second chain
+	ADDQ R9, R8
+	ADDQ R11, R12
+	ADDQ $16, R15
+	DECQ R10
 	JNZ  T3B8AVXVNNI_p1
+T3B8AVXVNNI_p1e:
+	VMAXPS X13, X10, X10
 	VXORPS X0, X0, X0
 	VMOVUPS X0, (R15)          // the partners of a last quad's rows
 	VMOVUPS X0, 16(R15)
@@ -6116,6 +6326,7 @@ T2B8AVXVNNI_tn:
 	MOVQ rb+32(FP), R11
 	LEAQ 0(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X13, X13, X13
 	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
 T2B8AVXVNNI_p1:
@@ -6129,7 +6340,20 @@ T2B8AVXVNNI_p1:
 	ADDQ R11, R12
 	ADDQ $16, R15
 	DECQ R10
+	JZ   T2B8AVXVNNI_p1e
+	VPBROADCASTW (R12)(SI*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8), X0, X0
+	VMOVUPS X0, (R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X13, X13        // odd rows: a second chain
+	ADDQ R9, R8
+	ADDQ R11, R12
+	ADDQ $16, R15
+	DECQ R10
 	JNZ  T2B8AVXVNNI_p1
+T2B8AVXVNNI_p1e:
+	VMAXPS X13, X10, X10
 	VXORPS X0, X0, X0
 	VMOVUPS X0, (R15)          // the partners of a last quad's rows
 	VMOVUPS X0, 16(R15)
