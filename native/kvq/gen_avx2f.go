@@ -51,6 +51,16 @@
 // with VCVTPH2PS, as f16's do its rows, the next group's widening interleaved with the current
 // group's two passes (accFP8), instead of widening 16 values a row step with the extracts and
 // conversions twice: ~0.7 of the old kernel's time on rows in cache.
+//
+// On an Intel Xeon (Sapphire Rapids class, ~3.8 GHz, KVLAB_NO_AVX512) these kernels are bound
+// by the two FMA ports, which also take VCVTPH2PS and the widening's shifts and compares
+// (gen_vexlib.go has the per-op figures): a row of 128 values and four queries is 64 FMAs and
+// 16 VCVTPH2PS, 40 cycles, and f16 took 10.1 ns a row in cache for the scores and 10.7 for the
+// values (kvq TestMultiQuerySpeed), fp8, with ~16 more port-0/1 operations a row to widen, 13.8
+// and 13.9; in the decode (attn TestDecodeBreakdown) fp8 16.5 and 16.9 where f16, bound by
+// memory, took 14.2 and 15.8. fp8's target there (0.67 of f16's time, ~20.7 ns a row whole)
+// lies below these float kernels' floor (two passes of 64 FMAs, ~17 ns, before the softmax):
+// only fewer multiplies (integer dots, a rounding change) would reach it.
 package main
 
 import (

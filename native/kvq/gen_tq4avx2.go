@@ -37,6 +37,13 @@
 // Cost per row of 128 values and four queries: 16 VPDPBUSD (VNNI), or 16 each of VPSIGNB,
 // VPMADDUBSW, VPMADDWD and VPADDD (plain), plus per 32 values ~6 loads, shuffles and masks
 // a row, against the float kernels' 64 FMAs and their lookups.
+//
+// Tried on an Intel Xeon (Sapphire Rapids class, KVLAB_NO_AVX512, AVX-VNNI, load ~15) and not
+// kept: each query's chain split in two (even and odd code vectors; a timing-only kernel, its
+// sums wrong) took turbo4's scores 5.64–5.84 → 5.26–5.52 ns a row in cache and the same
+// streamed, so the chains' latency (8 VPDPBUSD a group, 40 cycles) is not what bounds them;
+// the prefetch 256 rows ahead instead of 128 (SHLQ $8) took attn's TestDecodeBreakdown scores
+// turbo2 4.92–5.01 → 4.94–5.23, turbo4 6.62–6.72 → 6.83–6.98, tq4 6.49–7.21 → 7.05–7.50.
 package main
 
 import (
@@ -818,7 +825,11 @@ func stage(f32 bool) string {
 // q2kScoresGroupsAVX2 call into the scratch's second buffer, the scales' magnitudes 4 VANDPS a
 // block where the products' took 16, VPMAXUD and one VPAND of the maxima so that ∞·0's NaN,
 // sign bit set, still fails): the preparation alone 2.46–2.48 → 2.39–2.41 ns a cell in cache,
-// but the scores 8.36–8.40 → 8.39–8.53 in cache, 8.45–8.66 → 8.53–8.68 streamed.
+// but the scores 8.36–8.40 → 8.39–8.53 in cache, 8.45–8.66 → 8.53–8.68 streamed. On an Intel
+// Xeon (Sapphire Rapids class, KVLAB_NO_AVX512, AVX-VNNI, load 20–26; two alternations of test
+// binaries) the first pass's q' stored to a 1 KiB frame and multiplied by inv from there (16
+// VMULPS and 4 VCVTPH2PS a block fewer, the same digits) took the preparation 2.34–2.35 →
+// 2.31 ns a cell in cache and the scores 6.30–6.35 → 6.28–6.30: not kept.
 func q2kDigitsAVX2Text() string {
 	var b strings.Builder
 	w := func(f string, a ...any) { fmt.Fprintf(&b, "\t"+f+"\n", a...) }
