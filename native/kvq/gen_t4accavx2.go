@@ -684,6 +684,9 @@ func bitsLen(n int) int {
 	return b
 }
 
+// t3Shift is t3Dec's bit offset of the codes in dword k of a lane (values k and k + 8; 3k mod 8).
+func t3Shift(k int) uint32 { return uint32(3 * k % 8) }
+
 // tables8 writes the 8-bit kernels' constants: 127, the transpose's byte order, words of 1 and
 // t2Dec8's shift counts.
 func tables8() string {
@@ -714,6 +717,16 @@ func tables8() string {
 		fmt.Fprintf(&b, "DATA ·t2a8Shift+%d(SB)/8, $%d\n", 8*q, c)
 	}
 	b.WriteString("GLOBL ·t2a8Shift(SB), RODATA|NOPTR, $64\n\n")
+	// t3Dec8's left shifts of rows 1 and 3 (8 − the right shift t3AccShift takes: each window's
+	// code to bits 8..10 of its word) and their mask.
+	for i := 0; i < 8; i += 2 {
+		fmt.Fprintf(&b, "DATA ·t3a8ShiftL+%d(SB)/8, $0x%08x%08x\n", 4*i, 8-t3Shift(i+1), 8-t3Shift(i))
+	}
+	b.WriteString("GLOBL ·t3a8ShiftL(SB), RODATA|NOPTR, $32\n\n")
+	for i := 0; i < 32; i += 8 {
+		fmt.Fprintf(&b, "DATA ·t3a8Mask7Hi+%d(SB)/8, $0x0700070007000700\n", i)
+	}
+	b.WriteString("GLOBL ·t3a8Mask7Hi(SB), RODATA|NOPTR, $32\n\n")
 	return b.String()
 }
 
@@ -772,9 +785,12 @@ func gen8(name string, bits int, f32, vnni bool, tile int) string {
 
 // t3Dec8 is dec8 for turbo3 (16 values, 6 code bytes, 8 read): t3Dec's spread, shifts and
 // mask on rows 0 and 2 (codes in the low and high word of each dword) and on rows 1 and 3,
-// whose codes, moved up a byte, join the first pair's: dword j of lane l holds the quad's four
+// whose windows are shifted left instead, by 8 less the bit offset (t3a8ShiftL: their codes to
+// bits 8..10 of each word, the low word's higher bits short of the high word's code) and
+// masked there, so that they join the first pair's: dword j of lane l holds the quad's four
 // codes (byte r = row r) of value 4l + j (Y10) and 8 + 4l + j (Y11), looked up as signed
-// levels: the values in order. 24 operations a quad where t3Dec takes 14 a pair.
+// levels: the values in order. 22 operations a quad where t3Dec takes 14 a pair; shifted
+// right like rows 0 and 2, then left a byte (VPSLLD $8), rows 1 and 3 took two more.
 const t3Dec8 = `	VPBROADCASTQ (R12), Y10
 	VPBROADCASTQ (R12)(R13*1), Y11
 	VPBLENDD $0xCC, Y11, Y10, Y10
@@ -787,14 +803,12 @@ const t3Dec8 = `	VPBROADCASTQ (R12), Y10
 	VPSHUFB ·t3AccSpread+32(SB), Y12, Y12
 	VPSRLVD ·t3AccShift(SB), Y11, Y11
 	VPSRLVD ·t3AccShift(SB), Y10, Y10
-	VPSRLVD ·t3AccShift(SB), Y13, Y13
-	VPSRLVD ·t3AccShift(SB), Y12, Y12
+	VPSLLVD ·t3a8ShiftL(SB), Y13, Y13
+	VPSLLVD ·t3a8ShiftL(SB), Y12, Y12
 	VPAND Y9, Y11, Y11
 	VPAND Y9, Y10, Y10
-	VPAND Y9, Y13, Y13
-	VPAND Y9, Y12, Y12
-	VPSLLD $8, Y13, Y13
-	VPSLLD $8, Y12, Y12
+	VPAND ·t3a8Mask7Hi(SB), Y13, Y13
+	VPAND ·t3a8Mask7Hi(SB), Y12, Y12
 	VPOR Y13, Y11, Y13
 	VPOR Y12, Y10, Y12
 	VPSHUFB Y13, Y8, Y10
