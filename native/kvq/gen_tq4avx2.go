@@ -41,7 +41,9 @@
 // Tried on an Intel Xeon (Sapphire Rapids class, KVLAB_NO_AVX512, AVX-VNNI, load ~15) and not
 // kept: each query's chain split in two (even and odd code vectors; a timing-only kernel, its
 // sums wrong) took turbo4's scores 5.64–5.84 → 5.26–5.52 ns a row in cache and the same
-// streamed, so the chains' latency (8 VPDPBUSD a group, 40 cycles) is not what bounds them;
+// streamed, so the chains' latency (8 VPDPBUSD a group, 40 cycles) is not what bounds them
+// (turbo2's two groups a chunk interleaved on eight chains, likewise timing-only: 4.61–4.79 →
+// 4.56–4.72 in cache, 5.32–5.53 → 5.27–5.50 streamed);
 // the prefetch 256 rows ahead instead of 128 (SHLQ $8) took attn's TestDecodeBreakdown scores
 // turbo2 4.92–5.01 → 4.94–5.23, turbo4 6.62–6.72 → 6.83–6.98, tq4 6.49–7.21 → 7.05–7.50.
 package main
