@@ -50,6 +50,7 @@ import (
 	"math"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -758,18 +759,25 @@ func main() {
 	}
 	for _, f := range formats {
 		if f.dec8 != nil {
-			kernel8(&out, f, 4)
-			kernel8(&out, f, 2)
+			kernel8(&out, f, 4, false)
+			kernel8(&out, f, 2, false)
 		}
 	}
 	kernel8u(&out, formats[4], 4) // q5_1
 	kernel8u(&out, formats[4], 2)
-	kernelA8(&out, formats[1], 4) // q8_0
-	kernelA8(&out, formats[1], 2)
+	kernelA8(&out, formats[1], 4, false) // q8_0
+	kernelA8(&out, formats[1], 2, false)
 	kernelA8Q5(&out, formats[3], 4) // q5_0
 	kernelA8Q5(&out, formats[3], 2)
-	kernelA8IQ4(&out, formats[5], 4) // iq4_nl
-	kernelA8IQ4(&out, formats[5], 2)
+	kernelA8IQ4(&out, formats[5], 4, false) // iq4_nl
+	kernelA8IQ4(&out, formats[5], 2, false)
+	// The AVX-VNNI forms of the 8-bit kernels (vnni8): q4_0's, q4_1's, q8_0's and iq4_nl's.
+	for _, nacc := range []int{4, 2} {
+		kernel8(&out, formats[0], nacc, true)
+		kernel8(&out, formats[2], nacc, true)
+		kernelA8(&out, formats[1], nacc, true)
+		kernelA8IQ4(&out, formats[5], nacc, true)
+	}
 	s := out.String()
 	for strings.Contains(s, "\n\t\n") {
 		s = strings.ReplaceAll(s, "\n\t\n", "\n")
@@ -1238,12 +1246,19 @@ func direct(dots string) string {
 // with Two: the prepass's lanes of accumulators 2 and 3 zero, as the int16 two-accumulator
 // kernels' are, so each accumulator's lanes and sums are the four-accumulator kernel's bit for
 // bit, and the row loop multiplies and adds for two).
-func kernel8(out *strings.Builder, f format, nacc int) {
+//
+// With vnni it writes the kernel's AVX-VNNI form (named B8VNNI, B8TwoVNNI; vnni8): each
+// VPMADDUBSW and VPADDW pair a VEX VPDPBUSD into int32 sums, so the loop neither flushes nor
+// widens.
+func kernel8(out *strings.Builder, f format, nacc int, vnni bool) {
 	name := f.name + "B8AVX2INT"
 	doc := f.doc + " 8-bit weights (VPMADDUBSW)."
 	if nacc == 2 {
 		name = f.name + "B8TwoAVX2INT"
 		doc += " Two accumulators."
+	}
+	if vnni {
+		name = strings.Replace(name, "AVX2INT", "VNNIINT", 1)
 	}
 	minStore, minJoin := "", ""
 	if f.min {
@@ -1282,6 +1297,9 @@ func kernel8(out *strings.Builder, f format, nacc int) {
 		i, j := strings.Index(tmpl, "a@_g%H%:\n"), strings.Index(tmpl, "a@_nx%H%:\n")
 		tmpl = tmpl[:i] + "a@_g%H%:\n\tCMPQ R14, $%STEPS%\n\tJNE  a@_ng%H%\n%FLUSHG%\na@_ng%H%:\n" +
 			"\t// Four rows a step: at R12, R12+R9, R12+2·R9 and R12+R11.\n\t%PFX%\n\t%DEC%\n%DOTS%\n" + tmpl[j+len("a@_nx%H%:\n"):]
+	}
+	if vnni {
+		tmpl = vnni8Tmpl(tmpl)
 	}
 	var halves [2]string
 	main := [4]string{"(R12)", "(R12)(R9*1)", "(R12)(R9*2)", "(R12)(R11*1)"}
@@ -1324,7 +1342,87 @@ func kernel8(out *strings.Builder, f format, nacc int) {
 		"%QB%", fmt.Sprint(o8QB), "%PF%", fmt.Sprint(o8PF),
 		"%P1A%", p1(f, false, nacc), "%P1B%", p1(f, true, nacc), "%MINJOIN%", minJoin,
 		"%MINSTORE%", minStore, "%SUMSTORE%", sumStore)
-	out.WriteString(r.Replace(s))
+	s = r.Replace(s)
+	if vnni {
+		s = vnni8(s)
+	}
+	out.WriteString(s)
+}
+
+// vnni8Tmpl is half8Tmpl (or kernel8's two-accumulator form of it) for the AVX-VNNI 8-bit
+// kernels, whose sums are int32 from the first step (vnni8): without the flush every steps8
+// steps, the step after it and the widening at the end.
+func vnni8Tmpl(tmpl string) string {
+	cut := func(from, to, with string) {
+		i := strings.Index(tmpl, from)
+		j := strings.Index(tmpl, to)
+		if i < 0 || j < i || strings.Count(tmpl, from) != 1 || strings.Count(tmpl, to) != 1 {
+			panic("vnni8Tmpl: " + from)
+		}
+		tmpl = tmpl[:i] + with + tmpl[j+len(to):]
+	}
+	cut("a@_g%H%:\n", "a@_ng%H%:\n", "a@_g%H%:\n")
+	if strings.Contains(tmpl, "a@_nx%H%:\n") {
+		cut("a@_nx%H%:\n", "a@_nx%H%:\n", "")
+	}
+	cut("\tCMPQ R14, $%STEPS%\n\tJNE  a@_nt%H%\n", "a@_nt%H%:\n", "")
+	cut("\t// int32 sums: the word pairs added", "%WIDEN%\n", "")
+	for _, l := range []string{"\tXORQ R14, R14\n", "\tINCQ R14\n"} {
+		if strings.Count(tmpl, l) != 1 {
+			panic("vnni8Tmpl: " + l)
+		}
+		tmpl = strings.Replace(tmpl, l, "", 1)
+	}
+	return tmpl
+}
+
+// dpbRe matches a product of four rows' bytes added into an int32 sum: VPMADDUBSW (the second
+// operand's bytes unsigned, the first's signed) and VPADDW (the word sums of the plain 8-bit
+// kernels), or VPMADDWD by ones and VPADDD (the adaptive kernels').
+var dpbRe = regexp.MustCompile(`VPMADDUBSW (Y\d+), (Y\d+), (Y1[45])\n\t(?:VPADDW (Y1[45]), (Y\d), (Y\d)|VPMADDWD \S+, (Y1[45]), (Y1[45])\n\tVPADDD (Y1[45]), (Y\d), (Y\d))`)
+
+// dpwRe matches a product of a row pair's words added into an int32 sum (VPMADDWD, VPADDD).
+var dpwRe = regexp.MustCompile(`VPMADDWD (Y[89]), (Y1[23]), (Y1[45])\n\tVPADDD (Y1[45]), (Y\d), (Y\d)`)
+
+// vnni8 is an 8-bit kernel's text s with its products in AVX-VNNI form, the same int32 sums:
+// VEX VPDPBUSD (four unsigned bytes times four signed ones, summed into a dword without
+// saturation) for each VPMADDUBSW and its adds (dpbRe; the word a VPMADDUBSW forms never
+// saturates, so the sums match), VEX VPDPWSSD for each VPMADDWD and VPADDD of words (dpwRe,
+// the adaptive kernels' int16 path), and the names' AVX2INT VNNIINT.
+func vnni8(s string) string {
+	s = strings.ReplaceAll(s, "8-bit weights (VPMADDUBSW)", "8-bit weights (VEX VPDPBUSD)")
+	n := 0
+	s = dpbRe.ReplaceAllStringFunc(s, func(m string) string {
+		g := dpbRe.FindStringSubmatch(m)
+		t, acc := g[3], g[6]
+		ok := g[4] == t && g[5] == acc
+		if g[4] == "" {
+			acc = g[11]
+			ok = g[7] == t && g[8] == t && g[9] == t && g[10] == acc
+		}
+		if !ok {
+			panic("vnni8: " + m)
+		}
+		n++
+		a, _ := strconv.Atoi(acc[1:])
+		v, _ := strconv.Atoi(g[2][1:])
+		r, _ := strconv.Atoi(g[1][1:])
+		return vexReg(opVPDPBUSD, a, v, r)
+	})
+	s = dpwRe.ReplaceAllStringFunc(s, func(m string) string {
+		g := dpwRe.FindStringSubmatch(m)
+		if g[3] != g[4] || g[5] != g[6] {
+			panic("vnni8: " + m)
+		}
+		a, _ := strconv.Atoi(g[6][1:])
+		v, _ := strconv.Atoi(g[1][1:])
+		r, _ := strconv.Atoi(g[2][1:])
+		return vexReg(opVPDPWSSD, a, v, r)
+	})
+	if n == 0 || strings.Contains(s, "VPMADDUBSW") {
+		panic("vnni8: a product left")
+	}
+	return strings.ReplaceAll(s, "AVX2INT", "VNNIINT")
 }
 
 // Frame additions of the unsigned 8-bit kernel (kernel8u), after frame8's slots.
@@ -1351,7 +1449,7 @@ const (
 // AVX2, interleaved).
 func kernel8u(out *strings.Builder, f format, nacc int) {
 	var b strings.Builder
-	kernel8(&b, f, nacc)
+	kernel8(&b, f, nacc, false)
 	s := b.String()
 	name, uname := f.name+"B8AVX2INT", f.name+"U8AVX2INT"
 	halves := 2 // passes over the rows a block: the four-accumulator kernel's halves, or one
@@ -1661,7 +1759,7 @@ func adaptPrepass(s string, f format, nacc int, name, aname string, frame2 int) 
 // signed one. A negative W (a negative w or d: never softmax weights and q8_0's encoder, d ≥
 // 0) sends the tile to the int16 path too. Each lane's W, T and sums are the same on either
 // path, so a query's sums do not depend on the other lanes' weights.
-func kernelA8(out *strings.Builder, f format, nacc int) {
+func kernelA8(out *strings.Builder, f format, nacc int, vnni bool) {
 	var b strings.Builder
 	kernel(&b, f, false, nacc)
 	s := b.String()
@@ -1762,6 +1860,9 @@ func kernelA8(out *strings.Builder, f format, nacc int) {
 	if regexp.MustCompile(`%[A-Z0-9]+%|@`).MatchString(s) {
 		panic("kernelA8: a placeholder left")
 	}
+	if vnni {
+		s = vnni8(s)
+	}
 	out.WriteString(s)
 }
 
@@ -1796,7 +1897,7 @@ func kernelA8Q5(out *strings.Builder, f format, nacc int) {
 	}
 	// kernel8's halves, moved: labels, the tile's and the sums' slots.
 	var b8 strings.Builder
-	kernel8(&b8, f, nacc)
+	kernel8(&b8, f, nacc, false)
 	k8 := b8.String()
 	i, j := strings.Index(k8, "_blk:\n"), strings.Index(k8, fmt.Sprintf("\tADDQ $%d, BX\n", f.bs))
 	halves := k8[i+len("_blk:\n") : j]
@@ -1923,7 +2024,7 @@ func iq4Dec8(half int, a, b, c, d string) string {
 // products is at most 32258 and VPMADDWD by ones widens each quad's words into the int32 sums
 // (dotsA8: three operations for 32 products). Each lane's W, T and sums are the same on either
 // path (Σ W·L exactly), so a query's sums do not depend on the other lanes' or on the path.
-func kernelA8IQ4(out *strings.Builder, f format, nacc int) {
+func kernelA8IQ4(out *strings.Builder, f format, nacc int, vnni bool) {
 	var b strings.Builder
 	kernel(&b, f, false, nacc)
 	s := b.String()
@@ -2033,6 +2134,9 @@ func kernelA8IQ4(out *strings.Builder, f format, nacc int) {
 	}
 	if regexp.MustCompile(`%[A-Z0-9]+%|@`).MatchString(s) {
 		panic("kernelA8IQ4: a placeholder left")
+	}
+	if vnni {
+		s = vnni8(s)
 	}
 	out.WriteString(s)
 }

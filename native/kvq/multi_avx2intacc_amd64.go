@@ -92,6 +92,22 @@ func avx2IntAccFor(i *multiKernels) *multiKernels {
 			}
 		}
 	}
+	if avx2B8On && hasAVXVNNI && avx2B8VNNI {
+		switch i {
+		case intAccQ4_0:
+			return avx2B8VNNIAcc[0]
+		case intAccQ4_1:
+			return avx2B8VNNIAcc[1]
+		case intAccQ8_0:
+			if avx2A8Q80 {
+				return avx2A8VNNIAcc
+			}
+		case intAccIQ4NL:
+			if avx2A8IQ4 {
+				return avx2A8IQ4VNNIAcc
+			}
+		}
+	}
 	k := avx2IntAccKernels(hasAVXVNNI)
 	switch i {
 	case intAccQ4_0:
@@ -402,6 +418,71 @@ func multiAccQ80A8TwoAVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *
 //go:noescape
 func multiAccQ80A8AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 
+// avx2B8VNNI selects, on CPUs with AVX-VNNI (with avx2B8On, so not under KVLAB_ACC16), the
+// AVX-VNNI forms of the 8-bit-weight kernels of q4_0, q4_1 (avx2B8Acc's), q8_0 (avx2A8Acc's,
+// where avx2A8Q80) and iq4_nl (avx2A8IQ4Acc's, where avx2A8IQ4) in place of the int16 VPDPWSSD
+// kernels (avx2VNNIAcc): gen_avx2intacc.go's vnni8 writes each as its plain AVX2 kernel's text
+// with every VPMADDUBSW and the adds after it (VPADDW, flushed through VPMADDWD by ones every
+// steps8 steps; or VPMADDWD by ones and VPADDD) one VEX VPDPBUSD into the int32 sums, and the
+// adaptive kernels' int16 path's VPMADDWD and VPADDD one VEX VPDPWSSD. The int32 sums are the
+// same integers (VPMADDUBSW's words never saturate there, VPDPBUSD does not saturate), so each
+// kernel's results are its plain AVX2 kernel's bit for bit (TestAVX2IntAccB8VNNIMatches):
+// AVX-VNNI CPUs now round these formats' weights as plain AVX2 and AVX-512 CPUs do (step 2⁻⁸,
+// the bound and the kvlab ab figures above), where the int16 kernels rounded to 2⁻¹⁶.
+//
+// A quad and half issues 8 VPDPBUSD where the plain kernel issues 8 VPMADDUBSW and 8 VPADDW and
+// the int16 VPDPWSSD kernel 16 VPDPWSSD for its two row pairs (VPDPBUSD and VPDPWSSD of a YMM
+// issue on ports 0 and 1 on Golden Cove; 512-bit ones on port 0 alone). Measured on an Intel
+// Xeon (Sapphire/Emerald Rapids class, KVM, 2 vCPUs shared with other jobs, load 6–12;
+// KVLAB_NO_AVX512): AccumulateManyMulti over 4096 rows of 128 values, four accumulators, thread
+// CPU time, alternated with the int16 VPDPWSSD kernels in one process, min of 5, ns a row in
+// cache / streamed: q4_0 8.08 → 6.40 (0.79×) / 10.49 → 9.36 (0.89×), q4_1 8.89 → 6.94 /
+// 11.23 → 10.06, iq4_nl 8.77 → 7.08 / 10.96 → 9.60, q8_0's adaptive kernel 8.19 → 6.33 /
+// 13.48 → 13.03 (0.97×); two accumulators 0.92–0.93× / 0.95–0.97× (q4_0, iq4_nl), q8_0 0.85× /
+// 0.92×. attn's TestDecodeBreakdown (131072 cells, 32 heads on 8, d 128, one thread, three
+// alternations with main's binary, min ns a row): q4_0 values 10.88–11.27 → 8.98–9.31, whole
+// 17.85–18.39 → 15.39–16.48; q4_1 values 10.88–11.27 → 8.50–8.60, whole 19.51–20.06 →
+// 17.23–17.65; iq4_nl values 10.54–11.00 → 9.31–9.66, whole 21.28–21.49 → 19.36–20.41.
+// q8_0 keeps its int16 kernel (avx2A8Q80 is off for the rounding; its AVX-VNNI form is
+// written and tested for when it is on).
+var avx2B8VNNI = true
+
+// avx2B8VNNIAcc are the AVX-VNNI 8-bit kernels of q4_0 and q4_1, avx2B8VNNITwo their
+// two-accumulator variants; avx2A8VNNIAcc and avx2A8IQ4VNNIAcc q8_0's and iq4_nl's adaptive
+// ones (avx2A8VNNITwo, avx2A8IQ4VNNITwo).
+var (
+	avx2B8VNNIAcc    = [2]*multiKernels{{acc: multiAccQ40B8VNNIINT, w8step: 0x1p-8}, {acc: multiAccQ41B8VNNIINT, w8step: 0x1p-8}}
+	avx2B8VNNITwo    = [2]*multiKernels{{acc: multiAccQ40B8TwoVNNIINT}, {acc: multiAccQ41B8TwoVNNIINT}}
+	avx2A8VNNIAcc    = &multiKernels{acc: multiAccQ80A8VNNIINT, w8step: 0x1p-8}
+	avx2A8VNNITwo    = &multiKernels{acc: multiAccQ80A8TwoVNNIINT, w8step: 0x1p-8}
+	avx2A8IQ4VNNIAcc = &multiKernels{acc: multiAccIQ4NLA8VNNIINT, w8step: 0x1p-8}
+	avx2A8IQ4VNNITwo = &multiKernels{acc: multiAccIQ4NLA8TwoVNNIINT, w8step: 0x1p-8}
+)
+
+//go:noescape
+func multiAccQ40B8VNNIINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccQ41B8VNNIINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccQ80A8VNNIINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccIQ4NLA8VNNIINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccQ40B8TwoVNNIINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccQ41B8TwoVNNIINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccQ80A8TwoVNNIINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccIQ4NLA8TwoVNNIINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
 // avx2B8TwoK are the two-accumulator variants of avx2B8Acc.
 var avx2B8TwoK = [4]*multiKernels{{acc: multiAccQ40B8TwoAVX2INT}, {acc: multiAccQ41B8TwoAVX2INT},
 	{acc: multiAccQ50B8TwoAVX2INT}, {acc: multiAccQ51B8TwoAVX2INT}}
@@ -437,6 +518,17 @@ func avx2IntAccKernels(vnni bool) *[6]*multiKernels {
 // and q5_1 (plain AVX2 and AVX-VNNI alike). On Intel (instruction tables) it issues half the
 // VPMADDWD or VPDPWSSD, the row loop's bottleneck on ports 0 and 1.
 func avx2IntAccTwo(k *multiKernels) *multiKernels {
+	for i, b := range avx2B8VNNIAcc {
+		if k == b {
+			return avx2B8VNNITwo[i]
+		}
+	}
+	switch k {
+	case avx2A8VNNIAcc:
+		return avx2A8VNNITwo
+	case avx2A8IQ4VNNIAcc:
+		return avx2A8IQ4VNNITwo
+	}
 	if k == avx2U8Acc {
 		return avx2U8Two
 	}

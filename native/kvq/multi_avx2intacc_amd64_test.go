@@ -121,7 +121,8 @@ func checkAVX2IntAcc(t *testing.T, rng *rand.Rand, f Format, d, rows, n int, got
 // TestAVX2IntAccChosen checks that the block formats' AccumulateManyMulti run the AVX2 integer
 // kernels where avx2IntAccOn (KVLAB_NO_AVX512 set on this CPU), the AVX-VNNI flavour where
 // hasAVXVNNI, q4_0's and q4_1's 8-bit-weight kernels (q5_1's unsigned one, q8_0's, q5_0's and iq4_nl's adaptive ones) where neither
-// AVX-VNNI nor KVLAB_ACC16, and that AccumulateStep says so.
+// AVX-VNNI nor KVLAB_ACC16, their AVX-VNNI forms (avx2B8VNNI: q4_0's, q4_1's, iq4_nl's and
+// q8_0's) where AVX-VNNI but not KVLAB_ACC16, and that AccumulateStep says so.
 func TestAVX2IntAccChosen(t *testing.T) {
 	if !avx2IntAccOn {
 		t.Skip("the AVX2 integer kernels do not run here")
@@ -145,6 +146,17 @@ func TestAVX2IntAccChosen(t *testing.T) {
 			want, wantTwo, step = avx2U8Acc, avx2U8Two, 0x1p-9 // unsigned 8-bit weights
 		} else if b8 && tc.f == IQ4_NL && avx2A8IQ4 {
 			want, wantTwo, step = avx2A8IQ4Acc, avx2A8IQ4Two, 0x1p-8 // adaptive 8-bit weights
+		}
+		if avx2B8On && hasAVXVNNI && avx2B8VNNI { // the AVX-VNNI 8-bit kernels
+			switch {
+			case tc.f == Q4_0 || tc.f == Q4_1:
+				j := map[Format]int{Q4_0: 0, Q4_1: 1}[tc.f]
+				want, wantTwo, step = avx2B8VNNIAcc[j], avx2B8VNNITwo[j], 0x1p-8
+			case tc.f == Q8_0 && avx2A8Q80:
+				want, wantTwo, step = avx2A8VNNIAcc, avx2A8VNNITwo, 0x1p-8
+			case tc.f == IQ4_NL && avx2A8IQ4:
+				want, wantTwo, step = avx2A8IQ4VNNIAcc, avx2A8IQ4VNNITwo, 0x1p-8
+			}
 		}
 		if got := avx2IntAccFor(*tc.avx512Kern); got != want {
 			t.Errorf("%s: another kernel runs", tc.f)
