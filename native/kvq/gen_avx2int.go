@@ -640,6 +640,10 @@ func q8VNNI(k kern) bool { return vnni && k.wide && !s16Q8 }
 // seem to bound both (starting all eight chains from memory cost another ~7%). Not measured on
 // an AVX-VNNI CPU: the gain is the tables' prediction for Intel's cores.
 func q8VNNIBlock(k kern) {
+	if k.hb {
+		q8VNNIOneBlock(k)
+		return
+	}
 	for q := 0; q < 4; q++ {
 		p("VPXOR Y%d, Y%d, Y%d // hi", q, q, q)
 		p("VMOVDQU %d(SI), Y%d // lo, from −128·ΣQ", 2048+32*q, 4+q)
@@ -685,6 +689,47 @@ func q8VNNIBlock(k kern) {
 	}
 }
 
+// q8VNNIOneBlock is one block of the AVX-VNNI q8_0 kernel at one-byte query digits
+// (avx2ScoresQ80OneVNNI, vnniQ8One): q8VNNIBlock's codes and transposes with one digit, the u8
+// route's layout (query h's four digits of payload dword k pre-broadcast at (h·8 + k)·32 of a
+// block's 1024 bytes, avx2Expand), each query's one chain started at −128·ΣQ (aux[12+h],
+// broadcast), so that it ends at Σ Q·c exactly: 32 VPDPBUSD a block and eight rows where the
+// two-digit kernel issues 64, and no shift or add to join two chains. The chains leave Y4..Y7
+// free, so queries 2 and 3's scores stay in Y6 and Y7. Converted, scaled (s·d) and added with
+// one FMA as multiScoresQ80OneVNNI's FINISHQ1 does: its scores bit for bit (TestAVX2IntScores).
+func q8VNNIOneBlock(k kern) {
+	for q := 0; q < 4; q++ {
+		p("VPBROADCASTD %d(DX), Y%d // from −128·ΣQ (aux[12+h])", 48+4*q, q)
+	}
+	for half := 0; half < 2; half++ {
+		loadRowBytes(k.hdr + 16*half)
+		p("VPUNPCKLDQ Y13, Y12, Y11")
+		p("VPUNPCKHDQ Y13, Y12, Y12")
+		p("VPUNPCKLDQ Y15, Y14, Y13")
+		p("VPUNPCKHDQ Y15, Y14, Y14")
+		p("VPUNPCKLQDQ Y13, Y11, Y15 // payload dword 0 of the half")
+		p("VPUNPCKHQDQ Y13, Y11, Y11 // 1")
+		p("VPUNPCKLQDQ Y14, Y12, Y13 // 2")
+		p("VPUNPCKHQDQ Y14, Y12, Y12 // 3")
+		regs := [4]int{15, 11, 13, 12}
+		for c := 0; c < 4; c++ {
+			p("VPXOR Y10, Y%d, Y%d", regs[c], regs[c])
+		}
+		for c := 0; c < 4; c++ {
+			for q := 0; q < 4; q++ {
+				p("%s", dot(opVPDPBUSD, q, regs[c], (q*8+4*half+c)*32))
+			}
+		}
+	}
+	p("VCVTPH2PS (R13), Y14")
+	for q := 0; q < 4; q++ {
+		p("VCVTDQ2PS Y%d, Y%d", q, q)
+		p("VBROADCASTSS %d(DX), Y11", 4*q)
+		p("VMULPS Y14, Y11, Y11")
+		p("VFMADD231PS Y11, Y%d, Y%d", q, [4]int{8, 9, 6, 7}[q])
+	}
+}
+
 // q8Spill is the frame offset of query q's scores (2, 3) in the AVX-VNNI q8_0 kernel.
 func q8Spill(q int) int { return 8 + 32*(q-2) }
 
@@ -707,8 +752,11 @@ func kernel(k kern) {
 	if k.s16 {
 		bq = 2048
 	}
-	if q8VNNI(k) {
+	if q8VNNI(k) && !k.hb {
 		bq = 2176 // and the offsets
+	}
+	if q8VNNI(k) && k.hb {
+		bq = 1024 // one digit: the u8 route's layout
 	}
 	stageStride := 16
 	if k.min {
@@ -854,7 +902,11 @@ func kernel(k kern) {
 	for h := 0; h < 4; h++ {
 		p("VBROADCASTSS %d(AX), Y%d", 4*h, 8+h)
 	}
-	if q8VNNI(k) {
+	if q8VNNI(k) && k.hb {
+		p("VMOVUPS Y10, Y6 // queries 2 and 3")
+		p("VMOVUPS Y11, Y7")
+		p("VPBROADCASTD ·avx2C80(SB), Y10 // 0x80 bytes: the codes' XOR")
+	} else if q8VNNI(k) {
 		p("VMOVUPS Y10, %d(SP)", q8Spill(2))
 		p("VMOVUPS Y11, %d(SP)", q8Spill(3))
 		p("VPBROADCASTD ·avx2C80(SB), Y10 // 0x80 bytes: the codes' XOR")
@@ -920,7 +972,7 @@ func kernel(k kern) {
 		}
 		p("ADDQ $%d, R13", stageStride)
 	}
-	if !k.hb && !pipe(k) {
+	if (!k.hb || q8VNNI(k)) && !pipe(k) {
 		label("a2" + n + "_blk")
 		body(false)
 		p("DECQ R11")
@@ -940,7 +992,10 @@ func kernel(k kern) {
 		body(false)
 		p("")
 	}
-	if q8VNNI(k) {
+	if q8VNNI(k) && k.hb {
+		p("VMOVUPS Y6, Y10")
+		p("VMOVUPS Y7, Y11")
+	} else if q8VNNI(k) {
 		p("VMOVUPS %d(SP), Y10", q8Spill(2))
 		p("VMOVUPS %d(SP), Y11", q8Spill(3))
 	}
@@ -1266,10 +1321,11 @@ func main() {
 	for _, v := range []bool{false, true} {
 		vnni = v
 		for _, k := range kerns {
-			if k.hb && vnni {
+			if k.hb && vnni && !k.wide {
 				continue // plain AVX2 only
 			}
-			kernel(k)
+			kernel(k) // Q80One's AVX-VNNI form: q8VNNIOneBlock
+
 		}
 	}
 	out.WriteString(digits)

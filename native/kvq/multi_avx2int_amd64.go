@@ -73,6 +73,9 @@ func avx2IntKind(kind int) bool {
 // two digits apart (2048 bytes), then its four queries' offsets −128·ΣQ (avx2Expand).
 func avx2BQBytes(kind int) int {
 	if kind == vnniQ8_0 && avxVNNI {
+		if vnniND(kind) == 1 {
+			return 1024 // avx2ScoresQ80OneVNNI: the u8 route's layout
+		}
 		return 2176
 	}
 	if kind == vnniQ8_0 || kind == vnniIQ4NL {
@@ -222,6 +225,10 @@ func avx2IntKernel(kind int, bq *byte, aux *uint32, stage *uint16, nb int, rows 
 	if avxVNNI {
 		switch kind {
 		case vnniQ8_0:
+			if vnniND(kind) == 1 {
+				avx2ScoresQ80OneVNNI(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
+				break
+			}
 			avx2ScoresQ80VNNI(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
 		case vnniQ4_1:
 			avx2ScoresQ41VNNI(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
@@ -277,3 +284,22 @@ func avx2ScoresQ80VNNI(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte,
 
 //go:noescape
 func avx2ScoresIQ4NLVNNI(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
+// avx2ScoresQ80OneVNNI is q8_0's AVX-VNNI kernel at one-byte query digits (vnniQ8One,
+// avx2VNNIQ8One; gen_avx2int.go's q8VNNIOneBlock): multiScoresQ80OneVNNI's scores bit for bit.
+//
+//go:noescape
+func avx2ScoresQ80OneVNNI(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
+// avx2VNNIQ8One lets q8_0's AVX-VNNI scores take one-byte query digits (vnniQ8One, on by
+// default) through avx2ScoresQ80OneVNNI, as the AVX-512 VNNI and plain AVX2 kernels do, where
+// the AVX-VNNI kernel took two (avx2ScoresQ80VNNI, its byte route written for two digits):
+// 32 VPDPBUSD a block and eight rows in place of 64, and the scores of every other CPU, bit
+// for bit (a rounding change on AVX-VNNI CPUs only: vnniQ8One's kvlab ab figures are this
+// rounding's). KVLAB_Q8_TWO_DIGITS keeps two digits everywhere; the kvlabevex build's twins
+// (avx2TwinsOn) keep the two-digit kernel's layout. Measured on an Intel Xeon (Sapphire/Emerald
+// Rapids class, KVM, 2 vCPUs shared with other jobs, load 15–20; KVLAB_NO_AVX512): attn's
+// TestDecodeBreakdown (q8_0, 131072 cells, 32 heads on 8, d 128, one thread, four alternations
+// with the two-digit kernel's binary, min ns a row) scores 11.57–12.17 → 9.55–10.34, whole
+// 24.28–25.01 → 22.93–23.23.
+var avx2VNNIQ8One = true

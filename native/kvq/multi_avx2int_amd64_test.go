@@ -77,7 +77,7 @@ func avx2IntRows(rng *rand.Rand, c Codec, rows int) []byte {
 // around the kernels' groups of eight and the driver's sixteen, one to eight queries (the
 // driver pads and gathers short groups), rows of one to 32 blocks (the heap buffers past
 // vnniMaxBlocks) with a short last block, and scores started from channel offsets; q8_0 also
-// with one-digit queries (vnniQ8One), which its AVX-VNNI kernel does not take; q8_0 and
+// with one-digit queries (vnniQ8One; its AVX-VNNI kernel avx2ScoresQ80OneVNNI); q8_0 and
 // iq4_nl through both their high-byte (avx2HB) and s16 kernels.
 //
 // The reference runs wherever the CPU has the VNNI kernels (vnniReference), so the check keeps
@@ -121,9 +121,6 @@ func TestAVX2IntScores(t *testing.T) {
 							}
 							for _, vnni := range avx2IntForms() {
 								for _, hb := range []bool{true, false} {
-									if one && vnni {
-										continue // two digits: not the reference's
-									}
 									if !hb && (vnni || f != Q8_0 && f != IQ4_NL) {
 										continue // the s16 kernels the high-byte route replaced
 									}
@@ -268,11 +265,8 @@ func TestAVX2Expand(t *testing.T) {
 	for i := 0; i < 24; i++ {
 		kind := []int{vnniQ4_0, vnniQ4_1, vnniQ5_0, vnniQ5_1, vnniQ8_0, vnniIQ4NL}[i%6]
 		avxVNNI = i%12 >= 6 // the AVX-VNNI q8_0 kernel's layout (avx2BQBytes)
-		vnniQ8One = i < 12  // q8_0's one-digit queries in the s16 layout, then two
-		nd := vnniND(kind)
-		if avxVNNI && kind == vnniQ8_0 {
-			nd = 2 // as vnniND where avx2Int
-		}
+		vnniQ8One = i < 12  // q8_0's one-digit queries (the s16 or u8 layout), then two
+		nd := vnniND(kind)  // the AVX-VNNI q8_0 kernels: one digit (avx2ScoresQ80OneVNNI), or two
 		for nb := 1; nb <= 9; nb++ {
 			dig := make([]byte, nb*128*nd)
 			for i := range dig {

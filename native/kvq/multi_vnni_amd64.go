@@ -429,9 +429,9 @@ func multiScoresQ80OneZ4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows
 // vnniQ8One, on AVX-512 VNNI and on AVX2 without AVX-VNNI (whose s16 route takes the integers
 // Q of either, iq4_nl's one digit as q8_0's two, and forms the same Σ Q·c: the AVX-512
 // kernel's scores bit for bit); the AVX-VNNI q8_0 kernel keeps two (its byte route is written
-// for two digits).
+// for two digits) unless avx2VNNIQ8One gives it its one-digit kernel.
 func vnniND(kind int) int {
-	if kind == vnniQ8_0 && vnniQ8One && !(avx2Int && avxVNNI) {
+	if kind == vnniQ8_0 && vnniQ8One && !(avx2Int && avxVNNI && (!avx2VNNIQ8One || avx2TwinsOn())) {
 		return 1
 	}
 	return vnniNDigits[kind]
