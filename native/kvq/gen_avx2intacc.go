@@ -763,20 +763,30 @@ func main() {
 			kernel8(&out, f, 2, false)
 		}
 	}
-	kernel8u(&out, formats[4], 4) // q5_1
-	kernel8u(&out, formats[4], 2)
+	kernel8u(&out, formats[4], 4, false) // q5_1
+	kernel8u(&out, formats[4], 2, false)
 	kernelA8(&out, formats[1], 4, false) // q8_0
 	kernelA8(&out, formats[1], 2, false)
-	kernelA8Q5(&out, formats[3], 4) // q5_0
-	kernelA8Q5(&out, formats[3], 2)
+	kernelA8Q5(&out, formats[3], 4, false) // q5_0
+	kernelA8Q5(&out, formats[3], 2, false)
 	kernelA8IQ4(&out, formats[5], 4, false) // iq4_nl
 	kernelA8IQ4(&out, formats[5], 2, false)
-	// The AVX-VNNI forms of the 8-bit kernels (vnni8): q4_0's, q4_1's, q8_0's and iq4_nl's.
+	// The AVX-VNNI forms of the 8-bit kernels (vnni8): q4_0's, q4_1's, q8_0's and iq4_nl's,
+	// q5_0's adaptive and q5_1's unsigned ones.
 	for _, nacc := range []int{4, 2} {
-		kernel8(&out, formats[0], nacc, true)
-		kernel8(&out, formats[2], nacc, true)
+		for _, f := range []format{formats[0], formats[2]} {
+			var b strings.Builder
+			kernel8(&b, f, nacc, true)
+			out.WriteString(vnni8(b.String()))
+		}
 		kernelA8(&out, formats[1], nacc, true)
 		kernelA8IQ4(&out, formats[5], nacc, true)
+	}
+	for _, nacc := range []int{4, 2} {
+		kernelA8Q5(&out, formats[3], nacc, true)
+		var b strings.Builder
+		kernel8u(&b, formats[4], nacc, true)
+		out.WriteString(vnni8(b.String()))
 	}
 	s := out.String()
 	for strings.Contains(s, "\n\t\n") {
@@ -1247,9 +1257,9 @@ func direct(dots string) string {
 // kernels' are, so each accumulator's lanes and sums are the four-accumulator kernel's bit for
 // bit, and the row loop multiplies and adds for two).
 //
-// With vnni it writes the kernel's AVX-VNNI form (named B8VNNI, B8TwoVNNI; vnni8): each
-// VPMADDUBSW and VPADDW pair a VEX VPDPBUSD into int32 sums, so the loop neither flushes nor
-// widens.
+// With vnni it writes the text of the kernel's AVX-VNNI form (named B8VNNI, B8TwoVNNI) for
+// vnni8 to finish (each VPMADDUBSW and VPADDW pair a VEX VPDPBUSD into int32 sums): the loop
+// neither flushes nor widens (vnni8Tmpl).
 func kernel8(out *strings.Builder, f format, nacc int, vnni bool) {
 	name := f.name + "B8AVX2INT"
 	doc := f.doc + " 8-bit weights (VPMADDUBSW)."
@@ -1342,11 +1352,7 @@ func kernel8(out *strings.Builder, f format, nacc int, vnni bool) {
 		"%QB%", fmt.Sprint(o8QB), "%PF%", fmt.Sprint(o8PF),
 		"%P1A%", p1(f, false, nacc), "%P1B%", p1(f, true, nacc), "%MINJOIN%", minJoin,
 		"%MINSTORE%", minStore, "%SUMSTORE%", sumStore)
-	s = r.Replace(s)
-	if vnni {
-		s = vnni8(s)
-	}
-	out.WriteString(s)
+	out.WriteString(r.Replace(s))
 }
 
 // vnni8Tmpl is half8Tmpl (or kernel8's two-accumulator form of it) for the AVX-VNNI 8-bit
@@ -1384,6 +1390,19 @@ var dpbRe = regexp.MustCompile(`VPMADDUBSW (Y\d+), (Y\d+), (Y1[45])\n\t(?:VPADDW
 // dpwRe matches a product of a row pair's words added into an int32 sum (VPMADDWD, VPADDD).
 var dpwRe = regexp.MustCompile(`VPMADDWD (Y[89]), (Y1[23]), (Y1[45])\n\tVPADDD (Y1[45]), (Y\d), (Y\d)`)
 
+// On an Intel Xeon (Sapphire/Emerald Rapids class, KVM, shared; KVLAB_NO_AVX512) q4_0's AVX-VNNI
+// 8-bit kernel took 6.2–6.8 ns a row in cache (AccumulateManyMulti, 4096 rows of 128 values,
+// four accumulators), 3.0–3.2 without its row loop (prepass and finish: timing-only builds),
+// 5.0–5.6 without its VPDPBUSD, 4.5–5.4 without its decoder; streamed from 64 MiB 9.0–9.5,
+// and 9.0–9.3 without its row loop (which holds the next tile's prefetches): the prepass's
+// reads of the rows' scales, each tile's first touch of its lines, wait on memory as long as
+// the whole kernel takes. Not kept: the prefetches two tiles on (SHLQ $7 at the tile's
+// pointer) in the AVX-VNNI kernels, 0.90× streamed in one run and 1.00× in the next (three,
+// four tiles on alike), and in the decode (TestDecodeBreakdown, three alternations, load 13)
+// iq4_nl's and q5_0's values 0.92× but q4_0's, q4_1's and q5_1's within the noise and q8_0's
+// 1.00–1.08×; PREFETCHT1 in place of PREFETCHT0 1.05×; a PREFETCHT0 of the next tile's (or
+// two tiles on) rows in the prepass's row loop 0.97–1.01× (1.15×).
+//
 // vnni8 is an 8-bit kernel's text s with its products in AVX-VNNI form, the same int32 sums:
 // VEX VPDPBUSD (four unsigned bytes times four signed ones, summed into a dword without
 // saturation) for each VPMADDUBSW and its adds (dpbRe; the word a VPMADDUBSW forms never
@@ -1447,15 +1466,18 @@ const (
 // max(−W, 0) in every tile took 1.5–3% more thread CPU time (median of five runs, 10.52 → 10.24
 // ns a row in cache, 11.58 → 11.40 streamed; TestAVX2IntAccB8Speed's shape, AMD Zen 4, plain
 // AVX2, interleaved).
-func kernel8u(out *strings.Builder, f format, nacc int) {
+func kernel8u(out *strings.Builder, f format, nacc int, vnni bool) {
 	var b strings.Builder
-	kernel8(&b, f, nacc, false)
+	kernel8(&b, f, nacc, vnni)
 	s := b.String()
 	name, uname := f.name+"B8AVX2INT", f.name+"U8AVX2INT"
 	halves := 2 // passes over the rows a block: the four-accumulator kernel's halves, or one
 	copies := 3 // of the decoder and products a pass: the direct step's, the row loop's, the tail's
 	if nacc == 2 {
 		name, uname, halves, copies = f.name+"B8TwoAVX2INT", f.name+"U8TwoAVX2INT", 1, 2
+	}
+	if vnni { // no flush, so no direct step (vnni8Tmpl)
+		name, copies = strings.Replace(name, "AVX2INT", "VNNIINT", 1), 2
 	}
 	rep := func(old, new string, n int) {
 		if c := strings.Count(s, old); c != n {
@@ -1880,7 +1902,7 @@ const (
 // the finish subtracting off·ΣW), its halves taken from kernel8's text with their frame offsets
 // moved to this frame's. The int16 path stores T over 16 (its words hold 16·(c − 16)): the
 // 8-bit path takes it back times 16 (exact), and each path loads its decoder's constants.
-func kernelA8Q5(out *strings.Builder, f format, nacc int) {
+func kernelA8Q5(out *strings.Builder, f format, nacc int, vnni bool) {
 	var b strings.Builder
 	kernel(&b, f, false, nacc)
 	name, aname, name8 := f.name+"AVX2INT", f.name+"A8AVX2INT", f.name+"B8AVX2INT"
@@ -1897,7 +1919,10 @@ func kernelA8Q5(out *strings.Builder, f format, nacc int) {
 	}
 	// kernel8's halves, moved: labels, the tile's and the sums' slots.
 	var b8 strings.Builder
-	kernel8(&b8, f, nacc, false)
+	kernel8(&b8, f, nacc, vnni)
+	if vnni {
+		name8 = strings.Replace(name8, "AVX2INT", "VNNIINT", 1)
+	}
 	k8 := b8.String()
 	i, j := strings.Index(k8, "_blk:\n"), strings.Index(k8, fmt.Sprintf("\tADDQ $%d, BX\n", f.bs))
 	halves := k8[i+len("_blk:\n") : j]
@@ -1981,6 +2006,9 @@ func kernelA8Q5(out *strings.Builder, f format, nacc int) {
 	rep("	CMPQ "+fmt.Sprint(oBL)+"(SP), $0\n	JNE  "+lbl+"_bpair\n", lbl+"_bend:\n	CMPQ "+fmt.Sprint(oBL)+"(SP), $0\n	JNE  "+lbl+"_bpair\n", 1)
 	if regexp.MustCompile(`%[A-Z0-9]+%|@`).MatchString(s) {
 		panic("kernelA8Q5: a placeholder left")
+	}
+	if vnni {
+		s = vnni8(s)
 	}
 	out.WriteString(s)
 }

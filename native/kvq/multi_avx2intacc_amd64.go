@@ -106,6 +106,14 @@ func avx2IntAccFor(i *multiKernels) *multiKernels {
 			if avx2A8IQ4 {
 				return avx2A8IQ4VNNIAcc
 			}
+		case intAccQ5_0:
+			if avx2A8Q50 {
+				return avx2A8Q5VNNIAcc
+			}
+		case intAccQ5_1:
+			if avx2U8Q51 {
+				return avx2U8VNNIAcc
+			}
 		}
 	}
 	k := avx2IntAccKernels(hasAVXVNNI)
@@ -420,8 +428,9 @@ func multiAccQ80A8AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *flo
 
 // avx2B8VNNI selects, on CPUs with AVX-VNNI (with avx2B8On, so not under KVLAB_ACC16), the
 // AVX-VNNI forms of the 8-bit-weight kernels of q4_0, q4_1 (avx2B8Acc's), q8_0 (avx2A8Acc's,
-// where avx2A8Q80) and iq4_nl (avx2A8IQ4Acc's, where avx2A8IQ4) in place of the int16 VPDPWSSD
-// kernels (avx2VNNIAcc): gen_avx2intacc.go's vnni8 writes each as its plain AVX2 kernel's text
+// where avx2A8Q80), iq4_nl (avx2A8IQ4Acc's, where avx2A8IQ4), q5_0 (avx2A8Q5Acc's, where
+// avx2A8Q50) and q5_1 (avx2U8Acc's, where avx2U8Q51) in place of the int16 VPDPWSSD kernels
+// (avx2VNNIAcc): gen_avx2intacc.go's vnni8 writes each as its plain AVX2 kernel's text
 // with every VPMADDUBSW and the adds after it (VPADDW, flushed through VPMADDWD by ones every
 // steps8 steps; or VPMADDWD by ones and VPADDD) one VEX VPDPBUSD into the int32 sums, and the
 // adaptive kernels' int16 path's VPMADDWD and VPADDD one VEX VPDPWSSD. The int32 sums are the
@@ -444,12 +453,16 @@ func multiAccQ80A8AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *flo
 // 17.85–18.39 → 15.39–16.48; q4_1 values 10.88–11.27 → 8.50–8.60, whole 19.51–20.06 →
 // 17.23–17.65; iq4_nl values 10.54–11.00 → 9.31–9.66, whole 21.28–21.49 → 19.36–20.41.
 // q8_0 keeps its int16 kernel (avx2A8Q80 is off for the rounding; its AVX-VNNI form is
-// written and tested for when it is on).
+// written and tested for when it is on). q5_0's adaptive and q5_1's unsigned kernels (the same
+// machine, load ~20): four accumulators 11.02 → 8.26 / 14.07 → 11.76 and 10.04 → 8.68 /
+// 14.05 → 12.25, two 0.67–0.82× / 0.89–0.92×; TestDecodeBreakdown (three alternations) q5_0
+// values 14.03–14.45 → 11.91–11.98, whole 23.85–25.12 → 21.30–22.09; q5_1 values
+// 13.82–14.95 → 10.51–11.29, whole 25.65–26.47 → 22.57–23.19.
 var avx2B8VNNI = true
 
 // avx2B8VNNIAcc are the AVX-VNNI 8-bit kernels of q4_0 and q4_1, avx2B8VNNITwo their
-// two-accumulator variants; avx2A8VNNIAcc and avx2A8IQ4VNNIAcc q8_0's and iq4_nl's adaptive
-// ones (avx2A8VNNITwo, avx2A8IQ4VNNITwo).
+// two-accumulator variants; avx2A8VNNIAcc, avx2A8IQ4VNNIAcc and avx2A8Q5VNNIAcc q8_0's,
+// iq4_nl's and q5_0's adaptive ones, avx2U8VNNIAcc q5_1's unsigned one (each with its Two).
 var (
 	avx2B8VNNIAcc    = [2]*multiKernels{{acc: multiAccQ40B8VNNIINT, w8step: 0x1p-8}, {acc: multiAccQ41B8VNNIINT, w8step: 0x1p-8}}
 	avx2B8VNNITwo    = [2]*multiKernels{{acc: multiAccQ40B8TwoVNNIINT}, {acc: multiAccQ41B8TwoVNNIINT}}
@@ -457,7 +470,23 @@ var (
 	avx2A8VNNITwo    = &multiKernels{acc: multiAccQ80A8TwoVNNIINT, w8step: 0x1p-8}
 	avx2A8IQ4VNNIAcc = &multiKernels{acc: multiAccIQ4NLA8VNNIINT, w8step: 0x1p-8}
 	avx2A8IQ4VNNITwo = &multiKernels{acc: multiAccIQ4NLA8TwoVNNIINT, w8step: 0x1p-8}
+	avx2A8Q5VNNIAcc  = &multiKernels{acc: multiAccQ50A8VNNIINT, w8step: 0x1p-8}
+	avx2A8Q5VNNITwo  = &multiKernels{acc: multiAccQ50A8TwoVNNIINT, w8step: 0x1p-8}
+	avx2U8VNNIAcc    = &multiKernels{acc: multiAccQ51U8VNNIINT, w8step: 0x1p-9}
+	avx2U8VNNITwo    = &multiKernels{acc: multiAccQ51U8TwoVNNIINT, w8step: 0x1p-9}
 )
+
+//go:noescape
+func multiAccQ50A8VNNIINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccQ50A8TwoVNNIINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccQ51U8VNNIINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+//go:noescape
+func multiAccQ51U8TwoVNNIINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 
 //go:noescape
 func multiAccQ40B8VNNIINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
@@ -528,6 +557,10 @@ func avx2IntAccTwo(k *multiKernels) *multiKernels {
 		return avx2A8VNNITwo
 	case avx2A8IQ4VNNIAcc:
 		return avx2A8IQ4VNNITwo
+	case avx2A8Q5VNNIAcc:
+		return avx2A8Q5VNNITwo
+	case avx2U8VNNIAcc:
+		return avx2U8VNNITwo
 	}
 	if k == avx2U8Acc {
 		return avx2U8Two

@@ -121,8 +121,8 @@ func checkAVX2IntAcc(t *testing.T, rng *rand.Rand, f Format, d, rows, n int, got
 // TestAVX2IntAccChosen checks that the block formats' AccumulateManyMulti run the AVX2 integer
 // kernels where avx2IntAccOn (KVLAB_NO_AVX512 set on this CPU), the AVX-VNNI flavour where
 // hasAVXVNNI, q4_0's and q4_1's 8-bit-weight kernels (q5_1's unsigned one, q8_0's, q5_0's and iq4_nl's adaptive ones) where neither
-// AVX-VNNI nor KVLAB_ACC16, their AVX-VNNI forms (avx2B8VNNI: q4_0's, q4_1's, iq4_nl's and
-// q8_0's) where AVX-VNNI but not KVLAB_ACC16, and that AccumulateStep says so.
+// AVX-VNNI nor KVLAB_ACC16, their AVX-VNNI forms (avx2B8VNNI: q4_0's, q4_1's, iq4_nl's,
+// q5_0's, q5_1's and q8_0's) where AVX-VNNI but not KVLAB_ACC16, and that AccumulateStep says so.
 func TestAVX2IntAccChosen(t *testing.T) {
 	if !avx2IntAccOn {
 		t.Skip("the AVX2 integer kernels do not run here")
@@ -156,6 +156,10 @@ func TestAVX2IntAccChosen(t *testing.T) {
 				want, wantTwo, step = avx2A8VNNIAcc, avx2A8VNNITwo, 0x1p-8
 			case tc.f == IQ4_NL && avx2A8IQ4:
 				want, wantTwo, step = avx2A8IQ4VNNIAcc, avx2A8IQ4VNNITwo, 0x1p-8
+			case tc.f == Q5_0 && avx2A8Q50:
+				want, wantTwo, step = avx2A8Q5VNNIAcc, avx2A8Q5VNNITwo, 0x1p-8
+			case tc.f == Q5_1 && avx2U8Q51:
+				want, wantTwo, step = avx2U8VNNIAcc, avx2U8VNNITwo, 0x1p-9
 			}
 		}
 		if got := avx2IntAccFor(*tc.avx512Kern); got != want {

@@ -24,6 +24,10 @@ var avx2B8VNNIPairs = []struct {
 	{Q8_0, 2, multiAccQ80A8TwoAVX2INT, multiAccQ80A8TwoVNNIINT},
 	{IQ4_NL, 4, multiAccIQ4NLA8AVX2INT, multiAccIQ4NLA8VNNIINT},
 	{IQ4_NL, 2, multiAccIQ4NLA8TwoAVX2INT, multiAccIQ4NLA8TwoVNNIINT},
+	{Q5_0, 4, multiAccQ50A8AVX2INT, multiAccQ50A8VNNIINT},
+	{Q5_0, 2, multiAccQ50A8TwoAVX2INT, multiAccQ50A8TwoVNNIINT},
+	{Q5_1, 4, multiAccQ51U8AVX2INT, multiAccQ51U8VNNIINT},
+	{Q5_1, 2, multiAccQ51U8TwoAVX2INT, multiAccQ51U8TwoVNNIINT},
 }
 
 // TestAVX2IntAccB8VNNIMatches checks each AVX-VNNI 8-bit kernel against its plain AVX2 kernel
@@ -101,7 +105,7 @@ func TestAVX2IntAccB8VNNIMatches(t *testing.T) {
 }
 
 // TestAVX2IntAccB8VNNISelected checks that AVX-VNNI CPUs take the AVX-VNNI 8-bit kernels for
-// q4_0, q4_1, iq4_nl and (where avx2A8Q80) q8_0, four accumulators and two, where the plain
+// q4_0, q4_1, iq4_nl, q5_0, q5_1 and (where avx2A8Q80) q8_0, four accumulators and two, where the plain
 // AVX2 ones would run, and the int16 ones under KVLAB_ACC16 (avx2B8On false).
 func TestAVX2IntAccB8VNNISelected(t *testing.T) {
 	if !avx2IntAccOn || !hasAVX2 || !hasAVXVNNI {
@@ -109,12 +113,14 @@ func TestAVX2IntAccB8VNNISelected(t *testing.T) {
 	}
 	want := map[*multiKernels]*multiKernels{
 		intAccQ4_0: avx2B8VNNIAcc[0], intAccQ4_1: avx2B8VNNIAcc[1], intAccIQ4NL: avx2A8IQ4VNNIAcc,
+		intAccQ5_0: avx2A8Q5VNNIAcc, intAccQ5_1: avx2U8VNNIAcc,
 	}
 	if avx2A8Q80 {
 		want[intAccQ8_0] = avx2A8VNNIAcc
 	}
 	two := map[*multiKernels]*multiKernels{
 		avx2B8VNNIAcc[0]: avx2B8VNNITwo[0], avx2B8VNNIAcc[1]: avx2B8VNNITwo[1], avx2A8VNNIAcc: avx2A8VNNITwo, avx2A8IQ4VNNIAcc: avx2A8IQ4VNNITwo,
+		avx2A8Q5VNNIAcc: avx2A8Q5VNNITwo, avx2U8VNNIAcc: avx2U8VNNITwo,
 	}
 	for i, k := range want {
 		got := avx2IntAccFor(i)
