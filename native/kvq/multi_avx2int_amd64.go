@@ -69,14 +69,18 @@ func avx2IntKind(kind int) bool {
 }
 
 // avx2BQBytes is the pre-broadcast digits of one block: the u8 route's 4 queries × 8 payload
-// dwords × 32 bytes, the s16 route's (q8_0, iq4_nl) twice that; the AVX-VNNI q8_0 kernel's
-// two digits apart (2048 bytes), then its four queries' offsets −128·ΣQ (avx2Expand).
+// dwords × 32 bytes (the AVX-VNNI kernels of iq4_nl, avx2IQ4U8, and of q8_0 at one digit
+// too), the s16 route's (q8_0, iq4_nl) twice that; the AVX-VNNI q8_0 kernel's two digits apart
+// (2048 bytes), then its four queries' offsets −128·ΣQ (avx2Expand).
 func avx2BQBytes(kind int) int {
 	if kind == vnniQ8_0 && avxVNNI {
 		if vnniND(kind) == 1 {
 			return 1024 // avx2ScoresQ80OneVNNI: the u8 route's layout
 		}
 		return 2176
+	}
+	if kind == vnniIQ4NL && avxVNNI && avx2IQ4U8 && !avx2TwinsOn() {
+		return 1024 // avx2ScoresIQ4NLVNNI on the u8 route
 	}
 	if kind == vnniQ8_0 || kind == vnniIQ4NL {
 		return 2048
@@ -303,3 +307,13 @@ func avx2ScoresQ80OneVNNI(bq *byte, aux *uint32, stage *uint16, nb int, rows *by
 // with the two-digit kernel's binary, min ns a row) scores 11.57–12.17 → 9.55–10.34, whole
 // 24.28–25.01 → 22.93–23.23.
 var avx2VNNIQ8One = true
+
+// avx2IQ4U8 reports that iq4_nl's AVX-VNNI scores kernel (avx2ScoresIQ4NLVNNI) reads the u8
+// route's digit layout: gen_avx2int.go's iq4U8 writes it on that route (VPDPBUSD of the levels
+// + 128, looked up by VPSHUFB, the chains started at −128·ΣQ), the same scores as the s16
+// route's (TestAVX2IntScores checks them against the AVX-512 VNNI kernel bit for bit). It is a
+// constant of the generated kernel, not a switch. Measured on an Intel Xeon (Sapphire/Emerald
+// Rapids class, KVM, 2 vCPUs shared, load ~25; KVLAB_NO_AVX512): attn's TestDecodeBreakdown
+// (iq4_nl, 131072 cells, 32 heads on 8, d 128, one thread, three alternations with the s16
+// route's binary, min ns a row) scores 9.37–9.71 → 6.92–7.41, whole 19.65–20.16 → 18.57–19.21.
+const avx2IQ4U8 = true
