@@ -453,7 +453,12 @@ func multiAccQ80A8AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *flo
 // 17.85–18.39 → 15.39–16.48; q4_1 values 10.88–11.27 → 8.50–8.60, whole 19.51–20.06 →
 // 17.23–17.65; iq4_nl values 10.54–11.00 → 9.31–9.66, whole 21.28–21.49 → 19.36–20.41.
 // q8_0 keeps its int16 kernel (avx2A8Q80 is off for the rounding; its AVX-VNNI form is
-// written and tested for when it is on). q5_0's adaptive and q5_1's unsigned kernels (the same
+// written and tested for when it is on): with avx2A8Q80 on, the decode's q8_0 values on this
+// Xeon (TestDecodeBreakdown, three alternations, load 14–23) moved 11.31–13.59 → 10.97–12.99
+// ns a row and the whole step 22.59–23.12 → 22.21–22.63, within the noise, where its kernel
+// took 0.77× the int16 one's time in cache: streamed, both wait on memory. A PREFETCHT1 one or
+// two tiles beyond the int16 AVX-VNNI q8_0 kernel's PREFETCHT0s took 0.94–0.97× its time
+// streamed (AccumulateManyMulti, three runs) and 1.01× in cache: not kept. q5_0's adaptive and q5_1's unsigned kernels (the same
 // machine, load ~20): four accumulators 11.02 → 8.26 / 14.07 → 11.76 and 10.04 → 8.68 /
 // 14.05 → 12.25, two 0.67–0.82× / 0.89–0.92×; TestDecodeBreakdown (three alternations) q5_0
 // values 14.03–14.45 → 11.91–11.98, whole 23.85–25.12 → 21.30–22.09; q5_1 values
