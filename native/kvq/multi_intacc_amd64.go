@@ -68,7 +68,7 @@ func intAcc() bool { return hasVNNIBW && hasAVX512VL }
 // 0's VPDPWSSD, the row loop's bottleneck there, are unchanged: no port takes more.
 var (
 	intAccQ4_0  = intAcc8(intAccVBMI(multiAccQ40INT, multiAccQ40VINT), pickZen4(multiAccQ40V8INT, multiAccQ40V8Z4INT))
-	intAccQ8_0  = &multiKernels{acc: pickZen4(multiAccQ80INT, multiAccQ80Z4INT)}
+	intAccQ8_0  = &multiKernels{acc: pickQ80Acc(multiAccQ80INT, multiAccQ80Z4INT)}
 	intAccQ4_1  = intAcc8(intAccVBMI(multiAccQ41INT, multiAccQ41VINT), pickFar(multiAccQ41V8INT, multiAccQ41V8Z4INT))
 	intAccQ5_0  = intAcc8q51(intAccVBMI(multiAccQ50INT, pickIntel(multiAccQ50VINT, multiAccQ50VIINT)), pickZen4(multiAccQ50V8INT, multiAccQ50V8Z4INT), q5W8)
 	intAccQ5_1  = intAcc8q51(intAccVBMI(multiAccQ51INT, multiAccQ51VINT), pickQ51(multiAccQ51V8INT, multiAccQ51V8Z4INT, multiAccQ51V8XINT), q51W8)
@@ -267,6 +267,23 @@ func pickIntel(k, in accKernel) accKernel {
 		return in
 	}
 	return k
+}
+
+// pickQ80Acc is pickZen4 for q8_0's values with four accumulators, whose Zen 4 flavour
+// (PREFETCHT1 at the tile after next in place of PREFETCHT0) Intel CPUs take too (intelCPU).
+// Measured on an Intel Xeon (Sapphire Rapids class, 2 shared vCPUs, KVM, load ~5–10; q8_0 rows
+// of 128 values on 2 MiB pages, 128 MiB of keys and of values, decode's order: chunks of 16384
+// rows, a chunk's scores then its values; thread CPU time, the kernels alternated in one
+// process, 12–14 passes, ns a row min/median): streamed 10.95–11.0/11.3–11.4 → 9.6–9.8/10.2–10.3;
+// in cache (1 MiB) 6.95/7.02 → 7.04/7.10; kvq TestQ80IntelSpeed 11.04/11.50 → 9.97/10.42;
+// native/attn TestDecodeBreakdown (131072 cells, test binaries alternated six times, load 12–13,
+// both with multiScoresQ80OneIntelVNNI) values min 10.24–12.44 → 9.84–10.60, whole
+// 21.43–22.02 → 20.51–21.68. The two-accumulator kernels keep their choice (not measured).
+func pickQ80Acc(k, z4 accKernel) accKernel {
+	if intelCPU {
+		return z4
+	}
+	return pickZen4(k, z4)
 }
 
 // pickZen4GFNI is pickZen4 for a Zen 4 flavour that takes AVX-512 GFNI too (q5_1's,

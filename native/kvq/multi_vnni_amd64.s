@@ -1258,6 +1258,31 @@ TEXT ·multiScoresQ80OneVNNI(SB), NOSPLIT, $48-80
 #undef Q80ONE
 #undef Q80PF
 
+// func multiScoresQ80OneIntelVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+// multiScoresQ80OneVNNI prefetching (PREFETCHT0) 4352 bytes past each group's rows (two groups
+// of sixteen rows of 128 values) in place of four groups, for Intel CPUs (intelCPU): the same
+// code but the prefetch pointer, so the same scores bit for bit. Measured on an Intel Xeon
+// (Sapphire Rapids class, KVM, 2 shared vCPUs at load 5–13; thread CPU time, alternated in one
+// process or test binaries alternated): kvq TestQ80IntelSpeed (decode's order: chunks of 16384
+// rows, scores then values, 128 MiB each on 2 MiB pages; ns a row min/median) 12.23/12.72 →
+// 10.90/11.20; over the distances (same harness, 12–14 passes, min): 2720 bytes 12.8, 3264
+// 12.1–12.5, 3808 10.7–11.4, 4352 10.2–11.0, 4896 10.4–11.2, 5440 11.5–11.8, 6528 12.6–13.5,
+// 8704 (PFGROUPS, this kernel's) 12.6–13.1, 17408 13.7, the current group's rows 14.0–14.9;
+// PREFETCHT1 at 3264, 4352 and 5440 13.1, 11.8–12.4, 11.7; PREFETCHNTA at 8704 20.1; a second
+// level beside PREFETCHT0 at 4352 (PREFETCHT1 at 8704, 13056 or 17408, PREFETCHT2 at 13056)
+// 10.1–10.5 against 10.2: no gain. native/attn TestDecodeBreakdown (q8_0, 131072 cells, six
+// alternations of the test binaries, load 12–13, ns a cell min): scores 12.22–12.46 →
+// 10.35–10.89, whole 23.07–24.01 → 21.43–22.02. In cache it is the other kernel (4.8 ns a row):
+// the kernel waits on memory, at ~13 GB/s where a plain read streams at 15.5–16.5 here.
+TEXT ·multiScoresQ80OneIntelVNNI(SB), NOSPLIT, $48-80
+#define Q80PF PREFETCHT0
+#define Q80PFBYTES 4352
+#define Q80ONE
+#include "multi_vnni_q80_amd64.h"
+#undef Q80ONE
+#undef Q80PFBYTES
+#undef Q80PF
+
 // func multiScoresQ80OneZ4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // multiScoresQ80OneVNNI prefetching into L2 (PREFETCHT1), as multiScoresQ80Z4VNNI, with one
 // chain a query (Q80ONE1: CHAINQ1, FINISHQ1), started at −128·ΣQ and eight VPDPBUSD deep, in
