@@ -48,7 +48,15 @@ var hasAVX512VL = cpu.X86.HasAVX512VL
 // Sapphire Rapids) 512-bit VPDPWSSD issues one a cycle on port 0 (latency 5) where the FMAs
 // issue two (ports 0 and 5, server parts) or one: the float kernels' 32 FMAs a row take at
 // least the 16 cycles these kernels' 16 VPDPWSSD take, and these need fewer µops in all (~45
-// against ~70 a row), so they are not expected to be slower there.
+// against ~70 a row), so they are not expected to be slower there. Measured on the Intel Xeon
+// of the q8_0 figures at pickQ80Acc (Sapphire Rapids class, 3.9–4.0 GHz by a dependent IMUL
+// chain; 20–24 independent instructions a loop, 10–12 chains, thread CPU time, best of 7):
+// 512-bit VPDPWSSD, VPDPBUSD (also .BCST from memory), VPMADDWD, VPMADDUBSW, VFMADD231PS,
+// VCVTDQ2PS, VPADDD, VPXORD and VINSERTI32X4 from memory two a cycle (ports 0 and 5: this part's
+// integer multiplies are not port 0's alone), VPDPWSSD and VPDPBUSD latency 5–6 cycles (ten
+// chains keep them at 1.7 a cycle, twelve at 1.9); VPUNPCKLDQ, VPUNPCKLBW, VPSHUFB, VPERMB,
+// VPERMW, VPMOVSXBW (register or memory) and VCVTPH2PS from memory one a cycle; VPERMT2W one
+// every two; 16-byte loads two a cycle, one a cycle where each crosses a cache line.
 func intAcc() bool { return hasVNNIBW && hasAVX512VL }
 
 // The integer kernels of each format (only acc is set: they replace the float kernels' acc).
@@ -279,6 +287,13 @@ func pickIntel(k, in accKernel) accKernel {
 // native/attn TestDecodeBreakdown (131072 cells, test binaries alternated six times, load 12–13,
 // both with multiScoresQ80OneIntelVNNI) values min 10.24–12.44 → 9.84–10.60, whole
 // 21.43–22.02 → 20.51–21.68. The two-accumulator kernels keep their choice (not measured).
+// Not kept (kvq harness as above, scratch flavours of multiAccQ80Z4INT, 12 passes, load 14–23,
+// values ns a row min/median against the flavour's own 9.97/10.61 and 10.68–10.82/11.31–11.53):
+// PREFETCHT1 64 rows ahead (the next tile) 12.83/14.70, 192 rows 10.02/10.49 and
+// 10.63–10.84/11.32–11.42, 256 rows 10.25/10.90, 32 rows 14.92/16.52; PREFETCHT0 32 and 64 rows
+// ahead 14.83/15.77 and 12.45/14.20; PREFETCHT2 at 128 rows 10.18/10.70 and 10.88–11.00/11.65;
+// PREFETCHT0 beside each PREFETCHT1, 64 or 32 rows ahead, 10.24/10.82 and 9.93/10.74,
+// 10.66–11.19/11.07–11.54: within noise of the flavour, no gain.
 func pickQ80Acc(k, z4 accKernel) accKernel {
 	if intelCPU {
 		return z4

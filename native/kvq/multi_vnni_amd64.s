@@ -1273,7 +1273,12 @@ TEXT ·multiScoresQ80OneVNNI(SB), NOSPLIT, $48-80
 // 10.1–10.5 against 10.2: no gain. native/attn TestDecodeBreakdown (q8_0, 131072 cells, six
 // alternations of the test binaries, load 12–13, ns a cell min): scores 12.22–12.46 →
 // 10.35–10.89, whole 23.07–24.01 → 21.43–22.02. In cache it is the other kernel (4.8 ns a row):
-// the kernel waits on memory, at ~13 GB/s where a plain read streams at 15.5–16.5 here.
+// the kernel waits on memory, at ~13 GB/s where a plain read streams at 15.5–16.5 here: with
+// its VPDPBUSD chains taken out (wrong scores, the same loads and prefetches) it streamed in the
+// same time (scores alone, no values between: 9.97/10.31 against 9.96/10.33; without the
+// transposes too 9.61/10.21), in cache 3.5 and 3.1 ns a row against 4.8. Not kept either: the
+// 35 prefetches of a group's lines at its start in place of nine a block (2176, 4352, 6528 and
+// 8704 bytes ahead: 12.0, 11.5, 13.3 and 13.5 against ~10.0).
 TEXT ·multiScoresQ80OneIntelVNNI(SB), NOSPLIT, $48-80
 #define Q80PF PREFETCHT0
 #define Q80PFBYTES 4352
@@ -1294,7 +1299,8 @@ TEXT ·multiScoresQ80OneIntelVNNI(SB), NOSPLIT, $48-80
 // (lower in 7); native/attn TestDecodeBreakdown (q8_0, 131072 cells on 2 MiB pages, 25
 // alternations, scores ns a cell, min/median of the runs' minima) 5.14/5.35 → 5.01/5.25,
 // lower in 15 of 25 (median difference −0.06). multiScoresQ80OneVNNI keeps two chains: on
-// Intel (instruction tables: VPDPBUSD zmm latency 5, one a cycle) four chains of latency 5
+// Intel (instruction tables: VPDPBUSD zmm latency 5, one a cycle; measured on a Sapphire Rapids
+// class Xeon: latency 5–6, two a cycle, multi_intacc_amd64.go's intAcc) four chains of latency 5
 // would not keep the multiply port busy; not measured there. Not kept (same harness, against
 // this kernel): LOAD4's inserts by LOAD4Y's route (two 256-bit inserts and a 512-bit one, as
 // q4_0's Z4 flavours), in cache 4.26–4.40 → 4.21–4.34 (lower in 4 of 4), streamed 6.19–7.35
