@@ -222,10 +222,10 @@
 #undef Q80ONE
 #undef Q80PF
 #define Q80PF PREFETCHT0
-#define Q80PFBYTES 4352
+#define Q80PFGROUPS 2
 #define Q80ONE
 #undef Q80ONE
-#undef Q80PFBYTES
+#undef Q80PFGROUPS
 #undef Q80PF
 #define Q80PF PREFETCHT1
 #define Q80ONE

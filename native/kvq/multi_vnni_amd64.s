@@ -1259,13 +1259,19 @@ TEXT ·multiScoresQ80OneVNNI(SB), NOSPLIT, $48-80
 #undef Q80PF
 
 // func multiScoresQ80OneIntelVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
-// multiScoresQ80OneVNNI prefetching (PREFETCHT0) 4352 bytes past each group's rows (two groups
-// of sixteen rows of 128 values) in place of four groups, for Intel CPUs (intelCPU): the same
-// code but the prefetch pointer, so the same scores bit for bit. Measured on an Intel Xeon
+// multiScoresQ80OneVNNI prefetching (PREFETCHT0) two groups of sixteen rows past each group's
+// rows (Q80PFGROUPS; 4352 bytes at 128 values a row) in place of four (PFGROUPS), for Intel CPUs
+// (intelCPU): the same code but the prefetch pointer, so the same scores bit for bit. The
+// distance goes in groups: a group's nine prefetches a block reach the group that many on, and
+// the lines of the nearest prefetched group are first read when that group starts. 4352 bytes
+// at 256 values a row (one group ahead) took 35.1–39.4 ns a row against 24.7–25.6 with four;
+// two groups 24.7–24.8 (at 64 values a row 5.25–5.30 against 5.42–5.60 with four, 4352 bytes;
+// same harness, 10 passes, load 11–24, two runs). Measured on an Intel Xeon
 // (Sapphire Rapids class, KVM, 2 shared vCPUs at load 5–13; thread CPU time, alternated in one
 // process or test binaries alternated): kvq TestQ80IntelSpeed (decode's order: chunks of 16384
-// rows, scores then values, 128 MiB each on 2 MiB pages; ns a row min/median) 12.23/12.72 →
-// 10.90/11.20; over the distances (same harness, 12–14 passes, min): 2720 bytes 12.8, 3264
+// rows, scores then values, 128 MiB each on 2 MiB pages; 128 values a row; ns a row
+// min/median) 12.23/12.72 → 10.90/11.20; over the distances (same harness, 12–14 passes, min;
+// scratch flavours with the distance in bytes): 2720 bytes 12.8, 3264
 // 12.1–12.5, 3808 10.7–11.4, 4352 10.2–11.0, 4896 10.4–11.2, 5440 11.5–11.8, 6528 12.6–13.5,
 // 8704 (PFGROUPS, this kernel's) 12.6–13.1, 17408 13.7, the current group's rows 14.0–14.9;
 // PREFETCHT1 at 3264, 4352 and 5440 13.1, 11.8–12.4, 11.7; PREFETCHNTA at 8704 20.1; a second
@@ -1281,11 +1287,11 @@ TEXT ·multiScoresQ80OneVNNI(SB), NOSPLIT, $48-80
 // 8704 bytes ahead: 12.0, 11.5, 13.3 and 13.5 against ~10.0).
 TEXT ·multiScoresQ80OneIntelVNNI(SB), NOSPLIT, $48-80
 #define Q80PF PREFETCHT0
-#define Q80PFBYTES 4352
+#define Q80PFGROUPS 2
 #define Q80ONE
 #include "multi_vnni_q80_amd64.h"
 #undef Q80ONE
-#undef Q80PFBYTES
+#undef Q80PFGROUPS
 #undef Q80PF
 
 // func multiScoresQ80OneZ4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)

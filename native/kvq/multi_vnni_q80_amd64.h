@@ -3,8 +3,8 @@
 // with Q80ONE defined, the one-digit kernels (multiScoresQ80OneVNNI, multiScoresQ80OneZ4VNNI),
 // and with Q80ONE1 as well (multiScoresQ80OneZ4VNNI) one chain a query in place of two.
 // With Q80RUNS defined (multiScoresQ80OneZ4RunsVNNI), the prefetches go pf bytes (an argument
-// at 80(FP)) past each group's rows, in place of PFGROUPS groups on; with Q80PFBYTES defined
-// (multiScoresQ80OneIntelVNNI), Q80PFBYTES bytes past them.
+// at 80(FP)) past each group's rows, in place of PFGROUPS groups on; with Q80PFGROUPS defined
+// (multiScoresQ80OneIntelVNNI), Q80PFGROUPS groups on.
 // With Q80SHLD defined (multiScoresQ80Z4VNNI), each query's two digits go through one chain
 // (CHAINH, VPSHLDD, CHAINL, FINISHS) in place of two (CHAIN2, FINISH2).
 // The TEXT line gives the frame $48: five locals, cnt (blocks left of the group), grp (groups
@@ -82,14 +82,14 @@ vnniQ80_group:
 	MOVQ pf+80(FP), AX         // prefetch pointer: the same rows of the next run, pf bytes on
 	ADDQ R9, AX
 #else
-#ifdef Q80PFBYTES
-	LEAQ Q80PFBYTES(R9), AX    // prefetch pointer: Q80PFBYTES bytes ahead, 576 bytes per block
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS (Q80PFGROUPS) groups of rows ahead,
+	SHLQ $4, AX                // 576 bytes per block (a group is 16·34 = 544 bytes per block)
+#ifdef Q80PFGROUPS
+	IMULQ $Q80PFGROUPS, AX
 #else
-	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 576 bytes
-	SHLQ $4, AX                // per block (a group is 16·34 = 544 bytes per block)
 	IMULQ $PFGROUPS, AX
-	ADDQ R9, AX
 #endif
+	ADDQ R9, AX
 #endif
 
 vnniQ80_blk:
