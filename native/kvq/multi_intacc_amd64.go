@@ -293,7 +293,12 @@ func pickIntel(k, in accKernel) accKernel {
 // 10.63–10.84/11.32–11.42, 256 rows 10.25/10.90, 32 rows 14.92/16.52; PREFETCHT0 32 and 64 rows
 // ahead 14.83/15.77 and 12.45/14.20; PREFETCHT2 at 128 rows 10.18/10.70 and 10.88–11.00/11.65;
 // PREFETCHT0 beside each PREFETCHT1, 64 or 32 rows ahead, 10.24/10.82 and 9.93/10.74,
-// 10.66–11.19/11.07–11.54: within noise of the flavour, no gain.
+// 10.66–11.19/11.07–11.54: within noise of the flavour, no gain; multiAccQ80INT's code (two
+// row pairs a step, sixteen chains) with PREFETCHT1 in place of PREFETCHT0, 9.89–10.64/
+// 10.98–11.46 against 10.05–10.34/10.47–11.17. At 256 values a row the flavour took
+// 24.1–24.9 and 28.7–29.2 ns a row where multiAccQ80INT took 28.2 and 33.3 in the same runs; at
+// 64 values 6.5–6.7 and 7.5–7.7 against 6.1 and 7.8, within noise (same harness with rows of
+// those widths, 10 passes, min, load 11–24).
 func pickQ80Acc(k, z4 accKernel) accKernel {
 	if intelCPU {
 		return z4
