@@ -90,7 +90,7 @@ var flavours = []flavour{
 	{
 		src: "multi_bf16_amd64.s", name: "multiScoresBF16AVX512", runs: "multiScoresBF16RunsAVX512",
 		frame: "$0-64", runsFrame: "$0-72", defs: true,
-		doc: "prefetching into L2 (the Zen 4 loop) pf bytes past each row (the same row of the next run) in place of PFDISTZ4L2, and into L1 PFDISTZ4L1 on in this run and the next taken as one.",
+		doc: "prefetching into L2 (the Zen 4 loop, which it takes on every CPU) pf bytes past each row (the same row of the next run) in place of PFDISTZ4L2, and into L1 PFDISTZ4L1 on in this run and the next taken as one.",
 		repl: []repl{
 			{"ostride int)\n", "ostride int, pf int)\n", 1},
 			{"\tMOVQ out+48(FP), R9\n\tCONSTS\n", "\tMOVQ out+48(FP), R9\n\tCONSTS\n\tMOVQ pf+64(FP), R14         // the L2 prefetches' offset (CONSTS's R14 is not used here)\n", 1},
@@ -100,7 +100,7 @@ var flavours = []flavour{
 			// each pair: PFDISTZ4L1 while that is in the run, else into the next run), as
 			// multiScoresFP8BF16HRunsAVX512's.
 			{"\tCMPB ·zen4Stream(SB), $0\n\tJNE  multiScoresBF16AVX512_blkz\n",
-				"\tMOVQ R10, AX\n\tIMULQ R8, AX               // the bytes left in the run\n\tCMPQ AX, $PFDISTZ4L1\n\tJLE  multiScoresBF16AVX512_pfnx\n\tMOVQ $PFDISTZ4L1, AX\n\tJMP  multiScoresBF16AVX512_pfin\nmultiScoresBF16AVX512_pfnx:\n\tMOVQ m+40(FP), AX\n\tIMULQ R8, AX\n\tNEGQ AX\n\tADDQ R14, AX\n\tADDQ $PFDISTZ4L1, AX       // PFDISTZ4L1 on, into the next run\nmultiScoresBF16AVX512_pfin:\n\tCMPB ·zen4Stream(SB), $0\n\tJNE  multiScoresBF16AVX512_blkz\n", 1},
+				"\tMOVQ R10, AX\n\tIMULQ R8, AX               // the bytes left in the run\n\tCMPQ AX, $PFDISTZ4L1\n\tJLE  multiScoresBF16AVX512_pfnx\n\tMOVQ $PFDISTZ4L1, AX\n\tJMP  multiScoresBF16AVX512_pfin\nmultiScoresBF16AVX512_pfnx:\n\tMOVQ m+40(FP), AX\n\tIMULQ R8, AX\n\tNEGQ AX\n\tADDQ R14, AX\n\tADDQ $PFDISTZ4L1, AX       // PFDISTZ4L1 on, into the next run\nmultiScoresBF16AVX512_pfin:\n\tJMP  multiScoresBF16AVX512_blkz // the Zen 4 loop on every CPU that takes the flavour (bf16RunsZ4)\n", 1},
 			{"PREFETCHT0 PFDISTZ4L1(BX)", "PREFETCHT0 (BX)(AX*1)", 1},
 			{"PREFETCHT0 PFDISTZ4L1(R15)", "PREFETCHT0 (R15)(AX*1)", 1},
 		},

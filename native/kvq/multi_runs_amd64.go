@@ -103,13 +103,18 @@ func accFloatRuns(k int, rot *rotCodec, acc []float32, n, d, rb int, w []float32
 
 // bf16RunsZ4 is whether bf16's values (multiAccBF16AVX512) and scores (multiScoresBF16AVX512,
 // its Zen 4 loop) over runs take their runs flavours, multiAccBF16RunsAVX512 (accBF16Runs)
-// and multiScoresBF16RunsAVX512 (scoresRuns), as f16's do: Zen 4 only (other CPUs keep the
-// Prefetch of each next run whole; Intel not measured). Zen 4, kvcache TestPagedBreakdown (one
+// and multiScoresBF16RunsAVX512 (scoresRuns), as f16's do: Zen 4 and Intel (intelCPU; other
+// CPUs, Zen 5 among them, keep the Prefetch of each next run whole). The scores' flavour takes
+// the kernel's Zen 4 loop on both (the L2 prefetches at the next run's rows, the L1 ones 4 KiB
+// on in the run and the next taken as one); the values' its ACC4_REG loop on Intel (the L1
+// prefetches at the next run). Intel Xeon (2 vCPUs, KVM, family 6 model 167), kvcache
+// TestPagedBreakdown as below (2 alternations, load ~10): paged bf16 scores 7.73–8.24 →
+// 6.39–6.42 ms, values 10.01–10.17 → 6.46–6.47 (contiguous 4.08 and 3.91). Zen 4, kvcache TestPagedBreakdown (one
 // thread, 32768 cells, 8 KV heads of 128, 4 queries, thread CPU, 2 alternations, load ~2),
 // paged bf16: values 6.96–7.77 → 2.67–2.72 ms (contiguous 2.49–2.62), scores 5.80–6.22 →
 // 4.02–4.11 (contiguous 3.18–3.38; a Prefetch of the run two, three or four on besides:
 // 4.66–5.09, slower).
-var bf16RunsZ4 = zen4Stream
+var bf16RunsZ4 = zen4Stream || intelCPU
 
 // accBF16Runs is accRuns for bf16 rows of a multiple of 32 values on the AVX-512 kernel
 // (bf16RunsZ4), four accumulators a call (n a multiple of 4), runs of at most AccumulateTile
@@ -620,9 +625,15 @@ func multiAccT4FBRunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *floa
 //go:noescape
 func multiAccQ80Z4RunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int)
 
-// f16ScoresRuns is whether f16's four-query scores take multiScoresF16Z4 (f16Scores4's
-// choice at start), whose runs flavour scoresRuns calls.
-var f16ScoresRuns = zen4Stream && hasAVX512VL
+// f16ScoresRuns is whether f16's four-query scores over runs take multiScoresF16Z4's runs
+// flavour (scoresRuns): on Zen 4, where f16Scores4 takes multiScoresF16Z4 over contiguous rows,
+// and on Intel (intelCPU), where it takes multiScoresF16AVX512, whose scores multiScoresF16Z4's
+// are bit for bit (TestF16ScoresZ4Matches). Intel Xeon (2 vCPUs, KVM, family 6 model 167),
+// kvcache TestPagedBreakdown (one thread, 32768 cells, 8 KV heads of 128, 4 queries, thread
+// CPU, 4 alternations, load 12–25): paged f16 scores 9.65–9.90 → 6.58–6.98 ms, its values
+// 4.96–5.27 → 6.48–6.65 (contiguous 3.65–3.96 and 3.72–4.04; the values no longer find the
+// rows the run-by-run scores' prefetches past each page left in L2).
+var f16ScoresRuns = (zen4Stream || intelCPU) && hasAVX512VL
 
 // scoresRuns is DotManyMultiRuns's kernel path for f16 rows of a multiple of 32 values where
 // the four-query scores run multiScoresF16Z4 (Zen 4), n a multiple of 4: each run goes to
@@ -644,7 +655,7 @@ var f16ScoresRuns = zen4Stream && hasAVX512VL
 // values 2.73–2.89 → 2.81–3.02, within noise; the L1 prefetches aimed at the next run's rows
 // in place of both: 5.51–5.57); the whole paged f16 decode (kvcache TestPagedDecodeSpeed, 3
 // alternations, load ~12) 6.56–6.74 → 5.68–5.81 ms, contiguous 5.29–5.36 (1.24–1.27× →
-// 1.07–1.09×). Only Zen 4 runs it (other CPUs keep multiScoresF16AVX512).
+// 1.07–1.09×). Zen 4 and Intel run it (f16ScoresRuns; other CPUs keep multiScoresF16AVX512).
 func scoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bool {
 	if fp8ScoresRuns(c, q, n, runs, out) || avx2FloatScoresRuns(c, q, n, runs, out) {
 		return true
@@ -696,8 +707,12 @@ func floatScoresRuns(kernel func(q *float32, d, nv int, rows *byte, rb, m int, o
 
 // fp8RunsZ4 is whether fp8's scores over runs go through fp8ScoresRuns and its values
 // (multiAccFP8BF16) through their runs flavour, multiAccFP8BF16RunsAVX512 (accFP8Runs): Zen 4
-// only (other CPUs keep DotManyMultiRuns's run-by-run calls; Intel not measured).
-var fp8RunsZ4 = zen4Stream
+// and Intel (intelCPU; other CPUs, Zen 5 among them, keep DotManyMultiRuns's run-by-run
+// calls). Intel Xeon (2 vCPUs, KVM, family 6 model 167), kvcache TestPagedBreakdown (one
+// thread, 32768 cells, 8 KV heads of 128, 4 queries, thread CPU, 2 alternations, load ~10):
+// paged fp8 scores 6.77–6.92 → 4.51–4.63 ms (multiScoresFP8BF16HRunsAVX512), values 6.30–6.46
+// → 5.11–5.16 (contiguous 3.94 and 4.52).
+var fp8RunsZ4 = zen4Stream || intelCPU
 
 // fp8ScoresRuns is DotManyMultiRuns for fp8 rows of a multiple of 32 values through the bf16
 // kernels (scoresBF16's choice: fp8BF16Active, fp8BF16ScoresH), n a multiple of 4, plain or

@@ -8565,7 +8565,7 @@ multiAccBF16RunsAVX512_done:
 	RET
 
 // func multiScoresBF16RunsAVX512(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int, pf int)
-// multiScoresBF16AVX512 prefetching into L2 (the Zen 4 loop) pf bytes past each row (the same row of the next run) in place of PFDISTZ4L2, and into L1 PFDISTZ4L1 on in this run and the next taken as one.
+// multiScoresBF16AVX512 prefetching into L2 (the Zen 4 loop, which it takes on every CPU) pf bytes past each row (the same row of the next run) in place of PFDISTZ4L2, and into L1 PFDISTZ4L1 on in this run and the next taken as one.
 // Rows go in pairs, a and b (b = a on an odd last row), each query's partial sums in one
 // vector per row: Z0..Z3 for a, Z16..Z19 for b. The eight sums are then reduced together.
 // Each 32-value group of both rows is prefetched into L1 PFDIST ahead, or on AMD Zen 4
@@ -8625,8 +8625,7 @@ multiScoresBF16RunsAVX512_pfnx:
 	ADDQ R14, AX
 	ADDQ $PFDISTZ4L1, AX       // PFDISTZ4L1 on, into the next run
 multiScoresBF16RunsAVX512_pfin:
-	CMPB ·zen4Stream(SB), $0
-	JNE  multiScoresBF16RunsAVX512_blkz
+	JMP  multiScoresBF16RunsAVX512_blkz // the Zen 4 loop on every CPU that takes the flavour (bf16RunsZ4)
 
 multiScoresBF16RunsAVX512_blk:
 	PREFETCHT0 PFDIST(BX)
