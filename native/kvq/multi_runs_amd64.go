@@ -234,6 +234,43 @@ func multiScoresQ50Z4RunsGFNI(dig *byte, aux *uint32, stage *uint16, nb int, row
 //go:noescape
 func multiScoresQ51Z4RunsGFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, pf int)
 
+// runsIntel is whether an Intel CPU takes the runs flavours of the Zen 4 integer kernels over a
+// paged cache's runs, as Zen 4 does: q8_0's one-digit scores (multiScoresQ80OneZ4RunsVNNI,
+// q80OneRuns) and values (multiAccQ80Z4ListINT, accRunsQ80), q4_0's and q4_1's scores
+// (multiScoresQ40HdrZ4RunsVNNI, multiScoresQ41HdrZ4RunsVNNI: hdrRuns) and 8-bit values
+// (accRunsQ40), tq4's and the turbo tiers' scores and values (scoresRunsTQ4, accRunsTQ4). Their
+// scores and sums are those of the kernels these CPUs run over contiguous rows bit for bit
+// (TestDotManyMultiRuns, TestAccumulateManyMultiRuns); only the prefetches differ (PREFETCHT1,
+// aimed at the runs to come). It asks for the AVX-512 extensions every Zen 4 has and those
+// kernels may use (VNNI, VBMI, VBMI2, BITALG, GFNI, VL), so that an Intel CPU without them
+// (or one told to act as one: KVLAB_NO_AVX512VBMI) keeps the run-by-run calls. Intel Xeon (2
+// vCPUs, KVM, family 6 model 167), kvcache TestPagedBreakdown (one thread, 32768 cells, 8 KV
+// heads of 128, 4 queries, thread CPU, 2 alternations, load 12–16), paged scores and values:
+// q8_0 5.30–5.57 and 4.70–4.89 → 3.33–3.37 and 2.94–3.06 ms (contiguous 3.09–3.20 and
+// 2.64–2.86), q4_0 2.95–3.21 and 2.60–2.82 → 1.99–2.10 and 1.78–1.83 (contiguous 2.38–2.69 and
+// 1.90–2.00), q4_1 3.42–3.51 and 3.00–3.05 → 2.63–2.75 and 1.94–2.00 (contiguous 2.28–2.78 and
+// 2.10–2.20), turbo4 2.55–2.81 and 3.69–3.91 → 2.52–3.26 and 1.67–1.75 (contiguous 2.10–2.41
+// and 1.58–1.80). The scores' and the values' flavours go together: either alone left the
+// other half reading cold the rows the run-by-run kernels' prefetches past each page had
+// brought in (the values' flavours alone: q8_0's values 2.05–2.23 ms but its scores
+// 6.40–6.49; the scores' alone: its scores 3.40–3.48 but its values 5.83–6.07). Before them,
+// on Intel, the run-by-run calls' Prefetch of each next run whole (256 PREFETCHT1 of f16 rows
+// at once) cost more than it saved where the kernels' prefetches reach the next run (over
+// contiguous rows in runs, f16 scores 7.0–7.2 ms with it, 4.0–4.4 without; contiguous 3.8)
+// but paid over a paged cache's runs (paged q8_0 scores 5.1–5.5 with it, 6.2–6.5 without).
+var runsIntel = intelCPU && hasVNNIBW && hasVBMI && q80Z4Scores && hasBITALG && hasGFNI512 && hasAVX512VL
+
+// q80OneRuns and hdrRuns are whether q8_0's one-digit scores (multiScoresQ80OneZ4RunsVNNI)
+// and q4_0's and q4_1's header-frame scores (multiScoresQ40HdrZ4RunsVNNI,
+// multiScoresQ41HdrZ4RunsVNNI) over runs take their runs flavours (runsPF): on Zen 4, whose
+// kernels over contiguous rows they are (zen4Stream, vnniHdrZ4), and on Intel (runsIntel),
+// whose kernels over contiguous rows (multiScoresQ80OneVNNI, multiScoresQ40HdrVNNI,
+// multiScoresQ41HdrVNNI) give the same scores bit for bit.
+var (
+	q80OneRuns = zen4Stream || runsIntel
+	hdrRuns    = vnniHdrZ4 || runsIntel
+)
+
 // runsPF is the pf argument of the scores kernel of kind at nd digits (avx2: the AVX2 kernels)
 // for the run rows followed by the runs next (vnniScoresRunsStride): the byte offset of the
 // first non-empty one from rows where that kernel prefetches the next run's rows itself
@@ -261,9 +298,9 @@ func runsPF(kind, nd int, avx2 bool, rows []byte, next [][]byte) int {
 		if kind != vnniQ8_0 || nd != 1 || !avx2HBRoute(kind) || avx2TwinsOn() {
 			return 0
 		}
-	case kind == vnniQ8_0 && nd == 1 && zen4Stream:
-	case kind == vnniQ4_0 && vnniHdrZ4 && !vnniStaged:
-	case kind == vnniQ4_1 && vnniHdrZ4 && !vnniStaged:
+	case kind == vnniQ8_0 && nd == 1 && q80OneRuns:
+	case kind == vnniQ4_0 && hdrRuns && !vnniStaged:
+	case kind == vnniQ4_1 && hdrRuns && !vnniStaged:
 	case kind == vnniIQ4NL && iq4ScoresVBMI && vnniHdrZ4 && !vnniStaged:
 	case (kind == vnniQ5_0 || kind == vnniQ5_1) && q5ScoresGFNI && q5ScoresZ4:
 	default:
@@ -363,12 +400,12 @@ func multiScoresQ80OneZ4RunsVNNI(dig *byte, aux *uint32, stage *uint16, nb int, 
 // multiAccQ40V8Z4INT (intAccQ8_0's and intAccQ4_0's choice at start, on Zen 4), whose runs
 // flavours accIntRuns calls.
 var (
-	accRunsQ80 = zen4Stream
+	accRunsQ80 = zen4Stream || runsIntel
 	// accRunsQ40 also stands for q4_1's and iq4_nl's values on their 8-bit Zen 4 kernels
 	// (multiAccQ41V8Z4INT, multiAccIQ4NLV8Z4INT: intAcc8's choice, as q4_0's), whose runs
 	// flavours accIntRuns calls since their scores take runs flavours too (runsPF): measurements
 	// at runsFar.
-	accRunsQ40 = zen4Stream && hasVBMI && !isa.Acc16
+	accRunsQ40 = (zen4Stream || runsIntel) && hasVBMI && !isa.Acc16
 	// accRunsQ50 and accRunsQ51: q5_0's values on multiAccQ50VINT (16-bit weights: q5W8) and
 	// q5_1's on multiAccQ51V8Z4INT (intAccQ5_0's and intAccQ5_1's choices on Zen 4) take their
 	// runs flavours (accIntRuns). Without them the values of a paged q5 cache once found their
@@ -380,7 +417,7 @@ var (
 	// accRunsTQ4: the values of tq4 and the turbo tiers on their 8-bit kernels
 	// (multiAccT4FBINT, multiAccT4BINT, multiAccT3BINT, multiAccT2B) take their runs flavours
 	// on Zen 4 (scoresRunsTQ4 has the measurements).
-	accRunsTQ4 = zen4Stream
+	accRunsTQ4 = zen4Stream || runsIntel
 )
 
 // accIntRuns is accRuns for q8_0 and q4_0 rows (rotated or not) of whole blocks where their
@@ -848,7 +885,7 @@ func multiScoresF16Z4Runs(q *float32, d, nv int, rows *byte, rb, m int, out *flo
 // Only Zen 4 runs them; other CPUs keep the
 // Prefetch of each next run whole. Intel not measured: the same instructions, the prefetches
 // at other addresses.
-var scoresRunsTQ4 = zen4Stream
+var scoresRunsTQ4 = zen4Stream || runsIntel
 
 // t23ScoresRuns is whether the scores of turbo3 or turbo2 (kind) rows of d values, rb bytes,
 // over runs take the runs flavours of their packed uniform-scale kernels (multiScoresT3PUVNNI,

@@ -689,7 +689,7 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 				}
 				return
 			case vnniQ4_1:
-				if vnniHdrZ4 && pf != 0 {
+				if hdrRuns && pf != 0 {
 					multiScoresQ41HdrZ4RunsVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0], pf)
 					return
 				}
@@ -700,7 +700,7 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 				multiScoresQ41HdrVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 				return
 			case vnniQ4_0:
-				if vnniHdrZ4 && pf != 0 {
+				if hdrRuns && pf != 0 {
 					multiScoresQ40HdrZ4RunsVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0], pf)
 					return
 				}
@@ -715,7 +715,7 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 		switch kind {
 		case vnniQ8_0:
 			if nd == 1 {
-				if zen4Stream && pf != 0 {
+				if q80OneRuns && pf != 0 {
 					multiScoresQ80OneZ4RunsVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0], pf)
 					break
 				}
