@@ -54,6 +54,17 @@ var multiTQ4 = func() *multiKernels {
 // TestAccBcastFMA runs both.
 var accBcastFMA = hasAVX512 && zen4Stream
 
+// accRunsBcst is accBcastFMA for the f16 and bf16 AVX-512 accumulate kernels' runs flavours
+// (multiAccF16AVX512PF as accFloatRuns calls it, multiAccBF16RunsAVX512): set on Intel too
+// (intelCPU), where their embedded-broadcast loop, the one that prefetches the run three on
+// into L2 besides the next run into L1, took less time over a paged cache's runs. Intel Xeon
+// (2 vCPUs, KVM, family 6 model 167), kvcache TestPagedBreakdown (one thread, 32768 cells, 8
+// KV heads of 128, 4 queries, thread CPU, 2 alternations, load ~22), paged values: f16
+// 6.60–6.84 → 5.48–5.53 ms, bf16 6.81–7.04 → 5.44–5.62 (contiguous 3.9–4.5). Not kept: a
+// Prefetch (PREFETCHT1 of a whole run) of the run one, two or three on before each run, with
+// the register-broadcast loop: f16 6.59–6.63 → 6.93–7.39, bf16 6.43–6.56 → 7.03–7.49.
+var accRunsBcst = accBcastFMA || hasAVX512 && intelCPU
+
 // multiF16, multiQ8_0 and multiQ4_0 are the kernels this CPU runs, nil for none.
 var multiF16, multiQ8_0, multiQ4_0 = func() (*multiKernels, *multiKernels, *multiKernels) {
 	switch {
@@ -73,15 +84,16 @@ func multiScoresF16AVX512(q *float32, d, nv int, rows *byte, rb, m int, out *flo
 // multiAccF16AVX512 is multiAccF16AVX512PF prefetching, a tile at a time, the next tile into
 // L1 and the tile three ahead into L2: the rows that follow in memory.
 func multiAccF16AVX512(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int) {
-	multiAccF16AVX512PF(acc, d, nv, rows, rb, m, w, wstride, 64*rb, 3*64*rb)
+	multiAccF16AVX512PF(acc, d, nv, rows, rb, m, w, wstride, 64*rb, 3*64*rb, accBcastFMA)
 }
 
 // multiAccF16AVX512PF is the f16 AVX-512 accumulate kernel, its prefetches pf1 bytes (into L1)
 // and pf3 bytes (into L2) past each 64-row tile's first row (multi_amd64.s): accF16Runs aims
-// them at a paged store's next runs.
+// them at a paged store's next runs. bcst picks the embedded-broadcast loop (accBcastFMA;
+// accFloatRuns passes accRunsBcst): the same sums bit for bit.
 //
 //go:noescape
-func multiAccF16AVX512PF(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf1, pf3 int)
+func multiAccF16AVX512PF(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf1, pf3 int, bcst bool)
 
 //go:noescape
 func multiScoresQ80AVX512(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)

@@ -206,7 +206,7 @@ multiScoresF16AVX512_done:
 	VZEROUPPER
 	RET
 
-// func multiAccF16AVX512PF(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf1, pf3 int)
+// func multiAccF16AVX512PF(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf1, pf3 int, bcst bool)
 // Rows go in tiles of 64 so a tile stays in L1 while its 32-value groups are read one by one,
 // each group's four pairs of accumulator vectors held in registers across the tile. The
 // weights reach the FMAs through ACC4_REG, or ACC4_BCST where accBcastFMA is set
@@ -226,7 +226,7 @@ multiScoresF16AVX512_done:
 // three tiles ahead alone ~10.1-11.0, PREFETCHT0 two tiles ahead alone slower than one, both
 // levels with the far one two or four tiles ahead within ~0.2 of three, no prefetch twice the
 // time (the column order defeats the hardware prefetchers).
-TEXT ·multiAccF16AVX512PF(SB), NOSPLIT, $16-80
+TEXT ·multiAccF16AVX512PF(SB), NOSPLIT, $16-81
 	MOVQ acc+0(FP), SI
 	MOVQ d+8(FP), DX
 	SHLQ $2, DX                // bytes between accumulators
@@ -274,7 +274,7 @@ multiAccF16AVX512PF_grp:
 	ADDQ R12, AX
 	MOVQ AX, end-16(SP)        // past this pass's last row
 
-	CMPB ·accBcastFMA(SB), $0
+	CMPB bcst+80(FP), $0
 	JNE  multiAccF16AVX512PF_rowz
 
 multiAccF16AVX512PF_row:

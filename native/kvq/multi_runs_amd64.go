@@ -80,7 +80,7 @@ func accFloatRuns(k int, rot *rotCodec, acc []float32, n, d, rb int, w []float32
 		for h := 0; h < n; h += 4 {
 			switch k {
 			case runsF16:
-				multiAccF16AVX512PF(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf1, pf2)
+				multiAccF16AVX512PF(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf1, pf2, accRunsBcst)
 			case runsF16AVX2:
 				multiAccF16AVX2TPF(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf1, pf2)
 			case runsBF16:

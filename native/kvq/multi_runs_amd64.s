@@ -8509,7 +8509,7 @@ multiAccBF16RunsAVX512_grp:
 	ADDQ R12, AX
 	MOVQ AX, end-16(SP)        // past this pass's last row
 
-	CMPB ·accBcastFMA(SB), $0
+	CMPB ·accRunsBcst(SB), $0 // the Zen 4 loop on Intel too
 	JNE  multiAccBF16RunsAVX512_rowz
 
 multiAccBF16RunsAVX512_row:
