@@ -324,6 +324,24 @@ func multiScoresQ51XGFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *by
 // 9.5–10.9 both (memory-bound at that load). q5_1 (not switched here) 5.29 → 5.16–5.17.
 var q50ScoresVNNI = intelCPU
 
+// q50ScoresX makes q5_0's GFNI scores (q5ScoresGFNI) take multiScoresQ50XGFNI on Intel CPUs
+// (intelCPU), ahead of q50ScoresVNNI's multiScoresQ50VNNI, as q51ScoresX does q5_1's: the
+// same scores bit for bit (TestQ5ScoresZ4). The gain is q5_1's: the far prefetches into L2
+// (HDRFAR) in the decode's streamed scores. Measured on an Intel Xeon (KVM, 2 shared vCPUs,
+// load 4–6) in native/attn's TestDecodeBreakdown at the bench shape (KVLAB_SPEED_FORMATS=q5_0;
+// test binaries of stage and this alternated run by run, 10–20 runs each, the median over runs
+// of each run's min, ns a row), scores phase multiScoresQ50VNNI → this: 8.13 → 7.65 (10 runs),
+// 7.42 → 6.55 (20), 7.60 → 6.97 (16); the whole step 16.88 → 16.42, 15.50 → 14.77, 15.66 →
+// 15.45. Not kept (the last of those runs): multiScoresQ50Z4GFNI itself (FIFTHSG's
+// VPSHUFBITQMB) 7.31; this with the far prefetches 64 KiB on in place of 32, 7.09.
+var q50ScoresX = intelCPU
+
+// multiScoresQ50XGFNI is multiScoresQ50Z4GFNI with the fifth bits as multiScoresQ51XGFNI
+// takes them (FIFTHX): q5_0's scores on Intel CPUs (q50ScoresX).
+//
+//go:noescape
+func multiScoresQ50XGFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
 //go:noescape
 func multiScoresQ50Z4GFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 
@@ -744,6 +762,10 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 		case vnniQ4_1:
 			multiScoresQ41VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 		case vnniQ5_0:
+			if q5ScoresGFNI && q50ScoresX && !q5ScoresZ4 {
+				multiScoresQ50XGFNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
+				break
+			}
 			if q50ScoresVNNI && !q5ScoresZ4 {
 				multiScoresQ50VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 				break

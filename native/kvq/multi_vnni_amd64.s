@@ -3203,3 +3203,107 @@ xQ51_next:
 xQ51_done:
 	VZEROUPPER
 	RET
+
+// func multiScoresQ50XGFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+// multiScoresQ50Z4GFNI for Intel CPUs (multi_vnni_amd64.go's q50ScoresX), as
+// multiScoresQ51XGFNI is q5_1's: the fifth bits by FIFTHX in place of FIFTHSG, FINISHM's
+// temporaries in Z25..Z28. The same code vectors and float operations, so the same scores bit
+// for bit.
+TEXT ·multiScoresQ50XGFNI(SB), NOSPLIT, $0-80
+	MOVQ rows+32(FP), DI
+	MOVQ rb+40(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+56(FP), R9
+	MOVQ m+48(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   xQ50_done
+	MOVL $0x0F0F0F0F, AX
+	VPBROADCASTD AX, Z31
+	MOVQ $0x1020408000000000, AX // NIBBLESG's matrix: bits 4..7 to 0..3
+	VPBROADCASTQ AX, Z20
+	MOVL $0x10101010, AX       // FIFTHX's 16
+	VPBROADCASTD AX, Z22
+	MOVL $0x08040201, AX       // FIFTHX's bit masks
+	VPBROADCASTD AX, Z16
+	MOVL $0x80402010, AX
+	VPBROADCASTD AX, Z17
+
+xQ50_group:
+	LEAQ 6(DI), CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ nb+24(FP), R11
+	MOVQ off+72(FP), AX        // the scores start at the queries' offsets
+	VBROADCASTSS (AX), Z8
+	VBROADCASTSS 4(AX), Z9
+	VBROADCASTSS 8(AX), Z10
+	VBROADCASTSS 12(AX), Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead
+	SHLQ $4, AX
+	IMULQ $PFGROUPS, AX
+	ADDQ DI, AX
+
+xQ50_blk:
+	PF22Z4
+	LOAD4Y(CX, Z24, X24, Y24, X0, Y0)
+	LOAD4Y(BX, Z25, X25, Y25, X1, Y1)
+	LOAD4Y(R14, Z26, X26, Y26, X2, Y2)
+	LOAD4Y(R15, Z27, X27, Y27, X3, Y3)
+	TRANSPOSE4
+	NIBBLESG
+
+	HDRI(-6)                   // the rows' headers (Z29, Z30)
+	VMOVDQU64 ·vnniHdr50QH(SB), Z23 // the rows' high-bit dwords: words 1 and 2 of each header
+	VPERMI2W Z30, Z29, Z23
+	FIFTHX(·vnniQHByte0(SB), Z0, Z1)
+	FIFTHX(·vnniQHByte1(SB), Z2, Z3)
+	FIFTHX(·vnniQHByte2(SB), Z4, Z5)
+	FIFTHX(·vnniQHByte3(SB), Z6, Z7)
+	VPBROADCASTD 32(DX), Z12   // −16·ΣQ: the codes' offset
+	VPBROADCASTD 36(DX), Z13
+	VPBROADCASTD 40(DX), Z14
+	VPBROADCASTD 44(DX), Z15
+	CHAINSM
+	VMOVDQU64 ·vnniHdr50D(SB), Z24 // the rows' block scales: word 0 of each header
+	VPERMI2W Z30, Z29, Z24
+	VCVTPH2PS Y24, Z24
+	FINISHM(Z12, Z25, 0, Z8)   // temporaries Z25..Z28: FIFTHX's masks stay in Z16, Z17
+	FINISHM(Z13, Z26, 1, Z9)
+	FINISHM(Z14, Z27, 2, Z10)
+	FINISHM(Z15, Z28, 3, Z11)
+
+	ADDQ $22, CX
+	ADDQ $22, BX
+	ADDQ $22, R14
+	ADDQ $22, R15
+	ADDQ $128, SI
+	ADDQ $96, DX
+	DECQ R11
+	JNZ  xQ50_blk
+
+	SCORES_T
+	MOVQ ostride+64(FP), AX
+	CMPQ AX, $16
+	JNE  xQ50_strided
+	SCORES_CONTIG
+	JMP  xQ50_next
+
+xQ50_strided:
+	SCORES_STRIDED
+
+xQ50_next:
+	MOVQ ostride+64(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  xQ50_group
+
+xQ50_done:
+	VZEROUPPER
+	RET

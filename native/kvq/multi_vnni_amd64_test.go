@@ -343,9 +343,12 @@ func TestQ5ScoresGFNI(t *testing.T) {
 	if !q5ScoresGFNI {
 		t.Skip("no AVX-512 VNNI, BW, BITALG and GFNI")
 	}
-	defer func(v, z, x, i bool) { q5ScoresGFNI, q5ScoresZ4, q51ScoresX, q50ScoresVNNI = v, z, x, i }(q5ScoresGFNI, q5ScoresZ4, q51ScoresX, q50ScoresVNNI)
-	q5ScoresZ4, q51ScoresX = false, false // TestQ5ScoresZ4 checks the Zen 4 flavours against these
-	q50ScoresVNNI = false                 // q5_0's GFNI kernel is checked on Intel too
+	defer func(v, z, x, i, x0 bool) {
+		q5ScoresGFNI, q5ScoresZ4, q51ScoresX, q50ScoresVNNI, q50ScoresX = v, z, x, i, x0
+	}(q5ScoresGFNI, q5ScoresZ4, q51ScoresX, q50ScoresVNNI, q50ScoresX)
+	// TestQ5ScoresZ4 checks the Zen 4 and Intel flavours against these; q5_0's GFNI kernel is
+	// checked on Intel too.
+	q5ScoresZ4, q51ScoresX, q50ScoresX, q50ScoresVNNI = false, false, false, false
 	rng := rand.New(rand.NewPCG(83, 84))
 	for _, f := range []Format{Q5_0, Q5_1} {
 		hdr, bs := 2, 22 // the bytes after the scale (and minimum) are random
@@ -373,7 +376,7 @@ func TestQ5ScoresZ4(t *testing.T) {
 	if !q5ScoresGFNI {
 		t.Skip("no AVX-512 VNNI, BW, BITALG and GFNI")
 	}
-	defer func(z, x bool) { q5ScoresZ4, q51ScoresX = z, x }(q5ScoresZ4, q51ScoresX)
+	defer func(z, x, x0 bool) { q5ScoresZ4, q51ScoresX, q50ScoresX = z, x, x0 }(q5ScoresZ4, q51ScoresX, q50ScoresX)
 	rng := rand.New(rand.NewPCG(87, 88))
 	const sentinel = float32(-7777.25)
 	for _, f := range []Format{Q5_0, Q5_1} {
@@ -391,14 +394,11 @@ func TestQ5ScoresZ4(t *testing.T) {
 							q[d+i] = 0
 						}
 					}
-					// Z4, GFNI, and for q5_1 its Intel flavour (q51ScoresX without q5ScoresZ4).
+					// Z4, GFNI, and the Intel flavours (q51ScoresX, q50ScoresX without q5ScoresZ4).
 					modes := [][2]bool{{true, false}, {false, false}, {false, true}}
-					if f != Q5_1 {
-						modes = modes[:2]
-					}
 					out := make([][]float32, len(modes))
 					for k, v := range modes {
-						q5ScoresZ4, q51ScoresX = v[0], v[1]
+						q5ScoresZ4, q51ScoresX, q50ScoresX = v[0], v[1], v[1]
 						out[k] = make([]float32, rows*n+16)
 						for i := range out[k] {
 							out[k][i] = sentinel

@@ -69,14 +69,14 @@ func TestVNNIHeaderRegsGuard(t *testing.T) {
 }
 
 // TestQ5ScoresZ4Guard runs q5_0's and q5_1's scores kernels, GFNI and their Zen 4 flavours
-// (q5ScoresZ4), and q5_1's Intel flavour (q51ScoresX), over rows that end where an unreadable page starts and over rows that start
+// (q5ScoresZ4), and their Intel flavours (q51ScoresX, q50ScoresX), over rows that end where an unreadable page starts and over rows that start
 // where one ends: their header and payload loads must read no byte past the last row or
 // before the first (a fault otherwise), and all agree bit for bit.
 func TestQ5ScoresZ4Guard(t *testing.T) {
 	if !q5ScoresGFNI {
 		t.Skip("no AVX-512 VNNI, BW, BITALG and GFNI")
 	}
-	defer func(z, x bool) { q5ScoresZ4, q51ScoresX = z, x }(q5ScoresZ4, q51ScoresX)
+	defer func(z, x, x0 bool) { q5ScoresZ4, q51ScoresX, q50ScoresX = z, x, x0 }(q5ScoresZ4, q51ScoresX, q50ScoresX)
 	page := unix.Getpagesize()
 	mem, err := unix.Mmap(-1, 0, 3*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
 	if err != nil {
@@ -102,9 +102,9 @@ func TestQ5ScoresZ4Guard(t *testing.T) {
 				rowsAt := mem[at : at+len(enc)]
 				copy(rowsAt, enc)
 				q := gaussianRows(rng, n, d, 1)
-				var out [3][rows * n]float32 // GFNI, Z4, q5_1's Intel flavour (q51ScoresX)
+				var out [3][rows * n]float32 // GFNI, Z4, the Intel flavours (q51ScoresX, q50ScoresX)
 				for i, z := range [][2]bool{{false, false}, {true, false}, {false, true}} {
-					q5ScoresZ4, q51ScoresX = z[0], z[1]
+					q5ScoresZ4, q51ScoresX, q50ScoresX = z[0], z[1], z[1]
 					mq.DotManyMulti(q, n, rowsAt, out[i][:])
 				}
 				for k := 1; k < len(out); k++ {

@@ -90,10 +90,10 @@ func TestQ5ScoresZ4Speed(t *testing.T) {
 	if !q5ScoresGFNI {
 		t.Skip("no AVX-512 VNNI, BW, BITALG and GFNI")
 	}
-	defer func(v, x bool) { q5ScoresZ4, q51ScoresX = v, x }(q5ScoresZ4, q51ScoresX)
+	defer func(v, x, x0 bool) { q5ScoresZ4, q51ScoresX, q50ScoresX = v, x, x0 }(q5ScoresZ4, q51ScoresX, q50ScoresX)
 	modes := []func(func()){
-		func(f func()) { q5ScoresZ4, q51ScoresX = false, false; f() },
-		func(f func()) { q5ScoresZ4, q51ScoresX = true, true; f() },
+		func(f func()) { q5ScoresZ4, q51ScoresX, q50ScoresX = false, false, false; f() },
+		func(f func()) { q5ScoresZ4, q51ScoresX, q50ScoresX = true, true, true; f() },
 	}
 	for _, f := range []Format{Q5_0, Q5_1} {
 		cache, stream, passRows := scoreSpeedsHuge(t, f, modes)
