@@ -904,6 +904,16 @@ done: \
 	VPTESTMB Z17, Z18, K2; \
 	VPADDB Z22, lo, K1, lo; \
 	VPADDB Z22, hi, K2, hi
+#define PF22X \
+	PREFETCHT0 (AX); \
+	PREFETCHT0 64(AX); \
+	PREFETCHT0 128(AX); \
+	PREFETCHT0 192(AX); \
+	PREFETCHT0 256(AX); \
+	PREFETCHT0 320(AX); \
+	PREFETCHT1 (HDRFAR)(AX); \
+	PREFETCHT1 (HDRFAR+176)(AX); \
+	ADDQ $352, AX
 
 // func multiScoresQ50Z4RunsGFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, pf int)
 // multiScoresQ50Z4GFNI prefetching pf bytes past each group of rows (the next run) in place of PFGROUPS groups on, into L1 alone (without the far prefetches HDRFAR further).

@@ -334,6 +334,20 @@ var q50ScoresVNNI = intelCPU
 // 7.42 → 6.55 (20), 7.60 → 6.97 (16); the whole step 16.88 → 16.42, 15.50 → 14.77, 15.66 →
 // 15.45. Not kept (the last of those runs): multiScoresQ50Z4GFNI itself (FIFTHSG's
 // VPSHUFBITQMB) 7.31; this with the far prefetches 64 KiB on in place of 32, 7.09.
+//
+// Its far prefetches then went from six lines a block (PF22Z4's, every line of the rows) to two
+// lines 176 bytes apart (PF22X, one a 176 bytes): the same harness (load 3–7), paired rounds,
+// median of the differences of each round's mins, ns a row, scores phase: six → two 7.39 →
+// 6.67 (lower in 16 of 16 rounds; whole 15.94 → 15.29, 16 of 16; stage's kernel 7.83). Two a
+// block at 0 and 192: −0.45 (20 of 20), −0.50; three (0, 128, 256 or 0, 117, 234): −0.14,
+// −0.19, −0.17; one (0): −0.05; two at 16 or 64 KiB on in place of 32: −0.49, −0.32. Fewer
+// PREFETCHT0 (three a block, at 0, 128 and 256: L1's lines left to its own prefetcher): +0.91,
+// with the far ones halved too +0.99; no PREFETCHT0 at all +1.3; the PREFETCHT0 two or eight
+// groups of rows ahead in place of four (PFGROUPS) +0.0 and +0.2. A likely cause (inferred from
+// these figures, not counted): if each far PREFETCHT1 holds one of L1's fill buffers until its
+// line comes from memory, six a block keep about as many misses in flight as there are fill
+// buffers, and the PREFETCHT0s and demand loads wait for them; with two, the L2's streamer
+// fetches the lines between without taking them.
 var q50ScoresX = intelCPU
 
 // multiScoresQ50XGFNI is multiScoresQ50Z4GFNI with the fifth bits as multiScoresQ51XGFNI

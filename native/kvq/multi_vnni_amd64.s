@@ -3204,10 +3204,24 @@ xQ51_done:
 	VZEROUPPER
 	RET
 
+// PF22X is PF22Z4 for multiScoresQ50XGFNI (Intel): the six lines into L1 as PF22Z4's, and
+// two lines 176 bytes apart HDRFAR on into L2 in place of six, one a 176 bytes of the rows:
+// the L2's own prefetchers bring the rest. Measurements: multi_vnni_amd64.go's q50ScoresX.
+#define PF22X \
+	PREFETCHT0 (AX); \
+	PREFETCHT0 64(AX); \
+	PREFETCHT0 128(AX); \
+	PREFETCHT0 192(AX); \
+	PREFETCHT0 256(AX); \
+	PREFETCHT0 320(AX); \
+	PREFETCHT1 (HDRFAR)(AX); \
+	PREFETCHT1 (HDRFAR+176)(AX); \
+	ADDQ $352, AX
+
 // func multiScoresQ50XGFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // multiScoresQ50Z4GFNI for Intel CPUs (multi_vnni_amd64.go's q50ScoresX), as
 // multiScoresQ51XGFNI is q5_1's: the fifth bits by FIFTHX in place of FIFTHSG, FINISHM's
-// temporaries in Z25..Z28. The same code vectors and float operations, so the same scores bit
+// temporaries in Z25..Z28, two far prefetches a block in place of six (PF22X). The same code vectors and float operations, so the same scores bit
 // for bit.
 TEXT ·multiScoresQ50XGFNI(SB), NOSPLIT, $0-80
 	MOVQ rows+32(FP), DI
@@ -3247,7 +3261,7 @@ xQ50_group:
 	ADDQ DI, AX
 
 xQ50_blk:
-	PF22Z4
+	PF22X
 	LOAD4Y(CX, Z24, X24, Y24, X0, Y0)
 	LOAD4Y(BX, Z25, X25, Y25, X1, Y1)
 	LOAD4Y(R14, Z26, X26, Y26, X2, Y2)
