@@ -557,6 +557,45 @@ func q51XPF(s string) string {
 	return strings.ReplaceAll(s, pf, "\tPREFETCHT0 (R15)(R11*1)\n\tPREFETCHT1 32768(R15)\n")
 }
 
+// q50XPFOn makes q5_0's Intel values kernel (multiAccQ50VIINT) prefetch as q50XPF says. Off:
+// it did not pay.
+const q50XPFOn = false
+
+// q50XPF rewrites the row-pair loops' prefetches of q5_0's Intel values kernel s as q51XPF does
+// q5_1's: each PREFETCHT0 of the tile after next becomes a PREFETCHT0 of the same bytes of the
+// next tile (R14 = −64·rb, set where the loops load their prefetch pointer; the kernel leaves
+// R14 unused) and a PREFETCHT1 32 KiB past the tile after next: the same sums.
+//
+// Not kept: on an Intel Xeon (KVM, 2 shared vCPUs, load 3–7; native/attn TestDecodeBreakdown
+// at the bench shape, KVLAB_SPEED_FORMATS=q5_0, test binaries alternated run by run, the values
+// phase, ns a row, median over rounds of each round's min, or paired: the median difference of
+// the rounds' mins) the kernel as generated 8.94, 8.32, 9.54, 9.50 against this 9.25, 8.21,
+// 9.70, 9.07 (12–20 rounds each), and in 30 paired rounds +0.00 (lower in 15 of 30). Nor did
+// these (same runs): the PREFETCHT0 kept and a PREFETCHT1 32 KiB on added 9.33, 8.12, 9.57,
+// 8.77, paired −0.03 (15 of 30); that at 64 KiB 9.61; PREFETCHT1 in place of the PREFETCHT0
+// 9.53, 9.17, with a second 32 KiB on 9.55, 9.48; PREFETCHT0 at the next tile and PREFETCHT1 at
+// and 32 KiB past the tile after next 9.49; one PREFETCHT0 a step of two row pairs (88 bytes)
+// in place of one a pair +0.24 (7 of 20), with a PREFETCHT1 32 KiB on −0.09 (11 of 20). Unlike
+// q5_1's kernel (q51XDoc: PREFETCHT1 at the tile after next), this one already prefetches
+// into L1 at the tile after next. At that load the values took 7.75–8.34 with their rows in
+// cache (KVLAB_TOUCH=v) against 8.47–9.79 streamed: about 1 ns a row of waiting, which no
+// prefetch placement here moved.
+func q50XPF(s string) string {
+	const setup = "\tMOVQ 6512(SP), R15\n\tMOVQ rb+32(FP), R9\n"
+	const pf = "\tPREFETCHT0 (R15)\n"
+	if n := strings.Count(s, setup); n != 1 {
+		panic(fmt.Sprintf("q50XPF: %d prefetch setups, want 1", n))
+	}
+	if n := strings.Count(s, pf); n != 3 {
+		panic(fmt.Sprintf("q50XPF: %d prefetches, want 3", n))
+	}
+	if strings.Contains(s, "R14") {
+		panic("q50XPF: R14 taken")
+	}
+	s = strings.Replace(s, setup, setup+"\tMOVQ R9, R14\n\tSHLQ $6, R14\n\tNEGQ R14                   // back to the next tile\n", 1)
+	return strings.ReplaceAll(s, pf, "\tPREFETCHT0 (R15)(R14*1)\n\tPREFETCHT1 32768(R15)\n")
+}
+
 var formats = []format{
 	{name: "Q40", doc: "q4_0: d (f16), 16 nibble bytes; x = (c − 8)·d.", bs: 18, off: 8, offShift: 3, two: true, dec: q40Dec(2),
 		vdec: q40DecVBMI(2), pipe: true, w8dec: quadDec(2, false), w8raw: true, w8rl: true, w8z4: true},
@@ -1958,6 +1997,9 @@ func gen(suffix string) string {
 		}
 		if k.name == "Q50VI" {
 			s = q50Intel(s)
+			if q50XPFOn {
+				s = q50XPF(s)
+			}
 		}
 		if rl && f.min {
 			s = rlMinRegs(s)
