@@ -311,6 +311,13 @@ var q51ScoresX = intelCPU
 // the Z4 and this kernel alternated six times, load ~20, min ns a row) scores 8.15–8.66 →
 // 7.91–8.30, whole 18.22–19.32 → 17.42–18.18 (lower in six of six).
 //
+// Its far prefetches then went from six lines a block (PF20Z4's) to two 192 bytes apart (PF20X),
+// as multiScoresQ50XGFNI's (q50ScoresX): TestDecodeBreakdown, KVLAB_SPEED_FORMATS=q5_1, test
+// binaries alternated run by run (Intel Xeon, load 1–4), paired rounds, median of the
+// differences of each round's mins, ns a row: scores −0.64 (lower in 19 of 20; 8.05 → 7.42),
+// whole −0.85 (17 of 20; 17.55 → 16.90); in an earlier 16 rounds scores −0.50 (16 of 16),
+// whole −0.59 (14 of 16).
+//
 //go:noescape
 func multiScoresQ51XGFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 
