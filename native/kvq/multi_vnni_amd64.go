@@ -350,7 +350,10 @@ var q50ScoresVNNI = intelCPU
 // −0.19, −0.17; one (0): −0.05; two at 16 or 64 KiB on in place of 32: −0.49, −0.32. Fewer
 // PREFETCHT0 (three a block, at 0, 128 and 256: L1's lines left to its own prefetcher): +0.91,
 // with the far ones halved too +0.99; no PREFETCHT0 at all +1.3; the PREFETCHT0 two or eight
-// groups of rows ahead in place of four (PFGROUPS) +0.0 and +0.2. A likely cause (inferred from
+// groups of rows ahead in place of four (PFGROUPS) +0.0 and +0.2. With PF22X (16 rounds, load
+// 1–4, against it): the PREFETCHT0 two, three or six groups ahead +0.43, +0.24, −0.04; the far
+// ones 20 or 48 KiB on +0.01, +0.03. Left at 5.1–5.7 in cache (KVLAB_TOUCH=k) against 6.5–7.2
+// streamed. A likely cause (inferred from
 // these figures, not counted): if each far PREFETCHT1 holds one of L1's fill buffers until its
 // line comes from memory, six a block keep about as many misses in flight as there are fill
 // buffers, and the PREFETCHT0s and demand loads wait for them; with two, the L2's streamer
