@@ -575,7 +575,10 @@ const q50XPFOn = false
 // 8.77, paired −0.03 (15 of 30); that at 64 KiB 9.61; PREFETCHT1 in place of the PREFETCHT0
 // 9.53, 9.17, with a second 32 KiB on 9.55, 9.48; PREFETCHT0 at the next tile and PREFETCHT1 at
 // and 32 KiB past the tile after next 9.49; one PREFETCHT0 a step of two row pairs (88 bytes)
-// in place of one a pair +0.24 (7 of 20), with a PREFETCHT1 32 KiB on −0.09 (11 of 20). Unlike
+// in place of one a pair +0.24 (7 of 20), with a PREFETCHT1 32 KiB on −0.09 (11 of 20); the
+// PREFETCHT0 as generated and a PREFETCHT1 32 KiB on every second step (as PF22X's sparse far
+// lines, which paid for the scores: multi_vnni_amd64.go's q50ScoresX) −0.24 (15 of 20) and
+// −0.13 (18 of 30), the whole step +0.05 and +0.10. Unlike
 // q5_1's kernel (q51XDoc: PREFETCHT1 at the tile after next), this one already prefetches
 // into L1 at the tile after next. At that load the values took 7.75–8.34 with their rows in
 // cache (KVLAB_TOUCH=v) against 8.47–9.79 streamed: about 1 ns a row of waiting, which no
