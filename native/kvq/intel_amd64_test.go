@@ -76,7 +76,7 @@ func TestQ80IntelMatches(t *testing.T) {
 
 // TestQ80IntelSpeed reports (KVLAB_SPEED_REPORT set), per row of benchDim values and four
 // queries, the thread-CPU time of q8_0's DotManyMulti and AccumulateManyMulti without and with
-// the Intel flavours (intelCPU: multiScoresQ80OneIntelVNNI, and pickQ80Acc's multiAccQ80Z4INT),
+// the Intel flavours (intelCPU: multiScoresQ80OneIntelVNNI, and pickFar's multiAccQ80Z4INT),
 // alternated pass by pass (q80DecodeSpeeds): streamed past the caches in decode's order, ns
 // min/median. KVLAB_SPEED_ROUNDS sets the passes (default 8).
 func TestQ80IntelSpeed(t *testing.T) {

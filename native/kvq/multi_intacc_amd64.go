@@ -49,7 +49,7 @@ var hasAVX512VL = cpu.X86.HasAVX512VL
 // issue two (ports 0 and 5, server parts) or one: the float kernels' 32 FMAs a row take at
 // least the 16 cycles these kernels' 16 VPDPWSSD take, and these need fewer µops in all (~45
 // against ~70 a row), so they are not expected to be slower there. Measured on the Intel Xeon
-// of the q8_0 figures at pickQ80Acc (Sapphire Rapids class, 3.9–4.0 GHz by a dependent IMUL
+// of the q8_0 figures at pickFar (Sapphire Rapids class, 3.9–4.0 GHz by a dependent IMUL
 // chain; 20–24 independent instructions a loop, 10–12 chains, thread CPU time, best of 7):
 // 512-bit VPDPWSSD, VPDPBUSD (also .BCST from memory), VPMADDWD, VPMADDUBSW, VFMADD231PS,
 // VCVTDQ2PS, VPADDD, VPXORD and VINSERTI32X4 from memory two a cycle (ports 0 and 5: this part's
@@ -76,7 +76,7 @@ func intAcc() bool { return hasVNNIBW && hasAVX512VL }
 // 0's VPDPWSSD, the row loop's bottleneck there, are unchanged: no port takes more.
 var (
 	intAccQ4_0  = intAcc8(intAccVBMI(multiAccQ40INT, multiAccQ40VINT), pickZen4(multiAccQ40V8INT, multiAccQ40V8Z4INT))
-	intAccQ8_0  = &multiKernels{acc: pickQ80Acc(multiAccQ80INT, multiAccQ80Z4INT)}
+	intAccQ8_0  = &multiKernels{acc: pickFar(multiAccQ80INT, multiAccQ80Z4INT)}
 	intAccQ4_1  = intAcc8(intAccVBMI(multiAccQ41INT, multiAccQ41VINT), pickFar(multiAccQ41V8INT, multiAccQ41V8Z4INT))
 	intAccQ5_0  = intAcc8q51(intAccVBMI(multiAccQ50INT, pickIntel(multiAccQ50VINT, multiAccQ50VIINT)), pickZen4(multiAccQ50V8INT, multiAccQ50V8Z4INT), q5W8)
 	intAccQ5_1  = intAcc8q51(intAccVBMI(multiAccQ51INT, multiAccQ51VINT), pickQ51(multiAccQ51V8INT, multiAccQ51V8Z4INT, multiAccQ51V8XINT), q51W8)
@@ -248,19 +248,38 @@ func pickZen4(k, z4 accKernel) accKernel {
 	return k
 }
 
-// pickFar is pickZen4 for a kernel whose Zen 4 flavour (the same sums bit for bit, prefetched
-// into L2) Intel CPUs (intelCPU) take too: q4_1's values, multiAccQ41V8Z4INT. On an Intel Xeon
-// (family 6 model 167, Sapphire Rapids class, 2 shared vCPUs, load ~6; 4096 rows of 128
-// values, four accumulators, thread CPU time, the two kernels alternated in one process, 61
-// calls in cache and 9 passes over 96 MiB on 2 MiB pages, ns a row min/median, three runs):
-// in cache 5.46/5.49 → 5.06/5.07, 5.12/5.15 → 4.74/4.77, 5.12/5.14 → 4.74/4.76; streamed
-// 6.00/6.76 → 5.52/6.15, 5.99/6.45 → 5.51/5.95, 5.94/6.09 → 5.62/5.66; in the decode
-// (native/attn TestDecodeBreakdown at the bench shape, test binaries alternated six times,
-// the runs' minima) the values 6.36/6.52 → 6.23/6.26. q4_0's Zen 4 flavour in the same runs:
-// in cache 4.00/4.68 → 4.42/4.46, 3.95/4.68 → 4.44/4.46, 4.50/4.54 → 4.29/4.31, streamed
-// 5.68/5.96 → 5.41/5.78, 5.37/5.64 → 5.43/5.60, 5.36/5.59 → 5.28/5.51, but in the decode
-// 6.01/6.77 → 6.56/7.02: q4_0 keeps pickZen4 (gen_intacc.go's pfFar: other prefetches on
-// Intel did not pay either). The two-accumulator variants keep pickZen4 (not measured on Intel).
+// pickFar is pickZen4 for a kernel whose Zen 4 flavour (the same sums bit for bit, prefetched into
+// L2) Intel CPUs (intelCPU) take too: q4_1's values, multiAccQ41V8Z4INT, and q8_0's with four
+// accumulators, multiAccQ80Z4INT (PREFETCHT1 at the tile after next in place of PREFETCHT0; its
+// figures below). q4_1's, on an Intel Xeon (family 6 model 167, Sapphire Rapids class, 2 shared
+// vCPUs, load ~6; 4096 rows of 128 values, four accumulators, thread CPU time, the two kernels
+// alternated in one process, 61 calls in cache and 9 passes over 96 MiB on 2 MiB pages, ns a row
+// min/median, three runs): in cache 5.46/5.49 → 5.06/5.07, 5.12/5.15 → 4.74/4.77, 5.12/5.14 →
+// 4.74/4.76; streamed 6.00/6.76 → 5.52/6.15, 5.99/6.45 → 5.51/5.95, 5.94/6.09 → 5.62/5.66; in the
+// decode (native/attn TestDecodeBreakdown at the bench shape, test binaries alternated six times,
+// the runs' minima) the values 6.36/6.52 → 6.23/6.26. q4_0's Zen 4 flavour in the same runs: in
+// cache 4.00/4.68 → 4.42/4.46, 3.95/4.68 → 4.44/4.46, 4.50/4.54 → 4.29/4.31, streamed 5.68/5.96 →
+// 5.41/5.78, 5.37/5.64 → 5.43/5.60, 5.36/5.59 → 5.28/5.51, but in the decode 6.01/6.77 → 6.56/7.02:
+// q4_0 keeps pickZen4 (gen_intacc.go's pfFar: other prefetches on Intel did not pay either).
+// q8_0's, on the same Xeon (KVM, load ~5–10; q8_0 rows of 128 values on 2 MiB pages, 128 MiB of
+// keys and of values, decode's order: chunks of 16384 rows, a chunk's scores then its values;
+// thread CPU time, the kernels alternated in one process, 12–14 passes, ns a row min/median):
+// streamed 10.95–11.0/11.3–11.4 → 9.6–9.8/10.2–10.3; in cache (1 MiB) 6.95/7.02 → 7.04/7.10; kvq
+// TestQ80IntelSpeed 11.04/11.50 → 9.97/10.42; native/attn TestDecodeBreakdown (131072 cells, test
+// binaries alternated six times, load 12–13, both with multiScoresQ80OneIntelVNNI) values min
+// 10.24–12.44 → 9.84–10.60, whole 21.43–22.02 → 20.51–21.68. Not kept (kvq harness as above,
+// scratch flavours of multiAccQ80Z4INT, 12 passes, load 14–23, values ns a row min/median against
+// the flavour's own 9.97/10.61 and 10.68–10.82/11.31–11.53): PREFETCHT1 64 rows ahead (the next
+// tile) 12.83/14.70, 192 rows 10.02/10.49 and 10.63–10.84/11.32–11.42, 256 rows 10.25/10.90, 32
+// rows 14.92/16.52; PREFETCHT0 32 and 64 rows ahead 14.83/15.77 and 12.45/14.20; PREFETCHT2 at 128
+// rows 10.18/10.70 and 10.88–11.00/11.65; PREFETCHT0 beside each PREFETCHT1, 64 or 32 rows ahead,
+// 10.24/10.82 and 9.93/10.74, 10.66–11.19/11.07–11.54: within noise of the flavour, no gain;
+// multiAccQ80INT's code (two row pairs a step, sixteen chains) with PREFETCHT1 in place of
+// PREFETCHT0, 9.89–10.64/10.98–11.46 against 10.05–10.34/10.47–11.17. At 256 values a row the
+// flavour took 24.1–24.9 and 28.7–29.2 ns a row where multiAccQ80INT took 28.2 and 33.3 in the same
+// runs; at 64 values 6.5–6.7 and 7.5–7.7 against 6.1 and 7.8, within noise (same harness with rows
+// of those widths, 10 passes, min, load 11–24). The two-accumulator variants of both keep pickZen4
+// (not measured on Intel).
 func pickFar(k, z4 accKernel) accKernel {
 	if zen4Stream || intelCPU {
 		return z4
@@ -275,35 +294,6 @@ func pickIntel(k, in accKernel) accKernel {
 		return in
 	}
 	return k
-}
-
-// pickQ80Acc is pickZen4 for q8_0's values with four accumulators, whose Zen 4 flavour
-// (PREFETCHT1 at the tile after next in place of PREFETCHT0) Intel CPUs take too (intelCPU).
-// Measured on an Intel Xeon (Sapphire Rapids class, 2 shared vCPUs, KVM, load ~5–10; q8_0 rows
-// of 128 values on 2 MiB pages, 128 MiB of keys and of values, decode's order: chunks of 16384
-// rows, a chunk's scores then its values; thread CPU time, the kernels alternated in one
-// process, 12–14 passes, ns a row min/median): streamed 10.95–11.0/11.3–11.4 → 9.6–9.8/10.2–10.3;
-// in cache (1 MiB) 6.95/7.02 → 7.04/7.10; kvq TestQ80IntelSpeed 11.04/11.50 → 9.97/10.42;
-// native/attn TestDecodeBreakdown (131072 cells, test binaries alternated six times, load 12–13,
-// both with multiScoresQ80OneIntelVNNI) values min 10.24–12.44 → 9.84–10.60, whole
-// 21.43–22.02 → 20.51–21.68. The two-accumulator kernels keep their choice (not measured).
-// Not kept (kvq harness as above, scratch flavours of multiAccQ80Z4INT, 12 passes, load 14–23,
-// values ns a row min/median against the flavour's own 9.97/10.61 and 10.68–10.82/11.31–11.53):
-// PREFETCHT1 64 rows ahead (the next tile) 12.83/14.70, 192 rows 10.02/10.49 and
-// 10.63–10.84/11.32–11.42, 256 rows 10.25/10.90, 32 rows 14.92/16.52; PREFETCHT0 32 and 64 rows
-// ahead 14.83/15.77 and 12.45/14.20; PREFETCHT2 at 128 rows 10.18/10.70 and 10.88–11.00/11.65;
-// PREFETCHT0 beside each PREFETCHT1, 64 or 32 rows ahead, 10.24/10.82 and 9.93/10.74,
-// 10.66–11.19/11.07–11.54: within noise of the flavour, no gain; multiAccQ80INT's code (two
-// row pairs a step, sixteen chains) with PREFETCHT1 in place of PREFETCHT0, 9.89–10.64/
-// 10.98–11.46 against 10.05–10.34/10.47–11.17. At 256 values a row the flavour took
-// 24.1–24.9 and 28.7–29.2 ns a row where multiAccQ80INT took 28.2 and 33.3 in the same runs; at
-// 64 values 6.5–6.7 and 7.5–7.7 against 6.1 and 7.8, within noise (same harness with rows of
-// those widths, 10 passes, min, load 11–24).
-func pickQ80Acc(k, z4 accKernel) accKernel {
-	if intelCPU {
-		return z4
-	}
-	return pickZen4(k, z4)
 }
 
 // pickZen4GFNI is pickZen4 for a Zen 4 flavour that takes AVX-512 GFNI too (q5_1's,
