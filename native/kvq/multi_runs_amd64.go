@@ -264,11 +264,14 @@ var runsIntel = intelCPU && hasVNNIBW && hasVBMI && q80Z4Scores && hasBITALG && 
 // and q4_0's and q4_1's header-frame scores (multiScoresQ40HdrZ4RunsVNNI,
 // multiScoresQ41HdrZ4RunsVNNI) over runs take their runs flavours (runsPF): on Zen 4, whose
 // kernels over contiguous rows they are (zen4Stream, vnniHdrZ4), and on Intel (runsIntel),
-// whose kernels over contiguous rows (multiScoresQ80OneVNNI, multiScoresQ40HdrVNNI,
-// multiScoresQ41HdrVNNI) give the same scores bit for bit.
+// whose kernels over contiguous rows (multiScoresQ80OneIntelVNNI, multiScoresQ40HdrZ4VNNI,
+// multiScoresQ41HdrZ4VNNI) give the same scores bit for bit. Not vnniHdrZ4 on Intel: an Intel
+// CPU without runsIntel's extensions (KVLAB_NO_AVX512VBMI) keeps its values run by run
+// (accRunsQ40), and its scores must too (runsIntel's comment: the two halves go together).
+// iq4_nl's scores (runsPF) likewise.
 var (
 	q80OneRuns = zen4Stream || runsIntel
-	hdrRuns    = vnniHdrZ4 || runsIntel
+	hdrRuns    = zen4Stream || runsIntel
 )
 
 // runsPF is the pf argument of the scores kernel of kind at nd digits (avx2: the AVX2 kernels)
@@ -301,7 +304,7 @@ func runsPF(kind, nd int, avx2 bool, rows []byte, next [][]byte) int {
 	case kind == vnniQ8_0 && nd == 1 && q80OneRuns:
 	case kind == vnniQ4_0 && hdrRuns && !vnniStaged:
 	case kind == vnniQ4_1 && hdrRuns && !vnniStaged:
-	case kind == vnniIQ4NL && iq4ScoresVBMI && vnniHdrZ4 && !vnniStaged:
+	case kind == vnniIQ4NL && iq4ScoresVBMI && hdrRuns && !vnniStaged:
 	case (kind == vnniQ5_0 || kind == vnniQ5_1) && q5ScoresGFNI && q5ScoresZ4:
 	default:
 		return 0

@@ -67,7 +67,7 @@ func TestRunsKernels(t *testing.T) {
 			t.Errorf("rot=%v: q4_0 values do not take multiAccQ40V8Z4RunsINT", rot)
 		}
 	}
-	if vnniHdrZ4 && !vnniStaged && intScores {
+	if hdrRuns && !vnniStaged && intScores {
 		rows := make([]byte, 64*72)
 		if runsPF(vnniQ4_0, 1, false, rows[:8*72], [][]byte{rows[16*72:]}) != 16*72 {
 			t.Error("q4_0 scores: runsPF is not the next run's offset")
@@ -169,7 +169,7 @@ func TestRunsKernels(t *testing.T) {
 		if accRunsQ40 && intAcc() && !accIntRuns(c, make([]float32, 4*128), 4, make([]float32, 4*131), runs) {
 			t.Errorf("%s values do not take their runs flavour", f)
 		}
-		kind, on := vnniQ4_1, vnniHdrZ4 && !vnniStaged && intScores
+		kind, on := vnniQ4_1, hdrRuns && !vnniStaged && intScores
 		if f == IQ4_NL {
 			kind, on = vnniIQ4NL, on && iq4ScoresVBMI && intScoresBW
 		}
