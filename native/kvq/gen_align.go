@@ -71,8 +71,9 @@ import (
 	"strings"
 )
 
-// kernels are the rewritten kernels by file: the AVX-512 ones are Zen 4 flavours (pickZen4,
-// zen4Stream), the AVX2 ones run on every AVX2 CPU.
+// kernels are the rewritten kernels by file: the AVX-512 ones are mostly flavours that Zen 4
+// (pickZen4, zen4Stream) or Intel (intelCPU: pickFar, pickIntel, q51X, runsIntel) take, the AVX2
+// ones run on every AVX2 CPU (the VNNI ones on those with AVX-VNNI).
 var kernels = map[string][]string{
 	"multi_intacc_amd64.s":     {"multiAccQ40V8Z4INT", "multiAccQ41V8Z4INT", "multiAccIQ4NLV8Z4INT", "multiAccQ80Z4INT", "multiAccQ50V8Z4INT", "multiAccQ51V8Z4INT", "multiAccQ51V8XINT", "multiAccQ50VINT", "multiAccQ50VIINT"},
 	"multi_intacc2_amd64.s":    {"multiAccQ40V8Z4TwoINT", "multiAccQ41V8Z4TwoINT", "multiAccIQ4NLV8Z4TwoINT", "multiAccQ80Z4TwoINT"},

@@ -19,7 +19,8 @@ import (
 // (one thread, 32768 cells, 32/8 heads of 128, thread CPU, min of 3 runs of 12 rounds), paged
 // f16 decode a page a call with Prefetch -> through here: 12.4 -> 7.7 ms (contiguous 5.3; the
 // values alone 11.5 -> 3.2 ms against 2.4), KVLAB_NO_AVX512=1 18.2 -> 9.6 ms (contiguous 5.7).
-// Intel not measured: the prefetches are the same instructions at other addresses.
+// Intel, through here with accRunsBcst's loop: paged f16 values 5.48–5.53 ms (contiguous
+// 3.9–4.5; figures at accRunsBcst); run by run there not measured.
 func accRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool {
 	if accIntRuns(c, acc, n, w, runs) || accBF16Runs(c, acc, n, w, runs) || accFP8Runs(c, acc, n, w, runs) {
 		return true
@@ -419,7 +420,11 @@ var (
 	accRunsQ51 = zen4Stream && hasGFNI512 && hasVBMI && hasBITALG && !isa.Acc16 && q51W8
 	// accRunsTQ4: the values of tq4 and the turbo tiers on their 8-bit kernels
 	// (multiAccT4FBINT, multiAccT4BINT, multiAccT3BINT, multiAccT2B) take their runs flavours
-	// on Zen 4 (scoresRunsTQ4 has the measurements).
+	// on Zen 4 and Intel (runsIntel; scoresRunsTQ4 has the measurements). On Intel turbo3's and
+	// turbo2's scores have no runs flavour (t23ScoresRuns is Zen 4's), the split that Zen 4's
+	// figures show as a loss in their scores, yet there it paid: kvcache TestPagedDecodeSpeed,
+	// paged ÷ contiguous decode, the values run by run → their runs flavours, turbo3 1.62–1.64
+	// → 1.37–1.39, turbo2 1.40–1.43 → 1.32–1.38.
 	accRunsTQ4 = zen4Stream || runsIntel
 )
 
@@ -436,8 +441,9 @@ var (
 // contiguous 3.33 (2.17× → 1.28×). q4_0's (multiAccQ40V8Z4RunsINT, 8-bit weights, without
 // the kernel's prefetches 32 KiB further): the values 1.64–2.00 (after the scores' runs
 // flavour 1.87–2.14) → 1.48 ms; the whole paged q4_0 decode with its scores' flavour 4.69 →
-// 3.36 ms (contiguous 3.26–4.12 in the same runs, load ~16). Intel not measured: the same
-// instructions, the prefetches at other addresses.
+// 3.36 ms (contiguous 3.26–4.12 in the same runs, load ~16). Intel (runsIntel, with the scores'
+// flavours; figures there): paged q8_0 values 4.70–4.89 → 2.94–3.06 ms, q4_0 2.60–2.82 →
+// 1.78–1.83.
 func accIntRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool {
 	ok := false
 	rot, _ := c.(*rotCodec) // a rotated codec: its offsets added after each run's sums, as its AccumulateManyMulti does
@@ -885,9 +891,10 @@ func multiScoresF16Z4Runs(q *float32, d, nv int, rows *byte, rb, m int, out *flo
 // 3.50–4.45 against 3.60–3.78). Their packed kernels' runs flavours (t23ScoresRuns, the
 // pair kernels' scheme; 2 alternations, load ~2): turbo2's scores 1.46–1.58 → 1.11–1.12,
 // turbo3's 1.98–2.03 → 1.31–1.45 (contiguous 1.03–1.05, 1.18–1.28), the values unchanged.
-// Only Zen 4 runs them; other CPUs keep the
-// Prefetch of each next run whole. Intel not measured: the same instructions, the prefetches
-// at other addresses.
+// Only Zen 4 runs those (t23Uni is Zen 4's choice); other CPUs keep the Prefetch of each next
+// run whole for turbo3's and turbo2's scores. Intel takes tq4's and turbo4's scores' flavours
+// and all four's values' flavours (runsIntel has turbo4's figures; accRunsTQ4 turbo3's and
+// turbo2's, their values' flavours without their scores').
 var scoresRunsTQ4 = zen4Stream || runsIntel
 
 // t23ScoresRuns is whether the scores of turbo3 or turbo2 (kind) rows of d values, rb bytes,
@@ -895,7 +902,8 @@ var scoresRunsTQ4 = zen4Stream || runsIntel
 // multiScoresT2PUVNNI: tq4ScoresVNNI's choice where t23Uni and rb ≤ 52 or 48, with the
 // AVX-512 VNNI and VBMI kernels), multiScoresT3PURunsVNNI and multiScoresT2PURunsVNNI, as
 // tq4's and turbo4's pair kernels take theirs (scoresRunsTQ4): their L1 prefetches at the run
-// after next and a Prefetch of the run three on before each run. Zen 4 only.
+// after next and a Prefetch of the run three on before each run. Zen 4 only, as t23Uni (its
+// packed kernels) is: Intel's turbo3 and turbo2 scores keep the run-by-run calls.
 func t23ScoresRuns(kind, d, rb int) bool {
 	if !scoresRunsTQ4 || !hasVNNIBW || !hasVBMI || !t23Uni(kind, d) {
 		return false
