@@ -14,19 +14,22 @@
 // (in cache, thread CPU time, interleaved with the previous kernels). q5_0 and q5_1, whose
 // decode adds scalar and mask-register work, ran ~2–5% faster with memory broadcasts and keep
 // them (bcst). On Intel
-// cores with AVX-512 (not measured; from published instruction tables: Ice Lake, Sapphire
-// Rapids) 512-bit VPDPWSSD issues one a cycle on port 0 with latency 5, its broadcast memory
-// operand a load µop (ports 2/3) micro-fused with it, and a broadcast VPBROADCASTD from memory
-// is a load µop alone: the same eight port-0 µops a row pair, half the loads, so the change
-// costs nothing there.
+// cores with AVX-512 (the choice not measured there) 512-bit VPDPWSSD issues on port 0 by the
+// published instruction tables (Ice Lake, Sapphire Rapids; measured on a Sapphire Rapids class
+// Xeon: two a cycle on ports 0 and 5, latency 5–6, multi_intacc_amd64.go's intAcc), its
+// broadcast memory operand a load µop (ports 2/3) micro-fused with it, and a broadcast
+// VPBROADCASTD from memory is a load µop alone: the same eight multiply µops a row pair, half the
+// loads, so the change costs nothing there.
 //
 // q4_0's, q4_1's and q8_0's row loops take two row pairs a step, the second pair's products into
 // a second set of sums (set2) added into the first after the loop: on Zen 5 ~3–5% less time for
 // those three (in cache and streamed past the caches, thread CPU time, interleaved), nothing
 // for q5_0, q5_1 and iq4_nl (up to ~4% more streamed), which keep one pair a step. The sums
-// are int32 and exact, so the split changes no result. On Intel (instruction tables) it changes
-// no port's count: a step's VPDPWSSD already need 8 cycles on port 0 a pair, more than the
-// 5-cycle latency each sum's chain adds.
+// are int32 and exact, so the split changes no result. On Intel it changes no port's count. By
+// the instruction tables a step's VPDPWSSD need 8 cycles on port 0 a pair, more than the
+// 5-cycle latency each sum's chain adds; measured on a Sapphire Rapids class Xeon they issue
+// two a cycle (ports 0 and 5, latency 5–6: multi_intacc_amd64.go's intAcc), a pair's 8 in 4
+// cycles, less than that latency, so there the second set of sums is what keeps them issuing.
 //
 // The row-pair loops prefetch the tile after next, a line's worth each step: a tile's
 // prefetches are spread over its own block loops, so aiming them at the next tile left that
@@ -316,6 +319,9 @@ func q5Dec(qh, pay int, nib func(pay int) func(a string) string) func(a string) 
 // two widening loads and two VPSHUFB and the logic, against the 8 VPDPWSSD on port 0 and ~10
 // shuffles and logic on port 5 before. (q4_0's and q5's nibbles widened the same way, ~2% on
 // Zen 5, would add the two shifts to port 0 beside ~5 shuffles on port 5: ~10% slower there.)
+// Measured on a Sapphire Rapids class Xeon the VPDPWSSD issue on ports 0 and 5
+// (multi_intacc_amd64.go's intAcc), so there the two ports' total counts: ~14 µops and the
+// logic a row pair and block against ~18 before.
 func iq4Dec(a string) string {
 	return fmt.Sprintf(`VPMOVZXBD 2(%[1]s), Z22
 	VPMOVZXBD 2(%[1]s)(R9*1), Z21
@@ -2910,7 +2916,8 @@ const p2RLMinZ4On = true
 // the tile's own loop only (not pipelined, pointers in registers): alike; the scales permuted
 // already replicated (two VPERMW a quad), stored to the frame and converted from there by four
 // VCVTPH2PS in place of the VPERMILPS: +0.7 in cache and streamed. Not
-// measured on Intel: there VPERMILPS runs on port 5 beside the permutes, the VPDPBUSD on port 0,
+// measured on Intel: there VPERMILPS runs on port 5 beside the permutes, the VPDPBUSD on port 0
+// by the tables (on ports 0 and 5 as measured on a Sapphire Rapids class Xeon: intAcc),
 // and three VPERMW and three VCVTPH2PS (ports 0 and 5) a quad fewer, against three merge-masked
 // VMOVDQU16 loads a quad (a load and a port 0/5 µop each; three VINSERTF32X4 more where the
 // weights are not 16 bytes apart): no more port 5 µops than p1Pipe's in total. q4_1's is

@@ -447,7 +447,8 @@ func multiAccQ80A8AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *flo
 //
 // A quad and half issues 8 VPDPBUSD where the plain kernel issues 8 VPMADDUBSW and 8 VPADDW and
 // the int16 VPDPWSSD kernel 16 VPDPWSSD for its two row pairs (VPDPBUSD and VPDPWSSD of a YMM
-// issue on ports 0 and 1 on Golden Cove; 512-bit ones on port 0 alone). Measured on an Intel
+// issue on ports 0 and 1 on Golden Cove; 512-bit ones on ports 0 and 5, measured here:
+// multi_intacc_amd64.go's intAcc). Measured on an Intel
 // Xeon (Sapphire/Emerald Rapids class, KVM, 2 vCPUs shared with other jobs, load 6–12;
 // KVLAB_NO_AVX512): AccumulateManyMulti over 4096 rows of 128 values, four accumulators, thread
 // CPU time, alternated with the int16 VPDPWSSD kernels in one process, min of 5, ns a row in

@@ -19,7 +19,8 @@ package kvq
 // eight. On Intel cores with AVX-512 (not measured; from published instruction tables, Ice Lake
 // and Sapphire Rapids) the 64-bit broadcast from memory is a load and a port-5 shuffle µop
 // where the 128-bit one is a load alone: one more µop a row in the prepass, against four fewer
-// VPDPWSSD a row pair on port 0, the row loop's bottleneck there.
+// VPDPWSSD a row pair (on port 0 alone by those tables, the row loop's bottleneck there; on
+// ports 0 and 5 as measured on a Sapphire Rapids class Xeon, multi_intacc_amd64.go's intAcc).
 //
 // Like the four-accumulator kernels, q4_0's, q4_1's and iq4_nl's have an AVX-512 VBMI flavour
 // (intAccVBMI), their sums the same bit for bit.

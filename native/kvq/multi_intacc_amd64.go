@@ -44,19 +44,19 @@ var hasAVX512VL = cpu.X86.HasAVX512VL
 // VNNI (with DQ and BW, hasVNNIBW) and VL. They are chosen on every such CPU. Measured on AMD
 // Zen 4 (whole decodes at 131072 cells and per kernel: about 0.55× the float kernels' time) and
 // Zen 5 (per kernel, in cache, thread CPU time, TestIntAccSpeed: 0.6–0.8×, iq4_nl the highest).
-// On Intel cores with AVX-512 (not measured; from published instruction tables, Ice Lake and
-// Sapphire Rapids) 512-bit VPDPWSSD issues one a cycle on port 0 (latency 5) where the FMAs
-// issue two (ports 0 and 5, server parts) or one: the float kernels' 32 FMAs a row take at
-// least the 16 cycles these kernels' 16 VPDPWSSD take, and these need fewer µops in all (~45
-// against ~70 a row), so they are not expected to be slower there. Measured on the Intel Xeon
-// of the q8_0 figures at pickFar (Sapphire Rapids class, 3.9–4.0 GHz by a dependent IMUL
-// chain; 20–24 independent instructions a loop, 10–12 chains, thread CPU time, best of 7):
-// 512-bit VPDPWSSD, VPDPBUSD (also .BCST from memory), VPMADDWD, VPMADDUBSW, VFMADD231PS,
-// VCVTDQ2PS, VPADDD, VPXORD and VINSERTI32X4 from memory two a cycle (ports 0 and 5: this part's
-// integer multiplies are not port 0's alone), VPDPWSSD and VPDPBUSD latency 5–6 cycles (ten
-// chains keep them at 1.7 a cycle, twelve at 1.9); VPUNPCKLDQ, VPUNPCKLBW, VPSHUFB, VPERMB,
-// VPERMW, VPMOVSXBW (register or memory) and VCVTPH2PS from memory one a cycle; VPERMT2W one
-// every two; 16-byte loads two a cycle, one a cycle where each crosses a cache line.
+// On Intel cores with AVX-512 the published instruction tables (Ice Lake, Sapphire Rapids) give
+// 512-bit VPDPWSSD one a cycle on port 0 (latency 5) where the FMAs issue two (ports 0 and 5,
+// server parts) or one: even so the float kernels' 32 FMAs a row take at least the 16 cycles
+// these kernels' 16 VPDPWSSD take, and these need fewer µops in all (~45 against ~70 a row).
+// Measured here, where the tables' port-0 limit did not hold (older Intel parts such as Ice Lake
+// may differ), on the Intel Xeon of the q8_0 figures at pickFar (Sapphire Rapids class, 3.9–4.0 GHz
+// by a dependent IMUL chain; 20–24 independent instructions a loop, 10–12 chains, thread CPU time,
+// best of 7): 512-bit VPDPWSSD, VPDPBUSD (also .BCST from memory), VPMADDWD, VPMADDUBSW,
+// VFMADD231PS, VCVTDQ2PS, VPADDD, VPXORD and VINSERTI32X4 from memory two a cycle (ports 0 and 5:
+// this part's integer multiplies are not port 0's alone), VPDPWSSD and VPDPBUSD latency 5–6 cycles
+// (ten chains keep them at 1.7 a cycle, twelve at 1.9); VPUNPCKLDQ, VPUNPCKLBW, VPSHUFB, VPERMB,
+// VPERMW, VPMOVSXBW (register or memory) and VCVTPH2PS from memory one a cycle; VPERMT2W one every
+// two; 16-byte loads two a cycle, one a cycle where each crosses a cache line.
 func intAcc() bool { return hasVNNIBW && hasAVX512VL }
 
 // The integer kernels of each format (only acc is set: they replace the float kernels' acc).
@@ -72,8 +72,9 @@ func intAcc() bool { return hasVNNIBW && hasAVX512VL }
 // every two cycles; Zen 4 and 5 run it as one), where the unpacks, insert and widening it
 // replaces are four port-5 µops (port 1 takes no vector µop while 512-bit ones run); iq4_nl's
 // permute and two VPERMB are four port-5 µops, as its two widenings and two VPSHUFB were, with
-// two fewer logic µops on ports 0 and 5. The second row's load is a load µop alone, and port
-// 0's VPDPWSSD, the row loop's bottleneck there, are unchanged: no port takes more.
+// two fewer logic µops on ports 0 and 5. The second row's load is a load µop alone, and the
+// VPDPWSSD (port 0's alone by those tables, the row loop's bottleneck there; ports 0 and 5
+// measured on a Sapphire Rapids class Xeon, intAcc) are unchanged: no port takes more.
 var (
 	intAccQ4_0  = intAcc8(intAccVBMI(multiAccQ40INT, multiAccQ40VINT), pickZen4(multiAccQ40V8INT, multiAccQ40V8Z4INT))
 	intAccQ8_0  = &multiKernels{acc: pickFar(multiAccQ80INT, multiAccQ80Z4INT)}

@@ -1305,9 +1305,9 @@ TEXT ·multiScoresQ80OneIntelVNNI(SB), NOSPLIT, $48-80
 // (lower in 7); native/attn TestDecodeBreakdown (q8_0, 131072 cells on 2 MiB pages, 25
 // alternations, scores ns a cell, min/median of the runs' minima) 5.14/5.35 → 5.01/5.25,
 // lower in 15 of 25 (median difference −0.06). multiScoresQ80OneVNNI keeps two chains: on
-// Intel (instruction tables: VPDPBUSD zmm latency 5, one a cycle; measured on a Sapphire Rapids
-// class Xeon: latency 5–6, two a cycle, multi_intacc_amd64.go's intAcc) four chains of latency 5
-// would not keep the multiply port busy; not measured there. Not kept (same harness, against
+// Intel (VPDPBUSD zmm measured on a Sapphire Rapids class Xeon: latency 5–6, two a cycle on
+// ports 0 and 5, multi_intacc_amd64.go's intAcc) four chains would issue at most ~0.7 a cycle;
+// the kernel not measured there. Not kept (same harness, against
 // this kernel): LOAD4's inserts by LOAD4Y's route (two 256-bit inserts and a 512-bit one, as
 // q4_0's Z4 flavours), in cache 4.26–4.40 → 4.21–4.34 (lower in 4 of 4), streamed 6.19–7.35
 // → 5.83–6.86, but the decode's scores (load ~3.5, 32 alternations) min/median of the runs'
