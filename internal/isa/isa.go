@@ -17,10 +17,11 @@
 //     (16 bits) instead of one: a query rounding 2⁸ times finer at twice the multiplies;
 //   - KVLAB_NO_AVX2INTACC: the AVX2 values kernels with float32 weights instead of the integer
 //     ones (the block formats on CPUs without AVX-512);
-//   - KVLAB_NO_ZEN4: the AVX-512 kernels other CPUs run (Intel Xeon, AMD Zen 5) on an AMD Zen 4,
-//     whose own flavours (prefetch distance and hint, row loads, turbo2's and turbo3's query
-//     scale, and tq4's on 2 MiB pages: with KVLAB_NO_HUGEPAGES, or transparent huge pages off,
-//     tq4's scores round the query per 32 values there too) are otherwise chosen there;
+//   - KVLAB_NO_ZEN4: the AVX-512 kernels AMD Zen 5 runs on an AMD Zen 4, whose own flavours
+//     (prefetch distance and hint, row loads, turbo2's and turbo3's query scale, and tq4's on
+//     2 MiB pages: with KVLAB_NO_HUGEPAGES, or transparent huge pages off, tq4's scores round
+//     the query per 32 values there too) are otherwise chosen there (Intel CPUs take some of
+//     them, and their own, by kvq's intelCPU);
 //   - KVLAB_NO_HUGEPAGES: not an instruction set but listed with them, so that a run's record
 //     names it: the caches' row stores and the bandwidth yardstick stay on the system's default
 //     pages (internal/hugemem reads it).
@@ -69,8 +70,8 @@ var (
 	// formats take float32 weights instead of integer ones.
 	NoAVX2IntAcc = on("KVLAB_NO_AVX2INTACC")
 
-	// NoZen4 is KVLAB_NO_ZEN4, read at start: an AMD Zen 4 runs the AVX-512 kernels other CPUs
-	// run, not its own flavours.
+	// NoZen4 is KVLAB_NO_ZEN4, read at start: an AMD Zen 4 runs the AVX-512 kernels AMD Zen 5
+	// runs, not its own flavours (Intel CPUs take some of those and their own: kvq's intelCPU).
 	NoZen4 = on("KVLAB_NO_ZEN4")
 )
 

@@ -43,7 +43,8 @@ import "sync"
 // b running over blocks of scoresGridBlock values (the whole query where it is one block);
 // DotManyMulti(q) agrees with Dot of the rounded query within the float bound. On CPUs with
 // AVX-512 VBMI and BF16 too, fp8 scores go through bf16 (multi_fp8bf16_amd64.go): the query
-// rounded to bf16 (ScoresGrid, u = 2⁻⁸, every value within 2⁻⁸ of itself), the codes exact.
+// rounded to bf16 (ScoresGrid, u = 2⁻⁸, every value within 2⁻⁸ of itself), the codes exact;
+// on Intel CPUs they stay float32 (multi_fp8f32_amd64.go: the float bound alone).
 // Without kernels
 // (another architecture, the purego tag, an older CPU) both are exactly DotMany and
 // AccumulateMany per query. A query's results never depend on n or on
