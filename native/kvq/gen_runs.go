@@ -13,12 +13,13 @@
 // generator rather than leaving a flavour behind. Run with `go generate ./native/kvq` (after
 // gen_intacc.go, gen_f16acc.go, gen_tq4vnni.go and gen_turboacc.go: runs_gen_amd64.go's
 // go:generate line comes after theirs in file order). A kernel that uses its file's macros
-// (defs) gets them copied ahead of it.
+// (defs) gets them copied ahead of it, less those nothing in the output names (pruneDefines).
 package main
 
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 )
 
@@ -440,7 +441,7 @@ func main() {
 		b.WriteString("\n" + f.pre + body)
 	}
 	for _, out := range order {
-		if err := os.WriteFile(out, []byte(files[out].String()), 0o644); err != nil {
+		if err := os.WriteFile(out, []byte(pruneDefines(files[out].String())), 0o644); err != nil {
 			fail(err)
 		}
 	}
@@ -507,6 +508,71 @@ func defines(src string) string {
 		}
 	}
 	return b.String()
+}
+
+// pruneDefines is text without the #define blocks (and #undef lines) of the macros that
+// nothing in it or in the files it includes names: src's macros are copied whole, and those of
+// kernels that no flavour copies (or that only such macros use) would be dead text there.
+func pruneDefines(text string) string {
+	var inc strings.Builder
+	for _, l := range strings.Split(text, "\n") {
+		if name, ok := strings.CutPrefix(l, "#include \""); ok && name != "textflag.h\"" {
+			b, err := os.ReadFile(strings.TrimSuffix(name, "\""))
+			if err != nil {
+				fail(err)
+			}
+			inc.Write(b)
+		}
+	}
+	for {
+		lines := strings.SplitAfter(text, "\n")
+		// The lines of each macro's #define (continuations included) and #undef.
+		own := map[string]map[int]bool{}
+		in := ""
+		for i, l := range lines {
+			if in == "" {
+				for _, p := range []string{"#define ", "#undef "} {
+					if rest, ok := strings.CutPrefix(l, p); ok {
+						in = strings.FieldsFunc(rest, func(r rune) bool { return r == '(' || r == ' ' || r == '\t' || r == '\n' })[0]
+					}
+				}
+			}
+			if in != "" {
+				if own[in] == nil {
+					own[in] = map[int]bool{}
+				}
+				own[in][i] = true
+				if strings.HasPrefix(l, "#undef ") || !strings.HasSuffix(l, "\\\n") {
+					in = ""
+				}
+			}
+		}
+		dead := map[int]bool{}
+		for name, at := range own {
+			re := regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`)
+			used := re.MatchString(inc.String())
+			for i, l := range lines {
+				if !used && !at[i] && re.MatchString(l) {
+					used = true
+				}
+			}
+			if !used {
+				for i := range at {
+					dead[i] = true
+				}
+			}
+		}
+		if len(dead) == 0 {
+			return text
+		}
+		var b strings.Builder
+		for i, l := range lines {
+			if !dead[i] {
+				b.WriteString(l)
+			}
+		}
+		text = b.String()
+	}
 }
 
 func fail(err error) {

@@ -8758,11 +8758,6 @@ multiScoresBF16RunsAVX512_done:
 #define FINISH(a, h, acc) \
 	VCVTDQ2PS a, a; \
 	VFMADD231PS.BCST (4*h)(DX), a, acc
-#define LOAD4(p, z, x) \
-	VMOVDQU32 (p), x; \
-	VINSERTI32X4 $1, (p)(R8*1), z, z; \
-	VINSERTI32X4 $2, (p)(R8*2), z, z; \
-	VINSERTI32X4 $3, (p)(R12*1), z, z
 #define LOAD8(p, a, ya, b) \
 	VMOVDQU64 (p), ya; \
 	VINSERTI64X4 $1, (p)(R8*1), a, a; \
@@ -8823,39 +8818,6 @@ multiScoresBF16RunsAVX512_done:
 	VPERMB Z23, v, d2; \
 	VPSRLW $6, v, d3; \
 	VPERMB Z20, d3, d3
-#define T2GROUP(a, b) \
-	T2CODES(a, Z0, Z1, Z2, Z3); \
-	T2CODES(b, Z4, Z5, Z6, Z7); \
-	VPBROADCASTD 48(DX), Z12; \
-	VPBROADCASTD 52(DX), Z13; \
-	VPBROADCASTD 56(DX), Z14; \
-	VPBROADCASTD 60(DX), Z15; \
-	CHAINS1; \
-	FINISH(Z12, 0, Z8); \
-	FINISH(Z13, 1, Z9); \
-	FINISH(Z14, 2, Z10); \
-	FINISH(Z15, 3, Z11); \
-	ADDQ $128, SI; \
-	ADDQ $96, DX
-#define Q2KGROUPA(a, b) \
-	T2CODES(a, Z0, Z1, Z2, Z3); \
-	T2CODES(b, Z4, Z5, Z6, Z7); \
-	VPBROADCASTD 48(DX), Z12; \
-	VPBROADCASTD 52(DX), Z13; \
-	VPBROADCASTD 56(DX), Z14; \
-	VPBROADCASTD 60(DX), Z15; \
-	CHAINS1; \
-	ADDQ $128, SI
-#define Q2KGROUPB(a, b) \
-	T2CODES(a, Z0, Z1, Z2, Z3); \
-	T2CODES(b, Z4, Z5, Z6, Z7); \
-	CHAINS1; \
-	FINISH(Z12, 0, Z8); \
-	FINISH(Z13, 1, Z9); \
-	FINISH(Z14, 2, Z10); \
-	FINISH(Z15, 3, Z11); \
-	ADDQ $128, SI; \
-	ADDQ $192, DX
 #define T2GROUPU(a, b, a0, a1, a2, a3) \
 	T2CODES(a, Z0, Z1, Z2, Z3); \
 	T2CODES(b, Z4, Z5, Z6, Z7); \
@@ -8869,34 +8831,6 @@ multiScoresBF16RunsAVX512_done:
 	VMOVDQU8.Z (p), K1, z; \
 	VMOVDQU8.Z (p)(R8*2), K1, Z16; \
 	VPERMT2B.Z Z16, Z31, K7, z
-#define LOAD4M(p, z, x) \
-	VMOVDQU8.Z (p), K1, x; \
-	VMOVDQU8.Z (p)(R8*1), K1, X29; \
-	VINSERTI32X4 $1, X29, z, z; \
-	VMOVDQU8.Z (p)(R8*2), K1, X29; \
-	VINSERTI32X4 $2, X29, z, z; \
-	VMOVDQU8.Z (p)(R12*1), K1, X29; \
-	VINSERTI32X4 $3, X29, z, z
-#define STAGE32(p, g) \
-	LEAQ (p)(R11*1), AX; \
-	MOVL (AX), DX; \
-	MOVL DX, (4*g)(SI); \
-	MOVL (AX)(R8*1), DX; \
-	MOVL DX, (16+4*g)(SI); \
-	MOVL (AX)(R8*2), DX; \
-	MOVL DX, (32+4*g)(SI); \
-	MOVL (AX)(R12*1), DX; \
-	MOVL DX, (48+4*g)(SI)
-#define STAGE16(p, g) \
-	LEAQ (p)(R11*1), AX; \
-	MOVWLZX (AX), DX; \
-	MOVW DX, (2*g)(SI); \
-	MOVWLZX (AX)(R8*1), DX; \
-	MOVW DX, (8+2*g)(SI); \
-	MOVWLZX (AX)(R8*2), DX; \
-	MOVW DX, (16+2*g)(SI); \
-	MOVWLZX (AX)(R12*1), DX; \
-	MOVW DX, (24+2*g)(SI)
 
 // func multiScoresT3PURunsVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32, pf int)
 // multiScoresT3PUVNNI prefetching pf bytes past each group of rows (the run after next) in place of PFGROUPS groups on.

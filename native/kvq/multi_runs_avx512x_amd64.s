@@ -14,9 +14,6 @@
 	BYTE $(((((acc)>>3)&1)^1)<<7 | ((((a)>>4)&1)^1)<<6 | ((((a)>>3)&1)^1)<<5 | ((((acc)>>4)&1)^1)<<4 | 2); \
 	BYTE $((((b)&15)^15)<<3 | 6); BYTE $(0x40 | ((((b)>>4)&1)^1)<<3); BYTE $0x52; \
 	BYTE $(0xC0 | ((acc)&7)<<3 | ((a)&7))
-#define CVTBF16(src, dst) BYTE $0x62; \
-	BYTE $(((((dst)>>3)&1)^1)<<7 | ((((src)>>4)&1)^1)<<6 | ((((src)>>3)&1)^1)<<5 | ((((dst)>>4)&1)^1)<<4 | 2); \
-	BYTE $0x7E; BYTE $0x48; BYTE $0x72; BYTE $(0xC0 | ((dst)&7)<<3 | ((src)&7))
 #define FP8BF16DEC(a, b, l) \
 	VPERMI2B Z25, Z24, a; \
 	VPTERNLOGD $0xF8, Z28, b, a; \

@@ -19,63 +19,11 @@
 	VPDPBUSD.BCST off+32(SI), c, a1; \
 	VPDPBUSD.BCST off+64(SI), c, a2; \
 	VPDPBUSD.BCST off+96(SI), c, a3
-#define CHAINS1 \
-	CHAIN1(Z0, 0, Z12, Z13, Z14, Z15); \
-	CHAIN1(Z4, 16, Z16, Z17, Z18, Z19); \
-	CHAIN1(Z1, 4, Z12, Z13, Z14, Z15); \
-	CHAIN1(Z5, 20, Z16, Z17, Z18, Z19); \
-	CHAIN1(Z2, 8, Z12, Z13, Z14, Z15); \
-	CHAIN1(Z6, 24, Z16, Z17, Z18, Z19); \
-	CHAIN1(Z3, 12, Z12, Z13, Z14, Z15); \
-	CHAIN1(Z7, 28, Z16, Z17, Z18, Z19)
-#define FINISH1(a, b, h, acc) \
-	VPADDD b, a, a; \
-	VCVTDQ2PS a, a; \
-	VMULPS.BCST (4*h)(DX), Z24, b; \
-	VFMADD231PS b, a, acc
-#define CHAINQ1(c, off) \
-	VPDPBUSD.BCST off(SI), c, Z12; \
-	VPDPBUSD.BCST off+32(SI), c, Z13; \
-	VPDPBUSD.BCST off+64(SI), c, Z14; \
-	VPDPBUSD.BCST off+96(SI), c, Z15
-#define FINISHQ1(a, b, h, acc) \
-	VCVTDQ2PS a, a; \
-	VMULPS.BCST (4*h)(DX), Z24, b; \
-	VFMADD231PS b, a, acc
-#define FINISHES1 \
-	VCVTPH2PS (R13), Z24; \
-	FINISH1(Z12, Z16, 0, Z8); \
-	FINISH1(Z13, Z17, 1, Z9); \
-	FINISH1(Z14, Z18, 2, Z10); \
-	FINISH1(Z15, Z19, 3, Z11)
-#define STAGE(p, g) \
-	MOVWLZX (p), AX; \
-	MOVW AX, (2*g)(SI); \
-	MOVWLZX (p)(R8*1), AX; \
-	MOVW AX, (8+2*g)(SI); \
-	MOVWLZX (p)(R8*2), AX; \
-	MOVW AX, (16+2*g)(SI); \
-	MOVWLZX (p)(R12*1), AX; \
-	MOVW AX, (24+2*g)(SI)
-#define STAGEN(p, g) \
-	MOVWLZX -2(p), DI; \
-	MOVW DI, (2*g)(R13)(R11*1); \
-	MOVWLZX -2(p)(R8*1), DI; \
-	MOVW DI, (8+2*g)(R13)(R11*1); \
-	MOVWLZX -2(p)(R8*2), DI; \
-	MOVW DI, (16+2*g)(R13)(R11*1); \
-	MOVWLZX -2(p)(R12*1), DI; \
-	MOVW DI, (24+2*g)(R13)(R11*1)
 #define LOAD4(p, z, x) \
 	VMOVDQU32 (p), x; \
 	VINSERTI32X4 $1, (p)(R8*1), z, z; \
 	VINSERTI32X4 $2, (p)(R8*2), z, z; \
 	VINSERTI32X4 $3, (p)(R12*1), z, z
-#define LOAD4O(off, p, z, x) \
-	VMOVDQU32 off(p), x; \
-	VINSERTI32X4 $1, off(p)(R8*1), z, z; \
-	VINSERTI32X4 $2, off(p)(R8*2), z, z; \
-	VINSERTI32X4 $3, off(p)(R12*1), z, z
 #define TRANSPOSE4 \
 	VPUNPCKLDQ Z25, Z24, Z28; \
 	VPUNPCKHDQ Z25, Z24, Z29; \
@@ -85,42 +33,6 @@
 	VPUNPCKHQDQ Z30, Z28, Z26; \
 	VPUNPCKLQDQ Z24, Z29, Z27; \
 	VPUNPCKHQDQ Z24, Z29, Z28
-#define FINISHES41 \
-	VPADDD Z16, Z12, Z12; \
-	VPADDD Z17, Z13, Z13; \
-	VPADDD Z18, Z14, Z14; \
-	VPADDD Z19, Z15, Z15; \
-	VCVTDQ2PS Z12, Z12; \
-	VCVTDQ2PS Z13, Z13; \
-	VCVTDQ2PS Z14, Z14; \
-	VCVTDQ2PS Z15, Z15; \
-	VMULPS Z24, Z12, Z12; \
-	VMULPS Z24, Z13, Z13; \
-	VMULPS Z24, Z14, Z14; \
-	VMULPS Z24, Z15, Z15; \
-	VFMADD231PS.BCST 80(DX), Z25, Z12; \
-	VFMADD231PS.BCST 84(DX), Z25, Z13; \
-	VFMADD231PS.BCST 88(DX), Z25, Z14; \
-	VFMADD231PS.BCST 92(DX), Z25, Z15; \
-	VFMADD231PS.BCST (DX), Z12, Z8; \
-	VFMADD231PS.BCST 4(DX), Z13, Z9; \
-	VFMADD231PS.BCST 8(DX), Z14, Z10; \
-	VFMADD231PS.BCST 12(DX), Z15, Z11
-#define CHAIN2(c, off) \
-	VPDPBUSD.BCST off(SI), c, Z12; \
-	VPDPBUSD.BCST off+32(SI), c, Z16; \
-	VPDPBUSD.BCST off+64(SI), c, Z13; \
-	VPDPBUSD.BCST off+96(SI), c, Z17; \
-	VPDPBUSD.BCST off+128(SI), c, Z14; \
-	VPDPBUSD.BCST off+160(SI), c, Z18; \
-	VPDPBUSD.BCST off+192(SI), c, Z15; \
-	VPDPBUSD.BCST off+224(SI), c, Z19
-#define FINISH2(a, b, h, acc) \
-	VPSLLD $8, a, a; \
-	VPADDD b, a, a; \
-	VCVTDQ2PS a, a; \
-	VMULPS.BCST (4*h)(DX), Z24, b; \
-	VFMADD231PS b, a, acc
 #define SCORES_T \
 	VUNPCKLPS Z9, Z8, Z0; \
 	VUNPCKHPS Z9, Z8, Z1; \
@@ -150,30 +62,6 @@
 	SCORES_ROW4(Z6, X6); \
 	LEAQ (BX)(AX*4), BX; \
 	SCORES_ROW4(Z7, X7)
-#define STAGEQH(off, p, g) \
-	MOVL off(p), AX; \
-	MOVL AX, (4*g)(SI); \
-	MOVL off(p)(R8*1), AX; \
-	MOVL AX, (16+4*g)(SI); \
-	MOVL off(p)(R8*2), AX; \
-	MOVL AX, (32+4*g)(SI); \
-	MOVL off(p)(R12*1), AX; \
-	MOVL AX, (48+4*g)(SI)
-#define STAGEO(off, p, g) \
-	MOVWLZX off(p), AX; \
-	MOVW AX, (2*g)(SI); \
-	MOVWLZX off(p)(R8*1), AX; \
-	MOVW AX, (8+2*g)(SI); \
-	MOVWLZX off(p)(R8*2), AX; \
-	MOVW AX, (16+2*g)(SI); \
-	MOVWLZX off(p)(R12*1), AX; \
-	MOVW AX, (24+2*g)(SI)
-#define FIFTH(ctrl, lo, hi) \
-	VPSHUFB ctrl, Z23, Z29; \
-	VPTESTMB Z20, Z29, K1; \
-	VPTESTMB Z21, Z29, K2; \
-	VPADDB Z22, lo, K1, lo; \
-	VPADDB Z22, hi, K2, hi
 #define HDRI(off) \
 	VMOVQ off(CX), X29; \
 	VPINSRQ $1, off(BX), X29, X29; \
@@ -197,70 +85,6 @@
 	VPINSRQ $1, off(R15)(R12*1), X14, X14; \
 	VINSERTI64X2 $1, X14, Y13, Y13; \
 	VINSERTI64X4 $1, Y13, Z30, Z30
-#define CHAINH(c, off) \
-	VPDPBUSD.BCST off(SI), c, Z12; \
-	VPDPBUSD.BCST off+64(SI), c, Z13; \
-	VPDPBUSD.BCST off+128(SI), c, Z14; \
-	VPDPBUSD.BCST off+192(SI), c, Z15
-#define CHAINL(c, off) \
-	VPDPBUSD.BCST off+32(SI), c, Z12; \
-	VPDPBUSD.BCST off+96(SI), c, Z13; \
-	VPDPBUSD.BCST off+160(SI), c, Z14; \
-	VPDPBUSD.BCST off+224(SI), c, Z15
-#define FINISHS(a, b, h, acc) \
-	VCVTDQ2PS a, a; \
-	VMULPS.BCST (4*h)(DX), Z24, b; \
-	VFMADD231PS b, a, acc
-#define Q80PF PREFETCHT0
-#undef Q80PF
-#define Q80PF PREFETCHT1
-#define Q80SHLD
-#undef Q80SHLD
-#undef Q80PF
-#define Q80PF PREFETCHT0
-#define Q80ONE
-#undef Q80ONE
-#undef Q80PF
-#define Q80PF PREFETCHT0
-#define Q80PFGROUPS 2
-#define Q80ONE
-#undef Q80ONE
-#undef Q80PFGROUPS
-#undef Q80PF
-#define Q80PF PREFETCHT1
-#define Q80ONE
-#define Q80ONE1
-#undef Q80ONE1
-#undef Q80ONE
-#undef Q80PF
-#define Q80PF PREFETCHT1
-#define Q80ONE
-#define Q80ONE1
-#define Q80RUNS
-#undef Q80RUNS
-#undef Q80ONE1
-#undef Q80ONE
-#undef Q80PF
-#define DIGITS2(z, off) \
-	VPADDD Z20, z, Z16; \
-	VPANDD Z21, Z16, Z16; \
-	VPSUBD Z20, Z16, Z16; \
-	VPSUBD Z16, z, Z17; \
-	VPSRAD $8, Z17, Z17; \
-	VPMOVDB Z17, off(DI); \
-	VPMOVDB Z16, off+32(DI); \
-	VPADDD Z17, Z26, Z26; \
-	VPADDD Z16, Z27, Z27
-#define SUMD(z, y) \
-	VEXTRACTI32X8 $1, z, Y29; \
-	VPADDD Y29, y, Y29; \
-	VEXTRACTI32X4 $1, Y29, X30; \
-	VPADDD X30, X29, X29; \
-	VPSHUFD $0x4E, X29, X30; \
-	VPADDD X30, X29, X29; \
-	VPSHUFD $0xB1, X29, X30; \
-	VPADDD X30, X29, X29; \
-	VMOVD X29, AX
 #define NIBBLESG \
 	VPANDD Z31, Z25, Z0; \
 	VGF2P8AFFINEQB $0, Z20, Z25, Z4; \
@@ -324,8 +148,6 @@
 	VMOVDQU32 -16(p)(R8*1), K4, z; \
 	VMOVDQU32 -32(p)(R8*2), K5, z; \
 	VMOVDQU32 -48(p)(R12*1), K6, z
-#define LOAD4MT(p, z, x, y, tx, ty) \
-	LOAD4M(p, z, x)
 #define LOAD4Y(p, z, x, y, tx, ty) \
 	VMOVDQU32 (p), x; \
 	VINSERTI32X4 $1, (p)(R8*1), y, y; \
@@ -487,13 +309,6 @@
 	ANDQ $(c-1), AX; \
 	KMOVQ (R13)(AX*8), K2
 #define HDRFAR 32768
-#define PF18 \
-	PREFETCHT0 (AX); \
-	PREFETCHT0 64(AX); \
-	PREFETCHT0 128(AX); \
-	PREFETCHT0 192(AX); \
-	PREFETCHT0 256(AX); \
-	ADDQ $320, AX
 #define PF18Z4 \
 	PREFETCHT0 (AX); \
 	PREFETCHT0 64(AX); \
@@ -595,61 +410,6 @@ next: \
 	ADDQ AX, DI; \
 	DECQ R10; \
 	JNZ  group
-#define HDRK18(init, dec, offs, pf) \
-	MOVQ rows+32(FP), DI; \
-	MOVQ rb+40(FP), R8; \
-	LEAQ (R8)(R8*2), R12; \
-	MOVQ out+56(FP), R9; \
-	MOVQ m+48(FP), R10; \
-	SHRQ $4, R10; \
-	JZ   done; \
-	init; \
-	HDRMASKS(·vnniHdr18Mask(SB), 4); \
-	LANEMASKS; \
-group: \
-	HDRGROUP(2); \
-blk: \
-	TESTQ R13, R13; \
-	JNZ  have; \
-	MOVQ $4, R13; \
-	KMOVQ K1, K3; \
-	CMPQ R11, R13; \
-	JGE  whole; \
-	KMOVQ K2, K3; \
-whole: \
-	HDRR18(-2); \
-have: \
-	pf; \
-	LOAD4M(CX, Z24, X24); \
-	LOAD4M(BX, Z25, X25); \
-	LOAD4M(R14, Z26, X26); \
-	LOAD4M(R15, Z27, X27); \
-	TRANSPOSE4; \
-	dec; \
-	VPBROADCASTD offs(DX), Z12; \
-	VPBROADCASTD offs+4(DX), Z13; \
-	VPBROADCASTD offs+8(DX), Z14; \
-	VPBROADCASTD offs+12(DX), Z15; \
-	CHAINSM; \
-	VCVTPH2PS Y22, Z24; \
-	FINISHM(Z12, Z16, 0, Z8); \
-	FINISHM(Z13, Z17, 1, Z9); \
-	FINISHM(Z14, Z18, 2, Z10); \
-	FINISHM(Z15, Z19, 3, Z11); \
-	ADDQ $18, CX; \
-	ADDQ $18, BX; \
-	ADDQ $18, R14; \
-	ADDQ $18, R15; \
-	ADDQ $128, SI; \
-	ADDQ $96, DX; \
-	NEXT18; \
-	DECQ R13; \
-	DECQ R11; \
-	JNZ  blk; \
-	HDREND; \
-done: \
-	VZEROUPPER; \
-	RET
 #define HDRK18Z4(init, dec, offs, ld) \
 	MOVQ rows+32(FP), DI; \
 	MOVQ rb+40(FP), R8; \
@@ -764,60 +524,6 @@ have: \
 done: \
 	VZEROUPPER; \
 	RET
-#define HDRK20(pf) \
-	MOVQ rows+32(FP), DI; \
-	MOVQ rb+40(FP), R8; \
-	LEAQ (R8)(R8*2), R12; \
-	MOVQ out+56(FP), R9; \
-	MOVQ m+48(FP), R10; \
-	SHRQ $4, R10; \
-	JZ   done; \
-	INITQ4; \
-	HDRMASKS(·vnniHdr20Mask(SB), 4); \
-	LANEMASKS; \
-group: \
-	HDRGROUP(4); \
-blk: \
-	TESTQ R13, R13; \
-	JNZ  have; \
-	MOVQ $4, R13; \
-	KMOVQ K1, K3; \
-	CMPQ R11, R13; \
-	JGE  whole; \
-	KMOVQ K2, K3; \
-whole: \
-	HDRR20(-4); \
-have: \
-	pf; \
-	LOAD4M(CX, Z24, X24); \
-	LOAD4M(BX, Z25, X25); \
-	LOAD4M(R14, Z26, X26); \
-	LOAD4M(R15, Z27, X27); \
-	TRANSPOSE4; \
-	NIBBLES4S; \
-	VPXORD Z12, Z12, Z12; \
-	VPXORD Z13, Z13, Z13; \
-	VPXORD Z14, Z14, Z14; \
-	VPXORD Z15, Z15, Z15; \
-	CHAINSM; \
-	VCVTPH2PS Y20, Z24; \
-	VEXTRACTI64X4 $1, Z20, Y25; \
-	VCVTPH2PS Y25, Z25; \
-	FINISHES41M; \
-	ADDQ $20, CX; \
-	ADDQ $20, BX; \
-	ADDQ $20, R14; \
-	ADDQ $20, R15; \
-	ADDQ $128, SI; \
-	ADDQ $96, DX; \
-	NEXT20; \
-	DECQ R13; \
-	DECQ R11; \
-	JNZ  blk; \
-	HDREND; \
-done: \
-	VZEROUPPER; \
-	RET
 #define HDRK20Z4 \
 	MOVQ rows+32(FP), DI; \
 	MOVQ rb+40(FP), R8; \
@@ -897,32 +603,6 @@ done: \
 	PREFETCHT1 (HDRFAR+192)(AX); \
 	PREFETCHT1 (HDRFAR+256)(AX); \
 	PREFETCHT1 (HDRFAR+320)(AX); \
-	ADDQ $352, AX
-#define FIFTHX(ctrl, lo, hi) \
-	VPSHUFB ctrl, Z23, Z18; \
-	VPTESTMB Z16, Z18, K1; \
-	VPTESTMB Z17, Z18, K2; \
-	VPADDB Z22, lo, K1, lo; \
-	VPADDB Z22, hi, K2, hi
-#define PF20X \
-	PREFETCHT0 (AX); \
-	PREFETCHT0 64(AX); \
-	PREFETCHT0 128(AX); \
-	PREFETCHT0 192(AX); \
-	PREFETCHT0 256(AX); \
-	PREFETCHT0 320(AX); \
-	PREFETCHT1 (HDRFAR)(AX); \
-	PREFETCHT1 (HDRFAR+192)(AX); \
-	ADDQ $384, AX
-#define PF22X \
-	PREFETCHT0 (AX); \
-	PREFETCHT0 64(AX); \
-	PREFETCHT0 128(AX); \
-	PREFETCHT0 192(AX); \
-	PREFETCHT0 256(AX); \
-	PREFETCHT0 320(AX); \
-	PREFETCHT1 (HDRFAR)(AX); \
-	PREFETCHT1 (HDRFAR+176)(AX); \
 	ADDQ $352, AX
 
 // func multiScoresQ50Z4RunsGFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, pf int)
