@@ -376,7 +376,10 @@ func TestQ5ScoresZ4(t *testing.T) {
 	if !q5ScoresGFNI {
 		t.Skip("no AVX-512 VNNI, BW, BITALG and GFNI")
 	}
-	defer func(z, x, x0 bool) { q5ScoresZ4, q51ScoresX, q50ScoresX = z, x, x0 }(q5ScoresZ4, q51ScoresX, q50ScoresX)
+	defer func(z, x, x0, v bool) {
+		q5ScoresZ4, q51ScoresX, q50ScoresX, q50ScoresVNNI = z, x, x0, v
+	}(q5ScoresZ4, q51ScoresX, q50ScoresX, q50ScoresVNNI)
+	q50ScoresVNNI = false // the GFNI mode is q5_0's GFNI kernel on Intel too, not multiScoresQ50VNNI
 	rng := rand.New(rand.NewPCG(87, 88))
 	const sentinel = float32(-7777.25)
 	for _, f := range []Format{Q5_0, Q5_1} {
