@@ -792,8 +792,20 @@ fbs_done:
 // tiles on into L2 (PREFETCHT1), where one line a tile on was all: attention's decode values
 // (native/attn TestDecodeBreakdown, fp8, test binaries alternated three times, load ~16, min)
 // 14.83–15.01 ns a row against 16.81–17.50; the L2 ones four tiles on 15.27–15.53 against
-// 14.83–15.31, all four PREFETCHT1 (none into L1) 15.18–15.91 against 14.92–15.72. fva_rowz
-// (accBcastFMA: Zen 4 under KVLAB_ACC16) keeps its one line.
+// 14.83–15.31, all four PREFETCHT1 (none into L1) 15.18–15.91 against 14.92–15.72. Those two
+// lines a row, at the chunk and 64 bytes on, gave each tile's first pass nearly all of the
+// next tile's lines to fetch and its second pass almost none, so the first pass waited on
+// memory while the second computed. Now each pass prefetches the line at its chunk and only
+// the last pass the line 64 bytes on as well (R14, 0 or 64 a pass; the other prefetch
+// repeats the first), a tile on and two tiles on alike: about one new line a row in every
+// pass. Decode values (same test, f16 and fp8, old and new binaries alternated four times,
+// load 6.1–6.3, min) 13.64–14.27 ns a row against 14.97–15.38, whole 27.84–27.96 against
+// 28.93–29.64; TestFP8F32Speed streamed 13.82–14.08 against 15.14–15.31, in cache the same.
+// The T1 pair in descending order (64 bytes on first) lost it all (values 15.99–16.16
+// against base 14.95–15.55), and so did the two offsets kept in the frame and added from
+// memory (16.1 against 14.5). Not better either (same test, three alternations, load ~5.3):
+// the L2 pair three tiles on (values 13.16–15.83 against 13.46–14.72), no L2 pair
+// (14.79–16.29). fva_rowz (accBcastFMA: Zen 4 under KVLAB_ACC16) keeps its one line.
 TEXT ·multiAccFP8VBMI(SB), 0, $1040-64
 	MOVQ acc+0(FP), SI
 	MOVQ d+8(FP), R14          // byte offset of the row scale
@@ -859,7 +871,12 @@ fva_rows:
 
 	CMPB ·accBcastFMA(SB), $0
 	JNE  fva_rowz
-` + fvaRow("fva_row", false) + `	JMP  fva_store
+	XORQ R14, R14              // the row loop's second line: the last pass's is 64 bytes on
+	CMPQ R11, $64
+	JG   fva_row
+	MOVQ $64, R14
+` + fvaRow("fva_row", false) + `	MOVQ d+8(FP), R14
+	JMP  fva_store
 ` + fvaRow("fva_rowz", true) + `
 fva_store:
 
@@ -896,8 +913,8 @@ fva_done:
 	RET
 `
 
-// fvaRow is multiAccFP8VBMI's row loop (label l; without bcst it prefetches two lines a tile
-// on and two tiles on, see the kernel's comment): a row's 64 codes (32 in a half chunk)
+// fvaRow is multiAccFP8VBMI's row loop (label l; without bcst it prefetches the line at the
+// chunk a tile on and two tiles on, and the line R14 bytes past it, see the kernel's comment): a row's 64 codes (32 in a half chunk)
 // decoded and widened into Z19..Z22, then its four scaled weights (ws, at R8) multiplied into
 // the sixteen accumulator vectors, broadcast into Z16, Z17, Z18 and Z23 (bcst false) or as each
 // FMA's embedded broadcast (bcst true, where accBcastFMA is set: AMD Zen 4; the same products
@@ -906,10 +923,13 @@ func fvaRow(l string, bcst bool) string {
 	var b strings.Builder
 	pf := ""
 	if !bcst {
-		pf = `PREFETCHT0 64(R12)(AX*1)
+		pf = `ADDQ R14, AX
+	PREFETCHT0 (R12)(AX*1)
+	MOVQ pf-16(SP), AX
 	ADDQ AX, AX
 	PREFETCHT1 (R12)(AX*1)
-	PREFETCHT1 64(R12)(AX*1)
+	ADDQ R14, AX
+	PREFETCHT1 (R12)(AX*1)
 	`
 	}
 	fmt.Fprintf(&b, `%[1]s:
