@@ -1954,7 +1954,33 @@ fbq_stored%L%:
 // 14.48/14.97 (load ~15 on the 2 vCPUs). Beside PREFETCHT0 PFDISTZ ahead of each row, a
 // PREFETCHT1 PFDISTZ2 ahead: attention's decode scores (native/attn TestDecodeBreakdown,
 // fp8, test binaries alternated three times, load ~18, min) 13.26–13.65 ns a row against
-// 13.57–13.91.
+// 13.57–13.91. Not better (the same test, each against this kernel, 3 alternations, load
+// 4.3–5.8, min): the L2 prefetch 12, 24, 32 or 48 KiB ahead (scores 13.08–13.39, 13.26–13.81,
+// 13.13–13.49, 12.95–13.31 against 12.99–13.24), the L1 one 3 or 9 KiB ahead (13.19–13.36,
+// 13.16–13.38); one prefetch of each kind for each line of the four rows (two a group, from a
+// pointer rb on a group) in place of one a row a group: 13.11–13.51 against 12.72–13.00 (4
+// alternations, load ~3.5).
+//
+// Products in fp16 (AVX512-FP16, VFMADD231PH: 32 lanes at 0.55 cycles; the Go assembler has no
+// mnemonic, so BYTE encodings) did not pay either. An e4m3 code is an exact fp16 times 2⁻⁸
+// (sign-extended byte << 7, bit 14 cleared; or from a 16-bit load of a code pair, the even code
+// by VPSLLW 8, VPSRAW 1 and an AND with 0xBFFF, the odd by VPSRAW 1 and an AND with 0xBF80,
+// with no port-5 operation); the query scaled per query by 2^s (max|q|·2^s in [2¹¹, 2¹²), so a
+// lane's sum of four products stays below 2^14.9) and rounded to fp16; one VMULPH and three
+// VFMADD231PH a lane over a row of 128 (fp16 sums of four products), then widened by VCVTPH2PS
+// and summed in float32. Its error bound: (1 + 4)·2⁻¹¹·Σ|q·x| (query rounding and four
+// roundings a lane), under the bf16 kernels' 2⁻⁸·Σ_b max|q_b|·Σ_b|x| (ScoresGrid); measured on
+// rows of 128 at most 1.13·2⁻¹¹·Σ|q·x|, 1.77·2⁻¹¹ with one more fp16 add (row pairs' 256-bit
+// halves, 6·2⁻¹¹ bound). Prototypes against this kernel (TestFP8F32Speed's harness, four
+// queries, rows of 128, alternated, load 2.3–4.2, ns a row in cache): a row a loop, VPMOVSXBW
+// decode, register widening and a per-row shuffle reduction 13.0–13.4 against 10.4–10.7; the
+// code-pair decode, stores and VCVTPH2PS from memory 11.5–12.8 against 10.1–11.3; that with row
+// pairs, the halves added in fp16 and this kernel's pair reduction 10.6–10.9 against 10.1–10.4
+// (streamed 12.0–13.4 against 11.3–12.5). Without the widening and reduction (decode and
+// products alone) a row took 4.6–6.5: the 128 fp16 sums a row to widen (VCVTPH2PS) and the
+// cross-lane shuffles to reduce them, all on ports 0 and 5, cost what the halved FMAs save. One
+// more fp16 level (the quarters, 7·2⁻¹¹ of the 8·2⁻¹¹ budget) would halve the widening again,
+// for perhaps 10% by the uop count.
 func fp8ScoresF32() string {
 	var b strings.Builder
 	b.WriteString(`
