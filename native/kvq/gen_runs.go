@@ -123,6 +123,18 @@ var flavours = []flavour{
 			{"fba_", "fbaR_", -1},
 		},
 	},
+	{
+		src: "multi_avx512x_amd64.s", name: "multiAccFP8VBMI", runs: "multiAccFP8VBMIRunsAVX512",
+		frame: "$1040-64", runsFrame: "$1048-80", defs: true, out: "multi_runs_avx512x_amd64.s",
+		doc: "prefetching into L1 pf1 bytes past each row (the next run) and into L2 pf2 bytes past it (the run after next), not the next tile and the tile after.",
+		repl: []repl{
+			{"wstride int)\n", "wstride int, pf1, pf2 int)\n", 1},
+			{"\tMOVQ rb+32(FP), R12\n\tSHLQ $6, R12\n\tMOVQ R12, pf-16(SP)        // bytes to the next tile, which the row loop prefetches\n",
+				"\tMOVQ pf1+64(FP), R12\n\tMOVQ R12, pf-16(SP)        // bytes to the next run, which the row loop prefetches\n\tMOVQ pf2+72(FP), R12\n\tMOVQ R12, pf2-1048(SP)     // bytes to the run after next (L2)\n", 1},
+			{"\tMOVQ pf-16(SP), AX\n\tADDQ AX, AX\n", "\tMOVQ pf2-1048(SP), AX\n", 1},
+			{"fva_", "fvaR_", -1},
+		},
+	},
 	fp8HScoresRuns("multiScoresFP8BF16H", "multiScoresFP8BF16HRunsAVX512", "fbq_", "fbh_"),
 	fp8HScoresRuns("multiScoresFP8BF16HZ4", "multiScoresFP8BF16HZ4RunsAVX512", "fzq_", "fzh_"),
 	hdrScoresRuns("multiScoresQ41HdrZ4VNNI", "multiScoresQ41HdrZ4RunsVNNI", "$0-80", "$0-88"),

@@ -39,7 +39,8 @@ func TestAccRunsKernel(t *testing.T) {
 // q4_1's and iq4_nl's values multiAccQ41V8Z4RunsINT and multiAccIQ4NLV8Z4RunsINT and their
 // scores multiScoresQ41HdrZ4RunsVNNI and multiScoresIQ4NLHdrZ4RunsVBMI; fp8's values
 // multiAccFP8BF16RunsAVX512 (accFP8Runs) and scores multiScoresFP8BF16HRunsAVX512
-// (fp8ScoresRuns); turbo3's and turbo2's scores multiScoresT3PURunsVNNI and
+// (fp8ScoresRuns), on Intel's float32 kernels (fp8F32) its values multiAccFP8VBMIRunsAVX512;
+// turbo3's and turbo2's scores multiScoresT3PURunsVNNI and
 // multiScoresT2PURunsVNNI (t23ScoresRuns). On the AVX2 kernels (any CPU) bf16's values take
 // multiAccBF16AVX2TPF, fp8's multiAccFP8AVX2TPF, q8_0's multiAccQ80AVX2RunsINT (its int16 kernel),
 // and f16's, bf16's and fp8's scores their runs flavours (avx2FloatScoresRuns), q8_0's one-digit
@@ -175,6 +176,14 @@ func TestRunsKernels(t *testing.T) {
 		}
 		if on && runsPF(kind, 1, false, runs[0], runs[1:]) != runOffset(runs[0], runs[1]) {
 			t.Errorf("%s scores: runsPF is not the next run's offset", f)
+		}
+	}
+	if fp8AccKernels() == fp8F32 {
+		c := mustCodec(t, FP8, 128)
+		rb := c.RowBytes()
+		runs := [][]byte{make([]byte, 64*rb), make([]byte, 3*rb)}
+		if !accRuns(c, make([]float32, 4*128), 4, make([]float32, 4*67), runs) {
+			t.Error("fp8 values do not take multiAccFP8VBMIRunsAVX512")
 		}
 	}
 	if fp8RunsZ4 && fp8BF16AccActive() && fp8BF16ScoresH {

@@ -261,6 +261,460 @@ fbaR_done:
 	RET
 
 
+// func multiAccFP8VBMIRunsAVX512(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf1, pf2 int)
+// multiAccFP8VBMI prefetching into L1 pf1 bytes past each row (the next run) and into L2 pf2 bytes past it (the run after next), not the next tile and the tile after.
+// fp8 accumulate (multiKernels' contract) with the codes decoded as the bf16 scores kernel
+// decodes them (FP8BF16DEC) and widened to floats by VPUNPCKLWD and VPUNPCKHWD under zero
+// words: a 64-code chunk becomes four vectors whose 128-bit lane L holds values 16L+4k..+3
+// (k the vector), so each 64-value chunk of the four accumulators is transposed by 128-bit
+// lanes (8 VSHUFF32X4 per accumulator) as a tile's pass loads it and back as it stores it.
+// Per tile of up to 64 rows the weights are first multiplied by their row's scale (one
+// rounding, as the f16 kernel does) into the frame. A row's four weights are broadcast from
+// there into registers (Z16, Z17, Z18 and Z23, free once the codes are widened), each read by
+// its accumulator's four multiply-adds: on AMD Zen 5 ~16% less time in cache and ~9% less
+// streamed past the caches than a memory broadcast in every multiply-add (thread CPU time,
+// interleaved, rows of 128 values, four accumulators; the same products, so the same sums).
+// On Intel cores with AVX-512 (not measured; from published instruction tables: Ice Lake,
+// Sapphire Rapids) a broadcast load is a load µop alone and a memory-broadcast FMA a load
+// micro-fused with the FMA: the same 16 FMA µops on ports 0 and 5 a row chunk, with 4 loads
+// instead of 16, so nothing there is expected to be slower. On AMD Zen 4, whose 512-bit
+// broadcasts compete with the decode's shuffles for the non-FMA vector pipes, it is the other
+// way round: where accBcastFMA is set (Zen 4) the row loop gives each FMA its weight as an
+// embedded broadcast (fvaRow), ~12.1 → ~10.9 ns a row of 128 values in cache there (thread
+// CPU time, the two alternated, best of 7; the same sums bit for bit, TestAccBcastFMA).
+// Intel CPUs run this kernel (fp8F32, multi_fp8f32_amd64.go), with weights from registers
+// (fvaR_row): there each row's pass prefetches two lines of the row a tile on (at the chunk
+// and 64 bytes past it, so that the last pass reaches the row scale) and the same lines two
+// tiles on into L2 (PREFETCHT1), where one line a tile on was all: attention's decode values
+// (native/attn TestDecodeBreakdown, fp8, test binaries alternated three times, load ~16, min)
+// 14.83–15.01 ns a row against 16.81–17.50; the L2 ones four tiles on 15.27–15.53 against
+// 14.83–15.31, all four PREFETCHT1 (none into L1) 15.18–15.91 against 14.92–15.72. Those two
+// lines a row, at the chunk and 64 bytes on, gave each tile's first pass nearly all of the
+// next tile's lines to fetch and its second pass almost none, so the first pass waited on
+// memory while the second computed. Now each pass prefetches the line at its chunk and only
+// the last pass the line 64 bytes on as well (R14, 0 or 64 a pass; the other prefetch
+// repeats the first), a tile on and two tiles on alike: about one new line a row in every
+// pass. Decode values (same test, f16 and fp8, old and new binaries alternated four times,
+// load 6.1–6.3, min) 13.64–14.27 ns a row against 14.97–15.38, whole 27.84–27.96 against
+// 28.93–29.64; TestFP8F32Speed streamed 13.82–14.08 against 15.14–15.31, in cache the same.
+// The T1 pair in descending order (64 bytes on first) lost it all (values 15.99–16.16
+// against base 14.95–15.55), and so did the two offsets kept in the frame and added from
+// memory (16.1 against 14.5). Not better either (same test, three alternations, load ~5.3):
+// the L2 pair three tiles on (values 13.16–15.83 against 13.46–14.72), no L2 pair
+// (14.79–16.29). fvaR_rowz (accBcastFMA: Zen 4 under KVLAB_ACC16) keeps its one line.
+TEXT ·multiAccFP8VBMIRunsAVX512(SB), 0, $1048-80
+	MOVQ acc+0(FP), SI
+	MOVQ d+8(FP), R14          // byte offset of the row scale
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX                // bytes between accumulators
+	LEAQ (DX)(DX*2), R13
+	MOVQ rows+24(FP), DI
+	MOVQ m+40(FP), R10
+	MOVQ w+48(FP), R9
+	VMOVDQU64 ·fp8BF16Hi+0(SB), Z24
+	VMOVDQU64 ·fp8BF16Hi+64(SB), Z25
+	VMOVDQU64 ·fp8BF16Lo+0(SB), Z26
+	VMOVDQU64 ·fp8BF16Lo+64(SB), Z27
+	VPBROADCASTD ·fp8SignMask(SB), Z28
+	VPXORD Z29, Z29, Z29
+	TESTQ R10, R10
+	JZ   fvaR_done
+	MOVQ nv+16(FP), AX
+	TESTQ AX, AX
+	JZ   fvaR_done
+
+fvaR_tile:
+	MOVQ R10, AX               // rows in this tile
+	CMPQ AX, $64
+	JLE  fvaR_tn
+	MOVQ $64, AX
+fvaR_tn:
+	MOVQ AX, tn-8(SP)
+	MOVQ pf1+64(FP), R12
+	MOVQ R12, pf-16(SP)        // bytes to the next run, which the row loop prefetches
+	MOVQ pf2+72(FP), R12
+	MOVQ R12, pf2-1048(SP)     // bytes to the run after next (L2)
+	// The tile's weights times their row's scale, four floats a row, into ws.
+	LEAQ ws-1040(SP), BX
+	MOVQ DI, R12
+	MOVQ R9, R8
+	MOVQ AX, R15
+fvaR_ws:
+	VBROADCASTSS (R12)(R14*1), X1
+	VMULPS (R8), X1, X0
+	VMOVUPS X0, (BX)
+	ADDQ $16, BX
+	ADDQ rb+32(FP), R12
+	ADDQ wstride+56(FP), R8
+	DECQ R15
+	JNZ  fvaR_ws
+
+	MOVQ nv+16(FP), R11        // values left
+	XORQ BX, BX                // byte offset of the chunk in a row
+	MOVQ SI, CX                // accumulators of the chunk
+
+fvaR_chunk:
+	CMPQ R11, $64
+	JLT  fvaR_lhalf
+	VMOVUPS (CX), Z16
+	VMOVUPS 64(CX), Z17
+	VMOVUPS 128(CX), Z18
+	VMOVUPS 192(CX), Z19
+	VSHUFF32X4 $0x44, Z17, Z16, Z20
+	VSHUFF32X4 $0xEE, Z17, Z16, Z21
+	VSHUFF32X4 $0x44, Z19, Z18, Z22
+	VSHUFF32X4 $0xEE, Z19, Z18, Z23
+	VSHUFF32X4 $0x88, Z22, Z20, Z0
+	VSHUFF32X4 $0xDD, Z22, Z20, Z1
+	VSHUFF32X4 $0x88, Z23, Z21, Z2
+	VSHUFF32X4 $0xDD, Z23, Z21, Z3
+
+	VMOVUPS (CX)(DX*1), Z16
+	VMOVUPS 64(CX)(DX*1), Z17
+	VMOVUPS 128(CX)(DX*1), Z18
+	VMOVUPS 192(CX)(DX*1), Z19
+	VSHUFF32X4 $0x44, Z17, Z16, Z20
+	VSHUFF32X4 $0xEE, Z17, Z16, Z21
+	VSHUFF32X4 $0x44, Z19, Z18, Z22
+	VSHUFF32X4 $0xEE, Z19, Z18, Z23
+	VSHUFF32X4 $0x88, Z22, Z20, Z4
+	VSHUFF32X4 $0xDD, Z22, Z20, Z5
+	VSHUFF32X4 $0x88, Z23, Z21, Z6
+	VSHUFF32X4 $0xDD, Z23, Z21, Z7
+
+	VMOVUPS (CX)(DX*2), Z16
+	VMOVUPS 64(CX)(DX*2), Z17
+	VMOVUPS 128(CX)(DX*2), Z18
+	VMOVUPS 192(CX)(DX*2), Z19
+	VSHUFF32X4 $0x44, Z17, Z16, Z20
+	VSHUFF32X4 $0xEE, Z17, Z16, Z21
+	VSHUFF32X4 $0x44, Z19, Z18, Z22
+	VSHUFF32X4 $0xEE, Z19, Z18, Z23
+	VSHUFF32X4 $0x88, Z22, Z20, Z8
+	VSHUFF32X4 $0xDD, Z22, Z20, Z9
+	VSHUFF32X4 $0x88, Z23, Z21, Z10
+	VSHUFF32X4 $0xDD, Z23, Z21, Z11
+
+	VMOVUPS (CX)(R13*1), Z16
+	VMOVUPS 64(CX)(R13*1), Z17
+	VMOVUPS 128(CX)(R13*1), Z18
+	VMOVUPS 192(CX)(R13*1), Z19
+	VSHUFF32X4 $0x44, Z17, Z16, Z20
+	VSHUFF32X4 $0xEE, Z17, Z16, Z21
+	VSHUFF32X4 $0x44, Z19, Z18, Z22
+	VSHUFF32X4 $0xEE, Z19, Z18, Z23
+	VSHUFF32X4 $0x88, Z22, Z20, Z12
+	VSHUFF32X4 $0xDD, Z22, Z20, Z13
+	VSHUFF32X4 $0x88, Z23, Z21, Z14
+	VSHUFF32X4 $0xDD, Z23, Z21, Z15
+
+	JMP  fvaR_rows
+fvaR_lhalf:
+	VMOVUPS (CX), Z16
+	VMOVUPS 64(CX), Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VSHUFF32X4 $0x44, Z17, Z16, Z20
+	VSHUFF32X4 $0xEE, Z17, Z16, Z21
+	VSHUFF32X4 $0x44, Z19, Z18, Z22
+	VSHUFF32X4 $0xEE, Z19, Z18, Z23
+	VSHUFF32X4 $0x88, Z22, Z20, Z0
+	VSHUFF32X4 $0xDD, Z22, Z20, Z1
+	VSHUFF32X4 $0x88, Z23, Z21, Z2
+	VSHUFF32X4 $0xDD, Z23, Z21, Z3
+
+	VMOVUPS (CX)(DX*1), Z16
+	VMOVUPS 64(CX)(DX*1), Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VSHUFF32X4 $0x44, Z17, Z16, Z20
+	VSHUFF32X4 $0xEE, Z17, Z16, Z21
+	VSHUFF32X4 $0x44, Z19, Z18, Z22
+	VSHUFF32X4 $0xEE, Z19, Z18, Z23
+	VSHUFF32X4 $0x88, Z22, Z20, Z4
+	VSHUFF32X4 $0xDD, Z22, Z20, Z5
+	VSHUFF32X4 $0x88, Z23, Z21, Z6
+	VSHUFF32X4 $0xDD, Z23, Z21, Z7
+
+	VMOVUPS (CX)(DX*2), Z16
+	VMOVUPS 64(CX)(DX*2), Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VSHUFF32X4 $0x44, Z17, Z16, Z20
+	VSHUFF32X4 $0xEE, Z17, Z16, Z21
+	VSHUFF32X4 $0x44, Z19, Z18, Z22
+	VSHUFF32X4 $0xEE, Z19, Z18, Z23
+	VSHUFF32X4 $0x88, Z22, Z20, Z8
+	VSHUFF32X4 $0xDD, Z22, Z20, Z9
+	VSHUFF32X4 $0x88, Z23, Z21, Z10
+	VSHUFF32X4 $0xDD, Z23, Z21, Z11
+
+	VMOVUPS (CX)(R13*1), Z16
+	VMOVUPS 64(CX)(R13*1), Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VSHUFF32X4 $0x44, Z17, Z16, Z20
+	VSHUFF32X4 $0xEE, Z17, Z16, Z21
+	VSHUFF32X4 $0x44, Z19, Z18, Z22
+	VSHUFF32X4 $0xEE, Z19, Z18, Z23
+	VSHUFF32X4 $0x88, Z22, Z20, Z12
+	VSHUFF32X4 $0xDD, Z22, Z20, Z13
+	VSHUFF32X4 $0x88, Z23, Z21, Z14
+	VSHUFF32X4 $0xDD, Z23, Z21, Z15
+
+fvaR_rows:
+	LEAQ (DI)(BX*1), R12
+	LEAQ ws-1040(SP), R8
+	MOVQ tn-8(SP), R15
+
+	CMPB ·accBcastFMA(SB), $0
+	JNE  fvaR_rowz
+	XORQ R14, R14              // the row loop's second line: the last pass's is 64 bytes on
+	CMPQ R11, $64
+	JG   fvaR_row
+	MOVQ $64, R14
+fvaR_row:
+	MOVQ pf-16(SP), AX
+	PREFETCHT0 (R12)(AX*1)
+	ADDQ R14, AX
+	PREFETCHT0 (R12)(AX*1)
+	MOVQ pf2-1048(SP), AX
+	PREFETCHT1 (R12)(AX*1)
+	ADDQ R14, AX
+	PREFETCHT1 (R12)(AX*1)
+	CMPQ R11, $64
+	JLT  fvaR_row_half
+	VMOVDQU64 (R12), Z16
+	VMOVDQU64 (R12), Z17
+	JMP  fvaR_row_dec
+fvaR_row_half: // 32 codes; the zeros above them decode to 0
+	VMOVDQU32 (R12), Y16
+	VMOVDQU32 (R12), Y17
+fvaR_row_dec:
+	FP8BF16DEC(Z16, Z17, Z18)
+	VPUNPCKLWD Z18, Z29, Z19
+	VPUNPCKHWD Z18, Z29, Z20
+	VPUNPCKLWD Z16, Z29, Z21
+	VPUNPCKHWD Z16, Z29, Z22
+	VBROADCASTSS (R8), Z16
+	VBROADCASTSS 4(R8), Z17
+	VBROADCASTSS 8(R8), Z18
+	VBROADCASTSS 12(R8), Z23
+	VFMADD231PS Z16, Z19, Z0
+	VFMADD231PS Z16, Z20, Z1
+	VFMADD231PS Z16, Z21, Z2
+	VFMADD231PS Z16, Z22, Z3
+	VFMADD231PS Z17, Z19, Z4
+	VFMADD231PS Z17, Z20, Z5
+	VFMADD231PS Z17, Z21, Z6
+	VFMADD231PS Z17, Z22, Z7
+	VFMADD231PS Z18, Z19, Z8
+	VFMADD231PS Z18, Z20, Z9
+	VFMADD231PS Z18, Z21, Z10
+	VFMADD231PS Z18, Z22, Z11
+	VFMADD231PS Z23, Z19, Z12
+	VFMADD231PS Z23, Z20, Z13
+	VFMADD231PS Z23, Z21, Z14
+	VFMADD231PS Z23, Z22, Z15
+	ADDQ rb+32(FP), R12
+	ADDQ $16, R8
+	DECQ R15
+	JNZ  fvaR_row
+	MOVQ d+8(FP), R14
+	JMP  fvaR_store
+fvaR_rowz:
+	MOVQ pf-16(SP), AX
+	PREFETCHT0 (R12)(AX*1)
+	CMPQ R11, $64
+	JLT  fvaR_rowz_half
+	VMOVDQU64 (R12), Z16
+	VMOVDQU64 (R12), Z17
+	JMP  fvaR_rowz_dec
+fvaR_rowz_half: // 32 codes; the zeros above them decode to 0
+	VMOVDQU32 (R12), Y16
+	VMOVDQU32 (R12), Y17
+fvaR_rowz_dec:
+	FP8BF16DEC(Z16, Z17, Z18)
+	VPUNPCKLWD Z18, Z29, Z19
+	VPUNPCKHWD Z18, Z29, Z20
+	VPUNPCKLWD Z16, Z29, Z21
+	VPUNPCKHWD Z16, Z29, Z22
+	VFMADD231PS.BCST (R8), Z19, Z0
+	VFMADD231PS.BCST (R8), Z20, Z1
+	VFMADD231PS.BCST (R8), Z21, Z2
+	VFMADD231PS.BCST (R8), Z22, Z3
+	VFMADD231PS.BCST 4(R8), Z19, Z4
+	VFMADD231PS.BCST 4(R8), Z20, Z5
+	VFMADD231PS.BCST 4(R8), Z21, Z6
+	VFMADD231PS.BCST 4(R8), Z22, Z7
+	VFMADD231PS.BCST 8(R8), Z19, Z8
+	VFMADD231PS.BCST 8(R8), Z20, Z9
+	VFMADD231PS.BCST 8(R8), Z21, Z10
+	VFMADD231PS.BCST 8(R8), Z22, Z11
+	VFMADD231PS.BCST 12(R8), Z19, Z12
+	VFMADD231PS.BCST 12(R8), Z20, Z13
+	VFMADD231PS.BCST 12(R8), Z21, Z14
+	VFMADD231PS.BCST 12(R8), Z22, Z15
+	ADDQ rb+32(FP), R12
+	ADDQ $16, R8
+	DECQ R15
+	JNZ  fvaR_rowz
+
+fvaR_store:
+
+	CMPQ R11, $64
+	JLT  fvaR_shalf
+	VMOVAPS Z0, Z16
+	VMOVAPS Z1, Z17
+	VMOVAPS Z2, Z18
+	VMOVAPS Z3, Z19
+	VSHUFF32X4 $0x44, Z17, Z16, Z20
+	VSHUFF32X4 $0xEE, Z17, Z16, Z21
+	VSHUFF32X4 $0x44, Z19, Z18, Z22
+	VSHUFF32X4 $0xEE, Z19, Z18, Z23
+	VSHUFF32X4 $0x88, Z22, Z20, Z16
+	VSHUFF32X4 $0xDD, Z22, Z20, Z17
+	VSHUFF32X4 $0x88, Z23, Z21, Z18
+	VSHUFF32X4 $0xDD, Z23, Z21, Z19
+	VMOVUPS Z16, (CX)
+	VMOVUPS Z17, 64(CX)
+	VMOVUPS Z18, 128(CX)
+	VMOVUPS Z19, 192(CX)
+
+	VMOVAPS Z4, Z16
+	VMOVAPS Z5, Z17
+	VMOVAPS Z6, Z18
+	VMOVAPS Z7, Z19
+	VSHUFF32X4 $0x44, Z17, Z16, Z20
+	VSHUFF32X4 $0xEE, Z17, Z16, Z21
+	VSHUFF32X4 $0x44, Z19, Z18, Z22
+	VSHUFF32X4 $0xEE, Z19, Z18, Z23
+	VSHUFF32X4 $0x88, Z22, Z20, Z16
+	VSHUFF32X4 $0xDD, Z22, Z20, Z17
+	VSHUFF32X4 $0x88, Z23, Z21, Z18
+	VSHUFF32X4 $0xDD, Z23, Z21, Z19
+	VMOVUPS Z16, (CX)(DX*1)
+	VMOVUPS Z17, 64(CX)(DX*1)
+	VMOVUPS Z18, 128(CX)(DX*1)
+	VMOVUPS Z19, 192(CX)(DX*1)
+
+	VMOVAPS Z8, Z16
+	VMOVAPS Z9, Z17
+	VMOVAPS Z10, Z18
+	VMOVAPS Z11, Z19
+	VSHUFF32X4 $0x44, Z17, Z16, Z20
+	VSHUFF32X4 $0xEE, Z17, Z16, Z21
+	VSHUFF32X4 $0x44, Z19, Z18, Z22
+	VSHUFF32X4 $0xEE, Z19, Z18, Z23
+	VSHUFF32X4 $0x88, Z22, Z20, Z16
+	VSHUFF32X4 $0xDD, Z22, Z20, Z17
+	VSHUFF32X4 $0x88, Z23, Z21, Z18
+	VSHUFF32X4 $0xDD, Z23, Z21, Z19
+	VMOVUPS Z16, (CX)(DX*2)
+	VMOVUPS Z17, 64(CX)(DX*2)
+	VMOVUPS Z18, 128(CX)(DX*2)
+	VMOVUPS Z19, 192(CX)(DX*2)
+
+	VMOVAPS Z12, Z16
+	VMOVAPS Z13, Z17
+	VMOVAPS Z14, Z18
+	VMOVAPS Z15, Z19
+	VSHUFF32X4 $0x44, Z17, Z16, Z20
+	VSHUFF32X4 $0xEE, Z17, Z16, Z21
+	VSHUFF32X4 $0x44, Z19, Z18, Z22
+	VSHUFF32X4 $0xEE, Z19, Z18, Z23
+	VSHUFF32X4 $0x88, Z22, Z20, Z16
+	VSHUFF32X4 $0xDD, Z22, Z20, Z17
+	VSHUFF32X4 $0x88, Z23, Z21, Z18
+	VSHUFF32X4 $0xDD, Z23, Z21, Z19
+	VMOVUPS Z16, (CX)(R13*1)
+	VMOVUPS Z17, 64(CX)(R13*1)
+	VMOVUPS Z18, 128(CX)(R13*1)
+	VMOVUPS Z19, 192(CX)(R13*1)
+
+	ADDQ $64, BX
+	ADDQ $256, CX
+	SUBQ $64, R11
+	JNZ  fvaR_chunk
+	JMP  fvaR_next
+fvaR_shalf:
+	VMOVAPS Z0, Z16
+	VMOVAPS Z1, Z17
+	VMOVAPS Z2, Z18
+	VMOVAPS Z3, Z19
+	VSHUFF32X4 $0x44, Z17, Z16, Z20
+	VSHUFF32X4 $0xEE, Z17, Z16, Z21
+	VSHUFF32X4 $0x44, Z19, Z18, Z22
+	VSHUFF32X4 $0xEE, Z19, Z18, Z23
+	VSHUFF32X4 $0x88, Z22, Z20, Z16
+	VSHUFF32X4 $0xDD, Z22, Z20, Z17
+	VSHUFF32X4 $0x88, Z23, Z21, Z18
+	VSHUFF32X4 $0xDD, Z23, Z21, Z19
+	VMOVUPS Z16, (CX)
+	VMOVUPS Z17, 64(CX)
+
+	VMOVAPS Z4, Z16
+	VMOVAPS Z5, Z17
+	VMOVAPS Z6, Z18
+	VMOVAPS Z7, Z19
+	VSHUFF32X4 $0x44, Z17, Z16, Z20
+	VSHUFF32X4 $0xEE, Z17, Z16, Z21
+	VSHUFF32X4 $0x44, Z19, Z18, Z22
+	VSHUFF32X4 $0xEE, Z19, Z18, Z23
+	VSHUFF32X4 $0x88, Z22, Z20, Z16
+	VSHUFF32X4 $0xDD, Z22, Z20, Z17
+	VSHUFF32X4 $0x88, Z23, Z21, Z18
+	VSHUFF32X4 $0xDD, Z23, Z21, Z19
+	VMOVUPS Z16, (CX)(DX*1)
+	VMOVUPS Z17, 64(CX)(DX*1)
+
+	VMOVAPS Z8, Z16
+	VMOVAPS Z9, Z17
+	VMOVAPS Z10, Z18
+	VMOVAPS Z11, Z19
+	VSHUFF32X4 $0x44, Z17, Z16, Z20
+	VSHUFF32X4 $0xEE, Z17, Z16, Z21
+	VSHUFF32X4 $0x44, Z19, Z18, Z22
+	VSHUFF32X4 $0xEE, Z19, Z18, Z23
+	VSHUFF32X4 $0x88, Z22, Z20, Z16
+	VSHUFF32X4 $0xDD, Z22, Z20, Z17
+	VSHUFF32X4 $0x88, Z23, Z21, Z18
+	VSHUFF32X4 $0xDD, Z23, Z21, Z19
+	VMOVUPS Z16, (CX)(DX*2)
+	VMOVUPS Z17, 64(CX)(DX*2)
+
+	VMOVAPS Z12, Z16
+	VMOVAPS Z13, Z17
+	VMOVAPS Z14, Z18
+	VMOVAPS Z15, Z19
+	VSHUFF32X4 $0x44, Z17, Z16, Z20
+	VSHUFF32X4 $0xEE, Z17, Z16, Z21
+	VSHUFF32X4 $0x44, Z19, Z18, Z22
+	VSHUFF32X4 $0xEE, Z19, Z18, Z23
+	VSHUFF32X4 $0x88, Z22, Z20, Z16
+	VSHUFF32X4 $0xDD, Z22, Z20, Z17
+	VSHUFF32X4 $0x88, Z23, Z21, Z18
+	VSHUFF32X4 $0xDD, Z23, Z21, Z19
+	VMOVUPS Z16, (CX)(R13*1)
+	VMOVUPS Z17, 64(CX)(R13*1)
+
+
+fvaR_next:
+	MOVQ tn-8(SP), AX
+	MOVQ AX, R12
+	IMULQ rb+32(FP), R12
+	ADDQ R12, DI
+	MOVQ AX, R12
+	IMULQ wstride+56(FP), R12
+	ADDQ R12, R9
+	SUBQ AX, R10
+	JNZ  fvaR_tile
+
+fvaR_done:
+	VZEROUPPER
+	RET
+
+
 // func multiScoresFP8BF16HRunsAVX512(q *uint16, nv int, rows *byte, rb, m int, out *float32, ostride, so int, off *float32, pf, pf2, cur int)
 // multiScoresFP8BF16H prefetching, in its loop of four rows, into L1 PFDISTZ bytes on in the rows of this run and the next (pf bytes past each row: the same row of the next run) taken as one, and pf2 bytes past each row (the run after next) into L2 in place of PFDISTZ2 (past a run's end that would be another head's rows); cur is scratch.
 // multiScoresFP8BF16's contract, with the queries packed by fp8QueryBF16H: per row pair and
