@@ -135,6 +135,18 @@ var flavours = []flavour{
 			{"fva_", "fvaR_", -1},
 		},
 	},
+	{
+		src: "multi_avx512x_amd64.s", name: "multiScoresFP8F32", runs: "multiScoresFP8F32RunsAVX512",
+		frame: "$0-64", runsFrame: "$0-80", defs: true, out: "multi_runs_avx512x_amd64.s",
+		doc: "prefetching, in its loop of four rows, into L1 PFDISTZ bytes on in the rows of this run and the next (pf bytes past each row: the same row of the next run) taken as one, and pf2 bytes past each row (the run after next) into L2 in place of PFDISTZ2 (past a run's end that would be another head's rows).",
+		repl: []repl{
+			{"ostride, so int)\n", "ostride, so int, pf, pf2 int)\n", 1},
+			{"\tMOVQ R11, R12\nf32s_qgrp:\n", "\tMOVQ R11, R12\n\tMOVQ R10, AX\n\tIMULQ R8, AX               // the bytes left in the run\n\tCMPQ AX, $PFDISTZ\n\tJGT  f32s_pfin\n\tMOVQ m+32(FP), AX\n\tIMULQ R8, AX\n\tNEGQ AX\n\tADDQ pf+64(FP), AX\n\tADDQ $PFDISTZ, AX          // PFDISTZ bytes on, into the next run\n\tJMP  f32s_pfset\nf32s_pfin:\n\tMOVQ $PFDISTZ, AX\nf32s_pfset:\n\tLEAQ (AX)(R8*2), DX        // the same from the quad's third row\nf32s_qgrp:\n", 1},
+			{"\tPREFETCHT0 PFDISTZ(BX)\n\tPREFETCHT0 PFDISTZ(R15)\n\tPREFETCHT0 PFDISTZ(BX)(R8*2)\n\tPREFETCHT0 PFDISTZ(R15)(R8*2)\n\tPREFETCHT1 PFDISTZ2(BX)\n\tPREFETCHT1 PFDISTZ2(R15)\n\tPREFETCHT1 PFDISTZ2(BX)(R8*2)\n\tPREFETCHT1 PFDISTZ2(R15)(R8*2)\n",
+				"\tPREFETCHT0 (BX)(AX*1)\n\tPREFETCHT0 (R15)(AX*1)\n\tPREFETCHT0 (BX)(DX*1)\n\tPREFETCHT0 (R15)(DX*1)\n\tMOVQ pf2+72(FP), R13\n\tPREFETCHT1 (BX)(R13*1)\n\tPREFETCHT1 (R15)(R13*1)\n\tLEAQ (R13)(R8*2), R13\n\tPREFETCHT1 (BX)(R13*1)\n\tPREFETCHT1 (R15)(R13*1)\n", 1},
+			{"f32s_", "f32sR_", -1},
+		},
+	},
 	fp8HScoresRuns("multiScoresFP8BF16H", "multiScoresFP8BF16HRunsAVX512", "fbq_", "fbh_"),
 	fp8HScoresRuns("multiScoresFP8BF16HZ4", "multiScoresFP8BF16HZ4RunsAVX512", "fzq_", "fzh_"),
 	hdrScoresRuns("multiScoresQ41HdrZ4VNNI", "multiScoresQ41HdrZ4RunsVNNI", "$0-80", "$0-88"),

@@ -159,11 +159,10 @@ func accBF16Runs(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool
 // into L1 and the one after into L2 where multiAccFP8VBMI's prefetches run past the run's end
 // (and DotManyMultiRuns's loop prefetched each next run whole): kvcache TestPagedBreakdown
 // (fp8, Intel Xeon family 6 model 167, 2 vCPUs, test binaries alternated three times, load
-// 3.8–4.1) paged values 2.90–3.13 ms against 4.22–4.43 (contiguous 3.8–4.0). fp8's scores
-// there keep the run-by-run loop: multiScoresFP8F32 made into a runs flavour as
-// multiScoresFP8BF16HRunsAVX512 (PFDISTZ on across the run's end, pf2 into L2) gave paged
-// scores 7.29–8.94 ms against 7.19–8.95 (four alternations, load 5.2–6.1). It reports
-// false, doing nothing, where it does not apply.
+// 3.8–4.1) paged values 2.90–3.13 ms against 4.22–4.43 (contiguous 3.8–4.0), but only while
+// the scores' stray prefetches had brought the page's V rows in: with fp8F32ScoresRuns
+// 4.49–4.77 against 3.51–3.69 (see there). It reports false, doing nothing, where it does not
+// apply.
 func accFP8Runs(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool {
 	rot, _ := c.(*rotCodec)
 	if rot != nil {
@@ -184,6 +183,55 @@ func accFP8Runs(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool 
 	}
 	return accFloatRuns(runsFP8, rot, acc, n, f.d, f.d+4, w, runs)
 }
+
+// fp8F32ScoresRuns is fp8ScoresRuns on Intel's float32 kernels (fp8F32; rows of d values, d a
+// multiple of 32 up to multiScratchDim, n a multiple of 4): each four queries packed once
+// (fp8PackF32), each run to multiScoresFP8F32RunsAVX512 with the offsets of the next run (L1)
+// and the run after next (L2), where DotManyMultiRuns's loop prefetched each next run whole
+// and multiScoresFP8F32's prefetches ran past the run (in a paged cache into the page's V
+// rows and other heads'); a rotated codec's offsets (mu, nil for none) added after, as
+// dotManyMultiMu adds them. The scores are DotManyMulti's bit for bit. Intel Xeon (family 6
+// model 167, 2 vCPUs), kvcache TestPagedBreakdown fp8 (test binaries alternated three times,
+// load 3.7–4.1): paged scores 4.53–4.87 ms against 7.71–8.23 (contiguous 4.3–4.8; in runs
+// of a contiguous cache 4.51–4.72 against 5.88–6.12), values 4.49–4.77 against 3.51–3.69
+// (those stray prefetches had been reading the page's V rows for them); TestPagedDecodeSpeed
+// (four alternations, load 2.1–2.3) paged decode 9.00–9.94 ms against 10.97–12.13.
+func fp8F32ScoresRuns(d int, q []float32, n int, runs [][]byte, out, mu []float32) bool {
+	rb := d + 4
+	m := len(out) / n
+	q, out = q[:n*d], out[:m*n]
+	var stack [8*multiScratchDim + 16]float32
+	pack := align64f(stack[:])
+	for h := 0; h < n; h += 4 {
+		fp8PackF32(&pack[0], &q[h*d], d, d)
+		base := 0
+		for i, r := range runs {
+			mr := min(len(r)/rb, m-base)
+			if mr <= 0 {
+				continue
+			}
+			pf := nextRunOffset(runs, i)
+			pf2 := pf // the run after next (the next run where there is none)
+			if j := i + 2; j < len(runs) && len(runs[j]) > 0 {
+				pf2 = runOffset(r, runs[j])
+			}
+			multiScoresFP8F32RunsAVX512(&pack[0], d, &r[0], rb, mr, &out[base*n+h], 4*n, d, pf, pf2)
+			base += mr
+		}
+	}
+	if mu != nil {
+		addOffsets(d, q, n, out, mu)
+	}
+	return true
+}
+
+// multiScoresFP8F32RunsAVX512 is multiScoresFP8F32 whose loop of four rows prefetches into L1
+// PFDISTZ bytes on in this run's rows and the next run's (pf bytes past each row) taken as
+// one, and pf2 bytes past each row into L2 in place of PFDISTZ2 (gen_runs.go,
+// multi_runs_avx512x_amd64.s).
+//
+//go:noescape
+func multiScoresFP8F32RunsAVX512(q *float32, nv int, rows *byte, rb, m int, out *float32, ostride, so int, pf, pf2 int)
 
 // multiAccFP8VBMIRunsAVX512 is multiAccFP8VBMI over one run of at most AccumulateTile rows whose
 // row loop prefetches pf1 bytes past each row (the next run) into L1 and pf2 bytes past it
@@ -826,6 +874,9 @@ func fp8ScoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bo
 		c, mu = r.inner, r.muR
 	}
 	f, ok := c.(fp8Codec)
+	if ok && multiFP8 == fp8F32 && !f.bf16Scores() && f.d%32 == 0 && n%4 == 0 && f.d <= multiScratchDim {
+		return fp8F32ScoresRuns(f.d, q, n, runs, out, mu)
+	}
 	if !ok || !fp8RunsZ4 || !f.bf16Scores() || f.d%32 != 0 || n%4 != 0 || f.d > multiScratchDim {
 		return false
 	}

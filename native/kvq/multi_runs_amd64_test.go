@@ -185,6 +185,9 @@ func TestRunsKernels(t *testing.T) {
 		if !accRuns(c, make([]float32, 4*128), 4, make([]float32, 4*67), runs) {
 			t.Error("fp8 values do not take multiAccFP8VBMIRunsAVX512")
 		}
+		if !scoresRuns(c, make([]float32, 4*128), 4, runs, make([]float32, 4*67)) {
+			t.Error("fp8 scores do not take fp8F32ScoresRuns")
+		}
 	}
 	if fp8RunsZ4 && fp8BF16AccActive() && fp8BF16ScoresH {
 		c := mustCodec(t, FP8, 128)

@@ -715,6 +715,274 @@ fvaR_done:
 	RET
 
 
+// func multiScoresFP8F32RunsAVX512(q *float32, nv int, rows *byte, rb, m int, out *float32, ostride, so int, pf, pf2 int)
+// multiScoresFP8F32 prefetching, in its loop of four rows, into L1 PFDISTZ bytes on in the rows of this run and the next (pf bytes past each row: the same row of the next run) taken as one, and pf2 bytes past each row (the run after next) into L2 in place of PFDISTZ2 (past a run's end that would be another head's rows).
+// fp8 scores (multiKernels' contract but for q) of the four queries packed by fp8PackF32
+// (nv values each, nv a positive multiple of 32: per 32-value group g, vector k and query h
+// the 16 floats at q[((4g + k)·4 + h)·16:]) over the first nv values of the m rows at rows
+// (rb bytes apart, the row scale so bytes into a row): query h's score of row j at
+// out[j·ostride/4 + h]. Four rows a loop (two pairs: each query vector loaded once for
+// both), the last one to three in pairs; either way query h's products of a pair go into one
+// accumulator in the same order, so a row's scores do not depend on its place.
+TEXT ·multiScoresFP8F32RunsAVX512(SB), NOSPLIT, $0-80
+	MOVQ q+0(FP), SI
+	MOVQ nv+8(FP), R11
+	SHRQ $5, R11               // 32-value groups a row
+	MOVQ rows+16(FP), DI
+	MOVQ rb+24(FP), R8
+	MOVQ m+32(FP), R10
+	MOVQ out+40(FP), R9
+	MOVQ so+56(FP), R14
+	VMOVDQU64 ·fp8BF16Hi+0(SB), Z24
+	VMOVDQU64 ·fp8BF16Hi+64(SB), Z25
+	VMOVDQU64 ·fp8BF16Lo+0(SB), Z26
+	VMOVDQU64 ·fp8BF16Lo+64(SB), Z27
+	VPBROADCASTD ·fp8SignMask(SB), Z28
+	VPBROADCASTD ·fp8F32High(SB), Z29
+	VMOVDQU64 ·fp8F32Order(SB), Z30
+	TESTQ R10, R10
+	JZ   f32sR_done
+	TESTQ R11, R11
+	JZ   f32sR_done
+
+f32sR_quad:
+	CMPQ R10, $4
+	JLT  f32sR_pair
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	MOVQ DI, BX
+	LEAQ (DI)(R8*1), R15
+	MOVQ SI, CX
+	MOVQ R11, R12
+	MOVQ R10, AX
+	IMULQ R8, AX               // the bytes left in the run
+	CMPQ AX, $PFDISTZ
+	JGT  f32sR_pfin
+	MOVQ m+32(FP), AX
+	IMULQ R8, AX
+	NEGQ AX
+	ADDQ pf+64(FP), AX
+	ADDQ $PFDISTZ, AX          // PFDISTZ bytes on, into the next run
+	JMP  f32sR_pfset
+f32sR_pfin:
+	MOVQ $PFDISTZ, AX
+f32sR_pfset:
+	LEAQ (AX)(R8*2), DX        // the same from the quad's third row
+f32sR_qgrp:
+	PREFETCHT0 (BX)(AX*1)
+	PREFETCHT0 (R15)(AX*1)
+	PREFETCHT0 (BX)(DX*1)
+	PREFETCHT0 (R15)(DX*1)
+	MOVQ pf2+72(FP), R13
+	PREFETCHT1 (BX)(R13*1)
+	PREFETCHT1 (R15)(R13*1)
+	LEAQ (R13)(R8*2), R13
+	PREFETCHT1 (BX)(R13*1)
+	PREFETCHT1 (R15)(R13*1)
+	VMOVDQU32 (BX), Y16
+	VINSERTI64X4 $1, (R15), Z16, Z16
+	VMOVDQA64 Z16, Z17
+	FP8BF16DEC(Z16, Z17, Z18)
+	VPSLLD $16, Z18, Z8
+	VPANDD Z29, Z18, Z9
+	VPSLLD $16, Z16, Z10
+	VPANDD Z29, Z16, Z11
+	VMOVDQU32 (BX)(R8*2), Y19
+	VINSERTI64X4 $1, (R15)(R8*2), Z19, Z19
+	VMOVDQA64 Z19, Z20
+	FP8BF16DEC(Z19, Z20, Z21)
+	VPSLLD $16, Z21, Z12
+	VPANDD Z29, Z21, Z13
+	VPSLLD $16, Z19, Z14
+	VPANDD Z29, Z19, Z15
+	VMOVUPS 0(CX), Z22
+	VFMADD231PS Z22, Z8, Z0
+	VFMADD231PS Z22, Z12, Z4
+	VMOVUPS 64(CX), Z23
+	VFMADD231PS Z23, Z8, Z1
+	VFMADD231PS Z23, Z12, Z5
+	VMOVUPS 128(CX), Z22
+	VFMADD231PS Z22, Z8, Z2
+	VFMADD231PS Z22, Z12, Z6
+	VMOVUPS 192(CX), Z23
+	VFMADD231PS Z23, Z8, Z3
+	VFMADD231PS Z23, Z12, Z7
+	VMOVUPS 256(CX), Z22
+	VFMADD231PS Z22, Z9, Z0
+	VFMADD231PS Z22, Z13, Z4
+	VMOVUPS 320(CX), Z23
+	VFMADD231PS Z23, Z9, Z1
+	VFMADD231PS Z23, Z13, Z5
+	VMOVUPS 384(CX), Z22
+	VFMADD231PS Z22, Z9, Z2
+	VFMADD231PS Z22, Z13, Z6
+	VMOVUPS 448(CX), Z23
+	VFMADD231PS Z23, Z9, Z3
+	VFMADD231PS Z23, Z13, Z7
+	VMOVUPS 512(CX), Z22
+	VFMADD231PS Z22, Z10, Z0
+	VFMADD231PS Z22, Z14, Z4
+	VMOVUPS 576(CX), Z23
+	VFMADD231PS Z23, Z10, Z1
+	VFMADD231PS Z23, Z14, Z5
+	VMOVUPS 640(CX), Z22
+	VFMADD231PS Z22, Z10, Z2
+	VFMADD231PS Z22, Z14, Z6
+	VMOVUPS 704(CX), Z23
+	VFMADD231PS Z23, Z10, Z3
+	VFMADD231PS Z23, Z14, Z7
+	VMOVUPS 768(CX), Z22
+	VFMADD231PS Z22, Z11, Z0
+	VFMADD231PS Z22, Z15, Z4
+	VMOVUPS 832(CX), Z23
+	VFMADD231PS Z23, Z11, Z1
+	VFMADD231PS Z23, Z15, Z5
+	VMOVUPS 896(CX), Z22
+	VFMADD231PS Z22, Z11, Z2
+	VFMADD231PS Z22, Z15, Z6
+	VMOVUPS 960(CX), Z23
+	VFMADD231PS Z23, Z11, Z3
+	VFMADD231PS Z23, Z15, Z7
+	ADDQ $32, BX
+	ADDQ $32, R15
+	ADDQ $1024, CX
+	DECQ R12
+	JNZ  f32sR_qgrp
+	MOVQ ostride+48(FP), AX
+	LEAQ (R9)(AX*2), DX
+	VSHUFF32X4 $0x88, Z1, Z0, Z8
+	VSHUFF32X4 $0xDD, Z1, Z0, Z9
+	VADDPS Z9, Z8, Z8          // lanes: q0 a, q0 b, q1 a, q1 b (four floats each)
+	VSHUFF32X4 $0x88, Z3, Z2, Z9
+	VSHUFF32X4 $0xDD, Z3, Z2, Z10
+	VADDPS Z10, Z9, Z9         // lanes: q2 a, q2 b, q3 a, q3 b
+	VSHUFPS $0x88, Z9, Z8, Z10
+	VSHUFPS $0xDD, Z9, Z8, Z11
+	VADDPS Z11, Z10, Z10
+	VSHUFPS $0x88, Z10, Z10, Z11
+	VSHUFPS $0xDD, Z10, Z10, Z12
+	VADDPS Z12, Z11, Z11       // lane L: dword 0 Z8's lane L summed, dword 1 Z9's
+	VPERMPS Z11, Z30, Z11      // [a0 a1 a2 a3 b0 b1 b2 b3 …]
+	VBROADCASTSS (DI)(R14*1), X12
+	LEAQ (DI)(R8*1), R13
+	VBROADCASTSS (R13)(R14*1), X13
+	VINSERTF128 $1, X13, Y12, Y12
+	VMULPS Y12, Y11, Y11
+	VMOVUPS X11, (R9)
+	VEXTRACTF128 $1, Y11, X12
+	VMOVUPS X12, (R9)(AX*1)
+	LEAQ (DI)(R8*2), BX
+	VSHUFF32X4 $0x88, Z5, Z4, Z8
+	VSHUFF32X4 $0xDD, Z5, Z4, Z9
+	VADDPS Z9, Z8, Z8          // lanes: q0 a, q0 b, q1 a, q1 b (four floats each)
+	VSHUFF32X4 $0x88, Z7, Z6, Z9
+	VSHUFF32X4 $0xDD, Z7, Z6, Z10
+	VADDPS Z10, Z9, Z9         // lanes: q2 a, q2 b, q3 a, q3 b
+	VSHUFPS $0x88, Z9, Z8, Z10
+	VSHUFPS $0xDD, Z9, Z8, Z11
+	VADDPS Z11, Z10, Z10
+	VSHUFPS $0x88, Z10, Z10, Z11
+	VSHUFPS $0xDD, Z10, Z10, Z12
+	VADDPS Z12, Z11, Z11       // lane L: dword 0 Z8's lane L summed, dword 1 Z9's
+	VPERMPS Z11, Z30, Z11      // [a0 a1 a2 a3 b0 b1 b2 b3 …]
+	VBROADCASTSS (BX)(R14*1), X12
+	LEAQ (BX)(R8*1), R13
+	VBROADCASTSS (R13)(R14*1), X13
+	VINSERTF128 $1, X13, Y12, Y12
+	VMULPS Y12, Y11, Y11
+	VMOVUPS X11, (DX)
+	VEXTRACTF128 $1, Y11, X12
+	VMOVUPS X12, (DX)(AX*1)
+	LEAQ (DI)(R8*4), DI
+	LEAQ (R9)(AX*4), R9
+	SUBQ $4, R10
+	JNZ  f32sR_quad
+	JMP  f32sR_done
+
+f32sR_pair:
+	CMPQ R10, $1
+	JNE  f32sR_two
+	XORQ R8, R8                // odd last row: b reads a again
+f32sR_two:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ DI, BX
+	LEAQ (DI)(R8*1), R15
+	MOVQ SI, CX
+	MOVQ R11, R12
+f32sR_grp:
+	PREFETCHT0 PFDISTZ(BX)
+	PREFETCHT0 PFDISTZ(R15)
+	VMOVDQU32 (BX), Y16
+	VINSERTI64X4 $1, (R15), Z16, Z16
+	VMOVDQA64 Z16, Z17
+	FP8BF16DEC(Z16, Z17, Z18)
+	VPSLLD $16, Z18, Z8
+	VPANDD Z29, Z18, Z9
+	VPSLLD $16, Z16, Z10
+	VPANDD Z29, Z16, Z11
+	VFMADD231PS 0(CX), Z8, Z0
+	VFMADD231PS 64(CX), Z8, Z1
+	VFMADD231PS 128(CX), Z8, Z2
+	VFMADD231PS 192(CX), Z8, Z3
+	VFMADD231PS 256(CX), Z9, Z0
+	VFMADD231PS 320(CX), Z9, Z1
+	VFMADD231PS 384(CX), Z9, Z2
+	VFMADD231PS 448(CX), Z9, Z3
+	VFMADD231PS 512(CX), Z10, Z0
+	VFMADD231PS 576(CX), Z10, Z1
+	VFMADD231PS 640(CX), Z10, Z2
+	VFMADD231PS 704(CX), Z10, Z3
+	VFMADD231PS 768(CX), Z11, Z0
+	VFMADD231PS 832(CX), Z11, Z1
+	VFMADD231PS 896(CX), Z11, Z2
+	VFMADD231PS 960(CX), Z11, Z3
+	ADDQ $32, BX
+	ADDQ $32, R15
+	ADDQ $1024, CX
+	DECQ R12
+	JNZ  f32sR_grp
+	VSHUFF32X4 $0x88, Z1, Z0, Z8
+	VSHUFF32X4 $0xDD, Z1, Z0, Z9
+	VADDPS Z9, Z8, Z8          // lanes: q0 a, q0 b, q1 a, q1 b (four floats each)
+	VSHUFF32X4 $0x88, Z3, Z2, Z9
+	VSHUFF32X4 $0xDD, Z3, Z2, Z10
+	VADDPS Z10, Z9, Z9         // lanes: q2 a, q2 b, q3 a, q3 b
+	VSHUFPS $0x88, Z9, Z8, Z10
+	VSHUFPS $0xDD, Z9, Z8, Z11
+	VADDPS Z11, Z10, Z10
+	VSHUFPS $0x88, Z10, Z10, Z11
+	VSHUFPS $0xDD, Z10, Z10, Z12
+	VADDPS Z12, Z11, Z11       // lane L: dword 0 Z8's lane L summed, dword 1 Z9's
+	VPERMPS Z11, Z30, Z11      // [a0 a1 a2 a3 b0 b1 b2 b3 …]
+	VBROADCASTSS (DI)(R14*1), X12
+	LEAQ (DI)(R8*1), R13
+	VBROADCASTSS (R13)(R14*1), X13
+	VINSERTF128 $1, X13, Y12, Y12
+	VMULPS Y12, Y11, Y11
+	VMOVUPS X11, (R9)
+	CMPQ R10, $1
+	JEQ  f32sR_done
+	VEXTRACTF128 $1, Y11, X12
+	MOVQ ostride+48(FP), AX
+	VMOVUPS X12, (R9)(AX*1)
+	LEAQ (DI)(R8*2), DI
+	LEAQ (R9)(AX*2), R9
+	SUBQ $2, R10
+	JNZ  f32sR_pair
+
+f32sR_done:
+	VZEROUPPER
+	RET
+
 // func multiScoresFP8BF16HRunsAVX512(q *uint16, nv int, rows *byte, rb, m int, out *float32, ostride, so int, off *float32, pf, pf2, cur int)
 // multiScoresFP8BF16H prefetching, in its loop of four rows, into L1 PFDISTZ bytes on in the rows of this run and the next (pf bytes past each row: the same row of the next run) taken as one, and pf2 bytes past each row (the run after next) into L2 in place of PFDISTZ2 (past a run's end that would be another head's rows); cur is scratch.
 // multiScoresFP8BF16's contract, with the queries packed by fp8QueryBF16H: per row pair and
