@@ -821,14 +821,16 @@ func floatScoresRuns(kernel func(q *float32, d, nv int, rows *byte, rb, m int, o
 	return base
 }
 
-// fp8RunsZ4 is whether fp8's scores over runs go through fp8ScoresRuns and its values
-// (multiAccFP8BF16) through their runs flavour, multiAccFP8BF16RunsAVX512 (accFP8Runs): Zen 4
-// and Intel (intelCPU; other CPUs, Zen 5 among them, keep DotManyMultiRuns's run-by-run
-// calls). Intel Xeon (2 vCPUs, KVM, family 6 model 167), kvcache TestPagedBreakdown (one
-// thread, 32768 cells, 8 KV heads of 128, 4 queries, thread CPU, 2 alternations, load ~10):
-// paged fp8 scores 6.77–6.92 → 4.51–4.63 ms (multiScoresFP8BF16HRunsAVX512), values 6.30–6.46
-// → 5.11–5.16 (contiguous 3.94 and 4.52).
-var fp8RunsZ4 = zen4Stream || intelCPU
+// fp8RunsZ4 is whether fp8's bf16 scores over runs go through fp8ScoresRuns and its bf16
+// values (multiAccFP8BF16) through their runs flavour, multiAccFP8BF16RunsAVX512 (accFP8Runs):
+// Zen 4 only (other CPUs with those kernels, Zen 5 among them, keep DotManyMultiRuns's
+// run-by-run calls). Intel runs fp8's float32 kernels (fp8F32), whose runs flavours are
+// fp8F32ScoresRuns and multiAccFP8VBMIRunsAVX512. Before fp8F32, the bf16 flavours measured on
+// an Intel Xeon (2 vCPUs, KVM, family 6 model 167), kvcache TestPagedBreakdown (one thread,
+// 32768 cells, 8 KV heads of 128, 4 queries, thread CPU, 2 alternations, load ~10): paged fp8
+// scores 6.77–6.92 → 4.51–4.63 ms (multiScoresFP8BF16HRunsAVX512), values 6.30–6.46 → 5.11–5.16
+// (contiguous 3.94 and 4.52).
+var fp8RunsZ4 = zen4Stream
 
 // fp8ScoresRuns is DotManyMultiRuns for fp8 rows of a multiple of 32 values through the bf16
 // kernels (scoresBF16's choice: fp8BF16Active, fp8BF16ScoresH), n a multiple of 4, plain or

@@ -26,7 +26,7 @@ func prefetchT1(p *byte, n int)
 // f16's 9.3–9.6 → 8.6–8.8 the one gain), and so did the whole run over the first 6 KiB or
 // 2 KiB of it alone (q8_0's scores 5.6–6.5 ms, q4_0's 3.0–3.4). Where a runs flavour aims the
 // kernel's own prefetches at the next pages (multi_runs_amd64.go: runsIntel, f16ScoresRuns,
-// bf16RunsZ4, fp8RunsZ4) Intel, as Zen 4, takes those in place of the Prefetch of the next
+// bf16RunsZ4, fp8F32ScoresRuns) Intel, as Zen 4, takes those in place of the Prefetch of the next
 // run (some with a Prefetch of a run further on: runsFar, accRunsLoop).
 func Prefetch(b []byte) {
 	if len(b) > 0 {
