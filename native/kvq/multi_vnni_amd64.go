@@ -705,6 +705,9 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 	// pf, where the Zen 4 kernel takes runs (len(runs) > 1: runsPF), is the byte offset of the
 	// next run's rows from the run's, 0 for none.
 	pf, pf2 := 0, 0
+	// intelX is whether q5_1's Intel scores flavour (q51ScoresX) may run:
+	// over one run, not a paged cache's (their far prefetches, 32 KiB on, land past the page).
+	intelX := len(runs) <= 1
 	kernel := func(rows *byte, m int, out *float32, ostride int) {
 		if bq != nil {
 			if pf != 0 && kind == vnniQ8_0 {
@@ -812,7 +815,7 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 				multiScoresQ51Z4RunsGFNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0], pf)
 				break
 			}
-			if q5ScoresGFNI && q51ScoresX && !q5ScoresZ4 {
+			if q5ScoresGFNI && q51ScoresX && !q5ScoresZ4 && intelX {
 				multiScoresQ51XGFNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 				break
 			}
