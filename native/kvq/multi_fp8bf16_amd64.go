@@ -194,9 +194,10 @@ func fp8Grid(dst, q []float32, n, d int) {
 	}
 }
 
-// align64 is p from its first word at a 64-byte boundary on, 32 words shorter (the callers
-// give p 32 words more than they need).
-func align64(p []uint16) []uint16 {
-	o := int(-uintptr(unsafe.Pointer(&p[0])) & 63 / 2)
-	return p[o : len(p)-32+o]
+// align64 is p from its first element at a 64-byte boundary on, 64 bytes shorter (the callers
+// give p 64 bytes more than they need: 32 words, 16 floats).
+func align64[T uint16 | float32](p []T) []T {
+	size := int(unsafe.Sizeof(p[0]))
+	o := int(-uintptr(unsafe.Pointer(&p[0])) & 63 / uintptr(size))
+	return p[o : len(p)-64/size+o]
 }

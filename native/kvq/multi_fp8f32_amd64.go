@@ -2,8 +2,6 @@
 
 package kvq
 
-import "unsafe"
-
 // fp8F32 is fp8's kernels on Intel CPUs with AVX-512 VBMI (intelCPU, hasFP8VBMI): the scores
 // through multiScoresFP8F32 (gen_avx512.go's fp8ScoresF32), float32 multiply-adds on the
 // codes decoded by table, the values through multiAccFP8VBMI (float32 weights). Against the
@@ -35,19 +33,12 @@ var fp8F32On = intelCPU
 // multiScratchDim values), the row scale 4 bytes before a row's end.
 func fp8ScoresF32(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int) {
 	var stack [8*multiScratchDim + 16]float32
-	pack := align64f(stack[:])
+	pack := align64(stack[:])
 	if 8*nv > len(pack) {
 		pack = make([]float32, 8*nv)
 	}
 	fp8PackF32(&pack[0], q, d, nv)
 	multiScoresFP8F32(&pack[0], nv, rows, rb, m, out, ostride, rb-4)
-}
-
-// align64f is p from its first float at a 64-byte boundary on, 16 floats shorter (the callers
-// give p 16 floats more than they need).
-func align64f(p []float32) []float32 {
-	o := int(-uintptr(unsafe.Pointer(&p[0])) & 63 / 4)
-	return p[o : len(p)-16+o]
 }
 
 //go:noescape

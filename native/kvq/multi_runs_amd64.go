@@ -201,7 +201,7 @@ func fp8F32ScoresRuns(d int, q []float32, n int, runs [][]byte, out, mu []float3
 	m := len(out) / n
 	q, out = q[:n*d], out[:m*n]
 	var stack [8*multiScratchDim + 16]float32
-	pack := align64f(stack[:])
+	pack := align64(stack[:])
 	for h := 0; h < n; h += 4 {
 		fp8PackF32(&pack[0], &q[h*d], d, d)
 		base := 0
