@@ -3,6 +3,7 @@
 package kvq
 
 import (
+	"cmp"
 	"unsafe"
 
 	"github.com/kvlab/kvlab/internal/isa"
@@ -211,10 +212,7 @@ func fp8F32ScoresRuns(d int, q []float32, n int, runs [][]byte, out, mu []float3
 				continue
 			}
 			pf := nextRunOffset(runs, i)
-			pf2 := pf // the run after next (the next run where there is none)
-			if j := i + 2; j < len(runs) && len(runs[j]) > 0 {
-				pf2 = runOffset(r, runs[j])
-			}
+			pf2 := cmp.Or(runsAfterNext(runs, i), pf) // the run after next (the next run where there is none)
 			multiScoresFP8F32RunsAVX512(&pack[0], d, &r[0], rb, mr, &out[base*n+h], 4*n, d, pf, pf2)
 			base += mr
 		}
@@ -913,10 +911,7 @@ func fp8ScoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bo
 			}
 			if hv {
 				pf := nextRunOffset(runs, i)
-				pf2 := pf // the run after next, into L2 ahead of the L1 prefetches (the next run where there is none)
-				if j := i + 2; j < len(runs) && len(runs[j]) > 0 {
-					pf2 = runOffset(r, runs[j])
-				}
+				pf2 := cmp.Or(runsAfterNext(runs, i), pf) // the run after next, into L2 ahead of the L1 prefetches (the next run where there is none)
 				if fp8BF16ScoresZ4 {
 					multiScoresFP8BF16HZ4RunsAVX512(&pack[0], d, &r[0], rb, mr, &out[base*n+h], 4*n, d, &offs[0], pf, pf2, 0)
 				} else {

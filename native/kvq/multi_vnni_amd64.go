@@ -3,6 +3,7 @@
 package kvq
 
 import (
+	"cmp"
 	"math"
 
 	"github.com/kvlab/kvlab/internal/isa"
@@ -871,10 +872,7 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 			pf = 0
 			if i+1 < len(runs) {
 				if pf = runsPF(kind, nd, bq != nil, rows, runs[i+1:]); pf != 0 {
-					pf2 = pf // the run after next, for the kernels that take it (the next one where there is none)
-					if i+2 < len(runs) && len(runs[i+2]) > 0 {
-						pf2 = runOffset(rows, runs[i+2])
-					}
+					pf2 = cmp.Or(runsAfterNext(runs, i), pf) // the run after next, for the kernels that take it (the next one where there is none)
 				}
 				if pf == 0 {
 					Prefetch(runs[i+1]) // the kernels' prefetches run past this run's end
