@@ -322,19 +322,11 @@ var q51ScoresX = intelCPU
 //go:noescape
 func multiScoresQ51XGFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 
-// q50ScoresVNNI makes q5_0's scores take multiScoresQ50VNNI where q5ScoresGFNI would choose
-// multiScoresQ50GFNI: on Intel (intelCPU), where the GFNI kernel's VPSHUFBITQMB and
-// VGF2P8AFFINEQB each issue one a cycle (port 5 or 0 alone) and took more time than the VNNI
-// kernel's shuffle, tests and shift. The same scores bit for bit (TestQ5ScoresGFNI). Measured
-// on an Intel Xeon (family 6 model 0xA7 under KVM, 2 vCPUs, load 15–16; TestQ5ScoresGFNISpeed,
-// 4096 rows of 128 values, four queries, thread CPU time, alternated, five runs), ns a row min,
-// GFNI → VNNI: in cache 5.30, 5.45, 5.31, 5.03, 5.17 → 5.11, 5.25, 5.11, 4.85, 4.98; streamed
-// 9.5–10.9 both (memory-bound at that load). q5_1 (not switched here) 5.29 → 5.16–5.17.
-var q50ScoresVNNI = intelCPU
-
 // q50ScoresX makes q5_0's GFNI scores (q5ScoresGFNI) take multiScoresQ50XGFNI on Intel CPUs
-// (intelCPU), ahead of q50ScoresVNNI's multiScoresQ50VNNI, as q51ScoresX does q5_1's: the
-// same scores bit for bit (TestQ5ScoresZ4). The gain is q5_1's: the far prefetches into L2
+// (intelCPU), as q51ScoresX does q5_1's: the same scores bit for bit (TestQ5ScoresZ4). Before
+// it, Intel took multiScoresQ50VNNI in place of multiScoresQ50GFNI (TestQ5ScoresGFNISpeed, 4096
+// rows of 128 values, in cache, ns a row min, GFNI → VNNI: 5.03–5.45 → 4.85–5.25; streamed
+// 9.5–10.9 both): the GFNI kernel's VPSHUFBITQMB and VGF2P8AFFINEQB issue one a cycle there. The gain is q5_1's: the far prefetches into L2
 // (HDRFAR) in the decode's streamed scores. Measured on an Intel Xeon (KVM, 2 shared vCPUs,
 // load 4–6) in native/attn's TestDecodeBreakdown at the bench shape (KVLAB_SPEED_FORMATS=q5_0;
 // test binaries of stage and this alternated run by run, 10–20 runs each, the median over runs
@@ -792,10 +784,6 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 		case vnniQ5_0:
 			if q5ScoresGFNI && q50ScoresX && !q5ScoresZ4 {
 				multiScoresQ50XGFNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
-				break
-			}
-			if q50ScoresVNNI && !q5ScoresZ4 {
-				multiScoresQ50VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 				break
 			}
 			if q5ScoresGFNI && q5ScoresZ4 && pf != 0 {

@@ -343,12 +343,12 @@ func TestQ5ScoresGFNI(t *testing.T) {
 	if !q5ScoresGFNI {
 		t.Skip("no AVX-512 VNNI, BW, BITALG and GFNI")
 	}
-	defer func(v, z, x, i, x0 bool) {
-		q5ScoresGFNI, q5ScoresZ4, q51ScoresX, q50ScoresVNNI, q50ScoresX = v, z, x, i, x0
-	}(q5ScoresGFNI, q5ScoresZ4, q51ScoresX, q50ScoresVNNI, q50ScoresX)
+	defer func(v, z, x, x0 bool) {
+		q5ScoresGFNI, q5ScoresZ4, q51ScoresX, q50ScoresX = v, z, x, x0
+	}(q5ScoresGFNI, q5ScoresZ4, q51ScoresX, q50ScoresX)
 	// TestQ5ScoresZ4 checks the Zen 4 and Intel flavours against these; q5_0's GFNI kernel is
 	// checked on Intel too.
-	q5ScoresZ4, q51ScoresX, q50ScoresX, q50ScoresVNNI = false, false, false, false
+	q5ScoresZ4, q51ScoresX, q50ScoresX = false, false, false
 	rng := rand.New(rand.NewPCG(83, 84))
 	for _, f := range []Format{Q5_0, Q5_1} {
 		hdr, bs := 2, 22 // the bytes after the scale (and minimum) are random
@@ -376,10 +376,7 @@ func TestQ5ScoresZ4(t *testing.T) {
 	if !q5ScoresGFNI {
 		t.Skip("no AVX-512 VNNI, BW, BITALG and GFNI")
 	}
-	defer func(z, x, x0, v bool) {
-		q5ScoresZ4, q51ScoresX, q50ScoresX, q50ScoresVNNI = z, x, x0, v
-	}(q5ScoresZ4, q51ScoresX, q50ScoresX, q50ScoresVNNI)
-	q50ScoresVNNI = false // the GFNI mode is q5_0's GFNI kernel on Intel too, not multiScoresQ50VNNI
+	defer func(z, x, x0 bool) { q5ScoresZ4, q51ScoresX, q50ScoresX = z, x, x0 }(q5ScoresZ4, q51ScoresX, q50ScoresX)
 	rng := rand.New(rand.NewPCG(87, 88))
 	const sentinel = float32(-7777.25)
 	for _, f := range []Format{Q5_0, Q5_1} {
@@ -482,8 +479,7 @@ func TestQ5ScoresGFNISpeed(t *testing.T) {
 	if !q5ScoresGFNI {
 		t.Skip("no AVX-512 VNNI, BW, BITALG and GFNI")
 	}
-	defer func(v, i bool) { q5ScoresGFNI, q50ScoresVNNI = v, i }(q5ScoresGFNI, q50ScoresVNNI)
-	q50ScoresVNNI = false // q5_0's GFNI kernel where q5ScoresGFNI, on Intel too
+	defer func(v bool) { q5ScoresGFNI = v }(q5ScoresGFNI)
 	modes := []func(func()){
 		func(f func()) { q5ScoresGFNI = false; f() },
 		func(f func()) { q5ScoresGFNI = true; f() },

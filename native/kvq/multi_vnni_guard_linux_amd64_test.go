@@ -76,10 +76,7 @@ func TestQ5ScoresZ4Guard(t *testing.T) {
 	if !q5ScoresGFNI {
 		t.Skip("no AVX-512 VNNI, BW, BITALG and GFNI")
 	}
-	defer func(z, x, x0, v bool) {
-		q5ScoresZ4, q51ScoresX, q50ScoresX, q50ScoresVNNI = z, x, x0, v
-	}(q5ScoresZ4, q51ScoresX, q50ScoresX, q50ScoresVNNI)
-	q50ScoresVNNI = false // the GFNI mode is q5_0's GFNI kernel on Intel too, not multiScoresQ50VNNI
+	defer func(z, x, x0 bool) { q5ScoresZ4, q51ScoresX, q50ScoresX = z, x, x0 }(q5ScoresZ4, q51ScoresX, q50ScoresX)
 	page := unix.Getpagesize()
 	mem, err := unix.Mmap(-1, 0, 3*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
 	if err != nil {
