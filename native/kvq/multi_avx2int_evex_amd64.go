@@ -53,20 +53,46 @@ func avx2ScoresIQ4NLBase(bq *byte, aux *uint32, stage *uint16, nb int, rows *byt
 // base; the caller keeps avxVNNI false).
 var avx2Twins int
 
-// avx2TwinKernels[avx2Twins-1][kind] is the kernel avx2IntTwin runs for kind.
-var avx2TwinKernels = [3][6]func(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32){
-	{vnniQ4_0: avx2ScoresQ40EVEX, vnniQ4_1: avx2ScoresQ41EVEX, vnniQ5_0: avx2ScoresQ50EVEX, vnniQ5_1: avx2ScoresQ51EVEX, vnniQ8_0: avx2ScoresQ80EVEX, vnniIQ4NL: avx2ScoresIQ4NLEVEX},
-	{vnniQ4_0: avx2ScoresQ40EVEX, vnniQ4_1: avx2ScoresQ41EVEX, vnniQ5_0: avx2ScoresQ50EVEX, vnniQ5_1: avx2ScoresQ51EVEX, vnniQ8_0: avx2ScoresQ80S16EVEX, vnniIQ4NL: avx2ScoresIQ4NLEVEX},
-	{vnniQ4_0: avx2ScoresQ40Base, vnniQ4_1: avx2ScoresQ41Base, vnniQ5_0: avx2ScoresQ50Base, vnniQ5_1: avx2ScoresQ51Base, vnniQ8_0: avx2ScoresQ80Base, vnniIQ4NL: avx2ScoresIQ4NLBase},
-}
-
 // avx2IntTwin runs avx2IntKernel's AVX-VNNI branch through the EVEX twins (or the plain
-// kernels' baseline) where avx2Twins selects them, and reports whether it did.
+// kernels' baseline) where avx2Twins selects them, and reports whether it did. It calls each
+// kernel directly, not through a table of function values: an indirect call would make every
+// argument escape, so the driver's stack buffers would move to the heap and a decode step
+// would allocate under this build tag.
 func avx2IntTwin(kind int, bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32) bool {
 	if avx2Twins == 0 {
 		return false
 	}
-	avx2TwinKernels[avx2Twins-1][kind](bq, aux, stage, nb, rows, rb, m, out, ostride, off)
+	base := avx2Twins == 3
+	switch {
+	case kind == vnniQ4_0 && base:
+		avx2ScoresQ40Base(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
+	case kind == vnniQ4_0:
+		avx2ScoresQ40EVEX(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
+	case kind == vnniQ4_1 && base:
+		avx2ScoresQ41Base(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
+	case kind == vnniQ4_1:
+		avx2ScoresQ41EVEX(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
+	case kind == vnniQ5_0 && base:
+		avx2ScoresQ50Base(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
+	case kind == vnniQ5_0:
+		avx2ScoresQ50EVEX(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
+	case kind == vnniQ5_1 && base:
+		avx2ScoresQ51Base(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
+	case kind == vnniQ5_1:
+		avx2ScoresQ51EVEX(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
+	case kind == vnniQ8_0 && base:
+		avx2ScoresQ80Base(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
+	case kind == vnniQ8_0 && avx2Twins == 2:
+		avx2ScoresQ80S16EVEX(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
+	case kind == vnniQ8_0:
+		avx2ScoresQ80EVEX(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
+	case kind == vnniIQ4NL && base:
+		avx2ScoresIQ4NLBase(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
+	case kind == vnniIQ4NL:
+		avx2ScoresIQ4NLEVEX(bq, aux, stage, nb, rows, rb, m, out, ostride, off)
+	default:
+		return false
+	}
 	return true
 }
 
