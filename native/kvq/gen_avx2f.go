@@ -61,6 +61,37 @@
 // memory, took 14.2 and 15.8. fp8's target there (0.67 of f16's time, ~20.7 ns a row whole)
 // lies below these float kernels' floor (two passes of 64 FMAs, ~17 ns, before the softmax):
 // only fewer multiplies (integer dots, a rounding change) would reach it.
+//
+// Integer prototypes on that Xeon (kernels outside the tree; rows of 128 Gaussian values
+// encoded as here, four Gaussian queries, thread CPU, load 5–10 on the 2 vCPUs, each against
+// multiScoresFP8AVX2T or multiAccFP8AVX2T in the same binary, alternated: min of 300 calls on
+// 512 rows in cache, min of 8 passes over 64 MiB in 16384-row calls streamed):
+//   - int16 keys, VPDPWSSD (AVX-VNNI), 13-bit query: k = value·2⁶ = A·P with A = (8+m) << e0
+//     looked up (VPSHUFB) by the code's low nibble and P = ±4^(e>>1 − 2) by its high one (two
+//     VPSHUFB for P's bytes, unpacks, VPMULLW): 16 operations and 8 VPDPWSSD per 32 codes,
+//     scores 14.1–14.7 ns a row in cache against 15.3–16.1 (the decode alone 8.4–8.6); int16 holds
+//     only e ≥ 4 exactly (value·2⁹ spans 18 bits), so 7% of the rows (codes with e 1..3 or
+//     subnormal) would need an exact second pass. Eight accumulators instead of four: the same.
+//     Not worth its fallback.
+//   - int8 keys, VPDPBUSD, 8-bit query: k8 = round(value/4), |k8| ≤ 112, from A (above) and P'
+//     = ±4^(e>>1 − 4) (0 for e < 8) by VPSHUFB, P' split into even and odd bytes (VPAND),
+//     VPMADDUBSW of each with A, VPMULHRSW by 2¹¹ (round(x/16)), VPACKSSWB, VPXOR 0x80 (k8 +
+//     128 unsigned against the signed query from memory; 128·ΣQ taken off once per query): 14
+//     operations and 4 VPDPBUSD per 32 codes, scores 9.9–10.2 ns a row in cache against
+//     15.3–15.7 (0.65×), 12.3 against 18.2 streamed (0.68×). Values the same way with 8-bit
+//     weights (w·s over the 64-row tile's largest, per query), four rows' k8 interleaved to
+//     dwords (8 unpacks per four rows and 32 codes) into a scratch, passes of 2 vectors × 4
+//     queries: 10.4 against 15.6 in cache (0.66×, the weights' preparation not counted). RMS
+//     error against the float32 data the rows encode: scores 0.3006 (exact fp8) → 0.3137 (the
+//     8-bit query alone 0.3093, k8 alone 0.3046), values 43.0 → 44.1 (weights e^{2N(0,1)}).
+//     Both sides so would bring fp8 near 0.67 of f16 on AVX2, but they round the keys and
+//     values, not only the query: ScoresGrid and the reference tests state no such rounding,
+//     and the paged runs kernels would need the same route to keep paged and contiguous
+//     decodes alike.
+//
+// Prefetch variants of multiScoresFP8AVX2T there (streamed, 16384-row calls, alternated, two
+// runs): PREFETCHT1 16, 32 or 64 KiB ahead beside the PREFETCHT0, or the PREFETCHT0 at 1.5 or
+// 6 KiB: 17.9–19.6 against 18.9–19.4 ns a row, within the noise.
 package main
 
 import (
