@@ -84,10 +84,17 @@
 //     queries: 10.4 against 15.6 in cache (0.66×, the weights' preparation not counted). RMS
 //     error against the float32 data the rows encode: scores 0.3006 (exact fp8) → 0.3137 (the
 //     8-bit query alone 0.3093, k8 alone 0.3046), values 43.0 → 44.1 (weights e^{2N(0,1)}).
-//     Both sides so would bring fp8 near 0.67 of f16 on AVX2, but they round the keys and
-//     values, not only the query: ScoresGrid and the reference tests state no such rounding,
-//     and the paged runs kernels would need the same route to keep paged and contiguous
-//     decodes alike.
+//     Both sides so would bring fp8 near 0.67 of f16 on AVX2, but they round the keys to a
+//     per-row int8 grid, which undoes what fp8 is for: commit bd99459 (reverted) ran the
+//     scores so in the tree (multiScoresFP8ByteVNNI, k8 = round(v·127/448), behind a switch;
+//     the contiguous decode's scores 20.3–21.0 → 14.7–17.0 ns a row, whole 43.8–45.4 →
+//     37.8–40.1, kvlab ab on kvlab-tiny-64 attention error +1.4 % ± 0.3, KL and perplexity
+//     unchanged), but kvlab gate (d 128, 4 queries, KVLAB_NO_AVX512) put its decode 2.2 %
+//     (gaussian), 4.1 % (outlier5x) and 14 % (outlier75x) from the reference on the same fp8
+//     cache, where fp8 itself is 7.4 %, 8.6 % and 2.9 % from f32 (q8_0 1.3 %, 1.6 %, 6.2 %):
+//     the median channels of an outlier row fall to a few int8 steps. Exact bytes need
+//     exponent groups (one VPDPBUSD per group and query; values below 2 of 448 need a third
+//     and fourth group on outlier rows), more multiplies than the float kernel's FMAs.
 //
 // Prefetch variants of multiScoresFP8AVX2T there (streamed, 16384-row calls, alternated, two
 // runs): PREFETCHT1 16, 32 or 64 KiB ahead beside the PREFETCHT0, or the PREFETCHT0 at 1.5 or
