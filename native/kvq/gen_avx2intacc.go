@@ -83,6 +83,9 @@ type format struct {
 	// split: dec leaves values lo..lo+3 and hi..hi+3 in Y12, lo+4..lo+7 and hi+4..hi+7 in Y13
 	// (128-bit lanes); the finish swaps the sums' lanes back.
 	split bool
+	// hi16: the sums of the second 128-bit lane (values hi..) are 16 times the sums of the codes
+	// (nibDec8Hi's high nibbles in place); the finish takes T/16 and 16·off·ΣW for them.
+	hi16 bool
 	// dec8, where set, is the decoder of the 8-bit-weight kernel (kernel8): half `half`'s codes
 	// of four rows at addresses a, b, c, d as unsigned bytes in Y12 and Y13 (split layout).
 	dec8 func(half int, a, b, c, d string) string
@@ -512,16 +515,24 @@ func finishOff(f format, half, nacc, base int, offInit bool) string {
 		if f.split {
 			fmt.Fprintf(&b, "\tVPERM2I128 $0x31, %[2]s, %[1]s, Y14\n\tVPERM2I128 $0x20, %[2]s, %[1]s, %[1]s\n\tVMOVDQA Y14, %[2]s\n", lo, hi)
 		}
-		if f.off != 0 && !offInit {
+		tHi := "Y15"
+		if f.hi16 {
+			tHi = "Y13"
+			fmt.Fprintf(&b, "\tVPBROADCASTD %d(R13), Y14\n\tVPSUBD Y14, %[2]s, %[2]s\n\tVPBROADCASTD %[3]d(R13), Y14\n\tVPSUBD Y14, %[4]s, %[4]s\n",
+				32+4*h, lo, o8SS16-o8TT+4*h, hi)
+		} else if f.off != 0 && !offInit {
 			fmt.Fprintf(&b, "\tVPBROADCASTD %d(R13), Y14\n\tVPSUBD Y14, %[2]s, %[2]s\n\tVPSUBD Y14, %[3]s, %[3]s\n", 32+4*h, lo, hi)
 		}
 		fmt.Fprintf(&b, "\tVCVTDQ2PS %[1]s, %[1]s\n\tVCVTDQ2PS %[2]s, %[2]s\n", lo, hi)
 		fmt.Fprintf(&b, "\tVBROADCASTSS %d(R13), Y15\n", 4*h)
+		if f.hi16 {
+			fmt.Fprintf(&b, "\tVBROADCASTSS %d(R13), Y13\n", o8T16-o8TT+4*h)
+		}
 		fmt.Fprintf(&b, "\tVMOVUPS %d(R12), Y8\n\tVMOVUPS %d(R12), Y9\n", 4*f.lo[half], 4*f.hi[half])
 		if f.min {
 			fmt.Fprintf(&b, "\tVBROADCASTSS %d(R13), Y14\n\tVADDPS Y14, Y8, Y8\n\tVADDPS Y14, Y9, Y9\n", 64+4*h)
 		}
-		fmt.Fprintf(&b, "\tVFMADD231PS Y15, %s, Y8\n\tVFMADD231PS Y15, %s, Y9\n", lo, hi)
+		fmt.Fprintf(&b, "\tVFMADD231PS Y15, %s, Y8\n\tVFMADD231PS %s, %s, Y9\n", lo, tHi, hi)
 		fmt.Fprintf(&b, "\tVMOVUPS Y8, %d(R12)\n\tVMOVUPS Y9, %d(R12)\n", 4*f.lo[half], 4*f.hi[half])
 		if h < nacc-1 {
 			b.WriteString("\tADDQ DX, R12\n")
@@ -591,6 +602,9 @@ func header() string {
 	words(&b, "avx2IntAccW000F", splat(0x000F))
 	words(&b, "avx2IntAccB10", splat(0x1010))
 	words(&b, "avx2IntAccBF0", splat(0xF0F0))
+	b.WriteString("DATA ·avx2IntAccNibHi+0(SB)/8, $0x0f0f0f0f0f0f0f0f\nDATA ·avx2IntAccNibHi+8(SB)/8, $0x0f0f0f0f0f0f0f0f\n")
+	b.WriteString("DATA ·avx2IntAccNibHi+16(SB)/8, $0xf0f0f0f0f0f0f0f0\nDATA ·avx2IntAccNibHi+24(SB)/8, $0xf0f0f0f0f0f0f0f0\n")
+	b.WriteString("GLOBL ·avx2IntAccNibHi(SB), RODATA|NOPTR, $32\n\n")
 	b.WriteString("DATA ·avx2IntAccQ5ShiftL+0(SB)/8, $4\nDATA ·avx2IntAccQ5ShiftL+8(SB)/8, $4\n")
 	b.WriteString("DATA ·avx2IntAccQ5ShiftL+16(SB)/8, $0\nDATA ·avx2IntAccQ5ShiftL+24(SB)/8, $0\n")
 	b.WriteString("GLOBL ·avx2IntAccQ5ShiftL(SB), RODATA|NOPTR, $32\n\n")
@@ -917,6 +931,28 @@ func nibDec8(pay int) func(half int, a, b, c, d string) string {
 	}
 }
 
+// nibDec8Hi is nibDec8 for the AVX-VNNI kernels (kernel8's hi16), whose VPDPBUSD sums do not
+// saturate: lane 1 keeps each byte's high nibble in place (masked with 0xF0, Y10 holding 0x0F a
+// byte in lane 0 and 0xF0 in lane 1), so its codes are 16·c and its sums 16 times the codes'
+// sums (|16·c·W| ≤ 240·127, four a dword, 16 steps a tile: far inside int32). The finish takes
+// T/16 and 16·off·ΣW for them, both exact (powers of two), and float32(16·x) is 16·float32(x):
+// the same results bit for bit, two vector operations (the VPSRLVQ) less a quad and half.
+func nibDec8Hi(pay int) func(half int, a, b, c, d string) string {
+	return func(half int, a, b, c, d string) string {
+		o := pay + 8*half
+		return fmt.Sprintf(`VPBROADCASTQ %[1]d%[2]s, Y12
+	VPBROADCASTQ %[1]d%[3]s, Y13
+	VPBROADCASTQ %[1]d%[4]s, Y14
+	VPBROADCASTQ %[1]d%[5]s, Y15
+	VPUNPCKLBW Y13, Y12, Y12
+	VPUNPCKLBW Y15, Y14, Y14
+	VPUNPCKHWD Y14, Y12, Y13
+	VPUNPCKLWD Y14, Y12, Y12
+	VPAND Y10, Y12, Y12
+	VPAND Y10, Y13, Y13`, o, a, b, c, d)
+	}
+}
+
 // q5Dec8 is nibDec8 with the fifth bits: the four rows' qh dwords interleaved by byte (dword j:
 // qh byte j of rows a, b, c, d), dword h copied to lane 0's dwords and 2+h to lane 1's
 // (VPSHUFB, ·avx2IntAccB8Q5Rep+32h), then shifted per dword so that bit k of the byte (value
@@ -959,6 +995,8 @@ const (
 	o8QB   = 2824
 	o8PF   = 2832
 	o8S32  = 2848 // the int32 sums of the first 32 rows of a half (8 vectors)
+	o8T16  = 2848 // hi16 kernels (AVX-VNNI, no S32): T/16 per lane
+	o8SS16 = 2880 // hi16 kernels: 16·off·ΣW per lane
 	frame8 = 3136
 )
 
@@ -1062,6 +1100,7 @@ a@_p1e:
 	VDIVPS Y14, Y4, Y15
 	VANDPS Y1, Y15, Y15
 	VMOVUPS Y15, %TT%(SP)
+	%T16%
 
 	// W = round(w·d·inv) (−127..127) of four rows packed to bytes (VPACKSSDW, VPACKSSWB: exact,
 	// |W| ≤ 127; in each 128-bit lane rows 0..3's four lanes in turn), then transposed (VPSHUFB)
@@ -1276,6 +1315,14 @@ func kernel8(out *strings.Builder, f format, nacc int, vnni bool) {
 		minJoin = "VADDPS Y4, Y1, Y1\n\tVADDPS Y5, Y2, Y2"
 	}
 	sumStore := fmt.Sprintf("VPSLLD $%d, Y6, Y6\n\tVMOVDQU Y6, %d(SP)", f.offShift, o8SS)
+	// hi16 (the AVX-VNNI nibble kernels, nibDec8Hi): T/16 and 16·off·ΣW for the second lane's sums.
+	hi16 := vnni && f.dec8 != nil && f.off == 8
+	t16 := ""
+	if hi16 {
+		f.dec8 = nibDec8Hi(f.bs - 16)
+		sumStore += fmt.Sprintf("\n\tVPSLLD $4, Y6, Y6\n\tVMOVDQU Y6, %d(SP)", o8SS16)
+		t16 = fmt.Sprintf("VBROADCASTSS ·avx2IntAccSixteenth(SB), Y3\n\tVMULPS Y3, Y15, Y15\n\tVMOVUPS Y15, %d(SP)", o8T16)
+	}
 	// flush(l) widens the word sums into S32: stored the first time (SI clear), added after.
 	var store, add, widen, adds strings.Builder
 	for i := 0; i < 8; i++ {
@@ -1298,7 +1345,7 @@ func kernel8(out *strings.Builder, f format, nacc int, vnni bool) {
 			l, st, ad)
 	}
 	fs := f
-	fs.split = true
+	fs.split, fs.hi16 = true, hi16
 	tmpl := half8Tmpl
 	if nacc == 2 {
 		// The two-accumulator kernels keep clearing their sums at a flush: the direct step
@@ -1310,6 +1357,15 @@ func kernel8(out *strings.Builder, f format, nacc int, vnni bool) {
 	}
 	if vnni {
 		tmpl = vnni8Tmpl(tmpl)
+	}
+	if hi16 {
+		// No S32 (it holds T/16 and 16·off·ΣW): without the adds of its sums, which never ran.
+		for _, l := range []string{"\tXORQ SI, SI\n", "\tTESTQ SI, SI\n\tJZ   a@_fin%H%\n%ADDS32%\n"} {
+			if strings.Count(tmpl, l) != 1 {
+				panic("kernel8: " + l)
+			}
+			tmpl = strings.Replace(tmpl, l, "", 1)
+		}
 	}
 	var halves [2]string
 	main := [4]string{"(R12)", "(R12)(R9*1)", "(R12)(R9*2)", "(R12)(R11*1)"}
@@ -1345,13 +1401,16 @@ func kernel8(out *strings.Builder, f format, nacc int, vnni bool) {
 	if f.off == 16 {
 		consts = q5Consts
 	}
+	if hi16 {
+		consts = "VMOVDQU ·avx2IntAccNibHi(SB), Y10"
+	}
 	r := strings.NewReplacer("@", name, "%DOC%", doc, "%CONSTS%", consts,
 		"%FRAME%", fmt.Sprint(frame8), "%BS%", fmt.Sprint(f.bs),
 		"%PB%", fmt.Sprint(o8PB), "%QP%", fmt.Sprint(o8QP), "%TT%", fmt.Sprint(o8TT), "%TN%", fmt.Sprint(o8TN),
 		"%WP%", fmt.Sprint(o8WP), "%RL%", fmt.Sprint(o8RL), "%BL%", fmt.Sprint(o8BL), "%NQ%", fmt.Sprint(o8NQ),
 		"%QB%", fmt.Sprint(o8QB), "%PF%", fmt.Sprint(o8PF),
 		"%P1A%", p1(f, false, nacc), "%P1B%", p1(f, true, nacc), "%MINJOIN%", minJoin,
-		"%MINSTORE%", minStore, "%SUMSTORE%", sumStore)
+		"%MINSTORE%", minStore, "%SUMSTORE%", sumStore, "%T16%", t16)
 	out.WriteString(r.Replace(s))
 }
 
