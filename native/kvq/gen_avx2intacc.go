@@ -1397,6 +1397,9 @@ func kernel8(out *strings.Builder, f format, nacc int, vnni bool) {
 			"%FINISH%", finish(fs, h, nacc, 0), "%PFX%", prefetch(2*f.bs, (2*f.bs+63)/64)).Replace(tmpl)
 	}
 	s := strings.NewReplacer("%HALF0%", halves[0], "%HALF1%", halves[1]).Replace(acc8Tmpl)
+	if hi16 {
+		s = sumWDot(s)
+	}
 	consts := "VMOVDQU ·avx2Nib(SB), Y10"
 	if f.off == 16 {
 		consts = q5Consts
@@ -1412,6 +1415,34 @@ func kernel8(out *strings.Builder, f format, nacc int, vnni bool) {
 		"%P1A%", p1(f, false, nacc), "%P1B%", p1(f, true, nacc), "%MINJOIN%", minJoin,
 		"%MINSTORE%", minStore, "%SUMSTORE%", sumStore, "%T16%", t16)
 	out.WriteString(r.Replace(s))
+}
+
+// sumWDot is the AVX-VNNI 8-bit kernel text s with ΣW per lane taken from the packed weights by
+// one VEX VPDPBUSD of bytes 1 (Y5) a group of four rows, in place of four VPADDD of their int32
+// weights: the same integers. On the Intel Xeon (KVLAB_NO_AVX512, load 11–13, attn's
+// TestDecodeBreakdown with KVLAB_TOUCH=kv, six alternations, values min ns a row) q4_0 went
+// 9.30–9.66 → 8.82–9.57 (medians 9.56 → 9.32), q4_1 within the noise. Not kept (the same runs):
+//   - the first prepass's two scales of a row and pair loaded by VPBROADCASTD (a load alone on
+//     Intel, VPBROADCASTW a load and a port-5 shuffle) and spread by one VPSHUFB, a vector
+//     operation less: q4_0 9.23–10.13 (median 9.75);
+//   - the pair's scales staged by MOVWLZX and MOVW (no vector operation) and converted eight
+//     rows a VCVTPH2PS from memory, so the first prepass broadcasts them (VBROADCASTSS, a load
+//     alone) and blends the two blocks' (VBLENDPS): four vector operations a row and pair where
+//     there were eight, but q4_0's values 9.36–9.96 → 10.47–11.17 (TestDecodeBreakdown streamed,
+//     five alternations): the conversions' loads wait on the eight two-byte stores they read (no
+//     store forwarding).
+func sumWDot(s string) string {
+	old := "\tVPADDD Y0, Y1, Y4\n\tVPADDD Y2, Y3, Y5\n\tVPADDD Y4, Y5, Y4\n\tVPADDD Y4, Y6, Y6\n"
+	sh := "\tVPSHUFB Y7, Y0, Y0\n"
+	init := "\tVMOVDQU ·avx2IntAccB8T(SB), Y7\n"
+	for _, l := range []string{old, sh, init} {
+		if strings.Count(s, l) != 1 {
+			panic("sumWDot: " + l)
+		}
+	}
+	s = strings.Replace(s, old, "", 1)
+	s = strings.Replace(s, sh, sh+"\t"+vexReg(opVPDPBUSD, 6, 5, 0)+"\n", 1)
+	return strings.Replace(s, init, init+"\tVPCMPEQB Y5, Y5, Y5\n\tVPABSB Y5, Y5 // bytes 1\n", 1)
 }
 
 // vnni8Tmpl is half8Tmpl (or kernel8's two-accumulator form of it) for the AVX-VNNI 8-bit
