@@ -1430,7 +1430,12 @@ func kernel8(out *strings.Builder, f format, nacc int, vnni bool) {
 //     alone) and blends the two blocks' (VBLENDPS): four vector operations a row and pair where
 //     there were eight, but q4_0's values 9.36–9.96 → 10.47–11.17 (TestDecodeBreakdown streamed,
 //     five alternations): the conversions' loads wait on the eight two-byte stores they read (no
-//     store forwarding).
+//     store forwarding);
+//   - a row pair's four scales gathered as words in AX (MOVWLZX, SHLQ, ORQ), stored and
+//     broadcast back (VBROADCASTSD), converted by one VCVTPH2PS and spread to each row's lanes by
+//     one VPERMILPS (control from memory): ten vector operations a row pair and block pair where
+//     there were sixteen, as on AMD Zen 4 (p1) no faster: q4_0's values 8.81–9.74 → 9.07–10.15 in
+//     cache and 9.09–9.63 → 9.90–10.20 streamed (six and four alternations, load 16).
 func sumWDot(s string) string {
 	old := "\tVPADDD Y0, Y1, Y4\n\tVPADDD Y2, Y3, Y5\n\tVPADDD Y4, Y5, Y4\n\tVPADDD Y4, Y6, Y6\n"
 	sh := "\tVPSHUFB Y7, Y0, Y0\n"
@@ -2098,7 +2103,7 @@ func kernelA8Q5(out *strings.Builder, f format, nacc int, vnni bool) {
 		panic("kernelA8Q5: a placeholder left")
 	}
 	if vnni {
-		s = vnni8(s)
+		s = sumWDot(vnni8(s))
 	}
 	out.WriteString(s)
 }
