@@ -832,42 +832,38 @@ func kernel(out *strings.Builder, f format, vnni bool, nacc int) {
 				minStore = fmt.Sprintf("MOVL $0x%08x, AX\n\tVMOVD AX, X8\n\tVPBROADCASTD X8, Y8\n\tVFMADD231PS Y8, Y2, Y1\n\tVMOVUPS Y1, %d(SP)", u32(float32(f.off)), oMT)
 				minJoin = "VADDPS Y4, Y1, Y1\n\tVADDPS Y5, Y2, Y2"
 			}
-			// The plain AVX2 kernels (the AVX-VNNI ones are as they were: not measured) start
-			// their sums at −off·ΣW (sumsInit, offInit) and form ΣW only where the format has
-			// an offset (q8_0 none: two VPADDD a row pair and block pair less). Zen 4, plain
+			// The plain AVX2 kernels start their sums at −off·ΣW (sumsInit) and form ΣW only
+			// where the format has an offset (q8_0 none: two VPADDD a row pair and block pair
+			// less). Zen 4, plain
 			// AVX2, attn's TestDecodeBreakdown alternated three times with the former kernels
 			// (values, min ns a row): q8_0 10.55–10.77 → 10.34–10.59; iq4_nl and q5_0 the same
 			// within the noise (a VPSUBD pair an accumulator, half, block and tile is ~1
 			// operation a row). Where the format has a scaled decoder (decS) they take it, its
 			// words 16·(c − off), so the offset is in the codes (fk.off 0) and T is stored
-			// over 16.
-			fk, dec, consts, offInit, tScale := f, f.dec, f.consts, !vnni, ""
+			// over 16. The AVX-VNNI kernels (VPDPWSSD: q8_0's on AVX-VNNI CPUs, the others' under
+			// KVLAB_ACC16) start their sums at −off·ΣW too, so q8_0's forms no ΣW either (the same
+			// integers, bit for bit; on the Intel Xeon at load ~20, TestDecodeBreakdown, five
+			// alternations, q8_0's values within the noise, 13.10–13.93 → 13.35–14.60 ns a row in
+			// cache and 14.62–15.95 → 14.86–16.46 streamed).
+			fk, dec, consts, tScale := f, f.dec, f.consts, ""
 			if !vnni && f.decS != nil {
 				fk.off, dec, consts = 0, f.decS, f.constsS
 				tScale = "VBROADCASTSS ·avx2IntAccSixteenth(SB), Y13\n\tVMULPS Y13, Y15, Y15"
 			}
 			sumStore, sumZero, sumAdd := "", "", ""
-			if fk.off != 0 || !offInit {
+			if fk.off != 0 {
 				sumZero, sumAdd = "VPXOR Y6, Y6, Y6", "VPADDD Y0, Y1, Y2\n\tVPADDD Y2, Y6, Y6"
 			}
-			switch {
-			case fk.off != 0 && offInit: // stored negated, as sumsInit takes it
+			if fk.off != 0 { // stored negated, as sumsInit takes it
 				sumStore = fmt.Sprintf("VPSLLD $%d, Y6, Y6\n\tVPXOR Y7, Y7, Y7\n\tVPSUBD Y6, Y7, Y6\n\tVMOVDQU Y6, %d(SP)", f.offShift, oSS)
-			case fk.off != 0:
-				sumStore = fmt.Sprintf("VPSLLD $%d, Y6, Y6\n\tVMOVDQU Y6, %d(SP)", f.offShift, oSS)
 			}
-			init := func(nacc int) string {
-				if offInit {
-					return sumsInit(fk, nacc)
-				}
-				return sumsInit(format{}, nacc)
-			}
+			init := func(nacc int) string { return sumsInit(fk, nacc) }
 			var halves [2]string
 			if nacc == 4 {
 				for h := 0; h < 2; h++ {
 					halves[h] = strings.NewReplacer("%H%", fmt.Sprint(h), "%LO%", fmt.Sprint(f.lo[h]), "%HI%", fmt.Sprint(f.hi[h]),
 						"%DEC%", dec(h), "%DOTS%", dots(vnni, 0, 4, 0), "%DEC2%", second(dec(h)), "%DOTS2%", dots(vnni, 32, 4, 0),
-						"%FINISH%", finishOff(fk, h, 4, 0, offInit), "%INIT%", init(4), "%PF1%", prefetch(f.bs, 1), "%PF2%", prefetch(2*f.bs, (2*f.bs+63)/64)).Replace(halfTmpl)
+						"%FINISH%", finishOff(fk, h, 4, 0, true), "%INIT%", init(4), "%PF1%", prefetch(f.bs, 1), "%PF2%", prefetch(2*f.bs, (2*f.bs+63)/64)).Replace(halfTmpl)
 				}
 			} else {
 				// One pass: both halves' codes of a row pair, each half's sums apart.
@@ -875,7 +871,7 @@ func kernel(out *strings.Builder, f format, vnni bool, nacc int) {
 				dec2 := second(dec(0)) + "\n" + dots(vnni, 32, 2, 0) + "\n\t" + second(dec(1))
 				halves[0] = strings.NewReplacer("%H%", "0", "%LO%", "0", "%HI%", "0",
 					"%DEC%", dec1, "%DOTS%", dotsB(vnni, 0, 2, 4, f.scratch8), "%DEC2%", dec2, "%DOTS2%", dotsB(vnni, 32, 2, 4, f.scratch8),
-					"%FINISH%", finishOff(fk, 0, 2, 0, offInit)+"\n\tMOVQ CX, R12\n"+finishOff(fk, 1, 2, 4, offInit), "%INIT%", init(2),
+					"%FINISH%", finishOff(fk, 0, 2, 0, true)+"\n\tMOVQ CX, R12\n"+finishOff(fk, 1, 2, 4, true), "%INIT%", init(2),
 					"%PF1%", prefetch(2*f.bs, (2*f.bs+63)/64), "%PF2%", prefetch(4*f.bs, (4*f.bs+63)/64)).Replace(halfTmpl)
 				halves[0] = strings.Replace(halves[0], "// Half 0: values 0.. and 0...", "// The whole block, both halves' sums apart.", 1)
 			}
