@@ -119,7 +119,15 @@ var (
 // the caches, min/median): 12.20/12.66 → 10.65/11.04 and 13.71/15.24 → 11.88/12.71; 4 KiB and
 // 16 KiB beyond ~1.0–1.5 less; in cache the same. The other formats, nearer their arithmetic
 // bound streamed, measured no better with it (q4_0, q4_1 within the noise; iq4_nl, q5_0, q5_1
-// 0.3–1 ns a row slower).
+// 0.3–1 ns a row slower). On an Intel Xeon (Sapphire/Emerald Rapids class, 2 shared vCPUs, load
+// 7–11; KVLAB_NO_AVX512, so the AVX-VNNI kernels; attn's TestDecodeBreakdown, four alternations,
+// scores min ns a row) no other distance paid for the AVX-VNNI kernels: q8_0 11.90–12.77 with
+// this one, 12.00–13.13 with PREFETCHT1 32 KiB beyond; with a PREFETCHT1 32 KiB beyond for every
+// format q8_0 12.32–12.97, q4_0 7.58–7.89 → 7.83–7.94, q5_0 10.53–11.07 → 10.94–11.07 (16 KiB:
+// q4_0 7.94–8.41, q5_0 10.71–11.73, q8_0 12.15–13.09); q8_0's PREFETCHT0 4 or 16 groups ahead in
+// place of PFGROUPS2 (8) 12.42–12.84 and 13.15–13.71 against 12.60–13.13, 4 groups without the
+// PREFETCHT1 13.49–14.11. Streamed, q8_0's scores (12 ns a row against 8 with the keys in
+// cache) read near the one-core bandwidth, which these prefetches do not raise.
 const q8T1 = 8192
 
 // dot is VPDPBUSD or VPDPWSSD (op) of ymm v and disp(SI) into ymm acc: VEX bytes (vexSI), or the
