@@ -551,6 +551,11 @@ func finishOff(f format, half, nacc, base int, offInit bool) string {
 // bytes, which one a step left a line in 17 unprefetched (streamed, nine runs on a busy Zen 4,
 // plain AVX2, interleaved with one a step: −4% to +1% thread CPU time, median −2%; in cache the
 // same); the two-accumulator kernels take a block in one pass, so all of the step's bytes.
+// q8_0's AVX-VNNI kernel (multiAccQ80VNNIINT) on an Intel Xeon (KVLAB_NO_AVX512, load ~22,
+// attn's TestDecodeBreakdown, five alternations, values min ns a row, 13.24–13.61 as it is):
+// prefetching the tile after next with PREFETCHT1 (what Intel's AVX-512 q8_0 kernel takes,
+// pickFar) 13.44–14.40, with PREFETCHT0 11.89–13.82, the next tile with PREFETCHT1 12.76–14.81:
+// none better beyond the noise.
 func prefetch(step, n int) string {
 	var b strings.Builder
 	for i := 0; i < n; i++ {
