@@ -2,7 +2,9 @@
 
 // gen_tq4avx2 writes multi_tq4avx2_amd64.s: the AVX2 integer scores kernels of tq4, turbo4,
 // turbo3 (t3GroupVAVX2, the plain flavour t3GroupAVX2, and its uniform-scale form t3GroupUAVX2,
-// whose digits and scores differ: multiScoresT3UAVX2I), turbo2 (t2Chunk, the plain flavour t2ChunkAVX2) and q2k (turbo2's with every row scale 1, the plain
+// whose digits and scores differ: multiScoresT3UAVX2I; the AVX-VNNI uniform-scale form
+// t3GroupUVAVX2, the AVX-512 uniform kernels' scores), turbo2 (t2Chunk, the plain flavour
+// t2ChunkAVX2, the AVX-VNNI uniform-scale t2ChunkUV) and q2k (turbo2's with every row scale 1, the plain
 // flavour's dots by q2kChunkAVX2, and its query preparation, q2kDigitsAVX2), the 256-bit ports of gen_tq4vnni.go's AVX-512 VNNI kernels (the same digits, the same exact
 // int32 group dots, the same float32 operations in the same order after them, so the same
 // scores bit for bit). Run with `go generate ./native/kvq`.
@@ -329,6 +331,57 @@ func t2ChunkAVX2() string { return t2ChunkAVX2x(false) }
 // run, load ~14): scores 6.39–6.51 → 5.68–5.77, the whole decode 15.45–16.20 → 15.05–15.34.
 func t2ChunkUAVX2() string { return t2ChunkAVX2x(true) }
 
+// t2ChunkUV writes one 64-value chunk of eight turbo2 rows for the AVX-VNNI uniform-scale
+// kernel (multiScoresT2UAVXVNNI): the rows loaded and transposed as t2Chunk's (with two
+// temporaries) into the stage words (R13), each dword vector's codes looked up two a nibble as
+// t2ChunkAVX2's (Y12: turbo2VNNIU8, the level + 128 of a nibble's low code; Y15: t2VNNIU8Hi, of
+// its high one) into four code vectors (Y0..Y3), each with one VEX VPDPBUSD a query on the
+// widened digits of the AVX-512 uniform kernels' queries (|Q| ≤ 127; chainUV's layout, 1024
+// bytes a group) into the row's chains, two a query (codes 0 and 2 of a byte into Y4..Y7, 1
+// and 3 into Y8..Y11), added, converted and scaled once a row (uniFini, −128·ΣQ added):
+// multiScoresT2PUVNNI's exact Σ Q·L and float32 operations, so its scores bit for bit. Per
+// chunk of eight rows it drops t2Chunk's 64 digit broadcasts, eight conversions, scale
+// broadcasts and FMAs, and 8 of its 24 shifts and masks. Intel Xeon (Sapphire Rapids class,
+// 2 vCPUs, KVLAB_NO_AVX512, thread CPU, load ~12; the kernel alone on 256 rows in L1, three
+// runs of four alternations, min): multiScoresT2AVXVNNI 4.87–5.12 ns a row, this 4.37–4.44;
+// with one chain a query (the chains' latency: 32 VPDPBUSD deep a block of eight rows at d
+// 128) 4.68–5.15, no faster than the per-group kernel; with half the VPDPBUSD (timing only)
+// 3.5–3.8. attn's TestDecodeBreakdown scores 6.12–6.32 → 5.67–6.03 (three alternations, min,
+// load ~12).
+func t2ChunkUV() string {
+	var b strings.Builder
+	w := func(f string, a ...any) { fmt.Fprintf(&b, "\t"+f+"\n", a...) }
+	for r := 0; r < 4; r++ {
+		loadRow(&b, r, 0)
+	}
+	// Transpose with two temporaries (t3GroupAVX2x's): dword vectors 0..3 in Y2, Y3, Y13, Y0,
+	// then into the stage words (R13).
+	for _, l := range []string{"VPUNPCKLDQ Y1, Y0, Y13", "VPUNPCKHDQ Y1, Y0, Y14", "VPUNPCKLDQ Y3, Y2, Y0",
+		"VPUNPCKHDQ Y3, Y2, Y1", "VPUNPCKLQDQ Y0, Y13, Y2", "VPUNPCKHQDQ Y0, Y13, Y3",
+		"VPUNPCKLQDQ Y1, Y14, Y13", "VPUNPCKHQDQ Y1, Y14, Y0"} {
+		w("%s", l)
+	}
+	for e, reg := range []int{2, 3, 13, 0} {
+		w("VMOVDQU Y%d, %d(R13)", reg, 32*e)
+	}
+	for e := 0; e < 4; e++ {
+		w("VMOVDQU %d(R13), Y13", 32*e)
+		w("VPSRLW $4, Y13, Y14")
+		w("VPAND ·avx2Nib(SB), Y13, Y13")
+		w("VPAND ·avx2Nib(SB), Y14, Y14")
+		for t := 0; t < 4; t++ {
+			w("VPSHUFB Y%d, Y%d, Y%d // L + 128", 13+t/2, 12+3*(t%2), t)
+		}
+		for t := 0; t < 4; t++ {
+			for h := 0; h < 4; h++ { // even codes into Y4..Y7, odd into Y8..Y11
+				w("%s", vexSI(opVPDPBUSD, 4+4*(t%2)+h, t, 1024*(e/2)+256*h+32*(4*(e%2)+t)))
+			}
+		}
+	}
+	w("ADDQ $2048, SI")
+	return b.String()
+}
+
 func t2ChunkAVX2x(uni bool) string {
 	var b strings.Builder
 	w := func(f string, a ...any) { fmt.Fprintf(&b, "\t"+f+"\n", a...) }
@@ -598,6 +651,24 @@ func t3GroupVAVX2(last bool) string { return t3GroupAVX2x(last, false, true) }
 // 11.84–12.41 → 9.39–9.52 in three more alternations on a busier machine).
 func t3GroupUAVX2(last bool) string { return t3GroupAVX2x(last, true, false) }
 
+// t3GroupUVAVX2 is t3GroupUAVX2 for AVX-VNNI CPUs (multiScoresT3UAVXVNNI): the same code
+// vectors, looked up as u = L + 128 and multiplied by the widened digits of the AVX-512
+// uniform kernels' queries (|Q| ≤ 127, vnniDigitsUni's) with one VEX VPDPBUSD a (code vector,
+// query), the digits its memory operand (chainUV), into chains that run over the whole row,
+// converted and scaled once a row (uniFini, −128·ΣQ added): the exact Σ Q·L and float32
+// operations of multiScoresT3PUVNNI, so its scores bit for bit. Per group of eight rows it
+// drops t3GroupVAVX2's 36 digit broadcasts, four conversions, four scale broadcasts and four
+// FMAs, and the stage words' four stores and loads (the second packed vectors wait in
+// registers, t3USecond). Intel Xeon (Sapphire Rapids class, 2 vCPUs, KVLAB_NO_AVX512, thread
+// CPU, load 4–7): the kernel alone on 256 rows in L1 8.0–8.5 → 6.7–7.2 ns a row; attn's
+// TestDecodeBreakdown scores 10.08–10.58 → 8.90–9.12 (three alternations, min). Where its
+// time goes (timing-only variants, L1, 7.3 ns a row): the code vectors taken as the loaded
+// bytes 5.2 (the decode ~2.1, its straddling half ~1.3), no VPDPBUSD 4.3 (~3.0). Not kept:
+// two chains a query (the group's halves, Y4..Y7 and Y8..Y11) with the second vectors through
+// the stage words 6.9–7.2 → 7.4–7.6, or with each half decoded from the rows loaded again
+// 6.7–7.1 → 7.3–7.6: the chains' latency does not bound it, its operation count does.
+func t3GroupUVAVX2(last bool) string { return t3GroupAVX2x(last, true, true) }
+
 // chainU writes code vector Yc (turbo3 codes 0..7) looked up as u = L + 88 (Y12) and its
 // products with the four queries' widened digits (32 bytes a dword of digits: query h's dword
 // k of the group at SI + 256·h + 32·k) added to the chains Y4..Y7; it clobbers Yc and Yt.
@@ -611,6 +682,19 @@ func chainUX(b *strings.Builder, c, t, k int, ch [4]int, what string) {
 		w("VPMADDUBSW %d(SI), Y%d, Y%d", 256*h+32*k, c, t)
 		w("VPMADDWD Y8, Y%d, Y%d", t, t)
 		w("VPADDD Y%d, Y%d, Y%d", t, ch[h], ch[h])
+	}
+}
+
+// chainUV is chainU for the AVX-VNNI uniform-scale kernel (multiScoresT3UAVXVNNI,
+// t3GroupUVAVX2): code vector Yc looked up as u = L + 128 (Y12, turbo3VNNIU8) and one VEX
+// VPDPBUSD a query with the widened digits as its memory operand (query h's dword k of the
+// group at SI + 256·h + 32·k) into the chains Y4..Y7, which start at zero and take −128·ΣQ
+// after the row's last group (uniFini); it clobbers Yc.
+func chainUV(b *strings.Builder, c, k int) {
+	w := func(f string, a ...any) { fmt.Fprintf(b, "\t"+f+"\n", a...) }
+	w("VPSHUFB Y%d, Y12, Y%d // u = L + 128", c, c)
+	for h := 0; h < 4; h++ {
+		w("%s", vexSI(opVPDPBUSD, 4+h, c, 256*h+32*k))
 	}
 }
 
@@ -664,6 +748,10 @@ func t3GroupAVX2x(last, uni, vnni bool) string {
 			w("VPUNPCKLQDQ Y10, Y14, Y13")
 			w("VPUNPCKHQDQ Y10, Y14, Y9")
 			for k, reg := range []int{11, 15, 13, 9} {
+				if vnni {
+					chainUV(&b, reg, 4+k)
+					continue
+				}
 				chainU(&b, reg, 14, 4+k)
 			}
 			continue
@@ -685,6 +773,10 @@ func t3GroupAVX2x(last, uni, vnni bool) string {
 		w("VPUNPCKHQDQ Y1, Y14, Y0")
 		if uni {
 			for k, reg := range []int{2, 3, 13, 0} {
+				if vnni {
+					chainUV(&b, reg, 4*half+k)
+					continue
+				}
 				chainU(&b, reg, 1, 4*half+k)
 			}
 			continue
@@ -1019,7 +1111,9 @@ func main() {
 		{"T3AVX2I", false, false, true},
 		{"T3AVXVNNI", false, true, true},
 		{"T3UAVX2I", false, false, true},
+		{"T3UAVXVNNI", false, true, true},
 		{"T2UAVX2I", false, false, false},
+		{"T2UAVXVNNI", false, true, false},
 		{"T4UAVX2I", false, false, false},
 		{"T2AVX2I", false, false, false},
 		{"T2AVXVNNI", false, true, false},
@@ -1065,6 +1159,12 @@ func main() {
 				"\n\tMOVQ stage+72(FP), R13\n\tDECQ R11\n\tJZ   " + k.name + "_last"
 			fini = k.name + "_last:\n" + t3GroupUAVX2(true) + "\tADDQ $12, CX\n\tADDQ $12, BX\n" + t3UniFini
 		}
+		if k.name == "T3UAVXVNNI" { // T3UAVX2I's structure with VPDPBUSD (t3GroupUVAVX2)
+			table, grp = "VBROADCASTI128 ·turbo3VNNIU8(SB), Y12", t3GroupUVAVX2(false)
+			init = "VPXOR Y4, Y4, Y4\n\tVPXOR Y5, Y5, Y5\n\tVPXOR Y6, Y6, Y6\n\tVPXOR Y7, Y7, Y7" +
+				"\n\tDECQ R11\n\tJZ   " + k.name + "_last"
+			fini = k.name + "_last:\n" + t3GroupUVAVX2(true) + "\tADDQ $12, CX\n\tADDQ $12, BX\n" + uniFini(4, "Σ (L + 128)·Q − 128·ΣQ = Σ Q·L")
+		}
 		if k.name == "TQ4AVX2I" || k.name == "T4AVX2I" { // rows loaded a group ahead (groupPipe)
 			grp = groupPipe(false)
 			var lb strings.Builder
@@ -1093,6 +1193,16 @@ func main() {
 			table, grp = "VBROADCASTI128 ·q2kAVX2U(SB), Y12", t2ChunkUAVX2()
 			init += "\n\tMOVQ stage+72(FP), R13"
 			fini = uniFini(8, "Σ 9·S − 90·ΣQ = Σ Q·L")
+		}
+		if k.name == "T2UAVXVNNI" { // the whole row's chains in Y8..Y11 (t2ChunkUV)
+			table, grp = "VBROADCASTI128 ·turbo2VNNIU8(SB), Y12", t2ChunkUV()
+			init = ""
+			for c := 4; c < 12; c++ {
+				init += fmt.Sprintf("VPXOR Y%d, Y%d, Y%d\n\t", c, c, c)
+			}
+			init += "VBROADCASTI128 ·t2VNNIU8Hi(SB), Y15\n\tMOVQ stage+72(FP), R13"
+			fini = "\tVPADDD Y8, Y4, Y4\n\tVPADDD Y9, Y5, Y5\n\tVPADDD Y10, Y6, Y6\n\tVPADDD Y11, Y7, Y7\n" +
+				uniFini(4, "Σ (L + 128)·Q − 128·ΣQ = Σ Q·L")
 		}
 		if k.name == "Q2KAVX2I" { // the second group's codes in the stage words (q2kChunkAVX2)
 			table, grp = "VBROADCASTI128 ·q2kAVX2U(SB), Y12", q2kChunkAVX2()

@@ -43,7 +43,9 @@ import (
 // turbo4's plain flavours now take their queries at one scale each instead
 // (multiScoresT3UAVX2I, t3UniAVX2; multiScoresT2UAVX2I, t2UniAVX2; multiScoresT4UAVX2I,
 // t4UniAVX2), whose scores are not the AVX-512 per-group kernels' (turbo2's are the AVX-512
-// uniform kernels').
+// uniform kernels'). On AVX-VNNI CPUs turbo3's and turbo2's take them at one scale each too,
+// as the AVX-512 uniform kernels do, their scores bit for bit (multiScoresT3UAVXVNNI,
+// multiScoresT2UAVXVNNI; t3UniVNNI, t2UniVNNI).
 
 // The AVX-VNNI flavour (VEX VPDPBUSD on 256-bit vectors) runs where hasAVXVNNI
 // (multi_avx2intacc_amd64.go) says so.
@@ -99,6 +101,9 @@ func tq4ScoresAVX2(kind int, dig *byte, aux *uint32, nb int, rows *byte, rb, m i
 		multiScoresT4UAVX2I(dig, aux, nb, rows, rb, m, out, ostride, off, stage)
 	case kind == vnniTQ4:
 		multiScoresTQ4AVX2I(dig, aux, nb, rows, rb, m, out, ostride, off, stage)
+	case kind == vnniT3 && t3UniVNNI(nb*32):
+		var st [32]uint32 // the row scales (the stage words)
+		multiScoresT3UAVXVNNI(dig, aux, nb, rows, rb, m, out, ostride, off, &st[0])
 	case kind == vnniT3 && hasAVXVNNI:
 		var st [32]uint32 // the kernel's packed codes (t3GroupVAVX2) and row scales
 		multiScoresT3AVXVNNI(dig, aux, nb, rows, rb, m, out, ostride, off, &st[0])
@@ -108,6 +113,9 @@ func tq4ScoresAVX2(kind int, dig *byte, aux *uint32, nb int, rows *byte, rb, m i
 	case kind == vnniT3:
 		var st [32]uint32 // the kernel's packed codes (t3GroupAVX2) and row scales
 		multiScoresT3AVX2I(dig, aux, nb, rows, rb, m, out, ostride, off, &st[0])
+	case kind == vnniT2 && t2UniVNNI(nb*32): // nb/2 chunks of 64 values
+		var st [32]uint32 // the kernel's transposed codes and row scales
+		multiScoresT2UAVXVNNI(dig, aux, nb/2, rows, rb, m, out, ostride, off, &st[0])
 	case kind == vnniT2 && hasAVXVNNI: // nb/2 chunks of 64 values, as multiScoresT2VNNI
 		multiScoresT2AVXVNNI(dig, aux, nb/2, rows, rb, m, out, ostride, off, stage)
 	case kind == vnniT2 && t2UniAVX2(nb*32):
@@ -278,16 +286,80 @@ func plainUniAVX2(mode, d int) bool {
 // (uniDigitsAVX2's, uniWiden's: the levels' offset in the kernel's unsigned lookup, times its
 // factor).
 func uniAVX2(kind, d int) (qmax, lmid int, ok bool) {
-	switch kind {
-	case vnniT3:
+	switch {
+	case kind == vnniT3 && t3UniVNNI(d):
+		return vnniQMax1, -128, true // the levels + 128
+	case kind == vnniT3:
 		return t3UniQMax, -88, t3UniAVX2(d)
-	case vnniT2:
+	case kind == vnniT2 && t2UniVNNI(d):
+		return vnniQMax1, -128, true // the levels + 128
+	case kind == vnniT2:
 		return vnniQMax1, -90, t2UniAVX2(d) // turbo2's l + 10 times 9
-	case vnniT4:
+	case kind == vnniT4:
 		return t4UniQMax, -104, t4UniAVX2(d)
 	}
 	return 0, 0, false
 }
+
+// turbo3's uniform-scale AVX-VNNI scores kernel (multiScoresT3UAVXVNNI, gen_tq4avx2.go's
+// t3GroupUVAVX2) takes the queries as the AVX-512 uniform kernels do (t23Uni: vnniDigitsUni,
+// one scale a query, |Q| ≤ 127), widened by uniDigitsAVX2 at −128·ΣQ, and forms the same
+// exact Σ Q·L by VEX VPDPBUSD on the levels + 128, converted and scaled by the same float32
+// operations, so its scores are multiScoresT3PUVNNI's bit for bit (TestT23UniAVX2Scores):
+// a rounding change on AVX-VNNI CPUs from the per-group kernel (multiScoresT3AVXVNNI) to the
+// uniform grid whose quality the AVX-512 uniform kernels measured (kvlab ab, their comment;
+// ScoresGrid says so). On an Intel Xeon (kvlab ab --ctx 128 --n 64 --threads 1,
+// KVLAB_NO_AVX512, seeds 1..12, this binary against the previous one, mean change of the
+// per-seed KL ± standard error; kvlab-tiny-64 / its outlier copy): turbo3 decode KL
+// +1.6 % ± 1.3 / −1.0 % ± 0.8, prompt −0.9 % ± 1.3 / −1.6 % ± 1.8, perplexity +0.06 % /
+// +0.03 %; turbo3/turbo4 decode +0.3 % ± 0.5 / +0.1 % ± 1.4, prompt +7.3 % ± 5.2 / +1.2 % ±
+// 1.3, perplexity +0.02 % / −0.05 %. Speed: gen_tq4avx2.go's t3GroupUVAVX2.
+//
+//go:noescape
+func multiScoresT3UAVXVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
+// t3UniVNNIMode picks where turbo3's scores take multiScoresT3UAVXVNNI (t3UniVNNI): 0 wherever
+// the AVX-VNNI flavour runs (tq4AVX2Int with hasAVXVNNI), −1 never (the per-group
+// multiScoresT3AVXVNNI; tests and speed reports set it).
+var t3UniVNNIMode = 0
+
+// t3UniVNNI reports whether turbo3 rows of d values score through multiScoresT3UAVXVNNI: d a
+// multiple of 32 up to 512, as t23Uni admits (|Σ Q·L| ≤ d·127·88 < 2²⁴: the conversion exact).
+func t3UniVNNI(d int) bool {
+	return t3UniVNNIMode >= 0 && tq4AVX2Int && !hasVNNIBW && hasAVXVNNI && d%32 == 0 && d > 0 && d <= 512
+}
+
+// turbo2's uniform-scale AVX-VNNI scores kernel (multiScoresT2UAVXVNNI, gen_tq4avx2.go's
+// t2ChunkUV) is turbo3's (multiScoresT3UAVXVNNI) for turbo2's codes: the AVX-512 uniform
+// kernels' queries widened at −128·ΣQ, VEX VPDPBUSD on the levels + 128, so its scores are
+// multiScoresT2PUVNNI's bit for bit (TestT23UniAVX2Scores), a rounding change on AVX-VNNI CPUs
+// from multiScoresT2AVXVNNI's per-group scores to the uniform grid (t23Uni's kvlab ab). On an
+// Intel Xeon (as turbo3's above): turbo2 decode KL −2.1 % ± 0.9 / −0.4 % ± 0.6, prompt
+// +0.3 % ± 1.1 / −0.8 % ± 1.3, perplexity −0.00 % / +0.05 %; turbo2/turbo4 decode −0.3 % ±
+// 0.5 / +0.4 % ± 0.6, prompt +0.7 % ± 0.8 / +0.1 % ± 0.6, perplexity within ±0.01 %. Speed:
+// gen_tq4avx2.go's t2ChunkUV.
+//
+//go:noescape
+func multiScoresT2UAVXVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
+// t2UniVNNIMode picks where turbo2's scores take multiScoresT2UAVXVNNI (t2UniVNNI), as
+// t3UniVNNIMode does turbo3's.
+var t2UniVNNIMode = 0
+
+// t2UniVNNI reports whether turbo2 rows of d values score through multiScoresT2UAVXVNNI: d a
+// multiple of 64 up to 512, as t23Uni admits.
+func t2UniVNNI(d int) bool {
+	return t2UniVNNIMode >= 0 && tq4AVX2Int && !hasVNNIBW && hasAVXVNNI && d%64 == 0 && d > 0 && d <= 512
+}
+
+// t2VNNIU8Hi is turbo2VNNIU8 by the upper two bits of a nibble: the level + 128 of the
+// nibble's second code (t2ChunkUV looks up two codes a nibble).
+var t2VNNIU8Hi = func() (t [16]byte) {
+	for k := range t {
+		t[k] = byte(int(turboInts2[k>>2]) + 128)
+	}
+	return t
+}()
 
 // multiScoresT3UAVX2I has multiScoresT3AVX2I's contract, with dig the widened digits
 // (uniWiden), aux unused, and off[8+h] the scale s_h of query h.

@@ -9,20 +9,22 @@ import (
 )
 
 // t23Modes runs f for turbo2's and turbo3's two scores paths in turn: t23UniMode,
-// t3UniAVX2Mode and t2UniAVX2Mode −1 (the per-group kernels, T2P/T3P/T2/T3, as Intel and Zen 5
-// run them, and the per-group AVX2 ones) and t23UniMode 1 (the uniform-scale kernels, T2PU/T3PU/T2U/T3U, as
+// t3UniAVX2Mode, t2UniAVX2Mode, t3UniVNNIMode and t2UniVNNIMode −1 (the per-group kernels, T2P/T3P/T2/T3, as
+// Intel and Zen 5 run them, and the per-group AVX2 ones) and t23UniMode 1 (the uniform-scale kernels, T2PU/T3PU/T2U/T3U, as
 // Zen 4 runs them; skipped where they cannot run: no AVX-512 VNNI + BW + VBMI, so t23Uni is
-// false whatever the mode; the uniform AVX2 kernels, t3UniAVX2 and t2UniAVX2, are checked by
+// false whatever the mode; the uniform AVX2 kernels, t3UniAVX2, t2UniAVX2, t3UniVNNI and t2UniVNNI, are checked by
 // TestMultiQueryTQ4AVX2Int). uni tells f which is on.
 func t23Modes(t *testing.T, f func(t *testing.T, uni bool)) {
-	defer func(v, a, b int) { t23UniMode, t3UniAVX2Mode, t2UniAVX2Mode = v, a, b }(t23UniMode, t3UniAVX2Mode, t2UniAVX2Mode)
+	defer func(v, a, b, c, e int) {
+		t23UniMode, t3UniAVX2Mode, t2UniAVX2Mode, t3UniVNNIMode, t2UniVNNIMode = v, a, b, c, e
+	}(t23UniMode, t3UniAVX2Mode, t2UniAVX2Mode, t3UniVNNIMode, t2UniVNNIMode)
 	for _, mode := range []int{-1, 1} {
 		uni := mode > 0
 		t.Run(fmt.Sprintf("uni%v", uni), func(t *testing.T) {
 			if uni && !hasAVX512VNNIVBMI() {
 				t.Skip("the uniform-scale kernels do not run here")
 			}
-			t23UniMode, t3UniAVX2Mode, t2UniAVX2Mode = mode, -1, -1
+			t23UniMode, t3UniAVX2Mode, t2UniAVX2Mode, t3UniVNNIMode, t2UniVNNIMode = mode, -1, -1, -1, -1
 			f(t, uni)
 		})
 	}

@@ -10,8 +10,8 @@ import (
 	"testing"
 )
 
-// TestT23UniAVX2Scores checks the uniform-scale AVX2 kernels of turbo3 (multiScoresT3UAVX2I)
-// and turbo2 (multiScoresT2UAVX2I) bit for bit against the dot they state: per row and query
+// TestT23UniAVX2Scores checks the uniform-scale AVX2 kernels of turbo3 (multiScoresT3UAVX2I, and
+// multiScoresT3UAVXVNNI at 127 where the CPU has AVX-VNNI) and turbo2 (multiScoresT2UAVXVNNI too) (multiScoresT2UAVX2I) bit for bit against the dot they state: per row and query
 // the exact int32 Σ Q·L of the query's digits (vnniQuantUniQ at t3UniQMax, or 127 for turbo2,
 // over the unpermuted query, so the permutation to the kernel's order is checked too),
 // converted, times the query's scale, times the row's f16 scale times the unit (offsets zero),
@@ -39,11 +39,16 @@ func TestT23UniAVX2Scores(t *testing.T) {
 		nib   bool // tq4's nibbles (even values low, odd high a 32-value group), not a bit stream
 		f32   bool // an f32 row scale (tq4), not f16
 	}
-	for _, k := range []kcase{
+	cases := []kcase{
 		{"turbo3", 3, turboInts3[:], turboUnit3, t3UniQMax, &t3AVX2PermPlain, []int{32, 64, 96, 128, 160, 256, 512, 2048}, 32, multiScoresT3UAVX2I, -88, false, false},
 		{"turbo2", 2, turboInts2[:], turboUnit2, vnniQMax1, &t2AVX2Perm, []int{64, 128, 192, 256, 512, 1024}, 64, multiScoresT2UAVX2I, -90, false, false},
 		{"turbo4", 4, tq4Ints[:], tq4Unit, t4UniQMax, nil, []int{32, 64, 96, 128, 160, 256, 512, 2048}, 32, multiScoresT4UAVX2I, -104, true, false},
-	} {
+	}
+	if cpuHasAVXVNNI() { // turbo3's AVX-VNNI kernel: the levels + 128, the AVX-512 uniform digits
+		cases = append(cases, kcase{"turbo3vnni", 3, turboInts3[:], turboUnit3, vnniQMax1, &t3AVX2PermPlain, []int{32, 64, 96, 128, 160, 256, 512}, 32, multiScoresT3UAVXVNNI, -128, false, false},
+			kcase{"turbo2vnni", 2, turboInts2[:], turboUnit2, vnniQMax1, &t2AVX2Perm, []int{64, 128, 192, 256, 512}, 64, multiScoresT2UAVXVNNI, -128, false, false})
+	}
+	for _, k := range cases {
 		for _, d := range k.ds {
 			for _, m := range []int{8, 24} {
 				t.Run(fmt.Sprintf("%s/d%d/m%d", k.name, d, m), func(t *testing.T) {
