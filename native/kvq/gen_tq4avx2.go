@@ -382,6 +382,48 @@ func t2ChunkUV() string {
 	return b.String()
 }
 
+// groupUV writes one 32-value group of eight turbo4 rows for the AVX-VNNI uniform-scale kernel
+// (multiScoresT4UAVXVNNI): the rows loaded and transposed with two temporaries (dword vectors
+// 0..3 in Y2, Y3, Y13, Y0), each dword vector's low and high nibbles looked up as the levels +
+// 128 (Y12, tq4VNNIU8) and multiplied by the widened digits of the queries (|Q| ≤ 127;
+// chainUV's layout) with one VEX VPDPBUSD a query into the row's chains, two a query (the low
+// nibbles' into Y4..Y7, the high ones' into Y8..Y11). Per group of eight rows it drops
+// group(true)'s 36 digit broadcasts, four conversions, scale broadcasts and FMAs. Intel Xeon
+// (Sapphire Rapids class, 2 vCPUs, KVLAB_NO_AVX512, thread CPU, load ~15; the kernel alone on
+// 256 rows in L1, three runs of four alternations, min): multiScoresT4AVXVNNI 5.73–5.88 ns a
+// row, this 4.95–5.33; attn's TestDecodeBreakdown scores 8.34–8.61 → 7.25–8.09 (three
+// alternations, min, load ~20). Not kept for the three uniform-scale AVX-VNNI kernels: two
+// PREFETCHT1 32 KiB past the body's PREFETCHT0s a group (the decode's scores, three
+// alternations, min, load ~25: turbo3 8.79–9.26 → 8.68–9.11, turbo2 5.01–5.31 → 5.19–5.46,
+// turbo4 7.76–8.04 → 7.85–8.09, within the noise).
+func groupUV() string {
+	var b strings.Builder
+	w := func(f string, a ...any) { fmt.Fprintf(&b, "\t"+f+"\n", a...) }
+	for r := 0; r < 4; r++ {
+		loadRow(&b, r, 0)
+	}
+	for _, l := range []string{"VPUNPCKLDQ Y1, Y0, Y13", "VPUNPCKHDQ Y1, Y0, Y14", "VPUNPCKLDQ Y3, Y2, Y0",
+		"VPUNPCKHDQ Y3, Y2, Y1", "VPUNPCKLQDQ Y0, Y13, Y2", "VPUNPCKHQDQ Y0, Y13, Y3",
+		"VPUNPCKLQDQ Y1, Y14, Y13", "VPUNPCKHQDQ Y1, Y14, Y0"} {
+		w("%s", l)
+	}
+	for k, reg := range []int{2, 3, 13, 0} {
+		w("VPSRLW $4, Y%d, Y14", reg)
+		w("VPAND ·avx2Nib(SB), Y%d, Y1", reg)
+		w("VPAND ·avx2Nib(SB), Y14, Y14")
+		w("VPSHUFB Y1, Y12, Y1 // u = L + 128")
+		w("VPSHUFB Y14, Y12, Y14")
+		for h := 0; h < 4; h++ {
+			w("%s", vexSI(opVPDPBUSD, 4+h, 1, 256*h+32*k))
+		}
+		for h := 0; h < 4; h++ {
+			w("%s", vexSI(opVPDPBUSD, 8+h, 14, 256*h+32*(4+k)))
+		}
+	}
+	w("ADDQ $1024, SI")
+	return b.String()
+}
+
 func t2ChunkAVX2x(uni bool) string {
 	var b strings.Builder
 	w := func(f string, a ...any) { fmt.Fprintf(&b, "\t"+f+"\n", a...) }
@@ -1115,6 +1157,7 @@ func main() {
 		{"T2UAVX2I", false, false, false},
 		{"T2UAVXVNNI", false, true, false},
 		{"T4UAVX2I", false, false, false},
+		{"T4UAVXVNNI", false, true, false},
 		{"T2AVX2I", false, false, false},
 		{"T2AVXVNNI", false, true, false},
 		{"Q2KAVX2I", false, false, false},
@@ -1201,6 +1244,16 @@ func main() {
 				init += fmt.Sprintf("VPXOR Y%d, Y%d, Y%d\n\t", c, c, c)
 			}
 			init += "VBROADCASTI128 ·t2VNNIU8Hi(SB), Y15\n\tMOVQ stage+72(FP), R13"
+			fini = "\tVPADDD Y8, Y4, Y4\n\tVPADDD Y9, Y5, Y5\n\tVPADDD Y10, Y6, Y6\n\tVPADDD Y11, Y7, Y7\n" +
+				uniFini(4, "Σ (L + 128)·Q − 128·ΣQ = Σ Q·L")
+		}
+		if k.name == "T4UAVXVNNI" { // the whole row's chains, two a query (groupUV)
+			table, grp = "VBROADCASTI128 ·tq4VNNIU8(SB), Y12", groupUV()
+			init = ""
+			for c := 4; c < 12; c++ {
+				init += fmt.Sprintf("VPXOR Y%d, Y%d, Y%d\n\t", c, c, c)
+			}
+			init = strings.TrimSuffix(init, "\n\t")
 			fini = "\tVPADDD Y8, Y4, Y4\n\tVPADDD Y9, Y5, Y5\n\tVPADDD Y10, Y6, Y6\n\tVPADDD Y11, Y7, Y7\n" +
 				uniFini(4, "Σ (L + 128)·Q − 128·ΣQ = Σ Q·L")
 		}

@@ -97,6 +97,8 @@ func tq4ScoresAVX2(kind int, dig *byte, aux *uint32, nb int, rows *byte, rb, m i
 	switch {
 	case kind == vnniTQ4 && hasAVXVNNI:
 		multiScoresTQ4AVXVNNI(dig, aux, nb, rows, rb, m, out, ostride, off, stage)
+	case kind == vnniT4 && t4UniVNNI(nb*32):
+		multiScoresT4UAVXVNNI(dig, aux, nb, rows, rb, m, out, ostride, off, stage)
 	case kind == vnniT4 && t4UniAVX2(nb*32):
 		multiScoresT4UAVX2I(dig, aux, nb, rows, rb, m, out, ostride, off, stage)
 	case kind == vnniTQ4:
@@ -295,6 +297,8 @@ func uniAVX2(kind, d int) (qmax, lmid int, ok bool) {
 		return vnniQMax1, -128, true // the levels + 128
 	case kind == vnniT2:
 		return vnniQMax1, -90, t2UniAVX2(d) // turbo2's l + 10 times 9
+	case kind == vnniT4 && t4UniVNNI(d):
+		return vnniQMax1, -128, true // the levels + 128
 	case kind == vnniT4:
 		return t4UniQMax, -104, t4UniAVX2(d)
 	}
@@ -446,6 +450,32 @@ func uniDigitsAVX2(dig *byte, aux *uint32, wide *byte, q *float32, d, nb int, of
 //
 //go:noescape
 func multiScoresT4UAVX2I(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
+// multiScoresT4UAVXVNNI is turbo4's uniform-scale AVX-VNNI scores kernel (gen_tq4avx2.go's
+// groupUV): turbo4's uniform route (multiScoresT4UAVX2I) with VEX VPDPBUSD on the levels + 128,
+// so the queries at |Q| ≤ 127 (vnniDigitsUni's, widened at −128·ΣQ), not 78, two chains a
+// query over the whole row, converted once (exact: |Σ Q·L| ≤ d·127·104 < 2²⁴ for d ≤ 1024).
+// Scores: Dot(q̃), q̃ = s·Q one grid a query with s = max|q|/127 (ScoresGrid's whole-row block),
+// then the uniform kernels' three float32 roundings (TestT23UniAVX2Scores). A rounding change
+// on AVX-VNNI CPUs from multiScoresT4AVXVNNI's per-group grids (the AVX-512 per-group kernels'
+// scores), with no AVX-512 twin: kvlab ab --ctx 128 --n 64 --threads 1, KVLAB_NO_AVX512, seeds
+// 1..12, against the per-group kernel's binary, mean change of the per-seed KL ± standard
+// error (kvlab-tiny-64 / its outlier copy): turbo4 decode −0.7 % ± 1.4 / +1.5 % ± 1.0, prompt
+// +2.8 % ± 2.7 / −1.3 % ± 1.0, perplexity +0.02 % / −0.01 %. tq4 keeps its per-group kernel
+// (the uniform route raised its outlier KL: t4UniAVX2's comment). Speed: gen_tq4avx2.go's
+// groupUV.
+//
+//go:noescape
+func multiScoresT4UAVXVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
+// t4UniVNNIMode picks where turbo4's scores take multiScoresT4UAVXVNNI (t4UniVNNI), as
+// t3UniVNNIMode does turbo3's.
+var t4UniVNNIMode = 0
+
+// t4UniVNNI reports whether turbo4 rows of d values score through multiScoresT4UAVXVNNI.
+func t4UniVNNI(d int) bool {
+	return t4UniVNNIMode >= 0 && tq4AVX2Int && !hasVNNIBW && hasAVXVNNI && d%32 == 0 && d > 0 && d <= 1024
+}
 
 // tq4AVX2U is tq4Ints + 104 as unsigned bytes: turbo4's uniform kernel's VPSHUFB table.
 var tq4AVX2U = func() (t [16]byte) {

@@ -46,9 +46,9 @@ func TestMultiQueryTQ4AVX2Int(t *testing.T) {
 	}
 	if cpuHasAVXVNNI() {
 		withTurboAVX2Int(true, func() { run("avxvnni") })
-		withTurboAVX2Int(true, func() { // turbo3's and turbo2's per-group AVX-VNNI kernels
-			defer func(v, w int) { t3UniVNNIMode, t2UniVNNIMode = v, w }(t3UniVNNIMode, t2UniVNNIMode)
-			t3UniVNNIMode, t2UniVNNIMode = -1, -1
+		withTurboAVX2Int(true, func() { // turbo3's, turbo2's and turbo4's per-group AVX-VNNI kernels
+			defer func(v, w, x int) { t3UniVNNIMode, t2UniVNNIMode, t4UniVNNIMode = v, w, x }(t3UniVNNIMode, t2UniVNNIMode, t4UniVNNIMode)
+			t3UniVNNIMode, t2UniVNNIMode, t4UniVNNIMode = -1, -1, -1
 			run("avxvnnipergroup")
 		})
 	}

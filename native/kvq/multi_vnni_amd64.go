@@ -1011,8 +1011,8 @@ func scoresGridBlock(c Codec) int {
 }
 
 // scoresGridQMax is the largest digit of c's uniform-scale query rounding (scoresGridBlock
-// above BlockSize): 93 for turbo3 and 78 for turbo4 through their uniform-scale AVX2 kernels
-// (t3UniAVX2, t3UniQMax; t4UniAVX2, t4UniQMax), else 127.
+// above BlockSize): 93 for turbo3 and 78 for turbo4 through their uniform-scale plain AVX2
+// kernels (t3UniAVX2, t3UniQMax; t4UniAVX2, t4UniQMax), else 127 (the AVX-VNNI ones among them).
 func scoresGridQMax(c Codec) float32 {
 	if c, ok := c.(*lmCodec); ok {
 		if k, ok := c.vnniKind(); ok {

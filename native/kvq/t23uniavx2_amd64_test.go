@@ -11,7 +11,8 @@ import (
 )
 
 // TestT23UniAVX2Scores checks the uniform-scale AVX2 kernels of turbo3 (multiScoresT3UAVX2I, and
-// multiScoresT3UAVXVNNI at 127 where the CPU has AVX-VNNI) and turbo2 (multiScoresT2UAVXVNNI too) (multiScoresT2UAVX2I) bit for bit against the dot they state: per row and query
+// multiScoresT3UAVXVNNI at 127 where the CPU has AVX-VNNI) and turbo2 (multiScoresT2UAVXVNNI too),
+// and turbo4's (multiScoresT4UAVX2I, multiScoresT4UAVXVNNI) (multiScoresT2UAVX2I) bit for bit against the dot they state: per row and query
 // the exact int32 Σ Q·L of the query's digits (vnniQuantUniQ at t3UniQMax, or 127 for turbo2,
 // over the unpermuted query, so the permutation to the kernel's order is checked too),
 // converted, times the query's scale, times the row's f16 scale times the unit (offsets zero),
@@ -46,6 +47,7 @@ func TestT23UniAVX2Scores(t *testing.T) {
 	}
 	if cpuHasAVXVNNI() { // turbo3's AVX-VNNI kernel: the levels + 128, the AVX-512 uniform digits
 		cases = append(cases, kcase{"turbo3vnni", 3, turboInts3[:], turboUnit3, vnniQMax1, &t3AVX2PermPlain, []int{32, 64, 96, 128, 160, 256, 512}, 32, multiScoresT3UAVXVNNI, -128, false, false},
+			kcase{"turbo4vnni", 4, tq4Ints[:], tq4Unit, vnniQMax1, nil, []int{32, 64, 96, 128, 160, 256, 512, 1024}, 32, multiScoresT4UAVXVNNI, -128, true, false},
 			kcase{"turbo2vnni", 2, turboInts2[:], turboUnit2, vnniQMax1, &t2AVX2Perm, []int{64, 128, 192, 256, 512}, 64, multiScoresT2UAVXVNNI, -128, false, false})
 	}
 	for _, k := range cases {
