@@ -116,7 +116,7 @@ func tq4ScoresAVX2(kind int, dig *byte, aux *uint32, nb int, rows *byte, rb, m i
 		var st [32]uint32 // the kernel's packed codes (t3GroupAVX2) and row scales
 		multiScoresT3AVX2I(dig, aux, nb, rows, rb, m, out, ostride, off, &st[0])
 	case kind == vnniT2 && t2UniVNNI(nb*32): // nb/2 chunks of 64 values
-		var st [32]uint32 // the kernel's transposed codes and row scales
+		var st [40]uint32 // the kernel's transposed codes (128 bytes from the first 32-byte boundary) and row scales
 		multiScoresT2UAVXVNNI(dig, aux, nb/2, rows, rb, m, out, ostride, off, &st[0])
 	case kind == vnniT2 && hasAVXVNNI: // nb/2 chunks of 64 values, as multiScoresT2VNNI
 		multiScoresT2AVXVNNI(dig, aux, nb/2, rows, rb, m, out, ostride, off, stage)
@@ -336,7 +336,8 @@ func t3UniVNNI(d int) bool {
 // turbo2's uniform-scale AVX-VNNI scores kernel (multiScoresT2UAVXVNNI, gen_tq4avx2.go's
 // t2ChunkUV) is turbo3's (multiScoresT3UAVXVNNI) for turbo2's codes: the AVX-512 uniform
 // kernels' queries widened at −128·ΣQ, VEX VPDPBUSD on the levels + 128, so its scores are
-// multiScoresT2PUVNNI's bit for bit (TestT23UniAVX2Scores), a rounding change on AVX-VNNI CPUs
+// multiScoresT2PUVNNI's bit for bit (TestT23UniAVX2Scores; stage holds 160 bytes, 4-byte
+// aligned), a rounding change on AVX-VNNI CPUs
 // from multiScoresT2AVXVNNI's per-group scores to the uniform grid (t23Uni's kvlab ab). On an
 // Intel Xeon (as turbo3's above): turbo2 decode KL −2.1 % ± 0.9 / −0.4 % ± 0.6, prompt
 // +0.3 % ± 1.1 / −0.8 % ± 1.3, perplexity −0.00 % / +0.05 %; turbo2/turbo4 decode −0.3 % ±

@@ -3716,6 +3716,8 @@ T2UAVXVNNI_group:
 	VPXOR Y11, Y11, Y11
 	VBROADCASTI128 ·t2VNNIU8Hi(SB), Y15
 	MOVQ stage+72(FP), R13
+	ADDQ $31, R13
+	ANDQ $-32, R13 // 32-byte aligned (stage: 160 bytes or more)
 	MOVQ R8, AX                // prefetch pointer: 128 rows ahead, PFSTEP bytes per chunk of
 	SHLQ $7, AX                // codes (at least eight rows' share of a chunk)
 	ADDQ DI, AX

@@ -115,7 +115,7 @@ func TestT23UniAVX2Scores(t *testing.T) {
 						for i := range out {
 							out[i] = -7
 						}
-						var stage [32]uint32
+						var stage [40]uint32 // turbo2's AVX-VNNI kernel aligns 128 bytes within it
 						k.kern(&wide[0], &aux[0], d/k.chunk, &rows[0], rb, m, &out[0], ostride, &off[0], &stage[0])
 						for j := 0; j < m; j++ {
 							row := rows[j*rb : (j+1)*rb]
