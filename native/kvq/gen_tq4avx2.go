@@ -711,7 +711,10 @@ func t3GroupUAVX2(last bool) string { return t3GroupAVX2x(last, true, false) }
 // bytes 5.2 (the decode ~2.1, its straddling half ~1.3), no VPDPBUSD 4.3 (~3.0). Not kept:
 // two chains a query (the group's halves, Y4..Y7 and Y8..Y11) with the second vectors through
 // the stage words 6.9–7.2 → 7.4–7.6, or with each half decoded from the rows loaded again
-// 6.7–7.1 → 7.3–7.6: the chains' latency does not bound it, its operation count does.
+// 6.7–7.1 → 7.3–7.6: the chains' latency does not bound it, its operation count does. (That
+// test's stage words may have been split across lines, as multiScoresT2UAVXVNNI's were: with
+// them rounded up to 32 bytes the first form took the decode's scores 8.03–8.06 → 7.85–8.11
+// ns a row, three alternations, load ~12: within the noise, not kept.)
 func t3GroupUVAVX2(last bool) string { return t3GroupAVX2x(last, true, true) }
 
 // chainU writes code vector Yc (turbo3 codes 0..7) looked up as u = L + 88 (Y12) and its
