@@ -319,6 +319,16 @@ var q51ScoresX = intelCPU
 // whole −0.85 (17 of 20; 17.55 → 16.90); in an earlier 16 rounds scores −0.50 (16 of 16),
 // whole −0.59 (14 of 16).
 //
+// Its headers then came by HDRT (each row's first 16 bytes loaded as the payloads are, four
+// unpacks, one VPERMW for d and m) in place of HDRI's eight inserting loads, six inserts, a
+// VPERMI2D and a VPERMI2W, as multiScoresQ50XGFNI's: on the Intel Xeon (load 6–11), the
+// kernels alternated in one process (TestQ5ScoresZ4Speed's harness, 200 calls of 4096 rows in
+// cache, three runs, ns a row min) 5.09–5.40 → 4.82–5.10; native/attn TestDecodeBreakdown
+// (KVLAB_SPEED_FORMATS=q5_0,q5_1, test binaries alternated, ns a row, min of 5 each) scores
+// phase with the rows in cache (KVLAB_TOUCH=kv) 7.32–7.76 → 6.86–7.21 (lower in 5 of 5, median
+// 7.45 → 6.98); streamed at that load (f16 ~41 ns a row: memory ~12 GB/s) 8.70–9.44 →
+// 8.90–9.66, memory-bound.
+//
 //go:noescape
 func multiScoresQ51XGFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 
@@ -351,7 +361,18 @@ func multiScoresQ51XGFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *by
 // line comes from memory, six a block keep about as many misses in flight as there are fill
 // buffers, and the PREFETCHT0s and demand loads wait for them; with two, the L2's streamer
 // fetches the lines between without taking them.
-var q50ScoresX = intelCPU
+//
+// Its headers then came by HDRT (each row's first 16 bytes loaded as the payloads are, four
+// unpacks, qh by one VPSHRDD (AVX-512 VBMI2), d by one VPERMW) in place of HDRI's eight
+// inserting loads, six inserts and two VPERMI2W: on the Intel Xeon (load 6–11), the kernels
+// alternated in one process (TestQ5ScoresZ4Speed's harness, 200 calls of 4096 rows in cache,
+// three runs, ns a row min) 5.05–5.20 → 4.72–4.86; native/attn TestDecodeBreakdown
+// (KVLAB_SPEED_FORMATS=q5_0,q5_1, test binaries alternated, ns a row, min of 5 each) scores
+// phase with the rows in cache (KVLAB_TOUCH=kv) 7.16–7.86 → 6.85–7.05 (lower in 5 of 5, median
+// 7.54 → 6.99), whole 19.96–20.79 → 19.41–20.32 (median 20.38 → 19.70); streamed at that load
+// (f16 ~41 ns a row: memory ~12 GB/s) scores 8.17–9.37 → 7.99–8.36 (median 8.33 → 8.33),
+// whole 19.45–22.64 → 19.13–20.47 (median 20.31 → 19.80, lower in 7 of 8).
+var q50ScoresX = intelCPU && cpu.X86.HasAVX512VBMI2
 
 // multiScoresQ50XGFNI is multiScoresQ50Z4GFNI with the fifth bits as multiScoresQ51XGFNI
 // takes them (FIFTHX): q5_0's scores on Intel CPUs (q50ScoresX).

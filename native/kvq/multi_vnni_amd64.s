@@ -1944,6 +1944,14 @@ gfniQ51_done:
 	VINSERTI32X4 $1, (p)(R12*1), ty, ty; \
 	VINSERTI64X4 $1, ty, z, z
 
+// LOAD4YO is LOAD4Y at byte offset off of each row.
+#define LOAD4YO(off, p, z, x, y, tx, ty) \
+	VMOVDQU32 off(p), x; \
+	VINSERTI32X4 $1, off(p)(R8*1), y, y; \
+	VMOVDQU32 off(p)(R8*2), tx; \
+	VINSERTI32X4 $1, off(p)(R12*1), ty, ty; \
+	VINSERTI64X4 $1, ty, z, z
+
 // LOAD4Q is LOAD4Y for the Zen 4 flavours of q4_0, q4_1 and iq4_nl (VBMI): row p by a 128-bit load into x and row p+rb
 // by a 256-bit load at p+rb−16 masked to its high lane (K4, dwords 4..7; the masked-off bytes
 // are not read) into y, rows p+2rb and p+3rb likewise into tx, ty, and ty into the high half
@@ -3095,6 +3103,35 @@ z4Q51_done:
 	VZEROUPPER
 	RET
 
+// HDRT loads the first 16 bytes of each of a block's sixteen rows at CX, BX, R14, R15 (LOAD4YO,
+// as the payloads) and transposes their first two dwords as TRANSPOSE4 transposes the
+// payloads' (four unpacks): dword 0 of each row into Z29, dword 1 into Z23, row 4g+m at lane
+// 4m+g as the code vectors hold it. For multiScoresQ51XGFNI and multiScoresQ50XGFNI (Intel),
+// in place of HDRI's eight inserting loads and six inserts and a two-table word or dword
+// permute: Z29 holds q5_1's d and m (words 0 and 1), Z23 its qh; q5_0's d and qh's low half,
+// and qh's high half. Clobbers Z24..Z28, Z30 (after NIBBLESG).
+#define HDRT \
+	LOAD4YO(0, CX, Z24, X24, Y24, X28, Y28); \
+	LOAD4YO(0, BX, Z25, X25, Y25, X28, Y28); \
+	LOAD4YO(0, R14, Z26, X26, Y26, X28, Y28); \
+	LOAD4YO(0, R15, Z27, X27, Y27, X28, Y28); \
+	VPUNPCKLDQ Z25, Z24, Z28; \
+	VPUNPCKLDQ Z27, Z26, Z30; \
+	VPUNPCKLQDQ Z30, Z28, Z29; \
+	VPUNPCKHQDQ Z30, Z28, Z23
+
+// vnniDMWords picks, from sixteen dwords (HDRT's Z29), their low words then their high words
+// (VPERMW): q5_1's sixteen block scales d, then its sixteen minima m; q5_0's d first.
+DATA ·vnniDMWords+0(SB)/8, $0x0006000400020000
+DATA ·vnniDMWords+8(SB)/8, $0x000e000c000a0008
+DATA ·vnniDMWords+16(SB)/8, $0x0016001400120010
+DATA ·vnniDMWords+24(SB)/8, $0x001e001c001a0018
+DATA ·vnniDMWords+32(SB)/8, $0x0007000500030001
+DATA ·vnniDMWords+40(SB)/8, $0x000f000d000b0009
+DATA ·vnniDMWords+48(SB)/8, $0x0017001500130011
+DATA ·vnniDMWords+56(SB)/8, $0x001f001d001b0019
+GLOBL ·vnniDMWords(SB), RODATA|NOPTR, $64
+
 // FIFTHX is FIFTH (multiScoresQ51VNNI's) for multiScoresQ51XGFNI: its bit masks in Z16 and Z17,
 // its scratch Z18 (Z20 and Z29 hold other things there).
 #define FIFTHX(ctrl, lo, hi) \
@@ -3121,8 +3158,9 @@ z4Q51_done:
 // func multiScoresQ51XGFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // multiScoresQ51Z4GFNI for Intel CPUs (multi_vnni_amd64.go's q51ScoresX): the fifth bits by
 // FIFTH's shuffle and two mask tests a pair of code vectors (FIFTHX) in place of FIFTHSG's
-// VPSHUFBITQMB a vector, and two far prefetches a block in place of six (PF20X). The same code
-// vectors, so the same scores bit for bit.
+// VPSHUFBITQMB a vector, two far prefetches a block in place of six (PF20X), and the headers
+// by HDRT (its d and m words by one VPERMW) in place of HDRI. The same code vectors and
+// headers, so the same scores bit for bit.
 TEXT ·multiScoresQ51XGFNI(SB), NOSPLIT, $0-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
@@ -3141,9 +3179,10 @@ TEXT ·multiScoresQ51XGFNI(SB), NOSPLIT, $0-80
 	VPBROADCASTD AX, Z16
 	MOVL $0x80402010, AX
 	VPBROADCASTD AX, Z17
+	VMOVDQU64 ·vnniDMWords(SB), Z21
 
 xQ51_group:
-	LEAQ 8(DI), CX
+	MOVQ DI, CX
 	LEAQ (CX)(R8*4), BX
 	LEAQ (BX)(R8*4), R14
 	LEAQ (R14)(R8*4), R15
@@ -3162,16 +3201,14 @@ xQ51_group:
 
 xQ51_blk:
 	PF20X
-	LOAD4Y(CX, Z24, X24, Y24, X0, Y0)
-	LOAD4Y(BX, Z25, X25, Y25, X1, Y1)
-	LOAD4Y(R14, Z26, X26, Y26, X2, Y2)
-	LOAD4Y(R15, Z27, X27, Y27, X3, Y3)
+	LOAD4YO(8, CX, Z24, X24, Y24, X0, Y0)
+	LOAD4YO(8, BX, Z25, X25, Y25, X1, Y1)
+	LOAD4YO(8, R14, Z26, X26, Y26, X2, Y2)
+	LOAD4YO(8, R15, Z27, X27, Y27, X3, Y3)
 	TRANSPOSE4
 	NIBBLESG
 
-	HDRI(-8)                   // the rows' headers (Z29, Z30)
-	VMOVDQU64 ·vnniHdrQH(SB), Z23 // the rows' high-bit dwords: dword 1 of each header
-	VPERMI2D Z30, Z29, Z23
+	HDRT                       // the rows' d and m (Z29) and high-bit dwords (Z23)
 	FIFTHX(·vnniQHByte0(SB), Z0, Z1)
 	FIFTHX(·vnniQHByte1(SB), Z2, Z3)
 	FIFTHX(·vnniQHByte2(SB), Z4, Z5)
@@ -3181,8 +3218,7 @@ xQ51_blk:
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
 	CHAINSM
-	VMOVDQU64 ·vnniHdrDM(SB), Z24 // the rows' block scales (words 0..15) and minima (16..31):
-	VPERMI2W Z30, Z29, Z24       // words 0 and 1 of each header
+	VPERMW Z29, Z21, Z24       // the rows' block scales (words 0..15) and minima (16..31)
 	VEXTRACTI64X4 $1, Z24, Y25
 	VCVTPH2PS Y24, Z24
 	VCVTPH2PS Y25, Z25
@@ -3238,8 +3274,9 @@ xQ51_done:
 // func multiScoresQ50XGFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // multiScoresQ50Z4GFNI for Intel CPUs (multi_vnni_amd64.go's q50ScoresX), as
 // multiScoresQ51XGFNI is q5_1's: the fifth bits by FIFTHX in place of FIFTHSG, FINISHM's
-// temporaries in Z25..Z28, two far prefetches a block in place of six (PF22X). The same code vectors and float operations, so the same scores bit
-// for bit.
+// temporaries in Z25..Z28, two far prefetches a block in place of six (PF22X), the headers by
+// HDRT (qh by one VPSHRDD of its two halves, d by one VPERMW) in place of HDRI. The same code
+// vectors and float operations, so the same scores bit for bit.
 TEXT ·multiScoresQ50XGFNI(SB), NOSPLIT, $0-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
@@ -3258,9 +3295,10 @@ TEXT ·multiScoresQ50XGFNI(SB), NOSPLIT, $0-80
 	VPBROADCASTD AX, Z16
 	MOVL $0x80402010, AX
 	VPBROADCASTD AX, Z17
+	VMOVDQU64 ·vnniDMWords(SB), Z21
 
 xQ50_group:
-	LEAQ 6(DI), CX
+	MOVQ DI, CX
 	LEAQ (CX)(R8*4), BX
 	LEAQ (BX)(R8*4), R14
 	LEAQ (R14)(R8*4), R15
@@ -3279,16 +3317,15 @@ xQ50_group:
 
 xQ50_blk:
 	PF22X
-	LOAD4Y(CX, Z24, X24, Y24, X0, Y0)
-	LOAD4Y(BX, Z25, X25, Y25, X1, Y1)
-	LOAD4Y(R14, Z26, X26, Y26, X2, Y2)
-	LOAD4Y(R15, Z27, X27, Y27, X3, Y3)
+	LOAD4YO(6, CX, Z24, X24, Y24, X0, Y0)
+	LOAD4YO(6, BX, Z25, X25, Y25, X1, Y1)
+	LOAD4YO(6, R14, Z26, X26, Y26, X2, Y2)
+	LOAD4YO(6, R15, Z27, X27, Y27, X3, Y3)
 	TRANSPOSE4
 	NIBBLESG
 
-	HDRI(-6)                   // the rows' headers (Z29, Z30)
-	VMOVDQU64 ·vnniHdr50QH(SB), Z23 // the rows' high-bit dwords: words 1 and 2 of each header
-	VPERMI2W Z30, Z29, Z23
+	HDRT                       // the rows' d and qh's low half (Z29), qh's high half (Z23)
+	VPSHRDD $16, Z23, Z29, Z23 // the rows' high-bit dwords
 	FIFTHX(·vnniQHByte0(SB), Z0, Z1)
 	FIFTHX(·vnniQHByte1(SB), Z2, Z3)
 	FIFTHX(·vnniQHByte2(SB), Z4, Z5)
@@ -3298,8 +3335,7 @@ xQ50_blk:
 	VPBROADCASTD 40(DX), Z14
 	VPBROADCASTD 44(DX), Z15
 	CHAINSM
-	VMOVDQU64 ·vnniHdr50D(SB), Z24 // the rows' block scales: word 0 of each header
-	VPERMI2W Z30, Z29, Z24
+	VPERMW Z29, Z21, Z24       // the rows' block scales (words 0..15)
 	VCVTPH2PS Y24, Z24
 	FINISHM(Z12, Z25, 0, Z8)   // temporaries Z25..Z28: FIFTHX's masks stay in Z16, Z17
 	FINISHM(Z13, Z26, 1, Z9)
