@@ -329,6 +329,18 @@ var q51ScoresX = intelCPU
 // 7.45 → 6.98); streamed at that load (f16 ~41 ns a row: memory ~12 GB/s) 8.70–9.44 →
 // 8.90–9.66, memory-bound.
 //
+// Where its time went before that (the same in-cache harness, load ~6, pieces taken out of a
+// copy, wrong scores, timing only; whole 4.96–5.10 ns a row): the 32 VPDPBUSD a block −1.4,
+// FIFTHX −1.0, HDRI −0.7, FINISHES41M −0.6, TRANSPOSE4 −0.2, the prefetches nothing in cache
+// (+3.2 streamed). Not kept: the payloads and headers by merge-masked 512-bit loads (LOAD4M at
+// offsets 0 and 8, no inserts) in place of LOAD4YO, 5.57 → 6.19 (two runs); the fifth bits by
+// two VGF2P8AFFINEQB with the qh vector as the matrix (a constant byte 1 << c picks bit c of
+// each of a qword's eight qh bytes: row 2j's at bits 7..4, row 2j+1's at 3..0, for bits i, 8+i,
+// 16+i, 24+i with c = i and 4+i with c = 4+i) and eight VPTESTMB against four tables of one bit
+// for each row of a qword, no VPSHUFB (18 operations a block, 8 of them shuffles or mask
+// tests, where FIFTHX takes 20 and 12), bit for bit the same scores: 4.96–5.11 → 4.92–5.05
+// (three runs), within the noise.
+//
 //go:noescape
 func multiScoresQ51XGFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 
