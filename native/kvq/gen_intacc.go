@@ -600,6 +600,41 @@ func q51XTest(s string) string {
 	return strings.ReplaceAll(s, dec, "X10, X10\n\tVPERMB Z10, Z12, Z11\n\tVPTESTMB Z15, Z11, K6\n\tVPERMB Z10, Z14, Z16\n\tVPTESTMB Z15, Z16, K7\n")
 }
 
+// q51XQuadOn makes q5_1's Intel kernel with 8-bit weights load its row quads as q51XQuad says.
+const q51XQuadOn = true
+
+// q51XQuad rewrites the row-quad decodes of q5_1's Intel kernel with 8-bit weights s (quadDec's
+// loads and permute, not the last quad's): the four rows' 16 payload bytes into the four lanes
+// of Z20 (a load and three VINSERTI32X4 from memory) and one single-table VPERMB by
+// ·intAccQuadIdx (Z30, as the last quad's) in place of two rows into each of Y20 and Y21 (two
+// loads, two inserts) and the two-table VPERMT2B by ·intAccQuad2Idx: the same code bytes, so
+// the same sums bit for bit (TestIntAcc8Matches). On this Xeon VPERMT2B costs three vector
+// operations and an insert from memory or VPERMB one (q51XDoc): one fewer a quad and block.
+// Intel Xeon (load ~25; TestIntAcc8Speed's shape, alternated with the kernel before in one
+// process as q51XTest's figures, eight runs, ns a row min): in cache 6.36–6.97 → 6.15–6.74
+// (lower by 0.08–0.23 in seven of eight; in the eighth the old kernel had one 5.01 call),
+// streamed within that load's noise (±1).
+// Not kept (same harness, three runs): the quad's qh gathered by three VPBLENDD from the 16
+// bytes that hold each row's qh in place (as quadDec5Of's Zen 4 try) in place of the three
+// VPINSRD: in cache −0.05, streamed +0.1 to +0.7.
+func q51XQuad(s string) string {
+	const dec = "\tVMOVDQU8 8(R12), X20\n\tVINSERTI32X4 $1, 8(R12)(R9*1), Y20, Y20\n\tVMOVDQU8 8(R14), X21\n\tVINSERTI32X4 $1, 8(R14)(R9*1), Y21, Y21\n\tVPERMT2B Z21, Z13, Z20\n"
+	const idx = "\tVMOVDQU64 ·intAccQuad2Idx(SB), Z13\n"
+	if n := strings.Count(s, dec); n != 6 {
+		panic(fmt.Sprintf("q51XQuad: %d decodes, want 6", n))
+	}
+	if n := strings.Count(s, idx); n != 2 {
+		panic(fmt.Sprintf("q51XQuad: %d index loads, want 2", n))
+	}
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, "Z30") && !strings.Contains(l, ", Z30, ") && l != "\tVMOVDQU64 ·intAccQuadIdx(SB), Z30" {
+			panic("q51XQuad: Z30 is not ·intAccQuadIdx throughout: " + l)
+		}
+	}
+	s = strings.ReplaceAll(s, idx, "")
+	return strings.ReplaceAll(s, dec, "\tVMOVDQU8 8(R12), X20\n\tVINSERTI32X4 $1, 8(R12)(R9*1), Y20, Y20\n\tVINSERTI32X4 $2, 8(R14), Z20, Z20\n\tVINSERTI32X4 $3, 8(R14)(R9*1), Z20, Z20\n\tVPERMB Z20, Z30, Z20\n")
+}
+
 // q50XPFOn makes q5_0's Intel values kernel (multiAccQ50VIINT) prefetch as q50XPF says. Off:
 // it did not pay.
 const q50XPFOn = false
@@ -2038,6 +2073,9 @@ func gen(suffix string) string {
 		}
 		if k.name == "Q51V8X" && q51XTestOn {
 			s = q51XTest(s)
+		}
+		if k.name == "Q51V8X" && q51XQuadOn {
+			s = q51XQuad(s)
 		}
 		if k.name == "Q51V8Z4" && q51RLOn {
 			s = q51RL(s, "a"+k.name+suffix)
