@@ -617,6 +617,12 @@ const q51XQuadOn = true
 // Not kept (same harness, three runs): the quad's qh gathered by three VPBLENDD from the 16
 // bytes that hold each row's qh in place (as quadDec5Of's Zen 4 try) in place of the three
 // VPINSRD: in cache −0.05, streamed +0.1 to +0.7.
+// Where the kernel's time goes with this (same harness, two runs, pieces taken out of a copy,
+// wrong sums, timing only, ns a row min, in cache whole 6.36–6.55): the first prepass loop's
+// work (p1f and p1 less their pointer steps) −1.7 (4.65; streamed 13.3 → 11.2–11.9), the
+// second prepass's multiplies, conversions and packs −0.5 to −0.65 (5.88–5.89). The first
+// prepass is what is left to cut on Intel: q51RL's layout (Zen 4's; its min term rounds in
+// another order, and its packs take two VPERMI2B a quad) was not tried here.
 func q51XQuad(s string) string {
 	const dec = "\tVMOVDQU8 8(R12), X20\n\tVINSERTI32X4 $1, 8(R12)(R9*1), Y20, Y20\n\tVMOVDQU8 8(R14), X21\n\tVINSERTI32X4 $1, 8(R14)(R9*1), Y21, Y21\n\tVPERMT2B Z21, Z13, Z20\n"
 	const idx = "\tVMOVDQU64 ·intAccQuad2Idx(SB), Z13\n"
