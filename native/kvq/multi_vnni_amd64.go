@@ -383,7 +383,11 @@ func multiScoresQ51XGFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *by
 // phase with the rows in cache (KVLAB_TOUCH=kv) 7.16–7.86 → 6.85–7.05 (lower in 5 of 5, median
 // 7.54 → 6.99), whole 19.96–20.79 → 19.41–20.32 (median 20.38 → 19.70); streamed at that load
 // (f16 ~41 ns a row: memory ~12 GB/s) scores 8.17–9.37 → 7.99–8.36 (median 8.33 → 8.33),
-// whole 19.45–22.64 → 19.13–20.47 (median 20.31 → 19.80, lower in 7 of 8).
+// whole 19.45–22.64 → 19.13–20.47 (median 20.31 → 19.80, lower in 7 of 8). Over a paged
+// cache's runs, where this kernel runs too (native/kvcache TestPagedDecodeSpeed, q5_0 and q5_1,
+// with gen_intacc.go's q51XTest and q51XQuad, test binaries alternated 13 times, load ~25,
+// median ms of the paged arm): q5_0 8.66 → 8.64 (paired −0.01, lower in 7 of 13), q5_1 9.53 →
+// 9.56 (+0.08, 6 of 13); the contiguous arm 5.83 → 5.67 and 6.42 → 6.13 (10 of 13 each).
 var q50ScoresX = intelCPU && cpu.X86.HasAVX512VBMI2
 
 // multiScoresQ50XGFNI is multiScoresQ50Z4GFNI with the fifth bits as multiScoresQ51XGFNI
