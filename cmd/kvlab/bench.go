@@ -59,6 +59,11 @@ type benchRow struct {
 	BWFraction    float64 `json:"bw_fraction"`  // GBps / the machine's measured bandwidth
 	// SlowPath (CPU) is kvq.KernelWarning: the pair has no fast decode kernel here.
 	SlowPath string `json:"slow_path,omitempty"`
+	// HugePages (CPU, where hugemem.Huge and the stores are large enough to be advised) is the
+	// fraction of the pair's K and V rows on 2 MiB transparent huge pages after the timed
+	// rounds (kvcache.Cache.HugePages): a cache the system left on 4 KiB pages decodes slower,
+	// so a row well below 1 is not comparable with the others.
+	HugePages *float64 `json:"huge_page_fraction,omitempty"`
 }
 
 // benchReport is the whole command's output.
@@ -103,7 +108,10 @@ with the bytes it reads, so q4_0 should take about 54/192 of f16's time at long 
                   context are timed in interleaved rounds and each keeps its best round (the
                   JSON has the median too), so a busy machine slows every pair alike; all the
                   pairs' caches of one context are in memory at once (f16 at 131072 cells,
-                  8 KV heads × 128: 512 MiB).
+                  8 KV heads × 128: 512 MiB). Each row's huge_page_fraction (JSON) is how
+                  much of its cache the system backs with 2 MiB pages after the rounds; a
+                  row below 95 % is named on stderr, as its time is not comparable (a
+                  cache on 4 KiB pages decodes 15–50 % slower).
   --device cuda   the GPU engine's decode (native/cuda/engine) with its split plan and combine;
                   the yardstick is the card's device-to-device copy rate (bytes read + written
                   per second), measured here.`,
@@ -267,6 +275,10 @@ func (r *readBandwidth) pass() {
 	r.best = max(r.best, float64(len(r.buf))/time.Since(start).Seconds())
 }
 
+// minHugeFraction is the huge-page coverage below which bench attn warns that a pair's cache
+// did not get the pages asked for (the rest of a buffer's last 2 MiB page may be on 4 KiB pages).
+const minHugeFraction = 0.95
+
 func benchAttnCPU(o benchAttnOptions, errw io.Writer) (benchReport, error) {
 	rep := benchReport{Device: "cpu", DeviceName: runtime.GOARCH, Threads: o.threads, Heads: o.heads, KVHeads: o.kvHeads,
 		HeadDim: o.headDim, Method: "large-buffer read loop, best pass, interleaved with the rounds; it and the caches on " + hugemem.Pages(), Kernels: kvq.KernelISA()}
@@ -293,6 +305,7 @@ func benchAttnCPU(o benchAttnOptions, errw io.Writer) (benchReport, error) {
 		// alike; each pair's time is its best round (noise only ever adds time), the median
 		// is kept beside it.
 		runs := make([]func() error, len(o.pairs))
+		caches := make([]*kvcache.Cache, len(o.pairs))
 		for k, p := range o.pairs {
 			c, err := kvcache.New(kvcache.Config{Layers: 1, KVHeads: hn, HeadDimK: d, HeadDimV: d, Pair: p, MaxCells: n, Seed: 1})
 			if err != nil {
@@ -301,6 +314,7 @@ func benchAttnCPU(o benchAttnOptions, errw io.Writer) (benchReport, error) {
 			if err := fillRandom(c, 1, n, hn*d, r); err != nil {
 				return rep, err
 			}
+			caches[k] = c
 			keys, vals := c.Keys(0, true), c.Values(0, true)
 			runs[k] = func() error { return attn.Decode(out, q, shape, keys, vals, 0, n) }
 			if err := runs[k](); err != nil { // warm up: page in the cache, size the pools
@@ -328,6 +342,13 @@ func benchAttnCPU(o benchAttnOptions, errw io.Writer) (benchReport, error) {
 			rep.Results = append(rep.Results, benchRow{Ctx: n, KV: p.String(), BytesPerCell: p.BytesPerToken(d, d, hn),
 				KVBytes: bytes, Seconds: sec, MedianSeconds: ts[len(ts)/2], Rounds: len(ts), GBps: float64(bytes) / sec / 1e9,
 				SlowPath: kvq.KernelWarning(p, d, d)})
+			if cov := caches[k].HugePages(); hugemem.Huge() && cov.Bytes > 0 {
+				f := cov.Fraction()
+				rep.Results[len(rep.Results)-1].HugePages = &f
+				if f < minHugeFraction {
+					fmt.Fprintf(errw, "bench attn: ctx %d %s: %.0f%% of the cache on 2 MiB pages (the system did not grant the rest): its time is not comparable\n", n, p, 100*f)
+				}
+			}
 		}
 	}
 	rep.BandwidthGBps = bw.best / 1e9

@@ -82,3 +82,39 @@ func Pages() string {
 	}
 	return "2 MiB pages (MADV_HUGEPAGE)"
 }
+
+// Coverage is how much of a set of buffers the system backs with transparent huge pages:
+// Huge bytes of Bytes, the length of those buffers that Bytes would advise (Threshold bytes
+// or more; smaller ones never get huge pages in "madvise" mode and are not counted).
+type Coverage struct {
+	Huge, Bytes int64
+}
+
+// Fraction is Huge / Bytes, 1 for no bytes (nothing was to be on huge pages).
+func (c Coverage) Fraction() float64 {
+	if c.Bytes == 0 {
+		return 1
+	}
+	return float64(c.Huge) / float64(c.Bytes)
+}
+
+// CoverageOf reports how many bytes of bufs (those of Threshold bytes or more) lie on
+// transparent huge pages now, as the system accounts them per mapping (Linux: AnonHugePages
+// in /proc/self/smaps, given to the buffers of a mapping in address order, each at most its
+// overlap with the mapping), so that reports can show whether a cache got the pages Bytes
+// asked for. Elsewhere, or where smaps cannot be read, Huge is 0. Reading smaps walks the
+// process's page tables: call it once per report, not per decode step.
+func CoverageOf(bufs ...[]byte) Coverage {
+	var c Coverage
+	big := bufs[:0:0]
+	for _, b := range bufs {
+		if len(b) >= Threshold {
+			c.Bytes += int64(len(b))
+			big = append(big, b)
+		}
+	}
+	if c.Bytes > 0 && supported {
+		c.Huge = hugeBytes(big)
+	}
+	return c
+}

@@ -3,7 +3,12 @@
 package hugemem
 
 import (
+	"bufio"
+	"bytes"
+	"cmp"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"unsafe"
@@ -27,4 +32,56 @@ func advise(b []byte) { _ = syscall.Madvise(b, syscall.MADV_HUGEPAGE) }
 func readTHPNever() bool {
 	b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
 	return err != nil || strings.Contains(string(b), "[never]")
+}
+
+// span is a buffer's address range [lo, hi).
+type span struct{ lo, hi uintptr }
+
+// hugeBytes is CoverageOf's Huge from /proc/self/smaps; 0 where it cannot be read.
+func hugeBytes(bufs [][]byte) int64 {
+	var spans []span
+	for _, b := range bufs {
+		if len(b) > 0 {
+			p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+			spans = append(spans, span{p, p + uintptr(len(b))})
+		}
+	}
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	var huge int64
+	var vma span
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if rng, _, ok := bytes.Cut(line, []byte(" ")); ok && bytes.IndexByte(rng, '-') > 0 && !bytes.HasSuffix(rng, []byte(":")) {
+			lo, hi, _ := bytes.Cut(rng, []byte("-"))
+			l, err1 := strconv.ParseUint(string(lo), 16, 64)
+			h, err2 := strconv.ParseUint(string(hi), 16, 64)
+			if err1 == nil && err2 == nil {
+				vma = span{uintptr(l), uintptr(h)}
+				continue
+			}
+		}
+		rest, ok := bytes.CutPrefix(line, []byte("AnonHugePages:"))
+		if !ok {
+			continue
+		}
+		kib, err := strconv.ParseInt(string(bytes.TrimSuffix(bytes.TrimSpace(rest), []byte(" kB"))), 10, 64)
+		if err != nil || kib == 0 {
+			continue
+		}
+		left := kib << 10
+		for _, s := range spans {
+			if s.hi <= vma.lo || s.lo >= vma.hi || left == 0 {
+				continue
+			}
+			take := min(int64(min(s.hi, vma.hi)-max(s.lo, vma.lo)), left)
+			huge, left = huge+take, left-take
+		}
+	}
+	return huge
 }

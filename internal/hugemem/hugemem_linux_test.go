@@ -74,3 +74,30 @@ func TestHugePagesTakeEffect(t *testing.T) {
 		t.Log("no huge pages backed it (fragmented memory?)")
 	}
 }
+
+// TestCoverageOf checks CoverageOf against smaps: a large buffer of Bytes, touched, counts in
+// full and (where the kernel granted huge pages, as TestHugePagesTakeEffect logs) on huge
+// pages; a buffer below Threshold is not counted.
+func TestCoverageOf(t *testing.T) {
+	mode, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	if err != nil || strings.Contains(string(mode), "[never]") || Off {
+		t.Skip("no huge pages here")
+	}
+	const n = 16<<20 + 4096
+	b := Bytes(n)
+	for i := 0; i < n; i += 4096 {
+		b[i] = 1
+	}
+	c := CoverageOf(b, make([]byte, Threshold-1))
+	if c.Bytes != n || c.Huge < 0 || c.Huge > n {
+		t.Fatalf("CoverageOf(Bytes(%d), small) = %+v", n, c)
+	}
+	_, smapsHuge, _ := smapsOf(t, uintptr(unsafe.Pointer(&b[0])))
+	if want := min(int64(smapsHuge)<<10, n); c.Huge != want {
+		t.Errorf("CoverageOf(Bytes(%d)).Huge = %d, smaps says %d", n, c.Huge, want)
+	}
+	if f := CoverageOf(make([]byte, 100)).Fraction(); f != 1 {
+		t.Errorf("Fraction of no large buffers = %g, want 1", f)
+	}
+	t.Logf("THP %s: Bytes(%d) %.0f %% on huge pages", strings.TrimSpace(string(mode)), n, 100*c.Fraction())
+}

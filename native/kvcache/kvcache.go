@@ -546,6 +546,40 @@ func (c *Cache) Bytes() int64 {
 	return b
 }
 
+// HugePages is how much of the memory of the cache's own K and V rows lies on transparent huge
+// pages now (hugemem.CoverageOf; Linux only): the row stores' and the q2k group pools' whole
+// capacity, and a mixed cache's f16 tier; not the f16 overlay, nor a paged cache's pages
+// (those are its pool's: PagePool.HugePages). It reads /proc/self/smaps: for reports, not for
+// the decode path.
+func (c *Cache) HugePages() hugemem.Coverage {
+	var bufs [][]byte
+	for _, ly := range c.layers {
+		for h := range ly.k {
+			bufs = append(bufs, storeMem(ly.k[h]), storeMem(ly.v[h]))
+		}
+		if ly.mx != nil {
+			for h := range ly.mx.fK {
+				bufs = append(bufs, ly.mx.fK[h].Data, ly.mx.fV[h].Data)
+			}
+		}
+	}
+	return hugemem.CoverageOf(bufs...)
+}
+
+// storeMem is the memory a store holds its rows in, nil for a paged store (its pool's pages).
+func storeMem(s store) []byte {
+	switch s := s.(type) {
+	case *rowStore:
+		return s.Data
+	case *ringStore:
+		return s.Data
+	case *groupStore:
+		g := s.h.Groups()
+		return g[:cap(g)]
+	}
+	return nil
+}
+
 // rowStore is a row format's store: cell i at Data[i·RowBytes:].
 type rowStore struct {
 	*attn.RowStore

@@ -199,6 +199,15 @@ func (p *PagePool) Stats() PageStats {
 	return st
 }
 
+// HugePages is how much of the pages the pool has allocated lies on transparent huge pages now
+// (hugemem.CoverageOf; Linux only). It reads /proc/self/smaps: for reports, not for the decode
+// path.
+func (p *PagePool) HugePages() hugemem.Coverage {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return hugemem.CoverageOf(p.data...)
+}
+
 // MaxPages is the most pages the budget lets caches hold at once: what is left of it after
 // one cache's fixed bytes.
 func (p *PagePool) MaxPages() int { return int(max(p.budget-p.fixed, 0) / p.pageBytes) }
