@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kvlab/kvlab/internal/cputime"
 	"github.com/kvlab/kvlab/internal/hugemem"
 	"github.com/kvlab/kvlab/native/attn"
 	"github.com/kvlab/kvlab/native/cuda/engine"
@@ -54,9 +55,12 @@ type benchRow struct {
 	// MedianSeconds and Rounds: the CPU path's median round and how many rounds it timed.
 	MedianSeconds float64 `json:"median_seconds_per_token,omitempty"`
 	Rounds        int     `json:"rounds,omitempty"`
-	GBps          float64 `json:"gbps"`         // KVBytes / Seconds, in 10⁹ bytes per second
-	RatioF16      float64 `json:"ratio_to_f16"` // Seconds / f16's Seconds at the same ctx; 0 without f16
-	BWFraction    float64 `json:"bw_fraction"`  // GBps / the machine's measured bandwidth
+	// CPUSeconds (CPU path, --threads 1) is the best round's thread CPU time: Seconds less
+	// the time the thread waited for a core, so that runs on a busy machine compare.
+	CPUSeconds float64 `json:"cpu_seconds_per_token,omitempty"`
+	GBps       float64 `json:"gbps"`         // KVBytes / Seconds, in 10⁹ bytes per second
+	RatioF16   float64 `json:"ratio_to_f16"` // Seconds / f16's Seconds at the same ctx; 0 without f16
+	BWFraction float64 `json:"bw_fraction"`  // GBps / the machine's measured bandwidth
 	// SlowPath (CPU) is kvq.KernelWarning: the pair has no fast decode kernel here.
 	SlowPath string `json:"slow_path,omitempty"`
 	// HugePages (CPU, where hugemem.Huge and the stores are large enough to be advised) is the
@@ -106,7 +110,9 @@ with the bytes it reads, so q4_0 should take about 54/192 of f16's time at long 
                   as the caches (2 MiB transparent huge pages where Linux grants them;
                   KVLAB_NO_HUGEPAGES=1 keeps the default pages for both). The pairs of one
                   context are timed in interleaved rounds and each keeps its best round (the
-                  JSON has the median too), so a busy machine slows every pair alike; all the
+                  JSON has the median too, and with --threads 1 the best round's thread CPU
+                  time, which leaves out waits for a core), so a busy machine slows every
+                  pair alike; all the
                   pairs' caches of one context are in memory at once (f16 at 131072 cells,
                   8 KV heads × 128: 512 MiB). Each row's huge_page_fraction (JSON) is how
                   much of its cache the system backs with 2 MiB pages after the rounds; a
@@ -322,17 +328,30 @@ func benchAttnCPU(o benchAttnOptions, errw io.Writer) (benchReport, error) {
 			}
 			prog.Add(1)
 		}
-		times := make([][]float64, len(o.pairs))
+		times, cpu := make([][]float64, len(o.pairs)), make([]float64, len(o.pairs))
+		// One thread decodes on this goroutine (attn.Shape.Threads): its OS thread's CPU time
+		// is the decode's.
+		oneThread := o.threads == 1
+		if oneThread {
+			runtime.LockOSThread()
+		}
 		start := time.Now()
 		for round := 0; round < o.iters || time.Since(start) < time.Duration(len(o.pairs))*300*time.Millisecond; round++ {
 			for k := range runs {
-				t0 := time.Now()
+				t0, c0 := time.Now(), cputime.Thread()
 				if err := runs[k](); err != nil {
+					runtime.UnlockOSThread()
 					return rep, err
 				}
 				times[k] = append(times[k], time.Since(t0).Seconds())
+				if c := (cputime.Thread() - c0).Seconds(); oneThread && (cpu[k] == 0 || c < cpu[k]) {
+					cpu[k] = c
+				}
 			}
 			bw.pass()
+		}
+		if oneThread {
+			runtime.UnlockOSThread()
 		}
 		for k, p := range o.pairs {
 			ts := times[k]
@@ -340,7 +359,7 @@ func benchAttnCPU(o benchAttnOptions, errw io.Writer) (benchReport, error) {
 			sec := ts[0]
 			bytes := p.Bytes(int64(n), d, d, hn)
 			rep.Results = append(rep.Results, benchRow{Ctx: n, KV: p.String(), BytesPerCell: p.BytesPerToken(d, d, hn),
-				KVBytes: bytes, Seconds: sec, MedianSeconds: ts[len(ts)/2], Rounds: len(ts), GBps: float64(bytes) / sec / 1e9,
+				KVBytes: bytes, Seconds: sec, MedianSeconds: ts[len(ts)/2], Rounds: len(ts), CPUSeconds: cpu[k], GBps: float64(bytes) / sec / 1e9,
 				SlowPath: kvq.KernelWarning(p, d, d)})
 			if cov := caches[k].HugePages(); hugemem.Huge() && cov.Bytes > 0 {
 				f := cov.Fraction()
