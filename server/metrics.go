@@ -35,12 +35,12 @@ type metrics struct {
 // of its last pass, the steps waiting for one, the passes and tokens run, and the last pass that
 // ran prompt steps: its steps, prompt steps and prompt tokens, how long the arrival gather
 // before it waited and how long it ran) and, when its caches are paged, the pages in use and
-// free and the generations waiting for pages.
+// free, how much of their memory is on 2 MiB pages, and the generations waiting for pages.
 type runnerCollector struct {
 	mu      sync.Mutex
 	runners map[string]*runner.Runner
 
-	size, queue, passes, tokens, pages, reserved, waiting *prometheus.Desc
+	size, queue, passes, tokens, pages, huge, reserved, waiting *prometheus.Desc
 	// The last prompt pass (runner.BatchStats.PromptPass), reported once one has run.
 	ppSteps, ppPrompts, ppTokens, ppGather, ppRun *prometheus.Desc
 }
@@ -55,6 +55,9 @@ func newRunnerCollector() *runnerCollector {
 		tokens: prometheus.NewDesc("kvlab_batch_tokens_total", "Tokens run by batched forward passes.", model, nil),
 		pages: prometheus.NewDesc("kvlab_kv_pages", "KV pages of the model's page pool (--kv-budget): used (held by sequences, a shared page once), "+
 			"free (neither used, reserved nor set aside for the caches' fixed bytes), total (the budget's).", []string{"model", "state"}, nil),
+		huge: prometheus.NewDesc("kvlab_kv_pages_huge_fraction", "Fraction of the memory of the KV pages the model's page pool has allocated "+
+			"that the system backs with 2 MiB transparent huge pages (Linux, /proc/self/smaps; 1 with none allocated); "+
+			"pages on 4 KiB pages decode slower.", model, nil),
 		reserved: prometheus.NewDesc("kvlab_kv_reserved_bytes", "KV budget bytes promised to running generations and not yet taken as pages.", model, nil),
 		waiting:  prometheus.NewDesc("kvlab_kv_waiting", "Generations waiting for KV pages (admitted by the gate, not yet by the page budget).", model, nil),
 		ppSteps: prometheus.NewDesc("kvlab_batch_prompt_pass_steps", "Steps (sequences) of the model's last forward pass that ran prompt tokens: "+
@@ -68,7 +71,7 @@ func newRunnerCollector() *runnerCollector {
 }
 
 func (c *runnerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.size, c.queue, c.passes, c.tokens, c.pages, c.reserved, c.waiting, c.ppSteps, c.ppPrompts, c.ppTokens, c.ppGather, c.ppRun} {
+	for _, d := range []*prometheus.Desc{c.size, c.queue, c.passes, c.tokens, c.pages, c.huge, c.reserved, c.waiting, c.ppSteps, c.ppPrompts, c.ppTokens, c.ppGather, c.ppRun} {
 		ch <- d
 	}
 }
@@ -96,6 +99,7 @@ func (c *runnerCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.pages, prometheus.GaugeValue, float64(st.Used), name, "used")
 			ch <- prometheus.MustNewConstMetric(c.pages, prometheus.GaugeValue, float64(st.Free), name, "free")
 			ch <- prometheus.MustNewConstMetric(c.pages, prometheus.GaugeValue, float64(st.Total), name, "total")
+			ch <- prometheus.MustNewConstMetric(c.huge, prometheus.GaugeValue, p.HugePages().Fraction(), name)
 			ch <- prometheus.MustNewConstMetric(c.reserved, prometheus.GaugeValue, float64(st.ReservedBytes), name)
 			_, _, waiting := r.Pool().Stats()
 			ch <- prometheus.MustNewConstMetric(c.waiting, prometheus.GaugeValue, float64(waiting), name)

@@ -102,6 +102,9 @@ func TestMetricsUnderLoad(t *testing.T) {
 	if page("used") == 0 || page("used")+page("free") > page("total") {
 		t.Errorf("kvlab_kv_pages used %v free %v of %v: the idle sequences hold pages, within the budget", page("used"), page("free"), page("total"))
 	}
+	if f, ok := after[series("kvlab_kv_pages_huge_fraction")]; !ok || f < 0 || f > 1 {
+		t.Errorf("kvlab_kv_pages_huge_fraction %v (present %v), want a fraction", f, ok)
+	}
 	if r := after[series("kvlab_kv_reserved_bytes")]; r != 0 {
 		t.Errorf("%v bytes reserved after every generation ended", r)
 	}

@@ -68,11 +68,13 @@ func TestPagedDecodeSpeed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, paged := newPaged(t, cfg, 1<<32)
-		_, old := newPaged(t, cfg, 1<<32)
+		pp, paged := newPaged(t, cfg, 1<<32)
+		op, old := newPaged(t, cfg, 1<<32)
 		for _, c := range []*Cache{flat, paged, old} {
 			fillSpeed(c)
 		}
+		t.Logf("%s: on 2 MiB pages: contiguous %.0f %%, the two pools' pages %.0f %%, %.0f %%", f,
+			100*flat.HugePages().Fraction(), 100*pp.HugePages().Fraction(), 100*op.HugePages().Fraction())
 		var ok []attn.Keys
 		var ov []attn.Values
 		for g, ks := range old.Keys(0, true) {
