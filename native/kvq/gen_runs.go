@@ -154,6 +154,12 @@ var flavours = []flavour{
 	t23ScoresRuns("multiScoresT3PUVNNI", "multiScoresT3PURunsVNNI", "T3PU_"),
 	t23ScoresRuns("multiScoresT2PUVNNI", "multiScoresT2PURunsVNNI", "T2PU_"),
 	t23ScoresRuns("multiScoresT2PUSVNNI", "multiScoresT2PUSRunsVNNI", "T2PUS_"),
+	// Intel's (runsIntel) one-chunk tq4 and turbo4 kernels and packed turbo3 and turbo2 ones,
+	// whose loops prefetch as the packed uniform-scale ones do (intelTQ4Runs).
+	t23ScoresRuns("multiScoresTQ4BVNNI", "multiScoresTQ4BRunsVNNI", "TQ4B_"),
+	t23ScoresRuns("multiScoresT4BVNNI", "multiScoresT4BRunsVNNI", "T4B_"),
+	t23ScoresRuns("multiScoresT3PVNNI", "multiScoresT3PRunsVNNI", "T3P_"),
+	t23ScoresRuns("multiScoresT2PVNNI", "multiScoresT2PRunsVNNI", "T2P_"),
 	{
 		src: "multi_avx2f_amd64.s", name: "multiAccBF16AVX2T", runs: "multiAccBF16AVX2TPF",
 		frame: "$16-64", runsFrame: "$16-80",

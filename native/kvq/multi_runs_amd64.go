@@ -987,6 +987,43 @@ func t23ScoresRuns(kind, d, rb int) bool {
 	return false
 }
 
+// intelTQ4Runs is whether the scores of tq4, turbo4, turbo3 or turbo2 (kind) rows of nb
+// 32-value chunks, rb bytes, uniform-scale kernels or not (uni), over runs take the runs
+// flavours of the kernels Intel runs over contiguous rows (tq4ScoresVNNIRuns's kernel):
+// multiScoresTQ4BRunsVNNI, multiScoresT4BRunsVNNI (the one-chunk kernels: tq4Pair is Zen 4's),
+// multiScoresT3PRunsVNNI and multiScoresT2PRunsVNNI (the packed ones: t23Uni is Zen 4's), their
+// L1 prefetches at the run after next where the kernels' go PFGROUPS groups (128 rows) on, past
+// a page's rows into its V rows and other heads', and a Prefetch of the run three on before each
+// run, as the pair kernels' flavours take theirs on Zen 4 (scoresRunsTQ4). Intel only
+// (runsIntel), with the values' runs flavours (accRunsTQ4): the two halves go together. The
+// scores are the kernels' bit for bit.
+func intelTQ4Runs(kind, nb, rb int, uni bool) bool {
+	if !runsIntel || uni {
+		return false
+	}
+	switch kind {
+	case vnniTQ4, vnniT4:
+		return !tq4Pair(nb)
+	case vnniT3:
+		return rb <= 52
+	case vnniT2:
+		return rb <= 48
+	}
+	return false
+}
+
+//go:noescape
+func multiScoresTQ4BRunsVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32, pf int)
+
+//go:noescape
+func multiScoresT4BRunsVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32, pf int)
+
+//go:noescape
+func multiScoresT3PRunsVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32, pf int)
+
+//go:noescape
+func multiScoresT2PRunsVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32, pf int)
+
 //go:noescape
 func multiScoresT3PURunsVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32, pf int)
 

@@ -616,7 +616,10 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 		// t23Runs: turbo3's and turbo2's packed uniform-scale kernels' runs flavours, the same
 		// way (t23ScoresRuns, multi_runs_amd64.go).
 		t23Runs := !pairRuns && r == 4 && len(runs) > 1 && t23ScoresRuns(kind, d, rb)
-		pairRuns = pairRuns || t23Runs
+		// intelRuns: Intel's one-chunk tq4 and turbo4 kernels' and packed turbo3 and turbo2
+		// kernels' runs flavours, the same way (intelTQ4Runs, multi_runs_amd64.go).
+		intelRuns := !pairRuns && !t23Runs && r == 4 && len(runs) > 1 && intelTQ4Runs(kind, nb, rb, uni)
+		pairRuns = pairRuns || t23Runs || intelRuns
 		if pairRuns && len(runs[1]) > 0 {
 			Prefetch(runs[1])
 		}
@@ -638,6 +641,14 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 					}
 					// Direct calls: through a func value dig, aux, offs and stage would escape.
 					switch {
+					case intelRuns && kind == vnniTQ4:
+						multiScoresTQ4BRunsVNNI(&dig[0], &aux[0], nb, &rows[0], rb, whole, &out[h], 4*n, &offs[0], &stage[0], runsAfterNext(runs, i))
+					case intelRuns && kind == vnniT4:
+						multiScoresT4BRunsVNNI(&dig[0], &aux[0], nb, &rows[0], rb, whole, &out[h], 4*n, &offs[0], &stage[0], runsAfterNext(runs, i))
+					case intelRuns && kind == vnniT3:
+						multiScoresT3PRunsVNNI(&dig[0], &aux[0], nb, &rows[0], rb, whole, &out[h], 4*n, &offs[0], &stage[0], runsAfterNext(runs, i))
+					case intelRuns:
+						multiScoresT2PRunsVNNI(&dig[0], &aux[0], nb/2, &rows[0], rb, whole, &out[h], 4*n, &offs[0], &stage[0], runsAfterNext(runs, i))
 					case kind == vnniT3:
 						multiScoresT3PURunsVNNI(&dig[0], &aux[0], nb, &rows[0], rb, whole, &out[h], 4*n, &offs[0], &stage[0], runsAfterNext(runs, i))
 					case kind == vnniT2 && n == 4 && t2PUSplit: // scores 16 bytes apart
