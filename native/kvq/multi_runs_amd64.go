@@ -430,10 +430,19 @@ func scoresRunsFar(c Codec) int {
 // scores (whose runs flavour prefetches the next run into L2 itself) was slower: 4.15–4.21 →
 // 4.66–4.97 ms; and for q8_0's one-digit scores (multiScoresQ80OneZ4RunsVNNI): 1.72–1.79 →
 // 1.96–2.04 (two on 2.04–2.06), q8_0's values with accRunsLoop's far Prefetch (the run four
-// on) 2.07–2.12 → 2.64–2.67 (contiguous 1.45–1.52 and 1.75–1.81).
+// on) 2.07–2.12 → 2.64–2.67 (contiguous 1.45–1.52 and 1.75–1.81). On Intel (intelCPU) q4_1's
+// and iq4_nl's take none, as q4_0's: the burst of PREFETCHT1 a run cost more there than it
+// saved (Intel Xeon, family 6 model 167, 2 vCPUs, kvcache TestPagedDecodeSpeed, 3
+// alternations, load 9–14: paged q4_1 6.25–6.59 → 5.40–5.92 ms, iq4_nl 5.72–6.08 →
+// 4.96–5.52; paged ÷ contiguous q4_1 0.98–1.25 → 0.94–1.08, iq4_nl 1.07–1.12 → 0.93–1.05).
 func runsFar(kind int) int {
 	switch kind {
-	case vnniQ5_0, vnniQ5_1, vnniQ4_1, vnniIQ4NL:
+	case vnniQ4_1, vnniIQ4NL:
+		if intelCPU {
+			return 0
+		}
+		return 3
+	case vnniQ5_0, vnniQ5_1:
 		return 3
 	}
 	return 0
