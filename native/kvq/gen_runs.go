@@ -72,6 +72,8 @@ var flavours = []flavour{
 	v8Z4AccRuns("multiAccQ41V8Z4INT", "multiAccQ41V8Z4RunsINT", "aQ41V8Z4_", 20),
 	v8Z4AccRuns("multiAccIQ4NLV8Z4INT", "multiAccIQ4NLV8Z4RunsINT", "aIQ4NLV8Z4_", 18),
 	intAccRuns("multiAccQ50VINT", "multiAccQ50VRunsINT", "aQ50V_", "the tile after next, prefetched 2·22 bytes a row-pair step"),
+	intelQ5AccRuns("multiAccQ50VIINT", "multiAccQ50VIRunsINT", "aQ50VI_", "the tile after next, prefetched 2·22 bytes a row-pair step", 0),
+	intelQ5AccRuns("multiAccQ51V8XINT", "multiAccQ51V8XRunsINT", "aQ51V8X_", "the tile after next, prefetched 2·24 bytes a row-pair step", 12),
 	intAccRuns("multiAccQ51V8Z4INT", "multiAccQ51V8Z4RunsINT", "aQ51V8Z4_", "the tile after next, prefetched 2·24 bytes a row-pair step"),
 	turboAccRuns("multiAccT4FBINT", "multiAccT4FBRunsINT", "aT4FB_"),
 	turboAccRuns("multiAccT4BINT", "multiAccT4BRunsINT", "aT4B_"),
@@ -110,6 +112,8 @@ var flavours = []flavour{
 	q5ScoresRuns("multiScoresQ50Z4GFNI", "multiScoresQ50Z4RunsGFNI", "z4Q50_", "\tPF22Z4\n",
 		"\tPREFETCHT0 (AX)\n\tPREFETCHT0 64(AX)\n\tPREFETCHT0 128(AX)\n\tPREFETCHT0 192(AX)\n\tPREFETCHT0 256(AX)\n\tPREFETCHT0 320(AX)\n\tADDQ $352, AX\n"),
 	q5ScoresRuns("multiScoresQ51Z4GFNI", "multiScoresQ51Z4RunsGFNI", "z4Q51_", "\tPF20Z4\n", "\tPF20\n"),
+	intelQ5ScoresRuns("multiScoresQ50XGFNI", "multiScoresQ50XRunsGFNI", "xQ50_", "\tPF22X\n", 352, 176),
+	intelQ5ScoresRuns("multiScoresQ51XGFNI", "multiScoresQ51XRunsGFNI", "xQ51_", "\tPF20X\n", 384, 192),
 	{
 		src: "multi_avx512x_amd64.s", name: "multiAccFP8BF16", runs: "multiAccFP8BF16RunsAVX512",
 		frame: "$536-64", runsFrame: "$544-80", defs: true, out: "multi_runs_avx512x_amd64.s",
@@ -372,6 +376,49 @@ func q5ScoresRuns(name, runs, label, pfOld, pfNew string) flavour {
 		doc: "prefetching pf bytes past each group of rows (the next run) in place of PFGROUPS groups on, into L1 alone (without the far prefetches HDRFAR further).",
 		repl: []repl{
 			{"off *float32)\n", "off *float32, pf int)\n", 1},
+			{"\tMOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead\n\tSHLQ $4, AX\n\tIMULQ $PFGROUPS, AX\n\tADDQ DI, AX\n",
+				"\tMOVQ pf+80(FP), AX         // prefetch pointer: pf bytes on (the next run)\n\tADDQ DI, AX\n", 1},
+			{pfOld, pfNew, 1},
+			{label, label[:len(label)-1] + "R_", -1},
+		},
+	}
+}
+
+// intelQ5AccRuns is the runs flavour of gen_intacc.go's Intel q5 values kernel name (labels
+// from label on; its prefetch pointer at the tile after next, its comment what): pf bytes past
+// each tile's first row (the run after next) in place of 128 rows on, and without far
+// L2 prefetches 32 KiB further (their count; the kernel's PREFETCHT1 32768(R15)).
+func intelQ5AccRuns(name, runs, label, what string, far int) flavour {
+	f := intAccRuns(name, runs, label, what)
+	if far > 0 {
+		f.repl = append(f.repl, repl{"\tPREFETCHT1 32768(R15)\n", "", far})
+	}
+	return f
+}
+
+// intelQ5ScoresRuns is the runs flavour of multi_vnni_amd64.s's Intel q5 scores kernel name
+// (multiScoresQ50XGFNI, multiScoresQ51XGFNI; labels from label on; its prefetches a block the
+// macro pfOld: six lines into L1 at the prefetch pointer, two far ones gap bytes apart HDRFAR
+// on into L2, the pointer then moved on step bytes): the pointer pf bytes on from each group of
+// rows (the next run) in place of PFGROUPS groups on, and the far prefetches far bytes past it
+// (the run after that one's distance on: far = the offset of the later run less pf) in place of
+// HDRFAR, where over a page's rows both read the memory past the page (its V rows, other heads').
+func intelQ5ScoresRuns(name, runs, label, pfOld string, step, gap int) flavour {
+	var near strings.Builder
+	for o := 0; o < 384; o += 64 {
+		fmt.Fprintf(&near, "\tPREFETCHT0 %d(AX)\n", o)
+	}
+	pfNew := strings.Replace(near.String(), "\tPREFETCHT0 0(AX)\n", "\tPREFETCHT0 (AX)\n", 1) +
+		"\tADDQ far+88(FP), AX        // the far prefetches' run\n" +
+		fmt.Sprintf("\tPREFETCHT1 (AX)\n\tPREFETCHT1 %d(AX)\n", gap) +
+		"\tSUBQ far+88(FP), AX\n" +
+		fmt.Sprintf("\tADDQ $%d, AX\n", step)
+	return flavour{
+		src: "multi_vnni_amd64.s", name: name, runs: runs, out: "multi_runs_vnni_amd64.s",
+		frame: "$0-80", runsFrame: "$0-96", defs: true,
+		doc: "prefetching pf bytes past each group of rows (the next run) in place of PFGROUPS groups on, and its far prefetches far bytes past those (a later run) in place of HDRFAR.",
+		repl: []repl{
+			{"off *float32)\n", "off *float32, pf, far int)\n", 1},
 			{"\tMOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead\n\tSHLQ $4, AX\n\tIMULQ $PFGROUPS, AX\n\tADDQ DI, AX\n",
 				"\tMOVQ pf+80(FP), AX         // prefetch pointer: pf bytes on (the next run)\n\tADDQ DI, AX\n", 1},
 			{pfOld, pfNew, 1},

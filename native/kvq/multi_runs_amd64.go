@@ -375,6 +375,7 @@ func runsPF(kind, nd int, avx2 bool, rows []byte, next [][]byte) int {
 	case kind == vnniQ4_1 && hdrRuns && !vnniStaged:
 	case kind == vnniIQ4NL && iq4ScoresVBMI && hdrRuns && !vnniStaged:
 	case (kind == vnniQ5_0 || kind == vnniQ5_1) && q5ScoresGFNI && q5ScoresZ4:
+	case (kind == vnniQ5_0 || kind == vnniQ5_1) && q5RunsIntel:
 	default:
 		return 0
 	}
@@ -443,10 +444,38 @@ func runsFar(kind int) int {
 		}
 		return 3
 	case vnniQ5_0, vnniQ5_1:
+		if q5RunsIntel {
+			return 0 // their kernels' far prefetches (q5FarRuns)
+		}
 		return 3
 	}
 	return 0
 }
+
+// q5RunsIntel is whether q5_0's and q5_1's scores and values over runs take the runs flavours of
+// their Intel kernels (q50ScoresX, q51ScoresX; multiAccQ50VIINT, multiAccQ51V8XINT):
+// multiScoresQ50XRunsGFNI and multiScoresQ51XRunsGFNI, their L1 prefetches at the next run and
+// their far ones (two lines a block into L2) q5FarRuns runs on, where the kernels' go 64 rows and
+// 32 KiB further on (past a page's K rows into its V rows and other heads'), and
+// multiAccQ50VIRunsINT and multiAccQ51V8XRunsINT (accIntRuns), their prefetches at the run after
+// next without the far ones. The scores and sums are the kernels' bit for bit. runsIntel's CPUs
+// where those kernels run (q5ScoresGFNI, not q5ScoresZ4; q5_1's values on 8-bit weights).
+var q5RunsIntel = runsIntel && q5ScoresGFNI && q50ScoresX && q51ScoresX && !q5ScoresZ4 && !isa.Acc16 && q51W8 && !q5W8
+
+// q5FarRuns is how many runs on q5RunsIntel's scores flavours aim their far prefetches.
+var q5FarRuns = 4
+
+//go:noescape
+func multiScoresQ50XRunsGFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, pf, far int)
+
+//go:noescape
+func multiScoresQ51XRunsGFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, pf, far int)
+
+//go:noescape
+func multiAccQ50VIRunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int)
+
+//go:noescape
+func multiAccQ51V8XRunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf int)
 
 // multiScoresQ41HdrZ4RunsVNNI and multiScoresIQ4NLHdrZ4RunsVBMI are multiScoresQ41HdrZ4VNNI
 // and multiScoresIQ4NLHdrZ4VBMI as multiScoresQ40HdrZ4RunsVNNI is multiScoresQ40HdrZ4VNNI
@@ -561,9 +590,15 @@ func accIntRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool 
 	case *q5_0Codec:
 		kernel, b = multiAccQ50VRunsINT, &q.blockCodec
 		ok = accRunsQ50
+		if q5RunsIntel && hasGFNI512 {
+			kernel, ok = multiAccQ50VIRunsINT, true
+		}
 	case *q5_1Codec:
 		kernel, b = multiAccQ51V8Z4RunsINT, &q.blockCodec
 		ok = accRunsQ51
+		if q5RunsIntel && hasGFNI512 && hasBITALG {
+			kernel, ok = multiAccQ51V8XRunsINT, true
+		}
 	case *tq4Codec:
 		// tq4's values through multiAccT4FBINT (turboAccKernels; d a multiple of 64, no tail).
 		if !accRunsTQ4 || turboAccKernels(q) != intAccT4FB || n%4 != 0 {

@@ -62,6 +62,12 @@
 	SCORES_ROW4(Z6, X6); \
 	LEAQ (BX)(AX*4), BX; \
 	SCORES_ROW4(Z7, X7)
+#define FIFTH(ctrl, lo, hi) \
+	VPSHUFB ctrl, Z23, Z29; \
+	VPTESTMB Z20, Z29, K1; \
+	VPTESTMB Z21, Z29, K2; \
+	VPADDB Z22, lo, K1, lo; \
+	VPADDB Z22, hi, K2, hi
 #define HDRI(off) \
 	VMOVQ off(CX), X29; \
 	VPINSRQ $1, off(BX), X29, X29; \
@@ -604,6 +610,32 @@ done: \
 	PREFETCHT1 (HDRFAR+256)(AX); \
 	PREFETCHT1 (HDRFAR+320)(AX); \
 	ADDQ $352, AX
+#define FIFTHX(ctrl, lo, hi) \
+	VPSHUFB ctrl, Z23, Z18; \
+	VPTESTMB Z16, Z18, K1; \
+	VPTESTMB Z17, Z18, K2; \
+	VPADDB Z22, lo, K1, lo; \
+	VPADDB Z22, hi, K2, hi
+#define PF20X \
+	PREFETCHT0 (AX); \
+	PREFETCHT0 64(AX); \
+	PREFETCHT0 128(AX); \
+	PREFETCHT0 192(AX); \
+	PREFETCHT0 256(AX); \
+	PREFETCHT0 320(AX); \
+	PREFETCHT1 (HDRFAR)(AX); \
+	PREFETCHT1 (HDRFAR+192)(AX); \
+	ADDQ $384, AX
+#define PF22X \
+	PREFETCHT0 (AX); \
+	PREFETCHT0 64(AX); \
+	PREFETCHT0 128(AX); \
+	PREFETCHT0 192(AX); \
+	PREFETCHT0 256(AX); \
+	PREFETCHT0 320(AX); \
+	PREFETCHT1 (HDRFAR)(AX); \
+	PREFETCHT1 (HDRFAR+176)(AX); \
+	ADDQ $352, AX
 
 // func multiScoresQ50Z4RunsGFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, pf int)
 // multiScoresQ50Z4GFNI prefetching pf bytes past each group of rows (the next run) in place of PFGROUPS groups on, into L1 alone (without the far prefetches HDRFAR further).
@@ -797,6 +829,232 @@ z4Q51R_next:
 	JNZ  z4Q51R_group
 
 z4Q51R_done:
+	VZEROUPPER
+	RET
+
+
+// func multiScoresQ50XRunsGFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, pf, far int)
+// multiScoresQ50XGFNI prefetching pf bytes past each group of rows (the next run) in place of PFGROUPS groups on, and its far prefetches far bytes past those (a later run) in place of HDRFAR.
+// multiScoresQ50Z4GFNI for Intel CPUs (multi_vnni_amd64.go's q50ScoresX), as
+// multiScoresQ51XGFNI is q5_1's: the fifth bits by FIFTHX in place of FIFTHSG, FINISHM's
+// temporaries in Z25..Z28, two far prefetches a block in place of six (PF22X). The same code vectors and float operations, so the same scores bit
+// for bit.
+TEXT ·multiScoresQ50XRunsGFNI(SB), NOSPLIT, $0-96
+	MOVQ rows+32(FP), DI
+	MOVQ rb+40(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+56(FP), R9
+	MOVQ m+48(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   xQ50R_done
+	MOVL $0x0F0F0F0F, AX
+	VPBROADCASTD AX, Z31
+	MOVQ $0x1020408000000000, AX // NIBBLESG's matrix: bits 4..7 to 0..3
+	VPBROADCASTQ AX, Z20
+	MOVL $0x10101010, AX       // FIFTHX's 16
+	VPBROADCASTD AX, Z22
+	MOVL $0x08040201, AX       // FIFTHX's bit masks
+	VPBROADCASTD AX, Z16
+	MOVL $0x80402010, AX
+	VPBROADCASTD AX, Z17
+
+xQ50R_group:
+	LEAQ 6(DI), CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ nb+24(FP), R11
+	MOVQ off+72(FP), AX        // the scores start at the queries' offsets
+	VBROADCASTSS (AX), Z8
+	VBROADCASTSS 4(AX), Z9
+	VBROADCASTSS 8(AX), Z10
+	VBROADCASTSS 12(AX), Z11
+	MOVQ pf+80(FP), AX         // prefetch pointer: pf bytes on (the next run)
+	ADDQ DI, AX
+
+xQ50R_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	PREFETCHT0 320(AX)
+	ADDQ far+88(FP), AX        // the far prefetches' run
+	PREFETCHT1 (AX)
+	PREFETCHT1 176(AX)
+	SUBQ far+88(FP), AX
+	ADDQ $352, AX
+	LOAD4Y(CX, Z24, X24, Y24, X0, Y0)
+	LOAD4Y(BX, Z25, X25, Y25, X1, Y1)
+	LOAD4Y(R14, Z26, X26, Y26, X2, Y2)
+	LOAD4Y(R15, Z27, X27, Y27, X3, Y3)
+	TRANSPOSE4
+	NIBBLESG
+
+	HDRI(-6)                   // the rows' headers (Z29, Z30)
+	VMOVDQU64 ·vnniHdr50QH(SB), Z23 // the rows' high-bit dwords: words 1 and 2 of each header
+	VPERMI2W Z30, Z29, Z23
+	FIFTHX(·vnniQHByte0(SB), Z0, Z1)
+	FIFTHX(·vnniQHByte1(SB), Z2, Z3)
+	FIFTHX(·vnniQHByte2(SB), Z4, Z5)
+	FIFTHX(·vnniQHByte3(SB), Z6, Z7)
+	VPBROADCASTD 32(DX), Z12   // −16·ΣQ: the codes' offset
+	VPBROADCASTD 36(DX), Z13
+	VPBROADCASTD 40(DX), Z14
+	VPBROADCASTD 44(DX), Z15
+	CHAINSM
+	VMOVDQU64 ·vnniHdr50D(SB), Z24 // the rows' block scales: word 0 of each header
+	VPERMI2W Z30, Z29, Z24
+	VCVTPH2PS Y24, Z24
+	FINISHM(Z12, Z25, 0, Z8)   // temporaries Z25..Z28: FIFTHX's masks stay in Z16, Z17
+	FINISHM(Z13, Z26, 1, Z9)
+	FINISHM(Z14, Z27, 2, Z10)
+	FINISHM(Z15, Z28, 3, Z11)
+
+	ADDQ $22, CX
+	ADDQ $22, BX
+	ADDQ $22, R14
+	ADDQ $22, R15
+	ADDQ $128, SI
+	ADDQ $96, DX
+	DECQ R11
+	JNZ  xQ50R_blk
+
+	SCORES_T
+	MOVQ ostride+64(FP), AX
+	CMPQ AX, $16
+	JNE  xQ50R_strided
+	SCORES_CONTIG
+	JMP  xQ50R_next
+
+xQ50R_strided:
+	SCORES_STRIDED
+
+xQ50R_next:
+	MOVQ ostride+64(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  xQ50R_group
+
+xQ50R_done:
+	VZEROUPPER
+	RET
+
+// func multiScoresQ51XRunsGFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, pf, far int)
+// multiScoresQ51XGFNI prefetching pf bytes past each group of rows (the next run) in place of PFGROUPS groups on, and its far prefetches far bytes past those (a later run) in place of HDRFAR.
+// multiScoresQ51Z4GFNI for Intel CPUs (multi_vnni_amd64.go's q51ScoresX): the fifth bits by
+// FIFTH's shuffle and two mask tests a pair of code vectors (FIFTHX) in place of FIFTHSG's
+// VPSHUFBITQMB a vector, and two far prefetches a block in place of six (PF20X). The same code
+// vectors, so the same scores bit for bit.
+TEXT ·multiScoresQ51XRunsGFNI(SB), NOSPLIT, $0-96
+	MOVQ rows+32(FP), DI
+	MOVQ rb+40(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+56(FP), R9
+	MOVQ m+48(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   xQ51R_done
+	MOVL $0x0F0F0F0F, AX
+	VPBROADCASTD AX, Z31
+	MOVQ $0x1020408000000000, AX // NIBBLESG's matrix: bits 4..7 to 0..3
+	VPBROADCASTQ AX, Z20
+	MOVL $0x10101010, AX       // FIFTHX's 16
+	VPBROADCASTD AX, Z22
+	MOVL $0x08040201, AX       // FIFTHX's bit masks
+	VPBROADCASTD AX, Z16
+	MOVL $0x80402010, AX
+	VPBROADCASTD AX, Z17
+
+xQ51R_group:
+	LEAQ 8(DI), CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ nb+24(FP), R11
+	MOVQ off+72(FP), AX        // the scores start at the queries' offsets
+	VBROADCASTSS (AX), Z8
+	VBROADCASTSS 4(AX), Z9
+	VBROADCASTSS 8(AX), Z10
+	VBROADCASTSS 12(AX), Z11
+	MOVQ pf+80(FP), AX         // prefetch pointer: pf bytes on (the next run)
+	ADDQ DI, AX
+
+xQ51R_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	PREFETCHT0 320(AX)
+	ADDQ far+88(FP), AX        // the far prefetches' run
+	PREFETCHT1 (AX)
+	PREFETCHT1 192(AX)
+	SUBQ far+88(FP), AX
+	ADDQ $384, AX
+	LOAD4Y(CX, Z24, X24, Y24, X0, Y0)
+	LOAD4Y(BX, Z25, X25, Y25, X1, Y1)
+	LOAD4Y(R14, Z26, X26, Y26, X2, Y2)
+	LOAD4Y(R15, Z27, X27, Y27, X3, Y3)
+	TRANSPOSE4
+	NIBBLESG
+
+	HDRI(-8)                   // the rows' headers (Z29, Z30)
+	VMOVDQU64 ·vnniHdrQH(SB), Z23 // the rows' high-bit dwords: dword 1 of each header
+	VPERMI2D Z30, Z29, Z23
+	FIFTHX(·vnniQHByte0(SB), Z0, Z1)
+	FIFTHX(·vnniQHByte1(SB), Z2, Z3)
+	FIFTHX(·vnniQHByte2(SB), Z4, Z5)
+	FIFTHX(·vnniQHByte3(SB), Z6, Z7)
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	CHAINSM
+	VMOVDQU64 ·vnniHdrDM(SB), Z24 // the rows' block scales (words 0..15) and minima (16..31):
+	VPERMI2W Z30, Z29, Z24       // words 0 and 1 of each header
+	VEXTRACTI64X4 $1, Z24, Y25
+	VCVTPH2PS Y24, Z24
+	VCVTPH2PS Y25, Z25
+	FINISHES41M
+
+	ADDQ $24, CX
+	ADDQ $24, BX
+	ADDQ $24, R14
+	ADDQ $24, R15
+	ADDQ $128, SI
+	ADDQ $96, DX
+	DECQ R11
+	JNZ  xQ51R_blk
+
+	SCORES_T
+	MOVQ ostride+64(FP), AX
+	CMPQ AX, $16
+	JNE  xQ51R_strided
+	SCORES_CONTIG
+	JMP  xQ51R_next
+
+xQ51R_strided:
+	SCORES_STRIDED
+
+xQ51R_next:
+	MOVQ ostride+64(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  xQ51R_group
+
+xQ51R_done:
 	VZEROUPPER
 	RET
 

@@ -819,6 +819,10 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 		case vnniQ4_1:
 			multiScoresQ41VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 		case vnniQ5_0:
+			if pf != 0 && q5RunsIntel {
+				multiScoresQ50XRunsGFNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0], pf, pf2-pf)
+				break
+			}
 			if q5ScoresGFNI && q50ScoresX && !q5ScoresZ4 {
 				multiScoresQ50XGFNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 				break
@@ -837,6 +841,10 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 			}
 			multiScoresQ50VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 		case vnniQ5_1:
+			if pf != 0 && q5RunsIntel {
+				multiScoresQ51XRunsGFNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0], pf, pf2-pf)
+				break
+			}
 			if q5ScoresGFNI && q5ScoresZ4 && pf != 0 {
 				multiScoresQ51Z4RunsGFNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0], pf)
 				break
@@ -898,6 +906,9 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 			if i+1 < len(runs) {
 				if pf = runsPF(kind, nd, bq != nil, rows, runs[i+1:]); pf != 0 {
 					pf2 = cmp.Or(runsAfterNext(runs, i), pf) // the run after next, for the kernels that take it (the next one where there is none)
+					if q5RunsIntel && (kind == vnniQ5_0 || kind == vnniQ5_1) {
+						pf2 = cmp.Or(runOffset(rows, runs[min(i+q5FarRuns, len(runs)-1)]), pf) // the far prefetches' run
+					}
 				}
 				if pf == 0 {
 					Prefetch(runs[i+1]) // the kernels' prefetches run past this run's end
