@@ -208,6 +208,19 @@ var flavours = []flavour{
 		},
 	},
 	{
+		src: "multi_avx2intacc_amd64.s", name: "multiAccQ80VNNIINT", runs: "multiAccQ80VNNIRunsINT",
+		frame: "$3264-64", runsFrame: "$3264-80",
+		doc: "over at most one tile, prefetching as multiAccQ80AVX2RunsINT does multiAccQ80AVX2INT's (the same code in its AVX-VNNI form): into L1 the rows pf bytes on (the next run) in place of the next tile, and into L2 those pf2 bytes on (the run after next).",
+		repl: []repl{
+			{"wstride int)\n", "wstride int, pf, pf2 int)\n", 1},
+			{"\tMOVQ rb+32(FP), R12\n\tSHLQ $6, R12\n\tADDQ DI, R12\n\tMOVQ R12, 3248(SP)         // the next tile,",
+				"\tMOVQ pf+64(FP), R12\n\tADDQ DI, R12\n\tMOVQ R12, 3248(SP)         // the next run,", 1},
+			{"\tMOVQ 3248(SP), R15\n", "\tMOVQ 3248(SP), R15\n\tMOVQ pf2+72(FP), AX\n\tSUBQ pf+64(FP), AX\n", 2},
+			{"\tPREFETCHT0 0(R15)\n", "\tPREFETCHT0 0(R15)\n\tPREFETCHT1 0(R15)(AX*1)\n", -1},
+			{"\tPREFETCHT0 64(R15)\n", "\tPREFETCHT0 64(R15)\n\tPREFETCHT1 64(R15)(AX*1)\n", -1},
+		},
+	},
+	{
 		src: "multi_avx2int_amd64.s", name: "avx2ScoresQ80One", runs: "avx2ScoresQ80OneRuns",
 		frame: "$8-80", runsFrame: "$16-96",
 		doc: "prefetching into L1 the same rows of the next run, pf bytes on, in place of 64 rows on, and into L2 those of the run after next, pf2 bytes on, in place of 8 KiB further (8(SP): pf2 − pf).",
@@ -221,6 +234,22 @@ var flavours = []flavour{
 			{"\tPREFETCHT1 8384(AX)\n", "\tPREFETCHT1 192(AX)(R15*1)\n", 2},
 			{"\tPREFETCHT1 8448(AX)\n", "\tPREFETCHT1 256(AX)(R15*1)\n", 2},
 			{"a2Q80One_", "a2Q80OneR_", -1},
+		},
+	},
+	{
+		src: "multi_avx2int_amd64.s", name: "avx2ScoresQ80OneVNNI", runs: "avx2ScoresQ80OneVNNIRuns",
+		frame: "$72-80", runsFrame: "$72-96",
+		doc: "prefetching as avx2ScoresQ80OneRuns does avx2ScoresQ80One's: into L1 the same rows of the next run, pf bytes on, in place of 64 rows on, and into L2 those of the run after next, pf2 bytes on, in place of 8 KiB further (8(SP): pf2 − pf).",
+		repl: []repl{
+			{"off *float32)\n", "off *float32, pf, pf2 int)\n", 1},
+			{"\tMOVQ R8, AX // prefetch pointer: PFGROUPS2 groups of eight rows ahead, 320 bytes a block\n\tSHLQ $3, AX\n\tIMULQ $PFGROUPS2, AX\n\tADDQ DI, AX\n",
+				"\tMOVQ pf2+88(FP), AX\n\tSUBQ pf+80(FP), AX\n\tMOVQ AX, 8(SP)             // from the next run's rows to the run after next's\n\tMOVQ pf+80(FP), AX // prefetch pointer: the same rows of the next run, 320 bytes a block\n\tADDQ DI, AX\n", 1},
+			{"\tPREFETCHT0 0(AX)\n\tPREFETCHT1 8192(AX)\n", "\tMOVQ 8(SP), R15\n\tPREFETCHT0 0(AX)\n\tPREFETCHT1 (AX)(R15*1)\n", 1},
+			{"\tPREFETCHT1 8256(AX)\n", "\tPREFETCHT1 64(AX)(R15*1)\n", 1},
+			{"\tPREFETCHT1 8320(AX)\n", "\tPREFETCHT1 128(AX)(R15*1)\n", 1},
+			{"\tPREFETCHT1 8384(AX)\n", "\tPREFETCHT1 192(AX)(R15*1)\n", 1},
+			{"\tPREFETCHT1 8448(AX)\n", "\tPREFETCHT1 256(AX)(R15*1)\n", 1},
+			{"a2Q80OneVNNI_", "a2Q80OneVNNIR_", -1},
 		},
 	},
 	{

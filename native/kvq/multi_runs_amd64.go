@@ -367,7 +367,7 @@ func runsPF(kind, nd int, avx2 bool, rows []byte, next [][]byte) int {
 	case len(rows) == 0:
 		return 0
 	case avx2:
-		if kind != vnniQ8_0 || nd != 1 || !avx2HBRoute(kind) || avx2TwinsOn() {
+		if kind != vnniQ8_0 || nd != 1 || !(avx2HBRoute(kind) || avxVNNI) || avx2TwinsOn() {
 			return 0
 		}
 	case kind == vnniQ8_0 && nd == 1 && q80OneRuns:
@@ -572,11 +572,13 @@ func accIntRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool 
 		// contiguous 2.70; the kernel's own L2 prefetches: accQ80AVX2Runs). The whole
 		// paged q8_0 decode (kvcache TestPagedDecodeSpeed as at avx2FloatScoresRuns, both
 		// flavours): 8.10–8.58 → 6.27–6.42 ms (contiguous 5.31–5.42: 1.50–1.58× → 1.18–1.20×).
-		if !intAcc() && avx2IntAccFor(intAccQ8_0) == avx2IntAcc[1] {
+		// On AVX-VNNI CPUs its VPDPWSSD form (multiAccQ80VNNIINT) likewise takes
+		// multiAccQ80VNNIRunsINT, with the scores' avx2ScoresQ80OneVNNIRuns (runsPF).
+		if k := avx2IntAccFor(intAccQ8_0); !intAcc() && (k == avx2IntAcc[1] || k == avx2VNNIAcc[1]) {
 			if q.full == 0 || q.full*BlockSize != q.d || n%4 != 0 {
 				return false
 			}
-			return accQ80AVX2Runs(rot, q.d, q.rb, acc, n, w, runs)
+			return accQ80AVX2Runs(rot, q.d, q.rb, acc, n, w, runs, k == avx2VNNIAcc[1])
 		}
 	case *q4_0Codec:
 		kernel, b = multiAccQ40V8Z4RunsINT, &q.blockCodec
@@ -1201,6 +1203,12 @@ func runsNext(runs [][]byte, i int) int {
 // rows pf bytes on (the next run) in place of the next tile, and into L2 those pf2 bytes on
 // (gen_runs.go, multi_runs_amd64.s).
 //
+// multiAccQ80VNNIRunsINT is multiAccQ80VNNIINT (q8_0's AVX-VNNI values) as
+// multiAccQ80AVX2RunsINT is multiAccQ80AVX2INT (gen_runs.go, multi_runs_amd64.s).
+//
+//go:noescape
+func multiAccQ80VNNIRunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf, pf2 int)
+
 //go:noescape
 func multiAccQ80AVX2RunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf, pf2 int)
 
@@ -1216,6 +1224,12 @@ func multiAccQ80AVX2RunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *f
 // decode (TestPagedDecodeSpeed, 3 alternations, load ~8) 5.98–6.07 → 5.85–5.95 ms
 // (contiguous 5.27–5.35).
 //
+// avx2ScoresQ80OneVNNIRuns is avx2ScoresQ80OneVNNI (q8_0's AVX-VNNI one-digit scores,
+// avxVNNI) prefetching as avx2ScoresQ80OneRuns does (gen_runs.go, multi_runs_amd64.s).
+//
+//go:noescape
+func avx2ScoresQ80OneVNNIRuns(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, pf, pf2 int)
+
 //go:noescape
 func avx2ScoresQ80OneRuns(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, pf, pf2 int)
 
@@ -1230,7 +1244,7 @@ func avx2ScoresQ80OneRuns(bq *byte, aux *uint32, stage *uint16, nb int, rows *by
 // L2 prefetches → 2.63–2.83 (contiguous 2.66–2.83); the whole paged q8_0 decode
 // (TestPagedDecodeSpeed, 4 alternations) 5.93–6.03 → 5.54–5.67 ms, contiguous 5.26–5.38
 // (1.10–1.13× → 1.05–1.06×).
-func accQ80AVX2Runs(rot *rotCodec, d, rb int, acc []float32, n int, w []float32, runs [][]byte) bool {
+func accQ80AVX2Runs(rot *rotCodec, d, rb int, acc []float32, n int, w []float32, runs [][]byte, vnni bool) bool {
 	for _, r := range runs {
 		if len(r) > AccumulateTile*rb {
 			return false
@@ -1249,6 +1263,10 @@ func accQ80AVX2Runs(rot *rotCodec, d, rb int, acc []float32, n int, w []float32,
 		}
 		ws := w[base*n : (base+m)*n]
 		for h := 0; h < n; h += 4 {
+			if vnni {
+				multiAccQ80VNNIRunsINT(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf, pf2)
+				continue
+			}
 			multiAccQ80AVX2RunsINT(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf, pf2)
 		}
 		if rot != nil {

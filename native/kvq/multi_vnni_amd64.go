@@ -740,6 +740,10 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 	intelX := len(runs) <= 1
 	kernel := func(rows *byte, m int, out *float32, ostride int) {
 		if bq != nil {
+			if pf != 0 && kind == vnniQ8_0 && avxVNNI {
+				avx2ScoresQ80OneVNNIRuns(&bq[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0], pf, pf2)
+				return
+			}
 			if pf != 0 && kind == vnniQ8_0 {
 				avx2ScoresQ80OneRuns(&bq[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0], pf, pf2)
 				return
