@@ -526,9 +526,9 @@ var (
 	accRunsQ51 = zen4Stream && hasGFNI512 && hasVBMI && hasBITALG && !isa.Acc16 && q51W8
 	// accRunsTQ4: the values of tq4 and the turbo tiers on their 8-bit kernels
 	// (multiAccT4FBINT, multiAccT4BINT, multiAccT3BINT, multiAccT2B) take their runs flavours
-	// on Zen 4 and Intel (runsIntel; scoresRunsTQ4 has the measurements). On Intel turbo3's and
-	// turbo2's scores have no runs flavour (t23ScoresRuns is Zen 4's), the split that Zen 4's
-	// figures show as a loss in their scores, yet there it paid: kvcache TestPagedDecodeSpeed,
+	// on Zen 4 and Intel (runsIntel; scoresRunsTQ4 has the measurements). On Intel, before
+	// turbo3's and turbo2's scores had runs flavours there (intelTQ4Runs), the split that Zen
+	// 4's figures show as a loss in their scores still paid: kvcache TestPagedDecodeSpeed,
 	// paged ÷ contiguous decode, the values run by run → their runs flavours, turbo3 1.62–1.64
 	// → 1.37–1.39, turbo2 1.40–1.43 → 1.32–1.38.
 	accRunsTQ4 = zen4Stream || runsIntel
@@ -1008,9 +1008,9 @@ func multiScoresF16Z4Runs(q *float32, d, nv int, rows *byte, rb, m int, out *flo
 // pair kernels' scheme; 2 alternations, load ~2): turbo2's scores 1.46–1.58 → 1.11–1.12,
 // turbo3's 1.98–2.03 → 1.31–1.45 (contiguous 1.03–1.05, 1.18–1.28), the values unchanged.
 // Only Zen 4 runs those (t23Uni is Zen 4's choice); other CPUs keep the Prefetch of each next
-// run whole for turbo3's and turbo2's scores. Intel takes tq4's and turbo4's scores' flavours
-// and all four's values' flavours (runsIntel has turbo4's figures; accRunsTQ4 turbo3's and
-// turbo2's, their values' flavours without their scores').
+// run whole for turbo3's and turbo2's scores. Intel takes all four's values' flavours
+// (accRunsTQ4) and the runs flavours of the scores kernels it runs (intelTQ4Runs: its tq4 and
+// turbo4 kernels are not the pair ones, tq4Pair being Zen 4's).
 var scoresRunsTQ4 = zen4Stream || runsIntel
 
 // t23ScoresRuns is whether the scores of turbo3 or turbo2 (kind) rows of d values, rb bytes,
@@ -1019,7 +1019,7 @@ var scoresRunsTQ4 = zen4Stream || runsIntel
 // AVX-512 VNNI and VBMI kernels), multiScoresT3PURunsVNNI and multiScoresT2PURunsVNNI, as
 // tq4's and turbo4's pair kernels take theirs (scoresRunsTQ4): their L1 prefetches at the run
 // after next and a Prefetch of the run three on before each run. Zen 4 only, as t23Uni (its
-// packed kernels) is: Intel's turbo3 and turbo2 scores keep the run-by-run calls.
+// packed kernels) is: Intel's turbo3 and turbo2 scores take intelTQ4Runs's flavours.
 func t23ScoresRuns(kind, d, rb int) bool {
 	if !scoresRunsTQ4 || !hasVNNIBW || !hasVBMI || !t23Uni(kind, d) {
 		return false

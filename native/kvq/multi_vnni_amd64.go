@@ -282,9 +282,7 @@ var q5ScoresZ4 = zen4Stream
 
 // q51ScoresX makes q5_1's GFNI scores (q5ScoresGFNI) take multiScoresQ51Z4GFNI's code on Intel
 // CPUs (intelCPU) too, as multiScoresQ51XGFNI: the same scores bit for bit (TestQ5ScoresZ4). A
-// paged cache's runs (runsPF) keep their prefetches past each run's rows there: the Z4 runs
-// flavour prefetches the next run, which Zen 4 pairs with its values' runs flavour
-// (accRunsQ51), not Intel's values kernel (q51X). The figures below are for
+// paged cache's runs take its runs flavour with Intel's values kernel's (q5RunsIntel). The figures below are for
 // multiScoresQ51Z4GFNI itself, before multiScoresQ51XGFNI. Measured on an Intel Xeon (KVM, 2 shared vCPUs; AVX-512 with VNNI, VBMI, BITALG,
 // GFNI, FP16) in the one-thread decode at the bench shape (attn's TestDecodeBreakdown shape:
 // 131072 cells, 32 heads on 8 KV heads, d 128; the kernels switched in one process round by
@@ -735,8 +733,9 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 	// pf, where the Zen 4 kernel takes runs (len(runs) > 1: runsPF), is the byte offset of the
 	// next run's rows from the run's, 0 for none.
 	pf, pf2 := 0, 0
-	// intelX is whether q5_1's Intel scores flavour (q51ScoresX) may run:
-	// over one run, not a paged cache's (their far prefetches, 32 KiB on, land past the page).
+	// intelX is whether q5_1's Intel scores flavour (q51ScoresX) may run run by run: over one
+	// run, not a paged cache's (its far prefetches, 32 KiB on, land past the page), where
+	// q5RunsIntel does not take its runs flavour.
 	intelX := len(runs) <= 1
 	kernel := func(rows *byte, m int, out *float32, ostride int) {
 		if bq != nil {
