@@ -462,7 +462,10 @@ func runsFar(kind int) int {
 // where those kernels run (q5ScoresGFNI, not q5ScoresZ4; q5_1's values on 8-bit weights).
 var q5RunsIntel = runsIntel && q5ScoresGFNI && q50ScoresX && q51ScoresX && !q5ScoresZ4 && !isa.Acc16 && q51W8 && !q5W8
 
-// q5FarRuns is how many runs on q5RunsIntel's scores flavours aim their far prefetches.
+// q5FarRuns is how many runs on q5RunsIntel's scores flavours aim their far prefetches. Two or
+// seven in place of four were within noise (kvcache TestPagedDecodeSpeed, Intel Xeon, 2
+// alternations, load 20–27: paged q5_0 5.54–5.98 and 5.82–5.97 ms against 5.72–6.05, q5_1
+// 7.57–7.76 and 7.88–8.02 against 7.19–8.22).
 var q5FarRuns = 4
 
 //go:noescape
@@ -792,7 +795,10 @@ func multiAccQ80Z4RunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *flo
 // kvcache TestPagedBreakdown (one thread, 32768 cells, 8 KV heads of 128, 4 queries, thread
 // CPU, 4 alternations, load 12–25): paged f16 scores 9.65–9.90 → 6.58–6.98 ms, its values
 // 4.96–5.27 → 6.48–6.65 (contiguous 3.65–3.96 and 3.72–4.04; the values no longer find the
-// rows the run-by-run scores' prefetches past each page left in L2).
+// rows the run-by-run scores' prefetches past each page left in L2). Not kept on Intel: the
+// L2 prefetches of f16's and bf16's scores flavours at the run after next in place of the next
+// (kvcache TestPagedBreakdown, 2 alternations, load 25–28: paged f16 scores 7.38–7.68 →
+// 7.79–7.79 ms, bf16 6.81–7.32 → 6.94–7.76; contiguous 4.5–6.2).
 var f16ScoresRuns = (zen4Stream || intelCPU) && hasAVX512VL
 
 // scoresRuns is DotManyMultiRuns's kernel path for f16 rows of a multiple of 32 values where
