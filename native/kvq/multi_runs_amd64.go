@@ -610,7 +610,7 @@ func accIntRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool 
 			return false
 		}
 		kernel = multiAccT4FBRunsINT
-		return accRunsLoop(kernel, rot, q.d, q.RowBytes(), acc, n, w, runs, true)
+		return accRunsLoop(kernel, rot, q.d, q.RowBytes(), acc, n, w, runs, !intelCPU) // Intel: no far Prefetch (intelTQ4Runs)
 	case *lmCodec:
 		// The turbo tiers' values through their 8-bit kernels (turboAccKernels).
 		if !accRunsTQ4 || n%4 != 0 {
@@ -626,7 +626,7 @@ func accIntRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool 
 		default:
 			return false
 		}
-		return accRunsLoop(kernel, rot, q.d, q.RowBytes(), acc, n, w, runs, true)
+		return accRunsLoop(kernel, rot, q.d, q.RowBytes(), acc, n, w, runs, !intelCPU) // Intel: no far Prefetch (intelTQ4Runs)
 	}
 	if !ok || !intAcc() || b.full == 0 || b.full*BlockSize != b.d || n%4 != 0 {
 		return false
@@ -1048,7 +1048,13 @@ func t23ScoresRuns(kind, d, rb int) bool {
 // a page's rows into its V rows and other heads', and a Prefetch of the run three on before each
 // run, as the pair kernels' flavours take theirs on Zen 4 (scoresRunsTQ4). Intel only
 // (runsIntel), with the values' runs flavours (accRunsTQ4): the two halves go together. The
-// scores are the kernels' bit for bit.
+// scores are the kernels' bit for bit. On Intel neither these scores nor the four formats'
+// values (accRunsLoop's far) take the Prefetch of a run further on (three on, four on) that
+// Zen 4's take: a burst of PREFETCHT1 over a whole run cost more there than it saved, as
+// q4_1's (runsFar). Intel Xeon, kvcache TestPagedDecodeSpeed, 2 alternations, load 12–18,
+// with both → without either: paged tq4 4.24–4.61 → 3.79–3.99 ms, turbo2 2.73–2.77 →
+// 2.39–2.49, turbo3 3.82–4.01 → 3.26–3.29, turbo4 4.45–4.66 → 3.89–3.92 (contiguous 3.9–4.4,
+// 2.5–2.7, 3.1–3.3, 4.2–4.5); the scores' alone or the values' alone took about half of it.
 func intelTQ4Runs(kind, nb, rb int, uni bool) bool {
 	if !runsIntel || uni {
 		return false

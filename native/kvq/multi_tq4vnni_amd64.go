@@ -636,7 +636,7 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 			whole := mr &^ 15
 			if whole > 0 {
 				if pairRuns {
-					if j := i + 3; j < len(runs) {
+					if j := i + 3; j < len(runs) && !intelRuns { // Intel: none (intelTQ4Runs)
 						Prefetch(runs[j])
 					}
 					// Direct calls: through a func value dig, aux, offs and stage would escape.
