@@ -415,12 +415,15 @@ func q5ScoresRuns(name, runs, label, pfOld, pfNew string) flavour {
 
 // intelQ5AccRuns is the runs flavour of gen_intacc.go's Intel q5 values kernel name (labels
 // from label on; its prefetch pointer at the tile after next, its comment what): pf bytes past
-// each tile's first row (the run after next) in place of 128 rows on, and without far
+// each tile's first row (the run after next) in place of 128 rows on (for q5_1's, whose L1
+// prefetches go 64 rows back from that pointer, at the pointer's rows), and without far
 // L2 prefetches 32 KiB further (their count; the kernel's PREFETCHT1 32768(R15)).
 func intelQ5AccRuns(name, runs, label, what string, far int) flavour {
 	f := intAccRuns(name, runs, label, what)
 	if far > 0 {
-		f.repl = append(f.repl, repl{"\tPREFETCHT1 32768(R15)\n", "", far})
+		// multiAccQ51V8XINT's L1 prefetches go 64 rows back from its pointer (R11: the next
+		// tile from the tile after next); here they go to the pointer's rows themselves.
+		f.repl = append(f.repl, repl{"\tPREFETCHT1 32768(R15)\n", "", far}, repl{"\tPREFETCHT0 (R15)(R11*1)\n", "\tPREFETCHT0 (R15)\n", far})
 	}
 	return f
 }
