@@ -56,7 +56,10 @@ const (
 // nothing), and where rot is set its offsets added after each run's sums, as its
 // AccumulateManyMulti adds them; false, doing nothing, where a run is longer than
 // AccumulateTile rows. The calls are direct (a func value would make acc's and w's slices
-// escape).
+// escape). Not kept on Intel: f16's and bf16's AVX-512 flavours' L2 prefetches two or five
+// runs on in place of three (kvcache TestPagedBreakdown, Intel Xeon, 2 alternations, load
+// ~3: paged values f16 5.62–5.75 ms with three, 5.51–5.80 with two, 5.73–5.75 with five;
+// bf16 5.81–5.84, 5.57–5.71, 5.60–5.76; contiguous 4.6–5.3).
 func accFloatRuns(k int, rot *rotCodec, acc []float32, n, d, rb int, w []float32, runs [][]byte) bool {
 	for _, r := range runs {
 		if len(r) > AccumulateTile*rb {
