@@ -160,6 +160,12 @@
 	VMOVDQU32 (p)(R8*2), tx; \
 	VINSERTI32X4 $1, (p)(R12*1), ty, ty; \
 	VINSERTI64X4 $1, ty, z, z
+#define LOAD4YO(off, p, z, x, y, tx, ty) \
+	VMOVDQU32 off(p), x; \
+	VINSERTI32X4 $1, off(p)(R8*1), y, y; \
+	VMOVDQU32 off(p)(R8*2), tx; \
+	VINSERTI32X4 $1, off(p)(R12*1), ty, ty; \
+	VINSERTI64X4 $1, ty, z, z
 #define LOAD4Q(p, z, x, y, tx, ty) \
 	VMOVDQU32 (p), x; \
 	VMOVDQU32 -16(p)(R8*1), K4, y; \
@@ -610,6 +616,15 @@ done: \
 	PREFETCHT1 (HDRFAR+256)(AX); \
 	PREFETCHT1 (HDRFAR+320)(AX); \
 	ADDQ $352, AX
+#define HDRT \
+	LOAD4YO(0, CX, Z24, X24, Y24, X28, Y28); \
+	LOAD4YO(0, BX, Z25, X25, Y25, X28, Y28); \
+	LOAD4YO(0, R14, Z26, X26, Y26, X28, Y28); \
+	LOAD4YO(0, R15, Z27, X27, Y27, X28, Y28); \
+	VPUNPCKLDQ Z25, Z24, Z28; \
+	VPUNPCKLDQ Z27, Z26, Z30; \
+	VPUNPCKLQDQ Z30, Z28, Z29; \
+	VPUNPCKHQDQ Z30, Z28, Z23
 #define FIFTHX(ctrl, lo, hi) \
 	VPSHUFB ctrl, Z23, Z18; \
 	VPTESTMB Z16, Z18, K1; \
@@ -837,8 +852,9 @@ z4Q51R_done:
 // multiScoresQ50XGFNI prefetching pf bytes past each group of rows (the next run) in place of PFGROUPS groups on, and its far prefetches far bytes past those (a later run) in place of HDRFAR.
 // multiScoresQ50Z4GFNI for Intel CPUs (multi_vnni_amd64.go's q50ScoresX), as
 // multiScoresQ51XGFNI is q5_1's: the fifth bits by FIFTHX in place of FIFTHSG, FINISHM's
-// temporaries in Z25..Z28, two far prefetches a block in place of six (PF22X). The same code vectors and float operations, so the same scores bit
-// for bit.
+// temporaries in Z25..Z28, two far prefetches a block in place of six (PF22X), the headers by
+// HDRT (qh by one VPSHRDD of its two halves, d by one VPERMW) in place of HDRI. The same code
+// vectors and float operations, so the same scores bit for bit.
 TEXT ·multiScoresQ50XRunsGFNI(SB), NOSPLIT, $0-96
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
@@ -857,9 +873,10 @@ TEXT ·multiScoresQ50XRunsGFNI(SB), NOSPLIT, $0-96
 	VPBROADCASTD AX, Z16
 	MOVL $0x80402010, AX
 	VPBROADCASTD AX, Z17
+	VMOVDQU64 ·vnniDMWords(SB), Z21
 
 xQ50R_group:
-	LEAQ 6(DI), CX
+	MOVQ DI, CX
 	LEAQ (CX)(R8*4), BX
 	LEAQ (BX)(R8*4), R14
 	LEAQ (R14)(R8*4), R15
@@ -886,16 +903,15 @@ xQ50R_blk:
 	PREFETCHT1 176(AX)
 	SUBQ far+88(FP), AX
 	ADDQ $352, AX
-	LOAD4Y(CX, Z24, X24, Y24, X0, Y0)
-	LOAD4Y(BX, Z25, X25, Y25, X1, Y1)
-	LOAD4Y(R14, Z26, X26, Y26, X2, Y2)
-	LOAD4Y(R15, Z27, X27, Y27, X3, Y3)
+	LOAD4YO(6, CX, Z24, X24, Y24, X0, Y0)
+	LOAD4YO(6, BX, Z25, X25, Y25, X1, Y1)
+	LOAD4YO(6, R14, Z26, X26, Y26, X2, Y2)
+	LOAD4YO(6, R15, Z27, X27, Y27, X3, Y3)
 	TRANSPOSE4
 	NIBBLESG
 
-	HDRI(-6)                   // the rows' headers (Z29, Z30)
-	VMOVDQU64 ·vnniHdr50QH(SB), Z23 // the rows' high-bit dwords: words 1 and 2 of each header
-	VPERMI2W Z30, Z29, Z23
+	HDRT                       // the rows' d and qh's low half (Z29), qh's high half (Z23)
+	VPSHRDD $16, Z23, Z29, Z23 // the rows' high-bit dwords
 	FIFTHX(·vnniQHByte0(SB), Z0, Z1)
 	FIFTHX(·vnniQHByte1(SB), Z2, Z3)
 	FIFTHX(·vnniQHByte2(SB), Z4, Z5)
@@ -905,8 +921,7 @@ xQ50R_blk:
 	VPBROADCASTD 40(DX), Z14
 	VPBROADCASTD 44(DX), Z15
 	CHAINSM
-	VMOVDQU64 ·vnniHdr50D(SB), Z24 // the rows' block scales: word 0 of each header
-	VPERMI2W Z30, Z29, Z24
+	VPERMW Z29, Z21, Z24       // the rows' block scales (words 0..15)
 	VCVTPH2PS Y24, Z24
 	FINISHM(Z12, Z25, 0, Z8)   // temporaries Z25..Z28: FIFTHX's masks stay in Z16, Z17
 	FINISHM(Z13, Z26, 1, Z9)
@@ -950,8 +965,9 @@ xQ50R_done:
 // multiScoresQ51XGFNI prefetching pf bytes past each group of rows (the next run) in place of PFGROUPS groups on, and its far prefetches far bytes past those (a later run) in place of HDRFAR.
 // multiScoresQ51Z4GFNI for Intel CPUs (multi_vnni_amd64.go's q51ScoresX): the fifth bits by
 // FIFTH's shuffle and two mask tests a pair of code vectors (FIFTHX) in place of FIFTHSG's
-// VPSHUFBITQMB a vector, and two far prefetches a block in place of six (PF20X). The same code
-// vectors, so the same scores bit for bit.
+// VPSHUFBITQMB a vector, two far prefetches a block in place of six (PF20X), and the headers
+// by HDRT (its d and m words by one VPERMW) in place of HDRI. The same code vectors and
+// headers, so the same scores bit for bit.
 TEXT ·multiScoresQ51XRunsGFNI(SB), NOSPLIT, $0-96
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
@@ -970,9 +986,10 @@ TEXT ·multiScoresQ51XRunsGFNI(SB), NOSPLIT, $0-96
 	VPBROADCASTD AX, Z16
 	MOVL $0x80402010, AX
 	VPBROADCASTD AX, Z17
+	VMOVDQU64 ·vnniDMWords(SB), Z21
 
 xQ51R_group:
-	LEAQ 8(DI), CX
+	MOVQ DI, CX
 	LEAQ (CX)(R8*4), BX
 	LEAQ (BX)(R8*4), R14
 	LEAQ (R14)(R8*4), R15
@@ -999,16 +1016,14 @@ xQ51R_blk:
 	PREFETCHT1 192(AX)
 	SUBQ far+88(FP), AX
 	ADDQ $384, AX
-	LOAD4Y(CX, Z24, X24, Y24, X0, Y0)
-	LOAD4Y(BX, Z25, X25, Y25, X1, Y1)
-	LOAD4Y(R14, Z26, X26, Y26, X2, Y2)
-	LOAD4Y(R15, Z27, X27, Y27, X3, Y3)
+	LOAD4YO(8, CX, Z24, X24, Y24, X0, Y0)
+	LOAD4YO(8, BX, Z25, X25, Y25, X1, Y1)
+	LOAD4YO(8, R14, Z26, X26, Y26, X2, Y2)
+	LOAD4YO(8, R15, Z27, X27, Y27, X3, Y3)
 	TRANSPOSE4
 	NIBBLESG
 
-	HDRI(-8)                   // the rows' headers (Z29, Z30)
-	VMOVDQU64 ·vnniHdrQH(SB), Z23 // the rows' high-bit dwords: dword 1 of each header
-	VPERMI2D Z30, Z29, Z23
+	HDRT                       // the rows' d and m (Z29) and high-bit dwords (Z23)
 	FIFTHX(·vnniQHByte0(SB), Z0, Z1)
 	FIFTHX(·vnniQHByte1(SB), Z2, Z3)
 	FIFTHX(·vnniQHByte2(SB), Z4, Z5)
@@ -1018,8 +1033,7 @@ xQ51R_blk:
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
 	CHAINSM
-	VMOVDQU64 ·vnniHdrDM(SB), Z24 // the rows' block scales (words 0..15) and minima (16..31):
-	VPERMI2W Z30, Z29, Z24       // words 0 and 1 of each header
+	VPERMW Z29, Z21, Z24       // the rows' block scales (words 0..15) and minima (16..31)
 	VEXTRACTI64X4 $1, Z24, Y25
 	VCVTPH2PS Y24, Z24
 	VCVTPH2PS Y25, Z25
