@@ -1981,6 +1981,42 @@ fbq_stored%L%:
 // cross-lane shuffles to reduce them, all on ports 0 and 5, cost what the halved FMAs save. One
 // more fp16 level (the quarters, 7·2⁻¹¹ of the 8·2⁻¹¹ budget) would halve the widening again,
 // for perhaps 10% by the uop count.
+//
+// A decode by arithmetic did not pay either (scratch, not committed). Two VGF2P8AFFINEQB give
+// each code's bf16 of 2⁻⁸ times its value, the high byte s0111EEE (the exponent bias 112 ORed
+// in by the instruction's constant) and the low byte Emmm0000, interleaved by the same
+// VPUNPCKLBW/VPUNPCKHBW, with the packer scaling the queries by 2⁸ (exact), so the products
+// are this kernel's bit for bit: 2 operations for the two VPERMI2B (3 µops each) and the
+// sign's VPTERNLOGD. But the codes the arithmetic gets wrong (exponent 0: zero and the
+// subnormals; NaN) need a check and a table path: VPADDB 1 and VPTESTNMB 0x70 (magnitudes
+// 0–14 and 0x7f), KORQ and KORTESTQ a group of four rows: 12 operations a 64-code vector
+// against 14, and a branch that real rows take at random. Bit for bit (rows with zeros and
+// tiny values, 64–256 values a row), but in cache (4096 rows of 128, four queries, old and
+// new test binaries alternated four times, load 13.5, thread CPU, min): Gaussian rows
+// 10.79–11.44 ns a row against 10.80–11.77, benchRowsOf's outlier rows (9.4% of 32-code
+// groups flagged, 0.16% of codes subnormal) 13.17–13.19 against 11.06–11.70; attention's
+// decode scores (Gaussian, 3 alternations, load ~10) 17.38–17.66 against 17.04–17.92. Fixing
+// the flagged bytes without a branch (VPERMB merge-masked from 64-entry tables: indices 0–15
+// and 63 do not collide; then the sign) costs the 7 operations it would save.
+//
+// The integer route (VPDPBUSD on 8-bit queries, as q8_0's) was counted, not written: an e4m3
+// magnitude is M·2^(E'−10), M ≤ 15, E' = max(E, 1) in 1..15. Unsigned bytes M·2^l ≤ 240 in
+// the u8 operand need three exponent groups (E'−1 = 5h + l) and the code's sign moved to the
+// query bytes (VPMOVB2M, four merge-masked VPSUBB); per 64-code vector and four queries: a
+// VPERMI2B for the bytes (3 µops), ~3 for the group masks, 3 zero-masked copies, 5 for the
+// sign, 12 VPDPBUSD and ~8 to combine the groups (per row and query two shifts and two adds
+// of int32 sums, below 2²⁹): ~34 operations against this kernel's 30 (16 FMAs, 14 decode),
+// and 12 int32 accumulators a row (48 for a loop of four rows). Signed bytes ±M·2^l ≤ 120 in
+// the s8 operand (four groups) with the query biased to u8 need a fifth VPDPBUSD a group for
+// the bias: 20 multiplies against 16 FMAs. The values phase groups alike.
+//
+// Nor did prefetching the other phase's rows (scratch harness of attention's chunk: these
+// scores over a chunk of K rows, then multiAccFP8VBMI over its V rows in calls of 64 rows,
+// 131072 rows, Gaussian; five runs, four with chunks of 16384 and one of 4096, load ~12,
+// thread CPU, min ns a row): the runs flavour's pf2 aimed at the chunk's V rows (into L2):
+// values 12.1–15.2 against 12.2–17.0, scores 14.0–20.6 against 13.8–14.6, whole 26.9–35.8
+// against 26.0–31.6 (noise, no gain); multiAccFP8VBMIRunsAVX512's pf2 aimed at the next
+// chunk's K rows: scores 12.9–14.7 but values 14.4–21.4, whole 28.0–37.6; both 29.7–39.5.
 func fp8ScoresF32() string {
 	var b strings.Builder
 	b.WriteString(`
