@@ -22,6 +22,8 @@
 //     2 MiB pages: with KVLAB_NO_HUGEPAGES, or transparent huge pages off, tq4's scores round
 //     the query per 32 values there too) are otherwise chosen there (Intel CPUs take some of
 //     them, and their own, by kvq's intelCPU);
+//   - KVLAB_NO_AMX: fp8's float32 scores kernel on an Intel CPU with AMX, in place of its
+//     AMX one (kvq's fp8AMXOn);
 //   - KVLAB_NO_HUGEPAGES: not an instruction set but listed with them, so that a run's record
 //     names it: the caches' row stores and the bandwidth yardstick stay on the system's default
 //     pages (internal/hugemem reads it).
@@ -36,7 +38,7 @@ import (
 )
 
 // Switches are the names of the switches, in the order Set lists them.
-var Switches = []string{"KVLAB_NO_AVX512", "KVLAB_NO_AVX512VNNI", "KVLAB_NO_AVX512VBMI", "KVLAB_NO_AVX512BF16", "KVLAB_NO_AVXVNNI", "KVLAB_ACC16", "KVLAB_Q8_TWO_DIGITS", "KVLAB_NO_AVX2INTACC", "KVLAB_NO_ZEN4", "KVLAB_NO_HUGEPAGES"}
+var Switches = []string{"KVLAB_NO_AVX512", "KVLAB_NO_AVX512VNNI", "KVLAB_NO_AVX512VBMI", "KVLAB_NO_AVX512BF16", "KVLAB_NO_AVXVNNI", "KVLAB_ACC16", "KVLAB_Q8_TWO_DIGITS", "KVLAB_NO_AVX2INTACC", "KVLAB_NO_ZEN4", "KVLAB_NO_AMX", "KVLAB_NO_HUGEPAGES"}
 
 var (
 	// NoAVX512 is KVLAB_NO_AVX512, read at start.
@@ -73,6 +75,11 @@ var (
 	// NoZen4 is KVLAB_NO_ZEN4, read at start: an AMD Zen 4 runs the AVX-512 kernels AMD Zen 5
 	// runs, not its own flavours (Intel CPUs take some of those and their own: kvq's intelCPU).
 	NoZen4 = on("KVLAB_NO_ZEN4")
+
+	// AMXBF16 is the CPU's AMX tiles with BF16 (TDPBF16PS; Intel Sapphire Rapids and later,
+	// the OS having enabled their state) unless KVLAB_NO_AMX is set, or AVX-512 VBMI is hidden
+	// (the switches above stand for CPUs without AMX); users ask the OS for the tiles too.
+	AMXBF16 = cpu.X86.HasAMXTile && cpu.X86.HasAMXBF16 && !noAVX512VBMI && !on("KVLAB_NO_AMX")
 )
 
 // Set is the switches set in the environment now (read at each call: a run's record names the

@@ -413,6 +413,7 @@ func main() {
 	out.WriteString(fp8ScoresBF16H())
 	out.WriteString(fp8ScoresF32())
 	out.WriteString(fp8PackF32Text())
+	out.WriteString(fp8ScoresAMXText)
 	for _, f := range formats {
 		rowTab, accTab, grpOff := "", "", ""
 		if f.rowTab != nil {
@@ -2247,3 +2248,146 @@ func f32sReduce(a int, ra, rb string) string {
 	VMULPS Y12, Y11, Y11
 `, a, a+1, a+2, a+3, ra, rb)
 }
+
+// fp8ScoresAMXText is multiScoresFP8AMX (multi_fp8amx_amd64.go): fp8 scores of four queries
+// over rows of 128 values through AMX (TDPBF16PS), on Intel CPUs with AMX-BF16 (Sapphire Rapids
+// and later). The Go assembler has no AMX mnemonics, so the tile instructions are BYTE
+// encodings (VEX, Intel SDM): LDTILECFG, TILERELEASE, TILEZERO, TILELOADD, TILESTORED and
+// TDPBF16PS. Per call: the tile configuration (fp8AMXCfg: C tiles tmm0 and tmm2 16 rows of 4
+// floats, A tiles tmm1 and tmm3 16 rows of 32 bf16, B tiles tmm4..7 16 rows of 8 bf16), the
+// four B tiles (the queries rounded to bf16, packed by fp8PackAMX: chunk c, pair row p, query
+// h: the bf16 pair of values v(c, 2p), v(c, 2p+1)), then per loop two blocks of 16 rows: each
+// row's 128 codes decoded to bf16 by table (FP8BF16DEC, as the bf16 kernels) and stored as
+// four A chunks (buf + 1024c + 64r: chunk c word j is value v(c, j) = 64(c>>1) + 16(j>>3) +
+// 8(c&1) + (j&7)), the first block's four TILELOADD/TDPBF16PS into tmm0 issued before the
+// second block's decode (into buf + 4096, tmm2), so that the tile unit works beside the vector
+// decode; the C tiles stored to cbuf (buf + 8192) and each row's four sums times its scale plus
+// offs written to out. A row's sums are the same wherever it sits (each C row is its A row
+// times B), so the caller may split the rows anyhow (it passes m a multiple of 32; a shorter
+// rest goes through a zero-padded copy). TILERELEASE at the end: every call configures its
+// tiles itself (a goroutine may move to another thread between calls).
+var fp8ScoresAMXText = `
+// fp8AMXCfg is multiScoresFP8AMX's tile configuration (palette 1; bytes per row of tiles 0..7
+// at 16, rows at 48).
+DATA ·fp8AMXCfg+0(SB)/8, $0x0000000000000001
+DATA ·fp8AMXCfg+8(SB)/8, $0
+DATA ·fp8AMXCfg+16(SB)/8, $0x0040001000400010
+DATA ·fp8AMXCfg+24(SB)/8, $0x0010001000100010
+DATA ·fp8AMXCfg+32(SB)/8, $0
+DATA ·fp8AMXCfg+40(SB)/8, $0
+DATA ·fp8AMXCfg+48(SB)/8, $0x1010101010101010
+DATA ·fp8AMXCfg+56(SB)/8, $0
+GLOBL ·fp8AMXCfg(SB), RODATA|NOPTR, $64
+
+// TDPBF16PS tmm(d), tmm(a), tmm(b): C(d) += A(a)·B(b) (VEX.128.F3.0F38.W0 5C).
+#define AMXTDP(d, a, b) BYTE $0xC4; BYTE $0xE2; BYTE $(((15-(b))&15)<<3 | 2); BYTE $0x5C; BYTE $(0xC0 | (d)<<3 | (a))
+// TILELOADD tmm(t), disp(DI)(DX*1) (VEX.128.F2.0F38.W0 4B).
+#define AMXLOADDI(t, disp) BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $(0x84 | (t)<<3); BYTE $0x17; LONG $(disp)
+// TILELOADD tmm(t), disp(BX)(DX*1).
+#define AMXLOADBX(t, disp) BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $(0x84 | (t)<<3); BYTE $0x13; LONG $(disp)
+// TILESTORED disp(CX)(AX*1), tmm(t) (VEX.128.F3.0F38.W0 4B).
+#define AMXSTORECX(t, disp) BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $(0x84 | (t)<<3); BYTE $0x01; LONG $(disp)
+// TILEZERO tmm(t) (VEX.128.F2.0F38.W0 49 11:rrr:000).
+#define AMXZERO(t) BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x49; BYTE $(0xC0 | (t)<<3)
+// LDTILECFG (BX) (VEX.128.NP.0F38.W0 49 /0) and TILERELEASE (VEX.128.NP.0F38.W0 49 C0).
+#define AMXCFGBX BYTE $0xC4; BYTE $0xE2; BYTE $0x78; BYTE $0x49; BYTE $0x03
+#define AMXRELEASE BYTE $0xC4; BYTE $0xE2; BYTE $0x78; BYTE $0x49; BYTE $0xC0
+
+// AMXROW decodes the row at BX into the A chunks at R12 (+1024 a chunk).
+#define AMXROW \
+	PREFETCHT0 PFDISTZ(BX); \
+	PREFETCHT1 PFDISTZ2(BX); \
+	VMOVDQU64 (BX), Z16; \
+	VMOVDQU64 (BX), Z17; \
+	FP8BF16DEC(Z16, Z17, Z18); \
+	VMOVDQU64 Z18, (R12); \
+	VMOVDQU64 Z16, 1024(R12); \
+	VMOVDQU64 64(BX), Z19; \
+	VMOVDQU64 64(BX), Z20; \
+	FP8BF16DEC(Z19, Z20, Z21); \
+	VMOVDQU64 Z21, 2048(R12); \
+	VMOVDQU64 Z19, 3072(R12)
+
+// func multiScoresFP8AMX(bt *uint16, rows *byte, rb, m int, out *float32, ostride, so int, offs *float32, buf *byte)
+// fp8 scores of four queries packed by fp8PackAMX (bf16, 1 KiB) over the m rows (m a positive
+// multiple of 32) of 128 values at rows (rb bytes apart, the row scale so bytes into a row):
+// query h's score of row j, its sum times the scale plus offs[h], at out + j·ostride + 4h;
+// buf is 8704 bytes of scratch, 64-byte aligned. The tiles must be permitted (amxPermit).
+TEXT ·multiScoresFP8AMX(SB), NOSPLIT, $0-72
+	LEAQ ·fp8AMXCfg(SB), BX
+	AMXCFGBX
+	MOVQ bt+0(FP), BX
+	MOVQ $16, DX
+	AMXLOADBX(4, 0)
+	AMXLOADBX(5, 256)
+	AMXLOADBX(6, 512)
+	AMXLOADBX(7, 768)
+	MOVQ rows+8(FP), SI
+	MOVQ rb+16(FP), R8
+	MOVQ m+24(FP), R10
+	MOVQ out+32(FP), R9
+	MOVQ ostride+40(FP), R15
+	MOVQ so+48(FP), R14
+	MOVQ offs+56(FP), AX
+	VMOVUPS (AX), X2
+	MOVQ buf+64(FP), DI
+	LEAQ 8192(DI), CX          // the C tiles
+` + fp8BF16Tabs + `	MOVQ $64, DX
+	MOVQ $16, AX
+famx_blk:
+	MOVQ SI, BX
+	MOVQ DI, R12
+	MOVQ $16, R13
+famx_row1:
+	AMXROW
+	ADDQ R8, BX
+	ADDQ $64, R12
+	DECQ R13
+	JNZ  famx_row1
+	AMXZERO(0)
+	AMXLOADDI(1, 0)
+	AMXTDP(0, 1, 4)
+	AMXLOADDI(3, 1024)
+	AMXTDP(0, 3, 5)
+	AMXLOADDI(1, 2048)
+	AMXTDP(0, 1, 6)
+	AMXLOADDI(3, 3072)
+	AMXTDP(0, 3, 7)
+	LEAQ 4096(DI), R12
+	MOVQ $16, R13
+famx_row2:
+	AMXROW
+	ADDQ R8, BX
+	ADDQ $64, R12
+	DECQ R13
+	JNZ  famx_row2
+	AMXZERO(2)
+	AMXLOADDI(1, 4096)
+	AMXTDP(2, 1, 4)
+	AMXLOADDI(3, 5120)
+	AMXTDP(2, 3, 5)
+	AMXLOADDI(1, 6144)
+	AMXTDP(2, 1, 6)
+	AMXLOADDI(3, 7168)
+	AMXTDP(2, 3, 7)
+	AMXSTORECX(0, 0)
+	AMXSTORECX(2, 256)
+	MOVQ SI, BX
+	XORQ R13, R13
+famx_scale:
+	VBROADCASTSS (BX)(R14*1), X1
+	VMULPS (CX)(R13*1), X1, X1
+	VADDPS X2, X1, X1
+	VMOVUPS X1, (R9)
+	ADDQ R8, BX
+	ADDQ R15, R9
+	ADDQ $16, R13
+	CMPQ R13, $512
+	JNE  famx_scale
+	MOVQ BX, SI
+	SUBQ $32, R10
+	JNZ  famx_blk
+	AMXRELEASE
+	VZEROUPPER
+	RET
+`

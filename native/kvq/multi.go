@@ -743,8 +743,9 @@ func (c *tq4Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows [
 // AVX2 digits with |Q| ≤ 93, turbo4's ≤ 78, scoresGridQMax, u = (1 + 2⁻⁶)/186 and
 // (1 + 2⁻⁶)/156), and
 // DotManyMulti agrees with Dot(q̃) within the float bound; where fp8's are bf16 ones (AVX-512
-// VBMI and BF16), every value of the whole 32-value blocks is rounded to bf16 (to nearest
-// even, below 2⁻¹²⁶ to 0), u = 2⁻⁸; elsewhere dst = q and u = 0.
+// VBMI and BF16; on Intel with AMX-BF16 the AMX kernel, rows of 128 values), every value of
+// the whole 32-value blocks is rounded to bf16 (to nearest even, below 2⁻¹²⁶ to 0), u = 2⁻⁸;
+// elsewhere dst = q and u = 0.
 func ScoresGrid(c Codec, dst, q []float32, n int) (u float64) {
 	inner := Unwrap(c)
 	d := c.Dim()

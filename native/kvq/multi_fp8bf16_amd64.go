@@ -99,6 +99,10 @@ func fp8Offsets(off, q *float32, d, nv int, mu *float32)
 // last whole 32 added by tail in float32. With mu (d values; nil for none) every score of
 // query h starts from q̃_h·mu (q̃_h as ScoresGrid rounds it), which the kernel adds.
 func (c fp8Codec) scoresBF16(q []float32, n int, rows []byte, out, mu []float32) {
+	if c.d == 128 && fp8AMXActive() {
+		c.scoresAMX(q, n, rows, out, mu)
+		return
+	}
 	d, rb := c.d, c.d+4
 	m := len(out) / n
 	q, rows, out = q[:n*d], rows[:m*rb], out[:m*n]
@@ -196,7 +200,7 @@ func fp8Grid(dst, q []float32, n, d int) {
 
 // align64 is p from its first element at a 64-byte boundary on, 64 bytes shorter (the callers
 // give p 64 bytes more than they need: 32 words, 16 floats).
-func align64[T uint16 | float32](p []T) []T {
+func align64[T byte | uint16 | float32](p []T) []T {
 	size := int(unsafe.Sizeof(p[0]))
 	o := int(-uintptr(unsafe.Pointer(&p[0])) & 63 / uintptr(size))
 	return p[o : len(p)-64/size+o]

@@ -16,3 +16,6 @@ func (c fp8Codec) scoresBF16(q []float32, n int, rows []byte, out, mu []float32)
 }
 
 func fp8Grid(dst, q []float32, n, d int) { panic("kvq: no bf16 fp8 kernel on this platform") }
+
+// fp8AMXActive is false: the AMX kernel is amd64 assembly.
+func fp8AMXActive() bool { return false }

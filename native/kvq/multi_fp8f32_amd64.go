@@ -22,6 +22,8 @@ package kvq
 // weights of 1e-41 took 1174 ns a row of 128 values against 13.1 (multiAccFP8BF16, which
 // flushes them to 0 as it rounds them to bf16: 48 against 13.5). Attention's softmax gives no
 // weight below 2⁻⁶⁴ (native/attn's expFloor), so only rows whose scale is below ~2⁻⁶² reach it.
+// Where the CPU has AMX-BF16 (fp8AMXOn), the scores of rows of 128 values go through
+// multiScoresFP8AMX instead (multi_fp8amx_amd64.go: the query rounded to bf16).
 var fp8F32 = &multiKernels{scores: fp8ScoresF32, acc: multiAccFP8VBMI}
 
 // fp8F32On selects fp8F32 over fp8VBMI: Intel CPUs (intelCPU). A variable so that tests can

@@ -58,8 +58,11 @@ func (c fp8Codec) tailAcc(acc []float32, w float32, row []byte) {
 }
 
 // bf16Scores reports whether the codec's multi-query scores go through the bf16 kernel (the
-// CPU has it and a row has a whole 32-value group); ScoresGrid rounds the query to match.
-func (c fp8Codec) bf16Scores() bool { return fp8BF16Active() && c.d >= 32 }
+// CPU has it and a row has a whole 32-value group) or the AMX one (rows of 128 values);
+// ScoresGrid rounds the query to match.
+func (c fp8Codec) bf16Scores() bool {
+	return fp8BF16Active() && c.d >= 32 || fp8AMXActive() && c.d == 128
+}
 
 // DotManyMulti scores n queries against every row within the MultiQuery bounds.
 func (c fp8Codec) DotManyMulti(q []float32, n int, rows []byte, out []float32) {

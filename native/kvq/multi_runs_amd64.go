@@ -929,6 +929,12 @@ func fp8ScoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bo
 		c, mu = r.inner, r.muR
 	}
 	f, ok := c.(fp8Codec)
+	if ok && f.d == 128 && fp8AMXActive() && n%4 == 0 {
+		if mu != nil {
+			mu = mu[:128]
+		}
+		return fp8AMXScoresRuns(q, n, runs, out, mu)
+	}
 	if ok && multiFP8 == fp8F32 && !f.bf16Scores() && f.d%32 == 0 && n%4 == 0 && f.d <= multiScratchDim {
 		return fp8F32ScoresRuns(f.d, q, n, runs, out, mu)
 	}

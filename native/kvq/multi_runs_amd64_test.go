@@ -186,7 +186,7 @@ func TestRunsKernels(t *testing.T) {
 			t.Error("fp8 values do not take multiAccFP8VBMIRunsAVX512")
 		}
 		if !scoresRuns(c, make([]float32, 4*128), 4, runs, make([]float32, 4*67)) {
-			t.Error("fp8 scores do not take fp8F32ScoresRuns")
+			t.Error("fp8 scores do not take fp8F32ScoresRuns (fp8AMXScoresRuns with AMX)")
 		}
 	}
 	if fp8RunsZ4 && fp8BF16AccActive() && fp8BF16ScoresH {

@@ -1,0 +1,143 @@
+//go:build amd64 && !purego
+
+package kvq
+
+import (
+	"math"
+
+	"github.com/kvlab/kvlab/internal/isa"
+)
+
+// fp8AMXOn selects fp8's AMX scores kernel (multiScoresFP8AMX, gen_avx512.go's
+// fp8ScoresAMXText) on Intel CPUs with AMX-BF16 whose OS grants the tiles (amxPermit), for
+// rows of 128 values where fp8F32 runs: the query rounded to bf16 as the bf16 kernels round it
+// (ScoresGrid, u = 2⁻⁸), the e4m3 codes exact in bf16, TDPBF16PS's exact products summed in
+// float32. Against multiScoresFP8F32 (the same Xeon, 4096 rows of 128 in cache, four queries,
+// scratch prototype of this kernel alternated with it, nine rounds, load ~14, thread CPU, min)
+// 6.67–6.84 ns a row against 12.10–12.57, streamed 7.64–7.90 against 12.87–13.20: the 32
+// multiply-adds a row become four TDPBF16PS per 16 rows on the tile unit, beside the table
+// decode (9 operations a 64-code half row) and four 64-byte stores. A variable so that tests
+// can run both.
+var fp8AMXOn = intelCPU && isa.AMXBF16 && hasFP8BF16 && amxPermit()
+
+// fp8AMXActive reports whether fp8's scores of rows of 128 values go through the AMX kernel:
+// fp8AMXOn and fp8F32 selected (tests select others).
+func fp8AMXActive() bool { return fp8AMXOn && multiFP8 == fp8F32 }
+
+// scoresAMX is scoresBF16 through multiScoresFP8AMX (d = 128): per four queries (fewer padded
+// with zeros) the B tiles packed once (fp8PackAMX) and the offsets as the bf16 kernels take
+// them (fp8Offsets), then the rows (amxRows).
+func (c fp8Codec) scoresAMX(q []float32, n int, rows []byte, out, mu []float32) {
+	const d = 128
+	m := len(out) / n
+	q, out = q[:n*d], out[:m*n]
+	if m == 0 {
+		return
+	}
+	var a amxScratch
+	for h := 0; h < n; h += 4 {
+		r := min(4, n-h)
+		qh := q[h*d : (h+r)*d]
+		if r < 4 {
+			var qpad [4 * d]float32
+			qh = padQueries(qpad[:], qh, d, r, d)
+		}
+		a.pack(qh, mu)
+		a.rows(rows, m, out, n, h, r)
+	}
+}
+
+// fp8AMXScoresRuns is fp8ScoresRuns through multiScoresFP8AMX (rows of 128 values, n a
+// multiple of 4): each four queries packed once, then every run (amxRows), a rotated codec's
+// offsets (mu, nil for none) added as scoresAMX adds them. The scores are DotManyMulti's bit
+// for bit.
+func fp8AMXScoresRuns(q []float32, n int, runs [][]byte, out, mu []float32) bool {
+	const d, rb = 128, 132
+	m := len(out) / n
+	q, out = q[:n*d], out[:m*n]
+	var a amxScratch
+	for h := 0; h < n; h += 4 {
+		a.pack(q[h*d:(h+4)*d], mu)
+		base := 0
+		for _, r := range runs {
+			mr := min(len(r)/rb, m-base)
+			if mr <= 0 {
+				continue
+			}
+			a.rows(r, mr, out[base*n:], n, h, 4)
+			base += mr
+		}
+	}
+	return true
+}
+
+// amxScratch is multiScoresFP8AMX's packed queries, offsets and scratch for one call.
+type amxScratch struct {
+	bt   [512]uint16
+	offs [4]float32
+	buf  [8704 + 64]byte
+	tmp  [32 * 4]float32
+	tail [32 * 132]byte
+}
+
+// pack packs the four queries q (128 values each) and their offsets (mu nil: none).
+func (a *amxScratch) pack(q, mu []float32) {
+	fp8PackAMX(&a.bt, q)
+	a.offs = [4]float32{}
+	if mu != nil {
+		fp8Offsets(&a.offs[0], &q[0], 128, 128, &mu[0])
+	}
+}
+
+// rows writes the scores of the r ≤ 4 packed queries over the m rows (132 bytes each) to
+// out[j·n + h + i]: the rows in multiples of 32 straight to out where r is 4, the rest by 32
+// through tmp, a last part of fewer than 32 rows through a zero-padded copy (so a row's scores
+// do not depend on where the rows are split).
+func (a *amxScratch) rows(rows []byte, m int, out []float32, n, h, r int) {
+	const d, rb = 128, 132
+	buf := align64(a.buf[:])
+	for j0 := 0; j0 < m; {
+		mb := min(32, m-j0)
+		if r == 4 && mb == 32 {
+			m32 := (m - j0) &^ 31
+			multiScoresFP8AMX(&a.bt[0], &rows[j0*rb], rb, m32, &out[j0*n+h], 4*n, d, &a.offs[0], &buf[0])
+			j0 += m32
+			continue
+		}
+		src := rows[j0*rb:]
+		if mb < 32 {
+			clear(a.tail[:])
+			copy(a.tail[:], rows[j0*rb:(j0+mb)*rb])
+			src = a.tail[:]
+		}
+		multiScoresFP8AMX(&a.bt[0], &src[0], rb, 32, &a.tmp[0], 16, d, &a.offs[0], &buf[0])
+		for j := 0; j < mb; j++ {
+			o, t := out[(j0+j)*n+h:(j0+j)*n+h+r], a.tmp[4*j:4*j+4]
+			for i := range o {
+				o[i] = t[i]
+			}
+		}
+		j0 += mb
+	}
+}
+
+// fp8PackAMX writes multiScoresFP8AMX's B tiles for the four queries q (128 values each):
+// each value rounded to bf16 as fp8QueryBF16 rounds it (bf16RoundAVX512), at chunk c (256
+// words), pair row p (8 words) and query h the pair of values v(c, 2p), v(c, 2p+1), where
+// v(c, j) = 64(c>>1) + 16(j>>3) + 8(c&1) + (j&7) is the value the kernel's decode puts at word
+// j of chunk c.
+func fp8PackAMX(bt *[512]uint16, q []float32) {
+	var qr [4 * 128]float32
+	bf16RoundAVX512(&qr[0], &q[0], 4*128)
+	for c := 0; c < 4; c++ {
+		for j := 0; j < 32; j++ {
+			v := 64*(c>>1) + 16*(j>>3) + 8*(c&1) + j&7
+			for h := 0; h < 4; h++ {
+				bt[c*128+(j>>1)*8+h*2+j&1] = uint16(math.Float32bits(qr[h*128+v]) >> 16)
+			}
+		}
+	}
+}
+
+//go:noescape
+func multiScoresFP8AMX(bt *uint16, rows *byte, rb, m int, out *float32, ostride, so int, offs *float32, buf *byte)
