@@ -2451,10 +2451,13 @@ GLOBL ·fp8AMXCfg(SB), RODATA|NOPTR, $64
 #define AMXCFGBX BYTE $0xC4; BYTE $0xE2; BYTE $0x78; BYTE $0x49; BYTE $0x03
 #define AMXRELEASE BYTE $0xC4; BYTE $0xE2; BYTE $0x78; BYTE $0x49; BYTE $0xC0
 
-// AMXROW decodes the row at BX into the A chunks at R12 (+1024 a chunk).
+// AMXROW decodes the row at BX into the A chunks at R12 (+1024 a chunk), prefetching two
+// lines R11 bytes on into L1 and AX bytes on into L2.
 #define AMXROW \
-	PREFETCHT0 PFDISTZ(BX); \
-	PREFETCHT1 PFDISTZ2(BX); \
+	PREFETCHT0 (BX)(R11*1); \
+	PREFETCHT0 64(BX)(R11*1); \
+	PREFETCHT1 (BX)(AX*1); \
+	PREFETCHT1 64(BX)(AX*1); \
 	VMOVDQU64 (BX), Z16; \
 	VMOVDQU64 (BX), Z17; \
 	FP8BF16DEC(Z16, Z17, Z18); \
@@ -2466,12 +2469,15 @@ GLOBL ·fp8AMXCfg(SB), RODATA|NOPTR, $64
 	VMOVDQU64 Z21, 2048(R12); \
 	VMOVDQU64 Z19, 3072(R12)
 
-// func multiScoresFP8AMX(bt *uint16, rows *byte, rb, m int, out *float32, ostride, so int, offs *float32, buf *byte)
+// func multiScoresFP8AMX(bt *uint16, rows *byte, rb, m int, out *float32, ostride, so int, offs *float32, buf *byte, pf, pf2 int)
 // fp8 scores of four queries packed by fp8PackAMX (bf16, 1 KiB) over the m rows (m a positive
 // multiple of 32) of 128 values at rows (rb bytes apart, the row scale so bytes into a row):
 // query h's score of row j, its sum times the scale plus offs[h], at out + j·ostride + 4h;
-// buf is 8704 bytes of scratch, 64-byte aligned. The tiles must be permitted (amxPermit).
-TEXT ·multiScoresFP8AMX(SB), NOSPLIT, $0-72
+// buf is 8704 bytes of scratch, 64-byte aligned. Each row prefetches its first two lines' pf
+// bytes on into L1 and pf2 bytes on into L2 (PFDISTZ and PFDISTZ2 over contiguous rows; over
+// a paged cache's runs the next run and the one after). The tiles must be permitted
+// (amxPermit).
+TEXT ·multiScoresFP8AMX(SB), NOSPLIT, $0-88
 	LEAQ ·fp8AMXCfg(SB), BX
 	AMXCFGBX
 	MOVQ bt+0(FP), BX
@@ -2490,13 +2496,14 @@ TEXT ·multiScoresFP8AMX(SB), NOSPLIT, $0-72
 	VMOVUPS (AX), X2
 	MOVQ buf+64(FP), DI
 	LEAQ 8192(DI), CX          // the C tiles
+	MOVQ pf+72(FP), R11
 	VMOVDQU64 ·fp8BF16Hi+0(SB), Z24
 	VMOVDQU64 ·fp8BF16Hi+64(SB), Z25
 	VMOVDQU64 ·fp8BF16Lo+0(SB), Z26
 	VMOVDQU64 ·fp8BF16Lo+64(SB), Z27
 	VPBROADCASTD ·fp8SignMask(SB), Z28
 	MOVQ $64, DX
-	MOVQ $16, AX
+	MOVQ pf2+80(FP), AX
 famx_blk:
 	MOVQ SI, BX
 	MOVQ DI, R12
@@ -2533,8 +2540,10 @@ famx_row2:
 	AMXTDP(2, 1, 6)
 	AMXLOADDI(3, 7168)
 	AMXTDP(2, 3, 7)
+	MOVQ $16, AX               // the C tiles' stride
 	AMXSTORECX(0, 0)
 	AMXSTORECX(2, 256)
+	MOVQ pf2+80(FP), AX
 	MOVQ SI, BX
 	XORQ R13, R13
 famx_scale:

@@ -3,6 +3,7 @@
 package kvq
 
 import (
+	"cmp"
 	"math"
 
 	"github.com/kvlab/kvlab/internal/isa"
@@ -43,7 +44,7 @@ func (c fp8Codec) scoresAMX(q []float32, n int, rows []byte, out, mu []float32) 
 			qh = padQueries(qpad[:], qh, d, r, d)
 		}
 		a.pack(qh, mu)
-		a.rows(rows, m, out, n, h, r)
+		a.rows(rows, m, out, n, h, r, amxPF, amxPF2)
 	}
 }
 
@@ -59,12 +60,14 @@ func fp8AMXScoresRuns(q []float32, n int, runs [][]byte, out, mu []float32) bool
 	for h := 0; h < n; h += 4 {
 		a.pack(q[h*d:(h+4)*d], mu)
 		base := 0
-		for _, r := range runs {
+		for i, r := range runs {
 			mr := min(len(r)/rb, m-base)
 			if mr <= 0 {
 				continue
 			}
-			a.rows(r, mr, out[base*n:], n, h, 4)
+			pf := nextRunOffset(runs, i)
+			pf2 := cmp.Or(runsAfterNext(runs, i), pf) // the run after next (the next run where there is none)
+			a.rows(r, mr, out[base*n:], n, h, 4, pf, pf2)
 			base += mr
 		}
 	}
@@ -89,18 +92,22 @@ func (a *amxScratch) pack(q, mu []float32) {
 	}
 }
 
+// amxPF and amxPF2 are multiScoresFP8AMX's prefetch distances over contiguous rows: PFDISTZ
+// and PFDISTZ2 (gen_avx512.go), as multiScoresFP8F32's.
+const amxPF, amxPF2 = 6144, 16896
+
 // rows writes the scores of the r ≤ 4 packed queries over the m rows (132 bytes each) to
 // out[j·n + h + i]: the rows in multiples of 32 straight to out where r is 4, the rest by 32
 // through tmp, a last part of fewer than 32 rows through a zero-padded copy (so a row's scores
-// do not depend on where the rows are split).
-func (a *amxScratch) rows(rows []byte, m int, out []float32, n, h, r int) {
+// do not depend on where the rows are split); the kernel prefetches pf and pf2 bytes on.
+func (a *amxScratch) rows(rows []byte, m int, out []float32, n, h, r, pf, pf2 int) {
 	const d, rb = 128, 132
 	buf := align64(a.buf[:])
 	for j0 := 0; j0 < m; {
 		mb := min(32, m-j0)
 		if r == 4 && mb == 32 {
 			m32 := (m - j0) &^ 31
-			multiScoresFP8AMX(&a.bt[0], &rows[j0*rb], rb, m32, &out[j0*n+h], 4*n, d, &a.offs[0], &buf[0])
+			multiScoresFP8AMX(&a.bt[0], &rows[j0*rb], rb, m32, &out[j0*n+h], 4*n, d, &a.offs[0], &buf[0], pf, pf2)
 			j0 += m32
 			continue
 		}
@@ -110,7 +117,7 @@ func (a *amxScratch) rows(rows []byte, m int, out []float32, n, h, r int) {
 			copy(a.tail[:], rows[j0*rb:(j0+mb)*rb])
 			src = a.tail[:]
 		}
-		multiScoresFP8AMX(&a.bt[0], &src[0], rb, 32, &a.tmp[0], 16, d, &a.offs[0], &buf[0])
+		multiScoresFP8AMX(&a.bt[0], &src[0], rb, 32, &a.tmp[0], 16, d, &a.offs[0], &buf[0], pf, pf2)
 		for j := 0; j < mb; j++ {
 			o, t := out[(j0+j)*n+h:(j0+j)*n+h+r], a.tmp[4*j:4*j+4]
 			for i := range o {
@@ -125,19 +132,27 @@ func (a *amxScratch) rows(rows []byte, m int, out []float32, n, h, r int) {
 // each value rounded to bf16 as fp8QueryBF16 rounds it (bf16RoundAVX512), at chunk c (256
 // words), pair row p (8 words) and query h the pair of values v(c, 2p), v(c, 2p+1), where
 // v(c, j) = 64(c>>1) + 16(j>>3) + 8(c&1) + (j&7) is the value the kernel's decode puts at word
-// j of chunk c.
+// j of chunk c (fp8AMXSrc).
 func fp8PackAMX(bt *[512]uint16, q []float32) {
 	var qr [4 * 128]float32
 	bf16RoundAVX512(&qr[0], &q[0], 4*128)
+	for k, i := range fp8AMXSrc {
+		bt[k] = uint16(math.Float32bits(qr[i]) >> 16)
+	}
+}
+
+// fp8AMXSrc is, for each word of fp8PackAMX's B tiles, the query value it takes (h·128 + v).
+var fp8AMXSrc = func() (src [512]uint16) {
 	for c := 0; c < 4; c++ {
 		for j := 0; j < 32; j++ {
 			v := 64*(c>>1) + 16*(j>>3) + 8*(c&1) + j&7
 			for h := 0; h < 4; h++ {
-				bt[c*128+(j>>1)*8+h*2+j&1] = uint16(math.Float32bits(qr[h*128+v]) >> 16)
+				src[c*128+(j>>1)*8+h*2+j&1] = uint16(h*128 + v)
 			}
 		}
 	}
-}
+	return
+}()
 
 //go:noescape
-func multiScoresFP8AMX(bt *uint16, rows *byte, rb, m int, out *float32, ostride, so int, offs *float32, buf *byte)
+func multiScoresFP8AMX(bt *uint16, rows *byte, rb, m int, out *float32, ostride, so int, offs *float32, buf *byte, pf, pf2 int)
