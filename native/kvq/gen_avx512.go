@@ -2266,6 +2266,19 @@ func f32sReduce(a int, ra, rb string) string {
 // times B), so the caller may split the rows anyhow (it passes m a multiple of 32; a shorter
 // rest goes through a zero-padded copy). TILERELEASE at the end: every call configures its
 // tiles itself (a goroutine may move to another thread between calls).
+//
+// fp8's values could take the tiles the same way (a scratch prototype, not committed): per
+// pass of 64 values over super-blocks of 128 rows (both passes over a super-block while it is
+// in cache; a first try that made each pass one sweep over all the rows read them twice from
+// memory: streamed 13.7–14.2 ns a row against 12.7–14.0), the four C tiles (4 queries × 16
+// values) loaded and stored a pass, per 32 rows an A tile of the weights times the row scales
+// rounded to bf16 (4 × 32, as multiAccFP8BF16 rounds them) and 16 row pairs decoded by
+// FP8BF16DEC and interleaved by VPUNPCKLWD/VPUNPCKHWD into four B chunks (VNNI pairs, 16 values
+// each: the C columns come out permuted, undone where the accumulators are added), four
+// TDPBF16PS. Against multiAccFP8VBMI (4096 rows of 128, four queries, 3 runs, load ~15,
+// thread CPU, min): in cache 7.35–7.65 ns a row against 11.16–11.64 (the weights' packing left
+// out), streamed 10.6–16.9 against 13.7–16.9 (memory-bound at that load); largest error
+// 0.0028 of 1.67 (the bf16 weights).
 var fp8ScoresAMXText = `
 // fp8AMXCfg is multiScoresFP8AMX's tile configuration (palette 1; bytes per row of tiles 0..7
 // at 16, rows at 48).

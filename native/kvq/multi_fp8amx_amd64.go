@@ -13,12 +13,14 @@ import (
 // fp8ScoresAMXText) on Intel CPUs with AMX-BF16 whose OS grants the tiles (amxPermit), for
 // rows of 128 values where fp8F32 runs: the query rounded to bf16 as the bf16 kernels round it
 // (ScoresGrid, u = 2⁻⁸), the e4m3 codes exact in bf16, TDPBF16PS's exact products summed in
-// float32. Against multiScoresFP8F32 (the same Xeon, 4096 rows of 128 in cache, four queries,
-// scratch prototype of this kernel alternated with it, nine rounds, load ~14, thread CPU, min)
-// 6.67–6.84 ns a row against 12.10–12.57, streamed 7.64–7.90 against 12.87–13.20: the 32
-// multiply-adds a row become four TDPBF16PS per 16 rows on the tile unit, beside the table
-// decode (9 operations a 64-code half row) and four 64-byte stores. A variable so that tests
-// can run both.
+// float32. On an Intel Xeon (Sapphire/Emerald Rapids class, 2 vCPUs shared), against
+// multiScoresFP8F32 (TestFP8F32Speed: 4096 rows of 128, four queries, main's test binary
+// alternated twice, load ~21, thread CPU, min) in cache 6.47–6.66 ns a row against
+// 10.42–10.70, streamed 13.00–13.28 against 14.30–14.64 (memory-bound at that load); attn's
+// decode scores (TestDecodeBreakdown, 131072 cells, three alternations, load 12–15) 11.01–11.35
+// against 13.54–14.43. The 32 multiply-adds a row become four TDPBF16PS per 16 rows on the
+// tile unit, beside the table decode (9 operations a 64-code half row) and four 64-byte
+// stores. A variable so that tests can run both.
 var fp8AMXOn = intelCPU && isa.AMXBF16 && hasFP8BF16 && amxPermit()
 
 // fp8AMXActive reports whether fp8's scores of rows of 128 values go through the AMX kernel:
