@@ -22,8 +22,8 @@
 //     2 MiB pages: with KVLAB_NO_HUGEPAGES, or transparent huge pages off, tq4's scores round
 //     the query per 32 values there too) are otherwise chosen there (Intel CPUs take some of
 //     them, and their own, by kvq's intelCPU);
-//   - KVLAB_NO_AMX: fp8's float32 scores kernel on an Intel CPU with AMX, in place of its
-//     AMX one (kvq's fp8AMXOn);
+//   - KVLAB_NO_AMX: fp8's float32 scores and values kernels on an Intel CPU with AMX, in
+//     place of its AMX ones (kvq's fp8AMXOn);
 //   - KVLAB_NO_HUGEPAGES: not an instruction set but listed with them, so that a run's record
 //     names it: the caches' row stores and the bandwidth yardstick stay on the system's default
 //     pages (internal/hugemem reads it).

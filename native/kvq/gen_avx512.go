@@ -414,6 +414,7 @@ func main() {
 	out.WriteString(fp8ScoresF32())
 	out.WriteString(fp8PackF32Text())
 	out.WriteString(fp8ScoresAMXText)
+	out.WriteString(fp8AccAMX())
 	for _, f := range formats {
 		rowTab, accTab, grpOff := "", "", ""
 		if f.rowTab != nil {
@@ -2267,18 +2268,7 @@ func f32sReduce(a int, ra, rb string) string {
 // rest goes through a zero-padded copy). TILERELEASE at the end: every call configures its
 // tiles itself (a goroutine may move to another thread between calls).
 //
-// fp8's values could take the tiles the same way (a scratch prototype, not committed): per
-// pass of 64 values over super-blocks of 128 rows (both passes over a super-block while it is
-// in cache; a first try that made each pass one sweep over all the rows read them twice from
-// memory: streamed 13.7–14.2 ns a row against 12.7–14.0), the four C tiles (4 queries × 16
-// values) loaded and stored a pass, per 32 rows an A tile of the weights times the row scales
-// rounded to bf16 (4 × 32, as multiAccFP8BF16 rounds them) and 16 row pairs decoded by
-// FP8BF16DEC and interleaved by VPUNPCKLWD/VPUNPCKHWD into four B chunks (VNNI pairs, 16 values
-// each: the C columns come out permuted, undone where the accumulators are added), four
-// TDPBF16PS. Against multiAccFP8VBMI (4096 rows of 128, four queries, 3 runs, load ~15,
-// thread CPU, min): in cache 7.35–7.65 ns a row against 11.16–11.64 (the weights' packing left
-// out), streamed 10.6–16.9 against 13.7–16.9 (memory-bound at that load); largest error
-// 0.0028 of 1.67 (the bf16 weights).
+// fp8's values take the tiles the same way: fp8AccAMX (its prototype's and its figures there).
 var fp8ScoresAMXText = `
 // fp8AMXCfg is multiScoresFP8AMX's tile configuration (palette 1; bytes per row of tiles 0..7
 // at 16, rows at 48).
@@ -2413,3 +2403,241 @@ famx_scale:
 	VZEROUPPER
 	RET
 `
+
+// fp8AccAMX is multiAccFP8AMX (multi_fp8amx_amd64.go): fp8 values of four accumulators over
+// rows of 128 values through AMX (TDPBF16PS), on Intel CPUs with AMX-BF16. The accumulators are
+// kept in scratch as eight C tiles' worth (cscr, buf + 0: per pass p of 64 values and tile t,
+// 4 rows of 16 floats at 1024p + 256t + 64h), their 128-bit chunks transposed on entry and
+// back on exit (accT), because a row pair's 64 decoded codes (FP8BF16DEC) interleaved by
+// VPUNPCKLWD and VPUNPCKHWD (the B tiles' VNNI pairs: row 2q's word, then row 2q+1's) put
+// values 16L + 4t + k (L the 128-bit lane, k < 4) in B tile t's columns 4L + k. Per
+// super-block of up to 128 rows (both passes while its rows are in cache): the A tiles (per
+// 32 rows, 4 rows of 32 bf16: row h's word k is w[k][h]·scale_k rounded to bf16 by
+// VCVTNEPS2BF16, as multiAccFP8BF16 rounds it; the weights and scales gathered) at buf +
+// 2048 + 256b, then per pass the four C tiles loaded (tmm0..3), per 32 rows 16 row pairs
+// decoded into four B chunks (buf + 3072 + 4096(b&1) + 1024t + 64q) and four TDPBF16PS (A in
+// tmm4 or tmm7 by the block's parity, B in tmm5 and tmm6 in turn), the C tiles stored.
+//
+// A first scratch prototype (the weights' packing left out; 4096 rows of 128, four queries,
+// 3 runs, load ~15, thread CPU, min) took 7.35–7.65 ns a row in cache against
+// multiAccFP8VBMI's 11.16–11.64, streamed 10.6–16.9 against 13.7–16.9; one that made each pass
+// one sweep over all the rows read them twice from memory (streamed 13.7–14.2 against
+// 12.7–14.0), hence the super-blocks. This kernel (Intel Xeon, family 6 model 167, 2 vCPUs,
+// load ~1.9, TestFP8F32Speed, thread CPU, min/median): in cache 6.65/6.73 ns a row against
+// 9.54/10.42, streamed 12.33/13.50 against 13.00/13.80. In attention's decode (native/attn
+// TestDecodeBreakdown, fp8, the scores already on AMX, test binaries alternated three times,
+// load ~3.6, min) values 14.19–15.64 ns a row against 14.21–15.65: there both are waiting on
+// memory (~9.4 GB/s for 132-byte rows while f16's values read ~17), in cache (KVLAB_TOUCH=kv)
+// 8.50–8.67 against 10.90–11.30. The prefetch distances (L1, L2; TestDecodeBreakdown, load
+// ~3.2, values min over 2–3 runs): 128 and 256 rows on (amxAccPF) 13.59–14.31; 64 and 256
+// 14.67–14.71; 128 and 384 13.76–15.07; 256 and 512 14.13–15.39; 32 and 128 15.13–20.58;
+// 128 and 128 15.95–22.73; 16 and 16 22.43–22.83; none 23.49–24.31. Paged (native/kvcache
+// TestPagedBreakdown, fp8, two alternations, load ~3.3): paged values 3.74–3.91 ms against
+// 4.77–4.84, contiguous 3.81–3.96 against 3.99–4.17.
+func fp8AccAMX() string {
+	var b strings.Builder
+	b.WriteString(`
+// fp8AMXAccCfg is multiAccFP8AMX's tile configuration: tmm0..4 and tmm7 4 rows of 64 bytes
+// (C tiles, A tiles), tmm5 and tmm6 16 rows of 64 bytes (B tiles).
+DATA ·fp8AMXAccCfg+0(SB)/8, $0x0000000000000001
+DATA ·fp8AMXAccCfg+8(SB)/8, $0
+DATA ·fp8AMXAccCfg+16(SB)/8, $0x0040004000400040
+DATA ·fp8AMXAccCfg+24(SB)/8, $0x0040004000400040
+DATA ·fp8AMXAccCfg+32(SB)/8, $0
+DATA ·fp8AMXAccCfg+40(SB)/8, $0
+DATA ·fp8AMXAccCfg+48(SB)/8, $0x0410100404040404
+DATA ·fp8AMXAccCfg+56(SB)/8, $0
+GLOBL ·fp8AMXAccCfg(SB), RODATA|NOPTR, $64
+
+// fp8AMXIota is 0..15 as int32.
+DATA ·fp8AMXIota+0(SB)/8, $0x0000000100000000
+DATA ·fp8AMXIota+8(SB)/8, $0x0000000300000002
+DATA ·fp8AMXIota+16(SB)/8, $0x0000000500000004
+DATA ·fp8AMXIota+24(SB)/8, $0x0000000700000006
+DATA ·fp8AMXIota+32(SB)/8, $0x0000000900000008
+DATA ·fp8AMXIota+40(SB)/8, $0x0000000b0000000a
+DATA ·fp8AMXIota+48(SB)/8, $0x0000000d0000000c
+DATA ·fp8AMXIota+56(SB)/8, $0x0000000f0000000e
+GLOBL ·fp8AMXIota(SB), RODATA|NOPTR, $64
+
+// TILELOADD tmm(t), disp(base)(index*1) and TILESTORED disp(base)(index*1), tmm(t), base and
+// index AX, CX, DX, BX, SI or DI (0..3, 6, 7).
+#define AMXLD(t, base, index, disp) BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $(0x84 | (t)<<3); BYTE $((index)<<3 | (base)); LONG $(disp)
+#define AMXST(t, base, index, disp) BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $(0x84 | (t)<<3); BYTE $((index)<<3 | (base)); LONG $(disp)
+
+// func multiAccFP8AMX(acc *float32, as int, rows *byte, rb, m int, w *float32, wstride int, buf *byte, pf, pf2 int)
+// fp8 values (multiKernels' acc contract, nv = 128, accumulator h at acc + 4·as·h) over m
+// rows (m a positive multiple of 64) with bf16 weights w·scale; buf is 11264 bytes of
+// scratch, 64-byte aligned. Each row pass prefetches its 64 bytes pf bytes on into L1 and pf2
+// bytes on into L2. The tiles must be permitted (amxPermit).
+TEXT ·multiAccFP8AMX(SB), NOSPLIT, $0-80
+	LEAQ ·fp8AMXAccCfg(SB), BX
+	AMXCFGBX
+	MOVQ buf+56(FP), DI
+	MOVQ acc+0(FP), SI
+	MOVQ as+8(FP), AX
+	SHLQ $2, AX
+`)
+	b.WriteString(accT(false))
+	b.WriteString(`	MOVQ rows+16(FP), SI
+	MOVQ rb+24(FP), R8
+	MOVQ m+32(FP), R10
+	MOVQ w+40(FP), R9
+	MOVQ wstride+48(FP), R15
+	MOVQ pf+64(FP), R11
+	MOVQ pf2+72(FP), R12
+	VMOVDQU32 ·fp8AMXIota(SB), Z22
+	VPBROADCASTD R8, Z20
+	VPMULLD Z22, Z20, Z20      // row offsets
+	VPBROADCASTD R15, Z21
+	VPMULLD Z22, Z21, Z21      // weight offsets
+` + fp8BF16Tabs + `	MOVQ $64, DX
+
+famxa_sb:
+	MOVQ R10, R13
+	CMPQ R13, $128
+	JLE  famxa_nb
+	MOVQ $128, R13
+famxa_nb:
+	// the A tiles: per 16 rows the scales and each query's weights gathered
+	MOVQ SI, BX
+	MOVQ R9, AX
+	LEAQ 2048(DI), CX
+	MOVQ R13, R14
+	SHRQ $4, R14
+famxa_a:
+	KXNORW K1, K1, K1
+	VGATHERDPS 128(BX)(Z20*1), K1, Z0
+`)
+	for h := 0; h < 4; h++ {
+		fmt.Fprintf(&b, `	KXNORW K1, K1, K1
+	VGATHERDPS %d(AX)(Z21*1), K1, Z1
+	VMULPS Z0, Z1, Z1
+	CVTBF16(1, 1)
+	VMOVDQU Y1, %d(CX)
+`, 4*h, 64*h)
+	}
+	b.WriteString(`	MOVQ R8, R15
+	SHLQ $4, R15
+	ADDQ R15, BX
+	MOVQ wstride+48(FP), R15
+	SHLQ $4, R15
+	ADDQ R15, AX
+	TESTQ $32, CX              // two halves of 32 bytes a tile row
+	JNZ  famxa_a2
+	ADDQ $32, CX
+	JMP  famxa_a3
+famxa_a2:
+	ADDQ $224, CX
+famxa_a3:
+	DECQ R14
+	JNZ  famxa_a
+	MOVQ AX, R9                // the next super-block's weights
+`)
+	for p := 0; p < 2; p++ {
+		fmt.Fprintf(&b, `	// pass %[1]d
+`, p)
+		for t := 0; t < 4; t++ {
+			fmt.Fprintf(&b, "\tAMXLD(%d, 7, 2, %d)\n", t, 1024*p+256*t)
+		}
+		fmt.Fprintf(&b, `	MOVQ SI, BX
+	LEAQ 2048(DI), AX          // the A tiles
+	MOVQ R13, R14
+	SHRQ $6, R14               // block pairs
+famxa_p%[1]d_pair:
+`, p)
+		for e := 0; e < 2; e++ {
+			fmt.Fprintf(&b, `	LEAQ %[3]d(DI), CX
+	MOVQ $16, R15
+famxa_p%[1]d_%[2]d:
+	PREFETCHT0 %[4]d(BX)(R11*1)
+	PREFETCHT1 %[4]d(BX)(R12*1)
+	VMOVDQU64 %[4]d(BX), Z0
+	VMOVDQU64 %[4]d(BX), Z1
+	FP8BF16DEC(Z0, Z1, Z2)
+	ADDQ R8, BX
+	PREFETCHT0 %[4]d(BX)(R11*1)
+	PREFETCHT1 %[4]d(BX)(R12*1)
+	VMOVDQU64 %[4]d(BX), Z3
+	VMOVDQU64 %[4]d(BX), Z4
+	FP8BF16DEC(Z3, Z4, Z5)
+	ADDQ R8, BX
+	VPUNPCKLWD Z5, Z2, Z6
+	VPUNPCKHWD Z5, Z2, Z7
+	VPUNPCKLWD Z3, Z0, Z8
+	VPUNPCKHWD Z3, Z0, Z9
+	VMOVDQU64 Z6, (CX)
+	VMOVDQU64 Z7, 1024(CX)
+	VMOVDQU64 Z8, 2048(CX)
+	VMOVDQU64 Z9, 3072(CX)
+	ADDQ $64, CX
+	DECQ R15
+	JNZ  famxa_p%[1]d_%[2]d
+	SUBQ $1024, CX
+	AMXLD(%[5]d, 0, 2, 0)
+	AMXLD(5, 1, 2, 0)
+	AMXTDP(0, %[5]d, 5)
+	AMXLD(6, 1, 2, 1024)
+	AMXTDP(1, %[5]d, 6)
+	AMXLD(5, 1, 2, 2048)
+	AMXTDP(2, %[5]d, 5)
+	AMXLD(6, 1, 2, 3072)
+	AMXTDP(3, %[5]d, 6)
+	ADDQ $256, AX
+`, p, e, 3072+4096*e, 64*p, 4+3*e)
+		}
+		fmt.Fprintf(&b, `	DECQ R14
+	JNZ  famxa_p%[1]d_pair
+`, p)
+		for t := 0; t < 4; t++ {
+			fmt.Fprintf(&b, "\tAMXST(%d, 7, 2, %d)\n", t, 1024*p+256*t)
+		}
+	}
+	b.WriteString(`	MOVQ BX, SI                // the next super-block's rows
+	SUBQ R13, R10
+	JNZ  famxa_sb
+	MOVQ acc+0(FP), SI
+	MOVQ as+8(FP), AX
+	SHLQ $2, AX
+`)
+	b.WriteString(accT(true))
+	b.WriteString(`	AMXRELEASE
+	VZEROUPPER
+	RET
+`)
+	return b.String()
+}
+
+// accT moves the four accumulators (SI, AX bytes apart) into multiAccFP8AMX's C tile scratch
+// (DI) or, back, from it: per accumulator and pass the 4×4 128-bit chunks transposed.
+func accT(back bool) string {
+	var b strings.Builder
+	for h := 0; h < 4; h++ {
+		for p := 0; p < 2; p++ {
+			src := func(i int) string { return fmt.Sprintf("%d(SI)", 256*p+64*i) }
+			dst := func(i int) string { return fmt.Sprintf("%d(DI)", 1024*p+256*i+64*h) }
+			if back {
+				src, dst = dst, src
+			}
+			for i := 0; i < 4; i++ {
+				fmt.Fprintf(&b, "\tVMOVUPS %s, Z%d\n", src(i), i)
+			}
+			fmt.Fprintf(&b, `	VSHUFF32X4 $0x44, Z1, Z0, Z4
+	VSHUFF32X4 $0xEE, Z1, Z0, Z5
+	VSHUFF32X4 $0x44, Z3, Z2, Z6
+	VSHUFF32X4 $0xEE, Z3, Z2, Z7
+	VSHUFF32X4 $0x88, Z6, Z4, Z0
+	VSHUFF32X4 $0xDD, Z6, Z4, Z1
+	VSHUFF32X4 $0x88, Z7, Z5, Z2
+	VSHUFF32X4 $0xDD, Z7, Z5, Z3
+`)
+			for i := 0; i < 4; i++ {
+				fmt.Fprintf(&b, "\tVMOVUPS Z%d, %s\n", i, dst(i))
+			}
+		}
+		if h < 3 {
+			b.WriteString("\tADDQ AX, SI\n")
+		}
+	}
+	return b.String()
+}

@@ -26,13 +26,14 @@ const AccumulateTile = 64
 //     whose peaks' tiles keep int16 weights too, avx2A8Q50 in multi_avx2intacc_amd64.go, and
 //     iq4_nl's there the same way, avx2A8IQ4, and
 //     q8_0's where avx2A8Q80 is set, unsigned, 0..127), and where fp8's accumulate with bf16
-//     weights (each w·scale off by at most 2⁻⁸ of itself, multi_fp8bf16_amd64.go);
+//     weights (each w·scale off by at most 2⁻⁸ of itself, multi_fp8bf16_amd64.go; on Intel
+//     CPUs with AMX-BF16 for rows of 128 values, multiAccFP8AMX in multi_fp8amx_amd64.go);
 //   - 0 where they accumulate in float32.
 //
 // Tests of code built on the codecs widen their float32 tolerances by it.
 func AccumulateStep(c Codec) float64 {
 	c = Unwrap(c)
-	if fc, ok := c.(fp8Codec); ok && fc.d >= 32 && fp8BF16AccActive() {
+	if fc, ok := c.(fp8Codec); ok && (fc.d >= 32 && fp8BF16AccActive() || fc.d == 128 && fp8AMXAccActive()) {
 		return 0x1p-8
 	}
 	if k := turboAccKernels(c); k != nil {

@@ -152,7 +152,7 @@ func KernelISA() string {
 		if fp8BF16Active() { // not on Intel, whose fp8 kernels take float32 (fp8F32)
 			ext = append(ext, "BF16")
 		}
-		if fp8AMXActive() { // Intel with AMX-BF16: fp8's scores of rows of 128 values
+		if fp8AMXActive() { // Intel with AMX-BF16: fp8's scores and values of rows of 128 values
 			ext = append(ext, "AMX")
 		}
 		s := strings.Join(ext, ", ")

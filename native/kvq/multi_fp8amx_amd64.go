@@ -158,3 +158,110 @@ var fp8AMXSrc = func() (src [512]uint16) {
 
 //go:noescape
 func multiScoresFP8AMX(bt *uint16, rows *byte, rb, m int, out *float32, ostride, so int, offs *float32, buf *byte, pf, pf2 int)
+
+// fp8AMXAccOn selects fp8's AMX values kernel (multiAccFP8AMX, gen_avx512.go's fp8AccAMX) for
+// rows of 128 values where the AMX scores kernel runs (fp8AMXActive): each weight w·scale
+// (the float32 product multiAccFP8VBMI forms) rounded to bf16 as multiAccFP8BF16 rounds it
+// (AccumulateStep 2⁻⁸), the codes exact, TDPBF16PS's exact products summed in float32.
+// Figures at gen_avx512.go's fp8AccAMX; kvlab bench attn --ctx 131072 --kv f16,fp8 --heads
+// 32 --kv-heads 8 --head-dim 128 --threads 1 (Intel Xeon, 2 vCPUs, load ~3.5, alternated
+// twice): fp8 26.78 and 26.74 ms (0.67 and 0.69 × f16) against 27.58 and 28.09 (0.76, 0.71)
+// with the scores alone on AMX and 32.13 and 33.70 (0.78, 0.80) under KVLAB_NO_AMX. A variable
+// so that tests can run both.
+var fp8AMXAccOn = true
+
+// fp8AMXAccActive reports whether fp8's values of rows of 128 values go through
+// multiAccFP8AMX.
+func fp8AMXAccActive() bool { return fp8AMXAccOn && fp8AMXActive() }
+
+// fp8AMXAcc is AccumulateManyMulti through multiAccFP8AMX (d = 128): per four accumulators
+// (a short last group padded with zeros) the rows in multiples of 64 (so that a row's
+// products and their order depend only on where it sits in its 64-row tile: AccumulateTile),
+// the rest through multiAccFP8VBMI (float32 weights, within the same bound).
+func fp8AMXAcc(acc []float32, n int, w []float32, rows []byte) {
+	const d, rb = 128, 132
+	if n <= 0 {
+		return
+	}
+	m := len(w) / n
+	acc, w, rows = acc[:n*d], w[:m*n], rows[:m*rb]
+	if m == 0 {
+		return
+	}
+	var buf [11264 + 64]byte
+	scr := align64(buf[:])
+	for h := 0; h < n; h += 4 {
+		r := min(4, n-h)
+		if r == 4 {
+			amxAcc4(acc[h*d:], rows, m, w[h:], 4*n, scr, amxAccPF, amxAccPF2)
+			continue
+		}
+		var pad [4 * d]float32
+		a := padQueries(pad[:], acc[h*d:], d, r, d)
+		wp := make([]float32, 4*m)
+		for j := 0; j < m; j++ {
+			copy(wp[4*j:4*j+r], w[j*n+h:j*n+h+r])
+		}
+		amxAcc4(a, rows, m, wp, 16, scr, amxAccPF, amxAccPF2)
+		for i := 0; i < r; i++ {
+			copy(acc[(h+i)*d:(h+i+1)*d], a[i*d:(i+1)*d])
+		}
+	}
+}
+
+// amxAcc4 adds the m rows' values weighted by w (wstride bytes a row) to the four
+// accumulators at a (128 floats apart): the rows in multiples of 64 through multiAccFP8AMX
+// (prefetching pf and pf2 bytes on), the rest through multiAccFP8VBMI.
+func amxAcc4(a []float32, rows []byte, m int, w []float32, wstride int, scr []byte, pf, pf2 int) {
+	const d, rb = 128, 132
+	m64 := m &^ 63
+	if m64 > 0 {
+		multiAccFP8AMX(&a[0], d, &rows[0], rb, m64, &w[0], wstride, &scr[0], pf, pf2)
+	}
+	if m64 < m {
+		multiAccFP8VBMI(&a[0], d, d, &rows[m64*rb], rb, m-m64, &w[m64*wstride/4], wstride)
+	}
+}
+
+// fp8AMXAccRuns is accFP8Runs through multiAccFP8AMX (rows of 128 values, n a multiple of 4,
+// runs of at most AccumulateTile rows: false, doing nothing, otherwise): each run as
+// fp8AMXAcc takes it (a whole 64-row run through the tiles, a shorter one through
+// multiAccFP8VBMI), prefetching the next run into L1 and the run after next into L2, and where
+// rot is set its offsets added after each run's sums, as accFloatRuns adds them. The sums are
+// a call per run's bit for bit.
+func fp8AMXAccRuns(rot *rotCodec, acc []float32, n int, w []float32, runs [][]byte) bool {
+	const d, rb = 128, 132
+	for _, r := range runs {
+		if len(r) > AccumulateTile*rb {
+			return false
+		}
+	}
+	var buf [11264 + 64]byte
+	scr := align64(buf[:])
+	acc = acc[:n*d]
+	base, total := 0, len(w)/n
+	for i, r := range runs {
+		m := min(len(r)/rb, total-base)
+		if m <= 0 {
+			continue
+		}
+		pf := nextRunOffset(runs, i)
+		pf2 := cmp.Or(runsAfterNext(runs, i), pf)
+		ws := w[base*n : (base+m)*n]
+		for h := 0; h < n; h += 4 {
+			amxAcc4(acc[h*d:], r, m, ws[h:], 4*n, scr, pf, pf2)
+		}
+		if rot != nil {
+			rot.accOffsets(acc, d, n, ws)
+		}
+		base += m
+	}
+	return true
+}
+
+// amxAccPF and amxAccPF2 are multiAccFP8AMX's prefetch distances over contiguous rows: a
+// super-block of 128 rows on into L1, two on into L2.
+const amxAccPF, amxAccPF2 = 128 * 132, 256 * 132
+
+//go:noescape
+func multiAccFP8AMX(acc *float32, as int, rows *byte, rb, m int, w *float32, wstride int, buf *byte, pf, pf2 int)

@@ -19,3 +19,10 @@ func fp8Grid(dst, q []float32, n, d int) { panic("kvq: no bf16 fp8 kernel on thi
 
 // fp8AMXActive is false: the AMX kernel is amd64 assembly.
 func fp8AMXActive() bool { return false }
+
+// fp8AMXAccActive is false, and fp8AMXAcc never called: the AMX kernel is amd64 assembly.
+func fp8AMXAccActive() bool { return false }
+
+func fp8AMXAcc(acc []float32, n int, w []float32, rows []byte) {
+	panic("kvq: no AMX fp8 kernel on this platform")
+}

@@ -17,7 +17,8 @@ import (
 // rows) and streamed from 2 MiB pages (96 MiB): the scores through multiScoresFP8BF16H
 // (fp8VBMI where the CPU has AVX-512 BF16, else multiScoresFP8AVX512), multiScoresFP8AVX512
 // (fp8AVX512) and multiScoresFP8F32 (fp8F32); the values through multiAccFP8BF16 (bf16
-// weights), multiAccFP8VBMI and multiAccFP8AVX512.
+// weights), multiAccFP8VBMI, multiAccFP8AVX512 and, where the CPU has AMX-BF16,
+// multiAccFP8AMX (fp8F32's values otherwise: multiAccFP8VBMI).
 func TestFP8F32Speed(t *testing.T) {
 	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
 		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
@@ -25,7 +26,7 @@ func TestFP8F32Speed(t *testing.T) {
 	if !hasFP8VBMI {
 		t.Skip("no AVX-512 VBMI")
 	}
-	defer func(a *multiKernels, b bool) { multiFP8, fp8BF16AccOn = a, b }(multiFP8, fp8BF16AccOn)
+	defer func(a *multiKernels, b, x bool) { multiFP8, fp8BF16AccOn, fp8AMXAccOn = a, b, x }(multiFP8, fp8BF16AccOn, fp8AMXAccOn)
 	smodes := []func(func()){
 		func(f func()) { multiFP8 = fp8VBMI; f() },
 		func(f func()) { multiFP8 = fp8AVX512; f() },
@@ -39,6 +40,7 @@ func TestFP8F32Speed(t *testing.T) {
 		func() { multiFP8 = fp8VBMI; fp8BF16AccOn = true },  // multiAccFP8BF16 where the CPU has BF16
 		func() { multiFP8 = fp8VBMI; fp8BF16AccOn = false }, // multiAccFP8VBMI
 		func() { multiFP8 = fp8AVX512 },                     // multiAccFP8AVX512
+		func() { multiFP8 = fp8F32; fp8AMXAccOn = true },    // multiAccFP8AMX where the CPU has AMX-BF16
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -50,7 +52,7 @@ func TestFP8F32Speed(t *testing.T) {
 		copy(vals[o:], tile)
 	}
 	_, _, w, acc := benchQueries()
-	ca, st := make([][]time.Duration, 3), make([][]time.Duration, 3)
+	ca, st := make([][]time.Duration, len(amodes)), make([][]time.Duration, len(amodes))
 	for r := 0; r < 200; r++ {
 		for i, m := range amodes {
 			m()
@@ -73,6 +75,6 @@ func TestFP8F32Speed(t *testing.T) {
 		}
 	}
 	for i := range amodes {
-		t.Logf("fp8 values, %s: in cache %s, streamed %s", []string{"bf16 weights", "multiAccFP8VBMI", "multiAccFP8AVX512"}[i], minMedian(ca[i], benchRows), minMedian(st[i], chunks*benchRows))
+		t.Logf("fp8 values, %s: in cache %s, streamed %s", []string{"bf16 weights", "multiAccFP8VBMI", "multiAccFP8AVX512", "AMX"}[i], minMedian(ca[i], benchRows), minMedian(st[i], chunks*benchRows))
 	}
 }

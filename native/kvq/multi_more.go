@@ -86,6 +86,10 @@ func (c fp8Codec) dotManyMultiMu(q []float32, n int, rows []byte, out, mu []floa
 
 // AccumulateManyMulti adds n weighted sums of the rows within the MultiQuery bounds.
 func (c fp8Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows []byte) {
+	if c.d == 128 && fp8AMXAccActive() {
+		fp8AMXAcc(acc, n, w, rows)
+		return
+	}
 	multiAcc(c, fp8AccKernels(), c.d&^31, c.tailAcc, acc, n, w, rows)
 }
 

@@ -176,6 +176,9 @@ func accFP8Runs(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool 
 	if !ok || f.d%32 != 0 || n%4 != 0 {
 		return false
 	}
+	if f.d == 128 && fp8AMXAccActive() {
+		return fp8AMXAccRuns(rot, acc, n, w, runs)
+	}
 	if fp8AccKernels() == fp8AVX2 {
 		return accFloatRuns(runsFP8AVX2, rot, acc, n, f.d, f.d+4, w, runs)
 	}

@@ -183,7 +183,7 @@ func TestRunsKernels(t *testing.T) {
 		rb := c.RowBytes()
 		runs := [][]byte{make([]byte, 64*rb), make([]byte, 3*rb)}
 		if !accRuns(c, make([]float32, 4*128), 4, make([]float32, 4*67), runs) {
-			t.Error("fp8 values do not take multiAccFP8VBMIRunsAVX512")
+			t.Error("fp8 values do not take multiAccFP8VBMIRunsAVX512 (fp8AMXAccRuns with AMX)")
 		}
 		if !scoresRuns(c, make([]float32, 4*128), 4, runs, make([]float32, 4*67)) {
 			t.Error("fp8 scores do not take fp8F32ScoresRuns (fp8AMXScoresRuns with AMX)")

@@ -1,0 +1,91 @@
+//go:build amd64 && !purego
+
+package kvq
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+)
+
+// TestFP8AMXAcc checks multiAccFP8AMX (through fp8's AccumulateManyMulti where the CPU has
+// AMX-BF16) against the float64 sum of the bf16 weights bf16(w·scale) times the codes, within
+// the float32 sums' bound (a dropped or misplaced tile operation misses it by far), and against
+// the float32 kernel (multiAccFP8VBMI) within the bf16 weights' bound (AccumulateStep), for row
+// counts around its 64-row tiles and 128-row super-blocks and for 1 to 8 accumulators.
+func TestFP8AMXAcc(t *testing.T) {
+	if !fp8AMXOn {
+		t.Skip("no AMX-BF16")
+	}
+	defer func(a *multiKernels, b bool) { multiFP8, fp8AMXAccOn = a, b }(multiFP8, fp8AMXAccOn)
+	const d, rb = 128, 132
+	c := mustCodec(t, FP8, d).(fp8Codec)
+	rng := rand.New(rand.NewSource(7))
+	for _, m := range []int{64, 128, 192, 256, 320, 37, 100, 200, 1000} {
+		rows := make([]byte, m*rb)
+		x := make([]float32, d)
+		for j := 0; j < m; j++ {
+			s := float32(math.Exp(rng.NormFloat64()))
+			for i := range x {
+				x[i] = float32(rng.NormFloat64()) * s
+			}
+			if j%17 == 3 {
+				x[j%d] *= 50 // an outlier
+			}
+			c.Encode(rows[j*rb:(j+1)*rb], x)
+		}
+		for _, n := range []int{4, 8, 1, 3} {
+			w := make([]float32, m*n)
+			for i := range w {
+				w[i] = float32(math.Exp(4 * rng.NormFloat64()))
+			}
+			acc0 := make([]float32, n*d)
+			for i := range acc0 {
+				acc0[i] = float32(rng.NormFloat64())
+			}
+			multiFP8, fp8AMXAccOn = fp8F32, true
+			got := append([]float32(nil), acc0...)
+			c.AccumulateManyMulti(got, n, w, rows)
+			fp8AMXAccOn = false
+			f32 := append([]float32(nil), acc0...)
+			c.AccumulateManyMulti(f32, n, w, rows)
+			for h := 0; h < n; h++ {
+				for i := 0; i < d; i++ {
+					ref, abs, refF, absF := float64(acc0[h*d+i]), math.Abs(float64(acc0[h*d+i])), 0.0, 0.0
+					for j := 0; j < m; j++ {
+						row := rows[j*rb : (j+1)*rb]
+						ws := w[j*n+h] * c.scale(row)
+						if j >= m&^63 { // the rows past the last 64 take float32 weights
+							refF += float64(ws) * float64(FP8E4M3ToF32(row[i]))
+							absF += math.Abs(float64(ws) * float64(FP8E4M3ToF32(row[i])))
+							continue
+						}
+						b := math.Float32frombits(math.Float32bits(bf16RoundNearest(ws)))
+						ref += float64(b) * float64(FP8E4M3ToF32(row[i]))
+						abs += math.Abs(float64(b) * float64(FP8E4M3ToF32(row[i])))
+					}
+					ref += refF
+					abs += absF
+					g := float64(got[h*d+i])
+					if tol := float64(m+4) * 0x1p-24 * abs; math.Abs(g-ref) > tol {
+						t.Fatalf("m %d n %d acc %d value %d: %g, bf16-weights sum %g (tolerance %g)", m, n, h, i, g, ref, tol)
+					}
+					if tol := float64(m+4)*0x1p-23*abs + 0x1p-8*abs; math.Abs(g-float64(f32[h*d+i])) > tol {
+						t.Fatalf("m %d n %d acc %d value %d: %g, float32 kernel %g (tolerance %g)", m, n, h, i, g, f32[h*d+i], tol)
+					}
+				}
+			}
+		}
+	}
+}
+
+// bf16RoundNearest is v rounded to bf16 (nearest even; below 2⁻¹²⁶ in magnitude 0), as
+// VCVTNEPS2BF16 rounds it.
+func bf16RoundNearest(v float32) float32 {
+	if math.Abs(float64(v)) < 0x1p-126 {
+		return 0
+	}
+	u := math.Float32bits(v)
+	u += 0x7fff + (u>>16)&1
+	return math.Float32frombits(u &^ 0xffff)
+}
