@@ -2431,7 +2431,9 @@ famx_scale:
 // 8.50–8.67 against 10.90–11.30. The prefetch distances (L1, L2; TestDecodeBreakdown, load
 // ~3.2, values min over 2–3 runs): 128 and 256 rows on (amxAccPF) 13.59–14.31; 64 and 256
 // 14.67–14.71; 128 and 384 13.76–15.07; 256 and 512 14.13–15.39; 32 and 128 15.13–20.58;
-// 128 and 128 15.95–22.73; 16 and 16 22.43–22.83; none 23.49–24.31. Paged (native/kvcache
+// 128 and 128 15.95–22.73; 16 and 16 22.43–22.83; none 23.49–24.31. Both lines of a row
+// from pass 0 into L1 and from pass 1 into L2 (in place of each pass's own line into both; the
+// same count): 16.77–17.12 against 15.45–15.66 (three alternations, load ~3.3). Paged (native/kvcache
 // TestPagedBreakdown, fp8, two alternations, load ~3.3): paged values 3.74–3.91 ms against
 // 4.77–4.84, contiguous 3.81–3.96 against 3.99–4.17.
 func fp8AccAMX() string {
