@@ -198,11 +198,18 @@ func fp8AMXAcc(acc []float32, n int, w []float32, rows []byte) {
 		}
 		var pad [4 * d]float32
 		a := padQueries(pad[:], acc[h*d:], d, r, d)
-		wp := make([]float32, 4*m)
-		for j := 0; j < m; j++ {
-			copy(wp[4*j:4*j+r], w[j*n+h:j*n+h+r])
+		// The short group's weights padded to four a row, 128 rows at a time on the stack (a
+		// decode step must not allocate): multiAccFP8AMX's blocks are 128 rows from its
+		// first, so the rows take the same blocks, and the same tail, as in one call.
+		var wp [4 * 128]float32
+		for j0 := 0; j0 < m; j0 += 128 {
+			mb := min(128, m-j0)
+			clear(wp[:])
+			for j := 0; j < mb; j++ {
+				copy(wp[4*j:4*j+r], w[(j0+j)*n+h:(j0+j)*n+h+r])
+			}
+			amxAcc4(a, rows[j0*rb:], mb, wp[:], 16, scr, amxAccPF, amxAccPF2)
 		}
-		amxAcc4(a, rows, m, wp, 16, scr, amxAccPF, amxAccPF2)
 		for i := 0; i < r; i++ {
 			copy(acc[(h+i)*d:(h+i+1)*d], a[i*d:(i+1)*d])
 		}

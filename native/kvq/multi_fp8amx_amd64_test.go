@@ -79,6 +79,52 @@ func TestFP8AMXAcc(t *testing.T) {
 	}
 }
 
+// TestFP8AMXAccShortGroup checks a short last group of accumulators (n not a multiple of
+// four): its weights go through the kernel 128 rows at a time from a stack buffer, so its sums
+// are those of a full group of four over the same rows bit for bit, and a call allocates
+// nothing.
+func TestFP8AMXAccShortGroup(t *testing.T) {
+	if !fp8AMXOn {
+		t.Skip("no AMX-BF16")
+	}
+	defer func(a *multiKernels, b bool) { multiFP8, fp8AMXAccOn = a, b }(multiFP8, fp8AMXAccOn)
+	multiFP8, fp8AMXAccOn = fp8F32, true
+	const d, rb = 128, 132
+	c := mustCodec(t, FP8, d).(fp8Codec)
+	rng := rand.New(rand.NewSource(11))
+	for _, m := range []int{64, 130, 300, 1000} {
+		rows := make([]byte, m*rb)
+		x := make([]float32, d)
+		for j := 0; j < m; j++ {
+			for i := range x {
+				x[i] = float32(rng.NormFloat64())
+			}
+			c.Encode(rows[j*rb:(j+1)*rb], x)
+		}
+		const n = 5
+		w := make([]float32, m*n)
+		w4 := make([]float32, m*4) // the fifth accumulator's weights as the first of four
+		for j := 0; j < m; j++ {
+			for h := 0; h < n; h++ {
+				w[j*n+h] = float32(math.Exp(rng.NormFloat64()))
+			}
+			w4[j*4] = w[j*n+4]
+		}
+		got := make([]float32, n*d)
+		c.AccumulateManyMulti(got, n, w, rows)
+		want := make([]float32, 4*d)
+		c.AccumulateManyMulti(want, 4, w4, rows)
+		for i := 0; i < d; i++ {
+			if math.Float32bits(got[4*d+i]) != math.Float32bits(want[i]) {
+				t.Fatalf("m %d value %d: short group %g, full group %g", m, i, got[4*d+i], want[i])
+			}
+		}
+		if a := testing.AllocsPerRun(5, func() { c.AccumulateManyMulti(got, n, w, rows) }); a > 0 {
+			t.Errorf("m %d: a call with %d accumulators allocates %.1f times", m, n, a)
+		}
+	}
+}
+
 // bf16RoundNearest is v rounded to bf16 (nearest even; below 2⁻¹²⁶ in magnitude 0), as
 // VCVTNEPS2BF16 rounds it.
 func bf16RoundNearest(v float32) float32 {
