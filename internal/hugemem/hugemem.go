@@ -84,8 +84,9 @@ func Pages() string {
 }
 
 // Coverage is how much of a set of buffers the system backs with transparent huge pages:
-// Huge bytes of Bytes, the length of those buffers that Bytes would advise (Threshold bytes
-// or more; smaller ones never get huge pages in "madvise" mode and are not counted).
+// Huge bytes of Bytes, the length of those buffers that Bytes would advise (a capacity of
+// Threshold bytes or more; smaller ones never get huge pages in "madvise" mode and are not
+// counted).
 type Coverage struct {
 	Huge, Bytes int64
 }
@@ -98,17 +99,20 @@ func (c Coverage) Fraction() float64 {
 	return float64(c.Huge) / float64(c.Bytes)
 }
 
-// CoverageOf reports how many bytes of bufs (those of Threshold bytes or more) lie on
-// transparent huge pages now, as the system accounts them per mapping (Linux: AnonHugePages
-// in /proc/self/smaps, given to the buffers of a mapping in address order, each at most its
-// overlap with the mapping), so that reports can show whether a cache got the pages Bytes
-// asked for. Elsewhere, or where smaps cannot be read, Huge is 0. Reading smaps walks the
-// process's page tables: call it once per report, not per decode step.
+// CoverageOf reports how many bytes of bufs (those whose capacity is Threshold bytes or more)
+// lie on transparent huge pages now, as the system accounts them per mapping (Linux:
+// AnonHugePages in /proc/self/smaps, given to the buffers of a mapping in address order, each
+// at most its overlap with the mapping), so that reports can show whether a cache got the
+// pages Bytes asked for. A buffer is judged by its capacity and counted by its length, so
+// that the part in use of a large buffer of Bytes (a prefix of it: the pages a page pool has
+// cut from a slab so far) counts, however short, and its untouched rest does not. Elsewhere,
+// or where smaps cannot be read, Huge is 0. Reading smaps walks the process's page tables:
+// call it once per report, not per decode step, and not under a lock the decode takes.
 func CoverageOf(bufs ...[]byte) Coverage {
 	var c Coverage
 	big := bufs[:0:0]
 	for _, b := range bufs {
-		if len(b) >= Threshold {
+		if cap(b) >= Threshold {
 			c.Bytes += int64(len(b))
 			big = append(big, b)
 		}

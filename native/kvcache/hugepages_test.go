@@ -2,6 +2,7 @@ package kvcache
 
 import (
 	"testing"
+	"time"
 
 	"github.com/kvlab/kvlab/internal/hugemem"
 	"github.com/kvlab/kvlab/native/kvq"
@@ -30,5 +31,55 @@ func TestCacheHugePages(t *testing.T) {
 			}
 			t.Logf("%s: %.0f %% of %d bytes on huge pages (hugemem: %s)", c.pair, 100*cov.Fraction(), cov.Bytes, hugemem.Pages())
 		})
+	}
+}
+
+// TestPoolHugePagesSmallPages checks that PagePool.HugePages counts the pages a pool has cut
+// from its slabs, by carving and by KeepAhead, where a page is smaller than hugemem.Threshold
+// (as most models' pages are), with KVLAB_NO_HUGEPAGES's semantics (hugemem.Off) and without:
+// judged page by page, such pages were never counted, and the pool read as wholly on huge
+// pages even when none of it was.
+func TestPoolHugePagesSmallPages(t *testing.T) {
+	defer func(o bool) { hugemem.Off = o }(hugemem.Off)
+	for _, off := range []bool{true, false} {
+		hugemem.Off = off
+		cfg := Config{Layers: 32, KVHeads: 8, HeadDimK: 128, HeadDimV: 128, Pair: mustPair(t, "q4_0"), MaxCells: 8192}
+		pool, err := NewPagePool(cfg, 64<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pb := pool.PageBytes()
+		if pb >= hugemem.Threshold {
+			t.Fatalf("page of %d bytes: the test wants one under hugemem.Threshold", pb)
+		}
+		tb := &pageTable{pool: pool}
+		pool.mu.Lock()
+		for range 3 {
+			if _, err := tb.allocLocked(); err != nil {
+				pool.mu.Unlock()
+				t.Fatal(err)
+			}
+		}
+		for _, page := range pool.data {
+			for j := 0; j < len(page); j += 4096 {
+				page[j] = 1
+			}
+		}
+		pool.mu.Unlock()
+		cov := pool.HugePages()
+		if cov.Bytes != 3*pb || cov.Huge < 0 || cov.Huge > cov.Bytes {
+			t.Errorf("off %v: after 3 pages carved, HugePages() = %+v, want Bytes %d", off, cov, 3*pb)
+		}
+		pool.KeepAhead(4)
+		for deadline := time.Now().Add(10 * time.Second); pool.Stats().Allocated < 7; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("off %v: KeepAhead(4) allocated %d pages in 10 s, want 7", off, pool.Stats().Allocated)
+			}
+		}
+		cov = pool.HugePages()
+		if cov.Bytes != 7*pb || cov.Huge < 0 || cov.Huge > cov.Bytes {
+			t.Errorf("off %v: with 4 pages kept ahead, HugePages() = %+v, want Bytes %d", off, cov, 7*pb)
+		}
+		t.Logf("off %v: %.0f %% of %d bytes on huge pages (hugemem: %s)", off, 100*cov.Fraction(), cov.Bytes, hugemem.Pages())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 
 	"github.com/kvlab/kvlab/internal/hugemem"
@@ -49,9 +50,13 @@ type PagePool struct {
 	fixed     int64 // one cache's fixed bytes
 	budget    int64
 
-	mu        sync.Mutex
-	data      [][]byte // pages, allocated on first use or ahead of it (KeepAhead), and kept
-	slab      []byte   // what allocLocked has not yet cut into pages of its last slab (carveLocked)
+	mu   sync.Mutex
+	data [][]byte // pages, allocated on first use or ahead of it (KeepAhead), and kept
+	slab []byte   // what allocLocked has not yet cut into pages of its last slab (carveLocked)
+	// slabs are the parts of every slab (carveLocked's and fill's) cut into pages so far, each
+	// a prefix of a buffer of hugemem.Bytes, for HugePages.
+	slabs     [][]byte
+	carve     int // the index in slabs of carveLocked's slab (valid while slab is not empty)
 	ref       []int32
 	free      []int32 // allocated pages no cache holds
 	pagesUsed int
@@ -200,12 +205,16 @@ func (p *PagePool) Stats() PageStats {
 }
 
 // HugePages is how much of the pages the pool has allocated lies on transparent huge pages now
-// (hugemem.CoverageOf; Linux only). It reads /proc/self/smaps: for reports, not for the decode
-// path.
+// (hugemem.CoverageOf; Linux only). It judges the slabs the pages were cut from, not the pages
+// one by one: a page is mostly smaller than hugemem.Threshold (Llama-3-8B's q4_0 pages hold
+// 2.36 MB), and CoverageOf leaves such a buffer out as one that is never advised, which left
+// every such pool reading as wholly on huge pages, even with KVLAB_NO_HUGEPAGES set. It reads
+// /proc/self/smaps after letting go of the pool's lock: for reports, not for the decode path.
 func (p *PagePool) HugePages() hugemem.Coverage {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	return hugemem.CoverageOf(p.data...)
+	slabs := slices.Clone(p.slabs)
+	p.mu.Unlock()
+	return hugemem.CoverageOf(slabs...)
 }
 
 // MaxPages is the most pages the budget lets caches hold at once: what is left of it after
@@ -256,6 +265,7 @@ func (p *PagePool) fill() {
 		}
 		p.mu.Unlock()
 		slab := hugemem.Bytes(int(int64(n) * p.pageBytes))
+		in := -1 // slab's index in p.slabs, once a page of it is kept
 		for i := range int64(n) {
 			page := slab[i*p.pageBytes : (i+1)*p.pageBytes : (i+1)*p.pageBytes]
 			for j := 0; j < len(page); j += step {
@@ -268,6 +278,10 @@ func (p *PagePool) fill() {
 				p.mu.Unlock()
 				break
 			}
+			if in < 0 {
+				in, p.slabs = len(p.slabs), append(p.slabs, slab[:0])
+			}
+			p.slabs[in] = slab[:(i+1)*p.pageBytes]
 			p.free = append(p.free, int32(len(p.data)))
 			p.data = append(p.data, page)
 			p.ref = append(p.ref, 0)
@@ -379,9 +393,12 @@ func (p *PagePool) carveLocked() []byte {
 	if int64(len(p.slab)) < p.pageBytes {
 		n := min(slabBytes/p.pageBytes, int64(p.MaxPages()-len(p.data)))
 		p.slab = hugemem.Bytes(int(max(n, 1) * p.pageBytes))
+		p.carve, p.slabs = len(p.slabs), append(p.slabs, p.slab[:0])
 	}
 	page := p.slab[:p.pageBytes:p.pageBytes]
 	p.slab = p.slab[p.pageBytes:]
+	cut := p.slabs[p.carve]
+	p.slabs[p.carve] = cut[:len(cut)+int(p.pageBytes)]
 	return page
 }
 
