@@ -89,8 +89,13 @@ func hugeBytes(bufs [][]byte) int64 {
 		return 0
 	}
 	defer f.Close()
+	// smaps lists the mappings in address order, and spans is sorted: one merge pass over
+	// both. first is the first span that may overlap this mapping or a later one (those before
+	// it end at or below this mapping's start); once no span is left, the rest of smaps is not
+	// read.
 	var huge int64
 	var vma span
+	first := 0
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := sc.Bytes()
@@ -100,8 +105,17 @@ func hugeBytes(bufs [][]byte) int64 {
 			h, err2 := strconv.ParseUint(string(hi), 16, 64)
 			if err1 == nil && err2 == nil {
 				vma = span{uintptr(l), uintptr(h)}
+				for first < len(spans) && spans[first].hi <= vma.lo {
+					first++
+				}
+				if first == len(spans) {
+					break
+				}
 				continue
 			}
+		}
+		if first == len(spans) || spans[first].lo >= vma.hi {
+			continue // no span in this mapping
 		}
 		rest, ok := bytes.CutPrefix(line, []byte("AnonHugePages:"))
 		if !ok {
@@ -112,9 +126,12 @@ func hugeBytes(bufs [][]byte) int64 {
 			continue
 		}
 		left := kib << 10
-		for _, s := range spans {
-			if s.hi <= vma.lo || s.lo >= vma.hi || left == 0 {
-				continue
+		for _, s := range spans[first:] {
+			if s.lo >= vma.hi || left == 0 {
+				break
+			}
+			if s.hi <= vma.lo {
+				continue // overlapping spans: one of an earlier buffer ends before this mapping
 			}
 			take := min(int64(min(s.hi, vma.hi)-max(s.lo, vma.lo)), left)
 			huge, left = huge+take, left-take
