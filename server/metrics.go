@@ -3,7 +3,9 @@ package server
 import (
 	"strconv"
 	"sync"
+	"time"
 
+	"github.com/kvlab/kvlab/native/kvcache"
 	"github.com/kvlab/kvlab/native/runner"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -39,6 +41,8 @@ type metrics struct {
 type runnerCollector struct {
 	mu      sync.Mutex
 	runners map[string]*runner.Runner
+	// hugeRead is each model's last reading of its page pool's huge-page fraction (hugeFraction).
+	hugeRead map[string]hugeReading
 
 	size, queue, passes, tokens, pages, huge, reserved, waiting *prometheus.Desc
 	// The last prompt pass (runner.BatchStats.PromptPass), reported once one has run.
@@ -47,7 +51,7 @@ type runnerCollector struct {
 
 func newRunnerCollector() *runnerCollector {
 	model := []string{"model"}
-	return &runnerCollector{runners: map[string]*runner.Runner{},
+	return &runnerCollector{runners: map[string]*runner.Runner{}, hugeRead: map[string]hugeReading{},
 		size: prometheus.NewDesc("kvlab_batch_size", "Sequences in the model's last forward pass (continuous batching).", model, nil),
 		queue: prometheus.NewDesc("kvlab_batch_queue", "Generation steps waiting for the model's next forward pass (decode tokens and prompt chunks).",
 			model, nil),
@@ -56,7 +60,7 @@ func newRunnerCollector() *runnerCollector {
 		pages: prometheus.NewDesc("kvlab_kv_pages", "KV pages of the model's page pool (--kv-budget): used (held by sequences, a shared page once), "+
 			"free (neither used, reserved nor set aside for the caches' fixed bytes), total (the budget's).", []string{"model", "state"}, nil),
 		huge: prometheus.NewDesc("kvlab_kv_pages_huge_fraction", "Fraction of the memory of the KV pages the model's page pool has allocated "+
-			"that the system backs with 2 MiB transparent huge pages (Linux, /proc/self/smaps; 1 with none allocated); "+
+			"that the system backs with 2 MiB transparent huge pages (Linux, /proc/self/smaps, read at most every 15 s; 1 with none allocated); "+
 			"pages on 4 KiB pages decode slower.", model, nil),
 		reserved: prometheus.NewDesc("kvlab_kv_reserved_bytes", "KV budget bytes promised to running generations and not yet taken as pages.", model, nil),
 		waiting:  prometheus.NewDesc("kvlab_kv_waiting", "Generations waiting for KV pages (admitted by the gate, not yet by the page budget).", model, nil),
@@ -99,12 +103,37 @@ func (c *runnerCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.pages, prometheus.GaugeValue, float64(st.Used), name, "used")
 			ch <- prometheus.MustNewConstMetric(c.pages, prometheus.GaugeValue, float64(st.Free), name, "free")
 			ch <- prometheus.MustNewConstMetric(c.pages, prometheus.GaugeValue, float64(st.Total), name, "total")
-			ch <- prometheus.MustNewConstMetric(c.huge, prometheus.GaugeValue, p.HugePages().Fraction(), name)
+			ch <- prometheus.MustNewConstMetric(c.huge, prometheus.GaugeValue, c.hugeFraction(name, p), name)
 			ch <- prometheus.MustNewConstMetric(c.reserved, prometheus.GaugeValue, float64(st.ReservedBytes), name)
 			_, _, waiting := r.Pool().Stats()
 			ch <- prometheus.MustNewConstMetric(c.waiting, prometheus.GaugeValue, float64(waiting), name)
 		}
 	}
+}
+
+// hugeEvery is how long a reading of a page pool's huge-page fraction serves the scrapes
+// after it.
+const hugeEvery = 15 * time.Second
+
+// hugeReading is one reading of a page pool's huge-page fraction.
+type hugeReading struct {
+	pool *kvcache.PagePool
+	at   time.Time
+	frac float64
+}
+
+// hugeFraction is model's page pool's huge-page fraction (PagePool.HugePages), read again only
+// when the last reading is hugeEvery old or of another pool: a reading walks the process's
+// page tables (/proc/self/smaps), too costly for every scrape, and a fraction hugeEvery old
+// serves a dashboard as well. c.mu is held.
+func (c *runnerCollector) hugeFraction(model string, p *kvcache.PagePool) float64 {
+	now := time.Now()
+	if h, ok := c.hugeRead[model]; ok && h.pool == p && now.Sub(h.at) < hugeEvery {
+		return h.frac
+	}
+	h := hugeReading{pool: p, at: now, frac: p.HugePages().Fraction()}
+	c.hugeRead[model] = h
+	return h.frac
 }
 
 // watch reports model's runner on /metrics (nil: no more).
@@ -114,6 +143,7 @@ func (m *metrics) watch(model string, r *runner.Runner) {
 	}
 	m.runners.mu.Lock()
 	defer m.runners.mu.Unlock()
+	delete(m.runners.hugeRead, model)
 	if r == nil {
 		delete(m.runners.runners, model)
 		return
