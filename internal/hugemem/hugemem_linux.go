@@ -28,9 +28,15 @@ func alignOffset(b []byte) int {
 // Bytes could advise it, and sits on 4 KiB pages that the advice alone leaves to khugepaged
 // (16 MiB per 10 s by default: a cache stays on 4 KiB pages for the whole of a run). So where
 // any page of b is resident and transparent huge pages are not "never", advise collapses b
-// into huge pages now (MADV_COLLAPSE, Linux 6.1), or where the kernel refuses that, drops b's
-// pages (MADV_DONTNEED: b reads as zeros still), which kernels that free the emptied page
-// tables (6.14's CONFIG_PT_RECLAIM) then fault in as huge pages.
+// into huge pages now (MADV_COLLAPSE, Linux 6.1), or where the kernel could not get the huge
+// pages this time (EAGAIN, ENOMEM), drops b's pages (MADV_DONTNEED: b reads as zeros still),
+// which kernels that free the emptied page tables (6.14's CONFIG_PT_RECLAIM) then fault in as
+// huge pages. Where the kernel does not know MADV_COLLAPSE (EINVAL: before 6.1) dropping the
+// pages does not help: b stays as it is.
+//
+// The collapse copies b's resident pages under the caller's locks: a page pool carves a new
+// slab (kvcache's carveLocked) under its mutex, so that carving may collapse up to the slab's
+// 16 MiB while the pool's other callers wait.
 //
 // bench attn, which holds every pair's cache at once, built some caches in the holes that
 // earlier pairs' fill buffers left, a different set each run: before this, main's full judged
@@ -41,7 +47,7 @@ func advise(b []byte) {
 	if thpNever() || !resident(b) {
 		return // MADV_COLLAPSE ignores the system's "never"
 	}
-	if syscall.Madvise(b, madvCollapse) != nil {
+	if err := syscall.Madvise(b, madvCollapse); err == syscall.EAGAIN || err == syscall.ENOMEM {
 		_ = syscall.Madvise(b, syscall.MADV_DONTNEED)
 	}
 }
