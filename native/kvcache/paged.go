@@ -383,6 +383,10 @@ const slabBytes = 16 << 20
 // could not give to caches. Pages cut from a slab are kept (like every page) for as long as
 // the pool lives, and so is the slab.
 //
+// Carving a slab runs under p.mu: where the Go heap hands back memory it has touched already,
+// hugemem.Bytes collapses it into huge pages now (MADV_COLLAPSE), so a carve may copy up to
+// slabBytes (16 MiB) while the pool's other callers, a decode step's included, wait.
+//
 // Pages of one slab lie one after another in memory on 2 MiB pages, where a page of its own
 // (a make of the Go heap) lies on 4 KiB pages: a paged store's rows of one head are runs of
 // PageCells rows a page apart, so on 4 KiB pages each run starts on a memory page the TLB and
