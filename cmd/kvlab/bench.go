@@ -55,8 +55,10 @@ type benchRow struct {
 	// MedianSeconds and Rounds: the CPU path's median round and how many rounds it timed.
 	MedianSeconds float64 `json:"median_seconds_per_token,omitempty"`
 	Rounds        int     `json:"rounds,omitempty"`
-	// CPUSeconds (CPU path, --threads 1) is the best round's thread CPU time: Seconds less
-	// the time the thread waited for a core, so that runs on a busy machine compare.
+	// CPUSeconds (CPU path, --threads 1) is the smallest thread CPU time of any round (not
+	// necessarily the round Seconds came from): it leaves out the time the thread waited for a
+	// core, so that runs on a busy machine compare. Off Linux cputime.Thread falls back to the
+	// wall clock, and it is then the best round's wall time, as Seconds is.
 	CPUSeconds float64 `json:"cpu_seconds_per_token,omitempty"`
 	GBps       float64 `json:"gbps"`         // KVBytes / Seconds, in 10⁹ bytes per second
 	RatioF16   float64 `json:"ratio_to_f16"` // Seconds / f16's Seconds at the same ctx; 0 without f16
@@ -110,14 +112,14 @@ with the bytes it reads, so q4_0 should take about 54/192 of f16's time at long 
                   as the caches (2 MiB transparent huge pages where Linux grants them;
                   KVLAB_NO_HUGEPAGES=1 keeps the default pages for both). The pairs of one
                   context are timed in interleaved rounds and each keeps its best round (the
-                  JSON has the median too, and with --threads 1 the best round's thread CPU
-                  time, which leaves out waits for a core), so a busy machine slows every
-                  pair alike; all the
+                  JSON has the median too, and with --threads 1 the smallest thread CPU time
+                  of any round, which leaves out waits for a core: on Linux; elsewhere the
+                  best round's wall time), so a busy machine slows every pair alike; all the
                   pairs' caches of one context are in memory at once (f16 at 131072 cells,
                   8 KV heads × 128: 512 MiB). Each row's huge_page_fraction (JSON) is how
                   much of its cache the system backs with 2 MiB pages after the rounds; a
                   row below 95 % is named on stderr, as its time is not comparable (a
-                  cache on 4 KiB pages decodes 15–50 % slower).
+                  cache on 4 KiB pages decodes slower).
   --device cuda   the GPU engine's decode (native/cuda/engine) with its split plan and combine;
                   the yardstick is the card's device-to-device copy rate (bytes read + written
                   per second), measured here.`,
