@@ -29,11 +29,13 @@ func fp8AMXActive() bool { return fp8AMXOn && multiFP8 == fp8F32 }
 
 // scoresAMX is scoresBF16 through multiScoresFP8AMX (d = 128): per four queries (fewer padded
 // with zeros) the B tiles packed once (fp8PackAMX) and the offsets as the bf16 kernels take
-// them (fp8Offsets), then the rows (amxRows).
+// them (fp8Offsets), then the rows (amxScratch.rows). rows is resliced to the m rows out
+// asks for, as scoresBF16 reslices it, so that a short rows slice panics here instead of the
+// kernel reading past its end.
 func (c fp8Codec) scoresAMX(q []float32, n int, rows []byte, out, mu []float32) {
-	const d = 128
+	const d, rb = 128, 132
 	m := len(out) / n
-	q, out = q[:n*d], out[:m*n]
+	q, rows, out = q[:n*d], rows[:m*rb], out[:m*n]
 	if m == 0 {
 		return
 	}

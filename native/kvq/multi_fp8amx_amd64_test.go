@@ -135,3 +135,29 @@ func bf16RoundNearest(v float32) float32 {
 	u += 0x7fff + (u>>16)&1
 	return math.Float32frombits(u &^ 0xffff)
 }
+
+// TestFP8AMXScoresShortRows checks that fp8's AMX scores panic on a rows slice shorter than
+// out asks for (one row short, its capacity too), as the bf16 kernels' scores do, instead of
+// the kernel reading past its end.
+func TestFP8AMXScoresShortRows(t *testing.T) {
+	if !fp8AMXOn {
+		t.Skip("no AMX-BF16")
+	}
+	defer func(a *multiKernels) { multiFP8 = a }(multiFP8)
+	multiFP8 = fp8F32
+	const d, rb, n = 128, 132, 4
+	c := mustCodec(t, FP8, d).(fp8Codec)
+	for _, m := range []int{32, 64, 37} {
+		q := make([]float32, n*d)
+		out := make([]float32, m*n)
+		rows := make([]byte, (m-1)*rb)
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("m %d: rows of %d rows did not panic", m, m-1)
+				}
+			}()
+			c.DotManyMulti(q, n, rows, out)
+		}()
+	}
+}
