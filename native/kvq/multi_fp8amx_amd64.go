@@ -168,9 +168,11 @@ func multiScoresFP8AMX(bt *uint16, rows *byte, rb, m int, out *float32, ostride,
 // Figures at gen_avx512.go's fp8AccAMX; kvlab bench attn --ctx 131072 --kv f16,fp8 --heads
 // 32 --kv-heads 8 --head-dim 128 --threads 1 (Intel Xeon, 2 vCPUs, load ~3.5, alternated
 // twice): fp8 26.78 and 26.74 ms (0.67 and 0.69 × f16) against 27.58 and 28.09 (0.76, 0.71)
-// with the scores alone on AMX and 32.13 and 33.70 (0.78, 0.80) under KVLAB_NO_AMX. A variable
-// so that tests can run both.
-var fp8AMXAccOn = true
+// with the scores alone on AMX and 32.13 and 33.70 (0.78, 0.80) under KVLAB_NO_AMX.
+// KVLAB_ACC16 (isa.Acc16) keeps multiAccFP8VBMI's float32 weights, as it does where
+// multiAccFP8BF16 would run (fp8BF16AccOn): AccumulateStep 0 for fp8 under it. isa.Acc16's
+// complement, a variable so that tests can run both.
+var fp8AMXAccOn = !isa.Acc16
 
 // fp8AMXAccActive reports whether fp8's values of rows of 128 values go through
 // multiAccFP8AMX.

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand"
 	"testing"
+
+	"github.com/kvlab/kvlab/internal/isa"
 )
 
 // TestFP8AMXAcc checks multiAccFP8AMX (through fp8's AccumulateManyMulti where the CPU has
@@ -159,5 +161,24 @@ func TestFP8AMXScoresShortRows(t *testing.T) {
 			}()
 			c.DotManyMulti(q, n, rows, out)
 		}()
+	}
+}
+
+// TestFP8AMXAccChoice checks that fp8's values of rows of 128 take multiAccFP8AMX's bf16
+// weights (AccumulateStep 2⁻⁸) where the AMX scores run unless KVLAB_ACC16 (isa.Acc16) is
+// set, and keep float32 weights under it (AccumulateStep 0), with the kernels as chosen at start.
+func TestFP8AMXAccChoice(t *testing.T) {
+	if fp8AMXAccOn != !isa.Acc16 {
+		t.Fatalf("fp8AMXAccOn %v under Acc16 %v", fp8AMXAccOn, isa.Acc16)
+	}
+	if !fp8AMXActive() {
+		t.Skip("fp8's AMX scores do not run here")
+	}
+	want := 0x1p-8
+	if isa.Acc16 {
+		want = 0
+	}
+	if got := AccumulateStep(mustCodec(t, FP8, 128)); got != want {
+		t.Errorf("fp8 d 128: AccumulateStep %g, want %g (Acc16 %v)", got, want, isa.Acc16)
 	}
 }

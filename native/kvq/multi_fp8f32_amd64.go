@@ -24,7 +24,7 @@ package kvq
 // weight below 2⁻⁶⁴ (native/attn's expFloor), so only rows whose scale is below ~2⁻⁶² reach it.
 // Where the CPU has AMX-BF16 (fp8AMXOn), the scores of rows of 128 values go through
 // multiScoresFP8AMX instead (multi_fp8amx_amd64.go: the query rounded to bf16), and their values
-// through multiAccFP8AMX (the weights rounded to bf16).
+// through multiAccFP8AMX (the weights rounded to bf16) unless KVLAB_ACC16 is set (fp8AMXAccOn).
 var fp8F32 = &multiKernels{scores: fp8ScoresF32, acc: multiAccFP8VBMI}
 
 // fp8F32On selects fp8F32 over fp8VBMI: Intel CPUs (intelCPU). A variable so that tests can
