@@ -76,9 +76,11 @@ var (
 	// runs, not its own flavours (Intel CPUs take some of those and their own: kvq's intelCPU).
 	NoZen4 = on("KVLAB_NO_ZEN4")
 
-	// AMXBF16 is the CPU's AMX tiles with BF16 (TDPBF16PS; Intel Sapphire Rapids and later,
-	// the OS having enabled their state) unless KVLAB_NO_AMX is set, or AVX-512 VBMI is hidden
-	// (the switches above stand for CPUs without AMX); users ask the OS for the tiles too.
+	// AMXBF16 is the CPU's AMX tiles with BF16 (TDPBF16PS; Intel Sapphire Rapids and later) as
+	// CPUID reports them unless KVLAB_NO_AMX is set, or AVX-512 VBMI is hidden (the switches
+	// above stand for CPUs without AMX). It does not say that the OS lets this process use the
+	// tiles (x/sys/cpu does not check that): users ask the OS for them too (native/kvq's
+	// amxPermit) and take the AMX kernels only where it grants them.
 	AMXBF16 = cpu.X86.HasAMXTile && cpu.X86.HasAMXBF16 && !noAVX512VBMI && !on("KVLAB_NO_AMX")
 )
 
