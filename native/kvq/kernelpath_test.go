@@ -77,4 +77,7 @@ func TestKernelISA(t *testing.T) {
 	if os.Getenv("KVLAB_NO_AVX512BF16") != "" && strings.Contains(isa, "BF16") {
 		t.Fatalf("KVLAB_NO_AVX512BF16 set, KernelISA %q", isa)
 	}
+	if os.Getenv("KVLAB_NO_AMX") != "" && strings.Contains(isa, "AMX") {
+		t.Fatalf("KVLAB_NO_AMX set, KernelISA %q", isa)
+	}
 }

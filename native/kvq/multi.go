@@ -739,9 +739,10 @@ func (c *tq4Codec) AccumulateManyMulti(acc []float32, n int, w []float32, rows [
 // AVX2 and no AVX-512, multi_tq4avx2_amd64.go), every
 // whole 32-value block
 // b of a query is rounded to q̃ = s·Q, Q integer, |q − q̃| ≤ u·max_{i∈b}|q[i]| (b all the whole
-// blocks of the query at once where the per-query kernels above run: scoresGridBlock; turbo3's
-// AVX2 digits with |Q| ≤ 93, turbo4's ≤ 78, scoresGridQMax, u = (1 + 2⁻⁶)/186 and
-// (1 + 2⁻⁶)/156), and
+// blocks of the query at once where the per-query kernels above run: scoresGridBlock; the
+// turbo tiers' uniform-scale AVX2 digits with |Q| ≤ 127, u = (1 + 2⁻⁶)/254, except on AVX2
+// CPUs without AVX-VNNI, where turbo3's take |Q| ≤ 93 and turbo4's ≤ 78, u = (1 + 2⁻⁶)/186
+// and (1 + 2⁻⁶)/156: scoresGridQMax), and
 // DotManyMulti agrees with Dot(q̃) within the float bound; where fp8's are bf16 ones (AVX-512
 // VBMI and BF16; on Intel with AMX-BF16 the AMX kernel, rows of 128 values), every value of
 // the whole 32-value blocks is rounded to bf16 (to nearest even, below 2⁻¹²⁶ to 0), u = 2⁻⁸;
@@ -763,7 +764,8 @@ func ScoresGrid(c Codec, dst, q []float32, n int) (u float64) {
 		qmax = 127<<8 + 127
 	}
 	if qm := scoresGridQMax(inner); scoresGridBlock(inner) > BlockSize || qm != 127 {
-		// qm is 93 for turbo3's uniform-scale AVX2 kernel (t3UniAVX2), d = 32 included.
+		// qm is 93 (turbo3) or 78 (turbo4) for the uniform-scale kernels of AVX2 CPUs without
+		// AVX-VNNI (t3UniAVX2, t4UniAVX2), d = 32 included.
 		vnniGridUni(dst[:n*d], q[:n*d], d, nb, qm)
 		qmax = float64(qm)
 	} else {

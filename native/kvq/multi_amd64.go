@@ -124,9 +124,10 @@ func multiAccQ40AVX512(acc *float32, d, nv int, rows *byte, rb, m int, w *float3
 var reduceOrder = [16]int32{0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15}
 
 // KernelISA names the instruction sets the decode-attention kernels use on this CPU and build,
-// as KVLAB_NO_AVX512, KVLAB_NO_AVX512VNNI, KVLAB_NO_AVX512VBMI, KVLAB_NO_AVX512BF16 and
-// KVLAB_NO_AVXVNNI leave them: "AVX-512 (VNNI, VBMI, BITALG, GFNI, BF16)" (each extension named
-// where a kernel that uses it runs: BITALG q5's kernels, GFNI q5's scores, BF16 fp8's),
+// as KVLAB_NO_AVX512, KVLAB_NO_AVX512VNNI, KVLAB_NO_AVX512VBMI, KVLAB_NO_AVX512BF16,
+// KVLAB_NO_AVXVNNI and KVLAB_NO_AMX leave them: "AVX-512 (VNNI, VBMI, BITALG, GFNI, BF16, AMX)"
+// (each extension named where a kernel that uses it runs: BITALG q5's kernels, GFNI q5's
+// scores, BF16 fp8's on AMD, AMX fp8's on Intel CPUs with AMX-BF16, rows of 128 values),
 // "AVX-512 (VNNI)", "AVX-512 + AVX2 integer" (AVX-512 without
 // VNNI: the integer kernels are the AVX2 ones, avx2Int), "AVX2 + AVX-VNNI", "AVX2", or "Go"
 // where the CPU lacks AVX2, FMA or F16C. On an AMD Zen 4 the AVX-512 names end with "; Zen 4

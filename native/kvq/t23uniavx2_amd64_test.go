@@ -10,12 +10,14 @@ import (
 	"testing"
 )
 
-// TestT23UniAVX2Scores checks the uniform-scale AVX2 kernels of turbo3 (multiScoresT3UAVX2I, and
-// multiScoresT3UAVXVNNI at 127 where the CPU has AVX-VNNI) and turbo2 (multiScoresT2UAVXVNNI too),
-// and turbo4's (multiScoresT4UAVX2I, multiScoresT4UAVXVNNI) (multiScoresT2UAVX2I) bit for bit against the dot they state: per row and query
-// the exact int32 Σ Q·L of the query's digits (vnniQuantUniQ at t3UniQMax, or 127 for turbo2,
-// over the unpermuted query, so the permutation to the kernel's order is checked too),
-// converted, times the query's scale, times the row's f16 scale times the unit (offsets zero),
+// TestT23UniAVX2Scores checks the uniform-scale AVX2 kernels of turbo3 (multiScoresT3UAVX2I at
+// t3UniQMax), turbo2 (multiScoresT2UAVX2I at 127) and turbo4 (multiScoresT4UAVX2I at
+// t4UniQMax), and where the CPU has AVX-VNNI their AVX-VNNI kernels at 127
+// (multiScoresT3UAVXVNNI, multiScoresT2UAVXVNNI, multiScoresT4UAVXVNNI), bit for bit against
+// the dot they state: per row and query the exact int32 Σ Q·L of the query's digits
+// (vnniQuantUniQ at that largest |Q|, over the unpermuted query, so the permutation to the
+// kernel's order is checked too), converted, times the query's scale, times the row's scale
+// (f16) times the unit (offsets zero),
 // and within two roundings of that plus an offset; for d from 32 (turbo2: 64) to 2048 (1024),
 // 8 and 24 rows at a strided output with sentinels between the scores, queries with an outlier,
 // an all-zero one and a constant one (every digit the largest), codes from random bytes and
