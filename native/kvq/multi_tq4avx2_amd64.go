@@ -107,13 +107,13 @@ func tq4ScoresAVX2(kind int, dig *byte, aux *uint32, nb int, rows *byte, rb, m i
 		var st [32]uint32 // the row scales (the stage words)
 		multiScoresT3UAVXVNNI(dig, aux, nb, rows, rb, m, out, ostride, off, &st[0])
 	case kind == vnniT3 && hasAVXVNNI:
-		var st [32]uint32 // the kernel's packed codes (t3GroupVAVX2) and row scales
+		var st [40]uint32 // the kernel's packed codes (t3GroupVAVX2; 128 bytes from the first 32-byte boundary) and row scales
 		multiScoresT3AVXVNNI(dig, aux, nb, rows, rb, m, out, ostride, off, &st[0])
 	case kind == vnniT3 && t3UniAVX2(nb*32):
 		var st [32]uint32 // the kernel's packed codes and row scales, as multiScoresT3AVX2I's
 		multiScoresT3UAVX2I(dig, aux, nb, rows, rb, m, out, ostride, off, &st[0])
 	case kind == vnniT3:
-		var st [32]uint32 // the kernel's packed codes (t3GroupAVX2) and row scales
+		var st [40]uint32 // the kernel's packed codes (t3GroupAVX2; 128 bytes from the first 32-byte boundary) and row scales
 		multiScoresT3AVX2I(dig, aux, nb, rows, rb, m, out, ostride, off, &st[0])
 	case kind == vnniT2 && t2UniVNNI(nb*32): // nb/2 chunks of 64 values
 		var st [40]uint32 // the kernel's transposed codes (128 bytes from the first 32-byte boundary) and row scales

@@ -1570,6 +1570,8 @@ T3AVX2I_group:
 	VPXOR Y10, Y10, Y10
 	VPXOR Y11, Y11, Y11
 	MOVQ stage+72(FP), R13
+	ADDQ $31, R13
+	ANDQ $-32, R13 // 32-byte aligned (stage: 160 bytes or more)
 	DECQ R11
 	JZ   T3AVX2I_last
 	MOVQ R8, AX                // prefetch pointer: 128 rows ahead, PFSTEP bytes per chunk of
@@ -2187,6 +2189,8 @@ T3AVXVNNI_group:
 	VPXOR Y10, Y10, Y10
 	VPXOR Y11, Y11, Y11
 	MOVQ stage+72(FP), R13
+	ADDQ $31, R13
+	ANDQ $-32, R13 // 32-byte aligned (stage: 160 bytes or more)
 	DECQ R11
 	JZ   T3AVXVNNI_last
 	MOVQ R8, AX                // prefetch pointer: 128 rows ahead, PFSTEP bytes per chunk of
@@ -3398,6 +3402,8 @@ T2UAVX2I_group:
 	VPXOR Y10, Y10, Y10
 	VPXOR Y11, Y11, Y11
 	MOVQ stage+72(FP), R13
+	ADDQ $31, R13
+	ANDQ $-32, R13 // 32-byte aligned (stage: 96 bytes or more)
 	MOVQ R8, AX                // prefetch pointer: 128 rows ahead, PFSTEP bytes per chunk of
 	SHLQ $7, AX                // codes (at least eight rows' share of a chunk)
 	ADDQ DI, AX
@@ -4537,6 +4543,8 @@ T2AVX2I_group:
 	VPXOR Y10, Y10, Y10
 	VPXOR Y11, Y11, Y11
 	MOVQ stage+72(FP), R13
+	ADDQ $31, R13
+	ANDQ $-32, R13 // 32-byte aligned (stage: 96 bytes or more)
 	MOVQ R8, AX                // prefetch pointer: 128 rows ahead, PFSTEP bytes per chunk of
 	SHLQ $7, AX                // codes (at least eight rows' share of a chunk)
 	ADDQ DI, AX
@@ -5180,6 +5188,8 @@ Q2KAVX2I_group:
 	VPXOR Y10, Y10, Y10
 	VPXOR Y11, Y11, Y11
 	MOVQ stage+72(FP), R13
+	ADDQ $31, R13
+	ANDQ $-32, R13 // 32-byte aligned (stage: 96 bytes or more)
 	MOVQ R8, AX                // prefetch pointer: 128 rows ahead, PFSTEP bytes per chunk of
 	SHLQ $7, AX                // codes (at least eight rows' share of a chunk)
 	ADDQ DI, AX

@@ -162,7 +162,7 @@ func TestTQ4AVX2ScoresMatch(t *testing.T) {
 					kb = nb / 2
 				}
 				offs := [5]float32{0.5, -1, 0, 2, tq4Unit}
-				var stage [32]uint32
+				var stage [40]uint32 // the AVX2 kernels align their stage words within it
 				type named struct {
 					k      kern
 					avx512 bool

@@ -494,7 +494,7 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 	var offs [16]float32 // [0..3] the offsets, [4] the unit, [8..15] the uniform kernels' (t23Uni)
 	offs[4] = tq4Unit
 	uni := t23Uni(kind, d) || tq4Uni(kind, d)
-	var stage [16]uint32
+	var stage [24]uint32 // the AVX2 turbo2 kernels stage 64 bytes from its first 32-byte boundary
 	kernel := func(rows *byte, m int, out *float32, ostride int) {
 		if !hasVNNIBW { // the AVX2 kernels (tq4VNNI, t3VNNI, t2VNNI)
 			tq4ScoresAVX2(kind, kdig, &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
