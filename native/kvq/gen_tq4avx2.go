@@ -334,7 +334,8 @@ func t2ChunkUAVX2() string { return t2ChunkAVX2x(true) }
 // t2ChunkUV writes one 64-value chunk of eight turbo2 rows for the AVX-VNNI uniform-scale
 // kernel (multiScoresT2UAVXVNNI): the rows loaded and transposed as t2Chunk's (with two
 // temporaries) into the stage words (R13, rounded up to 32 bytes: a 32-byte store split across
-// two lines does not forward to the load after it, which took a paged cache's turbo2 scores
+// a 4 KiB page does not forward to the load after it (a split across a line within a page
+// costs nothing measurable: see the kinds loop in main), which took a paged cache's turbo2 scores
 // from 1.78–1.81 ms to 2.68–2.88 where the caller's stack left the stage unaligned; kvcache
 // TestPagedBreakdown), each dword vector's codes looked up two a nibble as
 // t2ChunkAVX2's (Y12: turbo2VNNIU8, the level + 128 of a nibble's low code; Y15: t2VNNIU8Hi, of
@@ -712,7 +713,7 @@ func t3GroupUAVX2(last bool) string { return t3GroupAVX2x(last, true, false) }
 // two chains a query (the group's halves, Y4..Y7 and Y8..Y11) with the second vectors through
 // the stage words 6.9–7.2 → 7.4–7.6, or with each half decoded from the rows loaded again
 // 6.7–7.1 → 7.3–7.6: the chains' latency does not bound it, its operation count does. (That
-// test's stage words may have been split across lines, as multiScoresT2UAVXVNNI's were: with
+// test's stage words may have been split, as multiScoresT2UAVXVNNI's were: with
 // them rounded up to 32 bytes the first form took the decode's scores 8.03–8.06 → 7.85–8.11
 // ns a row, three alternations, load ~12: within the noise, not kept.)
 func t3GroupUVAVX2(last bool) string { return t3GroupAVX2x(last, true, true) }
