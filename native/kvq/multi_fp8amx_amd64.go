@@ -3,7 +3,6 @@
 package kvq
 
 import (
-	"cmp"
 	"math"
 
 	"github.com/kvlab/kvlab/internal/isa"
@@ -69,8 +68,7 @@ func fp8AMXScoresRuns(q []float32, n int, runs [][]byte, out, mu []float32) bool
 			if mr <= 0 {
 				continue
 			}
-			pf := nextRunOffset(runs, i)
-			pf2 := cmp.Or(runsAfterNext(runs, i), pf) // the run after next (the next run where there is none)
+			pf, pf2 := runsPrefetch(runs, i)
 			a.rows(r, mr, out[base*n:], n, h, 4, pf, pf2)
 			base += mr
 		}
@@ -256,8 +254,7 @@ func fp8AMXAccRuns(rot *rotCodec, acc []float32, n int, w []float32, runs [][]by
 		if m <= 0 {
 			continue
 		}
-		pf := nextRunOffset(runs, i)
-		pf2 := cmp.Or(runsAfterNext(runs, i), pf)
+		pf, pf2 := runsPrefetch(runs, i)
 		ws := w[base*n : (base+m)*n]
 		for h := 0; h < n; h += 4 {
 			amxAcc4(acc[h*d:], r, m, ws[h:], 4*n, scr, pf, pf2)

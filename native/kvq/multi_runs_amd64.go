@@ -217,8 +217,7 @@ func fp8F32ScoresRuns(d int, q []float32, n int, runs [][]byte, out, mu []float3
 			if mr <= 0 {
 				continue
 			}
-			pf := nextRunOffset(runs, i)
-			pf2 := cmp.Or(runsAfterNext(runs, i), pf) // the run after next (the next run where there is none)
+			pf, pf2 := runsPrefetch(runs, i)
 			multiScoresFP8F32RunsAVX512(&pack[0], d, &r[0], rb, mr, &out[base*n+h], 4*n, d, pf, pf2)
 			base += mr
 		}
@@ -974,8 +973,7 @@ func fp8ScoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bo
 				continue
 			}
 			if hv {
-				pf := nextRunOffset(runs, i)
-				pf2 := cmp.Or(runsAfterNext(runs, i), pf) // the run after next, into L2 ahead of the L1 prefetches (the next run where there is none)
+				pf, pf2 := runsPrefetch(runs, i) // pf2 into L2 ahead of the L1 prefetches
 				if fp8BF16ScoresZ4 {
 					multiScoresFP8BF16HZ4RunsAVX512(&pack[0], d, &r[0], rb, mr, &out[base*n+h], 4*n, d, &offs[0], pf, pf2, 0)
 				} else {
@@ -1115,6 +1113,13 @@ func nextRunOffset(runs [][]byte, i int) int {
 		}
 	}
 	return 0
+}
+
+// runsPrefetch is a runs kernel's two prefetch offsets from runs[i] (not empty): pf the next
+// non-empty run (nextRunOffset), pf2 the run after next, the next run where there is none.
+func runsPrefetch(runs [][]byte, i int) (pf, pf2 int) {
+	pf = nextRunOffset(runs, i)
+	return pf, cmp.Or(runsAfterNext(runs, i), pf)
 }
 
 // runsAfterNext is the byte offset from runs[i] (not empty) to runs[i+2], 0 (its own rows
