@@ -61,8 +61,11 @@ func TestPoolHugePagesSmallPages(t *testing.T) {
 			}
 		}
 		for _, page := range pool.data {
-			for j := 0; j < len(page); j += 4096 {
-				page[j] = 1
+			for _, sp := range pool.spans {
+				b := page.span(sp)
+				for j := 0; j < len(b); j += 4096 {
+					b[j] = 1
+				}
 			}
 		}
 		pool.mu.Unlock()

@@ -20,6 +20,9 @@ import (
 // a write into one copies it first (copy on write), so only the last, partial, page of a shared
 // prefix is ever copied. The readers split a range of cells at page boundaries and run the
 // row kernels on each run, so attention reads a paged cache as it reads a contiguous one.
+// Pages are cut from slabs of several pages whose memory holds each store's rows of the
+// slab's pages one after another (pageMem), so the pages a cache took one after another
+// from a slab hold its rows of one head in one run in memory.
 //
 // What is not paged stays in the cache's own memory, reserved at creation and charged to the
 // pool's budget as the cache's fixed bytes: sliding-window rings, the FP16 overlay, a group K
@@ -46,17 +49,19 @@ type PagePool struct {
 	kPaged    bool   // K rows are paged (false for a group K format)
 	rbK, rbV  []int  // per layer: row bytes of K (0 when not paged) and V
 	layerOff  []int  // byte offset of each paged layer in a page
+	spans     []span // every paged store's span of a page, in page order
 	pageBytes int64
 	fixed     int64 // one cache's fixed bytes
 	budget    int64
 
 	mu   sync.Mutex
-	data [][]byte // pages, allocated on first use or ahead of it (KeepAhead), and kept
-	slab []byte   // what allocLocked has not yet cut into pages of its last slab (carveLocked)
-	// slabs are the parts of every slab (carveLocked's and fill's) cut into pages so far, each
-	// a prefix of a buffer of hugemem.Bytes, for HugePages.
+	data []pageMem // pages, allocated on first use or ahead of it (KeepAhead), and kept
+	slab pageMem   // carveLocked's slab, idx its next page to cut (none left: idx == n)
+	// slabs are, for HugePages, every slab (carveLocked's and fill's) as long as the pages cut
+	// from it so far: a prefix of a buffer of hugemem.Bytes, which stands for the pages' memory
+	// spread over the slab (pageMem).
 	slabs     [][]byte
-	carve     int // the index in slabs of carveLocked's slab (valid while slab is not empty)
+	carve     int // the index in slabs of carveLocked's slab (valid while it has pages left)
 	ref       []int32
 	free      []int32 // allocated pages no cache holds
 	pagesUsed int
@@ -80,10 +85,11 @@ type PageStats struct {
 	PageBytes, BudgetBytes int64
 	// Allocated is the pages whose memory the pool holds: the used ones and those kept for
 	// reuse or taken ahead of need (KeepAhead). It never exceeds MaxPages. Pages are cut from
-	// slabs (carveLocked): the part of the last slab not cut yet is not counted here; it is
-	// address space of at most slabBytes and of no more pages than MaxPages less Allocated, of
-	// which the system maps only what has been touched (unless the Go heap reused and zeroed
-	// the memory). Free counts budget, not memory: a free page may have no memory yet.
+	// slabs (carveLocked): the pages of the last slab not cut yet are not counted here; they
+	// are address space of at most a slab and of no more pages than MaxPages less Allocated,
+	// of which the system maps what has been touched (the pages cut from a slab touch it all
+	// over, pageMem; on 2 MiB pages that maps most of it). Free counts budget, not memory: a
+	// free page may have no memory yet.
 	Allocated int
 }
 
@@ -138,7 +144,14 @@ func NewPagePool(cfg Config, budget int64) (*PagePool, error) {
 		p.paged = append(p.paged, paged)
 		p.layerOff = append(p.layerOff, off)
 		p.rbK, p.rbV = append(p.rbK, rbK), append(p.rbV, rbV)
-		off += cfg.KVHeads * PageCells * (rbK + rbV)
+		for range cfg.KVHeads {
+			for _, rb := range []int{rbK, rbV} {
+				if rb > 0 {
+					p.spans = append(p.spans, span{off, PageCells * rb})
+					off += PageCells * rb
+				}
+			}
+		}
 	}
 	if off == 0 {
 		return nil, fmt.Errorf("kvcache: %w: every layer is a sliding-window ring: nothing to page", kvq.ErrUnsupported)
@@ -267,9 +280,12 @@ func (p *PagePool) fill() {
 		slab := hugemem.Bytes(int(int64(n) * p.pageBytes))
 		in := -1 // slab's index in p.slabs, once a page of it is kept
 		for i := range int64(n) {
-			page := slab[i*p.pageBytes : (i+1)*p.pageBytes : (i+1)*p.pageBytes]
-			for j := 0; j < len(page); j += step {
-				page[j] = 0 // a write: the system maps the memory page now, not in a pass
+			page := pageMem{slab, int(i), n}
+			for _, sp := range p.spans {
+				b := page.span(sp)
+				for j := 0; j < len(b); j += step {
+					b[j] = 0 // a write: the system maps the memory page now, not in a pass
+				}
 			}
 			p.mu.Lock()
 			// Pages allocated meanwhile (allocLocked) may leave no room, or KeepAhead(0) want
@@ -339,8 +355,8 @@ func (p *PagePool) compatible(cfg Config) error {
 type pageTable struct {
 	pool     *PagePool
 	ids      []int32
-	data     [][]byte // data[i] is page ids[i]
-	reserved int64    // bytes reserved for pages this cache will take
+	data     []pageMem // data[i] is page ids[i]
+	reserved int64     // bytes reserved for pages this cache will take
 	fixed    int64
 	released bool
 	// own is how many leading pages are known present and the cache's alone (ref 1): a write
@@ -378,32 +394,83 @@ const slabBytes = 16 << 20
 
 // carveLocked is a new zeroed page: the next one of the pool's slab, a buffer of hugemem.Bytes
 // (2 MiB transparent huge pages where the system has them) of as many whole pages as
-// slabBytes holds (at least one), but never of more than the pages the budget still lets the
-// pool allocate (MaxPages less those it holds), so that a slab holds no memory the budget
-// could not give to caches. Pages cut from a slab are kept (like every page) for as long as
-// the pool lives, and so is the slab.
+// slabBytes holds, and of slabPages pages at least, but never of more than the pages the
+// budget still lets the pool allocate (MaxPages less those it holds; one at least), so that a
+// slab holds no memory the budget could not give to caches. Pages cut from a slab are kept
+// (like every page) for as long as the pool lives, and so is the slab. A slab's pages are
+// interleaved (pageMem): the first page cut writes into every store's part of the slab, so on
+// 2 MiB pages the system maps most of the slab's memory at once, never more than the budget.
 //
 // Carving a slab runs under p.mu: where the Go heap hands back memory it has touched already,
 // hugemem.Bytes collapses it into huge pages now (MADV_COLLAPSE), so a carve may copy up to
-// slabBytes (16 MiB) while the pool's other callers, a decode step's included, wait.
+// a slab (16 MiB, or slabPages pages where those are larger) while the pool's other callers,
+// a decode step's included, wait.
 //
-// Pages of one slab lie one after another in memory on 2 MiB pages, where a page of its own
+// Pages of one slab lie in one buffer on 2 MiB pages, where a page of its own
 // (a make of the Go heap) lies on 4 KiB pages: a paged store's rows of one head are runs of
 // PageCells rows a page apart, so on 4 KiB pages each run starts on a memory page the TLB and
 // the hardware prefetchers have not seen. Zen 4, TestPagedDecodeSpeed (one thread, 32768
 // cells, 32/8 heads of 128, thread CPU, best of 12, 3 runs, min): paged q4_0 6.63 -> 5.63 ms,
 // q8_0 9.92 -> 8.92, tq4 5.76 -> 5.03, f16 16.2 -> 15.2 (contiguous: 3.0, 3.4, 2.3, 5.3).
-func (p *PagePool) carveLocked() []byte {
-	if int64(len(p.slab)) < p.pageBytes {
-		n := min(slabBytes/p.pageBytes, int64(p.MaxPages()-len(p.data)))
-		p.slab = hugemem.Bytes(int(max(n, 1) * p.pageBytes))
-		p.carve, p.slabs = len(p.slabs), append(p.slabs, p.slab[:0])
+func (p *PagePool) carveLocked() pageMem {
+	if p.slab.idx == p.slab.n {
+		n := max(min(max(slabBytes/p.pageBytes, slabPages), int64(p.MaxPages()-len(p.data))), 1)
+		p.slab = pageMem{hugemem.Bytes(int(n * p.pageBytes)), 0, int(n)}
+		p.carve, p.slabs = len(p.slabs), append(p.slabs, p.slab.slab[:0])
 	}
-	page := p.slab[:p.pageBytes:p.pageBytes]
-	p.slab = p.slab[p.pageBytes:]
+	page := p.slab
+	p.slab.idx++
 	cut := p.slabs[p.carve]
 	p.slabs[p.carve] = cut[:len(cut)+int(p.pageBytes)]
 	return page
+}
+
+// slabPages is the fewest pages a slab of carveLocked holds (unless the budget lets the pool
+// allocate fewer), however large its pages: a store's rows of 16 pages one after another are
+// 1024 cells, 256 KiB of f16 rows of 128 values, which an Intel Xeon streams nearly as fast
+// as a contiguous store's rows (pageMem's figures); Llama-3-8B's f16 pages (8 MiB) make
+// slabs of 128 MiB.
+const slabPages = 16
+
+// pageMem is where a page's rows lie: page idx of a slab of n pages, whose memory holds each
+// store's spans (span) of its n pages one after another in page order, the stores one after
+// another in the order of a page's spans (PagePool.spans): a store's span of page idx at
+// off·n + idx·len in the slab, off and len the span's in-page offset and length. A store's
+// rows of pages idx and idx+1 of a slab are then one run in memory, so a cache whose pages
+// were cut one after another from a slab (a prompt's pages; a sequence that grows alone)
+// reads its rows in runs of many pages, not of one.
+//
+// Each page's rows in a buffer of its own (one page after another in the slab) left a
+// store's rows in runs of PageCells rows (16 KiB of f16 rows of 128 values) with other
+// stores' rows between them, and the Intel Xeon (2 vCPUs, KVM, family 6 model 167) streams
+// such runs ~30% slower than contiguous rows whatever the kernels prefetch: f16 scores of 8
+// heads × 32768 rows, 4 queries, through the runs kernels (a scratch harness over kvq's
+// kernels, not kept; thread CPU, min of 9, load 5–8): runs 16 KiB apart from each other by 256 KiB 6.6–7.0
+// ms, 16 KiB apart 6.3–6.6, in pages of 128, 256, 1024 and 4096 cells (runs of 32, 64, 256
+// and 1024 KiB) 6.5, 6.3–6.4, 5.1–5.7, 4.7–5.0, the runs one after another 4.9–5.5; with
+// the pages 16 KiB or 64 KiB further apart (so that one head's runs do not share L2 sets)
+// the same. Neither the runs kernels' prefetches (kvq's runs flavours) nor the hardware's
+// make up for it: no software prefetch at all took 9 ms over runs one after another.
+type pageMem struct {
+	slab   []byte
+	idx, n int
+}
+
+// span is the in-page offset and length of one store's rows of a page: the bytes it would
+// have in a page laid out store after store.
+type span struct{ off, n int }
+
+// span is sp's bytes of page m.
+func (m pageMem) span(sp span) []byte {
+	o := sp.off*m.n + m.idx*sp.n
+	return m.slab[o : o+sp.n : o+sp.n]
+}
+
+// copyPage copies page src's rows into page dst.
+func (p *PagePool) copyPage(dst, src pageMem) {
+	for _, sp := range p.spans {
+		copy(dst.span(sp), src.span(sp))
+	}
 }
 
 func (p *PagePool) decrefLocked(id int32) {
@@ -439,7 +506,7 @@ func (t *pageTable) ensure(lo, hi int) error {
 			if err != nil {
 				return err
 			}
-			copy(p.data[id], p.data[old])
+			p.copyPage(p.data[id], p.data[old])
 			p.decrefLocked(old)
 			t.ids[i], t.data[i] = id, p.data[id]
 			continue
@@ -541,15 +608,15 @@ type pagedStore struct {
 // (which keeps what NewRowStore found out about the codec) over the page's rows.
 func (s *pagedStore) page(i int) attn.RowStore {
 	rs := *s.RowStore
-	rs.Data, rs.N = s.pt.data[i][s.off:s.off+s.span], PageCells
+	rs.Data, rs.N = s.pt.data[i].span(span{s.off, s.span}), PageCells
 	return rs
 }
 
 // rowData is cell r's packed row.
 func (s *pagedStore) rowData(r int) []byte {
 	rb := s.Codec.RowBytes()
-	o := s.off + r%PageCells*rb
-	return s.pt.data[r/PageCells][o : o+rb]
+	o := r % PageCells * rb
+	return s.pt.data[r/PageCells].span(span{s.off, s.span})[o : o+rb]
 }
 
 // runs splits m cells from lo at page boundaries: f gets each run's page, the run's first cell
@@ -638,7 +705,7 @@ func (s *pagedStore) after(end int) []byte {
 	rb := s.Codec.RowBytes()
 	o := end % PageCells
 	n := min(PageCells-o, s.N-end)
-	return s.pt.data[p][s.off+o*rb : s.off+(o+n)*rb]
+	return s.pt.data[p].span(span{s.off, s.span})[o*rb : (o+n)*rb]
 }
 
 func (s *pagedStore) Accumulate(acc []float32, w []float32, lo int) {

@@ -638,9 +638,10 @@ func TestPagedScoresNoQueries(t *testing.T) {
 }
 
 // TestPagePoolSlabs: the pages a pool allocates are cut from slabs one after another, zeroed
-// and apart; a slab holds at most slabBytes and never more pages than the budget lets the pool
-// allocate, so that a pool that has allocated every page its budget holds has no slab left
-// over; and Allocated counts the pages cut, not the slab.
+// and apart, each store's rows of a page right after its rows of the page before in the slab
+// (one run in memory); a slab holds at most slabBytes (or slabPages pages) and never more
+// pages than the budget lets the pool allocate, so that a pool that has allocated every page
+// its budget holds has no slab left over; and Allocated counts the pages cut, not the slab.
 func TestPagePoolSlabs(t *testing.T) {
 	cfg := Config{Layers: 2, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, Pair: mustPair(t, "q8_0/q4_0"), MaxCells: 1 << 20}
 	probe, err := NewPagePool(cfg, 0)
@@ -648,13 +649,24 @@ func TestPagePoolSlabs(t *testing.T) {
 		t.Fatal(err)
 	}
 	pb := probe.PageBytes()
-	for _, pages := range []int{1, 3, int(slabBytes/pb) - 1, int(slabBytes/pb) + 5, 2*int(slabBytes/pb) + 1} {
+	perSlab := int(max(slabBytes/pb, slabPages))
+	for _, pages := range []int{1, 3, perSlab - 1, perSlab + 5, 2*perSlab + 1} {
 		pool, err := NewPagePool(cfg, probe.FixedBytes()+int64(pages)*pb+pb/2)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := pool.MaxPages(); got != pages {
 			t.Fatalf("MaxPages %d, want %d", got, pages)
+		}
+		var sum int64
+		for i, sp := range pool.spans {
+			if i > 0 && sp.off != pool.spans[i-1].off+pool.spans[i-1].n {
+				t.Fatalf("span %d at %d, the one before ends at %d", i, sp.off, pool.spans[i-1].off+pool.spans[i-1].n)
+			}
+			sum += int64(sp.n)
+		}
+		if sum != pb {
+			t.Fatalf("the spans hold %d bytes of a page of %d", sum, pb)
 		}
 		pt, err := newPageTable(pool)
 		if err != nil {
@@ -670,31 +682,36 @@ func TestPagePoolSlabs(t *testing.T) {
 				t.Fatalf("%d pages: page %d: %v", pages, i, err)
 			}
 			page := pool.data[id]
-			if int64(len(page)) != pb || int64(cap(page)) != pb {
-				t.Fatalf("%d pages: page %d has len %d cap %d, want %d", pages, i, len(page), cap(page), pb)
+			for _, sp := range pool.spans {
+				if b := page.span(sp); !bytes.Equal(b, make([]byte, sp.n)) {
+					t.Fatalf("%d pages: page %d is not zeroed", pages, i)
+				}
 			}
-			if !bytes.Equal(page, make([]byte, pb)) {
-				t.Fatalf("%d pages: page %d is not zeroed", pages, i)
+			if held := len(pool.data) + pool.slab.n - pool.slab.idx; held > pages {
+				t.Fatalf("%d pages: after page %d the pool holds %d pages and a slab of %d more", pages, i, len(pool.data), pool.slab.n-pool.slab.idx)
 			}
-			if held := int64(len(pool.data)) + int64(len(pool.slab))/pb; held > int64(pages) {
-				t.Fatalf("%d pages: after page %d the pool holds %d pages and a slab of %d more", pages, i, len(pool.data), len(pool.slab)/int(pb))
+			if int64(pool.slab.n)*pb > max(slabBytes, slabPages*pb) {
+				t.Fatalf("%d pages: a slab of more than %d bytes", pages, max(slabBytes, slabPages*pb))
 			}
-			if int64(len(pool.slab))+pb > slabBytes && int64(len(pool.slab)) > 0 {
-				t.Fatalf("%d pages: a slab of more than %d bytes", pages, slabBytes)
+			for _, sp := range pool.spans {
+				b := page.span(sp)
+				b[0], b[sp.n-1] = 1, 1 // pages apart: no write shows in another page
 			}
-			page[0], page[pb-1] = 1, 1 // pages apart: no write shows in another page
 			if i > 0 {
 				prev := pool.data[id-1]
-				if prev[pb-1] != 1 || prev[0] != 1 {
-					t.Fatalf("%d pages: page %d overlaps page %d", pages, i, i-1)
-				}
-				if i%int(slabBytes/pb) != 0 && uintptr(unsafe.Pointer(&prev[0]))+uintptr(pb) != uintptr(unsafe.Pointer(&page[0])) {
-					t.Fatalf("%d pages: page %d does not follow page %d in its slab", pages, i, i-1)
+				for _, sp := range pool.spans {
+					b, pr := page.span(sp), prev.span(sp)
+					if pr[sp.n-1] != 1 || pr[0] != 1 {
+						t.Fatalf("%d pages: page %d overlaps page %d", pages, i, i-1)
+					}
+					if i%perSlab != 0 && uintptr(unsafe.Pointer(&pr[0]))+uintptr(sp.n) != uintptr(unsafe.Pointer(&b[0])) {
+						t.Fatalf("%d pages: page %d's rows at %d do not follow page %d's in its slab", pages, i, sp.off, i-1)
+					}
 				}
 			}
 		}
-		if len(pool.slab) != 0 {
-			t.Fatalf("%d pages: every page of the budget taken and %d bytes of slab left", pages, len(pool.slab))
+		if pool.slab.idx != pool.slab.n {
+			t.Fatalf("%d pages: every page of the budget taken and %d pages of slab left", pages, pool.slab.n-pool.slab.idx)
 		}
 		pool.mu.Unlock()
 		if st := pool.Stats(); st.Allocated != pages || st.Used != pages || st.Free != 0 {
