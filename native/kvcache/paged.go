@@ -466,6 +466,13 @@ func (m pageMem) span(sp span) []byte {
 	return m.slab[o : o+sp.n : o+sp.n]
 }
 
+// spanOn is span with the capacity of the rest of the slab: the rows of the same store in the
+// slab's next pages follow (kvq.DotManyMultiRuns takes runs that do as one).
+func (m pageMem) spanOn(sp span) []byte {
+	o := sp.off*m.n + m.idx*sp.n
+	return m.slab[o : o+sp.n]
+}
+
 // copyPage copies page src's rows into page dst.
 func (p *PagePool) copyPage(dst, src pageMem) {
 	for _, sp := range p.spans {
@@ -672,8 +679,8 @@ func (s *pagedStore) batches(lo, m int, f func(runs [][]byte, first, end int)) {
 		}
 		f(runs, first, end)
 	}
-	s.runs(lo, m, func(rs attn.RowStore, o, off, n int) {
-		rows := rs.Data[o*rb : (o+n)*rb]
+	s.runs(lo, m, func(_ attn.RowStore, o, off, n int) {
+		rows := s.pt.data[(lo+off)/PageCells].spanOn(span{s.off, s.span})[o*rb : (o+n)*rb]
 		if k == runBatch {
 			call(off, rows)
 			k, first = 0, off
@@ -705,7 +712,7 @@ func (s *pagedStore) after(end int) []byte {
 	rb := s.Codec.RowBytes()
 	o := end % PageCells
 	n := min(PageCells-o, s.N-end)
-	return s.pt.data[p].span(span{s.off, s.span})[o*rb : (o+n)*rb]
+	return s.pt.data[p].spanOn(span{s.off, s.span})[o*rb : (o+n)*rb]
 }
 
 func (s *pagedStore) Accumulate(acc []float32, w []float32, lo int) {

@@ -854,6 +854,11 @@ func scoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bool 
 	return true
 }
 
+// mergeRuns is whether DotManyMultiRuns and AccumulateManyMultiRuns take f16's and bf16's
+// runs that lie one after another in memory in one call of the codec's kernels (oneRun):
+// Intel (intelCPU).
+var mergeRuns = intelCPU
+
 // floatScoresRuns runs kernel, the runs flavour of a float scores kernel (four queries a
 // call, n a multiple of 4, d values a row, rb bytes a row), over each run in turn, its
 // prefetches at the next non-empty run, and returns how many rows it scored.

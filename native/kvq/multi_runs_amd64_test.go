@@ -238,7 +238,7 @@ func TestRunsKernels(t *testing.T) {
 			for _, f := range []Format{TQ4, Turbo4} {
 				c := mustCodec(t, f, 128)
 				for _, lens := range [][]int{{64, 64, 64, 64}, {64, 17, 0, 16, 3, 64, 1, 31}, {16}} {
-					checkRuns(t, rng, c, lens)
+					checkRuns(t, rng, c, lens, false)
 				}
 			}
 		}
@@ -303,7 +303,7 @@ func TestFP8ScoresRunsBothLoops(t *testing.T) {
 				t.Fatalf("z4=%v rot=%v: fp8 scores do not take fp8ScoresRuns", z4, rot)
 			}
 			t.Run(fmt.Sprintf("z4=%v/rot=%v", z4, rot), func(t *testing.T) {
-				checkRuns(t, rng, c, []int{64, 17, 0, 64, 3, 64, 1, 31, 5})
+				checkRuns(t, rng, c, []int{64, 17, 0, 64, 3, 64, 1, 31, 5}, false)
 			})
 		}
 	}

@@ -10,3 +10,6 @@ func scoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bool 
 
 // scoresRunsFar prefetches no run further on here (multi_runs_amd64.go).
 func scoresRunsFar(c Codec) int { return 0 }
+
+// mergeRuns is off here (multi_runs_amd64.go).
+const mergeRuns = false

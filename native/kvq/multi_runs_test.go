@@ -39,7 +39,7 @@ func TestDotManyMultiRuns(t *testing.T) {
 						rc.muR = gaussianRows(rng, 1, d, 0.5)
 					}
 					t.Run(fmt.Sprintf("%s/d%d/rot=%v/offsets=%v", f, d, isRot, offsets), func(t *testing.T) {
-						checkRuns(t, rng, c, lens)
+						checkRuns(t, rng, c, lens, false)
 					})
 				}
 			}
@@ -56,19 +56,37 @@ func TestDotManyMultiRuns(t *testing.T) {
 	}
 }
 
-func checkRuns(t *testing.T, rng *rand.Rand, c Codec, lens []int) {
+// makeRuns is runs of lens rows of c's encoding of outlier rows, each its own allocation (as
+// pages of a cache in buffers of their own), or with adjacent one after another in one buffer,
+// each with the capacity of the rest of it (as a cache's pages cut one after another from a
+// slab), and their rows in all.
+func makeRuns(rng *rand.Rand, c Codec, lens []int, adjacent bool) ([][]byte, int) {
 	d, rb := c.Dim(), c.RowBytes()
 	var runs [][]byte
 	total := 0
 	for _, m := range lens {
-		run := make([]byte, m*rb) // each run its own allocation, as a cache's pages are
+		total += m
+	}
+	buf := make([]byte, total*rb)
+	o := 0
+	for _, m := range lens {
+		run := make([]byte, m*rb)
+		if adjacent {
+			run = buf[o*rb : (o+m)*rb]
+		}
 		src := outlierRows(rng, m, d)
 		for j := 0; j < m; j++ {
 			c.Encode(run[j*rb:(j+1)*rb], src[j*d:(j+1)*d])
 		}
 		runs = append(runs, run)
-		total += m
+		o += m
 	}
+	return runs, total
+}
+
+func checkRuns(t *testing.T, rng *rand.Rand, c Codec, lens []int, adjacent bool) {
+	d, rb := c.Dim(), c.RowBytes()
+	runs, total := makeRuns(rng, c, lens, adjacent)
 	for _, n := range []int{1, 3, 4, 8} {
 		q := gaussianRows(rng, n, d, 1)
 		want := make([]float32, total*n)
@@ -137,26 +155,16 @@ func TestAccumulateManyMultiRuns(t *testing.T) {
 					rc.muR = gaussianRows(rng, 1, d, 0.5) // value offsets, added per run
 				}
 				for _, lens := range [][]int{{64, 17, 0, 16, 3, 64, 1, 31}, {64, 64, 64, 64, 64}, {5}, {64, 65, 2}} {
-					t.Run(fmt.Sprintf("%s/d%d/rot=%v/%v", f, d, rot, lens), func(t *testing.T) { checkAccRuns(t, rng, c, lens) })
+					t.Run(fmt.Sprintf("%s/d%d/rot=%v/%v", f, d, rot, lens), func(t *testing.T) { checkAccRuns(t, rng, c, lens, false) })
 				}
 			}
 		}
 	}
 }
 
-func checkAccRuns(t *testing.T, rng *rand.Rand, c Codec, lens []int) {
+func checkAccRuns(t *testing.T, rng *rand.Rand, c Codec, lens []int, adjacent bool) {
 	d, rb := c.Dim(), c.RowBytes()
-	var runs [][]byte
-	total := 0
-	for _, m := range lens {
-		run := make([]byte, m*rb) // each run its own allocation, as a cache's pages are
-		src := outlierRows(rng, m, d)
-		for j := 0; j < m; j++ {
-			c.Encode(run[j*rb:(j+1)*rb], src[j*d:(j+1)*d])
-		}
-		runs = append(runs, run)
-		total += m
-	}
+	runs, total := makeRuns(rng, c, lens, adjacent)
 	for _, n := range []int{1, 3, 4, 8, 12} {
 		w := gaussianRows(rng, total, n, 0.1)
 		start := gaussianRows(rng, n, d, 1)
@@ -180,6 +188,44 @@ func checkAccRuns(t *testing.T, rng *rand.Rand, c Codec, lens []int) {
 			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 				t.Fatalf("n=%d: acc[%d] = %v, per run %v", n, i, got[i], want[i])
 			}
+		}
+	}
+}
+
+// TestManyMultiRunsAdjacent checks DotManyMultiRuns and AccumulateManyMultiRuns over runs that
+// lie one after another in one buffer (a paged cache's pages cut one after another from a
+// slab), which f16 and bf16 take in one call where mergeRuns is set (oneRun), against the
+// codec's calls run by run, bit for bit: runs of whole tiles and a last partial one, an empty
+// run, a first partial run and a partial run between whole ones (neither taken as one), for
+// f16, bf16 and two formats that never take them as one.
+func TestManyMultiRunsAdjacent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(51, 52))
+	for _, f := range []Format{F16, BF16, Q8_0, FP8} {
+		for _, d := range []int{128, 64, 96} {
+			c, err := NewCodec(f, d, CodecOptions{Seed: 3, Head: 1})
+			if err != nil {
+				continue
+			}
+			for _, lens := range [][]int{{64, 64, 64, 17}, {64, 64, 64, 64}, {64, 0, 64}, {17, 64, 64}, {64, 17, 64}, {200}} {
+				t.Run(fmt.Sprintf("%s/d%d/%v", f, d, lens), func(t *testing.T) {
+					checkRuns(t, rng, c, lens, true)
+					checkAccRuns(t, rng, c, lens, true)
+				})
+			}
+		}
+	}
+	c := mustCodec(t, F16, 128)
+	for _, tc := range []struct {
+		lens []int
+		one  bool
+	}{{[]int{64, 64, 17}, true}, {[]int{64, 0, 64}, false}, {[]int{17, 64}, false}, {[]int{64, 17, 64}, false}} {
+		runs, total := makeRuns(rng, c, tc.lens, true)
+		if _, one := oneRun(c, runs, total); one != (tc.one && mergeRuns) {
+			t.Errorf("runs %v: oneRun %v, want %v", tc.lens, one, tc.one && mergeRuns)
+		}
+		runs, total = makeRuns(rng, c, tc.lens, false)
+		if _, one := oneRun(c, runs, total); one {
+			t.Errorf("runs %v apart: oneRun takes them as one", tc.lens)
 		}
 	}
 }
