@@ -1,6 +1,7 @@
 package kvcache
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -63,7 +64,7 @@ type PagePool struct {
 	slabs     [][]byte
 	carve     int // the index in slabs of carveLocked's slab (valid while it has pages left)
 	ref       []int32
-	free      []int32 // allocated pages no cache holds
+	free      []int32 // allocated pages no cache holds, in decreasing order (freeLocked)
 	pagesUsed int
 	fixedUsed int64
 	reserved  int64
@@ -298,7 +299,7 @@ func (p *PagePool) fill() {
 				in, p.slabs = len(p.slabs), append(p.slabs, slab[:0])
 			}
 			p.slabs[in] = slab[:(i+1)*p.pageBytes]
-			p.free = append(p.free, int32(len(p.data)))
+			p.freeLocked(int32(len(p.data)))
 			p.data = append(p.data, page)
 			p.ref = append(p.ref, 0)
 			p.mu.Unlock()
@@ -365,7 +366,8 @@ type pageTable struct {
 	own int
 }
 
-// allocLocked takes a page for t: from its reservation, else from the free budget.
+// allocLocked takes a page for t: from its reservation, else from the free budget. It takes
+// the free page of the lowest id (freeLocked), else a new one.
 func (t *pageTable) allocLocked() (int32, error) {
 	p := t.pool
 	switch {
@@ -480,9 +482,20 @@ func (p *PagePool) copyPage(dst, src pageMem) {
 	}
 }
 
+// freeLocked adds page id to the free pages, which are kept in decreasing order so that
+// allocLocked takes the lowest: pages cut one after another from a slab have consecutive
+// ids, so a cache that grows from free pages takes them in memory order, each store's rows
+// of one page right after its rows of the page before (pageMem), as it takes new pages; taken
+// last-freed first, a cache released page by page in order had its pages taken back in
+// reverse order, its rows' runs one before another in memory.
+func (p *PagePool) freeLocked(id int32) {
+	i, _ := slices.BinarySearchFunc(p.free, id, func(a, b int32) int { return cmp.Compare(b, a) })
+	p.free = slices.Insert(p.free, i, id)
+}
+
 func (p *PagePool) decrefLocked(id int32) {
 	if p.ref[id]--; p.ref[id] == 0 {
-		p.free = append(p.free, id)
+		p.freeLocked(id)
 		p.pagesUsed--
 	}
 }

@@ -728,3 +728,47 @@ func TestPagePoolSlabs(t *testing.T) {
 		}
 	}
 }
+
+// TestPagePoolFreeOrder: a page pool hands out its free pages lowest id first, whatever order
+// they were given back in, so a cache that grows from free pages takes them in memory order
+// (pageMem), its rows of one page right after those of the page before.
+func TestPagePoolFreeOrder(t *testing.T) {
+	cfg := Config{Layers: 2, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, Pair: mustPair(t, "f16"), MaxCells: 1 << 16}
+	pool, err := NewPagePool(cfg, 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt, err := newPageTable(pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool.mu.Lock()
+	defer pool.mu.Unlock()
+	var ids []int32
+	for range 6 {
+		id, err := pt.allocLocked()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	for _, i := range []int{3, 1, 5, 0, 4, 2} {
+		pool.decrefLocked(ids[i])
+	}
+	for i := range 6 {
+		id, err := pt.allocLocked()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id != ids[i] {
+			t.Fatalf("free page %d taken %dth, want page %d", id, i, ids[i])
+		}
+		if i > 0 {
+			sp := pool.spans[0]
+			prev, b := pool.data[ids[i-1]].span(sp), pool.data[id].span(sp)
+			if uintptr(unsafe.Pointer(&prev[0]))+uintptr(sp.n) != uintptr(unsafe.Pointer(&b[0])) {
+				t.Fatalf("page %d's rows do not follow page %d's", id, ids[i-1])
+			}
+		}
+	}
+}
