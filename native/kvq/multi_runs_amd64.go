@@ -803,7 +803,14 @@ func multiAccQ80Z4RunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *flo
 // rows the run-by-run scores' prefetches past each page left in L2). Not kept on Intel: the
 // L2 prefetches of f16's and bf16's scores flavours at the run after next in place of the next
 // (kvcache TestPagedBreakdown, 2 alternations, load 25–28: paged f16 scores 7.38–7.68 →
-// 7.79–7.79 ms, bf16 6.81–7.32 → 6.94–7.76; contiguous 4.5–6.2).
+// 7.79–7.79 ms, bf16 6.81–7.32 → 6.94–7.76; contiguous 4.5–6.2). Nor a runs flavour of Intel's
+// own loop (multiScoresF16AVX512 with its PREFETCHT0 6 KiB on in the run and the next taken as
+// one, as multiScoresBF16RunsAVX512's L1 prefetches; built with gen_runs.go and dropped): f16
+// scores of 8 heads × 32768 rows over runs of 64 rows 256 KiB apart 6.6–7.0 ms against
+// 6.3–7.0 with this flavour (a scratch harness, 3 alternations, load ~13), over runs one after
+// another 4.6–5.3 against 5.4–5.8 (kvcache TestPagedBreakdown's contiguous cache in runs, 3
+// alternations, load ~5), which oneRun now takes in one call of multiScoresF16AVX512. The
+// runs' layout, not their prefetches, held paged f16 back (kvcache's pageMem).
 var f16ScoresRuns = (zen4Stream || intelCPU) && hasAVX512VL
 
 // scoresRuns is DotManyMultiRuns's kernel path for f16 rows of a multiple of 32 values where
