@@ -2,8 +2,10 @@
 
 // gen_f16acc writes multi_f16acc_amd64.s: the AVX-512 f16 accumulate kernels for two
 // accumulators over rows of 64 or 128 values that hold every value of both accumulators in
-// registers across the rows, and a scores kernel for two queries over rows of 64 values that
-// takes eight rows a step (multi_f16acc_amd64.go states the contracts and when they run).
+// registers across the rows, a scores kernel for two queries over rows of 64 values that
+// takes eight rows a step, the four-query scores kernel for AMD Zen 4 and the f16 and bf16
+// four-query scores kernels for Intel CPUs over two streams of rows (scoresSplit)
+// (multi_f16acc_amd64.go states the contracts and when they run).
 //
 // The two-query kernel (multi_two_amd64.s) goes over the rows once per 32-value group, holding
 // that group's four accumulator vectors: each takes one VFMADD231PS a row, so a row costs the
@@ -378,6 +380,137 @@ GLOBL ·f16Order8(SB), RODATA|NOPTR, $32
 	return b.String()
 }
 
+// scoresSplit is the four-query scores kernel of f16 (bf16 false) or bf16 for Intel CPUs
+// (multiScoresF16Split, multiScoresBF16Split; multi_f16acc_amd64.go's f16ScoresSplit and
+// bf16ScoresSplit call them): k steps, each scoring one row of each of two streams, rows j
+// and j' = j + ss/rb of the call's rows (f16ScoresSplit's halves), where multiScoresF16AVX512
+// and multiScoresBF16AVX512 take two adjacent rows a step. A row's arithmetic is theirs: its
+// 32-value groups in order, each the low 16 values (VCVTPH2PS; bf16: VPMOVZXWD and VPSLLD 16)
+// then the high 16 into one sum vector per query, lane j of the sum taking values j, 16+j,
+// 32+j, … times the query's, from zero; then their reduction tree (reduceSplit), so the scores
+// are theirs bit for bit (TestScoresSplitMatches). Each group step prefetches the group 3 KiB
+// on in both streams into L1 (PREFETCHT0); the scores go out with ordinary stores, 16 bytes a
+// row, where multiScoresF16AVX512 writes whole lines non-temporally.
+//
+// Intel Xeon (2 vCPUs, KVM, family 6 model 167), attn decode at 131072 cells (one thread, 8
+// KV heads of 128, 4 queries, rows on 2 MiB pages; thread CPU, ns a row of one KV head,
+// min/median of 15–21 rounds, the kernels alternated by round in one process, load 3–5): f16
+// scores 15.9–17.1/18.1–20.6 with multiScoresF16AVX512 against 14.1–15.9/15.8–18.2 so (the
+// AVX2 kernel's three streams 14.3–15.4/15.5–16.4), and the softmax after them 1.66–1.71/
+// 1.81–1.85 against 0.66–0.73/0.78–0.85 (non-temporally stored scores come back from DRAM).
+// What made the difference: a step's two adjacent rows read the line order 0, 4, 1, 5, 2, 6,
+// 3, 7 of the eight lines they span, each stream here its own lines in order. Also measured,
+// scores median: multiScoresF16AVX512's loop with ordinary stores (adjacent rows, PREFETCHT0
+// 6 KiB on) 20.1, no faster; two streams with PREFETCHT0 2, 4 or 6 KiB on within ~0.5 of 3
+// KiB, 1.5 KiB ~+1, none +4–6; four streams (four rows a step, 2, 3 or 6 KiB on) no better
+// than two; PREFETCHT1 12 KiB on beside the PREFETCHT0 (four streams) +2;
+// multiScoresF16Z4 (256-bit, one stream, PREFETCHT1 12 KiB and PREFETCHT0 3 KiB, ordinary
+// stores) 16.9–19.0. bf16 the same way: scores 16.3–16.4/18.1–20.0 → 14.7–15.1/16.2–17.1.
+func scoresSplit(bf16 bool) string {
+	name, dec := "multiScoresF16Split", "VCVTPH2PS %[1]d%[2]s, Z%[3]d\n"
+	if bf16 {
+		name, dec = "multiScoresBF16Split", "VPMOVZXWD %[1]d%[2]s, Z%[3]d\n\tVPSLLD $16, Z%[3]d, Z%[3]d\n"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `
+// func %[1]s(q *float32, d, nv int, rows *byte, rb, k, ss int, out *float32, ostride, os int)
+// Sums: query h's of the first stream's row in Zh, of the second's in Z(4+h); a group's low
+// halves of the two rows in Z8, Z9, the queries' in Z10..Z13; the high halves' in Z14, Z15
+// and Z16..Z19; the reduction's temporaries Z8..Z15, its lane order Z31.
+TEXT ·%[1]s(SB), NOSPLIT, $0-80
+	MOVQ q+0(FP), SI
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX                // bytes between queries
+	LEAQ (DX)(DX*2), R13       // 3 queries
+	MOVQ nv+16(FP), R11
+	SHRQ $5, R11               // 32-value groups per row
+	MOVQ rows+24(FP), DI
+	MOVQ k+40(FP), R10
+	MOVQ ss+48(FP), R8         // bytes from the first stream's rows to the second's
+	MOVQ out+56(FP), R9
+	MOVQ os+72(FP), R15        // bytes from the first stream's scores to the second's
+	VMOVUPS ·reduceOrder(SB), Z31
+	TESTQ R10, R10
+	JZ   %[1]s_done
+	TESTQ R11, R11
+	JZ   %[1]s_done
+
+%[1]s_step:
+`, name)
+	for z := 0; z < 8; z++ {
+		fmt.Fprintf(&b, "\tVXORPS Z%[1]d, Z%[1]d, Z%[1]d\n", z)
+	}
+	fmt.Fprintf(&b, "\tMOVQ DI, BX\n\tMOVQ SI, CX\n\tMOVQ R11, R12\n\n%s_grp:\n", name)
+	b.WriteString("\tPREFETCHT0 3072(BX)\n\tPREFETCHT0 3072(BX)(R8*1)\n")
+	rowAt := []string{"(BX)", "(BX)(R8*1)"}
+	qAt := []string{"(CX)", "(CX)(DX*1)", "(CX)(DX*2)", "(CX)(R13*1)"}
+	for half := 0; half < 2; half++ {
+		rz, qz := 8+6*half, 10+6*half
+		for r := 0; r < 2; r++ {
+			b.WriteString("\t" + fmt.Sprintf(dec, 32*half, rowAt[r], rz+r))
+		}
+		for h := 0; h < 4; h++ {
+			fmt.Fprintf(&b, "\tVMOVUPS %d%s, Z%d\n", 64*half, qAt[h], qz+h)
+		}
+	}
+	for half := 0; half < 2; half++ {
+		rz, qz := 8+6*half, 10+6*half
+		for h := 0; h < 4; h++ {
+			for r := 0; r < 2; r++ {
+				fmt.Fprintf(&b, "\tVFMADD231PS Z%d, Z%d, Z%d\n", qz+h, rz+r, 4*r+h)
+			}
+		}
+	}
+	fmt.Fprintf(&b, "\tADDQ $64, BX\n\tADDQ $128, CX\n\tDECQ R12\n\tJNZ  %s_grp\n\n", name)
+	b.WriteString(reduceSplit())
+	fmt.Fprintf(&b, `	VMOVUPS X15, (R9)
+	VEXTRACTF32X4 $1, Z15, X8
+	VMOVUPS X8, (R9)(R15*1)
+	ADDQ rb+32(FP), DI
+	ADDQ ostride+64(FP), R9
+	DECQ R10
+	JNZ  %[1]s_step
+
+%[1]s_done:
+	VZEROUPPER
+	RET
+`, name)
+	return b.String()
+}
+
+// reduceSplit reduces scoresSplit's sums, Z0..Z3 (row a's four queries) and Z4..Z7 (row b's),
+// into Z15 = [a0 a1 a2 a3 b0 b1 b2 b3 …] by multiScoresF16AVX512's tree (multi_amd64.s), the
+// same shuffles and adds with the same operands in the same order: lanes j and j+8 pairing
+// queries, then j and j+4, then elements 0+1 and 2+3 and their sum, then the lane order (Z31).
+func reduceSplit() string {
+	return `	VSHUFF32X4 $0x44, Z1, Z0, Z8
+	VSHUFF32X4 $0xEE, Z1, Z0, Z9
+	VADDPS Z9, Z8, Z8          // [a0 ×8 | a1 ×8]
+	VSHUFF32X4 $0x44, Z3, Z2, Z9
+	VSHUFF32X4 $0xEE, Z3, Z2, Z10
+	VADDPS Z10, Z9, Z9         // [a2 ×8 | a3 ×8]
+	VSHUFF32X4 $0x44, Z5, Z4, Z11
+	VSHUFF32X4 $0xEE, Z5, Z4, Z12
+	VADDPS Z12, Z11, Z11       // [b0 ×8 | b1 ×8]
+	VSHUFF32X4 $0x44, Z7, Z6, Z12
+	VSHUFF32X4 $0xEE, Z7, Z6, Z13
+	VADDPS Z13, Z12, Z12       // [b2 ×8 | b3 ×8]
+	VSHUFF32X4 $0x88, Z9, Z8, Z10
+	VSHUFF32X4 $0xDD, Z9, Z8, Z13
+	VADDPS Z13, Z10, Z10       // 128-bit lane h: four partial sums of a_h
+	VSHUFF32X4 $0x88, Z12, Z11, Z13
+	VSHUFF32X4 $0xDD, Z12, Z11, Z14
+	VADDPS Z14, Z13, Z13       // the same for b_h
+	VSHUFPS $0x88, Z13, Z10, Z14
+	VSHUFPS $0xDD, Z13, Z10, Z15
+	VADDPS Z15, Z14, Z14
+	VSHUFPS $0x88, Z14, Z14, Z15
+	VSHUFPS $0xDD, Z14, Z14, Z8
+	VADDPS Z8, Z15, Z15        // lane h: [a_h, b_h, a_h, b_h]
+	VPERMPS Z15, Z31, Z15      // [a0 a1 a2 a3 b0 b1 b2 b3 …]
+`
+}
+
 func main() {
 	var out strings.Builder
 	out.WriteString(`// Code generated by gen_f16acc.go; DO NOT EDIT.
@@ -402,6 +535,12 @@ func main() {
 // four-query AVX-512 kernel's scores bit for bit (multi_f16acc_amd64.go).
 `)
 	out.WriteString(scoresZ4())
+	out.WriteString(`
+// AVX-512 f16 and bf16 scores kernels for four queries over two streams of rows, for Intel
+// CPUs: the four-query AVX-512 kernels' scores bit for bit (multi_f16acc_amd64.go).
+`)
+	out.WriteString(scoresSplit(false))
+	out.WriteString(scoresSplit(true))
 	if err := os.WriteFile("multi_f16acc_amd64.s", []byte(out.String()), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

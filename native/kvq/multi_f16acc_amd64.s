@@ -705,3 +705,226 @@ DATA ·f16Order8+20(SB)/4, $6
 DATA ·f16Order8+24(SB)/4, $3
 DATA ·f16Order8+28(SB)/4, $7
 GLOBL ·f16Order8(SB), RODATA|NOPTR, $32
+
+// AVX-512 f16 and bf16 scores kernels for four queries over two streams of rows, for Intel
+// CPUs: the four-query AVX-512 kernels' scores bit for bit (multi_f16acc_amd64.go).
+
+// func multiScoresF16Split(q *float32, d, nv int, rows *byte, rb, k, ss int, out *float32, ostride, os int)
+// Sums: query h's of the first stream's row in Zh, of the second's in Z(4+h); a group's low
+// halves of the two rows in Z8, Z9, the queries' in Z10..Z13; the high halves' in Z14, Z15
+// and Z16..Z19; the reduction's temporaries Z8..Z15, its lane order Z31.
+TEXT ·multiScoresF16Split(SB), NOSPLIT, $0-80
+	MOVQ q+0(FP), SI
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX                // bytes between queries
+	LEAQ (DX)(DX*2), R13       // 3 queries
+	MOVQ nv+16(FP), R11
+	SHRQ $5, R11               // 32-value groups per row
+	MOVQ rows+24(FP), DI
+	MOVQ k+40(FP), R10
+	MOVQ ss+48(FP), R8         // bytes from the first stream's rows to the second's
+	MOVQ out+56(FP), R9
+	MOVQ os+72(FP), R15        // bytes from the first stream's scores to the second's
+	VMOVUPS ·reduceOrder(SB), Z31
+	TESTQ R10, R10
+	JZ   multiScoresF16Split_done
+	TESTQ R11, R11
+	JZ   multiScoresF16Split_done
+
+multiScoresF16Split_step:
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	MOVQ DI, BX
+	MOVQ SI, CX
+	MOVQ R11, R12
+
+multiScoresF16Split_grp:
+	PREFETCHT0 3072(BX)
+	PREFETCHT0 3072(BX)(R8*1)
+	VCVTPH2PS 0(BX), Z8
+	VCVTPH2PS 0(BX)(R8*1), Z9
+	VMOVUPS 0(CX), Z10
+	VMOVUPS 0(CX)(DX*1), Z11
+	VMOVUPS 0(CX)(DX*2), Z12
+	VMOVUPS 0(CX)(R13*1), Z13
+	VCVTPH2PS 32(BX), Z14
+	VCVTPH2PS 32(BX)(R8*1), Z15
+	VMOVUPS 64(CX), Z16
+	VMOVUPS 64(CX)(DX*1), Z17
+	VMOVUPS 64(CX)(DX*2), Z18
+	VMOVUPS 64(CX)(R13*1), Z19
+	VFMADD231PS Z10, Z8, Z0
+	VFMADD231PS Z10, Z9, Z4
+	VFMADD231PS Z11, Z8, Z1
+	VFMADD231PS Z11, Z9, Z5
+	VFMADD231PS Z12, Z8, Z2
+	VFMADD231PS Z12, Z9, Z6
+	VFMADD231PS Z13, Z8, Z3
+	VFMADD231PS Z13, Z9, Z7
+	VFMADD231PS Z16, Z14, Z0
+	VFMADD231PS Z16, Z15, Z4
+	VFMADD231PS Z17, Z14, Z1
+	VFMADD231PS Z17, Z15, Z5
+	VFMADD231PS Z18, Z14, Z2
+	VFMADD231PS Z18, Z15, Z6
+	VFMADD231PS Z19, Z14, Z3
+	VFMADD231PS Z19, Z15, Z7
+	ADDQ $64, BX
+	ADDQ $128, CX
+	DECQ R12
+	JNZ  multiScoresF16Split_grp
+
+	VSHUFF32X4 $0x44, Z1, Z0, Z8
+	VSHUFF32X4 $0xEE, Z1, Z0, Z9
+	VADDPS Z9, Z8, Z8          // [a0 ×8 | a1 ×8]
+	VSHUFF32X4 $0x44, Z3, Z2, Z9
+	VSHUFF32X4 $0xEE, Z3, Z2, Z10
+	VADDPS Z10, Z9, Z9         // [a2 ×8 | a3 ×8]
+	VSHUFF32X4 $0x44, Z5, Z4, Z11
+	VSHUFF32X4 $0xEE, Z5, Z4, Z12
+	VADDPS Z12, Z11, Z11       // [b0 ×8 | b1 ×8]
+	VSHUFF32X4 $0x44, Z7, Z6, Z12
+	VSHUFF32X4 $0xEE, Z7, Z6, Z13
+	VADDPS Z13, Z12, Z12       // [b2 ×8 | b3 ×8]
+	VSHUFF32X4 $0x88, Z9, Z8, Z10
+	VSHUFF32X4 $0xDD, Z9, Z8, Z13
+	VADDPS Z13, Z10, Z10       // 128-bit lane h: four partial sums of a_h
+	VSHUFF32X4 $0x88, Z12, Z11, Z13
+	VSHUFF32X4 $0xDD, Z12, Z11, Z14
+	VADDPS Z14, Z13, Z13       // the same for b_h
+	VSHUFPS $0x88, Z13, Z10, Z14
+	VSHUFPS $0xDD, Z13, Z10, Z15
+	VADDPS Z15, Z14, Z14
+	VSHUFPS $0x88, Z14, Z14, Z15
+	VSHUFPS $0xDD, Z14, Z14, Z8
+	VADDPS Z8, Z15, Z15        // lane h: [a_h, b_h, a_h, b_h]
+	VPERMPS Z15, Z31, Z15      // [a0 a1 a2 a3 b0 b1 b2 b3 …]
+	VMOVUPS X15, (R9)
+	VEXTRACTF32X4 $1, Z15, X8
+	VMOVUPS X8, (R9)(R15*1)
+	ADDQ rb+32(FP), DI
+	ADDQ ostride+64(FP), R9
+	DECQ R10
+	JNZ  multiScoresF16Split_step
+
+multiScoresF16Split_done:
+	VZEROUPPER
+	RET
+
+// func multiScoresBF16Split(q *float32, d, nv int, rows *byte, rb, k, ss int, out *float32, ostride, os int)
+// Sums: query h's of the first stream's row in Zh, of the second's in Z(4+h); a group's low
+// halves of the two rows in Z8, Z9, the queries' in Z10..Z13; the high halves' in Z14, Z15
+// and Z16..Z19; the reduction's temporaries Z8..Z15, its lane order Z31.
+TEXT ·multiScoresBF16Split(SB), NOSPLIT, $0-80
+	MOVQ q+0(FP), SI
+	MOVQ d+8(FP), DX
+	SHLQ $2, DX                // bytes between queries
+	LEAQ (DX)(DX*2), R13       // 3 queries
+	MOVQ nv+16(FP), R11
+	SHRQ $5, R11               // 32-value groups per row
+	MOVQ rows+24(FP), DI
+	MOVQ k+40(FP), R10
+	MOVQ ss+48(FP), R8         // bytes from the first stream's rows to the second's
+	MOVQ out+56(FP), R9
+	MOVQ os+72(FP), R15        // bytes from the first stream's scores to the second's
+	VMOVUPS ·reduceOrder(SB), Z31
+	TESTQ R10, R10
+	JZ   multiScoresBF16Split_done
+	TESTQ R11, R11
+	JZ   multiScoresBF16Split_done
+
+multiScoresBF16Split_step:
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	MOVQ DI, BX
+	MOVQ SI, CX
+	MOVQ R11, R12
+
+multiScoresBF16Split_grp:
+	PREFETCHT0 3072(BX)
+	PREFETCHT0 3072(BX)(R8*1)
+	VPMOVZXWD 0(BX), Z8
+	VPSLLD $16, Z8, Z8
+	VPMOVZXWD 0(BX)(R8*1), Z9
+	VPSLLD $16, Z9, Z9
+	VMOVUPS 0(CX), Z10
+	VMOVUPS 0(CX)(DX*1), Z11
+	VMOVUPS 0(CX)(DX*2), Z12
+	VMOVUPS 0(CX)(R13*1), Z13
+	VPMOVZXWD 32(BX), Z14
+	VPSLLD $16, Z14, Z14
+	VPMOVZXWD 32(BX)(R8*1), Z15
+	VPSLLD $16, Z15, Z15
+	VMOVUPS 64(CX), Z16
+	VMOVUPS 64(CX)(DX*1), Z17
+	VMOVUPS 64(CX)(DX*2), Z18
+	VMOVUPS 64(CX)(R13*1), Z19
+	VFMADD231PS Z10, Z8, Z0
+	VFMADD231PS Z10, Z9, Z4
+	VFMADD231PS Z11, Z8, Z1
+	VFMADD231PS Z11, Z9, Z5
+	VFMADD231PS Z12, Z8, Z2
+	VFMADD231PS Z12, Z9, Z6
+	VFMADD231PS Z13, Z8, Z3
+	VFMADD231PS Z13, Z9, Z7
+	VFMADD231PS Z16, Z14, Z0
+	VFMADD231PS Z16, Z15, Z4
+	VFMADD231PS Z17, Z14, Z1
+	VFMADD231PS Z17, Z15, Z5
+	VFMADD231PS Z18, Z14, Z2
+	VFMADD231PS Z18, Z15, Z6
+	VFMADD231PS Z19, Z14, Z3
+	VFMADD231PS Z19, Z15, Z7
+	ADDQ $64, BX
+	ADDQ $128, CX
+	DECQ R12
+	JNZ  multiScoresBF16Split_grp
+
+	VSHUFF32X4 $0x44, Z1, Z0, Z8
+	VSHUFF32X4 $0xEE, Z1, Z0, Z9
+	VADDPS Z9, Z8, Z8          // [a0 ×8 | a1 ×8]
+	VSHUFF32X4 $0x44, Z3, Z2, Z9
+	VSHUFF32X4 $0xEE, Z3, Z2, Z10
+	VADDPS Z10, Z9, Z9         // [a2 ×8 | a3 ×8]
+	VSHUFF32X4 $0x44, Z5, Z4, Z11
+	VSHUFF32X4 $0xEE, Z5, Z4, Z12
+	VADDPS Z12, Z11, Z11       // [b0 ×8 | b1 ×8]
+	VSHUFF32X4 $0x44, Z7, Z6, Z12
+	VSHUFF32X4 $0xEE, Z7, Z6, Z13
+	VADDPS Z13, Z12, Z12       // [b2 ×8 | b3 ×8]
+	VSHUFF32X4 $0x88, Z9, Z8, Z10
+	VSHUFF32X4 $0xDD, Z9, Z8, Z13
+	VADDPS Z13, Z10, Z10       // 128-bit lane h: four partial sums of a_h
+	VSHUFF32X4 $0x88, Z12, Z11, Z13
+	VSHUFF32X4 $0xDD, Z12, Z11, Z14
+	VADDPS Z14, Z13, Z13       // the same for b_h
+	VSHUFPS $0x88, Z13, Z10, Z14
+	VSHUFPS $0xDD, Z13, Z10, Z15
+	VADDPS Z15, Z14, Z14
+	VSHUFPS $0x88, Z14, Z14, Z15
+	VSHUFPS $0xDD, Z14, Z14, Z8
+	VADDPS Z8, Z15, Z15        // lane h: [a_h, b_h, a_h, b_h]
+	VPERMPS Z15, Z31, Z15      // [a0 a1 a2 a3 b0 b1 b2 b3 …]
+	VMOVUPS X15, (R9)
+	VEXTRACTF32X4 $1, Z15, X8
+	VMOVUPS X8, (R9)(R15*1)
+	ADDQ rb+32(FP), DI
+	ADDQ ostride+64(FP), R9
+	DECQ R10
+	JNZ  multiScoresBF16Split_step
+
+multiScoresBF16Split_done:
+	VZEROUPPER
+	RET

@@ -351,3 +351,90 @@ func TestF16ScoresZ4Speed(t *testing.T) {
 			name, benchDim, cache[i][rounds/2], cache[i][0], stream[i][rounds/2], stream[i][0])
 	}
 }
+
+// TestScoresSplitMatches checks the split scores kernels (f16ScoresSplit, bf16ScoresSplit,
+// multi_f16acc_amd64.go) against the AVX-512 kernels they stand for on Intel CPUs,
+// multiScoresF16AVX512 and multiScoresBF16AVX512, bit for bit, on any CPU with AVX-512 F:
+// rows of 32 to 256 values (nv = d, and nv < d with the queries d apart), no rows, odd and
+// even row counts, score strides of 16 bytes (64-byte aligned, where the f16 kernel writes
+// whole lines non-temporally, and not), 20 and 32, and rows and queries with edge values:
+// infinities, NaNs with several payloads, subnormals, the largest finite value and −0.
+// Sentinels around and past the scores check that nothing else is written.
+func TestScoresSplitMatches(t *testing.T) {
+	if !hasAVX512 {
+		t.Skip("no AVX-512 here")
+	}
+	rng := rand.New(rand.NewPCG(81, 82))
+	type kernel = func(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+	for _, k := range []struct {
+		f         Format
+		ref, test kernel
+		edges     []uint16
+	}{
+		{F16, multiScoresF16AVX512, f16ScoresSplit, []uint16{0x7c00, 0xfc00, 0x7e00, 0x7c01, 0xfe12, 0x7d55, 0x0001, 0x8001, 0x03ff, 0x7bff, 0xfbff, 0x8000}},
+		{BF16, multiScoresBF16AVX512, bf16ScoresSplit, []uint16{0x7f80, 0xff80, 0x7fc0, 0x7f81, 0xffc3, 0x7fa5, 0x0001, 0x8001, 0x007f, 0x7f7f, 0xff7f, 0x8000}},
+	} {
+		for _, dn := range [][2]int{{32, 32}, {64, 64}, {96, 96}, {128, 128}, {256, 256}, {72, 64}, {136, 128}} {
+			d, nv := dn[0], dn[1]
+			for _, m := range []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 64, 65, 258} {
+				for _, edge := range []bool{false, true} {
+					for _, os := range []int{16, 20, 32} {
+						for _, shift := range []int{0, 4} { // out 64-byte aligned, or 16 bytes past it
+							if shift != 0 && os != 16 {
+								continue
+							}
+							t.Run(fmt.Sprintf("%v/d%d/nv%d/m%d/edge%v/ostride%d/shift%d", k.f, d, nv, m, edge, os, shift), func(t *testing.T) {
+								c := mustCodec(t, k.f, d)
+								rb := c.RowBytes()
+								enc := make([]byte, max(m, 1)*rb)
+								src := outlierRows(rng, m, d)
+								for r := 0; r < m; r++ {
+									c.Encode(enc[r*rb:(r+1)*rb], src[r*d:(r+1)*d])
+								}
+								q := gaussianRows(rng, 4, d, 1)
+								if edge {
+									for i := 0; i+1 < m*rb; i += 2 {
+										if rng.IntN(8) == 0 {
+											e := k.edges[rng.IntN(len(k.edges))]
+											enc[i], enc[i+1] = byte(e), byte(e>>8)
+										}
+									}
+									for i := range q {
+										switch rng.IntN(32) {
+										case 0:
+											q[i] = float32(math.Inf(1))
+										case 1:
+											q[i] = float32(math.Copysign(0, -1))
+										case 2:
+											q[i] = 0
+										case 3:
+											q[i] = math.Float32frombits(0x7fc12345)
+										case 4:
+											q[i] = 1e30
+										}
+									}
+								}
+								const sentinel = -777.25
+								n := max(m-1, 0)*os/4 + 4 + 32
+								buf := make([]float32, n+32)
+								a := int(uintptr(unsafe.Pointer(&buf[0]))%64) / 4 // 64-byte aligned at (16 − a) % 16
+								got := buf[(16-a)%16+shift:][:n]
+								want := make([]float32, n)
+								for i := range got {
+									got[i], want[i] = sentinel, sentinel
+								}
+								k.ref(&q[0], d, nv, &enc[0], rb, m, &want[0], os)
+								k.test(&q[0], d, nv, &enc[0], rb, m, &got[0], os)
+								for i := range want {
+									if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+										t.Fatalf("out[%d] (row %d, query %d): %g (%#08x), the AVX-512 kernel %g (%#08x)", i, i/(os/4), i%(os/4), got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+									}
+								}
+							})
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -795,8 +795,8 @@ func multiAccQ80Z4RunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *flo
 
 // f16ScoresRuns is whether f16's four-query scores over runs take multiScoresF16Z4's runs
 // flavour (scoresRuns): on Zen 4, where f16Scores4 takes multiScoresF16Z4 over contiguous rows,
-// and on Intel (intelCPU), where it takes multiScoresF16AVX512, whose scores multiScoresF16Z4's
-// are bit for bit (TestF16ScoresZ4Matches). Intel Xeon (2 vCPUs, KVM, family 6 model 167),
+// and on Intel (intelCPU), where it takes f16ScoresSplit, whose scores (multiScoresF16AVX512's,
+// TestScoresSplitMatches) multiScoresF16Z4's are bit for bit (TestF16ScoresZ4Matches). Intel Xeon (2 vCPUs, KVM, family 6 model 167),
 // kvcache TestPagedBreakdown (one thread, 32768 cells, 8 KV heads of 128, 4 queries, thread
 // CPU, 4 alternations, load 12–25): paged f16 scores 9.65–9.90 → 6.58–6.98 ms, its values
 // 4.96–5.27 → 6.48–6.65 (contiguous 3.65–3.96 and 3.72–4.04; the values no longer find the
