@@ -3,7 +3,7 @@
 // weights at R8 (multi_amd64.s, multi_bf16_amd64.s). ACC4_REG broadcasts each weight into a
 // register read by two FMAs; ACC4_BCST gives each FMA the weight as its embedded broadcast
 // ({1to16}). The same products and sums, bit for bit. The kernels take ACC4_BCST where
-// accBcastFMA is set (multi_amd64.go: AMD Zen 4).
+// accFloatBcst is set (multi_amd64.go: AMD Zen 4 and Intel).
 //
 // On AMD Zen 4 (EPYC Genoa; a 512-bit FMA takes both FMA pipes a cycle) the register
 // broadcasts held a row of 128 values and four accumulators at ~11.7 ns, ~43 cycles for its 32
@@ -11,7 +11,8 @@
 // DRAM (thread CPU time, the two alternated, best of 7; the 512-bit broadcasts compete with the
 // VCVTPH2PS conversions for the non-FMA vector pipes). On AMD Zen 5 a memory broadcast in
 // every FMA measured slower than register broadcasts in fp8's accumulate kernel
-// (gen_avx512.go, multiAccFP8VBMI), so other CPUs keep ACC4_REG.
+// (gen_avx512.go, multiAccFP8VBMI), so other CPUs keep ACC4_REG, but for Intel's f16 and bf16,
+// whose ACC4_BCST loop's L2 prefetch took less time streamed (accFloatBcst).
 #define ACC4_REG \
 	VBROADCASTSS (R8), Z11; \
 	VFMADD231PS Z11, Z8, Z0; \

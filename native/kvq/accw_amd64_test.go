@@ -9,17 +9,18 @@ import (
 	"testing"
 )
 
-// TestAccBcastFMA checks that the f16, bf16 and fp8 (VBMI) AVX-512 accumulate kernels sum bit for bit the
-// same with accBcastFMA set (each weight an FMA's embedded broadcast, as on AMD Zen 4) and
-// unset (register broadcasts), over row counts around the 64-row tiles, rows with a tail past
+// TestAccBcastFMA checks that the f16, bf16 and fp8 (VBMI) AVX-512 accumulate kernels sum bit
+// for bit the same with accFloatBcst (f16, bf16) and accBcastFMA (fp8) set (each weight an
+// FMA's embedded broadcast, as on AMD Zen 4 and, for f16 and bf16, Intel) and unset (register
+// broadcasts), over row counts around the 64-row tiles, rows with a tail past
 // the last 32-value group, outlier values and weights, zero, negative and NaN weights included,
 // and that neither writes past the four accumulators.
 func TestAccBcastFMA(t *testing.T) {
 	if !hasAVX512 {
 		t.Skip("no AVX-512")
 	}
-	saved := accBcastFMA
-	defer func() { accBcastFMA = saved }()
+	saved, savedFloat := accBcastFMA, accFloatBcst
+	defer func() { accBcastFMA, accFloatBcst = saved, savedFloat }()
 	rng := rand.New(rand.NewPCG(31, 32))
 	kernels := []struct {
 		f Format
@@ -47,7 +48,7 @@ func TestAccBcastFMA(t *testing.T) {
 					acc0 := gaussianRows(rng, 1, 4*d+16, 1)
 					var got [2][]float32
 					for i, on := range []bool{false, true} {
-						accBcastFMA = on
+						accBcastFMA, accFloatBcst = on, on
 						acc := append([]float32(nil), acc0...)
 						kc.k(&acc[0], d, nv, &rows[0], rb, m, &w[0], 16)
 						checkBits(t, "past the accumulators", acc[4*d:], acc0[4*d:])

@@ -209,11 +209,11 @@ multiScoresF16AVX512_done:
 // func multiAccF16AVX512PF(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf1, pf3 int, bcst bool)
 // Rows go in tiles of 64 so a tile stays in L1 while its 32-value groups are read one by one,
 // each group's four pairs of accumulator vectors held in registers across the tile. The
-// weights reach the FMAs through ACC4_REG, or ACC4_BCST where accBcastFMA is set
-// (accw_amd64.h).
+// weights reach the FMAs through ACC4_REG, or ACC4_BCST where bcst is set (accFloatBcst:
+// AMD Zen 4 and Intel; accw_amd64.h).
 //
 // Each row step prefetches 64 bytes of the memory pf1 bytes past the tile's first row into L1
-// (PREFETCHT0, R15); the ACC4_BCST loop (AMD Zen 4) also prefetches 64 bytes of the memory pf3
+// (PREFETCHT0, R15); the ACC4_BCST loop (AMD Zen 4, Intel) also prefetches 64 bytes of the memory pf3
 // bytes past it into L2 (PREFETCHT1, R14). multiAccF16AVX512 aims them at the next tile and the
 // tile three ahead (48 KiB ahead at 128 values); AccumulateManyMultiRuns at the next runs of a
 // paged store, which are elsewhere in memory. The passes read a tile a column of lines at a time, so the

@@ -180,8 +180,8 @@ multiScoresBF16AVX512_done:
 // Rows go in tiles of 64 so a tile stays in L1 while its 32-value groups are read one by one,
 // each group's four pairs of accumulator vectors held in registers across the tile, the
 // weights taken as the f16 kernel takes them (accw_amd64.h), and the rows prefetched as the
-// f16 kernel prefetches them: the next tile into L1, and in the ACC4_BCST loop (AMD Zen 4) the
-// tile three ahead into L2 as well (on Zen 4, rows on 2 MiB pages: 9.70 against 10.96 ns a row
+// f16 kernel prefetches them: the next tile into L1, and in the ACC4_BCST loop (Zen 4, Intel)
+// the tile three ahead into L2 as well (on Zen 4, rows on 2 MiB pages: 9.70 against 10.96 ns a row
 // streamed, thread CPU time, alternated, 15 rounds).
 TEXT ·multiAccBF16AVX512(SB), NOSPLIT, $16-64
 	MOVQ acc+0(FP), SI
@@ -233,7 +233,7 @@ multiAccBF16AVX512_grp:
 	ADDQ R12, AX
 	MOVQ AX, end-16(SP)        // past this pass's last row
 
-	CMPB ·accBcastFMA(SB), $0
+	CMPB ·accFloatBcst(SB), $0
 	JNE  multiAccBF16AVX512_rowz
 
 multiAccBF16AVX512_row:

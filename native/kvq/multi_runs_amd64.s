@@ -9656,8 +9656,8 @@ aT2BMR_done:
 // Rows go in tiles of 64 so a tile stays in L1 while its 32-value groups are read one by one,
 // each group's four pairs of accumulator vectors held in registers across the tile, the
 // weights taken as the f16 kernel takes them (accw_amd64.h), and the rows prefetched as the
-// f16 kernel prefetches them: the next tile into L1, and in the ACC4_BCST loop (AMD Zen 4) the
-// tile three ahead into L2 as well (on Zen 4, rows on 2 MiB pages: 9.70 against 10.96 ns a row
+// f16 kernel prefetches them: the next tile into L1, and in the ACC4_BCST loop (Zen 4, Intel)
+// the tile three ahead into L2 as well (on Zen 4, rows on 2 MiB pages: 9.70 against 10.96 ns a row
 // streamed, thread CPU time, alternated, 15 rounds).
 TEXT ·multiAccBF16RunsAVX512(SB), NOSPLIT, $16-80
 	MOVQ acc+0(FP), SI
