@@ -2,8 +2,9 @@ package attn
 
 import "time"
 
-// ReadBandwidth reads buf once, as fast as one thread can, and returns the bytes per second:
-// the memory read bandwidth a bandwidth-bound decode reaches, when buf is much larger than the
+// ReadBandwidth reads buf once, as fast as one thread can (readSum: software prefetches ahead
+// of the loads, as the decode kernels stream their rows), and returns the bytes per second: the
+// memory read bandwidth a bandwidth-bound decode reaches, when buf is much larger than the
 // caches (a few hundred MiB). The caller touches buf's pages first.
 func ReadBandwidth(buf []byte) float64 {
 	if len(buf) == 0 {
