@@ -403,7 +403,9 @@ GLOBL ·f16Order8(SB), RODATA|NOPTR, $32
 // scores median: multiScoresF16AVX512's loop with ordinary stores (adjacent rows, PREFETCHT0
 // 6 KiB on) 20.1, no faster; two streams with PREFETCHT0 2, 4 or 6 KiB on within ~0.5 of 3
 // KiB, 1.5 KiB ~+1, none +4–6; four streams (four rows a step, 2, 3 or 6 KiB on) no better
-// than two; PREFETCHT1 12 KiB on beside the PREFETCHT0 (four streams) +2;
+// than two (17.4–17.6 against 17.3–18.2 at load ~13, AVX2's 16.9–17.7); PREFETCHT1 12 KiB on
+// beside the PREFETCHT0 (four streams) +2; sparse PREFETCHT1s (one line of each row a step,
+// 16, 32 or 64 KiB on; or two lines, 32 KiB on) +2 to +6 (21.1–25.2 against 17.9–19.2);
 // multiScoresF16Z4 (256-bit, one stream, PREFETCHT1 12 KiB and PREFETCHT0 3 KiB, ordinary
 // stores) 16.9–19.0. bf16 the same way: scores 16.3–16.4/18.1–20.0 → 14.7–15.1/16.2–17.1.
 func scoresSplit(bf16 bool) string {
