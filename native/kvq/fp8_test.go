@@ -502,3 +502,18 @@ func TestFP8MultiEveryCode(t *testing.T) {
 		}
 	}
 }
+
+// fp8SubSlack is how far fp8's AMX scores kernel may be from the exact value i of row: |x_i|
+// where code i is subnormal (exponent 0, not zero), which it reads as zero (FP8AFF: a bf16
+// subnormal, zero to TDPBF16PS), and where c is fp8 of rows of 128 values whose scores take
+// the AMX kernel; else 0.
+func fp8SubSlack(c Codec, row []byte, i int) float64 {
+	fc, ok := Unwrap(c).(fp8Codec)
+	if !ok || fc.d != 128 || !fp8AMXActive() {
+		return 0
+	}
+	if b := row[i]; b&0x78 != 0 || b&7 == 0 {
+		return 0
+	}
+	return math.Abs(float64(fp8E4M3Table[row[i]] * fc.scale(row)))
+}

@@ -2451,6 +2451,28 @@ GLOBL ·fp8AMXCfg(SB), RODATA|NOPTR, $64
 #define AMXCFGBX BYTE $0xC4; BYTE $0xE2; BYTE $0x78; BYTE $0x49; BYTE $0x03
 #define AMXRELEASE BYTE $0xC4; BYTE $0xE2; BYTE $0x78; BYTE $0x49; BYTE $0xC0
 
+// fp8AffHi and fp8AffLo are VGF2P8AFFINEQB's matrices that take an e4m3 code sEEEEmmm to the
+// high byte s0000EEE and the low byte Emmm0000 of the bf16 of 2⁻¹²⁰ times its value.
+DATA ·fp8AffHi+0(SB)/8, $0x1020400000000080
+GLOBL ·fp8AffHi(SB), RODATA|NOPTR, $8
+DATA ·fp8AffLo+0(SB)/8, $0x0000000001020408
+GLOBL ·fp8AffLo(SB), RODATA|NOPTR, $8
+
+// FP8AFF turns the 64 codes in Z(a) into the bf16 words of 2⁻¹²⁰ times codes 0–7, 16–23,
+// 32–39, 48–55 in Z(l) and of the others in Z(a) (Z(b) scratch; the matrices in Z24 and Z25),
+// FP8BF16DEC's layout: exact for zero and the normal codes; a subnormal code's word is a bf16
+// subnormal, which TDPBF16PS takes as zero, and NaN's (0x7f, 0xff) a finite 1.875·2⁻¹¹².
+#define FP8AFF(a, b, l) \
+	VGF2P8AFFINEQB $0, Z25, a, b; \
+	VGF2P8AFFINEQB $0, Z24, a, a; \
+	VPUNPCKLBW a, b, l; \
+	VPUNPCKHBW a, b, a
+
+// fp8AffTabs loads FP8AFF's matrices.
+#define fp8AffTabs \
+	VPBROADCASTQ ·fp8AffHi(SB), Z24; \
+	VPBROADCASTQ ·fp8AffLo(SB), Z25
+
 // AMXROW decodes the row at BX into the A chunks at R12 (+1024 a chunk), prefetching two
 // lines R11 bytes on into L1 and AX bytes on into L2.
 #define AMXROW \
@@ -2459,21 +2481,19 @@ GLOBL ·fp8AMXCfg(SB), RODATA|NOPTR, $64
 	PREFETCHT1 (BX)(AX*1); \
 	PREFETCHT1 64(BX)(AX*1); \
 	VMOVDQU64 (BX), Z16; \
-	VMOVDQU64 (BX), Z17; \
-	FP8BF16DEC(Z16, Z17, Z18); \
+	FP8AFF(Z16, Z17, Z18); \
 	VMOVDQU64 Z18, (R12); \
 	VMOVDQU64 Z16, 1024(R12); \
 	VMOVDQU64 64(BX), Z19; \
-	VMOVDQU64 64(BX), Z20; \
-	FP8BF16DEC(Z19, Z20, Z21); \
+	FP8AFF(Z19, Z20, Z21); \
 	VMOVDQU64 Z21, 2048(R12); \
 	VMOVDQU64 Z19, 3072(R12)
 
 // func multiScoresFP8AMX(bt *uint16, rows *byte, rb, m int, out *float32, ostride, so int, offs *float32, buf *byte, pf, pf2 int)
 // fp8 scores of four queries packed by fp8PackAMX (bf16, 1 KiB) over the m rows (m a positive
 // multiple of 32) of 128 values at rows (rb bytes apart, the row scale so bytes into a row):
-// query h's score of row j, its sum times the scale plus offs[h], at out + j·ostride + 4h;
-// buf is 8704 bytes of scratch, 64-byte aligned. Each row prefetches its first two lines' pf
+// query h's score of row j, its sum times offs[4] (fp8PackAMX's factor) times the scale plus
+// offs[h], at out + j·ostride + 4h; buf is 8704 bytes of scratch, 64-byte aligned. Each row prefetches its first two lines' pf
 // bytes on into L1 and pf2 bytes on into L2 (PFDISTZ and PFDISTZ2 over contiguous rows; over
 // a paged cache's runs the next run and the one after). The tiles must be permitted
 // (amxPermit).
@@ -2496,12 +2516,9 @@ TEXT ·multiScoresFP8AMX(SB), NOSPLIT, $0-88
 	VMOVUPS (AX), X2
 	MOVQ buf+64(FP), DI
 	LEAQ 8192(DI), CX          // the C tiles
+	VBROADCASTSS 16(AX), X3    // the sums' factor
 	MOVQ pf+72(FP), R11
-	VMOVDQU64 ·fp8BF16Hi+0(SB), Z24
-	VMOVDQU64 ·fp8BF16Hi+64(SB), Z25
-	VMOVDQU64 ·fp8BF16Lo+0(SB), Z26
-	VMOVDQU64 ·fp8BF16Lo+64(SB), Z27
-	VPBROADCASTD ·fp8SignMask(SB), Z28
+	fp8AffTabs
 	MOVQ $64, DX
 	MOVQ pf2+80(FP), AX
 famx_blk:
@@ -2547,8 +2564,9 @@ famx_row2:
 	MOVQ SI, BX
 	XORQ R13, R13
 famx_scale:
+	VMULPS (CX)(R13*1), X3, X4  // exact: a power of two
 	VBROADCASTSS (BX)(R14*1), X1
-	VMULPS (CX)(R13*1), X1, X1
+	VMULPS X4, X1, X1
 	VADDPS X2, X1, X1
 	VMOVUPS X1, (R9)
 	ADDQ R8, BX

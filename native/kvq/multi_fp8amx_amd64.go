@@ -11,8 +11,10 @@ import (
 // fp8AMXOn selects fp8's AMX scores kernel (multiScoresFP8AMX, gen_avx512.go's
 // fp8ScoresAMXText) on Intel CPUs with AMX-BF16 whose OS grants the tiles (amxPermit), for
 // rows of 128 values where fp8F32 runs: the query rounded to bf16 as the bf16 kernels round it
-// (ScoresGrid, u = 2⁻⁸), the e4m3 codes exact in bf16, TDPBF16PS's exact products summed in
-// float32. On an Intel Xeon (Sapphire/Emerald Rapids class, 2 vCPUs shared), against
+// (ScoresGrid, u = 2⁻⁸), the e4m3 codes exact in bf16 (2⁻¹²⁰ times their values, the query
+// 2¹²⁰ times its own: FP8AFF), TDPBF16PS's exact products summed in float32; a subnormal code
+// (|x| < 2⁻⁶·scale) reads as zero (TDPBF16PS takes bf16 subnormals as zero) and a NaN code as
+// a finite value (fp8SubSlack in the tests; the values likewise). On an Intel Xeon (Sapphire/Emerald Rapids class, 2 vCPUs shared), against
 // multiScoresFP8F32 (TestFP8F32Speed: 4096 rows of 128, four queries, main's test binary
 // alternated twice, load ~21, thread CPU, min) in cache 6.47–6.66 ns a row against
 // 10.42–10.70, streamed 13.00–13.28 against 14.30–14.64 (memory-bound at that load); attn's
@@ -76,10 +78,11 @@ func fp8AMXScoresRuns(q []float32, n int, runs [][]byte, out, mu []float32) bool
 	return true
 }
 
-// amxScratch is multiScoresFP8AMX's packed queries, offsets and scratch for one call.
+// amxScratch is multiScoresFP8AMX's packed queries, offsets and sums' factor (offs[4]), and
+// scratch for one call.
 type amxScratch struct {
 	bt   [512]uint16
-	offs [4]float32
+	offs [5]float32
 	buf  [8704 + 64]byte
 	tmp  [32 * 4]float32
 	tail [32 * 132]byte
@@ -87,8 +90,7 @@ type amxScratch struct {
 
 // pack packs the four queries q (128 values each) and their offsets (mu nil: none).
 func (a *amxScratch) pack(q, mu []float32) {
-	fp8PackAMX(&a.bt, q)
-	a.offs = [4]float32{}
+	a.offs = [5]float32{4: fp8PackAMX(&a.bt, q)}
 	if mu != nil {
 		fp8Offsets(&a.offs[0], &q[0], 128, 128, &mu[0])
 	}
@@ -134,13 +136,29 @@ func (a *amxScratch) rows(rows []byte, m int, out []float32, n, h, r, pf, pf2 in
 // each value rounded to bf16 as fp8QueryBF16 rounds it (bf16RoundAVX512), at chunk c (256
 // words), pair row p (8 words) and query h the pair of values v(c, 2p), v(c, 2p+1), where
 // v(c, j) = 64(c>>1) + 16(j>>3) + 8(c&1) + (j&7) is the value the kernel's decode puts at word
-// j of chunk c (fp8AMXSrc).
-func fp8PackAMX(bt *[512]uint16, q []float32) {
+// j of chunk c (fp8AMXSrc). The kernel's codes are 2⁻¹²⁰ times their values (FP8AFF), so each
+// finite nonzero word is 2ᵏ times its value (k added to its exponent field, exact), k = 120
+// where the largest is below 2⁸ (every |q| < 255.5) and as large as fits otherwise; it returns
+// 2¹²⁰⁻ᵏ, the factor that takes the kernel's sums back to the products of the values (exact).
+// Zeros, infinities and NaNs stay as they are.
+func fp8PackAMX(bt *[512]uint16, q []float32) float32 {
 	var qr [4 * 128]float32
 	bf16RoundAVX512(&qr[0], &q[0], 4*128)
+	maxExp := uint16(0)
 	for k, i := range fp8AMXSrc {
-		bt[k] = uint16(math.Float32bits(qr[i]) >> 16)
+		w := uint16(math.Float32bits(qr[i]) >> 16)
+		bt[k] = w
+		if e := w >> 7 & 0xff; e != 0xff {
+			maxExp = max(maxExp, e)
+		}
 	}
+	k := min(120, 254-maxExp)
+	for i, w := range bt {
+		if e := w >> 7 & 0xff; e != 0 && e != 0xff {
+			bt[i] = w + k<<7
+		}
+	}
+	return float32(math.Ldexp(1, int(120-k)))
 }
 
 // fp8AMXSrc is, for each word of fp8PackAMX's B tiles, the query value it takes (h·128 + v).

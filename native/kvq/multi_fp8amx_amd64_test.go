@@ -182,3 +182,96 @@ func TestFP8AMXAccChoice(t *testing.T) {
 		t.Errorf("fp8 d 128: AccumulateStep %g, want %g (Acc16 %v)", got, want, isa.Acc16)
 	}
 }
+
+// fp8AMXRows encodes m Gaussian rows of 128 values with one outlier a row (75 times), so that
+// some codes are subnormal, and returns them with a copy whose subnormal codes are zeros (the
+// sign kept) and the count of those.
+func fp8AMXRows(t *testing.T, rng *rand.Rand, m int) (rows, flushed []byte, subs int) {
+	const d, rb = 128, 132
+	c := mustCodec(t, FP8, d).(fp8Codec)
+	rows = make([]byte, m*rb)
+	x := make([]float32, d)
+	for j := 0; j < m; j++ {
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		x[j%d] *= 75
+		c.Encode(rows[j*rb:(j+1)*rb], x)
+	}
+	flushed = append([]byte(nil), rows...)
+	for j := 0; j < m; j++ {
+		for i := 0; i < d; i++ {
+			if b := flushed[j*rb+i]; b&0x78 == 0 && b&7 != 0 {
+				flushed[j*rb+i] = b & 0x80
+				subs++
+			}
+		}
+	}
+	return rows, flushed, subs
+}
+
+// TestFP8AMXSubnormals checks the AMX scores' one rounding change (FP8AFF): a subnormal code
+// reads as zero, and nothing else moves: scores over rows with subnormal codes equal, bit for
+// bit, those over the same rows with those codes zeroed.
+func TestFP8AMXSubnormals(t *testing.T) {
+	if !fp8AMXOn {
+		t.Skip("no AMX-BF16")
+	}
+	defer func(a *multiKernels) { multiFP8 = a }(multiFP8)
+	multiFP8 = fp8F32
+	const d, n = 128, 4
+	c := mustCodec(t, FP8, d).(fp8Codec)
+	rng := rand.New(rand.NewSource(5))
+	for _, m := range []int{64, 256, 320} {
+		rows, flushed, subs := fp8AMXRows(t, rng, m)
+		if subs == 0 {
+			t.Fatalf("m %d: no subnormal codes", m)
+		}
+		q := make([]float32, n*d)
+		for i := range q {
+			q[i] = float32(rng.NormFloat64())
+		}
+		a, b := make([]float32, m*n), make([]float32, m*n)
+		c.DotManyMulti(q, n, rows, a)
+		c.DotManyMulti(q, n, flushed, b)
+		for i := range a {
+			if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+				t.Fatalf("m %d score %d: %g, rows with the subnormal codes zeroed %g", m, i, a[i], b[i])
+			}
+		}
+	}
+}
+
+// TestFP8AMXScoresLargeQueries checks the packer's exponent shift where the queries reach 2⁸
+// (k below 120, the sums' factor above 1): scores of q·2¹² are 2¹² times those of q, bit for
+// bit, and of q·2⁻¹² 2⁻¹² times (no offsets: fp8 unrotated).
+func TestFP8AMXScoresLargeQueries(t *testing.T) {
+	if !fp8AMXOn {
+		t.Skip("no AMX-BF16")
+	}
+	defer func(a *multiKernels) { multiFP8 = a }(multiFP8)
+	multiFP8 = fp8F32
+	const d, n, m = 128, 4, 96
+	c := mustCodec(t, FP8, d).(fp8Codec)
+	rng := rand.New(rand.NewSource(6))
+	rows, _, _ := fp8AMXRows(t, rng, m)
+	q := make([]float32, n*d)
+	for i := range q {
+		q[i] = float32(rng.NormFloat64())
+	}
+	want := make([]float32, m*n)
+	c.DotManyMulti(q, n, rows, want)
+	for _, e := range []int{12, -12, 100} {
+		qs := make([]float32, len(q))
+		for i := range q {
+			qs[i] = float32(math.Ldexp(float64(q[i]), e))
+		}
+		got := make([]float32, m*n)
+		c.DotManyMulti(qs, n, rows, got)
+		for i := range got {
+			if w := float32(math.Ldexp(float64(want[i]), e)); math.Float32bits(got[i]) != math.Float32bits(w) {
+				t.Fatalf("2^%d: score %d %g, want %g", e, i, got[i], w)
+			}
+		}
+	}
+}
