@@ -503,13 +503,13 @@ func TestFP8MultiEveryCode(t *testing.T) {
 	}
 }
 
-// fp8SubSlack is how far fp8's AMX scores kernel may be from the exact value i of row: |x_i|
-// where code i is subnormal (exponent 0, not zero), which it reads as zero (FP8AFF: a bf16
-// subnormal, zero to TDPBF16PS), and where c is fp8 of rows of 128 values whose scores take
-// the AMX kernel; else 0.
-func fp8SubSlack(c Codec, row []byte, i int) float64 {
+// fp8SubSlack is how far fp8's AMX kernels may be from the exact value i of row: |x_i| where
+// code i is subnormal (exponent 0, not zero), which they read as zero (FP8AFF: a bf16
+// subnormal, zero to TDPBF16PS), and where c is fp8 of rows of 128 values whose scores (or,
+// with values, values) take the AMX kernels; else 0.
+func fp8SubSlack(c Codec, row []byte, i int, values bool) float64 {
 	fc, ok := Unwrap(c).(fp8Codec)
-	if !ok || fc.d != 128 || !fp8AMXActive() {
+	if !ok || fc.d != 128 || !fp8AMXActive() || values && !fp8AMXAccActive() {
 		return 0
 	}
 	if b := row[i]; b&0x78 != 0 || b&7 == 0 {

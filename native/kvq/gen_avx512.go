@@ -415,6 +415,7 @@ func main() {
 	out.WriteString(fp8PackF32Text())
 	out.WriteString(fp8ScoresAMXText)
 	out.WriteString(fp8AccAMX())
+	out.WriteString(fp8AccAMXAText())
 	for _, f := range formats {
 		rowTab, accTab, grpOff := "", "", ""
 		if f.rowTab != nil {
@@ -2495,6 +2496,35 @@ DATA ·fp8AMXIota+48(SB)/8, $0x0000000d0000000c
 DATA ·fp8AMXIota+56(SB)/8, $0x0000000f0000000e
 GLOBL ·fp8AMXIota(SB), RODATA|NOPTR, $64
 
+// fp8AffWords are the words multiAccFP8AMXA's weights take: the bf16 exponent field's mask,
+// 120 in that field, the magnitude's mask and the largest magnitude whose exponent field 120
+// may be added to (134).
+DATA ·fp8AffWords+0(SB)/4, $0x7f807f80
+DATA ·fp8AffWords+4(SB)/4, $0x3c003c00
+DATA ·fp8AffWords+8(SB)/4, $0x7fff7fff
+DATA ·fp8AffWords+12(SB)/4, $0x437f437f
+GLOBL ·fp8AffWords(SB), RODATA|NOPTR, $16
+
+// fp8AffW4Idx are VPERMI2PS's indices that take, from the weights of rows 0–3 and 4–7 (four
+// queries a row), queries 0 and 1 (rows 0–7 each), then queries 2 and 3.
+DATA ·fp8AffW4Idx+0(SB)/8, $0x0000000400000000
+DATA ·fp8AffW4Idx+8(SB)/8, $0x0000000c00000008
+DATA ·fp8AffW4Idx+16(SB)/8, $0x0000001400000010
+DATA ·fp8AffW4Idx+24(SB)/8, $0x0000001c00000018
+DATA ·fp8AffW4Idx+32(SB)/8, $0x0000000500000001
+DATA ·fp8AffW4Idx+40(SB)/8, $0x0000000d00000009
+DATA ·fp8AffW4Idx+48(SB)/8, $0x0000001500000011
+DATA ·fp8AffW4Idx+56(SB)/8, $0x0000001d00000019
+DATA ·fp8AffW4Idx+64(SB)/8, $0x0000000600000002
+DATA ·fp8AffW4Idx+72(SB)/8, $0x0000000e0000000a
+DATA ·fp8AffW4Idx+80(SB)/8, $0x0000001600000012
+DATA ·fp8AffW4Idx+88(SB)/8, $0x0000001e0000001a
+DATA ·fp8AffW4Idx+96(SB)/8, $0x0000000700000003
+DATA ·fp8AffW4Idx+104(SB)/8, $0x0000000f0000000b
+DATA ·fp8AffW4Idx+112(SB)/8, $0x0000001700000013
+DATA ·fp8AffW4Idx+120(SB)/8, $0x0000001f0000001b
+GLOBL ·fp8AffW4Idx(SB), RODATA|NOPTR, $128
+
 // TILELOADD tmm(t), disp(base)(index*1) and TILESTORED disp(base)(index*1), tmm(t), base and
 // index AX, CX, DX, BX, SI or DI (0..3, 6, 7).
 #define AMXLD(t, base, index, disp) BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $(0x84 | (t)<<3); BYTE $((index)<<3 | (base)); LONG $(disp)
@@ -2674,5 +2704,215 @@ func accT(back bool) string {
 			b.WriteString("\tADDQ AX, SI\n")
 		}
 	}
+	return b.String()
+}
+
+// fp8AccAMXAText is multiAccFP8AMXA (multi_fp8amx_amd64.go): multiAccFP8AMX's sums with the
+// codes decoded by FP8AFF (2⁻¹²⁰ times their values) and each bf16 weight word's exponent field
+// raised by 120 (VPTESTMW and a masked VPADDW: zeros stay zero), so that the products are
+// multiAccFP8AMX's bit for bit but for the subnormal codes (bf16 subnormals, which TDPBF16PS
+// takes as zero) and the NaN codes (finite); and each row read once. Per super-block of 64 rows
+// (m is a multiple of 64): the A tiles as multiAccFP8AMX builds them (for wstride 16, four
+// queries a row, the weights of 16 rows loaded and transposed by four VPERMI2PS and four
+// VSHUFF32X4 in place of four gathers), then one sweep over the rows, each row's two 64-code
+// halves decoded and both halves' B chunks stored (buf + 3072 + 8192b + 4096p + 1024t + 64q for
+// block b of 32 rows, pass p), pass 0's TDPBF16PS after each block, pass 1's from the stored
+// chunks after both. Where a super-block's weight words reach 2⁸ in magnitude (exponent field
+// 135 or more, infinities and NaNs included: the raised field would not fit) it returns true
+// before writing the accumulators, and the caller takes the rows through multiAccFP8AMX.
+//
+// multiAccFP8AMX's two passes over 128-row super-blocks (each pass 64 bytes of each 132-byte
+// row) left the streamed rows waiting on memory: in attention's decode (TestDecodeBreakdown,
+// fp8, 131072 cells, Intel Xeon, 2 vCPUs, load 5–8, thread CPU, min/median ns a row) values
+// 14.5–15.3 against 7.6–8.7 with the rows touched first. Steps, each against the one before in
+// the same runs: FP8AFF in those two passes 14.68–14.94 against 14.46–15.22 (no gain streamed,
+// ~1 ns in cache); super-blocks of 64 rows, two passes, 12.85–13.68 against 14.88–14.91; one
+// sweep 11.48–12.13 against 12.85–13.15; the weights transposed in place of gathered (in cache,
+// TestFP8F32Speed, 4.91–5.24 against 5.39–6.13) 10.82–11.59. The prefetch distances of the one
+// sweep (L1, L2 in rows; one run each, load ~6.5): 16, 128 12.11; 16, 512 12.47; 64, 128
+// 12.03; 64, 512 12.54; 64, 64 12.08; 93, 256 11.81; 128, 256 12.0–12.1; 64, 256
+// (amxAccPF) 11.48–12.0; 31, 256 11.7: within the noise, none far from the rest.
+func fp8AccAMXAText() string {
+	var b strings.Builder
+	const l = "famxf_"
+	b.WriteString(`
+// func multiAccFP8AMXA(acc *float32, as int, rows *byte, rb, m int, w *float32, wstride int, buf *byte, pf, pf2 int) (over bool)
+// multiAccFP8AMX's contract with buf 19456 bytes of scratch; each row prefetches its first two
+// lines pf bytes on into L1 and pf2 bytes on into L2. over: the weights reached 2⁸, the
+// accumulators are as they were.
+TEXT ·multiAccFP8AMXA(SB), NOSPLIT, $0-81
+	LEAQ ·fp8AMXAccCfg(SB), BX
+	AMXCFGBX
+	MOVQ buf+56(FP), DI
+	MOVQ acc+0(FP), SI
+	MOVQ as+8(FP), AX
+	SHLQ $2, AX
+`)
+	b.WriteString(accT(false))
+	b.WriteString(`	MOVQ rows+16(FP), SI
+	MOVQ rb+24(FP), R8
+	MOVQ m+32(FP), R10
+	MOVQ w+40(FP), R9
+	MOVQ wstride+48(FP), R15
+	MOVQ pf+64(FP), R11
+	MOVQ pf2+72(FP), R12
+	VMOVDQU32 ·fp8AMXIota(SB), Z22
+	VPBROADCASTD R8, Z20
+	VPMULLD Z22, Z20, Z20      // row offsets
+	VPBROADCASTD R15, Z21
+	VPMULLD Z22, Z21, Z21      // weight offsets
+	fp8AffTabs
+	VPBROADCASTD ·fp8AffWords+0(SB), Y26
+	VPBROADCASTD ·fp8AffWords+4(SB), Y27
+	VPBROADCASTD ·fp8AffWords+8(SB), Y28
+	VMOVDQU32 ·fp8AffW4Idx(SB), Z29
+	VMOVDQU32 ·fp8AffW4Idx+64(SB), Z30
+	MOVQ $64, DX
+`)
+	fmt.Fprintf(&b, `%[1]ssb:
+	VPXORD Y23, Y23, Y23        // the largest weight magnitude
+	MOVQ SI, BX
+	MOVQ R9, AX
+	LEAQ 2048(DI), CX
+	MOVQ $4, R14
+%[1]sa:
+	KXNORW K1, K1, K1
+	VGATHERDPS 128(BX)(Z20*1), K1, Z0
+	CMPQ wstride+48(FP), $16
+	JNE  %[1]sg
+	VMOVUPS (AX), Z10          // four queries' weights of 16 rows, transposed
+	VMOVUPS 128(AX), Z12
+	VMOVAPS Z29, Z1
+	VPERMI2PS 64(AX), Z10, Z1
+	VMOVAPS Z30, Z2
+	VPERMI2PS 64(AX), Z10, Z2
+	VMOVAPS Z29, Z3
+	VPERMI2PS 192(AX), Z12, Z3
+	VMOVAPS Z30, Z4
+	VPERMI2PS 192(AX), Z12, Z4
+	VSHUFF32X4 $0x44, Z3, Z1, Z10
+	VSHUFF32X4 $0xEE, Z3, Z1, Z11
+	VSHUFF32X4 $0x44, Z4, Z2, Z12
+	VSHUFF32X4 $0xEE, Z4, Z2, Z13
+	JMP  %[1]sw
+%[1]sg:
+`, l)
+	for h := 0; h < 4; h++ {
+		fmt.Fprintf(&b, `	KXNORW K1, K1, K1
+	VGATHERDPS %d(AX)(Z21*1), K1, Z%d
+`, 4*h, 10+h)
+	}
+	fmt.Fprintf(&b, "%sw:\n", l)
+	for h := 0; h < 4; h++ {
+		fmt.Fprintf(&b, `	VMULPS Z0, Z%d, Z1
+	CVTBF16(1, 1)
+	VPANDD Y28, Y1, Y2
+	VPMAXUW Y2, Y23, Y23
+	VPTESTMW Y26, Y1, K2
+	VPADDW Y27, Y1, K2, Y1
+	VMOVDQU Y1, %d(CX)
+`, 10+h, 64*h)
+	}
+	fmt.Fprintf(&b, `	MOVQ R8, R15
+	SHLQ $4, R15
+	ADDQ R15, BX
+	MOVQ wstride+48(FP), R15
+	SHLQ $4, R15
+	ADDQ R15, AX
+	TESTQ $32, CX              // two halves of 32 bytes a tile row
+	JNZ  %[1]sa2
+	ADDQ $32, CX
+	JMP  %[1]sa3
+%[1]sa2:
+	ADDQ $224, CX
+%[1]sa3:
+	DECQ R14
+	JNZ  %[1]sa
+	MOVQ AX, R9                // the next super-block's weights
+	VPBROADCASTD ·fp8AffWords+12(SB), Y2
+	VPCMPUW $6, Y2, Y23, K2    // above 0x437f
+	KORTESTW K2, K2
+	JNZ  %[1]sover
+`, l)
+	for t := 0; t < 4; t++ {
+		fmt.Fprintf(&b, "\tAMXLD(%d, 7, 2, %d)\n", t, 256*t)
+	}
+	b.WriteString("\tMOVQ SI, BX\n")
+	row := func(r0, r1, r2, h0, h1, h2 int) string {
+		return fmt.Sprintf(`	PREFETCHT0 (BX)(R11*1)
+	PREFETCHT0 64(BX)(R11*1)
+	PREFETCHT1 (BX)(R12*1)
+	PREFETCHT1 64(BX)(R12*1)
+	VMOVDQU64 (BX), Z%[1]d
+	FP8AFF(Z%[1]d, Z%[2]d, Z%[3]d)
+	VMOVDQU64 64(BX), Z%[4]d
+	FP8AFF(Z%[4]d, Z%[5]d, Z%[6]d)
+	ADDQ R8, BX
+`, r0, r1, r2, h0, h1, h2)
+	}
+	for e := 0; e < 2; e++ {
+		fmt.Fprintf(&b, `	LEAQ %[3]d(DI), CX
+	MOVQ $16, R15
+%[1]sr%[2]d:
+%[4]s%[5]s	VPUNPCKLWD Z5, Z2, Z6
+	VPUNPCKHWD Z5, Z2, Z7
+	VPUNPCKLWD Z3, Z0, Z8
+	VPUNPCKHWD Z3, Z0, Z9
+	VPUNPCKLWD Z15, Z12, Z16
+	VPUNPCKHWD Z15, Z12, Z17
+	VPUNPCKLWD Z13, Z10, Z18
+	VPUNPCKHWD Z13, Z10, Z19
+	VMOVDQU64 Z6, (CX)
+	VMOVDQU64 Z7, 1024(CX)
+	VMOVDQU64 Z8, 2048(CX)
+	VMOVDQU64 Z9, 3072(CX)
+	VMOVDQU64 Z16, 4096(CX)
+	VMOVDQU64 Z17, 5120(CX)
+	VMOVDQU64 Z18, 6144(CX)
+	VMOVDQU64 Z19, 7168(CX)
+	ADDQ $64, CX
+	DECQ R15
+	JNZ  %[1]sr%[2]d
+`, l, e, 3072+8192*e, row(0, 1, 2, 10, 11, 12), row(3, 4, 5, 13, 14, 15))
+		a := 4 + 3*e
+		fmt.Fprintf(&b, "\tAMXLD(%d, 7, 2, %d)\n", a, 2048+256*e)
+		for t := 0; t < 4; t++ {
+			fmt.Fprintf(&b, "\tAMXLD(%d, 7, 2, %d)\n\tAMXTDP(%d, %d, %d)\n", 5+t&1, 3072+8192*e+1024*t, t, a, 5+t&1)
+		}
+	}
+	for t := 0; t < 4; t++ {
+		fmt.Fprintf(&b, "\tAMXST(%d, 7, 2, %d)\n", t, 256*t)
+	}
+	for t := 0; t < 4; t++ {
+		fmt.Fprintf(&b, "\tAMXLD(%d, 7, 2, %d)\n", t, 1024+256*t)
+	}
+	for e := 0; e < 2; e++ {
+		a := 4 + 3*e
+		fmt.Fprintf(&b, "\tAMXLD(%d, 7, 2, %d)\n", a, 2048+256*e)
+		for t := 0; t < 4; t++ {
+			fmt.Fprintf(&b, "\tAMXLD(%d, 7, 2, %d)\n\tAMXTDP(%d, %d, %d)\n", 5+t&1, 3072+8192*e+4096+1024*t, t, a, 5+t&1)
+		}
+	}
+	for t := 0; t < 4; t++ {
+		fmt.Fprintf(&b, "\tAMXST(%d, 7, 2, %d)\n", t, 1024+256*t)
+	}
+	fmt.Fprintf(&b, `	MOVQ BX, SI                // the next super-block's rows
+	SUBQ $64, R10
+	JNZ  %[1]ssb
+	MOVQ acc+0(FP), SI
+	MOVQ as+8(FP), AX
+	SHLQ $2, AX
+`, l)
+	b.WriteString(accT(true))
+	fmt.Fprintf(&b, `	MOVB $0, over+80(FP)
+	AMXRELEASE
+	VZEROUPPER
+	RET
+%[1]sover:
+	MOVB $1, over+80(FP)
+	AMXRELEASE
+	VZEROUPPER
+	RET
+`, l)
 	return b.String()
 }

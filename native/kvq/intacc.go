@@ -27,7 +27,8 @@ const AccumulateTile = 64
 //     iq4_nl's there the same way, avx2A8IQ4, and
 //     q8_0's where avx2A8Q80 is set, unsigned, 0..127), and where fp8's accumulate with bf16
 //     weights (each w·scale off by at most 2⁻⁸ of itself, multi_fp8bf16_amd64.go; on Intel
-//     CPUs with AMX-BF16 for rows of 128 values, multiAccFP8AMX in multi_fp8amx_amd64.go);
+//     CPUs with AMX-BF16 for rows of 128 values, multiAccFP8AMXA in multi_fp8amx_amd64.go,
+//     whose subnormal codes read as zero besides);
 //   - 0 where they accumulate in float32.
 //
 // Tests of code built on the codecs widen their float32 tolerances by it.

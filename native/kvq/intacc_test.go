@@ -296,6 +296,9 @@ func fp8AccSlack(c fp8Codec, n int, w []float32, rows []byte) []float64 {
 			}
 			for i := 0; i < nv; i++ {
 				slack[h*d+i] += e*math.Abs(float64(fp8E4M3Table[row[i]])) + 0x1p-126
+				if sub := fp8SubSlack(c, row, i, true); sub != 0 {
+					slack[h*d+i] += math.Abs(float64(w[j*n+h])) * sub * (1 + 0x1p-8)
+				}
 			}
 		}
 	}

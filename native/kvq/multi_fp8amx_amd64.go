@@ -177,10 +177,11 @@ var fp8AMXSrc = func() (src [512]uint16) {
 //go:noescape
 func multiScoresFP8AMX(bt *uint16, rows *byte, rb, m int, out *float32, ostride, so int, offs *float32, buf *byte, pf, pf2 int)
 
-// fp8AMXAccOn selects fp8's AMX values kernel (multiAccFP8AMX, gen_avx512.go's fp8AccAMX) for
-// rows of 128 values where the AMX scores kernel runs (fp8AMXActive): each weight w·scale
-// (the float32 product multiAccFP8VBMI forms) rounded to bf16 as multiAccFP8BF16 rounds it
-// (AccumulateStep 2⁻⁸), the codes exact, TDPBF16PS's exact products summed in float32.
+// fp8AMXAccOn selects fp8's AMX values kernel (multiAccFP8AMXA, gen_avx512.go's
+// fp8AccAMXAText; multiAccFP8AMX where the weights reach 2⁸) for rows of 128 values where the
+// AMX scores kernel runs (fp8AMXActive): each weight w·scale (the float32 product
+// multiAccFP8VBMI forms) rounded to bf16 as multiAccFP8BF16 rounds it (AccumulateStep 2⁻⁸),
+// the codes exact but the subnormal ones, TDPBF16PS's exact products summed in float32.
 // Figures at gen_avx512.go's fp8AccAMX; kvlab bench attn --ctx 131072 --kv f16,fp8 --heads
 // 32 --kv-heads 8 --head-dim 128 --threads 1 (Intel Xeon, 2 vCPUs, load ~3.5, alternated
 // twice): fp8 26.78 and 26.74 ms (0.67 and 0.69 × f16) against 27.58 and 28.09 (0.76, 0.71)
@@ -194,7 +195,7 @@ var fp8AMXAccOn = !isa.Acc16
 // multiAccFP8AMX.
 func fp8AMXAccActive() bool { return fp8AMXAccOn && fp8AMXActive() }
 
-// fp8AMXAcc is AccumulateManyMulti through multiAccFP8AMX (d = 128): per four accumulators
+// fp8AMXAcc is AccumulateManyMulti through multiAccFP8AMXA (d = 128): per four accumulators
 // (a short last group padded with zeros) the rows in multiples of 64 (so that a row's
 // products and their order depend only on where it sits in its 64-row tile: AccumulateTile),
 // the rest through multiAccFP8VBMI (float32 weights, within the same bound).
@@ -208,7 +209,7 @@ func fp8AMXAcc(acc []float32, n int, w []float32, rows []byte) {
 	if m == 0 {
 		return
 	}
-	var buf [11264 + 64]byte
+	var buf [19456 + 64]byte
 	scr := align64(buf[:])
 	for h := 0; h < n; h += 4 {
 		r := min(4, n-h)
@@ -219,8 +220,8 @@ func fp8AMXAcc(acc []float32, n int, w []float32, rows []byte) {
 		var pad [4 * d]float32
 		a := padQueries(pad[:], acc[h*d:], d, r, d)
 		// The short group's weights padded to four a row, 128 rows at a time on the stack (a
-		// decode step must not allocate): multiAccFP8AMX's blocks are 128 rows from its
-		// first, so the rows take the same blocks, and the same tail, as in one call.
+		// decode step must not allocate): a row's sums do not depend on the kernel's
+		// super-blocks, so the rows take the same products, and the same tail, as in one call.
 		var wp [4 * 128]float32
 		for j0 := 0; j0 < m; j0 += 128 {
 			mb := min(128, m-j0)
@@ -237,12 +238,13 @@ func fp8AMXAcc(acc []float32, n int, w []float32, rows []byte) {
 }
 
 // amxAcc4 adds the m rows' values weighted by w (wstride bytes a row) to the four
-// accumulators at a (128 floats apart): the rows in multiples of 64 through multiAccFP8AMX
-// (prefetching pf and pf2 bytes on), the rest through multiAccFP8VBMI.
+// accumulators at a (128 floats apart): the rows in multiples of 64 through multiAccFP8AMXA
+// (prefetching pf and pf2 bytes on; through multiAccFP8AMX where it gives up, the weights
+// reaching 2⁸), the rest through multiAccFP8VBMI.
 func amxAcc4(a []float32, rows []byte, m int, w []float32, wstride int, scr []byte, pf, pf2 int) {
 	const d, rb = 128, 132
 	m64 := m &^ 63
-	if m64 > 0 {
+	if m64 > 0 && multiAccFP8AMXA(&a[0], d, &rows[0], rb, m64, &w[0], wstride, &scr[0], pf, pf2) {
 		multiAccFP8AMX(&a[0], d, &rows[0], rb, m64, &w[0], wstride, &scr[0], pf, pf2)
 	}
 	if m64 < m {
@@ -263,7 +265,7 @@ func fp8AMXAccRuns(rot *rotCodec, acc []float32, n int, w []float32, runs [][]by
 			return false
 		}
 	}
-	var buf [11264 + 64]byte
+	var buf [19456 + 64]byte
 	scr := align64(buf[:])
 	acc = acc[:n*d]
 	base, total := 0, len(w)/n
@@ -285,9 +287,12 @@ func fp8AMXAccRuns(rot *rotCodec, acc []float32, n int, w []float32, runs [][]by
 	return true
 }
 
-// amxAccPF and amxAccPF2 are multiAccFP8AMX's prefetch distances over contiguous rows: a
-// super-block of 128 rows on into L1, two on into L2.
-const amxAccPF, amxAccPF2 = 128 * 132, 256 * 132
+// amxAccPF and amxAccPF2 are multiAccFP8AMXA's prefetch distances over contiguous rows: a
+// super-block of 64 rows on into L1, four on into L2 (fp8AccAMXAText's sweep).
+const amxAccPF, amxAccPF2 = 64 * 132, 256 * 132
 
 //go:noescape
 func multiAccFP8AMX(acc *float32, as int, rows *byte, rb, m int, w *float32, wstride int, buf *byte, pf, pf2 int)
+
+//go:noescape
+func multiAccFP8AMXA(acc *float32, as int, rows *byte, rb, m int, w *float32, wstride int, buf *byte, pf, pf2 int) (over bool)

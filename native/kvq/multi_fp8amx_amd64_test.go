@@ -10,8 +10,8 @@ import (
 	"github.com/kvlab/kvlab/internal/isa"
 )
 
-// TestFP8AMXAcc checks multiAccFP8AMX (through fp8's AccumulateManyMulti where the CPU has
-// AMX-BF16) against the float64 sum of the bf16 weights bf16(w·scale) times the codes, within
+// TestFP8AMXAcc checks multiAccFP8AMXA, or multiAccFP8AMX where its weights reach 2⁸ (through
+// fp8's AccumulateManyMulti where the CPU has AMX-BF16), against the float64 sum of the bf16 weights bf16(w·scale) times the codes, within
 // the float32 sums' bound (a dropped or misplaced tile operation misses it by far), and against
 // the float32 kernel (multiAccFP8VBMI) within the bf16 weights' bound (AccumulateStep), for row
 // counts around its 64-row tiles and 128-row super-blocks and for 1 to 8 accumulators.
@@ -68,11 +68,15 @@ func TestFP8AMXAcc(t *testing.T) {
 					}
 					ref += refF
 					abs += absF
+					sub := 0.0 // the subnormal codes the tiles read as zero
+					for j := 0; j < m&^63; j++ {
+						sub += math.Abs(float64(w[j*n+h])) * fp8SubSlack(c, rows[j*rb:], i, true) * (1 + 0x1p-8)
+					}
 					g := float64(got[h*d+i])
-					if tol := float64(m+4) * 0x1p-24 * abs; math.Abs(g-ref) > tol {
+					if tol := float64(m+4)*0x1p-24*abs + sub; math.Abs(g-ref) > tol {
 						t.Fatalf("m %d n %d acc %d value %d: %g, bf16-weights sum %g (tolerance %g)", m, n, h, i, g, ref, tol)
 					}
-					if tol := float64(m+4)*0x1p-23*abs + 0x1p-8*abs; math.Abs(g-float64(f32[h*d+i])) > tol {
+					if tol := float64(m+4)*0x1p-23*abs + 0x1p-8*abs + sub; math.Abs(g-float64(f32[h*d+i])) > tol {
 						t.Fatalf("m %d n %d acc %d value %d: %g, float32 kernel %g (tolerance %g)", m, n, h, i, g, f32[h*d+i], tol)
 					}
 				}
@@ -210,16 +214,18 @@ func fp8AMXRows(t *testing.T, rng *rand.Rand, m int) (rows, flushed []byte, subs
 	return rows, flushed, subs
 }
 
-// TestFP8AMXSubnormals checks the AMX scores' one rounding change (FP8AFF): a subnormal code
-// reads as zero, and nothing else moves: scores over rows with subnormal codes equal, bit for
-// bit, those over the same rows with those codes zeroed.
+// TestFP8AMXSubnormals checks the AMX kernels' one rounding change (FP8AFF): a subnormal code
+// reads as zero, and nothing else moves. Scores and values (weights below 1, so that
+// multiAccFP8AMXA keeps them) over rows with subnormal codes equal, bit for bit, those over
+// the same rows with those codes zeroed; and multiAccFP8AMXA's sums over the zeroed rows equal
+// multiAccFP8AMX's (the table decode) bit for bit.
 func TestFP8AMXSubnormals(t *testing.T) {
 	if !fp8AMXOn {
 		t.Skip("no AMX-BF16")
 	}
-	defer func(a *multiKernels) { multiFP8 = a }(multiFP8)
-	multiFP8 = fp8F32
-	const d, n = 128, 4
+	defer func(a *multiKernels, b bool) { multiFP8, fp8AMXAccOn = a, b }(multiFP8, fp8AMXAccOn)
+	multiFP8, fp8AMXAccOn = fp8F32, true
+	const d, rb, n = 128, 132, 4
 	c := mustCodec(t, FP8, d).(fp8Codec)
 	rng := rand.New(rand.NewSource(5))
 	for _, m := range []int{64, 256, 320} {
@@ -237,6 +243,27 @@ func TestFP8AMXSubnormals(t *testing.T) {
 		for i := range a {
 			if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
 				t.Fatalf("m %d score %d: %g, rows with the subnormal codes zeroed %g", m, i, a[i], b[i])
+			}
+		}
+		w := make([]float32, m*n)
+		for i := range w {
+			w[i] = float32(math.Exp(-4 * rng.Float64()))
+		}
+		acc0 := make([]float32, n*d)
+		for i := range acc0 {
+			acc0[i] = float32(rng.NormFloat64())
+		}
+		var buf [19456 + 64]byte
+		scr := align64(buf[:])
+		x, y, z := append([]float32(nil), acc0...), append([]float32(nil), acc0...), append([]float32(nil), acc0...)
+		if multiAccFP8AMXA(&x[0], d, &rows[0], rb, m, &w[0], 4*n, &scr[0], 0, 0) ||
+			multiAccFP8AMXA(&y[0], d, &flushed[0], rb, m, &w[0], 4*n, &scr[0], 0, 0) {
+			t.Fatalf("m %d: multiAccFP8AMXA gave up on weights below 1", m)
+		}
+		multiAccFP8AMX(&z[0], d, &flushed[0], rb, m, &w[0], 4*n, &scr[0], 0, 0)
+		for i := range x {
+			if math.Float32bits(x[i]) != math.Float32bits(y[i]) || math.Float32bits(y[i]) != math.Float32bits(z[i]) {
+				t.Fatalf("m %d value %d: %g, subnormal codes zeroed %g, table decode %g", m, i, x[i], y[i], z[i])
 			}
 		}
 	}
@@ -271,6 +298,45 @@ func TestFP8AMXScoresLargeQueries(t *testing.T) {
 		for i := range got {
 			if w := float32(math.Ldexp(float64(want[i]), e)); math.Float32bits(got[i]) != math.Float32bits(w) {
 				t.Fatalf("2^%d: score %d %g, want %g", e, i, got[i], w)
+			}
+		}
+	}
+}
+
+// TestFP8AMXAccOver checks multiAccFP8AMXA's way out: where one super-block's weights times
+// scales reach 2⁸ it leaves the accumulators as they were and reports it, and fp8's values
+// then equal multiAccFP8AMX's (the table decode, float32 products of bf16 weights) bit for bit.
+func TestFP8AMXAccOver(t *testing.T) {
+	if !fp8AMXOn {
+		t.Skip("no AMX-BF16")
+	}
+	const d, rb, n, m = 128, 132, 4, 256
+	rng := rand.New(rand.NewSource(8))
+	rows, _, _ := fp8AMXRows(t, rng, m)
+	c := mustCodec(t, FP8, d).(fp8Codec)
+	for _, big := range []float32{300, float32(math.Inf(1)), float32(math.NaN())} {
+		w := make([]float32, m*n)
+		for i := range w {
+			w[i] = float32(rng.Float64())
+		}
+		w[200*n+2] = big / c.scale(rows[200*rb:]) // the fourth super-block's
+		acc0 := make([]float32, n*d)
+		var buf [19456 + 64]byte
+		scr := align64(buf[:])
+		x, z := append([]float32(nil), acc0...), append([]float32(nil), acc0...)
+		if !multiAccFP8AMXA(&x[0], d, &rows[0], rb, m, &w[0], 4*n, &scr[0], 0, 0) {
+			t.Fatalf("weight·scale %g: multiAccFP8AMXA did not give up", big)
+		}
+		for i := range x {
+			if math.Float32bits(x[i]) != math.Float32bits(acc0[i]) {
+				t.Fatalf("weight·scale %g: multiAccFP8AMXA gave up but wrote value %d", big, i)
+			}
+		}
+		amxAcc4(x, rows, m, w, 4*n, scr, 0, 0)
+		multiAccFP8AMX(&z[0], d, &rows[0], rb, m, &w[0], 4*n, &scr[0], 0, 0)
+		for i := range x {
+			if math.Float32bits(x[i]) != math.Float32bits(z[i]) {
+				t.Fatalf("weight·scale %g value %d: %g, multiAccFP8AMX %g", big, i, x[i], z[i])
 			}
 		}
 	}

@@ -23,8 +23,9 @@ package kvq
 // flushes them to 0 as it rounds them to bf16: 48 against 13.5). Attention's softmax gives no
 // weight below 2⁻⁶⁴ (native/attn's expFloor), so only rows whose scale is below ~2⁻⁶² reach it.
 // Where the CPU has AMX-BF16 (fp8AMXOn), the scores of rows of 128 values go through
-// multiScoresFP8AMX instead (multi_fp8amx_amd64.go: the query rounded to bf16), and their values
-// through multiAccFP8AMX (the weights rounded to bf16) unless KVLAB_ACC16 is set (fp8AMXAccOn).
+// multiScoresFP8AMX instead (multi_fp8amx_amd64.go: the query rounded to bf16, subnormal codes
+// read as zero), and their values through multiAccFP8AMXA (the weights rounded to bf16, the
+// same codes zero) unless KVLAB_ACC16 is set (fp8AMXAccOn).
 var fp8F32 = &multiKernels{scores: fp8ScoresF32, acc: multiAccFP8VBMI}
 
 // fp8F32On selects fp8F32 over fp8VBMI: Intel CPUs (intelCPU). A variable so that tests can

@@ -83,7 +83,7 @@ func checkMulti(t *testing.T, rng *rand.Rand, f Format, d, n, rows int) {
 					gscale += math.Abs(float64(gh[i])) * ax
 					m = math.Max(m, math.Abs(float64(qh[i])))
 					sx += ax
-					sub := fp8SubSlack(c, row, i)
+					sub := fp8SubSlack(c, row, i, false)
 					subQ += math.Abs(float64(qh[i])) * sub
 					subG += math.Abs(float64(gh[i])) * sub
 				}
