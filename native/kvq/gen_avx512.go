@@ -2274,7 +2274,17 @@ func f32sReduce(a int, ra, rb string) string {
 // 5.70–5.79, streamed 7.69–8.40 against 9.36–9.37; in attention's decode (TestDecodeBreakdown,
 // 131072 cells, three alternations, load ~6) scores 9.08–10.32 against 10.60–11.00. The exact variant (the
 // table path for chunks with exponent-0 codes, a check of two operations a chunk) was measured
-// for the VDPBF16PS kernel (fp8ScoresF32's comment), not here. A row's sums are the same wherever it sits (each C row is its A row
+// for the VDPBF16PS kernel (fp8ScoresF32's comment), not here. Prefetch distances against
+// PFDISTZ, PFDISTZ2 (6144, 16896; attention's decode, three alternations, load ~14): 2048,
+// 33792 scores 10.31–11.13 against 10.79–11.17; 3072, 16896 10.07–11.40: noise; PREFETCHT1 at
+// PFDISTZ too (no L2 prefetch further on) 11.58–12.84 against 10.83–11.75, both at 2048
+// 12.64–12.91. Nor did scaling each 32 rows' sums after the next block's first 16 rows (so
+// that the scale loop's loads of the C tiles wait less on their TILESTORED; bit for bit):
+// TestFP8F32Speed in cache 4.64–4.99 against 4.65–4.82, streamed 9.54–10.54 against
+// 10.03–10.64. Nor two streams (each loop's first 16 rows from the call's first half, its
+// second 16 from the second half, as the f16 scores on Intel take them; bit for bit):
+// TestFP8F32Speed streamed 10.85–11.09 against 10.57–11.11, attention's decode scores
+// 11.14–12.04 against 9.51–12.03 (load ~14): its rows already stream one after the other. A row's sums are the same wherever it sits (each C row is its A row
 // times B), so the caller may split the rows anyhow (it passes m a multiple of 32; a shorter
 // rest goes through a zero-padded copy). TILERELEASE at the end: every call configures its
 // tiles itself (a goroutine may move to another thread between calls).
@@ -2731,7 +2741,17 @@ func accT(back bool) string {
 // TestFP8F32Speed, 4.91–5.24 against 5.39–6.13) 10.82–11.59. The prefetch distances of the one
 // sweep (L1, L2 in rows; one run each, load ~6.5): 16, 128 12.11; 16, 512 12.47; 64, 128
 // 12.03; 64, 512 12.54; 64, 64 12.08; 93, 256 11.81; 128, 256 12.0–12.1; 64, 256
-// (amxAccPF) 11.48–12.0; 31, 256 11.7: within the noise, none far from the rest.
+// (amxAccPF) 11.48–12.0; 31, 256 11.7: within the noise, none far from the rest. Did not pay
+// either (load 10–15, alternated, thread CPU): 16, 256 against 64, 256 three times 10.83–12.13
+// against 11.39–12.01; one PREFETCHT1 a row (the first line) in place of two, here and in the
+// scores, 12.00–13.24 against 11.92–12.48; a third line a row (+128, T0 and T1, so that the
+// 33rd line of every 16 rows, which two lines a row leave out, is fetched too; a bare read loop
+// gained 1.5 ns a row by it) 12.66–13.33 against 12.74–13.28, and in TestFP8F32Speed 10.70–11.26
+// against 10.45–11.20; a runs flavour taking up to 64 whole 64-row runs a call (one tile set-up
+// and accumulator transpose a call, not a run; bit for bit) over a paged cache
+// (native/kvcache TestPagedBreakdown, three alternations): values in runs 3.44–3.75 ms against
+// 3.45–3.69, paged 4.03–4.19 against 3.79–4.02. PREFETCHT1 at the L1 distance too (no L2
+// prefetch further on): values 12.48–13.28 against 12.29–12.49; both at 16 rows 15.65–16.24.
 func fp8AccAMXAText() string {
 	var b strings.Builder
 	const l = "famxf_"
