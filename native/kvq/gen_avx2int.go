@@ -813,6 +813,15 @@ func kernel(k kern) {
 	if q8VNNI(k) {
 		frame = 72 // and queries 2 and 3's scores
 	}
+	// two: the AVX-VNNI forms take a group's rows 0..3 and 4..7 from two streams (twoStream),
+	// its offsets in four frame words from twoSlot; not q8_0's at one-byte digits, whose text
+	// gen_runs.go makes its runs flavour of (a paged cache's runs of a page keep one stream).
+	two := vnni && !(q8VNNI(k) && k.hb)
+	twoSlot := frame
+	if two {
+		frame += 32
+	}
+	tH, tS, tO, tR := twoSlot, twoSlot+8, twoSlot+16, twoSlot+24
 	kname, kstride = n, stageStride
 	fmt.Fprintf(&out, "TEXT ·avx2Scores%s(SB), NOSPLIT, $%d-80\n", n, frame)
 	p("MOVQ rows+32(FP), DI")
@@ -822,6 +831,9 @@ func kernel(k kern) {
 	p("MOVQ m+48(FP), R10")
 	p("SHRQ $3, R10 // groups of eight rows")
 	p("JZ   a2%s_done", n)
+	if two {
+		twoStream(n, tH, tS, tO, tR)
+	}
 	// ahead: the eight rows' scales (and minima) of the next group are staged during this
 	// group's block loop, each block's after its own are read, so a group's stage is written a
 	// whole group before it is read; staged just before (q5_0), the block loop's first
@@ -845,7 +857,7 @@ func kernel(k kern) {
 	}
 	p("// Stage every block's eight scales (and minima) in lane order.")
 	p("MOVQ DI, CX")
-	p("LEAQ (CX)(R8*4), BX")
+	rowsB(two, tH)
 	p("MOVQ stage+16(FP), SI")
 	p("MOVQ nb+24(FP), R11")
 	label("a2" + n + "_stage")
@@ -911,15 +923,19 @@ func kernel(k kern) {
 	p("")
 	if ahead {
 		label("a2" + n + "_group")
-		p("MOVQ R8, R14")
-		p("SHLQ $3, R14")
+		if two {
+			p("MOVQ %d(SP), R14", tS)
+		} else {
+			p("MOVQ R8, R14")
+			p("SHLQ $3, R14")
+		}
 		p("XORQ R15, R15")
 		p("CMPQ R10, $1")
 		p("CMOVQEQ R15, R14")
 		p("MOVQ R14, 0(SP)")
 	}
 	p("MOVQ DI, CX")
-	p("LEAQ (CX)(R8*4), BX")
+	rowsB(two, tH)
 	p("MOVQ bq+0(FP), SI")
 	p("MOVQ aux+8(FP), DX")
 	p("MOVQ stage+16(FP), R13")
@@ -937,16 +953,30 @@ func kernel(k kern) {
 		p("VMOVUPS Y11, %d(SP)", q8Spill(3))
 		p("VPBROADCASTD ·avx2C80(SB), Y10 // 0x80 bytes: the codes' XOR")
 	}
-	p("MOVQ R8, AX // prefetch pointer: PFGROUPS2 groups of eight rows ahead, %d bytes a block", lines*64)
-	p("SHLQ $3, AX")
+	if two {
+		lines = (4*k.block + 63) / 64
+		p("MOVQ %d(SP), AX // prefetch pointer: PFGROUPS2 groups ahead, %d bytes a block and stream", tS, lines*64)
+	} else {
+		p("MOVQ R8, AX // prefetch pointer: PFGROUPS2 groups of eight rows ahead, %d bytes a block", lines*64)
+		p("SHLQ $3, AX")
+	}
 	p("IMULQ $PFGROUPS2, AX")
 	p("ADDQ DI, AX")
 	// body is one block's code; preload (the high-byte route) also loads the next block's payload.
 	body := func(preload bool) {
+		if two {
+			p("MOVQ %d(SP), R14", tH)
+		}
 		for l := 0; l < lines; l++ {
 			p("PREFETCHT0 %d(AX)", 64*l)
+			if two {
+				p("PREFETCHT0 %d(AX)(R14*1)", 64*l)
+			}
 			if !base && k.wide {
 				p("PREFETCHT1 %d(AX)", q8T1+64*l)
+				if two {
+					p("PREFETCHT1 %d(AX)(R14*1)", q8T1+64*l)
+				}
 			}
 		}
 		p("ADDQ $%d, AX", 64*lines)
@@ -966,7 +996,10 @@ func kernel(k kern) {
 			p("MOVQ 0(SP), R14")
 			p("ADDQ CX, R14")
 			for r := 0; r < 8; r++ {
-				if r == 4 {
+				if r == 4 && two {
+					p("MOVQ 0(SP), R14")
+					p("ADDQ BX, R14")
+				} else if r == 4 {
 					p("LEAQ (R14)(R8*4), R14")
 				}
 				idx := [...]string{"", "(R8*1)", "(R8*2)", "(R12*1)"}[r%4]
@@ -1040,18 +1073,99 @@ func kernel(k kern) {
 	p("VMOVUPS X5, (R9)(AX*1)")
 	p("VMOVUPS X6, (R9)(AX*2)")
 	p("VMOVUPS X7, (R9)(R11*1)")
-	p("LEAQ (R9)(AX*4), BX")
+	if two {
+		p("MOVQ R9, BX")
+		p("ADDQ %d(SP), BX", tO)
+	} else {
+		p("LEAQ (R9)(AX*4), BX")
+	}
 	p("VEXTRACTF128 $1, Y4, (BX)")
 	p("VEXTRACTF128 $1, Y5, (BX)(AX*1)")
 	p("VEXTRACTF128 $1, Y6, (BX)(AX*2)")
 	p("VEXTRACTF128 $1, Y7, (BX)(R11*1)")
-	p("LEAQ (BX)(AX*4), R9")
-	p("LEAQ (DI)(R8*8), DI")
+	if two {
+		p("ADDQ %d(SP), R9", tR)
+		p("ADDQ %d(SP), DI", tS)
+	} else {
+		p("LEAQ (BX)(AX*4), R9")
+		p("LEAQ (DI)(R8*8), DI")
+	}
 	p("DECQ R10")
 	p("JNZ  a2%s_group", n)
 	label("a2" + n + "_done")
 	p("VZEROUPPER")
 	p("RET")
+}
+
+// rowsB sets BX, the rows of lanes 4..7, from CX: 4 rows on, or where two the second
+// stream's (H·rb, at tH(SP)).
+func rowsB(two bool, tH int) {
+	if two {
+		p("MOVQ CX, BX")
+		p("ADDQ %d(SP), BX", tH)
+		return
+	}
+	p("LEAQ (CX)(R8*4), BX")
+}
+
+// twoMin is the fewest groups of eight rows (R10) a call of an AVX-VNNI kernel takes in two
+// streams (twoStream): 1024 rows, so a paged cache's runs of a page (kvcache's PageCells, 64
+// rows) keep one.
+const twoMin = 128
+
+// twoStream writes the AVX-VNNI kernels' stream offsets (frame words tH, tS, tO, tR: the
+// second stream's rows from the first's, H·rb; a group's step through the rows; the second
+// stream's scores from the first's, H·ostride; a group's step through the scores). With four
+// queries a row (ostride ≥ 16: a row's scores do not spill into the next row's) and at least
+// twoMin groups, a group's rows 0..3 come from the first half of the call's rows and its rows
+// 4..7 from the second, H = 4·groups rows on, a group stepping four rows: each stream's row
+// loads then ascend, where a group of eight adjacent rows read its rows in the order 0, 4, 1,
+// 5, 2, 6, 3, 7 (rows m and 4+m into one register). Otherwise H is 4 rows and a group steps
+// eight, the one stream of before. Every row's score is the same as in one stream (a lane's
+// work depends only on its row), bit for bit.
+//
+// Measured on an Intel Xeon (Sapphire/Emerald Rapids class, KVM, 2 vCPUs shared with other
+// jobs, load 5–8; KVLAB_NO_AVX512, so the AVX-VNNI kernels): attn's TestDecodeBreakdown (131072
+// cells, 32 heads on 8, d 128, one thread; four alternations of main's test binary and this
+// one, each run's minimum, ns a row) scores q4_0 6.77–7.25 → 5.62–6.04, q4_1 7.89–8.29 →
+// 6.02–6.65, q5_0 9.55–10.03 → 7.44–8.65, iq4_nl 6.80–7.11 → 5.91–6.33; the whole step q4_0
+// 14.82–16.77 → 13.91–14.92, q4_1 17.22–18.09 → 15.22–17.09, q5_0 21.00–22.81 → 19.13–21.21,
+// iq4_nl 17.76–18.66 → 16.72–17.81. A scratch prototype of q4_0's (kvq harness, 96 MiB of keys
+// on 2 MiB pages, three runs, min ns a row): streamed 7.89–8.38 → 6.94–7.31, in cache 4.88–5.07
+// → 5.02–5.24 (the second stream's prefetches and frame loads). In the decode the rows are a
+// work item's chunk (16384 rows at this shape), so the streams lie 8192 rows apart.
+func twoStream(n string, tH, tS, tO, tR int) {
+	p("// One stream: H = 4 rows, a group steps 8 (twoStream).")
+	p("MOVQ R8, AX")
+	p("SHLQ $2, AX")
+	p("MOVQ AX, %d(SP)", tH)
+	p("SHLQ $1, AX")
+	p("MOVQ AX, %d(SP)", tS)
+	p("MOVQ ostride+64(FP), AX")
+	p("SHLQ $2, AX")
+	p("MOVQ AX, %d(SP)", tO)
+	p("SHLQ $1, AX")
+	p("MOVQ AX, %d(SP)", tR)
+	p("CMPQ ostride+64(FP), $16")
+	p("JLT  a2%s_one", n)
+	p("CMPQ R10, $%d", twoMin)
+	p("JLT  a2%s_one", n)
+	p("// Two streams: H = 4·groups rows, a group steps 4.")
+	p("MOVQ R10, AX")
+	p("SHLQ $2, AX")
+	p("IMULQ R8, AX")
+	p("MOVQ AX, %d(SP)", tH)
+	p("MOVQ R8, AX")
+	p("SHLQ $2, AX")
+	p("MOVQ AX, %d(SP)", tS)
+	p("MOVQ R10, AX")
+	p("SHLQ $2, AX")
+	p("IMULQ ostride+64(FP), AX")
+	p("MOVQ AX, %d(SP)", tO)
+	p("MOVQ ostride+64(FP), AX")
+	p("SHLQ $2, AX")
+	p("MOVQ AX, %d(SP)", tR)
+	label("a2" + n + "_one")
 }
 
 const header = `// Code generated by gen_avx2int.go; DO NOT EDIT.

@@ -3354,7 +3354,7 @@ a2IQ4NLHB_done:
 
 // func avx2ScoresQ40VNNI(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // avx2ScoresQ40 with AVX-VNNI: VPDPBUSD or VPDPWSSD (VEX) for each product and its add.
-TEXT ·avx2ScoresQ40VNNI(SB), NOSPLIT, $8-80
+TEXT ·avx2ScoresQ40VNNI(SB), NOSPLIT, $40-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -3362,11 +3362,43 @@ TEXT ·avx2ScoresQ40VNNI(SB), NOSPLIT, $8-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2Q40VNNI_done
+	// One stream: H = 4 rows, a group steps 8 (twoStream).
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 8(SP)
+	SHLQ $1, AX
+	MOVQ AX, 16(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 24(SP)
+	SHLQ $1, AX
+	MOVQ AX, 32(SP)
+	CMPQ ostride+64(FP), $16
+	JLT  a2Q40VNNI_one
+	CMPQ R10, $128
+	JLT  a2Q40VNNI_one
+	// Two streams: H = 4·groups rows, a group steps 4.
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ R8, AX
+	MOVQ AX, 8(SP)
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 16(SP)
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ ostride+64(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 32(SP)
+a2Q40VNNI_one:
 	// The first group's scales (and minima) are staged here, each next group's during its
 	// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ stage+16(FP), SI
 	MOVQ nb+24(FP), R11
 a2Q40VNNI_stage:
@@ -3393,14 +3425,14 @@ a2Q40VNNI_stage:
 	JNZ  a2Q40VNNI_stage
 
 a2Q40VNNI_group:
-	MOVQ R8, R14
-	SHLQ $3, R14
+	MOVQ 16(SP), R14
 	XORQ R15, R15
 	CMPQ R10, $1
 	CMOVQEQ R15, R14
 	MOVQ R14, 0(SP)
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ bq+0(FP), SI
 	MOVQ aux+8(FP), DX
 	MOVQ stage+16(FP), R13
@@ -3410,15 +3442,16 @@ a2Q40VNNI_group:
 	VBROADCASTSS 4(AX), Y9
 	VBROADCASTSS 8(AX), Y10
 	VBROADCASTSS 12(AX), Y11
-	MOVQ R8, AX // prefetch pointer: PFGROUPS2 groups of eight rows ahead, 192 bytes a block
-	SHLQ $3, AX
+	MOVQ 16(SP), AX // prefetch pointer: PFGROUPS2 groups ahead, 128 bytes a block and stream
 	IMULQ $PFGROUPS2, AX
 	ADDQ DI, AX
 a2Q40VNNI_blk:
+	MOVQ 8(SP), R14
 	PREFETCHT0 0(AX)
+	PREFETCHT0 0(AX)(R14*1)
 	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	ADDQ $192, AX
+	PREFETCHT0 64(AX)(R14*1)
+	ADDQ $128, AX
 	VMOVDQU 2(CX), X12
 	VINSERTI128 $1, 2(BX), Y12, Y12
 	VMOVDQU 2(CX)(R8*1), X13
@@ -3520,7 +3553,8 @@ a2Q40VNNI_blk:
 	MOVW R15, 4(R13)
 	MOVWLZX 0(R14)(R12*1), R15
 	MOVW R15, 6(R13)
-	LEAQ (R14)(R8*4), R14
+	MOVQ 0(SP), R14
+	ADDQ BX, R14
 	MOVWLZX 0(R14), R15
 	MOVW R15, 8(R13)
 	MOVWLZX 0(R14)(R8*1), R15
@@ -3552,13 +3586,14 @@ a2Q40VNNI_blk:
 	VMOVUPS X5, (R9)(AX*1)
 	VMOVUPS X6, (R9)(AX*2)
 	VMOVUPS X7, (R9)(R11*1)
-	LEAQ (R9)(AX*4), BX
+	MOVQ R9, BX
+	ADDQ 24(SP), BX
 	VEXTRACTF128 $1, Y4, (BX)
 	VEXTRACTF128 $1, Y5, (BX)(AX*1)
 	VEXTRACTF128 $1, Y6, (BX)(AX*2)
 	VEXTRACTF128 $1, Y7, (BX)(R11*1)
-	LEAQ (BX)(AX*4), R9
-	LEAQ (DI)(R8*8), DI
+	ADDQ 32(SP), R9
+	ADDQ 16(SP), DI
 	DECQ R10
 	JNZ  a2Q40VNNI_group
 a2Q40VNNI_done:
@@ -3567,7 +3602,7 @@ a2Q40VNNI_done:
 
 // func avx2ScoresQ41VNNI(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // avx2ScoresQ41 with AVX-VNNI: VPDPBUSD or VPDPWSSD (VEX) for each product and its add.
-TEXT ·avx2ScoresQ41VNNI(SB), NOSPLIT, $8-80
+TEXT ·avx2ScoresQ41VNNI(SB), NOSPLIT, $40-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -3575,11 +3610,43 @@ TEXT ·avx2ScoresQ41VNNI(SB), NOSPLIT, $8-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2Q41VNNI_done
+	// One stream: H = 4 rows, a group steps 8 (twoStream).
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 8(SP)
+	SHLQ $1, AX
+	MOVQ AX, 16(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 24(SP)
+	SHLQ $1, AX
+	MOVQ AX, 32(SP)
+	CMPQ ostride+64(FP), $16
+	JLT  a2Q41VNNI_one
+	CMPQ R10, $128
+	JLT  a2Q41VNNI_one
+	// Two streams: H = 4·groups rows, a group steps 4.
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ R8, AX
+	MOVQ AX, 8(SP)
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 16(SP)
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ ostride+64(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 32(SP)
+a2Q41VNNI_one:
 	// The first group's scales (and minima) are staged here, each next group's during its
 	// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ stage+16(FP), SI
 	MOVQ nb+24(FP), R11
 a2Q41VNNI_stage:
@@ -3606,14 +3673,14 @@ a2Q41VNNI_stage:
 	JNZ  a2Q41VNNI_stage
 
 a2Q41VNNI_group:
-	MOVQ R8, R14
-	SHLQ $3, R14
+	MOVQ 16(SP), R14
 	XORQ R15, R15
 	CMPQ R10, $1
 	CMOVQEQ R15, R14
 	MOVQ R14, 0(SP)
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ bq+0(FP), SI
 	MOVQ aux+8(FP), DX
 	MOVQ stage+16(FP), R13
@@ -3623,15 +3690,16 @@ a2Q41VNNI_group:
 	VBROADCASTSS 4(AX), Y9
 	VBROADCASTSS 8(AX), Y10
 	VBROADCASTSS 12(AX), Y11
-	MOVQ R8, AX // prefetch pointer: PFGROUPS2 groups of eight rows ahead, 192 bytes a block
-	SHLQ $3, AX
+	MOVQ 16(SP), AX // prefetch pointer: PFGROUPS2 groups ahead, 128 bytes a block and stream
 	IMULQ $PFGROUPS2, AX
 	ADDQ DI, AX
 a2Q41VNNI_blk:
+	MOVQ 8(SP), R14
 	PREFETCHT0 0(AX)
+	PREFETCHT0 0(AX)(R14*1)
 	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	ADDQ $192, AX
+	PREFETCHT0 64(AX)(R14*1)
+	ADDQ $128, AX
 	VMOVDQU 4(CX), X12
 	VINSERTI128 $1, 4(BX), Y12, Y12
 	VMOVDQU 4(CX)(R8*1), X13
@@ -3746,7 +3814,8 @@ a2Q41VNNI_blk:
 	MOVL R15, 8(R13)
 	MOVL (R14)(R12*1), R15
 	MOVL R15, 12(R13)
-	LEAQ (R14)(R8*4), R14
+	MOVQ 0(SP), R14
+	ADDQ BX, R14
 	MOVL (R14), R15
 	MOVL R15, 16(R13)
 	MOVL (R14)(R8*1), R15
@@ -3778,13 +3847,14 @@ a2Q41VNNI_blk:
 	VMOVUPS X5, (R9)(AX*1)
 	VMOVUPS X6, (R9)(AX*2)
 	VMOVUPS X7, (R9)(R11*1)
-	LEAQ (R9)(AX*4), BX
+	MOVQ R9, BX
+	ADDQ 24(SP), BX
 	VEXTRACTF128 $1, Y4, (BX)
 	VEXTRACTF128 $1, Y5, (BX)(AX*1)
 	VEXTRACTF128 $1, Y6, (BX)(AX*2)
 	VEXTRACTF128 $1, Y7, (BX)(R11*1)
-	LEAQ (BX)(AX*4), R9
-	LEAQ (DI)(R8*8), DI
+	ADDQ 32(SP), R9
+	ADDQ 16(SP), DI
 	DECQ R10
 	JNZ  a2Q41VNNI_group
 a2Q41VNNI_done:
@@ -3793,7 +3863,7 @@ a2Q41VNNI_done:
 
 // func avx2ScoresQ80VNNI(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // avx2ScoresQ80 with AVX-VNNI: VPDPBUSD or VPDPWSSD (VEX) for each product and its add.
-TEXT ·avx2ScoresQ80VNNI(SB), NOSPLIT, $72-80
+TEXT ·avx2ScoresQ80VNNI(SB), NOSPLIT, $104-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -3801,11 +3871,43 @@ TEXT ·avx2ScoresQ80VNNI(SB), NOSPLIT, $72-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2Q80VNNI_done
+	// One stream: H = 4 rows, a group steps 8 (twoStream).
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 72(SP)
+	SHLQ $1, AX
+	MOVQ AX, 80(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 88(SP)
+	SHLQ $1, AX
+	MOVQ AX, 96(SP)
+	CMPQ ostride+64(FP), $16
+	JLT  a2Q80VNNI_one
+	CMPQ R10, $128
+	JLT  a2Q80VNNI_one
+	// Two streams: H = 4·groups rows, a group steps 4.
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ R8, AX
+	MOVQ AX, 72(SP)
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 80(SP)
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ ostride+64(FP), AX
+	MOVQ AX, 88(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 96(SP)
+a2Q80VNNI_one:
 	// The first group's scales (and minima) are staged here, each next group's during its
 	// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 72(SP), BX
 	MOVQ stage+16(FP), SI
 	MOVQ nb+24(FP), R11
 a2Q80VNNI_stage:
@@ -3832,14 +3934,14 @@ a2Q80VNNI_stage:
 	JNZ  a2Q80VNNI_stage
 
 a2Q80VNNI_group:
-	MOVQ R8, R14
-	SHLQ $3, R14
+	MOVQ 80(SP), R14
 	XORQ R15, R15
 	CMPQ R10, $1
 	CMOVQEQ R15, R14
 	MOVQ R14, 0(SP)
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 72(SP), BX
 	MOVQ bq+0(FP), SI
 	MOVQ aux+8(FP), DX
 	MOVQ stage+16(FP), R13
@@ -3852,22 +3954,24 @@ a2Q80VNNI_group:
 	VMOVUPS Y10, 8(SP)
 	VMOVUPS Y11, 40(SP)
 	VPBROADCASTD ·avx2C80(SB), Y10 // 0x80 bytes: the codes' XOR
-	MOVQ R8, AX // prefetch pointer: PFGROUPS2 groups of eight rows ahead, 320 bytes a block
-	SHLQ $3, AX
+	MOVQ 80(SP), AX // prefetch pointer: PFGROUPS2 groups ahead, 192 bytes a block and stream
 	IMULQ $PFGROUPS2, AX
 	ADDQ DI, AX
 a2Q80VNNI_blk:
+	MOVQ 72(SP), R14
 	PREFETCHT0 0(AX)
+	PREFETCHT0 0(AX)(R14*1)
 	PREFETCHT1 8192(AX)
+	PREFETCHT1 8192(AX)(R14*1)
 	PREFETCHT0 64(AX)
+	PREFETCHT0 64(AX)(R14*1)
 	PREFETCHT1 8256(AX)
+	PREFETCHT1 8256(AX)(R14*1)
 	PREFETCHT0 128(AX)
+	PREFETCHT0 128(AX)(R14*1)
 	PREFETCHT1 8320(AX)
-	PREFETCHT0 192(AX)
-	PREFETCHT1 8384(AX)
-	PREFETCHT0 256(AX)
-	PREFETCHT1 8448(AX)
-	ADDQ $320, AX
+	PREFETCHT1 8320(AX)(R14*1)
+	ADDQ $192, AX
 	VPXOR Y0, Y0, Y0 // hi
 	VMOVDQU 2048(SI), Y4 // lo, from −128·ΣQ
 	VPXOR Y1, Y1, Y1 // hi
@@ -4018,7 +4122,8 @@ a2Q80VNNI_blk:
 	MOVW R15, 4(R13)
 	MOVWLZX 0(R14)(R12*1), R15
 	MOVW R15, 6(R13)
-	LEAQ (R14)(R8*4), R14
+	MOVQ 0(SP), R14
+	ADDQ BX, R14
 	MOVWLZX 0(R14), R15
 	MOVW R15, 8(R13)
 	MOVWLZX 0(R14)(R8*1), R15
@@ -4052,13 +4157,14 @@ a2Q80VNNI_blk:
 	VMOVUPS X5, (R9)(AX*1)
 	VMOVUPS X6, (R9)(AX*2)
 	VMOVUPS X7, (R9)(R11*1)
-	LEAQ (R9)(AX*4), BX
+	MOVQ R9, BX
+	ADDQ 88(SP), BX
 	VEXTRACTF128 $1, Y4, (BX)
 	VEXTRACTF128 $1, Y5, (BX)(AX*1)
 	VEXTRACTF128 $1, Y6, (BX)(AX*2)
 	VEXTRACTF128 $1, Y7, (BX)(R11*1)
-	LEAQ (BX)(AX*4), R9
-	LEAQ (DI)(R8*8), DI
+	ADDQ 96(SP), R9
+	ADDQ 80(SP), DI
 	DECQ R10
 	JNZ  a2Q80VNNI_group
 a2Q80VNNI_done:
@@ -4067,7 +4173,7 @@ a2Q80VNNI_done:
 
 // func avx2ScoresQ50VNNI(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // avx2ScoresQ50 with AVX-VNNI: VPDPBUSD or VPDPWSSD (VEX) for each product and its add.
-TEXT ·avx2ScoresQ50VNNI(SB), NOSPLIT, $0-80
+TEXT ·avx2ScoresQ50VNNI(SB), NOSPLIT, $32-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -4075,10 +4181,42 @@ TEXT ·avx2ScoresQ50VNNI(SB), NOSPLIT, $0-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2Q50VNNI_done
+	// One stream: H = 4 rows, a group steps 8 (twoStream).
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 0(SP)
+	SHLQ $1, AX
+	MOVQ AX, 8(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 16(SP)
+	SHLQ $1, AX
+	MOVQ AX, 24(SP)
+	CMPQ ostride+64(FP), $16
+	JLT  a2Q50VNNI_one
+	CMPQ R10, $128
+	JLT  a2Q50VNNI_one
+	// Two streams: H = 4·groups rows, a group steps 4.
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ R8, AX
+	MOVQ AX, 0(SP)
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 8(SP)
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ ostride+64(FP), AX
+	MOVQ AX, 16(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 24(SP)
+a2Q50VNNI_one:
 a2Q50VNNI_group:
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 0(SP), BX
 	MOVQ stage+16(FP), SI
 	MOVQ nb+24(FP), R11
 a2Q50VNNI_stage:
@@ -4105,7 +4243,8 @@ a2Q50VNNI_stage:
 	JNZ  a2Q50VNNI_stage
 
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 0(SP), BX
 	MOVQ bq+0(FP), SI
 	MOVQ aux+8(FP), DX
 	MOVQ stage+16(FP), R13
@@ -4115,15 +4254,16 @@ a2Q50VNNI_stage:
 	VBROADCASTSS 4(AX), Y9
 	VBROADCASTSS 8(AX), Y10
 	VBROADCASTSS 12(AX), Y11
-	MOVQ R8, AX // prefetch pointer: PFGROUPS2 groups of eight rows ahead, 192 bytes a block
-	SHLQ $3, AX
+	MOVQ 8(SP), AX // prefetch pointer: PFGROUPS2 groups ahead, 128 bytes a block and stream
 	IMULQ $PFGROUPS2, AX
 	ADDQ DI, AX
 a2Q50VNNI_blk:
+	MOVQ 0(SP), R14
 	PREFETCHT0 0(AX)
+	PREFETCHT0 0(AX)(R14*1)
 	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	ADDQ $192, AX
+	PREFETCHT0 64(AX)(R14*1)
+	ADDQ $128, AX
 	VMOVDQU 6(CX), X12
 	VINSERTI128 $1, 6(BX), Y12, Y12
 	VMOVDQU 6(CX)(R8*1), X13
@@ -4281,13 +4421,14 @@ a2Q50VNNI_blk:
 	VMOVUPS X5, (R9)(AX*1)
 	VMOVUPS X6, (R9)(AX*2)
 	VMOVUPS X7, (R9)(R11*1)
-	LEAQ (R9)(AX*4), BX
+	MOVQ R9, BX
+	ADDQ 16(SP), BX
 	VEXTRACTF128 $1, Y4, (BX)
 	VEXTRACTF128 $1, Y5, (BX)(AX*1)
 	VEXTRACTF128 $1, Y6, (BX)(AX*2)
 	VEXTRACTF128 $1, Y7, (BX)(R11*1)
-	LEAQ (BX)(AX*4), R9
-	LEAQ (DI)(R8*8), DI
+	ADDQ 24(SP), R9
+	ADDQ 8(SP), DI
 	DECQ R10
 	JNZ  a2Q50VNNI_group
 a2Q50VNNI_done:
@@ -4296,7 +4437,7 @@ a2Q50VNNI_done:
 
 // func avx2ScoresQ51VNNI(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // avx2ScoresQ51 with AVX-VNNI: VPDPBUSD or VPDPWSSD (VEX) for each product and its add.
-TEXT ·avx2ScoresQ51VNNI(SB), NOSPLIT, $8-80
+TEXT ·avx2ScoresQ51VNNI(SB), NOSPLIT, $40-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -4304,11 +4445,43 @@ TEXT ·avx2ScoresQ51VNNI(SB), NOSPLIT, $8-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2Q51VNNI_done
+	// One stream: H = 4 rows, a group steps 8 (twoStream).
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 8(SP)
+	SHLQ $1, AX
+	MOVQ AX, 16(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 24(SP)
+	SHLQ $1, AX
+	MOVQ AX, 32(SP)
+	CMPQ ostride+64(FP), $16
+	JLT  a2Q51VNNI_one
+	CMPQ R10, $128
+	JLT  a2Q51VNNI_one
+	// Two streams: H = 4·groups rows, a group steps 4.
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ R8, AX
+	MOVQ AX, 8(SP)
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 16(SP)
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ ostride+64(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 32(SP)
+a2Q51VNNI_one:
 	// The first group's scales (and minima) are staged here, each next group's during its
 	// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ stage+16(FP), SI
 	MOVQ nb+24(FP), R11
 a2Q51VNNI_stage:
@@ -4351,14 +4524,14 @@ a2Q51VNNI_stage:
 	JNZ  a2Q51VNNI_stage
 
 a2Q51VNNI_group:
-	MOVQ R8, R14
-	SHLQ $3, R14
+	MOVQ 16(SP), R14
 	XORQ R15, R15
 	CMPQ R10, $1
 	CMOVQEQ R15, R14
 	MOVQ R14, 0(SP)
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ bq+0(FP), SI
 	MOVQ aux+8(FP), DX
 	MOVQ stage+16(FP), R13
@@ -4368,15 +4541,16 @@ a2Q51VNNI_group:
 	VBROADCASTSS 4(AX), Y9
 	VBROADCASTSS 8(AX), Y10
 	VBROADCASTSS 12(AX), Y11
-	MOVQ R8, AX // prefetch pointer: PFGROUPS2 groups of eight rows ahead, 192 bytes a block
-	SHLQ $3, AX
+	MOVQ 16(SP), AX // prefetch pointer: PFGROUPS2 groups ahead, 128 bytes a block and stream
 	IMULQ $PFGROUPS2, AX
 	ADDQ DI, AX
 a2Q51VNNI_blk:
+	MOVQ 8(SP), R14
 	PREFETCHT0 0(AX)
+	PREFETCHT0 0(AX)(R14*1)
 	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	ADDQ $192, AX
+	PREFETCHT0 64(AX)(R14*1)
+	ADDQ $128, AX
 	VMOVDQU 8(CX), X12
 	VINSERTI128 $1, 8(BX), Y12, Y12
 	VMOVDQU 8(CX)(R8*1), X13
@@ -4540,7 +4714,8 @@ a2Q51VNNI_blk:
 	MOVW R15, 6(R13)
 	MOVWLZX 2(R14)(R12*1), R15
 	MOVW R15, 22(R13)
-	LEAQ (R14)(R8*4), R14
+	MOVQ 0(SP), R14
+	ADDQ BX, R14
 	MOVWLZX 0(R14), R15
 	MOVW R15, 8(R13)
 	MOVWLZX 2(R14), R15
@@ -4580,13 +4755,14 @@ a2Q51VNNI_blk:
 	VMOVUPS X5, (R9)(AX*1)
 	VMOVUPS X6, (R9)(AX*2)
 	VMOVUPS X7, (R9)(R11*1)
-	LEAQ (R9)(AX*4), BX
+	MOVQ R9, BX
+	ADDQ 24(SP), BX
 	VEXTRACTF128 $1, Y4, (BX)
 	VEXTRACTF128 $1, Y5, (BX)(AX*1)
 	VEXTRACTF128 $1, Y6, (BX)(AX*2)
 	VEXTRACTF128 $1, Y7, (BX)(R11*1)
-	LEAQ (BX)(AX*4), R9
-	LEAQ (DI)(R8*8), DI
+	ADDQ 32(SP), R9
+	ADDQ 16(SP), DI
 	DECQ R10
 	JNZ  a2Q51VNNI_group
 a2Q51VNNI_done:
@@ -4595,7 +4771,7 @@ a2Q51VNNI_done:
 
 // func avx2ScoresIQ4NLVNNI(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // avx2ScoresIQ4NL with AVX-VNNI: VPDPBUSD or VPDPWSSD (VEX) for each product and its add.
-TEXT ·avx2ScoresIQ4NLVNNI(SB), NOSPLIT, $8-80
+TEXT ·avx2ScoresIQ4NLVNNI(SB), NOSPLIT, $40-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -4603,11 +4779,43 @@ TEXT ·avx2ScoresIQ4NLVNNI(SB), NOSPLIT, $8-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2IQ4NLVNNI_done
+	// One stream: H = 4 rows, a group steps 8 (twoStream).
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 8(SP)
+	SHLQ $1, AX
+	MOVQ AX, 16(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 24(SP)
+	SHLQ $1, AX
+	MOVQ AX, 32(SP)
+	CMPQ ostride+64(FP), $16
+	JLT  a2IQ4NLVNNI_one
+	CMPQ R10, $128
+	JLT  a2IQ4NLVNNI_one
+	// Two streams: H = 4·groups rows, a group steps 4.
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ R8, AX
+	MOVQ AX, 8(SP)
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 16(SP)
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ ostride+64(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 32(SP)
+a2IQ4NLVNNI_one:
 	// The first group's scales (and minima) are staged here, each next group's during its
 	// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ stage+16(FP), SI
 	MOVQ nb+24(FP), R11
 a2IQ4NLVNNI_stage:
@@ -4634,14 +4842,14 @@ a2IQ4NLVNNI_stage:
 	JNZ  a2IQ4NLVNNI_stage
 
 a2IQ4NLVNNI_group:
-	MOVQ R8, R14
-	SHLQ $3, R14
+	MOVQ 16(SP), R14
 	XORQ R15, R15
 	CMPQ R10, $1
 	CMOVQEQ R15, R14
 	MOVQ R14, 0(SP)
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ bq+0(FP), SI
 	MOVQ aux+8(FP), DX
 	MOVQ stage+16(FP), R13
@@ -4651,15 +4859,16 @@ a2IQ4NLVNNI_group:
 	VBROADCASTSS 4(AX), Y9
 	VBROADCASTSS 8(AX), Y10
 	VBROADCASTSS 12(AX), Y11
-	MOVQ R8, AX // prefetch pointer: PFGROUPS2 groups of eight rows ahead, 192 bytes a block
-	SHLQ $3, AX
+	MOVQ 16(SP), AX // prefetch pointer: PFGROUPS2 groups ahead, 128 bytes a block and stream
 	IMULQ $PFGROUPS2, AX
 	ADDQ DI, AX
 a2IQ4NLVNNI_blk:
+	MOVQ 8(SP), R14
 	PREFETCHT0 0(AX)
+	PREFETCHT0 0(AX)(R14*1)
 	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	ADDQ $192, AX
+	PREFETCHT0 64(AX)(R14*1)
+	ADDQ $128, AX
 	VMOVDQU 2(CX), X12
 	VINSERTI128 $1, 2(BX), Y12, Y12
 	VMOVDQU 2(CX)(R8*1), X13
@@ -4770,7 +4979,8 @@ a2IQ4NLVNNI_blk:
 	MOVW R15, 4(R13)
 	MOVWLZX 0(R14)(R12*1), R15
 	MOVW R15, 6(R13)
-	LEAQ (R14)(R8*4), R14
+	MOVQ 0(SP), R14
+	ADDQ BX, R14
 	MOVWLZX 0(R14), R15
 	MOVW R15, 8(R13)
 	MOVWLZX 0(R14)(R8*1), R15
@@ -4802,13 +5012,14 @@ a2IQ4NLVNNI_blk:
 	VMOVUPS X5, (R9)(AX*1)
 	VMOVUPS X6, (R9)(AX*2)
 	VMOVUPS X7, (R9)(R11*1)
-	LEAQ (R9)(AX*4), BX
+	MOVQ R9, BX
+	ADDQ 24(SP), BX
 	VEXTRACTF128 $1, Y4, (BX)
 	VEXTRACTF128 $1, Y5, (BX)(AX*1)
 	VEXTRACTF128 $1, Y6, (BX)(AX*2)
 	VEXTRACTF128 $1, Y7, (BX)(R11*1)
-	LEAQ (BX)(AX*4), R9
-	LEAQ (DI)(R8*8), DI
+	ADDQ 32(SP), R9
+	ADDQ 16(SP), DI
 	DECQ R10
 	JNZ  a2IQ4NLVNNI_group
 a2IQ4NLVNNI_done:

@@ -74,7 +74,8 @@ func avx2IntRows(rng *rand.Rand, c Codec, rows int) []byte {
 
 // TestAVX2IntScores checks the AVX2 integer scores kernels against the AVX-512 VNNI ones bit
 // for bit (their contract, multi_avx2int_amd64.go): encoded and random payloads, row counts
-// around the kernels' groups of eight and the driver's sixteen, one to eight queries (the
+// around the kernels' groups of eight and the driver's sixteen and past the AVX-VNNI kernels'
+// two streams' threshold (gen_avx2int.go's twoMin), one to eight queries (the
 // driver pads and gathers short groups), rows of one to 32 blocks (the heap buffers past
 // vnniMaxBlocks) with a short last block, and scores started from channel offsets; q8_0 also
 // with one-digit queries (vnniQ8One; its AVX-VNNI kernel avx2ScoresQ80OneVNNI); q8_0 and
@@ -97,7 +98,12 @@ func TestAVX2IntScores(t *testing.T) {
 			vnniQ8One = one
 			for _, d := range []int{32, 64, 128, 200, 1024} {
 				for _, n := range []int{1, 3, 4, 5, 8} {
-					for _, rows := range []int{1, 8, 16, 37, 130} {
+					rowCounts := []int{1, 8, 16, 37, 130}
+					if d <= 128 {
+						// At least twoMin groups of eight: the AVX-VNNI kernels' two streams.
+						rowCounts = append(rowCounts, 1040, 2061)
+					}
+					for _, rows := range rowCounts {
 						t.Run(fmt.Sprintf("%s/one%v/d%d/n%d/rows%d", f, one, d, n, rows), func(t *testing.T) {
 							c := mustCodec(t, f, d)
 							if rc, ok := c.(*rotCodec); ok {

@@ -18,7 +18,7 @@
 
 // func avx2ScoresQ40EVEX(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // avx2ScoresQ40 with AVX-VNNI: VPDPBUSD or VPDPWSSD (EVEX: the twin of avx2ScoresQ40VNNI) for each product and its add.
-TEXT ·avx2ScoresQ40EVEX(SB), NOSPLIT, $8-80
+TEXT ·avx2ScoresQ40EVEX(SB), NOSPLIT, $40-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -26,11 +26,43 @@ TEXT ·avx2ScoresQ40EVEX(SB), NOSPLIT, $8-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2Q40EVEX_done
+	// One stream: H = 4 rows, a group steps 8 (twoStream).
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 8(SP)
+	SHLQ $1, AX
+	MOVQ AX, 16(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 24(SP)
+	SHLQ $1, AX
+	MOVQ AX, 32(SP)
+	CMPQ ostride+64(FP), $16
+	JLT  a2Q40EVEX_one
+	CMPQ R10, $128
+	JLT  a2Q40EVEX_one
+	// Two streams: H = 4·groups rows, a group steps 4.
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ R8, AX
+	MOVQ AX, 8(SP)
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 16(SP)
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ ostride+64(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 32(SP)
+a2Q40EVEX_one:
 	// The first group's scales (and minima) are staged here, each next group's during its
 	// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ stage+16(FP), SI
 	MOVQ nb+24(FP), R11
 a2Q40EVEX_stage:
@@ -57,14 +89,14 @@ a2Q40EVEX_stage:
 	JNZ  a2Q40EVEX_stage
 
 a2Q40EVEX_group:
-	MOVQ R8, R14
-	SHLQ $3, R14
+	MOVQ 16(SP), R14
 	XORQ R15, R15
 	CMPQ R10, $1
 	CMOVQEQ R15, R14
 	MOVQ R14, 0(SP)
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ bq+0(FP), SI
 	MOVQ aux+8(FP), DX
 	MOVQ stage+16(FP), R13
@@ -74,15 +106,16 @@ a2Q40EVEX_group:
 	VBROADCASTSS 4(AX), Y9
 	VBROADCASTSS 8(AX), Y10
 	VBROADCASTSS 12(AX), Y11
-	MOVQ R8, AX // prefetch pointer: PFGROUPS2 groups of eight rows ahead, 192 bytes a block
-	SHLQ $3, AX
+	MOVQ 16(SP), AX // prefetch pointer: PFGROUPS2 groups ahead, 128 bytes a block and stream
 	IMULQ $PFGROUPS2, AX
 	ADDQ DI, AX
 a2Q40EVEX_blk:
+	MOVQ 8(SP), R14
 	PREFETCHT0 0(AX)
+	PREFETCHT0 0(AX)(R14*1)
 	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	ADDQ $192, AX
+	PREFETCHT0 64(AX)(R14*1)
+	ADDQ $128, AX
 	VMOVDQU 2(CX), X12
 	VINSERTI128 $1, 2(BX), Y12, Y12
 	VMOVDQU 2(CX)(R8*1), X13
@@ -184,7 +217,8 @@ a2Q40EVEX_blk:
 	MOVW R15, 4(R13)
 	MOVWLZX 0(R14)(R12*1), R15
 	MOVW R15, 6(R13)
-	LEAQ (R14)(R8*4), R14
+	MOVQ 0(SP), R14
+	ADDQ BX, R14
 	MOVWLZX 0(R14), R15
 	MOVW R15, 8(R13)
 	MOVWLZX 0(R14)(R8*1), R15
@@ -216,13 +250,14 @@ a2Q40EVEX_blk:
 	VMOVUPS X5, (R9)(AX*1)
 	VMOVUPS X6, (R9)(AX*2)
 	VMOVUPS X7, (R9)(R11*1)
-	LEAQ (R9)(AX*4), BX
+	MOVQ R9, BX
+	ADDQ 24(SP), BX
 	VEXTRACTF128 $1, Y4, (BX)
 	VEXTRACTF128 $1, Y5, (BX)(AX*1)
 	VEXTRACTF128 $1, Y6, (BX)(AX*2)
 	VEXTRACTF128 $1, Y7, (BX)(R11*1)
-	LEAQ (BX)(AX*4), R9
-	LEAQ (DI)(R8*8), DI
+	ADDQ 32(SP), R9
+	ADDQ 16(SP), DI
 	DECQ R10
 	JNZ  a2Q40EVEX_group
 a2Q40EVEX_done:
@@ -231,7 +266,7 @@ a2Q40EVEX_done:
 
 // func avx2ScoresQ41EVEX(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // avx2ScoresQ41 with AVX-VNNI: VPDPBUSD or VPDPWSSD (EVEX: the twin of avx2ScoresQ41VNNI) for each product and its add.
-TEXT ·avx2ScoresQ41EVEX(SB), NOSPLIT, $8-80
+TEXT ·avx2ScoresQ41EVEX(SB), NOSPLIT, $40-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -239,11 +274,43 @@ TEXT ·avx2ScoresQ41EVEX(SB), NOSPLIT, $8-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2Q41EVEX_done
+	// One stream: H = 4 rows, a group steps 8 (twoStream).
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 8(SP)
+	SHLQ $1, AX
+	MOVQ AX, 16(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 24(SP)
+	SHLQ $1, AX
+	MOVQ AX, 32(SP)
+	CMPQ ostride+64(FP), $16
+	JLT  a2Q41EVEX_one
+	CMPQ R10, $128
+	JLT  a2Q41EVEX_one
+	// Two streams: H = 4·groups rows, a group steps 4.
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ R8, AX
+	MOVQ AX, 8(SP)
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 16(SP)
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ ostride+64(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 32(SP)
+a2Q41EVEX_one:
 	// The first group's scales (and minima) are staged here, each next group's during its
 	// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ stage+16(FP), SI
 	MOVQ nb+24(FP), R11
 a2Q41EVEX_stage:
@@ -270,14 +337,14 @@ a2Q41EVEX_stage:
 	JNZ  a2Q41EVEX_stage
 
 a2Q41EVEX_group:
-	MOVQ R8, R14
-	SHLQ $3, R14
+	MOVQ 16(SP), R14
 	XORQ R15, R15
 	CMPQ R10, $1
 	CMOVQEQ R15, R14
 	MOVQ R14, 0(SP)
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ bq+0(FP), SI
 	MOVQ aux+8(FP), DX
 	MOVQ stage+16(FP), R13
@@ -287,15 +354,16 @@ a2Q41EVEX_group:
 	VBROADCASTSS 4(AX), Y9
 	VBROADCASTSS 8(AX), Y10
 	VBROADCASTSS 12(AX), Y11
-	MOVQ R8, AX // prefetch pointer: PFGROUPS2 groups of eight rows ahead, 192 bytes a block
-	SHLQ $3, AX
+	MOVQ 16(SP), AX // prefetch pointer: PFGROUPS2 groups ahead, 128 bytes a block and stream
 	IMULQ $PFGROUPS2, AX
 	ADDQ DI, AX
 a2Q41EVEX_blk:
+	MOVQ 8(SP), R14
 	PREFETCHT0 0(AX)
+	PREFETCHT0 0(AX)(R14*1)
 	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	ADDQ $192, AX
+	PREFETCHT0 64(AX)(R14*1)
+	ADDQ $128, AX
 	VMOVDQU 4(CX), X12
 	VINSERTI128 $1, 4(BX), Y12, Y12
 	VMOVDQU 4(CX)(R8*1), X13
@@ -410,7 +478,8 @@ a2Q41EVEX_blk:
 	MOVL R15, 8(R13)
 	MOVL (R14)(R12*1), R15
 	MOVL R15, 12(R13)
-	LEAQ (R14)(R8*4), R14
+	MOVQ 0(SP), R14
+	ADDQ BX, R14
 	MOVL (R14), R15
 	MOVL R15, 16(R13)
 	MOVL (R14)(R8*1), R15
@@ -442,13 +511,14 @@ a2Q41EVEX_blk:
 	VMOVUPS X5, (R9)(AX*1)
 	VMOVUPS X6, (R9)(AX*2)
 	VMOVUPS X7, (R9)(R11*1)
-	LEAQ (R9)(AX*4), BX
+	MOVQ R9, BX
+	ADDQ 24(SP), BX
 	VEXTRACTF128 $1, Y4, (BX)
 	VEXTRACTF128 $1, Y5, (BX)(AX*1)
 	VEXTRACTF128 $1, Y6, (BX)(AX*2)
 	VEXTRACTF128 $1, Y7, (BX)(R11*1)
-	LEAQ (BX)(AX*4), R9
-	LEAQ (DI)(R8*8), DI
+	ADDQ 32(SP), R9
+	ADDQ 16(SP), DI
 	DECQ R10
 	JNZ  a2Q41EVEX_group
 a2Q41EVEX_done:
@@ -457,7 +527,7 @@ a2Q41EVEX_done:
 
 // func avx2ScoresQ80EVEX(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // avx2ScoresQ80 with AVX-VNNI: VPDPBUSD or VPDPWSSD (EVEX: the twin of avx2ScoresQ80VNNI) for each product and its add.
-TEXT ·avx2ScoresQ80EVEX(SB), NOSPLIT, $72-80
+TEXT ·avx2ScoresQ80EVEX(SB), NOSPLIT, $104-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -465,11 +535,43 @@ TEXT ·avx2ScoresQ80EVEX(SB), NOSPLIT, $72-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2Q80EVEX_done
+	// One stream: H = 4 rows, a group steps 8 (twoStream).
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 72(SP)
+	SHLQ $1, AX
+	MOVQ AX, 80(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 88(SP)
+	SHLQ $1, AX
+	MOVQ AX, 96(SP)
+	CMPQ ostride+64(FP), $16
+	JLT  a2Q80EVEX_one
+	CMPQ R10, $128
+	JLT  a2Q80EVEX_one
+	// Two streams: H = 4·groups rows, a group steps 4.
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ R8, AX
+	MOVQ AX, 72(SP)
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 80(SP)
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ ostride+64(FP), AX
+	MOVQ AX, 88(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 96(SP)
+a2Q80EVEX_one:
 	// The first group's scales (and minima) are staged here, each next group's during its
 	// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 72(SP), BX
 	MOVQ stage+16(FP), SI
 	MOVQ nb+24(FP), R11
 a2Q80EVEX_stage:
@@ -496,14 +598,14 @@ a2Q80EVEX_stage:
 	JNZ  a2Q80EVEX_stage
 
 a2Q80EVEX_group:
-	MOVQ R8, R14
-	SHLQ $3, R14
+	MOVQ 80(SP), R14
 	XORQ R15, R15
 	CMPQ R10, $1
 	CMOVQEQ R15, R14
 	MOVQ R14, 0(SP)
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 72(SP), BX
 	MOVQ bq+0(FP), SI
 	MOVQ aux+8(FP), DX
 	MOVQ stage+16(FP), R13
@@ -516,22 +618,24 @@ a2Q80EVEX_group:
 	VMOVUPS Y10, 8(SP)
 	VMOVUPS Y11, 40(SP)
 	VPBROADCASTD ·avx2C80(SB), Y10 // 0x80 bytes: the codes' XOR
-	MOVQ R8, AX // prefetch pointer: PFGROUPS2 groups of eight rows ahead, 320 bytes a block
-	SHLQ $3, AX
+	MOVQ 80(SP), AX // prefetch pointer: PFGROUPS2 groups ahead, 192 bytes a block and stream
 	IMULQ $PFGROUPS2, AX
 	ADDQ DI, AX
 a2Q80EVEX_blk:
+	MOVQ 72(SP), R14
 	PREFETCHT0 0(AX)
+	PREFETCHT0 0(AX)(R14*1)
 	PREFETCHT1 8192(AX)
+	PREFETCHT1 8192(AX)(R14*1)
 	PREFETCHT0 64(AX)
+	PREFETCHT0 64(AX)(R14*1)
 	PREFETCHT1 8256(AX)
+	PREFETCHT1 8256(AX)(R14*1)
 	PREFETCHT0 128(AX)
+	PREFETCHT0 128(AX)(R14*1)
 	PREFETCHT1 8320(AX)
-	PREFETCHT0 192(AX)
-	PREFETCHT1 8384(AX)
-	PREFETCHT0 256(AX)
-	PREFETCHT1 8448(AX)
-	ADDQ $320, AX
+	PREFETCHT1 8320(AX)(R14*1)
+	ADDQ $192, AX
 	VPXOR Y0, Y0, Y0 // hi
 	VMOVDQU 2048(SI), Y4 // lo, from −128·ΣQ
 	VPXOR Y1, Y1, Y1 // hi
@@ -682,7 +786,8 @@ a2Q80EVEX_blk:
 	MOVW R15, 4(R13)
 	MOVWLZX 0(R14)(R12*1), R15
 	MOVW R15, 6(R13)
-	LEAQ (R14)(R8*4), R14
+	MOVQ 0(SP), R14
+	ADDQ BX, R14
 	MOVWLZX 0(R14), R15
 	MOVW R15, 8(R13)
 	MOVWLZX 0(R14)(R8*1), R15
@@ -716,13 +821,14 @@ a2Q80EVEX_blk:
 	VMOVUPS X5, (R9)(AX*1)
 	VMOVUPS X6, (R9)(AX*2)
 	VMOVUPS X7, (R9)(R11*1)
-	LEAQ (R9)(AX*4), BX
+	MOVQ R9, BX
+	ADDQ 88(SP), BX
 	VEXTRACTF128 $1, Y4, (BX)
 	VEXTRACTF128 $1, Y5, (BX)(AX*1)
 	VEXTRACTF128 $1, Y6, (BX)(AX*2)
 	VEXTRACTF128 $1, Y7, (BX)(R11*1)
-	LEAQ (BX)(AX*4), R9
-	LEAQ (DI)(R8*8), DI
+	ADDQ 96(SP), R9
+	ADDQ 80(SP), DI
 	DECQ R10
 	JNZ  a2Q80EVEX_group
 a2Q80EVEX_done:
@@ -731,7 +837,7 @@ a2Q80EVEX_done:
 
 // func avx2ScoresQ50EVEX(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // avx2ScoresQ50 with AVX-VNNI: VPDPBUSD or VPDPWSSD (EVEX: the twin of avx2ScoresQ50VNNI) for each product and its add.
-TEXT ·avx2ScoresQ50EVEX(SB), NOSPLIT, $0-80
+TEXT ·avx2ScoresQ50EVEX(SB), NOSPLIT, $32-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -739,10 +845,42 @@ TEXT ·avx2ScoresQ50EVEX(SB), NOSPLIT, $0-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2Q50EVEX_done
+	// One stream: H = 4 rows, a group steps 8 (twoStream).
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 0(SP)
+	SHLQ $1, AX
+	MOVQ AX, 8(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 16(SP)
+	SHLQ $1, AX
+	MOVQ AX, 24(SP)
+	CMPQ ostride+64(FP), $16
+	JLT  a2Q50EVEX_one
+	CMPQ R10, $128
+	JLT  a2Q50EVEX_one
+	// Two streams: H = 4·groups rows, a group steps 4.
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ R8, AX
+	MOVQ AX, 0(SP)
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 8(SP)
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ ostride+64(FP), AX
+	MOVQ AX, 16(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 24(SP)
+a2Q50EVEX_one:
 a2Q50EVEX_group:
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 0(SP), BX
 	MOVQ stage+16(FP), SI
 	MOVQ nb+24(FP), R11
 a2Q50EVEX_stage:
@@ -769,7 +907,8 @@ a2Q50EVEX_stage:
 	JNZ  a2Q50EVEX_stage
 
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 0(SP), BX
 	MOVQ bq+0(FP), SI
 	MOVQ aux+8(FP), DX
 	MOVQ stage+16(FP), R13
@@ -779,15 +918,16 @@ a2Q50EVEX_stage:
 	VBROADCASTSS 4(AX), Y9
 	VBROADCASTSS 8(AX), Y10
 	VBROADCASTSS 12(AX), Y11
-	MOVQ R8, AX // prefetch pointer: PFGROUPS2 groups of eight rows ahead, 192 bytes a block
-	SHLQ $3, AX
+	MOVQ 8(SP), AX // prefetch pointer: PFGROUPS2 groups ahead, 128 bytes a block and stream
 	IMULQ $PFGROUPS2, AX
 	ADDQ DI, AX
 a2Q50EVEX_blk:
+	MOVQ 0(SP), R14
 	PREFETCHT0 0(AX)
+	PREFETCHT0 0(AX)(R14*1)
 	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	ADDQ $192, AX
+	PREFETCHT0 64(AX)(R14*1)
+	ADDQ $128, AX
 	VMOVDQU 6(CX), X12
 	VINSERTI128 $1, 6(BX), Y12, Y12
 	VMOVDQU 6(CX)(R8*1), X13
@@ -945,13 +1085,14 @@ a2Q50EVEX_blk:
 	VMOVUPS X5, (R9)(AX*1)
 	VMOVUPS X6, (R9)(AX*2)
 	VMOVUPS X7, (R9)(R11*1)
-	LEAQ (R9)(AX*4), BX
+	MOVQ R9, BX
+	ADDQ 16(SP), BX
 	VEXTRACTF128 $1, Y4, (BX)
 	VEXTRACTF128 $1, Y5, (BX)(AX*1)
 	VEXTRACTF128 $1, Y6, (BX)(AX*2)
 	VEXTRACTF128 $1, Y7, (BX)(R11*1)
-	LEAQ (BX)(AX*4), R9
-	LEAQ (DI)(R8*8), DI
+	ADDQ 24(SP), R9
+	ADDQ 8(SP), DI
 	DECQ R10
 	JNZ  a2Q50EVEX_group
 a2Q50EVEX_done:
@@ -960,7 +1101,7 @@ a2Q50EVEX_done:
 
 // func avx2ScoresQ51EVEX(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // avx2ScoresQ51 with AVX-VNNI: VPDPBUSD or VPDPWSSD (EVEX: the twin of avx2ScoresQ51VNNI) for each product and its add.
-TEXT ·avx2ScoresQ51EVEX(SB), NOSPLIT, $8-80
+TEXT ·avx2ScoresQ51EVEX(SB), NOSPLIT, $40-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -968,11 +1109,43 @@ TEXT ·avx2ScoresQ51EVEX(SB), NOSPLIT, $8-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2Q51EVEX_done
+	// One stream: H = 4 rows, a group steps 8 (twoStream).
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 8(SP)
+	SHLQ $1, AX
+	MOVQ AX, 16(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 24(SP)
+	SHLQ $1, AX
+	MOVQ AX, 32(SP)
+	CMPQ ostride+64(FP), $16
+	JLT  a2Q51EVEX_one
+	CMPQ R10, $128
+	JLT  a2Q51EVEX_one
+	// Two streams: H = 4·groups rows, a group steps 4.
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ R8, AX
+	MOVQ AX, 8(SP)
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 16(SP)
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ ostride+64(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 32(SP)
+a2Q51EVEX_one:
 	// The first group's scales (and minima) are staged here, each next group's during its
 	// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ stage+16(FP), SI
 	MOVQ nb+24(FP), R11
 a2Q51EVEX_stage:
@@ -1015,14 +1188,14 @@ a2Q51EVEX_stage:
 	JNZ  a2Q51EVEX_stage
 
 a2Q51EVEX_group:
-	MOVQ R8, R14
-	SHLQ $3, R14
+	MOVQ 16(SP), R14
 	XORQ R15, R15
 	CMPQ R10, $1
 	CMOVQEQ R15, R14
 	MOVQ R14, 0(SP)
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ bq+0(FP), SI
 	MOVQ aux+8(FP), DX
 	MOVQ stage+16(FP), R13
@@ -1032,15 +1205,16 @@ a2Q51EVEX_group:
 	VBROADCASTSS 4(AX), Y9
 	VBROADCASTSS 8(AX), Y10
 	VBROADCASTSS 12(AX), Y11
-	MOVQ R8, AX // prefetch pointer: PFGROUPS2 groups of eight rows ahead, 192 bytes a block
-	SHLQ $3, AX
+	MOVQ 16(SP), AX // prefetch pointer: PFGROUPS2 groups ahead, 128 bytes a block and stream
 	IMULQ $PFGROUPS2, AX
 	ADDQ DI, AX
 a2Q51EVEX_blk:
+	MOVQ 8(SP), R14
 	PREFETCHT0 0(AX)
+	PREFETCHT0 0(AX)(R14*1)
 	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	ADDQ $192, AX
+	PREFETCHT0 64(AX)(R14*1)
+	ADDQ $128, AX
 	VMOVDQU 8(CX), X12
 	VINSERTI128 $1, 8(BX), Y12, Y12
 	VMOVDQU 8(CX)(R8*1), X13
@@ -1204,7 +1378,8 @@ a2Q51EVEX_blk:
 	MOVW R15, 6(R13)
 	MOVWLZX 2(R14)(R12*1), R15
 	MOVW R15, 22(R13)
-	LEAQ (R14)(R8*4), R14
+	MOVQ 0(SP), R14
+	ADDQ BX, R14
 	MOVWLZX 0(R14), R15
 	MOVW R15, 8(R13)
 	MOVWLZX 2(R14), R15
@@ -1244,13 +1419,14 @@ a2Q51EVEX_blk:
 	VMOVUPS X5, (R9)(AX*1)
 	VMOVUPS X6, (R9)(AX*2)
 	VMOVUPS X7, (R9)(R11*1)
-	LEAQ (R9)(AX*4), BX
+	MOVQ R9, BX
+	ADDQ 24(SP), BX
 	VEXTRACTF128 $1, Y4, (BX)
 	VEXTRACTF128 $1, Y5, (BX)(AX*1)
 	VEXTRACTF128 $1, Y6, (BX)(AX*2)
 	VEXTRACTF128 $1, Y7, (BX)(R11*1)
-	LEAQ (BX)(AX*4), R9
-	LEAQ (DI)(R8*8), DI
+	ADDQ 32(SP), R9
+	ADDQ 16(SP), DI
 	DECQ R10
 	JNZ  a2Q51EVEX_group
 a2Q51EVEX_done:
@@ -1259,7 +1435,7 @@ a2Q51EVEX_done:
 
 // func avx2ScoresIQ4NLEVEX(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // avx2ScoresIQ4NL with AVX-VNNI: VPDPBUSD or VPDPWSSD (EVEX: the twin of avx2ScoresIQ4NLVNNI) for each product and its add.
-TEXT ·avx2ScoresIQ4NLEVEX(SB), NOSPLIT, $8-80
+TEXT ·avx2ScoresIQ4NLEVEX(SB), NOSPLIT, $40-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -1267,11 +1443,43 @@ TEXT ·avx2ScoresIQ4NLEVEX(SB), NOSPLIT, $8-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2IQ4NLEVEX_done
+	// One stream: H = 4 rows, a group steps 8 (twoStream).
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 8(SP)
+	SHLQ $1, AX
+	MOVQ AX, 16(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 24(SP)
+	SHLQ $1, AX
+	MOVQ AX, 32(SP)
+	CMPQ ostride+64(FP), $16
+	JLT  a2IQ4NLEVEX_one
+	CMPQ R10, $128
+	JLT  a2IQ4NLEVEX_one
+	// Two streams: H = 4·groups rows, a group steps 4.
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ R8, AX
+	MOVQ AX, 8(SP)
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 16(SP)
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ ostride+64(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 32(SP)
+a2IQ4NLEVEX_one:
 	// The first group's scales (and minima) are staged here, each next group's during its
 	// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ stage+16(FP), SI
 	MOVQ nb+24(FP), R11
 a2IQ4NLEVEX_stage:
@@ -1298,14 +1506,14 @@ a2IQ4NLEVEX_stage:
 	JNZ  a2IQ4NLEVEX_stage
 
 a2IQ4NLEVEX_group:
-	MOVQ R8, R14
-	SHLQ $3, R14
+	MOVQ 16(SP), R14
 	XORQ R15, R15
 	CMPQ R10, $1
 	CMOVQEQ R15, R14
 	MOVQ R14, 0(SP)
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ bq+0(FP), SI
 	MOVQ aux+8(FP), DX
 	MOVQ stage+16(FP), R13
@@ -1315,15 +1523,16 @@ a2IQ4NLEVEX_group:
 	VBROADCASTSS 4(AX), Y9
 	VBROADCASTSS 8(AX), Y10
 	VBROADCASTSS 12(AX), Y11
-	MOVQ R8, AX // prefetch pointer: PFGROUPS2 groups of eight rows ahead, 192 bytes a block
-	SHLQ $3, AX
+	MOVQ 16(SP), AX // prefetch pointer: PFGROUPS2 groups ahead, 128 bytes a block and stream
 	IMULQ $PFGROUPS2, AX
 	ADDQ DI, AX
 a2IQ4NLEVEX_blk:
+	MOVQ 8(SP), R14
 	PREFETCHT0 0(AX)
+	PREFETCHT0 0(AX)(R14*1)
 	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	ADDQ $192, AX
+	PREFETCHT0 64(AX)(R14*1)
+	ADDQ $128, AX
 	VMOVDQU 2(CX), X12
 	VINSERTI128 $1, 2(BX), Y12, Y12
 	VMOVDQU 2(CX)(R8*1), X13
@@ -1477,7 +1686,8 @@ a2IQ4NLEVEX_blk:
 	MOVW R15, 4(R13)
 	MOVWLZX 0(R14)(R12*1), R15
 	MOVW R15, 6(R13)
-	LEAQ (R14)(R8*4), R14
+	MOVQ 0(SP), R14
+	ADDQ BX, R14
 	MOVWLZX 0(R14), R15
 	MOVW R15, 8(R13)
 	MOVWLZX 0(R14)(R8*1), R15
@@ -1509,13 +1719,14 @@ a2IQ4NLEVEX_blk:
 	VMOVUPS X5, (R9)(AX*1)
 	VMOVUPS X6, (R9)(AX*2)
 	VMOVUPS X7, (R9)(R11*1)
-	LEAQ (R9)(AX*4), BX
+	MOVQ R9, BX
+	ADDQ 24(SP), BX
 	VEXTRACTF128 $1, Y4, (BX)
 	VEXTRACTF128 $1, Y5, (BX)(AX*1)
 	VEXTRACTF128 $1, Y6, (BX)(AX*2)
 	VEXTRACTF128 $1, Y7, (BX)(R11*1)
-	LEAQ (BX)(AX*4), R9
-	LEAQ (DI)(R8*8), DI
+	ADDQ 32(SP), R9
+	ADDQ 16(SP), DI
 	DECQ R10
 	JNZ  a2IQ4NLEVEX_group
 a2IQ4NLEVEX_done:
@@ -1524,7 +1735,7 @@ a2IQ4NLEVEX_done:
 
 // func avx2ScoresQ80S16EVEX(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // avx2ScoresQ80 with AVX-VNNI: VPDPBUSD or VPDPWSSD (EVEX: the twin of avx2ScoresQ80VNNI) for each product and its add.
-TEXT ·avx2ScoresQ80S16EVEX(SB), NOSPLIT, $8-80
+TEXT ·avx2ScoresQ80S16EVEX(SB), NOSPLIT, $40-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -1532,11 +1743,43 @@ TEXT ·avx2ScoresQ80S16EVEX(SB), NOSPLIT, $8-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2Q80S16EVEX_done
+	// One stream: H = 4 rows, a group steps 8 (twoStream).
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 8(SP)
+	SHLQ $1, AX
+	MOVQ AX, 16(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 24(SP)
+	SHLQ $1, AX
+	MOVQ AX, 32(SP)
+	CMPQ ostride+64(FP), $16
+	JLT  a2Q80S16EVEX_one
+	CMPQ R10, $128
+	JLT  a2Q80S16EVEX_one
+	// Two streams: H = 4·groups rows, a group steps 4.
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ R8, AX
+	MOVQ AX, 8(SP)
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 16(SP)
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ ostride+64(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 32(SP)
+a2Q80S16EVEX_one:
 	// The first group's scales (and minima) are staged here, each next group's during its
 	// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ stage+16(FP), SI
 	MOVQ nb+24(FP), R11
 a2Q80S16EVEX_stage:
@@ -1563,14 +1806,14 @@ a2Q80S16EVEX_stage:
 	JNZ  a2Q80S16EVEX_stage
 
 a2Q80S16EVEX_group:
-	MOVQ R8, R14
-	SHLQ $3, R14
+	MOVQ 16(SP), R14
 	XORQ R15, R15
 	CMPQ R10, $1
 	CMOVQEQ R15, R14
 	MOVQ R14, 0(SP)
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ bq+0(FP), SI
 	MOVQ aux+8(FP), DX
 	MOVQ stage+16(FP), R13
@@ -1580,22 +1823,24 @@ a2Q80S16EVEX_group:
 	VBROADCASTSS 4(AX), Y9
 	VBROADCASTSS 8(AX), Y10
 	VBROADCASTSS 12(AX), Y11
-	MOVQ R8, AX // prefetch pointer: PFGROUPS2 groups of eight rows ahead, 320 bytes a block
-	SHLQ $3, AX
+	MOVQ 16(SP), AX // prefetch pointer: PFGROUPS2 groups ahead, 192 bytes a block and stream
 	IMULQ $PFGROUPS2, AX
 	ADDQ DI, AX
 a2Q80S16EVEX_blk:
+	MOVQ 8(SP), R14
 	PREFETCHT0 0(AX)
+	PREFETCHT0 0(AX)(R14*1)
 	PREFETCHT1 8192(AX)
+	PREFETCHT1 8192(AX)(R14*1)
 	PREFETCHT0 64(AX)
+	PREFETCHT0 64(AX)(R14*1)
 	PREFETCHT1 8256(AX)
+	PREFETCHT1 8256(AX)(R14*1)
 	PREFETCHT0 128(AX)
+	PREFETCHT0 128(AX)(R14*1)
 	PREFETCHT1 8320(AX)
-	PREFETCHT0 192(AX)
-	PREFETCHT1 8384(AX)
-	PREFETCHT0 256(AX)
-	PREFETCHT1 8448(AX)
-	ADDQ $320, AX
+	PREFETCHT1 8320(AX)(R14*1)
+	ADDQ $192, AX
 	VMOVDQU 2(CX), X12
 	VINSERTI128 $1, 2(BX), Y12, Y12
 	VMOVDQU 2(CX)(R8*1), X13
@@ -1744,7 +1989,8 @@ a2Q80S16EVEX_blk:
 	MOVW R15, 4(R13)
 	MOVWLZX 0(R14)(R12*1), R15
 	MOVW R15, 6(R13)
-	LEAQ (R14)(R8*4), R14
+	MOVQ 0(SP), R14
+	ADDQ BX, R14
 	MOVWLZX 0(R14), R15
 	MOVW R15, 8(R13)
 	MOVWLZX 0(R14)(R8*1), R15
@@ -1776,13 +2022,14 @@ a2Q80S16EVEX_blk:
 	VMOVUPS X5, (R9)(AX*1)
 	VMOVUPS X6, (R9)(AX*2)
 	VMOVUPS X7, (R9)(R11*1)
-	LEAQ (R9)(AX*4), BX
+	MOVQ R9, BX
+	ADDQ 24(SP), BX
 	VEXTRACTF128 $1, Y4, (BX)
 	VEXTRACTF128 $1, Y5, (BX)(AX*1)
 	VEXTRACTF128 $1, Y6, (BX)(AX*2)
 	VEXTRACTF128 $1, Y7, (BX)(R11*1)
-	LEAQ (BX)(AX*4), R9
-	LEAQ (DI)(R8*8), DI
+	ADDQ 32(SP), R9
+	ADDQ 16(SP), DI
 	DECQ R10
 	JNZ  a2Q80S16EVEX_group
 a2Q80S16EVEX_done:
