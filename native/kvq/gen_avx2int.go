@@ -814,9 +814,8 @@ func kernel(k kern) {
 		frame = 72 // and queries 2 and 3's scores
 	}
 	// two: the AVX-VNNI forms take a group's rows 0..3 and 4..7 from two streams (twoStream),
-	// its offsets in four frame words from twoSlot; not q8_0's at one-byte digits, whose text
-	// gen_runs.go makes its runs flavour of (a paged cache's runs of a page keep one stream).
-	two := vnni && !(q8VNNI(k) && k.hb)
+	// its offsets in four frame words from twoSlot, and q8_0's no PREFETCHT1 (q8T1).
+	two := vnni
 	twoSlot := frame
 	if two {
 		frame += 32
@@ -972,11 +971,8 @@ func kernel(k kern) {
 			if two {
 				p("PREFETCHT0 %d(AX)(R14*1)", 64*l)
 			}
-			if !base && k.wide {
+			if !base && k.wide && !two {
 				p("PREFETCHT1 %d(AX)", q8T1+64*l)
-				if two {
-					p("PREFETCHT1 %d(AX)(R14*1)", q8T1+64*l)
-				}
 			}
 		}
 		p("ADDQ $%d, AX", 64*lines)
@@ -1134,6 +1130,20 @@ const twoMin = 128
 // on 2 MiB pages, three runs, min ns a row): streamed 7.89–8.38 → 6.94–7.31, in cache 4.88–5.07
 // → 5.02–5.24 (the second stream's prefetches and frame loads). In the decode the rows are a
 // work item's chunk (16384 rows at this shape), so the streams lie 8192 rows apart.
+//
+// q8_0's kernel at one-byte digits (avx2ScoresQ80OneVNNI) takes two streams too, without the
+// PREFETCHT1 q8T1 beyond its PREFETCHT0s (its runs flavour keeps the one of the run after
+// next, for both streams). Scratch flavours alternated in one process (kvq harness, 96 MiB of
+// q8_0 keys on 2 MiB pages, five passes, six runs, load ~10, min ns a row streamed): one stream
+// as before 11.08–12.07; two streams with the PREFETCHT1 of both 10.63–11.05, of the first
+// only 10.13–11.16, of neither 9.95–10.87; PREFETCHT0 16 groups ahead in place of PFGROUPS2,
+// 10.67–11.67 with the PREFETCHT1s and 10.47–11.45 without. In cache all 5.7–6.2. In the
+// decode (TestDecodeBreakdown as above, five alternations, load ~11): scores 11.14–12.20 →
+// 9.23–10.66, the whole step 25.21–27.22 → 22.38–24.94. A paged cache (kvcache's
+// TestPagedBreakdown, KVLAB_NO_AVX512, five alternations, load 13–17: runs of a page keep one
+// stream) moved within the noise: q8_0's paged scores 3.35–3.64 → 3.26–3.72 ms, q4_0's
+// 3.02–3.63 → 3.20–3.46, where its contiguous scores went 2.84–3.05 → 2.57–2.79 and
+// 2.37–2.60 → 1.79–1.93.
 func twoStream(n string, tH, tS, tO, tR int) {
 	p("// One stream: H = 4 rows, a group steps 8 (twoStream).")
 	p("MOVQ R8, AX")

@@ -3961,16 +3961,10 @@ a2Q80VNNI_blk:
 	MOVQ 72(SP), R14
 	PREFETCHT0 0(AX)
 	PREFETCHT0 0(AX)(R14*1)
-	PREFETCHT1 8192(AX)
-	PREFETCHT1 8192(AX)(R14*1)
 	PREFETCHT0 64(AX)
 	PREFETCHT0 64(AX)(R14*1)
-	PREFETCHT1 8256(AX)
-	PREFETCHT1 8256(AX)(R14*1)
 	PREFETCHT0 128(AX)
 	PREFETCHT0 128(AX)(R14*1)
-	PREFETCHT1 8320(AX)
-	PREFETCHT1 8320(AX)(R14*1)
 	ADDQ $192, AX
 	VPXOR Y0, Y0, Y0 // hi
 	VMOVDQU 2048(SI), Y4 // lo, from −128·ΣQ
@@ -5028,7 +5022,7 @@ a2IQ4NLVNNI_done:
 
 // func avx2ScoresQ80OneVNNI(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // avx2ScoresQ80One with AVX-VNNI: VPDPBUSD or VPDPWSSD (VEX) for each product and its add.
-TEXT ·avx2ScoresQ80OneVNNI(SB), NOSPLIT, $72-80
+TEXT ·avx2ScoresQ80OneVNNI(SB), NOSPLIT, $104-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -5036,11 +5030,43 @@ TEXT ·avx2ScoresQ80OneVNNI(SB), NOSPLIT, $72-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2Q80OneVNNI_done
+	// One stream: H = 4 rows, a group steps 8 (twoStream).
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 72(SP)
+	SHLQ $1, AX
+	MOVQ AX, 80(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 88(SP)
+	SHLQ $1, AX
+	MOVQ AX, 96(SP)
+	CMPQ ostride+64(FP), $16
+	JLT  a2Q80OneVNNI_one
+	CMPQ R10, $128
+	JLT  a2Q80OneVNNI_one
+	// Two streams: H = 4·groups rows, a group steps 4.
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ R8, AX
+	MOVQ AX, 72(SP)
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 80(SP)
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ ostride+64(FP), AX
+	MOVQ AX, 88(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 96(SP)
+a2Q80OneVNNI_one:
 	// The first group's scales (and minima) are staged here, each next group's during its
 	// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 72(SP), BX
 	MOVQ stage+16(FP), SI
 	MOVQ nb+24(FP), R11
 a2Q80OneVNNI_stage:
@@ -5067,14 +5093,14 @@ a2Q80OneVNNI_stage:
 	JNZ  a2Q80OneVNNI_stage
 
 a2Q80OneVNNI_group:
-	MOVQ R8, R14
-	SHLQ $3, R14
+	MOVQ 80(SP), R14
 	XORQ R15, R15
 	CMPQ R10, $1
 	CMOVQEQ R15, R14
 	MOVQ R14, 0(SP)
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 72(SP), BX
 	MOVQ bq+0(FP), SI
 	MOVQ aux+8(FP), DX
 	MOVQ stage+16(FP), R13
@@ -5087,22 +5113,18 @@ a2Q80OneVNNI_group:
 	VMOVUPS Y10, Y6 // queries 2 and 3
 	VMOVUPS Y11, Y7
 	VPBROADCASTD ·avx2C80(SB), Y10 // 0x80 bytes: the codes' XOR
-	MOVQ R8, AX // prefetch pointer: PFGROUPS2 groups of eight rows ahead, 320 bytes a block
-	SHLQ $3, AX
+	MOVQ 80(SP), AX // prefetch pointer: PFGROUPS2 groups ahead, 192 bytes a block and stream
 	IMULQ $PFGROUPS2, AX
 	ADDQ DI, AX
 a2Q80OneVNNI_blk:
+	MOVQ 72(SP), R14
 	PREFETCHT0 0(AX)
-	PREFETCHT1 8192(AX)
+	PREFETCHT0 0(AX)(R14*1)
 	PREFETCHT0 64(AX)
-	PREFETCHT1 8256(AX)
+	PREFETCHT0 64(AX)(R14*1)
 	PREFETCHT0 128(AX)
-	PREFETCHT1 8320(AX)
-	PREFETCHT0 192(AX)
-	PREFETCHT1 8384(AX)
-	PREFETCHT0 256(AX)
-	PREFETCHT1 8448(AX)
-	ADDQ $320, AX
+	PREFETCHT0 128(AX)(R14*1)
+	ADDQ $192, AX
 	VPBROADCASTD 48(DX), Y0 // from −128·ΣQ (aux[12+h])
 	VPBROADCASTD 52(DX), Y1 // from −128·ΣQ (aux[12+h])
 	VPBROADCASTD 56(DX), Y2 // from −128·ΣQ (aux[12+h])
@@ -5207,7 +5229,8 @@ a2Q80OneVNNI_blk:
 	MOVW R15, 4(R13)
 	MOVWLZX 0(R14)(R12*1), R15
 	MOVW R15, 6(R13)
-	LEAQ (R14)(R8*4), R14
+	MOVQ 0(SP), R14
+	ADDQ BX, R14
 	MOVWLZX 0(R14), R15
 	MOVW R15, 8(R13)
 	MOVWLZX 0(R14)(R8*1), R15
@@ -5241,13 +5264,14 @@ a2Q80OneVNNI_blk:
 	VMOVUPS X5, (R9)(AX*1)
 	VMOVUPS X6, (R9)(AX*2)
 	VMOVUPS X7, (R9)(R11*1)
-	LEAQ (R9)(AX*4), BX
+	MOVQ R9, BX
+	ADDQ 88(SP), BX
 	VEXTRACTF128 $1, Y4, (BX)
 	VEXTRACTF128 $1, Y5, (BX)(AX*1)
 	VEXTRACTF128 $1, Y6, (BX)(AX*2)
 	VEXTRACTF128 $1, Y7, (BX)(R11*1)
-	LEAQ (BX)(AX*4), R9
-	LEAQ (DI)(R8*8), DI
+	ADDQ 96(SP), R9
+	ADDQ 80(SP), DI
 	DECQ R10
 	JNZ  a2Q80OneVNNI_group
 a2Q80OneVNNI_done:
