@@ -959,7 +959,11 @@ func kernel(k kern) {
 		p("MOVQ R8, AX // prefetch pointer: PFGROUPS2 groups of eight rows ahead, %d bytes a block", lines*64)
 		p("SHLQ $3, AX")
 	}
-	p("IMULQ $PFGROUPS2, AX")
+	if two && k.wide {
+		p("IMULQ $%d, AX // q8PFGroups", q8PFGroups)
+	} else {
+		p("IMULQ $PFGROUPS2, AX")
+	}
 	p("ADDQ DI, AX")
 	// body is one block's code; preload (the high-byte route) also loads the next block's payload.
 	body := func(preload bool) {
@@ -1092,6 +1096,19 @@ func kernel(k kern) {
 	p("VZEROUPPER")
 	p("RET")
 }
+
+// q8PFGroups is how many groups ahead q8_0's AVX-VNNI kernels (two, twoStream) prefetch in
+// place of PFGROUPS2: 4, 16 rows of each stream (2.2 KiB at 128 values), where PFGROUPS2's
+// 8 are 4.4 KiB. Scratch flavours of avx2ScoresQ80OneVNNI on an Intel Xeon (kvq harness, 96
+// MiB of q8_0 keys on 2 MiB pages, five passes, three runs, load ~15, min ns a row streamed):
+// 8 groups 9.96–10.41, 4 groups 9.16–9.63, 6 groups 9.36–9.91, 12 groups 10.03–10.98; in cache
+// the same. attn's TestDecodeBreakdown (five alternations with 8 groups, load ~15–18, min ns a
+// row): scores 10.21–10.81 → 9.50–10.16, the whole step 24.34–25.93 → 23.82–25.54. The values
+// kernels read a whole tile at its start (the first prepass), so their prefetches stay a tile
+// ahead: q4_0's 8-bit AVX-VNNI kernel with them 1152 or 2304 bytes nearer took 8.84–9.60 and
+// 9.14–9.86 ns a row streamed against 8.41–8.61, q8_0's int16 one 2176 or 4352 nearer
+// 13.50–15.74 and 15.31–18.47 against 14.51–15.15 (kvq harness, 2 MiB pages, load ~15).
+const q8PFGroups = 4
 
 // rowsB sets BX, the rows of lanes 4..7, from CX: 4 rows on, or where two the second
 // stream's (H·rb, at tH(SP)).

@@ -242,7 +242,7 @@ var flavours = []flavour{
 		doc: "prefetching as avx2ScoresQ80OneRuns does avx2ScoresQ80One's: into L1 the same rows of the next run, pf bytes on, in place of PFGROUPS2 groups on, and into L2 those of the run after next, pf2 bytes on, where the kernel prefetches nothing further (8(SP): pf2 − pf); both for each of its two streams (gen_avx2int.go's twoStream: one, 4 rows apart, over a run of fewer than 1024 rows).",
 		repl: []repl{
 			{"off *float32)\n", "off *float32, pf, pf2 int)\n", 1},
-			{"\tMOVQ 80(SP), AX // prefetch pointer: PFGROUPS2 groups ahead, 192 bytes a block and stream\n\tIMULQ $PFGROUPS2, AX\n\tADDQ DI, AX\n",
+			{"\tMOVQ 80(SP), AX // prefetch pointer: PFGROUPS2 groups ahead, 192 bytes a block and stream\n\tIMULQ $4, AX // q8PFGroups\n\tADDQ DI, AX\n",
 				"\tMOVQ pf2+88(FP), AX\n\tSUBQ pf+80(FP), AX\n\tMOVQ AX, 8(SP)             // from the next run's rows to the run after next's\n\tMOVQ pf+80(FP), AX // prefetch pointer: the same rows of the next run, 192 bytes a block and stream\n\tADDQ DI, AX\n", 1},
 			{"\tMOVQ 72(SP), R14\n\tPREFETCHT0 0(AX)\n\tPREFETCHT0 0(AX)(R14*1)\n" +
 				"\tPREFETCHT0 64(AX)\n\tPREFETCHT0 64(AX)(R14*1)\n" +

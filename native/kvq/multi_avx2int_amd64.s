@@ -3955,7 +3955,7 @@ a2Q80VNNI_group:
 	VMOVUPS Y11, 40(SP)
 	VPBROADCASTD ·avx2C80(SB), Y10 // 0x80 bytes: the codes' XOR
 	MOVQ 80(SP), AX // prefetch pointer: PFGROUPS2 groups ahead, 192 bytes a block and stream
-	IMULQ $PFGROUPS2, AX
+	IMULQ $4, AX // q8PFGroups
 	ADDQ DI, AX
 a2Q80VNNI_blk:
 	MOVQ 72(SP), R14
@@ -5114,7 +5114,7 @@ a2Q80OneVNNI_group:
 	VMOVUPS Y11, Y7
 	VPBROADCASTD ·avx2C80(SB), Y10 // 0x80 bytes: the codes' XOR
 	MOVQ 80(SP), AX // prefetch pointer: PFGROUPS2 groups ahead, 192 bytes a block and stream
-	IMULQ $PFGROUPS2, AX
+	IMULQ $4, AX // q8PFGroups
 	ADDQ DI, AX
 a2Q80OneVNNI_blk:
 	MOVQ 72(SP), R14

@@ -619,7 +619,7 @@ a2Q80EVEX_group:
 	VMOVUPS Y11, 40(SP)
 	VPBROADCASTD ·avx2C80(SB), Y10 // 0x80 bytes: the codes' XOR
 	MOVQ 80(SP), AX // prefetch pointer: PFGROUPS2 groups ahead, 192 bytes a block and stream
-	IMULQ $PFGROUPS2, AX
+	IMULQ $4, AX // q8PFGroups
 	ADDQ DI, AX
 a2Q80EVEX_blk:
 	MOVQ 72(SP), R14
@@ -1818,7 +1818,7 @@ a2Q80S16EVEX_group:
 	VBROADCASTSS 8(AX), Y10
 	VBROADCASTSS 12(AX), Y11
 	MOVQ 16(SP), AX // prefetch pointer: PFGROUPS2 groups ahead, 192 bytes a block and stream
-	IMULQ $PFGROUPS2, AX
+	IMULQ $4, AX // q8PFGroups
 	ADDQ DI, AX
 a2Q80S16EVEX_blk:
 	MOVQ 8(SP), R14
