@@ -556,6 +556,23 @@ func finishOff(f format, half, nacc, base int, offInit bool) string {
 // prefetching the tile after next with PREFETCHT1 (what Intel's AVX-512 q8_0 kernel takes,
 // pickFar) 13.44–14.40, with PREFETCHT0 11.89–13.82, the next tile with PREFETCHT1 12.76–14.81:
 // none better beyond the noise.
+//
+// q4_0's 8-bit AVX-VNNI kernel (multiAccQ40B8VNNIINT) on the same Xeon (scratch flavours
+// alternated in one process: AccumulateManyMulti over 256 MiB of rows on 2 MiB pages in calls
+// of 16384 rows, four accumulators, three runs each, load 5–15, ns a row streamed, min; main
+// 7.8–8.4): a PREFETCHT1 4, 8, 16, 32 or 64 KiB beyond each PREFETCHT0, or 1, 2, 3 tiles
+// beyond, within ±0.3 or worse; the PREFETCHT0 two, three or four tiles ahead, or both one
+// and two, within ±0.3; a PREFETCHT1 32 KiB (16, 64) past the rows of each four-row step of
+// the first half-block pass (one a 288-byte step) or of each first-prepass row pair, +0.3 to
+// +1.0; PREFETCHT2 32 KiB beyond, +0.3. On 4 KiB pages (the plain Go heap) a PREFETCHT1 16–32
+// KiB beyond took 0.6–0.9 ns a row off (7.4–8.3 → 6.5–7.1), which on 2 MiB pages it does not:
+// the TLB's, not the streamer's. q8_0's int16 AVX-VNNI kernel (multiAccQ80VNNIINT), as above:
+// PREFETCHT1 one, two or three tiles beyond beside its PREFETCHT0s 10.3–13.8 against
+// 12.4–14.1, PREFETCHT0 two tiles ahead in place of the next or beside it 11.7–13.4 (noise at
+// load 5–10). Where the time goes, q4_0's kernel in cache (timing-only builds, ns a row of
+// 5.8): the row loop 2.6 (16 VPDPBUSD a row: 2.0 at two a cycle), the first prepass (w·d and
+// its maximum) 1.2, the second (the packed weights) 0.7, the finish 0.6; without its row loop
+// it still took 8.1 streamed (4 KiB pages): the stream, not the arithmetic, sets its pace there.
 func prefetch(step, n int) string {
 	var b strings.Builder
 	for i := 0; i < n; i++ {
