@@ -961,6 +961,7 @@ xQ50R_done:
 	VZEROUPPER
 	RET
 
+
 // func multiScoresQ51XRunsGFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, pf, far int)
 // multiScoresQ51XGFNI prefetching pf bytes past each group of rows (the next run) in place of PFGROUPS groups on, and its far prefetches far bytes past those (a later run) in place of HDRFAR.
 // multiScoresQ51Z4GFNI for Intel CPUs (multi_vnni_amd64.go's q51ScoresX): the fifth bits by

@@ -125,6 +125,47 @@ func multiScoresIQ4NLHdrVBMI(dig *byte, aux *uint32, stage *uint16, nb int, rows
 // instruction tables count more port-5 µops for them. Zen 5 keeps the kernels without Z4.
 var vnniHdrZ4 = zen4Stream || intelCPU
 
+// hdrIntel makes Intel CPUs (intelCPU) take the header-register kernels' Intel flavours
+// (multiScoresQ40HdrIntelVNNI, multiScoresQ41HdrIntelVNNI, multiScoresIQ4NLHdrIntelVBMI) over
+// contiguous rows where the scores do not overlap (out stride 16 bytes or more; the decode's
+// four queries a KV head): the Z4 flavours' code taking the call's groups of sixteen rows from
+// its two halves in turn (two streams, each read in order), their near prefetches (PREFETCHT0)
+// two groups on in the group's own stream in place of four, and no far ones (PREFETCHT1 HDRFAR
+// on): the same scores bit for bit (TestVNNIHeaderRegs, TestVNNIHeaderRegsGuard). A paged
+// cache's runs keep their runs flavours (hdrRuns).
+//
+// Measured on an Intel Xeon (family 6 model 167, Sapphire Rapids class, KVM, 2 vCPUs shared
+// with other jobs, load ~10): native/attn TestDecodeBreakdown at the bench shape (131072 cells,
+// 32/8 heads, d 128, one thread, rows on 2 MiB pages), test binaries of main and of this
+// alternated ten times, ns a row, median of the rounds' minima (the paired median difference,
+// lower in): the scores q4_0 6.72 → 5.71 (−1.12, 10 of 10), q4_1 7.62 → 6.22 (−1.45, 10 of
+// 10), iq4_nl 6.88 → 5.63 (−1.16, 10 of 10); the whole decode q4_0 14.36 → 12.96 (−1.40), q4_1
+// 15.48 → 14.12 (−2.25), iq4_nl 14.61 → 12.91 (−1.53), lower in 10 of 10 each (the values
+// phase after the scores −0.13 to −0.70 too). Of that, the near prefetches alone at two groups
+// (one stream, no far ones), the same binary switched by a scratch variable (12 paired rounds,
+// load ~8, q4_0): scores −0.20, whole −0.62 (10 of 12); the two streams on top (8 rounds): scores
+// q4_0 −0.90, q4_1 −0.95, iq4_nl −0.69 (8 of 8 each). Per-line figures from a scratch loop of
+// q4_0's access shape (16 rows of 72 bytes, four passes of 16-byte loads, five PREFETCHT0 a
+// pass; 256 MiB on 2 MiB pages): 17.5 GB/s with the PREFETCHT0 2304 bytes on, 12.9 at 4096 and
+// 11.9 at 4608 (PFGROUPS four), 15.0 at 4608 with PREFETCHT1 32 KiB on as Zen 4's; in the kernel
+// streamed in 4096-row calls (ns a row min) the Zen 4 flavour 5.99, PREFETCHT0 two groups on
+// alone 5.49, four groups alone 6.40, no prefetches 6.21. Not kept: PREFETCHT1 2 KiB past the
+// two-group PREFETCHT0 (q4_0's scores −0.12 against the Zen 4 flavour where the PREFETCHT0 alone
+// took −0.20), PREFETCHT0 one group on (1152 bytes: 5.60 against 5.23 streamed in that harness).
+var hdrIntel = intelCPU
+
+// multiScoresQ40HdrIntelVNNI, multiScoresQ41HdrIntelVNNI and multiScoresIQ4NLHdrIntelVBMI are
+// the Intel flavours (hdrIntel).
+//
+//go:noescape
+func multiScoresQ40HdrIntelVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
+//go:noescape
+func multiScoresQ41HdrIntelVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
+//go:noescape
+func multiScoresIQ4NLHdrIntelVBMI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
 // multiScoresQ40HdrZ4VNNI, multiScoresQ41HdrZ4VNNI, multiScoresIQ4NLHdrZ4VNNI and
 // multiScoresIQ4NLHdrZ4VBMI are the kernels above for AMD Zen 4 and Intel (vnniHdrZ4).
 //
@@ -756,6 +797,8 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 				switch {
 				case iq4ScoresVBMI && vnniHdrZ4 && pf != 0:
 					multiScoresIQ4NLHdrZ4RunsVBMI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0], pf)
+				case iq4ScoresVBMI && hdrIntel && ostride >= 16:
+					multiScoresIQ4NLHdrIntelVBMI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 				case iq4ScoresVBMI && vnniHdrZ4:
 					multiScoresIQ4NLHdrZ4VBMI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 				case iq4ScoresVBMI:
@@ -771,6 +814,10 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 					multiScoresQ41HdrZ4RunsVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0], pf)
 					return
 				}
+				if hdrIntel && ostride >= 16 {
+					multiScoresQ41HdrIntelVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
+					return
+				}
 				if vnniHdrZ4 {
 					multiScoresQ41HdrZ4VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 					return
@@ -780,6 +827,10 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 			case vnniQ4_0:
 				if hdrRuns && pf != 0 {
 					multiScoresQ40HdrZ4RunsVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0], pf)
+					return
+				}
+				if hdrIntel && ostride >= 16 {
+					multiScoresQ40HdrIntelVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 					return
 				}
 				if vnniHdrZ4 {

@@ -3374,3 +3374,209 @@ xQ50_next:
 xQ50_done:
 	VZEROUPPER
 	RET
+
+// The header-register kernels' Intel flavours (hdrIntel): HDRK18I and HDRK20I are HDRK18Z4
+// and HDRK20Z4 taking the call's groups of sixteen rows from two streams, the first half's
+// groups and the second half's (TWOINIT: the second's rows and scores pointers, ⌈groups/2⌉
+// groups on, in the frame at slot), one group of each in turn (HDRENDI swaps the two), with the
+// near prefetches alone (PF18, PF20: PREFETCHT0, no PREFETCHT1 HDRFAR on) two groups on in the
+// group's own stream (HDRGROUPI's HDRPFI) in place of PFGROUPS (four). Each row's score is the
+// same code's, so the same scores bit for bit. The scores must not overlap (out stride 16 bytes
+// or more: hdrIntel's callers check), since the groups are not stored in row order. Their macros
+// take names of their own: gen_runs.go copies this file's macros ahead of the runs flavours.
+#define HDRPFI \
+	MOVQ R8, AX; \
+	SHLQ $5, AX; \
+	ADDQ DI, AX
+
+// TWOINIT stores the second stream's rows and scores pointers to slot(SP) and slot+8(SP): the
+// rows (DI) and scores (R9) of group ⌈R10/2⌉, R10 the call's groups (so the first stream takes
+// one group more where they are odd).
+#define TWOINIT(slot) \
+	MOVQ R10, AX; \
+	INCQ AX; \
+	SHRQ $1, AX; \
+	MOVQ AX, BX; \
+	IMULQ R8, AX; \
+	SHLQ $4, AX; \
+	ADDQ DI, AX; \
+	MOVQ AX, slot(SP); \
+	MOVQ ostride+64(FP), CX; \
+	IMULQ CX, BX; \
+	SHLQ $4, BX; \
+	ADDQ R9, BX; \
+	MOVQ BX, (slot+8)(SP)
+
+#define HDRGROUPI(hdr) \
+	LEAQ hdr(DI), CX; \
+	LEAQ (CX)(R8*4), BX; \
+	LEAQ (BX)(R8*4), R14; \
+	LEAQ (R14)(R8*4), R15; \
+	MOVQ dig+0(FP), SI; \
+	MOVQ aux+8(FP), DX; \
+	XORL R13, R13; \
+	MOVQ nb+24(FP), R11; \
+	MOVQ off+72(FP), AX; \
+	VBROADCASTSS (AX), Z8; \
+	VBROADCASTSS 4(AX), Z9; \
+	VBROADCASTSS 8(AX), Z10; \
+	VBROADCASTSS 12(AX), Z11; \
+	HDRPFI
+
+#define HDRENDI(slot) \
+	SCORES_T; \
+	MOVQ ostride+64(FP), AX; \
+	CMPQ AX, $16; \
+	JNE  strided; \
+	SCORES_CONTIG; \
+	JMP  next; \
+strided: \
+	SCORES_STRIDED; \
+next: \
+	MOVQ ostride+64(FP), AX; \
+	SHLQ $4, AX; \
+	ADDQ AX, R9; \
+	MOVQ R8, AX; \
+	SHLQ $4, AX; \
+	ADDQ AX, DI; \
+	MOVQ slot(SP), AX; \
+	MOVQ DI, slot(SP); \
+	MOVQ AX, DI; \
+	MOVQ (slot+8)(SP), AX; \
+	MOVQ R9, (slot+8)(SP); \
+	MOVQ AX, R9; \
+	DECQ R10; \
+	JNZ  group
+
+#define HDRK18I(init, dec, offs, ld, slot) \
+	MOVQ rows+32(FP), DI; \
+	MOVQ rb+40(FP), R8; \
+	LEAQ (R8)(R8*2), R12; \
+	MOVQ out+56(FP), R9; \
+	MOVQ m+48(FP), R10; \
+	SHRQ $4, R10; \
+	JZ   done; \
+	init; \
+	TWOINIT(slot); \
+	HDRMASKS(·vnniHdr18Mask(SB), 4); \
+	LANEMASKS; \
+group: \
+	HDRGROUPI(2); \
+	MOVQ $(4*32), R13; \
+blk: \
+	CMPQ R13, $(4*32); \
+	JNE  have; \
+	XORL R13, R13; \
+	CMPQ R11, $4; \
+	JL   short; \
+	HDRR18U(-2); \
+	JMP  stash; \
+short: \
+	KMOVQ K2, K3; \
+	HDRR18(-2); \
+stash: \
+	HDRSTASH18; \
+have: \
+	PF18; \
+	ld(CX, Z24, X24, Y24, X0, Y0); \
+	ld(BX, Z25, X25, Y25, X1, Y1); \
+	ld(R14, Z26, X26, Y26, X2, Y2); \
+	ld(R15, Z27, X27, Y27, X3, Y3); \
+	TRANSPOSE4; \
+	dec; \
+	VPBROADCASTD offs(DX), Z12; \
+	VPBROADCASTD offs+4(DX), Z13; \
+	VPBROADCASTD offs+8(DX), Z14; \
+	VPBROADCASTD offs+12(DX), Z15; \
+	CHAINSM; \
+	HDRCVT18; \
+	FINISHM(Z12, Z16, 0, Z8); \
+	FINISHM(Z13, Z17, 1, Z9); \
+	FINISHM(Z14, Z18, 2, Z10); \
+	FINISHM(Z15, Z19, 3, Z11); \
+	ADDQ $18, CX; \
+	ADDQ $18, BX; \
+	ADDQ $18, R14; \
+	ADDQ $18, R15; \
+	ADDQ $128, SI; \
+	ADDQ $96, DX; \
+	ADDQ $32, R13; \
+	DECQ R11; \
+	JNZ  blk; \
+	HDRENDI(slot); \
+done: \
+	VZEROUPPER; \
+	RET
+
+#define HDRK20I(slot) \
+	MOVQ rows+32(FP), DI; \
+	MOVQ rb+40(FP), R8; \
+	LEAQ (R8)(R8*2), R12; \
+	MOVQ out+56(FP), R9; \
+	MOVQ m+48(FP), R10; \
+	SHRQ $4, R10; \
+	JZ   done; \
+	INITQ4; \
+	TWOINIT(slot); \
+	HDRMASKS(·vnniHdr20Mask(SB), 4); \
+	LANEMASKS; \
+	MOVL $0x33333333, AX; \
+	KMOVD AX, K5; \
+	KNOTD K5, K6; \
+group: \
+	HDRGROUPI(4); \
+blk: \
+	TESTQ R13, R13; \
+	JNZ  have; \
+	MOVQ $4, R13; \
+	CMPQ R11, R13; \
+	JL   short; \
+	HDRR20P(-4); \
+	JMP  have; \
+short: \
+	KMOVQ K2, K3; \
+	HDRR20(-4); \
+have: \
+	PF20; \
+	LOAD4Q(CX, Z24, X24, Y24, X0, Y0); \
+	LOAD4Q(BX, Z25, X25, Y25, X1, Y1); \
+	LOAD4Q(R14, Z26, X26, Y26, X2, Y2); \
+	LOAD4Q(R15, Z27, X27, Y27, X3, Y3); \
+	TRANSPOSE4; \
+	NIBBLES4S; \
+	VPXORD Z12, Z12, Z12; \
+	VPXORD Z13, Z13, Z13; \
+	VPXORD Z14, Z14, Z14; \
+	VPXORD Z15, Z15, Z15; \
+	CHAINSM; \
+	VCVTPH2PS Y20, Z24; \
+	VEXTRACTI64X4 $1, Z20, Y25; \
+	VCVTPH2PS Y25, Z25; \
+	FINISHES41M; \
+	ADDQ $20, CX; \
+	ADDQ $20, BX; \
+	ADDQ $20, R14; \
+	ADDQ $20, R15; \
+	ADDQ $128, SI; \
+	ADDQ $96, DX; \
+	NEXT20; \
+	DECQ R13; \
+	DECQ R11; \
+	JNZ  blk; \
+	HDRENDI(slot); \
+done: \
+	VZEROUPPER; \
+	RET
+
+// func multiScoresQ40HdrIntelVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+// HDRK18Z4's 128-byte queue of scales at 0(SP), the streams' pointers above it.
+TEXT ·multiScoresQ40HdrIntelVNNI(SB), NOSPLIT, $144-80
+	HDRK18I(INITQ4, NIBBLES4S, 16, LOAD4Q, 128)
+
+// func multiScoresIQ4NLHdrIntelVBMI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+TEXT ·multiScoresIQ4NLHdrIntelVBMI(SB), NOSPLIT, $144-80
+	HDRK18I(INITIQ4V, DECIQ4V, 48, LOAD4Q, 128)
+
+// func multiScoresQ41HdrIntelVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+TEXT ·multiScoresQ41HdrIntelVNNI(SB), NOSPLIT, $16-80
+	HDRK20I(0)

@@ -518,7 +518,7 @@ func headerRows(t *testing.T, rng *rand.Rand, f Format, d, rows int) (MultiQuery
 }
 
 // TestVNNIHeaderRegs checks the q4_0, q4_1 and iq4_nl (both) VNNI scores kernels that read the
-// rows' headers into registers, with and without the far prefetches (vnniHdrZ4), against the
+// rows' headers into registers, with and without the far prefetches (vnniHdrZ4), their Intel flavours (hdrIntel), against the
 // ones that stage them (vnniStaged) bit for bit: rows
 // of 1 to 9 whole blocks (short last chunks of headers), a tail past them, groups of 16 rows
 // whole, short and padded, 2 to 6 queries, and that nothing is written past the scores.
@@ -526,7 +526,7 @@ func TestVNNIHeaderRegs(t *testing.T) {
 	if !hasVNNI {
 		t.Skip("no AVX-512 VNNI")
 	}
-	defer func(v, i, z bool) { vnniStaged, iq4ScoresVBMI, vnniHdrZ4 = v, i, z }(vnniStaged, iq4ScoresVBMI, vnniHdrZ4)
+	defer func(v, i, z, x bool) { vnniStaged, iq4ScoresVBMI, vnniHdrZ4, hdrIntel = v, i, z, x }(vnniStaged, iq4ScoresVBMI, vnniHdrZ4, hdrIntel)
 	rng := rand.New(rand.NewPCG(85, 86))
 	const sentinel = float32(-7777.25)
 	type kind struct {
@@ -543,13 +543,13 @@ func TestVNNIHeaderRegs(t *testing.T) {
 	for _, k := range kinds {
 		iq4ScoresVBMI = k.vbmi
 		for _, d := range []int{32, 64, 96, 128, 160, 200, 224, 256, 288} {
-			for _, rows := range []int{1, 15, 16, 17, 33, 64, 100} {
+			for _, rows := range []int{1, 15, 16, 17, 33, 50, 64, 100} {
 				mq, enc := headerRows(t, rng, k.f, d, rows)
 				for _, n := range []int{2, 3, 4, 6} {
 					q := gaussianRows(rng, n, d, 1)
-					var out [3][]float32
-					for i, mode := range []struct{ staged, z4 bool }{{true, false}, {false, false}, {false, true}} {
-						vnniStaged, vnniHdrZ4 = mode.staged, mode.z4
+					var out [4][]float32
+					for i, mode := range []struct{ staged, z4, intel bool }{{true, false, false}, {false, false, false}, {false, true, false}, {false, false, true}} {
+						vnniStaged, vnniHdrZ4, hdrIntel = mode.staged, mode.z4, mode.intel
 						staged := mode.staged
 						buf := make([]float32, rows*n+16)
 						for j := range buf {
@@ -566,8 +566,8 @@ func TestVNNIHeaderRegs(t *testing.T) {
 					for z := 1; z < len(out); z++ {
 						for i := range out[0] {
 							if math.Float32bits(out[0][i]) != math.Float32bits(out[z][i]) {
-								t.Fatalf("%v (VBMI %v, Z4 %v) d%d rows%d n%d: score %d (row %d, query %d): registers %g, staged %g",
-									k.f, k.vbmi, z == 2, d, rows, n, i, i/n, i%n, out[z][i], out[0][i])
+								t.Fatalf("%v (VBMI %v, Z4 %v, Intel %v) d%d rows%d n%d: score %d (row %d, query %d): registers %g, staged %g",
+									k.f, k.vbmi, z == 2, z == 3, d, rows, n, i, i/n, i%n, out[z][i], out[0][i])
 							}
 						}
 					}

@@ -11,14 +11,14 @@ import (
 )
 
 // TestVNNIHeaderRegsGuard runs the header-register kernels (iq4_nl's with and without VBMI; with
-// and without the far prefetches, vnniHdrZ4) over rows that end where an unreadable page starts and over rows that start where one ends:
+// and without the far prefetches, vnniHdrZ4; their Intel flavours, hdrIntel) over rows that end where an unreadable page starts and over rows that start where one ends:
 // their masked header and payload loads must read no byte past the last row or before the
 // first (a fault otherwise), and the scores match the staged kernels'.
 func TestVNNIHeaderRegsGuard(t *testing.T) {
 	if !hasVNNI {
 		t.Skip("no AVX-512 VNNI")
 	}
-	defer func(v, i, z bool) { vnniStaged, iq4ScoresVBMI, vnniHdrZ4 = v, i, z }(vnniStaged, iq4ScoresVBMI, vnniHdrZ4)
+	defer func(v, i, z, x bool) { vnniStaged, iq4ScoresVBMI, vnniHdrZ4, hdrIntel = v, i, z, x }(vnniStaged, iq4ScoresVBMI, vnniHdrZ4, hdrIntel)
 	page := unix.Getpagesize()
 	mem, err := unix.Mmap(-1, 0, 3*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
 	if err != nil {
@@ -50,15 +50,15 @@ func TestVNNIHeaderRegsGuard(t *testing.T) {
 					rowsAt := mem[at : at+len(enc)]
 					copy(rowsAt, enc)
 					q := gaussianRows(rng, n, d, 1)
-					var out [3][rows * n]float32
-					for i, mode := range []struct{ staged, z4 bool }{{true, false}, {false, false}, {false, true}} {
-						vnniStaged, vnniHdrZ4 = mode.staged, mode.z4
+					var out [4][rows * n]float32
+					for i, mode := range []struct{ staged, z4, intel bool }{{true, false, false}, {false, false, false}, {false, true, false}, {false, false, true}} {
+						vnniStaged, vnniHdrZ4, hdrIntel = mode.staged, mode.z4, mode.intel
 						mq.DotManyMulti(q, n, rowsAt, out[i][:])
 					}
 					for z := 1; z < len(out); z++ {
 						for i := range out[0] {
 							if math.Float32bits(out[0][i]) != math.Float32bits(out[z][i]) {
-								t.Fatalf("%v d%d VBMI %v Z4 %v at %d: score %d: registers %g, staged %g", f, d, g, z == 2, at-page, i, out[z][i], out[0][i])
+								t.Fatalf("%v d%d VBMI %v Z4 %v Intel %v at %d: score %d: registers %g, staged %g", f, d, g, z == 2, z == 3, at-page, i, out[z][i], out[0][i])
 							}
 						}
 					}

@@ -57,7 +57,8 @@ func scoreSpeedsHuge(t *testing.T, f Format, modes []func(func())) (cache, strea
 
 // TestVNNIHdrZ4Speed reports (KVLAB_SPEED_REPORT set), per row of benchDim values and four
 // queries, the thread-CPU time of q4_0's, q4_1's and iq4_nl's DotManyMulti through the
-// header-register kernels without and with their Zen 4 flavours (vnniHdrZ4), alternated
+// header-register kernels without and with their Zen 4 flavours (vnniHdrZ4) and their Intel
+// flavours (hdrIntel), alternated
 // (scoreSpeedsHuge): in cache and streamed from 2 MiB pages, ns min/median.
 func TestVNNIHdrZ4Speed(t *testing.T) {
 	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
@@ -66,16 +67,17 @@ func TestVNNIHdrZ4Speed(t *testing.T) {
 	if !hasVNNIBW {
 		t.Skip("no AVX-512 VNNI and BW")
 	}
-	defer func(v bool) { vnniHdrZ4 = v }(vnniHdrZ4)
+	defer func(v, x bool) { vnniHdrZ4, hdrIntel = v, x }(vnniHdrZ4, hdrIntel)
 	modes := []func(func()){
-		func(f func()) { vnniHdrZ4 = false; f() },
-		func(f func()) { vnniHdrZ4 = true; f() },
+		func(f func()) { vnniHdrZ4, hdrIntel = false, false; f() },
+		func(f func()) { vnniHdrZ4, hdrIntel = true, false; f() },
+		func(f func()) { vnniHdrZ4, hdrIntel = true, true; f() },
 	}
 	for _, f := range []Format{Q4_0, Q4_1, IQ4_NL} {
 		cache, stream, passRows := scoreSpeedsHuge(t, f, modes)
-		t.Logf("%v scores per row of %d values, 4 queries, ns min/median: in cache %s, Z4 %s; streamed %s, Z4 %s",
-			f, benchDim, minMedian(cache[0], benchRows), minMedian(cache[1], benchRows),
-			minMedian(stream[0], passRows), minMedian(stream[1], passRows))
+		t.Logf("%v scores per row of %d values, 4 queries, ns min/median: in cache %s, Z4 %s, Intel %s; streamed %s, Z4 %s, Intel %s",
+			f, benchDim, minMedian(cache[0], benchRows), minMedian(cache[1], benchRows), minMedian(cache[2], benchRows),
+			minMedian(stream[0], passRows), minMedian(stream[1], passRows), minMedian(stream[2], passRows))
 	}
 }
 
