@@ -15,8 +15,9 @@ import (
 	"github.com/kvlab/kvlab/internal/hugemem"
 )
 
-// TestQ80IntelMatches checks q8_0's one-digit scores kernel for Intel CPUs
-// (multiScoresQ80OneIntelVNNI: another prefetch distance) against the one other AVX-512 CPUs
+// TestQ80IntelMatches checks q8_0's one-digit scores kernels for Intel CPUs
+// (multiScoresQ80OneIntelVNNI: another prefetch distance; multiScoresQ80OneIntelTwoVNNI: its
+// groups from two streams) against the one other AVX-512 CPUs
 // take (multiScoresQ80OneVNNI) bit for bit, whichever of the two the codecs take here: dims of
 // one to eight blocks, one group of sixteen rows to ten (past the prefetch distance of both),
 // outputs contiguous and strided with sentinels after the last score. The rows are random
@@ -30,7 +31,7 @@ func TestQ80IntelMatches(t *testing.T) {
 	const sentinel = float32(-12345.5)
 	for _, nb := range []int{1, 2, 3, 4, 5, 8} {
 		d := 32 * nb
-		for _, m := range []int{16, 32, 48, 160} {
+		for _, m := range []int{16, 32, 48, 80, 160} {
 			for _, ostride := range []int{16, 20} {
 				t.Run(fmt.Sprintf("d%d/rows%d/stride%d", d, m, ostride), func(t *testing.T) {
 					rb := 34 * nb
@@ -51,18 +52,22 @@ func TestQ80IntelMatches(t *testing.T) {
 					vnniDigits(dig, aux, q, d, nb, 1)
 					offs := [4]float32{float32(rng.NormFloat64()), 0, float32(rng.NormFloat64()), -1}
 					n := (m-1)*ostride/4 + 4
-					a, b := make([]float32, n+8), make([]float32, n+8)
+					a, b, c := make([]float32, n+8), make([]float32, n+8), make([]float32, n+8)
 					for i := range a {
-						a[i], b[i] = sentinel, sentinel
+						a[i], b[i], c[i] = sentinel, sentinel, sentinel
 					}
 					multiScoresQ80OneVNNI(&dig[0], &aux[0], &stage[0], nb, &enc[0], rb, m, &a[0], ostride, &offs[0])
 					multiScoresQ80OneIntelVNNI(&dig[0], &aux[0], &stage[0], nb, &enc[0], rb, m, &b[0], ostride, &offs[0])
+					multiScoresQ80OneIntelTwoVNNI(&dig[0], &aux[0], &stage[0], nb, &enc[0], rb, m, &c[0], ostride, &offs[0])
 					if a[0] == sentinel || a[n-1] == sentinel {
 						t.Fatal("no scores written")
 					}
 					for i := range a {
 						if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
 							t.Fatalf("[%d]: Intel kernel %g, the other %g", i, b[i], a[i])
+						}
+						if math.Float32bits(a[i]) != math.Float32bits(c[i]) {
+							t.Fatalf("[%d]: Intel two-stream kernel %g, the other %g", i, c[i], a[i])
 						}
 						if (i >= n || i%(ostride/4) >= 4) && a[i] != sentinel {
 							t.Fatalf("[%d] written past the scores: %g", i, a[i])
@@ -76,7 +81,7 @@ func TestQ80IntelMatches(t *testing.T) {
 
 // TestQ80IntelSpeed reports (KVLAB_SPEED_REPORT set), per row of benchDim values and four
 // queries, the thread-CPU time of q8_0's DotManyMulti and AccumulateManyMulti without and with
-// the Intel flavours (intelCPU: multiScoresQ80OneIntelVNNI, and pickFar's multiAccQ80Z4INT),
+// the Intel flavours (intelCPU: multiScoresQ80OneIntelTwoVNNI (q80IntelTwo), and pickFar's multiAccQ80Z4INT),
 // alternated pass by pass (q80DecodeSpeeds): streamed past the caches in decode's order, ns
 // min/median. KVLAB_SPEED_ROUNDS sets the passes (default 8).
 func TestQ80IntelSpeed(t *testing.T) {
@@ -86,11 +91,14 @@ func TestQ80IntelSpeed(t *testing.T) {
 	if !hasVNNI || !intAcc() || !vnniQ8One {
 		t.Skip("no AVX-512 VNNI kernels with one-digit q8_0 queries here")
 	}
-	saved, acc := intelCPU, intAccQ8_0.acc
-	defer func() { intelCPU, intAccQ8_0.acc = saved, acc }()
+	saved, two, acc := intelCPU, q80IntelTwo, intAccQ8_0.acc
+	defer func() { intelCPU, q80IntelTwo, intAccQ8_0.acc = saved, two, acc }()
 	modes := []func(func()){
-		func(f func()) { intelCPU, intAccQ8_0.acc = false, pickZen4(multiAccQ80INT, multiAccQ80Z4INT); f() },
-		func(f func()) { intelCPU, intAccQ8_0.acc = true, multiAccQ80Z4INT; f() },
+		func(f func()) {
+			intelCPU, q80IntelTwo, intAccQ8_0.acc = false, false, pickZen4(multiAccQ80INT, multiAccQ80Z4INT)
+			f()
+		},
+		func(f func()) { intelCPU, q80IntelTwo, intAccQ8_0.acc = true, true, multiAccQ80Z4INT; f() },
 	}
 	sc, va, rows := q80DecodeSpeeds(t, modes)
 	t.Logf("q8_0 per row of %d values, 4 queries, streamed, ns min/median: scores %s, Intel flavour %s; values %s, Intel flavour %s",

@@ -154,6 +154,25 @@ var vnniHdrZ4 = zen4Stream || intelCPU
 // took −0.20), PREFETCHT0 one group on (1152 bytes: 5.60 against 5.23 streamed in that harness).
 var hdrIntel = intelCPU
 
+// q80IntelTwo makes Intel CPUs (intelCPU) take multiScoresQ80OneIntelTwoVNNI for q8_0's
+// one-digit scores over contiguous rows where the scores do not overlap (out stride 16 bytes
+// or more): multiScoresQ80OneIntelVNNI's code taking the call's groups of sixteen rows from its
+// two halves in turn, the same scores bit for bit (TestQ80IntelMatches). Measured on an Intel
+// Xeon (family 6 model 167, KVM, 2 shared vCPUs, load ~13): native/attn TestDecodeBreakdown at
+// the bench shape (131072 cells, 32/8 heads, d 128, one thread), the two kernels switched in one
+// binary by a scratch variable, ten paired rounds, ns a row, median of the rounds' minima: the
+// scores 12.21 → 10.26 (paired −2.02, lower in 10 of 10), the whole decode 23.55 → 21.30 (−2.47,
+// 10 of 10), the values phase after them 11.02 → 10.36. Not kept (same harness, 16 rounds,
+// load ~11, against multiScoresQ80OneIntelVNNI, one stream): a PREFETCHT1 of every line 32 KiB
+// past its PREFETCHT0 scores −0.66 (15 of 16) but the values after them +0.22 (5 of 16 lower),
+// and test binaries alternated ten times: whole +0.34; 8 KiB past it scores −0.71, values +0.48.
+var q80IntelTwo = intelCPU
+
+// multiScoresQ80OneIntelTwoVNNI is q8_0's one-digit scores kernel for Intel (q80IntelTwo).
+//
+//go:noescape
+func multiScoresQ80OneIntelTwoVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
 // multiScoresQ40HdrIntelVNNI, multiScoresQ41HdrIntelVNNI and multiScoresIQ4NLHdrIntelVBMI are
 // the Intel flavours (hdrIntel).
 //
@@ -850,6 +869,10 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 				}
 				if zen4Stream {
 					multiScoresQ80OneZ4VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
+					break
+				}
+				if q80IntelTwo && ostride >= 16 {
+					multiScoresQ80OneIntelTwoVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 					break
 				}
 				if intelCPU {

@@ -1294,6 +1294,22 @@ TEXT ·multiScoresQ80OneIntelVNNI(SB), NOSPLIT, $48-80
 #undef Q80PFGROUPS
 #undef Q80PF
 
+// func multiScoresQ80OneIntelTwoVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+// multiScoresQ80OneIntelVNNI taking the call's groups of sixteen rows from its two halves in
+// turn (Q80TWO), each half read in order, its prefetches two groups on in the group's own half,
+// for Intel CPUs where the out stride is 16 bytes or more (q80IntelTwo): the same code a row,
+// so the same scores bit for bit (TestQ80IntelMatches). Measurements: q80IntelTwo.
+TEXT ·multiScoresQ80OneIntelTwoVNNI(SB), NOSPLIT, $80-80
+#define Q80PF PREFETCHT0
+#define Q80PFGROUPS 2
+#define Q80ONE
+#define Q80TWO
+#include "multi_vnni_q80_amd64.h"
+#undef Q80TWO
+#undef Q80ONE
+#undef Q80PFGROUPS
+#undef Q80PF
+
 // func multiScoresQ80OneZ4VNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // multiScoresQ80OneVNNI prefetching into L2 (PREFETCHT1), as multiScoresQ80Z4VNNI, with one
 // chain a query (Q80ONE1: CHAINQ1, FINISHQ1), started at −128·ΣQ and eight VPDPBUSD deep, in

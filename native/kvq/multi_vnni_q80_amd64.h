@@ -5,11 +5,14 @@
 // With Q80RUNS defined (multiScoresQ80OneZ4RunsVNNI), the prefetches go pf bytes (an argument
 // at 80(FP)) past each group's rows, in place of PFGROUPS groups on; with Q80PFGROUPS defined
 // (multiScoresQ80OneIntelVNNI), Q80PFGROUPS groups on.
+// With Q80TWO defined as well (multiScoresQ80OneIntelTwoVNNI), the groups come from the call's
+// two halves in turn (two streams): a group stages the scales of the group after it in that
+// order, the other stream's (sd), and moves on to it; the scores go to their rows' places (od).
 // With Q80SHLD defined (multiScoresQ80Z4VNNI), each query's two digits go through one chain
 // (CHAINH, VPSHLDD, CHAINL, FINISHS) in place of two (CHAIN2, FINISH2).
 // The TEXT line gives the frame $48: five locals, cnt (blocks left of the group), grp (groups
 // left), outp (the group's scores), dlt (the offset of the stage buffer the group writes from
-// the one it reads) and rbase (the buffer it reads).
+// the one it reads) and rbase (the buffer it reads); $80 with Q80TWO: sd, sd2, od, od2 too.
 //
 // Not kept (AMD Zen 4, shared 2 vCPUs at load ~15–20, thread CPU time, alternated): the high
 // digit's chains started at zero (VPXORD) and the low digit's at −128·ΣQ (aux[4+h], rewritten
@@ -32,6 +35,31 @@
 	SHRQ $4, R10               // groups of sixteen rows
 	JZ   vnniQ80_done
 	MOVQ R10, grp-16(SP)
+#ifdef Q80TWO
+	// Two streams (Q80TWO): the first ⌈groups/2⌉ groups and the rest, one group of each in
+	// turn; sd (od) is what the next group's rows (scores) are past this group's next ones, sd2
+	// (od2) the same for the group after, swapped a group.
+	INCQ R10
+	SHRQ $1, R10               // H, the first stream's groups
+	MOVQ R8, AX
+	SHLQ $4, AX                // a group's rows
+	MOVQ R10, BX
+	IMULQ AX, BX
+	NEGQ BX
+	MOVQ BX, sd2-56(SP)        // −H groups
+	ADDQ AX, BX
+	NEGQ BX
+	MOVQ BX, sd-48(SP)         // H − 1 groups
+	MOVQ ostride+64(FP), AX
+	SHLQ $4, AX                // a group's scores
+	MOVQ R10, BX
+	IMULQ AX, BX
+	NEGQ BX
+	MOVQ BX, od2-72(SP)
+	ADDQ AX, BX
+	NEGQ BX
+	MOVQ BX, od-64(SP)
+#endif
 	MOVL $0x80808080, AX
 	VPBROADCASTD AX, Z31
 
@@ -106,6 +134,9 @@ vnniQ80_blk:
 	CMPQ grp-16(SP), $1
 	JEQ  vnniQ80_staged        // the last group: no next one to stage
 	LEAQ (R15)(R8*4), R10      // the next group's rows 0..3 at this block's codes
+#ifdef Q80TWO
+	ADDQ sd-48(SP), R10
+#endif
 	STAGEN(R10, 0)
 	LEAQ (R10)(R8*4), R10
 	STAGEN(R10, 1)
@@ -258,6 +289,9 @@ vnniQ80_next:
 	MOVQ ostride+64(FP), AX
 	SHLQ $4, AX
 	ADDQ AX, R9
+#ifdef Q80TWO
+	ADDQ od-64(SP), R9
+#endif
 	MOVQ R9, outp-24(SP)
 	MOVQ dlt-32(SP), AX        // the next group reads the buffer this one wrote
 	ADDQ AX, rbase-40(SP)
@@ -270,6 +304,17 @@ vnniQ80_next:
 	MOVQ R8, AX
 	SHLQ $4, AX
 	ADDQ AX, R9
+#ifdef Q80TWO
+	ADDQ sd-48(SP), R9
+	MOVQ sd-48(SP), AX
+	MOVQ sd2-56(SP), BX
+	MOVQ AX, sd2-56(SP)
+	MOVQ BX, sd-48(SP)
+	MOVQ od-64(SP), AX
+	MOVQ od2-72(SP), BX
+	MOVQ AX, od2-72(SP)
+	MOVQ BX, od-64(SP)
+#endif
 	DECQ grp-16(SP)
 	JNZ  vnniQ80_group
 
