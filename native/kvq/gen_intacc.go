@@ -2318,6 +2318,19 @@ func p1Regs(s string) string {
 // hardware prefetchers alone; 4096 rows × 128, four accumulators, alternated in one process,
 // 96 MiB on 2 MiB pages, load ~25, ns a row min/median) 9.81/10.03 and 9.77/9.87 streamed
 // against 5.78/6.03 and 5.75/5.97, in cache alike (4.34–4.56 against 4.40–4.61).
+//
+// Tried again on that Xeon after the scores kernels took two streams (multi_vnni_amd64.go's
+// hdrIntel) and not kept (scratch copies of the generated kernels, switched in one native/attn
+// test binary, TestDecodeBreakdown at the bench shape, the values phase, load 10–16): q4_0's V8
+// with its PREFETCHT0 at the next tile in place of the tile after next (the first prepass reads
+// the next tile's scales during this one, so no lead is left) 7.31 → 9.48 ns a row (median of six
+// rounds' minima), with a PREFETCHT1 4608 bytes or 32 KiB further 7.56 both, at 1.5 tiles 7.87;
+// a PREFETCHT1 32 KiB past every fourth PREFETCHT0 (one per 144 bytes) paired −0.01 (lower in 4
+// of 8), every second PREFETCHT0 left out (one a row) +0.11 (2 of 8); q4_1's V8Z4 with its
+// PREFETCHT1 thinned to one in four (one per 160 bytes) +1.93 (0 of 8), one in two +0.54 (3 of 8);
+// q8_0's Z4 (Intel's, pickFar) with its PREFETCHT1 of each line thinned to one per 128 bytes
+// +3.82 (0 of 8), or 32 KiB past the tile after next +0.21 (3 of 8). Unlike the scores (q5_1's
+// sparse far lines, multi_vnni_amd64.go), these values kernels want every line prefetched.
 var pfFar = map[string]int{"Q40": 32768, "Q41": 32768, "IQ4NL": 32768}
 
 // pfRepl fills in the template's prefetch pieces for f with instruction inst. A row-pair step
