@@ -151,7 +151,10 @@ var vnniHdrZ4 = zen4Stream || intelCPU
 // streamed in 4096-row calls (ns a row min) the Zen 4 flavour 5.99, PREFETCHT0 two groups on
 // alone 5.49, four groups alone 6.40, no prefetches 6.21. Not kept: PREFETCHT1 2 KiB past the
 // two-group PREFETCHT0 (q4_0's scores −0.12 against the Zen 4 flavour where the PREFETCHT0 alone
-// took −0.20), PREFETCHT0 one group on (1152 bytes: 5.60 against 5.23 streamed in that harness).
+// took −0.20), PREFETCHT0 one group on (1152 bytes: 5.60 against 5.23 streamed in that harness);
+// with the two streams, two sparse PREFETCHT1 32 KiB on a block step (at +0 and +192 of its 320
+// or 384 bytes, as q5's Intel kernels take; eight paired rounds, load ~15): scores q4_0 +0.15,
+// q4_1 +0.08, iq4_nl +0.29, whole +0.23, +0.25, +0.63.
 var hdrIntel = intelCPU
 
 // q80IntelTwo makes Intel CPUs (intelCPU) take multiScoresQ80OneIntelTwoVNNI for q8_0's
@@ -165,7 +168,9 @@ var hdrIntel = intelCPU
 // 10 of 10), the values phase after them 11.02 → 10.36. Not kept (same harness, 16 rounds,
 // load ~11, against multiScoresQ80OneIntelVNNI, one stream): a PREFETCHT1 of every line 32 KiB
 // past its PREFETCHT0 scores −0.66 (15 of 16) but the values after them +0.22 (5 of 16 lower),
-// and test binaries alternated ten times: whole +0.34; 8 KiB past it scores −0.71, values +0.48.
+// and test binaries alternated ten times: whole +0.34; 8 KiB past it scores −0.71, values +0.48;
+// with the two streams, three sparse PREFETCHT1 32 KiB on a block step (one per 192 bytes; eight
+// paired rounds, load ~15): scores +0.10, whole −0.31 (4 of 8), within noise.
 var q80IntelTwo = intelCPU
 
 // multiScoresQ80OneIntelTwoVNNI is q8_0's one-digit scores kernel for Intel (q80IntelTwo).
