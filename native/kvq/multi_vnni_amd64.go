@@ -157,6 +157,15 @@ var vnniHdrZ4 = zen4Stream || intelCPU
 // q4_1 +0.08, iq4_nl +0.29, whole +0.23, +0.25, +0.63.
 var hdrIntel = intelCPU
 
+// twoStreamRows is the fewest rows a call over which the Intel two-stream scores kernels
+// (hdrIntel, q80IntelTwo) run; shorter calls take the kernels before them. Over a paged cache
+// read a page of 64 rows a call (kvcache TestPagedDecodeSpeed's baseline arm, 32768 cells, two
+// alternations, load ~6) q8_0's two-stream kernel took 14.7 ms against 13.2–13.7 (iq4_nl's
+// alike, 10.0–10.1); with this bound (the kernel before) 12.2–13.1 against 11.8–12.6 in other
+// runs (noise). The decode's calls are chunks of thousands of rows. A variable for the
+// tests, which take the kernels over fewer rows.
+var twoStreamRows = 512
+
 // q80IntelTwo makes Intel CPUs (intelCPU) take multiScoresQ80OneIntelTwoVNNI for q8_0's
 // one-digit scores over contiguous rows where the scores do not overlap (out stride 16 bytes
 // or more): multiScoresQ80OneIntelVNNI's code taking the call's groups of sixteen rows from its
@@ -821,7 +830,7 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 				switch {
 				case iq4ScoresVBMI && vnniHdrZ4 && pf != 0:
 					multiScoresIQ4NLHdrZ4RunsVBMI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0], pf)
-				case iq4ScoresVBMI && hdrIntel && ostride >= 16:
+				case iq4ScoresVBMI && hdrIntel && ostride >= 16 && m >= twoStreamRows:
 					multiScoresIQ4NLHdrIntelVBMI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 				case iq4ScoresVBMI && vnniHdrZ4:
 					multiScoresIQ4NLHdrZ4VBMI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
@@ -838,7 +847,7 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 					multiScoresQ41HdrZ4RunsVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0], pf)
 					return
 				}
-				if hdrIntel && ostride >= 16 {
+				if hdrIntel && ostride >= 16 && m >= twoStreamRows {
 					multiScoresQ41HdrIntelVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 					return
 				}
@@ -853,7 +862,7 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 					multiScoresQ40HdrZ4RunsVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0], pf)
 					return
 				}
-				if hdrIntel && ostride >= 16 {
+				if hdrIntel && ostride >= 16 && m >= twoStreamRows {
 					multiScoresQ40HdrIntelVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 					return
 				}
@@ -876,7 +885,7 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 					multiScoresQ80OneZ4VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 					break
 				}
-				if q80IntelTwo && ostride >= 16 {
+				if q80IntelTwo && ostride >= 16 && m >= twoStreamRows {
 					multiScoresQ80OneIntelTwoVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 					break
 				}

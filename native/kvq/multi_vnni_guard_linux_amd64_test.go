@@ -19,6 +19,8 @@ func TestVNNIHeaderRegsGuard(t *testing.T) {
 		t.Skip("no AVX-512 VNNI")
 	}
 	defer func(v, i, z, x bool) { vnniStaged, iq4ScoresVBMI, vnniHdrZ4, hdrIntel = v, i, z, x }(vnniStaged, iq4ScoresVBMI, vnniHdrZ4, hdrIntel)
+	defer func(r int) { twoStreamRows = r }(twoStreamRows)
+	twoStreamRows = 0 // the Intel flavours over the few rows here
 	page := unix.Getpagesize()
 	mem, err := unix.Mmap(-1, 0, 3*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
 	if err != nil {
