@@ -200,6 +200,24 @@ func q2kFar(b string) string {
 	return strings.Replace(b, pf, pf2, 1)
 }
 
+// q2kFarX is q2kFar's body for Intel CPUs (Q2KGX, Q2KGPX; q2k_amd64.go's q2kSparse): of each
+// step's five lines only those at 0 and 192 are prefetched into L2 PFFAR bytes on (two
+// PREFETCHT1 a 320-byte step, about one line in three), as the Intel q5 scores kernels' far
+// prefetches (multi_vnni_amd64.go's PF22X and PF20X) are; the L2's own streamer fetches the
+// lines between. The same instructions otherwise, so the same scores. q2k_amd64.go's q2kSparse
+// has the measurements.
+func q2kFarX(b string) string {
+	b = q2kFar(b)
+	for _, o := range []string{"+64", "+128", "+256"} {
+		l := "\tPREFETCHT1 PFFAR" + o + "(AX)\n"
+		if strings.Count(b, l) != 1 {
+			panic("q2kFarX: body changed")
+		}
+		b = strings.Replace(b, l, "", 1)
+	}
+	return b
+}
+
 // pairBody is body for chunk4B2's kernels: the loop runs over pairs of chunks (nb even),
 // prefetches each line into L1 as body does and into L2 PFFAR bytes further on, and the row
 // scales are staged by stageV (no stage buffer).
@@ -628,8 +646,9 @@ const macros = `// PFGROUPS is how many groups of sixteen rows ahead the kernels
 #define PFGROUPS 8
 
 // PFFAR is how far beyond their PREFETCHT0 the two-chunk kernels (TQ4B2, T4B2) and q2k's Zen 4
-// group kernels (Q2KGZ4, Q2KGPZ4) also prefetch each line into L2 (PREFETCHT1): gen_tq4vnni.go's
-// chunk4B comment and q2k_amd64.go's multiScoresQ2KGZ4VNNI have the measurements.
+// group kernels (Q2KGZ4, Q2KGPZ4) also prefetch each line into L2 (PREFETCHT1), and Intel's (Q2KGX,
+// Q2KGPX) two lines of each step's five: gen_tq4vnni.go's chunk4B comment and q2k_amd64.go's
+// multiScoresQ2KGZ4VNNI and q2kSparse have the measurements.
 #define PFFAR 16384
 
 // CHAIN1 adds code vector c times the four query bytes at offset off of each of the four
@@ -1176,7 +1195,8 @@ func main() {
 	out.WriteString(strings.NewReplacer("%NEXTG%", "", "@", "TQ4B2U", "%STAGE%", stageV(true), "%CONSTS%", tq4Consts,
 		"%CHUNK%", chunk4B2U, "%SOFF%", shl4, "%STEP%", "32").Replace(uniBody(pairBody)))
 	// q2k's group flavours (multiScoresQ2KGVNNI, multiScoresQ2KGPVNNI): Q2K's and Q2KP's with
-	// q2kNextG; and their Zen 4 flavours (Q2KGZ4, Q2KGPZ4), with q2kFar's L2 prefetches.
+	// q2kNextG; and their Zen 4 flavours (Q2KGZ4, Q2KGPZ4), with q2kFar's L2 prefetches, and
+	// Intel's (Q2KGX, Q2KGPX), with q2kFarX's.
 	for _, k := range []struct {
 		name, consts, chunk string
 		far                 bool
@@ -1185,11 +1205,16 @@ func main() {
 		{"Q2KGP", t2Consts + pairSetup, q2kChunkP, false},
 		{"Q2KGZ4", t2Consts, q2kChunk, true},
 		{"Q2KGPZ4", t2Consts + pairSetup, q2kChunkP, true},
+		{"Q2KGX", t2Consts, q2kChunk, true},
+		{"Q2KGPX", t2Consts + pairSetup, q2kChunkP, true},
 	} {
 		r := strings.NewReplacer("%NEXTG%", strings.ReplaceAll(q2kNextG, "@", k.name), "@", k.name,
 			"%CONSTS%", k.consts, "%CHUNK%", k.chunk, "%STEP%", "16")
 		b := q2kBody
-		if k.far {
+		switch {
+		case k.far && strings.HasSuffix(k.name, "X"):
+			b = q2kFarX(q2kBody)
+		case k.far:
 			b = q2kFar(q2kBody)
 		}
 		out.WriteString(r.Replace(b))

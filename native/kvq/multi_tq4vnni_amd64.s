@@ -18,8 +18,9 @@
 #define PFGROUPS 8
 
 // PFFAR is how far beyond their PREFETCHT0 the two-chunk kernels (TQ4B2, T4B2) and q2k's Zen 4
-// group kernels (Q2KGZ4, Q2KGPZ4) also prefetch each line into L2 (PREFETCHT1): gen_tq4vnni.go's
-// chunk4B comment and q2k_amd64.go's multiScoresQ2KGZ4VNNI have the measurements.
+// group kernels (Q2KGZ4, Q2KGPZ4) also prefetch each line into L2 (PREFETCHT1), and Intel's (Q2KGX,
+// Q2KGPX) two lines of each step's five: gen_tq4vnni.go's chunk4B comment and q2k_amd64.go's
+// multiScoresQ2KGZ4VNNI and q2kSparse have the measurements.
 #define PFFAR 16384
 
 // CHAIN1 adds code vector c times the four query bytes at offset off of each of the four
@@ -3140,6 +3141,200 @@ Q2KGPZ4_sameg:
 	JNZ  Q2KGPZ4_group
 
 Q2KGPZ4_done:
+	VZEROUPPER
+	RET
+
+// func multiScoresQ2KGXVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+TEXT ·multiScoresQ2KGXVNNI(SB), NOSPLIT, $0-80
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+48(FP), R9
+	MOVQ m+40(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   Q2KGX_done
+	VMOVDQU64 ·turbo2VNNITab(SB), Z20
+	VMOVDQU64 ·turbo2VNNITab+64(SB), Z22
+	VMOVDQU64 ·turbo2VNNITab+128(SB), Z23
+
+Q2KGX_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ nb+16(FP), R11
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
+	SHLQ $4, AX                // per chunk of codes (a group of rows is at most 16·(16 + 4)
+	IMULQ $PFGROUPS, AX        // bytes per chunk)
+	ADDQ DI, AX
+
+Q2KGX_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT1 PFFAR(AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT1 PFFAR+192(AX)
+	PREFETCHT0 256(AX)
+	ADDQ $320, AX
+	LOAD4(CX, Z24, X24)
+	LOAD4(BX, Z25, X25)
+	LOAD4(R14, Z26, X26)
+	LOAD4(R15, Z27, X27)
+	TRANSPOSE4
+	Q2KGROUPA(Z25, Z26)
+	Q2KGROUPB(Z27, Z28)
+	ADDQ $16, CX
+	ADDQ $16, BX
+	ADDQ $16, R14
+	ADDQ $16, R15
+	DECQ R11
+	JNZ  Q2KGX_blk
+
+	// the sums are the scores (the unit is in the chunks' scales: q2kDigits)
+
+	SCORES_T
+	MOVQ ostride+56(FP), AX
+	CMPQ AX, $16
+	JNE  Q2KGX_strided
+	SCORES_CONTIG
+	JMP  Q2KGX_next
+
+Q2KGX_strided:
+	SCORES_STRIDED
+
+Q2KGX_next:
+	MOVQ ostride+56(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	TESTQ $1, R10
+	JZ   Q2KGX_sameg
+	LEAQ (DI)(R8*8), DI        // past the next group's scales
+	MOVQ nb+16(FP), AX
+	SHLQ $8, AX
+	ADDQ AX, dig+0(FP)         // 4d bytes of digits a group
+	MOVQ nb+16(FP), AX
+	IMULQ $192, AX
+	ADDQ AX, aux+8(FP)         // 3d bytes of aux words a group
+
+Q2KGX_sameg:
+	DECQ R10
+	JNZ  Q2KGX_group
+
+Q2KGX_done:
+	VZEROUPPER
+	RET
+
+// func multiScoresQ2KGPXVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+TEXT ·multiScoresQ2KGPXVNNI(SB), NOSPLIT, $0-80
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+48(FP), R9
+	MOVQ m+40(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   Q2KGPX_done
+	VMOVDQU64 ·turbo2VNNITab(SB), Z20
+	VMOVDQU64 ·turbo2VNNITab+64(SB), Z22
+	VMOVDQU64 ·turbo2VNNITab+128(SB), Z23
+	MOVQ rb+32(FP), CX
+	VMOVDQU64 ·t2PairIdx(SB), Z31
+	VPBROADCASTB CX, Z16
+	MOVQ $0xFFFF0000FFFF0000, AX
+	KMOVQ AX, K1
+	VPADDB Z16, Z31, K1, Z31   // rows 1 and 3: rb bytes into their loads
+	MOVQ $0xFFFF, AX
+	SHLQ CX, AX
+	ORQ  $0xFFFF, AX
+	KMOVQ AX, K1               // a row's 16 bytes and the next row's
+
+Q2KGPX_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ nb+16(FP), R11
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
+	SHLQ $4, AX                // per chunk of codes (a group of rows is at most 16·(16 + 4)
+	IMULQ $PFGROUPS, AX        // bytes per chunk)
+	ADDQ DI, AX
+
+Q2KGPX_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT1 PFFAR(AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT1 PFFAR+192(AX)
+	PREFETCHT0 256(AX)
+	ADDQ $320, AX
+	LOAD4P(CX, Z24, X24)
+	LOAD4P(BX, Z25, X25)
+	LOAD4P(R14, Z26, X26)
+	LOAD4P(R15, Z27, X27)
+	TRANSPOSE4
+	Q2KGROUPA(Z25, Z26)
+	Q2KGROUPB(Z27, Z28)
+	ADDQ $16, CX
+	ADDQ $16, BX
+	ADDQ $16, R14
+	ADDQ $16, R15
+	DECQ R11
+	JNZ  Q2KGPX_blk
+
+	// the sums are the scores (the unit is in the chunks' scales: q2kDigits)
+
+	SCORES_T
+	MOVQ ostride+56(FP), AX
+	CMPQ AX, $16
+	JNE  Q2KGPX_strided
+	SCORES_CONTIG
+	JMP  Q2KGPX_next
+
+Q2KGPX_strided:
+	SCORES_STRIDED
+
+Q2KGPX_next:
+	MOVQ ostride+56(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	TESTQ $1, R10
+	JZ   Q2KGPX_sameg
+	LEAQ (DI)(R8*8), DI        // past the next group's scales
+	MOVQ nb+16(FP), AX
+	SHLQ $8, AX
+	ADDQ AX, dig+0(FP)         // 4d bytes of digits a group
+	MOVQ nb+16(FP), AX
+	IMULQ $192, AX
+	ADDQ AX, aux+8(FP)         // 3d bytes of aux words a group
+
+Q2KGPX_sameg:
+	DECQ R10
+	JNZ  Q2KGPX_group
+
+Q2KGPX_done:
 	VZEROUPPER
 	RET
 

@@ -309,10 +309,14 @@ func q2kScoresGroups(q *float32, d int, grp *byte, ng int, scratch *float32, out
 			rows := (*byte)(unsafe.Add(g, 2*d))
 			o := (*float32)(unsafe.Add(unsafe.Pointer(out), done*GroupCells*ostride))
 			switch {
+			case d <= 192 && q2kFar && q2kSparse:
+				multiScoresQ2KGPXVNNI(dig, aux, d/64, rows, d/4, p*GroupCells, o, ostride, &off[0], nil)
 			case d <= 192 && q2kFar:
 				multiScoresQ2KGPZ4VNNI(dig, aux, d/64, rows, d/4, p*GroupCells, o, ostride, &off[0], nil)
 			case d <= 192:
 				multiScoresQ2KGPVNNI(dig, aux, d/64, rows, d/4, p*GroupCells, o, ostride, &off[0], nil)
+			case q2kFar && q2kSparse:
+				multiScoresQ2KGXVNNI(dig, aux, d/64, rows, d/4, p*GroupCells, o, ostride, &off[0], nil)
 			case q2kFar:
 				multiScoresQ2KGZ4VNNI(dig, aux, d/64, rows, d/4, p*GroupCells, o, ostride, &off[0], nil)
 			default:
@@ -402,12 +406,39 @@ func multiScoresQ2KGPZ4VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m in
 
 // q2kFar makes q2kScoresGroups take the group kernels' flavours with the L2 prefetch
 // (multiScoresQ2KGZ4VNNI, multiScoresQ2KGPZ4VNNI): on AMD Zen 4 (zen4Stream) and on Intel
-// (intelCPU). On an Intel Xeon (family 6 model 167, Sapphire Rapids class, 2 shared vCPUs, load
+// (intelCPU, there with the sparse prefetches: q2kSparse). On an Intel Xeon (family 6 model 167, Sapphire Rapids class, 2 shared vCPUs, load
 // ~6; ScoresRangeMulti at d 128, four queries, 4096-cell calls, the two alternated in one
 // process, 15 rounds, ns a cell min/median) in cache 3.90/3.92 → 3.94/3.95, streamed (2²⁰
 // cells) 4.63/4.70 → 4.17/4.22; in the decode (native/attn TestDecodeBreakdown at the bench
 // shape, test binaries alternated six times, the runs' minima) the scores 5.85/6.01 → 5.24/5.43.
 var q2kFar = zen4Stream || intelCPU
+
+// multiScoresQ2KGXVNNI and multiScoresQ2KGPXVNNI are multiScoresQ2KGZ4VNNI and
+// multiScoresQ2KGPZ4VNNI with two of each step's five L2 prefetches (the lines at 0 and 192;
+// gen_tq4vnni.go's q2kFarX): their scores bit for bit (TestQ2KScoresGroups). Intel CPUs take
+// them (q2kSparse).
+//
+//go:noescape
+func multiScoresQ2KGXVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
+//go:noescape
+func multiScoresQ2KGPXVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
+// q2kSparse makes q2kScoresGroups take, where q2kFar, the flavours with the sparse L2
+// prefetches (multiScoresQ2KGXVNNI, multiScoresQ2KGPXVNNI) on Intel CPUs (intelCPU): with a
+// PREFETCHT1 for every line PFFAR on, as Zen 4 takes them, this Intel's loop waited on its L1
+// fill buffers (as multi_vnni_amd64.go's q50ScoresX says of q5_0's six far prefetches a block).
+// On an Intel Xeon (family 6 model 167, 2 shared vCPUs, load 5–7; native/attn
+// TestDecodeBreakdown at the bench shape, KVLAB_SPEED_FORMATS=q2k, the kernels switched process
+// by process, ns a row, each process's min of 5 rounds), scores phase: every line 5.65–6.44
+// (ten runs) → lines 0 and 192 5.38–6.21 (lower in 9 of 10 paired runs; median 6.00 → 5.62),
+// whole 12.29–14.08 → 11.49–13.49 (lower in 9 of 10). Not kept (the same runs): lines 0, 128
+// and 256 5.81–6.04; line 0 alone 5.69–6.27; lines 64 and 256 5.40–5.98 (within the noise of
+// 0 and 192); lines 0 and 192 at 8 KiB 6.06–6.44 or 32 KiB 5.49–6.02 in place of PFFAR. Test
+// binaries with and without q2kSparse alternated ten times (load ~6, the same test): scores
+// 5.13–5.77 → 4.86–5.54 (lower in 9 of 10, median of the differences −0.23), whole
+// 11.98–13.71 → 11.63–12.93 (lower in 10 of 10, median −0.65).
+var q2kSparse = intelCPU
 
 // q2kQueriesFinite reports whether the four queries q[h·d:] are finite where q2kScores would
 // take the AVX-512 integer path (q2kFiniteAVX512), else true: that path's preparation

@@ -681,13 +681,14 @@ func TestQ2KScoresPipelined(t *testing.T) {
 // that start and end inside groups and span several batches, query counts 4, 3 and 8, and a
 // group in the middle of a batch whose q' overflows (scored in float, the batch resumed after
 // it), with sentinels past the range's scores; with the kernels that prefetch into L2 too
-// (q2kFar: multiScoresQ2KGZ4VNNI, multiScoresQ2KGPZ4VNNI) and without, on any CPU. Under
+// (q2kFar: multiScoresQ2KGZ4VNNI, multiScoresQ2KGPZ4VNNI; with q2kSparse too, Intel's
+// multiScoresQ2KGXVNNI, multiScoresQ2KGPXVNNI) and without, on any CPU. Under
 // KVLAB_NO_AVX512 it checks the AVX2 loop (q2kScoresGroupsAVX2) so.
 func TestQ2KScoresGroups(t *testing.T) {
-	defer func(z bool) { q2kFar = z }(q2kFar)
-	for _, far := range []bool{false, true} {
-		q2kFar = far
-		t.Run(fmt.Sprint("q2kFar=", far), testQ2KScoresGroups)
+	defer func(z, x bool) { q2kFar, q2kSparse = z, x }(q2kFar, q2kSparse)
+	for _, k := range [][2]bool{{false, false}, {true, false}, {true, true}} {
+		q2kFar, q2kSparse = k[0], k[1]
+		t.Run(fmt.Sprint("q2kFar=", k[0], ",q2kSparse=", k[1]), testQ2KScoresGroups)
 	}
 }
 
