@@ -563,6 +563,55 @@ func q51XPF(s string) string {
 	return strings.ReplaceAll(s, pf, "\tPREFETCHT0 (R15)(R11*1)\n\tPREFETCHT1 32768(R15)\n")
 }
 
+// q51XSparseOn makes q5_1's Intel kernel with 8-bit weights thin its far prefetches as
+// q51XSparse says.
+const q51XSparseOn = true
+
+// q51XSparse rewrites q51XPF's far prefetches of q5_1's Intel kernel with 8-bit weights s: of
+// each row-quad loop's PREFETCHT1 32768(R15) (one a 48-byte step of the prefetch pointer: four
+// a step of two quads, every line of the rows and a third of them twice) only the loop's first
+// is kept, one a 192 bytes (about a line in three), as the Intel q5 scores kernels' far
+// prefetches (multi_vnni_amd64.go's PF22X and PF20X) and q2k's (gen_tq4vnni.go's q2kFarX): the
+// L2's streamer fetches the lines between, and the loop no longer waits on L1 fill buffers held
+// by far prefetches. The PREFETCHT0 are kept, so the same sums. On an Intel Xeon (family 6
+// model 167, 2 shared vCPUs, load 5–7; native/attn TestDecodeBreakdown at the bench shape,
+// KVLAB_SPEED_FORMATS=q5_1, the kernels switched process by process, ns a row, each process's
+// min of 5 rounds) the values phase: 9.17–10.26 (sixteen runs, and one of 8.24) → 8.48–9.94
+// (lower in 14 of 16 paired runs, median of the differences −0.45); the whole step lower in 10
+// of 16, within its noise. Not kept (the same runs): two of the four (one a 96 bytes) 9.59–10.07
+// (against 9.76–10.26); none at all 9.41–10.32; the one kept taken on every second loop trip
+// only (a branch on the trip count) 9.68–10.37; the one kept 48 KiB on in place of 32
+// 8.91–9.94, within the noise of 32. Test binaries of main and this (with q2k_amd64.go's
+// q2kSparse) alternated twelve times (ABBA, load 6–9), min/median of the runs' minima: values
+// 9.53/9.86 → 9.26/9.50 (paired median −0.40, lower in 11 of 12), whole 17.19/17.86 →
+// 16.74/17.46 (−0.45, 9 of 12); the scores phase, whose kernel is the same, 7.74/7.95 →
+// 7.30/7.49 (−0.46, 12 of 12): it follows the values of the chunk before, whose dense far
+// prefetches it waited behind.
+func q51XSparse(s string) string {
+	const far = "\tPREFETCHT1 32768(R15)"
+	if n := strings.Count(s, far+"\n"); n != 12 {
+		panic(fmt.Sprintf("q51XSparse: %d far prefetches, want 12", n))
+	}
+	var b strings.Builder
+	kept := false
+	for _, l := range strings.SplitAfter(s, "\n") {
+		switch {
+		case strings.HasSuffix(l, ":\n"):
+			kept = false
+		case l == far+"\n" && kept:
+			continue
+		case l == far+"\n":
+			kept = true
+		}
+		b.WriteString(l)
+	}
+	s = b.String()
+	if n := strings.Count(s, far+"\n"); n != 4 {
+		panic(fmt.Sprintf("q51XSparse: %d far prefetches left, want 4 (one a row-quad loop)", n))
+	}
+	return s
+}
+
 // q51XTestOn makes q5_1's Intel kernel with 8-bit weights take its fifth-bit masks as
 // q51XTest says.
 const q51XTestOn = true
@@ -2076,6 +2125,9 @@ func gen(suffix string) string {
 		}
 		if k.name == "Q51V8X" && q51XPFOn {
 			s = q51XPF(s)
+			if q51XSparseOn {
+				s = q51XSparse(s)
+			}
 		}
 		if k.name == "Q51V8X" && q51XTestOn {
 			s = q51XTest(s)

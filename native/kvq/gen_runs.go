@@ -72,8 +72,8 @@ var flavours = []flavour{
 	v8Z4AccRuns("multiAccQ41V8Z4INT", "multiAccQ41V8Z4RunsINT", "aQ41V8Z4_", 20),
 	v8Z4AccRuns("multiAccIQ4NLV8Z4INT", "multiAccIQ4NLV8Z4RunsINT", "aIQ4NLV8Z4_", 18),
 	intAccRuns("multiAccQ50VINT", "multiAccQ50VRunsINT", "aQ50V_", "the tile after next, prefetched 2·22 bytes a row-pair step"),
-	intelQ5AccRuns("multiAccQ50VIINT", "multiAccQ50VIRunsINT", "aQ50VI_", "the tile after next, prefetched 2·22 bytes a row-pair step", 0),
-	intelQ5AccRuns("multiAccQ51V8XINT", "multiAccQ51V8XRunsINT", "aQ51V8X_", "the tile after next, prefetched 2·24 bytes a row-pair step", 12),
+	intelQ5AccRuns("multiAccQ50VIINT", "multiAccQ50VIRunsINT", "aQ50VI_", "the tile after next, prefetched 2·22 bytes a row-pair step", 0, 0),
+	intelQ5AccRuns("multiAccQ51V8XINT", "multiAccQ51V8XRunsINT", "aQ51V8X_", "the tile after next, prefetched 2·24 bytes a row-pair step", 4, 12),
 	intAccRuns("multiAccQ51V8Z4INT", "multiAccQ51V8Z4RunsINT", "aQ51V8Z4_", "the tile after next, prefetched 2·24 bytes a row-pair step"),
 	turboAccRuns("multiAccT4FBINT", "multiAccT4FBRunsINT", "aT4FB_"),
 	turboAccRuns("multiAccT4BINT", "multiAccT4BRunsINT", "aT4B_"),
@@ -419,13 +419,17 @@ func q5ScoresRuns(name, runs, label, pfOld, pfNew string) flavour {
 // from label on; its prefetch pointer at the tile after next, its comment what): pf bytes past
 // each tile's first row (the run after next) in place of 128 rows on (for q5_1's, whose L1
 // prefetches go 64 rows back from that pointer, at the pointer's rows), and without far
-// L2 prefetches 32 KiB further (their count; the kernel's PREFETCHT1 32768(R15)).
-func intelQ5AccRuns(name, runs, label, what string, far int) flavour {
+// L2 prefetches 32 KiB further (their count, far; the kernel's PREFETCHT1 32768(R15)), its near
+// ones (their count, near) at the pointer's rows.
+func intelQ5AccRuns(name, runs, label, what string, far, near int) flavour {
 	f := intAccRuns(name, runs, label, what)
 	if far > 0 {
+		f.repl = append(f.repl, repl{"\tPREFETCHT1 32768(R15)\n", "", far})
+	}
+	if near > 0 {
 		// multiAccQ51V8XINT's L1 prefetches go 64 rows back from its pointer (R11: the next
 		// tile from the tile after next); here they go to the pointer's rows themselves.
-		f.repl = append(f.repl, repl{"\tPREFETCHT1 32768(R15)\n", "", far}, repl{"\tPREFETCHT0 (R15)(R11*1)\n", "\tPREFETCHT0 (R15)\n", far})
+		f.repl = append(f.repl, repl{"\tPREFETCHT0 (R15)(R11*1)\n", "\tPREFETCHT0 (R15)\n", near})
 	}
 	return f
 }
