@@ -218,6 +218,18 @@ func q2kFarX(b string) string {
 	return b
 }
 
+// tq4FarX is body with two of each step's five lines (at 0 and 192) also prefetched into L2
+// PFFARX bytes past its PREFETCHT0 (PFGROUPS groups ahead): the one-chunk kernels' Intel
+// flavours (TQ4BX, T4BX; multi_tq4vnni_amd64.go's tq4X has the measurements), sparse as q2k's
+// Intel flavours' (q2kFarX). The same instructions otherwise, so the same scores.
+func tq4FarX(b string) string {
+	const pf = "\tPREFETCHT0 256(AX)\n\tADDQ $320, AX\n"
+	if strings.Count(b, pf) != 1 {
+		panic("tq4FarX: body changed")
+	}
+	return strings.Replace(b, pf, "\tPREFETCHT0 256(AX)\n\tPREFETCHT1 PFFARX(AX)\n\tPREFETCHT1 PFFARX+192(AX)\n\tADDQ $320, AX\n", 1)
+}
+
 // pairBody is body for chunk4B2's kernels: the loop runs over pairs of chunks (nb even),
 // prefetches each line into L1 as body does and into L2 PFFAR bytes further on, and the row
 // scales are staged by stageV (no stage buffer).
@@ -650,6 +662,11 @@ const macros = `// PFGROUPS is how many groups of sixteen rows ahead the kernels
 // Q2KGPX) two lines of each step's five: gen_tq4vnni.go's chunk4B comment and q2k_amd64.go's
 // multiScoresQ2KGZ4VNNI and q2kSparse have the measurements.
 #define PFFAR 16384
+
+// PFFARX is how far beyond their PREFETCHT0 the one-chunk kernels' Intel flavours (TQ4BX, T4BX)
+// prefetch two lines of each step's five into L2 (PREFETCHT1): multi_tq4vnni_amd64.go's tq4X
+// has the measurements.
+#define PFFARX 32768
 
 // CHAIN1 adds code vector c times the four query bytes at offset off of each of the four
 // queries' digit rows (query h at h·32) into accumulators a0..a3.
@@ -1160,6 +1177,11 @@ func main() {
 		r := strings.NewReplacer("%NEXTG%", "", "@", k.name, "%STAGE%", k.stage, "%CONSTS%", k.consts, "%CHUNK%", k.chunk,
 			"%SOFF%", k.soff, "%STEP%", k.step)
 		out.WriteString(r.Replace(body))
+		if k.name == "TQ4B" || k.name == "T4B" { // their Intel flavours, TQ4BX and T4BX (tq4FarX)
+			r := strings.NewReplacer("%NEXTG%", "", "@", k.name+"X", "%STAGE%", k.stage, "%CONSTS%", k.consts, "%CHUNK%", k.chunk,
+				"%SOFF%", k.soff, "%STEP%", k.step)
+			out.WriteString(r.Replace(tq4FarX(body)))
+		}
 		if k.name == "TQ4B" || k.name == "T4B" { // their two-chunk flavours, TQ4B2 and T4B2
 			r := strings.NewReplacer("%NEXTG%", "", "@", k.name+"2", "%STAGE%", stageV(k.name == "TQ4B"), "%CONSTS%", k.consts, "%CHUNK%", chunk4B2,
 				"%SOFF%", k.soff, "%STEP%", "32")

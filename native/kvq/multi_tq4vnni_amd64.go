@@ -341,6 +341,33 @@ func multiScoresTQ4BVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, 
 //go:noescape
 func multiScoresT4BVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
 
+// multiScoresTQ4BXVNNI and multiScoresT4BXVNNI are multiScoresTQ4BVNNI and multiScoresT4BVNNI
+// for Intel CPUs (tq4X): two of each step's five lines also prefetched into L2 PFFARX (32 KiB)
+// past the PREFETCHT0 (gen_tq4vnni.go's tq4FarX), their scores bit for bit
+// (TestDotManyMultiTQ4Pair).
+//
+//go:noescape
+func multiScoresTQ4BXVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
+//go:noescape
+func multiScoresT4BXVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
+// tq4X makes tq4's and turbo4's scores take the one-chunk kernels' Intel flavours
+// (multiScoresTQ4BXVNNI, multiScoresT4BXVNNI) on Intel CPUs (intelCPU) where they take the
+// one-chunk VBMI kernels. Those prefetch only into L1 (PREFETCHT0, PFGROUPS groups ahead),
+// and on this Intel their streamed scores waited on memory (native/attn TestDecodeBreakdown at
+// the bench shape: turbo4 6.5 ns a row streamed against 4.4 with the keys in cache, tq4 6.7
+// against 4.4); dense L2 prefetches had not paid on Zen 4 (gen_tq4vnni.go's PFGROUPS), sparse
+// ones, as q2k's (q2kSparse) and the Intel q5 scores kernels' (PF22X, PF20X), pay here.
+// On an Intel Xeon (family 6 model 167, 2 shared vCPUs, load 5–9; that test,
+// KVLAB_SPEED_FORMATS=turbo4,tq4, the kernels switched process by process, ns a row, each run's
+// min of 5 rounds, ten runs), scores: turbo4 6.57–7.36 → 5.58–6.30, tq4 6.83–7.80 → 5.80–6.23
+// (lower in 10 of 10 each); whole turbo4 12.25–13.89 → 11.12–12.89 (9 of 10), tq4 12.21–13.87
+// → 11.29–12.16 (10 of 10). PFFARX 16 KiB did less (turbo4 5.81–6.52, tq4 5.74–6.50 in the
+// same runs); 48 and 64 KiB as 32 (six runs: 5.80–6.46 and 5.89–6.40 against 5.76–6.26 for
+// turbo4); one line a step in place of two, 5.94–6.54 and 5.79–6.62.
+var tq4X = intelCPU
+
 // multiScoresTQ4B2VNNI and multiScoresT4B2VNNI are multiScoresTQ4BVNNI and multiScoresT4BVNNI
 // two 32-value chunks a step (nb even), their scores bit for bit: a row's two chunks by one
 // 32-byte load and split by VSHUFI64X2 (gen_tq4vnni.go, LOAD8), where two LOAD4 take six
@@ -511,6 +538,10 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 					multiScoresTQ4B2VNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
 					return
 				}
+				if tq4X {
+					multiScoresTQ4BXVNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
+					return
+				}
 				multiScoresTQ4BVNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
 				return
 			}
@@ -519,6 +550,10 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 			if hasVBMI {
 				if tq4Pair(nb) {
 					multiScoresT4B2VNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
+					return
+				}
+				if tq4X {
+					multiScoresT4BXVNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
 					return
 				}
 				multiScoresT4BVNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])

@@ -23,6 +23,11 @@
 // multiScoresQ2KGZ4VNNI and q2kSparse have the measurements.
 #define PFFAR 16384
 
+// PFFARX is how far beyond their PREFETCHT0 the one-chunk kernels' Intel flavours (TQ4BX, T4BX)
+// prefetch two lines of each step's five into L2 (PREFETCHT1): multi_tq4vnni_amd64.go's tq4X
+// has the measurements.
+#define PFFARX 32768
+
 // CHAIN1 adds code vector c times the four query bytes at offset off of each of the four
 // queries' digit rows (query h at h·32) into accumulators a0..a3.
 #define CHAIN1(c, off, a0, a1, a2, a3) \
@@ -515,6 +520,132 @@ TQ4B_done:
 	VZEROUPPER
 	RET
 
+// func multiScoresTQ4BXVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+TEXT ·multiScoresTQ4BXVNNI(SB), NOSPLIT, $0-80
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+48(FP), R9
+	MOVQ m+40(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   TQ4BX_done
+	MOVL $0x0F0F0F0F, AX
+	VPBROADCASTD AX, Z31
+	VBROADCASTI32X4 ·tq4VNNIU8(SB), Z20
+
+TQ4BX_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	// The sixteen row scales, lane 4m+g from row 4g+m (past the nb chunks of codes), times
+	// the levels' unit (off[4]), into Z21.
+	MOVQ nb+16(FP), R11
+	SHLQ $4, R11
+	MOVQ stage+72(FP), SI
+	STAGE32(CX, 0)
+	STAGE32(BX, 1)
+	STAGE32(R14, 2)
+	STAGE32(R15, 3)
+	VMOVUPS (SI), Z21
+	MOVQ off+64(FP), AX
+	VMULPS.BCST 16(AX), Z21, Z21
+
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ nb+16(FP), R11
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
+	SHLQ $4, AX                // per chunk of codes (a group of rows is at most 16·(16 + 4)
+	IMULQ $PFGROUPS, AX        // bytes per chunk)
+	ADDQ DI, AX
+
+TQ4BX_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	PREFETCHT1 PFFARX(AX)
+	PREFETCHT1 PFFARX+192(AX)
+	ADDQ $320, AX
+	LOAD4(CX, Z24, X24)
+	LOAD4(BX, Z25, X25)
+	LOAD4(R14, Z26, X26)
+	LOAD4(R15, Z27, X27)
+	TRANSPOSE4
+	VPSRLD $4, Z25, Z4
+	VPSRLD $4, Z26, Z5
+	VPSRLD $4, Z27, Z6
+	VPSRLD $4, Z28, Z7
+	VPERMB Z20, Z25, Z0
+	VPERMB Z20, Z26, Z1
+	VPERMB Z20, Z27, Z2
+	VPERMB Z20, Z28, Z3
+	VPERMB Z20, Z4, Z4
+	VPERMB Z20, Z5, Z5
+	VPERMB Z20, Z6, Z6
+	VPERMB Z20, Z7, Z7
+
+	VPBROADCASTD 48(DX), Z12   // −128·ΣQ: the levels' offset
+	VPBROADCASTD 52(DX), Z13
+	VPBROADCASTD 56(DX), Z14
+	VPBROADCASTD 60(DX), Z15
+	CHAINS1
+	FINISH(Z12, 0, Z8)
+	FINISH(Z13, 1, Z9)
+	FINISH(Z14, 2, Z10)
+	FINISH(Z15, 3, Z11)
+
+	ADDQ $128, SI
+	ADDQ $96, DX
+	ADDQ $16, CX
+	ADDQ $16, BX
+	ADDQ $16, R14
+	ADDQ $16, R15
+	DECQ R11
+	JNZ  TQ4BX_blk
+
+	// score = sum·(s·unit) + offset.
+	MOVQ off+64(FP), AX
+	VBROADCASTSS (AX), Z12
+	VFMADD213PS Z12, Z21, Z8
+	VBROADCASTSS 4(AX), Z12
+	VFMADD213PS Z12, Z21, Z9
+	VBROADCASTSS 8(AX), Z12
+	VFMADD213PS Z12, Z21, Z10
+	VBROADCASTSS 12(AX), Z12
+	VFMADD213PS Z12, Z21, Z11
+
+	SCORES_T
+	MOVQ ostride+56(FP), AX
+	CMPQ AX, $16
+	JNE  TQ4BX_strided
+	SCORES_CONTIG
+	JMP  TQ4BX_next
+
+TQ4BX_strided:
+	SCORES_STRIDED
+
+TQ4BX_next:
+	MOVQ ostride+56(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  TQ4BX_group
+
+TQ4BX_done:
+	VZEROUPPER
+	RET
+
 // func multiScoresTQ4B2VNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
 TEXT ·multiScoresTQ4B2VNNI(SB), NOSPLIT, $0-80
 	MOVQ rows+24(FP), DI
@@ -820,6 +951,132 @@ T4B_next:
 	JNZ  T4B_group
 
 T4B_done:
+	VZEROUPPER
+	RET
+
+// func multiScoresT4BXVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+TEXT ·multiScoresT4BXVNNI(SB), NOSPLIT, $0-80
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+48(FP), R9
+	MOVQ m+40(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   T4BX_done
+	MOVL $0x0F0F0F0F, AX
+	VPBROADCASTD AX, Z31
+	VBROADCASTI32X4 ·tq4VNNIU8(SB), Z20
+
+T4BX_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	// The sixteen row scales, lane 4m+g from row 4g+m (past the nb chunks of codes), times
+	// the levels' unit (off[4]), into Z21.
+	MOVQ nb+16(FP), R11
+	SHLQ $4, R11
+	MOVQ stage+72(FP), SI
+	STAGE16(CX, 0)
+	STAGE16(BX, 1)
+	STAGE16(R14, 2)
+	STAGE16(R15, 3)
+	VCVTPH2PS (SI), Z21
+	MOVQ off+64(FP), AX
+	VMULPS.BCST 16(AX), Z21, Z21
+
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ nb+16(FP), R11
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
+	SHLQ $4, AX                // per chunk of codes (a group of rows is at most 16·(16 + 4)
+	IMULQ $PFGROUPS, AX        // bytes per chunk)
+	ADDQ DI, AX
+
+T4BX_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	PREFETCHT1 PFFARX(AX)
+	PREFETCHT1 PFFARX+192(AX)
+	ADDQ $320, AX
+	LOAD4(CX, Z24, X24)
+	LOAD4(BX, Z25, X25)
+	LOAD4(R14, Z26, X26)
+	LOAD4(R15, Z27, X27)
+	TRANSPOSE4
+	VPSRLD $4, Z25, Z4
+	VPSRLD $4, Z26, Z5
+	VPSRLD $4, Z27, Z6
+	VPSRLD $4, Z28, Z7
+	VPERMB Z20, Z25, Z0
+	VPERMB Z20, Z26, Z1
+	VPERMB Z20, Z27, Z2
+	VPERMB Z20, Z28, Z3
+	VPERMB Z20, Z4, Z4
+	VPERMB Z20, Z5, Z5
+	VPERMB Z20, Z6, Z6
+	VPERMB Z20, Z7, Z7
+
+	VPBROADCASTD 48(DX), Z12   // −128·ΣQ: the levels' offset
+	VPBROADCASTD 52(DX), Z13
+	VPBROADCASTD 56(DX), Z14
+	VPBROADCASTD 60(DX), Z15
+	CHAINS1
+	FINISH(Z12, 0, Z8)
+	FINISH(Z13, 1, Z9)
+	FINISH(Z14, 2, Z10)
+	FINISH(Z15, 3, Z11)
+
+	ADDQ $128, SI
+	ADDQ $96, DX
+	ADDQ $16, CX
+	ADDQ $16, BX
+	ADDQ $16, R14
+	ADDQ $16, R15
+	DECQ R11
+	JNZ  T4BX_blk
+
+	// score = sum·(s·unit) + offset.
+	MOVQ off+64(FP), AX
+	VBROADCASTSS (AX), Z12
+	VFMADD213PS Z12, Z21, Z8
+	VBROADCASTSS 4(AX), Z12
+	VFMADD213PS Z12, Z21, Z9
+	VBROADCASTSS 8(AX), Z12
+	VFMADD213PS Z12, Z21, Z10
+	VBROADCASTSS 12(AX), Z12
+	VFMADD213PS Z12, Z21, Z11
+
+	SCORES_T
+	MOVQ ostride+56(FP), AX
+	CMPQ AX, $16
+	JNE  T4BX_strided
+	SCORES_CONTIG
+	JMP  T4BX_next
+
+T4BX_strided:
+	SCORES_STRIDED
+
+T4BX_next:
+	MOVQ ostride+56(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	DECQ R10
+	JNZ  T4BX_group
+
+T4BX_done:
 	VZEROUPPER
 	RET
 

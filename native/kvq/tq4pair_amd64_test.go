@@ -98,7 +98,8 @@ func TestScoresTQ4PairMatch(t *testing.T) {
 }
 
 // TestDotManyMultiTQ4Pair checks tq4's and turbo4's DotManyMulti with the two-chunk kernels
-// chosen (tq4PairMode 1) against the one-chunk ones (−1) bit for bit, for query counts and row
+// chosen (tq4PairMode 1), and with the one-chunk ones' Intel flavours (tq4X), against the
+// one-chunk ones (−1) bit for bit, for query counts and row
 // counts around the kernels' four queries and sixteen rows, dims with an even and an odd number
 // of chunks (the odd ones take the one-chunk kernels either way), tq4's queries on the
 // per-chunk grid (tq4UniMode −1).
@@ -106,8 +107,8 @@ func TestDotManyMultiTQ4Pair(t *testing.T) {
 	if !hasAVX512VNNIVBMI() {
 		t.Skip("no AVX-512 VNNI + VBMI: both modes run the same kernels")
 	}
-	saved, savedUni := tq4PairMode, tq4UniMode
-	defer func() { tq4PairMode, tq4UniMode = saved, savedUni }()
+	saved, savedUni, savedX := tq4PairMode, tq4UniMode, tq4X
+	defer func() { tq4PairMode, tq4UniMode, tq4X = saved, savedUni, savedX }()
 	tq4UniMode = -1 // the per-chunk query grid both ways (tq4Uni's kernels: TestTQ4UniScores)
 	rng := rand.New(rand.NewPCG(133, 134))
 	for _, f := range []Format{TQ4, Turbo4} {
@@ -124,13 +125,20 @@ func TestDotManyMultiTQ4Pair(t *testing.T) {
 				for _, n := range []int{1, 3, 4, 5, 8} {
 					q := gaussianRows(rng, n, d, 1)
 					want, got := make([]float32, rows*n), make([]float32, rows*n)
-					tq4PairMode = -1
+					tq4PairMode, tq4X = -1, false
 					mq.DotManyMulti(q, n, enc, want)
 					tq4PairMode = 1
 					mq.DotManyMulti(q, n, enc, got)
 					for i := range want {
 						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 							t.Fatalf("%s d %d rows %d n %d: row %d query %d: %g two chunks a step, %g one", f, d, rows, n, i/n, i%n, got[i], want[i])
+						}
+					}
+					tq4PairMode, tq4X = -1, true
+					mq.DotManyMulti(q, n, enc, got)
+					for i := range want {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%s d %d rows %d n %d: row %d query %d: %g Intel's one-chunk flavour, %g one", f, d, rows, n, i/n, i%n, got[i], want[i])
 						}
 					}
 				}
