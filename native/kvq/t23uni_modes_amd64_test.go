@@ -4,6 +4,7 @@ package kvq
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -61,4 +62,43 @@ func TestMultiQueryT23Modes(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestT23IntelFlavours checks turbo2's and turbo3's DotManyMulti through the per-group
+// kernels' Intel flavours (t23X: multiScoresT2PXVNNI, multiScoresT3PXVNNI) against the kernels
+// they stand for, bit for bit, on every CPU with AVX-512 VNNI + VBMI.
+func TestT23IntelFlavours(t *testing.T) {
+	if !hasAVX512VNNIVBMI() {
+		t.Skip("no AVX-512 VNNI + VBMI: neither runs")
+	}
+	defer func(v int, x bool) { t23UniMode, t23X = v, x }(t23UniMode, t23X)
+	t23UniMode = -1
+	rng := rand.New(rand.NewPCG(173, 174))
+	for _, f := range []Format{Turbo2, Turbo3} {
+		for _, d := range []int{64, 128, 192, 256} {
+			c := mustCodec(t, f, d)
+			mq := c.(MultiQuery)
+			rb := c.RowBytes()
+			for _, rows := range []int{1, 15, 16, 17, 130} {
+				src := outlierRows(rng, rows, d)
+				enc := make([]byte, rows*rb)
+				for r := 0; r < rows; r++ {
+					c.Encode(enc[r*rb:(r+1)*rb], src[r*d:(r+1)*d])
+				}
+				for _, n := range []int{1, 4, 5} {
+					q := gaussianRows(rng, n, d, 1)
+					want, got := make([]float32, rows*n), make([]float32, rows*n)
+					t23X = false
+					mq.DotManyMulti(q, n, enc, want)
+					t23X = true
+					mq.DotManyMulti(q, n, enc, got)
+					for i := range want {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%s d %d rows %d n %d: row %d query %d: %g Intel's flavour, %g", f, d, rows, n, i/n, i%n, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
 }
