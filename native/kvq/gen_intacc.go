@@ -3925,6 +3925,15 @@ func q50OneSet(s string) string {
 // masked load and a VPERMW: one port-0/5 operation a row fewer on Intel, the same words in the
 // lanes the conversion reads (the index picks words 0, 11 and 22; the fourth scale is
 // broadcast into lanes 12..15 after), so the same sums bit for bit.
+//
+// Not kept (on the Intel Xeon, load 5–13; copies of this kernel in one test binary, the
+// same sums bit for bit): the pipelined prepass's three pointers (6528, 6536, 6544(SP)) held in
+// R14, DX and CX through the pair loop (CX saved beside them), three loads and three stores a
+// prepass row fewer: 4096 rows in cache 6.47/5.88/6.79 → 6.31/5.84/6.74 ns a row min (three
+// runs), and in native/attn TestDecodeBreakdown (q5_0, switched process by process, ABBA, 16
+// runs) values −0.09 (lower in 11 of 16), whole −0.31 (9 of 16): within the noise. The
+// fifth-bit mask by two KMOVD from memory and a KUNPCKDQ in place of two MOVL, a shift, an OR
+// and a KMOVQ: in cache 6.42–7.18 against 5.88–6.79, slower.
 func q50Intel(s string) string {
 	const old = "\tVMOVDQU16.Z (AX), K4, Z26\n\tVPERMW Z26, Z29, Z26\n"
 	if n := strings.Count(s, old); n != 2 {

@@ -389,7 +389,11 @@ var q51ScoresX = intelCPU
 // binaries alternated run by run (Intel Xeon, load 1–4), paired rounds, median of the
 // differences of each round's mins, ns a row: scores −0.64 (lower in 19 of 20; 8.05 → 7.42),
 // whole −0.85 (17 of 20; 17.55 → 16.90); in an earlier 16 rounds scores −0.50 (16 of 16),
-// whole −0.59 (14 of 16).
+// whole −0.59 (14 of 16). Tried again with gen_intacc.go's q51XSparse (the same test, the
+// flavours switched process by process, five runs, load ~10, scores ns a row min): PF20X
+// 7.82–8.18; its two far lines 48 KiB on in place of 32, 7.85–8.06; three (0, 128, 256)
+// 8.84–9.77; one (0) 8.24–8.70. Two lines in six is the optimum here, and denser costs more
+// than sparser.
 //
 // Its headers then came by HDRT (each row's first 16 bytes loaded as the payloads are, four
 // unpacks, one VPERMW for d and m) in place of HDRI's eight inserting loads, six inserts, a
