@@ -690,6 +690,51 @@ func q51XQuad(s string) string {
 	return strings.ReplaceAll(s, dec, "\tVMOVDQU8 8(R12), X20\n\tVINSERTI32X4 $1, 8(R12)(R9*1), Y20, Y20\n\tVINSERTI32X4 $2, 8(R14), Z20, Z20\n\tVINSERTI32X4 $3, 8(R14)(R9*1), Z20, Z20\n\tVPERMB Z20, Z30, Z20\n")
 }
 
+// q50RegsOn makes q5_0's Intel values kernel (multiAccQ50VIINT) keep its pipelined prepass's
+// pointers in registers as q50Regs says.
+const q50RegsOn = true
+
+// q50Regs rewrites q5_0's Intel values kernel s (after q50Intel) so that the row-pair loop
+// keeps the pipelined prepass's three pointers (the next tile's rows, its weights and its w·d
+// rows: 6528, 6536 and 6544(SP)) in R14, DX and CX, which the loop leaves free (DX held
+// q5Dec's PDEP mask, which q5DecGF does not take; CX, the block's accumulators, is saved at
+// 6568(SP) beside them and restored after the loop): three loads and three stores a prepass row
+// fewer, the same operations otherwise, so the same sums bit for bit (TestIntAcc8Matches). Its
+// runs flavour (multiAccQ50VIRunsINT) takes it too. On the Intel Xeon (load 5–13): 4096 rows in
+// cache (copies in one test binary, three runs) 6.47/5.88/6.79 → 6.31/5.84/6.74 ns a row min;
+// native/attn TestDecodeBreakdown (q5_0 at the bench shape, the kernels switched process by
+// process, 22 runs, ns a row of each run's min) whole lower in 14 of 22 (median of the paired
+// differences −0.51), values lower in 15 of 22 (−0.11).
+func q50Regs(s string) string {
+	if strings.Contains(s, "R14") || strings.Contains(s, "6568(SP)") {
+		panic("q50Regs: R14 or 6568(SP) taken")
+	}
+	const setup = "\tMOVQ $0x5555555555555555, DX\n\tSHRQ $2, R10\n"
+	if strings.Count(s, setup) != 1 {
+		panic("q50Regs: the pair loop's setup changed")
+	}
+	s = strings.Replace(s, setup, "\tMOVQ 6528(SP), R14         // the pipelined prepass's pointers (q50Regs)\n\tMOVQ 6536(SP), DX\n\tMOVQ CX, 6568(SP)\n\tMOVQ 6544(SP), CX\n\tSHRQ $2, R10\n", 1)
+	for _, r := range [][2]string{
+		{"\tMOVQ 6528(SP), AX\n\tVPERMW (AX), Z29, Z26\n\tVPBROADCASTW 66(AX), K5, Z26\n\tADDQ R9, AX\n\tMOVQ AX, 6528(SP)\n",
+			"\tVPERMW (R14), Z29, Z26\n\tVPBROADCASTW 66(R14), K5, Z26\n\tADDQ R9, R14\n"},
+		{"\tMOVQ 6536(SP), AX\n\tVBROADCASTF32X4 (AX), Z25\n\tADDQ wstride+56(FP), AX\n\tMOVQ AX, 6536(SP)\n",
+			"\tVBROADCASTF32X4 (DX), Z25\n\tADDQ wstride+56(FP), DX\n"},
+		{"\tMOVQ 6544(SP), AX\n\tVMOVUPS Z22, (AX)\n\tADDQ $64, AX\n\tMOVQ AX, 6544(SP)\n",
+			"\tVMOVUPS Z22, (CX)\n\tADDQ $64, CX\n"},
+	} {
+		// The pair loop's (the first); the loop after the blocks (the second) keeps the stack.
+		if strings.Count(s, r[0]) != 2 {
+			panic("q50Regs: the pipelined prepass changed")
+		}
+		s = strings.Replace(s, r[0], r[1], 1)
+	}
+	const odd = "\tMOVQ R15, 6512(SP)\n" // at the pair loop's end (aQ50VI_odd)
+	if strings.Count(s, odd) != 1 {
+		panic("q50Regs: the pair loop's end changed")
+	}
+	return strings.Replace(s, odd, odd+"\tMOVQ R14, 6528(SP)\n\tMOVQ DX, 6536(SP)\n\tMOVQ CX, 6544(SP)\n\tMOVQ 6568(SP), CX\n", 1)
+}
+
 // q50XPFOn makes q5_0's Intel values kernel (multiAccQ50VIINT) prefetch as q50XPF says. Off:
 // it did not pay.
 const q50XPFOn = false
@@ -2148,6 +2193,9 @@ func gen(suffix string) string {
 			s = q50Intel(s)
 			if q50XPFOn {
 				s = q50XPF(s)
+			}
+			if q50RegsOn {
+				s = q50Regs(s)
 			}
 		}
 		if rl && f.min {
@@ -3926,14 +3974,10 @@ func q50OneSet(s string) string {
 // lanes the conversion reads (the index picks words 0, 11 and 22; the fourth scale is
 // broadcast into lanes 12..15 after), so the same sums bit for bit.
 //
-// Not kept (on the Intel Xeon, load 5–13; copies of this kernel in one test binary, the
-// same sums bit for bit): the pipelined prepass's three pointers (6528, 6536, 6544(SP)) held in
-// R14, DX and CX through the pair loop (CX saved beside them), three loads and three stores a
-// prepass row fewer: 4096 rows in cache 6.47/5.88/6.79 → 6.31/5.84/6.74 ns a row min (three
-// runs), and in native/attn TestDecodeBreakdown (q5_0, switched process by process, ABBA, 16
-// runs) values −0.09 (lower in 11 of 16), whole −0.31 (9 of 16): within the noise. The
-// fifth-bit mask by two KMOVD from memory and a KUNPCKDQ in place of two MOVL, a shift, an OR
-// and a KMOVQ: in cache 6.42–7.18 against 5.88–6.79, slower.
+// Not kept (on the Intel Xeon, load 5–13; copies of this kernel in one test binary, the same
+// sums bit for bit): the fifth-bit mask by two KMOVD from memory and a KUNPCKDQ in place of two
+// MOVL, a shift, an OR and a KMOVQ: 4096 rows in cache 6.42–7.18 ns a row min against
+// 5.88–6.79, slower.
 func q50Intel(s string) string {
 	const old = "\tVMOVDQU16.Z (AX), K4, Z26\n\tVPERMW Z26, Z29, Z26\n"
 	if n := strings.Count(s, old); n != 2 {
