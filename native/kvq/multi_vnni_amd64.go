@@ -393,7 +393,12 @@ var q51ScoresX = intelCPU
 // flavours switched process by process, five runs, load ~10, scores ns a row min): PF20X
 // 7.82–8.18; its two far lines 48 KiB on in place of 32, 7.85–8.06; three (0, 128, 256)
 // 8.84–9.77; one (0) 8.24–8.70. Two lines in six is the optimum here, and denser costs more
-// than sparser.
+// than sparser. Nor did two streams of rows pay (f16's multiScoresF16Split's shape: the groups
+// of sixteen rows taken alternately from the call's first half and its second, each group's
+// scores bit for bit; test binaries alternated ABBA, load ~12, q5_0 and q5_1, paired median
+// differences, scores/whole): the PREFETCHT0 two of a stream's own groups on −0.15/−0.63
+// (q5_0, lower in 7 and 8 of 12) and −0.05/+0.26 (q5_1); one group on +0.25/+0.02 and
+// +0.10/+0.03 (ten runs).
 //
 // Its headers then came by HDRT (each row's first 16 bytes loaded as the payloads are, four
 // unpacks, one VPERMW for d and m) in place of HDRI's eight inserting loads, six inserts, a
