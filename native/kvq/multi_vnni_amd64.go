@@ -393,12 +393,12 @@ var q51ScoresX = intelCPU
 // flavours switched process by process, five runs, load ~10, scores ns a row min): PF20X
 // 7.82–8.18; its two far lines 48 KiB on in place of 32, 7.85–8.06; three (0, 128, 256)
 // 8.84–9.77; one (0) 8.24–8.70. Two lines in six is the optimum here, and denser costs more
-// than sparser. Nor did two streams of rows pay (f16's multiScoresF16Split's shape: the groups
-// of sixteen rows taken alternately from the call's first half and its second, each group's
-// scores bit for bit; test binaries alternated ABBA, load ~12, q5_0 and q5_1, paired median
-// differences, scores/whole): the PREFETCHT0 two of a stream's own groups on −0.15/−0.63
-// (q5_0, lower in 7 and 8 of 12) and −0.05/+0.26 (q5_1); one group on +0.25/+0.02 and
-// +0.10/+0.03 (ten runs).
+// than sparser. Two streams of rows with these far prefetches kept (f16's
+// multiScoresF16Split's shape: the groups of sixteen rows taken alternately from the call's
+// first half and its second; test binaries alternated ABBA, load ~12, paired median
+// differences, scores/whole) did not pay: the PREFETCHT0 two of a stream's own groups on
+// −0.15/−0.63 (q5_0, lower in 7 and 8 of 12) and −0.05/+0.26 (q5_1); one group on +0.25/+0.02
+// and +0.10/+0.03 (ten runs). Without them they do: q50Split, q51Split.
 //
 // Its headers then came by HDRT (each row's first 16 bytes loaded as the payloads are, four
 // unpacks, one VPERMW for d and m) in place of HDRI's eight inserting loads, six inserts, a
@@ -476,6 +476,31 @@ var q50ScoresX = intelCPU && cpu.X86.HasAVX512VBMI2
 //
 //go:noescape
 func multiScoresQ50XGFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
+// multiScoresQ50XSGFNI and multiScoresQ51XSGFNI are multiScoresQ50XGFNI and
+// multiScoresQ51XGFNI over two streams of rows without their far prefetches (q50Split,
+// q51Split): their groups of sixteen rows taken alternately from the call's first half and its
+// second, each group's scores theirs bit for bit (TestQ5ScoresZ4); ostride at least 16.
+//
+//go:noescape
+func multiScoresQ50XSGFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
+//go:noescape
+func multiScoresQ51XSGFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+
+// q50Split and q51Split make q5_0's and q5_1's Intel scores (q50ScoresX, q51ScoresX) over
+// contiguous rows take their two-stream flavours (multiScoresQ50XSGFNI, multiScoresQ51XSGFNI)
+// where the scores are at least 16 bytes apart, as f16's multiScoresF16Split reads its rows,
+// each stream's PREFETCHT0 two of its own groups on and no far prefetches (PF22XS, PF20XS).
+// Paged runs keep the one-stream runs flavours. On an Intel Xeon (family 6 model 167, 2 shared
+// vCPUs, load 13–17; native/attn TestDecodeBreakdown at the bench shape, test binaries
+// alternated ABBA, ten runs, ns a row of each run's min, min/median, paired median
+// difference): scores q5_0 7.02/7.43 → 5.89/7.00 (−0.42, lower in 10 of 10), q5_1 7.54/7.82 →
+// 6.23/6.80 (−0.91, 10 of 10); whole q5_0 16.36/17.29 → 15.05/16.95 (−0.51, 6 of 10), q5_1
+// 17.39/18.25 → 16.15/17.16 (−0.98, 9 of 10). Not kept (q5_0, one binary, five runs): one stream
+// with its PREFETCHT0 two groups on, without the far prefetches 8.70–9.40 against 7.81–8.39,
+// with them 8.36–8.94; two streams one own group on 7.73–8.14 against 7.26–7.52 for two.
+var q50Split, q51Split = intelCPU, intelCPU
 
 //go:noescape
 func multiScoresQ50Z4GFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
@@ -924,6 +949,10 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 				break
 			}
 			if q5ScoresGFNI && q50ScoresX && !q5ScoresZ4 {
+				if q50Split && ostride >= 16 && intelX {
+					multiScoresQ50XSGFNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
+					break
+				}
 				multiScoresQ50XGFNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 				break
 			}
@@ -950,6 +979,10 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 				break
 			}
 			if q5ScoresGFNI && q51ScoresX && !q5ScoresZ4 && intelX {
+				if q51Split && ostride >= 16 {
+					multiScoresQ51XSGFNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
+					break
+				}
 				multiScoresQ51XGFNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 				break
 			}

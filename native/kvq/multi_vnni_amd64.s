@@ -3596,3 +3596,261 @@ TEXT ·multiScoresIQ4NLHdrIntelVBMI(SB), NOSPLIT, $144-80
 // func multiScoresQ41HdrIntelVNNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 TEXT ·multiScoresQ41HdrIntelVNNI(SB), NOSPLIT, $16-80
 	HDRK20I(0)
+// PFGROUPSS is how many of its own stream's groups of sixteen rows ahead the two-stream Intel
+// q5 scores kernels (multiScoresQ50XSGFNI, multiScoresQ51XSGFNI) prefetch into L1.
+#define PFGROUPSS 2
+
+// PF22XS and PF20XS are PF22X and PF20X without the far prefetches: the two-stream kernels'.
+#define PF22XS \
+	PREFETCHT0 (AX); \
+	PREFETCHT0 64(AX); \
+	PREFETCHT0 128(AX); \
+	PREFETCHT0 192(AX); \
+	PREFETCHT0 256(AX); \
+	PREFETCHT0 320(AX); \
+	ADDQ $352, AX
+
+#define PF20XS \
+	PREFETCHT0 (AX); \
+	PREFETCHT0 64(AX); \
+	PREFETCHT0 128(AX); \
+	PREFETCHT0 192(AX); \
+	PREFETCHT0 256(AX); \
+	PREFETCHT0 320(AX); \
+	ADDQ $384, AX
+
+// func multiScoresQ51XSGFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+// multiScoresQ51XGFNI over two streams of rows (multi_vnni_amd64.go's q50Split, q51Split): the
+// groups of sixteen rows taken alternately from the call's first ⌈groups/2⌉ groups and from the
+// rest, each stream's lines read in order, its PREFETCHT0 PFGROUPSS of its own groups on and no
+// far prefetches (PF20XS). Each group's scores are multiScoresQ51XGFNI's bit for bit;
+// ostride must be at least 16 (a group's stores stay in its rows').
+TEXT ·multiScoresQ51XSGFNI(SB), NOSPLIT, $0-80
+	MOVQ rows+32(FP), DI
+	MOVQ rb+40(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+56(FP), R9
+	MOVQ m+48(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   xQ51S_done
+	MOVQ R10, AX               // two streams: the first ⌈groups/2⌉ groups (DI, R9) and the rest
+	INCQ AX
+	SHRQ $1, AX
+	MOVQ R8, R13
+	SHLQ $4, R13
+	IMULQ AX, R13
+	ADDQ DI, R13               // the second stream's rows
+	IMULQ ostride+64(FP), AX
+	SHLQ $4, AX
+	ADDQ R9, AX
+	MOVQ AX, m+48(FP)          // the second stream's scores (the stream not in DI and R9)
+	MOVL $0x0F0F0F0F, AX
+	VPBROADCASTD AX, Z31
+	MOVQ $0x1020408000000000, AX // NIBBLESG's matrix: bits 4..7 to 0..3
+	VPBROADCASTQ AX, Z20
+	MOVL $0x10101010, AX       // FIFTHX's 16
+	VPBROADCASTD AX, Z22
+	MOVL $0x08040201, AX       // FIFTHX's bit masks
+	VPBROADCASTD AX, Z16
+	MOVL $0x80402010, AX
+	VPBROADCASTD AX, Z17
+	VMOVDQU64 ·vnniDMWords(SB), Z21
+
+xQ51S_group:
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ nb+24(FP), R11
+	MOVQ off+72(FP), AX        // the scores start at the queries' offsets
+	VBROADCASTSS (AX), Z8
+	VBROADCASTSS 4(AX), Z9
+	VBROADCASTSS 8(AX), Z10
+	VBROADCASTSS 12(AX), Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead
+	SHLQ $4, AX
+	IMULQ $PFGROUPSS, AX
+	ADDQ DI, AX
+
+xQ51S_blk:
+	PF20XS
+	LOAD4YO(8, CX, Z24, X24, Y24, X0, Y0)
+	LOAD4YO(8, BX, Z25, X25, Y25, X1, Y1)
+	LOAD4YO(8, R14, Z26, X26, Y26, X2, Y2)
+	LOAD4YO(8, R15, Z27, X27, Y27, X3, Y3)
+	TRANSPOSE4
+	NIBBLESG
+
+	HDRT                       // the rows' d and m (Z29) and high-bit dwords (Z23)
+	FIFTHX(·vnniQHByte0(SB), Z0, Z1)
+	FIFTHX(·vnniQHByte1(SB), Z2, Z3)
+	FIFTHX(·vnniQHByte2(SB), Z4, Z5)
+	FIFTHX(·vnniQHByte3(SB), Z6, Z7)
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	CHAINSM
+	VPERMW Z29, Z21, Z24       // the rows' block scales (words 0..15) and minima (16..31)
+	VEXTRACTI64X4 $1, Z24, Y25
+	VCVTPH2PS Y24, Z24
+	VCVTPH2PS Y25, Z25
+	FINISHES41M
+
+	ADDQ $24, CX
+	ADDQ $24, BX
+	ADDQ $24, R14
+	ADDQ $24, R15
+	ADDQ $128, SI
+	ADDQ $96, DX
+	DECQ R11
+	JNZ  xQ51S_blk
+
+	SCORES_T
+	MOVQ ostride+64(FP), AX
+	CMPQ AX, $16
+	JNE  xQ51S_strided
+	SCORES_CONTIG
+	JMP  xQ51S_next
+
+xQ51S_strided:
+	SCORES_STRIDED
+
+xQ51S_next:
+	MOVQ ostride+64(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	XCHGQ DI, R13              // the other stream's next group
+	MOVQ m+48(FP), AX
+	MOVQ R9, m+48(FP)
+	MOVQ AX, R9
+	DECQ R10
+	JNZ  xQ51S_group
+
+xQ51S_done:
+	VZEROUPPER
+	RET
+
+// func multiScoresQ50XSGFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
+// multiScoresQ50XGFNI over two streams of rows (multi_vnni_amd64.go's q50Split, q51Split): the
+// groups of sixteen rows taken alternately from the call's first ⌈groups/2⌉ groups and from the
+// rest, each stream's lines read in order, its PREFETCHT0 PFGROUPSS of its own groups on and no
+// far prefetches (PF22XS). Each group's scores are multiScoresQ50XGFNI's bit for bit;
+// ostride must be at least 16 (a group's stores stay in its rows').
+TEXT ·multiScoresQ50XSGFNI(SB), NOSPLIT, $0-80
+	MOVQ rows+32(FP), DI
+	MOVQ rb+40(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+56(FP), R9
+	MOVQ m+48(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   xQ50S_done
+	MOVQ R10, AX               // two streams: the first ⌈groups/2⌉ groups (DI, R9) and the rest
+	INCQ AX
+	SHRQ $1, AX
+	MOVQ R8, R13
+	SHLQ $4, R13
+	IMULQ AX, R13
+	ADDQ DI, R13               // the second stream's rows
+	IMULQ ostride+64(FP), AX
+	SHLQ $4, AX
+	ADDQ R9, AX
+	MOVQ AX, m+48(FP)          // the second stream's scores (the stream not in DI and R9)
+	MOVL $0x0F0F0F0F, AX
+	VPBROADCASTD AX, Z31
+	MOVQ $0x1020408000000000, AX // NIBBLESG's matrix: bits 4..7 to 0..3
+	VPBROADCASTQ AX, Z20
+	MOVL $0x10101010, AX       // FIFTHX's 16
+	VPBROADCASTD AX, Z22
+	MOVL $0x08040201, AX       // FIFTHX's bit masks
+	VPBROADCASTD AX, Z16
+	MOVL $0x80402010, AX
+	VPBROADCASTD AX, Z17
+	VMOVDQU64 ·vnniDMWords(SB), Z21
+
+xQ50S_group:
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ nb+24(FP), R11
+	MOVQ off+72(FP), AX        // the scores start at the queries' offsets
+	VBROADCASTSS (AX), Z8
+	VBROADCASTSS 4(AX), Z9
+	VBROADCASTSS 8(AX), Z10
+	VBROADCASTSS 12(AX), Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead
+	SHLQ $4, AX
+	IMULQ $PFGROUPSS, AX
+	ADDQ DI, AX
+
+xQ50S_blk:
+	PF22XS
+	LOAD4YO(6, CX, Z24, X24, Y24, X0, Y0)
+	LOAD4YO(6, BX, Z25, X25, Y25, X1, Y1)
+	LOAD4YO(6, R14, Z26, X26, Y26, X2, Y2)
+	LOAD4YO(6, R15, Z27, X27, Y27, X3, Y3)
+	TRANSPOSE4
+	NIBBLESG
+
+	HDRT                       // the rows' d and qh's low half (Z29), qh's high half (Z23)
+	VPSHRDD $16, Z23, Z29, Z23 // the rows' high-bit dwords
+	FIFTHX(·vnniQHByte0(SB), Z0, Z1)
+	FIFTHX(·vnniQHByte1(SB), Z2, Z3)
+	FIFTHX(·vnniQHByte2(SB), Z4, Z5)
+	FIFTHX(·vnniQHByte3(SB), Z6, Z7)
+	VPBROADCASTD 32(DX), Z12   // −16·ΣQ: the codes' offset
+	VPBROADCASTD 36(DX), Z13
+	VPBROADCASTD 40(DX), Z14
+	VPBROADCASTD 44(DX), Z15
+	CHAINSM
+	VPERMW Z29, Z21, Z24       // the rows' block scales (words 0..15)
+	VCVTPH2PS Y24, Z24
+	FINISHM(Z12, Z25, 0, Z8)   // temporaries Z25..Z28: FIFTHX's masks stay in Z16, Z17
+	FINISHM(Z13, Z26, 1, Z9)
+	FINISHM(Z14, Z27, 2, Z10)
+	FINISHM(Z15, Z28, 3, Z11)
+
+	ADDQ $22, CX
+	ADDQ $22, BX
+	ADDQ $22, R14
+	ADDQ $22, R15
+	ADDQ $128, SI
+	ADDQ $96, DX
+	DECQ R11
+	JNZ  xQ50S_blk
+
+	SCORES_T
+	MOVQ ostride+64(FP), AX
+	CMPQ AX, $16
+	JNE  xQ50S_strided
+	SCORES_CONTIG
+	JMP  xQ50S_next
+
+xQ50S_strided:
+	SCORES_STRIDED
+
+xQ50S_next:
+	MOVQ ostride+64(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	XCHGQ DI, R13              // the other stream's next group
+	MOVQ m+48(FP), AX
+	MOVQ R9, m+48(FP)
+	MOVQ AX, R9
+	DECQ R10
+	JNZ  xQ50S_group
+
+xQ50S_done:
+	VZEROUPPER
+	RET

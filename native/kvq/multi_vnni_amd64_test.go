@@ -376,7 +376,9 @@ func TestQ5ScoresZ4(t *testing.T) {
 	if !q5ScoresGFNI {
 		t.Skip("no AVX-512 VNNI, BW, BITALG and GFNI")
 	}
-	defer func(z, x, x0 bool) { q5ScoresZ4, q51ScoresX, q50ScoresX = z, x, x0 }(q5ScoresZ4, q51ScoresX, q50ScoresX)
+	defer func(z, x, x0, s0, s1 bool) {
+		q5ScoresZ4, q51ScoresX, q50ScoresX, q50Split, q51Split = z, x, x0, s0, s1
+	}(q5ScoresZ4, q51ScoresX, q50ScoresX, q50Split, q51Split)
 	rng := rand.New(rand.NewPCG(87, 88))
 	const sentinel = float32(-7777.25)
 	for _, f := range []Format{Q5_0, Q5_1} {
@@ -385,7 +387,7 @@ func TestQ5ScoresZ4(t *testing.T) {
 			hdr, bs = 4, 24
 		}
 		for _, d := range []int{32, 64, 128, 200, 256} {
-			for _, rows := range []int{1, 15, 16, 17, 33, 64, 100} {
+			for _, rows := range []int{1, 15, 16, 17, 33, 48, 64, 100, 176} {
 				mq, enc := payloadRows(t, rng, f, d, rows, hdr, bs)
 				for _, n := range []int{1, 4, 6} {
 					q := gaussianRows(rng, n, d, 1)
@@ -394,11 +396,12 @@ func TestQ5ScoresZ4(t *testing.T) {
 							q[d+i] = 0
 						}
 					}
-					// Z4, GFNI, and the Intel flavours (q51ScoresX, q50ScoresX without q5ScoresZ4).
-					modes := [][2]bool{{true, false}, {false, false}, {false, true}}
+					// Z4, GFNI, and the Intel flavours (q51ScoresX, q50ScoresX without q5ScoresZ4),
+					// over one stream of rows and over two (q50Split, q51Split).
+					modes := [][3]bool{{true, false, false}, {false, false, false}, {false, true, false}, {false, true, true}}
 					out := make([][]float32, len(modes))
 					for k, v := range modes {
-						q5ScoresZ4, q51ScoresX, q50ScoresX = v[0], v[1], v[1]
+						q5ScoresZ4, q51ScoresX, q50ScoresX, q50Split, q51Split = v[0], v[1], v[1], v[2], v[2]
 						out[k] = make([]float32, rows*n+16)
 						for i := range out[k] {
 							out[k][i] = sentinel
@@ -406,7 +409,7 @@ func TestQ5ScoresZ4(t *testing.T) {
 						mq.DotManyMulti(q, n, enc, out[k][:rows*n])
 					}
 					what := fmt.Sprintf("%v d%d rows%d n%d", f, d, rows, n)
-					for k, name := range []string{"Z4", "GFNI", "Intel"}[:len(modes)] {
+					for k, name := range []string{"Z4", "GFNI", "Intel", "Intel split"}[:len(modes)] {
 						for i := range out[k] {
 							if i >= rows*n {
 								if out[k][i] != sentinel {
