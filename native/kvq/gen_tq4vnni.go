@@ -220,8 +220,8 @@ func q2kFarX(b string) string {
 
 // tq4FarX is body with two of each step's five lines (at 0 and 192) also prefetched into L2
 // PFFARX bytes past its PREFETCHT0 (PFGROUPS groups ahead): the one-chunk kernels' Intel
-// flavours (TQ4BX, T4BX; multi_tq4vnni_amd64.go's tq4X has the measurements), and turbo3's and
-// turbo2's per-group ones' (T3PX, T2PX; t23X), sparse as q2k's Intel flavours' (q2kFarX). The same instructions otherwise, so the same scores.
+// flavours (TQ4BX, T4BX; multi_tq4vnni_amd64.go's tq4X has the measurements), and turbo3's
+// per-group one's (T3PX; t3X), sparse as q2k's Intel flavours' (q2kFarX). The same instructions otherwise, so the same scores.
 func tq4FarX(b string) string {
 	const pf = "\tPREFETCHT0 256(AX)\n\tADDQ $320, AX\n"
 	if strings.Count(b, pf) != 1 {
@@ -664,8 +664,8 @@ const macros = `// PFGROUPS is how many groups of sixteen rows ahead the kernels
 #define PFFAR 16384
 
 // PFFARX is how far beyond their PREFETCHT0 the one-chunk kernels' Intel flavours (TQ4BX, T4BX)
-// and turbo3's and turbo2's (T3PX, T2PX) prefetch two lines of each step's five into L2
-// (PREFETCHT1): multi_tq4vnni_amd64.go's tq4X and t23X have the measurements.
+// and turbo3's per-group one (T3PX) prefetch two lines of each step's five into L2
+// (PREFETCHT1): multi_tq4vnni_amd64.go's tq4X and t3X have the measurements.
 #define PFFARX 32768
 
 // CHAIN1 adds code vector c times the four query bytes at offset off of each of the four
@@ -1177,7 +1177,7 @@ func main() {
 		r := strings.NewReplacer("%NEXTG%", "", "@", k.name, "%STAGE%", k.stage, "%CONSTS%", k.consts, "%CHUNK%", k.chunk,
 			"%SOFF%", k.soff, "%STEP%", k.step)
 		out.WriteString(r.Replace(body))
-		if k.name == "TQ4B" || k.name == "T4B" || k.name == "T3P" || k.name == "T2P" { // their Intel flavours, TQ4BX, T4BX, T3PX, T2PX (tq4FarX)
+		if k.name == "TQ4B" || k.name == "T4B" || k.name == "T3P" { // their Intel flavours, TQ4BX, T4BX, T3PX (tq4FarX)
 			r := strings.NewReplacer("%NEXTG%", "", "@", k.name+"X", "%STAGE%", k.stage, "%CONSTS%", k.consts, "%CHUNK%", k.chunk,
 				"%SOFF%", k.soff, "%STEP%", k.step)
 			out.WriteString(r.Replace(tq4FarX(body)))

@@ -368,27 +368,24 @@ func multiScoresT4BXVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, 
 // turbo4); one line a step in place of two, 5.94–6.54 and 5.79–6.62.
 var tq4X = intelCPU
 
-// multiScoresT3PXVNNI and multiScoresT2PXVNNI are multiScoresT3PVNNI and multiScoresT2PVNNI
-// with tq4X's sparse L2 prefetches (gen_tq4vnni.go's tq4FarX, PFFARX): their scores bit for
-// bit (TestT23IntelFlavours). Intel CPUs take them (t23X).
+// multiScoresT3PXVNNI is multiScoresT3PVNNI with tq4X's sparse L2 prefetches (gen_tq4vnni.go's
+// tq4FarX, PFFARX): its scores bit for bit (TestT23IntelFlavours). Intel CPUs take it (t3X).
 //
 //go:noescape
 func multiScoresT3PXVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
 
-//go:noescape
-func multiScoresT2PXVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
-
-// t23X makes turbo3's and turbo2's per-group scores of rows at most 52 and 48 bytes (where they
-// take multiScoresT3PVNNI and multiScoresT2PVNNI) take their Intel flavours on Intel CPUs
-// (intelCPU), as tq4X does tq4's and turbo4's. The L2 prefetch had not paid in those kernels on
-// Zen 4 (gen_tq4vnni.go's chunk4B comment; a PREFETCHT1 every line). On an Intel Xeon (family 6
-// model 167, 2 shared vCPUs, load ~12; native/attn TestDecodeBreakdown at the bench shape,
-// KVLAB_SPEED_FORMATS=turbo2,turbo3, the kernels switched process by process, ABBA, ten runs,
-// ns a row of each run's min, min/median, paired median difference): scores turbo2 4.06/4.34 →
-// 3.78/4.15 (−0.27, lower in 9 of 10), turbo3 5.25/5.87 → 4.90/5.45 (−0.44, 9 of 10); whole
-// turbo2 8.45/9.26 → 8.23/9.06 (−0.14, 6 of 10), turbo3 10.40/11.36 → 9.99/10.88 (−0.40, 7 of
-// 10).
-var t23X = intelCPU
+// t3X makes turbo3's per-group scores of rows at most 52 bytes (where they take
+// multiScoresT3PVNNI) take its Intel flavour on Intel CPUs (intelCPU), as tq4X does tq4's and
+// turbo4's. The L2 prefetch had not paid in that kernel on Zen 4 (gen_tq4vnni.go's chunk4B
+// comment; a PREFETCHT1 every line). On an Intel Xeon (family 6 model 167, 2 shared vCPUs;
+// native/attn TestDecodeBreakdown at the bench shape, the kernels or test binaries alternated
+// ABBA, ns a row of each run's min, paired median difference): at load ~12 (ten runs) scores
+// −0.44 (lower in 9 of 10), whole −0.40 (7 of 10); against main with the branch's other changes
+// at load 9–12 (eight runs) scores −0.38 (5 of 8), whole −0.19 (5 of 8), the values phase after
+// it +0.22 (8 of 8: it waits behind the far prefetches, as intblk's dense ones were seen to
+// make the values wait). turbo2's per-group kernel (T2P) took the same prefetches for scores
+// −0.27 and −0.15 and whole −0.14 and +0.03: not kept.
+var t3X = intelCPU
 
 // multiScoresTQ4B2VNNI and multiScoresT4B2VNNI are multiScoresTQ4BVNNI and multiScoresT4BVNNI
 // two 32-value chunks a step (nb even), their scores bit for bit: a row's two chunks by one
@@ -591,7 +588,7 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 				multiScoresT3UVNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
 				return
 			}
-			if rb <= 52 && t23X {
+			if rb <= 52 && t3X {
 				multiScoresT3PXVNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
 				return
 			}
@@ -611,10 +608,6 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 					return
 				}
 				multiScoresT2UVNNI(&dig[0], &aux[0], nb/2, rows, rb, m, out, ostride, &offs[0], &stage[0])
-				return
-			}
-			if rb <= 48 && t23X {
-				multiScoresT2PXVNNI(&dig[0], &aux[0], nb/2, rows, rb, m, out, ostride, &offs[0], &stage[0])
 				return
 			}
 			if rb <= 48 {

@@ -64,17 +64,17 @@ func TestMultiQueryT23Modes(t *testing.T) {
 	})
 }
 
-// TestT23IntelFlavours checks turbo2's and turbo3's DotManyMulti through the per-group
-// kernels' Intel flavours (t23X: multiScoresT2PXVNNI, multiScoresT3PXVNNI) against the kernels
-// they stand for, bit for bit, on every CPU with AVX-512 VNNI + VBMI.
+// TestT23IntelFlavours checks turbo3's DotManyMulti through the per-group kernel's Intel
+// flavour (t3X: multiScoresT3PXVNNI) against the kernel it stands for, bit for bit, on every
+// CPU with AVX-512 VNNI + VBMI.
 func TestT23IntelFlavours(t *testing.T) {
 	if !hasAVX512VNNIVBMI() {
 		t.Skip("no AVX-512 VNNI + VBMI: neither runs")
 	}
-	defer func(v int, x bool) { t23UniMode, t23X = v, x }(t23UniMode, t23X)
+	defer func(v int, x bool) { t23UniMode, t3X = v, x }(t23UniMode, t3X)
 	t23UniMode = -1
 	rng := rand.New(rand.NewPCG(173, 174))
-	for _, f := range []Format{Turbo2, Turbo3} {
+	for _, f := range []Format{Turbo3} {
 		for _, d := range []int{64, 128, 192, 256} {
 			c := mustCodec(t, f, d)
 			mq := c.(MultiQuery)
@@ -88,9 +88,9 @@ func TestT23IntelFlavours(t *testing.T) {
 				for _, n := range []int{1, 4, 5} {
 					q := gaussianRows(rng, n, d, 1)
 					want, got := make([]float32, rows*n), make([]float32, rows*n)
-					t23X = false
+					t3X = false
 					mq.DotManyMulti(q, n, enc, want)
-					t23X = true
+					t3X = true
 					mq.DotManyMulti(q, n, enc, got)
 					for i := range want {
 						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
