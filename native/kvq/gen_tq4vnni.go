@@ -230,6 +230,38 @@ func tq4FarX(b string) string {
 	return strings.Replace(b, pf, "\tPREFETCHT0 256(AX)\n\tPREFETCHT1 PFFARX(AX)\n\tPREFETCHT1 PFFARX+192(AX)\n\tADDQ $320, AX\n", 1)
 }
 
+// tq4Split is body over two streams of rows (the one-chunk kernels' Intel flavours, TQ4BX and
+// T4BX; multi_tq4vnni_amd64.go's tq4X has the measurements): its groups of sixteen rows taken
+// alternately from the call's first ⌈groups/2⌉ groups and from the rest (R13 and the m
+// argument's slot hold the other stream's rows and scores), each stream's lines read in order
+// and prefetched into L1 two of its own groups on (PFGROUPS: 8), as multi_vnni_amd64.go's
+// q50Split reads q5_0's. Each group's code is the same, so the same scores; ostride must be at
+// least 16 (a group's stores stay in its rows').
+func tq4Split(b string) string {
+	if strings.Contains(b, "R13") {
+		panic("tq4Split: R13 taken")
+	}
+	for _, r := range [][2]string{
+		{"\tSHRQ $4, R10               // groups of sixteen rows\n\tJZ   @_done\n",
+			"\tSHRQ $4, R10               // groups of sixteen rows\n\tJZ   @_done\n" +
+				"\tMOVQ R10, AX               // two streams: the first ⌈groups/2⌉ groups (DI, R9) and the rest\n" +
+				"\tINCQ AX\n\tSHRQ $1, AX\n\tMOVQ R8, R13\n\tSHLQ $4, R13\n\tIMULQ AX, R13\n" +
+				"\tADDQ DI, R13               // the second stream's rows\n" +
+				"\tIMULQ ostride+56(FP), AX\n\tSHLQ $4, AX\n\tADDQ R9, AX\n" +
+				"\tMOVQ AX, m+40(FP)          // the second stream's scores (the stream not in DI and R9)\n"},
+		{"\tIMULQ $PFGROUPS, AX", "\tIMULQ $2, AX"},
+		{"\tADDQ AX, DI\n%NEXTG%\tDECQ R10\n\tJNZ  @_group\n",
+			"\tADDQ AX, DI\n%NEXTG%\tXCHGQ DI, R13              // the other stream's next group\n" +
+				"\tMOVQ m+40(FP), AX\n\tMOVQ R9, m+40(FP)\n\tMOVQ AX, R9\n\tDECQ R10\n\tJNZ  @_group\n"},
+	} {
+		if strings.Count(b, r[0]) != 1 {
+			panic("tq4Split: body changed: " + r[0])
+		}
+		b = strings.Replace(b, r[0], r[1], 1)
+	}
+	return b
+}
+
 // pairBody is body for chunk4B2's kernels: the loop runs over pairs of chunks (nb even),
 // prefetches each line into L1 as body does and into L2 PFFAR bytes further on, and the row
 // scales are staged by stageV (no stage buffer).
@@ -1177,10 +1209,14 @@ func main() {
 		r := strings.NewReplacer("%NEXTG%", "", "@", k.name, "%STAGE%", k.stage, "%CONSTS%", k.consts, "%CHUNK%", k.chunk,
 			"%SOFF%", k.soff, "%STEP%", k.step)
 		out.WriteString(r.Replace(body))
-		if k.name == "TQ4B" || k.name == "T4B" || k.name == "T3P" { // their Intel flavours, TQ4BX, T4BX, T3PX (tq4FarX)
+		if k.name == "TQ4B" || k.name == "T4B" || k.name == "T3P" { // their Intel flavours, TQ4BX, T4BX (tq4Split), T3PX (tq4FarX)
 			r := strings.NewReplacer("%NEXTG%", "", "@", k.name+"X", "%STAGE%", k.stage, "%CONSTS%", k.consts, "%CHUNK%", k.chunk,
 				"%SOFF%", k.soff, "%STEP%", k.step)
-			out.WriteString(r.Replace(tq4FarX(body)))
+			if k.name == "T3P" {
+				out.WriteString(r.Replace(tq4FarX(body)))
+			} else {
+				out.WriteString(r.Replace(tq4Split(body)))
+			}
 		}
 		if k.name == "TQ4B" || k.name == "T4B" { // their two-chunk flavours, TQ4B2 and T4B2
 			r := strings.NewReplacer("%NEXTG%", "", "@", k.name+"2", "%STAGE%", stageV(k.name == "TQ4B"), "%CONSTS%", k.consts, "%CHUNK%", chunk4B2,

@@ -342,9 +342,9 @@ func multiScoresTQ4BVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, 
 func multiScoresT4BVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
 
 // multiScoresTQ4BXVNNI and multiScoresT4BXVNNI are multiScoresTQ4BVNNI and multiScoresT4BVNNI
-// for Intel CPUs (tq4X): two of each step's five lines also prefetched into L2 PFFARX (32 KiB)
-// past the PREFETCHT0 (gen_tq4vnni.go's tq4FarX), their scores bit for bit
-// (TestDotManyMultiTQ4Pair).
+// for Intel CPUs (tq4X) over two streams of rows (gen_tq4vnni.go's tq4Split: groups of sixteen
+// rows alternately from the call's halves, each stream prefetched into L1 two of its own groups
+// on), their scores bit for bit (TestDotManyMultiTQ4Pair); ostride at least 16.
 //
 //go:noescape
 func multiScoresTQ4BXVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
@@ -354,7 +354,7 @@ func multiScoresT4BXVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, 
 
 // tq4X makes tq4's and turbo4's scores take the one-chunk kernels' Intel flavours
 // (multiScoresTQ4BXVNNI, multiScoresT4BXVNNI) on Intel CPUs (intelCPU) where they take the
-// one-chunk VBMI kernels. Those prefetch only into L1 (PREFETCHT0, PFGROUPS groups ahead),
+// one-chunk VBMI kernels and the scores are at least 16 bytes apart. Those prefetch only into L1 (PREFETCHT0, PFGROUPS groups ahead),
 // and on this Intel their streamed scores waited on memory (native/attn TestDecodeBreakdown at
 // the bench shape: turbo4 6.5 ns a row streamed against 4.4 with the keys in cache, tq4 6.7
 // against 4.4); dense L2 prefetches had not paid on Zen 4 (gen_tq4vnni.go's PFGROUPS), sparse
@@ -366,6 +366,14 @@ func multiScoresT4BXVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, 
 // → 11.29–12.16 (10 of 10). PFFARX 16 KiB did less (turbo4 5.81–6.52, tq4 5.74–6.50 in the
 // same runs); 48 and 64 KiB as 32 (six runs: 5.80–6.46 and 5.89–6.40 against 5.76–6.26 for
 // turbo4); one line a step in place of two, 5.94–6.54 and 5.79–6.62.
+// Those flavours first took two PREFETCHT1 a step PFFARX (32 KiB) on (gen_tq4vnni.go's tq4FarX,
+// the figures above); over two streams of rows without them (tq4Split) they took less again
+// (the same test, the kernels switched process by process, five runs, load 4–10, ns a row min):
+// scores turbo4 6.04–6.39 → 5.27–6.09, tq4 6.03–6.43 → 4.91–5.73 (lower in 5 of 5 each), whole
+// turbo4 11.98–12.83 → 11.73–12.51 (4 of 5), tq4 11.69–12.48 → 10.33–11.46 (5 of 5); each
+// stream four groups on in place of two, within the noise of two. Test binaries of the two
+// flavours alternated ABBA (eight runs, load 3–10, paired median difference): scores turbo4
+// −0.70, tq4 −1.01 (lower in 8 of 8 each), whole −0.58 (6 of 8) and −1.21 (8 of 8).
 var tq4X = intelCPU
 
 // multiScoresT3PXVNNI is multiScoresT3PVNNI with tq4X's sparse L2 prefetches (gen_tq4vnni.go's
@@ -557,7 +565,7 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 					multiScoresTQ4B2VNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
 					return
 				}
-				if tq4X {
+				if tq4X && ostride >= 16 {
 					multiScoresTQ4BXVNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
 					return
 				}
@@ -571,7 +579,7 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 					multiScoresT4B2VNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
 					return
 				}
-				if tq4X {
+				if tq4X && ostride >= 16 {
 					multiScoresT4BXVNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
 					return
 				}

@@ -529,6 +529,17 @@ TEXT ·multiScoresTQ4BXVNNI(SB), NOSPLIT, $0-80
 	MOVQ m+40(FP), R10
 	SHRQ $4, R10               // groups of sixteen rows
 	JZ   TQ4BX_done
+	MOVQ R10, AX               // two streams: the first ⌈groups/2⌉ groups (DI, R9) and the rest
+	INCQ AX
+	SHRQ $1, AX
+	MOVQ R8, R13
+	SHLQ $4, R13
+	IMULQ AX, R13
+	ADDQ DI, R13               // the second stream's rows
+	IMULQ ostride+56(FP), AX
+	SHLQ $4, AX
+	ADDQ R9, AX
+	MOVQ AX, m+40(FP)          // the second stream's scores (the stream not in DI and R9)
 	MOVL $0x0F0F0F0F, AX
 	VPBROADCASTD AX, Z31
 	VBROADCASTI32X4 ·tq4VNNIU8(SB), Z20
@@ -562,7 +573,7 @@ TQ4BX_group:
 	VPXORD Z11, Z11, Z11
 	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
 	SHLQ $4, AX                // per chunk of codes (a group of rows is at most 16·(16 + 4)
-	IMULQ $PFGROUPS, AX        // bytes per chunk)
+	IMULQ $2, AX        // bytes per chunk)
 	ADDQ DI, AX
 
 TQ4BX_blk:
@@ -571,8 +582,6 @@ TQ4BX_blk:
 	PREFETCHT0 128(AX)
 	PREFETCHT0 192(AX)
 	PREFETCHT0 256(AX)
-	PREFETCHT1 PFFARX(AX)
-	PREFETCHT1 PFFARX+192(AX)
 	ADDQ $320, AX
 	LOAD4(CX, Z24, X24)
 	LOAD4(BX, Z25, X25)
@@ -639,6 +648,10 @@ TQ4BX_next:
 	MOVQ R8, AX
 	SHLQ $4, AX
 	ADDQ AX, DI
+	XCHGQ DI, R13              // the other stream's next group
+	MOVQ m+40(FP), AX
+	MOVQ R9, m+40(FP)
+	MOVQ AX, R9
 	DECQ R10
 	JNZ  TQ4BX_group
 
@@ -963,6 +976,17 @@ TEXT ·multiScoresT4BXVNNI(SB), NOSPLIT, $0-80
 	MOVQ m+40(FP), R10
 	SHRQ $4, R10               // groups of sixteen rows
 	JZ   T4BX_done
+	MOVQ R10, AX               // two streams: the first ⌈groups/2⌉ groups (DI, R9) and the rest
+	INCQ AX
+	SHRQ $1, AX
+	MOVQ R8, R13
+	SHLQ $4, R13
+	IMULQ AX, R13
+	ADDQ DI, R13               // the second stream's rows
+	IMULQ ostride+56(FP), AX
+	SHLQ $4, AX
+	ADDQ R9, AX
+	MOVQ AX, m+40(FP)          // the second stream's scores (the stream not in DI and R9)
 	MOVL $0x0F0F0F0F, AX
 	VPBROADCASTD AX, Z31
 	VBROADCASTI32X4 ·tq4VNNIU8(SB), Z20
@@ -996,7 +1020,7 @@ T4BX_group:
 	VPXORD Z11, Z11, Z11
 	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
 	SHLQ $4, AX                // per chunk of codes (a group of rows is at most 16·(16 + 4)
-	IMULQ $PFGROUPS, AX        // bytes per chunk)
+	IMULQ $2, AX        // bytes per chunk)
 	ADDQ DI, AX
 
 T4BX_blk:
@@ -1005,8 +1029,6 @@ T4BX_blk:
 	PREFETCHT0 128(AX)
 	PREFETCHT0 192(AX)
 	PREFETCHT0 256(AX)
-	PREFETCHT1 PFFARX(AX)
-	PREFETCHT1 PFFARX+192(AX)
 	ADDQ $320, AX
 	LOAD4(CX, Z24, X24)
 	LOAD4(BX, Z25, X25)
@@ -1073,6 +1095,10 @@ T4BX_next:
 	MOVQ R8, AX
 	SHLQ $4, AX
 	ADDQ AX, DI
+	XCHGQ DI, R13              // the other stream's next group
+	MOVQ m+40(FP), AX
+	MOVQ R9, m+40(FP)
+	MOVQ AX, R9
 	DECQ R10
 	JNZ  T4BX_group
 

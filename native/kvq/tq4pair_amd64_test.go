@@ -116,7 +116,7 @@ func TestDotManyMultiTQ4Pair(t *testing.T) {
 			c := mustCodec(t, f, d)
 			mq := c.(MultiQuery)
 			rb := c.RowBytes()
-			for _, rows := range []int{1, 15, 16, 17, 33, 100} {
+			for _, rows := range []int{1, 15, 16, 17, 33, 48, 100, 176} {
 				src := outlierRows(rng, rows, d)
 				enc := make([]byte, rows*rb)
 				for r := 0; r < rows; r++ {
