@@ -56,19 +56,23 @@ type PagePool struct {
 	budget    int64
 
 	mu   sync.Mutex
-	data []pageMem // pages, allocated on first use or ahead of it (KeepAhead), and kept
-	slab pageMem   // carveLocked's slab, idx its next page to cut (none left: idx == n)
-	// slabs are, for HugePages, every slab (carveLocked's and fill's) as long as the pages cut
-	// from it so far: a prefix of a buffer of hugemem.Bytes, which stands for the pages' memory
-	// spread over the slab (pageMem).
-	slabs     [][]byte
-	carve     int // the index in slabs of carveLocked's slab (valid while it has pages left)
-	ref       []int32
-	free      []int32 // allocated pages no cache holds, in decreasing order (freeLocked)
-	pagesUsed int
-	fixedUsed int64
-	reserved  int64
-	changed   chan struct{} // closed and replaced whenever bytes are given back
+	room *sync.Cond // on mu: signalled when fill adds a page to the free pages
+	// data is every allocated page: every page of every slab (growLocked), allocated on first
+	// use or ahead of it (KeepAhead), and kept.
+	data []pageMem
+	// slabs are, for HugePages, the slabs whose pages data holds, whole.
+	slabs [][]byte
+	ref   []int32
+	// free is the allocated pages no cache holds and fill does not touch, in decreasing order
+	// (freeLocked).
+	free []int32
+	// inflight is the pages fill has counted on and not yet added to data (its slab is being
+	// made); pending those in data that fill touches before they join free.
+	inflight, pending int
+	pagesUsed         int
+	fixedUsed         int64
+	reserved          int64
+	changed           chan struct{} // closed and replaced whenever bytes are given back
 	// ahead is KeepAhead's page count; filling is set while its goroutine runs.
 	ahead   int
 	filling bool
@@ -85,12 +89,11 @@ type PageStats struct {
 	// PageBytes is one page's memory; BudgetBytes the whole budget.
 	PageBytes, BudgetBytes int64
 	// Allocated is the pages whose memory the pool holds: the used ones and those kept for
-	// reuse or taken ahead of need (KeepAhead). It never exceeds MaxPages. Pages are cut from
-	// slabs (carveLocked): the pages of the last slab not cut yet are not counted here; they
-	// are address space of at most a slab and of no more pages than MaxPages less Allocated,
-	// of which the system maps what has been touched (the pages cut from a slab touch it all
-	// over, pageMem; on 2 MiB pages that maps most of it). Free counts budget, not memory: a
-	// free page may have no memory yet.
+	// reuse or taken ahead of need (KeepAhead). It never exceeds MaxPages. Every page of a
+	// slab the pool makes (growLocked) is allocated at once, those no cache takes yet kept
+	// free: a slab's pages are spread over all of it (pageMem), so the first write into one
+	// touches the whole slab. Allocated × PageBytes is all the memory the pool's slabs hold.
+	// Free counts budget, not memory: a free page may have no memory yet.
 	Allocated int
 }
 
@@ -110,6 +113,7 @@ func NewPagePool(cfg Config, budget int64) (*PagePool, error) {
 		return nil, err
 	}
 	p := &PagePool{cfg: cfg, kPaged: !cfg.Pair.K.Grouped(), budget: budget, changed: make(chan struct{})}
+	p.room = sync.NewCond(&p.mu)
 	// What New would hold outside the pages, per layer and head: a sliding-window ring's rows,
 	// a group K format's pool at the full context, the FP16 overlay.
 	var fixed int64
@@ -219,8 +223,8 @@ func (p *PagePool) Stats() PageStats {
 }
 
 // HugePages is how much of the pages the pool has allocated lies on transparent huge pages now
-// (hugemem.CoverageOf; Linux only). It judges the slabs the pages were cut from, not the pages
-// one by one: a page is mostly smaller than hugemem.Threshold (Llama-3-8B's q4_0 pages hold
+// (hugemem.CoverageOf; Linux only). It judges the slabs whole (every page of a slab is
+// allocated, growLocked), not the pages one by one: a page is mostly smaller than hugemem.Threshold (Llama-3-8B's q4_0 pages hold
 // 2.36 MB), and CoverageOf leaves such a buffer out as one that is never advised, which left
 // every such pool reading as wholly on huge pages, even with KVLAB_NO_HUGEPAGES set. It reads
 // /proc/self/smaps after letting go of the pool's lock: for reports, not for the decode path.
@@ -240,8 +244,11 @@ func (p *PagePool) MaxPages() int { return int(max(p.budget-p.fixed, 0) / p.page
 // pages resident instead of allocating, zeroing and page-faulting fresh memory inside a forward
 // pass. It returns at once; the pages become free one by one as they are touched. Once caches
 // have taken half of them, the pool refills them the next time a cache gives bytes back (a
-// generation ends), not while a burst of new sequences takes its pages. The pages taken ahead
-// never make the pool hold more than MaxPages, and they draw nothing from the budget: only the
+// generation ends), not while a burst of new sequences takes its pages. The free pages count
+// as held ahead, those left over from the slabs caches' pages came from included (growLocked),
+// so the pool makes no slab for them while it has them. The pages taken ahead never make the
+// pool hold more than MaxPages, nor more pages than the budget could give caches when they
+// were taken (not used, reserved or fixed), and they draw nothing from the budget: only the
 // pages caches use do. 0 takes no more pages ahead (those held stay).
 func (p *PagePool) KeepAhead(n int) {
 	p.mu.Lock()
@@ -260,49 +267,50 @@ func (p *PagePool) fillLocked() {
 	go p.fill()
 }
 
-// fillWantLocked is how many pages KeepAhead still wants taken.
+// fillWantLocked is how many pages KeepAhead still wants taken: no more than the pool may
+// still allocate (MaxPages less the pages it holds or fill counts on) nor than the budget can
+// give now (roomLocked).
 func (p *PagePool) fillWantLocked() int {
-	return max(min(p.ahead-len(p.free), p.MaxPages()-len(p.data)), 0)
+	return max(min(p.ahead-len(p.free)-p.pending-p.inflight, p.MaxPages()-len(p.data)-p.inflight, p.roomLocked(0)), 0)
 }
 
-// fill allocates the pages KeepAhead wants as one slab, touches every memory page of each page
-// and adds it to the free pages, until none is wanted.
+// fill allocates the pages KeepAhead wants as slabs (growLocked: every page of a slab is
+// allocated), touches every memory page of each page and adds it to the free pages, until
+// none is wanted. A page's touch runs without the lock; until it joins the free pages it is
+// pending (allocLocked waits for it where the budget has no other page).
 func (p *PagePool) fill() {
 	step := os.Getpagesize()
+	p.mu.Lock()
 	for {
-		p.mu.Lock()
 		n := p.fillWantLocked()
 		if n == 0 {
 			p.filling = false
 			p.mu.Unlock()
 			return
 		}
+		n = min(n, p.slabPagesMax())
+		p.inflight += n
 		p.mu.Unlock()
-		slab := hugemem.Bytes(int(int64(n) * p.pageBytes))
-		in := -1 // slab's index in p.slabs, once a page of it is kept
-		for i := range int64(n) {
-			page := pageMem{slab, int(i), n}
-			for _, sp := range p.spans {
-				b := page.span(sp)
-				for j := 0; j < len(b); j += step {
-					b[j] = 0 // a write: the system maps the memory page now, not in a pass
-				}
-			}
-			p.mu.Lock()
-			// Pages allocated meanwhile (allocLocked) may leave no room, or KeepAhead(0) want
-			// no more: the rest of the slab is dropped.
-			if len(p.data) >= p.MaxPages() || p.ahead == 0 {
+		slab := hugemem.Bytes(int(int64(n) * p.pageBytes)) // outside the lock: a collapse may copy it
+		p.mu.Lock()
+		p.inflight -= n
+		first := p.addSlabLocked(slab, n, false)
+		p.pending += n
+		for i := range n {
+			page := p.data[first+i]
+			if p.ahead > 0 {
 				p.mu.Unlock()
-				break
+				for _, sp := range p.spans {
+					b := page.span(sp)
+					for j := 0; j < len(b); j += step {
+						b[j] = 0 // a write: the system maps the memory page now, not in a pass
+					}
+				}
+				p.mu.Lock()
 			}
-			if in < 0 {
-				in, p.slabs = len(p.slabs), append(p.slabs, slab[:0])
-			}
-			p.slabs[in] = slab[:(i+1)*p.pageBytes]
-			p.freeLocked(int32(len(p.data)))
-			p.data = append(p.data, page)
-			p.ref = append(p.ref, 0)
-			p.mu.Unlock()
+			p.pending--
+			p.freeLocked(int32(first + i))
+			p.room.Broadcast()
 		}
 	}
 }
@@ -367,72 +375,98 @@ type pageTable struct {
 }
 
 // allocLocked takes a page for t: from its reservation, else from the free budget. It takes
-// the free page of the lowest id (freeLocked), else a new one.
+// the free page of the lowest id (popFreeLocked), else makes a slab (growLocked); where the
+// pool may allocate no more pages while fill touches some, it waits for one of those.
 func (t *pageTable) allocLocked() (int32, error) {
 	p := t.pool
-	switch {
-	case t.reserved >= p.pageBytes:
+	for {
+		if t.reserved < p.pageBytes && p.availLocked() < p.pageBytes {
+			return 0, fmt.Errorf("%w (%d pages of %d KiB in use, budget %d KiB)", ErrNoPages, p.pagesUsed, p.pageBytes>>10, p.budget>>10)
+		}
+		if len(p.free) > 0 || p.growLocked(t.reserved) {
+			break
+		}
+		p.room.Wait() // the budget check runs again: the lock was let go
+	}
+	if t.reserved >= p.pageBytes {
 		t.reserved -= p.pageBytes
 		p.reserved -= p.pageBytes
-	case p.availLocked() >= p.pageBytes:
-	default:
-		return 0, fmt.Errorf("%w (%d pages of %d KiB in use, budget %d KiB)", ErrNoPages, p.pagesUsed, p.pageBytes>>10, p.budget>>10)
 	}
-	var id int32
-	if n := len(p.free); n > 0 {
-		id, p.free = p.free[n-1], p.free[:n-1]
-	} else {
-		id = int32(len(p.data))
-		p.data = append(p.data, p.carveLocked())
-		p.ref = append(p.ref, 0)
-	}
+	id := p.popFreeLocked()
 	p.ref[id] = 1
 	p.pagesUsed++
 	return id, nil
 }
 
-// slabBytes is the most memory of one slab that carveLocked cuts pages from.
-const slabBytes = 16 << 20
+// roomLocked is how many more pages the budget can give now, beyond those the pool holds
+// free or pending or fill counts on: what is not used, reserved or fixed (availLocked), plus
+// own bytes of a caller's reservation.
+func (p *PagePool) roomLocked(own int64) int {
+	return int((max(p.availLocked(), 0)+own)/p.pageBytes) - len(p.free) - p.pending - p.inflight
+}
 
-// carveLocked is a new zeroed page: the next one of the pool's slab, a buffer of hugemem.Bytes
-// (2 MiB transparent huge pages where the system has them) of as many whole pages as
-// slabBytes holds, and of slabPages pages at least, but never of more than the pages the
-// budget still lets the pool allocate (MaxPages less those it holds; one at least), so that a
-// slab holds no memory the budget could not give to caches. Pages cut from a slab are kept
-// (like every page) for as long as the pool lives, and so is the slab. A slab's pages are
-// interleaved (pageMem): the first page cut writes into every store's part of the slab, so on
-// 2 MiB pages the system maps most of the slab's memory at once, never more than the budget.
+// slabBytes is the most memory of a slab of growLocked and fill, unless slabMinPages pages
+// are more.
+const slabBytes = 64 << 20
+
+// slabMinPages is the fewest pages of a slab, unless the budget can give fewer now.
+const slabMinPages = 2
+
+// slabPagesMax is the most pages of one slab.
+func (p *PagePool) slabPagesMax() int {
+	return int(max(slabBytes/p.pageBytes, slabMinPages))
+}
+
+// growLocked makes a slab for allocLocked, whose caller holds own bytes of reservation (or
+// draws the page from the free budget): a buffer of hugemem.Bytes (2 MiB transparent huge
+// pages where the system has them) of as many whole pages as slabBytes holds (slabMinPages at
+// least), but of no more than the budget can give now (roomLocked, the caller's reservation
+// included) nor than the pool may still allocate (MaxPages less the pages it holds or fill
+// counts on); one at least. Every page of the slab is allocated at once and joins the free
+// pages: its pages are interleaved (pageMem), so the first write into one page touches the
+// whole slab (on 2 MiB pages the system maps most of it), and so the pool counts the whole
+// slab as its memory (Allocated), never more than MaxPages. Pages and slabs are kept for as
+// long as the pool lives. It reports false, making nothing, where the pool may allocate no
+// more pages while fill touches some or counts on some: the caller waits for those.
 //
-// Carving a slab runs under p.mu: where the Go heap hands back memory it has touched already,
-// hugemem.Bytes collapses it into huge pages now (MADV_COLLAPSE), so a carve may copy up to
-// a slab (16 MiB, or slabPages pages where those are larger) while the pool's other callers,
-// a decode step's included, wait.
+// Making a slab runs under p.mu: where the Go heap hands back memory it has touched already,
+// hugemem.Bytes collapses it into huge pages now (MADV_COLLAPSE), so it may copy up to a slab
+// (64 MiB, or slabMinPages pages where those are larger) while the pool's other callers, a
+// decode step's included, wait.
 //
 // Pages of one slab lie in one buffer on 2 MiB pages, where a page of its own
 // (a make of the Go heap) lies on 4 KiB pages: a paged store's rows of one head are runs of
 // PageCells rows a page apart, so on 4 KiB pages each run starts on a memory page the TLB and
 // the hardware prefetchers have not seen. Zen 4, TestPagedDecodeSpeed (one thread, 32768
-// cells, 32/8 heads of 128, thread CPU, best of 12, 3 runs, min): paged q4_0 6.63 -> 5.63 ms,
-// q8_0 9.92 -> 8.92, tq4 5.76 -> 5.03, f16 16.2 -> 15.2 (contiguous: 3.0, 3.4, 2.3, 5.3).
-func (p *PagePool) carveLocked() pageMem {
-	if p.slab.idx == p.slab.n {
-		n := max(min(max(slabBytes/p.pageBytes, slabPages), int64(p.MaxPages()-len(p.data))), 1)
-		p.slab = pageMem{hugemem.Bytes(int(n * p.pageBytes)), 0, int(n)}
-		p.carve, p.slabs = len(p.slabs), append(p.slabs, p.slab.slab[:0])
+// cells, 32/8 heads of 128, thread CPU, best of 12, 3 runs, min; slabs of 16 MiB or 16 pages
+// then): paged q4_0 6.63 -> 5.63 ms, q8_0 9.92 -> 8.92, tq4 5.76 -> 5.03, f16 16.2 -> 15.2
+// (contiguous: 3.0, 3.4, 2.3, 5.3).
+func (p *PagePool) growLocked(own int64) bool {
+	n := min(p.slabPagesMax(), p.roomLocked(own), p.MaxPages()-len(p.data)-p.inflight)
+	if n < 1 {
+		if p.pending+p.inflight > 0 {
+			return false
+		}
+		n = 1
 	}
-	page := p.slab
-	p.slab.idx++
-	cut := p.slabs[p.carve]
-	p.slabs[p.carve] = cut[:len(cut)+int(p.pageBytes)]
-	return page
+	p.addSlabLocked(hugemem.Bytes(int(int64(n)*p.pageBytes)), n, true)
+	return true
 }
 
-// slabPages is the fewest pages a slab of carveLocked holds (unless the budget lets the pool
-// allocate fewer), however large its pages: a store's rows of 16 pages one after another are
-// 1024 cells, 256 KiB of f16 rows of 128 values, which an Intel Xeon streams nearly as fast
-// as a contiguous store's rows (pageMem's figures); Llama-3-8B's f16 pages (8 MiB) make
-// slabs of 128 MiB.
-const slabPages = 16
+// addSlabLocked adds the n pages of slab to the allocated pages, to the free ones where free
+// is set, and returns the first's id.
+func (p *PagePool) addSlabLocked(slab []byte, n int, free bool) int {
+	first := len(p.data)
+	p.slabs = append(p.slabs, slab)
+	for i := range n {
+		p.data = append(p.data, pageMem{slab, i, n})
+		p.ref = append(p.ref, 0)
+		if free {
+			p.freeLocked(int32(first + i))
+		}
+	}
+	return first
+}
 
 // pageMem is where a page's rows lie: page idx of a slab of n pages, whose memory holds each
 // store's spans (span) of its n pages one after another in page order, the stores one after
@@ -491,6 +525,14 @@ func (p *PagePool) copyPage(dst, src pageMem) {
 func (p *PagePool) freeLocked(id int32) {
 	i, _ := slices.BinarySearchFunc(p.free, id, func(a, b int32) int { return cmp.Compare(b, a) })
 	p.free = slices.Insert(p.free, i, id)
+}
+
+// popFreeLocked takes the free page of the lowest id (there must be one).
+func (p *PagePool) popFreeLocked() int32 {
+	n := len(p.free) - 1
+	id := p.free[n]
+	p.free = p.free[:n]
+	return id
 }
 
 func (p *PagePool) decrefLocked(id int32) {

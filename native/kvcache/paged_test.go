@@ -3,6 +3,7 @@ package kvcache
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -639,9 +640,9 @@ func TestPagedScoresNoQueries(t *testing.T) {
 
 // TestPagePoolSlabs: the pages a pool allocates are cut from slabs one after another, zeroed
 // and apart, each store's rows of a page right after its rows of the page before in the slab
-// (one run in memory); a slab holds at most slabBytes (or slabPages pages) and never more
-// pages than the budget lets the pool allocate, so that a pool that has allocated every page
-// its budget holds has no slab left over; and Allocated counts the pages cut, not the slab.
+// (one run in memory); a slab holds at most slabBytes (or slabMinPages pages) and never more
+// pages than the budget lets the pool allocate; and every page of a slab is allocated
+// (Allocated × PageBytes is the slabs' memory), never more than MaxPages.
 func TestPagePoolSlabs(t *testing.T) {
 	cfg := Config{Layers: 2, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, Pair: mustPair(t, "q8_0/q4_0"), MaxCells: 1 << 20}
 	probe, err := NewPagePool(cfg, 0)
@@ -649,7 +650,7 @@ func TestPagePoolSlabs(t *testing.T) {
 		t.Fatal(err)
 	}
 	pb := probe.PageBytes()
-	perSlab := int(max(slabBytes/pb, slabPages))
+	perSlab := probe.slabPagesMax()
 	for _, pages := range []int{1, 3, perSlab - 1, perSlab + 5, 2*perSlab + 1} {
 		pool, err := NewPagePool(cfg, probe.FixedBytes()+int64(pages)*pb+pb/2)
 		if err != nil {
@@ -687,11 +688,15 @@ func TestPagePoolSlabs(t *testing.T) {
 					t.Fatalf("%d pages: page %d is not zeroed", pages, i)
 				}
 			}
-			if held := len(pool.data) + pool.slab.n - pool.slab.idx; held > pages {
-				t.Fatalf("%d pages: after page %d the pool holds %d pages and a slab of %d more", pages, i, len(pool.data), pool.slab.n-pool.slab.idx)
+			var slabs int64
+			for _, s := range pool.slabs {
+				if int64(len(s)) > max(slabBytes, slabMinPages*pb) {
+					t.Fatalf("%d pages: a slab of %d bytes, more than %d", pages, len(s), max(slabBytes, slabMinPages*pb))
+				}
+				slabs += int64(len(s))
 			}
-			if int64(pool.slab.n)*pb > max(slabBytes, slabPages*pb) {
-				t.Fatalf("%d pages: a slab of more than %d bytes", pages, max(slabBytes, slabPages*pb))
+			if len(pool.data) > pages || slabs != int64(len(pool.data))*pb {
+				t.Fatalf("%d pages: after page %d the pool holds %d pages and slabs of %d bytes (%d pages)", pages, i, len(pool.data), slabs, slabs/pb)
 			}
 			for _, sp := range pool.spans {
 				b := page.span(sp)
@@ -709,9 +714,6 @@ func TestPagePoolSlabs(t *testing.T) {
 					}
 				}
 			}
-		}
-		if pool.slab.idx != pool.slab.n {
-			t.Fatalf("%d pages: every page of the budget taken and %d pages of slab left", pages, pool.slab.n-pool.slab.idx)
 		}
 		pool.mu.Unlock()
 		if st := pool.Stats(); st.Allocated != pages || st.Used != pages || st.Free != 0 {
@@ -770,5 +772,131 @@ func TestPagePoolFreeOrder(t *testing.T) {
 				t.Fatalf("page %d's rows do not follow page %d's", id, ids[i-1])
 			}
 		}
+	}
+}
+
+// checkPoolMemory checks, under the pool's lock, that every page whose memory the pool's slabs
+// hold is an allocated page: the slabs' bytes (whole, capacity included: a slab's pages are
+// spread over all of it, pageMem, so a write into one touches it all) are Allocated ×
+// PageBytes, each page's slab is whole, and Allocated is within MaxPages and is the pages used,
+// free and being touched ahead.
+func checkPoolMemory(pool *PagePool) error {
+	pool.mu.Lock()
+	defer pool.mu.Unlock()
+	var slabs int64
+	for _, s := range pool.slabs {
+		slabs += int64(cap(s))
+	}
+	if got, want := slabs, int64(len(pool.data))*pool.pageBytes; got != want {
+		return fmt.Errorf("slabs of %d bytes hold %d allocated pages of %d bytes (%d bytes)", got, len(pool.data), pool.pageBytes, want)
+	}
+	if len(pool.data) > pool.MaxPages() {
+		return fmt.Errorf("%d pages allocated, MaxPages %d", len(pool.data), pool.MaxPages())
+	}
+	for id, m := range pool.data {
+		if int64(cap(m.slab)) != int64(m.n)*pool.pageBytes {
+			return fmt.Errorf("page %d: a slab of %d pages in %d bytes", id, m.n, cap(m.slab))
+		}
+	}
+	if held := pool.pagesUsed + len(pool.free) + pool.pending; held != len(pool.data) {
+		return fmt.Errorf("%d used + %d free + %d being touched, %d allocated", pool.pagesUsed, len(pool.free), pool.pending, len(pool.data))
+	}
+	return nil
+}
+
+// TestPagePoolMemoryCounted: with KeepAhead running and caches growing, truncating and being
+// released, the memory of every slab the pool made is its allocated pages' (checkPoolMemory)
+// and never more than MaxPages. One page written into a pool of 40 pages kept 8 ahead once
+// held 9 pages counted and a slab of 39 more touched, uncounted.
+func TestPagePoolMemoryCounted(t *testing.T) {
+	cfg := Config{Layers: 2, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, Pair: mustPair(t, "q8_0/q4_0"), MaxCells: 12 * PageCells, Seed: 3}
+	probe, err := NewPagePool(cfg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := NewPagePool(cfg, 4*probe.FixedBytes()+40*probe.PageBytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	paged := cfg
+	paged.Pages = pool
+	c, err := New(paged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, c, rand.New(rand.NewPCG(1, 1)), 1, 1)
+	if err := checkPoolMemory(pool); err != nil {
+		t.Fatalf("one page written: %v", err)
+	}
+	pool.KeepAhead(8)
+	for range 100 {
+		if err := checkPoolMemory(pool); err != nil {
+			t.Fatalf("one page written, 8 kept ahead: %v", err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	c.Release()
+
+	stop := make(chan struct{})
+	checked := make(chan error, 1)
+	go func() {
+		for {
+			if err := checkPoolMemory(pool); err != nil {
+				checked <- err
+				return
+			}
+			select {
+			case <-stop:
+				checked <- nil
+				return
+			default:
+				time.Sleep(50 * time.Microsecond)
+			}
+		}
+	}()
+	errs := make(chan error, 3)
+	for g := range 3 {
+		go func() {
+			r := rand.New(rand.NewPCG(uint64(g), 2))
+			var err error
+			for i := 0; i < 12 && err == nil; i++ {
+				var c *Cache
+				if c, err = New(paged); err != nil {
+					break
+				}
+				cells := 1 + r.IntN(cfg.MaxCells)
+				for n := 0; n < cells && err == nil; n += 16 {
+					for l := 0; l < cfg.Layers && err == nil; l++ {
+						err = c.Write(l, randVec(r, 16*2*64), randVec(r, 16*2*64), 16)
+					}
+					if err == nil {
+						err = c.Commit(16)
+					}
+				}
+				if err == nil && i%3 == 0 {
+					err = c.Truncate(cells / 2)
+				}
+				if i%4 == 0 {
+					pool.KeepAhead(r.IntN(16))
+				}
+				c.Release()
+			}
+			errs <- err
+		}()
+	}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	if err := <-checked; err != nil {
+		t.Fatal(err)
+	}
+	if err := checkPoolMemory(pool); err != nil {
+		t.Fatal(err)
+	}
+	if st := pool.Stats(); st.Used != 0 || st.Allocated > pool.MaxPages() {
+		t.Fatalf("after every cache is released: %+v", st)
 	}
 }
