@@ -64,8 +64,9 @@ type PagePool struct {
 	slabs [][]byte
 	ref   []int32
 	// free is the allocated pages no cache holds and fill does not touch, in decreasing order
-	// (freeLocked).
-	free []int32
+	// once sorted (unsorted set: freeLocked appends; popFreeLocked sorts).
+	free     []int32
+	unsorted bool
 	// inflight is the pages fill has counted on and not yet added to data (its slab is being
 	// made); pending those in data that fill touches before they join free.
 	inflight, pending int
@@ -516,19 +517,26 @@ func (p *PagePool) copyPage(dst, src pageMem) {
 	}
 }
 
-// freeLocked adds page id to the free pages, which are kept in decreasing order so that
-// allocLocked takes the lowest: pages cut one after another from a slab have consecutive
+// freeLocked adds page id to the free pages, which popFreeLocked sorts (once after any number
+// of pages given back, not a sorted insert each) in decreasing order so that allocLocked
+// takes the lowest: pages cut one after another from a slab have consecutive
 // ids, so a cache that grows from free pages takes them in memory order, each store's rows
 // of one page right after its rows of the page before (pageMem), as it takes new pages; taken
 // last-freed first, a cache released page by page in order had its pages taken back in
 // reverse order, its rows' runs one before another in memory.
 func (p *PagePool) freeLocked(id int32) {
-	i, _ := slices.BinarySearchFunc(p.free, id, func(a, b int32) int { return cmp.Compare(b, a) })
-	p.free = slices.Insert(p.free, i, id)
+	if n := len(p.free); n > 0 && p.free[n-1] < id {
+		p.unsorted = true
+	}
+	p.free = append(p.free, id)
 }
 
 // popFreeLocked takes the free page of the lowest id (there must be one).
 func (p *PagePool) popFreeLocked() int32 {
+	if p.unsorted {
+		slices.SortFunc(p.free, func(a, b int32) int { return cmp.Compare(b, a) })
+		p.unsorted = false
+	}
 	n := len(p.free) - 1
 	id := p.free[n]
 	p.free = p.free[:n]
