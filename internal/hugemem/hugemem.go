@@ -104,9 +104,8 @@ func (c Coverage) Fraction() float64 {
 // AnonHugePages in /proc/self/smaps, given to the buffers of a mapping in address order, each
 // at most its overlap with the mapping), so that reports can show whether a cache got the
 // pages Bytes asked for. A buffer is judged by its capacity and counted by its length, so
-// that the part in use of a large buffer of Bytes (a prefix of it: the pages a page pool has
-// cut from a slab so far) counts, however short, and its untouched rest does not. Elsewhere,
-// or where smaps cannot be read, Huge is 0. Reading smaps walks the process's page tables:
+// that the part in use of a large buffer of Bytes (a prefix of it) counts, however short, and
+// its untouched rest does not. Elsewhere, or where smaps cannot be read, Huge is 0. Reading smaps walks the process's page tables:
 // call it once per report, not per decode step, and not under a lock the decode takes.
 func CoverageOf(bufs ...[]byte) Coverage {
 	var c Coverage

@@ -34,9 +34,9 @@ func alignOffset(b []byte) int {
 // huge pages. Where the kernel does not know MADV_COLLAPSE (EINVAL: before 6.1) dropping the
 // pages does not help: b stays as it is.
 //
-// The collapse copies b's resident pages under the caller's locks: a page pool carves a new
-// slab (kvcache's carveLocked) under its mutex, so that carving may collapse up to the slab's
-// 16 MiB while the pool's other callers wait.
+// The collapse copies b's resident pages under the caller's locks: a page pool makes a new
+// slab (kvcache's growLocked) under its mutex, so that making one may collapse up to the
+// slab's 64 MiB while the pool's other callers wait.
 //
 // bench attn, which holds every pair's cache at once, built some caches in the holes that
 // earlier pairs' fill buffers left, a different set each run: before this, main's full judged
