@@ -28,7 +28,8 @@ const AccumulateTile = 64
 //     q8_0's where avx2A8Q80 is set, unsigned, 0..127), and where fp8's accumulate with bf16
 //     weights (each w·scale off by at most 2⁻⁸ of itself, multi_fp8bf16_amd64.go; on Intel
 //     CPUs with AMX-BF16 for rows of 128 values, multiAccFP8AMXA in multi_fp8amx_amd64.go,
-//     whose subnormal codes read as zero besides);
+//     whose subnormal codes read as zero besides, and whose NaN codes, 0x7f and 0xff, which
+//     only a NaN input encodes to, as a finite ±1.875·2⁸ × scale instead of NaN);
 //   - 0 where they accumulate in float32.
 //
 // Tests of code built on the codecs widen their float32 tolerances by it.

@@ -13,8 +13,11 @@ import (
 // rows of 128 values where fp8F32 runs: the query rounded to bf16 as the bf16 kernels round it
 // (ScoresGrid, u = 2⁻⁸), the e4m3 codes exact in bf16 (2⁻¹²⁰ times their values, the query
 // 2¹²⁰ times its own: FP8AFF), TDPBF16PS's exact products summed in float32; a subnormal code
-// (|x| < 2⁻⁶·scale) reads as zero (TDPBF16PS takes bf16 subnormals as zero) and a NaN code as
-// a finite value (fp8SubSlack in the tests; the values likewise). On an Intel Xeon (Sapphire/Emerald Rapids class, 2 vCPUs shared), against
+// (|x| < 2⁻⁶·scale) reads as zero (TDPBF16PS takes bf16 subnormals as zero: fp8SubSlack in
+// the tests) and a NaN code (0x7f, 0xff, which Encode writes only for a NaN input) as
+// ±1.875·2⁸ × scale, a finite score where the table decode (and Decode) gives NaN; the values
+// likewise (TestFP8AMXNaNCodes). Kept: the decode has no spare operation for a NaN check, and
+// a NaN input is the caller's bug either way. On an Intel Xeon (Sapphire/Emerald Rapids class, 2 vCPUs shared), against
 // multiScoresFP8F32 (TestFP8F32Speed: 4096 rows of 128, four queries, main's test binary
 // alternated twice, load ~21, thread CPU, min) in cache 6.47–6.66 ns a row against
 // 10.42–10.70, streamed 13.00–13.28 against 14.30–14.64 (memory-bound at that load); attn's

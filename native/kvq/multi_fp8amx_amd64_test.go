@@ -341,3 +341,89 @@ func TestFP8AMXAccOver(t *testing.T) {
 		}
 	}
 }
+
+// TestFP8AMXNaNCodes pins what the AMX kernels make of e4m3's NaN codes (0x7f, 0xff; the
+// encoder writes them only for a NaN input): FP8AFF decodes them as ±1.875·2⁸, so a score,
+// or a value in a 64-row tile with weights below 1 (multiAccFP8AMXA), is finite, ±480 ×
+// scale times the query (weight) where the table decode (multiScoresFP8F32, multiAccFP8VBMI)
+// gives NaN. Checked against the float64 sums of the bf16 query (bf16 weight times scale)
+// times the codes, a NaN code read as ±480, within the float32 sums' bound.
+func TestFP8AMXNaNCodes(t *testing.T) {
+	if !fp8AMXOn {
+		t.Skip("no AMX-BF16")
+	}
+	defer func(a *multiKernels, on, acc bool) { multiFP8, fp8AMXOn, fp8AMXAccOn = a, on, acc }(multiFP8, fp8AMXOn, fp8AMXAccOn)
+	multiFP8, fp8AMXAccOn = fp8F32, true
+	const d, rb, n, m = 128, 132, 4, 128
+	c := mustCodec(t, FP8, d).(fp8Codec)
+	rng := rand.New(rand.NewSource(11))
+	_, rows, _ := fp8AMXRows(t, rng, m) // no subnormal codes: those read as zero here
+	for j := 0; j < m; j += 3 {
+		rows[j*rb+(j*7)%d] = 0x7f | uint8(j&1)<<7
+	}
+	val := func(b byte) float64 {
+		if b&0x7f == 0x7f {
+			return float64(1-int(b>>7)*2) * 480
+		}
+		return float64(fp8E4M3Table[b])
+	}
+	q := make([]float32, n*d)
+	for i := range q {
+		q[i] = float32(rng.NormFloat64())
+	}
+	got := make([]float32, m*n)
+	c.DotManyMulti(q, n, rows, got)
+	fp8AMXOn = false
+	tab := make([]float32, m*n)
+	c.DotManyMulti(q, n, rows, tab)
+	fp8AMXOn = true
+	for j := 0; j < m; j++ {
+		row := rows[j*rb : (j+1)*rb]
+		for h := 0; h < n; h++ {
+			var ref, abs float64
+			for i := 0; i < d; i++ {
+				p := float64(BF16ToF32(F32ToBF16(q[h*d+i]))) * val(row[i])
+				ref, abs = ref+p, abs+math.Abs(p)
+			}
+			s := float64(c.scale(row))
+			ref, abs = ref*s, abs*s
+			g := float64(got[j*n+h])
+			if math.IsNaN(g) || math.Abs(g-ref) > abs*0x1p-16+1e-30 {
+				t.Fatalf("row %d query %d: AMX score %g, want %g (a NaN code as ±480)", j, h, g, ref)
+			}
+			if nan := j%3 == 0; nan != math.IsNaN(float64(tab[j*n+h])) {
+				t.Fatalf("row %d query %d: table decode %g, NaN code %v", j, h, tab[j*n+h], nan)
+			}
+		}
+	}
+	w := make([]float32, m*n)
+	for i := range w {
+		w[i] = float32(math.Exp(-4 * rng.Float64()))
+	}
+	acc := make([]float32, n*d)
+	c.AccumulateManyMulti(acc, n, w, rows)
+	fp8AMXAccOn = false
+	accT := make([]float32, n*d)
+	c.AccumulateManyMulti(accT, n, w, rows)
+	for h := 0; h < n; h++ {
+		for i := 0; i < d; i++ {
+			var ref, abs, nan float64
+			for j := 0; j < m; j++ {
+				row := rows[j*rb:]
+				ws := float64(BF16ToF32(F32ToBF16(w[j*n+h] * c.scale(row))))
+				p := ws * val(row[i])
+				ref, abs = ref+p, abs+math.Abs(p)
+				if row[i]&0x7f == 0x7f {
+					nan++
+				}
+			}
+			g := float64(acc[h*d+i])
+			if math.IsNaN(g) || math.Abs(g-ref) > abs*0x1p-16+1e-30 {
+				t.Fatalf("accumulator %d value %d: AMX %g, want %g (a NaN code as ±480)", h, i, g, ref)
+			}
+			if (nan > 0) != math.IsNaN(float64(accT[h*d+i])) {
+				t.Fatalf("accumulator %d value %d: table decode %g, %g NaN codes", h, i, accT[h*d+i], nan)
+			}
+		}
+	}
+}
