@@ -160,7 +160,7 @@ func KernelISA() string {
 		if hasVNNI && hasBITALG {
 			ext = append(ext, "BITALG")
 		}
-		if q5ScoresGFNI {
+		if q5ScoresGFNI || fp8AMXActive() { // fp8's AMX kernels decode by VGF2P8AFFINEQB
 			ext = append(ext, "GFNI")
 		}
 		if fp8BF16Active() { // not on Intel, whose fp8 kernels take float32 (fp8F32)

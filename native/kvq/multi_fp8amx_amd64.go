@@ -24,8 +24,16 @@ import (
 // decode scores (TestDecodeBreakdown, 131072 cells, three alternations, load 12–15) 11.01–11.35
 // against 13.54–14.43. The 32 multiply-adds a row become four TDPBF16PS per 16 rows on the
 // tile unit, beside the table decode (9 operations a 64-code half row) and four 64-byte
-// stores. A variable so that tests can run both.
-var fp8AMXOn = intelCPU && isa.AMXBF16 && hasFP8BF16 && amxPermit()
+// stores. The decode (FP8AFF) takes VGF2P8AFFINEQB, so the CPU must show AVX-512 GFNI too
+// (hasGFNI512): a VM could pass AMX through and hide GFNI. A variable so that tests can run
+// both.
+var fp8AMXOn = fp8AMXUsable(intelCPU, isa.AMXBF16, hasFP8BF16, hasGFNI512, amxPermit)
+
+// fp8AMXUsable is fp8AMXOn's gate: an Intel CPU with AMX-BF16, fp8's bf16 kernels' extensions
+// (hasFP8BF16) and AVX-512 GFNI, and only then the OS asked for the tiles (permit).
+func fp8AMXUsable(intel, amxBF16, fp8BF16, gfni bool, permit func() bool) bool {
+	return intel && amxBF16 && fp8BF16 && gfni && permit()
+}
 
 // fp8AMXActive reports whether fp8's scores of rows of 128 values go through the AMX kernel:
 // fp8AMXOn and fp8F32 selected (tests select others).

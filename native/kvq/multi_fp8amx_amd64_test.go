@@ -5,6 +5,7 @@ package kvq
 import (
 	"math"
 	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/kvlab/kvlab/internal/isa"
@@ -425,5 +426,29 @@ func TestFP8AMXNaNCodes(t *testing.T) {
 				t.Fatalf("accumulator %d value %d: table decode %g, %g NaN codes", h, i, accT[h*d+i], nan)
 			}
 		}
+	}
+}
+
+// TestFP8AMXGate checks fp8AMXOn's gate: any one of its CPU conditions missing (GFNI hidden
+// by a VM, say) keeps the AMX kernels off without asking the OS for the tiles, and where they
+// run KernelISA names GFNI and AMX.
+func TestFP8AMXGate(t *testing.T) {
+	for i := 0; i < 16; i++ {
+		asked := false
+		permit := func() bool { asked = true; return true }
+		all := i == 15
+		if got := fp8AMXUsable(i&1 != 0, i&2 != 0, i&4 != 0, i&8 != 0, permit); got != all || asked != all {
+			t.Errorf("intel %v, AMX-BF16 %v, fp8 bf16 %v, GFNI %v: on %v (OS asked %v), want %v",
+				i&1 != 0, i&2 != 0, i&4 != 0, i&8 != 0, got, asked, all)
+		}
+	}
+	if fp8AMXUsable(true, true, true, true, func() bool { return false }) {
+		t.Error("on where the OS refuses the tiles")
+	}
+	if fp8AMXOn && !hasGFNI512 {
+		t.Error("fp8AMXOn without AVX-512 GFNI")
+	}
+	if s := KernelISA(); fp8AMXActive() && (!strings.Contains(s, "GFNI") || !strings.Contains(s, "AMX")) {
+		t.Errorf("fp8's AMX kernels on, KernelISA %q", s)
 	}
 }
