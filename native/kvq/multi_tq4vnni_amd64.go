@@ -374,7 +374,14 @@ func multiScoresT4BXVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, 
 // stream four groups on in place of two, within the noise of two. Test binaries of the two
 // flavours alternated ABBA (eight runs, load 3–10, paired median difference): scores turbo4
 // −0.70, tq4 −1.01 (lower in 8 of 8 each), whole −0.58 (6 of 8) and −1.21 (8 of 8).
+// Calls of fewer than twoStreamRows rows (a paged cache's 64-row pages, the 16-row calls of
+// fewer than four queries) keep the kernels before them (tq4XRows), as the Intel q4 and q8_0
+// kernels do: two streams over a short call did not pay there.
 var tq4X = intelCPU
+
+// tq4XRows reports whether a call of m rows with scores ostride floats apart takes tq4X's
+// flavours: tq4X, ostride at least 16 and m at least twoStreamRows.
+func tq4XRows(m, ostride int) bool { return tq4X && ostride >= 16 && m >= twoStreamRows }
 
 // multiScoresT3PXVNNI is multiScoresT3PVNNI with tq4X's sparse L2 prefetches (gen_tq4vnni.go's
 // tq4FarX, PFFARX): its scores bit for bit (TestT23IntelFlavours). Intel CPUs take it (t3X).
@@ -565,7 +572,7 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 					multiScoresTQ4B2VNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
 					return
 				}
-				if tq4X && ostride >= 16 {
+				if tq4XRows(m, ostride) {
 					multiScoresTQ4BXVNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
 					return
 				}
@@ -579,7 +586,7 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 					multiScoresT4B2VNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
 					return
 				}
-				if tq4X && ostride >= 16 {
+				if tq4XRows(m, ostride) {
 					multiScoresT4BXVNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
 					return
 				}

@@ -109,6 +109,9 @@ func TestDotManyMultiTQ4Pair(t *testing.T) {
 	}
 	saved, savedUni, savedX := tq4PairMode, tq4UniMode, tq4X
 	defer func() { tq4PairMode, tq4UniMode, tq4X = saved, savedUni, savedX }()
+	defer func(r int) { twoStreamRows = r }(twoStreamRows)
+	twoStreamRows = 0 // tq4X's flavours over the few rows here (tq4XRows)
+
 	tq4UniMode = -1 // the per-chunk query grid both ways (tq4Uni's kernels: TestTQ4UniScores)
 	rng := rand.New(rand.NewPCG(133, 134))
 	for _, f := range []Format{TQ4, Turbo4} {
@@ -144,6 +147,26 @@ func TestDotManyMultiTQ4Pair(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestTQ4XRows checks tq4X's row gate: its two-stream flavours take calls of twoStreamRows rows
+// or more with scores at least 16 apart, never a paged cache's 64-row pages.
+func TestTQ4XRows(t *testing.T) {
+	defer func(x bool) { tq4X = x }(tq4X)
+	tq4X = true
+	for _, c := range []struct {
+		m, ostride int
+		want       bool
+	}{{64, 16, false}, {16, 16, false}, {twoStreamRows - 1, 16, false}, {twoStreamRows, 16, true},
+		{4096, 32, true}, {4096, 8, false}} {
+		if got := tq4XRows(c.m, c.ostride); got != c.want {
+			t.Errorf("m %d ostride %d: %v, want %v", c.m, c.ostride, got, c.want)
+		}
+	}
+	tq4X = false
+	if tq4XRows(4096, 16) {
+		t.Error("on with tq4X off")
 	}
 }
 
