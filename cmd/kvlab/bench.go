@@ -62,7 +62,10 @@ type benchRow struct {
 	CPUSeconds float64 `json:"cpu_seconds_per_token,omitempty"`
 	GBps       float64 `json:"gbps"`         // KVBytes / Seconds, in 10⁹ bytes per second
 	RatioF16   float64 `json:"ratio_to_f16"` // Seconds / f16's Seconds at the same ctx; 0 without f16
-	BWFraction float64 `json:"bw_fraction"`  // GBps / the machine's measured bandwidth
+	// BWFraction is GBps over the machine's measured bandwidth; with --threads 1 (CPU) the
+	// yardstick is timed in the thread's CPU time, and so is this side: KVBytes / CPUSeconds
+	// over it, so that both use one clock (fillRatios).
+	BWFraction float64 `json:"bw_fraction"`
 	// SlowPath (CPU) is kvq.KernelWarning: the pair has no fast decode kernel here.
 	SlowPath string `json:"slow_path,omitempty"`
 	// HugePages (CPU, where hugemem.Huge and the stores are large enough to be advised) is the
@@ -116,7 +119,10 @@ with the bytes it reads, so q4_0 should take about 54/192 of f16's time at long 
                   context are timed in interleaved rounds and each keeps its best round (the
                   JSON has the median too, and with --threads 1 the smallest thread CPU time
                   of any round, which leaves out waits for a core: on Linux; elsewhere the
-                  best round's wall time), so a busy machine slows every pair alike; all the
+                  best round's wall time), so a busy machine slows every pair alike; with
+                  --threads 1 the share of bandwidth ("of bandwidth", bw_fraction) is that CPU
+                  time's rate over the yardstick's, both on the thread's CPU clock, while
+                  µs/token and GB/s stay the best round's wall time; all the
                   pairs' caches of one context are in memory at once (f16 at 131072 cells,
                   8 KV heads × 128: 512 MiB). Each row's huge_page_fraction (JSON) is how
                   much of its cache the system backs with 2 MiB pages after the rounds; a
@@ -182,7 +188,9 @@ with the bytes it reads, so q4_0 should take about 54/192 of f16's time at long 
 	return cmd
 }
 
-// fillRatios sets each row's ratio to f16 at the same context and its bandwidth fraction.
+// fillRatios sets each row's ratio to f16 at the same context and its bandwidth fraction: the
+// row's bytes per second over the yardstick's, both on one clock (the thread's CPU time with
+// one CPU thread, CPUSeconds, where the row's GBps is on the wall clock).
 func fillRatios(rep *benchReport) {
 	f16 := map[int]float64{}
 	for _, r := range rep.Results {
@@ -196,7 +204,12 @@ func fillRatios(rep *benchReport) {
 			r.RatioF16 = r.Seconds / t
 		}
 		if rep.BandwidthGBps > 0 {
-			r.BWFraction = r.GBps / rep.BandwidthGBps
+			gbps := r.GBps
+			if rep.Device == "cpu" && rep.Threads == 1 && r.CPUSeconds > 0 {
+				// The yardstick's clock (readBandwidth.pass): the thread's CPU time.
+				gbps = float64(r.KVBytes) / r.CPUSeconds / 1e9
+			}
+			r.BWFraction = gbps / rep.BandwidthGBps
 		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,10 +33,34 @@ func TestBenchAttnCPUJSON(t *testing.T) {
 		if r.KV == "f16" && r.RatioF16 != 1 {
 			t.Errorf("f16 ratio %g", r.RatioF16)
 		}
+		// One thread: the share of bandwidth is on the yardstick's clock, the thread's CPU time.
+		if want := float64(r.KVBytes) / r.CPUSeconds / 1e9 / rep.BandwidthGBps; r.CPUSeconds <= 0 || math.Abs(r.BWFraction-want) > 1e-12*want {
+			t.Errorf("%s: bw_fraction %g, want %g (cpu_seconds_per_token %g)", r.KV, r.BWFraction, want, r.CPUSeconds)
+		}
 	}
 	// The bytes read are kvq's: q4_0 at head_dim 64 is 2 heads × (36 + 36) bytes per cell.
 	if r := rep.Results[1]; r.KV != "q4_0" || r.BytesPerCell != 144 || r.KVBytes != 512*144 {
 		t.Errorf("q4_0 row %+v", r)
+	}
+}
+
+// TestBenchFillRatiosClock checks that with one CPU thread a row's bw_fraction takes its thread
+// CPU time (the yardstick's clock), and else, or without one, its wall-clock GB/s.
+func TestBenchFillRatiosClock(t *testing.T) {
+	row := benchRow{Ctx: 64, KV: "f16", KVBytes: 1e9, Seconds: 0.2, CPUSeconds: 0.1, GBps: 5}
+	for _, c := range []struct {
+		device  string
+		threads int
+		cpu     float64
+		want    float64
+	}{{"cpu", 1, 0.1, 1}, {"cpu", 2, 0.1, 0.5}, {"cpu", 1, 0, 0.5}, {"cuda", 0, 0.1, 0.5}} {
+		r := row
+		r.CPUSeconds = c.cpu
+		rep := benchReport{Device: c.device, Threads: c.threads, BandwidthGBps: 10, Results: []benchRow{r}}
+		fillRatios(&rep)
+		if got := rep.Results[0]; got.BWFraction != c.want || got.RatioF16 != 1 {
+			t.Errorf("%s, %d threads, cpu %g s: bw_fraction %g (want %g), ratio %g", c.device, c.threads, c.cpu, got.BWFraction, c.want, got.RatioF16)
+		}
 	}
 }
 
