@@ -379,9 +379,9 @@ func multiScoresT4BXVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, 
 // kernels do: two streams over a short call did not pay there.
 var tq4X = intelCPU
 
-// tq4XRows reports whether a call of m rows with scores ostride floats apart takes tq4X's
-// flavours: tq4X, ostride at least 16 and m at least twoStreamRows.
-func tq4XRows(m, ostride int) bool { return tq4X && ostride >= 16 && m >= twoStreamRows }
+// tq4XRows reports whether a call of m rows with scores ostride bytes apart takes tq4X's
+// flavours: tq4X and twoStreamCall.
+func tq4XRows(m, ostride int) bool { return tq4X && twoStreamCall(m, ostride) }
 
 // multiScoresT3PXVNNI is multiScoresT3PVNNI with tq4X's sparse L2 prefetches (gen_tq4vnni.go's
 // tq4FarX, PFFARX): its scores bit for bit (TestT23IntelFlavours). Intel CPUs take it (t3X).

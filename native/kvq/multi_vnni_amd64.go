@@ -166,6 +166,12 @@ var hdrIntel = intelCPU
 // tests, which take the kernels over fewer rows.
 var twoStreamRows = 512
 
+// twoStreamCall reports whether a scores call of m rows, its scores ostride bytes apart, suits
+// the Intel two-stream kernels (hdrIntel, q80IntelTwo, tq4X): m at least twoStreamRows, and
+// ostride at least 16 bytes, below which adjacent rows' stores overlap and the two streams'
+// group order would break them.
+func twoStreamCall(m, ostride int) bool { return ostride >= 16 && m >= twoStreamRows }
+
 // q80IntelTwo makes Intel CPUs (intelCPU) take multiScoresQ80OneIntelTwoVNNI for q8_0's
 // one-digit scores over contiguous rows where the scores do not overlap (out stride 16 bytes
 // or more): multiScoresQ80OneIntelVNNI's code taking the call's groups of sixteen rows from its
@@ -864,7 +870,7 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 				switch {
 				case iq4ScoresVBMI && vnniHdrZ4 && pf != 0:
 					multiScoresIQ4NLHdrZ4RunsVBMI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0], pf)
-				case iq4ScoresVBMI && hdrIntel && ostride >= 16 && m >= twoStreamRows:
+				case iq4ScoresVBMI && hdrIntel && twoStreamCall(m, ostride):
 					multiScoresIQ4NLHdrIntelVBMI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 				case iq4ScoresVBMI && vnniHdrZ4:
 					multiScoresIQ4NLHdrZ4VBMI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
@@ -881,7 +887,7 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 					multiScoresQ41HdrZ4RunsVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0], pf)
 					return
 				}
-				if hdrIntel && ostride >= 16 && m >= twoStreamRows {
+				if hdrIntel && twoStreamCall(m, ostride) {
 					multiScoresQ41HdrIntelVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 					return
 				}
@@ -896,7 +902,7 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 					multiScoresQ40HdrZ4RunsVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0], pf)
 					return
 				}
-				if hdrIntel && ostride >= 16 && m >= twoStreamRows {
+				if hdrIntel && twoStreamCall(m, ostride) {
 					multiScoresQ40HdrIntelVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 					return
 				}
@@ -919,7 +925,7 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 					multiScoresQ80OneZ4VNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 					break
 				}
-				if q80IntelTwo && ostride >= 16 && m >= twoStreamRows {
+				if q80IntelTwo && twoStreamCall(m, ostride) {
 					multiScoresQ80OneIntelTwoVNNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 					break
 				}
