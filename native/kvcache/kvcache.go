@@ -279,7 +279,7 @@ func (c *Cache) newPagedStores(l, h int) (k, v store, err error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("K: %w", err)
 		}
-		k = &pagedStore{rowStore: rs.(*rowStore), pt: c.pt, off: lo, span: PageCells * rbK}
+		k = &pagedStore{rowStore: rs.(*rowStore), pt: c.pt, sp: span{lo, PageCells * rbK}}
 	} else if k, err = newStore(lp.K, cfg.HeadDimK, cfg, cfg.MaxCells, l, h, true); err != nil {
 		return nil, nil, fmt.Errorf("K: %w", err)
 	}
@@ -287,7 +287,7 @@ func (c *Cache) newPagedStores(l, h int) (k, v store, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return k, &pagedStore{rowStore: rs.(*rowStore), pt: c.pt, off: lo + PageCells*rbK, span: PageCells * rbV}, nil
+	return k, &pagedStore{rowStore: rs.(*rowStore), pt: c.pt, sp: span{lo + PageCells*rbK, PageCells * rbV}}, nil
 }
 
 // newStore makes one head's K or V store of cells cells.

@@ -499,8 +499,8 @@ type span struct{ off, n int }
 
 // span is sp's bytes of page m.
 func (m pageMem) span(sp span) []byte {
-	o := sp.off*m.n + m.idx*sp.n
-	return m.slab[o : o+sp.n : o+sp.n]
+	b := m.spanOn(sp)
+	return b[:len(b):len(b)]
 }
 
 // spanOn is span with the capacity of the rest of the slab: the rows of the same store in the
@@ -669,16 +669,15 @@ func newPageTable(p *PagePool) (*pageTable, error) {
 // store's span in page i/PageCells. Its rowStore carries the codec and the length (no Data).
 type pagedStore struct {
 	*rowStore
-	pt   *pageTable
-	off  int // byte offset of the store's span in a page
-	span int // PageCells × row bytes
+	pt *pageTable
+	sp span // the store's span of a page: its offset in a page laid out store after store, PageCells × row bytes
 }
 
 // page is a row store over page i's rows of this store: a copy of the store's own RowStore
 // (which keeps what NewRowStore found out about the codec) over the page's rows.
 func (s *pagedStore) page(i int) attn.RowStore {
 	rs := *s.RowStore
-	rs.Data, rs.N = s.pt.data[i].span(span{s.off, s.span}), PageCells
+	rs.Data, rs.N = s.pt.data[i].span(s.sp), PageCells
 	return rs
 }
 
@@ -686,7 +685,7 @@ func (s *pagedStore) page(i int) attn.RowStore {
 func (s *pagedStore) rowData(r int) []byte {
 	rb := s.Codec.RowBytes()
 	o := r % PageCells * rb
-	return s.pt.data[r/PageCells].span(span{s.off, s.span})[o : o+rb]
+	return s.pt.data[r/PageCells].span(s.sp)[o : o+rb]
 }
 
 // runs splits m cells from lo at page boundaries: f gets each run's page, the run's first cell
@@ -743,7 +742,7 @@ func (s *pagedStore) batches(lo, m int, f func(runs [][]byte, first, end int)) {
 		f(runs, first, end)
 	}
 	s.runs(lo, m, func(_ attn.RowStore, o, off, n int) {
-		rows := s.pt.data[(lo+off)/PageCells].spanOn(span{s.off, s.span})[o*rb : (o+n)*rb]
+		rows := s.pt.data[(lo+off)/PageCells].spanOn(s.sp)[o*rb : (o+n)*rb]
 		if k == runBatch {
 			call(off, rows)
 			k, first = 0, off
@@ -775,7 +774,7 @@ func (s *pagedStore) after(end int) []byte {
 	rb := s.Codec.RowBytes()
 	o := end % PageCells
 	n := min(PageCells-o, s.N-end)
-	return s.pt.data[p].spanOn(span{s.off, s.span})[o*rb : (o+n)*rb]
+	return s.pt.data[p].spanOn(s.sp)[o*rb : (o+n)*rb]
 }
 
 func (s *pagedStore) Accumulate(acc []float32, w []float32, lo int) {
@@ -811,7 +810,7 @@ func (s *pagedStore) write(pos int, rows []float32, n int) {
 }
 
 // bytes is the store's share of the pages the cache holds.
-func (s *pagedStore) bytes() int64 { return int64(len(s.pt.ids) * s.span) }
+func (s *pagedStore) bytes() int64 { return int64(len(s.pt.ids) * s.sp.n) }
 
 // rowHolder is a store of packed rows, plain or paged (snapshots read and write them).
 type rowHolder interface {
