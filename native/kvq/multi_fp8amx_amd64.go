@@ -203,7 +203,7 @@ func multiScoresFP8AMX(bt *uint16, rows *byte, rb, m int, out *float32, ostride,
 var fp8AMXAccOn = !isa.Acc16
 
 // fp8AMXAccActive reports whether fp8's values of rows of 128 values go through
-// multiAccFP8AMX.
+// multiAccFP8AMXA (multiAccFP8AMX where it gives up).
 func fp8AMXAccActive() bool { return fp8AMXAccOn && fp8AMXActive() }
 
 // fp8AMXAcc is AccumulateManyMulti through multiAccFP8AMXA (d = 128): per four accumulators
@@ -220,7 +220,7 @@ func fp8AMXAcc(acc []float32, n int, w []float32, rows []byte) {
 	if m == 0 {
 		return
 	}
-	var buf [19456 + 64]byte
+	var buf [amxAccScratch + 64]byte
 	scr := align64(buf[:])
 	for h := 0; h < n; h += 4 {
 		r := min(4, n-h)
@@ -276,7 +276,7 @@ func fp8AMXAccRuns(rot *rotCodec, acc []float32, n int, w []float32, runs [][]by
 			return false
 		}
 	}
-	var buf [19456 + 64]byte
+	var buf [amxAccScratch + 64]byte
 	scr := align64(buf[:])
 	acc = acc[:n*d]
 	base, total := 0, len(w)/n
@@ -301,6 +301,10 @@ func fp8AMXAccRuns(rot *rotCodec, acc []float32, n int, w []float32, runs [][]by
 // amxAccPF and amxAccPF2 are multiAccFP8AMXA's prefetch distances over contiguous rows: a
 // super-block of 64 rows on into L1, four on into L2 (fp8AccAMXAText's sweep).
 const amxAccPF, amxAccPF2 = 64 * 132, 256 * 132
+
+// amxAccScratch is the scratch bytes multiAccFP8AMXA takes (multiAccFP8AMX takes fewer): the
+// callers' buffers hold it and 64 more for align64.
+const amxAccScratch = 19456
 
 //go:noescape
 func multiAccFP8AMX(acc *float32, as int, rows *byte, rb, m int, w *float32, wstride int, buf *byte, pf, pf2 int)

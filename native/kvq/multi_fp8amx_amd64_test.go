@@ -254,7 +254,7 @@ func TestFP8AMXSubnormals(t *testing.T) {
 		for i := range acc0 {
 			acc0[i] = float32(rng.NormFloat64())
 		}
-		var buf [19456 + 64]byte
+		var buf [amxAccScratch + 64]byte
 		scr := align64(buf[:])
 		x, y, z := append([]float32(nil), acc0...), append([]float32(nil), acc0...), append([]float32(nil), acc0...)
 		if multiAccFP8AMXA(&x[0], d, &rows[0], rb, m, &w[0], 4*n, &scr[0], 0, 0) ||
@@ -322,7 +322,7 @@ func TestFP8AMXAccOver(t *testing.T) {
 		}
 		w[200*n+2] = big / c.scale(rows[200*rb:]) // the fourth super-block's
 		acc0 := make([]float32, n*d)
-		var buf [19456 + 64]byte
+		var buf [amxAccScratch + 64]byte
 		scr := align64(buf[:])
 		x, z := append([]float32(nil), acc0...), append([]float32(nil), acc0...)
 		if !multiAccFP8AMXA(&x[0], d, &rows[0], rb, m, &w[0], 4*n, &scr[0], 0, 0) {
