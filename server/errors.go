@@ -138,6 +138,13 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	_ = s.renderPage(c, status, s.errorPage(status, ae.Message))
 }
 
+// drainBody reads what is left of a rejected body (bounded by its MaxBytesReader and the body
+// deadline) so that the connection closes after the client has sent it: closing a socket with
+// unread data resets it, and the client may lose the error answer to the reset.
+func drainBody(body io.Reader) {
+	_, _ = io.Copy(io.Discard, body)
+}
+
 // decodeJSON reads a JSON request body of at most the configured size into v, rejecting
 // trailing data. Errors are apiErrors that say what is wrong.
 func (s *Server) decodeJSON(c echo.Context, v any) error {
@@ -146,6 +153,7 @@ func (s *Server) decodeJSON(c echo.Context, v any) error {
 	dec := json.NewDecoder(body)
 	if err := dec.Decode(v); err != nil {
 		bodyFailed(c)
+		drainBody(body)
 		var mbe *http.MaxBytesError
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
@@ -173,6 +181,7 @@ func (s *Server) decodeJSON(c echo.Context, v any) error {
 			return asAPIError(err)
 		}
 		bodyFailed(c)
+		drainBody(body)
 		return badRequest("", "the request body has data after its JSON object")
 	}
 	bodyRead(c)
