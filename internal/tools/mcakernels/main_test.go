@@ -196,3 +196,11 @@ func TestKernels(t *testing.T) {
 		t.Errorf("znver4: %.2f cycles a loop, bottleneck %s", res.CyclesPerIter, res.Bottleneck)
 	}
 }
+
+func TestZenVNNI(t *testing.T) {
+	in := "vpdpbusd %zmm23, %zmm22, %zmm0 {%k1}\n{vex} vpdpbusd %ymm1, %ymm2, %ymm3\nvpdpwssd (%r8){1to16}, %zmm23, %zmm0\nvpdpwssds %xmm1, %xmm2, %xmm3\nvpermb %zmm1, %zmm2, %zmm3\n"
+	want := "vfmadd231ps %zmm23, %zmm22, %zmm0 {%k1}\nvfmadd231ps %ymm1, %ymm2, %ymm3\nvfmadd231ps (%r8){1to16}, %zmm23, %zmm0\nvfmadd231ps %xmm1, %xmm2, %xmm3\nvpermb %zmm1, %zmm2, %zmm3\n"
+	if got := ZenVNNI(in); got != want {
+		t.Errorf("ZenVNNI:\n%s\nwant\n%s", got, want)
+	}
+}
