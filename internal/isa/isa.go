@@ -38,7 +38,7 @@ import (
 )
 
 // Switches are the names of the switches, in the order Set lists them.
-var Switches = []string{"KVLAB_NO_AVX512", "KVLAB_NO_AVX512VNNI", "KVLAB_NO_AVX512VBMI", "KVLAB_NO_AVX512BF16", "KVLAB_NO_AVXVNNI", "KVLAB_ACC16", "KVLAB_Q8_TWO_DIGITS", "KVLAB_NO_AVX2INTACC", "KVLAB_NO_ZEN4", "KVLAB_NO_AMX", "KVLAB_NO_HUGEPAGES"}
+var Switches = []string{"KVLAB_NO_AVX512", "KVLAB_NO_AVX512VNNI", "KVLAB_NO_AVX512VBMI", "KVLAB_NO_AVX512BF16", "KVLAB_NO_AVXVNNI", "KVLAB_ACC16", "KVLAB_Q8_TWO_DIGITS", "KVLAB_NO_AVX2INTACC", "KVLAB_NO_ZEN4", "KVLAB_Z4NEW", "KVLAB_NO_AMX", "KVLAB_NO_HUGEPAGES"}
 
 var (
 	// NoAVX512 is KVLAB_NO_AVX512, read at start.
@@ -75,6 +75,11 @@ var (
 	// NoZen4 is KVLAB_NO_ZEN4, read at start: an AMD Zen 4 runs the AVX-512 kernels AMD Zen 5
 	// runs, not its own flavours (Intel CPUs take some of those and their own: kvq's intelCPU).
 	NoZen4 = on("KVLAB_NO_ZEN4")
+
+	// Z4New is KVLAB_Z4NEW, read at start: an AMD Zen 4 takes the Zen 4 flavours written from
+	// instruction counts and LLVM's znver4 model alone, not yet measured on a Zen 4 and slower
+	// as a proxy on an Intel Xeon in cache (kvq's q50Z4), in place of the kernels it runs.
+	Z4New = on("KVLAB_Z4NEW")
 
 	// AMXBF16 is the CPU's AMX tiles with BF16 (TDPBF16PS; Intel Sapphire Rapids and later) as
 	// CPUID reports them unless KVLAB_NO_AMX is set, or AVX-512 VBMI is hidden (the switches

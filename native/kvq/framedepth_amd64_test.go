@@ -103,6 +103,7 @@ func frameDepthCases() []struct {
 		{IQ4_NL, []accKernel{multiAccIQ4NLV8Z4TwoINT}},
 		{Q8_0, []accKernel{multiAccQ80Z4TwoINT}},
 		{Q5_0, []accKernel{multiAccQ50VINT}},
+		{Q5_0, []accKernel{multiAccQ50VZ4INT}},
 	}
 	if hasBITALG && hasGFNI512 {
 		cases = append(cases, []struct {

@@ -75,7 +75,7 @@ import (
 // (pickZen4, zen4Stream) or Intel (intelCPU: pickFar, pickIntel, q51X, runsIntel) take, the AVX2
 // ones run on every AVX2 CPU (the VNNI ones on those with AVX-VNNI).
 var kernels = map[string][]string{
-	"multi_intacc_amd64.s":     {"multiAccQ40V8Z4INT", "multiAccQ41V8Z4INT", "multiAccIQ4NLV8Z4INT", "multiAccQ80Z4INT", "multiAccQ50V8Z4INT", "multiAccQ51V8Z4INT", "multiAccQ51V8XINT", "multiAccQ50VINT", "multiAccQ50VIINT"},
+	"multi_intacc_amd64.s":     {"multiAccQ40V8Z4INT", "multiAccQ41V8Z4INT", "multiAccIQ4NLV8Z4INT", "multiAccQ80Z4INT", "multiAccQ50V8Z4INT", "multiAccQ51V8Z4INT", "multiAccQ51V8XINT", "multiAccQ50VINT", "multiAccQ50VIINT", "multiAccQ50VZ4INT"},
 	"multi_intacc2_amd64.s":    {"multiAccQ40V8Z4TwoINT", "multiAccQ41V8Z4TwoINT", "multiAccIQ4NLV8Z4TwoINT", "multiAccQ80Z4TwoINT"},
 	"multi_runs_amd64.s":       {"multiAccQ80Z4RunsINT", "multiAccQ80Z4ListINT", "multiAccQ40V8Z4RunsINT", "multiAccQ41V8Z4RunsINT", "multiAccIQ4NLV8Z4RunsINT", "multiAccQ50VRunsINT", "multiAccQ51V8Z4RunsINT", "multiAccQ50VIRunsINT", "multiAccQ51V8XRunsINT", "multiScoresFP8AVX2TRuns", "multiAccFP8AVX2TPF", "multiAccQ80AVX2RunsINT"},
 	"multi_avx2f_amd64.s":      {"multiScoresFP8AVX2T", "multiAccFP8AVX2T"},

@@ -1959,6 +1959,10 @@ func gen(suffix string) string {
 				v.two, v.bcst = true, false
 			}
 			kernels = append(kernels, kernel{v, f.name + "V", "PREFETCHT0", false, 0})
+			if f.name == "Q50" && suffix == "" && q50Z4BcstOn {
+				// The flavour for AMD Zen 4 (cpuid_amd64.go's zen4Stream): q50Z4Bcst.
+				kernels = append(kernels, kernel{v, f.name + "VZ4", "PREFETCHT0", false, 0})
+			}
 			if f.name == "Q50" && suffix == "" {
 				// The flavour for Intel (cpuid_amd64.go's intelCPU): q5DecGF's codes and
 				// q50Intel's prepass, the same sums bit for bit.
@@ -2124,7 +2128,7 @@ func gen(suffix string) string {
 		} else if rl {
 			s = rlPipe(f, s)
 		} else {
-			s = p1Pipe(f, s, f.pipe && nacc == 4 && (strings.HasSuffix(k.name, "V") || k.name == "Q50VI" || k.w8 || f.vdec == nil), k.w8)
+			s = p1Pipe(f, s, f.pipe && nacc == 4 && (strings.HasSuffix(k.name, "V") || k.name == "Q50VI" || k.name == "Q50VZ4" || k.w8 || f.vdec == nil), k.w8)
 		}
 		s = pfRepl(f, k.pf, k.pfOff).Replace(s)
 		s = r.Replace(s)
@@ -2183,11 +2187,14 @@ func gen(suffix string) string {
 		if k.name == "Q51V8Z4" && q51RLOn {
 			s = q51RL(s, "a"+k.name+suffix)
 		}
-		if (k.name == "Q50V" || k.name == "Q50VI") && suffix == "" && q50OneSetOn {
+		if (k.name == "Q50V" || k.name == "Q50VI" || k.name == "Q50VZ4") && suffix == "" && q50OneSetOn {
 			s = q50OneSet(s)
 		}
-		if (k.name == "Q50V" || k.name == "Q50VI") && suffix == "" && offInitQ50On {
+		if (k.name == "Q50V" || k.name == "Q50VI" || k.name == "Q50VZ4") && suffix == "" && offInitQ50On {
 			s = offInitOf(s, 4, 0)
+		}
+		if k.name == "Q50VZ4" {
+			s = q50Z4Bcst(f, s)
 		}
 		if k.name == "Q50VI" {
 			s = q50Intel(s)
@@ -3914,6 +3921,47 @@ func q51P2Or(s, lbl string) string {
 	}
 	s = s[:i] + "\tVPXORD Z18, Z18, Z18\n" + s[i:j] + cvt +
 		"\tVPADDD Z16, Z18, Z18\n\tVPADDD Z17, Z18, Z18\n\tVPADDD Z12, Z18, Z18\n\tVPADDD Z13, Z18, Z18\n" + s[j+len(cvt):]
+	return s
+}
+
+// q50Z4BcstOn writes multiAccQ50VZ4INT, q5_0's VBMI values kernel for AMD Zen 4 (q50Z4Bcst).
+const q50Z4BcstOn = true
+
+// q50Z4Bcst makes q5_0's VBMI kernel s (multiAccQ50VINT, after q50OneSet) broadcast each weight
+// dword from memory in its VPDPWSSD (VPDPWSSD.BCST, dotsOf with bcst) in place of four
+// VPBROADCASTD a row pair and block into Z10..Z13 read by two VPDPWSSD each, as q8_0's Zen 4
+// kernel does (q80Z4Bcst): four instructions a row pair and block fewer (eight a row), eight
+// 4-byte loads where there were four, the same products added into the same sums in the same
+// order, so the same results bit for bit (TestIntAccVBMIMatches). multiAccQ50VZ4INT; Zen 4
+// takes it only where KVLAB_Z4NEW is set (multi_intacc_amd64.go's q50Z4: slower as a proxy
+// on the Intel Xeon in cache, so not Zen 4's default until measured there).
+//
+// Not measured on a Zen 4 (none here). By instruction counts, a row pair and block of the row
+// loop: 12 vector µops with a memory operand or none (4 broadcasts, 8 VPDPWSSD) → 8, the 5
+// decode operations and the scalar mask work unchanged; the VPDPWSSD stay 16 a row (16 cycles
+// at one 512-bit multiply a cycle, the loop's floor). On Zen 4 q8_0's same change measured
+// −0.15 to −0.2 ns a row in cache (of ~6.6) and −0.1 to −0.3 in the decode's values phase; at
+// the top of this file, the memory broadcasts took ~1–2 % less time on Zen 4 for the kernels of
+// that time and ~17 % more on Zen 5 (which keeps multiAccQ50VINT). LLVM's znver4 model (19 and
+// 22 alike), with mcakernels' -zenvnni proxy (the dot products priced as FMAs), judged.specs'
+// weights, cycles a row: multiAccQ50VINT 31.47 → this 24.18 (the row-pair loop 24.07 → 17.15
+// an iteration of two pairs: the model puts each VPBROADCASTD m32 on FP1 beside the
+// multiplies, likely too dear, since the measured gains above are ~10× smaller); without the
+// proxy 48.48 → 23.11 (the model's register-form dot products at four pipe-cycles, its memory
+// forms at one: not a measure); sapphirerapids 31.09 → 30.51. Intel never runs it; its figures there as a proxy
+// (TestQ50Z4Speed) are at multi_intacc_amd64.go's q50Z4.
+func q50Z4Bcst(f format, s string) string {
+	b := f
+	b.bcst = true
+	n := 0
+	for _, off := range []int{0, 64} {
+		old, new := dots(off, set1)+"\n", dotsOf(b, off, set1)+"\n"
+		n += strings.Count(s, old)
+		s = strings.ReplaceAll(s, old, new)
+	}
+	if n != 4 || strings.Contains(s, "VPBROADCASTD 0(R8), Z10") {
+		panic(fmt.Sprintf("q50Z4Bcst: %d row-pair dots", n))
+	}
 	return s
 }
 

@@ -345,6 +345,24 @@ func TestQ50IntelSpeed(t *testing.T) {
 	if !intAcc() || !hasVBMI {
 		t.Skip("no AVX-512 VBMI integer accumulate kernels here")
 	}
+	q50Speed(t, [2]string{"VINT", "VIINT"}, [2]accKernel{multiAccQ50VINT, multiAccQ50VIINT})
+}
+
+// TestQ50Z4Speed is TestQ50IntelSpeed for q5_0's Zen 4 flavour (multiAccQ50VZ4INT, q50Z4)
+// against multiAccQ50VINT: run on any CPU with AVX-512 VBMI (elsewhere than a Zen 4 a proxy
+// only). It runs only when KVLAB_SPEED_REPORT is set.
+func TestQ50Z4Speed(t *testing.T) {
+	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
+		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
+	}
+	if !intAcc() || !hasVBMI {
+		t.Skip("no AVX-512 VBMI integer accumulate kernels here")
+	}
+	q50Speed(t, [2]string{"VINT", "VZ4INT"}, [2]accKernel{multiAccQ50VINT, multiAccQ50VZ4INT})
+}
+
+// q50Speed times q5_0's values kernels ks (named names) as TestQ50IntelSpeed says.
+func q50Speed(t *testing.T, names [2]string, ks [2]accKernel) {
 	rounds := speedRounds(5)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -352,7 +370,6 @@ func TestQ50IntelSpeed(t *testing.T) {
 	rb := c.RowBytes()
 	tile, big := benchStreamRows(c)
 	_, _, w, acc := benchQueries()
-	ks := [2]accKernel{multiAccQ50VINT, multiAccQ50VIINT}
 	var cache, stream [2][]float64
 	for r := 0; r < 101; r++ {
 		for i, k := range ks {
@@ -377,8 +394,8 @@ func TestQ50IntelSpeed(t *testing.T) {
 		slices.Sort(x)
 		return fmt.Sprintf("%.2f/%.2f", x[0], x[len(x)/2])
 	}
-	t.Logf("q5_0 values per row of %d, 4 accumulators, ns min/median: in cache VINT %s, VIINT %s; streamed VINT %s, VIINT %s",
-		benchDim, mm(cache[0]), mm(cache[1]), mm(stream[0]), mm(stream[1]))
+	t.Logf("q5_0 values per row of %d, 4 accumulators, ns min/median: in cache %s %s, %s %s; streamed %s %s, %s %s",
+		benchDim, names[0], mm(cache[0]), names[1], mm(cache[1]), names[0], mm(stream[0]), names[1], mm(stream[1]))
 }
 
 // TestIntAccMinBound checks the bound of q4_1's offset and min term as its kernels with 8-bit

@@ -18,7 +18,8 @@ import (
 // tile; the dims cover one block, a partial and a whole quad of blocks, two quads and a short
 // tail block; the row counts a lone last row, odd pairs and the 64-row tiles; the rows carry
 // every code (outlier rows) and random bytes. q5_0's Intel flavour (multiAccQ50VIINT) is
-// checked against the same plain kernel, on every CPU with AVX-512 VBMI and GFNI.
+// checked against the same plain kernel, on every CPU with AVX-512 VBMI and GFNI; its Zen 4
+// flavour (multiAccQ50VZ4INT, q50Z4) against multiAccQ50VINT, which it replaces there.
 func TestIntAccVBMIMatches(t *testing.T) {
 	if !intAcc() || !hasVBMI {
 		t.Skip("no AVX-512 VBMI integer accumulate kernels here")
@@ -33,7 +34,8 @@ func TestIntAccVBMIMatches(t *testing.T) {
 		{Q4_0, multiAccQ40INT, multiAccQ40VINT, multiAccQ40TwoINT, multiAccQ40VTwoINT},
 		{Q4_1, multiAccQ41INT, multiAccQ41VINT, multiAccQ41TwoINT, multiAccQ41VTwoINT},
 		{Q5_0, multiAccQ50INT, multiAccQ50VINT, nil, nil},
-		{Q5_0, multiAccQ50INT, multiAccQ50VIINT, nil, nil}, // Intel's flavour (pickIntel; GFNI too)
+		{Q5_0, multiAccQ50INT, multiAccQ50VIINT, nil, nil},   // Intel's flavour (pickIntel; GFNI too)
+		{Q5_0, multiAccQ50VINT, multiAccQ50VZ4INT, nil, nil}, // Zen 4's (q50Z4) against the kernel it replaces
 		{Q5_1, multiAccQ51INT, multiAccQ51VINT, nil, nil},
 		{IQ4_NL, multiAccIQ4NLINT, multiAccIQ4NLVINT, multiAccIQ4NLTwoINT, multiAccIQ4NLVTwoINT},
 	} {

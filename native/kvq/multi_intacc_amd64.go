@@ -79,7 +79,7 @@ var (
 	intAccQ4_0  = intAcc8(intAccVBMI(multiAccQ40INT, multiAccQ40VINT), pickZen4(multiAccQ40V8INT, multiAccQ40V8Z4INT))
 	intAccQ8_0  = &multiKernels{acc: pickFar(multiAccQ80INT, multiAccQ80Z4INT)}
 	intAccQ4_1  = intAcc8(intAccVBMI(multiAccQ41INT, multiAccQ41VINT), pickFar(multiAccQ41V8INT, multiAccQ41V8Z4INT))
-	intAccQ5_0  = intAcc8q51(intAccVBMI(multiAccQ50INT, pickIntel(multiAccQ50VINT, multiAccQ50VIINT)), pickZen4(multiAccQ50V8INT, multiAccQ50V8Z4INT), q5W8)
+	intAccQ5_0  = intAcc8q51(intAccVBMI(multiAccQ50INT, pickIntel(pickQ50Z4(multiAccQ50VINT, multiAccQ50VZ4INT), multiAccQ50VIINT)), pickZen4(multiAccQ50V8INT, multiAccQ50V8Z4INT), q5W8)
 	intAccQ5_1  = intAcc8q51(intAccVBMI(multiAccQ51INT, multiAccQ51VINT), pickQ51(multiAccQ51V8INT, multiAccQ51V8Z4INT, multiAccQ51V8XINT), q51W8)
 	intAccIQ4NL = intAcc8(intAccVBMI(multiAccIQ4NLINT, multiAccIQ4NLVINT), pickZen4(multiAccIQ4NLV8INT, multiAccIQ4NLV8Z4INT))
 )
@@ -378,6 +378,34 @@ func multiAccQ50VINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32,
 //
 //go:noescape
 func multiAccQ50VIINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+// multiAccQ50VZ4INT is multiAccQ50VINT for AMD Zen 4 (q50Z4): each weight dword broadcast
+// from memory by its VPDPWSSD (gen_intacc.go's q50Z4Bcst), the same sums bit for bit.
+//
+//go:noescape
+func multiAccQ50VZ4INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
+
+// q50Z4 makes q5_0's VBMI values kernel multiAccQ50VZ4INT on AMD Zen 4 (zen4Stream) where
+// KVLAB_Z4NEW (isa.Z4New) is set; by default Zen 4 keeps multiAccQ50VINT. The same sums bit
+// for bit (TestIntAccVBMIMatches). Written from instruction counts and LLVM's znver4 model,
+// not measured on a Zen 4 (gen_intacc.go's q50Z4Bcst has the counts, the model's cycles and
+// q8_0's Zen 4 measurements of the same change). Off because on an Intel Xeon (family 6 model
+// 0xA7 under KVM, 2 shared vCPUs, load ~9), which never runs it, as a proxy it took longer in
+// cache (TestQ50Z4Speed, 4096 rows of 128 values, four accumulators, alternated call by call,
+// six runs, ns a row min): multiAccQ50VINT 7.53–8.49 → 7.81–8.82 (+0.28 to +0.40, six of
+// six), streamed within the noise (10.60–11.75 → 10.66–11.76). There a row pair's eight
+// VPDPWSSD issue in ~4 cycles (two a cycle), so its twelve loads (eight broadcasts, two
+// payloads, two qh) fill the three load ports; Zen 4's eight take ~8 cycles, the loads half
+// its three ports. A variable so that tests can switch it.
+var q50Z4 = zen4Stream && isa.Z4New
+
+// pickQ50Z4 is k, or z4 where q50Z4.
+func pickQ50Z4(k, z4 accKernel) accKernel {
+	if q50Z4 {
+		return z4
+	}
+	return k
+}
 
 //go:noescape
 func multiAccQ51VINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
