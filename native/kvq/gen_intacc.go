@@ -3950,6 +3950,17 @@ const q50Z4BcstOn = true
 // proxy 48.48 → 23.11 (the model's register-form dot products at four pipe-cycles, its memory
 // forms at one: not a measure); sapphirerapids 31.09 → 30.51. Intel never runs it; its figures there as a proxy
 // (TestQ50Z4Speed) are at multi_intacc_amd64.go's q50Z4.
+//
+// q5_0's Zen 4 budget (README "Speed targets": 0.49 of f16's 21.0 ms, 10.3 ms, ~9.8 ns a row,
+// ~36 cycles at ~3.7 GHz) against what these kernels take there (native/attn
+// TestDecodeBreakdown at the bench shape, measured: whole ~14.1 ns, scores ~5.0, values ~8.3,
+// the rest ~0.8): the values' 16 VPDPWSSD a row alone are 16 cycles at one a cycle, the
+// scores' 8 VPDPBUSD 8 more, and the scores kernel measured ~17.6 cycles a row in cache.
+// With every values cycle but the multiplies gone (16) the decode would still take ~37: the
+// target needs fewer multiplies, that is q5W8's 8-bit weights (a quality decision:
+// multi_intacc_amd64.go's q5W8), not a cheaper int16 kernel. mcakernels with -zenvnni,
+// judged.specs' weights, cycles a row: multiScoresQ50Z4GFNI 20.5, multiAccQ50VINT 31.5 (this
+// kernel 24.2).
 func q50Z4Bcst(f format, s string) string {
 	b := f
 	b.bcst = true
