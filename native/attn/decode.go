@@ -226,11 +226,11 @@ func Decode(out, q []float32, s Shape, keys []Keys, vals []Values, lo, hi int) e
 
 // softmaxRows scales the n interleaved score columns of sco (sco[j·n+i] is cell j's score for
 // query i) by scale, and replaces each by e^(x − mx[i]), mx[i] the column's maximum, with
-// sums[i] the column's sum of those terms. On CPUs with AVX-512, n dividing 16 and scale > 0
-// (AVX2 + FMA and n dividing 8) the whole vectors go through softmaxVec (the sums taken in 16 or
-// 8 lanes; table-driven exponentials within expNeg's bound, with AVX-512 the scale folded into
-// their argument; without the floor test where the columns' minima allow);
-// otherwise everything runs here, the sums added in cell order.
+// sums[i] the column's sum of those terms. On CPUs with AVX-512 and n dividing 16 (AVX2 + FMA
+// and n dividing 8), with scale > 0, the whole vectors go through softmaxVec (the sums taken in
+// 16 or 8 lanes; table-driven exponentials within expNeg's bound, the scale folded into their
+// argument; without the floor test where the columns' minima allow); otherwise everything runs
+// here, the sums added in cell order.
 func softmaxRows(sco []float32, n int, scale float32, mx, sums []float32) {
 	if done, ok := softmaxVec(sco, n, scale, mx, sums); ok {
 		for j := done; j < len(sco); j++ {

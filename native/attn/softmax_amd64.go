@@ -27,18 +27,20 @@ func expSumAVX512(x *float32, n int, c float32, m *[16]float32, sum *[16]float32
 func expSumAVX512U(x *float32, n int, c float32, m *[16]float32, sum *[16]float32)
 
 //go:noescape
-func scaleMaxMinAVX2(x *float32, n int, scale float32, mx, mn *[16]float32)
+func maxMinAVX2(x *float32, n int, mx, mn *[16]float32)
 
 //go:noescape
-func expSumAVX2(x *float32, n int, m *[16]float32, sum *[16]float32)
+func expSumAVX2(x *float32, n int, c float32, m *[16]float32, sum *[16]float32)
 
 //go:noescape
-func expSumAVX2U(x *float32, n int, m *[16]float32, sum *[16]float32)
+func expSumAVX2U(x *float32, n int, c float32, m *[16]float32, sum *[16]float32)
 
 // softmaxVec is softmaxRows' vector path for n query columns with n dividing the vector's
-// lanes (16 with AVX-512, 8 with AVX2 + FMA: a lane then always holds the same query), over the
-// whole vectors of sco; it reports false, touching nothing, when it does not apply. The caller
-// finishes the entries past the last whole vector.
+// lanes (16 with AVX-512, 8 with AVX2 + FMA: a lane then always holds the same query) and
+// scale > 0, over the whole vectors of sco; it reports false, touching nothing, when it does
+// not apply. The caller finishes the entries past the last whole vector. The scores stay
+// unscaled (the exponential kernels fold the scale in): with scale > 0, the largest scaled
+// score is the largest score scaled.
 func softmaxVec(sco []float32, n int, scale float32, mx, sums []float32) (done int, ok bool) {
 	lanes := 16
 	if !hasAVX512 {
@@ -47,21 +49,19 @@ func softmaxVec(sco []float32, n int, scale float32, mx, sums []float32) (done i
 			return 0, false
 		}
 	}
-	if lanes%n != 0 || len(sco) < lanes || (lanes == 16 && !(scale > 0)) {
+	if lanes%n != 0 || len(sco) < lanes || !(scale > 0) {
 		return 0, false
 	}
 	nv := len(sco) &^ (lanes - 1)
 	var lane, low [16]float32
 	// Direct calls (not through function values), so lane and sum stay on the stack.
 	if lanes == 16 {
-		// The scores stay unscaled (expSumAVX512 folds the scale in): with scale > 0, the
-		// largest scaled score is the largest score scaled.
 		maxMinAVX512(&sco[0], nv, &lane, &low)
-		for l := range lane {
-			lane[l] *= scale
-		}
 	} else {
-		scaleMaxMinAVX2(&sco[0], nv, scale, &lane, &low)
+		maxMinAVX2(&sco[0], nv, &lane, &low)
+	}
+	for l := range lane {
+		lane[l] *= scale
 	}
 	for i := range mx {
 		mx[i] = lane[i]
@@ -79,10 +79,7 @@ func softmaxVec(sco []float32, n int, scale float32, mx, sums []float32) (done i
 	var sum [16]float32
 	// Every exponent above the floor (a margin of 1 for the kernel's roundings; an infinite
 	// score or maximum fails the test): the kernel without the floor test.
-	c := scale * 1.4426950408889634 // the scale the AVX-512 kernels fold in
-	if lanes == 8 {
-		c = 1.4426950408889634 // scaleMaxMinAVX2 scaled the scores
-	}
+	c := scale * 1.4426950408889634 // the scale the kernels fold in
 	above := true
 	for l := range lanes {
 		ml := float64(float32(lane[l] * 1.4426950408889634))
@@ -94,9 +91,9 @@ func softmaxVec(sco []float32, n int, scale float32, mx, sums []float32) (done i
 	case lanes == 16:
 		expSumAVX512(&sco[0], nv, c, &lane, &sum)
 	case above:
-		expSumAVX2U(&sco[0], nv, &lane, &sum)
+		expSumAVX2U(&sco[0], nv, c, &lane, &sum)
 	default:
-		expSumAVX2(&sco[0], nv, &lane, &sum)
+		expSumAVX2(&sco[0], nv, c, &lane, &sum)
 	}
 	if above {
 		if s := sum[0] + sum[1] + sum[2] + sum[3] + sum[4] + sum[5] + sum[6] + sum[7] + sum[8] +

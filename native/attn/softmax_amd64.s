@@ -151,61 +151,112 @@ eu_done:
 	VZEROUPPER
 	RET
 
-// func scaleMaxMinAVX2(x *float32, n int, scale float32, mx, mn *[16]float32)
-// x[i] *= scale for i < n (n a multiple of 8); mx[l] and mn[l] for l < 8 the largest and the
-// smallest x[i] with i ≡ l mod 8.
-TEXT ·scaleMaxMinAVX2(SB), NOSPLIT, $0-40
+// func maxMinAVX2(x *float32, n int, mx, mn *[16]float32)
+// mx[l] and mn[l] for l < 8 = the largest and the smallest x[i] with i ≡ l mod 8, for i < n (n
+// a multiple of 8; NaNs are passed over); x is only read: four maxima and four minima a lane,
+// so that the pass does not wait on their latency (the vectors past a multiple of 4 first).
+TEXT ·maxMinAVX2(SB), NOSPLIT, $0-32
 	MOVQ x+0(FP), SI
 	MOVQ n+8(FP), CX
-	VBROADCASTSS scale+16(FP), Y1
-	MOVQ mx+24(FP), DI
-	MOVQ mn+32(FP), DX
+	MOVQ mx+16(FP), DI
+	MOVQ mn+24(FP), DX
 	MOVL $0xff800000, AX       // −Inf
 	MOVQ AX, X0
 	VPBROADCASTD X0, Y0
+	VMOVAPS Y0, Y1
 	VMOVAPS Y0, Y2
+	VMOVAPS Y0, Y3
 	MOVL $0x7f800000, AX       // +Inf
-	MOVQ AX, X5
-	VPBROADCASTD X5, Y5
-	VMOVAPS Y5, Y6
+	MOVQ AX, X4
+	VPBROADCASTD X4, Y4
+	VMOVAPS Y4, Y5
+	VMOVAPS Y4, Y6
+	VMOVAPS Y4, Y7
 	SHRQ $3, CX
-	TESTQ CX, CX
-	JZ   sm2_done
-	TESTQ $1, CX
-	JZ   sm2_pairs
-	VMULPS (SI), Y1, Y3
-	VMOVUPS Y3, (SI)
-	VMAXPS Y3, Y0, Y0
-	VMINPS Y3, Y5, Y5
+	MOVQ CX, BX
+	ANDQ $3, BX
+	JZ   mm2_quads
+
+mm2_one:
+	VMOVUPS (SI), Y8
+	VMAXPS Y0, Y8, Y0          // a NaN in Y8 leaves Y0
+	VMINPS Y4, Y8, Y4
 	ADDQ $32, SI
+	DECQ BX
+	JNZ  mm2_one
+
+mm2_quads:
+	SHRQ $2, CX
+	JZ   mm2_done
+
+mm2_loop:
+	VMOVUPS (SI), Y8
+	VMOVUPS 32(SI), Y9
+	VMOVUPS 64(SI), Y10
+	VMOVUPS 96(SI), Y11
+	VMAXPS Y0, Y8, Y0
+	VMINPS Y4, Y8, Y4
+	VMAXPS Y1, Y9, Y1
+	VMINPS Y5, Y9, Y5
+	VMAXPS Y2, Y10, Y2
+	VMINPS Y6, Y10, Y6
+	VMAXPS Y3, Y11, Y3
+	VMINPS Y7, Y11, Y7
+	ADDQ $128, SI
 	DECQ CX
-	JZ   sm2_done
+	JNZ  mm2_loop
 
-sm2_pairs:
-	VMULPS (SI), Y1, Y3
-	VMULPS 32(SI), Y1, Y4
-	VMOVUPS Y3, (SI)
-	VMOVUPS Y4, 32(SI)
-	VMAXPS Y3, Y0, Y0
-	VMINPS Y3, Y5, Y5
-	VMAXPS Y4, Y2, Y2
-	VMINPS Y4, Y6, Y6
-	ADDQ $64, SI
-	SUBQ $2, CX
-	JNZ  sm2_pairs
-
-sm2_done:
+mm2_done:
+	VMAXPS Y1, Y0, Y0
+	VMAXPS Y3, Y2, Y2
 	VMAXPS Y2, Y0, Y0
-	VMINPS Y6, Y5, Y5
+	VMINPS Y5, Y4, Y4
+	VMINPS Y7, Y6, Y6
+	VMINPS Y6, Y4, Y4
 	VMOVUPS Y0, (DI)
-	VMOVUPS Y5, (DX)
+	VMOVUPS Y4, (DX)
 	VZEROUPPER
 	RET
 
-// func expSumAVX2(x *float32, n int, m *[16]float32, sum *[16]float32)
-// x[i] = e^(x[i] − m[i mod 8]) for i < n (n a multiple of 8, every x[i] ≤ its m), and sum[l]
-// for l < 8 the sum of the new x[i] with i ≡ l mod 8 (AVX2 + FMA); 0 where y ≤ expFloor (or is
-// NaN), as expNeg. e^t = 2^y, y = t·log₂e, split as y = n + j/8 + r, n + j/8 = y rounded to a
+// ES2VEC and EU2VEC take the vector at (SI) through expSumAVX2's and expSumAVX2U's
+// exponential, store it there and add it to Y0 (constants in Y7–Y15; Y1–Y6 scratch).
+#define EU2BODY \
+	VMOVUPS (SI), Y1 \
+	VFMSUB213PS Y9, Y15, Y1       /* y = x·c − m·log₂e */ \
+	VADDPS Y10, Y1, Y2            /* z = y + 1.5·2²⁰: y to a multiple of 1/8 */ \
+	VSUBPS Y10, Y2, Y3            /* n + j/8 */ \
+	VSUBPS Y3, Y1, Y3             /* r = y − n − j/8 (exact) */ \
+	VPSLLD $20, Y2, Y5            /* (8n + j)·2²⁰ */ \
+	VPERMPS Y11, Y2, Y2           /* 2^(j/8) less j·2²⁰ */ \
+	VPADDD Y5, Y2, Y2             /* T = 2^(n + j/8) */
+
+#define EU2TAIL \
+	VMULPS Y2, Y3, Y6             /* r·T */ \
+	VMOVAPS Y12, Y5 \
+	VFMADD213PS Y13, Y3, Y5       /* p = c3·r + c2 */ \
+	VFMADD213PS Y14, Y3, Y5       /* p = p·r + c1 */ \
+	VFMADD213PS Y2, Y6, Y5        /* T·(1 + r·p) */
+
+#define EU2VEC \
+	EU2BODY \
+	EU2TAIL \
+	VMOVUPS Y5, (SI) \
+	VADDPS Y5, Y0, Y0
+
+#define ES2VEC \
+	EU2BODY \
+	VCMPPS $0x1E, Y7, Y1, Y4      /* y > expFloor */ \
+	VANDPS Y4, Y2, Y2             /* 0 at or below the floor (no subnormal products) */ \
+	EU2TAIL \
+	VANDPS Y4, Y5, Y5             /* 0 at or below the floor (and for NaN) */ \
+	VMOVUPS Y5, (SI) \
+	VADDPS Y5, Y0, Y0
+
+// func expSumAVX2(x *float32, n int, c float32, m *[16]float32, sum *[16]float32)
+// x[i] = 2^(x[i]·c − m[i mod 8]·log₂e) for i < n (n a multiple of 8), and sum[l] for l < 8 the
+// sum of the new x[i] with i ≡ l mod 8 (AVX2 + FMA): with c = scale·log₂e and m the maxima of
+// the scaled scores, e^(scale·x − m), the scale folded in as expSumAVX512 folds it; 0 where
+// y ≤ expFloor (or is NaN), as expNeg. y is split as y = n + j/8 + r, n + j/8 = y rounded to a
 // multiple of 1/8 (by adding 1.5·2²⁰, whose last 3 mantissa bits then hold j and the bits
 // above them n), |r| ≤ 1/16; 2^y = 2^(n + j/8)·(1 + r·p(r)), 2^(n + j/8) built with integer
 // operations from the table exp8Table (2^(j/8) with j·2²⁰ taken off its bits, VPERMPS) and
@@ -213,12 +264,19 @@ sm2_done:
 // [−1/16, 1/16] (below 2⁻²⁵·²; within expNeg's 2⁻²¹ with the roundings). 15 vector operations
 // a vector (12 in expSumAVX2U), where expNeg's degree-6 polynomial and its 2^n from r took 17:
 // over 16384 cells × 4 queries (in L2), thread CPU on Zen 4 with KVLAB_NO_AVX512=1, this pass
-// 0.72 ns a cell, expSumAVX2U 0.58, softmaxRows 1.06 → 0.74.
-TEXT ·expSumAVX2(SB), NOSPLIT, $0-32
+// 0.72 ns a cell, expSumAVX2U 0.58, softmaxRows 1.06 → 0.74. On the Intel Xeon (Sapphire
+// Rapids class, TestSoftmaxSpeed) the scores scaled in a pass of their own (scaleMaxMinAVX2,
+// which stored them: 0.28–0.30 ns a cell) gave way to the read-only maxMinAVX2 (0.18) and the
+// scale folded in here: softmaxRows 0.84–0.92 → 0.76–0.81. Tried there and slower: the scale
+// kept apart (x·scale rounded, then the FMA, bit for bit with the old pair: expSumAVX2U
+// 0.56 → 0.66–0.70, every vector operation more costs ~0.7 cycles: the pass is bound by the
+// FMA pipes, ports 0 and 1, which take 6 of its 12 operations); two vectors a loop trip (+0.02).
+TEXT ·expSumAVX2(SB), NOSPLIT, $0-40
 	MOVQ x+0(FP), SI
 	MOVQ n+8(FP), CX
-	MOVQ m+16(FP), DX
-	MOVQ sum+24(FP), DI
+	VBROADCASTSS c+16(FP), Y15          // scale·log₂e
+	MOVQ m+24(FP), DX
+	MOVQ sum+32(FP), DI
 	VBROADCASTSS ·expConst+0(SB), Y8    // log₂e
 	VMULPS (DX), Y8, Y9                 // m·log₂e
 	VBROADCASTSS ·exp8Const+0(SB), Y10  // 1.5·2²⁰
@@ -233,24 +291,7 @@ TEXT ·expSumAVX2(SB), NOSPLIT, $0-32
 	JZ   es2_done
 
 es2_loop:
-	VMOVUPS (SI), Y1
-	VFMSUB213PS Y9, Y8, Y1        // y = x·log₂e − m·log₂e
-	VCMPPS $0x1E, Y7, Y1, Y4      // y > expFloor
-	VADDPS Y10, Y1, Y2            // z = y + 1.5·2²⁰: y to a multiple of 1/8
-	VSUBPS Y10, Y2, Y3            // n + j/8
-	VSUBPS Y3, Y1, Y1             // r = y − n − j/8 (exact)
-	VPSLLD $20, Y2, Y5            // (8n + j)·2²⁰
-	VPERMPS Y11, Y2, Y2           // 2^(j/8) less j·2²⁰
-	VPADDD Y5, Y2, Y2             // T = 2^(n + j/8)
-	VANDPS Y4, Y2, Y2             // 0 at or below the floor (no subnormal products)
-	VMULPS Y2, Y1, Y6             // r·T
-	VMOVAPS Y12, Y3
-	VFMADD213PS Y13, Y1, Y3       // p = c3·r + c2
-	VFMADD213PS Y14, Y1, Y3       // p = p·r + c1
-	VFMADD213PS Y2, Y6, Y3        // T·(1 + r·p)
-	VANDPS Y4, Y3, Y3             // 0 at or below the floor (and for NaN)
-	VMOVUPS Y3, (SI)
-	VADDPS Y3, Y0, Y0
+	ES2VEC
 	ADDQ $32, SI
 	DECQ CX
 	JNZ  es2_loop
@@ -260,15 +301,16 @@ es2_done:
 	VZEROUPPER
 	RET
 
-// func expSumAVX2U(x *float32, n int, m *[16]float32, sum *[16]float32)
+// func expSumAVX2U(x *float32, n int, c float32, m *[16]float32, sum *[16]float32)
 // expSumAVX2 without the floor test, for scores whose every y is above expFloor (softmaxVec
 // checks it on the columns' minima; a NaN score's weight comes out NaN, and softmaxVec then
 // sets it to 0): bit for bit expSumAVX2's results there.
-TEXT ·expSumAVX2U(SB), NOSPLIT, $0-32
+TEXT ·expSumAVX2U(SB), NOSPLIT, $0-40
 	MOVQ x+0(FP), SI
 	MOVQ n+8(FP), CX
-	MOVQ m+16(FP), DX
-	MOVQ sum+24(FP), DI
+	VBROADCASTSS c+16(FP), Y15          // scale·log₂e
+	MOVQ m+24(FP), DX
+	MOVQ sum+32(FP), DI
 	VBROADCASTSS ·expConst+0(SB), Y8    // log₂e
 	VMULPS (DX), Y8, Y9                 // m·log₂e
 	VBROADCASTSS ·exp8Const+0(SB), Y10  // 1.5·2²⁰
@@ -282,21 +324,7 @@ TEXT ·expSumAVX2U(SB), NOSPLIT, $0-32
 	JZ   eu2_done
 
 eu2_loop:
-	VMOVUPS (SI), Y1
-	VFMSUB213PS Y9, Y8, Y1        // y = x·log₂e − m·log₂e
-	VADDPS Y10, Y1, Y2            // z = y + 1.5·2²⁰: y to a multiple of 1/8
-	VSUBPS Y10, Y2, Y3            // n + j/8
-	VSUBPS Y3, Y1, Y1             // r = y − n − j/8 (exact)
-	VPSLLD $20, Y2, Y5            // (8n + j)·2²⁰
-	VPERMPS Y11, Y2, Y2           // 2^(j/8) less j·2²⁰
-	VPADDD Y5, Y2, Y2             // T = 2^(n + j/8)
-	VMULPS Y2, Y1, Y6             // r·T
-	VMOVAPS Y12, Y3
-	VFMADD213PS Y13, Y1, Y3       // p = c3·r + c2
-	VFMADD213PS Y14, Y1, Y3       // p = p·r + c1
-	VFMADD213PS Y2, Y6, Y3        // T·(1 + r·p)
-	VMOVUPS Y3, (SI)
-	VADDPS Y3, Y0, Y0
+	EU2VEC
 	ADDQ $32, SI
 	DECQ CX
 	JNZ  eu2_loop
