@@ -63,17 +63,31 @@ func TestSoftmaxRowsFloor(t *testing.T) {
 	}
 }
 
-// TestSoftmaxRowsNaN checks that a NaN score gets weight 0 and leaves the other weights
-// e^(x − max) and the sums the sums of the weights (AVX-512: the kernel without the floor test
-// runs on these scores, and softmaxVec zeroes its NaN weights).
+// TestSoftmaxRowsNaN checks that a NaN score gets weight 0 and leaves each column's maximum
+// the largest of its other scores, the other weights e^(x − max) and the sums the sums of the
+// weights (AVX-512: the kernel without the floor test runs on these scores, and softmaxVec
+// zeroes its NaN weights). Seeds 1–20 place the NaNs anywhere in the columns: a vector maximum
+// pass that took a NaN into its running maximum lost the maximum before it.
 func TestSoftmaxRowsNaN(t *testing.T) {
-	rng := rand.New(rand.NewPCG(43, 44))
+	for seed := uint64(0); seed <= 20; seed++ {
+		softmaxRowsNaN(t, seed)
+	}
+}
+
+func softmaxRowsNaN(t *testing.T, seed uint64) {
+	rng := rand.New(rand.NewPCG(43, 44+seed))
 	const n, m, scale = 4, 333, 0.75
 	sco := make([]float32, n*m)
 	for i := range sco {
 		sco[i] = float32(rng.NormFloat64() * 2)
 	}
 	nan := map[int]bool{5: true, 77: true, 640: true, 1001: true} // in whole vectors
+	if seed > 0 {
+		nan = map[int]bool{}
+		for range 6 {
+			nan[rng.IntN(n*(m-1))] = true
+		}
+	}
 	for i := range nan {
 		sco[i] = float32(math.NaN())
 	}
@@ -81,6 +95,15 @@ func TestSoftmaxRowsNaN(t *testing.T) {
 	mx, sums := make([]float32, n), make([]float32, n)
 	softmaxRows(sco, n, scale, mx, sums)
 	for i := 0; i < n; i++ {
+		want := float32(math.Inf(-1))
+		for j := 0; j < m; j++ {
+			if k := j*n + i; !nan[k] {
+				want = max(want, orig[k]*scale)
+			}
+		}
+		if mx[i] != want {
+			t.Fatalf("seed %d column %d: max %g, want %g", seed, i, mx[i], want)
+		}
 		var sum float64
 		for j := 0; j < m; j++ {
 			k := j*n + i
@@ -88,17 +111,17 @@ func TestSoftmaxRowsNaN(t *testing.T) {
 			sum += got
 			if nan[k] {
 				if got != 0 {
-					t.Fatalf("cell %d column %d: NaN score's weight %g, want 0", j, i, got)
+					t.Fatalf("seed %d cell %d column %d: NaN score's weight %g, want 0", seed, j, i, got)
 				}
 				continue
 			}
 			x := float64(orig[k]*scale) - float64(mx[i])
 			if e := math.Abs(got - math.Exp(x)); !(e <= math.Exp(x)*0x1p-19) {
-				t.Fatalf("cell %d column %d: e^%g = %g, want %g", j, i, x, got, math.Exp(x))
+				t.Fatalf("seed %d cell %d column %d: e^%g = %g, want %g", seed, j, i, x, got, math.Exp(x))
 			}
 		}
 		if !(math.Abs(float64(sums[i])-sum) <= 1e-6*sum) {
-			t.Fatalf("column %d: sum %g, weights add to %g", i, sums[i], sum)
+			t.Fatalf("seed %d column %d: sum %g, weights add to %g", seed, i, sums[i], sum)
 		}
 	}
 }
