@@ -922,6 +922,87 @@ TEXT ·multiScores@(SB), NOSPLIT, $0-80
 	RET
 `
 
+// twoMin is the fewest groups of eight rows a call of an AVX-VNNI kernel takes in two streams
+// (twoStreams): 1024 rows, so a paged cache's runs of a page (kvcache's PageCells, 64 rows)
+// keep one, as gen_avx2int.go's block-format kernels.
+const twoMin = 128
+
+// twoPF is log₂ of the rows a stream's prefetches run ahead with two streams: 32 rows, 2.2 KiB
+// of tq4's 68-byte rows at d 128 (the one stream's run 128 rows, 8.7 KiB, ahead).
+const twoPF = 5
+
+// twoStreams edits body (and its prefetch text pf) for the AVX-VNNI kernels: with four queries
+// a row (ostride ≥ 16 bytes: a row's scores do not spill into the next row's) and at least
+// twoMin groups, a group's rows 0..3 come from the first half of the call's rows and its rows
+// 4..7 from the second, H = 4·groups rows on (R14 = H·rb; their scores H·ostride on, R15), a
+// group stepping four rows (frame words 0 and 8: the steps of DI and R9), each stream's row
+// loads ascending, where a group of eight adjacent rows read its rows 0, 4, 1, 5, 2, 6, 3, 7
+// (rows m and 4+m into one register); each prefetch is taken in both streams. Otherwise H is 4
+// rows and a group steps eight, the one stream of before (its prefetches twice, the second
+// four rows on). Every row's score is the same as in one stream (a lane's work depends only on
+// its row), bit for bit. gen_avx2int.go's twoStream takes the block formats' AVX-VNNI scores
+// this way. tq4's and turbo4's AVX-VNNI kernels (TQ4AVXVNNI, T4AVXVNNI, T4UAVXVNNI) take it:
+// on an Intel Xeon (Sapphire/Emerald Rapids class, KVM, 2 shared vCPUs, load 9–13;
+// KVLAB_NO_AVX512), attn's TestDecodeBreakdown (131072 cells, 32 heads on 8, d 128, one thread;
+// four alternations of test binaries, each run's min, ns a row), scores tq4 7.11–7.61 →
+// 6.22–6.30, turbo4 6.85–6.97 → 5.72–6.23, the values after them alike. With the prefetches
+// 128 rows ahead a stream (8.7 KiB) the gain was about half (tq4 6.49–7.52, turbo4 6.40–6.94),
+// 64 rows between. Not kept: the same for turbo2's, turbo3's and q2k's AVX-VNNI kernels
+// (T2UAVXVNNI, T3UAVXVNNI, Q2KAVXVNNI; 32, 64 or 128 rows ahead), whose scores took the same
+// time streamed as with their rows in cache (KVLAB_TOUCH=k): turbo2 4.55–4.96 → 4.46–4.84,
+// turbo3 7.48–8.54 → 7.20–8.06, q2k 6.86–7.14 → 6.84–8.03, within the noise.
+func twoStreams(body, pf string) (string, string) {
+	edit := func(s, old, new string) string {
+		if !strings.Contains(s, old) {
+			panic("twoStreams: " + old)
+		}
+		return strings.Replace(s, old, new, 1)
+	}
+	body = edit(body, "NOSPLIT, $0-80", "NOSPLIT, $24-80")
+	body = edit(body, "\tJZ   @_done\n", fmt.Sprintf(`	JZ   @_done
+	// One stream: H = 4 rows, a group steps 8 (twoStreams).
+	MOVQ R8, R14
+	SHLQ $2, R14               // H·rb
+	MOVQ ostride+56(FP), R15
+	SHLQ $2, R15               // H·ostride
+	LEAQ (R14)(R14*1), AX
+	MOVQ AX, 0(SP)             // DI's step
+	LEAQ (R15)(R15*1), AX
+	MOVQ AX, 8(SP)             // R9's step
+	MOVQ R8, AX
+	SHLQ $7, AX
+	MOVQ AX, 16(SP)            // the prefetch distance: 128 rows
+	CMPQ ostride+56(FP), $16
+	JLT  @_one
+	CMPQ R10, $%d
+	JLT  @_one
+	// Two streams: H = 4·groups rows, a group steps 4.
+	MOVQ R14, 0(SP)
+	MOVQ R15, 8(SP)
+	MOVQ R8, AX
+	SHLQ $TWOPF, AX
+	MOVQ AX, 16(SP)            // the prefetch distance: TWOPFR rows a stream
+	IMULQ R10, R14
+	IMULQ R10, R15
+
+@_one:
+`, twoMin))
+	body = edit(body, "LEAQ (CX)(R8*4), BX        // rows 4..7", "LEAQ (CX)(R14*1), BX       // rows 4..7: H rows on")
+	body = edit(body, "LEAQ (R9)(AX*4), BX", "LEAQ (R9)(R15*1), BX")
+	body = edit(body, "	MOVQ R8, AX                // prefetch pointer: 128 rows ahead, PFSTEP bytes per chunk of\n\tSHLQ $7, AX                // codes (at least eight rows' share of a chunk)\n\tADDQ DI, AX",
+		"	MOVQ 16(SP), AX            // prefetch pointer: 16(SP) bytes ahead, PFSTEP bytes per chunk of\n\tADDQ DI, AX                // codes (at least eight rows' share of a chunk)")
+	body = strings.NewReplacer("TWOPFR", fmt.Sprint(1<<twoPF), "TWOPF", fmt.Sprint(twoPF)).Replace(body)
+	body = edit(body, "LEAQ (BX)(AX*4), R9\n\tLEAQ (DI)(R8*8), DI", "ADDQ 8(SP), R9\n\tADDQ 0(SP), DI")
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(pf, "\n") {
+		b.WriteString(line)
+		if strings.HasPrefix(line, "\tPREFETCHT0 ") {
+			b.WriteString(strings.Replace(line, "(AX)", "(AX)(R14*1)", 1))
+		}
+	}
+	return body, b.String()
+}
+
 // stage writes the row scales' staging: lane l of Y12 from the scale of row l at CX (rows
 // 0..3) or BX (4..7), rb (R8) apart.
 func stage(f32 bool) string {
@@ -1275,9 +1356,13 @@ func main() {
 			table, grp = "VBROADCASTI128 ·q2kAVX2U(SB), Y12", q2kChunkAVX2()
 			init += "\n\tMOVQ stage+72(FP), R13\n\tADDQ $31, R13\n\tANDQ $-32, R13 // 32-byte aligned (stage: 96 bytes or more)"
 		}
+		bd := body
+		if k.vnni && (strings.HasPrefix(k.name, "TQ4") || strings.HasPrefix(k.name, "T4")) {
+			bd, pf = twoStreams(bd, pf)
+		}
 		r := strings.NewReplacer("@", k.name, "%TABLE%", table, "%GROUP%", grp, "%STAGE%", stg, "%PF%", pf, "%STEP%", step,
 			"%INIT%", init, "%FINI%", fini)
-		out.WriteString(r.Replace(body))
+		out.WriteString(r.Replace(bd))
 	}
 	out.WriteString(t2WidenText)
 	out.WriteString(uniDigitsText)

@@ -1117,7 +1117,7 @@ T4AVX2I_done:
 	RET
 
 // func multiScoresTQ4AVXVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
-TEXT ·multiScoresTQ4AVXVNNI(SB), NOSPLIT, $0-80
+TEXT ·multiScoresTQ4AVXVNNI(SB), NOSPLIT, $24-80
 	MOVQ rows+24(FP), DI
 	MOVQ rb+32(FP), R8
 	LEAQ (R8)(R8*2), R12       // 3 rows
@@ -1125,10 +1125,36 @@ TEXT ·multiScoresTQ4AVXVNNI(SB), NOSPLIT, $0-80
 	MOVQ m+40(FP), R10
 	SHRQ $3, R10               // groups of eight rows
 	JZ   TQ4AVXVNNI_done
+	// One stream: H = 4 rows, a group steps 8 (twoStreams).
+	MOVQ R8, R14
+	SHLQ $2, R14               // H·rb
+	MOVQ ostride+56(FP), R15
+	SHLQ $2, R15               // H·ostride
+	LEAQ (R14)(R14*1), AX
+	MOVQ AX, 0(SP)             // DI's step
+	LEAQ (R15)(R15*1), AX
+	MOVQ AX, 8(SP)             // R9's step
+	MOVQ R8, AX
+	SHLQ $7, AX
+	MOVQ AX, 16(SP)            // the prefetch distance: 128 rows
+	CMPQ ostride+56(FP), $16
+	JLT  TQ4AVXVNNI_one
+	CMPQ R10, $128
+	JLT  TQ4AVXVNNI_one
+	// Two streams: H = 4·groups rows, a group steps 4.
+	MOVQ R14, 0(SP)
+	MOVQ R15, 8(SP)
+	MOVQ R8, AX
+	SHLQ $5, AX
+	MOVQ AX, 16(SP)            // the prefetch distance: 32 rows a stream
+	IMULQ R10, R14
+	IMULQ R10, R15
+
+TQ4AVXVNNI_one:
 
 TQ4AVXVNNI_group:
 	MOVQ DI, CX                // rows 0..3
-	LEAQ (CX)(R8*4), BX        // rows 4..7
+	LEAQ (CX)(R14*1), BX       // rows 4..7: H rows on
 	MOVQ dig+0(FP), SI
 	MOVQ aux+8(FP), DX
 	MOVQ nb+16(FP), R11
@@ -1137,14 +1163,16 @@ TQ4AVXVNNI_group:
 	VPXOR Y9, Y9, Y9
 	VPXOR Y10, Y10, Y10
 	VPXOR Y11, Y11, Y11
-	MOVQ R8, AX                // prefetch pointer: 128 rows ahead, PFSTEP bytes per chunk of
-	SHLQ $7, AX                // codes (at least eight rows' share of a chunk)
-	ADDQ DI, AX
+	MOVQ 16(SP), AX            // prefetch pointer: 16(SP) bytes ahead, PFSTEP bytes per chunk of
+	ADDQ DI, AX                // codes (at least eight rows' share of a chunk)
 
 TQ4AVXVNNI_blk:
 	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(R14*1)
 	PREFETCHT0 64(AX)
+	PREFETCHT0 64(AX)(R14*1)
 	PREFETCHT0 128(AX)
+	PREFETCHT0 128(AX)(R14*1)
 	ADDQ $160, AX
 	VMOVDQU (CX), X0
 	VINSERTI128 $1, (BX), Y0, Y0
@@ -1318,13 +1346,13 @@ TQ4AVXVNNI_blk:
 	VMOVUPS X5, (R9)(AX*1)
 	VMOVUPS X6, (R9)(AX*2)
 	VMOVUPS X7, (R9)(R11*1)
-	LEAQ (R9)(AX*4), BX
+	LEAQ (R9)(R15*1), BX
 	VEXTRACTF128 $1, Y4, (BX)
 	VEXTRACTF128 $1, Y5, (BX)(AX*1)
 	VEXTRACTF128 $1, Y6, (BX)(AX*2)
 	VEXTRACTF128 $1, Y7, (BX)(R11*1)
-	LEAQ (BX)(AX*4), R9
-	LEAQ (DI)(R8*8), DI
+	ADDQ 8(SP), R9
+	ADDQ 0(SP), DI
 	DECQ R10
 	JNZ  TQ4AVXVNNI_group
 
@@ -1333,7 +1361,7 @@ TQ4AVXVNNI_done:
 	RET
 
 // func multiScoresT4AVXVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
-TEXT ·multiScoresT4AVXVNNI(SB), NOSPLIT, $0-80
+TEXT ·multiScoresT4AVXVNNI(SB), NOSPLIT, $24-80
 	MOVQ rows+24(FP), DI
 	MOVQ rb+32(FP), R8
 	LEAQ (R8)(R8*2), R12       // 3 rows
@@ -1341,10 +1369,36 @@ TEXT ·multiScoresT4AVXVNNI(SB), NOSPLIT, $0-80
 	MOVQ m+40(FP), R10
 	SHRQ $3, R10               // groups of eight rows
 	JZ   T4AVXVNNI_done
+	// One stream: H = 4 rows, a group steps 8 (twoStreams).
+	MOVQ R8, R14
+	SHLQ $2, R14               // H·rb
+	MOVQ ostride+56(FP), R15
+	SHLQ $2, R15               // H·ostride
+	LEAQ (R14)(R14*1), AX
+	MOVQ AX, 0(SP)             // DI's step
+	LEAQ (R15)(R15*1), AX
+	MOVQ AX, 8(SP)             // R9's step
+	MOVQ R8, AX
+	SHLQ $7, AX
+	MOVQ AX, 16(SP)            // the prefetch distance: 128 rows
+	CMPQ ostride+56(FP), $16
+	JLT  T4AVXVNNI_one
+	CMPQ R10, $128
+	JLT  T4AVXVNNI_one
+	// Two streams: H = 4·groups rows, a group steps 4.
+	MOVQ R14, 0(SP)
+	MOVQ R15, 8(SP)
+	MOVQ R8, AX
+	SHLQ $5, AX
+	MOVQ AX, 16(SP)            // the prefetch distance: 32 rows a stream
+	IMULQ R10, R14
+	IMULQ R10, R15
+
+T4AVXVNNI_one:
 
 T4AVXVNNI_group:
 	MOVQ DI, CX                // rows 0..3
-	LEAQ (CX)(R8*4), BX        // rows 4..7
+	LEAQ (CX)(R14*1), BX       // rows 4..7: H rows on
 	MOVQ dig+0(FP), SI
 	MOVQ aux+8(FP), DX
 	MOVQ nb+16(FP), R11
@@ -1353,14 +1407,16 @@ T4AVXVNNI_group:
 	VPXOR Y9, Y9, Y9
 	VPXOR Y10, Y10, Y10
 	VPXOR Y11, Y11, Y11
-	MOVQ R8, AX                // prefetch pointer: 128 rows ahead, PFSTEP bytes per chunk of
-	SHLQ $7, AX                // codes (at least eight rows' share of a chunk)
-	ADDQ DI, AX
+	MOVQ 16(SP), AX            // prefetch pointer: 16(SP) bytes ahead, PFSTEP bytes per chunk of
+	ADDQ DI, AX                // codes (at least eight rows' share of a chunk)
 
 T4AVXVNNI_blk:
 	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(R14*1)
 	PREFETCHT0 64(AX)
+	PREFETCHT0 64(AX)(R14*1)
 	PREFETCHT0 128(AX)
+	PREFETCHT0 128(AX)(R14*1)
 	ADDQ $160, AX
 	VMOVDQU (CX), X0
 	VINSERTI128 $1, (BX), Y0, Y0
@@ -1534,13 +1590,13 @@ T4AVXVNNI_blk:
 	VMOVUPS X5, (R9)(AX*1)
 	VMOVUPS X6, (R9)(AX*2)
 	VMOVUPS X7, (R9)(R11*1)
-	LEAQ (R9)(AX*4), BX
+	LEAQ (R9)(R15*1), BX
 	VEXTRACTF128 $1, Y4, (BX)
 	VEXTRACTF128 $1, Y5, (BX)(AX*1)
 	VEXTRACTF128 $1, Y6, (BX)(AX*2)
 	VEXTRACTF128 $1, Y7, (BX)(R11*1)
-	LEAQ (BX)(AX*4), R9
-	LEAQ (DI)(R8*8), DI
+	ADDQ 8(SP), R9
+	ADDQ 0(SP), DI
 	DECQ R10
 	JNZ  T4AVXVNNI_group
 
@@ -4329,7 +4385,7 @@ T4UAVX2I_done:
 	RET
 
 // func multiScoresT4UAVXVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
-TEXT ·multiScoresT4UAVXVNNI(SB), NOSPLIT, $0-80
+TEXT ·multiScoresT4UAVXVNNI(SB), NOSPLIT, $24-80
 	MOVQ rows+24(FP), DI
 	MOVQ rb+32(FP), R8
 	LEAQ (R8)(R8*2), R12       // 3 rows
@@ -4337,10 +4393,36 @@ TEXT ·multiScoresT4UAVXVNNI(SB), NOSPLIT, $0-80
 	MOVQ m+40(FP), R10
 	SHRQ $3, R10               // groups of eight rows
 	JZ   T4UAVXVNNI_done
+	// One stream: H = 4 rows, a group steps 8 (twoStreams).
+	MOVQ R8, R14
+	SHLQ $2, R14               // H·rb
+	MOVQ ostride+56(FP), R15
+	SHLQ $2, R15               // H·ostride
+	LEAQ (R14)(R14*1), AX
+	MOVQ AX, 0(SP)             // DI's step
+	LEAQ (R15)(R15*1), AX
+	MOVQ AX, 8(SP)             // R9's step
+	MOVQ R8, AX
+	SHLQ $7, AX
+	MOVQ AX, 16(SP)            // the prefetch distance: 128 rows
+	CMPQ ostride+56(FP), $16
+	JLT  T4UAVXVNNI_one
+	CMPQ R10, $128
+	JLT  T4UAVXVNNI_one
+	// Two streams: H = 4·groups rows, a group steps 4.
+	MOVQ R14, 0(SP)
+	MOVQ R15, 8(SP)
+	MOVQ R8, AX
+	SHLQ $5, AX
+	MOVQ AX, 16(SP)            // the prefetch distance: 32 rows a stream
+	IMULQ R10, R14
+	IMULQ R10, R15
+
+T4UAVXVNNI_one:
 
 T4UAVXVNNI_group:
 	MOVQ DI, CX                // rows 0..3
-	LEAQ (CX)(R8*4), BX        // rows 4..7
+	LEAQ (CX)(R14*1), BX       // rows 4..7: H rows on
 	MOVQ dig+0(FP), SI
 	MOVQ aux+8(FP), DX
 	MOVQ nb+16(FP), R11
@@ -4353,14 +4435,16 @@ T4UAVXVNNI_group:
 	VPXOR Y9, Y9, Y9
 	VPXOR Y10, Y10, Y10
 	VPXOR Y11, Y11, Y11
-	MOVQ R8, AX                // prefetch pointer: 128 rows ahead, PFSTEP bytes per chunk of
-	SHLQ $7, AX                // codes (at least eight rows' share of a chunk)
-	ADDQ DI, AX
+	MOVQ 16(SP), AX            // prefetch pointer: 16(SP) bytes ahead, PFSTEP bytes per chunk of
+	ADDQ DI, AX                // codes (at least eight rows' share of a chunk)
 
 T4UAVXVNNI_blk:
 	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(R14*1)
 	PREFETCHT0 64(AX)
+	PREFETCHT0 64(AX)(R14*1)
 	PREFETCHT0 128(AX)
+	PREFETCHT0 128(AX)(R14*1)
 	ADDQ $160, AX
 	VMOVDQU (CX), X0
 	VINSERTI128 $1, (BX), Y0, Y0
@@ -4507,13 +4591,13 @@ T4UAVXVNNI_blk:
 	VMOVUPS X5, (R9)(AX*1)
 	VMOVUPS X6, (R9)(AX*2)
 	VMOVUPS X7, (R9)(R11*1)
-	LEAQ (R9)(AX*4), BX
+	LEAQ (R9)(R15*1), BX
 	VEXTRACTF128 $1, Y4, (BX)
 	VEXTRACTF128 $1, Y5, (BX)(AX*1)
 	VEXTRACTF128 $1, Y6, (BX)(AX*2)
 	VEXTRACTF128 $1, Y7, (BX)(R11*1)
-	LEAQ (BX)(AX*4), R9
-	LEAQ (DI)(R8*8), DI
+	ADDQ 8(SP), R9
+	ADDQ 0(SP), DI
 	DECQ R10
 	JNZ  T4UAVXVNNI_group
 

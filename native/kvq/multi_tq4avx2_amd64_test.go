@@ -73,7 +73,8 @@ func cpuHasAVXVNNI() bool { return tq4AVXVNNICPU }
 // are the AVX-512 VNNI kernels' bit for bit (where the CPU has those), and the two AVX2
 // flavours' each other's, on random rows and queries and on the ones at the plain flavour's
 // saturation edge (every digit ±127 against the extreme codes, pair sums of ±2·127·104 for
-// tq4's levels), with contiguous and strided outputs.
+// tq4's levels), with contiguous and strided outputs, over 48 rows and over 1040 (where tq4's
+// and turbo4's AVX-VNNI kernels take two streams of rows, twoStreams).
 func TestTQ4AVX2ScoresMatch(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("no AVX2, FMA and F16C")
@@ -85,7 +86,11 @@ func TestTQ4AVX2ScoresMatch(t *testing.T) {
 			if kind == vnniT2 && d%64 != 0 {
 				continue
 			}
-			for _, edge := range []bool{false, true} {
+			for _, ce := range []struct {
+				m    int
+				edge bool
+			}{{48, false}, {48, true}, {1040, false}} { // 1040 rows: the AVX-VNNI kernels' two streams
+				m, edge := ce.m, ce.edge
 				nb := d / 32
 				nc := d / 2 // code bytes
 				rb := nc + 4
@@ -99,7 +104,6 @@ func TestTQ4AVX2ScoresMatch(t *testing.T) {
 					nc = d / 4
 					rb = nc + 2
 				}
-				const m = 48
 				rows := make([]byte, m*rb)
 				for j := 0; j < m; j++ {
 					row := rows[j*rb : (j+1)*rb]
