@@ -945,7 +945,10 @@ const twoPF = 5
 // on an Intel Xeon (Sapphire/Emerald Rapids class, KVM, 2 shared vCPUs, load 9–13;
 // KVLAB_NO_AVX512), attn's TestDecodeBreakdown (131072 cells, 32 heads on 8, d 128, one thread;
 // four alternations of test binaries, each run's min, ns a row), scores tq4 7.11–7.61 →
-// 6.22–6.30, turbo4 6.85–6.97 → 5.72–6.23, the values after them alike. With the prefetches
+// 6.22–6.30, turbo4 6.85–6.97 → 5.72–6.23; tq4's values after them alike, turbo4's +0.3–0.7
+// (8 alternations, unexplained, as q4_1's values after its two-stream scores: its whole decode
+// still 0.4–0.9 less). Half the prefetches with two streams (two lines a block and stream, 80
+// bytes on: no line a stream prefetched twice) no different beyond the noise. With the prefetches
 // 128 rows ahead a stream (8.7 KiB) the gain was about half (tq4 6.49–7.52, turbo4 6.40–6.94),
 // 64 rows between. Not kept: the same for turbo2's, turbo3's and q2k's AVX-VNNI kernels
 // (T2UAVXVNNI, T3UAVXVNNI, Q2KAVXVNNI; 32, 64 or 128 rows ahead), whose scores took the same
