@@ -690,6 +690,34 @@ func q51XQuad(s string) string {
 	return strings.ReplaceAll(s, dec, "\tVMOVDQU8 8(R12), X20\n\tVINSERTI32X4 $1, 8(R12)(R9*1), Y20, Y20\n\tVINSERTI32X4 $2, 8(R14), Z20, Z20\n\tVINSERTI32X4 $3, 8(R14)(R9*1), Z20, Z20\n\tVPERMB Z20, Z30, Z20\n")
 }
 
+// q51XHeadDOn makes q5_1's Intel kernel with 8-bit weights permute its first prepass's heads as
+// q51XHeadD says.
+const q51XHeadDOn = true
+
+// q51XHeadD rewrites the first prepass of q5_1's Intel kernel with 8-bit weights s (pairHeads'
+// row-pair loops): the two rows' d and min words, which pairHeads' merges leave in whole dwords
+// (row a's block b at dword 6b, row b's at 6b + 1), are gathered by a dword permute (VPERMT2D,
+// ·intAccQ51LD2DIdx: dwords 2b, 2b + 1 from 6b, 6b + 1, the upper half again) in place of the word
+// permute by ·intAccQ51LD2Idx (VPERMT2W): the same register, so the same sums bit for bit
+// (TestIntAcc8Matches). On the Intel Xeon a zmm VPERMT2W costs three operations (q51XDoc's
+// two-table permutes) and VPERMT2D one: two fewer a row pair. Intel Xeon (family 6 model 167, 2
+// shared vCPUs, load 7–8; 4096 rows of 128 values, four accumulators, thread CPU time, 101 calls
+// in cache, test binaries alternated, four runs, ns a row min/median): 6.15–6.51/6.37–7.09 →
+// 5.97–6.34/6.02–6.36; native/attn TestDecodeBreakdown (q5_1 at the bench shape, five runs
+// alternated, each run's min) the values phase 9.74–9.98 (median 9.86) → 9.29–9.90 (9.60).
+func q51XHeadD(s string) string {
+	const idx = "\tVMOVDQU16 ·intAccQ51LD2Idx(SB), Z7\n"
+	const perm = "\tVPERMT2W Z14, Z7, Z13\n"
+	if n := strings.Count(s, idx); n != 1 {
+		panic(fmt.Sprintf("q51XHeadD: %d index loads, want 1", n))
+	}
+	if n := strings.Count(s, perm); n != 2 {
+		panic(fmt.Sprintf("q51XHeadD: %d permutes, want 2", n))
+	}
+	s = strings.Replace(s, idx, "\tVMOVDQU32 ·intAccQ51LD2DIdx(SB), Z7\n", 1)
+	return strings.ReplaceAll(s, perm, "\tVPERMT2D Z14, Z7, Z13\n")
+}
+
 // q50RegsOn makes q5_0's Intel values kernel (multiAccQ50VIINT) keep its pipelined prepass's
 // pointers in registers as q50Regs says.
 const q50RegsOn = true
@@ -1657,6 +1685,15 @@ func header() string {
 				fmt.Fprintf(&b, "DATA ·intAcc%sLD2Idx+%d(SB)/8, $0x%04x%04x%04x%04x\n", f.name, 2*i, idx[i+3], idx[i+2], idx[i+1], idx[i])
 			}
 			fmt.Fprintf(&b, "GLOBL ·intAcc%sLD2Idx(SB), RODATA|NOPTR, $64\n\n", f.name)
+			// q51XHeadD's: the same as dwords (word pairs 12b + 2j, 12b + 2j + 1 are dword 6b + j).
+			var d [16]uint32
+			for k := range d {
+				d[k] = uint32(k%8/2*f.bs/4 + k%2)
+			}
+			for i := 0; i < 16; i += 2 {
+				fmt.Fprintf(&b, "DATA ·intAcc%sLD2DIdx+%d(SB)/8, $0x%08x%08x\n", f.name, 4*i, d[i+1], d[i])
+			}
+			fmt.Fprintf(&b, "GLOBL ·intAcc%sLD2DIdx(SB), RODATA|NOPTR, $64\n\n", f.name)
 		}
 	}
 	// iq4_nl's codebook as its levels + 128 (unsigned bytes), for VPSHUFB.
@@ -2183,6 +2220,9 @@ func gen(suffix string) string {
 		}
 		if k.name == "Q51V8X" && q51XQuadOn {
 			s = q51XQuad(s)
+		}
+		if k.name == "Q51V8X" && q51XHeadDOn {
+			s = q51XHeadD(s)
 		}
 		if k.name == "Q51V8Z4" && q51RLOn {
 			s = q51RL(s, "a"+k.name+suffix)
