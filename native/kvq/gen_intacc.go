@@ -690,6 +690,65 @@ func q51XQuad(s string) string {
 	return strings.ReplaceAll(s, dec, "\tVMOVDQU8 8(R12), X20\n\tVINSERTI32X4 $1, 8(R12)(R9*1), Y20, Y20\n\tVINSERTI32X4 $2, 8(R14), Z20, Z20\n\tVINSERTI32X4 $3, 8(R14)(R9*1), Z20, Z20\n\tVPERMB Z20, Z30, Z20\n")
 }
 
+// q51XPdepOn makes q5_1's Intel kernel with 8-bit weights form its fifth-bit masks as q51XPdep
+// says. Off: it did not pay.
+const q51XPdepOn = false
+
+// q51XPdep rewrites the row-quad decodes of q5_1's Intel kernel with 8-bit weights s (q51XTest's,
+// not the last quad's): each of the quad's four rows' qh halves (bits 0..15 at 4 bytes into the
+// block, 16..31 at 6) loaded into a general register and spread by a PDEP with 0x1111…1 (R13,
+// its block's T pointer kept at 6576(SP) over the row loops) to bits 4k, row i's shifted up i by
+// the LEA that joins it to rows 0..i−1 (SI: values 0..15, DX: 16..31), and one KMOVQ each into K6
+// and K7, in place of the qh gathered into X10 (three VPINSRD) and two VPERMB and two VPTESTMB:
+// the same masks (K6's bit 4k+i row i's bit k, K7's its bit 16 + k), so the same sums bit for bit
+// (TestIntAcc8Matches). Seven vector operations a quad and block (ports 0 and 5 on the Intel
+// Xeon) become two mask moves (port 5); the PDEP run on port 1, the loads and LEAs beside.
+// Not kept: on the Intel Xeon (2 shared vCPUs, load 7–9; after q51XHeadD, test binaries
+// alternated ABBA) 4096 rows in cache, twelve runs each, ns a row min: median 6.15 → 6.10, the
+// streamed passes no lower; native/attn TestDecodeBreakdown (q5_1 at the bench shape, eight runs
+// each, each run's min) values median 9.9 → 10.1, whole 18.4 → 18.8. Eight PDEP a quad and block
+// on port 1 alone (llvm-mca -mcpu sapphirerapids: the row-quad loop 18 → 32 cycles, port 1
+// bound) take back what the vector ports gain.
+func q51XPdep(s string) string {
+	const setup = "\tVMOVDQU64 ·intAccQ5TestLo(SB), Z12\n\tVMOVDQU64 ·intAccQ5TestHi(SB), Z14\n\tVMOVDQU64 ·intAccQ5TestBit(SB), Z15\n"
+	const dec = "\tVMOVD 4(R12), X10\n\tVPINSRD $1, 4(R12)(R9*1), X10, X10\n\tVPINSRD $2, 4(R14), X10, X10\n\tVPINSRD $3, 4(R14)(R9*1), X10, X10\n\tVPERMB Z10, Z12, Z11\n\tVPTESTMB Z15, Z11, K6\n\tVPERMB Z10, Z14, Z16\n\tVPTESTMB Z15, Z16, K7\n"
+	if n := strings.Count(s, setup); n != 2 {
+		panic(fmt.Sprintf("q51XPdep: %d mask setups, want 2", n))
+	}
+	if n := strings.Count(s, dec); n != 6 {
+		panic(fmt.Sprintf("q51XPdep: %d decodes, want 6", n))
+	}
+	if strings.Contains(s, "6576(SP)") {
+		panic("q51XPdep: 6576(SP) taken")
+	}
+	i, j := strings.Index(s, "_blk:\n"), strings.Index(s, "_pass1:\n")
+	if i < 0 || j < i {
+		panic("q51XPdep: no block loop")
+	}
+	body := s[i:j]
+	body = body[strings.Index(body, setup):]
+	for _, r := range []string{"R13", "SI", "DX", "6576(SP)"} {
+		if strings.Contains(body, r) {
+			panic("q51XPdep: " + r + " taken in the row loops")
+		}
+	}
+	first := strings.Index(s, setup)
+	s = s[:first] + "\tMOVQ R13, 6576(SP)         // the block's T (q51XPdep)\n\tMOVQ $0x1111111111111111, R13\n" + s[first+len(setup):]
+	s = strings.Replace(s, setup, "", 1)
+	var b strings.Builder
+	for k, a := range []string{"(R12)", "(R12)(R9*1)", "(R14)", "(R14)(R9*1)"} {
+		if k == 0 {
+			fmt.Fprintf(&b, "\tMOVL 4%[1]s, AX\n\tPDEPQ R13, AX, SI\n\tMOVWLZX 6%[1]s, AX\n\tPDEPQ R13, AX, DX\n", a)
+			continue
+		}
+		fmt.Fprintf(&b, "\tMOVL 4%[1]s, AX\n\tPDEPQ R13, AX, AX\n\tLEAQ (SI)(AX*%[2]d), SI\n\tMOVWLZX 6%[1]s, AX\n\tPDEPQ R13, AX, AX\n\tLEAQ (DX)(AX*%[2]d), DX\n", a, 1<<k)
+	}
+	b.WriteString("\tKMOVQ SI, K6\n\tKMOVQ DX, K7\n")
+	s = strings.ReplaceAll(s, dec, b.String())
+	j = strings.Index(s, "_pass1:\n") + len("_pass1:\n")
+	return s[:j] + "\tMOVQ 6576(SP), R13\n" + s[j:]
+}
+
 // q51XHeadDOn makes q5_1's Intel kernel with 8-bit weights permute its first prepass's heads as
 // q51XHeadD says.
 const q51XHeadDOn = true
@@ -2220,6 +2279,9 @@ func gen(suffix string) string {
 		}
 		if k.name == "Q51V8X" && q51XQuadOn {
 			s = q51XQuad(s)
+		}
+		if k.name == "Q51V8X" && q51XPdepOn {
+			s = q51XPdep(s)
 		}
 		if k.name == "Q51V8X" && q51XHeadDOn {
 			s = q51XHeadD(s)
