@@ -3125,7 +3125,17 @@ z4Q51_done:
 // 4m+g as the code vectors hold it. For multiScoresQ51XGFNI and multiScoresQ50XGFNI (Intel),
 // in place of HDRI's eight inserting loads and six inserts and a two-table word or dword
 // permute: Z29 holds q5_1's d and m (words 0 and 1), Z23 its qh; q5_0's d and qh's low half,
-// and qh's high half. Clobbers Z24..Z28, Z30 (after NIBBLESG).
+// and qh's high half. Clobbers Z24..Z28, Z30 (after NIBBLESG). Tried and not kept on the Intel
+// Xeon (family 6 model 167, 2 shared vCPUs, load ~10): the two dwords of the sixteen rows taken
+// by two VPGATHERDD (the rows' offsets in HDRT's lane order set once a call; for q5_0 the dwords
+// at 0 and 2, so without its VPSHRDD), bit for bit, seventeen port-0/5 operations a block fewer:
+// in multiScoresQ50XSGFNI, switched in one binary, kvq's scoreSpeeds (4096 rows, 200 calls in
+// cache) 4.58–4.71 against 4.59–4.72 ns a row min; native/attn TestDecodeBreakdown at the bench
+// shape (twelve runs each, medians of the runs' minima) scores 6.89 → 6.81 streamed, 5.77 → 5.67
+// with the keys in cache, whole 17.00 → 16.95: within the noise, and gathers are several times
+// slower on the Intel parts under the Gather Data Sampling mitigation (Skylake-SP to Ice Lake).
+// In multiScoresQ51XSGFNI (dwords at 0 and 4, test binaries alternated, eight runs each): in
+// cache 5.78 → 5.9, streamed 7.15 → 7.39.
 #define HDRT \
 	LOAD4YO(0, CX, Z24, X24, Y24, X28, Y28); \
 	LOAD4YO(0, BX, Z25, X25, Y25, X28, Y28); \
