@@ -822,6 +822,57 @@ func q50Regs(s string) string {
 	return strings.Replace(s, odd, odd+"\tMOVQ R14, 6528(SP)\n\tMOVQ DX, 6536(SP)\n\tMOVQ CX, 6544(SP)\n\tMOVQ 6568(SP), CX\n", 1)
 }
 
+// q50TwoSetsOn makes q5_0's Intel values kernel (multiAccQ50VIINT) add its row-pair loop's
+// second pair into a second set of sums as q50TwoSets says. Off: it did not pay.
+const q50TwoSetsOn = false
+
+// q50TwoSets rewrites q5_0's Intel values kernel s (after q50Regs): the row-pair loop's second
+// pair of a step adds into a second set of sums (Z14, Z15, Z16, Z17, Z18, Z21, Z8, Z9 for Z0..Z7,
+// registers the block loop leaves free), cleared before the loop and added into the first at
+// its end (aQ50VI_join, which every path reaches before the finish), undoing q50OneSet there:
+// sixteen chains of VPDPWSSD in place of eight, so each chain takes one every sixteen. The
+// int32 sums are exact in any order, so the same results bit for bit (TestIntAcc8Matches).
+// On the Intel Xeon VPDPWSSD has a latency of 5–6 cycles (multi_intacc_amd64.go's intAcc: ten
+// chains keep it at 1.7 a cycle, twelve at 1.9); q50OneSet was measured on AMD Zen 4 only.
+// Not kept: on that Xeon (load ~9; 4096 rows of 128 values, four accumulators, 101 calls in
+// cache, test binaries alternated ABBA, eight runs each, ns a row min) 7.01–7.48 (median 7.04)
+// → 7.09–7.56 (7.32), streamed alike (10.0–10.9 both): the chains' latency does not bind there.
+func q50TwoSets(s string) string {
+	set2 := [8]string{"Z14", "Z15", "Z16", "Z17", "Z18", "Z21", "Z8", "Z9"}
+	i := strings.Index(s, "aQ50VI_pair:\n")
+	j := strings.Index(s, "aQ50VI_s1:\n")
+	k := strings.Index(s, "aQ50VI_pair1:\n")
+	if i < 0 || j < i || k < j || strings.Count(s, "aQ50VI_s1:\n") != 1 {
+		panic("q50TwoSets: the pair loop changed")
+	}
+	blk := s[strings.Index(s, "aQ50VI_blk:\n"):strings.Index(s, "aQ50VI_fin:\n")]
+	for _, z := range set2 {
+		if strings.Contains(blk, z+",") || strings.Contains(blk, z+"\n") {
+			panic("q50TwoSets: " + z + " taken in the block loop")
+		}
+	}
+	second := s[j:k]
+	if n := strings.Count(second, "VPDPWSSD"); n != 8 {
+		panic(fmt.Sprintf("q50TwoSets: %d VPDPWSSD in the second pair, want 8", n))
+	}
+	for h := 0; h < 8; h++ {
+		second = strings.ReplaceAll(second, fmt.Sprintf(", Z%d\n", h), ", "+set2[h]+"\n")
+	}
+	s = s[:j] + second + s[k:]
+	const loop = "\tSHRQ $2, R10\n\tJZ   aQ50VI_pair1\n"
+	const join = "aQ50VI_join:\n"
+	if strings.Count(s, loop) != 1 || strings.Count(s, join) != 1 {
+		panic("q50TwoSets: the pair loop's setup or join changed")
+	}
+	var clr, add strings.Builder
+	for h, z := range set2 {
+		fmt.Fprintf(&clr, "\tVPXORD %[1]s, %[1]s, %[1]s\n", z)
+		fmt.Fprintf(&add, "\tVPADDD %s, Z%d, Z%d\n", z, h, h)
+	}
+	s = strings.Replace(s, loop, clr.String()+loop, 1)
+	return strings.Replace(s, join, join+add.String(), 1)
+}
+
 // q50XPFOn makes q5_0's Intel values kernel (multiAccQ50VIINT) prefetch as q50XPF says. Off:
 // it did not pay.
 const q50XPFOn = false
@@ -2305,6 +2356,9 @@ func gen(suffix string) string {
 			}
 			if q50RegsOn {
 				s = q50Regs(s)
+			}
+			if q50TwoSetsOn {
+				s = q50TwoSets(s)
 			}
 		}
 		if rl && f.min {
