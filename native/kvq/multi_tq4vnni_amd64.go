@@ -402,6 +402,34 @@ func multiScoresT3PXVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, 
 // −0.27 and −0.15 and whole −0.14 and +0.03: not kept.
 var t3X = intelCPU
 
+// multiScoresT3PSVNNI and multiScoresT2PSVNNI are multiScoresT3PVNNI and multiScoresT2PVNNI
+// over two streams of rows (gen_tq4vnni.go's tq4SplitAt, as tq4X's flavours: groups of sixteen
+// rows alternately from the call's halves, each stream prefetched into L1 three of its own
+// groups on, no L2 prefetch), their scores bit for bit (TestT23IntelFlavours); ostride at least 16.
+//
+//go:noescape
+func multiScoresT3PSVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
+//go:noescape
+func multiScoresT2PSVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+
+// t23Split makes turbo3's and turbo2's per-group scores of rows at most 52 and 48 bytes
+// (where they take multiScoresT3PVNNI, multiScoresT2PVNNI) take their two-stream flavours
+// (multiScoresT3PSVNNI, multiScoresT2PSVNNI) on Intel CPUs (intelCPU), in calls that suit the
+// two-stream kernels (twoStreamCall; t23SplitRows), ahead of t3X's flavour. On an Intel Xeon
+// (family 6 model 167, 2 shared vCPUs, load 2–4; native/attn TestDecodeBreakdown at the bench
+// shape, KVLAB_SPEED_FORMATS=turbo2,turbo3, test binaries of main and of this alternated twelve
+// times, ns a row, paired median difference of the runs' minima): scores turbo2 −0.43, turbo3
+// −0.31 (lower in 12 of 12 each; turbo2 3.98/4.10 → 3.56/3.73 min/median, turbo3 4.94/5.11 →
+// 4.55/4.83), whole −0.25 (10 of 12) and −0.26 (8 of 12). Each stream's L1 prefetch two, four
+// or six of its groups on in place of three: within ±0.1 of it (turbo2 −0.32, −0.38, −0.41;
+// turbo3 −0.31 each).
+var t23Split = intelCPU
+
+// t23SplitRows reports whether a call of m rows with scores ostride bytes apart takes
+// t23Split's flavours.
+func t23SplitRows(m, ostride int) bool { return t23Split && twoStreamCall(m, ostride) }
+
 // multiScoresTQ4B2VNNI and multiScoresT4B2VNNI are multiScoresTQ4BVNNI and multiScoresT4BVNNI
 // two 32-value chunks a step (nb even), their scores bit for bit: a row's two chunks by one
 // 32-byte load and split by VSHUFI64X2 (gen_tq4vnni.go, LOAD8), where two LOAD4 take six
@@ -603,6 +631,10 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 				multiScoresT3UVNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
 				return
 			}
+			if rb <= 52 && t23SplitRows(m, ostride) {
+				multiScoresT3PSVNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
+				return
+			}
 			if rb <= 52 && t3X {
 				multiScoresT3PXVNNI(&dig[0], &aux[0], nb, rows, rb, m, out, ostride, &offs[0], &stage[0])
 				return
@@ -623,6 +655,10 @@ func tq4ScoresVNNIRuns(kind int, d, rb int, q []float32, n int, runs [][]byte, o
 					return
 				}
 				multiScoresT2UVNNI(&dig[0], &aux[0], nb/2, rows, rb, m, out, ostride, &offs[0], &stage[0])
+				return
+			}
+			if rb <= 48 && t23SplitRows(m, ostride) {
+				multiScoresT2PSVNNI(&dig[0], &aux[0], nb/2, rows, rb, m, out, ostride, &offs[0], &stage[0])
 				return
 			}
 			if rb <= 48 {

@@ -1988,6 +1988,188 @@ T3PX_done:
 	VZEROUPPER
 	RET
 
+// func multiScoresT3PSVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+TEXT ·multiScoresT3PSVNNI(SB), NOSPLIT, $0-80
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+48(FP), R9
+	MOVQ m+40(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   T3PS_done
+	MOVQ R10, AX               // two streams: the first ⌈groups/2⌉ groups (DI, R9) and the rest
+	INCQ AX
+	SHRQ $1, AX
+	MOVQ R8, R13
+	SHLQ $4, R13
+	IMULQ AX, R13
+	ADDQ DI, R13               // the second stream's rows
+	IMULQ ostride+56(FP), AX
+	SHLQ $4, AX
+	ADDQ R9, AX
+	MOVQ AX, m+40(FP)          // the second stream's scores (the stream not in DI and R9)
+	VMOVDQU64 ·turbo3VNNIU8(SB), Z20
+	VMOVDQU64 ·turbo3VNNIShift(SB), Z22
+	VMOVDQU64 ·turbo3VNNIU8Hi(SB), Z23
+	MOVL $0x0FFF, AX
+	KMOVW AX, K1
+	MOVQ rb+32(FP), CX
+	VMOVDQU64 ·t3PairIdx(SB), Z31
+	VPBROADCASTB CX, Z16
+	MOVQ $0xFFFF0000FFFF0000, AX
+	KMOVQ AX, K1
+	VPADDB Z16, Z31, K1, Z31   // rows 1 and 3: rb bytes into their loads
+	MOVQ $0x7777777777777777, AX
+	KMOVQ AX, K7               // byte 3 of each dword zero
+	MOVQ $0x0FFF, AX
+	SHLQ CX, AX
+	ORQ  $0x0FFF, AX
+	KMOVQ AX, K1               // a row's 12 bytes and the next row's
+	VMOVDQU64 ·t2ScaleIdx(SB), Z17
+	VPBROADCASTB CX, Z16
+	MOVQ $0x00000000FF00FF00, AX
+	KMOVQ AX, K2
+	VPADDB Z16, Z17, K2, Z17   // rows 4g+1, 4g+3: rb bytes into their loads
+	MOVQ $3, AX
+	SHLQ CX, AX
+	ORQ  $3, AX
+	KMOVQ AX, K2               // a row's scale and the next row's
+	MOVQ $0x03030303, AX
+	KMOVQ AX, K3               // the words of lanes 4m
+	SHLQ $2, AX
+	KMOVQ AX, K4
+	SHLQ $2, AX
+	KMOVQ AX, K5
+	SHLQ $2, AX
+	KMOVQ AX, K6
+
+T3PS_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	// The sixteen row scales, lane 4m+g from row 4g+m (past the nb chunks of codes), times
+	// the levels' unit (off[4]), into Z21.
+	MOVQ nb+16(FP), R11
+	IMULQ $12, R11
+	MOVQ stage+72(FP), SI
+	LEAQ (CX)(R11*1), AX
+	VMOVDQU8.Z (AX), K2, Z0
+	VMOVDQU8.Z (AX)(R8*2), K2, Z1
+	LEAQ (BX)(R11*1), AX
+	VMOVDQU8.Z (AX), K2, Z2
+	VMOVDQU8.Z (AX)(R8*2), K2, Z3
+	LEAQ (R14)(R11*1), AX
+	VMOVDQU8.Z (AX), K2, Z4
+	VMOVDQU8.Z (AX)(R8*2), K2, Z5
+	LEAQ (R15)(R11*1), AX
+	VMOVDQU8.Z (AX), K2, Z6
+	VMOVDQU8.Z (AX)(R8*2), K2, Z7
+	VPERMT2B.Z Z1, Z17, K3, Z0
+	VPERMT2B.Z Z3, Z17, K4, Z2
+	VPERMT2B.Z Z5, Z17, K5, Z4
+	VPERMT2B.Z Z7, Z17, K6, Z6
+	VPTERNLOGD $0xFE, Z4, Z2, Z0
+	VPORD Z6, Z0, Z0
+	VCVTPH2PS Y0, Z21
+	MOVQ off+64(FP), AX
+	VMULPS.BCST 16(AX), Z21, Z21
+
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ nb+16(FP), R11
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
+	SHLQ $4, AX                // per chunk of codes (a group of rows is at most 16·(16 + 4)
+	IMULQ $3, AX        // bytes per chunk)
+	ADDQ DI, AX
+
+T3PS_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	ADDQ $320, AX
+	LOAD4T3P(CX, Z24, X24)
+	LOAD4T3P(BX, Z25, X25)
+	LOAD4T3P(R14, Z26, X26)
+	LOAD4T3P(R15, Z27, X27)
+	TRANSPOSE4
+	VPMULTISHIFTQB Z25, Z22, Z1
+	VPERMB Z20, Z1, Z0
+	VPERMB Z23, Z1, Z1
+	VPMULTISHIFTQB Z26, Z22, Z3
+	VPERMB Z20, Z3, Z2
+	VPERMB Z23, Z3, Z3
+	VPMULTISHIFTQB Z27, Z22, Z5
+	VPERMB Z20, Z5, Z4
+	VPERMB Z23, Z5, Z5
+	VPMULTISHIFTQB Z28, Z22, Z7
+	VPERMB Z20, Z7, Z6
+	VPERMB Z23, Z7, Z7
+	VPBROADCASTD 48(DX), Z12   // −128·ΣQ: the levels' offset
+	VPBROADCASTD 52(DX), Z13
+	VPBROADCASTD 56(DX), Z14
+	VPBROADCASTD 60(DX), Z15
+	CHAINS1
+	FINISH(Z12, 0, Z8)
+	FINISH(Z13, 1, Z9)
+	FINISH(Z14, 2, Z10)
+	FINISH(Z15, 3, Z11)
+	ADDQ $128, SI
+	ADDQ $96, DX
+	ADDQ $12, CX
+	ADDQ $12, BX
+	ADDQ $12, R14
+	ADDQ $12, R15
+	DECQ R11
+	JNZ  T3PS_blk
+
+	// score = sum·(s·unit) + offset.
+	MOVQ off+64(FP), AX
+	VBROADCASTSS (AX), Z12
+	VFMADD213PS Z12, Z21, Z8
+	VBROADCASTSS 4(AX), Z12
+	VFMADD213PS Z12, Z21, Z9
+	VBROADCASTSS 8(AX), Z12
+	VFMADD213PS Z12, Z21, Z10
+	VBROADCASTSS 12(AX), Z12
+	VFMADD213PS Z12, Z21, Z11
+
+	SCORES_T
+	MOVQ ostride+56(FP), AX
+	CMPQ AX, $16
+	JNE  T3PS_strided
+	SCORES_CONTIG
+	JMP  T3PS_next
+
+T3PS_strided:
+	SCORES_STRIDED
+
+T3PS_next:
+	MOVQ ostride+56(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	XCHGQ DI, R13              // the other stream's next group
+	MOVQ m+40(FP), AX
+	MOVQ R9, m+40(FP)
+	MOVQ AX, R9
+	DECQ R10
+	JNZ  T3PS_group
+
+T3PS_done:
+	VZEROUPPER
+	RET
+
 // func multiScoresQ2KVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
 TEXT ·multiScoresQ2KVNNI(SB), NOSPLIT, $0-80
 	MOVQ rows+24(FP), DI
@@ -2206,6 +2388,163 @@ T2P_next:
 	JNZ  T2P_group
 
 T2P_done:
+	VZEROUPPER
+	RET
+
+// func multiScoresT2PSVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, stage *uint32)
+TEXT ·multiScoresT2PSVNNI(SB), NOSPLIT, $0-80
+	MOVQ rows+24(FP), DI
+	MOVQ rb+32(FP), R8
+	LEAQ (R8)(R8*2), R12       // 3 rows
+	MOVQ out+48(FP), R9
+	MOVQ m+40(FP), R10
+	SHRQ $4, R10               // groups of sixteen rows
+	JZ   T2PS_done
+	MOVQ R10, AX               // two streams: the first ⌈groups/2⌉ groups (DI, R9) and the rest
+	INCQ AX
+	SHRQ $1, AX
+	MOVQ R8, R13
+	SHLQ $4, R13
+	IMULQ AX, R13
+	ADDQ DI, R13               // the second stream's rows
+	IMULQ ostride+56(FP), AX
+	SHLQ $4, AX
+	ADDQ R9, AX
+	MOVQ AX, m+40(FP)          // the second stream's scores (the stream not in DI and R9)
+	VMOVDQU64 ·turbo2VNNITab(SB), Z20
+	VMOVDQU64 ·turbo2VNNITab+64(SB), Z22
+	VMOVDQU64 ·turbo2VNNITab+128(SB), Z23
+	MOVQ rb+32(FP), CX
+	VMOVDQU64 ·t2PairIdx(SB), Z31
+	VPBROADCASTB CX, Z16
+	MOVQ $0xFFFF0000FFFF0000, AX
+	KMOVQ AX, K1
+	VPADDB Z16, Z31, K1, Z31   // rows 1 and 3: rb bytes into their loads
+	MOVQ $0xFFFF, AX
+	SHLQ CX, AX
+	ORQ  $0xFFFF, AX
+	KMOVQ AX, K1               // a row's 16 bytes and the next row's
+	VMOVDQU64 ·t2ScaleIdx(SB), Z17
+	VPBROADCASTB CX, Z16
+	MOVQ $0x00000000FF00FF00, AX
+	KMOVQ AX, K2
+	VPADDB Z16, Z17, K2, Z17   // rows 4g+1, 4g+3: rb bytes into their loads
+	MOVQ $3, AX
+	SHLQ CX, AX
+	ORQ  $3, AX
+	KMOVQ AX, K2               // a row's scale and the next row's
+	MOVQ $0x03030303, AX
+	KMOVQ AX, K3               // the words of lanes 4m
+	SHLQ $2, AX
+	KMOVQ AX, K4
+	SHLQ $2, AX
+	KMOVQ AX, K5
+	SHLQ $2, AX
+	KMOVQ AX, K6
+
+T2PS_group:
+	// Row-group pointers: CX rows 0..3, BX rows 4..7, R14 rows 8..11, R15 rows 12..15.
+	MOVQ DI, CX
+	LEAQ (CX)(R8*4), BX
+	LEAQ (BX)(R8*4), R14
+	LEAQ (R14)(R8*4), R15
+
+	// The sixteen row scales, lane 4m+g from row 4g+m (past the nb chunks of codes), times
+	// the levels' unit (off[4]), into Z21.
+	MOVQ nb+16(FP), R11
+	SHLQ $4, R11
+	MOVQ stage+72(FP), SI
+	LEAQ (CX)(R11*1), AX
+	VMOVDQU8.Z (AX), K2, Z0
+	VMOVDQU8.Z (AX)(R8*2), K2, Z1
+	LEAQ (BX)(R11*1), AX
+	VMOVDQU8.Z (AX), K2, Z2
+	VMOVDQU8.Z (AX)(R8*2), K2, Z3
+	LEAQ (R14)(R11*1), AX
+	VMOVDQU8.Z (AX), K2, Z4
+	VMOVDQU8.Z (AX)(R8*2), K2, Z5
+	LEAQ (R15)(R11*1), AX
+	VMOVDQU8.Z (AX), K2, Z6
+	VMOVDQU8.Z (AX)(R8*2), K2, Z7
+	VPERMT2B.Z Z1, Z17, K3, Z0
+	VPERMT2B.Z Z3, Z17, K4, Z2
+	VPERMT2B.Z Z5, Z17, K5, Z4
+	VPERMT2B.Z Z7, Z17, K6, Z6
+	VPTERNLOGD $0xFE, Z4, Z2, Z0
+	VPORD Z6, Z0, Z0
+	VCVTPH2PS Y0, Z21
+	MOVQ off+64(FP), AX
+	VMULPS.BCST 16(AX), Z21, Z21
+
+	MOVQ dig+0(FP), SI
+	MOVQ aux+8(FP), DX
+	MOVQ nb+16(FP), R11
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	MOVQ R8, AX                // prefetch pointer: PFGROUPS groups of rows ahead, 320 bytes
+	SHLQ $4, AX                // per chunk of codes (a group of rows is at most 16·(16 + 4)
+	IMULQ $3, AX        // bytes per chunk)
+	ADDQ DI, AX
+
+T2PS_blk:
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	PREFETCHT0 256(AX)
+	ADDQ $320, AX
+	LOAD4P(CX, Z24, X24)
+	LOAD4P(BX, Z25, X25)
+	LOAD4P(R14, Z26, X26)
+	LOAD4P(R15, Z27, X27)
+	TRANSPOSE4
+	T2GROUP(Z25, Z26)
+	T2GROUP(Z27, Z28)
+	ADDQ $16, CX
+	ADDQ $16, BX
+	ADDQ $16, R14
+	ADDQ $16, R15
+	DECQ R11
+	JNZ  T2PS_blk
+
+	// score = sum·(s·unit) + offset.
+	MOVQ off+64(FP), AX
+	VBROADCASTSS (AX), Z12
+	VFMADD213PS Z12, Z21, Z8
+	VBROADCASTSS 4(AX), Z12
+	VFMADD213PS Z12, Z21, Z9
+	VBROADCASTSS 8(AX), Z12
+	VFMADD213PS Z12, Z21, Z10
+	VBROADCASTSS 12(AX), Z12
+	VFMADD213PS Z12, Z21, Z11
+
+	SCORES_T
+	MOVQ ostride+56(FP), AX
+	CMPQ AX, $16
+	JNE  T2PS_strided
+	SCORES_CONTIG
+	JMP  T2PS_next
+
+T2PS_strided:
+	SCORES_STRIDED
+
+T2PS_next:
+	MOVQ ostride+56(FP), AX
+	SHLQ $4, AX
+	ADDQ AX, R9
+	MOVQ R8, AX
+	SHLQ $4, AX
+	ADDQ AX, DI
+	XCHGQ DI, R13              // the other stream's next group
+	MOVQ m+40(FP), AX
+	MOVQ R9, m+40(FP)
+	MOVQ AX, R9
+	DECQ R10
+	JNZ  T2PS_group
+
+T2PS_done:
 	VZEROUPPER
 	RET
 

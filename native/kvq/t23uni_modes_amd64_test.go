@@ -64,22 +64,24 @@ func TestMultiQueryT23Modes(t *testing.T) {
 	})
 }
 
-// TestT23IntelFlavours checks turbo3's DotManyMulti through the per-group kernel's Intel
-// flavour (t3X: multiScoresT3PXVNNI) against the kernel it stands for, bit for bit, on every
-// CPU with AVX-512 VNNI + VBMI.
+// TestT23IntelFlavours checks turbo3's and turbo2's DotManyMulti through the per-group
+// kernels' Intel flavours (t3X: multiScoresT3PXVNNI; t23Split: multiScoresT3PSVNNI,
+// multiScoresT2PSVNNI, here over calls of any length) against the kernels they stand for, bit
+// for bit, on every CPU with AVX-512 VNNI + VBMI.
 func TestT23IntelFlavours(t *testing.T) {
 	if !hasAVX512VNNIVBMI() {
 		t.Skip("no AVX-512 VNNI + VBMI: neither runs")
 	}
-	defer func(v int, x bool) { t23UniMode, t3X = v, x }(t23UniMode, t3X)
+	defer func(v int, x, s bool, r int) { t23UniMode, t3X, t23Split, twoStreamRows = v, x, s, r }(t23UniMode, t3X, t23Split, twoStreamRows)
 	t23UniMode = -1
+	twoStreamRows = 0 // t23Split's flavours over the few rows here (t23SplitRows)
 	rng := rand.New(rand.NewPCG(173, 174))
-	for _, f := range []Format{Turbo3} {
+	for _, f := range []Format{Turbo3, Turbo2} {
 		for _, d := range []int{64, 128, 192, 256} {
 			c := mustCodec(t, f, d)
 			mq := c.(MultiQuery)
 			rb := c.RowBytes()
-			for _, rows := range []int{1, 15, 16, 17, 130} {
+			for _, rows := range []int{1, 15, 16, 17, 130, 600} {
 				src := outlierRows(rng, rows, d)
 				enc := make([]byte, rows*rb)
 				for r := 0; r < rows; r++ {
@@ -87,14 +89,18 @@ func TestT23IntelFlavours(t *testing.T) {
 				}
 				for _, n := range []int{1, 4, 5} {
 					q := gaussianRows(rng, n, d, 1)
-					want, got := make([]float32, rows*n), make([]float32, rows*n)
-					t3X = false
+					want := make([]float32, rows*n)
+					t3X, t23Split = false, false
 					mq.DotManyMulti(q, n, enc, want)
-					t3X = true
-					mq.DotManyMulti(q, n, enc, got)
-					for i := range want {
-						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-							t.Fatalf("%s d %d rows %d n %d: row %d query %d: %g Intel's flavour, %g", f, d, rows, n, i/n, i%n, got[i], want[i])
+					for _, k := range [][2]bool{{true, false}, {false, true}} {
+						t3X, t23Split = k[0], k[1]
+						got := make([]float32, rows*n)
+						mq.DotManyMulti(q, n, enc, got)
+						for i := range want {
+							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+								t.Fatalf("%s d %d rows %d n %d t3X %v t23Split %v: row %d query %d: %g Intel's flavour, %g",
+									f, d, rows, n, k[0], k[1], i/n, i%n, got[i], want[i])
+							}
 						}
 					}
 				}
