@@ -438,6 +438,18 @@ func multiScoresQ2KGPXVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int
 // binaries with and without q2kSparse alternated ten times (load ~6, the same test): scores
 // 5.13–5.77 → 4.86–5.54 (lower in 9 of 10, median of the differences −0.23), whole
 // 11.98–13.71 → 11.63–12.93 (lower in 10 of 10, median −0.65).
+//
+// Not kept on that Xeon (the same test, test binaries against these flavours alternated eight
+// to ten times, load 6–10, paired median difference of the scores phase, ns a row): two streams
+// of groups, as the other Intel scores kernels take rows (twoStreamCall; each batch half its
+// groups from the call's first ⌈ng/2⌉ and half from the rest, their digits prepared by two
+// q2kDigitsGroupsAVX512 calls, one kernel call alternating a group of each, the four stream
+// pointers swapped at each group's end; bit for bit), with each stream's L1 prefetch 2, 4, 6
+// or 8 sixteen-row groups on and no L2 prefetch: +1.58, +1.27, +1.16, +1.00 (0 of 10 lower);
+// with an L1 prefetch of each group's scales two batches on (the next batch's preparation read
+// them on a miss): 4 on +0.94, 8 on +0.69; with these flavours' sparse L2 prefetches kept
+// (q2kFarX): 4 on +0.51, 8 on +0.13 (1 of 8). The keys stream at about their in-cache time
+// here already (TestDecodeBreakdown with KVLAB_TOUCH=k: 4.4–4.8 against 4.75–5.0 streamed).
 var q2kSparse = intelCPU
 
 // q2kQueriesFinite reports whether the four queries q[h·d:] are finite where q2kScores would

@@ -678,9 +678,10 @@ func TestQ2KScoresPipelined(t *testing.T) {
 // TestQ2KScoresGroups checks ScoresRangeMulti, which scores runs of whole groups in batches
 // (q2kScoresGroups), against q2kScores group by group (each group's preparation and cells in
 // separate calls), bit for bit: head dimensions 64 to 256 (batches of 18 to 4 groups), ranges
-// that start and end inside groups and span several batches, query counts 4, 3 and 8, and a
+// that start and end inside groups and span several batches, query counts 4, 3 and 8 with a
 // group in the middle of a batch whose q' overflows (scored in float, the batch resumed after
-// it), with sentinels past the range's scores; with the kernels that prefetch into L2 too
+// it), and four queries without it (whose scores every digit moves), with sentinels past the
+// range's scores; with the kernels that prefetch into L2 too
 // (q2kFar: multiScoresQ2KGZ4VNNI, multiScoresQ2KGPZ4VNNI; with q2kSparse too, Intel's
 // multiScoresQ2KGXVNNI, multiScoresQ2KGPXVNNI) and without, on any CPU. Under
 // KVLAB_NO_AVX512 it checks the AVX2 loop (q2kScoresGroupsAVX2) so.
@@ -701,9 +702,13 @@ func testQ2KScoresGroups(t *testing.T) {
 		gb := int(q2kGroupBytes(d))
 		binary.LittleEndian.PutUint16(h.data[6*gb+2*5:], 0x7BFF) // group 6, channel 5: the largest f16
 		rng := rand.New(rand.NewPCG(uint64(d), 41))
-		for _, n := range []int{4, 3, 8} {
+		for _, n := range []int{4, 3, 8, -4} {
+			// n −4: four queries without the overflow, whose scores every digit moves (1e36
+			// swamps all but the first block's channel 5).
+			big := n > 0
+			n = max(n, -n)
 			q := gaussianRows(rng, n, d, 1)
-			for i := 0; i < n; i++ {
+			for i := 0; big && i < n; i++ {
 				q[i*d+5] = 1e36 // times 65504: +Inf in group 6 only
 			}
 			for _, r := range [][2]int{{0, cells}, {7, cells - 7 - 3}, {3 * GroupCells, 12 * GroupCells}, {GroupCells, 1}} {
