@@ -424,6 +424,15 @@ func multiScoresT2PSVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int, 
 // 4.55/4.83), whole −0.25 (10 of 12) and −0.26 (8 of 12). Each stream's L1 prefetch two, four
 // or six of its groups on in place of three: within ±0.1 of it (turbo2 −0.32, −0.38, −0.41;
 // turbo3 −0.31 each).
+//
+// Not taken: Zen 4's uniform-scale kernels (t23Uni) on Intel. One stream (multiScoresT2PUSVNNI,
+// multiScoresT3PUVNNI) against main's per-group kernels (the same test, ten alternations, load
+// ~9, scores paired median): turbo2 −0.22, turbo3 +0.02; against t23Split's, +0.14 and +0.53.
+// Over two streams (tq4SplitAt on bodyU, three groups on; a scratch build) against t23Split's
+// (14 alternations, load ~11): scores turbo2 −0.19 (13 of 14), turbo3 −0.33 (14 of 14), whole
+// −0.12 and −0.46, with the queries' rounding of the uniform grid (its kvlab ab figures at
+// multiScoresT2PUVNNI). Left for the paged runs' selection: t23Uni also moves Intel's paged
+// turbo scores to Zen 4's runs flavours (multi_runs_amd64.go's t23ScoresRuns), not measured here.
 var t23Split = intelCPU
 
 // t23SplitRows reports whether a call of m rows with scores ostride bytes apart takes
