@@ -448,8 +448,12 @@ func multiScoresQ2KGPXVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m int
 // or 8 sixteen-row groups on and no L2 prefetch: +1.58, +1.27, +1.16, +1.00 (0 of 10 lower);
 // with an L1 prefetch of each group's scales two batches on (the next batch's preparation read
 // them on a miss): 4 on +0.94, 8 on +0.69; with these flavours' sparse L2 prefetches kept
-// (q2kFarX): 4 on +0.51, 8 on +0.13 (1 of 8). The keys stream at about their in-cache time
-// here already (TestDecodeBreakdown with KVLAB_TOUCH=k: 4.4–4.8 against 4.75–5.0 streamed).
+// (q2kFarX): 4 on +0.51, 8 on +0.13 (1 of 8). These flavours' L1 prefetch 4, 6, 10 or 12
+// sixteen-row groups on in place of PFGROUPS' 8 (the L2 ones PFFAR past it; ten alternations,
+// load ~12): +0.64, +0.34, +0.03, +0.32 (8 is best here, though ~2 KiB is for the other Intel
+// kernels). The keys stream at about their in-cache time here already (TestDecodeBreakdown
+// with KVLAB_TOUCH=k: 4.4–4.8 against 4.75–5.0 streamed); in cache the query preparation
+// (q2kDigitsGroupsAVX512) is ~1.4–1.7 ns a cell of the ~4.2 (TestQ2KDecodeSplit).
 var q2kSparse = intelCPU
 
 // q2kQueriesFinite reports whether the four queries q[h·d:] are finite where q2kScores would
