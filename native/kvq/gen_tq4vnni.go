@@ -1576,6 +1576,16 @@ Q2KD_done:
 // 5.4–5.5 before the batches); 2, 4 and 6 groups ahead scored 5.2–5.3. With the pipelined loop
 // (min of 7, alternated): 2 groups 5.53, 4 to 16 groups 4.93–5.04 (8: 4.94–5.01); the whole
 // group (20 lines at d 128) four ahead 5.36.
+//
+// On an Intel Xeon (family 6 model 167) the preparation is port-0/5 bound: by llvm-mca's
+// sapphirerapids model (internal/tools/mcakernels, FMAs counted on ports 0 and 5 as measured
+// there) a 128-channel chunk's first half takes ~58 cycles and its second ~81 (d 128: ~150 a
+// group with the rest, ~37 ns; TestQ2KDecodeSplit measures the preparation at 1.4–1.7 ns a
+// cell in cache, 45–53 ns a group, of the scores' ~4.2). The second half recomputes q' = q·scale
+// (32 VMULPS and 8 VCVTPH2PS at d 128, ~48 of the ~300 port-0/5 µops a group) that the first half
+// formed for the maxima; keeping q' from the first half (stored, 16d bytes a group, two buffers
+// for the pipelined halves) would cut that, not tried (the loop has no free register for the
+// buffer's pointer).
 const q2kPFG = 8
 
 func q2kDigitsGroupsText() string {
