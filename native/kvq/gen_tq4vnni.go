@@ -1583,9 +1583,11 @@ Q2KD_done:
 // group with the rest, ~37 ns; TestQ2KDecodeSplit measures the preparation at 1.4–1.7 ns a
 // cell in cache, 45–53 ns a group, of the scores' ~4.2). The second half recomputes q' = q·scale
 // (32 VMULPS and 8 VCVTPH2PS at d 128, ~48 of the ~300 port-0/5 µops a group) that the first half
-// formed for the maxima; keeping q' from the first half (stored, 16d bytes a group, two buffers
-// for the pipelined halves) would cut that, not tried (the loop has no free register for the
-// buffer's pointer).
+// formed for the maxima. Keeping q' from the first half (stored, 16d bytes a group in one of two
+// buffers by the group's parity, R15 their pointer and the stop flag a local; the same digits)
+// did not pay there (native/attn TestDecodeBreakdown, q2k, test binaries alternated, load 5–8,
+// scores paired median): streamed +0.08 (14 alternations), keys in cache (KVLAB_TOUCH=k) +0.01
+// (10): the 32 stores of 64 bytes a group cost what the 48 operations saved.
 const q2kPFG = 8
 
 func q2kDigitsGroupsText() string {
