@@ -1587,7 +1587,11 @@ Q2KD_done:
 // buffers by the group's parity, R15 their pointer and the stop flag a local; the same digits)
 // did not pay there (native/attn TestDecodeBreakdown, q2k, test binaries alternated, load 5–8,
 // scores paired median): streamed +0.08 (14 alternations), keys in cache (KVLAB_TOUCH=k) +0.01
-// (10): the 32 stores of 64 bytes a group cost what the 48 operations saved.
+// (10): the 32 stores of 64 bytes a group cost what the 48 operations saved. Nor did q2kPFG's
+// prefetch pay there in another shape (the same test, ten alternations, load 4–7, scores
+// paired median against 8 lines 8 groups on): 4 lines (the scales alone) +0.45, 12 lines +0.19,
+// 16 +0.23, 20 (the whole group) +0.46, PREFETCHT1 in place of PREFETCHT0 +0.15, 12 groups on
+// +0.27.
 const q2kPFG = 8
 
 func q2kDigitsGroupsText() string {
