@@ -2752,6 +2752,13 @@ func accT(back bool) string {
 // (native/kvcache TestPagedBreakdown, three alternations): values in runs 3.44–3.75 ms against
 // 3.45–3.69, paged 4.03–4.19 against 3.79–4.02. PREFETCHT1 at the L1 distance too (no L2
 // prefetch further on): values 12.48–13.28 against 12.29–12.49; both at 16 rows 15.65–16.24.
+//
+// A row pair's codes are interleaved before the decode (pair): the same B chunks bit for bit
+// in 8 vector operations a pair's 64 codes in place of 12 (VPUNPCK, one a cycle, 6 in place of
+// 8). Rows of 128 values in L2 (4096 rows, four accumulators, thread CPU, min/median over 300
+// calls, load ~5): 4.84/4.96 ns a row against 5.35/5.43 and 4.83/4.97 against 5.04/5.30;
+// streamed from memory and in attention's decode the same within the noise (~12.6 and ~11.5):
+// the streamed rows wait on memory.
 func fp8AccAMXAText() string {
 	var b strings.Builder
 	const l = "famxf_"
@@ -2858,31 +2865,40 @@ TEXT ·multiAccFP8AMXA(SB), NOSPLIT, $0-81
 		fmt.Fprintf(&b, "\tAMXLD(%d, 7, 2, %d)\n", t, 256*t)
 	}
 	b.WriteString("\tMOVQ SI, BX\n")
-	row := func(r0, r1, r2, h0, h1, h2 int) string {
+	// row loads the row at BX into Z(lo) (its first 64 codes) and Z(hi) (the next 64).
+	row := func(lo, hi int) string {
 		return fmt.Sprintf(`	PREFETCHT0 (BX)(R11*1)
 	PREFETCHT0 64(BX)(R11*1)
 	PREFETCHT1 (BX)(R12*1)
 	PREFETCHT1 64(BX)(R12*1)
 	VMOVDQU64 (BX), Z%[1]d
-	FP8AFF(Z%[1]d, Z%[2]d, Z%[3]d)
-	VMOVDQU64 64(BX), Z%[4]d
-	FP8AFF(Z%[4]d, Z%[5]d, Z%[6]d)
+	VMOVDQU64 64(BX), Z%[2]d
 	ADDQ R8, BX
-`, r0, r1, r2, h0, h1, h2)
+`, lo, hi)
+	}
+	// pair decodes Z(x), a row pair's codes interleaved (VPUNPCKLBW or VPUNPCKHBW of row 2q's
+	// and row 2q+1's, 2q's first), into the B chunks' dwords of its low eight byte pairs of each
+	// 128-bit lane in Z(l) and of its high eight in Z(h), Z(t) scratch: FP8AFF's two transforms
+	// of the interleaved codes and their low and high bytes interleaved, so that each dword is
+	// row 2q's bf16 word, then row 2q+1's: the chunks FP8AFF of each row and VPUNPCKLWD/HWD of
+	// the pair gave, bit for bit, in 8 operations a pair's 64 codes in place of 12 (four of them
+	// VPUNPCK in place of eight).
+	pair := func(x, t, l, h int) string {
+		return fmt.Sprintf(`	VGF2P8AFFINEQB $0, Z25, Z%[1]d, Z%[2]d
+	VGF2P8AFFINEQB $0, Z24, Z%[1]d, Z%[1]d
+	VPUNPCKLBW Z%[1]d, Z%[2]d, Z%[3]d
+	VPUNPCKHBW Z%[1]d, Z%[2]d, Z%[4]d
+`, x, t, l, h)
 	}
 	for e := 0; e < 2; e++ {
 		fmt.Fprintf(&b, `	LEAQ %[3]d(DI), CX
 	MOVQ $16, R15
 %[1]sr%[2]d:
-%[4]s%[5]s	VPUNPCKLWD Z5, Z2, Z6
-	VPUNPCKHWD Z5, Z2, Z7
-	VPUNPCKLWD Z3, Z0, Z8
-	VPUNPCKHWD Z3, Z0, Z9
-	VPUNPCKLWD Z15, Z12, Z16
-	VPUNPCKHWD Z15, Z12, Z17
-	VPUNPCKLWD Z13, Z10, Z18
-	VPUNPCKHWD Z13, Z10, Z19
-	VMOVDQU64 Z6, (CX)
+%[4]s%[5]s	VPUNPCKLBW Z3, Z0, Z1
+	VPUNPCKHBW Z3, Z0, Z0
+	VPUNPCKLBW Z13, Z10, Z11
+	VPUNPCKHBW Z13, Z10, Z10
+%[6]s%[7]s%[8]s%[9]s	VMOVDQU64 Z6, (CX)
 	VMOVDQU64 Z7, 1024(CX)
 	VMOVDQU64 Z8, 2048(CX)
 	VMOVDQU64 Z9, 3072(CX)
@@ -2893,7 +2909,7 @@ TEXT ·multiAccFP8AMXA(SB), NOSPLIT, $0-81
 	ADDQ $64, CX
 	DECQ R15
 	JNZ  %[1]sr%[2]d
-`, l, e, 3072+8192*e, row(0, 1, 2, 10, 11, 12), row(3, 4, 5, 13, 14, 15))
+`, l, e, 3072+8192*e, row(0, 10), row(3, 13), pair(1, 2, 6, 7), pair(0, 4, 8, 9), pair(11, 12, 16, 17), pair(10, 14, 18, 19))
 		a := 4 + 3*e
 		fmt.Fprintf(&b, "\tAMXLD(%d, 7, 2, %d)\n", a, 2048+256*e)
 		for t := 0; t < 4; t++ {
