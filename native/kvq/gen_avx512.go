@@ -2759,14 +2759,27 @@ func accT(back bool) string {
 // calls, load ~5): 4.84/4.96 ns a row against 5.35/5.43 and 4.83/4.97 against 5.04/5.30;
 // streamed from memory and in attention's decode the same within the noise (~12.6 and ~11.5):
 // the streamed rows wait on memory.
+//
+// Each row prefetches into L1 the lines at 64 and 131 bytes into it (every line of the rows;
+// the lines at 0 and 64 left the 33rd line of every 16 rows out) and into L2 one line, not two
+// (half the far L2 prefetches, which slow the core and the next phase when dense): attention's
+// decode (TestDecodeBreakdown, fp8, 131072 cells, one thread, the prefetch shapes switched in
+// one test binary, alternated, median/min of 10–12 rounds, load 7–11, ns a row) values
+// 13.25/12.77 against 13.69/13.35 and 13.26/12.79 against 14.09/13.47, the scores after them
+// 10.18 against 10.53 and 10.56 against 10.76 (medians). Not better: one L2 prefetch a row
+// pair (13.57/12.86 in the first run), the L2 one 192 or 384 rows on in place of 256
+// (13.44/12.98, 13.37/13.11), the L1 one 32 rows on in place of 64 (13.94/13.54). In a scratch
+// loop over 207 MB of rows (values only): the L2 prefetches dropped (T0 16 or 23 rows on)
+// 17.5 and 15.1–15.8 ns a row against 12.7–13.1: one stream of rows needs them.
 func fp8AccAMXAText() string {
 	var b strings.Builder
 	const l = "famxf_"
 	b.WriteString(`
 // func multiAccFP8AMXA(acc *float32, as int, rows *byte, rb, m int, w *float32, wstride int, buf *byte, pf, pf2 int) (over bool)
-// multiAccFP8AMX's contract with buf 19456 bytes of scratch; each row prefetches its first two
-// lines pf bytes on into L1 and pf2 bytes on into L2. over: the weights reached 2⁸, the
-// accumulators are as they were.
+// multiAccFP8AMX's contract with buf 19456 bytes of scratch; each row prefetches the lines at
+// 64 and 131 bytes into it pf bytes on into L1, and one of them (64 in a pair's first row, 131
+// in its second) pf2 bytes on into L2. over: the weights reached 2⁸, the accumulators are as
+// they were.
 TEXT ·multiAccFP8AMXA(SB), NOSPLIT, $0-81
 	LEAQ ·fp8AMXAccCfg(SB), BX
 	AMXCFGBX
@@ -2865,16 +2878,23 @@ TEXT ·multiAccFP8AMXA(SB), NOSPLIT, $0-81
 		fmt.Fprintf(&b, "\tAMXLD(%d, 7, 2, %d)\n", t, 256*t)
 	}
 	b.WriteString("\tMOVQ SI, BX\n")
-	// row loads the row at BX into Z(lo) (its first 64 codes) and Z(hi) (the next 64).
+	// row loads the row at BX into Z(lo) (its first 64 codes) and Z(hi) (the next 64),
+	// prefetching into L1 R11 bytes on the lines at 64 and 131 bytes into the row (a 132-byte
+	// row spans three lines, its first the line before's last: so every line of the rows) and
+	// into L2 R12 bytes on one line, at 64 bytes into a pair's first row and 131 into its
+	// second (fp8AccAMXAText's comment).
 	row := func(lo, hi int) string {
-		return fmt.Sprintf(`	PREFETCHT0 (BX)(R11*1)
-	PREFETCHT0 64(BX)(R11*1)
-	PREFETCHT1 (BX)(R12*1)
-	PREFETCHT1 64(BX)(R12*1)
+		t1 := 64
+		if lo != 0 {
+			t1 = 131
+		}
+		return fmt.Sprintf(`	PREFETCHT0 64(BX)(R11*1)
+	PREFETCHT0 131(BX)(R11*1)
+	PREFETCHT1 %[3]d(BX)(R12*1)
 	VMOVDQU64 (BX), Z%[1]d
 	VMOVDQU64 64(BX), Z%[2]d
 	ADDQ R8, BX
-`, lo, hi)
+`, lo, hi, t1)
 	}
 	// pair decodes Z(x), a row pair's codes interleaved (VPUNPCKLBW or VPUNPCKHBW of row 2q's
 	// and row 2q+1's, 2q's first), into the B chunks' dwords of its low eight byte pairs of each

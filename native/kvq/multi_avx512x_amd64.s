@@ -3173,9 +3173,10 @@ famxa_p1_1:
 	RET
 
 // func multiAccFP8AMXA(acc *float32, as int, rows *byte, rb, m int, w *float32, wstride int, buf *byte, pf, pf2 int) (over bool)
-// multiAccFP8AMX's contract with buf 19456 bytes of scratch; each row prefetches its first two
-// lines pf bytes on into L1 and pf2 bytes on into L2. over: the weights reached 2⁸, the
-// accumulators are as they were.
+// multiAccFP8AMX's contract with buf 19456 bytes of scratch; each row prefetches the lines at
+// 64 and 131 bytes into it pf bytes on into L1, and one of them (64 in a pair's first row, 131
+// in its second) pf2 bytes on into L2. over: the weights reached 2⁸, the accumulators are as
+// they were.
 TEXT ·multiAccFP8AMXA(SB), NOSPLIT, $0-81
 	LEAQ ·fp8AMXAccCfg(SB), BX
 	AMXCFGBX
@@ -3425,17 +3426,15 @@ famxf_a3:
 	LEAQ 3072(DI), CX
 	MOVQ $16, R15
 famxf_r0:
-	PREFETCHT0 (BX)(R11*1)
 	PREFETCHT0 64(BX)(R11*1)
-	PREFETCHT1 (BX)(R12*1)
+	PREFETCHT0 131(BX)(R11*1)
 	PREFETCHT1 64(BX)(R12*1)
 	VMOVDQU64 (BX), Z0
 	VMOVDQU64 64(BX), Z10
 	ADDQ R8, BX
-	PREFETCHT0 (BX)(R11*1)
 	PREFETCHT0 64(BX)(R11*1)
-	PREFETCHT1 (BX)(R12*1)
-	PREFETCHT1 64(BX)(R12*1)
+	PREFETCHT0 131(BX)(R11*1)
+	PREFETCHT1 131(BX)(R12*1)
 	VMOVDQU64 (BX), Z3
 	VMOVDQU64 64(BX), Z13
 	ADDQ R8, BX
@@ -3482,17 +3481,15 @@ famxf_r0:
 	LEAQ 11264(DI), CX
 	MOVQ $16, R15
 famxf_r1:
-	PREFETCHT0 (BX)(R11*1)
 	PREFETCHT0 64(BX)(R11*1)
-	PREFETCHT1 (BX)(R12*1)
+	PREFETCHT0 131(BX)(R11*1)
 	PREFETCHT1 64(BX)(R12*1)
 	VMOVDQU64 (BX), Z0
 	VMOVDQU64 64(BX), Z10
 	ADDQ R8, BX
-	PREFETCHT0 (BX)(R11*1)
 	PREFETCHT0 64(BX)(R11*1)
-	PREFETCHT1 (BX)(R12*1)
-	PREFETCHT1 64(BX)(R12*1)
+	PREFETCHT0 131(BX)(R11*1)
+	PREFETCHT1 131(BX)(R12*1)
 	VMOVDQU64 (BX), Z3
 	VMOVDQU64 64(BX), Z13
 	ADDQ R8, BX

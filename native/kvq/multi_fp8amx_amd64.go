@@ -299,7 +299,8 @@ func fp8AMXAccRuns(rot *rotCodec, acc []float32, n int, w []float32, runs [][]by
 }
 
 // amxAccPF and amxAccPF2 are multiAccFP8AMXA's prefetch distances over contiguous rows: a
-// super-block of 64 rows on into L1, four on into L2 (fp8AccAMXAText's sweep).
+// super-block of 64 rows on into L1 (two lines a row), four on into L2 (one line a row;
+// fp8AccAMXAText's sweep).
 const amxAccPF, amxAccPF2 = 64 * 132, 256 * 132
 
 // amxAccScratch is the scratch bytes multiAccFP8AMXA takes (multiAccFP8AMX takes fewer): the
