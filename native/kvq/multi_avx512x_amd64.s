@@ -2513,10 +2513,19 @@ TEXT ·multiScoresFP8AMX(SB), NOSPLIT, $0-88
 	MOVQ ostride+40(FP), R15
 	MOVQ so+48(FP), R14
 	MOVQ offs+56(FP), AX
-	VMOVUPS (AX), X2
+	VBROADCASTF32X4 (AX), Z2   // the offsets, four times
 	MOVQ buf+64(FP), DI
 	LEAQ 8192(DI), CX          // the C tiles
-	VBROADCASTSS 16(AX), X3    // the sums' factor
+	VBROADCASTSS 16(AX), Z3    // the sums' factor
+	VMOVDQU32 ·fp8AMXIota(SB), Z9
+	VPBROADCASTD R8, Z22
+	VPMULLD Z9, Z22, Z22       // row offsets
+	VPSRLD $2, Z9, Z26         // 0 0 0 0 1 1 1 1 …: four rows' scales, each four times
+	MOVL $4, AX
+	VPBROADCASTD AX, Z9
+	VPADDD Z9, Z26, Z27
+	VPADDD Z9, Z27, Z28
+	VPADDD Z9, Z28, Z29
 	MOVQ pf+72(FP), R11
 	fp8AffTabs
 	MOVQ $64, DX
@@ -2561,6 +2570,8 @@ famx_row2:
 	AMXSTORECX(0, 0)
 	AMXSTORECX(2, 256)
 	MOVQ pf2+80(FP), AX
+	CMPQ R15, $16
+	JEQ  famx_vscale
 	MOVQ SI, BX
 	XORQ R13, R13
 famx_scale:
@@ -2575,11 +2586,66 @@ famx_scale:
 	CMPQ R13, $512
 	JNE  famx_scale
 	MOVQ BX, SI
+famx_next:
 	SUBQ $32, R10
 	JNZ  famx_blk
 	AMXRELEASE
 	VZEROUPPER
 	RET
+famx_vscale:                   // scores 16 bytes apart: 32 rows' in eight vectors
+	LEAQ (SI)(R14*1), BX
+	KXNORW K1, K1, K1
+	VGATHERDPS (BX)(Z22*1), K1, Z5
+	MOVQ R8, R13
+	SHLQ $4, R13
+	ADDQ R13, BX
+	KXNORW K1, K1, K1
+	VGATHERDPS (BX)(Z22*1), K1, Z6
+	VPERMPS Z5, Z26, Z7
+	VMULPS 0(CX), Z3, Z8      // exact: a power of two
+	VMULPS Z8, Z7, Z8
+	VADDPS Z2, Z8, Z8
+	VMOVUPS Z8, 0(R9)
+	VPERMPS Z5, Z27, Z7
+	VMULPS 64(CX), Z3, Z8      // exact: a power of two
+	VMULPS Z8, Z7, Z8
+	VADDPS Z2, Z8, Z8
+	VMOVUPS Z8, 64(R9)
+	VPERMPS Z5, Z28, Z7
+	VMULPS 128(CX), Z3, Z8      // exact: a power of two
+	VMULPS Z8, Z7, Z8
+	VADDPS Z2, Z8, Z8
+	VMOVUPS Z8, 128(R9)
+	VPERMPS Z5, Z29, Z7
+	VMULPS 192(CX), Z3, Z8      // exact: a power of two
+	VMULPS Z8, Z7, Z8
+	VADDPS Z2, Z8, Z8
+	VMOVUPS Z8, 192(R9)
+	VPERMPS Z6, Z26, Z7
+	VMULPS 256(CX), Z3, Z8      // exact: a power of two
+	VMULPS Z8, Z7, Z8
+	VADDPS Z2, Z8, Z8
+	VMOVUPS Z8, 256(R9)
+	VPERMPS Z6, Z27, Z7
+	VMULPS 320(CX), Z3, Z8      // exact: a power of two
+	VMULPS Z8, Z7, Z8
+	VADDPS Z2, Z8, Z8
+	VMOVUPS Z8, 320(R9)
+	VPERMPS Z6, Z28, Z7
+	VMULPS 384(CX), Z3, Z8      // exact: a power of two
+	VMULPS Z8, Z7, Z8
+	VADDPS Z2, Z8, Z8
+	VMOVUPS Z8, 384(R9)
+	VPERMPS Z6, Z29, Z7
+	VMULPS 448(CX), Z3, Z8      // exact: a power of two
+	VMULPS Z8, Z7, Z8
+	VADDPS Z2, Z8, Z8
+	VMOVUPS Z8, 448(R9)
+	ADDQ $512, R9
+	ADDQ R13, BX
+	SUBQ R14, BX
+	MOVQ BX, SI
+	JMP  famx_next
 
 // fp8AMXAccCfg is multiAccFP8AMX's tile configuration: tmm0..4 and tmm7 4 rows of 64 bytes
 // (C tiles, A tiles), tmm5 and tmm6 16 rows of 64 bytes (B tiles).
