@@ -414,6 +414,7 @@ func main() {
 	out.WriteString(fp8ScoresF32())
 	out.WriteString(fp8PackF32Text())
 	out.WriteString(fp8ScoresAMXText)
+	out.WriteString(fp8ScoresAMX2Text)
 	out.WriteString(fp8AccAMX())
 	out.WriteString(fp8AccAMXAText())
 	for _, f := range formats {
@@ -2470,6 +2471,131 @@ famx_vscale:                   // scores 16 bytes apart: 32 rows' in eight vecto
 	SUBQ R14, BX
 	MOVQ BX, SI
 	JMP  famx_next
+`
+
+// fp8ScoresAMX2Text is multiScoresFP8AMX2 (multi_fp8amx_amd64.go): multiScoresFP8AMX's scores
+// where they are 16 bytes apart (famx_vscale's), each loop's first 16 rows from the call's
+// first half and its second 16 from its second half (two streams of rows, each ascending), each
+// row prefetching the lines at 64 and 131 bytes into it pf bytes on (its own stream) into L1
+// only (AMXROWT0: every line of the stream, no L2 prefetch), the lesson of the Intel two-stream
+// scores kernels (hdrIntel, multiScoresF16Split). The same scores bit for bit (each C row is
+// its A row times B; the outputs' hash over 3 seeds, 7 row counts and 5 query counts unchanged).
+// Against multiScoresFP8AMX (Intel Xeon, 2 vCPUs shared; attention's decode,
+// TestDecodeBreakdown, fp8, 131072 cells, one thread, thread CPU, the kernels switched in one
+// test binary, alternated, median/min of the rounds, ns a row): scores 10.53/10.08 against
+// 11.18/10.73 (12 rounds, load ~7), 10.68/10.03 against 11.32/10.43 (6 rounds); a scratch loop
+// over 207 MB of rows (scores only, min of three passes) 9.34 and 10.05 against 10.82 and 10.87.
+// The L1 distance (three runs of 10 rounds, load 9–11): 1536, 2048, 3072 and 4096 bytes
+// 10.46, 10.74, 10.53 and 10.68 (medians), 2048 and 3072 10.56 and 10.07 in another: noise;
+// 3072 kept. The one-stream kernel with no L2 prefetch and its L1 one 2 KiB on streamed as it
+// does with both (10.2–11.5 against 10.7–11.3), 4 KiB on slower (12.0–13.1): one stream of
+// rows needs the far prefetches, two do not. Calls of fewer than twoStreamRows rows, and
+// other strides, take multiScoresFP8AMX.
+var fp8ScoresAMX2Text = `
+// AMXROWT0 is AMXROW prefetching the lines at 64 and 131 bytes into the row R11 bytes on into
+// L1 only.
+#define AMXROWT0 \
+	PREFETCHT0 64(BX)(R11*1); \
+	PREFETCHT0 131(BX)(R11*1); \
+	VMOVDQU64 (BX), Z16; \
+	FP8AFF(Z16, Z17, Z18); \
+	VMOVDQU64 Z18, (R12); \
+	VMOVDQU64 Z16, 1024(R12); \
+	VMOVDQU64 64(BX), Z19; \
+	FP8AFF(Z19, Z20, Z21); \
+	VMOVDQU64 Z21, 2048(R12); \
+	VMOVDQU64 Z19, 3072(R12)
+
+// TILESTORED disp(CX)(DX*1), tmm(t).
+#define AMXSTORECXDX(t, disp) BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $(0x84 | (t)<<3); BYTE $0x11; LONG $(disp)
+
+// func multiScoresFP8AMX2(bt *uint16, rows *byte, rb, m int, out *float32, so int, offs *float32, buf *byte, pf int)
+// multiScoresFP8AMX's contract with the scores 16 bytes apart (out + 16j) and m a positive
+// multiple of 32: rows j and m/2 + j in the same loop (two streams), each row prefetching two
+// lines pf bytes on into L1.
+TEXT ·multiScoresFP8AMX2(SB), NOSPLIT, $0-72
+	LEAQ ·fp8AMXCfg(SB), BX
+	AMXCFGBX
+	MOVQ bt+0(FP), BX
+	MOVQ $16, DX
+	AMXLOADBX(4, 0)
+	AMXLOADBX(5, 256)
+	AMXLOADBX(6, 512)
+	AMXLOADBX(7, 768)
+	MOVQ rows+8(FP), SI
+	MOVQ rb+16(FP), R8
+	MOVQ m+24(FP), R10
+	MOVQ out+32(FP), R9
+	MOVQ so+40(FP), R14
+	MOVQ offs+48(FP), AX
+	VBROADCASTF32X4 (AX), Z2   // the offsets, four times
+	VBROADCASTSS 16(AX), Z3    // the sums' factor
+	MOVQ buf+56(FP), DI
+	LEAQ 8192(DI), CX          // the C tiles
+` + fp8AMXVScaleSetup + `	MOVQ pf+64(FP), R11
+	fp8AffTabs
+	MOVQ R10, AX
+	SHRQ $1, AX
+	MOVQ AX, R15
+	SHLQ $4, R15               // the second half's scores, bytes on
+	IMULQ R8, AX               // the second half's rows, bytes on
+	MOVQ $64, DX
+famx2_blk:
+	MOVQ SI, BX
+	MOVQ DI, R12
+	MOVQ $16, R13
+famx2_row1:
+	AMXROWT0
+	ADDQ R8, BX
+	ADDQ $64, R12
+	DECQ R13
+	JNZ  famx2_row1
+	AMXZERO(0)
+	AMXLOADDI(1, 0)
+	AMXTDP(0, 1, 4)
+	AMXLOADDI(3, 1024)
+	AMXTDP(0, 3, 5)
+	AMXLOADDI(1, 2048)
+	AMXTDP(0, 1, 6)
+	AMXLOADDI(3, 3072)
+	AMXTDP(0, 3, 7)
+	LEAQ (SI)(AX*1), BX
+	LEAQ 4096(DI), R12
+	MOVQ $16, R13
+famx2_row2:
+	AMXROWT0
+	ADDQ R8, BX
+	ADDQ $64, R12
+	DECQ R13
+	JNZ  famx2_row2
+	AMXZERO(2)
+	AMXLOADDI(1, 4096)
+	AMXTDP(2, 1, 4)
+	AMXLOADDI(3, 5120)
+	AMXTDP(2, 3, 5)
+	AMXLOADDI(1, 6144)
+	AMXTDP(2, 1, 6)
+	AMXLOADDI(3, 7168)
+	AMXTDP(2, 3, 7)
+	MOVQ $16, DX               // the C tiles' stride
+	AMXSTORECXDX(0, 0)
+	AMXSTORECXDX(2, 256)
+	MOVQ $64, DX
+	LEAQ (SI)(R14*1), BX
+	KXNORW K1, K1, K1
+	VGATHERDPS (BX)(Z22*1), K1, Z5
+	ADDQ AX, BX
+	KXNORW K1, K1, K1
+	VGATHERDPS (BX)(Z22*1), K1, Z6
+` + fp8AMXVScale(0, "(R9)", 0, "(R9)(R15*1)") + `	ADDQ $256, R9
+	MOVQ R8, BX
+	SHLQ $4, BX
+	ADDQ BX, SI
+	SUBQ $32, R10
+	JNZ  famx2_blk
+	AMXRELEASE
+	VZEROUPPER
+	RET
 `
 
 // fp8AMXVScaleSetup loads fp8AMXVScale's constants: the row offsets 0, rb, … 15·rb (Z22) and

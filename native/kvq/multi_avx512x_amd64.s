@@ -2647,6 +2647,160 @@ famx_vscale:                   // scores 16 bytes apart: 32 rows' in eight vecto
 	MOVQ BX, SI
 	JMP  famx_next
 
+// AMXROWT0 is AMXROW prefetching the lines at 64 and 131 bytes into the row R11 bytes on into
+// L1 only.
+#define AMXROWT0 \
+	PREFETCHT0 64(BX)(R11*1); \
+	PREFETCHT0 131(BX)(R11*1); \
+	VMOVDQU64 (BX), Z16; \
+	FP8AFF(Z16, Z17, Z18); \
+	VMOVDQU64 Z18, (R12); \
+	VMOVDQU64 Z16, 1024(R12); \
+	VMOVDQU64 64(BX), Z19; \
+	FP8AFF(Z19, Z20, Z21); \
+	VMOVDQU64 Z21, 2048(R12); \
+	VMOVDQU64 Z19, 3072(R12)
+
+// TILESTORED disp(CX)(DX*1), tmm(t).
+#define AMXSTORECXDX(t, disp) BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $(0x84 | (t)<<3); BYTE $0x11; LONG $(disp)
+
+// func multiScoresFP8AMX2(bt *uint16, rows *byte, rb, m int, out *float32, so int, offs *float32, buf *byte, pf int)
+// multiScoresFP8AMX's contract with the scores 16 bytes apart (out + 16j) and m a positive
+// multiple of 32: rows j and m/2 + j in the same loop (two streams), each row prefetching two
+// lines pf bytes on into L1.
+TEXT ·multiScoresFP8AMX2(SB), NOSPLIT, $0-72
+	LEAQ ·fp8AMXCfg(SB), BX
+	AMXCFGBX
+	MOVQ bt+0(FP), BX
+	MOVQ $16, DX
+	AMXLOADBX(4, 0)
+	AMXLOADBX(5, 256)
+	AMXLOADBX(6, 512)
+	AMXLOADBX(7, 768)
+	MOVQ rows+8(FP), SI
+	MOVQ rb+16(FP), R8
+	MOVQ m+24(FP), R10
+	MOVQ out+32(FP), R9
+	MOVQ so+40(FP), R14
+	MOVQ offs+48(FP), AX
+	VBROADCASTF32X4 (AX), Z2   // the offsets, four times
+	VBROADCASTSS 16(AX), Z3    // the sums' factor
+	MOVQ buf+56(FP), DI
+	LEAQ 8192(DI), CX          // the C tiles
+	VMOVDQU32 ·fp8AMXIota(SB), Z9
+	VPBROADCASTD R8, Z22
+	VPMULLD Z9, Z22, Z22       // row offsets
+	VPSRLD $2, Z9, Z26         // 0 0 0 0 1 1 1 1 …: four rows' scales, each four times
+	MOVL $4, AX
+	VPBROADCASTD AX, Z9
+	VPADDD Z9, Z26, Z27
+	VPADDD Z9, Z27, Z28
+	VPADDD Z9, Z28, Z29
+	MOVQ pf+64(FP), R11
+	fp8AffTabs
+	MOVQ R10, AX
+	SHRQ $1, AX
+	MOVQ AX, R15
+	SHLQ $4, R15               // the second half's scores, bytes on
+	IMULQ R8, AX               // the second half's rows, bytes on
+	MOVQ $64, DX
+famx2_blk:
+	MOVQ SI, BX
+	MOVQ DI, R12
+	MOVQ $16, R13
+famx2_row1:
+	AMXROWT0
+	ADDQ R8, BX
+	ADDQ $64, R12
+	DECQ R13
+	JNZ  famx2_row1
+	AMXZERO(0)
+	AMXLOADDI(1, 0)
+	AMXTDP(0, 1, 4)
+	AMXLOADDI(3, 1024)
+	AMXTDP(0, 3, 5)
+	AMXLOADDI(1, 2048)
+	AMXTDP(0, 1, 6)
+	AMXLOADDI(3, 3072)
+	AMXTDP(0, 3, 7)
+	LEAQ (SI)(AX*1), BX
+	LEAQ 4096(DI), R12
+	MOVQ $16, R13
+famx2_row2:
+	AMXROWT0
+	ADDQ R8, BX
+	ADDQ $64, R12
+	DECQ R13
+	JNZ  famx2_row2
+	AMXZERO(2)
+	AMXLOADDI(1, 4096)
+	AMXTDP(2, 1, 4)
+	AMXLOADDI(3, 5120)
+	AMXTDP(2, 3, 5)
+	AMXLOADDI(1, 6144)
+	AMXTDP(2, 1, 6)
+	AMXLOADDI(3, 7168)
+	AMXTDP(2, 3, 7)
+	MOVQ $16, DX               // the C tiles' stride
+	AMXSTORECXDX(0, 0)
+	AMXSTORECXDX(2, 256)
+	MOVQ $64, DX
+	LEAQ (SI)(R14*1), BX
+	KXNORW K1, K1, K1
+	VGATHERDPS (BX)(Z22*1), K1, Z5
+	ADDQ AX, BX
+	KXNORW K1, K1, K1
+	VGATHERDPS (BX)(Z22*1), K1, Z6
+	VPERMPS Z5, Z26, Z7
+	VMULPS 0(CX), Z3, Z8      // exact: a power of two
+	VMULPS Z8, Z7, Z8
+	VADDPS Z2, Z8, Z8
+	VMOVUPS Z8, 0(R9)
+	VPERMPS Z5, Z27, Z7
+	VMULPS 64(CX), Z3, Z8      // exact: a power of two
+	VMULPS Z8, Z7, Z8
+	VADDPS Z2, Z8, Z8
+	VMOVUPS Z8, 64(R9)
+	VPERMPS Z5, Z28, Z7
+	VMULPS 128(CX), Z3, Z8      // exact: a power of two
+	VMULPS Z8, Z7, Z8
+	VADDPS Z2, Z8, Z8
+	VMOVUPS Z8, 128(R9)
+	VPERMPS Z5, Z29, Z7
+	VMULPS 192(CX), Z3, Z8      // exact: a power of two
+	VMULPS Z8, Z7, Z8
+	VADDPS Z2, Z8, Z8
+	VMOVUPS Z8, 192(R9)
+	VPERMPS Z6, Z26, Z7
+	VMULPS 256(CX), Z3, Z8      // exact: a power of two
+	VMULPS Z8, Z7, Z8
+	VADDPS Z2, Z8, Z8
+	VMOVUPS Z8, 0(R9)(R15*1)
+	VPERMPS Z6, Z27, Z7
+	VMULPS 320(CX), Z3, Z8      // exact: a power of two
+	VMULPS Z8, Z7, Z8
+	VADDPS Z2, Z8, Z8
+	VMOVUPS Z8, 64(R9)(R15*1)
+	VPERMPS Z6, Z28, Z7
+	VMULPS 384(CX), Z3, Z8      // exact: a power of two
+	VMULPS Z8, Z7, Z8
+	VADDPS Z2, Z8, Z8
+	VMOVUPS Z8, 128(R9)(R15*1)
+	VPERMPS Z6, Z29, Z7
+	VMULPS 448(CX), Z3, Z8      // exact: a power of two
+	VMULPS Z8, Z7, Z8
+	VADDPS Z2, Z8, Z8
+	VMOVUPS Z8, 192(R9)(R15*1)
+	ADDQ $256, R9
+	MOVQ R8, BX
+	SHLQ $4, BX
+	ADDQ BX, SI
+	SUBQ $32, R10
+	JNZ  famx2_blk
+	AMXRELEASE
+	VZEROUPPER
+	RET
+
 // fp8AMXAccCfg is multiAccFP8AMX's tile configuration: tmm0..4 and tmm7 4 rows of 64 bytes
 // (C tiles, A tiles), tmm5 and tmm6 16 rows of 64 bytes (B tiles).
 DATA ·fp8AMXAccCfg+0(SB)/8, $0x0000000000000001

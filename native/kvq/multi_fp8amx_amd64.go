@@ -112,7 +112,8 @@ func (a *amxScratch) pack(q, mu []float32) {
 const amxPF, amxPF2 = 6144, 16896
 
 // rows writes the scores of the r ≤ 4 packed queries over the m rows (132 bytes each) to
-// out[j·n + h + i]: the rows in multiples of 32 straight to out where r is 4, the rest by 32
+// out[j·n + h + i]: the rows in multiples of 32 straight to out where r is 4 (through
+// multiScoresFP8AMX2, two streams, where n is 4 and they are twoStreamRows or more), the rest by 32
 // through tmp, a last part of fewer than 32 rows through a zero-padded copy (so a row's scores
 // do not depend on where the rows are split); the kernel prefetches pf and pf2 bytes on.
 func (a *amxScratch) rows(rows []byte, m int, out []float32, n, h, r, pf, pf2 int) {
@@ -122,6 +123,11 @@ func (a *amxScratch) rows(rows []byte, m int, out []float32, n, h, r, pf, pf2 in
 		mb := min(32, m-j0)
 		if r == 4 && mb == 32 {
 			m32 := (m - j0) &^ 31
+			if fp8AMXTwoOn && n == 4 && twoStreamCall(m32, 4*n) {
+				multiScoresFP8AMX2(&a.bt[0], &rows[j0*rb], rb, m32, &out[j0*n+h], d, &a.offs[0], &buf[0], amxTwoPF)
+				j0 += m32
+				continue
+			}
 			multiScoresFP8AMX(&a.bt[0], &rows[j0*rb], rb, m32, &out[j0*n+h], 4*n, d, &a.offs[0], &buf[0], pf, pf2)
 			j0 += m32
 			continue
@@ -184,6 +190,18 @@ var fp8AMXSrc = func() (src [512]uint16) {
 	}
 	return
 }()
+
+// fp8AMXTwoOn makes rows take multiScoresFP8AMX2 (two streams of rows; gen_avx512.go's
+// fp8ScoresAMX2Text) for calls of twoStreamRows rows or more whose scores are 16 bytes apart
+// (four queries a KV head): the same scores bit for bit. A variable so that tests can run
+// both.
+var fp8AMXTwoOn = true
+
+// amxTwoPF is how far ahead in its own stream multiScoresFP8AMX2 prefetches each row into L1.
+const amxTwoPF = 3072
+
+//go:noescape
+func multiScoresFP8AMX2(bt *uint16, rows *byte, rb, m int, out *float32, so int, offs *float32, buf *byte, pf int)
 
 //go:noescape
 func multiScoresFP8AMX(bt *uint16, rows *byte, rb, m int, out *float32, ostride, so int, offs *float32, buf *byte, pf, pf2 int)

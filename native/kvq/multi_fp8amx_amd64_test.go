@@ -452,3 +452,54 @@ func TestFP8AMXGate(t *testing.T) {
 		t.Errorf("fp8's AMX kernels on, KernelISA %q", s)
 	}
 }
+
+// TestFP8AMXTwoStreams checks that fp8's AMX scores through multiScoresFP8AMX2 (two streams of
+// rows, four queries) are multiScoresFP8AMX's bit for bit, for row counts that are and are not
+// multiples of 64, rows past the last multiple of 32 included, and that nothing past the
+// scores is written.
+func TestFP8AMXTwoStreams(t *testing.T) {
+	if !fp8AMXOn {
+		t.Skip("no AMX-BF16")
+	}
+	defer func(a *multiKernels, b bool, r int) { multiFP8, fp8AMXTwoOn, twoStreamRows = a, b, r }(multiFP8, fp8AMXTwoOn, twoStreamRows)
+	multiFP8, twoStreamRows = fp8F32, 0
+	const d, rb, n = 128, 132, 4
+	const sentinel = float32(-7777.25)
+	c := mustCodec(t, FP8, d).(fp8Codec)
+	rng := rand.New(rand.NewSource(13))
+	for _, m := range []int{32, 64, 96, 543, 544, 1000, 4096} {
+		rows := make([]byte, m*rb)
+		x := make([]float32, d)
+		for j := 0; j < m; j++ {
+			s := float32(math.Exp(2 * rng.NormFloat64()))
+			for i := range x {
+				x[i] = float32(rng.NormFloat64()) * s
+			}
+			c.Encode(rows[j*rb:(j+1)*rb], x)
+		}
+		q := make([]float32, n*d)
+		for i := range q {
+			q[i] = float32(rng.NormFloat64())
+		}
+		var got [2][]float32
+		for k, on := range []bool{false, true} {
+			fp8AMXTwoOn = on
+			out := make([]float32, m*n+16)
+			for i := range out {
+				out[i] = sentinel
+			}
+			c.DotManyMulti(q, n, rows, out[:m*n])
+			for i, v := range out[m*n:] {
+				if v != sentinel {
+					t.Fatalf("m %d two streams %v: out[%d] past the scores written", m, on, m*n+i)
+				}
+			}
+			got[k] = out[:m*n]
+		}
+		for i := range got[0] {
+			if math.Float32bits(got[0][i]) != math.Float32bits(got[1][i]) {
+				t.Fatalf("m %d score %d: two streams %g, one %g", m, i, got[1][i], got[0][i])
+			}
+		}
+	}
+}
