@@ -2489,8 +2489,12 @@ famx_vscale:                   // scores 16 bytes apart: 32 rows' in eight vecto
 // 10.46, 10.74, 10.53 and 10.68 (medians), 2048 and 3072 10.56 and 10.07 in another: noise;
 // 3072 kept. The one-stream kernel with no L2 prefetch and its L1 one 2 KiB on streamed as it
 // does with both (10.2–11.5 against 10.7–11.3), 4 KiB on slower (12.0–13.1): one stream of
-// rows needs the far prefetches, two do not. Calls of fewer than twoStreamRows rows, and
-// other strides, take multiScoresFP8AMX.
+// rows needs the far prefetches, two do not; nor did the one-stream kernel gain from
+// prefetching the lines at 64 and 131 bytes into each row in place of 0 and 64 (10.7–11.1
+// against 10.8–11.3). The two-stream kernel streams near its loads' own speed (that loop,
+// three runs, load ~10): its loads and prefetches alone 8.7–9.5 ns a row, the kernel 9.6–9.9,
+// without its TDPBF16PS the same. Calls of fewer than twoStreamRows rows, and other strides,
+// take multiScoresFP8AMX.
 var fp8ScoresAMX2Text = `
 // AMXROWT0 is AMXROW prefetching the lines at 64 and 131 bytes into the row R11 bytes on into
 // L1 only.
@@ -2956,6 +2960,27 @@ func accT(back bool) string {
 // (13.44/12.98, 13.37/13.11), the L1 one 32 rows on in place of 64 (13.94/13.54). In a scratch
 // loop over 207 MB of rows (values only): the L2 prefetches dropped (T0 16 or 23 rows on)
 // 17.5 and 15.1–15.8 ns a row against 12.7–13.1: one stream of rows needs them.
+//
+// Where the streamed time goes (that scratch loop, values only, 207 MB of rows on 2 MiB pages,
+// thread CPU, min of three passes, three runs, load ~10; timing variants only): the kernel
+// 11.3–12.1 ns a row (4.6–5.1 in L2); its loads and prefetches alone 9.7–10.0; with the decode
+// and the chunks' stores but no tile operation 10.1–10.6 (2.7–2.8 in L2); with the tile loads
+// and stores but no TDPBF16PS 10.9–11.1 (3.8): the tile operations add ~1.8 ns a row streamed,
+// about what they take in cache, not hidden behind the memory as the vector work is. Not
+// paying (bit for bit, the TDPBF16PS order of each C tile kept): pass 0's products of a
+// super-block's first 32 rows after its second 32 rows' sweep, next to theirs (the chunks'
+// stores long done by their tile loads) 11.98–12.27 against 11.58–11.84 (4.35–4.77 in L2
+// against 4.64–4.91); those four tile load and TDPBF16PS steps spread through the second 32
+// rows' loop, one after every four row pairs, 11.84–12.00 against 11.31–11.87 (4.47–4.58
+// against 4.70–4.87 in L2). Paying (bit for bit): fewer tile operations. Super-blocks take
+// turns at their passes' order, so that the C tiles of one's second pass stay in the tiles for
+// the next one's first (4 C tile loads and 4 stores a super-block in place of 8 and 8), and the
+// second pass takes the A tiles the first left (2 tile loads fewer): 42 tile operations a
+// super-block in place of 52. In L2 4.27–4.58 ns a row against 4.60–5.06 (six runs), streamed
+// 11.06–11.35 against 11.02–12.10; attention's decode (TestDecodeBreakdown, alternated,
+// median/min, loads 10–11) values 11.38/10.86 against 11.83/11.54 (10 rounds) and 11.29/10.70
+// against 11.63/10.93 (8 rounds). Two streams of rows (as the scores take them) would sum each half's
+// rows apart and change the sums with the split: a paged cache's runs must read the same values.
 func fp8AccAMXAText() string {
 	var b strings.Builder
 	const l = "famxf_"
@@ -2994,7 +3019,11 @@ TEXT ·multiAccFP8AMXA(SB), NOSPLIT, $0-81
 	VMOVDQU32 ·fp8AffW4Idx+64(SB), Z30
 	MOVQ $64, DX
 `)
-	fmt.Fprintf(&b, `%[1]ssb:
+	// sb writes a super-block: its weights, its sweep with pass q's products after each 32
+	// rows, then pass q's C tiles stored and pass 1-q's loaded and its products (lp the labels'
+	// prefix).
+	sb := func(q int, lp string) {
+		fmt.Fprintf(&b, `%[1]ssb:
 	VPXORD Y23, Y23, Y23        // the largest weight magnitude
 	MOVQ SI, BX
 	MOVQ R9, AX
@@ -3021,15 +3050,15 @@ TEXT ·multiAccFP8AMXA(SB), NOSPLIT, $0-81
 	VSHUFF32X4 $0xEE, Z4, Z2, Z13
 	JMP  %[1]sw
 %[1]sg:
-`, l)
-	for h := 0; h < 4; h++ {
-		fmt.Fprintf(&b, `	KXNORW K1, K1, K1
+`, lp)
+		for h := 0; h < 4; h++ {
+			fmt.Fprintf(&b, `	KXNORW K1, K1, K1
 	VGATHERDPS %d(AX)(Z21*1), K1, Z%d
 `, 4*h, 10+h)
-	}
-	fmt.Fprintf(&b, "%sw:\n", l)
-	for h := 0; h < 4; h++ {
-		fmt.Fprintf(&b, `	VMULPS Z0, Z%d, Z1
+		}
+		fmt.Fprintf(&b, "%sw:\n", lp)
+		for h := 0; h < 4; h++ {
+			fmt.Fprintf(&b, `	VMULPS Z0, Z%d, Z1
 	CVTBF16(1, 1)
 	VPANDD Y28, Y1, Y2
 	VPMAXUW Y2, Y23, Y23
@@ -3037,8 +3066,8 @@ TEXT ·multiAccFP8AMXA(SB), NOSPLIT, $0-81
 	VPADDW Y27, Y1, K2, Y1
 	VMOVDQU Y1, %d(CX)
 `, 10+h, 64*h)
-	}
-	fmt.Fprintf(&b, `	MOVQ R8, R15
+		}
+		fmt.Fprintf(&b, `	MOVQ R8, R15
 	SHLQ $4, R15
 	ADDQ R15, BX
 	MOVQ wstride+48(FP), R15
@@ -3057,46 +3086,43 @@ TEXT ·multiAccFP8AMXA(SB), NOSPLIT, $0-81
 	VPBROADCASTD ·fp8AffWords+12(SB), Y2
 	VPCMPUW $6, Y2, Y23, K2    // above 0x437f
 	KORTESTW K2, K2
-	JNZ  %[1]sover
-`, l)
-	for t := 0; t < 4; t++ {
-		fmt.Fprintf(&b, "\tAMXLD(%d, 7, 2, %d)\n", t, 256*t)
-	}
-	b.WriteString("\tMOVQ SI, BX\n")
-	// row loads the row at BX into Z(lo) (its first 64 codes) and Z(hi) (the next 64),
-	// prefetching into L1 R11 bytes on the lines at 64 and 131 bytes into the row (a 132-byte
-	// row spans three lines, its first the line before's last: so every line of the rows) and
-	// into L2 R12 bytes on one line, at 64 bytes into a pair's first row and 131 into its
-	// second (fp8AccAMXAText's comment).
-	row := func(lo, hi int) string {
-		t1 := 64
-		if lo != 0 {
-			t1 = 131
-		}
-		return fmt.Sprintf(`	PREFETCHT0 64(BX)(R11*1)
+	JNZ  %[2]sover
+`, lp, l)
+		b.WriteString("\tMOVQ SI, BX\n")
+		// row loads the row at BX into Z(lo) (its first 64 codes) and Z(hi) (the next 64),
+		// prefetching into L1 R11 bytes on the lines at 64 and 131 bytes into the row (a 132-byte
+		// row spans three lines, its first the line before's last: so every line of the rows) and
+		// into L2 R12 bytes on one line, at 64 bytes into a pair's first row and 131 into its
+		// second (fp8AccAMXAText's comment).
+		row := func(lo, hi int) string {
+			t1 := 64
+			if lo != 0 {
+				t1 = 131
+			}
+			return fmt.Sprintf(`	PREFETCHT0 64(BX)(R11*1)
 	PREFETCHT0 131(BX)(R11*1)
 	PREFETCHT1 %[3]d(BX)(R12*1)
 	VMOVDQU64 (BX), Z%[1]d
 	VMOVDQU64 64(BX), Z%[2]d
 	ADDQ R8, BX
 `, lo, hi, t1)
-	}
-	// pair decodes Z(x), a row pair's codes interleaved (VPUNPCKLBW or VPUNPCKHBW of row 2q's
-	// and row 2q+1's, 2q's first), into the B chunks' dwords of its low eight byte pairs of each
-	// 128-bit lane in Z(l) and of its high eight in Z(h), Z(t) scratch: FP8AFF's two transforms
-	// of the interleaved codes and their low and high bytes interleaved, so that each dword is
-	// row 2q's bf16 word, then row 2q+1's: the chunks FP8AFF of each row and VPUNPCKLWD/HWD of
-	// the pair gave, bit for bit, in 8 operations a pair's 64 codes in place of 12 (four of them
-	// VPUNPCK in place of eight).
-	pair := func(x, t, l, h int) string {
-		return fmt.Sprintf(`	VGF2P8AFFINEQB $0, Z25, Z%[1]d, Z%[2]d
+		}
+		// pair decodes Z(x), a row pair's codes interleaved (VPUNPCKLBW or VPUNPCKHBW of row 2q's
+		// and row 2q+1's, 2q's first), into the B chunks' dwords of its low eight byte pairs of each
+		// 128-bit lane in Z(l) and of its high eight in Z(h), Z(t) scratch: FP8AFF's two transforms
+		// of the interleaved codes and their low and high bytes interleaved, so that each dword is
+		// row 2q's bf16 word, then row 2q+1's: the chunks FP8AFF of each row and VPUNPCKLWD/HWD of
+		// the pair gave, bit for bit, in 8 operations a pair's 64 codes in place of 12 (four of them
+		// VPUNPCK in place of eight).
+		pair := func(x, t, l, h int) string {
+			return fmt.Sprintf(`	VGF2P8AFFINEQB $0, Z25, Z%[1]d, Z%[2]d
 	VGF2P8AFFINEQB $0, Z24, Z%[1]d, Z%[1]d
 	VPUNPCKLBW Z%[1]d, Z%[2]d, Z%[3]d
 	VPUNPCKHBW Z%[1]d, Z%[2]d, Z%[4]d
 `, x, t, l, h)
-	}
-	for e := 0; e < 2; e++ {
-		fmt.Fprintf(&b, `	LEAQ %[3]d(DI), CX
+		}
+		for e := 0; e < 2; e++ {
+			fmt.Fprintf(&b, `	LEAQ %[3]d(DI), CX
 	MOVQ $16, R15
 %[1]sr%[2]d:
 %[4]s%[5]s	VPUNPCKLBW Z3, Z0, Z1
@@ -3114,32 +3140,52 @@ TEXT ·multiAccFP8AMXA(SB), NOSPLIT, $0-81
 	ADDQ $64, CX
 	DECQ R15
 	JNZ  %[1]sr%[2]d
-`, l, e, 3072+8192*e, row(0, 10), row(3, 13), pair(1, 2, 6, 7), pair(0, 4, 8, 9), pair(11, 12, 16, 17), pair(10, 14, 18, 19))
-		a := 4 + 3*e
-		fmt.Fprintf(&b, "\tAMXLD(%d, 7, 2, %d)\n", a, 2048+256*e)
+`, lp, e, 3072+8192*e, row(0, 10), row(3, 13), pair(1, 2, 6, 7), pair(0, 4, 8, 9), pair(11, 12, 16, 17), pair(10, 14, 18, 19))
+			a := 4 + 3*e
+			fmt.Fprintf(&b, "\tAMXLD(%d, 7, 2, %d)\n", a, 2048+256*e)
+			for t := 0; t < 4; t++ {
+				fmt.Fprintf(&b, "\tAMXLD(%d, 7, 2, %d)\n\tAMXTDP(%d, %d, %d)\n", 5+t&1, 3072+8192*e+4096*q+1024*t, t, a, 5+t&1)
+			}
+		}
 		for t := 0; t < 4; t++ {
-			fmt.Fprintf(&b, "\tAMXLD(%d, 7, 2, %d)\n\tAMXTDP(%d, %d, %d)\n", 5+t&1, 3072+8192*e+1024*t, t, a, 5+t&1)
+			fmt.Fprintf(&b, "\tAMXST(%d, 7, 2, %d)\n", t, 1024*q+256*t)
+		}
+		for t := 0; t < 4; t++ {
+			fmt.Fprintf(&b, "\tAMXLD(%d, 7, 2, %d)\n", t, 1024*(1-q)+256*t)
+		}
+		// The second pass takes the A tiles the first left in tmm4 and tmm7 (no tile in between
+		// writes them).
+		for e := 0; e < 2; e++ {
+			a := 4 + 3*e
+			for t := 0; t < 4; t++ {
+				fmt.Fprintf(&b, "\tAMXLD(%d, 7, 2, %d)\n\tAMXTDP(%d, %d, %d)\n", 5+t&1, 3072+8192*e+4096*(1-q)+1024*t, t, a, 5+t&1)
+			}
 		}
 	}
+	// Super-blocks take turns at their passes' order (pass 0 first, then pass 1 first), so that
+	// the C tiles of a super-block's second pass stay for the next one's first: 4 tile stores and
+	// 4 loads a super-block in place of 8 and 8; each C tile takes its products in the same order.
+	for t := 0; t < 4; t++ {
+		fmt.Fprintf(&b, "\tAMXLD(%d, 7, 2, %d)\n", t, 256*t)
+	}
+	sb(0, l+"e")
+	fmt.Fprintf(&b, `	MOVQ BX, SI                // the next super-block's rows
+	SUBQ $64, R10
+	JZ   %[1]sd1
+`, l)
+	sb(1, l+"o")
+	fmt.Fprintf(&b, `	MOVQ BX, SI
+	SUBQ $64, R10
+	JNZ  %[1]sesb
+`, l)
 	for t := 0; t < 4; t++ {
 		fmt.Fprintf(&b, "\tAMXST(%d, 7, 2, %d)\n", t, 256*t)
 	}
-	for t := 0; t < 4; t++ {
-		fmt.Fprintf(&b, "\tAMXLD(%d, 7, 2, %d)\n", t, 1024+256*t)
-	}
-	for e := 0; e < 2; e++ {
-		a := 4 + 3*e
-		fmt.Fprintf(&b, "\tAMXLD(%d, 7, 2, %d)\n", a, 2048+256*e)
-		for t := 0; t < 4; t++ {
-			fmt.Fprintf(&b, "\tAMXLD(%d, 7, 2, %d)\n\tAMXTDP(%d, %d, %d)\n", 5+t&1, 3072+8192*e+4096+1024*t, t, a, 5+t&1)
-		}
-	}
+	fmt.Fprintf(&b, "\tJMP  %sfin\n%sd1:\n", l, l)
 	for t := 0; t < 4; t++ {
 		fmt.Fprintf(&b, "\tAMXST(%d, 7, 2, %d)\n", t, 1024+256*t)
 	}
-	fmt.Fprintf(&b, `	MOVQ BX, SI                // the next super-block's rows
-	SUBQ $64, R10
-	JNZ  %[1]ssb
+	fmt.Fprintf(&b, `%[1]sfin:
 	MOVQ acc+0(FP), SI
 	MOVQ as+8(FP), AX
 	SHLQ $2, AX
