@@ -2979,8 +2979,19 @@ func accT(back bool) string {
 // super-block in place of 52. In L2 4.27–4.58 ns a row against 4.60–5.06 (six runs), streamed
 // 11.06–11.35 against 11.02–12.10; attention's decode (TestDecodeBreakdown, alternated,
 // median/min, loads 10–11) values 11.38/10.86 against 11.83/11.54 (10 rounds) and 11.29/10.70
-// against 11.63/10.93 (8 rounds). Two streams of rows (as the scores take them) would sum each half's
-// rows apart and change the sums with the split: a paged cache's runs must read the same values.
+// against 11.63/10.93 (8 rounds). With these, the prefetch distances again (same test, one
+// binary, 12 rounds alternated, load ~4, values median/min): L1 64 rows on (amxAccPF)
+// 11.01/10.57, 23 rows (3 KiB) 11.88/11.47, 40 rows 11.54/11.34, 96 rows 11.04/10.54; L2 384
+// rows on 11.00/10.50, 192 rows 10.91/10.48: kept.
+//
+// Two streams of rows (as the scores take them) did not pay here (timing variants summing in
+// the wrong order, the scratch loop, values only, load ~6, min of three passes): the
+// super-blocks from the call's two halves in turn 10.64–11.03 ns a row against 10.53–10.61
+// with the L2 prefetches, 14.5–16.1 without (L1 2, 3 or 8 KiB on); each super-block's first 32
+// rows from the first half and its second 32 from the second 11.17–11.40 against 11.13–11.19
+// with them, 11.54–12.49 without (L1 3 or 4 KiB on). A two-stream kernel would also sum each
+// half's rows apart, changing the sums with the split, which a paged cache's runs (that must
+// read the same values) would have to follow: nothing to buy with it.
 func fp8AccAMXAText() string {
 	var b strings.Builder
 	const l = "famxf_"
