@@ -63,15 +63,22 @@ func softmaxVec(sco []float32, n int, scale float32, mx, sums []float32) (done i
 	for l := range lane {
 		lane[l] *= scale
 	}
+	// The comparisons pass NaNs over, as softmaxRows' loop does (Go's max would return them):
+	// the kernel's lanes hold none, but a NaN score past the last whole vector must not become
+	// its column's maximum.
 	for i := range mx {
 		mx[i] = lane[i]
 		for l := i + n; l < lanes; l += n {
-			mx[i] = max(mx[i], lane[l])
+			if x := lane[l]; x > mx[i] {
+				mx[i] = x
+			}
 		}
 	}
 	for j := nv; j < len(sco); j++ {
 		sco[j] *= scale
-		mx[j%n] = max(mx[j%n], sco[j])
+		if x := sco[j]; x > mx[j%n] {
+			mx[j%n] = x
+		}
 	}
 	for l := range lane {
 		lane[l] = mx[l%n]

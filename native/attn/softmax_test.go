@@ -66,8 +66,9 @@ func TestSoftmaxRowsFloor(t *testing.T) {
 // TestSoftmaxRowsNaN checks that a NaN score gets weight 0 and leaves each column's maximum
 // the largest of its other scores, the other weights e^(x − max) and the sums the sums of the
 // weights (AVX-512: the kernel without the floor test runs on these scores, and softmaxVec
-// zeroes its NaN weights). Seeds 1–20 place the NaNs anywhere in the columns: a vector maximum
-// pass that took a NaN into its running maximum lost the maximum before it.
+// zeroes its NaN weights). Seeds 1–20 place the NaNs anywhere in the columns, and one always
+// past the last whole vector: a vector maximum pass that took a NaN into its running maximum
+// lost the maximum before it, and so did a tail folded in with Go's max.
 func TestSoftmaxRowsNaN(t *testing.T) {
 	for seed := uint64(0); seed <= 20; seed++ {
 		softmaxRowsNaN(t, seed)
@@ -85,8 +86,12 @@ func softmaxRowsNaN(t *testing.T, seed uint64) {
 	if seed > 0 {
 		nan = map[int]bool{}
 		for range 6 {
-			nan[rng.IntN(n*(m-1))] = true
+			nan[rng.IntN(n*m)] = true
 		}
+		// One past the last whole vector (16 or 8 lanes: the same 4 entries here), where
+		// softmaxVec folds the scores into the maxima itself.
+		tail := n * m &^ 15
+		nan[tail+rng.IntN(n*m-tail)] = true
 	}
 	for i := range nan {
 		sco[i] = float32(math.NaN())
