@@ -3,6 +3,7 @@
 package attn
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -155,5 +156,120 @@ func TestSoftmaxSpeed(t *testing.T) {
 		per := float64(20 * cells)
 		t.Logf("%-15s ns/cell min %.3f med %.3f", fn.name, float64(y[0].Nanoseconds())/per,
 			float64(y[len(y)/2].Nanoseconds())/per)
+	}
+}
+
+// softmaxRowsRef is softmaxRows' scalar path: the Go reference the vector paths must match.
+func softmaxRowsRef(sco []float32, n int, scale float32, mx, sums []float32) {
+	for i := range mx {
+		mx[i] = float32(math.Inf(-1))
+		sums[i] = 0
+	}
+	for j, x := range sco {
+		x *= scale
+		sco[j] = x
+		if x > mx[j%n] {
+			mx[j%n] = x
+		}
+	}
+	for j, x := range sco {
+		e := expNeg(x - mx[j%n])
+		sco[j] = e
+		sums[j%n] += e
+	}
+}
+
+// TestSoftmaxRowsScale checks softmaxRows over the scales it may get, with the 16-lane and the
+// 8-lane kernels (hasAVX512 switched off: the path KVLAB_NO_AVX512=1 takes), against
+// softmaxRowsRef. With scale > 0 the maxima are the reference's exactly (rounding keeps the
+// order) and the weights within TestSoftmaxRowsFloor's bound (the vector path rounds x·c and
+// max·log₂e apart, c = scale·log₂e, where the reference rounds x·scale first); with a power of
+// two the vector path gives softmaxRows of the scores scaled beforehand with scale 1 bit for
+// bit (x·scale and c are then exact). A scale of 0, below 0 or NaN must take the scalar path:
+// the reference bit for bit.
+func TestSoftmaxRowsScale(t *testing.T) {
+	cpuAVX512 := hasAVX512
+	defer func() { hasAVX512 = cpuAVX512 }()
+	rng := rand.New(rand.NewPCG(47, 48))
+	scales := []struct {
+		name  string
+		scale float32
+		pow2  bool
+	}{
+		{"0.75", 0.75, false},
+		{"0.125", 0.125, true},
+		{"1/sqrt8", float32(1 / math.Sqrt(8)), false},
+		{"0", 0, false},
+		{"-0.5", -0.5, false},
+		{"NaN", float32(math.NaN()), false},
+	}
+	for _, avx512 := range []bool{true, false} {
+		for _, sc := range scales {
+			for _, n := range []int{1, 4, 8} {
+				name := fmt.Sprintf("avx512=%v/scale=%s/n=%d", avx512, sc.name, n)
+				t.Run(name, func(t *testing.T) {
+					if avx512 && !cpuAVX512 {
+						t.Skip("no AVX-512 (or KVLAB_NO_AVX512 set)")
+					}
+					hasAVX512 = avx512
+					defer func() { hasAVX512 = cpuAVX512 }()
+					const m = 333 // a tail past the last whole vector
+					orig := make([]float32, n*m)
+					for i := range orig {
+						orig[i] = float32(rng.NormFloat64() * 4)
+					}
+					sco := append([]float32(nil), orig...)
+					mx, sums := make([]float32, n), make([]float32, n)
+					softmaxRows(sco, n, sc.scale, mx, sums)
+					ref := append([]float32(nil), orig...)
+					rmx, rsums := make([]float32, n), make([]float32, n)
+					softmaxRowsRef(ref, n, sc.scale, rmx, rsums)
+					if !(sc.scale > 0) {
+						sameBits(t, "weights", sco, ref)
+						sameBits(t, "maxima", mx, rmx)
+						sameBits(t, "sums", sums, rsums)
+						return
+					}
+					sameBits(t, "maxima", mx, rmx)
+					for k, got := range sco {
+						x := float64(orig[k]*sc.scale) - float64(mx[k%n])
+						want := math.Exp(x)
+						tol := want * (0x1p-21 + 0x1p-22*(math.Abs(float64(orig[k]*sc.scale))+math.Abs(float64(mx[k%n]))))
+						if e := math.Abs(float64(got) - want); !(e <= tol) {
+							t.Fatalf("score %d: e^%g = %g, want %g", k, x, got, want)
+						}
+					}
+					for i := range sums {
+						var sum float64
+						for k := i; k < len(sco); k += n {
+							sum += float64(sco[k])
+						}
+						if !(math.Abs(float64(sums[i])-sum) <= 1e-6*sum) {
+							t.Fatalf("column %d: sum %g, weights add to %g", i, sums[i], sum)
+						}
+					}
+					if sc.pow2 {
+						pre := make([]float32, len(orig))
+						for i, x := range orig {
+							pre[i] = x * sc.scale
+						}
+						pmx, psums := make([]float32, n), make([]float32, n)
+						softmaxRows(pre, n, 1, pmx, psums)
+						sameBits(t, "weights (scaled first)", sco, pre)
+						sameBits(t, "maxima (scaled first)", mx, pmx)
+						sameBits(t, "sums (scaled first)", sums, psums)
+					}
+				})
+			}
+		}
+	}
+}
+
+func sameBits(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	for i := range got {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s[%d] = %g, want %g", what, i, got[i], want[i])
+		}
 	}
 }
