@@ -396,7 +396,7 @@ func multiAccQ50VZ4INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float3
 // six), streamed within the noise (10.60–11.75 → 10.66–11.76). There a row pair's eight
 // VPDPWSSD issue in ~4 cycles (two a cycle), so its twelve loads (eight broadcasts, two
 // payloads, two qh) fill the three load ports; Zen 4's eight take ~8 cycles, the loads half
-// its three ports. A variable so that tests can switch it.
+// its three ports.
 var q50Z4 = zen4Stream && isa.Z4New
 
 // pickQ50Z4 is k, or z4 where q50Z4.
