@@ -78,7 +78,8 @@ var (
 
 	// Z4New is KVLAB_Z4NEW, read at start: an AMD Zen 4 takes the Zen 4 flavours written from
 	// instruction counts and LLVM's znver4 model alone, not yet measured on a Zen 4 and slower
-	// as a proxy on an Intel Xeon in cache (kvq's q50Z4), in place of the kernels it runs.
+	// as a proxy on an Intel Xeon in cache (kvq's q50Z4), in place of the kernels it runs: the
+	// contiguous decode's only (paged runs keep kvq's multiAccQ50VRunsINT).
 	Z4New = on("KVLAB_Z4NEW")
 
 	// AMXBF16 is the CPU's AMX tiles with BF16 (TDPBF16PS; Intel Sapphire Rapids and later) as

@@ -386,8 +386,8 @@ func multiAccQ50VIINT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32
 func multiAccQ50VZ4INT(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)
 
 // q50Z4 makes q5_0's VBMI values kernel multiAccQ50VZ4INT on AMD Zen 4 (zen4Stream) where
-// KVLAB_Z4NEW (isa.Z4New) is set; by default Zen 4 keeps multiAccQ50VINT. The same sums bit
-// for bit (TestIntAccVBMIMatches). Written from instruction counts and LLVM's znver4 model,
+// KVLAB_Z4NEW (isa.Z4New) is set; by default Zen 4 keeps multiAccQ50VINT. The contiguous
+// decode only: paged runs keep multiAccQ50VRunsINT (accIntRuns). The same sums bit for bit (TestIntAccVBMIMatches). Written from instruction counts and LLVM's znver4 model,
 // not measured on a Zen 4 (gen_intacc.go's q50Z4Bcst has the counts, the model's cycles and
 // q8_0's Zen 4 measurements of the same change). Off because on an Intel Xeon (family 6 model
 // 0xA7 under KVM, 2 shared vCPUs, load ~9), which never runs it, as a proxy it took longer in
