@@ -935,11 +935,12 @@ const twoPF = 5
 // a row (ostride ≥ 16 bytes: a row's scores do not spill into the next row's) and at least
 // twoMin groups, a group's rows 0..3 come from the first half of the call's rows and its rows
 // 4..7 from the second, H = 4·groups rows on (R14 = H·rb; their scores H·ostride on, R15), a
-// group stepping four rows (frame words 0 and 8: the steps of DI and R9), each stream's row
-// loads ascending, where a group of eight adjacent rows read its rows 0, 4, 1, 5, 2, 6, 3, 7
-// (rows m and 4+m into one register); each prefetch is taken in both streams. Otherwise H is 4
-// rows and a group steps eight, the one stream of before (its prefetches twice, the second
-// four rows on). Every row's score is the same as in one stream (a lane's work depends only on
+// group stepping four rows, each stream's row loads ascending, where a group of eight adjacent
+// rows read its rows 0, 4, 1, 5, 2, 6, 3, 7 (rows m and 4+m into one register); each prefetch
+// is taken in both streams. The two streams run a copy of body's group loop of their own
+// (@_two, after the RET); a call that keeps one stream (fewer than twoMin groups: a paged run;
+// ostride under 16) runs body's loop as it was, instruction for instruction, after the four
+// that pick (its three prefetches a block, no frame). Every row's score is the same as in one stream (a lane's work depends only on
 // its row), bit for bit. gen_avx2int.go's twoStream takes the block formats' AVX-VNNI scores
 // this way. tq4's and turbo4's AVX-VNNI kernels (TQ4AVXVNNI, T4AVXVNNI, T4UAVXVNNI) take it:
 // on an Intel Xeon (Sapphire/Emerald Rapids class, KVM, 2 shared vCPUs, load 9–13;
@@ -961,41 +962,36 @@ func twoStreams(body, pf string) (string, string) {
 		}
 		return strings.Replace(s, old, new, 1)
 	}
-	body = edit(body, "NOSPLIT, $0-80", "NOSPLIT, $24-80")
+	// The two streams' loop: body's group loop with its own labels and prefetches (%PF2%).
+	i, j := strings.Index(body, "@_group:\n"), strings.Index(body, "\tJNZ  @_group\n")
+	if i < 0 || j < 0 {
+		panic("twoStreams: no group loop")
+	}
+	two := strings.NewReplacer("@_group", "@_two", "@_blk", "@_twoblk", "%PF%", "%PF2%").Replace(body[i : j+len("\tJNZ  @_group\n")])
+	two = edit(two, "LEAQ (CX)(R8*4), BX        // rows 4..7", "LEAQ (CX)(R14*1), BX       // rows 4..7: H rows on")
+	two = edit(two, "	MOVQ R8, AX                // prefetch pointer: 128 rows ahead, PFSTEP bytes per chunk of\n\tSHLQ $7, AX ",
+		fmt.Sprintf("	MOVQ R8, AX                // prefetch pointer: %d rows ahead a stream, PFSTEP bytes per chunk of\n\tSHLQ $%d, AX ", 1<<twoPF, twoPF))
+	two = edit(two, "LEAQ (R9)(AX*4), BX", "LEAQ (R9)(R15*1), BX")
+	two = edit(two, "LEAQ (BX)(AX*4), R9\n\tLEAQ (DI)(R8*8), DI", "LEAQ (R9)(AX*4), R9\n\tLEAQ (DI)(R8*4), DI")
 	body = edit(body, "\tJZ   @_done\n", fmt.Sprintf(`	JZ   @_done
-	// One stream: H = 4 rows, a group steps 8 (twoStreams).
-	MOVQ R8, R14
-	SHLQ $2, R14               // H·rb
-	MOVQ ostride+56(FP), R15
-	SHLQ $2, R15               // H·ostride
-	LEAQ (R14)(R14*1), AX
-	MOVQ AX, 0(SP)             // DI's step
-	LEAQ (R15)(R15*1), AX
-	MOVQ AX, 8(SP)             // R9's step
-	MOVQ R8, AX
-	SHLQ $7, AX
-	MOVQ AX, 16(SP)            // the prefetch distance: 128 rows
 	CMPQ ostride+56(FP), $16
-	JLT  @_one
+	JLT  @_group
 	CMPQ R10, $%d
-	JLT  @_one
-	// Two streams: H = 4·groups rows, a group steps 4.
-	MOVQ R14, 0(SP)
-	MOVQ R15, 8(SP)
-	MOVQ R8, AX
-	SHLQ $TWOPF, AX
-	MOVQ AX, 16(SP)            // the prefetch distance: TWOPFR rows a stream
-	IMULQ R10, R14
-	IMULQ R10, R15
-
-@_one:
+	JGE  @_twoset              // two streams (twoStreams)
 `, twoMin))
-	body = edit(body, "LEAQ (CX)(R8*4), BX        // rows 4..7", "LEAQ (CX)(R14*1), BX       // rows 4..7: H rows on")
-	body = edit(body, "LEAQ (R9)(AX*4), BX", "LEAQ (R9)(R15*1), BX")
-	body = edit(body, "	MOVQ R8, AX                // prefetch pointer: 128 rows ahead, PFSTEP bytes per chunk of\n\tSHLQ $7, AX                // codes (at least eight rows' share of a chunk)\n\tADDQ DI, AX",
-		"	MOVQ 16(SP), AX            // prefetch pointer: 16(SP) bytes ahead, PFSTEP bytes per chunk of\n\tADDQ DI, AX                // codes (at least eight rows' share of a chunk)")
-	body = strings.NewReplacer("TWOPFR", fmt.Sprint(1<<twoPF), "TWOPF", fmt.Sprint(twoPF)).Replace(body)
-	body = edit(body, "LEAQ (BX)(AX*4), R9\n\tLEAQ (DI)(R8*8), DI", "ADDQ 8(SP), R9\n\tADDQ 0(SP), DI")
+	body = edit(body, "\tVZEROUPPER\n\tRET\n", `	VZEROUPPER
+	RET
+
+	// Two streams (twoStreams): H = 4·groups rows, a group steps 4.
+@_twoset:
+	MOVQ R8, R14
+	SHLQ $2, R14
+	IMULQ R10, R14             // H·rb
+	MOVQ ostride+56(FP), R15
+	SHLQ $2, R15
+	IMULQ R10, R15             // H·ostride
+
+`+two+"\tJMP  @_done\n")
 	var b strings.Builder
 	for _, line := range strings.SplitAfter(pf, "\n") {
 		b.WriteString(line)
@@ -1359,12 +1355,12 @@ func main() {
 			table, grp = "VBROADCASTI128 ·q2kAVX2U(SB), Y12", q2kChunkAVX2()
 			init += "\n\tMOVQ stage+72(FP), R13\n\tADDQ $31, R13\n\tANDQ $-32, R13 // 32-byte aligned (stage: 96 bytes or more)"
 		}
-		bd := body
+		bd, pf2 := body, ""
 		if k.vnni && (strings.HasPrefix(k.name, "TQ4") || strings.HasPrefix(k.name, "T4")) {
-			bd, pf = twoStreams(bd, pf)
+			bd, pf2 = twoStreams(bd, pf)
 		}
-		r := strings.NewReplacer("@", k.name, "%TABLE%", table, "%GROUP%", grp, "%STAGE%", stg, "%PF%", pf, "%STEP%", step,
-			"%INIT%", init, "%FINI%", fini)
+		r := strings.NewReplacer("@", k.name, "%TABLE%", table, "%GROUP%", grp, "%STAGE%", stg, "%PF%", pf, "%PF2%", pf2,
+			"%STEP%", step, "%INIT%", init, "%FINI%", fini)
 		out.WriteString(r.Replace(bd))
 	}
 	out.WriteString(t2WidenText)
