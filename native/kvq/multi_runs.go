@@ -17,16 +17,22 @@ package kvq
 // and scoresRuns, multi_runs_amd64.go) aim their own prefetches at the next run instead.
 //
 // Runs that lie one after another in memory (a paged cache's pages cut one after another from
-// a slab) go to f16's and bf16's kernels in one call on Intel CPUs (oneRun), as a contiguous
-// store's rows do.
+// a slab) go to the codec's kernels in one call a stretch of them on Intel CPUs (mergedRuns), as
+// a contiguous store's rows do.
 func DotManyMultiRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) {
 	if n <= 0 {
 		return
 	}
-	if rows, ok := oneRun(c, runs, len(out)/n); ok {
-		dotManyMulti(c, q, n, rows, out)
+	if mergedRuns(c, runs, len(out)/n, false) {
+		dotRunsMerged(c, q, n, runs, out)
 		return
 	}
+	dotRuns(c, q, n, runs, out)
+}
+
+// dotRuns is DotManyMultiRuns taking each run apart: the runs kernels (vnniRuns, scoresRuns) or
+// a call of the codec's kernels a run.
+func dotRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) {
 	if vnniRuns(c, q, n, runs, out) || scoresRuns(c, q, n, runs, out) {
 		return
 	}
@@ -60,16 +66,22 @@ func DotManyMultiRuns(c Codec, q []float32, n int, runs [][]byte, out []float32)
 // follow the runs instead of running past each run's end; otherwise each run's rows are
 // prefetched (Prefetch) as the one before it starts.
 //
-// f16's and bf16's runs that lie one after another in memory go to the kernels in one call on
-// Intel CPUs (oneRun), as for DotManyMultiRuns.
+// Runs that lie one after another in memory go to the kernels in one call a stretch of them on
+// Intel CPUs (mergedRuns), as for DotManyMultiRuns.
 func AccumulateManyMultiRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) {
 	if n <= 0 {
 		return
 	}
-	if rows, ok := oneRun(c, runs, len(w)/n); ok {
-		accumulateManyMulti(c, acc, n, w, rows)
+	if mergedRuns(c, runs, len(w)/n, true) {
+		accRunsMerged(c, acc, n, w, runs)
 		return
 	}
+	accRunsApart(c, acc, n, w, runs)
+}
+
+// accRunsApart is AccumulateManyMultiRuns taking each run apart: the runs kernels (accRuns) or a
+// call of the codec's kernels a run.
+func accRunsApart(c Codec, acc []float32, n int, w []float32, runs [][]byte) {
 	if accRuns(c, acc, n, w, runs) {
 		return
 	}
@@ -88,46 +100,147 @@ func AccumulateManyMultiRuns(c Codec, acc []float32, n int, w []float32, runs []
 	}
 }
 
-// oneRun is the m rows of runs as one slice where they lie one after another in memory, each
-// run but the last of a whole number of AccumulateTile rows, runs[0]'s capacity reaching the
-// last of them (a paged cache's pages cut one after another from one slab), and c is f16 or
-// bf16 on a CPU that reads them so (mergeRuns): DotManyMultiRuns and AccumulateManyMultiRuns
-// then make one call of the codec's kernels over them, as over a contiguous store's rows, in
-// place of a call a run. Their scores are each row's alone, and their sums add the rows in
-// order with no rounding at a run's end (the accumulators are kept in float32 between tiles),
-// so the results are the run-by-run calls' bit for bit. The run that may follow the m rows
-// (rows only prefetched) is left out: the kernels' own prefetches run on into the memory past
-// the rows, which is the next page's in the slab.
-func oneRun(c Codec, runs [][]byte, m int) ([]byte, bool) {
-	if !mergeRuns || len(runs) < 2 || len(runs[0]) == 0 {
-		return nil, false
+// mergeMin is the fewest rows of a stretch of runs one after another in memory (stretch) that
+// DotManyMultiRuns and AccumulateManyMultiRuns take in one call of the codec's kernels
+// (mergedRuns); shorter stretches go to the runs kernels with the runs around them. A variable
+// for the tests.
+var mergeMin = 32 * AccumulateTile
+
+// mergeAhead is how many bytes of the stretch that follows one taken in one call
+// (dotRunsMerged, accRunsMerged) are prefetched (Prefetch) as that call starts: the kernels'
+// own prefetches run on past the stretch's rows into other memory (another store's rows).
+const mergeAhead = 4 << 10
+
+// prefetchStretch prefetches (Prefetch) the first mergeAhead bytes of the rows from runs[j] on
+// (m rows of the call left, a run past them prefetched only): of the stretch from runs[j] where
+// that is long enough to take in one call, and where two also those from its middle row on,
+// where the two-stream scores kernels start their second stream; of runs[j] otherwise.
+func prefetchStretch(runs [][]byte, j, rb, m int, two bool) {
+	for ; j < len(runs) && len(runs[j]) == 0; j++ {
 	}
-	switch c.(type) {
-	case *f16Codec, *bf16Codec:
-	default:
-		return nil, false
+	if j >= len(runs) {
+		return
 	}
-	rb := c.RowBytes()
-	first := runs[0][:cap(runs[0])]
-	if len(first) < m*rb {
-		return nil, false
+	if m < mergeMin {
+		Prefetch(runs[j][:min(len(runs[j]), mergeAhead)])
+		return
 	}
-	base := 0 // rows of the runs before r
-	for _, r := range runs {
-		if base >= m {
+	rows, _ := stretch(runs, j, rb, m)
+	Prefetch(rows[:min(len(rows), mergeAhead)])
+	if k := len(rows) / rb; two && k >= mergeMin {
+		mid := k / 2 &^ 15 * rb
+		Prefetch(rows[mid:min(len(rows), mid+mergeAhead)])
+	}
+}
+
+// stretch is the rows of runs[i] (not empty) and of the runs after it that lie one after
+// another in memory, up to m rows, each run but the last of a whole number of AccumulateTile
+// rows and runs[i]'s capacity reaching the last: a paged cache's pages cut one after another
+// from a slab. j is the first run after them. The sums of the kernels that accumulate a tile at
+// a time then add the same tiles in the same order as a call a run, and every kernel scores
+// each row alone, so one call over the stretch gives the run-by-run results bit for bit.
+func stretch(runs [][]byte, i, rb, m int) (rows []byte, j int) {
+	first := runs[i][:cap(runs[i])]
+	base, k := 0, 0 // rows of runs[i:j], of runs[j-1]
+	for j = i; j < len(runs) && base < m; j++ {
+		r := runs[j]
+		if j > i && (len(r) == 0 || k%AccumulateTile != 0 || len(first) < base*rb+len(r) || &first[base*rb] != &r[0]) {
 			break
 		}
-		if len(r) == 0 || &first[base*rb] != &r[0] {
-			return nil, false
-		}
-		k := len(r) / rb
-		if base+k < m && k%AccumulateTile != 0 {
-			return nil, false
-		}
+		k = len(r) / rb
 		base += k
 	}
-	if base < m {
-		return nil, false
+	base = min(base, m)
+	return first[:base*rb], j
+}
+
+// mergedRuns is whether DotManyMultiRuns (AccumulateManyMultiRuns where acc) takes c's runs of
+// m rows a stretch at a time (dotRunsMerged, accRunsMerged): on a CPU that reads them so
+// (mergeRuns: Intel), some stretch of at least mergeMin rows among them, and for the sums not a
+// rotated codec with channel offsets, which adds them a run at a time (rotCodec.accOffsets: one
+// call over a stretch would add them once, rounding otherwise). q2k has no runs.
+func mergedRuns(c Codec, runs [][]byte, m int, acc bool) bool {
+	if !mergeRuns || len(runs) < 2 {
+		return false
 	}
-	return first[:m*rb], true
+	if r, ok := c.(*rotCodec); ok && acc && r.muR != nil {
+		return false
+	}
+	rb := c.RowBytes()
+	for i, base := 0, 0; i < len(runs) && base < m; {
+		if len(runs[i]) == 0 {
+			i++
+			continue
+		}
+		rows, j := stretch(runs, i, rb, m-base)
+		if k := len(rows) / rb; k >= mergeMin || k == m {
+			return true
+		}
+		base += len(rows) / rb
+		i = j
+	}
+	return false
+}
+
+// dotRunsMerged is DotManyMultiRuns over runs a stretch at a time: each stretch of at least
+// mergeMin rows in one call of the codec's kernels (dotManyMulti), as a contiguous store's rows,
+// with the first mergeAhead bytes of the next run prefetched; the runs between such stretches
+// go to dotRuns together, with the next run to prefetch.
+func dotRunsMerged(c Codec, q []float32, n int, runs [][]byte, out []float32) {
+	rb := c.RowBytes()
+	total := len(out) / n
+	base, from, fromBase := 0, 0, 0 // rows done; the first run not yet scored and its row
+	for i := 0; i < len(runs) && base < total; {
+		if len(runs[i]) == 0 {
+			i++
+			continue
+		}
+		rows, j := stretch(runs, i, rb, total-base)
+		k := len(rows) / rb
+		if k < mergeMin && k < total {
+			base += k
+			i = j
+			continue
+		}
+		if fromBase < base {
+			dotRuns(c, q, n, runs[from:i+1], out[fromBase*n:base*n])
+		}
+		prefetchStretch(runs, j, rb, total-base-k, true)
+		dotManyMulti(c, q, n, rows, out[base*n:(base+k)*n])
+		base += k
+		i, from, fromBase = j, j, base
+	}
+	if fromBase < base {
+		dotRuns(c, q, n, runs[from:], out[fromBase*n:base*n])
+	}
+}
+
+// accRunsMerged is AccumulateManyMultiRuns over runs a stretch at a time, as dotRunsMerged.
+func accRunsMerged(c Codec, acc []float32, n int, w []float32, runs [][]byte) {
+	rb := c.RowBytes()
+	total := len(w) / n
+	base, from, fromBase := 0, 0, 0
+	for i := 0; i < len(runs) && base < total; {
+		if len(runs[i]) == 0 {
+			i++
+			continue
+		}
+		rows, j := stretch(runs, i, rb, total-base)
+		k := len(rows) / rb
+		if k < mergeMin && k < total {
+			base += k
+			i = j
+			continue
+		}
+		if fromBase < base {
+			accRunsApart(c, acc, n, w[fromBase*n:base*n], runs[from:i+1])
+		}
+		prefetchStretch(runs, j, rb, total-base-k, false)
+		accumulateManyMulti(c, acc, n, w[base*n:(base+k)*n], rows)
+		base += k
+		i, from, fromBase = j, j, base
+	}
+	if fromBase < base {
+		accRunsApart(c, acc, n, w[fromBase*n:base*n], runs[from:])
+	}
 }

@@ -809,7 +809,7 @@ func multiAccQ80Z4RunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *flo
 // scores of 8 heads × 32768 rows over runs of 64 rows 256 KiB apart 6.6–7.0 ms against
 // 6.3–7.0 with this flavour (a scratch harness, 3 alternations, load ~13), over runs one after
 // another 4.6–5.3 against 5.4–5.8 (kvcache TestPagedBreakdown's contiguous cache in runs, 3
-// alternations, load ~5), which oneRun now takes in one call of multiScoresF16AVX512. The
+// alternations, load ~5), which mergedRuns now takes in one call of multiScoresF16AVX512. The
 // runs' layout, not their prefetches, held paged f16 back (kvcache's pageMem).
 var f16ScoresRuns = (zen4Stream || intelCPU) && hasAVX512VL
 
@@ -861,9 +861,32 @@ func scoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bool 
 	return true
 }
 
-// mergeRuns is whether DotManyMultiRuns and AccumulateManyMultiRuns take f16's and bf16's
-// runs that lie one after another in memory in one call of the codec's kernels (oneRun):
-// Intel (intelCPU).
+// mergeRuns is whether DotManyMultiRuns and AccumulateManyMultiRuns take runs that lie one
+// after another in memory in one call of the codec's kernels a stretch (mergedRuns): Intel
+// (intelCPU), every format (f16's and bf16's first, where all of a call's runs were one
+// stretch). Intel Xeon (family 6 model 167, 2 vCPUs), kvcache TestPagedDecodeSpeed (one thread,
+// 32768 cells, 32/8 heads of 128, thread CPU, best of 12 rounds; old and new test binaries
+// alternated three times, load 8–12), paged ms (paged ÷ contiguous) before → after: q8_0
+// 6.83–7.04 (1.06–1.19) → 5.58–6.31 (1.04–1.08), q4_0 4.32–4.55 (1.11–1.12) → 3.67–3.88
+// (0.97–0.98), iq4_nl 4.25–4.50 (1.04–1.08) → 3.52–3.95 (0.93–0.99), fp8 7.33–7.72
+// (1.19–1.23) → 6.00–6.42 (1.03–1.04), tq4 4.03–4.25 (1.20–1.23) → 3.12–3.50 (0.96–1.03),
+// turbo4 4.00–4.29 (1.10–1.13) → 3.27–3.40 (0.90–0.92), q5_0 5.10–5.49 → 4.38–4.79, q5_1
+// 5.36–5.74 → 4.69–5.01; KVLAB_NO_AVX512=1 (2 alternations): q4_0 1.14–1.20 → 0.99–1.00,
+// iq4_nl 1.23–1.24 → 0.99–1.01, q5_0 1.25–1.26 → 0.99–1.02; the rest, bf16, turbo2
+// and f16 within noise. Shorter stretches among runs apart (two caches of one pool growing S
+// pages in turn, a scratch test; 2 alternations, load 6–10), the whole decode with every
+// stretch in one call against the runs kernels: S 8 (512 rows) q8_0 8.42–8.54 ms against
+// 7.18–7.27, fp8 9.79–9.92 against 7.95–8.16, tq4 5.40–5.51 against 4.27–4.44; S 16 7.36–7.46
+// against 7.01–7.11, 8.24–8.32 against 7.88–7.90, 4.42–4.61 against 4.27; S 32 6.54–6.92
+// against 6.96–7.02, 7.34–7.62 against 7.67–7.83, 3.84–3.90 against 4.21–4.23; S 64 6.35–6.43
+// against 6.90–7.10, 6.69–6.92 against 7.58–7.61, 3.46–3.73 against 4.14–4.16. Hence
+// mergeMin. Each stretch restarts the kernels' streams cold (~1 µs a stretch more than the
+// runs kernels, which prefetch the next run as they go); prefetching the next stretch's
+// middle rows (where the two-stream scores kernels start their second stream) besides its
+// first 4 KiB (prefetchStretch) took 0–5 % off S 8–32, 8 KiB in place of 4 nothing. A pool of
+// many layers has few pages a slab (kvcache's slabBytes, 64 MiB: 14 pages of 32 layers × 8 KV
+// heads of q8_0 at 128 values, 896 rows), so a long cache's stretches stay under mergeMin
+// there and its pages keep the runs kernels.
 var mergeRuns = intelCPU
 
 // floatScoresRuns runs kernel, the runs flavour of a float scores kernel (four queries a

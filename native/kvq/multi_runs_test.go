@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -63,13 +64,24 @@ func TestDotManyMultiRuns(t *testing.T) {
 func makeRuns(rng *rand.Rand, c Codec, lens []int, adjacent bool) ([][]byte, int) {
 	d, rb := c.Dim(), c.RowBytes()
 	var runs [][]byte
-	total := 0
+	total, gaps := 0, 0
 	for _, m := range lens {
+		if m < 0 {
+			gaps -= m
+			continue
+		}
 		total += m
 	}
-	buf := make([]byte, total*rb)
+	buf := make([]byte, total*rb, (total+gaps)*rb)
 	o := 0
 	for _, m := range lens {
+		if m < 0 { // adjacent: -m rows of the buffer between runs, not read
+			if adjacent {
+				buf = append(buf, make([]byte, -m*rb)...)
+				o -= m
+			}
+			continue
+		}
 		run := make([]byte, m*rb)
 		if adjacent {
 			run = buf[o*rb : (o+m)*rb]
@@ -194,23 +206,56 @@ func checkAccRuns(t *testing.T, rng *rand.Rand, c Codec, lens []int, adjacent bo
 
 // TestManyMultiRunsAdjacent checks DotManyMultiRuns and AccumulateManyMultiRuns over runs that
 // lie one after another in one buffer (a paged cache's pages cut one after another from a
-// slab), which f16 and bf16 take in one call where mergeRuns is set (oneRun), against the
-// codec's calls run by run, bit for bit: runs of whole tiles and a last partial one, an empty
-// run, a first partial run and a partial run between whole ones (neither taken as one), for
-// f16, bf16 and two formats that never take them as one.
+// slab), which they take a stretch at a time where mergeRuns is set (mergedRuns), against the
+// codec's calls run by run, bit for bit: every format with rows, plain and rotated (with
+// channel offsets, which the sums keep run by run), stretches of whole tiles and a last partial
+// one (a call's rows all one stretch, or stretches of mergeMin rows with short ones between
+// them), an empty run, a first partial run and a partial run between whole ones (which end a
+// stretch), and stretches apart in memory (a negative length: rows between them).
 func TestManyMultiRunsAdjacent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(51, 52))
-	for _, f := range []Format{F16, BF16, Q8_0, FP8} {
+	tiles := func(k int, tail ...int) []int {
+		l := make([]int, k, k+len(tail))
+		for i := range l {
+			l[i] = 64
+		}
+		return append(l, tail...)
+	}
+	L := mergeMin / AccumulateTile // the tiles of the shortest stretch taken in one call
+	cat := func(parts ...[]int) []int { return slices.Concat(parts...) }
+	lensList := [][]int{
+		{64, 64, 64, 17}, {64, 0, 64}, {17, 64, 64}, {64, 17, 64}, {200}, tiles(12, 17),
+		cat(tiles(L, -3), tiles(3, -1), tiles(L, 33)), cat([]int{31}, tiles(L, 0, 64)),
+		cat(tiles(2, -1), tiles(L, -5), tiles(2)),
+	}
+	for _, f := range Formats() {
+		if f.Grouped() {
+			continue
+		}
 		for _, d := range []int{128, 64, 96} {
-			c, err := NewCodec(f, d, CodecOptions{Seed: 3, Head: 1})
-			if err != nil {
-				continue
-			}
-			for _, lens := range [][]int{{64, 64, 64, 17}, {64, 64, 64, 64}, {64, 0, 64}, {17, 64, 64}, {64, 17, 64}, {200}} {
-				t.Run(fmt.Sprintf("%s/d%d/%v", f, d, lens), func(t *testing.T) {
-					checkRuns(t, rng, c, lens, true)
-					checkAccRuns(t, rng, c, lens, true)
-				})
+			for _, rot := range []bool{false, true} {
+				if rot && !f.Rotatable() {
+					continue
+				}
+				for _, offsets := range []bool{false, true} {
+					c, err := NewCodec(f, d, CodecOptions{Seed: 3, Head: 1, Rotate: rot})
+					if err != nil {
+						continue
+					}
+					rc, isRot := c.(*rotCodec)
+					if offsets {
+						if !isRot {
+							continue
+						}
+						rc.muR = gaussianRows(rng, 1, d, 0.5)
+					}
+					for _, lens := range lensList {
+						t.Run(fmt.Sprintf("%s/d%d/rot=%v/offsets=%v/%v", f, d, isRot, offsets, lens), func(t *testing.T) {
+							checkRuns(t, rng, c, lens, true)
+							checkAccRuns(t, rng, c, lens, true)
+						})
+					}
+				}
 			}
 		}
 	}
@@ -218,14 +263,16 @@ func TestManyMultiRunsAdjacent(t *testing.T) {
 	for _, tc := range []struct {
 		lens []int
 		one  bool
-	}{{[]int{64, 64, 17}, true}, {[]int{64, 0, 64}, false}, {[]int{17, 64}, false}, {[]int{64, 17, 64}, false}} {
+	}{{tiles(3, 17), true}, {cat(tiles(2, 0), tiles(2)), false}, {cat([]int{17}, tiles(4)), false},
+		{cat([]int{17}, tiles(L)), true}, {cat(tiles(2, 17), tiles(2)), false},
+		{cat(tiles(2, -1), tiles(2)), false}, {cat(tiles(2, -1), tiles(L)), true}, {cat(tiles(L-1, -1), tiles(L-1)), false}} {
 		runs, total := makeRuns(rng, c, tc.lens, true)
-		if _, one := oneRun(c, runs, total); one != (tc.one && mergeRuns) {
-			t.Errorf("runs %v: oneRun %v, want %v", tc.lens, one, tc.one && mergeRuns)
+		if one := mergedRuns(c, runs, total, false); one != (tc.one && mergeRuns) {
+			t.Errorf("runs %v: mergedRuns %v, want %v", tc.lens, one, tc.one && mergeRuns)
 		}
 		runs, total = makeRuns(rng, c, tc.lens, false)
-		if _, one := oneRun(c, runs, total); one {
-			t.Errorf("runs %v apart: oneRun takes them as one", tc.lens)
+		if mergedRuns(c, runs, total, false) {
+			t.Errorf("runs %v apart: mergedRuns takes them as one", tc.lens)
 		}
 	}
 }
