@@ -708,7 +708,9 @@ func (s *pagedStore) Scores(pq []float32, lo int, out []float32) {
 // pages a call (the codec's multi-query kernels, or DotMany per query), so kernels that round
 // the queries first (the VNNI ones) round them once a batch rather than once a page, and
 // those that take the runs (q8_0's, q4_0's and f16's on Zen 4) prefetch the next page's rows rather
-// than the memory after a page's; every score is the one a call per page gives.
+// than the memory after a page's; on Intel, pages whose rows follow one another in a slab
+// (pageMem.spanOn) go to the contiguous kernels as one stretch. Every score is the one a call
+// per page gives.
 func (s *pagedStore) ScoresMulti(pq []float32, n, lo int, out []float32) {
 	if n <= 0 {
 		return // no queries: nothing to score (and no division by n)
@@ -785,7 +787,9 @@ func (s *pagedStore) Accumulate(acc []float32, w []float32, lo int) {
 // runBatch pages a call: f16's AVX-512 kernel (and q8_0's and q4_0's integer kernels on Zen 4)
 // then prefetches the next pages' rows rather than the memory that follows a page's rows
 // (another head's), and other codecs get each page's rows prefetched (kvq.Prefetch) as the
-// page before starts; every sum is the one a call per page gives, bit for bit.
+// page before starts; on Intel, pages whose rows follow one another in a slab go to the
+// contiguous kernels as one stretch, as for ScoresMulti. Every sum is the one a call per page
+// gives, bit for bit.
 func (s *pagedStore) AccumulateMulti(acc []float32, n int, w []float32, lo int) {
 	if n <= 0 {
 		return

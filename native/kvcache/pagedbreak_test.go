@@ -16,6 +16,8 @@ import (
 // flatRunsKeys and flatRunsValues read a contiguous store through kvq.DotManyMultiRuns and
 // kvq.AccumulateManyMultiRuns, a run of PageCells rows a page as a paged store calls them
 // but the runs one after another in memory: the calls of a paged store without its layout.
+// Each run's capacity ends with its rows, so that kvq takes them apart (the runs kernels), not
+// as one stretch (as it takes a paged store's pages that follow one another in a slab).
 type (
 	flatRunsKeys struct {
 		*rowStore
@@ -32,7 +34,8 @@ func flatRuns(s *rowStore, lo, m int, buf *[][]byte) [][]byte {
 	rb := s.Codec.RowBytes()
 	runs := (*buf)[:0]
 	for o := lo; o < lo+m; o += PageCells {
-		runs = append(runs, s.Data[o*rb:min(o+PageCells, lo+m)*rb])
+		end := min(o+PageCells, lo+m) * rb
+		runs = append(runs, s.Data[o*rb:end:end])
 	}
 	*buf = runs
 	return runs
