@@ -759,10 +759,21 @@ func (s *pagedStore) batches(lo, m int, f func(runs [][]byte, first, end int)) {
 	runBufs.Put(buf)
 }
 
-// runBatch is the most pages one kvq.DotManyMultiRuns call of a paged store takes: a 4096-cell
-// chunk of attention (attn.DefaultChunk) in one; the longer chunks of long contexts (up to 4×,
-// attn's defaultChunk) take several calls.
-const runBatch = 64
+// runBatch is the most pages one kvq.DotManyMultiRuns call of a paged store takes: a chunk of
+// attention in one, the longer chunks of long contexts too (up to 4× attn.DefaultChunk, 16384
+// cells: attn's defaultChunk), so that on Intel a chunk whose pages follow one another in a slab
+// is one stretch, one call of the contiguous kernels as over a contiguous store's chunk (kvq's
+// mergedRuns). Before, 64 pages (a 4096-cell chunk) took four calls of those chunks: Intel Xeon
+// (family 6 model 167, 2 vCPUs), a scratch copy of TestPagedDecodeSpeed at 131072 cells
+// (16384-cell chunks; best of 8 rounds, 4 alternations, load 4–6), paged ms (÷ contiguous):
+// q4_0 13.44–15.23 (1.17–1.19) → 13.17–13.93 (1.10–1.12), tq4 12.60–13.42 (1.16–1.18) →
+// 11.78–12.48 (1.11), fp8 25.73–26.42 (1.10–1.18) → 23.92–24.61 (1.04–1.06), q8_0 22.4–25.1
+// (1.08–1.09) → 22.9–24.2 (1.08–1.10). Elsewhere (runs taken apart) the same runs kernels over
+// the same runs, a quarter of the calls (and of the VNNI kernels' query roundings). Not kept:
+// batches' walk over the pages without the RowStore s.runs makes a page (TestPagedDecodeSpeed,
+// 32768 cells, 3 alternations, load 3.3–6.4: paged q4_0 3.23–3.81 → 3.40–3.48 ms, turbo2
+// 2.31–2.49 → 2.33–2.41, q8_0 5.42–5.99 → 5.61–5.70; noise).
+const runBatch = 256
 
 var runBufs = sync.Pool{New: func() any { return new([runBatch + 1][]byte) }}
 
