@@ -156,11 +156,12 @@ func stretch(runs [][]byte, i, rb, m int) (rows []byte, j int) {
 
 // mergedRuns is whether DotManyMultiRuns (AccumulateManyMultiRuns where acc) takes c's runs of
 // m rows a stretch at a time (dotRunsMerged, accRunsMerged): on a CPU that reads them so
-// (mergeRuns: Intel), some stretch of at least mergeMin rows among them, and for the sums not a
+// (mergeRuns: Intel) and a codec it takes so (mergeCodec), some stretch of at least mergeMin rows
+// among them, or all of them one, and for the sums not a
 // rotated codec with channel offsets, which adds them a run at a time (rotCodec.accOffsets: one
 // call over a stretch would add them once, rounding otherwise). q2k has no runs.
 func mergedRuns(c Codec, runs [][]byte, m int, acc bool) bool {
-	if !mergeRuns || len(runs) < 2 {
+	if !mergeRuns || len(runs) < 2 || !mergeCodec(c) {
 		return false
 	}
 	if r, ok := c.(*rotCodec); ok && acc && r.muR != nil {

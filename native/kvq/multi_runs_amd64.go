@@ -889,6 +889,30 @@ func scoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bool 
 // there and its pages keep the runs kernels.
 var mergeRuns = intelCPU
 
+// mergeCodec is whether mergedRuns may take c's runs a stretch a call: not q8_0 on the AVX2
+// kernels (intAcc off: multiAccQ80AVX2INT or its VNNI form, whose runs flavours
+// accQ80AVX2Runs and avx2ScoresQ80OneRuns stream a paged cache as fast) nor fp8 on them
+// (multiFP8 fp8AVX2: avx2FloatScoresRuns, multiAccFP8AVX2TPF). Intel Xeon with
+// KVLAB_NO_AVX512=1 KVLAB_NO_AVXVNNI=1 (the plain AVX2 kernels), kvcache TestPagedDecodeSpeed (4
+// alternations, load 4.8–6.8), paged ms with their stretches in one call against run by run:
+// q8_0 7.91–8.30 against 7.66–8.38 (paged ÷ contiguous 1.06–1.10 against 1.00–1.05), fp8
+// 10.01–10.44 against 9.85–10.57 (1.04–1.06 against 0.98–1.02); with KVLAB_NO_AVX512=1
+// alone (AVX-VNNI) within noise (q8_0 1.03–1.12 against 1.03–1.14, fp8 1.03–1.06 against
+// 1.02–1.03), while q4_0 went 1.09–1.10 → 0.89–0.93, q5_0 1.13–1.15 → 0.96–0.99, tq4 1.00–1.04
+// → 0.92–0.99 on the plain AVX2 kernels.
+func mergeCodec(c Codec) bool {
+	if r, ok := c.(*rotCodec); ok {
+		c = r.inner
+	}
+	switch c.(type) {
+	case *q8_0Codec:
+		return intAcc()
+	case fp8Codec:
+		return multiFP8 != fp8AVX2
+	}
+	return true
+}
+
 // floatScoresRuns runs kernel, the runs flavour of a float scores kernel (four queries a
 // call, n a multiple of 4, d values a row, rb bytes a row), over each run in turn, its
 // prefetches at the next non-empty run, and returns how many rows it scored.
