@@ -2477,7 +2477,8 @@ famx_vscale:                   // scores 16 bytes apart: 32 rows' in eight vecto
 // where they are 16 bytes apart (famx_vscale's), each loop's first 16 rows from the call's
 // first half and its second 16 from its second half (two streams of rows, each ascending), each
 // row prefetching the lines at 64 and 131 bytes into it pf bytes on (its own stream) into L1
-// only (AMXROWT0: every line of the stream, no L2 prefetch), the lesson of the Intel two-stream
+// only (AMXROWT0: 32 of every 33 lines of the stream, the one left out named in fp8AccAMXAText's
+// comment; no L2 prefetch), the lesson of the Intel two-stream
 // scores kernels (hdrIntel, multiScoresF16Split). The same scores bit for bit (each C row is
 // its A row times B; the outputs' hash over 3 seeds, 7 row counts and 5 query counts unchanged).
 // Against multiScoresFP8AMX (Intel Xeon, 2 vCPUs shared; attention's decode,
@@ -2497,7 +2498,8 @@ famx_vscale:                   // scores 16 bytes apart: 32 rows' in eight vecto
 // take multiScoresFP8AMX.
 var fp8ScoresAMX2Text = `
 // AMXROWT0 is AMXROW prefetching the lines at 64 and 131 bytes into the row R11 bytes on into
-// L1 only.
+// L1 only: 32 of the 33 lines of every 16 rows, the one left out, where the rows start on a
+// line, the first line of every 16th row (the row that starts on it).
 #define AMXROWT0 \
 	PREFETCHT0 64(BX)(R11*1); \
 	PREFETCHT0 131(BX)(R11*1); \
@@ -2933,8 +2935,9 @@ func accT(back bool) string {
 // (amxAccPF) 11.48–12.0; 31, 256 11.7: within the noise, none far from the rest. Did not pay
 // either (load 10–15, alternated, thread CPU): 16, 256 against 64, 256 three times 10.83–12.13
 // against 11.39–12.01; one PREFETCHT1 a row (the first line) in place of two, here and in the
-// scores, 12.00–13.24 against 11.92–12.48; a third line a row (+128, T0 and T1, so that the
-// 33rd line of every 16 rows, which two lines a row leave out, is fetched too; a bare read loop
+// scores, 12.00–13.24 against 11.92–12.48; a third line a row (+128 to the lines at 0 and 64
+// then prefetched, T0 and T1, so that the one line in 33 that two lines a row leave out, the
+// last line of every 16th row where the rows start on a line, is fetched too; a bare read loop
 // gained 1.5 ns a row by it) 12.66–13.33 against 12.74–13.28, and in TestFP8F32Speed 10.70–11.26
 // against 10.45–11.20; a runs flavour taking up to 64 whole 64-row runs a call (one tile set-up
 // and accumulator transpose a call, not a run; bit for bit) over a paged cache
@@ -2949,8 +2952,7 @@ func accT(back bool) string {
 // streamed from memory and in attention's decode the same within the noise (~12.6 and ~11.5):
 // the streamed rows wait on memory.
 //
-// Each row prefetches into L1 the lines at 64 and 131 bytes into it (every line of the rows;
-// the lines at 0 and 64 left the 33rd line of every 16 rows out) and into L2 one line, not two
+// Each row prefetches into L1 the lines at 64 and 131 bytes into it and into L2 one line, not two
 // (half the far L2 prefetches, which slow the core and the next phase when dense): attention's
 // decode (TestDecodeBreakdown, fp8, 131072 cells, one thread, the prefetch shapes switched in
 // one test binary, alternated, median/min of 10–12 rounds, load 7–11, ns a row) values
@@ -2959,7 +2961,12 @@ func accT(back bool) string {
 // pair (13.57/12.86 in the first run), the L2 one 192 or 384 rows on in place of 256
 // (13.44/12.98, 13.37/13.11), the L1 one 32 rows on in place of 64 (13.94/13.54). In a scratch
 // loop over 207 MB of rows (values only): the L2 prefetches dropped (T0 16 or 23 rows on)
-// 17.5 and 15.1–15.8 ns a row against 12.7–13.1: one stream of rows needs them.
+// 17.5 and 15.1–15.8 ns a row against 12.7–13.1: one stream of rows needs them. Two lines a
+// row do not reach every line: 16 rows of 132 bytes span 33 lines, and any two fixed offsets
+// leave one of them out. Where the rows start on a line, the lines at 64 and 131 leave out the
+// first line of every 16th row (the row that starts on it; the lines at 0 and 64 left out the
+// last line of the row before it); with the rows at other offsets it is still one line in 33.
+// Fetching it too with a third line a row did not pay (the +128 line above).
 //
 // Where the streamed time goes (that scratch loop, values only, 207 MB of rows on 2 MiB pages,
 // thread CPU, min of three passes, three runs, load ~10; timing variants only): the kernel
@@ -3102,7 +3109,8 @@ TEXT ·multiAccFP8AMXA(SB), NOSPLIT, $0-81
 		b.WriteString("\tMOVQ SI, BX\n")
 		// row loads the row at BX into Z(lo) (its first 64 codes) and Z(hi) (the next 64),
 		// prefetching into L1 R11 bytes on the lines at 64 and 131 bytes into the row (a 132-byte
-		// row spans three lines, its first the line before's last: so every line of the rows) and
+		// row spans three lines, its first the row before's last: so 32 of every 33 lines of the
+		// rows, the one left out the first line of every 16th row where the rows start on a line) and
 		// into L2 R12 bytes on one line, at 64 bytes into a pair's first row and 131 into its
 		// second (fp8AccAMXAText's comment).
 		row := func(lo, hi int) string {

@@ -2648,7 +2648,8 @@ famx_vscale:                   // scores 16 bytes apart: 32 rows' in eight vecto
 	JMP  famx_next
 
 // AMXROWT0 is AMXROW prefetching the lines at 64 and 131 bytes into the row R11 bytes on into
-// L1 only.
+// L1 only: 32 of the 33 lines of every 16 rows, the one left out, where the rows start on a
+// line, the first line of every 16th row (the row that starts on it).
 #define AMXROWT0 \
 	PREFETCHT0 64(BX)(R11*1); \
 	PREFETCHT0 131(BX)(R11*1); \
