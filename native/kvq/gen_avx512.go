@@ -2946,9 +2946,10 @@ func accT(back bool) string {
 // prefetch further on): values 12.48–13.28 against 12.29–12.49; both at 16 rows 15.65–16.24.
 //
 // A row pair's codes are interleaved before the decode (pair): the same B chunks bit for bit
-// in 8 vector operations a pair's 64 codes in place of 12 (VPUNPCK, one a cycle, 6 in place of
-// 8). Rows of 128 values in L2 (4096 rows, four accumulators, thread CPU, min/median over 300
-// calls, load ~5): 4.84/4.96 ns a row against 5.35/5.43 and 4.83/4.97 against 5.04/5.30;
+// in 10 vector operations a pair's 64 codes in place of 12 (4 VGF2P8AFFINEQB, 2 VPUNPCK*BW
+// interleaving the two rows and 4 in pair; VPUNPCK, one a cycle, 6 in place of 8). Rows of
+// 128 values in L2 (4096 rows, four accumulators, thread CPU, min/median over 300 calls, load
+// ~5): 4.84/4.96 ns a row against 5.35/5.43 and 4.83/4.97 against 5.04/5.30;
 // streamed from memory and in attention's decode the same within the noise (~12.6 and ~11.5):
 // the streamed rows wait on memory.
 //
@@ -3131,8 +3132,9 @@ TEXT ·multiAccFP8AMXA(SB), NOSPLIT, $0-81
 		// 128-bit lane in Z(l) and of its high eight in Z(h), Z(t) scratch: FP8AFF's two transforms
 		// of the interleaved codes and their low and high bytes interleaved, so that each dword is
 		// row 2q's bf16 word, then row 2q+1's: the chunks FP8AFF of each row and VPUNPCKLWD/HWD of
-		// the pair gave, bit for bit, in 8 operations a pair's 64 codes in place of 12 (four of them
-		// VPUNPCK in place of eight).
+		// the pair gave, bit for bit. With the two VPUNPCKLBW/HBW that interleave the rows, 10
+		// operations a pair's 64 codes in place of 12: two pair calls' 4 VGF2P8AFFINEQB and 4
+		// VPUNPCK, and the interleave's 2 (VPUNPCK 6 in place of 8).
 		pair := func(x, t, l, h int) string {
 			return fmt.Sprintf(`	VGF2P8AFFINEQB $0, Z25, Z%[1]d, Z%[2]d
 	VGF2P8AFFINEQB $0, Z24, Z%[1]d, Z%[1]d
