@@ -115,7 +115,11 @@ const amxPF, amxPF2 = 6144, 16896
 // out[j·n + h + i]: the rows in multiples of 32 straight to out where r is 4 (through
 // multiScoresFP8AMX2, two streams, where n is 4 and they are twoStreamRows or more), the rest by 32
 // through tmp, a last part of fewer than 32 rows through a zero-padded copy (so a row's scores
-// do not depend on where the rows are split); the kernel prefetches pf and pf2 bytes on.
+// do not depend on where the rows are split); multiScoresFP8AMX prefetches pf and pf2 bytes on.
+// multiScoresFP8AMX2 takes neither and prefetches amxTwoPF bytes on within its own two streams:
+// a paged run (fp8AMXScoresRuns, pf and pf2 runsPrefetch's offsets of the next two runs) of
+// twoStreamRows rows or more with n 4 goes through it and does not prefetch the next runs (the
+// scores are the same; its cost not measured). Runs of 64-row pages never reach it.
 func (a *amxScratch) rows(rows []byte, m int, out []float32, n, h, r, pf, pf2 int) {
 	const d, rb = 128, 132
 	buf := align64(a.buf[:])
