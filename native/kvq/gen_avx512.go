@@ -2990,7 +2990,8 @@ func accT(back bool) string {
 // against 11.63/10.93 (8 rounds). With these, the prefetch distances again (same test, one
 // binary, 12 rounds alternated, load ~4, values median/min): L1 64 rows on (amxAccPF)
 // 11.01/10.57, 23 rows (3 KiB) 11.88/11.47, 40 rows 11.54/11.34, 96 rows 11.04/10.54; L2 384
-// rows on 11.00/10.50, 192 rows 10.91/10.48: kept.
+// rows on 11.00/10.50, 192 rows 10.91/10.48, 256 rows 11.01/10.57 (the L1 64 rows' figures):
+// all within the noise, 64 and 256 rows (amxAccPF, amxAccPF2) kept.
 //
 // Two streams of rows (as the scores take them) did not pay here (timing variants summing in
 // the wrong order, the scratch loop, values only, load ~6, min of three passes): the
