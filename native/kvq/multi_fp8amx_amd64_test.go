@@ -456,7 +456,10 @@ func TestFP8AMXGate(t *testing.T) {
 // TestFP8AMXTwoStreams checks that fp8's AMX scores through multiScoresFP8AMX2 (two streams of
 // rows, four queries) are multiScoresFP8AMX's bit for bit, for row counts that are and are not
 // multiples of 64, rows past the last multiple of 32 included, and that nothing past the
-// scores is written.
+// scores is written. Called directly, for row counts that are multiples of 32 (the kernels'
+// contract; 1056 an odd count of 32-row blocks), multiScoresFP8AMX's scores 16 bytes apart (its
+// vector scaling, famx_vscale) are its scores 32 bytes apart (its row loop) bit for bit, and
+// multiScoresFP8AMX2's are multiScoresFP8AMX's.
 func TestFP8AMXTwoStreams(t *testing.T) {
 	if !fp8AMXOn {
 		t.Skip("no AMX-BF16")
@@ -499,6 +502,93 @@ func TestFP8AMXTwoStreams(t *testing.T) {
 		for i := range got[0] {
 			if math.Float32bits(got[0][i]) != math.Float32bits(got[1][i]) {
 				t.Fatalf("m %d score %d: two streams %g, one %g", m, i, got[1][i], got[0][i])
+			}
+		}
+	}
+	for _, m := range []int{32, 64, 320, 512, 1056} {
+		rows, _, _ := fp8AMXRows(t, rng, m)
+		q, mu := make([]float32, n*d), make([]float32, d)
+		for i := range q {
+			q[i] = float32(rng.NormFloat64())
+		}
+		for i := range mu {
+			mu[i] = float32(rng.NormFloat64())
+		}
+		var a amxScratch
+		a.pack(q, mu)
+		buf := align64(a.buf[:])
+		// out16 and out2 hold scores 16 bytes apart, out32 32 bytes apart (its rows' last four
+		// floats untouched); each holds 16 sentinels past the scores.
+		out16, out32, out2 := make([]float32, m*4+16), make([]float32, m*8+16), make([]float32, m*4+16)
+		for _, o := range [][]float32{out16, out32, out2} {
+			for i := range o {
+				o[i] = sentinel
+			}
+		}
+		multiScoresFP8AMX(&a.bt[0], &rows[0], rb, m, &out16[0], 16, d, &a.offs[0], &buf[0], amxPF, amxPF2)
+		multiScoresFP8AMX(&a.bt[0], &rows[0], rb, m, &out32[0], 32, d, &a.offs[0], &buf[0], amxPF, amxPF2)
+		multiScoresFP8AMX2(&a.bt[0], &rows[0], rb, m, &out2[0], d, &a.offs[0], &buf[0], amxTwoPF)
+		for j := 0; j < m; j++ {
+			for i := 0; i < 4; i++ {
+				v, r, w := out16[4*j+i], out32[8*j+i], out2[4*j+i]
+				if math.Float32bits(v) != math.Float32bits(r) || v == sentinel {
+					t.Fatalf("m %d row %d query %d: scores 16 bytes apart %g, 32 apart %g", m, j, i, v, r)
+				}
+				if math.Float32bits(w) != math.Float32bits(v) {
+					t.Fatalf("m %d row %d query %d: multiScoresFP8AMX2 %g, multiScoresFP8AMX %g", m, j, i, w, v)
+				}
+				if x := out32[8*j+4+i]; x != sentinel {
+					t.Fatalf("m %d row %d: scores 32 bytes apart wrote float %d, past the four scores", m, j, 4+i)
+				}
+			}
+		}
+		for i := 0; i < 16; i++ {
+			if out16[m*4+i] != sentinel || out32[m*8+i] != sentinel || out2[m*4+i] != sentinel {
+				t.Fatalf("m %d: float %d past the scores written", m, i)
+			}
+		}
+	}
+}
+
+// TestFP8AMXAccSuperBlocks checks that multiAccFP8AMXA's sums over 1 to 5 super-blocks of 64
+// rows in one call (the C tiles kept from one super-block's second pass for the next one's
+// first, the passes' order alternating, the A tiles kept for the second pass) are its sums
+// fed one super-block a call bit for bit: the accumulators go through memory unrounded
+// between calls, so each C tile must take the same products in the same order. Both the
+// transposed weights (wstride 16) and the gathered ones (32).
+func TestFP8AMXAccSuperBlocks(t *testing.T) {
+	if !fp8AMXOn {
+		t.Skip("no AMX-BF16")
+	}
+	const d, rb = 128, 132
+	rng := rand.New(rand.NewSource(17))
+	var buf [amxAccScratch + 64]byte
+	scr := align64(buf[:])
+	for _, ws := range []int{16, 32} {
+		for sbs := 1; sbs <= 5; sbs++ {
+			m := 64 * sbs
+			rows, _, _ := fp8AMXRows(t, rng, m)
+			w := make([]float32, m*ws/4)
+			for i := range w {
+				w[i] = float32(rng.Float64())
+			}
+			acc0 := make([]float32, 4*d)
+			for i := range acc0 {
+				acc0[i] = float32(rng.NormFloat64())
+			}
+			one, each := append([]float32(nil), acc0...), append([]float32(nil), acc0...)
+			if multiAccFP8AMXA(&one[0], d, &rows[0], rb, m, &w[0], ws, &scr[0], amxAccPF, amxAccPF2) {
+				t.Fatalf("wstride %d, %d rows: multiAccFP8AMXA gave up", ws, m)
+			}
+			for k := 0; k < sbs; k++ {
+				if multiAccFP8AMXA(&each[0], d, &rows[64*k*rb], rb, 64, &w[64*k*ws/4], ws, &scr[0], amxAccPF, amxAccPF2) {
+					t.Fatalf("wstride %d, super-block %d: multiAccFP8AMXA gave up", ws, k)
+				}
+			}
+			for i := range one {
+				if math.Float32bits(one[i]) != math.Float32bits(each[i]) {
+					t.Fatalf("wstride %d, %d rows, value %d: one call %g, a call a super-block %g", ws, m, i, one[i], each[i])
+				}
 			}
 		}
 	}
