@@ -531,6 +531,27 @@ func q51GFHi(s string) string {
 // VPSHUFBITQMB, VCVTPH2PS or VPERMI2W costs two, VPERMT2B three, VPERMB, VPUNPCKLDQ, VPSRLW,
 // VGF2P8AFFINEQB, a masked VPADDB, VPMOVM2B, VPTERNLOGD, KMOVD from memory and an insert from
 // memory (VINSERTI32X4, VINSERTI64X4) one each.
+//
+// q51XAMX (not kept; no kernel): its values' multiplies through AMX int8 tiles, bit for bit. Each
+// decoded row quad's two zmm of a block (a dword per dim = four rows' codes) is a B-tile row, so
+// per 64-row tile and block the 8 VPDPBUSD and 4 broadcasts a quad would become two 64-byte
+// stores to an L1 scratch, then 2 B and 1 A TILELOADD (A: the four accumulators' 64 unsigned
+// weights), 2 TILEZERO, 2 TDPBUUD into C tiles of 4 rows × 16 dwords, 2 TILESTORED and the sums
+// read back into Z0..Z7 before the block's finish. The C tiles cannot stay across tiles or
+// blocks (each tile, block and accumulator has its own T), so 8 TILESTORED a 64-row tile is the
+// least. Timing variants of this kernel (wrong sums; TestIntAcc8Speed's shape, 4096 rows of 128,
+// four accumulators, weights ≥ 0, thread CPU, alternated call by call in one process, 101 calls
+// in cache and 5 passes over 64 MiB, six runs, load ~1.5–1.8, ns a row min): this kernel
+// 6.00–6.34 in cache, 8.04–9.39 streamed; without the broadcasts and VPDPBUSD (all else kept)
+// 4.69–4.96, 7.13–8.97; the two stores in their place 4.71–5.01, 7.21–9.13 (stores ~free); with
+// the per-block tile operations as above 6.26–6.74 and 8.82–9.97, +0.26–0.40 in cache and
+// +0.26–0.83 streamed against this kernel in the same runs: no gain to find. Where the tile time
+// goes (differences of the variants, in cache): the 12 TILELOADD a tile 0.36–0.43 ns a row (~8
+// cycles each), the 8 TILEZERO + 8 TDPBUUD (M 4, K 64) 0.39–0.41 (~13 cycles a pair), the 8
+// TILESTORED of 4-row C tiles 0.65–0.68 (~21 cycles each), the read-back's wait 0.12–0.26; the
+// work they replace 1.31–1.38. The tile unit runs beside ports 0/5, but its loads and stores
+// cost the core more than the 512 VPDPBUSD (2 a cycle) and 256 broadcasts a tile they replace
+// (fp8AccAMXAText's tile operations, ~1.8 ns a row, paid against float work, not VPDPBUSD).
 
 // q51XPFOn makes q5_1's Intel kernel with 8-bit weights prefetch as q51XPF says.
 const q51XPFOn = true
