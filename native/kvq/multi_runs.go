@@ -183,44 +183,27 @@ func mergedRuns(c Codec, runs [][]byte, m int, acc bool) bool {
 	return false
 }
 
-// dotRunsMerged is DotManyMultiRuns over runs a stretch at a time: each stretch of at least
-// mergeMin rows in one call of the codec's kernels (dotManyMulti), as a contiguous store's rows,
-// with the first mergeAhead bytes of the next run prefetched; the runs between such stretches
-// go to dotRuns together, with the next run to prefetch.
+// dotRunsMerged is DotManyMultiRuns over runs a stretch at a time (walkStretches).
 func dotRunsMerged(c Codec, q []float32, n int, runs [][]byte, out []float32) {
-	rb := c.RowBytes()
-	total := len(out) / n
-	base, from, fromBase := 0, 0, 0 // rows done; the first run not yet scored and its row
-	for i := 0; i < len(runs) && base < total; {
-		if len(runs[i]) == 0 {
-			i++
-			continue
-		}
-		rows, j := stretch(runs, i, rb, total-base)
-		k := len(rows) / rb
-		if k < mergeMin && k < total {
-			base += k
-			i = j
-			continue
-		}
-		if fromBase < base {
-			dotRuns(c, q, n, runs[from:i+1], out[fromBase*n:base*n])
-		}
-		prefetchStretch(runs, j, rb, total-base-k, true)
-		dotManyMulti(c, q, n, rows, out[base*n:(base+k)*n])
-		base += k
-		i, from, fromBase = j, j, base
-	}
-	if fromBase < base {
-		dotRuns(c, q, n, runs[from:], out[fromBase*n:base*n])
-	}
+	walkStretches(c.RowBytes(), runs, len(out)/n, true,
+		func(apart [][]byte, from, to int) { dotRuns(c, q, n, apart, out[from*n:to*n]) },
+		func(rows []byte, from, to int) { dotManyMulti(c, q, n, rows, out[from*n:to*n]) })
 }
 
-// accRunsMerged is AccumulateManyMultiRuns over runs a stretch at a time, as dotRunsMerged.
+// accRunsMerged is AccumulateManyMultiRuns over runs a stretch at a time (walkStretches).
 func accRunsMerged(c Codec, acc []float32, n int, w []float32, runs [][]byte) {
-	rb := c.RowBytes()
-	total := len(w) / n
-	base, from, fromBase := 0, 0, 0
+	walkStretches(c.RowBytes(), runs, len(w)/n, false,
+		func(apart [][]byte, from, to int) { accRunsApart(c, acc, n, w[from*n:to*n], apart) },
+		func(rows []byte, from, to int) { accumulateManyMulti(c, acc, n, w[from*n:to*n], rows) })
+}
+
+// walkStretches takes the first total rows of runs (rows of rb bytes) a stretch at a time:
+// each stretch of at least mergeMin rows, or the whole call, goes to whole as one contiguous
+// slice (rows from..to), with the first mergeAhead bytes of the next run prefetched (for the
+// scores when scores); the runs between such stretches go to apart together, with the run
+// after them (apart's slice ends with the next stretch's first run, to prefetch).
+func walkStretches(rb int, runs [][]byte, total int, scores bool, apart func(runs [][]byte, from, to int), whole func(rows []byte, from, to int)) {
+	base, from, fromBase := 0, 0, 0 // rows done; the first run not yet taken and its row
 	for i := 0; i < len(runs) && base < total; {
 		if len(runs[i]) == 0 {
 			i++
@@ -234,14 +217,14 @@ func accRunsMerged(c Codec, acc []float32, n int, w []float32, runs [][]byte) {
 			continue
 		}
 		if fromBase < base {
-			accRunsApart(c, acc, n, w[fromBase*n:base*n], runs[from:i+1])
+			apart(runs[from:i+1], fromBase, base)
 		}
-		prefetchStretch(runs, j, rb, total-base-k, false)
-		accumulateManyMulti(c, acc, n, w[base*n:(base+k)*n], rows)
+		prefetchStretch(runs, j, rb, total-base-k, scores)
+		whole(rows, base, base+k)
 		base += k
 		i, from, fromBase = j, j, base
 	}
 	if fromBase < base {
-		accRunsApart(c, acc, n, w[fromBase*n:base*n], runs[from:])
+		apart(runs[from:], fromBase, base)
 	}
 }
