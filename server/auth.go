@@ -105,7 +105,7 @@ func (s *Server) loginPage(c echo.Context) error {
 func (s *Server) login(c echo.Context) error {
 	c.Request().Body = http.MaxBytesReader(c.Response(), c.Request().Body, 16<<10)
 	if err := c.Request().ParseForm(); err != nil {
-		bodyFailed(c)
+		bodyFailed(c, c.Request().Body)
 		return badRequest("", "the login form could not be read: %s", clip(err.Error(), 200))
 	}
 	bodyRead(c)

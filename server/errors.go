@@ -138,13 +138,6 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	_ = s.renderPage(c, status, s.errorPage(status, ae.Message))
 }
 
-// drainBody reads what is left of a rejected body (bounded by its MaxBytesReader and the body
-// deadline) so that the connection closes after the client has sent it: closing a socket with
-// unread data resets it, and the client may lose the error answer to the reset.
-func drainBody(body io.Reader) {
-	_, _ = io.Copy(io.Discard, body)
-}
-
 // decodeJSON reads a JSON request body of at most the configured size into v, rejecting
 // trailing data. Errors are apiErrors that say what is wrong.
 func (s *Server) decodeJSON(c echo.Context, v any) error {
@@ -152,8 +145,7 @@ func (s *Server) decodeJSON(c echo.Context, v any) error {
 	body := http.MaxBytesReader(c.Response(), r.Body, s.cfg.MaxBodyBytes)
 	dec := json.NewDecoder(body)
 	if err := dec.Decode(v); err != nil {
-		bodyFailed(c)
-		drainBody(body)
+		bodyFailed(c, body)
 		var mbe *http.MaxBytesError
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
@@ -180,8 +172,7 @@ func (s *Server) decodeJSON(c echo.Context, v any) error {
 		if errors.As(err, &mbe) {
 			return asAPIError(err)
 		}
-		bodyFailed(c)
-		drainBody(body)
+		bodyFailed(c, body)
 		return badRequest("", "the request body has data after its JSON object")
 	}
 	bodyRead(c)

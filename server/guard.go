@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"mime"
 	"net"
 	"net/http"
@@ -258,10 +259,13 @@ func bodyRead(c echo.Context) {
 	_ = http.NewResponseController(c.Response().Writer).SetReadDeadline(time.Time{})
 }
 
-// bodyFailed closes the connection after the answer to a body that could not be read: the
-// rest of it is not waited for (net/http would otherwise drain it, at the client's pace).
-func bodyFailed(c echo.Context) {
+// bodyFailed closes the connection after the answer to a body that could not be read, and
+// reads what is left of body (bounded by its MaxBytesReader and the body deadline) first:
+// closing a socket with unread data resets it, and the client may lose the answer to the reset.
+// body must be the request's bounded reader, never the raw one.
+func bodyFailed(c echo.Context, body io.Reader) {
 	c.Response().Header().Set("Connection", "close")
+	_, _ = io.Copy(io.Discard, body)
 }
 
 // clip bounds a string quoted in an error message.
