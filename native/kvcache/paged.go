@@ -462,7 +462,9 @@ func (p *PagePool) addSlabLocked(slab []byte, n int, free bool) int {
 	for i := range n {
 		p.data = append(p.data, pageMem{slab, i, n})
 		p.ref = append(p.ref, 0)
-		if free {
+	}
+	if free {
+		for i := n - 1; i >= 0; i-- { // highest first: the free list stays in decreasing order
 			p.freeLocked(int32(first + i))
 		}
 	}
