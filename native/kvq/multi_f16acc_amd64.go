@@ -113,26 +113,25 @@ func multiScoresBF16Split(q *float32, d, nv int, rows *byte, rb, k, ss int, out 
 
 // f16ScoresSplit is multiKernels' scores contract through multiScoresF16Split, the call's first
 // ⌊m/2⌋ rows and the next ⌊m/2⌋ its two streams; an odd last row goes to multiScoresF16AVX512.
-func f16ScoresSplit(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int) {
-	k := m / 2
-	if k > 0 {
-		multiScoresF16Split(q, d, nv, rows, rb, k, k*rb, out, ostride, k*ostride)
-	}
-	if m%2 != 0 {
-		multiScoresF16AVX512(q, d, nv, (*byte)(unsafe.Add(unsafe.Pointer(rows), 2*k*rb)), rb, 1,
-			(*float32)(unsafe.Add(unsafe.Pointer(out), 2*k*ostride)), ostride)
-	}
-}
+var f16ScoresSplit = splitScores(multiScoresF16Split, multiScoresF16AVX512)
 
 // bf16ScoresSplit is f16ScoresSplit for bf16 rows: multiScoresBF16Split, an odd last row
 // through multiScoresBF16AVX512.
-func bf16ScoresSplit(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int) {
-	k := m / 2
-	if k > 0 {
-		multiScoresBF16Split(q, d, nv, rows, rb, k, k*rb, out, ostride, k*ostride)
-	}
-	if m%2 != 0 {
-		multiScoresBF16AVX512(q, d, nv, (*byte)(unsafe.Add(unsafe.Pointer(rows), 2*k*rb)), rb, 1,
-			(*float32)(unsafe.Add(unsafe.Pointer(out), 2*k*ostride)), ostride)
+var bf16ScoresSplit = splitScores(multiScoresBF16Split, multiScoresBF16AVX512)
+
+// splitScores is the scores contract through a two-stream kernel (two: k rows from rows and k
+// from ss bytes on, their scores os bytes apart) over the call's two halves, an odd last row
+// through one.
+func splitScores(two func(q *float32, d, nv int, rows *byte, rb, k, ss int, out *float32, ostride, os int),
+	one func(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)) func(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int) {
+	return func(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int) {
+		k := m / 2
+		if k > 0 {
+			two(q, d, nv, rows, rb, k, k*rb, out, ostride, k*ostride)
+		}
+		if m%2 != 0 {
+			one(q, d, nv, (*byte)(unsafe.Add(unsafe.Pointer(rows), 2*k*rb)), rb, 1,
+				(*float32)(unsafe.Add(unsafe.Pointer(out), 2*k*ostride)), ostride)
+		}
 	}
 }
