@@ -1211,22 +1211,20 @@ func main() {
 		{"T3P", t3Consts + t3PairSetup + stagePSetup, t3chunkP, "IMULQ $12, R11", "12", stageP.String()},
 		{"T2P", t2Consts + pairSetup + stagePSetup, t2chunkP, shl4, "16", stageP.String()},
 	} {
-		r := strings.NewReplacer("%NEXTG%", "", "@", k.name, "%STAGE%", k.stage, "%CONSTS%", k.consts, "%CHUNK%", k.chunk,
-			"%SOFF%", k.soff, "%STEP%", k.step)
-		out.WriteString(r.Replace(body))
-		if k.name == "TQ4B" || k.name == "T4B" || k.name == "T3P" { // their Intel flavours, TQ4BX, T4BX (tq4Split), T3PX (tq4FarX)
-			r := strings.NewReplacer("%NEXTG%", "", "@", k.name+"X", "%STAGE%", k.stage, "%CONSTS%", k.consts, "%CHUNK%", k.chunk,
+		named := func(name string) *strings.Replacer { // this kernel's text as name
+			return strings.NewReplacer("%NEXTG%", "", "@", name, "%STAGE%", k.stage, "%CONSTS%", k.consts, "%CHUNK%", k.chunk,
 				"%SOFF%", k.soff, "%STEP%", k.step)
+		}
+		out.WriteString(named(k.name).Replace(body))
+		if k.name == "TQ4B" || k.name == "T4B" || k.name == "T3P" { // their Intel flavours, TQ4BX, T4BX (tq4Split), T3PX (tq4FarX)
 			if k.name == "T3P" {
-				out.WriteString(r.Replace(tq4FarX(body)))
+				out.WriteString(named(k.name + "X").Replace(tq4FarX(body)))
 			} else {
-				out.WriteString(r.Replace(tq4Split(body)))
+				out.WriteString(named(k.name + "X").Replace(tq4Split(body)))
 			}
 		}
 		if k.name == "T3P" || k.name == "T2P" { // their Intel two-stream flavours, T3PS and T2PS (tq4SplitAt; t23Split)
-			r := strings.NewReplacer("%NEXTG%", "", "@", k.name+"S", "%STAGE%", k.stage, "%CONSTS%", k.consts, "%CHUNK%", k.chunk,
-				"%SOFF%", k.soff, "%STEP%", k.step)
-			out.WriteString(r.Replace(tq4SplitAt(body, 3)))
+			out.WriteString(named(k.name + "S").Replace(tq4SplitAt(body, 3)))
 		}
 		if k.name == "TQ4B" || k.name == "T4B" { // their two-chunk flavours, TQ4B2 and T4B2
 			r := strings.NewReplacer("%NEXTG%", "", "@", k.name+"2", "%STAGE%", stageV(k.name == "TQ4B"), "%CONSTS%", k.consts, "%CHUNK%", chunk4B2,
