@@ -1819,7 +1819,7 @@ func header() string {
 			// q51XHeadD's: the same as dwords (word pairs 12b + 2j, 12b + 2j + 1 are dword 6b + j).
 			var d [16]uint32
 			for k := range d {
-				d[k] = uint32(k%8/2*f.bs/4 + k%2)
+				d[k] = uint32(idx[2*k] / 2)
 			}
 			for i := 0; i < 16; i += 2 {
 				fmt.Fprintf(&b, "DATA ·intAcc%sLD2DIdx+%d(SB)/8, $0x%08x%08x\n", f.name, 4*i, d[i+1], d[i])
@@ -2361,11 +2361,13 @@ func gen(suffix string) string {
 		if k.name == "Q51V8Z4" && q51RLOn {
 			s = q51RL(s, "a"+k.name+suffix)
 		}
-		if (k.name == "Q50V" || k.name == "Q50VI" || k.name == "Q50VZ4") && suffix == "" && q50OneSetOn {
-			s = q50OneSet(s)
-		}
-		if (k.name == "Q50V" || k.name == "Q50VI" || k.name == "Q50VZ4") && suffix == "" && offInitQ50On {
-			s = offInitOf(s, 4, 0)
+		if (k.name == "Q50V" || k.name == "Q50VI" || k.name == "Q50VZ4") && suffix == "" { // q5_0's values kernels
+			if q50OneSetOn {
+				s = q50OneSet(s)
+			}
+			if offInitQ50On {
+				s = offInitOf(s, 4, 0)
+			}
 		}
 		if k.name == "Q50VZ4" {
 			s = q50Z4Bcst(f, s)
