@@ -376,6 +376,15 @@ func iq4DecVBMI(a string) string {
 // 4.78/4.80, no gain. q4_0's rawHi (the whole bytes for the high nibbles) has no iq4_nl form:
 // the levels + 128 differ by no constant 4 or 8 codes apart, so no sum of Σ W·b and Σ W·T[b]
 // over one 6- or 7-bit lookup T of the bytes gives the high nibbles' Σ W·level.
+//
+// iq4_nl's Zen 4 budget (README "Speed targets": 0.43 of f16's 21.0 ms, ~8.6 ns a row) against
+// the bench's 0.45 there (~9.0): 0.4 ns, two to three vector operations a row. Its Zen 4
+// kernels' loops differ from q4_0's (multiAccQ40V8Z4INT, multiScoresQ40HdrZ4VNNI; q4_0 at 0.42)
+// only in the lookups: here a VPSRLW and two VPERMB a row where q4_0 takes one VPANDD, in the
+// scores two VPERMB a row where it takes two VPANDD. At one lookup a code vector (VPMULTISHIFTQB
+// or an affine nibble swap in place of the shift are no fewer, the first on Zen 4's dot-product
+// pipes) they are at their fewest, so the 0.4 would have to come out of the work both formats
+// share. mcakernels (-zenvnni), cycles a row: scores 17.2 (q4_0 16.8), values 20.5 (19.0).
 func quadDec(pay int, iq4 bool) func(a string) string {
 	return func(a string) string {
 		var s string
@@ -4530,6 +4539,16 @@ const q51RLOn = true
 // merge: the same words, half the bytes loaded. Against the kernel without it (the same
 // harness, five alternations, load 8): in cache 5.97–6.06/6.01–6.10 → 5.89–6.05/5.91–6.08
 // (lower in four of five), streamed 8.51–9.82 → 8.46–9.52 min (lower in five of five).
+//
+// q5_1's Zen 4 budget (README "Speed targets": 0.53 of f16's 21.0 ms, ~10.6 ns a row, ~39
+// cycles at ~3.7 GHz) against its decode there (bench 0.60, ~12.0 ns; TestDecodeBreakdown
+// scores ~5.3, values ~6.3, the rest ~0.5): the 16 VPDPBUSD a row (8 in the scores, 8 here)
+// take 16 cycles, 4.3 ns, which leaves ~5.8 ns for all else but the rest, where it takes ~7.2:
+// ~20 % of it, 6–12 vector operations a row at Zen 4's ~0.12–0.25 ns each. The fifth bits
+// alone take ~0.8 (scores) and ~1.0 (here), and every other way to them on record measured no
+// better on Zen 4; the first prepass took ~1.9 before this rewrite took ~0.3 off. Not reachable
+// by a leaner kernel over ggml's block layout. mcakernels (-zenvnni, judged.specs' weights),
+// cycles a row: multiScoresQ51Z4GFNI 21.8, this kernel 24.5.
 func q51RL(s, lbl string) string {
 	start := "\t// w·d per row (lane 4b+h), its largest magnitude per lane (and Σ w·m), two rows a step\n"
 	end := "\tVFMADD231PS Z8, Z9, Z11\n\tVMOVUPS Z11, 6400(SP)\n"

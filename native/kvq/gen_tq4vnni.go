@@ -58,6 +58,17 @@
 // are each near their fewest (one lookup a code vector; a transpose of sixteen rows of two-row
 // loads needs three two-source stages). T2P's LOAD4P with three loads merge-masked into their
 // lanes for its VPERMT2B: in cache −0.03, streamed +0.11.
+//
+// turbo2's and turbo3's Zen 4 budgets (README "Speed targets": 0.28 and 0.35 of f16's 21.0 ms,
+// ~5.6 and ~7.0 ns a row, ~21 and ~26 cycles at ~3.7 GHz) against their decodes there (bench
+// 0.355 and 0.41, ~7.1 and ~8.2 ns; TestDecodeBreakdown turbo2 scores 3.03, values 3.4, the rest
+// 0.7; turbo3 scores ~3.9): the 16 VPDPBUSD a row of scores and values take 16 cycles, 4.3 ns
+// (1.4 ns measured above for the scores kernels' eight), so the 1.5 and 1.2 ns to cut are
+// 40–70 % and 25–40 % of everything else both phases do but the softmax (decode, weights, finishes):
+// fewer multiplies or a new layout, not a leaner kernel. mcakernels (-zenvnni, judged.specs'
+// weights), cycles a row: multiScoresT2PUSVNNI 10.0, multiAccT2BMINT 16.9 (~14.2 on the
+// decode's path), multiScoresT3PUVNNI 10.7 (low: LLVM's znver4 takes VPMULTISHIFTQB at half a
+// cycle), multiAccT3BINT 19.0 (~16.4).
 package main
 
 import (
@@ -1394,6 +1405,13 @@ func main() {
 // needs (a halving of two vectors' lanes three operations; the gather three a 64 digits), so
 // what would pay is less of it: a grid per 128 channels at d 128 (one FINISH a query and row,
 // half the reductions) changes the query's rounding where the test models (d 64) cannot show it.
+//
+// q2k's Zen 4 budget (README "Speed targets": 0.37 of f16's 21.0 ms, ~7.4 ns a row) against the
+// bench's 0.46 there (~9.2): its values are q4_0's (multiAccQ40V8Z4INT, 4.8–5.0 ns a row in the
+// decode) and with the softmax (~0.5) they leave ~2 ns for the scores, where this preparation
+// alone takes ~1.9 and the group kernel's eight VPDPBUSD ~1.4 (mcakernels, -zenvnni:
+// multiScoresQ2KGPZ4VNNI 10.8 cycles a row, 2.9 ns at 3.7 GHz). The target needs the
+// preparation gone (a grid per 128 channels, above) and q4_0's values faster.
 func q2kDigits() string {
 	var b strings.Builder
 	b.WriteString("\n")
