@@ -765,7 +765,7 @@ func (s *pagedStore) batches(lo, m int, f func(runs [][]byte, first, end int)) {
 // attention in one, the longer chunks of long contexts too (up to 4× attn.DefaultChunk, 16384
 // cells: attn's defaultChunk), so that on Intel a chunk whose pages follow one another in a slab
 // is one stretch, one call of the contiguous kernels as over a contiguous store's chunk (kvq's
-// mergedRuns). Before, 64 pages (a 4096-cell chunk) took four calls of those chunks: Intel Xeon
+// runStretches). Before, 64 pages (a 4096-cell chunk) took four calls of those chunks: Intel Xeon
 // (family 6 model 167, 2 vCPUs), a scratch copy of TestPagedDecodeSpeed at 131072 cells
 // (16384-cell chunks; best of 8 rounds, 4 alternations, load 4–6), paged ms (÷ contiguous):
 // q4_0 13.44–15.23 (1.17–1.19) → 13.17–13.93 (1.10–1.12), tq4 12.60–13.42 (1.16–1.18) →

@@ -17,17 +17,15 @@ package kvq
 // and scoresRuns, multi_runs_amd64.go) aim their own prefetches at the next run instead.
 //
 // Runs that lie one after another in memory (a paged cache's pages cut one after another from
-// a slab) go to the codec's kernels in one call a stretch of them on Intel CPUs (mergedRuns), as
-// a contiguous store's rows do.
+// a slab) go to the codec's kernels in one call a stretch of them on Intel CPUs (runStretches),
+// as a contiguous store's rows do.
 func DotManyMultiRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) {
 	if n <= 0 {
 		return
 	}
-	if mergedRuns(c, runs, len(out)/n, false) {
-		dotRunsMerged(c, q, n, runs, out)
-		return
-	}
-	dotRuns(c, q, n, runs, out)
+	runStretches(c, runs, len(out)/n, false,
+		func(apart [][]byte, from, to int) { dotRuns(c, q, n, apart, out[from*n:to*n]) },
+		func(rows []byte, from, to int) { dotManyMulti(c, q, n, rows, out[from*n:to*n]) })
 }
 
 // dotRuns is DotManyMultiRuns taking each run apart: the runs kernels (vnniRuns, scoresRuns) or
@@ -67,16 +65,14 @@ func dotRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) {
 // prefetched (Prefetch) as the one before it starts.
 //
 // Runs that lie one after another in memory go to the kernels in one call a stretch of them on
-// Intel CPUs (mergedRuns), as for DotManyMultiRuns.
+// Intel CPUs (runStretches), as for DotManyMultiRuns.
 func AccumulateManyMultiRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) {
 	if n <= 0 {
 		return
 	}
-	if mergedRuns(c, runs, len(w)/n, true) {
-		accRunsMerged(c, acc, n, w, runs)
-		return
-	}
-	accRunsApart(c, acc, n, w, runs)
+	runStretches(c, runs, len(w)/n, true,
+		func(apart [][]byte, from, to int) { accRunsApart(c, acc, n, w[from*n:to*n], apart) },
+		func(rows []byte, from, to int) { accumulateManyMulti(c, acc, n, w[from*n:to*n], rows) })
 }
 
 // accRunsApart is AccumulateManyMultiRuns taking each run apart: the runs kernels (accRuns) or a
@@ -102,13 +98,13 @@ func accRunsApart(c Codec, acc []float32, n int, w []float32, runs [][]byte) {
 
 // mergeMin is the fewest rows of a stretch of runs one after another in memory (stretch) that
 // DotManyMultiRuns and AccumulateManyMultiRuns take in one call of the codec's kernels
-// (mergedRuns); shorter stretches go to the runs kernels with the runs around them. A variable
-// for the tests.
+// (walkStretches); shorter stretches go to the runs kernels with the runs around them. A
+// variable for the tests.
 var mergeMin = 32 * AccumulateTile
 
 // mergeAhead is how many bytes of the stretch that follows one taken in one call
-// (dotRunsMerged, accRunsMerged) are prefetched (Prefetch) as that call starts: the kernels'
-// own prefetches run on past the stretch's rows into other memory (another store's rows).
+// (walkStretches) are prefetched (Prefetch) as that call starts: the kernels' own prefetches
+// run on past the stretch's rows into other memory (another store's rows).
 const mergeAhead = 4 << 10
 
 // prefetchStretch prefetches (Prefetch) the first mergeAhead bytes of the rows from runs[j] on
@@ -154,54 +150,27 @@ func stretch(runs [][]byte, i, rb, m int) (rows []byte, j int) {
 	return first[:base*rb], j
 }
 
-// mergedRuns is whether DotManyMultiRuns (AccumulateManyMultiRuns where acc) takes c's runs of
-// m rows a stretch at a time (dotRunsMerged, accRunsMerged): on a CPU that reads them so
-// (mergeRuns: Intel) and a codec it takes so (mergeCodec), some stretch of at least mergeMin rows
-// among them, or all of them one, and for the sums not a
+// runStretches hands the first total rows of c's runs to DotManyMultiRuns's kernels
+// (AccumulateManyMultiRuns's where acc): a stretch at a time (walkStretches) on a CPU that reads
+// them so (mergeRuns: Intel) and a codec it takes so (mergeCodec), and for the sums not a
 // rotated codec with channel offsets, which adds them a run at a time (rotCodec.accOffsets: one
-// call over a stretch would add them once, rounding otherwise). q2k has no runs.
-func mergedRuns(c Codec, runs [][]byte, m int, acc bool) bool {
-	if !mergeRuns || len(runs) < 2 || !mergeCodec(c) {
-		return false
+// call over a stretch would add them once, rounding otherwise); all to apart in one call
+// otherwise. q2k has no runs.
+func runStretches(c Codec, runs [][]byte, total int, acc bool, apart func(runs [][]byte, from, to int), whole func(rows []byte, from, to int)) {
+	r, rot := c.(*rotCodec)
+	if !mergeRuns || len(runs) < 2 || !mergeCodec(c) || acc && rot && r.muR != nil {
+		apart(runs, 0, total)
+		return
 	}
-	if r, ok := c.(*rotCodec); ok && acc && r.muR != nil {
-		return false
-	}
-	rb := c.RowBytes()
-	for i, base := 0, 0; i < len(runs) && base < m; {
-		if len(runs[i]) == 0 {
-			i++
-			continue
-		}
-		rows, j := stretch(runs, i, rb, m-base)
-		if k := len(rows) / rb; k >= mergeMin || k == m {
-			return true
-		}
-		base += len(rows) / rb
-		i = j
-	}
-	return false
-}
-
-// dotRunsMerged is DotManyMultiRuns over runs a stretch at a time (walkStretches).
-func dotRunsMerged(c Codec, q []float32, n int, runs [][]byte, out []float32) {
-	walkStretches(c.RowBytes(), runs, len(out)/n, true,
-		func(apart [][]byte, from, to int) { dotRuns(c, q, n, apart, out[from*n:to*n]) },
-		func(rows []byte, from, to int) { dotManyMulti(c, q, n, rows, out[from*n:to*n]) })
-}
-
-// accRunsMerged is AccumulateManyMultiRuns over runs a stretch at a time (walkStretches).
-func accRunsMerged(c Codec, acc []float32, n int, w []float32, runs [][]byte) {
-	walkStretches(c.RowBytes(), runs, len(w)/n, false,
-		func(apart [][]byte, from, to int) { accRunsApart(c, acc, n, w[from*n:to*n], apart) },
-		func(rows []byte, from, to int) { accumulateManyMulti(c, acc, n, w[from*n:to*n], rows) })
+	walkStretches(c.RowBytes(), runs, total, !acc, apart, whole)
 }
 
 // walkStretches takes the first total rows of runs (rows of rb bytes) a stretch at a time:
 // each stretch of at least mergeMin rows, or the whole call, goes to whole as one contiguous
 // slice (rows from..to), with the first mergeAhead bytes of the next run prefetched (for the
 // scores when scores); the runs between such stretches go to apart together, with the run
-// after them (apart's slice ends with the next stretch's first run, to prefetch).
+// after them (apart's slice ends with the next stretch's first run, to prefetch), and all the
+// runs in one call where no stretch is so long.
 func walkStretches(rb int, runs [][]byte, total int, scores bool, apart func(runs [][]byte, from, to int), whole func(rows []byte, from, to int)) {
 	base, from, fromBase := 0, 0, 0 // rows done; the first run not yet taken and its row
 	for i := 0; i < len(runs) && base < total; {

@@ -809,7 +809,7 @@ func multiAccQ80Z4RunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *flo
 // scores of 8 heads × 32768 rows over runs of 64 rows 256 KiB apart 6.6–7.0 ms against
 // 6.3–7.0 with this flavour (a scratch harness, 3 alternations, load ~13), over runs one after
 // another 4.6–5.3 against 5.4–5.8 (kvcache TestPagedBreakdown's contiguous cache in runs, 3
-// alternations, load ~5), which mergedRuns now takes in one call of multiScoresF16AVX512. The
+// alternations, load ~5), which runStretches now takes in one call of multiScoresF16AVX512. The
 // runs' layout, not their prefetches, held paged f16 back (kvcache's pageMem).
 var f16ScoresRuns = (zen4Stream || intelCPU) && hasAVX512VL
 
@@ -862,7 +862,7 @@ func scoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bool 
 }
 
 // mergeRuns is whether DotManyMultiRuns and AccumulateManyMultiRuns take runs that lie one
-// after another in memory in one call of the codec's kernels a stretch (mergedRuns): Intel
+// after another in memory in one call of the codec's kernels a stretch (runStretches): Intel
 // (intelCPU), every format (f16's and bf16's first, where all of a call's runs were one
 // stretch). Intel Xeon (family 6 model 167, 2 vCPUs), kvcache TestPagedDecodeSpeed (one thread,
 // 32768 cells, 32/8 heads of 128, thread CPU, best of 12 rounds; old and new test binaries
@@ -889,7 +889,7 @@ func scoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bool 
 // there and its pages keep the runs kernels.
 var mergeRuns = intelCPU
 
-// mergeCodec is whether mergedRuns may take c's runs a stretch a call: not q8_0 on the AVX2
+// mergeCodec is whether runStretches may take c's runs a stretch a call: not q8_0 on the AVX2
 // kernels (intAcc off: multiAccQ80AVX2INT or its VNNI form, whose runs flavours
 // accQ80AVX2Runs and avx2ScoresQ80OneRuns stream a paged cache as fast) nor fp8 on them
 // (multiFP8 fp8AVX2: avx2FloatScoresRuns, multiAccFP8AVX2TPF). Intel Xeon with

@@ -5,7 +5,7 @@ package kvq
 import "testing"
 
 // TestManyMultiRunsAdjacentMerged runs TestManyMultiRunsAdjacent with mergeRuns set whatever
-// the CPU, so that the merged path (mergedRuns: adjacent runs a stretch a kernel call) is
+// the CPU, so that the merged path (runStretches: adjacent runs a stretch a kernel call) is
 // checked against the run-by-run results on AMD as well, where mergeRuns is off and the test
 // would check only the unmerged path; and again with stretches of a few tiles taken in one call
 // (mergeMin), so that the two-stream scores kernels (twoStreamRows) meet stretches between

@@ -206,7 +206,7 @@ func checkAccRuns(t *testing.T, rng *rand.Rand, c Codec, lens []int, adjacent bo
 
 // TestManyMultiRunsAdjacent checks DotManyMultiRuns and AccumulateManyMultiRuns over runs that
 // lie one after another in one buffer (a paged cache's pages cut one after another from a
-// slab), which they take a stretch at a time where mergeRuns is set (mergedRuns), against the
+// slab), which they take a stretch at a time where mergeRuns is set (runStretches), against the
 // codec's calls run by run, bit for bit: every format with rows, plain and rotated (with
 // channel offsets, which the sums keep run by run), stretches of whole tiles and a last partial
 // one (a call's rows all one stretch, or stretches of mergeMin rows with short ones between
@@ -267,12 +267,37 @@ func TestManyMultiRunsAdjacent(t *testing.T) {
 		{cat([]int{17}, tiles(L)), true}, {cat(tiles(2, 17), tiles(2)), false},
 		{cat(tiles(2, -1), tiles(2)), false}, {cat(tiles(2, -1), tiles(L)), true}, {cat(tiles(L-1, -1), tiles(L-1)), false}} {
 		runs, total := makeRuns(rng, c, tc.lens, true)
-		if one := mergedRuns(c, runs, total, false); one != (tc.one && mergeRuns) {
-			t.Errorf("runs %v: mergedRuns %v, want %v", tc.lens, one, tc.one && mergeRuns)
+		if one := wholeStretch(t, c, runs, total); one != (tc.one && mergeRuns) {
+			t.Errorf("runs %v: a stretch in one call %v, want %v", tc.lens, one, tc.one && mergeRuns)
 		}
 		runs, total = makeRuns(rng, c, tc.lens, false)
-		if mergedRuns(c, runs, total, false) {
-			t.Errorf("runs %v apart: mergedRuns takes them as one", tc.lens)
+		if wholeStretch(t, c, runs, total) {
+			t.Errorf("runs %v apart: a stretch of them taken in one call", tc.lens)
 		}
 	}
+}
+
+// wholeStretch is whether DotManyMultiRuns takes some stretch of c's runs (total rows) in one
+// call of the codec's kernels (runStretches), and fails the test where its calls do not take
+// each of the rows once, in order.
+func wholeStretch(t *testing.T, c Codec, runs [][]byte, total int) bool {
+	t.Helper()
+	one, next := false, 0
+	runStretches(c, runs, total, false,
+		func(apart [][]byte, from, to int) {
+			if from != next || to <= from {
+				t.Errorf("runs apart take rows %d..%d after %d", from, to, next)
+			}
+			next = to
+		},
+		func(rows []byte, from, to int) {
+			if from != next || len(rows) != (to-from)*c.RowBytes() {
+				t.Errorf("a stretch of %d bytes takes rows %d..%d after %d", len(rows), from, to, next)
+			}
+			one, next = true, to
+		})
+	if next != total {
+		t.Errorf("the calls take %d rows of %d", next, total)
+	}
+	return one
 }
