@@ -2313,12 +2313,16 @@ GLOBL ·fp8AMXCfg(SB), RODATA|NOPTR, $64
 
 // TDPBF16PS tmm(d), tmm(a), tmm(b): C(d) += A(a)·B(b) (VEX.128.F3.0F38.W0 5C).
 #define AMXTDP(d, a, b) BYTE $0xC4; BYTE $0xE2; BYTE $(((15-(b))&15)<<3 | 2); BYTE $0x5C; BYTE $(0xC0 | (d)<<3 | (a))
-// TILELOADD tmm(t), disp(DI)(DX*1) (VEX.128.F2.0F38.W0 4B).
-#define AMXLOADDI(t, disp) BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $(0x84 | (t)<<3); BYTE $0x17; LONG $(disp)
-// TILELOADD tmm(t), disp(BX)(DX*1).
-#define AMXLOADBX(t, disp) BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $(0x84 | (t)<<3); BYTE $0x13; LONG $(disp)
-// TILESTORED disp(CX)(AX*1), tmm(t) (VEX.128.F3.0F38.W0 4B).
-#define AMXSTORECX(t, disp) BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $(0x84 | (t)<<3); BYTE $0x01; LONG $(disp)
+// TILELOADD tmm(t), disp(base)(index*1) (VEX.128.F2.0F38.W0 4B) and TILESTORED
+// disp(base)(index*1), tmm(t) (VEX.128.F3.0F38.W0 4B), base and index AX, CX, DX, BX, SI or
+// DI (0..3, 6, 7).
+#define AMXLD(t, base, index, disp) BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $(0x84 | (t)<<3); BYTE $((index)<<3 | (base)); LONG $(disp)
+#define AMXST(t, base, index, disp) BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $(0x84 | (t)<<3); BYTE $((index)<<3 | (base)); LONG $(disp)
+// TILELOADD tmm(t), disp(DI)(DX*1); TILELOADD tmm(t), disp(BX)(DX*1); TILESTORED
+// disp(CX)(AX*1), tmm(t).
+#define AMXLOADDI(t, disp) AMXLD(t, 7, 2, disp)
+#define AMXLOADBX(t, disp) AMXLD(t, 3, 2, disp)
+#define AMXSTORECX(t, disp) AMXST(t, 1, 0, disp)
 // TILEZERO tmm(t) (VEX.128.F2.0F38.W0 49 11:rrr:000).
 #define AMXZERO(t) BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x49; BYTE $(0xC0 | (t)<<3)
 // LDTILECFG (BX) (VEX.128.NP.0F38.W0 49 /0) and TILERELEASE (VEX.128.NP.0F38.W0 49 C0).
@@ -2347,13 +2351,8 @@ GLOBL ·fp8AffLo(SB), RODATA|NOPTR, $8
 	VPBROADCASTQ ·fp8AffHi(SB), Z24; \
 	VPBROADCASTQ ·fp8AffLo(SB), Z25
 
-// AMXROW decodes the row at BX into the A chunks at R12 (+1024 a chunk), prefetching two
-// lines R11 bytes on into L1 and AX bytes on into L2.
-#define AMXROW \
-	PREFETCHT0 (BX)(R11*1); \
-	PREFETCHT0 64(BX)(R11*1); \
-	PREFETCHT1 (BX)(AX*1); \
-	PREFETCHT1 64(BX)(AX*1); \
+// AMXDEC decodes the row at BX into the A chunks at R12 (+1024 a chunk).
+#define AMXDEC \
 	VMOVDQU64 (BX), Z16; \
 	FP8AFF(Z16, Z17, Z18); \
 	VMOVDQU64 Z18, (R12); \
@@ -2362,6 +2361,14 @@ GLOBL ·fp8AffLo(SB), RODATA|NOPTR, $8
 	FP8AFF(Z19, Z20, Z21); \
 	VMOVDQU64 Z21, 2048(R12); \
 	VMOVDQU64 Z19, 3072(R12)
+
+// AMXROW is AMXDEC prefetching two lines R11 bytes on into L1 and AX bytes on into L2.
+#define AMXROW \
+	PREFETCHT0 (BX)(R11*1); \
+	PREFETCHT0 64(BX)(R11*1); \
+	PREFETCHT1 (BX)(AX*1); \
+	PREFETCHT1 64(BX)(AX*1); \
+	AMXDEC
 
 // func multiScoresFP8AMX(bt *uint16, rows *byte, rb, m int, out *float32, ostride, so int, offs *float32, buf *byte, pf, pf2 int)
 // fp8 scores of four queries packed by fp8PackAMX (bf16, 1 KiB) over the m rows (m a positive
@@ -2372,19 +2379,7 @@ GLOBL ·fp8AffLo(SB), RODATA|NOPTR, $8
 // a paged cache's runs the next run and the one after). The tiles must be permitted
 // (amxPermit).
 TEXT ·multiScoresFP8AMX(SB), NOSPLIT, $0-88
-	LEAQ ·fp8AMXCfg(SB), BX
-	AMXCFGBX
-	MOVQ bt+0(FP), BX
-	MOVQ $16, DX
-	AMXLOADBX(4, 0)
-	AMXLOADBX(5, 256)
-	AMXLOADBX(6, 512)
-	AMXLOADBX(7, 768)
-	MOVQ rows+8(FP), SI
-	MOVQ rb+16(FP), R8
-	MOVQ m+24(FP), R10
-	MOVQ out+32(FP), R9
-	MOVQ ostride+40(FP), R15
+` + fp8AMXEntry + `	MOVQ ostride+40(FP), R15
 	MOVQ so+48(FP), R14
 	MOVQ offs+56(FP), AX
 	VBROADCASTF32X4 (AX), Z2   // the offsets, four times
@@ -2395,43 +2390,7 @@ TEXT ·multiScoresFP8AMX(SB), NOSPLIT, $0-88
 	fp8AffTabs
 	MOVQ $64, DX
 	MOVQ pf2+80(FP), AX
-famx_blk:
-	MOVQ SI, BX
-	MOVQ DI, R12
-	MOVQ $16, R13
-famx_row1:
-	AMXROW
-	ADDQ R8, BX
-	ADDQ $64, R12
-	DECQ R13
-	JNZ  famx_row1
-	AMXZERO(0)
-	AMXLOADDI(1, 0)
-	AMXTDP(0, 1, 4)
-	AMXLOADDI(3, 1024)
-	AMXTDP(0, 3, 5)
-	AMXLOADDI(1, 2048)
-	AMXTDP(0, 1, 6)
-	AMXLOADDI(3, 3072)
-	AMXTDP(0, 3, 7)
-	LEAQ 4096(DI), R12
-	MOVQ $16, R13
-famx_row2:
-	AMXROW
-	ADDQ R8, BX
-	ADDQ $64, R12
-	DECQ R13
-	JNZ  famx_row2
-	AMXZERO(2)
-	AMXLOADDI(1, 4096)
-	AMXTDP(2, 1, 4)
-	AMXLOADDI(3, 5120)
-	AMXTDP(2, 3, 5)
-	AMXLOADDI(1, 6144)
-	AMXTDP(2, 1, 6)
-	AMXLOADDI(3, 7168)
-	AMXTDP(2, 3, 7)
-	MOVQ $16, AX               // the C tiles' stride
+` + fp8AMXBlock("famx", "AMXROW", "") + `	MOVQ $16, AX               // the C tiles' stride
 	AMXSTORECX(0, 0)
 	AMXSTORECX(2, 256)
 	MOVQ pf2+80(FP), AX
@@ -2503,36 +2462,14 @@ var fp8ScoresAMX2Text = `
 #define AMXROWT0 \
 	PREFETCHT0 64(BX)(R11*1); \
 	PREFETCHT0 131(BX)(R11*1); \
-	VMOVDQU64 (BX), Z16; \
-	FP8AFF(Z16, Z17, Z18); \
-	VMOVDQU64 Z18, (R12); \
-	VMOVDQU64 Z16, 1024(R12); \
-	VMOVDQU64 64(BX), Z19; \
-	FP8AFF(Z19, Z20, Z21); \
-	VMOVDQU64 Z21, 2048(R12); \
-	VMOVDQU64 Z19, 3072(R12)
-
-// TILESTORED disp(CX)(DX*1), tmm(t).
-#define AMXSTORECXDX(t, disp) BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $(0x84 | (t)<<3); BYTE $0x11; LONG $(disp)
+	AMXDEC
 
 // func multiScoresFP8AMX2(bt *uint16, rows *byte, rb, m int, out *float32, so int, offs *float32, buf *byte, pf int)
 // multiScoresFP8AMX's contract with the scores 16 bytes apart (out + 16j) and m a positive
 // multiple of 32: rows j and m/2 + j in the same loop (two streams), each row prefetching two
 // lines pf bytes on into L1.
 TEXT ·multiScoresFP8AMX2(SB), NOSPLIT, $0-72
-	LEAQ ·fp8AMXCfg(SB), BX
-	AMXCFGBX
-	MOVQ bt+0(FP), BX
-	MOVQ $16, DX
-	AMXLOADBX(4, 0)
-	AMXLOADBX(5, 256)
-	AMXLOADBX(6, 512)
-	AMXLOADBX(7, 768)
-	MOVQ rows+8(FP), SI
-	MOVQ rb+16(FP), R8
-	MOVQ m+24(FP), R10
-	MOVQ out+32(FP), R9
-	MOVQ so+40(FP), R14
+` + fp8AMXEntry + `	MOVQ so+40(FP), R14
 	MOVQ offs+48(FP), AX
 	VBROADCASTF32X4 (AX), Z2   // the offsets, four times
 	VBROADCASTSS 16(AX), Z3    // the sums' factor
@@ -2546,46 +2483,9 @@ TEXT ·multiScoresFP8AMX2(SB), NOSPLIT, $0-72
 	SHLQ $4, R15               // the second half's scores, bytes on
 	IMULQ R8, AX               // the second half's rows, bytes on
 	MOVQ $64, DX
-famx2_blk:
-	MOVQ SI, BX
-	MOVQ DI, R12
-	MOVQ $16, R13
-famx2_row1:
-	AMXROWT0
-	ADDQ R8, BX
-	ADDQ $64, R12
-	DECQ R13
-	JNZ  famx2_row1
-	AMXZERO(0)
-	AMXLOADDI(1, 0)
-	AMXTDP(0, 1, 4)
-	AMXLOADDI(3, 1024)
-	AMXTDP(0, 3, 5)
-	AMXLOADDI(1, 2048)
-	AMXTDP(0, 1, 6)
-	AMXLOADDI(3, 3072)
-	AMXTDP(0, 3, 7)
-	LEAQ (SI)(AX*1), BX
-	LEAQ 4096(DI), R12
-	MOVQ $16, R13
-famx2_row2:
-	AMXROWT0
-	ADDQ R8, BX
-	ADDQ $64, R12
-	DECQ R13
-	JNZ  famx2_row2
-	AMXZERO(2)
-	AMXLOADDI(1, 4096)
-	AMXTDP(2, 1, 4)
-	AMXLOADDI(3, 5120)
-	AMXTDP(2, 3, 5)
-	AMXLOADDI(1, 6144)
-	AMXTDP(2, 1, 6)
-	AMXLOADDI(3, 7168)
-	AMXTDP(2, 3, 7)
-	MOVQ $16, DX               // the C tiles' stride
-	AMXSTORECXDX(0, 0)
-	AMXSTORECXDX(2, 256)
+` + fp8AMXBlock("famx2", "AMXROWT0", "\tLEAQ (SI)(AX*1), BX\n") + `	MOVQ $16, DX               // the C tiles' stride
+	AMXST(0, 1, 2, 0)          // (CX)(DX*1)
+	AMXST(2, 1, 2, 256)
 	MOVQ $64, DX
 	LEAQ (SI)(R14*1), BX
 	KXNORW K1, K1, K1
@@ -2616,6 +2516,52 @@ const fp8AMXVScaleSetup = `	VMOVDQU32 ·fp8AMXIota(SB), Z9
 	VPADDD Z9, Z27, Z28
 	VPADDD Z9, Z28, Z29
 `
+
+// fp8AMXEntry starts multiScoresFP8AMX and multiScoresFP8AMX2: their tile configuration, the
+// queries' B tiles (tmm4..7) from bt, and rows, rb, m and out in SI, R8, R10 and R9.
+const fp8AMXEntry = `	LEAQ ·fp8AMXCfg(SB), BX
+	AMXCFGBX
+	MOVQ bt+0(FP), BX
+	MOVQ $16, DX
+	AMXLOADBX(4, 0)
+	AMXLOADBX(5, 256)
+	AMXLOADBX(6, 512)
+	AMXLOADBX(7, 768)
+	MOVQ rows+8(FP), SI
+	MOVQ rb+16(FP), R8
+	MOVQ m+24(FP), R10
+	MOVQ out+32(FP), R9
+`
+
+// fp8AMXBlock is the loop body (label+"_blk") of multiScoresFP8AMX and multiScoresFP8AMX2 up to
+// their C tiles: 16 rows from SI decoded by row (the AMXROW macro or a flavour of it) into the
+// A chunks at DI, their sums in tmm0; then 16 more, from where the first 16 ended, or from where
+// second (an instruction or none) sets BX, into the A chunks at DI + 4096, their sums in tmm2 (A
+// chunks through tmm1 and tmm3 in turn, DX 64; the B tiles in tmm4..7).
+func fp8AMXBlock(label, row, second string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s_blk:\n\tMOVQ SI, BX\n", label)
+	for c := 0; c < 2; c++ {
+		if c == 0 {
+			b.WriteString("\tMOVQ DI, R12\n")
+		} else {
+			fmt.Fprintf(&b, "%s\tLEAQ 4096(DI), R12\n", second)
+		}
+		fmt.Fprintf(&b, `	MOVQ $16, R13
+%[1]s_row%[2]d:
+	%[3]s
+	ADDQ R8, BX
+	ADDQ $64, R12
+	DECQ R13
+	JNZ  %[1]s_row%[2]d
+	AMXZERO(%[4]d)
+`, label, c+1, row, 2*c)
+		for k := 0; k < 4; k++ {
+			fmt.Fprintf(&b, "\tAMXLOADDI(%d, %d)\n\tAMXTDP(%d, %d, %d)\n", 1+2*(k%2), 4096*c+1024*k, 2*c, 1+2*(k%2), 4+k)
+		}
+	}
+	return b.String()
+}
 
 // fp8AMXVScale writes the scores of two blocks of 16 rows, whose C tiles TILESTORED left at
 // CX (16 bytes a row) and whose scales VGATHERDPS left in Z5 and Z6, to ao bytes past the
@@ -2725,11 +2671,6 @@ DATA ·fp8AffW4Idx+104(SB)/8, $0x0000000f0000000b
 DATA ·fp8AffW4Idx+112(SB)/8, $0x0000001700000013
 DATA ·fp8AffW4Idx+120(SB)/8, $0x0000001f0000001b
 GLOBL ·fp8AffW4Idx(SB), RODATA|NOPTR, $128
-
-// TILELOADD tmm(t), disp(base)(index*1) and TILESTORED disp(base)(index*1), tmm(t), base and
-// index AX, CX, DX, BX, SI or DI (0..3, 6, 7).
-#define AMXLD(t, base, index, disp) BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $(0x84 | (t)<<3); BYTE $((index)<<3 | (base)); LONG $(disp)
-#define AMXST(t, base, index, disp) BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $(0x84 | (t)<<3); BYTE $((index)<<3 | (base)); LONG $(disp)
 
 // func multiAccFP8AMX(acc *float32, as int, rows *byte, rb, m int, w *float32, wstride int, buf *byte, pf, pf2 int)
 // fp8 values (multiKernels' acc contract, nv = 128, accumulator h at acc + 4·as·h) over m

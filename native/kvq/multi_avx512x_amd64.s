@@ -2439,12 +2439,16 @@ GLOBL ·fp8AMXCfg(SB), RODATA|NOPTR, $64
 
 // TDPBF16PS tmm(d), tmm(a), tmm(b): C(d) += A(a)·B(b) (VEX.128.F3.0F38.W0 5C).
 #define AMXTDP(d, a, b) BYTE $0xC4; BYTE $0xE2; BYTE $(((15-(b))&15)<<3 | 2); BYTE $0x5C; BYTE $(0xC0 | (d)<<3 | (a))
-// TILELOADD tmm(t), disp(DI)(DX*1) (VEX.128.F2.0F38.W0 4B).
-#define AMXLOADDI(t, disp) BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $(0x84 | (t)<<3); BYTE $0x17; LONG $(disp)
-// TILELOADD tmm(t), disp(BX)(DX*1).
-#define AMXLOADBX(t, disp) BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $(0x84 | (t)<<3); BYTE $0x13; LONG $(disp)
-// TILESTORED disp(CX)(AX*1), tmm(t) (VEX.128.F3.0F38.W0 4B).
-#define AMXSTORECX(t, disp) BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $(0x84 | (t)<<3); BYTE $0x01; LONG $(disp)
+// TILELOADD tmm(t), disp(base)(index*1) (VEX.128.F2.0F38.W0 4B) and TILESTORED
+// disp(base)(index*1), tmm(t) (VEX.128.F3.0F38.W0 4B), base and index AX, CX, DX, BX, SI or
+// DI (0..3, 6, 7).
+#define AMXLD(t, base, index, disp) BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $(0x84 | (t)<<3); BYTE $((index)<<3 | (base)); LONG $(disp)
+#define AMXST(t, base, index, disp) BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $(0x84 | (t)<<3); BYTE $((index)<<3 | (base)); LONG $(disp)
+// TILELOADD tmm(t), disp(DI)(DX*1); TILELOADD tmm(t), disp(BX)(DX*1); TILESTORED
+// disp(CX)(AX*1), tmm(t).
+#define AMXLOADDI(t, disp) AMXLD(t, 7, 2, disp)
+#define AMXLOADBX(t, disp) AMXLD(t, 3, 2, disp)
+#define AMXSTORECX(t, disp) AMXST(t, 1, 0, disp)
 // TILEZERO tmm(t) (VEX.128.F2.0F38.W0 49 11:rrr:000).
 #define AMXZERO(t) BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x49; BYTE $(0xC0 | (t)<<3)
 // LDTILECFG (BX) (VEX.128.NP.0F38.W0 49 /0) and TILERELEASE (VEX.128.NP.0F38.W0 49 C0).
@@ -2473,13 +2477,8 @@ GLOBL ·fp8AffLo(SB), RODATA|NOPTR, $8
 	VPBROADCASTQ ·fp8AffHi(SB), Z24; \
 	VPBROADCASTQ ·fp8AffLo(SB), Z25
 
-// AMXROW decodes the row at BX into the A chunks at R12 (+1024 a chunk), prefetching two
-// lines R11 bytes on into L1 and AX bytes on into L2.
-#define AMXROW \
-	PREFETCHT0 (BX)(R11*1); \
-	PREFETCHT0 64(BX)(R11*1); \
-	PREFETCHT1 (BX)(AX*1); \
-	PREFETCHT1 64(BX)(AX*1); \
+// AMXDEC decodes the row at BX into the A chunks at R12 (+1024 a chunk).
+#define AMXDEC \
 	VMOVDQU64 (BX), Z16; \
 	FP8AFF(Z16, Z17, Z18); \
 	VMOVDQU64 Z18, (R12); \
@@ -2488,6 +2487,14 @@ GLOBL ·fp8AffLo(SB), RODATA|NOPTR, $8
 	FP8AFF(Z19, Z20, Z21); \
 	VMOVDQU64 Z21, 2048(R12); \
 	VMOVDQU64 Z19, 3072(R12)
+
+// AMXROW is AMXDEC prefetching two lines R11 bytes on into L1 and AX bytes on into L2.
+#define AMXROW \
+	PREFETCHT0 (BX)(R11*1); \
+	PREFETCHT0 64(BX)(R11*1); \
+	PREFETCHT1 (BX)(AX*1); \
+	PREFETCHT1 64(BX)(AX*1); \
+	AMXDEC
 
 // func multiScoresFP8AMX(bt *uint16, rows *byte, rb, m int, out *float32, ostride, so int, offs *float32, buf *byte, pf, pf2 int)
 // fp8 scores of four queries packed by fp8PackAMX (bf16, 1 KiB) over the m rows (m a positive
@@ -2653,17 +2660,7 @@ famx_vscale:                   // scores 16 bytes apart: 32 rows' in eight vecto
 #define AMXROWT0 \
 	PREFETCHT0 64(BX)(R11*1); \
 	PREFETCHT0 131(BX)(R11*1); \
-	VMOVDQU64 (BX), Z16; \
-	FP8AFF(Z16, Z17, Z18); \
-	VMOVDQU64 Z18, (R12); \
-	VMOVDQU64 Z16, 1024(R12); \
-	VMOVDQU64 64(BX), Z19; \
-	FP8AFF(Z19, Z20, Z21); \
-	VMOVDQU64 Z21, 2048(R12); \
-	VMOVDQU64 Z19, 3072(R12)
-
-// TILESTORED disp(CX)(DX*1), tmm(t).
-#define AMXSTORECXDX(t, disp) BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $(0x84 | (t)<<3); BYTE $0x11; LONG $(disp)
+	AMXDEC
 
 // func multiScoresFP8AMX2(bt *uint16, rows *byte, rb, m int, out *float32, so int, offs *float32, buf *byte, pf int)
 // multiScoresFP8AMX's contract with the scores 16 bytes apart (out + 16j) and m a positive
@@ -2743,8 +2740,8 @@ famx2_row2:
 	AMXLOADDI(3, 7168)
 	AMXTDP(2, 3, 7)
 	MOVQ $16, DX               // the C tiles' stride
-	AMXSTORECXDX(0, 0)
-	AMXSTORECXDX(2, 256)
+	AMXST(0, 1, 2, 0)          // (CX)(DX*1)
+	AMXST(2, 1, 2, 256)
 	MOVQ $64, DX
 	LEAQ (SI)(R14*1), BX
 	KXNORW K1, K1, K1
@@ -2853,11 +2850,6 @@ DATA ·fp8AffW4Idx+104(SB)/8, $0x0000000f0000000b
 DATA ·fp8AffW4Idx+112(SB)/8, $0x0000001700000013
 DATA ·fp8AffW4Idx+120(SB)/8, $0x0000001f0000001b
 GLOBL ·fp8AffW4Idx(SB), RODATA|NOPTR, $128
-
-// TILELOADD tmm(t), disp(base)(index*1) and TILESTORED disp(base)(index*1), tmm(t), base and
-// index AX, CX, DX, BX, SI or DI (0..3, 6, 7).
-#define AMXLD(t, base, index, disp) BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $(0x84 | (t)<<3); BYTE $((index)<<3 | (base)); LONG $(disp)
-#define AMXST(t, base, index, disp) BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $(0x84 | (t)<<3); BYTE $((index)<<3 | (base)); LONG $(disp)
 
 // func multiAccFP8AMX(acc *float32, as int, rows *byte, rb, m int, w *float32, wstride int, buf *byte, pf, pf2 int)
 // fp8 values (multiKernels' acc contract, nv = 128, accumulator h at acc + 4·as·h) over m
