@@ -88,7 +88,6 @@ var flavours = []flavour{
 			{"wstride int)\n", "wstride int, pf1, pf3 int)\n", 1},
 			{"\tMOVQ rb+32(FP), R12\n\tSHLQ $6, R12\n\tLEAQ (DI)(R12*1), R15      // the next tile, prefetched 64 bytes a row step: the passes\n\t                           // over this tile cover it evenly\n\tLEAQ (R12)(R12*2), R14\n\tADDQ DI, R14               // the tile three ahead, into L2 the same way (the Zen 4 loop)\n",
 				"\tMOVQ pf1+64(FP), R15\n\tADDQ DI, R15               // the next run, prefetched 64 bytes a row step\n\tMOVQ pf3+72(FP), R14\n\tADDQ DI, R14               // the run three ahead, into L2 the same way (the Zen 4 loop)\n", 1},
-			{"\tCMPB ·accFloatBcst(SB), $0\n", "\tCMPB ·accRunsBcst(SB), $0 // the Zen 4 loop on Intel too\n", 1},
 		},
 	},
 	{

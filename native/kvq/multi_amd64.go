@@ -54,28 +54,22 @@ var multiTQ4 = func() *multiKernels {
 // TestAccBcastFMA runs both.
 var accBcastFMA = hasAVX512 && zen4Stream
 
-// accRunsBcst is accBcastFMA for the f16 and bf16 AVX-512 accumulate kernels' runs flavours
-// (multiAccF16AVX512PF as accFloatRuns calls it, multiAccBF16RunsAVX512): set on Intel too
-// (intelCPU), where their embedded-broadcast loop, the one that prefetches the run three on
-// into L2 besides the next run into L1, took less time over a paged cache's runs. Intel Xeon
-// (2 vCPUs, KVM, family 6 model 167), kvcache TestPagedBreakdown (one thread, 32768 cells, 8
-// KV heads of 128, 4 queries, thread CPU, 2 alternations, load ~22), paged values: f16
-// 6.60–6.84 → 5.48–5.53 ms, bf16 6.81–7.04 → 5.44–5.62 (contiguous 3.9–4.5). Not kept: a
-// Prefetch (PREFETCHT1 of a whole run) of the run one, two or three on before each run, with
-// the register-broadcast loop: f16 6.59–6.63 → 6.93–7.39, bf16 6.43–6.56 → 7.03–7.49.
-var accRunsBcst = accBcastFMA || hasAVX512 && intelCPU
-
-// accFloatBcst is accBcastFMA for the f16 and bf16 AVX-512 accumulate kernels over contiguous
-// rows (multiAccF16AVX512, multiAccBF16AVX512), as accRunsBcst is for their runs flavours: set
-// on Intel too (intelCPU), where their embedded-broadcast loop, the one that prefetches the
-// tile three on into L2 (PREFETCHT1) besides the next tile into L1, took less time streamed.
-// Intel Xeon (2 vCPUs, KVM, family 6 model 167), attn decode at 131072 cells (one thread, 8 KV
-// heads of 128, 4 queries, rows on 2 MiB pages; thread CPU, ns a row of one KV head, min/median
-// of 15–21 rounds, the loops alternated by round in one process, load 4–5): f16 values
+// accFloatBcst is accBcastFMA for the f16 and bf16 AVX-512 accumulate kernels, over contiguous
+// rows (multiAccF16AVX512, multiAccBF16AVX512) and in their runs flavours (multiAccF16AVX512PF
+// as accFloatRuns calls it, multiAccBF16RunsAVX512): set on Intel too (intelCPU), where their
+// embedded-broadcast loop, the one that prefetches the tile three on (the run three on) into L2
+// (PREFETCHT1) besides the next tile (the next run) into L1, took less time streamed. Intel Xeon
+// (2 vCPUs, KVM, family 6 model 167), attn decode at 131072 cells (one thread, 8 KV heads of
+// 128, 4 queries, rows on 2 MiB pages; thread CPU, ns a row of one KV head, min/median of 15–21
+// rounds, the loops alternated by round in one process, load 4–5): f16 values
 // 16.4–17.9/18.5–21.4 → 15.9–17.6/17.2–18.9, bf16 17.3–17.7/19.1–21.4 → 15.9–16.4/17.0–19.0.
 // With the L2 prefetch one tile on f16 took 17.5–20.6/20.9–22.1 (slower), two, four, five or
-// eight tiles on within ~0.5 of three. The sums are the same bit for bit either way
-// (TestAccBcastFMA).
+// eight tiles on within ~0.5 of three. Over a paged cache's runs (kvcache TestPagedBreakdown,
+// one thread, 32768 cells, 8 KV heads of 128, 4 queries, thread CPU, 2 alternations, load ~22),
+// paged values: f16 6.60–6.84 → 5.48–5.53 ms, bf16 6.81–7.04 → 5.44–5.62 (contiguous 3.9–4.5).
+// Not kept: a Prefetch (PREFETCHT1 of a whole run) of the run one, two or three on before each
+// run, with the register-broadcast loop: f16 6.59–6.63 → 6.93–7.39, bf16 6.43–6.56 → 7.03–7.49.
+// The sums are the same bit for bit either way (TestAccBcastFMA).
 var accFloatBcst = accBcastFMA || hasAVX512 && intelCPU
 
 // multiF16, multiQ8_0 and multiQ4_0 are the kernels this CPU runs, nil for none.
@@ -102,8 +96,8 @@ func multiAccF16AVX512(acc *float32, d, nv int, rows *byte, rb, m int, w *float3
 
 // multiAccF16AVX512PF is the f16 AVX-512 accumulate kernel, its prefetches pf1 bytes (into L1)
 // and pf3 bytes (into L2) past each 64-row tile's first row (multi_amd64.s): accF16Runs aims
-// them at a paged store's next runs. bcst picks the embedded-broadcast loop (accFloatBcst;
-// accFloatRuns passes accRunsBcst): the same sums bit for bit.
+// them at a paged store's next runs. bcst picks the embedded-broadcast loop (accFloatBcst): the
+// same sums bit for bit.
 //
 //go:noescape
 func multiAccF16AVX512PF(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int, pf1, pf3 int, bcst bool)

@@ -20,8 +20,8 @@ import (
 // (one thread, 32768 cells, 32/8 heads of 128, thread CPU, min of 3 runs of 12 rounds), paged
 // f16 decode a page a call with Prefetch -> through here: 12.4 -> 7.7 ms (contiguous 5.3; the
 // values alone 11.5 -> 3.2 ms against 2.4), KVLAB_NO_AVX512=1 18.2 -> 9.6 ms (contiguous 5.7).
-// Intel, through here with accRunsBcst's loop: paged f16 values 5.48–5.53 ms (contiguous
-// 3.9–4.5; figures at accRunsBcst); run by run there not measured.
+// Intel, through here with accFloatBcst's loop: paged f16 values 5.48–5.53 ms (contiguous
+// 3.9–4.5; figures at accFloatBcst); run by run there not measured.
 func accRuns(c Codec, acc []float32, n int, w []float32, runs [][]byte) bool {
 	if accIntRuns(c, acc, n, w, runs) || accBF16Runs(c, acc, n, w, runs) || accFP8Runs(c, acc, n, w, runs) {
 		return true
@@ -86,7 +86,7 @@ func accFloatRuns(k int, rot *rotCodec, acc []float32, n, d, rb int, w []float32
 		for h := 0; h < n; h += 4 {
 			switch k {
 			case runsF16:
-				multiAccF16AVX512PF(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf1, pf2, accRunsBcst)
+				multiAccF16AVX512PF(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf1, pf2, accFloatBcst)
 			case runsF16AVX2:
 				multiAccF16AVX2TPF(&acc[h*d], d, d, &r[0], rb, m, &ws[h], 4*n, pf1, pf2)
 			case runsBF16:

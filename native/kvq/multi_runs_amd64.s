@@ -9708,7 +9708,7 @@ multiAccBF16RunsAVX512_grp:
 	ADDQ R12, AX
 	MOVQ AX, end-16(SP)        // past this pass's last row
 
-	CMPB ·accRunsBcst(SB), $0 // the Zen 4 loop on Intel too
+	CMPB ·accFloatBcst(SB), $0
 	JNE  multiAccBF16RunsAVX512_rowz
 
 multiAccBF16RunsAVX512_row:
