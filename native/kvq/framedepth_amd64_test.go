@@ -281,11 +281,7 @@ func checkScoresDepths(t *testing.T, k accKernel, rng *rand.Rand) {
 		for _, call := range depthCalls {
 			got := slices.Clone(start)
 			call(k, &q[0], benchDim, benchDim, &tile[0], c.RowBytes(), m, &got[0], 4)
-			for i := range got {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("fp8 scores m %d: out[%d] %v called from a depth, %v not", m, i, got[i], want[i])
-				}
-			}
+			checkBits(t, fmt.Sprintf("fp8 scores m %d: out called from a depth (not)", m), got, want)
 		}
 		for i := 4 * m; i < len(want); i++ {
 			if want[i] != -1 {

@@ -3,6 +3,7 @@
 package kvq
 
 import (
+	"fmt"
 	"math"
 	"math/rand"
 	"strings"
@@ -121,11 +122,7 @@ func TestFP8AMXAccShortGroup(t *testing.T) {
 		c.AccumulateManyMulti(got, n, w, rows)
 		want := make([]float32, 4*d)
 		c.AccumulateManyMulti(want, 4, w4, rows)
-		for i := 0; i < d; i++ {
-			if math.Float32bits(got[4*d+i]) != math.Float32bits(want[i]) {
-				t.Fatalf("m %d value %d: short group %g, full group %g", m, i, got[4*d+i], want[i])
-			}
-		}
+		checkBits(t, fmt.Sprintf("m %d: the short group's (the full group's) value", m), got[4*d:], want[:d])
 		if a := testing.AllocsPerRun(5, func() { c.AccumulateManyMulti(got, n, w, rows) }); a > 0 {
 			t.Errorf("m %d: a call with %d accumulators allocates %.1f times", m, n, a)
 		}
@@ -241,11 +238,7 @@ func TestFP8AMXSubnormals(t *testing.T) {
 		a, b := make([]float32, m*n), make([]float32, m*n)
 		c.DotManyMulti(q, n, rows, a)
 		c.DotManyMulti(q, n, flushed, b)
-		for i := range a {
-			if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-				t.Fatalf("m %d score %d: %g, rows with the subnormal codes zeroed %g", m, i, a[i], b[i])
-			}
-		}
+		checkBits(t, fmt.Sprintf("m %d: score (rows with the subnormal codes zeroed)", m), a, b)
 		w := make([]float32, m*n)
 		for i := range w {
 			w[i] = float32(math.Exp(-4 * rng.Float64()))
@@ -262,11 +255,8 @@ func TestFP8AMXSubnormals(t *testing.T) {
 			t.Fatalf("m %d: multiAccFP8AMXA gave up on weights below 1", m)
 		}
 		multiAccFP8AMX(&z[0], d, &flushed[0], rb, m, &w[0], 4*n, &scr[0], 0, 0)
-		for i := range x {
-			if math.Float32bits(x[i]) != math.Float32bits(y[i]) || math.Float32bits(y[i]) != math.Float32bits(z[i]) {
-				t.Fatalf("m %d value %d: %g, subnormal codes zeroed %g, table decode %g", m, i, x[i], y[i], z[i])
-			}
-		}
+		checkBits(t, fmt.Sprintf("m %d: value (subnormal codes zeroed)", m), x, y)
+		checkBits(t, fmt.Sprintf("m %d: value with subnormal codes zeroed (the table decode)", m), y, z)
 	}
 }
 
@@ -294,13 +284,12 @@ func TestFP8AMXScoresLargeQueries(t *testing.T) {
 		for i := range q {
 			qs[i] = float32(math.Ldexp(float64(q[i]), e))
 		}
-		got := make([]float32, m*n)
+		got, scaled := make([]float32, m*n), make([]float32, m*n)
 		c.DotManyMulti(qs, n, rows, got)
-		for i := range got {
-			if w := float32(math.Ldexp(float64(want[i]), e)); math.Float32bits(got[i]) != math.Float32bits(w) {
-				t.Fatalf("2^%d: score %d %g, want %g", e, i, got[i], w)
-			}
+		for i := range want {
+			scaled[i] = float32(math.Ldexp(float64(want[i]), e))
 		}
+		checkBits(t, fmt.Sprintf("2^%d: score", e), got, scaled)
 	}
 }
 
@@ -328,18 +317,10 @@ func TestFP8AMXAccOver(t *testing.T) {
 		if !multiAccFP8AMXA(&x[0], d, &rows[0], rb, m, &w[0], 4*n, &scr[0], 0, 0) {
 			t.Fatalf("weight·scale %g: multiAccFP8AMXA did not give up", big)
 		}
-		for i := range x {
-			if math.Float32bits(x[i]) != math.Float32bits(acc0[i]) {
-				t.Fatalf("weight·scale %g: multiAccFP8AMXA gave up but wrote value %d", big, i)
-			}
-		}
+		checkBits(t, fmt.Sprintf("weight·scale %g: multiAccFP8AMXA gave up but wrote value", big), x, acc0)
 		amxAcc4(x, rows, m, w, 4*n, scr, 0, 0)
 		multiAccFP8AMX(&z[0], d, &rows[0], rb, m, &w[0], 4*n, &scr[0], 0, 0)
-		for i := range x {
-			if math.Float32bits(x[i]) != math.Float32bits(z[i]) {
-				t.Fatalf("weight·scale %g value %d: %g, multiAccFP8AMX %g", big, i, x[i], z[i])
-			}
-		}
+		checkBits(t, fmt.Sprintf("weight·scale %g: value (multiAccFP8AMX's)", big), x, z)
 	}
 }
 
@@ -499,11 +480,7 @@ func TestFP8AMXTwoStreams(t *testing.T) {
 			}
 			got[k] = out[:m*n]
 		}
-		for i := range got[0] {
-			if math.Float32bits(got[0][i]) != math.Float32bits(got[1][i]) {
-				t.Fatalf("m %d score %d: two streams %g, one %g", m, i, got[1][i], got[0][i])
-			}
-		}
+		checkBits(t, fmt.Sprintf("m %d: score of two streams (one's)", m), got[1], got[0])
 	}
 	for _, m := range []int{32, 64, 320, 512, 1056} {
 		rows, _, _ := fp8AMXRows(t, rng, m)
@@ -528,14 +505,12 @@ func TestFP8AMXTwoStreams(t *testing.T) {
 		multiScoresFP8AMX(&a.bt[0], &rows[0], rb, m, &out16[0], 16, d, &a.offs[0], &buf[0], amxPF, amxPF2)
 		multiScoresFP8AMX(&a.bt[0], &rows[0], rb, m, &out32[0], 32, d, &a.offs[0], &buf[0], amxPF, amxPF2)
 		multiScoresFP8AMX2(&a.bt[0], &rows[0], rb, m, &out2[0], d, &a.offs[0], &buf[0], amxTwoPF)
+		checkBits(t, fmt.Sprintf("m %d: multiScoresFP8AMX2's (multiScoresFP8AMX's) float", m), out2, out16)
 		for j := 0; j < m; j++ {
 			for i := 0; i < 4; i++ {
-				v, r, w := out16[4*j+i], out32[8*j+i], out2[4*j+i]
+				v, r := out16[4*j+i], out32[8*j+i]
 				if math.Float32bits(v) != math.Float32bits(r) || v == sentinel {
 					t.Fatalf("m %d row %d query %d: scores 16 bytes apart %g, 32 apart %g", m, j, i, v, r)
-				}
-				if math.Float32bits(w) != math.Float32bits(v) {
-					t.Fatalf("m %d row %d query %d: multiScoresFP8AMX2 %g, multiScoresFP8AMX %g", m, j, i, w, v)
 				}
 				if x := out32[8*j+4+i]; x != sentinel {
 					t.Fatalf("m %d row %d: scores 32 bytes apart wrote float %d, past the four scores", m, j, 4+i)
@@ -585,11 +560,7 @@ func TestFP8AMXAccSuperBlocks(t *testing.T) {
 					t.Fatalf("wstride %d, super-block %d: multiAccFP8AMXA gave up", ws, k)
 				}
 			}
-			for i := range one {
-				if math.Float32bits(one[i]) != math.Float32bits(each[i]) {
-					t.Fatalf("wstride %d, %d rows, value %d: one call %g, a call a super-block %g", ws, m, i, one[i], each[i])
-				}
-			}
+			checkBits(t, fmt.Sprintf("wstride %d, %d rows: value of one call (of a call a super-block)", ws, m), one, each)
 		}
 	}
 }

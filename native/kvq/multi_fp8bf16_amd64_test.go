@@ -271,11 +271,7 @@ func TestFP8ScoresBF16HStores(t *testing.T) {
 			return res
 		}
 		a, b := run(enc, 16), run(enc, 32)
-		for i := range a {
-			if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-				t.Fatalf("m%d row %d query %d: %g with ostride 16, %g with ostride 32", m, i/4, i%4, a[i], b[i])
-			}
-		}
+		checkBits(t, fmt.Sprintf("m%d: score (4·row + query) with ostride 16 (with 32)", m), a, b)
 		// Rotate the rows of each whole four: row j takes row from(j)'s codes.
 		quads := m &^ 3
 		from := func(j int) int {
