@@ -506,6 +506,17 @@ func multiScoresQ51XSGFNI(dig *byte, aux *uint32, stage *uint16, nb int, rows *b
 // 17.39/18.25 → 16.15/17.16 (−0.98, 9 of 10). Not kept (q5_0, one binary, five runs): one stream
 // with its PREFETCHT0 two groups on, without the far prefetches 8.70–9.40 against 7.81–8.39,
 // with them 8.36–8.94; two streams one own group on 7.73–8.14 against 7.26–7.52 for two.
+//
+// Calls of fewer than twoStreamRows rows keep the one-stream kernels (twoStreamCall), as the
+// other Intel two-stream scores do: TestDecodeBreakdown with KVLAB_CHUNK 64, 128, 256 and 512
+// (calls of that many rows; test binaries with and without the bound alternated ABBA, 12
+// rounds, load 3–7, scores ns a row min/median, paired median difference): streamed q5_0
+// 14.66/16.48 → 14.09/14.69 (−1.77, lower in 12 of 12), 12.36/13.48 → 9.78/10.64 (−2.83, 12 of
+// 12), 8.86/10.25 → 8.53/8.87 (−1.33, 12 of 12), q5_1 11.31/14.02 → 11.73/12.96 (−0.79, 9 of
+// 12), 12.02/12.67 → 9.48/10.17 (−2.40, 12 of 12), 8.90/10.01 → 8.48/8.82 (−1.11, 12 of 12); at
+// 512 (both two streams) +0.01 and +0.09; with the keys in cache (KVLAB_TOUCH=k, 6 rounds)
+// −0.34 to +0.15, noise: the one-stream kernels' far prefetches reach the rows the next call
+// reads.
 var q50Split, q51Split = intelCPU, intelCPU
 
 //go:noescape
@@ -955,7 +966,7 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 				break
 			}
 			if q5ScoresGFNI && q50ScoresX && !q5ScoresZ4 {
-				if q50Split && ostride >= 16 && intelX {
+				if q50Split && intelX && twoStreamCall(m, ostride) {
 					multiScoresQ50XSGFNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 					break
 				}
@@ -985,7 +996,7 @@ func vnniScoresRunsStride(kind int, d, rb, nb int, tail func(q []float32, row []
 				break
 			}
 			if q5ScoresGFNI && q51ScoresX && !q5ScoresZ4 && intelX {
-				if q51Split && ostride >= 16 {
+				if q51Split && twoStreamCall(m, ostride) {
 					multiScoresQ51XSGFNI(&dig[0], &aux[0], &stage[0], nb, rows, rb, m, out, ostride, &offs[0])
 					break
 				}

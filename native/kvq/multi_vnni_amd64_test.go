@@ -379,6 +379,8 @@ func TestQ5ScoresZ4(t *testing.T) {
 	defer func(z, x, x0, s0, s1 bool) {
 		q5ScoresZ4, q51ScoresX, q50ScoresX, q50Split, q51Split = z, x, x0, s0, s1
 	}(q5ScoresZ4, q51ScoresX, q50ScoresX, q50Split, q51Split)
+	defer func(r int) { twoStreamRows = r }(twoStreamRows)
+	twoStreamRows = 0 // the two-stream flavours (q50Split, q51Split) over the few rows here
 	rng := rand.New(rand.NewPCG(87, 88))
 	const sentinel = float32(-7777.25)
 	for _, f := range []Format{Q5_0, Q5_1} {
