@@ -18,11 +18,29 @@ import (
 func TestDotManyMultiRuns(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	lens := []int{64, 17, 0, 16, 3, 64, 1, 31}
+	runsCodecs(rng, []int{128, 80}, func(name string, c Codec) {
+		t.Run(name, func(t *testing.T) { checkRuns(t, rng, c, lens, false) })
+	})
+	for f, vnni := range map[Format]bool{Q4_0: hasVNNI, Turbo2: t2VNNI(128)} {
+		if vnni {
+			c := mustCodec(t, f, 128)
+			out := make([]float32, 4)
+			if !vnniRuns(c, make([]float32, 4*128), 4, [][]byte{make([]byte, c.RowBytes())}, out) {
+				t.Errorf("%s: DotManyMultiRuns does not take the VNNI kernels", f)
+			}
+		}
+	}
+}
+
+// runsCodecs calls fn with every format's codec that has rows (not grouped) at each of dims
+// values: plain, rotated where the format rotates, and rotated with channel offsets (rotCodec's
+// muR, from rng), named format/dD/rot=R/offsets=O for a subtest.
+func runsCodecs(rng *rand.Rand, dims []int, fn func(name string, c Codec)) {
 	for _, f := range Formats() {
 		if f.Grouped() {
 			continue
 		}
-		for _, d := range []int{128, 80} {
+		for _, d := range dims {
 			for _, rot := range []bool{false, true} {
 				if rot && !f.Rotatable() {
 					continue // the same codec as without
@@ -39,19 +57,8 @@ func TestDotManyMultiRuns(t *testing.T) {
 						}
 						rc.muR = gaussianRows(rng, 1, d, 0.5)
 					}
-					t.Run(fmt.Sprintf("%s/d%d/rot=%v/offsets=%v", f, d, isRot, offsets), func(t *testing.T) {
-						checkRuns(t, rng, c, lens, false)
-					})
+					fn(fmt.Sprintf("%s/d%d/rot=%v/offsets=%v", f, d, isRot, offsets), c)
 				}
-			}
-		}
-	}
-	for f, vnni := range map[Format]bool{Q4_0: hasVNNI, Turbo2: t2VNNI(128)} {
-		if vnni {
-			c := mustCodec(t, f, 128)
-			out := make([]float32, 4)
-			if !vnniRuns(c, make([]float32, 4*128), 4, [][]byte{make([]byte, c.RowBytes())}, out) {
-				t.Errorf("%s: DotManyMultiRuns does not take the VNNI kernels", f)
 			}
 		}
 	}
@@ -228,37 +235,14 @@ func TestManyMultiRunsAdjacent(t *testing.T) {
 		cat(tiles(L, -3), tiles(3, -1), tiles(L, 33)), cat([]int{31}, tiles(L, 0, 64)),
 		cat(tiles(2, -1), tiles(L, -5), tiles(2)),
 	}
-	for _, f := range Formats() {
-		if f.Grouped() {
-			continue
+	runsCodecs(rng, []int{128, 64, 96}, func(name string, c Codec) {
+		for _, lens := range lensList {
+			t.Run(fmt.Sprintf("%s/%v", name, lens), func(t *testing.T) {
+				checkRuns(t, rng, c, lens, true)
+				checkAccRuns(t, rng, c, lens, true)
+			})
 		}
-		for _, d := range []int{128, 64, 96} {
-			for _, rot := range []bool{false, true} {
-				if rot && !f.Rotatable() {
-					continue
-				}
-				for _, offsets := range []bool{false, true} {
-					c, err := NewCodec(f, d, CodecOptions{Seed: 3, Head: 1, Rotate: rot})
-					if err != nil {
-						continue
-					}
-					rc, isRot := c.(*rotCodec)
-					if offsets {
-						if !isRot {
-							continue
-						}
-						rc.muR = gaussianRows(rng, 1, d, 0.5)
-					}
-					for _, lens := range lensList {
-						t.Run(fmt.Sprintf("%s/d%d/rot=%v/offsets=%v/%v", f, d, isRot, offsets, lens), func(t *testing.T) {
-							checkRuns(t, rng, c, lens, true)
-							checkAccRuns(t, rng, c, lens, true)
-						})
-					}
-				}
-			}
-		}
-	}
+	})
 	c := mustCodec(t, F16, 128)
 	for _, tc := range []struct {
 		lens []int
