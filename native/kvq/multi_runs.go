@@ -155,7 +155,8 @@ func stretch(runs [][]byte, i, rb, m int) (rows []byte, j int) {
 // them so (mergeRuns: Intel) and a codec it takes so (mergeCodec), and for the sums not a
 // rotated codec with channel offsets, which adds them a run at a time (rotCodec.accOffsets: one
 // call over a stretch would add them once, rounding otherwise); all to apart in one call
-// otherwise. q2k has no runs.
+// otherwise, as are calls of fewer than two runs. The runs hold at least total rows (the kernels
+// size their work by out's or w's length and skip rows the runs lack). q2k has no runs.
 func runStretches(c Codec, runs [][]byte, total int, acc bool, apart func(runs [][]byte, from, to int), whole func(rows []byte, from, to int)) {
 	r, rot := c.(*rotCodec)
 	if !mergeRuns || len(runs) < 2 || !mergeCodec(c) || acc && rot && r.muR != nil {

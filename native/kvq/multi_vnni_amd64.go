@@ -158,7 +158,7 @@ var vnniHdrZ4 = zen4Stream || intelCPU
 var hdrIntel = intelCPU
 
 // twoStreamRows is the fewest rows a call over which the Intel two-stream scores kernels
-// (hdrIntel, q80IntelTwo) run; shorter calls take the kernels before them. Over a paged cache
+// (hdrIntel, q80IntelTwo, tq4X, q50Split, q51Split) run; shorter calls take the kernels before them. Over a paged cache
 // read a page of 64 rows a call (kvcache TestPagedDecodeSpeed's baseline arm, 32768 cells, two
 // alternations, load ~6) q8_0's two-stream kernel took 14.7 ms against 13.2–13.7 (iq4_nl's
 // alike, 10.0–10.1); with this bound (the kernel before) 12.2–13.1 against 11.8–12.6 in other
@@ -167,7 +167,7 @@ var hdrIntel = intelCPU
 var twoStreamRows = 512
 
 // twoStreamCall reports whether a scores call of m rows, its scores ostride bytes apart, suits
-// the Intel two-stream kernels (hdrIntel, q80IntelTwo, tq4X): m at least twoStreamRows, and
+// the Intel two-stream kernels (hdrIntel, q80IntelTwo, tq4X, q50Split, q51Split): m at least twoStreamRows, and
 // ostride at least 16 bytes, below which adjacent rows' stores overlap and the two streams'
 // group order would break them.
 func twoStreamCall(m, ostride int) bool { return ostride >= 16 && m >= twoStreamRows }
