@@ -422,20 +422,31 @@ func acc(f format) string {
 // three runs: 13.5–13.6 → 12.9–13.0 ns a row in cache, 14.2–14.3 → 13.7–13.9 streamed from
 // 2 MiB pages; with no widening at all 11.9 in cache). Each widened row prefetches 32 bytes of
 // the next tile into L1 and of the tile after next into L2 (PREFETCHT1, as acc does; without
-// it the kernel measured 0.1–0.3 ns a row slower streamed, the same in cache). Widening the
-// next tile's first group in the last group's passes, where the first group's widening is a
-// pass of its own, took 13.0 → 11.5 ns a row in cache and 13.9 → 12.5 streamed on 4096-row
-// calls, but nothing in the decode (values 13.0 either way), which calls the kernel a 64-cell
-// page at a time (kvcache.PageCells): one tile a call, no next tile. Widening the first group
-// in the passes instead (16 values a row step in xmm registers, no scratch) took 0.5 ns a row
-// more in the decode (values 13.4–14.3 → 14.1–14.4). R12 counts 16
-// bytes a row (the prescaled weights at 0(SP)(R12*1), the scratch row at (R12*4)), R15 is its
-// end and te-16(SP) that of the pairs of rows, AX the row whose next group is widened, R8 a
-// tile's bytes; the weights' broadcast is Y10, the widening's temporaries Y11, Y13..Y15.
+// it the kernel measured 0.1–0.3 ns a row slower streamed, the same in cache). Where a whole
+// tile follows (at least 128 rows left with this one's 64), the last group's passes widen the
+// next tile's first group into the other scratch, even rows in the first pass and odd ones in
+// the second, as they would a next group (R11 −1 or −2 says which scratch), and that tile
+// starts without its widening pass (_dec), whose integer operations ran with no FMAs beside
+// them: the widened bytes and every sum are the same, bit for bit. A run's flavour
+// (multiAccFP8AVX2TPF, one tile a call) never takes it. Intel Xeon, KVLAB_NO_AVX512=1, attn
+// TestDecodeBreakdown (131072 cells, the contiguous decode, whose calls cover a chunk of rows),
+// main's test binary and this one alternated, 4 and 3 rounds, min ns a row, load 8–11:
+// values 18.6–19.2 → 17.2–18.2 streamed, 17.6–18.0 → 16.6–17.1 in cache (KVLAB_TOUCH=kv);
+// with KVLAB_NO_AVXVNNI=1 too 19.0–20.3 → 18.2–18.6 streamed (the same kernel). On Zen 4
+// (4096-row calls) it had measured 13.0 → 11.5 ns a row in cache and 13.9 → 12.5 streamed, but
+// not been kept: the decode then called the kernel a 64-cell page at a time. Widening the
+// first group in the passes instead (16 values a row step in xmm registers, no scratch) took
+// 0.5 ns a row more in the decode (values 13.4–14.3 → 14.1–14.4). R12 counts 16 bytes a row
+// (the prescaled weights at 0(SP)(R12*1), the scratch row at (R12*4)), R15 is its end and
+// te-16(SP) that of the pairs of rows, AX the row whose next group is widened, R8 a tile's
+// bytes; the weights' broadcast is Y10, the widening's temporaries Y11, Y13..Y15.
 func accFP8(f format) string {
 	var b strings.Builder
 	n := "ffp8a"
-	accHead(&b, f, "0", 16+1024+2*4096, n)
+	var head strings.Builder
+	accHead(&head, f, "0", 16+1024+2*4096, n)
+	b.WriteString(strings.Replace(head.String(), "\n"+n+"_tile:\n",
+		"\tMOVQ $1, R11               // no tile's first group widened ahead (−1, −2: into 1024(SP), 5120(SP))\n\n"+n+"_tile:\n", 1))
 	fmt.Fprintf(&b, `	ADDQ DI, R14               // the next tile, prefetched 32 bytes a row step
 	MOVQ AX, R15
 	SHLQ $4, R15               // 16 bytes a row
@@ -461,6 +472,8 @@ func accFP8(f format) string {
 	XORQ R12, R12
 	MOVQ rb+32(FP), R8
 	SHLQ $6, R8                // a tile's bytes: R14 + R8 the tile after next
+	CMPQ R11, $0
+	JL   %[1]s_skip
 %[1]s_dec:
 	PREFETCHT0 (R14)
 	PREFETCHT1 (R14)(R8*1)
@@ -469,6 +482,12 @@ func accFP8(f format) string {
 	b.WriteString(fp8GrpTo("(AX)", "1024(SP)(R12*4)", "1056(SP)(R12*4)", "Y11", "Y13", "Y14", "Y15"))
 	fmt.Fprintf(&b, "\tADDQ rb+32(FP), AX\n\tADDQ $16, R12\n\tCMPQ R12, R15\n\tJNE  %s_dec\n", n)
 	fmt.Fprintf(&b, "\tMOVQ nv+16(FP), R11\n\tSHRQ $5, R11\n\tXORQ BX, BX\n\tMOVQ SI, CX\n")
+	fmt.Fprintf(&b, "\tJMP  %s_g0\n", n)
+	// The tile's first group widened by the last tile's last passes (R11 −1: into 1024(SP), −2:
+	// into 5120(SP)): its passes start from that buffer.
+	fmt.Fprintf(&b, "%[1]s_skip:\n\tCMPQ R11, $-1\n\tJNE  %[1]s_skip1\n", n)
+	fmt.Fprintf(&b, "\tMOVQ nv+16(FP), R11\n\tSHRQ $5, R11\n\tXORQ BX, BX\n\tMOVQ SI, CX\n\tJMP  %s_g0\n", n)
+	fmt.Fprintf(&b, "%s_skip1:\n\tMOVQ nv+16(FP), R11\n\tSHRQ $5, R11\n\tXORQ BX, BX\n\tMOVQ SI, CX\n\tJMP  %s_g1\n", n, n)
 	accs := []string{"(CX)", "(CX)(DX*1)", "(CX)(DX*2)", "(CX)(R13*1)"}
 	// row writes one row step of pass h over the group at cur, the row at R12 + 16·o.
 	row := func(h, cur, o int) {
@@ -483,15 +502,19 @@ func accFP8(f format) string {
 		b.WriteString("\tPREFETCHT0 (R14)\n\tPREFETCHT1 (R14)(R8*1)\n\tADDQ $32, R14\n")
 		b.WriteString(fp8GrpTo("(AX)", fmt.Sprintf("%d(SP)(R12*4)", next+64*o), fmt.Sprintf("%d(SP)(R12*4)", next+64*o+32), "Y11", "Y13", "Y14", "Y15"))
 	}
+	var passFrom func(label string, h, cur, next, par int, src string)
 	// pass writes pass h over the group at cur, two rows a step (then the odd row left), the
 	// rows of parity par (0, 1; -1: none) widening their next group into next, one a step.
 	pass := func(label string, h, cur, next, par int) {
+		passFrom(label, h, cur, next, par, "\tLEAQ 32(DI)(BX*1), AX\n")
+	}
+	passFrom = func(label string, h, cur, next, par int, src string) {
 		for i, a := range accs {
 			fmt.Fprintf(&b, "\tVMOVUPS %d%s, Y%d\n\tVMOVUPS %d%s, Y%d\n", 64*h, a, 2*i, 64*h+32, a, 2*i+1)
 		}
 		b.WriteString("\tXORQ R12, R12\n")
 		if par >= 0 {
-			b.WriteString("\tLEAQ 32(DI)(BX*1), AX\n")
+			b.WriteString(src)
 			if par == 1 {
 				b.WriteString("\tADDQ rb+32(FP), AX\n")
 			}
@@ -526,6 +549,14 @@ func accFP8(f format) string {
 			fmt.Fprintf(&b, "\tJMP  %s_g0\n", n)
 		}
 		fmt.Fprintf(&b, "%s_last%d:\n", n, k)
+		// A whole tile follows (R10, the rows left with this tile's 64, at least 128): the last
+		// passes widen its first group into the other buffer, the widening pass it would start with.
+		fmt.Fprintf(&b, "\tCMPQ R10, $128\n\tJLT  %s_lastp%d\n", n, k)
+		nt := "\tMOVQ rb+32(FP), AX\n\tSHLQ $6, AX\n\tADDQ DI, AX\n"
+		passFrom(g+"p0n", 0, bufs[0], bufs[1], 0, nt)
+		passFrom(g+"p1n", 1, bufs[0], bufs[1], 1, nt)
+		fmt.Fprintf(&b, "\tMOVQ $%d, R11\n\tJMP  %s_next\n", -2+k, n)
+		fmt.Fprintf(&b, "%s_lastp%d:\n", n, k)
 		pass(g+"p0l", 0, bufs[0], -1, -1)
 		pass(g+"p1l", 1, bufs[0], -1, -1)
 		fmt.Fprintf(&b, "\tJMP  %s_next\n", n)

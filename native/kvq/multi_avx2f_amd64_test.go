@@ -90,7 +90,9 @@ func TestAVX2FloatScoresPerRow(t *testing.T) {
 
 // TestAVX2FloatAccPerRow checks that the accumulate kernels over m rows add, bit for bit, what
 // m calls of one row each add: one fused multiply-add per row in row order, whatever the tiles
-// (a row skipped, repeated or weighted with another row's weight or scale fails).
+// (a row skipped, repeated or weighted with another row's weight or scale fails). Rows of an
+// odd and an even count of 32-value groups: fp8's kernel widens a whole next tile's first group
+// into either scratch (accFP8).
 func TestAVX2FloatAccPerRow(t *testing.T) {
 	if !hasAVX2 {
 		t.Skip("no AVX2, FMA and F16C")
@@ -98,7 +100,7 @@ func TestAVX2FloatAccPerRow(t *testing.T) {
 	rng := rand.New(rand.NewPCG(45, 46))
 	for _, f := range []Format{F16, BF16, FP8} {
 		k := avx2FloatKernels[f]
-		for _, d := range []int{64, 128} {
+		for _, d := range []int{32, 64, 96, 128} {
 			c := mustCodec(t, f, d)
 			rb := c.RowBytes()
 			for _, m := range avx2FloatRows {
