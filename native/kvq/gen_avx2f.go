@@ -425,14 +425,19 @@ func acc(f format) string {
 // it the kernel measured 0.1–0.3 ns a row slower streamed, the same in cache). Where a whole
 // tile follows (at least 128 rows left with this one's 64), the last group's passes widen the
 // next tile's first group into the other scratch, even rows in the first pass and odd ones in
-// the second, as they would a next group (R11 −1 or −2 says which scratch), and that tile
-// starts without its widening pass (_dec), whose integer operations ran with no FMAs beside
-// them: the widened bytes and every sum are the same, bit for bit. A run's flavour
+// the second, as they would a next group (R11 −1 or −2 says which scratch), the second pass
+// prescales the next tile's weights over each row step's own once it has read them
+// (prescale), and that tile starts without its weights' loop (_ws) and widening pass (_dec),
+// which ran with no FMAs beside them: the widened bytes, the prescaled weights and every sum
+// are the same, bit for bit. A run's flavour
 // (multiAccFP8AVX2TPF, one tile a call) never takes it. Intel Xeon, KVLAB_NO_AVX512=1, attn
 // TestDecodeBreakdown (131072 cells, the contiguous decode, whose calls cover a chunk of rows),
 // main's test binary and this one alternated, 4 and 3 rounds, min ns a row, load 8–11:
 // values 18.6–19.2 → 17.2–18.2 streamed, 17.6–18.0 → 16.6–17.1 in cache (KVLAB_TOUCH=kv);
-// with KVLAB_NO_AVXVNNI=1 too 19.0–20.3 → 18.2–18.6 streamed (the same kernel). On Zen 4
+// with KVLAB_NO_AVXVNNI=1 too 19.0–20.3 → 18.2–18.6 streamed (the same kernel); the weights
+// prescaled there too, against the widening alone, 5 rounds streamed: values 19.38/19.07/
+// 18.03/18.48/18.82 → 17.66/18.25/18.54/17.82/18.28 (4 rounds against main: 18.58/19.34/
+// 19.75/19.58 → 17.62/17.59/17.78/18.72; KVLAB_TOUCH=kv within noise of the widening alone). On Zen 4
 // (4096-row calls) it had measured 13.0 → 11.5 ns a row in cache and 13.9 → 12.5 streamed, but
 // not been kept: the decode then called the kernel a 64-cell page at a time. Widening the
 // first group in the passes instead (16 values a row step in xmm registers, no scratch) took
@@ -453,6 +458,8 @@ func accFP8(f format) string {
 	MOVQ R15, AX
 	ANDQ $-32, AX
 	MOVQ AX, te-16(SP)         // the rows' pairs, 32 bytes a pair
+	CMPQ R11, $0
+	JL   %[1]s_wsd             // the weights prescaled by the last tile's last pass
 	MOVQ DI, AX
 	MOVQ R9, R8
 	MOVQ d+8(FP), CX
@@ -468,6 +475,7 @@ func accFP8(f format) string {
 	ADDQ $16, R12
 	CMPQ R12, R15
 	JNE  %[1]s_ws
+%[1]s_wsd:
 	MOVQ DI, AX
 	XORQ R12, R12
 	MOVQ rb+32(FP), R8
@@ -502,17 +510,28 @@ func accFP8(f format) string {
 		b.WriteString("\tPREFETCHT0 (R14)\n\tPREFETCHT1 (R14)(R8*1)\n\tADDQ $32, R14\n")
 		b.WriteString(fp8GrpTo("(AX)", fmt.Sprintf("%d(SP)(R12*4)", next+64*o), fmt.Sprintf("%d(SP)(R12*4)", next+64*o+32), "Y11", "Y13", "Y14", "Y15"))
 	}
-	var passFrom func(label string, h, cur, next, par int, src string)
+	// prescale writes the next tile's prescaled weights of the row at BX (its scale) and R11
+	// (its weights) over those of the row at R12 + 16·o, which the pass has read.
+	prescale := func(o int) {
+		fmt.Fprintf(&b, "\tVMOVUPS (R11), X12\n\tVBROADCASTSS (BX), X11\n\tVMULPS ·avx2fF256(SB), X11, X11\n\tVMULPS X11, X12, X12\n\tVMOVUPS X12, %d(SP)(R12*1)\n\tADDQ rb+32(FP), BX\n\tADDQ wstride+56(FP), R11\n", 16*o)
+	}
+	var passFrom func(label string, h, cur, next, par int, src string, pre bool)
 	// pass writes pass h over the group at cur, two rows a step (then the odd row left), the
 	// rows of parity par (0, 1; -1: none) widening their next group into next, one a step.
 	pass := func(label string, h, cur, next, par int) {
-		passFrom(label, h, cur, next, par, "\tLEAQ 32(DI)(BX*1), AX\n")
+		passFrom(label, h, cur, next, par, "\tLEAQ 32(DI)(BX*1), AX\n", false)
 	}
-	passFrom = func(label string, h, cur, next, par int, src string) {
+	// passFrom is pass with AX set by src, and where pre, each row step's rows of the next
+	// tile prescaled (prescale) over the weights the step has read: BX and R11 step over them.
+	passFrom = func(label string, h, cur, next, par int, src string, pre bool) {
 		for i, a := range accs {
 			fmt.Fprintf(&b, "\tVMOVUPS %d%s, Y%d\n\tVMOVUPS %d%s, Y%d\n", 64*h, a, 2*i, 64*h+32, a, 2*i+1)
 		}
 		b.WriteString("\tXORQ R12, R12\n")
+		if pre {
+			b.WriteString("\tMOVQ rb+32(FP), BX\n\tSHLQ $6, BX\n\tADDQ DI, BX\n\tADDQ d+8(FP), BX         // the next tile's scales\n")
+			b.WriteString("\tMOVQ wstride+56(FP), R11\n\tSHLQ $6, R11\n\tADDQ R9, R11              // and weights\n")
+		}
 		if par >= 0 {
 			b.WriteString(src)
 			if par == 1 {
@@ -526,10 +545,17 @@ func accFP8(f format) string {
 			b.WriteString("\tADDQ rb+32(FP), AX\n\tADDQ rb+32(FP), AX\n")
 		}
 		row(h, cur, 1)
+		if pre {
+			prescale(0)
+			prescale(1)
+		}
 		fmt.Fprintf(&b, "\tADDQ $32, R12\n\tCMPQ R12, te-16(SP)\n\tJNE  %[1]s\n%[1]s_e:\n\tCMPQ R12, R15\n\tJEQ  %[1]s_d\n", label)
 		row(h, cur, 0)
 		if par == 0 {
 			widen(next, 0)
+		}
+		if pre {
+			prescale(0)
 		}
 		fmt.Fprintf(&b, "%s_d:\n", label)
 		for i, a := range accs {
@@ -553,8 +579,8 @@ func accFP8(f format) string {
 		// passes widen its first group into the other buffer, the widening pass it would start with.
 		fmt.Fprintf(&b, "\tCMPQ R10, $128\n\tJLT  %s_lastp%d\n", n, k)
 		nt := "\tMOVQ rb+32(FP), AX\n\tSHLQ $6, AX\n\tADDQ DI, AX\n"
-		passFrom(g+"p0n", 0, bufs[0], bufs[1], 0, nt)
-		passFrom(g+"p1n", 1, bufs[0], bufs[1], 1, nt)
+		passFrom(g+"p0n", 0, bufs[0], bufs[1], 0, nt, false)
+		passFrom(g+"p1n", 1, bufs[0], bufs[1], 1, nt, true)
 		fmt.Fprintf(&b, "\tMOVQ $%d, R11\n\tJMP  %s_next\n", -2+k, n)
 		fmt.Fprintf(&b, "%s_lastp%d:\n", n, k)
 		pass(g+"p0l", 0, bufs[0], -1, -1)

@@ -1295,6 +1295,8 @@ ffp8a_tn:
 	MOVQ R15, AX
 	ANDQ $-32, AX
 	MOVQ AX, te-16(SP)         // the rows' pairs, 32 bytes a pair
+	CMPQ R11, $0
+	JL   ffp8a_wsd             // the weights prescaled by the last tile's last pass
 	MOVQ DI, AX
 	MOVQ R9, R8
 	MOVQ d+8(FP), CX
@@ -1310,6 +1312,7 @@ ffp8a_ws:
 	ADDQ $16, R12
 	CMPQ R12, R15
 	JNE  ffp8a_ws
+ffp8a_wsd:
 	MOVQ DI, AX
 	XORQ R12, R12
 	MOVQ rb+32(FP), R8
@@ -1663,6 +1666,13 @@ ffp8a_g0p0n_d:
 	VMOVUPS 64(CX)(R13*1), Y6
 	VMOVUPS 96(CX)(R13*1), Y7
 	XORQ R12, R12
+	MOVQ rb+32(FP), BX
+	SHLQ $6, BX
+	ADDQ DI, BX
+	ADDQ d+8(FP), BX         // the next tile's scales
+	MOVQ wstride+56(FP), R11
+	SHLQ $6, R11
+	ADDQ R9, R11              // and weights
 	MOVQ rb+32(FP), AX
 	SHLQ $6, AX
 	ADDQ DI, AX
@@ -1714,6 +1724,20 @@ ffp8a_g0p1n:
 	VBROADCASTSS 28(BP)(R12*1), Y10
 	VFMADD231PS Y10, Y8, Y6
 	VFMADD231PS Y10, Y9, Y7
+	VMOVUPS (R11), X12
+	VBROADCASTSS (BX), X11
+	VMULPS ·avx2fF256(SB), X11, X11
+	VMULPS X11, X12, X12
+	VMOVUPS X12, 0(BP)(R12*1)
+	ADDQ rb+32(FP), BX
+	ADDQ wstride+56(FP), R11
+	VMOVUPS (R11), X12
+	VBROADCASTSS (BX), X11
+	VMULPS ·avx2fF256(SB), X11, X11
+	VMULPS X11, X12, X12
+	VMOVUPS X12, 16(BP)(R12*1)
+	ADDQ rb+32(FP), BX
+	ADDQ wstride+56(FP), R11
 	ADDQ $32, R12
 	CMPQ R12, te-16(SP)
 	JNE  ffp8a_g0p1n
@@ -1734,6 +1758,13 @@ ffp8a_g0p1n_e:
 	VBROADCASTSS 12(BP)(R12*1), Y10
 	VFMADD231PS Y10, Y8, Y6
 	VFMADD231PS Y10, Y9, Y7
+	VMOVUPS (R11), X12
+	VBROADCASTSS (BX), X11
+	VMULPS ·avx2fF256(SB), X11, X11
+	VMULPS X11, X12, X12
+	VMOVUPS X12, 0(BP)(R12*1)
+	ADDQ rb+32(FP), BX
+	ADDQ wstride+56(FP), R11
 ffp8a_g0p1n_d:
 	VMOVUPS Y0, 64(CX)
 	VMOVUPS Y1, 96(CX)
@@ -2194,6 +2225,13 @@ ffp8a_g1p0n_d:
 	VMOVUPS 64(CX)(R13*1), Y6
 	VMOVUPS 96(CX)(R13*1), Y7
 	XORQ R12, R12
+	MOVQ rb+32(FP), BX
+	SHLQ $6, BX
+	ADDQ DI, BX
+	ADDQ d+8(FP), BX         // the next tile's scales
+	MOVQ wstride+56(FP), R11
+	SHLQ $6, R11
+	ADDQ R9, R11              // and weights
 	MOVQ rb+32(FP), AX
 	SHLQ $6, AX
 	ADDQ DI, AX
@@ -2245,6 +2283,20 @@ ffp8a_g1p1n:
 	VBROADCASTSS 28(BP)(R12*1), Y10
 	VFMADD231PS Y10, Y8, Y6
 	VFMADD231PS Y10, Y9, Y7
+	VMOVUPS (R11), X12
+	VBROADCASTSS (BX), X11
+	VMULPS ·avx2fF256(SB), X11, X11
+	VMULPS X11, X12, X12
+	VMOVUPS X12, 0(BP)(R12*1)
+	ADDQ rb+32(FP), BX
+	ADDQ wstride+56(FP), R11
+	VMOVUPS (R11), X12
+	VBROADCASTSS (BX), X11
+	VMULPS ·avx2fF256(SB), X11, X11
+	VMULPS X11, X12, X12
+	VMOVUPS X12, 16(BP)(R12*1)
+	ADDQ rb+32(FP), BX
+	ADDQ wstride+56(FP), R11
 	ADDQ $32, R12
 	CMPQ R12, te-16(SP)
 	JNE  ffp8a_g1p1n
@@ -2265,6 +2317,13 @@ ffp8a_g1p1n_e:
 	VBROADCASTSS 12(BP)(R12*1), Y10
 	VFMADD231PS Y10, Y8, Y6
 	VFMADD231PS Y10, Y9, Y7
+	VMOVUPS (R11), X12
+	VBROADCASTSS (BX), X11
+	VMULPS ·avx2fF256(SB), X11, X11
+	VMULPS X11, X12, X12
+	VMOVUPS X12, 0(BP)(R12*1)
+	ADDQ rb+32(FP), BX
+	ADDQ wstride+56(FP), R11
 ffp8a_g1p1n_d:
 	VMOVUPS Y0, 64(CX)
 	VMOVUPS Y1, 96(CX)
