@@ -62,6 +62,29 @@
 // lies below these float kernels' floor (two passes of 64 FMAs, ~17 ns, before the softmax):
 // only fewer multiplies (integer dots, a rounding change) would reach it.
 //
+// Measured again there (2 vCPUs, load 4–12; 256-bit operations 2–6 per 24 independent FMAs in
+// a loop in L1): VCVTPH2PS (register or memory source), VPSRLW/VPSLLW/VPSLLD, VPCMPEQB,
+// VPCMPGTB, VPMINUB, VPADDUSB, VPAVGB, VPMADDUBSW, VPMULLW and VCVTDQ2PS each take an FMA port's
+// slot (half a cycle); VPSHUFB, VPUNPCKLBW/HBW, VPERMD, VPMOVZXBW/BD, VPALIGNR, VPSLLDQ,
+// VEXTRACTI128, VPERM2I128, VPSHUFD, VSHUFPS, VPBROADCASTB, VPBLENDD, VPAND, VPADDB/W and
+// stores cost nothing beside them (VPBLENDVB does at 6 per 24). So a phase's row is 80 port-0/1
+// operations with VCVTPH2PS (10.5 ns at 3.8 GHz; both phases and the softmax ~22 ns, 0.74 of a
+// 31 ms f16) and 96 with the widening's four (12.6 ns): 0.67 is out of reach of these kernels by
+// their FMAs and conversions alone. Taken apart (kvq, 1024 rows in L2, thread CPU, min of 7):
+// the scores 15.1–15.9 ns a row, 11.4 without the widening (wrong values), 14.1–14.5 without the
+// per-row sums' reduction and scaling, 27 streamed without the PREFETCHT0s (17.2 with); the
+// values 15.9, 13.4 without the widening. The widening's other forms counted no fewer operations
+// in all (a loop of three rows' widening and FMAs in L1, cycles per 32 codes a row: this form
+// 13.3, a VPSHUFB-table form with one shift 13.8, a two-shift form 14.3, without the NaN codes'
+// two operations 12.7); e4m3 straight to float32 bits (no VCVTPH2PS) takes ~21 operations per
+// 32 codes for the subnormals and NaN and five VPSHUFB tables in registers. Did not pay in the
+// scores (decode or kvq, alternated with this kernel): two rows a step from two streams (the
+// call's halves, eight sums; 17.6–18.1 against 16.6–17.2 ns a row streamed, though the bare loop
+// in L1 took 12.1 against 12.6 cycles per 32 codes a row), the widening's stores split into
+// 16-byte halves for the loads that read them, the group loop unrolled for d 128, PFDISTF 2048
+// or 4096, PREFETCHT1 16 KiB ahead of each stream (within noise). Nor in the values: no
+// PREFETCHT1, or the prefetch pointer 40 or 64 bytes a row step in place of 32 (within noise).
+//
 // Integer prototypes on that Xeon (kernels outside the tree; rows of 128 Gaussian values
 // encoded as here, four Gaussian queries, thread CPU, load 5–10 on the 2 vCPUs, each against
 // multiScoresFP8AVX2T or multiAccFP8AVX2T in the same binary, alternated: min of 300 calls on
@@ -429,22 +452,21 @@ func acc(f format) string {
 // prescales the next tile's weights over each row step's own once it has read them
 // (prescale), and that tile starts without its weights' loop (_ws) and widening pass (_dec),
 // which ran with no FMAs beside them: the widened bytes, the prescaled weights and every sum
-// are the same, bit for bit. A run's flavour
-// (multiAccFP8AVX2TPF, one tile a call) never takes it. Intel Xeon, KVLAB_NO_AVX512=1, attn
-// TestDecodeBreakdown (131072 cells, the contiguous decode, whose calls cover a chunk of rows),
-// main's test binary and this one alternated, 4 and 3 rounds, min ns a row, load 8–11:
-// values 18.6–19.2 → 17.2–18.2 streamed, 17.6–18.0 → 16.6–17.1 in cache (KVLAB_TOUCH=kv);
-// with KVLAB_NO_AVXVNNI=1 too 19.0–20.3 → 18.2–18.6 streamed (the same kernel); the weights
-// prescaled there too, against the widening alone, 5 rounds streamed: values 19.38/19.07/
-// 18.03/18.48/18.82 → 17.66/18.25/18.54/17.82/18.28 (4 rounds against main: 18.58/19.34/
-// 19.75/19.58 → 17.62/17.59/17.78/18.72; KVLAB_TOUCH=kv within noise of the widening alone). On Zen 4
-// (4096-row calls) it had measured 13.0 → 11.5 ns a row in cache and 13.9 → 12.5 streamed, but
-// not been kept: the decode then called the kernel a 64-cell page at a time. Widening the
-// first group in the passes instead (16 values a row step in xmm registers, no scratch) took
-// 0.5 ns a row more in the decode (values 13.4–14.3 → 14.1–14.4). R12 counts 16 bytes a row
-// (the prescaled weights at 0(SP)(R12*1), the scratch row at (R12*4)), R15 is its end and
-// te-16(SP) that of the pairs of rows, AX the row whose next group is widened, R8 a tile's
-// bytes; the weights' broadcast is Y10, the widening's temporaries Y11, Y13..Y15.
+// are the same, bit for bit. A run's flavour (multiAccFP8AVX2TPF, one tile a call) never takes
+// it. Intel Xeon, KVLAB_NO_AVX512=1, attn TestDecodeBreakdown (131072 cells: the contiguous
+// decode, whose calls cover a chunk of rows), test binaries alternated, min ns a row, load
+// 8–11, values: the widening alone against main 18.6–19.2 → 17.2–18.2 streamed (4 rounds),
+// 17.6–18.0 → 16.6–17.1 with KVLAB_TOUCH=kv (3), 19.0–20.3 → 18.2–18.6 with KVLAB_NO_AVXVNNI=1
+// too (the same kernel); the weights too, against the widening alone, 18.0–19.4 → 17.7–18.5
+// streamed (5 rounds), within noise with KVLAB_TOUCH=kv; against main 18.6–19.8 → 17.6–18.7
+// (4). On Zen 4 (4096-row calls) the widening had measured 13.0 → 11.5 ns a row in cache and
+// 13.9 → 12.5 streamed but not been kept: the decode measured then called the kernel a 64-cell
+// page at a time. Widening the first group in the passes instead (16 values a row step in xmm
+// registers, no scratch) took 0.5 ns a row more in the decode (values 13.4–14.3 → 14.1–14.4).
+// R12 counts 16 bytes a row (the prescaled weights at 0(SP)(R12*1), the scratch row at
+// (R12*4)), R15 is its end and te-16(SP) that of the pairs of rows, AX the row whose next group
+// is widened, R8 a tile's bytes; the weights' broadcast is Y10, the widening's temporaries Y11,
+// Y13..Y15 (Y12 and X11 the prescale's).
 func accFP8(f format) string {
 	var b strings.Builder
 	n := "ffp8a"
