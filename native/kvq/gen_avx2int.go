@@ -101,8 +101,8 @@ var evex, s16Q8 bool
 
 // base writes the plain kernels as they were before the change under measurement
 // (avx2Scores*Base in the kvlabevex build; TestAVX2IntBaseSpeed times the two interleaved):
-// now without q8_0's PREFETCHT1 (q8T1), and q5_0's and q5_1's fifth bits by q5Fifth (not
-// q5SwapFifth).
+// now one stream of rows (not twoStream), without q8_0's former PREFETCHT1 (q8T1), and q5_0's
+// and q5_1's fifth bits by q5Fifth (not q5SwapFifth).
 var base bool
 
 // kname and kstride are the name and the stage's bytes a block of the kernel being written.
@@ -111,8 +111,9 @@ var (
 	kstride int
 )
 
-// q8T1 is how far beyond its PREFETCHT0 (PFGROUPS2) q8_0's kernels also prefetch each line into
-// L2 (PREFETCHT1), in bytes: 8 KiB, 16.5 KiB ahead of the rows in all at 128 values, which the
+// q8T1 is how far beyond its PREFETCHT0 (PFGROUPS2) q8_0's plain kernels prefetched each line
+// into L2 (PREFETCHT1) in one stream, in bytes: none emits it since the plain kernels read two
+// streams (twoStream), which stream faster without it; the figures stay for the record. 8 KiB, 16.5 KiB ahead of the rows in all at 128 values, which the
 // hardware prefetchers, stopping at 4 KiB pages, do not reach. Measured on AMD Zen 4, plain
 // AVX2 (TestAVX2IntBaseSpeed, KVLAB_SPEED_Q8, kvlabevex build: thread CPU, interleaved with the
 // kernels without it, 25 rounds, load 7, ns a row of 128 values and 4 queries streamed past
@@ -813,9 +814,10 @@ func kernel(k kern) {
 	if q8VNNI(k) {
 		frame = 72 // and queries 2 and 3's scores
 	}
-	// two: the AVX-VNNI forms take a group's rows 0..3 and 4..7 from two streams (twoStream),
-	// its offsets in four frame words from twoSlot, and q8_0's no PREFETCHT1 (q8T1).
-	two := vnni
+	// two: the kernels (all but the base ones) take a group's rows 0..3 and 4..7 from two
+	// streams (twoStream), its offsets in four frame words from twoSlot, and q8_0's no
+	// PREFETCHT1 (q8T1).
+	two := vnni || !base
 	twoSlot := frame
 	if two {
 		frame += 32
@@ -975,9 +977,6 @@ func kernel(k kern) {
 			if two {
 				p("PREFETCHT0 %d(AX)(R14*1)", 64*l)
 			}
-			if !base && k.wide && !two {
-				p("PREFETCHT1 %d(AX)", q8T1+64*l)
-			}
 		}
 		p("ADDQ $%d, AX", 64*lines)
 		if q8VNNI(k) {
@@ -1126,7 +1125,7 @@ func rowsB(two bool, tH int) {
 // rows) keep one.
 const twoMin = 128
 
-// twoStream writes the AVX-VNNI kernels' stream offsets (frame words tH, tS, tO, tR: the
+// twoStream writes the kernels' stream offsets (frame words tH, tS, tO, tR: the
 // second stream's rows from the first's, H·rb; a group's step through the rows; the second
 // stream's scores from the first's, H·ostride; a group's step through the scores). With four
 // queries a row (ostride ≥ 16: a row's scores do not spill into the next row's) and at least
@@ -1147,6 +1146,19 @@ const twoMin = 128
 // on 2 MiB pages, three runs, min ns a row): streamed 7.89–8.38 → 6.94–7.31, in cache 4.88–5.07
 // → 5.02–5.24 (the second stream's prefetches and frame loads). In the decode the rows are a
 // work item's chunk (16384 rows at this shape), so the streams lie 8192 rows apart.
+//
+// The plain AVX2 kernels (Zen 2 and 3, Intel before Alder Lake; here KVLAB_NO_AVX512 and
+// KVLAB_NO_AVXVNNI) take the two streams too, q8_0's without its PREFETCHT1 (q8T1), as the
+// AVX-VNNI ones do: the same operations a group but the frame loads of the offsets, only the
+// order of the rows' loads and prefetches changed, every score bit for bit (TestAVX2IntScores
+// runs both forms past twoMin). On the Intel Xeon (TestDecodeBreakdown as above, KVLAB_NO_AVX512
+// and KVLAB_NO_AVXVNNI, four and five alternations of main's binary and this one, load 5–7, min
+// ns a row): scores q4_0 8.32–8.40 → 7.47–7.80, q4_1 8.96–9.23 → 7.94–8.16, q8_0 14.43–15.30 →
+// 12.45–13.35, q5_0 10.39–11.01 → 9.11–9.94, q5_1 11.45–12.30 → 10.42–11.35, iq4_nl (its
+// multiplies bound it: 12 ns a row in cache too) 11.03–12.39 → 11.04–12.41; the whole step q4_0
+// 21.08–22.39 → 20.41–21.18, q4_1 21.87–23.24 → 21.16–21.55, q8_0 30.58–32.13 → 27.54–30.56,
+// q5_0 25.80–27.34 → 24.31–25.81. avx2ScoresQ80OneRuns (gen_runs.go) prefetches the next runs
+// for both streams, as avx2ScoresQ80OneVNNIRuns does.
 //
 // q8_0's kernel at one-byte digits (avx2ScoresQ80OneVNNI) takes two streams too, without the
 // PREFETCHT1 q8T1 beyond its PREFETCHT0s (its runs flavour keeps the one of the run after

@@ -221,17 +221,19 @@ var flavours = []flavour{
 	},
 	{
 		src: "multi_avx2int_amd64.s", name: "avx2ScoresQ80One", runs: "avx2ScoresQ80OneRuns",
-		frame: "$8-80", runsFrame: "$16-96",
-		doc: "prefetching into L1 the same rows of the next run, pf bytes on, in place of 64 rows on, and into L2 those of the run after next, pf2 bytes on, in place of 8 KiB further (8(SP): pf2 − pf).",
+		frame: "$40-80", runsFrame: "$48-96",
+		doc: "prefetching into L1 the same rows of the next run, pf bytes on, in place of PFGROUPS2 groups on, and into L2 those of the run after next, pf2 bytes on, where the kernel prefetches nothing further (40(SP): pf2 − pf); both for each of its two streams (gen_avx2int.go's twoStream: one, 4 rows apart, over a run of fewer than 1024 rows).",
 		repl: []repl{
 			{"off *float32)\n", "off *float32, pf, pf2 int)\n", 1},
-			{"\tMOVQ R8, AX // prefetch pointer: PFGROUPS2 groups of eight rows ahead, 320 bytes a block\n\tSHLQ $3, AX\n\tIMULQ $PFGROUPS2, AX\n\tADDQ DI, AX\n",
-				"\tMOVQ pf2+88(FP), AX\n\tSUBQ pf+80(FP), AX\n\tMOVQ AX, 8(SP)             // from the next run's rows to the run after next's\n\tMOVQ pf+80(FP), AX // prefetch pointer: the same rows of the next run, 320 bytes a block\n\tADDQ DI, AX\n", 1},
-			{"\tPREFETCHT0 0(AX)\n\tPREFETCHT1 8192(AX)\n", "\tMOVQ 8(SP), R15\n\tPREFETCHT0 0(AX)\n\tPREFETCHT1 (AX)(R15*1)\n", 2},
-			{"\tPREFETCHT1 8256(AX)\n", "\tPREFETCHT1 64(AX)(R15*1)\n", 2},
-			{"\tPREFETCHT1 8320(AX)\n", "\tPREFETCHT1 128(AX)(R15*1)\n", 2},
-			{"\tPREFETCHT1 8384(AX)\n", "\tPREFETCHT1 192(AX)(R15*1)\n", 2},
-			{"\tPREFETCHT1 8448(AX)\n", "\tPREFETCHT1 256(AX)(R15*1)\n", 2},
+			{"\tMOVQ 16(SP), AX // prefetch pointer: PFGROUPS2 groups ahead, 192 bytes a block and stream\n\tIMULQ $4, AX // q8PFGroups\n\tADDQ DI, AX\n",
+				"\tMOVQ pf2+88(FP), AX\n\tSUBQ pf+80(FP), AX\n\tMOVQ AX, 40(SP)            // from the next run's rows to the run after next's\n\tMOVQ pf+80(FP), AX // prefetch pointer: the same rows of the next run, 192 bytes a block and stream\n\tADDQ DI, AX\n", 1},
+			{"\tMOVQ 8(SP), R14\n\tPREFETCHT0 0(AX)\n\tPREFETCHT0 0(AX)(R14*1)\n" +
+				"\tPREFETCHT0 64(AX)\n\tPREFETCHT0 64(AX)(R14*1)\n" +
+				"\tPREFETCHT0 128(AX)\n\tPREFETCHT0 128(AX)(R14*1)\n",
+				"\tMOVQ 8(SP), R14\n\tMOVQ 40(SP), R15\n\tPREFETCHT0 0(AX)\n\tPREFETCHT0 0(AX)(R14*1)\n\tPREFETCHT1 0(AX)(R15*1)\n" +
+					"\tPREFETCHT0 64(AX)\n\tPREFETCHT0 64(AX)(R14*1)\n\tPREFETCHT1 64(AX)(R15*1)\n" +
+					"\tPREFETCHT0 128(AX)\n\tPREFETCHT0 128(AX)(R14*1)\n\tPREFETCHT1 128(AX)(R15*1)\n" +
+					"\tADDQ R15, R14 // the second stream's, in the run after next\n\tPREFETCHT1 0(AX)(R14*1)\n\tPREFETCHT1 64(AX)(R14*1)\n\tPREFETCHT1 128(AX)(R14*1)\n", 2},
 			{"a2Q80One_", "a2Q80OneR_", -1},
 		},
 	},

@@ -46,7 +46,7 @@
 
 // func avx2ScoresQ40(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // q4_0: codes c − 8, the −8·ΣQ of aux added to each block's int32 sum.
-TEXT ·avx2ScoresQ40(SB), NOSPLIT, $8-80
+TEXT ·avx2ScoresQ40(SB), NOSPLIT, $40-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -54,11 +54,43 @@ TEXT ·avx2ScoresQ40(SB), NOSPLIT, $8-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2Q40_done
+	// One stream: H = 4 rows, a group steps 8 (twoStream).
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 8(SP)
+	SHLQ $1, AX
+	MOVQ AX, 16(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 24(SP)
+	SHLQ $1, AX
+	MOVQ AX, 32(SP)
+	CMPQ ostride+64(FP), $16
+	JLT  a2Q40_one
+	CMPQ R10, $128
+	JLT  a2Q40_one
+	// Two streams: H = 4·groups rows, a group steps 4.
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ R8, AX
+	MOVQ AX, 8(SP)
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 16(SP)
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ ostride+64(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 32(SP)
+a2Q40_one:
 	// The first group's scales (and minima) are staged here, each next group's during its
 	// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ stage+16(FP), SI
 	MOVQ nb+24(FP), R11
 a2Q40_stage:
@@ -85,14 +117,14 @@ a2Q40_stage:
 	JNZ  a2Q40_stage
 
 a2Q40_group:
-	MOVQ R8, R14
-	SHLQ $3, R14
+	MOVQ 16(SP), R14
 	XORQ R15, R15
 	CMPQ R10, $1
 	CMOVQEQ R15, R14
 	MOVQ R14, 0(SP)
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ bq+0(FP), SI
 	MOVQ aux+8(FP), DX
 	MOVQ stage+16(FP), R13
@@ -102,8 +134,7 @@ a2Q40_group:
 	VBROADCASTSS 4(AX), Y9
 	VBROADCASTSS 8(AX), Y10
 	VBROADCASTSS 12(AX), Y11
-	MOVQ R8, AX // prefetch pointer: PFGROUPS2 groups of eight rows ahead, 192 bytes a block
-	SHLQ $3, AX
+	MOVQ 16(SP), AX // prefetch pointer: PFGROUPS2 groups ahead, 128 bytes a block and stream
 	IMULQ $PFGROUPS2, AX
 	ADDQ DI, AX
 	VMOVDQU 2(CX), X12
@@ -125,10 +156,12 @@ a2Q40_group:
 	DECQ R11
 	JZ   a2Q40_last
 a2Q40_blk:
+	MOVQ 8(SP), R14
 	PREFETCHT0 0(AX)
+	PREFETCHT0 0(AX)(R14*1)
 	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	ADDQ $192, AX
+	PREFETCHT0 64(AX)(R14*1)
+	ADDQ $128, AX
 	VMOVDQU ·avx2Nib(SB), Y7
 	VPAND Y7, Y12, Y0
 	VPSRLW $4, Y12, Y4
@@ -258,7 +291,8 @@ a2Q40_blk:
 	MOVW R15, 4(R13)
 	MOVWLZX 0(R14)(R12*1), R15
 	MOVW R15, 6(R13)
-	LEAQ (R14)(R8*4), R14
+	MOVQ 0(SP), R14
+	ADDQ BX, R14
 	MOVWLZX 0(R14), R15
 	MOVW R15, 8(R13)
 	MOVWLZX 0(R14)(R8*1), R15
@@ -275,10 +309,12 @@ a2Q40_blk:
 	DECQ R11
 	JNZ  a2Q40_blk
 a2Q40_last:
+	MOVQ 8(SP), R14
 	PREFETCHT0 0(AX)
+	PREFETCHT0 0(AX)(R14*1)
 	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	ADDQ $192, AX
+	PREFETCHT0 64(AX)(R14*1)
+	ADDQ $128, AX
 	VMOVDQU ·avx2Nib(SB), Y7
 	VPAND Y7, Y12, Y0
 	VPSRLW $4, Y12, Y4
@@ -392,7 +428,8 @@ a2Q40_last:
 	MOVW R15, 4(R13)
 	MOVWLZX 0(R14)(R12*1), R15
 	MOVW R15, 6(R13)
-	LEAQ (R14)(R8*4), R14
+	MOVQ 0(SP), R14
+	ADDQ BX, R14
 	MOVWLZX 0(R14), R15
 	MOVW R15, 8(R13)
 	MOVWLZX 0(R14)(R8*1), R15
@@ -422,13 +459,14 @@ a2Q40_last:
 	VMOVUPS X5, (R9)(AX*1)
 	VMOVUPS X6, (R9)(AX*2)
 	VMOVUPS X7, (R9)(R11*1)
-	LEAQ (R9)(AX*4), BX
+	MOVQ R9, BX
+	ADDQ 24(SP), BX
 	VEXTRACTF128 $1, Y4, (BX)
 	VEXTRACTF128 $1, Y5, (BX)(AX*1)
 	VEXTRACTF128 $1, Y6, (BX)(AX*2)
 	VEXTRACTF128 $1, Y7, (BX)(R11*1)
-	LEAQ (BX)(AX*4), R9
-	LEAQ (DI)(R8*8), DI
+	ADDQ 32(SP), R9
+	ADDQ 16(SP), DI
 	DECQ R10
 	JNZ  a2Q40_group
 a2Q40_done:
@@ -437,7 +475,7 @@ a2Q40_done:
 
 // func avx2ScoresQ41(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // q4_1: codes c, d·Σ Q·c + m·ΣQ, times s, added to the score.
-TEXT ·avx2ScoresQ41(SB), NOSPLIT, $8-80
+TEXT ·avx2ScoresQ41(SB), NOSPLIT, $40-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -445,11 +483,43 @@ TEXT ·avx2ScoresQ41(SB), NOSPLIT, $8-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2Q41_done
+	// One stream: H = 4 rows, a group steps 8 (twoStream).
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 8(SP)
+	SHLQ $1, AX
+	MOVQ AX, 16(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 24(SP)
+	SHLQ $1, AX
+	MOVQ AX, 32(SP)
+	CMPQ ostride+64(FP), $16
+	JLT  a2Q41_one
+	CMPQ R10, $128
+	JLT  a2Q41_one
+	// Two streams: H = 4·groups rows, a group steps 4.
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ R8, AX
+	MOVQ AX, 8(SP)
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 16(SP)
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ ostride+64(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 32(SP)
+a2Q41_one:
 	// The first group's scales (and minima) are staged here, each next group's during its
 	// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ stage+16(FP), SI
 	MOVQ nb+24(FP), R11
 a2Q41_stage:
@@ -476,14 +546,14 @@ a2Q41_stage:
 	JNZ  a2Q41_stage
 
 a2Q41_group:
-	MOVQ R8, R14
-	SHLQ $3, R14
+	MOVQ 16(SP), R14
 	XORQ R15, R15
 	CMPQ R10, $1
 	CMOVQEQ R15, R14
 	MOVQ R14, 0(SP)
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ bq+0(FP), SI
 	MOVQ aux+8(FP), DX
 	MOVQ stage+16(FP), R13
@@ -493,8 +563,7 @@ a2Q41_group:
 	VBROADCASTSS 4(AX), Y9
 	VBROADCASTSS 8(AX), Y10
 	VBROADCASTSS 12(AX), Y11
-	MOVQ R8, AX // prefetch pointer: PFGROUPS2 groups of eight rows ahead, 192 bytes a block
-	SHLQ $3, AX
+	MOVQ 16(SP), AX // prefetch pointer: PFGROUPS2 groups ahead, 128 bytes a block and stream
 	IMULQ $PFGROUPS2, AX
 	ADDQ DI, AX
 	VMOVDQU 4(CX), X12
@@ -516,10 +585,12 @@ a2Q41_group:
 	DECQ R11
 	JZ   a2Q41_last
 a2Q41_blk:
+	MOVQ 8(SP), R14
 	PREFETCHT0 0(AX)
+	PREFETCHT0 0(AX)(R14*1)
 	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	ADDQ $192, AX
+	PREFETCHT0 64(AX)(R14*1)
+	ADDQ $128, AX
 	VMOVDQU ·avx2Nib(SB), Y7
 	VPAND Y7, Y12, Y0
 	VPSRLW $4, Y12, Y4
@@ -654,7 +725,8 @@ a2Q41_blk:
 	MOVL R15, 8(R13)
 	MOVL (R14)(R12*1), R15
 	MOVL R15, 12(R13)
-	LEAQ (R14)(R8*4), R14
+	MOVQ 0(SP), R14
+	ADDQ BX, R14
 	MOVL (R14), R15
 	MOVL R15, 16(R13)
 	MOVL (R14)(R8*1), R15
@@ -671,10 +743,12 @@ a2Q41_blk:
 	DECQ R11
 	JNZ  a2Q41_blk
 a2Q41_last:
+	MOVQ 8(SP), R14
 	PREFETCHT0 0(AX)
+	PREFETCHT0 0(AX)(R14*1)
 	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	ADDQ $192, AX
+	PREFETCHT0 64(AX)(R14*1)
+	ADDQ $128, AX
 	VMOVDQU ·avx2Nib(SB), Y7
 	VPAND Y7, Y12, Y0
 	VPSRLW $4, Y12, Y4
@@ -793,7 +867,8 @@ a2Q41_last:
 	MOVL R15, 8(R13)
 	MOVL (R14)(R12*1), R15
 	MOVL R15, 12(R13)
-	LEAQ (R14)(R8*4), R14
+	MOVQ 0(SP), R14
+	ADDQ BX, R14
 	MOVL (R14), R15
 	MOVL R15, 16(R13)
 	MOVL (R14)(R8*1), R15
@@ -823,13 +898,14 @@ a2Q41_last:
 	VMOVUPS X5, (R9)(AX*1)
 	VMOVUPS X6, (R9)(AX*2)
 	VMOVUPS X7, (R9)(R11*1)
-	LEAQ (R9)(AX*4), BX
+	MOVQ R9, BX
+	ADDQ 24(SP), BX
 	VEXTRACTF128 $1, Y4, (BX)
 	VEXTRACTF128 $1, Y5, (BX)(AX*1)
 	VEXTRACTF128 $1, Y6, (BX)(AX*2)
 	VEXTRACTF128 $1, Y7, (BX)(R11*1)
-	LEAQ (BX)(AX*4), R9
-	LEAQ (DI)(R8*8), DI
+	ADDQ 32(SP), R9
+	ADDQ 16(SP), DI
 	DECQ R10
 	JNZ  a2Q41_group
 a2Q41_done:
@@ -838,7 +914,7 @@ a2Q41_done:
 
 // func avx2ScoresQ80(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // q8_0: signed codes, the s16 route over the 32-byte payload.
-TEXT ·avx2ScoresQ80(SB), NOSPLIT, $8-80
+TEXT ·avx2ScoresQ80(SB), NOSPLIT, $40-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -846,11 +922,43 @@ TEXT ·avx2ScoresQ80(SB), NOSPLIT, $8-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2Q80_done
+	// One stream: H = 4 rows, a group steps 8 (twoStream).
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 8(SP)
+	SHLQ $1, AX
+	MOVQ AX, 16(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 24(SP)
+	SHLQ $1, AX
+	MOVQ AX, 32(SP)
+	CMPQ ostride+64(FP), $16
+	JLT  a2Q80_one
+	CMPQ R10, $128
+	JLT  a2Q80_one
+	// Two streams: H = 4·groups rows, a group steps 4.
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ R8, AX
+	MOVQ AX, 8(SP)
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 16(SP)
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ ostride+64(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 32(SP)
+a2Q80_one:
 	// The first group's scales (and minima) are staged here, each next group's during its
 	// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ stage+16(FP), SI
 	MOVQ nb+24(FP), R11
 a2Q80_stage:
@@ -877,14 +985,14 @@ a2Q80_stage:
 	JNZ  a2Q80_stage
 
 a2Q80_group:
-	MOVQ R8, R14
-	SHLQ $3, R14
+	MOVQ 16(SP), R14
 	XORQ R15, R15
 	CMPQ R10, $1
 	CMOVQEQ R15, R14
 	MOVQ R14, 0(SP)
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ bq+0(FP), SI
 	MOVQ aux+8(FP), DX
 	MOVQ stage+16(FP), R13
@@ -894,22 +1002,18 @@ a2Q80_group:
 	VBROADCASTSS 4(AX), Y9
 	VBROADCASTSS 8(AX), Y10
 	VBROADCASTSS 12(AX), Y11
-	MOVQ R8, AX // prefetch pointer: PFGROUPS2 groups of eight rows ahead, 320 bytes a block
-	SHLQ $3, AX
-	IMULQ $PFGROUPS2, AX
+	MOVQ 16(SP), AX // prefetch pointer: PFGROUPS2 groups ahead, 192 bytes a block and stream
+	IMULQ $4, AX // q8PFGroups
 	ADDQ DI, AX
 a2Q80_blk:
+	MOVQ 8(SP), R14
 	PREFETCHT0 0(AX)
-	PREFETCHT1 8192(AX)
+	PREFETCHT0 0(AX)(R14*1)
 	PREFETCHT0 64(AX)
-	PREFETCHT1 8256(AX)
+	PREFETCHT0 64(AX)(R14*1)
 	PREFETCHT0 128(AX)
-	PREFETCHT1 8320(AX)
-	PREFETCHT0 192(AX)
-	PREFETCHT1 8384(AX)
-	PREFETCHT0 256(AX)
-	PREFETCHT1 8448(AX)
-	ADDQ $320, AX
+	PREFETCHT0 128(AX)(R14*1)
+	ADDQ $192, AX
 	VMOVDQU 2(CX), X12
 	VINSERTI128 $1, 2(BX), Y12, Y12
 	VMOVDQU 2(CX)(R8*1), X13
@@ -1118,7 +1222,8 @@ a2Q80_blk:
 	MOVW R15, 4(R13)
 	MOVWLZX 0(R14)(R12*1), R15
 	MOVW R15, 6(R13)
-	LEAQ (R14)(R8*4), R14
+	MOVQ 0(SP), R14
+	ADDQ BX, R14
 	MOVWLZX 0(R14), R15
 	MOVW R15, 8(R13)
 	MOVWLZX 0(R14)(R8*1), R15
@@ -1150,13 +1255,14 @@ a2Q80_blk:
 	VMOVUPS X5, (R9)(AX*1)
 	VMOVUPS X6, (R9)(AX*2)
 	VMOVUPS X7, (R9)(R11*1)
-	LEAQ (R9)(AX*4), BX
+	MOVQ R9, BX
+	ADDQ 24(SP), BX
 	VEXTRACTF128 $1, Y4, (BX)
 	VEXTRACTF128 $1, Y5, (BX)(AX*1)
 	VEXTRACTF128 $1, Y6, (BX)(AX*2)
 	VEXTRACTF128 $1, Y7, (BX)(R11*1)
-	LEAQ (BX)(AX*4), R9
-	LEAQ (DI)(R8*8), DI
+	ADDQ 32(SP), R9
+	ADDQ 16(SP), DI
 	DECQ R10
 	JNZ  a2Q80_group
 a2Q80_done:
@@ -1165,7 +1271,7 @@ a2Q80_done:
 
 // func avx2ScoresQ50(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // q5_0: codes c − 16 (the fifth bit from qh), the −16·ΣQ of aux added.
-TEXT ·avx2ScoresQ50(SB), NOSPLIT, $8-80
+TEXT ·avx2ScoresQ50(SB), NOSPLIT, $40-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -1173,11 +1279,43 @@ TEXT ·avx2ScoresQ50(SB), NOSPLIT, $8-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2Q50_done
+	// One stream: H = 4 rows, a group steps 8 (twoStream).
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 8(SP)
+	SHLQ $1, AX
+	MOVQ AX, 16(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 24(SP)
+	SHLQ $1, AX
+	MOVQ AX, 32(SP)
+	CMPQ ostride+64(FP), $16
+	JLT  a2Q50_one
+	CMPQ R10, $128
+	JLT  a2Q50_one
+	// Two streams: H = 4·groups rows, a group steps 4.
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ R8, AX
+	MOVQ AX, 8(SP)
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 16(SP)
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ ostride+64(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 32(SP)
+a2Q50_one:
 	// The first group's scales (and minima) are staged here, each next group's during its
 	// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ stage+16(FP), SI
 	MOVQ nb+24(FP), R11
 a2Q50_stage:
@@ -1237,14 +1375,14 @@ a2Q50_stage:
 	VMOVDQU Y12, 16(R14)
 
 a2Q50_group:
-	MOVQ R8, R14
-	SHLQ $3, R14
+	MOVQ 16(SP), R14
 	XORQ R15, R15
 	CMPQ R10, $1
 	CMOVQEQ R15, R14
 	MOVQ R14, 0(SP)
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ bq+0(FP), SI
 	MOVQ aux+8(FP), DX
 	MOVQ stage+16(FP), R13
@@ -1254,15 +1392,16 @@ a2Q50_group:
 	VBROADCASTSS 4(AX), Y9
 	VBROADCASTSS 8(AX), Y10
 	VBROADCASTSS 12(AX), Y11
-	MOVQ R8, AX // prefetch pointer: PFGROUPS2 groups of eight rows ahead, 192 bytes a block
-	SHLQ $3, AX
+	MOVQ 16(SP), AX // prefetch pointer: PFGROUPS2 groups ahead, 128 bytes a block and stream
 	IMULQ $PFGROUPS2, AX
 	ADDQ DI, AX
 a2Q50_blk:
+	MOVQ 8(SP), R14
 	PREFETCHT0 0(AX)
+	PREFETCHT0 0(AX)(R14*1)
 	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	ADDQ $192, AX
+	PREFETCHT0 64(AX)(R14*1)
+	ADDQ $128, AX
 	VMOVDQU 6(CX), X12
 	VINSERTI128 $1, 6(BX), Y12, Y12
 	VMOVDQU 6(CX)(R8*1), X13
@@ -1451,7 +1590,8 @@ a2Q50_swapnext:
 	MOVW R15, 6(R13)
 	MOVL 2(R14)(R12*1), R15 // qh
 	MOVL R15, 28(R13)
-	LEAQ (R14)(R8*4), R14
+	MOVQ 0(SP), R14
+	ADDQ BX, R14
 	MOVWLZX 0(R14), R15
 	MOVW R15, 8(R13)
 	MOVL 2(R14), R15 // qh
@@ -1510,13 +1650,14 @@ a2Q50_swapped:
 	VMOVUPS X5, (R9)(AX*1)
 	VMOVUPS X6, (R9)(AX*2)
 	VMOVUPS X7, (R9)(R11*1)
-	LEAQ (R9)(AX*4), BX
+	MOVQ R9, BX
+	ADDQ 24(SP), BX
 	VEXTRACTF128 $1, Y4, (BX)
 	VEXTRACTF128 $1, Y5, (BX)(AX*1)
 	VEXTRACTF128 $1, Y6, (BX)(AX*2)
 	VEXTRACTF128 $1, Y7, (BX)(R11*1)
-	LEAQ (BX)(AX*4), R9
-	LEAQ (DI)(R8*8), DI
+	ADDQ 32(SP), R9
+	ADDQ 16(SP), DI
 	DECQ R10
 	JNZ  a2Q50_group
 a2Q50_done:
@@ -1525,7 +1666,7 @@ a2Q50_done:
 
 // func avx2ScoresQ51(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // q5_1: codes c (the fifth bit from qh), d·Σ Q·c + m·ΣQ, times s.
-TEXT ·avx2ScoresQ51(SB), NOSPLIT, $8-80
+TEXT ·avx2ScoresQ51(SB), NOSPLIT, $40-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -1533,11 +1674,43 @@ TEXT ·avx2ScoresQ51(SB), NOSPLIT, $8-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2Q51_done
+	// One stream: H = 4 rows, a group steps 8 (twoStream).
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 8(SP)
+	SHLQ $1, AX
+	MOVQ AX, 16(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 24(SP)
+	SHLQ $1, AX
+	MOVQ AX, 32(SP)
+	CMPQ ostride+64(FP), $16
+	JLT  a2Q51_one
+	CMPQ R10, $128
+	JLT  a2Q51_one
+	// Two streams: H = 4·groups rows, a group steps 4.
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ R8, AX
+	MOVQ AX, 8(SP)
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 16(SP)
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ ostride+64(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 32(SP)
+a2Q51_one:
 	// The first group's scales (and minima) are staged here, each next group's during its
 	// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ stage+16(FP), SI
 	MOVQ nb+24(FP), R11
 a2Q51_stage:
@@ -1613,14 +1786,14 @@ a2Q51_stage:
 	VMOVDQU Y12, 64(R14)
 
 a2Q51_group:
-	MOVQ R8, R14
-	SHLQ $3, R14
+	MOVQ 16(SP), R14
 	XORQ R15, R15
 	CMPQ R10, $1
 	CMOVQEQ R15, R14
 	MOVQ R14, 0(SP)
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ bq+0(FP), SI
 	MOVQ aux+8(FP), DX
 	MOVQ stage+16(FP), R13
@@ -1630,15 +1803,16 @@ a2Q51_group:
 	VBROADCASTSS 4(AX), Y9
 	VBROADCASTSS 8(AX), Y10
 	VBROADCASTSS 12(AX), Y11
-	MOVQ R8, AX // prefetch pointer: PFGROUPS2 groups of eight rows ahead, 192 bytes a block
-	SHLQ $3, AX
+	MOVQ 16(SP), AX // prefetch pointer: PFGROUPS2 groups ahead, 128 bytes a block and stream
 	IMULQ $PFGROUPS2, AX
 	ADDQ DI, AX
 a2Q51_blk:
+	MOVQ 8(SP), R14
 	PREFETCHT0 0(AX)
+	PREFETCHT0 0(AX)(R14*1)
 	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	ADDQ $192, AX
+	PREFETCHT0 64(AX)(R14*1)
+	ADDQ $128, AX
 	VMOVDQU 8(CX), X12
 	VINSERTI128 $1, 8(BX), Y12, Y12
 	VMOVDQU 8(CX)(R8*1), X13
@@ -1837,7 +2011,8 @@ a2Q51_swapnext:
 	MOVW R15, 22(R13)
 	MOVL 4(R14)(R12*1), R15 // qh
 	MOVL R15, 76(R13)
-	LEAQ (R14)(R8*4), R14
+	MOVQ 0(SP), R14
+	ADDQ BX, R14
 	MOVWLZX 0(R14), R15
 	MOVW R15, 8(R13)
 	MOVWLZX 2(R14), R15
@@ -1904,13 +2079,14 @@ a2Q51_swapped:
 	VMOVUPS X5, (R9)(AX*1)
 	VMOVUPS X6, (R9)(AX*2)
 	VMOVUPS X7, (R9)(R11*1)
-	LEAQ (R9)(AX*4), BX
+	MOVQ R9, BX
+	ADDQ 24(SP), BX
 	VEXTRACTF128 $1, Y4, (BX)
 	VEXTRACTF128 $1, Y5, (BX)(AX*1)
 	VEXTRACTF128 $1, Y6, (BX)(AX*2)
 	VEXTRACTF128 $1, Y7, (BX)(R11*1)
-	LEAQ (BX)(AX*4), R9
-	LEAQ (DI)(R8*8), DI
+	ADDQ 32(SP), R9
+	ADDQ 16(SP), DI
 	DECQ R10
 	JNZ  a2Q51_group
 a2Q51_done:
@@ -1919,7 +2095,7 @@ a2Q51_done:
 
 // func avx2ScoresIQ4NL(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // iq4_nl: its levels (VPSHUFB), the s16 route.
-TEXT ·avx2ScoresIQ4NL(SB), NOSPLIT, $8-80
+TEXT ·avx2ScoresIQ4NL(SB), NOSPLIT, $40-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -1927,11 +2103,43 @@ TEXT ·avx2ScoresIQ4NL(SB), NOSPLIT, $8-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2IQ4NL_done
+	// One stream: H = 4 rows, a group steps 8 (twoStream).
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 8(SP)
+	SHLQ $1, AX
+	MOVQ AX, 16(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 24(SP)
+	SHLQ $1, AX
+	MOVQ AX, 32(SP)
+	CMPQ ostride+64(FP), $16
+	JLT  a2IQ4NL_one
+	CMPQ R10, $128
+	JLT  a2IQ4NL_one
+	// Two streams: H = 4·groups rows, a group steps 4.
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ R8, AX
+	MOVQ AX, 8(SP)
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 16(SP)
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ ostride+64(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 32(SP)
+a2IQ4NL_one:
 	// The first group's scales (and minima) are staged here, each next group's during its
 	// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ stage+16(FP), SI
 	MOVQ nb+24(FP), R11
 a2IQ4NL_stage:
@@ -1958,14 +2166,14 @@ a2IQ4NL_stage:
 	JNZ  a2IQ4NL_stage
 
 a2IQ4NL_group:
-	MOVQ R8, R14
-	SHLQ $3, R14
+	MOVQ 16(SP), R14
 	XORQ R15, R15
 	CMPQ R10, $1
 	CMOVQEQ R15, R14
 	MOVQ R14, 0(SP)
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ bq+0(FP), SI
 	MOVQ aux+8(FP), DX
 	MOVQ stage+16(FP), R13
@@ -1975,15 +2183,16 @@ a2IQ4NL_group:
 	VBROADCASTSS 4(AX), Y9
 	VBROADCASTSS 8(AX), Y10
 	VBROADCASTSS 12(AX), Y11
-	MOVQ R8, AX // prefetch pointer: PFGROUPS2 groups of eight rows ahead, 192 bytes a block
-	SHLQ $3, AX
+	MOVQ 16(SP), AX // prefetch pointer: PFGROUPS2 groups ahead, 128 bytes a block and stream
 	IMULQ $PFGROUPS2, AX
 	ADDQ DI, AX
 a2IQ4NL_blk:
+	MOVQ 8(SP), R14
 	PREFETCHT0 0(AX)
+	PREFETCHT0 0(AX)(R14*1)
 	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	ADDQ $192, AX
+	PREFETCHT0 64(AX)(R14*1)
+	ADDQ $128, AX
 	VMOVDQU 2(CX), X12
 	VINSERTI128 $1, 2(BX), Y12, Y12
 	VMOVDQU 2(CX)(R8*1), X13
@@ -2197,7 +2406,8 @@ a2IQ4NL_blk:
 	MOVW R15, 4(R13)
 	MOVWLZX 0(R14)(R12*1), R15
 	MOVW R15, 6(R13)
-	LEAQ (R14)(R8*4), R14
+	MOVQ 0(SP), R14
+	ADDQ BX, R14
 	MOVWLZX 0(R14), R15
 	MOVW R15, 8(R13)
 	MOVWLZX 0(R14)(R8*1), R15
@@ -2229,13 +2439,14 @@ a2IQ4NL_blk:
 	VMOVUPS X5, (R9)(AX*1)
 	VMOVUPS X6, (R9)(AX*2)
 	VMOVUPS X7, (R9)(R11*1)
-	LEAQ (R9)(AX*4), BX
+	MOVQ R9, BX
+	ADDQ 24(SP), BX
 	VEXTRACTF128 $1, Y4, (BX)
 	VEXTRACTF128 $1, Y5, (BX)(AX*1)
 	VEXTRACTF128 $1, Y6, (BX)(AX*2)
 	VEXTRACTF128 $1, Y7, (BX)(R11*1)
-	LEAQ (BX)(AX*4), R9
-	LEAQ (DI)(R8*8), DI
+	ADDQ 32(SP), R9
+	ADDQ 16(SP), DI
 	DECQ R10
 	JNZ  a2IQ4NL_group
 a2IQ4NL_done:
@@ -2244,7 +2455,7 @@ a2IQ4NL_done:
 
 // func avx2ScoresQ80One(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // q8_0 at one-byte query digits: signed codes, the high-byte route.
-TEXT ·avx2ScoresQ80One(SB), NOSPLIT, $8-80
+TEXT ·avx2ScoresQ80One(SB), NOSPLIT, $40-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -2252,11 +2463,43 @@ TEXT ·avx2ScoresQ80One(SB), NOSPLIT, $8-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2Q80One_done
+	// One stream: H = 4 rows, a group steps 8 (twoStream).
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 8(SP)
+	SHLQ $1, AX
+	MOVQ AX, 16(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 24(SP)
+	SHLQ $1, AX
+	MOVQ AX, 32(SP)
+	CMPQ ostride+64(FP), $16
+	JLT  a2Q80One_one
+	CMPQ R10, $128
+	JLT  a2Q80One_one
+	// Two streams: H = 4·groups rows, a group steps 4.
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ R8, AX
+	MOVQ AX, 8(SP)
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 16(SP)
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ ostride+64(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 32(SP)
+a2Q80One_one:
 	// The first group's scales (and minima) are staged here, each next group's during its
 	// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ stage+16(FP), SI
 	MOVQ nb+24(FP), R11
 a2Q80One_stage:
@@ -2283,14 +2526,14 @@ a2Q80One_stage:
 	JNZ  a2Q80One_stage
 
 a2Q80One_group:
-	MOVQ R8, R14
-	SHLQ $3, R14
+	MOVQ 16(SP), R14
 	XORQ R15, R15
 	CMPQ R10, $1
 	CMOVQEQ R15, R14
 	MOVQ R14, 0(SP)
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ bq+0(FP), SI
 	MOVQ aux+8(FP), DX
 	MOVQ stage+16(FP), R13
@@ -2300,9 +2543,8 @@ a2Q80One_group:
 	VBROADCASTSS 4(AX), Y9
 	VBROADCASTSS 8(AX), Y10
 	VBROADCASTSS 12(AX), Y11
-	MOVQ R8, AX // prefetch pointer: PFGROUPS2 groups of eight rows ahead, 320 bytes a block
-	SHLQ $3, AX
-	IMULQ $PFGROUPS2, AX
+	MOVQ 16(SP), AX // prefetch pointer: PFGROUPS2 groups ahead, 192 bytes a block and stream
+	IMULQ $4, AX // q8PFGroups
 	ADDQ DI, AX
 	VMOVDQU 2(CX), X12
 	VINSERTI128 $1, 2(BX), Y12, Y12
@@ -2323,17 +2565,14 @@ a2Q80One_group:
 	DECQ R11
 	JZ   a2Q80One_last
 a2Q80One_blk:
+	MOVQ 8(SP), R14
 	PREFETCHT0 0(AX)
-	PREFETCHT1 8192(AX)
+	PREFETCHT0 0(AX)(R14*1)
 	PREFETCHT0 64(AX)
-	PREFETCHT1 8256(AX)
+	PREFETCHT0 64(AX)(R14*1)
 	PREFETCHT0 128(AX)
-	PREFETCHT1 8320(AX)
-	PREFETCHT0 192(AX)
-	PREFETCHT1 8384(AX)
-	PREFETCHT0 256(AX)
-	PREFETCHT1 8448(AX)
-	ADDQ $320, AX
+	PREFETCHT0 128(AX)(R14*1)
+	ADDQ $192, AX
 	VMOVDQU ·avx2HiByte(SB), Y2
 	VPSLLW $8, Y12, Y1
 	VPAND Y2, Y12, Y0
@@ -2540,7 +2779,8 @@ a2Q80One_blk:
 	MOVW R15, 4(R13)
 	MOVWLZX 0(R14)(R12*1), R15
 	MOVW R15, 6(R13)
-	LEAQ (R14)(R8*4), R14
+	MOVQ 0(SP), R14
+	ADDQ BX, R14
 	MOVWLZX 0(R14), R15
 	MOVW R15, 8(R13)
 	MOVWLZX 0(R14)(R8*1), R15
@@ -2557,17 +2797,14 @@ a2Q80One_blk:
 	DECQ R11
 	JNZ  a2Q80One_blk
 a2Q80One_last:
+	MOVQ 8(SP), R14
 	PREFETCHT0 0(AX)
-	PREFETCHT1 8192(AX)
+	PREFETCHT0 0(AX)(R14*1)
 	PREFETCHT0 64(AX)
-	PREFETCHT1 8256(AX)
+	PREFETCHT0 64(AX)(R14*1)
 	PREFETCHT0 128(AX)
-	PREFETCHT1 8320(AX)
-	PREFETCHT0 192(AX)
-	PREFETCHT1 8384(AX)
-	PREFETCHT0 256(AX)
-	PREFETCHT1 8448(AX)
-	ADDQ $320, AX
+	PREFETCHT0 128(AX)(R14*1)
+	ADDQ $192, AX
 	VMOVDQU ·avx2HiByte(SB), Y2
 	VPSLLW $8, Y12, Y1
 	VPAND Y2, Y12, Y0
@@ -2758,7 +2995,8 @@ a2Q80One_last:
 	MOVW R15, 4(R13)
 	MOVWLZX 0(R14)(R12*1), R15
 	MOVW R15, 6(R13)
-	LEAQ (R14)(R8*4), R14
+	MOVQ 0(SP), R14
+	ADDQ BX, R14
 	MOVWLZX 0(R14), R15
 	MOVW R15, 8(R13)
 	MOVWLZX 0(R14)(R8*1), R15
@@ -2788,13 +3026,14 @@ a2Q80One_last:
 	VMOVUPS X5, (R9)(AX*1)
 	VMOVUPS X6, (R9)(AX*2)
 	VMOVUPS X7, (R9)(R11*1)
-	LEAQ (R9)(AX*4), BX
+	MOVQ R9, BX
+	ADDQ 24(SP), BX
 	VEXTRACTF128 $1, Y4, (BX)
 	VEXTRACTF128 $1, Y5, (BX)(AX*1)
 	VEXTRACTF128 $1, Y6, (BX)(AX*2)
 	VEXTRACTF128 $1, Y7, (BX)(R11*1)
-	LEAQ (BX)(AX*4), R9
-	LEAQ (DI)(R8*8), DI
+	ADDQ 32(SP), R9
+	ADDQ 16(SP), DI
 	DECQ R10
 	JNZ  a2Q80One_group
 a2Q80One_done:
@@ -2803,7 +3042,7 @@ a2Q80One_done:
 
 // func avx2ScoresIQ4NLHB(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32)
 // iq4_nl: its levels (VPSHUFB), the high-byte route.
-TEXT ·avx2ScoresIQ4NLHB(SB), NOSPLIT, $8-80
+TEXT ·avx2ScoresIQ4NLHB(SB), NOSPLIT, $40-80
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -2811,11 +3050,43 @@ TEXT ·avx2ScoresIQ4NLHB(SB), NOSPLIT, $8-80
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2IQ4NLHB_done
+	// One stream: H = 4 rows, a group steps 8 (twoStream).
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 8(SP)
+	SHLQ $1, AX
+	MOVQ AX, 16(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 24(SP)
+	SHLQ $1, AX
+	MOVQ AX, 32(SP)
+	CMPQ ostride+64(FP), $16
+	JLT  a2IQ4NLHB_one
+	CMPQ R10, $128
+	JLT  a2IQ4NLHB_one
+	// Two streams: H = 4·groups rows, a group steps 4.
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ R8, AX
+	MOVQ AX, 8(SP)
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 16(SP)
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ ostride+64(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 32(SP)
+a2IQ4NLHB_one:
 	// The first group's scales (and minima) are staged here, each next group's during its
 	// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ stage+16(FP), SI
 	MOVQ nb+24(FP), R11
 a2IQ4NLHB_stage:
@@ -2842,14 +3113,14 @@ a2IQ4NLHB_stage:
 	JNZ  a2IQ4NLHB_stage
 
 a2IQ4NLHB_group:
-	MOVQ R8, R14
-	SHLQ $3, R14
+	MOVQ 16(SP), R14
 	XORQ R15, R15
 	CMPQ R10, $1
 	CMOVQEQ R15, R14
 	MOVQ R14, 0(SP)
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ bq+0(FP), SI
 	MOVQ aux+8(FP), DX
 	MOVQ stage+16(FP), R13
@@ -2859,8 +3130,7 @@ a2IQ4NLHB_group:
 	VBROADCASTSS 4(AX), Y9
 	VBROADCASTSS 8(AX), Y10
 	VBROADCASTSS 12(AX), Y11
-	MOVQ R8, AX // prefetch pointer: PFGROUPS2 groups of eight rows ahead, 192 bytes a block
-	SHLQ $3, AX
+	MOVQ 16(SP), AX // prefetch pointer: PFGROUPS2 groups ahead, 128 bytes a block and stream
 	IMULQ $PFGROUPS2, AX
 	ADDQ DI, AX
 	VMOVDQU 2(CX), X12
@@ -2882,10 +3152,12 @@ a2IQ4NLHB_group:
 	DECQ R11
 	JZ   a2IQ4NLHB_last
 a2IQ4NLHB_blk:
+	MOVQ 8(SP), R14
 	PREFETCHT0 0(AX)
+	PREFETCHT0 0(AX)(R14*1)
 	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	ADDQ $192, AX
+	PREFETCHT0 64(AX)(R14*1)
+	ADDQ $128, AX
 	VMOVDQU ·avx2IQ4Levels(SB), Y2
 	VPAND ·avx2Nib(SB), Y12, Y0
 	VPSHUFB Y0, Y2, Y0
@@ -3095,7 +3367,8 @@ a2IQ4NLHB_blk:
 	MOVW R15, 4(R13)
 	MOVWLZX 0(R14)(R12*1), R15
 	MOVW R15, 6(R13)
-	LEAQ (R14)(R8*4), R14
+	MOVQ 0(SP), R14
+	ADDQ BX, R14
 	MOVWLZX 0(R14), R15
 	MOVW R15, 8(R13)
 	MOVWLZX 0(R14)(R8*1), R15
@@ -3112,10 +3385,12 @@ a2IQ4NLHB_blk:
 	DECQ R11
 	JNZ  a2IQ4NLHB_blk
 a2IQ4NLHB_last:
+	MOVQ 8(SP), R14
 	PREFETCHT0 0(AX)
+	PREFETCHT0 0(AX)(R14*1)
 	PREFETCHT0 64(AX)
-	PREFETCHT0 128(AX)
-	ADDQ $192, AX
+	PREFETCHT0 64(AX)(R14*1)
+	ADDQ $128, AX
 	VMOVDQU ·avx2IQ4Levels(SB), Y2
 	VPAND ·avx2Nib(SB), Y12, Y0
 	VPSHUFB Y0, Y2, Y0
@@ -3309,7 +3584,8 @@ a2IQ4NLHB_last:
 	MOVW R15, 4(R13)
 	MOVWLZX 0(R14)(R12*1), R15
 	MOVW R15, 6(R13)
-	LEAQ (R14)(R8*4), R14
+	MOVQ 0(SP), R14
+	ADDQ BX, R14
 	MOVWLZX 0(R14), R15
 	MOVW R15, 8(R13)
 	MOVWLZX 0(R14)(R8*1), R15
@@ -3339,13 +3615,14 @@ a2IQ4NLHB_last:
 	VMOVUPS X5, (R9)(AX*1)
 	VMOVUPS X6, (R9)(AX*2)
 	VMOVUPS X7, (R9)(R11*1)
-	LEAQ (R9)(AX*4), BX
+	MOVQ R9, BX
+	ADDQ 24(SP), BX
 	VEXTRACTF128 $1, Y4, (BX)
 	VEXTRACTF128 $1, Y5, (BX)(AX*1)
 	VEXTRACTF128 $1, Y6, (BX)(AX*2)
 	VEXTRACTF128 $1, Y7, (BX)(R11*1)
-	LEAQ (BX)(AX*4), R9
-	LEAQ (DI)(R8*8), DI
+	ADDQ 32(SP), R9
+	ADDQ 16(SP), DI
 	DECQ R10
 	JNZ  a2IQ4NLHB_group
 a2IQ4NLHB_done:

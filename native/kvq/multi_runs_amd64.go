@@ -1302,9 +1302,11 @@ func multiAccQ80AVX2RunsINT(acc *float32, d, nv int, rows *byte, rb, m int, w *f
 
 // avx2ScoresQ80OneRuns is avx2ScoresQ80One (q8_0's AVX2 one-digit scores on the high-byte
 // route; runsPF) prefetching into L1 the same rows of the next run, pf bytes on, in place of
-// 64 rows on, and into L2 those of the run after next, pf2 bytes on, in place of 8 KiB
-// further: in a paged cache both of the kernel's read the memory past each page (gen_runs.go,
-// multi_runs_amd64.s). Zen 4 with KVLAB_NO_AVX512=1, kvcache TestPagedBreakdown (2–3
+// PFGROUPS2 groups on, and into L2 those of the run after next, pf2 bytes on, both for each of
+// its two streams (gen_avx2int.go's twoStream), where the kernel prefetches nothing further:
+// in a paged cache the kernel's would read the memory past each page (gen_runs.go,
+// multi_runs_amd64.s). The figures below are of its one-stream form, which prefetched 64 rows
+// on and 8 KiB further. Zen 4 with KVLAB_NO_AVX512=1, kvcache TestPagedBreakdown (2–3
 // alternations, load ~8), paged q8_0 scores: 3.99–4.71 ms run by run with Prefetch,
 // 3.73–3.93 with the L1 prefetches alone, 2.96–3.18 with a Prefetch of the run two on before
 // each run besides (three on 3.23–3.26, four on 3.40–4.08), 2.62–2.68 with the L2 prefetches

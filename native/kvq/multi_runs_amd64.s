@@ -14768,9 +14768,9 @@ aQ80VNNIINT_done:
 
 
 // func avx2ScoresQ80OneRuns(bq *byte, aux *uint32, stage *uint16, nb int, rows *byte, rb, m int, out *float32, ostride int, off *float32, pf, pf2 int)
-// avx2ScoresQ80One prefetching into L1 the same rows of the next run, pf bytes on, in place of 64 rows on, and into L2 those of the run after next, pf2 bytes on, in place of 8 KiB further (8(SP): pf2 − pf).
+// avx2ScoresQ80One prefetching into L1 the same rows of the next run, pf bytes on, in place of PFGROUPS2 groups on, and into L2 those of the run after next, pf2 bytes on, where the kernel prefetches nothing further (40(SP): pf2 − pf); both for each of its two streams (gen_avx2int.go's twoStream: one, 4 rows apart, over a run of fewer than 1024 rows).
 // q8_0 at one-byte query digits: signed codes, the high-byte route.
-TEXT ·avx2ScoresQ80OneRuns(SB), NOSPLIT, $16-96
+TEXT ·avx2ScoresQ80OneRuns(SB), NOSPLIT, $48-96
 	MOVQ rows+32(FP), DI
 	MOVQ rb+40(FP), R8
 	LEAQ (R8)(R8*2), R12 // 3 rows
@@ -14778,11 +14778,43 @@ TEXT ·avx2ScoresQ80OneRuns(SB), NOSPLIT, $16-96
 	MOVQ m+48(FP), R10
 	SHRQ $3, R10 // groups of eight rows
 	JZ   a2Q80OneR_done
+	// One stream: H = 4 rows, a group steps 8 (twoStream).
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 8(SP)
+	SHLQ $1, AX
+	MOVQ AX, 16(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 24(SP)
+	SHLQ $1, AX
+	MOVQ AX, 32(SP)
+	CMPQ ostride+64(FP), $16
+	JLT  a2Q80OneR_one
+	CMPQ R10, $128
+	JLT  a2Q80OneR_one
+	// Two streams: H = 4·groups rows, a group steps 4.
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ R8, AX
+	MOVQ AX, 8(SP)
+	MOVQ R8, AX
+	SHLQ $2, AX
+	MOVQ AX, 16(SP)
+	MOVQ R10, AX
+	SHLQ $2, AX
+	IMULQ ostride+64(FP), AX
+	MOVQ AX, 24(SP)
+	MOVQ ostride+64(FP), AX
+	SHLQ $2, AX
+	MOVQ AX, 32(SP)
+a2Q80OneR_one:
 	// The first group's scales (and minima) are staged here, each next group's during its
 	// predecessor's block loop (8·rb on in 0(SP), 0 at the last group: it restages itself).
 	// Stage every block's eight scales (and minima) in lane order.
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ stage+16(FP), SI
 	MOVQ nb+24(FP), R11
 a2Q80OneR_stage:
@@ -14809,14 +14841,14 @@ a2Q80OneR_stage:
 	JNZ  a2Q80OneR_stage
 
 a2Q80OneR_group:
-	MOVQ R8, R14
-	SHLQ $3, R14
+	MOVQ 16(SP), R14
 	XORQ R15, R15
 	CMPQ R10, $1
 	CMOVQEQ R15, R14
 	MOVQ R14, 0(SP)
 	MOVQ DI, CX
-	LEAQ (CX)(R8*4), BX
+	MOVQ CX, BX
+	ADDQ 8(SP), BX
 	MOVQ bq+0(FP), SI
 	MOVQ aux+8(FP), DX
 	MOVQ stage+16(FP), R13
@@ -14828,8 +14860,8 @@ a2Q80OneR_group:
 	VBROADCASTSS 12(AX), Y11
 	MOVQ pf2+88(FP), AX
 	SUBQ pf+80(FP), AX
-	MOVQ AX, 8(SP)             // from the next run's rows to the run after next's
-	MOVQ pf+80(FP), AX // prefetch pointer: the same rows of the next run, 320 bytes a block
+	MOVQ AX, 40(SP)            // from the next run's rows to the run after next's
+	MOVQ pf+80(FP), AX // prefetch pointer: the same rows of the next run, 192 bytes a block and stream
 	ADDQ DI, AX
 	VMOVDQU 2(CX), X12
 	VINSERTI128 $1, 2(BX), Y12, Y12
@@ -14850,18 +14882,22 @@ a2Q80OneR_group:
 	DECQ R11
 	JZ   a2Q80OneR_last
 a2Q80OneR_blk:
-	MOVQ 8(SP), R15
+	MOVQ 8(SP), R14
+	MOVQ 40(SP), R15
 	PREFETCHT0 0(AX)
-	PREFETCHT1 (AX)(R15*1)
+	PREFETCHT0 0(AX)(R14*1)
+	PREFETCHT1 0(AX)(R15*1)
 	PREFETCHT0 64(AX)
+	PREFETCHT0 64(AX)(R14*1)
 	PREFETCHT1 64(AX)(R15*1)
 	PREFETCHT0 128(AX)
+	PREFETCHT0 128(AX)(R14*1)
 	PREFETCHT1 128(AX)(R15*1)
-	PREFETCHT0 192(AX)
-	PREFETCHT1 192(AX)(R15*1)
-	PREFETCHT0 256(AX)
-	PREFETCHT1 256(AX)(R15*1)
-	ADDQ $320, AX
+	ADDQ R15, R14 // the second stream's, in the run after next
+	PREFETCHT1 0(AX)(R14*1)
+	PREFETCHT1 64(AX)(R14*1)
+	PREFETCHT1 128(AX)(R14*1)
+	ADDQ $192, AX
 	VMOVDQU ·avx2HiByte(SB), Y2
 	VPSLLW $8, Y12, Y1
 	VPAND Y2, Y12, Y0
@@ -15068,7 +15104,8 @@ a2Q80OneR_blk:
 	MOVW R15, 4(R13)
 	MOVWLZX 0(R14)(R12*1), R15
 	MOVW R15, 6(R13)
-	LEAQ (R14)(R8*4), R14
+	MOVQ 0(SP), R14
+	ADDQ BX, R14
 	MOVWLZX 0(R14), R15
 	MOVW R15, 8(R13)
 	MOVWLZX 0(R14)(R8*1), R15
@@ -15085,18 +15122,22 @@ a2Q80OneR_blk:
 	DECQ R11
 	JNZ  a2Q80OneR_blk
 a2Q80OneR_last:
-	MOVQ 8(SP), R15
+	MOVQ 8(SP), R14
+	MOVQ 40(SP), R15
 	PREFETCHT0 0(AX)
-	PREFETCHT1 (AX)(R15*1)
+	PREFETCHT0 0(AX)(R14*1)
+	PREFETCHT1 0(AX)(R15*1)
 	PREFETCHT0 64(AX)
+	PREFETCHT0 64(AX)(R14*1)
 	PREFETCHT1 64(AX)(R15*1)
 	PREFETCHT0 128(AX)
+	PREFETCHT0 128(AX)(R14*1)
 	PREFETCHT1 128(AX)(R15*1)
-	PREFETCHT0 192(AX)
-	PREFETCHT1 192(AX)(R15*1)
-	PREFETCHT0 256(AX)
-	PREFETCHT1 256(AX)(R15*1)
-	ADDQ $320, AX
+	ADDQ R15, R14 // the second stream's, in the run after next
+	PREFETCHT1 0(AX)(R14*1)
+	PREFETCHT1 64(AX)(R14*1)
+	PREFETCHT1 128(AX)(R14*1)
+	ADDQ $192, AX
 	VMOVDQU ·avx2HiByte(SB), Y2
 	VPSLLW $8, Y12, Y1
 	VPAND Y2, Y12, Y0
@@ -15287,7 +15328,8 @@ a2Q80OneR_last:
 	MOVW R15, 4(R13)
 	MOVWLZX 0(R14)(R12*1), R15
 	MOVW R15, 6(R13)
-	LEAQ (R14)(R8*4), R14
+	MOVQ 0(SP), R14
+	ADDQ BX, R14
 	MOVWLZX 0(R14), R15
 	MOVW R15, 8(R13)
 	MOVWLZX 0(R14)(R8*1), R15
@@ -15317,13 +15359,14 @@ a2Q80OneR_last:
 	VMOVUPS X5, (R9)(AX*1)
 	VMOVUPS X6, (R9)(AX*2)
 	VMOVUPS X7, (R9)(R11*1)
-	LEAQ (R9)(AX*4), BX
+	MOVQ R9, BX
+	ADDQ 24(SP), BX
 	VEXTRACTF128 $1, Y4, (BX)
 	VEXTRACTF128 $1, Y5, (BX)(AX*1)
 	VEXTRACTF128 $1, Y6, (BX)(AX*2)
 	VEXTRACTF128 $1, Y7, (BX)(R11*1)
-	LEAQ (BX)(AX*4), R9
-	LEAQ (DI)(R8*8), DI
+	ADDQ 32(SP), R9
+	ADDQ 16(SP), DI
 	DECQ R10
 	JNZ  a2Q80OneR_group
 a2Q80OneR_done:
