@@ -573,6 +573,10 @@ func finishOff(f format, half, nacc, base int, offInit bool) string {
 // 5.8): the row loop 2.6 (16 VPDPBUSD a row: 2.0 at two a cycle), the first prepass (w·d and
 // its maximum) 1.2, the second (the packed weights) 0.7, the finish 0.6; without its row loop
 // it still took 8.1 streamed (4 KiB pages): the stream, not the arithmetic, sets its pace there.
+// farTiles moves the 8-bit nibble and 5-bit kernels' prefetches to the tile after next on Intel
+// (avx2AccPFRows); without any prefetch q4_0's AVX-VNNI values took 11.7–12.1 ns a row in the
+// decode against 9.1–9.5 (TestDecodeBreakdown, three rounds), iq4_nl's 12.4–13.2 against
+// 10.7–11.4.
 func prefetch(step, n int) string {
 	var b strings.Builder
 	for i := 0; i < n; i++ {
@@ -824,7 +828,7 @@ func main() {
 		kernel8u(&b, formats[4], nacc, true)
 		out.WriteString(vnni8(b.String()))
 	}
-	s := out.String()
+	s := farTiles(out.String())
 	for strings.Contains(s, "\n\t\n") {
 		s = strings.ReplaceAll(s, "\n\t\n", "\n")
 	}
@@ -832,6 +836,35 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+// farTileKernels are the kernels whose prefetches run avx2AccPFRows rows ahead (farTiles): on
+// Intel the tile after next, which the previous session's sweep (prefetch's comment) saw pay
+// for iq4_nl and q5_0 alone and this one measured again per format, in the decode
+// (multi_avx2intacc_amd64.go has the figures). Not kept (Intel Xeon, KVLAB_NO_AVX512, attn's
+// TestDecodeBreakdown, three rounds, load ~5): the values of a call over 1024 rows or more
+// taken a tile of 64 (128, 256) rows a call from the call's two halves in turn (two streams,
+// a prototype in multiAccStride; a rounding change, the tiles' sums added in another order):
+// values iq4_nl 10.4–10.8 → 9.5–9.9, q4_0 8.9–9.0 → 8.7–9.1, q4_1 within the noise, q8_0 12.1–13.1
+// → 12.5–13.5 (128 and 256 rows no better): the tile after next gives iq4_nl as much, bit for bit.
+var farTileKernels = []string{"multiAccQ40B8AVX2INT", "multiAccQ41B8AVX2INT", "multiAccQ50A8AVX2INT",
+	"multiAccQ51U8AVX2INT", "multiAccIQ4NLA8AVX2INT", "multiAccQ40B8VNNIINT", "multiAccQ41B8VNNIINT",
+	"multiAccQ50A8VNNIINT", "multiAccQ51U8VNNIINT", "multiAccIQ4NLA8VNNIINT"}
+
+// farTiles is the kernels' text s with farTileKernels' prefetch pointer set avx2AccPFRows rows
+// past the tile's start (multi_avx2intacc_amd64.go) in place of one tile, 64 rows.
+func farTiles(s string) string {
+	const old = "\tMOVQ rb+32(FP), R12\n\tSHLQ $6, R12\n\tADDQ DI, R12\n"
+	for _, name := range farTileKernels {
+		i := strings.Index(s, "TEXT ·"+name+"(SB)")
+		j := strings.Index(s[i:], "\tRET\n")
+		if i < 0 || j < 0 || strings.Count(s[i:i+j], old) != 1 {
+			panic("farTiles: " + name)
+		}
+		t := strings.Replace(s[i:i+j], old, "\tMOVQ rb+32(FP), R12\n\tIMULQ ·avx2AccPFRows(SB), R12\n\tADDQ DI, R12\n", 1)
+		s = s[:i] + t + s[i+j:]
+	}
+	return s
 }
 
 // kernel writes f's kernel for nacc accumulators (4, or 2: the two-accumulator variant, named

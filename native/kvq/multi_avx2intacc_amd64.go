@@ -134,6 +134,27 @@ func avx2IntAccFor(i *multiKernels) *multiKernels {
 	return nil
 }
 
+// avx2AccPFRows is how many rows past a tile's start the four-accumulator 8-bit values kernels
+// of q4_0, q4_1, q5_0, q5_1 and iq4_nl (plain AVX2 and AVX-VNNI; gen_avx2intacc.go's
+// farTileKernels) prefetch the rows: 128 on Intel (the tile after next), 64 elsewhere (the next
+// tile, which AMD Zen 4 measured faster, gen_avx2intacc.go's prefetch). Only where the
+// prefetches go changes: the sums are the same bit for bit. Measured on the Intel Xeon (attn's
+// TestDecodeBreakdown, 131072 cells, 32 heads on 8, d 128, one thread, 64, 96, 128 and 192
+// rows alternated in one binary, four rounds, load 4–5, values min–max of the runs' minima, ns
+// a row): AVX-VNNI (KVLAB_NO_AVX512) iq4_nl 10.38–10.78 → 9.39–9.95, q5_0 11.36–11.73 →
+// 10.81–11.22, q5_1 11.42–11.95 → 10.75–11.38, q4_0 9.00–9.27 → 8.57–9.21, q4_1 8.42–8.98 →
+// 8.53–9.16; plain AVX2 (and KVLAB_NO_AVXVNNI) q4_0 11.45–12.15 → 11.20–11.63, q4_1 11.07–11.60
+// → 10.34–10.97, q5_0 14.34–15.15 → 14.06–14.50, q5_1 14.32–16.16 → 13.13–14.43, iq4_nl
+// 13.03–13.68 → 12.49–13.59. 96 rows gained less, 192 no more than 128 (q5_1's AVX-VNNI
+// values lost 0.4). q8_0's int16 kernels (136-byte rows) keep the next tile: the tile after next
+// took +0.2 ns a row on plain AVX2 (five alternations), −0.3 with AVX-VNNI, within the noise.
+var avx2AccPFRows = func() int {
+	if intelCPU {
+		return 128
+	}
+	return 64
+}()
+
 // avx2B8On selects the 8-bit-weight kernels (avx2B8Acc) for q4_0 and q4_1 (q5_0 and q5_1 where
 // avx2B8Q5) on CPUs with AVX2 but neither the AVX-512 integer kernels nor AVX-VNNI (whose
 // VPDPWSSD kernels above stay: an 8-bit flavour with VEX VPDPBUSD is not written);

@@ -11770,7 +11770,7 @@ aQ40B8AVX2INT_tn:
 	MOVQ AX, 2784(SP)
 	SUBQ AX, 2800(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $6, R12
+	IMULQ ·avx2AccPFRows(SB), R12
 	ADDQ DI, R12
 	MOVQ R12, 2832(SP)         // the next tile, prefetched
 	MOVQ nv+16(FP), AX
@@ -12967,7 +12967,7 @@ aQ41B8AVX2INT_tn:
 	MOVQ AX, 2784(SP)
 	SUBQ AX, 2800(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $6, R12
+	IMULQ ·avx2AccPFRows(SB), R12
 	ADDQ DI, R12
 	MOVQ R12, 2832(SP)         // the next tile, prefetched
 	MOVQ nv+16(FP), AX
@@ -17411,7 +17411,7 @@ aQ51U8AVX2INT_tn:
 	MOVQ AX, 2784(SP)
 	SUBQ AX, 2800(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $6, R12
+	IMULQ ·avx2AccPFRows(SB), R12
 	ADDQ DI, R12
 	MOVQ R12, 2832(SP)         // the next tile, prefetched
 	MOVQ nv+16(FP), AX
@@ -20750,7 +20750,7 @@ aQ50A8AVX2INT_tn:
 	MOVQ AX, 3200(SP)
 	SUBQ AX, 3216(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $6, R12
+	IMULQ ·avx2AccPFRows(SB), R12
 	ADDQ DI, R12
 	MOVQ R12, 3248(SP)         // the next tile, prefetched 22 bytes a row-pair step and half
 	MOVQ nv+16(FP), AX
@@ -23139,7 +23139,7 @@ aIQ4NLA8AVX2INT_tn:
 	MOVQ AX, 3200(SP)
 	SUBQ AX, 3216(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $6, R12
+	IMULQ ·avx2AccPFRows(SB), R12
 	ADDQ DI, R12
 	MOVQ R12, 3248(SP)         // the next tile, prefetched 18 bytes a row-pair step and half
 	MOVQ nv+16(FP), AX
@@ -24889,7 +24889,7 @@ aQ40B8VNNIINT_tn:
 	MOVQ AX, 2784(SP)
 	SUBQ AX, 2800(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $6, R12
+	IMULQ ·avx2AccPFRows(SB), R12
 	ADDQ DI, R12
 	MOVQ R12, 2832(SP)         // the next tile, prefetched
 	MOVQ nv+16(FP), AX
@@ -25400,7 +25400,7 @@ aQ41B8VNNIINT_tn:
 	MOVQ AX, 2784(SP)
 	SUBQ AX, 2800(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $6, R12
+	IMULQ ·avx2AccPFRows(SB), R12
 	ADDQ DI, R12
 	MOVQ R12, 2832(SP)         // the next tile, prefetched
 	MOVQ nv+16(FP), AX
@@ -26777,7 +26777,7 @@ aIQ4NLA8VNNIINT_tn:
 	MOVQ AX, 3200(SP)
 	SUBQ AX, 3216(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $6, R12
+	IMULQ ·avx2AccPFRows(SB), R12
 	ADDQ DI, R12
 	MOVQ R12, 3248(SP)         // the next tile, prefetched 18 bytes a row-pair step and half
 	MOVQ nv+16(FP), AX
@@ -29679,7 +29679,7 @@ aQ50A8VNNIINT_tn:
 	MOVQ AX, 3200(SP)
 	SUBQ AX, 3216(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $6, R12
+	IMULQ ·avx2AccPFRows(SB), R12
 	ADDQ DI, R12
 	MOVQ R12, 3248(SP)         // the next tile, prefetched 22 bytes a row-pair step and half
 	MOVQ nv+16(FP), AX
@@ -30702,7 +30702,7 @@ aQ51U8VNNIINT_tn:
 	MOVQ AX, 2784(SP)
 	SUBQ AX, 2800(SP)
 	MOVQ rb+32(FP), R12
-	SHLQ $6, R12
+	IMULQ ·avx2AccPFRows(SB), R12
 	ADDQ DI, R12
 	MOVQ R12, 2832(SP)         // the next tile, prefetched
 	MOVQ nv+16(FP), AX
