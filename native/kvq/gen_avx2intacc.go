@@ -2183,6 +2183,48 @@ func iq4Dec8(half int, a, b, c, d string) string {
 	VPSIGNB Y14, Y13, Y13`
 }
 
+// iq4Sign is iq4Dec8's multiplication of the levels by the rows' signs, which the AVX-VNNI form
+// leaves out (iq4U8Swap).
+const iq4Sign = `
+	VPBROADCASTD 512(R8), Y14
+	VPSIGNB Y14, Y12, Y12
+	VPSIGNB Y14, Y13, Y13`
+
+// ubRe matches a VPMADDUBSW of the weights (Y8, Y9: the unsigned operand) and the looked-up
+// levels (Y12, Y13: the signed one).
+var ubRe = regexp.MustCompile(`VPMADDUBSW (Y1[23]), (Y[89]), `)
+
+// iq4U8Swap is kernelA8IQ4's 8-bit row loop text s for its AVX-VNNI form (vnni8 makes each
+// VPMADDUBSW a VEX VPDPBUSD of the same operands): the levels + 128 (1..241,
+// ·avx2IntAccIQ4Levels, the int16 path's table) the unsigned operand and the weights W
+// (−127..127) as the prepass packs them the signed one, where the plain kernel multiplies |W|
+// by the levels times the rows' signs (VPSIGNB). VPDPBUSD adds four such products into a
+// dword without saturating, so the sums are Σ W·(L + 128) = Σ W·L + 128·ΣW exactly, and the
+// finish takes off 128·ΣW (from oSS, which the 8-bit prepass sums with one VPDPBUSD of bytes 1
+// a quad, as sumWDot): the same Σ W·L, T and results bit for bit, without the row loop's two
+// VPSIGNB and sign broadcast a quad and half and the prepass's five sign operations a quad. The
+// prepass no longer tests for weights of both signs in a row: the int16 path it sent them to
+// forms the same W and sums for every lane without a peak (the only tiles the 8-bit path takes),
+// so the results do not depend on it (TestAVX2IntAccB8VNNIMatches' mixed weights). On the Intel
+// Xeon (attn's TestDecodeBreakdown, iq4_nl, KVLAB_NO_AVX512, six alternations with the former
+// kernel's binary, load ~13, min ns a row): values 10.63–10.84 → 9.94–10.51 streamed, 10.21–10.83
+// → 9.70–10.29 with the rows in cache (KVLAB_TOUCH=kv, KVLAB_CHUNK=4096), the whole step
+// 17.38–18.14 → 16.81–17.92.
+func iq4U8Swap(s string) string {
+	if !ubRe.MatchString(s) {
+		panic("iq4U8Swap: no product")
+	}
+	return ubRe.ReplaceAllString(s, "VPMADDUBSW $2, $1, ")
+}
+
+// dots2 is kernelA8IQ4's two-accumulator dots text s, iq4U8Swap'ed for the AVX-VNNI form.
+func dots2(vnni bool, s string) string {
+	if vnni {
+		return iq4U8Swap(s)
+	}
+	return s
+}
+
 // kernelA8IQ4 writes iq4_nl's adaptive kernel (plain AVX2, four accumulators or two; named A8,
 // A8Two): the int16 kernel's tiles, prepass, row loops and finish with adaptPrepass's choice of
 // the weights' scale per tile and lane (32767 for a softmax peak's, avx2A8RatioIQ4·M > S, else
@@ -2218,11 +2260,20 @@ func kernelA8IQ4(out *strings.Builder, f format, nacc int, vnni bool) {
 	fs := f
 	fs.split, fs.off = true, 0 // Σ W·L: no offset to take off
 	ones := "·avx2Ones16(SB)"
+	dec8, dots := iq4Dec8, dotsA8O
+	if vnni {
+		// iq4U8: the levels + 128 unsigned against the signed W, 128·ΣW taken off.
+		fs.off, fs.offShift = 128, 7
+		dec8 = func(half int, a, b, c, d string) string {
+			return strings.TrimSuffix(iq4Dec8(half, a, b, c, d), iq4Sign)
+		}
+		dots = func(ones string) string { return iq4U8Swap(dotsA8O(ones)) }
+	}
 	var halves [2]string
 	for h := 0; h < 2 && nacc == 4; h++ {
 		halves[h] = strings.NewReplacer("%H%", fmt.Sprint(h), "%LO%", fmt.Sprint(f.lo[h]), "%HI%", fmt.Sprint(f.hi[h]),
-			"%DEC%", iq4Dec8(h, "(R12)", "(R12)(R9*1)", "(R12)(R9*2)", "(R12)(R11*1)"),
-			"%DECT%", iq4Dec8(h, "(R12)", "(AX)", "(DX)", "(R12)"), "%DOTS%", dotsA8O(ones),
+			"%DEC%", dec8(h, "(R12)", "(R12)(R9*1)", "(R12)(R9*2)", "(R12)(R11*1)"),
+			"%DECT%", dec8(h, "(R12)", "(AX)", "(DX)", "(R12)"), "%DOTS%", dots(ones),
 			"%FINISH%", finish(fs, h, 4, 0), "%PFX%", prefetch(2*f.bs, (2*f.bs+63)/64),
 			"@", aname, "%QB%", fmt.Sprint(oQB), "%PF%", fmt.Sprint(oPF), "%TN%", fmt.Sprint(oTN)).Replace(halfA8Tmpl)
 	}
@@ -2230,11 +2281,15 @@ func kernelA8IQ4(out *strings.Builder, f format, nacc int, vnni bool) {
 		// The whole block a pass: half 0's sums in Y0..Y3, half 1's in Y4..Y7, a quad's two
 		// weights broadcast once (the decoder leaves Y8, Y9).
 		dec := func(a, b, c, d string) string {
-			return iq4Dec8(0, a, b, c, d) + "\n" + dotsA8N(ones, 2, 0, true) + "\n\t" + iq4Dec8(1, a, b, c, d)
+			s := dec8(0, a, b, c, d) + "\n" + dotsA8N(ones, 2, 0, true) + "\n\t" + dec8(1, a, b, c, d)
+			if vnni {
+				s = iq4U8Swap(s)
+			}
+			return s
 		}
 		halves[0] = strings.NewReplacer("%H%", "0", "%LO%", "0", "%HI%", "0",
 			"%DEC%", dec("(R12)", "(R12)(R9*1)", "(R12)(R9*2)", "(R12)(R11*1)"),
-			"%DECT%", dec("(R12)", "(AX)", "(DX)", "(R12)"), "%DOTS%", dotsA8N(ones, 2, 4, false),
+			"%DECT%", dec("(R12)", "(AX)", "(DX)", "(R12)"), "%DOTS%", dots2(vnni, dotsA8N(ones, 2, 4, false)),
 			"%FINISH%", finish(fs, 0, 2, 0)+"\n\tMOVQ CX, R12\n"+finish(fs, 1, 2, 4), "%PFX%", prefetch(4*f.bs, (4*f.bs+63)/64),
 			"@", aname, "%QB%", fmt.Sprint(oQB), "%PF%", fmt.Sprint(oPF), "%TN%", fmt.Sprint(oTN)).Replace(halfA8Tmpl)
 		halves[0] = strings.Replace(halves[0], "// Half 0 (8-bit weights): values 0.. and 0...", "// The whole block (8-bit weights), both halves' sums apart.", 1)
@@ -2303,6 +2358,19 @@ func kernelA8IQ4(out *strings.Builder, f format, nacc int, vnni bool) {
 `, lbl, oPB, oA8QP, oTN, oQB, oTT, halves[0], halves[1], f.bs, oNQ)
 	rep(tt, tt+path8, 1)
 	rep("	CMPQ "+fmt.Sprint(oBL)+"(SP), $0\n	JNE  "+lbl+"_bpair\n", lbl+"_bend:\n	CMPQ "+fmt.Sprint(oBL)+"(SP), $0\n	JNE  "+lbl+"_bpair\n", 1)
+	if vnni {
+		// iq4U8: W stored as it is and ΣW summed (one VPDPBUSD of bytes 1 a quad, sumWDot's),
+		// 128·ΣW per lane into oSS for the finish; no signs, no test of them.
+		rep("\tVPSHUFD $0x4E, Y0, Y1\n\tVPOR Y1, Y0, Y1\n\tVPSHUFD $0xB1, Y1, Y2\n\tVPOR Y2, Y1, Y1\n\tVPSIGNB Y1, Y0, Y0\n\tVPOR Y0, Y6, Y6\n\tVMOVDQU Y0, (R12)\n\tVMOVDQU Y1, 512(R12)\n",
+			"\t"+vexReg(opVPDPBUSD, 6, 5, 0)+"\n\tVMOVDQU Y0, (R12)\n", 1)
+		rep("\tVMOVDQU ·avx2IntAccB8T(SB), Y7\n"+lbl+"_p8:\n",
+			"\tVMOVDQU ·avx2IntAccB8T(SB), Y7\n\tVPCMPEQB Y5, Y5, Y5\n\tVPABSB Y5, Y5 // bytes 1\n"+lbl+"_p8:\n", 1)
+		rep("\tVPMOVMSKB Y6, AX\n\tTESTL AX, AX\n\tJNZ  "+lbl+"_w16\n",
+			fmt.Sprintf("\tVPSLLD $7, Y6, Y6\n\tVMOVDQU Y6, %d(SP)\n", oSS), 1)
+		rep("\tVMOVDQU ·avx2IQ4Levels(SB), Y11\n", "\tVBROADCASTI128 ·avx2IntAccIQ4Levels(SB), Y11 // the levels + 128\n", 1)
+		rep("); S, the OR of a\n\t// lane's four dwords (VPSHUFD, VPOR: every dword the same), stored 512 bytes on, and\n\t// W·sign(S) in place of W; a byte of it below zero (weights of both signs) sends the block\n\t// pair to the int16 path.\n",
+			"), stored as they are;\n\t// ΣW per lane summed (VPDPBUSD of bytes 1) for the finish to take 128·ΣW off (iq4U8Swap).\n", 1)
+	}
 	if oA8QP+512 != oA8IQ4S || oA8IQ4S+512 != frameA8IQ4 {
 		panic("kernelA8IQ4: frame")
 	}

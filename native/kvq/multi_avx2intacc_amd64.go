@@ -454,7 +454,9 @@ func multiAccQ80A8AVX2INT(acc *float32, d, nv int, rows *byte, rb, m int, w *flo
 // (avx2VNNIAcc): gen_avx2intacc.go's vnni8 writes each as its plain AVX2 kernel's text
 // with every VPMADDUBSW and the adds after it (VPADDW, flushed through VPMADDWD by ones every
 // steps8 steps; or VPMADDWD by ones and VPADDD) one VEX VPDPBUSD into the int32 sums, and the
-// adaptive kernels' int16 path's VPMADDWD and VPADDD one VEX VPDPWSSD. The int32 sums are the
+// adaptive kernels' int16 path's VPMADDWD and VPADDD one VEX VPDPWSSD (iq4_nl's 8-bit path
+// multiplies the levels + 128 by the signed weights and takes 128·ΣW off, without the plain
+// kernel's signs: gen_avx2intacc.go's iq4U8Swap). The int32 sums are the
 // same integers (VPMADDUBSW's words never saturate there, VPDPBUSD does not saturate), so each
 // kernel's results are its plain AVX2 kernel's bit for bit (TestAVX2IntAccB8VNNIMatches):
 // AVX-VNNI CPUs now round these formats' weights as plain AVX2 and AVX-512 CPUs do (step 2⁻⁸,

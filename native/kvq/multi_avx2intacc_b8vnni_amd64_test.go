@@ -33,7 +33,9 @@ var avx2B8VNNIPairs = []struct {
 // TestAVX2IntAccB8VNNIMatches checks each AVX-VNNI 8-bit kernel against its plain AVX2 kernel
 // bit for bit (the accumulators and sentinels past them) where the CPU has AVX-VNNI: softmax-like
 // weights (zeros, a peak a tile, some negative: the adaptive kernels' int16 path), flat positive
-// weights (their 8-bit path), and rows whose every code is the largest or the smallest with
+// weights (their 8-bit path), flat weights of either sign (no peak: iq4_nl's plain kernel takes
+// its int16 path for a row's weights of both signs, its AVX-VNNI one its 8-bit path, iq4U8Swap),
+// and rows whose every code is the largest or the smallest with
 // equal weights of either sign (the plain kernels' word sums at their bound); dims with a
 // pair's missing second block, row counts around the quads, the plain kernels' flushes and the
 // 64-row tiles; weight strides of n and n+1 accumulators. That the VNNI kernels are selected
@@ -47,7 +49,7 @@ func TestAVX2IntAccB8VNNIMatches(t *testing.T) {
 		for _, d := range []int{32, 96, 128, 200} {
 			for _, rows := range []int{1, 2, 3, 4, 5, 31, 32, 33, 63, 64, 65, 130, 200} {
 				for _, n := range []int{p.nacc, p.nacc + 1} {
-					for _, shape := range []string{"softmax", "flat", "max+", "max-", "min+"} {
+					for _, shape := range []string{"softmax", "flat", "mixed", "max+", "max-", "min+"} {
 						t.Run(fmt.Sprintf("%s/acc%d/d%d/rows%d/n%d/%s", p.f, p.nacc, d, rows, n, shape), func(t *testing.T) {
 							c := Unwrap(mustCodec(t, p.f, d))
 							enc := b8Rows(rng, c, rows, false)
@@ -73,6 +75,11 @@ func TestAVX2IntAccB8VNNIMatches(t *testing.T) {
 									w[j] = x
 								case "flat":
 									w[j] = float32(0.5 + 0.5*rng.Float64())
+								case "mixed":
+									w[j] = float32(0.5 + 0.5*rng.Float64())
+									if rng.IntN(2) == 0 {
+										w[j] = -w[j]
+									}
 								case "max-":
 									w[j] = -1
 								default:
