@@ -1158,7 +1158,11 @@ const twoMin = 128
 // multiplies bound it: 12 ns a row in cache too) 11.03–12.39 → 11.04–12.41; the whole step q4_0
 // 21.08–22.39 → 20.41–21.18, q4_1 21.87–23.24 → 21.16–21.55, q8_0 30.58–32.13 → 27.54–30.56,
 // q5_0 25.80–27.34 → 24.31–25.81. avx2ScoresQ80OneRuns (gen_runs.go) prefetches the next runs
-// for both streams, as avx2ScoresQ80OneVNNIRuns does.
+// for both streams, as avx2ScoresQ80OneVNNIRuns does. Their prefetch distance swept in one
+// binary (a scratch build reading PFGROUPS2 and q8PFGroups from memory; four rounds, load 3–5,
+// scores min ns a row) at 4/2, 8/4 (kept), 12/6 and 16/8 groups: q4_0 7.10–7.63, 6.52–7.66,
+// 6.84–7.30, 6.86–7.40; q8_0 12.27–13.62, 11.49–12.46, 11.21–12.31, 11.72–12.89; q4_1 and q5_0
+// alike: within the noise.
 //
 // q8_0's kernel at one-byte digits (avx2ScoresQ80OneVNNI) takes two streams too, without the
 // PREFETCHT1 q8T1 beyond its PREFETCHT0s (its runs flavour keeps the one of the run after

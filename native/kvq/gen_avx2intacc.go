@@ -847,6 +847,12 @@ func main() {
 // a prototype in multiAccStride; a rounding change, the tiles' sums added in another order):
 // values iq4_nl 10.4–10.8 → 9.5–9.9, q4_0 8.9–9.0 → 8.7–9.1, q4_1 within the noise, q8_0 12.1–13.1
 // → 12.5–13.5 (128 and 256 rows no better): the tile after next gives iq4_nl as much, bit for bit.
+// Also not kept: the next tile's lines prefetched in the first block pair's passes (two
+// PREFETCHT0 a four-row step, the step doubled, so the pointer runs on past the tile after
+// next; q4_0's, q4_1's and iq4_nl's kernels, four alternations, AVX-VNNI): values q4_0
+// 8.40–8.64 → 9.38–10.01, q4_1 8.33–8.83 → 9.38–9.77, iq4_nl 9.14–9.42 → 9.59–10.78 (bursts of
+// prefetches cost); q8_0's int16 kernels at 96 or 128 rows (five and six rounds in one binary,
+// load 10–14): values within the noise of 64's on both paths.
 var farTileKernels = []string{"multiAccQ40B8AVX2INT", "multiAccQ41B8AVX2INT", "multiAccQ50A8AVX2INT",
 	"multiAccQ51U8AVX2INT", "multiAccIQ4NLA8AVX2INT", "multiAccQ40B8VNNIINT", "multiAccQ41B8VNNIINT",
 	"multiAccQ50A8VNNIINT", "multiAccQ51U8VNNIINT", "multiAccIQ4NLA8VNNIINT"}
