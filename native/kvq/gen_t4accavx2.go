@@ -688,7 +688,7 @@ func bitsLen(n int) int {
 func t3Shift(k int) uint32 { return uint32(3 * k % 8) }
 
 // tables8 writes the 8-bit kernels' constants: 127, the transpose's byte order, words of 1 and
-// t2Dec8's shift counts.
+// t3Dec8's shift counts and mask.
 func tables8() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "DATA ·t4a8QMax+0(SB)/4, $0x%08x\nGLOBL ·t4a8QMax(SB), RODATA|NOPTR, $4\n\n", math.Float32bits(127))
@@ -713,10 +713,6 @@ func tables8() string {
 	}
 	b.WriteString("GLOBL ·t4a8Ones(SB), RODATA|NOPTR, $32\n\n")
 	fmt.Fprintf(&b, "DATA ·t4a8Ratio+0(SB)/4, $0x%08x\nGLOBL ·t4a8Ratio(SB), RODATA|NOPTR, $4\n\n", math.Float32bits(t4a8Ratio))
-	for q, c := range []int{0, 0, 2, 2, 4, 4, 6, 6} { // t2Dec8's qword shift counts
-		fmt.Fprintf(&b, "DATA ·t2a8Shift+%d(SB)/8, $%d\n", 8*q, c)
-	}
-	b.WriteString("GLOBL ·t2a8Shift(SB), RODATA|NOPTR, $64\n\n")
 	// t3Dec8's left shifts of rows 1 and 3 (8 − the right shift t3AccShift takes: each window's
 	// code to bits 8..10 of its word) and their mask.
 	for i := 0; i < 8; i += 2 {
@@ -747,8 +743,8 @@ func gen8(name string, bits int, f32, vnni bool, tile int) string {
 		dc, fin = t3Dec8, finishVia(o8TU, "\tVMOVDQA Y%[1]d, Y12\n\tVMOVDQA Y%[2]d, Y13\n")
 	case 2:
 		unit, soff, ubyte = "tAccT2Unit", "SHRQ $2, SI", "4"
-		tables = "VBROADCASTI128 ·t2AVX2Ints(SB), Y8\n\tVMOVDQU ·t2AVX2Mask3(SB), Y9"
-		dc, fin = t2Dec8, t2Finish(o8TU)
+		tables = "VBROADCASTI128 ·t2AVX2Ints(SB), Y8\n\tVBROADCASTI128 ·t2AVX2IntsHi(SB), Y9"
+		dc, fin = t2Dec8, t2Finish8(o8TU)
 	}
 	work, suminit, sumop, ps16, qmax := body8, "", "", "", qmax16
 	if bits == 4 {
@@ -816,10 +812,14 @@ const t3Dec8 = `	VPBROADCASTQ (R12), Y10
 `
 
 // t2Dec8 is dec8 for turbo2 (16 values, 4 code bytes): the quad's bytes interleaved so that
-// dword j holds byte j of the four rows, copied to both lanes, and each qword shifted by twice
-// the code it keeps (t2a8Shift: lanes 0, 1 of Y10 codes 0, 1; of Y11 codes 2, 3), masked and
-// looked up: Y10 the four rows' levels of values 4j (lane 0) and 4j + 1 (lane 1), Y11 of 4j +
-// 2 and 4j + 3, t2Dec's order (t2Finish). 14 operations a quad where t2Dec takes 10 a pair.
+// dword j holds byte j of the four rows, its high nibbles shifted down into a copy in the upper
+// lane, both lanes masked to nibbles and each nibble looked up twice, for its low code (Y8:
+// the level of n & 3) and its high one (Y9, t2AVX2IntsHi: of n >> 2): Y10 the four rows'
+// levels of values 4j (lane 0) and 4j + 2 (lane 1), Y11 of 4j + 1 and 4j + 3, the order
+// t2Finish8 restores. 12 operations a quad (3 unpacks, a shift, an insert, a mask, two
+// lookups and the 4 loads) where the earlier decode took 14 (each qword shifted by twice the
+// code it kept, VPSRLVQ twice with its counts from memory, two masks: t2a8Shift), and
+// t2Finish8 two lane permutes an accumulator fewer than t2Finish.
 const t2Dec8 = `	VMOVD (R12), X10
 	VMOVD (R12)(R9*1), X11
 	VMOVD (R12)(R13*1), X12
@@ -827,14 +827,23 @@ const t2Dec8 = `	VMOVD (R12), X10
 	VPUNPCKLBW X11, X10, X10
 	VPUNPCKLBW X13, X12, X12
 	VPUNPCKLWD X12, X10, X10
-	VINSERTI128 $1, X10, Y10, Y10
-	VPSRLVQ ·t2a8Shift+32(SB), Y10, Y11
-	VPSRLVQ ·t2a8Shift(SB), Y10, Y10
-	VPAND Y9, Y10, Y10
-	VPAND Y9, Y11, Y11
+	VPSRLW $4, X10, X11
+	VINSERTI128 $1, X11, Y10, Y10
+	VPAND ·avx2Nib(SB), Y10, Y10
+	VPSHUFB Y10, Y9, Y11
 	VPSHUFB Y10, Y8, Y10
-	VPSHUFB Y11, Y8, Y11
 `
+
+// t2Finish8 is finish for t2Dec8's order: Y2h holds values 4j (j = 0..3) then 4j + 2, Y2h+1
+// 4j + 1 then 4j + 3 (t2Finish's order after its lane permutes); two unpacks and two qword
+// permutes restore it.
+func t2Finish8(tu int) string {
+	return finishVia(tu, `	VPUNPCKLDQ Y%[2]d, Y%[1]d, Y10
+	VPUNPCKHDQ Y%[2]d, Y%[1]d, Y11
+	VPERMQ $0xD8, Y10, Y12
+	VPERMQ $0xD8, Y11, Y13
+`)
+}
 
 func main() {
 	var out strings.Builder

@@ -191,6 +191,15 @@ var (
 	t2AccB8AVXVNNI  = &multiKernels{acc: multiAccT2B8AVXVNNI, w8step: 0x1p-8}
 )
 
+// t2AVX2IntsHi is turboInts2 by the upper two bits of a nibble, as signed bytes: the level of
+// the nibble's second code (gen_t4accavx2.go's t2Dec8 looks up two codes a nibble).
+var t2AVX2IntsHi = func() (t [16]byte) {
+	for k := range t {
+		t[k] = byte(turboInts2[k>>2])
+	}
+	return t
+}()
+
 var (
 	t4AccB8AVX2I  = &multiKernels{acc: multiAccT4B8AVX2I, w8step: 0x1p-8}
 	t4FAccB8AVX2I = &multiKernels{acc: multiAccT4FB8AVX2I, w8step: 0x1p-8}
