@@ -103,6 +103,19 @@ func chain(b *strings.Builder, vnni bool, c, t, off int) {
 	firstChain = false
 }
 
+// chainVia is chain's AVX-VNNI flavour for a code vector Yc looked up in the table in Ytab
+// (none where tab < 0: Yc holds the levels + 128 already) in place.
+func chainVia(b *strings.Builder, c, tab, off int) {
+	w := func(f string, a ...any) { fmt.Fprintf(b, "\t"+f+"\n", a...) }
+	if tab >= 0 {
+		w("VPSHUFB Y%d, Y%d, Y%d", c, tab, c)
+	}
+	for h := 0; h < 4; h++ {
+		w("VPBROADCASTD %d(SI), Y14", off+32*h)
+		w("%s", vexReg(opVPDPBUSD, 4+h, c, 14))
+	}
+}
+
 // firstChain marks the plain flavour's first code vector of a group, whose products start
 // the chains (chainStart, chain).
 var firstChain bool
@@ -174,6 +187,18 @@ func t2Chunk(vnni bool) string {
 	for g := 0; g < 2; g++ {
 		chainStart(&b, vnni)
 		for k := 2 * g; k < 2*g+2; k++ {
+			if vnni { // two codes a nibble (t2VNNIU8Hi in Y15: the level + 128 of a nibble's high code)
+				w("VPAND ·avx2Nib(SB), Y%d, Y13", k)
+				chainVia(&b, 13, 12, 16*(k%2))
+				w("VPAND ·avx2Nib(SB), Y%d, Y13", k)
+				chainVia(&b, 13, 15, 16*(k%2)+4)
+				w("VPSRLW $4, Y%d, Y%d", k, k)
+				w("VPAND ·avx2Nib(SB), Y%d, Y%d", k, k)
+				w("VPSHUFB Y%d, Y12, Y13", k)
+				chainVia(&b, 13, -1, 16*(k%2)+8)
+				chainVia(&b, k, 15, 16*(k%2)+12)
+				continue
+			}
 			for t := 0; t < 4; t++ {
 				if t == 0 {
 					w("VPAND ·t2AVX2Mask3(SB), Y%d, Y13", k)
@@ -1265,7 +1290,7 @@ func main() {
 		if strings.HasPrefix(k.name, "T2") || strings.HasPrefix(k.name, "Q2K") {
 			table, grp = "VBROADCASTI128 ·t2AVX2Ints(SB), Y12", t2Chunk(k.vnni)
 			if k.vnni {
-				table = "VBROADCASTI128 ·turbo2VNNIU8(SB), Y12"
+				table = "VBROADCASTI128 ·turbo2VNNIU8(SB), Y12\n\tVBROADCASTI128 ·t2VNNIU8Hi(SB), Y15"
 			}
 		}
 		if strings.HasPrefix(k.name, "Q2K") { // q2k's cells have no row scale: turbo2's with 1
