@@ -834,6 +834,16 @@ const t2Dec8 = `	VMOVD (R12), X10
 	VPSHUFB Y10, Y8, Y10
 `
 
+// Where a turbo2 and a turbo3 8-bit AVX-VNNI kernel's time goes (Intel Xeon, KVLAB_NO_AVX512,
+// d 128, 256 rows in L1, thread CPU, min of 15 rounds, load ~9–14, after t2Dec8): by nv (the
+// units of 16 values a call takes) 16 / 32 / 64 / 128, turbo2 1.61–1.65 / 2.11–2.17 / 3.19–3.25
+// / 5.54–5.68 ns a row, turbo3 1.94–2.07 / 2.66–2.71 / 4.32–4.41 / 8.17–8.18: the prepasses
+// ~1.1 ns a row, each unit 0.50–0.60 (turbo2) and 0.77–0.94 (turbo3), growing with the units
+// (d 256: turbo2 0.55, 0.59, 0.60 a unit by halves). The finish of turbo2's units (dropped,
+// timing-only) 5.57 → 4.95–5.02 at nv 128, 0.03–0.06 at 16..64: ~0.6 ns a row there. Not
+// kept: the quad loop run two quads an iteration (its branch taken half as often; timing-only)
+// 5.67–5.82 → 5.54–5.75, within the noise.
+
 // t2Finish8 is finish for t2Dec8's order: Y2h holds values 4j (j = 0..3) then 4j + 2, Y2h+1
 // 4j + 1 then 4j + 3 (t2Finish's order after its lane permutes); two unpacks and two qword
 // permutes restore it.

@@ -740,7 +740,12 @@ func t3GroupUAVX2(last bool) string { return t3GroupAVX2x(last, true, false) }
 // 6.7–7.1 → 7.3–7.6: the chains' latency does not bound it, its operation count does. (That
 // test's stage words may have been split, as multiScoresT2UAVXVNNI's were: with
 // them rounded up to 32 bytes the first form took the decode's scores 8.03–8.06 → 7.85–8.11
-// ns a row, three alternations, load ~12: within the noise, not kept.)
+// ns a row, three alternations, load ~12: within the noise, not kept.) Nor the straddling
+// pairs' blend (VPBLENDVB: three uops, two of them on port 5, in LLVM's Alder Lake model; one
+// uop fewer and none on the shuffle ports as two masks of the even and the odd bytes and an
+// OR, the same codes): the kernel alone on 256 rows in L1 6.74–7.11 → 6.78–6.91 ns a row,
+// attn's TestDecodeBreakdown scores 8.47–8.81 → 8.22–8.97 (three alternations each, load
+// ~9–10): within the noise.
 func t3GroupUVAVX2(last bool) string { return t3GroupAVX2x(last, true, true) }
 
 // chainU writes code vector Yc (turbo3 codes 0..7) looked up as u = L + 88 (Y12) and its
