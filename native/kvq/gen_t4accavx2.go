@@ -230,8 +230,20 @@ func finishVia(tu int, order string) string {
 // 5.71–6.15 → 5.24–5.97 / 6.56–6.71 → 5.79–5.89, tq4 5.44–5.57 → 4.97–5.04 / 6.28–6.79 →
 // 5.80–6.78; the decode's values phase (attn TestDecodeBreakdown, two alternations, min)
 // turbo2 6.80–7.01 → 6.44–6.62, turbo3 8.66–9.04 → 8.20–8.84, turbo4 7.44–7.45 → 7.08–7.21,
-// tq4 6.99–7.21 → 6.41–6.69.
-const tileP1 = `@_tile:
+// tq4 6.99–7.21 → 6.41–6.69. It now takes four rows a step (a last one to three one at a time),
+// each row's scale, weights and w·s addressed off three pointers (the scales', the weights' and
+// the w·s's; BX and CX hold 3·rb and 3·wstride), and the maxima in four chains (rows 4k + j in
+// X10, X13, X12, X14): 3 pointer updates and a count a step where every row took 3 and a count,
+// the magnitudes and sums the same (the sum's chain still in row order), so the same M, W and
+// results bit for bit. Its loop stays port-5 bound (VPBROADCASTW and VCVTPH2PS: two a row).
+// llvm-mca a row (-mcpu alderlake / skylake / znver3): 2.42 → 2.37, 2.82 → 2.28, 1.90 → 1.85
+// cycles. TestT4AccB8AVX2Speed (Intel Xeon, KVLAB_NO_AVX512, two alternations of test binaries,
+// load 7–8, min ns a row, 8-bit kernels in cache / streamed): AVX-VNNI turbo2 5.67–5.76 →
+// 5.22–5.41 / 6.61–6.68 → 6.57–6.60, turbo3 7.92–8.22 → 7.44–7.83 / 9.46–9.61 → 9.17–9.29,
+// turbo4 5.70–5.96 → 5.36–5.75 / 6.95–7.08 → 7.06–7.18, tq4 5.56–5.93 → 5.41–5.60 / 6.30–6.65 →
+// 6.45–6.70; plain AVX2 turbo2 9.21–9.49 → 9.05–9.14, turbo3 10.42–10.92 → 9.98–10.24, turbo4
+// 9.37–9.81 → 9.09–9.18, tq4 9.21–9.34 → 8.35–8.70 in cache (streamed within ±0.4).
+var tileP1 = `@_tile:
 	MOVQ %RL%(SP), R10
 	CMPQ R10, $%TILE%
 	JLE  @_tn
@@ -245,40 +257,67 @@ const tileP1 = `@_tile:
 	MOVQ AX, %PF%(SP)          // the next tile, which the row loops prefetch
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
-	MOVQ DI, R12
+	LEAQ (DI)(%SREG%*1), R12   // the first row's scale
 	MOVQ %WP%(SP), R8
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
+	LEAQ (R11)(R11*2), BX      // 3·rb
+	LEAQ (R9)(R9*2), CX        // 3·wstride
 	LEAQ %WS%(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X12, X12, X12
 	VXORPS X13, X13, X13
+	VXORPS X14, X14, X14
 %SUMINIT%	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
+	CMPQ R10, $4
+	JB   @_p1r
 @_p1:
-	%SCALE%
-	VMULPS (R8), X0, X0
-	VMOVUPS X0, (R15)
-	VANDPS X9, X0, X1
-%SUM%	VMAXPS X1, X10, X10
-	ADDQ R9, R8
-	ADDQ R11, R12
-	ADDQ $16, R15
-	DECQ R10
+` + p1Row("(R12)", "(R8)", "(R15)", 10) + p1Row("(R12)(R11*1)", "(R8)(R9*1)", "16(R15)", 13) +
+	p1Row("(R12)(R11*2)", "(R8)(R9*2)", "32(R15)", 12) + p1Row("(R12)(BX*1)", "(R8)(CX*1)", "48(R15)", 14) + `	LEAQ (R12)(R11*4), R12
+	LEAQ (R8)(R9*4), R8
+	ADDQ $64, R15
+	SUBQ $4, R10
+	CMPQ R10, $4
+	JAE  @_p1
+@_p1r:
+	TESTQ R10, R10
 	JZ   @_p1e
-	%SCALE%
-	VMULPS (R8), X0, X0
-	VMOVUPS X0, (R15)
-	VANDPS X9, X0, X1
-%SUM%	VMAXPS X1, X13, X13        // odd rows: a second chain
+@_p1s:
+` + p1Row("(R12)", "(R8)", "(R15)", 10) + `	ADDQ R11, R12
 	ADDQ R9, R8
-	ADDQ R11, R12
 	ADDQ $16, R15
 	DECQ R10
-	JNZ  @_p1
+	JNZ  @_p1s
 @_p1e:
 	VMAXPS X13, X10, X10
+	VMAXPS X14, X12, X12
+	VMAXPS X12, X10, X10
 	VXORPS X0, X0, X0
 `
+
+// p1Row is one row of tileP1's first prepass: the row's scale at sa (%SCALE%'s SADDR), its
+// weights at wa, w·s stored at wsa, its magnitudes into the sum (%SUM%) and the largest
+// magnitudes' chain X(chain).
+func p1Row(sa, wa, wsa string, chain int) string {
+	return fmt.Sprintf(`	%%SCALE:%[1]s%%
+	VMULPS %[2]s, X0, X0
+	VMOVUPS X0, %[3]s
+	VANDPS X9, X0, X1
+%%SUM%%	VMAXPS X1, X%[4]d, X%[4]d
+`, sa, wa, wsa, chain)
+}
+
+// scaleReplacer replaces tileP1's %SCALE:addr% markers with scale, a row scale's load and
+// widening with SADDR standing for the address, and %SREG% with sreg, the register holding
+// the scale's byte offset in a row.
+func scaleReplacer(scale, sreg string) *strings.Replacer {
+	var pairs []string
+	for _, a := range []string{"(R12)", "(R12)(R11*1)", "(R12)(R11*2)", "(R12)(BX*1)"} {
+		pairs = append(pairs, "%SCALE:"+a+"%", strings.ReplaceAll(scale, "SADDR", a))
+	}
+	return strings.NewReplacer(append(pairs, "%SREG%", sreg)...)
+}
 
 // body16 is the 16-bit kernels' work on a tile after its first prepass: inv, T·unit, the
 // int16 weight pairs and every unit's row loop over the tile's row pairs; %W% makes its labels
@@ -731,9 +770,9 @@ func tables8() string {
 // each with its own largest weight; 4 bits: adapting, with body16 for a softmax peak's tiles;
 // tiles of 16 took as long as the 16-bit kernels, multi_t4accavx2_amd64.go).
 func gen8(name string, bits int, f32, vnni bool, tile int) string {
-	scale, unit := "VPBROADCASTW (R12)(SI*1), X0\n\tVCVTPH2PS X0, X0", "tAccT4Unit"
+	scale, unit := "VPBROADCASTW SADDR, X0\n\tVCVTPH2PS X0, X0", "tAccT4Unit"
 	if f32 {
-		scale, unit = "VBROADCASTSS (R12)(SI*1), X0", "tAccT4FUnit"
+		scale, unit = "VBROADCASTSS SADDR, X0", "tAccT4FUnit"
 	}
 	soff, tables, dc, fin, ubyte := "SHRQ $1, SI", "VBROADCASTI128 ·tq4AVX2Ints(SB), Y8\n\tVMOVDQU ·avx2Nib(SB), Y9", dec8, finish(o8TU), "8"
 	switch bits {
@@ -765,6 +804,7 @@ func gen8(name string, bits int, f32, vnni bool, tile int) string {
 `
 	}
 	s := strings.NewReplacer("%WORK%", work, "%PS16INIT%", ps16, "%TILEP1%", tileP1).Replace(tmpl8)
+	s = scaleReplacer(scale, "SI").Replace(s)
 	add := "VPADDD"
 	if vnni {
 		add = "VPDPBUSD"
@@ -882,9 +922,9 @@ func main() {
 		{"T2AVX2I", false, false, false},
 		{"T2AVXVNNI", false, true, false},
 	} {
-		scale, unit := "VPBROADCASTW (R12)(R14*1), X0\n\tVCVTPH2PS X0, X0", "tAccT4Unit"
+		scale, unit := "VPBROADCASTW SADDR, X0\n\tVCVTPH2PS X0, X0", "tAccT4Unit"
 		if k.f32 {
-			scale, unit = "VBROADCASTSS (R12)(R14*1), X0", "tAccT4FUnit"
+			scale, unit = "VBROADCASTSS SADDR, X0", "tAccT4FUnit"
 		}
 		soff, tables, dc, fin, ubyte := "SHRQ $1, R14", "VBROADCASTI128 ·tq4AVX2Ints(SB), Y8\n\tVMOVDQU ·avx2Nib(SB), Y9", dec, finish(oTU), "8"
 		if k.t3 {
@@ -905,6 +945,7 @@ func main() {
 			"%RL%", fmt.Sprint(oRL), "%WP%", fmt.Sprint(oWP), "%SOFF%", soff, "%TABLES%", tables, "%UBYTE%", ubyte,
 			"%DEC%", dc, "%DOTS%", dots(k.vnni), "%FINISH%", fin)
 		t := strings.NewReplacer("%TILEP1%", tileP1, "%BODY16%", body16).Replace(tmpl)
+		t = scaleReplacer(scale, "R14").Replace(t)
 		t = strings.NewReplacer("%SUMINIT%", "", "%SUM%", "", "%W%", "", "%PSW%", "%PS%", "%QMAX16%", qmax16).Replace(t)
 		out.WriteString(r.Replace(strings.NewReplacer("%TILE%", "64", "%TSHIFT%", "6").Replace(t)))
 	}

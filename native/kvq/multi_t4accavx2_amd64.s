@@ -69,40 +69,71 @@ T4AVX2I_tn:
 	MOVQ AX, 1592(SP)          // the next tile, which the row loops prefetch
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
-	MOVQ DI, R12
+	LEAQ (DI)(R14*1), R12   // the first row's scale
 	MOVQ 1624(SP), R8
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
+	LEAQ (R11)(R11*2), BX      // 3·rb
+	LEAQ (R9)(R9*2), CX        // 3·wstride
 	LEAQ 0(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X12, X12, X12
 	VXORPS X13, X13, X13
+	VXORPS X14, X14, X14
 	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
+	CMPQ R10, $4
+	JB   T4AVX2I_p1r
 T4AVX2I_p1:
-	VPBROADCASTW (R12)(R14*1), X0
+	VPBROADCASTW (R12), X0
 	VCVTPH2PS X0, X0
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
 	VMAXPS X1, X10, X10
-	ADDQ R9, R8
-	ADDQ R11, R12
-	ADDQ $16, R15
-	DECQ R10
+	VPBROADCASTW (R12)(R11*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(R9*1), X0, X0
+	VMOVUPS X0, 16(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X13, X13
+	VPBROADCASTW (R12)(R11*2), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(R9*2), X0, X0
+	VMOVUPS X0, 32(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X12, X12
+	VPBROADCASTW (R12)(BX*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(CX*1), X0, X0
+	VMOVUPS X0, 48(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X14, X14
+	LEAQ (R12)(R11*4), R12
+	LEAQ (R8)(R9*4), R8
+	ADDQ $64, R15
+	SUBQ $4, R10
+	CMPQ R10, $4
+	JAE  T4AVX2I_p1
+T4AVX2I_p1r:
+	TESTQ R10, R10
 	JZ   T4AVX2I_p1e
-	VPBROADCASTW (R12)(R14*1), X0
+T4AVX2I_p1s:
+	VPBROADCASTW (R12), X0
 	VCVTPH2PS X0, X0
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
-	VMAXPS X1, X13, X13        // odd rows: a second chain
-	ADDQ R9, R8
+	VMAXPS X1, X10, X10
 	ADDQ R11, R12
+	ADDQ R9, R8
 	ADDQ $16, R15
 	DECQ R10
-	JNZ  T4AVX2I_p1
+	JNZ  T4AVX2I_p1s
 T4AVX2I_p1e:
 	VMAXPS X13, X10, X10
+	VMAXPS X14, X12, X12
+	VMAXPS X12, X10, X10
 	VXORPS X0, X0, X0
 	VMOVUPS X0, (R15)          // the partner of a lone last row
 	// inv = min(32767/M, cap), T = 1/inv where M > 0; both 0 where M = 0.
@@ -356,38 +387,66 @@ T4FAVX2I_tn:
 	MOVQ AX, 1592(SP)          // the next tile, which the row loops prefetch
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
-	MOVQ DI, R12
+	LEAQ (DI)(R14*1), R12   // the first row's scale
 	MOVQ 1624(SP), R8
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
+	LEAQ (R11)(R11*2), BX      // 3·rb
+	LEAQ (R9)(R9*2), CX        // 3·wstride
 	LEAQ 0(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X12, X12, X12
 	VXORPS X13, X13, X13
+	VXORPS X14, X14, X14
 	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
+	CMPQ R10, $4
+	JB   T4FAVX2I_p1r
 T4FAVX2I_p1:
-	VBROADCASTSS (R12)(R14*1), X0
+	VBROADCASTSS (R12), X0
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
 	VMAXPS X1, X10, X10
-	ADDQ R9, R8
-	ADDQ R11, R12
-	ADDQ $16, R15
-	DECQ R10
+	VBROADCASTSS (R12)(R11*1), X0
+	VMULPS (R8)(R9*1), X0, X0
+	VMOVUPS X0, 16(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X13, X13
+	VBROADCASTSS (R12)(R11*2), X0
+	VMULPS (R8)(R9*2), X0, X0
+	VMOVUPS X0, 32(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X12, X12
+	VBROADCASTSS (R12)(BX*1), X0
+	VMULPS (R8)(CX*1), X0, X0
+	VMOVUPS X0, 48(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X14, X14
+	LEAQ (R12)(R11*4), R12
+	LEAQ (R8)(R9*4), R8
+	ADDQ $64, R15
+	SUBQ $4, R10
+	CMPQ R10, $4
+	JAE  T4FAVX2I_p1
+T4FAVX2I_p1r:
+	TESTQ R10, R10
 	JZ   T4FAVX2I_p1e
-	VBROADCASTSS (R12)(R14*1), X0
+T4FAVX2I_p1s:
+	VBROADCASTSS (R12), X0
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
-	VMAXPS X1, X13, X13        // odd rows: a second chain
-	ADDQ R9, R8
+	VMAXPS X1, X10, X10
 	ADDQ R11, R12
+	ADDQ R9, R8
 	ADDQ $16, R15
 	DECQ R10
-	JNZ  T4FAVX2I_p1
+	JNZ  T4FAVX2I_p1s
 T4FAVX2I_p1e:
 	VMAXPS X13, X10, X10
+	VMAXPS X14, X12, X12
+	VMAXPS X12, X10, X10
 	VXORPS X0, X0, X0
 	VMOVUPS X0, (R15)          // the partner of a lone last row
 	// inv = min(32767/M, cap), T = 1/inv where M > 0; both 0 where M = 0.
@@ -641,40 +700,71 @@ T4AVXVNNI_tn:
 	MOVQ AX, 1592(SP)          // the next tile, which the row loops prefetch
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
-	MOVQ DI, R12
+	LEAQ (DI)(R14*1), R12   // the first row's scale
 	MOVQ 1624(SP), R8
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
+	LEAQ (R11)(R11*2), BX      // 3·rb
+	LEAQ (R9)(R9*2), CX        // 3·wstride
 	LEAQ 0(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X12, X12, X12
 	VXORPS X13, X13, X13
+	VXORPS X14, X14, X14
 	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
+	CMPQ R10, $4
+	JB   T4AVXVNNI_p1r
 T4AVXVNNI_p1:
-	VPBROADCASTW (R12)(R14*1), X0
+	VPBROADCASTW (R12), X0
 	VCVTPH2PS X0, X0
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
 	VMAXPS X1, X10, X10
-	ADDQ R9, R8
-	ADDQ R11, R12
-	ADDQ $16, R15
-	DECQ R10
+	VPBROADCASTW (R12)(R11*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(R9*1), X0, X0
+	VMOVUPS X0, 16(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X13, X13
+	VPBROADCASTW (R12)(R11*2), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(R9*2), X0, X0
+	VMOVUPS X0, 32(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X12, X12
+	VPBROADCASTW (R12)(BX*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(CX*1), X0, X0
+	VMOVUPS X0, 48(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X14, X14
+	LEAQ (R12)(R11*4), R12
+	LEAQ (R8)(R9*4), R8
+	ADDQ $64, R15
+	SUBQ $4, R10
+	CMPQ R10, $4
+	JAE  T4AVXVNNI_p1
+T4AVXVNNI_p1r:
+	TESTQ R10, R10
 	JZ   T4AVXVNNI_p1e
-	VPBROADCASTW (R12)(R14*1), X0
+T4AVXVNNI_p1s:
+	VPBROADCASTW (R12), X0
 	VCVTPH2PS X0, X0
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
-	VMAXPS X1, X13, X13        // odd rows: a second chain
-	ADDQ R9, R8
+	VMAXPS X1, X10, X10
 	ADDQ R11, R12
+	ADDQ R9, R8
 	ADDQ $16, R15
 	DECQ R10
-	JNZ  T4AVXVNNI_p1
+	JNZ  T4AVXVNNI_p1s
 T4AVXVNNI_p1e:
 	VMAXPS X13, X10, X10
+	VMAXPS X14, X12, X12
+	VMAXPS X12, X10, X10
 	VXORPS X0, X0, X0
 	VMOVUPS X0, (R15)          // the partner of a lone last row
 	// inv = min(32767/M, cap), T = 1/inv where M > 0; both 0 where M = 0.
@@ -912,38 +1002,66 @@ T4FAVXVNNI_tn:
 	MOVQ AX, 1592(SP)          // the next tile, which the row loops prefetch
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
-	MOVQ DI, R12
+	LEAQ (DI)(R14*1), R12   // the first row's scale
 	MOVQ 1624(SP), R8
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
+	LEAQ (R11)(R11*2), BX      // 3·rb
+	LEAQ (R9)(R9*2), CX        // 3·wstride
 	LEAQ 0(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X12, X12, X12
 	VXORPS X13, X13, X13
+	VXORPS X14, X14, X14
 	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
+	CMPQ R10, $4
+	JB   T4FAVXVNNI_p1r
 T4FAVXVNNI_p1:
-	VBROADCASTSS (R12)(R14*1), X0
+	VBROADCASTSS (R12), X0
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
 	VMAXPS X1, X10, X10
-	ADDQ R9, R8
-	ADDQ R11, R12
-	ADDQ $16, R15
-	DECQ R10
+	VBROADCASTSS (R12)(R11*1), X0
+	VMULPS (R8)(R9*1), X0, X0
+	VMOVUPS X0, 16(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X13, X13
+	VBROADCASTSS (R12)(R11*2), X0
+	VMULPS (R8)(R9*2), X0, X0
+	VMOVUPS X0, 32(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X12, X12
+	VBROADCASTSS (R12)(BX*1), X0
+	VMULPS (R8)(CX*1), X0, X0
+	VMOVUPS X0, 48(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X14, X14
+	LEAQ (R12)(R11*4), R12
+	LEAQ (R8)(R9*4), R8
+	ADDQ $64, R15
+	SUBQ $4, R10
+	CMPQ R10, $4
+	JAE  T4FAVXVNNI_p1
+T4FAVXVNNI_p1r:
+	TESTQ R10, R10
 	JZ   T4FAVXVNNI_p1e
-	VBROADCASTSS (R12)(R14*1), X0
+T4FAVXVNNI_p1s:
+	VBROADCASTSS (R12), X0
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
-	VMAXPS X1, X13, X13        // odd rows: a second chain
-	ADDQ R9, R8
+	VMAXPS X1, X10, X10
 	ADDQ R11, R12
+	ADDQ R9, R8
 	ADDQ $16, R15
 	DECQ R10
-	JNZ  T4FAVXVNNI_p1
+	JNZ  T4FAVXVNNI_p1s
 T4FAVXVNNI_p1e:
 	VMAXPS X13, X10, X10
+	VMAXPS X14, X12, X12
+	VMAXPS X12, X10, X10
 	VXORPS X0, X0, X0
 	VMOVUPS X0, (R15)          // the partner of a lone last row
 	// inv = min(32767/M, cap), T = 1/inv where M > 0; both 0 where M = 0.
@@ -1182,40 +1300,71 @@ T3AVX2I_tn:
 	MOVQ AX, 1592(SP)          // the next tile, which the row loops prefetch
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
-	MOVQ DI, R12
+	LEAQ (DI)(R14*1), R12   // the first row's scale
 	MOVQ 1624(SP), R8
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
+	LEAQ (R11)(R11*2), BX      // 3·rb
+	LEAQ (R9)(R9*2), CX        // 3·wstride
 	LEAQ 0(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X12, X12, X12
 	VXORPS X13, X13, X13
+	VXORPS X14, X14, X14
 	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
+	CMPQ R10, $4
+	JB   T3AVX2I_p1r
 T3AVX2I_p1:
-	VPBROADCASTW (R12)(R14*1), X0
+	VPBROADCASTW (R12), X0
 	VCVTPH2PS X0, X0
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
 	VMAXPS X1, X10, X10
-	ADDQ R9, R8
-	ADDQ R11, R12
-	ADDQ $16, R15
-	DECQ R10
+	VPBROADCASTW (R12)(R11*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(R9*1), X0, X0
+	VMOVUPS X0, 16(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X13, X13
+	VPBROADCASTW (R12)(R11*2), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(R9*2), X0, X0
+	VMOVUPS X0, 32(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X12, X12
+	VPBROADCASTW (R12)(BX*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(CX*1), X0, X0
+	VMOVUPS X0, 48(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X14, X14
+	LEAQ (R12)(R11*4), R12
+	LEAQ (R8)(R9*4), R8
+	ADDQ $64, R15
+	SUBQ $4, R10
+	CMPQ R10, $4
+	JAE  T3AVX2I_p1
+T3AVX2I_p1r:
+	TESTQ R10, R10
 	JZ   T3AVX2I_p1e
-	VPBROADCASTW (R12)(R14*1), X0
+T3AVX2I_p1s:
+	VPBROADCASTW (R12), X0
 	VCVTPH2PS X0, X0
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
-	VMAXPS X1, X13, X13        // odd rows: a second chain
-	ADDQ R9, R8
+	VMAXPS X1, X10, X10
 	ADDQ R11, R12
+	ADDQ R9, R8
 	ADDQ $16, R15
 	DECQ R10
-	JNZ  T3AVX2I_p1
+	JNZ  T3AVX2I_p1s
 T3AVX2I_p1e:
 	VMAXPS X13, X10, X10
+	VMAXPS X14, X12, X12
+	VMAXPS X12, X10, X10
 	VXORPS X0, X0, X0
 	VMOVUPS X0, (R15)          // the partner of a lone last row
 	// inv = min(32767/M, cap), T = 1/inv where M > 0; both 0 where M = 0.
@@ -1470,40 +1619,71 @@ T3AVXVNNI_tn:
 	MOVQ AX, 1592(SP)          // the next tile, which the row loops prefetch
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
-	MOVQ DI, R12
+	LEAQ (DI)(R14*1), R12   // the first row's scale
 	MOVQ 1624(SP), R8
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
+	LEAQ (R11)(R11*2), BX      // 3·rb
+	LEAQ (R9)(R9*2), CX        // 3·wstride
 	LEAQ 0(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X12, X12, X12
 	VXORPS X13, X13, X13
+	VXORPS X14, X14, X14
 	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
+	CMPQ R10, $4
+	JB   T3AVXVNNI_p1r
 T3AVXVNNI_p1:
-	VPBROADCASTW (R12)(R14*1), X0
+	VPBROADCASTW (R12), X0
 	VCVTPH2PS X0, X0
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
 	VMAXPS X1, X10, X10
-	ADDQ R9, R8
-	ADDQ R11, R12
-	ADDQ $16, R15
-	DECQ R10
+	VPBROADCASTW (R12)(R11*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(R9*1), X0, X0
+	VMOVUPS X0, 16(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X13, X13
+	VPBROADCASTW (R12)(R11*2), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(R9*2), X0, X0
+	VMOVUPS X0, 32(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X12, X12
+	VPBROADCASTW (R12)(BX*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(CX*1), X0, X0
+	VMOVUPS X0, 48(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X14, X14
+	LEAQ (R12)(R11*4), R12
+	LEAQ (R8)(R9*4), R8
+	ADDQ $64, R15
+	SUBQ $4, R10
+	CMPQ R10, $4
+	JAE  T3AVXVNNI_p1
+T3AVXVNNI_p1r:
+	TESTQ R10, R10
 	JZ   T3AVXVNNI_p1e
-	VPBROADCASTW (R12)(R14*1), X0
+T3AVXVNNI_p1s:
+	VPBROADCASTW (R12), X0
 	VCVTPH2PS X0, X0
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
-	VMAXPS X1, X13, X13        // odd rows: a second chain
-	ADDQ R9, R8
+	VMAXPS X1, X10, X10
 	ADDQ R11, R12
+	ADDQ R9, R8
 	ADDQ $16, R15
 	DECQ R10
-	JNZ  T3AVXVNNI_p1
+	JNZ  T3AVXVNNI_p1s
 T3AVXVNNI_p1e:
 	VMAXPS X13, X10, X10
+	VMAXPS X14, X12, X12
+	VMAXPS X12, X10, X10
 	VXORPS X0, X0, X0
 	VMOVUPS X0, (R15)          // the partner of a lone last row
 	// inv = min(32767/M, cap), T = 1/inv where M > 0; both 0 where M = 0.
@@ -1741,40 +1921,71 @@ T2AVX2I_tn:
 	MOVQ AX, 1592(SP)          // the next tile, which the row loops prefetch
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
-	MOVQ DI, R12
+	LEAQ (DI)(R14*1), R12   // the first row's scale
 	MOVQ 1624(SP), R8
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
+	LEAQ (R11)(R11*2), BX      // 3·rb
+	LEAQ (R9)(R9*2), CX        // 3·wstride
 	LEAQ 0(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X12, X12, X12
 	VXORPS X13, X13, X13
+	VXORPS X14, X14, X14
 	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
+	CMPQ R10, $4
+	JB   T2AVX2I_p1r
 T2AVX2I_p1:
-	VPBROADCASTW (R12)(R14*1), X0
+	VPBROADCASTW (R12), X0
 	VCVTPH2PS X0, X0
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
 	VMAXPS X1, X10, X10
-	ADDQ R9, R8
-	ADDQ R11, R12
-	ADDQ $16, R15
-	DECQ R10
+	VPBROADCASTW (R12)(R11*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(R9*1), X0, X0
+	VMOVUPS X0, 16(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X13, X13
+	VPBROADCASTW (R12)(R11*2), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(R9*2), X0, X0
+	VMOVUPS X0, 32(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X12, X12
+	VPBROADCASTW (R12)(BX*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(CX*1), X0, X0
+	VMOVUPS X0, 48(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X14, X14
+	LEAQ (R12)(R11*4), R12
+	LEAQ (R8)(R9*4), R8
+	ADDQ $64, R15
+	SUBQ $4, R10
+	CMPQ R10, $4
+	JAE  T2AVX2I_p1
+T2AVX2I_p1r:
+	TESTQ R10, R10
 	JZ   T2AVX2I_p1e
-	VPBROADCASTW (R12)(R14*1), X0
+T2AVX2I_p1s:
+	VPBROADCASTW (R12), X0
 	VCVTPH2PS X0, X0
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
-	VMAXPS X1, X13, X13        // odd rows: a second chain
-	ADDQ R9, R8
+	VMAXPS X1, X10, X10
 	ADDQ R11, R12
+	ADDQ R9, R8
 	ADDQ $16, R15
 	DECQ R10
-	JNZ  T2AVX2I_p1
+	JNZ  T2AVX2I_p1s
 T2AVX2I_p1e:
 	VMAXPS X13, X10, X10
+	VMAXPS X14, X12, X12
+	VMAXPS X12, X10, X10
 	VXORPS X0, X0, X0
 	VMOVUPS X0, (R15)          // the partner of a lone last row
 	// inv = min(32767/M, cap), T = 1/inv where M > 0; both 0 where M = 0.
@@ -2036,40 +2247,71 @@ T2AVXVNNI_tn:
 	MOVQ AX, 1592(SP)          // the next tile, which the row loops prefetch
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
-	MOVQ DI, R12
+	LEAQ (DI)(R14*1), R12   // the first row's scale
 	MOVQ 1624(SP), R8
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
+	LEAQ (R11)(R11*2), BX      // 3·rb
+	LEAQ (R9)(R9*2), CX        // 3·wstride
 	LEAQ 0(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X12, X12, X12
 	VXORPS X13, X13, X13
+	VXORPS X14, X14, X14
 	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
+	CMPQ R10, $4
+	JB   T2AVXVNNI_p1r
 T2AVXVNNI_p1:
-	VPBROADCASTW (R12)(R14*1), X0
+	VPBROADCASTW (R12), X0
 	VCVTPH2PS X0, X0
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
 	VMAXPS X1, X10, X10
-	ADDQ R9, R8
-	ADDQ R11, R12
-	ADDQ $16, R15
-	DECQ R10
+	VPBROADCASTW (R12)(R11*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(R9*1), X0, X0
+	VMOVUPS X0, 16(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X13, X13
+	VPBROADCASTW (R12)(R11*2), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(R9*2), X0, X0
+	VMOVUPS X0, 32(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X12, X12
+	VPBROADCASTW (R12)(BX*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(CX*1), X0, X0
+	VMOVUPS X0, 48(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X14, X14
+	LEAQ (R12)(R11*4), R12
+	LEAQ (R8)(R9*4), R8
+	ADDQ $64, R15
+	SUBQ $4, R10
+	CMPQ R10, $4
+	JAE  T2AVXVNNI_p1
+T2AVXVNNI_p1r:
+	TESTQ R10, R10
 	JZ   T2AVXVNNI_p1e
-	VPBROADCASTW (R12)(R14*1), X0
+T2AVXVNNI_p1s:
+	VPBROADCASTW (R12), X0
 	VCVTPH2PS X0, X0
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
-	VMAXPS X1, X13, X13        // odd rows: a second chain
-	ADDQ R9, R8
+	VMAXPS X1, X10, X10
 	ADDQ R11, R12
+	ADDQ R9, R8
 	ADDQ $16, R15
 	DECQ R10
-	JNZ  T2AVXVNNI_p1
+	JNZ  T2AVXVNNI_p1s
 T2AVXVNNI_p1e:
 	VMAXPS X13, X10, X10
+	VMAXPS X14, X12, X12
+	VMAXPS X12, X10, X10
 	VXORPS X0, X0, X0
 	VMOVUPS X0, (R15)          // the partner of a lone last row
 	// inv = min(32767/M, cap), T = 1/inv where M > 0; both 0 where M = 0.
@@ -2350,43 +2592,77 @@ T4B8AVX2I_tn:
 	MOVQ AX, 1640(SP)          // the next tile, which the row loops prefetch
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
-	MOVQ DI, R12
+	LEAQ (DI)(SI*1), R12   // the first row's scale
 	MOVQ 1672(SP), R8
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
+	LEAQ (R11)(R11*2), BX      // 3·rb
+	LEAQ (R9)(R9*2), CX        // 3·wstride
 	LEAQ 0(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X12, X12, X12
 	VXORPS X13, X13, X13
+	VXORPS X14, X14, X14
 	VXORPS X11, X11, X11
 	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
+	CMPQ R10, $4
+	JB   T4B8AVX2I_p1r
 T4B8AVX2I_p1:
-	VPBROADCASTW (R12)(SI*1), X0
+	VPBROADCASTW (R12), X0
 	VCVTPH2PS X0, X0
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
 	VADDPS X1, X11, X11         // the sum of |w·s|
 	VMAXPS X1, X10, X10
-	ADDQ R9, R8
-	ADDQ R11, R12
-	ADDQ $16, R15
-	DECQ R10
+	VPBROADCASTW (R12)(R11*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(R9*1), X0, X0
+	VMOVUPS X0, 16(R15)
+	VANDPS X9, X0, X1
+	VADDPS X1, X11, X11         // the sum of |w·s|
+	VMAXPS X1, X13, X13
+	VPBROADCASTW (R12)(R11*2), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(R9*2), X0, X0
+	VMOVUPS X0, 32(R15)
+	VANDPS X9, X0, X1
+	VADDPS X1, X11, X11         // the sum of |w·s|
+	VMAXPS X1, X12, X12
+	VPBROADCASTW (R12)(BX*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(CX*1), X0, X0
+	VMOVUPS X0, 48(R15)
+	VANDPS X9, X0, X1
+	VADDPS X1, X11, X11         // the sum of |w·s|
+	VMAXPS X1, X14, X14
+	LEAQ (R12)(R11*4), R12
+	LEAQ (R8)(R9*4), R8
+	ADDQ $64, R15
+	SUBQ $4, R10
+	CMPQ R10, $4
+	JAE  T4B8AVX2I_p1
+T4B8AVX2I_p1r:
+	TESTQ R10, R10
 	JZ   T4B8AVX2I_p1e
-	VPBROADCASTW (R12)(SI*1), X0
+T4B8AVX2I_p1s:
+	VPBROADCASTW (R12), X0
 	VCVTPH2PS X0, X0
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
 	VADDPS X1, X11, X11         // the sum of |w·s|
-	VMAXPS X1, X13, X13        // odd rows: a second chain
-	ADDQ R9, R8
+	VMAXPS X1, X10, X10
 	ADDQ R11, R12
+	ADDQ R9, R8
 	ADDQ $16, R15
 	DECQ R10
-	JNZ  T4B8AVX2I_p1
+	JNZ  T4B8AVX2I_p1s
 T4B8AVX2I_p1e:
 	VMAXPS X13, X10, X10
+	VMAXPS X14, X12, X12
+	VMAXPS X12, X10, X10
 	VXORPS X0, X0, X0
 	VMOVUPS X0, (R15)          // the partners of a last quad's rows
 	VMOVUPS X0, 16(R15)
@@ -3021,41 +3297,72 @@ T4FB8AVX2I_tn:
 	MOVQ AX, 1640(SP)          // the next tile, which the row loops prefetch
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
-	MOVQ DI, R12
+	LEAQ (DI)(SI*1), R12   // the first row's scale
 	MOVQ 1672(SP), R8
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
+	LEAQ (R11)(R11*2), BX      // 3·rb
+	LEAQ (R9)(R9*2), CX        // 3·wstride
 	LEAQ 0(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X12, X12, X12
 	VXORPS X13, X13, X13
+	VXORPS X14, X14, X14
 	VXORPS X11, X11, X11
 	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
+	CMPQ R10, $4
+	JB   T4FB8AVX2I_p1r
 T4FB8AVX2I_p1:
-	VBROADCASTSS (R12)(SI*1), X0
+	VBROADCASTSS (R12), X0
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
 	VADDPS X1, X11, X11         // the sum of |w·s|
 	VMAXPS X1, X10, X10
-	ADDQ R9, R8
-	ADDQ R11, R12
-	ADDQ $16, R15
-	DECQ R10
+	VBROADCASTSS (R12)(R11*1), X0
+	VMULPS (R8)(R9*1), X0, X0
+	VMOVUPS X0, 16(R15)
+	VANDPS X9, X0, X1
+	VADDPS X1, X11, X11         // the sum of |w·s|
+	VMAXPS X1, X13, X13
+	VBROADCASTSS (R12)(R11*2), X0
+	VMULPS (R8)(R9*2), X0, X0
+	VMOVUPS X0, 32(R15)
+	VANDPS X9, X0, X1
+	VADDPS X1, X11, X11         // the sum of |w·s|
+	VMAXPS X1, X12, X12
+	VBROADCASTSS (R12)(BX*1), X0
+	VMULPS (R8)(CX*1), X0, X0
+	VMOVUPS X0, 48(R15)
+	VANDPS X9, X0, X1
+	VADDPS X1, X11, X11         // the sum of |w·s|
+	VMAXPS X1, X14, X14
+	LEAQ (R12)(R11*4), R12
+	LEAQ (R8)(R9*4), R8
+	ADDQ $64, R15
+	SUBQ $4, R10
+	CMPQ R10, $4
+	JAE  T4FB8AVX2I_p1
+T4FB8AVX2I_p1r:
+	TESTQ R10, R10
 	JZ   T4FB8AVX2I_p1e
-	VBROADCASTSS (R12)(SI*1), X0
+T4FB8AVX2I_p1s:
+	VBROADCASTSS (R12), X0
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
 	VADDPS X1, X11, X11         // the sum of |w·s|
-	VMAXPS X1, X13, X13        // odd rows: a second chain
-	ADDQ R9, R8
+	VMAXPS X1, X10, X10
 	ADDQ R11, R12
+	ADDQ R9, R8
 	ADDQ $16, R15
 	DECQ R10
-	JNZ  T4FB8AVX2I_p1
+	JNZ  T4FB8AVX2I_p1s
 T4FB8AVX2I_p1e:
 	VMAXPS X13, X10, X10
+	VMAXPS X14, X12, X12
+	VMAXPS X12, X10, X10
 	VXORPS X0, X0, X0
 	VMOVUPS X0, (R15)          // the partners of a last quad's rows
 	VMOVUPS X0, 16(R15)
@@ -3684,40 +3991,71 @@ T3B8AVX2I_tn:
 	MOVQ AX, 1640(SP)          // the next tile, which the row loops prefetch
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
-	MOVQ DI, R12
+	LEAQ (DI)(SI*1), R12   // the first row's scale
 	MOVQ 1672(SP), R8
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
+	LEAQ (R11)(R11*2), BX      // 3·rb
+	LEAQ (R9)(R9*2), CX        // 3·wstride
 	LEAQ 0(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X12, X12, X12
 	VXORPS X13, X13, X13
+	VXORPS X14, X14, X14
 	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
+	CMPQ R10, $4
+	JB   T3B8AVX2I_p1r
 T3B8AVX2I_p1:
-	VPBROADCASTW (R12)(SI*1), X0
+	VPBROADCASTW (R12), X0
 	VCVTPH2PS X0, X0
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
 	VMAXPS X1, X10, X10
-	ADDQ R9, R8
-	ADDQ R11, R12
-	ADDQ $16, R15
-	DECQ R10
+	VPBROADCASTW (R12)(R11*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(R9*1), X0, X0
+	VMOVUPS X0, 16(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X13, X13
+	VPBROADCASTW (R12)(R11*2), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(R9*2), X0, X0
+	VMOVUPS X0, 32(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X12, X12
+	VPBROADCASTW (R12)(BX*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(CX*1), X0, X0
+	VMOVUPS X0, 48(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X14, X14
+	LEAQ (R12)(R11*4), R12
+	LEAQ (R8)(R9*4), R8
+	ADDQ $64, R15
+	SUBQ $4, R10
+	CMPQ R10, $4
+	JAE  T3B8AVX2I_p1
+T3B8AVX2I_p1r:
+	TESTQ R10, R10
 	JZ   T3B8AVX2I_p1e
-	VPBROADCASTW (R12)(SI*1), X0
+T3B8AVX2I_p1s:
+	VPBROADCASTW (R12), X0
 	VCVTPH2PS X0, X0
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
-	VMAXPS X1, X13, X13        // odd rows: a second chain
-	ADDQ R9, R8
+	VMAXPS X1, X10, X10
 	ADDQ R11, R12
+	ADDQ R9, R8
 	ADDQ $16, R15
 	DECQ R10
-	JNZ  T3B8AVX2I_p1
+	JNZ  T3B8AVX2I_p1s
 T3B8AVX2I_p1e:
 	VMAXPS X13, X10, X10
+	VMAXPS X14, X12, X12
+	VMAXPS X12, X10, X10
 	VXORPS X0, X0, X0
 	VMOVUPS X0, (R15)          // the partners of a last quad's rows
 	VMOVUPS X0, 16(R15)
@@ -4159,40 +4497,71 @@ T2B8AVX2I_tn:
 	MOVQ AX, 1640(SP)          // the next tile, which the row loops prefetch
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
-	MOVQ DI, R12
+	LEAQ (DI)(SI*1), R12   // the first row's scale
 	MOVQ 1672(SP), R8
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
+	LEAQ (R11)(R11*2), BX      // 3·rb
+	LEAQ (R9)(R9*2), CX        // 3·wstride
 	LEAQ 0(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X12, X12, X12
 	VXORPS X13, X13, X13
+	VXORPS X14, X14, X14
 	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
+	CMPQ R10, $4
+	JB   T2B8AVX2I_p1r
 T2B8AVX2I_p1:
-	VPBROADCASTW (R12)(SI*1), X0
+	VPBROADCASTW (R12), X0
 	VCVTPH2PS X0, X0
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
 	VMAXPS X1, X10, X10
-	ADDQ R9, R8
-	ADDQ R11, R12
-	ADDQ $16, R15
-	DECQ R10
+	VPBROADCASTW (R12)(R11*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(R9*1), X0, X0
+	VMOVUPS X0, 16(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X13, X13
+	VPBROADCASTW (R12)(R11*2), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(R9*2), X0, X0
+	VMOVUPS X0, 32(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X12, X12
+	VPBROADCASTW (R12)(BX*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(CX*1), X0, X0
+	VMOVUPS X0, 48(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X14, X14
+	LEAQ (R12)(R11*4), R12
+	LEAQ (R8)(R9*4), R8
+	ADDQ $64, R15
+	SUBQ $4, R10
+	CMPQ R10, $4
+	JAE  T2B8AVX2I_p1
+T2B8AVX2I_p1r:
+	TESTQ R10, R10
 	JZ   T2B8AVX2I_p1e
-	VPBROADCASTW (R12)(SI*1), X0
+T2B8AVX2I_p1s:
+	VPBROADCASTW (R12), X0
 	VCVTPH2PS X0, X0
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
-	VMAXPS X1, X13, X13        // odd rows: a second chain
-	ADDQ R9, R8
+	VMAXPS X1, X10, X10
 	ADDQ R11, R12
+	ADDQ R9, R8
 	ADDQ $16, R15
 	DECQ R10
-	JNZ  T2B8AVX2I_p1
+	JNZ  T2B8AVX2I_p1s
 T2B8AVX2I_p1e:
 	VMAXPS X13, X10, X10
+	VMAXPS X14, X12, X12
+	VMAXPS X12, X10, X10
 	VXORPS X0, X0, X0
 	VMOVUPS X0, (R15)          // the partners of a last quad's rows
 	VMOVUPS X0, 16(R15)
@@ -4609,43 +4978,77 @@ T4B8AVXVNNI_tn:
 	MOVQ AX, 1640(SP)          // the next tile, which the row loops prefetch
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
-	MOVQ DI, R12
+	LEAQ (DI)(SI*1), R12   // the first row's scale
 	MOVQ 1672(SP), R8
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
+	LEAQ (R11)(R11*2), BX      // 3·rb
+	LEAQ (R9)(R9*2), CX        // 3·wstride
 	LEAQ 0(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X12, X12, X12
 	VXORPS X13, X13, X13
+	VXORPS X14, X14, X14
 	VXORPS X11, X11, X11
 	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
+	CMPQ R10, $4
+	JB   T4B8AVXVNNI_p1r
 T4B8AVXVNNI_p1:
-	VPBROADCASTW (R12)(SI*1), X0
+	VPBROADCASTW (R12), X0
 	VCVTPH2PS X0, X0
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
 	VADDPS X1, X11, X11         // the sum of |w·s|
 	VMAXPS X1, X10, X10
-	ADDQ R9, R8
-	ADDQ R11, R12
-	ADDQ $16, R15
-	DECQ R10
+	VPBROADCASTW (R12)(R11*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(R9*1), X0, X0
+	VMOVUPS X0, 16(R15)
+	VANDPS X9, X0, X1
+	VADDPS X1, X11, X11         // the sum of |w·s|
+	VMAXPS X1, X13, X13
+	VPBROADCASTW (R12)(R11*2), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(R9*2), X0, X0
+	VMOVUPS X0, 32(R15)
+	VANDPS X9, X0, X1
+	VADDPS X1, X11, X11         // the sum of |w·s|
+	VMAXPS X1, X12, X12
+	VPBROADCASTW (R12)(BX*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(CX*1), X0, X0
+	VMOVUPS X0, 48(R15)
+	VANDPS X9, X0, X1
+	VADDPS X1, X11, X11         // the sum of |w·s|
+	VMAXPS X1, X14, X14
+	LEAQ (R12)(R11*4), R12
+	LEAQ (R8)(R9*4), R8
+	ADDQ $64, R15
+	SUBQ $4, R10
+	CMPQ R10, $4
+	JAE  T4B8AVXVNNI_p1
+T4B8AVXVNNI_p1r:
+	TESTQ R10, R10
 	JZ   T4B8AVXVNNI_p1e
-	VPBROADCASTW (R12)(SI*1), X0
+T4B8AVXVNNI_p1s:
+	VPBROADCASTW (R12), X0
 	VCVTPH2PS X0, X0
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
 	VADDPS X1, X11, X11         // the sum of |w·s|
-	VMAXPS X1, X13, X13        // odd rows: a second chain
-	ADDQ R9, R8
+	VMAXPS X1, X10, X10
 	ADDQ R11, R12
+	ADDQ R9, R8
 	ADDQ $16, R15
 	DECQ R10
-	JNZ  T4B8AVXVNNI_p1
+	JNZ  T4B8AVXVNNI_p1s
 T4B8AVXVNNI_p1e:
 	VMAXPS X13, X10, X10
+	VMAXPS X14, X12, X12
+	VMAXPS X12, X10, X10
 	VXORPS X0, X0, X0
 	VMOVUPS X0, (R15)          // the partners of a last quad's rows
 	VMOVUPS X0, 16(R15)
@@ -5232,41 +5635,72 @@ T4FB8AVXVNNI_tn:
 	MOVQ AX, 1640(SP)          // the next tile, which the row loops prefetch
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
-	MOVQ DI, R12
+	LEAQ (DI)(SI*1), R12   // the first row's scale
 	MOVQ 1672(SP), R8
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
+	LEAQ (R11)(R11*2), BX      // 3·rb
+	LEAQ (R9)(R9*2), CX        // 3·wstride
 	LEAQ 0(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X12, X12, X12
 	VXORPS X13, X13, X13
+	VXORPS X14, X14, X14
 	VXORPS X11, X11, X11
 	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
+	CMPQ R10, $4
+	JB   T4FB8AVXVNNI_p1r
 T4FB8AVXVNNI_p1:
-	VBROADCASTSS (R12)(SI*1), X0
+	VBROADCASTSS (R12), X0
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
 	VADDPS X1, X11, X11         // the sum of |w·s|
 	VMAXPS X1, X10, X10
-	ADDQ R9, R8
-	ADDQ R11, R12
-	ADDQ $16, R15
-	DECQ R10
+	VBROADCASTSS (R12)(R11*1), X0
+	VMULPS (R8)(R9*1), X0, X0
+	VMOVUPS X0, 16(R15)
+	VANDPS X9, X0, X1
+	VADDPS X1, X11, X11         // the sum of |w·s|
+	VMAXPS X1, X13, X13
+	VBROADCASTSS (R12)(R11*2), X0
+	VMULPS (R8)(R9*2), X0, X0
+	VMOVUPS X0, 32(R15)
+	VANDPS X9, X0, X1
+	VADDPS X1, X11, X11         // the sum of |w·s|
+	VMAXPS X1, X12, X12
+	VBROADCASTSS (R12)(BX*1), X0
+	VMULPS (R8)(CX*1), X0, X0
+	VMOVUPS X0, 48(R15)
+	VANDPS X9, X0, X1
+	VADDPS X1, X11, X11         // the sum of |w·s|
+	VMAXPS X1, X14, X14
+	LEAQ (R12)(R11*4), R12
+	LEAQ (R8)(R9*4), R8
+	ADDQ $64, R15
+	SUBQ $4, R10
+	CMPQ R10, $4
+	JAE  T4FB8AVXVNNI_p1
+T4FB8AVXVNNI_p1r:
+	TESTQ R10, R10
 	JZ   T4FB8AVXVNNI_p1e
-	VBROADCASTSS (R12)(SI*1), X0
+T4FB8AVXVNNI_p1s:
+	VBROADCASTSS (R12), X0
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
 	VADDPS X1, X11, X11         // the sum of |w·s|
-	VMAXPS X1, X13, X13        // odd rows: a second chain
-	ADDQ R9, R8
+	VMAXPS X1, X10, X10
 	ADDQ R11, R12
+	ADDQ R9, R8
 	ADDQ $16, R15
 	DECQ R10
-	JNZ  T4FB8AVXVNNI_p1
+	JNZ  T4FB8AVXVNNI_p1s
 T4FB8AVXVNNI_p1e:
 	VMAXPS X13, X10, X10
+	VMAXPS X14, X12, X12
+	VMAXPS X12, X10, X10
 	VXORPS X0, X0, X0
 	VMOVUPS X0, (R15)          // the partners of a last quad's rows
 	VMOVUPS X0, 16(R15)
@@ -5847,40 +6281,71 @@ T3B8AVXVNNI_tn:
 	MOVQ AX, 1640(SP)          // the next tile, which the row loops prefetch
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
-	MOVQ DI, R12
+	LEAQ (DI)(SI*1), R12   // the first row's scale
 	MOVQ 1672(SP), R8
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
+	LEAQ (R11)(R11*2), BX      // 3·rb
+	LEAQ (R9)(R9*2), CX        // 3·wstride
 	LEAQ 0(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X12, X12, X12
 	VXORPS X13, X13, X13
+	VXORPS X14, X14, X14
 	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
+	CMPQ R10, $4
+	JB   T3B8AVXVNNI_p1r
 T3B8AVXVNNI_p1:
-	VPBROADCASTW (R12)(SI*1), X0
+	VPBROADCASTW (R12), X0
 	VCVTPH2PS X0, X0
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
 	VMAXPS X1, X10, X10
-	ADDQ R9, R8
-	ADDQ R11, R12
-	ADDQ $16, R15
-	DECQ R10
+	VPBROADCASTW (R12)(R11*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(R9*1), X0, X0
+	VMOVUPS X0, 16(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X13, X13
+	VPBROADCASTW (R12)(R11*2), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(R9*2), X0, X0
+	VMOVUPS X0, 32(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X12, X12
+	VPBROADCASTW (R12)(BX*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(CX*1), X0, X0
+	VMOVUPS X0, 48(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X14, X14
+	LEAQ (R12)(R11*4), R12
+	LEAQ (R8)(R9*4), R8
+	ADDQ $64, R15
+	SUBQ $4, R10
+	CMPQ R10, $4
+	JAE  T3B8AVXVNNI_p1
+T3B8AVXVNNI_p1r:
+	TESTQ R10, R10
 	JZ   T3B8AVXVNNI_p1e
-	VPBROADCASTW (R12)(SI*1), X0
+T3B8AVXVNNI_p1s:
+	VPBROADCASTW (R12), X0
 	VCVTPH2PS X0, X0
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
-	VMAXPS X1, X13, X13        // odd rows: a second chain
-	ADDQ R9, R8
+	VMAXPS X1, X10, X10
 	ADDQ R11, R12
+	ADDQ R9, R8
 	ADDQ $16, R15
 	DECQ R10
-	JNZ  T3B8AVXVNNI_p1
+	JNZ  T3B8AVXVNNI_p1s
 T3B8AVXVNNI_p1e:
 	VMAXPS X13, X10, X10
+	VMAXPS X14, X12, X12
+	VMAXPS X12, X10, X10
 	VXORPS X0, X0, X0
 	VMOVUPS X0, (R15)          // the partners of a last quad's rows
 	VMOVUPS X0, 16(R15)
@@ -6290,40 +6755,71 @@ T2B8AVXVNNI_tn:
 	MOVQ AX, 1640(SP)          // the next tile, which the row loops prefetch
 
 	// w·s per row and accumulator, and the largest magnitude per accumulator (X10).
-	MOVQ DI, R12
+	LEAQ (DI)(SI*1), R12   // the first row's scale
 	MOVQ 1672(SP), R8
 	MOVQ wstride+56(FP), R9
 	MOVQ rb+32(FP), R11
+	LEAQ (R11)(R11*2), BX      // 3·rb
+	LEAQ (R9)(R9*2), CX        // 3·wstride
 	LEAQ 0(SP), R15
 	VXORPS X10, X10, X10
+	VXORPS X12, X12, X12
 	VXORPS X13, X13, X13
+	VXORPS X14, X14, X14
 	VPCMPEQD X9, X9, X9
 	VPSRLD $1, X9, X9          // the magnitude mask
+	CMPQ R10, $4
+	JB   T2B8AVXVNNI_p1r
 T2B8AVXVNNI_p1:
-	VPBROADCASTW (R12)(SI*1), X0
+	VPBROADCASTW (R12), X0
 	VCVTPH2PS X0, X0
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
 	VMAXPS X1, X10, X10
-	ADDQ R9, R8
-	ADDQ R11, R12
-	ADDQ $16, R15
-	DECQ R10
+	VPBROADCASTW (R12)(R11*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(R9*1), X0, X0
+	VMOVUPS X0, 16(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X13, X13
+	VPBROADCASTW (R12)(R11*2), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(R9*2), X0, X0
+	VMOVUPS X0, 32(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X12, X12
+	VPBROADCASTW (R12)(BX*1), X0
+	VCVTPH2PS X0, X0
+	VMULPS (R8)(CX*1), X0, X0
+	VMOVUPS X0, 48(R15)
+	VANDPS X9, X0, X1
+	VMAXPS X1, X14, X14
+	LEAQ (R12)(R11*4), R12
+	LEAQ (R8)(R9*4), R8
+	ADDQ $64, R15
+	SUBQ $4, R10
+	CMPQ R10, $4
+	JAE  T2B8AVXVNNI_p1
+T2B8AVXVNNI_p1r:
+	TESTQ R10, R10
 	JZ   T2B8AVXVNNI_p1e
-	VPBROADCASTW (R12)(SI*1), X0
+T2B8AVXVNNI_p1s:
+	VPBROADCASTW (R12), X0
 	VCVTPH2PS X0, X0
 	VMULPS (R8), X0, X0
 	VMOVUPS X0, (R15)
 	VANDPS X9, X0, X1
-	VMAXPS X1, X13, X13        // odd rows: a second chain
-	ADDQ R9, R8
+	VMAXPS X1, X10, X10
 	ADDQ R11, R12
+	ADDQ R9, R8
 	ADDQ $16, R15
 	DECQ R10
-	JNZ  T2B8AVXVNNI_p1
+	JNZ  T2B8AVXVNNI_p1s
 T2B8AVXVNNI_p1e:
 	VMAXPS X13, X10, X10
+	VMAXPS X14, X12, X12
+	VMAXPS X12, X10, X10
 	VXORPS X0, X0, X0
 	VMOVUPS X0, (R15)          // the partners of a last quad's rows
 	VMOVUPS X0, 16(R15)
