@@ -55,7 +55,7 @@ func TestPoolHugePagesSmallPages(t *testing.T) {
 		tb := &pageTable{pool: pool}
 		pool.mu.Lock()
 		for range 3 {
-			if _, err := tb.allocLocked(); err != nil {
+			if _, err := tb.allocLocked(-1); err != nil {
 				pool.mu.Unlock()
 				t.Fatal(err)
 			}

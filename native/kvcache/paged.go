@@ -1,7 +1,6 @@
 package kvcache
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -63,10 +62,10 @@ type PagePool struct {
 	// slabs are, for HugePages, the slabs whose pages data holds, whole.
 	slabs [][]byte
 	ref   []int32
-	// free is the allocated pages no cache holds and fill does not touch, in decreasing order
-	// once sorted (unsorted set: freeLocked appends; popFreeLocked sorts).
-	free     []int32
-	unsorted bool
+	// free marks, by id, the allocated pages no cache holds and fill does not touch; nfree
+	// is how many there are.
+	free  []bool
+	nfree int
 	// inflight is the pages fill has counted on and not yet added to data (its slab is being
 	// made); pending those in data that fill touches before they join free.
 	inflight, pending int
@@ -272,7 +271,7 @@ func (p *PagePool) fillLocked() {
 // still allocate (MaxPages less the pages it holds or fill counts on) nor than the budget can
 // give now (roomLocked).
 func (p *PagePool) fillWantLocked() int {
-	return max(min(p.ahead-len(p.free)-p.pending-p.inflight, p.MaxPages()-len(p.data)-p.inflight, p.roomLocked(0)), 0)
+	return max(min(p.ahead-p.nfree-p.pending-p.inflight, p.MaxPages()-len(p.data)-p.inflight, p.roomLocked(0)), 0)
 }
 
 // fill allocates the pages KeepAhead wants as slabs (growLocked: every page of a slab is
@@ -289,7 +288,7 @@ func (p *PagePool) fill() {
 			p.mu.Unlock()
 			return
 		}
-		n = min(n, p.slabPagesMax())
+		n = min(n, p.slabPagesLocked())
 		p.inflight += n
 		p.mu.Unlock()
 		slab := hugemem.Bytes(int(int64(n) * p.pageBytes)) // outside the lock: a collapse may copy it
@@ -338,7 +337,7 @@ func (p *PagePool) availLocked() int64 {
 func (p *PagePool) notifyLocked() {
 	close(p.changed)
 	p.changed = make(chan struct{})
-	if len(p.free) < (p.ahead+1)/2 {
+	if p.nfree < (p.ahead+1)/2 {
 		p.fillLocked()
 	}
 }
@@ -375,16 +374,17 @@ type pageTable struct {
 	own int
 }
 
-// allocLocked takes a page for t: from its reservation, else from the free budget. It takes
-// the free page of the lowest id (popFreeLocked), else makes a slab (growLocked); where the
-// pool may allocate no more pages while fill touches some, it waits for one of those.
-func (t *pageTable) allocLocked() (int32, error) {
+// allocLocked takes a page for t to follow its page prev (-1: none): from its reservation,
+// else from the free budget. It takes a free page (takeFreeLocked: prev's next in its slab
+// where free), else makes a slab (growLocked); where the pool may allocate no more pages while
+// fill touches some, it waits for one of those.
+func (t *pageTable) allocLocked(prev int32) (int32, error) {
 	p := t.pool
 	for {
 		if t.reserved < p.pageBytes && p.availLocked() < p.pageBytes {
 			return 0, fmt.Errorf("%w (%d pages of %d KiB in use, budget %d KiB)", ErrNoPages, p.pagesUsed, p.pageBytes>>10, p.budget>>10)
 		}
-		if len(p.free) > 0 || p.growLocked(t.reserved) {
+		if p.nfree > 0 || p.growLocked(t.reserved) {
 			break
 		}
 		p.room.Wait() // the budget check runs again: the lock was let go
@@ -393,7 +393,7 @@ func (t *pageTable) allocLocked() (int32, error) {
 		t.reserved -= p.pageBytes
 		p.reserved -= p.pageBytes
 	}
-	id := p.popFreeLocked()
+	id := p.takeFreeLocked(prev)
 	p.ref[id] = 1
 	p.pagesUsed++
 	return id, nil
@@ -403,25 +403,61 @@ func (t *pageTable) allocLocked() (int32, error) {
 // free or pending or fill counts on: what is not used, reserved or fixed (availLocked), plus
 // own bytes of a caller's reservation.
 func (p *PagePool) roomLocked(own int64) int {
-	return int((max(p.availLocked(), 0)+own)/p.pageBytes) - len(p.free) - p.pending - p.inflight
+	return int((max(p.availLocked(), 0)+own)/p.pageBytes) - p.nfree - p.pending - p.inflight
 }
 
-// slabBytes is the most memory of a slab of growLocked and fill, unless slabMinPages pages
-// are more.
+// slabBytes is the least memory of a slab of growLocked and fill (as many whole pages as it
+// holds), unless slabMinPages pages are more.
 const slabBytes = 64 << 20
+
+// slabCells is the fewest cells of a slab's pages, unless they are more than slabMaxBytes: a
+// cache reads its pages that lie one after another in a slab as one stretch of rows (pageMem),
+// which Intel reads in one call of the contiguous kernels when it is long enough (kvq's
+// mergeMin, 2048 rows), and caches growing in turn split a slab's free pages between them
+// (takeFreeLocked), two caches half a slab each. A served model's page holds every layer's and
+// KV head's rows of PageCells cells, 4.25 MiB for 32 layers × 8 KV heads of q8_0 at 128
+// values, so 64 MiB slabs held 15 pages (960 cells of a head). Intel Xeon (family 6 model 167,
+// 2 vCPUs), TestServedPagedSpeed (32 layers × 8 KV heads × 128, layer 0, one thread, thread
+// CPU, best of 10; load 4–8), paged ÷ contiguous at 32768 cells, one session / two sessions
+// growing in turn: slabs of 64 MiB (15 pages of q8_0 and fp8, 28–30 of q4_0 and tq4) q8_0
+// 1.23 / 1.38, q4_0 1.18 / 1.41, fp8 1.30 / 1.56, tq4 1.21 / 1.48; of 4096 cells (64 pages)
+// 1.09 / 1.18, 0.99 / 1.09, 1.11 / 1.16, 0.96 / 1.07; of 8192 cells 1.11 / 1.11, 0.97 / 0.95,
+// 1.09 / 1.11, 0.97 / 1.00 (TestPagedDecodeSpeed's one-layer pool then: q8_0 1.09–1.10); of
+// 8192 cells reached as the pool grows (slabPagesLocked; 85–89 % of the cells in stretches of
+// 2048 or more), alternated twice with 64 MiB slabs (load 8–11): 1.17–1.19 / 1.19–1.22,
+// 1.08 / 1.11–1.13, 1.17–1.21 / 1.25–1.27, 1.01–1.07 / 1.06 against 1.17–1.21 / 1.37–1.40,
+// 1.14–1.17 / 1.35–1.42, 1.29–1.33 / 1.52–1.53, 1.14–1.17 / 1.42–1.48. At 131072 cells (load
+// 5–12): 1.15 / 1.13, 1.17 / 1.20, 1.17 / 1.17, 1.23 / 1.27 against 1.21 / 1.38, 1.34 / 1.58,
+// 1.32 / 1.56, 1.38 / 1.64.
+const slabCells = 8192
+
+// slabMaxBytes caps the slabs slabCells asks for: 8192 cells of a larger model's pages (80
+// layers of f16) would hold several GiB.
+const slabMaxBytes = 1 << 30
 
 // slabMinPages is the fewest pages of a slab, unless the budget can give fewer now.
 const slabMinPages = 2
 
-// slabPagesMax is the most pages of one slab.
+// slabPagesMax is the most pages of one slab: slabCells' pages within slabMaxBytes, slabBytes'
+// where more, slabMinPages at least.
 func (p *PagePool) slabPagesMax() int {
-	return int(max(slabBytes/p.pageBytes, slabMinPages))
+	return int(max(slabBytes/p.pageBytes, min(slabCells/PageCells, slabMaxBytes/p.pageBytes), slabMinPages))
+}
+
+// slabPagesLocked is the pages of the next slab: as many as the pool has allocated, within
+// slabPagesMax, and slabBytes' (slabMinPages) at least. Slabs grow with the pool, so a short
+// cache pays for no more memory than before slabCells (a 64 MiB slab, allocated and touched on
+// its first write, pageMem), and a long one gets slabs of slabCells after a few. Each slab
+// costs its memory's first touch in the write that makes it, under the pool's lock (growLocked;
+// 0.3–2.6 ms a MiB with the system's huge pages on the Intel Xeon, load 5–8:
+// TestServedPageLatency): up to 1 GiB (slabMaxBytes) at a time, once the pool holds as much.
+func (p *PagePool) slabPagesLocked() int {
+	return max(min(len(p.data), p.slabPagesMax()), int(max(slabBytes/p.pageBytes, slabMinPages)))
 }
 
 // growLocked makes a slab for allocLocked, whose caller holds own bytes of reservation (or
 // draws the page from the free budget): a buffer of hugemem.Bytes (2 MiB transparent huge
-// pages where the system has them) of as many whole pages as slabBytes holds (slabMinPages at
-// least), but of no more than the budget can give now (roomLocked, the caller's reservation
+// pages where the system has them) of slabPagesLocked pages, but of no more than the budget can give now (roomLocked, the caller's reservation
 // included) nor than the pool may still allocate (MaxPages less the pages it holds or fill
 // counts on); one at least. Every page of the slab is allocated at once and joins the free
 // pages: its pages are interleaved (pageMem), so the first write into one page touches the
@@ -432,7 +468,7 @@ func (p *PagePool) slabPagesMax() int {
 //
 // Making a slab runs under p.mu: where the Go heap hands back memory it has touched already,
 // hugemem.Bytes collapses it into huge pages now (MADV_COLLAPSE), so it may copy up to a slab
-// (64 MiB, or slabMinPages pages where those are larger) while the pool's other callers, a
+// (up to slabMaxBytes, or slabMinPages pages where those are larger) while the pool's other callers, a
 // decode step's included, wait.
 //
 // Pages of one slab lie in one buffer on 2 MiB pages, where a page of its own
@@ -443,7 +479,7 @@ func (p *PagePool) slabPagesMax() int {
 // then): paged q4_0 6.63 -> 5.63 ms, q8_0 9.92 -> 8.92, tq4 5.76 -> 5.03, f16 16.2 -> 15.2
 // (contiguous: 3.0, 3.4, 2.3, 5.3).
 func (p *PagePool) growLocked(own int64) bool {
-	n := min(p.slabPagesMax(), p.roomLocked(own), p.MaxPages()-len(p.data)-p.inflight)
+	n := min(p.slabPagesLocked(), p.roomLocked(own), p.MaxPages()-len(p.data)-p.inflight)
 	if n < 1 {
 		if p.pending+p.inflight > 0 {
 			return false
@@ -462,9 +498,10 @@ func (p *PagePool) addSlabLocked(slab []byte, n int, free bool) int {
 	for i := range n {
 		p.data = append(p.data, pageMem{slab, i, n})
 		p.ref = append(p.ref, 0)
+		p.free = append(p.free, false)
 	}
 	if free {
-		for i := n - 1; i >= 0; i-- { // highest first: the free list stays in decreasing order
+		for i := range n {
 			p.freeLocked(int32(first + i))
 		}
 	}
@@ -519,29 +556,55 @@ func (p *PagePool) copyPage(dst, src pageMem) {
 	}
 }
 
-// freeLocked adds page id to the free pages, which popFreeLocked sorts (once after any number
-// of pages given back, not a sorted insert each) in decreasing order so that allocLocked
-// takes the lowest: pages cut one after another from a slab have consecutive
-// ids, so a cache that grows from free pages takes them in memory order, each store's rows
-// of one page right after its rows of the page before (pageMem), as it takes new pages; taken
-// last-freed first, a cache released page by page in order had its pages taken back in
-// reverse order, its rows' runs one before another in memory.
+// freeLocked adds page id to the free pages.
 func (p *PagePool) freeLocked(id int32) {
-	if n := len(p.free); n > 0 && p.free[n-1] < id {
-		p.unsorted = true
-	}
-	p.free = append(p.free, id)
+	p.free[id] = true
+	p.nfree++
 }
 
-// popFreeLocked takes the free page of the lowest id (there must be one).
-func (p *PagePool) popFreeLocked() int32 {
-	if p.unsorted {
-		slices.SortFunc(p.free, func(a, b int32) int { return cmp.Compare(b, a) })
-		p.unsorted = false
+// takeFreeLocked takes a free page (there must be one) for a cache whose page before it is
+// prev (-1: none). It takes prev's next page in its slab where that is free, so that the
+// cache's rows of the two pages are one run in memory (pageMem) and kvq reads them as one
+// stretch. Else it starts the cache on the longest run of free pages of one slab (the lowest
+// of the longest): at the run's first page where that is its slab's first, else (the page
+// before the run is held, most likely the last of a cache that grows into the run) at the
+// run's middle, so that both caches grow into a half of it. So caches that grow in turn
+// (sessions decoding together take a page each every PageCells cells) take their pages in
+// runs of half a slab (two caches), a quarter (four), not every other page; a cache that
+// grows alone takes a slab's pages one after another, and a cache given back frees its runs
+// whole for the next. Before, the pool handed out the free page of the lowest id: two caches
+// growing in turn each took every other page, their stores' rows in runs of PageCells rows.
+// The scan for the longest run reads every page's mark, only when a cache starts a run (its
+// first page, or prev's next page is held).
+func (p *PagePool) takeFreeLocked(prev int32) int32 {
+	if next := int(prev) + 1; prev >= 0 && next < len(p.data) && p.free[next] && p.data[next].idx == p.data[prev].idx+1 {
+		return p.takeLocked(int32(next))
 	}
-	n := len(p.free) - 1
-	id := p.free[n]
-	p.free = p.free[:n]
+	best, bestLen, bestFirst := -1, 0, false
+	for i := 0; i < len(p.data); {
+		if !p.free[i] {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(p.data) && p.free[j] && p.data[j].idx != 0 {
+			j++
+		}
+		if j-i > bestLen {
+			best, bestLen, bestFirst = i, j-i, p.data[i].idx == 0
+		}
+		i = j
+	}
+	if !bestFirst {
+		best += bestLen / 2
+	}
+	return p.takeLocked(int32(best))
+}
+
+// takeLocked takes free page id.
+func (p *PagePool) takeLocked(id int32) int32 {
+	p.free[id] = false
+	p.nfree--
 	return id
 }
 
@@ -569,12 +632,16 @@ func (t *pageTable) ensure(lo, hi int) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i := first; i <= last; i++ {
+		prev := int32(-1)
+		if i > 0 {
+			prev = t.ids[i-1]
+		}
 		if i < len(t.ids) {
 			old := t.ids[i]
 			if p.ref[old] == 1 {
 				continue
 			}
-			id, err := t.allocLocked()
+			id, err := t.allocLocked(prev)
 			if err != nil {
 				return err
 			}
@@ -583,7 +650,7 @@ func (t *pageTable) ensure(lo, hi int) error {
 			t.ids[i], t.data[i] = id, p.data[id]
 			continue
 		}
-		id, err := t.allocLocked()
+		id, err := t.allocLocked(prev)
 		if err != nil {
 			return err
 		}

@@ -640,7 +640,7 @@ func TestPagedScoresNoQueries(t *testing.T) {
 
 // TestPagePoolSlabs: the pages a pool allocates are cut from slabs one after another, zeroed
 // and apart, each store's rows of a page right after its rows of the page before in the slab
-// (one run in memory); a slab holds at most slabBytes (or slabMinPages pages) and never more
+// (one run in memory); a slab holds at most slabPagesMax pages and never more
 // pages than the budget lets the pool allocate; and every page of a slab is allocated
 // (Allocated × PageBytes is the slabs' memory), never more than MaxPages.
 func TestPagePoolSlabs(t *testing.T) {
@@ -676,7 +676,11 @@ func TestPagePoolSlabs(t *testing.T) {
 		var ids []int32
 		pool.mu.Lock()
 		for i := range pages {
-			id, err := pt.allocLocked()
+			prev := int32(-1)
+			if i > 0 {
+				prev = ids[i-1]
+			}
+			id, err := pt.allocLocked(prev)
 			ids = append(ids, id)
 			if err != nil {
 				pool.mu.Unlock()
@@ -690,8 +694,8 @@ func TestPagePoolSlabs(t *testing.T) {
 			}
 			var slabs int64
 			for _, s := range pool.slabs {
-				if int64(len(s)) > max(slabBytes, slabMinPages*pb) {
-					t.Fatalf("%d pages: a slab of %d bytes, more than %d", pages, len(s), max(slabBytes, slabMinPages*pb))
+				if int64(len(s)) > int64(perSlab)*pb {
+					t.Fatalf("%d pages: a slab of %d bytes, more than %d pages", pages, len(s), perSlab)
 				}
 				slabs += int64(len(s))
 			}
@@ -731,9 +735,9 @@ func TestPagePoolSlabs(t *testing.T) {
 	}
 }
 
-// TestPagePoolFreeOrder: a page pool hands out its free pages lowest id first, whatever order
-// they were given back in, so a cache that grows from free pages takes them in memory order
-// (pageMem), its rows of one page right after those of the page before.
+// TestPagePoolFreeOrder: a cache that grows from free pages takes them in memory order
+// (pageMem), its rows of one page right after those of the page before, whatever order they
+// were given back in.
 func TestPagePoolFreeOrder(t *testing.T) {
 	cfg := Config{Layers: 2, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, Pair: mustPair(t, "f16"), MaxCells: 1 << 16}
 	pool, err := NewPagePool(cfg, 1<<30)
@@ -747,8 +751,12 @@ func TestPagePoolFreeOrder(t *testing.T) {
 	pool.mu.Lock()
 	defer pool.mu.Unlock()
 	var ids []int32
-	for range 6 {
-		id, err := pt.allocLocked()
+	for i := range 6 {
+		prev := int32(-1)
+		if i > 0 {
+			prev = ids[i-1]
+		}
+		id, err := pt.allocLocked(prev)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -757,8 +765,10 @@ func TestPagePoolFreeOrder(t *testing.T) {
 	for _, i := range []int{3, 1, 5, 0, 4, 2} {
 		pool.decrefLocked(ids[i])
 	}
+	prev := int32(-1)
 	for i := range 6 {
-		id, err := pt.allocLocked()
+		id, err := pt.allocLocked(prev)
+		prev = id
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -772,6 +782,79 @@ func TestPagePoolFreeOrder(t *testing.T) {
 				t.Fatalf("page %d's rows do not follow page %d's", id, ids[i-1])
 			}
 		}
+	}
+}
+
+// TestPagePoolTurns: caches that grow in turn, a page each, take their pages in runs one
+// after another in a slab (takeFreeLocked), not every other page: two caches half a slab
+// each, four a quarter; and a cache that grows alone after them takes the pages the others
+// gave back in one run.
+func TestPagePoolTurns(t *testing.T) {
+	cfg := Config{Layers: 2, KVHeads: 2, HeadDimK: 64, HeadDimV: 64, Pair: mustPair(t, "f16"), MaxCells: 1 << 20}
+	for _, caches := range []int{1, 2, 4} {
+		pool, err := NewPagePool(cfg, 1<<34)
+		if err != nil {
+			t.Fatal(err)
+		}
+		per := pool.slabPagesMax()
+		if per%caches != 0 {
+			t.Fatalf("slabs of %d pages do not split into %d runs", per, caches)
+		}
+		pts := make([]*pageTable, caches)
+		ids := make([][]int32, caches)
+		for i := range pts {
+			if pts[i], err = newPageTable(pool); err != nil {
+				t.Fatal(err)
+			}
+		}
+		alone, err := newPageTable(pool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pool.mu.Lock()
+		for range 2 * per / caches {
+			for i, pt := range pts {
+				prev := int32(-1)
+				if n := len(ids[i]); n > 0 {
+					prev = ids[i][n-1]
+				}
+				id, err := pt.allocLocked(prev)
+				if err != nil {
+					pool.mu.Unlock()
+					t.Fatal(err)
+				}
+				ids[i] = append(ids[i], id)
+			}
+		}
+		for i := range ids {
+			runs := 1
+			for j := 1; j < len(ids[i]); j++ {
+				if a, b := pool.data[ids[i][j-1]], pool.data[ids[i][j]]; &a.slab[0] != &b.slab[0] || b.idx != a.idx+1 {
+					runs++
+				}
+			}
+			if runs != 2 {
+				pool.mu.Unlock()
+				t.Fatalf("%d caches growing in turn: cache %d took %d pages in %d runs, want 2 (%v)", caches, i, len(ids[i]), runs, ids[i])
+			}
+		}
+		for _, id := range ids[0] {
+			pool.decrefLocked(id)
+		}
+		prev := int32(-1)
+		for j := range len(ids[0]) / 2 {
+			id, err := alone.allocLocked(prev)
+			if err != nil {
+				pool.mu.Unlock()
+				t.Fatal(err)
+			}
+			if j > 0 && id != prev+1 {
+				pool.mu.Unlock()
+				t.Fatalf("%d caches: a cache growing from the pages one gave back took page %d after %d", caches, id, prev)
+			}
+			prev = id
+		}
+		pool.mu.Unlock()
 	}
 }
 
@@ -798,8 +881,8 @@ func checkPoolMemory(pool *PagePool) error {
 			return fmt.Errorf("page %d: a slab of %d pages in %d bytes", id, m.n, cap(m.slab))
 		}
 	}
-	if held := pool.pagesUsed + len(pool.free) + pool.pending; held != len(pool.data) {
-		return fmt.Errorf("%d used + %d free + %d being touched, %d allocated", pool.pagesUsed, len(pool.free), pool.pending, len(pool.data))
+	if held := pool.pagesUsed + pool.nfree + pool.pending; held != len(pool.data) {
+		return fmt.Errorf("%d used + %d free + %d being touched, %d allocated", pool.pagesUsed, pool.nfree, pool.pending, len(pool.data))
 	}
 	return nil
 }

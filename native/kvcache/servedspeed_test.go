@@ -157,3 +157,64 @@ func TestServedPagedSpeed(t *testing.T) {
 			float64(a.best.Nanoseconds())/float64(ctx*hn), float64(a.best)/float64(base))
 	}
 }
+
+// TestServedPageLatency prints (KVLAB_SPEED_REPORT set) what a served model's cache pays for
+// its pages as it grows: thread CPU and wall time of writing each page of cells (PageCells
+// cells into every layer, 32 layers × 8 KV heads × 128) into a new pool's one cache without
+// KeepAhead, each write that makes a slab (growLocked: allocating it, and the first write into
+// its pages touching all of it, pageMem) apart, the others together, up to the first slab of
+// slabPagesMax pages. KVLAB_SPEED_FORMATS picks the formats (default q8_0). Run one format a
+// process: a pool's slabs are not reused, and the Go heap's reuse of a dropped pool's memory
+// costs more than fresh memory.
+func TestServedPageLatency(t *testing.T) {
+	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
+		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
+	}
+	const d, hn, layers = 128, 8, 32
+	formats := []string{"q8_0"}
+	if list := os.Getenv("KVLAB_SPEED_FORMATS"); list != "" {
+		formats = strings.Split(list, ",")
+	}
+	r := rand.New(rand.NewPCG(1, 1))
+	k, v := randVec(r, PageCells*hn*d), randVec(r, PageCells*hn*d)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for _, f := range formats {
+		cfg := Config{Layers: layers, KVHeads: hn, HeadDimK: d, HeadDimV: d, Pair: mustPair(t, f), MaxCells: 1 << 20, Seed: 1}
+		pool, err := NewPagePool(cfg, 1<<40)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Pages = pool
+		c, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rest, restWall, restMax time.Duration
+		var grows []string
+		writes, last := 0, 0
+		for last < pool.slabPagesMax() {
+			slabs := len(pool.slabs)
+			t0, w0 := cputime.Thread(), time.Now()
+			for l := range layers {
+				if err := c.Write(l, k, v, PageCells); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := c.Commit(PageCells); err != nil {
+				t.Fatal(err)
+			}
+			dt, dw := cputime.Thread()-t0, time.Since(w0)
+			if len(pool.slabs) > slabs {
+				last = len(pool.slabs[len(pool.slabs)-1]) / int(pool.PageBytes())
+				grows = append(grows, fmt.Sprintf("%d pages %.1f/%.1f ms", last, float64(dt.Microseconds())/1e3, float64(dw.Microseconds())/1e3))
+			} else {
+				rest, restWall, restMax, writes = rest+dt, restWall+dw, max(restMax, dt), writes+1
+			}
+		}
+		t.Logf("%s: page %.2f MiB; writes making a slab (CPU/wall): %s; the other %d writes: CPU mean %.2f ms (max %.2f), wall mean %.2f ms",
+			f, float64(pool.PageBytes())/(1<<20), strings.Join(grows, ", "), writes,
+			float64(rest.Microseconds())/1e3/float64(writes), float64(restMax.Microseconds())/1e3, float64(restWall.Microseconds())/1e3/float64(writes))
+		c.Release()
+	}
+}
