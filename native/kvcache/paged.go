@@ -805,24 +805,28 @@ func (s *pagedStore) batches(lo, m int, f func(runs [][]byte, first, end int)) {
 	rb := s.Codec.RowBytes()
 	buf := runBufs.Get().(*[runBatch + 1][]byte)
 	k, first := 0, 0 // the batch's pages and its first cell
-	call := func(end int, next []byte) {
-		runs := buf[: k : runBatch+1]
-		if next != nil {
-			runs = append(runs, next) // buf's spare slot
-		}
-		f(runs, first, end)
-	}
-	s.runs(lo, m, func(_ attn.RowStore, o, off, n int) {
-		rows := s.pt.data[(lo+off)/PageCells].spanOn(s.sp)[o*rb : (o+n)*rb]
+	pages, sp := s.pt.data, s.sp
+	for off := 0; off < m; {
+		c := lo + off
+		o := c % PageCells
+		n := min(PageCells-o, m-off)
+		pg := &pages[c/PageCells]
+		at := sp.off*pg.n + pg.idx*sp.n + o*rb
+		rows := pg.slab[at : at+n*rb] // pg.spanOn(sp)[o*rb : (o+n)*rb]: its capacity the rest of the slab
 		if k == runBatch {
-			call(off, rows)
+			f(append(buf[:k:runBatch+1], rows), first, off) // the next run in buf's spare slot
 			k, first = 0, off
 		}
 		buf[k] = rows
 		k++
-	})
+		off += n
+	}
 	if k > 0 {
-		call(m, s.after(lo+m))
+		runs := buf[: k : runBatch+1]
+		if next := s.after(lo + m); next != nil {
+			runs = append(runs, next)
+		}
+		f(runs, first, m)
 	}
 	clear(buf[:]) // the pool holds no page
 	runBufs.Put(buf)
@@ -838,10 +842,16 @@ func (s *pagedStore) batches(lo, m int, f func(runs [][]byte, first, end int)) {
 // q4_0 13.44–15.23 (1.17–1.19) → 13.17–13.93 (1.10–1.12), tq4 12.60–13.42 (1.16–1.18) →
 // 11.78–12.48 (1.11), fp8 25.73–26.42 (1.10–1.18) → 23.92–24.61 (1.04–1.06), q8_0 22.4–25.1
 // (1.08–1.09) → 22.9–24.2 (1.08–1.10). Elsewhere (runs taken apart) the same runs kernels over
-// the same runs, a quarter of the calls (and of the VNNI kernels' query roundings). Not kept:
-// batches' walk over the pages without the RowStore s.runs makes a page (TestPagedDecodeSpeed,
-// 32768 cells, 3 alternations, load 3.3–6.4: paged q4_0 3.23–3.81 → 3.40–3.48 ms, turbo2
-// 2.31–2.49 → 2.33–2.41, q8_0 5.42–5.99 → 5.61–5.70; noise).
+// the same runs, a quarter of the calls (and of the VNNI kernels' query roundings). batches
+// walks the pages itself, not through s.runs (a RowStore made a page): at 32768 cells that
+// measured as noise (TestPagedDecodeSpeed, 3 alternations, load 3.3–6.4: paged q4_0 3.23–3.81
+// → 3.40–3.48 ms, turbo2 2.31–2.49 → 2.33–2.41, q8_0 5.42–5.99 → 5.61–5.70), but it is 20.2 →
+// 3.8 ns a page (a scratch loop of batches alone over 131072 cells × 8 heads of a served
+// model's pool, thread CPU: 0.33 → 0.06 ms a phase), and on the Intel Xeon
+// TestServedPagedSpeed at 131072 cells, one session (2 alternations, load 6–11), paged ÷
+// contiguous went tq4 1.21–1.23 → 1.12, q8_0 1.12–1.13 → 1.09; TestPagedDecodeSpeed (32768
+// cells, 2 alternations) paged q4_0 3.74–3.83 → 3.43–3.53 ms, tq4 3.22–3.28 → 3.09, q8_0
+// 6.07 → 5.82–6.15.
 const runBatch = 256
 
 var runBufs = sync.Pool{New: func() any { return new([runBatch + 1][]byte) }}
