@@ -385,6 +385,79 @@ func scoresLoop(f format, n, sfx, st string) string {
 	return b.String()
 }
 
+// scoresAhead writes fp8's scores kernel for contiguous rows, multiScoresFP8AVX2TW: scores'
+// steps (three rows from three streams, twelve sums), each group's codes widened a group ahead:
+// the step's first group into one of two 192-byte scratches at BP (SP rounded up to 64 bytes),
+// then each group's FMAs, reading one scratch, come after the widening of the next group into
+// the other, which they do not wait on. Every row's sums are scores' operations in scores'
+// order, so its scores are multiScoresFP8AVX2T's bit for bit (TestFP8ScoresAhead);
+// multiScoresFP8AVX2T stays the kernel of the runs (avx2FloatScoresRuns), whose rewriting
+// (gen_runs.go) expects its one loop body and frame. A loop of the scores' operations in L1
+// (three rows, 32 codes a row a step) took 12.1–12.4 cycles per 32 codes a row so against
+// 12.8–13.0 with each group widened just before its FMAs. Intel Xeon, KVLAB_NO_AVX512=1, attn
+// TestDecodeBreakdown (fp8, 131072 cells), test binaries alternated, min ns a row, load 6–9,
+// scores: 17.3–18.4 → 16.1–17.8 streamed (8 rounds), 17.2–17.5 → 16.2–17.2 with KVLAB_TOUCH=kv
+// (3), 17.7–18.9 → 16.3–17.4 with KVLAB_NO_AVXVNNI=1 too (3; the same kernel); whole decodes,
+// three rounds against main, 37.0–39.0 → 34.2–36.2.
+func scoresAhead(f format) string {
+	n := "ffp8w"
+	k := scores(f)
+	// The prologue and the step's setup, to the sums' zeroing, are scores'; the loop over the
+	// groups and the reduction follow.
+	k = strings.Replace(k, "·multiScoresFP8AVX2T(SB), NOSPLIT, $224-64", "·multiScoresFP8AVX2TW(SB), NOSPLIT, $480-64\n\tLEAQ 63(SP), BP\n\tANDQ $-64, BP              // the scratches: 384 bytes, 64-byte aligned", 1)
+	k = strings.Replace(k, "// func multiScoresFP8AVX2T(", "// func multiScoresFP8AVX2TW(", 1)
+	k = strings.ReplaceAll(k, "ffp8s_", n+"_")
+	st := strings.Index(k, n+"_grp:\n")
+	en := strings.Index(k, "\tMOVQ d+8(FP), CX\n\tADDQ DI, CX\n")
+	if st < 0 || en < 0 {
+		panic("scoresAhead: scores' group loop changed")
+	}
+	rows := []string{"(BX)", "(BX)(AX*1)", "(BX)(R14*1)"}
+	qs := []string{"(CX)", "(CX)(DX*1)", "(CX)(DX*2)", "(CX)(R13*1)"}
+	var b strings.Builder
+	widen := func(buf int) {
+		b.WriteString("\tPREFETCHT0 PFDISTF(BX)\n\tPREFETCHT0 PFDISTF(BX)(AX*1)\n\tPREFETCHT0 PFDISTF(BX)(R14*1)\n")
+		for r := 0; r < 3; r++ {
+			b.WriteString(fp8GrpTo(rows[r], fmt.Sprintf("%d(BP)", buf+64*r), fmt.Sprintf("%d(BP)", buf+64*r+32), "Y12", "Y13", "Y14", "Y15"))
+		}
+	}
+	fmas := func(buf int) {
+		for s := 0; s < 4; s++ {
+			for r := 0; r < 3; r++ {
+				fmt.Fprintf(&b, "\tVCVTPH2PS %d(BP), Y%d\n", buf+64*r+fp8Slot(s), 12+r)
+			}
+			for h, qo := range qs {
+				fmt.Fprintf(&b, "\tVMOVUPS %d%s, Y15\n", 32*s, qo)
+				for r := 0; r < 3; r++ {
+					fmt.Fprintf(&b, "\tVFMADD231PS Y15, Y%d, Y%d\n", 12+r, 4*r+h)
+				}
+			}
+		}
+	}
+	widen(0)
+	for g, bufs := range [2][2]int{{0, 192}, {192, 0}} {
+		fmt.Fprintf(&b, "%[1]s_g%[2]d:\n\tCMPQ R12, $1\n\tJEQ  %[1]s_l%[2]d\n\tADDQ $%[3]d, BX\n", n, g, f.gb)
+		widen(bufs[1])
+		fmas(bufs[0])
+		fmt.Fprintf(&b, "\tSUBQ $-128, CX\n\tDECQ R12\n")
+		if g == 1 {
+			fmt.Fprintf(&b, "\tJMP  %s_g0\n", n)
+		}
+	}
+	for g, buf := range []int{0, 192} {
+		fmt.Fprintf(&b, "%s_l%d:\n", n, g)
+		fmas(buf)
+		if g == 0 {
+			fmt.Fprintf(&b, "\tJMP  %s_sums\n", n)
+		}
+	}
+	fmt.Fprintf(&b, "%s_sums:\n", n)
+	k = strings.Replace(k, "ostride int)\n", "ostride int)\n// multiScoresFP8AVX2T's scores, each group's codes widened a group ahead (gen_avx2f.go's scoresAhead).\n", 1)
+	st = strings.Index(k, n+"_grp:\n")
+	en = strings.Index(k, "\tMOVQ d+8(FP), CX\n\tADDQ DI, CX\n")
+	return k[:st] + b.String() + k[en:]
+}
+
 // acc writes the accumulate kernel of f. Registers: SI accumulators, DX bytes between them, R13
 // 3·DX, DI the tile's first row, R10 rows left, R9 the tile's weights, R14 the prefetch pointer,
 // R11 groups left, BX the group's byte offset, CX its accumulators, R12 the pass's row, R8 its
@@ -718,6 +791,7 @@ func main() {
 	for _, f := range formats {
 		b.WriteString(scores(f))
 		if f.grp != nil {
+			b.WriteString(scoresAhead(f))
 			b.WriteString(accFP8(f))
 		} else {
 			b.WriteString(acc(f))

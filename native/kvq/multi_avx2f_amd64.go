@@ -24,7 +24,7 @@ package kvq
 var (
 	f16AVX2  = &multiKernels{scores: multiScoresF16AVX2T, acc: multiAccF16AVX2T}
 	bf16AVX2 = &multiKernels{scores: multiScoresBF16AVX2T, acc: multiAccBF16AVX2T}
-	fp8AVX2  = &multiKernels{scores: multiScoresFP8AVX2T, acc: multiAccFP8AVX2T}
+	fp8AVX2  = &multiKernels{scores: multiScoresFP8AVX2TW, acc: multiAccFP8AVX2T}
 )
 
 //go:noescape
@@ -48,6 +48,12 @@ func multiAccBF16AVX2T(acc *float32, d, nv int, rows *byte, rb, m int, w *float3
 
 //go:noescape
 func multiScoresFP8AVX2T(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
+
+// multiScoresFP8AVX2TW is multiScoresFP8AVX2T, bit for bit, each group's codes widened a group
+// ahead of its FMAs (gen_avx2f.go's scoresAhead); multiScoresFP8AVX2T stays the runs' kernel.
+//
+//go:noescape
+func multiScoresFP8AVX2TW(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
 
 //go:noescape
 func multiAccFP8AVX2T(acc *float32, d, nv int, rows *byte, rb, m int, w *float32, wstride int)

@@ -123,3 +123,39 @@ func TestAVX2FloatAccPerRow(t *testing.T) {
 		}
 	}
 }
+
+// TestFP8ScoresAhead checks that multiScoresFP8AVX2TW, which widens each group's codes a group
+// ahead of its FMAs, gives multiScoresFP8AVX2T's scores bit for bit (the runs keep the latter),
+// for one to eight groups a row and avx2FloatRows, rows with outliers and every NaN and
+// subnormal code among them, and writes nothing else.
+func TestFP8ScoresAhead(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2, FMA and F16C")
+	}
+	rng := rand.New(rand.NewPCG(47, 48))
+	for _, d := range []int{32, 64, 96, 128, 256} {
+		c := mustCodec(t, FP8, d)
+		rb := c.RowBytes()
+		for _, m := range avx2FloatRows {
+			enc := make([]byte, m*rb)
+			EncodeRows(c, enc, outlierRows(rng, m, d), m)
+			for j := 0; j < m; j += 3 { // NaN and subnormal codes, both signs
+				enc[j*rb+j%d] = []byte{0x7f, 0xff, 0x01, 0x87}[j%4]
+			}
+			q := gaussianRows(rng, 4, d, 1)
+			const ostride = 20
+			want := make([]float32, m*ostride/4+4)
+			got := make([]float32, len(want))
+			for i := range want {
+				want[i], got[i] = float32(math.Inf(1)), float32(math.Inf(1))
+			}
+			multiScoresFP8AVX2T(&q[0], d, d, &enc[0], rb, m, &want[0], ostride)
+			multiScoresFP8AVX2TW(&q[0], d, d, &enc[0], rb, m, &got[0], ostride)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("d%d m%d out[%d]: %g, multiScoresFP8AVX2T %g", d, m, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
