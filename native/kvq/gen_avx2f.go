@@ -539,23 +539,31 @@ func acc(f format) string {
 // R12 counts 16 bytes a row (the prescaled weights at 0(SP)(R12*1), the scratch row at
 // (R12*4)), R15 is its end and te-16(SP) that of the pairs of rows, AX the row whose next group
 // is widened, R8 a tile's bytes; the weights' broadcast is Y10, the widening's temporaries Y11,
-// Y13..Y15 (Y12 and X11 the prescale's).
-func accFP8(f format) string {
+// Y13..Y15 (Y12 and X11 the prescale's). Without ahead (the text gen_runs.go makes
+// multiAccFP8AVX2TPF of, one tile a call: `go run gen_avx2f.go -onetile` writes it) the kernel
+// has no next-tile path, the instructions of the kernel before it (commit 2c81847's parent).
+func accFP8(f format, ahead bool) string {
 	var b strings.Builder
 	n := "ffp8a"
 	var head strings.Builder
 	accHead(&head, f, "0", 16+1024+2*4096, n)
-	b.WriteString(strings.Replace(head.String(), "\n"+n+"_tile:\n",
-		"\tMOVQ $1, R11               // no tile's first group widened ahead (−1, −2: into 1024(SP), 5120(SP))\n\n"+n+"_tile:\n", 1))
+	if ahead {
+		b.WriteString(strings.Replace(head.String(), "\n"+n+"_tile:\n",
+			"\tMOVQ $1, R11               // no tile's first group widened ahead (−1, −2: into 1024(SP), 5120(SP))\n\n"+n+"_tile:\n", 1))
+	} else {
+		b.WriteString(head.String())
+	}
 	fmt.Fprintf(&b, `	ADDQ DI, R14               // the next tile, prefetched 32 bytes a row step
 	MOVQ AX, R15
 	SHLQ $4, R15               // 16 bytes a row
 	MOVQ R15, AX
 	ANDQ $-32, AX
 	MOVQ AX, te-16(SP)         // the rows' pairs, 32 bytes a pair
-	CMPQ R11, $0
-	JL   %[1]s_wsd             // the weights prescaled by the last tile's last pass
-	MOVQ DI, AX
+`)
+	if ahead {
+		fmt.Fprintf(&b, "\tCMPQ R11, $0\n\tJL   %s_wsd             // the weights prescaled by the last tile's last pass\n", n)
+	}
+	fmt.Fprintf(&b, `	MOVQ DI, AX
 	MOVQ R9, R8
 	MOVQ d+8(FP), CX
 	XORQ R12, R12
@@ -570,14 +578,19 @@ func accFP8(f format) string {
 	ADDQ $16, R12
 	CMPQ R12, R15
 	JNE  %[1]s_ws
-%[1]s_wsd:
-	MOVQ DI, AX
+`, n)
+	if ahead {
+		fmt.Fprintf(&b, "%s_wsd:\n", n)
+	}
+	fmt.Fprintf(&b, `	MOVQ DI, AX
 	XORQ R12, R12
 	MOVQ rb+32(FP), R8
 	SHLQ $6, R8                // a tile's bytes: R14 + R8 the tile after next
-	CMPQ R11, $0
-	JL   %[1]s_skip
-%[1]s_dec:
+`)
+	if ahead {
+		fmt.Fprintf(&b, "\tCMPQ R11, $0\n\tJL   %s_skip\n", n)
+	}
+	fmt.Fprintf(&b, `%[1]s_dec:
 	PREFETCHT0 (R14)
 	PREFETCHT1 (R14)(R8*1)
 	ADDQ $32, R14
@@ -585,12 +598,14 @@ func accFP8(f format) string {
 	b.WriteString(fp8GrpTo("(AX)", "1024(SP)(R12*4)", "1056(SP)(R12*4)", "Y11", "Y13", "Y14", "Y15"))
 	fmt.Fprintf(&b, "\tADDQ rb+32(FP), AX\n\tADDQ $16, R12\n\tCMPQ R12, R15\n\tJNE  %s_dec\n", n)
 	fmt.Fprintf(&b, "\tMOVQ nv+16(FP), R11\n\tSHRQ $5, R11\n\tXORQ BX, BX\n\tMOVQ SI, CX\n")
-	fmt.Fprintf(&b, "\tJMP  %s_g0\n", n)
-	// The tile's first group widened by the last tile's last passes (R11 −1: into 1024(SP), −2:
-	// into 5120(SP)): its passes start from that buffer.
-	fmt.Fprintf(&b, "%[1]s_skip:\n\tCMPQ R11, $-1\n\tJNE  %[1]s_skip1\n", n)
-	fmt.Fprintf(&b, "\tMOVQ nv+16(FP), R11\n\tSHRQ $5, R11\n\tXORQ BX, BX\n\tMOVQ SI, CX\n\tJMP  %s_g0\n", n)
-	fmt.Fprintf(&b, "%s_skip1:\n\tMOVQ nv+16(FP), R11\n\tSHRQ $5, R11\n\tXORQ BX, BX\n\tMOVQ SI, CX\n\tJMP  %s_g1\n", n, n)
+	if ahead {
+		fmt.Fprintf(&b, "\tJMP  %s_g0\n", n)
+		// The tile's first group widened by the last tile's last passes (R11 −1: into 1024(SP), −2:
+		// into 5120(SP)): its passes start from that buffer.
+		fmt.Fprintf(&b, "%[1]s_skip:\n\tCMPQ R11, $-1\n\tJNE  %[1]s_skip1\n", n)
+		fmt.Fprintf(&b, "\tMOVQ nv+16(FP), R11\n\tSHRQ $5, R11\n\tXORQ BX, BX\n\tMOVQ SI, CX\n\tJMP  %s_g0\n", n)
+		fmt.Fprintf(&b, "%s_skip1:\n\tMOVQ nv+16(FP), R11\n\tSHRQ $5, R11\n\tXORQ BX, BX\n\tMOVQ SI, CX\n\tJMP  %s_g1\n", n, n)
+	}
 	accs := []string{"(CX)", "(CX)(DX*1)", "(CX)(DX*2)", "(CX)(R13*1)"}
 	// row writes one row step of pass h over the group at cur, the row at R12 + 16·o.
 	row := func(h, cur, o int) {
@@ -670,14 +685,16 @@ func accFP8(f format) string {
 			fmt.Fprintf(&b, "\tJMP  %s_g0\n", n)
 		}
 		fmt.Fprintf(&b, "%s_last%d:\n", n, k)
-		// A whole tile follows (R10, the rows left with this tile's 64, at least 128): the last
-		// passes widen its first group into the other buffer, the widening pass it would start with.
-		fmt.Fprintf(&b, "\tCMPQ R10, $128\n\tJLT  %s_lastp%d\n", n, k)
-		nt := "\tMOVQ rb+32(FP), AX\n\tSHLQ $6, AX\n\tADDQ DI, AX\n"
-		passFrom(g+"p0n", 0, bufs[0], bufs[1], 0, nt, false)
-		passFrom(g+"p1n", 1, bufs[0], bufs[1], 1, nt, true)
-		fmt.Fprintf(&b, "\tMOVQ $%d, R11\n\tJMP  %s_next\n", -2+k, n)
-		fmt.Fprintf(&b, "%s_lastp%d:\n", n, k)
+		if ahead {
+			// A whole tile follows (R10, the rows left with this tile's 64, at least 128): the last
+			// passes widen its first group into the other buffer, the widening pass it would start with.
+			fmt.Fprintf(&b, "\tCMPQ R10, $128\n\tJLT  %s_lastp%d\n", n, k)
+			nt := "\tMOVQ rb+32(FP), AX\n\tSHLQ $6, AX\n\tADDQ DI, AX\n"
+			passFrom(g+"p0n", 0, bufs[0], bufs[1], 0, nt, false)
+			passFrom(g+"p1n", 1, bufs[0], bufs[1], 1, nt, true)
+			fmt.Fprintf(&b, "\tMOVQ $%d, R11\n\tJMP  %s_next\n", -2+k, n)
+			fmt.Fprintf(&b, "%s_lastp%d:\n", n, k)
+		}
 		pass(g+"p0l", 0, bufs[0], -1, -1)
 		pass(g+"p1l", 1, bufs[0], -1, -1)
 		fmt.Fprintf(&b, "\tJMP  %s_next\n", n)
@@ -781,6 +798,15 @@ func data(name string, words ...uint64) string {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "-onetile" {
+		// The fp8 accumulate kernel without its next-tile path, for gen_runs.go.
+		for _, f := range formats {
+			if f.grp != nil {
+				fmt.Print(accFP8(f, false))
+			}
+		}
+		return
+	}
 	var b strings.Builder
 	b.WriteString(header + "\n")
 	b.WriteString(data("avx2fW4000", 0x4000400040004000, 0x4000400040004000, 0x4000400040004000, 0x4000400040004000))
@@ -792,7 +818,7 @@ func main() {
 		b.WriteString(scores(f))
 		if f.grp != nil {
 			b.WriteString(scoresAhead(f))
-			b.WriteString(accFP8(f))
+			b.WriteString(accFP8(f, true))
 		} else {
 			b.WriteString(acc(f))
 			if f.name == "F16" {

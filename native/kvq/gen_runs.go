@@ -19,6 +19,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 )
@@ -38,6 +39,10 @@ type flavour struct {
 	// their own.
 	out string
 	pre string // text that goes before the flavour (after src's macros)
+	// gen, where not empty, is the arguments of a `go run` whose output is the kernel's text
+	// in place of src's: a generator's form of the kernel that src does not hold (gen_avx2f.go's
+	// fp8 accumulate kernel without its next-tile path, which a run of one tile never takes).
+	gen []string
 }
 
 type repl struct {
@@ -183,7 +188,8 @@ var flavours = []flavour{
 	{
 		src: "multi_avx2f_amd64.s", name: "multiAccFP8AVX2T", runs: "multiAccFP8AVX2TPF",
 		frame: "$9232-64", runsFrame: "$9232-80",
-		doc: "over at most one tile, prefetching the rows pf1 (into L1) and pf2 bytes on (into L2), as multiAccBF16AVX2TPF is multiAccBF16AVX2T's.",
+		doc: "over at most one tile (without its next-tile path: gen_avx2f.go -onetile), prefetching the rows pf1 (into L1) and pf2 bytes on (into L2), as multiAccBF16AVX2TPF is multiAccBF16AVX2T's.",
+		gen: []string{"gen_avx2f.go", "-onetile"},
 		repl: []repl{
 			{"wstride int)\n", "wstride int, pf1, pf2 int)\n", 1},
 			{"\tMOVQ rb+32(FP), R14\n\tSHLQ $6, R14\n\tADDQ DI, R14               // the next tile, prefetched 32 bytes a row step\n",
@@ -545,6 +551,14 @@ func main() {
 		src, err := os.ReadFile(f.src)
 		if err != nil {
 			fail(err)
+		}
+		if f.gen != nil {
+			// $PATH under go generate starts with its own toolchain's bin.
+			cmd := exec.Command("go", append([]string{"run"}, f.gen...)...)
+			cmd.Stderr = os.Stderr
+			if src, err = cmd.Output(); err != nil {
+				fail(fmt.Errorf("go run %s: %w", strings.Join(f.gen, " "), err))
+			}
 		}
 		if f.defs && !copied[out+" "+f.src] {
 			copied[out+" "+f.src] = true
