@@ -170,7 +170,8 @@ func fp8ScoresRunsAVX2AsAcc(acc *float32, d, nv int, rows *byte, rb, m int, w *f
 	multiScoresFP8AVX2TRuns(acc, d, nv, rows, rb, m, w, wstride, 0)
 }
 
-// frameDepthAVX2Cases are the AVX2 kernels gen_align.go rewrites, with their formats.
+// frameDepthAVX2Cases are the AVX2 kernels gen_align.go rewrites, with their formats, and
+// multiScoresFP8AVX2TRuns, which aligns its frame's scratches itself.
 func frameDepthAVX2Cases() []struct {
 	f  Format
 	ks []accKernel

@@ -73,11 +73,13 @@ import (
 
 // kernels are the rewritten kernels by file: the AVX-512 ones are mostly flavours that Zen 4
 // (pickZen4, zen4Stream) or Intel (intelCPU: pickFar, pickIntel, q51X, runsIntel) take, the AVX2
-// ones run on every AVX2 CPU (the VNNI ones on those with AVX-VNNI).
+// ones run on every AVX2 CPU (the VNNI ones on those with AVX-VNNI). fp8's AVX2 scores kernels
+// of the contiguous rows and of the runs (multiScoresFP8AVX2TW, multiScoresFP8AVX2TRuns) align
+// their scratches themselves (BP).
 var kernels = map[string][]string{
 	"multi_intacc_amd64.s":     {"multiAccQ40V8Z4INT", "multiAccQ41V8Z4INT", "multiAccIQ4NLV8Z4INT", "multiAccQ80Z4INT", "multiAccQ50V8Z4INT", "multiAccQ51V8Z4INT", "multiAccQ51V8XINT", "multiAccQ50VINT", "multiAccQ50VIINT", "multiAccQ50VZ4INT"},
 	"multi_intacc2_amd64.s":    {"multiAccQ40V8Z4TwoINT", "multiAccQ41V8Z4TwoINT", "multiAccIQ4NLV8Z4TwoINT", "multiAccQ80Z4TwoINT"},
-	"multi_runs_amd64.s":       {"multiAccQ80Z4RunsINT", "multiAccQ80Z4ListINT", "multiAccQ40V8Z4RunsINT", "multiAccQ41V8Z4RunsINT", "multiAccIQ4NLV8Z4RunsINT", "multiAccQ50VRunsINT", "multiAccQ51V8Z4RunsINT", "multiAccQ50VIRunsINT", "multiAccQ51V8XRunsINT", "multiScoresFP8AVX2TRuns", "multiAccFP8AVX2TPF", "multiAccQ80AVX2RunsINT"},
+	"multi_runs_amd64.s":       {"multiAccQ80Z4RunsINT", "multiAccQ80Z4ListINT", "multiAccQ40V8Z4RunsINT", "multiAccQ41V8Z4RunsINT", "multiAccIQ4NLV8Z4RunsINT", "multiAccQ50VRunsINT", "multiAccQ51V8Z4RunsINT", "multiAccQ50VIRunsINT", "multiAccQ51V8XRunsINT", "multiAccFP8AVX2TPF", "multiAccQ80AVX2RunsINT"},
 	"multi_avx2f_amd64.s":      {"multiScoresFP8AVX2T", "multiAccFP8AVX2T"},
 	"multi_avx2intacc_amd64.s": {"multiAccQ40B8AVX2INT", "multiAccQ41B8AVX2INT", "multiAccQ50B8AVX2INT", "multiAccQ51B8AVX2INT", "multiAccQ51U8AVX2INT", "multiAccQ50A8AVX2INT", "multiAccQ80A8AVX2INT", "multiAccIQ4NLAVX2INT", "multiAccIQ4NLA8AVX2INT", "multiAccIQ4NLA8TwoAVX2INT", "multiAccQ40AVX2INT", "multiAccQ41AVX2INT", "multiAccQ50AVX2INT", "multiAccQ51AVX2INT", "multiAccQ80AVX2INT", "multiAccQ40B8TwoAVX2INT", "multiAccQ41B8TwoAVX2INT", "multiAccQ50B8TwoAVX2INT", "multiAccQ51B8TwoAVX2INT", "multiAccQ51U8TwoAVX2INT", "multiAccQ50A8TwoAVX2INT", "multiAccQ80A8TwoAVX2INT", "multiAccIQ4NLTwoAVX2INT", "multiAccQ40TwoAVX2INT", "multiAccQ41TwoAVX2INT", "multiAccQ50TwoAVX2INT", "multiAccQ51TwoAVX2INT", "multiAccQ80TwoAVX2INT", "multiAccQ40B8VNNIINT", "multiAccQ41B8VNNIINT", "multiAccQ80A8VNNIINT", "multiAccIQ4NLA8VNNIINT", "multiAccQ40B8TwoVNNIINT", "multiAccQ41B8TwoVNNIINT", "multiAccQ80A8TwoVNNIINT", "multiAccIQ4NLA8TwoVNNIINT", "multiAccQ50A8VNNIINT", "multiAccQ51U8VNNIINT", "multiAccQ50A8TwoVNNIINT", "multiAccQ51U8TwoVNNIINT"},
 }

@@ -390,9 +390,10 @@ func scoresLoop(f format, n, sfx, st string) string {
 // the step's first group into one of two 192-byte scratches at BP (SP rounded up to 64 bytes),
 // then each group's FMAs, reading one scratch, come after the widening of the next group into
 // the other, which they do not wait on. Every row's sums are scores' operations in scores'
-// order, so its scores are multiScoresFP8AVX2T's bit for bit (TestFP8ScoresAhead);
-// multiScoresFP8AVX2T stays the kernel of the runs (avx2FloatScoresRuns), whose rewriting
-// (gen_runs.go) expects its one loop body and frame. A loop of the scores' operations in L1
+// order, so its scores are multiScoresFP8AVX2T's bit for bit (TestFP8ScoresAhead). It is the
+// runs' kernel too (gen_runs.go's multiScoresFP8AVX2TRuns; avx2FloatScoresRuns has the paged
+// figures); multiScoresFP8AVX2T, which no path calls, is the text it is built from and the
+// tests' reference. It aligns its scratches itself (BP), so gen_align.go leaves it. A loop of the scores' operations in L1
 // (three rows, 32 codes a row a step) took 12.1–12.4 cycles per 32 codes a row so against
 // 12.8–13.0 with each group widened just before its FMAs. Intel Xeon, KVLAB_NO_AVX512=1, attn
 // TestDecodeBreakdown (fp8, 131072 cells), test binaries alternated, min ns a row, load 6–9,

@@ -182,9 +182,11 @@ var flavours = []flavour{
 	pairScoresRuns("multiScoresTQ4B2VNNI", "multiScoresTQ4B2RunsVNNI", "TQ4B2_"),
 	pairScoresRuns("multiScoresT4B2VNNI", "multiScoresT4B2RunsVNNI", "T4B2_"),
 	pairScoresRuns("multiScoresTQ4B2UVNNI", "multiScoresTQ4B2URunsVNNI", "TQ4B2U_"),
-	avx2fScoresRuns("multiScoresF16AVX2T", "multiScoresF16AVX2TRuns", "ff16s_", "$32-64"),
-	avx2fScoresRuns("multiScoresBF16AVX2T", "multiScoresBF16AVX2TRuns", "fbf16s_", "$32-64"),
-	avx2fScoresRuns("multiScoresFP8AVX2T", "multiScoresFP8AVX2TRuns", "ffp8s_", "$224-64"),
+	avx2fScoresRuns("multiScoresF16AVX2T", "multiScoresF16AVX2TRuns", "ff16s_", "$32-64", 1),
+	avx2fScoresRuns("multiScoresBF16AVX2T", "multiScoresBF16AVX2TRuns", "fbf16s_", "$32-64", 1),
+	// fp8's from multiScoresFP8AVX2TW (each group widened a group ahead of its FMAs; three
+	// widening blocks, each with the step's PFDISTF prefetches).
+	avx2fScoresRuns("multiScoresFP8AVX2TW", "multiScoresFP8AVX2TRuns", "ffp8w_", "$480-64", 3),
 	{
 		src: "multi_avx2f_amd64.s", name: "multiAccFP8AVX2T", runs: "multiAccFP8AVX2TPF",
 		frame: "$9232-64", runsFrame: "$9232-80",
@@ -331,8 +333,9 @@ func fp8HScoresRuns(name, runs, q, h string) flavour {
 // kernels a run a call with Prefetch of the next run: 4.9–5.1, 5.3–5.6, 6.1–6.6; contiguous
 // 2.9, 3.3, 4.2). The next run's rows prefetched into L1 in place of all the PFDISTF
 // prefetches: 4.97–5.07, 4.67–5.01, 4.69–4.90 (16 KiB runs of f16 and bf16 rows crowd L1); a
-// Prefetch of the run two or three on besides, before each run: 4.57–4.88 (f16).
-func avx2fScoresRuns(name, runs, label, frame string) flavour {
+// Prefetch of the run two or three on besides, before each run: 4.57–4.88 (f16). pfc is how
+// many times the kernel's text prefetches stream c PFDISTF ahead (its group loop's copies).
+func avx2fScoresRuns(name, runs, label, frame string, pfc int) flavour {
 	l := label[:len(label)-1] + "R_"
 	return flavour{
 		src: "multi_avx2f_amd64.s", name: name, runs: runs,
@@ -342,7 +345,7 @@ func avx2fScoresRuns(name, runs, label, frame string) flavour {
 			{"ostride int)\n", "ostride int, pf int)\n", 1},
 			{label + "rows:\n", label + "rows:\n\tMOVQ pf+64(FP), BX\n\tADDQ DI, BX                // row a of the next run: its lines, and rows b's and c's\n\tMOVQ R8, CX\n" +
 				l + "pf:\n\tPREFETCHT1 (BX)\n\tPREFETCHT1 (BX)(AX*1)\n\tPREFETCHT1 (BX)(R14*1)\n\tADDQ $64, BX\n\tSUBQ $64, CX\n\tJG   " + l + "pf\n", 1},
-			{"\tPREFETCHT0 PFDISTF(BX)(R14*1)\n", "", 1},
+			{"\tPREFETCHT0 PFDISTF(BX)(R14*1)\n", "", pfc},
 			{label, l, -1},
 		},
 	}

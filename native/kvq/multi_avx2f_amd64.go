@@ -50,7 +50,8 @@ func multiAccBF16AVX2T(acc *float32, d, nv int, rows *byte, rb, m int, w *float3
 func multiScoresFP8AVX2T(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)
 
 // multiScoresFP8AVX2TW is multiScoresFP8AVX2T, bit for bit, each group's codes widened a group
-// ahead of its FMAs (gen_avx2f.go's scoresAhead); multiScoresFP8AVX2T stays the runs' kernel.
+// ahead of its FMAs (gen_avx2f.go's scoresAhead), and the kernel multiScoresFP8AVX2TRuns is made
+// of; multiScoresFP8AVX2T, which no path calls, is the tests' reference.
 //
 //go:noescape
 func multiScoresFP8AVX2TW(q *float32, d, nv int, rows *byte, rb, m int, out *float32, ostride int)

@@ -125,7 +125,7 @@ func TestAVX2FloatAccPerRow(t *testing.T) {
 }
 
 // TestFP8ScoresAhead checks that multiScoresFP8AVX2TW, which widens each group's codes a group
-// ahead of its FMAs, gives multiScoresFP8AVX2T's scores bit for bit (the runs keep the latter),
+// ahead of its FMAs, gives multiScoresFP8AVX2T's scores bit for bit (so does its runs flavour),
 // for one to eight groups a row and avx2FloatRows, rows with outliers and every NaN and
 // subnormal code among them, and writes nothing else.
 func TestFP8ScoresAhead(t *testing.T) {

@@ -1217,7 +1217,7 @@ func multiScoresTQ4B2URunsVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m
 
 // avx2FloatScoresRuns is DotManyMultiRuns's kernel path for f16, bf16 and fp8 rows of a
 // multiple of 32 values on the AVX2 kernels (multiScoresF16AVX2T, multiScoresBF16AVX2T,
-// multiScoresFP8AVX2T; every CPU that runs them), plain or rotated (its offsets added after, as
+// multiScoresFP8AVX2TW; every CPU that runs them), plain or rotated (its offsets added after, as
 // rotCodec.DotManyMulti adds them), n a multiple of 4: each run goes to the kernel's runs
 // flavour (gen_runs.go's avx2fScoresRuns), which prefetches the next run's rows into L2 a step
 // at a time, where the run-by-run loop prefetched it (and the run three on) whole before each
@@ -1228,7 +1228,13 @@ func multiScoresTQ4B2URunsVNNI(dig *byte, aux *uint32, nb int, rows *byte, rb, m
 // values through multiAccFP8AVX2TPF (accFP8Runs): paged f16 8.14–8.31 → 6.31–6.64 ms
 // (contiguous 5.82–5.96: 1.37–1.43× → 1.06–1.13×), bf16 8.87–9.10 → 6.98–7.22 (contiguous
 // 6.57–6.70), fp8 11.95–12.43 → 8.44–8.98 (contiguous 7.81–8.10). Intel not measured: the
-// same instructions, the prefetches at other addresses.
+// same instructions, the prefetches at other addresses. fp8's flavour made of
+// multiScoresFP8AVX2TW (each group widened a group ahead of its FMAs) in place of
+// multiScoresFP8AVX2T, Intel Xeon, KVLAB_NO_AVX512=1, TestPagedBreakdown and
+// TestPagedDecodeSpeed, test binaries alternated, load 4–7, median ms (paged ÷ contiguous in
+// the same process): paged scores 5.30 → 5.00 (1.08 → 1.00) in 8 rounds, 5.09 → 4.90 (1.06 →
+// 1.03) in 5 with KVLAB_NO_AVXVNNI=1 too; paged decodes 10.59 → 10.51 (1.08 → 1.06) and 10.41
+// → 10.03 (1.07 → 1.04).
 func avx2FloatScoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bool {
 	rot, _ := c.(*rotCodec)
 	if rot != nil {
@@ -1266,7 +1272,7 @@ func avx2FloatScoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float
 }
 
 // multiScoresF16AVX2TRuns, multiScoresBF16AVX2TRuns and multiScoresFP8AVX2TRuns are
-// multiScoresF16AVX2T, multiScoresBF16AVX2T and multiScoresFP8AVX2T prefetching at each step
+// multiScoresF16AVX2T, multiScoresBF16AVX2T and multiScoresFP8AVX2TW prefetching at each step
 // the same rows of the next run, pf bytes on (gen_runs.go, multi_runs_amd64.s).
 //
 //go:noescape
