@@ -58,7 +58,8 @@ func newRunnerCollector() *runnerCollector {
 		passes: prometheus.NewDesc("kvlab_batch_passes_total", "Batched forward passes run.", model, nil),
 		tokens: prometheus.NewDesc("kvlab_batch_tokens_total", "Tokens run by batched forward passes.", model, nil),
 		pages: prometheus.NewDesc("kvlab_kv_pages", "KV pages of the model's page pool (--kv-budget): used (held by sequences, a shared page once), "+
-			"free (neither used, reserved nor set aside for the caches' fixed bytes), total (the budget's).", []string{"model", "state"}, nil),
+			"free (neither used, reserved nor set aside for the caches' fixed bytes), total (the budget's), allocated (whose memory the pool holds: "+
+			"the used ones and those made ahead of need, slabs being made whole).", []string{"model", "state"}, nil),
 		huge: prometheus.NewDesc("kvlab_kv_pages_huge_fraction", "Fraction of the memory of the KV pages the model's page pool has allocated "+
 			"that the system backs with 2 MiB transparent huge pages (Linux, /proc/self/smaps, read at most every 15 s; 1 with none allocated); "+
 			"pages on 4 KiB pages decode slower.", model, nil),
@@ -103,6 +104,7 @@ func (c *runnerCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.pages, prometheus.GaugeValue, float64(st.Used), name, "used")
 			ch <- prometheus.MustNewConstMetric(c.pages, prometheus.GaugeValue, float64(st.Free), name, "free")
 			ch <- prometheus.MustNewConstMetric(c.pages, prometheus.GaugeValue, float64(st.Total), name, "total")
+			ch <- prometheus.MustNewConstMetric(c.pages, prometheus.GaugeValue, float64(st.Allocated), name, "allocated")
 			ch <- prometheus.MustNewConstMetric(c.huge, prometheus.GaugeValue, c.hugeFraction(name, p), name)
 			ch <- prometheus.MustNewConstMetric(c.reserved, prometheus.GaugeValue, float64(st.ReservedBytes), name)
 			_, _, waiting := r.Pool().Stats()

@@ -102,6 +102,9 @@ func TestMetricsUnderLoad(t *testing.T) {
 	if page("used") == 0 || page("used")+page("free") > page("total") {
 		t.Errorf("kvlab_kv_pages used %v free %v of %v: the idle sequences hold pages, within the budget", page("used"), page("free"), page("total"))
 	}
+	if a := page("allocated"); a < page("used") || a > page("total") {
+		t.Errorf("kvlab_kv_pages allocated %v: want at least the %v used, at most the %v the budget holds", a, page("used"), page("total"))
+	}
 	if f, ok := after[series("kvlab_kv_pages_huge_fraction")]; !ok || f < 0 || f > 1 {
 		t.Errorf("kvlab_kv_pages_huge_fraction %v (present %v), want a fraction", f, ok)
 	}
