@@ -128,6 +128,12 @@ func TestServedPagedSpeed(t *testing.T) {
 				}
 			}
 			st := pool.Stats()
+			var sizes []string
+			pool.mu.Lock()
+			for _, sl := range pool.slabs {
+				sizes = append(sizes, strconv.Itoa(len(sl)/int(pool.PageBytes())))
+			}
+			pool.mu.Unlock()
 			t.Logf("%s, %d session(s) of %d cells: page %.2f MiB, %d pages allocated, %.1f s to write; session 1: %s",
 				f, ns, ctx, float64(pool.PageBytes())/(1<<20), st.Allocated, time.Since(t0).Seconds(), stretchSummary(stretchesOf(cs[0])))
 			arms = append(arms, &arm{fmt.Sprintf("%s paged, %d session(s)", f, ns), cs[0].Keys(0, true), cs[0].Values(0, true), time.Hour})
@@ -160,12 +166,15 @@ func TestServedPagedSpeed(t *testing.T) {
 
 // TestServedPageLatency prints (KVLAB_SPEED_REPORT set) what a served model's cache pays for
 // its pages as it grows: thread CPU and wall time of writing each page of cells (PageCells
-// cells into every layer, 32 layers × 8 KV heads × 128) into a new pool's one cache without
-// KeepAhead, each write that makes a slab (growLocked: allocating it, and the first write into
-// its pages touching all of it, pageMem) apart, the others together, up to the first slab of
-// slabPagesMax pages. KVLAB_SPEED_FORMATS picks the formats (default q8_0). Run one format a
-// process: a pool's slabs are not reused, and the Go heap's reuse of a dropped pool's memory
-// costs more than fresh memory.
+// cells into every layer, 32 layers × 8 KV heads × 128) into a new pool's one cache, each
+// write that makes a slab (growLocked: allocating it, and the first write into its pages
+// touching all of it, pageMem) apart, the others together, the longest write, up to a write
+// into the first slab of slabPagesMax pages. KVLAB_SPEED_FORMATS picks the formats (default
+// q8_0). KVLAB_SERVED_KEEPAHEAD=n sets KeepAhead(n) on the pool (kvlab serve: 2 × Keep), whose
+// fill makes the next slab ahead of need (slabWantLocked); KVLAB_SERVED_PACE=ms sleeps that
+// long between writes (a served session takes a page every PageCells decode steps). Run one
+// format a process: a pool's slabs are not reused, and the Go heap's reuse of a dropped pool's
+// memory costs more than fresh memory.
 func TestServedPageLatency(t *testing.T) {
 	if os.Getenv("KVLAB_SPEED_REPORT") == "" {
 		t.Skip("set KVLAB_SPEED_REPORT=1 to measure")
@@ -175,6 +184,8 @@ func TestServedPageLatency(t *testing.T) {
 	if list := os.Getenv("KVLAB_SPEED_FORMATS"); list != "" {
 		formats = strings.Split(list, ",")
 	}
+	ahead, _ := strconv.Atoi(os.Getenv("KVLAB_SERVED_KEEPAHEAD"))
+	paceMs, _ := strconv.Atoi(os.Getenv("KVLAB_SERVED_PACE"))
 	r := rand.New(rand.NewPCG(1, 1))
 	k, v := randVec(r, PageCells*hn*d), randVec(r, PageCells*hn*d)
 	runtime.LockOSThread()
@@ -185,16 +196,31 @@ func TestServedPageLatency(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		pool.KeepAhead(ahead)
 		cfg.Pages = pool
 		c, err := New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var rest, restWall, restMax time.Duration
+		// slabs is the pool's slab count, and the pages before its first of slabPagesMax
+		// pages (-1: none yet).
+		slabs := func() (int, int) {
+			pool.mu.Lock()
+			defer pool.mu.Unlock()
+			before := 0
+			for _, sl := range pool.slabs {
+				if len(sl)/int(pool.PageBytes()) >= pool.slabPagesMax() {
+					return len(pool.slabs), before
+				}
+				before += len(sl) / int(pool.PageBytes())
+			}
+			return len(pool.slabs), -1
+		}
+		var rest, restWall, restMax, longest, longestWall time.Duration
 		var grows []string
-		writes, last := 0, 0
-		for last < pool.slabPagesMax() {
-			slabs := len(pool.slabs)
+		writes := 0
+		for {
+			n0, _ := slabs()
 			t0, w0 := cputime.Thread(), time.Now()
 			for l := range layers {
 				if err := c.Write(l, k, v, PageCells); err != nil {
@@ -205,16 +231,36 @@ func TestServedPageLatency(t *testing.T) {
 				t.Fatal(err)
 			}
 			dt, dw := cputime.Thread()-t0, time.Since(w0)
-			if len(pool.slabs) > slabs {
-				last = len(pool.slabs[len(pool.slabs)-1]) / int(pool.PageBytes())
+			longest, longestWall = max(longest, dt), max(longestWall, dw)
+			if ahead > 0 && dw > 20*time.Millisecond {
+				grows = append(grows, fmt.Sprintf("page %d %.1f/%.1f ms", c.PagesHeld(), float64(dt.Microseconds())/1e3, float64(dw.Microseconds())/1e3))
+			}
+			n1, before := slabs()
+			if n1 > n0 && ahead == 0 {
+				pool.mu.Lock()
+				last := len(pool.slabs[len(pool.slabs)-1]) / int(pool.PageBytes())
+				pool.mu.Unlock()
 				grows = append(grows, fmt.Sprintf("%d pages %.1f/%.1f ms", last, float64(dt.Microseconds())/1e3, float64(dw.Microseconds())/1e3))
 			} else {
 				rest, restWall, restMax, writes = rest+dt, restWall+dw, max(restMax, dt), writes+1
 			}
+			if before >= 0 && c.PagesHeld() > before {
+				break
+			}
+			time.Sleep(time.Duration(paceMs) * time.Millisecond)
 		}
-		t.Logf("%s: page %.2f MiB; writes making a slab (CPU/wall): %s; the other %d writes: CPU mean %.2f ms (max %.2f), wall mean %.2f ms",
-			f, float64(pool.PageBytes())/(1<<20), strings.Join(grows, ", "), writes,
-			float64(rest.Microseconds())/1e3/float64(writes), float64(restMax.Microseconds())/1e3, float64(restWall.Microseconds())/1e3/float64(writes))
+		st := pool.Stats()
+		var sizes []string
+		pool.mu.Lock()
+		for _, sl := range pool.slabs {
+			sizes = append(sizes, strconv.Itoa(len(sl)/int(pool.PageBytes())))
+		}
+		pool.mu.Unlock()
+		t.Logf("%s: page %.2f MiB, KeepAhead %d, pace %d ms: %d pages in slabs of %s; writes making a slab (CPU/wall; KeepAhead: writes over 20 ms wall): %s; the other %d writes: CPU mean %.2f ms (max %.2f), wall mean %.2f ms; longest write CPU %.1f ms, wall %.1f ms",
+			f, float64(pool.PageBytes())/(1<<20), ahead, paceMs, st.Allocated, strings.Join(sizes, "+"), strings.Join(grows, ", "), writes,
+			float64(rest.Microseconds())/1e3/float64(writes), float64(restMax.Microseconds())/1e3, float64(restWall.Microseconds())/1e3/float64(writes),
+			float64(longest.Microseconds())/1e3, float64(longestWall.Microseconds())/1e3)
 		c.Release()
+		pool.KeepAhead(0)
 	}
 }
