@@ -246,10 +246,15 @@ func (p *PagePool) MaxPages() int { return int(max(p.budget-p.fixed, 0) / p.page
 // have taken half of them, the pool refills them the next time a cache gives bytes back (a
 // generation ends), not while a burst of new sequences takes its pages. The free pages count
 // as held ahead, those left over from the slabs caches' pages came from included (growLocked),
-// so the pool makes no slab for them while it has them. The pages taken ahead never make the
-// pool hold more than MaxPages, nor more pages than the budget could give caches when they
-// were taken (not used, reserved or fixed), and they draw nothing from the budget: only the
-// pages caches use do. 0 takes no more pages ahead (those held stay).
+// so the pool makes no slab for them while it has them. While n is not 0, the goroutine also
+// makes the pool's next slab ahead of need once the pool holds slabBytes' pages and its free
+// pages fall under half of that slab (slabWantLocked), a burst of new sequences or a growing
+// cache included, so that a cache rarely makes one (touching up to slabMaxBytes) inside a
+// forward pass; a cache that needs a page while the goroutine makes a slab waits for its pages.
+// The pages taken ahead never make the pool hold more than MaxPages, nor more pages than the
+// budget could give caches when they were taken (not used, reserved or fixed), and they draw
+// nothing from the budget: only the pages caches use do. 0 takes no more pages ahead (those
+// held stay) and makes no slab ahead; the goroutine ends once it has added the slab it makes.
 func (p *PagePool) KeepAhead(n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -271,13 +276,35 @@ func (p *PagePool) fillLocked() {
 // still allocate (MaxPages less the pages it holds or fill counts on) nor than the budget can
 // give now (roomLocked).
 func (p *PagePool) fillWantLocked() int {
-	return max(min(p.ahead-p.nfree-p.pending-p.inflight, p.MaxPages()-len(p.data)-p.inflight, p.roomLocked(0)), 0)
+	want := max(p.ahead-p.nfree-p.pending-p.inflight, p.slabWantLocked())
+	return max(min(want, p.MaxPages()-len(p.data)-p.inflight, p.roomLocked(0)), 0)
+}
+
+// slabWantLocked is the pages of the next slab where fill should make it ahead of need, else
+// 0: while KeepAhead is on, once the pool holds slabBytes' pages or more, when its free pages
+// (those fill touches or counts on included) are fewer than half the next slab's, so that the
+// caches take half a slab while fill makes one.
+// A cache's growLocked then rarely makes a slab (up to slabMaxBytes, touched in full by the
+// first write into one of its pages, pageMem) inside a decode step under the pool's lock: fill
+// makes and touches it outside the lock, and growLocked waits for its pages. A cache (a
+// decode step) that outruns it waits for fill's pages no longer than it would take to make the
+// slab itself.
+func (p *PagePool) slabWantLocked() int {
+	if p.ahead == 0 || len(p.data) < int(max(slabBytes/p.pageBytes, slabMinPages)) {
+		return 0
+	}
+	n := p.slabPagesLocked()
+	if 2*(p.nfree+p.pending+p.inflight) >= n {
+		return 0
+	}
+	return n
 }
 
 // fill allocates the pages KeepAhead wants as slabs (growLocked: every page of a slab is
 // allocated), touches every memory page of each page and adds it to the free pages, until
-// none is wanted. A page's touch runs without the lock; until it joins the free pages it is
-// pending (allocLocked waits for it where the budget has no other page).
+// none is wanted, and the next slab ahead of need (slabWantLocked). A page's touch runs
+// without the lock; until it joins the free pages it is pending (allocLocked waits for it
+// rather than make a slab).
 func (p *PagePool) fill() {
 	step := os.Getpagesize()
 	p.mu.Lock()
@@ -376,8 +403,9 @@ type pageTable struct {
 
 // allocLocked takes a page for t to follow its page prev (-1: none): from its reservation,
 // else from the free budget. It takes a free page (takeFreeLocked: prev's next in its slab
-// where free), else makes a slab (growLocked); where the pool may allocate no more pages while
-// fill touches some, it waits for one of those.
+// where free), else makes a slab (growLocked); while fill makes a slab or touches pages, it
+// waits for one of those. Where the pages left free fall low, it starts fill on the next slab
+// (slabWantLocked).
 func (t *pageTable) allocLocked(prev int32) (int32, error) {
 	p := t.pool
 	for {
@@ -396,6 +424,9 @@ func (t *pageTable) allocLocked(prev int32) (int32, error) {
 	id := p.takeFreeLocked(prev)
 	p.ref[id] = 1
 	p.pagesUsed++
+	if !p.filling && p.slabWantLocked() > 0 {
+		p.fillLocked()
+	}
 	return id, nil
 }
 
@@ -450,7 +481,8 @@ func (p *PagePool) slabPagesMax() int {
 // its first write, pageMem), and a long one gets slabs of slabCells after a few. Each slab
 // costs its memory's first touch in the write that makes it, under the pool's lock (growLocked;
 // 0.3–2.6 ms a MiB with the system's huge pages on the Intel Xeon, load 5–8:
-// TestServedPageLatency): up to 1 GiB (slabMaxBytes) at a time, once the pool holds as much.
+// TestServedPageLatency): up to 1 GiB (slabMaxBytes) at a time, once the pool holds as much,
+// unless KeepAhead is on: fill then makes it ahead of need (slabWantLocked).
 func (p *PagePool) slabPagesLocked() int {
 	return max(min(len(p.data), p.slabPagesMax()), int(max(slabBytes/p.pageBytes, slabMinPages)))
 }
@@ -463,8 +495,9 @@ func (p *PagePool) slabPagesLocked() int {
 // pages: its pages are interleaved (pageMem), so the first write into one page touches the
 // whole slab (on 2 MiB pages the system maps most of it), and so the pool counts the whole
 // slab as its memory (Allocated), never more than MaxPages. Pages and slabs are kept for as
-// long as the pool lives. It reports false, making nothing, where the pool may allocate no
-// more pages while fill touches some or counts on some: the caller waits for those.
+// long as the pool lives. It reports false, making nothing, while fill makes a slab or
+// touches pages (pending, inflight): the caller waits for those rather than make a second
+// slab under the lock (fill makes the next slab ahead of need, slabWantLocked).
 //
 // Making a slab runs under p.mu: where the Go heap hands back memory it has touched already,
 // hugemem.Bytes collapses it into huge pages now (MADV_COLLAPSE), so it may copy up to a slab
@@ -479,13 +512,10 @@ func (p *PagePool) slabPagesLocked() int {
 // then): paged q4_0 6.63 -> 5.63 ms, q8_0 9.92 -> 8.92, tq4 5.76 -> 5.03, f16 16.2 -> 15.2
 // (contiguous: 3.0, 3.4, 2.3, 5.3).
 func (p *PagePool) growLocked(own int64) bool {
-	n := min(p.slabPagesLocked(), p.roomLocked(own), p.MaxPages()-len(p.data)-p.inflight)
-	if n < 1 {
-		if p.pending+p.inflight > 0 {
-			return false
-		}
-		n = 1
+	if p.pending+p.inflight > 0 {
+		return false // fill makes a slab or touches its pages: the caller waits for those
 	}
+	n := max(min(p.slabPagesLocked(), p.roomLocked(own), p.MaxPages()-len(p.data)), 1)
 	p.addSlabLocked(hugemem.Bytes(int(int64(n)*p.pageBytes)), n, true)
 	return true
 }

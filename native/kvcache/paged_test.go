@@ -983,3 +983,96 @@ func TestPagePoolMemoryCounted(t *testing.T) {
 		t.Fatalf("after every cache is released: %+v", st)
 	}
 }
+
+// TestPagePoolSlabAhead: with KeepAhead on, once the pool holds slabBytes' pages, its fill
+// makes the next slab (slabPagesLocked) while the caches are idle, as soon as the free pages are
+// fewer than half of it, within MaxPages and the budget (roomLocked); a cache on those pages
+// reads what a contiguous one does, and KeepAhead(0) ends the goroutine.
+func TestPagePoolSlabAhead(t *testing.T) {
+	cfg := Config{Layers: 8, KVHeads: 4, HeadDimK: 128, HeadDimV: 128, Pair: mustPair(t, "f16"), MaxCells: 256 * PageCells, Seed: 4}
+	probe, err := NewPagePool(cfg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	minPages := int(slabBytes / probe.PageBytes())
+	maxPages := 2*(minPages+2) + 10
+	pool, err := NewPagePool(cfg, probe.FixedBytes()+int64(maxPages)*probe.PageBytes()+probe.PageBytes()/2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settle := func(what string, allocated int) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) {
+			st := pool.Stats()
+			if st.Allocated > pool.MaxPages() {
+				t.Fatalf("%s: %+v holds more than %d pages", what, st, pool.MaxPages())
+			}
+			if st.Allocated == allocated {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %+v, want %d pages allocated", what, st, allocated)
+			}
+		}
+	}
+	// idle waits for the pool's fill to end, and returns its next slab's pages and its free
+	// pages.
+	idle := func() (next, free int) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) {
+			pool.mu.Lock()
+			filling, next, free := pool.filling, pool.slabPagesLocked(), pool.nfree+pool.pending+pool.inflight
+			pool.mu.Unlock()
+			if !filling {
+				return next, free
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("fill runs for 20 s")
+			}
+		}
+	}
+	pool.KeepAhead(2)
+	settle("kept ahead", 2)
+	paged := cfg
+	paged.Pages = pool
+	c, err := New(paged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, rf := rand.New(rand.NewPCG(4, 4)), rand.New(rand.NewPCG(4, 4))
+	// The pool holds fewer than slabBytes' pages: the cache's third page makes a slab (growLocked).
+	fill(t, c, rc, 3*PageCells, PageCells)
+	fill(t, flat, rf, 3*PageCells, PageCells)
+	if st := pool.Stats(); st.Allocated < 2+minPages {
+		t.Fatalf("after the cache's third page: %+v, want %d pages or more allocated", st, 2+minPages)
+	}
+	for _, want := range []int{-1, maxPages} {
+		next, free := idle()
+		allocated := pool.Stats().Allocated
+		for ; 2*free >= next; free-- { // the cache takes a free page a write
+			fill(t, c, rc, PageCells, PageCells)
+			fill(t, flat, rf, PageCells, PageCells)
+		}
+		if want < 0 {
+			want = allocated + next // a whole slab
+		}
+		settle("a slab made ahead while the cache is idle", want)
+	}
+	for c.PagesHeld() < maxPages {
+		fill(t, c, rc, PageCells, PageCells)
+		fill(t, flat, rf, PageCells, PageCells)
+	}
+	if st := pool.Stats(); st.Allocated != maxPages || st.Used != maxPages {
+		t.Fatalf("a cache of every page: %+v, want %d used of %d allocated", st, maxPages, maxPages)
+	}
+	if a, b := attendAll(t, flat, rand.New(rand.NewPCG(9, 9)), 4), attendAll(t, c, rand.New(rand.NewPCG(9, 9)), 4); !sameBits(a, b) {
+		t.Fatalf("a cache of slabs made ahead reads other attention than a contiguous one (rel %.2e)", relRMS(b, a))
+	}
+	c.Release()
+	pool.KeepAhead(0)
+	idle()
+}
