@@ -36,7 +36,9 @@ func alignOffset(b []byte) int {
 //
 // The collapse copies b's resident pages under the caller's locks: a page pool makes a new
 // slab (kvcache's growLocked) under its mutex, so that making one may collapse up to the
-// slab's 64 MiB while the pool's other callers wait.
+// slab (64 MiB, growing with the pool to 8192 cells' pages, at most 1 GiB) while the pool's
+// other callers wait; a pool keeping pages ahead (KeepAhead, as the runner's are) makes its
+// slabs outside the lock (fill).
 //
 // bench attn, which holds every pair's cache at once, built some caches in the holes that
 // earlier pairs' fill buffers left, a different set each run: before this, main's full judged

@@ -284,8 +284,9 @@ func (p *PagePool) fillWantLocked() int {
 // 0: while KeepAhead is on, once the pool holds slabBytes' pages or more, when its free pages
 // (those fill touches or counts on included) are fewer than half the next slab's, so that the
 // caches take half a slab while fill makes one.
-// A cache's growLocked then rarely makes a slab (up to slabMaxBytes, touched in full by the
-// first write into one of its pages, pageMem) inside a decode step under the pool's lock: fill
+// A cache's growLocked then rarely makes a slab (up to slabMaxBytes) inside a decode step (the
+// slab made under the pool's lock, its memory touched in full by the first write into one of
+// its pages, pageMem): fill
 // makes and touches it outside the lock, and growLocked waits for its pages. A cache (a
 // decode step) that outruns it waits for fill's pages no longer than it would take to make the
 // slab itself.
@@ -478,11 +479,12 @@ func (p *PagePool) slabPagesMax() int {
 // slabPagesLocked is the pages of the next slab: as many as the pool has allocated, within
 // slabPagesMax, and slabBytes' (slabMinPages) at least. Slabs grow with the pool, so a short
 // cache pays for no more memory than before slabCells (a 64 MiB slab, allocated and touched on
-// its first write, pageMem), and a long one gets slabs of slabCells after a few. Each slab
-// costs its memory's first touch in the write that makes it, under the pool's lock (growLocked;
-// 0.3–2.6 ms a MiB with the system's huge pages on the Intel Xeon, load 5–8:
+// its first write, pageMem), and a long one gets slabs of slabCells after a few. A slab
+// growLocked makes (under the pool's lock) costs its memory's first touch in the write into its
+// first page, the decode step that took it (0.3–2.6 ms a MiB with the system's huge pages on the Intel Xeon, load 5–8:
 // TestServedPageLatency): up to 1 GiB (slabMaxBytes) at a time, once the pool holds as much,
-// unless KeepAhead is on: fill then makes it ahead of need (slabWantLocked).
+// unless KeepAhead is on: fill then makes and touches it ahead of need, outside the lock
+// (slabWantLocked).
 func (p *PagePool) slabPagesLocked() int {
 	return max(min(len(p.data), p.slabPagesMax()), int(max(slabBytes/p.pageBytes, slabMinPages)))
 }

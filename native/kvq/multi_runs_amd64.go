@@ -884,9 +884,9 @@ func scoresRuns(c Codec, q []float32, n int, runs [][]byte, out []float32) bool 
 // runs kernels, which prefetch the next run as they go); prefetching the next stretch's
 // middle rows (where the two-stream scores kernels start their second stream) besides its
 // first 4 KiB (prefetchStretch) took 0–5 % off S 8–32, 8 KiB in place of 4 nothing. A pool of
-// many layers has few pages a slab (kvcache's slabBytes, 64 MiB: 14 pages of 32 layers × 8 KV
-// heads of q8_0 at 128 values, 896 rows), so a long cache's stretches stay under mergeMin
-// there and its pages keep the runs kernels.
+// many layers has few pages in a 64 MiB slab (15 pages of 32 layers × 8 KV heads of q8_0 at 128
+// values, 960 rows, under mergeMin), so kvcache's slabs grow with the pool to 8192 cells
+// (slabCells), where a long cache's stretches reach it.
 var mergeRuns = intelCPU
 
 // mergeCodec is whether runStretches may take c's runs a stretch a call: not q8_0 on the AVX2
