@@ -43,13 +43,7 @@ func TestPagedDecodeSpeed(t *testing.T) {
 	if list := os.Getenv("KVLAB_SPEED_FORMATS"); list != "" {
 		formats = strings.Split(list, ",")
 	}
-	type arm struct {
-		name string
-		ks   []attn.Keys
-		vs   []attn.Values
-		best time.Duration
-	}
-	var arms []*arm
+	var arms []*speedArm
 	r := rand.New(rand.NewPCG(1, 1))
 	k, v := randVec(r, 2048*hn*d), randVec(r, 2048*hn*d)
 	fillSpeed := func(c *Cache) {
@@ -88,10 +82,30 @@ func TestPagedDecodeSpeed(t *testing.T) {
 			ok, ov = append(ok, ks), append(ov, vs)
 		}
 		arms = append(arms,
-			&arm{f + " contiguous", flat.Keys(0, true), flat.Values(0, true), time.Hour},
-			&arm{f + " paged", paged.Keys(0, true), paged.Values(0, true), time.Hour},
-			&arm{f + " paged, a page a call", ok, ov, time.Hour})
+			&speedArm{f + " contiguous", flat.Keys(0, true), flat.Values(0, true), time.Hour},
+			&speedArm{f + " paged", paged.Keys(0, true), paged.Values(0, true), time.Hour},
+			&speedArm{f + " paged, a page a call", ok, ov, time.Hour})
 	}
+	bestDecodes(t, r, arms, rounds, heads, hn, d, ctx)
+	for _, a := range arms {
+		t.Logf("%-30s %7.3f ms  %6.1f ns a cell", a.name, float64(a.best.Microseconds())/1e3, float64(a.best.Nanoseconds())/ctx)
+	}
+}
+
+// speedArm is one arm of the decode speed tests: a store's keys and values and the least
+// thread CPU time of a decode over them (bestDecodes).
+type speedArm struct {
+	name string
+	ks   []attn.Keys
+	vs   []attn.Values
+	best time.Duration
+}
+
+// bestDecodes decodes one query of heads × d over each arm's first ctx cells (hn KV heads, one
+// thread) rounds times, the arms in a random order each round, and keeps each arm's least
+// thread CPU time.
+func bestDecodes(t *testing.T, r *rand.Rand, arms []*speedArm, rounds, heads, hn, d, ctx int) {
+	t.Helper()
 	q := randVec(r, heads*d)
 	out := make([]float32, heads*d)
 	s := attn.Shape{Heads: heads, KVHeads: hn, HeadDimK: d, HeadDimV: d, Scale: 0.088, Threads: 1}
@@ -106,8 +120,5 @@ func TestPagedDecodeSpeed(t *testing.T) {
 			}
 			a.best = min(a.best, cputime.Thread()-t0)
 		}
-	}
-	for _, a := range arms {
-		t.Logf("%-30s %7.3f ms  %6.1f ns a cell", a.name, float64(a.best.Microseconds())/1e3, float64(a.best.Nanoseconds())/ctx)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/kvlab/kvlab/internal/cputime"
-	"github.com/kvlab/kvlab/native/attn"
 )
 
 // stretchesOf is the lengths in cells of the runs of c's pages that lie one after another in
@@ -85,13 +84,7 @@ func TestServedPagedSpeed(t *testing.T) {
 			sessions = append(sessions, n)
 		}
 	}
-	type arm struct {
-		name string
-		ks   []attn.Keys
-		vs   []attn.Values
-		best time.Duration
-	}
-	var arms []*arm
+	var arms []*speedArm
 	r := rand.New(rand.NewPCG(1, 1))
 	k, v := randVec(r, PageCells*hn*d), randVec(r, PageCells*hn*d)
 	write := func(c *Cache) {
@@ -107,7 +100,7 @@ func TestServedPagedSpeed(t *testing.T) {
 		for range ctx / PageCells {
 			write(flat)
 		}
-		arms = append(arms, &arm{f + " contiguous", flat.Keys(0, true), flat.Values(0, true), time.Hour})
+		arms = append(arms, &speedArm{f + " contiguous", flat.Keys(0, true), flat.Values(0, true), time.Hour})
 		for _, ns := range sessions {
 			cfg := Config{Layers: layers, KVHeads: hn, HeadDimK: d, HeadDimV: d, Pair: mustPair(t, f), MaxCells: ctx, Seed: 1}
 			pool, err := NewPagePool(cfg, 1<<40)
@@ -128,32 +121,12 @@ func TestServedPagedSpeed(t *testing.T) {
 				}
 			}
 			st := pool.Stats()
-			var sizes []string
-			pool.mu.Lock()
-			for _, sl := range pool.slabs {
-				sizes = append(sizes, strconv.Itoa(len(sl)/int(pool.PageBytes())))
-			}
-			pool.mu.Unlock()
-			t.Logf("%s, %d session(s) of %d cells: page %.2f MiB, %d pages allocated, %.1f s to write; session 1: %s",
-				f, ns, ctx, float64(pool.PageBytes())/(1<<20), st.Allocated, time.Since(t0).Seconds(), stretchSummary(stretchesOf(cs[0])))
-			arms = append(arms, &arm{fmt.Sprintf("%s paged, %d session(s)", f, ns), cs[0].Keys(0, true), cs[0].Values(0, true), time.Hour})
+			t.Logf("%s, %d session(s) of %d cells: page %.2f MiB, %d pages allocated in slabs of %s, %.1f s to write; session 1: %s",
+				f, ns, ctx, float64(pool.PageBytes())/(1<<20), st.Allocated, slabPages(pool), time.Since(t0).Seconds(), stretchSummary(stretchesOf(cs[0])))
+			arms = append(arms, &speedArm{fmt.Sprintf("%s paged, %d session(s)", f, ns), cs[0].Keys(0, true), cs[0].Values(0, true), time.Hour})
 		}
 	}
-	q := randVec(r, heads*d)
-	out := make([]float32, heads*d)
-	s := attn.Shape{Heads: heads, KVHeads: hn, HeadDimK: d, HeadDimV: d, Scale: 0.088, Threads: 1}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	for range rounds {
-		for _, i := range r.Perm(len(arms)) {
-			a := arms[i]
-			t0 := cputime.Thread()
-			if err := attn.Decode(out, q, s, a.ks, a.vs, 0, ctx); err != nil {
-				t.Fatal(err)
-			}
-			a.best = min(a.best, cputime.Thread()-t0)
-		}
-	}
+	bestDecodes(t, r, arms, rounds, heads, hn, d, ctx)
 	base := time.Hour
 	for _, a := range arms {
 		if strings.HasSuffix(a.name, " contiguous") {
@@ -250,17 +223,22 @@ func TestServedPageLatency(t *testing.T) {
 			time.Sleep(time.Duration(paceMs) * time.Millisecond)
 		}
 		st := pool.Stats()
-		var sizes []string
-		pool.mu.Lock()
-		for _, sl := range pool.slabs {
-			sizes = append(sizes, strconv.Itoa(len(sl)/int(pool.PageBytes())))
-		}
-		pool.mu.Unlock()
 		t.Logf("%s: page %.2f MiB, KeepAhead %d, pace %d ms: %d pages in slabs of %s; writes making a slab (CPU/wall; KeepAhead: writes over 20 ms wall): %s; the other %d writes: CPU mean %.2f ms (max %.2f), wall mean %.2f ms; longest write CPU %.1f ms, wall %.1f ms",
-			f, float64(pool.PageBytes())/(1<<20), ahead, paceMs, st.Allocated, strings.Join(sizes, "+"), strings.Join(grows, ", "), writes,
+			f, float64(pool.PageBytes())/(1<<20), ahead, paceMs, st.Allocated, slabPages(pool), strings.Join(grows, ", "), writes,
 			float64(rest.Microseconds())/1e3/float64(writes), float64(restMax.Microseconds())/1e3, float64(restWall.Microseconds())/1e3/float64(writes),
 			float64(longest.Microseconds())/1e3, float64(longestWall.Microseconds())/1e3)
 		c.Release()
 		pool.KeepAhead(0)
 	}
+}
+
+// slabPages is the pages of each of pool's slabs, "+" between them.
+func slabPages(pool *PagePool) string {
+	pool.mu.Lock()
+	defer pool.mu.Unlock()
+	var sizes []string
+	for _, sl := range pool.slabs {
+		sizes = append(sizes, strconv.Itoa(len(sl)/int(pool.PageBytes())))
+	}
+	return strings.Join(sizes, "+")
 }
