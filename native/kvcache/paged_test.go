@@ -1076,3 +1076,49 @@ func TestPagePoolSlabAhead(t *testing.T) {
 	pool.KeepAhead(0)
 	idle()
 }
+
+// TestPagePoolSlabAheadReserved: where a cache holds a reservation (as the runner's do), the
+// slab fill makes ahead counts it as room and comes whole, so the pool's slabs stay few and
+// long, not one page each (fillWantLocked).
+func TestPagePoolSlabAheadReserved(t *testing.T) {
+	cfg := Config{Layers: 8, KVHeads: 4, HeadDimK: 128, HeadDimV: 128, Pair: mustPair(t, "f16"), MaxCells: 480 * PageCells, Seed: 5}
+	probe, err := NewPagePool(cfg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := NewPagePool(cfg, probe.FixedBytes()+500*probe.PageBytes()+probe.PageBytes()/2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool.KeepAhead(4)
+	defer pool.KeepAhead(0)
+	paged := cfg
+	paged.Pages = pool
+	c, err := New(paged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Release()
+	if err := c.Reserve(cfg.MaxCells); err != nil {
+		t.Fatal(err)
+	}
+	fill(t, c, rand.New(rand.NewPCG(5, 5)), 470*PageCells, PageCells)
+	if err := checkPoolMemory(pool); err != nil {
+		t.Fatal(err)
+	}
+	pool.mu.Lock()
+	var sizes []int
+	small := 0
+	for _, sl := range pool.slabs {
+		n := len(sl) / int(pool.pageBytes)
+		sizes = append(sizes, n)
+		if n < 4 {
+			small++
+		}
+	}
+	pool.mu.Unlock()
+	if len(sizes) > 12 || small > 2 {
+		t.Fatalf("a reserved cache of 470 pages took them from %d slabs (%v), %d of them under 4 pages", len(sizes), sizes, small)
+	}
+	t.Logf("slabs of %v pages", sizes)
+}
