@@ -55,7 +55,7 @@ type PagePool struct {
 	budget    int64
 
 	mu   sync.Mutex
-	room *sync.Cond // on mu: signalled when fill adds a page to the free pages
+	room *sync.Cond // on mu: signalled when fill adds a page to the free pages, and when it ends
 	// data is every allocated page: every page of every slab (growLocked), allocated on first
 	// use or ahead of it (KeepAhead), and kept.
 	data []pageMem
@@ -262,6 +262,18 @@ func (p *PagePool) KeepAhead(n int) {
 	p.fillLocked()
 }
 
+// StopAhead is KeepAhead(0), and waits for the goroutine that takes pages ahead to end (once it
+// has added the slab it makes, untouched): after it the pool allocates no memory in the
+// background. For an owner closing the pool (the runner's Close).
+func (p *PagePool) StopAhead() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ahead = 0
+	for p.filling {
+		p.room.Wait()
+	}
+}
+
 // fillLocked starts the goroutine that tops the pages held ahead up to KeepAhead's count,
 // unless it runs or they are there.
 func (p *PagePool) fillLocked() {
@@ -322,6 +334,7 @@ func (p *PagePool) fill() {
 		n := p.fillWantLocked()
 		if n == 0 {
 			p.filling = false
+			p.room.Broadcast() // StopAhead waits for this
 			p.mu.Unlock()
 			return
 		}

@@ -1122,3 +1122,36 @@ func TestPagePoolSlabAheadReserved(t *testing.T) {
 	}
 	t.Logf("slabs of %v pages", sizes)
 }
+
+// TestPagePoolStopAhead: StopAhead returns once the pool's fill has ended, even while it is
+// making pages ahead, and the pool allocates nothing after it.
+func TestPagePoolStopAhead(t *testing.T) {
+	cfg := Config{Layers: 8, KVHeads: 4, HeadDimK: 128, HeadDimV: 128, Pair: mustPair(t, "f16"), MaxCells: 400 * PageCells, Seed: 6}
+	probe, err := NewPagePool(cfg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := NewPagePool(cfg, probe.FixedBytes()+400*probe.PageBytes()+probe.PageBytes()/2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool.KeepAhead(400) // fill makes and touches up to 400 pages of 1 MiB: it runs a while
+	pool.StopAhead()
+	pool.mu.Lock()
+	filling := pool.filling
+	pool.mu.Unlock()
+	if filling {
+		t.Fatal("StopAhead returned with the fill goroutine running")
+	}
+	st := pool.Stats()
+	time.Sleep(20 * time.Millisecond)
+	if st2 := pool.Stats(); st2.Allocated != st.Allocated {
+		t.Fatalf("%d pages allocated after StopAhead, then %d", st.Allocated, st2.Allocated)
+	}
+	if st.Allocated > 400 {
+		t.Fatalf("%d pages allocated, at most 400", st.Allocated)
+	}
+	if err := checkPoolMemory(pool); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -154,10 +154,11 @@ func (r *Runner) Pool() *Pool { return r.pool }
 // Pages is the runner's page pool when its caches are paged (Config.KVBudget), else nil.
 func (r *Runner) Pages() *kvcache.PagePool { return r.pool.Pages() }
 
-// Close drops the pool's idle caches and takes no more pages ahead; no generation may run.
+// Close drops the pool's idle caches and takes no more pages ahead, waiting for a slab being
+// made ahead (PagePool.StopAhead); no generation may run.
 func (r *Runner) Close() {
 	if p := r.pool.Pages(); p != nil {
-		p.KeepAhead(0)
+		p.StopAhead()
 	}
 	r.pool.Close()
 }
