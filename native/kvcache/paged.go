@@ -307,12 +307,11 @@ func (p *PagePool) fillWantLocked() int {
 // caches take half a slab while fill makes one.
 // A cache's growLocked then rarely makes a slab (up to slabMaxBytes) inside a decode step (the
 // slab made under the pool's lock, its memory touched in full by the first write into one of
-// its pages, pageMem): fill
-// makes and touches it outside the lock, and growLocked waits for its pages. A cache (a
-// decode step) that outruns it waits for fill's pages no longer than it would take to make the
-// slab itself.
+// its pages, pageMem): fill makes and touches it outside the lock, and growLocked waits for its
+// pages. A cache (a decode step) that outruns it waits for fill's pages no longer than it would
+// take to make the slab itself.
 func (p *PagePool) slabWantLocked() int {
-	if p.ahead == 0 || len(p.data) < int(max(slabBytes/p.pageBytes, slabMinPages)) {
+	if p.ahead == 0 || len(p.data) < p.slabPagesMin() {
 		return 0
 	}
 	n := p.slabPagesLocked()
@@ -492,10 +491,14 @@ const slabMaxBytes = 1 << 30
 // slabMinPages is the fewest pages of a slab, unless the budget can give fewer now.
 const slabMinPages = 2
 
+// slabPagesMin is the fewest pages of a slab the budget does not cut: slabBytes' whole pages,
+// slabMinPages at least.
+func (p *PagePool) slabPagesMin() int { return int(max(slabBytes/p.pageBytes, slabMinPages)) }
+
 // slabPagesMax is the most pages of one slab: slabCells' pages within slabMaxBytes, slabBytes'
 // where more, slabMinPages at least.
 func (p *PagePool) slabPagesMax() int {
-	return int(max(slabBytes/p.pageBytes, min(slabCells/PageCells, slabMaxBytes/p.pageBytes), slabMinPages))
+	return max(p.slabPagesMin(), int(min(slabCells/PageCells, slabMaxBytes/p.pageBytes)))
 }
 
 // slabPagesLocked is the pages of the next slab: as many as the pool has allocated, within
@@ -508,7 +511,7 @@ func (p *PagePool) slabPagesMax() int {
 // unless KeepAhead is on: fill then makes and touches it ahead of need, outside the lock
 // (slabWantLocked).
 func (p *PagePool) slabPagesLocked() int {
-	return max(min(len(p.data), p.slabPagesMax()), int(max(slabBytes/p.pageBytes, slabMinPages)))
+	return max(min(len(p.data), p.slabPagesMax()), p.slabPagesMin())
 }
 
 // growLocked makes a slab for allocLocked, whose caller holds own bytes of reservation (or
