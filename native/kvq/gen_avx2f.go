@@ -408,6 +408,7 @@ func scoresAhead(f format) string {
 	k = strings.Replace(k, "·multiScoresFP8AVX2T(SB), NOSPLIT, $224-64", "·multiScoresFP8AVX2TW(SB), NOSPLIT, $480-64\n\tLEAQ 63(SP), BP\n\tANDQ $-64, BP              // the scratches: 384 bytes, 64-byte aligned", 1)
 	k = strings.Replace(k, "// func multiScoresFP8AVX2T(", "// func multiScoresFP8AVX2TW(", 1)
 	k = strings.ReplaceAll(k, "ffp8s_", n+"_")
+	k = strings.Replace(k, "ostride int)\n", "ostride int)\n// multiScoresFP8AVX2T's scores, each group's codes widened a group ahead (gen_avx2f.go's scoresAhead).\n", 1)
 	st := strings.Index(k, n+"_grp:\n")
 	en := strings.Index(k, "\tMOVQ d+8(FP), CX\n\tADDQ DI, CX\n")
 	if st < 0 || en < 0 {
@@ -453,9 +454,6 @@ func scoresAhead(f format) string {
 		}
 	}
 	fmt.Fprintf(&b, "%s_sums:\n", n)
-	k = strings.Replace(k, "ostride int)\n", "ostride int)\n// multiScoresFP8AVX2T's scores, each group's codes widened a group ahead (gen_avx2f.go's scoresAhead).\n", 1)
-	st = strings.Index(k, n+"_grp:\n")
-	en = strings.Index(k, "\tMOVQ d+8(FP), CX\n\tADDQ DI, CX\n")
 	return k[:st] + b.String() + k[en:]
 }
 

@@ -111,7 +111,7 @@ var (
 	kstride int
 )
 
-// q8T1 is how far beyond its PREFETCHT0 (PFGROUPS2) q8_0's plain kernels prefetched each line
+// q8T1 (8192, no longer a constant) was how far beyond its PREFETCHT0 (PFGROUPS2) q8_0's plain kernels prefetched each line
 // into L2 (PREFETCHT1) in one stream, in bytes: none emits it since the plain kernels read two
 // streams (twoStream), which stream faster without it; the figures stay for the record. 8 KiB, 16.5 KiB ahead of the rows in all at 128 values, which the
 // hardware prefetchers, stopping at 4 KiB pages, do not reach. Measured on AMD Zen 4, plain
@@ -129,7 +129,6 @@ var (
 // place of PFGROUPS2 (8) 12.42–12.84 and 13.15–13.71 against 12.60–13.13, 4 groups without the
 // PREFETCHT1 13.49–14.11. Streamed, q8_0's scores (12 ns a row against 8 with the keys in
 // cache) read near the one-core bandwidth, which these prefetches do not raise.
-const q8T1 = 8192
 
 // dot is VPDPBUSD or VPDPWSSD (op) of ymm v and disp(SI) into ymm acc: VEX bytes (vexSI), or the
 // mnemonic where evex.

@@ -80,11 +80,7 @@ func chainStart(b *strings.Builder, vnni bool) {
 func chain(b *strings.Builder, vnni bool, c, t, off int) {
 	w := func(f string, a ...any) { fmt.Fprintf(b, "\t"+f+"\n", a...) }
 	if vnni {
-		w("VPSHUFB Y%d, Y12, Y%d", c, c)
-		for h := 0; h < 4; h++ {
-			w("VPBROADCASTD %d(SI), Y14", off+32*h)
-			w("%s", vexReg(opVPDPBUSD, 4+h, c, 14))
-		}
+		chainVia(b, c, 12, off)
 		return
 	}
 	w("VPSHUFB Y%d, Y12, Y14 // L", c)
