@@ -863,8 +863,11 @@ func farTiles(s string) string {
 	const old = "\tMOVQ rb+32(FP), R12\n\tSHLQ $6, R12\n\tADDQ DI, R12\n"
 	for _, name := range farTileKernels {
 		i := strings.Index(s, "TEXT ·"+name+"(SB)")
-		j := strings.Index(s[i:], "\tRET\n")
-		if i < 0 || j < 0 || strings.Count(s[i:i+j], old) != 1 {
+		j := -1
+		if i >= 0 {
+			j = strings.Index(s[i:], "\tRET\n")
+		}
+		if j < 0 || strings.Count(s[i:i+j], old) != 1 {
 			panic("farTiles: " + name)
 		}
 		t := strings.Replace(s[i:i+j], old, "\tMOVQ rb+32(FP), R12\n\tIMULQ ·avx2AccPFRows(SB), R12\n\tADDQ DI, R12\n", 1)
@@ -2223,14 +2226,6 @@ func iq4U8Swap(s string) string {
 	return ubRe.ReplaceAllString(s, "VPMADDUBSW $2, $1, ")
 }
 
-// dots2 is kernelA8IQ4's two-accumulator dots text s, iq4U8Swap'ed for the AVX-VNNI form.
-func dots2(vnni bool, s string) string {
-	if vnni {
-		return iq4U8Swap(s)
-	}
-	return s
-}
-
 // kernelA8IQ4 writes iq4_nl's adaptive kernel (plain AVX2, four accumulators or two; named A8,
 // A8Two): the int16 kernel's tiles, prepass, row loops and finish with adaptPrepass's choice of
 // the weights' scale per tile and lane (32767 for a softmax peak's, avx2A8RatioIQ4·M > S, else
@@ -2266,15 +2261,17 @@ func kernelA8IQ4(out *strings.Builder, f format, nacc int, vnni bool) {
 	fs := f
 	fs.split, fs.off = true, 0 // Σ W·L: no offset to take off
 	ones := "·avx2Ones16(SB)"
-	dec8, dots := iq4Dec8, dotsA8O
+	// swap is the row loops' text for this form: as it is, or iq4U8Swap'ed (AVX-VNNI).
+	dec8, swap := iq4Dec8, func(s string) string { return s }
 	if vnni {
 		// iq4U8: the levels + 128 unsigned against the signed W, 128·ΣW taken off.
 		fs.off, fs.offShift = 128, 7
 		dec8 = func(half int, a, b, c, d string) string {
 			return strings.TrimSuffix(iq4Dec8(half, a, b, c, d), iq4Sign)
 		}
-		dots = func(ones string) string { return iq4U8Swap(dotsA8O(ones)) }
+		swap = iq4U8Swap
 	}
+	dots := func(ones string) string { return swap(dotsA8O(ones)) }
 	var halves [2]string
 	for h := 0; h < 2 && nacc == 4; h++ {
 		halves[h] = strings.NewReplacer("%H%", fmt.Sprint(h), "%LO%", fmt.Sprint(f.lo[h]), "%HI%", fmt.Sprint(f.hi[h]),
@@ -2287,15 +2284,11 @@ func kernelA8IQ4(out *strings.Builder, f format, nacc int, vnni bool) {
 		// The whole block a pass: half 0's sums in Y0..Y3, half 1's in Y4..Y7, a quad's two
 		// weights broadcast once (the decoder leaves Y8, Y9).
 		dec := func(a, b, c, d string) string {
-			s := dec8(0, a, b, c, d) + "\n" + dotsA8N(ones, 2, 0, true) + "\n\t" + dec8(1, a, b, c, d)
-			if vnni {
-				s = iq4U8Swap(s)
-			}
-			return s
+			return swap(dec8(0, a, b, c, d) + "\n" + dotsA8N(ones, 2, 0, true) + "\n\t" + dec8(1, a, b, c, d))
 		}
 		halves[0] = strings.NewReplacer("%H%", "0", "%LO%", "0", "%HI%", "0",
 			"%DEC%", dec("(R12)", "(R12)(R9*1)", "(R12)(R9*2)", "(R12)(R11*1)"),
-			"%DECT%", dec("(R12)", "(AX)", "(DX)", "(R12)"), "%DOTS%", dots2(vnni, dotsA8N(ones, 2, 4, false)),
+			"%DECT%", dec("(R12)", "(AX)", "(DX)", "(R12)"), "%DOTS%", swap(dotsA8N(ones, 2, 4, false)),
 			"%FINISH%", finish(fs, 0, 2, 0)+"\n\tMOVQ CX, R12\n"+finish(fs, 1, 2, 4), "%PFX%", prefetch(4*f.bs, (4*f.bs+63)/64),
 			"@", aname, "%QB%", fmt.Sprint(oQB), "%PF%", fmt.Sprint(oPF), "%TN%", fmt.Sprint(oTN)).Replace(halfA8Tmpl)
 		halves[0] = strings.Replace(halves[0], "// Half 0 (8-bit weights): values 0.. and 0...", "// The whole block (8-bit weights), both halves' sums apart.", 1)
