@@ -37,10 +37,11 @@ Formats are named as llama.cpp's -ctk/-ctv names (f16, q8_0, q4_0, …) plus fp8
 the rotated Lloyd-Max tiers turbo2, turbo3 and turbo4. A pair is written K/V (q8_0/q4_0); one
 name means both.
 
-The quantized block formats and fp8 are stored through a randomized Hadamard rotation per head
-by default (K also with per-channel scales and offsets fixed from the first cells written);
-the bytes are the same. The suffix -r names the unrotated variant, byte-identical to
-llama.cpp's (q4_0-r, q8_0-r/q4_0-r).`,
+The quantized block formats, fp8 and q2k's K are stored through a randomized Hadamard rotation
+per head by default (K also with per-channel scales and offsets fixed from the first cells
+written); the bytes are the same. The suffix -r names the unrotated variant: byte-identical to
+llama.cpp's for the block formats (q4_0-r, q8_0-r/q4_0-r), and for q2k-r its K per channel as
+it comes.`,
 		Example: "  kvlab formats --head-dim 128 --kv-heads 8 --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -464,7 +464,7 @@ func (d *DB) Get(ctx context.Context, id int64) (*Run, error) {
 		if err := json.Unmarshal([]byte(repJSON), r.Report); err != nil {
 			return nil, fmt.Errorf("history: run %d: report: %w", id, err)
 		}
-		if r.KVFormats < kvq.FormatsRotated {
+		if r.KVFormats < kvq.FormatVersion {
 			for i, a := range r.Report.Settings.Arms {
 				r.Report.Settings.Arms[i] = ArmAtVersion(a, r.KVFormats)
 			}

@@ -296,7 +296,7 @@ func newStore(f kvq.Format, d int, cfg Config, cells, l, h int, isK bool) (store
 		if !isK {
 			return nil, fmt.Errorf("%w: %s stores K only", kvq.ErrUnsupported, f)
 		}
-		return newGroupStore(f, d, cfg)
+		return newGroupStore(f, d, cfg, l, h)
 	}
 	rot := cfg.LayerPair(l).VRotated()
 	if isK {

@@ -460,7 +460,8 @@ func multiReference(t *testing.T, c *Cache, decode bool, q []float32, s attn.Sha
 }
 
 // q2kGridStore is a q2k store whose single-query Scores take the query as its multi-query
-// kernel rounds it, group by group (kvq.Q2KHead.ScoresGrid), dotted with the decoded cell.
+// kernel rounds it, group by group (kvq.Q2KHead.ScoresGrid), dotted with the cell as the store
+// holds it (its scores leave out the rotated store's offset, as the store's do).
 type q2kGridStore struct{ *groupStore }
 
 func (s q2kGridStore) Scores(pq []float32, lo int, out []float32) {

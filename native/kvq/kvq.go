@@ -91,7 +91,7 @@ var infos = [numFormats]formatInfo{
 	IQ4_NL: {"iq4_nl", "4-bit non-linear codebook, one fp16 scale per 32 values (ggml block_iq4_nl)", false},
 	FP8:    {"fp8", "fp8 e4m3, one f32 scale per row (amax/448, round to nearest even)", false},
 	TQ4:    {"tq4", "randomized Hadamard rotation + 16-level Lloyd-Max codebook, one f32 scale per row", false},
-	Q2K:    {"q2k", "K only: 2-bit 4-level Lloyd-Max codes, one fp16 scale per channel per 32 cells", true},
+	Q2K:    {"q2k", "K only: 2-bit 4-level Lloyd-Max codes, one fp16 scale per (rotated) channel per 32 cells", true},
 	Turbo2: {"turbo2", "randomized Hadamard rotation + 4-level Lloyd-Max codes, one fp16 norm-corrected scale per row", false},
 	Turbo3: {"turbo3", "randomized Hadamard rotation + 8-level Lloyd-Max codes, one fp16 norm-corrected scale per row", false},
 	Turbo4: {"turbo4", "randomized Hadamard rotation + 16-level Lloyd-Max codes, one fp16 norm-corrected scale per row", false},
@@ -254,10 +254,11 @@ type Pair struct {
 }
 
 // String writes the pair as "K/V", or as one name when K and V are the same. The q2k scheme's
-// default pair (q2k/q4_0) is written "q2k". Unrotated halves carry the "-r" suffix.
+// default pair (q2k/q4_0) is written "q2k", and "q2k-r" with both halves unrotated.
+// Unrotated halves carry the "-r" suffix.
 func (p Pair) String() string {
 	k, v := p.KName(), p.VName()
-	if k == v || (p.K == Q2K && v == "q4_0") {
+	if k == v || (p.K == Q2K && p.V == Q4_0 && p.KRaw == p.VRaw) {
 		return k
 	}
 	return k + "/" + v
@@ -270,8 +271,9 @@ func (p Pair) Valid() bool {
 		(!p.KRaw || p.K.Rotatable()) && (!p.VRaw || p.V.Rotatable())
 }
 
-// ParsePair parses "K/V" or a single name meaning both ("q8_0"); "q2k" alone means q2k/q4_0. A
-// half written with the "-r" suffix ("q4_0-r", "q8_0-r/q4_0-r") is stored unrotated.
+// ParsePair parses "K/V" or a single name meaning both ("q8_0"); "q2k" alone means q2k/q4_0
+// ("q2k-r": q2k-r/q4_0-r). A half written with the "-r" suffix ("q4_0-r", "q8_0-r/q4_0-r") is
+// stored unrotated.
 func ParsePair(s string) (Pair, error) {
 	s = strings.TrimSpace(s)
 	if k, v, ok := strings.Cut(s, "/"); ok {
@@ -293,7 +295,7 @@ func ParsePair(s string) (Pair, error) {
 		return Pair{}, err
 	}
 	if f == Q2K {
-		return Pair{K: Q2K, V: Q4_0}, nil
+		return Pair{K: Q2K, V: Q4_0, KRaw: raw, VRaw: raw}, nil
 	}
 	return Pair{K: f, V: f, KRaw: raw, VRaw: raw}, nil
 }

@@ -94,6 +94,8 @@ func TestParsePair(t *testing.T) {
 		{"q8_0-r/q4_0-r", Pair{K: Q8_0, V: Q4_0, KRaw: true, VRaw: true}, "q8_0-r/q4_0-r"},
 		{"q8_0/Q4_0-R", Pair{K: Q8_0, V: Q4_0, VRaw: true}, "q8_0/q4_0-r"},
 		{"q2k/q4_0-r", Pair{K: Q2K, V: Q4_0, VRaw: true}, "q2k/q4_0-r"},
+		{"q2k-r", Pair{K: Q2K, V: Q4_0, KRaw: true, VRaw: true}, "q2k-r"},
+		{"q2k-r/q4_0", Pair{K: Q2K, V: Q4_0, KRaw: true}, "q2k-r/q4_0"},
 		{"turbo4", Pair{K: Turbo4, V: Turbo4}, "turbo4"},
 		{"q8_0/turbo3", Pair{K: Q8_0, V: Turbo3}, "q8_0/turbo3"},
 	} {
@@ -105,7 +107,7 @@ func TestParsePair(t *testing.T) {
 			t.Errorf("ParsePair(%q) = %v (%s), want %v (%s)", tc.in, got, got, tc.want, tc.str)
 		}
 	}
-	for _, bad := range []string{"q3_0", "", "f16/", "q4_0/q2k", "/q4_0", "f16-r", "tq4-r", "turbo3-r", "q2k-r", "-r"} {
+	for _, bad := range []string{"q3_0", "", "f16/", "q4_0/q2k", "/q4_0", "f16-r", "tq4-r", "turbo3-r", "-r"} {
 		_, err := ParsePair(bad)
 		if err == nil {
 			t.Errorf("ParsePair(%q) succeeded", bad)

@@ -44,13 +44,13 @@ import (
 // RawSuffix is the name suffix of a format's unrotated variant: "q4_0-r".
 const RawSuffix = "-r"
 
-// Rotatable reports whether the format is a quantized row format that is rotated by default and
-// has an unrotated "-r" variant. Plain formats (f32, f16, bf16) are never rotated; tq4 and the
-// turbo tiers are always rotated (the rotation is part of their format); q2k's groups are
-// per-channel and not rotated.
+// Rotatable reports whether the format is a quantized format that is rotated by default and
+// has an unrotated "-r" variant: the quantized row formats and q2k's K (Q2KRot). Plain formats
+// (f32, f16, bf16) are never rotated; tq4 and the turbo tiers are always rotated (the rotation
+// is part of their format).
 func (f Format) Rotatable() bool {
 	switch f {
-	case Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, FP8:
+	case Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, FP8, Q2K:
 		return true
 	}
 	return false
@@ -97,8 +97,6 @@ func parseHalf(name string) (Format, bool, error) {
 		how := "it is never rotated"
 		if f == TQ4 || f.turbo() {
 			how = "its rotation is part of the format"
-		} else if f == Q2K {
-			how = "its per-channel groups are not rotated"
 		}
 		return Invalid, false, fmt.Errorf("%w: %s has no unrotated %q variant: %s", ErrUnsupported, f, RawSuffix, how)
 	}
@@ -269,36 +267,40 @@ func (c *rotCodec) RowBytes() int  { return c.inner.RowBytes() }
 
 // Calibrate sets the per-channel scales (ChannelScales) and offsets (ChannelMeans) from n rows.
 func (c *rotCodec) Calibrate(rows []float32, n int) {
-	c.lam, c.ilam, c.mu, c.muR = nil, nil, nil, nil
-	if lam := ChannelScales(rows, n, c.d); lam != nil {
-		c.lam, c.ilam = lam, make([]float32, c.d)
+	c.lam, c.ilam, c.mu = calibration(rows, n, c.d)
+	c.setMuR()
+}
+
+// calibration is the per-channel K scales λ (ChannelScales), their inverses (exact: powers of
+// two) and the offsets μ (ChannelMeans) of n rows of d values; each nil when there are none.
+func calibration(rows []float32, n, d int) (lam, ilam, mu []float32) {
+	if lam = ChannelScales(rows, n, d); lam != nil {
+		ilam = make([]float32, d)
 		for i, l := range lam {
-			c.ilam[i] = 1 / l
+			ilam[i] = 1 / l
 		}
 	}
-	if mu := ChannelMeans(rows, n, c.d); mu != nil {
-		c.mu = mu
-		c.setMuR()
-	}
+	return lam, ilam, ChannelMeans(rows, n, d)
 }
 
 // setMuR computes muR = R·(μ/λ) from mu; muR is nil when every offset is 0 (ChannelMeans
 // gives 0 for every channel whose mean is not stable, which may be all of them), so that the
 // scores and accumulators skip a pass that would add zeros (measured at about 3 ms a token at
 // 131072 cells and 32/8 heads where the kernels do not take the offsets).
-func (c *rotCodec) setMuR() {
-	if c.mu == nil || !slices.ContainsFunc(c.mu, func(m float32) bool { return m != 0 }) {
-		c.muR = nil
-		return
+func (c *rotCodec) setMuR() { c.muR = rotatedOffset(c.mu, c.ilam, c.fwd) }
+
+// rotatedOffset is the offset μ as rotated rows see it, fwd(μ⊙ilam) (ilam nil: all 1), or nil
+// where μ is nil or all 0.
+func rotatedOffset(mu, ilam []float32, fwd func(dst, src []float32)) []float32 {
+	if mu == nil || !slices.ContainsFunc(mu, func(m float32) bool { return m != 0 }) {
+		return nil
 	}
-	c.muR = make([]float32, c.d)
-	copy(c.muR, c.mu)
-	if c.ilam != nil {
-		for i, l := range c.ilam {
-			c.muR[i] *= l
-		}
+	r := slices.Clone(mu)
+	for i, l := range ilam {
+		r[i] *= l
 	}
-	c.fwd(c.muR, c.muR)
+	fwd(r, r)
+	return r
 }
 
 // RotationChooser is implemented by the rotated codecs of the Rotatable formats, whose
@@ -889,23 +891,33 @@ const (
 	// turbo3, 0.0084 for turbo2), far inside the codes' own error: a snapshot or run of an
 	// earlier version keeps its meaning to that precision and is not upgraded.
 	FormatsIntegerLevels = 4
+	// FormatsQ2KRotated: as FormatsIntegerLevels, and q2k's K is rotated and calibrated from
+	// its pool's first write (Q2KRot); "q2k-r" names the K stored as it comes, what "q2k" was.
+	FormatsQ2KRotated = 5
 	// FormatVersion is the version this package's formats have.
-	FormatVersion = FormatsIntegerLevels
+	FormatVersion = FormatsQ2KRotated
 )
 
 // NameAtVersion returns the pair name (as ParsePair reads it) that a pair named name at
 // format version v is called today: at FormatsUnrotated every Rotatable half gains the "-r"
-// suffix ("q8_0/q4_0" → "q8_0-r/q4_0-r"); at later versions, or for a name that does not
-// parse, the name is returned unchanged.
+// suffix ("q8_0/q4_0" → "q8_0-r/q4_0-r", "q2k" → "q2k-r"); before FormatsQ2KRotated a q2k K
+// does ("q2k" → "q2k-r/q4_0"); at later versions, or for a name that does not parse, the name
+// is returned unchanged.
 func NameAtVersion(name string, v int) string {
-	if v >= FormatsRotated {
+	if v >= FormatsQ2KRotated {
 		return name
 	}
 	p, err := ParsePair(name)
 	if err != nil {
 		return name
 	}
-	return p.Unrotated().String()
+	if v < FormatsRotated {
+		return p.Unrotated().String()
+	}
+	if p.K == Q2K {
+		p.KRaw = true
+	}
+	return p.String()
 }
 
 // PairBitsPerValue is the pair's storage cost per value, K and V averaged over a cell's

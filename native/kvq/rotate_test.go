@@ -24,7 +24,7 @@ var rotatedFormats = []Format{Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, FP8, Turbo2,
 
 func TestRotatableNames(t *testing.T) {
 	for _, f := range Formats() {
-		want := f == Q8_0 || f == Q4_0 || f == Q4_1 || f == Q5_0 || f == Q5_1 || f == IQ4_NL || f == FP8
+		want := f == Q8_0 || f == Q4_0 || f == Q4_1 || f == Q5_0 || f == Q5_1 || f == IQ4_NL || f == FP8 || f == Q2K
 		if f.Rotatable() != want {
 			t.Errorf("%s.Rotatable() = %v, want %v", f, f.Rotatable(), want)
 		}
@@ -614,7 +614,12 @@ func TestNameAtVersion(t *testing.T) {
 		{"q4_0", FormatsUnrotated, "q4_0-r"},
 		{"q8_0/q4_0", FormatsUnrotated, "q8_0-r/q4_0-r"},
 		{"f16/q4_0", FormatsUnrotated, "f16/q4_0-r"},
-		{"q2k", FormatsUnrotated, "q2k/q4_0-r"},
+		{"q2k", FormatsUnrotated, "q2k-r"},
+		{"q2k/q8_0", FormatsUnrotated, "q2k-r/q8_0-r"},
+		{"q2k", FormatsRotated, "q2k-r/q4_0"},
+		{"q2k", FormatsIntegerLevels, "q2k-r/q4_0"},
+		{"q2k/q4_0-r", FormatsIntegerLevels, "q2k-r"},
+		{"q2k", FormatVersion, "q2k"},
 		{"tq4", FormatsUnrotated, "tq4"},
 		{"f16", FormatsUnrotated, "f16"},
 		{"bogus", FormatsUnrotated, "bogus"},
