@@ -8,14 +8,25 @@ import (
 )
 
 // groupStore is a q2k K pool: groups of 32 cells with per-channel scales (kvq.Q2KHead), of K
-// rotated and calibrated from the first write (kvq.Q2KRot) unless the pair's K is "q2k-r".
-// Cells are append-only; it holds no values.
+// rotated and calibrated (kvq.Q2KRot) unless the pair's K is "q2k-r". Cells are append-only;
+// it holds no values.
+//
+// The calibration (per-channel scales and offsets) comes from the pool's first write, or, while
+// its first group is open (fewer than 32 cells), from every cell written so far: each write
+// into that group recalibrates from the group's cells (kept in first) and the new ones and
+// stores them afresh. A first write of one or two cells (an empty prompt's BOS, a chat's first
+// token) would otherwise fix the offsets at that cell and the scales from it alone.
 type groupStore struct {
-	h   *kvq.Q2KHead
-	rot *kvq.Q2KRot // nil: K stored as it comes
-	buf []float32   // write's rotated rows, a group's at most
-	max int
+	h     *kvq.Q2KHead
+	rot   *kvq.Q2KRot // nil: K stored as it comes
+	buf   []float32   // write's rotated rows, a group's at most
+	first []float32   // the first group's cells as written, while it is open
+	max   int
 }
+
+// q2kCalRows is the most cells a recalibration of the first group takes from a write beyond the
+// group's own (a whole first write calibrates from all its cells).
+const q2kCalRows = 1024
 
 // newGroupStore makes the K pool of head hd of layer l.
 func newGroupStore(f kvq.Format, d int, cfg Config, l, hd int) (store, error) {
@@ -48,15 +59,12 @@ func (s *groupStore) Prepare(dst, q []float32) []float32 {
 	return dst
 }
 
-// Scores writes the cells' scores; where the store is rotated, each less the query's offset q·μ
-// (ScoreOffsets), the same for every cell.
+// Scores writes the cells' scores q·x̂ (the rotated pool's plus its query's offset).
 func (s *groupStore) Scores(pq []float32, lo int, out []float32) {
 	s.h.ScoresRange(pq, lo, out)
-}
-
-// ScoreOffsets is offsetKeys: the rotated store's offsets q_h·μ (kvq.Q2KRot.Offsets).
-func (s *groupStore) ScoreOffsets(pq []float32, n int, off []float32) bool {
-	return s.rot != nil && s.rot.Offsets(pq, n, off)
+	if s.rot != nil {
+		s.rot.AddOffsets(pq, 1, out)
+	}
 }
 
 // Row decodes cell i in the value domain.
@@ -68,19 +76,12 @@ func (s *groupStore) Row(dst []float32, i int) {
 }
 
 // ScoresMulti is attn.MultiKeys: every cell read once for all n queries (kvq's q2k kernel
-// where it has one), each score less its query's offset as Scores.
+// where it has one), plus the rotated pool's offsets as Scores.
 func (s *groupStore) ScoresMulti(pq []float32, n, lo int, out []float32) {
 	s.h.ScoresRangeMulti(pq, n, lo, out)
-}
-
-// offsetKeys is a store whose scores leave out an offset per query (groupStore where rotated:
-// q·μ), the same for every cell it holds: softmax over its cells takes no notice, but cells
-// scored elsewhere (overlayKeys' exact cells) take it off theirs, so that all of a query's
-// scores leave out the same.
-type offsetKeys interface {
-	// ScoreOffsets writes the offsets of the n prepared queries pq into off and reports
-	// whether there are any (false, writing nothing, where all are 0).
-	ScoreOffsets(pq []float32, n int, off []float32) bool
+	if s.rot != nil {
+		s.rot.AddOffsets(pq, n, out)
+	}
 }
 
 // The value readers are never used: New rejects a group format for V.
@@ -97,16 +98,35 @@ func (s *groupStore) write(pos int, rows []float32, n int) {
 		s.h.Append(rows[:n*d])
 		return
 	}
-	if pos == 0 {
-		s.rot.Calibrate(rows[:n*d], n)
+	if pos >= kvq.GroupCells {
+		s.first = nil // the first group is complete and truncation cannot reach into it
+		s.appendRotated(rows[:n*d], n)
+		return
 	}
-	// A group's cells at a time (Append encodes a group at a time anyway), so that the scratch
-	// stays one group's rows however long the write.
-	for i := 0; i < n; i += kvq.GroupCells {
-		m := min(kvq.GroupCells, n-i)
+	// The first group is open: calibrate from its cells and this write's, and store them all
+	// afresh (Q2KHead keeps only a group's values rotated).
+	cal := rows[:n*d]
+	if pos > 0 {
+		cal = append(s.first[:pos*d:pos*d], rows[:min(n, q2kCalRows)*d]...)
+	}
+	s.rot.Calibrate(cal, len(cal)/d)
+	s.first = append(s.first[:pos*d], rows[:min(n, kvq.GroupCells-pos)*d]...)
+	s.h.Reset()
+	s.appendRotated(s.first[:pos*d], pos)
+	s.appendRotated(rows[:n*d], n)
+}
+
+// appendRotated appends the n cells of x (n × d values) rotated, a group's cells or the rest
+// of the open group at a time (Append encodes a group at a time anyway), so that the scratch
+// stays one group's rows however long the write.
+func (s *groupStore) appendRotated(x []float32, n int) {
+	d := s.h.Dim()
+	for i := 0; i < n; {
+		m := min(n-i, kvq.GroupCells-s.h.Len()%kvq.GroupCells)
 		s.buf = slices.Grow(s.buf[:0], m*d)[:m*d]
-		s.rot.Rows(s.buf, rows[i*d:], m)
+		s.rot.Rows(s.buf, x[i*d:], m)
 		s.h.Append(s.buf)
+		i += m
 	}
 }
 
@@ -114,7 +134,10 @@ func (s *groupStore) setLen(int) {}
 
 func (s *groupStore) truncate(n int) error { return s.h.Truncate(n) }
 
-func (s *groupStore) reset() { s.h.Reset() }
+func (s *groupStore) reset() {
+	s.h.Reset()
+	s.first = s.first[:0]
+}
 
 // bytes is the reserved groups for the capacity plus the staging state that keeps appends exact.
 func (s *groupStore) bytes() int64 { return groupKBytes(s.max, s.h.Dim(), 1) }

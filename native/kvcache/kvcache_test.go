@@ -477,3 +477,121 @@ func (s q2kGridStore) Scores(pq []float32, lo int, out []float32) {
 		out[j] = float32(sum)
 	}
 }
+
+// TestQ2KFirstGroupCalibration checks that a rotated q2k pool calibrates from its whole first
+// group however it was written: cells written one at a time hold the same K, bit for bit, as
+// the same cells written as one write of the first group and then one at a time, and a
+// truncation back into the first group and a rewrite of the same cells restores it.
+func TestQ2KFirstGroupCalibration(t *testing.T) {
+	const d, hn, cells = 32, 2, 40
+	r := rand.New(rand.NewPCG(9, 9))
+	k, v := randVec(r, cells*hn*d), randVec(r, cells*hn*d)
+	for i := 0; i < cells*hn; i++ {
+		k[i*d+5] = 16*k[i*d+5] + 4 // an outlier channel with an offset
+	}
+	mk := func(chunks ...int) *Cache {
+		c, err := New(Config{Layers: 1, KVHeads: hn, HeadDimK: d, HeadDimV: d, Pair: mustPair(t, "q2k"), MaxCells: 64, Seed: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for pos, i := 0, 0; pos < cells; i++ {
+			m := 1
+			if i < len(chunks) {
+				m = chunks[i]
+			}
+			if err := c.Write(0, k[pos*hn*d:(pos+m)*hn*d], v[pos*hn*d:(pos+m)*hn*d], m); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Commit(m); err != nil {
+				t.Fatal(err)
+			}
+			pos += m
+		}
+		return c
+	}
+	keys := func(c *Cache) []float32 {
+		kr, _ := c.Rows(0, true)
+		var out []float32
+		row := make([]float32, d)
+		for g := range kr {
+			for i := 0; i < c.Len(); i++ {
+				kr[g].Row(row, i)
+				out = append(out, row...)
+			}
+		}
+		return out
+	}
+	one, whole := keys(mk()), keys(mk(32))
+	for i := range one {
+		if math.Float32bits(one[i]) != math.Float32bits(whole[i]) {
+			t.Fatalf("value %d: %v written a cell at a time, %v with the first group in one write", i, one[i], whole[i])
+		}
+	}
+	c, err := New(Config{Layers: 1, KVHeads: hn, HeadDimK: d, HeadDimV: d, Pair: mustPair(t, "q2k"), MaxCells: 64, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(pos, m int) {
+		if err := c.Write(0, k[pos*hn*d:(pos+m)*hn*d], v[pos*hn*d:(pos+m)*hn*d], m); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Commit(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(0, 20)
+	if err := c.Truncate(10); err != nil {
+		t.Fatal(err)
+	}
+	for pos := 10; pos < cells; pos++ {
+		write(pos, 1)
+	}
+	for i, x := range keys(c) {
+		if math.Float32bits(x) != math.Float32bits(one[i]) {
+			t.Fatalf("after a truncation into the first group, value %d = %v, want %v", i, x, one[i])
+		}
+	}
+}
+
+// TestQ2KSoftCap checks a soft-capped decode (gemma2's tanh cap, which is not shift-invariant)
+// over a rotated q2k pool with channel offsets against the reference over its decoded cells: the
+// pool's scores must be q·x̂ itself, offset included.
+func TestQ2KSoftCap(t *testing.T) {
+	const d, hn = 16, 2
+	for _, pair := range []string{"q2k", "q2k-r"} {
+		c, err := New(Config{Layers: 1, KVHeads: hn, HeadDimK: d, HeadDimV: d, Pair: mustPair(t, pair), MaxCells: 80, Seed: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rand.New(rand.NewPCG(10, 11))
+		k, v := randVec(r, 70*hn*d), randVec(r, 70*hn*d)
+		for i := 0; i < 70*hn; i++ {
+			k[i*d+3] += 3
+			k[i*d+7] -= 2
+		}
+		if err := c.Write(0, k, v, 70); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Commit(70); err != nil {
+			t.Fatal(err)
+		}
+		q := randVec(r, 4*d)
+		for i := range q {
+			q[i] *= 4
+		}
+		for _, capv := range []float32{0, 5, 50} {
+			s := attn.Shape{Heads: 4, KVHeads: hn, HeadDimK: d, HeadDimV: d, Scale: 0.25, ChunkSize: 16, Threads: 1, SoftCap: capv}
+			kr, vr := c.Rows(0, true)
+			ref, fast := make([]float32, 4*d), make([]float32, 4*d)
+			if err := attn.DecodeReference(ref, q, s, kr, vr, 0, c.Len()); err != nil {
+				t.Fatal(err)
+			}
+			if err := attn.Decode(fast, q, s, c.Keys(0, true), c.Values(0, true), 0, c.Len()); err != nil {
+				t.Fatal(err)
+			}
+			if e := relRMS(fast, ref); e > 1e-4 {
+				t.Errorf("%s, soft cap %g: decode differs from the reference by %.2e", pair, capv, e)
+			}
+		}
+	}
+}

@@ -206,8 +206,6 @@ func (k *overlayKeys) exactDot(q []float32, s int) float32 {
 func (k *overlayKeys) Scores(pq []float32, lo int, out []float32) {
 	ql := k.base.QueryLen()
 	q := pq[ql:]
-	var off [1]float32
-	k.baseOffsets(pq[:ql], 1, off[:])
 	k.ov.runs(lo, lo+len(out), k.ly.written, func(a, b int, exact bool) {
 		if !exact {
 			k.base.Scores(pq[:ql], a, out[a-lo:b-lo])
@@ -215,17 +213,9 @@ func (k *overlayKeys) Scores(pq []float32, lo int, out []float32) {
 		}
 		for c := a; c < b; c++ {
 			s, _ := k.ov.exact(c, k.ly.written)
-			out[c-lo] = k.exactDot(q, s) - off[0]
+			out[c-lo] = k.exactDot(q, s)
 		}
 	})
-}
-
-// baseOffsets writes into off the offsets the base store's scores leave out for the n prepared
-// queries bq (offsetKeys), 0 where it leaves out none: the exact cells take them off theirs.
-func (k *overlayKeys) baseOffsets(bq []float32, n int, off []float32) {
-	if ok, is := k.base.(offsetKeys); !is || !ok.ScoreOffsets(bq, n, off) {
-		clear(off[:n])
-	}
 }
 
 // ScoresMulti is attn.MultiKeys: the base store's multi-query path over the cells that read
@@ -241,10 +231,6 @@ func (k *overlayKeys) ScoresMulti(pq []float32, n, lo int, out []float32) {
 		copy(eq[h*dk:(h+1)*dk], pq[h*ql+bql:(h+1)*ql])
 	}
 	m := len(out) / n
-	offp := getGather(n)
-	defer gathers.Put(offp)
-	off := (*offp)[:n]
-	k.baseOffsets(bq, n, off)
 	k.ov.runs(lo, lo+m, k.ly.written, func(a, b int, exact bool) {
 		if !exact {
 			attn.MultiScores(k.base, bq, n, a, out[(a-lo)*n:(b-lo)*n])
@@ -252,11 +238,7 @@ func (k *overlayKeys) ScoresMulti(pq []float32, n, lo int, out []float32) {
 		}
 		k.ov.slotRuns(a, b, k.ly.written, func(c0, c1, s0 int) {
 			rows := rowBytes(k.ov.k, k.head, k.ov.slots, dk, s0, s0+c1-c0)
-			o := out[(c0-lo)*n : (c1-lo)*n]
-			k.ov.fk.DotManyMulti(eq, n, rows, o)
-			for j := range o {
-				o[j] -= off[j%n]
-			}
+			k.ov.fk.DotManyMulti(eq, n, rows, out[(c0-lo)*n:(c1-lo)*n])
 		})
 	})
 }

@@ -5,7 +5,7 @@ package kvq
 // rotation as the rotated formats draw it (Seed, Layer, Head), λ and μ the per-channel scales
 // and offsets fixed from the pool's first write (ChannelScales, ChannelMeans), as the rotated
 // formats' K codecs fix theirs. A query enters as q' = R·(λ⊙q), and q'·ŷ + q'·R·(μ/λ) = q·x̂:
-// the pool's scores q'·ŷ are the value domain's less q·μ (Offsets), the same for every cell.
+// the pool's scores plus AddOffsets are scores in the value domain, as the unrotated pool's.
 //
 // q2k's 2-bit codes are per channel over 32-cell groups; rotated, each channel mixes the whole
 // head, so a group's scale follows the row's energy rather than one channel's. On kvlab-tiny-64
@@ -64,17 +64,32 @@ func (r *Q2KRot) PrepareQuery(dst, q []float32) {
 	r.rot.apply(dst, dst)
 }
 
-// Offsets writes into off[h] the offset's part q_h·μ of every score of the prepared query h of
-// the n in q (n × d), which the pool's scores leave out, and reports whether there is one (false,
-// writing nothing, where μ is 0).
-func (r *Q2KRot) Offsets(q []float32, n int, off []float32) bool {
-	if r.muR == nil {
-		return false
+// AddOffsets adds q_h·μ, the offset's part of every score, to the scores of query h in out
+// (cells × n, row-major, as ScoresRangeMulti writes them) for the n prepared queries q (n × d):
+// the pool's scores are then q·x̂ in the value domain. Nothing to add where μ is 0. The adds run
+// as vector adds (AddF32s) of the n offsets repeated over up to 256 values, each score one
+// float32 addition as a loop's.
+func (r *Q2KRot) AddOffsets(q []float32, n int, out []float32) {
+	if r.muR == nil || n <= 0 {
+		return
 	}
+	if n > 64 {
+		addOffsets(r.d, q, n, out, r.muR)
+		return
+	}
+	var pat [256]float32
+	p := len(pat) / n * n
 	for h := range n {
-		off[h] = lmDot(q[h*r.d:(h+1)*r.d], r.muR)
+		pat[h] = lmDot(q[h*r.d:(h+1)*r.d], r.muR)
 	}
-	return true
+	for i := n; i < p; i++ {
+		pat[i] = pat[i-n]
+	}
+	j := 0
+	for ; j+p <= len(out); j += p {
+		AddF32s(out[j:j+p], pat[:p])
+	}
+	AddF32s(out[j:], pat[:len(out)-j])
 }
 
 // ToValue maps a row the pool decodes (Q2KHead.Decode) to the value domain in place: λ⊙Rᵀ·ŷ + μ.

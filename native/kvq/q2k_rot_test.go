@@ -48,14 +48,7 @@ func TestQ2KRot(t *testing.T) {
 			out[i*2+h] = float32(dot64(pq[h*d:(h+1)*d], y[i*d:(i+1)*d]))
 		}
 	}
-	off := make([]float32, 2)
-	if !rot.Offsets(pq, 2, off) {
-		t.Fatal("Offsets reports none where μ is not 0")
-	}
-	for i := 0; i < n; i++ {
-		out[i*2] += off[0]
-		out[i*2+1] += off[1]
-	}
+	rot.AddOffsets(pq, 2, out)
 	for i := 0; i < n; i++ {
 		for h := 0; h < 2; h++ {
 			want := dot64(q[h*d:(h+1)*d], x[i*d:(i+1)*d])
@@ -75,15 +68,48 @@ func TestQ2KRot(t *testing.T) {
 	for h := 0; h < 2; h++ {
 		got := make([]float32, n)
 		head.ScoresRange(pq[h*d:(h+1)*d], 0, got)
-		for i := range got {
-			got[i] += off[h]
-		}
+		rot.AddOffsets(pq[h*d:(h+1)*d], 1, got)
 		for i := 0; i < n; i++ {
 			head.Decode(dec, i)
 			rot.ToValue(dec)
 			want := dot64(q[h*d:(h+1)*d], dec)
 			if e := math.Abs(float64(got[i]) - want); e > 1e-3*(1+math.Abs(want)) {
 				t.Fatalf("cell %d query %d: pool score %v, q · decoded cell %v", i, h, got[i], want)
+			}
+		}
+	}
+}
+
+// TestQ2KRotAddOffsets checks AddOffsets's vector adds against a loop over every score, bit for
+// bit, for query counts that do and do not divide its 256-value pattern, and out lengths around
+// it.
+func TestQ2KRotAddOffsets(t *testing.T) {
+	const d = 32
+	r := rand.New(rand.NewPCG(7, 8))
+	x := gaussianRows(r, 40, d, 1)
+	for i := 0; i < 40; i++ {
+		x[i*d+3] += 2
+	}
+	rot := NewQ2KRot(d, 1, 0, 0)
+	rot.Calibrate(x, 40)
+	if rot.muR == nil {
+		t.Fatal("no offsets to add")
+	}
+	for _, n := range []int{1, 2, 3, 4, 5, 8, 64, 65} {
+		q := gaussianRows(r, n, d, 1)
+		for _, cells := range []int{0, 1, 63, 64, 65, 200, 1000} {
+			out := gaussianRows(r, cells, n, 1)
+			want := append([]float32(nil), out...)
+			for c := 0; c < cells; c++ {
+				for h := 0; h < n; h++ {
+					want[c*n+h] += lmDot(q[h*d:(h+1)*d], rot.muR)
+				}
+			}
+			rot.AddOffsets(q, n, out)
+			for i := range out {
+				if math.Float32bits(out[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("n %d, %d cells: score %d = %v, want %v", n, cells, i, out[i], want[i])
+				}
 			}
 		}
 	}
