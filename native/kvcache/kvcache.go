@@ -429,6 +429,16 @@ func (c *Cache) KCodec(layer, h int) kvq.Codec {
 	return nil
 }
 
+// Q2KPool returns layer's q2k K pool of KV head h and its rotation (nil where the K is stored as
+// it comes, "q2k-r"); a nil pool where that store is not q2k. Like KCodec, for checks that
+// compute what the pool's kernels compute (native/lab's device gate).
+func (c *Cache) Q2KPool(layer, h int) (*kvq.Q2KHead, *kvq.Q2KRot) {
+	if s, ok := c.layers[layer].k[h].(*groupStore); ok {
+		return s.h, s.rot
+	}
+	return nil, nil
+}
+
 // Rows returns the reference readers (one per KV head) for K and V of a layer: every cell
 // reconstructed in the value domain, overlay cells exact when decode is set.
 func (c *Cache) Rows(layer int, decode bool) (k, v []attn.Rows) {

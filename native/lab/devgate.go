@@ -210,15 +210,13 @@ func RunDeviceGate(b GateBackend, gc DeviceGateCase) (DeviceGateResult, error) {
 	// The reference the backend's output is held to: ref, or where the backend rounds its
 	// queries (QueryGrid) and the K codec has a grid, the same formula on the rounded queries.
 	var grid []kvq.Codec
-	var q2kGrid []*kvq.Q2KHead
+	var q2kGrid []q2kPool
 	g, rounds := gpu.(QueryGrid)
 	rounds = rounds && g.RoundsQueries()
 	if rounds {
 		grid = gridCodecs(cpu, d, hn)
 		if cfg.Pair.K == kvq.Q2K {
-			if q2kGrid, err = q2kGridHeads(k, d, hn, gc.Cells, cfg.KGain); err != nil {
-				return res, err
-			}
+			q2kGrid = q2kGridHeads(cpu, d, hn)
 		}
 	}
 	// reference is the output of query q over cells [0, hi) that the backend is held to (exact:
@@ -359,59 +357,71 @@ func gridReference(out, q []float32, s attn.Shape, codecs []kvq.Codec, keys, val
 	return attn.DecodeReference(out, q2, s, k2, vals, 0, hi)
 }
 
-// q2kGridHeads returns the q2k K pools of the cache's hn KV heads (k cell-major, as the gate
-// writes it), where q2k's multi-query scores round the query on this CPU
-// (kvq.Q2KHead.ScoresGrid); otherwise nil.
-func q2kGridHeads(k []float32, d, hn, cells int, gain float32) ([]*kvq.Q2KHead, error) {
-	hs := make([]*kvq.Q2KHead, hn)
+// q2kPool is one KV head's q2k K pool as the cache holds it: its groups and its rotation (nil
+// where the K is stored as it comes).
+type q2kPool struct {
+	h   *kvq.Q2KHead
+	rot *kvq.Q2KRot
+}
+
+// q2kGridHeads returns the q2k K pools of the cache's hn KV heads where q2k's multi-query
+// scores round the query on this CPU (kvq.Q2KHead.ScoresGrid); otherwise nil.
+func q2kGridHeads(c *kvcache.Cache, d, hn int) []q2kPool {
+	ps := make([]q2kPool, hn)
 	probe := make([]float32, d)
-	for h := range hs {
-		q, err := kvq.NewQ2KHead(d, gain)
-		if err != nil {
-			return nil, err
+	for h := range ps {
+		head, rot := c.Q2KPool(0, h)
+		if head == nil || head.Len() == 0 || !head.ScoresGrid(probe, probe, 0) {
+			return nil
 		}
-		for c := 0; c < cells; c++ {
-			q.Append(k[(c*hn+h)*d : (c*hn+h+1)*d])
-		}
-		if cells == 0 || !q.ScoresGrid(probe, probe, 0) {
-			return nil, nil
-		}
-		hs[h] = q
+		ps[h] = q2kPool{head, rot}
 	}
-	return hs, nil
+	return ps
 }
 
 // q2kGridReference is attn.DecodeReference over cells [0, hi) with each query head's query
 // rounded as its KV head's q2k scores round it, afresh for every 32-cell group
-// (kvq.Q2KHead.ScoresGrid); cells for which exact (nil: none) holds score the query as it
-// is. It runs DecodeReference at G + 1 times the key dimension (G the groups below hi):
-// queries [q̃_0, …, q̃_{G−1}, q], keys with the decoded cell in its group's slot (the last
-// slot for the exact ones), so every score is still one float64 dot of one query with one
-// decoded row.
-func q2kGridReference(out, q []float32, s attn.Shape, heads []*kvq.Q2KHead, keys, vals []attn.Rows, hi int, exact func(int) bool) error {
+// (kvq.Q2KHead.ScoresGrid), on the query as the pool takes it (rotated and scaled where the pool
+// is rotated, kvq.Q2KRot, plus its offset q·μ); cells for which exact (nil: none) holds score the
+// query as it is. It runs DecodeReference at G + 1 times the key dimension plus one (G the
+// groups below hi): queries [q̃_0, …, q̃_{G−1}, q, q·μ], keys [the pool's row of the cell in its
+// group's slot, 1 last] ([the exact row in slot G, 0 last] for the exact ones), so every score
+// is still one float64 dot of one query with one row.
+func q2kGridReference(out, q []float32, s attn.Shape, pools []q2kPool, keys, vals []attn.Rows, hi int, exact func(int) bool) error {
 	d, group := s.HeadDimK, s.Heads/s.KVHeads
 	g := (hi + kvq.GroupCells - 1) / kvq.GroupCells
-	wide := (g + 1) * d
+	wide := (g+1)*d + 1
 	q2 := make([]float32, s.Heads*wide)
+	pq := make([]float32, d)
 	for h := 0; h < s.Heads; h++ {
+		p := pools[h/group]
 		qh, row := q[h*d:(h+1)*d], q2[h*wide:(h+1)*wide]
+		copy(pq, qh)
+		var off [1]float32
+		if p.rot != nil {
+			p.rot.PrepareQuery(pq, qh)
+			p.rot.AddOffsets(pq, 1, off[:])
+		}
 		for j := 0; j < g; j++ {
-			heads[h/group].ScoresGrid(row[j*d:(j+1)*d], qh, j)
+			p.h.ScoresGrid(row[j*d:(j+1)*d], pq, j)
 		}
 		copy(row[g*d:], qh)
+		row[wide-1] = off[0]
 	}
 	k2 := make([]attn.Rows, len(keys))
 	for i := range keys {
-		k2[i] = groupSlotRows{keys[i], d, g, exact}
+		k2[i] = groupSlotRows{keys[i], pools[i].h, d, g, exact}
 	}
 	s.HeadDimK = wide
 	return attn.DecodeReference(out, q2, s, k2, vals, 0, hi)
 }
 
-// groupSlotRows is a key reader at (groups + 1)·d values: cell i's row in slot i/32, or in the
-// last slot where exact holds, zeros elsewhere.
+// groupSlotRows is a key reader at (groups + 1)·d + 1 values: cell i's row as its q2k pool holds
+// it (Q2KHead.Decode: rotated where the pool is) in slot i/32 and 1 last, or its exact row
+// (base) in slot groups and 0 last where exact holds; zeros elsewhere.
 type groupSlotRows struct {
 	base      attn.Rows
+	pool      *kvq.Q2KHead
 	d, groups int
 	exact     func(int) bool
 }
@@ -420,11 +430,13 @@ func (r groupSlotRows) Len() int { return r.base.Len() }
 
 func (r groupSlotRows) Row(dst []float32, i int) {
 	clear(dst)
-	slot := i / kvq.GroupCells
 	if r.exact != nil && r.exact(i) {
-		slot = r.groups
+		r.base.Row(dst[r.groups*r.d:(r.groups+1)*r.d], i)
+		return
 	}
-	r.base.Row(dst[slot*r.d:(slot+1)*r.d], i)
+	slot := i / kvq.GroupCells
+	r.pool.Decode(dst[slot*r.d:(slot+1)*r.d], i)
+	dst[len(dst)-1] = 1
 }
 
 // splitRows is a key reader at twice the dimension: [k, 0] for the cells whose score takes

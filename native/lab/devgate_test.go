@@ -9,7 +9,7 @@ import (
 // TestDeviceGateCPU runs the device gate with the CPU backend: native/attn's fast paths over
 // native/kvcache against the reference over the same cache.
 func TestDeviceGateCPU(t *testing.T) {
-	for _, name := range []string{"f16", "q8_0/q4_0", "q2k", "tq4"} {
+	for _, name := range []string{"f16", "q8_0/q4_0", "q2k", "q2k/f16", "q2k-r/f16", "tq4"} {
 		p, err := kvq.ParsePair(name)
 		if err != nil {
 			t.Fatal(err)
@@ -26,6 +26,7 @@ func TestDeviceGateCPU(t *testing.T) {
 				if !r.OK {
 					t.Errorf("gate failed: %+v", r)
 				}
+				t.Logf("decode %.2e, prefill %.2e (grid %v)", r.Decode, r.Prefill, r.QueryGrid)
 			})
 		}
 	}
