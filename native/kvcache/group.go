@@ -99,7 +99,9 @@ func (s *groupStore) write(pos int, rows []float32, n int) {
 		return
 	}
 	if pos >= kvq.GroupCells {
-		s.first = nil // the first group is complete and truncation cannot reach into it
+		if n > 0 {
+			s.first = nil // a cell past the first group: truncation cannot reach into it now
+		}
 		s.appendRotated(rows[:n*d], n)
 		return
 	}

@@ -551,6 +551,26 @@ func TestQ2KFirstGroupCalibration(t *testing.T) {
 			t.Fatalf("after a truncation into the first group, value %d = %v, want %v", i, x, one[i])
 		}
 	}
+
+	// An empty write after a whole first group leaves it open to truncation (its last group
+	// still starts at cell 0), so it must keep the group's cells.
+	c, err = New(Config{Layers: 1, KVHeads: hn, HeadDimK: d, HeadDimV: d, Pair: mustPair(t, "q2k"), MaxCells: 64, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(0, 32)
+	write(32, 0)
+	if err := c.Truncate(10); err != nil {
+		t.Fatal(err)
+	}
+	for pos := 10; pos < cells; pos++ {
+		write(pos, 1)
+	}
+	for i, x := range keys(c) {
+		if math.Float32bits(x) != math.Float32bits(one[i]) {
+			t.Fatalf("after an empty write and a truncation, value %d = %v, want %v", i, x, one[i])
+		}
+	}
 }
 
 // TestQ2KSoftCap checks a soft-capped decode (gemma2's tanh cap, which is not shift-invariant)

@@ -73,6 +73,7 @@ func (r *Q2KRot) AddOffsets(q []float32, n int, out []float32) {
 	if r.muR == nil || n <= 0 {
 		return
 	}
+	out = out[:len(out)/n*n] // whole rows only, as the loop below 64 queries
 	if n > 64 {
 		addOffsets(r.d, q, n, out, r.muR)
 		return
