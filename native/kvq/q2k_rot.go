@@ -65,32 +65,13 @@ func (r *Q2KRot) PrepareQuery(dst, q []float32) {
 }
 
 // AddOffsets adds q_h·μ, the offset's part of every score, to the scores of query h in out
-// (cells × n, row-major, as ScoresRangeMulti writes them) for the n prepared queries q (n × d):
-// the pool's scores are then q·x̂ in the value domain. Nothing to add where μ is 0. The adds run
-// as vector adds (AddF32s) of the n offsets repeated over up to 256 values, each score one
-// float32 addition as a loop's.
+// (cells × n, row-major, as ScoresRangeMulti writes them) for the n prepared queries q (n × d),
+// as the rotated codecs add theirs (addOffsets): the pool's scores are then q·x̂ in the value
+// domain. Nothing to add where μ is 0.
 func (r *Q2KRot) AddOffsets(q []float32, n int, out []float32) {
-	if r.muR == nil || n <= 0 {
-		return
-	}
-	out = out[:len(out)/n*n] // whole rows only, as the loop below 64 queries
-	if n > 64 {
+	if r.muR != nil {
 		addOffsets(r.d, q, n, out, r.muR)
-		return
 	}
-	var pat [256]float32
-	p := len(pat) / n * n
-	for h := range n {
-		pat[h] = lmDot(q[h*r.d:(h+1)*r.d], r.muR)
-	}
-	for i := n; i < p; i++ {
-		pat[i] = pat[i-n]
-	}
-	j := 0
-	for ; j+p <= len(out); j += p {
-		AddF32s(out[j:j+p], pat[:p])
-	}
-	AddF32s(out[j:], pat[:len(out)-j])
 }
 
 // ToValue maps a row the pool decodes (Q2KHead.Decode) to the value domain in place: λ⊙Rᵀ·ŷ + μ.

@@ -567,23 +567,41 @@ type muScorer interface {
 	dotManyMultiMu(q []float32, n int, rows []byte, out, mu []float32)
 }
 
-// addOffsets adds q_h·mu to every score of query h in out (rows × n, row-major; q n × d).
+// addOffsets adds q_h·mu to every score of query h in out (rows × n, row-major; q n × d); a
+// trailing partial row is left alone. Up to 64 queries the adds run as vector adds (AddF32s) of
+// the n offsets repeated over up to 256 values, each score one float32 addition as a loop's:
+// over 131072 cells × 4 queries 56 µs against 214 µs for the loop (Intel Xeon).
 func addOffsets(d int, q []float32, n int, out, mu []float32) {
-	var buf [16]float32
-	off := buf[:]
-	if n > len(buf) {
-		off = make([]float32, n)
+	if n <= 0 {
+		return
 	}
-	off = off[:n]
-	for h := range off {
-		off[h] = lmDot(q[h*d:(h+1)*d], mu)
-	}
-	for j := 0; j+n <= len(out); j += n {
-		o := out[j : j+n : j+n]
-		for h, x := range off {
-			o[h] += x
+	out = out[:len(out)/n*n]
+	if n > 64 {
+		off := make([]float32, n)
+		for h := range off {
+			off[h] = lmDot(q[h*d:(h+1)*d], mu)
 		}
+		for j := 0; j < len(out); j += n {
+			o := out[j : j+n : j+n]
+			for h, x := range off {
+				o[h] += x
+			}
+		}
+		return
 	}
+	var pat [256]float32
+	p := len(pat) / n * n
+	for h := range n {
+		pat[h] = lmDot(q[h*d:(h+1)*d], mu)
+	}
+	for i := n; i < p; i++ {
+		pat[i] = pat[i-n]
+	}
+	j := 0
+	for ; j+p <= len(out); j += p {
+		AddF32s(out[j:j+p], pat[:p])
+	}
+	AddF32s(out[j:], pat[:len(out)-j])
 }
 
 // AccumulateManyMulti uses inner's multi-query kernels where it has them.
